@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/** The `hermes-batch` entry: picks a subcommand, maps errors to exit codes (2 = bad input). */
+import { readFileSync } from "node:fs";
+import { UserError, errorMessage } from "./errors.js";
+import type { Command } from "./commands/types.js";
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  run: async () => (await import("./commands/run.js")).command,
+  tools: async () => (await import("./commands/tools.js")).command,
+  toolsets: async () => (await import("./commands/toolsets.js")).command,
+  distributions: async () => (await import("./commands/distributions.js")).command,
+  sample: async () => (await import("./commands/sample.js")).command,
+  approval: async () => (await import("./commands/approval.js")).command,
+  gc: async () => (await import("./commands/gc.js")).command,
+  export: async () => (await import("./commands/export.js")).command,
+};
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+async function mainHelp(): Promise<string> {
+  const lines = [
+    "hermes-batch — run tool-using LLM agents over whole datasets",
+    "",
+    "Usage: hermes-batch <command> [options]      (hermes-batch <command> --help for details)",
+    "",
+    "Commands:",
+  ];
+  for (const [name, load] of Object.entries(COMMANDS)) {
+    let summary = "";
+    try {
+      summary = (await load()).summary;
+    } catch {
+      summary = "(unavailable in this build)";
+    }
+    lines.push(`  ${name.padEnd(15)} ${summary}`);
+  }
+  lines.push("", "Options:", "  --help, -h      this text", "  --version, -v   print the version");
+  lines.push("", "Try it without an API key:  hermes-batch run datasets/smoke.jsonl --model scripted");
+  return lines.join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write((await mainHelp()) + "\n");
+    return name ? 0 : 2;
+  }
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(version() + "\n");
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`hermes-batch: unknown command '${name}'. Commands: ${Object.keys(COMMANDS).join(", ")}\n`);
+    return 2;
+  }
+  const command = await load();
+  if (rest.includes("--help") || rest.includes("-h")) {
+    process.stdout.write(command.help.trimEnd() + "\n");
+    return 0;
+  }
+  try {
+    return await command.run(rest);
+  } catch (err) {
+    if (err instanceof UserError) {
+      process.stderr.write(`hermes-batch ${name}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    process.stderr.write(`hermes-batch ${name}: internal error: ${errorMessage(err)}\n`);
+    if (process.env.HERMES_BATCH_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`hermes-batch: ${errorMessage(err)}\n`);
+    process.exitCode = 1;
+  },
+);

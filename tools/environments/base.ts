@@ -1,0 +1,96 @@
+/**
+ * The environment interface: where a task's terminal and file tools run.
+ * One environment per task, created on first use, cleaned up when the task ends.
+ */
+
+export interface ExecOptions {
+  /** Working directory inside the environment (default: the environment's workdir). */
+  cwd?: string;
+  /** Kill the command (and everything it started) after this long. */
+  timeoutMs?: number;
+  env?: Record<string, string>;
+  stdin?: string;
+  signal?: AbortSignal;
+  /** Cap on stdout and on stderr, each, in characters (head and tail kept). */
+  maxOutputChars?: number;
+}
+
+export interface ExecResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** True when stdout or stderr was cut to the cap. */
+  truncated: boolean;
+}
+
+export interface BackgroundStatus {
+  id: string;
+  running: boolean;
+  exitCode: number | null;
+  /** Output so far (stdout and stderr merged), capped to the tail. */
+  output: string;
+}
+
+export interface Environment {
+  readonly kind: string;
+  /** The default working directory inside the environment. */
+  readonly workdir: string;
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  readFile(path: string): Promise<Buffer>;
+  /** Creates parent directories as needed. */
+  writeFile(path: string, data: string | Buffer): Promise<void>;
+  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }>;
+  pollBackground(id: string): Promise<BackgroundStatus>;
+  killBackground(id: string): Promise<void>;
+  listBackground(): Promise<BackgroundStatus[]>;
+  /** Kills background processes and removes the sandbox. Safe to call twice. */
+  cleanup(): Promise<void>;
+}
+
+/** What the runner knows about a task when it asks for its environment. */
+export interface EnvironmentSpec {
+  runName: string;
+  taskId: string;
+  /** Folder for this task on the host (local backend's workdir; scratch for others). */
+  hostTaskDir: string;
+  image?: string;
+  cwd?: string;
+  network?: string;
+  /** Task timeout in seconds; container backends arm a dead-man's switch from it. */
+  taskTimeoutSec?: number;
+}
+
+/** Backend options from the run configuration (flags and YAML). */
+export interface EnvironmentOptions {
+  image?: string;
+  network?: string;
+  memoryMb?: number;
+  cpus?: number;
+  pidsLimit?: number;
+  readOnlyRoot?: boolean;
+  pull?: boolean;
+  singularityCacheDir?: string;
+  [key: string]: unknown;
+}
+
+export type EnvironmentFactory = (spec: EnvironmentSpec, options: EnvironmentOptions) => Promise<Environment>;
+
+export const DEFAULT_OUTPUT_CAP = 50_000;
+
+/** Keeps 40 % head and 60 % tail of an over-long output with a notice stating the cap. */
+export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): { text: string; truncated: boolean } {
+  if (text.length <= cap) return { text, truncated: false };
+  const head = Math.floor(cap * 0.4);
+  const tail = cap - head;
+  const omitted = text.length - cap;
+  return {
+    text: `${text.slice(0, head)}\n\n... [OUTPUT TRUNCATED - ${omitted} chars omitted out of ${text.length} total; cap is ${cap} chars] ...\n\n${text.slice(text.length - tail)}`,
+    truncated: true,
+  };
+}
+
+/** Single-quotes a string for POSIX sh. */
+export function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,79 @@
+/**
+ * Named environment backends, imported lazily so an unused backend costs nothing,
+ * and the per-task holder that creates an environment on first use.
+ */
+import type { Environment, EnvironmentFactory, EnvironmentOptions, EnvironmentSpec } from "./base.js";
+
+type Loader = () => Promise<EnvironmentFactory>;
+
+const backends = new Map<string, Loader>();
+
+export function registerEnvironment(name: string, loader: Loader): void {
+  backends.set(name, loader);
+}
+
+export function environmentNames(): string[] {
+  return [...backends.keys()].sort();
+}
+
+registerEnvironment("local", async () => (await import("./local.js")).createLocalEnvironment);
+registerEnvironment("docker", async () => (await import("./docker.js")).createDockerEnvironment);
+registerEnvironment("singularity", async () => (await import("./singularity.js")).createSingularityEnvironment);
+
+export class UnknownEnvironmentError extends Error {
+  constructor(name: string) {
+    super(`unknown environment '${name}'; known: ${environmentNames().join(", ")}`);
+  }
+}
+
+export async function createEnvironment(name: string, spec: EnvironmentSpec, options: EnvironmentOptions = {}): Promise<Environment> {
+  const loader = backends.get(name);
+  if (!loader) throw new UnknownEnvironmentError(name);
+  const factory = await loader();
+  return factory(spec, options);
+}
+
+/**
+ * One task's environment: created on the first `get()` (concurrent callers share one creation),
+ * cleaned up once by `cleanup()`. After cleanup, `get()` refuses.
+ */
+export class TaskEnvironment {
+  private pending: Promise<Environment> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly kind: string,
+    private readonly spec: EnvironmentSpec,
+    private readonly options: EnvironmentOptions = {},
+  ) {}
+
+  get created(): boolean {
+    return this.pending !== undefined;
+  }
+
+  get(): Promise<Environment> {
+    if (this.closed) return Promise.reject(new Error(`environment of task ${this.spec.taskId} was already cleaned up`));
+    if (!this.pending) {
+      this.pending = createEnvironment(this.kind, this.spec, this.options);
+      // A failed creation may be retried by the next call.
+      this.pending.catch(() => {
+        if (!this.closed) this.pending = undefined;
+      });
+    }
+    return this.pending;
+  }
+
+  async cleanup(): Promise<void> {
+    this.closed = true;
+    const pending = this.pending;
+    this.pending = undefined;
+    if (!pending) return;
+    let env: Environment;
+    try {
+      env = await pending;
+    } catch {
+      return;
+    }
+    await env.cleanup();
+  }
+}

@@ -1,0 +1,309 @@
+/**
+ * The tool registry: the TypeScript form of Hermes' `registry.register(...)`.
+ *
+ * Tool modules in this folder call `registry.register({...})` at their top level; discovery
+ * (`discoverBuiltinTools`) parses each module and imports only those that do.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, dirname, extname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+import type { Environment } from "./environments/base.js";
+
+/** JSON Schema object as used in OpenAI function definitions. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** The OpenAI `tools` array element. */
+export interface OpenAITool {
+  type: "function";
+  function: ToolSchema;
+}
+
+export interface Logger {
+  debug(msg: string): void;
+  info(msg: string): void;
+  warn(msg: string): void;
+  error(msg: string): void;
+}
+
+/** One approval decision, as recorded in the trajectory's `approvals`. */
+export interface ApprovalRecord {
+  command: string;
+  pattern: string;
+  description?: string;
+  decision: "approve" | "deny";
+  by: string;
+  reason: string;
+  latency_ms: number;
+  cached?: boolean;
+}
+
+/** Asked by the terminal tool before running a command; decides and records. */
+export type ApprovalGate = (
+  command: string,
+  info: { cwd?: string; backend: string },
+) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
+
+/** What a handler gets besides its arguments. */
+export interface ToolContext {
+  taskId: string;
+  /** The task's environment, created on first use. */
+  getEnv(): Promise<Environment>;
+  /** The environment kind (local, docker, singularity) without creating it. */
+  envKind: string;
+  /** Present when dangerous commands must be approved; absent means "allow". */
+  approve?: ApprovalGate;
+  signal?: AbortSignal;
+  logger: Logger;
+  /** The task's user prompt, for tools (approval) that need it as context. */
+  userTask?: string;
+}
+
+export type ToolHandler = (args: Record<string, unknown>, ctx: ToolContext) => string | Promise<string>;
+
+export interface ToolEntryInput {
+  name: string;
+  toolset: string;
+  schema: ToolSchema;
+  handler: ToolHandler;
+  checkFn?: () => boolean | Promise<boolean>;
+  requiresEnv?: string[];
+  isAsync?: boolean;
+  description?: string;
+  emoji?: string;
+}
+
+export interface ToolEntry extends ToolEntryInput {
+  requiresEnv: string[];
+  isAsync: boolean;
+  description: string;
+  emoji: string;
+}
+
+export interface Availability {
+  available: boolean;
+  reason?: string;
+}
+
+export const consoleLogger: Logger = {
+  debug: (m) => {
+    if (process.env.HERMES_BATCH_DEBUG) process.stderr.write(`debug: ${m}\n`);
+  },
+  info: (m) => process.stderr.write(`${m}\n`),
+  warn: (m) => process.stderr.write(`warning: ${m}\n`),
+  error: (m) => process.stderr.write(`error: ${m}\n`),
+};
+
+export function toolError(message: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ error: message, ...extra });
+}
+
+function errorTypeAndMessage(err: unknown): [string, string] {
+  if (err instanceof Error) return [err.constructor?.name || err.name || "Error", err.message];
+  return [typeof err, String(err)];
+}
+
+export class ToolRegistry {
+  private readonly tools = new Map<string, ToolEntry>();
+  logger: Logger = consoleLogger;
+
+  register(input: ToolEntryInput): void {
+    if (!input.name || !input.toolset) throw new Error("registry.register needs a name and a toolset");
+    if (!input.schema || typeof input.schema !== "object" || typeof input.schema.parameters !== "object") {
+      throw new Error(`tool ${input.name}: schema.parameters must be a JSON Schema object`);
+    }
+    const previous = this.tools.get(input.name);
+    if (previous) {
+      this.logger.warn(
+        `tool '${input.name}' registered again (toolset '${input.toolset}', was '${previous.toolset}'); the later registration wins`,
+      );
+    }
+    this.tools.set(input.name, {
+      ...input,
+      schema: { ...input.schema, name: input.name },
+      requiresEnv: input.requiresEnv ?? [],
+      isAsync: input.isAsync ?? false,
+      description: input.description ?? input.schema.description,
+      emoji: input.emoji ?? "",
+    });
+  }
+
+  get(name: string): ToolEntry | undefined {
+    return this.tools.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  names(): string[] {
+    return [...this.tools.keys()].sort();
+  }
+
+  entries(): ToolEntry[] {
+    return this.names().map((n) => this.tools.get(n)!);
+  }
+
+  toolsetOf(name: string): string | undefined {
+    return this.tools.get(name)?.toolset;
+  }
+
+  /** Removes a tool (tests and plugins replacing a built-in). */
+  deregister(name: string): boolean {
+    return this.tools.delete(name);
+  }
+
+  /**
+   * Availability of the named tools. A checkFn shared by several tools runs once per call
+   * (the memo lives only for this call, so a key set later is seen by the next call).
+   */
+  async availability(names: Iterable<string>): Promise<Map<string, Availability>> {
+    const memo = new Map<ToolEntryInput["checkFn"], Promise<Availability>>();
+    const out = new Map<string, Availability>();
+    for (const name of names) {
+      const entry = this.tools.get(name);
+      if (!entry) {
+        out.set(name, { available: false, reason: "not registered" });
+        continue;
+      }
+      const missingEnv = entry.requiresEnv.filter((v) => !process.env[v]);
+      if (!entry.checkFn) {
+        out.set(name, { available: true });
+        continue;
+      }
+      let pending = memo.get(entry.checkFn);
+      if (!pending) {
+        const fn = entry.checkFn;
+        pending = (async (): Promise<Availability> => {
+          try {
+            return (await fn()) ? { available: true } : { available: false, reason: "check failed" };
+          } catch (err) {
+            return { available: false, reason: `check threw: ${errorTypeAndMessage(err)[1]}` };
+          }
+        })();
+        memo.set(fn, pending);
+      }
+      const result = await pending;
+      if (!result.available && missingEnv.length > 0) {
+        out.set(name, { available: false, reason: `needs ${missingEnv.join(", ")}` });
+      } else {
+        out.set(name, result);
+      }
+    }
+    return out;
+  }
+
+  /** OpenAI tool definitions for the available tools among `names`, sorted by name. */
+  async getDefinitions(names: Iterable<string>): Promise<OpenAITool[]> {
+    const wanted = [...new Set(names)].filter((n) => this.tools.has(n)).sort();
+    const avail = await this.availability(wanted);
+    return wanted
+      .filter((n) => avail.get(n)?.available)
+      .map((n) => ({ type: "function" as const, function: structuredClone(this.tools.get(n)!.schema) }));
+  }
+
+  /** Runs a tool. Always resolves to a JSON string; never throws. */
+  async dispatch(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+    const entry = this.tools.get(name);
+    if (!entry) return toolError(`Unknown tool: ${name}`);
+    try {
+      const result = await entry.handler(args, ctx);
+      if (typeof result !== "string") {
+        return toolError(`Tool execution failed: TypeError: handler of ${name} returned ${typeof result}, not a JSON string`);
+      }
+      return result;
+    } catch (err) {
+      const [type, message] = errorTypeAndMessage(err);
+      return toolError(`Tool execution failed: ${type}: ${message}`);
+    }
+  }
+}
+
+export const registry = new ToolRegistry();
+
+/** True when the module's top level (not inside a function) calls `registry.register(...)`. */
+export function moduleRegistersTools(source: string, fileName = "module.ts"): boolean {
+  const sf = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false);
+  const isRegisterCall = (node: ts.Node): boolean =>
+    ts.isCallExpression(node) &&
+    ts.isPropertyAccessExpression(node.expression) &&
+    node.expression.name.text === "register" &&
+    ts.isIdentifier(node.expression.expression) &&
+    node.expression.expression.text === "registry";
+  // Walk statements and the expressions they hold, but never descend into function bodies or classes.
+  const visit = (node: ts.Node): boolean => {
+    if (
+      ts.isFunctionLike(node) ||
+      ts.isClassLike(node) ||
+      ts.isArrowFunction(node) ||
+      ts.isFunctionExpression(node)
+    ) {
+      return false;
+    }
+    if (isRegisterCall(node)) return true;
+    return ts.forEachChild(node, visit) ?? false;
+  };
+  return sf.statements.some((s) => visit(s));
+}
+
+const NOT_TOOL_MODULES = new Set(["registry", "index"]);
+
+export interface DiscoveryReport {
+  loaded: string[];
+  failed: { file: string; error: string }[];
+}
+
+function candidateFiles(dir: string, ext: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((f) => (f.endsWith(ext) || (ext === ".js" && f.endsWith(".mjs"))) && !f.endsWith(".d.ts") && !f.endsWith(".test.ts"))
+    .filter((f) => !NOT_TOOL_MODULES.has(basename(f, extname(f))))
+    .sort()
+    .map((f) => join(dir, f));
+}
+
+/** Imports every module in `dir` whose top level registers tools; failures are logged, not fatal. */
+export async function discoverToolModules(dir: string, ext: string, logger: Logger = registry.logger): Promise<DiscoveryReport> {
+  const report: DiscoveryReport = { loaded: [], failed: [] };
+  for (const file of candidateFiles(dir, ext)) {
+    let source: string;
+    try {
+      source = readFileSync(file, "utf8");
+    } catch (err) {
+      report.failed.push({ file, error: errorTypeAndMessage(err)[1] });
+      continue;
+    }
+    if (!source.includes("register") || !moduleRegistersTools(source, file)) continue;
+    try {
+      await import(pathToFileURL(file).href);
+      report.loaded.push(file);
+    } catch (err) {
+      const [type, message] = errorTypeAndMessage(err);
+      logger.warn(`could not load tool module ${file}: ${type}: ${message}`);
+      report.failed.push({ file, error: `${type}: ${message}` });
+    }
+  }
+  return report;
+}
+
+let builtinDiscovery: Promise<DiscoveryReport> | undefined;
+
+/** Finds and imports the built-in tool modules (this folder), once per process. */
+export function discoverBuiltinTools(): Promise<DiscoveryReport> {
+  if (!builtinDiscovery) {
+    const here = fileURLToPath(import.meta.url);
+    builtinDiscovery = discoverToolModules(dirname(here), extname(here));
+  }
+  return builtinDiscovery;
+}
