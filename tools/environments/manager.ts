@@ -4,7 +4,13 @@
  */
 import type { Environment, EnvironmentFactory, EnvironmentOptions, EnvironmentSpec } from "./base.js";
 
-type Loader = () => Promise<EnvironmentFactory>;
+/** A backend module: its factory, and optionally a cheap check run before a task spends tokens. */
+export interface EnvironmentBackend {
+  create: EnvironmentFactory;
+  preflight?: (spec: EnvironmentSpec, options: EnvironmentOptions) => Promise<void>;
+}
+
+type Loader = () => Promise<EnvironmentBackend>;
 
 const backends = new Map<string, Loader>();
 
@@ -16,9 +22,15 @@ export function environmentNames(): string[] {
   return [...backends.keys()].sort();
 }
 
-registerEnvironment("local", async () => (await import("./local.js")).createLocalEnvironment);
-registerEnvironment("docker", async () => (await import("./docker.js")).createDockerEnvironment);
-registerEnvironment("singularity", async () => (await import("./singularity.js")).createSingularityEnvironment);
+registerEnvironment("local", async () => ({ create: (await import("./local.js")).createLocalEnvironment }));
+registerEnvironment("docker", async () => {
+  const m = await import("./docker.js");
+  return { create: m.createDockerEnvironment, preflight: m.preflightDocker };
+});
+registerEnvironment("singularity", async () => {
+  const m = await import("./singularity.js");
+  return { create: m.createSingularityEnvironment, preflight: m.preflightSingularity };
+});
 
 export class UnknownEnvironmentError extends Error {
   constructor(name: string) {
@@ -29,8 +41,16 @@ export class UnknownEnvironmentError extends Error {
 export async function createEnvironment(name: string, spec: EnvironmentSpec, options: EnvironmentOptions = {}): Promise<Environment> {
   const loader = backends.get(name);
   if (!loader) throw new UnknownEnvironmentError(name);
-  const factory = await loader();
-  return factory(spec, options);
+  const backend = await loader();
+  return backend.create(spec, options);
+}
+
+/** Fails fast (missing image, missing runtime) before a task spends tokens. */
+export async function preflightEnvironment(name: string, spec: EnvironmentSpec, options: EnvironmentOptions = {}): Promise<void> {
+  const loader = backends.get(name);
+  if (!loader) throw new UnknownEnvironmentError(name);
+  const backend = await loader();
+  await backend.preflight?.(spec, options);
 }
 
 /**

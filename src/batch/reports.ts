@@ -1,0 +1,69 @@
+/**
+ * statistics.json and summary.csv, rebuilt from the run's output files at the end of every invocation,
+ * so a resumed run reports exactly what an uninterrupted one would.
+ */
+import { renameSync } from "node:fs";
+import { join } from "node:path";
+import type { RunConfig } from "../config.js";
+import { registry } from "../../tools/registry.js";
+import { readJsonl } from "./jsonl_file.js";
+import { RUN_FILES } from "./run_state.js";
+import { RunStatistics, type DropReason, type FailureRecord } from "./statistics.js";
+import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
+import { writeFileSync } from "node:fs";
+import type { TrajectoryEntry } from "./types.js";
+
+export interface RunReport {
+  done: number;
+  failed: number;
+  dropped: number;
+}
+
+type DroppedLine = TrajectoryEntry & { dropped?: string };
+
+export async function writeRunReports(runDir: string, config: RunConfig): Promise<RunReport> {
+  const stats = new RunStatistics({
+    run_name: config.run_name ?? "",
+    distribution: config.toolsets ? null : config.distribution,
+    model: config.model ?? null,
+    knownTools: registry.names(),
+  });
+  const csvPath = join(runDir, RUN_FILES.summary);
+  const csvTmp = `${csvPath}.tmp`;
+  writeFileSync(csvTmp, "");
+  const csv = new SummaryCsvWriter(csvTmp);
+  const doneIds = new Set<string>();
+  const report: RunReport = { done: 0, failed: 0, dropped: 0 };
+
+  for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
+    if (!l.value) continue;
+    doneIds.add(l.value.task_id);
+    stats.addEntry(l.value);
+    csv.write(summaryRowFromEntry(l.value));
+    report.done++;
+  }
+  for await (const l of readJsonl<DroppedLine>(join(runDir, RUN_FILES.dropped))) {
+    if (!l.value) continue;
+    doneIds.add(l.value.task_id);
+    const reason: DropReason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
+    stats.addDropped(reason);
+    report.dropped++;
+  }
+  // failed.jsonl keeps every failed attempt; only the latest attempt of a task that is still not done counts.
+  const latestFailure = new Map<string, FailureRecord & { toolsets_used?: string[]; api_calls?: number }>();
+  for await (const l of readJsonl<FailureRecord & { toolsets_used?: string[]; api_calls?: number }>(join(runDir, RUN_FILES.failed))) {
+    if (!l.value || doneIds.has(l.value.task_id)) continue;
+    latestFailure.set(l.value.task_id, l.value);
+  }
+  for (const rec of latestFailure.values()) {
+    stats.addFailure(rec);
+    csv.write(summaryRowFromFailure(rec));
+    report.failed++;
+  }
+  csv.close();
+  renameSync(csvTmp, csvPath);
+  const statsPath = join(runDir, RUN_FILES.statistics);
+  writeFileSync(`${statsPath}.tmp`, JSON.stringify(stats.toJSON(), null, 2) + "\n");
+  renameSync(`${statsPath}.tmp`, statsPath);
+  return report;
+}

@@ -1,0 +1,99 @@
+/**
+ * What a run folder already holds, rebuilt from the output files themselves (the files are the truth;
+ * checkpoint.json only caches counts for people and tools).
+ */
+import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { JsonlAppender, readJsonl, repairTornTail } from "./jsonl_file.js";
+import type { Outcome } from "./types.js";
+
+export const RUN_FILES = {
+  trajectories: "trajectories.jsonl",
+  failed: "failed.jsonl",
+  dropped: "dropped.jsonl",
+  checkpoint: "checkpoint.json",
+  statistics: "statistics.json",
+  summary: "summary.csv",
+  config: "run.yaml",
+  events: "events.log",
+} as const;
+
+export interface RunState {
+  /** Tasks whose result is final: a trajectory line or a deliberate drop (filters). */
+  done: Set<string>;
+  /** Tasks whose latest attempt failed for infrastructure reasons, and are not done. */
+  failed: Map<string, { outcome: Outcome; error: string; attempts: number }>;
+  /** Lines that could not be parsed (a torn tail is repaired before reading). */
+  badLines: { file: string; line: number; error: string }[];
+}
+
+export async function loadRunState(runDir: string): Promise<RunState> {
+  const state: RunState = { done: new Set(), failed: new Map(), badLines: [] };
+  for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
+    const path = join(runDir, name);
+    repairTornTail(path);
+    for await (const l of readJsonl<{ task_id?: string }>(path)) {
+      if (l.error || typeof l.value?.task_id !== "string") {
+        state.badLines.push({ file: path, line: l.line, error: l.error ?? "no task_id" });
+        continue;
+      }
+      state.done.add(l.value.task_id);
+    }
+  }
+  const failedPath = join(runDir, RUN_FILES.failed);
+  repairTornTail(failedPath);
+  for await (const l of readJsonl<{ task_id?: string; outcome?: Outcome; error?: string }>(failedPath)) {
+    const v = l.value;
+    if (l.error || typeof v?.task_id !== "string") {
+      state.badLines.push({ file: failedPath, line: l.line, error: l.error ?? "no task_id" });
+      continue;
+    }
+    if (state.done.has(v.task_id)) continue;
+    const prev = state.failed.get(v.task_id);
+    state.failed.set(v.task_id, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1 });
+  }
+  for (const id of state.done) state.failed.delete(id);
+  return state;
+}
+
+export function runHasResults(runDir: string): boolean {
+  return [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped].some((f) => existsSync(join(runDir, f)));
+}
+
+/**
+ * For `--only`: moves the existing lines of the chosen tasks out of trajectories.jsonl and dropped.jsonl
+ * into `superseded.jsonl` (atomic rename of a rewritten file), so a rerun never duplicates a task.
+ */
+export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<number> {
+  let moved = 0;
+  const superseded = new JsonlAppender(join(runDir, "superseded.jsonl"), 0);
+  try {
+    for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
+      const path = join(runDir, name);
+      if (!existsSync(path)) continue;
+      const tmp = `${path}.rewrite`;
+      const keep = new JsonlAppender(tmp, 0);
+      for await (const l of readJsonl<{ task_id?: string }>(path)) {
+        if (l.value && typeof l.value.task_id === "string" && ids.has(l.value.task_id)) {
+          superseded.append(l.value);
+          moved++;
+        } else if (l.value !== undefined) {
+          keep.append(l.value);
+        }
+      }
+      keep.close();
+      superseded.sync();
+      renameSync(tmp, path);
+    }
+  } finally {
+    superseded.close();
+  }
+  return moved;
+}
+
+export function writeCheckpoint(runDir: string, info: Record<string, unknown>): void {
+  const path = join(runDir, RUN_FILES.checkpoint);
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ ...info, last_updated: new Date().toISOString() }, null, 2) + "\n");
+  renameSync(tmp, path);
+}

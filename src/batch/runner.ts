@@ -1,0 +1,294 @@
+/**
+ * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
+ * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
+ */
+import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { basename, extname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BroadcastChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import YAML from "yaml";
+import { publicConfig, type RunConfig } from "../config.js";
+import { UserError, errorMessage } from "../errors.js";
+import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
+import { JsonlAppender } from "./jsonl_file.js";
+import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "./run_state.js";
+import { createProgress, type ProgressCounts } from "./progress.js";
+import { createToolsetPlanner, type ToolsetPlanner } from "./toolset_plan.js";
+import { writeRunReports } from "./reports.js";
+import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
+import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import { DONE_OUTCOMES } from "./types.js";
+
+export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
+
+const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "network", "metadata"]);
+
+export function defaultRunName(dataset: string): string {
+  return basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run";
+}
+
+interface Selection {
+  resume: boolean;
+  only?: Set<string>;
+  retryFailedOnly: boolean;
+}
+
+function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
+  const { row } = item;
+  const extra: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) if (!KNOWN_ROW_FIELDS.has(k)) extra[k] = v;
+  return {
+    index: item.index,
+    id: item.id,
+    line: item.line,
+    prompt: row.prompt,
+    toolsets: row.toolsets ?? planner.toolsetsFor(item.id),
+    image: row.image ?? row.docker_image,
+    cwd: row.cwd,
+    network: row.network,
+    verify: row.verify,
+    metadata: row.metadata,
+    extra,
+    attempt: 0,
+  };
+}
+
+/** Streams the dataset and yields the tasks this invocation must run. */
+async function* plannedTasks(
+  config: RunConfig,
+  planner: ToolsetPlanner,
+  done: Set<string>,
+  failed: Set<string>,
+  sel: Selection,
+  onBad: (msg: string) => void,
+  rows = { n: 0 },
+) {
+  let valid = 0;
+  const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
+  for await (const item of readDataset(config.dataset)) {
+    if (!item.ok) {
+      onBad(formatBadRow(item.bad));
+      continue;
+    }
+    const badToolset = item.value.row.toolsets && planner.unknownToolset(item.value.row.toolsets);
+    if (badToolset) {
+      onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
+      continue;
+    }
+    const i = valid++;
+    rows.n = valid;
+    if (i < config.offset || i >= end) continue; // keep reading: bad rows further on must still be found
+    const id = item.value.id;
+    if (sel.only) {
+      if (!sel.only.has(id)) continue;
+    } else {
+      if (done.has(id)) continue;
+      if (sel.retryFailedOnly && !failed.has(id)) continue;
+    }
+    yield toSpec(item.value, planner);
+  }
+}
+
+async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection) {
+  let n = 0;
+  const draws = new Map<string, number>();
+  const bad: string[] = [];
+  const rows = { n: 0 };
+  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows)) {
+    n++;
+    const key = spec.toolsets.join("+") || "(none)";
+    draws.set(key, (draws.get(key) ?? 0) + 1);
+  }
+  return { n, draws, bad, rows: rows.n };
+}
+
+export async function runBatch(config: RunConfig): Promise<number> {
+  const out = process.stdout;
+  config.run_name ??= defaultRunName(config.dataset);
+  const runDir = resolve(config.output_dir, config.run_name);
+  const sel: Selection = { resume: config.resume, only: config.only ? new Set(config.only) : undefined, retryFailedOnly: config.retry_failed };
+  if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
+
+  const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
+
+  const hasResults = runHasResults(runDir);
+  if (hasResults && !config.resume && !config.retry_failed && !config.only && !config.dry_run) {
+    throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
+  }
+  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
+  for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
+  const failedIds = new Set(state.failed.keys());
+
+  // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
+  const { n: total, draws, bad, rows } = await countTasks(config, planner, state.done, failedIds, sel);
+  if (bad.length > 0 && config.on_bad_row === "fail") {
+    const shown = bad.slice(0, 20).join("\n  ");
+    const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
+    throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
+  }
+  if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
+  if (config.dry_run) {
+    out.write(`plan for run '${config.run_name}' → ${runDir}\n`);
+    out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
+    out.write(`  toolsets: ${config.toolsets ? config.toolsets.join(",") : `distribution '${config.distribution}'`}\n`);
+    out.write(`  tasks to run: ${total} (already done: ${state.done.size}, failed earlier: ${state.failed.size})\n`);
+    out.write(`  toolset draws:\n`);
+    for (const [k, v] of [...draws.entries()].sort((a, b) => b[1] - a[1])) out.write(`    ${String(v).padStart(6)}  ${k}\n`);
+    return EXIT.ok;
+  }
+
+  mkdirSync(runDir, { recursive: true });
+  if (config.only) {
+    const moved = await supersedeTasks(runDir, new Set(config.only));
+    if (moved) process.stderr.write(`moved ${moved} earlier result(s) of the --only tasks to superseded.jsonl\n`);
+  }
+  writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify(publicConfig(config)));
+  const events = join(runDir, RUN_FILES.events);
+  const logEvent = (msg: string) => appendFileSync(events, `${new Date().toISOString()} ${msg}\n`);
+  logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
+
+  const files = {
+    trajectory: new JsonlAppender(join(runDir, RUN_FILES.trajectories)),
+    failed: new JsonlAppender(join(runDir, RUN_FILES.failed)),
+    dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
+  };
+  const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
+  const progress = createProgress(config.progress);
+  progress.start(total);
+
+  const workerData: WorkerData = { config, runDir, workers: config.workers };
+  const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
+  const pool = new Piscina({
+    filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
+    minThreads: config.workers,
+    maxThreads: config.workers,
+    concurrentTasksPerWorker: perWorker,
+    maxQueue: "auto",
+    idleTimeout: 60_000,
+    workerData,
+  });
+
+  // Ctrl-C once: stop taking tasks, let in-flight ones finish. Twice, or SIGTERM: abort them too.
+  let stopping = false;
+  let interrupted = false;
+  const cancel = new BroadcastChannel(CANCEL_CHANNEL);
+  const abortAll = () => cancel.postMessage({ type: "abort-all", runDir } satisfies CancelMessage);
+  const onSigint = () => {
+    interrupted = true;
+    if (!stopping) {
+      stopping = true;
+      progress.log("interrupt: finishing the tasks in flight (Ctrl-C again to abort them)…");
+      logEvent("SIGINT: draining");
+    } else {
+      progress.log("interrupt: aborting the tasks in flight…");
+      logEvent("SIGINT: aborting");
+      abortAll();
+    }
+  };
+  const onSigterm = () => {
+    interrupted = true;
+    stopping = true;
+    logEvent("SIGTERM: aborting");
+    abortAll();
+  };
+  process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigterm);
+
+  const write = (msg: TaskOutcomeMessage) => {
+    files[msg.kind].append(msg.line);
+    counts.tokens += msg.tokens;
+    if (msg.kind === "trajectory") counts.done++;
+    else if (msg.kind === "dropped") counts.dropped++;
+    else {
+      counts.failed++;
+      logEvent(`task ${msg.taskId}: ${msg.outcome}: ${msg.error ?? ""}`);
+    }
+    progress.update(counts);
+  };
+
+  const inFlight = new Set<Promise<void>>();
+  const submit = (spec: TaskSpec): Promise<void> => {
+    const p: Promise<void> = pool
+      .run(spec)
+      .then(
+        (msg: TaskOutcomeMessage) => write(msg),
+        (err: unknown) => {
+          // The worker thread died under this task: retry once on a fresh worker, then record it.
+          if (spec.attempt === 0 && !stopping) {
+            logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);
+            const retry = submit({ ...spec, attempt: 1 });
+            return retry;
+          }
+          write({
+            taskId: spec.id,
+            kind: "failed",
+            outcome: "environment_error",
+            tokens: 0,
+            error: `worker crashed: ${errorMessage(err)}`,
+            line: JSON.stringify({
+              prompt_index: spec.index,
+              task_id: spec.id,
+              outcome: "environment_error",
+              completed: false,
+              partial: false,
+              error: `worker crashed: ${errorMessage(err)}`,
+              toolsets_used: spec.toolsets,
+              metadata: { attempt: spec.attempt, dataset_line: spec.line, timestamp: new Date().toISOString() },
+            }),
+          });
+        },
+      )
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    return p;
+  };
+
+  const checkpointTimer = setInterval(() => {
+    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total });
+  }, 5_000);
+  checkpointTimer.unref();
+
+  try {
+    const badRows: string[] = [];
+    for await (const spec of plannedTasks(config, planner, state.done, failedIds, sel, (m) => badRows.push(m))) {
+      if (stopping) break;
+      while (inFlight.size >= config.concurrency && !stopping) await Promise.race(inFlight);
+      if (stopping) break;
+      submit(spec);
+    }
+    for (const b of badRows) logEvent(`skipped bad row: ${b}`);
+    if (badRows.length) progress.log(`skipped ${badRows.length} bad row(s); see ${events}`);
+    while (inFlight.size) await Promise.race(inFlight);
+  } finally {
+    clearInterval(checkpointTimer);
+    progress.stop();
+    files.trajectory.close();
+    files.failed.close();
+    files.dropped.close();
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigterm);
+    cancel.close();
+    await pool.destroy();
+  }
+
+  const report = await writeRunReports(runDir, config);
+  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped });
+  logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
+
+  out.write(
+    `\nrun '${config.run_name}': ${counts.done} completed, ${counts.failed} failed, ${counts.dropped} dropped this time ` +
+      `(${report.done} done in total) → ${runDir}\n`,
+  );
+  if (interrupted) {
+    out.write(`interrupted. Resume with: hermes-batch run ${config.dataset} --run-name ${config.run_name} --resume\n`);
+    return EXIT.interrupted;
+  }
+  if (report.failed > 0) {
+    out.write(`${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`);
+    return EXIT.someFailed;
+  }
+  return EXIT.ok;
+}
+
+export { DONE_OUTCOMES };

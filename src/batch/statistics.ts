@@ -1,0 +1,374 @@
+/**
+ * `statistics.json`: run aggregates, fed one result at a time (memory O(1) per task except one float
+ * per task for the duration percentiles). The Hermes keys (run_name, distribution, total_prompts, model,
+ * completed_at, duration_seconds, tool_statistics, reasoning_statistics) keep their meaning (§2.6).
+ *
+ * Fields of `statistics.json`:
+ *   run_name, distribution, model       as configured (distribution null when fixed toolsets were used)
+ *   started_at, completed_at            ISO timestamps; duration_seconds between them (2 decimals)
+ *   total_prompts                       tasks planned for this invocation (null when not given)
+ *   tasks                               {total, trajectories, failed, dropped} recorded in this invocation
+ *   outcomes                            count per Outcome class (every class listed, zeros included)
+ *   completed, partial                  trajectories with completed / partial true
+ *   completion_rate, partial_rate       percent of trajectories + failures, 2 decimals
+ *   tool_statistics                     per tool {count, success, failure, success_rate, failure_rate};
+ *                                       rates are percent of success+failure, 2 decimals, 0 without calls
+ *   reasoning_statistics                {total_assistant_turns, turns_with_reasoning, turns_without_reasoning,
+ *                                        coverage_rate (percent of turns), trajectories_with_reasoning,
+ *                                        trajectories_without_reasoning}
+ *   tokens                              {agent: Usage, approval: Usage, total_tokens} summed over all tasks
+ *   durations_ms                        {count, mean, p50, p95, max} of task wall time (linear-interpolated percentiles)
+ *   api_calls                           {total, mean, max} over trajectories
+ *   approvals                           {total, approved, denied, errors, cached, by_decider: {name: n},
+ *                                        by_pattern: {pattern: {approved, denied, errors}}}
+ *   verify                              {run, passed, failed, timed_out, pass_rate}
+ *   filtered                            {dropped_unknown_tools, dropped_no_reasoning}
+ * Only this invocation's results count (a resumed run adds to its earlier statistics only if the caller
+ * feeds the earlier results too).
+ */
+import type { ApprovalRecord } from "../../tools/registry.js";
+import type { Usage } from "../agent/types.js";
+import { reasoningStats } from "./tool_stats.js";
+import type { Outcome, TrajectoryEntry } from "./types.js";
+
+export const OUTCOMES: readonly Outcome[] = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled"];
+
+/** A task that produced no trajectory (a line of failed.jsonl). */
+export interface FailureRecord {
+  task_id: string;
+  outcome: Outcome;
+  error: string;
+  duration_ms?: number;
+  prompt_index?: number;
+  usage?: Partial<Usage>;
+  approval_usage?: Partial<Usage>;
+}
+
+export type DropReason = "unknown_tools" | "no_reasoning";
+
+export interface ApprovalCounts {
+  approved: number;
+  denied: number;
+  errors: number;
+}
+
+export interface ToolStatistic {
+  count: number;
+  success: number;
+  failure: number;
+  success_rate: number;
+  failure_rate: number;
+}
+
+export interface RunStatisticsJson {
+  run_name: string;
+  distribution: string | null;
+  model: string | null;
+  started_at: string;
+  completed_at: string;
+  duration_seconds: number;
+  total_prompts: number | null;
+  tasks: { total: number; trajectories: number; failed: number; dropped: number };
+  outcomes: Record<Outcome, number>;
+  completed: number;
+  partial: number;
+  completion_rate: number;
+  partial_rate: number;
+  tool_statistics: Record<string, ToolStatistic>;
+  reasoning_statistics: {
+    total_assistant_turns: number;
+    turns_with_reasoning: number;
+    turns_without_reasoning: number;
+    coverage_rate: number;
+    trajectories_with_reasoning: number;
+    trajectories_without_reasoning: number;
+  };
+  tokens: { agent: Usage; approval: Usage; total_tokens: number };
+  durations_ms: { count: number; mean: number; p50: number; p95: number; max: number };
+  api_calls: { total: number; mean: number; max: number };
+  approvals: {
+    total: number;
+    approved: number;
+    denied: number;
+    errors: number;
+    cached: number;
+    by_decider: Record<string, number>;
+    by_pattern: Record<string, ApprovalCounts>;
+  };
+  verify: { run: number; passed: number; failed: number; timed_out: number; pass_rate: number };
+  filtered: { dropped_unknown_tools: number; dropped_no_reasoning: number };
+}
+
+export interface RunStatisticsInit {
+  run_name: string;
+  distribution?: string | null;
+  model?: string | null;
+  total_prompts?: number | null;
+  /** Tools to list even when never called (zeros), so the file has one shape across runs. */
+  knownTools?: Iterable<string>;
+  started_at?: Date;
+}
+
+/** Rounds to 2 decimals (Python's `round(x, 2)` for the values that occur here). */
+export function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** `part` as a percent of `whole`, 2 decimals; 0 when `whole` is 0. */
+export function percent(part: number, whole: number): number {
+  return whole > 0 ? round2((part / whole) * 100) : 0;
+}
+
+/** A growable Float64Array: 8 bytes per value, for percentiles over many tasks. */
+export class NumberBuffer {
+  private data = new Float64Array(1024);
+  private n = 0;
+  private sum = 0;
+  private maxValue = 0;
+  private sorted = true;
+
+  get length(): number {
+    return this.n;
+  }
+
+  push(v: number): void {
+    if (!Number.isFinite(v)) return;
+    if (this.n === this.data.length) {
+      const bigger = new Float64Array(this.data.length * 2);
+      bigger.set(this.data);
+      this.data = bigger;
+    }
+    if (this.n > 0 && v < this.data[this.n - 1]!) this.sorted = false;
+    this.data[this.n++] = v;
+    this.sum += v;
+    if (this.n === 1 || v > this.maxValue) this.maxValue = v;
+  }
+
+  mean(): number {
+    return this.n ? this.sum / this.n : 0;
+  }
+
+  max(): number {
+    return this.n ? this.maxValue : 0;
+  }
+
+  /** Percentile `p` in [0, 100] with linear interpolation between closest ranks (numpy's default). */
+  percentile(p: number): number {
+    if (this.n === 0) return 0;
+    if (!this.sorted) {
+      this.data.subarray(0, this.n).sort();
+      this.sorted = true;
+    }
+    const rank = (Math.min(100, Math.max(0, p)) / 100) * (this.n - 1);
+    const lo = Math.floor(rank);
+    const hi = Math.min(lo + 1, this.n - 1);
+    const a = this.data[lo]!;
+    return a + (this.data[hi]! - a) * (rank - lo);
+  }
+}
+
+/** An approval record that ended in deny because the decider failed (error, timeout, unparsable answer). */
+export function isApprovalError(rec: ApprovalRecord): boolean {
+  const r = rec as ApprovalRecord & { error?: unknown };
+  if (r.error) return true;
+  if (/error/i.test(rec.by)) return true;
+  return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
+}
+
+function addTo(into: Usage, u: Partial<Usage> | undefined): void {
+  if (!u) return;
+  const p = u.prompt_tokens ?? 0;
+  const c = u.completion_tokens ?? 0;
+  into.prompt_tokens += p;
+  into.completion_tokens += c;
+  into.total_tokens += u.total_tokens ?? p + c;
+}
+
+const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+export class RunStatistics {
+  private readonly startedAt: Date;
+  private trajectories = 0;
+  private failed = 0;
+  private readonly dropped: Record<DropReason, number> = { unknown_tools: 0, no_reasoning: 0 };
+  private readonly outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
+  private completed = 0;
+  private partial = 0;
+  private readonly tools = new Map<string, { count: number; success: number; failure: number }>();
+  private readonly reasoning = { turns: 0, withReasoning: 0, trajWith: 0, trajWithout: 0 };
+  private readonly agentUsage = zeroUsage();
+  private readonly approvalUsage = zeroUsage();
+  private readonly durations = new NumberBuffer();
+  private apiCallsTotal = 0;
+  private apiCallsMax = 0;
+  private readonly approvals = { total: 0, approved: 0, denied: 0, errors: 0, cached: 0 };
+  private readonly byDecider = new Map<string, number>();
+  private readonly byPattern = new Map<string, ApprovalCounts>();
+  private readonly verify = { run: 0, passed: 0, timed_out: 0 };
+
+  constructor(private readonly init: RunStatisticsInit) {
+    this.startedAt = init.started_at ?? new Date();
+    for (const name of init.knownTools ?? []) this.tool(name);
+  }
+
+  private tool(name: string) {
+    let t = this.tools.get(name);
+    if (!t) this.tools.set(name, (t = { count: 0, success: 0, failure: 0 }));
+    return t;
+  }
+
+  /** One written trajectory. */
+  addEntry(entry: TrajectoryEntry): void {
+    this.trajectories++;
+    this.outcomes[entry.outcome] = (this.outcomes[entry.outcome] ?? 0) + 1;
+    if (entry.completed) this.completed++;
+    if (entry.partial) this.partial++;
+    for (const [name, s] of Object.entries(entry.tool_stats ?? {})) {
+      const t = this.tool(name);
+      t.count += s.count;
+      t.success += s.success;
+      t.failure += s.failure;
+    }
+    const r = reasoningStats(entry.messages ?? []);
+    this.reasoning.turns += r.total_assistant_turns;
+    this.reasoning.withReasoning += r.turns_with_reasoning;
+    if (r.has_any_reasoning) this.reasoning.trajWith++;
+    else this.reasoning.trajWithout++;
+    addTo(this.agentUsage, entry.usage);
+    addTo(this.approvalUsage, entry.approval_usage);
+    this.durations.push(entry.duration_ms);
+    this.apiCallsTotal += entry.api_calls;
+    this.apiCallsMax = Math.max(this.apiCallsMax, entry.api_calls);
+    this.addApprovals(entry.approvals ?? []);
+    if (entry.verify) {
+      this.verify.run++;
+      if (entry.verify.passed) this.verify.passed++;
+      if (entry.verify.timed_out) this.verify.timed_out++;
+    }
+  }
+
+  /** One task that ended without a trajectory (failed.jsonl). */
+  addFailure(rec: FailureRecord): void {
+    this.failed++;
+    this.outcomes[rec.outcome] = (this.outcomes[rec.outcome] ?? 0) + 1;
+    addTo(this.agentUsage, rec.usage);
+    addTo(this.approvalUsage, rec.approval_usage);
+    if (rec.duration_ms !== undefined) this.durations.push(rec.duration_ms);
+  }
+
+  /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes). */
+  addDropped(reason: DropReason): void {
+    this.dropped[reason]++;
+  }
+
+  /** Approval decision records (those of one task, or any batch of them). */
+  addApprovals(records: readonly ApprovalRecord[]): void {
+    for (const rec of records) {
+      const error = isApprovalError(rec);
+      this.approvals.total++;
+      if (rec.decision === "approve") this.approvals.approved++;
+      else this.approvals.denied++;
+      if (error) this.approvals.errors++;
+      if (rec.cached) this.approvals.cached++;
+      this.byDecider.set(rec.by, (this.byDecider.get(rec.by) ?? 0) + 1);
+      const p = this.pattern(rec.pattern);
+      if (rec.decision === "approve") p.approved++;
+      else p.denied++;
+      if (error) p.errors++;
+    }
+  }
+
+  /** Approval counts already summarised per pattern (e.g. by the approval service). */
+  addApprovalSummary(summary: Record<string, Partial<ApprovalCounts>>): void {
+    for (const [pattern, c] of Object.entries(summary)) {
+      const p = this.pattern(pattern);
+      const approved = c.approved ?? 0;
+      const denied = c.denied ?? 0;
+      const errors = c.errors ?? 0;
+      p.approved += approved;
+      p.denied += denied;
+      p.errors += errors;
+      this.approvals.total += approved + denied;
+      this.approvals.approved += approved;
+      this.approvals.denied += denied;
+      this.approvals.errors += errors;
+    }
+  }
+
+  private pattern(pattern: string): ApprovalCounts {
+    let p = this.byPattern.get(pattern);
+    if (!p) this.byPattern.set(pattern, (p = { approved: 0, denied: 0, errors: 0 }));
+    return p;
+  }
+
+  toJSON(completedAt: Date = new Date()): RunStatisticsJson {
+    const decided = this.trajectories + this.failed;
+    const tool_statistics: Record<string, ToolStatistic> = {};
+    for (const name of [...this.tools.keys()].sort()) {
+      const t = this.tools.get(name)!;
+      const judged = t.success + t.failure;
+      tool_statistics[name] = { ...t, success_rate: percent(t.success, judged), failure_rate: percent(t.failure, judged) };
+    }
+    const sortedRecord = <V>(m: Map<string, V>): Record<string, V> =>
+      Object.fromEntries([...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return {
+      run_name: this.init.run_name,
+      distribution: this.init.distribution ?? null,
+      model: this.init.model ?? null,
+      started_at: this.startedAt.toISOString(),
+      completed_at: completedAt.toISOString(),
+      duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
+      total_prompts: this.init.total_prompts ?? null,
+      tasks: {
+        total: decided + this.dropped.unknown_tools + this.dropped.no_reasoning,
+        trajectories: this.trajectories,
+        failed: this.failed,
+        dropped: this.dropped.unknown_tools + this.dropped.no_reasoning,
+      },
+      outcomes: { ...this.outcomes },
+      completed: this.completed,
+      partial: this.partial,
+      completion_rate: percent(this.completed, decided),
+      partial_rate: percent(this.partial, decided),
+      tool_statistics,
+      reasoning_statistics: {
+        total_assistant_turns: this.reasoning.turns,
+        turns_with_reasoning: this.reasoning.withReasoning,
+        turns_without_reasoning: this.reasoning.turns - this.reasoning.withReasoning,
+        coverage_rate: percent(this.reasoning.withReasoning, this.reasoning.turns),
+        trajectories_with_reasoning: this.reasoning.trajWith,
+        trajectories_without_reasoning: this.reasoning.trajWithout,
+      },
+      tokens: {
+        agent: { ...this.agentUsage },
+        approval: { ...this.approvalUsage },
+        total_tokens: this.agentUsage.total_tokens + this.approvalUsage.total_tokens,
+      },
+      durations_ms: {
+        count: this.durations.length,
+        mean: round2(this.durations.mean()),
+        p50: round2(this.durations.percentile(50)),
+        p95: round2(this.durations.percentile(95)),
+        max: round2(this.durations.max()),
+      },
+      api_calls: {
+        total: this.apiCallsTotal,
+        mean: this.trajectories ? round2(this.apiCallsTotal / this.trajectories) : 0,
+        max: this.apiCallsMax,
+      },
+      approvals: {
+        ...this.approvals,
+        by_decider: sortedRecord(this.byDecider),
+        by_pattern: sortedRecord(this.byPattern),
+      },
+      verify: {
+        run: this.verify.run,
+        passed: this.verify.passed,
+        failed: this.verify.run - this.verify.passed,
+        timed_out: this.verify.timed_out,
+        pass_rate: percent(this.verify.passed, this.verify.run),
+      },
+      filtered: { dropped_unknown_tools: this.dropped.unknown_tools, dropped_no_reasoning: this.dropped.no_reasoning },
+    };
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * `summary.csv`: one row per task result (a trajectory or a failure), appended as results arrive.
+ * A resumed run appends to the same file; a task retried after a failure then has one row per attempt.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
+import { stringify } from "csv-stringify/sync";
+import { repairTornTail } from "./jsonl_file.js";
+import type { FailureRecord } from "./statistics.js";
+import type { TrajectoryEntry } from "./types.js";
+
+export const SUMMARY_COLUMNS = [
+  "task_id",
+  "prompt_index",
+  "outcome",
+  "completed",
+  "partial",
+  "api_calls",
+  "tool_calls",
+  "tool_failures",
+  "prompt_tokens",
+  "completion_tokens",
+  "duration_ms",
+  "verify_passed",
+  "toolsets",
+  "error",
+] as const;
+
+export type SummaryColumn = (typeof SUMMARY_COLUMNS)[number];
+/** One CSV row; `null` cells are written empty (e.g. verify_passed of a task without verify). */
+export type SummaryRow = Record<SummaryColumn, string | number | boolean | null>;
+
+const MAX_ERROR_CHARS = 500;
+
+function shortError(error: string | undefined): string {
+  if (!error) return "";
+  const one = error.replace(/\s+/g, " ").trim();
+  return one.length > MAX_ERROR_CHARS ? `${one.slice(0, MAX_ERROR_CHARS - 1)}…` : one;
+}
+
+export function summaryRowFromEntry(entry: TrajectoryEntry): SummaryRow {
+  let calls = 0;
+  let failures = 0;
+  for (const s of Object.values(entry.tool_stats ?? {})) {
+    calls += s.count;
+    failures += s.failure;
+  }
+  return {
+    task_id: entry.task_id,
+    prompt_index: entry.prompt_index,
+    outcome: entry.outcome,
+    completed: entry.completed,
+    partial: entry.partial,
+    api_calls: entry.api_calls,
+    tool_calls: calls,
+    tool_failures: failures,
+    prompt_tokens: entry.usage?.prompt_tokens ?? 0,
+    completion_tokens: entry.usage?.completion_tokens ?? 0,
+    duration_ms: Math.round(entry.duration_ms),
+    verify_passed: entry.verify ? entry.verify.passed : null,
+    toolsets: (entry.toolsets_used ?? []).join(";"),
+    error: shortError(entry.error),
+  };
+}
+
+export function summaryRowFromFailure(rec: FailureRecord & { toolsets_used?: string[]; api_calls?: number }): SummaryRow {
+  return {
+    task_id: rec.task_id,
+    prompt_index: rec.prompt_index ?? null,
+    outcome: rec.outcome,
+    completed: false,
+    partial: false,
+    api_calls: rec.api_calls ?? 0,
+    tool_calls: 0,
+    tool_failures: 0,
+    prompt_tokens: rec.usage?.prompt_tokens ?? 0,
+    completion_tokens: rec.usage?.completion_tokens ?? 0,
+    duration_ms: rec.duration_ms === undefined ? null : Math.round(rec.duration_ms),
+    verify_passed: null,
+    toolsets: (rec.toolsets_used ?? []).join(";"),
+    error: shortError(rec.error),
+  };
+}
+
+const CSV_OPTIONS = {
+  columns: [...SUMMARY_COLUMNS],
+  cast: { boolean: (v: boolean) => (v ? "true" : "false") },
+} as const;
+
+/** The CSV text of `rows`, header included. */
+export function formatSummaryCsv(rows: readonly SummaryRow[]): string {
+  return stringify(rows as SummaryRow[], { ...CSV_OPTIONS, header: true });
+}
+
+/** Appends rows to summary.csv; writes the header only when the file is new or empty. */
+export class SummaryCsvWriter {
+  private fd: number;
+
+  constructor(readonly path: string) {
+    repairTornTail(path);
+    const fresh = !existsSync(path) || statSync(path).size === 0;
+    this.fd = openSync(path, "a");
+    if (fresh) writeSync(this.fd, stringify([], { ...CSV_OPTIONS, header: true }));
+  }
+
+  write(row: SummaryRow): void {
+    writeSync(this.fd, stringify([row], { ...CSV_OPTIONS, header: false }));
+  }
+
+  close(): void {
+    if (this.fd < 0) return;
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = -1;
+  }
+}

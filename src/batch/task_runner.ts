@@ -1,0 +1,256 @@
+/**
+ * Runs one task inside a worker: environment, approval gate, agent loop, verify step, cleanup,
+ * and the serialised output line. Never throws: every failure becomes a classified outcome.
+ */
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import type { RunConfig } from "../config.js";
+import { registry, type ApprovalGate, type Logger, type ToolContext } from "../../tools/registry.js";
+import { TaskEnvironment, preflightEnvironment } from "../../tools/environments/manager.js";
+import type { EnvironmentOptions } from "../../tools/environments/base.js";
+import { TodoStore, handleTodo } from "../../tools/todo_tool.js";
+import { MemoryStore, handleMemory } from "../../tools/memory_tool.js";
+import { createApprovalGate } from "../../tools/approval.js";
+import { getToolDefinitions, handleFunctionCall } from "../model_tools.js";
+import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
+import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../agent/types.js";
+import { toHermesConversations } from "../formats/hermes.js";
+import { extractToolStats, reasoningStats } from "../batch/tool_stats.js";
+import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import type { Outcome, TrajectoryEntry, VerifyResult } from "./types.js";
+
+export const DEFAULT_SYSTEM_PROMPT =
+  "You are a capable assistant that completes tasks by calling the provided tools. " +
+  "Work step by step, check your results, and when you are done reply with a final answer and no tool call.";
+
+export interface TaskRunnerDeps {
+  config: RunConfig;
+  runDir: string;
+  model: ChatModel;
+  prefill?: ChatMessage[];
+  logger: Logger;
+  /** Tools known to this build; trajectories calling anything else are dropped. */
+  knownTools: Set<string>;
+}
+
+export class EnvironmentSetupError extends Error {
+  override name = "EnvironmentSetupError";
+}
+
+/** A file-system-safe, still recognisable folder name for a task id. */
+export function taskDirName(id: string): string {
+  const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 80);
+  return safe === id ? id : `${safe}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
+}
+
+function classifyError(err: unknown, signal: AbortSignal, timeoutSignal: AbortSignal): Outcome {
+  if (timeoutSignal.aborted) return "timeout";
+  if (signal.aborted) return "cancelled";
+  if (err instanceof EnvironmentSetupError) return "environment_error";
+  if (err instanceof ModelError) return "model_error";
+  return "model_error";
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof AgentLoopAborted) return errorText(err.cause);
+  if (err instanceof Error) return `${err.name === "Error" ? "" : err.name + ": "}${err.message}`;
+  return String(err);
+}
+
+const ENV_TOOLS = new Set(["terminal", "process", "read_file", "write_file", "patch", "search_files"]);
+
+export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
+  const { config } = deps;
+  const started = Date.now();
+  const timeoutSignal = AbortSignal.timeout(config.task_timeout * 1000);
+  const signal = AbortSignal.any([cancel, timeoutSignal]);
+  const hostTaskDir = join(deps.runDir, "workspaces", taskDirName(spec.id));
+  const envOptions: EnvironmentOptions = {
+    image: config.image,
+    network: config.network,
+    memoryMb: config.memory_mb,
+    cpus: config.cpus,
+    pidsLimit: config.pids_limit,
+    readOnlyRoot: config.read_only_root,
+    pull: config.pull,
+    maxSandboxes: config.max_sandboxes,
+  };
+  const envSpec = {
+    runName: config.run_name!,
+    taskId: spec.id,
+    hostTaskDir,
+    image: spec.image ?? config.image,
+    cwd: spec.cwd,
+    network: spec.network ?? config.network,
+    taskTimeoutSec: config.task_timeout,
+  };
+  const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
+  let envFailure: unknown;
+
+  const approval =
+    config.approval === "allow"
+      ? undefined
+      : createApprovalGate({
+          policy: config.approval,
+          taskId: spec.id,
+          userTask: spec.prompt,
+          smart: {
+            baseURL: config.approval_base_url ?? config.base_url,
+            apiKey: config.approval_api_key ?? config.api_key,
+            model: config.approval_model ?? config.model ?? "scripted",
+            timeoutMs: 30_000,
+          },
+        });
+  const gate: ApprovalGate | undefined = approval?.gate;
+
+  const ctx: ToolContext = {
+    taskId: spec.id,
+    envKind: config.env,
+    getEnv: async () => {
+      try {
+        return await taskEnv.get();
+      } catch (err) {
+        envFailure ??= err;
+        throw err;
+      }
+    },
+    approve: gate,
+    signal,
+    logger: deps.logger,
+    userTask: spec.prompt,
+  };
+  const todo = new TodoStore();
+  const memory = new MemoryStore();
+  const executeTool = async (name: string, args: Record<string, unknown>, c: ToolContext) => {
+    if (name === "todo") return handleTodo(todo, args);
+    if (name === "memory") return handleMemory(memory, args);
+    return handleFunctionCall(name, args, c);
+  };
+
+  let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
+  let loop: AgentLoopResult | undefined;
+  let outcome: Outcome = "completed";
+  let error: string | undefined;
+  let verify: VerifyResult | undefined;
+
+  try {
+    tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
+    const needsEnv = tools.some((t) => ENV_TOOLS.has(t.function.name)) || spec.verify !== undefined;
+    if (needsEnv && config.env !== "local") {
+      try {
+        await preflightEnvironment(config.env, envSpec, envOptions);
+      } catch (err) {
+        throw new EnvironmentSetupError(errorText(err));
+      }
+    }
+    loop = await runAgentLoop({
+      model: deps.model,
+      prompt: spec.prompt,
+      tools,
+      systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
+      ephemeralSystemPrompt: config.ephemeral_system_prompt,
+      prefill: deps.prefill,
+      maxTurns: config.max_turns,
+      maxConsecutiveToolErrors: config.max_consecutive_tool_errors,
+      toolConcurrency: config.tool_concurrency,
+      executeTool,
+      ctx,
+      signal,
+    });
+    outcome = loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
+    if (envFailure) {
+      outcome = "environment_error";
+      error = `environment failed: ${errorText(envFailure)}`;
+    } else if (spec.verify) {
+      verify = await runVerify(spec.verify, taskEnv, config.verify_timeout, signal);
+    }
+  } catch (err) {
+    if (err instanceof AgentLoopAborted) loop = err.partialResult;
+    outcome = envFailure && !signal.aborted ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, timeoutSignal);
+    error =
+      outcome === "timeout"
+        ? `task timed out after ${config.task_timeout} s`
+        : outcome === "cancelled"
+          ? "cancelled (run interrupted)"
+          : errorText(envFailure ?? err);
+  } finally {
+    try {
+      await taskEnv.cleanup();
+    } catch (err) {
+      deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
+    }
+    if (config.env === "local" && !config.keep_workspaces) await rm(hostTaskDir, { recursive: true, force: true }).catch(() => {});
+  }
+
+  const messages = loop?.messages ?? [];
+  const usage: Usage = loop?.usage ?? emptyUsage();
+  const knownToolNames = registry.names();
+  const { tool_stats, tool_error_counts } = extractToolStats(messages, knownToolNames);
+  const entry: TrajectoryEntry = {
+    prompt_index: spec.index,
+    task_id: spec.id,
+    conversations: toHermesConversations(messages, tools),
+    messages,
+    tools,
+    metadata: {
+      batch_num: 0,
+      timestamp: new Date().toISOString(),
+      model: config.model,
+      seed: config.seed,
+      distribution: config.toolsets ? null : config.distribution,
+      env: config.env,
+      dataset_line: spec.line,
+      attempt: spec.attempt,
+      ...(spec.metadata ? { dataset_metadata: spec.metadata } : {}),
+      ...(spec.extra && Object.keys(spec.extra).length ? { dataset_fields: spec.extra } : {}),
+    },
+    completed: outcome === "completed",
+    partial: outcome === "partial",
+    outcome,
+    api_calls: loop?.apiCalls ?? 0,
+    toolsets_used: spec.toolsets,
+    tool_stats,
+    tool_error_counts,
+    usage,
+    approval_usage: approval?.usage,
+    approvals: approval?.records ?? [],
+    ...(verify ? { verify } : {}),
+    final_response: loop?.finalResponse ?? null,
+    ...(error ? { error } : {}),
+    duration_ms: Date.now() - started,
+  };
+
+  const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0);
+  const infra = outcome === "model_error" || outcome === "environment_error" || outcome === "timeout" || outcome === "cancelled";
+  if (infra) {
+    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error };
+  }
+  const dropReason = dropReasonFor(messages, deps.knownTools, config.require_reasoning);
+  if (dropReason) {
+    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason };
+  }
+  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens };
+}
+
+function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): string | undefined {
+  for (const m of messages) {
+    if (m.role !== "assistant") continue;
+    for (const c of m.tool_calls ?? []) {
+      if (!known.has(c.function.name)) return "unknown_tools";
+    }
+  }
+  if (requireReasoning && !reasoningStats(messages).has_any_reasoning) return "no_reasoning";
+  return undefined;
+}
+
+async function runVerify(command: string, taskEnv: TaskEnvironment, timeoutSec: number, signal: AbortSignal): Promise<VerifyResult> {
+  try {
+    const env = await taskEnv.get();
+    const r = await env.exec(command, { timeoutMs: timeoutSec * 1000, signal, maxOutputChars: 10_000 });
+    const output = [r.stdout, r.stderr].filter(Boolean).join("\n");
+    return { command, exit_code: r.exitCode, passed: r.exitCode === 0 && !r.timedOut, output, timed_out: r.timedOut };
+  } catch (err) {
+    return { command, exit_code: -1, passed: false, output: `verify could not run: ${errorText(err)}`, timed_out: false };
+  }
+}

@@ -1,0 +1,33 @@
+/** The small messages between the main thread and the workers. */
+import type { Outcome } from "./types.js";
+
+/** One task as planned by the main thread: everything a worker needs besides the run config. */
+export interface TaskSpec {
+  index: number;
+  id: string;
+  /** 1-based line in the dataset file. */
+  line: number;
+  prompt: string;
+  toolsets: string[];
+  image?: string;
+  cwd?: string;
+  network?: string;
+  verify?: string;
+  metadata?: Record<string, unknown>;
+  /** Extra dataset fields, copied to the output metadata. */
+  extra?: Record<string, unknown>;
+  attempt: number;
+}
+
+export type ResultKind = "trajectory" | "failed" | "dropped";
+
+/** A worker's answer: the output line, already serialised, and what the progress display needs. */
+export interface TaskOutcomeMessage {
+  taskId: string;
+  kind: ResultKind;
+  outcome: Outcome;
+  /** The JSONL line for trajectories.jsonl / failed.jsonl / dropped.jsonl (without newline). */
+  line: string;
+  tokens: number;
+  error?: string;
+}

@@ -1,0 +1,114 @@
+/**
+ * Per-task tool and reasoning statistics with Hermes' rules (hermes-facts §2.3), computed from the raw
+ * OpenAI-format messages of one task.
+ */
+import type { ChatMessage } from "../agent/types.js";
+import type { ToolStat } from "./types.js";
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Whether one tool result counts as a failure. JSON results fail on a non-null top-level `error`, a
+ * non-null `content.error`, or `success: false`; a non-zero `exit_code` is not a failure (the model can
+ * recover). Non-JSON results fail when empty or starting with "error:" (any case).
+ */
+export function isToolResultFailure(content: string | null | undefined): boolean {
+  const text = content ?? "";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    const t = text.trimStart();
+    return t.length === 0 || t.slice(0, 6).toLowerCase() === "error:";
+  }
+  if (!isObject(parsed)) return false;
+  if (parsed.error !== undefined && parsed.error !== null) return true;
+  const inner = parsed.content;
+  if (isObject(inner) && inner.error !== undefined && inner.error !== null) return true;
+  return parsed.success === false;
+}
+
+export interface ToolStatsResult {
+  /** Every known tool (zeros included) plus any other name called, sorted by name. */
+  tool_stats: Record<string, ToolStat>;
+  /** Failures per tool, same keys. */
+  tool_error_counts: Record<string, number>;
+}
+
+/**
+ * Counts calls per tool name and classifies each result, matched to its call by `tool_call_id`
+ * (falling back to the tool message's `name`). A call without a result counts in `count` only.
+ */
+export function extractToolStats(messages: readonly ChatMessage[], knownTools: Iterable<string>): ToolStatsResult {
+  const stats = new Map<string, ToolStat>();
+  const stat = (name: string): ToolStat => {
+    let s = stats.get(name);
+    if (!s) stats.set(name, (s = { count: 0, success: 0, failure: 0 }));
+    return s;
+  };
+  for (const name of knownTools) stat(name);
+  const callNames = new Map<string, string>();
+  for (const msg of messages) {
+    if (msg.role === "assistant") {
+      for (const call of msg.tool_calls ?? []) {
+        stat(call.function.name).count++;
+        callNames.set(call.id, call.function.name);
+      }
+    } else if (msg.role === "tool") {
+      const name = callNames.get(msg.tool_call_id) ?? msg.name;
+      if (name === undefined) continue;
+      const s = stat(name);
+      if (isToolResultFailure(msg.content)) s.failure++;
+      else s.success++;
+    }
+  }
+  const tool_stats: Record<string, ToolStat> = {};
+  const tool_error_counts: Record<string, number> = {};
+  for (const name of [...stats.keys()].sort()) {
+    const s = stats.get(name)!;
+    tool_stats[name] = s;
+    tool_error_counts[name] = s.failure;
+  }
+  return { tool_stats, tool_error_counts };
+}
+
+/** Names of tools called in `messages` that are not in `known` (for the unknown-tools filter). */
+export function unknownToolsCalled(messages: readonly ChatMessage[], known: ReadonlySet<string>): string[] {
+  const unknown = new Set<string>();
+  for (const msg of messages) {
+    if (msg.role !== "assistant") continue;
+    for (const call of msg.tool_calls ?? []) if (!known.has(call.function.name)) unknown.add(call.function.name);
+  }
+  return [...unknown];
+}
+
+export interface ReasoningStats {
+  total_assistant_turns: number;
+  turns_with_reasoning: number;
+  turns_without_reasoning: number;
+  has_any_reasoning: boolean;
+}
+
+/** An assistant turn has reasoning when its `reasoning` is non-blank or its content holds a think/scratchpad block. */
+export function turnHasReasoning(content: string | null, reasoning: string | undefined): boolean {
+  if (reasoning && reasoning.trim()) return true;
+  return !!content && (content.includes("<REASONING_SCRATCHPAD>") || content.includes("<think>"));
+}
+
+export function reasoningStats(messages: readonly ChatMessage[]): ReasoningStats {
+  let total = 0;
+  let withReasoning = 0;
+  for (const msg of messages) {
+    if (msg.role !== "assistant") continue;
+    total++;
+    if (turnHasReasoning(msg.content, msg.reasoning)) withReasoning++;
+  }
+  return {
+    total_assistant_turns: total,
+    turns_with_reasoning: withReasoning,
+    turns_without_reasoning: total - withReasoning,
+    has_any_reasoning: withReasoning > 0,
+  };
+}

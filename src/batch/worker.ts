@@ -1,0 +1,54 @@
+/**
+ * Piscina worker entry: each worker thread has its own event loop and runs several agent loops at once.
+ * Set-up (tool discovery, the model client, the shared connection limiter) happens once per thread.
+ */
+import { BroadcastChannel, workerData } from "node:worker_threads";
+import { readFileSync } from "node:fs";
+import type { RunConfig } from "../config.js";
+import { consoleLogger, registry } from "../../tools/registry.js";
+import { ensureToolsLoaded } from "../model_tools.js";
+import { createChatModel } from "../agent/model_factory.js";
+import type { ChatMessage, ChatModel } from "../agent/types.js";
+import { runTask, type TaskRunnerDeps } from "./task_runner.js";
+import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+
+export interface WorkerData {
+  config: RunConfig;
+  runDir: string;
+  workers: number;
+}
+
+export const CANCEL_CHANNEL = "hermes-batch:cancel";
+
+/** Main → workers: `{type: "abort-all"}` aborts every in-flight loop of this run. */
+export type CancelMessage = { type: "abort-all"; runDir: string };
+
+let deps: Promise<TaskRunnerDeps> | undefined;
+const abortAll = new AbortController();
+
+function setUp(): Promise<TaskRunnerDeps> {
+  if (!deps) {
+    deps = (async () => {
+      const data = workerData as WorkerData;
+      const channel = new BroadcastChannel(CANCEL_CHANNEL);
+      channel.onmessage = (ev) => {
+        const msg = (ev as unknown as { data: CancelMessage }).data;
+        if (msg?.type === "abort-all" && msg.runDir === data.runDir) abortAll.abort(new Error("run interrupted"));
+      };
+      // The channel must not keep the worker alive once the pool is done with it.
+      (channel as unknown as { unref?: () => void }).unref?.();
+      await ensureToolsLoaded({ packages: data.config.plugins });
+      const model: ChatModel = createChatModel(data.config, { workers: data.workers });
+      let prefill: ChatMessage[] | undefined;
+      if (data.config.prefill_messages_file) {
+        prefill = JSON.parse(readFileSync(data.config.prefill_messages_file, "utf8")) as ChatMessage[];
+      }
+      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()) };
+    })();
+  }
+  return deps;
+}
+
+export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutcomeMessage> {
+  return runTask(spec, await setUp(), abortAll.signal);
+}

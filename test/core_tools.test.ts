@@ -1,0 +1,277 @@
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import "../tools/terminal_tool.js";
+import "../tools/file_tools.js";
+import { toPosixEre } from "../tools/file_tools.js";
+import type { ApprovalGate } from "../tools/registry.js";
+import { registry } from "../tools/registry.js";
+import { isAlive, localTask, waitUntil, type LocalTaskFixture } from "./helpers/local_ctx.js";
+
+let task: LocalTaskFixture;
+
+beforeEach(() => {
+  task = localTask();
+});
+afterEach(async () => {
+  await task.dispose();
+});
+
+async function call(name: string, args: Record<string, unknown>, t: LocalTaskFixture = task): Promise<any> {
+  const text = await registry.dispatch(name, args, t.ctx);
+  expect(typeof text).toBe("string");
+  return JSON.parse(text);
+}
+
+describe("registration", () => {
+  it("registers the core tools under Hermes' names and toolsets", () => {
+    expect(registry.toolsetOf("terminal")).toBe("terminal");
+    expect(registry.toolsetOf("process")).toBe("terminal");
+    for (const n of ["read_file", "write_file", "patch", "search_files"]) expect(registry.toolsetOf(n)).toBe("file");
+    const terminal = registry.get("terminal")!.schema;
+    expect(terminal.parameters).toMatchObject({ required: ["command"] });
+    expect(Object.keys((terminal.parameters as any).properties).sort()).toEqual(["background", "command", "timeout", "workdir"]);
+    expect(terminal.description).toMatch(/read_file/);
+    expect(terminal.description).toMatch(/search_files/);
+  });
+});
+
+describe("terminal", () => {
+  it("returns combined output and the exit code; a non-zero exit is not an error", async () => {
+    const r = await call("terminal", { command: "echo one; echo two >&2; echo three; exit 2" });
+    expect(r).toEqual({ output: "one\ntwo\nthree", exit_code: 2, error: null });
+  });
+
+  it("runs in the task folder, or in workdir (relative or absolute)", async () => {
+    expect((await call("terminal", { command: "pwd" })).output).toBe(task.taskDir);
+    mkdirSync(join(task.taskDir, "sub"), { recursive: true });
+    expect((await call("terminal", { command: "pwd", workdir: "sub" })).output).toBe(join(task.taskDir, "sub"));
+    expect((await call("terminal", { command: "pwd", workdir: task.root })).output).toBe(task.root);
+  });
+
+  it("kills the command at its timeout with exit code 124", async () => {
+    const started = Date.now();
+    const r = await call("terminal", { command: "echo start; sleep 100 & echo $! > kid.pid; sleep 100", timeout: "1" });
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(r.exit_code).toBe(124);
+    expect(r.timed_out).toBe(true);
+    expect(r.error).toBe("Command timed out after 1s");
+    expect(r.output).toBe("start\n[Command timed out after 1s]");
+    const kid = Number(readFileSync(join(task.taskDir, "kid.pid"), "utf8"));
+    expect(await waitUntil(() => !isAlive(kid), 3000)).toBe(true);
+  });
+
+  it("caps long output and says so", async () => {
+    const r = await call("terminal", { command: "head -c 120000 /dev/zero | tr '\\0' x" });
+    expect(r.exit_code).toBe(0);
+    expect(r.truncated).toBe(true);
+    expect(r.output).toContain("cap is 50000 chars");
+    expect(r.output.length).toBeLessThan(50_300);
+  });
+
+  it("asks the approval gate first and does not run a blocked command", async () => {
+    const seen: unknown[] = [];
+    const deny: ApprovalGate = async (command, info) => {
+      seen.push({ command, info });
+      return { allowed: false, message: "BLOCKED: recursive delete" };
+    };
+    const blockedTask = localTask({ approve: deny });
+    try {
+      const r = await call("terminal", { command: "touch should_not_exist", workdir: "." }, blockedTask);
+      expect(r).toEqual({ output: "", exit_code: -1, error: "BLOCKED: recursive delete", status: "blocked" });
+      expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: ".", backend: "local" } }]);
+      expect(existsSync(join(blockedTask.taskDir, "should_not_exist"))).toBe(false);
+      const bg = await call("terminal", { command: "touch bg_should_not_exist", background: true }, blockedTask);
+      expect(bg.status).toBe("blocked");
+    } finally {
+      await blockedTask.dispose();
+    }
+    const allowTask = localTask({ approve: async () => ({ allowed: true }) });
+    try {
+      expect(await call("terminal", { command: "echo ok" }, allowTask)).toEqual({ output: "ok", exit_code: 0, error: null });
+    } finally {
+      await allowTask.dispose();
+    }
+  });
+
+  it("rejects bad arguments naming the field", async () => {
+    expect((await call("terminal", {})).error).toMatch(/'command'/);
+    expect((await call("terminal", { command: "echo", timeout: "soon" })).error).toMatch(/'timeout'/);
+    expect((await call("terminal", { command: "   " })).error).toMatch(/'command': must not be empty/);
+  });
+});
+
+describe("terminal background + process", () => {
+  it("starts a background process and polls, waits, logs, lists and kills", async () => {
+    const started = await call("terminal", { command: "for i in 1 2 3; do echo tick$i; sleep 0.2; done; exit 3", background: true });
+    expect(started).toMatchObject({ output: "Background process started", exit_code: 0, error: null });
+    const id = started.session_id as string;
+    expect(id).toMatch(/^proc_/);
+
+    const waited = await call("process", { action: "wait", session_id: id, timeout: 10 });
+    expect(waited).toMatchObject({ session_id: id, status: "exited", exit_code: 3 });
+    expect(waited.output).toBe("tick1\ntick2\ntick3\n");
+
+    const log = await call("process", { action: "log", session_id: id, limit: 2 });
+    expect(log.output).toBe("tick2\ntick3");
+    expect(log.total_lines).toBe(3);
+
+    const long = (await call("terminal", { command: "echo $$ > long.pid; sleep 100", background: true })).session_id;
+    await waitUntil(() => existsSync(join(task.taskDir, "long.pid")) && readFileSync(join(task.taskDir, "long.pid"), "utf8").trim() !== "");
+    const pid = Number(readFileSync(join(task.taskDir, "long.pid"), "utf8"));
+    expect((await call("process", { action: "poll", session_id: long })).status).toBe("running");
+    const shortWait = await call("process", { action: "wait", session_id: long, timeout: 1 });
+    expect(shortWait).toMatchObject({ status: "running", timed_out: true });
+
+    const list = await call("process", { action: "list" });
+    expect(list.processes).toHaveLength(2);
+    expect(list.processes.find((p: any) => p.session_id === long).status).toBe("running");
+
+    expect(await call("process", { action: "kill", session_id: long })).toMatchObject({ status: "killed", success: true });
+    expect(await waitUntil(() => !isAlive(pid), 3000)).toBe(true);
+    expect((await call("process", { action: "poll", session_id: long })).status).toBe("killed");
+  });
+
+  it("errors on unknown sessions and missing session_id", async () => {
+    expect((await call("process", { action: "poll", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
+    expect((await call("process", { action: "kill" })).error).toMatch(/'session_id'/);
+    expect((await call("process", { action: "explode" })).error).toMatch(/'action'/);
+  });
+});
+
+describe("read_file / write_file", () => {
+  it("writes with parent dirs and reads numbered lines with paging", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+    const w = await call("write_file", { path: "deep/dir/f.txt", content: lines });
+    expect(w).toMatchObject({ success: true, bytes_written: Buffer.byteLength(lines) });
+    expect(readFileSync(join(task.taskDir, "deep/dir/f.txt"), "utf8")).toBe(lines);
+
+    const all = await call("read_file", { path: "deep/dir/f.txt" });
+    expect(all.total_lines).toBe(30);
+    expect(all.content.split("\n")[0]).toBe("     1|line 1");
+    expect(all.truncated).toBeUndefined();
+
+    const page = await call("read_file", { path: join(task.taskDir, "deep/dir/f.txt"), offset: 10, limit: 3 });
+    expect(page.content).toBe("    10|line 10\n    11|line 11\n    12|line 12");
+    expect(page.truncated).toBe(true);
+    expect(page.hint).toMatch(/offset=13/);
+  });
+
+  it("refuses binary files and suggests similar names when not found", async () => {
+    await task.env();
+    writeFileSync(join(task.taskDir, "blob.dat2"), Buffer.from([0x41, 0x00, 0x42]));
+    expect((await call("read_file", { path: "blob.dat2" })).error).toMatch(/binary/);
+    expect((await call("read_file", { path: "pic.png" })).error).toMatch(/binary/);
+    writeFileSync(join(task.taskDir, "config.yaml"), "a: 1\n");
+    const nf = await call("read_file", { path: "config.yml" });
+    expect(nf.error).toBe("File not found: config.yml");
+    expect(nf.similar_files).toEqual([join(task.taskDir, "config.yaml")]);
+  });
+
+  it("validates arguments", async () => {
+    expect((await call("read_file", { path: "x", offset: 0 })).error).toMatch(/'offset': must be >= 1/);
+    expect((await call("write_file", { path: "x" })).error).toMatch(/'content'/);
+  });
+});
+
+describe("patch", () => {
+  it("replaces a unique string and returns a diff", async () => {
+    await call("write_file", { path: "app.py", content: "a = 1\nb = 2\nc = 3\n" });
+    const r = await call("patch", { path: "app.py", old_string: "b = 2", new_string: "b = 20" });
+    expect(r.success).toBe(true);
+    expect(r.replacements).toBe(1);
+    expect(r.diff).toContain("-b = 2");
+    expect(r.diff).toContain("+b = 20");
+    expect(r.diff).toContain(" a = 1");
+    expect(readFileSync(join(task.taskDir, "app.py"), "utf8")).toBe("a = 1\nb = 20\nc = 3\n");
+  });
+
+  it("refuses missing or ambiguous strings unless replace_all", async () => {
+    await call("write_file", { path: "x.txt", content: "foo foo $& bar" });
+    expect((await call("patch", { path: "x.txt", old_string: "baz", new_string: "q" })).error).toMatch(/not found/);
+    expect((await call("patch", { path: "x.txt", old_string: "foo", new_string: "q" })).error).toMatch(/occurs 2 times/);
+    const r = await call("patch", { path: "x.txt", old_string: "foo", new_string: "$1", replace_all: true });
+    expect(r.replacements).toBe(2);
+    // Replacement text is literal ($-patterns are not special).
+    expect(readFileSync(join(task.taskDir, "x.txt"), "utf8")).toBe("$1 $1 $& bar");
+    expect((await call("patch", { path: "nope.txt", old_string: "a", new_string: "b" })).error).toMatch(/File not found/);
+    expect((await call("patch", { path: "x.txt", new_string: "b" })).error).toMatch(/'old_string'/);
+  });
+
+  it("matches LF old_string in a CRLF file", async () => {
+    await task.env();
+    writeFileSync(join(task.taskDir, "w.txt"), "one\r\ntwo\r\nthree\r\n");
+    const r = await call("patch", { path: "w.txt", old_string: "one\ntwo", new_string: "1\n2" });
+    expect(r.success).toBe(true);
+    expect(readFileSync(join(task.taskDir, "w.txt"), "utf8")).toBe("1\r\n2\r\nthree\r\n");
+  });
+});
+
+describe("search_files", () => {
+  beforeEach(async () => {
+    await call("write_file", { path: "src/a.ts", content: "const x = 1;\nfunction hello() {}\n" });
+    await call("write_file", { path: "src/b.py", content: "def hello():\n    return 42\n" });
+    await call("write_file", { path: "docs/readme.md", content: "say hello\n" });
+    await call("write_file", { path: "node_modules/dep/index.js", content: "hello from dep\n" });
+  });
+
+  it("finds content with path and line numbers, skipping node_modules", async () => {
+    const r = await call("search_files", { pattern: "hello" });
+    const found = r.matches.map((m: any) => `${m.path}:${m.line}`).sort();
+    expect(found).toEqual(["docs/readme.md:1", "src/a.ts:2", "src/b.py:1"]);
+    expect(r.matches.find((m: any) => m.path === "src/b.py").content).toBe("def hello():");
+  });
+
+  it("filters by file_glob and path, and accepts the kind/grep alias and Perl-style escapes", async () => {
+    const r = await call("search_files", { pattern: "return \\d+", kind: "grep", path: "src", file_glob: "*.py" });
+    expect(r.matches).toEqual([{ path: "src/b.py", line: 2, content: "    return 42" }]);
+    const none = await call("search_files", { pattern: "hello", file_glob: "*.rs" });
+    expect(none.matches).toEqual([]);
+  });
+
+  it("finds files by glob (target files / find alias) and by plain word", async () => {
+    expect((await call("search_files", { pattern: "*.ts", target: "files" })).files).toEqual(["src/a.ts"]);
+    expect((await call("search_files", { pattern: "readme", target: "find" })).files).toEqual(["docs/readme.md"]);
+  });
+
+  it("limits results and says more exist", async () => {
+    for (let i = 0; i < 5; i++) await call("write_file", { path: `many/f${i}.txt`, content: "needle\nneedle\n" });
+    const r = await call("search_files", { pattern: "needle", path: "many", limit: 3 });
+    expect(r.matches).toHaveLength(3);
+    expect(r.truncated).toBe(true);
+  });
+
+  it("reports a missing path, a bad regex and a bad target", async () => {
+    expect((await call("search_files", { pattern: "x", path: "nowhere" })).error).toBe("Path not found: nowhere");
+    expect((await call("search_files", { pattern: "(unclosed" })).error).toMatch(/search_files failed/);
+    expect((await call("search_files", { pattern: "x", target: "everything" })).error).toMatch(/'target'/);
+  });
+
+  it("translates Perl escapes to POSIX classes", () => {
+    expect(toPosixEre("\\d+\\s\\w")).toBe("[0-9]+[[:space:]][[:alnum:]_]");
+    expect(toPosixEre("[\\d.]+")).toBe("[0-9.]+");
+    expect(toPosixEre("a\\.b")).toBe("a\\.b");
+  });
+});
+
+const BUSYBOX = ["/usr/bin/busybox", "/bin/busybox"].find((p) => existsSync(p));
+
+describe.skipIf(!BUSYBOX)("search_files with busybox tools only", () => {
+  it("works when find, grep, head and sort are busybox applets", async () => {
+    const bin = join(task.root, "bb");
+    mkdirSync(bin);
+    for (const applet of ["sh", "find", "grep", "head", "sort", "ls"]) symlinkSync(BUSYBOX!, join(bin, applet));
+    const env = await task.env();
+    // Route every exec of this environment through a PATH holding only busybox applets.
+    const realExec = env.exec.bind(env);
+    env.exec = (cmd, opts = {}) => realExec(cmd, { ...opts, env: { ...(opts.env ?? {}), PATH: bin } });
+    await call("write_file", { path: "p/one.txt", content: "alpha 123\nbeta\n" });
+    await call("write_file", { path: "p/two.md", content: "gamma 7\n" });
+    const content = await call("search_files", { pattern: "[a-z]+ \\d+", path: "p" });
+    expect(content.matches.map((m: any) => `${m.path}:${m.line}`).sort()).toEqual(["p/one.txt:1", "p/two.md:1"]);
+    const files = await call("search_files", { pattern: "*.md", target: "files" });
+    expect(files.files).toEqual(["p/two.md"]);
+    const glob = await call("search_files", { pattern: "beta", file_glob: "*.txt" });
+    expect(glob.matches).toEqual([{ path: "p/one.txt", line: 2, content: "beta" }]);
+  });
+});

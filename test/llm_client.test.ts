@@ -1,0 +1,404 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { AdaptiveLimiter } from "../src/agent/concurrency.js";
+import {
+  buildRequestBody,
+  createOpenAIChatModel,
+  isAbortError,
+  parseRetryAfter,
+  type LLMClientOptions,
+  type RetryInfo,
+} from "../src/agent/llm_client.js";
+import { extractReasoning } from "../src/agent/reasoning.js";
+import { addUsage, emptyUsage, ModelError, type ChatMessage } from "../src/agent/types.js";
+import { completion, httpError, startFakeOpenAI, text, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
+
+const servers: FakeOpenAI[] = [];
+afterEach(async () => {
+  while (servers.length) await servers.pop()!.close();
+});
+
+async function serve(handler: (i: number, body: any) => Reply | Promise<Reply>): Promise<FakeOpenAI> {
+  const s = await startFakeOpenAI((r) => handler(r.index, r.body));
+  servers.push(s);
+  return s;
+}
+
+function model(s: FakeOpenAI, extra: Partial<LLMClientOptions> = {}) {
+  return createOpenAIChatModel({
+    model: "fake-model",
+    baseURL: s.baseURL,
+    apiKey: "sk-test",
+    backoff: { baseMs: 10, maxMs: 50 },
+    requestTimeoutMs: 5000,
+    ...extra,
+  });
+}
+
+const ask: ChatMessage[] = [
+  { role: "system", content: "sys" },
+  { role: "user", content: "hi" },
+];
+
+const tools = [
+  {
+    type: "function" as const,
+    function: { name: "terminal", description: "run", parameters: { type: "object", properties: { command: { type: "string" } } } },
+  },
+];
+
+describe("OpenAI chat model: responses", () => {
+  it("returns a plain completion with usage and sends the request fields", async () => {
+    const s = await serve(() => completion({ content: "hello there", usage: { prompt_tokens: 12, completion_tokens: 3 } }));
+    const res = await model(s, { maxTokens: 100, temperature: 0.3, reasoningEffort: "high", extraBody: { top_k: 5 } }).complete({
+      messages: ask,
+      tools: [],
+    });
+    expect(res.message).toEqual({ role: "assistant", content: "hello there" });
+    expect(res.finishReason).toBe("stop");
+    expect(res.usage).toEqual({ prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 });
+    expect(s.requests).toHaveLength(1);
+    const req = s.requests[0]!;
+    expect(req.path).toBe("/v1/chat/completions");
+    expect(req.headers.authorization).toBe("Bearer sk-test");
+    expect(req.body).toMatchObject({ model: "fake-model", max_tokens: 100, temperature: 0.3, reasoning_effort: "high", top_k: 5 });
+    expect(req.body.tools).toBeUndefined();
+    expect(req.body.messages).toEqual([
+      { role: "system", content: "sys" },
+      { role: "user", content: "hi" },
+    ]);
+  });
+
+  it("maps history: tool messages keep tool_call_id, reasoning is not sent unless asked", async () => {
+    const s = await serve(() => text("ok"));
+    const history: ChatMessage[] = [
+      ...ask,
+      {
+        role: "assistant",
+        content: null,
+        reasoning: "secret thoughts",
+        tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }],
+      },
+      { role: "tool", tool_call_id: "c1", name: "terminal", content: '{"output":"a"}' },
+    ];
+    await model(s).complete({ messages: history, tools });
+    await model(s, { sendReasoningBack: true }).complete({ messages: history, tools });
+    const [plain, withReasoning] = s.requests.map((r) => r.body);
+    expect(plain.tools).toEqual(tools);
+    expect(plain.messages[2]).toEqual({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }],
+    });
+    expect(plain.messages[3]).toEqual({ role: "tool", tool_call_id: "c1", content: '{"output":"a"}' });
+    expect(JSON.stringify(plain)).not.toContain("secret thoughts");
+    expect(withReasoning.messages[2].reasoning_content).toBe("secret thoughts");
+  });
+
+  it("sends reasoning effort as extra_body.reasoning to OpenRouter-style URLs", () => {
+    const body = buildRequestBody(
+      { model: "m", baseURL: "https://openrouter.ai/api/v1", reasoningEffort: "low", extraBody: { provider: { only: ["x"] } } },
+      { messages: ask },
+    );
+    expect(body.reasoning).toEqual({ enabled: true, effort: "low" });
+    expect(body.reasoning_effort).toBeUndefined();
+    expect(body.provider).toEqual({ only: ["x"] });
+    const off = buildRequestBody({ model: "m", baseURL: "https://openrouter.ai/api/v1", reasoningEffort: "none" }, { messages: ask });
+    expect(off.reasoning).toEqual({ effort: "none" });
+  });
+
+  for (const [label, calls] of [
+    ["single", [{ name: "terminal", arguments: { command: "ls -la" }, id: "call_a" }]],
+    [
+      "parallel",
+      [
+        { name: "terminal", arguments: { command: "pwd" }, id: "call_a" },
+        { name: "read_file", arguments: '{"path": "/etc/hostname"', id: "call_b" }, // bad JSON kept raw
+        { name: "terminal", arguments: { command: "echo 'é ü'" }, id: "call_c" },
+      ],
+    ],
+  ] as const) {
+    it(`${label} tool calls: streaming and non-streaming give identical responses`, async () => {
+      const s = await serve(() =>
+        completion({ content: "Let me look.", toolCalls: [...calls], reasoning: "plan it", usage: { prompt_tokens: 20, completion_tokens: 7 } }),
+      );
+      const plain = await model(s).complete({ messages: ask, tools });
+      const streamed = await model(s, { stream: true }).complete({ messages: ask, tools });
+      expect(s.requests[1]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+      expect(s.requests[0]!.body.stream).toBeUndefined();
+      expect(streamed).toEqual(plain);
+      expect(plain.finishReason).toBe("tool_calls");
+      expect(plain.usage).toEqual({ prompt_tokens: 20, completion_tokens: 7, total_tokens: 27 });
+      expect(plain.message.content).toBe("Let me look.");
+      expect(plain.message.reasoning).toBe("plan it");
+      expect(plain.message.tool_calls).toEqual(
+        calls.map((c) => ({
+          id: c.id,
+          type: "function",
+          function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
+        })),
+      );
+    });
+  }
+
+  for (const field of ["reasoning_content", "reasoning"] as const) {
+    it(`captures reasoning from the ${field} field, streaming and not`, async () => {
+      const s = await serve(() => completion({ content: "42", reasoning: `thinking via ${field}`, reasoningField: field }));
+      for (const stream of [false, true]) {
+        const res = await model(s, { stream }).complete({ messages: ask });
+        expect(res.message).toEqual({ role: "assistant", content: "42", reasoning: `thinking via ${field}` });
+      }
+    });
+  }
+
+  it("moves <think> blocks out of the content (also split across stream chunks), deduplicated", async () => {
+    const s = await serve(() => completion({ content: "<think>step one\nstep two</think>\n\nThe answer is 4.", reasoning: "step one\nstep two" }));
+    for (const stream of [false, true]) {
+      const res = await model(s, { stream }).complete({ messages: ask });
+      expect(res.message.content).toBe("The answer is 4.");
+      expect(res.message.reasoning).toBe("step one\nstep two");
+    }
+  });
+
+  it("returns an empty-choices response as a retryable failure, then succeeds", async () => {
+    const s = await serve((i) =>
+      i === 0 ? { kind: "json", body: { id: "x", object: "chat.completion", choices: [] } } : text("fine"),
+    );
+    const retries: RetryInfo[] = [];
+    const res = await model(s, { onRetry: (r) => retries.push(r) }).complete({ messages: ask });
+    expect(res.message.content).toBe("fine");
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.reason).toMatch(/empty choices/);
+  });
+
+  it("normalises missing usage to zeros and usage sums over calls", async () => {
+    const s = await serve((i) => {
+      if (i === 0) {
+        const r = completion({ content: "a" }) as any;
+        delete r.body.usage;
+        return r;
+      }
+      return completion({ content: "b", usage: { prompt_tokens: 7, completion_tokens: 2 } });
+    });
+    const m = model(s);
+    const total = emptyUsage();
+    const first = await m.complete({ messages: ask });
+    expect(first.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+    addUsage(total, first.usage);
+    addUsage(total, (await m.complete({ messages: ask })).usage);
+    addUsage(total, (await m.complete({ messages: ask })).usage);
+    expect(total).toEqual({ prompt_tokens: 14, completion_tokens: 4, total_tokens: 18 });
+  });
+});
+
+describe("OpenAI chat model: retries and failures", () => {
+  it("honours retry-after on 429 before succeeding", async () => {
+    const times: number[] = [];
+    const s = await serve((i) => {
+      times.push(Date.now());
+      return i === 0 ? httpError(429, "slow down", { "retry-after": "1" }) : text("after wait");
+    });
+    const retries: RetryInfo[] = [];
+    const res = await model(s, { onRetry: (r) => retries.push(r) }).complete({ messages: ask });
+    expect(res.message.content).toBe("after wait");
+    expect(s.requests).toHaveLength(2);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
+    expect(retries).toEqual([expect.objectContaining({ attempt: 1, status: 429, delayMs: 1000 })]);
+  });
+
+  it("parses retry-after-ms, seconds and HTTP dates", () => {
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(parseRetryAfter(new Headers({ "retry-after-ms": "250" }), now)).toBe(250);
+    expect(parseRetryAfter(new Headers({ "retry-after": "2.5" }), now)).toBe(2500);
+    expect(parseRetryAfter(new Headers({ "retry-after": "Thu, 01 Jan 2026 00:00:03 GMT" }), now)).toBe(3000);
+    expect(parseRetryAfter(new Headers({ "retry-after": "soon" }), now)).toBeUndefined();
+    expect(parseRetryAfter(new Headers(), now)).toBeUndefined();
+  });
+
+  it.each([false, true])("retries 500s with backoff, then succeeds (stream: %s)", async (stream) => {
+    const s = await serve((i) => (i < 2 ? httpError(500, "boom") : text("recovered")));
+    const retries: RetryInfo[] = [];
+    const res = await model(s, { stream, onRetry: (r) => retries.push(r) }).complete({ messages: ask });
+    expect(res.message.content).toBe("recovered");
+    expect(s.requests).toHaveLength(3);
+    expect(retries.map((r) => [r.attempt, r.status])).toEqual([
+      [1, 500],
+      [2, 500],
+    ]);
+    for (const r of retries) expect(r.delayMs).toBeLessThanOrEqual(50);
+  });
+
+  it("fails at once on a 400 with the server's message", async () => {
+    const s = await serve(() => httpError(400, "context length exceeded"));
+    const err = await model(s).complete({ messages: ask }).catch((e) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err.status).toBe(400);
+    expect(err.retryable).toBe(false);
+    expect(err.message).toContain("context length exceeded");
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("retries a connection reset", async () => {
+    const s = await serve((i) => (i === 0 ? { kind: "reset" } : text("reconnected")));
+    const retries: RetryInfo[] = [];
+    const res = await model(s, { onRetry: (r) => retries.push(r) }).complete({ messages: ask });
+    expect(res.message.content).toBe("reconnected");
+    expect(retries[0]!.reason).toMatch(/connection/i);
+  });
+
+  it("retries a request that hangs past the timeout, then gives up with a retryable ModelError", async () => {
+    const s = await serve(() => ({ kind: "hang" }));
+    const started = Date.now();
+    const err = await model(s, { requestTimeoutMs: 150, maxRetries: 2 }).complete({ messages: ask }).catch((e) => e);
+    expect(err).toBeInstanceOf(ModelError);
+    expect(err.retryable).toBe(true);
+    expect(err.message).toMatch(/after 2 retries.*timed out/);
+    expect(s.requests).toHaveLength(3);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("times out a stream that stalls after its headers", async () => {
+    let n = 0;
+    // A raw server that sends headers and one chunk, then stalls: the deadline must cover the body too.
+    const { createServer } = await import("node:http");
+    const stalled = createServer((_req, res) => {
+      n++;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(`data: ${JSON.stringify({ id: "s", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "par" } }] })}\n\n`);
+    });
+    await new Promise<void>((r) => stalled.listen(0, "127.0.0.1", r));
+    const port = (stalled.address() as import("node:net").AddressInfo).port;
+    try {
+      const m = createOpenAIChatModel({ model: "m", baseURL: `http://127.0.0.1:${port}/v1`, stream: true, requestTimeoutMs: 200, maxRetries: 1, backoff: { baseMs: 1, maxMs: 1 } });
+      const err = await m.complete({ messages: ask }).catch((e) => e);
+      expect(err).toBeInstanceOf(ModelError);
+      expect(err.message).toMatch(/timed out/);
+      expect(n).toBe(2);
+    } finally {
+      stalled.closeAllConnections();
+      await new Promise((r) => stalled.close(r));
+    }
+  });
+
+  it("retries a stream cut off before its finish_reason", async () => {
+    const { createServer } = await import("node:http");
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: "s", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    let n = 0;
+    const cut = createServer((_req, res) => {
+      n++;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(chunk({ role: "assistant", content: "hal" }));
+      if (n === 1) return void res.end(); // closed cleanly, no finish_reason, no [DONE]
+      res.write(chunk({ content: "f" }, "stop"));
+      res.end("data: [DONE]\n\n");
+    });
+    await new Promise<void>((r) => cut.listen(0, "127.0.0.1", r));
+    const port = (cut.address() as import("node:net").AddressInfo).port;
+    try {
+      const retries: RetryInfo[] = [];
+      const m = createOpenAIChatModel({ model: "m", baseURL: `http://127.0.0.1:${port}/v1`, stream: true, backoff: { baseMs: 1, maxMs: 1 }, onRetry: (r) => retries.push(r) });
+      const res = await m.complete({ messages: ask });
+      expect(res.message.content).toBe("half");
+      expect(res.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+      expect(n).toBe(2);
+      expect(retries[0]!.reason).toMatch(/truncated/);
+    } finally {
+      cut.closeAllConnections();
+      await new Promise((r) => cut.close(r));
+    }
+  });
+
+  it("stops at once when aborted during a backoff sleep", async () => {
+    const s = await serve(() => httpError(503, "overloaded", { "retry-after": "30" }));
+    const ac = new AbortController();
+    const m = model(s, { onRetry: () => setTimeout(() => ac.abort(), 50) });
+    const started = Date.now();
+    const err = await m.complete({ messages: ask, signal: ac.signal }).catch((e) => e);
+    expect(isAbortError(err)).toBe(true);
+    expect(err).not.toBeInstanceOf(ModelError);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("stops at once when aborted during a request", async () => {
+    const s = await serve(() => ({ kind: "hang" }));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 100);
+    const started = Date.now();
+    const err = await model(s).complete({ messages: ask, signal: ac.signal }).catch((e) => e);
+    expect(isAbortError(err)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("rejects an already-aborted signal without a request", async () => {
+    const s = await serve(() => text("never"));
+    const err = await model(s).complete({ messages: ask, signal: AbortSignal.abort() }).catch((e) => e);
+    expect(isAbortError(err)).toBe(true);
+    expect(s.requests).toHaveLength(0);
+  });
+});
+
+describe("OpenAI chat model with the adaptive limiter", () => {
+  it("never has more requests in flight at the server than the limit", async () => {
+    let live = 0;
+    let peak = 0;
+    const s = await serve(async () => {
+      live++;
+      peak = Math.max(peak, live);
+      await new Promise((r) => setTimeout(r, 40));
+      live--;
+      return text("ok");
+    });
+    const limiter = new AdaptiveLimiter({ max: 3 });
+    const m = model(s, { limiter });
+    const results = await Promise.all(Array.from({ length: 12 }, () => m.complete({ messages: ask })));
+    expect(results.every((r) => r.message.content === "ok")).toBe(true);
+    expect(s.requests).toHaveLength(12);
+    expect(peak).toBe(3);
+    expect(limiter.inFlight).toBe(0);
+  });
+
+  it("halves the limit once for a burst of 429s and keeps working", async () => {
+    let liveRetries = 0;
+    let peakRetries = 0;
+    const s = await serve(async (i) => {
+      if (i < 8) {
+        await new Promise((r) => setTimeout(r, 30));
+        return httpError(429, "rate limited", { "retry-after-ms": "100" });
+      }
+      liveRetries++;
+      peakRetries = Math.max(peakRetries, liveRetries);
+      await new Promise((r) => setTimeout(r, 30));
+      liveRetries--;
+      return text("ok");
+    });
+    const limiter = new AdaptiveLimiter({ max: 8, decreaseWindowMs: 10_000, recoverAfterSuccesses: 1000, recoverIntervalMs: 60_000 });
+    const m = model(s, { limiter });
+    const results = await Promise.all(Array.from({ length: 8 }, () => m.complete({ messages: ask })));
+    expect(results).toHaveLength(8);
+    expect(limiter.rateLimited).toBe(8);
+    expect(limiter.limit).toBe(4);
+    expect(peakRetries).toBe(4);
+    expect(s.requests).toHaveLength(16);
+  });
+});
+
+describe("extractReasoning", () => {
+  it("joins and deduplicates every source", () => {
+    const r = extractReasoning({
+      content: "<think>a</think>text<think>b</think>",
+      reasoning_content: "a",
+      reasoning: "c",
+      reasoning_details: [{ type: "reasoning.text", text: "c" }, { type: "reasoning.summary", summary: "d" }],
+    });
+    expect(r).toEqual({ content: "text", reasoning: "a\n\nc\n\nd\n\nb" });
+  });
+
+  it("handles a dangling <think>, a lone </think> and content without reasoning", () => {
+    expect(extractReasoning({ content: "<think>cut off mid-thou" })).toEqual({ content: null, reasoning: "cut off mid-thou" });
+    expect(extractReasoning({ content: "implicit start</think>\nAnswer" })).toEqual({ content: "Answer", reasoning: "implicit start" });
+    expect(extractReasoning({ content: "  plain  " })).toEqual({ content: "  plain  ", reasoning: undefined });
+    expect(extractReasoning({ content: null })).toEqual({ content: null, reasoning: undefined });
+  });
+});

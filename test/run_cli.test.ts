@@ -1,0 +1,265 @@
+/**
+ * End to end: the built CLI against a local OpenAI-compatible server on 127.0.0.1, real files, local env.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { completion, httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { runCli, tempDir } from "./helpers/cli.js";
+
+const SECRET = "sk-test-SECRET-0123456789";
+
+/** Replies chosen by the task's prompt and the number of assistant turns so far. */
+type Script = Record<string, (turn: number, req: RecordedRequest) => Reply>;
+
+function scriptedHandler(script: Script) {
+  return (req: RecordedRequest): Reply => {
+    const messages: { role: string; content: string }[] = req.body?.messages ?? [];
+    const prompt = messages.find((m) => m.role === "user")?.content ?? "";
+    const turn = messages.filter((m) => m.role === "assistant").length;
+    const key = Object.keys(script).find((k) => prompt.includes(k));
+    if (!key) return httpError(400, `no script for prompt ${prompt.slice(0, 40)}`);
+    return script[key]!(turn, req);
+  };
+}
+
+function readJsonl(path: string): any[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+}
+
+function writeDataset(dir: string, rows: unknown[]): string {
+  const path = join(dir, "data.jsonl");
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return path;
+}
+
+describe("hermes-batch run against a local OpenAI-compatible server", () => {
+  let server: FakeOpenAI;
+  const seenKeys: string[] = [];
+  const attempts = new Map<string, number>();
+
+  const script: Script = {
+    "single tool": (turn) =>
+      turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "echo single-ok" } }]) : text("single done"),
+    "parallel tools": (turn) =>
+      turn === 0
+        ? toolCalls([
+            { name: "write_file", arguments: { path: "a.txt", content: "alpha\n" } },
+            { name: "terminal", arguments: { command: "echo beta" } },
+          ])
+        : turn === 1
+          ? toolCalls([
+              { name: "read_file", arguments: { path: "a.txt" } },
+              { name: "terminal", arguments: { command: "echo gamma" } },
+            ])
+          : text("parallel done"),
+    "unknown tool": (turn) =>
+      turn === 0
+        ? toolCalls([{ name: "no_such_tool", arguments: {} }])
+        : turn === 1
+          ? toolCalls([{ name: "terminal", arguments: "{not json" }])
+          : text("recovered"),
+    "keeps calling": () => toolCalls([{ name: "terminal", arguments: { command: "echo again" } }]),
+    "rate limited": (turn, req) => {
+      const key = `rl-${turn}`;
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      if (turn === 0 && n === 1) return httpError(429, "slow down", { "retry-after": "1" });
+      if (turn === 0 && n <= 3) return httpError(500, "upstream hiccup");
+      return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "echo after-retry" } }]) : text("rate limit survived");
+    },
+    "fatal request": () => httpError(400, "this model does not support tools (test)"),
+    "reasoning please": (turn) =>
+      turn === 0
+        ? completion({ content: null, reasoning: "I should list files.", toolCalls: [{ name: "terminal", arguments: { command: "echo r" } }] })
+        : completion({ content: "<think>Summing up.</think>The answer is r.", reasoningField: "reasoning" }),
+  };
+
+  beforeAll(async () => {
+    server = await startFakeOpenAI((req) => {
+      seenKeys.push(String(req.headers.authorization ?? ""));
+      return scriptedHandler(script)(req);
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  async function run(rows: unknown[], extra: string[] = []) {
+    const dir = tempDir();
+    const dataset = writeDataset(dir, rows);
+    const result = await runCli([
+      "run", dataset,
+      "--model", "test-model",
+      "--base-url", server.baseURL,
+      "--api-key", SECRET,
+      "--output-dir", join(dir, "runs"),
+      "--run-name", "t",
+      "--toolsets", "terminal,file",
+      "--workers", "2",
+      "--concurrency", "4",
+      "--approval", "deny",
+      "--progress", "log",
+      ...extra,
+    ]);
+    return { dir, runDir: join(dir, "runs", "t"), result };
+  }
+
+  it("executes single and parallel tool calls, echoes results back in call order, and writes every output file", async () => {
+    const { runDir, result } = await run(
+      [
+        { id: "s", prompt: "single tool please" },
+        { id: "p", prompt: "parallel tools please" },
+      ],
+      ["--ephemeral-system-prompt", "EPHEMERAL-MARKER do not save", "--max-retries", "2"],
+    );
+    expect(result.stderr).not.toContain("internal error");
+    expect(result.exitCode, result.stderr).toBe(0);
+    const entries = readJsonl(join(runDir, "trajectories.jsonl"));
+    expect(entries.map((e) => e.task_id).sort()).toEqual(["p", "s"]);
+    const single = entries.find((e) => e.task_id === "s");
+    expect(single.completed).toBe(true);
+    expect(single.final_response).toBe("single done");
+    const toolMsg = single.messages.find((m: any) => m.role === "tool");
+    expect(JSON.parse(toolMsg.content).output).toContain("single-ok");
+
+    const par = entries.find((e) => e.task_id === "p");
+    const toolMsgs = par.messages.filter((m: any) => m.role === "tool");
+    expect(toolMsgs.map((m: any) => m.name)).toEqual(["write_file", "terminal", "read_file", "terminal"]);
+    expect(JSON.parse(toolMsgs[1].content).output).toContain("beta");
+    expect(toolMsgs[2].content).toContain("alpha");
+    expect(JSON.parse(toolMsgs[3].content).output).toContain("gamma");
+    // The model saw the tool results of turn 1 before turn 2.
+    const secondCall = server.requests.find((r) => r.body.messages.some((m: any) => m.content === "parallel tools please") && r.body.messages.filter((m: any) => m.role === "tool").length === 2);
+    expect(secondCall).toBeDefined();
+    // Hermes conversations: one tool turn holding both responses.
+    const toolTurns = par.conversations.filter((c: any) => c.from === "tool");
+    expect(toolTurns).toHaveLength(2);
+    expect(toolTurns[0].value.match(/<tool_response>/g)).toHaveLength(2);
+    expect(par.tool_stats.terminal).toEqual({ count: 2, success: 2, failure: 0 });
+
+    // Ephemeral prompt sent, never saved.
+    expect(server.requests.some((r) => JSON.stringify(r.body.messages).includes("EPHEMERAL-MARKER"))).toBe(true);
+    for (const f of readdirSync(runDir)) {
+      const content = readFileSync(join(runDir, f), "utf8");
+      expect(content, f).not.toContain("EPHEMERAL-MARKER");
+      expect(content, f).not.toContain(SECRET);
+    }
+    expect(seenKeys).toContain(`Bearer ${SECRET}`);
+    const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
+    expect(stats.tasks.trajectories).toBe(2);
+    expect(stats.tool_statistics.terminal.count).toBe(3);
+    const csv = readFileSync(join(runDir, "summary.csv"), "utf8").trim().split("\n");
+    expect(csv).toHaveLength(3);
+    expect(readFileSync(join(runDir, "run.yaml"), "utf8")).toContain("model: test-model");
+  });
+
+  it("returns errors for unknown tools and bad JSON, then continues; marks partial after repeated malformed turns", async () => {
+    const { runDir, result } = await run([{ id: "u", prompt: "unknown tool test" }]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    const tools = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
+    expect(tools[0].error).toMatch(/Unknown tool 'no_such_tool'/);
+    expect(tools[1].error).toMatch(/Invalid JSON/);
+    expect(entry.completed).toBe(true);
+    expect(entry.final_response).toBe("recovered");
+
+    const strict = await run([{ id: "u2", prompt: "unknown tool test" }], ["--max-consecutive-tool-errors", "2", "--run-name", "t"]);
+    const [partial] = readJsonl(join(strict.runDir, "trajectories.jsonl"));
+    expect(partial.partial).toBe(true);
+    expect(partial.completed).toBe(false);
+    expect(partial.api_calls).toBe(2);
+  });
+
+  it("cuts a task at --max-turns", async () => {
+    const { runDir, result } = await run([{ id: "m", prompt: "keeps calling tools" }], ["--max-turns", "3"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    expect(entry.api_calls).toBe(3);
+    expect(entry.completed).toBe(false);
+    expect(entry.outcome).toBe("max_turns");
+  });
+
+  it("retries 429 (honouring retry-after) and 500s, streaming or not; records a fatal 400 as a failure", async () => {
+    attempts.clear();
+    const started = Date.now();
+    const { runDir, result } = await run(
+      [
+        { id: "rl", prompt: "rate limited task" },
+        { id: "bad", prompt: "fatal request task" },
+      ],
+      ["--stream"],
+    );
+    expect(result.exitCode, result.stderr).toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    const entries = readJsonl(join(runDir, "trajectories.jsonl"));
+    expect(entries.map((e) => e.task_id)).toEqual(["rl"]);
+    expect(entries[0].final_response).toBe("rate limit survived");
+    expect(attempts.get("rl-0")).toBe(4);
+    const failed = readJsonl(join(runDir, "failed.jsonl"));
+    expect(failed).toHaveLength(1);
+    expect(failed[0].task_id).toBe("bad");
+    expect(failed[0].outcome).toBe("model_error");
+    expect(failed[0].error).toContain("does not support tools");
+    expect(server.requests.filter((r) => JSON.stringify(r.body.messages).includes("fatal request task"))).toHaveLength(1);
+    expect(result.stdout).toContain("--retry-failed");
+  });
+
+  it("captures reasoning from fields and <think> blocks into the trajectory", async () => {
+    const { runDir, result } = await run([{ id: "r", prompt: "reasoning please" }], ["--stream"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    const gpt = entry.conversations.filter((c: any) => c.from === "gpt");
+    expect(gpt[0].value).toMatch(/^<think>\nI should list files.\n<\/think>\n<tool_call>/);
+    expect(gpt[1].value).toBe("<think>\nSumming up.\n</think>\nThe answer is r.");
+    expect(entry.final_response).toBe("The answer is r.");
+  });
+});
+
+describe("hermes-batch run input validation", () => {
+  it("rejects a bad dataset before running anything, naming file and line", async () => {
+    const dir = tempDir();
+    const path = join(dir, "bad.jsonl");
+    writeFileSync(path, `{"prompt": "ok"}\n{"prompt": 5}\nnot json\n{"id": "x"}\n`);
+    const r = await runCli(["run", path, "--model", "scripted", "--output-dir", join(dir, "runs")]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${path}:2`);
+    expect(r.stderr).toContain(`${path}:3: invalid JSON`);
+    expect(r.stderr).toContain(`${path}:4: missing 'prompt'`);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+    expect(existsSync(join(dir, "runs"))).toBe(false);
+  });
+
+  it("names the key of a bad config file", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "run.yaml"), "max_turns: lots\nbogus_key: 1\n");
+    const r = await runCli(["run", "datasets/smoke.jsonl", "--config", join(dir, "run.yaml"), "--model", "scripted"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("max_turns");
+    expect(r.stderr).toContain("bogus_key");
+  });
+
+  it("requires --resume to continue a run folder that has results", async () => {
+    const dir = tempDir();
+    const args = ["run", "datasets/smoke.jsonl", "--model", "scripted", "--output-dir", join(dir, "runs"), "--max-samples", "1", "--approval", "deny"];
+    expect((await runCli(args)).exitCode).toBe(0);
+    const again = await runCli(args);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain("--resume");
+    const resumed = await runCli([...args, "--resume"]);
+    expect(resumed.exitCode).toBe(0);
+    expect(readJsonl(join(dir, "runs", "smoke", "trajectories.jsonl"))).toHaveLength(1);
+  });
+
+  it("--dry-run prints the plan and writes nothing", async () => {
+    const dir = tempDir();
+    const r = await runCli(["run", "datasets/smoke.jsonl", "--model", "scripted", "--dry-run", "--output-dir", join(dir, "runs")]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain("tasks to run: 8");
+    expect(existsSync(join(dir, "runs"))).toBe(false);
+  });
+});

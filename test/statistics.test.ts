@@ -1,0 +1,298 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ApprovalRecord } from "../tools/registry.js";
+import type { ChatMessage } from "../src/agent/types.js";
+import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/batch/statistics.js";
+import { SummaryCsvWriter, formatSummaryCsv, summaryRowFromEntry, summaryRowFromFailure } from "../src/batch/summary_csv.js";
+import { extractToolStats, isToolResultFailure, reasoningStats, unknownToolsCalled } from "../src/batch/tool_stats.js";
+import type { TrajectoryEntry } from "../src/batch/types.js";
+
+describe("isToolResultFailure (Hermes rule)", () => {
+  const table: [string, boolean][] = [
+    ['{"output": "ok", "exit_code": 0, "error": null}', false],
+    ['{"output": "", "exit_code": 2, "error": null}', false], // non-zero exit is not a failure
+    ['{"error": "boom"}', true],
+    ['{"error": ""}', true], // non-null, even empty
+    ['{"error": null, "success": true}', false],
+    ['{"success": false}', true],
+    ['{"success": "false"}', false],
+    ['{"content": {"error": "nested"}}', true],
+    ['{"content": {"error": null}}', false],
+    ['{"content": "error: text inside"}', false],
+    ["[1, 2]", false],
+    ['"a json string"', false],
+    ["null", false],
+    ["", true],
+    ["   ", true],
+    ["Error: something broke", true],
+    ["  ERROR: shouting", true],
+    ["error without colon", false],
+    ["plain output", false],
+    ["{not json", false],
+  ];
+  it.each(table)("%s → failure %s", (content, failure) => {
+    expect(isToolResultFailure(content)).toBe(failure);
+  });
+});
+
+const call = (id: string, name: string) => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
+
+const MESSAGES: ChatMessage[] = [
+  { role: "user", content: "q" },
+  { role: "assistant", content: null, reasoning: "think", tool_calls: [call("a", "terminal"), call("b", "read_file"), call("c", "terminal")] },
+  { role: "tool", tool_call_id: "c", content: '{"error": "denied"}' },
+  { role: "tool", tool_call_id: "a", content: '{"output": "x", "exit_code": 1, "error": null}' },
+  { role: "tool", tool_call_id: "b", content: "" },
+  { role: "assistant", content: "more", tool_calls: [call("d", "mystery_tool")] },
+  { role: "tool", tool_call_id: "d", content: "Error: unknown tool" },
+  { role: "assistant", content: "<think>x</think> done" },
+  { role: "assistant", content: "plain" },
+];
+
+describe("extractToolStats / reasoningStats", () => {
+  it("counts calls, matches results by id, lists every known tool and unknown ones, sorted", () => {
+    const { tool_stats, tool_error_counts } = extractToolStats(MESSAGES, ["write_file", "terminal", "read_file"]);
+    expect(tool_stats).toEqual({
+      mystery_tool: { count: 1, success: 0, failure: 1 },
+      read_file: { count: 1, success: 0, failure: 1 },
+      terminal: { count: 2, success: 1, failure: 1 },
+      write_file: { count: 0, success: 0, failure: 0 },
+    });
+    expect(Object.keys(tool_stats)).toEqual(["mystery_tool", "read_file", "terminal", "write_file"]);
+    expect(tool_error_counts).toEqual({ mystery_tool: 1, read_file: 1, terminal: 1, write_file: 0 });
+    expect(unknownToolsCalled(MESSAGES, new Set(["terminal", "read_file"]))).toEqual(["mystery_tool"]);
+  });
+
+  it("counts reasoning per assistant turn", () => {
+    expect(reasoningStats(MESSAGES)).toEqual({
+      total_assistant_turns: 4,
+      turns_with_reasoning: 2,
+      turns_without_reasoning: 2,
+      has_any_reasoning: true,
+    });
+    expect(reasoningStats([{ role: "assistant", content: "x", reasoning: " " }]).has_any_reasoning).toBe(false);
+  });
+});
+
+describe("NumberBuffer", () => {
+  it("gives linear-interpolated percentiles, mean and max, growing past its first block", () => {
+    const b = new NumberBuffer();
+    for (let v = 2000; v >= 1; v--) b.push(v); // 1..2000 pushed in reverse, forces a sort and growth
+    expect(b.length).toBe(2000);
+    expect(b.percentile(50)).toBe(1000.5);
+    expect(b.percentile(95)).toBeCloseTo(1900.05, 6);
+    expect(b.percentile(0)).toBe(1);
+    expect(b.percentile(100)).toBe(2000);
+    expect(b.mean()).toBe(1000.5);
+    expect(b.max()).toBe(2000);
+    const small = new NumberBuffer();
+    for (const v of [10, 40, 20, 30]) small.push(v);
+    expect(small.percentile(50)).toBe(25);
+    expect(small.percentile(95)).toBe(38.5);
+    expect(new NumberBuffer().percentile(50)).toBe(0);
+  });
+
+  it("percent rounds to 2 decimals and is 0 without a base", () => {
+    expect(percent(2, 3)).toBe(66.67);
+    expect(percent(1, 3)).toBe(33.33);
+    expect(percent(0, 0)).toBe(0);
+  });
+});
+
+function entry(over: Partial<TrajectoryEntry>): TrajectoryEntry {
+  return {
+    prompt_index: 0,
+    task_id: "t",
+    conversations: [],
+    messages: [],
+    tools: [],
+    metadata: {},
+    completed: true,
+    partial: false,
+    outcome: "completed",
+    api_calls: 1,
+    toolsets_used: ["terminal", "file"],
+    tool_stats: {},
+    tool_error_counts: {},
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    approvals: [],
+    final_response: null,
+    duration_ms: 0,
+    ...over,
+  };
+}
+
+const approval = (pattern: string, decision: "approve" | "deny", by = "smart", reason = "ok"): ApprovalRecord => ({
+  command: "rm -rf x",
+  pattern,
+  decision,
+  by,
+  reason,
+  latency_ms: 3,
+});
+
+describe("RunStatistics", () => {
+  it("aggregates entries, failures and drops into statistics.json", () => {
+    const stats = new RunStatistics({
+      run_name: "r1",
+      distribution: "default",
+      model: "m",
+      total_prompts: 5,
+      knownTools: ["terminal", "read_file", "web_search"],
+      started_at: new Date("2026-01-01T00:00:00.000Z"),
+    });
+    stats.addEntry(
+      entry({
+        task_id: "a",
+        messages: MESSAGES,
+        tool_stats: extractToolStats(MESSAGES, ["terminal"]).tool_stats,
+        usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 },
+        approval_usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
+        api_calls: 3,
+        duration_ms: 1000,
+        approvals: [approval("recursive delete", "approve"), approval("recursive delete", "deny", "smart", "timeout after 10s")],
+        verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false },
+      }),
+    );
+    stats.addEntry(
+      entry({
+        task_id: "b",
+        completed: false,
+        partial: true,
+        outcome: "partial",
+        messages: [{ role: "assistant", content: "no reasoning" }],
+        tool_stats: { terminal: { count: 3, success: 3, failure: 0 } },
+        usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 },
+        api_calls: 5,
+        duration_ms: 3000,
+        approvals: [approval("stop service", "deny", "policy:deny", "denied by policy")],
+        verify: { command: "false", exit_code: 1, passed: false, output: "", timed_out: false },
+      }),
+    );
+    stats.addFailure({ task_id: "c", outcome: "model_error", error: "400 bad", duration_ms: 2000, usage: { prompt_tokens: 5, completion_tokens: 0 } });
+    stats.addDropped("no_reasoning");
+    stats.addDropped("unknown_tools");
+    stats.addApprovalSummary({ "fork bomb": { denied: 2, errors: 1 } });
+
+    const json = stats.toJSON(new Date("2026-01-01T00:01:30.250Z"));
+    expect(json).toEqual({
+      run_name: "r1",
+      distribution: "default",
+      model: "m",
+      started_at: "2026-01-01T00:00:00.000Z",
+      completed_at: "2026-01-01T00:01:30.250Z",
+      duration_seconds: 90.25,
+      total_prompts: 5,
+      tasks: { total: 5, trajectories: 2, failed: 1, dropped: 2 },
+      outcomes: { completed: 1, max_turns: 0, partial: 1, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0 },
+      completed: 1,
+      partial: 1,
+      completion_rate: 33.33,
+      partial_rate: 33.33,
+      tool_statistics: {
+        mystery_tool: { count: 1, success: 0, failure: 1, success_rate: 0, failure_rate: 100 },
+        read_file: { count: 1, success: 0, failure: 1, success_rate: 0, failure_rate: 100 },
+        terminal: { count: 5, success: 4, failure: 1, success_rate: 80, failure_rate: 20 },
+        web_search: { count: 0, success: 0, failure: 0, success_rate: 0, failure_rate: 0 },
+      },
+      reasoning_statistics: {
+        total_assistant_turns: 5,
+        turns_with_reasoning: 2,
+        turns_without_reasoning: 3,
+        coverage_rate: 40,
+        trajectories_with_reasoning: 1,
+        trajectories_without_reasoning: 1,
+      },
+      tokens: {
+        agent: { prompt_tokens: 155, completion_tokens: 15, total_tokens: 170 },
+        approval: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
+        total_tokens: 178,
+      },
+      durations_ms: { count: 3, mean: 2000, p50: 2000, p95: 2900, max: 3000 },
+      api_calls: { total: 8, mean: 4, max: 5 },
+      approvals: {
+        total: 5,
+        approved: 1,
+        denied: 4,
+        errors: 2,
+        cached: 0,
+        by_decider: { "policy:deny": 1, smart: 2 },
+        by_pattern: {
+          "fork bomb": { approved: 0, denied: 2, errors: 1 },
+          "recursive delete": { approved: 1, denied: 1, errors: 1 },
+          "stop service": { approved: 0, denied: 1, errors: 0 },
+        },
+      },
+      verify: { run: 2, passed: 1, failed: 1, timed_out: 0, pass_rate: 50 },
+      filtered: { dropped_unknown_tools: 1, dropped_no_reasoning: 1 },
+    });
+    // statistics.json must survive a JSON round trip unchanged (no Maps, no typed arrays leak out).
+    expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+  });
+
+  it("is all zeros for an empty run", () => {
+    const json = new RunStatistics({ run_name: "empty" }).toJSON();
+    expect(json.completion_rate).toBe(0);
+    expect(json.durations_ms).toEqual({ count: 0, mean: 0, p50: 0, p95: 0, max: 0 });
+    expect(json.distribution).toBeNull();
+    expect(json.tool_statistics).toEqual({});
+  });
+
+  it("classifies approval errors", () => {
+    expect(isApprovalError(approval("p", "deny", "smart", "unparsable answer from the approval model"))).toBe(true);
+    expect(isApprovalError(approval("p", "deny", "smart-error", "x"))).toBe(true);
+    expect(isApprovalError(approval("p", "deny", "smart", "deletes the home directory"))).toBe(false);
+  });
+});
+
+describe("summary.csv", () => {
+  let dir = "";
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const rowA = summaryRowFromEntry(
+    entry({
+      task_id: "a,1",
+      prompt_index: 3,
+      tool_stats: { terminal: { count: 3, success: 2, failure: 1 }, read_file: { count: 1, success: 1, failure: 0 } },
+      usage: { prompt_tokens: 12, completion_tokens: 4, total_tokens: 16 },
+      api_calls: 2,
+      duration_ms: 1234.6,
+      verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false },
+    }),
+  );
+  const rowB = summaryRowFromFailure({ task_id: "b", prompt_index: 4, outcome: "timeout", error: 'took "too" long\nreally', duration_ms: 60000 });
+
+  it("formats rows with a header, quoting where needed", () => {
+    expect(formatSummaryCsv([rowA, rowB])).toBe(
+      "task_id,prompt_index,outcome,completed,partial,api_calls,tool_calls,tool_failures,prompt_tokens,completion_tokens,duration_ms,verify_passed,toolsets,error\n" +
+        '"a,1",3,completed,true,false,2,4,1,12,4,1235,true,terminal;file,\n' +
+        'b,4,timeout,false,false,0,0,0,0,0,60000,,,"took ""too"" long really"\n',
+    );
+  });
+
+  it("appends rows, writing the header once across reopenings and repairing a torn last row", () => {
+    dir = mkdtempSync(join(tmpdir(), "summary-csv-"));
+    const path = join(dir, "summary.csv");
+    const w1 = new SummaryCsvWriter(path);
+    w1.write(rowA);
+    w1.close();
+    appendFileSync(path, "torn,row,without"); // a crash mid-write
+    const w2 = new SummaryCsvWriter(path);
+    w2.write(rowB);
+    w2.close();
+    expect(readFileSync(path, "utf8")).toBe(formatSummaryCsv([rowA, rowB]));
+  });
+
+  it("writes the header into an empty existing file", () => {
+    dir = mkdtempSync(join(tmpdir(), "summary-csv-"));
+    const path = join(dir, "summary.csv");
+    writeFileSync(path, "");
+    new SummaryCsvWriter(path).close();
+    expect(readFileSync(path, "utf8")).toBe(formatSummaryCsv([]));
+    expect(readFileSync(path, "utf8").startsWith("task_id,")).toBe(true);
+  });
+});

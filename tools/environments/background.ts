@@ -1,0 +1,202 @@
+/**
+ * Background processes for any backend, built only on the environment's `exec`.
+ *
+ * Each process runs detached (`setsid`, so it leads its own process group) with its output in
+ * `<stateDir>/<id>.out` and, once it ends, its exit code in `<stateDir>/<id>.exit`. Polling, killing and
+ * cleanup are further short `exec` calls using POSIX sh, busybox-compatible commands only
+ * (`kill -TERM -PGID`, `tail -c`, `wc -c`, `/proc/<pid>/stat`), so the same class serves the local,
+ * Docker and Singularity backends.
+ *
+ * Usage inside a backend:
+ *   this.background = new BackgroundProcessManager((cmd, opts) => this.exec(cmd, opts), { stateDir: "/tmp/.hermes-bg" });
+ *   startBackground = (c, o) => this.background.start(c, o);   pollBackground = (id) => this.background.poll(id);
+ *   killBackground = (id) => this.background.kill(id);          listBackground = () => this.background.list();
+ *   cleanup: await this.background.cleanup();
+ */
+import { randomBytes } from "node:crypto";
+import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStatus, type ExecOptions, type ExecResult } from "./base.js";
+
+export type ExecFn = (command: string, opts?: ExecOptions) => Promise<ExecResult>;
+
+export interface BackgroundManagerOptions {
+  /** Directory inside the environment for output and exit files (created on the first start). */
+  stateDir: string;
+  /** Shell that runs the command inside the environment ("bash" where present). Default "sh". */
+  shell?: string;
+  /** Characters of output tail returned by poll. Default DEFAULT_OUTPUT_CAP (50,000). */
+  maxOutputChars?: number;
+  /** Timeout of each bookkeeping exec. Default 30 s. */
+  execTimeoutMs?: number;
+}
+
+interface BackgroundRecord {
+  id: string;
+  pid: number;
+  command: string;
+  startedAt: number;
+  /** Set once a poll saw the process end (so kill does not signal a pid that may be reused). */
+  finished: boolean;
+  exitCode: number | null;
+}
+
+export class UnknownBackgroundProcessError extends Error {
+  constructor(id: string) {
+    super(`unknown background process '${id}'`);
+    this.name = "UnknownBackgroundProcessError";
+  }
+}
+
+const OUTPUT_MARK = "__HERMES_BG_OUTPUT__";
+
+export class BackgroundProcessManager {
+  private readonly records = new Map<string, BackgroundRecord>();
+  private readonly stateDir: string;
+  private readonly shell: string;
+  private readonly maxOutputChars: number;
+  private readonly execTimeoutMs: number;
+
+  constructor(
+    private readonly exec: ExecFn,
+    options: BackgroundManagerOptions,
+  ) {
+    this.stateDir = options.stateDir.replace(/\/+$/, "") || "/";
+    this.shell = options.shell ?? "sh";
+    this.maxOutputChars = options.maxOutputChars ?? DEFAULT_OUTPUT_CAP;
+    this.execTimeoutMs = options.execTimeoutMs ?? 30_000;
+  }
+
+  private paths(id: string) {
+    return {
+      out: `${this.stateDir}/${id}.out`,
+      exit: `${this.stateDir}/${id}.exit`,
+      exitTmp: `${this.stateDir}/${id}.exit.tmp`,
+    };
+  }
+
+  private async run(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    return this.exec(command, { timeoutMs: this.execTimeoutMs, ...opts });
+  }
+
+  async start(command: string, opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ id: string }> {
+    const id = `proc_${randomBytes(6).toString("hex")}`;
+    const p = this.paths(id);
+    // The command runs in its own shell so `exit N` inside it still lets the wrapper record N.
+    const wrapper = [
+      `${this.shell} -c ${shellQuote(command)}`,
+      `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
+    ].join("\n");
+    const launch = `${this.shell} -c ${shellQuote(wrapper)} > ${shellQuote(p.out)} 2>&1 < /dev/null &`;
+    const script = [
+      `mkdir -p ${shellQuote(this.stateDir)} || exit 1`,
+      `if command -v setsid >/dev/null 2>&1; then setsid ${launch}`,
+      `elif command -v nohup >/dev/null 2>&1; then nohup ${launch}`,
+      `else ${launch}`,
+      `fi`,
+      `echo "pid=$!"`,
+    ].join("\n");
+    const res = await this.run(script, { cwd: opts.cwd, env: opts.env });
+    const pid = Number(/pid=(\d+)/.exec(res.stdout)?.[1]);
+    if (res.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
+      throw new Error(`could not start background process: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
+    }
+    this.records.set(id, { id, pid, command, startedAt: Date.now(), finished: false, exitCode: null });
+    return { id };
+  }
+
+  private record(id: string): BackgroundRecord {
+    const rec = this.records.get(id);
+    if (!rec) throw new UnknownBackgroundProcessError(id);
+    return rec;
+  }
+
+  /** The command a process was started with (for listings). */
+  commandOf(id: string): string | undefined {
+    return this.records.get(id)?.command;
+  }
+
+  ids(): string[] {
+    return [...this.records.keys()];
+  }
+
+  async poll(id: string): Promise<BackgroundStatus> {
+    const rec = this.record(id);
+    const p = this.paths(id);
+    const exitFile = shellQuote(p.exit);
+    const out = shellQuote(p.out);
+    // A zombie (parent gone, init not reaping) still answers kill -0, so /proc state Z counts as dead.
+    const script = [
+      `alive() { kill -0 ${rec.pid} 2>/dev/null || return 1; s=$(cat /proc/${rec.pid}/stat 2>/dev/null) || return 0; s=\${s##*) }; case "$s" in Z*|X*) return 1;; esac; return 0; }`,
+      `if [ -f ${exitFile} ]; then echo "state=exited code=$(cat ${exitFile})"`,
+      `elif alive; then echo state=running`,
+      `elif [ -f ${exitFile} ]; then echo "state=exited code=$(cat ${exitFile})"`,
+      `else echo state=gone; fi`,
+      `echo "size=$(wc -c < ${out} 2>/dev/null || echo 0)"`,
+      `echo ${OUTPUT_MARK}`,
+      `tail -c ${this.maxOutputChars} ${out} 2>/dev/null`,
+      `true`,
+    ].join("\n");
+    const res = await this.run(script, { maxOutputChars: this.maxOutputChars * 2 });
+    const markAt = res.stdout.indexOf(`${OUTPUT_MARK}\n`);
+    const head = markAt >= 0 ? res.stdout.slice(0, markAt) : res.stdout;
+    let output = markAt >= 0 ? res.stdout.slice(markAt + OUTPUT_MARK.length + 1) : "";
+    const state = /state=(\w+)/.exec(head)?.[1] ?? "gone";
+    const code = /code=(-?\d+)/.exec(head)?.[1];
+    const size = Number(/size=\s*(\d+)/.exec(head)?.[1] ?? 0);
+    if (size > this.maxOutputChars) {
+      output = `[... earlier output omitted; showing the last ${this.maxOutputChars} of ${size} bytes]\n${output}`;
+    }
+    if (state !== "running") {
+      rec.finished = true;
+      if (state === "exited" && code !== undefined) rec.exitCode = Number(code);
+    }
+    return { id, running: state === "running", exitCode: state === "exited" ? rec.exitCode : null, output };
+  }
+
+  /** Ends the process and its whole process group: SIGTERM, then SIGKILL after about 1 s. */
+  async kill(id: string): Promise<void> {
+    const rec = this.record(id);
+    await this.run(this.killScript([rec]));
+    rec.finished = true;
+  }
+
+  async list(): Promise<BackgroundStatus[]> {
+    const out: BackgroundStatus[] = [];
+    for (const id of this.records.keys()) out.push(await this.poll(id));
+    return out;
+  }
+
+  /** Kills every process started here (and their groups) in one exec. */
+  async killAll(): Promise<void> {
+    const recs = [...this.records.values()];
+    if (recs.length === 0) return;
+    await this.run(this.killScript(recs));
+    for (const r of recs) r.finished = true;
+  }
+
+  /** Kills everything and removes the state directory. Safe to call twice. */
+  async cleanup(): Promise<void> {
+    const recs = [...this.records.values()];
+    const parts: string[] = [];
+    if (recs.length > 0) parts.push(this.killScript(recs));
+    parts.push(`rm -rf ${shellQuote(this.stateDir)}`);
+    await this.run(parts.join("\n"));
+    for (const r of recs) r.finished = true;
+  }
+
+  private killScript(recs: BackgroundRecord[]): string {
+    // Group kill is always safe while the group exists (Linux never hands out a pid equal to a live
+    // pgid); a bare-pid kill only while the process is not known to have ended.
+    const signal = (sig: string) =>
+      recs.map((r) => `kill -${sig} -${r.pid} 2>/dev/null${r.finished ? "" : `; kill -${sig} ${r.pid} 2>/dev/null`}`).join("; ");
+    // A process group counts as alive while it has a member that is not a zombie (init may not reap).
+    const groupAlive = `galive() { if [ ! -r /proc/self/stat ]; then kill -0 -$1 2>/dev/null; return; fi; for f in /proc/[0-9]*/stat; do read -r s 2>/dev/null < "$f" || continue; s=\${s##*) }; set -- $1 $s; [ "$4" = "$1" ] && case "$2" in Z*|X*) ;; *) return 0;; esac; done; return 1; }`;
+    const anyAlive = recs.map((r) => `galive ${r.pid}`).join(" || ");
+    return [
+      groupAlive,
+      signal("TERM"),
+      `i=0; while [ $i -lt 10 ] && { ${anyAlive}; }; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`,
+      signal("KILL"),
+      `true`,
+    ].join("\n");
+  }
+}

@@ -1,0 +1,354 @@
+/**
+ * The local backend: commands run on the host, in the task's own folder under the run folder.
+ *
+ * No isolation beyond the working directory and a scrubbed environment (variables that look like
+ * secrets are not passed on). Each command runs in its own process group so a timeout or abort kills
+ * everything it started, not only the shell.
+ *
+ * Children that outlive their command (`server &`) do not hold up its result; every process started
+ * here carries HERMES_BATCH_ENV_ID=<marker> in its environment, and cleanup() kills all of them (found
+ * through /proc), background processes included.
+ *
+ * Options (EnvironmentOptions): `removeTaskDirOnCleanup` (default false: the task folder is the task's
+ * output and stays), `maxOutputChars` (default DEFAULT_OUTPUT_CAP).
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { execa } from "execa";
+import { BackgroundProcessManager } from "./background.js";
+import {
+  DEFAULT_OUTPUT_CAP,
+  type BackgroundStatus,
+  type Environment,
+  type EnvironmentFactory,
+  type EnvironmentOptions,
+  type EnvironmentSpec,
+  type ExecOptions,
+  type ExecResult,
+} from "./base.js";
+
+/** Exit code reported for a command killed by its timeout (as coreutils `timeout` does). */
+export const TIMEOUT_EXIT_CODE = 124;
+/** Exit code reported for a command stopped by its AbortSignal. */
+export const INTERRUPT_EXIT_CODE = 130;
+/** Variable set in every command's environment, so cleanup can find leftovers. */
+export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
+/** Time between SIGTERM and SIGKILL of a process group. */
+const KILL_GRACE_MS = 1000;
+/** After the shell exits, how long to wait for children that still hold its output pipes. */
+const LINGER_MS = 300;
+
+const SECRET_NAME_PATTERNS = [
+  /API_KEY$/i,
+  /_TOKEN$/i,
+  /^TOKEN$/i,
+  /SECRET/i,
+  /PASSWORD/i,
+  /PASSWD/i,
+  /PRIVATE_KEY/i,
+  /CREDENTIAL/i,
+  /_ACCESS_KEY(_ID)?$/i,
+];
+
+export function looksLikeSecretName(name: string): boolean {
+  return SECRET_NAME_PATTERNS.some((re) => re.test(name));
+}
+
+/** The host environment without variables whose names look like secrets. */
+export function scrubbedProcessEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(source)) {
+    if (v !== undefined && !looksLikeSecretName(k)) out[k] = v;
+  }
+  return out;
+}
+
+let detectedShell: string | undefined;
+
+/** bash when present, else sh. */
+export function hostShell(): string {
+  if (!detectedShell) {
+    const dirs = ["/bin", "/usr/bin", "/usr/local/bin", ...(process.env.PATH ?? "").split(":").filter(Boolean)];
+    detectedShell = dirs.map((d) => join(d, "bash")).find((p) => existsSync(p)) ?? "/bin/sh";
+  }
+  return detectedShell;
+}
+
+/** Keeps the head and a rolling tail of a stream so memory stays bounded; renders like capOutput. */
+class OutputCollector {
+  private head = "";
+  private tail = "";
+  private total = 0;
+
+  constructor(private readonly cap: number) {}
+
+  push(chunk: string): void {
+    this.total += chunk.length;
+    if (this.total <= this.cap * 2 && this.tail === "") {
+      this.head += chunk;
+      return;
+    }
+    if (this.tail === "") {
+      // First overflow: split what we have into a fixed head and a tail buffer.
+      this.tail = this.head.slice(this.cap);
+      this.head = this.head.slice(0, this.cap);
+    }
+    this.tail += chunk;
+    if (this.tail.length > this.cap * 2) this.tail = this.tail.slice(this.tail.length - this.cap);
+  }
+
+  render(): { text: string; truncated: boolean } {
+    const full = this.head + this.tail;
+    if (this.total <= this.cap) return { text: full, truncated: false };
+    const headLen = Math.floor(this.cap * 0.4);
+    const tailLen = this.cap - headLen;
+    const omitted = this.total - this.cap;
+    const tailText = this.tail === "" ? this.head.slice(this.head.length - tailLen) : this.tail.slice(this.tail.length - tailLen);
+    return {
+      text: `${this.head.slice(0, headLen)}\n\n... [OUTPUT TRUNCATED - ${omitted} chars omitted out of ${this.total} total; cap is ${this.cap} chars] ...\n\n${tailText}`,
+      truncated: true,
+    };
+  }
+}
+
+function signalNumber(signal: string | null): number {
+  const map: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6 };
+  return signal ? (map[signal] ?? 1) : 0;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Live (non-zombie) processes whose initial environment carries HERMES_BATCH_ENV_ID=<marker>. */
+export function processesWithMarker(marker: string): number[] {
+  const needle = Buffer.from(`${ENV_MARKER_VAR}=${marker}\0`);
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`);
+      if (environ.indexOf(needle) < 0) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (state !== "Z" && state !== "X") found.push(Number(name));
+    } catch {
+      // Vanished or not ours.
+    }
+  }
+  return found;
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class LocalEnvironment implements Environment {
+  readonly kind = "local";
+  readonly workdir: string;
+  private readonly background: BackgroundProcessManager;
+  private readonly maxOutputChars: number;
+  /** Every process started here inherits HERMES_BATCH_ENV_ID=<marker>; cleanup kills them by it. */
+  readonly marker = randomUUID();
+  private readonly runningGroups = new Set<number>();
+  private cleaned = false;
+
+  constructor(
+    /** The task folder (kept after cleanup unless removeTaskDirOnCleanup). */
+    readonly taskDir: string,
+    workdir: string,
+    private readonly bgStateDir: string,
+    private readonly options: { removeTaskDirOnCleanup?: boolean; maxOutputChars?: number } = {},
+  ) {
+    this.workdir = workdir;
+    this.maxOutputChars = options.maxOutputChars ?? DEFAULT_OUTPUT_CAP;
+    this.background = new BackgroundProcessManager((cmd, opts) => this.exec(cmd, opts), {
+      stateDir: bgStateDir,
+      shell: hostShell(),
+      maxOutputChars: this.maxOutputChars,
+    });
+  }
+
+  resolvePath(path: string): string {
+    return isAbsolute(path) ? path : resolve(this.workdir, path);
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    if (!isDirectory(cwd)) {
+      return { exitCode: 1, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
+    }
+    const cap = opts.maxOutputChars ?? this.maxOutputChars;
+    const stdout = new OutputCollector(cap);
+    const stderr = new OutputCollector(cap);
+
+    const child = execa(hostShell(), ["-c", command], {
+      cwd,
+      env: { ...scrubbedProcessEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker },
+      extendEnv: false,
+      detached: true,
+      reject: false,
+      buffer: false,
+      stripFinalNewline: false,
+      ...(opts.stdin !== undefined ? { input: opts.stdin } : { stdin: "ignore" as const }),
+    });
+    // execa's own promise settles when streams end; bookkeeping below does not depend on it.
+    child.catch(() => undefined);
+    const pid = child.pid;
+    child.stdout?.setEncoding("utf8");
+    child.stderr?.setEncoding("utf8");
+    child.stdout?.on("data", (c: string) => stdout.push(c));
+    child.stderr?.on("data", (c: string) => stderr.push(c));
+
+    const spawnFailed = new Promise<Error>((res) => child.once("error", res));
+    if (pid === undefined) {
+      const err = await spawnFailed;
+      return { exitCode: 127, stdout: "", stderr: `could not start ${hostShell()}: ${err.message}`, timedOut: false, truncated: false };
+    }
+    this.runningGroups.add(pid);
+
+    let timedOut = false;
+    let aborted = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const stopGroup = () => {
+      killGroup(pid, "SIGTERM");
+      killTimer ??= setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
+    };
+    const timeoutTimer =
+      opts.timeoutMs !== undefined && opts.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            stopGroup();
+          }, opts.timeoutMs)
+        : undefined;
+    const onAbort = () => {
+      aborted = true;
+      stopGroup();
+    };
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const exited = new Promise<{ code: number | null; signal: string | null }>((res) =>
+      child.once("exit", (code, signal) => res({ code, signal })),
+    );
+    const streamsClosed = new Promise<void>((res) => child.once("close", () => res()));
+    const { code, signal } = await exited;
+
+    // Children that keep the pipes open (e.g. `server &`) must not hold the result forever.
+    let lingerTimer: NodeJS.Timeout | undefined;
+    const lingered = await Promise.race([
+      streamsClosed.then(() => false),
+      new Promise<boolean>((res) => {
+        lingerTimer = setTimeout(() => res(true), timedOut || aborted ? KILL_GRACE_MS + 200 : LINGER_MS);
+      }),
+    ]);
+    clearTimeout(lingerTimer);
+    if (lingered) {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }
+    if (timeoutTimer) clearTimeout(timeoutTimer);
+    opts.signal?.removeEventListener("abort", onAbort);
+    // After a timeout or abort the whole group goes, not only the shell.
+    if (timedOut || aborted) killGroup(pid, "SIGKILL");
+    if (killTimer) clearTimeout(killTimer);
+    this.runningGroups.delete(pid);
+
+    const out = stdout.render();
+    const err = stderr.render();
+    let exitCode = code ?? 128 + signalNumber(signal);
+    if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
+    else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
+    return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    return readFile(this.resolvePath(path));
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const full = this.resolvePath(path);
+    await mkdir(dirname(full), { recursive: true });
+    await writeFile(full, data);
+  }
+
+  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+    return this.background.start(command, opts);
+  }
+
+  pollBackground(id: string): Promise<BackgroundStatus> {
+    return this.background.poll(id);
+  }
+
+  killBackground(id: string): Promise<void> {
+    return this.background.kill(id);
+  }
+
+  listBackground(): Promise<BackgroundStatus[]> {
+    return this.background.list();
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    try {
+      await this.background.cleanup();
+    } catch {
+      // The state dir is removed below either way.
+    }
+    for (const pgid of this.runningGroups) killGroup(pgid, "SIGKILL");
+    // Leftovers such as `server &` of a finished command, even ones that left the process group.
+    for (let pass = 0; pass < 3; pass++) {
+      const pids = processesWithMarker(this.marker);
+      if (pids.length === 0) break;
+      for (const p of pids) {
+        try {
+          process.kill(p, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    await rm(this.bgStateDir, { recursive: true, force: true });
+    if (this.options.removeTaskDirOnCleanup) await rm(this.taskDir, { recursive: true, force: true });
+  }
+}
+
+/** Creates the task folder (spec.hostTaskDir) and a local environment working in it (or in spec.cwd). */
+export const createLocalEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+  const taskDir = resolve(spec.hostTaskDir);
+  await mkdir(taskDir, { recursive: true });
+  let workdir = taskDir;
+  if (spec.cwd && isAbsolute(spec.cwd)) {
+    // An absolute cwd is a host path: use it only if it exists, never create host directories.
+    if (!isDirectory(spec.cwd)) throw new Error(`local environment: cwd '${spec.cwd}' is not an existing directory on this host`);
+    workdir = resolve(spec.cwd);
+  } else if (spec.cwd) {
+    workdir = resolve(taskDir, spec.cwd);
+    await mkdir(workdir, { recursive: true });
+  }
+  const bgStateDir = await mkdtemp(join(tmpdir(), "hermes-bg-"));
+  return new LocalEnvironment(taskDir, workdir, bgStateDir, {
+    removeTaskDirOnCleanup: options.removeTaskDirOnCleanup === true,
+    maxOutputChars: typeof options.maxOutputChars === "number" ? options.maxOutputChars : undefined,
+  });
+};

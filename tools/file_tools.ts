@@ -1,0 +1,459 @@
+/**
+ * File tools (toolset "file"): read_file, write_file, patch, search_files.
+ *
+ * All of them go through the task's Environment (readFile/writeFile/exec), so they work the same in
+ * every backend. search_files needs only POSIX find/grep/head/sort with busybox-compatible flags.
+ */
+import { posix } from "node:path";
+import { z } from "zod";
+import { shellQuote, type Environment } from "./environments/base.js";
+import { registry, toolError, type ToolContext } from "./registry.js";
+import { boolArg, intArg, parseToolArgs } from "./tool_args.js";
+
+export const READ_DEFAULT_LIMIT = 500;
+export const READ_MAX_LIMIT = 2000;
+const MAX_LINE_CHARS = 2000;
+const SEARCH_DEFAULT_LIMIT = 50;
+const SEARCH_MAX_LIMIT = 1000;
+const MATCH_LINE_CHARS = 300;
+const PRUNED_DIRS = [".git", "node_modules", "__pycache__", ".hg", ".svn"];
+
+const BINARY_EXTENSIONS = new Set([
+  "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2", "xz", "7z", "rar",
+  "tar", "jar", "class", "so", "dll", "exe", "o", "a", "pyc", "whl", "mp3", "mp4", "wav", "ogg", "mov", "avi",
+  "woff", "woff2", "ttf", "otf", "sqlite", "db", "bin", "dat", "npy", "pt", "safetensors",
+]);
+
+function errMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function looksNotFound(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return code === "ENOENT" || /ENOENT|no such file|not found/i.test(errMessage(err));
+}
+
+function absolutePath(env: Environment, path: string): string {
+  return posix.isAbsolute(path) ? posix.normalize(path) : posix.resolve(env.workdir, path);
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return 99;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Names in the file's directory that resemble it (one cheap `ls`), for a helpful not-found error. */
+async function similarNames(env: Environment, fullPath: string): Promise<string[]> {
+  const dir = posix.dirname(fullPath);
+  const base = posix.basename(fullPath).toLowerCase();
+  const res = await env.exec(`ls -1A ${shellQuote(dir)} 2>/dev/null | head -n 1000`, { timeoutMs: 10_000 });
+  if (res.exitCode !== 0) return [];
+  const stem = base.replace(/\.[^.]*$/, "");
+  return res.stdout
+    .split("\n")
+    .filter(Boolean)
+    .filter((name) => {
+      const n = name.toLowerCase();
+      return n === base || (stem.length >= 3 && n.includes(stem)) || (n.length >= 3 && base.includes(n.replace(/\.[^.]*$/, ""))) || editDistance(n, base) <= 2;
+    })
+    .slice(0, 5)
+    .map((name) => posix.join(dir, name));
+}
+
+// ---------------------------------------------------------------- read_file
+
+const readArgs = z.object({
+  path: z.string().min(1, "must not be empty"),
+  offset: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
+  limit: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
+});
+
+export async function handleReadFile(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+  const parsed = parseToolArgs("read_file", readArgs, args);
+  if (!parsed.ok) return parsed.error;
+  const { path } = parsed.value;
+  const offset = parsed.value.offset ?? 1;
+  const limit = Math.min(parsed.value.limit ?? READ_DEFAULT_LIMIT, READ_MAX_LIMIT);
+  const env = await ctx.getEnv();
+  const full = absolutePath(env, path);
+
+  const ext = posix.extname(full).slice(1).toLowerCase();
+  if (BINARY_EXTENSIONS.has(ext)) {
+    return toolError(`Cannot read binary file '${path}' (.${ext}); read_file reads text files only`);
+  }
+  let data: Buffer;
+  try {
+    data = await env.readFile(full);
+  } catch (err) {
+    if (looksNotFound(err)) {
+      const similar = await similarNames(env, full).catch(() => []);
+      return toolError(`File not found: ${path}`, similar.length > 0 ? { similar_files: similar } : {});
+    }
+    return toolError(`Cannot read '${path}': ${errMessage(err)}`);
+  }
+  if (data.subarray(0, 8192).includes(0)) {
+    return toolError(`Cannot read binary file '${path}'; read_file reads text files only`);
+  }
+  const text = data.toString("utf8");
+  const lines = text.split("\n");
+  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+  const total = lines.length;
+  const slice = lines.slice(offset - 1, offset - 1 + limit);
+  const content = slice
+    .map((line, i) => {
+      const clean = line.endsWith("\r") ? line.slice(0, -1) : line;
+      const shown = clean.length > MAX_LINE_CHARS ? `${clean.slice(0, MAX_LINE_CHARS)}... [line truncated, ${clean.length} chars]` : clean;
+      return `${String(offset + i).padStart(6, " ")}|${shown}`;
+    })
+    .join("\n");
+  const result: Record<string, unknown> = { content, total_lines: total, file_size: data.length };
+  const last = offset - 1 + slice.length;
+  if (offset > total && total > 0) {
+    result.note = `offset ${offset} is past the end of the file (${total} lines)`;
+  } else if (last < total) {
+    result.truncated = true;
+    result.hint = `Showing lines ${offset}-${last} of ${total}; use offset=${last + 1} to read more`;
+  }
+  return JSON.stringify(result);
+}
+
+// ---------------------------------------------------------------- write_file
+
+const writeArgs = z.object({
+  path: z.string().min(1, "must not be empty"),
+  content: z.string(),
+});
+
+export async function handleWriteFile(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+  const parsed = parseToolArgs("write_file", writeArgs, args);
+  if (!parsed.ok) return parsed.error;
+  const { path, content } = parsed.value;
+  const env = await ctx.getEnv();
+  const full = absolutePath(env, path);
+  try {
+    await env.writeFile(full, content);
+  } catch (err) {
+    return toolError(`Cannot write '${path}': ${errMessage(err)}`);
+  }
+  return JSON.stringify({ success: true, path: full, bytes_written: Buffer.byteLength(content, "utf8") });
+}
+
+// ---------------------------------------------------------------- patch
+
+const patchArgs = z.object({
+  path: z.string().min(1, "must not be empty"),
+  old_string: z.string().min(1, "must not be empty"),
+  new_string: z.string(),
+  replace_all: boolArg().optional(),
+  mode: z.string().optional(),
+});
+
+function countOccurrences(haystack: string, needle: string): number {
+  let n = 0;
+  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** One unified-style hunk around the changed lines (3 lines of context), capped in size. */
+export function unifiedDiff(path: string, before: string, after: string, context = 3, maxChars = 4000): string {
+  const a = before.split("\n");
+  const b = after.split("\n");
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length - 1;
+  let endB = b.length - 1;
+  while (endA >= start && endB >= start && a[endA] === b[endB]) {
+    endA--;
+    endB--;
+  }
+  const from = Math.max(0, start - context);
+  const toA = Math.min(a.length - 1, endA + context);
+  const toB = Math.min(b.length - 1, endB + context);
+  const lines = [`--- a/${path}`, `+++ b/${path}`, `@@ -${from + 1},${toA - from + 1} +${from + 1},${toB - from + 1} @@`];
+  for (let i = from; i < start; i++) lines.push(` ${a[i]}`);
+  for (let i = start; i <= endA; i++) lines.push(`-${a[i]}`);
+  for (let i = start; i <= endB; i++) lines.push(`+${b[i]}`);
+  for (let i = endA + 1; i <= toA; i++) lines.push(` ${a[i]}`);
+  const diff = lines.join("\n");
+  return diff.length > maxChars ? `${diff.slice(0, maxChars)}\n... [diff truncated]` : diff;
+}
+
+export async function handlePatch(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+  const parsed = parseToolArgs("patch", patchArgs, args);
+  if (!parsed.ok) return parsed.error;
+  const { path, new_string, mode } = parsed.value;
+  let { old_string } = parsed.value;
+  let replacement = new_string;
+  const replaceAll = parsed.value.replace_all ?? false;
+  if (mode !== undefined && mode !== "replace") {
+    return toolError(`Invalid arguments for patch: 'mode': only "replace" is supported (old_string/new_string)`);
+  }
+  if (old_string === new_string) return toolError("Invalid arguments for patch: 'new_string': is identical to old_string");
+  const env = await ctx.getEnv();
+  const full = absolutePath(env, path);
+  let data: Buffer;
+  try {
+    data = await env.readFile(full);
+  } catch (err) {
+    return toolError(looksNotFound(err) ? `File not found: ${path}` : `Cannot read '${path}': ${errMessage(err)}`);
+  }
+  const before = data.toString("utf8");
+  let count = countOccurrences(before, old_string);
+  if (count === 0 && before.includes("\r\n") && !old_string.includes("\r\n")) {
+    // The model writes LF; the file has CRLF line endings.
+    old_string = old_string.replace(/\n/g, "\r\n");
+    replacement = replacement.replace(/\r?\n/g, "\r\n");
+    count = countOccurrences(before, old_string);
+  }
+  if (count === 0) {
+    return toolError(`old_string not found in ${path}; read the file again and copy the exact text (whitespace and indentation included)`);
+  }
+  if (count > 1 && !replaceAll) {
+    return toolError(`old_string occurs ${count} times in ${path}; add surrounding lines to make it unique, or set replace_all=true`);
+  }
+  const after = replaceAll ? before.split(old_string).join(replacement) : before.replace(old_string, () => replacement);
+  try {
+    await env.writeFile(full, after);
+  } catch (err) {
+    return toolError(`Cannot write '${path}': ${errMessage(err)}`);
+  }
+  return JSON.stringify({ success: true, path: full, replacements: replaceAll ? count : 1, diff: unifiedDiff(path, before, after) });
+}
+
+// ---------------------------------------------------------------- search_files
+
+const searchArgs = z.object({
+  pattern: z.string().min(1, "must not be empty"),
+  path: z.string().optional(),
+  file_glob: z.string().optional(),
+  target: z.string().optional(),
+  kind: z.string().optional(),
+  limit: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
+  offset: intArg().pipe(z.number().int().min(0, "must be >= 0")).optional(),
+});
+
+const TARGET_ALIASES: Record<string, "content" | "files"> = { content: "content", grep: "content", files: "files", find: "files" };
+
+/**
+ * Turns common Perl-style escapes (\d \w \s and their negations) into POSIX classes, which every
+ * grep -E understands (busybox and musl do not know \d or \w).
+ */
+export function toPosixEre(pattern: string): string {
+  const outside: Record<string, string> = { d: "[0-9]", D: "[^0-9]", w: "[[:alnum:]_]", W: "[^[:alnum:]_]", s: "[[:space:]]", S: "[^[:space:]]" };
+  const inside: Record<string, string> = { d: "0-9", w: "[:alnum:]_", s: "[:space:]" };
+  let out = "";
+  let inBracket = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\" && i + 1 < pattern.length) {
+      const n = pattern[i + 1]!;
+      const map = inBracket ? inside : outside;
+      if (map[n] !== undefined) out += map[n];
+      else out += c + n;
+      i++;
+      continue;
+    }
+    if (!inBracket && c === "[") {
+      inBracket = true;
+      out += c;
+      // A leading ] or ^] is literal inside a bracket expression.
+      if (pattern[i + 1] === "^") out += pattern[++i];
+      if (pattern[i + 1] === "]") out += pattern[++i];
+      continue;
+    }
+    if (inBracket && c === "[" && pattern[i + 1] === ":") {
+      const close = pattern.indexOf(":]", i + 2);
+      if (close > 0) {
+        out += pattern.slice(i, close + 2);
+        i = close + 1;
+        continue;
+      }
+    }
+    if (inBracket && c === "]") inBracket = false;
+    out += c;
+  }
+  return out;
+}
+
+function hasGlobChars(s: string): boolean {
+  return /[*?[]/.test(s);
+}
+
+function findNameTest(glob: string): string {
+  return glob.includes("/") ? `-path ${shellQuote(`*/${glob.replace(/^\.?\//, "")}`)}` : `-name ${shellQuote(glob)}`;
+}
+
+function stripDotSlash(p: string): string {
+  return p.startsWith("./") ? p.slice(2) : p;
+}
+
+export async function handleSearchFiles(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+  const parsed = parseToolArgs("search_files", searchArgs, args);
+  if (!parsed.ok) return parsed.error;
+  const a = parsed.value;
+  const rawTarget = (a.target ?? a.kind ?? "content").toLowerCase();
+  const target = TARGET_ALIASES[rawTarget];
+  if (!target) return toolError(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
+  const limit = Math.min(a.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
+  const offset = a.offset ?? 0;
+  const searchPath = a.path && a.path.trim() !== "" ? a.path : ".";
+  const env = await ctx.getEnv();
+
+  const P = shellQuote(searchPath);
+  const prune = `\\( ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
+  const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
+  const want = offset + limit + 1;
+  let script: string;
+  if (target === "content") {
+    const grep = `grep -n -H -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+    script = [
+      `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
+      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi | head -n ${want}`,
+    ].join("\n");
+  } else {
+    const glob = hasGlobChars(a.pattern) ? a.pattern : `*${a.pattern}*`;
+    script = [
+      `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
+      `find ${P} -mindepth 1 ${prune} -o -type f ${findNameTest(glob)}${fileGlobTest} -print | sort | head -n ${want}`,
+    ].join("\n");
+  }
+  const res = await env.exec(script, { timeoutMs: 60_000, signal: ctx.signal, maxOutputChars: 2_000_000 });
+  if (res.stdout.startsWith("__NO_SUCH_PATH__")) return toolError(`Path not found: ${searchPath}`);
+  if (res.timedOut) return toolError(`search_files timed out after 60s; narrow the path or the pattern`);
+  const lines = res.stdout.split("\n").filter((l) => l !== "");
+
+  if (target === "files") {
+    const files = lines.map(stripDotSlash);
+    const page = files.slice(offset, offset + limit);
+    const result: Record<string, unknown> = { files: page, total_count: page.length };
+    if (files.length > offset + limit) {
+      result.truncated = true;
+      result.hint = `More results exist; use offset=${offset + limit} to see more`;
+    }
+    return JSON.stringify(result);
+  }
+
+  const matches: { path: string; line: number; content: string }[] = [];
+  for (const line of lines) {
+    const m = /^(.+?):(\d+):(.*)$/.exec(line);
+    // Lines with control characters come from binary files that grep printed anyway (busybox).
+    if (!m || /[\u0000-\u0008\u000e-\u001f]/.test(m[3]!)) continue;
+    const content = m[3]!.length > MATCH_LINE_CHARS ? `${m[3]!.slice(0, MATCH_LINE_CHARS)}...` : m[3]!;
+    matches.push({ path: stripDotSlash(m[1]!), line: Number(m[2]), content });
+  }
+  if (matches.length === 0) {
+    const problem = res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
+    if (problem) return toolError(`search_files failed: ${problem.trim()}`);
+  }
+  const page = matches.slice(offset, offset + limit);
+  const result: Record<string, unknown> = { matches: page, total_count: page.length };
+  if (lines.length >= want) {
+    result.truncated = true;
+    result.hint = `More matches exist; use offset=${offset + limit} or a narrower pattern/path`;
+  }
+  return JSON.stringify(result);
+}
+
+// ---------------------------------------------------------------- registration
+
+registry.register({
+  name: "read_file",
+  toolset: "file",
+  emoji: "📖",
+  schema: {
+    name: "read_file",
+    description:
+      `Read a text file with line numbers (LINE|content). Reads up to ${READ_DEFAULT_LIMIT} lines by default ` +
+      `(max ${READ_MAX_LIMIT}); use offset and limit for large files. Use this instead of cat/head/tail in the terminal. ` +
+      "Binary files and images are refused. When the file does not exist, similar file names are suggested.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "File path (absolute, or relative to the working directory)." },
+        offset: { type: "integer", minimum: 1, description: "First line to read, 1-based (default 1)." },
+        limit: { type: "integer", minimum: 1, maximum: READ_MAX_LIMIT, description: `Number of lines (default ${READ_DEFAULT_LIMIT}, max ${READ_MAX_LIMIT}).` },
+      },
+      required: ["path"],
+    },
+  },
+  handler: handleReadFile,
+});
+
+registry.register({
+  name: "write_file",
+  toolset: "file",
+  emoji: "✍️",
+  schema: {
+    name: "write_file",
+    description:
+      "Write content to a file, replacing it entirely; parent directories are created. Use this instead of echo/cat " +
+      "redirection in the terminal. For small changes to an existing file prefer patch.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "File path (absolute, or relative to the working directory)." },
+        content: { type: "string", description: "The complete new content of the file." },
+      },
+      required: ["path", "content"],
+    },
+  },
+  handler: handleWriteFile,
+});
+
+registry.register({
+  name: "patch",
+  toolset: "file",
+  emoji: "🔧",
+  schema: {
+    name: "patch",
+    description:
+      "Edit a file by replacing an exact string. old_string must match the file exactly (whitespace and " +
+      "indentation included) and be unique unless replace_all is true; include surrounding lines to make it unique. " +
+      "Returns a diff of the change. Use this instead of sed/awk in the terminal.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "File to edit." },
+        old_string: { type: "string", description: "Exact text to find." },
+        new_string: { type: "string", description: "Text to put in its place." },
+        replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
+      },
+      required: ["path", "old_string", "new_string"],
+    },
+  },
+  handler: handlePatch,
+});
+
+registry.register({
+  name: "search_files",
+  toolset: "file",
+  emoji: "🔎",
+  schema: {
+    name: "search_files",
+    description:
+      "Search file contents with a regular expression (target=content, default; returns path, line number and line) " +
+      "or find files by name glob (target=files, e.g. '*.py'; a plain word matches names containing it). " +
+      ".git and node_modules are skipped. Use this instead of grep/find in the terminal.",
+    parameters: {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "Regex (extended syntax) for content, or a file-name glob for files." },
+        target: { type: "string", enum: ["content", "files"], description: "What to search (default content). 'grep' and 'find' are accepted too." },
+        path: { type: "string", description: "Directory or file to search (default: the working directory)." },
+        file_glob: { type: "string", description: "Only search files whose name matches this glob, e.g. '*.ts'." },
+        limit: { type: "integer", minimum: 1, maximum: SEARCH_MAX_LIMIT, description: `Maximum results (default ${SEARCH_DEFAULT_LIMIT}).` },
+        offset: { type: "integer", minimum: 0, description: "Skip this many results (paging)." },
+      },
+      required: ["pattern"],
+    },
+  },
+  handler: handleSearchFiles,
+});
