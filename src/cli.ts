@@ -15,9 +15,17 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import("./commands/export.js")).command,
 };
 
+/** The package version; package.json is two folders up from dist/src/cli.js and one from src/cli.ts. */
 function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
-  return pkg.version;
+  for (const rel of ["../../package.json", "../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version: string };
+      if (pkg.name === "hermes-batch") return pkg.version;
+    } catch {
+      // try the next location
+    }
+  }
+  return "unknown";
 }
 
 async function mainHelp(): Promise<string> {

@@ -1,0 +1,343 @@
+/**
+ * The bridge between the agent loop and the tool registry: which tool schemas a task gets
+ * (`getToolDefinitions`), and how one tool call is run (`handleFunctionCall`).
+ */
+import {
+  discoverBuiltinTools,
+  registry as defaultRegistry,
+  toolError,
+  type DiscoveryReport,
+  type OpenAITool,
+  type ToolContext,
+  type ToolRegistry,
+} from "../tools/registry.js";
+import { addToolHook, loadPlugins, toolHooks, type PluginOptions, type PluginReport } from "./plugins.js";
+import {
+  allKnownToolNames,
+  canonicalToolsetName,
+  listToolsets,
+  resolveToolset,
+  resolveToolsets,
+  syncToolsetsWithRegistry,
+  TOOLSETS,
+  toolsetsGeneration,
+} from "./toolsets.js";
+
+export { addToolHook };
+export type { ToolHook, ToolCallInfo } from "./plugins.js";
+
+/** Tools whose calls the agent loop answers itself (they need the loop's state). */
+export const AGENT_LOOP_TOOLS: ReadonlySet<string> = new Set(["todo", "memory"]);
+
+export interface ToolSelection {
+  /** Only these toolsets (legacy `*_tools` names accepted). `[]` means no tools. */
+  enabledToolsets?: readonly string[];
+  /** Every toolset except these. With `enabledToolsets` too: the enabled tools minus these. */
+  disabledToolsets?: readonly string[];
+}
+
+/**
+ * The tool names a selection stands for, before availability filtering (sorted).
+ * Subtraction is by tool, so disabling `terminal` also removes it from composites like `debugging`.
+ */
+export function selectToolNames(sel: ToolSelection = {}): string[] {
+  const base = sel.enabledToolsets ? resolveToolsets(sel.enabledToolsets) : resolveToolset("all");
+  if (!sel.disabledToolsets || sel.disabledToolsets.length === 0) return base;
+  const removed = new Set(resolveToolsets(sel.disabledToolsets));
+  return base.filter((t) => !removed.has(t));
+}
+
+// ---------- schema patching ----------
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * How a tool name is recognised in prose. Compound names (`read_file`) count as a whole word anywhere;
+ * plain-word names (`patch`, `process`, `memory`) only where they clearly name the tool: quoted
+ * (`patch`, 'patch', "patch"), or followed by "tool"/"tools" or "(".
+ */
+function mentionPattern(name: string): RegExp {
+  const n = escapeRegExp(name);
+  if (/[^a-z]/i.test(name)) return new RegExp(`(?<![\\w-])${n}(?![\\w-])`);
+  return new RegExp(`[\`'"]${n}[\`'"]|(?<![\\w-])${n}(?=\\s+tools?\\b|\\()`);
+}
+
+const patternCache = new Map<string, RegExp>();
+function mentions(text: string, name: string): boolean {
+  let re = patternCache.get(name);
+  if (!re) {
+    re = mentionPattern(name);
+    patternCache.set(name, re);
+  }
+  return re.test(text);
+}
+
+/** Removes every sentence (or list line) of `text` that mentions one of `unavailable`. */
+export function removeToolMentions(text: string, unavailable: Iterable<string>): string {
+  const names = [...unavailable].filter((n) => text.includes(n));
+  if (names.length === 0) return text;
+  const keptLines: string[] = [];
+  for (const line of text.split("\n")) {
+    if (!names.some((n) => mentions(line, n))) {
+      keptLines.push(line);
+      continue;
+    }
+    const indent = /^\s*/.exec(line)![0];
+    const sentences = line
+      .trim()
+      .split(/(?<=[.!?])\s+/)
+      .filter((s) => !names.some((n) => mentions(s, n)));
+    // A list item that names a missing tool goes as a whole; prose keeps its other sentences.
+    if (sentences.length > 0 && !/^\s*([-*•]|\d+[.)])\s/.test(line)) keptLines.push(indent + sentences.join(" "));
+  }
+  return keptLines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
+function patchDescriptions(node: unknown, unavailable: ReadonlySet<string>): void {
+  if (Array.isArray(node)) {
+    for (const item of node) patchDescriptions(item, unavailable);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const obj = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(obj)) {
+    if (key === "description" && typeof value === "string") obj[key] = removeToolMentions(value, unavailable);
+    else patchDescriptions(value, unavailable);
+  }
+}
+
+/**
+ * Rewrites the schemas so that no description names a tool outside `defs` (among `knownTools`): a
+ * sentence that advises "use read_file" disappears when read_file is not offered. Returns new objects.
+ */
+export function patchToolSchemas(defs: OpenAITool[], knownTools: Iterable<string>): OpenAITool[] {
+  const offered = new Set(defs.map((d) => d.function.name));
+  const unavailable = new Set([...knownTools].filter((n) => !offered.has(n)));
+  return defs.map((def) => {
+    const copy = structuredClone(def);
+    if (unavailable.size === 0) return copy;
+    const original = copy.function.description;
+    copy.function.description = removeToolMentions(original, unavailable) || `The ${copy.function.name} tool.`;
+    patchDescriptions(copy.function.parameters, unavailable);
+    return copy;
+  });
+}
+
+// ---------- definitions, memoized per toolset combination ----------
+
+const entryIds = new WeakMap<object, number>();
+let nextEntryId = 1;
+
+/** Changes whenever a tool is registered, replaced or removed. */
+function registrySignature(reg: ToolRegistry): string {
+  return reg
+    .entries()
+    .map((e) => {
+      let id = entryIds.get(e);
+      if (id === undefined) {
+        id = nextEntryId++;
+        entryIds.set(e, id);
+      }
+      return id;
+    })
+    .join(",");
+}
+
+function selectionKey(sel: ToolSelection): string {
+  const norm = (xs: readonly string[] | undefined) =>
+    xs === undefined ? null : [...new Set(xs.map(canonicalToolsetName))].sort();
+  return JSON.stringify([norm(sel.enabledToolsets), norm(sel.disabledToolsets)]);
+}
+
+const definitionCache = new WeakMap<ToolRegistry, Map<string, Promise<OpenAITool[]>>>();
+
+/** Forgets memoized definitions (e.g. after an API key was set, so a checkFn may now pass). */
+export function clearToolDefinitionCache(reg: ToolRegistry = defaultRegistry): void {
+  definitionCache.delete(reg);
+}
+
+/**
+ * OpenAI tool schemas for a selection: resolve toolsets (seeds' rules), keep registered tools whose
+ * checkFn passes, patch descriptions. Memoized per (sorted) toolset combination, registry state and
+ * toolset generation; availability is therefore decided once per combination until
+ * `clearToolDefinitionCache()`. Unknown toolset names throw ToolsetError (a UserError).
+ */
+export async function getToolDefinitions(
+  sel: ToolSelection = {},
+  opts: { registry?: ToolRegistry } = {},
+): Promise<OpenAITool[]> {
+  const reg = opts.registry ?? defaultRegistry;
+  const names = selectToolNames(sel); // throws for unknown names, before anything is cached
+  const key = `${selectionKey(sel)}|${toolsetsGeneration()}|${registrySignature(reg)}`;
+  let perRegistry = definitionCache.get(reg);
+  if (!perRegistry) {
+    perRegistry = new Map();
+    definitionCache.set(reg, perRegistry);
+  }
+  let pending = perRegistry.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const defs = await reg.getDefinitions(names);
+      return patchToolSchemas(defs, new Set([...reg.names(), ...allKnownToolNames()]));
+    })();
+    perRegistry.set(key, pending);
+    pending.catch(() => perRegistry!.delete(key));
+  }
+  return structuredClone(await pending);
+}
+
+/** Names of the tools a definitions list offers. */
+export function toolNamesOf(defs: readonly OpenAITool[]): string[] {
+  return defs.map((d) => d.function.name);
+}
+
+// ---------- calling a tool ----------
+
+export interface HandleOptions {
+  registry?: ToolRegistry;
+  /** When given, a tool outside this set is refused (it was not offered to the model). */
+  allowedTools?: ReadonlySet<string>;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Runs one tool call and returns its JSON string result; never throws. Arguments may be an object or
+ * the raw JSON text from the model.
+ */
+export async function handleFunctionCall(
+  name: string,
+  args: Record<string, unknown> | string,
+  ctx: ToolContext,
+  opts: HandleOptions = {},
+): Promise<string> {
+  try {
+    if (AGENT_LOOP_TOOLS.has(name)) return toolError(`${name} must be handled by the agent loop`);
+    if (opts.allowedTools && !opts.allowedTools.has(name)) {
+      return toolError(`Tool ${name} is not available in this task. Available: ${[...opts.allowedTools].sort().join(", ")}`);
+    }
+    let parsedArgs: Record<string, unknown>;
+    if (typeof args === "string") {
+      const raw: unknown = args.trim() === "" ? {} : JSON.parse(args);
+      if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+        return toolError(`Invalid arguments for ${name}: expected a JSON object`);
+      }
+      parsedArgs = raw as Record<string, unknown>;
+    } else {
+      parsedArgs = args;
+    }
+    const call = { name, args: parsedArgs, ctx };
+    const hooks = toolHooks();
+    for (const hook of hooks) {
+      const early = hook.pre ? await hook.pre(call) : undefined;
+      if (typeof early === "string") return early;
+    }
+    let result = await (opts.registry ?? defaultRegistry).dispatch(name, parsedArgs, ctx);
+    for (const hook of hooks) {
+      const replaced = hook.post ? await hook.post(call, result) : undefined;
+      if (typeof replaced === "string") result = replaced;
+    }
+    return result;
+  } catch (err) {
+    return toolError(`Error executing ${name}: ${messageOf(err)}`);
+  }
+}
+
+// ---------- loading ----------
+
+export interface ToolsLoadReport {
+  builtins: DiscoveryReport;
+  plugins: PluginReport;
+  /** Toolsets created or extended for registered tools that no toolset listed. */
+  toolsetsSynced: string[];
+}
+
+let loading: Promise<ToolsLoadReport> | undefined;
+
+/**
+ * Imports the built-in tool modules, then plugins, once per process (later calls get the first
+ * result whatever their options). Then makes every registered tool reachable through its toolset.
+ */
+export function ensureToolsLoaded(opts: PluginOptions & { plugins?: boolean } = {}): Promise<ToolsLoadReport> {
+  if (!loading) {
+    loading = (async () => {
+      const builtins = await discoverBuiltinTools();
+      const plugins = opts.plugins === false ? { loaded: [], failed: [] } : await loadPlugins(opts);
+      const toolsetsSynced = syncToolsetsWithRegistry(defaultRegistry.entries());
+      return { builtins, plugins, toolsetsSynced };
+    })();
+  }
+  return loading;
+}
+
+// ---------- what the build provides ----------
+
+export interface ToolsetStatus {
+  name: string;
+  tools: string[];
+  /** Tools of the toolset that some module registered. */
+  registered: string[];
+  /** Registered tools whose checkFn passes now. */
+  available: string[];
+  /** Whether this build provides the toolset (see `providedToolsets`). */
+  provided: boolean;
+}
+
+/**
+ * Toolsets this build can provide. A toolset that owns tools (registered under its name, or listed by
+ * no other toolset) is provided when one of those is registered or one of its includes is provided;
+ * a pure bundle (a preset) when any of its tools is registered. So `browser`, which borrows web_search,
+ * is not provided just because web_search is.
+ */
+export function providedToolsets(reg: ToolRegistry = defaultRegistry): Set<string> {
+  const listedBy = new Map<string, number>();
+  for (const def of Object.values(TOOLSETS)) for (const t of new Set(def.tools)) listedBy.set(t, (listedBy.get(t) ?? 0) + 1);
+  const decided = new Map<string, boolean>();
+  const isProvided = (name: string, path: Set<string>): boolean => {
+    const known = decided.get(name);
+    if (known !== undefined) return known;
+    if (path.has(name)) return false;
+    const def = TOOLSETS[name]!;
+    const own = new Set(def.tools.filter((t) => listedBy.get(t) === 1));
+    for (const e of reg.entries()) if (canonicalToolsetName(e.toolset) === name) own.add(e.name);
+    let result: boolean;
+    if (own.size > 0) {
+      const next = new Set(path).add(name);
+      result = [...own].some((t) => reg.has(t)) || def.includes.some((i) => isProvided(canonicalToolsetName(i), next));
+    } else {
+      result = resolveToolset(name).some((t) => reg.has(t));
+    }
+    decided.set(name, result);
+    return result;
+  };
+  return new Set(listToolsets().filter((n) => isProvided(n, new Set())));
+}
+
+/** Per toolset: its tools, which are registered, which are available now, and whether it is provided. */
+export async function toolsetStatus(reg: ToolRegistry = defaultRegistry): Promise<ToolsetStatus[]> {
+  const avail = await reg.availability(reg.names());
+  const provided = providedToolsets(reg);
+  return listToolsets().map((name) => {
+    const tools = resolveToolset(name);
+    const registered = tools.filter((t) => reg.has(t));
+    return {
+      name,
+      tools,
+      registered,
+      available: registered.filter((t) => avail.get(t)?.available),
+      provided: provided.has(name),
+    };
+  });
+}
+
+/** tool name → toolset, for every registered tool (Hermes' TOOL_TO_TOOLSET_MAP). */
+export function toolToToolsetMap(reg: ToolRegistry = defaultRegistry): Record<string, string> {
+  return Object.fromEntries(reg.entries().map((e) => [e.name, e.toolset]));
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from "vitest";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { readDataset, scanDataset } from "../src/batch/dataset.js";
+import { JsonlAppender, readJsonl, repairTornTail } from "../src/batch/jsonl_file.js";
+import { loadRunState, supersedeTasks } from "../src/batch/run_state.js";
+import { tempDir } from "./helpers/cli.js";
+
+async function collect(file: string) {
+  const out = [];
+  for await (const x of readDataset(file)) out.push(x);
+  return out;
+}
+
+describe("dataset reader", () => {
+  it("validates each line and reports file:line with the reason", async () => {
+    const dir = tempDir();
+    const f = join(dir, "d.jsonl");
+    writeFileSync(
+      f,
+      [
+        `{"prompt":"a","metadata":{"k":1},"extra":"kept"}`,
+        ``,
+        `{"prompt":""}`,
+        `[1,2]`,
+        `{"prompt":"b","toolsets":"terminal"}`,
+        `{"prompt":"c","id":7}`,
+        `{"prompt":"d","id":"7"}`,
+      ].join("\n"),
+    );
+    const items = await collect(f);
+    const bad = items.filter((i) => !i.ok).map((i) => (i.ok ? null : `${i.bad.line}: ${i.bad.reason}`));
+    expect(bad).toEqual([
+      "3: 'prompt': must not be empty",
+      "4: each line must be a JSON object with a 'prompt'",
+      expect.stringMatching(/^5: 'toolsets': /),
+      "7: duplicate id '7' (first seen on line 6)",
+    ]);
+    const good = items.filter((i) => i.ok).map((i) => (i.ok ? i.value : null))!;
+    expect(good.map((g) => [g!.line, g!.index, g!.id])).toEqual([
+      [1, 0, expect.stringMatching(/^[0-9a-f]{16}$/)],
+      [6, 1, "7"],
+    ]);
+    expect(good[0]!.row.extra).toBe("kept");
+  });
+
+  it("gives repeated prompts distinct, stable ids", async () => {
+    const dir = tempDir();
+    const f = join(dir, "d.jsonl");
+    writeFileSync(f, `{"prompt":"same"}\n{"prompt":"other"}\n{"prompt":"same"}\n`);
+    const ids = (await collect(f)).map((i) => (i.ok ? i.value.id : ""));
+    expect(ids[2]).toBe(`${ids[0]}-2`);
+    expect(new Set(ids).size).toBe(3);
+    const again = (await collect(f)).map((i) => (i.ok ? i.value.id : ""));
+    expect(again).toEqual(ids);
+  });
+
+  it("scans a large file in one streaming pass", async () => {
+    const dir = tempDir();
+    const f = join(dir, "big.jsonl");
+    const lines = Array.from({ length: 50_000 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `task ${i}` }));
+    lines[40_000] = `{"prompt": 3}`;
+    writeFileSync(f, lines.join("\n"));
+    const scan = await scanDataset(f);
+    expect(scan.rows).toBe(49_999);
+    expect(scan.badCount).toBe(1);
+    expect(scan.bad[0]!.line).toBe(40_001);
+  });
+
+  it("reports a missing file as a bad row, not a crash", async () => {
+    const items = await collect("/nonexistent/x.jsonl");
+    expect(items).toHaveLength(1);
+    expect(items[0]!.ok).toBe(false);
+  });
+});
+
+describe("run files", () => {
+  it("moves a torn tail aside and keeps whole lines", () => {
+    const dir = tempDir();
+    const f = join(dir, "t.jsonl");
+    writeFileSync(f, `{"a":1}\n{"a":2}\n{"a":`);
+    expect(repairTornTail(f)).toEqual({ repaired: true, bytes: 5 });
+    expect(readFileSync(f, "utf8")).toBe(`{"a":1}\n{"a":2}\n`);
+    expect(readFileSync(`${f}.torn`, "utf8")).toBe(`{"a":`);
+    expect(repairTornTail(f).repaired).toBe(false);
+  });
+
+  it("rebuilds done and failed sets from the files; a later success clears a failure", async () => {
+    const dir = tempDir();
+    const t = new JsonlAppender(join(dir, "trajectories.jsonl"), 0);
+    const fl = new JsonlAppender(join(dir, "failed.jsonl"), 0);
+    t.append({ task_id: "a", outcome: "completed" });
+    fl.append({ task_id: "b", outcome: "timeout", error: "slow" });
+    fl.append({ task_id: "c", outcome: "model_error", error: "x" });
+    t.append({ task_id: "c", outcome: "completed" });
+    t.close();
+    fl.close();
+    const state = await loadRunState(dir);
+    expect([...state.done].sort()).toEqual(["a", "c"]);
+    expect([...state.failed.keys()]).toEqual(["b"]);
+    expect(state.failed.get("b")!.outcome).toBe("timeout");
+  });
+
+  it("supersedes chosen tasks without losing their old lines", async () => {
+    const dir = tempDir();
+    const t = new JsonlAppender(join(dir, "trajectories.jsonl"), 0);
+    for (const id of ["a", "b", "c"]) t.append({ task_id: id });
+    t.close();
+    expect(await supersedeTasks(dir, new Set(["b"]))).toBe(1);
+    const kept = [];
+    for await (const l of readJsonl<{ task_id: string }>(join(dir, "trajectories.jsonl"))) kept.push(l.value!.task_id);
+    expect(kept).toEqual(["a", "c"]);
+    expect(readFileSync(join(dir, "superseded.jsonl"), "utf8")).toContain(`"b"`);
+  });
+});
