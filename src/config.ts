@@ -118,9 +118,10 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
   return config;
 }
 
-/** The configuration as saved in run.yaml: secrets removed. */
+/** The configuration as saved in run.yaml: secrets redacted, the ephemeral prompt left out by design. */
 export function publicConfig(config: RunConfig): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const k of SECRET_KEYS) if (out[k] !== undefined) out[k] = "<redacted>";
+  if (out.ephemeral_system_prompt !== undefined) out.ephemeral_system_prompt = "<used, not saved>";
   return out;
 }

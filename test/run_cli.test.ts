@@ -161,7 +161,11 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
   it("returns errors for unknown tools and bad JSON, then continues; marks partial after repeated malformed turns", async () => {
     const { runDir, result } = await run([{ id: "u", prompt: "unknown tool test" }]);
     expect(result.exitCode, result.stderr).toBe(0);
-    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    // A trajectory that called a tool outside the known set is dropped from training data, and counted.
+    expect(readJsonl(join(runDir, "trajectories.jsonl"))).toHaveLength(0);
+    const [entry] = readJsonl(join(runDir, "dropped.jsonl"));
+    expect(entry.dropped).toBe("unknown_tools");
+    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).filtered.dropped_unknown_tools).toBe(1);
     const tools = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
     expect(tools[0].error).toMatch(/Unknown tool 'no_such_tool'/);
     expect(tools[1].error).toMatch(/Invalid JSON/);
@@ -169,7 +173,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(entry.final_response).toBe("recovered");
 
     const strict = await run([{ id: "u2", prompt: "unknown tool test" }], ["--max-consecutive-tool-errors", "2", "--run-name", "t"]);
-    const [partial] = readJsonl(join(strict.runDir, "trajectories.jsonl"));
+    const [partial] = readJsonl(join(strict.runDir, "dropped.jsonl"));
     expect(partial.partial).toBe(true);
     expect(partial.completed).toBe(false);
     expect(partial.api_calls).toBe(2);

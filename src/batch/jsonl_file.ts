@@ -24,7 +24,12 @@ export class JsonlAppender {
 
   /** Appends one line. The caller treats the record as durable after the next `sync()`. */
   append(record: unknown): void {
-    writeSync(this.fd, JSON.stringify(record) + "\n");
+    this.appendLine(JSON.stringify(record));
+  }
+
+  /** Appends an already serialised record (one line, no newline inside). */
+  appendLine(line: string): void {
+    writeSync(this.fd, line + "\n");
     this.dirty = true;
   }
 

@@ -2,7 +2,7 @@
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
  * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
  */
-import { appendFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -196,7 +196,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
   process.on("SIGTERM", onSigterm);
 
   const write = (msg: TaskOutcomeMessage) => {
-    files[msg.kind].append(msg.line);
+    files[msg.kind].appendLine(msg.line);
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
     else if (msg.kind === "dropped") counts.dropped++;
@@ -270,6 +270,11 @@ export async function runBatch(config: RunConfig): Promise<number> {
     process.off("SIGTERM", onSigterm);
     cancel.close();
     await pool.destroy();
+    try {
+      rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay
+    } catch {
+      // not empty, or never created
+    }
   }
 
   const report = await writeRunReports(runDir, config);

@@ -11,7 +11,8 @@ import { TaskEnvironment, preflightEnvironment } from "../../tools/environments/
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
 import { TodoStore, handleTodo } from "../../tools/todo_tool.js";
 import { MemoryStore, handleMemory } from "../../tools/memory_tool.js";
-import { createApprovalGate } from "../../tools/approval.js";
+import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval.js";
+import { DEFAULT_BASE_URL, parseScriptedModel } from "../agent/model_factory.js";
 import { getToolDefinitions, handleFunctionCall } from "../model_tools.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../agent/types.js";
@@ -32,6 +33,23 @@ export interface TaskRunnerDeps {
   logger: Logger;
   /** Tools known to this build; trajectories calling anything else are dropped. */
   knownTools: Set<string>;
+  /** Pattern keys from the user config's command_allowlist. */
+  allowlist: string[];
+}
+
+/** The auxiliary approver defaults to the run's own endpoint and model; the scripted demo has none (fail-closed). */
+export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: string[]): ApprovalGateOptions {
+  const baseURL = config.approval_base_url ?? config.base_url ?? (parseScriptedModel(config.model) ? undefined : DEFAULT_BASE_URL);
+  const model = config.approval_model ?? (parseScriptedModel(config.model) ? undefined : config.model);
+  return {
+    policy: config.approval,
+    taskId: spec.id,
+    userTask: spec.prompt,
+    allowlist,
+    // A batch run never writes the user's config: "always" is an interactive-only answer.
+    persistAllowlist: async () => {},
+    smart: baseURL && model ? { baseURL, apiKey: config.approval_api_key ?? config.api_key, model, timeoutMs: 30_000 } : undefined,
+  };
 }
 
 export class EnvironmentSetupError extends Error {
@@ -88,20 +106,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
   let envFailure: unknown;
 
-  const approval =
-    config.approval === "allow"
-      ? undefined
-      : createApprovalGate({
-          policy: config.approval,
-          taskId: spec.id,
-          userTask: spec.prompt,
-          smart: {
-            baseURL: config.approval_base_url ?? config.base_url,
-            apiKey: config.approval_api_key ?? config.api_key,
-            model: config.approval_model ?? config.model ?? "scripted",
-            timeoutMs: 30_000,
-          },
-        });
+  const approval = config.approval === "allow" ? undefined : createApprovalGate(approvalOptions(config, spec, deps.allowlist));
   const gate: ApprovalGate | undefined = approval?.gate;
 
   const ctx: ToolContext = {

@@ -10,6 +10,7 @@ import { ensureToolsLoaded } from "../model_tools.js";
 import { createChatModel } from "../agent/model_factory.js";
 import type { ChatMessage, ChatModel } from "../agent/types.js";
 import { runTask, type TaskRunnerDeps } from "./task_runner.js";
+import { loadUserAllowlist } from "../../tools/approval.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
 export interface WorkerData {
@@ -43,7 +44,8 @@ function setUp(): Promise<TaskRunnerDeps> {
       if (data.config.prefill_messages_file) {
         prefill = JSON.parse(readFileSync(data.config.prefill_messages_file, "utf8")) as ChatMessage[];
       }
-      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()) };
+      const allowlist = await loadUserAllowlist().catch(() => []);
+      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist };
     })();
   }
   return deps;

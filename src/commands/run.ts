@@ -200,6 +200,9 @@ export function configFromArgv(argv: string[]): RunConfig {
   const config = resolveRunConfig(flags, configPath);
   if (!config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
   if (config.prefill_messages_file) checkPrefill(config.prefill_messages_file);
+  if (config.approval === "interactive") {
+    throw new UserError("--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow");
+  }
   return config;
 }
 

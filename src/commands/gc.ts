@@ -1,0 +1,49 @@
+/** `hermes-batch gc [--run NAME] [--dry-run]`: removes leftover sandbox containers by their labels. */
+import { dockerAvailability, removeContainersByLabel } from "../../tools/environments/docker_client.js";
+import { UserError } from "../errors.js";
+import { parseCommandArgs } from "./args.js";
+import type { Command } from "./types.js";
+
+export const command: Command = {
+  summary: "remove leftover Docker sandboxes (all runs, or one run)",
+  help: `Usage: hermes-batch gc [--run NAME] [--dry-run] [--json]
+
+Removes every Docker container labelled hermes-batch.run (or only those of run NAME), running or not,
+with its anonymous volumes. Normally a run removes its own containers; gc is for what a crash left.
+
+Options:
+  --run NAME   only the containers of this run
+  --dry-run    list what would be removed, remove nothing
+  --json       machine-readable output
+`,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      run: { type: "string" },
+      "dry-run": { type: "boolean" },
+      json: { type: "boolean" },
+    });
+    if (positionals.length > 0) throw new UserError(`unexpected argument '${positionals[0]}'`);
+    if (values.run !== undefined && values.run.trim() === "") throw new UserError("--run needs a run name");
+    const availability = await dockerAvailability();
+    if (!availability.available) {
+      process.stderr.write(`hermes-batch gc: ${availability.reason}\n`);
+      return 1;
+    }
+    const dryRun = values["dry-run"] === true;
+    const { removed, failed } = await removeContainersByLabel({ run: values.run, dryRun });
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ dryRun, removed, failed }, null, 2)}\n`);
+    } else {
+      for (const c of removed) {
+        process.stdout.write(`${dryRun ? "would remove" : "removed"} ${c.name || c.id.slice(0, 12)} (run ${c.run}, task ${c.task || "-"}, ${c.state})\n`);
+      }
+      for (const f of failed) {
+        process.stderr.write(`could not remove ${f.container.name || f.container.id.slice(0, 12)}: ${f.error}\n`);
+      }
+      const scope = values.run !== undefined ? ` of run ${values.run}` : "";
+      const n = removed.length;
+      process.stdout.write(`${dryRun ? "would remove" : "removed"} ${n} container${n === 1 ? "" : "s"}${scope}\n`);
+    }
+    return failed.length > 0 ? 1 : 0;
+  },
+};
