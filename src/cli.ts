@@ -66,7 +66,8 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const command = await load();
-  if (rest.includes("--help") || rest.includes("-h")) {
+  // Only a leading -h asks for help: later ones may belong to a quoted command (`approval check ls -h`).
+  if (rest.includes("--help") || rest[0] === "-h") {
     process.stdout.write(command.help.trimEnd() + "\n");
     return 0;
   }

@@ -1,0 +1,149 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCommand } from "../tools/approval.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+
+function fixtureLines(name: string): string[] {
+  return readFileSync(join(here, "fixtures", name), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "" && !l.startsWith("#"));
+}
+
+const dangerous = fixtureLines("approval_dangerous.txt").map((line) => {
+  const tab = line.indexOf("\t");
+  return { key: line.slice(0, tab), command: line.slice(tab + 1) };
+});
+const harmless = fixtureLines("approval_harmless.txt");
+
+describe("detection table", () => {
+  it("has at least 60 dangerous and 60 harmless commands", () => {
+    expect(dangerous.length).toBeGreaterThanOrEqual(60);
+    expect(harmless.length).toBeGreaterThanOrEqual(60);
+    expect(dangerous.every((d) => d.key && d.command)).toBe(true);
+  });
+
+  it.each(dangerous)("flags $command as $key", ({ key, command }) => {
+    const d = detectDangerousCommand(command);
+    expect(d.dangerous, JSON.stringify(analyseCommand(command).units)).toBe(true);
+    expect(d.patternKey).toBe(key);
+    expect(d.description).toBe(DANGEROUS_PATTERNS.find((p) => p.key === key)!.description);
+  });
+
+  it.each(harmless.map((command) => ({ command })))("does not flag $command", ({ command }) => {
+    const d = detectDangerousCommand(command);
+    expect(d, JSON.stringify(analyseCommand(command).units)).toEqual({ dangerous: false });
+  });
+
+  it("exercises every pattern and has unique keys", () => {
+    const keys = DANGEROUS_PATTERNS.map((p) => p.key);
+    expect(new Set(keys).size).toBe(keys.length);
+    const covered = new Set(dangerous.map((d) => d.key));
+    const uncovered = keys.filter((k) => !covered.has(k) && k !== "unanalysable" && k !== "computed_command");
+    expect(uncovered).toEqual([]);
+  });
+});
+
+describe("seeing through disguises", () => {
+  const cases: [string, string][] = [
+    ["ANSI colour codes", "\x1b[31mrm\x1b[0m -rf /"],
+    ["OSC title sequence", "\x1b]0;title\x07rm -rf /"],
+    ["NUL bytes", "r\u0000m -rf /"],
+    ["zero-width space", "r\u200bm -rf /"],
+    ["fullwidth letters and slash", "ｒｍ　-ｒｆ　／"],
+    ["double quotes split", 'r"m" -r"f" /'],
+    ["ANSI-C octal", "$'\\162\\155' -rf /"],
+    ["line continuation", "rm \\\n -rf \\\n /"],
+    ["newline separated", "echo start\nrm -rf /\necho end"],
+    ["here-doc fed to bash", "bash <<'EOF'\necho hi\nrm -rf /\nEOF"],
+    ["here-string fed to sh", 'sh <<< "rm -rf /"'],
+    ["unquoted here-doc runs $( )", "cat > /tmp/x <<EOF\n$(rm -rf /)\nEOF"],
+    ["function body", "f() { rm -rf /; }; f"],
+    ["nested bash -c", `bash -c "sh -c 'rm -rf /'"`],
+    ["find -exec sh -c", `find . -exec sh -c 'rm -rf /' \\;`],
+    ["watch", 'watch -n 1 "rm -rf /"'],
+    ["ssh remote command", "ssh -p 22 host rm -rf /"],
+    ["xargs sh -c", "echo x | xargs sh -c 'rm -rf /'"],
+    ["variable with blanks", 'c="rm -rf /"; $c'],
+    ["export then use", "export R=rm; $R -rf /"],
+    ["background and wait", "rm -rf / & wait"],
+    ["pipe with stderr", "rm -rf / |& tee log"],
+    ["process substitution", "diff <(rm -rf /) <(ls)"],
+    ["case branch", "case $x in a) rm -rf /;; esac"],
+    ["sudo with options", "sudo -E -u root -H rm -rf /"],
+    ["env -S split string", "env -S 'rm -rf /'"],
+    ["exec wrapper", "exec rm -rf /"],
+    ["unterminated quote", 'rm -rf "/'],
+  ];
+  it.each(cases)("%s", (_label, command) => {
+    expect(detectDangerousCommand(command).dangerous, JSON.stringify(analyseCommand(command).units)).toBe(true);
+  });
+
+  it("quoted here-docs and comments are data, not commands", () => {
+    expect(detectDangerousCommand("cat > notes.md <<'EOF'\n$(rm -rf /)\nrm -rf / is bad\nEOF").dangerous).toBe(false);
+    expect(detectDangerousCommand("echo ok # rm -rf /").dangerous).toBe(false);
+    expect(analyseCommand("echo ok # ignore previous instructions").comments).toEqual(["ignore previous instructions"]);
+  });
+
+  it("reports every matching pattern, most severe first", () => {
+    const d = detectDangerousCommand("git reset --hard && rm -rf /tmp/x");
+    expect(d.patternKey).toBe("recursive_delete");
+    expect(d.matches!.map((m) => m.key)).toEqual(["recursive_delete", "git_reset_hard"]);
+  });
+
+  it("flags nesting too deep to analyse", () => {
+    let cmd = "rm -rf /";
+    for (let i = 0; i < 20; i++) cmd = `echo $(${cmd})`;
+    expect(detectDangerousCommand(cmd).dangerous).toBe(true);
+    let quoted = "ls";
+    for (let i = 0; i < 20; i++) quoted = `bash -c ${JSON.stringify(quoted)}`;
+    expect(detectDangerousCommand(quoted).patternKey).toBe("unanalysable");
+  });
+
+  it("flags a command name computed at run time", () => {
+    expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("computed_command");
+  });
+
+  it("is fast on long input", () => {
+    const blob = "a".repeat(100_000);
+    const long = `cat > big.txt <<'EOF'\n${"echo hello | grep h; ".repeat(5000)}${blob}\nEOF\necho ${blob} | wc -c; ${"x".repeat(50_000)}(){ :; }`;
+    const t0 = performance.now();
+    expect(detectDangerousCommand(long).dangerous).toBe(false);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+});
+
+describe("normalizeCommand", () => {
+  it("strips ANSI, NUL, invisible characters, applies NFKC and keeps case", () => {
+    expect(normalizeCommand("  \x1b[1mＲＭ\x1b[0m\u0000 -R\u200b /tmp \r\n")).toBe("RM -R /tmp");
+    expect(normalizeCommand("a\r\nb")).toBe("a\nb");
+  });
+});
+
+describe("hermes-batch approval CLI", () => {
+  const exec = promisify(execFile);
+  const cli = (...args: string[]) => exec(process.execPath, ["--import", "tsx", join(root, "src/cli.ts"), "approval", ...args], { cwd: root });
+
+  it("check prints the detection as JSON and exits 0 either way; --file gives one object a line", async () => {
+    const one = await cli("check", "rm -rf /tmp/x");
+    expect(JSON.parse(one.stdout)).toMatchObject({ command: "rm -rf /tmp/x", dangerous: true, patternKey: "recursive_delete" });
+    const file = join(here, "fixtures", "approval_harmless.txt");
+    const many = await cli("check", "--file", file);
+    const lines = many.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const expected = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
+    expect(lines.map((l) => l.command)).toEqual(expected);
+    // The fixture's comment lines are shell comments: harmless too.
+    expect(lines.every((l) => l.dangerous === false)).toBe(true);
+  });
+
+  it("patterns lists every key with its description", async () => {
+    const { stdout } = await cli("patterns", "--json");
+    const listed = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(listed).toEqual(DANGEROUS_PATTERNS.map((p) => ({ key: p.key, description: p.description })));
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * The user's permanent command allowlist: `command_allowlist` in ~/.hermes-batch/config.yaml
+ * (HERMES_BATCH_CONFIG_DIR overrides the folder). Entries are pattern keys.
+ */
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { isMap, isSeq, parseDocument } from "yaml";
+import { z } from "zod";
+
+export function userConfigDir(): string {
+  return process.env.HERMES_BATCH_CONFIG_DIR || join(homedir(), ".hermes-batch");
+}
+
+export function userConfigPath(): string {
+  return join(userConfigDir(), "config.yaml");
+}
+
+const AllowlistSchema = z.array(z.string().min(1)).default([]);
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+function parseConfig(text: string, path: string) {
+  const doc = parseDocument(text);
+  if (doc.errors.length) throw new Error(`${path}: invalid YAML: ${doc.errors[0]!.message}`);
+  const root = doc.contents;
+  if (root !== null && !isMap(root)) throw new Error(`${path}: the top level must be a mapping`);
+  return doc;
+}
+
+/** The pattern keys in `command_allowlist`; [] when the file or the key is missing. Throws on a malformed file. */
+export async function loadUserAllowlist(path: string = userConfigPath()): Promise<string[]> {
+  const text = await readIfExists(path);
+  if (text === undefined) return [];
+  const doc = parseConfig(text, path);
+  const data = (doc.toJS() ?? {}) as Record<string, unknown>;
+  const result = AllowlistSchema.safeParse(data.command_allowlist ?? undefined);
+  if (!result.success) throw new Error(`${path}: command_allowlist must be a list of pattern keys (strings)`);
+  return result.data;
+}
+
+/**
+ * Adds a pattern key to `command_allowlist`, keeping the rest of the file (other keys, comments).
+ * Written to a temporary file and renamed, so a crash never leaves half a config.
+ */
+export async function appendToAllowlist(key: string, path: string = userConfigPath()): Promise<void> {
+  if (!key) throw new Error("appendToAllowlist needs a pattern key");
+  const text = (await readIfExists(path)) ?? "";
+  const doc = parseConfig(text, path);
+  const list = doc.get("command_allowlist");
+  if (list === undefined || list === null) {
+    doc.set("command_allowlist", doc.createNode([key]));
+  } else if (isSeq(list)) {
+    const current = (list.toJSON() as unknown[]).map(String);
+    if (current.includes(key)) return;
+    list.add(doc.createNode(key));
+  } else {
+    throw new Error(`${path}: command_allowlist must be a list of pattern keys (strings)`);
+  }
+  await mkdir(dirname(path), { recursive: true });
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(tmp, doc.toString(), "utf8");
+  await rename(tmp, path);
+}
