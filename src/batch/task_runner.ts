@@ -35,6 +35,8 @@ export interface TaskRunnerDeps {
   knownTools: Set<string>;
   /** Pattern keys from the user config's command_allowlist. */
   allowlist: string[];
+  /** Worker threads in the pool (per-thread limits are run-wide limits divided by this). */
+  workers: number;
 }
 
 /** The auxiliary approver defaults to the run's own endpoint and model; the scripted demo has none (fail-closed). */
@@ -92,7 +94,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     pidsLimit: config.pids_limit,
     readOnlyRoot: config.read_only_root,
     pull: config.pull,
-    maxSandboxes: config.max_sandboxes,
+    // Each worker thread has its own sandbox limiter: the run-wide cap is split between them.
+    maxSandboxes: config.max_sandboxes ? Math.max(1, Math.ceil(config.max_sandboxes / deps.workers)) : undefined,
   };
   const envSpec = {
     runName: config.run_name!,

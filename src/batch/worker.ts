@@ -45,7 +45,7 @@ function setUp(): Promise<TaskRunnerDeps> {
         prefill = JSON.parse(readFileSync(data.config.prefill_messages_file, "utf8")) as ChatMessage[];
       }
       const allowlist = await loadUserAllowlist().catch(() => []);
-      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist };
+      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers };
     })();
   }
   return deps;

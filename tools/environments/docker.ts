@@ -1,0 +1,500 @@
+/**
+ * The Docker backend: one container per task, driven through dockerode (never the docker CLI).
+ *
+ * Hardening: network none unless asked, all capabilities dropped (see capabilitiesFor), no-new-privileges,
+ * pids/memory/CPU limits, a tmpfs /tmp, an unprivileged user when the image has one, optional read-only
+ * root with a writable workdir. Leaks: every container carries run/task labels (for `gc`), runs with
+ * AutoRemove and a keep-alive that is its own dead-man's switch (`sleep <task timeout + margin>`: when it
+ * ends the container exits and the engine deletes it, even if this process was killed with -9), is
+ * force-removed by cleanup(), and is listed in a process-wide registry for the runner's signal handlers.
+ *
+ * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
+ * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
+ */
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import type Docker from "dockerode";
+import { z } from "zod";
+import { BackgroundProcessManager } from "./background.js";
+import {
+  DEFAULT_OUTPUT_CAP,
+  type BackgroundStatus,
+  type Environment,
+  type EnvironmentFactory,
+  type EnvironmentOptions,
+  type EnvironmentSpec,
+  type ExecOptions,
+  type ExecResult,
+} from "./base.js";
+import { ContainerFileError, mkdirViaArchive, readViaArchive, writeViaArchive } from "./docker_archive.js";
+import {
+  LABEL_ROLE,
+  LABEL_RUN,
+  LABEL_TASK,
+  dockerClient,
+  dockerErrorMessage,
+  ensureDockerImage,
+  removeContainerById,
+  statusCodeOf,
+  type ImageInfo,
+} from "./docker_client.js";
+import { runExecRaw, runPlainCommand } from "./docker_exec.js";
+import { acquireSandboxSlot, configureDockerLimits, waitForStartTurn } from "./docker_limits.js";
+import { PersistentShell } from "./docker_shell.js";
+
+export {
+  DockerImageNotFoundError,
+  DockerUnavailableError,
+  LABEL_RUN,
+  LABEL_TASK,
+  dockerAvailability,
+  ensureDockerImage,
+  listLabelledContainers,
+  removeContainersByLabel,
+  type LabelledContainer,
+} from "./docker_client.js";
+export { configureDockerLimits, dockerLimits, type DockerLimits } from "./docker_limits.js";
+export { TIMEOUT_EXIT_CODE, INTERRUPT_EXIT_CODE } from "./docker_exec.js";
+
+/** Used when neither the row nor the run names an image: what scripts/build-test-image.sh builds. */
+export const DEFAULT_DOCKER_IMAGE = "hermes-batch-test:bookworm";
+/** Keep-alive length when the runner gives no task timeout. */
+const DEFAULT_LIFETIME_SEC = 3600;
+const MAX_SHELL_RESTARTS = 3;
+
+const dockerOptionsSchema = z.object({
+  image: z.string().min(1).optional(),
+  network: z.string().min(1).optional(),
+  memoryMb: z.number().int().positive().default(2048),
+  cpus: z.number().positive().default(1),
+  pidsLimit: z.number().int().positive().default(256),
+  readOnlyRoot: z.boolean().default(false),
+  pull: z.boolean().default(false),
+  /** "auto": the image's USER, else its first regular user (uid 1000-65533), else root. Or "root", or "uid[:gid]"/"name". */
+  user: z.string().min(1).default("auto"),
+  tmpSizeMb: z.number().int().positive().default(512),
+  /** Seconds the keep-alive outlives the task timeout. */
+  deadmanMarginSec: z.number().int().nonnegative().default(120),
+  persistentShell: z.boolean().default(true),
+  maxOutputChars: z.number().int().positive().default(DEFAULT_OUTPUT_CAP),
+});
+
+export type DockerOptions = z.infer<typeof dockerOptionsSchema>;
+
+export function parseDockerOptions(options: EnvironmentOptions): DockerOptions {
+  const picked = Object.fromEntries(
+    Object.keys(dockerOptionsSchema.shape)
+      .filter((k) => options[k] !== undefined && options[k] !== null)
+      .map((k) => [k, options[k]]),
+  );
+  const parsed = dockerOptionsSchema.safeParse(picked);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid docker options: ${issues}`);
+  }
+  return parsed.data;
+}
+
+/** "none"/"off"/"false" (and no value) mean no network; "on"/"true" the default bridge; anything else a named network. */
+export function networkModeFor(value: string | undefined): string {
+  if (value === undefined) return "none";
+  const v = value.trim().toLowerCase();
+  if (v === "" || v === "none" || v === "off" || v === "false" || v === "0") return "none";
+  if (v === "on" || v === "true" || v === "1") return "bridge";
+  return value.trim();
+}
+
+/**
+ * Capabilities on top of CapDrop ALL. An unprivileged user gets none (a non-root process has no effective
+ * capabilities anyway, and no-new-privileges blocks setuid/file-capability binaries). Root gets only what
+ * ordinary package and file work needs: CHOWN/FOWNER/DAC_OVERRIDE (pip, tar, files owned by other users)
+ * and SETUID/SETGID (apt drops to its _apt user). No NET_*, SYS_*, MKNOD, KILL beyond own uid.
+ */
+export function capabilitiesFor(runAsRoot: boolean): string[] {
+  return runAsRoot ? ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"] : [];
+}
+
+interface RunUser {
+  /** Passed as Config.User and exec User; undefined = the image default (root). */
+  user: string | undefined;
+  uid: number;
+  gid: number;
+}
+
+function parsePasswd(text: string): Array<{ name: string; uid: number; gid: number; shell: string }> {
+  return text
+    .split("\n")
+    .map((line) => line.split(":"))
+    .filter((f) => f.length >= 7 && /^\d+$/.test(f[2]!) && /^\d+$/.test(f[3]!))
+    .map((f) => ({ name: f[0]!, uid: Number(f[2]), gid: Number(f[3]), shell: f[6]! }));
+}
+
+const imageUserCache = new Map<string, Promise<RunUser>>();
+
+/** Reads /etc/passwd of an image from a never-started probe container (once per image per process). */
+async function detectImageUser(imageName: string, image: ImageInfo, runName: string): Promise<RunUser> {
+  const cached = imageUserCache.get(image.id);
+  if (cached) return cached;
+  const pending = (async (): Promise<RunUser> => {
+    const probe = await dockerClient().createContainer({
+      Image: imageName,
+      Entrypoint: ["true"],
+      Cmd: [],
+      Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
+      HostConfig: { NetworkMode: "none" },
+    });
+    try {
+      const passwd = (await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8");
+      const regular = parsePasswd(passwd).find((u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell));
+      return regular ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid } : { user: undefined, uid: 0, gid: 0 };
+    } finally {
+      await removeContainerById(probe.id).catch(() => undefined);
+    }
+  })();
+  imageUserCache.set(image.id, pending);
+  pending.catch(() => imageUserCache.delete(image.id));
+  return pending;
+}
+
+async function resolveRunUser(setting: string, imageName: string, image: ImageInfo, runName: string): Promise<RunUser> {
+  if (setting === "root") return { user: "0:0", uid: 0, gid: 0 };
+  if (setting === "auto") {
+    if (image.user && image.user !== "root" && image.user !== "0" && !image.user.startsWith("0:")) {
+      const m = /^(\d+)(?::(\d+))?$/.exec(image.user);
+      return { user: image.user, uid: m ? Number(m[1]) : 1000, gid: m?.[2] ? Number(m[2]) : m ? Number(m[1]) : 1000 };
+    }
+    return detectImageUser(imageName, image, runName);
+  }
+  const m = /^(\d+)(?::(\d+))?$/.exec(setting);
+  if (m) return { user: setting, uid: Number(m[1]), gid: Number(m[2] ?? m[1]) };
+  // A user name: the engine resolves it; ownership of new files follows the passwd entry if we find it.
+  const passwd = await detectPasswdEntry(imageName, runName, setting);
+  return { user: setting, uid: passwd?.uid ?? 0, gid: passwd?.gid ?? 0 };
+}
+
+async function detectPasswdEntry(imageName: string, runName: string, name: string) {
+  const probe = await dockerClient().createContainer({
+    Image: imageName,
+    Entrypoint: ["true"],
+    Cmd: [],
+    Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
+    HostConfig: { NetworkMode: "none" },
+  });
+  try {
+    const passwd = (await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8");
+    return parsePasswd(passwd).find((u) => u.name === name);
+  } finally {
+    await removeContainerById(probe.id).catch(() => undefined);
+  }
+}
+
+function sanitizeName(s: string, max: number): string {
+  return s.replace(/[^a-zA-Z0-9_.-]+/g, "-").replace(/^[^a-zA-Z0-9]+/, "").slice(0, max) || "x";
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Process-wide registry: every container this process created and has not removed yet.
+
+const liveContainers = new Map<string, DockerEnvironment | undefined>();
+let shuttingDown = false;
+
+/**
+ * Removes every container this process created (for the runner's SIGINT/SIGTERM handlers). By default the
+ * process then refuses new sandboxes, so a creation in flight cannot leave one behind.
+ */
+export async function cleanupAllDockerEnvironments(opts: { refuseNew?: boolean } = {}): Promise<void> {
+  if (opts.refuseNew !== false) shuttingDown = true;
+  await Promise.all(
+    [...liveContainers.entries()].map(async ([id, env]) => {
+      if (env) await env.cleanup().catch(() => undefined);
+      else await removeContainerById(id).catch(() => undefined);
+      liveContainers.delete(id);
+    }),
+  );
+}
+
+/** Containers created by this process and not yet removed (ids). */
+export function liveDockerContainers(): string[] {
+  return [...liveContainers.keys()];
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export class DockerEnvironment implements Environment {
+  readonly kind = "docker";
+  private shell: PersistentShell | undefined;
+  private shellStarting: Promise<PersistentShell | undefined> | undefined;
+  private shellFailures = 0;
+  private shellDisabled: boolean;
+  private background: BackgroundProcessManager | undefined;
+  private cleaning: Promise<void> | undefined;
+
+  constructor(
+    readonly container: Docker.Container,
+    readonly workdir: string,
+    private readonly runUser: RunUser,
+    /** Mount points the archive API cannot see into (tmpfs). */
+    private readonly tmpfsMounts: string[],
+    private readonly options: DockerOptions,
+    private readonly releaseSlot: () => void,
+  ) {
+    this.shellDisabled = !options.persistentShell;
+  }
+
+  get containerId(): string {
+    return this.container.id;
+  }
+
+  /** The user commands run as ("uid:gid"), or undefined for the image default (root). */
+  get user(): string | undefined {
+    return this.runUser.user;
+  }
+
+  resolvePath(path: string): string {
+    return posix.isAbsolute(path) ? posix.normalize(path) : posix.normalize(posix.join(this.workdir, path));
+  }
+
+  private assertOpen(): void {
+    if (this.cleaning) throw new Error(`docker environment ${this.container.id.slice(0, 12)} was already cleaned up`);
+  }
+
+  private async getShell(): Promise<PersistentShell | undefined> {
+    if (this.shellDisabled) return undefined;
+    if (this.shell?.alive) return this.shell;
+    this.shellStarting ??= (async () => {
+      try {
+        const shell = await PersistentShell.start(this.container, this.runUser.user);
+        if (!shell) this.shellDisabled = true;
+        this.shell = shell;
+        return shell;
+      } catch {
+        if (++this.shellFailures >= MAX_SHELL_RESTARTS) this.shellDisabled = true;
+        return undefined;
+      } finally {
+        this.shellStarting = undefined;
+      }
+    })();
+    const shell = await this.shellStarting;
+    if (shell && !shell.alive && ++this.shellFailures >= MAX_SHELL_RESTARTS) this.shellDisabled = true;
+    return shell;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    this.assertOpen();
+    for (const name of Object.keys(opts.env ?? {})) {
+      if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name '${name}'`);
+    }
+    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
+    try {
+      if (opts.stdin === undefined) {
+        const shell = await this.getShell();
+        // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
+        if (shell?.alive && !shell.busy) {
+          return await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap });
+        }
+      }
+      return await runPlainCommand(this.container, {
+        command,
+        cwd,
+        env: opts.env,
+        user: this.runUser.user,
+        stdin: opts.stdin,
+        timeoutMs: opts.timeoutMs,
+        signal: opts.signal,
+        cap,
+      });
+    } catch (err) {
+      throw await this.explain(err);
+    }
+  }
+
+  /** Turns engine errors into messages that say what happened to the sandbox. */
+  private async explain(err: unknown): Promise<Error> {
+    const code = statusCodeOf(err);
+    if (code === 404 || code === 409 || code === 500) {
+      const state = await this.container.inspect().then(
+        (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
+        () => "gone",
+      );
+      return new Error(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
+    }
+    return err instanceof Error ? err : new Error(String(err));
+  }
+
+  private onTmpfs(path: string): boolean {
+    return this.tmpfsMounts.some((m) => path === m || path.startsWith(`${m}/`));
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    this.assertOpen();
+    const full = this.resolvePath(path);
+    if (!this.onTmpfs(full)) return readViaArchive(this.container, full);
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user });
+    if (res.exitCode !== 0) {
+      const msg = res.stderr.toString("utf8").trim();
+      throw new ContainerFileError(`${full}: ${msg || "cannot read"}`, /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO");
+    }
+    return res.stdout;
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    this.assertOpen();
+    const full = this.resolvePath(path);
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    if (!this.onTmpfs(full)) return writeViaArchive(this.container, full, buf, this.runUser);
+    const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf });
+    if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
+  }
+
+  private async backgroundManager(): Promise<BackgroundProcessManager> {
+    if (!this.background) {
+      const probe = await this.exec("command -v bash >/dev/null 2>&1 && echo bash || echo sh", { timeoutMs: 10_000 });
+      const shell = probe.stdout.trim() === "bash" ? "bash" : "sh";
+      this.background ??= new BackgroundProcessManager((cmd, o) => this.exec(cmd, o), {
+        stateDir: "/tmp/.hermes-bg",
+        shell,
+        maxOutputChars: this.options.maxOutputChars,
+      });
+    }
+    return this.background;
+  }
+
+  async startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+    this.assertOpen();
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    return (await this.backgroundManager()).start(command, { ...opts, cwd });
+  }
+
+  async pollBackground(id: string): Promise<BackgroundStatus> {
+    return (await this.backgroundManager()).poll(id);
+  }
+
+  async killBackground(id: string): Promise<void> {
+    return (await this.backgroundManager()).kill(id);
+  }
+
+  async listBackground(): Promise<BackgroundStatus[]> {
+    if (!this.background) return [];
+    return this.background.list();
+  }
+
+  /** Removes the container (which ends every process in it, background ones included). Idempotent. */
+  cleanup(): Promise<void> {
+    this.cleaning ??= (async () => {
+      this.shell?.close();
+      try {
+        await removeContainerById(this.container.id);
+      } finally {
+        liveContainers.delete(this.container.id);
+        this.releaseSlot();
+      }
+    })();
+    return this.cleaning;
+  }
+}
+
+function lifetimeSec(spec: EnvironmentSpec, margin: number): number {
+  const base = spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC;
+  return Math.ceil(base + margin);
+}
+
+function imageFor(spec: EnvironmentSpec, opts: DockerOptions): string {
+  return spec.image ?? opts.image ?? DEFAULT_DOCKER_IMAGE;
+}
+
+/** Run-level limits may arrive with the backend options (maxSandboxes, startsPerSecond). */
+function applyLimitOptions(options: EnvironmentOptions): void {
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
+  const maxSandboxes = num(options.maxSandboxes);
+  const startsPerSecond = num(options.startsPerSecond);
+  if (maxSandboxes !== undefined || startsPerSecond !== undefined) configureDockerLimits({ maxSandboxes, startsPerSecond });
+}
+
+/** Before a task spends tokens: the engine answers and the image exists (pulled only with `pull`). */
+export async function preflightDocker(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void> {
+  const opts = parseDockerOptions(options);
+  await ensureDockerImage(imageFor(spec, opts), { pull: opts.pull });
+}
+
+export const createDockerEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+  if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
+  const opts = parseDockerOptions(options);
+  applyLimitOptions(options);
+  const imageName = imageFor(spec, opts);
+  // The image check comes first: a missing image fails the task before anything else happens.
+  const image = await ensureDockerImage(imageName, { pull: opts.pull });
+
+  const release = await acquireSandboxSlot();
+  let containerId: string | undefined;
+  try {
+    const runUser = await resolveRunUser(opts.user, imageName, image, spec.runName);
+    const runAsRoot = runUser.uid === 0;
+    const imageWorkdir = image.workingDir || "/work";
+    const workdir = spec.cwd ? (posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(imageWorkdir, spec.cwd)) : imageWorkdir;
+
+    const tmpfs: Record<string, string> = { "/tmp": `rw,nosuid,nodev,size=${opts.tmpSizeMb}m,mode=1777` };
+    const mounts: Docker.MountConfig = [];
+    if (opts.readOnlyRoot) {
+      tmpfs["/var/tmp"] = "rw,nosuid,nodev,size=256m,mode=1777";
+      tmpfs["/run"] = "rw,nosuid,nodev,size=64m,mode=755";
+      // A volume (not a tmpfs) keeps what the image has in the workdir and is reachable by the archive API;
+      // it is anonymous, so removing the container (AutoRemove or cleanup) removes it too.
+      mounts.push({ Type: "volume", Source: "", Target: workdir });
+    }
+
+    await waitForStartTurn();
+    if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
+    const name = `hermes-${sanitizeName(spec.runName, 24)}-${sanitizeName(spec.taskId, 24)}-${randomBytes(3).toString("hex")}`;
+    const container = await dockerClient().createContainer({
+      name,
+      Image: imageName,
+      Entrypoint: ["sleep"],
+      Cmd: [String(lifetimeSec(spec, opts.deadmanMarginSec))],
+      WorkingDir: workdir,
+      // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
+      // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
+      User: runAsRoot ? runUser.user : "0:0",
+      Labels: { [LABEL_RUN]: spec.runName, [LABEL_TASK]: spec.taskId, [LABEL_ROLE]: "task" },
+      HostConfig: {
+        Init: true,
+        AutoRemove: true,
+        NetworkMode: networkModeFor(spec.network ?? opts.network),
+        CapDrop: ["ALL"],
+        CapAdd: capabilitiesFor(runAsRoot),
+        SecurityOpt: ["no-new-privileges"],
+        PidsLimit: opts.pidsLimit,
+        Memory: opts.memoryMb * 1024 * 1024,
+        MemorySwap: opts.memoryMb * 1024 * 1024,
+        NanoCpus: Math.round(opts.cpus * 1e9),
+        ReadonlyRootfs: opts.readOnlyRoot,
+        Tmpfs: tmpfs,
+        Mounts: mounts,
+      },
+    });
+    containerId = container.id;
+    liveContainers.set(container.id, undefined);
+    // Created here (not by the engine, which would make it root's) so the run user can write in it.
+    await mkdirViaArchive(container, workdir, runUser);
+    await container.start();
+    const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, release);
+    liveContainers.set(container.id, env);
+    if (shuttingDown) {
+      await env.cleanup();
+      throw new Error("shutting down: no new docker sandboxes");
+    }
+    return env;
+  } catch (err) {
+    // No "Created" orphans: whatever was made is removed before the error goes up.
+    if (containerId) {
+      await removeContainerById(containerId).catch(() => undefined);
+      liveContainers.delete(containerId);
+    }
+    release();
+    if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
+    throw new Error(`could not start docker sandbox (image ${imageName}): ${dockerErrorMessage(err)}`);
+  }
+};

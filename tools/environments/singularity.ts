@@ -1,0 +1,547 @@
+/**
+ * The Singularity/Apptainer backend (execa): one instance per task.
+ *
+ *   start:   <bin> instance start --contain --cleanenv --writable-tmpfs --bind HOSTDIR:WORKDIR
+ *                  [--net --network none] IMAGE NAME
+ *   command: <bin> exec --cleanenv --pwd DIR [--env K=V]... instance://NAME bash|sh -c CMD
+ *   end:     <bin> instance stop NAME
+ *
+ * `docker://` images are built once into a SIF cache (`<bin> build`), under a lock file shared by all
+ * processes (Hermes locked per thread, so pool workers rebuilt the same SIF concurrently). A `.sif` path is
+ * used as is. The task folder on the host is bound at the workdir, so file tools there use the host
+ * filesystem directly; other paths go through `cat` in the instance. A detached host watchdog stops the
+ * instance after the task timeout plus a margin even if this process is killed with -9.
+ *
+ * Not run against a real Apptainer on this project's machine (Debian 12 has no package): the command lines
+ * and the lifecycle are tested against test/fixtures/fake-apptainer.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { constants as fsConstants, existsSync } from "node:fs";
+import { access, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { delimiter, dirname, join, posix, resolve as resolveHost } from "node:path";
+import { execa } from "execa";
+import { z } from "zod";
+import { BackgroundProcessManager } from "./background.js";
+import {
+  DEFAULT_OUTPUT_CAP,
+  type BackgroundStatus,
+  type Environment,
+  type EnvironmentFactory,
+  type EnvironmentOptions,
+  type EnvironmentSpec,
+  type ExecOptions,
+  type ExecResult,
+} from "./base.js";
+import { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "./docker_exec.js";
+import { OutputCollector } from "./docker_output.js";
+
+const DEFAULT_WORKDIR = "/work";
+const DEFAULT_LIFETIME_SEC = 3600;
+const INSTANCE_START_TIMEOUT_MS = 120_000;
+const INSTANCE_STOP_TIMEOUT_MS = 30_000;
+const BUILD_TIMEOUT_MS = 600_000;
+const KILL_GRACE_MS = 1000;
+
+// ---------------------------------------------------------------------------------------------------------
+// Finding the runtime
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter).filter(Boolean)) {
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
+  }
+  return undefined;
+}
+
+/** The environment every apptainer/singularity call gets: no host secrets, only PATH/HOME and their own settings. */
+function runtimeEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined) continue;
+    if (k === "PATH" || k === "HOME" || k === "USER" || k === "LANG" || k === "TMPDIR" || /^(APPTAINER|SINGULARITY)_/.test(k)) env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+export interface SingularityAvailability {
+  available: boolean;
+  /** Path of the executable used (apptainer preferred). */
+  binary?: string;
+  version?: string;
+  reason?: string;
+}
+
+/** `apptainer` (preferred) or `singularity` on PATH answering `--version`. */
+export async function singularityAvailability(): Promise<SingularityAvailability> {
+  const candidates = ["apptainer", "singularity"].map(onPath).filter((p): p is string => p !== undefined);
+  if (candidates.length === 0) return { available: false, reason: "neither apptainer nor singularity is on PATH" };
+  const problems: string[] = [];
+  for (const binary of candidates) {
+    const r = await execa(binary, ["--version"], { reject: false, timeout: 5000, env: runtimeEnv(), extendEnv: false, stdin: "ignore" });
+    const out = `${r.stdout}`.trim();
+    // Debian's `singularity` package is a game: accept only a runtime that names itself with a version.
+    if (r.exitCode === 0 && /(apptainer|singularity).*version|version \d/i.test(out)) return { available: true, binary, version: out };
+    problems.push(`${binary} --version: ${r.timedOut ? "no answer within 5 s" : out || `${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
+  }
+  return { available: false, reason: `no working Apptainer/Singularity (${problems.join("; ")})` };
+}
+
+async function requireRuntime(): Promise<string> {
+  const a = await singularityAvailability();
+  if (!a.available || !a.binary) throw new Error(`singularity environment unavailable: ${a.reason}`);
+  return a.binary;
+}
+
+const helpCache = new Map<string, Promise<string>>();
+
+/** Whether `instance start` knows `--network` (network isolation), read from its help once per binary. */
+async function supportsNetworkNone(binary: string): Promise<boolean> {
+  let help = helpCache.get(binary);
+  if (!help) {
+    help = execa(binary, ["instance", "start", "--help"], { reject: false, timeout: 10_000, env: runtimeEnv(), extendEnv: false, stdin: "ignore" }).then(
+      (r) => `${r.stdout}\n${r.stderr}`,
+    );
+    helpCache.set(binary, help);
+  }
+  return (await help).includes("--network");
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Images and the SIF cache
+
+export function defaultSifCacheDir(): string {
+  return process.env.APPTAINER_CACHEDIR ?? process.env.SINGULARITY_CACHEDIR ?? join(homedir(), ".cache", "hermes-batch", "sif");
+}
+
+/** `docker://python:3.11` → `<cache>/python-3.11.sif` (as Hermes names them). */
+export function sifPathFor(image: string, cacheDir: string): string {
+  const name = image.replace(/^docker:\/\//, "").replace(/[/:]/g, "-");
+  return join(cacheDir, `${name}.sif`);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * A lock shared by every process on the host: the lock file is created exclusively and holds the owner's
+ * pid; a lock whose owner is gone is taken over.
+ */
+export async function withFileLock<T>(lockPath: string, fn: () => Promise<T>, opts: { timeoutMs?: number; pollMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + (opts.timeoutMs ?? BUILD_TIMEOUT_MS + 60_000);
+  await mkdir(dirname(lockPath), { recursive: true });
+  for (;;) {
+    try {
+      const fh = await open(lockPath, "wx");
+      await fh.writeFile(String(process.pid));
+      await fh.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const owner = Number((await readFile(lockPath, "utf8").catch(() => "")).trim());
+      if (Number.isInteger(owner) && owner > 0 && !pidAlive(owner)) {
+        await unlink(lockPath).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockPath} (held by pid ${owner || "?"})`);
+      await new Promise((r) => setTimeout(r, opts.pollMs ?? 200));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(lockPath).catch(() => undefined);
+  }
+}
+
+/**
+ * The image argument for `instance start`: a `.sif` file must exist; a `docker://` image is built into the
+ * SIF cache once (other processes wait on the lock and reuse the result). If the build fails, the
+ * `docker://` URI is used directly (the runtime converts it itself, slower) and the reason is returned.
+ */
+export async function resolveSingularityImage(
+  binary: string,
+  image: string,
+  cacheDir: string,
+): Promise<{ image: string; note?: string }> {
+  if (image.startsWith("docker://")) {
+    const sif = sifPathFor(image, cacheDir);
+    if (existsSync(sif)) return { image: sif };
+    return withFileLock(`${sif}.lock`, async () => {
+      if (existsSync(sif)) return { image: sif };
+      const tmp = `${sif}.${process.pid}.${randomBytes(3).toString("hex")}.tmp`;
+      await mkdir(join(cacheDir, "tmp"), { recursive: true });
+      const r = await execa(binary, ["build", tmp, image], {
+        reject: false,
+        timeout: BUILD_TIMEOUT_MS,
+        stdin: "ignore",
+        env: runtimeEnv({
+          APPTAINER_CACHEDIR: cacheDir,
+          APPTAINER_TMPDIR: join(cacheDir, "tmp"),
+          SINGULARITY_CACHEDIR: cacheDir,
+          SINGULARITY_TMPDIR: join(cacheDir, "tmp"),
+        }),
+        extendEnv: false,
+      });
+      if (r.exitCode === 0 && existsSync(tmp)) {
+        await rename(tmp, sif);
+        return { image: sif };
+      }
+      await rm(tmp, { force: true });
+      const why = r.timedOut ? `timed out after ${BUILD_TIMEOUT_MS / 1000} s` : `${r.stderr}`.trim().split("\n").pop() || `exit ${r.exitCode}`;
+      return { image, note: `building ${sif} failed (${why}); using ${image} directly` };
+    });
+  }
+  if (image.endsWith(".sif")) {
+    const full = resolveHost(image);
+    try {
+      await access(full, fsConstants.R_OK);
+    } catch {
+      throw new Error(`singularity image ${full} does not exist or is not readable`);
+    }
+    return { image: full };
+  }
+  // library://, oras://, sandbox directories: the runtime knows what to do.
+  return { image };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Options
+
+const singularityOptionsSchema = z.object({
+  image: z.string().min(1).optional(),
+  network: z.string().min(1).optional(),
+  singularityCacheDir: z.string().min(1).optional(),
+  /** Pass --memory/--cpus (needs cgroup delegation for unprivileged users, so off unless asked). */
+  singularityCgroupLimits: z.boolean().default(false),
+  memoryMb: z.number().int().positive().optional(),
+  cpus: z.number().positive().optional(),
+  deadmanMarginSec: z.number().int().nonnegative().default(120),
+  maxOutputChars: z.number().int().positive().default(DEFAULT_OUTPUT_CAP),
+});
+
+type SingularityOptions = z.infer<typeof singularityOptionsSchema>;
+
+function parseOptions(options: EnvironmentOptions): SingularityOptions {
+  const picked = Object.fromEntries(
+    Object.keys(singularityOptionsSchema.shape)
+      .filter((k) => options[k] !== undefined && options[k] !== null)
+      .map((k) => [k, options[k]]),
+  );
+  const parsed = singularityOptionsSchema.safeParse(picked);
+  if (!parsed.success) {
+    throw new Error(`invalid singularity options: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  }
+  return parsed.data;
+}
+
+function networkOff(value: string | undefined): boolean {
+  return value === undefined || ["", "none", "off", "false", "0"].includes(value.trim().toLowerCase());
+}
+
+/** The `instance start` arguments (exported for tests and `--dry-run` style listings). */
+export function instanceStartArgs(o: {
+  hostDir: string;
+  workdir: string;
+  image: string;
+  name: string;
+  isolateNetwork: boolean;
+  memoryMb?: number;
+  cpus?: number;
+}): string[] {
+  const args = ["instance", "start", "--contain", "--cleanenv", "--writable-tmpfs", "--bind", `${o.hostDir}:${o.workdir}`];
+  if (o.isolateNetwork) args.push("--net", "--network", "none");
+  if (o.memoryMb) args.push("--memory", `${o.memoryMb}M`);
+  if (o.cpus) args.push("--cpus", String(o.cpus));
+  args.push(o.image, o.name);
+  return args;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Process-wide registry (for the runner's SIGINT/SIGTERM handlers)
+
+const liveInstances = new Set<SingularityEnvironment>();
+
+export async function cleanupAllSingularityEnvironments(): Promise<void> {
+  await Promise.all([...liveInstances].map((e) => e.cleanup().catch(() => undefined)));
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// $1 command. bash where the image has it.
+const SHELL_WRAPPER = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; fi; exec sh -c "$1"';
+
+export class SingularityEnvironment implements Environment {
+  readonly kind = "singularity";
+  private readonly background: BackgroundProcessManager;
+  private cleaning: Promise<void> | undefined;
+
+  constructor(
+    readonly binary: string,
+    readonly instanceName: string,
+    readonly workdir: string,
+    /** The host folder bound at workdir. */
+    readonly hostDir: string,
+    private readonly watchdogPid: number | undefined,
+    private readonly options: SingularityOptions,
+  ) {
+    this.background = new BackgroundProcessManager((cmd, o) => this.exec(cmd, o), {
+      stateDir: `/tmp/.hermes-bg-${instanceName}`,
+      shell: "sh",
+      maxOutputChars: options.maxOutputChars,
+    });
+  }
+
+  resolvePath(path: string): string {
+    return posix.isAbsolute(path) ? posix.normalize(path) : posix.normalize(posix.join(this.workdir, path));
+  }
+
+  /** The host path of a container path inside the bound workdir, else undefined. */
+  private hostPathOf(containerPath: string): string | undefined {
+    if (containerPath === this.workdir) return this.hostDir;
+    if (!containerPath.startsWith(`${this.workdir}/`)) return undefined;
+    const rel = containerPath.slice(this.workdir.length + 1);
+    const host = resolveHost(this.hostDir, rel);
+    return host.startsWith(`${this.hostDir}/`) || host === this.hostDir ? host : undefined;
+  }
+
+  /** The full argv of one command (exported shape for tests). */
+  execArgs(command: string, cwd: string, env: Record<string, string> = {}): string[] {
+    const args = ["exec", "--cleanenv", "--pwd", cwd];
+    for (const [k, v] of Object.entries(env)) args.push("--env", `${k}=${v}`);
+    args.push(`instance://${this.instanceName}`, "sh", "-c", SHELL_WRAPPER, "hb", command);
+    return args;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (this.cleaning) throw new Error(`singularity environment ${this.instanceName} was already cleaned up`);
+    for (const name of Object.keys(opts.env ?? {})) {
+      if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name '${name}'`);
+    }
+    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
+    const stdout = new OutputCollector(cap);
+    const stderr = new OutputCollector(cap);
+    const child = execa(this.binary, this.execArgs(command, cwd, opts.env), {
+      env: runtimeEnv(),
+      extendEnv: false,
+      // Its own process group on the host: a timeout kills the runtime and everything the command started.
+      detached: true,
+      reject: false,
+      buffer: false,
+      stripFinalNewline: false,
+      ...(opts.stdin !== undefined ? { input: opts.stdin } : { stdin: "ignore" as const }),
+    });
+    child.catch(() => undefined);
+    child.stdout?.setEncoding("utf8");
+    child.stderr?.setEncoding("utf8");
+    child.stdout?.on("data", (c: string) => stdout.push(c));
+    child.stderr?.on("data", (c: string) => stderr.push(c));
+    const pid = child.pid;
+
+    let timedOut = false;
+    let aborted = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const killGroup = (signal: NodeJS.Signals) => {
+      if (pid === undefined) return;
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // Already gone.
+      }
+    };
+    const stop = () => {
+      killGroup("SIGTERM");
+      killTimer ??= setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS);
+    };
+    const timer =
+      opts.timeoutMs !== undefined && opts.timeoutMs > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            stop();
+          }, opts.timeoutMs)
+        : undefined;
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const { code, signal, spawnError } = await new Promise<{ code: number | null; signal: string | null; spawnError?: Error }>((res) => {
+      child.once("exit", (c, s) => res({ code: c, signal: s }));
+      child.once("error", (e) => res({ code: null, signal: null, spawnError: e }));
+    });
+    // Children that keep the pipes open must not hold the result.
+    await Promise.race([new Promise((r) => child.once("close", r)), new Promise((r) => setTimeout(r, timedOut || aborted ? KILL_GRACE_MS + 200 : 300))]);
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    if (timer) clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", onAbort);
+    if (timedOut || aborted) killGroup("SIGKILL");
+    if (killTimer) clearTimeout(killTimer);
+
+    const out = stdout.render();
+    const err = stderr.render();
+    if (spawnError) err.text += `could not run ${this.binary}: ${spawnError.message}`;
+    let exitCode = code ?? (signal ? 128 + 9 : 127);
+    if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
+    else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
+    return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    const full = this.resolvePath(path);
+    const host = this.hostPathOf(full);
+    if (host) return readFile(host);
+    const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "cat", full], {
+      env: runtimeEnv(),
+      extendEnv: false,
+      reject: false,
+      encoding: "buffer",
+      stdin: "ignore",
+      timeout: 60_000,
+    });
+    if (r.exitCode !== 0) throw new Error(`${full}: ${Buffer.from(r.stderr).toString("utf8").trim() || `cannot read (exit ${r.exitCode})`}`);
+    return Buffer.from(r.stdout);
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const full = this.resolvePath(path);
+    const host = this.hostPathOf(full);
+    if (host) {
+      await mkdir(dirname(host), { recursive: true });
+      await writeFile(host, data);
+      return;
+    }
+    const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
+    const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "sh", "-c", script, "hb", full], {
+      env: runtimeEnv(),
+      extendEnv: false,
+      reject: false,
+      input: typeof data === "string" ? Buffer.from(data) : data,
+      timeout: 60_000,
+    });
+    if (r.exitCode !== 0) throw new Error(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
+  }
+
+  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    return this.background.start(command, { ...opts, cwd });
+  }
+
+  pollBackground(id: string): Promise<BackgroundStatus> {
+    return this.background.poll(id);
+  }
+
+  killBackground(id: string): Promise<void> {
+    return this.background.kill(id);
+  }
+
+  listBackground(): Promise<BackgroundStatus[]> {
+    return this.background.list();
+  }
+
+  /** Stops the instance (which ends every process in it) and the watchdog. Idempotent. */
+  cleanup(): Promise<void> {
+    this.cleaning ??= (async () => {
+      liveInstances.delete(this);
+      if (this.watchdogPid !== undefined) {
+        try {
+          process.kill(-this.watchdogPid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+      const r = await execa(this.binary, ["instance", "stop", this.instanceName], {
+        env: runtimeEnv(),
+        extendEnv: false,
+        reject: false,
+        stdin: "ignore",
+        timeout: INSTANCE_STOP_TIMEOUT_MS,
+      });
+      if (r.exitCode !== 0) {
+        const msg = `${r.stderr}`.trim();
+        // Already stopped (by the watchdog, or never fully started) is fine.
+        if (!/no instance found|not found|does not exist/i.test(msg)) {
+          throw new Error(`could not stop instance ${this.instanceName}: ${msg || `exit ${r.exitCode}`}`);
+        }
+      }
+    })();
+    return this.cleaning;
+  }
+}
+
+function sanitize(s: string, max: number): string {
+  return s.replace(/[^a-zA-Z0-9_]+/g, "_").replace(/^_+/, "").slice(0, max) || "x";
+}
+
+/** A host process, outside our process group, that stops the instance when its time is up. */
+function startWatchdog(binary: string, name: string, seconds: number): number | undefined {
+  const child = spawn("sh", ["-c", 'sleep "$1"; exec "$2" instance stop "$3"', "hb", String(seconds), binary, name], {
+    detached: true,
+    stdio: "ignore",
+    env: runtimeEnv(),
+  });
+  child.unref();
+  return child.pid;
+}
+
+/** Before a task spends tokens: the runtime exists and the image can be resolved. */
+export async function preflightSingularity(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void> {
+  const opts = parseOptions(options);
+  const binary = await requireRuntime();
+  const image = spec.image ?? opts.image;
+  if (!image) throw new Error("singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image");
+  await resolveSingularityImage(binary, image, opts.singularityCacheDir ?? defaultSifCacheDir());
+}
+
+export const createSingularityEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+  const opts = parseOptions(options);
+  const binary = await requireRuntime();
+  const imageRef = spec.image ?? opts.image;
+  if (!imageRef) throw new Error("singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image");
+  const { image } = await resolveSingularityImage(binary, imageRef, opts.singularityCacheDir ?? defaultSifCacheDir());
+
+  const hostDir = resolveHost(spec.hostTaskDir);
+  await mkdir(hostDir, { recursive: true });
+  if (!(await stat(hostDir)).isDirectory()) throw new Error(`task folder ${hostDir} is not a directory`);
+  const workdir = spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
+  const name = `hb_${sanitize(spec.taskId, 32)}_${randomBytes(4).toString("hex")}`;
+  const isolateNetwork = networkOff(spec.network ?? opts.network) && (await supportsNetworkNone(binary));
+
+  const args = instanceStartArgs({
+    hostDir,
+    workdir,
+    image,
+    name,
+    isolateNetwork,
+    memoryMb: opts.singularityCgroupLimits ? opts.memoryMb : undefined,
+    cpus: opts.singularityCgroupLimits ? opts.cpus : undefined,
+  });
+  const started = await execa(binary, args, {
+    env: runtimeEnv(),
+    extendEnv: false,
+    reject: false,
+    stdin: "ignore",
+    timeout: INSTANCE_START_TIMEOUT_MS,
+  });
+  if (started.exitCode !== 0) {
+    // A half-started instance must not linger.
+    await execa(binary, ["instance", "stop", name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
+    const why = started.timedOut ? `no answer within ${INSTANCE_START_TIMEOUT_MS / 1000} s` : `${started.stderr}`.trim() || `exit ${started.exitCode}`;
+    throw new Error(`could not start singularity instance from ${image}: ${why}`);
+  }
+  const lifetime = (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) + opts.deadmanMarginSec;
+  const watchdog = startWatchdog(binary, name, lifetime);
+  const env = new SingularityEnvironment(binary, name, workdir, hostDir, watchdog, opts);
+  liveInstances.add(env);
+  return env;
+};
