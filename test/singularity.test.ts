@@ -241,7 +241,7 @@ describe("instance lifecycle and command lines", () => {
     const env = (await createSingularityEnvironment(spec("deadman", { taskTimeoutSec: 1 }), { deadmanMarginSec: 0 })) as SingularityEnvironment;
     expect(existsSync(join(stateDir, env.instanceName))).toBe(true);
     let gone = false;
-    for (let i = 0; i < 30 && !gone; i++) {
+    for (let i = 0; i < 100 && !gone; i++) {
       await new Promise((res) => setTimeout(res, 200));
       gone = !existsSync(join(stateDir, env.instanceName));
     }

@@ -40,6 +40,8 @@ export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
 const KILL_GRACE_MS = 1000;
 /** After the shell exits, how long to wait for children that still hold its output pipes. */
 const LINGER_MS = 300;
+/** Upper bound on waiting for the pipes to drain after the whole process group is gone. */
+const STREAM_DRAIN_MAX_MS = 10_000;
 
 const SECRET_NAME_PATTERNS = [
   /API_KEY$/i,
@@ -152,7 +154,7 @@ export function processesWithMarker(marker: string): number[] {
   return found;
 }
 
-function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
+function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pgid, signal);
     return true;
@@ -257,7 +259,11 @@ export class LocalEnvironment implements Environment {
     const lingered = await Promise.race([
       streamsClosed.then(() => false),
       new Promise<boolean>((res) => {
-        lingerTimer = setTimeout(() => res(true), timedOut || aborted ? KILL_GRACE_MS + 200 : LINGER_MS);
+        // Only a live process group can hold the pipes open; otherwise the rest of the output is still
+        // in flight (slow under load) and must be waited for, not cut after LINGER_MS.
+        const holdersAlive = killGroup(pid, 0);
+        const wait = timedOut || aborted ? KILL_GRACE_MS + 200 : holdersAlive ? LINGER_MS : STREAM_DRAIN_MAX_MS;
+        lingerTimer = setTimeout(() => res(true), wait);
       }),
     ]);
     clearTimeout(lingerTimer);
