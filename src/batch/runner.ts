@@ -6,6 +6,7 @@ import { appendFileSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from 
 import { basename, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
+import pLimit from "p-limit";
 import { Piscina } from "piscina";
 import YAML from "yaml";
 import { publicConfig, type RunConfig } from "../config.js";
@@ -208,9 +209,12 @@ export async function runBatch(config: RunConfig): Promise<number> {
   };
 
   const inFlight = new Set<Promise<void>>();
+  // Tasks retried after a worker crash run one at a time, so the task that kills its worker dies alone
+  // and cannot take the innocent ones down with it a second time.
+  const crashRetries = pLimit(1);
   const submit = (spec: TaskSpec): Promise<void> => {
-    const p: Promise<void> = pool
-      .run(spec)
+    const run = (): Promise<TaskOutcomeMessage> => pool.run(spec);
+    const p: Promise<void> = (spec.attempt > 0 ? crashRetries(run) : run())
       .then(
         (msg: TaskOutcomeMessage) => write(msg),
         (err: unknown) => {
