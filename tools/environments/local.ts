@@ -94,11 +94,13 @@ class OutputCollector {
       return;
     }
     if (this.tail === "") {
-      // First overflow: split what we have into a fixed head and a tail buffer.
-      this.tail = this.head.slice(this.cap);
-      this.head = this.head.slice(0, this.cap);
+      // First overflow (possibly one chunk larger than the whole budget): a fixed head, the rest is tail.
+      const all = this.head + chunk;
+      this.head = all.slice(0, this.cap);
+      this.tail = all.slice(this.cap);
+    } else {
+      this.tail += chunk;
     }
-    this.tail += chunk;
     if (this.tail.length > this.cap * 2) this.tail = this.tail.slice(this.tail.length - this.cap);
   }
 
