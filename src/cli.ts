@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   approval: async () => (await import("./commands/approval.js")).command,
   gc: async () => (await import("./commands/gc.js")).command,
   export: async () => (await import("./commands/export.js")).command,
+  merge: async () => (await import("./commands/merge.js")).command,
 };
 
 /** The package version; package.json is two folders up from dist/src/cli.js and one from src/cli.ts. */

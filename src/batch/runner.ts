@@ -17,6 +17,7 @@ import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./toolset_plan.js";
 import { writeRunReports } from "./reports.js";
+import { configFingerprint, formatShard, shardRunDir, taskInShard, type Shard } from "./shard.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 import { DONE_OUTCOMES } from "./types.js";
@@ -64,6 +65,7 @@ async function* plannedTasks(
   sel: Selection,
   onBad: (msg: string) => void,
   rows = { n: 0 },
+  shard?: Shard,
 ) {
   let valid = 0;
   const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
@@ -81,6 +83,7 @@ async function* plannedTasks(
     rows.n = valid;
     if (i < config.offset || i >= end) continue; // keep reading: bad rows further on must still be found
     const id = item.value.id;
+    if (shard && !taskInShard(id, shard)) continue;
     if (sel.only) {
       if (!sel.only.has(id)) continue;
     } else {
@@ -91,12 +94,12 @@ async function* plannedTasks(
   }
 }
 
-async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection) {
+async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection, shard?: Shard) {
   let n = 0;
   const draws = new Map<string, number>();
   const bad: string[] = [];
   const rows = { n: 0 };
-  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows)) {
+  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard)) {
     n++;
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);
@@ -104,14 +107,22 @@ async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<
   return { n, draws, bad, rows: rows.n };
 }
 
-export async function runBatch(config: RunConfig): Promise<number> {
+export interface RunOptions {
+  /** This process's shard (from resolveShard); the run then writes <output-dir>/<run-name>/shards/<i>-of-<N>/. */
+  shard?: Shard;
+}
+
+export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
+  const { shard } = opts;
   const out = process.stdout;
   config.run_name ??= defaultRunName(config.dataset);
-  const runDir = resolve(config.output_dir, config.run_name);
+  const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
   const sel: Selection = { resume: config.resume, only: config.only ? new Set(config.only) : undefined, retryFailedOnly: config.retry_failed };
   if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
 
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
+  const fingerprint = await configFingerprint(config);
+  const shardInfo = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
   if (hasResults && !config.resume && !config.retry_failed && !config.only && !config.dry_run) {
@@ -122,7 +133,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
   const failedIds = new Set(state.failed.keys());
 
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
-  const { n: total, draws, bad, rows } = await countTasks(config, planner, state.done, failedIds, sel);
+  const { n: total, draws, bad, rows } = await countTasks(config, planner, state.done, failedIds, sel, shard);
   if (bad.length > 0 && config.on_bad_row === "fail") {
     const shown = bad.slice(0, 20).join("\n  ");
     const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
@@ -130,7 +141,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
   }
   if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
   if (config.dry_run) {
-    out.write(`plan for run '${config.run_name}' → ${runDir}\n`);
+    out.write(`plan for run '${config.run_name}'${shard ? ` shard ${formatShard(shard)}` : ""} → ${runDir}\n`);
     out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
     out.write(`  toolsets: ${config.toolsets ? config.toolsets.join(",") : `distribution '${config.distribution}'`}\n`);
     out.write(`  tasks to run: ${total} (already done: ${state.done.size}, failed earlier: ${state.failed.size})\n`);
@@ -144,7 +155,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
     const moved = await supersedeTasks(runDir, new Set(config.only));
     if (moved) process.stderr.write(`moved ${moved} earlier result(s) of the --only tasks to superseded.jsonl\n`);
   }
-  writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify(publicConfig(config)));
+  writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo }));
   const events = join(runDir, RUN_FILES.events);
   const logEvent = (msg: string) => appendFileSync(events, `${new Date().toISOString()} ${msg}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
@@ -249,13 +260,13 @@ export async function runBatch(config: RunConfig): Promise<number> {
   };
 
   const checkpointTimer = setInterval(() => {
-    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total });
+    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total, config_fingerprint: fingerprint, ...shardInfo, finished: false });
   }, 5_000);
   checkpointTimer.unref();
 
   try {
     const badRows: string[] = [];
-    for await (const spec of plannedTasks(config, planner, state.done, failedIds, sel, (m) => badRows.push(m))) {
+    for await (const spec of plannedTasks(config, planner, state.done, failedIds, sel, (m) => badRows.push(m), undefined, shard)) {
       if (stopping) break;
       while (inFlight.size >= config.concurrency && !stopping) await Promise.race(inFlight);
       if (stopping) break;
@@ -282,7 +293,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
   }
 
   const report = await writeRunReports(runDir, config);
-  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped });
+  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   out.write(
@@ -290,7 +301,7 @@ export async function runBatch(config: RunConfig): Promise<number> {
       `(${report.done} done in total) → ${runDir}\n`,
   );
   if (interrupted) {
-    out.write(`interrupted. Resume with: hermes-batch run ${config.dataset} --run-name ${config.run_name} --resume\n`);
+    out.write(`interrupted. Resume with: hermes-batch run ${config.dataset} --run-name ${config.run_name}${shard ? ` --shard ${formatShard(shard)}` : ""} --resume\n`);
     return EXIT.interrupted;
   }
   if (report.failed > 0) {

@@ -187,7 +187,7 @@ export function formatShard(shard: Shard): string {
 
 /** `0003-of-0016`: zero-padded so a listing sorts; `merge` accepts any padding. */
 export function shardDirName(shard: Shard): string {
-  const width = Math.max(4, String(shard.count - 1).length);
+  const width = Math.max(4, String(shard.count).length);
   return `${String(shard.index).padStart(width, "0")}-of-${String(shard.count).padStart(width, "0")}`;
 }
 

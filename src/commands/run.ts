@@ -62,6 +62,12 @@ Resuming and reruns
   --only ID,ID              rerun these tasks (earlier results move to superseded.jsonl)
   --dry-run                 validate the config and dataset, print the plan, run nothing
 
+Sharding (see docs/sharding.md)
+  --shard i/N               run shard i (0-based) of N into <output-dir>/<run-name>/shards/<i>-of-<N>/; default:
+                            detected from a Slurm job array or a Kubernetes Indexed Job; "none" turns that off
+  --shard-count N           the shard count when the scheduler does not give it (Kubernetes), also
+                            $HERMES_BATCH_SHARD_COUNT; then merge with: hermes-batch merge <output-dir>/<run-name>
+
 Output
   --progress auto|bar|log|none     default auto: a bar on a terminal, a line per 5 % elsewhere
 
@@ -119,6 +125,8 @@ const options = {
   "verify-timeout": { type: "string" },
   "keep-workspaces": { type: "boolean" },
   progress: { type: "string" },
+  shard: { type: "string" },
+  "shard-count": { type: "string" },
 } as const;
 
 const PrefillSchema = z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }).strict());
@@ -137,7 +145,7 @@ function checkPrefill(path: string): void {
   }
 }
 
-export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>; configPath?: string } {
+export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>; configPath?: string; shard?: string; shardCount?: string } {
   const { values: v, positionals } = parseCommandArgs(argv, options);
   if (positionals.length > 1) throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
   const flags: Record<string, unknown> = {
@@ -191,7 +199,7 @@ export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>;
     keep_workspaces: v["keep-workspaces"],
     progress: v.progress,
   };
-  return { flags, configPath: v.config };
+  return { flags, configPath: v.config, shard: v.shard, shardCount: v["shard-count"] };
 }
 
 export function configFromArgv(argv: string[]): RunConfig {
@@ -211,7 +219,10 @@ export const command: Command = {
   help,
   async run(argv) {
     const config = configFromArgv(argv);
+    const { shard, shardCount } = flagsToConfig(argv);
+    const { resolveShard } = await import("../batch/shard.js");
+    const resolved = resolveShard({ shard, shardCount, env: process.env });
     const { runBatch } = await import("../batch/runner.js");
-    return runBatch(config);
+    return runBatch(config, { shard: resolved });
   },
 };

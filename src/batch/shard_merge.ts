@@ -1,0 +1,355 @@
+/**
+ * Merging the shard folders of a run (`<run>/shards/<i>-of-<N>/`, each a normal run folder) into one run
+ * folder: inspection (which shards exist, finished, with which config fingerprint), then a streaming
+ * merge of the result files with dedup by task id. Shard folders are only read, never changed.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import YAML from "yaml";
+import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config.js";
+import { UserError } from "../errors.js";
+import { JsonlAppender } from "./jsonl_file.js";
+import { RUN_FILES } from "./run_state.js";
+import { SHARDS_DIR, canonicalJson, comparableConfig, formatShard, parseShardDirName, shardOfTask, type Shard } from "./shard.js";
+
+/** Marker of a merged folder: a later merge may overwrite what a merge wrote, nothing else. */
+export const MERGE_INFO_FILE = "merge.json";
+
+export interface ShardFolder {
+  shard: Shard;
+  dir: string;
+  /** run.yaml as written by the shard's latest invocation; undefined when missing or unreadable. */
+  runYaml?: Record<string, unknown>;
+  checkpoint?: Record<string, unknown>;
+  /** Recorded `config_fingerprint`, else `fields:<sha256>` of run.yaml's comparable keys. */
+  fingerprint: string;
+  /** From checkpoint.json's `finished`: false = interrupted or still running; undefined = not recorded. */
+  finished?: boolean;
+  /** Why this folder cannot be used (it then counts as missing). */
+  unusable?: string;
+  /** The shard recorded inside the folder, when it disagrees with the folder name. */
+  recordedShard?: string;
+}
+
+export interface ShardInspection {
+  shardsDir: string;
+  count: number;
+  folders: ShardFolder[];
+  /** Indexes without a usable folder, ascending. */
+  missing: number[];
+  /** Present shards whose checkpoint says they have not finished. */
+  unfinished: number[];
+  /** Shards grouped by fingerprint, largest group first. */
+  fingerprintGroups: { fingerprint: string; shards: number[] }[];
+  warnings: string[];
+}
+
+function readYamlObject(path: string): Record<string, unknown> | string {
+  let parsed: unknown;
+  try {
+    parsed = YAML.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    return `${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message.split("\n")[0]}`;
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return `${path}: not a YAML mapping`;
+  return parsed as Record<string, unknown>;
+}
+
+function readJsonObject(path: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, "utf8"));
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function recordedShardText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (value && typeof value === "object") {
+    const v = value as { index?: unknown; count?: unknown };
+    if (typeof v.index === "number" && typeof v.count === "number") return `${v.index}/${v.count}`;
+  }
+  return undefined;
+}
+
+export function fieldsFingerprint(runYaml: Record<string, unknown>): string {
+  return `fields:${createHash("sha256").update(canonicalJson(comparableConfig(runYaml))).digest("hex")}`;
+}
+
+function loadFolder(dir: string, shard: Shard): ShardFolder {
+  const folder: ShardFolder = { shard, dir, fingerprint: "" };
+  const checkpointPath = join(dir, RUN_FILES.checkpoint);
+  if (existsSync(checkpointPath)) folder.checkpoint = readJsonObject(checkpointPath);
+  const yamlPath = join(dir, RUN_FILES.config);
+  if (!existsSync(yamlPath)) {
+    folder.unusable = `no ${RUN_FILES.config} (the shard never started)`;
+    return folder;
+  }
+  const yaml = readYamlObject(yamlPath);
+  if (typeof yaml === "string") {
+    folder.unusable = `unreadable ${RUN_FILES.config}: ${yaml}`;
+    return folder;
+  }
+  folder.runYaml = yaml;
+  const recorded = yaml.config_fingerprint ?? folder.checkpoint?.config_fingerprint;
+  folder.fingerprint = typeof recorded === "string" && recorded ? recorded : fieldsFingerprint(yaml);
+  const finished = folder.checkpoint?.finished;
+  if (typeof finished === "boolean") folder.finished = finished;
+  const recordedShard = recordedShardText(yaml.shard ?? folder.checkpoint?.shard);
+  if (recordedShard !== undefined && recordedShard !== formatShard(shard)) folder.recordedShard = recordedShard;
+  return folder;
+}
+
+/** Finds and checks `<runDir>/shards/<i>-of-<N>/`. Throws UserError when there is nothing coherent to merge. */
+export function inspectShards(runDir: string): ShardInspection {
+  const shardsDir = join(runDir, SHARDS_DIR);
+  if (!existsSync(runDir)) throw new UserError(`run folder ${runDir} not found`);
+  if (!existsSync(shardsDir)) {
+    throw new UserError(`${runDir} has no ${SHARDS_DIR}/ folder: a sharded run writes ${SHARDS_DIR}/<i>-of-<N>/ (hermes-batch run --shard i/N, a Slurm array or a Kubernetes Indexed Job)`);
+  }
+  const warnings: string[] = [];
+  const byCount = new Map<number, { name: string; shard: Shard }[]>();
+  for (const name of readdirSync(shardsDir).sort()) {
+    const shard = parseShardDirName(name);
+    if (!shard || !statSync(join(shardsDir, name)).isDirectory()) {
+      warnings.push(`ignoring ${join(shardsDir, name)}: not a shard folder (<i>-of-<N>)`);
+      continue;
+    }
+    const list = byCount.get(shard.count) ?? [];
+    list.push({ name, shard });
+    byCount.set(shard.count, list);
+  }
+  if (byCount.size === 0) throw new UserError(`no shard folders (<i>-of-<N>) in ${shardsDir}`);
+  if (byCount.size > 1) {
+    const kinds = [...byCount.entries()].map(([n, l]) => `${l.length} folder(s) of ${n} shards`).join(", ");
+    throw new UserError(
+      `${shardsDir} mixes shard counts (${kinds}): every shard of a run must use the same N. ` +
+        `Remove the stray folders, or keep HERMES_BATCH_SHARD_COUNT set when rerunning a few array tasks`,
+    );
+  }
+  const [count, entries] = [...byCount.entries()][0]!;
+  const seen = new Map<number, string>();
+  for (const e of entries) {
+    const other = seen.get(e.shard.index);
+    if (other) throw new UserError(`shard ${e.shard.index} has two folders in ${shardsDir}: ${other} and ${e.name}`);
+    seen.set(e.shard.index, e.name);
+  }
+
+  const folders = entries.map((e) => loadFolder(join(shardsDir, e.name), e.shard)).sort((a, b) => a.shard.index - b.shard.index);
+  const usable = new Set(folders.filter((f) => !f.unusable).map((f) => f.shard.index));
+  for (const f of folders) if (f.unusable) warnings.push(`shard ${formatShard(f.shard)} (${f.dir}): ${f.unusable}`);
+  const missing: number[] = [];
+  for (let i = 0; i < count; i++) if (!usable.has(i)) missing.push(i);
+  const unfinished = folders.filter((f) => !f.unusable && f.finished === false).map((f) => f.shard.index);
+
+  const groups = new Map<string, number[]>();
+  for (const f of folders) {
+    if (f.unusable) continue;
+    const list = groups.get(f.fingerprint) ?? [];
+    list.push(f.shard.index);
+    groups.set(f.fingerprint, list);
+  }
+  const fingerprintGroups = [...groups.entries()]
+    .map(([fingerprint, shards]) => ({ fingerprint, shards }))
+    .sort((a, b) => b.shards.length - a.shards.length || a.shards[0]! - b.shards[0]!);
+  return { shardsDir, count, folders, missing, unfinished, fingerprintGroups, warnings };
+}
+
+function shortValue(v: unknown): string {
+  const s = v === undefined ? "(unset)" : JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 59)}…` : s;
+}
+
+/** The comparable keys whose values differ between two run.yaml files, as `key (a ≠ b)`. */
+export function configDifferences(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const ca = comparableConfig(a);
+  const cb = comparableConfig(b);
+  const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
+  return keys.filter((k) => canonicalJson(ca[k]) !== canonicalJson(cb[k])).map((k) => `${k} (${shortValue(ca[k])} ≠ ${shortValue(cb[k])})`);
+}
+
+export function formatIndexes(indexes: number[], max = 40): string {
+  const shown = indexes.slice(0, max).join(",");
+  return indexes.length > max ? `${shown},… (${indexes.length} in all)` : shown;
+}
+
+/** A human description of a fingerprint mismatch, naming shards and differing keys. */
+export function describeMismatch(inspection: ShardInspection): string {
+  const byIndex = new Map(inspection.folders.map((f) => [f.shard.index, f]));
+  const [first, ...others] = inspection.fingerprintGroups;
+  const ref = byIndex.get(first!.shards[0]!)!;
+  const lines = [`  ${first!.fingerprint.slice(0, 23)}…: shard(s) ${formatIndexes(first!.shards)}`];
+  for (const g of others) {
+    const rep = byIndex.get(g.shards[0]!)!;
+    const diffs = configDifferences(ref.runYaml!, rep.runYaml!);
+    const why = diffs.length
+      ? `differ from shard ${ref.shard.index} in: ${diffs.join(", ")}`
+      : `same settings as shard ${ref.shard.index}, so the content of the dataset, distribution file or prefill file, or the ephemeral system prompt differs (or a shard predates fingerprints)`;
+    lines.push(`  ${g.fingerprint.slice(0, 23)}…: shard(s) ${formatIndexes(g.shards)}: ${why}`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * A RunConfig from a shard's run.yaml, for the reports, which need only a few keys: keys the schema does
+ * not know, and values it rejects (a run.yaml from another version), are left out and listed in `ignored`.
+ */
+export function configFromRunYaml(runYaml: Record<string, unknown>, where: string): { config: RunConfig; ignored: string[] } {
+  const known = new Set(Object.keys(RunConfigSchema.shape));
+  const picked: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(runYaml)) if (known.has(k) && v !== null) picked[k] = v;
+  const ignored: string[] = [];
+  let parsed = RunConfigSchema.safeParse(picked);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path[0];
+      if (typeof key === "string" && key !== "dataset" && key in picked) {
+        delete picked[key];
+        ignored.push(key);
+      }
+    }
+    parsed = RunConfigSchema.safeParse(picked);
+  }
+  if (!parsed.success) throw new UserError(formatZodIssues(parsed.error, where));
+  return { config: parsed.data, ignored };
+}
+
+// ---------- the streaming merge ----------
+
+export interface MergeCounts {
+  /** Lines written to each merged file. */
+  trajectories: number;
+  failed: number;
+  dropped: number;
+  /** Trajectory/dropped lines skipped because the task was already done (in any shard). */
+  duplicateDone: number;
+  /** failed.jsonl lines skipped because the task was done in another shard ("done wins"). */
+  failedButDoneElsewhere: number;
+  /** failed.jsonl lines skipped because the task had already failed in another shard. */
+  duplicateFailed: number;
+  /** Distinct task ids that appeared in more than one shard. */
+  tasksInSeveralShards: number;
+  /** Lines of a shard whose task id does not hash to that shard (a renamed folder or a different N). */
+  misplaced: number;
+  /** Unparsable lines or lines without a task_id (e.g. a torn last line of a crashed shard), skipped. */
+  badLines: number;
+  badLineExamples: string[];
+}
+
+async function* rawLines(path: string): AsyncGenerator<{ line: number; text: string }> {
+  if (!existsSync(path)) return;
+  const input = createReadStream(path, { encoding: "utf8" });
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of rl) {
+      line++;
+      if (text.trim()) yield { line, text };
+    }
+  } finally {
+    rl.close();
+    input.destroy();
+  }
+}
+
+function taskIdOf(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { task_id?: unknown } | null)?.task_id;
+    return typeof id === "string" && id ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type ResultFile = typeof RUN_FILES.trajectories | typeof RUN_FILES.failed | typeof RUN_FILES.dropped;
+
+/**
+ * Streams every shard's trajectories.jsonl, dropped.jsonl, then failed.jsonl into `outDir` (lines copied
+ * byte for byte). Memory: one map entry per task id. Each file is written to a temporary name and renamed
+ * into place once all three are complete.
+ */
+export async function mergeShardFiles(folders: ShardFolder[], outDir: string, count: number): Promise<MergeCounts> {
+  const counts: MergeCounts = {
+    trajectories: 0,
+    failed: 0,
+    dropped: 0,
+    duplicateDone: 0,
+    failedButDoneElsewhere: 0,
+    duplicateFailed: 0,
+    tasksInSeveralShards: 0,
+    misplaced: 0,
+    badLines: 0,
+    badLineExamples: [],
+  };
+  const doneIn = new Map<string, number>();
+  const failedIn = new Map<string, number>();
+  const multiShard = new Set<string>();
+  const order = [...folders].sort((a, b) => a.shard.index - b.shard.index);
+  const tmp = (name: ResultFile) => join(outDir, `${name}.merge-tmp`);
+  const names: ResultFile[] = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed];
+  const writers = new Map<ResultFile, JsonlAppender>();
+  try {
+    for (const name of names) {
+      rmSync(tmp(name), { force: true }); // a crashed earlier merge must not be appended to
+      writers.set(name, new JsonlAppender(tmp(name), 0));
+    }
+    for (const name of names) {
+      const out = writers.get(name)!;
+      for (const folder of order) {
+        const here = folder.shard.index;
+        const path = join(folder.dir, name);
+        for await (const { line, text } of rawLines(path)) {
+          const id = taskIdOf(text);
+          if (id === undefined) {
+            counts.badLines++;
+            if (counts.badLineExamples.length < 10) counts.badLineExamples.push(`${path}:${line}`);
+            continue;
+          }
+          if (shardOfTask(id, count) !== here) counts.misplaced++;
+          if (name === RUN_FILES.failed) {
+            const doneShard = doneIn.get(id);
+            if (doneShard !== undefined && doneShard !== here) {
+              counts.failedButDoneElsewhere++;
+              multiShard.add(id);
+              continue;
+            }
+            const failedShard = failedIn.get(id);
+            if (failedShard !== undefined && failedShard !== here) {
+              counts.duplicateFailed++;
+              multiShard.add(id);
+              continue;
+            }
+            // Several failed attempts of a task in its own shard are its history, kept as in any run folder.
+            failedIn.set(id, here);
+            out.appendLine(text);
+            counts.failed++;
+          } else {
+            const doneShard = doneIn.get(id);
+            if (doneShard !== undefined) {
+              counts.duplicateDone++;
+              if (doneShard !== here) multiShard.add(id);
+              continue;
+            }
+            doneIn.set(id, here);
+            out.appendLine(text);
+            if (name === RUN_FILES.trajectories) counts.trajectories++;
+            else counts.dropped++;
+          }
+        }
+      }
+    }
+    for (const w of writers.values()) w.close();
+  } catch (err) {
+    for (const [name, w] of writers) {
+      w.close();
+      rmSync(tmp(name), { force: true });
+    }
+    throw err;
+  }
+  for (const name of names) renameSync(tmp(name), join(outDir, name));
+  counts.tasksInSeveralShards = multiShard.size;
+  return counts;
+}
