@@ -2,7 +2,7 @@
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
  * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
  */
-import { appendFileSync, existsSync, mkdirSync, rmdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -17,6 +17,7 @@ import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./toolset_plan.js";
 import { writeRunReports } from "./reports.js";
+import { configDifferences } from "./shard_merge.js";
 import { configFingerprint, formatShard, shardRunDir, taskInShard, type Shard } from "./shard.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
@@ -112,6 +113,27 @@ export interface RunOptions {
   shard?: Shard;
 }
 
+/** A resumed run with other settings (seed, model, dataset content…) mixes two experiments: say so. */
+function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: string): void {
+  const path = join(runDir, RUN_FILES.config);
+  if (!existsSync(path)) return;
+  let previous: Record<string, unknown>;
+  try {
+    previous = (YAML.parse(readFileSync(path, "utf8")) ?? {}) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  if (previous.config_fingerprint === undefined || previous.config_fingerprint === fingerprint) return;
+  // Growing the slice (--max-samples, --offset) is what resuming is for; everything else changes the experiment.
+  const all = configDifferences(previous, publicConfig(config));
+  const diffs = all.filter((d) => !/^(max_samples|offset) /.test(d));
+  if (all.length > 0 && diffs.length === 0) return;
+  process.stderr.write(
+    `warning: ${runDir} was started with a different configuration (${diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed"}); ` +
+      `its results will mix both\n`,
+  );
+}
+
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
   const { shard } = opts;
   const out = process.stdout;
@@ -128,6 +150,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (hasResults && !config.resume && !config.retry_failed && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
+  if (hasResults) warnOnConfigChange(runDir, config, fingerprint);
   const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
   for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
   const failedIds = new Set(state.failed.keys());
