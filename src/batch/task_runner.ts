@@ -183,12 +183,13 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
           ? "cancelled (run interrupted)"
           : errorText(envFailure ?? err);
   } finally {
+    const envWasCreated = taskEnv.created;
     try {
       await taskEnv.cleanup();
     } catch (err) {
       deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
     }
-    if (config.env === "local" && !config.keep_workspaces) await rm(hostTaskDir, { recursive: true, force: true }).catch(() => {});
+    if (envWasCreated && config.env === "local" && !config.keep_workspaces) await rm(hostTaskDir, { recursive: true, force: true }).catch(() => {});
   }
 
   const messages = loop?.messages ?? [];

@@ -176,6 +176,8 @@ export class BackgroundProcessManager {
   /** Kills everything and removes the state directory. Safe to call twice. */
   async cleanup(): Promise<void> {
     const recs = [...this.records.values()];
+    // Nothing was ever started, so the state directory was never made: spare the exec (a fork per task).
+    if (recs.length === 0) return;
     const parts: string[] = [];
     if (recs.length > 0) parts.push(this.killScript(recs));
     parts.push(`rm -rf ${shellQuote(this.stateDir)}`);
