@@ -51,6 +51,12 @@ async function mainHelp(): Promise<string> {
   return lines.join("\n");
 }
 
+// `hermes-batch sample -n 5000 | head -1`: a closed pipe ends the output, it is not an error.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
+
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "--help" || name === "-h" || name === "help") {
@@ -68,7 +74,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = await load();
   // Only a leading -h asks for help: later ones may belong to a quoted command (`approval check ls -h`).
-  if (rest.includes("--help") || rest[0] === "-h") {
+  const beforeDashes = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (beforeDashes.includes("--help") || rest[0] === "-h") {
     process.stdout.write(command.help.trimEnd() + "\n");
     return 0;
   }

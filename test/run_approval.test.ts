@@ -84,14 +84,19 @@ describe("smart approval in a batch run", () => {
     expect(stats.approvals).toMatchObject({ total: 3, approved: 1, denied: 2, errors: 1 });
   });
 
-  it("the scripted demo has no approver: dangerous commands are denied (fail-closed)", async () => {
+  it("the scripted demo has no approver: under the default smart policy a dangerous command is denied (fail-closed)", async () => {
     const dir = tempDir();
+    const victim = join(dir, "victim");
+    mkdirSync(victim);
+    writeFileSync(join(victim, "precious.txt"), "keep me");
     const dataset = join(dir, "d.jsonl");
-    // The scripted model runs the arithmetic from the prompt; make it look dangerous by policy 'deny'.
-    writeFileSync(dataset, JSON.stringify({ id: "x", prompt: "compute 2 * 3" }) + "\n");
-    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--approval", "deny", "--progress", "none"]);
+    writeFileSync(dataset, JSON.stringify({ id: "x", prompt: `Please run \`rm -rf ${victim}\`` }) + "\n");
+    const r = await runCli(["run", dataset, "--model", "scripted", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--progress", "none"]);
     expect(r.exitCode, r.stderr).toBe(0);
+    expect(existsSync(join(victim, "precious.txt"))).toBe(true);
     const [e] = readJsonl(join(dir, "runs", "d", "trajectories.jsonl"));
-    expect(e.approvals).toEqual([]); // not dangerous: never asked
+    expect(e.approvals).toHaveLength(1);
+    expect(e.approvals[0]).toMatchObject({ decision: "deny", by: "smart" });
+    expect(e.approvals[0].reason).toMatch(/approver error/);
   });
 });

@@ -2,12 +2,14 @@
  * End to end: the built CLI against a local OpenAI-compatible server on 127.0.0.1, real files, local env.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync, readdirSync, writeFileSync, existsSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { completion, httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 const SECRET = "sk-test-SECRET-0123456789";
+const ENV_SECRET = "sk-env-SECRET-9876543210";
 
 /** Replies chosen by the task's prompt and the number of assistant turns so far. */
 type Script = Record<string, (turn: number, req: RecordedRequest) => Reply>;
@@ -73,6 +75,10 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
       return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "echo after-retry" } }]) : text("rate limit survived");
     },
     "fatal request": () => httpError(400, "this model does not support tools (test)"),
+    "leak attempt": (turn) =>
+      turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep API_KEY; echo $OPENAI_API_KEY" } }])
+        : text(`the key is ${SECRET} and ${ENV_SECRET}`),
     "reasoning please": (turn) =>
       turn === 0
         ? completion({ content: null, reasoning: "I should list files.", toolCalls: [{ name: "terminal", arguments: { command: "echo r" } }] })
@@ -158,6 +164,25 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(readFileSync(join(runDir, "run.yaml"), "utf8")).toContain("model: test-model");
   });
 
+  it("never writes a secret to any output file, even when a tool or the model prints it", async () => {
+    const dir = tempDir();
+    const dataset = writeDataset(dir, [{ id: "leak", prompt: "leak attempt" }]);
+    const result = await runCli(
+      ["run", dataset, "--model", "test-model", "--base-url", server.baseURL, "--api-key", SECRET, "--output-dir", join(dir, "runs"),
+        "--run-name", "t", "--toolsets", "terminal", "--approval", "allow", "--progress", "none"],
+      { env: { OPENAI_API_KEY: ENV_SECRET } },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    const runDir = join(dir, "runs", "t");
+    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    expect(entry.final_response).toBe("the key is <redacted> and <redacted>");
+    for (const f of readdirSync(runDir)) {
+      const content = readFileSync(join(runDir, f), "utf8");
+      expect(content, f).not.toContain(SECRET);
+      expect(content, f).not.toContain(ENV_SECRET);
+    }
+  });
+
   it("returns errors for unknown tools and bad JSON, then continues; marks partial after repeated malformed turns", async () => {
     const { runDir, result } = await run([{ id: "u", prompt: "unknown tool test" }]);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -199,7 +224,9 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
       ["--stream"],
     );
     expect(result.exitCode, result.stderr).toBe(1);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    const rl = server.requests.filter((r) => r.at >= started && JSON.stringify(r.body.messages).includes("rate limited task"));
+    // retry-after: 1 was honoured between the 429 and the next attempt (backoff alone would be far shorter).
+    expect(rl[1]!.at - rl[0]!.at).toBeGreaterThanOrEqual(950);
     const entries = readJsonl(join(runDir, "trajectories.jsonl"));
     expect(entries.map((e) => e.task_id)).toEqual(["rl"]);
     expect(entries[0].final_response).toBe("rate limit survived");
@@ -257,6 +284,21 @@ describe("hermes-batch run input validation", () => {
     const resumed = await runCli([...args, "--resume"]);
     expect(resumed.exitCode).toBe(0);
     expect(readJsonl(join(dir, "runs", "smoke", "trajectories.jsonl"))).toHaveLength(1);
+  });
+
+  it("refuses a run folder locked by a live process, takes over a stale lock", async () => {
+    const dir = tempDir();
+    const runDir = join(dir, "runs", "smoke");
+    mkdirSync(runDir, { recursive: true });
+    const args = ["run", "datasets/smoke.jsonl", "--model", "scripted", "--output-dir", join(dir, "runs"), "--max-samples", "1", "--approval", "deny", "--progress", "none"];
+    writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "earlier" }));
+    const locked = await runCli(args);
+    expect(locked.exitCode).toBe(2);
+    expect(locked.stderr).toContain(`in use by another hermes-batch (pid ${process.pid}`);
+    writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: 2 ** 22 + 17, host: hostname(), started: "earlier" }));
+    const stale = await runCli(args);
+    expect(stale.exitCode, stale.stderr).toBe(0);
+    expect(existsSync(join(runDir, ".lock"))).toBe(false);
   });
 
   it("--dry-run prints the plan and writes nothing", async () => {

@@ -2,17 +2,12 @@
  * Sharded runs end to end with the built CLI (`npm test` builds first) and the key-less scripted model:
  * three shards found three ways (a 1-based Slurm array, a Kubernetes Indexed Job, --shard), merged, give
  * the same tasks, toolset draws and statistics as one unsharded run of the same config.
- * Skipped until `run --shard` and the `merge` command are wired into src/commands/run.ts and src/cli.ts.
  */
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
-
-const INTEGRATED =
-  readFileSync(join(ROOT, "src", "commands", "run.ts"), "utf8").includes('"shard-count"') &&
-  /\bmerge:/.test(readFileSync(join(ROOT, "src", "cli.ts"), "utf8"));
 
 const DATASET = join(ROOT, "datasets", "smoke.jsonl");
 /** The test process may itself run inside a Slurm array or an Indexed Job: nothing of that may leak in. */
@@ -30,7 +25,7 @@ function readJsonl(path: string): Record<string, any>[] {
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
 
-describe.skipIf(!INTEGRATED)("sharded run + merge = unsharded run", () => {
+describe("sharded run + merge = unsharded run", () => {
   let out: string;
   const results: Record<string, { exitCode?: number; stdout: string; stderr: string }> = {};
   const common = ["--model", "scripted", "--seed", "7", "--workers", "1", "--progress", "none"];

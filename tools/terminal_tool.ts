@@ -146,13 +146,16 @@ function tailChars(text: string, n: number): string {
   return text.length <= n ? text : `...${text.slice(text.length - n)}`;
 }
 
+/** Resolves after `ms`, or at once on abort; never leaves a listener behind. */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
+    const done = () => {
       clearTimeout(t);
+      signal?.removeEventListener("abort", done);
       resolve();
-    }, { once: true });
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
 }
 

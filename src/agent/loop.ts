@@ -85,6 +85,25 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
   }
 }
 
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
   const known = new Set(opts.tools.map((t) => t.function.name));
   const messages: ChatMessage[] = [];
@@ -141,13 +160,14 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       }
 
       const prepared = calls.map((c) => prepareCall(c, known));
-      const outputs = await Promise.all(
+      // A tool that ignores the signal must not hold the task past its timeout or a cancel.
+      const outputs = await raceAbort(Promise.all(
         prepared.map((p) =>
           p.error !== undefined
             ? Promise.resolve(JSON.stringify({ error: p.error }))
             : limit(() => opts.executeTool(p.call.function.name, p.args!, opts.ctx)),
         ),
-      );
+      ), opts.signal);
       prepared.forEach((p, i) => {
         const msg: ToolMessage = { role: "tool", tool_call_id: p.call.id, name: p.call.function?.name, content: capToolResult(outputs[i]!, cap) };
         messages.push(msg);

@@ -4,6 +4,7 @@
  * script, searching, a todo plan), then answers from the tool results. Deterministic: the same prompt
  * and tools give the same trajectory. It is a demo and a test double, not an agent.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { OpenAITool } from "../../tools/registry.js";
 import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "./types.js";
 
@@ -37,6 +38,13 @@ export function planToolCalls(prompt: string, available: Set<string>): PlannedCa
         },
       },
     ]);
+  }
+
+  // "run `some command`": the demo does exactly that (it is how the approval gate shows up in a demo run).
+  const explicit = /`([^`]+)`/.exec(prompt)?.[1];
+  if (explicit && has("terminal")) {
+    turns.push([{ name: "terminal", args: { command: explicit } }]);
+    return turns;
   }
 
   const arithmetic = /(-?\d+)\s*([*x×+\-/])\s*(-?\d+)/.exec(prompt);
@@ -92,12 +100,7 @@ export class ScriptedModel implements ChatModel {
   constructor(private readonly latencyMs = 0) {}
 
   async complete(req: ChatRequest): Promise<ChatResponse> {
-    if (this.latencyMs > 0) {
-      await new Promise<void>((resolve, reject) => {
-        const t = setTimeout(resolve, this.latencyMs);
-        req.signal?.addEventListener("abort", () => (clearTimeout(t), reject(req.signal!.reason)), { once: true });
-      });
-    }
+    if (this.latencyMs > 0) await sleep(this.latencyMs, undefined, { signal: req.signal });
     req.signal?.throwIfAborted();
     const prompt = req.messages.find((m) => m.role === "user")?.content ?? "";
     const available = new Set((req.tools ?? []).map((t: OpenAITool) => t.function.name));

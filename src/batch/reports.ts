@@ -21,12 +21,21 @@ export interface RunReport {
 
 type DroppedLine = TrajectoryEntry & { dropped?: string };
 
-export async function writeRunReports(runDir: string, config: RunConfig): Promise<RunReport> {
+export interface ReportTiming {
+  /** When this invocation started (started_at and duration_seconds are this invocation's). */
+  startedAt?: Date;
+  /** Tasks of the run's dataset slice (done earlier plus planned now). */
+  totalPrompts?: number;
+}
+
+export async function writeRunReports(runDir: string, config: RunConfig, timing: ReportTiming = {}): Promise<RunReport> {
   const stats = new RunStatistics({
     run_name: config.run_name ?? "",
     distribution: config.toolsets ? null : config.distribution,
     model: config.model ?? null,
     knownTools: registry.names(),
+    started_at: timing.startedAt,
+    total_prompts: timing.totalPrompts ?? null,
   });
   const csvPath = join(runDir, RUN_FILES.summary);
   const csvTmp = `${csvPath}.tmp`;

@@ -2,7 +2,7 @@
  * What a run folder already holds, rebuilt from the output files themselves (the files are the truth;
  * checkpoint.json only caches counts for people and tools).
  */
-import { existsSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, readJsonl, repairTornTail } from "./jsonl_file.js";
 import type { Outcome } from "./types.js";
@@ -72,6 +72,7 @@ export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<
       const path = join(runDir, name);
       if (!existsSync(path)) continue;
       const tmp = `${path}.rewrite`;
+      rmSync(tmp, { force: true }); // a leftover of a crashed rewrite must not be appended to
       const keep = new JsonlAppender(tmp, 0);
       for await (const l of readJsonl<{ task_id?: string }>(path)) {
         if (l.value && typeof l.value.task_id === "string" && ids.has(l.value.task_id)) {

@@ -17,6 +17,8 @@ import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./toolset_plan.js";
 import { writeRunReports } from "./reports.js";
+import { acquireRunLock } from "./run_lock.js";
+import { createRedactor, secretValues } from "./redact.js";
 import { configDifferences } from "./shard_merge.js";
 import { configFingerprint, formatShard, shardRunDir, taskInShard, type Shard } from "./shard.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
@@ -144,7 +146,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
 
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
   const fingerprint = await configFingerprint(config);
-  const shardInfo = shard ? { shard: formatShard(shard) } : {};
+  const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
   if (hasResults && !config.resume && !config.retry_failed && !config.only && !config.dry_run) {
@@ -174,13 +176,46 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
 
   mkdirSync(runDir, { recursive: true });
+  const releaseLock = acquireRunLock(runDir);
+  try {
+    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner });
+  } finally {
+    releaseLock();
+  }
+}
+
+interface RunPlan {
+  shard: Shard | undefined;
+  shardInfo: Record<string, string>;
+  fingerprint: string;
+  sel: Selection;
+  state: Awaited<ReturnType<typeof loadRunState>>;
+  failedIds: Set<string>;
+  total: number;
+  planner: ToolsetPlanner;
+}
+
+/** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
+function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
+  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+  const args = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed");
+  if (!args.includes("--run-name")) args.push("--run-name", config.run_name!);
+  if (shard && !args.includes("--shard")) args.push("--shard", formatShard(shard));
+  return `hermes-batch ${args.map(quote).join(" ")} --resume`;
+}
+
+async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Promise<number> {
+  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner } = plan;
+  const startedAt = new Date();
+  const out = process.stdout;
   if (config.only) {
     const moved = await supersedeTasks(runDir, new Set(config.only));
     if (moved) process.stderr.write(`moved ${moved} earlier result(s) of the --only tasks to superseded.jsonl\n`);
   }
   writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo }));
   const events = join(runDir, RUN_FILES.events);
-  const logEvent = (msg: string) => appendFileSync(events, `${new Date().toISOString()} ${msg}\n`);
+  const redact = createRedactor(secretValues(config));
+  const logEvent = (msg: string) => appendFileSync(events, `${new Date().toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
 
   const files = {
@@ -231,7 +266,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   process.on("SIGTERM", onSigterm);
 
   const write = (msg: TaskOutcomeMessage) => {
-    files[msg.kind].appendLine(msg.line);
+    files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
     else if (msg.kind === "dropped") counts.dropped++;
@@ -315,7 +350,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     }
   }
 
-  const report = await writeRunReports(runDir, config);
+  const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
@@ -324,7 +359,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
       `(${report.done} done in total) → ${runDir}\n`,
   );
   if (interrupted) {
-    out.write(`interrupted. Resume with: hermes-batch run ${config.dataset} --run-name ${config.run_name}${shard ? ` --shard ${formatShard(shard)}` : ""} --resume\n`);
+    out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
     return EXIT.interrupted;
   }
   if (report.failed > 0) {

@@ -23,8 +23,8 @@
  *                                        by_pattern: {pattern: {approved, denied, errors}}}
  *   verify                              {run, passed, failed, timed_out, pass_rate}
  *   filtered                            {dropped_unknown_tools, dropped_no_reasoning}
- * Only this invocation's results count (a resumed run adds to its earlier statistics only if the caller
- * feeds the earlier results too).
+ * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
+ * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
 import type { ApprovalRecord } from "../../tools/registry.js";
 import type { Usage } from "../agent/types.js";

@@ -109,7 +109,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
   let envFailure: unknown;
 
-  const approval = config.approval === "allow" ? undefined : createApprovalGate(approvalOptions(config, spec, deps.allowlist));
+  // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
+  const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist));
   const gate: ApprovalGate | undefined = approval?.gate;
 
   const ctx: ToolContext = {

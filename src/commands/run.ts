@@ -19,7 +19,8 @@ Model
   --api-key K               default: $OPENAI_API_KEY or $OPENROUTER_API_KEY (never written to any file)
   --max-tokens N  --temperature T  --reasoning-effort none|minimal|low|medium|high|xhigh
   --stream                  use streaming responses
-  --max-connections N       cap on requests in flight to the endpoint (default: --concurrency); halves on 429
+  --max-connections N       requests in flight to the endpoint (default: --concurrency), split between the
+                            workers (each gets N/workers, rounded up); each worker halves its share on 429
   --request-timeout SEC     per model request (default 600)   --max-retries N (default 6)
 
 Tasks
@@ -48,7 +49,8 @@ Environments
   --env local|docker|singularity   where terminal and file tools run (default local)
   --image IMAGE             default image (a row's "image" wins)
   --network NAME            container network (default none)
-  --memory-mb N  --cpus N  --pids-limit N  --read-only-root  --pull  --max-sandboxes N
+  --memory-mb N  --cpus N  --pids-limit N  --read-only-root  --pull
+  --max-sandboxes N         live containers, split between the workers (N/workers each, rounded up)
   --keep-workspaces         keep local task folders under <run>/workspaces/
   --verify-timeout SEC      for a row's "verify" command (default 300)
 

@@ -7,6 +7,8 @@ import type { AddressInfo } from "node:net";
 
 export interface RecordedRequest {
   index: number;
+  /** Date.now() when the request arrived. */
+  at: number;
   path: string;
   headers: IncomingMessage["headers"];
   body: any;
@@ -125,7 +127,7 @@ export async function startFakeOpenAI(handler: Handler): Promise<FakeOpenAI> {
     } catch {
       body = Buffer.concat(chunks).toString("utf8");
     }
-    const recorded: RecordedRequest = { index: requests.length, path: req.url ?? "", headers: req.headers, body };
+    const recorded: RecordedRequest = { index: requests.length, at: Date.now(), path: req.url ?? "", headers: req.headers, body };
     requests.push(recorded);
     let reply: Reply;
     try {
