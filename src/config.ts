@@ -86,6 +86,20 @@ export function formatZodIssues(error: z.ZodError, where: string): string {
     .join("; ");
 }
 
+/** The 1-based line of a top-level key in a YAML text, if it is there. */
+export function lineOfKey(text: string, key: string): number | undefined {
+  try {
+    const doc = YAML.parseDocument(text);
+    const map = doc.contents;
+    if (!YAML.isMap(map)) return undefined;
+    const pair = map.items.find((p) => YAML.isScalar(p.key) && p.key.value === key);
+    const offset = (pair?.key as YAML.Scalar | undefined)?.range?.[0];
+    return offset === undefined ? undefined : text.slice(0, offset).split("\n").length;
+  } catch {
+    return undefined;
+  }
+}
+
 export function readConfigFile(path: string): Record<string, unknown> {
   let text: string;
   try {
@@ -112,7 +126,21 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
   const merged: Record<string, unknown> = { ...fromFile };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
   const parsed = RunConfigSchema.safeParse(merged);
-  if (!parsed.success) throw new UserError(formatZodIssues(parsed.error, configPath ?? "flags"));
+  if (!parsed.success) {
+    // Name the flag when the bad value came from the command line, the file (and key) otherwise.
+    const messages = parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? "");
+      const fromFlag = key !== "" && flags[key] !== undefined;
+      let where = fromFlag ? `--${key.replace(/_/g, "-")}` : (configPath ?? "flags");
+      if (!fromFlag && configPath) {
+        const badKey = issue.code === "unrecognized_keys" ? issue.keys[0] : key;
+        const line = badKey ? lineOfKey(readFileSync(configPath, "utf8"), badKey) : undefined;
+        if (line) where = `${configPath}:${line}`;
+      }
+      return formatZodIssues(new z.ZodError([issue]), where);
+    });
+    throw new UserError(messages.join("; "));
+  }
   const config = parsed.data;
   config.api_key ??= process.env.OPENAI_API_KEY ?? process.env.OPENROUTER_API_KEY;
   return config;

@@ -177,7 +177,7 @@ export class ToolRegistry {
       }
       const missingEnv = entry.requiresEnv.filter((v) => !process.env[v]);
       if (!entry.checkFn) {
-        out.set(name, { available: true });
+        out.set(name, missingEnv.length ? { available: false, reason: `needs ${missingEnv.join(", ")}` } : { available: true });
         continue;
       }
       let pending = memo.get(entry.checkFn);

@@ -115,6 +115,29 @@ export interface RunOptions {
   shard?: Shard;
 }
 
+async function removeTaskContainers(runName: string, taskId: string, log: (m: string) => void): Promise<void> {
+  try {
+    const { removeContainersByLabel } = await import("../../tools/environments/docker.js");
+    const { removed } = await removeContainersByLabel({ run: runName, task: taskId });
+    if (removed.length) log(`task ${taskId}: removed ${removed.length} container(s) left by the crashed worker`);
+  } catch (err) {
+    log(`task ${taskId}: could not remove its containers: ${errorMessage(err)}`);
+  }
+}
+
+/** The backend must answer before any task spends tokens: one clear error instead of one per task. */
+async function checkBackend(config: RunConfig): Promise<void> {
+  if (config.env === "docker") {
+    const { dockerAvailability } = await import("../../tools/environments/docker_client.js");
+    const a = await dockerAvailability();
+    if (!a.available) throw new UserError(`--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`);
+  } else if (config.env === "singularity") {
+    const { singularityAvailability } = await import("../../tools/environments/singularity.js");
+    const a = await singularityAvailability();
+    if (!a.available) throw new UserError(`--env singularity: ${a.reason ?? "apptainer/singularity not found on PATH"}`);
+  }
+}
+
 /** A resumed run with other settings (seed, model, dataset content…) mixes two experiments: say so. */
 function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: string): void {
   const path = join(runDir, RUN_FILES.config);
@@ -175,6 +198,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     return EXIT.ok;
   }
 
+  await checkBackend(config);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -286,8 +310,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     const p: Promise<void> = (spec.attempt > 0 ? crashRetries(run) : run())
       .then(
         (msg: TaskOutcomeMessage) => write(msg),
-        (err: unknown) => {
-          // The worker thread died under this task: retry once on a fresh worker, then record it.
+        async (err: unknown) => {
+          // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
+          if (config.env === "docker") await removeTaskContainers(config.run_name!, spec.id, logEvent);
+          // Retry once on a fresh worker, then record it.
           if (spec.attempt === 0 && !stopping) {
             logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);
             const retry = submit({ ...spec, attempt: 1 });

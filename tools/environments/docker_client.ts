@@ -121,8 +121,9 @@ export interface LabelledContainer {
 }
 
 /** Containers carrying hermes-batch labels (all runs, or one run). */
-export async function listLabelledContainers(filter: { run?: string } = {}): Promise<LabelledContainer[]> {
+export async function listLabelledContainers(filter: { run?: string; task?: string } = {}): Promise<LabelledContainer[]> {
   const label = filter.run !== undefined ? [`${LABEL_RUN}=${filter.run}`] : [LABEL_RUN];
+  if (filter.task !== undefined) label.push(`${LABEL_TASK}=${filter.task}`);
   const list = await dockerClient().listContainers({ all: true, filters: { label } });
   return list.map((c) => ({
     id: c.Id,
@@ -147,9 +148,9 @@ export async function removeContainerById(id: string): Promise<void> {
 
 /** Removes every labelled container (of one run, or of all runs). Returns what was (or would be) removed. */
 export async function removeContainersByLabel(
-  filter: { run?: string; dryRun?: boolean } = {},
+  filter: { run?: string; task?: string; dryRun?: boolean } = {},
 ): Promise<{ removed: LabelledContainer[]; failed: { container: LabelledContainer; error: string }[] }> {
-  const found = await listLabelledContainers({ run: filter.run });
+  const found = await listLabelledContainers({ run: filter.run, task: filter.task });
   if (filter.dryRun) return { removed: found, failed: [] };
   const removed: LabelledContainer[] = [];
   const failed: { container: LabelledContainer; error: string }[] = [];
