@@ -170,7 +170,7 @@ export function clearToolDefinitionCache(reg: ToolRegistry = defaultRegistry): v
 export async function getToolDefinitions(
   sel: ToolSelection = {},
   opts: { registry?: ToolRegistry } = {},
-): Promise<OpenAITool[]> {
+): Promise<readonly OpenAITool[]> {
   const reg = opts.registry ?? defaultRegistry;
   const names = selectToolNames(sel); // throws for unknown names, before anything is cached
   const key = `${selectionKey(sel)}|${toolsetsGeneration()}|${registrySignature(reg)}`;
@@ -183,12 +183,22 @@ export async function getToolDefinitions(
   if (!pending) {
     pending = (async () => {
       const defs = await reg.getDefinitions(names);
-      return patchToolSchemas(defs, new Set([...reg.names(), ...allKnownToolNames()]));
+      return deepFreeze(patchToolSchemas(defs, new Set([...reg.names(), ...allKnownToolNames()])));
     })();
     perRegistry.set(key, pending);
     pending.catch(() => perRegistry!.delete(key));
   }
-  return structuredClone(await pending);
+  // The same frozen array for every task of a combination: no copy per task, and per-array caches
+  // (the Hermes system prompt) hit.
+  return pending;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 /** Names of the tools a definitions list offers. */

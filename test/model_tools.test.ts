@@ -166,10 +166,13 @@ describe("getToolDefinitions: memo", () => {
     expect(await names({ enabledToolsets: ["web"] })).toEqual([]);
   });
 
-  it("hands out copies", async () => {
+  it("hands out one frozen array per combination, which no caller can change", async () => {
     const first = await getToolDefinitions({ enabledToolsets: ["todo"] }, { registry: reg });
-    first[0]!.function.description = "mutated";
+    expect(() => {
+      (first[0]!.function as { description: string }).description = "mutated";
+    }).toThrow(TypeError);
     const second = await getToolDefinitions({ enabledToolsets: ["todo"] }, { registry: reg });
+    expect(second).toBe(first);
     expect(second[0]!.function.description).toBe("The todo tool.");
   });
 });

@@ -12,7 +12,7 @@ export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: To
 export interface AgentLoopOptions {
   model: ChatModel;
   prompt: string;
-  tools: OpenAITool[];
+  tools: readonly OpenAITool[];
   systemPrompt?: string;
   /** Sent with every request, never saved in the messages. */
   ephemeralSystemPrompt?: string;

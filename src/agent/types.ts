@@ -38,7 +38,7 @@ export interface Usage {
 
 export interface ChatRequest {
   messages: ChatMessage[];
-  tools?: OpenAITool[];
+  tools?: readonly OpenAITool[];
   signal?: AbortSignal;
 }
 

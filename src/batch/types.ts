@@ -27,7 +27,7 @@ export interface TrajectoryEntry {
   task_id: string;
   conversations: { from: "system" | "human" | "gpt" | "tool"; value: string }[];
   messages: ChatMessage[];
-  tools: unknown[];
+  tools: readonly unknown[];
   metadata: Record<string, unknown>;
   completed: boolean;
   partial: boolean;
