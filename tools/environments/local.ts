@@ -17,8 +17,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { execa } from "execa";
 import { BackgroundProcessManager } from "./background.js";
+import { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE, killGroup, runInProcessGroup } from "./host_process.js";
 import {
   DEFAULT_OUTPUT_CAP,
   type BackgroundStatus,
@@ -30,18 +30,9 @@ import {
   type ExecResult,
 } from "./base.js";
 
-/** Exit code reported for a command killed by its timeout (as coreutils `timeout` does). */
-export const TIMEOUT_EXIT_CODE = 124;
-/** Exit code reported for a command stopped by its AbortSignal. */
-export const INTERRUPT_EXIT_CODE = 130;
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
-/** Time between SIGTERM and SIGKILL of a process group. */
-const KILL_GRACE_MS = 1000;
-/** After the shell exits, how long to wait for children that still hold its output pipes. */
-const LINGER_MS = 300;
-/** Upper bound on waiting for the pipes to drain after the whole process group is gone. */
-const STREAM_DRAIN_MAX_MS = 10_000;
+export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE };
 
 const SECRET_NAME_PATTERNS = [
   /API_KEY$/i,
@@ -79,50 +70,6 @@ export function hostShell(): string {
   return detectedShell;
 }
 
-/** Keeps the head and a rolling tail of a stream so memory stays bounded; renders like capOutput. */
-class OutputCollector {
-  private head = "";
-  private tail = "";
-  private total = 0;
-
-  constructor(private readonly cap: number) {}
-
-  push(chunk: string): void {
-    this.total += chunk.length;
-    if (this.total <= this.cap * 2 && this.tail === "") {
-      this.head += chunk;
-      return;
-    }
-    if (this.tail === "") {
-      // First overflow (possibly one chunk larger than the whole budget): a fixed head, the rest is tail.
-      const all = this.head + chunk;
-      this.head = all.slice(0, this.cap);
-      this.tail = all.slice(this.cap);
-    } else {
-      this.tail += chunk;
-    }
-    if (this.tail.length > this.cap * 2) this.tail = this.tail.slice(this.tail.length - this.cap);
-  }
-
-  render(): { text: string; truncated: boolean } {
-    const full = this.head + this.tail;
-    if (this.total <= this.cap) return { text: full, truncated: false };
-    const headLen = Math.floor(this.cap * 0.4);
-    const tailLen = this.cap - headLen;
-    const omitted = this.total - this.cap;
-    const tailText = this.tail === "" ? this.head.slice(this.head.length - tailLen) : this.tail.slice(this.tail.length - tailLen);
-    return {
-      text: `${this.head.slice(0, headLen)}\n\n... [OUTPUT TRUNCATED - ${omitted} chars omitted out of ${this.total} total; cap is ${this.cap} chars] ...\n\n${tailText}`,
-      truncated: true,
-    };
-  }
-}
-
-function signalNumber(signal: string | null): number {
-  const map: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15, SIGPIPE: 13, SIGABRT: 6 };
-  return signal ? (map[signal] ?? 1) : 0;
-}
-
 function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
@@ -154,15 +101,6 @@ export function processesWithMarker(marker: string): number[] {
     }
   }
   return found;
-}
-
-function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 export class LocalEnvironment implements Environment {
@@ -200,92 +138,17 @@ export class LocalEnvironment implements Environment {
     if (!isDirectory(cwd)) {
       return { exitCode: 1, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
     }
-    const cap = opts.maxOutputChars ?? this.maxOutputChars;
-    const stdout = new OutputCollector(cap);
-    const stderr = new OutputCollector(cap);
-
-    const child = execa(hostShell(), ["-c", command], {
+    const result = await runInProcessGroup(hostShell(), ["-c", command], {
       cwd,
       env: { ...scrubbedProcessEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker },
-      extendEnv: false,
-      detached: true,
-      reject: false,
-      buffer: false,
-      stripFinalNewline: false,
-      ...(opts.stdin !== undefined ? { input: opts.stdin } : { stdin: "ignore" as const }),
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      maxOutputChars: opts.maxOutputChars ?? this.maxOutputChars,
+      onGroup: (pgid, running) => (running ? this.runningGroups.add(pgid) : this.runningGroups.delete(pgid)),
     });
-    // execa's own promise settles when streams end; bookkeeping below does not depend on it.
-    child.catch(() => undefined);
-    const pid = child.pid;
-    child.stdout?.setEncoding("utf8");
-    child.stderr?.setEncoding("utf8");
-    child.stdout?.on("data", (c: string) => stdout.push(c));
-    child.stderr?.on("data", (c: string) => stderr.push(c));
-
-    const spawnFailed = new Promise<Error>((res) => child.once("error", res));
-    if (pid === undefined) {
-      const err = await spawnFailed;
-      return { exitCode: 127, stdout: "", stderr: `could not start ${hostShell()}: ${err.message}`, timedOut: false, truncated: false };
-    }
-    this.runningGroups.add(pid);
-
-    let timedOut = false;
-    let aborted = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const stopGroup = () => {
-      killGroup(pid, "SIGTERM");
-      killTimer ??= setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
-    };
-    const timeoutTimer =
-      opts.timeoutMs !== undefined && opts.timeoutMs > 0
-        ? setTimeout(() => {
-            timedOut = true;
-            stopGroup();
-          }, opts.timeoutMs)
-        : undefined;
-    const onAbort = () => {
-      aborted = true;
-      stopGroup();
-    };
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort, { once: true });
-
-    const exited = new Promise<{ code: number | null; signal: string | null }>((res) =>
-      child.once("exit", (code, signal) => res({ code, signal })),
-    );
-    const streamsClosed = new Promise<void>((res) => child.once("close", () => res()));
-    const { code, signal } = await exited;
-
-    // Children that keep the pipes open (e.g. `server &`) must not hold the result forever.
-    let lingerTimer: NodeJS.Timeout | undefined;
-    const lingered = await Promise.race([
-      streamsClosed.then(() => false),
-      new Promise<boolean>((res) => {
-        // Only a live process group can hold the pipes open; otherwise the rest of the output is still
-        // in flight (slow under load) and must be waited for, not cut after LINGER_MS.
-        const holdersAlive = killGroup(pid, 0);
-        const wait = timedOut || aborted ? KILL_GRACE_MS + 200 : holdersAlive ? LINGER_MS : STREAM_DRAIN_MAX_MS;
-        lingerTimer = setTimeout(() => res(true), wait);
-      }),
-    ]);
-    clearTimeout(lingerTimer);
-    if (lingered) {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-    }
-    if (timeoutTimer) clearTimeout(timeoutTimer);
-    opts.signal?.removeEventListener("abort", onAbort);
-    // After a timeout or abort the whole group goes, not only the shell.
-    if (timedOut || aborted) killGroup(pid, "SIGKILL");
-    if (killTimer) clearTimeout(killTimer);
-    this.runningGroups.delete(pid);
-
-    const out = stdout.render();
-    const err = stderr.render();
-    let exitCode = code ?? 128 + signalNumber(signal);
-    if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
-    else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
-    return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+    const { spawnError: _ignored, ...execResult } = result;
+    return execResult;
   }
 
   async readFile(path: string): Promise<Buffer> {

@@ -34,15 +34,13 @@ import {
   type ExecOptions,
   type ExecResult,
 } from "./base.js";
-import { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "./docker_exec.js";
-import { OutputCollector } from "./docker_output.js";
+import { runInProcessGroup } from "./host_process.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
 const INSTANCE_START_TIMEOUT_MS = 120_000;
 const INSTANCE_STOP_TIMEOUT_MS = 30_000;
 const BUILD_TIMEOUT_MS = 600_000;
-const KILL_GRACE_MS = 1000;
 
 // ---------------------------------------------------------------------------------------------------------
 // Finding the runtime
@@ -327,74 +325,16 @@ export class SingularityEnvironment implements Environment {
     }
     const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
-    const stdout = new OutputCollector(cap);
-    const stderr = new OutputCollector(cap);
-    const child = execa(this.binary, this.execArgs(command, cwd, opts.env), {
+    const result = await runInProcessGroup(this.binary, this.execArgs(command, cwd, opts.env), {
       env: runtimeEnv(),
-      extendEnv: false,
-      // Its own process group on the host: a timeout kills the runtime and everything the command started.
-      detached: true,
-      reject: false,
-      buffer: false,
-      stripFinalNewline: false,
-      ...(opts.stdin !== undefined ? { input: opts.stdin } : { stdin: "ignore" as const }),
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      maxOutputChars: cap,
     });
-    child.catch(() => undefined);
-    child.stdout?.setEncoding("utf8");
-    child.stderr?.setEncoding("utf8");
-    child.stdout?.on("data", (c: string) => stdout.push(c));
-    child.stderr?.on("data", (c: string) => stderr.push(c));
-    const pid = child.pid;
-
-    let timedOut = false;
-    let aborted = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    const killGroup = (signal: NodeJS.Signals) => {
-      if (pid === undefined) return;
-      try {
-        process.kill(-pid, signal);
-      } catch {
-        // Already gone.
-      }
-    };
-    const stop = () => {
-      killGroup("SIGTERM");
-      killTimer ??= setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS);
-    };
-    const timer =
-      opts.timeoutMs !== undefined && opts.timeoutMs > 0
-        ? setTimeout(() => {
-            timedOut = true;
-            stop();
-          }, opts.timeoutMs)
-        : undefined;
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener("abort", onAbort, { once: true });
-
-    const { code, signal, spawnError } = await new Promise<{ code: number | null; signal: string | null; spawnError?: Error }>((res) => {
-      child.once("exit", (c, s) => res({ code: c, signal: s }));
-      child.once("error", (e) => res({ code: null, signal: null, spawnError: e }));
-    });
-    // Children that keep the pipes open must not hold the result.
-    await Promise.race([new Promise((r) => child.once("close", r)), new Promise((r) => setTimeout(r, timedOut || aborted ? KILL_GRACE_MS + 200 : 300))]);
-    child.stdout?.destroy();
-    child.stderr?.destroy();
-    if (timer) clearTimeout(timer);
-    opts.signal?.removeEventListener("abort", onAbort);
-    if (timedOut || aborted) killGroup("SIGKILL");
-    if (killTimer) clearTimeout(killTimer);
-
-    const out = stdout.render();
-    const err = stderr.render();
-    if (spawnError) err.text += `could not run ${this.binary}: ${spawnError.message}`;
-    let exitCode = code ?? (signal ? 128 + 9 : 127);
-    if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
-    else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
-    return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+    const { spawnError, ...execResult } = result;
+    if (spawnError) execResult.stderr = `could not run ${this.binary}: ${spawnError.message}`;
+    return execResult;
   }
 
   async readFile(path: string): Promise<Buffer> {
