@@ -79,7 +79,7 @@ describe("terminal", () => {
     try {
       const r = await call("terminal", { command: "touch should_not_exist", workdir: "." }, blockedTask);
       expect(r).toEqual({ output: "", exit_code: -1, error: "BLOCKED: recursive delete", status: "blocked" });
-      expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: ".", backend: "local" } }]);
+      expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: blockedTask.taskDir, backend: "local" } }]);
       expect(existsSync(join(blockedTask.taskDir, "should_not_exist"))).toBe(false);
       const bg = await call("terminal", { command: "touch bg_should_not_exist", background: true }, blockedTask);
       expect(bg.status).toBe("blocked");

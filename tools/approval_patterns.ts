@@ -25,7 +25,13 @@
  *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
  *    `-c` is analysed itself, so a harmless one passes and a harmful one is caught.
  *  - The fork-bomb pattern runs on the raw normalised text, so it also fires on an echoed bomb.
+ *  - The working directory is followed through `cd`, `pushd` and `popd` (and a start directory
+ *    may be given): once it is anywhere but a subdirectory of the start, the relative operands
+ *    of `rm` and the relative targets of write redirections are rendered joined to it
+ *    (`cd /usr && rm -rf lib` renders `rm -rf /usr/lib`), so the patterns see where they land.
+ *    A directory that cannot be known (`cd -`, `popd`, `cd $(…)`) is rendered as a `$VAR`.
  */
+import { posix } from "node:path";
 import { assignmentOf, MAX_NESTING, parseShell, wordText, type SimpleCommand, type Word } from "./approval_shell.js";
 
 export interface DangerousPattern {
@@ -148,7 +154,90 @@ function skipOptions(t: Tok[], i: number, shortArgs = "", longArgs: string[] = [
   return i;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Working directory
+
+/**
+ * Where commands run, relative to the start directory: "." or a relative subdirectory ("src")
+ * when inside it; otherwise an absolute path, `..`-relative path, `~…` or `$NAME…`.
+ */
+type Cwd = string;
+
+const UNKNOWN_DIR = "$UNKNOWN_DIR";
+
+function isOpaqueHead(seg: string): boolean {
+  return seg.startsWith("~") || seg.startsWith("$");
+}
+
+/** Joins `rel` to `base` without letting `..` cancel an unknown head such as `~` or `$X`. */
+function joinDir(base: Cwd, rel: string): Cwd {
+  if (rel.startsWith("/")) return posix.normalize(rel);
+  if (isOpaqueHead(rel)) return rel;
+  if (base.startsWith("/")) return posix.join(base, rel);
+  const [head, ...rest] = base.split("/");
+  if (head && isOpaqueHead(head)) {
+    const tail = posix.join(rest.join("/") || ".", rel);
+    return tail === "." ? head : `${head}/${tail}`;
+  }
+  return posix.join(base, rel);
+}
+
+/** True when the directory is the start directory or one of its subdirectories. */
+export function insideStart(cwd: Cwd): boolean {
+  return !(cwd.startsWith("/") || isOpaqueHead(cwd) || cwd === ".." || cwd.startsWith("../"));
+}
+
+/** The working directory after `cd`/`pushd`/`popd` with these arguments. */
+function changeDir(cwd: Cwd, name: string, args: string[]): Cwd {
+  if (name === "popd") return "$DIRSTACK";
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith("-") && args[i] !== "-") {
+    if (args[i] === "--") {
+      i++;
+      break;
+    }
+    if (name === "pushd" && /^-\d/.test(args[i]!)) return "$DIRSTACK";
+    i++;
+  }
+  const target = args[i];
+  if (target === undefined) return name === "pushd" ? "$DIRSTACK" : "~";
+  if (target === "") return cwd;
+  if (target === "-") return "$OLDPWD";
+  if (name === "pushd" && /^\+\d/.test(target)) return "$DIRSTACK";
+  if (/\s|\$\(|`/.test(target)) return UNKNOWN_DIR;
+  return joinDir(cwd, target);
+}
+
+/** The start directory for detection: `cwd` seen from `defaultCwd` (both optional). */
+function startDir(opts: DetectOptions | undefined): Cwd {
+  const cwd = opts?.cwd?.trim();
+  if (!cwd) return ".";
+  if (!cwd.startsWith("/")) return joinDir(".", cwd);
+  const abs = posix.normalize(cwd);
+  const def = opts?.defaultCwd?.trim();
+  if (def && def.startsWith("/")) {
+    const rel = posix.relative(posix.normalize(def), abs);
+    if (rel === "") return ".";
+    if (insideStart(rel)) return rel;
+  }
+  return abs;
+}
+
+/** A relative path operand as seen from the start directory, when the working directory left it. */
+function rebase(cwd: Cwd, path: string): string | null {
+  if (insideStart(cwd) || path === "" || path.startsWith("/") || isOpaqueHead(path)) return null;
+  return joinDir(cwd, path);
+}
+
+export interface DetectOptions {
+  /** The directory the command runs in (absolute, or relative to `defaultCwd`). */
+  cwd?: string;
+  /** The task's working directory: a `cwd` inside it is not "leaving the working directory". */
+  defaultCwd?: string;
+}
+
 interface State {
+  cwd: Cwd;
   units: string[];
   comments: string[];
   tooDeep: boolean;
@@ -353,12 +442,35 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State): string | n
   }
 
   const t = words.flatMap((w) => toks(w, st.vars));
-  const { prefix, argv } = unwrap(t, depth, st);
+  const unwrapped = unwrap(t, depth, st);
+  const prefix = unwrapped.prefix;
+  let argv = unwrapped.argv;
   const name = argv[0] ? displayName(argv[0].plain) : "";
+
+  if (name === "cd" || name === "pushd" || name === "popd") {
+    st.cwd = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+  } else if (name === "rm" && !insideStart(st.cwd)) {
+    let options = true;
+    argv = argv.map((tok, k) => {
+      if (k === 0) return tok;
+      if (options && tok.plain === "--") {
+        options = false;
+        return tok;
+      }
+      if (options && tok.plain.startsWith("-") && tok.plain !== "-") return tok;
+      const moved = rebase(st.cwd, tok.plain);
+      return moved === null ? tok : plainTok(moved);
+    });
+  }
 
   const redirects: string[] = [];
   for (const r of cmd.redirects) {
-    const target = r.target ? shownOf(r.target, st.vars) : "";
+    let target = r.target ? shownOf(r.target, st.vars) : "";
+    const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(target));
+    if (r.target && writes && r.heredoc === undefined) {
+      const moved = rebase(st.cwd, wordText(r.target, st.vars));
+      if (moved !== null) target = sanitize(moved);
+    }
     if (r.heredoc !== undefined || r.op === "<<<") {
       const body = r.heredoc ?? (r.target ? wordText(r.target, st.vars) : "");
       // A shell reading a script from stdin runs it.
@@ -411,9 +523,9 @@ export interface CommandAnalysis {
 }
 
 /** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
-export function analyseCommand(cmd: string): CommandAnalysis {
+export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
-  const st: State = { units: [], comments: [], tooDeep: false, vars: new Map(), budget: 256 };
+  const st: State = { cwd: startDir(opts), units: [], comments: [], tooDeep: false, vars: new Map(), budget: 256 };
   try {
     analyseScript(normalized, 0, st);
   } catch {
@@ -437,12 +549,21 @@ const SYS_TARGET = String.raw`(?:/+\*?|/+${CORE}(?:/\S*)?|/+${TOP}/*\*?|${HOME}/
 const SYS_TREE = String.raw`(?:/+\*?|/+(?:${CORE}|${TOP})(?:/\S*)?|${HOME}/*\*?)`;
 const CONFIG_PATH = String.raw`(?:/+${CORE}(?:/\S*)?|/+proc/sys(?:rq-trigger|/\S*)|/+sys/\S*)`;
 const CONFIG_TARGET = `${CONFIG_PATH}${EOT}`;
-const SSH_TARGET = String.raw`(?:${HOME}|/root|/home/[^/\s]+)/\.ssh/\S*`;
+// Any absolute or home-relative `.ssh` directory: the home of the environment is not known here.
+// (a quoted path may hold blanks: `> '/tmp/my dir/.ssh/k'`).
+const SSH_TARGET = String.raw`(?:${HOME}|/[^|<>]*?)/\.ssh/\S*`;
+const RC_FILE = String.raw`\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|login|logout|inputrc|xprofile|xinitrc|xsessionrc|pam_environment|config/fish/config\.fish)`;
+const RC_PATH = String.raw`(?:${HOME}|/[^|<>]*?)/${RC_FILE}`;
+const RC_TARGET = `${RC_PATH}${EOT}`;
 const DISK = String.raw`/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper/|disk/|loop\d|sr\d)\S*`;
 const WRITE_REDIR = String.raw`\s(?:\d+|&)?>>?`;
 const COPY = String.raw`(?:cp|mv|install|ln|rsync)`;
 const SQL_CLIENT = String.raw`^(?=.*(?:^|\s)(?:psql|mysql|mariadb|sqlite3?|sqlcmd|duckdb|clickhouse(?:-client)?|cqlsh|mongo(?:sh)?|cockroach|pgcli|mycli|litecli|usql|isql)${EOT})`;
 const INTERP = String.raw`(?:(?:ba|z|da|k|a|mk|fi|tc|c)?sh|python[\d.]*|perl|ruby|node|php|source|\.|eval)`;
+// An interpreter that reads its program from stdin: no script, -c or -m argument.
+const STDIN_INTERP = String.raw`(?:${INTERP}(?:\s-(?![cme]${EOT})\S*)*(?:\s--(?:\s\S+)*)?|(?:source|\.)\s/dev/stdin)${END_ARGS}`;
+// A command that decodes or decrypts its input (within one pipeline stage).
+const DECODER = String.raw`(?:(?:base(?:64|32)|basenc)\s${ANY}(?:-[a-z]*d[a-z]*|--decode)|xxd\s${ANY}-[a-z]*r[a-z]*|openssl\s${ANY}-d|gpg2?\s${ANY}(?:-d|--decrypt)|uudecode|(?:python[\d.]*|perl|ruby)\s${ANY}\S*(?:b64decode|decode_base64|unpack)\S*)`;
 const GITOPTS = String.raw`(?:\s-\S+(?:\s[^-\s]\S*)?)*?`;
 
 const re = (...alternatives: string[]): RegExp => new RegExp(alternatives.join("|"), "i");
@@ -506,8 +627,17 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "run code downloaded from the network (curl/wget piped into a shell)",
     pattern: re(
       // The interpreter reads its program from the pipe only when no script, -c or -m argument is given.
-      String.raw`${AT}(?:curl|wget|fetch|aria2c|https?)\s.*\| (?:${INTERP}(?:\s-(?![cme]${EOT})\S*)*(?:\s--(?:\s\S+)*)?|(?:source|\.)\s/dev/stdin)${END_ARGS}`,
+      String.raw`${AT}(?:curl|wget|fetch|aria2c|https?)\s.*\| ${STDIN_INTERP}`,
       String.raw`${AT}${INTERP}\s${ANY}(?:<|\$)\(\s*(?:sudo\s+)?(?:curl|wget|fetch)${EOT}`,
+    ),
+  },
+  {
+    key: "decoded_code_exec",
+    description: "run decoded or decrypted content (base64 -d, xxd -r, openssl -d piped into a shell or interpreter)",
+    pattern: re(
+      String.raw`${AT}${DECODER}${EOT}.*\| ${STDIN_INTERP}`,
+      // `bash -c "$(… | base64 -d)"`, `eval $(…)`, `sh <(…)`: the inner pipes are rendered as ¦.
+      String.raw`${AT}${INTERP}(?:\s-\S+)*\s[^\s|]*(?:<|\$)\((?:[^)]*¦)?\s*${DECODER}(?=[\s)]|$)`,
     ),
   },
   {
@@ -522,6 +652,11 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     key: "ssh_config_write",
     description: "write SSH keys or configuration (~/.ssh)",
     pattern: re(`(?:${WRITE_REDIR}|${AT}tee\\s${ANY})${SSH_TARGET}`, `${AT}${COPY}\\s[^|]*\\s${SSH_TARGET}${END_ARGS}`),
+  },
+  {
+    key: "shell_rc_write",
+    description: "write a shell startup file (~/.bashrc, ~/.profile, …)",
+    pattern: re(`(?:${WRITE_REDIR}|${AT}tee\\s${ANY}|${AT}(?:sed|perl)(?=\\s${ANY}(?:-[a-z]*i\\S*|--in-place\\S*)${EOT})\\s${ANY})${RC_TARGET}`, `${AT}${COPY}\\s[^|]*\\s${RC_PATH}${END_ARGS}`),
   },
   {
     key: "sql_drop",
@@ -675,9 +810,9 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
 }
 
 /** Is this command dangerous, and by which pattern? */
-export function detectDangerousCommand(cmd: string): Detection {
+export function detectDangerousCommand(cmd: string, opts?: DetectOptions): Detection {
   if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
-  const matches = matchPatterns(analyseCommand(cmd));
+  const matches = matchPatterns(analyseCommand(cmd, opts));
   if (!matches.length) return { dangerous: false };
   return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
 }

@@ -6,6 +6,7 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
+import { detectDangerousCommand } from "./approval_patterns.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { registry, toolError, type ToolContext } from "./registry.js";
 import { boolArg, intArg, parseToolArgs } from "./tool_args.js";
@@ -125,6 +126,30 @@ export async function handleReadFile(args: Record<string, unknown>, ctx: ToolCon
   return JSON.stringify(result);
 }
 
+// ---------------------------------------------------------------- write approval
+
+/**
+ * Writes to system or credential paths (/etc, /boot, /usr, ~/.ssh, shell startup files, …) go
+ * through the same gate as terminal commands. The write is described to the gate as the shell
+ * redirection it amounts to (`write_file > '/etc/hosts'`), so the dangerous-command patterns
+ * decide what is sensitive and the approver sees the tool and the resolved path.
+ * Returns an error string when the write must not happen, null when it may.
+ */
+async function approveWrite(tool: string, fullPath: string, env: Environment, ctx: ToolContext): Promise<string | null> {
+  if (!ctx.approve) return null;
+  const command = `${tool} > ${shellQuote(fullPath)}`;
+  if (!detectDangerousCommand(command).dangerous) return null;
+  let verdict: Awaited<ReturnType<NonNullable<ToolContext["approve"]>>>;
+  try {
+    verdict = await ctx.approve(command, { cwd: env.workdir, backend: ctx.envKind });
+  } catch (err) {
+    return toolError(`BLOCKED: approval of the write to '${fullPath}' failed (${errMessage(err)}); nothing was written`);
+  }
+  if (verdict.allowed) return null;
+  const message = verdict.message ?? `the write to '${fullPath}' was denied by the approval policy`;
+  return toolError(message.startsWith("BLOCKED") ? message : `BLOCKED: ${message}`);
+}
+
 // ---------------------------------------------------------------- write_file
 
 const writeArgs = z.object({
@@ -138,6 +163,8 @@ export async function handleWriteFile(args: Record<string, unknown>, ctx: ToolCo
   const { path, content } = parsed.value;
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
+  const refused = await approveWrite("write_file", full, env, ctx);
+  if (refused) return refused;
   try {
     await env.writeFile(full, content);
   } catch (err) {
@@ -220,6 +247,8 @@ export async function handlePatch(args: Record<string, unknown>, ctx: ToolContex
     return toolError(`old_string occurs ${count} times in ${path}; add surrounding lines to make it unique, or set replace_all=true`);
   }
   const after = replaceAll ? before.split(old_string).join(replacement) : before.replace(old_string, () => replacement);
+  const refused = await approveWrite("patch", full, env, ctx);
+  if (refused) return refused;
   try {
     await env.writeFile(full, after);
   } catch (err) {

@@ -4,7 +4,7 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
+import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { registry, toolError, type ToolContext } from "./registry.js";
 import { boolArg, intArg, parseToolArgs } from "./tool_args.js";
 
@@ -38,6 +38,18 @@ function resolveWorkdir(env: Environment, workdir: string | undefined): string |
   return posix.isAbsolute(workdir) ? workdir : posix.resolve(env.workdir, workdir);
 }
 
+/**
+ * The command as the gate must judge it: run from a `workdir` outside the task's working
+ * directory, it is the same as `cd <workdir> && command` (so `rm -rf lib` in /usr is
+ * `rm -rf /usr/lib`). A workdir inside the working directory changes nothing for detection.
+ */
+export function commandAsRun(command: string, defaultCwd: string, cwd: string | undefined): string {
+  if (!cwd) return command;
+  const rel = posix.relative(posix.normalize(defaultCwd), posix.normalize(cwd));
+  if (rel === "" || (rel !== ".." && !rel.startsWith("../") && !posix.isAbsolute(rel))) return command;
+  return `cd ${shellQuote(cwd)} && ${command}`;
+}
+
 function blocked(error: string, status = "blocked"): string {
   return JSON.stringify({ output: "", exit_code: -1, error, status });
 }
@@ -49,16 +61,6 @@ export async function handleTerminal(args: Record<string, unknown>, ctx: ToolCon
   const background = parsed.value.background ?? false;
   const timeoutS = Math.min(Math.max(parsed.value.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S, 1), MAX_TERMINAL_TIMEOUT_S);
 
-  if (ctx.approve) {
-    let verdict: Awaited<ReturnType<NonNullable<ToolContext["approve"]>>>;
-    try {
-      verdict = await ctx.approve(command, { cwd: workdir, backend: ctx.envKind });
-    } catch (err) {
-      return blocked(`Command blocked: approval failed (${err instanceof Error ? err.message : String(err)})`);
-    }
-    if (!verdict.allowed) return blocked(verdict.message ?? "Command blocked by the approval policy");
-  }
-
   let env: Environment;
   try {
     env = await ctx.getEnv();
@@ -66,6 +68,16 @@ export async function handleTerminal(args: Record<string, unknown>, ctx: ToolCon
     return blocked(`Environment unavailable: ${err instanceof Error ? err.message : String(err)}`, "error");
   }
   const cwd = resolveWorkdir(env, workdir);
+
+  if (ctx.approve) {
+    let verdict: Awaited<ReturnType<NonNullable<ToolContext["approve"]>>>;
+    try {
+      verdict = await ctx.approve(commandAsRun(command, env.workdir, cwd), { cwd: cwd ?? env.workdir, backend: ctx.envKind });
+    } catch (err) {
+      return blocked(`Command blocked: approval failed (${err instanceof Error ? err.message : String(err)})`);
+    }
+    if (!verdict.allowed) return blocked(verdict.message ?? "Command blocked by the approval policy");
+  }
 
   if (background) {
     try {
