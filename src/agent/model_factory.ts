@@ -2,7 +2,7 @@
 import type { RunConfig } from "../config.js";
 import { UserError } from "../errors.js";
 import { createOpenAIChatModel } from "./llm_client.js";
-import { sharedLimiter } from "./concurrency.js";
+import { limiterKey, sharedLimiter } from "./concurrency.js";
 import { ScriptedModel } from "./scripted_model.js";
 import type { ChatModel } from "./types.js";
 
@@ -33,6 +33,6 @@ export function createChatModel(config: RunConfig, opts: { workers: number }): C
     stream: config.stream,
     requestTimeoutMs: config.request_timeout * 1000,
     maxRetries: config.max_retries,
-    limiter: sharedLimiter(`${baseURL}|${config.model}`, perWorker),
+    limiter: sharedLimiter(limiterKey(baseURL, config.model), perWorker),
   });
 }

@@ -23,7 +23,6 @@ import { configDifferences } from "./shard_merge.js";
 import { configFingerprint, formatShard, shardRunDir, taskInShard, type Shard } from "./shard.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
-import { DONE_OUTCOMES } from "./types.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
 
@@ -395,4 +394,3 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   return EXIT.ok;
 }
 
-export { DONE_OUTCOMES };

@@ -17,9 +17,9 @@ import { getToolDefinitions, handleFunctionCall } from "../model_tools.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../agent/types.js";
 import { toHermesConversations } from "../formats/hermes.js";
-import { extractToolStats, reasoningStats } from "../batch/tool_stats.js";
+import { extractToolStats, reasoningStats, unknownToolsCalled } from "./tool_stats.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
-import type { Outcome, TrajectoryEntry, VerifyResult } from "./types.js";
+import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "./types.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -232,8 +232,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   };
 
   const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0);
-  const infra = outcome === "model_error" || outcome === "environment_error" || outcome === "timeout" || outcome === "cancelled";
-  if (infra) {
+  if (!DONE_OUTCOMES.has(outcome)) {
     return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error };
   }
   const dropReason = dropReasonFor(messages, deps.knownTools, config.require_reasoning);
@@ -244,12 +243,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 }
 
 function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): string | undefined {
-  for (const m of messages) {
-    if (m.role !== "assistant") continue;
-    for (const c of m.tool_calls ?? []) {
-      if (!known.has(c.function.name)) return "unknown_tools";
-    }
-  }
+  if (unknownToolsCalled(messages, known).length > 0) return "unknown_tools";
   if (requireReasoning && !reasoningStats(messages).has_any_reasoning) return "no_reasoning";
   return undefined;
 }
