@@ -347,6 +347,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   }, 5_000);
   checkpointTimer.unref();
 
+  let dispatchError: unknown;
   try {
     const badRows: string[] = [];
     for await (const spec of plannedTasks(config, planner, state.done, failedIds, sel, (m) => badRows.push(m), undefined, shard)) {
@@ -358,6 +359,12 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     for (const b of badRows) logEvent(`skipped bad row: ${b}`);
     if (badRows.length) progress.log(`skipped ${badRows.length} bad row(s); see ${events}`);
     while (inFlight.size) await Promise.race(inFlight);
+  } catch (err) {
+    // Reading the dataset or writing failed: stop, and let the tasks in flight end before the files close.
+    dispatchError = err;
+    stopping = true;
+    abortAll();
+    await Promise.allSettled([...inFlight]);
   } finally {
     clearInterval(checkpointTimer);
     progress.stop();
@@ -373,6 +380,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     } catch {
       // not empty, or never created
     }
+  }
+  if (dispatchError !== undefined) {
+    logEvent(`stopped: ${errorMessage(dispatchError)}`);
+    throw dispatchError;
   }
 
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size });

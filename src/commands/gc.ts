@@ -5,25 +5,32 @@ import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 export const command: Command = {
-  summary: "remove leftover Docker sandboxes (all runs, or one run)",
-  help: `Usage: hermes-batch gc [--run NAME] [--dry-run] [--json]
+  summary: "remove leftover Docker sandboxes (one run, or all runs with --all)",
+  help: `Usage: hermes-batch gc (--run NAME | --all) [--dry-run] [--json]
 
-Removes every Docker container labelled hermes-batch.run (or only those of run NAME), running or not,
-with its anonymous volumes. Normally a run removes its own containers; gc is for what a crash left.
+Removes the Docker containers labelled hermes-batch.run=NAME (or, with --all, of every run), running or
+not, with their anonymous volumes. Normally a run removes its own containers, and an abandoned container
+ends by itself after the task timeout plus two minutes; gc is for removing what a crash left at once.
 
 Options:
-  --run NAME   only the containers of this run
+  --run NAME   the containers of this run
+  --all        the containers of every run on this engine, including runs still in progress
   --dry-run    list what would be removed, remove nothing
   --json       machine-readable output
 `,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       run: { type: "string" },
+      all: { type: "boolean" },
       "dry-run": { type: "boolean" },
       json: { type: "boolean" },
     });
     if (positionals.length > 0) throw new UserError(`unexpected argument '${positionals[0]}'`);
     if (values.run !== undefined && values.run.trim() === "") throw new UserError("--run needs a run name");
+    if (values.run === undefined && !values.all) {
+      throw new UserError("name a run with --run NAME, or pass --all to remove the containers of every run (including runs in progress)");
+    }
+    if (values.run !== undefined && values.all) throw new UserError("--run and --all exclude each other");
     const availability = await dockerAvailability();
     if (!availability.available) {
       process.stderr.write(`hermes-batch gc: ${availability.reason}\n`);
