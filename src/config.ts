@@ -120,6 +120,15 @@ export function readConfigFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * The key from the environment that belongs to the endpoint: OPENROUTER_API_KEY for OpenRouter (the
+ * default endpoint), OPENAI_API_KEY elsewhere; the other one only as a fallback.
+ */
+export function defaultApiKey(baseURL: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const openRouter = baseURL === undefined || /openrouter\.ai/i.test(baseURL);
+  return openRouter ? (env.OPENROUTER_API_KEY ?? env.OPENAI_API_KEY) : (env.OPENAI_API_KEY ?? env.OPENROUTER_API_KEY);
+}
+
 /** Merges the YAML file (if any), then the flags; applies environment fallbacks for keys. */
 export function resolveRunConfig(flags: Record<string, unknown>, configPath?: string): RunConfig {
   const fromFile = configPath ? readConfigFile(configPath) : {};
@@ -142,7 +151,7 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
     throw new UserError(messages.join("; "));
   }
   const config = parsed.data;
-  config.api_key ??= process.env.OPENAI_API_KEY ?? process.env.OPENROUTER_API_KEY;
+  config.api_key ??= defaultApiKey(config.base_url);
   return config;
 }
 

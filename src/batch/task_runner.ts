@@ -39,6 +39,18 @@ export interface TaskRunnerDeps {
   workers: number;
 }
 
+/** The run's key goes to the approver only when the approver is on the run's own host. */
+function sameHostKey(approverURL: string, config: RunConfig): string | undefined {
+  const host = (u: string) => {
+    try {
+      return new URL(u).host;
+    } catch {
+      return u;
+    }
+  };
+  return host(approverURL) === host(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined;
+}
+
 /** The auxiliary approver defaults to the run's own endpoint and model; the scripted demo has none (fail-closed). */
 export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: string[]): ApprovalGateOptions {
   const baseURL = config.approval_base_url ?? config.base_url ?? (parseScriptedModel(config.model) ? undefined : DEFAULT_BASE_URL);
@@ -50,7 +62,7 @@ export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: st
     allowlist,
     // A batch run never writes the user's config: "always" is an interactive-only answer.
     persistAllowlist: async () => {},
-    smart: baseURL && model ? { baseURL, apiKey: config.approval_api_key ?? config.api_key, model, timeoutMs: 30_000 } : undefined,
+    smart: baseURL && model ? { baseURL, apiKey: config.approval_api_key ?? sameHostKey(baseURL, config), model, timeoutMs: 30_000 } : undefined,
   };
 }
 

@@ -16,7 +16,7 @@ Model
   --model M                 model name at the endpoint; "scripted" is a built-in DEMO model that needs no
                             network or key (scripted:<ms> adds a simulated latency per call)
   --base-url URL            OpenAI-compatible endpoint (default https://openrouter.ai/api/v1)
-  --api-key K               default: $OPENAI_API_KEY or $OPENROUTER_API_KEY (never written to any file)
+  --api-key K               default: $OPENROUTER_API_KEY for OpenRouter, else $OPENAI_API_KEY (never written)
   --max-tokens N  --temperature T  --reasoning-effort none|minimal|low|medium|high|xhigh
   --stream                  use streaming responses
   --max-connections N       requests in flight to the endpoint (default: --concurrency), split between the
