@@ -402,3 +402,177 @@ describe("extractReasoning", () => {
     expect(extractReasoning({ content: null })).toEqual({ content: null, reasoning: undefined });
   });
 });
+
+describe("node:http fetch under the SDK (http_fetch.ts)", () => {
+  type RawHandler = (req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse) => void;
+  const raws: import("node:http").Server[] = [];
+  afterEach(async () => {
+    while (raws.length) {
+      const srv = raws.pop()!;
+      srv.closeAllConnections();
+      await new Promise((r) => srv.close(r));
+    }
+  });
+
+  /** A raw HTTP server on 127.0.0.1 that counts the TCP connections it accepted. */
+  async function rawServer(handler: RawHandler) {
+    const { createServer } = await import("node:http");
+    const srv = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => handler(req, res));
+    });
+    const stats = { connections: 0, closed: 0 };
+    srv.on("connection", (sock) => {
+      stats.connections++;
+      sock.on("close", () => stats.closed++);
+    });
+    raws.push(srv);
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const port = (srv.address() as import("node:net").AddressInfo).port;
+    return { url: `http://127.0.0.1:${port}`, stats };
+  }
+
+  const okBody = JSON.stringify(
+    (completion({ content: "pong" }) as Extract<Reply, { kind: "json" }>).body,
+  );
+  const answerJson: RawHandler = (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(okBody);
+  };
+
+  it("reuses keep-alive connections: sequential calls use one socket, concurrent ones at most the limiter's max", async () => {
+    const s = await rawServer((req, res) => setTimeout(() => answerJson(req, res), 20));
+    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, limiter: new AdaptiveLimiter({ max: 3 }) });
+    for (let i = 0; i < 10; i++) expect((await m.complete({ messages: ask })).message.content).toBe("pong");
+    expect(s.stats.connections).toBe(1);
+    const results = await Promise.all(Array.from({ length: 15 }, () => m.complete({ messages: ask })));
+    expect(results.every((r) => r.message.content === "pong")).toBe(true);
+    expect(s.stats.connections).toBe(3);
+  });
+
+  it("counts its own sockets and gives a standard Response: status, headers, json, text, body, null bodies", async () => {
+    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const s = await rawServer((req, res) => {
+      if (req.url === "/empty") return void res.writeHead(204).end();
+      res.writeHead(418, { "content-type": "application/json", "x-request-id": "rid-1" });
+      res.end(JSON.stringify({ method: req.method, len: req.headers["content-length"], auth: req.headers.authorization }));
+    });
+    const f = createNodeHttpFetch({ maxSockets: 2 });
+    try {
+      const init = { method: "post", headers: new Headers({ authorization: "Bearer x" }), body: '{"a":"é"}' };
+      const r1 = await f.fetch(`${s.url}/x`, init);
+      expect(r1).toBeInstanceOf(Response);
+      expect([r1.status, r1.ok, r1.headers.get("x-request-id")]).toEqual([418, false, "rid-1"]);
+      expect(r1.bodyUsed).toBe(false);
+      expect(await r1.json()).toEqual({ method: "POST", len: "10", auth: "Bearer x" });
+      expect(r1.bodyUsed).toBe(true);
+      await expect(r1.text()).rejects.toThrow(TypeError);
+      expect(JSON.parse(await (await f.fetch(`${s.url}/x`, init)).text()).method).toBe("POST");
+      const viaStream = await new Response((await f.fetch(new URL(`${s.url}/x`))).body).json();
+      expect(viaStream.method).toBe("GET");
+      const empty = await f.fetch(`${s.url}/empty`);
+      expect([empty.status, empty.body]).toEqual([204, null]);
+      expect(f.socketsCreated).toBe(1);
+      expect(s.stats.connections).toBe(1);
+    } finally {
+      f.destroy();
+    }
+  });
+
+  it("decodes a gzip reply it did not ask for", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const s = await rawServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
+      res.end(gzipSync(okBody));
+    });
+    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1` });
+    expect((await m.complete({ messages: ask })).message.content).toBe("pong");
+  });
+
+  it("streams SSE chunks as they arrive, through the SDK", async () => {
+    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const { default: OpenAI } = await import("openai");
+    let sendRest!: () => void;
+    const restAllowed = new Promise<void>((r) => (sendRest = r));
+    const chunk = (delta: object, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: "s", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const s = await rawServer(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(chunk({ role: "assistant", content: "first" }));
+      await restAllowed; // nothing more is sent until the client has seen the first chunk
+      res.write(chunk({ content: " second" }, "stop"));
+      res.end("data: [DONE]\n\n");
+    });
+    const f = createNodeHttpFetch();
+    try {
+      const sdk = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: "k", maxRetries: 0, fetch: f.fetch });
+      const stream = await sdk.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
+      const seen: string[] = [];
+      for await (const c of stream) {
+        seen.push(c.choices[0]?.delta?.content ?? "");
+        if (seen.length === 1) sendRest();
+      }
+      expect(seen).toEqual(["first", " second"]);
+    } finally {
+      f.destroy();
+    }
+  });
+
+  it("aborting destroys the request, before the headers and in the middle of a stream", async () => {
+    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const s = await rawServer((req, res) => {
+      if (req.url === "/hang") return;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: {}\n\n");
+    });
+    const f = createNodeHttpFetch();
+    try {
+      const ac = new AbortController();
+      const pending = f.fetch(`${s.url}/hang`, { signal: ac.signal });
+      setTimeout(() => ac.abort(), 50);
+      const err = await pending.catch((e) => e);
+      expect(err.name).toBe("AbortError");
+      await expect.poll(() => s.stats.closed).toBe(1);
+
+      const ac2 = new AbortController();
+      const res = await f.fetch(`${s.url}/stream`, { signal: ac2.signal });
+      const reader = res.body!.getReader();
+      expect(new TextDecoder().decode((await reader.read()).value)).toBe("data: {}\n\n");
+      ac2.abort();
+      const streamErr = await reader.read().catch((e) => e);
+      expect(streamErr.name).toBe("AbortError");
+      await expect.poll(() => s.stats.closed).toBe(2);
+      await expect(f.fetch(`${s.url}/hang`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
+      expect(s.stats.connections).toBe(2);
+    } finally {
+      f.destroy();
+    }
+  });
+
+  it("a body cut off by the server fails the request (retried by the client)", async () => {
+    let n = 0;
+    const s = await rawServer((req, res) => {
+      if (++n > 1) return answerJson(req, res);
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write(okBody.slice(0, 20));
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const retries: RetryInfo[] = [];
+    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, backoff: { baseMs: 1, maxMs: 1 }, onRetry: (r) => retries.push(r) });
+    expect((await m.complete({ messages: ask })).message.content).toBe("pong");
+    expect(retries).toHaveLength(1);
+    expect(retries[0]!.reason).toMatch(/connection/);
+  });
+
+  it("still uses an injected fetch instead of its own", async () => {
+    const s = await rawServer(answerJson);
+    let calls = 0;
+    const injected: typeof fetch = (input, init) => {
+      calls++;
+      return fetch(input, init);
+    };
+    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, fetch: injected });
+    expect((await m.complete({ messages: ask })).message.content).toBe("pong");
+    expect(calls).toBe(1);
+  });
+});

@@ -126,6 +126,92 @@ describe("local environment: exec", () => {
   });
 });
 
+/** Pids of the live children of `pid`, from /proc. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe("local environment: persistent shell", () => {
+  it("runs many sequential commands in one shell process, each in a fresh subshell", async () => {
+    const ppids = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const res = await env.exec(`cd /; X${i}=1; export LEAK=${i}; echo "$PPID $LEAK_BEFORE"`, { env: { LEAK_BEFORE: String(i) } });
+      expect(res.exitCode).toBe(0);
+      const [ppid, given] = res.stdout.trim().split(" ");
+      expect(given).toBe(String(i));
+      ppids.add(ppid!);
+    }
+    // Every command's parent is the same long-lived shell, and nothing leaks from one command to the next.
+    expect(ppids.size).toBe(1);
+    const shellPid = Number([...ppids][0]);
+    expect(shellPid).not.toBe(process.pid);
+    expect(isAlive(shellPid)).toBe(true);
+    expect(processesWithMarker(env.marker)).toContain(shellPid);
+    const next = await env.exec('pwd; echo "leak=$LEAK"');
+    expect(next.stdout).toBe(`${taskDir}\nleak=\n`);
+    await env.cleanup();
+    expect(await waitUntil(() => !isAlive(shellPid), 3000)).toBe(true);
+  });
+
+  it("a command reading stdin gets EOF at once and does not eat the next command", async () => {
+    const started = Date.now();
+    const res = await env.exec("read line; echo rc=$? line=$line; cat; head -c 10; echo end", { timeoutMs: 5000 });
+    expect(res).toMatchObject({ exitCode: 0, timedOut: false, stdout: "rc=1 line=\nend\n" });
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect((await env.exec("echo still fine")).stdout).toBe("still fine\n");
+  });
+
+  it("a timeout kills a grandchild in the command's group and the shell keeps working", async () => {
+    const res = await env.exec("sh -c 'sleep 100 & echo $! > grandchild.pid; wait'", { timeoutMs: 500 });
+    expect(res).toMatchObject({ exitCode: 124, timedOut: true });
+    const pid = Number(readFileSync(join(taskDir, "grandchild.pid"), "utf8"));
+    expect(pid).toBeGreaterThan(0);
+    expect(await waitUntil(() => !isAlive(pid), 3000)).toBe(true);
+    const after = await env.exec("echo $PPID; exit 7");
+    expect(after.exitCode).toBe(7);
+    expect(childrenOf(Number(after.stdout.trim()))).not.toContain(pid);
+  });
+
+  it("concurrent execs on one environment both succeed with their own output", async () => {
+    await env.exec("true"); // the shell is up
+    const [a, b, c] = await Promise.all([
+      env.exec("sleep 0.3; echo a; echo ea >&2; exit 1"),
+      env.exec("echo b; exit 2"),
+      env.exec("tr a-z A-Z", { stdin: "c" }),
+    ]);
+    expect(a).toMatchObject({ exitCode: 1, stdout: "a\n", stderr: "ea\n" });
+    expect(b).toMatchObject({ exitCode: 2, stdout: "b\n", stderr: "" });
+    expect(c).toMatchObject({ exitCode: 0, stdout: "C" });
+  });
+
+  it("sees process env changes made after the shell started, secrets still scrubbed", async () => {
+    await env.exec("true");
+    process.env.HERMES_TEST_LATE = "late";
+    process.env.HERMES_LATE_SECRET_TOKEN = "nope";
+    try {
+      expect((await env.exec('echo "$HERMES_TEST_LATE/$HERMES_LATE_SECRET_TOKEN"')).stdout).toBe("late/\n");
+    } finally {
+      delete process.env.HERMES_TEST_LATE;
+      delete process.env.HERMES_LATE_SECRET_TOKEN;
+    }
+    expect((await env.exec('echo "${HERMES_TEST_LATE-unset}"')).stdout).toBe("unset\n");
+  });
+
+  it("keeps output byte for byte (no trailing newline, binary-safe text, marker-like text)", async () => {
+    expect((await env.exec("printf abc")).stdout).toBe("abc");
+    expect((await env.exec("printf '\\n\\n'")).stdout).toBe("\n\n");
+    expect((await env.exec("printf '__HB_0000000000000000__ 1 E0\\n'; echo after")).stdout).toBe("__HB_0000000000000000__ 1 E0\nafter\n");
+  });
+
+  it("reports a signal death as 128+n", async () => {
+    expect((await env.exec("kill -9 $$")).exitCode).toBe(137);
+  });
+});
+
 describe("local environment: files", () => {
   it("reads and writes relative to the workdir, creating parents", async () => {
     await env.writeFile("a/b/c.txt", "hello");

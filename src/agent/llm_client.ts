@@ -5,6 +5,7 @@
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import type { AdaptiveLimiter } from "./concurrency.js";
+import { createNodeHttpFetch } from "./http_fetch.js";
 import { extractReasoning } from "./reasoning.js";
 import {
   ModelError,
@@ -56,6 +57,10 @@ export interface LLMClientOptions {
   maxRetryAfterMs?: number;
   limiter?: AdaptiveLimiter;
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * The SDK's transport. Default: a `node:http`/`node:https` keep-alive fetch owned by this client (see
+   * http_fetch.ts), with as many sockets as the limiter's max; pass `globalThis.fetch` for undici.
+   */
   fetch?: typeof fetch;
   /** Jitter source, for tests. */
   random?: () => number;
@@ -371,12 +376,15 @@ export function createOpenAIChatModel(opts: LLMClientOptions): ChatModel {
   const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...opts.backoff };
   const maxRetryAfterMs = opts.maxRetryAfterMs ?? 300_000;
   const random = opts.random ?? Math.random;
+  // One keep-alive pool per client; the run creates one client per worker thread, and the limiter's max
+  // bounds how many requests can want a socket at once.
+  const transport = opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.limiter?.max }).fetch;
   const client = new OpenAI({
     baseURL: opts.baseURL,
     apiKey: opts.apiKey || "no-key",
     maxRetries: 0,
     timeout: timeoutMs,
-    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    fetch: transport,
   });
 
   async function attempt(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {

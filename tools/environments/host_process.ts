@@ -3,8 +3,12 @@
  * (local, Singularity): bounded output, a timeout or abort kills the whole group (SIGTERM, then SIGKILL),
  * and the result never waits forever on a child that keeps the pipes open.
  */
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { execa } from "execa";
+import type { ExecResult } from "./base.js";
 import { OutputCollector } from "./docker_output.js";
+import { ShellSession, type ShellCommand } from "./shell_session.js";
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const INTERRUPT_EXIT_CODE = 130;
@@ -123,4 +127,111 @@ export async function runInProcessGroup(file: string, args: string[], opts: Host
   if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
   else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
   return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+}
+
+const HOST_SHELL_BOOT_TIMEOUT_MS = 10_000;
+
+/**
+ * A persistent shell on this host (shell_session.ts protocol over a child's pipes): a command costs a fork
+ * of a small shell instead of a fork of this (large) process. Each command still gets its own process group,
+ * stdin from /dev/null, and a timeout or abort kills its group (SIGTERM, then SIGKILL after a grace).
+ * The child is unref'd while idle, so an idle shell never keeps this process alive; it exits when its
+ * stdin closes.
+ */
+export class HostShell {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly session: ShellSession,
+  ) {}
+
+  /**
+   * Starts `outerShell` (reads the protocol) in `cwd` with exactly `env`; each command runs under
+   * `innerShell -c`. Resolves undefined when the shell cannot start or lacks setsid or /proc.
+   */
+  static async start(o: { outerShell?: string; innerShell: string; cwd: string; env: Record<string, string> }): Promise<HostShell | undefined> {
+    const outer = o.outerShell ?? (existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
+    let child: ChildProcess;
+    try {
+      child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    } catch {
+      return undefined;
+    }
+    const session = new ShellSession(
+      {
+        write: (text) => {
+          child.stdin?.write(text);
+        },
+        kill: (pids, signal) => {
+          for (const p of pids) if (!killGroup(p, signal)) killPid(p, signal);
+        },
+        destroy: () => {
+          child.stdin?.destroy();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+        },
+      },
+      { termGraceMs: KILL_GRACE_MS, innerShell: o.innerShell },
+    );
+    child.stdin?.on("error", () => undefined);
+    child.stdout?.setEncoding("utf8");
+    child.stderr?.setEncoding("utf8");
+    child.stdout?.on("data", (t: string) => session.onOutput("out", t));
+    child.stderr?.on("data", (t: string) => session.onOutput("err", t));
+    child.once("error", () => session.onGone());
+    child.once("close", () => session.onGone());
+    // A child left behind by a command may hold the pipes open after the shell died, so "close" may never come;
+    // the short delay lets output the shell wrote before dying arrive first.
+    child.once("exit", () => setTimeout(() => session.onGone(), 200).unref());
+    const shell = new HostShell(child, session);
+    if (child.pid === undefined || !(await session.boot(HOST_SHELL_BOOT_TIMEOUT_MS))) {
+      session.close();
+      return undefined;
+    }
+    shell.setRef(false);
+    return shell;
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.session.alive;
+  }
+
+  get busy(): boolean {
+    return this.session.busy;
+  }
+
+  private setRef(ref: boolean): void {
+    for (const h of [this.child, this.child.stdin, this.child.stdout, this.child.stderr]) {
+      if (!h) continue;
+      const r = h as { ref?: () => void; unref?: () => void };
+      if (ref) r.ref?.();
+      else r.unref?.();
+    }
+  }
+
+  /** Runs one command. Callers must not overlap calls (check `busy`). */
+  async run(c: ShellCommand): Promise<ExecResult> {
+    this.setRef(true);
+    try {
+      return await this.session.run(c);
+    } finally {
+      if (!this.session.busy) this.setRef(false);
+    }
+  }
+
+  /** Kills the shell's process group (commands it runs have their own groups; see LocalEnvironment.cleanup). */
+  close(): void {
+    this.session.close();
+  }
+}
+
+function killPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
 }

@@ -5,6 +5,11 @@
  * secrets are not passed on). Each command runs in its own process group so a timeout or abort kills
  * everything it started, not only the shell.
  *
+ * Commands run in one persistent shell per environment (HostShell, started on the first exec), so a command
+ * costs a fork of a small shell instead of a fork of this large process. A command given stdin, a call that
+ * overlaps a running one, or a host where that shell cannot start takes the one-process-per-command path.
+ * Output a command's leftover children write after it ended is dropped, as with Docker's persistent shell.
+ *
  * Children that outlive their command (`server &`) do not hold up its result; every process started
  * here carries HERMES_BATCH_ENV_ID=<marker> in its environment, and cleanup() kills all of them (found
  * through /proc), background processes included.
@@ -18,7 +23,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { BackgroundProcessManager } from "./background.js";
-import { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE, killGroup, runInProcessGroup } from "./host_process.js";
+import { HostShell, INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE, killGroup, runInProcessGroup } from "./host_process.js";
 import {
   DEFAULT_OUTPUT_CAP,
   type BackgroundStatus,
@@ -45,6 +50,11 @@ const SECRET_NAME_PATTERNS = [
   /CREDENTIAL/i,
   /_ACCESS_KEY(_ID)?$/i,
 ];
+
+/** A shell can export only names like these; commands with other names take the one-process path. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Starts of the persistent shell per environment (it is restarted if a command kills it). */
+const MAX_SHELL_STARTS = 3;
 
 export function looksLikeSecretName(name: string): boolean {
   return SECRET_NAME_PATTERNS.some((re) => re.test(name));
@@ -112,6 +122,11 @@ export class LocalEnvironment implements Environment {
   readonly marker = randomUUID();
   private readonly runningGroups = new Set<number>();
   private cleaned = false;
+  private shell: HostShell | undefined;
+  private shellStarting: Promise<HostShell | undefined> | undefined;
+  private shellStarts = 0;
+  /** The environment the shell was started with; each command passes only the differences. */
+  private shellEnv: Record<string, string> = {};
 
   constructor(
     /** The task folder (kept after cleanup unless removeTaskDirOnCleanup). */
@@ -138,9 +153,25 @@ export class LocalEnvironment implements Environment {
     if (!isDirectory(cwd)) {
       return { exitCode: 1, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
     }
+    const env = { ...scrubbedProcessEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker };
+    if (opts.stdin === undefined) {
+      const shell = await this.getShell();
+      const changes = this.envChanges(env);
+      // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
+      if (shell?.alive && !shell.busy && Object.keys(changes).every((k) => ENV_NAME.test(k))) {
+        return shell.run({
+          command,
+          cwd,
+          env: changes,
+          timeoutMs: opts.timeoutMs,
+          signal: opts.signal,
+          cap: opts.maxOutputChars ?? this.maxOutputChars,
+        });
+      }
+    }
     const result = await runInProcessGroup(hostShell(), ["-c", command], {
       cwd,
-      env: { ...scrubbedProcessEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker },
+      env,
       stdin: opts.stdin,
       timeoutMs: opts.timeoutMs,
       signal: opts.signal,
@@ -149,6 +180,32 @@ export class LocalEnvironment implements Environment {
     });
     const { spawnError: _ignored, ...execResult } = result;
     return execResult;
+  }
+
+  private async getShell(): Promise<HostShell | undefined> {
+    if (this.shell?.alive) return this.shell;
+    if (this.cleaned || this.shellStarts >= MAX_SHELL_STARTS) return undefined;
+    this.shellStarting ??= (async () => {
+      this.shellStarts++;
+      const env = { ...scrubbedProcessEnv(), [ENV_MARKER_VAR]: this.marker };
+      const shell = await HostShell.start({ innerShell: hostShell(), cwd: this.workdir, env });
+      if (!shell) this.shellStarts = MAX_SHELL_STARTS;
+      this.shellEnv = env;
+      this.shell = shell;
+      if (this.cleaned) shell?.close();
+      return shell;
+    })().finally(() => {
+      this.shellStarting = undefined;
+    });
+    return this.shellStarting;
+  }
+
+  /** What differs from the shell's own environment: changed or added variables, and null for removed ones. */
+  private envChanges(env: Record<string, string>): Record<string, string | null> {
+    const changes: Record<string, string | null> = {};
+    for (const [k, v] of Object.entries(env)) if (this.shellEnv[k] !== v) changes[k] = v;
+    for (const k of Object.keys(this.shellEnv)) if (!(k in env)) changes[k] = null;
+    return changes;
   }
 
   async readFile(path: string): Promise<Buffer> {
@@ -185,6 +242,7 @@ export class LocalEnvironment implements Environment {
     } catch {
       // The state dir is removed below either way.
     }
+    this.shell?.close();
     for (const pgid of this.runningGroups) killGroup(pgid, "SIGKILL");
     // Leftovers such as `server &` of a finished command, even ones that left the process group.
     for (let pass = 0; pass < 3; pass++) {

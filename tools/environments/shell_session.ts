@@ -1,0 +1,311 @@
+/**
+ * The transport-independent part of a persistent shell: one long-lived `sh`/`bash` fed commands on its
+ * stdin, so a command costs a fork in the shell instead of a new process (or exec round trip) from the host.
+ * Used by the Docker backend (docker_shell.ts, over an exec's attach stream) and the local backend
+ * (local_shell in local.ts, over a child process's pipes).
+ *
+ * Protocol (all markers carry a per-shell random nonce, so command output cannot forge them):
+ *   host  → shell: `hb_run SEQ 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset)
+ *   shell → host:  stdout and stderr each get `MARK SEQ S<pid>\n` before the command runs (the pid leads
+ *                  the command's own session/process group), then the command's output, then
+ *                  `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
+ *                  added, so stripping it restores the output byte for byte.
+ * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own session via
+ * `setsid` (so a timeout kills its whole tree with a group kill), and a subshell (so `cd`, `exit` or
+ * `export` in one command do not leak into the next). Output written between commands (by processes a
+ * previous command left running) is dropped.
+ * A shell without `setsid` or /proc reports UNSUPPORTED and the caller falls back to one process per command.
+ */
+import { randomBytes } from "node:crypto";
+import { shellQuote, type ExecResult } from "./base.js";
+import { OutputCollector } from "./docker_output.js";
+
+export const TIMEOUT_EXIT_CODE = 124;
+export const INTERRUPT_EXIT_CODE = 130;
+
+/** `innerShell` runs each command (`bash` when found on PATH, else `sh`, unless given). */
+export function bootScript(mark: string, innerShell?: string): string {
+  return [
+    `hb_mark='${mark}'`,
+    innerShell !== undefined
+      ? `hb_shell=${shellQuote(innerShell)}`
+      : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
+    `hb_setsid=$(command -v setsid)`,
+    `hb_run() {`,
+    `  hb_seq=$1; hb_dir=$2; hb_cmd=$3; shift 3`,
+    `  (`,
+    `    read -r hb_self hb_rest < /proc/self/stat`,
+    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self"`,
+    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self" >&2`,
+    `    cd "$hb_dir" || exit 1`,
+    `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
+    `    exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"`,
+    `  ) < /dev/null &`,
+    `  wait $! 2>/dev/null`,
+    `  hb_rc=$?`,
+    `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
+    `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc" >&2`,
+    `}`,
+    `if [ -n "$hb_setsid" ] && [ -r /proc/self/stat ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
+    ``,
+  ].join("\n");
+}
+
+/** Cuts one command's part out of one output stream: drops everything before its start marker. */
+class StreamCut {
+  private carry = "";
+  private phase: "start" | "body" | "done" = "start";
+  pid: number | undefined;
+  exitCode: number | undefined;
+
+  constructor(
+    private readonly startTag: string,
+    private readonly endTag: string,
+    private readonly sink: OutputCollector,
+  ) {}
+
+  get done(): boolean {
+    return this.phase === "done";
+  }
+
+  feed(text: string): void {
+    let t = this.carry + text;
+    this.carry = "";
+    if (this.phase === "start") {
+      const i = t.indexOf(this.startTag);
+      if (i < 0) {
+        this.carry = t.slice(Math.max(0, t.length - this.startTag.length));
+        return;
+      }
+      const nl = t.indexOf("\n", i);
+      if (nl < 0) {
+        this.carry = t.slice(i);
+        return;
+      }
+      this.pid = Number(t.slice(i + this.startTag.length, nl));
+      t = t.slice(nl + 1);
+      this.phase = "body";
+    }
+    if (this.phase === "body") {
+      const i = t.indexOf(this.endTag);
+      if (i >= 0) {
+        this.sink.push(t.slice(0, i));
+        const nl = t.indexOf("\n", i + this.endTag.length);
+        if (nl < 0) {
+          this.carry = t.slice(i);
+          return;
+        }
+        this.exitCode = Number(t.slice(i + this.endTag.length, nl));
+        this.phase = "done";
+        return;
+      }
+      // Whatever could be the beginning of the end marker waits for the next chunk.
+      const keep = Math.min(t.length, this.endTag.length + 8);
+      this.sink.push(t.slice(0, t.length - keep));
+      this.carry = t.slice(t.length - keep);
+    }
+  }
+
+  /** The part still held back (when the command ends without a marker). */
+  flush(): void {
+    if (this.phase === "body") this.sink.push(this.carry);
+    this.carry = "";
+  }
+}
+
+/** How the session reaches its shell. */
+export interface ShellTransport {
+  write(text: string): void;
+  /** Sends `signal` to the process group led by each pid (and to the pid itself if it leads none). */
+  kill(pids: number[], signal: "SIGTERM" | "SIGKILL"): void;
+  /** Drops the connection to the shell (streams, child handle). */
+  destroy(): void;
+}
+
+export interface ShellSessionOptions {
+  /** When set, a timeout or abort sends SIGTERM first and SIGKILL this much later; otherwise SIGKILL at once. */
+  termGraceMs?: number;
+  /** After a kill, how long the shell may take to report the command's end before it is given up on. */
+  afterKillGraceMs?: number;
+  /** Passed to bootScript. */
+  innerShell?: string;
+}
+
+export interface ShellCommand {
+  command: string;
+  cwd: string;
+  /** Exported for this command only; a value of `null` unsets the variable. */
+  env?: Record<string, string | null>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  cap: number;
+}
+
+interface Running {
+  seq: number;
+  out: StreamCut;
+  err: StreamCut;
+  finish: (ended: "normal" | "shell-died") => void;
+}
+
+export class ShellSession {
+  readonly mark = `__HB_${randomBytes(8).toString("hex")}__`;
+  private seq = 0;
+  private current: Running | undefined;
+  private dead = false;
+  private pid: number | undefined;
+  private bootText = "";
+  private bootWaiter: ((ok: boolean) => void) | undefined;
+  private readonly afterKillGraceMs: number;
+
+  constructor(
+    private readonly transport: ShellTransport,
+    private readonly options: ShellSessionOptions = {},
+  ) {
+    this.afterKillGraceMs = options.afterKillGraceMs ?? 5000;
+  }
+
+  /** Sends the boot script; resolves false when the shell cannot host commands (no setsid or /proc) or is slow. */
+  boot(timeoutMs: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => this.bootWaiter?.(false), timeoutMs);
+      this.bootWaiter = (ok) => {
+        clearTimeout(timer);
+        this.bootWaiter = undefined;
+        resolve(ok);
+      };
+      if (this.dead) return this.bootWaiter(false);
+      this.transport.write(bootScript(this.mark, this.options.innerShell));
+    });
+  }
+
+  get alive(): boolean {
+    return !this.dead;
+  }
+
+  get busy(): boolean {
+    return this.current !== undefined;
+  }
+
+  /** The shell's own pid, as it reported it at boot. */
+  get shellPid(): number | undefined {
+    return this.pid;
+  }
+
+  /** Feeds decoded text the shell wrote on its stdout ("out") or stderr ("err"). */
+  onOutput(stream: "out" | "err", text: string): void {
+    if (this.bootWaiter) {
+      if (stream !== "out") return;
+      this.bootText += text;
+      const ready = new RegExp(`${this.mark} READY (\\d+)\\n`).exec(this.bootText);
+      if (ready) {
+        this.pid = Number(ready[1]);
+        this.bootText = "";
+        this.bootWaiter(true);
+      } else if (this.bootText.includes(`${this.mark} UNSUPPORTED`)) {
+        this.bootWaiter(false);
+      }
+      return;
+    }
+    const cur = this.current;
+    if (!cur) return;
+    (stream === "out" ? cur.out : cur.err).feed(text);
+    if (cur.out.done && cur.err.done) cur.finish("normal");
+  }
+
+  /** To be called when the shell's streams end or the shell exits. */
+  onGone(): void {
+    if (this.dead) return;
+    this.dead = true;
+    this.bootWaiter?.(false);
+    this.current?.finish("shell-died");
+  }
+
+  /** Runs one command. Callers must not overlap calls (check `busy`). */
+  run(c: ShellCommand): Promise<ExecResult> {
+    if (this.dead) return Promise.reject(new Error("persistent shell is not running"));
+    if (this.current) return Promise.reject(new Error("persistent shell is busy"));
+    const seq = ++this.seq;
+    const stdout = new OutputCollector(c.cap);
+    const stderr = new OutputCollector(c.cap);
+    const out = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stdout);
+    const err = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stderr);
+
+    return new Promise<ExecResult>((resolve) => {
+      let timedOut = false;
+      let aborted = false;
+      let killTimer: NodeJS.Timeout | undefined;
+      let graceTimer: NodeJS.Timeout | undefined;
+      const targets = (): number[] => {
+        const pid = out.pid ?? err.pid;
+        // Before the command reported its pid, only killing the whole shell is sure to stop it.
+        return pid !== undefined ? [pid] : this.pid !== undefined ? [this.pid] : [];
+      };
+      const stop = () => {
+        const termGrace = this.options.termGraceMs;
+        if (termGrace !== undefined && !killTimer) {
+          this.transport.kill(targets(), "SIGTERM");
+          killTimer = setTimeout(() => this.transport.kill(targets(), "SIGKILL"), termGrace);
+        } else if (termGrace === undefined) {
+          this.transport.kill(targets(), "SIGKILL");
+        }
+        // The shell did not report the end: it is wedged; give up on it.
+        graceTimer ??= setTimeout(() => this.close(), this.afterKillGraceMs + (termGrace ?? 0));
+      };
+      const timer =
+        c.timeoutMs !== undefined && c.timeoutMs > 0
+          ? setTimeout(() => {
+              timedOut = true;
+              stop();
+            }, c.timeoutMs)
+          : undefined;
+      const onAbort = () => {
+        aborted = true;
+        stop();
+      };
+
+      this.current = {
+        seq,
+        out,
+        err,
+        finish: (ended) => {
+          if (this.current?.seq !== seq) return;
+          this.current = undefined;
+          if (timer) clearTimeout(timer);
+          if (graceTimer) clearTimeout(graceTimer);
+          if (killTimer) {
+            clearTimeout(killTimer);
+            // What ignored SIGTERM in the command's group (the group outlives its leader) dies now.
+            const pid = out.pid ?? err.pid;
+            if (pid !== undefined) this.transport.kill([pid], "SIGKILL");
+          }
+          c.signal?.removeEventListener("abort", onAbort);
+          out.flush();
+          err.flush();
+          let exitCode = out.exitCode ?? err.exitCode ?? -1;
+          if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
+          else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
+          const o = stdout.render();
+          const e = stderr.render();
+          if (ended === "shell-died" && !timedOut && !aborted) {
+            e.text += `${e.text && !e.text.endsWith("\n") ? "\n" : ""}[sandbox shell ended unexpectedly]`;
+          }
+          resolve({ exitCode, stdout: o.text, stderr: e.text, timedOut, truncated: o.truncated || e.truncated });
+        },
+      };
+      if (c.signal?.aborted) onAbort();
+      else c.signal?.addEventListener("abort", onAbort, { once: true });
+
+      const args = [String(seq), shellQuote(c.cwd), shellQuote(c.command)];
+      for (const [k, v] of Object.entries(c.env ?? {})) args.push(shellQuote(v === null ? k : `${k}=${v}`));
+      this.transport.write(`hb_run ${args.join(" ")}\n`);
+    });
+  }
+
+  /** Ends the shell: kills its process group, then drops the transport. */
+  close(): void {
+    if (!this.dead && this.pid !== undefined) this.transport.kill([this.pid], "SIGKILL");
+    this.onGone();
+    this.transport.destroy();
+  }
+}
