@@ -131,25 +131,29 @@ function parsePasswd(text: string): Array<{ name: string; uid: number; gid: numb
 
 const imageUserCache = new Map<string, Promise<RunUser>>();
 
-/** Reads /etc/passwd of an image from a never-started probe container (once per image per process). */
+/** The /etc/passwd entries of an image, read from a never-started probe container. */
+async function readImagePasswd(imageName: string, runName: string): Promise<ReturnType<typeof parsePasswd>> {
+  const probe = await dockerClient().createContainer({
+    Image: imageName,
+    Entrypoint: ["true"],
+    Cmd: [],
+    Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
+    HostConfig: { NetworkMode: "none" },
+  });
+  try {
+    return parsePasswd((await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8"));
+  } finally {
+    await removeContainerById(probe.id).catch(() => undefined);
+  }
+}
+
+/** The image's first regular user (once per image per process), else root. */
 async function detectImageUser(imageName: string, image: ImageInfo, runName: string): Promise<RunUser> {
   const cached = imageUserCache.get(image.id);
   if (cached) return cached;
   const pending = (async (): Promise<RunUser> => {
-    const probe = await dockerClient().createContainer({
-      Image: imageName,
-      Entrypoint: ["true"],
-      Cmd: [],
-      Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
-      HostConfig: { NetworkMode: "none" },
-    });
-    try {
-      const passwd = (await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8");
-      const regular = parsePasswd(passwd).find((u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell));
-      return regular ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid } : { user: undefined, uid: 0, gid: 0 };
-    } finally {
-      await removeContainerById(probe.id).catch(() => undefined);
-    }
+    const regular = (await readImagePasswd(imageName, runName)).find((u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell));
+    return regular ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid } : { user: undefined, uid: 0, gid: 0 };
   })();
   imageUserCache.set(image.id, pending);
   pending.catch(() => imageUserCache.delete(image.id));
@@ -173,19 +177,7 @@ async function resolveRunUser(setting: string, imageName: string, image: ImageIn
 }
 
 async function detectPasswdEntry(imageName: string, runName: string, name: string) {
-  const probe = await dockerClient().createContainer({
-    Image: imageName,
-    Entrypoint: ["true"],
-    Cmd: [],
-    Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
-    HostConfig: { NetworkMode: "none" },
-  });
-  try {
-    const passwd = (await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8");
-    return parsePasswd(passwd).find((u) => u.name === name);
-  } finally {
-    await removeContainerById(probe.id).catch(() => undefined);
-  }
+  return (await readImagePasswd(imageName, runName)).find((u) => u.name === name);
 }
 
 function sanitizeName(s: string, max: number): string {
