@@ -78,6 +78,32 @@ describe("resume after SIGKILL", () => {
   });
 });
 
+describe("Ctrl-C", () => {
+  it("once: stops taking tasks, finishes those in flight, exits 130 with a resume command that works", async () => {
+    const dir = tempDir();
+    const data = dataset(dir, 12);
+    const args = ["run", data, "--model", "scripted:300", "--output-dir", join(dir, "runs"), "--run-name", "int", "--workers", "1", "--concurrency", "2", "--approval", "deny", "--progress", "log", "--toolsets", "terminal"];
+    const child = execa("node", [CLI, ...args], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
+    const trajectories = join(dir, "runs", "int", "trajectories.jsonl");
+    const deadline = Date.now() + 60_000;
+    while (countLines(trajectories) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGINT");
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    const done = readJsonl(trajectories);
+    expect(done.length).toBeGreaterThanOrEqual(2);
+    expect(done.length).toBeLessThan(12);
+    // Drained, not aborted: nothing was cancelled.
+    expect(readJsonl(join(dir, "runs", "int", "failed.jsonl"))).toEqual([]);
+    const hint = /Resume with: hermes-batch (.*)$/m.exec(r.stdout)![1]!;
+    expect(hint).toContain("--resume");
+    const resumed = await runCli(hint.split(" "));
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(new Set(readJsonl(trajectories).map((e) => e.task_id)).size).toBe(12);
+    expect(readJsonl(trajectories)).toHaveLength(12);
+  });
+});
+
 describe("determinism", () => {
   it("same seed gives the same toolset draws with 1 and 4 workers", async () => {
     const dir = tempDir();
