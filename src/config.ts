@@ -48,6 +48,8 @@ export const RunConfigSchema = z
     read_only_root: z.boolean().default(false),
     pull: z.boolean().default(false),
     max_sandboxes: positiveInt.optional(),
+    /** Docker sandboxes started ahead of the tasks, split between the workers; 0 = off. */
+    prewarm: z.number().int().min(0).optional(),
     max_tokens: positiveInt.optional(),
     temperature: z.number().min(0).max(2).optional(),
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),

@@ -114,6 +114,23 @@ export interface RunOptions {
   shard?: Shard;
 }
 
+/**
+ * Warm sandboxes no task took: worker threads are terminated without running async clean-up, so the main
+ * thread removes them by label. A second pass catches a container whose creation was in flight at the engine
+ * when its thread died (it would sit "Created", without the keep-alive that ends the others by itself).
+ */
+async function removeWarmContainers(runName: string, log: (m: string) => void): Promise<void> {
+  try {
+    const { removeContainersByLabel } = await import("../../tools/environments/docker.js");
+    let count = (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
+    await new Promise((r) => setTimeout(r, 1000));
+    count += (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
+    if (count) log(`removed ${count} unused warm container(s)`);
+  } catch (err) {
+    log(`could not remove the warm containers: ${errorMessage(err)}`);
+  }
+}
+
 async function removeTaskContainers(runName: string, taskId: string, log: (m: string) => void): Promise<void> {
   try {
     const { removeContainersByLabel } = await import("../../tools/environments/docker.js");
@@ -375,6 +392,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     process.off("SIGTERM", onSigterm);
     cancel.close();
     await pool.destroy();
+    if (config.env === "docker" && config.prewarm) await removeWarmContainers(config.run_name!, logEvent);
     try {
       rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay
     } catch {

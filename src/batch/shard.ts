@@ -227,6 +227,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "max_connections",
   "tool_concurrency",
   "max_sandboxes",
+  "prewarm",
   "request_timeout",
   "max_retries",
   "pull",

@@ -108,6 +108,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     pull: config.pull,
     // Each worker thread has its own sandbox limiter: the run-wide cap is split between them.
     maxSandboxes: config.max_sandboxes ? Math.max(1, Math.ceil(config.max_sandboxes / deps.workers)) : undefined,
+    // So is the warm pool (docker only): each thread keeps its share ready.
+    prewarm: config.prewarm ? Math.ceil(config.prewarm / deps.workers) : undefined,
   };
   const envSpec = {
     runName: config.run_name!,

@@ -51,6 +51,8 @@ Environments
   --network NAME            container network (default none)
   --memory-mb N  --cpus N  --pids-limit N  --read-only-root  --pull
   --max-sandboxes N         live containers, split between the workers (N/workers each, rounded up)
+  --prewarm N               keep N containers of the default image started ahead of tasks (docker; split
+                            between the workers, counted in --max-sandboxes; default 0 = off)
   --keep-workspaces         keep local task folders under <run>/workspaces/
   --verify-timeout SEC      for a row's "verify" command (default 300)
 
@@ -111,6 +113,7 @@ const options = {
   "read-only-root": { type: "boolean" },
   pull: { type: "boolean" },
   "max-sandboxes": { type: "string" },
+  prewarm: { type: "string" },
   "max-tokens": { type: "string" },
   temperature: { type: "string" },
   "reasoning-effort": { type: "string" },
@@ -184,6 +187,7 @@ export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>;
     read_only_root: v["read-only-root"],
     pull: v.pull,
     max_sandboxes: parseIntFlag(v["max-sandboxes"], "--max-sandboxes", 1),
+    prewarm: parseIntFlag(v.prewarm, "--prewarm", 0),
     max_tokens: parseIntFlag(v["max-tokens"], "--max-tokens", 1),
     temperature: parseNumberFlag(v.temperature, "--temperature", 0),
     reasoning_effort: v["reasoning-effort"],

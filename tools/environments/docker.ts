@@ -8,6 +8,9 @@
  * ends the container exits and the engine deletes it, even if this process was killed with -9), is
  * force-removed by cleanup(), and is listed in a process-wide registry for the runner's signal handlers.
  *
+ * With `prewarm` N, up to N sandboxes for the run's default image and options are started ahead of the tasks
+ * (role label "warm"; see the warm-pool section below and docker_warm.ts); a task whose spec matches takes one.
+ *
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
  * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
  */
@@ -39,8 +42,16 @@ import {
   type ImageInfo,
 } from "./docker_client.js";
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
-import { acquireSandboxSlot, configureDockerLimits, waitForStartTurn } from "./docker_limits.js";
+import {
+  acquireSandboxSlot,
+  configureDockerLimits,
+  dockerLimits,
+  onSandboxSlotReleased,
+  tryAcquireSandboxSlot,
+  waitForStartTurn,
+} from "./docker_limits.js";
 import { PersistentShell } from "./docker_shell.js";
+import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
 
 export {
   DockerImageNotFoundError,
@@ -196,6 +207,7 @@ let shuttingDown = false;
  */
 export async function cleanupAllDockerEnvironments(opts: { refuseNew?: boolean } = {}): Promise<void> {
   if (opts.refuseNew !== false) shuttingDown = true;
+  if (shuttingDown) await drainWarmPool().catch(() => undefined);
   await Promise.all(
     [...liveContainers.entries()].map(async ([id, env]) => {
       if (env) await env.cleanup().catch(() => undefined);
@@ -406,27 +418,29 @@ function applyLimitOptions(options: EnvironmentOptions): void {
   if (maxSandboxes !== undefined || startsPerSecond !== undefined) configureDockerLimits({ maxSandboxes, startsPerSecond });
 }
 
-/** Before a task spends tokens: the engine answers and the image exists (pulled only with `pull`). */
-export async function preflightDocker(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void> {
-  const opts = parseDockerOptions(options);
-  await ensureDockerImage(imageFor(spec, opts), { pull: opts.pull });
+
+interface SandboxPlan {
+  imageName: string;
+  image: ImageInfo;
+  opts: DockerOptions;
+  runName: string;
+  /** Label and name part; empty for a warm sandbox (no task yet). */
+  taskId: string;
+  role: "task" | "warm";
+  cwd?: string;
+  network?: string;
+  lifetimeSec: number;
 }
 
-export const createDockerEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
-  if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
-  const opts = parseDockerOptions(options);
-  applyLimitOptions(options);
-  const imageName = imageFor(spec, opts);
-  // The image check comes first: a missing image fails the task before anything else happens.
-  const image = await ensureDockerImage(imageName, { pull: opts.pull });
-
-  const release = await acquireSandboxSlot();
+/** Creates and starts one hardened container holding the given sandbox slot (released on failure). */
+async function startSandbox(plan: SandboxPlan, release: () => void): Promise<DockerEnvironment> {
+  const { imageName, image, opts } = plan;
   let containerId: string | undefined;
   try {
-    const runUser = await resolveRunUser(opts.user, imageName, image, spec.runName);
+    const runUser = await resolveRunUser(opts.user, imageName, image, plan.runName);
     const runAsRoot = runUser.uid === 0;
     const imageWorkdir = image.workingDir || "/work";
-    const workdir = spec.cwd ? (posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(imageWorkdir, spec.cwd)) : imageWorkdir;
+    const workdir = plan.cwd ? (posix.isAbsolute(plan.cwd) ? posix.normalize(plan.cwd) : posix.join(imageWorkdir, plan.cwd)) : imageWorkdir;
 
     const tmpfs: Record<string, string> = { "/tmp": `rw,nosuid,nodev,size=${opts.tmpSizeMb}m,mode=1777` };
     const mounts: Docker.MountConfig = [];
@@ -440,21 +454,22 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
 
     await waitForStartTurn();
     if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
-    const name = `hermes-${sanitizeName(spec.runName, 24)}-${sanitizeName(spec.taskId, 24)}-${randomBytes(3).toString("hex")}`;
+    const who = plan.role === "warm" ? "warm" : sanitizeName(plan.taskId, 24);
+    const name = `hermes-${sanitizeName(plan.runName, 24)}-${who}-${randomBytes(3).toString("hex")}`;
     const container = await dockerClient().createContainer({
       name,
       Image: imageName,
       Entrypoint: ["sleep"],
-      Cmd: [String(lifetimeSec(spec, opts.deadmanMarginSec))],
+      Cmd: [String(plan.lifetimeSec)],
       WorkingDir: workdir,
       // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
       // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
       User: runAsRoot ? runUser.user : "0:0",
-      Labels: { [LABEL_RUN]: spec.runName, [LABEL_TASK]: spec.taskId, [LABEL_ROLE]: "task" },
+      Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role },
       HostConfig: {
         Init: true,
         AutoRemove: true,
-        NetworkMode: networkModeFor(spec.network ?? opts.network),
+        NetworkMode: networkModeFor(plan.network),
         CapDrop: ["ALL"],
         CapAdd: capabilitiesFor(runAsRoot),
         SecurityOpt: ["no-new-privileges"],
@@ -489,4 +504,116 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
     throw new Error(`could not start docker sandbox (image ${imageName}): ${dockerErrorMessage(err)}`);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Warm pool (`prewarm`): one per process, for the run's default image and options.
+
+/**
+ * A warm sandbox idle longer than this is retired. Its keep-alive is `WARM_MAX_IDLE_SEC + task timeout +
+ * margin`, so a taken one still outlives its task, and after a `kill -9` nothing warm survives longer.
+ */
+export const WARM_MAX_IDLE_SEC = 600;
+
+let warm: { key: string; pool: WarmPool<DockerEnvironment> } | undefined;
+
+function prewarmFor(options: EnvironmentOptions): number {
+  const n = options.prewarm;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+function defaultImage(opts: DockerOptions): string {
+  return opts.image ?? DEFAULT_DOCKER_IMAGE;
+}
+
+/** The task can use a warm sandbox: the run's default image, network and workdir. */
+function takesWarm(spec: EnvironmentSpec, opts: DockerOptions): boolean {
+  return !spec.cwd && imageFor(spec, opts) === defaultImage(opts) && networkModeFor(spec.network ?? opts.network) === networkModeFor(opts.network);
+}
+
+/** The warm pool for this run's defaults, (re)created when they change (e.g. a new run in the same process). */
+function warmPoolFor(spec: EnvironmentSpec, opts: DockerOptions, size: number): WarmPool<DockerEnvironment> {
+  const key = JSON.stringify({ run: spec.runName, timeout: spec.taskTimeoutSec ?? null, size, opts });
+  if (warm?.key === key) return warm.pool;
+  if (warm) void warm.pool.drain();
+  const lifetime = lifetimeSec(spec, opts.deadmanMarginSec) + WARM_MAX_IDLE_SEC;
+  const imageName = defaultImage(opts);
+  const pool = new WarmPool<DockerEnvironment>({
+    size,
+    maxIdleMs: WARM_MAX_IDLE_SEC * 1000,
+    tryAcquireSlot: tryAcquireSandboxSlot,
+    onSlotReleased: onSandboxSlotReleased,
+    start: async (release) => {
+      let image: ImageInfo;
+      try {
+        image = await ensureDockerImage(imageName, { pull: opts.pull });
+      } catch (err) {
+        release();
+        throw err;
+      }
+      return startSandbox({ imageName, image, opts, runName: spec.runName, taskId: "", role: "warm", network: opts.network, lifetimeSec: lifetime }, release);
+    },
+  });
+  warm = { key, pool };
+  return pool;
+}
+
+/** The current warm pool's counts (undefined without `prewarm`). */
+export function warmPoolStats(): WarmPoolStats | undefined {
+  return warm?.pool.stats();
+}
+
+/** Stops warming and removes the sandboxes not handed out. */
+export async function drainWarmPool(): Promise<void> {
+  const w = warm;
+  warm = undefined;
+  await w?.pool.drain();
+}
+
+/** Before a task spends tokens: the engine answers and the image exists (pulled only with `pull`). Starts warming. */
+export async function preflightDocker(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void> {
+  const opts = parseDockerOptions(options);
+  await ensureDockerImage(imageFor(spec, opts), { pull: opts.pull });
+  const prewarm = prewarmFor(options);
+  if (prewarm > 0 && !shuttingDown) {
+    applyLimitOptions(options);
+    warmPoolFor(spec, opts, prewarm);
+  }
+}
+
+export const createDockerEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+  if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
+  const opts = parseDockerOptions(options);
+  applyLimitOptions(options);
+  const imageName = imageFor(spec, opts);
+  // The image check comes first: a missing image fails the task before anything else happens.
+  const image = await ensureDockerImage(imageName, { pull: opts.pull });
+
+  const prewarm = prewarmFor(options);
+  if (prewarm > 0) {
+    const pool = warmPoolFor(spec, opts, prewarm);
+    if (takesWarm(spec, opts)) {
+      const env = await pool.take();
+      if (env) return env;
+    }
+  }
+
+  const slot = acquireSandboxSlot();
+  // Queued behind warm sandboxes that this task cannot use: one of them makes room.
+  if (warm && dockerLimits().waiting > 0) warm.pool.evictOne();
+  const release = await slot;
+  return startSandbox(
+    {
+      imageName,
+      image,
+      opts,
+      runName: spec.runName,
+      taskId: spec.taskId,
+      role: "task",
+      cwd: spec.cwd,
+      network: spec.network ?? opts.network,
+      lifetimeSec: lifetimeSec(spec, opts.deadmanMarginSec),
+    },
+    release,
+  );
 };

@@ -6,7 +6,10 @@ import Docker from "dockerode";
 
 export const LABEL_RUN = "hermes-batch.run";
 export const LABEL_TASK = "hermes-batch.task";
-/** Marks the kind of container: "task" (an agent sandbox) or "probe" (short-lived image inspection). */
+/**
+ * Marks the kind of container: "task" (an agent sandbox), "warm" (started ahead by the warm pool; it keeps
+ * this label after a task takes it, labels being immutable) or "probe" (short-lived image inspection).
+ */
 export const LABEL_ROLE = "hermes-batch.role";
 
 let client: Docker | undefined;
@@ -117,19 +120,22 @@ export interface LabelledContainer {
   name: string;
   run: string;
   task: string;
+  role: string;
   state: string;
 }
 
 /** Containers carrying hermes-batch labels (all runs, or one run). */
-export async function listLabelledContainers(filter: { run?: string; task?: string } = {}): Promise<LabelledContainer[]> {
+export async function listLabelledContainers(filter: { run?: string; task?: string; role?: string } = {}): Promise<LabelledContainer[]> {
   const label = filter.run !== undefined ? [`${LABEL_RUN}=${filter.run}`] : [LABEL_RUN];
   if (filter.task !== undefined) label.push(`${LABEL_TASK}=${filter.task}`);
+  if (filter.role !== undefined) label.push(`${LABEL_ROLE}=${filter.role}`);
   const list = await dockerClient().listContainers({ all: true, filters: { label } });
   return list.map((c) => ({
     id: c.Id,
     name: (c.Names?.[0] ?? "").replace(/^\//, ""),
     run: c.Labels?.[LABEL_RUN] ?? "",
     task: c.Labels?.[LABEL_TASK] ?? "",
+    role: c.Labels?.[LABEL_ROLE] ?? "",
     state: c.State,
   }));
 }
@@ -148,9 +154,9 @@ export async function removeContainerById(id: string): Promise<void> {
 
 /** Removes every labelled container (of one run, or of all runs). Returns what was (or would be) removed. */
 export async function removeContainersByLabel(
-  filter: { run?: string; task?: string; dryRun?: boolean } = {},
+  filter: { run?: string; task?: string; role?: string; dryRun?: boolean } = {},
 ): Promise<{ removed: LabelledContainer[]; failed: { container: LabelledContainer; error: string }[] }> {
-  const found = await listLabelledContainers({ run: filter.run, task: filter.task });
+  const found = await listLabelledContainers({ run: filter.run, task: filter.task, role: filter.role });
   if (filter.dryRun) return { removed: found, failed: [] };
   const removed: LabelledContainer[] = [];
   const failed: { container: LabelledContainer; error: string }[] = [];

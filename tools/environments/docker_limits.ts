@@ -16,6 +16,7 @@ const DEFAULT_LIMITS: DockerLimits = { maxSandboxes: 64, startsPerSecond: 10 };
 let limits: DockerLimits = { ...DEFAULT_LIMITS };
 let live = 0;
 const waiters: Array<() => void> = [];
+const releaseListeners = new Set<() => void>();
 let nextStartAt = 0;
 
 export function configureDockerLimits(next: Partial<DockerLimits>): DockerLimits {
@@ -65,13 +66,36 @@ export async function acquireSandboxSlot(signal?: AbortSignal): Promise<() => vo
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
+  return releaser();
+}
+
+function releaser(): () => void {
   let released = false;
   return () => {
     if (released) return;
     released = true;
     live--;
     drain();
+    // Queued tasks were served first; listeners (the warm pool) get what is left.
+    for (const listener of [...releaseListeners]) {
+      releaseListeners.delete(listener);
+      listener();
+    }
   };
+}
+
+/** A slot only if one is free now and no one is queued for it (warming must never delay a task). */
+export function tryAcquireSandboxSlot(): (() => void) | undefined {
+  if (waiters.length > 0 || !hasRoom()) return undefined;
+  live++;
+  return releaser();
+}
+
+/** Calls the listener once, at the next slot release. Returns an unsubscribe function. */
+export function onSandboxSlotReleased(listener: () => void): () => void {
+  const once = () => listener();
+  releaseListeners.add(once);
+  return () => releaseListeners.delete(once);
 }
 
 /** Spaces container starts at least 1/startsPerSecond apart (a reservation, so concurrent callers queue). */
