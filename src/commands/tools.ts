@@ -4,6 +4,7 @@ import { ensureToolsLoaded } from "../model_tools.js";
 import { TOOLSETS, resolveToolsets } from "../toolsets.js";
 import { parseCommandArgs, splitList } from "./args.js";
 import type { Command } from "./types.js";
+import { environmentAvailability } from "../../tools/environments/manager.js";
 
 /** Left-aligned text table; the last column is not padded. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -48,7 +49,8 @@ export const command: Command = {
 
 Lists every tool this build knows: the registered ones (built-in modules and plugins), then the tools of
 toolsets this build does not provide (vision, image_gen, moa, browser), with whether each is available
-now and why not (a missing API key, a failed check).
+now and why not (a missing API key, a failed check). Without --toolsets, also whether each environment
+backend (local, docker, singularity) can run here.
 
 Options:
   --toolsets LIST   only the tools of these toolsets (comma-separated; unknown names are an error)
@@ -74,6 +76,11 @@ Options:
     );
     const availableCount = rows.filter((r) => r.available).length;
     process.stdout.write(`${table}\n\n${availableCount} of ${rows.length} tools available\n`);
+    if (!only) {
+      const envs = await environmentAvailability();
+      process.stdout.write(`\nenvironments (--env):\n`);
+      for (const e of envs) process.stdout.write(`  ${e.name.padEnd(12)} ${e.available ? "yes" : "no "}  ${e.reason ?? ""}\n`);
+    }
     return 0;
   },
 };

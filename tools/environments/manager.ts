@@ -32,6 +32,31 @@ registerEnvironment("singularity", async () => {
   return { create: m.createSingularityEnvironment, preflight: m.preflightSingularity };
 });
 
+/** Whether each backend can run here now, and why not (for `hermes-batch tools`). */
+export async function environmentAvailability(): Promise<{ name: string; available: boolean; reason?: string }[]> {
+  const docker = async () => (await import("./docker_client.js")).dockerAvailability(2000);
+  const singularity = async () => {
+    const a = await (await import("./singularity.js")).singularityAvailability();
+    return { available: a.available, reason: a.reason };
+  };
+  const checks: Record<string, () => Promise<{ available: boolean; reason?: string }>> = {
+    local: async () => ({ available: true, reason: "not a sandbox: runs on this machine" }),
+    docker,
+    singularity,
+  };
+  return Promise.all(
+    environmentNames().map(async (name) => {
+      const check = checks[name];
+      if (!check) return { name, available: true };
+      try {
+        return { name, ...(await check()) };
+      } catch (err) {
+        return { name, available: false, reason: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+}
+
 export class UnknownEnvironmentError extends Error {
   constructor(name: string) {
     super(`unknown environment '${name}'; known: ${environmentNames().join(", ")}`);
