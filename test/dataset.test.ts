@@ -105,11 +105,13 @@ describe("run files", () => {
     const dir = tempDir();
     const t = new JsonlAppender(join(dir, "trajectories.jsonl"), 0);
     for (const id of ["a", "b", "c"]) t.append({ task_id: id });
+    t.appendLine("{not json, kept as written");
     t.close();
     expect(await supersedeTasks(dir, new Set(["b"]))).toBe(1);
     const kept = [];
-    for await (const l of readJsonl<{ task_id: string }>(join(dir, "trajectories.jsonl"))) kept.push(l.value!.task_id);
+    for await (const l of readJsonl<{ task_id: string }>(join(dir, "trajectories.jsonl"))) if (l.value) kept.push(l.value.task_id);
     expect(kept).toEqual(["a", "c"]);
+    expect(readFileSync(join(dir, "trajectories.jsonl"), "utf8")).toContain("{not json, kept as written\n");
     expect(readFileSync(join(dir, "superseded.jsonl"), "utf8")).toContain(`"b"`);
   });
 });

@@ -92,8 +92,8 @@ export interface JsonlLine<T> {
   error?: string;
 }
 
-/** Streams a JSONL file; unparsable lines come back with `error` (and are not fatal). */
-export async function* readJsonl<T = unknown>(path: string): AsyncGenerator<JsonlLine<T>> {
+/** Streams the non-blank lines of a text file as written, with their 1-based line numbers. */
+export async function* readLines(path: string): AsyncGenerator<{ line: number; text: string }> {
   if (!existsSync(path)) return;
   const input = createReadStream(path, { encoding: "utf8" });
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -101,15 +101,21 @@ export async function* readJsonl<T = unknown>(path: string): AsyncGenerator<Json
   try {
     for await (const text of rl) {
       line++;
-      if (!text.trim()) continue;
-      try {
-        yield { line, value: JSON.parse(text) as T };
-      } catch (err) {
-        yield { line, error: (err as Error).message };
-      }
+      if (text.trim()) yield { line, text };
     }
   } finally {
     rl.close();
     input.destroy();
+  }
+}
+
+/** Streams a JSONL file; unparsable lines come back with `error` (and are not fatal). */
+export async function* readJsonl<T = unknown>(path: string): AsyncGenerator<JsonlLine<T>> {
+  for await (const { line, text } of readLines(path)) {
+    try {
+      yield { line, value: JSON.parse(text) as T };
+    } catch (err) {
+      yield { line, error: (err as Error).message };
+    }
   }
 }

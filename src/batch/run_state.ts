@@ -4,7 +4,7 @@
  */
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { JsonlAppender, readJsonl, repairTornTail } from "./jsonl_file.js";
+import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
 import type { Outcome } from "./types.js";
 
 export const RUN_FILES = {
@@ -74,12 +74,19 @@ export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<
       const tmp = `${path}.rewrite`;
       rmSync(tmp, { force: true }); // a leftover of a crashed rewrite must not be appended to
       const keep = new JsonlAppender(tmp, 0);
-      for await (const l of readJsonl<{ task_id?: string }>(path)) {
-        if (l.value && typeof l.value.task_id === "string" && ids.has(l.value.task_id)) {
-          superseded.append(l.value);
+      // Lines are copied as written: an unreadable line stays where it was instead of being lost.
+      for await (const { text } of readLines(path)) {
+        let taskId: unknown;
+        try {
+          taskId = (JSON.parse(text) as { task_id?: unknown }).task_id;
+        } catch {
+          taskId = undefined;
+        }
+        if (typeof taskId === "string" && ids.has(taskId)) {
+          superseded.appendLine(text);
           moved++;
-        } else if (l.value !== undefined) {
-          keep.append(l.value);
+        } else {
+          keep.appendLine(text);
         }
       }
       keep.close();

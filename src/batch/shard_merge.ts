@@ -4,13 +4,12 @@
  * merge of the result files with dedup by task id. Shard folders are only read, never changed.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import YAML from "yaml";
 import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config.js";
 import { UserError } from "../errors.js";
-import { JsonlAppender } from "./jsonl_file.js";
+import { JsonlAppender, readLines } from "./jsonl_file.js";
 import { RUN_FILES } from "./run_state.js";
 import { SHARDS_DIR, canonicalJson, comparableConfig, formatShard, parseShardDirName, shardOfTask, type Shard } from "./shard.js";
 
@@ -239,21 +238,6 @@ export interface MergeCounts {
   badLineExamples: string[];
 }
 
-async function* rawLines(path: string): AsyncGenerator<{ line: number; text: string }> {
-  if (!existsSync(path)) return;
-  const input = createReadStream(path, { encoding: "utf8" });
-  const rl = createInterface({ input, crlfDelay: Infinity });
-  let line = 0;
-  try {
-    for await (const text of rl) {
-      line++;
-      if (text.trim()) yield { line, text };
-    }
-  } finally {
-    rl.close();
-    input.destroy();
-  }
-}
 
 function taskIdOf(text: string): string | undefined {
   try {
@@ -301,7 +285,7 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
       for (const folder of order) {
         const here = folder.shard.index;
         const path = join(folder.dir, name);
-        for await (const { line, text } of rawLines(path)) {
+        for await (const { line, text } of readLines(path)) {
           const id = taskIdOf(text);
           if (id === undefined) {
             counts.badLines++;
