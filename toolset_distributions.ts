@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { UserError } from "./src/errors.js";
-import { canonicalToolsetName, listToolsets, validateToolset } from "./src/toolsets.js";
+import { UserError } from "./src/core/errors.js";
+import { canonicalToolsetName, listToolsets, validateToolset } from "./tools/toolsets.js";
 
 export interface Distribution {
   description: string;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `hermes-batch` entry: picks a subcommand, maps errors to exit codes (2 = bad input). */
 import { readFileSync } from "node:fs";
-import { UserError, errorMessage } from "./errors.js";
+import { UserError, errorMessage } from "./core/errors.js";
 import type { Command } from "./commands/types.js";
 
 const COMMANDS: Record<string, () => Promise<Command>> = {

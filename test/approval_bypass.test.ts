@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import "../tools/terminal_tool.js";
 import "../tools/file_tools.js";
-import { createApprovalGate, detectDangerousCommand, type PromptRequest } from "../tools/approval.js";
+import { createApprovalGate, detectDangerousCommand, type PromptRequest } from "../tools/approval/gate.js";
 import type { ApprovalGate } from "../tools/registry.js";
 import { registry } from "../tools/registry.js";
 import { commandAsRun } from "../tools/terminal_tool.js";

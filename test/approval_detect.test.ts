@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCommand } from "../tools/approval.js";
+import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCommand } from "../tools/approval/gate.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");

@@ -11,7 +11,7 @@ import {
   type PromptChoice,
   type PromptFn,
   type PromptRequest,
-} from "../tools/approval.js";
+} from "../tools/approval/gate.js";
 import type { ApprovalRecord } from "../tools/registry.js";
 
 const info = { cwd: "/work/task", backend: "local" };

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { APPROVER_SYSTEM_PROMPT, createApprovalGate, summarizeApprovals, type ApprovalGateOptions } from "../tools/approval.js";
+import { APPROVER_SYSTEM_PROMPT, createApprovalGate, summarizeApprovals, type ApprovalGateOptions } from "../tools/approval/gate.js";
 import { TaskEnvironment } from "../tools/environments/manager.js";
 import { registry, type Logger, type ToolContext } from "../tools/registry.js";
 import "../tools/terminal_tool.js";

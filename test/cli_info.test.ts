@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareDistribution, registerDistribution } from "../toolset_distributions.js";
-import { registerToolset } from "../src/toolsets.js";
+import { registerToolset } from "../tools/toolsets.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const CLI = join(ROOT, "src", "cli.ts");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AdaptiveLimiter, limiterKey, sharedLimiter } from "../src/agent/concurrency.js";
+import { AdaptiveLimiter, limiterKey, sharedLimiter } from "../src/scheduler/concurrency.js";
 
 function clock(start = 0) {
   let t = start;

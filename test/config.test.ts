@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultApiKey, lineOfKey, publicConfig, resolveRunConfig } from "../src/config.js";
-import { createRedactor, secretValues } from "../src/batch/redact.js";
-import { UserError } from "../src/errors.js";
+import { defaultApiKey, lineOfKey, publicConfig, resolveRunConfig } from "../src/config/run_config.js";
+import { createRedactor, secretValues } from "../src/store/redact.js";
+import { UserError } from "../src/core/errors.js";
 import { tempDir } from "./helpers/cli.js";
 
 describe("run configuration", () => {

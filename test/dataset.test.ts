@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readDataset, scanDataset } from "../src/batch/dataset.js";
-import { JsonlAppender, readJsonl, repairTornTail } from "../src/batch/jsonl_file.js";
-import { loadRunState, supersedeTasks } from "../src/batch/run_state.js";
+import { readDataset, scanDataset } from "../src/run/dataset.js";
+import { JsonlAppender, readJsonl, repairTornTail } from "../src/store/jsonl_file.js";
+import { loadRunState, supersedeTasks } from "../src/store/checkpoint.js";
 import { tempDir } from "./helpers/cli.js";
 
 async function collect(file: string) {

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { discoverToolModules, moduleRegistersTools, registry, type Logger } from "../tools/registry.js";
-import { loadPlugins, toolHooks } from "../src/plugins.js";
-import { resetToolsets, resolveToolset, validateToolset } from "../src/toolsets.js";
+import { loadPlugins, toolHooks } from "../tools/plugins.js";
+import { resetToolsets, resolveToolset, validateToolset } from "../tools/toolsets.js";
 
 const REGISTRY_URL = pathToFileURL(join(import.meta.dirname, "..", "tools", "registry.ts")).href;
 

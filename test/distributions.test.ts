@@ -15,7 +15,7 @@ import {
   taskRng,
   type Distribution,
 } from "../toolset_distributions.js";
-import { UserError } from "../src/errors.js";
+import { UserError } from "../src/core/errors.js";
 
 const FIXTURES = join(import.meta.dirname, "fixtures", "distributions");
 

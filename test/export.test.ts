@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { OpenAITool } from "../tools/registry.js";
-import type { ChatMessage } from "../src/agent/types.js";
-import type { TrajectoryEntry } from "../src/batch/types.js";
+import type { ChatMessage } from "../src/core/chat.js";
+import type { TrajectoryEntry } from "../src/core/records.js";
 import { toHermesConversations } from "../src/formats/hermes.js";
 
 const ROOT = resolve(import.meta.dirname, "..");

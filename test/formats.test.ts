@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { OpenAITool } from "../tools/registry.js";
-import type { ChatMessage } from "../src/agent/types.js";
-import type { TrajectoryEntry } from "../src/batch/types.js";
+import type { ChatMessage } from "../src/core/chat.js";
+import type { TrajectoryEntry } from "../src/core/records.js";
 import {
   formatToolsForSystemPrompt,
   hermesSystemPrompt,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AdaptiveLimiter } from "../src/agent/concurrency.js";
+import { AdaptiveLimiter } from "../src/scheduler/concurrency.js";
 import {
   buildRequestBody,
   createOpenAIChatModel,
@@ -7,9 +7,9 @@ import {
   parseRetryAfter,
   type LLMClientOptions,
   type RetryInfo,
-} from "../src/agent/llm_client.js";
-import { extractReasoning } from "../src/agent/reasoning.js";
-import { addUsage, emptyUsage, ModelError, type ChatMessage } from "../src/agent/types.js";
+} from "../src/models/openai_compatible.js";
+import { extractReasoning } from "../src/models/reasoning.js";
+import { addUsage, emptyUsage, ModelError, type ChatMessage } from "../src/core/chat.js";
 import { completion, httpError, startFakeOpenAI, text, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
 
 const servers: FakeOpenAI[] = [];
@@ -451,7 +451,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
   });
 
   it("counts its own sockets and gives a standard Response: status, headers, json, text, body, null bodies", async () => {
-    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const { createNodeHttpFetch } = await import("../src/models/http_fetch.js");
     const s = await rawServer((req, res) => {
       if (req.url === "/empty") return void res.writeHead(204).end();
       res.writeHead(418, { "content-type": "application/json", "x-request-id": "rid-1" });
@@ -490,7 +490,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
   });
 
   it("streams SSE chunks as they arrive, through the SDK", async () => {
-    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const { createNodeHttpFetch } = await import("../src/models/http_fetch.js");
     const { default: OpenAI } = await import("openai");
     let sendRest!: () => void;
     const restAllowed = new Promise<void>((r) => (sendRest = r));
@@ -519,7 +519,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
   });
 
   it("aborting destroys the request, before the headers and in the middle of a stream", async () => {
-    const { createNodeHttpFetch } = await import("../src/agent/http_fetch.js");
+    const { createNodeHttpFetch } = await import("../src/models/http_fetch.js");
     const s = await rawServer((req, res) => {
       if (req.url === "/hang") return;
       res.writeHead(200, { "content-type": "text/event-stream" });

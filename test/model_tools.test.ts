@@ -12,8 +12,8 @@ import {
   selectToolNames,
   toolNamesOf,
   toolsetStatus,
-} from "../src/model_tools.js";
-import { ToolsetError, registerToolset, resetToolsets } from "../src/toolsets.js";
+} from "../tools/model_tools.js";
+import { ToolsetError, registerToolset, resetToolsets } from "../tools/toolsets.js";
 
 const silent: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const ctx: ToolContext = {

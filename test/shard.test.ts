@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RunConfigSchema } from "../src/config.js";
+import { RunConfigSchema } from "../src/config/run_config.js";
 import {
   configFingerprint,
   parseShardDirName,
@@ -20,7 +20,7 @@ import {
   shardRunName,
   taskInShard,
   type Shard,
-} from "../src/batch/shard.js";
+} from "../src/shard/assign.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;

@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../tools/registry.js";
-import type { ChatMessage } from "../src/agent/types.js";
-import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/batch/statistics.js";
-import { SummaryCsvWriter, formatSummaryCsv, summaryRowFromEntry, summaryRowFromFailure } from "../src/batch/summary_csv.js";
-import { extractToolStats, isToolResultFailure, reasoningStats, unknownToolsCalled } from "../src/batch/tool_stats.js";
-import type { TrajectoryEntry } from "../src/batch/types.js";
+import type { ChatMessage } from "../src/core/chat.js";
+import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/report/statistics.js";
+import { SummaryCsvWriter, formatSummaryCsv, summaryRowFromEntry, summaryRowFromFailure } from "../src/report/summary_csv.js";
+import { extractToolStats, isToolResultFailure, reasoningStats, unknownToolsCalled } from "../src/report/tool_stats.js";
+import type { TrajectoryEntry } from "../src/core/records.js";
 
 describe("isToolResultFailure (Hermes rule)", () => {
   const table: [string, boolean][] = [

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { UserError } from "../src/errors.js";
+import { UserError } from "../src/core/errors.js";
 import {
   HERMES_CORE_TOOLS,
   LEGACY_TOOLSET_MAP,
@@ -14,7 +14,7 @@ import {
   toolsetInfo,
   toolsetsGeneration,
   validateToolset,
-} from "../src/toolsets.js";
+} from "../tools/toolsets.js";
 
 afterEach(() => resetToolsets());
 

@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { detectDangerousCommand } from "./approval_patterns.js";
+import { detectDangerousCommand } from "./approval/patterns.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { registry, toolError, type ToolContext } from "./registry.js";
 import { boolArg, intArg, parseToolArgs } from "./tool_args.js";

@@ -12,39 +12,16 @@ import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as TS from "typescript";
 import type { Environment } from "./environments/base.js";
+import type { JsonSchema, OpenAITool, ToolSchema } from "../src/core/chat.js";
+import type { ApprovalRecord } from "../src/core/records.js";
 
-/** JSON Schema object as used in OpenAI function definitions. */
-export type JsonSchema = Record<string, unknown>;
-
-export interface ToolSchema {
-  name: string;
-  description: string;
-  parameters: JsonSchema;
-}
-
-/** The OpenAI `tools` array element. */
-export interface OpenAITool {
-  type: "function";
-  function: ToolSchema;
-}
+export type { JsonSchema, OpenAITool, ToolSchema, ApprovalRecord };
 
 export interface Logger {
   debug(msg: string): void;
   info(msg: string): void;
   warn(msg: string): void;
   error(msg: string): void;
-}
-
-/** One approval decision, as recorded in the trajectory's `approvals`. */
-export interface ApprovalRecord {
-  command: string;
-  pattern: string;
-  description?: string;
-  decision: "approve" | "deny";
-  by: string;
-  reason: string;
-  latency_ms: number;
-  cached?: boolean;
 }
 
 /** Asked by the terminal tool before running a command; decides and records. */

@@ -4,7 +4,7 @@
  */
 import pLimit from "p-limit";
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
-import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ToolCall, type ToolMessage, type Usage } from "./types.js";
+import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;

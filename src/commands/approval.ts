@@ -1,7 +1,7 @@
 /** `hermes-batch approval`: check commands against the dangerous-command patterns, list the patterns. */
 import { readFile } from "node:fs/promises";
-import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand } from "../../tools/approval.js";
-import { UserError } from "../errors.js";
+import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand } from "../../tools/approval/gate.js";
+import { UserError } from "../core/errors.js";
 import type { Command } from "./types.js";
 
 const HELP = `Usage:

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { UserError } from "../errors.js";
+import { UserError } from "../core/errors.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 

@@ -5,8 +5,8 @@ import {
   listDistributions,
   loadDistributionFile,
 } from "../../toolset_distributions.js";
-import { UserError } from "../errors.js";
-import { ensureToolsLoaded, providedToolsets } from "../model_tools.js";
+import { UserError } from "../core/errors.js";
+import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 

@@ -1,6 +1,6 @@
 /** `hermes-batch gc [--run NAME] [--dry-run]`: removes leftover sandbox containers by their labels. */
 import { dockerAvailability, removeContainersByLabel } from "../../tools/environments/docker_client.js";
-import { UserError } from "../errors.js";
+import { UserError } from "../core/errors.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 

@@ -2,8 +2,8 @@
 import { existsSync, mkdirSync, writeFileSync, renameSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
-import { UserError, errorMessage } from "../errors.js";
-import { RUN_FILES, writeCheckpoint } from "../batch/run_state.js";
+import { UserError, errorMessage } from "../core/errors.js";
+import { RUN_FILES, writeCheckpoint } from "../store/checkpoint.js";
 import {
   MERGE_INFO_FILE,
   configFromRunYaml,
@@ -12,8 +12,8 @@ import {
   inspectShards,
   mergeShardFiles,
   type ShardInspection,
-} from "../batch/shard_merge.js";
-import { formatShard } from "../batch/shard.js";
+} from "../shard/merge.js";
+import { formatShard } from "../shard/assign.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
@@ -135,12 +135,12 @@ export const command: Command = {
 
     // Plugins add tools to the statistics' tool list; the merge still works without them.
     try {
-      const { ensureToolsLoaded } = await import("../model_tools.js");
+      const { ensureToolsLoaded } = await import("../../tools/model_tools.js");
       await ensureToolsLoaded({ packages: config.plugins });
     } catch (err) {
       warn(`could not load every tool for the statistics' tool list: ${errorMessage(err)}`);
     }
-    const { writeRunReports } = await import("../batch/reports.js");
+    const { writeRunReports } = await import("../report/reports.js");
     const report = await writeRunReports(outDir, config);
 
     const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);

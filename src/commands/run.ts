@@ -1,8 +1,8 @@
 /** `hermes-batch run DATASET`: the main job. */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { resolveRunConfig, type RunConfig } from "../config.js";
-import { UserError } from "../errors.js";
+import { resolveRunConfig, type RunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
 import { parseCommandArgs, parseIntFlag, parseNumberFlag, splitList } from "./args.js";
 import type { Command } from "./types.js";
 
@@ -226,9 +226,9 @@ export const command: Command = {
   async run(argv) {
     const config = configFromArgv(argv);
     const { shard, shardCount } = flagsToConfig(argv);
-    const { resolveShard } = await import("../batch/shard.js");
+    const { resolveShard } = await import("../shard/assign.js");
     const resolved = resolveShard({ shard, shardCount, env: process.env });
-    const { runBatch } = await import("../batch/runner.js");
+    const { runBatch } = await import("../run/runner.js");
     return runBatch(config, { shard: resolved });
   },
 };

@@ -1,8 +1,8 @@
 /** `hermes-batch sample`: shows the toolset draws a run would make for its first N tasks. */
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
 import { consoleLogger } from "../../tools/registry.js";
-import { UserError } from "../errors.js";
-import { ensureToolsLoaded, providedToolsets } from "../model_tools.js";
+import { UserError } from "../core/errors.js";
+import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs, parseIntFlag } from "./args.js";
 import type { Command } from "./types.js";
 

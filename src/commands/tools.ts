@@ -1,7 +1,7 @@
 /** `hermes-batch tools`: every tool, its toolset, and whether it is available (and why not). */
 import { registry } from "../../tools/registry.js";
-import { ensureToolsLoaded } from "../model_tools.js";
-import { TOOLSETS, resolveToolsets } from "../toolsets.js";
+import { ensureToolsLoaded } from "../../tools/model_tools.js";
+import { TOOLSETS, resolveToolsets } from "../../tools/toolsets.js";
 import { parseCommandArgs, splitList } from "./args.js";
 import type { Command } from "./types.js";
 import { environmentAvailability } from "../../tools/environments/manager.js";

@@ -1,7 +1,7 @@
 /** `hermes-batch toolsets [NAME]`: toolsets, their resolved tools, and whether they are available. */
-import { UserError } from "../errors.js";
-import { ensureToolsLoaded, toolsetStatus, type ToolsetStatus } from "../model_tools.js";
-import { LEGACY_TOOLSET_MAP, TOOLSETS, toolsetInfo } from "../toolsets.js";
+import { UserError } from "../core/errors.js";
+import { ensureToolsLoaded, toolsetStatus, type ToolsetStatus } from "../../tools/model_tools.js";
+import { LEGACY_TOOLSET_MAP, TOOLSETS, toolsetInfo } from "../../tools/toolsets.js";
 import { parseCommandArgs } from "./args.js";
 import { formatTable, toolRows } from "./tools.js";
 import type { Command } from "./types.js";

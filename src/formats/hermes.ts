@@ -11,7 +11,7 @@
  * than silently dropped.
  */
 import type { OpenAITool } from "../../tools/registry.js";
-import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from "../agent/types.js";
+import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from "../core/chat.js";
 
 export type ConversationRole = "system" | "human" | "gpt" | "tool";
 export interface ConversationTurn {

@@ -3,8 +3,8 @@
  * loading its module on first use. `hermes-batch export --format NAME` picks one.
  */
 import type { OpenAITool } from "../../tools/registry.js";
-import type { TrajectoryEntry } from "../batch/types.js";
-import { UserError } from "../errors.js";
+import type { TrajectoryEntry } from "../core/records.js";
+import { UserError } from "../core/errors.js";
 
 export interface ExportOptions {
   /** Add a `metadata` object (task id, prompt index, outcome and the entry's metadata). */

@@ -4,8 +4,8 @@
  * lose `name`, assistant messages lose `reasoning` (or carry it as a `<think>` block on request).
  */
 import type { OpenAITool } from "../../tools/registry.js";
-import type { ChatMessage } from "../agent/types.js";
-import type { TrajectoryEntry } from "../batch/types.js";
+import type { ChatMessage } from "../core/chat.js";
+import type { TrajectoryEntry } from "../core/records.js";
 
 export type OpenAIFineTuneMessage =
   | { role: "system" | "user"; content: string }

@@ -3,7 +3,7 @@
  * anything else → 1): `node --import tsx test/helpers/run_command.ts merge ARGS…`. For commands not yet
  * wired into src/cli.ts's COMMANDS map; tests switch to the real CLI once they are.
  */
-import { UserError, errorMessage } from "../../src/errors.js";
+import { UserError, errorMessage } from "../../src/core/errors.js";
 import type { Command } from "../../src/commands/types.js";
 
 const [name, ...rest] = process.argv.slice(2);

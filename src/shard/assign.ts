@@ -14,8 +14,8 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { join, resolve } from "node:path";
-import type { RunConfig } from "../config.js";
-import { UserError } from "../errors.js";
+import type { RunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
 
 export interface Shard {
   /** 0-based. */

@@ -4,7 +4,7 @@
  * layer exists — this one, which also feeds the adaptive connection limiter.
  */
 import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import type { AdaptiveLimiter } from "./concurrency.js";
+import type { AdaptiveLimiter } from "../scheduler/concurrency.js";
 import { createNodeHttpFetch } from "./http_fetch.js";
 import { extractReasoning } from "./reasoning.js";
 import {
@@ -16,7 +16,7 @@ import {
   type ChatResponse,
   type ToolCall,
   type Usage,
-} from "./types.js";
+} from "../core/chat.js";
 
 export interface BackoffOptions {
   /** First retry waits up to this long (full jitter), doubling each attempt. Default 1000. */

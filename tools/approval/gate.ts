@@ -13,17 +13,17 @@
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline/promises";
 import type OpenAI from "openai";
-import type { Usage } from "../src/agent/types.js";
-import { appendToAllowlist } from "./approval_config.js";
-import { analyseCommand, matchPatterns, normalizeCommand } from "./approval_patterns.js";
-import { askApprover, createApproverClient, type ApproverVerdict, type SmartApprovalOptions } from "./approval_smart.js";
-import type { ApprovalGate, ApprovalRecord } from "./registry.js";
+import type { Usage } from "../../src/core/chat.js";
+import { appendToAllowlist } from "./allowlist.js";
+import { analyseCommand, matchPatterns, normalizeCommand } from "./patterns.js";
+import { askApprover, createApproverClient, type ApproverVerdict, type SmartApprovalOptions } from "./smart.js";
+import type { ApprovalGate, ApprovalRecord } from "../registry.js";
 
-export { DANGEROUS_PATTERNS, detectDangerousCommand, normalizeCommand, analyseCommand } from "./approval_patterns.js";
-export type { DangerousPattern, Detection, CommandAnalysis } from "./approval_patterns.js";
-export { appendToAllowlist, loadUserAllowlist, userConfigDir, userConfigPath } from "./approval_config.js";
-export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./approval_smart.js";
-export type { SmartApprovalOptions } from "./approval_smart.js";
+export { DANGEROUS_PATTERNS, detectDangerousCommand, normalizeCommand, analyseCommand } from "./patterns.js";
+export type { DangerousPattern, Detection, CommandAnalysis } from "./patterns.js";
+export { appendToAllowlist, loadUserAllowlist, userConfigDir, userConfigPath } from "./allowlist.js";
+export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
+export type { SmartApprovalOptions } from "./smart.js";
 
 export const APPROVAL_POLICIES = ["interactive", "smart", "deny", "allow"] as const;
 export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];

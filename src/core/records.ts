@@ -1,6 +1,17 @@
 /** What flows between the planner, the workers and the writer. Keep it small: it crosses threads. */
-import type { ApprovalRecord } from "../../tools/registry.js";
-import type { ChatMessage, Usage } from "../agent/types.js";
+import type { ChatMessage, Usage } from "./chat.js";
+
+/** One approval decision, as recorded in the trajectory's `approvals`. */
+export interface ApprovalRecord {
+  command: string;
+  pattern: string;
+  description?: string;
+  decision: "approve" | "deny";
+  by: string;
+  reason: string;
+  latency_ms: number;
+  cached?: boolean;
+}
 
 /** Outcome classes. Infrastructure failures (model_error, environment_error, timeout, cancelled) are retried on resume. */
 export type Outcome = "completed" | "max_turns" | "partial" | "model_error" | "environment_error" | "timeout" | "cancelled";

@@ -5,7 +5,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { UserError } from "../errors.js";
+import { UserError } from "../core/errors.js";
 
 interface LockInfo {
   pid: number;

@@ -5,7 +5,7 @@
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
-import type { Outcome } from "./types.js";
+import type { Outcome } from "../core/records.js";
 
 export const RUN_FILES = {
   trajectories: "trajectories.jsonl",

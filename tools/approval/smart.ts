@@ -9,7 +9,7 @@
  */
 import OpenAI from "openai";
 import { z } from "zod";
-import type { Usage } from "../src/agent/types.js";
+import type { Usage } from "../../src/core/chat.js";
 
 export interface SmartApprovalOptions {
   baseURL: string;

@@ -2,8 +2,8 @@
  * Per-task tool and reasoning statistics with Hermes' rules (hermes-facts §2.3), computed from the raw
  * OpenAI-format messages of one task.
  */
-import type { ChatMessage } from "../agent/types.js";
-import type { ToolStat } from "./types.js";
+import type { ChatMessage } from "../core/chat.js";
+import type { ToolStat } from "../core/records.js";
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

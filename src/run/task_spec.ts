@@ -1,5 +1,5 @@
 /** The small messages between the main thread and the workers. */
-import type { Outcome } from "./types.js";
+import type { Outcome } from "../core/records.js";
 
 /** One task as planned by the main thread: everything a worker needs besides the run config. */
 export interface TaskSpec {

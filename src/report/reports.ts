@@ -4,14 +4,14 @@
  */
 import { renameSync } from "node:fs";
 import { join } from "node:path";
-import type { RunConfig } from "../config.js";
+import type { RunConfig } from "../config/run_config.js";
 import { registry } from "../../tools/registry.js";
-import { readJsonl } from "./jsonl_file.js";
-import { RUN_FILES } from "./run_state.js";
+import { readJsonl } from "../store/jsonl_file.js";
+import { RUN_FILES } from "../store/checkpoint.js";
 import { RunStatistics, type DropReason, type FailureRecord } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
-import type { TrajectoryEntry } from "./types.js";
+import type { TrajectoryEntry } from "../core/records.js";
 
 export interface RunReport {
   done: number;

@@ -32,7 +32,7 @@
  *    A directory that cannot be known (`cd -`, `popd`, `cd $(…)`) is rendered as a `$VAR`.
  */
 import { posix } from "node:path";
-import { assignmentOf, MAX_NESTING, parseShell, wordText, type SimpleCommand, type Word } from "./approval_shell.js";
+import { assignmentOf, MAX_NESTING, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 export interface DangerousPattern {
   /** Stable identifier: what session approvals and `command_allowlist` store. */

@@ -1,10 +1,10 @@
 /** Picks the chat model for a run: the built-in scripted demo, or an OpenAI-compatible endpoint. */
-import type { RunConfig } from "../config.js";
-import { UserError } from "../errors.js";
-import { createOpenAIChatModel } from "./llm_client.js";
-import { limiterKey, sharedLimiter } from "./concurrency.js";
-import { ScriptedModel } from "./scripted_model.js";
-import type { ChatModel } from "./types.js";
+import type { RunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
+import { createOpenAIChatModel } from "./openai_compatible.js";
+import { limiterKey, sharedLimiter } from "../scheduler/concurrency.js";
+import { ScriptedModel } from "./scripted.js";
+import type { ChatModel } from "../core/chat.js";
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1";
 

@@ -3,7 +3,7 @@
  * A model or a tool can echo a key it found (e.g. a local command reading its parent's environment);
  * redaction by value catches it wherever it appears.
  */
-import type { RunConfig } from "../config.js";
+import type { RunConfig } from "../config/run_config.js";
 import { looksLikeSecretName } from "../../tools/environments/local.js";
 
 const MIN_SECRET_LENGTH = 8;

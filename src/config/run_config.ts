@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import YAML from "yaml";
 import { z } from "zod";
-import { UserError } from "./errors.js";
+import { UserError } from "../core/errors.js";
 
 export const OUTCOME_POLICIES = ["skip", "fail"] as const;
 export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as const;

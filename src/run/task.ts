@@ -5,21 +5,21 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import type { RunConfig } from "../config.js";
+import type { RunConfig } from "../config/run_config.js";
 import { registry, type ApprovalGate, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment, preflightEnvironment } from "../../tools/environments/manager.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
 import { TodoStore, handleTodo } from "../../tools/todo_tool.js";
 import { MemoryStore, handleMemory } from "../../tools/memory_tool.js";
-import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval.js";
-import { DEFAULT_BASE_URL, parseScriptedModel } from "../agent/model_factory.js";
-import { getToolDefinitions, handleFunctionCall } from "../model_tools.js";
+import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
+import { DEFAULT_BASE_URL, parseScriptedModel } from "../models/factory.js";
+import { getToolDefinitions, handleFunctionCall } from "../../tools/model_tools.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
-import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../agent/types.js";
+import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
-import { extractToolStats, reasoningStats, unknownToolsCalled } from "./tool_stats.js";
+import { extractToolStats, reasoningStats, unknownToolsCalled } from "../report/tool_stats.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
-import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "./types.js";
+import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +

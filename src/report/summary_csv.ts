@@ -4,9 +4,9 @@
  */
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
 import { stringify } from "csv-stringify/sync";
-import { repairTornTail } from "./jsonl_file.js";
+import { repairTornTail } from "../store/jsonl_file.js";
 import type { FailureRecord } from "./statistics.js";
-import type { TrajectoryEntry } from "./types.js";
+import type { TrajectoryEntry } from "../core/records.js";
 
 export const SUMMARY_COLUMNS = [
   "task_id",

@@ -7,11 +7,11 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
-import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config.js";
-import { UserError } from "../errors.js";
-import { JsonlAppender, readLines } from "./jsonl_file.js";
-import { RUN_FILES } from "./run_state.js";
-import { SHARDS_DIR, canonicalJson, comparableConfig, formatShard, parseShardDirName, shardOfTask, type Shard } from "./shard.js";
+import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
+import { JsonlAppender, readLines } from "../store/jsonl_file.js";
+import { RUN_FILES } from "../store/checkpoint.js";
+import { SHARDS_DIR, canonicalJson, comparableConfig, formatShard, parseShardDirName, shardOfTask, type Shard } from "./assign.js";
 
 /** Marker of a merged folder: a later merge may overwrite what a merge wrote, nothing else. */
 export const MERGE_INFO_FILE = "merge.json";

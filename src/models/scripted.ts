@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { OpenAITool } from "../../tools/registry.js";
-import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "./types.js";
+import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "../core/chat.js";
 
 interface PlannedCall {
   name: string;

@@ -27,9 +27,9 @@
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
 import type { ApprovalRecord } from "../../tools/registry.js";
-import type { Usage } from "../agent/types.js";
+import type { Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
-import type { Outcome, TrajectoryEntry } from "./types.js";
+import type { Outcome, TrajectoryEntry } from "../core/records.js";
 
 export const OUTCOMES: readonly Outcome[] = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled"];
 

@@ -15,7 +15,7 @@ import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { discoverToolModules, registry, type Logger, type ToolContext, type ToolRegistry } from "../tools/registry.js";
+import { discoverToolModules, registry, type Logger, type ToolContext, type ToolRegistry } from "./registry.js";
 import { registerToolset } from "./toolsets.js";
 
 /** One tool call as hooks see it. */

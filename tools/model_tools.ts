@@ -10,7 +10,7 @@ import {
   type OpenAITool,
   type ToolContext,
   type ToolRegistry,
-} from "../tools/registry.js";
+} from "./registry.js";
 import { addToolHook, loadPlugins, toolHooks, type PluginOptions, type PluginReport } from "./plugins.js";
 import {
   allKnownToolNames,

@@ -6,7 +6,7 @@
  * validate, but no module registers their tools, so they resolve to names the registry filters out.
  */
 import { z } from "zod";
-import { UserError } from "./errors.js";
+import { UserError } from "../src/core/errors.js";
 
 export interface ToolsetDef {
   description: string;

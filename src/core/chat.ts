@@ -1,5 +1,20 @@
 /** Chat types shared by the agent loop, the LLM client, the scripted model and the formats. */
-import type { OpenAITool } from "../../tools/registry.js";
+
+/** JSON Schema object as used in OpenAI function definitions. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSchema {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** The OpenAI `tools` array element. */
+export interface OpenAITool {
+  type: "function";
+  function: ToolSchema;
+}
+
 
 export interface ToolCall {
   id: string;

@@ -4,13 +4,13 @@
  */
 import { BroadcastChannel, workerData } from "node:worker_threads";
 import { readFileSync } from "node:fs";
-import type { RunConfig } from "../config.js";
+import type { RunConfig } from "../config/run_config.js";
 import { consoleLogger, registry } from "../../tools/registry.js";
-import { ensureToolsLoaded } from "../model_tools.js";
-import { createChatModel } from "../agent/model_factory.js";
-import type { ChatMessage, ChatModel } from "../agent/types.js";
-import { runTask, type TaskRunnerDeps } from "./task_runner.js";
-import { loadUserAllowlist } from "../../tools/approval.js";
+import { ensureToolsLoaded } from "../../tools/model_tools.js";
+import { createChatModel } from "../models/factory.js";
+import type { ChatMessage, ChatModel } from "../core/chat.js";
+import { runTask, type TaskRunnerDeps } from "./task.js";
+import { loadUserAllowlist } from "../../tools/approval/gate.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
 export interface WorkerData {

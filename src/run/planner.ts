@@ -1,8 +1,8 @@
 /** Per-task toolsets: fixed by --toolsets, or drawn reproducibly from the run's distribution. */
-import type { RunConfig } from "../config.js";
-import { UserError } from "../errors.js";
-import { ensureToolsLoaded, providedToolsets } from "../model_tools.js";
-import { validateToolset, listToolsets } from "../toolsets.js";
+import type { RunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
+import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
+import { validateToolset, listToolsets } from "../../tools/toolsets.js";
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
 
 export interface ToolsetPlanner {

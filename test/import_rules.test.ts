@@ -1,0 +1,68 @@
+/**
+ * The one-way import rule: `src/core` is a leaf; `tools/` and `toolset_distributions.ts` import nothing
+ * of `src/` but `src/core`; extension layers never import the layers that use them.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...tsFiles(p));
+    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(p);
+  }
+  return out;
+}
+
+/** Project-relative targets of every static, dynamic and re-export specifier that starts with a dot. */
+export function projectImports(file: string, source = readFileSync(file, "utf8")): string[] {
+  const found: string[] = [];
+  const re = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+)["']/g;
+  for (const m of source.matchAll(re)) found.push(relative(ROOT, resolve(dirname(file), m[1]!)));
+  return found;
+}
+
+function violations(files: string[], allowed: (target: string) => boolean): string[] {
+  return files.flatMap((f) => projectImports(f).filter((t) => !allowed(t)).map((t) => `${relative(ROOT, f)} imports ${t}`));
+}
+
+const under = (prefix: string) => (t: string) => t === prefix || t.startsWith(prefix + "/");
+
+describe("import rules", () => {
+  it("src/core imports nothing of the project outside src/core", () => {
+    expect(violations(tsFiles(join(ROOT, "src/core")), under("src/core"))).toEqual([]);
+  });
+
+  it("tools/ and toolset_distributions.ts import only tools/ and src/core", () => {
+    const files = [...tsFiles(join(ROOT, "tools")), join(ROOT, "toolset_distributions.ts")];
+    const ok = (t: string) => under("tools")(t) || under("src/core")(t);
+    expect(violations(files, ok)).toEqual([]);
+  });
+
+  it("models, scheduler, store and report never import the runner, the commands or the CLI", () => {
+    const files = ["src/models", "src/scheduler", "src/store", "src/report"].flatMap((d) => tsFiles(join(ROOT, d)));
+    const banned = [under("src/run"), under("src/commands"), (t: string) => t === "src/cli.js"];
+    expect(violations(files, (t) => !banned.some((b) => b(t)))).toEqual([]);
+  });
+
+  it("the scanner sees static, dynamic and re-export imports (a rule that cannot fail is no rule)", () => {
+    const probe = join(ROOT, "tools", "probe.ts");
+    const src = [
+      'import { a } from "../src/run/runner.js";',
+      'export { b } from "../src/store/jsonl_file.js";',
+      'const m = await import("../src/models/factory.js");',
+      'import "./side_effect.js";',
+    ].join("\n");
+    expect(projectImports(probe, src)).toEqual([
+      "src/run/runner.js",
+      "src/store/jsonl_file.js",
+      "src/models/factory.js",
+      "tools/side_effect.js",
+    ]);
+  });
+});
