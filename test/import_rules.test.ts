@@ -33,6 +33,32 @@ function violations(files: string[], allowed: (target: string) => boolean): stri
 
 const under = (prefix: string) => (t: string) => t === prefix || t.startsWith(prefix + "/");
 
+/** The folders that must form no cycle among themselves: one way through the batch code. */
+const BATCH_FOLDERS = ["src/run", "src/store", "src/report", "src/shard", "src/formats"];
+
+/** Folder → folders it imports, from every file under each folder. */
+function folderGraph(folders: string[], importsOf: (folder: string) => string[]): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const folder of folders) {
+    const targets = importsOf(folder).map((t) => folders.find((f) => under(f)(t))).filter((f): f is string => f !== undefined && f !== folder);
+    graph.set(folder, new Set(targets));
+  }
+  return graph;
+}
+
+/** Every cycle of the graph, each as `a → b → a`, found by depth-first search from each node. */
+export function folderCycles(graph: Map<string, Set<string>>): string[] {
+  const cycles = new Set<string>();
+  const walk = (start: string, node: string, path: string[]) => {
+    for (const next of graph.get(node) ?? []) {
+      if (next === start) cycles.add([...path, start].join(" → "));
+      else if (!path.includes(next) && next > start) walk(start, next, [...path, next]);
+    }
+  };
+  for (const start of [...graph.keys()].sort()) walk(start, start, [start]);
+  return [...cycles];
+}
+
 describe("import rules", () => {
   it("src/core imports nothing of the project outside src/core", () => {
     expect(violations(tsFiles(join(ROOT, "src/core")), under("src/core"))).toEqual([]);
@@ -48,6 +74,21 @@ describe("import rules", () => {
     const files = ["src/models", "src/scheduler", "src/store", "src/report"].flatMap((d) => tsFiles(join(ROOT, d)));
     const banned = [under("src/run"), under("src/commands"), (t: string) => t === "src/cli.js"];
     expect(violations(files, (t) => !banned.some((b) => b(t)))).toEqual([]);
+  });
+
+  it("src/run, src/store, src/report, src/shard and src/formats import each other one way only (no folder cycle)", () => {
+    const graph = folderGraph(BATCH_FOLDERS, (folder) => tsFiles(join(ROOT, folder)).flatMap((f) => projectImports(f)));
+    expect(folderCycles(graph)).toEqual([]);
+  });
+
+  it("the cycle check finds a cycle through three folders (a rule that cannot fail is no rule)", () => {
+    const graph = new Map([
+      ["src/run", new Set(["src/shard"])],
+      ["src/shard", new Set(["src/store"])],
+      ["src/store", new Set(["src/run"])],
+      ["src/report", new Set(["src/store"])],
+    ]);
+    expect(folderCycles(graph)).toEqual(["src/run → src/shard → src/store → src/run"]);
   });
 
   it("the scanner sees static, dynamic and re-export imports (a rule that cannot fail is no rule)", () => {

@@ -10,8 +10,8 @@ import { pathToFileURL } from "node:url";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunConfigSchema } from "../src/config/run_config.js";
+import { configFingerprint } from "../src/store/run_identity.js";
 import {
-  configFingerprint,
   parseShardDirName,
   resolveShard,
   shardDirName,

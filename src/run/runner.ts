@@ -19,8 +19,8 @@ import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { writeRunReports } from "../report/reports.js";
 import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
-import { configDifferences } from "../shard/merge.js";
-import { configFingerprint, formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
+import { configDifferences, configFingerprint } from "../store/run_identity.js";
+import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 

@@ -3,7 +3,6 @@
  * folder: inspection (which shards exist, finished, with which config fingerprint), then a streaming
  * merge of the result files with dedup by task id. Shard folders are only read, never changed.
  */
-import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
@@ -11,7 +10,8 @@ import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config/run_
 import { UserError } from "../core/errors.js";
 import { JsonlAppender, readLines } from "../store/jsonl_file.js";
 import { RUN_FILES } from "../store/checkpoint.js";
-import { SHARDS_DIR, canonicalJson, comparableConfig, formatShard, parseShardDirName, shardOfTask, type Shard } from "./assign.js";
+import { configDifferences, fieldsFingerprint } from "../store/run_identity.js";
+import { SHARDS_DIR, formatShard, parseShardDirName, shardOfTask, type Shard } from "./assign.js";
 
 /** Marker of a merged folder: a later merge may overwrite what a merge wrote, nothing else. */
 export const MERGE_INFO_FILE = "merge.json";
@@ -74,9 +74,6 @@ function recordedShardText(value: unknown): string | undefined {
   return undefined;
 }
 
-export function fieldsFingerprint(runYaml: Record<string, unknown>): string {
-  return `fields:${createHash("sha256").update(canonicalJson(comparableConfig(runYaml))).digest("hex")}`;
-}
 
 function loadFolder(dir: string, shard: Shard): ShardFolder {
   const folder: ShardFolder = { shard, dir, fingerprint: "" };
@@ -155,19 +152,6 @@ export function inspectShards(runDir: string): ShardInspection {
     .map(([fingerprint, shards]) => ({ fingerprint, shards }))
     .sort((a, b) => b.shards.length - a.shards.length || a.shards[0]! - b.shards[0]!);
   return { shardsDir, count, folders, missing, unfinished, fingerprintGroups, warnings };
-}
-
-function shortValue(v: unknown): string {
-  const s = v === undefined ? "(unset)" : JSON.stringify(v);
-  return s.length > 60 ? `${s.slice(0, 59)}…` : s;
-}
-
-/** The comparable keys whose values differ between two run.yaml files, as `key (a ≠ b)`. */
-export function configDifferences(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
-  const ca = comparableConfig(a);
-  const cb = comparableConfig(b);
-  const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
-  return keys.filter((k) => canonicalJson(ca[k]) !== canonicalJson(cb[k])).map((k) => `${k} (${shortValue(ca[k])} ≠ ${shortValue(cb[k])})`);
 }
 
 export function formatIndexes(indexes: number[], max = 40): string {
