@@ -3,6 +3,7 @@
 #   hermes-batch-test:bookworm  debootstrap minbase + python3, bash, coreutils, procps; user `agent` (uid 1000)
 #   hermes-batch-test:busybox   Debian's busybox-static only (no python, no bash): for python-less tests
 # Each image is skipped when it already exists. Needs: docker engine up, debootstrap, busybox-static, root.
+# The Debian mirror comes from this machine's apt sources (see apt_mirror); --print-mirror prints it and exits.
 set -euo pipefail
 
 MAIN_IMAGE=${HERMES_TEST_IMAGE:-hermes-batch-test:bookworm}
@@ -16,15 +17,41 @@ trap 'for d in "${TMP_DIRS[@]}"; do rm -rf "$d"; done' EXIT
 
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
+# The Debian mirror this machine's apt already uses for $SUITE: one-line `deb [opts] URI SUITE …` entries in
+# sources.list and sources.list.d/*.list, and deb822 stanzas (Types: deb, URIs:, Suites:) in *.sources.
+# No host is written here: a machine without a matching source must say which one (HERMES_DEBIAN_MIRROR).
 apt_mirror() {
-  local site
-  site=$(apt-get indextargets --format '$(SITE) $(RELEASE)' 'Identifier: Packages' 2>/dev/null \
-    | awk -v s="$SUITE" '$2 == s { print $1; exit }')
+  if [[ -n "${HERMES_DEBIAN_MIRROR:-}" ]]; then echo "$HERMES_DEBIAN_MIRROR"; return; fi
+  local dir=${HERMES_APT_DIR:-/etc/apt} site="" f files=()
+  for f in "$dir/sources.list" "$dir"/sources.list.d/*.list; do
+    if [[ -f "$f" ]]; then files+=("$f"); fi
+  done
+  if ((${#files[@]})); then site=$(awk -v s="$SUITE" '
+    { sub(/#.*/, "") }
+    $1 == "deb" {
+      i = 2
+      if ($i ~ /^\[/) { while (i <= NF && $i !~ /\]$/) i++; i++ }
+      if ($(i + 1) == s) { print $i; exit }
+    }' "${files[@]}"); fi
   if [[ -z "$site" ]]; then
-    site=$(grep -rhoE '^(deb|URIs:)\s+\S+' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-      | awk '{ print $2 }' | grep -v security | head -n1 || true)
+    for f in "$dir"/sources.list.d/*.sources; do
+      if [[ ! -f "$f" ]]; then continue; fi
+      site=$(awk -v s="$SUITE" '
+        function check() { if (deb && suite && uri != "") { print uri; found = 1; exit } }
+        /^[ \t]*#/ { next }
+        /^[ \t]*$/ { check(); deb = 0; suite = 0; uri = ""; next }
+        tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+        tolower($1) == "uris:" { uri = $2 }
+        tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == s) suite = 1 }
+        END { if (!found) check() }' "$f")
+      if [[ -n "$site" ]]; then break; fi
+    done
   fi
-  echo "${site:-http://deb.debian.org/debian}"
+  if [[ -z "$site" ]]; then
+    log "no apt source for $SUITE in $dir/sources.list or $dir/sources.list.d/; set HERMES_DEBIAN_MIRROR=<URL of a Debian mirror>"
+    return 1
+  fi
+  echo "$site"
 }
 
 build_busybox() {
@@ -53,7 +80,7 @@ build_busybox() {
 build_bookworm() {
   local root mirror
   command -v debootstrap >/dev/null || { log "debootstrap not found (apt-get install -y debootstrap)"; return 1; }
-  mirror=$(apt_mirror)
+  mirror=$(apt_mirror) || return 1
   root=$(mktemp -d /tmp/hermes-rootfs.XXXXXX)
   TMP_DIRS+=("$root")
   log "debootstrap $SUITE from $mirror (takes ~40 s)"
@@ -70,6 +97,8 @@ build_bookworm() {
   rm -rf "$root"
   log "built $MAIN_IMAGE"
 }
+
+if [[ "${1:-}" == "--print-mirror" ]]; then apt_mirror; exit; fi
 
 docker version >/dev/null 2>&1 || { log "docker engine not answering (run scripts/start-dockerd.sh)"; exit 1; }
 
