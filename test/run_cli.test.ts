@@ -7,6 +7,8 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { completion, httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { expectExactRecord } from "./helpers/records.js";
+import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 
 const SECRET = "sk-test-SECRET-0123456789";
 const ENV_SECRET = "sk-env-SECRET-9876543210";
@@ -127,6 +129,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(result.exitCode, result.stderr).toBe(0);
     const entries = readJsonl(join(runDir, "trajectories.jsonl"));
     expect(entries.map((e) => e.task_id).sort()).toEqual(["p", "s"]);
+    for (const e of entries) expectExactRecord(TrajectoryEntrySchema, e, `trajectory ${e.task_id}`);
     const single = entries.find((e) => e.task_id === "s");
     expect(single.completed).toBe(true);
     expect(single.final_response).toBe("single done");
@@ -190,6 +193,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(readJsonl(join(runDir, "trajectories.jsonl"))).toHaveLength(0);
     const [entry] = readJsonl(join(runDir, "dropped.jsonl"));
     expect(entry.dropped).toBe("unknown_tools");
+    expectExactRecord(DroppedRecordSchema, entry, "dropped record");
     expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).filtered.dropped_unknown_tools).toBe(1);
     const tools = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
     expect(tools[0].error).toMatch(/Unknown tool 'no_such_tool'/);
@@ -236,6 +240,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(failed[0].task_id).toBe("bad");
     expect(failed[0].outcome).toBe("model_error");
     expect(failed[0].error).toContain("does not support tools");
+    expectExactRecord(FailureRecordSchema, failed[0], "failure record");
     expect(server.requests.filter((r) => JSON.stringify(r.body.messages).includes("fatal request task"))).toHaveLength(1);
     expect(result.stdout).toContain("--retry-failed");
   });

@@ -186,7 +186,7 @@ describe("RunStatistics", () => {
       duration_seconds: 90.25,
       total_prompts: 5,
       tasks: { total: 5, trajectories: 2, failed: 1, dropped: 2 },
-      outcomes: { completed: 1, max_turns: 0, partial: 1, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0 },
+      outcomes: { completed: 1, max_turns: 0, partial: 1, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0, internal_error: 0 },
       completed: 1,
       partial: 1,
       completion_rate: 33.33,

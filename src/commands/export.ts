@@ -8,42 +8,13 @@ import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { readJsonl } from "../store/jsonl_file.js";
 import { reasoningStats } from "../report/tool_stats.js";
-import type { TrajectoryEntry } from "../core/records.js";
+import { ReadableTrajectorySchema, type TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
 import { exportFormats, loadExportFormat, type ExportOptions } from "../formats/index.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 const MAX_REPORTED_BAD_LINES = 20;
-
-const ToolCallSchema = z.looseObject({
-  id: z.string(),
-  function: z.looseObject({ name: z.string(), arguments: z.string() }),
-});
-
-const MessageSchema = z.discriminatedUnion("role", [
-  z.looseObject({ role: z.literal("system"), content: z.string() }),
-  z.looseObject({ role: z.literal("user"), content: z.string() }),
-  z.looseObject({
-    role: z.literal("assistant"),
-    content: z.string().nullable().optional(),
-    tool_calls: z.array(ToolCallSchema).optional(),
-    reasoning: z.string().optional(),
-  }),
-  z.looseObject({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
-]);
-
-const EntrySchema = z
-  .looseObject({
-    task_id: z.string().optional(),
-    prompt_index: z.number().optional(),
-    conversations: z.array(z.looseObject({ from: z.enum(["system", "human", "gpt", "tool"]), value: z.string() })).optional(),
-    messages: z.array(MessageSchema).optional(),
-    tools: z.array(z.unknown()).optional(),
-    completed: z.boolean().optional(),
-    verify: z.looseObject({ passed: z.boolean() }).optional(),
-  })
-  .refine((e) => e.conversations !== undefined || e.messages !== undefined, "has neither `conversations` nor `messages`");
 
 function describeIssues(error: z.ZodError): string {
   return error.issues
@@ -121,7 +92,7 @@ export const command: Command = {
         let entry: TrajectoryEntry | undefined;
         let problem = l.error;
         if (!problem) {
-          const parsed = EntrySchema.safeParse(l.value);
+          const parsed = ReadableTrajectorySchema.safeParse(l.value);
           if (!parsed.success) problem = describeIssues(parsed.error);
           else if (format === "openai" && !parsed.data.messages) problem = "has no `messages` (needed for the openai format)";
           else entry = parsed.data as unknown as TrajectoryEntry;

@@ -1,57 +1,174 @@
-/** What flows between the planner, the workers and the writer. Keep it small: it crosses threads. */
-import type { ChatMessage, Usage } from "./chat.js";
+/**
+ * The output records of a run folder, as zod schemas: the one definition of what trajectories.jsonl,
+ * failed.jsonl and dropped.jsonl hold, used by the writer (src/run), `export`, `merge` and the reports.
+ * docs/schemas/*.schema.json are generated from these (`npm run schemas`). Field names are Hermes'
+ * and must not change: datasets written by either tool are mixed.
+ */
+import { z } from "zod";
+import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, Usage } from "./chat.js";
 
-/** One approval decision, as recorded in the trajectory's `approvals`. */
-export interface ApprovalRecord {
-  command: string;
-  pattern: string;
-  description?: string;
-  decision: "approve" | "deny";
-  by: string;
-  reason: string;
-  latency_ms: number;
-  cached?: boolean;
-}
-
-/** Outcome classes. Infrastructure failures (model_error, environment_error, timeout, cancelled) are retried on resume. */
-export type Outcome = "completed" | "max_turns" | "partial" | "model_error" | "environment_error" | "timeout" | "cancelled";
+/**
+ * How a task ended. completed, max_turns and partial are final (a trajectory). The rest are failures
+ * (failed.jsonl): model_error, environment_error, timeout and cancelled are infrastructure and rerun by
+ * `--resume`; internal_error is a bug of hermes-batch itself, rerun only with `--retry-internal`.
+ */
+export const OUTCOMES = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled", "internal_error"] as const;
+export const OutcomeSchema = z.enum(OUTCOMES).describe("How the task ended");
+export type Outcome = z.infer<typeof OutcomeSchema>;
 
 export const DONE_OUTCOMES: ReadonlySet<Outcome> = new Set(["completed", "max_turns", "partial"]);
 
-export interface ToolStat {
-  count: number;
-  success: number;
-  failure: number;
-}
+export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<Outcome, "completed" | "max_turns" | "partial">[];
+export const FailureOutcomeSchema = z.enum(FAILURE_OUTCOMES);
 
-export interface VerifyResult {
-  command: string;
-  exit_code: number;
-  passed: boolean;
-  output: string;
-  timed_out: boolean;
-}
+export const UsageSchema = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+
+const ToolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), arguments: z.string().describe("the arguments as the model sent them: a JSON text") }),
+});
+
+export const ChatMessageSchema = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("system"), content: z.string() }),
+  z.object({ role: z.literal("user"), content: z.string() }),
+  z.object({
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    tool_calls: z.array(ToolCallSchema).optional(),
+    reasoning: z.string().optional().describe("reasoning text (reasoning_content / reasoning fields or <think> blocks)"),
+  }),
+  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
+]);
+
+export const OpenAIToolSchema = z.object({
+  type: z.literal("function"),
+  function: z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()) }),
+});
+
+export const ConversationTurnSchema = z.object({ from: z.enum(["system", "human", "gpt", "tool"]), value: z.string() });
+export type ConversationTurn = z.infer<typeof ConversationTurnSchema>;
+
+/** One approval decision, as recorded in the trajectory's `approvals`. */
+export const ApprovalRecordSchema = z.object({
+  command: z.string(),
+  pattern: z.string(),
+  description: z.string().optional(),
+  decision: z.enum(["approve", "deny"]),
+  by: z.string().describe("who decided: allowlist, policy name, smart, …"),
+  reason: z.string(),
+  latency_ms: z.number(),
+  cached: z.boolean().optional(),
+  error: z.boolean().optional().describe("the decider failed (error, timeout, unparsable answer): fail-closed deny"),
+});
+export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
+
+export const ToolStatSchema = z.object({ count: z.number().int(), success: z.number().int(), failure: z.number().int() });
+export type ToolStat = z.infer<typeof ToolStatSchema>;
+
+export const VerifyResultSchema = z.object({
+  command: z.string(),
+  exit_code: z.number().int(),
+  passed: z.boolean(),
+  output: z.string(),
+  timed_out: z.boolean(),
+});
+export type VerifyResult = z.infer<typeof VerifyResultSchema>;
 
 /** One line of trajectories.jsonl (Hermes-compatible `conversations` plus raw `messages`). */
-export interface TrajectoryEntry {
-  prompt_index: number;
-  task_id: string;
-  conversations: { from: "system" | "human" | "gpt" | "tool"; value: string }[];
-  messages: ChatMessage[];
-  tools: readonly unknown[];
-  metadata: Record<string, unknown>;
-  completed: boolean;
-  partial: boolean;
-  outcome: Outcome;
-  api_calls: number;
-  toolsets_used: string[];
-  tool_stats: Record<string, ToolStat>;
-  tool_error_counts: Record<string, number>;
-  usage: Usage;
-  approval_usage?: Usage;
-  approvals: ApprovalRecord[];
-  verify?: VerifyResult;
-  final_response: string | null;
-  error?: string;
-  duration_ms: number;
-}
+export const TrajectoryEntrySchema = z.object({
+  prompt_index: z.number().int(),
+  task_id: z.string(),
+  conversations: z.array(ConversationTurnSchema),
+  messages: z.array(ChatMessageSchema),
+  tools: z.array(OpenAIToolSchema),
+  metadata: z.record(z.string(), z.unknown()),
+  completed: z.boolean(),
+  partial: z.boolean(),
+  outcome: OutcomeSchema,
+  api_calls: z.number().int(),
+  toolsets_used: z.array(z.string()),
+  tool_stats: z.record(z.string(), ToolStatSchema),
+  tool_error_counts: z.record(z.string(), z.number().int()),
+  usage: UsageSchema,
+  approval_usage: UsageSchema.optional(),
+  approvals: z.array(ApprovalRecordSchema),
+  verify: VerifyResultSchema.optional(),
+  final_response: z.string().nullable(),
+  error: z.string().optional(),
+  duration_ms: z.number(),
+});
+export type TrajectoryEntry = z.infer<typeof TrajectoryEntrySchema>;
+
+/**
+ * One line of failed.jsonl: the trajectory as far as it got, with a failure outcome and its error; a task
+ * whose worker thread died has only the fields that do not need the worker.
+ */
+export const FailureRecordSchema = TrajectoryEntrySchema.partial().extend({
+  prompt_index: z.number().int(),
+  task_id: z.string(),
+  outcome: FailureOutcomeSchema,
+  completed: z.literal(false),
+  partial: z.literal(false),
+  error: z.string(),
+  toolsets_used: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type FailureRecord = z.infer<typeof FailureRecordSchema>;
+
+/** A failed.jsonl line as read back: written by this or an earlier version, so only the id and outcome are sure. */
+export type StoredFailureRecord = Pick<FailureRecord, "task_id" | "outcome"> &
+  Partial<Omit<FailureRecord, "task_id" | "outcome" | "usage" | "approval_usage">> & { usage?: Partial<Usage>; approval_usage?: Partial<Usage> };
+
+export const DROP_REASONS = ["unknown_tools", "no_reasoning"] as const;
+export const DropReasonSchema = z.enum(DROP_REASONS);
+export type DropReason = z.infer<typeof DropReasonSchema>;
+
+/** One line of dropped.jsonl: a finished trajectory a filter removed, and why. */
+export const DroppedRecordSchema = TrajectoryEntrySchema.extend({ dropped: DropReasonSchema });
+export type DroppedRecord = z.infer<typeof DroppedRecordSchema>;
+
+/**
+ * A trajectory line as `export` reads it: ours (any version) or Hermes' own (`conversations` only). Every
+ * field is optional and unknown keys are kept; what the converters need is checked.
+ */
+export const ReadableTrajectorySchema = z
+  .looseObject({
+    task_id: z.string().optional(),
+    prompt_index: z.number().optional(),
+    conversations: z.array(ConversationTurnSchema.loose()).optional(),
+    messages: z
+      .array(
+        z.discriminatedUnion("role", [
+          z.looseObject({ role: z.literal("system"), content: z.string() }),
+          z.looseObject({ role: z.literal("user"), content: z.string() }),
+          z.looseObject({
+            role: z.literal("assistant"),
+            content: z.string().nullable().optional(),
+            tool_calls: z.array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) })).optional(),
+            reasoning: z.string().optional(),
+          }),
+          z.looseObject({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
+        ]),
+      )
+      .optional(),
+    tools: z.array(z.unknown()).optional(),
+    completed: z.boolean().optional(),
+    verify: z.looseObject({ passed: z.boolean() }).optional(),
+  })
+  .refine((e) => e.conversations !== undefined || e.messages !== undefined, "has neither `conversations` nor `messages`");
+
+// The chat types of chat.ts and the record schemas describe the same messages: a drift fails to compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameShapes: [
+  Same<z.infer<typeof ChatMessageSchema>, ChatMessage>,
+  Same<z.infer<typeof ToolCallSchema>, ToolCall>,
+  Same<z.infer<typeof UsageSchema>, Usage>,
+  Same<z.infer<typeof OpenAIToolSchema>, OpenAITool>,
+  Same<Extract<z.infer<typeof ChatMessageSchema>, { role: "assistant" }>, AssistantMessage>,
+] = [true, true, true, true, true];
+void sameShapes;

@@ -12,12 +12,7 @@
  */
 import type { OpenAITool } from "../../tools/registry.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from "../core/chat.js";
-
-export type ConversationRole = "system" | "human" | "gpt" | "tool";
-export interface ConversationTurn {
-  from: ConversationRole;
-  value: string;
-}
+import type { ConversationTurn } from "../core/records.js";
 
 // ---------------------------------------------------------------------------------------------
 // Python-compatible JSON

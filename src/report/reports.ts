@@ -8,18 +8,16 @@ import type { RunConfig } from "../config/run_config.js";
 import { registry } from "../../tools/registry.js";
 import { readJsonl } from "../store/jsonl_file.js";
 import { RUN_FILES } from "../store/checkpoint.js";
-import { RunStatistics, type DropReason, type FailureRecord } from "./statistics.js";
+import { RunStatistics } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
-import type { TrajectoryEntry } from "../core/records.js";
+import type { DroppedRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
 export interface RunReport {
   done: number;
   failed: number;
   dropped: number;
 }
-
-type DroppedLine = TrajectoryEntry & { dropped?: string };
 
 export interface ReportTiming {
   /** When this invocation started (started_at and duration_seconds are this invocation's). */
@@ -51,16 +49,16 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     csv.write(summaryRowFromEntry(l.value));
     report.done++;
   }
-  for await (const l of readJsonl<DroppedLine>(join(runDir, RUN_FILES.dropped))) {
+  for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
     if (!l.value) continue;
-    doneIds.add(l.value.task_id);
-    const reason: DropReason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
+    if (l.value.task_id !== undefined) doneIds.add(l.value.task_id);
+    const reason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
     stats.addDropped(reason);
     report.dropped++;
   }
   // failed.jsonl keeps every failed attempt; only the latest attempt of a task that is still not done counts.
-  const latestFailure = new Map<string, FailureRecord & { toolsets_used?: string[]; api_calls?: number }>();
-  for await (const l of readJsonl<FailureRecord & { toolsets_used?: string[]; api_calls?: number }>(join(runDir, RUN_FILES.failed))) {
+  const latestFailure = new Map<string, StoredFailureRecord>();
+  for await (const l of readJsonl<StoredFailureRecord>(join(runDir, RUN_FILES.failed))) {
     if (!l.value || doneIds.has(l.value.task_id)) continue;
     latestFailure.set(l.value.task_id, l.value);
   }

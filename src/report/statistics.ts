@@ -26,25 +26,9 @@
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
-import type { ApprovalRecord } from "../../tools/registry.js";
 import type { Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
-import type { Outcome, TrajectoryEntry } from "../core/records.js";
-
-export const OUTCOMES: readonly Outcome[] = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled"];
-
-/** A task that produced no trajectory (a line of failed.jsonl). */
-export interface FailureRecord {
-  task_id: string;
-  outcome: Outcome;
-  error: string;
-  duration_ms?: number;
-  prompt_index?: number;
-  usage?: Partial<Usage>;
-  approval_usage?: Partial<Usage>;
-}
-
-export type DropReason = "unknown_tools" | "no_reasoning";
+import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
 
 export interface ApprovalCounts {
   approved: number;
@@ -248,7 +232,7 @@ export class RunStatistics {
   }
 
   /** One task that ended without a trajectory (failed.jsonl). */
-  addFailure(rec: FailureRecord): void {
+  addFailure(rec: StoredFailureRecord): void {
     this.failed++;
     this.outcomes[rec.outcome] = (this.outcomes[rec.outcome] ?? 0) + 1;
     addTo(this.agentUsage, rec.usage);

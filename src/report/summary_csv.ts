@@ -5,8 +5,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
 import { stringify } from "csv-stringify/sync";
 import { repairTornTail } from "../store/jsonl_file.js";
-import type { FailureRecord } from "./statistics.js";
-import type { TrajectoryEntry } from "../core/records.js";
+import type { StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
 export const SUMMARY_COLUMNS = [
   "task_id",
@@ -62,7 +61,7 @@ export function summaryRowFromEntry(entry: TrajectoryEntry): SummaryRow {
   };
 }
 
-export function summaryRowFromFailure(rec: FailureRecord & { toolsets_used?: string[]; api_calls?: number }): SummaryRow {
+export function summaryRowFromFailure(rec: StoredFailureRecord): SummaryRow {
   return {
     task_id: rec.task_id,
     prompt_index: rec.prompt_index ?? null,

@@ -23,6 +23,7 @@ import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import type { FailureRecord } from "../core/records.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
 
@@ -350,7 +351,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
               error: `worker crashed: ${errorMessage(err)}`,
               toolsets_used: spec.toolsets,
               metadata: { attempt: spec.attempt, dataset_line: spec.line, timestamp: new Date().toISOString() },
-            }),
+            } satisfies FailureRecord),
           });
         },
       )

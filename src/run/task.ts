@@ -216,7 +216,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     task_id: spec.id,
     conversations: toHermesConversations(messages, tools),
     messages,
-    tools,
+    tools: [...tools],
     metadata: {
       batch_num: 0,
       timestamp: new Date().toISOString(),
