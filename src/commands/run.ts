@@ -1,6 +1,4 @@
 /** `hermes-batch run DATASET`: the main job. */
-import { readFileSync } from "node:fs";
-import { z } from "zod";
 import { resolveRunConfig, type RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
 import { parseCommandArgs, parseIntFlag, parseNumberFlag, splitList } from "./args.js";
@@ -62,7 +60,9 @@ Dangerous commands
 
 Resuming and reruns
   --resume                  continue a run: tasks already in trajectories.jsonl are skipped, failed ones rerun
+                            (but not internal_error ones: those are bugs of hermes-batch, see --retry-internal)
   --retry-failed            rerun only the tasks that failed (model, environment, timeout, cancelled)
+  --retry-internal          rerun the tasks that ended in internal_error too (alone: only those)
   --only ID,ID              rerun these tasks (earlier results move to superseded.jsonl)
   --dry-run                 validate the config and dataset, print the plan, run nothing
 
@@ -101,6 +101,7 @@ const options = {
   offset: { type: "string" },
   resume: { type: "boolean" },
   "retry-failed": { type: "boolean" },
+  "retry-internal": { type: "boolean" },
   only: { type: "string" },
   "dry-run": { type: "boolean" },
   "on-bad-row": { type: "string" },
@@ -134,22 +135,6 @@ const options = {
   "shard-count": { type: "string" },
 } as const;
 
-const PrefillSchema = z.array(z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }).strict());
-
-function checkPrefill(path: string): void {
-  let data: unknown;
-  try {
-    data = JSON.parse(readFileSync(path, "utf8"));
-  } catch (err) {
-    throw new UserError(`--prefill-messages-file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const r = PrefillSchema.safeParse(data);
-  if (!r.success) {
-    const i = r.error.issues[0]!;
-    throw new UserError(`--prefill-messages-file ${path}: [${i.path.join(".")}] ${i.message} (expected a JSON array of {role, content})`);
-  }
-}
-
 export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>; configPath?: string; shard?: string; shardCount?: string } {
   const { values: v, positionals } = parseCommandArgs(argv, options);
   if (positionals.length > 1) throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
@@ -175,6 +160,7 @@ export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>;
     offset: parseIntFlag(v.offset, "--offset", 0),
     resume: v.resume,
     retry_failed: v["retry-failed"],
+    retry_internal: v["retry-internal"],
     only: splitList(v.only),
     dry_run: v["dry-run"],
     on_bad_row: v["on-bad-row"],
@@ -213,7 +199,6 @@ export function configFromArgv(argv: string[]): RunConfig {
   if (!flags.dataset && !configPath) throw new UserError("missing DATASET (see --help)");
   const config = resolveRunConfig(flags, configPath);
   if (!config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
-  if (config.prefill_messages_file) checkPrefill(config.prefill_messages_file);
   if (config.approval === "interactive") {
     throw new UserError("--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow");
   }

@@ -36,6 +36,7 @@ export const RunConfigSchema = z
     offset: z.number().int().min(0).default(0),
     resume: z.boolean().default(false),
     retry_failed: z.boolean().default(false),
+    retry_internal: z.boolean().default(false),
     only: z.array(z.string()).optional(),
     dry_run: z.boolean().default(false),
     on_bad_row: z.enum(OUTCOME_POLICIES).default("fail"),

@@ -17,6 +17,8 @@ export interface RunReport {
   done: number;
   failed: number;
   dropped: number;
+  /** Of the failed: tasks whose latest attempt was an internal_error (a bug of hermes-batch). */
+  internal: number;
 }
 
 export interface ReportTiming {
@@ -40,7 +42,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   writeFileSync(csvTmp, "");
   const csv = new SummaryCsvWriter(csvTmp);
   const doneIds = new Set<string>();
-  const report: RunReport = { done: 0, failed: 0, dropped: 0 };
+  const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
 
   for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
     if (!l.value) continue;
@@ -66,6 +68,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     stats.addFailure(rec);
     csv.write(summaryRowFromFailure(rec));
     report.failed++;
+    if (rec.outcome === "internal_error") report.internal++;
   }
   csv.close();
   renameSync(csvTmp, csvPath);

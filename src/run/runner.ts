@@ -24,6 +24,9 @@ import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assi
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
+import type { ChatMessage } from "../core/chat.js";
+import { readPrefillFile } from "../config/prefill.js";
+import { loadUserAllowlist } from "../../tools/approval/gate.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
 
@@ -37,6 +40,8 @@ interface Selection {
   resume: boolean;
   only?: Set<string>;
   retryFailedOnly: boolean;
+  /** Tasks whose latest attempt was an internal_error: a bug, rerun only with --retry-internal or --only. */
+  heldBack: Set<string>;
 }
 
 function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
@@ -90,7 +95,7 @@ async function* plannedTasks(
     if (sel.only) {
       if (!sel.only.has(id)) continue;
     } else {
-      if (done.has(id)) continue;
+      if (done.has(id) || sel.heldBack.has(id)) continue;
       if (sel.retryFailedOnly && !failed.has(id)) continue;
     }
     yield toSpec(item.value, planner);
@@ -162,7 +167,9 @@ function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: stri
   let previous: Record<string, unknown>;
   try {
     previous = (YAML.parse(readFileSync(path, "utf8")) ?? {}) as Record<string, unknown>;
-  } catch {
+  } catch (err) {
+    // The check only warns, so an unreadable run.yaml (hand-edited, torn) must not stop the resume either.
+    process.stderr.write(`warning: ${path}: cannot compare with the earlier configuration (${errorMessage(err).split("\n")[0]})\n`);
     return;
   }
   if (previous.config_fingerprint === undefined || previous.config_fingerprint === fingerprint) return;
@@ -176,12 +183,29 @@ function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: stri
   );
 }
 
+/** Files beside the config that every worker needs: read and checked once, here. */
+interface RunInputs {
+  prefill?: ChatMessage[];
+  allowlist: string[];
+}
+
+async function readRunInputs(config: RunConfig): Promise<RunInputs> {
+  const prefill = config.prefill_messages_file ? readPrefillFile(config.prefill_messages_file) : undefined;
+  let allowlist: string[];
+  try {
+    allowlist = await loadUserAllowlist();
+  } catch (err) {
+    throw new UserError(`command allowlist: ${errorMessage(err).split("\n")[0]}`);
+  }
+  return { prefill, allowlist };
+}
+
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
   const { shard } = opts;
+  const inputs = await readRunInputs(config);
   const out = process.stdout;
   config.run_name ??= defaultRunName(config.dataset);
   const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
-  const sel: Selection = { resume: config.resume, only: config.only ? new Set(config.only) : undefined, retryFailedOnly: config.retry_failed };
   if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
 
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
@@ -189,13 +213,25 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
-  if (hasResults && !config.resume && !config.retry_failed && !config.only && !config.dry_run) {
+  if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
   if (hasResults) warnOnConfigChange(runDir, config, fingerprint);
   const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
   for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
-  const failedIds = new Set(state.failed.keys());
+  const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
+  // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.
+  const internalOnly = config.retry_internal && !config.resume && !config.retry_failed;
+  const failedIds = internalOnly ? internalIds : new Set(state.failed.keys());
+  const sel: Selection = {
+    resume: config.resume,
+    only: config.only ? new Set(config.only) : undefined,
+    retryFailedOnly: config.retry_failed || internalOnly,
+    heldBack: config.retry_internal ? new Set() : internalIds,
+  };
+  if (sel.heldBack.size > 0 && !sel.only) {
+    process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
+  }
 
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
   const { n: total, draws, bad, rows } = await countTasks(config, planner, state.done, failedIds, sel, shard);
@@ -219,13 +255,14 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
-    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner });
+    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs });
   } finally {
     releaseLock();
   }
 }
 
 interface RunPlan {
+  inputs: RunInputs;
   shard: Shard | undefined;
   shardInfo: Record<string, string>;
   fingerprint: string;
@@ -246,7 +283,7 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
 }
 
 async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Promise<number> {
-  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner } = plan;
+  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs } = plan;
   const startedAt = new Date();
   const out = process.stdout;
   if (config.only) {
@@ -268,7 +305,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   const progress = createProgress(config.progress);
   progress.start(total);
 
-  const workerData: WorkerData = { config, runDir, workers: config.workers };
+  const workerData: WorkerData = { config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
   const pool = new Piscina({
     filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
@@ -313,7 +350,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     else if (msg.kind === "dropped") counts.dropped++;
     else {
       counts.failed++;
-      logEvent(`task ${msg.taskId}: ${msg.outcome}: ${msg.error ?? ""}`);
+      logEvent(`task ${msg.taskId}: ${msg.outcome}: ${msg.error ?? ""}${msg.stack ? `\n    ${msg.stack.split("\n").join("\n    ")}` : ""}`);
     }
     progress.update(counts);
   };
@@ -419,6 +456,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   }
   if (report.failed > 0) {
     out.write(`${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`);
+    if (report.internal > 0) {
+      out.write(`${report.internal} of them ended in internal_error, a bug of hermes-batch (stack in events.log): --resume and --retry-failed leave them; --retry-internal reruns them\n`);
+    }
     return EXIT.someFailed;
   }
   return EXIT.ok;

@@ -81,7 +81,8 @@ function classifyError(err: unknown, signal: AbortSignal, timeoutSignal: AbortSi
   if (signal.aborted) return "cancelled";
   if (err instanceof EnvironmentSetupError) return "environment_error";
   if (err instanceof ModelError) return "model_error";
-  return "model_error";
+  // Anything else is an exception of our own code: a bug, not rerun by --resume unless asked.
+  return "internal_error";
 }
 
 function errorText(err: unknown): string {
@@ -156,6 +157,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let outcome: Outcome = "completed";
   let error: string | undefined;
   let verify: VerifyResult | undefined;
+  let stack: string | undefined;
 
   try {
     tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
@@ -197,6 +199,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         : outcome === "cancelled"
           ? "cancelled (run interrupted)"
           : errorText(envFailure ?? err);
+    if (outcome === "internal_error") {
+      const cause = err instanceof AgentLoopAborted ? err.cause : err;
+      stack = cause instanceof Error ? cause.stack : undefined;
+    }
   } finally {
     const envWasCreated = taskEnv.created;
     try {
@@ -204,7 +210,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     } catch (err) {
       deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
     }
-    if (envWasCreated && config.env === "local" && !config.keep_workspaces) await rm(hostTaskDir, { recursive: true, force: true }).catch(() => {});
+    if (envWasCreated && config.env === "local" && !config.keep_workspaces) {
+      await rm(hostTaskDir, { recursive: true, force: true }).catch((err) => deps.logger.warn(`task ${spec.id}: could not remove its workspace ${hostTaskDir}: ${errorText(err)}`));
+    }
   }
 
   const messages = loop?.messages ?? [];
@@ -247,7 +255,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 
   const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0);
   if (!DONE_OUTCOMES.has(outcome)) {
-    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error };
+    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}) };
   }
   const dropReason = dropReasonFor(messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {

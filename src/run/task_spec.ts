@@ -30,4 +30,6 @@ export interface TaskOutcomeMessage {
   line: string;
   tokens: number;
   error?: string;
+  /** The stack of an internal_error, for events.log (never in the output records). */
+  stack?: string;
 }

@@ -3,20 +3,22 @@
  * Set-up (tool discovery, the model client, the shared connection limiter) happens once per thread.
  */
 import { BroadcastChannel, workerData } from "node:worker_threads";
-import { readFileSync } from "node:fs";
 import type { RunConfig } from "../config/run_config.js";
 import { consoleLogger, registry } from "../../tools/registry.js";
 import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { createChatModel } from "../models/factory.js";
 import type { ChatMessage, ChatModel } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
-import { loadUserAllowlist } from "../../tools/approval/gate.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
 export interface WorkerData {
   config: RunConfig;
   runDir: string;
   workers: number;
+  /** The prefill messages, read and validated once by the main thread. */
+  prefill?: ChatMessage[];
+  /** The user's command_allowlist, read once by the main thread (a bad file stops the run there). */
+  allowlist: string[];
 }
 
 export const CANCEL_CHANNEL = "hermes-batch:cancel";
@@ -40,11 +42,7 @@ function setUp(): Promise<TaskRunnerDeps> {
       (channel as unknown as { unref?: () => void }).unref?.();
       await ensureToolsLoaded({ packages: data.config.plugins });
       const model: ChatModel = createChatModel(data.config, { workers: data.workers });
-      let prefill: ChatMessage[] | undefined;
-      if (data.config.prefill_messages_file) {
-        prefill = JSON.parse(readFileSync(data.config.prefill_messages_file, "utf8")) as ChatMessage[];
-      }
-      const allowlist = await loadUserAllowlist().catch(() => []);
+      const { prefill, allowlist } = data;
       return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers };
     })();
   }

@@ -29,6 +29,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "progress",
   "resume",
   "retry_failed",
+  "retry_internal",
   "only",
   "dry_run",
   "on_bad_row",

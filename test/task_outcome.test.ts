@@ -1,0 +1,63 @@
+/** One task in process (src/run/task.ts): how an exception becomes an outcome. No CLI, no worker thread. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { RunConfigSchema } from "../src/config/run_config.js";
+import { ModelError, type ChatModel } from "../src/core/chat.js";
+import { FailureRecordSchema } from "../src/core/records.js";
+import { EnvironmentSetupError, runTask, type TaskRunnerDeps } from "../src/run/task.js";
+import type { TaskSpec } from "../src/run/task_spec.js";
+import { expectExactRecord } from "./helpers/records.js";
+import { silentLogger } from "./helpers/local_ctx.js";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function deps(model: ChatModel): TaskRunnerDeps {
+  const runDir = mkdtempSync(join(tmpdir(), "hb-task-"));
+  dirs.push(runDir);
+  const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1 });
+  return { config, runDir, model, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
+}
+
+const spec: TaskSpec = { index: 0, id: "t", line: 1, prompt: "hi", toolsets: [], attempt: 0 };
+
+function throwing(err: unknown): ChatModel {
+  return {
+    name: "throwing",
+    async complete() {
+      throw err;
+    },
+  };
+}
+
+describe("task outcome of an exception", () => {
+  it("a bug of our own (TypeError) is internal_error, with its stack for events.log and not in the record", async () => {
+    const msg = await runTask(spec, deps(throwing(new TypeError("cannot read properties of undefined"))), new AbortController().signal);
+    expect(msg.kind).toBe("failed");
+    expect(msg.outcome).toBe("internal_error");
+    expect(msg.error).toBe("TypeError: cannot read properties of undefined");
+    expect(msg.stack).toMatch(/TypeError: cannot read properties of undefined\n\s+at /);
+    const record = JSON.parse(msg.line);
+    expectExactRecord(FailureRecordSchema, record, "failure record");
+    expect(record.outcome).toBe("internal_error");
+    expect(msg.line).not.toContain("\\n    at ");
+  });
+
+  it("a model failure stays model_error and an environment set-up failure environment_error, both without a stack", async () => {
+    const model = await runTask(spec, deps(throwing(new ModelError("400 bad request", 400))), new AbortController().signal);
+    expect([model.outcome, model.error, model.stack]).toEqual(["model_error", "ModelError: 400 bad request", undefined]);
+    const env = await runTask(spec, deps(throwing(new EnvironmentSetupError("no image"))), new AbortController().signal);
+    expect([env.outcome, env.stack]).toEqual(["environment_error", undefined]);
+  });
+
+  it("an exception after a cancel is cancelled, whatever it is", async () => {
+    const cancel = new AbortController();
+    cancel.abort(new Error("run interrupted"));
+    const msg = await runTask(spec, deps(throwing(new TypeError("x"))), cancel.signal);
+    expect(msg.outcome).toBe("cancelled");
+  });
+});
