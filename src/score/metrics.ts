@@ -1,0 +1,90 @@
+/**
+ * Pass-rate statistics: Wilson intervals, the unbiased pass@k and pass^k estimators, a seeded
+ * bootstrap over tasks, and the exact McNemar test for paired runs.
+ */
+
+/** 95 % Wilson score interval for `passed` successes out of `n` (null when n = 0). */
+export function wilson(passed: number, n: number, z = 1.959963984540054): [number, number] | null {
+  if (n <= 0) return null;
+  const p = passed / n;
+  const z2 = z * z;
+  const denom = 1 + z2 / n;
+  const centre = (p + z2 / (2 * n)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
+  return [Math.max(0, centre - half), Math.min(1, centre + half)];
+}
+
+/** C(a, k) / C(b, k) for a ≤ b, as a product (no overflow for large counts). */
+function binomialRatio(a: number, b: number, k: number): number {
+  if (k > a) return 0;
+  let r = 1;
+  for (let i = 0; i < k; i++) r *= (a - i) / (b - i);
+  return r;
+}
+
+/** Unbiased pass@k for one task with n samples of which c passed: 1 − C(n−c, k)/C(n, k). */
+export function passAtK(n: number, c: number, k: number): number {
+  if (k < 1 || k > n) throw new RangeError(`pass@k needs 1 <= k <= n (k=${k}, n=${n})`);
+  return 1 - binomialRatio(n - c, n, k);
+}
+
+/** pass^k (all k samples right) for one task: C(c, k)/C(n, k). */
+export function passHatK(n: number, c: number, k: number): number {
+  if (k < 1 || k > n) throw new RangeError(`pass^k needs 1 <= k <= n (k=${k}, n=${n})`);
+  return binomialRatio(c, n, k);
+}
+
+/** Small, fast, seeded PRNG (mulberry32) so bootstrap intervals are reproducible. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function quantile(sorted: number[], q: number): number {
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+/**
+ * Percentile bootstrap of a statistic over items (tasks), resampled with replacement:
+ * the 2.5 % and 97.5 % quantiles. Null when there is no item.
+ */
+export function bootstrapInterval<T>(items: readonly T[], statistic: (sample: readonly T[]) => number, opts: { resamples?: number; seed?: number } = {}): [number, number] | null {
+  if (items.length === 0) return null;
+  const rnd = seededRandom(opts.seed ?? 1);
+  const resamples = opts.resamples ?? 2000;
+  const values: number[] = [];
+  const sample: T[] = new Array(items.length);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < items.length; i++) sample[i] = items[Math.floor(rnd() * items.length)]!;
+    values.push(statistic(sample));
+  }
+  values.sort((a, b) => a - b);
+  return [quantile(values, 0.025), quantile(values, 0.975)];
+}
+
+/**
+ * Exact two-sided McNemar test on the discordant pairs: `b` tasks that passed only in the baseline,
+ * `c` that passed only in the current run. p = min(1, 2 · P(X ≤ min(b, c))) with X ~ Binomial(b + c, 1/2).
+ */
+export function mcnemarExact(b: number, c: number): number {
+  const n = b + c;
+  if (n === 0) return 1;
+  const k = Math.min(b, c);
+  // Sum in log space: C(n, i) / 2^n for i = 0..k.
+  let logC = 0; // log C(n, 0)
+  let tail = 0;
+  for (let i = 0; i <= k; i++) {
+    if (i > 0) logC += Math.log((n - i + 1) / i);
+    tail += Math.exp(logC - n * Math.LN2);
+  }
+  return Math.min(1, 2 * tail);
+}

@@ -1,0 +1,128 @@
+/**
+ * A task's score from its scorers, and a run's score metrics: pass rate over scored tasks with its
+ * 95 % interval, pass@k and pass^k over epochs, and the same by group. Unscored tasks (infrastructure
+ * failure, judge failure) are never counted as failures: they are counted apart.
+ */
+import { bootstrapInterval, passAtK, passHatK, wilson } from "./metrics.js";
+
+export interface ScorerResult {
+  name: string;
+  /** null: this scorer could not decide (its judge failed, its verify could not run). */
+  passed: boolean | null;
+  value: number | null;
+  reason?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface Score {
+  passed: boolean | null;
+  value: number | null;
+  scorers: ScorerResult[];
+}
+
+/** All scorers a row names must pass; one undecided scorer leaves the task unscored. */
+export function combineScores(scorers: ScorerResult[]): Score {
+  if (scorers.length === 0) return { passed: null, value: null, scorers };
+  const undecided = scorers.some((s) => s.passed === null);
+  const passed = undecided ? null : scorers.every((s) => s.passed);
+  const values = scorers.map((s) => s.value ?? (s.passed === null ? null : s.passed ? 1 : 0));
+  const value = values.some((v) => v === null) ? null : (values as number[]).reduce((a, b) => a + b, 0) / values.length;
+  return { passed, value, scorers };
+}
+
+/** What the metrics need of one trajectory line. */
+export interface ScoredSample {
+  taskId: string;
+  epoch: number;
+  passed: boolean | null;
+  /** Group labels of this sample: {"metadata.level": "easy", "toolsets": "file+terminal"}. */
+  groups?: Record<string, string>;
+}
+
+export interface ScoreMetrics {
+  scored: number;
+  unscored: number;
+  passed: number;
+  pass_rate: number | null;
+  ci95: [number, number] | null;
+  /** k → mean over tasks of the unbiased pass@k (tasks with at least k scored epochs). */
+  pass_at_k: Record<string, number>;
+  pass_hat_k: Record<string, number>;
+}
+
+export interface RunScoreMetrics extends ScoreMetrics {
+  epochs: number;
+  groups?: Record<string, Record<string, ScoreMetrics>>;
+}
+
+function perTask(samples: readonly ScoredSample[]): Map<string, { n: number; c: number }> {
+  const tasks = new Map<string, { n: number; c: number }>();
+  for (const s of samples) {
+    if (s.passed === null) continue;
+    const t = tasks.get(s.taskId) ?? { n: 0, c: 0 };
+    t.n++;
+    if (s.passed) t.c++;
+    tasks.set(s.taskId, t);
+  }
+  return tasks;
+}
+
+export function scoreMetrics(samples: readonly ScoredSample[], epochs: number, seed = 1): ScoreMetrics {
+  const scoredSamples = samples.filter((s) => s.passed !== null);
+  const passed = scoredSamples.filter((s) => s.passed).length;
+  const scored = scoredSamples.length;
+  const tasks = [...perTask(samples).values()];
+  let ci95: [number, number] | null;
+  if (epochs <= 1) {
+    ci95 = wilson(passed, scored);
+  } else {
+    ci95 = bootstrapInterval(tasks, (sample) => {
+      let n = 0;
+      let c = 0;
+      for (const t of sample) {
+        n += t.n;
+        c += t.c;
+      }
+      return n ? c / n : 0;
+    }, { seed });
+  }
+  const pass_at_k: Record<string, number> = {};
+  const pass_hat_k: Record<string, number> = {};
+  for (let k = 1; k <= Math.max(1, epochs); k++) {
+    const eligible = tasks.filter((t) => t.n >= k);
+    if (eligible.length === 0) continue;
+    pass_at_k[k] = eligible.reduce((sum, t) => sum + passAtK(t.n, t.c, k), 0) / eligible.length;
+    pass_hat_k[k] = eligible.reduce((sum, t) => sum + passHatK(t.n, t.c, k), 0) / eligible.length;
+  }
+  return {
+    scored,
+    unscored: samples.length - scored,
+    passed,
+    pass_rate: scored ? passed / scored : null,
+    ci95,
+    pass_at_k,
+    pass_hat_k,
+  };
+}
+
+/** Metrics for the whole run and, for each grouping key, for each of its values. */
+export function runScoreMetrics(samples: readonly ScoredSample[], epochs: number, seed = 1): RunScoreMetrics {
+  const overall: RunScoreMetrics = { epochs, ...scoreMetrics(samples, epochs, seed) };
+  const byKey = new Map<string, Map<string, ScoredSample[]>>();
+  for (const s of samples) {
+    for (const [key, value] of Object.entries(s.groups ?? {})) {
+      const values = byKey.get(key) ?? new Map<string, ScoredSample[]>();
+      values.set(value, [...(values.get(value) ?? []), s]);
+      byKey.set(key, values);
+    }
+  }
+  if (byKey.size > 0) {
+    overall.groups = {};
+    for (const [key, values] of [...byKey].sort(([a], [b]) => a.localeCompare(b))) {
+      overall.groups[key] = Object.fromEntries(
+        [...values].sort(([a], [b]) => a.localeCompare(b)).map(([v, s]) => [v, scoreMetrics(s, epochs, seed)]),
+      );
+    }
+  }
+  return overall;
+}
