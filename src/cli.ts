@@ -14,6 +14,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   gc: async () => (await import("./commands/gc.js")).command,
   export: async () => (await import("./commands/export.js")).command,
   merge: async () => (await import("./commands/merge.js")).command,
+  compare: async () => (await import("./commands/compare.js")).command,
 };
 
 /** The package version; package.json is two folders up from dist/src/cli.js and one from src/cli.ts. */

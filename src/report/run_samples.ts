@@ -1,0 +1,129 @@
+/**
+ * The scored samples of a run folder: one per (task, epoch), from trajectories.jsonl, dropped.jsonl
+ * and the latest failure of tasks that never finished. A failed, dropped or unjudged sample is unscored
+ * (passed: null), never a 0.
+ */
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { UserError } from "../core/errors.js";
+import { RUN_FILES } from "../store/checkpoint.js";
+import { readJsonl } from "../store/jsonl_file.js";
+
+const LineSchema = z
+  .object({
+    task_id: z.string(),
+    epoch: z.number().int().nonnegative().optional(),
+    outcome: z.string().optional(),
+    score: z
+      .object({
+        passed: z.boolean().nullable(),
+        value: z.number().nullable().optional(),
+        scorers: z.array(z.object({ name: z.string(), passed: z.boolean().nullable(), reason: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).passthrough()).optional(),
+      })
+      .passthrough()
+      .optional(),
+    usage: z.object({ total_tokens: z.number() }).partial().passthrough().optional(),
+    duration_ms: z.number().optional(),
+    cost_usd: z.number().optional(),
+    final_response: z.string().nullable().optional(),
+    error: z.string().optional(),
+    dropped: z.string().optional(),
+    verify: z.object({ exit_code: z.number(), output: z.string().optional() }).passthrough().optional(),
+    messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()).optional(),
+  })
+  .passthrough();
+
+export interface RunSample {
+  key: string;
+  taskId: string;
+  epoch: number;
+  /** true/false when scored; null when unscored (failed, dropped, no scorer, judge failed). */
+  passed: boolean | null;
+  /** Why it failed or is unscored: scorer reasons, the failure, the drop reason. */
+  reason: string;
+  /** Extra text for a report (verify output tail). */
+  details?: string;
+  prompt?: string;
+  tokens: number;
+  durationMs: number;
+  costUsd?: number;
+  outcome: string;
+}
+
+export interface RunSamples {
+  dir: string;
+  name: string;
+  samples: Map<string, RunSample>;
+  epochs: number;
+  badLines: number;
+}
+
+export function sampleKey(taskId: string, epoch: number): string {
+  return `${taskId}#${epoch}`;
+}
+
+function firstUserPrompt(messages: { role: string; content: unknown }[] | undefined): string | undefined {
+  const m = messages?.find((x) => x.role === "user");
+  return typeof m?.content === "string" ? m.content : undefined;
+}
+
+function tail(text: string, max = 800): string {
+  return text.length > max ? `…${text.slice(-max)}` : text;
+}
+
+function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "dropped" | "failed"): RunSample {
+  const epoch = line.epoch ?? 0;
+  const score = line.score;
+  let passed: boolean | null = null;
+  let reason: string;
+  if (source === "failed") reason = `${line.outcome ?? "failed"}: ${line.error ?? "no detail"}`;
+  else if (source === "dropped") reason = `dropped: ${line.dropped ?? "filtered"}`;
+  else if (!score) reason = "no scorer for this task";
+  else {
+    passed = score.passed;
+    const reasons = (score.scorers ?? []).filter((s) => s.passed !== true).map((s) => `${s.name}: ${s.reason ?? (s.passed === null ? "undecided" : "failed")}`);
+    reason = reasons.join("; ") || (passed ? "passed" : passed === null ? "unscored" : "failed");
+  }
+  return {
+    key: sampleKey(line.task_id, epoch),
+    taskId: line.task_id,
+    epoch,
+    passed,
+    reason,
+    details: line.verify?.output ? `verify exit ${line.verify.exit_code}: ${tail(line.verify.output)}` : undefined,
+    prompt: firstUserPrompt(line.messages),
+    tokens: line.usage?.total_tokens ?? 0,
+    durationMs: line.duration_ms ?? 0,
+    costUsd: line.cost_usd,
+    outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),
+  };
+}
+
+/** Reads a run folder's samples. A missing folder or one without result files is a UserError. */
+export async function loadRunSamples(dir: string): Promise<RunSamples> {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${dir}: no such run folder`);
+  const files = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed] as const;
+  if (!files.some((f) => existsSync(join(dir, f)))) throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
+  const samples = new Map<string, RunSample>();
+  const failures = new Map<string, RunSample>();
+  let badLines = 0;
+  let epochs = 1;
+  for (const file of files) {
+    const source = file === RUN_FILES.trajectories ? "trajectory" : file === RUN_FILES.dropped ? "dropped" : "failed";
+    for await (const { value, error } of readJsonl(join(dir, file))) {
+      const parsed = error ? undefined : LineSchema.safeParse(value);
+      if (!parsed?.success) {
+        badLines++;
+        continue;
+      }
+      const sample = toSample(parsed.data, source);
+      epochs = Math.max(epochs, sample.epoch + 1);
+      // Failures are attempts: the latest one stands, and only for tasks that never finished.
+      if (source === "failed") failures.set(sample.key, sample);
+      else samples.set(sample.key, sample);
+    }
+  }
+  for (const [key, failure] of failures) if (!samples.has(key)) samples.set(key, failure);
+  return { dir, name: dir.split(/[\\/]/).filter(Boolean).at(-1) ?? dir, samples, epochs, badLines };
+}
