@@ -55,6 +55,8 @@ export interface ChatRequest {
   messages: ChatMessage[];
   tools?: readonly OpenAITool[];
   signal?: AbortSignal;
+  /** Ask for a structured answer (OpenAI `response_format`); providers that cannot, ignore it. */
+  responseFormat?: { type: "json_schema"; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean } };
 }
 
 export interface ChatResponse {
