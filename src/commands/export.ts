@@ -3,7 +3,7 @@
  * line (never the whole file in memory). Bad lines are reported with file:line and skipped.
  */
 import { once } from "node:events";
-import { createWriteStream, existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { accessSync, constants, createWriteStream, existsSync, renameSync, rmSync, statSync, type WriteStream } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { readJsonl } from "../store/jsonl_file.js";
@@ -11,6 +11,7 @@ import { reasoningStats } from "../report/tool_stats.js";
 import { ReadableTrajectorySchema, type TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
 import { exportFormats, loadExportFormat, type ExportOptions } from "../formats/index.js";
+import { BestEpochPicker, dedupKey, groupRecord, isValidation, lineFilterReason, type CurateOptions } from "../formats/curate.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
@@ -33,42 +34,125 @@ const HELP = `Usage: hermes-batch export RUN_DIR_OR_FILE [options]
 
 Converts trajectories to a training format, one JSON object per line. RUN_DIR_OR_FILE is a run folder
 (its trajectories.jsonl is read) or a trajectories JSONL file. The file is streamed; bad lines are
-reported as file:line and skipped.
+reported as file:line and skipped. Every written line is checked against its format's schema.
 
 Options:
   --format NAME            output format (default sharegpt):
 ${exportFormats()
   .map((f) => `                             ${f.name}: ${f.description}`)
   .join("\n")}
+                             groups: one line per task with every scored epoch's messages, reward and
+                             advantage (reward minus the task's mean), for group-based RL trainers
   --out FILE               output file, '-' for stdout (default: export.<format>.jsonl beside the input)
-  --only-completed         keep only trajectories with completed: true
-  --require-reasoning      keep only trajectories with reasoning in at least one assistant turn
-  --require-verify-pass    keep only trajectories whose verify command passed (alias --min-verify-pass)
   --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata)
   --reasoning drop|think   openai format: leave reasoning out (default) or prepend it as <think>…</think>
 
+Filters (a line must pass all):
+  --only-completed         keep only trajectories with completed: true
+  --only-passed            keep only trajectories whose score passed
+  --min-score X            keep only trajectories whose score value (or 1/0 for passed/failed) is at least X
+  --best-of-epochs         per task, only the best-scoring epoch (ties: fewer turns, then the first epoch)
+  --dedup                  drop a trajectory whose prompt and final answer repeat an earlier one
+  --min-turns N, --max-turns N   assistant turns in the conversation
+  --drop-tool-errors       drop trajectories with any failed tool call
+  --require-reasoning      keep only trajectories with reasoning in at least one assistant turn
+  --require-verify-pass    keep only trajectories whose verify command passed (alias --min-verify-pass)
+
+Split:
+  --split R --seed S       write OUT.train.jsonl and OUT.val.jsonl beside --out OUT.jsonl, a fraction R (0 < R < 1)
+                           of the tasks in validation; by task id, so every epoch of a task is on one side
+
 Exit codes: 0 written (bad lines only warn), 1 no usable line at all, 2 bad arguments or missing input.`;
 
+function numberFlag(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || !check(n)) throw new UserError(`${flag} must be ${what}, got '${value}'`);
+  return n;
+}
+
+/** The folder of an output file must exist and be writable: checked before reading anything. */
+function checkOutput(path: string, flag: string): void {
+  const dir = dirname(path);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${flag} ${path}: folder ${dir} does not exist`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new UserError(`${flag} ${path}: folder ${dir} is not writable`);
+  }
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UserError(`${flag} ${path}: is a folder`);
+}
+
+/** An output file written to a temporary name and renamed into place only when complete. */
+class AtomicOutput {
+  readonly tmp: string;
+  private readonly stream: WriteStream | NodeJS.WriteStream;
+  written = 0;
+  constructor(readonly path: string) {
+    this.tmp = path === "-" ? "" : `${resolve(path)}.tmp-${process.pid}`;
+    this.stream = path === "-" ? process.stdout : createWriteStream(this.tmp, { encoding: "utf8" });
+  }
+  async write(record: unknown): Promise<void> {
+    if (!this.stream.write(JSON.stringify(record) + "\n")) await once(this.stream, "drain");
+    this.written++;
+  }
+  async commit(): Promise<void> {
+    if (this.path === "-") return;
+    const file = this.stream as WriteStream;
+    await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+    renameSync(this.tmp, this.path);
+  }
+  abort(): void {
+    if (this.path === "-") return;
+    (this.stream as WriteStream).destroy();
+    rmSync(this.tmp, { force: true });
+  }
+}
+
 export const command: Command = {
-  summary: "convert trajectories to sharegpt, hermes or openai fine-tuning JSONL",
+  summary: "convert trajectories to sharegpt, hermes, openai or groups fine-tuning JSONL, with quality filters",
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       format: { type: "string" },
       out: { type: "string" },
       "only-completed": { type: "boolean" },
+      "only-passed": { type: "boolean" },
+      "min-score": { type: "string" },
+      "best-of-epochs": { type: "boolean" },
+      dedup: { type: "boolean" },
+      "min-turns": { type: "string" },
+      "max-turns": { type: "string" },
+      "drop-tool-errors": { type: "boolean" },
       "require-reasoning": { type: "boolean" },
       "require-verify-pass": { type: "boolean" },
       "min-verify-pass": { type: "boolean" },
+      split: { type: "string" },
+      seed: { type: "string" },
       metadata: { type: "boolean" },
       reasoning: { type: "string" },
     });
     if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
     const format = values.format ?? "sharegpt";
-    const convert = await loadExportFormat(format);
+    const groups = format === "groups";
+    const convert = groups ? undefined : await loadExportFormat(format);
+    const outputSchema = groups ? GroupsRecordSchema : outputSchemaOf(format);
     const reasoning = values.reasoning ?? "drop";
     if (reasoning !== "drop" && reasoning !== "think") throw new UserError(`--reasoning must be drop or think, got '${reasoning}'`);
     const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning };
+    const isInt = (n: number) => Number.isInteger(n) && n >= 0;
+    const curate: CurateOptions = {
+      onlyPassed: values["only-passed"],
+      minScore: numberFlag(values["min-score"], "--min-score", () => true, "a number"),
+      minTurns: numberFlag(values["min-turns"], "--min-turns", isInt, "a whole number ≥ 0"),
+      maxTurns: numberFlag(values["max-turns"], "--max-turns", isInt, "a whole number ≥ 0"),
+      dropToolErrors: values["drop-tool-errors"],
+      bestOfEpochs: values["best-of-epochs"],
+      dedup: values.dedup,
+    };
+    const split = numberFlag(values.split, "--split", (n) => n > 0 && n < 1, "a fraction between 0 and 1 (the validation share)");
+    const seed = numberFlag(values.seed, "--seed", Number.isInteger, "a whole number") ?? 0;
+    if (values.seed !== undefined && split === undefined) throw new UserError("--seed is for --split (see --help)");
 
     const target = resolve(positionals[0]!);
     if (!existsSync(target)) throw new UserError(`no such file or folder: ${positionals[0]}`);
@@ -76,71 +160,133 @@ export const command: Command = {
     if (!existsSync(input)) throw new UserError(`no trajectories.jsonl in ${positionals[0]}`);
     const outPath = values.out ?? join(dirname(input), `export.${format}.jsonl`);
     const toStdout = outPath === "-";
-    if (!toStdout && resolve(outPath) === input) throw new UserError("--out must differ from the input file");
+    if (split !== undefined && toStdout) throw new UserError("--split writes two files: give --out NAME.jsonl, not '-'");
+    const outPaths = split === undefined ? [outPath] : [0, 1].map((i) => outPath.replace(/(\.jsonl)?$/, i === 0 ? ".train.jsonl" : ".val.jsonl"));
+    for (const p of outPaths) {
+      if (p === "-") continue;
+      if (resolve(p) === input) throw new UserError("--out must differ from the input file");
+      checkOutput(resolve(p), "--out");
+    }
 
     const onlyCompleted = values["only-completed"] ?? false;
     const requireReasoning = values["require-reasoning"] ?? false;
     const requireVerify = (values["require-verify-pass"] ?? false) || (values["min-verify-pass"] ?? false);
-
-    const tmpPath = toStdout ? "" : `${resolve(outPath)}.tmp-${process.pid}`;
-    const out = toStdout ? process.stdout : createWriteStream(tmpPath, { encoding: "utf8" });
-    const counts = { read: 0, written: 0, bad: 0, notCompleted: 0, noReasoning: 0, notVerified: 0 };
     const name = basename(input);
-    try {
+    const counts = { read: 0, bad: 0, filtered: new Map<string, number>() };
+    const drop = (why: string) => counts.filtered.set(why, (counts.filtered.get(why) ?? 0) + 1);
+
+    /** Streams the valid entries of the input; bad lines are reported once (first pass only). */
+    async function* entries(report: boolean): AsyncGenerator<TrajectoryEntry> {
       for await (const l of readJsonl<unknown>(input)) {
-        const where = `${input}:${l.line}`;
         let entry: TrajectoryEntry | undefined;
         let problem = l.error;
         if (!problem) {
           const parsed = ReadableTrajectorySchema.safeParse(l.value);
           if (!parsed.success) problem = describeIssues(parsed.error);
-          else if (format === "openai" && !parsed.data.messages) problem = "has no `messages` (needed for the openai format)";
+          else if ((format === "openai" || groups) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
           else entry = parsed.data as unknown as TrajectoryEntry;
         }
         if (!entry) {
-          counts.bad++;
-          if (counts.bad <= MAX_REPORTED_BAD_LINES) process.stderr.write(`${where}: skipped bad line: ${problem}\n`);
+          if (report) {
+            counts.bad++;
+            if (counts.bad <= MAX_REPORTED_BAD_LINES) process.stderr.write(`${input}:${l.line}: skipped bad line: ${problem}\n`);
+          }
           continue;
         }
+        yield entry;
+      }
+    }
+
+    const keep = (entry: TrajectoryEntry): boolean => {
+      if (onlyCompleted && entry.completed !== true) return drop("not completed"), false;
+      if (requireReasoning && !hasReasoning(entry)) return drop("without reasoning"), false;
+      if (requireVerify && entry.verify?.passed !== true) return drop("without a passing verify"), false;
+      const why = lineFilterReason(entry, curate);
+      if (why) return drop(why), false;
+      return true;
+    };
+
+    // --best-of-epochs needs every epoch of a task before choosing: a first pass picks, a second writes.
+    let picker: BestEpochPicker | undefined;
+    if (curate.bestOfEpochs) {
+      picker = new BestEpochPicker();
+      for await (const entry of entries(true)) if (keep(entry)) picker.offer(entry);
+      counts.filtered.clear();
+    }
+
+    const outputs = outPaths.map((p) => new AtomicOutput(p));
+    const seen = new Set<string>();
+    const byTask = new Map<string, TrajectoryEntry[]>();
+    const emit = async (entry: TrajectoryEntry, record: unknown) => {
+      const checked = outputSchema.safeParse(record);
+      if (!checked.success) throw new Error(`export ${format}: line for task ${entry.task_id} does not match the format's schema: ${describeIssues(checked.error)}`);
+      const side = split === undefined ? 0 : isValidation(entry.task_id, split, seed) ? 1 : 0;
+      await outputs[side]!.write(record);
+    };
+    try {
+      for await (const entry of entries(!picker)) {
         counts.read++;
-        if (onlyCompleted && entry.completed !== true) {
-          counts.notCompleted++;
+        if (!keep(entry)) continue;
+        if (picker && !picker.isBest(entry)) {
+          drop("not the best epoch");
           continue;
         }
-        if (requireReasoning && !hasReasoning(entry)) {
-          counts.noReasoning++;
+        if (curate.dedup) {
+          const key = dedupKey(entry);
+          if (seen.has(key)) {
+            drop("duplicate");
+            continue;
+          }
+          seen.add(key);
+        }
+        if (groups) {
+          // A group needs all of a task's epochs: held per task until the end (memory grows with the kept lines).
+          byTask.set(entry.task_id, [...(byTask.get(entry.task_id) ?? []), entry]);
           continue;
         }
-        if (requireVerify && entry.verify?.passed !== true) {
-          counts.notVerified++;
-          continue;
-        }
-        if (!out.write(JSON.stringify(convert(entry, opts)) + "\n")) await once(out, "drain");
-        counts.written++;
+        await emit(entry, convert!(entry, opts));
       }
-      if (!toStdout) {
-        const file = out as ReturnType<typeof createWriteStream>;
-        await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
-        renameSync(tmpPath, outPath);
+      if (groups) {
+        for (const [taskId, list] of byTask) {
+          const record = groupRecord(taskId, list);
+          if (record) await emit(list[0]!, record);
+          else drop("no scored epoch");
+        }
       }
+      for (const o of outputs) await o.commit();
     } catch (err) {
-      if (!toStdout) {
-        (out as ReturnType<typeof createWriteStream>).destroy();
-        rmSync(tmpPath, { force: true });
-      }
+      for (const o of outputs) o.abort();
       throw err;
     }
 
     if (counts.bad > MAX_REPORTED_BAD_LINES) process.stderr.write(`… and ${counts.bad - MAX_REPORTED_BAD_LINES} more bad lines\n`);
-    const filtered = [
-      counts.notCompleted && `${counts.notCompleted} not completed`,
-      counts.noReasoning && `${counts.noReasoning} without reasoning`,
-      counts.notVerified && `${counts.notVerified} without a passing verify`,
-    ].filter(Boolean);
-    const parts = [`exported ${counts.written} of ${counts.read} trajectories from ${name} as ${format} to ${toStdout ? "stdout" : outPath}`];
-    if (filtered.length) parts.push(`filtered: ${filtered.join(", ")}`);
+    const written = outputs.reduce((n, o) => n + o.written, 0);
+    const where = toStdout ? "stdout" : outputs.length === 1 ? outputs[0]!.path : outputs.map((o) => `${o.path} (${o.written})`).join(" and ");
+    const what = groups ? `${written} task groups of ${counts.read} trajectories` : `${written} of ${counts.read} trajectories`;
+    const parts = [`exported ${what} from ${name} as ${format} to ${where}`];
+    if (counts.filtered.size) parts.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
     if (counts.bad) parts.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
     process.stderr.write(parts.join("; ") + "\n");
     return counts.read === 0 && counts.bad > 0 ? 1 : 0;
   },
 };
+
+const TurnSchema = z.object({ from: z.enum(["system", "human", "gpt", "tool"]), value: z.string() });
+const MessageSchema = z.looseObject({ role: z.enum(["system", "user", "assistant", "tool"]) });
+const OUTPUT_SCHEMAS: Record<string, z.ZodType> = {
+  sharegpt: z.looseObject({ conversations: z.array(TurnSchema).min(1) }),
+  hermes: z.looseObject({ conversations: z.array(TurnSchema).min(1), prompt_index: z.number().int().optional(), completed: z.boolean() }),
+  openai: z.looseObject({ messages: z.array(MessageSchema).min(1) }),
+};
+
+const GroupsRecordSchema = z.object({
+  task_id: z.string(),
+  prompt: z.string(),
+  mean_reward: z.number(),
+  samples: z.array(z.object({ epoch: z.number().int(), messages: z.array(MessageSchema), reward: z.number(), advantage: z.number() })).min(1),
+});
+
+/** Formats a plugin registers have no schema here: their lines are checked for being JSON objects only. */
+function outputSchemaOf(format: string): z.ZodType {
+  return OUTPUT_SCHEMAS[format] ?? z.record(z.string(), z.unknown());
+}

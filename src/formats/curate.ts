@@ -1,0 +1,111 @@
+/**
+ * Curation of training data from scored trajectories: filters on one line (passed, score, turns, tool
+ * errors), choices across lines (best epoch per task, duplicates), a train/validation split by task,
+ * and the reward of a line for group-based trainers.
+ */
+import { createHash } from "node:crypto";
+import type { TrajectoryEntry } from "../core/records.js";
+
+export interface CurateOptions {
+  onlyPassed?: boolean;
+  minScore?: number;
+  minTurns?: number;
+  maxTurns?: number;
+  dropToolErrors?: boolean;
+  bestOfEpochs?: boolean;
+  dedup?: boolean;
+}
+
+type Scored = TrajectoryEntry & { epoch?: number; score?: { passed: boolean | null; value: number | null } };
+
+export function epochOf(entry: TrajectoryEntry): number {
+  return (entry as Scored).epoch ?? 0;
+}
+
+/** The line's reward: the score value, else 1/0 for passed/failed; null when unscored. */
+export function rewardOf(entry: TrajectoryEntry): number | null {
+  const score = (entry as Scored).score;
+  if (!score || score.passed === null) return null;
+  return score.value ?? (score.passed ? 1 : 0);
+}
+
+/** Assistant turns of the conversation (a "turn" as --min-turns/--max-turns count it). */
+export function turnsOf(entry: TrajectoryEntry): number {
+  if (Array.isArray(entry.messages)) return entry.messages.filter((m) => m.role === "assistant").length;
+  return (entry.conversations ?? []).filter((t) => t.from === "gpt").length;
+}
+
+function toolErrors(entry: TrajectoryEntry): number {
+  return Object.values(entry.tool_error_counts ?? {}).reduce((a, b) => a + b, 0);
+}
+
+/** Why a line is left out by the one-line filters, or undefined to keep it. */
+export function lineFilterReason(entry: TrajectoryEntry, o: CurateOptions): string | undefined {
+  const score = (entry as Scored).score;
+  if (o.onlyPassed && score?.passed !== true) return "not passed";
+  if (o.minScore !== undefined && !((rewardOf(entry) ?? -Infinity) >= o.minScore)) return "below --min-score";
+  const turns = turnsOf(entry);
+  if (o.minTurns !== undefined && turns < o.minTurns) return "too few turns";
+  if (o.maxTurns !== undefined && turns > o.maxTurns) return "too many turns";
+  if (o.dropToolErrors && toolErrors(entry) > 0) return "tool errors";
+  return undefined;
+}
+
+function promptOf(entry: TrajectoryEntry): string {
+  const user = entry.messages?.find((m) => m.role === "user");
+  if (user && typeof user.content === "string") return user.content;
+  return entry.conversations?.find((t) => t.from === "human")?.value ?? "";
+}
+
+/** Same prompt and same final answer (whitespace-insensitive) = duplicate. */
+export function dedupKey(entry: TrajectoryEntry): string {
+  const norm = (s: string) => s.replace(/\s+/g, " ").trim();
+  return createHash("sha256").update(norm(promptOf(entry))).update("\u0000").update(norm(entry.final_response ?? "")).digest("hex");
+}
+
+/**
+ * Per task, the epoch to keep with --best-of-epochs: the highest reward (unscored lowest), then fewer
+ * turns, then the lower epoch, so the choice is stable.
+ */
+export class BestEpochPicker {
+  private readonly best = new Map<string, { epoch: number; reward: number; turns: number }>();
+
+  offer(entry: TrajectoryEntry): void {
+    const cand = { epoch: epochOf(entry), reward: rewardOf(entry) ?? -Infinity, turns: turnsOf(entry) };
+    const cur = this.best.get(entry.task_id);
+    const better = !cur || cand.reward > cur.reward || (cand.reward === cur.reward && (cand.turns < cur.turns || (cand.turns === cur.turns && cand.epoch < cur.epoch)));
+    if (better) this.best.set(entry.task_id, cand);
+  }
+
+  isBest(entry: TrajectoryEntry): boolean {
+    return this.best.get(entry.task_id)?.epoch === epochOf(entry);
+  }
+}
+
+/** Validation side of a split: by task id and seed, so every epoch of a task lands on the same side. */
+export function isValidation(taskId: string, ratio: number, seed: number): boolean {
+  const h = createHash("sha256").update(`${seed}\u0000${taskId}`).digest();
+  return h.readUInt32BE(0) / 0x1_0000_0000 < ratio;
+}
+
+export interface GroupMember {
+  epoch: number;
+  messages: unknown;
+  reward: number;
+  advantage: number;
+}
+
+/** One task's scored epochs with their advantages (reward minus the task's mean reward: they sum to 0). */
+export function groupRecord(taskId: string, entries: TrajectoryEntry[]): { task_id: string; prompt: string; mean_reward: number; samples: GroupMember[] } | undefined {
+  const scored = entries.map((e) => ({ e, reward: rewardOf(e) })).filter((x): x is { e: TrajectoryEntry; reward: number } => x.reward !== null);
+  if (scored.length === 0) return undefined;
+  const mean = scored.reduce((a, x) => a + x.reward, 0) / scored.length;
+  return {
+    task_id: taskId,
+    prompt: promptOf(scored[0]!.e),
+    mean_reward: mean,
+    samples: scored
+      .sort((a, b) => epochOf(a.e) - epochOf(b.e))
+      .map(({ e, reward }) => ({ epoch: epochOf(e), messages: e.messages, reward, advantage: reward - mean })),
+  };
+}
