@@ -13,6 +13,7 @@ import {
   type PromptRequest,
 } from "../tools/approval/gate.js";
 import type { ApprovalRecord } from "../tools/registry.js";
+import { UserError } from "../src/core/errors.js";
 
 const info = { cwd: "/work/task", backend: "local" };
 
@@ -207,9 +208,14 @@ describe("allowlist file and summaries", () => {
     await appendToAllowlist("killall", path);
     expect(await loadUserAllowlist(path)).toEqual(["shred", "killall"]);
     writeFileSync(path, "command_allowlist: yes\n");
-    await expect(loadUserAllowlist(path)).rejects.toThrow(/command_allowlist must be a list/);
+    await expect(loadUserAllowlist(path)).rejects.toThrow(`${path}: command_allowlist: must be a list of pattern keys (strings)`);
+    await expect(loadUserAllowlist(path)).rejects.toBeInstanceOf(UserError);
+    writeFileSync(path, "command_allowlist: [shred, 3]\n");
+    await expect(loadUserAllowlist(path)).rejects.toThrow(`${path}: command_allowlist.1: must be a pattern key (a string)`);
     writeFileSync(path, "a: [\n");
-    await expect(loadUserAllowlist(path)).rejects.toThrow(/invalid YAML/);
+    await expect(loadUserAllowlist(path)).rejects.toThrow(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: invalid YAML: .*line`));
+    writeFileSync(path, "- just\n- a list\n");
+    await expect(loadUserAllowlist(path)).rejects.toThrow(/the top level must be a mapping/);
   });
 
   it("summarizeApprovals counts approved, denied and approver errors per pattern", () => {

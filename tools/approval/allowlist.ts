@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isMap, isSeq, parseDocument } from "yaml";
 import { z } from "zod";
+import { UserError } from "../../src/core/errors.js";
 
 export function userConfigDir(): string {
   return process.env.HERMES_BATCH_CONFIG_DIR || join(homedir(), ".hermes-batch");
@@ -16,7 +17,9 @@ export function userConfigPath(): string {
   return join(userConfigDir(), "config.yaml");
 }
 
-const AllowlistSchema = z.array(z.string().min(1)).default([]);
+const UserConfigSchema = z.looseObject({
+  command_allowlist: z.array(z.string({ error: "must be a pattern key (a string)" }).min(1, "an entry is empty"), { error: "must be a list of pattern keys (strings)" }).nullish(),
+});
 
 async function readIfExists(path: string): Promise<string | undefined> {
   try {
@@ -29,21 +32,31 @@ async function readIfExists(path: string): Promise<string | undefined> {
 
 function parseConfig(text: string, path: string) {
   const doc = parseDocument(text);
-  if (doc.errors.length) throw new Error(`${path}: invalid YAML: ${doc.errors[0]!.message}`);
+  if (doc.errors.length) throw new UserError(`${path}: invalid YAML: ${doc.errors[0]!.message.split("\n")[0]!.replace(/:$/, "")}`);
   const root = doc.contents;
-  if (root !== null && !isMap(root)) throw new Error(`${path}: the top level must be a mapping`);
+  if (root !== null && !isMap(root)) throw new UserError(`${path}: the top level must be a mapping`);
   return doc;
 }
 
-/** The pattern keys in `command_allowlist`; [] when the file or the key is missing. Throws on a malformed file. */
+/**
+ * The pattern keys in `command_allowlist`; [] when the file or the key is missing. A file that cannot
+ * be read or parsed, or has the wrong shape, is a UserError naming the file and the reason.
+ */
 export async function loadUserAllowlist(path: string = userConfigPath()): Promise<string[]> {
-  const text = await readIfExists(path);
+  let text: string | undefined;
+  try {
+    text = await readIfExists(path);
+  } catch (err) {
+    throw new UserError(`${path}: cannot read the user config (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
   if (text === undefined) return [];
   const doc = parseConfig(text, path);
-  const data = (doc.toJS() ?? {}) as Record<string, unknown>;
-  const result = AllowlistSchema.safeParse(data.command_allowlist ?? undefined);
-  if (!result.success) throw new Error(`${path}: command_allowlist must be a list of pattern keys (strings)`);
-  return result.data;
+  const result = UserConfigSchema.safeParse(doc.toJS() ?? {});
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new UserError(`${path}: ${issue.path.map(String).join(".") || "config"}: ${issue.message}`);
+  }
+  return result.data.command_allowlist ?? [];
 }
 
 /**
@@ -62,7 +75,7 @@ export async function appendToAllowlist(key: string, path: string = userConfigPa
     if (current.includes(key)) return;
     list.add(doc.createNode(key));
   } else {
-    throw new Error(`${path}: command_allowlist must be a list of pattern keys (strings)`);
+    throw new UserError(`${path}: command_allowlist: must be a list of pattern keys (strings)`);
   }
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
