@@ -109,12 +109,12 @@ describe("seeing through disguises", () => {
     expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("computed_command");
   });
 
-  it("is fast on long input", () => {
+  it("reads long input whole: a dangerous command after a 100 kB heredoc and 5000 pipelines is still found", () => {
+    // Speed on this input is measured by scripts/bench/approval-detect.ts, not asserted here.
     const blob = "a".repeat(100_000);
     const long = `cat > big.txt <<'EOF'\n${"echo hello | grep h; ".repeat(5000)}${blob}\nEOF\necho ${blob} | wc -c; ${"x".repeat(50_000)}(){ :; }`;
-    const t0 = performance.now();
     expect(detectDangerousCommand(long).dangerous).toBe(false);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(detectDangerousCommand(`${long}\nrm -rf /`).patternKey).toBe("delete_system_path");
   });
 });
 
