@@ -7,14 +7,17 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import "../tools/terminal_tool.js";
 import "../tools/file_tools.js";
-import { createApprovalGate, detectDangerousCommand, type PromptRequest } from "../tools/approval/gate.js";
-import type { ApprovalGate } from "../tools/registry.js";
-import { registry } from "../tools/registry.js";
-import { commandAsRun } from "../tools/terminal_tool.js";
+import { createApprovalGate, detectDangerousCommand, type ApprovalGate, type PromptRequest } from "../tools/approval/gate.js";
+import { commandAsRun } from "../tools/approval/effects.js";
 import { localTask, type LocalTaskFixture } from "./helpers/local_ctx.js";
+import { callTool } from "./helpers/tool_call.js";
 
+const gates = new WeakMap<LocalTaskFixture, ApprovalGate>();
+
+/** One call through the pipeline, with the task's gate as its approval service (none: fail-closed). */
 async function call(name: string, args: Record<string, unknown>, t: LocalTaskFixture): Promise<any> {
-  return JSON.parse(await registry.dispatch(name, args, t.ctx));
+  const gate = gates.get(t);
+  return callTool(name, args, t.ctx, gate ? { approval: { gate, records: [] } } : {});
 }
 
 /** A gate that records what it was asked and denies everything, so nothing it is asked about runs. */
@@ -30,8 +33,9 @@ function denyAll(): { gate: ApprovalGate; seen: { command: string; cwd?: string 
 }
 
 const tasks: LocalTaskFixture[] = [];
-function task(approve?: ApprovalGate): LocalTaskFixture {
-  const t = localTask(approve ? { approve } : {});
+function task(gate?: ApprovalGate): LocalTaskFixture {
+  const t = localTask();
+  if (gate) gates.set(t, gate);
   tasks.push(t);
   return t;
 }
@@ -204,20 +208,24 @@ describe("file tools: writes to system and credential paths go through the gate"
     expect(svc.records.map((x) => x.decision)).toEqual(["approve", "approve"]);
   });
 
-  it("normal writes never ask", async () => {
-    const { gate, seen } = denyAll();
-    const g = withGate(gate);
+  it("normal writes are neither blocked nor recorded, even under policy deny", async () => {
+    const svc = createApprovalGate({ policy: "deny", taskId: "t" });
+    const g = withGate(svc.gate);
     expect(await call("write_file", { path: "src/app.ts", content: "a\n" }, g)).toMatchObject({ success: true });
     expect(await call("patch", { path: "src/app.ts", old_string: "a", new_string: "b" }, g)).toMatchObject({ success: true });
-    expect(await call("write_file", { path: join(t.root, "scratch", "notes.md"), content: "n" }, g)).toMatchObject({ success: true });
+    expect(await call("write_file", { path: join(g.root, "scratch", "notes.md"), content: "n" }, g)).toMatchObject({ success: true });
     expect(readFileSync(join(g.taskDir, "src", "app.ts"), "utf8")).toBe("b\n");
-    expect(seen).toEqual([]);
+    expect(svc.records).toEqual([]);
   });
 
-  it("without a gate (policy absent) writes are not blocked", async () => {
+  it("without an approval service a sensitive write is denied (fail-closed), a normal one goes through", async () => {
     const key = join(home, ".ssh", "known_hosts");
-    expect(await call("write_file", { path: key, content: "h" }, t)).toMatchObject({ success: true });
-    expect(readFileSync(key, "utf8")).toBe("h");
+    const denied = await call("write_file", { path: key, content: "h" }, t);
+    expect(denied).toMatchObject({ status: "blocked" });
+    expect(denied.error).toMatch(/^BLOCKED: .*no approval service is configured/);
+    expect(existsSync(key)).toBe(false);
+    expect(await call("write_file", { path: "notes.md", content: "n" }, t)).toMatchObject({ success: true });
+    expect(readFileSync(join(t.taskDir, "notes.md"), "utf8")).toBe("n");
   });
 });
 

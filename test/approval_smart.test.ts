@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { APPROVER_SYSTEM_PROMPT, createApprovalGate, summarizeApprovals, type ApprovalGateOptions } from "../tools/approval/gate.js";
 import { TaskEnvironment } from "../tools/environments/manager.js";
-import { registry, type Logger, type ToolContext } from "../tools/registry.js";
+import type { Logger, ToolContext } from "../tools/registry.js";
+import { createToolPipeline } from "../tools/pipeline.js";
 import "../tools/terminal_tool.js";
 import { completion, httpError, startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
 
@@ -250,9 +251,9 @@ describe("end to end with the terminal tool on a local environment", () => {
     server.setHandler(() => verdict(decision, decision === "deny" ? "deletes data outside the task" : "scratch data"));
     const svc = gateFor();
     const env = new TaskEnvironment("local", { runName: "approval-e2e", taskId: `t-${decision}`, hostTaskDir: join(base, `task-${decision}`) });
-    const ctx: ToolContext = { taskId: `t-${decision}`, envKind: "local", getEnv: () => env.get(), approve: svc.gate, logger: quietLogger };
+    const ctx: ToolContext = { taskId: `t-${decision}`, envKind: "local", getEnv: () => env.get(), logger: quietLogger };
     try {
-      const out = JSON.parse(await registry.dispatch("terminal", { command }, ctx));
+      const out = JSON.parse(await createToolPipeline({ approval: svc }).call("terminal", { command }, ctx));
       return { out, svc };
     } finally {
       await env.cleanup();
@@ -265,7 +266,6 @@ describe("end to end with the terminal tool on a local environment", () => {
     writeFileSync(join(victimDir, "precious.txt"), "keep me");
     const { out, svc } = await runTerminal(`rm -rf ${victimDir}`, "deny");
     expect(existsSync(join(victimDir, "precious.txt"))).toBe(true);
-    expect(out.exit_code).toBe(-1);
     expect(out.status).toBe("blocked");
     expect(out.error).toMatch(/^BLOCKED by smart approval: .*Reason: deletes data outside the task\. Do NOT retry/);
     expect(svc.records[0]).toMatchObject({ decision: "deny", by: "smart", pattern: "recursive_delete" });

@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { discoverToolModules, moduleRegistersTools, registry, type Logger } from "../tools/registry.js";
 import { loadPlugins, toolHooks } from "../tools/plugins.js";
+import { createToolPipeline } from "../tools/pipeline.js";
 import { resetToolsets, resolveToolset, validateToolset } from "../tools/toolsets.js";
 
 const REGISTRY_URL = pathToFileURL(join(import.meta.dirname, "..", "tools", "registry.ts")).href;
@@ -89,7 +90,7 @@ export function registerLater() { registry.register({ name: "disc_helper" }); }
     expect(registry.has("disc_gamma")).toBe(true);
     expect(registry.has("disc_helper")).toBe(false);
     const ctx = { taskId: "t", envKind: "local", getEnv: () => Promise.reject(new Error("none")), logger: log };
-    expect(JSON.parse(await registry.dispatch("disc_gamma", {}, ctx))).toEqual({ from: "disc_gamma" });
+    expect(JSON.parse(await createToolPipeline().call("disc_gamma", {}, ctx))).toEqual({ from: "disc_gamma" });
   });
 
   it("returns an empty report for a missing folder", async () => {

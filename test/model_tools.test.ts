@@ -1,12 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ToolRegistry, type Logger, type OpenAITool, type ToolContext, type ToolEntryInput } from "../tools/registry.js";
 import {
-  AGENT_LOOP_TOOLS,
-  addToolHook,
   clearToolDefinitionCache,
   ensureToolsLoaded,
   getToolDefinitions,
-  handleFunctionCall,
   providedToolsets,
   removeToolMentions,
   selectToolNames,
@@ -220,89 +217,6 @@ describe("schema patching", () => {
     expect(removeToolMentions("Call 'memory' to save.", ["memory"])).toBe("");
     expect(removeToolMentions("Uses memory carefully.", ["memory"])).toBe("Uses memory carefully.");
     expect(removeToolMentions("Ask the memory tool.", ["memory"])).toBe("");
-  });
-});
-
-describe("handleFunctionCall", () => {
-  it("refuses agent-loop tools", async () => {
-    expect([...AGENT_LOOP_TOOLS].sort()).toEqual(["memory", "todo"]);
-    expect(JSON.parse(await handleFunctionCall("todo", {}, ctx, { registry: reg }))).toEqual({
-      error: "todo must be handled by the agent loop",
-    });
-    expect(JSON.parse(await handleFunctionCall("memory", {}, ctx, { registry: reg }))).toEqual({
-      error: "memory must be handled by the agent loop",
-    });
-  });
-
-  it("dispatches through the registry, with object or JSON-text arguments", async () => {
-    expect(JSON.parse(await handleFunctionCall("terminal", { command: "ls" }, ctx, { registry: reg }))).toEqual({
-      tool: "terminal",
-      args: { command: "ls" },
-    });
-    expect(JSON.parse(await handleFunctionCall("terminal", '{"command":"pwd"}', ctx, { registry: reg })).args).toEqual({
-      command: "pwd",
-    });
-    expect(JSON.parse(await handleFunctionCall("terminal", "", ctx, { registry: reg })).args).toEqual({});
-    expect(JSON.parse(await handleFunctionCall("nope", {}, ctx, { registry: reg }))).toEqual({ error: "Unknown tool: nope" });
-  });
-
-  it("wraps what escapes dispatch as Error executing <name>", async () => {
-    const bad = JSON.parse(await handleFunctionCall("terminal", "{not json", ctx, { registry: reg }));
-    expect(bad.error).toMatch(/^Error executing terminal: /);
-    expect(JSON.parse(await handleFunctionCall("terminal", "[1]", ctx, { registry: reg })).error).toBe(
-      "Invalid arguments for terminal: expected a JSON object",
-    );
-    const remove = addToolHook({ pre: () => { throw new Error("hook crashed"); } });
-    try {
-      expect(JSON.parse(await handleFunctionCall("terminal", {}, ctx, { registry: reg }))).toEqual({
-        error: "Error executing terminal: hook crashed",
-      });
-    } finally {
-      remove();
-    }
-  });
-
-  it("keeps handler failures in the registry's wording", async () => {
-    reg.register(fake("boom", "x", { handler: () => { throw new SyntaxError("bad"); } }));
-    expect(JSON.parse(await handleFunctionCall("boom", {}, ctx, { registry: reg }))).toEqual({
-      error: "Tool execution failed: SyntaxError: bad",
-    });
-  });
-
-  it("runs pre hooks (which may short-circuit) and post hooks (which may replace the result)", async () => {
-    const seen: string[] = [];
-    const removers = [
-      addToolHook({
-        pre: (call) => {
-          seen.push(`pre:${call.name}:${call.ctx.taskId}`);
-          if (call.args.block) return JSON.stringify({ error: "blocked by policy" });
-        },
-        post: (call, result) => {
-          seen.push(`post:${call.name}`);
-          return JSON.stringify({ wrapped: JSON.parse(result) });
-        },
-      }),
-      addToolHook({ post: () => undefined }),
-    ];
-    try {
-      expect(JSON.parse(await handleFunctionCall("process", { x: 1 }, ctx, { registry: reg }))).toEqual({
-        wrapped: { tool: "process", args: { x: 1 } },
-      });
-      expect(JSON.parse(await handleFunctionCall("process", { block: true }, ctx, { registry: reg }))).toEqual({
-        error: "blocked by policy",
-      });
-      expect(seen).toEqual(["pre:process:task_0", "post:process", "pre:process:task_0"]);
-    } finally {
-      removers.forEach((r) => r());
-    }
-    expect(JSON.parse(await handleFunctionCall("process", {}, ctx, { registry: reg }))).toEqual({ tool: "process", args: {} });
-  });
-
-  it("refuses a tool outside allowedTools", async () => {
-    const res = JSON.parse(
-      await handleFunctionCall("terminal", {}, ctx, { registry: reg, allowedTools: new Set(["read_file", "patch"]) }),
-    );
-    expect(res.error).toBe("Tool terminal is not available in this task. Available: patch, read_file");
   });
 });
 

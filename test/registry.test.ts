@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ToolRegistry, type Logger, type ToolContext, type ToolEntryInput } from "../tools/registry.js";
+import { createToolPipeline } from "../tools/pipeline.js";
 
 function capturingLogger(): Logger & { warnings: string[] } {
   const warnings: string[] = [];
@@ -31,7 +32,7 @@ describe("ToolRegistry.register", () => {
     reg.register(tool("echo", "first", { handler: () => '"first"' }));
     reg.register(tool("echo", "second", { handler: () => '"second"' }));
     expect(reg.toolsetOf("echo")).toBe("second");
-    expect(await reg.dispatch("echo", {}, ctx)).toBe('"second"');
+    expect(await createToolPipeline({ registry: reg }).call("echo", {}, ctx)).toBe('"second"');
     expect(log.warnings).toHaveLength(1);
     expect(log.warnings[0]).toContain("echo");
     expect(log.warnings[0]).toContain("later registration wins");
@@ -96,14 +97,19 @@ describe("ToolRegistry.getDefinitions", () => {
   });
 });
 
-describe("ToolRegistry.dispatch", () => {
+/** One call through a pipeline over `reg` (the only way a handler runs). */
+function dispatch(reg: ToolRegistry, name: string, args: Record<string, unknown>): Promise<string> {
+  return createToolPipeline({ registry: reg }).call(name, args, ctx);
+}
+
+describe("dispatch through the pipeline", () => {
   it("wraps a throwing handler as Tool execution failed: <Type>: <message>", async () => {
     const reg = new ToolRegistry();
     class QuotaError extends Error {}
     reg.register(tool("boom", "x", { handler: () => { throw new TypeError("bad arg"); } }));
     reg.register(tool("quota", "x", { handler: () => { throw new QuotaError("over quota"); } }));
-    expect(JSON.parse(await reg.dispatch("boom", {}, ctx))).toEqual({ error: "Tool execution failed: TypeError: bad arg" });
-    expect(JSON.parse(await reg.dispatch("quota", {}, ctx))).toEqual({ error: "Tool execution failed: QuotaError: over quota" });
+    expect(JSON.parse(await dispatch(reg, "boom", {}))).toEqual({ error: "Tool execution failed: TypeError: bad arg" });
+    expect(JSON.parse(await dispatch(reg, "quota", {}))).toEqual({ error: "Tool execution failed: QuotaError: over quota" });
   });
 
   it("awaits async handlers, including rejections", async () => {
@@ -118,24 +124,30 @@ describe("ToolRegistry.dispatch", () => {
       }),
     );
     reg.register(tool("reject", "x", { handler: async () => Promise.reject(new RangeError("late")) }));
-    expect(JSON.parse(await reg.dispatch("slow", { v: 42 }, ctx))).toEqual({ got: 42 });
-    expect(JSON.parse(await reg.dispatch("reject", {}, ctx))).toEqual({ error: "Tool execution failed: RangeError: late" });
+    expect(JSON.parse(await dispatch(reg, "slow", { v: 42 }))).toEqual({ got: 42 });
+    expect(JSON.parse(await dispatch(reg, "reject", {}))).toEqual({ error: "Tool execution failed: RangeError: late" });
   });
 
   it("answers an unknown tool with an error result", async () => {
     const reg = new ToolRegistry();
-    expect(JSON.parse(await reg.dispatch("nope", {}, ctx))).toEqual({ error: "Unknown tool: nope" });
+    expect(JSON.parse(await dispatch(reg, "nope", {}))).toEqual({ error: "Unknown tool: nope" });
   });
 
-  it("turns a handler that returns a non-string into an error", async () => {
+  it("turns a handler that returns neither JSON text nor a result into an error", async () => {
     const reg = new ToolRegistry();
     reg.register(tool("obj", "x", { handler: (() => ({ ok: true })) as never }));
-    expect(JSON.parse(await reg.dispatch("obj", {}, ctx)).error).toMatch(/^Tool execution failed: TypeError: .*not a JSON string/);
+    reg.register(tool("num", "x", { handler: (() => 3) as never }));
+    reg.register(tool("result", "x", { handler: () => ({ content: { ok: true } }) }));
+    expect(JSON.parse(await dispatch(reg, "obj", {})).error).toBe(
+      "Tool execution failed: TypeError: handler of obj returned an object, not a JSON string or a {content, error} result",
+    );
+    expect(JSON.parse(await dispatch(reg, "num", {})).error).toMatch(/^Tool execution failed: TypeError: handler of num returned number/);
+    expect(JSON.parse(await dispatch(reg, "result", {}))).toEqual({ ok: true });
   });
 
   it("passes args and ctx to the handler", async () => {
     const reg = new ToolRegistry();
     reg.register(tool("who", "x", { handler: (args, c) => JSON.stringify({ task: c.taskId, args }) }));
-    expect(JSON.parse(await reg.dispatch("who", { a: 1 }, ctx))).toEqual({ task: "t1", args: { a: 1 } });
+    expect(JSON.parse(await dispatch(reg, "who", { a: 1 }))).toEqual({ task: "t1", args: { a: 1 } });
   });
 });

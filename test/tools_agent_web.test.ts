@@ -1,11 +1,17 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { handleMemory, MemoryStore } from "../tools/memory_tool.js";
+import { handleMemory as memoryCall, memoryArgs, MemoryStore } from "../tools/memory_tool.js";
+import { createToolPipeline } from "../tools/pipeline.js";
 import { registry } from "../tools/registry.js";
-import { handleTodo, TodoStore } from "../tools/todo_tool.js";
+import { handleTodo as todoCall, todoArgs, TodoStore } from "../tools/todo_tool.js";
 import "../tools/web_tools.js";
 import { localTask } from "./helpers/local_ctx.js";
+import { callTool } from "./helpers/tool_call.js";
+
+/** The JSON text the model would see for a call on a store (arguments validated as the pipeline does). */
+const handleTodo = (store: TodoStore, args: unknown) => JSON.stringify(todoCall(store, todoArgs.parse(args)).content);
+const handleMemory = (store: MemoryStore, args: unknown) => JSON.stringify(memoryCall(store, memoryArgs.parse(args)).content);
 
 const task = localTask();
 afterAll(() => task.dispose());
@@ -47,7 +53,7 @@ describe("todo", () => {
     expect(replaced.summary.cancelled).toBe(1);
   });
 
-  it("normalises bad items the way Hermes does", () => {
+  it("normalises bad items the way Hermes does", async () => {
     const store = new TodoStore();
     const r = JSON.parse(handleTodo(store, { todos: [{ content: "", status: "doing" }, { id: 7, content: "x", status: "completed" }] }));
     expect(r.todos).toEqual([
@@ -57,12 +63,17 @@ describe("todo", () => {
     expect(store.formatForInjection()).toBe(
       "[Your task list was preserved across context compression]\n- [ ] ?. (no description)\n- [x] 7. x",
     );
-    expect(JSON.parse(handleTodo(store, { todos: "not a list" })).error).toMatch(/'todos'/);
+    expect((await callTool("todo", { todos: "not a list" }, task.ctx)).error).toMatch(/'todos'/);
   });
 
-  it("the registered handler says the loop must handle it", async () => {
-    expect(JSON.parse(await registry.dispatch("todo", {}, task.ctx))).toEqual({ error: "todo must be handled by the agent loop" });
-    expect(registry.toolsetOf("todo")).toBe("todo");
+  it("is a loop tool: each task's pipeline keeps its own list", async () => {
+    const entry = registry.get("todo")!;
+    expect([entry.toolset, entry.loopTool, entry.needsEnvironment]).toEqual(["todo", true, false]);
+    const a = createToolPipeline();
+    const b = createToolPipeline();
+    await a.call("todo", { todos: [{ id: "1", content: "only in a", status: "pending" }] }, task.ctx);
+    expect(JSON.parse(await a.call("todo", {}, task.ctx)).todos).toEqual([{ id: "1", content: "only in a", status: "pending" }]);
+    expect(JSON.parse(await b.call("todo", "", task.ctx)).todos).toEqual([]);
   });
 });
 
@@ -103,13 +114,14 @@ describe("memory", () => {
     expect(JSON.parse(handleMemory(store, { action: "add", target: "memory", content: "y".repeat(2000) })).success).toBe(true);
   });
 
-  it("validates arguments and the registered handler defers to the loop", async () => {
-    const store = new MemoryStore();
-    expect(JSON.parse(handleMemory(store, { action: "add", target: "brain", content: "x" })).error).toMatch(/'target'/);
-    expect(JSON.parse(handleMemory(store, { action: "replace", target: "memory", content: "x" })).error).toMatch(/'old_text'/);
-    expect(JSON.parse(await registry.dispatch("memory", { action: "add", target: "memory", content: "x" }, task.ctx))).toEqual({
-      error: "memory must be handled by the agent loop",
-    });
+  it("validates arguments, and each task's pipeline keeps its own notes", async () => {
+    const p = createToolPipeline();
+    expect((await p.run("memory", { action: "add", target: "brain", content: "x" }, task.ctx)).error).toMatch(/'target'/);
+    expect((await p.run("memory", { action: "replace", target: "memory", content: "x" }, task.ctx)).error).toMatch(/'old_text'/);
+    expect(JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "x" }, task.ctx))).toMatchObject({ success: true, entries: ["x"] });
+    expect(JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "y" }, task.ctx)).entries).toEqual(["x", "y"]);
+    expect(JSON.parse(await createToolPipeline().call("memory", { action: "add", target: "memory", content: "z" }, task.ctx)).entries).toEqual(["z"]);
+    expect(registry.get("memory")!.loopTool).toBe(true);
   });
 });
 
@@ -173,11 +185,11 @@ describe("web tools", () => {
     process.env.FIRECRAWL_API_KEY = "fc-test";
     process.env.FIRECRAWL_API_URL = base;
     requests.length = 0;
-    const r = JSON.parse(await registry.dispatch("web_search", { query: "hermes agent", limit: 3 }, task.ctx));
+    const r = await callTool("web_search", { query: "hermes agent", limit: 3 }, task.ctx);
     expect(r.success).toBe(true);
     expect(r.results).toEqual([0, 1, 2].map((i) => ({ title: `T${i}`, url: `https://example.test/${i}`, description: `D${i}` })));
     expect(requests).toEqual([{ path: "/v1/search", auth: "Bearer fc-test", body: { query: "hermes agent", limit: 3 } }]);
-    expect(JSON.parse(await registry.dispatch("web_search", {}, task.ctx)).error).toMatch(/'query'/);
+    expect((await callTool("web_search", {}, task.ctx)).error).toMatch(/'query'/);
   });
 
   it("web_extract reads up to 5 URLs, cuts long pages and reports per-URL errors", async () => {
@@ -185,7 +197,7 @@ describe("web tools", () => {
     process.env.FIRECRAWL_API_URL = base;
     requests.length = 0;
     const urls = ["https://a.test/", "https://b.test/huge", "https://c.test/broken", "https://d.test/", "https://e.test/", "https://f.test/"];
-    const r = JSON.parse(await registry.dispatch("web_extract", { urls }, task.ctx));
+    const r = await callTool("web_extract", { urls }, task.ctx);
     expect(r.results).toHaveLength(5);
     expect(requests).toHaveLength(5);
     expect(r.note).toMatch(/first 5/);
@@ -194,13 +206,13 @@ describe("web tools", () => {
     expect(r.results[1].content).toContain("showing 20000 of 30000 chars");
     expect(r.results[2].error).toMatch(/HTTP 500: upstream exploded/);
     expect(r.error).toBeUndefined();
-    expect(JSON.parse(await registry.dispatch("web_extract", { urls: ["not a url"] }, task.ctx)).error).toMatch(/'urls.0'/);
+    expect((await callTool("web_extract", { urls: ["not a url"] }, task.ctx)).error).toMatch(/'urls.0'/);
   });
 
   it("a failing server becomes an error result, never a throw", async () => {
     process.env.FIRECRAWL_API_KEY = "fc-test";
     process.env.FIRECRAWL_API_URL = `${base}/nothing-here`;
-    const r = JSON.parse(await registry.dispatch("web_search", { query: "x" }, task.ctx));
+    const r = await callTool("web_search", { query: "x" }, task.ctx);
     expect(r.error).toMatch(/web_search failed: HTTP 404/);
     expect(JSON.stringify(r)).not.toContain("fc-test");
   });

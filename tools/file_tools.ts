@@ -6,10 +6,9 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { detectDangerousCommand } from "./approval/patterns.js";
 import { shellQuote, type Environment } from "./environments/base.js";
-import { registry, toolError, type ToolContext } from "./registry.js";
-import { boolArg, intArg, parseToolArgs } from "./tool_args.js";
+import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { booleanArg, integerArg, nonEmptyString, unadvertisedArg } from "./tool_args.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -71,24 +70,27 @@ async function similarNames(env: Environment, fullPath: string): Promise<string[
 
 // ---------------------------------------------------------------- read_file
 
-const readArgs = z.object({
-  path: z.string().min(1, "must not be empty"),
-  offset: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
-  limit: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
-});
+const PATH_DESCRIPTION = "File path (absolute, or relative to the working directory).";
 
-export async function handleReadFile(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("read_file", readArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { path } = parsed.value;
-  const offset = parsed.value.offset ?? 1;
-  const limit = Math.min(parsed.value.limit ?? READ_DEFAULT_LIMIT, READ_MAX_LIMIT);
+const readArgs = z.object({
+  path: nonEmptyString().describe(PATH_DESCRIPTION),
+  offset: integerArg({ min: 1 }).optional().describe("First line to read, 1-based (default 1)."),
+  limit: integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
+    .optional()
+    .describe(`Number of lines (default ${READ_DEFAULT_LIMIT}, max ${READ_MAX_LIMIT}).`),
+});
+type ReadArgs = z.infer<typeof readArgs>;
+
+export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
+  const { path } = args;
+  const offset = args.offset ?? 1;
+  const limit = args.limit ?? READ_DEFAULT_LIMIT;
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
 
   const ext = posix.extname(full).slice(1).toLowerCase();
   if (BINARY_EXTENSIONS.has(ext)) {
-    return toolError(`Cannot read binary file '${path}' (.${ext}); read_file reads text files only`);
+    return toolFailure(`Cannot read binary file '${path}' (.${ext}); read_file reads text files only`);
   }
   let data: Buffer;
   try {
@@ -96,12 +98,12 @@ export async function handleReadFile(args: Record<string, unknown>, ctx: ToolCon
   } catch (err) {
     if (looksNotFound(err)) {
       const similar = await similarNames(env, full).catch(() => []);
-      return toolError(`File not found: ${path}`, similar.length > 0 ? { similar_files: similar } : {});
+      return toolFailure(`File not found: ${path}`, similar.length > 0 ? { similar_files: similar } : undefined);
     }
-    return toolError(`Cannot read '${path}': ${errMessage(err)}`);
+    return toolFailure(`Cannot read '${path}': ${errMessage(err)}`);
   }
   if (data.subarray(0, 8192).includes(0)) {
-    return toolError(`Cannot read binary file '${path}'; read_file reads text files only`);
+    return toolFailure(`Cannot read binary file '${path}'; read_file reads text files only`);
   }
   const text = data.toString("utf8");
   const lines = text.split("\n");
@@ -123,64 +125,45 @@ export async function handleReadFile(args: Record<string, unknown>, ctx: ToolCon
     result.truncated = true;
     result.hint = `Showing lines ${offset}-${last} of ${total}; use offset=${last + 1} to read more`;
   }
-  return JSON.stringify(result);
+  return { content: result };
 }
 
-// ---------------------------------------------------------------- write approval
+// ---------------------------------------------------------------- write effects
 
-/**
- * Writes to system or credential paths (/etc, /boot, /usr, ~/.ssh, shell startup files, …) go
- * through the same gate as terminal commands. The write is described to the gate as the shell
- * redirection it amounts to (`write_file > '/etc/hosts'`), so the dangerous-command patterns
- * decide what is sensitive and the approver sees the tool and the resolved path.
- * Returns an error string when the write must not happen, null when it may.
- */
-async function approveWrite(tool: string, fullPath: string, env: Environment, ctx: ToolContext): Promise<string | null> {
-  if (!ctx.approve) return null;
-  const command = `${tool} > ${shellQuote(fullPath)}`;
-  if (!detectDangerousCommand(command).dangerous) return null;
-  let verdict: Awaited<ReturnType<NonNullable<ToolContext["approve"]>>>;
-  try {
-    verdict = await ctx.approve(command, { cwd: env.workdir, backend: ctx.envKind });
-  } catch (err) {
-    return toolError(`BLOCKED: approval of the write to '${fullPath}' failed (${errMessage(err)}); nothing was written`);
-  }
-  if (verdict.allowed) return null;
-  const message = verdict.message ?? `the write to '${fullPath}' was denied by the approval policy`;
-  return toolError(message.startsWith("BLOCKED") ? message : `BLOCKED: ${message}`);
+/** write_file and patch declare a write of the resolved path; the gate decides which paths are sensitive. */
+async function writeEffects(args: { path: string }, ctx: ToolContext): Promise<ToolEffect[]> {
+  const env = await ctx.getEnv();
+  return [{ kind: "write", path: absolutePath(env, args.path), workdir: env.workdir }];
 }
 
 // ---------------------------------------------------------------- write_file
 
 const writeArgs = z.object({
-  path: z.string().min(1, "must not be empty"),
-  content: z.string(),
+  path: nonEmptyString().describe(PATH_DESCRIPTION),
+  content: z.string().describe("The complete new content of the file."),
 });
 
-export async function handleWriteFile(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("write_file", writeArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { path, content } = parsed.value;
+export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: ToolContext): Promise<ToolResult> {
+  const { path, content } = args;
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
-  const refused = await approveWrite("write_file", full, env, ctx);
-  if (refused) return refused;
   try {
     await env.writeFile(full, content);
   } catch (err) {
-    return toolError(`Cannot write '${path}': ${errMessage(err)}`);
+    return toolFailure(`Cannot write '${path}': ${errMessage(err)}`);
   }
-  return JSON.stringify({ success: true, path: full, bytes_written: Buffer.byteLength(content, "utf8") });
+  return { content: { success: true, path: full, bytes_written: Buffer.byteLength(content, "utf8") } };
 }
 
 // ---------------------------------------------------------------- patch
 
 const patchArgs = z.object({
-  path: z.string().min(1, "must not be empty"),
-  old_string: z.string().min(1, "must not be empty"),
-  new_string: z.string(),
-  replace_all: boolArg().optional(),
-  mode: z.string().optional(),
+  path: nonEmptyString().describe("File to edit."),
+  old_string: nonEmptyString().describe("Exact text to find."),
+  new_string: z.string().describe("Text to put in its place."),
+  replace_all: booleanArg().optional().describe("Replace every occurrence (default false)."),
+  // Hermes' patch also takes `mode`; only "replace" exists here, so it is accepted but not advertised.
+  mode: unadvertisedArg(z.string().optional()),
 });
 
 function countOccurrences(haystack: string, needle: string): number {
@@ -213,24 +196,22 @@ export function unifiedDiff(path: string, before: string, after: string, context
   return diff.length > maxChars ? `${diff.slice(0, maxChars)}\n... [diff truncated]` : diff;
 }
 
-export async function handlePatch(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("patch", patchArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { path, new_string, mode } = parsed.value;
-  let { old_string } = parsed.value;
+export async function handlePatch(args: z.infer<typeof patchArgs>, ctx: ToolContext): Promise<ToolResult> {
+  const { path, new_string, mode } = args;
+  let { old_string } = args;
   let replacement = new_string;
-  const replaceAll = parsed.value.replace_all ?? false;
+  const replaceAll = args.replace_all ?? false;
   if (mode !== undefined && mode !== "replace") {
-    return toolError(`Invalid arguments for patch: 'mode': only "replace" is supported (old_string/new_string)`);
+    return toolFailure(`Invalid arguments for patch: 'mode': only "replace" is supported (old_string/new_string)`);
   }
-  if (old_string === new_string) return toolError("Invalid arguments for patch: 'new_string': is identical to old_string");
+  if (old_string === new_string) return toolFailure("Invalid arguments for patch: 'new_string': is identical to old_string");
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
   let data: Buffer;
   try {
     data = await env.readFile(full);
   } catch (err) {
-    return toolError(looksNotFound(err) ? `File not found: ${path}` : `Cannot read '${path}': ${errMessage(err)}`);
+    return toolFailure(looksNotFound(err) ? `File not found: ${path}` : `Cannot read '${path}': ${errMessage(err)}`);
   }
   const before = data.toString("utf8");
   let count = countOccurrences(before, old_string);
@@ -241,33 +222,34 @@ export async function handlePatch(args: Record<string, unknown>, ctx: ToolContex
     count = countOccurrences(before, old_string);
   }
   if (count === 0) {
-    return toolError(`old_string not found in ${path}; read the file again and copy the exact text (whitespace and indentation included)`);
+    return toolFailure(`old_string not found in ${path}; read the file again and copy the exact text (whitespace and indentation included)`);
   }
   if (count > 1 && !replaceAll) {
-    return toolError(`old_string occurs ${count} times in ${path}; add surrounding lines to make it unique, or set replace_all=true`);
+    return toolFailure(`old_string occurs ${count} times in ${path}; add surrounding lines to make it unique, or set replace_all=true`);
   }
   const after = replaceAll ? before.split(old_string).join(replacement) : before.replace(old_string, () => replacement);
-  const refused = await approveWrite("patch", full, env, ctx);
-  if (refused) return refused;
   try {
     await env.writeFile(full, after);
   } catch (err) {
-    return toolError(`Cannot write '${path}': ${errMessage(err)}`);
+    return toolFailure(`Cannot write '${path}': ${errMessage(err)}`);
   }
-  return JSON.stringify({ success: true, path: full, replacements: replaceAll ? count : 1, diff: unifiedDiff(path, before, after) });
+  return { content: { success: true, path: full, replacements: replaceAll ? count : 1, diff: unifiedDiff(path, before, after) } };
 }
 
 // ---------------------------------------------------------------- search_files
 
 const searchArgs = z.object({
-  pattern: z.string().min(1, "must not be empty"),
-  path: z.string().optional(),
-  file_glob: z.string().optional(),
-  target: z.string().optional(),
-  kind: z.string().optional(),
-  limit: intArg().pipe(z.number().int().min(1, "must be >= 1")).optional(),
-  offset: intArg().pipe(z.number().int().min(0, "must be >= 0")).optional(),
+  pattern: nonEmptyString().describe("Regex (extended syntax) for content, or a file-name glob for files."),
+  // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
+  target: z.string().optional().meta({ enum: ["content", "files"] }).describe("What to search (default content). 'grep' and 'find' are accepted too."),
+  path: z.string().optional().describe("Directory or file to search (default: the working directory)."),
+  file_glob: z.string().optional().describe("Only search files whose name matches this glob, e.g. '*.ts'."),
+  limit: integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum results (default ${SEARCH_DEFAULT_LIMIT}).`),
+  offset: integerArg({ min: 0 }).optional().describe("Skip this many results (paging)."),
+  // An older name of `target`.
+  kind: unadvertisedArg(z.string().optional()),
 });
+
 
 const TARGET_ALIASES: Record<string, "content" | "files"> = { content: "content", grep: "content", files: "files", find: "files" };
 
@@ -324,14 +306,11 @@ function stripDotSlash(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
 
-export async function handleSearchFiles(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("search_files", searchArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const a = parsed.value;
+export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
   const rawTarget = (a.target ?? a.kind ?? "content").toLowerCase();
   const target = TARGET_ALIASES[rawTarget];
-  if (!target) return toolError(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
-  const limit = Math.min(a.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
+  if (!target) return toolFailure(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
+  const limit = a.limit ?? SEARCH_DEFAULT_LIMIT;
   const offset = a.offset ?? 0;
   const searchPath = a.path && a.path.trim() !== "" ? a.path : ".";
   const env = await ctx.getEnv();
@@ -355,8 +334,8 @@ export async function handleSearchFiles(args: Record<string, unknown>, ctx: Tool
     ].join("\n");
   }
   const res = await env.exec(script, { timeoutMs: 60_000, signal: ctx.signal, maxOutputChars: 2_000_000 });
-  if (res.stdout.startsWith("__NO_SUCH_PATH__")) return toolError(`Path not found: ${searchPath}`);
-  if (res.timedOut) return toolError(`search_files timed out after 60s; narrow the path or the pattern`);
+  if (res.stdout.startsWith("__NO_SUCH_PATH__")) return toolFailure(`Path not found: ${searchPath}`);
+  if (res.timedOut) return toolFailure(`search_files timed out after 60s; narrow the path or the pattern`);
   const lines = res.stdout.split("\n").filter((l) => l !== "");
 
   if (target === "files") {
@@ -367,7 +346,7 @@ export async function handleSearchFiles(args: Record<string, unknown>, ctx: Tool
       result.truncated = true;
       result.hint = `More results exist; use offset=${offset + limit} to see more`;
     }
-    return JSON.stringify(result);
+    return { content: result };
   }
 
   const matches: { path: string; line: number; content: string }[] = [];
@@ -380,7 +359,7 @@ export async function handleSearchFiles(args: Record<string, unknown>, ctx: Tool
   }
   if (matches.length === 0) {
     const problem = res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
-    if (problem) return toolError(`search_files failed: ${problem.trim()}`);
+    if (problem) return toolFailure(`search_files failed: ${problem.trim()}`);
   }
   const page = matches.slice(offset, offset + limit);
   const result: Record<string, unknown> = { matches: page, total_count: page.length };
@@ -388,7 +367,7 @@ export async function handleSearchFiles(args: Record<string, unknown>, ctx: Tool
     result.truncated = true;
     result.hint = `More matches exist; use offset=${offset + limit} or a narrower pattern/path`;
   }
-  return JSON.stringify(result);
+  return { content: result };
 }
 
 // ---------------------------------------------------------------- registration
@@ -403,17 +382,11 @@ registry.register({
       `Read a text file with line numbers (LINE|content). Reads up to ${READ_DEFAULT_LIMIT} lines by default ` +
       `(max ${READ_MAX_LIMIT}); use offset and limit for large files. Use this instead of cat/head/tail in the terminal. ` +
       "Binary files and images are refused. When the file does not exist, similar file names are suggested.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", description: "File path (absolute, or relative to the working directory)." },
-        offset: { type: "integer", minimum: 1, description: "First line to read, 1-based (default 1)." },
-        limit: { type: "integer", minimum: 1, maximum: READ_MAX_LIMIT, description: `Number of lines (default ${READ_DEFAULT_LIMIT}, max ${READ_MAX_LIMIT}).` },
-      },
-      required: ["path"],
-    },
   },
+  args: readArgs,
   handler: handleReadFile,
+  effects: noEffects,
+  needsEnvironment: true,
 });
 
 registry.register({
@@ -425,16 +398,11 @@ registry.register({
     description:
       "Write content to a file, replacing it entirely; parent directories are created. Use this instead of echo/cat " +
       "redirection in the terminal. For small changes to an existing file prefer patch.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", description: "File path (absolute, or relative to the working directory)." },
-        content: { type: "string", description: "The complete new content of the file." },
-      },
-      required: ["path", "content"],
-    },
   },
+  args: writeArgs,
   handler: handleWriteFile,
+  effects: writeEffects,
+  needsEnvironment: true,
 });
 
 registry.register({
@@ -447,18 +415,11 @@ registry.register({
       "Edit a file by replacing an exact string. old_string must match the file exactly (whitespace and " +
       "indentation included) and be unique unless replace_all is true; include surrounding lines to make it unique. " +
       "Returns a diff of the change. Use this instead of sed/awk in the terminal.",
-    parameters: {
-      type: "object",
-      properties: {
-        path: { type: "string", description: "File to edit." },
-        old_string: { type: "string", description: "Exact text to find." },
-        new_string: { type: "string", description: "Text to put in its place." },
-        replace_all: { type: "boolean", description: "Replace every occurrence (default false)." },
-      },
-      required: ["path", "old_string", "new_string"],
-    },
   },
+  args: patchArgs,
   handler: handlePatch,
+  effects: writeEffects,
+  needsEnvironment: true,
 });
 
 registry.register({
@@ -471,18 +432,9 @@ registry.register({
       "Search file contents with a regular expression (target=content, default; returns path, line number and line) " +
       "or find files by name glob (target=files, e.g. '*.py'; a plain word matches names containing it). " +
       ".git and node_modules are skipped. Use this instead of grep/find in the terminal.",
-    parameters: {
-      type: "object",
-      properties: {
-        pattern: { type: "string", description: "Regex (extended syntax) for content, or a file-name glob for files." },
-        target: { type: "string", enum: ["content", "files"], description: "What to search (default content). 'grep' and 'find' are accepted too." },
-        path: { type: "string", description: "Directory or file to search (default: the working directory)." },
-        file_glob: { type: "string", description: "Only search files whose name matches this glob, e.g. '*.ts'." },
-        limit: { type: "integer", minimum: 1, maximum: SEARCH_MAX_LIMIT, description: `Maximum results (default ${SEARCH_DEFAULT_LIMIT}).` },
-        offset: { type: "integer", minimum: 0, description: "Skip this many results (paging)." },
-      },
-      required: ["pattern"],
-    },
   },
+  args: searchArgs,
   handler: handleSearchFiles,
+  effects: noEffects,
+  needsEnvironment: true,
 });

@@ -1,11 +1,10 @@
 /**
  * The `memory` tool (toolset "memory"): notes the agent keeps about the environment ("memory") and the
  * user ("user"). In batch runs the store lives in memory for one task (Hermes' batch mode had no store
- * at all, so every call failed); the agent loop owns a MemoryStore per task and calls handleMemory().
+ * at all, so every call failed). A loop tool: each task's pipeline holds its own MemoryStore.
  */
 import { z } from "zod";
-import { registry, toolError } from "./registry.js";
-import { parseToolArgs } from "./tool_args.js";
+import { noEffects, registry, toolFailure, type ToolResult } from "./registry.js";
 
 export type MemoryTarget = "memory" | "user";
 
@@ -113,30 +112,28 @@ export class MemoryStore {
   }
 }
 
-const memoryArgs = z.object({
-  action: z.enum(["add", "replace", "remove"]),
-  target: z.enum(["memory", "user"]),
-  content: z.string().optional(),
-  old_text: z.string().optional(),
+export const memoryArgs = z.object({
+  action: z.enum(["add", "replace", "remove"]).describe("What to do."),
+  target: z.enum(["memory", "user"]).describe("Which store."),
+  content: z.string().optional().describe("Entry text (add, replace)."),
+  old_text: z.string().optional().describe("Unique substring of the entry to replace or remove."),
 });
 
-/** Runs one `memory` call against the store; returns the JSON result string. */
-export function handleMemory(store: MemoryStore, args: Record<string, unknown>): string {
-  const parsed = parseToolArgs("memory", memoryArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { action, target, content, old_text } = parsed.value;
-  const missing = (field: string) => toolError(`Invalid arguments for memory: '${field}': required for action '${action}'`);
+/** Runs one `memory` call against the store. */
+export function handleMemory(store: MemoryStore, args: z.infer<typeof memoryArgs>): ToolResult {
+  const { action, target, content, old_text } = args;
+  const missing = (field: string) => toolFailure(`Invalid arguments for memory: '${field}': required for action '${action}'`);
   switch (action) {
     case "add":
       if (content === undefined) return missing("content");
-      return JSON.stringify(store.add(target, content));
+      return { content: store.add(target, content) };
     case "replace":
       if (old_text === undefined) return missing("old_text");
       if (content === undefined) return missing("content");
-      return JSON.stringify(store.replace(target, old_text, content));
+      return { content: store.replace(target, old_text, content) };
     case "remove":
       if (old_text === undefined) return missing("old_text");
-      return JSON.stringify(store.remove(target, old_text));
+      return { content: store.remove(target, old_text) };
   }
 }
 
@@ -151,16 +148,10 @@ registry.register({
       "target=user: facts about the user and their preferences. action=add needs content; action=replace needs " +
       "old_text (a unique substring of an existing entry) and content; action=remove needs old_text. " +
       `Space is limited (memory ${MEMORY_CHAR_LIMITS.memory} chars, user ${MEMORY_CHAR_LIMITS.user} chars): keep entries short.`,
-    parameters: {
-      type: "object",
-      properties: {
-        action: { type: "string", enum: ["add", "replace", "remove"], description: "What to do." },
-        target: { type: "string", enum: ["memory", "user"], description: "Which store." },
-        content: { type: "string", description: "Entry text (add, replace)." },
-        old_text: { type: "string", description: "Unique substring of the entry to replace or remove." },
-      },
-      required: ["action", "target"],
-    },
   },
-  handler: () => toolError("memory must be handled by the agent loop"),
+  args: memoryArgs,
+  loopTool: true,
+  createState: () => new MemoryStore(),
+  handler: (args, _ctx, store) => handleMemory(store, args),
+  effects: noEffects,
 });

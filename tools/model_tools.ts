@@ -1,14 +1,12 @@
 /**
- * The bridge between the agent loop and the tool registry: which tool schemas a task gets
- * (`getToolDefinitions`), and how one tool call is run (`handleFunctionCall`).
+ * Which tool schemas a task gets (`getToolDefinitions`), loading the tools, and what the build
+ * provides. A tool call runs through the pipeline (pipeline.ts).
  */
 import {
   discoverBuiltinTools,
   registry as defaultRegistry,
-  toolError,
   type DiscoveryReport,
   type OpenAITool,
-  type ToolContext,
   type ToolRegistry,
 } from "./registry.js";
 import { addToolHook, loadPlugins, toolHooks, type PluginOptions, type PluginReport } from "./plugins.js";
@@ -25,9 +23,6 @@ import {
 
 export { addToolHook };
 export type { ToolHook, ToolCallInfo } from "./plugins.js";
-
-/** Tools whose calls the agent loop answers itself (they need the loop's state). */
-export const AGENT_LOOP_TOOLS: ReadonlySet<string> = new Set(["todo", "memory"]);
 
 export interface ToolSelection {
   /** Only these toolsets (legacy `*_tools` names accepted). `[]` means no tools. */
@@ -204,60 +199,6 @@ function deepFreeze<T>(value: T): T {
 /** Names of the tools a definitions list offers. */
 export function toolNamesOf(defs: readonly OpenAITool[]): string[] {
   return defs.map((d) => d.function.name);
-}
-
-// ---------- calling a tool ----------
-
-export interface HandleOptions {
-  registry?: ToolRegistry;
-  /** When given, a tool outside this set is refused (it was not offered to the model). */
-  allowedTools?: ReadonlySet<string>;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * Runs one tool call and returns its JSON string result; never throws. Arguments may be an object or
- * the raw JSON text from the model.
- */
-export async function handleFunctionCall(
-  name: string,
-  args: Record<string, unknown> | string,
-  ctx: ToolContext,
-  opts: HandleOptions = {},
-): Promise<string> {
-  try {
-    if (AGENT_LOOP_TOOLS.has(name)) return toolError(`${name} must be handled by the agent loop`);
-    if (opts.allowedTools && !opts.allowedTools.has(name)) {
-      return toolError(`Tool ${name} is not available in this task. Available: ${[...opts.allowedTools].sort().join(", ")}`);
-    }
-    let parsedArgs: Record<string, unknown>;
-    if (typeof args === "string") {
-      const raw: unknown = args.trim() === "" ? {} : JSON.parse(args);
-      if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
-        return toolError(`Invalid arguments for ${name}: expected a JSON object`);
-      }
-      parsedArgs = raw as Record<string, unknown>;
-    } else {
-      parsedArgs = args;
-    }
-    const call = { name, args: parsedArgs, ctx };
-    const hooks = toolHooks();
-    for (const hook of hooks) {
-      const early = hook.pre ? await hook.pre(call) : undefined;
-      if (typeof early === "string") return early;
-    }
-    let result = await (opts.registry ?? defaultRegistry).dispatch(name, parsedArgs, ctx);
-    for (const hook of hooks) {
-      const replaced = hook.post ? await hook.post(call, result) : undefined;
-      if (typeof replaced === "string") result = replaced;
-    }
-    return result;
-  } catch (err) {
-    return toolError(`Error executing ${name}: ${messageOf(err)}`);
-  }
 }
 
 // ---------- loading ----------

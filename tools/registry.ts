@@ -14,6 +14,8 @@ import type * as TS from "typescript";
 import type { Environment } from "./environments/base.js";
 import type { JsonSchema, OpenAITool, ToolSchema } from "../src/core/chat.js";
 import type { ApprovalRecord } from "../src/core/records.js";
+import type { z } from "zod";
+import { toolParameters } from "./tool_args.js";
 
 export type { JsonSchema, OpenAITool, ToolSchema, ApprovalRecord };
 
@@ -24,12 +26,6 @@ export interface Logger {
   error(msg: string): void;
 }
 
-/** Asked by the terminal tool before running a command; decides and records. */
-export type ApprovalGate = (
-  command: string,
-  info: { cwd?: string; backend: string },
-) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
-
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
   taskId: string;
@@ -37,21 +33,63 @@ export interface ToolContext {
   getEnv(): Promise<Environment>;
   /** The environment kind (local, docker, singularity) without creating it. */
   envKind: string;
-  /** Present when dangerous commands must be approved; absent means "allow". */
-  approve?: ApprovalGate;
   signal?: AbortSignal;
   logger: Logger;
   /** The task's user prompt, for tools (approval) that need it as context. */
   userTask?: string;
 }
 
-export type ToolHandler = (args: Record<string, unknown>, ctx: ToolContext) => string | Promise<string>;
+/**
+ * What a tool call produced. `content` is what the model sees (any JSON value, or JSON text as a
+ * plugin handler returns it); `error` marks a failed call, shown as `{"error": error, ...details}`.
+ */
+export interface ToolResult {
+  content?: unknown;
+  error?: string;
+  details?: Record<string, unknown>;
+}
 
-export interface ToolEntryInput {
+/** A handler returns a ToolResult, or (plugins, the seeds' form) the JSON text of its result. */
+export type ToolOutput = ToolResult | string;
+
+export type ToolHandler<A = Record<string, unknown>, S = undefined> = (
+  args: A,
+  ctx: ToolContext,
+  state: S,
+) => ToolOutput | Promise<ToolOutput>;
+
+/**
+ * What a call will do that may need approval, declared before it runs. `run`: a shell command
+ * (`cwd` when it is not the environment's `workdir`); `write`: a write of a resolved path.
+ */
+export type ToolEffect =
+  | { kind: "run"; command: string; workdir: string; cwd?: string }
+  | { kind: "write"; path: string; workdir: string };
+
+/** The registration of a read-only tool: nothing to approve. */
+export const noEffects = (): ToolEffect[] => [];
+
+export interface ToolEntryInput<A = Record<string, unknown>, S = undefined> {
   name: string;
   toolset: string;
-  schema: ToolSchema;
-  handler: ToolHandler;
+  /**
+   * Name and description for the model. `parameters` (a JSON Schema) only for a tool without `args`
+   * (plugins may register that way); with `args` it is derived from the zod schema.
+   */
+  schema: { name?: string; description: string; parameters?: JsonSchema };
+  /** The zod schema that arguments are validated against; the model's JSON Schema is derived from it. */
+  args?: z.ZodType<A>;
+  handler: ToolHandler<A, S>;
+  /**
+   * What a call will do, for the approval gate. Absent (a plugin's default): every command and write
+   * the handler makes through the environment is gated as it happens.
+   */
+  effects?: (args: A, ctx: ToolContext) => ToolEffect[] | Promise<ToolEffect[]>;
+  /** Answered with per-task state that lives with the agent loop (todo, memory), created by `createState`. */
+  loopTool?: boolean;
+  createState?: () => S;
+  /** Calls use the task's environment (the run preflights the backend when such a tool is offered). */
+  needsEnvironment?: boolean;
   checkFn?: () => boolean | Promise<boolean>;
   requiresEnv?: string[];
   isAsync?: boolean;
@@ -59,9 +97,12 @@ export interface ToolEntryInput {
   emoji?: string;
 }
 
-export interface ToolEntry extends ToolEntryInput {
+export interface ToolEntry extends ToolEntryInput<any, any> {
+  schema: ToolSchema;
   requiresEnv: string[];
   isAsync: boolean;
+  loopTool: boolean;
+  needsEnvironment: boolean;
   description: string;
   emoji: string;
 }
@@ -80,11 +121,18 @@ export const consoleLogger: Logger = {
   error: (m) => process.stderr.write(`error: ${m}\n`),
 };
 
-export function toolError(message: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ error: message, ...extra });
+/** A failed call: the model sees `{"error": message, ...details}`. */
+export function toolFailure(message: string, details?: Record<string, unknown>): ToolResult {
+  return details && Object.keys(details).length > 0 ? { error: message, details } : { error: message };
 }
 
-function errorTypeAndMessage(err: unknown): [string, string] {
+/** The Hermes JSON string of a result: the only place a result becomes text. */
+export function serializeToolResult(result: ToolResult): string {
+  if (result.error !== undefined) return JSON.stringify({ error: result.error, ...result.details });
+  return typeof result.content === "string" ? result.content : JSON.stringify(result.content ?? null);
+}
+
+export function errorTypeAndMessage(err: unknown): [string, string] {
   if (err instanceof Error) return [err.constructor?.name || err.name || "Error", err.message];
   return [typeof err, String(err)];
 }
@@ -93,11 +141,14 @@ export class ToolRegistry {
   private readonly tools = new Map<string, ToolEntry>();
   logger: Logger = consoleLogger;
 
-  register(input: ToolEntryInput): void {
-    if (!input.name || !input.toolset) throw new Error("registry.register needs a name and a toolset");
-    if (!input.schema || typeof input.schema !== "object" || typeof input.schema.parameters !== "object") {
-      throw new Error(`tool ${input.name}: schema.parameters must be a JSON Schema object`);
+  register<A, S>(input: ToolEntryInput<A, S>): void {
+    if (!input || !input.name || !input.toolset) throw new Error("registry.register needs a name and a toolset");
+    if (!input.schema || typeof input.schema !== "object") throw new Error(`tool ${input.name}: needs a schema (name, description)`);
+    if (!input.args && (!input.schema.parameters || typeof input.schema.parameters !== "object")) {
+      throw new Error(`tool ${input.name}: schema.parameters must be a JSON Schema object (or give a zod schema as args)`);
     }
+    if (input.loopTool && !input.createState) throw new Error(`tool ${input.name}: a loop tool needs createState`);
+    const parameters = input.args ? toolParameters(input.args) : input.schema.parameters!;
     const previous = this.tools.get(input.name);
     if (previous) {
       this.logger.warn(
@@ -105,10 +156,12 @@ export class ToolRegistry {
       );
     }
     this.tools.set(input.name, {
-      ...input,
-      schema: { ...input.schema, name: input.name },
+      ...(input as ToolEntryInput<unknown, unknown>),
+      schema: { ...input.schema, name: input.name, parameters } as ToolSchema,
       requiresEnv: input.requiresEnv ?? [],
       isAsync: input.isAsync ?? false,
+      loopTool: input.loopTool ?? false,
+      needsEnvironment: input.needsEnvironment ?? false,
       description: input.description ?? input.schema.description,
       emoji: input.emoji ?? "",
     });
@@ -186,22 +239,6 @@ export class ToolRegistry {
     return wanted
       .filter((n) => avail.get(n)?.available)
       .map((n) => ({ type: "function" as const, function: structuredClone(this.tools.get(n)!.schema) }));
-  }
-
-  /** Runs a tool. Always resolves to a JSON string; never throws. */
-  async dispatch(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-    const entry = this.tools.get(name);
-    if (!entry) return toolError(`Unknown tool: ${name}`);
-    try {
-      const result = await entry.handler(args, ctx);
-      if (typeof result !== "string") {
-        return toolError(`Tool execution failed: TypeError: handler of ${name} returned ${typeof result}, not a JSON string`);
-      }
-      return result;
-    } catch (err) {
-      const [type, message] = errorTypeAndMessage(err);
-      return toolError(`Tool execution failed: ${type}: ${message}`);
-    }
   }
 }
 

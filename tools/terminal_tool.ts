@@ -4,9 +4,9 @@
  */
 import { posix } from "node:path";
 import { z } from "zod";
-import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStatus, type Environment } from "./environments/base.js";
-import { registry, toolError, type ToolContext } from "./registry.js";
-import { boolArg, intArg, parseToolArgs } from "./tool_args.js";
+import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
+import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { booleanArg, integerArg, nonEmptyString } from "./tool_args.js";
 
 export const DEFAULT_TERMINAL_TIMEOUT_S = 60;
 export const MAX_TERMINAL_TIMEOUT_S = 600;
@@ -25,12 +25,20 @@ const TERMINAL_DESCRIPTION = [
   `them with the process tool. Output longer than ${DEFAULT_OUTPUT_CAP} characters is truncated in the middle.`,
 ].join(" ");
 
-const terminalArgs = z.object({
-  command: z.string().refine((s) => s.trim().length > 0, "must not be empty"),
-  timeout: intArg().optional(),
-  workdir: z.string().optional(),
-  background: boolArg().optional(),
+export const terminalArgs = z.object({
+  command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
+  timeout: integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
+    .optional()
+    .describe(`Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}, max ${MAX_TERMINAL_TIMEOUT_S}).`),
+  workdir: z
+    .string()
+    .optional()
+    .describe("Directory to run in (absolute, or relative to the task's working directory). Default: the working directory."),
+  background: booleanArg()
+    .optional()
+    .describe("Run in the background and return a session_id at once; use the process tool to poll, wait or kill it."),
 });
+type TerminalArgs = z.infer<typeof terminalArgs>;
 
 /** Resolves a relative workdir against the environment's workdir (POSIX paths in every backend). */
 function resolveWorkdir(env: Environment, workdir: string | undefined): string | undefined {
@@ -38,53 +46,29 @@ function resolveWorkdir(env: Environment, workdir: string | undefined): string |
   return posix.isAbsolute(workdir) ? workdir : posix.resolve(env.workdir, workdir);
 }
 
-/**
- * The command as the gate must judge it: run from a `workdir` outside the task's working
- * directory, it is the same as `cd <workdir> && command` (so `rm -rf lib` in /usr is
- * `rm -rf /usr/lib`). A workdir inside the working directory changes nothing for detection.
- */
-export function commandAsRun(command: string, defaultCwd: string, cwd: string | undefined): string {
-  if (!cwd) return command;
-  const rel = posix.relative(posix.normalize(defaultCwd), posix.normalize(cwd));
-  if (rel === "" || (rel !== ".." && !rel.startsWith("../") && !posix.isAbsolute(rel))) return command;
-  return `cd ${shellQuote(cwd)} && ${command}`;
+/** The command the call will run, for the approval gate (with its workdir resolved). */
+export async function terminalEffects(args: TerminalArgs, ctx: ToolContext): Promise<ToolEffect[]> {
+  const env = await ctx.getEnv();
+  return [{ kind: "run", command: args.command, workdir: env.workdir, cwd: resolveWorkdir(env, args.workdir) }];
 }
 
-function blocked(error: string, status = "blocked"): string {
-  return JSON.stringify({ output: "", exit_code: -1, error, status });
+function failed(error: string): ToolResult {
+  return { content: { output: "", exit_code: -1, error, status: "error" } };
 }
 
-export async function handleTerminal(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("terminal", terminalArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { command, workdir } = parsed.value;
-  const background = parsed.value.background ?? false;
-  const timeoutS = Math.min(Math.max(parsed.value.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S, 1), MAX_TERMINAL_TIMEOUT_S);
-
-  let env: Environment;
-  try {
-    env = await ctx.getEnv();
-  } catch (err) {
-    return blocked(`Environment unavailable: ${err instanceof Error ? err.message : String(err)}`, "error");
-  }
+export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Promise<ToolResult> {
+  const { command, workdir } = args;
+  const background = args.background ?? false;
+  const timeoutS = args.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S;
+  const env = await ctx.getEnv();
   const cwd = resolveWorkdir(env, workdir);
-
-  if (ctx.approve) {
-    let verdict: Awaited<ReturnType<NonNullable<ToolContext["approve"]>>>;
-    try {
-      verdict = await ctx.approve(commandAsRun(command, env.workdir, cwd), { cwd: cwd ?? env.workdir, backend: ctx.envKind });
-    } catch (err) {
-      return blocked(`Command blocked: approval failed (${err instanceof Error ? err.message : String(err)})`);
-    }
-    if (!verdict.allowed) return blocked(verdict.message ?? "Command blocked by the approval policy");
-  }
 
   if (background) {
     try {
       const { id } = await env.startBackground(command, { cwd });
-      return JSON.stringify({ output: "Background process started", session_id: id, exit_code: 0, error: null });
+      return { content: { output: "Background process started", session_id: id, exit_code: 0, error: null } };
     } catch (err) {
-      return blocked(`Could not start background process: ${err instanceof Error ? err.message : String(err)}`, "error");
+      return failed(`Could not start background process: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
@@ -104,50 +88,30 @@ export async function handleTerminal(args: Record<string, unknown>, ctx: ToolCon
     result.timed_out = true;
   }
   if (res.truncated) result.truncated = true;
-  return JSON.stringify(result);
+  return { content: result };
 }
 
 registry.register({
   name: "terminal",
   toolset: "terminal",
   emoji: "💻",
-  schema: {
-    name: "terminal",
-    description: TERMINAL_DESCRIPTION,
-    parameters: {
-      type: "object",
-      properties: {
-        command: { type: "string", description: "The shell command to run (bash -c)." },
-        timeout: {
-          type: "integer",
-          minimum: 1,
-          maximum: MAX_TERMINAL_TIMEOUT_S,
-          description: `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}, max ${MAX_TERMINAL_TIMEOUT_S}).`,
-        },
-        workdir: {
-          type: "string",
-          description: "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",
-        },
-        background: {
-          type: "boolean",
-          description: "Run in the background and return a session_id at once; use the process tool to poll, wait or kill it.",
-        },
-      },
-      required: ["command"],
-    },
-  },
+  schema: { name: "terminal", description: TERMINAL_DESCRIPTION },
+  args: terminalArgs,
   handler: handleTerminal,
+  effects: terminalEffects,
+  needsEnvironment: true,
 });
 
 // ---------------------------------------------------------------- process
 
 const processArgs = z.object({
-  action: z.enum(["list", "poll", "log", "wait", "kill"]),
-  session_id: z.string().optional(),
-  timeout: intArg().optional(),
-  offset: intArg().optional(),
-  limit: intArg().optional(),
+  action: z.enum(["list", "poll", "log", "wait", "kill"]).describe("What to do."),
+  session_id: z.string().optional().describe("The session_id returned by terminal (all actions but list)."),
+  timeout: integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" }).optional().describe(`wait: seconds to wait (default ${DEFAULT_WAIT_S}).`),
+  offset: integerArg({ min: 0, clamp: "both" }).optional().describe("log: first line (0-based); default shows the last lines."),
+  limit: integerArg({ min: 1, clamp: "both" }).optional().describe(`log: number of lines (default ${DEFAULT_LOG_LINES}).`),
 });
+type ProcessArgs = z.infer<typeof processArgs>;
 
 function statusWord(s: BackgroundStatus): string {
   if (s.running) return "running";
@@ -171,24 +135,21 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-export async function handleProcess(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("process", processArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const a = parsed.value;
+export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
   if (a.action !== "list" && !a.session_id) {
-    return toolError(`Invalid arguments for process: 'session_id' is required for action '${a.action}'`);
+    return toolFailure(`Invalid arguments for process: 'session_id' is required for action '${a.action}'`);
   }
   const env = await ctx.getEnv();
   const id = a.session_id ?? "";
   const unknown = (err: unknown) =>
-    toolError(`Unknown session_id '${id}' (${err instanceof Error ? err.message : String(err)}); use action=list to see the processes of this task`);
+    toolFailure(`Unknown session_id '${id}' (${err instanceof Error ? err.message : String(err)}); use action=list to see the processes of this task`);
 
   switch (a.action) {
     case "list": {
       const all = await env.listBackground();
-      return JSON.stringify({
+      return { content: {
         processes: all.map((s) => ({ session_id: s.id, status: statusWord(s), exit_code: s.exitCode })),
-      });
+      } };
     }
     case "poll": {
       let s: BackgroundStatus;
@@ -197,7 +158,7 @@ export async function handleProcess(args: Record<string, unknown>, ctx: ToolCont
       } catch (err) {
         return unknown(err);
       }
-      return JSON.stringify({ session_id: id, status: statusWord(s), exit_code: s.exitCode, output: tailChars(s.output, POLL_PREVIEW_CHARS) });
+      return { content: { session_id: id, status: statusWord(s), exit_code: s.exitCode, output: tailChars(s.output, POLL_PREVIEW_CHARS) } };
     }
     case "log": {
       let s: BackgroundStatus;
@@ -207,20 +168,20 @@ export async function handleProcess(args: Record<string, unknown>, ctx: ToolCont
         return unknown(err);
       }
       const lines = s.output.replace(/\n$/, "").split("\n");
-      const limit = Math.max(1, a.limit ?? DEFAULT_LOG_LINES);
+      const limit = a.limit ?? DEFAULT_LOG_LINES;
       // Without an offset, the last `limit` lines (like Hermes); with one, lines from offset (0-based).
-      const start = a.offset !== undefined ? Math.max(0, a.offset) : Math.max(0, lines.length - limit);
-      return JSON.stringify({
+      const start = a.offset !== undefined ? a.offset : Math.max(0, lines.length - limit);
+      return { content: {
         session_id: id,
         status: statusWord(s),
         exit_code: s.exitCode,
         total_lines: lines.length,
         offset: start,
         output: lines.slice(start, start + limit).join("\n"),
-      });
+      } };
     }
     case "wait": {
-      const waitS = Math.min(Math.max(a.timeout ?? DEFAULT_WAIT_S, 1), MAX_TERMINAL_TIMEOUT_S);
+      const waitS = a.timeout ?? DEFAULT_WAIT_S;
       const deadline = Date.now() + waitS * 1000;
       let s: BackgroundStatus;
       try {
@@ -244,7 +205,7 @@ export async function handleProcess(args: Record<string, unknown>, ctx: ToolCont
         result.timed_out = true;
         result.note = `Still running after waiting ${waitS}s; it keeps running (use wait again, or kill).`;
       }
-      return JSON.stringify(result);
+      return { content: result };
     }
     case "kill": {
       try {
@@ -252,7 +213,7 @@ export async function handleProcess(args: Record<string, unknown>, ctx: ToolCont
       } catch (err) {
         return unknown(err);
       }
-      return JSON.stringify({ session_id: id, status: "killed", success: true });
+      return { content: { session_id: id, status: "killed", success: true } };
     }
   }
 }
@@ -267,17 +228,9 @@ registry.register({
       "Manage background processes started with terminal(background=true) in this task: list them, poll one " +
       "(status and recent output), read its log, wait for it to finish (up to timeout seconds), or kill it " +
       "(with everything it started).",
-    parameters: {
-      type: "object",
-      properties: {
-        action: { type: "string", enum: ["list", "poll", "log", "wait", "kill"], description: "What to do." },
-        session_id: { type: "string", description: "The session_id returned by terminal (all actions but list)." },
-        timeout: { type: "integer", minimum: 1, maximum: MAX_TERMINAL_TIMEOUT_S, description: `wait: seconds to wait (default ${DEFAULT_WAIT_S}).` },
-        offset: { type: "integer", minimum: 0, description: "log: first line (0-based); default shows the last lines." },
-        limit: { type: "integer", minimum: 1, description: `log: number of lines (default ${DEFAULT_LOG_LINES}).` },
-      },
-      required: ["action"],
-    },
   },
+  args: processArgs,
   handler: handleProcess,
+  effects: noEffects,
+  needsEnvironment: true,
 });

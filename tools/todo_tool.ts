@@ -1,10 +1,10 @@
 /**
- * The `todo` tool (toolset "todo"): the agent's task list for one task. The agent loop owns a
- * TodoStore per task and answers calls with handleTodo(); the registered handler is only a fallback.
+ * The `todo` tool (toolset "todo"): the agent's task list for one task, a loop tool: each task's
+ * pipeline holds its own TodoStore.
  */
 import { z } from "zod";
-import { registry, toolError } from "./registry.js";
-import { boolArg, parseToolArgs } from "./tool_args.js";
+import { noEffects, registry, type ToolResult } from "./registry.js";
+import { booleanArg, toolParameters } from "./tool_args.js";
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
 export type TodoStatus = (typeof TODO_STATUSES)[number];
@@ -79,18 +79,27 @@ export class TodoStore {
   }
 }
 
-const todoArgs = z.object({
-  todos: z.array(z.record(z.string(), z.unknown()), { error: "must be an array of {id, content, status} objects" }).optional(),
-  merge: boolArg().optional(),
+/** The item shape the model is shown. Items are normalised leniently (Hermes' semantics: merge takes partial items). */
+const todoItem = z.object({
+  id: z.string().describe("Unique item id."),
+  content: z.string().describe("What to do."),
+  status: z.enum(TODO_STATUSES).describe("Current status."),
 });
 
-/** Runs one `todo` call against the store; returns the JSON result string. */
-export function handleTodo(store: TodoStore, args: Record<string, unknown>): string {
-  const parsed = parseToolArgs("todo", todoArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { todos, merge } = parsed.value;
+export const todoArgs = z.object({
+  todos: z
+    .array(z.record(z.string(), z.unknown()), { error: "must be an array of {id, content, status} objects" })
+    .meta({ items: toolParameters(todoItem) })
+    .optional()
+    .describe("The task items to write."),
+  merge: booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."),
+});
+
+/** Runs one `todo` call against the store. */
+export function handleTodo(store: TodoStore, args: z.infer<typeof todoArgs>): ToolResult {
+  const { todos, merge } = args;
   const list = todos === undefined ? store.read() : store.write(todos, merge ?? false);
-  return JSON.stringify({ todos: list, summary: store.summary() });
+  return { content: { todos: list, summary: store.summary() } };
 }
 
 registry.register({
@@ -103,26 +112,10 @@ registry.register({
       "Manage your task list for the current task. Call with no arguments to read the list. Pass `todos` to write it: " +
       "by default the list is replaced; with merge=true, items are matched by id, only the given fields are updated, " +
       "and new ids are appended. Keep exactly one item in_progress while working; mark items completed as you finish them.",
-    parameters: {
-      type: "object",
-      properties: {
-        todos: {
-          type: "array",
-          description: "The task items to write.",
-          items: {
-            type: "object",
-            properties: {
-              id: { type: "string", description: "Unique item id." },
-              content: { type: "string", description: "What to do." },
-              status: { type: "string", enum: [...TODO_STATUSES], description: "Current status." },
-            },
-            required: ["id", "content", "status"],
-          },
-        },
-        merge: { type: "boolean", description: "Merge into the existing list by id instead of replacing it (default false)." },
-      },
-      required: [],
-    },
   },
-  handler: () => toolError("todo must be handled by the agent loop"),
+  args: todoArgs,
+  loopTool: true,
+  createState: () => new TodoStore(),
+  handler: (args, _ctx, store) => handleTodo(store, args),
+  effects: noEffects,
 });

@@ -3,8 +3,8 @@
  * Available only when FIRECRAWL_API_KEY is set; FIRECRAWL_API_URL points at another compatible server.
  */
 import { z } from "zod";
-import { registry, toolError, type ToolContext } from "./registry.js";
-import { intArg, parseToolArgs } from "./tool_args.js";
+import { noEffects, registry, toolFailure, type ToolContext, type ToolResult } from "./registry.js";
+import { integerArg, nonEmptyString } from "./tool_args.js";
 
 export const DEFAULT_FIRECRAWL_URL = "https://api.firecrawl.dev";
 const MAX_EXTRACT_URLS = 5;
@@ -54,20 +54,18 @@ async function firecrawlPost(path: string, body: unknown, signal?: AbortSignal):
 // ---------------------------------------------------------------- web_search
 
 const searchArgs = z.object({
-  query: z.string().refine((s) => s.trim() !== "", "must not be empty"),
-  limit: intArg().pipe(z.number().int().min(1, "must be >= 1").max(100, "must be <= 100")).optional(),
+  query: nonEmptyString({ blankOk: false }).describe("The search query."),
+  limit: integerArg({ min: 1, max: 100 }).optional().describe("Number of results (default 5)."),
 });
 
-export async function handleWebSearch(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("web_search", searchArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const { query } = parsed.value;
-  const limit = parsed.value.limit ?? 5;
+export async function handleWebSearch(args: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
+  const { query } = args;
+  const limit = args.limit ?? 5;
   let json: any;
   try {
     json = await firecrawlPost("/v1/search", { query, limit }, ctx.signal);
   } catch (err) {
-    return toolError(`web_search failed: ${err instanceof Error ? err.message : String(err)}`);
+    return toolFailure(`web_search failed: ${err instanceof Error ? err.message : String(err)}`);
   }
   // v1 answers {data: [...]}, v2 {data: {web: [...]}}.
   const raw: any[] = Array.isArray(json.data) ? json.data : Array.isArray(json.data?.web) ? json.data.web : [];
@@ -76,13 +74,27 @@ export async function handleWebSearch(args: Record<string, unknown>, ctx: ToolCo
     url: String(r?.url ?? r?.metadata?.sourceURL ?? ""),
     description: String(r?.description ?? r?.snippet ?? r?.metadata?.description ?? ""),
   }));
-  return JSON.stringify({ success: true, query, results });
+  return { content: { success: true, query, results } };
 }
 
 // ---------------------------------------------------------------- web_extract
 
+function isUrl(text: string): boolean {
+  try {
+    new URL(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const extractArgs = z.object({
-  urls: z.array(z.string().url("must be an http(s) URL")).min(1, "needs at least one URL"),
+  urls: z
+    .array(z.string().refine(isUrl, "must be an http(s) URL"))
+    .refine((urls) => urls.length > 0, "needs at least one URL")
+    // More URLs are cut to the first ones with a note, so the limit is advertised, not enforced.
+    .meta({ maxItems: MAX_EXTRACT_URLS })
+    .describe("The http(s) URLs to read."),
 });
 
 interface ExtractResult {
@@ -117,17 +129,15 @@ async function extractOne(url: string, signal?: AbortSignal): Promise<ExtractRes
   return { url, title, content: markdown };
 }
 
-export async function handleWebExtract(args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
-  const parsed = parseToolArgs("web_extract", extractArgs, args);
-  if (!parsed.ok) return parsed.error;
-  const urls = parsed.value.urls.slice(0, MAX_EXTRACT_URLS);
+export async function handleWebExtract(args: z.infer<typeof extractArgs>, ctx: ToolContext): Promise<ToolResult> {
+  const urls = args.urls.slice(0, MAX_EXTRACT_URLS);
   const results = await Promise.all(urls.map((u) => extractOne(u, ctx.signal)));
   const out: Record<string, unknown> = { results };
-  if (parsed.value.urls.length > MAX_EXTRACT_URLS) {
-    out.note = `Only the first ${MAX_EXTRACT_URLS} URLs were extracted (${parsed.value.urls.length} given)`;
+  if (args.urls.length > MAX_EXTRACT_URLS) {
+    out.note = `Only the first ${MAX_EXTRACT_URLS} URLs were extracted (${args.urls.length} given)`;
   }
   if (results.every((r) => r.error)) out.error = `web_extract failed for every URL: ${results[0]?.error}`;
-  return JSON.stringify(out);
+  return { content: out };
 }
 
 // ---------------------------------------------------------------- registration
@@ -142,16 +152,10 @@ registry.register({
   schema: {
     name: "web_search",
     description: "Search the web. Returns up to `limit` results (default 5), each with title, url and description. Use web_extract to read a page.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string", description: "The search query." },
-        limit: { type: "integer", minimum: 1, maximum: 100, description: "Number of results (default 5)." },
-      },
-      required: ["query"],
-    },
   },
+  args: searchArgs,
   handler: handleWebSearch,
+  effects: noEffects,
 });
 
 registry.register({
@@ -166,13 +170,8 @@ registry.register({
     description:
       `Fetch web pages and return their main content as markdown (at most ${MAX_EXTRACT_URLS} URLs per call; ` +
       `pages longer than ${EXTRACT_PAGE_CHARS} characters are cut).`,
-    parameters: {
-      type: "object",
-      properties: {
-        urls: { type: "array", items: { type: "string" }, maxItems: MAX_EXTRACT_URLS, description: "The http(s) URLs to read." },
-      },
-      required: ["urls"],
-    },
   },
+  args: extractArgs,
   handler: handleWebExtract,
+  effects: noEffects,
 });

@@ -6,14 +6,13 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
-import { registry, type ApprovalGate, type Logger, type ToolContext } from "../../tools/registry.js";
+import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment, preflightEnvironment } from "../../tools/environments/manager.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
-import { TodoStore, handleTodo } from "../../tools/todo_tool.js";
-import { MemoryStore, handleMemory } from "../../tools/memory_tool.js";
 import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
 import { DEFAULT_BASE_URL, parseScriptedModel } from "../models/factory.js";
-import { getToolDefinitions, handleFunctionCall } from "../../tools/model_tools.js";
+import { getToolDefinitions } from "../../tools/model_tools.js";
+import { createToolPipeline } from "../../tools/pipeline.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
@@ -91,8 +90,6 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
-const ENV_TOOLS = new Set(["terminal", "process", "read_file", "write_file", "patch", "search_files"]);
-
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
   const { config } = deps;
   const started = Date.now();
@@ -126,7 +123,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 
   // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
   const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist));
-  const gate: ApprovalGate | undefined = approval?.gate;
+  const pipeline = createToolPipeline({ approval });
 
   const ctx: ToolContext = {
     taskId: spec.id,
@@ -139,18 +136,11 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         throw err;
       }
     },
-    approve: gate,
     signal,
     logger: deps.logger,
     userTask: spec.prompt,
   };
-  const todo = new TodoStore();
-  const memory = new MemoryStore();
-  const executeTool = async (name: string, args: Record<string, unknown>, c: ToolContext) => {
-    if (name === "todo") return handleTodo(todo, args);
-    if (name === "memory") return handleMemory(memory, args);
-    return handleFunctionCall(name, args, c);
-  };
+  const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
 
   let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
   let loop: AgentLoopResult | undefined;
@@ -161,7 +151,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 
   try {
     tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
-    const needsEnv = tools.some((t) => ENV_TOOLS.has(t.function.name)) || spec.verify !== undefined;
+    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
     if (needsEnv && config.env !== "local") {
       try {
         await preflightEnvironment(config.env, envSpec, envOptions);

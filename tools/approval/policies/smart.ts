@@ -1,0 +1,58 @@
+/**
+ * Policy `smart`: an auxiliary model judges each flagged command (tools/approval/smart.ts). Verdicts
+ * are cached per normalised command and cwd within the task; a failure is a deny and is not cached.
+ */
+import type OpenAI from "openai";
+import { normalizeCommand } from "../patterns.js";
+import { askApprover, createApproverClient, type ApproverVerdict } from "../smart.js";
+import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
+
+export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
+  const verdicts = new Map<string, Promise<ApproverVerdict>>();
+  let client: OpenAI | undefined;
+
+  async function verdictFor(req: Parameters<ReturnType<ApprovalPolicyFactory>["decide"]>[0]) {
+    const smart = opts.smart;
+    // Never let a missing endpoint fall back to the SDK's default host.
+    if (!smart || !smart.model || (!smart.baseURL && !smart.client)) {
+      return { verdict: { decision: "deny", reason: "approver error: smart approval is not configured (needs a model and a base URL)", error: true } as ApproverVerdict, cached: false };
+    }
+    const key = `${normalizeCommand(req.command)}\u0000${req.cwd ?? ""}`;
+    const pending = verdicts.get(key);
+    if (pending) {
+      state.counters.cache_hits++;
+      return { verdict: await pending, cached: true };
+    }
+    client ??= createApproverClient(smart);
+    state.counters.smart_calls++;
+    const { command, matches, cwd, backend, comments } = req;
+    const promise = askApprover(client, smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then((v) => {
+      if (v.usage) {
+        state.usage.prompt_tokens += v.usage.prompt_tokens;
+        state.usage.completion_tokens += v.usage.completion_tokens;
+        state.usage.total_tokens += v.usage.total_tokens;
+      }
+      // A failure is not a verdict: the next identical command asks again.
+      if (v.error) verdicts.delete(key);
+      return v;
+    });
+    verdicts.set(key, promise);
+    return { verdict: await promise, cached: false };
+  }
+
+  return {
+    consultsAllowlist: true,
+    async decide(req) {
+      const { verdict, cached } = await verdictFor(req);
+      if (verdict.decision === "approve") return { decision: "approve", by: "smart", reason: verdict.reason, cached };
+      return {
+        decision: "deny",
+        by: "smart",
+        reason: verdict.reason,
+        message: `BLOCKED by smart approval: ${req.description}. Reason: ${verdict.reason}. ${DO_NOT_RETRY}`,
+        cached,
+        error: verdict.error,
+      };
+    },
+  };
+};

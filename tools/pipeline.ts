@@ -1,0 +1,208 @@
+/**
+ * The one way a tool call runs: look up → parse arguments → validate against the tool's zod schema →
+ * pre hooks → approve the declared effects → dispatch → post hooks → the Hermes JSON string.
+ *
+ * Approval is a stage every call passes, not something a tool asks for: a tool declares what a call
+ * will do (`effects`), and the gate judges it before the handler runs. A tool that declares nothing
+ * (a plugin's default) gets an environment whose commands and writes pass the gate as they happen.
+ * Without an approval service the gate denies whatever the detection flags (fail-closed).
+ */
+import type { z } from "zod";
+import type { ApprovalRecord } from "../src/core/records.js";
+import type { Environment, ExecOptions } from "./environments/base.js";
+import { createApprovalGate, type ApprovalGate, type ApprovalService } from "./approval/gate.js";
+import { effectForGate } from "./approval/effects.js";
+import { toolHooks, type ToolHook } from "./plugins.js";
+import {
+  errorTypeAndMessage,
+  registry as defaultRegistry,
+  serializeToolResult,
+  toolFailure,
+  type ToolContext,
+  type ToolEffect,
+  type ToolEntry,
+  type ToolOutput,
+  type ToolRegistry,
+  type ToolResult,
+} from "./registry.js";
+
+export interface ToolPipelineOptions {
+  registry?: ToolRegistry;
+  /** The task's approval service. Absent: whatever needs approval is denied, and recorded. */
+  approval?: Pick<ApprovalService, "gate" | "records">;
+  /** When given, a tool outside this set is refused (it was not offered to the model). */
+  allowedTools?: ReadonlySet<string>;
+  /** The plugin hooks; default: those added with addToolHook, read at each call. */
+  hooks?: () => readonly ToolHook[];
+}
+
+export interface ToolPipeline {
+  /** Runs one call; resolves to the Hermes JSON string the model sees. Never throws. */
+  call(name: string, args: Record<string, unknown> | string, ctx: ToolContext): Promise<string>;
+  /** The same call, stopping before serialisation. */
+  run(name: string, args: Record<string, unknown> | string, ctx: ToolContext): Promise<ToolResult>;
+  /** Every approval decision made for this pipeline's calls. */
+  readonly approvals: readonly ApprovalRecord[];
+}
+
+/** Thrown inside a handler when a gated environment refused a command; becomes the call's result. */
+export class ApprovalDenied extends Error {
+  override name = "ApprovalDenied";
+}
+
+const NOTHING_RAN = "nothing was run";
+
+function denial(message: string): ToolResult {
+  return toolFailure(message.startsWith("BLOCKED") ? message : `BLOCKED: ${message}`, { status: "blocked" });
+}
+
+const RESULT_KEYS = new Set(["content", "error", "details"]);
+
+function asResult(output: ToolOutput, name: string): ToolResult {
+  if (typeof output === "string") return { content: output };
+  if (output && typeof output === "object" && !Array.isArray(output)) {
+    const keys = Object.keys(output);
+    if (keys.every((k) => RESULT_KEYS.has(k)) && ("content" in output || typeof output.error === "string")) return output;
+  }
+  const what = Array.isArray(output) ? "an array" : output && typeof output === "object" ? "an object" : typeof output;
+  return toolFailure(`Tool execution failed: TypeError: handler of ${name} returned ${what}, not a JSON string or a {content, error} result`);
+}
+
+/** Arguments as an object; the model's JSON text is parsed (a parse error is thrown: "Error executing"). */
+function parseArgs(name: string, args: Record<string, unknown> | string): { ok: true; value: Record<string, unknown> } | { ok: false; result: ToolResult } {
+  if (typeof args !== "string") return { ok: true, value: args ?? {} };
+  const raw: unknown = args.trim() === "" ? {} : JSON.parse(args);
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    return { ok: false, result: toolFailure(`Invalid arguments for ${name}: expected a JSON object`) };
+  }
+  return { ok: true, value: raw as Record<string, unknown> };
+}
+
+/** Validates against the zod schema; the error names each bad field. */
+function validate(entry: ToolEntry, args: Record<string, unknown>): { ok: true; value: unknown } | { ok: false; result: ToolResult } {
+  if (!entry.args) return { ok: true, value: args };
+  const parsed = (entry.args as z.ZodType).safeParse(args);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const problems = parsed.error.issues.map((issue) => {
+    const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "arguments";
+    return `'${field}': ${issue.message}`;
+  });
+  return { ok: false, result: toolFailure(`Invalid arguments for ${entry.name}: ${problems.join("; ")}`) };
+}
+
+export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline {
+  const reg = opts.registry ?? defaultRegistry;
+  const hooks = opts.hooks ?? toolHooks;
+  const approval = opts.approval ?? createApprovalGate({ policy: "deny", taskId: "", unconfigured: true });
+  const states = new Map<string, unknown>();
+
+  /** Asks the gate about each effect; the first denial is the call's result. */
+  async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
+    for (const effect of effects) {
+      const { command, cwd } = effectForGate(tool, effect);
+      const verdict = await approval.gate(command, { cwd, backend: ctx.envKind }).catch((err: unknown) => ({
+        allowed: false,
+        message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
+      }));
+      if (!verdict.allowed) return denial(verdict.message ?? `the approval policy denied this call; ${NOTHING_RAN}`);
+    }
+    return undefined;
+  }
+
+  /** An environment whose commands and writes pass the gate first (for tools that declare nothing). */
+  function gatedEnvironment(tool: string, env: Environment, ctx: ToolContext): Environment {
+    const check = async (effect: ToolEffect) => {
+      const refused = await approve(tool, [effect], ctx);
+      if (refused) throw new ApprovalDenied(refused.error);
+    };
+    const gated: Partial<Environment> = {
+      exec: async (command: string, o?: ExecOptions) => {
+        await check({ kind: "run", command, workdir: env.workdir, cwd: o?.cwd });
+        return env.exec(command, o);
+      },
+      startBackground: async (command: string, o?: { cwd?: string; env?: Record<string, string> }) => {
+        await check({ kind: "run", command, workdir: env.workdir, cwd: o?.cwd });
+        return env.startBackground(command, o);
+      },
+      writeFile: async (path: string, data: string | Buffer) => {
+        await check({ kind: "write", path, workdir: env.workdir });
+        return env.writeFile(path, data);
+      },
+    };
+    return new Proxy(env, {
+      get(target, prop) {
+        if (Object.hasOwn(gated, prop)) return gated[prop as keyof Environment];
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  async function dispatch(entry: ToolEntry, args: unknown, ctx: ToolContext): Promise<ToolResult> {
+    let state: unknown;
+    if (entry.loopTool) {
+      if (!states.has(entry.name)) states.set(entry.name, entry.createState!());
+      state = states.get(entry.name);
+    }
+    const handlerCtx: ToolContext = entry.effects
+      ? ctx
+      : { ...ctx, getEnv: async () => gatedEnvironment(entry.name, await ctx.getEnv(), ctx) };
+    try {
+      return asResult(await entry.handler(args, handlerCtx, state), entry.name);
+    } catch (err) {
+      if (err instanceof ApprovalDenied) return denial(err.message);
+      const [type, message] = errorTypeAndMessage(err);
+      return toolFailure(`Tool execution failed: ${type}: ${message}`);
+    }
+  }
+
+  async function run(name: string, rawArgs: Record<string, unknown> | string, ctx: ToolContext): Promise<ToolResult> {
+    try {
+      if (opts.allowedTools && !opts.allowedTools.has(name)) {
+        return toolFailure(`Tool ${name} is not available in this task. Available: ${[...opts.allowedTools].sort().join(", ")}`);
+      }
+      const entry = reg.get(name);
+      if (!entry) return toolFailure(`Unknown tool: ${name}`);
+      const parsed = parseArgs(name, rawArgs);
+      if (!parsed.ok) return parsed.result;
+      const checked = validate(entry, parsed.value);
+      if (!checked.ok) return checked.result;
+      const args = checked.value;
+
+      const call = { name, args: args as Record<string, unknown>, ctx };
+      const active = hooks();
+      for (const hook of active) {
+        const early = hook.pre ? await hook.pre(call) : undefined;
+        if (typeof early === "string") return { content: early };
+      }
+
+      let effects: ToolEffect[] = [];
+      if (entry.effects) {
+        try {
+          effects = await entry.effects(args, ctx);
+        } catch (err) {
+          const [type, message] = errorTypeAndMessage(err);
+          return toolFailure(`Tool execution failed: ${type}: ${message}`);
+        }
+      }
+      let result = (await approve(name, effects, ctx)) ?? (await dispatch(entry, args, ctx));
+
+      for (const hook of active) {
+        if (!hook.post) continue;
+        const replaced = await hook.post(call, serializeToolResult(result));
+        if (typeof replaced === "string") result = { content: replaced };
+      }
+      return result;
+    } catch (err) {
+      return toolFailure(`Error executing ${name}: ${errorTypeAndMessage(err)[1]}`);
+    }
+  }
+
+  return {
+    run,
+    call: async (name, args, ctx) => serializeToolResult(await run(name, args, ctx)),
+    get approvals() {
+      return approval.records;
+    },
+  };
+}
