@@ -8,7 +8,11 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (err) {
-    const msg = err instanceof Error ? err.message.replace(/\. To specify a positional argument.*$/s, "") : String(err);
+    const text = err instanceof Error ? err.message : String(err);
+    // node's messages can span lines: keep the first, and the `--flag=-value` hint when there is one.
+    const dashValue = /use '(--[^'=]+)=-XYZ'/.exec(text);
+    const first = text.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
+    const msg = dashValue ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…` : first;
     throw new UserError(`${msg} (see --help)`);
   }
 }
@@ -18,13 +22,6 @@ export function parseIntFlag(value: string | undefined, flag: string, min = 0): 
   if (!/^-?\d+$/.test(value.trim())) throw new UserError(`${flag} must be a whole number, got '${value}'`);
   const n = Number.parseInt(value, 10);
   if (n < min) throw new UserError(`${flag} must be at least ${min}, got ${n}`);
-  return n;
-}
-
-export function parseNumberFlag(value: string | undefined, flag: string, min = 0): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new UserError(`${flag} must be a number ≥ ${min}, got '${value}'`);
   return n;
 }
 

@@ -1,77 +1,14 @@
 /**
- * The run configuration: a YAML file (`--config run.yaml`) and flags, flags winning, validated by zod.
- * Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
+ * The run configuration: a YAML file (`--config run.yaml`) and flags, flags winning, validated by the
+ * schema of the option table (run_options.ts). Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
  */
 import { readFileSync } from "node:fs";
-import { cpus } from "node:os";
 import YAML from "yaml";
 import { z } from "zod";
 import { UserError } from "../core/errors.js";
+import { RunConfigSchema, flagOf } from "./run_options.js";
 
-export const OUTCOME_POLICIES = ["skip", "fail"] as const;
-export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as const;
-
-const positiveInt = z.number().int().min(1);
-
-export const RunConfigSchema = z
-  .object({
-    dataset: z.string().min(1),
-    run_name: z.string().regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, '.', '_' and '-' only").optional(),
-    output_dir: z.string().default("runs"),
-    model: z.string().min(1).optional(),
-    base_url: z.string().url().optional(),
-    api_key: z.string().optional(),
-    distribution: z.string().default("default"),
-    distribution_file: z.string().optional(),
-    toolsets: z.array(z.string()).optional(),
-    seed: z.number().int().default(0),
-    workers: positiveInt.default(Math.max(1, cpus().length)),
-    concurrency: positiveInt.default(32),
-    max_connections: positiveInt.optional(),
-    max_turns: positiveInt.default(10),
-    task_timeout: z.number().positive().default(1800),
-    request_timeout: z.number().positive().default(600),
-    max_retries: z.number().int().min(0).default(6),
-    max_samples: positiveInt.optional(),
-    offset: z.number().int().min(0).default(0),
-    resume: z.boolean().default(false),
-    retry_failed: z.boolean().default(false),
-    retry_internal: z.boolean().default(false),
-    only: z.array(z.string()).optional(),
-    dry_run: z.boolean().default(false),
-    on_bad_row: z.enum(OUTCOME_POLICIES).default("fail"),
-    env: z.enum(["local", "docker", "singularity"]).default("local"),
-    image: z.string().optional(),
-    network: z.string().optional(),
-    memory_mb: positiveInt.optional(),
-    cpus: z.number().positive().optional(),
-    pids_limit: positiveInt.optional(),
-    read_only_root: z.boolean().default(false),
-    pull: z.boolean().default(false),
-    max_sandboxes: positiveInt.optional(),
-    /** Docker sandboxes started ahead of the tasks, split between the workers; 0 = off. */
-    prewarm: z.number().int().min(0).optional(),
-    max_tokens: positiveInt.optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
-    stream: z.boolean().default(false),
-    extra_body: z.record(z.string(), z.unknown()).optional(),
-    system_prompt: z.string().optional(),
-    ephemeral_system_prompt: z.string().optional(),
-    prefill_messages_file: z.string().optional(),
-    max_consecutive_tool_errors: positiveInt.default(3),
-    tool_concurrency: positiveInt.default(8),
-    require_reasoning: z.boolean().default(false),
-    approval: z.enum(APPROVAL_POLICIES).default("smart"),
-    approval_model: z.string().optional(),
-    approval_base_url: z.string().url().optional(),
-    approval_api_key: z.string().optional(),
-    verify_timeout: z.number().positive().default(300),
-    keep_workspaces: z.boolean().default(false),
-    plugins: z.array(z.string()).default([]),
-    progress: z.enum(["auto", "bar", "log", "none"]).default("auto"),
-  })
-  .strict();
+export { APPROVAL_POLICIES, OUTCOME_POLICIES, RunConfigSchema } from "./run_options.js";
 
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
@@ -79,12 +16,45 @@ export type RunConfigInput = z.input<typeof RunConfigSchema>;
 /** Keys whose values never reach an output file. */
 export const SECRET_KEYS = ["api_key", "approval_api_key"] as const;
 
-export function formatZodIssues(error: z.ZodError, where: string): string {
+function shown(value: unknown): string {
+  return typeof value === "string" ? `'${value}'` : JSON.stringify(value) ?? "nothing";
+}
+
+/** What is wrong with a value, as the end of a sentence about it ("must be at least 1, got 0"). */
+export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
+  const got = `, got ${shown(value)}`;
+  switch (issue.code) {
+    case "too_small":
+      if (issue.origin === "string") return "must not be empty";
+      return `must be ${issue.inclusive ? "at least" : "greater than"} ${String(issue.minimum)}${got}`;
+    case "too_big":
+      return `must be ${issue.inclusive ? "at most" : "less than"} ${String(issue.maximum)}${got}`;
+    case "invalid_value":
+      return `must be one of ${issue.values.map(String).join("|")}${got}`;
+    case "invalid_format":
+      return issue.format === "url" ? `must be a URL${got}` : `${issue.message}${got}`;
+    case "invalid_type": {
+      const expected = issue.expected === "int" ? "a whole number" : issue.expected === "array" ? "a list" : issue.expected === "record" || issue.expected === "object" ? "a mapping" : `a ${issue.expected}`;
+      return `must be ${expected}${got}`;
+    }
+    default:
+      return issue.message;
+  }
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const k of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[k] : undefined;
+  return v;
+}
+
+/** Every issue as `where: 'key' must …`, joined into one line. */
+export function formatZodIssues(error: z.ZodError, where: string, input?: unknown): string {
   return error.issues
     .map((i) => {
-      const key = i.path.length ? i.path.join(".") : "(top level)";
       if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${i.keys.map((k) => `'${k}'`).join(", ")}`;
-      return `${where}: '${key}': ${i.message}`;
+      const key = i.path.length ? i.path.map(String).join(".") : "(top level)";
+      return `${where}: '${key}' ${issueText(i, valueAt(input, i.path))}`;
     })
     .join("; ");
 }
@@ -139,17 +109,18 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
   const parsed = RunConfigSchema.safeParse(merged);
   if (!parsed.success) {
-    // Name the flag when the bad value came from the command line, the file (and key) otherwise.
+    // Name the flag when the bad value came from the command line, the file (and line) otherwise.
     const messages = parsed.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? "");
-      const fromFlag = key !== "" && flags[key] !== undefined;
-      let where = fromFlag ? `--${key.replace(/_/g, "-")}` : (configPath ?? "flags");
-      if (!fromFlag && configPath) {
+      const flag = key !== "" && flags[key] !== undefined ? flagOf(key) : undefined;
+      if (flag) return `${flag} ${issueText(issue, valueAt(merged, issue.path))}`;
+      let where = configPath ?? "config";
+      if (configPath) {
         const badKey = issue.code === "unrecognized_keys" ? issue.keys[0] : key;
         const line = badKey ? lineOfKey(readFileSync(configPath, "utf8"), badKey) : undefined;
         if (line) where = `${configPath}:${line}`;
       }
-      return formatZodIssues(new z.ZodError([issue]), where);
+      return formatZodIssues(new z.ZodError([issue]), where, merged);
     });
     throw new UserError(messages.join("; "));
   }

@@ -196,7 +196,7 @@ export function configFromRunYaml(runYaml: Record<string, unknown>, where: strin
     }
     parsed = RunConfigSchema.safeParse(picked);
   }
-  if (!parsed.success) throw new UserError(formatZodIssues(parsed.error, where));
+  if (!parsed.success) throw new UserError(formatZodIssues(parsed.error, where, picked));
   return { config: parsed.data, ignored };
 }
 

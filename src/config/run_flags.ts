@@ -1,0 +1,101 @@
+/** `hermes-batch run`'s flags and `--help`, generated from the option table (run_options.ts). */
+import type { z } from "zod";
+import { UserError } from "../core/errors.js";
+import { INVOCATION_FLAGS, RUN_OPTIONS, SECTIONS, flagOf, type OptionDef } from "./run_options.js";
+
+const OPTIONS = RUN_OPTIONS as readonly OptionDef[];
+const HELP_COLUMN = 28;
+/** Characters of help text after the column, so lines stay under ~110. */
+const HELP_WIDTH = 82;
+
+/** The default of a schema with `.default(v)`, else undefined. */
+function schemaDefault(schema: z.ZodType): unknown {
+  const def = (schema as { def?: { type?: string; defaultValue?: unknown } }).def;
+  return def?.type === "default" ? def.defaultValue : undefined;
+}
+
+function defaultText(o: OptionDef): string | undefined {
+  if (o.defaultHelp !== undefined) return o.defaultHelp ?? undefined;
+  const value = schemaDefault(o.schema);
+  if (value === undefined || value === false || (Array.isArray(value) && value.length === 0)) return undefined;
+  return Array.isArray(value) ? value.join(",") : String(value);
+}
+
+function helpEntry(flag: string, arg: string | undefined, help: string): string {
+  const left = `  --${flag}${arg ? ` ${arg}` : ""}`;
+  const lines = help.split("\n");
+  const indent = " ".repeat(HELP_COLUMN);
+  const first = left.length < HELP_COLUMN ? left.padEnd(HELP_COLUMN) + lines[0] : `${left}\n${indent}${lines[0]}`;
+  return [first, ...lines.slice(1).map((l) => indent + l)].join("\n");
+}
+
+/** The option sections of `run --help`: every flag, with its default, from the table. */
+export function runOptionsHelp(): string {
+  const out: string[] = [];
+  for (const section of SECTIONS) {
+    const entries: string[] = [];
+    for (const f of INVOCATION_FLAGS) if (f.section === section && f.flag === "config") entries.push(helpEntry(f.flag, f.arg, f.help));
+    for (const o of OPTIONS) {
+      if (o.section !== section) continue;
+      const d = defaultText(o);
+      const last = o.help.split("\n").at(-1)!;
+      const help = d === undefined ? o.help : `${o.help}${last.length + d.length > HELP_WIDTH - 12 ? "\n" : " "}(default: ${d})`;
+      entries.push(helpEntry(flagOf(o.key)!.slice(2), o.arg, help));
+    }
+    for (const f of INVOCATION_FLAGS) if (f.section === section && f.flag !== "config") entries.push(helpEntry(f.flag, f.arg, f.help));
+    if (entries.length) out.push(section, ...entries, "");
+  }
+  const fileOnly = OPTIONS.filter((o) => !o.section && o.key !== "dataset");
+  out.push("Config file only (no flag)");
+  for (const o of fileOnly) {
+    const d = defaultText(o);
+    out.push(`  ${o.key.padEnd(HELP_COLUMN - 2)}${o.help}${d === undefined ? "" : ` (default: ${d})`}`);
+  }
+  return out.join("\n");
+}
+
+/** node:util parseArgs options for every flag of the table. */
+export function runArgOptions(): Record<string, { type: "string" | "boolean" }> {
+  const options: Record<string, { type: "string" | "boolean" }> = {};
+  for (const f of INVOCATION_FLAGS) options[f.flag] = { type: "string" };
+  for (const o of OPTIONS) {
+    const flag = flagOf(o.key);
+    if (flag) options[flag.slice(2)] = { type: o.kind === "boolean" ? "boolean" : "string" };
+  }
+  return options;
+}
+
+/** A flag's text as the value its kind says; ranges and choices are the schema's to check. */
+function flagValue(o: OptionDef, flag: string, raw: string | boolean): unknown {
+  if (typeof raw === "boolean") return raw;
+  switch (o.kind) {
+    case "int":
+      if (!/^-?\d+$/.test(raw.trim())) throw new UserError(`${flag} must be a whole number, got '${raw}'`);
+      return Number.parseInt(raw, 10);
+    case "number": {
+      const n = raw.trim() === "" ? Number.NaN : Number(raw);
+      if (!Number.isFinite(n)) throw new UserError(`${flag} must be a number, got '${raw}'`);
+      return n;
+    }
+    case "list":
+      return raw.split(",").map((s) => s.trim()).filter(Boolean);
+    default:
+      return raw;
+  }
+}
+
+/** Parsed flag values → config keys (only the flags given), plus the invocation flags by name. */
+export function flagsToConfigValues(values: Record<string, string | boolean | undefined>): {
+  flags: Record<string, unknown>;
+  invocation: Record<string, string | undefined>;
+} {
+  const flags: Record<string, unknown> = {};
+  for (const o of OPTIONS) {
+    const flag = flagOf(o.key);
+    const raw = flag ? values[flag.slice(2)] : undefined;
+    if (flag && raw !== undefined) flags[o.key] = flagValue(o, flag, raw);
+  }
+  const invocation: Record<string, string | undefined> = {};
+  for (const f of INVOCATION_FLAGS) invocation[f.flag] = values[f.flag] as string | undefined;
+  return { flags, invocation };
+}

@@ -1,0 +1,236 @@
+/**
+ * Every option of `hermes-batch run`, written once: config key, value kind, validation and default (the
+ * zod schema), help text and section. From this table come `run --help`, the argv parsing, the config-file
+ * keys and RunConfigSchema. The flag of a key is `--` + the key with `-` for `_` (`max_turns` ⇔ `--max-turns`).
+ */
+import { cpus } from "node:os";
+import { z } from "zod";
+
+/** How a flag's text becomes a config value (before the schema validates it). */
+export type OptionKind = "string" | "int" | "number" | "boolean" | "list";
+
+export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Dangerous commands", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface OptionDef<K extends string = string, S extends z.ZodType = z.ZodType> {
+  key: K;
+  kind: OptionKind;
+  /** Validation and default of the config value. */
+  schema: S;
+  /** Where `--help` lists the flag; undefined = a config-file key without a flag. */
+  section?: Section;
+  /** The value's name in `--help` (`N`, `SEC`, `a|b`); none for booleans. */
+  arg?: string;
+  /** One or more lines ("\n"); the default is appended unless `defaultHelp` is null. */
+  help: string;
+  /** The default as `--help` shows it, when the schema's value says it badly; null = show none. */
+  defaultHelp?: string | null;
+}
+
+function option<const K extends string, S extends z.ZodType>(def: OptionDef<K, S>): OptionDef<K, S> {
+  return def;
+}
+
+const positiveInt = z.number().int().min(1);
+const seconds = z.number().positive();
+
+export const OUTCOME_POLICIES = ["skip", "fail"] as const;
+export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as const;
+export const ENVIRONMENTS = ["local", "docker", "singularity"] as const;
+export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
+export const PROGRESS_MODES = ["auto", "bar", "log", "none"] as const;
+
+/** The config keys (with their flags, when they have one), in `--help` order within each section. */
+export const RUN_OPTIONS = [
+  option({ key: "dataset", kind: "string", schema: z.string().min(1), help: "the JSONL dataset (the positional DATASET argument)" }),
+  // Model
+  option({
+    key: "model",
+    kind: "string",
+    section: "Model",
+    arg: "M",
+    schema: z.string().min(1).optional(),
+    help: 'model name at the endpoint; "scripted" is a built-in DEMO model that needs no\nnetwork or key (scripted:<ms> adds a simulated latency per call)',
+  }),
+  option({ key: "base_url", kind: "string", section: "Model", arg: "URL", schema: z.string().url().optional(), help: "OpenAI-compatible endpoint", defaultHelp: "https://openrouter.ai/api/v1" }),
+  option({
+    key: "api_key",
+    kind: "string",
+    section: "Model",
+    arg: "K",
+    schema: z.string().optional(),
+    help: "the endpoint's key (never written)",
+    defaultHelp: "$OPENROUTER_API_KEY for OpenRouter, else $OPENAI_API_KEY",
+  }),
+  option({ key: "max_tokens", kind: "int", section: "Model", arg: "N", schema: positiveInt.optional(), help: "completion tokens per model call", defaultHelp: "the endpoint's" }),
+  option({ key: "temperature", kind: "number", section: "Model", arg: "T", schema: z.number().min(0).max(2).optional(), help: "sampling temperature, 0 to 2", defaultHelp: "the endpoint's" }),
+  option({ key: "reasoning_effort", kind: "string", section: "Model", arg: REASONING_EFFORTS.join("|"), schema: z.enum(REASONING_EFFORTS).optional(), help: "for reasoning models" }),
+  option({ key: "stream", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "use streaming responses" }),
+  option({
+    key: "max_connections",
+    kind: "int",
+    section: "Model",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "requests in flight to the endpoint, split between the workers (each gets\nN/workers, rounded up); each worker halves its share on 429",
+    defaultHelp: "--concurrency",
+  }),
+  option({ key: "request_timeout", kind: "number", section: "Model", arg: "SEC", schema: seconds.default(600), help: "per model request" }),
+  option({ key: "max_retries", kind: "int", section: "Model", arg: "N", schema: z.number().int().min(0).default(6), help: "retries of a model request (429, 5xx, network errors)" }),
+  option({ key: "extra_body", kind: "string", schema: z.record(z.string(), z.unknown()).optional(), help: "extra fields for every model request body (a mapping)" }),
+  // Tasks
+  option({
+    key: "run_name",
+    kind: "string",
+    section: "Tasks",
+    arg: "NAME",
+    schema: z.string().regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, '.', '_' and '-' only").optional(),
+    help: "the run folder's name",
+    defaultHelp: "the dataset's file name without extension",
+  }),
+  option({ key: "output_dir", kind: "string", section: "Tasks", arg: "DIR", schema: z.string().default("runs"), help: "where run folders go" }),
+  option({ key: "distribution", kind: "string", section: "Tasks", arg: "D", schema: z.string().default("default"), help: "toolset distribution (see: hermes-batch distributions)", defaultHelp: '"default"' }),
+  option({ key: "distribution_file", kind: "string", section: "Tasks", arg: "F", schema: z.string().optional(), help: "extra distributions from YAML" }),
+  option({ key: "toolsets", kind: "list", section: "Tasks", arg: "a,b", schema: z.array(z.string()).optional(), help: "fixed toolsets instead of a distribution" }),
+  option({ key: "seed", kind: "int", section: "Tasks", arg: "S", schema: z.number().int().default(0), help: "seed of the toolset draws; same seed → same draws" }),
+  option({ key: "max_samples", kind: "int", section: "Tasks", arg: "N", schema: positiveInt.optional(), help: "run at most N rows (after --offset)" }),
+  option({ key: "offset", kind: "int", section: "Tasks", arg: "N", schema: z.number().int().min(0).default(0), help: "skip the first N valid rows" }),
+  option({ key: "max_turns", kind: "int", section: "Tasks", arg: "T", schema: positiveInt.default(10), help: "model calls per task" }),
+  option({ key: "task_timeout", kind: "number", section: "Tasks", arg: "SEC", schema: seconds.default(1800), help: "wall clock per task" }),
+  option({ key: "system_prompt", kind: "string", section: "Tasks", arg: "TEXT", schema: z.string().optional(), help: "saved in the trajectory", defaultHelp: "a short tool-use instruction" }),
+  option({ key: "ephemeral_system_prompt", kind: "string", section: "Tasks", arg: "TEXT", schema: z.string().optional(), help: "used in the run, never saved" }),
+  option({
+    key: "prefill_messages_file",
+    kind: "string",
+    section: "Tasks",
+    arg: "F",
+    schema: z.string().optional(),
+    help: "JSON array of {role, content} sent after the system prompt, never saved",
+  }),
+  option({
+    key: "max_consecutive_tool_errors",
+    kind: "int",
+    section: "Tasks",
+    arg: "N",
+    schema: positiveInt.default(3),
+    help: "malformed tool-call turns in a row before a task ends as partial",
+  }),
+  option({ key: "tool_concurrency", kind: "int", schema: positiveInt.default(8), help: "tool calls of one model turn run at once" }),
+  option({ key: "require_reasoning", kind: "boolean", section: "Tasks", schema: z.boolean().default(false), help: "drop trajectories without any reasoning (counted in statistics)" }),
+  option({
+    key: "on_bad_row",
+    kind: "string",
+    section: "Tasks",
+    arg: OUTCOME_POLICIES.join("|"),
+    schema: z.enum(OUTCOME_POLICIES).default("fail"),
+    help: "fail: the whole file is checked before anything runs;\nskip: bad rows are left out",
+  }),
+  option({ key: "plugins", kind: "list", schema: z.array(z.string()).default([]), help: "npm packages of extra tools, loaded in every worker" }),
+  // Parallelism
+  option({ key: "workers", kind: "int", section: "Parallelism", arg: "W", schema: positiveInt.default(Math.max(1, cpus().length)), help: "worker threads", defaultHelp: "the number of cores" }),
+  option({ key: "concurrency", kind: "int", section: "Parallelism", arg: "C", schema: positiveInt.default(32), help: "agent loops in flight across all workers" }),
+  // Environments
+  option({ key: "env", kind: "string", section: "Environments", arg: ENVIRONMENTS.join("|"), schema: z.enum(ENVIRONMENTS).default("local"), help: "where terminal and file tools run" }),
+  option({ key: "image", kind: "string", section: "Environments", arg: "IMAGE", schema: z.string().optional(), help: "default image (a row's \"image\" wins)" }),
+  option({ key: "network", kind: "string", section: "Environments", arg: "NAME", schema: z.string().optional(), help: "container network", defaultHelp: "none" }),
+  option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit of a container" }),
+  option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container" }),
+  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container" }),
+  option({ key: "read_only_root", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "mount the container's root file system read-only" }),
+  option({ key: "pull", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "pull images that are missing" }),
+  option({
+    key: "max_sandboxes",
+    kind: "int",
+    section: "Environments",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "live containers, split between the workers\n(N/workers each, rounded up)",
+    defaultHelp: "no limit",
+  }),
+  option({
+    key: "prewarm",
+    kind: "int",
+    section: "Environments",
+    arg: "N",
+    schema: z.number().int().min(0).optional(),
+    help: "keep N containers of the default image started ahead of tasks (docker; split\nbetween the workers, counted in --max-sandboxes)",
+    defaultHelp: "0 = off",
+  }),
+  option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep local task folders under <run>/workspaces/" }),
+  option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
+  // Dangerous commands
+  option({
+    key: "approval",
+    kind: "string",
+    section: "Dangerous commands",
+    arg: APPROVAL_POLICIES.join("|"),
+    schema: z.enum(APPROVAL_POLICIES).default("smart"),
+    help: "smart: an auxiliary model approves or denies, fail-closed; interactive is\nfor single sessions and refused by a batch run",
+  }),
+  option({ key: "approval_model", kind: "string", section: "Dangerous commands", arg: "M", schema: z.string().optional(), help: "the approver's model", defaultHelp: "--model" }),
+  option({ key: "approval_base_url", kind: "string", section: "Dangerous commands", arg: "URL", schema: z.string().url().optional(), help: "the approver's endpoint", defaultHelp: "--base-url" }),
+  option({
+    key: "approval_api_key",
+    kind: "string",
+    section: "Dangerous commands",
+    arg: "K",
+    schema: z.string().optional(),
+    help: "the approver's key",
+    defaultHelp: "--api-key when the approver is on the run's host",
+  }),
+  // Resuming and reruns
+  option({
+    key: "resume",
+    kind: "boolean",
+    section: "Resuming and reruns",
+    schema: z.boolean().default(false),
+    help: "continue a run: tasks already in trajectories.jsonl are skipped, failed ones rerun\n(but not internal_error ones: those are bugs of hermes-batch, see --retry-internal)",
+  }),
+  option({
+    key: "retry_failed",
+    kind: "boolean",
+    section: "Resuming and reruns",
+    schema: z.boolean().default(false),
+    help: "rerun only the tasks that failed (model, environment, timeout, cancelled)",
+  }),
+  option({ key: "retry_internal", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "rerun the tasks that ended in internal_error too (alone: only those)" }),
+  option({ key: "only", kind: "list", section: "Resuming and reruns", arg: "ID,ID", schema: z.array(z.string()).optional(), help: "rerun these tasks (earlier results move to superseded.jsonl)" }),
+  option({ key: "dry_run", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "validate the config and dataset, print the plan, run nothing" }),
+  // Output
+  option({
+    key: "progress",
+    kind: "string",
+    section: "Output",
+    arg: PROGRESS_MODES.join("|"),
+    schema: z.enum(PROGRESS_MODES).default("auto"),
+    help: "auto: a bar on a terminal, a line per 5 % elsewhere",
+  }),
+] as const;
+
+/** Flags of `run` that are not config keys: how this invocation is set up. */
+export const INVOCATION_FLAGS = [
+  { flag: "config", arg: "FILE", section: "Tasks", help: "YAML run file with any of these options in snake_case; flags win" },
+  {
+    flag: "shard",
+    arg: "i/N",
+    section: "Sharding (see docs/sharding.md)",
+    help: 'run shard i (0-based) of N into <output-dir>/<run-name>/shards/<i>-of-<N>/; default:\ndetected from a Slurm job array or a Kubernetes Indexed Job; "none" turns that off',
+  },
+  {
+    flag: "shard-count",
+    arg: "N",
+    section: "Sharding (see docs/sharding.md)",
+    help: "the shard count when the scheduler does not give it (Kubernetes), also\n$HERMES_BATCH_SHARD_COUNT; then merge with: hermes-batch merge <output-dir>/<run-name>",
+  },
+] as const satisfies readonly { flag: string; arg: string; section: Section; help: string }[];
+
+type RunOption = (typeof RUN_OPTIONS)[number];
+type ConfigShape = { [O in RunOption as O["key"]]: O["schema"] };
+
+export const RunConfigSchema = z.object(Object.fromEntries(RUN_OPTIONS.map((o) => [o.key, o.schema])) as ConfigShape).strict();
+
+/** The flag of a config key, or undefined for keys only a config file can set. */
+export function flagOf(key: string): string | undefined {
+  const o = RUN_OPTIONS.find((x) => x.key === key) as OptionDef | undefined;
+  return o?.section ? `--${key.replace(/_/g, "-")}` : undefined;
+}
