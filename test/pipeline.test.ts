@@ -64,10 +64,11 @@ describe("arguments", () => {
     expect((await call("")).error).toBe("Invalid arguments for echo: 'text': Invalid input: expected string, received undefined");
   });
 
-  it("unparsable text is 'Error executing', a non-object is named as such", async () => {
-    expect((await call("{not json")).error).toMatch(/^Error executing echo: /);
-    expect(await call("[1]")).toEqual({ error: "Invalid arguments for echo: expected a JSON object" });
-    expect(await call("3")).toEqual({ error: "Invalid arguments for echo: expected a JSON object" });
+  it("unparsable text and a non-object are told to the model as such", async () => {
+    expect((await call("{not json")).error).toMatch(/^Invalid JSON in the arguments of echo: .*Send the arguments as one JSON object\.$/);
+    expect(await call("[1]")).toEqual({ error: "Arguments of echo must be a JSON object, got an array" });
+    expect(await call("3")).toEqual({ error: "Arguments of echo must be a JSON object, got number" });
+    expect(await call("null")).toEqual({ error: "Arguments of echo must be a JSON object, got null" });
   });
 
   it("invalid arguments come back naming every bad field", async () => {

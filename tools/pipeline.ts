@@ -68,14 +68,20 @@ function asResult(output: ToolOutput, name: string): ToolResult {
   return toolFailure(`Tool execution failed: TypeError: handler of ${name} returned ${what}, not a JSON string or a {content, error} result`);
 }
 
-/** Arguments as an object; the model's JSON text is parsed (a parse error is thrown: "Error executing"). */
-function parseArgs(name: string, args: Record<string, unknown> | string): { ok: true; value: Record<string, unknown> } | { ok: false; result: ToolResult } {
-  if (typeof args !== "string") return { ok: true, value: args ?? {} };
-  const raw: unknown = args.trim() === "" ? {} : JSON.parse(args);
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
-    return { ok: false, result: toolFailure(`Invalid arguments for ${name}: expected a JSON object`) };
+/** The model's arguments text as an object, or the error the model is told (one wording for the loop and the pipeline). */
+export function parseToolArguments(name: string, raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+  const text = raw.trim();
+  if (text === "") return { ok: true, value: {} };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, error: `Invalid JSON in the arguments of ${name}: ${(err as Error).message}. Send the arguments as one JSON object.` };
   }
-  return { ok: true, value: raw as Record<string, unknown> };
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return { ok: false, error: `Arguments of ${name} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed}` };
+  }
+  return { ok: true, value: parsed as Record<string, unknown> };
 }
 
 /** Validates against the zod schema; the error names each bad field. */
@@ -163,8 +169,8 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       }
       const entry = reg.get(name);
       if (!entry) return toolFailure(`Unknown tool: ${name}`);
-      const parsed = parseArgs(name, rawArgs);
-      if (!parsed.ok) return parsed.result;
+      const parsed = typeof rawArgs === "string" ? parseToolArguments(name, rawArgs) : { ok: true as const, value: rawArgs ?? {} };
+      if (!parsed.ok) return toolFailure(parsed.error);
       const checked = validate(entry, parsed.value);
       if (!checked.ok) return checked.result;
       const args = checked.value;

@@ -4,6 +4,7 @@
  */
 import pLimit from "p-limit";
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
+import { parseToolArguments } from "../../tools/pipeline.js";
 import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
@@ -72,17 +73,8 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
     const list = [...known].sort().join(", ") || "(none)";
     return { call, error: `Unknown tool '${name ?? ""}'. Available tools: ${list}` };
   }
-  const raw = call.function.arguments?.trim() ?? "";
-  if (raw === "") return { call, args: {} };
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return { call, error: `Arguments of ${name} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : typeof parsed}` };
-    }
-    return { call, args: parsed as Record<string, unknown> };
-  } catch (err) {
-    return { call, error: `Invalid JSON in the arguments of ${name}: ${(err as Error).message}. Send the arguments as one JSON object.` };
-  }
+  const parsed = parseToolArguments(name, call.function.arguments ?? "");
+  return parsed.ok ? { call, args: parsed.value } : { call, error: parsed.error };
 }
 
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
