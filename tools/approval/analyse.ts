@@ -1,0 +1,488 @@
+/**
+ * The shell-aware rendering the dangerous-command patterns (patterns.ts) run on.
+ *
+ * How it sees through disguises: the command is normalised (ANSI, NUL, invisible characters,
+ * NFKC), then read by a small shell parser (shell.ts) that unquotes words (`r''m`, `r\m`,
+ * `"rm"`, `$'\x72m'` → `rm`), splits `;` `&&` `||` `|` `&` and newlines, and descends into
+ * subshells, `$( … )`, backticks, `<( … )` and here-documents. Each simple command is unwrapped
+ * (sudo, doas, env and `VAR=x` prefixes, nohup, nice, timeout, exec, command, xargs, docker exec,
+ * ssh) and scripts given to `bash -c`, `sh -c`, `su -c`, `eval`, `watch`, `find -exec` and shell
+ * here-docs are analysed recursively. Every pipeline is then rendered as one line:
+ *
+ *     <stage> | <stage> | …      where <stage> = name arg arg … [fd]>target …
+ *
+ * with the command name reduced to its basename and the characters `|`, `<`, `>` inside words
+ * replaced by look-alikes (¦ ‹ ›), so a quoted `"a | rm -rf /"` can never look like a pipeline
+ * stage or a redirection. The patterns (patterns.ts) match that rendering, case-insensitively.
+ *
+ * Judgement calls:
+ *  - A recursive `rm` is flagged only when a target leaves the working directory or cannot be
+ *    known: absolute paths, `~`/`$HOME`, `..`, `.`, `*`, `$VAR`, `$( … )`. `rm -rf ./build`,
+ *    `rm -rf node_modules dist` are not flagged; `rm -rf /tmp/x` is (the approver decides).
+ *  - `chmod 777 file` in the working directory is not flagged; world-writable modes are flagged
+ *    when recursive or on a system path.
+ *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
+ *    `-c` is analysed itself, so a harmless one passes and a harmful one is caught.
+ *  - The fork-bomb pattern runs on the raw normalised text, so it also fires on an echoed bomb.
+ *  - The working directory is followed through `cd`, `pushd` and `popd` (and a start directory
+ *    may be given): once it is anywhere but a subdirectory of the start, the relative operands
+ *    of `rm` and the relative targets of write redirections are rendered joined to it
+ *    (`cd /usr && rm -rf lib` renders `rm -rf /usr/lib`), so the patterns see where they land.
+ *    A directory that cannot be known (`cd -`, `popd`, `cd $(…)`) is rendered as a `$VAR`.
+ */
+import { posix } from "node:path";
+import { normalizeCommand } from "./normalize.js";
+import { assignmentOf, MAX_NESTING, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
+
+interface Tok {
+  /** The word as the program receives it (quotes removed, known variables substituted). */
+  plain: string;
+  /** Same, with `|<>` inside the word replaced, for the rendered line. */
+  shown: string;
+}
+
+const sanitize = (s: string): string => s.replace(/\|/g, "¦").replace(/</g, "‹").replace(/>/g, "›").replace(/[\n\t]+/g, " ");
+
+function shownOf(word: Word, vars: ReadonlyMap<string, string>): string {
+  const s = word.parts
+    .map((p) => {
+      if (p.kind === "lit") return sanitize(p.text);
+      if (p.kind === "param") return sanitize(vars.get(p.name) ?? p.raw);
+      return `${p.op === "`" ? "$(" : p.op}${sanitize(p.raw)})`;
+    })
+    .join("");
+  return s === "" ? "''" : s;
+}
+
+function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
+  // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
+  if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
+    const value = vars.get(word.parts[0]!.name);
+    if (value !== undefined && /\s/.test(value)) {
+      return value
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((v) => ({ plain: v, shown: sanitize(v) }));
+    }
+  }
+  return [{ plain: wordText(word, vars), shown: shownOf(word, vars) }];
+}
+
+const plainTok = (s: string): Tok => ({ plain: s, shown: sanitize(s) || "''" });
+
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash"]);
+const KEYWORDS = new Set(["!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "function"]);
+const DECLARATIONS = new Set(["export", "declare", "local", "readonly", "typeset"]);
+
+function displayName(path: string): string {
+  if (path.includes("$(")) return path; // computed at run time: keep it whole for the patterns
+  const m = /(?:^|\/)((?:init|rc)\.d\/[^/]+)$/.exec(path);
+  if (m) return m[1]!.replace(/^rc\.d/, "init.d");
+  const base = path.replace(/\/+$/, "").split("/").pop() ?? path;
+  return base || path;
+}
+
+/**
+ * Skips options starting at `i`. `shortArgs`: letters whose option takes a value (attached or
+ * next word); `longArgs`: long options taking the next word when written without `=`.
+ */
+function skipOptions(t: Tok[], i: number, shortArgs = "", longArgs: string[] = []): number {
+  while (i < t.length) {
+    const w = t[i]!.plain;
+    if (w === "--") return i + 1;
+    if (!w.startsWith("-") || w === "-") return i;
+    if (w.startsWith("--")) {
+      i += !w.includes("=") && longArgs.includes(w) ? 2 : 1;
+      continue;
+    }
+    let consumed = 1;
+    for (let k = 1; k < w.length; k++) {
+      if (shortArgs.includes(w[k]!)) {
+        if (k === w.length - 1) consumed = 2;
+        break;
+      }
+    }
+    i += consumed;
+  }
+  return i;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Working directory
+
+/**
+ * Where commands run, relative to the start directory: "." or a relative subdirectory ("src")
+ * when inside it; otherwise an absolute path, `..`-relative path, `~…` or `$NAME…`.
+ */
+type Cwd = string;
+
+const UNKNOWN_DIR = "$UNKNOWN_DIR";
+
+function isOpaqueHead(seg: string): boolean {
+  return seg.startsWith("~") || seg.startsWith("$");
+}
+
+/** Joins `rel` to `base` without letting `..` cancel an unknown head such as `~` or `$X`. */
+function joinDir(base: Cwd, rel: string): Cwd {
+  if (rel.startsWith("/")) return posix.normalize(rel);
+  if (isOpaqueHead(rel)) return rel;
+  if (base.startsWith("/")) return posix.join(base, rel);
+  const [head, ...rest] = base.split("/");
+  if (head && isOpaqueHead(head)) {
+    const tail = posix.join(rest.join("/") || ".", rel);
+    return tail === "." ? head : `${head}/${tail}`;
+  }
+  return posix.join(base, rel);
+}
+
+/** True when the directory is the start directory or one of its subdirectories. */
+export function insideStart(cwd: Cwd): boolean {
+  return !(cwd.startsWith("/") || isOpaqueHead(cwd) || cwd === ".." || cwd.startsWith("../"));
+}
+
+/** The working directory after `cd`/`pushd`/`popd` with these arguments. */
+function changeDir(cwd: Cwd, name: string, args: string[]): Cwd {
+  if (name === "popd") return "$DIRSTACK";
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith("-") && args[i] !== "-") {
+    if (args[i] === "--") {
+      i++;
+      break;
+    }
+    if (name === "pushd" && /^-\d/.test(args[i]!)) return "$DIRSTACK";
+    i++;
+  }
+  const target = args[i];
+  if (target === undefined) return name === "pushd" ? "$DIRSTACK" : "~";
+  if (target === "") return cwd;
+  if (target === "-") return "$OLDPWD";
+  if (name === "pushd" && /^\+\d/.test(target)) return "$DIRSTACK";
+  if (/\s|\$\(|`/.test(target)) return UNKNOWN_DIR;
+  return joinDir(cwd, target);
+}
+
+/** The start directory for detection: `cwd` seen from `defaultCwd` (both optional). */
+function startDir(opts: DetectOptions | undefined): Cwd {
+  const cwd = opts?.cwd?.trim();
+  if (!cwd) return ".";
+  if (!cwd.startsWith("/")) return joinDir(".", cwd);
+  const abs = posix.normalize(cwd);
+  const def = opts?.defaultCwd?.trim();
+  if (def && def.startsWith("/")) {
+    const rel = posix.relative(posix.normalize(def), abs);
+    if (rel === "") return ".";
+    if (insideStart(rel)) return rel;
+  }
+  return abs;
+}
+
+/** A relative path operand as seen from the start directory, when the working directory left it. */
+function rebase(cwd: Cwd, path: string): string | null {
+  if (insideStart(cwd) || path === "" || path.startsWith("/") || isOpaqueHead(path)) return null;
+  return joinDir(cwd, path);
+}
+
+export interface DetectOptions {
+  /** The directory the command runs in (absolute, or relative to `defaultCwd`). */
+  cwd?: string;
+  /** The task's working directory: a `cwd` inside it is not "leaving the working directory". */
+  defaultCwd?: string;
+}
+
+interface State {
+  cwd: Cwd;
+  units: string[];
+  comments: string[];
+  tooDeep: boolean;
+  vars: Map<string, string>;
+  /** Bound on nested analyses, against pathological inputs. */
+  budget: number;
+}
+
+interface Unwrapped {
+  prefix: string;
+  argv: Tok[];
+}
+
+/** Strips wrappers and hands scripts they carry to `analyseScript`. */
+function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
+  let prefix = "";
+  let i = 0;
+  for (let guard = 0; guard < 32 && i < t.length; guard++) {
+    while (i < t.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(t[i]!.plain)) i++;
+    if (i >= t.length) break;
+    const name = displayName(t[i]!.plain);
+    const rest = () => t.slice(i + 1);
+    if (KEYWORDS.has(name)) {
+      i++;
+      continue;
+    }
+    switch (name) {
+      case "sudo":
+        i = skipOptions(t, i + 1, "CDghpRrtTUu", ["--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"]);
+        continue;
+      case "doas":
+      case "run0":
+        i = skipOptions(t, i + 1, "uC", ["--user"]);
+        continue;
+      case "env": {
+        let j = i + 1;
+        while (j < t.length) {
+          const w = t[j]!.plain;
+          if (w === "--") {
+            j++;
+            break;
+          }
+          if (w === "-S" || w === "--split-string" || w.startsWith("--split-string=") || (w.startsWith("-S") && w.length > 2)) {
+            const value = w === "-S" || w === "--split-string" ? (t[j + 1]?.plain ?? "") : w.replace(/^(-S|--split-string=)/, "");
+            const after = t.slice(j + (w === "-S" || w === "--split-string" ? 2 : 1));
+            t = [...value.split(/\s+/).filter(Boolean).map(plainTok), ...after];
+            i = 0;
+            j = -1;
+            break;
+          }
+          if (w === "-" || /^-[i0v]+$/.test(w) || w === "--ignore-environment" || w === "--null" || w.startsWith("--unset=") || w.startsWith("--chdir=")) j++;
+          else if (w === "-u" || w === "-C" || w === "--unset" || w === "--chdir") j += 2;
+          else if (/^-[uC]./.test(w)) j++;
+          else break;
+        }
+        if (j >= 0) i = j;
+        continue;
+      }
+      case "nohup":
+      case "builtin":
+      case "unbuffer":
+      case "catchsegv":
+      case "setsid":
+      case "busybox":
+        i = name === "setsid" ? skipOptions(t, i + 1) : i + 1;
+        continue;
+      case "time":
+        i = skipOptions(t, i + 1, "fo", ["--format", "--output"]);
+        continue;
+      case "exec":
+        i = skipOptions(t, i + 1, "a");
+        continue;
+      case "command":
+        if (t[i + 1] && /^-[pV]*v|^-[pv]*V/.test(t[i + 1]!.plain)) return { prefix, argv: t.slice(i) };
+        i = skipOptions(t, i + 1);
+        continue;
+      case "nice":
+        i = skipOptions(t, i + 1, "n", ["--adjustment"]);
+        continue;
+      case "ionice":
+        i = skipOptions(t, i + 1, "cn", ["--class", "--classdata"]);
+        continue;
+      case "stdbuf":
+        i = skipOptions(t, i + 1, "ioe", ["--input", "--output", "--error"]);
+        continue;
+      case "timeout":
+        i = skipOptions(t, i + 1, "sk", ["--signal", "--kill-after"]) + 1; // and the duration
+        continue;
+      case "chroot":
+        i = skipOptions(t, i + 1, "", ["--userspec", "--groups"]) + 1; // and the new root
+        continue;
+      case "flock": {
+        let j = skipOptions(t, i + 1, "wEc", ["--timeout", "--conflict-exit-code", "--command"]);
+        const cIdx = t.slice(i + 1, j).findIndex((x) => x.plain === "-c" || x.plain === "--command");
+        if (cIdx >= 0) {
+          const script = t[i + 1 + cIdx + 1]?.plain;
+          if (script) analyseScript(script, depth + 1, st);
+          return { prefix, argv: t.slice(i, i + 1) };
+        }
+        j += 1; // the lock file
+        i = j;
+        continue;
+      }
+      case "watch": {
+        const j = skipOptions(t, i + 1, "nq", ["--interval", "--differences"]);
+        analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
+        return { prefix, argv: t.slice(i, i + 1) };
+      }
+      case "xargs":
+        prefix = "xargs ";
+        i = skipOptions(t, i + 1, "ILnPsdEa", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
+        continue;
+      case "eval":
+        analyseScript(rest().map((x) => x.plain).join(" "), depth + 1, st);
+        return { prefix, argv: t.slice(i) };
+      case "su":
+      case "runuser": {
+        const r = rest();
+        for (let k = 0; k < r.length; k++) {
+          const w = r[k]!.plain;
+          if (w === "-c" || w === "--command" || w === "--session-command") {
+            if (r[k + 1]) analyseScript(r[k + 1]!.plain, depth + 1, st);
+            break;
+          }
+          if (w.startsWith("--command=")) {
+            analyseScript(w.slice("--command=".length), depth + 1, st);
+            break;
+          }
+          if (w === "--" && name === "runuser") {
+            return { prefix, argv: unwrap(r.slice(k + 1), depth, st).argv };
+          }
+        }
+        return { prefix, argv: t.slice(i) };
+      }
+      case "ssh": {
+        let j = skipOptions(t, i + 1, "BbcDEeFIiJLlmOoPpQRSWw");
+        j += 1; // the host
+        if (j < t.length) analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
+        return { prefix, argv: t.slice(i, Math.min(j, t.length)) };
+      }
+      case "docker":
+      case "podman":
+        if (t[i + 1]?.plain === "exec" || (t[i + 1]?.plain === "container" && t[i + 2]?.plain === "exec")) {
+          const start = i + (t[i + 1]!.plain === "exec" ? 2 : 3);
+          const j = skipOptions(t, start, "euw", ["--env", "--env-file", "--user", "--workdir", "--detach-keys"]) + 1;
+          if (j < t.length) {
+            i = j;
+            continue;
+          }
+        }
+        return { prefix, argv: t.slice(i) };
+      case "kubectl":
+        if (t[i + 1]?.plain === "exec") {
+          const dd = t.findIndex((x, k) => k > i && x.plain === "--");
+          if (dd > 0 && dd + 1 < t.length) {
+            i = dd + 1;
+            continue;
+          }
+        }
+        return { prefix, argv: t.slice(i) };
+      default:
+        if (SHELLS.has(name)) {
+          const r = rest();
+          for (let k = 0; k < r.length; k++) {
+            const w = r[k]!.plain;
+            if (w === "-o" || w === "+o" || w === "-O" || w === "+O" || w === "--rcfile" || w === "--init-file") {
+              k++;
+              continue;
+            }
+            if (/^-[A-Za-z]*c[A-Za-z]*$/.test(w)) {
+              const script = r.slice(k + 1).find((x) => !x.plain.startsWith("-") && !x.plain.startsWith("+"));
+              if (script) analyseScript(script.plain, depth + 1, st);
+              break;
+            }
+            if (!w.startsWith("-") && !w.startsWith("+")) break;
+          }
+        }
+        return { prefix, argv: t.slice(i) };
+    }
+  }
+  return { prefix, argv: t.slice(i) };
+}
+
+function renderArgv(prefix: string, argv: Tok[], redirects: string[]): string {
+  const head = argv.length ? [sanitize(displayName(argv[0]!.plain)), ...argv.slice(1).map((x) => x.shown)] : [];
+  return (prefix + [...head, ...redirects].join(" ")).trim();
+}
+
+function renderCommand(cmd: SimpleCommand, depth: number, st: State): string | null {
+  const words = cmd.words;
+  // Assignments with no command (`a=rm`) are remembered for later `$a`.
+  const assignments = words.map((w) => assignmentOf(w, st.vars));
+  if (words.length && assignments.every(Boolean)) {
+    for (const a of assignments) st.vars.set(a!.name, a!.value);
+  }
+  const first = words[0] ? wordText(words[0], st.vars) : "";
+  if (DECLARATIONS.has(first)) {
+    for (const w of words.slice(1)) {
+      const a = assignmentOf(w, st.vars);
+      if (a) st.vars.set(a.name, a.value);
+    }
+  }
+
+  const t = words.flatMap((w) => toks(w, st.vars));
+  const unwrapped = unwrap(t, depth, st);
+  const prefix = unwrapped.prefix;
+  let argv = unwrapped.argv;
+  const name = argv[0] ? displayName(argv[0].plain) : "";
+
+  if (name === "cd" || name === "pushd" || name === "popd") {
+    st.cwd = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+  } else if (name === "rm" && !insideStart(st.cwd)) {
+    let options = true;
+    argv = argv.map((tok, k) => {
+      if (k === 0) return tok;
+      if (options && tok.plain === "--") {
+        options = false;
+        return tok;
+      }
+      if (options && tok.plain.startsWith("-") && tok.plain !== "-") return tok;
+      const moved = rebase(st.cwd, tok.plain);
+      return moved === null ? tok : plainTok(moved);
+    });
+  }
+
+  const redirects: string[] = [];
+  for (const r of cmd.redirects) {
+    let target = r.target ? shownOf(r.target, st.vars) : "";
+    const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(target));
+    if (r.target && writes && r.heredoc === undefined) {
+      const moved = rebase(st.cwd, wordText(r.target, st.vars));
+      if (moved !== null) target = sanitize(moved);
+    }
+    if (r.heredoc !== undefined || r.op === "<<<") {
+      const body = r.heredoc ?? (r.target ? wordText(r.target, st.vars) : "");
+      // A shell reading a script from stdin runs it.
+      if (SHELLS.has(name) && !argv.slice(1).some((x) => !x.plain.startsWith("-"))) analyseScript(body, depth + 1, st);
+      redirects.push(`<< ${sanitize(body)}`);
+    } else {
+      redirects.push(`${r.fd ?? ""}${r.op}${target}`);
+    }
+  }
+
+  // `find … -exec cmd … ;` runs cmd: render it as a command of its own.
+  if (name === "find") {
+    for (let k = 1; k < argv.length; k++) {
+      if (/^-(exec|execdir|ok|okdir)$/.test(argv[k]!.plain)) {
+        let end = k + 1;
+        while (end < argv.length && argv[end]!.plain !== ";" && argv[end]!.plain !== "+") end++;
+        const inner = unwrap(argv.slice(k + 1, end), depth + 1, st);
+        if (inner.argv.length) st.units.push(renderArgv(inner.prefix, inner.argv, []));
+        k = end;
+      }
+    }
+  }
+
+  if (!argv.length && !redirects.length) return null;
+  return renderArgv(prefix, argv, redirects);
+}
+
+function analyseScript(src: string, depth: number, st: State): void {
+  if (depth > MAX_NESTING || --st.budget < 0) {
+    st.tooDeep = true;
+    return;
+  }
+  const parsed = parseShell(src, depth);
+  if (parsed.tooDeep) st.tooDeep = true;
+  st.comments.push(...parsed.comments.filter(Boolean));
+  for (const p of parsed.pipelines) {
+    const stages = p.commands.map((c) => renderCommand(c, depth, st)).filter((s): s is string => s !== null && s !== "");
+    if (stages.length) st.units.push(stages.join(" | "));
+  }
+}
+
+export interface CommandAnalysis {
+  /** The normalised command. */
+  normalized: string;
+  /** One rendered line per pipeline (nested ones included). */
+  units: string[];
+  /** Shell comments found (never executed). */
+  comments: string[];
+  tooDeep: boolean;
+}
+
+/** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
+export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
+  const normalized = normalizeCommand(cmd);
+  const st: State = { cwd: startDir(opts), units: [], comments: [], tooDeep: false, vars: new Map(), budget: 256 };
+  try {
+    analyseScript(normalized, 0, st);
+  } catch {
+    st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
+  }
+  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep };
+}
