@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { approvalPolicies } from "../tools/approval/policy.js";
 import {
   appendToAllowlist,
   createApprovalGate,
@@ -143,23 +144,31 @@ describe("interactive policy (injected prompt)", () => {
     expect(res.record).toMatchObject({ decision: "deny", by: "user", pattern: "stop_service" });
   });
 
-  it("no answer before the timeout denies and aborts the prompt", async () => {
+  it("no answer before the timeout (default 60 s) denies and aborts the prompt", async () => {
     let aborted = false;
     const svc = createApprovalGate({
       policy: "interactive",
       taskId: "t1",
-      promptTimeoutMs: 200,
       prompt: (req) =>
         new Promise<PromptChoice>(() => {
           req.signal.addEventListener("abort", () => (aborted = true));
         }),
     });
-    const t0 = Date.now();
-    const res = await svc.gate("reboot", info);
-    expect(Date.now() - t0).toBeLessThan(3000);
-    expect(res.allowed).toBe(false);
-    expect(res.record).toMatchObject({ decision: "deny", by: "user", reason: "no answer within 200 ms" });
-    expect(aborted).toBe(true);
+    await approvalPolicies.load("interactive"); // loaded before the clock is faked
+    vi.useFakeTimers();
+    try {
+      let settled = false;
+      const pending = svc.gate("reboot", info).finally(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(59_999);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      const res = await pending;
+      expect(res.allowed).toBe(false);
+      expect(res.record).toMatchObject({ decision: "deny", by: "user", reason: "no answer within 60 s" });
+      expect(aborted).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a failing prompt denies; the default prompt denies without a terminal", async () => {
