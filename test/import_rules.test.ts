@@ -76,6 +76,11 @@ describe("import rules", () => {
     expect(violations(files, (t) => !banned.some((b) => b(t)))).toEqual([]);
   });
 
+  it("src/formats converts records: it imports only src/core (and itself)", () => {
+    const ok = (t: string) => under("src/formats")(t) || under("src/core")(t);
+    expect(violations(tsFiles(join(ROOT, "src/formats")), ok)).toEqual([]);
+  });
+
   it("src/run, src/store, src/report, src/shard and src/formats import each other one way only (no folder cycle)", () => {
     const graph = folderGraph(BATCH_FOLDERS, (folder) => tsFiles(join(ROOT, folder)).flatMap((f) => projectImports(f)));
     expect(folderCycles(graph)).toEqual([]);

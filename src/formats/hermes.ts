@@ -10,8 +10,7 @@
  * `tool_call_id` (Hermes matches by position), tool messages without a preceding call are kept rather
  * than silently dropped.
  */
-import type { OpenAITool } from "../../tools/registry.js";
-import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from "../core/chat.js";
+import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, ToolMessage } from "../core/chat.js";
 import type { ConversationTurn } from "../core/records.js";
 
 // ---------------------------------------------------------------------------------------------

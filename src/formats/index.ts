@@ -2,7 +2,7 @@
  * Export formats: a registry of named converters from a trajectory entry to one output record, each
  * loading its module on first use. `hermes-batch export --format NAME` picks one.
  */
-import type { OpenAITool } from "../../tools/registry.js";
+import type { OpenAITool } from "../core/chat.js";
 import type { TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
 

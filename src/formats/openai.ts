@@ -3,8 +3,7 @@
  * messages of a trajectory. Only the keys the fine-tuning format accepts are written: tool messages
  * lose `name`, assistant messages lose `reasoning` (or carry it as a `<think>` block on request).
  */
-import type { OpenAITool } from "../../tools/registry.js";
-import type { ChatMessage } from "../core/chat.js";
+import type { ChatMessage, OpenAITool } from "../core/chat.js";
 import type { TrajectoryEntry } from "../core/records.js";
 
 export type OpenAIFineTuneMessage =

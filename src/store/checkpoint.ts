@@ -5,7 +5,7 @@
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
-import type { Outcome } from "../core/records.js";
+import type { Outcome, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
 export const RUN_FILES = {
   trajectories: "trajectories.jsonl",
@@ -32,7 +32,7 @@ export async function loadRunState(runDir: string): Promise<RunState> {
   for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
     const path = join(runDir, name);
     repairTornTail(path);
-    for await (const l of readJsonl<{ task_id?: string }>(path)) {
+    for await (const l of readJsonl<Partial<Pick<TrajectoryEntry, "task_id">>>(path)) {
       if (l.error || typeof l.value?.task_id !== "string") {
         state.badLines.push({ file: path, line: l.line, error: l.error ?? "no task_id" });
         continue;
@@ -42,7 +42,7 @@ export async function loadRunState(runDir: string): Promise<RunState> {
   }
   const failedPath = join(runDir, RUN_FILES.failed);
   repairTornTail(failedPath);
-  for await (const l of readJsonl<{ task_id?: string; outcome?: Outcome; error?: string }>(failedPath)) {
+  for await (const l of readJsonl<Partial<StoredFailureRecord>>(failedPath)) {
     const v = l.value;
     if (l.error || typeof v?.task_id !== "string") {
       state.badLines.push({ file: failedPath, line: l.line, error: l.error ?? "no task_id" });
