@@ -29,9 +29,6 @@ export type ApprovalGate = (
   info: { cwd?: string; backend: string },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
-export const APPROVAL_POLICIES = ["interactive", "smart", "deny", "allow"] as const;
-export type ApprovalPolicy = (typeof APPROVAL_POLICIES)[number];
-
 export type PromptChoice = "once" | "session" | "always" | "deny";
 
 export interface PromptRequest {
@@ -48,7 +45,8 @@ export interface PromptRequest {
 export type PromptFn = (req: PromptRequest) => Promise<PromptChoice>;
 
 export interface ApprovalGateOptions {
-  policy: ApprovalPolicy;
+  /** A name in the policy registry (policy.ts): allow, deny, smart, interactive. Unknown names deny. */
+  policy: string;
   taskId: string;
   /** The task's prompt, shown (truncated, as untrusted data) to the smart approver. */
   userTask?: string;
