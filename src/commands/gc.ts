@@ -1,20 +1,23 @@
-/** `hermes-batch gc [--run NAME] [--dry-run]`: removes leftover sandbox containers by their labels. */
-import { dockerAvailability, removeContainersByLabel } from "../../tools/environments/docker_client.js";
+/** `hermes-batch gc [--run NAME] [--dry-run]`: removes leftover sandboxes of every backend by their run labels. */
+import { describeLeftover, environments, removeLeftoversEverywhere } from "../../tools/environments/index.js";
 import { UserError } from "../core/errors.js";
-import { parseCommandArgs } from "./args.js";
+import { parseCommandArgs, splitList } from "./args.js";
 import type { Command } from "./types.js";
 
 export const command: Command = {
-  summary: "remove leftover Docker sandboxes (one run, or all runs with --all)",
-  help: `Usage: hermes-batch gc (--run NAME | --all) [--dry-run] [--json]
+  summary: "remove leftover sandboxes: Docker containers, Singularity instances (one run, or all runs with --all)",
+  help: `Usage: hermes-batch gc (--run NAME | --all) [--env LIST] [--dry-run] [--json]
 
-Removes the Docker containers labelled hermes-batch.run=NAME (or, with --all, of every run), running or
-not, with their anonymous volumes. Normally a run removes its own containers, and an abandoned container
-ends by itself after the task timeout plus two minutes; gc is for removing what a crash left at once.
+Removes the sandboxes a run left behind, running or not: Docker containers labelled hermes-batch.run=NAME
+(with their anonymous volumes) and this user's Apptainer/Singularity instances named for the run. With
+--all, those of every run, including runs still in progress. Normally a run removes its own sandboxes, and
+an abandoned one ends by itself after the task timeout plus two minutes; gc is for removing what a crash
+left at once. Backends that cannot run here (no engine, no runtime) are skipped unless named with --env.
 
 Options:
-  --run NAME   the containers of this run
-  --all        the containers of every run on this engine, including runs still in progress
+  --run NAME   the sandboxes of this run
+  --all        the sandboxes of every run, including runs in progress
+  --env LIST   only these backends (comma-separated: docker, singularity)
   --dry-run    list what would be removed, remove nothing
   --json       machine-readable output
 `,
@@ -22,35 +25,36 @@ Options:
     const { values, positionals } = parseCommandArgs(argv, {
       run: { type: "string" },
       all: { type: "boolean" },
+      env: { type: "string" },
       "dry-run": { type: "boolean" },
       json: { type: "boolean" },
     });
     if (positionals.length > 0) throw new UserError(`unexpected argument '${positionals[0]}'`);
     if (values.run !== undefined && values.run.trim() === "") throw new UserError("--run needs a run name");
     if (values.run === undefined && !values.all) {
-      throw new UserError("name a run with --run NAME, or pass --all to remove the containers of every run (including runs in progress)");
+      throw new UserError("name a run with --run NAME, or pass --all to remove the sandboxes of every run (including runs in progress)");
     }
     if (values.run !== undefined && values.all) throw new UserError("--run and --all exclude each other");
-    const availability = await dockerAvailability();
-    if (!availability.available) {
-      process.stderr.write(`hermes-batch gc: ${availability.reason}\n`);
-      return 1;
-    }
+    const only = splitList(values.env);
+    for (const name of only ?? []) await environments.load(name); // an unknown name: the registry's one-line error
     const dryRun = values["dry-run"] === true;
-    const { removed, failed } = await removeContainersByLabel({ run: values.run, dryRun });
+    const { results, unavailable } = await removeLeftoversEverywhere({ run: values.run, dryRun }, only);
+    const named = unavailable.filter((u) => only !== undefined || results.length === 0);
+    for (const u of named) process.stderr.write(`hermes-batch gc: ${u.name}: ${u.reason}\n`);
+    if (results.length === 0) return 1;
     if (values.json) {
-      process.stdout.write(`${JSON.stringify({ dryRun, removed, failed }, null, 2)}\n`);
+      const removed = results.flatMap((r) => r.removed);
+      const failed = results.flatMap((r) => r.failed.map((f) => ({ ...f.sandbox, error: f.error })));
+      process.stdout.write(`${JSON.stringify({ dryRun, removed, failed, skipped: unavailable }, null, 2)}\n`);
     } else {
-      for (const c of removed) {
-        process.stdout.write(`${dryRun ? "would remove" : "removed"} ${c.name || c.id.slice(0, 12)} (run ${c.run}, task ${c.task || "-"}, ${c.state})\n`);
+      for (const { backend, removed, failed } of results) {
+        for (const s of removed) process.stdout.write(`${dryRun ? "would remove" : "removed"} ${backend.name} ${describeLeftover(s)}\n`);
+        for (const f of failed) process.stderr.write(`could not remove ${backend.name} ${describeLeftover(f.sandbox)}: ${f.error}\n`);
+        const scope = values.run !== undefined ? ` of run ${values.run}` : "";
+        const n = removed.length;
+        process.stdout.write(`${dryRun ? "would remove" : "removed"} ${n} ${backend.sandboxNoun}${n === 1 ? "" : "s"}${scope}\n`);
       }
-      for (const f of failed) {
-        process.stderr.write(`could not remove ${f.container.name || f.container.id.slice(0, 12)}: ${f.error}\n`);
-      }
-      const scope = values.run !== undefined ? ` of run ${values.run}` : "";
-      const n = removed.length;
-      process.stdout.write(`${dryRun ? "would remove" : "removed"} ${n} container${n === 1 ? "" : "s"}${scope}\n`);
     }
-    return failed.length > 0 ? 1 : 0;
+    return results.some((r) => r.failed.length > 0) || named.length > 0 ? 1 : 0;
   },
 };

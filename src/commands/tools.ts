@@ -4,7 +4,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { TOOLSETS, resolveToolsets } from "../../tools/toolsets.js";
 import { parseCommandArgs, splitList } from "./args.js";
 import type { Command } from "./types.js";
-import { environmentAvailability } from "../../tools/environments/manager.js";
+import { environmentAvailability } from "../../tools/environments/index.js";
 
 /** Left-aligned text table; the last column is not padded. */
 export function formatTable(header: string[], rows: string[][]): string {

@@ -144,7 +144,7 @@ export const RUN_OPTIONS = [
     section: "Environments",
     arg: "N",
     schema: positiveInt.optional(),
-    help: "live containers, split between the workers\n(N/workers each, rounded up)",
+    help: "live containers or instances of the whole run,\nacross all workers (warm ones included)",
     defaultHelp: "no limit",
   }),
   option({
@@ -153,7 +153,7 @@ export const RUN_OPTIONS = [
     section: "Environments",
     arg: "N",
     schema: z.number().int().min(0).optional(),
-    help: "keep N containers of the default image started ahead of tasks (docker; split\nbetween the workers, counted in --max-sandboxes)",
+    help: "keep N containers of the default image started ahead of tasks (docker; run-wide,\ncounted in --max-sandboxes, never ahead of a waiting task)",
     defaultHelp: "0 = off",
   }),
   option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep local task folders under <run>/workspaces/" }),

@@ -22,6 +22,7 @@ import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
+import { SandboxGates, environmentBackend } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
@@ -121,42 +122,20 @@ export interface RunOptions {
 }
 
 /**
- * Warm sandboxes no task took: worker threads are terminated without running async clean-up, so the main
- * thread removes them by label. A second pass catches a container whose creation was in flight at the engine
- * when its thread died (it would sit "Created", without the keep-alive that ends the others by itself).
+ * Sandboxes only the worker threads could have removed (they are terminated without async clean-up): unused
+ * warm ones at the end of the run, or a crashed worker's task sandbox.
  */
-async function removeWarmContainers(runName: string, log: (m: string) => void): Promise<void> {
+async function removeLeftSandboxes(config: RunConfig, taskId: string | undefined, gates: SandboxGates, log: (m: string) => void): Promise<void> {
+  const what = taskId === undefined ? "unused warm sandbox(es)" : `sandbox(es) of task ${taskId} left by the crashed worker`;
   try {
-    const { removeContainersByLabel } = await import("../../tools/environments/docker.js");
-    let count = (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
-    await new Promise((r) => setTimeout(r, 1000));
-    count += (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
-    if (count) log(`removed ${count} unused warm container(s)`);
+    const backend = await environmentBackend(config.env);
+    const n =
+      taskId === undefined
+        ? await backend.afterRun(config.run_name!, { gates })
+        : (await backend.removeLeftovers({ run: config.run_name!, task: taskId })).removed.length;
+    if (n) log(`removed ${n} ${what}`);
   } catch (err) {
-    log(`could not remove the warm containers: ${errorMessage(err)}`);
-  }
-}
-
-async function removeTaskContainers(runName: string, taskId: string, log: (m: string) => void): Promise<void> {
-  try {
-    const { removeContainersByLabel } = await import("../../tools/environments/docker.js");
-    const { removed } = await removeContainersByLabel({ run: runName, task: taskId });
-    if (removed.length) log(`task ${taskId}: removed ${removed.length} container(s) left by the crashed worker`);
-  } catch (err) {
-    log(`task ${taskId}: could not remove its containers: ${errorMessage(err)}`);
-  }
-}
-
-/** The backend must answer before any task spends tokens: one clear error instead of one per task. */
-async function checkBackend(config: RunConfig): Promise<void> {
-  if (config.env === "docker") {
-    const { dockerAvailability } = await import("../../tools/environments/docker_client.js");
-    const a = await dockerAvailability();
-    if (!a.available) throw new UserError(`--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`);
-  } else if (config.env === "singularity") {
-    const { singularityAvailability } = await import("../../tools/environments/singularity.js");
-    const a = await singularityAvailability();
-    if (!a.available) throw new UserError(`--env singularity: ${a.reason ?? "apptainer/singularity not found on PATH"}`);
+    log(`could not remove the ${what}: ${errorMessage(err)}`);
   }
 }
 
@@ -251,7 +230,8 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     return EXIT.ok;
   }
 
-  await checkBackend(config);
+  // The backend must answer before any task spends tokens: one clear error instead of one per task.
+  await (await environmentBackend(config.env)).preflightRun({ image: config.image, options: { pull: config.pull } });
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -305,7 +285,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   const progress = createProgress(config.progress);
   progress.start(total);
 
-  const workerData: WorkerData = { config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist };
+  const sandboxGates = SandboxGates.create({ maxSandboxes: config.max_sandboxes, prewarm: config.prewarm, workers: config.workers });
+  const workerData: WorkerData = {
+    config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, sandboxGates: sandboxGates.buffers,
+  };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
   const pool = new Piscina({
     filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
@@ -366,7 +349,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
         (msg: TaskOutcomeMessage) => write(msg),
         async (err: unknown) => {
           // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
-          if (config.env === "docker") await removeTaskContainers(config.run_name!, spec.id, logEvent);
+          await removeLeftSandboxes(config, spec.id, sandboxGates, logEvent);
           // Retry once on a fresh worker, then record it.
           if (spec.attempt === 0 && !stopping) {
             logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);
@@ -430,7 +413,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     process.off("SIGTERM", onSigterm);
     cancel.close();
     await pool.destroy();
-    if (config.env === "docker" && config.prewarm) await removeWarmContainers(config.run_name!, logEvent);
+    await removeLeftSandboxes(config, undefined, sandboxGates, logEvent);
     try {
       rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay
     } catch {

@@ -2,13 +2,13 @@
  * Runs one task inside a worker: environment, approval gate, agent loop, verify step, cleanup,
  * and the serialised output line. Never throws: every failure becomes a classified outcome.
  */
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
-import { TaskEnvironment, preflightEnvironment } from "../../tools/environments/manager.js";
+import { TaskEnvironment } from "../../tools/environments/manager.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
+import type { SandboxGates } from "../../tools/environments/index.js";
 import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
 import { DEFAULT_BASE_URL, parseScriptedModel } from "../models/factory.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
@@ -36,6 +36,8 @@ export interface TaskRunnerDeps {
   allowlist: string[];
   /** Worker threads in the pool (per-thread limits are run-wide limits divided by this). */
   workers: number;
+  /** The run's sandbox gates, shared by every worker thread (absent: per-process ones from the config). */
+  sandboxGates?: SandboxGates;
 }
 
 /** The run's key goes to the approver only when the approver is on the run's own host. */
@@ -104,10 +106,11 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     pidsLimit: config.pids_limit,
     readOnlyRoot: config.read_only_root,
     pull: config.pull,
-    // Each worker thread has its own sandbox limiter: the run-wide cap is split between them.
-    maxSandboxes: config.max_sandboxes ? Math.max(1, Math.ceil(config.max_sandboxes / deps.workers)) : undefined,
-    // So is the warm pool (docker only): each thread keeps its share ready.
-    prewarm: config.prewarm ? Math.ceil(config.prewarm / deps.workers) : undefined,
+    // Run-wide: the gates hold --max-sandboxes, --prewarm and the start rate across all worker threads.
+    gates: deps.sandboxGates,
+    maxSandboxes: config.max_sandboxes,
+    prewarm: config.prewarm,
+    removeTaskDirOnCleanup: !config.keep_workspaces,
   };
   const envSpec = {
     runName: config.run_name!,
@@ -152,9 +155,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   try {
     tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
     const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
-    if (needsEnv && config.env !== "local") {
+    if (needsEnv) {
       try {
-        await preflightEnvironment(config.env, envSpec, envOptions);
+        await taskEnv.preflight();
       } catch (err) {
         throw new EnvironmentSetupError(errorText(err));
       }
@@ -194,14 +197,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       stack = cause instanceof Error ? cause.stack : undefined;
     }
   } finally {
-    const envWasCreated = taskEnv.created;
     try {
       await taskEnv.cleanup();
     } catch (err) {
       deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
-    }
-    if (envWasCreated && config.env === "local" && !config.keep_workspaces) {
-      await rm(hostTaskDir, { recursive: true, force: true }).catch((err) => deps.logger.warn(`task ${spec.id}: could not remove its workspace ${hostTaskDir}: ${errorText(err)}`));
     }
   }
 

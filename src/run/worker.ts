@@ -9,6 +9,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { createChatModel } from "../models/factory.js";
 import type { ChatMessage, ChatModel } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
+import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
 export interface WorkerData {
@@ -19,6 +20,8 @@ export interface WorkerData {
   prefill?: ChatMessage[];
   /** The user's command_allowlist, read once by the main thread (a bad file stops the run there). */
   allowlist: string[];
+  /** The run-wide sandbox gates' shared state (created once by the main thread). */
+  sandboxGates?: SandboxGateBuffers;
 }
 
 export const CANCEL_CHANNEL = "hermes-batch:cancel";
@@ -43,7 +46,10 @@ function setUp(): Promise<TaskRunnerDeps> {
       await ensureToolsLoaded({ packages: data.config.plugins });
       const model: ChatModel = createChatModel(data.config, { workers: data.workers });
       const { prefill, allowlist } = data;
-      return { config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers };
+      return {
+        config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers,
+        sandboxGates: data.sandboxGates ? new SandboxGates(data.sandboxGates) : undefined,
+      };
     })();
   }
   return deps;

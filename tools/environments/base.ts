@@ -2,6 +2,7 @@
  * The environment interface: where a task's terminal and file tools run.
  * One environment per task, created on first use, cleaned up when the task ends.
  */
+import type { SandboxGates } from "./sandbox_gates.js";
 
 export interface ExecOptions {
   /** Working directory inside the environment (default: the environment's workdir). */
@@ -63,6 +64,12 @@ export interface EnvironmentSpec {
 
 /** Backend options from the run configuration (flags and YAML). */
 export interface EnvironmentOptions {
+  /** The run's sandbox gates (shared by every worker thread); without them a backend uses per-process ones. */
+  gates?: SandboxGates;
+  /** Limits for per-process gates when no `gates` are given (direct use, tests). */
+  maxSandboxes?: number;
+  prewarm?: number;
+  startsPerSecond?: number;
   image?: string;
   network?: string;
   memoryMb?: number;

@@ -42,16 +42,9 @@ import {
   type ImageInfo,
 } from "./docker_client.js";
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
-import {
-  acquireSandboxSlot,
-  configureDockerLimits,
-  dockerLimits,
-  onSandboxSlotReleased,
-  tryAcquireSandboxSlot,
-  waitForStartTurn,
-} from "./docker_limits.js";
 import { PersistentShell } from "./docker_shell.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
+import { gatesFor, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
 
 export {
   DockerImageNotFoundError,
@@ -64,7 +57,6 @@ export {
   removeContainersByLabel,
   type LabelledContainer,
 } from "./docker_client.js";
-export { configureDockerLimits, dockerLimits, type DockerLimits } from "./docker_limits.js";
 export { TIMEOUT_EXIT_CODE, INTERRUPT_EXIT_CODE } from "./docker_exec.js";
 
 /** Used when neither the row nor the run names an image: what scripts/build-test-image.sh builds. */
@@ -242,7 +234,8 @@ export class DockerEnvironment implements Environment {
     /** Mount points the archive API cannot see into (tmpfs). */
     private readonly tmpfsMounts: string[],
     private readonly options: DockerOptions,
-    private readonly releaseSlot: () => void,
+    /** The run-wide sandbox permit (and, while in the warm pool, the warm one), released by cleanup. */
+    readonly permit: SandboxPermit,
   ) {
     this.shellDisabled = !options.persistentShell;
   }
@@ -394,7 +387,7 @@ export class DockerEnvironment implements Environment {
         await removeContainerById(this.container.id);
       } finally {
         liveContainers.delete(this.container.id);
-        this.releaseSlot();
+        this.permit.release();
       }
     })();
     return this.cleaning;
@@ -410,15 +403,6 @@ function imageFor(spec: EnvironmentSpec, opts: DockerOptions): string {
   return spec.image ?? opts.image ?? DEFAULT_DOCKER_IMAGE;
 }
 
-/** Run-level limits may arrive with the backend options (maxSandboxes, startsPerSecond). */
-function applyLimitOptions(options: EnvironmentOptions): void {
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
-  const maxSandboxes = num(options.maxSandboxes);
-  const startsPerSecond = num(options.startsPerSecond);
-  if (maxSandboxes !== undefined || startsPerSecond !== undefined) configureDockerLimits({ maxSandboxes, startsPerSecond });
-}
-
-
 interface SandboxPlan {
   imageName: string;
   image: ImageInfo;
@@ -432,8 +416,8 @@ interface SandboxPlan {
   lifetimeSec: number;
 }
 
-/** Creates and starts one hardened container holding the given sandbox slot (released on failure). */
-async function startSandbox(plan: SandboxPlan, release: () => void): Promise<DockerEnvironment> {
+/** Creates and starts one hardened container holding the given sandbox permit (released on failure). */
+async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: SandboxGates): Promise<DockerEnvironment> {
   const { imageName, image, opts } = plan;
   let containerId: string | undefined;
   try {
@@ -452,7 +436,7 @@ async function startSandbox(plan: SandboxPlan, release: () => void): Promise<Doc
       mounts.push({ Type: "volume", Source: "", Target: workdir });
     }
 
-    await waitForStartTurn();
+    await gates.startTurn();
     if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
     const who = plan.role === "warm" ? "warm" : sanitizeName(plan.taskId, 24);
     const name = `hermes-${sanitizeName(plan.runName, 24)}-${who}-${randomBytes(3).toString("hex")}`;
@@ -487,7 +471,7 @@ async function startSandbox(plan: SandboxPlan, release: () => void): Promise<Doc
     // Created here (not by the engine, which would make it root's) so the run user can write in it.
     await mkdirViaArchive(container, workdir, runUser);
     await container.start();
-    const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, release);
+    const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, permit);
     liveContainers.set(container.id, env);
     if (shuttingDown) {
       await env.cleanup();
@@ -500,14 +484,15 @@ async function startSandbox(plan: SandboxPlan, release: () => void): Promise<Doc
       await removeContainerById(containerId).catch(() => undefined);
       liveContainers.delete(containerId);
     }
-    release();
+    permit.release();
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
     throw new Error(`could not start docker sandbox (image ${imageName}): ${dockerErrorMessage(err)}`);
   }
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Warm pool (`prewarm`): one per process, for the run's default image and options.
+// Warm pool (`prewarm`): one per worker thread, for the run's default image and options, holding at most
+// its share of the run-wide warm total (see sandbox_gates.ts).
 
 /**
  * A warm sandbox idle longer than this is retired. Its keep-alive is `WARM_MAX_IDLE_SEC + task timeout +
@@ -515,11 +500,10 @@ async function startSandbox(plan: SandboxPlan, release: () => void): Promise<Doc
  */
 export const WARM_MAX_IDLE_SEC = 600;
 
-let warm: { key: string; pool: WarmPool<DockerEnvironment> } | undefined;
+let warm: { key: string; pool: WarmPool<DockerEnvironment, WarmPermit> } | undefined;
 
-function prewarmFor(options: EnvironmentOptions): number {
-  const n = options.prewarm;
-  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : 0;
+function prewarmFor(gates: SandboxGates): number {
+  return gates.warmShare;
 }
 
 function defaultImage(opts: DockerOptions): string {
@@ -531,27 +515,40 @@ function takesWarm(spec: EnvironmentSpec, opts: DockerOptions): boolean {
   return !spec.cwd && imageFor(spec, opts) === defaultImage(opts) && networkModeFor(spec.network ?? opts.network) === networkModeFor(opts.network);
 }
 
+const gateIds = new WeakMap<SandboxGates, number>();
+let nextGateId = 0;
+function gateId(gates: SandboxGates): number {
+  let id = gateIds.get(gates);
+  if (id === undefined) gateIds.set(gates, (id = nextGateId++));
+  return id;
+}
+
 /** The warm pool for this run's defaults, (re)created when they change (e.g. a new run in the same process). */
-function warmPoolFor(spec: EnvironmentSpec, opts: DockerOptions, size: number): WarmPool<DockerEnvironment> {
-  const key = JSON.stringify({ run: spec.runName, timeout: spec.taskTimeoutSec ?? null, size, opts });
+function warmPoolFor(spec: EnvironmentSpec, opts: DockerOptions, gates: SandboxGates): WarmPool<DockerEnvironment, WarmPermit> {
+  const key = JSON.stringify({ run: spec.runName, timeout: spec.taskTimeoutSec ?? null, gates: gateId(gates), opts });
   if (warm?.key === key) return warm.pool;
   if (warm) void warm.pool.drain();
   const lifetime = lifetimeSec(spec, opts.deadmanMarginSec) + WARM_MAX_IDLE_SEC;
   const imageName = defaultImage(opts);
-  const pool = new WarmPool<DockerEnvironment>({
-    size,
+  const pool = new WarmPool<DockerEnvironment, WarmPermit>({
+    size: prewarmFor(gates),
     maxIdleMs: WARM_MAX_IDLE_SEC * 1000,
-    tryAcquireSlot: tryAcquireSandboxSlot,
-    onSlotReleased: onSandboxSlotReleased,
-    start: async (release) => {
+    tryAcquire: () => gates.tryAcquireWarm(),
+    handOver: (env) => (env.permit as WarmPermit).handOver(),
+    starved: () => gates.waiting > 0 && gates.full,
+    start: async (permit) => {
       let image: ImageInfo;
       try {
         image = await ensureDockerImage(imageName, { pull: opts.pull });
       } catch (err) {
-        release();
+        permit.release();
         throw err;
       }
-      return startSandbox({ imageName, image, opts, runName: spec.runName, taskId: "", role: "warm", network: opts.network, lifetimeSec: lifetime }, release);
+      return startSandbox(
+        { imageName, image, opts, runName: spec.runName, taskId: "", role: "warm", network: opts.network, lifetimeSec: lifetime },
+        permit,
+        gates,
+      );
     },
   });
   warm = { key, pool };
@@ -574,34 +571,30 @@ export async function drainWarmPool(): Promise<void> {
 export async function preflightDocker(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void> {
   const opts = parseDockerOptions(options);
   await ensureDockerImage(imageFor(spec, opts), { pull: opts.pull });
-  const prewarm = prewarmFor(options);
-  if (prewarm > 0 && !shuttingDown) {
-    applyLimitOptions(options);
-    warmPoolFor(spec, opts, prewarm);
-  }
+  const gates = gatesFor(options);
+  if (prewarmFor(gates) > 0 && !shuttingDown) warmPoolFor(spec, opts, gates);
 }
 
 export const createDockerEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
   if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
   const opts = parseDockerOptions(options);
-  applyLimitOptions(options);
+  const gates = gatesFor(options);
   const imageName = imageFor(spec, opts);
   // The image check comes first: a missing image fails the task before anything else happens.
   const image = await ensureDockerImage(imageName, { pull: opts.pull });
 
-  const prewarm = prewarmFor(options);
-  if (prewarm > 0) {
-    const pool = warmPoolFor(spec, opts, prewarm);
+  if (prewarmFor(gates) > 0) {
+    const pool = warmPoolFor(spec, opts, gates);
     if (takesWarm(spec, opts)) {
       const env = await pool.take();
       if (env) return env;
     }
   }
 
-  const slot = acquireSandboxSlot();
-  // Queued behind warm sandboxes that this task cannot use: one of them makes room.
-  if (warm && dockerLimits().waiting > 0) warm.pool.evictOne();
-  const release = await slot;
+  // Every permit taken and this thread's pool holds some: one of them makes room at once (other threads'
+  // pools do the same on their next tick, seeing this task wait).
+  if (warm && gates.full) warm.pool.evictOne();
+  const permit = await gates.acquireSandbox();
   return startSandbox(
     {
       imageName,
@@ -614,6 +607,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
       network: spec.network ?? opts.network,
       lifetimeSec: lifetimeSec(spec, opts.deadmanMarginSec),
     },
-    release,
+    permit,
+    gates,
   );
 };

@@ -16,7 +16,7 @@
  * and the lifecycle are tested against test/fixtures/fake-apptainer.
  */
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, existsSync } from "node:fs";
 import { access, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -35,6 +35,8 @@ import {
   type ExecResult,
 } from "./base.js";
 import { runInProcessGroup } from "./host_process.js";
+import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
+import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -289,6 +291,8 @@ export class SingularityEnvironment implements Environment {
     readonly hostDir: string,
     private readonly watchdogPid: number | undefined,
     private readonly options: SingularityOptions,
+    /** The run-wide sandbox permit, released by cleanup. */
+    private readonly permit: SandboxPermit = { release() {} },
   ) {
     this.background = new BackgroundProcessManager((cmd, o) => this.exec(cmd, o), {
       stateDir: `/tmp/.hermes-bg-${instanceName}`,
@@ -393,6 +397,17 @@ export class SingularityEnvironment implements Environment {
   cleanup(): Promise<void> {
     this.cleaning ??= (async () => {
       liveInstances.delete(this);
+      try {
+        await this.stopInstance();
+      } finally {
+        this.permit.release();
+      }
+    })();
+    return this.cleaning;
+  }
+
+  private async stopInstance(): Promise<void> {
+    {
       if (this.watchdogPid !== undefined) {
         try {
           process.kill(-this.watchdogPid, "SIGKILL");
@@ -414,13 +429,80 @@ export class SingularityEnvironment implements Environment {
           throw new Error(`could not stop instance ${this.instanceName}: ${msg || `exit ${r.exitCode}`}`);
         }
       }
-    })();
-    return this.cleaning;
+    }
   }
 }
 
-function sanitize(s: string, max: number): string {
-  return s.replace(/[^a-zA-Z0-9_]+/g, "_").replace(/^_+/, "").slice(0, max) || "x";
+// ---------------------------------------------------------------------------------------------------------
+// Instance names carry the run and the task (Apptainer has no labels): `gc` and crash cleanup find leftovers
+// by them. hb_<run hash 8><task hash 8>_<run>_<task>_<random>, the readable parts cut to letters and digits.
+
+function readable(s: string, max: number): string {
+  return s.replace(/[^a-zA-Z0-9]+/g, "").slice(0, max) || "x";
+}
+
+function hash8(s: string): string {
+  return createHash("sha256").update(s).digest("hex").slice(0, 8);
+}
+
+export function instanceNameFor(runName: string, taskId: string): string {
+  return `hb_${hash8(runName)}${hash8(taskId)}_${readable(runName, 16)}_${readable(taskId, 24)}_${randomBytes(4).toString("hex")}`;
+}
+
+const INSTANCE_NAME = /^hb_([0-9a-f]{8})([0-9a-f]{8})_([a-zA-Z0-9]+)_([a-zA-Z0-9]+)_[0-9a-f]{8}$/;
+
+const instanceListSchema = z.object({
+  instances: z.array(z.object({ instance: z.string(), pid: z.number().optional(), img: z.string().optional() }).passthrough()).nullish(),
+});
+
+/** This user's hermes-batch instances (`instance list --json`), of one run or task, or all. */
+export async function listSingularityLeftovers(filter: LeftoverFilter = {}): Promise<LeftoverSandbox[]> {
+  if (filter.role !== undefined && filter.role !== "task") return [];
+  const binary = await requireRuntime();
+  const r = await execa(binary, ["instance", "list", "--json"], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: 30_000 });
+  if (r.exitCode !== 0) throw new Error(`${binary} instance list --json: ${`${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
+  const text = `${r.stdout}`.trim();
+  let parsed: z.infer<typeof instanceListSchema>;
+  try {
+    parsed = instanceListSchema.parse(text === "" ? {} : JSON.parse(text));
+  } catch (err) {
+    throw new Error(`${binary} instance list --json printed something else than the documented JSON: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+  }
+  const out: LeftoverSandbox[] = [];
+  for (const i of parsed.instances ?? []) {
+    const m = INSTANCE_NAME.exec(i.instance);
+    if (!m) continue;
+    if (filter.run !== undefined && m[1] !== hash8(filter.run)) continue;
+    if (filter.task !== undefined && m[2] !== hash8(filter.task)) continue;
+    out.push({
+      backend: "singularity",
+      id: i.instance,
+      name: i.instance,
+      run: filter.run ?? m[3]!,
+      task: filter.task ?? m[4]!,
+      role: "task",
+      state: "running",
+    });
+  }
+  return out;
+}
+
+/** Stops the leftover instances (of one run, of one task, or all hermes-batch instances of this user). */
+export async function removeSingularityLeftovers(filter: LeftoverFilter & { dryRun?: boolean } = {}): Promise<RemovedLeftovers> {
+  const found = await listSingularityLeftovers(filter);
+  if (filter.dryRun) return { removed: found, failed: [] };
+  const binary = await requireRuntime();
+  const removed: LeftoverSandbox[] = [];
+  const failed: RemovedLeftovers["failed"] = [];
+  await Promise.all(
+    found.map(async (c) => {
+      const r = await execa(binary, ["instance", "stop", c.name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
+      const msg = `${r.stderr}`.trim();
+      if (r.exitCode === 0 || /no instance found|not found|does not exist/i.test(msg)) removed.push(c);
+      else failed.push({ sandbox: c, error: msg || `exit ${r.exitCode}` });
+    }),
+  );
+  return { removed, failed };
 }
 
 /** A host process, outside our process group, that stops the instance when its time is up. */
@@ -443,6 +525,46 @@ export async function preflightSingularity(spec: EnvironmentSpec, options: Envir
   await resolveSingularityImage(binary, image, opts.singularityCacheDir ?? defaultSifCacheDir());
 }
 
+interface InstancePlan {
+  binary: string;
+  name: string;
+  image: string;
+  hostDir: string;
+  workdir: string;
+  isolateNetwork: boolean;
+  lifetimeSec: number;
+  opts: SingularityOptions;
+}
+
+/** Starts the instance and its watchdog; a half-started instance is stopped before the error goes up. */
+async function startInstance(p: InstancePlan, permit: SandboxPermit): Promise<SingularityEnvironment> {
+  const args = instanceStartArgs({
+    hostDir: p.hostDir,
+    workdir: p.workdir,
+    image: p.image,
+    name: p.name,
+    isolateNetwork: p.isolateNetwork,
+    memoryMb: p.opts.singularityCgroupLimits ? p.opts.memoryMb : undefined,
+    cpus: p.opts.singularityCgroupLimits ? p.opts.cpus : undefined,
+  });
+  const started = await execa(p.binary, args, {
+    env: runtimeEnv(),
+    extendEnv: false,
+    reject: false,
+    stdin: "ignore",
+    timeout: INSTANCE_START_TIMEOUT_MS,
+  });
+  if (started.exitCode !== 0) {
+    await execa(p.binary, ["instance", "stop", p.name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
+    const why = started.timedOut ? `no answer within ${INSTANCE_START_TIMEOUT_MS / 1000} s` : `${started.stderr}`.trim() || `exit ${started.exitCode}`;
+    throw new Error(`could not start singularity instance from ${p.image}: ${why}`);
+  }
+  const watchdog = startWatchdog(p.binary, p.name, p.lifetimeSec);
+  const env = new SingularityEnvironment(p.binary, p.name, p.workdir, p.hostDir, watchdog, p.opts, permit);
+  liveInstances.add(env);
+  return env;
+}
+
 export const createSingularityEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
   const opts = parseOptions(options);
   const binary = await requireRuntime();
@@ -454,34 +576,16 @@ export const createSingularityEnvironment: EnvironmentFactory = async (spec: Env
   await mkdir(hostDir, { recursive: true });
   if (!(await stat(hostDir)).isDirectory()) throw new Error(`task folder ${hostDir} is not a directory`);
   const workdir = spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
-  const name = `hb_${sanitize(spec.taskId, 32)}_${randomBytes(4).toString("hex")}`;
   const isolateNetwork = networkOff(spec.network ?? opts.network) && (await supportsNetworkNone(binary));
+  const lifetimeSec = (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) + opts.deadmanMarginSec;
 
-  const args = instanceStartArgs({
-    hostDir,
-    workdir,
-    image,
-    name,
-    isolateNetwork,
-    memoryMb: opts.singularityCgroupLimits ? opts.memoryMb : undefined,
-    cpus: opts.singularityCgroupLimits ? opts.cpus : undefined,
-  });
-  const started = await execa(binary, args, {
-    env: runtimeEnv(),
-    extendEnv: false,
-    reject: false,
-    stdin: "ignore",
-    timeout: INSTANCE_START_TIMEOUT_MS,
-  });
-  if (started.exitCode !== 0) {
-    // A half-started instance must not linger.
-    await execa(binary, ["instance", "stop", name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
-    const why = started.timedOut ? `no answer within ${INSTANCE_START_TIMEOUT_MS / 1000} s` : `${started.stderr}`.trim() || `exit ${started.exitCode}`;
-    throw new Error(`could not start singularity instance from ${image}: ${why}`);
+  const gates = gatesFor(options);
+  const permit = await gates.acquireSandbox();
+  try {
+    await gates.startTurn();
+    return await startInstance({ binary, name: instanceNameFor(spec.runName, spec.taskId), image, hostDir, workdir, isolateNetwork, lifetimeSec, opts }, permit);
+  } catch (err) {
+    permit.release();
+    throw err;
   }
-  const lifetime = (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) + opts.deadmanMarginSec;
-  const watchdog = startWatchdog(binary, name, lifetime);
-  const env = new SingularityEnvironment(binary, name, workdir, hostDir, watchdog, opts);
-  liveInstances.add(env);
-  return env;
 };

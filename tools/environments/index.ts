@@ -1,0 +1,67 @@
+/**
+ * The environment backends by name, each imported only when first used, and the few operations the rest of
+ * the program needs across them (availability for `tools`, leftovers for `gc`). Adding a backend is one
+ * `register` line here and a module exporting `backend: EnvironmentBackend`.
+ */
+import { createRegistry } from "../../src/core/registry.js";
+import type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
+
+export type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers, RunPreflight } from "./backend.js";
+export { SandboxGates, type SandboxGateBuffers, type SandboxGateLimits } from "./sandbox_gates.js";
+
+export const environments = createRegistry<EnvironmentBackend>("environment");
+
+environments.register("local", async () => (await import("./local_backend.js")).backend);
+environments.register("docker", async () => (await import("./docker_backend.js")).backend);
+environments.register("singularity", async () => (await import("./singularity_backend.js")).backend);
+
+/** The backend of this name; an unknown name is a UserError listing the known ones. */
+export function environmentBackend(name: string): Promise<EnvironmentBackend> {
+  return environments.load(name);
+}
+
+/** Whether each backend can run here now, and why not (for `hermes-batch tools`). */
+export async function environmentAvailability(): Promise<({ name: string } & BackendAvailability)[]> {
+  return Promise.all(
+    environments.names().map(async (name) => {
+      try {
+        return { name, ...(await (await environments.load(name)).availability()) };
+      } catch (err) {
+        return { name, available: false, reason: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+}
+
+export interface LeftoversByBackend extends RemovedLeftovers {
+  backend: EnvironmentBackend;
+}
+
+/**
+ * Removes (or with dryRun lists) the leftovers of every sandboxing backend that can run here; `only` names
+ * backends to use and makes an unavailable one an error. Backends that cannot run here are reported as skipped.
+ */
+export async function removeLeftoversEverywhere(
+  filter: LeftoverFilter & { dryRun?: boolean },
+  only?: string[],
+): Promise<{ results: LeftoversByBackend[]; unavailable: { name: string; reason: string }[] }> {
+  const names = only ?? environments.names();
+  const results: LeftoversByBackend[] = [];
+  const unavailable: { name: string; reason: string }[] = [];
+  for (const name of names) {
+    const backend = await environments.load(name);
+    if (!backend.sandboxed) continue;
+    const a = await backend.availability();
+    if (!a.available) {
+      unavailable.push({ name, reason: a.reason ?? "unavailable" });
+      continue;
+    }
+    results.push({ backend, ...(await backend.removeLeftovers(filter)) });
+  }
+  return { results, unavailable };
+}
+
+/** Labels of the leftovers, for messages. */
+export function describeLeftover(s: LeftoverSandbox): string {
+  return `${s.name || s.id.slice(0, 12)} (run ${s.run}, task ${s.task || "-"}, ${s.state})`;
+}
