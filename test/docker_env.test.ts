@@ -15,9 +15,7 @@ import {
   DockerEnvironment,
   DockerImageNotFoundError,
   cleanupAllDockerEnvironments,
-  configureDockerLimits,
   createDockerEnvironment,
-  dockerLimits,
   liveDockerContainers,
   listLabelledContainers,
   preflightDocker,
@@ -25,6 +23,7 @@ import {
 } from "../tools/environments/docker.js";
 import { dockerClient } from "../tools/environments/docker_client.js";
 import { OutputCollector } from "../tools/environments/docker_output.js";
+import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -384,33 +383,29 @@ describe("the CLI", () => {
 });
 
 describe("limits", () => {
-  it("maxSandboxes bounds live sandboxes: the next start waits for a cleanup", async () => {
-    const script = `
-      import { createDockerEnvironment, configureDockerLimits, dockerLimits } from "./tools/environments/docker.ts";
-      configureDockerLimits({ maxSandboxes: 1, startsPerSecond: 0 });
-      const s = (t) => ({ runName: ${JSON.stringify(RUN)}, taskId: t, hostTaskDir: "/tmp/x" });
-      const a = await createDockerEnvironment(s("lim-a"), { image: ${JSON.stringify(busybox)} });
-      let bDone = false;
-      const pb = createDockerEnvironment(s("lim-b"), { image: ${JSON.stringify(busybox)} }).then((b) => { bDone = true; return b; });
-      await new Promise((r) => setTimeout(r, 1500));
-      const waitedWhileFull = !bDone && dockerLimits().waiting === 1;
-      await a.cleanup();
-      const b = await pb;
-      console.log(JSON.stringify({ waitedWhileFull, live: dockerLimits().live }));
-      await b.cleanup();
-    `;
-    const out = await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
-    expect(JSON.parse(out.stdout.trim().split("\n").pop()!)).toEqual({ waitedWhileFull: true, live: 1 });
+  it("run-wide gates bound live sandboxes: the next start waits for a cleanup, counted as waiting", async () => {
+    const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
+    const a = (await createDockerEnvironment(spec("lim-a"), { image: busybox, gates })) as DockerEnvironment;
+    let bCreated = false;
+    const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then((b) => ((bCreated = true), b as DockerEnvironment));
+    for (let i = 0; i < 200 && gates.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(gates.waiting).toBe(1);
+    expect(bCreated).toBe(false);
+    expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "lim-b")).toEqual([]);
+    await a.cleanup();
+    const b = await pb;
+    expect(gates.live).toBe(1);
+    expect(gates.peak).toBe(1);
+    await b.cleanup();
+    expect(gates.live).toBe(0);
   });
 
-  it("starts are spaced by startsPerSecond", async () => {
-    const { waitForStartTurn } = await import("../tools/environments/docker_limits.js");
-    const before = dockerLimits();
-    configureDockerLimits({ startsPerSecond: 5 });
-    const t0 = Date.now();
-    await Promise.all([waitForStartTurn(), waitForStartTurn(), waitForStartTurn(), waitForStartTurn()]);
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(550);
-    configureDockerLimits({ startsPerSecond: before.startsPerSecond });
+  it("a failed start gives its permit back", async () => {
+    const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
+    await expect(createDockerEnvironment(spec("bad-net", { network: "no-such-network-hb" }), { image: busybox, gates })).rejects.toThrow(
+      /could not start docker sandbox/,
+    );
+    expect(gates.live).toBe(0);
   });
 });
 

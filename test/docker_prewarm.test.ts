@@ -1,7 +1,8 @@
 /**
- * The Docker warm pool (`--prewarm`) against the real engine: warm sandboxes are started before a task asks,
- * handed out fast, removed with their task, never given to a task with another image, and removed at the
- * end of a CLI run.
+ * The Docker warm pool (`--prewarm`) against the real engine: warm sandboxes are started before a task asks
+ * and handed to it, removed with their task, never given to a task with another image, give their permit up
+ * to a task that cannot use them, and are removed at the end of a CLI run. (How much faster a warm hand-over
+ * is than a cold start is measured by scripts/bench/docker-exec.ts, not asserted here.)
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,6 @@ import {
   WARM_MAX_IDLE_SEC,
   cleanupAllDockerEnvironments,
   createDockerEnvironment,
-  dockerLimits,
   drainWarmPool,
   listLabelledContainers,
   preflightDocker,
@@ -20,6 +20,7 @@ import {
   warmPoolStats,
 } from "../tools/environments/docker.js";
 import { LABEL_ROLE, dockerClient } from "../tools/environments/docker_client.js";
+import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
@@ -68,46 +69,34 @@ afterAll(async () => {
 });
 
 describe("warm pool", () => {
-  let coldMs = 0;
-
-  it("a cold start (no prewarm) costs a container start", async () => {
-    // The first creation also inspects the image for its user: measure the second.
-    await (await createDockerEnvironment(spec("cold0"), { image, maxSandboxes: 64 })).cleanup();
-    const t0 = performance.now();
+  it("a task without prewarm gets a container of its own", async () => {
     const env = (await createDockerEnvironment(spec("cold"), { image, maxSandboxes: 64 })) as DockerEnvironment;
-    coldMs = performance.now() - t0;
     expect((await inspect(env)).Config.Labels[LABEL_ROLE]).toBe("task");
     await env.cleanup();
-    console.log(`cold environment creation: ${coldMs.toFixed(0)} ms`);
   });
 
-  it("hands a task a container started before it asked, much faster than a cold start", async () => {
+  it("hands a task a container that existed before it asked, and refills behind it", async () => {
     await preflightDocker(spec("w1"), options());
     await waitFor(() => warmPoolStats()?.ready === 2);
     const warmIds = (await listLabelledContainers({ run: RUN, role: "warm" })).map((c) => c.id);
     expect(warmIds).toHaveLength(2);
 
-    const requestedAt = Date.now();
-    const t0 = performance.now();
     const env = (await createDockerEnvironment(spec("w1"), options())) as DockerEnvironment;
-    const warmMs = performance.now() - t0;
-    console.log(`environment creation from a filled pool: ${warmMs.toFixed(0)} ms (cold ${coldMs.toFixed(0)} ms)`);
-
+    // One of the containers listed before the task asked: started ahead, not for this task.
     expect(warmIds).toContain(env.containerId);
     const info = await inspect(env);
-    expect(Date.parse(info.State.StartedAt)).toBeLessThan(requestedAt);
     expect(info.Config.Labels[LABEL_ROLE]).toBe("warm");
     // Dead-man's switch: the time a warm sandbox may wait in the pool, plus the task timeout, plus the margin.
     expect(info.Config.Cmd).toEqual([String(WARM_MAX_IDLE_SEC + TIMEOUT_SEC + 120)]);
-    expect(warmMs).toBeLessThan(200);
-    expect(warmMs).toBeLessThan(coldMs);
 
-    // It works as a sandbox (the run's user, its workdir) and the pool refills behind it.
+    // It works as a sandbox (the run's user, its workdir) and the pool refills behind it with a new container.
     const r = await env.exec("id -un; pwd");
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^agent\n/);
     await waitFor(() => warmPoolStats()?.ready === 2);
     expect(warmPoolStats()?.taken).toBe(1);
+    const refilled = (await listLabelledContainers({ run: RUN, role: "warm" })).map((c) => c.id).filter((id) => !warmIds.includes(id));
+    expect(refilled).toHaveLength(1);
 
     // Per-task cleanup removes the taken warm container even though its labels still say "warm".
     await env.cleanup();
@@ -134,12 +123,17 @@ describe("warm pool", () => {
 
   it("a full pool gives up a slot to a task that cannot use it (no deadlock under --max-sandboxes)", async () => {
     await drainWarmPool();
-    const opts = options({ prewarm: 1, maxSandboxes: 1 });
+    const gates = SandboxGates.create({ maxSandboxes: 1, prewarm: 1 });
+    const opts = options({ gates });
     await preflightDocker(spec("limited"), opts);
     await waitFor(() => warmPoolStats()?.ready === 1);
-    expect(dockerLimits().live).toBe(1);
+    expect(gates.live).toBe(1);
+    const warmId = (await listLabelledContainers({ run: RUN, role: "warm" }))[0]!.id;
     const env = (await createDockerEnvironment(spec("limited", { image: busybox }), opts)) as DockerEnvironment;
     expect((await inspect(env)).Config.Labels[LABEL_ROLE]).toBe("task");
+    expect(warmPoolStats()?.evicted).toBe(1);
+    expect(await exists(warmId)).toBe(false);
+    expect(gates.peak).toBe(1);
     await env.cleanup();
     // The slot is back: the pool warms up again.
     await waitFor(() => warmPoolStats()?.ready === 1);

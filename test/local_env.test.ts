@@ -64,20 +64,16 @@ describe("local environment: exec", () => {
 
   it("feeds stdin, and gives commands without stdin an immediate EOF", async () => {
     expect((await env.exec("tr a-z A-Z", { stdin: "hello" })).stdout).toBe("HELLO");
-    const started = Date.now();
-    const res = await env.exec("cat; echo eof", { timeoutMs: 5000 });
-    expect(res.stdout).toBe("eof\n");
-    expect(Date.now() - started).toBeLessThan(3000);
+    // A `cat` waiting for input would run into the timeout instead.
+    const res = await env.exec("cat; echo eof", { timeoutMs: 10_000 });
+    expect(res).toMatchObject({ stdout: "eof\n", timedOut: false, exitCode: 0 });
   });
 
   it("timeout kills the whole process group and returns 124", async () => {
-    const started = Date.now();
     const res = await env.exec("sleep 100 & echo $! > child.pid; echo before; sleep 100", { timeoutMs: 700 });
-    const elapsed = Date.now() - started;
     expect(res.timedOut).toBe(true);
     expect(res.exitCode).toBe(124);
     expect(res.stdout).toContain("before");
-    expect(elapsed).toBeLessThan(4000);
     const childPid = Number(readFileSync(join(taskDir, "child.pid"), "utf8"));
     expect(childPid).toBeGreaterThan(0);
     expect(await waitUntil(() => !isAlive(childPid), 3000)).toBe(true);
@@ -114,10 +110,9 @@ describe("local environment: exec", () => {
   });
 
   it("does not wait for background children that keep the output pipe open", async () => {
-    const started = Date.now();
-    const res = await env.exec("sleep 30 & echo $! > lingering.pid; echo started");
-    expect(Date.now() - started).toBeLessThan(3000);
-    expect(res.stdout).toBe("started\n");
+    // Waiting for the pipe to close would run into the timeout (the child sleeps longer).
+    const res = await env.exec("sleep 30 & echo $! > lingering.pid; echo started", { timeoutMs: 20_000 });
+    expect(res).toMatchObject({ stdout: "started\n", timedOut: false, exitCode: 0 });
     const pid = Number(readFileSync(join(taskDir, "lingering.pid"), "utf8"));
     expect(isAlive(pid)).toBe(true);
     expect(processesWithMarker(env.marker)).toContain(pid);
@@ -158,10 +153,9 @@ describe("local environment: persistent shell", () => {
   });
 
   it("a command reading stdin gets EOF at once and does not eat the next command", async () => {
-    const started = Date.now();
-    const res = await env.exec("read line; echo rc=$? line=$line; cat; head -c 10; echo end", { timeoutMs: 5000 });
+    // Input that never came would run into the timeout instead.
+    const res = await env.exec("read line; echo rc=$? line=$line; cat; head -c 10; echo end", { timeoutMs: 10_000 });
     expect(res).toMatchObject({ exitCode: 0, timedOut: false, stdout: "rc=1 line=\nend\n" });
-    expect(Date.now() - started).toBeLessThan(3000);
     expect((await env.exec("echo still fine")).stdout).toBe("still fine\n");
   });
 

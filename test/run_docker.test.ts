@@ -3,7 +3,7 @@
  * The server plays the scripted demo's plan over the wire, so every tool runs inside the container.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { planToolCalls } from "../src/models/scripted.js";
 import { listLabelledContainers } from "../tools/environments/docker.js";
@@ -66,13 +66,32 @@ describe("batch run with --env docker", () => {
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
   });
 
-  it("fails a task fast with a clear error when its image is missing, before any model call", async () => {
+  it("stops before the run with one clear line (exit 2) when --image is missing, before any model call", async () => {
     const dir = tempDir();
     const runName = uniqueRunName("noimg");
     const before = server.requests.length;
     const r = await runCli(
       ["run", "datasets/smoke.jsonl", "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", "hermes-batch-test:does-not-exist",
         "--run-name", runName, "--output-dir", join(dir, "runs"), "--max-samples", "2", "--toolsets", "terminal", "--progress", "none"],
+      { timeoutMs: 120_000 },
+    );
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/--image: image hermes-batch-test:does-not-exist not found locally; build it .* or pass --pull/);
+    expect(r.stderr).not.toMatch(/\bat .*\.js:\d+/);
+    expect(existsSync(join(dir, "runs", runName, "trajectories.jsonl"))).toBe(false);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it("fails a task fast with a clear error when its row's image is missing, before any model call", async () => {
+    const dir = tempDir();
+    const runName = uniqueRunName("noimg-row");
+    const rows = [{ id: "a", prompt: "run id", image: "hermes-batch-test:does-not-exist" }, { id: "b", prompt: "run id too", image: "hermes-batch-test:does-not-exist" }];
+    writeFileSync(join(dir, "d.jsonl"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
+    const before = server.requests.length;
+    const r = await runCli(
+      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--env", "docker",
+        "--run-name", runName, "--output-dir", join(dir, "runs"), "--toolsets", "terminal", "--progress", "none"],
       { timeoutMs: 120_000 },
     );
     expect(r.exitCode).toBe(1);

@@ -134,6 +134,7 @@ export class WarmPool<T extends WarmItem, P = unknown> {
   async take(): Promise<T | undefined> {
     if (this.draining) return undefined;
     this.retireStale();
+    this.fill();
     const entry = this.entries.find((e) => e.value !== undefined) ?? this.entries[0];
     if (!entry) return undefined;
     this.remove(entry);

@@ -1,9 +1,10 @@
 /**
- * Per-command latency of the Docker backend: persistent shell vs one exec per command, plus sandbox
- * start-up. Needs the engine and the test image (scripts/start-dockerd.sh, scripts/build-test-image.sh).
- *   npx tsx scripts/bench-docker-exec.ts [IMAGE] [N]
+ * Per-command latency of the Docker backend: persistent shell vs one exec per command, sandbox start-up,
+ * and environment creation from a filled warm pool (`--prewarm`) against a cold start. Needs the engine
+ * and the test image (scripts/start-dockerd.sh, scripts/build-test-image.sh).
+ *   npx tsx scripts/bench/docker-exec.ts [IMAGE] [N]
  */
-import { createDockerEnvironment, type DockerEnvironment } from "../tools/environments/docker.js";
+import { createDockerEnvironment, drainWarmPool, preflightDocker, warmPoolStats, type DockerEnvironment } from "../../tools/environments/docker.js";
 
 const image = process.argv[2] ?? "hermes-batch-test:bookworm";
 const n = Number(process.argv[3] ?? 30);
@@ -36,6 +37,28 @@ async function measure(persistentShell: boolean): Promise<{ start: number; exec:
   }
 }
 
+/** Median creation time of an environment, cold and from a warm pool that was filled before the ask. */
+async function measureWarm(rounds: number): Promise<{ cold: number; warm: number }> {
+  const spec = (t: string) => ({ runName: "bench-warm", taskId: t, hostTaskDir: "/tmp/hermes-bench", taskTimeoutSec: 600 });
+  const cold: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    let t = performance.now();
+    const c = await createDockerEnvironment(spec(`cold-${i}`), { image });
+    cold.push(performance.now() - t);
+    await c.cleanup();
+
+    await preflightDocker(spec(`warm-${i}`), { image, prewarm: 1 });
+    while ((warmPoolStats()?.ready ?? 0) < 1) await new Promise((r) => setTimeout(r, 20));
+    t = performance.now();
+    const w = await createDockerEnvironment(spec(`warm-${i}`), { image, prewarm: 1 });
+    warm.push(performance.now() - t);
+    await w.cleanup();
+  }
+  await drainWarmPool();
+  return { cold: median(cold), warm: median(warm) };
+}
+
 const plain = await measure(false);
 const shell = await measure(true);
 const f = (x: number) => `${x.toFixed(1)} ms`;
@@ -44,3 +67,5 @@ console.log(`sandbox start (image check, create, start): ${f(plain.start)} / ${f
 console.log(`one exec per command: ${f(plain.exec)} / ${f(plain.p90)}`);
 console.log(`persistent shell:     ${f(shell.exec)} / ${f(shell.p90)}`);
 console.log(`ratio (exec / persistent shell): ${(plain.exec / shell.exec).toFixed(1)}x`);
+const pool = await measureWarm(5);
+console.log(`environment creation, median of 5: cold ${f(pool.cold)}, from a filled warm pool ${f(pool.warm)}`);
