@@ -7,7 +7,7 @@ import { RunConfigSchema } from "../src/config/run_config.js";
 import { ModelError, type ChatModel } from "../src/core/chat.js";
 import { FailureRecordSchema } from "../src/core/records.js";
 import { EnvironmentSetupError, runTask, type TaskRunnerDeps } from "../src/run/task.js";
-import type { TaskSpec } from "../src/run/task_spec.js";
+import { failureEvent, type TaskSpec } from "../src/run/task_spec.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { silentLogger } from "./helpers/local_ctx.js";
 
@@ -45,6 +45,11 @@ describe("task outcome of an exception", () => {
     expectExactRecord(FailureRecordSchema, record, "failure record");
     expect(record.outcome).toBe("internal_error");
     expect(msg.line).not.toContain("\\n    at ");
+    // events.log: the failure line, then the stack indented under it.
+    const event = failureEvent(msg).split("\n");
+    expect(event[0]).toBe("task t: internal_error: TypeError: cannot read properties of undefined");
+    expect(event[1]).toBe("    TypeError: cannot read properties of undefined");
+    expect(event.slice(2).every((l) => /^ {4}\s*at /.test(l))).toBe(true);
   });
 
   it("a model failure stays model_error and an environment set-up failure environment_error, both without a stack", async () => {
@@ -52,6 +57,7 @@ describe("task outcome of an exception", () => {
     expect([model.outcome, model.error, model.stack]).toEqual(["model_error", "ModelError: 400 bad request", undefined]);
     const env = await runTask(spec, deps(throwing(new EnvironmentSetupError("no image"))), new AbortController().signal);
     expect([env.outcome, env.stack]).toEqual(["environment_error", undefined]);
+    expect(failureEvent(model)).toBe("task t: model_error: ModelError: 400 bad request");
   });
 
   it("an exception after a cancel is cancelled, whatever it is", async () => {

@@ -23,7 +23,7 @@ import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import { SandboxGates, environmentBackend } from "../../tools/environments/index.js";
-import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import { failureEvent, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
@@ -333,7 +333,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     else if (msg.kind === "dropped") counts.dropped++;
     else {
       counts.failed++;
-      logEvent(`task ${msg.taskId}: ${msg.outcome}: ${msg.error ?? ""}${msg.stack ? `\n    ${msg.stack.split("\n").join("\n    ")}` : ""}`);
+      logEvent(failureEvent(msg));
     }
     progress.update(counts);
   };

@@ -33,3 +33,9 @@ export interface TaskOutcomeMessage {
   /** The stack of an internal_error, for events.log (never in the output records). */
   stack?: string;
 }
+
+/** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */
+export function failureEvent(msg: TaskOutcomeMessage): string {
+  const head = `task ${msg.taskId}: ${msg.outcome}: ${msg.error ?? ""}`;
+  return msg.stack ? `${head}\n    ${msg.stack.split("\n").join("\n    ")}` : head;
+}
