@@ -15,6 +15,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import("./commands/export.js")).command,
   merge: async () => (await import("./commands/merge.js")).command,
   compare: async () => (await import("./commands/compare.js")).command,
+  report: async () => (await import("./commands/report.js")).command,
+  view: async () => (await import("./commands/view.js")).command,
 };
 
 /** The package version; package.json is two folders up from dist/src/cli.js and one from src/cli.ts. */

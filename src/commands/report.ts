@@ -1,0 +1,61 @@
+/** `hermes-batch report RUN_DIR [--baseline RUN_DIR] [-o FILE]`: one self-contained HTML file. */
+import { existsSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { UserError } from "../core/errors.js";
+import { buildReportModel } from "../report/html/report_data.js";
+import { reportHtml } from "../report/html/page.js";
+import { parseCommandArgs } from "./args.js";
+import type { Command } from "./types.js";
+
+const help = `Usage: hermes-batch report RUN_DIR [--baseline RUN_DIR] [-o FILE]
+
+Writes one HTML file that works offline (every asset inline, no remote load): the run's header, outcomes and
+scores (pass rate with its interval, pass@k, by group, unscored count), charts (tool calls and errors per tool,
+turns, tokens and duration per task, approval decisions, failures), a task table with search, filters and
+sorting, and each task's conversation turn by turn (link: report.html#task=ID).
+
+Options
+  --baseline RUN_DIR   compare with an earlier run: newly failing and newly passing tasks first, deltas, and
+                       the two trajectories of a task side by side
+  -o, --out FILE       where to write (default RUN_DIR/report.html)
+`;
+
+const options = {
+  baseline: { type: "string" },
+  out: { type: "string", short: "o" },
+} as const;
+
+/** The output file's folder must exist: checked before the run is read. */
+export function reportOutputPath(value: string): string {
+  const path = resolve(value);
+  const dir = dirname(path);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`-o ${value}: folder ${dir} does not exist`);
+  if (existsSync(path) && statSync(path).isDirectory()) throw new UserError(`-o ${value}: is a folder`);
+  return path;
+}
+
+export const command: Command = {
+  summary: "one self-contained HTML report of a run (optionally against a baseline run)",
+  help,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, options);
+    if (positionals.length !== 1) throw new UserError("report needs one run folder: RUN_DIR (see --help)");
+    const runDir = positionals[0]!;
+    for (const dir of [runDir, values.baseline]) {
+      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory())) throw new UserError(`${dir}: no such run folder`);
+    }
+    const out = reportOutputPath(values.out ?? join(runDir, "report.html"));
+    const model = await buildReportModel(runDir, values.baseline);
+    const html = reportHtml(model);
+    try {
+      writeFileSync(out, html);
+    } catch (err) {
+      throw new UserError(`-o ${out}: cannot write (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    }
+    for (const run of [model.run, model.baseline?.run]) {
+      if (run?.bad_lines) process.stderr.write(`warning: ${run.dir}: ${run.bad_lines} unreadable line(s) skipped\n`);
+    }
+    process.stdout.write(`report: ${model.rows.length} task(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`);
+    return 0;
+  },
+};

@@ -1,0 +1,134 @@
+/** `hermes-batch view RUN_DIR [--port P]`: the report page served on 127.0.0.1, refreshed from the run folder. */
+import { existsSync, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { join } from "node:path";
+import { UserError } from "../core/errors.js";
+import { RUN_FILES } from "../store/checkpoint.js";
+import { buildReportModel } from "../report/html/report_data.js";
+import { packModel, pageCsp, renderPage } from "../report/html/page.js";
+import { parseCommandArgs, parseIntFlag } from "./args.js";
+import type { Command } from "./types.js";
+
+const help = `Usage: hermes-batch view RUN_DIR [--port P] [--baseline RUN_DIR]
+
+Serves the report page of a run on http://127.0.0.1:P/ (this machine only) and refreshes it from the run
+folder every two seconds, so a run in progress shows its progress and finished tasks as they land.
+Ctrl-C stops it.
+
+Options
+  --port P             the port (default 8787; 0 picks a free one)
+  --baseline RUN_DIR   compare with an earlier run, as in \`report --baseline\`
+`;
+
+const options = {
+  port: { type: "string" },
+  baseline: { type: "string" },
+} as const;
+
+const WATCHED = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped, RUN_FILES.statistics, RUN_FILES.checkpoint, RUN_FILES.config];
+
+/** Changes whenever a result file of either run changes: size and modification time of each. */
+function folderVersion(dirs: string[]): string {
+  const parts: string[] = [];
+  for (const dir of dirs) {
+    for (const name of WATCHED) {
+      try {
+        const st = statSync(join(dir, name));
+        parts.push(`${name}:${st.size}:${st.mtimeMs}`);
+      } catch {
+        parts.push(`${name}:-`);
+      }
+    }
+  }
+  return parts.join("|");
+}
+
+/** Serves the page and its data; the data is rebuilt only when the run folder changed. */
+export function createViewServer(runDir: string, baselineDir?: string) {
+  const dirs = baselineDir ? [runDir, baselineDir] : [runDir];
+  let cache: { version: string; data: Promise<{ main: string; details: string; base: string }> } | undefined;
+  const data = () => {
+    const version = folderVersion(dirs);
+    if (!cache || cache.version !== version) {
+      cache = { version, data: buildReportModel(runDir, baselineDir).then(packModel) };
+      // A failed read (a file replaced mid-read) is retried by the next request.
+      const failed = cache;
+      failed.data.catch(() => {
+        if (cache === failed) cache = undefined;
+      });
+    }
+    return { version, data: cache.data };
+  };
+  const page = renderPage({ title: `hermes-batch view · ${runDir}`, live: true });
+  const headers = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+
+  return createServer((req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      // Only this machine's own names: a page elsewhere cannot reach the server through DNS rebinding.
+      const host = (req.headers.host ?? "").replace(/:\d+$/, "");
+      if (host !== "127.0.0.1" && host !== "localhost") {
+        res.writeHead(403, headers).end("forbidden host\n");
+        return;
+      }
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        res.writeHead(405, { ...headers, allow: "GET, HEAD" }).end();
+        return;
+      }
+      const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+      if (path === "/" || path === "/index.html") {
+        res.writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8", "content-security-policy": pageCsp(true) }).end(page);
+        return;
+      }
+      const blob = /^\/data\/(version|main|details|base)$/.exec(path)?.[1];
+      if (!blob) {
+        res.writeHead(404, headers).end("not found\n");
+        return;
+      }
+      const current = data();
+      if (blob === "version") {
+        res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(current.version);
+        return;
+      }
+      try {
+        const packed = await current.data;
+        res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(packed[blob as "main" | "details" | "base"]);
+      } catch (err) {
+        res.writeHead(500, headers).end(`cannot read the run: ${err instanceof Error ? err.message : String(err)}\n`);
+      }
+    })();
+  });
+}
+
+export const command: Command = {
+  summary: "serve the report of a run (also one in progress) on 127.0.0.1",
+  help,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs(argv, options);
+    if (positionals.length !== 1) throw new UserError("view needs one run folder: RUN_DIR (see --help)");
+    const runDir = positionals[0]!;
+    for (const dir of [runDir, values.baseline]) {
+      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory())) throw new UserError(`${dir}: no such run folder`);
+    }
+    const port = parseIntFlag(values.port, "--port", 0) ?? 8787;
+    if (port > 65535) throw new UserError(`--port must be at most 65535, got ${port}`);
+    const server = createViewServer(runDir, values.baseline);
+    await new Promise<void>((resolveListen, reject) => {
+      server.once("error", (err: NodeJS.ErrnoException) =>
+        reject(err.code === "EADDRINUSE" ? new UserError(`--port ${port}: already in use`) : err),
+      );
+      server.listen(port, "127.0.0.1", () => resolveListen());
+    });
+    const address = server.address();
+    const actual = typeof address === "object" && address ? address.port : port;
+    process.stdout.write(`view: http://127.0.0.1:${actual}/ (Ctrl-C to stop)\n`);
+    await new Promise<void>((resolveStop) => {
+      const stop = () => {
+        server.close(() => resolveStop());
+        server.closeAllConnections();
+      };
+      process.once("SIGINT", stop);
+      process.once("SIGTERM", stop);
+    });
+    return 0;
+  },
+};
