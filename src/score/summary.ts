@@ -112,7 +112,9 @@ export function runScoreMetrics(samples: readonly ScoredSample[], epochs: number
   for (const s of samples) {
     for (const [key, value] of Object.entries(s.groups ?? {})) {
       const values = byKey.get(key) ?? new Map<string, ScoredSample[]>();
-      values.set(value, [...(values.get(value) ?? []), s]);
+      const list = values.get(value) ?? [];
+      list.push(s);
+      values.set(value, list);
       byKey.set(key, values);
     }
   }
