@@ -1,38 +1,77 @@
-/** Picks the chat model for a run: the built-in scripted demo, or an OpenAI-compatible endpoint. */
+/**
+ * Which model providers a run uses and how to reach them: the registry of providers, and the endpoints of a
+ * run (the agent's model, the smart approver's) resolved from the run configuration.
+ */
 import type { RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
-import { createOpenAIChatModel } from "./openai_compatible.js";
-import { limiterKey, sharedLimiter } from "../scheduler/concurrency.js";
-import { ScriptedModel } from "./scripted.js";
-import type { ChatModel } from "../core/chat.js";
+import { createRegistry } from "../core/registry.js";
+import type { ModelEndpointOptions, ModelProvider } from "./provider.js";
+import { parseScriptedModel } from "./scripted.js";
+
+export { parseScriptedModel };
 
 export const DEFAULT_BASE_URL = "https://openrouter.ai/api/v1";
 
-/** `scripted` or `scripted:<latency ms>` (the latency simulates a remote model, for benchmarks). */
-export function parseScriptedModel(name: string | undefined): { latencyMs: number } | undefined {
-  const m = /^scripted(?::(\d+))?$/.exec(name ?? "");
-  return m ? { latencyMs: m[1] ? Number(m[1]) : 0 } : undefined;
+export const modelProviders = createRegistry<ModelProvider>("model provider");
+modelProviders.register("openai", async () => (await import("./openai_compatible.js")).openaiProvider);
+modelProviders.register("scripted", async () => (await import("./scripted.js")).scriptedProvider);
+
+/** One endpoint the run calls: which provider, with what options, and its identity for the shared limiter. */
+export interface ModelEndpoint {
+  /** Base URL (without trailing slashes) and model: the run-wide limiter is shared by everything with this key. */
+  key: string;
+  provider: string;
+  options: ModelEndpointOptions;
 }
 
-export function createChatModel(config: RunConfig, opts: { workers: number }): ChatModel {
+/** The sharing key of an endpoint: base URL (without trailing slashes) and model. Never includes the API key. */
+export function endpointKey(baseURL: string, model: string): string {
+  return `${baseURL.replace(/\/+$/, "")}#${model}`;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+export interface RunEndpoints {
+  agent: ModelEndpoint;
+  /** The smart approver's endpoint; absent when there is none to ask (the scripted demo: fail-closed). */
+  approver?: ModelEndpoint;
+}
+
+export function runEndpoints(config: RunConfig): RunEndpoints {
   const scripted = parseScriptedModel(config.model);
-  if (scripted) return new ScriptedModel(scripted.latencyMs);
-  if (!config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
-  const baseURL = config.base_url ?? DEFAULT_BASE_URL;
-  const maxConnections = config.max_connections ?? config.concurrency;
-  // Each worker thread has its own limiter: the run-wide cap is split between them.
-  const perWorker = Math.max(1, Math.ceil(maxConnections / Math.max(1, opts.workers)));
-  return createOpenAIChatModel({
-    model: config.model,
-    baseURL,
-    apiKey: config.api_key,
-    maxTokens: config.max_tokens,
-    temperature: config.temperature,
-    reasoningEffort: config.reasoning_effort,
-    extraBody: config.extra_body,
-    stream: config.stream,
-    requestTimeoutMs: config.request_timeout * 1000,
-    maxRetries: config.max_retries,
-    limiter: sharedLimiter(limiterKey(baseURL, config.model), perWorker),
-  });
+  if (!scripted && !config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
+  const model = config.model!;
+  const agentURL = scripted ? "" : (config.base_url ?? DEFAULT_BASE_URL);
+  const agent: ModelEndpoint = {
+    key: scripted ? model : endpointKey(agentURL, model),
+    provider: scripted ? "scripted" : "openai",
+    options: {
+      model,
+      baseURL: agentURL,
+      apiKey: config.api_key,
+      maxTokens: config.max_tokens,
+      temperature: config.temperature,
+      reasoningEffort: config.reasoning_effort,
+      extraBody: config.extra_body,
+      stream: config.stream,
+    },
+  };
+  // The approver defaults to the run's own endpoint and model; the scripted demo has none.
+  const approverURL = config.approval_base_url ?? config.base_url ?? (scripted ? undefined : DEFAULT_BASE_URL);
+  const approverModel = config.approval_model ?? (scripted ? undefined : model);
+  if (!approverURL || !approverModel) return { agent };
+  // The run's key goes to the approver only when the approver is on the run's own host.
+  const apiKey = config.approval_api_key ?? (hostOf(approverURL) === hostOf(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined);
+  const approver: ModelEndpoint = {
+    key: endpointKey(approverURL, approverModel),
+    provider: parseScriptedModel(approverModel) ? "scripted" : "openai",
+    options: { model: approverModel, baseURL: approverURL, apiKey, temperature: 0, maxTokens: 300 },
+  };
+  return { agent, approver };
 }

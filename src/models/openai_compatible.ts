@@ -1,11 +1,12 @@
 /**
- * ChatModel over any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM, …), with the
- * `openai` SDK for transport only: the SDK's own retries are off (`maxRetries: 0`) so that exactly one retry
- * layer exists — this one, which also feeds the adaptive connection limiter.
+ * Provider `openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM, …), with the
+ * `openai` SDK for the protocol over our keep-alive fetch. One attempt per call: the SDK's own retries are
+ * off (`maxRetries: 0`) and every failure is classified into a ProviderError for the scheduler's retry layer.
  */
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import type { AdaptiveLimiter } from "../scheduler/concurrency.js";
+import OpenAI, { APIConnectionError, APIError } from "openai";
+import { MAX_TIMER_MS } from "../core/abort.js";
 import { createNodeHttpFetch } from "./http_fetch.js";
+import { ProviderError, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
 import { extractReasoning } from "./reasoning.js";
 import {
   ModelError,
@@ -18,80 +19,8 @@ import {
   type Usage,
 } from "../core/chat.js";
 
-export interface BackoffOptions {
-  /** First retry waits up to this long (full jitter), doubling each attempt. Default 1000. */
-  baseMs: number;
-  /** Cap of the exponential part. Default 60_000. */
-  maxMs: number;
-}
-
-export interface RetryInfo {
-  /** 1 for the first retry. */
-  attempt: number;
-  maxRetries: number;
-  delayMs: number;
-  status?: number;
-  /** Short human reason: "429 rate limited", "500 …", "request timed out", "connection error: …". */
-  reason: string;
-}
-
-export interface LLMClientOptions {
-  model: string;
-  baseURL: string;
-  /** Omitted: a placeholder is sent, for key-less local servers (the CLI resolves env keys itself). */
-  apiKey?: string;
-  maxTokens?: number;
-  temperature?: number;
-  reasoningEffort?: string;
-  /** Merged into every request body last (provider routing, vendor options, …). */
-  extraBody?: Record<string, unknown>;
-  stream?: boolean;
-  /** Send assistant `reasoning` back to the endpoint as `reasoning_content` (off by default). */
-  sendReasoningBack?: boolean;
-  /** Deadline of one attempt, from sending to the last byte of the answer (streams too). Default 600_000. */
-  requestTimeoutMs?: number;
-  /** Retries after the first attempt. Default 6. */
-  maxRetries?: number;
-  backoff?: Partial<BackoffOptions>;
-  /** Longest `retry-after` that is honoured as given (default 300_000); longer values are capped. */
-  maxRetryAfterMs?: number;
-  limiter?: AdaptiveLimiter;
-  onRetry?: (info: RetryInfo) => void;
-  /**
-   * The SDK's transport. Default: a `node:http`/`node:https` keep-alive fetch owned by this client (see
-   * http_fetch.ts), with as many sockets as the limiter's max; pass `globalThis.fetch` for undici.
-   */
-  fetch?: typeof fetch;
-  /** Jitter source, for tests. */
-  random?: () => number;
-}
-
-/** The error the client throws when the caller's signal aborted it (also while waiting or backing off). */
-export class ModelAbortError extends Error {
-  override readonly name = "AbortError";
-  constructor(reason?: unknown) {
-    super("model request aborted", { cause: reason });
-  }
-}
-
-/** True for aborts from this client, the limiter, the SDK, fetch or `AbortSignal.timeout`-style reasons. */
-export function isAbortError(err: unknown): boolean {
-  if (err instanceof APIUserAbortError) return true;
-  return err instanceof Error && err.name === "AbortError";
-}
-
-const DEFAULT_TIMEOUT_MS = 600_000;
-const DEFAULT_MAX_RETRIES = 6;
-const DEFAULT_BACKOFF: BackoffOptions = { baseMs: 1000, maxMs: 60_000 };
-
 export function isOpenRouter(baseURL: string): boolean {
   return /openrouter|nousresearch/i.test(baseURL);
-}
-
-/** Full jitter: uniform in [0, min(maxMs, baseMs·2^(attempt-1))]. `attempt` starts at 1. */
-export function backoffDelay(attempt: number, backoff: BackoffOptions, random: () => number = Math.random): number {
-  const ceiling = Math.min(backoff.maxMs, backoff.baseMs * 2 ** Math.max(0, attempt - 1));
-  return Math.round(random() * ceiling);
 }
 
 /** Milliseconds asked by `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined if absent/bad. */
@@ -135,7 +64,7 @@ export function toApiMessages(messages: ChatMessage[], sendReasoningBack = false
 }
 
 /** The JSON body of one chat-completions request. */
-export function buildRequestBody(opts: LLMClientOptions, req: ChatRequest): Record<string, unknown> {
+export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     model: opts.model,
     messages: toApiMessages(req.messages, opts.sendReasoningBack),
@@ -154,6 +83,7 @@ export function buildRequestBody(opts: LLMClientOptions, req: ChatRequest): Reco
     body.stream = true;
     body.stream_options = { include_usage: true };
   }
+  if (req.responseFormat) body.response_format = req.responseFormat;
   if (opts.extraBody) Object.assign(body, opts.extraBody);
   return body;
 }
@@ -316,140 +246,75 @@ function isNetworkError(err: unknown): boolean {
   return false;
 }
 
-interface Failure {
-  retryable: boolean;
-  status?: number;
-  reason: string;
-  rateLimited: boolean;
-  retryAfterMs?: number;
-}
-
 function serverMessage(err: APIError): string {
   const m = (err.error as any)?.message;
   if (typeof m === "string" && m) return m;
   return err.message;
 }
 
-function classify(err: unknown, timedOut: boolean, timeoutMs: number): Failure {
-  if (timedOut) return { retryable: true, reason: `request timed out after ${timeoutMs} ms`, rateLimited: false };
-  if (err instanceof ModelError) return { retryable: err.retryable, status: err.status, reason: err.message, rateLimited: false };
+/** One failed attempt as the retry layer sees it. */
+export function classifyFailure(err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (err instanceof ModelError) return new ProviderError(err.message, { status: err.status, retryable: err.retryable });
   if (err instanceof APIConnectionError) {
+    if (/timed? ?out/i.test(err.message)) return new ProviderError("request timed out", { retryable: true });
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `: ${cause.message}` : "";
-    return { retryable: true, reason: `connection error (${err.message}${detail})`, rateLimited: false };
+    return new ProviderError(`connection error (${err.message}${detail})`, { retryable: true });
   }
   if (err instanceof APIError) {
     const status = err.status;
     const msg = serverMessage(err);
-    if (status === undefined) return { retryable: true, reason: `stream error: ${msg}`, rateLimited: false };
-    if (status === 429) {
-      return { retryable: true, status, reason: `429 rate limited: ${msg}`, rateLimited: true, retryAfterMs: parseRetryAfter(err.headers as Headers) };
-    }
-    if (status >= 500 || status === 408) {
-      return { retryable: true, status, reason: `${status}: ${msg}`, rateLimited: false, retryAfterMs: parseRetryAfter(err.headers as Headers) };
-    }
-    return { retryable: false, status, reason: `model endpoint returned ${status}: ${msg}`, rateLimited: false };
+    if (status === undefined) return new ProviderError(`stream error: ${msg}`, { retryable: true });
+    const retryAfterMs = parseRetryAfter(err.headers as Headers);
+    if (status === 429) return new ProviderError(`429 rate limited: ${msg}`, { status, retryable: true, rateLimited: true, retryAfterMs });
+    if (status >= 500 || status === 408) return new ProviderError(`${status}: ${msg}`, { status, retryable: true, retryAfterMs });
+    return new ProviderError(`model endpoint returned ${status}: ${msg}`, { status, retryable: false });
   }
-  if (isNetworkError(err)) return { retryable: true, reason: `connection error: ${(err as Error).message}`, rateLimited: false };
-  if (err instanceof SyntaxError) return { retryable: true, reason: `unparsable response: ${err.message}`, rateLimited: false };
-  return { retryable: false, reason: `model request failed: ${err instanceof Error ? err.message : String(err)}`, rateLimited: false };
+  if (isNetworkError(err)) return new ProviderError(`connection error: ${(err as Error).message}`, { retryable: true });
+  if (err instanceof SyntaxError) return new ProviderError(`unparsable response: ${err.message}`, { retryable: true });
+  return new ProviderError(`model request failed: ${err instanceof Error ? err.message : String(err)}`, { retryable: false });
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(new ModelAbortError(signal.reason));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new ModelAbortError(signal!.reason));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-export function createOpenAIChatModel(opts: LLMClientOptions): ChatModel {
-  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRetries = opts.maxRetries ?? DEFAULT_MAX_RETRIES;
-  const backoff: BackoffOptions = { ...DEFAULT_BACKOFF, ...opts.backoff };
-  const maxRetryAfterMs = opts.maxRetryAfterMs ?? 300_000;
-  const random = opts.random ?? Math.random;
-  // One keep-alive pool per client; the run creates one client per worker thread, and the limiter's max
-  // bounds how many requests can want a socket at once.
-  const transport = opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.limiter?.max }).fetch;
+function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
+  // One keep-alive pool per model; the run's connection limit bounds how many requests want a socket at once.
+  const transport = opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch;
   const client = new OpenAI({
     baseURL: opts.baseURL,
+    // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
     apiKey: opts.apiKey || "no-key",
     maxRetries: 0,
-    timeout: timeoutMs,
+    // The scheduler owns the deadline of an attempt (through the signal).
+    timeout: MAX_TIMER_MS,
     fetch: transport,
   });
 
-  async function attempt(req: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+  async function attempt(req: ChatRequest): Promise<ChatResponse> {
     const body = buildRequestBody(opts, req);
+    const signal = req.signal;
     // `as never`: the body is a superset of the SDK's typed params (vendor fields, extra body).
     if (opts.stream) {
       const stream = (await client.chat.completions.create(body as never, { signal })) as unknown as AsyncIterable<unknown>;
       const acc = new StreamAssembler();
       for await (const chunk of stream) acc.push(chunk);
       // The SDK ends an aborted stream quietly instead of throwing: never take the partial answer.
-      if (signal.aborted) throw new ModelAbortError(signal.reason);
+      signal?.throwIfAborted();
       return acc.result();
     }
-    const completion = await client.chat.completions.create(body as never, { signal });
-    return parseCompletion(completion);
+    return parseCompletion(await client.chat.completions.create(body as never, { signal }));
   }
 
-  async function complete(req: ChatRequest): Promise<ChatResponse> {
-    const userSignal = req.signal;
-    let last: Failure | undefined;
-    for (let tryNo = 0; tryNo <= maxRetries; tryNo++) {
-      if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
-      if (opts.limiter) {
-        try {
-          await opts.limiter.acquire(userSignal);
-        } catch (err) {
-          throw isAbortError(err) ? new ModelAbortError(userSignal?.reason) : err;
-        }
-      }
-      // One controller per attempt: the caller's abort and our whole-attempt deadline both end it.
-      const ctl = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        ctl.abort();
-      }, timeoutMs);
-      const onUserAbort = () => ctl.abort();
-      userSignal?.addEventListener("abort", onUserAbort, { once: true });
-      let failure: Failure;
+  return {
+    name: opts.model,
+    async complete(req) {
       try {
-        const res = await attempt(req, ctl.signal);
-        opts.limiter?.recordSuccess();
-        return res;
+        return await attempt(req);
       } catch (err) {
-        if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
-        failure = classify(err, timedOut, timeoutMs);
-        if (err instanceof APIConnectionError && /timed? ?out/i.test(err.message)) failure.reason = `request timed out after ${timeoutMs} ms`;
-      } finally {
-        clearTimeout(timer);
-        userSignal?.removeEventListener("abort", onUserAbort);
-        opts.limiter?.release();
+        if (req.signal?.aborted) throw err;
+        throw classifyFailure(err);
       }
-      if (failure.rateLimited) opts.limiter?.recordRateLimit();
-      if (!failure.retryable) throw new ModelError(failure.reason, failure.status, false);
-      last = failure;
-      if (tryNo === maxRetries) break;
-      const delayMs =
-        failure.retryAfterMs !== undefined
-          ? Math.min(failure.retryAfterMs, maxRetryAfterMs)
-          : backoffDelay(tryNo + 1, backoff, random);
-      opts.onRetry?.({ attempt: tryNo + 1, maxRetries, delayMs, status: failure.status, reason: failure.reason });
-      await sleep(delayMs, userSignal);
-    }
-    throw new ModelError(`model request failed after ${maxRetries} retries: ${last?.reason ?? "unknown error"}`, last?.status, true);
-  }
-
-  return { name: opts.model, complete };
+    },
+  };
 }
+
+export const openaiProvider: ModelProvider = { name: "openai", create: createOpenAIChatModel };

@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { OpenAITool } from "../../tools/registry.js";
 import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from "../core/chat.js";
+import type { ModelProvider } from "./provider.js";
 
 interface PlannedCall {
   name: string;
@@ -134,3 +135,14 @@ export class ScriptedModel implements ChatModel {
     };
   }
 }
+
+/** `scripted` or `scripted:<latency ms>` (the latency simulates a remote model, for benchmarks). */
+export function parseScriptedModel(name: string | undefined): { latencyMs: number } | undefined {
+  const m = /^scripted(?::(\d+))?$/.exec(name ?? "");
+  return m ? { latencyMs: m[1] ? Number(m[1]) : 0 } : undefined;
+}
+
+export const scriptedProvider: ModelProvider = {
+  name: "scripted",
+  create: (o) => new ScriptedModel(parseScriptedModel(o.model)?.latencyMs ?? 0),
+};

@@ -12,6 +12,7 @@ import { RunStatistics } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
 import type { DroppedRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
+import type { ModelCallCounts } from "../scheduler/run_models.js";
 
 export interface RunReport {
   done: number;
@@ -26,6 +27,8 @@ export interface ReportTiming {
   startedAt?: Date;
   /** Tasks of the run's dataset slice (done earlier plus planned now). */
   totalPrompts?: number;
+  /** This invocation's model calls, retries, 429s and connection-limit changes (from the run-wide limiters). */
+  modelCalls?: ModelCallCounts;
 }
 
 export async function writeRunReports(runDir: string, config: RunConfig, timing: ReportTiming = {}): Promise<RunReport> {
@@ -73,7 +76,8 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   csv.close();
   renameSync(csvTmp, csvPath);
   const statsPath = join(runDir, RUN_FILES.statistics);
-  writeFileSync(`${statsPath}.tmp`, JSON.stringify(stats.toJSON(), null, 2) + "\n");
+  const json = timing.modelCalls ? { ...stats.toJSON(), model_calls: timing.modelCalls } : stats.toJSON();
+  writeFileSync(`${statsPath}.tmp`, JSON.stringify(json, null, 2) + "\n");
   renameSync(`${statsPath}.tmp`, statsPath);
   return report;
 }

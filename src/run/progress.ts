@@ -6,6 +6,18 @@ export interface ProgressCounts {
   failed: number;
   dropped: number;
   tokens: number;
+  /** Run-wide model calls: retries, 429s and the connection limit (shown once something happened). */
+  model?: { retries: number; rate_limited: number; endpoints: Record<string, { limit: number; max: number }> };
+}
+
+/** "| model retries 3, 429s 2, connections 2/8" when the scheduler retried or lowered a limit; else "". */
+export function modelNote(c: ProgressCounts): string {
+  const m = c.model;
+  if (!m) return "";
+  const lowered = Object.values(m.endpoints).filter((e) => e.limit < e.max);
+  if (m.retries === 0 && m.rate_limited === 0 && lowered.length === 0) return "";
+  const limits = lowered.map((e) => `connections ${e.limit}/${e.max}`);
+  return ` | ${[`model retries ${m.retries}`, `429s ${m.rate_limited}`, ...limits].join(", ")}`;
 }
 
 export interface Progress {
@@ -36,7 +48,7 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
   if (useBar) {
     const bar = new cliProgress.SingleBar(
       {
-        format: "{bar} {value}/{total} | {rate}/s | ETA {eta_h} | failed {failed} | dropped {dropped} | tokens {tokens}",
+        format: "{bar} {value}/{total} | {rate}/s | ETA {eta_h} | failed {failed} | dropped {dropped} | tokens {tokens}{model}",
         hideCursor: true,
         stream,
         etaBuffer: 50,
@@ -47,11 +59,11 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
       start(t) {
         total = t;
         startedAt = Date.now();
-        bar.start(t, 0, { rate: "0.0", eta_h: "-", failed: 0, dropped: 0, tokens: 0 });
+        bar.start(t, 0, { rate: "0.0", eta_h: "-", failed: 0, dropped: 0, tokens: 0, model: "" });
       },
       update(c) {
         const n = c.done + c.failed + c.dropped;
-        bar.update(n, { rate: rate(n, startedAt).toFixed(1), eta_h: eta(n, total, startedAt), failed: c.failed, dropped: c.dropped, tokens: c.tokens });
+        bar.update(n, { rate: rate(n, startedAt).toFixed(1), eta_h: eta(n, total, startedAt), failed: c.failed, dropped: c.dropped, tokens: c.tokens, model: modelNote(c) });
       },
       log(m) {
         bar.stop();
@@ -65,6 +77,7 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
   }
   let lastLine = 0;
   let lastN = 0;
+  let lastModel = "";
   let every = 1;
   return {
     start(t) {
@@ -76,11 +89,17 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
     },
     update(c) {
       const n = c.done + c.failed + c.dropped;
-      if (n === total || n - lastN >= every || Date.now() - lastLine >= 10_000) {
+      const model = modelNote(c);
+      const now = Date.now();
+      const tasksMoved = n !== lastN && (n === total || n - lastN >= every || now - lastLine >= 10_000);
+      // A new retry or limit change shows even while no task finishes (at most every 2 s).
+      const modelMoved = model !== lastModel && now - lastLine >= 2_000;
+      if (tasksMoved || modelMoved) {
         lastN = n;
+        lastModel = model;
         lastLine = Date.now();
         stream.write(
-          `progress: ${n}/${total} tasks (${c.done} ok, ${c.failed} failed, ${c.dropped} dropped) | ${rate(n, startedAt).toFixed(2)}/s | ETA ${eta(n, total, startedAt)} | ${c.tokens} tokens\n`,
+          `progress: ${n}/${total} tasks (${c.done} ok, ${c.failed} failed, ${c.dropped} dropped) | ${rate(n, startedAt).toFixed(2)}/s | ETA ${eta(n, total, startedAt)} | ${c.tokens} tokens${model}\n`,
         );
       }
     },

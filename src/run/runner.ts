@@ -23,6 +23,8 @@ import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import { SandboxGates, environmentBackend } from "../../tools/environments/index.js";
+import { ModelGates } from "../scheduler/run_models.js";
+import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
@@ -273,7 +275,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo }));
   const events = join(runDir, RUN_FILES.events);
   const redact = createRedactor(secretValues(config));
-  const logEvent = (msg: string) => appendFileSync(events, `${new Date().toISOString()} ${redact(msg)}\n`);
+  const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
 
   const files = {
@@ -286,8 +288,12 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   progress.start(total);
 
   const sandboxGates = SandboxGates.create({ maxSandboxes: config.max_sandboxes, prewarm: config.prewarm, workers: config.workers });
+  // One limiter per model endpoint for the whole run: every worker thread shares its permits and its back-off.
+  const modelGates = ModelGates.create(config);
+  const modelCounts = () => ({ model: modelGates.counts() });
   const workerData: WorkerData = {
     config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, sandboxGates: sandboxGates.buffers,
+    modelGates: modelGates.buffers,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
   const pool = new Piscina({
@@ -327,6 +333,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   process.on("SIGTERM", onSigterm);
 
   const write = (msg: TaskOutcomeMessage) => {
+    for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
     files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
@@ -335,7 +342,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
       counts.failed++;
       logEvent(failureEvent(msg));
     }
-    progress.update(counts);
+    progress.update({ ...counts, ...modelCounts() });
   };
 
   const inFlight = new Set<Promise<void>>();
@@ -384,6 +391,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total, config_fingerprint: fingerprint, ...shardInfo, finished: false });
   }, 5_000);
   checkpointTimer.unref();
+  // Retries and limit changes show while tasks are still running (a 429 storm finishes nothing for a while).
+  const modelTimer = setInterval(() => progress.update({ ...counts, ...modelCounts() }), 2_000);
+  modelTimer.unref();
 
   let dispatchError: unknown;
   try {
@@ -405,6 +415,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     await Promise.allSettled([...inFlight]);
   } finally {
     clearInterval(checkpointTimer);
+    clearInterval(modelTimer);
     progress.stop();
     files.trajectory.close();
     files.failed.close();
@@ -425,7 +436,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     throw dispatchError;
   }
 
-  const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size });
+  const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 

@@ -10,7 +10,8 @@ import { TaskEnvironment } from "../../tools/environments/manager.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
-import { DEFAULT_BASE_URL, parseScriptedModel } from "../models/factory.js";
+import type { RunModels } from "../scheduler/run_models.js";
+import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
@@ -27,7 +28,8 @@ export const DEFAULT_SYSTEM_PROMPT =
 export interface TaskRunnerDeps {
   config: RunConfig;
   runDir: string;
-  model: ChatModel;
+  /** The run's models; each task gets them wrapped by the scheduler, their events reported with its result. */
+  models: RunModels;
   prefill?: ChatMessage[];
   logger: Logger;
   /** Tools known to this build; trajectories calling anything else are dropped. */
@@ -40,22 +42,8 @@ export interface TaskRunnerDeps {
   sandboxGates?: SandboxGates;
 }
 
-/** The run's key goes to the approver only when the approver is on the run's own host. */
-function sameHostKey(approverURL: string, config: RunConfig): string | undefined {
-  const host = (u: string) => {
-    try {
-      return new URL(u).host;
-    } catch {
-      return u;
-    }
-  };
-  return host(approverURL) === host(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined;
-}
-
-/** The auxiliary approver defaults to the run's own endpoint and model; the scripted demo has none (fail-closed). */
-export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: string[]): ApprovalGateOptions {
-  const baseURL = config.approval_base_url ?? config.base_url ?? (parseScriptedModel(config.model) ? undefined : DEFAULT_BASE_URL);
-  const model = config.approval_model ?? (parseScriptedModel(config.model) ? undefined : config.model);
+/** The approver model comes from the run's scheduler; without one, smart approval denies (fail-closed). */
+export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: string[], approver?: ChatModel): ApprovalGateOptions {
   return {
     policy: config.approval,
     taskId: spec.id,
@@ -63,7 +51,7 @@ export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: st
     allowlist,
     // A batch run never writes the user's config: "always" is an interactive-only answer.
     persistAllowlist: async () => {},
-    smart: baseURL && model ? { baseURL, apiKey: config.approval_api_key ?? sameHostKey(baseURL, config), model, timeoutMs: 30_000 } : undefined,
+    smart: approver ? { model: approver, timeoutMs: 30_000 } : undefined,
   };
 }
 
@@ -124,8 +112,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
   let envFailure: unknown;
 
+  const modelEvents: ModelEvent[] = [];
+  const models = deps.models.forTask((e) => modelEvents.push(e));
   // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
-  const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist));
+  const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
   const pipeline = createToolPipeline({ approval });
 
   const ctx: ToolContext = {
@@ -163,7 +153,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       }
     }
     loop = await runAgentLoop({
-      model: deps.model,
+      model: models.agent,
       prompt: spec.prompt,
       tools,
       systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
@@ -243,14 +233,15 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   };
 
   const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0);
+  const reported = modelEvents.length ? { modelEvents } : {};
   if (!DONE_OUTCOMES.has(outcome)) {
-    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}) };
+    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}), ...reported };
   }
   const dropReason = dropReasonFor(messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {
-    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason };
+    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
-  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens };
+  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
 }
 
 function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): string | undefined {

@@ -1,5 +1,6 @@
 /** The small messages between the main thread and the workers. */
 import type { Outcome } from "../core/records.js";
+import type { ModelEvent } from "../scheduler/scheduler.js";
 
 /** One task as planned by the main thread: everything a worker needs besides the run config. */
 export interface TaskSpec {
@@ -32,6 +33,8 @@ export interface TaskOutcomeMessage {
   error?: string;
   /** The stack of an internal_error, for events.log (never in the output records). */
   stack?: string;
+  /** Model retries and connection-limit changes during this task, for events.log. */
+  modelEvents?: ModelEvent[];
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */

@@ -6,8 +6,8 @@ import { BroadcastChannel, workerData } from "node:worker_threads";
 import type { RunConfig } from "../config/run_config.js";
 import { consoleLogger, registry } from "../../tools/registry.js";
 import { ensureToolsLoaded } from "../../tools/model_tools.js";
-import { createChatModel } from "../models/factory.js";
-import type { ChatMessage, ChatModel } from "../core/chat.js";
+import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
+import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
@@ -22,6 +22,8 @@ export interface WorkerData {
   allowlist: string[];
   /** The run-wide sandbox gates' shared state (created once by the main thread). */
   sandboxGates?: SandboxGateBuffers;
+  /** The run-wide model connection limiters' shared state (created once by the main thread). */
+  modelGates: ModelGateBuffers;
 }
 
 export const CANCEL_CHANNEL = "hermes-batch:cancel";
@@ -44,10 +46,10 @@ function setUp(): Promise<TaskRunnerDeps> {
       // The channel must not keep the worker alive once the pool is done with it.
       (channel as unknown as { unref?: () => void }).unref?.();
       await ensureToolsLoaded({ packages: data.config.plugins });
-      const model: ChatModel = createChatModel(data.config, { workers: data.workers });
+      const models = await createRunModels(data.config, new ModelGates(data.modelGates));
       const { prefill, allowlist } = data;
       return {
-        config: data.config, runDir: data.runDir, model, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers,
+        config: data.config, runDir: data.runDir, models, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers,
         sandboxGates: data.sandboxGates ? new SandboxGates(data.sandboxGates) : undefined,
       };
     })();

@@ -7,20 +7,14 @@
  * inside <command>/<shell_comments>/<task> tags, with `<`, `>` and `&` escaped so they cannot
  * close a tag, and the system prompt tells the approver that nothing inside is an instruction.
  */
-import OpenAI from "openai";
 import { z } from "zod";
-import type { Usage } from "../../src/core/chat.js";
+import type { ChatModel, Usage } from "../../src/core/chat.js";
 
 export interface SmartApprovalOptions {
-  baseURL: string;
-  apiKey?: string;
-  model: string;
+  /** The approver model, built by the worker through the run's scheduler (its retries and connection limit). */
+  model: ChatModel;
   /** Whole-decision deadline, retries included. Default 30 s. */
   timeoutMs?: number;
-  /** An OpenAI client to use instead of one built from baseURL/apiKey. */
-  client?: OpenAI;
-  /** Completion token cap for the verdict. Default 300. */
-  maxTokens?: number;
 }
 
 export interface ApproverRequest {
@@ -138,13 +132,6 @@ export function buildApproverMessages(req: ApproverRequest): { role: "system" | 
   ];
 }
 
-function usageOf(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined | null): Usage | undefined {
-  if (!u) return undefined;
-  const p = u.prompt_tokens ?? 0;
-  const c = u.completion_tokens ?? 0;
-  return { prompt_tokens: p, completion_tokens: c, total_tokens: u.total_tokens ?? p + c };
-}
-
 function parseVerdictText(content: string): { decision: "approve" | "deny"; reason: string } {
   let text = content.trim();
   const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/i.exec(text);
@@ -160,29 +147,8 @@ function parseVerdictText(content: string): { decision: "approve" | "deny"; reas
   return { decision: parsed.data.decision, reason: parsed.data.reason.trim() || "(no reason given)" };
 }
 
-function describeError(err: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timed out after ${timeoutMs} ms`;
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms`;
-  if (err instanceof OpenAI.APIError && err.status) return `HTTP ${err.status}: ${err.message}`;
-  if (err instanceof OpenAI.APIConnectionError) return `connection failed: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
-}
-
-export function createApproverClient(opts: SmartApprovalOptions): OpenAI {
-  return (
-    opts.client ??
-    new OpenAI({
-      baseURL: opts.baseURL,
-      // Never fall back to OPENAI_API_KEY from the environment: the approver endpoint may be another host.
-      apiKey: opts.apiKey || "no-key",
-      maxRetries: 1,
-      timeout: opts.timeoutMs ?? DEFAULT_SMART_TIMEOUT_MS,
-    })
-  );
-}
-
 /** Asks the approver once. Never throws: failures come back as `{decision:"deny", error:true}`. */
-export async function askApprover(client: OpenAI, opts: SmartApprovalOptions, req: ApproverRequest): Promise<ApproverVerdict> {
+export async function askApprover(opts: SmartApprovalOptions, req: ApproverRequest): Promise<ApproverVerdict> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_SMART_TIMEOUT_MS;
   const controller = new AbortController();
   let timedOut = false;
@@ -192,28 +158,19 @@ export async function askApprover(client: OpenAI, opts: SmartApprovalOptions, re
   }, timeoutMs);
   let usage: Usage | undefined;
   try {
-    const response = await client.chat.completions.create(
-      {
-        model: opts.model,
-        messages: buildApproverMessages(req),
-        temperature: 0,
-        max_tokens: opts.maxTokens ?? 300,
-        response_format: {
-          type: "json_schema",
-          json_schema: { name: "approval_verdict", strict: true, schema: VERDICT_JSON_SCHEMA as unknown as Record<string, unknown> },
-        },
-      },
-      { signal: controller.signal, timeout: timeoutMs },
-    );
-    usage = usageOf(response.usage);
-    const message = response.choices?.[0]?.message;
-    if (!message) throw new Error("invalid answer: no choices in the response");
-    if (message.refusal) throw new Error(`refused: ${truncate(message.refusal, 200)}`);
-    if (!message.content) throw new Error("invalid answer: empty content");
-    const verdict = parseVerdictText(message.content);
+    const response = await opts.model.complete({
+      messages: buildApproverMessages(req),
+      responseFormat: { type: "json_schema", json_schema: { name: "approval_verdict", strict: true, schema: VERDICT_JSON_SCHEMA as unknown as Record<string, unknown> } },
+      signal: controller.signal,
+    });
+    usage = response.usage;
+    const content = response.message.content;
+    if (!content) throw new Error("invalid answer: empty content");
+    const verdict = parseVerdictText(content);
     return { ...verdict, error: false, usage };
   } catch (err) {
-    return { decision: "deny", reason: `approver error: ${describeError(err, timedOut, timeoutMs)}`, error: true, usage };
+    const reason = timedOut ? `timed out after ${timeoutMs} ms` : err instanceof Error ? err.message : String(err);
+    return { decision: "deny", reason: `approver error: ${reason}`, error: true, usage };
   } finally {
     clearTimeout(timer);
   }

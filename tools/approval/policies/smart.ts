@@ -2,19 +2,17 @@
  * Policy `smart`: an auxiliary model judges each flagged command (tools/approval/smart.ts). Verdicts
  * are cached per normalised command and cwd within the task; a failure is a deny and is not cached.
  */
-import type OpenAI from "openai";
 import { normalizeCommand } from "../patterns.js";
-import { askApprover, createApproverClient, type ApproverVerdict } from "../smart.js";
+import { askApprover, type ApproverVerdict } from "../smart.js";
 import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
 
 export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
   const verdicts = new Map<string, Promise<ApproverVerdict>>();
-  let client: OpenAI | undefined;
 
   async function verdictFor(req: Parameters<ReturnType<ApprovalPolicyFactory>["decide"]>[0]) {
     const smart = opts.smart;
-    // Never let a missing endpoint fall back to the SDK's default host.
-    if (!smart || !smart.model || (!smart.baseURL && !smart.client)) {
+    // No approver model (the scripted demo, or no endpoint): fail-closed.
+    if (!smart) {
       return { verdict: { decision: "deny", reason: "approver error: smart approval is not configured (needs a model and a base URL)", error: true } as ApproverVerdict, cached: false };
     }
     const key = `${normalizeCommand(req.command)}\u0000${req.cwd ?? ""}`;
@@ -23,10 +21,9 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
       state.counters.cache_hits++;
       return { verdict: await pending, cached: true };
     }
-    client ??= createApproverClient(smart);
     state.counters.smart_calls++;
     const { command, matches, cwd, backend, comments } = req;
-    const promise = askApprover(client, smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then((v) => {
+    const promise = askApprover(smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then((v) => {
       if (v.usage) {
         state.usage.prompt_tokens += v.usage.prompt_tokens;
         state.usage.completion_tokens += v.usage.completion_tokens;

@@ -1,0 +1,57 @@
+/**
+ * A model provider turns one chat request into one request to its backend. It never retries and never
+ * waits for a connection slot: the scheduler (src/scheduler/) wraps every provider with the one retry
+ * layer and the run's limiter. A failure the scheduler may retry is a `ProviderError` with `retryable`.
+ */
+import { ModelError, type ChatModel } from "../core/chat.js";
+
+/** Everything a provider needs to reach one endpoint. */
+export interface ModelEndpointOptions {
+  model: string;
+  baseURL: string;
+  /** Omitted: a placeholder is sent, for key-less local servers (the CLI resolves env keys itself). */
+  apiKey?: string;
+  maxTokens?: number;
+  temperature?: number;
+  reasoningEffort?: string;
+  /** Merged into every request body last (provider routing, vendor options, …). */
+  extraBody?: Record<string, unknown>;
+  stream?: boolean;
+  /** Send assistant `reasoning` back to the endpoint as `reasoning_content` (off by default). */
+  sendReasoningBack?: boolean;
+  /** Sockets of the keep-alive pool (the run's connection limit). */
+  maxSockets?: number;
+  /** The transport; default a `node:http` keep-alive fetch owned by the provider (see http_fetch.ts). */
+  fetch?: typeof fetch;
+}
+
+export interface ModelProvider {
+  readonly name: string;
+  /** A ChatModel whose `complete` makes exactly one attempt; the request's signal ends it. */
+  create(options: ModelEndpointOptions): ChatModel;
+}
+
+/** One failed attempt, classified by the provider for the retry layer. */
+export class ProviderError extends ModelError {
+  readonly rateLimited: boolean;
+  /** What the endpoint asked for (`retry-after`), in ms. */
+  readonly retryAfterMs?: number;
+  constructor(message: string, opts: { status?: number; retryable: boolean; rateLimited?: boolean; retryAfterMs?: number }) {
+    super(message, opts.status, opts.retryable);
+    this.name = "ProviderError";
+    this.rateLimited = opts.rateLimited ?? false;
+    this.retryAfterMs = opts.retryAfterMs;
+  }
+}
+
+/** The error the scheduler throws when the caller's signal aborted the call (also while waiting or backing off). */
+export class ModelAbortError extends Error {
+  override readonly name = "AbortError";
+  constructor(reason?: unknown) {
+    super("model request aborted", { cause: reason });
+  }
+}
+
+export function isAbortError(err: unknown): boolean {
+  return err instanceof Error && (err.name === "AbortError" || err.name === "APIUserAbortError");
+}

@@ -1,0 +1,116 @@
+/**
+ * The one way a model is called: every call of the agent, the approver and a judge goes through
+ * `scheduleModel`, which waits for a run-wide connection permit, gives each attempt its deadline, retries
+ * what may be retried (retryable statuses, Retry-After, back-off), feeds the adaptive limit, and reports
+ * each retry and each limit change as an event.
+ */
+import { raceAbort } from "../core/abort.js";
+import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
+import { ModelAbortError, ProviderError } from "../models/provider.js";
+import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
+import { DEFAULT_RETRY_POLICY, retryDelay, systemClock, type Clock, type RetryPolicy } from "./retry.js";
+
+/** Who is asking: the agent loop, the smart approver, a judge. */
+export type ModelPurpose = "agent" | "approver" | "judge";
+
+export type ModelEvent =
+  | { kind: "retry"; at: number; purpose: ModelPurpose; endpoint: string; attempt: number; maxRetries: number; delayMs: number; status?: number; reason: string }
+  | { kind: "limit"; at: number; purpose: ModelPurpose; endpoint: string; from: number; to: number; reason: LimitChange["reason"] };
+
+/** One line for events.log. */
+export function describeModelEvent(e: ModelEvent): string {
+  if (e.kind === "retry") {
+    return `model retry ${e.attempt}/${e.maxRetries} (${e.purpose}, ${e.endpoint}) in ${e.delayMs} ms: ${e.reason}`;
+  }
+  const why = e.reason === "rate_limited" ? "429 rate limited" : "recovered after successes";
+  return `model connection limit ${e.from} → ${e.to} (${e.endpoint}, ${why})`;
+}
+
+export interface ScheduleOptions {
+  /** The endpoint's identity for events (base URL and model; never a key). */
+  endpoint: string;
+  purpose: ModelPurpose;
+  /** The run-wide limiter of this endpoint (absent: no connection limit). */
+  limiter?: SharedAdaptiveLimiter;
+  policy?: Partial<RetryPolicy>;
+  clock?: Clock;
+  onEvent?: (e: ModelEvent) => void;
+}
+
+/** `provider` makes one attempt per call; the result retries and respects the run's limiter. */
+export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatModel {
+  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.policy, backoff: { ...DEFAULT_RETRY_POLICY.backoff, ...opts.policy?.backoff } };
+  const clock = opts.clock ?? systemClock;
+  const { limiter, endpoint, purpose } = opts;
+
+  const emitChange = (change: LimitChange | undefined) => {
+    if (change) opts.onEvent?.({ kind: "limit", at: clock.now(), purpose, endpoint, ...change });
+  };
+
+  async function attempt(req: ChatRequest): Promise<ChatResponse> {
+    const userSignal = req.signal;
+    try {
+      await limiter?.acquire(userSignal);
+    } catch (err) {
+      throw userSignal?.aborted ? new ModelAbortError(userSignal.reason) : err;
+    }
+    limiter?.noteCall();
+    // One controller per attempt: the caller's abort and the attempt's deadline both end it.
+    const ctl = new AbortController();
+    let timedOut = false;
+    const cancelTimer = clock.setTimer(policy.requestTimeoutMs, () => {
+      timedOut = true;
+      ctl.abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
+    });
+    const onUserAbort = () => ctl.abort(userSignal!.reason);
+    userSignal?.addEventListener("abort", onUserAbort, { once: true });
+    try {
+      const res = await raceAbort(provider.complete({ ...req, signal: ctl.signal }), ctl.signal);
+      emitChange(limiter?.recordSuccess());
+      return res;
+    } catch (err) {
+      if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
+      if (timedOut) throw new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
+      throw err;
+    } finally {
+      cancelTimer();
+      userSignal?.removeEventListener("abort", onUserAbort);
+      limiter?.release();
+    }
+  }
+
+  async function complete(req: ChatRequest): Promise<ChatResponse> {
+    let last: ModelError | undefined;
+    for (let tryNo = 0; tryNo <= policy.maxRetries; tryNo++) {
+      if (req.signal?.aborted) throw new ModelAbortError(req.signal.reason);
+      let failure: ModelError;
+      try {
+        return await attempt(req);
+      } catch (err) {
+        // An abort, or an exception that is not a model failure (a bug), is not retried.
+        if (!(err instanceof ModelError)) throw err;
+        failure = err;
+      }
+      if (failure instanceof ProviderError && failure.rateLimited) emitChange(limiter?.recordRateLimit());
+      if (!failure.retryable) {
+        limiter?.noteFailure();
+        throw new ModelError(failure.message, failure.status, false);
+      }
+      last = failure;
+      if (tryNo === policy.maxRetries) break;
+      const retryAfterMs = failure instanceof ProviderError ? failure.retryAfterMs : undefined;
+      const delayMs = retryDelay(tryNo + 1, retryAfterMs, policy, () => clock.random());
+      limiter?.noteRetry();
+      opts.onEvent?.({ kind: "retry", at: clock.now(), purpose, endpoint, attempt: tryNo + 1, maxRetries: policy.maxRetries, delayMs, status: failure.status, reason: failure.message });
+      try {
+        await clock.sleep(delayMs, req.signal);
+      } catch {
+        throw new ModelAbortError(req.signal?.reason);
+      }
+    }
+    limiter?.noteFailure();
+    throw new ModelError(`model request failed after ${policy.maxRetries} retries: ${last?.message ?? "unknown error"}`, last?.status, true);
+  }
+
+  return { name: provider.name, complete };
+}
