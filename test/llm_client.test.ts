@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { AdaptiveLimiter } from "../src/scheduler/concurrency.js";
-import {
-  buildRequestBody,
-  createOpenAIChatModel,
-  isAbortError,
-  parseRetryAfter,
-  type LLMClientOptions,
-  type RetryInfo,
-} from "../src/models/openai_compatible.js";
+/**
+ * The `openai` provider over real HTTP on 127.0.0.1 (one attempt each, failures classified), under the
+ * scheduler's retry layer. Back-off sleeps go through a clock that records them instead of sleeping.
+ */
+import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
+import { buildRequestBody, classifyFailure, openaiProvider, parseRetryAfter } from "../src/models/openai_compatible.js";
+import { isAbortError, ProviderError, type ModelEndpointOptions } from "../src/models/provider.js";
+import { scheduleModel, type ModelEvent } from "../src/scheduler/scheduler.js";
+import { systemClock, type Clock, type RetryPolicy } from "../src/scheduler/retry.js";
 import { extractReasoning } from "../src/models/reasoning.js";
 import { addUsage, emptyUsage, ModelError, type ChatMessage } from "../src/core/chat.js";
 import { completion, httpError, startFakeOpenAI, text, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
@@ -23,16 +23,44 @@ async function serve(handler: (i: number, body: any) => Reply | Promise<Reply>):
   return s;
 }
 
-function model(s: FakeOpenAI, extra: Partial<LLMClientOptions> = {}) {
-  return createOpenAIChatModel({
-    model: "fake-model",
-    baseURL: s.baseURL,
-    apiKey: "sk-test",
-    backoff: { baseMs: 10, maxMs: 50 },
-    requestTimeoutMs: 5000,
-    ...extra,
+/** Real time, but a back-off sleep is only recorded (and still honours an abort). */
+function recordingClock(): Clock & { sleeps: number[] } {
+  const sleeps: number[] = [];
+  return {
+    ...systemClock,
+    sleeps,
+    async sleep(ms, signal) {
+      sleeps.push(ms);
+      signal?.throwIfAborted();
+    },
+  };
+}
+
+interface ModelOptions extends Partial<ModelEndpointOptions> {
+  policy?: Partial<RetryPolicy>;
+  limiter?: SharedAdaptiveLimiter;
+  clock?: Clock;
+  onRetry?: (e: Extract<ModelEvent, { kind: "retry" }>) => void;
+}
+
+/** The openai provider for `baseURL`, scheduled like every model call of a run. */
+function scheduledOpenAI(baseURL: string, extra: ModelOptions = {}) {
+  const { policy, limiter, clock, onRetry, ...endpoint } = extra;
+  return scheduleModel(openaiProvider.create({ model: "m", baseURL, maxSockets: limiter?.max, ...endpoint }), {
+    endpoint: baseURL,
+    purpose: "agent",
+    limiter,
+    clock: clock ?? recordingClock(),
+    policy: { requestTimeoutMs: 5000, ...policy },
+    onEvent: (e) => e.kind === "retry" && onRetry?.(e),
   });
 }
+
+function model(s: FakeOpenAI, extra: ModelOptions = {}) {
+  return scheduledOpenAI(s.baseURL, { model: "fake-model", apiKey: "sk-test", ...extra });
+}
+
+type RetryInfo = Extract<ModelEvent, { kind: "retry" }>;
 
 const ask: ChatMessage[] = [
   { role: "system", content: "sys" },
@@ -192,17 +220,33 @@ describe("OpenAI chat model: responses", () => {
 
 describe("OpenAI chat model: retries and failures", () => {
   it("honours retry-after on 429 before succeeding", async () => {
-    const times: number[] = [];
-    const s = await serve((i) => {
-      times.push(Date.now());
-      return i === 0 ? httpError(429, "slow down", { "retry-after": "1" }) : text("after wait");
-    });
+    const s = await serve((i) => (i === 0 ? httpError(429, "slow down", { "retry-after": "1" }) : text("after wait")));
     const retries: RetryInfo[] = [];
-    const res = await model(s, { onRetry: (r) => retries.push(r) }).complete({ messages: ask });
+    const clock = recordingClock();
+    const res = await model(s, { clock, onRetry: (r) => retries.push(r) }).complete({ messages: ask });
     expect(res.message.content).toBe("after wait");
     expect(s.requests).toHaveLength(2);
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950);
-    expect(retries).toEqual([expect.objectContaining({ attempt: 1, status: 429, delayMs: 1000 })]);
+    expect(clock.sleeps).toEqual([1000]);
+    expect(retries).toEqual([expect.objectContaining({ attempt: 1, status: 429, delayMs: 1000, reason: "429 rate limited: slow down" })]);
+  });
+
+  it("classifies failures for the retry layer: 429 (with retry-after), 5xx and 408 retryable, other 4xx not", async () => {
+    const s = await serve((r) =>
+      [httpError(429, "slow", { "retry-after-ms": "250" }), httpError(503, "busy"), httpError(408, "late"), httpError(404, "no such model")][r]!,
+    );
+    const once = openaiProvider.create({ model: "m", baseURL: s.baseURL });
+    const failures: ProviderError[] = [];
+    for (let i = 0; i < 4; i++) failures.push(await once.complete({ messages: ask }).catch((e) => e));
+    expect(failures.map((f) => [f.status, f.retryable, f.rateLimited, f.retryAfterMs])).toEqual([
+      [429, true, true, 250],
+      [503, true, false, undefined],
+      [408, true, false, undefined],
+      [404, false, false, undefined],
+    ]);
+    expect(failures[3]!.message).toBe("model endpoint returned 404: no such model");
+    expect(s.requests).toHaveLength(4);
+    expect(classifyFailure(new SyntaxError("Unexpected token")).retryable).toBe(true);
+    expect(classifyFailure(new RangeError("bug")).retryable).toBe(false);
   });
 
   it("parses retry-after-ms, seconds and HTTP dates", () => {
@@ -224,7 +268,9 @@ describe("OpenAI chat model: retries and failures", () => {
       [1, 500],
       [2, 500],
     ]);
-    for (const r of retries) expect(r.delayMs).toBeLessThanOrEqual(50);
+    // full jitter under the default back-off: up to 1 s, then up to 2 s (recorded, not slept)
+    expect(retries[0]!.delayMs).toBeLessThanOrEqual(1000);
+    expect(retries[1]!.delayMs).toBeLessThanOrEqual(2000);
   });
 
   it("fails at once on a 400 with the server's message", async () => {
@@ -247,13 +293,11 @@ describe("OpenAI chat model: retries and failures", () => {
 
   it("retries a request that hangs past the timeout, then gives up with a retryable ModelError", async () => {
     const s = await serve(() => ({ kind: "hang" }));
-    const started = Date.now();
-    const err = await model(s, { requestTimeoutMs: 150, maxRetries: 2 }).complete({ messages: ask }).catch((e) => e);
+    const err = await model(s, { policy: { requestTimeoutMs: 150, maxRetries: 2 } }).complete({ messages: ask }).catch((e) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err.retryable).toBe(true);
-    expect(err.message).toMatch(/after 2 retries.*timed out/);
+    expect(err.message).toBe("model request failed after 2 retries: request timed out after 150 ms");
     expect(s.requests).toHaveLength(3);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("times out a stream that stalls after its headers", async () => {
@@ -268,7 +312,7 @@ describe("OpenAI chat model: retries and failures", () => {
     await new Promise<void>((r) => stalled.listen(0, "127.0.0.1", r));
     const port = (stalled.address() as import("node:net").AddressInfo).port;
     try {
-      const m = createOpenAIChatModel({ model: "m", baseURL: `http://127.0.0.1:${port}/v1`, stream: true, requestTimeoutMs: 200, maxRetries: 1, backoff: { baseMs: 1, maxMs: 1 } });
+      const m = scheduledOpenAI(`http://127.0.0.1:${port}/v1`, { stream: true, policy: { requestTimeoutMs: 200, maxRetries: 1 } });
       const err = await m.complete({ messages: ask }).catch((e) => e);
       expect(err).toBeInstanceOf(ModelError);
       expect(err.message).toMatch(/timed out/);
@@ -296,7 +340,7 @@ describe("OpenAI chat model: retries and failures", () => {
     const port = (cut.address() as import("node:net").AddressInfo).port;
     try {
       const retries: RetryInfo[] = [];
-      const m = createOpenAIChatModel({ model: "m", baseURL: `http://127.0.0.1:${port}/v1`, stream: true, backoff: { baseMs: 1, maxMs: 1 }, onRetry: (r) => retries.push(r) });
+      const m = scheduledOpenAI(`http://127.0.0.1:${port}/v1`, { stream: true, onRetry: (r) => retries.push(r) });
       const res = await m.complete({ messages: ask });
       expect(res.message.content).toBe("half");
       expect(res.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -311,23 +355,23 @@ describe("OpenAI chat model: retries and failures", () => {
   it("stops at once when aborted during a backoff sleep", async () => {
     const s = await serve(() => httpError(503, "overloaded", { "retry-after": "30" }));
     const ac = new AbortController();
-    const m = model(s, { onRetry: () => setTimeout(() => ac.abort(), 50) });
-    const started = Date.now();
+    // The real clock: a 30 s back-off that only the abort can end (the test's own timeout is the guard).
+    const m = model(s, { clock: systemClock, onRetry: () => setImmediate(() => ac.abort()) });
     const err = await m.complete({ messages: ask, signal: ac.signal }).catch((e) => e);
     expect(isAbortError(err)).toBe(true);
     expect(err).not.toBeInstanceOf(ModelError);
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(s.requests).toHaveLength(1);
   });
 
   it("stops at once when aborted during a request", async () => {
     const s = await serve(() => ({ kind: "hang" }));
     const ac = new AbortController();
-    setTimeout(() => ac.abort(), 100);
-    const started = Date.now();
+    s.setHandler(() => {
+      ac.abort(); // the request has reached the server and will never be answered
+      return { kind: "hang" };
+    });
     const err = await model(s).complete({ messages: ask, signal: ac.signal }).catch((e) => e);
     expect(isAbortError(err)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(s.requests).toHaveLength(1);
   });
 
@@ -339,7 +383,7 @@ describe("OpenAI chat model: retries and failures", () => {
   });
 });
 
-describe("OpenAI chat model with the adaptive limiter", () => {
+describe("OpenAI chat model with the run-wide limiter", () => {
   it("never has more requests in flight at the server than the limit", async () => {
     let live = 0;
     let peak = 0;
@@ -350,37 +394,13 @@ describe("OpenAI chat model with the adaptive limiter", () => {
       live--;
       return text("ok");
     });
-    const limiter = new AdaptiveLimiter({ max: 3 });
+    const limiter = SharedAdaptiveLimiter.create(3);
     const m = model(s, { limiter });
     const results = await Promise.all(Array.from({ length: 12 }, () => m.complete({ messages: ask })));
     expect(results.every((r) => r.message.content === "ok")).toBe(true);
     expect(s.requests).toHaveLength(12);
     expect(peak).toBe(3);
-    expect(limiter.inFlight).toBe(0);
-  });
-
-  it("halves the limit once for a burst of 429s and keeps working", async () => {
-    let liveRetries = 0;
-    let peakRetries = 0;
-    const s = await serve(async (i) => {
-      if (i < 8) {
-        await new Promise((r) => setTimeout(r, 30));
-        return httpError(429, "rate limited", { "retry-after-ms": "100" });
-      }
-      liveRetries++;
-      peakRetries = Math.max(peakRetries, liveRetries);
-      await new Promise((r) => setTimeout(r, 30));
-      liveRetries--;
-      return text("ok");
-    });
-    const limiter = new AdaptiveLimiter({ max: 8, decreaseWindowMs: 10_000, recoverAfterSuccesses: 1000, recoverIntervalMs: 60_000 });
-    const m = model(s, { limiter });
-    const results = await Promise.all(Array.from({ length: 8 }, () => m.complete({ messages: ask })));
-    expect(results).toHaveLength(8);
-    expect(limiter.rateLimited).toBe(8);
-    expect(limiter.limit).toBe(4);
-    expect(peakRetries).toBe(4);
-    expect(s.requests).toHaveLength(16);
+    expect(limiter.counts()).toMatchObject({ in_flight: 0, peak_in_flight: 3, calls: 12 });
   });
 });
 
@@ -442,7 +462,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
 
   it("reuses keep-alive connections: sequential calls use one socket, concurrent ones at most the limiter's max", async () => {
     const s = await rawServer((req, res) => setTimeout(() => answerJson(req, res), 20));
-    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, limiter: new AdaptiveLimiter({ max: 3 }) });
+    const m = scheduledOpenAI(`${s.url}/v1`, { limiter: SharedAdaptiveLimiter.create(3) });
     for (let i = 0; i < 10; i++) expect((await m.complete({ messages: ask })).message.content).toBe("pong");
     expect(s.stats.connections).toBe(1);
     const results = await Promise.all(Array.from({ length: 15 }, () => m.complete({ messages: ask })));
@@ -485,7 +505,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
       res.writeHead(200, { "content-type": "application/json", "content-encoding": "gzip" });
       res.end(gzipSync(okBody));
     });
-    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1` });
+    const m = scheduledOpenAI(`${s.url}/v1`);
     expect((await m.complete({ messages: ask })).message.content).toBe("pong");
   });
 
@@ -558,7 +578,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
       setTimeout(() => res.socket?.destroy(), 20);
     });
     const retries: RetryInfo[] = [];
-    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, backoff: { baseMs: 1, maxMs: 1 }, onRetry: (r) => retries.push(r) });
+    const m = scheduledOpenAI(`${s.url}/v1`, { onRetry: (r) => retries.push(r) });
     expect((await m.complete({ messages: ask })).message.content).toBe("pong");
     expect(retries).toHaveLength(1);
     expect(retries[0]!.reason).toMatch(/connection/);
@@ -571,7 +591,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
       calls++;
       return fetch(input, init);
     };
-    const m = createOpenAIChatModel({ model: "m", baseURL: `${s.url}/v1`, fetch: injected });
+    const m = scheduledOpenAI(`${s.url}/v1`, { fetch: injected });
     expect((await m.complete({ messages: ask })).message.content).toBe("pong");
     expect(calls).toBe(1);
   });

@@ -7,6 +7,10 @@ import { RunConfigSchema } from "../src/config/run_config.js";
 import { ModelError, type ChatModel } from "../src/core/chat.js";
 import { FailureRecordSchema } from "../src/core/records.js";
 import { EnvironmentSetupError, runTask, type TaskRunnerDeps } from "../src/run/task.js";
+import { fixedModels, type RunModels } from "../src/scheduler/run_models.js";
+import { scheduleModel } from "../src/scheduler/scheduler.js";
+import { ProviderError } from "../src/models/provider.js";
+import { FakeClock } from "./helpers/fake_clock.js";
 import { failureEvent, type TaskSpec } from "../src/run/task_spec.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { silentLogger } from "./helpers/local_ctx.js";
@@ -16,11 +20,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function deps(model: ChatModel): TaskRunnerDeps {
+function deps(model: ChatModel | RunModels): TaskRunnerDeps {
   const runDir = mkdtempSync(join(tmpdir(), "hb-task-"));
   dirs.push(runDir);
   const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1 });
-  return { config, runDir, model, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
+  const models = "forTask" in model ? model : fixedModels(model);
+  return { config, runDir, models, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
 }
 
 const spec: TaskSpec = { index: 0, id: "t", line: 1, prompt: "hi", toolsets: [], attempt: 0 };
@@ -65,5 +70,22 @@ describe("task outcome of an exception", () => {
     cancel.abort(new Error("run interrupted"));
     const msg = await runTask(spec, deps(throwing(new TypeError("x"))), cancel.signal);
     expect(msg.outcome).toBe("cancelled");
+  });
+
+  it("reports the model retries of the task with its result, for events.log", async () => {
+    let calls = 0;
+    const provider: ChatModel = {
+      name: "flaky",
+      async complete() {
+        if (++calls === 1) throw new ProviderError("429 rate limited: slow down", { status: 429, retryable: true, rateLimited: true, retryAfterMs: 2000 });
+        return { message: { role: "assistant", content: "done" }, finishReason: "stop", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+      },
+    };
+    const clock = new FakeClock();
+    const models: RunModels = { forTask: (onEvent) => ({ agent: scheduleModel(provider, { endpoint: "http://127.0.0.1:9/v1#m", purpose: "agent", clock, onEvent }) }) };
+    const msg = await clock.run(runTask(spec, deps(models), new AbortController().signal));
+    expect(msg.kind).toBe("trajectory");
+    expect(msg.modelEvents).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, delayMs: 2000, status: 429, purpose: "agent", endpoint: "http://127.0.0.1:9/v1#m" })]);
+    expect(clock.sleeps).toEqual([2000]);
   });
 });

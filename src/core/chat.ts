@@ -63,6 +63,8 @@ export interface ChatResponse {
   message: AssistantMessage;
   finishReason: string;
   usage: Usage;
+  /** The model declined to answer (OpenAI's `refusal`); not part of the conversation. */
+  refusal?: string;
 }
 
 /** Anything that answers chat requests: the OpenAI-compatible client or the built-in scripted model. */

@@ -144,7 +144,9 @@ export function parseCompletion(body: unknown): ChatResponse {
   const choice = choices[0] as Record<string, unknown>;
   const rawMsg = (choice.message && typeof choice.message === "object" ? choice.message : {}) as Record<string, unknown>;
   const message = assistantFrom(rawMsg);
-  return { message, finishReason: finishOf(choice.finish_reason, message), usage: normalizeUsage(b.usage) };
+  const response: ChatResponse = { message, finishReason: finishOf(choice.finish_reason, message), usage: normalizeUsage(b.usage) };
+  if (typeof rawMsg.refusal === "string" && rawMsg.refusal) response.refusal = rawMsg.refusal;
+  return response;
 }
 
 /** Accumulates stream chunks into the same ChatResponse a non-streaming call gives. */

@@ -60,14 +60,16 @@ export class FakeClock implements Clock {
     for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
   }
 
-  /** Moves time to the next timer and fires it; false when there is none. */
+  /** Moves time to the next timer and fires every timer due then; false when there is none. */
   async fireNext(): Promise<boolean> {
     await this.settle();
     if (this.timers.length === 0) return false;
     this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
-    const next = this.timers.shift()!;
-    this.t = Math.max(this.t, next.at);
-    next.fn();
+    const at = this.timers[0]!.at;
+    const due = this.timers.filter((x) => x.at === at);
+    this.timers = this.timers.filter((x) => x.at !== at);
+    this.t = Math.max(this.t, at);
+    for (const timer of due) timer.fn();
     await this.settle();
     return true;
   }

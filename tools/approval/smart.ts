@@ -164,6 +164,7 @@ export async function askApprover(opts: SmartApprovalOptions, req: ApproverReque
       signal: controller.signal,
     });
     usage = response.usage;
+    if (response.refusal) throw new Error(`refused: ${truncate(response.refusal, 200)}`);
     const content = response.message.content;
     if (!content) throw new Error("invalid answer: empty content");
     const verdict = parseVerdictText(content);
