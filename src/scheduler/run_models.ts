@@ -40,7 +40,7 @@ export class ModelGates {
   static create(config: RunConfig): ModelGates {
     const buffers: ModelGateBuffers = {};
     const endpoints = runEndpoints(config);
-    for (const ep of [endpoints.agent, endpoints.approver]) {
+    for (const ep of [endpoints.agent, config.approval === "smart" ? endpoints.approver : undefined]) {
       if (ep && !buffers[ep.key]) buffers[ep.key] = SharedAdaptiveLimiter.create(connectionLimit(config)).buffers;
     }
     return new ModelGates(buffers);
