@@ -400,6 +400,22 @@ describe("limits", () => {
     expect(gates.live).toBe(0);
   });
 
+  it("a creation waiting at the gate gives up when its task's signal aborts: nothing created, nothing held", async () => {
+    const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
+    const a = await createDockerEnvironment(spec("abort-a"), { image: busybox, gates });
+    const ctl = new AbortController();
+    const pb = createDockerEnvironment(spec("abort-b", { signal: ctl.signal }), { image: busybox, gates });
+    for (let i = 0; i < 200 && gates.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(gates.waiting).toBe(1);
+    ctl.abort(new Error("task timed out"));
+    await expect(pb).rejects.toThrow("task timed out");
+    expect(gates.waiting).toBe(0);
+    expect(gates.live).toBe(1);
+    expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "abort-b")).toEqual([]);
+    await a.cleanup();
+    expect(gates.live).toBe(0);
+  });
+
   it("a failed start gives its permit back", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
     await expect(createDockerEnvironment(spec("bad-net", { network: "no-such-network-hb" }), { image: busybox, gates })).rejects.toThrow(

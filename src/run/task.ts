@@ -108,6 +108,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     cwd: spec.cwd,
     network: spec.network ?? config.network,
     taskTimeoutSec: config.task_timeout,
+    signal,
   };
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
   let envFailure: unknown;

@@ -60,6 +60,8 @@ export interface EnvironmentSpec {
   network?: string;
   /** Task timeout in seconds; container backends arm a dead-man's switch from it. */
   taskTimeoutSec?: number;
+  /** The task's signal: a creation still waiting for a sandbox permit or its start turn gives up when it aborts. */
+  signal?: AbortSignal;
 }
 
 /** Backend options from the run configuration (flags and YAML). */

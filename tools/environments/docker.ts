@@ -414,6 +414,8 @@ interface SandboxPlan {
   cwd?: string;
   network?: string;
   lifetimeSec: number;
+  /** Gives up waiting for the start turn (a task's creation; warm starts have none). */
+  signal?: AbortSignal;
 }
 
 /** Creates and starts one hardened container holding the given sandbox permit (released on failure). */
@@ -436,7 +438,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       mounts.push({ Type: "volume", Source: "", Target: workdir });
     }
 
-    await gates.startTurn();
+    await gates.startTurn(plan.signal);
     if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
     const who = plan.role === "warm" ? "warm" : sanitizeName(plan.taskId, 24);
     const name = `hermes-${sanitizeName(plan.runName, 24)}-${who}-${randomBytes(3).toString("hex")}`;
@@ -485,6 +487,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       liveContainers.delete(containerId);
     }
     permit.release();
+    if (plan.signal?.aborted) throw err;
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
     throw new Error(`could not start docker sandbox (image ${imageName}): ${dockerErrorMessage(err)}`);
   }
@@ -594,7 +597,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
   // Every permit taken and this thread's pool holds some: one of them makes room at once (other threads'
   // pools do the same on their next tick, seeing this task wait).
   if (warm && gates.full) warm.pool.evictOne();
-  const permit = await gates.acquireSandbox();
+  const permit = await gates.acquireSandbox(spec.signal);
   return startSandbox(
     {
       imageName,
@@ -606,6 +609,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
       cwd: spec.cwd,
       network: spec.network ?? opts.network,
       lifetimeSec: lifetimeSec(spec, opts.deadmanMarginSec),
+      signal: spec.signal,
     },
     permit,
     gates,

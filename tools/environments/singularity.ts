@@ -580,9 +580,9 @@ export const createSingularityEnvironment: EnvironmentFactory = async (spec: Env
   const lifetimeSec = (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) + opts.deadmanMarginSec;
 
   const gates = gatesFor(options);
-  const permit = await gates.acquireSandbox();
+  const permit = await gates.acquireSandbox(spec.signal);
   try {
-    await gates.startTurn();
+    await gates.startTurn(spec.signal);
     return await startInstance({ binary, name: instanceNameFor(spec.runName, spec.taskId), image, hostDir, workdir, isolateNetwork, lifetimeSec, opts }, permit);
   } catch (err) {
     permit.release();
