@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
 
 const CRASH_PLUGIN = `
 const { registry } = globalThis.hermesBatch;
@@ -58,3 +60,42 @@ describe("worker crash", () => {
     expect(readFileSync(join(dir, "runs", "d", "events.log"), "utf8")).toMatch(/task boom: worker crashed .*retrying once/);
   });
 });
+
+describe("worker crash with --env docker", () => {
+  let server: FakeOpenAI;
+  let image: string;
+  const runName = uniqueRunName("crash-docker");
+  beforeAll(async () => {
+    ({ image } = await ensureDockerTestImages());
+    // First a command (the task's container starts), then the tool that kills the worker thread.
+    server = await startFakeOpenAI((req: RecordedRequest): Reply => {
+      const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+      if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "echo in the box" } }]);
+      if (turn === 1) return toolCalls([{ name: "crash_worker", arguments: {} }]);
+      return text("fine");
+    });
+  }, 600_000);
+  afterAll(async () => {
+    await server?.close();
+    await removeContainersByLabel({ run: runName });
+  });
+
+  it("the main thread removes the crashed task's container through the backend, after each crash", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, ".hermes-batch", "plugins"), { recursive: true });
+    writeFileSync(join(dir, ".hermes-batch", "plugins", "crash.mjs"), CRASH_PLUGIN);
+    writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: "boom", prompt: "crash in a container" }) + "\n");
+    const r = await runCli(
+      ["run", "d.jsonl", "--model", "m", "--base-url", server.baseURL, "--toolsets", "crashy,terminal", "--workers", "1", "--env", "docker",
+        "--image", image, "--run-name", runName, "--approval", "allow", "--progress", "none"],
+      { cwd: dir, timeoutMs: 180_000 },
+    );
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(readJsonl(join(dir, "runs", runName, "failed.jsonl")).map((f) => f.task_id)).toEqual(["boom"]);
+    const events = readFileSync(join(dir, "runs", runName, "events.log"), "utf8");
+    // Once after the first crash and once after the retry's: the dead thread's `finally` never removed them.
+    expect(events.match(/removed 1 sandbox\(es\) of task boom left by the crashed worker/g)).toHaveLength(2);
+    expect(await listLabelledContainers({ run: runName })).toEqual([]);
+  }, 240_000);
+});
+
