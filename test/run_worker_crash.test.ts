@@ -93,8 +93,10 @@ describe("worker crash with --env docker", () => {
     expect(r.exitCode, r.stderr).toBe(1);
     expect(readJsonl(join(dir, "runs", runName, "failed.jsonl")).map((f) => f.task_id)).toEqual(["boom"]);
     const events = readFileSync(join(dir, "runs", runName, "events.log"), "utf8");
-    // Once after the first crash and once after the retry's: the dead thread's `finally` never removed them.
-    expect(events.match(/removed 1 sandbox\(es\) of task boom left by the crashed worker/g)).toHaveLength(2);
+    // After the first crash and after the retry's, the dead thread's `finally` never ran: the main thread removed
+    // its container (by task, or by the thread that started it) and returned the sandbox permit it held.
+    expect(events).toMatch(/removed 1 sandbox\(es\) of task boom left by the crashed worker|worker thread \d+ gone: removed 1 sandbox/);
+    expect(events.match(/worker thread \d+ gone: removed \d sandbox\(es\), returned 1 sandbox permit\(s\)/g)).toHaveLength(2);
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
   }, 240_000);
 });

@@ -78,6 +78,24 @@ describe("SandboxGates", () => {
     expect(gates.live).toBe(0);
   });
 
+  it("the main thread gives back the permits of a worker thread that died holding them", async () => {
+    const gates = SandboxGates.create({ maxSandboxes: 4, prewarm: 1, startsPerSecond: 0 });
+    const w = new Worker(new URL("./helpers/ts_worker.mjs", import.meta.url), {
+      workerData: { entry: new URL("./helpers/sandbox_gate_worker.ts", import.meta.url).href, buffers: gates.buffers, dieHolding: 2 },
+    });
+    const id = w.threadId; // (-1 once the thread has exited)
+    const held = await new Promise((resolve) => w.once("message", resolve));
+    const exitCode = await new Promise((resolve) => w.once("exit", resolve));
+    expect(held).toEqual({ held: 3 });
+    expect(exitCode).toBe(3);
+    expect(gates.live).toBe(3);
+    expect(gates.warmInUse).toBe(1);
+    expect(gates.releaseThread(id)).toEqual({ sandboxes: 3, warm: 1 });
+    expect(gates.live).toBe(0);
+    expect(gates.warmInUse).toBe(0);
+    expect(gates.releaseThread(id)).toEqual({ sandboxes: 0, warm: 0 });
+  });
+
   it("a task waiting for a permit is counted, and releasing twice frees one permit", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
     const first = await gates.acquireSandbox();

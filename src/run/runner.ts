@@ -22,7 +22,7 @@ import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
-import { SandboxGates, environmentBackend } from "../../tools/environments/index.js";
+import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
@@ -305,6 +305,27 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     idleTimeout: 60_000,
     workerData,
   });
+  // A thread that is gone cannot give back its sandbox permits: remove what it started, then return them.
+  // (Piscina names a destroyed worker only by a thread id already reset to -1: compare with the live ones.)
+  const threadsGone = new Set<Promise<void>>();
+  const threadIds = new Set<number>();
+  pool.on("workerCreate", (worker: { id: number }) => threadIds.add(worker.id));
+  pool.on("workerDestroy", () => {
+    const check = new Promise<void>((r) => setImmediate(r)).then(async () => {
+      const live = new Set(pool.threads.map((t) => t.threadId));
+      for (const id of [...threadIds].filter((t) => !live.has(t))) {
+        threadIds.delete(id);
+        try {
+          const { removed, permits } = await reclaimThread(config.env, config.run_name!, id, sandboxGates);
+          if (removed || permits) logEvent(`worker thread ${id} gone: removed ${removed} sandbox(es), returned ${permits} sandbox permit(s)`);
+        } catch (err) {
+          logEvent(`worker thread ${id} gone: could not remove its sandboxes: ${errorMessage(err)}`);
+        }
+      }
+    });
+    const p: Promise<void> = check.finally(() => threadsGone.delete(p));
+    threadsGone.add(p);
+  });
 
   // Ctrl-C once: stop taking tasks, let in-flight ones finish. Twice, or SIGTERM: abort them too.
   let stopping = false;
@@ -424,6 +445,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     process.off("SIGTERM", onSigterm);
     cancel.close();
     await pool.destroy();
+    await Promise.allSettled([...threadsGone]);
     await removeLeftSandboxes(config, undefined, sandboxGates, logEvent);
     try {
       rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay

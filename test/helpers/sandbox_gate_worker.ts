@@ -5,8 +5,15 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/sandbox_gates.js";
 
-const { buffers, tasks, holdMs } = workerData as { buffers: SandboxGateBuffers; tasks: number; holdMs: number };
+const { buffers, tasks, holdMs, dieHolding } = workerData as { buffers: SandboxGateBuffers; tasks: number; holdMs: number; dieHolding?: number };
 const gates = new SandboxGates(buffers);
+if (dieHolding) {
+  // A thread that dies under its tasks: permits taken (one warm), never released.
+  for (let i = 0; i < dieHolding; i++) await gates.acquireSandbox();
+  gates.tryAcquireWarm();
+  parentPort!.postMessage({ held: gates.live });
+  process.exit(3);
+}
 let overLimit = 0;
 await Promise.all(
   Array.from({ length: tasks }, async () => {

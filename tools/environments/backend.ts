@@ -16,6 +16,8 @@ export interface LeftoverFilter {
   run?: string;
   task?: string;
   role?: string;
+  /** Started by this worker thread (`sandboxOwner(threadId)`); a backend without owner marks finds none. */
+  owner?: string;
 }
 
 /** A sandbox a run left behind (a container, an instance), found by its run/task labels. */

@@ -31,6 +31,7 @@ import {
 } from "./base.js";
 import { ContainerFileError, mkdirViaArchive, readViaArchive, writeViaArchive } from "./docker_archive.js";
 import {
+  LABEL_OWNER,
   LABEL_ROLE,
   LABEL_RUN,
   LABEL_TASK,
@@ -44,7 +45,7 @@ import {
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
 import { PersistentShell } from "./docker_shell.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
-import { gatesFor, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
+import { gatesFor, sandboxOwner, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
 
 export {
   DockerImageNotFoundError,
@@ -451,7 +452,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
       // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
       User: runAsRoot ? runUser.user : "0:0",
-      Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role },
+      Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role, [LABEL_OWNER]: sandboxOwner() },
       HostConfig: {
         Init: true,
         AutoRemove: true,

@@ -11,6 +11,8 @@ export const LABEL_TASK = "hermes-batch.task";
  * this label after a task takes it, labels being immutable) or "probe" (short-lived image inspection).
  */
 export const LABEL_ROLE = "hermes-batch.role";
+/** The process and worker thread that started a sandbox ("pid-threadId"), to remove what a dead thread left. */
+export const LABEL_OWNER = "hermes-batch.owner";
 
 let client: Docker | undefined;
 
@@ -125,10 +127,11 @@ export interface LabelledContainer {
 }
 
 /** Containers carrying hermes-batch labels (all runs, or one run). */
-export async function listLabelledContainers(filter: { run?: string; task?: string; role?: string } = {}): Promise<LabelledContainer[]> {
+export async function listLabelledContainers(filter: { run?: string; task?: string; role?: string; owner?: string } = {}): Promise<LabelledContainer[]> {
   const label = filter.run !== undefined ? [`${LABEL_RUN}=${filter.run}`] : [LABEL_RUN];
   if (filter.task !== undefined) label.push(`${LABEL_TASK}=${filter.task}`);
   if (filter.role !== undefined) label.push(`${LABEL_ROLE}=${filter.role}`);
+  if (filter.owner !== undefined) label.push(`${LABEL_OWNER}=${filter.owner}`);
   const list = await dockerClient().listContainers({ all: true, filters: { label } });
   return list.map((c) => ({
     id: c.Id,
@@ -154,9 +157,9 @@ export async function removeContainerById(id: string): Promise<void> {
 
 /** Removes every labelled container (of one run, or of all runs). Returns what was (or would be) removed. */
 export async function removeContainersByLabel(
-  filter: { run?: string; task?: string; role?: string; dryRun?: boolean } = {},
+  filter: { run?: string; task?: string; role?: string; owner?: string; dryRun?: boolean } = {},
 ): Promise<{ removed: LabelledContainer[]; failed: { container: LabelledContainer; error: string }[] }> {
-  const found = await listLabelledContainers({ run: filter.run, task: filter.task, role: filter.role });
+  const found = await listLabelledContainers({ run: filter.run, task: filter.task, role: filter.role, owner: filter.owner });
   if (filter.dryRun) return { removed: found, failed: [] };
   const removed: LabelledContainer[] = [];
   const failed: { container: LabelledContainer; error: string }[] = [];

@@ -5,9 +5,10 @@
  */
 import { createRegistry } from "../../src/core/registry.js";
 import type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
+import { sandboxOwner, type SandboxGates } from "./sandbox_gates.js";
 
 export type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers, RunPreflight } from "./backend.js";
-export { SandboxGates, type SandboxGateBuffers, type SandboxGateLimits } from "./sandbox_gates.js";
+export { SandboxGates, sandboxOwner, type SandboxGateBuffers, type SandboxGateLimits } from "./sandbox_gates.js";
 
 export const environments = createRegistry<EnvironmentBackend>("environment");
 
@@ -64,4 +65,25 @@ export async function removeLeftoversEverywhere(
 /** Labels of the leftovers, for messages. */
 export function describeLeftover(s: LeftoverSandbox): string {
   return `${s.name || s.id.slice(0, 12)} (run ${s.run}, task ${s.task || "-"}, ${s.state})`;
+}
+
+/**
+ * For the main thread when a worker thread is gone (crashed, or ended by the pool): removes the sandboxes it
+ * started, then gives back the run-wide permits it held, which a dead thread can never release.
+ */
+export async function reclaimThread(
+  backendName: string,
+  runName: string,
+  threadId: number,
+  gates: SandboxGates,
+): Promise<{ removed: number; permits: number }> {
+  const backend = await environments.load(backendName);
+  try {
+    const { removed } = await backend.removeLeftovers({ run: runName, owner: sandboxOwner(threadId) });
+    return { removed: removed.length, permits: gates.releaseThread(threadId).sandboxes };
+  } catch (err) {
+    // The permits go back even when removal failed: a leaked permit would stall the run for good.
+    gates.releaseThread(threadId);
+    throw err;
+  }
 }

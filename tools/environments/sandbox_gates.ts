@@ -7,6 +7,7 @@
  * bounds are the run's, not one thread's. A backend takes a sandbox permit before it starts a sandbox and
  * releases it when the sandbox is removed; a warm sandbox also holds a warm permit until a task takes it.
  */
+import { threadId as currentThreadId } from "node:worker_threads";
 import { SharedRateGate, SharedSemaphore } from "../../src/core/shared_gate.js";
 
 export interface SandboxGateBuffers {
@@ -15,6 +16,8 @@ export interface SandboxGateBuffers {
   starts: SharedArrayBuffer;
   /** [tasks waiting for a sandbox permit, --prewarm total, warm share per worker thread] */
   meta: SharedArrayBuffer;
+  /** Per worker thread: [thread id (0 = free slot), sandbox permits held, warm permits held]. */
+  ledger: SharedArrayBuffer;
 }
 
 export interface SandboxGateLimits {
@@ -34,6 +37,16 @@ const UNBOUNDED = 2 ** 31 - 1;
 const WAITING = 0;
 const PREWARM = 1;
 const WARM_SHARE = 2;
+/** Worker threads a run's ledger can track at once (a crashed thread's slot is freed and reused). */
+const LEDGER_SLOTS = 1024;
+const OWNER = 0;
+const HELD = 1;
+const HELD_WARM = 2;
+
+/** Names the worker thread that started a sandbox (a label on it), so its leftovers can be found when it dies. */
+export function sandboxOwner(threadId: number = currentThreadId): string {
+  return `${process.pid}-${threadId}`;
+}
 
 /** A permit released at most once, however often `release` is called. */
 export interface SandboxPermit {
@@ -65,15 +78,52 @@ export class SandboxGates {
   private readonly warm: SharedSemaphore;
   readonly starts: SharedRateGate;
   private readonly meta: Int32Array;
+  private readonly ledger: Int32Array;
+  private slot: number | undefined;
 
   constructor(
     readonly buffers: SandboxGateBuffers,
     now?: () => number,
+    /** The thread whose permits this instance records (for the main thread to release when it dies). */
+    private readonly threadId: number = currentThreadId,
   ) {
     this.sandboxes = new SharedSemaphore(buffers.sandboxes);
     this.warm = new SharedSemaphore(buffers.warm);
     this.starts = new SharedRateGate(buffers.starts, now);
     this.meta = new Int32Array(buffers.meta);
+    this.ledger = new Int32Array(buffers.ledger);
+  }
+
+  /** This thread's ledger slot, claimed on first use (the main thread, id 0, keeps no ledger). */
+  private record(cell: number, delta: number): void {
+    if (this.threadId === 0) return;
+    if (this.slot === undefined) {
+      for (let i = 0; i < LEDGER_SLOTS && this.slot === undefined; i++) {
+        if (Atomics.load(this.ledger, i * 3 + OWNER) === this.threadId) this.slot = i;
+      }
+      for (let i = 0; i < LEDGER_SLOTS && this.slot === undefined; i++) {
+        if (Atomics.compareExchange(this.ledger, i * 3 + OWNER, 0, this.threadId) === 0) this.slot = i;
+      }
+      if (this.slot === undefined) return; // more live threads than slots: those permits cannot be reclaimed
+    }
+    Atomics.add(this.ledger, this.slot * 3 + cell, delta);
+  }
+
+  /**
+   * For the main thread, when a worker thread died: gives back the permits it held (a dead thread never
+   * releases them; its sandboxes must be removed first). Returns how many it gave back.
+   */
+  releaseThread(threadId: number): { sandboxes: number; warm: number } {
+    for (let i = 0; i < LEDGER_SLOTS; i++) {
+      if (Atomics.load(this.ledger, i * 3 + OWNER) !== threadId) continue;
+      const sandboxes = Atomics.exchange(this.ledger, i * 3 + HELD, 0);
+      const warm = Atomics.exchange(this.ledger, i * 3 + HELD_WARM, 0);
+      for (let n = 0; n < warm; n++) this.warm.release();
+      for (let n = 0; n < sandboxes; n++) this.sandboxes.release();
+      Atomics.store(this.ledger, i * 3 + OWNER, 0);
+      return { sandboxes, warm };
+    }
+    return { sandboxes: 0, warm: 0 };
   }
 
   static create(limits: SandboxGateLimits = {}, now?: () => number): SandboxGates {
@@ -87,6 +137,7 @@ export class SandboxGates {
       warm: SharedSemaphore.create(Math.max(1, prewarm)).buffer,
       starts: SharedRateGate.create(rate === 0 ? 0 : 1000 / rate).buffer,
       meta: new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT),
+      ledger: new SharedArrayBuffer(LEDGER_SLOTS * 3 * Int32Array.BYTES_PER_ELEMENT),
     };
     const gates = new SandboxGates(buffers, now);
     Atomics.store(gates.meta, PREWARM, prewarm);
@@ -147,7 +198,13 @@ export class SandboxGates {
         Atomics.sub(this.meta, WAITING, 1);
       }
     }
-    return { release: once(() => this.sandboxes.release()) };
+    this.record(HELD, 1);
+    return {
+      release: once(() => {
+        this.record(HELD, -1);
+        this.sandboxes.release();
+      }),
+    };
   }
 
   /** Permits for one warm sandbox, only if the warm total has room, no task waits, and a sandbox permit is free now. */
@@ -158,8 +215,16 @@ export class SandboxGates {
       this.warm.release();
       return undefined;
     }
-    const releaseWarm = once(() => this.warm.release());
-    const releaseSandbox = once(() => this.sandboxes.release());
+    this.record(HELD, 1);
+    this.record(HELD_WARM, 1);
+    const releaseWarm = once(() => {
+      this.record(HELD_WARM, -1);
+      this.warm.release();
+    });
+    const releaseSandbox = once(() => {
+      this.record(HELD, -1);
+      this.sandboxes.release();
+    });
     return {
       handOver: releaseWarm,
       release: () => {

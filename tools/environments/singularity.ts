@@ -457,7 +457,8 @@ const instanceListSchema = z.object({
 
 /** This user's hermes-batch instances (`instance list --json`), of one run or task, or all. */
 export async function listSingularityLeftovers(filter: LeftoverFilter = {}): Promise<LeftoverSandbox[]> {
-  if (filter.role !== undefined && filter.role !== "task") return [];
+  // Instances carry no owner mark (their task's crash clean-up finds them by run and task).
+  if ((filter.role !== undefined && filter.role !== "task") || filter.owner !== undefined) return [];
   const binary = await requireRuntime();
   const r = await execa(binary, ["instance", "list", "--json"], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: 30_000 });
   if (r.exitCode !== 0) throw new Error(`${binary} instance list --json: ${`${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
