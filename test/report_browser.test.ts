@@ -156,6 +156,29 @@ describe("report page in Chromium", () => {
   });
 });
 
+describe("report page with many tasks", () => {
+  it("draws only the visible rows of 1,201 tasks, and opens a task of the last conversation chunk", async () => {
+    const tasks = Array.from({ length: 1201 }, (_, i) => ({ id: `big-${String(i).padStart(4, "0")}`, passed: i % 3 === 0 }));
+    const dir = writeRunFolder(root, { name: "big-run", tasks });
+    const out = join(root, "big.html");
+    expect((await runCli(["report", dir, "-o", out])).exitCode).toBe(0);
+    const { page, seen } = await open(`file://${out}#tasks`);
+    await page.waitForSelector("#viewport .trow.body");
+    expect(await page.textContent("#count")).toBe("1,201 of 1,201 tasks");
+    const drawn = (await shownKeys(page)).length;
+    expect(drawn).toBeGreaterThan(10);
+    expect(drawn).toBeLessThan(100);
+    await page.$eval("#viewport", (v) => (v.scrollTop = v.scrollHeight));
+    await page.waitForSelector("#viewport [data-key='big-1200#0']");
+    await page.click("#viewport a:text-is('big-1200')");
+    await page.waitForSelector("[data-turn]");
+    expect(await page.textContent("#task-title")).toBe("big-1200");
+    expect(await page.textContent(".msg.user .text")).toBe("Task big-1200: list the files and count them.");
+    expect(seen.errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe("view: the live page", () => {
   it("serves on 127.0.0.1 only, refuses other hosts, and shows tasks that land while it runs", async () => {
     const dir = writeRunFolder(root, { name: "live-run", tasks: [{ id: "l-1", passed: true }, { id: "l-2", passed: false }] });

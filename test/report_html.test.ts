@@ -19,7 +19,10 @@ beforeAll(() => {
 
 function blocks(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const m of html.matchAll(/<script type="application\/gzip\+base64" id="hb-(\w+)">([^<]*)<\/script>/g)) out[m[1]!] = gunzipSync(Buffer.from(m[2]!, "base64")).toString("utf8");
+  for (const m of html.matchAll(/<script type="application\/gzip\+base64" id="hb-(\w+)">([^<]*)<\/script>/g)) {
+    // main is one compressed text; details and base are compressed chunks, one a line.
+    out[m[1]!] = m[2]!.split("\n").filter(Boolean).map((chunk) => gunzipSync(Buffer.from(chunk, "base64")).toString("utf8")).join("\n");
+  }
   return out;
 }
 
@@ -79,6 +82,16 @@ describe("report page", () => {
     // Nothing that would load from elsewhere.
     expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?(https?:)?\/\//i);
     expect(html).not.toMatch(/@import|url\(/i);
+  });
+
+  it("packs conversations in chunks of 500 tasks", async () => {
+    const dir = writeRunFolder(root, { name: "chunked", tasks: Array.from({ length: 1001 }, (_, i) => ({ id: `c-${i}`, passed: true })) });
+    const html = reportHtml(await buildReportModel(dir));
+    const details = /id="hb-details">([^<]*)</.exec(html)![1]!.split("\n");
+    expect(details.map((c) => gunzipSync(Buffer.from(c, "base64")).toString("utf8").split("\n").length)).toEqual([500, 500, 1]);
+    const main = JSON.parse(blocks(html).main!) as { detail_chunk: number; rows: { id: string }[] };
+    expect(main.detail_chunk).toBe(500);
+    expect(main.rows[1000]!.id).toBe("c-1000");
   });
 
   it("escapes the page title", () => {

@@ -3,7 +3,7 @@
  * 4–12 turns with tool calls, some approvals, failures and scores), then measures `hermes-batch report`
  * (time, file size) and, in Debian's chromium, the time from navigation until the page is usable (table
  * rendered) and until a task's conversation is shown. Needs `npm run build` first.
- *   node scripts/bench/report.mjs [N]
+ *   node scripts/bench/report.mjs [N] [MAX_TURNS]     (MAX_TURNS default 12; 2 makes small lines, for 100,000 tasks)
  */
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -12,6 +12,8 @@ import { join, resolve } from "node:path";
 import { chromium } from "playwright-core";
 
 const N = Number(process.argv[2] ?? 10_000);
+const MAX_TURNS = Math.max(2, Number(process.argv[3] ?? 12));
+const MIN_TURNS = Math.min(4, MAX_TURNS);
 const root = resolve(import.meta.dirname, "..", "..");
 const work = mkdtempSync(join(tmpdir(), "hb-bench-report-"));
 const dir = join(work, "bench-run");
@@ -28,7 +30,7 @@ for (let i = 0; i < N; i++) {
     failed.push(JSON.stringify({ prompt_index: i, task_id: id, outcome: pick(["model_error", "timeout"]), completed: false, partial: false, error: "HTTP 503", toolsets_used: ["terminal"], metadata: {} }));
     continue;
   }
-  const turns = 4 + Math.floor(rnd() * 9);
+  const turns = MIN_TURNS + Math.floor(rnd() * (MAX_TURNS - MIN_TURNS + 1));
   const messages = [{ role: "system", content: "You are a capable assistant that completes tasks by calling the provided tools." }, { role: "user", content: `Task ${i}: find the failing test in the repository and fix it. ${"Context line. ".repeat(10)}` }];
   const stats = {};
   const approvals = [];
@@ -82,11 +84,11 @@ for (let r = 0; r < 3; r++) {
   await page.waitForSelector("html[data-ready='1'] #viewport .trow.body", { timeout: 120_000 });
   const usable = performance.now() - start;
   const t1 = performance.now();
-  await page.fill("#search", "task-00995");
+  await page.fill("#search", `task-${String(N - 50).padStart(6, "0").slice(0, 5)}`);
   await page.waitForFunction(() => /^\d+ of /.test(document.querySelector("#count")?.textContent ?? "") && Number(document.querySelector("#count").textContent.split(" ")[0]) <= 10, undefined, { timeout: 60_000 });
   const filter = performance.now() - t1 - 120; // minus the search box's debounce
   const t2 = performance.now();
-  await page.evaluate(() => (location.hash = "#task=task-009951"));
+  await page.evaluate((id) => (location.hash = `#task=${id}`), `task-${String(N - 49).padStart(6, "0")}`);
   await page.waitForSelector("[data-turn]", { timeout: 60_000 });
   const firstTask = performance.now() - t2;
   runs.push({ usable, filter, firstTask });

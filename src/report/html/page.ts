@@ -25,16 +25,26 @@ export function packText(text: string): string {
   return gzipSync(Buffer.from(text, "utf8"), { level: 6 }).toString("base64");
 }
 
-/** One JSON text a line, in the order of the rows (the page finds a task's line by its row index). */
-function detailLines(details: TaskDetail[]): string {
-  return details.map((d) => JSON.stringify(d)).join("\n");
+/** Tasks per compressed chunk of conversations: opening a task decodes only its chunk. */
+export const DETAIL_CHUNK = 500;
+
+/**
+ * The conversations, in the order of the rows (the page finds a task by its row index): chunks of
+ * DETAIL_CHUNK JSON lines, each gzip+base64, one chunk a line.
+ */
+function packDetails(details: TaskDetail[]): string {
+  const chunks: string[] = [];
+  for (let i = 0; i < details.length; i += DETAIL_CHUNK) {
+    chunks.push(packText(details.slice(i, i + DETAIL_CHUNK).map((d) => JSON.stringify(d)).join("\n")));
+  }
+  return chunks.join("\n");
 }
 
 /** The three data blocks of the page: the model without conversations, and the conversations of each run. */
 export function packModel(model: ReportModel): { main: string; details: string; base: string } {
   const { details, baseline, ...rest } = model;
-  const main = { ...rest, baseline: baseline ? { run: baseline.run, comparison: baseline.comparison, rows: baseline.rows } : undefined };
-  return { main: packText(JSON.stringify(main)), details: packText(detailLines(details)), base: packText(baseline ? detailLines(baseline.details) : "") };
+  const main = { ...rest, detail_chunk: DETAIL_CHUNK, baseline: baseline ? { run: baseline.run, comparison: baseline.comparison, rows: baseline.rows } : undefined };
+  return { main: packText(JSON.stringify(main)), details: packDetails(details), base: baseline ? packDetails(baseline.details) : "" };
 }
 
 export interface PageOptions {

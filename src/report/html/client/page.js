@@ -8,8 +8,7 @@
   const LIVE = document.body.dataset.live === "1";
   const state = {
     model: null,
-    detailLines: null,
-    baseLines: null,
+    sources: null,
     rowIndex: new Map(),
     baseIndex: new Map(),
     filters: { q: "", outcome: "", passed: "", toolset: "", group: "" },
@@ -68,37 +67,37 @@
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text();
   }
-  async function blob(name) {
+  async function rawBlock(name) {
     if (LIVE) {
       const res = await fetch(`data/${name}`, { cache: "no-store" });
       if (!res.ok) throw new Error(`data/${name}: HTTP ${res.status}`);
-      return gunzipBase64(await res.text());
+      return res.text();
     }
     const el = document.getElementById(`hb-${name}`);
-    return el ? gunzipBase64(el.textContent || "") : "";
-  }
-  function splitLines(text) {
-    return text ? text.split("\n") : [];
+    return el ? el.textContent || "" : "";
   }
 
   async function load() {
-    const model = JSON.parse(await blob("main"));
+    const model = JSON.parse(await gunzipBase64(await rawBlock("main")));
     state.model = model;
     state.rowIndex = new Map(model.rows.map((r, i) => [r.k, i]));
     state.baseIndex = new Map((model.baseline ? model.baseline.rows : []).map((r, i) => [r.k, i]));
-    state.detailLines = null;
-    state.baseLines = null;
+    state.sources = { details: { chunks: null, decoded: new Map() }, base: { chunks: null, decoded: new Map() } };
   }
-  // The conversations are decoded only when a task is first opened: the table is usable before.
+  // Conversations come in compressed chunks, decoded when a task of the chunk is first opened.
   async function detail(which, key) {
-    if (which === "base") {
-      if (!state.baseLines) state.baseLines = splitLines(await blob("base"));
-      const i = state.baseIndex.get(key);
-      return i === undefined ? null : JSON.parse(state.baseLines[i]);
+    const name = which === "base" ? "base" : "details";
+    const i = (which === "base" ? state.baseIndex : state.rowIndex).get(key);
+    if (i === undefined) return null;
+    const src = state.sources[name];
+    if (!src.chunks) src.chunks = (await rawBlock(name)).split("\n");
+    const c = Math.floor(i / state.model.detail_chunk);
+    let lines = src.decoded.get(c);
+    if (!lines) {
+      lines = (await gunzipBase64(src.chunks[c])).split("\n");
+      src.decoded.set(c, lines);
     }
-    if (!state.detailLines) state.detailLines = splitLines(await blob("details"));
-    const i = state.rowIndex.get(key);
-    return i === undefined ? null : JSON.parse(state.detailLines[i]);
+    return JSON.parse(lines[i % state.model.detail_chunk]);
   }
 
   // ---- header and navigation
