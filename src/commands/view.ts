@@ -43,21 +43,35 @@ function folderVersion(dirs: string[]): string {
   return parts.join("|");
 }
 
-/** Serves the page and its data; the data is rebuilt only when the run folder changed. */
+type Packed = { main: string; details: string; base: string };
+
+/**
+ * Serves the page and its data. The data is rebuilt when the run folder changed, one build at a time: a
+ * large run still being written does not pile builds up, and the version the page sees always belongs to
+ * the data it then fetches.
+ */
 export function createViewServer(runDir: string, baselineDir?: string) {
   const dirs = baselineDir ? [runDir, baselineDir] : [runDir];
-  let cache: { version: string; data: Promise<{ main: string; details: string; base: string }> } | undefined;
-  const data = () => {
-    const version = folderVersion(dirs);
-    if (!cache || cache.version !== version) {
-      cache = { version, data: buildReportModel(runDir, baselineDir).then(packModel) };
-      // A failed read (a file replaced mid-read) is retried by the next request.
-      const failed = cache;
-      failed.data.catch(() => {
-        if (cache === failed) cache = undefined;
-      });
-    }
-    return { version, data: cache.data };
+  let built: { version: string; packed: Packed } | undefined;
+  let building: Promise<void> | undefined;
+  const refresh = (): Promise<void> => {
+    building ??= (async () => {
+      try {
+        const version = folderVersion(dirs);
+        if (built?.version === version) return;
+        built = { version, packed: packModel(await buildReportModel(runDir, baselineDir)) };
+      } finally {
+        building = undefined;
+      }
+    })();
+    return building;
+  };
+  /** The latest built data; the first request waits for the first build, later ones never wait. */
+  const data = async (): Promise<{ version: string; packed: Packed }> => {
+    const pending = refresh();
+    if (!built) await pending;
+    else pending.catch(() => undefined); // a failed rebuild (a file replaced mid-read) is retried by the next poll
+    return built!;
   };
   const page = renderPage({ title: `hermes-batch view · ${runDir}`, live: true });
   const headers = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
@@ -84,14 +98,11 @@ export function createViewServer(runDir: string, baselineDir?: string) {
         res.writeHead(404, headers).end("not found\n");
         return;
       }
-      const current = data();
-      if (blob === "version") {
-        res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(current.version);
-        return;
-      }
       try {
-        const packed = await current.data;
-        res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8" }).end(packed[blob as "main" | "details" | "base"]);
+        const current = await data();
+        const body = blob === "version" ? current.version : current.packed[blob as keyof Packed];
+        // The page checks that conversations it fetches later belong to the rows it shows.
+        res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8", "x-data-version": encodeURIComponent(current.version) }).end(body);
       } catch (err) {
         res.writeHead(500, headers).end(`cannot read the run: ${err instanceof Error ? err.message : String(err)}\n`);
       }

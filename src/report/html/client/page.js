@@ -67,30 +67,41 @@
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     return new Response(stream).text();
   }
+  /** A data block's text and, in `view`, the version of the data it belongs to. */
   async function rawBlock(name) {
     if (LIVE) {
       const res = await fetch(`data/${name}`, { cache: "no-store" });
       if (!res.ok) throw new Error(`data/${name}: HTTP ${res.status}`);
-      return res.text();
+      return { text: await res.text(), version: decodeURIComponent(res.headers.get("x-data-version") || "") };
     }
     const el = document.getElementById(`hb-${name}`);
-    return el ? el.textContent || "" : "";
+    return { text: el ? el.textContent || "" : "", version: "" };
   }
 
   async function load() {
-    const model = JSON.parse(await gunzipBase64(await rawBlock("main")));
+    const main = await rawBlock("main");
+    const model = JSON.parse(await gunzipBase64(main.text));
+    state.version = main.version;
     state.model = model;
     state.rowIndex = new Map(model.rows.map((r, i) => [r.k, i]));
     state.baseIndex = new Map((model.baseline ? model.baseline.rows : []).map((r, i) => [r.k, i]));
     state.sources = { details: { chunks: null, decoded: new Map() }, base: { chunks: null, decoded: new Map() } };
   }
   // Conversations come in compressed chunks, decoded when a task of the chunk is first opened.
-  async function detail(which, key) {
+  async function detail(which, key, retried) {
     const name = which === "base" ? "base" : "details";
     const i = (which === "base" ? state.baseIndex : state.rowIndex).get(key);
     if (i === undefined) return null;
     const src = state.sources[name];
-    if (!src.chunks) src.chunks = (await rawBlock(name)).split("\n");
+    if (!src.chunks) {
+      const block = await rawBlock(name);
+      // The run moved on since the rows were loaded: reload, so row indices match the conversations.
+      if (block.version !== state.version && !retried) {
+        await load();
+        return detail(which, key, true);
+      }
+      src.chunks = block.text.split("\n");
+    }
     const c = Math.floor(i / state.model.detail_chunk);
     let lines = src.decoded.get(c);
     if (!lines) {
@@ -615,7 +626,6 @@
       const res = await fetch("data/version", { cache: "no-store" });
       const version = await res.text();
       if (version !== state.version) {
-        state.version = version;
         await load();
         const onTask = location.hash.includes("task=");
         if (onTask) renderHeader("tasks");
@@ -630,7 +640,6 @@
 
   async function start() {
     try {
-      if (LIVE) state.version = await (await fetch("data/version", { cache: "no-store" })).text();
       await load();
       window.addEventListener("hashchange", () => route());
       await route();
