@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunConfigSchema } from "../src/config/run_config.js";
 import { ModelError, type ChatModel } from "../src/core/chat.js";
-import { FailureRecordSchema } from "../src/core/records.js";
+import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 import { EnvironmentSetupError, runTask, type TaskRunnerDeps } from "../src/run/task.js";
 import { fixedModels, type RunModels } from "../src/scheduler/run_models.js";
 import { scheduleModel } from "../src/scheduler/scheduler.js";
@@ -20,10 +20,10 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-function deps(model: ChatModel | RunModels): TaskRunnerDeps {
+function deps(model: ChatModel | RunModels, over: Record<string, unknown> = {}): TaskRunnerDeps {
   const runDir = mkdtempSync(join(tmpdir(), "hb-task-"));
   dirs.push(runDir);
-  const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1 });
+  const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1, ...over });
   const models = "forTask" in model ? model : fixedModels(model);
   return { config, runDir, models, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
 }
@@ -89,3 +89,49 @@ describe("task outcome of an exception", () => {
     expect(clock.sleeps).toEqual([2000]);
   });
 });
+
+/** A model that answers `turns[n]` on its n-th call (the last one again after that). */
+function answering(...turns: { content?: string; call?: string; finish?: string }[]): ChatModel {
+  let n = 0;
+  return {
+    name: "answering",
+    async complete() {
+      const t = turns[Math.min(n++, turns.length - 1)]!;
+      const tool_calls = t.call ? [{ id: `c${n}`, type: "function" as const, function: { name: t.call, arguments: "{}" } }] : undefined;
+      return {
+        message: { role: "assistant", content: t.content ?? null, ...(tool_calls ? { tool_calls } : {}) },
+        finishReason: t.finish ?? (tool_calls ? "tool_calls" : "stop"),
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      };
+    },
+  };
+}
+
+describe("task outcome of a loop end", () => {
+  const cancel = new AbortController().signal;
+
+  it("a final answer is a completed trajectory", async () => {
+    const msg = await runTask(spec, deps(answering({ content: "42" })), cancel);
+    expect([msg.kind, msg.outcome]).toEqual(["trajectory", "completed"]);
+    const entry = JSON.parse(msg.line);
+    expectExactRecord(TrajectoryEntrySchema, entry, "trajectory");
+    expect(entry).toMatchObject({ completed: true, partial: false, final_response: "42", api_calls: 1 });
+  });
+
+  it("the turn limit is max_turns, neither completed nor partial", async () => {
+    const msg = await runTask(spec, deps(answering({ call: "no_such_tool" }), { max_turns: 3, max_consecutive_tool_errors: 10 }), cancel);
+    expect(msg.outcome).toBe("max_turns");
+    const entry = JSON.parse(msg.line);
+    expect(entry).toMatchObject({ outcome: "max_turns", completed: false, partial: false, api_calls: 3 });
+    // It called a tool this build does not know: kept out of the training data, as a dropped record.
+    expect(msg.kind).toBe("dropped");
+    expectExactRecord(DroppedRecordSchema, entry, "dropped record");
+  });
+
+  it("an answer cut by the token limit is partial", async () => {
+    const msg = await runTask(spec, deps(answering({ content: "hal", finish: "length" })), cancel);
+    expect([msg.kind, msg.outcome]).toEqual(["trajectory", "partial"]);
+    expect(JSON.parse(msg.line)).toMatchObject({ completed: false, partial: true });
+  });
+});
+
