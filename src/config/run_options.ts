@@ -72,7 +72,7 @@ export const RUN_OPTIONS = [
     section: "Model",
     arg: "N",
     schema: positiveInt.optional(),
-    help: "requests in flight to the endpoint, split between the workers (each gets\nN/workers, rounded up); each worker halves its share on 429",
+    help: "requests in flight to each endpoint for the whole run, across all workers;\na 429 halves it for every worker, successes raise it back",
     defaultHelp: "--concurrency",
   }),
   option({ key: "request_timeout", kind: "number", section: "Model", arg: "SEC", schema: seconds.default(600), help: "per model request" }),
