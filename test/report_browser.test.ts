@@ -122,6 +122,12 @@ describe("report page in Chromium", () => {
     const shot = join(SHOTS, "report-task.png");
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(10_000);
+
+    await page.evaluate(() => (location.hash = "#task=t-11"));
+    await page.waitForSelector("#task-title:text-is('t-11')");
+    expect(await page.textContent("pre.err")).toBe("HTTP 503 from the endpoint after 6 retries");
+    expect(await page.textContent("#score")).toContain("unscored: infrastructure failure (model_error)");
+    expect(await page.$$("[data-turn]")).toHaveLength(0);
     expect(seen.errors).toEqual([]);
     await page.close();
   });

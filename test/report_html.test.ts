@@ -52,6 +52,21 @@ describe("report model", () => {
     expect(model.rows.every((r) => r.p === null && r.r === "no scorer for this task")).toBe(true);
   });
 
+  it("keeps every epoch of a task as its own row, with pass@k over the epochs", async () => {
+    const dir = writeRunFolder(root, {
+      name: "epochs",
+      tasks: [
+        { id: "e-1", epoch: 0, passed: true },
+        { id: "e-1", epoch: 1, passed: false },
+        { id: "e-2", epoch: 0, passed: false },
+        { id: "e-2", epoch: 1, passed: false },
+      ],
+    });
+    const model = await buildReportModel(dir);
+    expect(model.rows.map((r) => r.k)).toEqual(["e-1#0", "e-1#1", "e-2#0", "e-2#1"]);
+    expect(model.scores).toMatchObject({ epochs: 2, scored: 4, passed: 1, pass_at_k: { 1: 0.25, 2: 0.5 }, pass_hat_k: { 1: 0.25, 2: 0 } });
+  });
+
   it("compares with the baseline: the newly failing and newly passing tasks", async () => {
     const model = await buildReportModel(runs.current, runs.baseline);
     expect(model.baseline!.comparison.newly_failing.map((t) => t.task_id)).toEqual(["t-03"]);

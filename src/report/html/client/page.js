@@ -502,7 +502,7 @@
     if (d.error) box.append(h("div", { class: "card" }, h("h2", null, "Error"), h("pre", { class: "err" }, d.error)));
     const sc = d.score;
     const scoreCard = h("div", { class: "card", id: "score" }, h("h2", null, "Score"));
-    if (!sc) scoreCard.append(h("p", { class: "empty" }, d.source === "trajectory" ? "no scorer for this task" : `unscored: ${d.source}`));
+    if (!sc) scoreCard.append(h("p", { class: "empty" }, d.source === "trajectory" ? "no scorer for this task" : d.source === "failed" ? `unscored: infrastructure failure (${d.outcome})` : `unscored: dropped (${d.dropped || "filtered"})`));
     else {
       scoreCard.append(h("div", null, passBadge(sc.passed), sc.value !== null && sc.value !== undefined ? ` value ${Number(sc.value).toFixed(2)}` : ""));
       for (const sr of sc.scorers || []) {
@@ -522,7 +522,7 @@
       scoreCard.append(h("div", { class: "call", id: "verify" }, h("span", { class: "name" }, "verify "), passBadge(v.passed), ` exit ${v.exit_code}${v.timed_out ? " · timed out" : ""}`, h("pre", null, v.command), v.output ? folded(`output (${size(String(v.output).length)})`, h("pre", null, v.output), !v.passed) : null));
     }
     box.append(scoreCard);
-    box.append(h("h3", null, "Conversation"), renderConversation(d));
+    box.append(h("h3", null, "Conversation"), d.messages.length ? renderConversation(d) : h("p", { class: "empty" }, "no conversation recorded"));
     if (d.final_response) box.append(h("div", { class: "card" }, h("h2", null, "Final answer"), h("div", { class: "text" }, d.final_response)));
     if (d.metadata && Object.keys(d.metadata).length) box.append(folded("metadata", h("pre", null, JSON.stringify(d.metadata, null, 2))));
     return box;
