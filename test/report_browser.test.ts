@@ -134,8 +134,10 @@ describe("report page in Chromium", () => {
 
   it("the baseline view lists the newly failing task first and opens both trajectories side by side", async () => {
     const { page } = await open(`${reportUrl}#baseline`);
-    const firstList = await page.$eval("main .card:has(.changes)", (el) => el.id || el.querySelector(".changes")!.id);
-    expect(firstList).toBe("newly-failing");
+    // Newly failing first, before newly passing and before the deltas.
+    const order = await page.$$eval("#newly-failing, #newly-passing, #deltas", (els) => els.map((e) => e.id));
+    expect(order).toEqual(["newly-failing", "newly-passing", "deltas"]);
+    expect(await page.textContent("#deltas")).toContain("exact McNemar p = 1.00");
     expect(await page.$$eval("#newly-failing a", (as) => as.map((a) => a.textContent))).toEqual([expect.stringContaining("t-03")]);
     expect(await page.$$eval("#newly-passing a", (as) => as.map((a) => a.textContent))).toEqual([expect.stringContaining("t-04")]);
     await page.click("#newly-failing a");

@@ -560,11 +560,20 @@
       return;
     }
     const c = b.comparison;
+    const list = (title, id, changes, cls) =>
+      card(
+        `${title} (${changes.length})`,
+        changes.length
+          ? h("div", { class: "changes", id }, changes.slice(0, 2000).map((t) => h("a", { href: taskHref(t.task_id, t.epoch, true) }, h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"), ` ${t.task_id}${t.epoch ? ` · epoch ${t.epoch}` : ""}`, t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "")))
+          : h("p", { class: "empty" }, "none"),
+      );
+    const only = (title, keys) => (keys.length ? card(`${title} (${keys.length})`, h("div", { class: "sub" }, keys.slice(0, 500).map((k) => k.replace(/#0$/, "")).join(", "))) : null);
+    root.append(h("div", { class: "stack" }, list("Newly failing", "newly-failing", c.newly_failing, "fail"), list("Newly passing", "newly-passing", c.newly_passing, "pass")));
     const sign = (x, f) => (x === null ? "–" : `${x > 0 ? "+" : ""}${f(x)}`);
     root.append(
       h(
         "div",
-        { class: "cards" },
+        { class: "cards", id: "deltas" },
         card(
           "Pass rate change",
           h("div", { class: "big" }, c.delta_pp === null ? "–" : `${c.delta_pp > 0 ? "+" : ""}${c.delta_pp.toFixed(1)} pp`),
@@ -586,16 +595,8 @@
           ]),
         ),
       ),
+      h("div", { class: "stack" }, only("Only in the baseline", c.only_in_baseline), only("Only in the current run", c.only_in_current)),
     );
-    const list = (title, id, changes, cls) =>
-      card(
-        `${title} (${changes.length})`,
-        changes.length
-          ? h("div", { class: "changes", id }, changes.slice(0, 2000).map((t) => h("a", { href: taskHref(t.task_id, t.epoch, true) }, h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"), ` ${t.task_id}${t.epoch ? ` · epoch ${t.epoch}` : ""}`, t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "")))
-          : h("p", { class: "empty" }, "none"),
-      );
-    const only = (title, keys) => (keys.length ? card(`${title} (${keys.length})`, h("div", { class: "sub" }, keys.slice(0, 500).map((k) => k.replace(/#0$/, "")).join(", "))) : null);
-    root.append(h("div", { class: "stack" }, list("Newly failing", "newly-failing", c.newly_failing, "fail"), list("Newly passing", "newly-passing", c.newly_passing, "pass"), only("Only in the baseline", c.only_in_baseline), only("Only in the current run", c.only_in_current)));
   }
 
   // ---- routing
