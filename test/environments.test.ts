@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../src/core/errors.js";
-import { environmentAvailability, environmentBackend, environments } from "../tools/environments/index.js";
+import { describeEnvironment, environmentAvailability, environmentBackend, environments } from "../tools/environments/index.js";
 import { TaskEnvironment } from "../tools/environments/manager.js";
 import { ROOT } from "./helpers/cli.js";
 
@@ -20,6 +20,13 @@ describe("environment registry", () => {
     expect((err as Error).message).toBe("unknown environment 'podman'; known: docker, local, singularity");
     const task = new TaskEnvironment("podman", { runName: "r", taskId: "t", hostTaskDir: "/tmp/x" });
     await expect(task.get()).rejects.toThrow("unknown environment 'podman'; known: docker, local, singularity");
+  });
+
+  it("says where each backend runs commands (for the approver) without loading it", () => {
+    expect(describeEnvironment("local")).toBe("local (runs directly on the host machine, no sandbox)");
+    expect(describeEnvironment("docker")).toBe("docker (runs inside a disposable container)");
+    expect(describeEnvironment("singularity")).toBe("singularity (runs inside a disposable container)");
+    expect(describeEnvironment("podman")).toBe("podman");
   });
 
   it("every backend answers the whole interface", async () => {

@@ -12,9 +12,23 @@ export { SandboxGates, sandboxOwner, type SandboxGateBuffers, type SandboxGateLi
 
 export const environments = createRegistry<EnvironmentBackend>("environment");
 
-environments.register("local", async () => (await import("./local_backend.js")).backend);
-environments.register("docker", async () => (await import("./docker_backend.js")).backend);
-environments.register("singularity", async () => (await import("./singularity_backend.js")).backend);
+/** Where each backend runs commands, in words (for the approver), known without loading the backend. */
+const isolation = new Map<string, string>();
+
+function registerBackend(name: string, runsWhere: string, load: () => Promise<EnvironmentBackend>): void {
+  environments.register(name, load);
+  isolation.set(name, runsWhere);
+}
+
+registerBackend("local", "runs directly on the host machine, no sandbox", async () => (await import("./local_backend.js")).backend);
+registerBackend("docker", "runs inside a disposable container", async () => (await import("./docker_backend.js")).backend);
+registerBackend("singularity", "runs inside a disposable container", async () => (await import("./singularity_backend.js")).backend);
+
+/** "docker (runs inside a disposable container)"; an unknown name as is. */
+export function describeEnvironment(name: string): string {
+  const where = isolation.get(name);
+  return where ? `${name} (${where})` : name;
+}
 
 /** The backend of this name; an unknown name is a UserError listing the known ones. */
 export function environmentBackend(name: string): Promise<EnvironmentBackend> {
