@@ -5,6 +5,7 @@
  */
 import { cpus } from "node:os";
 import { z } from "zod";
+import { environmentNames } from "../../tools/environments/index.js";
 
 /** How a flag's text becomes a config value (before the schema validates it). */
 export type OptionKind = "string" | "int" | "number" | "boolean" | "list";
@@ -36,7 +37,8 @@ const seconds = z.number().positive();
 
 export const OUTCOME_POLICIES = ["skip", "fail"] as const;
 export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as const;
-export const ENVIRONMENTS = ["local", "docker", "singularity"] as const;
+/** The environment backends of the registry (tools/environments/index.ts), so a new backend needs no second list. */
+export const ENVIRONMENTS = environmentNames();
 export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 export const PROGRESS_MODES = ["auto", "bar", "log", "none"] as const;
 

@@ -24,6 +24,11 @@ registerBackend("local", "runs directly on the host machine, no sandbox", async 
 registerBackend("docker", "runs inside a disposable container", async () => (await import("./docker_backend.js")).backend);
 registerBackend("singularity", "runs inside a disposable container", async () => (await import("./singularity_backend.js")).backend);
 
+/** The backend names in registration order (local first: the default), for option help and validation. */
+export function environmentNames(): [string, ...string[]] {
+  return [...isolation.keys()] as [string, ...string[]];
+}
+
 /** "docker (runs inside a disposable container)"; an unknown name as is. */
 export function describeEnvironment(name: string): string {
   const where = isolation.get(name);
