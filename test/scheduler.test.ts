@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../src/core/chat.js";
-import { ProviderError, isAbortError } from "../src/models/provider.js";
+import { ModelAbortError, ProviderError } from "../src/models/provider.js";
 import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
 import { backoffDelay, retryDelay, DEFAULT_RETRY_POLICY } from "../src/scheduler/retry.js";
 import { describeModelEvent, scheduleModel, type ModelEvent, type ScheduleOptions } from "../src/scheduler/scheduler.js";
@@ -115,7 +115,7 @@ describe("retry layer (fake clock)", () => {
     const p = scripted([rateLimited(30_000)]);
     const { model, clock } = scheduled(p.model, { onEvent: () => ac.abort(new Error("task cancelled")) });
     const err = await clock.run(model.complete({ ...ask, signal: ac.signal })).catch((e) => e);
-    expect(isAbortError(err)).toBe(true);
+    expect(err).toBeInstanceOf(ModelAbortError);
     expect(err).not.toBeInstanceOf(ModelError);
     expect(p.seen).toHaveLength(1);
 
@@ -125,11 +125,11 @@ describe("retry layer (fake clock)", () => {
     const pending = s2.model.complete({ ...ask, signal: ac2.signal }).catch((e) => e);
     await s2.clock.settle();
     ac2.abort();
-    expect(isAbortError(await pending)).toBe(true);
+    expect(await pending).toBeInstanceOf(ModelAbortError);
     expect(hanging.seen[0]!.signal?.aborted).toBe(true);
 
     const none = scripted([]);
-    expect(isAbortError(await scheduled(none.model).model.complete({ ...ask, signal: AbortSignal.abort() }).catch((e) => e))).toBe(true);
+    expect(await scheduled(none.model).model.complete({ ...ask, signal: AbortSignal.abort() }).catch((e) => e)).toBeInstanceOf(ModelAbortError);
     expect(none.seen).toHaveLength(0);
   });
 
@@ -270,5 +270,17 @@ describe("scheduler with the shared limiter", () => {
     await Promise.all(Array.from({ length: 12 }, (_, i) => models[i % 3]!.complete(ask)));
     expect(peak).toBe(3);
     expect(limiter.counts()).toMatchObject({ calls: 12, in_flight: 0, peak_in_flight: 3 });
+  });
+});
+
+describe("progress line note", () => {
+  it("is empty until the scheduler retried or lowered a limit, then names retries, 429s and each lowered limit", async () => {
+    const { modelNote } = await import("../src/run/progress.js");
+    const base = { done: 1, failed: 0, dropped: 0, tokens: 0 };
+    expect(modelNote(base)).toBe("");
+    expect(modelNote({ ...base, model: { retries: 0, rate_limited: 0, endpoints: { a: { limit: 4, max: 4 } } } })).toBe("");
+    expect(modelNote({ ...base, model: { retries: 3, rate_limited: 2, endpoints: { a: { limit: 2, max: 4 }, b: { limit: 8, max: 8 } } } })).toBe(
+      " | model retries 3, 429s 2, connections 2/4",
+    );
   });
 });

@@ -7,7 +7,7 @@ import { RunConfigSchema } from "../src/config/run_config.js";
 import { ModelError, type ChatModel } from "../src/core/chat.js";
 import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 import { EnvironmentSetupError, runTask, type TaskRunnerDeps } from "../src/run/task.js";
-import { fixedModels, type RunModels } from "../src/scheduler/run_models.js";
+import type { RunModels } from "../src/scheduler/run_models.js";
 import { scheduleModel } from "../src/scheduler/scheduler.js";
 import { ProviderError } from "../src/models/provider.js";
 import { FakeClock } from "./helpers/fake_clock.js";
@@ -24,7 +24,7 @@ function deps(model: ChatModel | RunModels, over: Record<string, unknown> = {}):
   const runDir = mkdtempSync(join(tmpdir(), "hb-task-"));
   dirs.push(runDir);
   const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1, ...over });
-  const models = "forTask" in model ? model : fixedModels(model);
+  const models: RunModels = "forTask" in model ? model : { forTask: () => ({ agent: model }) };
   return { config, runDir, models, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
 }
 

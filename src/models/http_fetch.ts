@@ -28,8 +28,6 @@ export interface NodeHttpFetchOptions {
 
 export interface NodeHttpFetch {
   fetch: typeof fetch;
-  /** Sockets opened so far (both protocols), for tests and diagnostics. */
-  readonly socketsCreated: number;
   /** Closes idle sockets; later requests open new ones. */
   destroy(): void;
 }
@@ -167,14 +165,6 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
   };
   const httpAgent = new http.Agent(agentOpts);
   const httpsAgent = new https.Agent(agentOpts);
-  let socketsCreated = 0;
-  for (const agent of [httpAgent, httpsAgent]) {
-    const create = agent.createConnection.bind(agent) as (...args: unknown[]) => unknown;
-    (agent as unknown as { createConnection: (...args: unknown[]) => unknown }).createConnection = (...args: unknown[]) => {
-      socketsCreated++;
-      return create(...args);
-    };
-  }
 
   function nodeFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
     const body = init.body;
@@ -259,9 +249,6 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
 
   return {
     fetch: nodeFetch as typeof fetch,
-    get socketsCreated() {
-      return socketsCreated;
-    },
     destroy() {
       httpAgent.destroy();
       httpsAgent.destroy();

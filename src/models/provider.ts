@@ -51,7 +51,3 @@ export class ModelAbortError extends Error {
     super("model request aborted", { cause: reason });
   }
 }
-
-export function isAbortError(err: unknown): boolean {
-  return err instanceof Error && (err.name === "AbortError" || err.name === "APIUserAbortError");
-}

@@ -100,8 +100,3 @@ export async function createRunModels(config: RunConfig, gates: ModelGates): Pro
     forTask: (onEvent) => ({ agent: agent(onEvent), approver: approver?.(onEvent) }),
   };
 }
-
-/** Models that are used as given (tests of one task with a scripted ChatModel). */
-export function fixedModels(agent: ChatModel, approver?: ChatModel): RunModels {
-  return { forTask: () => ({ agent, approver }) };
-}
