@@ -284,3 +284,37 @@ describe("progress line note", () => {
     );
   });
 });
+
+describe("the run's endpoints and gates", () => {
+  const config = async (extra: Record<string, unknown>) =>
+    (await import("../src/config/run_config.js")).RunConfigSchema.parse({ dataset: "d.jsonl", model: "m", base_url: "http://127.0.0.1:9/v1/", max_connections: 3, ...extra });
+
+  it("one run-wide limiter per endpoint: the approver shares the agent's when it calls the same model there", async () => {
+    const { ModelGates } = await import("../src/scheduler/run_models.js");
+    const shared = ModelGates.create(await config({ approval: "smart" }));
+    expect(Object.keys(shared.buffers)).toEqual(["http://127.0.0.1:9/v1#m"]);
+    expect(shared.limiter("http://127.0.0.1:9/v1#m")!.max).toBe(3);
+    const apart = ModelGates.create(await config({ approval: "smart", approval_model: "judge-small" }));
+    expect(Object.keys(apart.buffers).sort()).toEqual(["http://127.0.0.1:9/v1#judge-small", "http://127.0.0.1:9/v1#m"]);
+    expect(Object.keys(ModelGates.create(await config({ approval: "deny" })).buffers)).toEqual(["http://127.0.0.1:9/v1#m"]);
+    // A worker's view of the buffers sees what the main thread's limiter does.
+    const worker = new ModelGates(shared.buffers);
+    shared.limiter("http://127.0.0.1:9/v1#m")!.recordRateLimit();
+    expect(worker.limiter("http://127.0.0.1:9/v1#m")!.limit).toBe(1);
+    expect(worker.counts()).toMatchObject({ rate_limited: 1, limit_decreases: 1 });
+  });
+
+  it("builds the task's models through the registry: the scripted demo has no approver (fail-closed)", async () => {
+    const { ModelGates, createRunModels } = await import("../src/scheduler/run_models.js");
+    const scripted = await config({ model: "scripted", base_url: undefined, approval: "smart" });
+    const models = (await createRunModels(scripted, ModelGates.create(scripted))).forTask();
+    expect(models.approver).toBeUndefined();
+    const res = await models.agent.complete({ messages: [{ role: "user", content: "hello" }] });
+    expect(res.finishReason).toBe("stop");
+    const smart = await config({ approval: "smart" });
+    expect((await createRunModels(smart, ModelGates.create(smart))).forTask().approver?.name).toBe("m");
+    const { modelProviders } = await import("../src/models/factory.js");
+    expect(modelProviders.names()).toEqual(["openai", "scripted"]);
+    await expect(modelProviders.load("vertex")).rejects.toThrow("unknown model provider 'vertex'; known: openai, scripted");
+  });
+});

@@ -37,9 +37,10 @@ function hostOf(url: string): string {
   }
 }
 
+/** Every endpoint a run calls, by who calls it (a judge is added here, and nowhere else). */
 export interface RunEndpoints {
   agent: ModelEndpoint;
-  /** The smart approver's endpoint; absent when there is none to ask (the scripted demo: fail-closed). */
+  /** The smart approver's endpoint; absent without smart approval or with none to ask (the scripted demo: fail-closed). */
   approver?: ModelEndpoint;
 }
 
@@ -65,7 +66,7 @@ export function runEndpoints(config: RunConfig): RunEndpoints {
   // The approver defaults to the run's own endpoint and model; the scripted demo has none.
   const approverURL = config.approval_base_url ?? config.base_url ?? (scripted ? undefined : DEFAULT_BASE_URL);
   const approverModel = config.approval_model ?? (scripted ? undefined : model);
-  if (!approverURL || !approverModel) return { agent };
+  if (config.approval !== "smart" || !approverURL || !approverModel) return { agent };
   // The run's key goes to the approver only when the approver is on the run's own host.
   const apiKey = config.approval_api_key ?? (hostOf(approverURL) === hostOf(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined);
   const approver: ModelEndpoint = {

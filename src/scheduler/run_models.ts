@@ -6,7 +6,7 @@
  */
 import type { RunConfig } from "../config/run_config.js";
 import type { ChatModel } from "../core/chat.js";
-import { modelProviders, runEndpoints, type ModelEndpoint } from "../models/factory.js";
+import { modelProviders, runEndpoints, type ModelEndpoint, type RunEndpoints } from "../models/factory.js";
 import { SharedAdaptiveLimiter, type AdaptiveLimitBuffers, type LimiterCounts } from "./adaptive_limit.js";
 import type { RetryPolicy } from "./retry.js";
 import { scheduleModel, type ModelEvent, type ModelPurpose } from "./scheduler.js";
@@ -39,8 +39,7 @@ export class ModelGates {
   /** Main thread: one limiter of `--max-connections` for each endpoint the run calls. */
   static create(config: RunConfig): ModelGates {
     const buffers: ModelGateBuffers = {};
-    const endpoints = runEndpoints(config);
-    for (const ep of [endpoints.agent, config.approval === "smart" ? endpoints.approver : undefined]) {
+    for (const ep of Object.values(runEndpoints(config))) {
       if (ep && !buffers[ep.key]) buffers[ep.key] = SharedAdaptiveLimiter.create(connectionLimit(config)).buffers;
     }
     return new ModelGates(buffers);
@@ -66,19 +65,15 @@ export class ModelGates {
   }
 }
 
-/** The models one task calls, their retries and limit changes reported to that task. */
-export interface TaskModels {
-  agent: ChatModel;
-  approver?: ChatModel;
-}
+/** The models one task calls (one per endpoint of `runEndpoints`), their retries and limit changes reported to that task. */
+export type TaskModels = { [P in keyof RunEndpoints]: RunEndpoints[P] extends ModelEndpoint ? ChatModel : ChatModel | undefined };
 
 export interface RunModels {
   forTask(onEvent?: (e: ModelEvent) => void): TaskModels;
 }
 
-/** Worker thread: providers for the run's endpoints, scheduled through the shared gates. */
+/** Worker thread: a provider for each of the run's endpoints (one keep-alive pool each), scheduled through the shared gates. */
 export async function createRunModels(config: RunConfig, gates: ModelGates): Promise<RunModels> {
-  const endpoints = runEndpoints(config);
   const policy: Partial<RetryPolicy> = { maxRetries: config.max_retries, requestTimeoutMs: config.request_timeout * 1000 };
   const local = new Map<string, SharedAdaptiveLimiter>();
   // An endpoint the main thread did not plan for (in-process use) gets a limiter of this thread alone.
@@ -87,16 +82,15 @@ export async function createRunModels(config: RunConfig, gates: ModelGates): Pro
     local.get(key) ??
     local.set(key, SharedAdaptiveLimiter.create(connectionLimit(config))).get(key)!;
 
-  async function build(ep: ModelEndpoint, purpose: ModelPurpose) {
+  const builders: [ModelPurpose, (onEvent?: (e: ModelEvent) => void) => ChatModel][] = [];
+  for (const [purpose, ep] of Object.entries(runEndpoints(config)) as [ModelPurpose, ModelEndpoint | undefined][]) {
+    if (!ep) continue;
     const provider = await modelProviders.load(ep.provider);
     const limiter = limiterOf(ep.key);
     const model = provider.create({ ...ep.options, maxSockets: limiter.max });
-    return (onEvent?: (e: ModelEvent) => void) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent });
+    builders.push([purpose, (onEvent) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent })]);
   }
-
-  const agent = await build(endpoints.agent, "agent");
-  const approver = endpoints.approver && config.approval === "smart" ? await build(endpoints.approver, "approver") : undefined;
   return {
-    forTask: (onEvent) => ({ agent: agent(onEvent), approver: approver?.(onEvent) }),
+    forTask: (onEvent) => Object.fromEntries(builders.map(([purpose, build]) => [purpose, build(onEvent)])) as TaskModels,
   };
 }
