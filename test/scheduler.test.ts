@@ -200,6 +200,23 @@ describe("run-wide adaptive limit (SharedArrayBuffer)", () => {
     b.release();
   });
 
+  it("the permits a dead worker thread held go back to the run (its ledger), and no others", async () => {
+    const main = SharedAdaptiveLimiter.create(3);
+    const dying = new SharedAdaptiveLimiter(main.buffers, Date.now, 7);
+    const living = new SharedAdaptiveLimiter(main.buffers, Date.now, 8);
+    await dying.acquire();
+    await dying.acquire();
+    await dying.acquire();
+    dying.release();
+    await living.acquire();
+    expect(main.gate.tryAcquire()).toBe(false); // 2 + 1 held: the run is full
+    expect(main.releaseThread(7)).toBe(2);
+    expect(main.counts().in_flight).toBe(1);
+    expect(main.releaseThread(7)).toBe(0);
+    living.release();
+    expect(main.counts().in_flight).toBe(0);
+  });
+
   it("a waiting acquire gives up when its signal aborts, holding nothing", async () => {
     const l = SharedAdaptiveLimiter.create(1);
     await l.acquire();

@@ -315,6 +315,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
       const live = new Set(pool.threads.map((t) => t.threadId));
       for (const id of [...threadIds].filter((t) => !live.has(t))) {
         threadIds.delete(id);
+        const modelPermits = modelGates.releaseThread(id);
+        if (modelPermits) logEvent(`worker thread ${id} gone: returned ${modelPermits} model connection permit(s)`);
         try {
           const { removed, permits } = await reclaimThread(config.env, config.run_name!, id, sandboxGates);
           if (removed || permits) logEvent(`worker thread ${id} gone: removed ${removed} sandbox(es), returned ${permits} sandbox permit(s)`);

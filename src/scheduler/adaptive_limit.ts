@@ -9,6 +9,7 @@
  * flight together counts once); successes raise it by one every `recoverAfterSuccesses` successes, or on a
  * success once `recoverIntervalMs` passed since the last change, back up to `max`.
  */
+import { threadId as currentThreadId } from "node:worker_threads";
 import { SharedSemaphore } from "../core/shared_gate.js";
 
 export interface AdaptivePolicy {
@@ -26,7 +27,14 @@ export const DEFAULT_ADAPTIVE_POLICY: AdaptivePolicy = { decreaseWindowMs: 2000,
 export interface AdaptiveLimitBuffers {
   gate: SharedArrayBuffer;
   state: SharedArrayBuffer;
+  /** Permits held per worker thread, so the main thread can return those of a thread that died. */
+  ledger: SharedArrayBuffer;
 }
+
+/** Worker threads a ledger tracks at once (a dead thread's slot is freed and reused). */
+const LEDGER_SLOTS = 256;
+const OWNER = 0;
+const HELD = 1;
 
 export interface LimitChange {
   from: number;
@@ -70,13 +78,17 @@ const NEVER = -(2n ** 62n);
 export class SharedAdaptiveLimiter {
   readonly gate: SharedSemaphore;
   private readonly cells: BigInt64Array;
+  private readonly ledger: Int32Array;
+  private slot: number | undefined;
 
   constructor(
     readonly buffers: AdaptiveLimitBuffers,
     private readonly now: () => number = Date.now,
+    private readonly threadId: number = currentThreadId,
   ) {
     this.gate = new SharedSemaphore(buffers.gate);
     this.cells = new BigInt64Array(buffers.state);
+    this.ledger = new Int32Array(buffers.ledger);
     if (this.cells.length < CELLS) throw new RangeError("adaptive limiter state buffer too small");
   }
 
@@ -84,7 +96,14 @@ export class SharedAdaptiveLimiter {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`limiter max must be an integer >= 1, got ${max}`);
     const p = { ...DEFAULT_ADAPTIVE_POLICY, ...policy };
     const gate = SharedSemaphore.create(max);
-    const limiter = new SharedAdaptiveLimiter({ gate: gate.buffer, state: new SharedArrayBuffer(CELLS * BigInt64Array.BYTES_PER_ELEMENT) }, now);
+    const limiter = new SharedAdaptiveLimiter(
+      {
+        gate: gate.buffer,
+        state: new SharedArrayBuffer(CELLS * BigInt64Array.BYTES_PER_ELEMENT),
+        ledger: new SharedArrayBuffer(LEDGER_SLOTS * 2 * Int32Array.BYTES_PER_ELEMENT),
+      },
+      now,
+    );
     const c = limiter.cells;
     c[MAX] = BigInt(max);
     c[LOWEST] = BigInt(max);
@@ -106,12 +125,41 @@ export class SharedAdaptiveLimiter {
   }
 
   /** Waits for a permit (rejects with the signal's reason if it aborts first). Pair with `release()`. */
-  acquire(signal?: AbortSignal): Promise<void> {
-    return this.gate.acquire(signal);
+  async acquire(signal?: AbortSignal): Promise<void> {
+    await this.gate.acquire(signal);
+    this.note(1);
   }
 
   release(): void {
+    this.note(-1);
     this.gate.release();
+  }
+
+  /** Main thread: gives back the permits a worker thread held when it died; returns how many. */
+  releaseThread(threadId: number): number {
+    for (let i = 0; i < LEDGER_SLOTS; i++) {
+      if (Atomics.load(this.ledger, i * 2 + OWNER) !== threadId) continue;
+      const held = Atomics.exchange(this.ledger, i * 2 + HELD, 0);
+      Atomics.store(this.ledger, i * 2 + OWNER, 0);
+      for (let n = 0; n < held; n++) this.gate.release();
+      return held;
+    }
+    return 0;
+  }
+
+  /** Counts this thread's permits in its ledger slot, claimed on first use (the main thread, id 0, keeps none). */
+  private note(delta: number): void {
+    if (this.threadId === 0) return;
+    if (this.slot === undefined) {
+      for (let i = 0; i < LEDGER_SLOTS && this.slot === undefined; i++) {
+        if (Atomics.load(this.ledger, i * 2 + OWNER) === this.threadId) this.slot = i;
+      }
+      for (let i = 0; i < LEDGER_SLOTS && this.slot === undefined; i++) {
+        if (Atomics.compareExchange(this.ledger, i * 2 + OWNER, 0, this.threadId) === 0) this.slot = i;
+      }
+      if (this.slot === undefined) return; // more live threads than slots: those permits cannot be reclaimed
+    }
+    Atomics.add(this.ledger, this.slot * 2 + HELD, delta);
   }
 
   noteCall(): void {

@@ -45,6 +45,13 @@ export class ModelGates {
     return new ModelGates(buffers);
   }
 
+  /** Main thread: returns the model connection permits a dead worker thread held; how many. */
+  releaseThread(threadId: number): number {
+    let n = 0;
+    for (const l of this.limiters.values()) n += l.releaseThread(threadId);
+    return n;
+  }
+
   limiter(key: string): SharedAdaptiveLimiter | undefined {
     return this.limiters.get(key);
   }
