@@ -14,15 +14,29 @@ afterEach(async () => {
   while (servers.length) await servers.pop()!.close();
 });
 
-/** A server that holds every request a moment and records the most it held at once. */
-async function countingServer(reply: (index: number) => Reply) {
-  const seen = { live: 0, peak: 0 };
+/**
+ * A server that records the most requests it held at once. Requests are held in groups: a group is let go
+ * once `group` requests are in (or all that are still to come), then answered a moment later, so the peak
+ * does not depend on how fast a loaded machine starts its worker threads, and a limit that does not hold
+ * shows as a peak above it.
+ */
+async function countingServer(opts: { group: number; expected: number; reply: (index: number) => Reply }) {
+  const seen = { live: 0, peak: 0, answered: 0 };
+  let waiting: (() => void)[] = [];
   const server = await startFakeOpenAI(async (req) => {
     seen.live++;
     seen.peak = Math.max(seen.peak, seen.live);
-    await new Promise((r) => setTimeout(r, 150));
+    await new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      if (waiting.length >= Math.min(opts.group, opts.expected - seen.answered)) {
+        const go = waiting;
+        waiting = [];
+        setTimeout(() => go.forEach((r) => r()), 100);
+      }
+    });
     seen.live--;
-    return reply(req.index);
+    seen.answered++;
+    return opts.reply(req.index);
   });
   servers.push(server);
   return { server, seen };
@@ -48,7 +62,7 @@ async function run(server: FakeOpenAI, tasks: number, extra: string[]) {
 
 describe("run-wide model connections", () => {
   it("4 workers, --max-connections 3: the server never holds more than 3 requests, and does hold 3", async () => {
-    const { server, seen } = await countingServer(() => text("an answer"));
+    const { server, seen } = await countingServer({ group: 3, expected: 16, reply: () => text("an answer") });
     const { result } = await run(server, 16, ["--workers", "4", "--concurrency", "16", "--max-connections", "3"]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(16);
@@ -56,7 +70,8 @@ describe("run-wide model connections", () => {
   });
 
   it("a 429 is retried after its Retry-After and halves the run-wide limit: events.log, statistics.json and the progress line say so", async () => {
-    const { server } = await countingServer((i) => (i < 2 ? httpError(429, "slow down", { "retry-after-ms": "20" }) : text("an answer")));
+    // The first two requests are held together and both answered 429, within one decrease window.
+    const { server } = await countingServer({ group: 2, expected: 10, reply: (i) => (i < 2 ? httpError(429, "slow down", { "retry-after-ms": "20" }) : text("an answer")) });
     const { result, runDir } = await run(server, 8, ["--workers", "2", "--concurrency", "8", "--max-connections", "4"]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(10);
