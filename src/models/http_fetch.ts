@@ -20,7 +20,7 @@ import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 
 export interface NodeHttpFetchOptions {
-  /** Sockets per origin (use the connection limiter's max). Default: unlimited. */
+  /** Sockets per origin (the run's connection limit). Default: unlimited. */
   maxSockets?: number;
   /** Idle keep-alive sockets kept per origin. Default: `maxSockets`. */
   maxFreeSockets?: number;
