@@ -32,13 +32,21 @@
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
-import { assignmentOf, MAX_NESTING, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
+import { INIT_IDIOM, judgeCommand, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
+import { assignmentOf, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 interface Tok {
   /** The word as the program receives it (quotes removed, known variables substituted). */
   plain: string;
   /** Same, with `|<>` inside the word replaced, for the rendered line. */
   shown: string;
+  /** False when the word holds an expansion the analysis could not resolve (`$x`, `$( … )`). */
+  literal?: boolean;
+  procSubst?: boolean;
+}
+
+function isLiteral(word: Word, vars: ReadonlyMap<string, string>): boolean {
+  return word.parts.every((p) => p.kind === "lit" || (p.kind === "param" && paramValue(p, vars) !== undefined));
 }
 
 const sanitize = (s: string): string => s.replace(/\|/g, "¦").replace(/</g, "‹").replace(/>/g, "›").replace(/[\n\t]+/g, " ");
@@ -47,7 +55,7 @@ function shownOf(word: Word, vars: ReadonlyMap<string, string>): string {
   const s = word.parts
     .map((p) => {
       if (p.kind === "lit") return sanitize(p.text);
-      if (p.kind === "param") return sanitize(vars.get(p.name) ?? p.raw);
+      if (p.kind === "param") return sanitize(paramValue(p, vars) ?? p.raw);
       return `${p.op === "`" ? "$(" : p.op}${sanitize(p.raw)})`;
     })
     .join("");
@@ -57,18 +65,19 @@ function shownOf(word: Word, vars: ReadonlyMap<string, string>): string {
 function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
   // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
   if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
-    const value = vars.get(word.parts[0]!.name);
+    const value = paramValue(word.parts[0] as { name: string; raw: string }, vars);
     if (value !== undefined && /\s/.test(value)) {
       return value
         .split(/\s+/)
         .filter(Boolean)
-        .map((v) => ({ plain: v, shown: sanitize(v) }));
+        .map((v) => ({ plain: v, shown: sanitize(v), literal: true }));
     }
   }
-  return [{ plain: wordText(word, vars), shown: shownOf(word, vars) }];
+  const first = word.parts[0];
+  return [{ plain: wordText(word, vars), shown: shownOf(word, vars), literal: isLiteral(word, vars), procSubst: first?.kind === "subst" && first.op === "<(" }];
 }
 
-const plainTok = (s: string): Tok => ({ plain: s, shown: sanitize(s) || "''" });
+const plainTok = (s: string): Tok => ({ plain: s, shown: sanitize(s) || "''", literal: !/\$|`/.test(s) });
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash"]);
 const KEYWORDS = new Set(["!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "coproc", "function"]);
@@ -192,6 +201,9 @@ export interface DetectOptions {
 interface State {
   cwd: Cwd;
   units: string[];
+  findings: Finding[];
+  insideTargets: string[];
+  fetched: Set<string>;
   comments: string[];
   tooDeep: boolean;
   vars: Map<string, string>;
@@ -304,6 +316,7 @@ function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
         i = skipOptions(t, i + 1, "ILnPsdEa", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
         continue;
       case "eval":
+        if (rest().length === 1 && INIT_IDIOM.test(rest()[0]!.plain.trim())) return { prefix, argv: t.slice(i) };
         analyseScript(rest().map((x) => x.plain).join(" "), depth + 1, st);
         return { prefix, argv: t.slice(i) };
       case "su":
@@ -379,18 +392,28 @@ function renderArgv(prefix: string, argv: Tok[], redirects: string[]): string {
   return (prefix + [...head, ...redirects].join(" ")).trim();
 }
 
-function renderCommand(cmd: SimpleCommand, depth: number, st: State): string | null {
+/** What the judge needs to know about the previous pipeline stage. */
+interface Stage {
+  producer: Producer | null;
+}
+
+function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
   const words = cmd.words;
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
+  // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
+  const remember = (w: Word, a: { name: string; value: string }) => {
+    if (isLiteral(w, st.vars)) st.vars.set(a.name, a.value);
+    else st.vars.delete(a.name);
+  };
   if (words.length && assignments.every(Boolean)) {
-    for (const a of assignments) st.vars.set(a!.name, a!.value);
+    words.forEach((w, k) => remember(w, assignments[k]!));
   }
   const first = words[0] ? wordText(words[0], st.vars) : "";
   if (DECLARATIONS.has(first)) {
     for (const w of words.slice(1)) {
       const a = assignmentOf(w, st.vars);
-      if (a) st.vars.set(a.name, a.value);
+      if (a) remember(w, a);
     }
   }
 
@@ -434,6 +457,28 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State): string | n
     }
   }
 
+  const judged: JudgedRedirect[] = cmd.redirects.map((r) => {
+    const body = r.heredoc ?? (r.op === "<<<" && r.target ? wordText(r.target, st.vars) : undefined);
+    const quotedDelim = r.target?.parts.some((p) => p.kind === "lit" && p.quoted) ?? false;
+    const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
+    return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
+  });
+  const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst }));
+  judgeCommand({
+    name,
+    args,
+    redirects: judged,
+    cwd: st.cwd,
+    producer: prev,
+    viaXargs: prefix.startsWith("xargs"),
+    analyseShell: (script) => analyseScript(script, depth + 1, st),
+    out: st.findings,
+    insideTargets: st.insideTargets,
+    fetched: st.fetched,
+  });
+  const heredoc = judged.find((r) => r.body !== undefined);
+  stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal };
+
   // `find … -exec cmd … ;` runs cmd: render it as a command of its own.
   if (name === "find") {
     for (let k = 1; k < argv.length; k++) {
@@ -460,7 +505,14 @@ function analyseScript(src: string, depth: number, st: State): void {
   if (parsed.tooDeep) st.tooDeep = true;
   st.comments.push(...parsed.comments.filter(Boolean));
   for (const p of parsed.pipelines) {
-    const stages = p.commands.map((c) => renderCommand(c, depth, st)).filter((s): s is string => s !== null && s !== "");
+    let prev: Producer | null = null;
+    const stages: string[] = [];
+    for (const c of p.commands) {
+      const stage: Stage = { producer: null };
+      const s = renderCommand(c, depth, st, prev, stage);
+      prev = stage.producer;
+      if (s) stages.push(s);
+    }
     if (stages.length) st.units.push(stages.join(" | "));
   }
 }
@@ -473,16 +525,20 @@ export interface CommandAnalysis {
   /** Shell comments found (never executed). */
   comments: string[];
   tooDeep: boolean;
+  /** Effect classes judged from what each simple command does (judge.ts). */
+  findings: Finding[];
+  /** Paths inside the working directory that are deleted, moved, written or chmodded, relative to it. */
+  insideTargets: string[];
 }
 
 /** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
-  const st: State = { cwd: startDir(opts), units: [], comments: [], tooDeep: false, vars: new Map(), budget: 256 };
+  const st: State = { cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), comments: [], tooDeep: false, vars: new Map(), budget: 256 };
   try {
     analyseScript(normalized, 0, st);
   } catch {
     st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
   }
-  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep };
+  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets };
 }

@@ -3,6 +3,7 @@
  * (normalize.ts first, then the shell reader of shell.ts, wrappers removed, scripts read recursively).
  */
 import { analyseCommand, type CommandAnalysis, type DetectOptions } from "./analyse.js";
+import { EFFECT_CLASSES, SHARED_DESCRIPTIONS } from "./judge.js";
 
 export { normalizeCommand } from "./normalize.js";
 export { analyseCommand, type CommandAnalysis, type DetectOptions } from "./analyse.js";
@@ -10,9 +11,13 @@ export { analyseCommand, type CommandAnalysis, type DetectOptions } from "./anal
 export interface DangerousPattern {
   /** Stable identifier: what session approvals and `command_allowlist` store. */
   key: string;
-  pattern: RegExp;
+  /** Absent for classes judged only by effect (judge.ts). */
+  pattern?: RegExp;
   description: string;
-  /** "command" (default): matched against each rendered pipeline; "raw": against the normalised text. */
+  /**
+   * "command" (default): matched against each rendered pipeline; "raw": against the normalised text.
+   * Every class also matches when the effect judge (judge.ts) reports its key.
+   */
   scope?: "command" | "raw";
 }
 
@@ -46,7 +51,6 @@ const RC_TARGET = `${RC_PATH}${EOT}`;
 const DISK = String.raw`/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper/|disk/|loop\d|sr\d)\S*`;
 const WRITE_REDIR = String.raw`\s(?:\d+|&)?>>?`;
 const COPY = String.raw`(?:cp|mv|install|ln|rsync)`;
-const SQL_CLIENT = String.raw`^(?=.*(?:^|\s)(?:psql|mysql|mariadb|sqlite3?|sqlcmd|duckdb|clickhouse(?:-client)?|cqlsh|mongo(?:sh)?|cockroach|pgcli|mycli|litecli|usql|isql)${EOT})`;
 const INTERP = String.raw`(?:(?:ba|z|da|k|a|mk|fi|tc|c)?sh|python[\d.]*|perl|ruby|node|php|source|\.|eval)`;
 // An interpreter that reads its program from stdin: no script, -c or -m argument.
 const STDIN_INTERP = String.raw`(?:${INTERP}(?:\s-(?![cme]${EOT})\S*)*(?:\s--(?:\s\S+)*)?|(?:source|\.)\s/dev/stdin)${END_ARGS}`;
@@ -73,11 +77,7 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "delete the root, a system directory or the home directory",
     pattern: re(`${AT}rm\\s${ANY}(?:${SYS_TARGET}|--no-preserve-root)${EOT}`),
   },
-  {
-    key: "format_filesystem",
-    description: "create a file system (mkfs)",
-    pattern: re(String.raw`${AT}(?:mkfs(?:\.[\w.]+)?|mke2fs|mkswap|mkdosfs|mkntfs|mkexfatfs|mkfs_\w+)${EOT}`),
-  },
+  { key: "format_filesystem", description: "create a file system (mkfs) on a device or a path outside the working directory" },
   {
     key: "disk_write",
     description: "write raw data onto a disk device",
@@ -146,52 +146,17 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "write a shell startup file (~/.bashrc, ~/.profile, …)",
     pattern: re(`(?:${WRITE_REDIR}|${AT}tee\\s${ANY}|${AT}(?:sed|perl)(?=\\s${ANY}(?:-[a-z]*i\\S*|--in-place\\S*)${EOT})\\s${ANY})${RC_TARGET}`, `${AT}${COPY}\\s[^|]*\\s${RC_PATH}${END_ARGS}`),
   },
-  {
-    key: "sql_drop",
-    description: "SQL DROP of a database, schema or table (or a datastore flush)",
-    pattern: re(
-      String.raw`${SQL_CLIENT}.*\bdrop\s+(?:table|database|schema|keyspace|collection)\b`,
-      String.raw`${SQL_CLIENT}.*(?:\.dropdatabase\(|\bdb\.[\w.]+\.drop\(\))`,
-      String.raw`${AT}redis-cli\s${ANY}(?:flushall|flushdb)${EOT}`,
-    ),
-  },
-  {
-    key: "sql_truncate",
-    description: "SQL TRUNCATE",
-    pattern: re(String.raw`${SQL_CLIENT}.*\btruncate\s+(?:table\s+)?(?!-)[\w"\x60.]`),
-  },
-  {
-    key: "sql_delete_without_where",
-    description: "SQL DELETE without WHERE",
-    pattern: re(String.raw`${SQL_CLIENT}.*\bdelete\s+from\s+[^\s;]+(?![^;]*\bwhere\b)`),
-  },
+  { key: "sql_drop", description: "SQL DROP of a database, schema or table" },
+  { key: "sql_truncate", description: "SQL TRUNCATE" },
+  { key: "sql_delete_without_where", description: "SQL DELETE without WHERE" },
+  { key: "find_delete", description: "find -delete outside the working directory" },
+  { key: "find_exec_rm", description: "find -exec rm outside the working directory" },
+  { key: "xargs_rm", description: "xargs with rm of paths not known to be in the working directory" },
   {
     key: "recursive_delete",
     description: "recursive delete of a path outside the working directory or not known in advance",
     pattern: re(
       String.raw`${AT}rm(?=\s${ANY}${REC}${EOT})\s${ANY}(?:[/~$]|\.{1,2}/*(?:\*|\.\*)?${EOT}|\.?\*${EOT}|(?:\S*/)?\.\.(?:/|${EOT}))`,
-    ),
-  },
-  {
-    key: "find_delete",
-    description: "find -delete",
-    pattern: re(`${AT}find\\s${ANY}-delete${EOT}`),
-  },
-  {
-    key: "find_exec_rm",
-    description: "find -exec rm",
-    pattern: re(String.raw`${AT}find\s${ANY}-(?:exec|execdir|ok|okdir)\s+(?:\S*/)?(?:rm|shred|unlink)${EOT}`),
-  },
-  {
-    key: "xargs_rm",
-    description: "xargs with rm",
-    pattern: re(String.raw`${AT}xargs\s(?:\S*/)?(?:rm|shred|unlink)${EOT}`),
-  },
-  {
-    key: "inline_script_delete",
-    description: "inline script deleting a directory tree",
-    pattern: re(
-      String.raw`${AT}(?:python[\d.]*|perl|ruby|node|deno|bun|php)\s${ANY}-[a-z]*[ce]\s[^|]*(?:shutil\.rmtree|fileutils\.rm_r|rm_rf|\brm(?:dir)?sync\s*\(|rimraf|\brm\s+-[a-z]*r)`,
     ),
   },
   {
@@ -216,7 +181,8 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "killall",
     description: "kill processes by name (killall)",
-    pattern: re(`${AT}killall${EOT}`),
+    // `killall -0 name` only tests whether a process exists.
+    pattern: re(String.raw`${AT}killall(?![^|]*\s(?:-0|-s\s?0|--signal[=\s]0|-l|--list|-V|--version)(?=\s|$))${EOT}`),
   },
   {
     key: "pkill_force",
@@ -282,7 +248,10 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "move files onto /dev/null",
     pattern: re(String.raw`${AT}mv\s[^|]*\s/dev/null${END_ARGS}`),
   },
+  ...EFFECT_CLASSES,
 ];
+
+for (const p of DANGEROUS_PATTERNS) if (!SHARED_DESCRIPTIONS.has(p.key)) SHARED_DESCRIPTIONS.set(p.key, p.description);
 
 const TOO_DEEP_UNIT = "\u0000unanalysable";
 
@@ -291,7 +260,8 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
   const units = analysis.tooDeep ? [...analysis.units, TOO_DEEP_UNIT] : analysis.units;
   const out: { key: string; description: string }[] = [];
   for (const p of DANGEROUS_PATTERNS) {
-    const hit = p.scope === "raw" ? p.pattern.test(analysis.normalized) : units.some((u) => p.pattern.test(u));
+    const judged = analysis.findings.some((f) => f.key === p.key);
+    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : units.some((u) => p.pattern!.test(u))));
     if (hit) out.push({ key: p.key, description: p.description });
   }
   return out;

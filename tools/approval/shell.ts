@@ -515,10 +515,15 @@ export function wordText(word: Word, vars: ReadonlyMap<string, string> = new Map
   return word.parts
     .map((p) => {
       if (p.kind === "lit") return p.text;
-      if (p.kind === "param") return vars.get(p.name) ?? p.raw;
+      if (p.kind === "param") return paramValue(p, vars) ?? p.raw;
       return p.op === "`" ? `$(${p.raw})` : `${p.op}${p.raw})`;
     })
     .join("");
+}
+
+/** The value of `$name` / `${name}` when known; `${name/x/y}`, `${name:-x}`, … are not followed. */
+export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<string, string>): string | undefined {
+  return p.raw === "$" + p.name || p.raw === "${" + p.name + "}" ? vars.get(p.name) : undefined;
 }
 
 /** `NAME=value` with the name unquoted: a variable assignment, not a command word. */

@@ -1,0 +1,297 @@
+/**
+ * Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r, awk programs, lua, R, tcl)
+ * read for the same effects as shell commands: the commands it runs through system()/exec/popen and
+ * the paths it deletes, moves, writes or chmods. A call whose argument is not a literal (a variable,
+ * `$0`, decoded data) cannot be analysed and is reported as such, so the approver is asked.
+ */
+
+export type CodeLanguage = "python" | "perl" | "ruby" | "node" | "php" | "awk" | "lua" | "r" | "tcl";
+
+export type CodeAction =
+  | { kind: "shell"; script: string }
+  | { kind: "code"; lang: CodeLanguage; code: string }
+  | { kind: "delete"; path: string; recursive: boolean }
+  | { kind: "move"; path: string }
+  | { kind: "write"; path: string }
+  | { kind: "chmod"; path: string }
+  | { kind: "unanalysable" };
+
+interface Arg {
+  /** The literal value, when the argument is made of string literals only. */
+  literal?: string;
+  /** Every string literal inside the argument (for argv lists). */
+  strings: string[];
+  /** Made of string literals, brackets and commas only (a literal argv list counts). */
+  allLiteral: boolean;
+  raw: string;
+}
+
+const INTERPOLATES: Record<CodeLanguage, RegExp | null> = {
+  python: null,
+  perl: /[$@]\w|\$\{/,
+  ruby: /#\{/,
+  node: null,
+  php: /\$\w|\{\$/,
+  awk: null,
+  lua: null,
+  r: null,
+  tcl: /\$\w|\[/,
+};
+
+/** Reads the call arguments starting just after `(`; returns them and the index after `)`. */
+function readArgs(code: string, start: number, lang: CodeLanguage, closer = ")"): { args: Arg[]; end: number } {
+  const args: Arg[] = [];
+  let depth = 0;
+  let cur: Arg = { strings: [], allLiteral: true, raw: "" };
+  let literalParts: string[] = [];
+  let sawNonString = false;
+  const finish = () => {
+    cur.raw = cur.raw.trim();
+    if (cur.raw !== "") {
+      cur.allLiteral = cur.allLiteral && cur.strings.length > 0;
+      if (!sawNonString && literalParts.length) cur.literal = literalParts.join("");
+      args.push(cur);
+    }
+    cur = { strings: [], allLiteral: true, raw: "" };
+    literalParts = [];
+    sawNonString = false;
+  };
+  let i = start;
+  for (; i < code.length; i++) {
+    const c = code[i]!;
+    if (c === "'" || c === '"' || (c === "`" && (lang === "node" || lang === "python"))) {
+      const r = readString(code, i, lang);
+      cur.raw += code.slice(i, r.end);
+      if (r.value === null) {
+        cur.allLiteral = false;
+        sawNonString = true;
+      } else {
+        cur.strings.push(r.value);
+        if (depth === 0) literalParts.push(r.value);
+        else sawNonString = true;
+      }
+      i = r.end - 1;
+      continue;
+    }
+    if (c === "(" || c === "[" || c === "{") {
+      depth++;
+      cur.raw += c;
+      continue;
+    }
+    if ((c === ")" || c === "]" || c === "}") && depth > 0) {
+      depth--;
+      cur.raw += c;
+      continue;
+    }
+    if (depth === 0 && (c === closer || (closer === ")" && (c === ";" || c === "\n")) )) break;
+    if (depth === 0 && c === ",") {
+      finish();
+      continue;
+    }
+    cur.raw += c;
+    if (/\s/.test(c) || c === "," || c === "+" || c === "." && lang === "perl") continue;
+    if (depth > 0 && (c === ",")) continue;
+    // a string prefix (python r/b/u, ruby %w) is part of the literal
+    if (/[rbuRBU]/.test(c) && /['"]/.test(code[i + 1] ?? "") && lang === "python") continue;
+    sawNonString = true;
+    cur.allLiteral = false;
+  }
+  finish();
+  return { args, end: i + 1 };
+}
+
+function readString(code: string, i: number, lang: CodeLanguage): { value: string | null; end: number } {
+  const q = code[i]!;
+  const triple = lang === "python" && code.startsWith(q.repeat(3), i);
+  const open = triple ? 3 : 1;
+  let j = i + open;
+  let out = "";
+  while (j < code.length) {
+    if (triple ? code.startsWith(q.repeat(3), j) : code[j] === q) break;
+    if (code[j] === "\\" && j + 1 < code.length) {
+      const n = code[j + 1]!;
+      out += n === "n" ? "\n" : n === "t" ? "\t" : n;
+      j += 2;
+      continue;
+    }
+    out += code[j++];
+  }
+  const end = Math.min(code.length, j + open);
+  const prefix = code[i - 1] ?? "";
+  const fstring = lang === "python" && /[fF]/.test(prefix) && /\{/.test(out);
+  const template = q === "`" && /\$\{/.test(out);
+  const interp = (q === '"' || q === "`") && INTERPOLATES[lang]?.test(out);
+  return { value: fstring || template || interp ? null : out, end };
+}
+
+interface CallRule {
+  re: RegExp;
+  action: "shell" | "argv" | "delete" | "rdelete" | "move" | "write" | "chmod" | "eval";
+  /** Which argument holds the path (default 0; -1 = last). */
+  pathArg?: number;
+}
+
+const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
+  python: [
+    { re: /\bos\.(?:system|popen)\s*\(/g, action: "shell" },
+    { re: /\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\s*\(/g, action: "argv" },
+    { re: /\b(?:os\.(?:exec|spawn)[lvpe]*|pty\.spawn|commands\.getoutput)\s*\(/g, action: "argv" },
+    { re: /(?<![\w.])(?:exec|eval|compile)\s*\(/g, action: "eval" },
+    { re: /\bshutil\.rmtree\s*\(/g, action: "rdelete" },
+    { re: /\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(/g, action: "delete" },
+    { re: /\b(?:os\.(?:rename|replace)|shutil\.move)\s*\(/g, action: "move" },
+    { re: /\bos\.(?:chmod|chown|lchown)\s*\(/g, action: "chmod" },
+    { re: /\bshutil\.(?:copy\w*|copyfile)\s*\(/g, action: "write", pathArg: -1 },
+  ],
+  perl: [
+    { re: /(?<![\w$>])(?:system|exec)(?!\w)\s*\(?/g, action: "argv" },
+    { re: /\bqx\s*[({]/g, action: "shell" },
+    { re: /(?<![\w$>])(?:rmtree|remove_tree)(?!\w)\s*\(?/g, action: "rdelete" },
+    { re: /(?<![\w$>])(?:unlink|rmdir)(?!\w)\s*\(?/g, action: "delete" },
+    { re: /(?<![\w$>])rename(?!\w)\s*\(?/g, action: "move" },
+    { re: /(?<![\w$>])(?:chmod|chown)(?!\w)\s*\(?/g, action: "chmod", pathArg: -1 },
+    { re: /(?<![\w$>])eval\s*\(?(?![\s(]*\{)/g, action: "eval" },
+  ],
+  ruby: [
+    { re: /(?<![\w.])(?:Kernel\.)?(?:system|exec|spawn)(?!\w)\s*\(?/g, action: "argv" },
+    { re: /\b(?:IO\.popen|Open3\.\w+)(?!\w)\s*\(?/g, action: "argv" },
+    { re: /%x[({]/g, action: "shell" },
+    { re: /\bFileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry\w*|rmtree|remove_tree)(?!\w)\s*\(?/g, action: "rdelete" },
+    { re: /\b(?:FileUtils\.(?:rm|rm_f|remove|rmdir|safe_unlink)|File\.(?:delete|unlink)|Dir\.(?:delete|rmdir|unlink))(?!\w)\s*\(?/g, action: "delete" },
+    { re: /\b(?:FileUtils\.(?:mv|move)|File\.rename)(?!\w)\s*\(?/g, action: "move" },
+    { re: /\bFile\.(?:write|binwrite)(?!\w)\s*\(?/g, action: "write" },
+    { re: /\b(?:FileUtils|File)\.(?:chmod\w*|chown\w*)(?!\w)\s*\(?/g, action: "chmod", pathArg: -1 },
+    { re: /(?<![\w.])(?:eval|instance_eval|class_eval)(?!\w)\s*\(?/g, action: "eval" },
+  ],
+  node: [
+    { re: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork)\s*\(/g, action: "argv" },
+    { re: /\b(?:Deno\.Command|Bun\.spawn(?:Sync)?)\s*\(/g, action: "argv" },
+    { re: /\b(?:rmSync|rmdirSync|rimraf(?:\.sync)?|removeSync|emptyDirSync|remove)\s*\(/g, action: "rdelete" },
+    { re: /\bfs(?:\.promises)?\.(?:rm|rmdir)\s*\(/g, action: "rdelete" },
+    { re: /\b(?:unlinkSync|fs(?:\.promises)?\.unlink|Deno\.remove)\s*\(/g, action: "delete" },
+    { re: /\b(?:renameSync|fs(?:\.promises)?\.rename|moveSync)\s*\(/g, action: "move" },
+    { re: /\b(?:writeFileSync|fs(?:\.promises)?\.writeFile|truncateSync|Deno\.writeTextFile)\s*\(/g, action: "write" },
+    { re: /\b(?:chmodSync|chownSync|fs(?:\.promises)?\.ch(?:mod|own))\s*\(/g, action: "chmod" },
+    { re: /(?<![\w.])(?:eval|Function|runInNewContext|runInThisContext)\s*\(/g, action: "eval" },
+  ],
+  php: [
+    { re: /\b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec)\s*\(/g, action: "shell" },
+    { re: /\b(?:unlink|rmdir)\s*\(/g, action: "delete" },
+    { re: /\brename\s*\(/g, action: "move" },
+    { re: /\b(?:file_put_contents)\s*\(/g, action: "write" },
+    { re: /\b(?:chmod|chown)\s*\(/g, action: "chmod" },
+    { re: /\b(?:eval|assert|create_function)\s*\(/g, action: "eval" },
+  ],
+  awk: [{ re: /\bsystem\s*\(/g, action: "shell" }],
+  lua: [
+    { re: /\b(?:os\.execute|io\.popen)\s*\(/g, action: "shell" },
+    { re: /\bos\.remove\s*\(/g, action: "delete" },
+    { re: /\bos\.rename\s*\(/g, action: "move" },
+    { re: /\b(?:loadstring|load)\s*\(/g, action: "eval" },
+  ],
+  r: [
+    { re: /\b(?:system2?|shell)\s*\(/g, action: "shell" },
+    { re: /\bunlink\s*\(/g, action: "rdelete" },
+    { re: /\bfile\.remove\s*\(/g, action: "delete" },
+    { re: /\beval\s*\(\s*parse/g, action: "eval" },
+  ],
+  tcl: [
+    { re: /\bexec\s+/g, action: "argv" },
+    { re: /\bfile\s+delete\s+/g, action: "rdelete" },
+  ],
+};
+
+/** The shell text of an argv-style call (`subprocess.run(["rm","-rf","/"])`, `system("rm", "-rf", …)`). */
+function argvScript(args: Arg[], lang: CodeLanguage): string | null {
+  const real = args.filter((a) => !/^\w+\s*[=:]|^\{/.test(a.raw) || a.raw.startsWith("{") && lang === "perl");
+  if (!real.length) return null;
+  if (real.every((a) => a.allLiteral)) {
+    const strings = real.flatMap((a) => a.strings);
+    // one string: a command line; several: an argv (quoted words joined)
+    return strings.length === 1 ? strings[0]! : strings.map((s) => (/^[\w./=:@%+,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`)).join(" ");
+  }
+  return null;
+}
+
+/** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
+export function inlineCodeActions(lang: CodeLanguage, code: string, literal = true): CodeAction[] {
+  const out: CodeAction[] = [];
+  if (!literal && /\$\(|`/.test(code)) out.push({ kind: "unanalysable" });
+  for (const rule of SHELL_CALLS[lang]) {
+    rule.re.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    let guard = 0;
+    while ((m = rule.re.exec(code)) && guard++ < 64) {
+      const opened = m[0].trimEnd().endsWith("(") || m[0].endsWith("{");
+      const closer = m[0].endsWith("{") ? "}" : opened ? ")" : ";";
+      const { args } = readArgs(code, m.index + m[0].length, lang, closer);
+      if (!args.length) continue;
+      const first = rule.pathArg === -1 ? args[args.length - 1]! : args[rule.pathArg ?? 0]!;
+      switch (rule.action) {
+        case "shell": {
+          if (first.literal !== undefined) out.push({ kind: "shell", script: first.literal });
+          else out.push({ kind: "unanalysable" });
+          break;
+        }
+        case "argv": {
+          const s = argvScript(args, lang);
+          if (s !== null) out.push({ kind: "shell", script: s });
+          else out.push({ kind: "unanalysable" });
+          break;
+        }
+        case "eval":
+          if (first.literal !== undefined && first.allLiteral) out.push({ kind: "code", lang, code: first.literal });
+          else out.push({ kind: "unanalysable" });
+          break;
+        default: {
+          const path = first.literal ?? (rule.action === "chmod" ? args.find((a) => a.literal !== undefined)?.literal : undefined);
+          if (path === undefined) {
+            out.push({ kind: "unanalysable" });
+            break;
+          }
+          if (rule.action === "rdelete" || rule.action === "delete") {
+            const recursive = rule.action === "rdelete" && !(lang === "node" && /rmdir/.test(m[0]) && !/recursive\s*:\s*true/.test(args.slice(1).map((a) => a.raw).join(" ")));
+            out.push({ kind: "delete", path, recursive });
+          } else out.push({ kind: rule.action, path });
+          if (rule.action === "move" && args[1]?.literal !== undefined) out.push({ kind: "write", path: args[1].literal });
+        }
+      }
+    }
+  }
+  // Python pathlib: Path('x').unlink() / .rmdir() / .write_text()
+  if (lang === "python") {
+    for (const m of code.matchAll(/Path\(\s*[rb]?(['"])(.*?)\1\s*\)\.(unlink|rmdir|write_text|write_bytes|chmod|rename|replace)\s*\(/g)) {
+      const kind = m[3] === "unlink" || m[3] === "rmdir" ? "delete" : m[3] === "chmod" ? "chmod" : m[3] === "rename" || m[3] === "replace" ? "move" : "write";
+      out.push(kind === "delete" ? { kind, path: m[2]!, recursive: false } : { kind, path: m[2]! });
+    }
+    for (const m of code.matchAll(/\bopen\(\s*[rb]?(['"])(.*?)\1\s*,\s*[rb]?(['"])[^'"]*[wa+][^'"]*\3/g)) if (!/a/.test(m[0].slice(-4))) out.push({ kind: "write", path: m[2]! });
+    if (/\b(?:b64decode|b32decode|a85decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|pickle\.loads)\b/.test(code) && /(?<![\w.])(?:exec|eval)\s*\(|\bos\.system\s*\(|subprocess/.test(code)) out.push({ kind: "unanalysable" });
+  }
+  if (lang === "perl") {
+    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(\+?>{1,2})\s*\1\s*,\s*(['"])(.*?)\3/g)) if (m[2] === ">" || m[2] === "+>") out.push({ kind: "write", path: m[4]! });
+    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(>{1,2})\s*([^'"\s]+)\1/g)) if (m[2] === ">") out.push({ kind: "write", path: m[3]! });
+    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(?:\|-?|-\|)\s*\1?/g)) out.push({ kind: "unanalysable" }) && m;
+    for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/[$@]\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
+  }
+  if (lang === "ruby" || lang === "php") {
+    for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/#\{|\$\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
+  }
+  if (lang === "awk") {
+    // print … | "cmd"  /  "cmd" | getline  /  print > "file"
+    for (const m of code.matchAll(/\|\s*(?:&\s*)?("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)/g)) {
+      const target = m[1]!;
+      // printed text piped into a shell or interpreter runs as code
+      if (target.startsWith('"') && /^"\s*(?:\S*\/)?(?:(?:ba|z|da|k|c|tc)?sh|python\S*|perl|ruby|node|php)(?:\s+-\S+)*\s*"$/.test(target)) out.push({ kind: "unanalysable" });
+      else if (target.startsWith('"')) out.push({ kind: "shell", script: target.slice(1, -1) });
+      else if (target !== "getline") out.push({ kind: "unanalysable" });
+    }
+    for (const m of code.matchAll(/("(?:[^"\\]|\\.)*")\s*\|\s*getline/g)) out.push({ kind: "shell", script: m[1]!.slice(1, -1) });
+    for (const m of code.matchAll(/print[f]?[^;}>|]*>\s*"([^"]+)"/g)) out.push({ kind: "write", path: m[1]! });
+  }
+  return out;
+}
+
+/** Holds what the judge needs; inline code never reaches this file's callers except as actions. */
+export interface InlineCodeSink {
+  analyseShell(script: string): void;
+}

@@ -1,0 +1,909 @@
+/**
+ * Approval by effect: what one simple command does (delete, move, truncate, overwrite, chmod,
+ * device write, code fed to a shell or interpreter, teardown, system state), judged from its
+ * parsed words, its redirections and the working directory — not from how it is spelled.
+ *
+ * analyse.ts calls `judgeCommand` for every simple command it finds (wrappers removed, nested
+ * scripts included) and collects the findings; patterns.ts lists the classes (EFFECT_CLASSES)
+ * next to the regex patterns, so every verdict names a class key.
+ */
+import { posix } from "node:path";
+import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
+import { judgeSql, sqlOfClient } from "./sql.js";
+
+export interface EffectClass {
+  key: string;
+  description: string;
+}
+
+export const EFFECT_CLASSES: EffectClass[] = [
+  { key: "delete_outside_workdir", description: "delete a file outside the working directory or on a credential path" },
+  { key: "move_system_path", description: "move or rename a system directory, system file or credential" },
+  { key: "move_outside_workdir", description: "move files from or into a place outside the working directory" },
+  { key: "overwrite_data_file", description: "truncate or overwrite a database file" },
+  { key: "overwrite_outside_workdir", description: "truncate or overwrite a file outside the working directory" },
+  { key: "credential_write", description: "write or delete credentials (.aws, .kube, .gnupg, .netrc, the hermes-batch config, …)" },
+  { key: "chmod_outside_workdir", description: "change permissions or ownership outside the working directory (or set setuid)" },
+  { key: "shell_input", description: "text computed at run time fed into a shell or interpreter (| sh, <( … ), eval, source)" },
+  { key: "inline_code_unanalysable", description: "inline interpreter code that runs computed commands or code" },
+  { key: "infra_teardown", description: "destroy infrastructure (terraform/pulumi destroy, cloud resource deletes)" },
+  { key: "cluster_teardown", description: "delete cluster resources or scale them to zero" },
+  { key: "cloud_storage_delete", description: "recursive removal from cloud storage" },
+  { key: "volume_destroy", description: "destroy volumes, pools or datasets" },
+  { key: "sql_update_without_where", description: "SQL UPDATE without WHERE" },
+  { key: "cache_flush", description: "flush a cache or key-value store" },
+  { key: "mount_change", description: "mount, unmount or remount file systems" },
+  { key: "network_change", description: "take down or change network links, addresses or routes" },
+  { key: "firewall_change", description: "change firewall rules or policies" },
+  { key: "user_change", description: "add, remove or change users, groups or passwords" },
+  { key: "crontab_replace", description: "replace the crontab" },
+  { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
+];
+
+export type Finding = EffectClass;
+const CLASS = new Map(EFFECT_CLASSES.map((c) => [c.key, c]));
+/** Descriptions of keys judged here that also have a regex pattern (patterns.ts fills this in). */
+export const SHARED_DESCRIPTIONS = new Map<string, string>();
+
+function finding(key: string): Finding {
+  return CLASS.get(key) ?? { key, description: SHARED_DESCRIPTIONS.get(key) ?? key };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a path lands
+
+export type Where = "inside" | "scratch" | "sink" | "device" | "system" | "credential" | "home" | "outside" | "unknown";
+
+// The root, the system trees (and everything in them), and the top-level directories themselves.
+const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev)(?:\/|$)/;
+const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|nix|lost\+found|home|usr|etc|boot|bin|sbin|lib\w*|home\/[^/]+|var\/(?:lib|log|spool|mail|cache|backups|www)|root\/\.[^/]+)\/?\*?$/;
+const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
+const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
+const SINK = /^\/dev\/(?:null|zero|full|random|urandom|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+)$/;
+const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$)/;
+const CREDENTIAL =
+  /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
+const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
+
+/** The path's place, given the working directory as analyse.ts tracks it ("." = the start). */
+export function where(path: string, cwd: string): Where {
+  if (path === "" || path === "-") return "inside";
+  let p = path;
+  if (/^(?:\$PWD|\$\{PWD\})(?=\/|$)/.test(p)) p = "." + p.replace(/^(?:\$PWD|\$\{PWD\})/, "");
+  const home = HOME_RE.exec(p);
+  if (home) {
+    const rest = p.slice(home[0].length).replace(/^\/+/, "");
+    if (CREDENTIAL.test("/" + rest)) return "credential";
+    if (rest === "" || rest === "*" || rest === ".*") return "system";
+    if (/\$|`/.test(rest)) return "unknown";
+    return "home";
+  }
+  if (/\$|`/.test(p)) return "unknown";
+  let abs: string;
+  if (p.startsWith("/")) abs = posix.normalize(p);
+  else if (cwd.startsWith("/")) abs = posix.join(cwd, p);
+  else {
+    if (HOME_RE.test(cwd)) return where(posix.join(cwd.replace(HOME_RE, "~"), p), ".");
+    if (cwd.startsWith("$")) return "unknown";
+    const rel = posix.normalize(posix.join(cwd, p));
+    if (rel === ".." || rel.startsWith("../")) return "outside";
+    if (CREDENTIAL.test(rel) && /(?:^|\/)\.(?:ssh|aws|gnupg|kube|hermes-batch)(?:\/|$)/.test(rel) && rel.startsWith(".")) return "credential";
+    return "inside";
+  }
+  abs = abs.replace(/\/+$/, "") || "/";
+  if (SINK.test(abs)) return "sink";
+  if (DEVICE.test(abs)) return "device";
+  if (CREDENTIAL.test(abs)) return "credential";
+  if (SCRATCH.test(abs)) return "scratch";
+  if (abs === "/" || /^\/(?:\*|\.\*)$/.test(abs) || SYSTEM_TREE.test(abs) || SYSTEM_TOP.test(abs)) return "system";
+  return "outside";
+}
+
+const DATA_FILE = /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
+
+// ---------------------------------------------------------------------------------------------
+// The command as judge sees it
+
+export interface JudgedRedirect {
+  op: string;
+  fd?: string;
+  target: string;
+  /** Here-document or here-string body (literal when `literal`). */
+  body?: string;
+  literal: boolean;
+}
+
+export interface JudgedArg {
+  text: string;
+  /** No expansion the analysis could not resolve (`$x`, `$( … )`, backticks, globs are fine). */
+  literal: boolean;
+  /** A process substitution `<( … )`. */
+  procSubst?: boolean;
+}
+
+export interface Producer {
+  name: string;
+  args: JudgedArg[];
+  body?: string;
+  bodyLiteral?: boolean;
+}
+
+export interface JudgeContext {
+  name: string;
+  args: JudgedArg[];
+  redirects: JudgedRedirect[];
+  cwd: string;
+  /** The previous stage of the pipeline (its stdout is this command's stdin), if any. */
+  producer?: Producer | null;
+  /** Running under xargs: arguments come from stdin. */
+  viaXargs?: boolean;
+  /** Analyse a literal shell script (recursion into analyse.ts). */
+  analyseShell(script: string): void;
+  out: Finding[];
+  /** Paths inside the working directory that a delete, move, write or chmod acts on (for symlink checks). */
+  insideTargets: string[];
+  /** Files this command line fills with downloaded or decoded content (later run by a shell = shell_input). */
+  fetched: Set<string>;
+}
+
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
+
+function interpreterLanguage(name: string): CodeLanguage | null {
+  if (/^python[\d.]*$|^pypy[\d.]*$/.test(name)) return "python";
+  if (/^perl[\d.]*$/.test(name)) return "perl";
+  if (/^ruby[\d.]*$|^jruby$/.test(name)) return "ruby";
+  if (name === "node" || name === "nodejs" || name === "deno" || name === "bun") return "node";
+  if (/^php[\d.]*$/.test(name)) return "php";
+  if (/^(?:g|m|n|busybox-)?awk$/.test(name)) return "awk";
+  if (/^lua[\d.]*$|^luajit$/.test(name)) return "lua";
+  if (name === "Rscript" || name === "rscript") return "r";
+  if (name === "tclsh" || name === "wish") return "tcl";
+  return null;
+}
+
+const add = (ctx: JudgeContext, key: string) => {
+  if (!ctx.out.some((f) => f.key === key)) ctx.out.push(finding(key));
+};
+
+/** Operands: the words that are not options (after `--` all are operands). */
+function operands(args: JudgedArg[], valueOpts = "", longValueOpts: string[] = []): JudgedArg[] {
+  const out: JudgedArg[] = [];
+  let opts = true;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.text;
+    if (opts && a === "--") {
+      opts = false;
+      continue;
+    }
+    if (opts && a.startsWith("--") && a.length > 2) {
+      if (!a.includes("=") && longValueOpts.includes(a)) i++;
+      continue;
+    }
+    if (opts && a.startsWith("-") && a.length > 1) {
+      const letters = a.slice(1);
+      const k = [...letters].findIndex((c) => valueOpts.includes(c));
+      if (k >= 0 && k === letters.length - 1) i++;
+      continue;
+    }
+    out.push(args[i]!);
+  }
+  return out;
+}
+
+const hasFlag = (args: JudgedArg[], short: string, long: string[] = []): boolean =>
+  args.some((a) => (a.text.startsWith("-") && !a.text.startsWith("--") && a.text.length > 1 && [...short].some((c) => a.text.slice(1).includes(c))) || long.some((l) => a.text === l || a.text.startsWith(l + "=")));
+
+const isInsideLike = (w: Where) => w === "inside" || w === "scratch" || w === "sink";
+
+// ---------------------------------------------------------------------------------------------
+// Effects on paths
+
+function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void {
+  const w = where(path, ctx.cwd);
+  noteInside(ctx, path);
+  if (w === "system") return add(ctx, "delete_system_path");
+  if (w === "credential") return add(ctx, "credential_write");
+  if (w === "device") return add(ctx, "disk_write");
+  if (recursive) {
+    if (w === "scratch" && !/^\/(?:tmp|var\/tmp)\/*\*?$/.test(path)) return add(ctx, "recursive_delete");
+    if (w === "outside" || w === "home" || w === "unknown") return add(ctx, "recursive_delete");
+    // the working directory itself, or everything in it
+    if (w === "inside" && /^(?:\.\/*|\.\/*\*|\*|\.\*|\.\/\.\*)$/.test(path) && (ctx.cwd === "." )) return add(ctx, "recursive_delete");
+    return;
+  }
+  if (w === "outside" || w === "home") add(ctx, "delete_outside_workdir");
+  if (w === "inside" && DATA_FILE.test(path)) add(ctx, "overwrite_data_file");
+}
+
+function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
+  const w = where(path, ctx.cwd);
+  noteInside(ctx, path);
+  if (w === "sink") return;
+  if (w === "device") return add(ctx, "disk_write");
+  if (w === "credential") {
+    if (/(?:^|\/)\.ssh(?:\/|$)/.test(path)) return add(ctx, "ssh_config_write");
+    return add(ctx, /^\/etc\//.test(path) ? "system_config_write" : "credential_write");
+  }
+  if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment)$/.test(path) && w !== "inside")
+    return add(ctx, "shell_rc_write");
+  if (w === "system") {
+    if (/^\/(?:proc|sys)\//.test(path) || /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(path)) return add(ctx, "system_config_write");
+    return add(ctx, "overwrite_outside_workdir");
+  }
+  if (DATA_FILE.test(path) && !append) return add(ctx, "overwrite_data_file");
+  if (append) return;
+  if (w === "outside" || w === "home") add(ctx, "overwrite_outside_workdir");
+}
+
+function judgeMove(ctx: JudgeContext, sources: string[], dest: string | undefined): void {
+  for (const s of sources) {
+    const w = where(s, ctx.cwd);
+    noteInside(ctx, s);
+    if (w === "system" || w === "credential") return add(ctx, w === "credential" ? "credential_write" : "move_system_path");
+    if (w === "outside" || w === "home" || (w === "unknown" && /^\$|^~/.test(s))) return add(ctx, "move_outside_workdir");
+  }
+  if (dest !== undefined && !SCRATCH_DIR.test(dest)) {
+    if (dest === "/dev/null") return add(ctx, "move_to_dev_null");
+    const w = where(dest, ctx.cwd);
+    if (w === "system" || w === "credential" || w === "device") return judgeOverwrite(ctx, dest);
+    if (w === "outside" || w === "home") add(ctx, "move_outside_workdir");
+  }
+}
+
+function judgeChmod(ctx: JudgeContext, name: string): void {
+  const modeless = name === "chown" || name === "chgrp" ? 1 : name === "chmod" ? 1 : 0;
+  const ops = operands(ctx.args, name === "setfacl" ? "mMxXb" : "", ["--reference", "--from"]);
+  // setuid/setgid: a privilege change wherever the file is
+  if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text)) return add(ctx, "chmod_outside_workdir");
+  for (const t of ops.slice(modeless)) {
+    const w = where(t.text, ctx.cwd);
+    noteInside(ctx, t.text);
+    if (w === "system" || w === "credential" || w === "device") return add(ctx, "chmod_chown_system");
+    if (w === "outside" || w === "home") return add(ctx, "chmod_outside_workdir");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text fed into shells and interpreters
+
+/** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
+function producedLiteral(p: Producer): string | null {
+  if (p.name === "echo" || p.name === "printf") {
+    if (!p.args.every((a) => a.literal)) return null;
+    let args = p.args.map((a) => a.text);
+    if (p.name === "echo") {
+      while (args[0] && /^-[neE]+$/.test(args[0])) args = args.slice(1);
+      return args.join(" ").replace(/\\n/g, "\n");
+    }
+    if (args[0] === "--") args = args.slice(1);
+    const [fmt = "", ...rest] = args;
+    let k = 0;
+    const out = fmt.replace(/%[-#0 +]*\d*(?:\.\d+)?([sdbqcixXfgeEo%])/g, (_m, conv: string) => (conv === "%" ? "%" : (rest[k++] ?? "")));
+    return out.replace(/\\n/g, "\n").replace(/\\t/g, "\t");
+  }
+  if ((p.name === "cat" && !p.args.length) || p.name === "true") {
+    if (p.body !== undefined) return p.bodyLiteral ? p.body : null;
+  }
+  return null;
+}
+
+function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, literal = true, depth = 0): void {
+  for (const a of inlineCodeActions(lang, code, literal)) {
+    switch (a.kind) {
+      case "shell":
+        ctx.analyseShell(a.script);
+        break;
+      case "code":
+        if (depth < 4) analyseInlineCode(lang, a.code, ctx, true, depth + 1);
+        else add(ctx, "inline_code_unanalysable");
+        break;
+      case "delete":
+        judgeDelete(ctx, a.path, a.recursive);
+        break;
+      case "move":
+        judgeMove(ctx, [a.path], undefined);
+        break;
+      case "write":
+        judgeOverwrite(ctx, a.path);
+        break;
+      case "chmod": {
+        const w = where(a.path, ctx.cwd);
+        if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+        else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "chmod_outside_workdir");
+        else noteInside(ctx, a.path);
+        break;
+      }
+      case "unanalysable":
+        add(ctx, "inline_code_unanalysable");
+    }
+  }
+}
+
+function noteInside(ctx: JudgeContext, path: string): void {
+  if (where(path, ctx.cwd) === "inside" && ctx.insideTargets.length < 64) ctx.insideTargets.push(posix.normalize(posix.join(ctx.cwd, path)));
+}
+
+function feedCode(ctx: JudgeContext, lang: CodeLanguage | "shell", code: string): void {
+  if (lang === "shell") ctx.analyseShell(code);
+  else analyseInlineCode(lang, code, ctx);
+}
+
+/** A shell or interpreter reading its program from stdin (no script operand, no -c/-e). */
+function readsProgramFromStdin(name: string, args: JudgedArg[], lang: CodeLanguage | "shell"): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.text;
+    if (a === "-" || a === "/dev/stdin") return true;
+    if (a === "--") return i + 1 >= args.length || lang !== "shell";
+    if (lang === "shell" && a === "-s") return true;
+    if (/^-[A-Za-z]*[ce]/.test(a) && lang !== "awk") return false;
+    if (lang === "python" && /^-m/.test(a)) return false;
+    if (a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" || a === "--init-file" || (lang !== "shell" && /^-[IWXr]$/.test(a))) {
+      i++;
+      continue;
+    }
+    if (!a.startsWith("-") && !a.startsWith("+")) return false;
+  }
+  return lang !== "awk" || false;
+}
+
+function judgeFedInput(ctx: JudgeContext, lang: CodeLanguage | "shell"): void {
+  const here = ctx.redirects.find((r) => r.body !== undefined);
+  if (here) {
+    if (here.literal) feedCode(ctx, lang, here.body!);
+    else add(ctx, "shell_input");
+    return;
+  }
+  const fromFile = ctx.redirects.find((r) => r.op === "<" && !r.fd);
+  if (fromFile) return; // a script file: as safe as running it by name
+  const p = ctx.producer;
+  if (!p) return;
+  const text = producedLiteral(p);
+  if (text === null) add(ctx, "shell_input");
+  else feedCode(ctx, lang, text);
+}
+
+/** `eval "$(ssh-agent -s)"` and similar init idioms: the text comes from a known tool's init output. */
+export const INIT_IDIOM =
+  /^\$\((?:\s*(?:command\s+)?(?:\/\S+\/)?(?:ssh-agent(?:\s+-[sc])?|gpg-agent\s+--daemon|pyenv\s+(?:init|virtualenv-init)\s*-?(?:\s+\S+)?|rbenv\s+init\s*-?(?:\s+\S+)?|nodenv\s+init\s*-?|goenv\s+init\s*-?|jenv\s+init\s*-?|plenv\s+init\s*-?|direnv\s+(?:hook\s+\S+|export\s+\S+)|brew\s+shellenv|conda\s+shell\.\S+\s+hook|starship\s+init\s+\S+(?:\s+--print-full-init)?|zoxide\s+init\s+\S+|fnm\s+env(?:\s+--\S+)*|mise\s+activate\s+\S+|rtx\s+activate\s+\S+|opam\s+env|dircolors(?:\s+-[bc])?(?:\s+\S+)?|minikube\s+(?:-p\s+\S+\s+)?docker-env|docker-machine\s+env\s+\S+|thefuck\s+--alias|gh\s+completion\s+-s\s+\S+|kubectl\s+completion\s+\S+|register-python-argcomplete\s+\S+|luarocks\s+path|keychain\s+--eval[^)]*|aws-vault\s+exec[^)]*|ssh-agent\s+-s)\s*)\)$/;
+
+function judgeEval(ctx: JudgeContext): void {
+  const args = ctx.args;
+  if (args.length === 1 && INIT_IDIOM.test(args[0]!.text.trim())) return;
+  if (args.every((a) => a.literal)) return; // analysed as a script by analyse.ts
+  add(ctx, "shell_input");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Teardown and system state
+
+function sub(args: JudgedArg[]): string[] {
+  return args.filter((a) => !a.text.startsWith("-")).map((a) => a.text.toLowerCase());
+}
+
+function judgeTeardown(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const words = sub(args);
+  const all = args.map((a) => a.text.toLowerCase());
+  const has = (...xs: string[]) => xs.some((x) => all.includes(x) || all.some((a) => a.startsWith(x + "=")));
+  switch (name) {
+    case "terraform":
+    case "tofu":
+    case "terragrunt":
+    case "terramate":
+      if (words[0] === "destroy" || (words[0] === "apply" && has("-destroy", "--destroy")) || (words[0] === "state" && words[1] === "rm") || (words[0] === "workspace" && words[1] === "delete") || words[0] === "run-all" && words[1] === "destroy") add(ctx, "infra_teardown");
+      return;
+    case "pulumi":
+      if (words[0] === "destroy" || words[0] === "down" || (words[0] === "stack" && words[1] === "rm") || (words[0] === "state" && words[1] === "delete")) add(ctx, "infra_teardown");
+      return;
+    case "cdk":
+    case "cdktf":
+      if (words[0] === "destroy") add(ctx, "infra_teardown");
+      return;
+    case "serverless":
+    case "sls":
+      if (words[0] === "remove") add(ctx, "infra_teardown");
+      return;
+    case "eksctl":
+      if (words[0] === "delete") add(ctx, "cluster_teardown");
+      return;
+    case "kind":
+    case "k3d":
+    case "minikube":
+      if (words[0] === "delete" && name !== "minikube") add(ctx, "cluster_teardown");
+      return;
+    case "kubectl":
+    case "oc":
+    case "k": {
+      const i = words.findIndex((w) => ["delete", "scale", "drain", "replace", "patch"].includes(w));
+      if (i < 0) return;
+      const verb = words[i]!;
+      if (verb === "scale" && all.some((a) => /^--replicas=0$/.test(a)) || (verb === "scale" && all.includes("--replicas") && all[all.indexOf("--replicas") + 1] === "0")) return add(ctx, "cluster_teardown");
+      if (verb === "drain") return add(ctx, "cluster_teardown");
+      if (verb === "replace" && has("--force")) return add(ctx, "cluster_teardown");
+      if (verb !== "delete") return;
+      if (has("--all", "-a", "--all-namespaces", "-l", "--selector") || all.includes("-a") || all.includes("-A")) return add(ctx, "kubectl_mass_delete");
+      const kind = words[i + 1] ?? "";
+      if (/^(?:namespaces?|ns|nodes?|no|crds?|customresourcedefinitions?(?:\.\S+)?)$/.test(kind)) return add(ctx, "kubectl_mass_delete");
+      if (/^(?:pods?|po|jobs?|events?|ev)(?:\/|$)/.test(kind)) return;
+      return add(ctx, "cluster_teardown");
+    }
+    case "helm":
+      if (words[0] === "uninstall" || words[0] === "delete" || words[0] === "del" || words[0] === "un") add(ctx, "cluster_teardown");
+      return;
+    case "aws": {
+      const [svc, op = ""] = words;
+      if (svc === "s3" && (op === "rb" || (op === "rm" && has("--recursive")))) return add(ctx, "cloud_storage_delete");
+      if (svc === "s3" && op === "sync" && has("--delete")) return add(ctx, "cloud_storage_delete");
+      if (svc === "s3api" && /^delete-(?:bucket|objects)$/.test(op)) return add(ctx, "cloud_storage_delete");
+      if (/^(?:delete-|terminate-|deregister-|remove-|purge-|drop-)/.test(op) && !/^delete-(?:tags?|message)$/.test(op)) return add(ctx, "infra_teardown");
+      if (/^(?:stop-instances|stop-db-instance|stop-db-cluster|reset-db)/.test(op)) return add(ctx, "infra_teardown");
+      return;
+    }
+    case "gsutil":
+      if (words[0] === "rb" || (words[0] === "rm" && hasFlag(args, "rR")) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
+      return;
+    case "gcloud":
+      if (words[0] === "storage" && (words[1] === "rm" && hasFlag(args, "rR", ["--recursive"]) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
+      if (words.includes("delete") && !words.includes("list")) return add(ctx, "infra_teardown");
+      return;
+    case "az":
+      if (words[0] === "storage" && words.some((w) => w === "delete-batch" || w === "delete")) return add(ctx, "cloud_storage_delete");
+      if (words.includes("delete") || words.includes("purge")) return add(ctx, "infra_teardown");
+      return;
+    case "azcopy":
+      if (words[0] === "remove" || words[0] === "rm") add(ctx, "cloud_storage_delete");
+      return;
+    case "rclone":
+      if (["purge", "delete", "rmdirs", "cleanup"].includes(words[0] ?? "") || (words[0] === "sync" && words.some((w) => /^[^/]+:/.test(w)))) add(ctx, "cloud_storage_delete");
+      return;
+    case "s3cmd":
+      if (words[0] === "rb" || ((words[0] === "del" || words[0] === "rm") && hasFlag(args, "r", ["--recursive"]))) add(ctx, "cloud_storage_delete");
+      return;
+    case "mc":
+      if (words[0] === "rb" || (words[0] === "rm" && has("--recursive", "-r"))) add(ctx, "cloud_storage_delete");
+      return;
+    case "doctl":
+    case "hcloud":
+    case "linode-cli":
+    case "flyctl":
+    case "fly":
+    case "heroku":
+    case "vercel":
+    case "netlify":
+      if (words.some((w) => /^(?:delete|destroy|rm|remove)$/.test(w) || /:destroy$/.test(w))) add(ctx, "infra_teardown");
+      return;
+    case "zfs":
+    case "zpool":
+      if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
+      return;
+    case "lvremove":
+    case "vgremove":
+    case "pvremove":
+    case "lvreduce":
+      add(ctx, "volume_destroy");
+      return;
+    case "ceph":
+      if (words.includes("delete") || words.includes("rm") || words.includes("purge")) add(ctx, "volume_destroy");
+      return;
+    case "gluster":
+      if (words[0] === "volume" && words[1] === "delete") add(ctx, "volume_destroy");
+      return;
+    case "virsh":
+      if (["destroy", "undefine", "vol-delete", "pool-delete", "pool-destroy"].includes(words[0] ?? "")) add(ctx, "volume_destroy");
+      return;
+    case "docker":
+    case "podman": {
+      const [a, b] = words;
+      if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
+      if (a === "system" && b === "prune") return add(ctx, "container_mass_delete");
+      if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
+      if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm")) return add(ctx, "cluster_teardown");
+      return;
+    }
+    case "dropdb":
+    case "dropuser":
+      add(ctx, "sql_drop");
+      return;
+    case "mysqladmin":
+      if (words.includes("drop")) add(ctx, "sql_drop");
+      return;
+    case "redis-cli":
+    case "valkey-cli":
+    case "keydb-cli":
+      if (/^(?:flushall|flushdb)$/i.test(operands(args, "hpanusc")[0]?.text ?? "")) add(ctx, "cache_flush");
+      else if (ctx.producer && producedLiteral(ctx.producer) !== null && /\bflush(?:all|db)\b/i.test(producedLiteral(ctx.producer)!)) add(ctx, "cache_flush");
+      return;
+    case "memcflush":
+      add(ctx, "cache_flush");
+      return;
+    case "varnishadm":
+      if (words.some((w) => w.startsWith("ban"))) add(ctx, "cache_flush");
+      return;
+  }
+}
+
+function judgeSystemState(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const words = sub(args);
+  switch (name) {
+    case "mount":
+      if (operands(args, "otOLUTB", ["--options", "--types", "--label", "--uuid"]).length || hasFlag(args, "a", ["--all", "--bind", "--move"]) || args.some((a) => /remount/.test(a.text))) add(ctx, "mount_change");
+      return;
+    case "umount":
+    case "swapoff":
+    case "swapon":
+    case "losetup":
+    case "cryptsetup":
+      if (name === "losetup" && !hasFlag(args, "dD", ["--detach", "--detach-all"])) return;
+      if (name === "swapon" && !operands(args).length && !hasFlag(args, "a")) return;
+      add(ctx, name.startsWith("swap") ? "kernel_change" : "mount_change");
+      return;
+    case "ip": {
+      const obj = words[0] ?? "";
+      const verb = words[1] ?? "";
+      if (/^(?:l|li|lin|link|a|ad|add|addr|address|r|ro|rou|route|n|neigh|rule|netns|tunnel|xfrm)$/.test(obj) && /^(?:set|del|delete|flush|f|fl|change|replace|add|a)$/.test(verb)) {
+        if (/^(?:a|ad|add|addr|address)$/.test(obj) && (verb === "add" || verb === "a")) return add(ctx, "network_change");
+        return add(ctx, "network_change");
+      }
+      return;
+    }
+    case "ifconfig":
+      if (words.some((w) => w === "down" || w === "up") || operands(args).length >= 2) add(ctx, "network_change");
+      return;
+    case "ifdown":
+    case "ifup":
+    case "brctl":
+    case "tc":
+    case "route":
+      if (name === "route" && !words.some((w) => w === "add" || w === "del" || w === "delete" || w === "flush")) return;
+      if (name === "tc" && !words.some((w) => ["add", "del", "delete", "change", "replace"].includes(w))) return;
+      if (name === "brctl" && !words.some((w) => /^(?:add|del)/.test(w))) return;
+      add(ctx, "network_change");
+      return;
+    case "nmcli":
+      if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) add(ctx, "network_change");
+      return;
+    case "iptables":
+    case "ip6tables":
+    case "iptables-legacy":
+    case "iptables-nft":
+    case "ebtables":
+    case "arptables":
+      if (hasFlag(args, "ADIRPNXFZ", ["--append", "--delete", "--insert", "--replace", "--policy", "--new-chain", "--flush", "--delete-chain", "--zero"])) add(ctx, "firewall_change");
+      return;
+    case "iptables-restore":
+    case "ip6tables-restore":
+    case "nft":
+      if (name === "nft" && words[0] === "list") return;
+      add(ctx, "firewall_change");
+      return;
+    case "ufw":
+    case "firewall-cmd":
+      if (name === "ufw" && (words[0] === "status" || words[0] === "app" && words[1] === "list")) return;
+      if (name === "firewall-cmd" && args.every((a) => /^--(?:state|list|get|query|info)/.test(a.text) || !a.text.startsWith("-"))) return;
+      add(ctx, "firewall_change");
+      return;
+    case "useradd":
+    case "userdel":
+    case "usermod":
+    case "groupadd":
+    case "groupdel":
+    case "groupmod":
+    case "adduser":
+    case "deluser":
+    case "addgroup":
+    case "delgroup":
+    case "chpasswd":
+    case "chage":
+    case "gpasswd":
+    case "vipw":
+    case "visudo":
+    case "newusers":
+    case "pwconv":
+    case "chsh":
+      if (name === "chage" && hasFlag(args, "l", ["--list"])) return;
+      if (name === "visudo" && hasFlag(args, "c", ["--check"])) return;
+      add(ctx, "user_change");
+      return;
+    case "passwd":
+      if (hasFlag(args, "S", ["--status"])) return;
+      add(ctx, "user_change");
+      return;
+    case "crontab": {
+      if (hasFlag(args, "r", ["--remove"])) return add(ctx, "crontab_remove");
+      if (hasFlag(args, "le")) return;
+      const ops = operands(args, "u");
+      if (ops.length || ctx.producer || ctx.redirects.some((r) => r.op === "<" || r.body !== undefined)) add(ctx, "crontab_replace");
+      return;
+    }
+    case "sysctl":
+      if (hasFlag(args, "wp", ["--write", "--load", "--system"]) || args.some((a) => /=/.test(a.text))) add(ctx, "kernel_change");
+      return;
+    case "modprobe":
+    case "rmmod":
+    case "insmod":
+      if (name === "modprobe" && hasFlag(args, "nc", ["--dry-run", "--show-config"]) && !hasFlag(args, "r")) return;
+      add(ctx, "kernel_change");
+      return;
+    case "hostnamectl":
+    case "timedatectl":
+    case "localectl":
+      if (words[0] && /^set-/.test(words[0])) add(ctx, "kernel_change");
+      return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio"]);
+
+/** Judges one simple command; findings go to ctx.out. */
+export function judgeCommand(ctx: JudgeContext): void {
+  const { name, args } = ctx;
+
+  // Redirections: writes and truncations of their targets.
+  for (const r of ctx.redirects) {
+    if (r.body !== undefined) continue;
+    const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
+    if (!writes) continue;
+    judgeOverwrite(ctx, r.target, r.op.endsWith(">>"));
+  }
+  if (!name) return;
+  notefetched(ctx);
+  if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
+
+  if (name.startsWith("$") || /^\$\(|`/.test(name)) {
+    add(ctx, "computed_command");
+    return;
+  }
+
+  if (ctx.viaXargs && DELETERS.has(name)) {
+    // The operands come from stdin: safe only when the producer lists paths inside the working directory.
+    if (!producerListsInside(ctx)) add(ctx, "xargs_rm");
+  }
+
+  if (DELETERS.has(name)) {
+    if (name === "gio" && sub(args)[0] !== "remove" && sub(args)[0] !== "trash") return;
+    const recursive = name === "rm" ? hasFlag(args, "rR", ["--recursive"]) : false;
+    for (const op of operands(args).filter((o) => o.text !== "remove" && o.text !== "trash")) judgeDelete(ctx, op.text, recursive);
+    return;
+  }
+
+  switch (name) {
+    case "mv":
+    case "rename": {
+      const ops = operands(args, "tS", ["--target-directory", "--suffix"]).map((o) => o.text);
+      const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
+      const tEq = args.find((a) => a.text.startsWith("--target-directory="));
+      const dest = t >= 0 ? args[t + 1]?.text : tEq ? tEq.text.split("=")[1] : ops.length > 1 ? ops.pop() : undefined;
+      judgeMove(ctx, ops, dest);
+      return;
+    }
+    case "cp":
+    case "install":
+    case "rsync":
+    case "ln": {
+      const ops = operands(args, name === "install" ? "gmotS" : name === "rsync" ? "ef" : "tS", ["--target-directory", "--suffix", "--mode", "--owner", "--group", "--rsh", "--exclude", "--include", "--filter"]).map((o) => o.text);
+      if (name === "install" && hasFlag(args, "d", ["--directory"])) return;
+      const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
+      const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
+      if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
+      if (name === "ln") {
+        const w = where(dest, ctx.cwd);
+        if (w === "system" || w === "credential") judgeOverwrite(ctx, dest);
+        return;
+      }
+      const src = ops.slice(0, -1);
+      if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
+      if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(where(dest, ctx.cwd))) return add(ctx, "recursive_delete");
+      judgeOverwrite(ctx, dest);
+      if (src.some((s) => /^\/dev\/(?:null|zero)$/.test(s)) && where(dest, ctx.cwd) !== "inside") add(ctx, "overwrite_outside_workdir");
+      return;
+    }
+    case "truncate": {
+      for (const op of operands(args, "sor", ["--size", "--reference"])) {
+        const w = where(op.text, ctx.cwd);
+        if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
+        else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
+        else if (w === "credential") add(ctx, "credential_write");
+        else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "overwrite_outside_workdir");
+      }
+      return;
+    }
+    case "tee": {
+      const append = hasFlag(args, "a", ["--append"]);
+      for (const op of operands(args)) judgeOverwrite(ctx, op.text, append);
+      return;
+    }
+    case "dd": {
+      const of = args.find((a) => a.text.startsWith("of="));
+      if (of) {
+        const target = of.text.slice(3);
+        if (!args.some((a) => /^conv=.*notrunc/.test(a.text)) || where(target, ctx.cwd) === "device") judgeOverwrite(ctx, target);
+      }
+      return;
+    }
+    case "sed":
+    case "perl":
+    case "ruby":
+      if (args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith("--in-place"))) {
+        const ops = operands(args, name === "sed" ? "ef" : "eEIMm", ["--expression", "--file"]);
+        const files = name === "sed" && !args.some((a) => a.text === "-e" || a.text.startsWith("--expression")) ? ops.slice(1) : ops;
+        for (const f of files) {
+          const w = where(f.text, ctx.cwd);
+          if (w !== "inside" && w !== "scratch") judgeOverwrite(ctx, f.text);
+        }
+      }
+      break;
+    case "chmod":
+    case "chown":
+    case "chgrp":
+    case "setfacl":
+    case "chattr":
+      judgeChmod(ctx, name);
+      return;
+    case "find":
+      judgeFind(ctx);
+      return;
+    case "eval":
+      judgeEval(ctx);
+      return;
+    case "source":
+    case ".": {
+      const target = args[0];
+      if (!target) return;
+      if (target.procSubst || !target.literal || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
+      return;
+    }
+    case "alias":
+      for (const a of args) {
+        const m = /^[^=]+=(.*)$/s.exec(a.text);
+        if (m) ctx.analyseShell(m[1]!);
+      }
+      return;
+    case "mkfs":
+    case "mke2fs":
+    case "mkswap":
+    case "mkdosfs":
+    case "mkntfs":
+    case "mkexfatfs":
+      judgeFormat(ctx);
+      return;
+    case "kill":
+    case "pkill":
+    case "killall":
+      return;
+  }
+
+  const lang = SHELLS.has(name) ? "shell" : interpreterLanguage(name);
+  if (lang) {
+    // `bash <( … )`, `python3 <(curl …)`: the program is computed at run time.
+    const firstOperand = args.find((a) => !a.text.startsWith("-"));
+    if (firstOperand?.procSubst) return add(ctx, "shell_input");
+    if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
+    if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
+    if (readsProgramFromStdin(name, args, lang)) judgeFedInput(ctx, lang);
+    return;
+  }
+
+  judgeTeardown(ctx, name);
+  judgeSystemState(ctx, name);
+  const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
+  if (sql) for (const key of judgeSql(sql)) add(ctx, key);
+}
+
+/** mkfs on an image file in the working directory is harmless; on a device or an unknown target it is not. */
+function judgeFormat(ctx: JudgeContext): void {
+  const ops = operands(ctx.args, "tLbCNIOUcEgGjJlmMoTrSqpdfns", ["--type"]);
+  const target = ops.find((o) => !/^\d+$/.test(o.text));
+  if (!target) return add(ctx, "format_filesystem");
+  const w = where(target.text, ctx.cwd);
+  if (w === "inside" || w === "scratch") return;
+  add(ctx, "format_filesystem");
+}
+
+const FETCHERS = /^(?:curl|wget|base64|base32|basenc|xxd|openssl|gpg2?|uudecode|aria2c|scp|rsync|nc|ncat|socat)$/;
+
+/** Remembers files written with downloaded or decoded content: `curl -o x.sh …`, `base64 -d > x.sh`. */
+function notefetched(ctx: JudgeContext): void {
+  const fromPipe = ctx.producer && FETCHERS.test(ctx.producer.name);
+  if (FETCHERS.test(ctx.name) || fromPipe) {
+    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(posix.normalize(r.target));
+    const o = ctx.args.findIndex((a) => a.text === "-o" || a.text === "-O" || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
+    if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(posix.normalize(ctx.args[o + 1]!.text));
+  }
+  if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(posix.normalize(op.text));
+}
+
+/** `python -c CODE`, `perl -e CODE`, `awk 'PROGRAM'`, … */
+function judgeInlineInterpreter(ctx: JudgeContext, lang: CodeLanguage): void {
+  const args = ctx.args;
+  if (lang === "awk") {
+    let i = 0;
+    let program: JudgedArg | undefined;
+    for (; i < args.length; i++) {
+      const a = args[i]!.text;
+      if (a === "-f" || a.startsWith("--file")) return; // program from a file
+      if (a === "-F" || a === "-v" || a === "--assign" || a === "--field-separator") {
+        i++;
+        continue;
+      }
+      if (a === "--") {
+        program = args[i + 1];
+        break;
+      }
+      if (a.startsWith("-")) continue;
+      program = args[i];
+      break;
+    }
+    if (program) feedLiteralCode(ctx, "awk", program);
+    return;
+  }
+  const flag = lang === "python" ? /^-[A-Za-z]*c$/ : lang === "php" ? /^-[A-Za-z]*[rR]$/ : lang === "r" || lang === "lua" ? /^-[A-Za-z]*e$/ : /^-[A-Za-z]*[eE]$|^--eval$|^-p$|^--print$/;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (flag.test(a.text) && args[i + 1]) {
+      feedLiteralCode(ctx, lang, args[i + 1]!);
+      i++;
+    } else if (lang === "python" && /^-[A-Za-z]*c./.test(a.text) && !a.text.startsWith("--")) {
+      feedLiteralCode(ctx, lang, { ...a, text: a.text.replace(/^-[A-Za-z]*?c/, "") });
+    } else if (!a.text.startsWith("-") && lang !== "node") break;
+  }
+}
+
+function feedLiteralCode(ctx: JudgeContext, lang: CodeLanguage, code: JudgedArg): void {
+  // The program itself comes from an expansion (`perl -e "$CODE"`): nothing to read.
+  if (!code.literal && /^\s*(?:\$|`)/.test(code.text)) return add(ctx, "inline_code_unanalysable");
+  analyseInlineCode(lang, code.text, ctx, code.literal);
+}
+
+/** `find ROOTS … -delete` / `-exec rm`: a delete at the roots, judged like `rm -r`. */
+function judgeFind(ctx: JudgeContext): void {
+  const args = ctx.args;
+  const roots: string[] = [];
+  let k = 0;
+  while (k < args.length && /^-[HLP]$|^-O\d$/.test(args[k]!.text)) k++;
+  for (; k < args.length && !/^[-(!]/.test(args[k]!.text); k++) roots.push(args[k]!.text);
+  if (!roots.length) roots.push(".");
+  const texts = args.map((a) => a.text);
+  const deletes = texts.includes("-delete");
+  const execRm = texts.some((t, i) => /^-(?:exec|execdir|ok|okdir)$/.test(t) && /(?:^|\/)(?:rm|shred|unlink)$/.test(texts[i + 1] ?? ""));
+  if (!deletes && !execRm) return;
+  const key = deletes ? "find_delete" : "find_exec_rm";
+  const filtered = texts.some((t) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile)$/.test(t));
+  for (const r of roots) {
+    const w = where(r, ctx.cwd);
+    if (w === "system" && (!filtered || /^\/+$/.test(r))) return add(ctx, "delete_system_path");
+    if (w === "credential") return add(ctx, "credential_write");
+    if (w !== "inside" && w !== "scratch") return add(ctx, key);
+    if (w === "scratch" && !filtered) return add(ctx, key);
+    if (w === "inside" && /^\.\/*$/.test(r) && ctx.cwd === "." && !filtered) return add(ctx, key);
+  }
+}
+
+/** `find ./build … | xargs rm`, `git ls-files … | xargs rm`, `ls *.o | xargs rm`: paths inside the working directory. */
+function producerListsInside(ctx: JudgeContext): boolean {
+  const p = ctx.producer;
+  if (!p) return false;
+  const args = p.args.map((a) => a.text);
+  if (!p.args.every((a) => a.literal)) return false;
+  if (p.name === "git" && ["ls-files", "diff", "status"].includes(args[0] ?? "")) return true;
+  if (p.name === "find") {
+    const roots = [];
+    for (const a of args) {
+      if (/^[-(!]/.test(a)) break;
+      roots.push(a);
+    }
+    if (!roots.length) roots.push(".");
+    const filtered = args.some((t) => /^-(?:i?name|i?path|i?regex|newer\S*|[acm]time|[acm]min|size|empty|type)$/.test(t));
+    return filtered && roots.every((r) => where(r, ctx.cwd) === "inside");
+  }
+  if (p.name === "ls" || p.name === "echo" || p.name === "printf") {
+    const ops = args.filter((a) => !a.startsWith("-"));
+    return ops.length > 0 && ops.every((o) => where(o, ctx.cwd) === "inside" && !/^\.\/*$|^\*$/.test(o));
+  }
+  if (p.name === "grep" || p.name === "rg") {
+    return args.some((a) => /^-[A-Za-z]*l/.test(a)) && args.filter((a) => !a.startsWith("-")).slice(1).every((o) => where(o, ctx.cwd) === "inside");
+  }
+  return false;
+}

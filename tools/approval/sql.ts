@@ -1,0 +1,92 @@
+/**
+ * SQL given to a database client (`psql -c`, `mysql -e`, `sqlite3 db SQL`, here-docs, a literal
+ * piped in) judged by statement, with string literals and comments removed first, so
+ * `SELECT 'DROP TABLE users'` is a SELECT.
+ */
+import type { JudgedArg, JudgedRedirect } from "./judge.js";
+
+interface Client {
+  /** Options whose next word is SQL. */
+  sqlOpts: string[];
+  /** Index of the positional operand holding SQL (sqlite3 db SQL), if any. */
+  positional?: number;
+  /** Options taking a value (skipped when counting operands). */
+  valueOpts?: string;
+}
+
+const CLIENTS: Record<string, Client> = {
+  psql: { sqlOpts: ["-c", "--command"], valueOpts: "dhpUfovPTFRLX" },
+  pgcli: { sqlOpts: ["-e", "--execute"] },
+  mysql: { sqlOpts: ["-e", "--execute"], valueOpts: "hupPDS" },
+  mariadb: { sqlOpts: ["-e", "--execute"], valueOpts: "hupPDS" },
+  mycli: { sqlOpts: ["-e", "--execute"] },
+  sqlite3: { sqlOpts: ["-cmd"], positional: 1 },
+  sqlite: { sqlOpts: ["-cmd"], positional: 1 },
+  litecli: { sqlOpts: ["-e", "--execute"] },
+  duckdb: { sqlOpts: ["-c"], positional: 1 },
+  sqlcmd: { sqlOpts: ["-Q", "-q"] },
+  "clickhouse-client": { sqlOpts: ["-q", "--query"] },
+  clickhouse: { sqlOpts: ["-q", "--query"] },
+  cqlsh: { sqlOpts: ["-e", "--execute"] },
+  mongo: { sqlOpts: ["--eval"] },
+  mongosh: { sqlOpts: ["--eval"] },
+  cockroach: { sqlOpts: ["-e", "--execute"] },
+  usql: { sqlOpts: ["-c", "--command"] },
+  snowsql: { sqlOpts: ["-q", "--query"] },
+  trino: { sqlOpts: ["--execute"] },
+  presto: { sqlOpts: ["--execute"] },
+  bq: { sqlOpts: [], positional: 1 },
+  isql: { sqlOpts: [] },
+  "influx": { sqlOpts: ["-execute"] },
+};
+
+/** The SQL text a client command runs, or null when it is not a database client or its SQL is not visible. */
+export function sqlOfClient(name: string, args: JudgedArg[], redirects: JudgedRedirect[], piped: string | null | undefined, hasProducer: boolean): string | null {
+  const client = CLIENTS[name];
+  if (!client) return null;
+  const parts: string[] = [];
+  const operands: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.text;
+    const eq = client.sqlOpts.find((o) => o.startsWith("--") && a.startsWith(o + "="));
+    if (eq) parts.push(a.slice(eq.length + 1));
+    else if (client.sqlOpts.includes(a)) {
+      if (args[i + 1]) parts.push(args[++i]!.text);
+    } else if (/^-[A-Za-z]$/.test(a) && client.valueOpts?.includes(a[1]!)) i++;
+    else if (!a.startsWith("-")) operands.push(a);
+  }
+  if (name === "bq" && operands[0] === "query") parts.push(...operands.slice(1));
+  else if (client.positional !== undefined && operands[client.positional]) parts.push(...operands.slice(client.positional));
+  for (const r of redirects) if (r.body !== undefined) parts.push(r.body);
+  if (hasProducer && piped) parts.push(piped);
+  return parts.length ? parts.join(";\n") : null;
+}
+
+/** Removes string literals and comments, keeping statement boundaries. */
+function stripSql(sql: string): string {
+  return sql
+    .replace(/\/\*[\s\S]*?\*\//g, " ")
+    .replace(/--[^\n]*/g, " ")
+    .replace(/'(?:[^']|'')*'/g, "''")
+    .replace(/\$(\w*)\$[\s\S]*?\$\1\$/g, "''");
+}
+
+/** The effect classes of the statements. */
+export function judgeSql(sql: string): string[] {
+  const keys = new Set<string>();
+  const text = stripSql(sql);
+  for (const raw of text.split(";")) {
+    const st = raw.trim().replace(/\s+/g, " ").toLowerCase();
+    if (!st) continue;
+    if (/^(?:with\b.*?\)\s*)?drop (?:table|database|schema|keyspace|collection|owned|materialized view|tablespace)\b/.test(st)) keys.add("sql_drop");
+    if (/^truncate\b(?! *-)/.test(st)) keys.add("sql_truncate");
+    if (/^(?:with\b.*\)\s*)?delete (?:from )?[^\s(]+/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_delete_without_where");
+    if (/^(?:with\b.*\)\s*)?update [^\s(]+(?: as \w+| \w+)? set\b/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_update_without_where");
+    if (/^alter table\b.*\bdrop (?:column|partition)\b/.test(st)) keys.add("sql_drop");
+    // MongoDB shell
+    if (/\.dropdatabase\(|\bdb\.[\w.]+\.drop\(\)/.test(st)) keys.add("sql_drop");
+    if (/\.(?:deletemany|remove)\(\s*\{\s*\}\s*\)/.test(st)) keys.add("sql_delete_without_where");
+    if (/\.updatemany\(\s*\{\s*\}/.test(st)) keys.add("sql_update_without_where");
+  }
+  return [...keys];
+}
