@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -50,8 +51,24 @@ describe("detection table", () => {
     const keys = DANGEROUS_PATTERNS.map((p) => p.key);
     expect(new Set(keys).size).toBe(keys.length);
     const covered = new Set(dangerous.map((d) => d.key));
-    const uncovered = keys.filter((k) => !covered.has(k) && k !== "unanalysable" && k !== "computed_command");
+    const uncovered = keys.filter((k) => !covered.has(k) && k !== "unanalysable" && k !== "computed_command" && k !== "symlink_outside_workdir");
     expect(uncovered).toEqual([]);
+  });
+});
+
+describe("held-out commands (written before tuning; see the fixture headers)", () => {
+  const rate = (lines: string[]) => lines.filter((c) => detectDangerousCommand(multiline(c)).dangerous).length / lines.length;
+  const dangerousHeldOut = [...fixtureLines("approval_heldout_dangerous.txt"), ...fixtureLines("approval_heldout2_dangerous.txt")];
+  const harmlessHeldOut = [...fixtureLines("approval_heldout_harmless.txt"), ...fixtureLines("approval_heldout2_harmless.txt")];
+
+  it("flags at least 97 % of the dangerous ones", () => {
+    expect(dangerousHeldOut.length).toBeGreaterThanOrEqual(100);
+    expect(rate(dangerousHeldOut)).toBeGreaterThanOrEqual(0.97);
+  });
+
+  it("flags at most 3 % of the harmless ones", () => {
+    expect(harmlessHeldOut.length).toBeGreaterThanOrEqual(100);
+    expect(rate(harmlessHeldOut)).toBeLessThanOrEqual(0.03);
   });
 });
 
@@ -141,10 +158,23 @@ describe("hermes-batch approval CLI", () => {
     const file = join(here, "fixtures", "approval_harmless.txt");
     const many = await cli("check", "--file", file);
     const lines = many.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    const expected = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "");
+    const expected = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
+    expect(expected.length).toBeGreaterThan(50);
     expect(lines.map((l) => l.command)).toEqual(expected);
-    // The fixture's comment lines are shell comments: harmless too.
     expect(lines.every((l) => l.dangerous === false)).toBe(true);
+  });
+
+  it("check --file skips blank and # lines and names the class of each flagged line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "approval-check-"));
+    const file = join(dir, "cmds.txt");
+    writeFileSync(file, "# a comment\n\n   # indented comment\nterraform destroy -auto-approve\n> /etc/passwd\nls -la\n");
+    const { stdout } = await cli("check", "--file", file);
+    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.command, l.patternKey ?? null])).toEqual([
+      ["terraform destroy -auto-approve", "infra_teardown"],
+      ["> /etc/passwd", "system_config_write"],
+      ["ls -la", null],
+    ]);
   });
 
   it("patterns lists every key with its description", async () => {

@@ -6,7 +6,8 @@ import type { Command } from "./types.js";
 
 const HELP = `Usage:
   hermes-batch approval check [--explain] "<command>"     print the detection as JSON (exit 0 either way)
-  hermes-batch approval check [--explain] --file FILE     one command a line (FILE "-" = stdin), one JSON object a line
+  hermes-batch approval check [--explain] --file FILE     one command a line (FILE "-" = stdin; blank and # lines
+                                                          skipped), one JSON object a line
   hermes-batch approval patterns [--json]                 list the dangerous-command patterns (key, description)
 
 Everything after "check" (and its options) is the command, so quoting it is optional:
@@ -40,7 +41,8 @@ async function readLines(file: string): Promise<string[]> {
   } catch (err) {
     throw new UserError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return text.split(/\r?\n/).filter((l) => l.trim() !== "");
+  // Blank lines and `#` comment lines are skipped.
+  return text.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.trimStart().startsWith("#"));
 }
 
 async function check(args: string[]): Promise<number> {

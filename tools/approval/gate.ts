@@ -12,12 +12,12 @@
 import { performance } from "node:perf_hooks";
 import type { Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
-import { analyseCommand, matchPatterns } from "./patterns.js";
+import { analyseCommand, classNames, detectDangerousCommandResolved, matchPatterns, type PathResolver } from "./patterns.js";
 import { approvalPolicies, type ApprovalPolicyImpl, type GateState, type PolicyDecision } from "./policy.js";
 import type { SmartApprovalOptions } from "./smart.js";
 
-export { DANGEROUS_PATTERNS, detectDangerousCommand, normalizeCommand, analyseCommand } from "./patterns.js";
-export type { DangerousPattern, Detection, CommandAnalysis } from "./patterns.js";
+export { DANGEROUS_PATTERNS, HERMES_KEYS, detectDangerousCommand, detectDangerousCommandResolved, normalizeCommand, analyseCommand } from "./patterns.js";
+export type { DangerousPattern, Detection, CommandAnalysis, PathResolver } from "./patterns.js";
 export { appendToAllowlist, loadUserAllowlist, userConfigDir, userConfigPath } from "./allowlist.js";
 export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
 export type { SmartApprovalOptions } from "./smart.js";
@@ -26,7 +26,17 @@ export type { ApprovalRecord };
 /** Decides one command (and records the decision when the command was flagged). */
 export type ApprovalGate = (
   command: string,
-  info: { cwd?: string; backend: string },
+  info: {
+    cwd?: string;
+    backend: string;
+    /**
+     * The task's working directory and its environment's realpath: given both, targets inside the
+     * working directory are resolved through symlinks (symlink_outside_workdir). Not yet passed by
+     * the backends.
+     */
+    workdir?: string;
+    realpath?: PathResolver;
+  },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
 export type PromptChoice = "once" | "session" | "always" | "deny";
@@ -128,12 +138,15 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
   let policy: Promise<ApprovalPolicyImpl> | undefined;
   const loadPolicy = () => (policy ??= approvalPolicies.load(opts.policy).then((factory) => factory(opts, state)));
 
-  const allowlisted = (m: { key: string; description: string }) => state.allow.has(m.key) || state.allow.has(m.description);
+  const allowlisted = (m: { key: string; description: string }) => classNames(m).some((n) => state.allow.has(n));
 
   const gate: ApprovalGate = async (command, info) => {
     const started = performance.now();
     const analysis = analyseCommand(command);
-    const matches = matchPatterns(analysis);
+    const matches =
+      info.workdir && info.realpath
+        ? ((await detectDangerousCommandResolved(command, { workdir: info.workdir, realpath: info.realpath })).matches ?? [])
+        : matchPatterns(analysis);
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);
     const description = matches.map((m) => m.description).join("; ");

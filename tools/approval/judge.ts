@@ -38,6 +38,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "user_change", description: "add, remove or change users, groups or passwords" },
   { key: "crontab_replace", description: "replace the crontab" },
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
+  { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
 export type Finding = EffectClass;
@@ -703,6 +704,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "truncate": {
       for (const op of operands(args, "sor", ["--size", "--reference"])) {
         const w = where(op.text, ctx.cwd);
+        noteInside(ctx, op.text);
         if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
         else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
         else if (w === "credential") add(ctx, "credential_write");
@@ -809,7 +811,7 @@ function notefetched(ctx: JudgeContext): void {
   const fromPipe = ctx.producer && FETCHERS.test(ctx.producer.name);
   if (FETCHERS.test(ctx.name) || fromPipe) {
     for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(posix.normalize(r.target));
-    const o = ctx.args.findIndex((a) => a.text === "-o" || a.text === "-O" || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
+    const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
     if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(posix.normalize(ctx.args[o + 1]!.text));
   }
   if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(posix.normalize(op.text));
@@ -873,6 +875,7 @@ function judgeFind(ctx: JudgeContext): void {
   const filtered = texts.some((t) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile)$/.test(t));
   for (const r of roots) {
     const w = where(r, ctx.cwd);
+    noteInside(ctx, r);
     if (w === "system" && (!filtered || /^\/+$/.test(r))) return add(ctx, "delete_system_path");
     if (w === "credential") return add(ctx, "credential_write");
     if (w !== "inside" && w !== "scratch") return add(ctx, key);

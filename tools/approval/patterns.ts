@@ -2,6 +2,7 @@
  * Dangerous-command detection: DANGEROUS_PATTERNS, matched against the rendering of analyse.ts
  * (normalize.ts first, then the shell reader of shell.ts, wrappers removed, scripts read recursively).
  */
+import { posix } from "node:path";
 import { analyseCommand, type CommandAnalysis, type DetectOptions } from "./analyse.js";
 import { EFFECT_CLASSES, SHARED_DESCRIPTIONS } from "./judge.js";
 
@@ -271,6 +272,84 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
 export function detectDangerousCommand(cmd: string, opts?: DetectOptions): Detection {
   if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
   const matches = matchPatterns(analyseCommand(cmd, opts));
+  if (!matches.length) return { dangerous: false };
+  return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
+}
+
+/**
+ * Hermes' pattern keys (its description strings, which its session approvals and `command_allowlist`
+ * store) for each class here, so a Hermes allowlist entry approves the same class.
+ */
+export const HERMES_KEYS: Readonly<Record<string, readonly string[]>> = {
+  delete_system_path: ["delete in root path"],
+  recursive_delete: ["recursive delete", "recursive delete (long flag)"],
+  world_writable: ["world-writable permissions", "recursive world-writable (long flag)"],
+  chmod_chown_system: ["recursive chown to root", "recursive chown to root (long flag)"],
+  format_filesystem: ["format filesystem"],
+  disk_write: ["disk copy", "write to block device"],
+  sql_drop: ["SQL DROP"],
+  sql_delete_without_where: ["SQL DELETE without WHERE"],
+  sql_truncate: ["SQL TRUNCATE"],
+  system_config_write: ["overwrite system config"],
+  stop_service: ["stop/disable system service"],
+  kill_all_processes: ["kill all processes"],
+  pkill_force: ["force kill processes"],
+  fork_bomb: ["fork bomb"],
+  shell_input: ["shell command via -c flag"],
+  inline_code_unanalysable: ["script execution via -e/-c flag"],
+  remote_code_exec: ["pipe remote content to shell"],
+  xargs_rm: ["xargs with rm"],
+  find_exec_rm: ["find -exec rm"],
+  find_delete: ["find -delete"],
+};
+
+/** Every name an allowlist entry may use for a class: its key, its description, its Hermes keys. */
+export function classNames(m: { key: string; description: string }): string[] {
+  return [m.key, m.description, ...(HERMES_KEYS[m.key] ?? [])];
+}
+
+/** The real path of a path in the task's environment (symlinks resolved); null when it cannot be resolved. */
+export type PathResolver = (path: string) => Promise<string | null>;
+
+export interface ResolveOptions extends DetectOptions {
+  /** The task's working directory (absolute, in the task's environment). */
+  workdir: string;
+  realpath: PathResolver;
+}
+
+const SYMLINK_CLASS = EFFECT_CLASSES.find((c) => c.key === "symlink_outside_workdir")!;
+
+function insideDir(path: string, dir: string): boolean {
+  const rel = posix.relative(dir, path);
+  return rel === "" || (!rel.startsWith("../") && rel !== ".." && !posix.isAbsolute(rel));
+}
+
+/**
+ * detectDangerousCommand, plus the targets that look inside the working directory resolved in the
+ * task's environment: a delete, move, write or chmod of `build/*` where `build` links to a host
+ * folder is flagged as symlink_outside_workdir. The resolver is the environment's `realpath`.
+ */
+export async function detectDangerousCommandResolved(cmd: string, opts: ResolveOptions): Promise<Detection> {
+  if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
+  const analysis = analyseCommand(cmd, opts);
+  const matches = matchPatterns(analysis);
+  if (analysis.insideTargets.length && !matches.some((m) => m.key === SYMLINK_CLASS.key)) {
+    const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
+    for (const target of analysis.insideTargets) {
+      // A glob is resolved at its directory; a file that does not exist yet, at its parent.
+      const plain = target.split("/").filter((seg, k, all) => !/[*?[]/.test(seg) && !all.slice(0, k).some((s) => /[*?[]/.test(s)));
+      let path = posix.join(opts.workdir, ...plain);
+      let real = await opts.realpath(path);
+      while (real === null && path !== opts.workdir && insideDir(path, opts.workdir)) {
+        path = posix.dirname(path);
+        real = await opts.realpath(path);
+      }
+      if (real !== null && !insideDir(real, root)) {
+        matches.push({ key: SYMLINK_CLASS.key, description: SYMLINK_CLASS.description });
+        break;
+      }
+    }
+  }
   if (!matches.length) return { dangerous: false };
   return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
 }
