@@ -15,6 +15,11 @@
  * replaced by look-alikes (¦ ‹ ›), so a quoted `"a | rm -rf /"` can never look like a pipeline
  * stage or a redirection. The patterns (patterns.ts) match that rendering, case-insensitively.
  *
+ * Each simple command (wrappers removed) is also handed, with its words, redirections, the working
+ * directory and the previous pipeline stage, to the effect judge (judge.ts), whose findings are
+ * classes of their own (delete/move/overwrite outside the working directory, text fed into a shell,
+ * inline interpreter code, teardown, system state, …).
+ *
  * Judgement calls:
  *  - A recursive `rm` is flagged only when a target leaves the working directory or cannot be
  *    known: absolute paths, `~`/`$HOME`, `..`, `.`, `*`, `$VAR`, `$( … )`. `rm -rf ./build`,

@@ -137,7 +137,7 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bsubprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)\s*\(/g, action: "argv" },
     { re: /\b(?:os\.(?:exec|spawn)[lvpe]*|pty\.spawn|commands\.getoutput)\s*\(/g, action: "argv" },
     { re: /(?<![\w.])(?:exec|eval|compile)\s*\(/g, action: "eval" },
-    { re: /\bshutil\.rmtree\s*\(/g, action: "rdelete" },
+    { re: /(?<![\w.])(?:shutil\.)?rmtree\s*\(/g, action: "rdelete" },
     { re: /\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(/g, action: "delete" },
     { re: /\b(?:os\.(?:rename|replace)|shutil\.move)\s*\(/g, action: "move" },
     { re: /\bos\.(?:chmod|chown|lchown)\s*\(/g, action: "chmod" },

@@ -495,6 +495,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "docker":
     case "podman": {
       const [a, b] = words;
+      // A container given the host's root, a system tree or its namespaces acts on the host.
+      if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
       if (a === "system" && b === "prune") return add(ctx, "container_mass_delete");
       if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
@@ -522,6 +524,21 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
   }
 }
+
+function hostAccess(args: JudgedArg[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!.text;
+    if (a === "--privileged" || /^--(?:pid|ipc|userns|uts)=host$/.test(a)) return true;
+    const vol = a === "-v" || a === "--volume" || a === "--mount" ? args[i + 1]?.text : /^(?:-v|--volume=|--mount=)(.+)$/.exec(a)?.[1];
+    if (vol === undefined) continue;
+    const src = /(?:^|,)(?:source|src)=([^,]+)/.exec(vol)?.[1] ?? vol.split(":")[0]!;
+    if (/^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(src) || /docker\.sock$/.test(src)) return true;
+  }
+  return false;
+}
+
+/** Framework commands that drop or empty the database. */
+const DB_RESET = /(?:^|\s)(?:prisma\s+(?:migrate\s+reset|db\s+push\s+.*--force-reset)|(?:rails|rake|bin\/rails)\s+db:(?:drop|reset|schema:load|purge)|(?:\S*manage\.py|django-admin)\s+(?:flush|reset_db|sqlflush)|sequelize(?:-cli)?\s+db:drop|knex\s+migrate:rollback\s+.*--all|alembic\s+downgrade\s+base|mix\s+ecto\.(?:drop|reset)|typeorm\s+schema:drop|artisan\s+(?:db:wipe|migrate:(?:fresh|reset)))(?:\s|$)/;
 
 function judgeSystemState(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
@@ -651,6 +668,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   }
   if (!name) return;
   notefetched(ctx);
+  if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
   if (name.startsWith("$") || /^\$\(|`/.test(name)) {
