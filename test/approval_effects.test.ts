@@ -7,6 +7,7 @@ import { realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { commandAsRun, effectForGate } from "../tools/approval/effects.js";
 import { createApprovalGate, detectDangerousCommand, detectDangerousCommandResolved, type PathResolver } from "../tools/approval/gate.js";
 
 describe("hostile forms of issue 9 are judged by what they do", () => {
@@ -84,6 +85,19 @@ describe("targets resolved through symlinks in the task's environment", () => {
     expect(denied.allowed).toBe(false);
     expect(denied.record?.pattern).toBe("symlink_outside_workdir");
     expect((await svc.gate("rm -rf build/*", { backend: "local" })).allowed).toBe(true);
+  });
+});
+
+describe("the gate knows the task's working directory", () => {
+  it("absolute paths inside it are inside; a cwd outside it (cd prefix) is not", async () => {
+    const svc = createApprovalGate({ policy: "deny", taskId: "t" });
+    const write = effectForGate("write_file", { kind: "write", path: "/workspace/hello.txt", workdir: "/workspace" });
+    expect((await svc.gate(write.command, { cwd: write.cwd, backend: "docker" })).allowed).toBe(true);
+    expect((await svc.gate("truncate -s 0 /workspace/app.log", { cwd: "/workspace", backend: "docker" })).allowed).toBe(true);
+    expect((await svc.gate("truncate -s 0 /srv/app.log", { cwd: "/workspace", backend: "docker" })).allowed).toBe(false);
+    const outside = commandAsRun("truncate -s 0 notes.txt", "/workspace", "/srv/app");
+    const denied = await svc.gate(outside, { cwd: "/srv/app", backend: "docker" });
+    expect(denied.record?.pattern).toBe("overwrite_outside_workdir");
   });
 });
 

@@ -205,6 +205,7 @@ export interface DetectOptions {
 
 interface State {
   cwd: Cwd;
+  root?: string;
   units: string[];
   findings: Finding[];
   insideTargets: string[];
@@ -474,6 +475,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     args,
     redirects: judged,
     cwd: st.cwd,
+    root: st.root,
     producer: prev,
     viaXargs: prefix.startsWith("xargs"),
     analyseShell: (script) => analyseScript(script, depth + 1, st),
@@ -539,7 +541,8 @@ export interface CommandAnalysis {
 /** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
-  const st: State = { cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), comments: [], tooDeep: false, vars: new Map(), budget: 256 };
+  const def = opts?.defaultCwd?.trim();
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), comments: [], tooDeep: false, vars: new Map(), budget: 256 };
   try {
     analyseScript(normalized, 0, st);
   } catch {

@@ -10,6 +10,7 @@
  * `git_reset_hard` never lets `git reset --hard && rm -rf /` through.
  */
 import { performance } from "node:perf_hooks";
+import { shellQuote } from "../environments/base.js";
 import type { Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import { analyseCommand, classNames, detectDangerousCommandResolved, matchPatterns, type PathResolver } from "./patterns.js";
@@ -127,6 +128,18 @@ export function summarizeApprovals(records: readonly ApprovalRecord[]): Approval
   return out;
 }
 
+/**
+ * The task's working directory for judging a command: `info.workdir`, or else `info.cwd` unless the
+ * command was prefixed with `cd <cwd> &&` by commandAsRun (a cwd outside the working directory, which
+ * must not count as inside). Absolute paths under it count as inside (`write_file > /workspace/x`).
+ */
+function workingDirectory(command: string, info: { cwd?: string; workdir?: string }): string | undefined {
+  if (info.workdir) return info.workdir;
+  if (!info.cwd || !info.cwd.startsWith("/")) return undefined;
+  if (command.startsWith(`cd ${shellQuote(info.cwd)} && `)) return undefined;
+  return info.cwd;
+}
+
 export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
   const records: ApprovalRecord[] = [];
   const state: GateState = {
@@ -142,10 +155,12 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
 
   const gate: ApprovalGate = async (command, info) => {
     const started = performance.now();
-    const analysis = analyseCommand(command);
+    const root = workingDirectory(command, info);
+    const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
+    const analysis = analyseCommand(command, detectOpts);
     const matches =
-      info.workdir && info.realpath
-        ? ((await detectDangerousCommandResolved(command, { workdir: info.workdir, realpath: info.realpath })).matches ?? [])
+      root && info.realpath
+        ? ((await detectDangerousCommandResolved(command, { ...detectOpts, workdir: root, realpath: info.realpath })).matches ?? [])
         : matchPatterns(analysis);
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);

@@ -100,6 +100,19 @@ export function where(path: string, cwd: string): Where {
   return "outside";
 }
 
+/** `where`, with absolute paths under the task's working directory counted as inside. */
+function whereIn(ctx: { cwd: string; root?: string }, path: string): Where {
+  const w = where(path, ctx.cwd);
+  if (ctx.root && (w === "outside" || w === "system" || w === "scratch")) {
+    const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : null;
+    if (abs !== null) {
+      const rel = posix.relative(ctx.root, abs);
+      if (rel === "" ? false : !rel.startsWith("..") && !posix.isAbsolute(rel)) return "inside";
+    }
+  }
+  return w;
+}
+
 const DATA_FILE = /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
 
 // ---------------------------------------------------------------------------------------------
@@ -134,6 +147,8 @@ export interface JudgeContext {
   args: JudgedArg[];
   redirects: JudgedRedirect[];
   cwd: string;
+  /** The task's working directory as an absolute path, when known: absolute paths under it are inside. */
+  root?: string;
   /** The previous stage of the pipeline (its stdout is this command's stdin), if any. */
   producer?: Producer | null;
   /** Running under xargs: arguments come from stdin. */
@@ -200,7 +215,7 @@ const isInsideLike = (w: Where) => w === "inside" || w === "scratch" || w === "s
 // Effects on paths
 
 function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void {
-  const w = where(path, ctx.cwd);
+  const w = whereIn(ctx, path);
   noteInside(ctx, path);
   if (w === "system") return add(ctx, "delete_system_path");
   if (w === "credential") return add(ctx, "credential_write");
@@ -217,7 +232,7 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
 }
 
 function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
-  const w = where(path, ctx.cwd);
+  const w = whereIn(ctx, path);
   noteInside(ctx, path);
   if (w === "sink") return;
   if (w === "device") return add(ctx, "disk_write");
@@ -238,14 +253,14 @@ function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
 
 function judgeMove(ctx: JudgeContext, sources: string[], dest: string | undefined): void {
   for (const s of sources) {
-    const w = where(s, ctx.cwd);
+    const w = whereIn(ctx, s);
     noteInside(ctx, s);
     if (w === "system" || w === "credential") return add(ctx, w === "credential" ? "credential_write" : "move_system_path");
     if (w === "outside" || w === "home" || (w === "unknown" && /^\$|^~/.test(s))) return add(ctx, "move_outside_workdir");
   }
   if (dest !== undefined && !SCRATCH_DIR.test(dest)) {
     if (dest === "/dev/null") return add(ctx, "move_to_dev_null");
-    const w = where(dest, ctx.cwd);
+    const w = whereIn(ctx, dest);
     if (w === "system" || w === "credential" || w === "device") return judgeOverwrite(ctx, dest);
     if (w === "outside" || w === "home") add(ctx, "move_outside_workdir");
   }
@@ -257,7 +272,7 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
   // setuid/setgid: a privilege change wherever the file is
   if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text)) return add(ctx, "chmod_outside_workdir");
   for (const t of ops.slice(modeless)) {
-    const w = where(t.text, ctx.cwd);
+    const w = whereIn(ctx, t.text);
     noteInside(ctx, t.text);
     if (w === "system" || w === "credential" || w === "device") return add(ctx, "chmod_chown_system");
     if (w === "outside" || w === "home") return add(ctx, "chmod_outside_workdir");
@@ -308,7 +323,7 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         judgeOverwrite(ctx, a.path);
         break;
       case "chmod": {
-        const w = where(a.path, ctx.cwd);
+        const w = whereIn(ctx, a.path);
         if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
         else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "chmod_outside_workdir");
         else noteInside(ctx, a.path);
@@ -321,7 +336,9 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
 }
 
 function noteInside(ctx: JudgeContext, path: string): void {
-  if (where(path, ctx.cwd) === "inside" && ctx.insideTargets.length < 64) ctx.insideTargets.push(posix.normalize(posix.join(ctx.cwd, path)));
+  if (whereIn(ctx, path) !== "inside" || ctx.insideTargets.length >= 64) return;
+  const rel = path.startsWith("/") || ctx.cwd.startsWith("/") ? (ctx.root ? posix.relative(ctx.root, posix.resolve(ctx.cwd.startsWith("/") ? ctx.cwd : "/", path)) : null) : posix.normalize(posix.join(ctx.cwd, path));
+  if (rel !== null) ctx.insideTargets.push(rel);
 }
 
 function feedCode(ctx: JudgeContext, lang: CodeLanguage | "shell", code: string): void {
@@ -708,20 +725,20 @@ export function judgeCommand(ctx: JudgeContext): void {
       const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
       if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
       if (name === "ln") {
-        const w = where(dest, ctx.cwd);
+        const w = whereIn(ctx, dest);
         if (w === "system" || w === "credential") judgeOverwrite(ctx, dest);
         return;
       }
       const src = ops.slice(0, -1);
       if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
-      if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(where(dest, ctx.cwd))) return add(ctx, "recursive_delete");
+      if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(whereIn(ctx, dest))) return add(ctx, "recursive_delete");
       judgeOverwrite(ctx, dest);
-      if (src.some((s) => /^\/dev\/(?:null|zero)$/.test(s)) && where(dest, ctx.cwd) !== "inside") add(ctx, "overwrite_outside_workdir");
+      if (src.some((s) => /^\/dev\/(?:null|zero)$/.test(s)) && whereIn(ctx, dest) !== "inside") add(ctx, "overwrite_outside_workdir");
       return;
     }
     case "truncate": {
       for (const op of operands(args, "sor", ["--size", "--reference"])) {
-        const w = where(op.text, ctx.cwd);
+        const w = whereIn(ctx, op.text);
         noteInside(ctx, op.text);
         if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
         else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
@@ -739,7 +756,7 @@ export function judgeCommand(ctx: JudgeContext): void {
       const of = args.find((a) => a.text.startsWith("of="));
       if (of) {
         const target = of.text.slice(3);
-        if (!args.some((a) => /^conv=.*notrunc/.test(a.text)) || where(target, ctx.cwd) === "device") judgeOverwrite(ctx, target);
+        if (!args.some((a) => /^conv=.*notrunc/.test(a.text)) || whereIn(ctx, target) === "device") judgeOverwrite(ctx, target);
       }
       return;
     }
@@ -750,7 +767,7 @@ export function judgeCommand(ctx: JudgeContext): void {
         const ops = operands(args, name === "sed" ? "ef" : "eEIMm", ["--expression", "--file"]);
         const files = name === "sed" && !args.some((a) => a.text === "-e" || a.text.startsWith("--expression")) ? ops.slice(1) : ops;
         for (const f of files) {
-          const w = where(f.text, ctx.cwd);
+          const w = whereIn(ctx, f.text);
           if (w !== "inside" && w !== "scratch") judgeOverwrite(ctx, f.text);
         }
       }
@@ -817,7 +834,7 @@ function judgeFormat(ctx: JudgeContext): void {
   const ops = operands(ctx.args, "tLbCNIOUcEgGjJlmMoTrSqpdfns", ["--type"]);
   const target = ops.find((o) => !/^\d+$/.test(o.text));
   if (!target) return add(ctx, "format_filesystem");
-  const w = where(target.text, ctx.cwd);
+  const w = whereIn(ctx, target.text);
   if (w === "inside" || w === "scratch") return;
   add(ctx, "format_filesystem");
 }
@@ -892,7 +909,7 @@ function judgeFind(ctx: JudgeContext): void {
   const key = deletes ? "find_delete" : "find_exec_rm";
   const filtered = texts.some((t) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile)$/.test(t));
   for (const r of roots) {
-    const w = where(r, ctx.cwd);
+    const w = whereIn(ctx, r);
     noteInside(ctx, r);
     if (w === "system" && (!filtered || /^\/+$/.test(r))) return add(ctx, "delete_system_path");
     if (w === "credential") return add(ctx, "credential_write");
@@ -917,14 +934,14 @@ function producerListsInside(ctx: JudgeContext): boolean {
     }
     if (!roots.length) roots.push(".");
     const filtered = args.some((t) => /^-(?:i?name|i?path|i?regex|newer\S*|[acm]time|[acm]min|size|empty|type)$/.test(t));
-    return filtered && roots.every((r) => where(r, ctx.cwd) === "inside");
+    return filtered && roots.every((r) => whereIn(ctx, r) === "inside");
   }
   if (p.name === "ls" || p.name === "echo" || p.name === "printf") {
     const ops = args.filter((a) => !a.startsWith("-"));
-    return ops.length > 0 && ops.every((o) => where(o, ctx.cwd) === "inside" && !/^\.\/*$|^\*$/.test(o));
+    return ops.length > 0 && ops.every((o) => whereIn(ctx, o) === "inside" && !/^\.\/*$|^\*$/.test(o));
   }
   if (p.name === "grep" || p.name === "rg") {
-    return args.some((a) => /^-[A-Za-z]*l/.test(a)) && args.filter((a) => !a.startsWith("-")).slice(1).every((o) => where(o, ctx.cwd) === "inside");
+    return args.some((a) => /^-[A-Za-z]*l/.test(a)) && args.filter((a) => !a.startsWith("-")).slice(1).every((o) => whereIn(ctx, o) === "inside");
   }
   return false;
 }

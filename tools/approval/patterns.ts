@@ -331,7 +331,7 @@ function insideDir(path: string, dir: string): boolean {
  */
 export async function detectDangerousCommandResolved(cmd: string, opts: ResolveOptions): Promise<Detection> {
   if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
-  const analysis = analyseCommand(cmd, opts);
+  const analysis = analyseCommand(cmd, { ...opts, defaultCwd: opts.defaultCwd ?? opts.workdir });
   const matches = matchPatterns(analysis);
   if (analysis.insideTargets.length && !matches.some((m) => m.key === SYMLINK_CLASS.key)) {
     const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
