@@ -14,7 +14,7 @@ export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
 
 /** Keys whose values never reach an output file. */
-export const SECRET_KEYS = ["api_key", "approval_api_key"] as const;
+export const SECRET_KEYS = ["api_key", "approval_api_key", "judge_api_key"] as const;
 
 function shown(value: unknown): string {
   return typeof value === "string" ? `'${value}'` : JSON.stringify(value) ?? "nothing";

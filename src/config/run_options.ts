@@ -10,7 +10,7 @@ import { environmentNames } from "../../tools/environments/index.js";
 /** How a flag's text becomes a config value (before the schema validates it). */
 export type OptionKind = "string" | "int" | "number" | "boolean" | "list";
 
-export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Dangerous commands", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
+export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Dangerous commands", "Scoring", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface OptionDef<K extends string = string, S extends z.ZodType = z.ZodType> {
@@ -179,6 +179,19 @@ export const RUN_OPTIONS = [
     schema: z.string().optional(),
     help: "the approver's key",
     defaultHelp: "--api-key when the approver is on the run's host",
+  }),
+  // Scoring
+  option({ key: "judge_model", kind: "string", section: "Scoring", arg: "M", schema: z.string().min(1).optional(), help: "the model that grades rows with a \"rubric\"", defaultHelp: "--model" }),
+  option({ key: "judge_base_url", kind: "string", section: "Scoring", arg: "URL", schema: z.string().url().optional(), help: "the judge's endpoint", defaultHelp: "--base-url" }),
+  option({ key: "judge_api_key", kind: "string", section: "Scoring", arg: "K", schema: z.string().optional(), help: "the judge's key", defaultHelp: "--api-key when the judge is on the run's host" }),
+  option({
+    key: "group_by",
+    kind: "list",
+    section: "Scoring",
+    arg: "metadata.KEY,…",
+    schema: z.array(z.string().regex(/^metadata\.[^.\s]+$/, "must be metadata.KEY")).default([]),
+    help: "pass rates in statistics.json also by these row metadata keys (always by toolsets)",
+    defaultHelp: null,
   }),
   // Resuming and reruns
   option({

@@ -79,6 +79,32 @@ export const VerifyResultSchema = z.object({
 });
 export type VerifyResult = z.infer<typeof VerifyResultSchema>;
 
+/** One scorer's verdict on a task: null when it could not decide (judge failed, verify could not run). */
+export const ScorerResultSchema = z.object({
+  name: z.string(),
+  passed: z.boolean().nullable(),
+  value: z.number().nullable(),
+  reason: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** A task's score: all scorers its row names must pass; null = unscored (never counted as a failure). */
+export const ScoreSchema = z.object({
+  passed: z.boolean().nullable(),
+  value: z.number().nullable(),
+  scorers: z.array(ScorerResultSchema),
+});
+export type ScoreRecord = z.infer<typeof ScoreSchema>;
+
+/** The rubric judge's call as recorded in the trajectory (its tokens are counted apart from the agent's). */
+export const JudgeRecordSchema = z.object({
+  model: z.string(),
+  messages: z.array(z.object({ role: z.enum(["system", "user"]), content: z.string() })),
+  answer: z.string().nullable(),
+  usage: UsageSchema,
+  error: z.string().optional(),
+});
+
 /** One line of trajectories.jsonl (Hermes-compatible `conversations` plus raw `messages`). */
 export const TrajectoryEntrySchema = z.object({
   prompt_index: z.number().int(),
@@ -101,6 +127,10 @@ export const TrajectoryEntrySchema = z.object({
   final_response: z.string().nullable(),
   error: z.string().optional(),
   duration_ms: z.number(),
+  /** Present when the row names a scorer (expected, verify, rubric). */
+  score: ScoreSchema.optional(),
+  judge: JudgeRecordSchema.optional(),
+  judge_usage: UsageSchema.optional(),
 });
 export type TrajectoryEntry = z.infer<typeof TrajectoryEntrySchema>;
 

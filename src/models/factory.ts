@@ -42,6 +42,8 @@ export interface RunEndpoints {
   agent: ModelEndpoint;
   /** The smart approver's endpoint; absent without smart approval or with none to ask (the scripted demo: fail-closed). */
   approver?: ModelEndpoint;
+  /** The rubric judge's endpoint; absent for the scripted demo unless --judge-model names one. */
+  judge?: ModelEndpoint;
 }
 
 export function runEndpoints(config: RunConfig): RunEndpoints {
@@ -66,13 +68,26 @@ export function runEndpoints(config: RunConfig): RunEndpoints {
   // The approver defaults to the run's own endpoint and model; the scripted demo has none.
   const approverURL = config.approval_base_url ?? config.base_url ?? (scripted ? undefined : DEFAULT_BASE_URL);
   const approverModel = config.approval_model ?? (scripted ? undefined : model);
-  if (config.approval !== "smart" || !approverURL || !approverModel) return { agent };
-  // The run's key goes to the approver only when the approver is on the run's own host.
-  const apiKey = config.approval_api_key ?? (hostOf(approverURL) === hostOf(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined);
-  const approver: ModelEndpoint = {
-    key: endpointKey(approverURL, approverModel),
-    provider: parseScriptedModel(approverModel) ? "scripted" : "openai",
-    options: { model: approverModel, baseURL: approverURL, apiKey, temperature: 0, maxTokens: 300 },
-  };
-  return { agent, approver };
+  // The run's key goes to an auxiliary model only when it is on the run's own host.
+  const sameHostKey = (url: string) => (hostOf(url) === hostOf(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined);
+  const approver: ModelEndpoint | undefined =
+    config.approval === "smart" && approverURL && approverModel
+      ? {
+          key: endpointKey(approverURL, approverModel),
+          provider: parseScriptedModel(approverModel) ? "scripted" : "openai",
+          options: { model: approverModel, baseURL: approverURL, apiKey: config.approval_api_key ?? sameHostKey(approverURL), temperature: 0, maxTokens: 300 },
+        }
+      : undefined;
+  // The rubric judge, like the approver, defaults to the run's endpoint and model.
+  const judgeURL = config.judge_base_url ?? config.base_url ?? (scripted ? undefined : DEFAULT_BASE_URL);
+  const judgeModel = config.judge_model ?? (scripted ? undefined : model);
+  const judge: ModelEndpoint | undefined =
+    judgeURL && judgeModel
+      ? {
+          key: endpointKey(judgeURL, judgeModel),
+          provider: parseScriptedModel(judgeModel) ? "scripted" : "openai",
+          options: { model: judgeModel, baseURL: judgeURL, apiKey: config.judge_api_key ?? sameHostKey(judgeURL), temperature: 0, maxTokens: 600 },
+        }
+      : undefined;
+  return { agent, ...(approver ? { approver } : {}), ...(judge ? { judge } : {}) };
 }

@@ -13,6 +13,18 @@ import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./
 import { writeFileSync } from "node:fs";
 import type { DroppedRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
+import { runScoreMetrics, type ScoredSample } from "../score/summary.js";
+
+/** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
+function groupLabels(line: { toolsets_used?: string[]; metadata?: Record<string, unknown> }, groupBy: readonly string[]): Record<string, string> {
+  const labels: Record<string, string> = { toolsets: [...(line.toolsets_used ?? [])].sort().join("+") || "(none)" };
+  const rowMetadata = (line.metadata?.dataset_metadata ?? {}) as Record<string, unknown>;
+  for (const key of groupBy) {
+    const v = rowMetadata[key.slice("metadata.".length)];
+    labels[key] = v === undefined || v === null ? "(unset)" : typeof v === "string" ? v : JSON.stringify(v);
+  }
+  return labels;
+}
 
 export interface RunReport {
   done: number;
@@ -46,11 +58,25 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   const csv = new SummaryCsvWriter(csvTmp);
   const doneIds = new Set<string>();
   const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
+  // Score samples: one per task; a dropped or failed task is unscored, never a failure.
+  const samples: ScoredSample[] = [];
+  let anyScore = false;
+  const judgeUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const groupBy = config.group_by ?? [];
+  const sample = (line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> }, passed: boolean | null) =>
+    samples.push({ taskId: line.task_id, epoch: line.epoch ?? 0, passed, groups: groupLabels(line, groupBy) });
 
   for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
     if (!l.value) continue;
     doneIds.add(l.value.task_id);
     stats.addEntry(l.value);
+    if (l.value.score) anyScore = true;
+    if (l.value.judge_usage) {
+      judgeUsage.prompt_tokens += l.value.judge_usage.prompt_tokens;
+      judgeUsage.completion_tokens += l.value.judge_usage.completion_tokens;
+      judgeUsage.total_tokens += l.value.judge_usage.total_tokens;
+    }
+    sample(l.value, l.value.score?.passed ?? null);
     csv.write(summaryRowFromEntry(l.value));
     report.done++;
   }
@@ -59,6 +85,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     if (l.value.task_id !== undefined) doneIds.add(l.value.task_id);
     const reason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
     stats.addDropped(reason);
+    if (l.value.task_id !== undefined) sample(l.value as { task_id: string }, null);
     report.dropped++;
   }
   // failed.jsonl keeps every failed attempt; only the latest attempt of a task that is still not done counts.
@@ -69,6 +96,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   }
   for (const rec of latestFailure.values()) {
     stats.addFailure(rec);
+    sample(rec, null);
     csv.write(summaryRowFromFailure(rec));
     report.failed++;
     if (rec.outcome === "internal_error") report.internal++;
@@ -76,7 +104,13 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   csv.close();
   renameSync(csvTmp, csvPath);
   const statsPath = join(runDir, RUN_FILES.statistics);
-  const json = timing.modelCalls ? { ...stats.toJSON(), model_calls: timing.modelCalls } : stats.toJSON();
+  const epochs = samples.reduce((k, x) => Math.max(k, x.epoch + 1), 1);
+  const json = {
+    ...stats.toJSON(),
+    ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),
+    // Present once any row names a scorer: pass rates over scored tasks, the unscored counted apart.
+    ...(anyScore ? { scores: { ...runScoreMetrics(samples, epochs, config.seed ?? 1), judge_usage: judgeUsage } } : {}),
+  };
   writeFileSync(`${statsPath}.tmp`, JSON.stringify(json, null, 2) + "\n");
   renameSync(`${statsPath}.tmp`, statsPath);
   return report;

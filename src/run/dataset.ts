@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import { z } from "zod";
+import { ExpectedSchema } from "../score/matchers.js";
 
 export const DatasetRowSchema = z
   .object({
@@ -16,6 +17,8 @@ export const DatasetRowSchema = z
     cwd: z.string().min(1).optional(),
     toolsets: z.array(z.string().min(1)).min(1).optional(),
     verify: z.string().min(1).optional(),
+    expected: ExpectedSchema.optional(),
+    rubric: z.string().refine((t) => t.trim().length > 0, "must not be empty").optional(),
     network: z.string().min(1).optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })

@@ -33,7 +33,7 @@ import { loadUserAllowlist } from "../../tools/approval/gate.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
 
-const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "network", "metadata"]);
+const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "expected", "rubric", "network", "metadata"]);
 
 export function defaultRunName(dataset: string): string {
   return basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run";
@@ -61,6 +61,8 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
     cwd: row.cwd,
     network: row.network,
     verify: row.verify,
+    expected: row.expected,
+    rubric: row.rubric,
     metadata: row.metadata,
     extra,
     attempt: 0,

@@ -19,6 +19,8 @@ import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } 
 import { toHermesConversations } from "../formats/hermes.js";
 import { extractToolStats, reasoningStats, unknownToolsCalled } from "../report/tool_stats.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import { scoreTask, type ScorerOutput } from "../score/scorers.js";
+import { combineScores } from "../score/summary.js";
 import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -142,6 +144,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let error: string | undefined;
   let verify: VerifyResult | undefined;
   let stack: string | undefined;
+  let scored: ScorerOutput[] | undefined;
 
   try {
     tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
@@ -173,6 +176,17 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       error = `environment failed: ${errorText(envFailure)}`;
     } else if (spec.verify) {
       verify = await runVerify(spec.verify, taskEnv, config.verify_timeout, signal);
+    }
+    if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
+      scored = await scoreTask({
+        prompt: spec.prompt,
+        finalResponse: loop.finalResponse,
+        expected: spec.expected,
+        rubric: spec.rubric,
+        verify,
+        judge: models.judge,
+        signal,
+      });
     }
   } catch (err) {
     if (err instanceof AgentLoopAborted) loop = err.partialResult;
@@ -231,9 +245,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     final_response: loop?.finalResponse ?? null,
     ...(error ? { error } : {}),
     duration_ms: Date.now() - started,
+    ...scoreFields(scored),
   };
 
-  const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0);
+  const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0) + (entry.judge_usage?.total_tokens ?? 0);
   const reported = modelEvents.length ? { modelEvents } : {};
   if (!DONE_OUTCOMES.has(outcome)) {
     return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}), ...reported };
@@ -243,6 +258,14 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
   return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
+}
+
+/** The trajectory's score, and the judge's call with its tokens counted apart from the agent's. */
+function scoreFields(scored: ScorerOutput[] | undefined): Pick<TrajectoryEntry, "score" | "judge" | "judge_usage"> {
+  if (!scored) return {};
+  const judge = scored.find((s) => s.judge)?.judge;
+  const results = scored.map(({ judge: _judge, ...result }) => result);
+  return { score: combineScores(results), ...(judge ? { judge, judge_usage: judge.usage } : {}) };
 }
 
 function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): string | undefined {

@@ -1,5 +1,6 @@
 /** The small messages between the main thread and the workers. */
 import type { Outcome } from "../core/records.js";
+import type { Expected } from "../score/matchers.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 
 /** One task as planned by the main thread: everything a worker needs besides the run config. */
@@ -14,6 +15,9 @@ export interface TaskSpec {
   cwd?: string;
   network?: string;
   verify?: string;
+  /** Scoring fields of the row (see src/score). */
+  expected?: Expected;
+  rubric?: string;
   metadata?: Record<string, unknown>;
   /** Extra dataset fields, copied to the output metadata. */
   extra?: Record<string, unknown>;

@@ -5,8 +5,8 @@
 import { z } from "zod";
 import { errorMessage } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";
-import type { ChatMessage, ChatModel, Usage } from "../core/chat.js";
-import type { VerifyResult } from "../core/records.js";
+import type { ChatModel } from "../core/chat.js";
+import { JudgeRecordSchema, type VerifyResult } from "../core/records.js";
 import { ExpectedSchema, matchExpected, type Expected } from "./matchers.js";
 import type { ScorerResult } from "./summary.js";
 
@@ -23,13 +23,7 @@ export interface ScoreInput {
 }
 
 /** A judge call as recorded in the trajectory: what was asked, what came back, what it cost. */
-export interface JudgeRecord {
-  model: string;
-  messages: ChatMessage[];
-  answer: string | null;
-  usage: Usage;
-  error?: string;
-}
+export type JudgeRecord = z.infer<typeof JudgeRecordSchema>;
 
 export interface ScorerOutput extends ScorerResult {
   judge?: JudgeRecord;
@@ -84,7 +78,7 @@ export const JUDGE_RESPONSE_SCHEMA = {
   },
 } as const;
 
-export function judgeMessages(prompt: string, rubric: string, answer: string | null): ChatMessage[] {
+export function judgeMessages(prompt: string, rubric: string, answer: string | null): JudgeRecord["messages"] {
   return [
     {
       role: "system",

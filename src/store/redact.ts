@@ -13,7 +13,7 @@ export type Redactor = (text: string) => string;
 /** The secrets of a run: its API keys and every environment variable whose name looks like a secret. */
 export function secretValues(config: RunConfig, env: NodeJS.ProcessEnv = process.env): string[] {
   const values = new Set<string>();
-  for (const v of [config.api_key, config.approval_api_key]) if (v && v.length >= MIN_SECRET_LENGTH) values.add(v);
+  for (const v of [config.api_key, config.approval_api_key, config.judge_api_key]) if (v && v.length >= MIN_SECRET_LENGTH) values.add(v);
   for (const [k, v] of Object.entries(env)) if (v && v.length >= MIN_SECRET_LENGTH && looksLikeSecretName(k)) values.add(v);
   return [...values];
 }

@@ -35,6 +35,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "on_bad_row",
   "api_key",
   "approval_api_key",
+  "judge_api_key",
   "shard",
   "shard_count",
   "config_fingerprint",

@@ -1,0 +1,108 @@
+/**
+ * Scoring inside a real batch run: the built-in scripted model answers, rows name `expected`, `verify`
+ * and `rubric`; the rubric judge is a local OpenAI-compatible server (approves, denies, talks garbage,
+ * or is down). Scores land in each trajectory line and in statistics.json; `compare` gates on them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { httpError, startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+
+function readJsonl(path: string): any[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+describe("scores in a batch run", () => {
+  let judge: FakeOpenAI;
+  const judged: RecordedRequest[] = [];
+  const grade = (req: RecordedRequest): Reply => {
+    judged.push(req);
+    const asked: string = req.body.messages.at(-1).content;
+    if (asked.includes("judge-down")) return httpError(503, "judge down");
+    if (asked.includes("judge-garbage")) return text("Looks fine to me!");
+    const passed = asked.includes("judge-yes");
+    return text(JSON.stringify({ score: passed ? 0.9 : 0.2, passed, reason: passed ? "meets the rubric" : "misses the rubric" }), {});
+  };
+
+  beforeAll(async () => {
+    judge = await startFakeOpenAI(grade);
+  });
+  afterAll(async () => {
+    await judge.close();
+  });
+
+  it("writes a score per line, counts unscored apart, records the judge; compare sees a regression", async () => {
+    const dir = tempDir();
+    const rows = [
+      { id: "mul", prompt: "Use the shell to compute 1234 * 5678 and tell me the result.", toolsets: ["terminal"], expected: { value: 7006652, match: "number" }, metadata: { level: "easy" } },
+      { id: "capital", prompt: "What is the capital of France?", toolsets: ["terminal"], expected: { value: "Paris", match: "exact" }, metadata: { level: "hard" } },
+      { id: "file", prompt: "Create a file named greeting.txt containing 'hello eval' and read it back.", toolsets: ["file"], expected: "hello eval", verify: "grep -qx 'hello eval' greeting.txt", metadata: { level: "easy" } },
+      { id: "judge-yes", prompt: "Use the shell to compute 2 + 2 (judge-yes).", toolsets: ["terminal"], rubric: "The answer must be 4." },
+      { id: "judge-no", prompt: "Use the shell to compute 3 + 3 (judge-no).", toolsets: ["terminal"], rubric: "The answer must be 7." },
+      { id: "judge-garbage", prompt: "Use the shell to compute 4 + 4 (judge-garbage).", toolsets: ["terminal"], rubric: "Any answer." },
+      { id: "judge-down", prompt: "Use the shell to compute 5 + 5 (judge-down).", toolsets: ["terminal"], rubric: "Any answer." },
+      { id: "plain", prompt: "Use the shell to compute 6 + 6.", toolsets: ["terminal"] },
+    ];
+    const dataset = join(dir, "eval.jsonl");
+    writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const out = join(dir, "runs");
+    const r = await runCli([
+      "run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--judge-api-key", "judge-secret-key-123",
+      "--output-dir", out, "--run-name", "base", "--progress", "none", "--group-by", "metadata.level", "--max-retries", "0",
+    ]);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.exitCode).toBe(0);
+    const lines = readJsonl(join(out, "base", "trajectories.jsonl"));
+    const byId = Object.fromEntries(lines.map((l) => [l.task_id, l]));
+    expect(byId.mul.score).toMatchObject({ passed: true, value: 1 });
+    expect(byId.capital.score.passed).toBe(false);
+    expect(byId.capital.score.scorers[0].reason).toMatch(/^expected exactly "Paris", got/);
+    expect(byId.file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([["expected", true], ["verify", true]]);
+    expect(byId["judge-yes"].score).toMatchObject({ passed: true, value: 0.9 });
+    expect(byId["judge-yes"].judge).toMatchObject({ model: "grader", usage: { total_tokens: 15 } });
+    expect(byId["judge-yes"].judge_usage.total_tokens).toBe(15);
+    expect(byId["judge-no"].score.passed).toBe(false);
+    expect(byId["judge-garbage"].score.passed).toBeNull();
+    expect(byId["judge-down"].score.passed).toBeNull();
+    expect(byId["judge-down"].score.scorers[0].reason).toMatch(/^judge failed/);
+    expect(byId.plain.score).toBeUndefined();
+    // The judge was asked through a JSON-schema response and its key was sent to it.
+    expect(judged[0]!.body.response_format.type).toBe("json_schema");
+    expect(judged[0]!.headers.authorization).toBe("Bearer judge-secret-key-123");
+
+    const stats = JSON.parse(readFileSync(join(out, "base", "statistics.json"), "utf8"));
+    // 8 tasks: scored mul, capital, file, judge-yes, judge-no; unscored garbage, down, plain (no scorer).
+    expect(stats.scores).toMatchObject({ scored: 5, unscored: 3, passed: 3, pass_rate: 0.6 });
+    expect(stats.scores.ci95[0]).toBeLessThan(0.6);
+    expect(stats.scores.pass_at_k["1"]).toBeCloseTo(0.6, 9);
+    expect(stats.scores.groups["metadata.level"].easy).toMatchObject({ scored: 2, passed: 2 });
+    expect(stats.scores.groups["metadata.level"].hard).toMatchObject({ scored: 1, passed: 0 });
+    expect(stats.scores.groups.toolsets.terminal.scored).toBe(4);
+    // Three judge answers (yes, no, garbage) cost tokens; the outage none.
+    expect(stats.scores.judge_usage.total_tokens).toBe(15 * 3);
+    // No output file holds the judge's key.
+    for (const f of ["trajectories.jsonl", "statistics.json", "run.yaml", "events.log"]) {
+      if (existsSync(join(out, "base", f))) expect(readFileSync(join(out, "base", f), "utf8")).not.toContain("judge-secret-key-123");
+    }
+
+    // The same dataset where the arithmetic row now expects another number: a newly failing task.
+    const changed = rows.map((row) => (row.id === "mul" ? { ...row, expected: { value: 1, match: "number" } } : row));
+    writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
+    const r2 = await runCli(["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "cur", "--progress", "none"]);
+    expect(r2.exitCode).toBe(0);
+    const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
+    expect(cmp.exitCode).toBe(1);
+    expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
+  });
+
+  it("a bad `expected` in a row is one clear line naming file:line, exit 2, before any model call", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "bad.jsonl");
+    writeFileSync(dataset, `${JSON.stringify({ prompt: "ok" })}\n${JSON.stringify({ prompt: "x", expected: { value: "(", match: "regex" } })}\n`);
+    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"], { cwd: ROOT });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${dataset}:2:`);
+    expect(r.stderr).toContain("expected");
+  });
+});
