@@ -53,6 +53,8 @@ describe("scores in a batch run", () => {
     ]);
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain("scores: 60.0 % passed (3/5 scored, 95 % CI");
+    expect(r.stdout).toContain(", 3 unscored");
     const lines = readJsonl(join(out, "base", "trajectories.jsonl"));
     const byId = Object.fromEntries(lines.map((l) => [l.task_id, l]));
     expect(byId.mul.score).toMatchObject({ passed: true, value: 1 });

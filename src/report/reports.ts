@@ -13,7 +13,7 @@ import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./
 import { writeFileSync } from "node:fs";
 import type { DroppedRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
-import { runScoreMetrics, type ScoredSample } from "../score/summary.js";
+import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../score/summary.js";
 
 /** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
 function groupLabels(line: { toolsets_used?: string[]; metadata?: Record<string, unknown> }, groupBy: readonly string[]): Record<string, string> {
@@ -32,6 +32,8 @@ export interface RunReport {
   dropped: number;
   /** Of the failed: tasks whose latest attempt was an internal_error (a bug of hermes-batch). */
   internal: number;
+  /** The run's score metrics, when any row names a scorer. */
+  scores?: RunScoreMetrics;
 }
 
 export interface ReportTiming {
@@ -105,13 +107,22 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   renameSync(csvTmp, csvPath);
   const statsPath = join(runDir, RUN_FILES.statistics);
   const epochs = samples.reduce((k, x) => Math.max(k, x.epoch + 1), 1);
+  if (anyScore) report.scores = runScoreMetrics(samples, epochs, config.seed ?? 1);
   const json = {
     ...stats.toJSON(),
     ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),
     // Present once any row names a scorer: pass rates over scored tasks, the unscored counted apart.
-    ...(anyScore ? { scores: { ...runScoreMetrics(samples, epochs, config.seed ?? 1), judge_usage: judgeUsage } } : {}),
+    ...(report.scores ? { scores: { ...report.scores, judge_usage: judgeUsage } } : {}),
   };
   writeFileSync(`${statsPath}.tmp`, JSON.stringify(json, null, 2) + "\n");
   renameSync(`${statsPath}.tmp`, statsPath);
   return report;
+}
+
+/** One console line for a run's scores: pass rate over scored tasks, its interval, the unscored apart. */
+export function scoresLine(m: RunScoreMetrics): string {
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const rate = m.pass_rate === null ? "no task scored" : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : ""})`;
+  const k = m.epochs > 1 ? `, pass@${m.epochs} ${pct(m.pass_at_k[String(m.epochs)] ?? 0)}` : "";
+  return `scores: ${rate}${k}, ${m.unscored} unscored`;
 }

@@ -16,7 +16,7 @@ import { JsonlAppender } from "../store/jsonl_file.js";
 import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
-import { writeRunReports } from "../report/reports.js";
+import { scoresLine, writeRunReports } from "../report/reports.js";
 import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
@@ -470,6 +470,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     `\nrun '${config.run_name}': ${counts.done} completed, ${counts.failed} failed, ${counts.dropped} dropped this time ` +
       `(${report.done} done in total) → ${runDir}\n`,
   );
+  if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
     return EXIT.interrupted;
