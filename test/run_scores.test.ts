@@ -98,6 +98,43 @@ describe("scores in a batch run", () => {
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
   });
 
+  it("--epochs K runs every task K times; pass@k for k <= K; resume works per (task, epoch)", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "e.jsonl");
+    const rows = [
+      { id: "right", prompt: "Use the shell to compute 20 + 22 and tell me the result.", toolsets: ["terminal"], expected: { value: 42, match: "number" } },
+      { id: "wrong", prompt: "What is the capital of France?", toolsets: ["terminal"], expected: "Paris" },
+      { id: "drawn", prompt: "Use the shell to compute 2 * 21.", expected: { value: 42, match: "number" } },
+    ];
+    writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const out = join(dir, "runs");
+    const args = ["run", dataset, "--model", "scripted", "--epochs", "3", "--output-dir", out, "--run-name", "ep", "--progress", "none"];
+    const r = await runCli(args);
+    expect(r.exitCode).toBe(0);
+    const trajPath = join(out, "ep", "trajectories.jsonl");
+    const lines = readJsonl(trajPath);
+    expect(lines).toHaveLength(9);
+    for (const id of ["right", "wrong", "drawn"]) {
+      expect(lines.filter((l) => l.task_id === id).map((l) => l.epoch).sort()).toEqual([0, 1, 2]);
+    }
+    const stats = JSON.parse(readFileSync(join(out, "ep", "statistics.json"), "utf8"));
+    expect(stats.scores.epochs).toBe(3);
+    expect(Object.keys(stats.scores.pass_at_k)).toEqual(["1", "2", "3"]);
+    expect(stats.scores.pass_at_k["3"]).toBeGreaterThanOrEqual(1 / 3);
+    expect(stats.scores.pass_at_k["1"]).toBeLessThanOrEqual(stats.scores.pass_at_k["3"]);
+    expect(r.stdout).toMatch(/pass@3 /);
+
+    // Lose one epoch's line (as a crash would): --resume reruns exactly that (task, epoch).
+    const kept = lines.filter((l) => !(l.task_id === "wrong" && l.epoch === 1));
+    writeFileSync(trajPath, kept.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const again = await runCli([...args, "--resume"]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toContain("1 completed, 0 failed, 0 dropped this time (9 done in total)");
+    const after = readJsonl(trajPath);
+    expect(after).toHaveLength(9);
+    expect(after.at(-1)).toMatchObject({ task_id: "wrong", epoch: 1 });
+  });
+
   it("a bad `expected` in a row is one clear line naming file:line, exit 2, before any model call", async () => {
     const dir = tempDir();
     const dataset = join(dir, "bad.jsonl");

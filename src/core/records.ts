@@ -109,6 +109,8 @@ export const JudgeRecordSchema = z.object({
 export const TrajectoryEntrySchema = z.object({
   prompt_index: z.number().int(),
   task_id: z.string(),
+  /** 0..K-1 with --epochs K > 1 (absent in a run of one epoch). */
+  epoch: z.number().int().nonnegative().optional(),
   conversations: z.array(ConversationTurnSchema),
   messages: z.array(ChatMessageSchema),
   tools: z.array(OpenAIToolSchema),

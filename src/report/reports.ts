@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import { registry } from "../../tools/registry.js";
 import { readJsonl } from "../store/jsonl_file.js";
-import { RUN_FILES } from "../store/checkpoint.js";
+import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { RunStatistics } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
@@ -70,7 +70,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
 
   for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
     if (!l.value) continue;
-    doneIds.add(l.value.task_id);
+    doneIds.add(recordKey(l.value.task_id, l.value.epoch));
     stats.addEntry(l.value);
     if (l.value.score) anyScore = true;
     if (l.value.judge_usage) {
@@ -84,7 +84,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
     if (!l.value) continue;
-    if (l.value.task_id !== undefined) doneIds.add(l.value.task_id);
+    if (l.value.task_id !== undefined) doneIds.add(recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch));
     const reason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
     stats.addDropped(reason);
     if (l.value.task_id !== undefined) sample(l.value as { task_id: string }, null);
@@ -93,8 +93,10 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   // failed.jsonl keeps every failed attempt; only the latest attempt of a task that is still not done counts.
   const latestFailure = new Map<string, StoredFailureRecord>();
   for await (const l of readJsonl<StoredFailureRecord>(join(runDir, RUN_FILES.failed))) {
-    if (!l.value || doneIds.has(l.value.task_id)) continue;
-    latestFailure.set(l.value.task_id, l.value);
+    if (!l.value) continue;
+    const key = recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch);
+    if (doneIds.has(key)) continue;
+    latestFailure.set(key, l.value);
   }
   for (const rec of latestFailure.values()) {
     stats.addFailure(rec);

@@ -8,7 +8,7 @@ import { loadDistributionFile, prepareDistribution } from "../../toolset_distrib
 export interface ToolsetPlanner {
   /** Human-readable description of where toolsets come from. */
   source: string;
-  toolsetsFor(taskId: string): string[];
+  toolsetsFor(taskId: string, epoch?: number): string[];
   /** The first unknown name in a row's own toolsets, if any. */
   unknownToolset(names: string[]): string | undefined;
 }
@@ -26,7 +26,7 @@ export async function createToolsetPlanner(config: RunConfig, warn: (m: string) 
   const sampler = prepareDistribution(config.distribution, { available: providedToolsets(), warn });
   return {
     source: `distribution '${config.distribution}'`,
-    toolsetsFor: (taskId) => sampler.sample({ seed: config.seed, taskId, epoch: 0 }),
+    toolsetsFor: (taskId, epoch = 0) => sampler.sample({ seed: config.seed, taskId, epoch }),
     unknownToolset,
   };
 }

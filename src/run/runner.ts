@@ -13,7 +13,7 @@ import { publicConfig, type RunConfig } from "../config/run_config.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
-import { loadRunState, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
+import { loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { scoresLine, writeRunReports } from "../report/reports.js";
@@ -25,7 +25,7 @@ import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
-import { failureEvent, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
+import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
@@ -47,7 +47,7 @@ interface Selection {
   heldBack: Set<string>;
 }
 
-function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
+function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined): TaskSpec {
   const { row } = item;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (!KNOWN_ROW_FIELDS.has(k)) extra[k] = v;
@@ -56,7 +56,7 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
     id: item.id,
     line: item.line,
     prompt: row.prompt,
-    toolsets: row.toolsets ?? planner.toolsetsFor(item.id),
+    toolsets: row.toolsets ?? planner.toolsetsFor(item.id, epoch ?? 0),
     image: row.image ?? row.docker_image,
     cwd: row.cwd,
     network: row.network,
@@ -66,6 +66,7 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner): TaskSpec {
     metadata: row.metadata,
     extra,
     attempt: 0,
+    ...(epoch !== undefined ? { epoch } : {}),
   };
 }
 
@@ -97,13 +98,18 @@ async function* plannedTasks(
     if (i < config.offset || i >= end) continue; // keep reading: bad rows further on must still be found
     const id = item.value.id;
     if (shard && !taskInShard(id, shard)) continue;
-    if (sel.only) {
-      if (!sel.only.has(id)) continue;
-    } else {
-      if (done.has(id) || sel.heldBack.has(id)) continue;
-      if (sel.retryFailedOnly && !failed.has(id)) continue;
+    // With --epochs K every task runs K times; each (task, epoch) is done, failed or held back on its own.
+    const epochs = config.epochs > 1 ? Array.from({ length: config.epochs }, (_, e) => e) : [undefined];
+    for (const epoch of epochs) {
+      const key = recordKey(id, epoch);
+      if (sel.only) {
+        if (!sel.only.has(id)) continue;
+      } else {
+        if (done.has(key) || sel.heldBack.has(key)) continue;
+        if (sel.retryFailedOnly && !failed.has(key)) continue;
+      }
+      yield toSpec(item.value, planner, epoch);
     }
-    yield toSpec(item.value, planner);
   }
 }
 
@@ -381,7 +387,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
         (msg: TaskOutcomeMessage) => write(msg),
         async (err: unknown) => {
           // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
-          await removeLeftSandboxes(config, spec.id, sandboxGates, logEvent);
+          await removeLeftSandboxes(config, specKey(spec), sandboxGates, logEvent);
           // Retry once on a fresh worker, then record it.
           if (spec.attempt === 0 && !stopping) {
             logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);

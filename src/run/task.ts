@@ -18,7 +18,7 @@ import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/l
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
 import { extractToolStats, reasoningStats, unknownToolsCalled } from "../report/tool_stats.js";
-import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import { scoreTask, type ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
 import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
@@ -87,7 +87,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const started = Date.now();
   const timeoutSignal = AbortSignal.timeout(config.task_timeout * 1000);
   const signal = AbortSignal.any([cancel, timeoutSignal]);
-  const hostTaskDir = join(deps.runDir, "workspaces", taskDirName(spec.id));
+  const hostTaskDir = join(deps.runDir, "workspaces", taskDirName(specKey(spec)));
   const envOptions: EnvironmentOptions = {
     image: config.image,
     network: config.network,
@@ -104,7 +104,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   };
   const envSpec = {
     runName: config.run_name!,
-    taskId: spec.id,
+    taskId: specKey(spec),
     hostTaskDir,
     image: spec.image ?? config.image,
     cwd: spec.cwd,
@@ -216,6 +216,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const entry: TrajectoryEntry = {
     prompt_index: spec.index,
     task_id: spec.id,
+    ...(spec.epoch !== undefined ? { epoch: spec.epoch } : {}),
     conversations: toHermesConversations(messages, tools),
     messages,
     tools: [...tools],

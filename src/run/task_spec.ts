@@ -22,6 +22,13 @@ export interface TaskSpec {
   /** Extra dataset fields, copied to the output metadata. */
   extra?: Record<string, unknown>;
   attempt: number;
+  /** 0..K-1 with --epochs K; undefined for a run of one epoch (lines then carry no epoch, as Hermes'). */
+  epoch?: number;
+}
+
+/** Where one (task, epoch) runs: its sandbox labels and workspace folder. */
+export function specKey(spec: Pick<TaskSpec, "id" | "epoch">): string {
+  return spec.epoch ? `${spec.id}.e${spec.epoch}` : spec.id;
 }
 
 export type ResultKind = "trajectory" | "failed" | "dropped";

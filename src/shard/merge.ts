@@ -9,7 +9,7 @@ import YAML from "yaml";
 import { RunConfigSchema, formatZodIssues, type RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
 import { JsonlAppender, readLines } from "../store/jsonl_file.js";
-import { RUN_FILES } from "../store/checkpoint.js";
+import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { configDifferences, fieldsFingerprint } from "../store/run_identity.js";
 import { SHARDS_DIR, formatShard, parseShardDirName, shardOfTask, type Shard } from "./assign.js";
 
@@ -223,10 +223,13 @@ export interface MergeCounts {
 }
 
 
-function taskIdOf(text: string): string | undefined {
+/** A line's task id, and its result key (the id with its epoch, for runs with --epochs). */
+function taskOf(text: string): { id: string; key: string } | undefined {
   try {
-    const id = (JSON.parse(text) as { task_id?: unknown } | null)?.task_id;
-    return typeof id === "string" && id ? id : undefined;
+    const v = JSON.parse(text) as { task_id?: unknown; epoch?: unknown } | null;
+    const id = v?.task_id;
+    if (typeof id !== "string" || !id) return undefined;
+    return { id, key: recordKey(id, typeof v?.epoch === "number" ? v.epoch : undefined) };
   } catch {
     return undefined;
   }
@@ -270,13 +273,15 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
         const here = folder.shard.index;
         const path = join(folder.dir, name);
         for await (const { line, text } of readLines(path)) {
-          const id = taskIdOf(text);
-          if (id === undefined) {
+          const task = taskOf(text);
+          if (task === undefined) {
             counts.badLines++;
             if (counts.badLineExamples.length < 10) counts.badLineExamples.push(`${path}:${line}`);
             continue;
           }
-          if (shardOfTask(id, count) !== here) counts.misplaced++;
+          // Shards are assigned by task id (every epoch of a task in one shard); results are kept per (task, epoch).
+          if (shardOfTask(task.id, count) !== here) counts.misplaced++;
+          const id = task.key;
           if (name === RUN_FILES.failed) {
             const doneShard = doneIn.get(id);
             if (doneShard !== undefined && doneShard !== here) {

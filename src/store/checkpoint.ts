@@ -18,8 +18,13 @@ export const RUN_FILES = {
   events: "events.log",
 } as const;
 
+/** A result's key: the task id, with `#epoch` for epochs after the first (--epochs). */
+export function recordKey(taskId: string, epoch: number | undefined): string {
+  return epoch === undefined || epoch === 0 ? taskId : `${taskId}#${epoch}`;
+}
+
 export interface RunState {
-  /** Tasks whose result is final: a trajectory line or a deliberate drop (filters). */
+  /** Results (task, epoch) that are final: a trajectory line or a deliberate drop (filters). Keys: recordKey. */
   done: Set<string>;
   /** Tasks whose latest attempt failed for infrastructure reasons, and are not done. */
   failed: Map<string, { outcome: Outcome; error: string; attempts: number }>;
@@ -32,12 +37,12 @@ export async function loadRunState(runDir: string): Promise<RunState> {
   for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
     const path = join(runDir, name);
     repairTornTail(path);
-    for await (const l of readJsonl<Partial<Pick<TrajectoryEntry, "task_id">>>(path)) {
+    for await (const l of readJsonl<Partial<Pick<TrajectoryEntry, "task_id">> & { epoch?: number }>(path)) {
       if (l.error || typeof l.value?.task_id !== "string") {
         state.badLines.push({ file: path, line: l.line, error: l.error ?? "no task_id" });
         continue;
       }
-      state.done.add(l.value.task_id);
+      state.done.add(recordKey(l.value.task_id, l.value.epoch));
     }
   }
   const failedPath = join(runDir, RUN_FILES.failed);
@@ -48,9 +53,10 @@ export async function loadRunState(runDir: string): Promise<RunState> {
       state.badLines.push({ file: failedPath, line: l.line, error: l.error ?? "no task_id" });
       continue;
     }
-    if (state.done.has(v.task_id)) continue;
-    const prev = state.failed.get(v.task_id);
-    state.failed.set(v.task_id, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1 });
+    const key = recordKey(v.task_id, (v as { epoch?: number }).epoch);
+    if (state.done.has(key)) continue;
+    const prev = state.failed.get(key);
+    state.failed.set(key, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1 });
   }
   for (const id of state.done) state.failed.delete(id);
   return state;
