@@ -106,7 +106,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
     for (const effect of effects) {
       const { command, cwd } = effectForGate(tool, effect);
-      const verdict = await approval.gate(command, { cwd, backend: ctx.envKind }).catch((err: unknown) => ({
+      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind }).catch((err: unknown) => ({
         allowed: false,
         message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
       }));

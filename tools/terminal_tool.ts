@@ -7,6 +7,10 @@ import { z } from "zod";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString } from "./tool_args.js";
+import { sleep } from "../src/core/abort.js";
+
+/** Waits `ms`, or less when the task is aborted (the caller then reports what it has). */
+const pause = (ms: number, signal?: AbortSignal) => sleep(ms, signal).catch(() => {});
 
 export const DEFAULT_TERMINAL_TIMEOUT_S = 60;
 export const MAX_TERMINAL_TIMEOUT_S = 600;
@@ -122,19 +126,6 @@ function tailChars(text: string, n: number): string {
   return text.length <= n ? text : `...${text.slice(text.length - n)}`;
 }
 
-/** Resolves after `ms`, or at once on abort; never leaves a listener behind. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
 export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
   if (a.action !== "list" && !a.session_id) {
     return toolFailure(`Invalid arguments for process: 'session_id' is required for action '${a.action}'`);
@@ -188,7 +179,7 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
         s = await env.pollBackground(id);
         let delay = 100;
         while (s.running && Date.now() < deadline && !ctx.signal?.aborted) {
-          await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), ctx.signal);
+          await pause(Math.min(delay, Math.max(0, deadline - Date.now())), ctx.signal);
           delay = Math.min(delay * 2, 1000);
           s = await env.pollBackground(id);
         }

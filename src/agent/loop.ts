@@ -6,6 +6,7 @@ import pLimit from "p-limit";
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
 import { parseToolArguments } from "../../tools/pipeline.js";
 import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
+import { raceAbort } from "../core/abort.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
@@ -75,25 +76,6 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
   }
   const parsed = parseToolArguments(name, call.function.arguments ?? "");
   return parsed.ok ? { call, args: parsed.value } : { call, error: parsed.error };
-}
-
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return work;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {

@@ -11,6 +11,7 @@ import {
   type LabelledContainer,
 } from "./docker_client.js";
 import { gatesFor } from "./sandbox_gates.js";
+import { sleep } from "../../src/core/abort.js";
 
 const asLeftover = (c: LabelledContainer): LeftoverSandbox => ({ backend: "docker", ...c });
 
@@ -44,7 +45,7 @@ export const backend: EnvironmentBackend = {
     // A second pass catches a container whose creation was in flight at the engine when its thread died
     // (it would sit "Created", without the keep-alive that ends the others by itself).
     let count = (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     count += (await removeContainersByLabel({ run: runName, role: "warm" })).removed.length;
     return count;
   },

@@ -13,6 +13,7 @@ import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
 import type { ExecResult } from "./base.js";
 import { OutputCollector } from "./docker_output.js";
+import { sleep } from "../../src/core/abort.js";
 
 /** Exit codes as the local backend reports them. */
 export const TIMEOUT_EXIT_CODE = 124;
@@ -80,7 +81,7 @@ export async function execExitCode(exec: Docker.Exec): Promise<number | null> {
   for (let i = 0; i < 40; i++) {
     const info = await exec.inspect();
     if (!info.Running && info.ExitCode !== null && info.ExitCode !== undefined) return info.ExitCode;
-    await new Promise((r) => setTimeout(r, 25));
+    await sleep(25);
   }
   return null;
 }
@@ -172,7 +173,7 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
   const stop = () => {
     killing ??= (async () => {
       // The pid line comes first; give it a moment if the kill raced the start.
-      for (let i = 0; pid === undefined && i < 20; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; pid === undefined && i < 20; i++) await sleep(25);
       if (pid !== undefined) await killInContainer(container, c.user, [pid]);
     })();
   };

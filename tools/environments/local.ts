@@ -34,6 +34,7 @@ import {
   type ExecOptions,
   type ExecResult,
 } from "./base.js";
+import { sleep } from "../../src/core/abort.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
@@ -255,7 +256,7 @@ export class LocalEnvironment implements Environment {
           // Already gone.
         }
       }
-      await new Promise((res) => setTimeout(res, 50));
+      await sleep(50);
     }
     await rm(this.bgStateDir, { recursive: true, force: true });
     if (this.options.removeTaskDirOnCleanup) await rm(this.taskDir, { recursive: true, force: true });

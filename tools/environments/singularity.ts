@@ -37,6 +37,7 @@ import {
 import { runInProcessGroup } from "./host_process.js";
 import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
 import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
+import { sleep } from "../../src/core/abort.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -151,7 +152,7 @@ export async function withFileLock<T>(lockPath: string, fn: () => Promise<T>, op
         continue;
       }
       if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockPath} (held by pid ${owner || "?"})`);
-      await new Promise((r) => setTimeout(r, opts.pollMs ?? 200));
+      await sleep(opts.pollMs ?? 200);
     }
   }
   try {
