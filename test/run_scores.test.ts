@@ -4,9 +4,9 @@
  * or is down). Scores land in each trajectory line and in statistics.json; `compare` gates on them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { httpError, startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
@@ -91,7 +91,7 @@ describe("scores in a batch run", () => {
     // The same dataset where the arithmetic row now expects another number: a newly failing task.
     const changed = rows.map((row) => (row.id === "mul" ? { ...row, expected: { value: 1, match: "number" } } : row));
     writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
-    const r2 = await runCli(["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "cur", "--progress", "none"]);
+    const r2 = await runCli(["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "cur", "--progress", "none", "--max-retries", "0"]);
     expect(r2.exitCode).toBe(0);
     const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
     expect(cmp.exitCode).toBe(1);
@@ -133,6 +133,57 @@ describe("scores in a batch run", () => {
     const after = readJsonl(trajPath);
     expect(after).toHaveLength(9);
     expect(after.at(-1)).toMatchObject({ task_id: "wrong", epoch: 1 });
+  });
+
+  it("verify is out of the agent's reach: files arrive after it, its processes are stopped, a forged test does not pass", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "checks"));
+    writeFileSync(join(dir, "checks", "check.sh"), "grep -qx 42 answer.txt\n");
+    const rows = [
+      { id: "honest", prompt: "honest: write 42 to answer.txt", verify: "sh check.sh", verify_files: "checks", toolsets: ["terminal"] },
+      { id: "forger", prompt: "forger: make the check pass without doing the work", verify: "sh check.sh", verify_files: "checks", toolsets: ["terminal"] },
+    ];
+    const dataset = join(dir, "v.jsonl");
+    writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const seen: string[] = [];
+    const agent = await startFakeOpenAI((req) => {
+      const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
+      const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+      if (turn > 0) seen.push(String(JSON.parse(req.body.messages.at(-1).content).output ?? ""));
+      if (prompt.startsWith("honest")) {
+        if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "ls -a; echo 42 > answer.txt" } }]);
+        return text("done");
+      }
+      // The forger writes a check that always passes, and a background process that would keep rewriting it.
+      if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "ls -a; printf 'exit 0\\n' > check.sh" } }]);
+      if (turn === 1) return toolCalls([{ name: "terminal", arguments: { command: "while true; do printf 'exit 0\\n' > check.sh; sleep 0.05; done", background: true } }]);
+      return text("all checks pass");
+    });
+    try {
+      const out = join(dir, "runs");
+      const r = await runCli(["run", dataset, "--model", "agent", "--base-url", agent.baseURL, "--api-key", "k", "--approval", "allow", "--output-dir", out, "--run-name", "v", "--progress", "none"]);
+      expect(r.exitCode).toBe(0);
+      const byId = Object.fromEntries(readJsonl(join(out, "v", "trajectories.jsonl")).map((l) => [l.task_id, l]));
+      expect(byId.honest.verify).toMatchObject({ exit_code: 0, passed: true });
+      expect(byId.honest.score.passed).toBe(true);
+      expect(byId.forger.verify.passed).toBe(false);
+      expect(byId.forger.score).toMatchObject({ passed: false });
+      // The agent's `ls -a` ran and never saw the verify files.
+      const listings = seen.filter((t) => t.split("\n").includes(".."));
+      expect(listings).toHaveLength(2);
+      for (const l of listings) expect(l.split("\n")).not.toContain("check.sh");
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it("a verify_files folder that does not exist is a bad row naming file:line", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "v.jsonl");
+    writeFileSync(dataset, `${JSON.stringify({ prompt: "p", verify: "true", verify_files: "nope" })}\n`);
+    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${dataset}:1: 'verify_files' nope: no such folder`);
   });
 
   it("a bad `expected` in a row is one clear line naming file:line, exit 2, before any model call", async () => {

@@ -109,7 +109,8 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   renameSync(csvTmp, csvPath);
   const statsPath = join(runDir, RUN_FILES.statistics);
   const epochs = samples.reduce((k, x) => Math.max(k, x.epoch + 1), 1);
-  if (anyScore) report.scores = runScoreMetrics(samples, epochs, config.seed ?? 1);
+  // The default bootstrap seed, as the HTML report uses: one interval for one run wherever it is shown.
+  if (anyScore) report.scores = runScoreMetrics(samples, epochs);
   const json = {
     ...stats.toJSON(),
     ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),

@@ -17,6 +17,7 @@ export const DatasetRowSchema = z
     cwd: z.string().min(1).optional(),
     toolsets: z.array(z.string().min(1)).min(1).optional(),
     verify: z.string().min(1).optional(),
+    verify_files: z.string().min(1).optional(),
     expected: ExpectedSchema.optional(),
     rubric: z.string().refine((t) => t.trim().length > 0, "must not be empty").optional(),
     network: z.string().min(1).optional(),

@@ -2,8 +2,8 @@
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
  * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
-import { basename, extname, join, resolve } from "node:path";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
 import pLimit from "p-limit";
@@ -33,7 +33,7 @@ import { loadUserAllowlist } from "../../tools/approval/gate.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
 
-const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "expected", "rubric", "network", "metadata"]);
+const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "metadata"]);
 
 export function defaultRunName(dataset: string): string {
   return basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run";
@@ -47,7 +47,12 @@ interface Selection {
   heldBack: Set<string>;
 }
 
-function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined): TaskSpec {
+/** A row's verify_files folder, beside the dataset; undefined when the row names none. */
+function verifyFilesDir(dataset: string, row: DatasetLine["row"]): string | undefined {
+  return row.verify_files === undefined ? undefined : resolve(dirname(resolve(dataset)), row.verify_files);
+}
+
+function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined, dataset: string): TaskSpec {
   const { row } = item;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (!KNOWN_ROW_FIELDS.has(k)) extra[k] = v;
@@ -61,6 +66,7 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | unde
     cwd: row.cwd,
     network: row.network,
     verify: row.verify,
+    ...(row.verify_files !== undefined ? { verifyFiles: verifyFilesDir(dataset, row) } : {}),
     expected: row.expected,
     rubric: row.rubric,
     metadata: row.metadata,
@@ -88,6 +94,15 @@ async function* plannedTasks(
       onBad(formatBadRow(item.bad));
       continue;
     }
+    const filesDir = verifyFilesDir(config.dataset, item.value.row);
+    if (filesDir !== undefined && !(existsSync(filesDir) && statSync(filesDir).isDirectory())) {
+      onBad(`${config.dataset}:${item.value.line}: 'verify_files' ${item.value.row.verify_files}: no such folder beside the dataset (${filesDir})`);
+      continue;
+    }
+    if (filesDir !== undefined && item.value.row.verify === undefined) {
+      onBad(`${config.dataset}:${item.value.line}: 'verify_files' needs a 'verify' command to run against them`);
+      continue;
+    }
     const badToolset = item.value.row.toolsets && planner.unknownToolset(item.value.row.toolsets);
     if (badToolset) {
       onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
@@ -108,7 +123,7 @@ async function* plannedTasks(
         if (done.has(key) || sel.heldBack.has(key)) continue;
         if (sel.retryFailedOnly && !failed.has(key)) continue;
       }
-      yield toSpec(item.value, planner, epoch);
+      yield toSpec(item.value, planner, epoch, config.dataset);
     }
   }
 }

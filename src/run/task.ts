@@ -3,6 +3,7 @@
  * and the serialised output line. Never throws: every failure becomes a classified outcome.
  */
 import { join } from "node:path";
+import { readdir, readFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
@@ -175,7 +176,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       outcome = "environment_error";
       error = `environment failed: ${errorText(envFailure)}`;
     } else if (spec.verify) {
-      verify = await runVerify(spec.verify, taskEnv, config.verify_timeout, signal);
+      verify = await runVerify(spec, taskEnv, config.verify_timeout, signal);
     }
     if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
       scored = await scoreTask({
@@ -275,13 +276,35 @@ function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReaso
   return undefined;
 }
 
-async function runVerify(command: string, taskEnv: TaskEnvironment, timeoutSec: number, signal: AbortSignal): Promise<VerifyResult> {
+/**
+ * The verify step, out of the agent's reach: the agent's background processes are stopped first, then the
+ * row's verify_files are copied in (over anything the agent wrote at those paths), then the command runs.
+ */
+async function runVerify(spec: TaskSpec, taskEnv: TaskEnvironment, timeoutSec: number, signal: AbortSignal): Promise<VerifyResult> {
+  const command = spec.verify!;
   try {
     const env = await taskEnv.get();
+    for (const p of await env.listBackground()) if (p.running) await env.killBackground(p.id);
+    if (spec.verifyFiles) {
+      for (const rel of await listFiles(spec.verifyFiles)) {
+        await env.writeFile(`${env.workdir.replace(/\/$/, "")}/${rel}`, await readFile(join(spec.verifyFiles, rel)));
+      }
+    }
     const r = await env.exec(command, { timeoutMs: timeoutSec * 1000, signal, maxOutputChars: 10_000 });
     const output = [r.stdout, r.stderr].filter(Boolean).join("\n");
     return { command, exit_code: r.exitCode, passed: r.exitCode === 0 && !r.timedOut, output, timed_out: r.timedOut };
   } catch (err) {
     return { command, exit_code: -1, passed: false, output: `verify could not run: ${errorText(err)}`, timed_out: false };
   }
+}
+
+/** Files under a folder, as relative paths with `/` (symlinks and special files are not followed). */
+async function listFiles(root: string, rel = ""): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(join(root, rel), { withFileTypes: true })) {
+    const path = rel ? `${rel}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) out.push(...(await listFiles(root, path)));
+    else if (entry.isFile()) out.push(path);
+  }
+  return out.sort();
 }

@@ -15,6 +15,8 @@ export interface TaskSpec {
   cwd?: string;
   network?: string;
   verify?: string;
+  /** Host folder copied into the environment only after the agent ended, just before `verify` runs. */
+  verifyFiles?: string;
   /** Scoring fields of the row (see src/score). */
   expected?: Expected;
   rubric?: string;
