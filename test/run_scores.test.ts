@@ -96,6 +96,24 @@ describe("scores in a batch run", () => {
     const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
     expect(cmp.exitCode).toBe(1);
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
+
+    // The same gate in one step, with prices: run, compare with the baseline, exit 1 on the drop.
+    const r3 = await runCli([
+      "run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "gated",
+      "--progress", "none", "--max-retries", "0", "--baseline", join(out, "base"), "--max-drop", "5", "--price-input", "3", "--price-output", "15",
+    ]);
+    expect(r3.exitCode).toBe(1);
+    expect(r3.stdout).toContain(`compared with the baseline ${join(out, "base")}:`);
+    expect(r3.stdout).toContain("REGRESSION: pass rate dropped by");
+    const gated = readJsonl(join(out, "gated", "trajectories.jsonl"));
+    const mul = gated.find((l) => l.task_id === "mul");
+    expect(mul.cost_usd).toBeCloseTo((mul.usage.prompt_tokens * 3 + mul.usage.completion_tokens * 15) / 1e6, 8);
+    const gatedStats = JSON.parse(readFileSync(join(out, "gated", "statistics.json"), "utf8"));
+    expect(gatedStats.cost.usd).toBeGreaterThan(0);
+    expect(gatedStats.cost.per_passed_task_usd).toBeCloseTo(gatedStats.cost.usd / gatedStats.scores.passed, 5);
+    const missing = await runCli(["run", dataset, "--model", "scripted", "--output-dir", out, "--run-name", "x", "--baseline", join(dir, "nope")]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("--baseline");
   });
 
   it("--epochs K runs every task K times; pass@k for k <= K; resume works per (task, epoch)", async () => {

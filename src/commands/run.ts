@@ -7,13 +7,14 @@ import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch run DATASET.jsonl [options]
 
-Runs an agent loop for every row of a JSONL dataset ({"prompt": …, "id"?, "image"?, "cwd"?, "toolsets"?,
-"verify"?, "metadata"?}), each in its own environment, and writes <output-dir>/<run-name>/:
+Runs an agent loop for every row of a JSONL dataset ({"prompt": …, "id"?, "image"?, "cwd"?, "toolsets"?, "verify"?,
+"verify_files"?, "expected"?, "rubric"?, "metadata"?}), each in its own environment, and writes <output-dir>/<run-name>/:
 trajectories.jsonl, failed.jsonl, dropped.jsonl, statistics.json, summary.csv, run.yaml, checkpoint.json.
 
 ${runOptionsHelp()}
 
-Exit codes: 0 all done, 1 some tasks failed, 2 bad input or config, 130 interrupted.
+Exit codes: 0 all done, 1 some tasks failed (or, with --baseline, a regression), 2 bad input or config,
+3 not comparable with --baseline, 130 interrupted.
 Ctrl-C once finishes the tasks in flight; twice aborts them. Then resume with --resume.
 `;
 

@@ -192,6 +192,10 @@ export const RUN_OPTIONS = [
   option({ key: "judge_model", kind: "string", section: "Scoring", arg: "M", schema: z.string().min(1).optional(), help: "the model that grades rows with a \"rubric\"", defaultHelp: "--model" }),
   option({ key: "judge_base_url", kind: "string", section: "Scoring", arg: "URL", schema: z.string().url().optional(), help: "the judge's endpoint", defaultHelp: "--base-url" }),
   option({ key: "judge_api_key", kind: "string", section: "Scoring", arg: "K", schema: z.string().optional(), help: "the judge's key", defaultHelp: "--api-key when the judge is on the run's host" }),
+  option({ key: "baseline", kind: "string", section: "Scoring", arg: "RUN_DIR", schema: z.string().min(1).optional(), help: "after the run, compare it with this run folder (see `hermes-batch compare`):\nexit 1 on a regression, 3 when not comparable" }),
+  option({ key: "max_drop", kind: "number", section: "Scoring", arg: "P", schema: z.number().nonnegative().optional(), help: "with --baseline: a pass-rate drop of more than P points is a regression" }),
+  option({ key: "price_input", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million input tokens: cost per task, per run and per passed task" }),
+  option({ key: "price_output", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million output tokens" }),
   option({
     key: "group_by",
     kind: "list",

@@ -133,6 +133,8 @@ export const TrajectoryEntrySchema = z.object({
   score: ScoreSchema.optional(),
   judge: JudgeRecordSchema.optional(),
   judge_usage: UsageSchema.optional(),
+  /** USD for every token of the task (agent, approver, judge), when the run has --price-input/--price-output. */
+  cost_usd: z.number().nonnegative().optional(),
 });
 export type TrajectoryEntry = z.infer<typeof TrajectoryEntrySchema>;
 

@@ -64,6 +64,10 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   const samples: ScoredSample[] = [];
   let anyScore = false;
   const judgeUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let costUsd = 0;
+  const addCost = (line: { cost_usd?: number }) => {
+    if (typeof line.cost_usd === "number" && Number.isFinite(line.cost_usd)) costUsd += line.cost_usd;
+  };
   const groupBy = config.group_by ?? [];
   const sample = (line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> }, passed: boolean | null) =>
     samples.push({ taskId: line.task_id, epoch: line.epoch ?? 0, passed, groups: groupLabels(line, groupBy) });
@@ -73,6 +77,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     doneIds.add(recordKey(l.value.task_id, l.value.epoch));
     stats.addEntry(l.value);
     if (l.value.score) anyScore = true;
+    addCost(l.value);
     if (l.value.judge_usage) {
       judgeUsage.prompt_tokens += l.value.judge_usage.prompt_tokens;
       judgeUsage.completion_tokens += l.value.judge_usage.completion_tokens;
@@ -84,6 +89,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
     if (!l.value) continue;
+    addCost(l.value as { cost_usd?: number });
     if (l.value.task_id !== undefined) doneIds.add(recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch));
     const reason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
     stats.addDropped(reason);
@@ -100,6 +106,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   }
   for (const rec of latestFailure.values()) {
     stats.addFailure(rec);
+    addCost(rec as { cost_usd?: number });
     sample(rec, null);
     csv.write(summaryRowFromFailure(rec));
     report.failed++;
@@ -116,11 +123,17 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),
     // Present once any row names a scorer: pass rates over scored tasks, the unscored counted apart.
     ...(report.scores ? { scores: { ...report.scores, judge_usage: judgeUsage } } : {}),
+    // With --price-input/--price-output: what the run cost, and per passed task when tasks are scored.
+    ...(config.price_input !== undefined || config.price_output !== undefined
+      ? { cost: { usd: round6(costUsd), per_task_usd: samples.length ? round6(costUsd / samples.length) : null, per_passed_task_usd: report.scores?.passed ? round6(costUsd / report.scores.passed) : null } }
+      : {}),
   };
   writeFileSync(`${statsPath}.tmp`, JSON.stringify(json, null, 2) + "\n");
   renameSync(`${statsPath}.tmp`, statsPath);
   return report;
 }
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** One console line for a run's scores: pass rate over scored tasks, its interval, the unscored apart. */
 export function scoresLine(m: RunScoreMetrics): string {

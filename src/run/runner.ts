@@ -17,6 +17,9 @@ import { loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { scoresLine, writeRunReports } from "../report/reports.js";
+import { compareRuns } from "../report/compare.js";
+import { comparisonText } from "../report/compare_text.js";
+import { loadRunSamples } from "../report/run_samples.js";
 import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
@@ -31,7 +34,7 @@ import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/gate.js";
 
-export const EXIT = { ok: 0, someFailed: 1, badInput: 2, interrupted: 130 } as const;
+export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
 const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "metadata"]);
 
@@ -211,6 +214,10 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   config.run_name ??= defaultRunName(config.dataset);
   const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
   if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
+  if (config.max_drop !== undefined && !config.baseline) throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
+  if (config.baseline && !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))) {
+    throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
+  }
 
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
   const fingerprint = await configFingerprint(config);
@@ -495,6 +502,13 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
     return EXIT.interrupted;
+  }
+  if (config.baseline) {
+    // The CI gate in one step: this run against the baseline, as `hermes-batch compare` does.
+    const comparison = compareRuns(await loadRunSamples(config.baseline), await loadRunSamples(runDir), { maxDropPp: config.max_drop });
+    out.write(`\ncompared with the baseline ${config.baseline}:\n${comparisonText(comparison)}`);
+    if (comparison.verdict === "not_comparable") return EXIT.notComparable;
+    if (comparison.verdict === "regression") return EXIT.someFailed;
   }
   if (report.failed > 0) {
     out.write(`${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`);

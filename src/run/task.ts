@@ -249,6 +249,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     duration_ms: Date.now() - started,
     ...scoreFields(scored),
   };
+  const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
+  if (cost !== undefined) entry.cost_usd = cost;
 
   const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0) + (entry.judge_usage?.total_tokens ?? 0);
   const reported = modelEvents.length ? { modelEvents } : {};
@@ -260,6 +262,17 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
   return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
+}
+
+/** USD for the given usages at the run's prices per million tokens; undefined without prices. */
+export function taskCost(config: Pick<RunConfig, "price_input" | "price_output">, usages: (Usage | undefined)[]): number | undefined {
+  if (config.price_input === undefined && config.price_output === undefined) return undefined;
+  let usd = 0;
+  for (const u of usages) {
+    if (!u) continue;
+    usd += (u.prompt_tokens * (config.price_input ?? 0) + u.completion_tokens * (config.price_output ?? 0)) / 1e6;
+  }
+  return Math.round(usd * 1e8) / 1e8;
 }
 
 /** The trajectory's score, and the judge's call with its tokens counted apart from the agent's. */
