@@ -167,6 +167,13 @@ export const RUN_OPTIONS = [
     defaultHelp: "0 = off",
   }),
   option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep local task folders under <run>/workspaces/" }),
+  option({
+    key: "verify_isolated",
+    kind: "boolean",
+    section: "Environments",
+    schema: z.boolean().default(false),
+    help: "run a row's \"verify\" in a fresh sandbox made from a snapshot of the task's, without any\nprocess of the agent (docker)",
+  }),
   option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
   // Dangerous commands
   option({

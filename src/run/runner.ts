@@ -263,7 +263,11 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
 
   // The backend must answer before any task spends tokens: one clear error instead of one per task.
-  await (await environmentBackend(config.env)).preflightRun({ image: config.image, options: { pull: config.pull } });
+  const backend = await environmentBackend(config.env);
+  if (config.verify_isolated && !backend.isolatedCopies) {
+    throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
+  }
+  await backend.preflightRun({ image: config.image, options: { pull: config.pull } });
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {

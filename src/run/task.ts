@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
-import type { EnvironmentOptions } from "../../tools/environments/base.js";
+import type { Environment, EnvironmentOptions } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
 import type { RunModels } from "../scheduler/run_models.js";
@@ -176,7 +176,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       outcome = "environment_error";
       error = `environment failed: ${errorText(envFailure)}`;
     } else if (spec.verify) {
-      verify = await runVerify(spec, taskEnv, config.verify_timeout, signal);
+      verify = await runVerify(spec, taskEnv, { timeoutSec: config.verify_timeout, isolated: config.verify_isolated }, signal);
     }
     if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
       scored = await scoreTask({
@@ -293,21 +293,30 @@ function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReaso
  * The verify step, out of the agent's reach: the agent's background processes are stopped first, then the
  * row's verify_files are copied in (over anything the agent wrote at those paths), then the command runs.
  */
-async function runVerify(spec: TaskSpec, taskEnv: TaskEnvironment, timeoutSec: number, signal: AbortSignal): Promise<VerifyResult> {
+async function runVerify(spec: TaskSpec, taskEnv: TaskEnvironment, opts: { timeoutSec: number; isolated: boolean }, signal: AbortSignal): Promise<VerifyResult> {
   const command = spec.verify!;
+  let copy: Environment | undefined;
   try {
-    const env = await taskEnv.get();
-    for (const p of await env.listBackground()) if (p.running) await env.killBackground(p.id);
+    const taskSandbox = await taskEnv.get();
+    for (const p of await taskSandbox.listBackground()) if (p.running) await taskSandbox.killBackground(p.id);
+    if (opts.isolated) {
+      if (!taskSandbox.isolatedCopy) throw new Error(`the ${taskSandbox.kind} environment cannot make an isolated copy for --verify-isolated`);
+      copy = await taskSandbox.isolatedCopy(signal);
+    }
+    const env = copy ?? taskSandbox;
     if (spec.verifyFiles) {
       for (const rel of await listFiles(spec.verifyFiles)) {
         await env.writeFile(`${env.workdir.replace(/\/$/, "")}/${rel}`, await readFile(join(spec.verifyFiles, rel)));
       }
     }
-    const r = await env.exec(command, { timeoutMs: timeoutSec * 1000, signal, maxOutputChars: 10_000 });
+    const r = await env.exec(command, { timeoutMs: opts.timeoutSec * 1000, signal, maxOutputChars: 10_000 });
     const output = [r.stdout, r.stderr].filter(Boolean).join("\n");
     return { command, exit_code: r.exitCode, passed: r.exitCode === 0 && !r.timedOut, output, timed_out: r.timedOut };
   } catch (err) {
     return { command, exit_code: -1, passed: false, output: `verify could not run: ${errorText(err)}`, timed_out: false };
+  } finally {
+    // A copy that cannot be removed stays a leftover that `gc` finds by its run and task labels.
+    await copy?.cleanup().catch(() => undefined);
   }
 }
 

@@ -47,6 +47,8 @@ export interface EnvironmentBackend {
   readonly name: string;
   /** True for a backend that isolates commands from the host (it counts against --max-sandboxes). */
   readonly sandboxed: boolean;
+  /** Whether its environments offer `isolatedCopy` (a fresh sandbox from a snapshot: `--verify-isolated`). */
+  readonly isolatedCopies?: boolean;
   /** What one leftover is called in messages ("container", "instance"). */
   readonly sandboxNoun: string;
   /** Whether the backend can run here now, and why not (for `hermes-batch tools`, `gc`). */

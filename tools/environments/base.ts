@@ -47,6 +47,11 @@ export interface Environment {
   listBackground(): Promise<BackgroundStatus[]>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
+  /**
+   * A fresh environment from a snapshot of this one's files, with none of its processes (for
+   * `--verify-isolated`); the caller cleans it up. Backends that cannot snapshot leave it out.
+   */
+  isolatedCopy?(signal?: AbortSignal): Promise<Environment>;
 }
 
 /** What the runner knows about a task when it asks for its environment. */

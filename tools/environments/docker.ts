@@ -227,6 +227,10 @@ export class DockerEnvironment implements Environment {
   private shellDisabled: boolean;
   private background: BackgroundProcessManager | undefined;
   private cleaning: Promise<void> | undefined;
+  /** How this sandbox was made, so `isolatedCopy` can make another like it from a snapshot. */
+  source: { plan: SandboxPlan; gates: SandboxGates } | undefined;
+  /** Runs after the container is removed (a snapshot copy removes its image). */
+  private afterCleanup: (() => Promise<void>) | undefined;
 
   constructor(
     readonly container: Docker.Container,
@@ -380,6 +384,35 @@ export class DockerEnvironment implements Environment {
     return this.background.list();
   }
 
+  /**
+   * A fresh sandbox from a snapshot of this one, with none of its processes (`--verify-isolated`): the
+   * container's filesystem is committed as an image (the workdir copied over when it is a volume), a new
+   * hardened container with the same labels, user and limits starts from it, and removing that container
+   * removes the image too.
+   */
+  async isolatedCopy(signal?: AbortSignal): Promise<Environment> {
+    this.assertOpen();
+    const source = this.source;
+    if (!source) throw new Error("this docker sandbox was not started for a task: it has no snapshot source");
+    const committed = (await this.container.commit({ repo: "hermes-batch-verify", tag: randomBytes(6).toString("hex"), pause: true })) as { Id: string };
+    const imageId = committed.Id;
+    const removeImage = () => dockerClient().getImage(imageId).remove({ force: true }).then(() => undefined, () => undefined);
+    try {
+      const permit = await source.gates.acquireSandbox(signal);
+      const image: ImageInfo = { id: imageId, user: source.plan.image.user, workingDir: this.workdir };
+      const copy = await startSandbox({ ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal }, permit, source.gates);
+      copy.afterCleanup = removeImage;
+      if (source.plan.opts.readOnlyRoot) {
+        const tar = await this.container.getArchive({ path: this.workdir });
+        await copy.container.putArchive(tar, { path: posix.dirname(this.workdir) });
+      }
+      return copy;
+    } catch (err) {
+      await removeImage();
+      throw err;
+    }
+  }
+
   /** Removes the container (which ends every process in it, background ones included). Idempotent. */
   cleanup(): Promise<void> {
     this.cleaning ??= (async () => {
@@ -389,6 +422,7 @@ export class DockerEnvironment implements Environment {
       } finally {
         liveContainers.delete(this.container.id);
         this.permit.release();
+        await this.afterCleanup?.();
       }
     })();
     return this.cleaning;
@@ -475,6 +509,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
     await mkdirViaArchive(container, workdir, runUser);
     await container.start();
     const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, permit);
+    env.source = { plan, gates };
     liveContainers.set(container.id, env);
     if (shuttingDown) {
       await env.cleanup();

@@ -18,6 +18,7 @@ const asLeftover = (c: LabelledContainer): LeftoverSandbox => ({ backend: "docke
 export const backend: EnvironmentBackend = {
   name: "docker",
   sandboxed: true,
+  isolatedCopies: true,
   sandboxNoun: "container",
   availability: () => dockerAvailability(2000),
   async preflightRun({ image, options }) {
