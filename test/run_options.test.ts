@@ -58,6 +58,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   prewarm: ["1", 1],
   keep_workspaces: [true, true],
   verify_timeout: ["9", 9],
+  verify_isolated: [true, true],
   approval: ["deny", "deny"],
   approval_model: ["am", "am"],
   approval_base_url: ["http://127.0.0.1:8/v1", "http://127.0.0.1:8/v1"],
@@ -101,6 +102,12 @@ describe("run options table", () => {
     const config = resolveRunConfig(flags);
     for (const [key, [, value]] of Object.entries(SAMPLES)) expect(config[key as keyof typeof config], key).toEqual(value);
     expect(config.dataset).toBe("d.jsonl");
+  });
+
+  it("a list flag may be repeated as well as comma-separated", () => {
+    const { flags } = flagsToConfig(["d.jsonl", "--group-by", "metadata.a", "--group-by", "metadata.b,metadata.c"]);
+    expect(resolveRunConfig(flags).group_by).toEqual(["metadata.a", "metadata.b", "metadata.c"]);
+    expect(configError(() => resolveRunConfig(flagsToConfig(["d.jsonl", "--group-by", "level"]).flags))).toContain("must be metadata.KEY");
   });
 
   it("every config key, with or without a flag, is accepted in a config file", () => {

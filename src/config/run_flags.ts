@@ -55,19 +55,21 @@ export function runOptionsHelp(): string {
 }
 
 /** node:util parseArgs options for every flag of the table. */
-export function runArgOptions(): Record<string, { type: "string" | "boolean" }> {
-  const options: Record<string, { type: "string" | "boolean" }> = {};
+export function runArgOptions(): Record<string, { type: "string" | "boolean"; multiple?: boolean }> {
+  const options: Record<string, { type: "string" | "boolean"; multiple?: boolean }> = {};
   for (const f of INVOCATION_FLAGS) options[f.flag] = { type: "string" };
   for (const o of OPTIONS) {
     const flag = flagOf(o.key);
-    if (flag) options[flag.slice(2)] = { type: o.kind === "boolean" ? "boolean" : "string" };
+    // A list flag may be repeated (`--group-by a --group-by b`) as well as comma-separated.
+    if (flag) options[flag.slice(2)] = o.kind === "list" ? { type: "string", multiple: true } : { type: o.kind === "boolean" ? "boolean" : "string" };
   }
   return options;
 }
 
 /** A flag's text as the value its kind says; ranges and choices are the schema's to check. */
-function flagValue(o: OptionDef, flag: string, raw: string | boolean): unknown {
+function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string | boolean)[]): unknown {
   if (typeof raw === "boolean") return raw;
+  if (Array.isArray(raw)) return raw.flatMap((r) => String(r).split(",")).map((s) => s.trim()).filter(Boolean);
   switch (o.kind) {
     case "int":
       if (!/^-?\d+$/.test(raw.trim())) throw new UserError(`${flag} must be a whole number, got '${raw}'`);
@@ -85,7 +87,7 @@ function flagValue(o: OptionDef, flag: string, raw: string | boolean): unknown {
 }
 
 /** Parsed flag values → config keys (only the flags given), plus the invocation flags by name. */
-export function flagsToConfigValues(values: Record<string, string | boolean | undefined>): {
+export function flagsToConfigValues(values: Record<string, string | boolean | (string | boolean)[] | undefined>): {
   flags: Record<string, unknown>;
   invocation: Record<string, string | undefined>;
 } {
