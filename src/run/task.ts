@@ -298,7 +298,8 @@ async function runVerify(spec: TaskSpec, taskEnv: TaskEnvironment, opts: { timeo
   let copy: Environment | undefined;
   try {
     const taskSandbox = await taskEnv.get();
-    for (const p of await taskSandbox.listBackground()) if (p.running) await taskSandbox.killBackground(p.id);
+    if (taskSandbox.stopProcesses) await taskSandbox.stopProcesses();
+    else for (const p of await taskSandbox.listBackground()) if (p.running) await taskSandbox.killBackground(p.id);
     if (opts.isolated) {
       if (!taskSandbox.isolatedCopy) throw new Error(`the ${taskSandbox.kind} environment cannot make an isolated copy for --verify-isolated`);
       copy = await taskSandbox.isolatedCopy(signal);

@@ -47,6 +47,8 @@ export interface Environment {
   listBackground(): Promise<BackgroundStatus[]>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
+  /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */
+  stopProcesses?(): Promise<void>;
   /**
    * A fresh environment from a snapshot of this one's files, with none of its processes (for
    * `--verify-isolated`); the caller cleans it up. Backends that cannot snapshot leave it out.

@@ -385,6 +385,20 @@ export class DockerEnvironment implements Environment {
   }
 
   /**
+   * Ends every process the agent started, tracked or not (`cmd &`, `nohup`, `setsid`): as the unprivileged
+   * run user, `kill -KILL -1` reaches all of that user's processes and nothing of root's (the keep-alive).
+   * When commands run as root there is no such line to draw; only `isolatedCopy` then leaves none behind.
+   */
+  async stopProcesses(): Promise<void> {
+    this.assertOpen();
+    if (this.background) for (const p of await this.background.list()) if (p.running) await this.background.kill(p.id);
+    this.shell?.close();
+    this.shell = undefined;
+    if (this.runUser.uid === 0) return;
+    await runExecRaw(this.container, { cmd: ["sh", "-c", "kill -KILL -1 2>/dev/null; true"], user: this.runUser.user });
+  }
+
+  /**
    * A fresh sandbox from a snapshot of this one, with none of its processes (`--verify-isolated`): the
    * container's filesystem is committed as an image (the workdir copied over when it is a volume), a new
    * hardened container with the same labels, user and limits starts from it, and removing that container
