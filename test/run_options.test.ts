@@ -75,6 +75,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   resume: [true, true],
   retry_failed: [true, true],
   retry_internal: [true, true],
+  allow_config_change: [true, true],
   only: ["a,b", ["a", "b"]],
   dry_run: [true, true],
   progress: ["log", "log"],

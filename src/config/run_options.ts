@@ -86,7 +86,11 @@ export const RUN_OPTIONS = [
     kind: "string",
     section: "Tasks",
     arg: "NAME",
-    schema: z.string().regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, '.', '_' and '-' only").optional(),
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/, "use letters, digits, '.', '_' and '-' only")
+      .refine((name) => !/^\.+$/.test(name), "must not be '.' or '..' (it would put the run outside --output-dir)")
+      .optional(),
     help: "the run folder's name",
     defaultHelp: "the dataset's file name without extension",
   }),
@@ -213,6 +217,13 @@ export const RUN_OPTIONS = [
     defaultHelp: null,
   }),
   // Resuming and reruns
+  option({
+    key: "allow_config_change",
+    kind: "boolean",
+    section: "Resuming and reruns",
+    schema: z.boolean().default(false),
+    help: "with --resume: go on although the dataset, model or settings changed since the run\nstarted (recorded in run.yaml and events.log); without it such a resume stops with exit 3",
+  }),
   option({
     key: "resume",
     kind: "boolean",

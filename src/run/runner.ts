@@ -168,7 +168,11 @@ async function removeLeftSandboxes(config: RunConfig, taskId: string | undefined
 }
 
 /** A resumed run with other settings (seed, model, dataset content…) mixes two experiments: say so. */
-function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: string): void {
+/**
+ * A resume whose dataset, model or settings changed would mix two experiments in one run folder: it stops
+ * (exit 3) naming what changed, unless --allow-config-change, which is then recorded. Returns the change.
+ */
+function checkConfigChange(runDir: string, config: RunConfig, fingerprint: string): string | undefined {
   const path = join(runDir, RUN_FILES.config);
   if (!existsSync(path)) return;
   let previous: Record<string, unknown>;
@@ -184,10 +188,12 @@ function warnOnConfigChange(runDir: string, config: RunConfig, fingerprint: stri
   const all = configDifferences(previous, publicConfig(config));
   const diffs = all.filter((d) => !/^(max_samples|offset) /.test(d));
   if (all.length > 0 && diffs.length === 0) return;
-  process.stderr.write(
-    `warning: ${runDir} was started with a different configuration (${diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed"}); ` +
-      `its results will mix both\n`,
-  );
+  const what = diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed";
+  if (!config.allow_config_change) {
+    throw new UserError(`${runDir} was started with a different configuration (${what}); resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly`, 3);
+  }
+  process.stderr.write(`warning: ${runDir} was started with a different configuration (${what}); going on (--allow-config-change)\n`);
+  return what;
 }
 
 /** Files beside the config that every worker needs: read and checked once, here. */
@@ -227,7 +233,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
-  if (hasResults) warnOnConfigChange(runDir, config, fingerprint);
+  const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
   const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
   for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
   const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
@@ -271,7 +277,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
-    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs });
+    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange });
   } finally {
     releaseLock();
   }
@@ -287,6 +293,18 @@ interface RunPlan {
   failedIds: Set<string>;
   total: number;
   planner: ToolsetPlanner;
+  /** What changed since the run started, when --allow-config-change let the resume go on. */
+  configChange?: string;
+}
+
+/** The configuration changes an earlier --allow-config-change recorded in run.yaml (kept across resumes). */
+function earlierConfigChanges(runDir: string): { at: string; changed: string }[] {
+  try {
+    const previous = YAML.parse(readFileSync(join(runDir, RUN_FILES.config), "utf8")) as { allowed_config_changes?: unknown };
+    return Array.isArray(previous?.allowed_config_changes) ? (previous.allowed_config_changes as { at: string; changed: string }[]) : [];
+  } catch {
+    return []; // unreadable: checkConfigChange already warned about it
+  }
 }
 
 /** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
@@ -299,18 +317,24 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
 }
 
 async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Promise<number> {
-  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs } = plan;
+  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange } = plan;
   const startedAt = new Date();
   const out = process.stdout;
   if (config.only) {
     const moved = await supersedeTasks(runDir, new Set(config.only));
     if (moved) process.stderr.write(`moved ${moved} earlier result(s) of the --only tasks to superseded.jsonl\n`);
   }
-  writeFileSync(join(runDir, RUN_FILES.config), YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo }));
+  const previousChanges = configChange ? earlierConfigChanges(runDir) : [];
+  const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];
+  writeFileSync(
+    join(runDir, RUN_FILES.config),
+    YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
+  );
   const events = join(runDir, RUN_FILES.events);
   const redact = createRedactor(secretValues(config));
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
+  if (configChange) logEvent(`resumed with a changed configuration (--allow-config-change): ${configChange}`);
 
   const files = {
     trajectory: new JsonlAppender(join(runDir, RUN_FILES.trajectories)),

@@ -62,10 +62,14 @@ export class EnvironmentSetupError extends Error {
   override name = "EnvironmentSetupError";
 }
 
-/** A file-system-safe, still recognisable folder name for a task id. */
+/**
+ * A file-system-safe, still recognisable folder name for a task id: never empty, `.`, `..` or anything that
+ * leaves its parent folder (an id of dots gets a hash suffix like any other unsafe id).
+ */
 export function taskDirName(id: string): string {
   const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 80);
-  return safe === id ? id : `${safe}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
+  if (safe === id && !/^\.*$/.test(id)) return id;
+  return `${safe.replace(/^\.+$/, (dots) => "_".repeat(dots.length)) || "task"}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
 
 function classifyError(err: unknown, signal: AbortSignal, timeoutSignal: AbortSignal): Outcome {

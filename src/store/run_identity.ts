@@ -37,6 +37,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "approval_api_key",
   "judge_api_key",
   "baseline",
+  "allow_config_change",
   "max_drop",
   "group_by",
   "price_input",
@@ -44,6 +45,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "shard",
   "shard_count",
   "config_fingerprint",
+  "allowed_config_changes",
 ]);
 
 /** Keys naming files: their content counts, not their path (shards on different nodes see different paths). */

@@ -1,0 +1,79 @@
+/** Bad input loses nothing: task folder names, run names, and resumes of a changed experiment. */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
+import YAML from "yaml";
+import { describe, expect, it } from "vitest";
+import { taskDirName } from "../src/run/task.js";
+import { runCli, tempDir } from "./helpers/cli.js";
+
+function readJsonl(path: string): any[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+describe("task folder names", () => {
+  it("are never empty, '.', '..' or outside their parent, for every id the reader accepts", () => {
+    const ids = [".", "..", "...", "....", "/", "../x", "a/../../b", "..\\\\..", "~", "-", "a b", "ü", "\u0000", "x".repeat(500), "0", "-1", "CON", ". .", "./."];
+    const parent = resolve("/runs/r/workspaces");
+    const names = new Set<string>();
+    for (const id of ids) {
+      const name = taskDirName(id);
+      expect(name, id).not.toMatch(/^\.*$/);
+      expect(name, id).not.toContain("/");
+      expect(name, id).not.toContain("\\");
+      const full = resolve(parent, name);
+      expect(full.startsWith(parent + sep), id).toBe(true);
+      names.add(name);
+    }
+    expect(names.size).toBe(ids.length);
+    expect(taskDirName("plain-id_1.2")).toBe("plain-id_1.2");
+  });
+
+  it("a dataset whose ids are '..' and '.' runs both tasks and keeps the run folder", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    writeFileSync(dataset, [{ id: "..", prompt: "Use the shell to compute 1 + 1." }, { id: ".", prompt: "Use the shell to compute 2 + 2." }].map((r) => JSON.stringify({ ...r, toolsets: ["terminal"] })).join("\n") + "\n");
+    const out = join(dir, "runs");
+    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", out, "--run-name", "dots", "--progress", "none"]);
+    expect(r.exitCode).toBe(0);
+    expect(readJsonl(join(out, "dots", "trajectories.jsonl")).map((l) => l.task_id).sort()).toEqual([".", ".."]);
+    expect(existsSync(join(out, "dots", "statistics.json"))).toBe(true);
+  });
+});
+
+describe("run names", () => {
+  it.each(["..", "."])("--run-name %s is refused with one line, exit 2", async (name) => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    writeFileSync(dataset, JSON.stringify({ prompt: "p" }) + "\n");
+    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", name, "--progress", "none"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("--run-name");
+    expect(existsSync(join(dir, "trajectories.jsonl"))).toBe(false);
+  });
+});
+
+describe("resuming a changed experiment", () => {
+  it("stops with exit 3 naming the change; --allow-config-change goes on and records it", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    const out = join(dir, "runs");
+    writeFileSync(dataset, JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }) + "\n");
+    const base = ["run", dataset, "--output-dir", out, "--run-name", "exp", "--progress", "none"];
+    expect((await runCli([...base, "--model", "scripted"])).exitCode).toBe(0);
+    writeFileSync(dataset, [JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "changed", toolsets: ["terminal"] })].join("\n") + "\n");
+    const refused = await runCli([...base, "--model", "scripted", "--resume"]);
+    expect(refused.exitCode).toBe(3);
+    expect(refused.stderr).toContain("was started with a different configuration (the dataset or a referenced file changed)");
+    expect(readJsonl(join(out, "exp", "trajectories.jsonl"))).toHaveLength(1);
+    const model = await runCli([...base, "--model", "scripted:1", "--resume"]);
+    expect(model.exitCode).toBe(3);
+    expect(model.stderr).toContain("model");
+    const allowed = await runCli([...base, "--model", "scripted", "--resume", "--allow-config-change"]);
+    expect(allowed.exitCode).toBe(0);
+    expect(readJsonl(join(out, "exp", "trajectories.jsonl")).map((l) => l.task_id)).toEqual(["a", "b"]);
+    const runYaml = YAML.parse(readFileSync(join(out, "exp", "run.yaml"), "utf8"));
+    expect(runYaml.allowed_config_changes).toHaveLength(1);
+    expect(readFileSync(join(out, "exp", "events.log"), "utf8")).toContain("resumed with a changed configuration (--allow-config-change)");
+  });
+});
