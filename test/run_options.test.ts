@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { describe, expect, it } from "vitest";
-import { command, flagsToConfig } from "../src/commands/run.js";
+import { command, configFromArgv, flagsToConfig } from "../src/commands/run.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { runArgOptions } from "../src/config/run_flags.js";
 import { RUN_OPTIONS, RunConfigSchema, flagOf, type OptionDef } from "../src/config/run_options.js";
@@ -160,5 +160,20 @@ describe("run options table", () => {
     expect(msg).toContain(`${file}:4: 'tool_concurrency' must be at least 1, got 0`);
     expect(msg).toContain(`${file}:5: unknown key(s) 'max_turn'`);
     expect(msg).not.toContain("\n");
+  });
+});
+
+describe("run settings that contradict each other or would do nothing", () => {
+  const refuse = (argv: string[]) => configError(() => configFromArgv(["d.jsonl", "--model", "scripted", ...argv]));
+  it("each is one line naming the flags, exit 2", () => {
+    expect(refuse(["--toolsets", ""])).toMatch(/^--toolsets is empty: the run would offer the model no tool/);
+    expect(refuse(["--toolsets", "terminal", "--distribution", "default"])).toContain("--toolsets and --distribution both given");
+    expect(refuse(["--retry-failed", "--resume"])).toContain("--retry-failed reruns only the failed tasks: it does not combine with --resume");
+    expect(refuse(["--retry-failed", "--only", "a"])).toContain("does not combine with --only");
+    expect(refuse(["--workers", "10000"])).toMatch(/^--workers 10000 is more than 4 per core/);
+    expect(refuse(["--concurrency", "100000"])).toContain("--concurrency 100000 is more than 4096");
+    expect(refuse(["--image", "x", "--prewarm", "2"])).toBe("--prewarm, --image apply to sandboxed environments (--env docker|singularity), not --env local");
+    expect(refuse(["--task-timeout", "3000000"])).toContain("--task-timeout must be at most 2147483");
+    expect(configFromArgv(["d.jsonl", "--model", "scripted", "--toolsets", "terminal"]).toolsets).toEqual(["terminal"]);
   });
 });

@@ -29,7 +29,7 @@ export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>;
 export function configFromArgv(argv: string[]): RunConfig {
   const { flags, configPath } = flagsToConfig(argv);
   if (!flags.dataset && !configPath) throw new UserError("missing DATASET (see --help)");
-  const config = resolveRunConfig(flags, configPath);
+  const config = resolveRunConfig(flags, configPath, { combinations: true });
   if (!config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
   if (config.approval === "interactive") {
     throw new UserError("--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow");

@@ -3,6 +3,7 @@
  * schema of the option table (run_options.ts). Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
  */
 import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import YAML from "yaml";
 import { z } from "zod";
 import { UserError } from "../core/errors.js";
@@ -103,7 +104,11 @@ export function defaultApiKey(baseURL: string | undefined, env: NodeJS.ProcessEn
 }
 
 /** Merges the YAML file (if any), then the flags; applies environment fallbacks for keys. */
-export function resolveRunConfig(flags: Record<string, unknown>, configPath?: string): RunConfig {
+/**
+ * Flags over the config file, validated. With `combinations`, settings that contradict each other or would
+ * do nothing are refused too (the run command; the option-table tests set every key at once).
+ */
+export function resolveRunConfig(flags: Record<string, unknown>, configPath?: string, opts: { combinations?: boolean } = {}): RunConfig {
   const fromFile = configPath ? readConfigFile(configPath) : {};
   const merged: Record<string, unknown> = { ...fromFile };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
@@ -125,8 +130,36 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
     throw new UserError(messages.join("; "));
   }
   const config = parsed.data;
+  if (opts.combinations) checkCombinations(config, merged);
   config.api_key ??= defaultApiKey(config.base_url);
   return config;
+}
+
+/** Worker threads beyond this many per core only cost memory (each is a V8 isolate). */
+const WORKERS_PER_CORE = 4;
+const MAX_CONCURRENCY = 4096;
+
+/** Settings that contradict each other, or that would do nothing: one clear line before anything runs. */
+function checkCombinations(config: RunConfig, given: Record<string, unknown>): void {
+  const f = (key: string) => flagOf(key) ?? key;
+  if (config.toolsets !== undefined && config.toolsets.length === 0) {
+    throw new UserError(`${f("toolsets")} is empty: the run would offer the model no tool (name toolsets, or leave it out to draw from --distribution)`);
+  }
+  if (config.toolsets !== undefined && given.distribution !== undefined) {
+    throw new UserError(`${f("toolsets")} and ${f("distribution")} both given: fixed toolsets replace the distribution; give one of them`);
+  }
+  if (config.retry_failed && (config.resume || config.only)) {
+    throw new UserError(`${f("retry_failed")} reruns only the failed tasks: it does not combine with ${config.resume ? f("resume") : f("only")}`);
+  }
+  const cores = Math.max(1, cpus().length);
+  if (config.workers > WORKERS_PER_CORE * cores) {
+    throw new UserError(`${f("workers")} ${config.workers} is more than ${WORKERS_PER_CORE} per core (${cores} core(s)): at most ${WORKERS_PER_CORE * cores}; raise ${f("concurrency")} for more loops in flight`);
+  }
+  if (config.concurrency > MAX_CONCURRENCY) throw new UserError(`${f("concurrency")} ${config.concurrency} is more than ${MAX_CONCURRENCY}`);
+  if (config.env === "local") {
+    const ignored = ["prewarm", "image", "network"].filter((k) => given[k] !== undefined);
+    if (ignored.length) throw new UserError(`${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to sandboxed environments (--env docker|singularity), not --env local`);
+  }
 }
 
 /** The configuration as saved in run.yaml: secrets redacted, the ephemeral prompt left out by design. */

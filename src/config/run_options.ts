@@ -33,7 +33,8 @@ function option<const K extends string, S extends z.ZodType>(def: OptionDef<K, S
 }
 
 const positiveInt = z.number().int().min(1);
-const seconds = z.number().positive();
+/** Node timers take at most 2^31 - 1 ms; a larger value silently becomes 1 ms, so it is refused here. */
+const seconds = z.number().positive().max(2_147_483);
 
 export const OUTCOME_POLICIES = ["skip", "fail"] as const;
 export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as const;
