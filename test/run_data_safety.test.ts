@@ -77,3 +77,37 @@ describe("resuming a changed experiment", () => {
     expect(readFileSync(join(out, "exp", "events.log"), "utf8")).toContain("resumed with a changed configuration (--allow-config-change)");
   });
 });
+
+describe("no-ops and bad output locations are errors, not a quiet exit 0", () => {
+  const dataset = () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, [JSON.stringify({ id: "a", prompt: "p", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "q", toolsets: ["terminal"] })].join("\n") + "\n");
+    return { dir, file };
+  };
+  it.each([["--resume"], ["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
+    const { dir, file } = dataset();
+    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none", ...flag]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("has no results to continue");
+  });
+
+  it("--only naming unknown ids, --offset past the end, an output dir that is a file or under /proc", async () => {
+    const { dir, file } = dataset();
+    const out = join(dir, "runs");
+    expect((await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"])).exitCode).toBe(0);
+    const only = await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none", "--only", "a,zzz"]);
+    expect(only.exitCode).toBe(2);
+    expect(only.stderr).toContain("--only names task id(s) not in the dataset: zzz");
+    const offset = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "o2"), "--progress", "none", "--offset", "5"]);
+    expect(offset.exitCode).toBe(2);
+    expect(offset.stderr).toContain("--offset 5 is past the end of the dataset (2 valid row(s))");
+    writeFileSync(join(dir, "afile"), "x");
+    const isFile = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "afile"), "--progress", "none"]);
+    expect(isFile.exitCode).toBe(2);
+    expect(isFile.stderr).toContain("is a file, not a folder");
+    const proc = await runCli(["run", file, "--model", "scripted", "--output-dir", "/proc/self/nothing", "--progress", "none"], { timeoutMs: 30_000 });
+    expect(proc.exitCode).toBe(2);
+    expect(proc.stderr).toContain("inside a kernel file system");
+  });
+});

@@ -2,7 +2,7 @@
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
  * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -233,6 +233,13 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
+  // Asking to continue a run that is not there would quietly start a new one: say so instead. A shard is
+  // exempt: scheduler templates pass --resume to every array task, so that a retried one continues.
+  if (!shard && !hasResults && (config.resume || config.retry_failed || config.retry_internal || config.only)) {
+    const flag = config.resume ? "--resume" : config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : "--only";
+    throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
+  }
+  checkOutputLocation(runDir);
   const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
   const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
   for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
@@ -258,6 +265,12 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
   }
   if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
+  if (config.offset > 0 && config.offset >= rows) throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
+  if (sel.only) {
+    const known = await datasetIds(config.dataset);
+    const unknown = [...sel.only].filter((id) => !known.has(id));
+    if (unknown.length) throw new UserError(`--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`);
+  }
   if (config.dry_run) {
     out.write(`plan for run '${config.run_name}'${shard ? ` shard ${formatShard(shard)}` : ""} → ${runDir}\n`);
     out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
@@ -295,6 +308,34 @@ interface RunPlan {
   planner: ToolsetPlanner;
   /** What changed since the run started, when --allow-config-change let the resume go on. */
   configChange?: string;
+}
+
+/** Every valid row's task id (for --only). */
+async function datasetIds(dataset: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const item of readDataset(dataset)) if (item.ok) ids.add(item.value.id);
+  return ids;
+}
+
+/**
+ * The run folder and its result files must be what they claim before anything runs: a folder (not a file),
+ * outside /proc and /sys (where a recursive mkdir never returns), and its result files plain files.
+ */
+function checkOutputLocation(runDir: string): void {
+  if (/^\/(proc|sys)(\/|$)/.test(runDir)) throw new UserError(`--output-dir: ${runDir} is inside a kernel file system; choose a real folder`);
+  let dir = runDir;
+  // The nearest existing ancestor must be a writable folder.
+  while (!existsSync(dir)) dir = dirname(dir);
+  if (!statSync(dir).isDirectory()) throw new UserError(`--output-dir: ${dir} is a file, not a folder (run folder ${runDir})`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new UserError(`--output-dir: ${dir} is not writable (run folder ${runDir})`);
+  }
+  for (const name of [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped]) {
+    const path = join(runDir, name);
+    if (existsSync(path) && !statSync(path).isFile()) throw new UserError(`run folder ${runDir}: ${name} is not a file`);
+  }
 }
 
 /** The configuration changes an earlier --allow-config-change recorded in run.yaml (kept across resumes). */
