@@ -3,6 +3,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { describe, expect, it } from "vitest";
+import { gzipSync } from "node:zlib";
+import { readDataset } from "../src/run/dataset.js";
 import { taskDirName } from "../src/run/task.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
@@ -109,5 +111,43 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     const proc = await runCli(["run", file, "--model", "scripted", "--output-dir", "/proc/self/nothing", "--progress", "none"], { timeoutMs: 30_000 });
     expect(proc.exitCode).toBe(2);
     expect(proc.stderr).toContain("inside a kernel file system");
+  });
+});
+
+describe("dataset files", () => {
+  const read = async (bytes: Buffer, name = "d.jsonl") => {
+    const file = join(tempDir(), name);
+    writeFileSync(file, bytes);
+    const out: any[] = [];
+    for await (const item of readDataset(file)) out.push(item);
+    return { file, out };
+  };
+
+  it("skips a UTF-8 BOM, reads CRLF lines, names the line of invalid UTF-8", async () => {
+    const good = Buffer.from(`\uFEFF${JSON.stringify({ id: "a", prompt: "p" })}\r\n`);
+    const bad = Buffer.concat([Buffer.from('{"id": "b", "prompt": "caf'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
+    const { file, out } = await read(Buffer.concat([good, bad, Buffer.from(JSON.stringify({ id: "c", prompt: "q" }) + "\n")]));
+    expect(out[0]).toMatchObject({ ok: true, value: { id: "a", line: 1 } });
+    expect(out[1]).toEqual({ ok: false, bad: { file, line: 2, reason: "invalid UTF-8 (the file must be UTF-8 text)" } });
+    expect(out[2]).toMatchObject({ ok: true, value: { id: "c", line: 3 } });
+  });
+
+  it("reads .gz transparently and reports damaged gzip data as a bad row", async () => {
+    const text = [1, 2, 3].map((i) => JSON.stringify({ id: `t${i}`, prompt: `p${i}` })).join("\n") + "\n";
+    const { out } = await read(gzipSync(text), "d.jsonl.gz");
+    expect(out.map((o) => o.value.id)).toEqual(["t1", "t2", "t3"]);
+    const cut = gzipSync(text).subarray(0, 20);
+    const damaged = await read(cut, "cut.jsonl.gz");
+    expect(damaged.out.at(-1)).toMatchObject({ ok: false, bad: { reason: "the gzip data is damaged or cut off" } });
+  });
+
+  it("a binary file is one line saying what it is, exit 2, not pages of control characters", async () => {
+    const file = join(tempDir(), "paper.jsonl");
+    writeFileSync(file, Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(2000, 1)]));
+    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(tempDir(), "runs"), "--progress", "none"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(`hermes-batch run: dataset ${file}: this is a PDF document, not a JSONL text file`);
+    expect(r.stderr).not.toMatch(/[\x00-\x08\x0e-\x1f]/);
+    await expect(read(Buffer.concat([Buffer.from("{}"), Buffer.alloc(10, 0)]), "blob.jsonl")).rejects.toThrow("this is binary data (it has NUL bytes)");
   });
 });

@@ -3,8 +3,10 @@
  * Never holds the file in memory; `scanDataset` validates the whole file's structure up front.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
+import { closeSync, createReadStream, openSync, readSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { UserError } from "../core/errors.js";
 import { z } from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
 
@@ -68,15 +70,24 @@ export type ParsedLine = { ok: true; value: DatasetLine } | { ok: false; bad: Ba
  * an explicit duplicate id is a bad row; a duplicate derived id gets an occurrence suffix.
  */
 export async function* readDataset(file: string): AsyncGenerator<ParsedLine> {
-  const input = createReadStream(file, { encoding: "utf8" });
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  const input = openDataset(file);
+  const lines = byteLines(input);
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
   const seenIds = new Map<string, number>();
   const derivedCounts = new Map<string, number>();
   let lineNo = 0;
   let index = 0;
   try {
-    for await (const text of lines) {
+    for await (const bytes of lines) {
       lineNo++;
+      let text: string;
+      try {
+        text = utf8.decode(lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes);
+      } catch {
+        yield { ok: false, bad: { file, line: lineNo, reason: "invalid UTF-8 (the file must be UTF-8 text)" } };
+        continue;
+      }
+      if (text.endsWith("\r")) text = text.slice(0, -1);
       if (text.trim() === "") continue;
       let json: unknown;
       try {
@@ -113,12 +124,63 @@ export async function* readDataset(file: string): AsyncGenerator<ParsedLine> {
       yield { ok: true, value: { line: lineNo, index: index++, id, row } };
     }
   } catch (err) {
+    if (err instanceof UserError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    yield { ok: false, bad: { file, line: lineNo + 1, reason: code === "ENOENT" ? "file not found" : `cannot read: ${code ?? String(err)}` } };
+    const reason = code === "ENOENT" ? "file not found" : code === "Z_DATA_ERROR" || code === "Z_BUF_ERROR" ? "the gzip data is damaged or cut off" : `cannot read: ${code ?? String(err)}`;
+    yield { ok: false, bad: { file, line: lineNo + 1, reason } };
   } finally {
-    lines.close();
     input.destroy();
   }
+}
+
+/** Leading bytes of known binary formats, and what to call them. */
+const MAGIC: [number[], string][] = [
+  [[0x25, 0x50, 0x44, 0x46], "a PDF document"],
+  [[0x89, 0x50, 0x4e, 0x47], "a PNG image"],
+  [[0xff, 0xd8, 0xff], "a JPEG image"],
+  [[0x50, 0x4b, 0x03, 0x04], "a ZIP archive (or an xlsx/docx/jar file)"],
+  [[0x7f, 0x45, 0x4c, 0x46], "an ELF executable"],
+  [[0x28, 0xb5, 0x2f, 0xfd], "zstd-compressed data (not read directly: decompress it with `zstd -d`, or gzip it)"],
+  [[0x42, 0x5a, 0x68], "bzip2-compressed data (decompress it first)"],
+  [[0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], "xz-compressed data (decompress it first)"],
+  [[0x53, 0x51, 0x4c, 0x69, 0x74, 0x65], "an SQLite database"],
+  [[0x50, 0x41, 0x52, 0x31], "a Parquet file (convert it to JSONL first)"],
+];
+
+/** The dataset's bytes: gzip is read transparently; any other binary file is one clear UserError. */
+function openDataset(file: string): Readable {
+  let head: Buffer;
+  try {
+    const fd = openSync(file, "r");
+    try {
+      head = Buffer.alloc(4096);
+      head = head.subarray(0, readSync(fd, head, 0, head.length, 0));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return createReadStream(file); // the stream reports the error (not found, unreadable) as a bad row
+  }
+  if (head[0] === 0x1f && head[1] === 0x8b) return createReadStream(file).pipe(createGunzip());
+  const known = MAGIC.find(([magic]) => magic.every((b, i) => head[i] === b));
+  if (known) throw new UserError(`dataset ${file}: this is ${known[1]}, not a JSONL text file`);
+  if (head.includes(0)) throw new UserError(`dataset ${file}: this is binary data (it has NUL bytes), not a JSONL text file`);
+  return createReadStream(file);
+}
+
+/** Splits a byte stream into lines (without the newline), so each line can be decoded and judged alone. */
+async function* byteLines(input: AsyncIterable<Buffer | string>): AsyncGenerator<Buffer> {
+  let rest: Buffer = Buffer.alloc(0);
+  for await (const chunk of input) {
+    const buf = rest.length ? Buffer.concat([rest, Buffer.from(chunk)]) : Buffer.from(chunk);
+    let start = 0;
+    for (let nl = buf.indexOf(10, start); nl !== -1; nl = buf.indexOf(10, start)) {
+      yield buf.subarray(start, nl);
+      start = nl + 1;
+    }
+    rest = Buffer.from(buf.subarray(start));
+  }
+  if (rest.length) yield rest;
 }
 
 export interface DatasetScan {
