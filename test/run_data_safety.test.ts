@@ -151,3 +151,15 @@ describe("dataset files", () => {
     await expect(read(Buffer.concat([Buffer.from("{}"), Buffer.alloc(10, 0)]), "blob.jsonl")).rejects.toThrow("this is binary data (it has NUL bytes)");
   });
 });
+
+describe("sample -n large", () => {
+  it("streams 300,000 draws without a stack overflow; --json is bounded", async () => {
+    const r = await runCli(["sample", "-n", "300000"]);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain("task_299999");
+    expect(r.stdout).toMatch(/\/300000 {2}\(/);
+    const json = await runCli(["sample", "-n", "2000000", "--json"]);
+    expect(json.exitCode).toBe(2);
+    expect(json.stderr).toContain("with --json is more than 1000000 draws");
+  });
+});

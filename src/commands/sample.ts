@@ -1,10 +1,14 @@
 /** `hermes-batch sample`: shows the toolset draws a run would make for its first N tasks. */
+import { once } from "node:events";
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
 import { consoleLogger } from "../../tools/registry.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs, parseIntFlag } from "./args.js";
 import type { Command } from "./types.js";
+
+/** The JSON output holds every draw in memory: bounded. */
+const MAX_JSON_DRAWS = 1_000_000;
 
 export const command: Command = {
   summary: "show seeded toolset draws from a distribution",
@@ -46,24 +50,31 @@ Options:
     const name = values.distribution ?? "default";
     const sampler = prepareDistribution(name, { available: providedToolsets(), warn: (m) => consoleLogger.warn(m) });
 
-    const draws = Array.from({ length: count }, (_, i) => {
-      const taskId = `task_${i}`;
-      return { task_id: taskId, toolsets: sampler.sample({ seed, taskId, epoch }) };
-    });
+    const draw = (i: number) => ({ task_id: `task_${i}`, toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }) });
     if (values.json) {
-      const out = { distribution: name, seed, epoch, dropped: sampler.dropped, draws };
+      if (count > MAX_JSON_DRAWS) throw new UserError(`-n ${count} with --json is more than ${MAX_JSON_DRAWS} draws (the JSON is built in memory); use the text output`);
+      const out = { distribution: name, seed, epoch, dropped: sampler.dropped, draws: Array.from({ length: count }, (_, i) => draw(i)) };
       process.stdout.write(JSON.stringify(out, null, 2) + "\n");
       return 0;
     }
-    const width = Math.max(...draws.map((d) => d.task_id.length));
-    const lines = [`distribution ${name}, seed ${seed}, epoch ${epoch}`];
-    for (const d of draws) lines.push(`${d.task_id.padEnd(width)}  ${d.toolsets.join(", ")}`);
-    lines.push("", `drawn in ${count} tasks (probability):`);
-    for (const ts of sampler.usable) {
-      const hits = draws.filter((d) => d.toolsets.includes(ts)).length;
-      lines.push(`  ${ts.padEnd(12)} ${String(hits).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)`);
+    // Streamed: any -n runs in constant memory (the draws are never all held).
+    const width = `task_${count - 1}`.length;
+    const hits = new Map<string, number>();
+    let block: string[] = [`distribution ${name}, seed ${seed}, epoch ${epoch}`];
+    for (let i = 0; i < count; i++) {
+      const d = draw(i);
+      for (const ts of new Set(d.toolsets)) hits.set(ts, (hits.get(ts) ?? 0) + 1);
+      block.push(`${d.task_id.padEnd(width)}  ${d.toolsets.join(", ")}`);
+      if (block.length >= 10_000) {
+        if (!process.stdout.write(block.join("\n") + "\n")) await once(process.stdout, "drain");
+        block = [];
+      }
     }
-    process.stdout.write(lines.join("\n") + "\n");
+    block.push("", `drawn in ${count} tasks (probability):`);
+    for (const ts of sampler.usable) {
+      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)`);
+    }
+    process.stdout.write(block.join("\n") + "\n");
     return 0;
   },
 };
