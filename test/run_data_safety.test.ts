@@ -163,3 +163,21 @@ describe("sample -n large", () => {
     expect(json.stderr).toContain("with --json is more than 1000000 draws");
   });
 });
+
+describe("the end-of-run line", () => {
+  it("names each outcome: a max_turns task is not called completed; --fail-under gates on the completion rate", async () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(
+      file,
+      [
+        { id: "long", prompt: "Write a Python script fib.py that prints the first 10 Fibonacci numbers, run it, and report the output.", toolsets: ["terminal", "file"] },
+        { id: "short", prompt: "What is 1 + 1?", toolsets: ["todo"] },
+      ].map((r) => JSON.stringify(r)).join("\n") + "\n",
+    );
+    const r = await runCli(["run", file, "--model", "scripted", "--max-turns", "1", "--output-dir", join(dir, "runs"), "--progress", "none", "--fail-under", "75"]);
+    expect(r.stdout).toContain("run 'd': 1 completed, 1 max_turns, 0 failed, 0 dropped this time (2 done in total)");
+    expect(r.stdout).toContain("completion rate 50.0 % is under --fail-under 75 %");
+    expect(r.exitCode).toBe(1);
+  });
+});

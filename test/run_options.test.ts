@@ -68,6 +68,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   judge_api_key: ["jk", "jk"],
   group_by: ["metadata.level,metadata.topic", ["metadata.level", "metadata.topic"]],
   epochs: ["3", 3],
+  fail_under: ["80", 80],
   baseline: ["runs/old", "runs/old"],
   max_drop: ["2.5", 2.5],
   price_input: ["3", 3],

@@ -148,6 +148,11 @@ describe("scores in a batch run", () => {
     const again = await runCli([...args, "--resume"]);
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toContain("1 completed, 0 failed, 0 dropped this time (9 done in total)");
+    // The pass rate gates when asked ("wrong" fails in every epoch, "right" passes in every one).
+    const gate = await runCli([...args, "--resume", "--fail-under", "99"]);
+    expect(gate.exitCode).toBe(1);
+    expect(gate.stdout).toMatch(/pass rate \d+\.\d % is under --fail-under 99 %/);
+    expect((await runCli([...args, "--resume", "--fail-under", "30"])).exitCode).toBe(0);
     const after = readJsonl(trajPath);
     expect(after).toHaveLength(9);
     expect(after.at(-1)).toMatchObject({ task_id: "wrong", epoch: 1 });

@@ -209,6 +209,14 @@ export const RUN_OPTIONS = [
   option({ key: "price_input", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million input tokens: cost per task, per run and per passed task" }),
   option({ key: "price_output", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million output tokens" }),
   option({
+    key: "fail_under",
+    kind: "number",
+    section: "Scoring",
+    arg: "PCT",
+    schema: z.number().min(0).max(100).optional(),
+    help: "exit 1 when the pass rate (scored rows) or else the completion rate is under PCT %",
+  }),
+  option({
     key: "group_by",
     kind: "list",
     section: "Scoring",

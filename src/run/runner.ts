@@ -310,6 +310,14 @@ interface RunPlan {
   configChange?: string;
 }
 
+/** completed / (done + failed) over the whole run folder, from statistics.json's outcome counts. */
+async function completionRate(runDir: string, report: { done: number; failed: number; dropped: number }): Promise<number | null> {
+  const total = report.done + report.failed + report.dropped;
+  if (total === 0) return null;
+  const stats = JSON.parse(readFileSync(join(runDir, RUN_FILES.statistics), "utf8")) as { outcomes?: Record<string, number> };
+  return (stats.outcomes?.completed ?? 0) / total;
+}
+
 /** Every valid row's task id (for --only). */
 async function datasetIds(dataset: string): Promise<Set<string>> {
   const ids = new Set<string>();
@@ -454,7 +462,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
 
+  const outcomesThisTime = new Map<string, number>();
   const write = (msg: TaskOutcomeMessage) => {
+    outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
     files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
@@ -563,10 +573,17 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
-  out.write(
-    `\nrun '${config.run_name}': ${counts.done} completed, ${counts.failed} failed, ${counts.dropped} dropped this time ` +
-      `(${report.done} done in total) → ${runDir}\n`,
-  );
+  // Each outcome by its name: a max_turns or partial task is never called completed.
+  const n = (o: string) => outcomesThisTime.get(o) ?? 0;
+  const failedKinds = [...outcomesThisTime].filter(([o, k]) => k > 0 && !["completed", "max_turns", "partial"].includes(o));
+  const parts = [
+    `${n("completed")} completed`,
+    ...(n("max_turns") ? [`${n("max_turns")} max_turns`] : []),
+    ...(n("partial") ? [`${n("partial")} partial`] : []),
+    `${counts.failed} failed${failedKinds.length ? ` (${failedKinds.map(([o, k]) => `${k} ${o}`).join(", ")})` : ""}`,
+    `${counts.dropped} dropped`,
+  ];
+  out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
@@ -578,6 +595,15 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     out.write(`\ncompared with the baseline ${config.baseline}:\n${comparisonText(comparison)}`);
     if (comparison.verdict === "not_comparable") return EXIT.notComparable;
     if (comparison.verdict === "regression") return EXIT.someFailed;
+  }
+  if (config.fail_under !== undefined) {
+    // On the pass rate once rows are scored, else on the completion rate of the whole run.
+    const rate = report.scores?.pass_rate ?? (await completionRate(runDir, report));
+    const what = report.scores ? "pass rate" : "completion rate";
+    if (rate === null || rate * 100 < config.fail_under) {
+      out.write(`${what} ${rate === null ? "unknown (nothing scored)" : `${(rate * 100).toFixed(1)} %`} is under --fail-under ${config.fail_under} %\n`);
+      return EXIT.someFailed;
+    }
   }
   if (report.failed > 0) {
     out.write(`${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`);
