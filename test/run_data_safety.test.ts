@@ -181,3 +181,15 @@ describe("the end-of-run line", () => {
     expect(r.exitCode).toBe(1);
   });
 });
+
+describe("a row that would offer no tool", () => {
+  it("is a bad row naming each tool and why it is unavailable, before any model call", async () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, JSON.stringify({ id: "w", prompt: "search the web", toolsets: ["web"] }) + "\n");
+    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${file}:1: 'toolsets' web offer no tool here: web_extract: needs FIRECRAWL_API_KEY; web_search: needs FIRECRAWL_API_KEY`);
+    expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
+  });
+});

@@ -12,6 +12,8 @@ import YAML from "yaml";
 import { publicConfig, type RunConfig } from "../config/run_config.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
+import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
+import { registry } from "../../tools/registry.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
 import { loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
@@ -109,6 +111,11 @@ async function* plannedTasks(
     const badToolset = item.value.row.toolsets && planner.unknownToolset(item.value.row.toolsets);
     if (badToolset) {
       onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
+      continue;
+    }
+    const noTool = item.value.row.toolsets && (await whyNoTool(item.value.row.toolsets));
+    if (noTool) {
+      onBad(`${config.dataset}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`);
       continue;
     }
     const i = valid++;
@@ -316,6 +323,15 @@ async function completionRate(runDir: string, report: { done: number; failed: nu
   if (total === 0) return null;
   const stats = JSON.parse(readFileSync(join(runDir, RUN_FILES.statistics), "utf8")) as { outcomes?: Record<string, number> };
   return (stats.outcomes?.completed ?? 0) / total;
+}
+
+/** Why a row's own toolsets would give the model no tool at all (each tool's reason), or undefined. */
+async function whyNoTool(toolsets: string[]): Promise<string | undefined> {
+  if ((await getToolDefinitions({ enabledToolsets: toolsets })).length > 0) return undefined;
+  const names = selectToolNames({ enabledToolsets: toolsets });
+  if (names.length === 0) return "they hold no tool";
+  const avail = await registry.availability(names);
+  return names.map((n) => `${n}: ${avail.get(n)?.reason ?? "unavailable"}`).join("; ");
 }
 
 /** Every valid row's task id (for --only). */
