@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { readDataset } from "../src/run/dataset.js";
 import { taskDirName } from "../src/run/task.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { execa } from "execa";
+import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
@@ -191,5 +192,23 @@ describe("a row that would offer no tool", () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${file}:1: 'toolsets' web offer no tool here: web_extract: needs FIRECRAWL_API_KEY; web_search: needs FIRECRAWL_API_KEY`);
     expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
+  });
+});
+
+describe("the resume hint", () => {
+  it("never prints a key, and names a command that works after the README's install", async () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] })).join("\n") + "\n");
+    const child = execa("node", [CLI, "run", file, "--model", "scripted:400", "--api-key", "sk-very-secret-123456", "--judge-api-key=jk-secret-999999", "--output-dir", join(dir, "runs"), "--workers", "1", "--concurrency", "1", "--progress", "log"], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
+    const trajectories = join(dir, "runs", "d", "trajectories.jsonl");
+    const deadline = Date.now() + 60_000;
+    while (!existsSync(trajectories) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    child.kill("SIGINT");
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(r.stdout + r.stderr).not.toContain("sk-very-secret-123456");
+    expect(r.stdout + r.stderr).not.toContain("jk-secret-999999");
+    expect(r.stdout).toMatch(/Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/);
   });
 });

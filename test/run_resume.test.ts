@@ -95,7 +95,7 @@ describe("Ctrl-C", () => {
     expect(done.length).toBeLessThan(12);
     // Drained, not aborted: nothing was cancelled.
     expect(readJsonl(join(dir, "runs", "int", "failed.jsonl"))).toEqual([]);
-    const hint = /Resume with: hermes-batch (.*)$/m.exec(r.stdout)![1]!;
+    const hint = /Resume with: npx hermes-batch (.*)$/m.exec(r.stdout)![1]!;
     expect(hint).toContain("--resume");
     const resumed = await runCli(hint.split(" "));
     expect(resumed.exitCode, resumed.stderr).toBe(0);

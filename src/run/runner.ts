@@ -9,7 +9,7 @@ import { BroadcastChannel } from "node:worker_threads";
 import pLimit from "p-limit";
 import { Piscina } from "piscina";
 import YAML from "yaml";
-import { publicConfig, type RunConfig } from "../config/run_config.js";
+import { publicConfig, type RunConfig, SECRET_KEYS } from "../config/run_config.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
@@ -375,10 +375,18 @@ function earlierConfigChanges(runDir: string): { at: string; changed: string }[]
 /** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
 function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  const args = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed");
+  const typed = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed");
+  // A key is never printed: its place says that one must be given again (or come from the environment).
+  const secretFlags = new Set(SECRET_KEYS.map((k) => `--${k.replace(/_/g, "-")}`));
+  const args = typed.map((a, i) => {
+    const eq = a.indexOf("=");
+    if (eq > 0 && secretFlags.has(a.slice(0, eq))) return `${a.slice(0, eq)}=KEY`;
+    return i > 0 && secretFlags.has(typed[i - 1]!) ? "KEY" : a;
+  });
   if (!args.includes("--run-name")) args.push("--run-name", config.run_name!);
   if (shard && !args.includes("--shard")) args.push("--shard", formatShard(shard));
-  return `hermes-batch ${args.map(quote).join(" ")} --resume`;
+  const hint = args.includes("KEY") || args.some((a) => a.endsWith("=KEY")) ? " (put your key back in place of KEY)" : "";
+  return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
 }
 
 async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Promise<number> {
