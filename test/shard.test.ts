@@ -316,6 +316,10 @@ describe("hermes-batch merge", () => {
         async () => void (r.unmerged = await merge([dirs.unmerged])),
         async () => void (r.unmergedOut = await merge([dirs.unmerged, "--out", join(work, "merged-elsewhere")])),
         async () => void (r.mixed = await merge([dirs.mixed])),
+        async () => {
+          writeFileSync(join(work, "a-file"), "not a folder");
+          r.outFile = await merge([dirs.good, "--out", join(work, "a-file")]);
+        },
       ],
     ];
     await Promise.all(chains.map(async (chain) => {
@@ -394,6 +398,12 @@ describe("hermes-batch merge", () => {
     expect(r.forced.stderr).toContain("(merging anyway: --force)");
     expect(r.forced.stdout).toContain("config fingerprint: 2 different (merged with --force)");
     expect(lines(join(dirs.mismatch, "trajectories.jsonl"))).toHaveLength(4);
+  });
+
+  it("refuses an --out that is a file, in one line, exit 2", () => {
+    expect(r.outFile.code).toBe(2);
+    expect(r.outFile.stderr).toContain(`--out ${join(work, "a-file")} is a file: the merged run needs a folder`);
+    expect(readFileSync(join(work, "a-file"), "utf8")).toBe("not a folder");
   });
 
   it("refuses missing shards (exit 1) naming the indexes to rerun; --allow-partial merges the rest", () => {

@@ -1,5 +1,5 @@
 /** `hermes-batch merge RUN_DIR`: joins the shard folders of a sharded run into one run folder. */
-import { existsSync, mkdirSync, writeFileSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
@@ -60,6 +60,7 @@ function rerunHint(indexes: number[], runDir: string): string {
 
 /** Refuses to overwrite results that a merge did not write (an unsharded run of the same name). */
 function checkOutput(outDir: string, shardsDir: string, force: boolean): void {
+  if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw new UserError(`--out ${outDir} is a file: the merged run needs a folder`);
   const rel = relative(shardsDir, outDir);
   if (rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && !/^[A-Za-z]:/.test(rel))) {
     throw new UserError(`--out ${outDir} is inside ${shardsDir}: choose a folder outside the shard folders`);
