@@ -203,12 +203,35 @@ describe("the resume hint", () => {
     const child = execa("node", [CLI, "run", file, "--model", "scripted:400", "--api-key", "sk-very-secret-123456", "--judge-api-key=jk-secret-999999", "--output-dir", join(dir, "runs"), "--workers", "1", "--concurrency", "1", "--progress", "log"], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
     const trajectories = join(dir, "runs", "d", "trajectories.jsonl");
     const deadline = Date.now() + 60_000;
-    while (!existsSync(trajectories) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // A first finished task means the run is past start-up and its Ctrl-C handler is in place.
+    while (!(existsSync(trajectories) && readFileSync(trajectories, "utf8").length > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     child.kill("SIGINT");
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout + r.stderr).not.toContain("sk-very-secret-123456");
     expect(r.stdout + r.stderr).not.toContain("jk-secret-999999");
     expect(r.stdout).toMatch(/Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/);
+  });
+});
+
+describe("an endpoint that cannot work", () => {
+  it("stops the run after the first N tasks fail with the same model error, exit 1, with the error and a resume command", async () => {
+    const { startFakeOpenAI, httpError } = await import("./helpers/fake_openai.js");
+    const server = await startFakeOpenAI(() => httpError(401, "invalid api key"));
+    try {
+      const dir = tempDir();
+      const file = join(dir, "d.jsonl");
+      writeFileSync(file, Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] })).join("\n") + "\n");
+      const r = await runCli(["run", file, "--model", "m", "--base-url", server.baseURL, "--api-key", "bad-key-0000", "--output-dir", join(dir, "runs"), "--progress", "none", "--concurrency", "2", "--workers", "1", "--stop-after-failures", "3"]);
+      expect(r.exitCode).toBe(1);
+      expect(r.stdout).toContain("stopped early: the first 3 tasks all failed with the same model error");
+      expect(r.stdout).toContain("invalid api key");
+      expect(r.stdout).toMatch(/then: npx hermes-batch run .* --resume/);
+      const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
+      expect(failed.length).toBeGreaterThanOrEqual(3);
+      expect(failed.length).toBeLessThanOrEqual(5);
+    } finally {
+      await server.close();
+    }
   });
 });

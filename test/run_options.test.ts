@@ -28,6 +28,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   max_connections: ["3", 3],
   request_timeout: ["2.5", 2.5],
   max_retries: ["0", 0],
+  stop_after_failures: ["3", 3],
   run_name: ["r.1", "r.1"],
   output_dir: ["out", "out"],
   distribution: ["other", "other"],

@@ -79,6 +79,14 @@ export const RUN_OPTIONS = [
     defaultHelp: "--concurrency",
   }),
   option({ key: "request_timeout", kind: "number", section: "Model", arg: "SEC", schema: seconds.default(600), help: "per model request" }),
+  option({
+    key: "stop_after_failures",
+    kind: "int",
+    section: "Model",
+    arg: "N",
+    schema: z.number().int().min(0).default(5),
+    help: "stop taking tasks when the first N all fail with the same model error (a bad key,\nan unknown model, an endpoint that does not answer); 0 = never",
+  }),
   option({ key: "max_retries", kind: "int", section: "Model", arg: "N", schema: z.number().int().min(0).default(6), help: "retries of a model request (429, 5xx, network errors)" }),
   option({ key: "extra_body", kind: "string", schema: z.record(z.string(), z.unknown()).optional(), help: "extra fields for every model request body (a mapping)" }),
   // Tasks

@@ -486,8 +486,32 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
 
+  // An endpoint that cannot work (bad key, unknown model, nobody listening) fails every task the same way:
+  // when the first N results are all that one model error, stop taking tasks instead of burning the dataset.
+  const firstErrors: string[] = [];
+  let healthySeen = false;
+  let earlyStop: string | undefined;
+  const watchForDeadEndpoint = (msg: TaskOutcomeMessage) => {
+    const n = config.stop_after_failures;
+    if (n === 0 || healthySeen || earlyStop !== undefined) return;
+    if (msg.kind !== "failed" || msg.outcome !== "model_error") {
+      healthySeen = true;
+      return;
+    }
+    firstErrors.push(msg.error ?? "");
+    if (firstErrors.length >= n && firstErrors.every((e) => e === firstErrors[0])) {
+      earlyStop = firstErrors[0]!;
+      stopping = true;
+      progress.log(`stopping: the first ${n} tasks all failed with the same model error; finishing the tasks in flight`);
+      logEvent(`stopped early: the first ${n} tasks all failed with: ${earlyStop}`);
+    } else if (firstErrors.length >= n) {
+      healthySeen = true;
+    }
+  };
+
   const outcomesThisTime = new Map<string, number>();
   const write = (msg: TaskOutcomeMessage) => {
+    watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
     files[msg.kind].appendLine(redact(msg.line));
@@ -612,6 +636,13 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
     return EXIT.interrupted;
+  }
+  if (earlyStop !== undefined) {
+    out.write(
+      `stopped early: the first ${config.stop_after_failures} tasks all failed with the same model error (the rest were not started):\n  ${earlyStop}\n` +
+        `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`,
+    );
+    return EXIT.someFailed;
   }
   if (config.baseline) {
     // The CI gate in one step: this run against the baseline, as `hermes-batch compare` does.

@@ -37,6 +37,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "approval_api_key",
   "judge_api_key",
   "baseline",
+  "stop_after_failures",
   "fail_under",
   "allow_config_change",
   "max_drop",
