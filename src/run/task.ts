@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
-import type { Environment, EnvironmentOptions } from "../../tools/environments/base.js";
+import { EnvironmentLostError, type Environment, type EnvironmentOptions } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
 import type { RunModels } from "../scheduler/run_models.js";
@@ -91,7 +91,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const { config } = deps;
   const started = Date.now();
   const timeoutSignal = AbortSignal.timeout(config.task_timeout * 1000);
-  const signal = AbortSignal.any([cancel, timeoutSignal]);
+  // A lost sandbox ends the task at once (environment_error) rather than letting the model talk to a corpse.
+  const envLost = new AbortController();
+  const signal = AbortSignal.any([cancel, timeoutSignal, envLost.signal]);
+  let envFailure: unknown;
   const hostTaskDir = join(deps.runDir, "workspaces", taskDirName(specKey(spec)));
   const envOptions: EnvironmentOptions = {
     image: config.image,
@@ -116,9 +119,12 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     network: spec.network ?? config.network,
     taskTimeoutSec: config.task_timeout,
     signal,
+    reportLost: (reason: string) => {
+      envFailure ??= new EnvironmentLostError(reason);
+      envLost.abort(envFailure);
+    },
   };
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
-  let envFailure: unknown;
 
   const modelEvents: ModelEvent[] = [];
   const models = deps.models.forTask((e) => modelEvents.push(e));
@@ -195,7 +201,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     }
   } catch (err) {
     if (err instanceof AgentLoopAborted) loop = err.partialResult;
-    outcome = envFailure && !signal.aborted ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, timeoutSignal);
+    outcome = envFailure && !cancel.aborted && !timeoutSignal.aborted ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, timeoutSignal);
     error =
       outcome === "timeout"
         ? `task timed out after ${config.task_timeout} s`

@@ -69,6 +69,16 @@ export interface EnvironmentSpec {
   taskTimeoutSec?: number;
   /** The task's signal: a creation still waiting for a sandbox permit or its start turn gives up when it aborts. */
   signal?: AbortSignal;
+  /**
+   * A backend calls this when the sandbox can no longer serve the task (container gone, shell dead, no process
+   * can start): the task ends as `environment_error` (retryable) instead of going on against a broken sandbox.
+   */
+  reportLost?: (reason: string) => void;
+}
+
+/** Thrown by a backend's operations once its sandbox is lost (see `EnvironmentSpec.reportLost`). */
+export class EnvironmentLostError extends Error {
+  override name = "EnvironmentLostError";
 }
 
 /** Backend options from the run configuration (flags and YAML). */
