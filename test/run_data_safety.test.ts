@@ -235,3 +235,56 @@ describe("an endpoint that cannot work", () => {
     }
   });
 });
+
+describe("the preflight before the first task", () => {
+  const dataset = (dir: string) => {
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, Array.from({ length: 3 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] })).join("\n") + "\n");
+    return file;
+  };
+  const run = (file: string, dir: string, extra: string[]) =>
+    runCli(["run", file, "--model", "m-1", "--output-dir", join(dir, "runs"), "--progress", "none", "--workers", "1", ...extra]);
+
+  it("stops with exit 2 when nobody listens, when the key is refused, or when the model is not listed; no task file is written", async () => {
+    const { startFakeOpenAI, httpError, text: textReply } = await import("./helpers/fake_openai.js");
+    const dir = tempDir();
+    const file = dataset(dir);
+    const { createServer } = await import("node:net");
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const closedPort = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    const refused = await run(file, dir, ["--base-url", `http://127.0.0.1:${closedPort}/v1`, "--api-key", "k"]);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain(`cannot reach the model endpoint http://127.0.0.1:${closedPort}/v1: ECONNREFUSED (--no-preflight skips this check)`);
+
+    const badKey = await startFakeOpenAI(() => textReply("never asked"), { models: () => httpError(401, "invalid api key") });
+    const unknownModel = await startFakeOpenAI(() => textReply("never asked"), { models: () => ({ kind: "json", body: { object: "list", data: [{ id: "m-2" }, { id: "other" }] } }) });
+    try {
+      const r401 = await run(file, dir, ["--base-url", badKey.baseURL, "--api-key", "sk-wrong-0000"]);
+      expect(r401.exitCode).toBe(2);
+      expect(r401.stderr).toContain("refused the key (HTTP 401)");
+      expect(r401.stderr).toContain("invalid api key");
+      expect(r401.stderr).not.toContain("sk-wrong-0000");
+      expect(badKey.requests).toHaveLength(0);
+      const r404 = await run(file, dir, ["--base-url", unknownModel.baseURL, "--api-key", "k"]);
+      expect(r404.exitCode).toBe(2);
+      expect(r404.stderr).toContain("does not list model 'm-1' (2 listed, e.g. m-2, other)");
+      expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
+      // --no-preflight goes on to the tasks (which then fail or succeed on their own).
+      const skipped = await run(file, dir, ["--base-url", unknownModel.baseURL, "--api-key", "k", "--no-preflight"]);
+      expect(skipped.exitCode).toBe(0);
+      expect(unknownModel.requests.length).toBeGreaterThan(0);
+    } finally {
+      await badKey.close();
+      await unknownModel.close();
+    }
+  });
+
+  it("a remote endpoint without any key is refused before anything is sent", async () => {
+    const dir = tempDir();
+    const r = await run(dataset(dir), dir, ["--base-url", "https://api.example.com/v1"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("no API key for the model endpoint https://api.example.com/v1: pass --api-key");
+  });
+});

@@ -29,6 +29,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   request_timeout: ["2.5", 2.5],
   max_retries: ["0", 0],
   stop_after_failures: ["3", 3],
+  no_preflight: [true, true],
   run_name: ["r.1", "r.1"],
   output_dir: ["out", "out"],
   distribution: ["other", "other"],

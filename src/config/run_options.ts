@@ -87,6 +87,13 @@ export const RUN_OPTIONS = [
     schema: z.number().int().min(0).default(5),
     help: "stop taking tasks when the first N all fail with the same model error (a bad key,\nan unknown model, an endpoint that does not answer); 0 = never",
   }),
+  option({
+    key: "no_preflight",
+    kind: "boolean",
+    section: "Model",
+    schema: z.boolean().default(false),
+    help: "skip the check before the first task (GET /models: the endpoint answers,\nthe key is accepted, the model is listed)",
+  }),
   option({ key: "max_retries", kind: "int", section: "Model", arg: "N", schema: z.number().int().min(0).default(6), help: "retries of a model request (429, 5xx, network errors)" }),
   option({ key: "extra_body", kind: "string", schema: z.record(z.string(), z.unknown()).optional(), help: "extra fields for every model request body (a mapping)" }),
   // Tasks

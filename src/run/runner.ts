@@ -2,6 +2,10 @@
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
  * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
  */
+import { preflightEndpoints, requireKeys } from "../models/preflight.js";
+import { runEndpoints, type ModelEndpoint } from "../models/factory.js";
+import { FailureReasons } from "./failure_reasons.js";
+import { formatDuration } from "./duration.js";
 import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -294,6 +298,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
   }
   await backend.preflightRun({ image: config.image, options: { pull: config.pull } });
+  if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -301,6 +306,14 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   } finally {
     releaseLock();
   }
+}
+
+/** The run's endpoints can work: a key for every remote one, and (unless --no-preflight) each one answers. */
+async function preflightModels(config: RunConfig, out: NodeJS.WritableStream): Promise<void> {
+  const endpoints = Object.entries(runEndpoints(config)).filter((e): e is [string, ModelEndpoint] => e[1] !== undefined);
+  requireKeys(endpoints);
+  if (config.no_preflight) return;
+  await preflightEndpoints(endpoints, { warn: (line) => out.write(`warning: ${line}\n`) });
 }
 
 interface RunPlan {
@@ -510,6 +523,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   };
 
   const outcomesThisTime = new Map<string, number>();
+  const failureReasons = new FailureReasons();
   const write = (msg: TaskOutcomeMessage) => {
     watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
@@ -520,6 +534,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     else if (msg.kind === "dropped") counts.dropped++;
     else {
       counts.failed++;
+      failureReasons.add(msg.taskId, msg.outcome, msg.error);
       logEvent(failureEvent(msg));
     }
     progress.update({ ...counts, ...modelCounts() });
@@ -632,6 +647,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     `${counts.dropped} dropped`,
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
+  out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
+  if (counts.failed > 0) out.write(`failures by reason:\n${failureReasons.summary().join("\n")}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);

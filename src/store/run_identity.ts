@@ -38,6 +38,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "judge_api_key",
   "baseline",
   "stop_after_failures",
+  "no_preflight",
   "fail_under",
   "allow_config_change",
   "max_drop",

@@ -114,7 +114,15 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-export async function startFakeOpenAI(handler: Handler): Promise<FakeOpenAI> {
+export interface FakeOpenAIOptions {
+  /**
+   * The answer to `GET …/models` (the run's preflight). By default an empty list, answered apart from the
+   * handler and not recorded, so scripted chat replies are never consumed by it.
+   */
+  models?: () => Reply;
+}
+
+export async function startFakeOpenAI(handler: Handler, options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   let current = handler;
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import("node:net").Socket>();
@@ -128,10 +136,11 @@ export async function startFakeOpenAI(handler: Handler): Promise<FakeOpenAI> {
       body = Buffer.concat(chunks).toString("utf8");
     }
     const recorded: RecordedRequest = { index: requests.length, at: Date.now(), path: req.url ?? "", headers: req.headers, body };
-    requests.push(recorded);
+    const isModelList = req.method === "GET" && /\/models\/?(\?.*)?$/.test(req.url ?? "");
+    if (!isModelList) requests.push(recorded);
     let reply: Reply;
     try {
-      reply = await current(recorded);
+      reply = isModelList ? (options.models?.() ?? { kind: "json", body: { object: "list", data: [] } }) : await current(recorded);
     } catch (err) {
       reply = httpError(500, `test handler threw: ${String(err)}`);
     }
