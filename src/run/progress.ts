@@ -55,20 +55,25 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
       },
       cliProgress.Presets.shades_classic,
     );
+    // Every redraw (a restart after a log line, a resize) gets the whole payload: a missing field would show
+    // as its raw `{placeholder}`.
+    let value = 0;
+    let payload: Record<string, string | number> = { rate: "0.0", eta_h: "-", failed: 0, dropped: 0, tokens: 0, model: "" };
     return {
       start(t) {
         total = t;
         startedAt = Date.now();
-        bar.start(t, 0, { rate: "0.0", eta_h: "-", failed: 0, dropped: 0, tokens: 0, model: "" });
+        bar.start(t, 0, payload);
       },
       update(c) {
-        const n = c.done + c.failed + c.dropped;
-        bar.update(n, { rate: rate(n, startedAt).toFixed(1), eta_h: eta(n, total, startedAt), failed: c.failed, dropped: c.dropped, tokens: c.tokens, model: modelNote(c) });
+        value = c.done + c.failed + c.dropped;
+        payload = { rate: rate(value, startedAt).toFixed(1), eta_h: eta(value, total, startedAt), failed: c.failed, dropped: c.dropped, tokens: c.tokens, model: modelNote(c) };
+        bar.update(value, payload);
       },
       log(m) {
         bar.stop();
         stream.write(m + "\n");
-        bar.start(total, (bar as unknown as { value: number }).value ?? 0);
+        bar.start(total, value, payload);
       },
       stop() {
         bar.stop();
