@@ -75,6 +75,10 @@ describe("resume after SIGKILL", () => {
     const entries = readJsonl(path);
     expect(entries.map((e) => e.task_id).sort()).toEqual(["task-0", "task-1", "task-2"]);
     expect(readFileSync(`${path}.torn`, "utf8")).toBe(lines[1]!.slice(0, 40));
+    // Announced once: the resume that repaired it says so, the next one has nothing to say.
+    expect(r.stderr.match(/ended in a torn line \(40 bytes, left by an interrupted run\): moved to .*trajectories\.jsonl\.torn/g)).toHaveLength(1);
+    const again = await runCli([...args, "--resume"]);
+    expect(again.stderr).not.toContain("torn line");
   });
 });
 

@@ -252,7 +252,10 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
   checkOutputLocation(runDir);
   const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
-  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [] };
+  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [], tornTails: [] };
+  for (const t of state.tornTails) {
+    process.stderr.write(`warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`);
+  }
   for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
   const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
   // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.

@@ -30,13 +30,19 @@ export interface RunState {
   failed: Map<string, { outcome: Outcome; error: string; attempts: number }>;
   /** Lines that could not be parsed (a torn tail is repaired before reading). */
   badLines: { file: string; line: number; error: string }[];
+  /** Torn last lines found and moved to `<file>.torn` by this load (a crash mid-write). */
+  tornTails: { file: string; bytes: number }[];
 }
 
 export async function loadRunState(runDir: string): Promise<RunState> {
-  const state: RunState = { done: new Set(), failed: new Map(), badLines: [] };
+  const state: RunState = { done: new Set(), failed: new Map(), badLines: [], tornTails: [] };
+  const repair = (path: string) => {
+    const r = repairTornTail(path);
+    if (r.repaired) state.tornTails.push({ file: path, bytes: r.bytes });
+  };
   for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
     const path = join(runDir, name);
-    repairTornTail(path);
+    repair(path);
     for await (const l of readJsonl<Partial<Pick<TrajectoryEntry, "task_id">> & { epoch?: number }>(path)) {
       if (l.error || typeof l.value?.task_id !== "string") {
         state.badLines.push({ file: path, line: l.line, error: l.error ?? "no task_id" });
@@ -46,7 +52,7 @@ export async function loadRunState(runDir: string): Promise<RunState> {
     }
   }
   const failedPath = join(runDir, RUN_FILES.failed);
-  repairTornTail(failedPath);
+  repair(failedPath);
   for await (const l of readJsonl<Partial<StoredFailureRecord>>(failedPath)) {
     const v = l.value;
     if (l.error || typeof v?.task_id !== "string") {
