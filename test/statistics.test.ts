@@ -296,3 +296,14 @@ describe("summary.csv", () => {
     expect(readFileSync(path, "utf8").startsWith("task_id,")).toBe(true);
   });
 });
+
+describe("token totals", () => {
+  it("count the tokens of dropped trajectories, and ignore counts that are negative or not numbers", () => {
+    const stats = new RunStatistics({ run_name: "t" });
+    stats.addDropped("no_reasoning", { usage: { prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 }, approval_usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+    stats.addFailure({ task_id: "x", outcome: "model_error", error: "e", usage: { prompt_tokens: -5, completion_tokens: "7" as unknown as number } });
+    const json = stats.toJSON();
+    expect(json.tokens.agent).toEqual({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
+    expect(json.tokens.total_tokens).toBe(46);
+  });
+});

@@ -159,13 +159,18 @@ export function isApprovalError(rec: ApprovalRecord): boolean {
   return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
 }
 
+/** A token count as recorded, or 0 when it is not a count (a hand-edited or foreign file). */
+function count(n: unknown): number {
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
 function addTo(into: Usage, u: Partial<Usage> | undefined): void {
   if (!u) return;
-  const p = u.prompt_tokens ?? 0;
-  const c = u.completion_tokens ?? 0;
+  const p = count(u.prompt_tokens);
+  const c = count(u.completion_tokens);
   into.prompt_tokens += p;
   into.completion_tokens += c;
-  into.total_tokens += u.total_tokens ?? p + c;
+  into.total_tokens += u.total_tokens === undefined ? p + c : count(u.total_tokens);
 }
 
 const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -240,9 +245,11 @@ export class RunStatistics {
     if (rec.duration_ms !== undefined) this.durations.push(rec.duration_ms);
   }
 
-  /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes). */
-  addDropped(reason: DropReason): void {
+  /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes); its tokens were spent and count. */
+  addDropped(reason: DropReason, spent?: { usage?: Partial<Usage>; approval_usage?: Partial<Usage> }): void {
     this.dropped[reason]++;
+    addTo(this.agentUsage, spent?.usage);
+    addTo(this.approvalUsage, spent?.approval_usage);
   }
 
   /** Approval decision records (those of one task, or any batch of them). */
