@@ -161,7 +161,7 @@ export const RUN_OPTIONS = [
   option({ key: "concurrency", kind: "int", section: "Parallelism", arg: "C", schema: positiveInt.default(32), help: "agent loops in flight across all workers" }),
   // Environments
   option({ key: "env", kind: "string", section: "Environments", arg: ENVIRONMENTS.join("|"), schema: z.enum(ENVIRONMENTS).default("local"), help: "where terminal and file tools run" }),
-  option({ key: "image", kind: "string", section: "Environments", arg: "IMAGE", schema: z.string().optional(), help: "default image (a row's \"image\" wins)" }),
+  option({ key: "image", kind: "string", section: "Environments", arg: "IMAGE", schema: z.string().optional(), help: "default image (a row's \"image\" wins)", defaultHelp: "hermes-batch-test:bookworm, built\nlocally by scripts/build-test-image.sh" }),
   option({ key: "network", kind: "string", section: "Environments", arg: "NAME", schema: z.string().optional(), help: "container network", defaultHelp: "none" }),
   option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit of a container" }),
   option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container" }),
