@@ -101,6 +101,22 @@ describe("run files", () => {
     expect(state.failed.get("b")!.outcome).toBe("timeout");
   });
 
+  it("reads task ids and epochs from lines in the writer's order and in any other order alike", async () => {
+    const dir = tempDir();
+    const t = new JsonlAppender(join(dir, "trajectories.jsonl"), 0);
+    // As the writer orders keys (read from the head of the line), with ids that need escapes.
+    t.append({ prompt_index: 0, task_id: 'q"uote\\back', epoch: 1, metadata: { task_id: "not-this" } });
+    t.append({ prompt_index: 1, task_id: "plain", metadata: { epoch: 9 } });
+    // Another order (older or foreign files): parsed in full.
+    t.append({ metadata: { task_id: "nested" }, task_id: "other-order", epoch: 2 });
+    // A line that starts like ours but is damaged further on is not taken as done.
+    t.appendLine('{"prompt_index":3,"task_id":"damaged","conversations":[{"from":');
+    t.close();
+    const state = await loadRunState(dir);
+    expect([...state.done].sort()).toEqual(['q"uote\\back#1', "other-order#2", "plain"].sort());
+    expect(state.badLines.map((b) => b.line)).toEqual([4]);
+  });
+
   it("supersedes chosen tasks without losing their old lines", async () => {
     const dir = tempDir();
     const t = new JsonlAppender(join(dir, "trajectories.jsonl"), 0);

@@ -34,6 +34,22 @@ export interface RunState {
   tornTails: { file: string; bytes: number }[];
 }
 
+/**
+ * The writer puts `prompt_index`, `task_id` and `epoch` first in every trajectory and dropped line: a resume
+ * over 100,000 long lines reads them without parsing whole conversations. Any other line is parsed in full.
+ */
+const RECORD_HEAD = /^\{"prompt_index":-?\d+,"task_id":("(?:[^"\\\n]|\\.)*")(?:,"epoch":(\d+))?[,}]/;
+
+function recordHead(text: string): { task_id: string; epoch?: number } | undefined {
+  const m = RECORD_HEAD.exec(text);
+  if (!m || !text.endsWith("}")) return undefined;
+  try {
+    return { task_id: JSON.parse(m[1]!) as string, ...(m[2] !== undefined ? { epoch: Number(m[2]) } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
 export async function loadRunState(runDir: string): Promise<RunState> {
   const state: RunState = { done: new Set(), failed: new Map(), badLines: [], tornTails: [] };
   const repair = (path: string) => {
@@ -43,12 +59,24 @@ export async function loadRunState(runDir: string): Promise<RunState> {
   for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped]) {
     const path = join(runDir, name);
     repair(path);
-    for await (const l of readJsonl<Partial<Pick<TrajectoryEntry, "task_id">> & { epoch?: number }>(path)) {
-      if (l.error || typeof l.value?.task_id !== "string") {
-        state.badLines.push({ file: path, line: l.line, error: l.error ?? "no task_id" });
+    for await (const { line, text } of readLines(path)) {
+      const head = recordHead(text);
+      if (head) {
+        state.done.add(recordKey(head.task_id, head.epoch));
         continue;
       }
-      state.done.add(recordKey(l.value.task_id, l.value.epoch));
+      let value: { task_id?: unknown; epoch?: number } | undefined;
+      let error: string | undefined;
+      try {
+        value = JSON.parse(text) as typeof value;
+      } catch (err) {
+        error = (err as Error).message;
+      }
+      if (error || typeof value?.task_id !== "string") {
+        state.badLines.push({ file: path, line, error: error ?? "no task_id" });
+        continue;
+      }
+      state.done.add(recordKey(value.task_id, value.epoch));
     }
   }
   const failedPath = join(runDir, RUN_FILES.failed);
