@@ -150,7 +150,11 @@ describe("run options table", () => {
     expect(run("--run-name", "a b")).toBe("--run-name use letters, digits, '.', '_' and '-' only, got 'a b'");
     expect(run("--max-turns")).toMatch(/^Option '--max-turns <value>' argument missing \(see --help\)$/);
     expect(run("--no-such-flag")).toMatch(/^Unknown option '--no-such-flag' \(see --help\)$/);
-    expect(run("--seed", "-4")).toBe("Option '--seed' argument is ambiguous: write a value that starts with '-' as --seed=-… (see --help)");
+    // A negative number is the flag's value, checked by the option itself; other dash values stay ambiguous.
+    expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--seed", "-4"]).flags).seed).toBe(-4);
+    expect(run("--task-timeout", "-3")).toBe("--task-timeout must be greater than 0, got -3");
+    expect(run("--workers", "-2")).toBe("--workers must be at least 1, got -2");
+    expect(run("--run-name", "-x")).toBe("Option '--run-name' argument is ambiguous: write a value that starts with '-' as --run-name=-… (see --help)");
     expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--seed=-4"]).flags).seed).toBe(-4);
     for (const msg of [run("--workers", "0"), run("--no-such-flag")]) expect(msg).not.toContain("\n");
   });

@@ -6,7 +6,7 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 /** parseArgs with user-facing errors (exit 2) instead of stack traces. */
 export function parseCommandArgs<O extends Options>(argv: string[], options: O, allowPositionals = true) {
   try {
-    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+    return parseArgs({ args: joinNegativeNumbers(argv, options), options, allowPositionals, strict: true });
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
     // node's messages can span lines: keep the first, and the `--flag=-value` hint when there is one.
@@ -15,6 +15,28 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     const msg = dashValue ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…` : first;
     throw new UserError(`${msg} (see --help)`);
   }
+}
+
+/**
+ * `--task-timeout -3` means the value -3 (then refused by the option's own check with a clear reason), not
+ * a flag `-3`: a negative number after a flag that takes a value is joined to it as `--task-timeout=-3`.
+ */
+function joinNegativeNumbers(argv: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    const name = arg.startsWith("--") && !arg.includes("=") ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 export function parseIntFlag(value: string | undefined, flag: string, min = 0): number | undefined {
