@@ -14,7 +14,7 @@
  * counters and its own CPU use. It exits by itself after --timeout-s, when its parent dies, or on
  * `POST /shutdown`, SIGTERM or SIGINT.
  *
- *   node scripts/bench-model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600]
+ *   node scripts/bench/model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600]
  */
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";

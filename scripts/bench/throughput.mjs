@@ -3,7 +3,7 @@
  * Throughput, CPU and memory benchmark of `hermes-batch run` against a local model with a fixed latency.
  *
  * For each --toolsets variant it:
- *  1. starts scripts/bench-model-server.mjs (a separate process: its CPU is not harness CPU) answering every
+ *  1. starts scripts/bench/model-server.mjs (a separate process: its CPU is not harness CPU) answering every
  *     request after --latency-ms with --turns tool-call turns, then a final answer;
  *  2. runs the real CLI once with one loop (--concurrency 1, a few tasks: the baseline memory and CPU of a
  *     run that holds one loop), then with --tasks tasks at --concurrency loops;
@@ -20,7 +20,7 @@
  *    baseline) ÷ (concurrency − 1)                                                           (target ≤ 1 MB)
  *
  * Usage (build first: npm run build):
- *   node scripts/bench-throughput.mjs [--tasks 4096] [--terminal-tasks 256] [--concurrency 256] [--latency-ms 200] [--turns 2]
+ *   node scripts/bench/throughput.mjs [--tasks 4096] [--terminal-tasks 256] [--concurrency 256] [--latency-ms 200] [--turns 2]
  *        [--workers 2] [--toolsets todo --toolsets terminal] [--json FILE] [--cli dist/src/cli.js]
  *        [--cpu-prof DIR] [--node-flag FLAG]… [--keep] [--timeout-s 300]
  * --toolsets may be repeated: one variant per value (a value is passed to the CLI's --toolsets as is).
@@ -48,7 +48,7 @@ import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(HERE, "..");
+const ROOT = resolve(HERE, "..", "..");
 
 const TARGETS = { throughputRatio: 0.9, cpuMsPerTurn: 2, mbPerLoop: 1 };
 
@@ -141,7 +141,7 @@ const log = (msg) => process.stderr.write(`${msg}\n`);
 async function startModelServer() {
   const child = spawn(
     process.execPath,
-    [join(HERE, "bench-model-server.mjs"), "--latency-ms", String(cfg.latencyMs), "--turns", String(cfg.turns), "--timeout-s", String(cfg.timeoutS + 120)],
+    [join(HERE, "model-server.mjs"), "--latency-ms", String(cfg.latencyMs), "--turns", String(cfg.turns), "--timeout-s", String(cfg.timeoutS + 120)],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const kill = () => child.exitCode === null && child.kill("SIGTERM");
