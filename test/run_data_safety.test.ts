@@ -288,3 +288,26 @@ describe("the preflight before the first task", () => {
     expect(r.stderr).toContain("no API key for the model endpoint https://api.example.com/v1: pass --api-key");
   });
 });
+
+describe("what libraries print", () => {
+  it("an unparsable stream chunk fails its task with one line; the SDK's own dump goes to events.log, not the terminal", async () => {
+    const { startFakeOpenAI } = await import("./helpers/fake_openai.js");
+    const server = await startFakeOpenAI(() => ({ kind: "raw", status: 200, headers: { "content-type": "text/event-stream" }, text: "data: {not json at all\n\ndata: [DONE]\n\n" }));
+    try {
+      const dir = tempDir();
+      const file = join(dir, "d.jsonl");
+      writeFileSync(file, JSON.stringify({ id: "s", prompt: "hello", toolsets: ["terminal"] }) + "\n");
+      const r = await runCli(["run", file, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--stream", "--max-retries", "0", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+      expect(r.exitCode).toBe(1);
+      expect(r.stderr + r.stdout).not.toContain("Could not parse message into JSON");
+      expect(r.stderr + r.stdout).not.toContain("From chunk");
+      const events = readFileSync(join(dir, "runs", "d", "events.log"), "utf8");
+      expect(events).toMatch(/task s: printed by a library: Could not parse message into JSON/);
+      const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
+      expect(failed).toHaveLength(1);
+      expect(String(failed[0]!.error)).not.toContain("\n");
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -531,6 +531,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    if (msg.consoleNotes?.length) logEvent(`task ${msg.taskId}: printed by a library: ${msg.consoleNotes.join(" | ")}`);
     files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;

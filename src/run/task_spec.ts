@@ -48,6 +48,8 @@ export interface TaskOutcomeMessage {
   stack?: string;
   /** Model retries and connection-limit changes during this task, for events.log. */
   modelEvents?: ModelEvent[];
+  /** What libraries printed to the console while this task ran (kept off the terminal), for events.log. */
+  consoleNotes?: string[];
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */

@@ -9,6 +9,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
+import { captureLibraryConsole, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
@@ -57,6 +58,10 @@ function setUp(): Promise<TaskRunnerDeps> {
   return deps;
 }
 
+captureLibraryConsole();
+
 export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutcomeMessage> {
-  return runTask(spec, await setUp(), abortAll.signal);
+  const taskDeps = await setUp();
+  const { value, notes } = await withConsoleNotes(() => runTask(spec, taskDeps, abortAll.signal));
+  return notes.length ? { ...value, consoleNotes: notes } : value;
 }
