@@ -354,7 +354,8 @@ describe("hermes-batch merge", () => {
     expect(stats.tasks).toEqual({ total: 7, trajectories: 4, failed: 2, dropped: 1 });
     expect(stats.outcomes).toMatchObject({ completed: 4, model_error: 2 });
     expect(stats.tool_statistics.terminal).toMatchObject({ count: 8, success: 4, failure: 4 });
-    expect(stats.tokens.agent).toEqual({ prompt_tokens: 40, completion_tokens: 20, total_tokens: 60 });
+    // Four trajectories and the dropped one (its tokens were spent): 5 × (10 + 5).
+    expect(stats.tokens.agent).toEqual({ prompt_tokens: 50, completion_tokens: 25, total_tokens: 75 });
     expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1 });
 
     const csv = lines(join(dirs.good, "summary.csv"));
