@@ -355,7 +355,7 @@ describe("hermes-batch merge", () => {
     expect(stats.outcomes).toMatchObject({ completed: 4, model_error: 2 });
     expect(stats.tool_statistics.terminal).toMatchObject({ count: 8, success: 4, failure: 4 });
     expect(stats.tokens.agent).toEqual({ prompt_tokens: 40, completion_tokens: 20, total_tokens: 60 });
-    expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1 });
+    expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1, dropped_empty_response: 0 });
 
     const csv = lines(join(dirs.good, "summary.csv"));
     expect(csv[0]).toMatch(/^task_id,prompt_index,outcome,/);
