@@ -1,6 +1,15 @@
 /** The agent loop in process (src/agent/loop.ts) with a scripted ChatModel and scripted tools: no CLI, no network. */
 import { describe, expect, it } from "vitest";
-import { AgentLoopAborted, runAgentLoop, type AgentLoopOptions, type ToolExecutor } from "../src/agent/loop.js";
+import {
+  AgentLoopAborted,
+  EMPTY_RESPONSE_CONTENT,
+  LENGTH_CONTINUATION_MESSAGE,
+  MAX_TURNS_MESSAGE,
+  NO_SUMMARY_RESPONSE,
+  runAgentLoop,
+  type AgentLoopOptions,
+  type ToolExecutor,
+} from "../src/agent/loop.js";
 import type { AssistantMessage, ChatRequest, ChatResponse, OpenAITool, ToolCall } from "../src/core/chat.js";
 import type { ToolContext } from "../tools/registry.js";
 import { silentLogger } from "./helpers/local_ctx.js";
@@ -85,24 +94,136 @@ describe("agent loop", () => {
     expect(requests[1]!.messages).toHaveLength(5);
   });
 
-  it("stops at max turns: neither completed nor partial", async () => {
-    const { model, requests } = scriptedModel(() => ({ tool_calls: [call("terminal")] }));
+  it("at max turns: the original's closing human turn, one call without tools, not completed", async () => {
+    const { model, requests } = scriptedModel((n) => (n < 3 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "  summary of work  " }));
     const result = await runAgentLoop(options(model, { maxTurns: 3 }));
-    expect(result).toMatchObject({ completed: false, partial: false, end: "max_turns", apiCalls: 3, finalResponse: null });
+    expect(result).toMatchObject({ completed: false, partial: false, end: "max_turns", apiCalls: 3, finalResponse: "summary of work" });
+    expect(requests).toHaveLength(4);
+    expect(requests.slice(0, 3).every((r) => r.tools?.length === 2)).toBe(true);
+    expect(requests[3]!.tools).toBeUndefined();
+    expect(requests[3]!.messages.at(-1)).toEqual({ role: "user", content: MAX_TURNS_MESSAGE });
+    expect(result.messages.slice(-2)).toEqual([
+      { role: "user", content: MAX_TURNS_MESSAGE },
+      { role: "assistant", content: "summary of work" },
+    ]);
+  });
+
+  it("at max turns, an empty summary is asked for once more, then the original's fallback text is the answer", async () => {
+    const { model, requests } = scriptedModel((n) => (n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "   " }));
+    const result = await runAgentLoop(options(model, { maxTurns: 2 }));
+    expect(requests).toHaveLength(4);
+    expect(result).toMatchObject({ completed: false, end: "max_turns", finalResponse: NO_SUMMARY_RESPONSE });
+    expect(result.messages.at(-1)).toEqual({ role: "user", content: MAX_TURNS_MESSAGE });
+  });
+
+  it("a final answer on the last allowed call is not completed (the original's api_calls < max_turns)", async () => {
+    const { model } = scriptedModel([{ tool_calls: [call("terminal")] }, { content: "done" }]);
+    expect(await runAgentLoop(options(model, { maxTurns: 2 }))).toMatchObject({ completed: false, partial: false, end: "final_answer", finalResponse: "done", apiCalls: 2 });
+    const { model: roomy } = scriptedModel([{ tool_calls: [call("terminal")] }, { content: "done" }]);
+    expect(await runAgentLoop(options(roomy, { maxTurns: 3 }))).toMatchObject({ completed: true, end: "final_answer" });
+  });
+
+  it("an answer cut by the length limit is continued with the original's human turn and joined", async () => {
+    const { model, requests } = scriptedModel([
+      { content: "The answer", finish: "length" },
+      { content: "is forty", finish: "length" },
+      { content: "two." },
+    ]);
+    const result = await runAgentLoop(options(model));
+    expect(result).toMatchObject({ completed: true, partial: false, end: "final_answer", finalResponse: "The answeris fortytwo.", apiCalls: 3 });
+    expect(result.messages.slice(2).map((m) => [m.role, m.content])).toEqual([
+      ["assistant", "The answer"],
+      ["user", LENGTH_CONTINUATION_MESSAGE],
+      ["assistant", "is forty"],
+      ["user", LENGTH_CONTINUATION_MESSAGE],
+      ["assistant", "two."],
+    ]);
+    expect(requests[2]!.messages.at(-1)).toEqual({ role: "user", content: LENGTH_CONTINUATION_MESSAGE });
+  });
+
+  it("a third cut answer ends the task partial with what was received", async () => {
+    const { model, requests } = scriptedModel(() => ({ content: "more", finish: "length" }));
+    const result = await runAgentLoop(options(model));
     expect(requests).toHaveLength(3);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "length", finalResponse: "moremoremore" });
+    expect(result.messages.filter((m) => m.role === "user")).toHaveLength(3); // the prompt and two continuation requests
   });
 
-  it("a final answer cut by the token limit is partial", async () => {
-    const { model } = scriptedModel([{ content: "half an ans", finish: "length" }]);
-    expect(await runAgentLoop(options(model))).toMatchObject({ completed: false, partial: true, end: "length", finalResponse: "half an ans" });
+  it("a tool call cut by the length limit is asked for once more, then refused: never executed", async () => {
+    const executed: string[] = [];
+    const executeTool: ToolExecutor = async (name, args) => {
+      executed.push(name);
+      return echo(name, args, ctx);
+    };
+    const { model, requests } = scriptedModel(() => ({ tool_calls: [call("terminal", '{"command":"rm -rf bu')], finish: "length" }));
+    const result = await runAgentLoop(options(model, { executeTool }));
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.messages).toEqual(requests[0]!.messages);
+    expect(executed).toEqual([]);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call", apiCalls: 1, finalResponse: null });
+    expect(result.messages.map((m) => m.role)).toEqual(["system", "user"]);
+
+    const { model: recovers } = scriptedModel([{ tool_calls: [call("terminal", '{"comm')], finish: "length" }, { tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "ok" }]);
+    expect(await runAgentLoop(options(recovers, { executeTool }))).toMatchObject({ completed: true, apiCalls: 2, finalResponse: "ok" });
+    expect(executed).toEqual(["terminal"]);
   });
 
-  it("malformed calls in a row end the task as partial; a good call in between resets the count", async () => {
+  it("arguments cut after a complete value are repaired by closing them, and run", async () => {
+    const executed: unknown[] = [];
+    const executeTool: ToolExecutor = async (name, args) => {
+      executed.push(args);
+      return echo(name, args, ctx);
+    };
+    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"command": "ls", "opts": {"all": true')] }, { content: "ok" }]);
+    const result = await runAgentLoop(options(model, { executeTool }));
+    expect(executed).toEqual([{ command: "ls", opts: { all: true } }]);
+    const assistant = result.messages[2] as AssistantMessage;
+    expect(JSON.parse(assistant.tool_calls![0]!.function.arguments)).toEqual({ command: "ls", opts: { all: true } });
+    expect(result).toMatchObject({ completed: true, finalResponse: "ok" });
+  });
+
+  it("arguments cut inside a string cannot be repaired: the task ends partial without running anything", async () => {
+    let ran = false;
+    const { model, requests } = scriptedModel([{ tool_calls: [call("terminal", '{"command": "echo hel')] }]);
+    const result = await runAgentLoop(options(model, { executeTool: async () => ((ran = true), "{}") }));
+    expect(ran).toBe(false);
+    expect(requests).toHaveLength(1);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call" });
+  });
+
+  it("malformed argument JSON is asked for again (nothing kept), up to 2 times, then the task ends partial", async () => {
+    const bad = () => ({ tool_calls: [call("terminal", '{command: "ls"}')] });
+    const { model, requests } = scriptedModel(bad);
+    const result = await runAgentLoop(options(model, { maxTurns: 10 }));
+    expect(requests).toHaveLength(3);
+    expect(requests[1]!.messages).toEqual(requests[0]!.messages);
+    expect(requests[2]!.messages).toEqual(requests[0]!.messages);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "invalid_tool_arguments", apiCalls: 3 });
+
+    const { model: fixes } = scriptedModel([bad(), { tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "ok" }]);
+    const ok = await runAgentLoop(options(fixes));
+    expect(ok).toMatchObject({ completed: true, finalResponse: "ok", apiCalls: 3 });
+    expect(ok.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
+  });
+
+  it("an empty answer is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {
+    const { model, requests } = scriptedModel((n) => (n === 0 ? { content: "" } : n === 1 ? { content: "  \n " } : { content: null, reasoning: "thinking only" }));
+    const result = await runAgentLoop(options(model, { maxTurns: 10 }));
+    expect(requests).toHaveLength(4);
+    for (const r of requests) expect(r.messages).toEqual(requests[0]!.messages);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "empty_response", finalResponse: null, apiCalls: 4 });
+    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: EMPTY_RESPONSE_CONTENT, reasoning: "thinking only" });
+
+    const { model: late } = scriptedModel([{ content: "" }, { content: "" }, { content: "there it is" }]);
+    expect(await runAgentLoop(options(late))).toMatchObject({ completed: true, finalResponse: "there it is", apiCalls: 3 });
+  });
+
+  it("unknown tools and arguments that are not an object get an error result; such turns in a row end the task partial", async () => {
     const script: Turn[] = [
       { tool_calls: [call("no_such_tool")] },
       { tool_calls: [call("terminal")] }, // a good turn: the count starts again
-      { tool_calls: [call("terminal", "{not json")] },
       { tool_calls: [call("terminal", "[1,2]"), call("nope")] },
+      { tool_calls: [call("nope")] },
       { content: "never reached" },
     ];
     const { model } = scriptedModel(script);
@@ -122,46 +243,114 @@ describe("agent loop", () => {
     const errors = result.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content).error as string | undefined);
     expect(errors[0]).toMatch(/^Unknown tool 'no_such_tool'. Available tools: read_file, terminal$/);
     expect(errors[1]).toBeUndefined();
-    expect(errors[2]).toMatch(/^Invalid JSON in the arguments of terminal/);
-    expect(errors[3]).toMatch(/must be a JSON object, got an array/);
-    expect(errors[4]).toMatch(/^Unknown tool 'nope'/);
+    expect(errors[2]).toMatch(/must be a JSON object, got an array/);
+    expect(errors[3]).toMatch(/^Unknown tool 'nope'/);
   });
 
-  it("gives tool results in call order, whatever order the tools finish in", async () => {
-    const calls = [call("terminal", '{"n":1}'), call("read_file", '{"n":2}'), call("terminal", '{"n":3}')];
+  it("runs parallel-safe calls concurrently and gives results in call order, whatever order they finish in", async () => {
+    const calls = [call("read_file", '{"path":"a.txt"}'), call("web_search", '{"query":"q"}'), call("read_file", '{"path":"b.txt"}')];
     const { model, requests } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
-    const finishOrder: number[] = [];
+    const finishOrder: string[] = [];
     const release: (() => void)[] = [];
     const executeTool: ToolExecutor = (name, args) =>
       new Promise((resolve) => {
+        const label = String(args.path ?? args.query);
         release.push(() => {
-          finishOrder.push(args.n as number);
-          resolve(`${name}#${String(args.n)}`);
+          finishOrder.push(label);
+          resolve(`${name}#${label}`);
         });
         // Once all three have started, finish them last to first.
         if (release.length === 3) for (const r of [...release].reverse()) r();
       });
-    const result = await runAgentLoop(options(model, { executeTool }));
-    expect(finishOrder).toEqual([3, 2, 1]);
+    const result = await runAgentLoop(options(model, { executeTool, tools: [tool("read_file"), tool("web_search")] }));
+    expect(finishOrder).toEqual(["b.txt", "q", "a.txt"]);
     const tools = result.messages.filter((m) => m.role === "tool");
     expect(tools.map((m) => [m.tool_call_id, m.content])).toEqual([
-      [calls[0]!.id, "terminal#1"],
-      [calls[1]!.id, "read_file#2"],
-      [calls[2]!.id, "terminal#3"],
+      [calls[0]!.id, "read_file#a.txt"],
+      [calls[1]!.id, "web_search#q"],
+      [calls[2]!.id, "read_file#b.txt"],
     ]);
-    // The model's second request carries the three results in the same order.
-    expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["terminal#1", "read_file#2", "terminal#3"]);
+    expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["read_file#a.txt", "web_search#q", "read_file#b.txt"]);
   });
 
-  it("runs at most toolConcurrency tools at once", async () => {
-    const { model } = scriptedModel([{ tool_calls: Array.from({ length: 5 }, () => call("terminal")) }, { content: "ok" }]);
+  it("runs a turn in call order, one call at a time, when any call is not parallel-safe", async () => {
+    const files = new Map<string, string>();
+    const log: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const executeTool: ToolExecutor = async (name, args) => {
+      running++;
+      peak = Math.max(peak, running);
+      log.push(`start ${name}`);
+      await new Promise((r) => setTimeout(r, 5));
+      let out: string;
+      if (name === "terminal") {
+        // `echo late > r.txt`, the write landing only after a delay
+        await new Promise((r) => setTimeout(r, 20));
+        files.set("r.txt", "late\n");
+        out = JSON.stringify({ output: "", exit_code: 0 });
+      } else {
+        out = files.has(String(args.path)) ? JSON.stringify({ content: files.get(String(args.path)) }) : JSON.stringify({ error: "File not found" });
+      }
+      log.push(`end ${name}`);
+      running--;
+      return out;
+    };
+    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"command":"echo late > r.txt"}'), call("read_file", '{"path":"r.txt"}')] }, { content: "ok" }]);
+    const result = await runAgentLoop(options(model, { executeTool }));
+    expect(peak).toBe(1);
+    expect(log).toEqual(["start terminal", "end terminal", "start read_file", "end read_file"]);
+    expect(JSON.parse(result.messages[4]!.content as string)).toEqual({ content: "late\n" });
+  });
+
+  it("file tools run together only on distinct paths", async () => {
+    const peakFor = async (calls: ToolCall[]) => {
+      let running = 0;
+      let peak = 0;
+      const executeTool: ToolExecutor = async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        return "{}";
+      };
+      const { model } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
+      await runAgentLoop(options(model, { executeTool, tools: [tool("read_file"), tool("write_file"), tool("patch")] }));
+      return peak;
+    };
+    expect(await peakFor([call("write_file", '{"path":"a.txt","content":"x"}'), call("write_file", '{"path":"sub/b.txt","content":"y"}')])).toBe(2);
+    expect(await peakFor([call("write_file", '{"path":"out.txt","content":"x"}'), call("read_file", '{"path":"./out.txt"}')])).toBe(1);
+    expect(await peakFor([call("write_file", '{"path":"src/x.ts","content":"x"}'), call("patch", '{"path":"src"}')])).toBe(1);
+    expect(await peakFor([call("read_file", '{"path":"a/../b.txt"}'), call("write_file", '{"path":"b.txt","content":"x"}')])).toBe(1);
+    expect(await peakFor([call("read_file", '{"path":"/workspace/a.txt"}'), call("write_file", '{"path":"a.txt","content":"x"}')])).toBe(1);
+    expect(await peakFor([call("read_file", '{"offset":2}'), call("read_file", '{"path":"b.txt"}')])).toBe(1);
+  });
+
+  it("identical calls of one turn run once; every call id gets its result", async () => {
+    const executed: string[] = [];
+    const executeTool: ToolExecutor = async (name, args) => {
+      executed.push(`${name} ${JSON.stringify(args)}`);
+      return `result ${executed.length}`;
+    };
+    const calls = [call("terminal", '{"command":"date","timeout":5}'), call("terminal", '{"timeout":5, "command":"date"}'), call("terminal", '{"command":"ls"}')];
+    const { model } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
+    const result = await runAgentLoop(options(model, { executeTool }));
+    expect(executed).toEqual(['terminal {"command":"date","timeout":5}', 'terminal {"command":"ls"}']);
+    expect(result.messages.filter((m) => m.role === "tool").map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content])).toEqual([
+      [calls[0]!.id, "result 1"],
+      [calls[1]!.id, "result 1"],
+      [calls[2]!.id, "result 2"],
+    ]);
+  });
+
+  it("runs at most toolConcurrency parallel-safe calls at once", async () => {
+    const { model } = scriptedModel([{ tool_calls: Array.from({ length: 5 }, (_, i) => call("read_file", `{"path":"f${i}"}`)) }, { content: "ok" }]);
     let running = 0;
     let peak = 0;
     const executeTool: ToolExecutor = async () => {
       running++;
       peak = Math.max(peak, running);
-      await Promise.resolve();
-      await Promise.resolve();
+      await new Promise((r) => setTimeout(r, 5));
       running--;
       return "{}";
     };

@@ -417,20 +417,20 @@ describe("OpenAI chat model with the run-wide limiter", () => {
 });
 
 describe("extractReasoning", () => {
-  it("joins and deduplicates every source", () => {
+  it("joins the fields in the original's order, skipping exact duplicates; inline tags only without a field", () => {
     const r = extractReasoning({
       content: "<think>a</think>text<think>b</think>",
       reasoning_content: "a",
       reasoning: "c",
       reasoning_details: [{ type: "reasoning.text", text: "c" }, { type: "reasoning.summary", summary: "d" }],
     });
-    expect(r).toEqual({ content: "text", reasoning: "a\n\nc\n\nd\n\nb" });
+    expect(r).toEqual({ content: "text", reasoning: "c\n\na\n\nd" });
   });
 
   it("handles a dangling <think>, a lone </think> and content without reasoning", () => {
     expect(extractReasoning({ content: "<think>cut off mid-thou" })).toEqual({ content: null, reasoning: "cut off mid-thou" });
     expect(extractReasoning({ content: "implicit start</think>\nAnswer" })).toEqual({ content: "Answer", reasoning: "implicit start" });
-    expect(extractReasoning({ content: "  plain  " })).toEqual({ content: "  plain  ", reasoning: undefined });
+    expect(extractReasoning({ content: "  plain  " })).toEqual({ content: "plain", reasoning: undefined });
     expect(extractReasoning({ content: null })).toEqual({ content: null, reasoning: undefined });
   });
 });

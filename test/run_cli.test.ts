@@ -61,12 +61,17 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
               { name: "terminal", arguments: { command: "echo gamma" } },
             ])
           : text("parallel done"),
-    "unknown tool": (turn) =>
-      turn === 0
+    "unknown tool": (turn) => {
+      // Bad argument JSON is asked for again (nothing of it kept), as the original does.
+      const n = (attempts.get(`u-${turn}`) ?? 0) + 1;
+      attempts.set(`u-${turn}`, n);
+      return turn === 0
         ? toolCalls([{ name: "no_such_tool", arguments: {} }])
         : turn === 1
-          ? toolCalls([{ name: "terminal", arguments: "{not json" }])
-          : text("recovered"),
+          ? toolCalls([{ name: "terminal", arguments: n === 1 ? '{command: "echo x"}' : { command: "echo fixed" } }])
+          : text("recovered");
+    },
+    "twice unknown": (turn) => (turn < 2 ? toolCalls([{ name: "no_such_tool", arguments: {} }]) : text("recovered")),
     "rate limited": (turn, req) => {
       const key = `rl-${turn}`;
       const n = (attempts.get(key) ?? 0) + 1;
@@ -185,7 +190,8 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     }
   });
 
-  it("returns errors for unknown tools and bad JSON, then continues; marks partial after repeated malformed turns", async () => {
+  it("returns errors for unknown tools, asks again for bad JSON, then continues; marks partial after repeated malformed turns", async () => {
+    attempts.clear();
     const { runDir, result } = await run([{ id: "u", prompt: "unknown tool test" }]);
     expect(result.exitCode, result.stderr).toBe(0);
     // A trajectory that called a tool outside the known set is dropped from training data, and counted.
@@ -196,11 +202,13 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).filtered.dropped_unknown_tools).toBe(1);
     const tools = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
     expect(tools[0].error).toMatch(/Unknown tool 'no_such_tool'/);
-    expect(tools[1].error).toMatch(/Invalid JSON/);
+    expect(tools[1].output).toContain("fixed");
+    expect(tools).toHaveLength(2);
     expect(entry.completed).toBe(true);
+    expect(entry.api_calls).toBe(4);
     expect(entry.final_response).toBe("recovered");
 
-    const strict = await run([{ id: "u2", prompt: "unknown tool test" }], ["--max-consecutive-tool-errors", "2", "--run-name", "t"]);
+    const strict = await run([{ id: "u2", prompt: "twice unknown test" }], ["--max-consecutive-tool-errors", "2", "--run-name", "t"]);
     const [partial] = readJsonl(join(strict.runDir, "dropped.jsonl"));
     expect(partial.partial).toBe(true);
     expect(partial.completed).toBe(false);

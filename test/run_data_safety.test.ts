@@ -176,7 +176,8 @@ describe("the end-of-run line", () => {
         { id: "short", prompt: "What is 1 + 1?", toolsets: ["todo"] },
       ].map((r) => JSON.stringify(r)).join("\n") + "\n",
     );
-    const r = await runCli(["run", file, "--model", "scripted", "--max-turns", "1", "--output-dir", join(dir, "runs"), "--progress", "none", "--fail-under", "75"]);
+    // --max-turns 2: the short task answers on its first call (completed); an answer on the last allowed call would not be (Hermes' rule).
+    const r = await runCli(["run", file, "--model", "scripted", "--max-turns", "2", "--output-dir", join(dir, "runs"), "--progress", "none", "--fail-under", "75"]);
     expect(r.stdout).toContain("run 'd': 1 completed, 1 max_turns, 0 failed, 0 dropped this time (2 done in total)");
     expect(r.stdout).toContain("completion rate 50.0 % is under --fail-under 75 %");
     expect(r.exitCode).toBe(1);

@@ -25,6 +25,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   temperature: ["0.5", 0.5],
   reasoning_effort: ["high", "high"],
   stream: [true, true],
+  preserve_reasoning: [true, true],
   max_connections: ["3", 3],
   request_timeout: ["2.5", 2.5],
   max_retries: ["0", 0],

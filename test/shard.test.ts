@@ -356,7 +356,7 @@ describe("hermes-batch merge", () => {
     expect(stats.tool_statistics.terminal).toMatchObject({ count: 8, success: 4, failure: 4 });
     // Four trajectories and the dropped one (its tokens were spent): 5 × (10 + 5).
     expect(stats.tokens.agent).toEqual({ prompt_tokens: 50, completion_tokens: 25, total_tokens: 75 });
-    expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1 });
+    expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1, dropped_empty_response: 0 });
 
     const csv = lines(join(dirs.good, "summary.csv"));
     expect(csv[0]).toMatch(/^task_id,prompt_index,outcome,/);

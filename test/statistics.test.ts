@@ -226,7 +226,7 @@ describe("RunStatistics", () => {
         },
       },
       verify: { run: 2, passed: 1, failed: 1, timed_out: 0, pass_rate: 50 },
-      filtered: { dropped_unknown_tools: 1, dropped_no_reasoning: 1 },
+      filtered: { dropped_unknown_tools: 1, dropped_no_reasoning: 1, dropped_empty_response: 0 },
     });
     // statistics.json must survive a JSON round trip unchanged (no Maps, no typed arrays leak out).
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);

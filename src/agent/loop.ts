@@ -1,12 +1,26 @@
 /**
- * The agent loop: model call → tool calls (concurrent, results in call order) → … until a final
- * answer, the turn limit, too many malformed calls in a row, or an abort.
+ * The agent loop, with the original Hermes agent's rules (run_agent.py `run_conversation`):
+ *
+ * - a turn's tool calls run in call order unless all are parallel-safe (tool_batch.ts); identical calls once;
+ * - an answer with no text is asked for again up to 3 times, then the loop ends `empty_response`;
+ * - tool-call arguments cut off mid-JSON are repaired when only closing brackets are missing, refused
+ *   (`partial`) when cut inside a string; other bad JSON is asked for again up to 2 times, then `partial`;
+ * - `finish_reason: length` without tool calls: the cut answer is kept and continuation is asked for
+ *   (a closing human turn each time), at most 3 cut answers in all, then `partial`; with tool calls: the
+ *   request is repeated once, then the calls are refused (`partial`);
+ * - after `maxTurns` model calls without a final answer: the closing human turn and one call without tools
+ *   (repeated once if it comes back empty); `completed` is false then, and also when the final answer
+ *   came on the last allowed call (the original's `api_call_count < max_iterations`).
+ *
+ * As in the original, the repeated request for a cut tool call and the closing summary call are not counted
+ * in `apiCalls` (every other request is, retries included); the tokens of all of them are in `usage`.
  */
-import pLimit from "p-limit";
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
 import { parseToolArguments } from "../../tools/pipeline.js";
-import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
+import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
 import { raceAbort } from "../core/abort.js";
+import { judgeArguments } from "./tool_arguments.js";
+import { runToolBatch, type PlannedCall } from "./tool_batch.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
@@ -21,8 +35,9 @@ export interface AgentLoopOptions {
   /** Inserted after the system message on every request, never saved. */
   prefill?: ChatMessage[];
   maxTurns: number;
-  /** Turns in a row whose every call was malformed (unknown tool, bad JSON) before the run stops as partial. */
+  /** Turns in a row whose every call named an unknown tool or had arguments of the wrong shape, before the run stops as partial. */
   maxConsecutiveToolErrors: number;
+  /** Most tool calls of one parallel-safe turn running at once. */
   toolConcurrency: number;
   executeTool: ToolExecutor;
   ctx: ToolContext;
@@ -31,11 +46,19 @@ export interface AgentLoopOptions {
   maxToolResultChars?: number;
 }
 
-export type LoopEnd = "final_answer" | "max_turns" | "malformed_calls" | "length";
+export type LoopEnd =
+  | "final_answer"
+  | "max_turns"
+  | "malformed_calls"
+  | "length"
+  | "truncated_tool_call"
+  | "invalid_tool_arguments"
+  | "empty_response";
 
 export interface AgentLoopResult {
   /** The saved conversation: system (without the ephemeral part), user prompt, then the exchange. */
   messages: ChatMessage[];
+  /** Model calls of the loop, as the original counts them (see the module comment). */
   apiCalls: number;
   completed: boolean;
   partial: boolean;
@@ -55,6 +78,21 @@ export class AgentLoopAborted extends Error {
   }
 }
 
+/** The original's closing human turn when the turn budget is spent. */
+export const MAX_TURNS_MESSAGE =
+  "You've reached the maximum number of tool-calling iterations allowed. Please provide a final response summarizing what you've found and accomplished so far, without calling any more tools.";
+/** The original's human turn asking for the rest of an answer cut by the output length limit. */
+export const LENGTH_CONTINUATION_MESSAGE =
+  "[System: Your previous response was truncated by the output length limit. Continue exactly where you left off. Do not restart or repeat prior text. Finish the answer directly.]";
+/** The original's final answer when the closing summary call gave no text. */
+export const NO_SUMMARY_RESPONSE = "I reached the iteration limit and couldn't generate a summary.";
+/** The original's stored text of an answer that stayed empty after every retry. */
+export const EMPTY_RESPONSE_CONTENT = "(empty)";
+
+const EMPTY_RETRIES = 3;
+const INVALID_JSON_RETRIES = 2;
+const LENGTH_CUTS = 3;
+const TRUNCATED_TOOL_CALL_RETRIES = 1;
 const DEFAULT_MAX_TOOL_RESULT = 100_000;
 
 function capToolResult(text: string, cap: number): string {
@@ -62,9 +100,11 @@ function capToolResult(text: string, cap: number): string {
   return `${text.slice(0, cap)}\n[Truncated: tool response was ${text.length} chars, exceeding the ${cap} char limit]`;
 }
 
+const hasText = (s: string | null | undefined): s is string => typeof s === "string" && s.trim() !== "";
+
 interface PreparedCall {
   call: ToolCall;
-  args?: Record<string, unknown>;
+  planned?: PlannedCall;
   error?: string;
 }
 
@@ -75,7 +115,24 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
     return { call, error: `Unknown tool '${name ?? ""}'. Available tools: ${list}` };
   }
   const parsed = parseToolArguments(name, call.function.arguments ?? "");
-  return parsed.ok ? { call, args: parsed.value } : { call, error: parsed.error };
+  return parsed.ok ? { call, planned: { name, args: parsed.value } } : { call, error: parsed.error };
+}
+
+/** What the argument check decided for a whole turn. */
+type ArgumentsCheck = { kind: "ok"; calls: ToolCall[] } | { kind: "truncated" } | { kind: "invalid" };
+
+/** Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls. */
+function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
+  const out: ToolCall[] = [];
+  let invalid = false;
+  for (const call of calls) {
+    const verdict = judgeArguments(call.function?.arguments ?? "");
+    if (verdict.kind === "truncated") return { kind: "truncated" };
+    if (verdict.kind === "invalid") invalid = true;
+    const text = verdict.kind === "invalid" ? call.function.arguments : verdict.text;
+    out.push({ ...call, function: { ...call.function, arguments: text } });
+  }
+  return invalid ? { kind: "invalid" } : { kind: "ok", calls: out };
 }
 
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
@@ -93,9 +150,13 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     finalResponse: null,
     usage: emptyUsage(),
   };
-  const limit = pLimit(Math.max(1, opts.toolConcurrency));
   const cap = opts.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT;
-  let malformedTurns = 0;
+  const finish = (end: LoopEnd, partial: boolean, finalResponse: string | null = result.finalResponse): AgentLoopResult => {
+    result.end = end;
+    result.partial = partial;
+    result.finalResponse = finalResponse;
+    return result;
+  };
 
   const requestMessages = (): ChatMessage[] => {
     const head: ChatMessage[] = [];
@@ -104,58 +165,115 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     if (system) head.push({ role: "system", content: system });
     return [...head, ...(opts.prefill ?? []), ...rest];
   };
+  const call = async (withTools: boolean): Promise<ChatResponse> => {
+    opts.signal?.throwIfAborted();
+    const response = await opts.model.complete({
+      messages: requestMessages(),
+      tools: withTools && opts.tools.length ? opts.tools : undefined,
+      signal: opts.signal,
+    });
+    addUsage(result.usage, response.usage);
+    return response;
+  };
+  const assistantOf = (response: ChatResponse, toolCalls?: ToolCall[]): AssistantMessage => {
+    const msg: AssistantMessage = { role: "assistant", content: response.message.content };
+    if (toolCalls?.length) msg.tool_calls = toolCalls;
+    if (response.message.reasoning) msg.reasoning = response.message.reasoning;
+    return msg;
+  };
+
+  let emptyRetries = 0;
+  let invalidJsonRetries = 0;
+  let truncatedToolCallRetries = 0;
+  let lengthCuts = 0;
+  let cutPrefix = "";
+  let malformedTurns = 0;
+  // The repeated request for a cut tool call is not a new turn for the budget, as in the original.
+  let repeat = false;
 
   try {
-    while (result.apiCalls < opts.maxTurns) {
-      opts.signal?.throwIfAborted();
-      const response = await opts.model.complete({
-        messages: requestMessages(),
-        tools: opts.tools.length ? opts.tools : undefined,
-        signal: opts.signal,
-      });
-      result.apiCalls++;
-      addUsage(result.usage, response.usage);
-      const assistant: AssistantMessage = { ...response.message, role: "assistant" };
-      if (!assistant.tool_calls?.length) delete assistant.tool_calls;
-      if (!assistant.reasoning) delete assistant.reasoning;
-      messages.push(assistant);
+    while (repeat || result.apiCalls < opts.maxTurns) {
+      const counted = !repeat;
+      repeat = false;
+      const response = await call(true);
+      if (counted) result.apiCalls++;
+      const calls = response.message.tool_calls ?? [];
 
-      const calls = assistant.tool_calls ?? [];
-      if (calls.length === 0) {
-        result.finalResponse = assistant.content ?? "";
-        if (response.finishReason === "length") {
-          result.partial = true;
-          result.end = "length";
-        } else {
-          result.completed = true;
-          result.end = "final_answer";
+      if (response.finishReason === "length") {
+        if (calls.length > 0) {
+          if (truncatedToolCallRetries < TRUNCATED_TOOL_CALL_RETRIES) {
+            truncatedToolCallRetries++;
+            repeat = true;
+            continue;
+          }
+          return finish("truncated_tool_call", true, null);
         }
-        return result;
+        lengthCuts++;
+        messages.push(assistantOf(response));
+        cutPrefix += response.message.content ?? "";
+        if (lengthCuts < LENGTH_CUTS) {
+          messages.push({ role: "user", content: LENGTH_CONTINUATION_MESSAGE });
+          continue;
+        }
+        return finish("length", true, hasText(cutPrefix) ? cutPrefix.trim() : null);
       }
 
-      const prepared = calls.map((c) => prepareCall(c, known));
-      // A tool that ignores the signal must not hold the task past its timeout or a cancel.
-      const outputs = await raceAbort(Promise.all(
-        prepared.map((p) =>
-          p.error !== undefined
-            ? Promise.resolve(JSON.stringify({ error: p.error }))
-            : limit(() => opts.executeTool(p.call.function.name, p.args!, opts.ctx)),
-        ),
-      ), opts.signal);
-      prepared.forEach((p, i) => {
-        const msg: ToolMessage = { role: "tool", tool_call_id: p.call.id, name: p.call.function?.name, content: capToolResult(outputs[i]!, cap) };
-        messages.push(msg);
-      });
-
-      malformedTurns = prepared.every((p) => p.error !== undefined) ? malformedTurns + 1 : 0;
-      if (malformedTurns >= opts.maxConsecutiveToolErrors) {
-        result.partial = true;
-        result.end = "malformed_calls";
-        return result;
+      if (calls.length > 0) {
+        const checked = checkArguments(calls);
+        if (checked.kind === "truncated") return finish("truncated_tool_call", true, null);
+        if (checked.kind === "invalid") {
+          invalidJsonRetries++;
+          // Nothing is kept of the bad answer: the same request goes out again.
+          if (invalidJsonRetries <= INVALID_JSON_RETRIES) continue;
+          messages.push(assistantOf(response, calls));
+          for (const c of calls) {
+            messages.push({ role: "tool", tool_call_id: c.id, name: c.function?.name, content: JSON.stringify({ error: "Invalid JSON in the tool call arguments" }) });
+          }
+          return finish("invalid_tool_arguments", true, null);
+        }
+        invalidJsonRetries = 0;
+        messages.push(assistantOf(response, checked.calls));
+        const prepared = checked.calls.map((c) => prepareCall(c, known));
+        const runnable = prepared.filter((p) => p.planned);
+        // A tool that ignores the signal must not hold the task past its timeout or a cancel.
+        const outputs = await raceAbort(
+          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, opts.ctx), opts.toolConcurrency),
+          opts.signal,
+        );
+        const byCall = new Map(runnable.map((p, i) => [p, outputs[i]!]));
+        for (const p of prepared) {
+          const content = p.error !== undefined ? JSON.stringify({ error: p.error }) : byCall.get(p)!;
+          const msg: ToolMessage = { role: "tool", tool_call_id: p.call.id, name: p.call.function?.name, content: capToolResult(content, cap) };
+          messages.push(msg);
+        }
+        truncatedToolCallRetries = 0;
+        malformedTurns = prepared.every((p) => p.error !== undefined) ? malformedTurns + 1 : 0;
+        if (malformedTurns >= opts.maxConsecutiveToolErrors) return finish("malformed_calls", true);
+        continue;
       }
+
+      if (!hasText(response.message.content)) {
+        if (emptyRetries < EMPTY_RETRIES) {
+          emptyRetries++;
+          continue;
+        }
+        messages.push({ ...assistantOf(response), content: EMPTY_RESPONSE_CONTENT });
+        return finish("empty_response", true, null);
+      }
+      emptyRetries = 0;
+      messages.push(assistantOf(response));
+      const answer = (cutPrefix + response.message.content).trim();
+      result.completed = result.apiCalls < opts.maxTurns;
+      return finish("final_answer", false, answer);
     }
-    result.end = "max_turns";
-    return result;
+
+    // The budget is spent without a final answer: the original's closing turn and one call without tools.
+    messages.push({ role: "user", content: MAX_TURNS_MESSAGE });
+    let summary = await call(false);
+    if (!hasText(summary.message.content)) summary = await call(false);
+    const text = hasText(summary.message.content) ? summary.message.content.trim() : null;
+    if (text) messages.push({ role: "assistant", content: text });
+    return finish("max_turns", false, text ?? NO_SUMMARY_RESPONSE);
   } catch (err) {
     throw new AgentLoopAborted(err, result);
   }

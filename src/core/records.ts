@@ -158,7 +158,7 @@ export type FailureRecord = z.infer<typeof FailureRecordSchema>;
 export type StoredFailureRecord = Pick<FailureRecord, "task_id" | "outcome"> &
   Partial<Omit<FailureRecord, "task_id" | "outcome" | "usage" | "approval_usage">> & { usage?: Partial<Usage>; approval_usage?: Partial<Usage> };
 
-export const DROP_REASONS = ["unknown_tools", "no_reasoning"] as const;
+export const DROP_REASONS = ["unknown_tools", "no_reasoning", "empty_response"] as const;
 export const DropReasonSchema = z.enum(DROP_REASONS);
 export type DropReason = z.infer<typeof DropReasonSchema>;
 

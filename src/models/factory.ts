@@ -63,6 +63,7 @@ export function runEndpoints(config: RunConfig): RunEndpoints {
       reasoningEffort: config.reasoning_effort,
       extraBody: config.extra_body,
       stream: config.stream,
+      sendReasoningBack: config.preserve_reasoning,
     },
   };
   // The approver defaults to the run's own endpoint and model; the scripted demo has none.

@@ -1,7 +1,18 @@
 /**
- * Reasoning capture from a model's assistant message. Providers put it in different places:
- * `reasoning_content` (DeepSeek, vLLM), `reasoning` (OpenRouter), `reasoning_details[]` (OpenRouter,
- * structured) or inline `<think>…</think>` blocks in the content (open-weight models served raw).
+ * Reasoning capture from a model's assistant message, with the original Hermes agent's rules
+ * (run_agent.py `_extract_reasoning`, `_strip_think_blocks`, `_build_assistant_message`):
+ *
+ * - Fields first, in this order, each kept exactly as received (whitespace included) and an exact
+ *   duplicate of an earlier piece skipped: `reasoning`, `reasoning_content`, then every
+ *   `reasoning_details[]` entry's `summary`, `thinking`, `content` or `text` (the first that is set).
+ * - Only when no field carries reasoning: the blocks of the tags think, thinking, thought, reasoning and
+ *   REASONING_SCRATCHPAD in the content (tag by tag, in that order), each trimmed.
+ * - The content always loses its reasoning blocks (closed pairs, an unterminated block that opens a line,
+ *   stray tags) and is trimmed.
+ *
+ * One deliberate difference: an unterminated block (output cut mid-thought) and text before a lone closing
+ * tag (templates that put the opening tag in the prompt) are kept as reasoning when no field exists,
+ * where the original only drops them from the content.
  */
 
 /** The parts of an API assistant message (or an assembled stream) that may carry reasoning. */
@@ -13,86 +24,81 @@ export interface RawAssistantFields {
 }
 
 export interface ExtractedReasoning {
-  /** Content without the `<think>` blocks; null when nothing is left. */
+  /** Content without reasoning blocks, trimmed; null when nothing is left. */
   content: string | null;
-  /** All reasoning pieces, deduplicated, joined by a blank line; undefined when there is none. */
+  /** The reasoning pieces joined by a blank line; undefined when there is none. */
   reasoning: string | undefined;
 }
 
-const THINK_BLOCK = /<think>([\s\S]*?)<\/think>/gi;
-const OPEN_TAG = /<think>/i;
-const CLOSE_TAG = /<\/think>/i;
+const TAGS = ["think", "thinking", "thought", "reasoning", "REASONING_SCRATCHPAD"] as const;
+const TAG_ALTERNATION = "think|thinking|reasoning|thought|REASONING_SCRATCHPAD";
+const UNTERMINATED_BLOCK = new RegExp(`(?:^|\\n)[ \\t]*<(?:${TAG_ALTERNATION})\\b[^>]*>([\\s\\S]*)$`, "i");
+const STRAY_TAG = new RegExp(`</?(?:${TAG_ALTERNATION})>\\s*`, "gi");
+const LEADING_CLOSE = new RegExp(`^([\\s\\S]*?)</(?:${TAG_ALTERNATION})>`, "i");
+const OPEN_TAG = new RegExp(`<(?:${TAG_ALTERNATION})\\b[^>]*>`, "i");
 
-/** Splits `<think>` blocks out of content. Handles a dangling open tag (truncated output) and a close tag
- * with no opening one (chat templates that put `<think>` in the prompt, so the model only emits `</think>`). */
-export function splitThinkBlocks(content: string): { content: string; thoughts: string[] } {
-  const thoughts: string[] = [];
-  let rest = content;
-  let touched = false;
-
-  const firstClose = rest.search(CLOSE_TAG);
-  const firstOpen = rest.search(OPEN_TAG);
-  if (firstClose >= 0 && (firstOpen < 0 || firstClose < firstOpen)) {
-    thoughts.push(rest.slice(0, firstClose));
-    rest = rest.slice(firstClose + "</think>".length);
-    touched = true;
-  }
-
-  rest = rest.replace(THINK_BLOCK, (_m, inner: string) => {
-    thoughts.push(inner);
-    touched = true;
-    return "";
-  });
-
-  const dangling = rest.search(OPEN_TAG);
-  if (dangling >= 0) {
-    thoughts.push(rest.slice(dangling + "<think>".length));
-    rest = rest.slice(0, dangling);
-    touched = true;
-  }
-
-  return { content: touched ? rest.trim() : rest, thoughts };
+function closedBlock(tag: string): RegExp {
+  return new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "gi");
 }
 
-function detailText(detail: unknown): string[] {
-  if (typeof detail === "string") return [detail];
-  if (!detail || typeof detail !== "object") return [];
+/** Content without any reasoning block: what the original shows and stores (before trimming). */
+export function stripReasoningBlocks(content: string): string {
+  let out = content;
+  for (const tag of ["think", "thinking", "reasoning", "REASONING_SCRATCHPAD", "thought"]) out = out.replace(closedBlock(tag), "");
+  out = out.replace(UNTERMINATED_BLOCK, "");
+  return out.replace(STRAY_TAG, "");
+}
+
+function pushUnique(parts: string[], piece: unknown): void {
+  if (typeof piece === "string" && piece !== "" && !parts.includes(piece)) parts.push(piece);
+}
+
+function detailText(detail: unknown): unknown {
+  if (!detail || typeof detail !== "object" || Array.isArray(detail)) return undefined;
   const d = detail as Record<string, unknown>;
-  const out: string[] = [];
-  for (const key of ["text", "summary", "content"]) {
+  for (const key of ["summary", "thinking", "content", "text"]) {
     const v = d[key];
-    if (typeof v === "string") out.push(v);
-    else if (Array.isArray(v)) for (const item of v) out.push(...detailText(item));
+    if (typeof v === "string" && v !== "") return v;
   }
-  return out;
+  return undefined;
 }
 
-/** Content and reasoning of an assistant message, from every place reasoning can hide. */
-export function extractReasoning(message: RawAssistantFields): ExtractedReasoning {
-  const pieces: string[] = [];
-  if (typeof message.reasoning_content === "string") pieces.push(message.reasoning_content);
-  if (typeof message.reasoning === "string") pieces.push(message.reasoning);
-  if (Array.isArray(message.reasoning_details)) {
-    for (const d of message.reasoning_details) pieces.push(...detailText(d));
+/** Reasoning written inside the content (used only when the message has no reasoning field), and the
+ * content left to show: a lone leading closing tag takes the text before it along. */
+function inlineReasoning(content: string): { parts: string[]; rest: string } {
+  const parts: string[] = [];
+  let rest = content;
+  const leading = LEADING_CLOSE.exec(content);
+  if (leading && !OPEN_TAG.test(leading[1]!)) {
+    pushUnique(parts, leading[1]!.trim());
+    rest = content.slice(leading[0].length);
   }
+  for (const tag of TAGS) {
+    for (const m of rest.matchAll(closedBlock(tag))) pushUnique(parts, m[1]!.trim());
+  }
+  const withoutClosed = TAGS.reduce((text, tag) => text.replace(closedBlock(tag), ""), rest);
+  const dangling = UNTERMINATED_BLOCK.exec(withoutClosed);
+  if (dangling) pushUnique(parts, dangling[1]!.trim());
+  return { parts, rest };
+}
+
+/** Content and reasoning of an assistant message, from every place reasoning can be. */
+export function extractReasoning(message: RawAssistantFields): ExtractedReasoning {
+  const parts: string[] = [];
+  pushUnique(parts, message.reasoning);
+  pushUnique(parts, message.reasoning_content);
+  if (Array.isArray(message.reasoning_details)) for (const d of message.reasoning_details) pushUnique(parts, detailText(d));
 
   let content: string | null = null;
   if (typeof message.content === "string") {
-    const split = splitThinkBlocks(message.content);
-    content = split.content;
-    pieces.push(...split.thoughts);
+    let text = message.content;
+    if (parts.length === 0) {
+      const inline = inlineReasoning(text);
+      parts.push(...inline.parts);
+      text = inline.rest;
+    }
+    const visible = stripReasoningBlocks(text).trim();
+    content = visible === "" ? null : visible;
   }
-
-  const seen = new Set<string>();
-  const unique: string[] = [];
-  for (const p of pieces) {
-    const t = p.trim();
-    if (!t || seen.has(t)) continue;
-    seen.add(t);
-    unique.push(t);
-  }
-  return {
-    content: content === null || content.trim() === "" ? null : content,
-    reasoning: unique.length ? unique.join("\n\n") : undefined,
-  };
+  return { content, reasoning: parts.length ? parts.join("\n\n") : undefined };
 }

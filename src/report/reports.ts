@@ -11,7 +11,7 @@ import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { RunStatistics } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
-import type { DroppedRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
+import { DROP_REASONS, type DroppedRecord, type StoredFailureRecord, type TrajectoryEntry } from "../core/records.js";
 import type { Usage } from "../core/chat.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../score/summary.js";
@@ -92,7 +92,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     if (!l.value) continue;
     addCost(l.value as { cost_usd?: number });
     if (l.value.task_id !== undefined) doneIds.add(recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch));
-    const reason = l.value.dropped === "no_reasoning" ? "no_reasoning" : "unknown_tools";
+    const reason = DROP_REASONS.find((r) => r === l.value!.dropped) ?? "unknown_tools";
     stats.addDropped(reason, l.value as { usage?: Partial<Usage>; approval_usage?: Partial<Usage> });
     if (l.value.task_id !== undefined) sample(l.value as { task_id: string }, null);
     report.dropped++;

@@ -22,7 +22,7 @@
  *   approvals                           {total, approved, denied, errors, cached, by_decider: {name: n},
  *                                        by_pattern: {pattern: {approved, denied, errors}}}
  *   verify                              {run, passed, failed, timed_out, pass_rate}
- *   filtered                            {dropped_unknown_tools, dropped_no_reasoning}
+ *   filtered                            {dropped_unknown_tools, dropped_no_reasoning, dropped_empty_response}
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
@@ -80,7 +80,7 @@ export interface RunStatisticsJson {
     by_pattern: Record<string, ApprovalCounts>;
   };
   verify: { run: number; passed: number; failed: number; timed_out: number; pass_rate: number };
-  filtered: { dropped_unknown_tools: number; dropped_no_reasoning: number };
+  filtered: { dropped_unknown_tools: number; dropped_no_reasoning: number; dropped_empty_response: number };
 }
 
 export interface RunStatisticsInit {
@@ -179,7 +179,7 @@ export class RunStatistics {
   private readonly startedAt: Date;
   private trajectories = 0;
   private failed = 0;
-  private readonly dropped: Record<DropReason, number> = { unknown_tools: 0, no_reasoning: 0 };
+  private readonly dropped: Record<DropReason, number> = { unknown_tools: 0, no_reasoning: 0, empty_response: 0 };
   private readonly outcomes = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   private completed = 0;
   private partial = 0;
@@ -252,6 +252,10 @@ export class RunStatistics {
     addTo(this.approvalUsage, spent?.approval_usage);
   }
 
+  private droppedCount(): number {
+    return Object.values(this.dropped).reduce((a, b) => a + b, 0);
+  }
+
   /** Approval decision records (those of one task, or any batch of them). */
   addApprovals(records: readonly ApprovalRecord[]): void {
     for (const rec of records) {
@@ -311,10 +315,10 @@ export class RunStatistics {
       duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
       total_prompts: this.init.total_prompts ?? null,
       tasks: {
-        total: decided + this.dropped.unknown_tools + this.dropped.no_reasoning,
+        total: decided + this.droppedCount(),
         trajectories: this.trajectories,
         failed: this.failed,
-        dropped: this.dropped.unknown_tools + this.dropped.no_reasoning,
+        dropped: this.droppedCount(),
       },
       outcomes: { ...this.outcomes },
       completed: this.completed,
@@ -359,7 +363,11 @@ export class RunStatistics {
         timed_out: this.verify.timed_out,
         pass_rate: percent(this.verify.passed, this.verify.run),
       },
-      filtered: { dropped_unknown_tools: this.dropped.unknown_tools, dropped_no_reasoning: this.dropped.no_reasoning },
+      filtered: {
+        dropped_unknown_tools: this.dropped.unknown_tools,
+        dropped_no_reasoning: this.dropped.no_reasoning,
+        dropped_empty_response: this.dropped.empty_response,
+      },
     };
   }
 }

@@ -22,7 +22,7 @@ import { extractToolStats, reasoningStats, unknownToolsCalled } from "../report/
 import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import { scoreTask, type ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
-import { DONE_OUTCOMES, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
+import { DONE_OUTCOMES, type DropReason, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -267,7 +267,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   if (!DONE_OUTCOMES.has(outcome)) {
     return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}), ...reported };
   }
-  const dropReason = dropReasonFor(messages, deps.knownTools, config.require_reasoning);
+  const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {
     return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
@@ -293,7 +293,9 @@ function scoreFields(scored: ScorerOutput[] | undefined): Pick<TrajectoryEntry, 
   return { score: combineScores(results), ...(judge ? { judge, judge_usage: judge.usage } : {}) };
 }
 
-function dropReasonFor(messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): string | undefined {
+function dropReasonFor(loop: AgentLoopResult | undefined, messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): DropReason | undefined {
+  // The original retries an empty answer 3 times, then discards the sample: never a completed one.
+  if (loop?.end === "empty_response") return "empty_response";
   if (unknownToolsCalled(messages, known).length > 0) return "unknown_tools";
   if (requireReasoning && !reasoningStats(messages).has_any_reasoning) return "no_reasoning";
   return undefined;
