@@ -25,6 +25,8 @@ export const UsageSchema = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  prompt_tokens_details: z.object({ cached_tokens: z.number() }).optional().describe("prompt tokens served from the provider's cache, when reported"),
+  completion_tokens_details: z.object({ reasoning_tokens: z.number() }).optional().describe("reasoning tokens, when reported"),
 });
 
 const ToolCallSchema = z.object({

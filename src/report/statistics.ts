@@ -26,7 +26,7 @@
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
-import type { Usage } from "../core/chat.js";
+import { addUsage, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
 
@@ -159,14 +159,7 @@ export function isApprovalError(rec: ApprovalRecord): boolean {
   return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
 }
 
-function addTo(into: Usage, u: Partial<Usage> | undefined): void {
-  if (!u) return;
-  const p = u.prompt_tokens ?? 0;
-  const c = u.completion_tokens ?? 0;
-  into.prompt_tokens += p;
-  into.completion_tokens += c;
-  into.total_tokens += u.total_tokens ?? p + c;
-}
+const addTo = addUsage;
 
 const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 

@@ -510,10 +510,20 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   };
 
   const outcomesThisTime = new Map<string, number>();
+  const noUsageWarned = new Set<string>();
   const write = (msg: TaskOutcomeMessage) => {
     watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
-    for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    for (const e of msg.modelEvents ?? []) {
+      if (e.kind === "no_usage") {
+        // Once per endpoint and purpose for the whole run, on the console too.
+        const key = `${e.purpose} ${e.endpoint}`;
+        if (noUsageWarned.has(key)) continue;
+        noUsageWarned.add(key);
+        progress.log(redact(describeModelEvent(e)));
+      }
+      logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    }
     files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
