@@ -7,7 +7,8 @@ import OpenAI, { APIConnectionError, APIError } from "openai";
 import { MAX_TIMER_MS } from "../core/abort.js";
 import { findHttpStatusError, messageOfJson, withErrorBodies } from "./error_body.js";
 import { createNodeHttpFetch } from "./http_fetch.js";
-import { ProviderError, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
+import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
+import { ProviderError, isOpenRouter, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
 import { extractReasoning } from "./reasoning.js";
 import {
   ModelError,
@@ -20,9 +21,7 @@ import {
   type Usage,
 } from "../core/chat.js";
 
-export function isOpenRouter(baseURL: string): boolean {
-  return /openrouter|nousresearch/i.test(baseURL);
-}
+export { isOpenRouter };
 
 /** Milliseconds asked by `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined if absent/bad. */
 export function parseRetryAfter(headers: Headers | Record<string, string> | undefined, now = Date.now()): number | undefined {
@@ -80,6 +79,7 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
       body.reasoning_effort = opts.reasoningEffort;
     }
   }
+  if (opts.providerRouting && Object.keys(opts.providerRouting).length) body.provider = { ...opts.providerRouting };
   if (opts.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -324,8 +324,13 @@ export function classifyFailure(err: unknown): ProviderError {
 function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   // One keep-alive pool per model; the run's connection limit bounds how many requests want a socket at once.
   const transport = withErrorBodies(opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch);
+  // Credentials in the URL are HTTP Basic auth (instead of the key's Bearer), unless a header sets Authorization.
+  const credentials = splitUrlCredentials(opts.baseURL);
+  const basic = basicAuthorization(credentials);
+  const ownAuthorization = Object.keys(opts.headers ?? {}).some((n) => n.toLowerCase() === "authorization");
   const client = new OpenAI({
-    baseURL: opts.baseURL,
+    baseURL: credentials.url,
+    defaultHeaders: { ...(basic && !ownAuthorization ? { Authorization: basic } : {}), ...opts.headers },
     // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
     apiKey: opts.apiKey || "no-key",
     maxRetries: 0,

@@ -23,6 +23,7 @@
  *                                        by_pattern: {pattern: {approved, denied, errors}}}
  *   verify                              {run, passed, failed, timed_out, pass_rate}
  *   filtered                            {dropped_unknown_tools, dropped_no_reasoning}
+ *   model_retries                       {total, tasks}: retried model requests (every purpose) and the tasks that had any
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
@@ -81,6 +82,7 @@ export interface RunStatisticsJson {
   };
   verify: { run: number; passed: number; failed: number; timed_out: number; pass_rate: number };
   filtered: { dropped_unknown_tools: number; dropped_no_reasoning: number };
+  model_retries: { total: number; tasks: number };
 }
 
 export interface RunStatisticsInit {
@@ -182,6 +184,7 @@ export class RunStatistics {
   private readonly byDecider = new Map<string, number>();
   private readonly byPattern = new Map<string, ApprovalCounts>();
   private readonly verify = { run: 0, passed: 0, timed_out: 0 };
+  private readonly retries = { total: 0, tasks: 0 };
 
   constructor(private readonly init: RunStatisticsInit) {
     this.startedAt = init.started_at ?? new Date();
@@ -217,6 +220,7 @@ export class RunStatistics {
     this.apiCallsTotal += entry.api_calls;
     this.apiCallsMax = Math.max(this.apiCallsMax, entry.api_calls);
     this.addApprovals(entry.approvals ?? []);
+    this.addRetries(entry.model_retries);
     if (entry.verify) {
       this.verify.run++;
       if (entry.verify.passed) this.verify.passed++;
@@ -231,6 +235,13 @@ export class RunStatistics {
     addTo(this.agentUsage, rec.usage);
     addTo(this.approvalUsage, rec.approval_usage);
     if (rec.duration_ms !== undefined) this.durations.push(rec.duration_ms);
+    this.addRetries(rec.model_retries);
+  }
+
+  private addRetries(n: number | undefined): void {
+    if (typeof n !== "number" || !(n > 0)) return;
+    this.retries.total += n;
+    this.retries.tasks++;
   }
 
   /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes). */
@@ -346,6 +357,7 @@ export class RunStatistics {
         pass_rate: percent(this.verify.passed, this.verify.run),
       },
       filtered: { dropped_unknown_tools: this.dropped.unknown_tools, dropped_no_reasoning: this.dropped.no_reasoning },
+      model_retries: { ...this.retries },
     };
   }
 }

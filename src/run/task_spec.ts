@@ -48,6 +48,8 @@ export interface TaskOutcomeMessage {
   stack?: string;
   /** Model retries and connection-limit changes during this task, for events.log. */
   modelEvents?: ModelEvent[];
+  /** Approver failures of this task (each a fail-closed deny): how many, and the first one's reason. */
+  approverErrors?: { count: number; first: string };
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */
