@@ -10,14 +10,21 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the transport owns: setting them would break the request. */
 const RESERVED = new Set(["content-length", "transfer-encoding", "connection", "content-type", "accept-encoding", "keep-alive", "upgrade", "te", "trailer"]);
 
+// Issues name the header, never its value (it may be a key).
 export const HeadersSchema = z
-  .record(
-    z
-      .string()
-      .regex(HEADER_NAME, "is not a valid header name")
-      .refine((n) => !RESERVED.has(n.toLowerCase()), "is set by the HTTP client itself"),
-    z.string().regex(/^[^\r\n\0]*$/, "must be one line"),
-  )
+  .record(z.string(), z.string())
+  .superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const problem = !HEADER_NAME.test(name)
+        ? `header name '${name.slice(0, 60)}' is not a valid HTTP header name (letters, digits and !#$%&'*+.^_\`|~- only)`
+        : RESERVED.has(name.toLowerCase())
+          ? `header '${name}' is set by the HTTP client itself and cannot be given`
+          : /[\r\n\0]/.test(value)
+            ? `header '${name}': the value must be one line`
+            : undefined;
+      if (problem) ctx.addIssue({ code: "custom", message: problem, input: undefined });
+    }
+  })
   .optional();
 
 export type HeaderMap = Record<string, string>;
