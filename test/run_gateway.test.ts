@@ -221,7 +221,13 @@ describe("credentials in base URLs", () => {
     }));
     const dir = tempDir();
     const url = s.baseURL.replace("http://", "http://alice:pw@");
-    const r = await run(dir, dataset(dir, ["a", "b", "c"]), url, ["--stop-after-failures", "3", "--concurrency", "1", "--api-key", "sk-never-shown-42"]);
+    const r = await run(
+      dir,
+      dataset(dir, ["a", "b", "c"]),
+      url,
+      ["--stop-after-failures", "3", "--concurrency", "1", "--api-key", "sk-never-shown-42", "--header", "X-Tenant-Key: literal-tenant-secret-9", "--header=X-Ref: ${GW_REF}"],
+      { GW_REF: "ref-value-from-env-1" },
+    );
     expect(r.exitCode).toBe(1);
     const basic = `Basic ${Buffer.from("alice:pw").toString("base64")}`;
     expect(s.requests[0]!.headers.authorization).toBe(basic);
@@ -229,13 +235,17 @@ describe("credentials in base URLs", () => {
     expect(console).toContain("stopped early");
     expect(console).toMatch(/--base-url http:\/\/USER:PASSWORD@127\.0\.0\.1:\d+\/v1 /);
     expect(console).toContain("--api-key KEY");
-    expect(console).toContain("the URL credentials in place of USER:PASSWORD");
+    expect(console).toContain("--header 'X-Tenant-Key: VALUE'");
+    expect(console).toContain("'--header=X-Ref: ${GW_REF}'");
+    expect(console).toContain("(put your key back in place of KEY, the header values back in place of VALUE, the URL credentials back in place of USER:PASSWORD)");
     const runDir = join(dir, "runs", "r");
     const texts = [...allFiles(runDir).map((f) => f.text), console];
     for (const t of texts) {
       expect(t).not.toContain("alice:pw");
       expect(t).not.toContain("sk-never-shown-42");
       expect(t).not.toContain(Buffer.from("alice:pw").toString("base64"));
+      expect(t).not.toContain("literal-tenant-secret-9");
+      expect(t).not.toContain("ref-value-from-env-1");
     }
     expect(YAML.parse(readFileSync(join(runDir, "run.yaml"), "utf8")).base_url).toMatch(/^http:\/\/<redacted>@127\.0\.0\.1:\d+\/v1$/);
     expect(readJsonl(join(runDir, "failed.jsonl"))[0].error).toContain("bad credentials for http://<redacted>@127.0.0.1/v1");

@@ -407,11 +407,11 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   if (!args.includes("--run-name")) args.push("--run-name", config.run_name!);
   if (shard && !args.includes("--shard")) args.push("--shard", formatShard(shard));
   const gaps = [
-    ...(args.includes("KEY") || args.some((a) => a.endsWith("=KEY")) ? ["your key in place of KEY"] : []),
-    ...(args.some((a) => /: VALUE$/.test(a)) ? ["the header values in place of VALUE"] : []),
-    ...(args.some((a) => a.includes("USER:PASSWORD@")) ? ["the URL credentials in place of USER:PASSWORD"] : []),
+    ...(args.includes("KEY") || args.some((a) => a.endsWith("=KEY")) ? ["your key back in place of KEY"] : []),
+    ...(args.some((a) => /: VALUE$/.test(a)) ? ["the header values back in place of VALUE"] : []),
+    ...(args.some((a) => a.includes("USER:PASSWORD@")) ? ["the URL credentials back in place of USER:PASSWORD"] : []),
   ];
-  const hint = gaps.length ? ` (put back ${gaps.join(", ")})` : "";
+  const hint = gaps.length ? ` (put ${gaps.join(", ")})` : "";
   return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
 }
 
@@ -543,10 +543,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) {
       if (e.kind === "no_usage") {
-        // Once per endpoint and purpose for the whole run, on the console too.
-        const key = `${e.purpose} ${e.endpoint}`;
-        if (noUsageWarned.has(key)) continue;
-        noUsageWarned.add(key);
+        // Once per endpoint for the whole run, on the console too.
+        if (noUsageWarned.has(e.endpoint)) continue;
+        noUsageWarned.add(e.endpoint);
         progress.log(redact(describeModelEvent(e)));
       }
       logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
