@@ -173,3 +173,44 @@ describe("token usage details", () => {
     expect(withUsage).toEqual([]);
   });
 });
+
+describe("the run's endpoints (runEndpoints)", () => {
+  it("headers, key and provider routing reach a same-host approver or judge, not one on another host; reasoning only on agent calls", async () => {
+    const { resolveRunConfig } = await import("../src/config/run_config.js");
+    const { runEndpoints } = await import("../src/models/factory.js");
+    process.env.HB_GW = "checked-at-start";
+    const config = resolveRunConfig({
+      dataset: "d.jsonl",
+      model: "m",
+      base_url: "https://u:p@openrouter.ai/api/v1",
+      api_key: "sk-main-key",
+      headers: { "X-Gw": "${HB_GW}", "X-Team": "all" },
+      approval_headers: { "X-Team": "safety" },
+      judge_base_url: "http://127.0.0.1:9/v1",
+      judge_headers: { "X-Judge": "1" },
+      providers_allowed: ["a"],
+      provider_sort: "price",
+    });
+    delete process.env.HB_GW;
+    const eps = runEndpoints(config, { HB_GW: "gw-value" });
+    expect(eps.agent.key).toBe("https://openrouter.ai/api/v1#m");
+    expect(eps.agent.options).toMatchObject({ reasoningEffort: "medium", headers: { "X-Gw": "gw-value", "X-Team": "all" }, providerRouting: { only: ["a"], sort: "price" } });
+    expect(eps.approver!.options).toMatchObject({ apiKey: "sk-main-key", headers: { "X-Gw": "gw-value", "X-Team": "safety" }, providerRouting: { only: ["a"], sort: "price" } });
+    expect(eps.approver!.options.reasoningEffort).toBeUndefined();
+    expect(eps.judge!.options.apiKey).toBeUndefined();
+    expect(eps.judge!.options.headers).toEqual({ "X-Judge": "1" });
+    expect(eps.judge!.options.providerRouting).toBeUndefined();
+    expect(runEndpoints({ ...config, reasoning_effort: "none" }, { HB_GW: "x" }).agent.options.reasoningEffort).toBe("none");
+    expect(() => runEndpoints(config, {})).toThrow("environment variable HB_GW is not set");
+  });
+
+  it("credentials in the base URL are Basic auth on the wire, not part of the URL; a header's Authorization wins", async () => {
+    const s = await serve(() => text("ok"));
+    const withCreds = s.baseURL.replace("http://", "http://al%40ice:p%3Aw@");
+    await model(s, { baseURL: withCreds }).complete({ messages: ask });
+    await model(s, { baseURL: withCreds, headers: { authorization: "Token from-header" } }).complete({ messages: ask });
+    expect(s.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from("al@ice:p:w").toString("base64")}`);
+    expect(s.requests[0]!.path).toBe("/v1/chat/completions");
+    expect(s.requests[1]!.headers.authorization).toBe("Token from-header");
+  });
+});

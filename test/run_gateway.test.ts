@@ -100,6 +100,10 @@ describe("headers on every model request", () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain("--header must be 'Name: value'");
     expect(bad.stderr).not.toContain("sk-not-echoed-123");
+    const multiline = await run(dir, data, "http://127.0.0.1:9/v1", ["--header", "X-Key: ${HB_TEST_MULTILINE}"], { HB_TEST_MULTILINE: "line1\nline2-secret" });
+    expect(multiline.exitCode).toBe(2);
+    expect(multiline.stderr).toContain("--header 'X-Key': the value read from the environment must be one line");
+    expect(multiline.stderr).not.toContain("line2-secret");
     const file = join(dir, "run.yaml");
     writeFileSync(file, "headers:\n  X-Key: ${HB_TEST_UNSET_VAR}\n");
     const fromFile = await runCli(["run", data, "--config", file, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--output-dir", join(dir, "runs")]);

@@ -3,10 +3,12 @@
  * `${VAR}` values read from the environment at start, which endpoint gets which, and how they are shown.
  */
 import { z } from "zod";
-import { envReferences, expandEnvReferences } from "../core/env_refs.js";
+import { EnvReferenceError, envReferences, expandEnvReferences } from "../core/env_refs.js";
 
 /** An HTTP field name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What an HTTP/1.1 field value may hold (tab, visible ASCII, Latin-1): anything else fails every request. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Headers the transport owns: setting them would break the request. */
 const RESERVED = new Set(["content-length", "transfer-encoding", "connection", "content-type", "accept-encoding", "keep-alive", "upgrade", "te", "trailer"]);
 
@@ -19,8 +21,8 @@ export const HeadersSchema = z
         ? `header name '${name.slice(0, 60)}' is not a valid HTTP header name (letters, digits and !#$%&'*+.^_\`|~- only)`
         : RESERVED.has(name.toLowerCase())
           ? `header '${name}' is set by the HTTP client itself and cannot be given`
-          : /[\r\n\0]/.test(value)
-            ? `header '${name}': the value must be one line`
+          : !HEADER_VALUE.test(value)
+            ? `header '${name}': the value must be one line of printable characters`
             : undefined;
       if (problem) ctx.addIssue({ code: "custom", message: problem, input: undefined });
     }
@@ -45,7 +47,12 @@ export type HeaderKey = (typeof HEADER_KEYS)[number];
 /** Every header with its `${VAR}`s replaced from `env`; a missing variable throws naming `where` and the header. */
 export function expandHeaders(headers: HeaderMap | undefined, env: NodeJS.ProcessEnv, where: string): HeaderMap {
   const out: HeaderMap = {};
-  for (const [name, value] of Object.entries(headers ?? {})) out[name] = expandEnvReferences(value, env, `${where} '${name}'`);
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    const sent = expandEnvReferences(value, env, `${where} '${name}'`);
+    // Checked after expansion: a variable holding a newline would otherwise fail every request, later.
+    if (!HEADER_VALUE.test(sent)) throw new EnvReferenceError(`${where} '${name}': the value read from the environment must be one line of printable characters`);
+    out[name] = sent;
+  }
   return out;
 }
 
