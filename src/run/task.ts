@@ -209,10 +209,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         : outcome === "cancelled"
           ? "cancelled (run interrupted)"
           : errorText(envFailure ?? err);
-    const modelFailure = err instanceof AgentLoopAborted ? err.cause : err;
-    deterministic = outcome === "model_error" && modelFailure instanceof ModelError && modelFailure.deterministic;
+    const cause = err instanceof AgentLoopAborted ? err.cause : err;
+    deterministic = outcome === "model_error" && cause instanceof ModelError && cause.deterministic;
     if (outcome === "internal_error") {
-      const cause = err instanceof AgentLoopAborted ? err.cause : err;
       stack = cause instanceof Error ? cause.stack : undefined;
     }
   } finally {
