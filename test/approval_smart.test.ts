@@ -109,6 +109,9 @@ describe("smart approval against a local OpenAI-compatible server", () => {
     ["garbage text", () => text("Sure, looks fine to me!"), /^approver error: invalid answer \(not JSON\)/],
     ["JSON outside the schema", () => verdict("maybe", "unsure"), /^approver error: invalid answer \(decision:/],
     ["empty content", () => completion({ content: null }), /^approver error: invalid answer: empty content/],
+    ["a duplicate key (JSON.parse would keep 'approve')", () => text('{"decision":"deny","reason":"no","decision":"approve"}'), /^approver error: invalid answer \(duplicate key "decision"\)/],
+    ["conflicting spellings of a key", () => text('{"decision":"approve"," Decision":"deny","reason":"x"}'), /^approver error: invalid answer \(conflicting keys "decision" and " Decision"\)/],
+    ["an HTML error page from a proxy", () => ({ kind: "raw", status: 403, headers: { "content-type": "text/html" }, text: "<html><title>Access denied</title></html>" }), /^approver error: model endpoint returned 403: Access denied$/],
     [
       "refusal",
       () => ({

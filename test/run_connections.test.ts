@@ -79,7 +79,7 @@ describe("run-wide model connections", () => {
     const retries = events.split("\n").filter((l) => l.includes("model retry"));
     expect(retries).toHaveLength(2);
     for (const line of retries) {
-      expect(line).toMatch(/task t\d+: model retry 1\/6 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#test-model\) in 20 ms: 429 rate limited: slow down$/);
+      expect(line).toMatch(/task t\d+: model retry 1\/6 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#test-model, status 429\) in 20 ms: 429 rate limited: slow down$/);
     }
     expect(events).toMatch(/model connection limit 4 → 2 \(http:\/\/127\.0\.0\.1:\d+\/v1#test-model, 429 rate limited\)/);
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));

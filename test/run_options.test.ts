@@ -83,6 +83,14 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   only: ["a,b", ["a", "b"]],
   dry_run: [true, true],
   progress: ["log", "log"],
+  headers: ["X-Route: a, b", { "X-Route": "a, b" }],
+  approval_headers: ["X-Team: safety", { "X-Team": "safety" }],
+  judge_headers: ["X-Team: eval", { "X-Team": "eval" }],
+  approval_timeout: ["12.5", 12.5],
+  providers_allowed: ["p1,p2", ["p1", "p2"]],
+  providers_ignored: ["p3", ["p3"]],
+  providers_order: ["p2,p1", ["p2", "p1"]],
+  provider_sort: ["price", "price"],
 };
 
 const FILE_ONLY: Record<string, unknown> = { extra_body: { top_k: 3 }, tool_concurrency: 2, plugins: ["hb-plugin"], dataset: "d.jsonl" };

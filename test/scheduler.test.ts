@@ -54,7 +54,7 @@ describe("retry layer (fake clock)", () => {
     expect(clock.sleeps).toEqual([1000]);
     expect(clock.now()).toBe(1000);
     expect(events).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, maxRetries: 6, delayMs: 1000, status: 429, purpose: "agent" })]);
-    expect(describeModelEvent(events[0]!)).toBe("model retry 1/6 (agent, http://127.0.0.1:9/v1#m) in 1000 ms: 429 rate limited: slow down");
+    expect(describeModelEvent(events[0]!)).toBe("model retry 1/6 (agent, http://127.0.0.1:9/v1#m, status 429) in 1000 ms: 429 rate limited: slow down");
   });
 
   it("caps a Retry-After longer than maxRetryAfterMs", async () => {

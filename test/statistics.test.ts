@@ -164,14 +164,15 @@ describe("RunStatistics", () => {
         outcome: "partial",
         messages: [{ role: "assistant", content: "no reasoning" }],
         tool_stats: { terminal: { count: 3, success: 3, failure: 0 } },
-        usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 },
+        usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 4 } },
         api_calls: 5,
+        model_retries: 2,
         duration_ms: 3000,
         approvals: [approval("stop service", "deny", "policy:deny", "denied by policy")],
         verify: { command: "false", exit_code: 1, passed: false, output: "", timed_out: false },
       }),
     );
-    stats.addFailure({ task_id: "c", outcome: "model_error", error: "400 bad", duration_ms: 2000, usage: { prompt_tokens: 5, completion_tokens: 0 } });
+    stats.addFailure({ task_id: "c", outcome: "model_error", error: "400 bad", duration_ms: 2000, usage: { prompt_tokens: 5, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 1 } }, model_retries: 3 });
     stats.addDropped("no_reasoning");
     stats.addDropped("unknown_tools");
     stats.addApprovalSummary({ "fork bomb": { denied: 2, errors: 1 } });
@@ -206,7 +207,7 @@ describe("RunStatistics", () => {
         trajectories_without_reasoning: 1,
       },
       tokens: {
-        agent: { prompt_tokens: 155, completion_tokens: 15, total_tokens: 170 },
+        agent: { prompt_tokens: 155, completion_tokens: 15, total_tokens: 170, prompt_tokens_details: { cached_tokens: 33 }, completion_tokens_details: { reasoning_tokens: 4 } },
         approval: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
         total_tokens: 178,
       },
@@ -227,6 +228,7 @@ describe("RunStatistics", () => {
       },
       verify: { run: 2, passed: 1, failed: 1, timed_out: 0, pass_rate: 50 },
       filtered: { dropped_unknown_tools: 1, dropped_no_reasoning: 1, dropped_empty_response: 0 },
+      model_retries: { total: 5, tasks: 2 },
     });
     // statistics.json must survive a JSON round trip unchanged (no Maps, no typed arrays leak out).
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);

@@ -6,7 +6,9 @@ import { readFileSync } from "node:fs";
 import { cpus } from "node:os";
 import YAML from "yaml";
 import { z } from "zod";
-import { UserError } from "../core/errors.js";
+import { UserError, errorMessage } from "../core/errors.js";
+import { scrubUrlCredentials } from "../core/url_credentials.js";
+import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";
 import { RunConfigSchema, flagOf } from "./run_options.js";
 
 export { APPROVAL_POLICIES, OUTCOME_POLICIES, RunConfigSchema } from "./run_options.js";
@@ -16,6 +18,8 @@ export type RunConfigInput = z.input<typeof RunConfigSchema>;
 
 /** Keys whose values never reach an output file. */
 export const SECRET_KEYS = ["api_key", "approval_api_key", "judge_api_key"] as const;
+/** Endpoint URLs: shown without their `user:pass@` part. */
+export const URL_KEYS = ["base_url", "approval_base_url", "judge_base_url"] as const;
 
 function shown(value: unknown): string {
   return typeof value === "string" ? `'${value}'` : JSON.stringify(value) ?? "nothing";
@@ -130,9 +134,22 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
     throw new UserError(messages.join("; "));
   }
   const config = parsed.data;
+  checkHeaderReferences(config, flags, configPath);
   if (opts.combinations) checkCombinations(config, merged);
   config.api_key ??= defaultApiKey(config.base_url);
   return config;
+}
+
+/** Every `${VAR}` of a header must be set now, not discovered missing at the first request (exit 2 naming it). */
+function checkHeaderReferences(config: RunConfig, flags: Record<string, unknown>, configPath: string | undefined): void {
+  for (const key of HEADER_KEYS) {
+    const where = flags[key] !== undefined ? flagOf(key)! : `${configPath ?? "config"}: ${key}`;
+    try {
+      expandHeaders(config[key], process.env, where);
+    } catch (err) {
+      throw new UserError(errorMessage(err));
+    }
+  }
 }
 
 /** Worker threads beyond this many per core only cost memory (each is a V8 isolate). */
@@ -166,6 +183,8 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
 export function publicConfig(config: RunConfig): Record<string, unknown> {
   const out: Record<string, unknown> = { ...config };
   for (const k of SECRET_KEYS) if (out[k] !== undefined) out[k] = "<redacted>";
+  for (const k of URL_KEYS) if (typeof out[k] === "string") out[k] = scrubUrlCredentials(out[k] as string);
+  for (const k of HEADER_KEYS) if (out[k] !== undefined) out[k] = publicHeaders(config[k]);
   if (out.ephemeral_system_prompt !== undefined) out.ephemeral_system_prompt = "<used, not saved>";
   return out;
 }

@@ -1,6 +1,7 @@
 /** `hermes-batch run`'s flags and `--help`, generated from the option table (run_options.ts). */
 import type { z } from "zod";
 import { UserError } from "../core/errors.js";
+import { parseHeaderLine } from "./headers.js";
 import { INVOCATION_FLAGS, RUN_OPTIONS, SECTIONS, flagOf, type OptionDef } from "./run_options.js";
 
 const OPTIONS = RUN_OPTIONS as readonly OptionDef[];
@@ -61,7 +62,8 @@ export function runArgOptions(): Record<string, { type: "string" | "boolean"; mu
   for (const o of OPTIONS) {
     const flag = flagOf(o.key);
     // A list flag may be repeated (`--group-by a --group-by b`) as well as comma-separated.
-    if (flag) options[flag.slice(2)] = o.kind === "list" ? { type: "string", multiple: true } : { type: o.kind === "boolean" ? "boolean" : "string" };
+    const repeatable = o.kind === "list" || o.kind === "headers";
+    if (flag) options[flag.slice(2)] = repeatable ? { type: "string", multiple: true } : { type: o.kind === "boolean" ? "boolean" : "string" };
   }
   return options;
 }
@@ -69,6 +71,7 @@ export function runArgOptions(): Record<string, { type: "string" | "boolean"; mu
 /** A flag's text as the value its kind says; ranges and choices are the schema's to check. */
 function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string | boolean)[]): unknown {
   if (typeof raw === "boolean") return raw;
+  if (o.kind === "headers") return headerFlagValues(flag, Array.isArray(raw) ? raw.map(String) : [raw]);
   if (Array.isArray(raw)) return raw.flatMap((r) => String(r).split(",")).map((s) => s.trim()).filter(Boolean);
   switch (o.kind) {
     case "int":
@@ -84,6 +87,18 @@ function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string |
     default:
       return raw;
   }
+}
+
+/** Repeated `--header 'Name: value'` → a mapping (a later one wins for the same name). Values may hold commas. */
+function headerFlagValues(flag: string, lines: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines) {
+    const parsed = parseHeaderLine(line);
+    // The text is not echoed: it may be a key given without its name.
+    if (!parsed) throw new UserError(`${flag} must be 'Name: value' (a header name, a colon, then the value)`);
+    out[parsed[0]] = parsed[1];
+  }
+  return out;
 }
 
 /** Parsed flag values → config keys (only the flags given), plus the invocation flags by name. */

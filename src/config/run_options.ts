@@ -6,9 +6,10 @@
 import { cpus } from "node:os";
 import { z } from "zod";
 import { environmentNames } from "../../tools/environments/index.js";
+import { HeadersSchema } from "./headers.js";
 
 /** How a flag's text becomes a config value (before the schema validates it). */
-export type OptionKind = "string" | "int" | "number" | "boolean" | "list";
+export type OptionKind = "string" | "int" | "number" | "boolean" | "list" | "headers";
 
 export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Dangerous commands", "Scoring", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
 export type Section = (typeof SECTIONS)[number];
@@ -26,6 +27,8 @@ export interface OptionDef<K extends string = string, S extends z.ZodType = z.Zo
   help: string;
   /** The default as `--help` shows it, when the schema's value says it badly; null = show none. */
   defaultHelp?: string | null;
+  /** The flag without `--`, when it is not the key with `-` for `_` (`headers` ⇔ `--header`, repeated). */
+  flag?: string;
 }
 
 function option<const K extends string, S extends z.ZodType>(def: OptionDef<K, S>): OptionDef<K, S> {
@@ -42,6 +45,7 @@ export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as co
 export const ENVIRONMENTS = environmentNames();
 export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 export const PROGRESS_MODES = ["auto", "bar", "log", "none"] as const;
+export const PROVIDER_SORTS = ["price", "throughput", "latency"] as const;
 
 /** The config keys (with their flags, when they have one), in `--help` order within each section. */
 export const RUN_OPTIONS = [
@@ -275,6 +279,65 @@ export const RUN_OPTIONS = [
     schema: z.enum(PROGRESS_MODES).default("auto"),
     help: "auto: a bar on a terminal, a line per 5 % elsewhere",
   }),
+  // Model requests behind gateways, OpenRouter routing, the approver's deadline
+  option({
+    key: "headers",
+    flag: "header",
+    kind: "headers",
+    section: "Model",
+    arg: "'NAME: VALUE'",
+    schema: HeadersSchema,
+    help: "an HTTP header on every request to the model endpoint (repeatable; config: headers:\n" +
+      "{Name: value}); ${VAR} in a value is read from the environment at start. Also sent to\n" +
+      "the approver and judge when they are on the same host. Values are never written",
+    defaultHelp: null,
+  }),
+  option({
+    key: "providers_allowed",
+    kind: "list",
+    section: "Model",
+    arg: "a,b",
+    schema: z.array(z.string()).optional(),
+    help: "OpenRouter provider routing: only these providers (sent as provider.only)",
+  }),
+  option({ key: "providers_ignored", kind: "list", section: "Model", arg: "a,b", schema: z.array(z.string()).optional(), help: "OpenRouter provider routing: never these (provider.ignore)" }),
+  option({ key: "providers_order", kind: "list", section: "Model", arg: "a,b", schema: z.array(z.string()).optional(), help: "OpenRouter provider routing: try in this order (provider.order)" }),
+  option({
+    key: "provider_sort",
+    kind: "string",
+    section: "Model",
+    arg: PROVIDER_SORTS.join("|"),
+    schema: z.enum(PROVIDER_SORTS).optional(),
+    help: "OpenRouter provider routing: prefer by (provider.sort)",
+  }),
+  option({
+    key: "approval_timeout",
+    kind: "number",
+    section: "Dangerous commands",
+    arg: "SEC",
+    schema: seconds.default(30),
+    help: "the approver's whole decision, retries included; past it the command is denied",
+  }),
+  option({
+    key: "approval_headers",
+    flag: "approval-header",
+    kind: "headers",
+    section: "Dangerous commands",
+    arg: "'NAME: VALUE'",
+    schema: HeadersSchema,
+    help: "an HTTP header on the approver's requests (repeatable; over --header's of the same name)",
+    defaultHelp: null,
+  }),
+  option({
+    key: "judge_headers",
+    flag: "judge-header",
+    kind: "headers",
+    section: "Scoring",
+    arg: "'NAME: VALUE'",
+    schema: HeadersSchema,
+    help: "an HTTP header on the judge's requests (repeatable; over --header's of the same name)",
+    defaultHelp: null,
+  }),
 ] as const;
 
 /** Flags of `run` that are not config keys: how this invocation is set up. */
@@ -302,5 +365,5 @@ export const RunConfigSchema = z.object(Object.fromEntries(RUN_OPTIONS.map((o) =
 /** The flag of a config key, or undefined for keys only a config file can set. */
 export function flagOf(key: string): string | undefined {
   const o = RUN_OPTIONS.find((x) => x.key === key) as OptionDef | undefined;
-  return o?.section ? `--${key.replace(/_/g, "-")}` : undefined;
+  return o?.section ? `--${o.flag ?? key.replace(/_/g, "-")}` : undefined;
 }

@@ -45,10 +45,15 @@ export interface ToolMessage {
 }
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 
+/** Token counts in OpenAI's shape. The details are present only when the endpoint reported them. */
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens served from the provider's cache (part of prompt_tokens). */
+  prompt_tokens_details?: { cached_tokens: number };
+  /** Reasoning tokens (part of completion_tokens). */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export interface ChatRequest {
@@ -63,6 +68,8 @@ export interface ChatResponse {
   message: AssistantMessage;
   finishReason: string;
   usage: Usage;
+  /** The endpoint sent no usage at all (the counts are zeros, not measurements). */
+  usageMissing?: boolean;
   /** The model declined to answer (OpenAI's `refusal`); not part of the conversation. */
   refusal?: string;
 }
@@ -72,6 +79,12 @@ export interface ChatModel {
   readonly name: string;
   complete(req: ChatRequest): Promise<ChatResponse>;
 }
+
+/**
+ * Answers that will be the same however often the request is repeated (bad request, bad key, no access,
+ * unknown model, invalid parameters): not retried, and not rerun by `--resume` unless `--retry-failed`.
+ */
+export const DETERMINISTIC_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 422]);
 
 /** A model call that failed for good (after retries, or a non-retryable 4xx). */
 export class ModelError extends Error {
@@ -83,15 +96,35 @@ export class ModelError extends Error {
     super(message);
     this.name = "ModelError";
   }
+
+  /** The endpoint's answer will not change by asking again (see DETERMINISTIC_STATUSES). */
+  get deterministic(): boolean {
+    return !this.retryable && this.status !== undefined && DETERMINISTIC_STATUSES.has(this.status);
+  }
 }
 
 export function emptyUsage(): Usage {
   return { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 }
 
+/** Adds `u` into `into`; a detail is added (and created) only when `u` has it. */
+/** A token count, or undefined when the value is not one (negative, fractional garbage, a string, NaN). */
+export function tokenCount(n: unknown): number | undefined {
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+/** Adds `u` into `into`; values that are not token counts add nothing. */
 export function addUsage(into: Usage, u: Partial<Usage> | undefined): void {
   if (!u) return;
-  into.prompt_tokens += u.prompt_tokens ?? 0;
-  into.completion_tokens += u.completion_tokens ?? 0;
-  into.total_tokens += u.total_tokens ?? (u.prompt_tokens ?? 0) + (u.completion_tokens ?? 0);
+  const p = tokenCount(u.prompt_tokens) ?? 0;
+  const c = tokenCount(u.completion_tokens) ?? 0;
+  into.prompt_tokens += p;
+  into.completion_tokens += c;
+  into.total_tokens += u.total_tokens === undefined ? p + c : (tokenCount(u.total_tokens) ?? p + c);
+  const cached = tokenCount(u.prompt_tokens_details?.cached_tokens);
+  if (cached !== undefined) into.prompt_tokens_details = { cached_tokens: (into.prompt_tokens_details?.cached_tokens ?? 0) + cached };
+  const reasoning = tokenCount(u.completion_tokens_details?.reasoning_tokens);
+  if (reasoning !== undefined) {
+    into.completion_tokens_details = { reasoning_tokens: (into.completion_tokens_details?.reasoning_tokens ?? 0) + reasoning };
+  }
 }

@@ -25,6 +25,8 @@ export const UsageSchema = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
+  prompt_tokens_details: z.object({ cached_tokens: z.number() }).optional().describe("prompt tokens served from the provider's cache, when reported"),
+  completion_tokens_details: z.object({ reasoning_tokens: z.number() }).optional().describe("reasoning tokens, when reported"),
 });
 
 const ToolCallSchema = z.object({
@@ -129,6 +131,8 @@ export const TrajectoryEntrySchema = z.object({
   final_response: z.string().nullable(),
   error: z.string().optional(),
   duration_ms: z.number(),
+  /** Model requests of this task that were retried (429, 5xx, timeouts, broken streams), every purpose; absent when none. */
+  model_retries: z.number().int().nonnegative().optional(),
   /** Present when the row names a scorer (expected, verify, rubric). */
   score: ScoreSchema.optional(),
   judge: JudgeRecordSchema.optional(),
@@ -149,6 +153,11 @@ export const FailureRecordSchema = TrajectoryEntrySchema.partial().extend({
   completed: z.literal(false),
   partial: z.literal(false),
   error: z.string(),
+  /**
+   * false: the endpoint gave an answer that repeating the request will not change (400, 401, 403, 404, 422):
+   * `--resume` leaves the task, `--retry-failed` reruns it. Absent: rerun by `--resume`.
+   */
+  retryable: z.literal(false).optional(),
   toolsets_used: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()),
 });

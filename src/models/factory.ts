@@ -5,7 +5,9 @@
 import type { RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";
-import type { ModelEndpointOptions, ModelProvider } from "./provider.js";
+import { expandHeaders, mergeHeaders } from "../config/headers.js";
+import { splitUrlCredentials } from "../core/url_credentials.js";
+import { OPENROUTER_DEFAULT_REASONING_EFFORT, isOpenRouter, type ModelEndpointOptions, type ModelProvider, type ProviderRouting } from "./provider.js";
 import { parseScriptedModel } from "./scripted.js";
 
 export { parseScriptedModel };
@@ -24,9 +26,9 @@ export interface ModelEndpoint {
   options: ModelEndpointOptions;
 }
 
-/** The sharing key of an endpoint: base URL (without trailing slashes) and model. Never includes the API key. */
+/** The sharing key of an endpoint: base URL (without trailing slashes or credentials) and model. Never includes a key. */
 export function endpointKey(baseURL: string, model: string): string {
-  return `${baseURL.replace(/\/+$/, "")}#${model}`;
+  return `${splitUrlCredentials(baseURL).url.replace(/\/+$/, "")}#${model}`;
 }
 
 function hostOf(url: string): string {
@@ -35,6 +37,16 @@ function hostOf(url: string): string {
   } catch {
     return url;
   }
+}
+
+/** The provider routing the run asks for (`--providers-allowed` …), undefined when none. */
+export function providerRouting(config: RunConfig): ProviderRouting | undefined {
+  const r: ProviderRouting = {};
+  if (config.providers_allowed?.length) r.only = config.providers_allowed;
+  if (config.providers_ignored?.length) r.ignore = config.providers_ignored;
+  if (config.providers_order?.length) r.order = config.providers_order;
+  if (config.provider_sort) r.sort = config.provider_sort;
+  return Object.keys(r).length ? r : undefined;
 }
 
 /** Every endpoint a run calls, by who calls it (a judge is added here, and nowhere else). */
@@ -46,9 +58,18 @@ export interface RunEndpoints {
   judge?: ModelEndpoint;
 }
 
-export function runEndpoints(config: RunConfig): RunEndpoints {
+export function runEndpoints(config: RunConfig, env: NodeJS.ProcessEnv = process.env): RunEndpoints {
   const scripted = parseScriptedModel(config.model);
   if (!scripted && !config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
+  const expand = (key: "headers" | "approval_headers" | "judge_headers") => {
+    try {
+      return expandHeaders(config[key], env, key);
+    } catch (err) {
+      throw new UserError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  const agentHeaders = expand("headers");
+  const routing = providerRouting(config);
   const model = config.model!;
   const agentURL = scripted ? "" : (config.base_url ?? DEFAULT_BASE_URL);
   const agent: ModelEndpoint = {
@@ -60,23 +81,41 @@ export function runEndpoints(config: RunConfig): RunEndpoints {
       apiKey: config.api_key,
       maxTokens: config.max_tokens,
       temperature: config.temperature,
-      reasoningEffort: config.reasoning_effort,
+      // Hermes asks OpenRouter for reasoning by default; --reasoning-effort none turns it off.
+      reasoningEffort: config.reasoning_effort ?? (!scripted && isOpenRouter(agentURL) ? OPENROUTER_DEFAULT_REASONING_EFFORT : undefined),
       extraBody: config.extra_body,
       stream: config.stream,
       sendReasoningBack: config.preserve_reasoning,
+      ...(agentHeaders && Object.keys(agentHeaders).length ? { headers: agentHeaders } : {}),
+      ...(routing ? { providerRouting: routing } : {}),
     },
   };
   // The approver defaults to the run's own endpoint and model; the scripted demo has none.
   const approverURL = config.approval_base_url ?? config.base_url ?? (scripted ? undefined : DEFAULT_BASE_URL);
   const approverModel = config.approval_model ?? (scripted ? undefined : model);
-  // The run's key goes to an auxiliary model only when it is on the run's own host.
-  const sameHostKey = (url: string) => (hostOf(url) === hostOf(config.base_url ?? DEFAULT_BASE_URL) ? config.api_key : undefined);
+  // The run's key, headers and provider routing go to an auxiliary model only when it is on the run's own host.
+  const sameHost = (url: string) => hostOf(url) === hostOf(config.base_url ?? DEFAULT_BASE_URL);
+  const sameHostKey = (url: string) => (sameHost(url) ? config.api_key : undefined);
+  const auxiliary = (url: string, own: Record<string, string>) => {
+    const headers = mergeHeaders(sameHost(url) ? agentHeaders : {}, own);
+    return {
+      ...(Object.keys(headers).length ? { headers } : {}),
+      ...(routing && sameHost(url) ? { providerRouting: routing } : {}),
+    };
+  };
   const approver: ModelEndpoint | undefined =
     config.approval === "smart" && approverURL && approverModel
       ? {
           key: endpointKey(approverURL, approverModel),
           provider: parseScriptedModel(approverModel) ? "scripted" : "openai",
-          options: { model: approverModel, baseURL: approverURL, apiKey: config.approval_api_key ?? sameHostKey(approverURL), temperature: 0, maxTokens: 300 },
+          options: {
+            model: approverModel,
+            baseURL: approverURL,
+            apiKey: config.approval_api_key ?? sameHostKey(approverURL),
+            temperature: 0,
+            maxTokens: 300,
+            ...auxiliary(approverURL, expand("approval_headers")),
+          },
         }
       : undefined;
   // The rubric judge, like the approver, defaults to the run's endpoint and model.
@@ -87,7 +126,14 @@ export function runEndpoints(config: RunConfig): RunEndpoints {
       ? {
           key: endpointKey(judgeURL, judgeModel),
           provider: parseScriptedModel(judgeModel) ? "scripted" : "openai",
-          options: { model: judgeModel, baseURL: judgeURL, apiKey: config.judge_api_key ?? sameHostKey(judgeURL), temperature: 0, maxTokens: 600 },
+          options: {
+            model: judgeModel,
+            baseURL: judgeURL,
+            apiKey: config.judge_api_key ?? sameHostKey(judgeURL),
+            temperature: 0,
+            maxTokens: 600,
+            ...auxiliary(judgeURL, expand("judge_headers")),
+          },
         }
       : undefined;
   return { agent, ...(approver ? { approver } : {}), ...(judge ? { judge } : {}) };

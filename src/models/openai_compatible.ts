@@ -5,8 +5,10 @@
  */
 import OpenAI, { APIConnectionError, APIError } from "openai";
 import { MAX_TIMER_MS } from "../core/abort.js";
+import { findHttpStatusError, messageOfJson, withErrorBodies } from "./error_body.js";
 import { createNodeHttpFetch } from "./http_fetch.js";
-import { ProviderError, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
+import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
+import { ProviderError, isOpenRouter, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
 import { extractReasoning } from "./reasoning.js";
 import {
   ModelError,
@@ -19,9 +21,7 @@ import {
   type Usage,
 } from "../core/chat.js";
 
-export function isOpenRouter(baseURL: string): boolean {
-  return /openrouter|nousresearch/i.test(baseURL);
-}
+export { isOpenRouter };
 
 /** Milliseconds asked by `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined if absent/bad. */
 export function parseRetryAfter(headers: Headers | Record<string, string> | undefined, now = Date.now()): number | undefined {
@@ -79,6 +79,7 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
       body.reasoning_effort = opts.reasoningEffort;
     }
   }
+  if (opts.providerRouting && Object.keys(opts.providerRouting).length) body.provider = { ...opts.providerRouting };
   if (opts.stream) {
     body.stream = true;
     body.stream_options = { include_usage: true };
@@ -88,13 +89,28 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
   return body;
 }
 
+const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+
+/** The usage as reported; cached and reasoning tokens kept when given (also under their older names). */
 export function normalizeUsage(u: unknown): Usage {
-  const r = (u && typeof u === "object" ? u : {}) as Record<string, unknown>;
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const r = (u && typeof u === "object" ? u : {}) as Record<string, any>;
+  const num = (v: unknown) => (finite(v) ? v : 0);
   const prompt = num(r.prompt_tokens);
   const completion = num(r.completion_tokens);
-  const total = typeof r.total_tokens === "number" && Number.isFinite(r.total_tokens) ? r.total_tokens : prompt + completion;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+  const total = finite(r.total_tokens) ? r.total_tokens : prompt + completion;
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
+  const cached = r.prompt_tokens_details?.cached_tokens ?? r.cached_tokens ?? r.prompt_cache_hit_tokens;
+  if (finite(cached)) usage.prompt_tokens_details = { cached_tokens: cached };
+  const reasoning = r.completion_tokens_details?.reasoning_tokens ?? r.reasoning_tokens;
+  if (finite(reasoning)) usage.completion_tokens_details = { reasoning_tokens: reasoning };
+  return usage;
+}
+
+/** True when a body's `usage` holds no token count at all (absent, null, or empty). */
+export function usageMissing(u: unknown): boolean {
+  if (!u || typeof u !== "object") return true;
+  const r = u as Record<string, unknown>;
+  return !finite(r.prompt_tokens) && !finite(r.completion_tokens) && !finite(r.total_tokens);
 }
 
 let generatedIds = 0;
@@ -145,6 +161,7 @@ export function parseCompletion(body: unknown): ChatResponse {
   const rawMsg = (choice.message && typeof choice.message === "object" ? choice.message : {}) as Record<string, unknown>;
   const message = assistantFrom(rawMsg);
   const response: ChatResponse = { message, finishReason: finishOf(choice.finish_reason, message), usage: normalizeUsage(b.usage) };
+  if (usageMissing(b.usage)) response.usageMissing = true;
   if (typeof rawMsg.refusal === "string" && rawMsg.refusal) response.refusal = rawMsg.refusal;
   return response;
 }
@@ -200,7 +217,7 @@ export class StreamAssembler {
     const ordered = [...this.calls.entries()].sort((a, b) => a[0] - b[0]);
     raw.tool_calls = ordered.map(([, t]) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } }));
     const message = assistantFrom(raw);
-    return { message, finishReason: finishOf(this.finish, message), usage: normalizeUsage(this.usage) };
+    return { message, finishReason: finishOf(this.finish, message), usage: normalizeUsage(this.usage), ...(usageMissing(this.usage) ? { usageMissing: true } : {}) };
   }
 }
 
@@ -254,10 +271,39 @@ function serverMessage(err: APIError): string {
   return err.message;
 }
 
+/** A failure answered with an HTTP status; the message carries the body's own words, whatever its shape. */
+function statusFailure(status: number, detail: string, headers: Headers | undefined): ProviderError {
+  const retryAfterMs = parseRetryAfter(headers);
+  if (status === 429) return new ProviderError(`429 rate limited: ${detail}`, { status, retryable: true, rateLimited: true, retryAfterMs });
+  if (status >= 500 || status === 408) return new ProviderError(`${status}: ${detail}`, { status, retryable: true, retryAfterMs });
+  return new ProviderError(`model endpoint returned ${status}: ${detail}`, { status, retryable: false });
+}
+
+const RATE_LIMIT_WORDS = /rate.?limit|too many requests|resource.?exhausted|quota/i;
+
+/**
+ * An error chunk in the middle of a stream (`data: {"error": {...}}`): the HTTP status was 200, so the
+ * status is the error's own `code`/`status`. A rate limit counts as a 429 for the limiter; any other
+ * mid-stream error is retried as a broken stream.
+ */
+function streamFailure(err: APIError): ProviderError {
+  const e = (err.error && typeof err.error === "object" ? err.error : {}) as Record<string, unknown>;
+  const codeOf = (v: unknown) => (typeof v === "number" ? v : typeof v === "string" && /^\d{3}$/.test(v.trim()) ? Number(v) : undefined);
+  const code = codeOf(e.code) ?? codeOf(e.status) ?? codeOf(e.status_code);
+  const detail = messageOfJson(err.error) ?? err.message;
+  const words = [detail, e.type, e.code, e.status].filter((v) => typeof v === "string").join(" ");
+  if (code === 429 || RATE_LIMIT_WORDS.test(words)) {
+    return new ProviderError(`429 rate limited (in stream): ${detail}`, { status: 429, retryable: true, rateLimited: true });
+  }
+  return new ProviderError(`stream error${code ? ` ${code}` : ""}: ${detail}`, { status: code, retryable: true });
+}
+
 /** One failed attempt as the retry layer sees it. */
 export function classifyFailure(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   if (err instanceof ModelError) return new ProviderError(err.message, { status: err.status, retryable: err.retryable });
+  const http = findHttpStatusError(err);
+  if (http) return statusFailure(http.status, http.detail, http.headers);
   if (err instanceof APIConnectionError) {
     if (/timed? ?out/i.test(err.message)) return new ProviderError("request timed out", { retryable: true });
     const cause = (err as { cause?: unknown }).cause;
@@ -267,11 +313,8 @@ export function classifyFailure(err: unknown): ProviderError {
   if (err instanceof APIError) {
     const status = err.status;
     const msg = serverMessage(err);
-    if (status === undefined) return new ProviderError(`stream error: ${msg}`, { retryable: true });
-    const retryAfterMs = parseRetryAfter(err.headers as Headers);
-    if (status === 429) return new ProviderError(`429 rate limited: ${msg}`, { status, retryable: true, rateLimited: true, retryAfterMs });
-    if (status >= 500 || status === 408) return new ProviderError(`${status}: ${msg}`, { status, retryable: true, retryAfterMs });
-    return new ProviderError(`model endpoint returned ${status}: ${msg}`, { status, retryable: false });
+    if (status === undefined) return streamFailure(err);
+    return statusFailure(status, msg, err.headers as Headers | undefined);
   }
   if (isNetworkError(err)) return new ProviderError(`connection error: ${(err as Error).message}`, { retryable: true });
   if (err instanceof SyntaxError) return new ProviderError(`unparsable response: ${err.message}`, { retryable: true });
@@ -280,9 +323,14 @@ export function classifyFailure(err: unknown): ProviderError {
 
 function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   // One keep-alive pool per model; the run's connection limit bounds how many requests want a socket at once.
-  const transport = opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch;
+  const transport = withErrorBodies(opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch);
+  // Credentials in the URL are HTTP Basic auth (instead of the key's Bearer), unless a header sets Authorization.
+  const credentials = splitUrlCredentials(opts.baseURL);
+  const basic = basicAuthorization(credentials);
+  const ownAuthorization = Object.keys(opts.headers ?? {}).some((n) => n.toLowerCase() === "authorization");
   const client = new OpenAI({
-    baseURL: opts.baseURL,
+    baseURL: credentials.url,
+    defaultHeaders: { ...(basic && !ownAuthorization ? { Authorization: basic } : {}), ...opts.headers },
     // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
     apiKey: opts.apiKey || "no-key",
     maxRetries: 0,

@@ -8,6 +8,7 @@
  * A remote endpoint without a key stops before asking anything. `--no-preflight` skips the requests.
  */
 import { UserError } from "../core/errors.js";
+import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
 import type { ModelEndpoint } from "./factory.js";
 
 const PREFLIGHT_TIMEOUT_MS = 20_000;
@@ -45,14 +46,7 @@ export function requireKeys(endpoints: Array<[role: string, ModelEndpoint]>): vo
 
 /** The URL without user:password. */
 function safeURL(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString().replace(/\/$/, "");
-  } catch {
-    return url;
-  }
+  return splitUrlCredentials(url).url.replace(/\/$/, "");
 }
 
 function bodyExcerpt(text: string): string {
@@ -67,12 +61,12 @@ function causeOf(err: unknown): string {
 }
 
 /**
- * Checks each distinct endpoint once (by base URL and model). `headers` are sent with every request (gateway
- * routing headers); `warn` gets what is worth knowing but not worth stopping for.
+ * Checks each distinct endpoint once (by base URL and model), with the endpoint's own headers and credentials
+ * as its model requests send them; `warn` gets what is worth knowing but not worth stopping for.
  */
 export async function preflightEndpoints(
   endpoints: Array<[role: string, ModelEndpoint]>,
-  opts: { headers?: Record<string, string>; warn: (line: string) => void; signal?: AbortSignal },
+  opts: { warn: (line: string) => void; signal?: AbortSignal },
 ): Promise<void> {
   const seen = new Set<string>();
   const checks: Promise<void>[] = [];
@@ -84,11 +78,15 @@ export async function preflightEndpoints(
   await Promise.all(checks);
 }
 
-async function preflightOne(role: string, ep: ModelEndpoint, opts: { headers?: Record<string, string>; warn: (line: string) => void; signal?: AbortSignal }): Promise<void> {
-  const base = ep.options.baseURL.replace(/\/+$/, "");
-  const what = `${role === "agent" ? "model" : role} endpoint ${safeURL(base)}`;
-  const headers: Record<string, string> = { accept: "application/json", ...opts.headers };
-  if (ep.options.apiKey) headers.authorization = `Bearer ${ep.options.apiKey}`;
+async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line: string) => void; signal?: AbortSignal }): Promise<void> {
+  const credentials = splitUrlCredentials(ep.options.baseURL);
+  const base = credentials.url.replace(/\/+$/, "");
+  const what = `${role === "agent" ? "model" : role} endpoint ${base}`;
+  const basic = basicAuthorization(credentials);
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (basic) headers.authorization = basic;
+  else if (ep.options.apiKey) headers.authorization = `Bearer ${ep.options.apiKey}`;
+  for (const [name, value] of Object.entries(ep.options.headers ?? {})) headers[name.toLowerCase()] = value;
   let response: Response;
   let text: string;
   try {

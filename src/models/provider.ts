@@ -17,6 +17,10 @@ export interface ModelEndpointOptions {
   /** Merged into every request body last (provider routing, vendor options, …). */
   extraBody?: Record<string, unknown>;
   stream?: boolean;
+  /** Extra HTTP headers on every request (gateways); they win over the SDK's own, `Authorization` included. */
+  headers?: Record<string, string>;
+  /** OpenRouter provider routing, sent as the body's `provider` (before extraBody, which may replace it). */
+  providerRouting?: ProviderRouting;
   /** Send assistant `reasoning` back to the endpoint as `reasoning_content` (off by default). */
   sendReasoningBack?: boolean;
   /** Sockets of the keep-alive pool (the run's connection limit). */
@@ -24,6 +28,22 @@ export interface ModelEndpointOptions {
   /** The transport; default a `node:http` keep-alive fetch owned by the provider (see http_fetch.ts). */
   fetch?: typeof fetch;
 }
+
+/** OpenRouter's `provider` preferences, named as in Hermes' flags (providers_allowed → only, …). */
+export interface ProviderRouting {
+  only?: string[];
+  ignore?: string[];
+  order?: string[];
+  sort?: string;
+}
+
+/** OpenRouter and Nous endpoints take `reasoning` and `provider` in the body (Hermes' test on the URL). */
+export function isOpenRouter(baseURL: string): boolean {
+  return /openrouter|nousresearch/i.test(baseURL);
+}
+
+/** The effort Hermes asks OpenRouter for when none is configured. */
+export const OPENROUTER_DEFAULT_REASONING_EFFORT = "medium";
 
 export interface ModelProvider {
   readonly name: string;

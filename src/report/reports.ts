@@ -14,6 +14,7 @@ import { writeFileSync } from "node:fs";
 import { DROP_REASONS, type DroppedRecord, type StoredFailureRecord, type TrajectoryEntry } from "../core/records.js";
 import type { Usage } from "../core/chat.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
+import { addUsage } from "../core/chat.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../score/summary.js";
 
 /** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
@@ -80,9 +81,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     if (l.value.score) anyScore = true;
     addCost(l.value);
     if (l.value.judge_usage) {
-      judgeUsage.prompt_tokens += l.value.judge_usage.prompt_tokens;
-      judgeUsage.completion_tokens += l.value.judge_usage.completion_tokens;
-      judgeUsage.total_tokens += l.value.judge_usage.total_tokens;
+      addUsage(judgeUsage, l.value.judge_usage);
     }
     sample(l.value, l.value.score?.passed ?? null);
     csv.write(summaryRowFromEntry(l.value));

@@ -23,10 +23,11 @@
  *                                        by_pattern: {pattern: {approved, denied, errors}}}
  *   verify                              {run, passed, failed, timed_out, pass_rate}
  *   filtered                            {dropped_unknown_tools, dropped_no_reasoning, dropped_empty_response}
+ *   model_retries                       {total, tasks}: retried model requests (every purpose) and the tasks that had any
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
-import type { Usage } from "../core/chat.js";
+import { addUsage, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
 
@@ -81,6 +82,7 @@ export interface RunStatisticsJson {
   };
   verify: { run: number; passed: number; failed: number; timed_out: number; pass_rate: number };
   filtered: { dropped_unknown_tools: number; dropped_no_reasoning: number; dropped_empty_response: number };
+  model_retries: { total: number; tasks: number };
 }
 
 export interface RunStatisticsInit {
@@ -159,19 +161,7 @@ export function isApprovalError(rec: ApprovalRecord): boolean {
   return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
 }
 
-/** A token count as recorded, or 0 when it is not a count (a hand-edited or foreign file). */
-function count(n: unknown): number {
-  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : 0;
-}
-
-function addTo(into: Usage, u: Partial<Usage> | undefined): void {
-  if (!u) return;
-  const p = count(u.prompt_tokens);
-  const c = count(u.completion_tokens);
-  into.prompt_tokens += p;
-  into.completion_tokens += c;
-  into.total_tokens += u.total_tokens === undefined ? p + c : count(u.total_tokens);
-}
+const addTo = addUsage;
 
 const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
 
@@ -194,6 +184,7 @@ export class RunStatistics {
   private readonly byDecider = new Map<string, number>();
   private readonly byPattern = new Map<string, ApprovalCounts>();
   private readonly verify = { run: 0, passed: 0, timed_out: 0 };
+  private readonly retries = { total: 0, tasks: 0 };
 
   constructor(private readonly init: RunStatisticsInit) {
     this.startedAt = init.started_at ?? new Date();
@@ -229,6 +220,7 @@ export class RunStatistics {
     this.apiCallsTotal += entry.api_calls;
     this.apiCallsMax = Math.max(this.apiCallsMax, entry.api_calls);
     this.addApprovals(entry.approvals ?? []);
+    this.addRetries(entry.model_retries);
     if (entry.verify) {
       this.verify.run++;
       if (entry.verify.passed) this.verify.passed++;
@@ -243,6 +235,13 @@ export class RunStatistics {
     addTo(this.agentUsage, rec.usage);
     addTo(this.approvalUsage, rec.approval_usage);
     if (rec.duration_ms !== undefined) this.durations.push(rec.duration_ms);
+    this.addRetries(rec.model_retries);
+  }
+
+  private addRetries(n: number | undefined): void {
+    if (typeof n !== "number" || !(n > 0)) return;
+    this.retries.total += n;
+    this.retries.tasks++;
   }
 
   /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes); its tokens were spent and count. */
@@ -368,6 +367,7 @@ export class RunStatistics {
         dropped_no_reasoning: this.dropped.no_reasoning,
         dropped_empty_response: this.dropped.empty_response,
       },
+      model_retries: { ...this.retries },
     };
   }
 }

@@ -14,6 +14,9 @@ import pLimit from "p-limit";
 import { Piscina } from "piscina";
 import YAML from "yaml";
 import { publicConfig, type RunConfig, SECRET_KEYS } from "../config/run_config.js";
+import { HEADER_KEYS, isShowableHeaderValue, parseHeaderLine } from "../config/headers.js";
+import { flagOf } from "../config/run_options.js";
+import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
@@ -265,10 +268,18 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     resume: config.resume,
     only: config.only ? new Set(config.only) : undefined,
     retryFailedOnly: config.retry_failed || internalOnly,
-    heldBack: config.retry_internal ? new Set() : internalIds,
+    heldBack: config.retry_internal ? new Set() : new Set(internalIds),
   };
   if (sel.heldBack.size > 0 && !sel.only) {
     process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
+  }
+  // A 400/401/403/404/422 answer does not change by asking again: --resume leaves it, --retry-failed reruns it.
+  const deterministicIds = [...state.failed].filter(([id, f]) => !f.retryable && !internalIds.has(id)).map(([id]) => id);
+  if (deterministicIds.length > 0 && !config.retry_failed && !sel.only) {
+    for (const id of deterministicIds) sel.heldBack.add(id);
+    process.stderr.write(
+      `note: ${deterministicIds.length} task(s) failed with an answer that repeating will not change (400, 401, 403, 404, 422; see failed.jsonl) and are not rerun by --resume; fix the cause, then pass --retry-failed\n`,
+    );
   }
 
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
@@ -393,15 +404,30 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
   const typed = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed");
   // A key is never printed: its place says that one must be given again (or come from the environment).
+  // Header values appear only as `${VAR}` references, URL credentials as USER:PASSWORD.
   const secretFlags = new Set(SECRET_KEYS.map((k) => `--${k.replace(/_/g, "-")}`));
+  const headerFlags = new Set(HEADER_KEYS.map((k) => flagOf(k)!));
+  const hidden = (flag: string, value: string): string => {
+    if (secretFlags.has(flag)) return "KEY";
+    if (headerFlags.has(flag)) {
+      const h = parseHeaderLine(value);
+      return h && !isShowableHeaderValue(h[1]) ? `${h[0]}: VALUE` : value;
+    }
+    return scrubUrlCredentials(value, "USER:PASSWORD");
+  };
   const args = typed.map((a, i) => {
     const eq = a.indexOf("=");
-    if (eq > 0 && secretFlags.has(a.slice(0, eq))) return `${a.slice(0, eq)}=KEY`;
-    return i > 0 && secretFlags.has(typed[i - 1]!) ? "KEY" : a;
+    if (a.startsWith("--") && eq > 0) return `${a.slice(0, eq)}=${hidden(a.slice(0, eq), a.slice(eq + 1))}`;
+    return i > 0 && typed[i - 1]!.startsWith("--") ? hidden(typed[i - 1]!, a) : scrubUrlCredentials(a, "USER:PASSWORD");
   });
   if (!args.includes("--run-name")) args.push("--run-name", config.run_name!);
   if (shard && !args.includes("--shard")) args.push("--shard", formatShard(shard));
-  const hint = args.includes("KEY") || args.some((a) => a.endsWith("=KEY")) ? " (put your key back in place of KEY)" : "";
+  const gaps = [
+    ...(args.includes("KEY") || args.some((a) => a.endsWith("=KEY")) ? ["your key back in place of KEY"] : []),
+    ...(args.some((a) => /: VALUE$/.test(a)) ? ["the header values back in place of VALUE"] : []),
+    ...(args.some((a) => a.includes("USER:PASSWORD@")) ? ["the URL credentials back in place of USER:PASSWORD"] : []),
+  ];
+  const hint = gaps.length ? ` (put ${gaps.join(", ")})` : "";
   return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
 }
 
@@ -527,11 +553,25 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
 
   const outcomesThisTime = new Map<string, number>();
   const failureReasons = new FailureReasons();
+  const noUsageWarned = new Set<string>();
+  const approverFailures = { count: 0, first: undefined as string | undefined };
   const write = (msg: TaskOutcomeMessage) => {
     watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
-    for (const e of msg.modelEvents ?? []) logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    for (const e of msg.modelEvents ?? []) {
+      if (e.kind === "no_usage") {
+        // Once per endpoint for the whole run, on the console too.
+        if (noUsageWarned.has(e.endpoint)) continue;
+        noUsageWarned.add(e.endpoint);
+        progress.log(redact(describeModelEvent(e)));
+      }
+      logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    }
     if (msg.consoleNotes?.length) logEvent(`task ${msg.taskId}: printed by a library: ${msg.consoleNotes.join(" | ")}`);
+    if (msg.approverErrors) {
+      approverFailures.count += msg.approverErrors.count;
+      approverFailures.first ??= `task ${msg.taskId}: ${msg.approverErrors.first}`;
+    }
     files[msg.kind].appendLine(redact(msg.line));
     counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
@@ -654,13 +694,16 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
   if (counts.failed > 0) out.write(`failures by reason:\n${failureReasons.summary().join("\n")}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
+  if (approverFailures.count > 0) {
+    out.write(redact(`approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`));
+  }
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
     return EXIT.interrupted;
   }
   if (earlyStop !== undefined) {
     out.write(
-      `stopped early: the first ${config.stop_after_failures} tasks all failed with the same model error (the rest were not started):\n  ${earlyStop}\n` +
+      `stopped early: the first ${config.stop_after_failures} tasks all failed with the same model error (the rest were not started):\n  ${redact(earlyStop)}\n` +
         `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`,
     );
     return EXIT.someFailed;

@@ -54,7 +54,7 @@ export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: st
     allowlist,
     // A batch run never writes the user's config: "always" is an interactive-only answer.
     persistAllowlist: async () => {},
-    smart: approver ? { model: approver, timeoutMs: 30_000 } : undefined,
+    smart: approver ? { model: approver, timeoutMs: config.approval_timeout * 1000 } : undefined,
   };
 }
 
@@ -156,6 +156,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let verify: VerifyResult | undefined;
   let stack: string | undefined;
   let scored: ScorerOutput[] | undefined;
+  let deterministic = false;
 
   try {
     tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
@@ -208,8 +209,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         : outcome === "cancelled"
           ? "cancelled (run interrupted)"
           : errorText(envFailure ?? err);
+    const cause = err instanceof AgentLoopAborted ? err.cause : err;
+    deterministic = outcome === "model_error" && cause instanceof ModelError && cause.deterministic;
     if (outcome === "internal_error") {
-      const cause = err instanceof AgentLoopAborted ? err.cause : err;
       stack = cause instanceof Error ? cause.stack : undefined;
     }
   } finally {
@@ -220,6 +222,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     }
   }
 
+  const modelRetries = modelEvents.filter((e) => e.kind === "retry").length;
   const messages = loop?.messages ?? [];
   const usage: Usage = loop?.usage ?? emptyUsage();
   const knownToolNames = registry.names();
@@ -257,15 +260,21 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     final_response: loop?.finalResponse ?? null,
     ...(error ? { error } : {}),
     duration_ms: Date.now() - started,
+    ...(modelRetries ? { model_retries: modelRetries } : {}),
     ...scoreFields(scored),
   };
   const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
   if (cost !== undefined) entry.cost_usd = cost;
 
   const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0) + (entry.judge_usage?.total_tokens ?? 0);
-  const reported = modelEvents.length ? { modelEvents } : {};
+  const approverErrors = (approval?.records ?? []).filter((r) => r.error);
+  const reported = {
+    ...(modelEvents.length ? { modelEvents } : {}),
+    ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
+  };
   if (!DONE_OUTCOMES.has(outcome)) {
-    return { taskId: spec.id, kind: "failed", outcome, line: JSON.stringify(entry), tokens, error, ...(stack ? { stack } : {}), ...reported };
+    const line = JSON.stringify(deterministic ? { ...entry, retryable: false } : entry);
+    return { taskId: spec.id, kind: "failed", outcome, line, tokens, error, ...(stack ? { stack } : {}), ...reported };
   }
   const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {

@@ -50,6 +50,8 @@ export interface TaskOutcomeMessage {
   modelEvents?: ModelEvent[];
   /** What libraries printed to the console while this task ran (kept off the terminal), for events.log. */
   consoleNotes?: string[];
+  /** Approver failures of this task (each a fail-closed deny): how many, and the first one's reason. */
+  approverErrors?: { count: number; first: string };
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */

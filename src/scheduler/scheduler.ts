@@ -15,12 +15,18 @@ export type ModelPurpose = "agent" | "approver" | "judge";
 
 export type ModelEvent =
   | { kind: "retry"; at: number; purpose: ModelPurpose; endpoint: string; attempt: number; maxRetries: number; delayMs: number; status?: number; reason: string }
-  | { kind: "limit"; at: number; purpose: ModelPurpose; endpoint: string; from: number; to: number; reason: LimitChange["reason"] };
+  | { kind: "limit"; at: number; purpose: ModelPurpose; endpoint: string; from: number; to: number; reason: LimitChange["reason"] }
+  /** The endpoint answered without any usage: token counts of such calls are zeros, not measurements. */
+  | { kind: "no_usage"; at: number; purpose: ModelPurpose; endpoint: string };
 
 /** One line for events.log. */
 export function describeModelEvent(e: ModelEvent): string {
   if (e.kind === "retry") {
-    return `model retry ${e.attempt}/${e.maxRetries} (${e.purpose}, ${e.endpoint}) in ${e.delayMs} ms: ${e.reason}`;
+    const status = e.status !== undefined ? `status ${e.status}` : "no status";
+    return `model retry ${e.attempt}/${e.maxRetries} (${e.purpose}, ${e.endpoint}, ${status}) in ${e.delayMs} ms: ${e.reason}`;
+  }
+  if (e.kind === "no_usage") {
+    return `warning: ${e.endpoint} sends no token usage (${e.purpose} calls): token counts and costs of its calls are 0`;
   }
   const why = e.reason === "rate_limited" ? "429 rate limited" : "recovered after successes";
   return `model connection limit ${e.from} → ${e.to} (${e.endpoint}, ${why})`;
@@ -43,6 +49,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
   const clock = opts.clock ?? systemClock;
   const { limiter, endpoint, purpose } = opts;
 
+  let noUsageReported = false;
   const emitChange = (change: LimitChange | undefined) => {
     if (change) opts.onEvent?.({ kind: "limit", at: clock.now(), purpose, endpoint, ...change });
   };
@@ -67,6 +74,10 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     try {
       const res = await raceAbort(provider.complete({ ...req, signal: ctl.signal }), ctl.signal);
       emitChange(limiter?.recordSuccess());
+      if (res.usageMissing && !noUsageReported) {
+        noUsageReported = true;
+        opts.onEvent?.({ kind: "no_usage", at: clock.now(), purpose, endpoint });
+      }
       return res;
     } catch (err) {
       if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);

@@ -3,6 +3,7 @@
  * `verify`, `rubric`); all must pass. Scorers are a registry, so a plugin can add one.
  */
 import { z } from "zod";
+import { parseJsonStrict } from "../core/strict_json.js";
 import { errorMessage } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";
 import type { ChatModel } from "../core/chat.js";
@@ -99,7 +100,8 @@ export function parseJudgeAnswer(text: string): z.infer<typeof JudgeAnswerSchema
   for (const c of candidates) {
     if (!c) continue;
     try {
-      const parsed = JudgeAnswerSchema.safeParse(JSON.parse(c));
+      // Strict: an answer naming `passed` twice says two things, and is no grade.
+      const parsed = JudgeAnswerSchema.safeParse(parseJsonStrict(c));
       if (parsed.success) return parsed.data;
     } catch {
       // not JSON: try the next form

@@ -27,7 +27,7 @@ export interface RunState {
   /** Results (task, epoch) that are final: a trajectory line or a deliberate drop (filters). Keys: recordKey. */
   done: Set<string>;
   /** Tasks whose latest attempt failed for infrastructure reasons, and are not done. */
-  failed: Map<string, { outcome: Outcome; error: string; attempts: number }>;
+  failed: Map<string, { outcome: Outcome; error: string; attempts: number; retryable: boolean }>;
   /** Lines that could not be parsed (a torn tail is repaired before reading). */
   badLines: { file: string; line: number; error: string }[];
   /** Torn last lines found and moved to `<file>.torn` by this load (a crash mid-write). */
@@ -90,7 +90,7 @@ export async function loadRunState(runDir: string): Promise<RunState> {
     const key = recordKey(v.task_id, (v as { epoch?: number }).epoch);
     if (state.done.has(key)) continue;
     const prev = state.failed.get(key);
-    state.failed.set(key, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1 });
+    state.failed.set(key, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1, retryable: v.retryable !== false });
   }
   for (const id of state.done) state.failed.delete(id);
   return state;

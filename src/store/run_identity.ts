@@ -5,7 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import type { RunConfig } from "../config/run_config.js";
+import { URL_KEYS, type RunConfig } from "../config/run_config.js";
+import { HEADER_KEYS, publicHeaders } from "../config/headers.js";
+import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { UserError } from "../core/errors.js";
 
 /**
@@ -97,7 +99,11 @@ export async function configFingerprint(config: RunConfig): Promise<string> {
     const path = config[key];
     if (path !== undefined) files[key] = await fileSha256(path, key.replace(/_/g, " "));
   }
-  const body = canonicalJson({ v: 1, config: comparableConfig(config as Record<string, unknown>), files });
+  // Credentials never enter the hash (run.yaml holds everything else, so a short password could be guessed from it).
+  const shown: Record<string, unknown> = { ...config };
+  for (const k of URL_KEYS) if (typeof shown[k] === "string") shown[k] = scrubUrlCredentials(shown[k] as string);
+  for (const k of HEADER_KEYS) if (shown[k] !== undefined) shown[k] = publicHeaders(config[k]);
+  const body = canonicalJson({ v: 1, config: comparableConfig(shown), files });
   return `sha256:${createHash("sha256").update(body).digest("hex")}`;
 }
 

@@ -24,6 +24,8 @@ export interface ToolCallSpec {
 export type Reply =
   | { kind: "json"; status?: number; headers?: Record<string, string>; body: unknown }
   | { kind: "raw"; status: number; headers?: Record<string, string>; text: string }
+  /** A 200 event stream of these chunks as given (objects are JSON-encoded), then `[DONE]` unless `done: false`. */
+  | { kind: "sse"; chunks: unknown[]; done?: boolean }
   | { kind: "hang" }
   | { kind: "reset" };
 
@@ -46,13 +48,14 @@ export function completion(opts: {
   reasoning?: string;
   reasoningField?: "reasoning_content" | "reasoning";
   finishReason?: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** null: the reply carries no usage at all (some servers and gateways). Extra keys (token details) are sent as given. */
+  usage?: { prompt_tokens: number; completion_tokens: number; [detail: string]: unknown } | null;
   model?: string;
 }): Reply {
   const message: Record<string, unknown> = { role: "assistant", content: opts.content ?? null };
   if (opts.toolCalls?.length) message.tool_calls = toolCallsOf(opts.toolCalls);
   if (opts.reasoning) message[opts.reasoningField ?? "reasoning_content"] = opts.reasoning;
-  const usage = opts.usage ?? { prompt_tokens: 10, completion_tokens: 5 };
+  const usage = opts.usage === null ? undefined : (opts.usage ?? { prompt_tokens: 10, completion_tokens: 5 });
   return {
     kind: "json",
     body: {
@@ -61,7 +64,7 @@ export function completion(opts: {
       created: Math.floor(Date.now() / 1000),
       model: opts.model ?? "fake-model",
       choices: [{ index: 0, message, finish_reason: opts.finishReason ?? (opts.toolCalls?.length ? "tool_calls" : "stop") }],
-      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+      ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
     },
   };
 }
@@ -102,7 +105,7 @@ function streamChunks(reply: Extract<Reply, { kind: "json" }>): string[] {
     chunks.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args.slice(mid) } }] }, finish_reason: null }] });
   });
   chunks.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason }] });
-  chunks.push({ ...base, choices: [], usage: body.usage });
+  if (body.usage) chunks.push({ ...base, choices: [], usage: body.usage });
   return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).concat("data: [DONE]\n\n");
 }
 
@@ -147,6 +150,13 @@ export async function startFakeOpenAI(handler: Handler, options: FakeOpenAIOptio
     if (reply.kind === "hang") return; // never answer: exercises client timeouts
     if (reply.kind === "reset") {
       req.socket.destroy();
+      return;
+    }
+    if (reply.kind === "sse") {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+      for (const c of reply.chunks) res.write(`data: ${typeof c === "string" ? c : JSON.stringify(c)}\n\n`);
+      if (reply.done !== false) res.write("data: [DONE]\n\n");
+      res.end();
       return;
     }
     if (reply.kind === "raw") {

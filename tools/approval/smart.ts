@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { ChatModel, Usage } from "../../src/core/chat.js";
+import { DuplicateKeyError, parseJsonStrict } from "../../src/core/strict_json.js";
 import { describeEnvironment } from "../environments/index.js";
 
 export interface SmartApprovalOptions {
@@ -128,16 +129,34 @@ export function buildApproverMessages(req: ApproverRequest): { role: "system" | 
   ];
 }
 
+/** Keys that spell a verdict field twice (`decision` and `Decision `): the answer is ambiguous. */
+function conflictingVerdictKeys(data: unknown): string | undefined {
+  if (!data || typeof data !== "object" || Array.isArray(data)) return undefined;
+  const seen = new Map<string, string>();
+  for (const key of Object.keys(data)) {
+    const norm = key.trim().toLowerCase();
+    if (norm !== "decision" && norm !== "reason") continue;
+    const other = seen.get(norm);
+    if (other !== undefined) return `${JSON.stringify(other)} and ${JSON.stringify(key)}`;
+    seen.set(norm, key);
+  }
+  return undefined;
+}
+
 function parseVerdictText(content: string): { decision: "approve" | "deny"; reason: string } {
   let text = content.trim();
   const fenced = /^```(?:json)?\s*([\s\S]*?)\s*```$/i.exec(text);
   if (fenced) text = fenced[1]!;
   let data: unknown;
   try {
-    data = JSON.parse(text);
-  } catch {
+    data = parseJsonStrict(text);
+  } catch (err) {
+    // `{"decision":"approve","decision":"deny"}` says two things: JSON.parse would keep the last one.
+    if (err instanceof DuplicateKeyError) throw new Error(`invalid answer (${err.message}): ${truncate(content, 200)}`);
     throw new Error(`invalid answer (not JSON): ${truncate(content, 200)}`);
   }
+  const conflicting = conflictingVerdictKeys(data);
+  if (conflicting) throw new Error(`invalid answer (conflicting keys ${conflicting}): ${truncate(content, 200)}`);
   const parsed = VerdictSchema.safeParse(data);
   if (!parsed.success) throw new Error(`invalid answer (${parsed.error.issues.map((i) => `${i.path.join(".") || "answer"}: ${i.message}`).join("; ")}): ${truncate(content, 200)}`);
   return { decision: parsed.data.decision, reason: parsed.data.reason.trim() || "(no reason given)" };

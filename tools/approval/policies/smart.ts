@@ -3,6 +3,7 @@
  * are cached per normalised command and cwd within the task; a failure is a deny and is not cached.
  */
 import { normalizeCommand } from "../patterns.js";
+import { addUsage } from "../../../src/core/chat.js";
 import { askApprover, type ApproverVerdict } from "../smart.js";
 import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
 
@@ -24,11 +25,7 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
     state.counters.smart_calls++;
     const { command, matches, cwd, backend, comments } = req;
     const promise = askApprover(smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then((v) => {
-      if (v.usage) {
-        state.usage.prompt_tokens += v.usage.prompt_tokens;
-        state.usage.completion_tokens += v.usage.completion_tokens;
-        state.usage.total_tokens += v.usage.total_tokens;
-      }
+      addUsage(state.usage, v.usage);
       // A failure is not a verdict: the next identical command asks again.
       if (v.error) verdicts.delete(key);
       return v;

@@ -1,0 +1,110 @@
+/**
+ * What an endpoint said when it refused a request, whatever the body's shape: OpenAI's `{"error": {...}}`,
+ * another JSON (`{"detail": …}`, `{"message": …}`, `{"errors": [...]}`), HTML from a proxy, plain text or
+ * nothing. The SDK only understands the first shape (anything else became "400 status code (no body)"),
+ * so the transport reads error bodies itself (`withErrorBodies`) and hands them over as `HttpStatusError`.
+ */
+
+/** Characters of an error body kept in messages (failed.jsonl, events.log). */
+export const ERROR_BODY_MAX_CHARS = 600;
+
+/**
+ * A response with status >= 400, thrown by the transport. Its `message` never holds the body: the SDK
+ * decides "timeout" by matching its errors' text, and a body saying "Gateway Timeout" must not fool it.
+ */
+export class HttpStatusError extends Error {
+  override readonly name = "HttpStatusError";
+  constructor(
+    readonly status: number,
+    readonly headers: Headers,
+    readonly body: string,
+  ) {
+    super(`HTTP status ${status}`);
+  }
+
+  /** The body as one readable line, truncated. */
+  get detail(): string {
+    return describeErrorBody(this.body, this.headers.get("content-type") ?? "");
+  }
+}
+
+function truncate(text: string, max = ERROR_BODY_MAX_CHARS): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** The message inside a JSON error body of any common shape; undefined when none is recognisable. */
+export function messageOfJson(data: unknown): string | undefined {
+  if (typeof data === "string") return data.trim() || undefined;
+  if (!data || typeof data !== "object") return undefined;
+  if (Array.isArray(data)) {
+    const parts = data.map(messageOfJson).filter((m): m is string => !!m);
+    return parts.length ? parts.join("; ") : undefined;
+  }
+  const o = data as Record<string, unknown>;
+  for (const key of ["error", "message", "detail", "error_description", "errors", "msg", "title", "reason"]) {
+    const m = messageOfJson(o[key]);
+    if (m) {
+      // OpenAI-style `error: {message, metadata: {raw}}` (OpenRouter) keeps the upstream's own words too.
+      const raw = (o[key] as { metadata?: { raw?: unknown } } | undefined)?.metadata?.raw;
+      return typeof raw === "string" && raw.trim() && !m.includes(raw.trim()) ? `${m} (${raw.trim()})` : m;
+    }
+  }
+  return undefined;
+}
+
+function textOfHtml(html: string): string {
+  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1];
+  const body = html
+    .replace(/<(script|style|head)[^>]*>[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]+>/g, " ")
+    .replace(/&nbsp;/g, " ")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
+  const text = oneLine(body);
+  const t = title ? oneLine(title) : "";
+  if (!t) return text;
+  return text.startsWith(t) ? text : `${t}: ${text}`;
+}
+
+/** One line saying what the body held: its message, else its text; "(empty body)" for nothing. */
+export function describeErrorBody(body: string, contentType = ""): string {
+  const trimmed = body.trim();
+  if (!trimmed) return "(empty body)";
+  let json: unknown;
+  let isJson = false;
+  try {
+    json = JSON.parse(trimmed);
+    isJson = true;
+  } catch {
+    // not JSON
+  }
+  if (isJson) return truncate(oneLine(messageOfJson(json) ?? trimmed));
+  if (/html/i.test(contentType) || /^<(!doctype|html|head|body|h1|p|div)\b/i.test(trimmed)) return truncate(textOfHtml(trimmed) || "(HTML page without text)");
+  return truncate(oneLine(trimmed));
+}
+
+/**
+ * A fetch that throws `HttpStatusError` (with the body read) for any status >= 400, so the body reaches
+ * the failure classification whatever its shape. The SDK wraps it as the cause of a connection error.
+ */
+export function withErrorBodies(inner: typeof fetch): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    const res = await inner(input, init);
+    if (res.status < 400) return res;
+    const body = await res.text().catch((err: unknown) => `(body unreadable: ${err instanceof Error ? err.message : String(err)})`);
+    throw new HttpStatusError(res.status, res.headers, body);
+  }) as typeof fetch;
+}
+
+/** The HttpStatusError inside an error's cause chain, if any. */
+export function findHttpStatusError(err: unknown): HttpStatusError | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof HttpStatusError) return e;
+  }
+  return undefined;
+}
