@@ -692,7 +692,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
   out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
-  if (counts.failed > 0) out.write(`failures by reason:\n${failureReasons.summary().join("\n")}\n`);
+  if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (approverFailures.count > 0) {
     out.write(redact(`approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`));
