@@ -312,3 +312,34 @@ describe("what libraries print", () => {
     }
   });
 });
+
+describe("answers that are not what they claim", () => {
+  it("a 200 HTML page is reported as an HTML page with its title; usage values that are not counts are ignored with one warning", async () => {
+    const { startFakeOpenAI, completion } = await import("./helpers/fake_openai.js");
+    const html = await startFakeOpenAI(() => ({ kind: "raw", status: 200, headers: { "content-type": "text/html" }, text: "<!DOCTYPE html><html><head><title>Sign in - Corp SSO</title></head><body>…</body></html>" }));
+    const odd = await startFakeOpenAI(() => {
+      const reply = completion({ content: "done" }) as { kind: "json"; body: { usage: unknown } };
+      reply.body.usage = { prompt_tokens: -5, completion_tokens: "7", total_tokens: 12 };
+      return reply;
+    });
+    try {
+      const dir = tempDir();
+      const file = join(dir, "d.jsonl");
+      writeFileSync(file, [0, 1].map((i) => JSON.stringify({ id: `t${i}`, prompt: "hello", toolsets: ["terminal"] })).join("\n") + "\n");
+      const common = ["--model", "m", "--api-key", "k", "--max-retries", "0", "--output-dir", join(dir, "runs"), "--progress", "none", "--workers", "1"];
+      const r1 = await runCli(["run", file, "--base-url", html.baseURL, "--run-name", "html", ...common]);
+      expect(r1.exitCode).toBe(1);
+      expect(r1.stdout).toContain('the endpoint answered with an HTML page ("Sign in - Corp SSO"), not a chat completion');
+      expect(r1.stdout).not.toContain("empty choices");
+      const r2 = await runCli(["run", file, "--base-url", odd.baseURL, "--run-name", "odd", ...common]);
+      expect(r2.exitCode).toBe(0);
+      expect(r2.stderr.match(/sends usage values that are not token counts \(prompt_tokens=-5, completion_tokens="7"; agent calls\): they are ignored/g)).toHaveLength(1);
+      const stats = JSON.parse(readFileSync(join(dir, "runs", "odd", "statistics.json"), "utf8"));
+      expect(stats.tokens.agent.prompt_tokens).toBe(0);
+      expect(stats.tokens.agent.completion_tokens).toBe(0);
+    } finally {
+      await html.close();
+      await odd.close();
+    }
+  });
+});

@@ -70,6 +70,8 @@ export interface ChatResponse {
   usage: Usage;
   /** The endpoint sent no usage at all (the counts are zeros, not measurements). */
   usageMissing?: boolean;
+  /** Usage fields that were present but not token counts (negative, not numbers): ignored, named here. */
+  usageInvalid?: string[];
   /** The model declined to answer (OpenAI's `refusal`); not part of the conversation. */
   refusal?: string;
 }

@@ -113,6 +113,37 @@ export function usageMissing(u: unknown): boolean {
   return !finite(r.prompt_tokens) && !finite(r.completion_tokens) && !finite(r.total_tokens);
 }
 
+/** Usage fields present but not token counts (`prompt_tokens: -5`, `"12"`): they count as 0, and are named. */
+export function invalidUsageFields(u: unknown): string[] {
+  if (!u || typeof u !== "object") return [];
+  const r = u as Record<string, any>;
+  const fields: Array<[string, unknown]> = [
+    ["prompt_tokens", r.prompt_tokens],
+    ["completion_tokens", r.completion_tokens],
+    ["total_tokens", r.total_tokens],
+    ["prompt_tokens_details.cached_tokens", r.prompt_tokens_details?.cached_tokens],
+    ["completion_tokens_details.reasoning_tokens", r.completion_tokens_details?.reasoning_tokens],
+  ];
+  return fields.filter(([, v]) => v !== undefined && v !== null && !finite(v)).map(([name, v]) => `${name}=${JSON.stringify(v)}`);
+}
+
+/** What a 2xx body that is not a chat completion is, in words a user recognises, with its first bytes. */
+export function describeNonCompletion(body: unknown): string {
+  if (typeof body === "string") {
+    const text = body.trim();
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
+    const start = JSON.stringify(text.replace(/\s+/g, " ").slice(0, 120));
+    if (/^<(!doctype|html|head|body)/i.test(text)) return `the endpoint answered with an HTML page${title ? ` ("${title}")` : ""}, not a chat completion: ${start}`;
+    if (!text) return "the endpoint answered with an empty body, not a chat completion";
+    return `the endpoint answered with text that is not JSON, not a chat completion: ${start}`;
+  }
+  if (body && typeof body === "object") {
+    const keys = Object.keys(body as object).slice(0, 8);
+    if (!("choices" in (body as object))) return `the endpoint answered with JSON that is not a chat completion (no "choices"; keys: ${keys.join(", ") || "none"})`;
+  }
+  return "model returned empty choices";
+}
+
 let generatedIds = 0;
 function fallbackCallId(index: number): string {
   return `call_${Date.now().toString(36)}_${++generatedIds}_${index}`;
@@ -155,13 +186,15 @@ export function parseCompletion(body: unknown): ChatResponse {
   const b = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
   const choices = b.choices;
   if (!Array.isArray(choices) || choices.length === 0 || !choices[0] || typeof choices[0] !== "object") {
-    throw new ModelError("model returned empty choices", undefined, true);
+    throw new ModelError(describeNonCompletion(body), undefined, true);
   }
   const choice = choices[0] as Record<string, unknown>;
   const rawMsg = (choice.message && typeof choice.message === "object" ? choice.message : {}) as Record<string, unknown>;
   const message = assistantFrom(rawMsg);
   const response: ChatResponse = { message, finishReason: finishOf(choice.finish_reason, message), usage: normalizeUsage(b.usage) };
   if (usageMissing(b.usage)) response.usageMissing = true;
+  const invalid = invalidUsageFields(b.usage);
+  if (invalid.length) response.usageInvalid = invalid;
   if (typeof rawMsg.refusal === "string" && rawMsg.refusal) response.refusal = rawMsg.refusal;
   return response;
 }
@@ -217,7 +250,14 @@ export class StreamAssembler {
     const ordered = [...this.calls.entries()].sort((a, b) => a[0] - b[0]);
     raw.tool_calls = ordered.map(([, t]) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } }));
     const message = assistantFrom(raw);
-    return { message, finishReason: finishOf(this.finish, message), usage: normalizeUsage(this.usage), ...(usageMissing(this.usage) ? { usageMissing: true } : {}) };
+    const invalid = invalidUsageFields(this.usage);
+    return {
+      message,
+      finishReason: finishOf(this.finish, message),
+      usage: normalizeUsage(this.usage),
+      ...(usageMissing(this.usage) ? { usageMissing: true } : {}),
+      ...(invalid.length ? { usageInvalid: invalid } : {}),
+    };
   }
 }
 

@@ -559,10 +559,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     watchForDeadEndpoint(msg);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) {
-      if (e.kind === "no_usage") {
+      if (e.kind === "no_usage" || e.kind === "bad_usage") {
         // Once per endpoint for the whole run, on the console too.
-        if (noUsageWarned.has(e.endpoint)) continue;
-        noUsageWarned.add(e.endpoint);
+        if (noUsageWarned.has(`${e.kind} ${e.endpoint}`)) continue;
+        noUsageWarned.add(`${e.kind} ${e.endpoint}`);
         progress.log(redact(describeModelEvent(e)));
       }
       logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));

@@ -17,7 +17,9 @@ export type ModelEvent =
   | { kind: "retry"; at: number; purpose: ModelPurpose; endpoint: string; attempt: number; maxRetries: number; delayMs: number; status?: number; reason: string }
   | { kind: "limit"; at: number; purpose: ModelPurpose; endpoint: string; from: number; to: number; reason: LimitChange["reason"] }
   /** The endpoint answered without any usage: token counts of such calls are zeros, not measurements. */
-  | { kind: "no_usage"; at: number; purpose: ModelPurpose; endpoint: string };
+  | { kind: "no_usage"; at: number; purpose: ModelPurpose; endpoint: string }
+  /** The endpoint sent usage values that are not token counts (ignored: counted as 0). */
+  | { kind: "bad_usage"; at: number; purpose: ModelPurpose; endpoint: string; fields: string[] };
 
 /** One line for events.log. */
 export function describeModelEvent(e: ModelEvent): string {
@@ -27,6 +29,9 @@ export function describeModelEvent(e: ModelEvent): string {
   }
   if (e.kind === "no_usage") {
     return `warning: ${e.endpoint} sends no token usage (${e.purpose} calls): token counts and costs of its calls are 0`;
+  }
+  if (e.kind === "bad_usage") {
+    return `warning: ${e.endpoint} sends usage values that are not token counts (${e.fields.join(", ")}; ${e.purpose} calls): they are ignored`;
   }
   const why = e.reason === "rate_limited" ? "429 rate limited" : "recovered after successes";
   return `model connection limit ${e.from} → ${e.to} (${e.endpoint}, ${why})`;
@@ -50,6 +55,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
   const { limiter, endpoint, purpose } = opts;
 
   let noUsageReported = false;
+  let badUsageReported = false;
   const emitChange = (change: LimitChange | undefined) => {
     if (change) opts.onEvent?.({ kind: "limit", at: clock.now(), purpose, endpoint, ...change });
   };
@@ -77,6 +83,10 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       if (res.usageMissing && !noUsageReported) {
         noUsageReported = true;
         opts.onEvent?.({ kind: "no_usage", at: clock.now(), purpose, endpoint });
+      }
+      if (res.usageInvalid && !badUsageReported) {
+        badUsageReported = true;
+        opts.onEvent?.({ kind: "bad_usage", at: clock.now(), purpose, endpoint, fields: res.usageInvalid });
       }
       return res;
     } catch (err) {
