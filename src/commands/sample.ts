@@ -53,7 +53,7 @@ Options:
     const draw = (i: number) => ({ task_id: `task_${i}`, toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }) });
     if (values.json) {
       if (count > MAX_JSON_DRAWS) throw new UserError(`-n ${count} with --json is more than ${MAX_JSON_DRAWS} draws (the JSON is built in memory); use the text output`);
-      const out = { distribution: name, seed, epoch, dropped: sampler.dropped, draws: Array.from({ length: count }, (_, i) => draw(i)) };
+      const out = { distribution: name, seed, epoch, unprovided: sampler.unprovided, draws: Array.from({ length: count }, (_, i) => draw(i)) };
       process.stdout.write(JSON.stringify(out, null, 2) + "\n");
       return 0;
     }
@@ -71,8 +71,9 @@ Options:
       }
     }
     block.push("", `drawn in ${count} tasks (probability):`);
-    for (const ts of sampler.usable) {
-      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)`);
+    for (const ts of Object.keys(sampler.toolsets)) {
+      const note = sampler.unprovided.includes(ts) ? "  not provided here: offers no tool" : "";
+      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)${note}`);
     }
     process.stdout.write(block.join("\n") + "\n");
     return 0;
