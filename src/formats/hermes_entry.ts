@@ -7,6 +7,9 @@
  */
 import type { ToolStat, TrajectoryEntry } from "../core/records.js";
 import { HERMES_TOOL_NAMES } from "../../tools/toolsets.js";
+import { pythonLocalIsoformat } from "../core/python_time.js";
+
+export { pythonLocalIsoformat };
 
 /** The original's entry keys, in the order it writes them. */
 export const HERMES_ENTRY_KEYS = [
@@ -23,18 +26,6 @@ export const HERMES_ENTRY_KEYS = [
 
 /** The original's metadata keys. */
 export const HERMES_METADATA_KEYS = ["batch_num", "timestamp", "model"] as const;
-
-const pad = (n: number, width = 2) => String(n).padStart(width, "0");
-
-/**
- * Python's `datetime.isoformat()` of a naive local time: `2026-01-15T10:30:00.123000`, the fraction left
- * out when it is zero (as Python does).
- */
-export function pythonLocalIsoformat(d: Date): string {
-  const base = `${pad(d.getFullYear(), 4)}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  const ms = d.getMilliseconds();
-  return ms === 0 ? base : `${base}.${pad(ms * 1000, 6)}`;
-}
 
 const PYTHON_NAIVE_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/;
 
