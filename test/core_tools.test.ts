@@ -238,6 +238,49 @@ describe("search_files", () => {
     expect((await call("search_files", { pattern: "x", target: "everything" })).error).toMatch(/'target'/);
   });
 
+  it("output_mode files_only lists the files with a match, count their match counts", async () => {
+    await call("write_file", { path: "src/c.ts", content: "hello\nhello again\nbye\n" });
+    const files = await call("search_files", { pattern: "hello", path: "src", output_mode: "files_only" });
+    expect(files.files.sort()).toEqual(["src/a.ts", "src/b.py", "src/c.ts"]);
+    expect(files.total_count).toBe(3);
+    const counts = await call("search_files", { pattern: "hello", path: "src", output_mode: "count" });
+    expect(counts.counts.sort((x: any, y: any) => x.path.localeCompare(y.path))).toEqual([
+      { path: "src/a.ts", count: 1 },
+      { path: "src/b.py", count: 1 },
+      { path: "src/c.ts", count: 2 },
+    ]);
+    expect(counts.total_matches).toBe(4);
+    const none = await call("search_files", { pattern: "zzz", path: "src", output_mode: "count" });
+    expect(none).toMatchObject({ counts: [], total_count: 0 });
+    expect((await call("search_files", { pattern: "x", output_mode: "lines" })).error).toMatch(/'output_mode'/);
+  });
+
+  it("context adds the lines around each match, marked, also for a path with '-' and digits", async () => {
+    await call("write_file", { path: "ctx/a-1-b.txt", content: "one\ntwo\nMATCH three\nfour\nfive\nsix\nseven\nMATCH eight\n" });
+    const r = await call("search_files", { pattern: "MATCH", path: "ctx", context: 1 });
+    expect(r.matches).toEqual([
+      { path: "ctx/a-1-b.txt", line: 2, content: "two", context: true },
+      { path: "ctx/a-1-b.txt", line: 3, content: "MATCH three" },
+      { path: "ctx/a-1-b.txt", line: 4, content: "four", context: true },
+      { path: "ctx/a-1-b.txt", line: 7, content: "seven", context: true },
+      { path: "ctx/a-1-b.txt", line: 8, content: "MATCH eight" },
+    ]);
+    expect(r.total_count).toBe(2);
+    const second = await call("search_files", { pattern: "MATCH", path: "ctx", context: 1, offset: 1, limit: 1 });
+    expect(second.matches.map((m: any) => m.line)).toEqual([7, 8]);
+    expect(second.truncated).toBeUndefined();
+  });
+
+  it("advertises the original's parameters with their defaults", () => {
+    const params = registry.get("search_files")!.schema.parameters as any;
+    expect(Object.keys(params.properties)).toEqual(["pattern", "target", "path", "file_glob", "limit", "offset", "output_mode", "context"]);
+    expect(params.properties.output_mode).toMatchObject({ enum: ["content", "files_only", "count"], default: "content" });
+    expect(params.properties.context.default).toBe(0);
+    expect(params.properties.limit.default).toBe(50);
+    expect(params.properties.path.default).toBe(".");
+    expect(params.required).toEqual(["pattern"]);
+  });
+
   it("translates Perl escapes to POSIX classes", () => {
     expect(toPosixEre("\\d+\\s\\w")).toBe("[0-9]+[[:space:]][[:alnum:]_]");
     expect(toPosixEre("[\\d.]+")).toBe("[0-9.]+");

@@ -8,7 +8,7 @@ import { posix } from "node:path";
 import { z } from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString, unadvertisedArg } from "./tool_args.js";
+import { booleanArg, integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -238,14 +238,32 @@ export async function handlePatch(args: z.infer<typeof patchArgs>, ctx: ToolCont
 
 // ---------------------------------------------------------------- search_files
 
+const OUTPUT_MODES = ["content", "files_only", "count"] as const;
+const MAX_CONTEXT = 20;
+
 const searchArgs = z.object({
-  pattern: nonEmptyString().describe("Regex (extended syntax) for content, or a file-name glob for files."),
+  pattern: nonEmptyString().describe("Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search"),
   // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
-  target: z.string().optional().meta({ enum: ["content", "files"] }).describe("What to search (default content). 'grep' and 'find' are accepted too."),
-  path: z.string().optional().describe("Directory or file to search (default: the working directory)."),
-  file_glob: z.string().optional().describe("Only search files whose name matches this glob, e.g. '*.ts'."),
-  limit: integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum results (default ${SEARCH_DEFAULT_LIMIT}).`),
-  offset: integerArg({ min: 0 }).optional().describe("Skip this many results (paging)."),
+  target: withDefault(
+    z.string().optional().meta({ enum: ["content", "files"] }).describe("'content' searches inside file contents, 'files' searches for files by name"),
+    "content",
+  ),
+  path: withDefault(z.string().optional().describe("Directory or file to search in (default: current working directory)"), "."),
+  file_glob: z.string().optional().describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
+  limit: withDefault(
+    integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
+    SEARCH_DEFAULT_LIMIT,
+  ),
+  offset: withDefault(integerArg({ min: 0 }).optional().describe("Skip first N results for pagination (default: 0)"), 0),
+  output_mode: withDefault(
+    z.string().optional().meta({ enum: [...OUTPUT_MODES] })
+      .describe("Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file"),
+    "content",
+  ),
+  context: withDefault(
+    integerArg({ min: 0, max: MAX_CONTEXT, clamp: "both" }).optional().describe(`Number of context lines before and after each match (grep mode only, max ${MAX_CONTEXT})`),
+    0,
+  ),
   // An older name of `target`.
   kind: unadvertisedArg(z.string().optional()),
 });
@@ -306,10 +324,55 @@ function stripDotSlash(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
 
+/** One line of `grep -H -n` output: `path:N:text` for a match, `path-N-text` for context (with -C). */
+interface GrepLine {
+  path: string;
+  line: number;
+  content: string;
+  context: boolean;
+}
+
+/**
+ * Parses grep -H -n [-C] output. A context line's path is told apart from its text by the match lines'
+ * paths (grep prints context only around matches of the same file), so paths with '-' and digits work.
+ */
+function parseGrepLines(lines: string[]): GrepLine[] {
+  const matchRe = /^(.+?):(\d+):(.*)$/;
+  const matched = new Set<string>();
+  for (const l of lines) {
+    const m = matchRe.exec(l);
+    if (m) matched.add(m[1]!);
+  }
+  const byLength = [...matched].sort((a, b) => b.length - a.length);
+  const out: GrepLine[] = [];
+  for (const l of lines) {
+    if (l === "--") continue;
+    let parsed: GrepLine | undefined;
+    for (const path of byLength) {
+      if (!l.startsWith(path) || (l[path.length] !== ":" && l[path.length] !== "-")) continue;
+      const sep = l[path.length]!;
+      const rest = new RegExp(`^(\\d+)${sep === "-" ? "-" : ":"}(.*)$`).exec(l.slice(path.length + 1));
+      if (rest) {
+        parsed = { path, line: Number(rest[1]), content: rest[2]!, context: sep === "-" };
+        break;
+      }
+    }
+    // Lines with control characters come from binary files that grep printed anyway (busybox).
+    if (!parsed || /[\u0000-\u0008\u000e-\u001f]/.test(parsed.content)) continue;
+    out.push(parsed);
+  }
+  return out;
+}
+
 export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
   const rawTarget = (a.target ?? a.kind ?? "content").toLowerCase();
   const target = TARGET_ALIASES[rawTarget];
   if (!target) return toolFailure(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
+  const mode = (a.output_mode ?? "content").toLowerCase() as (typeof OUTPUT_MODES)[number];
+  if (!OUTPUT_MODES.includes(mode)) {
+    return toolFailure(`Invalid arguments for search_files: 'output_mode': must be content, files_only or count (got '${a.output_mode}')`);
+  }
+  const context = target === "content" && mode === "content" ? (a.context ?? 0) : 0;
   const limit = a.limit ?? SEARCH_DEFAULT_LIMIT;
   const offset = a.offset ?? 0;
   const searchPath = a.path && a.path.trim() !== "" ? a.path : ".";
@@ -319,12 +382,16 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   const prune = `\\( ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
   const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
   const want = offset + limit + 1;
+  const capLines = context > 0 ? want * (2 * context + 2) : want;
   let script: string;
   if (target === "content") {
-    const grep = `grep -n -H -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+    const flags = mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
+    const grep = `grep ${flags} -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+    // Counts list every searched file (zeros too): filtered here, so `head` must not cut before.
+    const cap = mode === "count" ? "" : ` | head -n ${capLines}`;
     script = [
       `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
-      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi | head -n ${want}`,
+      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi${cap}`,
     ].join("\n");
   } else {
     const glob = hasGlobChars(a.pattern) ? a.pattern : `*${a.pattern}*`;
@@ -349,24 +416,55 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
     return { content: result };
   }
 
-  const matches: { path: string; line: number; content: string }[] = [];
-  for (const line of lines) {
-    const m = /^(.+?):(\d+):(.*)$/.exec(line);
-    // Lines with control characters come from binary files that grep printed anyway (busybox).
-    if (!m || /[\u0000-\u0008\u000e-\u001f]/.test(m[3]!)) continue;
-    const content = m[3]!.length > MATCH_LINE_CHARS ? `${m[3]!.slice(0, MATCH_LINE_CHARS)}...` : m[3]!;
-    matches.push({ path: stripDotSlash(m[1]!), line: Number(m[2]), content });
+  const grepProblem = () => res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
+  const more = (what: string) => ({ truncated: true, hint: `More ${what} exist; use offset=${offset + limit} or a narrower pattern/path` });
+
+  if (mode === "files_only" || mode === "count") {
+    const rows: { path: string; count?: number }[] =
+      mode === "files_only"
+        ? lines.map((l) => ({ path: stripDotSlash(l) }))
+        : lines.flatMap((l) => {
+            const m = /^(.*):(\d+)$/.exec(l);
+            return m && Number(m[2]) > 0 ? [{ path: stripDotSlash(m[1]!), count: Number(m[2]) }] : [];
+          });
+    if (rows.length === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
+    const page = rows.slice(offset, offset + limit);
+    const result: Record<string, unknown> =
+      mode === "files_only"
+        ? { files: page.map((r) => r.path), total_count: page.length }
+        : { counts: page, total_count: page.length, total_matches: page.reduce((n, r) => n + (r.count ?? 0), 0) };
+    if (rows.length > offset + limit) Object.assign(result, more(mode === "files_only" ? "files" : "files with matches"));
+    return { content: result };
   }
-  if (matches.length === 0) {
-    const problem = res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
-    if (problem) return toolFailure(`search_files failed: ${problem.trim()}`);
+
+  const clip = (text: string) => (text.length > MATCH_LINE_CHARS ? `${text.slice(0, MATCH_LINE_CHARS)}...` : text);
+  const parsed = parseGrepLines(lines);
+  const matchCount = parsed.filter((p) => !p.context).length;
+  if (matchCount === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
+  // The page holds matches offset..offset+limit-1, each with the context lines grep printed around it.
+  const inRange = (k: number) => k >= offset && k < offset + limit;
+  const matchIndex: number[] = []; // per line: the index of the match it is, or of the last match before it
+  let k = -1;
+  for (const p of parsed) matchIndex.push(p.context ? k : ++k);
+  const near = (a: GrepLine | undefined, b: GrepLine) => !!a && a.path === b.path && Math.abs(a.line - b.line) <= context;
+  const page: Record<string, unknown>[] = [];
+  let prevMatch: GrepLine | undefined;
+  for (let i = 0; i < parsed.length; i++) {
+    const p = parsed[i]!;
+    if (!p.context) {
+      prevMatch = p;
+      if (inRange(matchIndex[i]!)) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content) });
+      continue;
+    }
+    let j = i + 1;
+    while (j < parsed.length && parsed[j]!.context) j++;
+    const nextMatch = parsed[j];
+    const keep = (near(prevMatch, p) && inRange(matchIndex[i]!)) || (near(nextMatch, p) && inRange(matchIndex[i]! + 1));
+    if (keep) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content), context: true });
   }
-  const page = matches.slice(offset, offset + limit);
-  const result: Record<string, unknown> = { matches: page, total_count: page.length };
-  if (lines.length >= want) {
-    result.truncated = true;
-    result.hint = `More matches exist; use offset=${offset + limit} or a narrower pattern/path`;
-  }
+  const shown = page.filter((m) => m.context !== true).length;
+  const result: Record<string, unknown> = { matches: page, total_count: shown };
+  if (matchCount > offset + limit || lines.length >= capLines) Object.assign(result, more("matches"));
   return { content: result };
 }
 
