@@ -123,6 +123,34 @@ describe("terminal background + process", () => {
     expect((await call("process", { action: "poll", session_id: long })).status).toBe("killed");
   });
 
+  it("answers a prompt through stdin: write, submit, close (EOF), as the original's process actions", async () => {
+    const script = 'read -r name; echo "hello $name"; read -r more; echo "more=$more"; cat > rest.txt; echo "eof after $(wc -c < rest.txt) bytes"';
+    const id = (await call("terminal", { command: script, background: true })).session_id as string;
+    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toMatchObject({ status: "ok", bytes_written: 3 });
+    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toMatchObject({ bytes_written: 10 });
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("hello Ada Lovelace"), 10_000);
+    expect((await call("process", { action: "poll", session_id: id })).status).toBe("running"); // blocked on the next read
+    await call("process", { action: "submit", session_id: id, data: "yes" });
+    await call("process", { action: "write", session_id: id, data: "tail bytes" });
+    expect(await call("process", { action: "close", session_id: id })).toMatchObject({ status: "ok", stdin: "closed" });
+    const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
+    expect(done).toMatchObject({ status: "exited", exit_code: 0 });
+    expect(done.output).toBe("hello Ada Lovelace\nmore=yes\neof after 10 bytes\n");
+    expect((await call("process", { action: "write", session_id: id, data: "late" })).error).toMatch(/has exited/);
+    expect((await call("process", { action: "submit", session_id: id })).error).toMatch(/'data' is required/);
+    expect((await call("process", { action: "close", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
+  });
+
+  it("a background process that never reads stdin still sees EOF only when closed, and write after close fails", async () => {
+    const id = (await call("terminal", { command: "cat; echo cat-done", background: true })).session_id as string;
+    await call("process", { action: "submit", session_id: id, data: "line" });
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("line"), 10_000);
+    await call("process", { action: "close", session_id: id });
+    expect((await call("process", { action: "write", session_id: id, data: "x" })).error).toMatch(/has exited|no open stdin/);
+    const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
+    expect(done.output).toBe("line\ncat-done\n");
+  });
+
   it("errors on unknown sessions and missing session_id", async () => {
     expect((await call("process", { action: "poll", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
     expect((await call("process", { action: "kill" })).error).toMatch(/'session_id'/);
@@ -195,6 +223,59 @@ describe("patch", () => {
     const r = await call("patch", { path: "w.txt", old_string: "one\ntwo", new_string: "1\n2" });
     expect(r.success).toBe(true);
     expect(readFileSync(join(task.taskDir, "w.txt"), "utf8")).toBe("1\r\n2\r\nthree\r\n");
+  });
+
+  it("mode 'patch' applies a V4A patch: update (with an @@ anchor), add, move and delete, in one call", async () => {
+    await call("write_file", { path: "app.py", content: "def a():\n    return 1\n\ndef b():\n    return 1\n" });
+    await call("write_file", { path: "old.txt", content: "bye\n" });
+    await call("write_file", { path: "mv/src.txt", content: "x\ny\n" });
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: app.py",
+      "@@ def b():",
+      "-    return 1",
+      "+    return 2",
+      "*** Add File: notes/new.md",
+      "+# Notes",
+      "+done",
+      "*** Update File: mv/src.txt",
+      "*** Move to: mv/dst.txt",
+      " x",
+      "-y",
+      "+z",
+      "*** Delete File: old.txt",
+      "*** End Patch",
+    ].join("\n");
+    const r = await call("patch", { mode: "patch", patch });
+    expect(r).toMatchObject({ success: true, files_modified: ["app.py", "mv/dst.txt"], files_created: ["notes/new.md", "mv/dst.txt"], files_deleted: ["mv/src.txt", "old.txt"] });
+    expect(r.diff).toContain("+    return 2");
+    const read = (p: string) => readFileSync(join(task.taskDir, p), "utf8");
+    expect(read("app.py")).toBe("def a():\n    return 1\n\ndef b():\n    return 2\n"); // the anchor picked the second return
+    expect(read("notes/new.md")).toBe("# Notes\ndone\n");
+    expect(read("mv/dst.txt")).toBe("x\nz\n");
+    expect(existsSync(join(task.taskDir, "mv/src.txt"))).toBe(false);
+    expect(existsSync(join(task.taskDir, "old.txt"))).toBe(false);
+  });
+
+  it("mode 'patch' changes nothing when any part fails, and names the problem", async () => {
+    await call("write_file", { path: "keep.txt", content: "one\ntwo\n" });
+    const bad = ["*** Begin Patch", "*** Update File: keep.txt", "-one", "+ONE", "*** Update File: keep.txt", "-missing line", "+x", "*** End Patch"].join("\n");
+    expect((await call("patch", { mode: "patch", patch: bad })).error).toMatch(/keep\.txt: the lines to change were not found \(first: 'missing line'\)/);
+    const addExisting = ["*** Begin Patch", "*** Add File: new.txt", "+n", "*** Add File: keep.txt", "+x", "*** End Patch"].join("\n");
+    expect((await call("patch", { mode: "patch", patch: addExisting })).error).toMatch(/Cannot add 'keep\.txt': it already exists/);
+    expect(existsSync(join(task.taskDir, "new.txt"))).toBe(false);
+    expect(readFileSync(join(task.taskDir, "keep.txt"), "utf8")).toBe("one\ntwo\n");
+    expect((await call("patch", { mode: "patch", patch: "*** Update File: keep.txt" })).error).toMatch(/Invalid V4A patch: a V4A patch starts with '\*\*\* Begin Patch'/);
+    expect((await call("patch", { mode: "patch" })).error).toMatch(/'patch' is required when mode='patch'/);
+    expect((await call("patch", { mode: "diff", patch: "x" })).error).toMatch(/'mode': must be replace or patch/);
+    expect((await call("patch", { mode: "replace", path: "keep.txt" })).error).toMatch(/'old_string' is required when mode='replace'/);
+  });
+
+  it("advertises the original's patch parameters", () => {
+    const params = registry.get("patch")!.schema.parameters as any;
+    expect(Object.keys(params.properties)).toEqual(["mode", "path", "old_string", "new_string", "replace_all", "patch"]);
+    expect(params.properties.mode).toMatchObject({ enum: ["replace", "patch"], default: "replace" });
+    expect(params.properties.replace_all.default).toBe(false);
   });
 });
 

@@ -9,6 +9,7 @@ import { z } from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
+import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -74,10 +75,13 @@ const PATH_DESCRIPTION = "File path (absolute, or relative to the working direct
 
 const readArgs = z.object({
   path: nonEmptyString().describe(PATH_DESCRIPTION),
-  offset: integerArg({ min: 1 }).optional().describe("First line to read, 1-based (default 1)."),
-  limit: integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
-    .optional()
-    .describe(`Number of lines (default ${READ_DEFAULT_LIMIT}, max ${READ_MAX_LIMIT}).`),
+  offset: withDefault(integerArg({ min: 1 }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
+  limit: withDefault(
+    integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
+      .optional()
+      .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
+    READ_DEFAULT_LIMIT,
+  ),
 });
 type ReadArgs = z.infer<typeof readArgs>;
 
@@ -158,13 +162,21 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
 // ---------------------------------------------------------------- patch
 
 const patchArgs = z.object({
-  path: nonEmptyString().describe("File to edit."),
-  old_string: nonEmptyString().describe("Exact text to find."),
-  new_string: z.string().describe("Text to put in its place."),
-  replace_all: booleanArg().optional().describe("Replace every occurrence (default false)."),
-  // Hermes' patch also takes `mode`; only "replace" exists here, so it is accepted but not advertised.
-  mode: unadvertisedArg(z.string().optional()),
+  mode: withDefault(
+    z.string().optional().meta({ enum: ["replace", "patch"] })
+      .describe("Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only."),
+    "replace",
+  ),
+  path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
+  old_string: z.string().optional().describe("REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness."),
+  new_string: z.string().optional().describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
+  replace_all: withDefault(booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"), false),
+  patch: z
+    .string()
+    .optional()
+    .describe("REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch"),
 });
+type PatchArgs = z.infer<typeof patchArgs>;
 
 function countOccurrences(haystack: string, needle: string): number {
   let n = 0;
@@ -196,14 +208,104 @@ export function unifiedDiff(path: string, before: string, after: string, context
   return diff.length > maxChars ? `${diff.slice(0, maxChars)}\n... [diff truncated]` : diff;
 }
 
-export async function handlePatch(args: z.infer<typeof patchArgs>, ctx: ToolContext): Promise<ToolResult> {
-  const { path, new_string, mode } = args;
-  let { old_string } = args;
+/** The files a V4A patch writes or deletes (for the gate); none when it does not parse (nothing is written then). */
+function patchedPaths(patch: string): string[] {
+  try {
+    return parseV4APatch(patch).flatMap((op) => (op.kind === "update" && op.moveTo ? [op.path, op.moveTo] : [op.path]));
+  } catch {
+    return [];
+  }
+}
+
+async function patchEffects(args: PatchArgs, ctx: ToolContext): Promise<ToolEffect[]> {
+  const env = await ctx.getEnv();
+  const paths = (args.mode ?? "replace") === "patch" ? patchedPaths(args.patch ?? "") : args.path ? [args.path] : [];
+  return paths.map((p) => ({ kind: "write" as const, path: absolutePath(env, p), workdir: env.workdir }));
+}
+
+/** mode "patch": every file of a V4A patch changed, or none (all are read and checked before any write). */
+async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
+  let ops: V4AOperation[];
+  try {
+    ops = parseV4APatch(patch);
+  } catch (err) {
+    return toolFailure(`Invalid V4A patch: ${errMessage(err)}`);
+  }
+  const env = await ctx.getEnv();
+  const writes = new Map<string, { shown: string; before: string; after: string }>();
+  const deletes: { full: string; shown: string }[] = [];
+  const exists = async (full: string) => (await env.exec(`test -e ${shellQuote(full)}`, { timeoutMs: 10_000 })).exitCode === 0;
+  const readText = async (shown: string, full: string): Promise<string | ToolResult> => {
+    try {
+      return (await env.readFile(full)).toString("utf8");
+    } catch (err) {
+      return toolFailure(looksNotFound(err) ? `File not found: ${shown}` : `Cannot read '${shown}': ${errMessage(err)}`);
+    }
+  };
+  for (const op of ops) {
+    const full = absolutePath(env, op.path);
+    if (op.kind === "add") {
+      if (writes.has(full) || (await exists(full))) return toolFailure(`Cannot add '${op.path}': it already exists (use '*** Update File:')`);
+      writes.set(full, { shown: op.path, before: "", after: op.content });
+    } else if (op.kind === "delete") {
+      if (!(await exists(full))) return toolFailure(`Cannot delete '${op.path}': File not found`);
+      deletes.push({ full, shown: op.path });
+    } else {
+      const before = writes.get(full)?.after ?? (await readText(op.path, full));
+      if (typeof before !== "string") return before;
+      let after: string;
+      try {
+        after = applyV4AHunks(op.path, before, op.hunks);
+      } catch (err) {
+        return toolFailure(errMessage(err));
+      }
+      if (op.moveTo) {
+        deletes.push({ full, shown: op.path });
+        writes.set(absolutePath(env, op.moveTo), { shown: op.moveTo, before, after });
+      } else writes.set(full, { shown: op.path, before, after });
+    }
+  }
+  try {
+    for (const [full, w] of writes) await env.writeFile(full, w.after);
+    const gone = deletes.filter((d) => !writes.has(d.full));
+    if (gone.length > 0) {
+      const res = await env.exec(`rm -f -- ${gone.map((d) => shellQuote(d.full)).join(" ")}`, { timeoutMs: 30_000 });
+      if (res.exitCode !== 0) return toolFailure(`Cannot delete: ${(res.stderr || res.stdout).trim()}`);
+    }
+  } catch (err) {
+    return toolFailure(`Cannot write: ${errMessage(err)}`);
+  }
+  const created = ops.filter((o) => o.kind === "add").map((o) => o.path);
+  const moved = ops.flatMap((o) => (o.kind === "update" && o.moveTo ? [o.moveTo] : []));
+  const diff = [...writes.values()].map((w) => unifiedDiff(w.shown, w.before, w.after)).join("\n");
+  return {
+    content: {
+      success: true,
+      files_modified: ops.flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : [])).filter((p) => !created.includes(p)),
+      files_created: [...created, ...moved],
+      files_deleted: ops.flatMap((o) => (o.kind === "delete" ? [o.path] : o.kind === "update" && o.moveTo ? [o.path] : [])),
+      diff,
+    },
+  };
+}
+
+export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
+  const mode = (args.mode ?? "replace").toLowerCase();
+  if (mode === "patch") {
+    if (!args.patch || args.patch.trim() === "") return toolFailure("Invalid arguments for patch: 'patch' is required when mode='patch'");
+    return applyV4A(args.patch, ctx);
+  }
+  if (mode !== "replace") return toolFailure(`Invalid arguments for patch: 'mode': must be replace or patch (got '${args.mode}')`);
+  for (const key of ["path", "old_string", "new_string"] as const) {
+    if (args[key] === undefined) return toolFailure(`Invalid arguments for patch: '${key}' is required when mode='replace'`);
+  }
+  const path = args.path!;
+  const new_string = args.new_string!;
+  let old_string = args.old_string!;
+  if (path === "") return toolFailure("Invalid arguments for patch: 'path': must not be empty");
+  if (old_string === "") return toolFailure("Invalid arguments for patch: 'old_string': must not be empty");
   let replacement = new_string;
   const replaceAll = args.replace_all ?? false;
-  if (mode !== undefined && mode !== "replace") {
-    return toolFailure(`Invalid arguments for patch: 'mode': only "replace" is supported (old_string/new_string)`);
-  }
   if (old_string === new_string) return toolFailure("Invalid arguments for patch: 'new_string': is identical to old_string");
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
@@ -510,13 +612,15 @@ registry.register({
   schema: {
     name: "patch",
     description:
-      "Edit a file by replacing an exact string. old_string must match the file exactly (whitespace and " +
-      "indentation included) and be unique unless replace_all is true; include surrounding lines to make it unique. " +
-      "Returns a diff of the change. Use this instead of sed/awk in the terminal.",
+      "Targeted find-and-replace edits in files. Use this instead of sed/awk in terminal. Returns a unified diff.\n\n" +
+      "REPLACE MODE (mode='replace', default): find a unique string and replace it (exact text, whitespace and " +
+      "indentation included; CRLF files are matched too). REQUIRED PARAMETERS: mode, path, old_string, new_string.\n" +
+      "PATCH MODE (mode='patch'): apply V4A multi-file patches for bulk changes (add, update, move, delete files; " +
+      "all or nothing). REQUIRED PARAMETERS: mode, patch.",
   },
   args: patchArgs,
   handler: handlePatch,
-  effects: writeEffects,
+  effects: patchEffects,
   needsEnvironment: true,
 });
 

@@ -85,10 +85,16 @@ export class BackgroundProcessManager {
     // The command runs in its own shell so `exit N` inside it still lets the wrapper record N. Its stdin
     // is a FIFO (for `writeStdin`) held open by a sleeping holder, so it sees EOF only on `closeStdin`;
     // without mkfifo it reads /dev/null.
+    // The FIFO gets its final name only once the holder has it open: data written before that would be
+    // dropped with the last open end.
     const fifo = shellQuote(p.stdin);
+    const fifoTmp = shellQuote(`${p.stdin}.tmp`);
     const wrapper = [
-      `if mkfifo ${fifo} 2>/dev/null; then`,
-      `  sleep 2147483647 <> ${fifo} & echo $! > ${shellQuote(p.holder)}`,
+      `if mkfifo ${fifoTmp} 2>/dev/null; then`,
+      `  exec 3<> ${fifoTmp}`,
+      `  sleep 2147483647 <&3 & echo $! > ${shellQuote(p.holder)}`,
+      `  exec 3<&-`,
+      `  mv ${fifoTmp} ${fifo}`,
       `  ${this.shell} -c ${shellQuote(command)} < ${fifo}`,
       `else ${this.shell} -c ${shellQuote(command)}; fi`,
       `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
