@@ -275,8 +275,8 @@ describe("export format registry", () => {
     expect(withMeta.metadata).toEqual({ task_id: "t4", prompt_index: 4, outcome: "completed", completed: true, model: "m" });
     const hermes = await loadExportFormat("hermes");
     expect(Object.keys(hermes(entry, {}))).toEqual([
-      "conversations",
       "prompt_index",
+      "conversations",
       "metadata",
       "completed",
       "partial",

@@ -81,6 +81,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   only: ["a,b", ["a", "b"]],
   dry_run: [true, true],
   progress: ["log", "log"],
+  batch_size: ["4", 4],
 };
 
 const FILE_ONLY: Record<string, unknown> = { extra_body: { top_k: 3 }, tool_concurrency: 2, plugins: ["hb-plugin"], dataset: "d.jsonl" };

@@ -6,7 +6,7 @@
  * table (the same keys in every entry and in every metadata object).
  */
 import type { ToolStat, TrajectoryEntry } from "../core/records.js";
-import { HERMES_TOOL_NAMES } from "../../tools/toolsets.js";
+import { HERMES_TOOL_NAMES } from "../core/hermes_tool_names.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
 
 export { pythonLocalIsoformat };

@@ -3,7 +3,8 @@
  * OpenAI-format messages of one task.
  */
 import type { ChatMessage, OpenAITool } from "../core/chat.js";
-import { HERMES_TOOL_NAMES, resolveToolset } from "../../tools/toolsets.js";
+import { HERMES_TOOL_NAMES } from "../core/hermes_tool_names.js";
+import { resolveToolset } from "../../tools/toolsets.js";
 import type { ToolStat } from "../core/records.js";
 
 function isObject(v: unknown): v is Record<string, unknown> {
