@@ -3,7 +3,7 @@
  * loaded together with a line in the original's published shape (test/fixtures/hermes). One table means
  * one key set: of every entry, of every metadata object, of every tool_stats / tool_error_counts.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
@@ -39,7 +39,7 @@ beforeAll(async () => {
   dir = tempDir("hb-export-hermes-");
   const dataset = join(dir, "rows.jsonl");
   const rows = Array.from({ length: 5 }, (_, i) => JSON.stringify({ id: `r${i}`, prompt: `task ${i}` }));
-  (await import("node:fs")).writeFileSync(dataset, rows.join("\n") + "\n");
+  writeFileSync(dataset, rows.join("\n") + "\n");
   runResult = await runCli([
     "run", dataset,
     "--model", "test-model",
@@ -58,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  if (dir && !process.env.KEEP) rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("export --format hermes and the original's files", () => {
