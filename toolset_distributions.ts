@@ -2,7 +2,8 @@
  * Toolset distributions: for each task, which toolsets its agent gets.
  *
  * A distribution maps toolsets to independent inclusion chances in percent (they need not sum to 100).
- * Unlike Hermes, a draw is reproducible: it comes from a small PRNG seeded by (run seed, task id, epoch),
+ * Toolsets this build does not provide are drawn as in Hermes (so `toolsets_used` has the original's
+ * frequencies); they simply offer no tool. Unlike Hermes, a draw is reproducible: it comes from a small PRNG seeded by (run seed, task id, epoch),
  * so a task gets the same toolsets whatever the worker count, the order, a resume or a shard.
  */
 import { readFileSync } from "node:fs";
@@ -30,9 +31,9 @@ const d = (description: string, toolsets: Record<string, number>): Distribution 
 });
 
 /**
- * Hermes' 17 distributions, names, descriptions and numbers unchanged, in Hermes' order. Within each, the
- * toolsets follow one fixed order (web, vision, image_gen, terminal, file, moa, browser): it is the draw
- * order, and it breaks fallback ties.
+ * Hermes' 17 distributions as upstream defines them (toolset_distributions.py @0134f6f4): names,
+ * descriptions, numbers and, within each, the toolsets' order. That order is the draw order, the order
+ * of `toolsets_used`, and it breaks fallback ties.
  */
 export const DISTRIBUTIONS: Readonly<Record<string, Distribution>> = Object.freeze({
   default: d(
@@ -41,21 +42,21 @@ export const DISTRIBUTIONS: Readonly<Record<string, Distribution>> = Object.free
   ),
   image_gen: d(
     "Heavy focus on image generation with vision and web support",
-    { web: 55, vision: 90, image_gen: 90, terminal: 45, moa: 10 },
+    { image_gen: 90, vision: 90, web: 55, terminal: 45, moa: 10 },
   ),
   research: d(
     "Web research with vision analysis and reasoning",
-    { web: 90, vision: 50, terminal: 10, moa: 40, browser: 70 },
+    { web: 90, browser: 70, vision: 50, moa: 40, terminal: 10 },
   ),
   science: d(
     "Scientific research with web, terminal, file, and browser capabilities",
-    { web: 94, vision: 65, image_gen: 15, terminal: 94, file: 94, moa: 10, browser: 50 },
+    { web: 94, terminal: 94, file: 94, vision: 65, browser: 50, image_gen: 15, moa: 10 },
   ),
   development: d(
     "Terminal, file tools, and reasoning with occasional web lookup",
-    { web: 30, vision: 10, terminal: 80, file: 80, moa: 60 },
+    { terminal: 80, file: 80, moa: 60, web: 30, vision: 10 },
   ),
-  safe: d("All tools except terminal for safety", { web: 80, vision: 60, image_gen: 60, moa: 50, browser: 70 }),
+  safe: d("All tools except terminal for safety", { web: 80, browser: 70, vision: 60, image_gen: 60, moa: 50 }),
   balanced: d(
     "Equal probability of all toolsets",
     { web: 50, vision: 50, image_gen: 50, terminal: 50, file: 50, moa: 50, browser: 50 },
@@ -64,26 +65,26 @@ export const DISTRIBUTIONS: Readonly<Record<string, Distribution>> = Object.free
   terminal_only: d("Terminal and file tools for code execution tasks", { terminal: 100, file: 100 }),
   terminal_web: d(
     "Terminal and file tools with web search for documentation lookup",
-    { web: 100, terminal: 100, file: 100 },
+    { terminal: 100, file: 100, web: 100 },
   ),
-  creative: d("Image generation and vision analysis focus", { web: 30, vision: 90, image_gen: 90 }),
-  reasoning: d("Heavy mixture of agents usage with minimal other tools", { web: 30, terminal: 20, moa: 90 }),
+  creative: d("Image generation and vision analysis focus", { image_gen: 90, vision: 90, web: 30 }),
+  reasoning: d("Heavy mixture of agents usage with minimal other tools", { moa: 90, web: 30, terminal: 20 }),
   browser_use: d(
     "Full browser-based web interaction with search, vision, and page control",
-    { web: 80, vision: 70, browser: 100 },
+    { browser: 100, web: 80, vision: 70 },
   ),
   browser_only: d("Only browser automation tools for pure web interaction tasks", { browser: 100 }),
   browser_tasks: d(
-    "Browser-focused (browser toolset includes web_search since Google blocks direct browser searches)",
-    { vision: 12, terminal: 15, browser: 97 },
+    "Browser-focused distribution (browser toolset includes web_search for finding URLs since Google blocks direct browser searches)",
+    { browser: 97, vision: 12, terminal: 15 },
   ),
   terminal_tasks: d(
-    "Terminal-focused with high terminal/file availability, occasional other tools",
-    { web: 97, vision: 50, image_gen: 10, terminal: 97, file: 97, browser: 75 },
+    "Terminal-focused distribution with high terminal/file availability, occasional other tools",
+    { terminal: 97, file: 97, web: 97, browser: 75, vision: 50, image_gen: 10 },
   ),
   mixed_tasks: d(
-    "Mixed with high browser, terminal, and file availability for complex tasks",
-    { web: 35, vision: 15, image_gen: 15, terminal: 92, file: 92, browser: 92 },
+    "Mixed distribution with high browser, terminal, and file availability for complex tasks",
+    { browser: 92, terminal: 92, file: 92, web: 35, vision: 15, image_gen: 15 },
   ),
 });
 
@@ -246,86 +247,77 @@ export interface DrawKey {
 
 /** The generator for one task's draw: depends only on (seed, taskId, epoch). */
 export function taskRng(key: DrawKey): () => number {
-  return sfc32(hash128(JSON.stringify(["hermes-batch/toolsets/v1", String(key.seed), key.taskId, key.epoch ?? 0])));
-}
-
-function drawFrom(toolsets: Record<string, number>, usable: ReadonlySet<string>, key: DrawKey): string[] {
-  const rng = taskRng(key);
-  const picked: string[] = [];
-  // One number per toolset, dropped ones included, so the other draws do not shift when the set of
-  // provided toolsets changes between builds.
-  for (const [ts, p] of Object.entries(toolsets)) {
-    const r = rng();
-    if (usable.has(ts) && r * 100 < p) picked.push(ts);
-  }
-  if (picked.length > 0) return picked;
-  let best: string | undefined;
-  for (const [ts, p] of Object.entries(toolsets)) {
-    if (usable.has(ts) && (best === undefined || p > toolsets[best]!)) best = ts;
-  }
-  return best === undefined ? [] : [best];
+  // v2: the draw order became upstream's per-distribution order, so the same seed draws differently than v1.
+  return sfc32(hash128(JSON.stringify(["hermes-batch/toolsets/v2", String(key.seed), key.taskId, key.epoch ?? 0])));
 }
 
 /**
  * One task's toolsets from a distribution, in the distribution's order: each toolset independently with
- * its chance; if none is drawn, the most likely one (the first on ties). Every toolset counts as usable;
- * use `prepareDistribution` to leave out toolsets the build cannot provide.
+ * its chance (a number in [0, 1) times 100 below the percentage); if none is drawn, the most likely one
+ * (the first on ties). As in the original, toolsets this build does not provide are drawn too.
  */
 export function sampleToolsets(distribution: string | Distribution, key: DrawKey): string[] {
-  const dist = typeof distribution === "string" ? getDistribution(distribution) : distribution;
-  return drawFrom(dist.toolsets, new Set(Object.keys(dist.toolsets)), key);
+  const { toolsets } = typeof distribution === "string" ? getDistribution(distribution) : distribution;
+  const rng = taskRng(key);
+  const picked: string[] = [];
+  for (const [ts, p] of Object.entries(toolsets)) if (rng() * 100 < p) picked.push(ts);
+  if (picked.length > 0) return picked;
+  let best: string | undefined;
+  for (const [ts, p] of Object.entries(toolsets)) if (best === undefined || p > toolsets[best]!) best = ts;
+  return best === undefined ? [] : [best];
 }
 
 export interface DistributionSampler {
   name: string;
   description: string;
-  /** All toolsets of the distribution with their chances. */
+  /** All toolsets of the distribution with their chances, in draw order. */
   toolsets: Record<string, number>;
-  /** Toolsets that can be drawn. */
-  usable: string[];
-  /** Toolsets left out because this build cannot provide them. */
-  dropped: string[];
+  /** Toolsets this build provides (they give the model tools when drawn). */
+  provided: string[];
+  /** Toolsets this build cannot provide: still drawn and recorded in toolsets_used, but they offer no tool. */
+  unprovided: string[];
   sample(key: DrawKey): string[];
 }
 
 export interface PrepareOptions {
   /** Toolsets this build can provide (e.g. `providedToolsets()` from model_tools); default: all. */
   available?: ReadonlySet<string>;
-  /** Called at most once per process for each distribution and set of dropped toolsets. */
+  /** Called at most once per process for each distribution and set of unprovided toolsets. */
   warn?: (message: string) => void;
 }
 
 const warned = new Set<string>();
 
 /**
- * A sampler for a run: validates the distribution once, drops toolsets that are not available (one
- * warning, not one per task), and throws DistributionError if nothing would be left to draw.
+ * A sampler for a run: validates the distribution once, says once which of its toolsets offer no tool
+ * here, and throws DistributionError when none of them is provided (every task would run without tools).
  */
 export function prepareDistribution(name: string, opts: PrepareOptions = {}): DistributionSampler {
   const dist = getDistribution(name);
   const all = Object.keys(dist.toolsets);
-  const usable = opts.available ? all.filter((ts) => opts.available!.has(ts)) : all;
-  const dropped = all.filter((ts) => !usable.includes(ts));
-  if (usable.length === 0) {
+  const provided = opts.available ? all.filter((ts) => opts.available!.has(ts)) : all;
+  const unprovided = all.filter((ts) => !provided.includes(ts));
+  if (provided.length === 0) {
     throw new DistributionError(
-      `Distribution '${name}' has no toolset this build can provide (unavailable: ${dropped.join(", ")})`,
+      `Distribution '${name}' has no toolset this build can provide (unavailable: ${unprovided.join(", ")})`,
     );
   }
-  if (dropped.length > 0 && opts.warn) {
-    const key = `${name}\u0000${dropped.join(",")}`;
+  if (unprovided.length > 0 && opts.warn) {
+    const key = `${name}\u0000${unprovided.join(",")}`;
     if (!warned.has(key)) {
       warned.add(key);
-      opts.warn(`distribution '${name}': toolsets not provided by this build are never drawn: ${dropped.join(", ")}`);
+      opts.warn(
+        `distribution '${name}': ${unprovided.join(", ")} not provided by this build: drawn and recorded in toolsets_used as the original does, but they offer no tool (see toolsets_offered)`,
+      );
     }
   }
-  const usableSet = new Set(usable);
   return {
     name,
     description: dist.description,
     toolsets: dist.toolsets,
-    usable,
-    dropped,
-    sample: (key) => drawFrom(dist.toolsets, usableSet, key),
+    provided,
+    unprovided,
+    sample: (key) => sampleToolsets(dist, key),
   };
 }
 

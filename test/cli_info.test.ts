@@ -48,7 +48,7 @@ registry.register({
 });
 `;
 
-const MIX = { description: "CLI test mix", toolsets: { hbtest: 50, vision: 50 } };
+const MIX = { description: "CLI test mix", toolsets: { hbtest: 100, vision: 0 } };
 
 const COMMANDS = {
   tools: ["tools"],
@@ -75,7 +75,7 @@ beforeAll(async () => {
   writeFileSync(join(project, ".hermes-batch", "plugins", "hbtest_plugin.mjs"), PLUGIN);
   writeFileSync(
     join(project, "mix.yaml"),
-    `cli_mix:\n  description: ${MIX.description}\n  toolsets:\n    hbtest: 50\n    vision: 50\n`,
+    `cli_mix:\n  description: ${MIX.description}\n  toolsets:\n    hbtest: 100\n    vision: 0\n`,
   );
   // Two processes at a time: the machine has two cores.
   const queue = Object.entries(COMMANDS) as [keyof typeof COMMANDS, readonly string[]][];
@@ -155,8 +155,8 @@ describe("hermes-batch distributions", () => {
     expect(names).toHaveLength(18);
     expect(names).toEqual([...names].sort());
     expect(names).toContain("mixed_tasks");
-    expect(r.stdout).toMatch(/^cli_mix: CLI test mix {2}\[from mix\.yaml\]\n {2}hbtest +50%\n {2}vision +50% {2}\(unavailable: never drawn\)$/m);
-    expect(r.stdout).toMatch(/^browser_only: .*\n {2}browser +100% {2}\(unavailable: never drawn\)$/m);
+    expect(r.stdout).toMatch(/^cli_mix: CLI test mix {2}\[from mix\.yaml\]\n {2}hbtest +100%\n {2}vision +0% {2}\(not provided here: drawn, offers no tool\)$/m);
+    expect(r.stdout).toMatch(/^browser_only: .*\n {2}browser +100% {2}\(not provided here: drawn, offers no tool\)$/m);
     expect(r.stdout).toMatch(/^reasoning: Heavy mixture of agents usage with minimal other tools\n {2}moa +90%.*\n {2}web +30%.*\n {2}terminal +20%/m);
   });
 
@@ -181,7 +181,7 @@ describe("hermes-batch sample", () => {
     const r = results.sample;
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
-    expect(out).toMatchObject({ distribution: "cli_mix", seed: "5", epoch: 0, dropped: ["vision"] });
+    expect(out).toMatchObject({ distribution: "cli_mix", seed: "5", epoch: 0, unprovided: ["vision"] });
     expect(out.draws.map((d: { task_id: string }) => d.task_id)).toEqual(Array.from({ length: 12 }, (_, i) => `task_${i}`));
 
     registerToolset("hbtest", { description: "in-process twin of the plugin toolset", tools: ["hbtest_echo"] });
@@ -192,17 +192,19 @@ describe("hermes-batch sample", () => {
       toolsets: sampler.sample({ seed: 5, taskId: `task_${i}` }),
     }));
     expect(out.draws).toEqual(expected);
-    // With one usable toolset at 50%, the fallback makes it appear in every draw.
     for (const d of out.draws) expect(d.toolsets).toEqual(["hbtest"]);
-    const warnings = r.stderr.split("\n").filter((l) => l.includes("never drawn"));
-    expect(warnings).toEqual(["warning: distribution 'cli_mix': toolsets not provided by this build are never drawn: vision"]);
+    const warnings = r.stderr.split("\n").filter((l) => l.includes("not provided"));
+    expect(warnings).toEqual([
+      "warning: distribution 'cli_mix': vision not provided by this build: drawn and recorded in toolsets_used as the original does, but they offer no tool (see toolsets_offered)",
+    ]);
   });
 
   it("prints a readable table", () => {
     const r = results.sampleText;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("distribution cli_mix, seed 5, epoch 0\ntask_0  hbtest\ntask_1  hbtest\ntask_2  hbtest\n");
-    expect(r.stdout).toMatch(/hbtest +3\/3 {2}\(50%\)/);
+    expect(r.stdout).toMatch(/hbtest +3\/3 {2}\(100%\)/);
+    expect(r.stdout).toMatch(/vision +0\/3 {2}\(0%\) {2}not provided here: offers no tool/);
   });
 
   it("exits 2 for a bad flag and for a distribution with nothing this build provides", () => {

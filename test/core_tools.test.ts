@@ -123,6 +123,34 @@ describe("terminal background + process", () => {
     expect((await call("process", { action: "poll", session_id: long })).status).toBe("killed");
   });
 
+  it("answers a prompt through stdin: write, submit, close (EOF), as the original's process actions", async () => {
+    const script = 'read -r name; echo "hello $name"; read -r more; echo "more=$more"; cat > rest.txt; echo "eof after $(wc -c < rest.txt) bytes"';
+    const id = (await call("terminal", { command: script, background: true })).session_id as string;
+    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toMatchObject({ status: "ok", bytes_written: 3 });
+    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toMatchObject({ bytes_written: 10 });
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("hello Ada Lovelace"), 10_000);
+    expect((await call("process", { action: "poll", session_id: id })).status).toBe("running"); // blocked on the next read
+    await call("process", { action: "submit", session_id: id, data: "yes" });
+    await call("process", { action: "write", session_id: id, data: "tail bytes" });
+    expect(await call("process", { action: "close", session_id: id })).toMatchObject({ status: "ok", stdin: "closed" });
+    const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
+    expect(done).toMatchObject({ status: "exited", exit_code: 0 });
+    expect(done.output).toBe("hello Ada Lovelace\nmore=yes\neof after 10 bytes\n");
+    expect((await call("process", { action: "write", session_id: id, data: "late" })).error).toMatch(/has exited/);
+    expect((await call("process", { action: "submit", session_id: id })).error).toMatch(/'data' is required/);
+    expect((await call("process", { action: "close", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
+  });
+
+  it("a background process that never reads stdin still sees EOF only when closed, and write after close fails", async () => {
+    const id = (await call("terminal", { command: "cat; echo cat-done", background: true })).session_id as string;
+    await call("process", { action: "submit", session_id: id, data: "line" });
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("line"), 10_000);
+    await call("process", { action: "close", session_id: id });
+    expect((await call("process", { action: "write", session_id: id, data: "x" })).error).toMatch(/has exited|no open stdin/);
+    const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
+    expect(done.output).toBe("line\ncat-done\n");
+  });
+
   it("errors on unknown sessions and missing session_id", async () => {
     expect((await call("process", { action: "poll", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
     expect((await call("process", { action: "kill" })).error).toMatch(/'session_id'/);
@@ -196,6 +224,59 @@ describe("patch", () => {
     expect(r.success).toBe(true);
     expect(readFileSync(join(task.taskDir, "w.txt"), "utf8")).toBe("1\r\n2\r\nthree\r\n");
   });
+
+  it("mode 'patch' applies a V4A patch: update (with an @@ anchor), add, move and delete, in one call", async () => {
+    await call("write_file", { path: "app.py", content: "def a():\n    return 1\n\ndef b():\n    return 1\n" });
+    await call("write_file", { path: "old.txt", content: "bye\n" });
+    await call("write_file", { path: "mv/src.txt", content: "x\ny\n" });
+    const patch = [
+      "*** Begin Patch",
+      "*** Update File: app.py",
+      "@@ def b():",
+      "-    return 1",
+      "+    return 2",
+      "*** Add File: notes/new.md",
+      "+# Notes",
+      "+done",
+      "*** Update File: mv/src.txt",
+      "*** Move to: mv/dst.txt",
+      " x",
+      "-y",
+      "+z",
+      "*** Delete File: old.txt",
+      "*** End Patch",
+    ].join("\n");
+    const r = await call("patch", { mode: "patch", patch });
+    expect(r).toMatchObject({ success: true, files_modified: ["app.py", "mv/dst.txt"], files_created: ["notes/new.md", "mv/dst.txt"], files_deleted: ["mv/src.txt", "old.txt"] });
+    expect(r.diff).toContain("+    return 2");
+    const read = (p: string) => readFileSync(join(task.taskDir, p), "utf8");
+    expect(read("app.py")).toBe("def a():\n    return 1\n\ndef b():\n    return 2\n"); // the anchor picked the second return
+    expect(read("notes/new.md")).toBe("# Notes\ndone\n");
+    expect(read("mv/dst.txt")).toBe("x\nz\n");
+    expect(existsSync(join(task.taskDir, "mv/src.txt"))).toBe(false);
+    expect(existsSync(join(task.taskDir, "old.txt"))).toBe(false);
+  });
+
+  it("mode 'patch' changes nothing when any part fails, and names the problem", async () => {
+    await call("write_file", { path: "keep.txt", content: "one\ntwo\n" });
+    const bad = ["*** Begin Patch", "*** Update File: keep.txt", "-one", "+ONE", "*** Update File: keep.txt", "-missing line", "+x", "*** End Patch"].join("\n");
+    expect((await call("patch", { mode: "patch", patch: bad })).error).toMatch(/keep\.txt: the lines to change were not found \(first: 'missing line'\)/);
+    const addExisting = ["*** Begin Patch", "*** Add File: new.txt", "+n", "*** Add File: keep.txt", "+x", "*** End Patch"].join("\n");
+    expect((await call("patch", { mode: "patch", patch: addExisting })).error).toMatch(/Cannot add 'keep\.txt': it already exists/);
+    expect(existsSync(join(task.taskDir, "new.txt"))).toBe(false);
+    expect(readFileSync(join(task.taskDir, "keep.txt"), "utf8")).toBe("one\ntwo\n");
+    expect((await call("patch", { mode: "patch", patch: "*** Update File: keep.txt" })).error).toMatch(/Invalid V4A patch: a V4A patch starts with '\*\*\* Begin Patch'/);
+    expect((await call("patch", { mode: "patch" })).error).toMatch(/'patch' is required when mode='patch'/);
+    expect((await call("patch", { mode: "diff", patch: "x" })).error).toMatch(/'mode': must be replace or patch/);
+    expect((await call("patch", { mode: "replace", path: "keep.txt" })).error).toMatch(/'old_string' is required when mode='replace'/);
+  });
+
+  it("advertises the original's patch parameters", () => {
+    const params = registry.get("patch")!.schema.parameters as any;
+    expect(Object.keys(params.properties)).toEqual(["mode", "path", "old_string", "new_string", "replace_all", "patch"]);
+    expect(params.properties.mode).toMatchObject({ enum: ["replace", "patch"], default: "replace" });
+    expect(params.properties.replace_all.default).toBe(false);
+  });
 });
 
 describe("search_files", () => {
@@ -236,6 +317,49 @@ describe("search_files", () => {
     expect((await call("search_files", { pattern: "x", path: "nowhere" })).error).toBe("Path not found: nowhere");
     expect((await call("search_files", { pattern: "(unclosed" })).error).toMatch(/search_files failed/);
     expect((await call("search_files", { pattern: "x", target: "everything" })).error).toMatch(/'target'/);
+  });
+
+  it("output_mode files_only lists the files with a match, count their match counts", async () => {
+    await call("write_file", { path: "src/c.ts", content: "hello\nhello again\nbye\n" });
+    const files = await call("search_files", { pattern: "hello", path: "src", output_mode: "files_only" });
+    expect(files.files.sort()).toEqual(["src/a.ts", "src/b.py", "src/c.ts"]);
+    expect(files.total_count).toBe(3);
+    const counts = await call("search_files", { pattern: "hello", path: "src", output_mode: "count" });
+    expect(counts.counts.sort((x: any, y: any) => x.path.localeCompare(y.path))).toEqual([
+      { path: "src/a.ts", count: 1 },
+      { path: "src/b.py", count: 1 },
+      { path: "src/c.ts", count: 2 },
+    ]);
+    expect(counts.total_matches).toBe(4);
+    const none = await call("search_files", { pattern: "zzz", path: "src", output_mode: "count" });
+    expect(none).toMatchObject({ counts: [], total_count: 0 });
+    expect((await call("search_files", { pattern: "x", output_mode: "lines" })).error).toMatch(/'output_mode'/);
+  });
+
+  it("context adds the lines around each match, marked, also for a path with '-' and digits", async () => {
+    await call("write_file", { path: "ctx/a-1-b.txt", content: "one\ntwo\nMATCH three\nfour\nfive\nsix\nseven\nMATCH eight\n" });
+    const r = await call("search_files", { pattern: "MATCH", path: "ctx", context: 1 });
+    expect(r.matches).toEqual([
+      { path: "ctx/a-1-b.txt", line: 2, content: "two", context: true },
+      { path: "ctx/a-1-b.txt", line: 3, content: "MATCH three" },
+      { path: "ctx/a-1-b.txt", line: 4, content: "four", context: true },
+      { path: "ctx/a-1-b.txt", line: 7, content: "seven", context: true },
+      { path: "ctx/a-1-b.txt", line: 8, content: "MATCH eight" },
+    ]);
+    expect(r.total_count).toBe(2);
+    const second = await call("search_files", { pattern: "MATCH", path: "ctx", context: 1, offset: 1, limit: 1 });
+    expect(second.matches.map((m: any) => m.line)).toEqual([7, 8]);
+    expect(second.truncated).toBeUndefined();
+  });
+
+  it("advertises the original's parameters with their defaults", () => {
+    const params = registry.get("search_files")!.schema.parameters as any;
+    expect(Object.keys(params.properties)).toEqual(["pattern", "target", "path", "file_glob", "limit", "offset", "output_mode", "context"]);
+    expect(params.properties.output_mode).toMatchObject({ enum: ["content", "files_only", "count"], default: "content" });
+    expect(params.properties.context.default).toBe(0);
+    expect(params.properties.limit.default).toBe(50);
+    expect(params.properties.path.default).toBe(".");
+    expect(params.required).toEqual(["pattern"]);
   });
 
   it("translates Perl escapes to POSIX classes", () => {

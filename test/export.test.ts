@@ -131,22 +131,28 @@ describe("hermes-batch export", () => {
   });
 
   it("exports Hermes batch entries to stdout, keeping only passing verifies", () => {
-    const r = cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--metadata", "--out", "-"]);
+    const r = cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--out", "-"]);
     expect(r.code).toBe(0);
     const rows = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toEqual({
-      conversations: E0.conversations,
+    const { tool_stats, tool_error_counts, ...rest } = rows[0];
+    expect(rest).toEqual({
       prompt_index: 0,
-      metadata: { task_id: "task-0", prompt_index: 0, outcome: "completed", completed: true, model: "scripted", seed: 7 },
+      conversations: E0.conversations,
+      metadata: { batch_num: 0, timestamp: "", model: "scripted" },
       completed: true,
       partial: false,
       api_calls: 2,
       toolsets_used: ["terminal"],
-      tool_stats: { terminal: { count: 1, success: 1, failure: 0 } },
-      tool_error_counts: { terminal: 0 },
     });
+    expect(Object.keys(rows[0])).toEqual(["prompt_index", "conversations", "metadata", "completed", "partial", "api_calls", "toolsets_used", "tool_stats", "tool_error_counts"]);
+    expect(tool_stats.terminal).toEqual({ count: 1, success: 1, failure: 0 });
+    expect(tool_stats.browser_cdp).toEqual({ count: 0, success: 0, failure: 0 });
+    expect(Object.keys(tool_error_counts)).toEqual(Object.keys(tool_stats));
     expect(r.stderr).toContain("filtered: 2 without a passing verify");
+    const withMeta = cli(["export", trajectories, "--format", "hermes", "--metadata", "--out", "-"]);
+    expect(withMeta.code).toBe(2);
+    expect(withMeta.stderr).toMatch(/--metadata: the hermes format has the original's metadata \{batch_num, timestamp, model\}/);
   });
 
   it("rejects bad input with exit code 2", () => {

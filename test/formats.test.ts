@@ -117,6 +117,20 @@ describe("toHermesConversations", () => {
     expect(hermesSystemPrompt([])).toContain("<tools>\n[]\n</tools>");
   });
 
+  it("writes the original's system turn byte for byte (run_agent.py _convert_to_trajectory_format)", () => {
+    const original =
+      "You are a function calling AI model. You are provided with function signatures within <tools> </tools> XML tags. " +
+      "You may call one or more functions to assist with the user query. If available tools are not relevant in assisting " +
+      "with user query, just respond in natural conversational language. Don't make assumptions about what values to plug " +
+      "into functions. After calling & executing the functions, you will be provided with function results within " +
+      "<tool_response> </tool_response> XML tags. Here are the available tools:\n<tools>\n" +
+      '[{"name": "terminal", "description": "Run a command", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}, "required": null}]' +
+      "\n</tools>\nFor each function call return a JSON object, with the following pydantic model json schema for each:\n" +
+      "{'title': 'FunctionCall', 'type': 'object', 'properties': {'name': {'title': 'Name', 'type': 'string'}, 'arguments': {'title': 'Arguments', 'type': 'object'}}, 'required': ['name', 'arguments']}\n" +
+      "Each function call should be enclosed within <tool_call> </tool_call> XML tags.\nExample:\n<tool_call>\n{'name': <function-name>,'arguments': <args-dict>}\n</tool_call>";
+    expect(hermesSystemPrompt([TERMINAL])).toBe(original);
+  });
+
   it("converts a whole task exactly", () => {
     const conv = toHermesConversations(MESSAGES, [TERMINAL, READ_FILE]);
     expect(conv).toEqual([
@@ -261,8 +275,8 @@ describe("export format registry", () => {
     expect(withMeta.metadata).toEqual({ task_id: "t4", prompt_index: 4, outcome: "completed", completed: true, model: "m" });
     const hermes = await loadExportFormat("hermes");
     expect(Object.keys(hermes(entry, {}))).toEqual([
-      "conversations",
       "prompt_index",
+      "conversations",
       "metadata",
       "completed",
       "partial",

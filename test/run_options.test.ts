@@ -91,6 +91,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   providers_ignored: ["p3", ["p3"]],
   providers_order: ["p2,p1", ["p2", "p1"]],
   provider_sort: ["price", "price"],
+  batch_size: ["4", 4],
 };
 
 const FILE_ONLY: Record<string, unknown> = { extra_body: { top_k: 3 }, tool_concurrency: 2, plugins: ["hb-plugin"], dataset: "d.jsonl" };

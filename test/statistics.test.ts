@@ -186,6 +186,8 @@ describe("RunStatistics", () => {
       completed_at: "2026-01-01T00:01:30.250Z",
       duration_seconds: 90.25,
       total_prompts: 5,
+      total_batches: 1,
+      batch_size: 10,
       tasks: { total: 5, trajectories: 2, failed: 1, dropped: 2 },
       outcomes: { completed: 1, max_turns: 0, partial: 1, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0, internal_error: 0 },
       completed: 1,
@@ -307,5 +309,42 @@ describe("token totals", () => {
     const json = stats.toJSON();
     expect(json.tokens.agent).toEqual({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
     expect(json.tokens.total_tokens).toBe(46);
+  });
+});
+
+describe("the original's keys in statistics.json and checkpoint.json", () => {
+  it("writes rates and durations as Python floats and counts batches of --batch-size", async () => {
+    const { statisticsJsonText } = await import("../src/report/statistics.js");
+    const stats = new RunStatistics({ run_name: "r", total_prompts: 25, batch_size: 10, knownTools: ["terminal"], started_at: new Date(0) });
+    const json = stats.toJSON(new Date(2000));
+    expect(json.total_batches).toBe(3);
+    expect(json.batch_size).toBe(10);
+    const text = statisticsJsonText(json);
+    expect(text).toContain('"success_rate": 0.0,');
+    expect(text).toContain('"failure_rate": 0.0\n');
+    expect(text).toContain('"duration_seconds": 2.0,');
+    expect(text).toContain('"total_batches": 3,'); // counts stay ints
+    expect(statisticsJsonText({ tool_statistics: { t: { success_rate: 66.67, failure_rate: 33.33 } }, note: "success_rate" })).toBe(
+      '{\n  "tool_statistics": {\n    "t": {\n      "success_rate": 66.67,\n      "failure_rate": 33.33\n    }\n  },\n  "note": "success_rate"\n}\n',
+    );
+    expect(JSON.parse(text)).toEqual(json); // still plain JSON for every reader
+    expect(new RunStatistics({ run_name: "r" }).toJSON().total_batches).toBeNull();
+  });
+
+  it("HermesCheckpoint keeps completed_prompts sorted and batch_stats per batch of prompt indices", async () => {
+    const { HermesCheckpoint } = await import("../src/store/checkpoint.js");
+    const cp = new HermesCheckpoint(2, [3, 0]);
+    cp.record(1, "trajectory");
+    cp.record(5, "dropped", "no_reasoning");
+    cp.record(4, "failed");
+    cp.record(2, "dropped", "unknown_tools");
+    expect(cp.toJSON()).toEqual({
+      completed_prompts: [0, 1, 2, 3, 5],
+      batch_stats: {
+        "0": { processed: 1, skipped: 1, discarded_no_reasoning: 0 },
+        "1": { processed: 1, skipped: 1, discarded_no_reasoning: 0 },
+        "2": { processed: 2, skipped: 0, discarded_no_reasoning: 1 },
+      },
+    });
   });
 });

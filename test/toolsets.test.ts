@@ -37,9 +37,11 @@ describe("built-in toolsets", () => {
     expect(resolveToolset("vision")).toEqual(["vision_analyze"]);
     expect(resolveToolset("image_gen")).toEqual(["image_generate"]);
     expect(resolveToolset("moa")).toEqual(["mixture_of_agents"]);
-    expect(resolveToolset("browser")).toContain("browser_navigate");
-    expect(resolveToolset("browser")).toContain("web_search");
-    expect(resolveToolset("browser")).toHaveLength(11);
+    // The original's current browser toolset: browser_close gone, console/cdp/dialog added, no web_search.
+    expect(resolveToolset("browser")).toEqual([
+      "browser_back", "browser_cdp", "browser_click", "browser_console", "browser_dialog", "browser_get_images",
+      "browser_navigate", "browser_press", "browser_scroll", "browser_snapshot", "browser_type", "browser_vision",
+    ]);
   });
 
   it("composes scenario sets through includes, sorted and deduplicated", () => {

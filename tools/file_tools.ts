@@ -8,7 +8,8 @@ import { posix } from "node:path";
 import { z } from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString, unadvertisedArg } from "./tool_args.js";
+import { booleanArg, integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
+import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -74,10 +75,13 @@ const PATH_DESCRIPTION = "File path (absolute, or relative to the working direct
 
 const readArgs = z.object({
   path: nonEmptyString().describe(PATH_DESCRIPTION),
-  offset: integerArg({ min: 1 }).optional().describe("First line to read, 1-based (default 1)."),
-  limit: integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
-    .optional()
-    .describe(`Number of lines (default ${READ_DEFAULT_LIMIT}, max ${READ_MAX_LIMIT}).`),
+  offset: withDefault(integerArg({ min: 1 }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
+  limit: withDefault(
+    integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
+      .optional()
+      .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
+    READ_DEFAULT_LIMIT,
+  ),
 });
 type ReadArgs = z.infer<typeof readArgs>;
 
@@ -158,13 +162,21 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
 // ---------------------------------------------------------------- patch
 
 const patchArgs = z.object({
-  path: nonEmptyString().describe("File to edit."),
-  old_string: nonEmptyString().describe("Exact text to find."),
-  new_string: z.string().describe("Text to put in its place."),
-  replace_all: booleanArg().optional().describe("Replace every occurrence (default false)."),
-  // Hermes' patch also takes `mode`; only "replace" exists here, so it is accepted but not advertised.
-  mode: unadvertisedArg(z.string().optional()),
+  mode: withDefault(
+    z.string().optional().meta({ enum: ["replace", "patch"] })
+      .describe("Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only."),
+    "replace",
+  ),
+  path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
+  old_string: z.string().optional().describe("REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness."),
+  new_string: z.string().optional().describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
+  replace_all: withDefault(booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"), false),
+  patch: z
+    .string()
+    .optional()
+    .describe("REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch"),
 });
+type PatchArgs = z.infer<typeof patchArgs>;
 
 function countOccurrences(haystack: string, needle: string): number {
   let n = 0;
@@ -196,14 +208,104 @@ export function unifiedDiff(path: string, before: string, after: string, context
   return diff.length > maxChars ? `${diff.slice(0, maxChars)}\n... [diff truncated]` : diff;
 }
 
-export async function handlePatch(args: z.infer<typeof patchArgs>, ctx: ToolContext): Promise<ToolResult> {
-  const { path, new_string, mode } = args;
-  let { old_string } = args;
+/** The files a V4A patch writes or deletes (for the gate); none when it does not parse (nothing is written then). */
+function patchedPaths(patch: string): string[] {
+  try {
+    return parseV4APatch(patch).flatMap((op) => (op.kind === "update" && op.moveTo ? [op.path, op.moveTo] : [op.path]));
+  } catch {
+    return [];
+  }
+}
+
+async function patchEffects(args: PatchArgs, ctx: ToolContext): Promise<ToolEffect[]> {
+  const env = await ctx.getEnv();
+  const paths = (args.mode ?? "replace") === "patch" ? patchedPaths(args.patch ?? "") : args.path ? [args.path] : [];
+  return paths.map((p) => ({ kind: "write" as const, path: absolutePath(env, p), workdir: env.workdir }));
+}
+
+/** mode "patch": every file of a V4A patch changed, or none (all are read and checked before any write). */
+async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
+  let ops: V4AOperation[];
+  try {
+    ops = parseV4APatch(patch);
+  } catch (err) {
+    return toolFailure(`Invalid V4A patch: ${errMessage(err)}`);
+  }
+  const env = await ctx.getEnv();
+  const writes = new Map<string, { shown: string; before: string; after: string }>();
+  const deletes: { full: string; shown: string }[] = [];
+  const exists = async (full: string) => (await env.exec(`test -e ${shellQuote(full)}`, { timeoutMs: 10_000 })).exitCode === 0;
+  const readText = async (shown: string, full: string): Promise<string | ToolResult> => {
+    try {
+      return (await env.readFile(full)).toString("utf8");
+    } catch (err) {
+      return toolFailure(looksNotFound(err) ? `File not found: ${shown}` : `Cannot read '${shown}': ${errMessage(err)}`);
+    }
+  };
+  for (const op of ops) {
+    const full = absolutePath(env, op.path);
+    if (op.kind === "add") {
+      if (writes.has(full) || (await exists(full))) return toolFailure(`Cannot add '${op.path}': it already exists (use '*** Update File:')`);
+      writes.set(full, { shown: op.path, before: "", after: op.content });
+    } else if (op.kind === "delete") {
+      if (!(await exists(full))) return toolFailure(`Cannot delete '${op.path}': File not found`);
+      deletes.push({ full, shown: op.path });
+    } else {
+      const before = writes.get(full)?.after ?? (await readText(op.path, full));
+      if (typeof before !== "string") return before;
+      let after: string;
+      try {
+        after = applyV4AHunks(op.path, before, op.hunks);
+      } catch (err) {
+        return toolFailure(errMessage(err));
+      }
+      if (op.moveTo) {
+        deletes.push({ full, shown: op.path });
+        writes.set(absolutePath(env, op.moveTo), { shown: op.moveTo, before, after });
+      } else writes.set(full, { shown: op.path, before, after });
+    }
+  }
+  try {
+    for (const [full, w] of writes) await env.writeFile(full, w.after);
+    const gone = deletes.filter((d) => !writes.has(d.full));
+    if (gone.length > 0) {
+      const res = await env.exec(`rm -f -- ${gone.map((d) => shellQuote(d.full)).join(" ")}`, { timeoutMs: 30_000 });
+      if (res.exitCode !== 0) return toolFailure(`Cannot delete: ${(res.stderr || res.stdout).trim()}`);
+    }
+  } catch (err) {
+    return toolFailure(`Cannot write: ${errMessage(err)}`);
+  }
+  const created = ops.filter((o) => o.kind === "add").map((o) => o.path);
+  const moved = ops.flatMap((o) => (o.kind === "update" && o.moveTo ? [o.moveTo] : []));
+  const diff = [...writes.values()].map((w) => unifiedDiff(w.shown, w.before, w.after)).join("\n");
+  return {
+    content: {
+      success: true,
+      files_modified: ops.flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : [])).filter((p) => !created.includes(p)),
+      files_created: [...created, ...moved],
+      files_deleted: ops.flatMap((o) => (o.kind === "delete" ? [o.path] : o.kind === "update" && o.moveTo ? [o.path] : [])),
+      diff,
+    },
+  };
+}
+
+export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
+  const mode = (args.mode ?? "replace").toLowerCase();
+  if (mode === "patch") {
+    if (!args.patch || args.patch.trim() === "") return toolFailure("Invalid arguments for patch: 'patch' is required when mode='patch'");
+    return applyV4A(args.patch, ctx);
+  }
+  if (mode !== "replace") return toolFailure(`Invalid arguments for patch: 'mode': must be replace or patch (got '${args.mode}')`);
+  for (const key of ["path", "old_string", "new_string"] as const) {
+    if (args[key] === undefined) return toolFailure(`Invalid arguments for patch: '${key}' is required when mode='replace'`);
+  }
+  const path = args.path!;
+  const new_string = args.new_string!;
+  let old_string = args.old_string!;
+  if (path === "") return toolFailure("Invalid arguments for patch: 'path': must not be empty");
+  if (old_string === "") return toolFailure("Invalid arguments for patch: 'old_string': must not be empty");
   let replacement = new_string;
   const replaceAll = args.replace_all ?? false;
-  if (mode !== undefined && mode !== "replace") {
-    return toolFailure(`Invalid arguments for patch: 'mode': only "replace" is supported (old_string/new_string)`);
-  }
   if (old_string === new_string) return toolFailure("Invalid arguments for patch: 'new_string': is identical to old_string");
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
@@ -238,14 +340,32 @@ export async function handlePatch(args: z.infer<typeof patchArgs>, ctx: ToolCont
 
 // ---------------------------------------------------------------- search_files
 
+const OUTPUT_MODES = ["content", "files_only", "count"] as const;
+const MAX_CONTEXT = 20;
+
 const searchArgs = z.object({
-  pattern: nonEmptyString().describe("Regex (extended syntax) for content, or a file-name glob for files."),
+  pattern: nonEmptyString().describe("Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search"),
   // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
-  target: z.string().optional().meta({ enum: ["content", "files"] }).describe("What to search (default content). 'grep' and 'find' are accepted too."),
-  path: z.string().optional().describe("Directory or file to search (default: the working directory)."),
-  file_glob: z.string().optional().describe("Only search files whose name matches this glob, e.g. '*.ts'."),
-  limit: integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum results (default ${SEARCH_DEFAULT_LIMIT}).`),
-  offset: integerArg({ min: 0 }).optional().describe("Skip this many results (paging)."),
+  target: withDefault(
+    z.string().optional().meta({ enum: ["content", "files"] }).describe("'content' searches inside file contents, 'files' searches for files by name"),
+    "content",
+  ),
+  path: withDefault(z.string().optional().describe("Directory or file to search in (default: current working directory)"), "."),
+  file_glob: z.string().optional().describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
+  limit: withDefault(
+    integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
+    SEARCH_DEFAULT_LIMIT,
+  ),
+  offset: withDefault(integerArg({ min: 0 }).optional().describe("Skip first N results for pagination (default: 0)"), 0),
+  output_mode: withDefault(
+    z.string().optional().meta({ enum: [...OUTPUT_MODES] })
+      .describe("Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file"),
+    "content",
+  ),
+  context: withDefault(
+    integerArg({ min: 0, max: MAX_CONTEXT, clamp: "both" }).optional().describe(`Number of context lines before and after each match (grep mode only, max ${MAX_CONTEXT})`),
+    0,
+  ),
   // An older name of `target`.
   kind: unadvertisedArg(z.string().optional()),
 });
@@ -306,10 +426,55 @@ function stripDotSlash(p: string): string {
   return p.startsWith("./") ? p.slice(2) : p;
 }
 
+/** One line of `grep -H -n` output: `path:N:text` for a match, `path-N-text` for context (with -C). */
+interface GrepLine {
+  path: string;
+  line: number;
+  content: string;
+  context: boolean;
+}
+
+/**
+ * Parses grep -H -n [-C] output. A context line's path is told apart from its text by the match lines'
+ * paths (grep prints context only around matches of the same file), so paths with '-' and digits work.
+ */
+function parseGrepLines(lines: string[]): GrepLine[] {
+  const matchRe = /^(.+?):(\d+):(.*)$/;
+  const matched = new Set<string>();
+  for (const l of lines) {
+    const m = matchRe.exec(l);
+    if (m) matched.add(m[1]!);
+  }
+  const byLength = [...matched].sort((a, b) => b.length - a.length);
+  const out: GrepLine[] = [];
+  for (const l of lines) {
+    if (l === "--") continue;
+    let parsed: GrepLine | undefined;
+    for (const path of byLength) {
+      if (!l.startsWith(path) || (l[path.length] !== ":" && l[path.length] !== "-")) continue;
+      const sep = l[path.length]!;
+      const rest = new RegExp(`^(\\d+)${sep === "-" ? "-" : ":"}(.*)$`).exec(l.slice(path.length + 1));
+      if (rest) {
+        parsed = { path, line: Number(rest[1]), content: rest[2]!, context: sep === "-" };
+        break;
+      }
+    }
+    // Lines with control characters come from binary files that grep printed anyway (busybox).
+    if (!parsed || /[\u0000-\u0008\u000e-\u001f]/.test(parsed.content)) continue;
+    out.push(parsed);
+  }
+  return out;
+}
+
 export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
   const rawTarget = (a.target ?? a.kind ?? "content").toLowerCase();
   const target = TARGET_ALIASES[rawTarget];
   if (!target) return toolFailure(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
+  const mode = (a.output_mode ?? "content").toLowerCase() as (typeof OUTPUT_MODES)[number];
+  if (!OUTPUT_MODES.includes(mode)) {
+    return toolFailure(`Invalid arguments for search_files: 'output_mode': must be content, files_only or count (got '${a.output_mode}')`);
+  }
+  const context = target === "content" && mode === "content" ? (a.context ?? 0) : 0;
   const limit = a.limit ?? SEARCH_DEFAULT_LIMIT;
   const offset = a.offset ?? 0;
   const searchPath = a.path && a.path.trim() !== "" ? a.path : ".";
@@ -319,12 +484,16 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   const prune = `\\( ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
   const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
   const want = offset + limit + 1;
+  const capLines = context > 0 ? want * (2 * context + 2) : want;
   let script: string;
   if (target === "content") {
-    const grep = `grep -n -H -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+    const flags = mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
+    const grep = `grep ${flags} -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+    // Counts list every searched file (zeros too): filtered here, so `head` must not cut before.
+    const cap = mode === "count" ? "" : ` | head -n ${capLines}`;
     script = [
       `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
-      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi | head -n ${want}`,
+      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi${cap}`,
     ].join("\n");
   } else {
     const glob = hasGlobChars(a.pattern) ? a.pattern : `*${a.pattern}*`;
@@ -349,24 +518,55 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
     return { content: result };
   }
 
-  const matches: { path: string; line: number; content: string }[] = [];
-  for (const line of lines) {
-    const m = /^(.+?):(\d+):(.*)$/.exec(line);
-    // Lines with control characters come from binary files that grep printed anyway (busybox).
-    if (!m || /[\u0000-\u0008\u000e-\u001f]/.test(m[3]!)) continue;
-    const content = m[3]!.length > MATCH_LINE_CHARS ? `${m[3]!.slice(0, MATCH_LINE_CHARS)}...` : m[3]!;
-    matches.push({ path: stripDotSlash(m[1]!), line: Number(m[2]), content });
+  const grepProblem = () => res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
+  const more = (what: string) => ({ truncated: true, hint: `More ${what} exist; use offset=${offset + limit} or a narrower pattern/path` });
+
+  if (mode === "files_only" || mode === "count") {
+    const rows: { path: string; count?: number }[] =
+      mode === "files_only"
+        ? lines.map((l) => ({ path: stripDotSlash(l) }))
+        : lines.flatMap((l) => {
+            const m = /^(.*):(\d+)$/.exec(l);
+            return m && Number(m[2]) > 0 ? [{ path: stripDotSlash(m[1]!), count: Number(m[2]) }] : [];
+          });
+    if (rows.length === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
+    const page = rows.slice(offset, offset + limit);
+    const result: Record<string, unknown> =
+      mode === "files_only"
+        ? { files: page.map((r) => r.path), total_count: page.length }
+        : { counts: page, total_count: page.length, total_matches: page.reduce((n, r) => n + (r.count ?? 0), 0) };
+    if (rows.length > offset + limit) Object.assign(result, more(mode === "files_only" ? "files" : "files with matches"));
+    return { content: result };
   }
-  if (matches.length === 0) {
-    const problem = res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
-    if (problem) return toolFailure(`search_files failed: ${problem.trim()}`);
+
+  const clip = (text: string) => (text.length > MATCH_LINE_CHARS ? `${text.slice(0, MATCH_LINE_CHARS)}...` : text);
+  const parsed = parseGrepLines(lines);
+  const matchCount = parsed.filter((p) => !p.context).length;
+  if (matchCount === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
+  // The page holds matches offset..offset+limit-1, each with the context lines grep printed around it.
+  const inRange = (k: number) => k >= offset && k < offset + limit;
+  const matchIndex: number[] = []; // per line: the index of the match it is, or of the last match before it
+  let k = -1;
+  for (const p of parsed) matchIndex.push(p.context ? k : ++k);
+  const near = (a: GrepLine | undefined, b: GrepLine) => !!a && a.path === b.path && Math.abs(a.line - b.line) <= context;
+  const page: Record<string, unknown>[] = [];
+  let prevMatch: GrepLine | undefined;
+  for (let i = 0; i < parsed.length; i++) {
+    const p = parsed[i]!;
+    if (!p.context) {
+      prevMatch = p;
+      if (inRange(matchIndex[i]!)) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content) });
+      continue;
+    }
+    let j = i + 1;
+    while (j < parsed.length && parsed[j]!.context) j++;
+    const nextMatch = parsed[j];
+    const keep = (near(prevMatch, p) && inRange(matchIndex[i]!)) || (near(nextMatch, p) && inRange(matchIndex[i]! + 1));
+    if (keep) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content), context: true });
   }
-  const page = matches.slice(offset, offset + limit);
-  const result: Record<string, unknown> = { matches: page, total_count: page.length };
-  if (lines.length >= want) {
-    result.truncated = true;
-    result.hint = `More matches exist; use offset=${offset + limit} or a narrower pattern/path`;
-  }
+  const shown = page.filter((m) => m.context !== true).length;
+  const result: Record<string, unknown> = { matches: page, total_count: shown };
+  if (matchCount > offset + limit || lines.length >= capLines) Object.assign(result, more("matches"));
   return { content: result };
 }
 
@@ -412,13 +612,15 @@ registry.register({
   schema: {
     name: "patch",
     description:
-      "Edit a file by replacing an exact string. old_string must match the file exactly (whitespace and " +
-      "indentation included) and be unique unless replace_all is true; include surrounding lines to make it unique. " +
-      "Returns a diff of the change. Use this instead of sed/awk in the terminal.",
+      "Targeted find-and-replace edits in files. Use this instead of sed/awk in terminal. Returns a unified diff.\n\n" +
+      "REPLACE MODE (mode='replace', default): find a unique string and replace it (exact text, whitespace and " +
+      "indentation included; CRLF files are matched too). REQUIRED PARAMETERS: mode, path, old_string, new_string.\n" +
+      "PATCH MODE (mode='patch'): apply V4A multi-file patches for bulk changes (add, update, move, delete files; " +
+      "all or nothing). REQUIRED PARAMETERS: mode, patch.",
   },
   args: patchArgs,
   handler: handlePatch,
-  effects: writeEffects,
+  effects: patchEffects,
   needsEnvironment: true,
 });
 

@@ -5,8 +5,9 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
-import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString } from "./tool_args.js";
+import { registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";
+import { UnknownBackgroundProcessError } from "./environments/background.js";
 import { sleep } from "../src/core/abort.js";
 
 /** Waits `ms`, or less when the task is aborted (the caller then reports what it has). */
@@ -31,16 +32,22 @@ const TERMINAL_DESCRIPTION = [
 
 export const terminalArgs = z.object({
   command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
-  timeout: integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
-    .optional()
-    .describe(`Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}, max ${MAX_TERMINAL_TIMEOUT_S}).`),
+  timeout: withDefault(
+    integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
+      .optional()
+      .describe(`Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}, max ${MAX_TERMINAL_TIMEOUT_S}).`),
+    DEFAULT_TERMINAL_TIMEOUT_S,
+  ),
   workdir: z
     .string()
     .optional()
     .describe("Directory to run in (absolute, or relative to the task's working directory). Default: the working directory."),
-  background: booleanArg()
-    .optional()
-    .describe("Run in the background and return a session_id at once; use the process tool to poll, wait or kill it."),
+  background: withDefault(
+    booleanArg()
+      .optional()
+      .describe("Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it."),
+    false,
+  ),
 });
 type TerminalArgs = z.infer<typeof terminalArgs>;
 
@@ -109,11 +116,19 @@ registry.register({
 // ---------------------------------------------------------------- process
 
 const processArgs = z.object({
-  action: z.enum(["list", "poll", "log", "wait", "kill"]).describe("What to do."),
-  session_id: z.string().optional().describe("The session_id returned by terminal (all actions but list)."),
-  timeout: integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" }).optional().describe(`wait: seconds to wait (default ${DEFAULT_WAIT_S}).`),
-  offset: integerArg({ min: 0, clamp: "both" }).optional().describe("log: first line (0-based); default shows the last lines."),
-  limit: integerArg({ min: 1, clamp: "both" }).optional().describe(`log: number of lines (default ${DEFAULT_LOG_LINES}).`),
+  action: z
+    .enum(["list", "poll", "log", "wait", "kill", "write", "submit", "close"])
+    .describe("Action to perform on background processes"),
+  session_id: z.string().optional().describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
+  data: z.string().optional().describe("Text to send to process stdin (for 'write' and 'submit' actions)"),
+  timeout: withDefault(
+    integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
+      .optional()
+      .describe(`Max seconds to block for 'wait' action (max ${MAX_TERMINAL_TIMEOUT_S}). Returns partial output on timeout.`),
+    DEFAULT_WAIT_S,
+  ),
+  offset: integerArg({ min: 0, clamp: "both" }).optional().describe(`Line offset for 'log' action, 0-based (default: last ${DEFAULT_LOG_LINES} lines)`),
+  limit: withDefault(integerArg({ min: 1, clamp: "both" }).optional().describe("Max lines to return for 'log' action"), DEFAULT_LOG_LINES),
 });
 type ProcessArgs = z.infer<typeof processArgs>;
 
@@ -126,6 +141,13 @@ function tailChars(text: string, n: number): string {
   return text.length <= n ? text : `...${text.slice(text.length - n)}`;
 }
 
+/** What a process call does for the gate: data sent to a stdin may be a command for a shell reading it. */
+export async function processEffects(args: ProcessArgs, ctx: ToolContext): Promise<ToolEffect[]> {
+  if ((args.action !== "write" && args.action !== "submit") || !args.data) return [];
+  const env = await ctx.getEnv();
+  return [{ kind: "run", command: args.data, workdir: env.workdir }];
+}
+
 export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
   if (a.action !== "list" && !a.session_id) {
     return toolFailure(`Invalid arguments for process: 'session_id' is required for action '${a.action}'`);
@@ -134,8 +156,30 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
   const id = a.session_id ?? "";
   const unknown = (err: unknown) =>
     toolFailure(`Unknown session_id '${id}' (${err instanceof Error ? err.message : String(err)}); use action=list to see the processes of this task`);
+  const failure = (err: unknown) => (err instanceof UnknownBackgroundProcessError ? unknown(err) : toolFailure(err instanceof Error ? err.message : String(err)));
 
   switch (a.action) {
+    case "write":
+    case "submit": {
+      if (a.data === undefined) return toolFailure(`Invalid arguments for process: 'data' is required for action '${a.action}'`);
+      if (!env.writeBackground) return toolFailure(`The ${env.kind} environment cannot send stdin to background processes`);
+      const data = a.action === "submit" ? `${a.data}\n` : a.data;
+      try {
+        await env.writeBackground(id, data);
+      } catch (err) {
+        return failure(err);
+      }
+      return { content: { session_id: id, status: "ok", bytes_written: Buffer.byteLength(data, "utf8") } };
+    }
+    case "close": {
+      if (!env.closeBackgroundStdin) return toolFailure(`The ${env.kind} environment cannot close the stdin of background processes`);
+      try {
+        await env.closeBackgroundStdin(id);
+      } catch (err) {
+        return failure(err);
+      }
+      return { content: { session_id: id, status: "ok", stdin: "closed" } };
+    }
     case "list": {
       const all = await env.listBackground();
       return { content: {
@@ -216,12 +260,13 @@ registry.register({
   schema: {
     name: "process",
     description:
-      "Manage background processes started with terminal(background=true) in this task: list them, poll one " +
-      "(status and recent output), read its log, wait for it to finish (up to timeout seconds), or kill it " +
-      "(with everything it started).",
+      "Manage background processes started with terminal(background=true). Actions: 'list' (show all), " +
+      "'poll' (check status + recent output), 'log' (full output with pagination), 'wait' (block until done or " +
+      "timeout), 'kill' (terminate, with everything it started), 'write' (send raw stdin data without newline), " +
+      "'submit' (send data + Enter, for answering prompts), 'close' (close stdin/send EOF).",
   },
   args: processArgs,
   handler: handleProcess,
-  effects: noEffects,
+  effects: processEffects,
   needsEnvironment: true,
 });

@@ -51,6 +51,17 @@ export function unadvertisedArg<T extends z.ZodType>(schema: T): T {
   return schema;
 }
 
+const documentedDefaults = new WeakMap<z.ZodType, unknown>();
+
+/**
+ * An optional argument whose default the model is told (`"default": value` in its JSON Schema, as the
+ * original's schemas have); the handler applies the same default when the argument is left out.
+ */
+export function withDefault<T extends z.ZodType>(schema: T, value: unknown): T {
+  documentedDefaults.set(schema, value);
+  return schema;
+}
+
 /**
  * The JSON Schema the model sees for a zod argument schema: the input side (what the model sends),
  * without `$schema` and unadvertised arguments, keys ordered as hand-written schemas read them (`type`
@@ -64,8 +75,9 @@ export function toolParameters(args: z.ZodType): Record<string, unknown> {
     override: (ctx) => {
       const shape = (ctx.zodSchema as unknown as { _zod: { def: { shape?: Record<string, z.ZodType> } } })._zod.def.shape;
       if (!shape) return;
-      const js = ctx.jsonSchema as { properties?: Record<string, unknown>; required?: string[] };
+      const js = ctx.jsonSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
       for (const [key, field] of Object.entries(shape)) {
+        if (documentedDefaults.has(field) && js.properties?.[key]) js.properties[key]!.default = documentedDefaults.get(field);
         if (!unadvertised.has(field)) continue;
         delete js.properties?.[key];
         if (js.required) js.required = js.required.filter((k) => k !== key);

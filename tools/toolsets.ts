@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { UserError } from "../src/core/errors.js";
+import { BROWSER_TOOLS, HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
 
 export interface ToolsetDef {
   description: string;
@@ -46,18 +47,7 @@ export const HERMES_CORE_TOOLS: readonly string[] = Object.freeze([
   "memory",
 ]);
 
-export const BROWSER_TOOLS: readonly string[] = Object.freeze([
-  "browser_navigate",
-  "browser_snapshot",
-  "browser_click",
-  "browser_type",
-  "browser_scroll",
-  "browser_back",
-  "browser_press",
-  "browser_close",
-  "browser_get_images",
-  "browser_vision",
-]);
+export { BROWSER_TOOLS, HERMES_TOOL_NAMES };
 
 /** Toolsets whose tools no module of this build registers (names kept so Hermes recipes validate). */
 export const NOT_PROVIDED_TOOLSETS: ReadonlySet<string> = new Set(["vision", "image_gen", "moa", "browser"]);
@@ -82,7 +72,7 @@ const BUILTIN_TOOLSETS: Record<string, ToolsetDef> = {
   vision: ts("Image analysis (not provided by this build)", ["vision_analyze"]),
   image_gen: ts("Image generation (not provided by this build)", ["image_generate"]),
   moa: ts("Mixture of agents: several models and an aggregator (not provided by this build)", ["mixture_of_agents"]),
-  browser: ts("Browser automation, plus web_search (not provided by this build)", [...BROWSER_TOOLS, "web_search"]),
+  browser: ts("Browser automation (not provided by this build)", BROWSER_TOOLS),
   // Scenario sets.
   debugging: ts("Debugging: terminal and processes, with web and file tools", ["terminal", "process"], ["web", "file"]),
   coding: ts("Coding: terminal, file tools and a task list", [], ["terminal", "file", "todo"]),

@@ -31,7 +31,7 @@ function render(v: DistributionView): string {
   const source = v.source === "built-in" ? "" : `  [from ${v.source}]`;
   const lines = [`${v.name}: ${v.description}${source}`];
   for (const t of v.toolsets) {
-    const mark = t.provided ? "" : "  (unavailable: never drawn)";
+    const mark = t.provided ? "" : "  (not provided here: drawn, offers no tool)";
     lines.push(`  ${t.toolset.padEnd(width)}  ${String(t.probability).padStart(3)}%${mark}`);
   }
   return lines.join("\n");
@@ -42,7 +42,8 @@ export const command: Command = {
   help: `Usage: hermes-batch distributions [NAME] [--distribution-file FILE] [--json]
 
 Every distribution (sorted by name), or just NAME, with each toolset's independent inclusion chance in
-percent (highest first). Toolsets this build does not provide are marked: they are never drawn.
+percent (highest first). Toolsets this build does not provide are marked: drawn as in the original
+(recorded in toolsets_used), they offer no tool (toolsets_offered lists what a task got).
 
 Options:
   --distribution-file FILE   also read distributions from a YAML file:

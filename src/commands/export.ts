@@ -44,7 +44,8 @@ ${exportFormats()
                              groups: one line per task with every scored epoch's messages, reward and
                              advantage (reward minus the task's mean), for group-based RL trainers
   --out FILE               output file, '-' for stdout (default: export.<format>.jsonl beside the input)
-  --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata)
+  --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata);
+                           not with hermes, whose metadata is the original's {batch_num, timestamp, model}
   --reasoning drop|think   openai format: leave reasoning out (default) or prepend it as <think>…</think>
 
 Filters (a line must pass all):
@@ -139,6 +140,9 @@ export const command: Command = {
     const outputSchema = groups ? GroupsRecordSchema : outputSchemaOf(format);
     const reasoning = values.reasoning ?? "drop";
     if (reasoning !== "drop" && reasoning !== "think") throw new UserError(`--reasoning must be drop or think, got '${reasoning}'`);
+    if (format === "hermes" && values.metadata) {
+      throw new UserError("--metadata: the hermes format has the original's metadata {batch_num, timestamp, model} and nothing else (more keys would stop it loading with the original's files); use --format sharegpt or openai for ours");
+    }
     const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning };
     const isInt = (n: number) => Number.isInteger(n) && n >= 0;
     const curate: CurateOptions = {
@@ -275,7 +279,18 @@ const TurnSchema = z.object({ from: z.enum(["system", "human", "gpt", "tool"]), 
 const MessageSchema = z.looseObject({ role: z.enum(["system", "user", "assistant", "tool"]) });
 const OUTPUT_SCHEMAS: Record<string, z.ZodType> = {
   sharegpt: z.looseObject({ conversations: z.array(TurnSchema).min(1) }),
-  hermes: z.looseObject({ conversations: z.array(TurnSchema).min(1), prompt_index: z.number().int().optional(), completed: z.boolean() }),
+  // Exactly the original's keys: a stray key would break loading with the original's own files.
+  hermes: z.strictObject({
+    prompt_index: z.number().int(),
+    conversations: z.array(TurnSchema).min(1),
+    metadata: z.strictObject({ batch_num: z.number().int(), timestamp: z.string(), model: z.string() }),
+    completed: z.boolean(),
+    partial: z.boolean(),
+    api_calls: z.number().int(),
+    toolsets_used: z.array(z.string()),
+    tool_stats: z.record(z.string(), z.strictObject({ count: z.number().int(), success: z.number().int(), failure: z.number().int() })),
+    tool_error_counts: z.record(z.string(), z.number().int()),
+  }),
   openai: z.looseObject({ messages: z.array(MessageSchema).min(1) }),
 };
 

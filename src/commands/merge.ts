@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from "node
 import { join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
-import { RUN_FILES, writeCheckpoint } from "../store/checkpoint.js";
+import { HermesCheckpoint, RUN_FILES, loadRunState, writeCheckpoint } from "../store/checkpoint.js";
 import {
   MERGE_INFO_FILE,
   configFromRunYaml,
@@ -157,7 +157,7 @@ export const command: Command = {
       merged_shards: `${merged.length}/${inspection.count}`,
       config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
       finished: inspection.missing.length === 0 && inspection.unfinished.length === 0,
-    });
+    }, new HermesCheckpoint(config.batch_size ?? 10, (await loadRunState(outDir)).doneIndices));
     const info = {
       merged_at: new Date().toISOString(),
       shards_dir: inspection.shardsDir,

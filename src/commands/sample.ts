@@ -18,7 +18,8 @@ export const command: Command = {
 Draws toolsets for tasks task_0 … task_{N-1} exactly as a run with this seed would: each toolset is
 included independently with its probability; if none is drawn, the most likely one is used. A draw
 depends only on (seed, task id, epoch), so it is the same whatever the worker count or order.
-Toolsets this build does not provide are never drawn (one warning).
+Toolsets this build does not provide are drawn too, as in the original (one warning; --json lists
+them as "unprovided"): a run records them in toolsets_used, but they offer the model no tool.
 
 Options:
   --distribution NAME        default: default
@@ -53,7 +54,7 @@ Options:
     const draw = (i: number) => ({ task_id: `task_${i}`, toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }) });
     if (values.json) {
       if (count > MAX_JSON_DRAWS) throw new UserError(`-n ${count} with --json is more than ${MAX_JSON_DRAWS} draws (the JSON is built in memory); use the text output`);
-      const out = { distribution: name, seed, epoch, dropped: sampler.dropped, draws: Array.from({ length: count }, (_, i) => draw(i)) };
+      const out = { distribution: name, seed, epoch, unprovided: sampler.unprovided, draws: Array.from({ length: count }, (_, i) => draw(i)) };
       process.stdout.write(JSON.stringify(out, null, 2) + "\n");
       return 0;
     }
@@ -71,8 +72,9 @@ Options:
       }
     }
     block.push("", `drawn in ${count} tasks (probability):`);
-    for (const ts of sampler.usable) {
-      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)`);
+    for (const ts of Object.keys(sampler.toolsets)) {
+      const note = sampler.unprovided.includes(ts) ? "  not provided here: offers no tool" : "";
+      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)${note}`);
     }
     process.stdout.write(block.join("\n") + "\n");
     return 0;

@@ -338,6 +338,14 @@ export const RUN_OPTIONS = [
     help: "an HTTP header on the judge's requests (repeatable; over --header's of the same name)",
     defaultHelp: null,
   }),
+  option({
+    key: "batch_size",
+    kind: "int",
+    section: "Output",
+    arg: "N",
+    schema: positiveInt.default(10),
+    help: "prompts per Hermes batch: metadata.batch_num = prompt_index / N, and\ncheckpoint.json's batch_stats and statistics.json's total_batches (tasks run in any order)",
+  }),
 ] as const;
 
 /** Flags of `run` that are not config keys: how this invocation is set up. */

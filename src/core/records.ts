@@ -121,7 +121,10 @@ export const TrajectoryEntrySchema = z.object({
   partial: z.boolean(),
   outcome: OutcomeSchema,
   api_calls: z.number().int(),
+  /** The toolsets drawn for the task, in the distribution's order, provided here or not (the original's meaning). */
   toolsets_used: z.array(z.string()),
+  /** Of those, the ones that gave the model at least one tool in this build (absent in older runs). */
+  toolsets_offered: z.array(z.string()).optional(),
   tool_stats: z.record(z.string(), ToolStatSchema),
   tool_error_counts: z.record(z.string(), z.number().int()),
   usage: UsageSchema,

@@ -278,7 +278,7 @@ export function hermesSystemPrompt(tools: readonly OpenAITool[]): string {
   return (
     "You are a function calling AI model. You are provided with function signatures within <tools> </tools> XML tags. " +
     "You may call one or more functions to assist with the user query. If available tools are not relevant in assisting " +
-    "with the user query, just respond in natural conversational language. Don't make assumptions about what values to plug " +
+    "with user query, just respond in natural conversational language. Don't make assumptions about what values to plug " +
     "into functions. After calling & executing the functions, you will be provided with function results within " +
     "<tool_response> </tool_response> XML tags. Here are the available tools:\n" +
     `<tools>\n${formatToolsForSystemPrompt(tools)}\n</tools>\n` +

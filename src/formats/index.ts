@@ -64,19 +64,10 @@ registerExportFormat("sharegpt", "{conversations}: ShareGPT turns (system, human
   };
 });
 
-registerExportFormat("hermes", "Hermes batch_runner entries: conversations plus prompt_index, metadata, completed, partial, api_calls, toolsets_used, tool_stats, tool_error_counts", async () => {
+registerExportFormat("hermes", "the original batch_runner's entries, exactly its keys: prompt_index, conversations, metadata {batch_num, timestamp, model}, completed, partial, api_calls, toolsets_used, tool_stats, tool_error_counts (every tool of the original listed)", async () => {
   const conversations = await conversationsOf();
-  return (entry, opts) => ({
-    conversations: conversations(entry),
-    prompt_index: entry.prompt_index,
-    metadata: opts.withMetadata ? exportMetadata(entry) : (entry.metadata ?? {}),
-    completed: entry.completed,
-    partial: entry.partial,
-    api_calls: entry.api_calls,
-    toolsets_used: entry.toolsets_used ?? [],
-    tool_stats: entry.tool_stats ?? {},
-    tool_error_counts: entry.tool_error_counts ?? {},
-  });
+  const { toHermesEntry } = await import("./hermes_entry.js");
+  return (entry) => toHermesEntry(entry, conversations(entry));
 });
 
 registerExportFormat("openai", "{messages, tools}: OpenAI chat fine-tuning JSONL (reasoning dropped unless --reasoning think)", async () => {

@@ -8,7 +8,7 @@ import type { RunConfig } from "../config/run_config.js";
 import { registry } from "../../tools/registry.js";
 import { readJsonl } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
-import { RunStatistics } from "./statistics.js";
+import { RunStatistics, statisticsJsonText } from "./statistics.js";
 import { SummaryCsvWriter, summaryRowFromEntry, summaryRowFromFailure } from "./summary_csv.js";
 import { writeFileSync } from "node:fs";
 import { DROP_REASONS, type DroppedRecord, type StoredFailureRecord, type TrajectoryEntry } from "../core/records.js";
@@ -55,6 +55,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     knownTools: registry.names(),
     started_at: timing.startedAt,
     total_prompts: timing.totalPrompts ?? null,
+    batch_size: config.batch_size,
   });
   const csvPath = join(runDir, RUN_FILES.summary);
   const csvTmp = `${csvPath}.tmp`;
@@ -128,7 +129,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
       ? { cost: { usd: round6(costUsd), per_task_usd: samples.length ? round6(costUsd / samples.length) : null, per_passed_task_usd: report.scores?.passed ? round6(costUsd / report.scores.passed) : null } }
       : {}),
   };
-  writeFileSync(`${statsPath}.tmp`, JSON.stringify(json, null, 2) + "\n");
+  writeFileSync(`${statsPath}.tmp`, statisticsJsonText(json));
   renameSync(`${statsPath}.tmp`, statsPath);
   return report;
 }

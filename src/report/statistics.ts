@@ -7,6 +7,8 @@
  *   run_name, distribution, model       as configured (distribution null when fixed toolsets were used)
  *   started_at, completed_at            ISO timestamps; duration_seconds between them (2 decimals)
  *   total_prompts                       tasks planned for this invocation (null when not given)
+ *   total_batches, batch_size           the original's: ceil(total_prompts / batch_size), --batch-size
+ *   (every *_rate and duration_seconds is written as a float, 100.0 not 100, as Python writes them)
  *   tasks                               {total, trajectories, failed, dropped} recorded in this invocation
  *   outcomes                            count per Outcome class (every class listed, zeros included)
  *   completed, partial                  trajectories with completed / partial true
@@ -53,6 +55,9 @@ export interface RunStatisticsJson {
   completed_at: string;
   duration_seconds: number;
   total_prompts: number | null;
+  /** The original's: batches of `batch_size` prompts over total_prompts (tasks run in any order here). */
+  total_batches: number | null;
+  batch_size: number;
   tasks: { total: number; trajectories: number; failed: number; dropped: number };
   outcomes: Record<Outcome, number>;
   completed: number;
@@ -90,9 +95,28 @@ export interface RunStatisticsInit {
   distribution?: string | null;
   model?: string | null;
   total_prompts?: number | null;
+  /** Prompts per Hermes batch (--batch-size); default 10. */
+  batch_size?: number;
   /** Tools to list even when never called (zeros), so the file has one shape across runs. */
   knownTools?: Iterable<string>;
   started_at?: Date;
+}
+
+/** Keys whose numbers are floats in the original's statistics.json (Python writes 100.0, not 100). */
+const FLOAT_KEYS = new Set(["success_rate", "failure_rate", "completion_rate", "partial_rate", "coverage_rate", "pass_rate", "duration_seconds"]);
+const FLOAT_MARK = "__hermes_batch_float__";
+
+/**
+ * statistics.json text as Python's `json.dump(indent=2, ensure_ascii=False)` writes it: rates and
+ * durations as floats (`100.0`, `0.0`) wherever they are whole numbers, every other number unchanged.
+ */
+export function statisticsJsonText(stats: unknown): string {
+  const text = JSON.stringify(
+    stats,
+    (key, value) => (FLOAT_KEYS.has(key) && typeof value === "number" && Number.isInteger(value) ? `${FLOAT_MARK}${value}` : value),
+    2,
+  );
+  return text.replace(new RegExp(`"${FLOAT_MARK}(-?\\d+)"`, "g"), "$1.0") + "\n";
 }
 
 /** Rounds to 2 decimals (Python's `round(x, 2)` for the values that occur here). */
@@ -186,8 +210,11 @@ export class RunStatistics {
   private readonly verify = { run: 0, passed: 0, timed_out: 0 };
   private readonly retries = { total: 0, tasks: 0 };
 
+  private readonly batchSize: number;
+
   constructor(private readonly init: RunStatisticsInit) {
     this.startedAt = init.started_at ?? new Date();
+    this.batchSize = init.batch_size && init.batch_size > 0 ? init.batch_size : 10;
     for (const name of init.knownTools ?? []) this.tool(name);
   }
 
@@ -313,6 +340,8 @@ export class RunStatistics {
       completed_at: completedAt.toISOString(),
       duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
       total_prompts: this.init.total_prompts ?? null,
+      total_batches: this.init.total_prompts == null ? null : Math.ceil(this.init.total_prompts / this.batchSize),
+      batch_size: this.batchSize,
       tasks: {
         total: decided + this.droppedCount(),
         trajectories: this.trajectories,

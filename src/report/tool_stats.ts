@@ -2,7 +2,9 @@
  * Per-task tool and reasoning statistics with Hermes' rules (hermes-facts §2.3), computed from the raw
  * OpenAI-format messages of one task.
  */
-import type { ChatMessage } from "../core/chat.js";
+import type { ChatMessage, OpenAITool } from "../core/chat.js";
+import { HERMES_TOOL_NAMES } from "../core/hermes_tool_names.js";
+import { resolveToolset } from "../../tools/toolsets.js";
 import type { ToolStat } from "../core/records.js";
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -28,6 +30,27 @@ export function isToolResultFailure(content: string | null | undefined): boolean
   const inner = parsed.content;
   if (isObject(inner) && inner.error !== undefined && inner.error !== null) return true;
   return parsed.success === false;
+}
+
+/**
+ * The key set of an entry's `tool_stats` and `tool_error_counts`: every tool the original registers plus
+ * every tool registered here, so lines of the original and ours load as one table (batch_runner
+ * `_normalize_tool_stats`).
+ */
+export function statsToolNames(registered: Iterable<string>): string[] {
+  return [...new Set([...HERMES_TOOL_NAMES, ...registered])];
+}
+
+/** Of the toolsets drawn for a task, those that gave the model at least one tool here (in draw order). */
+export function offeredToolsets(drawn: readonly string[], tools: readonly OpenAITool[]): string[] {
+  const offered = new Set(tools.map((t) => t.function.name));
+  return drawn.filter((ts) => {
+    try {
+      return resolveToolset(ts).some((name) => offered.has(name));
+    } catch {
+      return false;
+    }
+  });
 }
 
 export interface ToolStatsResult {

@@ -22,7 +22,7 @@ import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
 import { registry } from "../../tools/registry.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
-import { loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
+import { HermesCheckpoint, loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { scoresLine, writeRunReports } from "../report/reports.js";
@@ -255,7 +255,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
   checkOutputLocation(runDir);
   const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
-  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), failed: new Map(), badLines: [], tornTails: [] };
+  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
   for (const t of state.tornTails) {
     process.stderr.write(`warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`);
   }
@@ -555,8 +555,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   const failureReasons = new FailureReasons();
   const noUsageWarned = new Set<string>();
   const approverFailures = { count: 0, first: undefined as string | undefined };
-  const write = (msg: TaskOutcomeMessage) => {
+  const hermesCheckpoint = new HermesCheckpoint(config.batch_size, state.doneIndices);
+  const write = (msg: TaskOutcomeMessage, promptIndex: number) => {
     watchForDeadEndpoint(msg);
+    hermesCheckpoint.record(promptIndex, msg.kind, msg.error);
     outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
     for (const e of msg.modelEvents ?? []) {
       if (e.kind === "no_usage" || e.kind === "bad_usage") {
@@ -592,7 +594,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     const run = (): Promise<TaskOutcomeMessage> => pool.run(spec);
     const p: Promise<void> = (spec.attempt > 0 ? crashRetries(run) : run())
       .then(
-        (msg: TaskOutcomeMessage) => write(msg),
+        (msg: TaskOutcomeMessage) => write(msg, spec.index),
         async (err: unknown) => {
           // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
           await removeLeftSandboxes(config, specKey(spec), sandboxGates, logEvent);
@@ -618,7 +620,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
               toolsets_used: spec.toolsets,
               metadata: { attempt: spec.attempt, dataset_line: spec.line, timestamp: new Date().toISOString() },
             } satisfies FailureRecord),
-          });
+          }, spec.index);
         },
       )
       .finally(() => inFlight.delete(p));
@@ -627,7 +629,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   };
 
   const checkpointTimer = setInterval(() => {
-    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total, config_fingerprint: fingerprint, ...shardInfo, finished: false });
+    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total, config_fingerprint: fingerprint, ...shardInfo, finished: false }, hermesCheckpoint);
   }, 5_000);
   checkpointTimer.unref();
   // Retries and limit changes show while tasks are still running (a 429 storm finishes nothing for a while).
@@ -677,7 +679,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   }
 
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
-  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted });
+  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   // Each outcome by its name: a max_turns or partial task is never called completed.

@@ -18,7 +18,7 @@ import { createToolPipeline } from "../../tools/pipeline.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
-import { extractToolStats, reasoningStats, unknownToolsCalled } from "../report/tool_stats.js";
+import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unknownToolsCalled } from "../report/tool_stats.js";
 import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import { scoreTask, type ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
@@ -225,8 +225,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const modelRetries = modelEvents.filter((e) => e.kind === "retry").length;
   const messages = loop?.messages ?? [];
   const usage: Usage = loop?.usage ?? emptyUsage();
-  const knownToolNames = registry.names();
-  const { tool_stats, tool_error_counts } = extractToolStats(messages, knownToolNames);
+  const { tool_stats, tool_error_counts } = extractToolStats(messages, statsToolNames(registry.names()));
   const entry: TrajectoryEntry = {
     prompt_index: spec.index,
     task_id: spec.id,
@@ -235,7 +234,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     messages,
     tools: [...tools],
     metadata: {
-      batch_num: 0,
+      batch_num: Math.floor(spec.index / config.batch_size),
       timestamp: new Date().toISOString(),
       model: config.model,
       seed: config.seed,
@@ -251,6 +250,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     outcome,
     api_calls: loop?.apiCalls ?? 0,
     toolsets_used: spec.toolsets,
+    toolsets_offered: offeredToolsets(spec.toolsets, tools),
     tool_stats,
     tool_error_counts,
     usage,

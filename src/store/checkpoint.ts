@@ -6,6 +6,7 @@ import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
 import type { Outcome, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
+import { pythonLocalIsoformat } from "../core/python_time.js";
 
 export const RUN_FILES = {
   trajectories: "trajectories.jsonl",
@@ -26,6 +27,8 @@ export function recordKey(taskId: string, epoch: number | undefined): string {
 export interface RunState {
   /** Results (task, epoch) that are final: a trajectory line or a deliberate drop (filters). Keys: recordKey. */
   done: Set<string>;
+  /** prompt_index of every done result (the original's `completed_prompts`). */
+  doneIndices: Set<number>;
   /** Tasks whose latest attempt failed for infrastructure reasons, and are not done. */
   failed: Map<string, { outcome: Outcome; error: string; attempts: number; retryable: boolean }>;
   /** Lines that could not be parsed (a torn tail is repaired before reading). */
@@ -38,20 +41,20 @@ export interface RunState {
  * The writer puts `prompt_index`, `task_id` and `epoch` first in every trajectory and dropped line: a resume
  * over 100,000 long lines reads them without parsing whole conversations. Any other line is parsed in full.
  */
-const RECORD_HEAD = /^\{"prompt_index":-?\d+,"task_id":("(?:[^"\\\n]|\\.)*")(?:,"epoch":(\d+))?[,}]/;
+const RECORD_HEAD = /^\{"prompt_index":(-?\d+),"task_id":("(?:[^"\\\n]|\\.)*")(?:,"epoch":(\d+))?[,}]/;
 
-function recordHead(text: string): { task_id: string; epoch?: number } | undefined {
+function recordHead(text: string): { prompt_index: number; task_id: string; epoch?: number } | undefined {
   const m = RECORD_HEAD.exec(text);
   if (!m || !text.endsWith("}")) return undefined;
   try {
-    return { task_id: JSON.parse(m[1]!) as string, ...(m[2] !== undefined ? { epoch: Number(m[2]) } : {}) };
+    return { prompt_index: Number(m[1]), task_id: JSON.parse(m[2]!) as string, ...(m[3] !== undefined ? { epoch: Number(m[3]) } : {}) };
   } catch {
     return undefined;
   }
 }
 
 export async function loadRunState(runDir: string): Promise<RunState> {
-  const state: RunState = { done: new Set(), failed: new Map(), badLines: [], tornTails: [] };
+  const state: RunState = { done: new Set(), doneIndices: new Set(), failed: new Map(), badLines: [], tornTails: [] };
   const repair = (path: string) => {
     const r = repairTornTail(path);
     if (r.repaired) state.tornTails.push({ file: path, bytes: r.bytes });
@@ -63,9 +66,10 @@ export async function loadRunState(runDir: string): Promise<RunState> {
       const head = recordHead(text);
       if (head) {
         state.done.add(recordKey(head.task_id, head.epoch));
+        state.doneIndices.add(head.prompt_index);
         continue;
       }
-      let value: { task_id?: unknown; epoch?: number } | undefined;
+      let value: { task_id?: unknown; epoch?: number; prompt_index?: number } | undefined;
       let error: string | undefined;
       try {
         value = JSON.parse(text) as typeof value;
@@ -77,6 +81,7 @@ export async function loadRunState(runDir: string): Promise<RunState> {
         continue;
       }
       state.done.add(recordKey(value.task_id, value.epoch));
+      if (Number.isInteger(value.prompt_index)) state.doneIndices.add(value.prompt_index!);
     }
   }
   const failedPath = join(runDir, RUN_FILES.failed);
@@ -139,9 +144,62 @@ export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<
   return moved;
 }
 
-export function writeCheckpoint(runDir: string, info: Record<string, unknown>): void {
+/** One batch's counts as the original's checkpoint has them. */
+export interface HermesBatchStat {
+  processed: number;
+  skipped: number;
+  discarded_no_reasoning: number;
+}
+
+/**
+ * The original's checkpoint keys (batch_runner.py `_save_checkpoint`), kept next to ours: `completed_prompts`
+ * (sorted prompt indices of results saved or discarded, earlier invocations included) and `batch_stats` per
+ * batch of `batchSize` prompts: processed in this invocation, skipped as done before, discarded for having
+ * no reasoning. Tasks run in any order here, so a batch is a range of prompt indices, not a unit of work.
+ */
+export class HermesCheckpoint {
+  private readonly completed: Set<number>;
+  private readonly batches = new Map<number, HermesBatchStat>();
+
+  constructor(
+    private readonly batchSize: number,
+    previouslyDone: Iterable<number> = [],
+  ) {
+    this.completed = new Set(previouslyDone);
+    for (const index of this.completed) this.batch(index).skipped++;
+  }
+
+  private batch(index: number): HermesBatchStat {
+    const n = Math.floor(index / this.batchSize);
+    let b = this.batches.get(n);
+    if (!b) this.batches.set(n, (b = { processed: 0, skipped: 0, discarded_no_reasoning: 0 }));
+    return b;
+  }
+
+  /** A task of this invocation ended: saved (`trajectory`), dropped by a filter, or failed (retried later). */
+  record(index: number, kind: "trajectory" | "dropped" | "failed", dropReason?: string): void {
+    if (!Number.isInteger(index) || index < 0) return;
+    this.batch(index).processed++;
+    if (kind === "failed") return;
+    this.completed.add(index);
+    if (kind === "dropped" && dropReason === "no_reasoning") this.batch(index).discarded_no_reasoning++;
+  }
+
+  toJSON(): { completed_prompts: number[]; batch_stats: Record<string, HermesBatchStat> } {
+    const batch_stats: Record<string, HermesBatchStat> = {};
+    for (const n of [...this.batches.keys()].sort((a, b) => a - b)) batch_stats[String(n)] = { ...this.batches.get(n)! };
+    return { completed_prompts: [...this.completed].sort((a, b) => a - b), batch_stats };
+  }
+}
+
+/**
+ * checkpoint.json: our counts plus the original's keys (`run_name`, `completed_prompts`, `batch_stats`,
+ * `last_updated` as Python's naive local isoformat), rewritten atomically.
+ */
+export function writeCheckpoint(runDir: string, info: Record<string, unknown>, hermes?: HermesCheckpoint): void {
   const path = join(runDir, RUN_FILES.checkpoint);
   const tmp = `${path}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ ...info, last_updated: new Date().toISOString() }, null, 2) + "\n");
+  const record = { ...info, ...(hermes ? hermes.toJSON() : {}), last_updated: pythonLocalIsoformat() };
+  writeFileSync(tmp, JSON.stringify(record, null, 2) + "\n");
   renameSync(tmp, path);
 }

@@ -70,6 +70,8 @@ export class BackgroundProcessManager {
       out: `${this.stateDir}/${id}.out`,
       exit: `${this.stateDir}/${id}.exit`,
       exitTmp: `${this.stateDir}/${id}.exit.tmp`,
+      stdin: `${this.stateDir}/${id}.in`,
+      holder: `${this.stateDir}/${id}.hold`,
     };
   }
 
@@ -80,10 +82,23 @@ export class BackgroundProcessManager {
   async start(command: string, opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ id: string }> {
     const id = `proc_${randomBytes(6).toString("hex")}`;
     const p = this.paths(id);
-    // The command runs in its own shell so `exit N` inside it still lets the wrapper record N.
+    // The command runs in its own shell so `exit N` inside it still lets the wrapper record N. Its stdin
+    // is a FIFO (for `writeStdin`) held open by a sleeping holder, so it sees EOF only on `closeStdin`;
+    // without mkfifo it reads /dev/null.
+    // The FIFO gets its final name only once the holder has it open: data written before that would be
+    // dropped with the last open end.
+    const fifo = shellQuote(p.stdin);
+    const fifoTmp = shellQuote(`${p.stdin}.tmp`);
     const wrapper = [
-      `${this.shell} -c ${shellQuote(command)}`,
+      `if mkfifo ${fifoTmp} 2>/dev/null; then`,
+      `  exec 3<> ${fifoTmp}`,
+      `  sleep 2147483647 <&3 & echo $! > ${shellQuote(p.holder)}`,
+      `  exec 3<&-`,
+      `  mv ${fifoTmp} ${fifo}`,
+      `  ${this.shell} -c ${shellQuote(command)} < ${fifo}`,
+      `else ${this.shell} -c ${shellQuote(command)}; fi`,
       `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
+      `[ -f ${shellQuote(p.holder)} ] && kill $(cat ${shellQuote(p.holder)}) 2>/dev/null; rm -f ${fifo}`,
     ].join("\n");
     const launch = `${this.shell} -c ${shellQuote(wrapper)} > ${shellQuote(p.out)} 2>&1 < /dev/null &`;
     const script = [
@@ -150,6 +165,38 @@ export class BackgroundProcessManager {
       if (state === "exited" && code !== undefined) rec.exitCode = Number(code);
     }
     return { id, running: state === "running", exitCode: state === "exited" ? rec.exitCode : null, output };
+  }
+
+  /**
+   * Sends `data` to the process's stdin. Throws when the process has ended, its stdin was closed, or it
+   * does not read what is sent within the bookkeeping timeout (a full pipe).
+   */
+  async writeStdin(id: string, data: string): Promise<void> {
+    const rec = this.record(id);
+    const p = this.paths(id);
+    const fifo = shellQuote(p.stdin);
+    const script = [
+      `if [ -f ${shellQuote(p.exit)} ]; then echo state=exited; exit 0; fi`,
+      // Just started: the wrapper may not have made the FIFO yet.
+      `i=0; while [ ! -p ${fifo} ] && [ ! -f ${shellQuote(p.exit)} ] && [ $i -lt 30 ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`,
+      `if [ ! -p ${fifo} ]; then echo state=nostdin; exit 0; fi`,
+      // Read-write open: never blocks on open, even when no reader is left.
+      `printf '%s' ${shellQuote(data)} 1<> ${fifo} && echo state=written`,
+    ].join("\n");
+    const res = await this.run(script);
+    const state = /state=(\w+)/.exec(res.stdout)?.[1];
+    if (state === "written") return;
+    if (state === "exited" || rec.finished) throw new Error(`process ${id} has exited; nothing was sent`);
+    if (state === "nostdin") throw new Error(`process ${id} has no open stdin (closed, or mkfifo is missing in this environment)`);
+    throw new Error(res.timedOut ? `process ${id} did not read its stdin (the pipe is full)` : `could not write to ${id}: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
+  }
+
+  /** Closes the process's stdin: it reads EOF once it has consumed what was sent. */
+  async closeStdin(id: string): Promise<void> {
+    this.record(id);
+    const p = this.paths(id);
+    const holder = shellQuote(p.holder);
+    await this.run(`if [ -f ${holder} ]; then kill $(cat ${holder}) 2>/dev/null; fi; rm -f ${shellQuote(p.stdin)} ${holder}; true`);
   }
 
   /** Ends the process and its whole process group: SIGTERM, then SIGKILL after about 1 s. */

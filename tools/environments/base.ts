@@ -45,6 +45,10 @@ export interface Environment {
   pollBackground(id: string): Promise<BackgroundStatus>;
   killBackground(id: string): Promise<void>;
   listBackground(): Promise<BackgroundStatus[]>;
+  /** Sends data to a background process's stdin (process write/submit); backends without stdin leave it out. */
+  writeBackground?(id: string, data: string): Promise<void>;
+  /** Closes a background process's stdin, so it reads EOF (process close). */
+  closeBackgroundStdin?(id: string): Promise<void>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
   /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */

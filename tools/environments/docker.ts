@@ -379,6 +379,14 @@ export class DockerEnvironment implements Environment {
     return (await this.backgroundManager()).kill(id);
   }
 
+  async writeBackground(id: string, data: string): Promise<void> {
+    return (await this.backgroundManager()).writeStdin(id, data);
+  }
+
+  async closeBackgroundStdin(id: string): Promise<void> {
+    return (await this.backgroundManager()).closeStdin(id);
+  }
+
   async listBackground(): Promise<BackgroundStatus[]> {
     if (!this.background) return [];
     return this.background.list();

@@ -231,6 +231,14 @@ export class LocalEnvironment implements Environment {
     return this.background.kill(id);
   }
 
+  writeBackground(id: string, data: string): Promise<void> {
+    return this.background.writeStdin(id, data);
+  }
+
+  closeBackgroundStdin(id: string): Promise<void> {
+    return this.background.closeStdin(id);
+  }
+
   listBackground(): Promise<BackgroundStatus[]> {
     return this.background.list();
   }
