@@ -307,7 +307,7 @@ export function prepareDistribution(name: string, opts: PrepareOptions = {}): Di
     if (!warned.has(key)) {
       warned.add(key);
       opts.warn(
-        `distribution '${name}': ${unprovided.join(", ")} not provided by this build: drawn and recorded in toolsets_used as the original does, but they offer no tool (see toolsets_offered)`,
+        `distribution '${name}' includes ${unprovided.join(", ")}, which this build does not provide: they are drawn and recorded in toolsets_used as in Hermes, and offer no tool (toolsets_offered lists what a task got)`,
       );
     }
   }

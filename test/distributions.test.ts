@@ -175,7 +175,7 @@ describe("prepareDistribution: toolsets the build cannot provide", () => {
     expect([...seen].sort()).toEqual(["browser", "file", "image_gen", "terminal", "vision", "web"]);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("terminal_tasks");
-    expect(warnings[0]).toContain("browser, vision, image_gen not provided by this build");
+    expect(warnings[0]).toContain("includes browser, vision, image_gen, which this build does not provide");
   });
 
   it("keeps the original's frequencies: reasoning draws moa (unprovided) about 90 % of the time", () => {

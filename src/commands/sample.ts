@@ -1,7 +1,6 @@
 /** `hermes-batch sample`: shows the toolset draws a run would make for its first N tasks. */
 import { once } from "node:events";
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
-import { consoleLogger } from "../../tools/registry.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs, parseIntFlag } from "./args.js";
@@ -49,7 +48,7 @@ Options:
     await ensureToolsLoaded(); // first: plugin toolsets may appear in a distribution file
     if (values["distribution-file"]) loadDistributionFile(values["distribution-file"]);
     const name = values.distribution ?? "default";
-    const sampler = prepareDistribution(name, { available: providedToolsets(), warn: (m) => consoleLogger.warn(m) });
+    const sampler = prepareDistribution(name, { available: providedToolsets(), warn: (m) => process.stderr.write(`note: ${m}\n`) });
 
     const draw = (i: number) => ({ task_id: `task_${i}`, toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }) });
     if (values.json) {

@@ -239,7 +239,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
   }
 
-  const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`warning: ${m}\n`));
+  const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`note: ${m}\n`));
   const fingerprint = await configFingerprint(config);
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
