@@ -17,7 +17,7 @@ export const command: Command = {
 Draws toolsets for tasks task_0 … task_{N-1} exactly as a run with this seed would: each toolset is
 included independently with its probability; if none is drawn, the most likely one is used. A draw
 depends only on (seed, task id, epoch), so it is the same whatever the worker count or order.
-Toolsets this build does not provide are drawn too, as in the original (one warning; --json lists
+Toolsets this build does not provide are drawn too, as in the original (one note; --json lists
 them as "unprovided"): a run records them in toolsets_used, but they offer the model no tool.
 
 Options:
