@@ -1,8 +1,8 @@
 /**
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
- * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
+ * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM/SIGHUP, and writes the reports.
  */
-import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -29,6 +29,7 @@ import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assi
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
+import { removeEmptyTaskFolders } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
@@ -293,7 +294,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (config.verify_isolated && !backend.isolatedCopies) {
     throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
   }
-  await backend.preflightRun({ image: config.image, options: { pull: config.pull } });
+  await backend.preflightRun({ image: config.image, options: { pull: config.pull, network: config.network } });
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -477,14 +478,16 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
       abortAll();
     }
   };
-  const onSigterm = () => {
+  // SIGHUP (the terminal closed, the ssh session dropped) ends the run like SIGTERM: nothing is left running.
+  const onSigterm = (signal: NodeJS.Signals) => {
     interrupted = true;
     stopping = true;
-    logEvent("SIGTERM: aborting");
+    logEvent(`${signal}: aborting`);
     abortAll();
   };
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
+  process.on("SIGHUP", onSigterm);
 
   // An endpoint that cannot work (bad key, unknown model, nobody listening) fails every task the same way:
   // when the first N results are all that one model error, stop taking tasks instead of burning the dataset.
@@ -602,15 +605,12 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     files.dropped.close();
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
+    process.off("SIGHUP", onSigterm);
     cancel.close();
     await pool.destroy();
     await Promise.allSettled([...threadsGone]);
     await removeLeftSandboxes(config, undefined, sandboxGates, logEvent);
-    try {
-      rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay
-    } catch {
-      // not empty, or never created
-    }
+    removeEmptyTaskFolders(config.output_dir, runDir);
   }
   if (dispatchError !== undefined) {
     logEvent(`stopped: ${errorMessage(dispatchError)}`);

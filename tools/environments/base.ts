@@ -45,6 +45,11 @@ export interface Environment {
   pollBackground(id: string): Promise<BackgroundStatus>;
   killBackground(id: string): Promise<void>;
   listBackground(): Promise<BackgroundStatus[]>;
+  /**
+   * The real path of `path` as the environment sees it (symlinks resolved there); null when it does not exist.
+   * Given to the approval gate, so a delete through a link is judged by where the link leads.
+   */
+  realpath?(path: string): Promise<string | null>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
   /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */

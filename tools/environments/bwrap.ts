@@ -8,11 +8,11 @@
  *   (hidden), and `/tmp`, `/var/tmp`, `/run` (hidden by private tmpfs: no Docker socket, no host temp files);
  * - the task folder writable at /workspace, a private writable $HOME at /home/sandbox, its own /proc and a
  *   minimal /dev; `--die-with-parent`, so the sandbox dies with the harness thread that started it;
- * - when the harness is root, bwrap runs as `nobody` (setpriv), so the sandbox's files and processes belong to
- *   an unprivileged user: the process limit (`ulimit -u`) is enforced and root-only files stay unreadable.
+ * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { randomInt } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -20,8 +20,10 @@ export const SANDBOX_WORKDIR = "/workspace";
 export const SANDBOX_HOME = "/home/sandbox";
 /** Where the harness hands files in and out of the sandbox (a folder of its own, never the task folder). */
 export const SANDBOX_IO_DIR = "/tmp/.hermes-io";
-/** The uid/gid a root harness runs sandboxes as. */
 export const SANDBOX_UNPRIVILEGED_ID = 65534;
+/** A root harness gives each sandbox a uid in [BASE, BASE + SPAN): far above any account's. */
+const SANDBOX_UID_BASE = 2_000_000_000;
+const SANDBOX_UID_SPAN = 100_000_000;
 
 /** Top-level folders never shown read-only: replaced by a private tmpfs, hidden, or made by bwrap itself. */
 const NOT_BOUND = new Set(["proc", "dev", "tmp", "run", "home", "root", "lost+found", "workspace"]);
@@ -46,14 +48,34 @@ export function findBwrap(pathEnv = process.env.PATH): string | undefined {
   return executableOnPath("bwrap", pathEnv);
 }
 
-/** The command that starts bwrap: as is, or through setpriv as `nobody` when the harness is root. */
-export function bwrapLauncher(bwrap: string): { file: string; args: string[]; uid: number; gid: number } {
+/**
+ * How a sandbox is started by this process. Not root: bwrap as is (its user namespace makes `ulimit -u` count
+ * only the sandbox's processes). Root: bwrap keeps only CAP_SETUID/CAP_SETGID for `setpriv`, which turns the
+ * sandbox's shell into a uid of its own (random, high, unused by any account), so the process limit counts that
+ * sandbox alone and root-only files stay unreadable; `no_new_privs` (bwrap) keeps it from coming back.
+ */
+export interface SandboxLauncher {
+  bwrap: string;
+  /** Before the shell, after bwrap's `--`. */
+  wrapper: string[];
+  /** bwrap options that go with the wrapper. */
+  options: string[];
+  uid: number;
+  gid: number;
+}
+
+export function bwrapLauncher(bwrap: string): SandboxLauncher {
   const uid = process.getuid?.() ?? SANDBOX_UNPRIVILEGED_ID;
   const gid = process.getgid?.() ?? SANDBOX_UNPRIVILEGED_ID;
-  if (uid !== 0) return { file: bwrap, args: [], uid, gid };
-  const setpriv = executableOnPath("setpriv", `${process.env.PATH ?? ""}:/usr/bin:/bin`) ?? "setpriv";
-  const id = String(SANDBOX_UNPRIVILEGED_ID);
-  return { file: setpriv, args: [`--reuid=${id}`, `--regid=${id}`, "--clear-groups", bwrap], uid: SANDBOX_UNPRIVILEGED_ID, gid: SANDBOX_UNPRIVILEGED_ID };
+  if (uid !== 0) return { bwrap, wrapper: [], options: [], uid, gid };
+  const id = SANDBOX_UID_BASE + randomInt(SANDBOX_UID_SPAN);
+  return {
+    bwrap,
+    wrapper: [executableOnPath("setpriv", `${process.env.PATH ?? ""}:/usr/bin:/bin`) ?? "/usr/bin/setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups"],
+    options: ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
+    uid: id,
+    gid: id,
+  };
 }
 
 export interface SandboxLayout {
@@ -68,9 +90,10 @@ export interface SandboxLayout {
   env: Record<string, string>;
 }
 
-/** bwrap's arguments up to and including `--` (the command follows). */
-export function bwrapArgs(layout: SandboxLayout, root = "/"): string[] {
-  const args = ["--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+/** bwrap's arguments up to and including `--` and the launcher's wrapper (the shell follows). */
+export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root = "/"): string[] {
+  const userns = launcher.wrapper.length === 0 ? ["--unshare-user"] : [];
+  const args = ["--die-with-parent", ...userns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
   if (!layout.hostNetwork) args.push("--unshare-net");
   args.push("--new-session", "--tmpfs", "/");
   const hidden = new Set([homedir()]);
@@ -80,15 +103,16 @@ export function bwrapArgs(layout: SandboxLayout, root = "/"): string[] {
     if (entry.isSymbolicLink()) args.push("--symlink", readlinkSync(join(root, entry.name)), path);
     else if (entry.isDirectory()) args.push("--ro-bind", path, path);
   }
-  args.push("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run");
-  args.push("--tmpfs", "/home", "--dir", SANDBOX_HOME);
+  // Made by bwrap as root when the harness is root: open to the shell's own uid.
+  args.push("--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/var/tmp", "--tmpfs", "/run");
+  args.push("--tmpfs", "/home", "--perms", "0777", "--dir", SANDBOX_HOME);
   if (layout.workspaceFd !== undefined) args.push("--bind-fd", String(layout.workspaceFd), SANDBOX_WORKDIR);
   else args.push("--dir", SANDBOX_WORKDIR);
   if (layout.ioFd !== undefined) args.push("--bind-fd", String(layout.ioFd), SANDBOX_IO_DIR);
   if (layout.infoFd !== undefined) args.push("--info-fd", String(layout.infoFd));
-  args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv");
+  args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
-  args.push("--");
+  args.push("--", ...launcher.wrapper);
   return args;
 }
 
@@ -103,7 +127,7 @@ export function probeBwrap(): { ok: true } | { ok: false; reason: string } {
   const bwrap = findBwrap();
   if (!bwrap) return (probed = { ok: false, reason: `bwrap (bubblewrap) is not on PATH: ${BWRAP_INSTALL_HINT}, or use --env host (no sandbox) or --env docker` });
   const launcher = bwrapLauncher(bwrap);
-  const r = spawnSync(launcher.file, [...launcher.args, ...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }), "true"], {
+  const r = spawnSync(launcher.bwrap, [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"], {
     encoding: "utf8",
     timeout: 30_000,
     stdio: ["ignore", "ignore", "pipe"],

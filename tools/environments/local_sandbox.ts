@@ -120,13 +120,13 @@ export class SandboxEnvironment implements Environment {
     try {
       fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
       // stdio 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
-      const args = [...launcher.args, ...bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env })];
+      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env }, launcher);
       shell = await HostShell.start({
         innerShell: "/bin/bash",
         outerShell: "/bin/bash",
         cwd: tmpdir(),
         env: { PATH: env.PATH! },
-        launch: { file: launcher.file, args, stdio: ["pipe", fds[0]!, fds[1]!] },
+        launch: { file: launcher.bwrap, args, stdio: ["pipe", fds[0]!, fds[1]!] },
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
         bootTimeoutMs: BOOT_TIMEOUT_MS,

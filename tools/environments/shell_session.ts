@@ -26,7 +26,8 @@ export const INTERRUPT_EXIT_CODE = 130;
 /**
  * Under bash, the shell runs with job control (`set -m`): each command's subshell leads its own process group
  * without `setsid`, and the command runs in that subshell (`eval`) without a second shell, so a command costs
- * one fork beyond what it starts itself. The subshell turns job control off again (the command's own `&` jobs
+ * one fork beyond what it starts itself (a command naming `$$` or `$PPID` runs under `exec bash -c`, still
+ * without a fork, so those name its own shell). The subshell turns job control off again (the command's own `&` jobs
  * stay in its group, so a group kill reaches them) and drops the protocol's variables and function, so a
  * command cannot read the marker nonce. Other shells use `setsid` and `innerShell -c` (`innerShell` defaults
  * to bash when found on PATH, else sh).
@@ -49,12 +50,12 @@ export function bootScript(mark: string, innerShell?: string): string {
     `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self" >&2`,
     `    cd "$hb_dir" || exit 1`,
     `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
-    `    if [ -n "$hb_jc" ]; then`,
-    `      set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_self hb_rest hb_setsid hb_shell hb_jc hb_waitf hb_rc`,
-    `      eval "$hb_cmd"`,
-    `    else`,
-    `      exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"`,
-    `    fi`,
+    // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
+    // so `kill $$` ends the command, not the persistent shell.
+    `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
+    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_self hb_rest hb_setsid hb_jc hb_waitf hb_rc`,
+    `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
+    `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
     `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
