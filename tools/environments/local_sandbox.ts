@@ -302,6 +302,11 @@ export class SandboxEnvironment implements Environment {
     return this.background.list();
   }
 
+  /** The host pids of every live process in the sandbox (its init and shell included). */
+  processes(): number[] {
+    return this.initPid === undefined ? [] : sandboxProcesses(this.initPid).map((p) => p.hostPid);
+  }
+
   /** Ends every process in the sandbox except its init and shell (before `verify`). */
   async stopProcesses(): Promise<void> {
     await this.serial(async () => {
