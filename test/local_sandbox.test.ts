@@ -132,6 +132,15 @@ describe("local sandbox: what a task sees", () => {
     expect(sandboxNetwork("host", "none")).toEqual({ hostNetwork: false });
   });
 
+  it("a task folder kept from an earlier attempt is writable by the new sandbox", async () => {
+    const first = await sandbox();
+    await first.exec("mkdir -p deep/er && echo 1 > deep/er/f");
+    await first.cleanup();
+    const again = await SandboxEnvironment.create({ runName: "r", taskId: "again", hostTaskDir: first.taskDir }, {});
+    envs.push(again);
+    expect(await again.exec("echo 2 >> deep/er/f && cat deep/er/f")).toMatchObject({ exitCode: 0, stdout: "1\n2\n" });
+  });
+
   it("a row's cwd lives inside /workspace; one outside it is refused", async () => {
     const env = await sandbox({ cwd: "repo/src" });
     expect((await env.exec("pwd")).stdout).toBe("/workspace/repo/src\n");

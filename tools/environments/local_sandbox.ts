@@ -14,7 +14,7 @@
  * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
  */
 import { randomBytes } from "node:crypto";
-import { chownSync, closeSync, constants, openSync } from "node:fs";
+import { chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
 import { mkdir, mkdtemp, open, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -109,7 +109,8 @@ export class SandboxEnvironment implements Environment {
     await mkdir(taskDir, { recursive: true });
     const ioDir = await mkdtemp(join(tmpdir(), "hermes-io-"));
     if (process.getuid?.() === 0) {
-      chownSync(taskDir, launcher.uid, launcher.gid);
+      // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
+      chownTree(taskDir, launcher.uid, launcher.gid);
       chownSync(ioDir, launcher.uid, launcher.gid);
     }
     const passEnv = Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [];
@@ -347,6 +348,16 @@ async function readInitPid(shell: HostShell): Promise<number | undefined> {
   });
   stream.destroy?.();
   return pid;
+}
+
+/** lchown of a folder and everything under it (links are not followed). */
+function chownTree(dir: string, uid: number, gid: number): void {
+  lchownSync(dir, uid, gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(path, uid, gid);
+    else lchownSync(path, uid, gid);
+  }
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
