@@ -176,6 +176,7 @@ describe("a hostile run in the local sandbox", () => {
     }
     // The task folders are apart from the run's files, kept where --keep-workspaces says.
     expect(existsSync(join(out, ".workspaces", "h", "forge"))).toBe(true);
+    expect(r.stdout).toContain(`task folders kept in ${join(out, ".workspaces", "h")}`);
     expect(existsSync(join(runDir, "workspaces"))).toBe(false);
 
     // No key in any encoding in any file the run wrote (run folder and task folders) or any request body.
@@ -245,6 +246,8 @@ describe("local sandbox faults through the CLI", () => {
       const [entry] = [...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")), ...readJsonl(join(dir, "runs", "r", "failed.jsonl"))];
       expect(["completed", "environment_error"]).toContain(entry.outcome);
       if (entry.outcome === "environment_error") expect(entry.error).toMatch(/sandbox/);
+      // Without --keep-workspaces the task folders and their parents are gone after the run.
+      expect(existsSync(join(dir, "runs", ".workspaces"))).toBe(false);
     });
 
     for (const signal of ["SIGKILL", "SIGHUP"] as const) {

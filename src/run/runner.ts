@@ -29,7 +29,7 @@ import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assi
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
-import { removeEmptyTaskFolders } from "./task_folders.js";
+import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
@@ -632,6 +632,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     `${counts.dropped} dropped`,
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
+  if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
