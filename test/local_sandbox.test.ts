@@ -11,6 +11,7 @@ import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/env
 import { taskEnvironment } from "../tools/environments/task_env.js";
 import { detectDangerousCommandResolved } from "../tools/approval/gate.js";
 import { waitUntil } from "./helpers/local_ctx.js";
+import { resolveRunConfig } from "../src/config/run_config.js";
 
 let root: string;
 const envs: SandboxEnvironment[] = [];
@@ -111,6 +112,17 @@ describe("local sandbox: what a task sees", () => {
     } finally {
       delete process.env.HB_SANDBOX_PLAIN;
       delete process.env.HB_SANDBOX_PASSED;
+    }
+  });
+
+  it("--pass-env of a variable that holds one of the run's keys is refused", () => {
+    process.env.HB_SANDBOX_HOLDS_KEY = "sk-the-endpoint-key-123456";
+    try {
+      const flags = { dataset: "d.jsonl", api_key: "sk-the-endpoint-key-123456", pass_env: ["HB_SANDBOX_HOLDS_KEY"] };
+      expect(() => resolveRunConfig(flags, undefined, { combinations: true })).toThrow(/--pass-env HB_SANDBOX_HOLDS_KEY: it holds the run's --api-key/);
+      expect(resolveRunConfig({ ...flags, api_key: "other" }, undefined, { combinations: true }).pass_env).toEqual(["HB_SANDBOX_HOLDS_KEY"]);
+    } finally {
+      delete process.env.HB_SANDBOX_HOLDS_KEY;
     }
   });
 
