@@ -247,7 +247,8 @@ describe("verdict cache within a task", () => {
   });
 });
 
-describe("end to end with the terminal tool on a local environment", () => {
+// On the host (`--env host`): an approved delete of a host folder must really happen (a local sandbox could not).
+describe("end to end with the terminal tool on a host environment", () => {
   const quietLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
   let base: string;
   beforeAll(() => {
@@ -260,8 +261,8 @@ describe("end to end with the terminal tool on a local environment", () => {
   async function runTerminal(command: string, decision: "approve" | "deny") {
     server.setHandler(() => verdict(decision, decision === "deny" ? "deletes data outside the task" : "scratch data"));
     const svc = gateFor();
-    const env = new TaskEnvironment("local", { runName: "approval-e2e", taskId: `t-${decision}`, hostTaskDir: join(base, `task-${decision}`) });
-    const ctx: ToolContext = { taskId: `t-${decision}`, envKind: "local", getEnv: () => env.get(), logger: quietLogger };
+    const env = new TaskEnvironment("host", { runName: "approval-e2e", taskId: `t-${decision}`, hostTaskDir: join(base, `task-${decision}`) });
+    const ctx: ToolContext = { taskId: `t-${decision}`, envKind: "host", getEnv: () => env.get(), logger: quietLogger };
     try {
       const out = JSON.parse(await createToolPipeline({ approval: svc }).call("terminal", { command }, ctx));
       return { out, svc };

@@ -22,7 +22,7 @@ describe("run configuration", () => {
     const path = join(dir, "run.yaml");
     writeFileSync(path, "dataset: d.jsonl\n\nworkers: none\n");
     expect(() => resolveRunConfig({}, path)).toThrow(new RegExp(`${path}:3: 'workers'`));
-    expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(/^--env must be one of local\|docker\|singularity, got 'podman'$/);
+    expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(/^--env must be one of local\|docker\|singularity\|host, got 'podman'$/);
     expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(UserError);
     expect(lineOfKey("a: 1\n# c\nb: 2\n", "b")).toBe(3);
   });

@@ -77,7 +77,7 @@ describe("terminal", () => {
     const denying = { approval: { gate: deny, records: [] } };
     const r = await call("terminal", { command: "touch should_not_exist", workdir: "." }, task, denying);
     expect(r).toEqual({ error: "BLOCKED: recursive delete", status: "blocked" });
-    expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: task.taskDir, workdir: task.taskDir, backend: "local" } }]);
+    expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: task.taskDir, workdir: task.taskDir, backend: "local", realpath: expect.any(Function) } }]);
     expect(existsSync(join(task.taskDir, "should_not_exist"))).toBe(false);
     const bg = await call("terminal", { command: "touch bg_should_not_exist", background: true }, task, denying);
     expect(bg.status).toBe("blocked");

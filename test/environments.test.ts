@@ -13,17 +13,18 @@ import { TaskEnvironment } from "../tools/environments/manager.js";
 import { ROOT } from "./helpers/cli.js";
 
 describe("environment registry", () => {
-  it("knows local, docker and singularity, and names them for an unknown backend", async () => {
-    expect(environments.names()).toEqual(["docker", "local", "singularity"]);
+  it("knows local, host, docker and singularity, and names them for an unknown backend", async () => {
+    expect(environments.names()).toEqual(["docker", "host", "local", "singularity"]);
     const err = await environmentBackend("podman").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toBe("unknown environment 'podman'; known: docker, local, singularity");
+    expect((err as Error).message).toBe("unknown environment 'podman'; known: docker, host, local, singularity");
     const task = new TaskEnvironment("podman", { runName: "r", taskId: "t", hostTaskDir: "/tmp/x" });
-    await expect(task.get()).rejects.toThrow("unknown environment 'podman'; known: docker, local, singularity");
+    await expect(task.get()).rejects.toThrow("unknown environment 'podman'; known: docker, host, local, singularity");
   });
 
   it("says where each backend runs commands (for the approver) without loading it", () => {
-    expect(describeEnvironment("local")).toBe("local (runs directly on the host machine, no sandbox)");
+    expect(describeEnvironment("local")).toBe("local (runs in a bubblewrap sandbox on the host machine: no network, host files read-only)");
+    expect(describeEnvironment("host")).toBe("host (runs directly on the host machine, no sandbox)");
     expect(describeEnvironment("docker")).toBe("docker (runs inside a disposable container)");
     expect(describeEnvironment("singularity")).toBe("singularity (runs inside a disposable container)");
     expect(describeEnvironment("podman")).toBe("podman");
@@ -57,14 +58,16 @@ describe("environment registry", () => {
     expect(existsSync(join(base, "u"))).toBe(false);
 
     const local = await environmentBackend("local");
-    expect(local.sandboxed).toBe(false);
+    expect(local.sandboxed).toBe(true);
+    expect((await environmentBackend("host")).sandboxed).toBe(false);
     expect(await local.listLeftovers({ run: "r" })).toEqual([]);
   });
 
   it("availability lists every backend with a reason when it cannot run", async () => {
     const rows = await environmentAvailability();
-    expect(rows.map((r) => r.name)).toEqual(["docker", "local", "singularity"]);
-    expect(rows.find((r) => r.name === "local")).toEqual({ name: "local", available: true, reason: "not a sandbox: runs on this machine" });
+    expect(rows.map((r) => r.name)).toEqual(["docker", "host", "local", "singularity"]);
+    expect(rows.find((r) => r.name === "host")).toEqual({ name: "host", available: true, reason: "not a sandbox: runs directly on this machine" });
+    expect(rows.find((r) => r.name === "local")).toEqual({ name: "local", available: true, reason: "a bubblewrap sandbox per task on this machine" });
     for (const r of rows) if (!r.available) expect(r.reason, r.name).toBeTruthy();
   });
 });
@@ -73,7 +76,7 @@ describe("hermes-batch gc --env", () => {
   it("an unknown backend is one clear line, exit 2", async () => {
     const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "podman"], { cwd: ROOT, reject: false });
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim()).toMatch(/unknown environment 'podman'; known: docker, local, singularity$/);
+    expect(r.stderr.trim()).toMatch(/unknown environment 'podman'; known: docker, host, local, singularity$/);
   });
 
   it("a named backend that cannot run here is an error naming it", async () => {

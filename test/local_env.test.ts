@@ -48,15 +48,25 @@ describe("local environment: exec", () => {
     expect(missing.stderr).toContain("nope");
   });
 
-  it("merges env over a process env without secret-looking variables", async () => {
+  it("builds the environment from the allow-list, --pass-env names and the call's env", async () => {
     process.env.HERMES_TEST_API_KEY = "sk-should-not-leak";
-    process.env.HERMES_TEST_PLAIN = "visible";
+    process.env.HERMES_TEST_PLAIN = "not-listed";
+    process.env.LC_HERMES_TEST = "locale";
+    process.env.HERMES_TEST_PASSED = "passed";
     try {
-      const res = await env.exec('echo "k=$HERMES_TEST_API_KEY p=$HERMES_TEST_PLAIN x=$EXTRA"', { env: { EXTRA: "given" } });
-      expect(res.stdout.trim()).toBe("k= p=visible x=given");
+      const res = await env.exec('echo "k=$HERMES_TEST_API_KEY p=$HERMES_TEST_PLAIN lc=$LC_HERMES_TEST x=$EXTRA h=$HOME"', { env: { EXTRA: "given" } });
+      expect(res.stdout.trim()).toBe(`k= p= lc=locale x=given h=${process.env.HOME ?? ""}`);
+      const passing = await createLocalEnvironment({ runName: "r1", taskId: "t9", hostTaskDir: join(root, "t9") }, { passEnv: ["HERMES_TEST_PASSED"] });
+      try {
+        expect((await passing.exec('echo "$HERMES_TEST_PASSED $HERMES_TEST_PLAIN."')).stdout).toBe("passed .\n");
+      } finally {
+        await passing.cleanup();
+      }
     } finally {
       delete process.env.HERMES_TEST_API_KEY;
       delete process.env.HERMES_TEST_PLAIN;
+      delete process.env.LC_HERMES_TEST;
+      delete process.env.HERMES_TEST_PASSED;
     }
     const scrubbed = scrubbedProcessEnv({ GITHUB_TOKEN: "a", DB_PASSWORD: "b", MY_SECRET_X: "c", OPENAI_API_KEY: "d", PATH: "/bin" });
     expect(scrubbed).toEqual({ PATH: "/bin" });
@@ -182,17 +192,17 @@ describe("local environment: persistent shell", () => {
     expect(c).toMatchObject({ exitCode: 0, stdout: "C" });
   });
 
-  it("sees process env changes made after the shell started, secrets still scrubbed", async () => {
+  it("sees process env changes made after the shell started, still only allow-listed names", async () => {
     await env.exec("true");
-    process.env.HERMES_TEST_LATE = "late";
+    process.env.LC_HERMES_LATE = "late";
     process.env.HERMES_LATE_SECRET_TOKEN = "nope";
     try {
-      expect((await env.exec('echo "$HERMES_TEST_LATE/$HERMES_LATE_SECRET_TOKEN"')).stdout).toBe("late/\n");
+      expect((await env.exec('echo "$LC_HERMES_LATE/$HERMES_LATE_SECRET_TOKEN"')).stdout).toBe("late/\n");
     } finally {
-      delete process.env.HERMES_TEST_LATE;
+      delete process.env.LC_HERMES_LATE;
       delete process.env.HERMES_LATE_SECRET_TOKEN;
     }
-    expect((await env.exec('echo "${HERMES_TEST_LATE-unset}"')).stdout).toBe("unset\n");
+    expect((await env.exec('echo "${LC_HERMES_LATE-unset}"')).stdout).toBe("unset\n");
   });
 
   it("keeps output byte for byte (no trailing newline, binary-safe text, marker-like text)", async () => {

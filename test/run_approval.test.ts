@@ -56,6 +56,8 @@ describe("smart approval in a batch run", () => {
     const r = await runCli([
       "run", dataset, "--model", "agent-model", "--base-url", server.baseURL, "--api-key", "k",
       "--approval-model", "approver-model", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--run-name", "a",
+      // On the host, so an approved delete of a host folder does happen (the local sandbox could not write it).
+      "--env", "host",
       "--progress", "none",
     ]);
     expect(r.exitCode, r.stderr).toBe(0);

@@ -60,6 +60,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   max_sandboxes: ["2", 2],
   prewarm: ["1", 1],
   keep_workspaces: [true, true],
+  pass_env: ["DB_HOST,LC_X", ["DB_HOST", "LC_X"]],
   verify_timeout: ["9", 9],
   verify_isolated: [true, true],
   approval: ["deny", "deny"],
@@ -144,7 +145,7 @@ describe("run options table", () => {
     const defaults = RunConfigSchema.parse({ dataset: "d" });
     expect(command.help).toMatch(new RegExp(`--max-turns T .*\\(default: ${defaults.max_turns}\\)`));
     expect(command.help).toMatch(new RegExp(`--request-timeout SEC .*\\(default: ${defaults.request_timeout}\\)`));
-    expect(command.help).toMatch(/--env local\|docker\|singularity\n\s+.*\(default: local\)/);
+    expect(command.help).toMatch(/--env local\|docker\|singularity\|host\n\s+.*\(default: local\)/);
     expect(command.help).toMatch(/tool_concurrency .*\(default: 8\)/);
   });
 
@@ -155,7 +156,7 @@ describe("run options table", () => {
     expect(run("--task-timeout", "0")).toBe("--task-timeout must be greater than 0, got 0");
     expect(run("--temperature", "abc")).toBe("--temperature must be a number, got 'abc'");
     expect(run("--temperature", "3")).toBe("--temperature must be at most 2, got 3");
-    expect(run("--env", "podman")).toBe("--env must be one of local|docker|singularity, got 'podman'");
+    expect(run("--env", "podman")).toBe("--env must be one of local|docker|singularity|host, got 'podman'");
     expect(run("--base-url", "nope")).toBe("--base-url must be a URL, got 'nope'");
     expect(run("--run-name", "a b")).toBe("--run-name use letters, digits, '.', '_' and '-' only, got 'a b'");
     expect(run("--max-turns")).toMatch(/^Option '--max-turns <value>' argument missing \(see --help\)$/);
@@ -189,7 +190,7 @@ describe("run settings that contradict each other or would do nothing", () => {
     expect(refuse(["--retry-failed", "--only", "a"])).toContain("does not combine with --only");
     expect(refuse(["--workers", "10000"])).toMatch(/^--workers 10000 is more than 4 per core/);
     expect(refuse(["--concurrency", "100000"])).toContain("--concurrency 100000 is more than 4096");
-    expect(refuse(["--image", "x", "--prewarm", "2"])).toBe("--prewarm, --image apply to sandboxed environments (--env docker|singularity), not --env local");
+    expect(refuse(["--image", "x", "--prewarm", "2"])).toBe("--prewarm, --image apply to container environments (--env docker|singularity), not --env local");
     expect(refuse(["--task-timeout", "3000000"])).toContain("--task-timeout must be at most 2147483");
     expect(configFromArgv(["d.jsonl", "--model", "scripted", "--toolsets", "terminal"]).toolsets).toEqual(["terminal"]);
   });

@@ -53,7 +53,7 @@ describe("a run with a plugin tool", () => {
     const r = await runCli(
       [
         "run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--api-key", "k",
-        "--toolsets", "plug_tools", "--approval", "deny", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none",
+        "--toolsets", "plug_tools", "--approval", "deny", "--env", "host", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none",
       ],
       { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config") } },
     );

@@ -106,7 +106,10 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
     for (const effect of effects) {
       const { command, cwd } = effectForGate(tool, effect);
-      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind }).catch((err: unknown) => ({
+      // Targets are resolved through symlinks where the command will run, when the environment can say.
+      const env = effect.workdir ? await ctx.getEnv().catch(() => undefined) : undefined;
+      const realpath = env?.realpath ? (path: string) => env.realpath!(path) : undefined;
+      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath }).catch((err: unknown) => ({
         allowed: false,
         message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
       }));

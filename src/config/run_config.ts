@@ -173,9 +173,15 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
     throw new UserError(`${f("workers")} ${config.workers} is more than ${WORKERS_PER_CORE} per core (${cores} core(s)): at most ${WORKERS_PER_CORE * cores}; raise ${f("concurrency")} for more loops in flight`);
   }
   if (config.concurrency > MAX_CONCURRENCY) throw new UserError(`${f("concurrency")} ${config.concurrency} is more than ${MAX_CONCURRENCY}`);
-  if (config.env === "local") {
-    const ignored = ["prewarm", "image", "network"].filter((k) => given[k] !== undefined);
-    if (ignored.length) throw new UserError(`${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to sandboxed environments (--env docker|singularity), not --env local`);
+  if (config.env === "local" || config.env === "host") {
+    // The local sandbox takes --network none|host (checked by its backend); the host has whatever it has.
+    const ignored = ["prewarm", "image", ...(config.env === "host" ? ["network"] : [])].filter((k) => given[k] !== undefined);
+    if (ignored.length) throw new UserError(`${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to container environments (--env docker|singularity), not --env ${config.env}`);
+  }
+  for (const name of config.pass_env) {
+    const value = process.env[name];
+    const key = value ? SECRET_KEYS.find((k) => config[k] === value || (k === "api_key" && defaultApiKey(config.base_url) === value)) : undefined;
+    if (key) throw new UserError(`${f("pass_env")} ${name}: it holds the run's ${f(key)}; the keys of the endpoint, approver and judge never enter a task's environment`);
   }
 }
 

@@ -167,10 +167,10 @@ export const RUN_OPTIONS = [
   // Environments
   option({ key: "env", kind: "string", section: "Environments", arg: ENVIRONMENTS.join("|"), schema: z.enum(ENVIRONMENTS).default("local"), help: "where terminal and file tools run" }),
   option({ key: "image", kind: "string", section: "Environments", arg: "IMAGE", schema: z.string().optional(), help: "default image (a row's \"image\" wins)", defaultHelp: "hermes-batch-test:bookworm, built\nlocally by scripts/build-test-image.sh" }),
-  option({ key: "network", kind: "string", section: "Environments", arg: "NAME", schema: z.string().optional(), help: "container network", defaultHelp: "none" }),
+  option({ key: "network", kind: "string", section: "Environments", arg: "NAME", schema: z.string().optional(), help: "container network; --env local: none or host", defaultHelp: "none" }),
   option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit of a container" }),
   option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container" }),
-  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container" }),
+  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container or local sandbox", defaultHelp: "local: 512" }),
   option({ key: "read_only_root", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "mount the container's root file system read-only" }),
   option({ key: "pull", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "pull images that are missing" }),
   option({
@@ -191,13 +191,22 @@ export const RUN_OPTIONS = [
     help: "keep N containers of the default image started ahead of tasks (docker; run-wide,\ncounted in --max-sandboxes, never ahead of a waiting task)",
     defaultHelp: "0 = off",
   }),
-  option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep local task folders under <run>/workspaces/" }),
+  option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep the task folders (under <output-dir>/.workspaces/<run>/)" }),
   option({
     key: "verify_isolated",
     kind: "boolean",
     section: "Environments",
     schema: z.boolean().default(false),
     help: "run a row's \"verify\" in a fresh sandbox made from a snapshot of the task's, without any\nprocess of the agent (docker)",
+  }),
+  option({
+    key: "pass_env",
+    kind: "list",
+    section: "Environments",
+    arg: "NAME",
+    schema: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")).default([]),
+    help: "also pass this variable of your environment to tasks (repeatable); tasks get only PATH,\nLANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME, COLUMNS, LINES otherwise",
+    defaultHelp: null,
   }),
   option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
   // Dangerous commands

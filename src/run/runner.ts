@@ -1,12 +1,12 @@
 /**
  * The main thread of a run: plans tasks from the dataset, feeds the Piscina pool with back-pressure,
- * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM, and writes the reports.
+ * writes every result (it alone owns the run files), handles Ctrl-C/SIGTERM/SIGHUP, and writes the reports.
  */
 import { preflightEndpoints, requireKeys } from "../models/preflight.js";
 import { runEndpoints, type ModelEndpoint } from "../models/factory.js";
 import { FailureReasons } from "./failure_reasons.js";
 import { formatDuration } from "./duration.js";
-import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -36,6 +36,7 @@ import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assi
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
+import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
@@ -311,7 +312,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (config.verify_isolated && !backend.isolatedCopies) {
     throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
   }
-  await backend.preflightRun({ image: config.image, options: { pull: config.pull } });
+  await backend.preflightRun({ image: config.image, options: { pull: config.pull, network: config.network } });
   if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
@@ -519,14 +520,16 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
       abortAll();
     }
   };
-  const onSigterm = () => {
+  // SIGHUP (the terminal closed, the ssh session dropped) ends the run like SIGTERM: nothing is left running.
+  const onSigterm = (signal: NodeJS.Signals) => {
     interrupted = true;
     stopping = true;
-    logEvent("SIGTERM: aborting");
+    logEvent(`${signal}: aborting`);
     abortAll();
   };
   process.on("SIGINT", onSigint);
   process.on("SIGTERM", onSigterm);
+  process.on("SIGHUP", onSigterm);
 
   // An endpoint that cannot work (bad key, unknown model, nobody listening) fails every task the same way:
   // when the first N results are all that one model error, stop taking tasks instead of burning the dataset.
@@ -663,15 +666,12 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     files.dropped.close();
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
+    process.off("SIGHUP", onSigterm);
     cancel.close();
     await pool.destroy();
     await Promise.allSettled([...threadsGone]);
     await removeLeftSandboxes(config, undefined, sandboxGates, logEvent);
-    try {
-      rmdirSync(join(runDir, "workspaces")); // only when empty: kept task folders stay
-    } catch {
-      // not empty, or never created
-    }
+    removeEmptyTaskFolders(config.output_dir, runDir);
   }
   if (dispatchError !== undefined) {
     logEvent(`stopped: ${errorMessage(dispatchError)}`);
@@ -695,6 +695,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
   out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
   if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
+  if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (approverFailures.count > 0) {
     out.write(redact(`approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`));

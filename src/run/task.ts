@@ -3,6 +3,7 @@
  * and the serialised output line. Never throws: every failure becomes a classified outcome.
  */
 import { join } from "node:path";
+import { taskFoldersDir } from "./task_folders.js";
 import { readdir, readFile } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
@@ -95,7 +96,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const envLost = new AbortController();
   const signal = AbortSignal.any([cancel, timeoutSignal, envLost.signal]);
   let envFailure: unknown;
-  const hostTaskDir = join(deps.runDir, "workspaces", taskDirName(specKey(spec)));
+  const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
   const envOptions: EnvironmentOptions = {
     image: config.image,
     network: config.network,
@@ -109,6 +110,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     maxSandboxes: config.max_sandboxes,
     prewarm: config.prewarm,
     removeTaskDirOnCleanup: !config.keep_workspaces,
+    passEnv: config.pass_env,
   };
   const envSpec = {
     runName: config.run_name!,

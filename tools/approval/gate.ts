@@ -32,8 +32,8 @@ export type ApprovalGate = (
     backend: string;
     /**
      * The task's working directory and its environment's realpath: given both, targets inside the
-     * working directory are resolved through symlinks (symlink_outside_workdir). Not yet passed by
-     * the backends.
+     * working directory are resolved through symlinks (symlink_outside_workdir). The pipeline passes
+     * the environment's `realpath` where it has one (local sandbox, host).
      */
     workdir?: string;
     realpath?: PathResolver;

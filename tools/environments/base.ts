@@ -49,6 +49,11 @@ export interface Environment {
   writeBackground?(id: string, data: string): Promise<void>;
   /** Closes a background process's stdin, so it reads EOF (process close). */
   closeBackgroundStdin?(id: string): Promise<void>;
+  /**
+   * The real path of `path` as the environment sees it (symlinks resolved there); null when it does not exist.
+   * Given to the approval gate, so a delete through a link is judged by where the link leads.
+   */
+  realpath?(path: string): Promise<string | null>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
   /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */

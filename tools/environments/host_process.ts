@@ -145,25 +145,43 @@ export class HostShell {
   ) {}
 
   /**
-   * Starts `outerShell` (reads the protocol) in `cwd` with exactly `env`; each command runs under
-   * `innerShell -c`. Resolves undefined when the shell cannot start or lacks setsid or /proc.
+   * Starts `outerShell` (reads the protocol; default: `innerShell` when it is bash, else /bin/sh) in `cwd` with
+   * exactly `env`; each command runs under `innerShell -c` unless the outer shell is bash (then in a subshell
+   * with job control, see shell_session.ts). Resolves undefined when the shell cannot start or cannot host
+   * commands (no job control or setsid, no /proc).
+   *
+   * `launch` starts the shell through a wrapper (`file args... outerShell`, e.g. a sandbox), with `stdio`
+   * after the first three (fds or "pipe", read through `extraStream`); `kill` then replaces the host's group
+   * kill (the pids a sandboxed shell reports are its own); `preamble` is written before the boot script.
    */
-  static async start(o: { outerShell?: string; innerShell: string; cwd: string; env: Record<string, string> }): Promise<HostShell | undefined> {
-    const outer = o.outerShell ?? (existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
+  static async start(o: {
+    outerShell?: string;
+    innerShell: string;
+    cwd: string;
+    env: Record<string, string>;
+    launch?: { file: string; args: string[]; stdio?: (number | "pipe")[] };
+    kill?: (pids: number[], signal: "SIGTERM" | "SIGKILL") => void;
+    preamble?: string;
+    bootTimeoutMs?: number;
+  }): Promise<HostShell | undefined> {
+    const outer = o.outerShell ?? (/(^|\/)bash$/.test(o.innerShell) ? o.innerShell : existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
     let child: ChildProcess;
     try {
-      child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+      const [file, args] = o.launch ? [o.launch.file, [...o.launch.args, outer]] : [outer, []];
+      child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...(o.launch?.stdio ?? [])] });
     } catch {
       return undefined;
     }
+    child.once("error", () => undefined);
+    const hostKill = (pids: number[], signal: "SIGTERM" | "SIGKILL") => {
+      for (const p of pids) if (!killGroup(p, signal)) killPid(p, signal);
+    };
     const session = new ShellSession(
       {
         write: (text) => {
           child.stdin?.write(text);
         },
-        kill: (pids, signal) => {
-          for (const p of pids) if (!killGroup(p, signal)) killPid(p, signal);
-        },
+        kill: o.kill ?? hostKill,
         destroy: () => {
           child.stdin?.destroy();
           child.stdout?.destroy();
@@ -183,7 +201,8 @@ export class HostShell {
     // the short delay lets output the shell wrote before dying arrive first.
     child.once("exit", () => setTimeout(() => session.onGone(), 200).unref());
     const shell = new HostShell(child, session);
-    if (child.pid === undefined || !(await session.boot(HOST_SHELL_BOOT_TIMEOUT_MS))) {
+    if (o.preamble && child.pid !== undefined) child.stdin?.write(o.preamble);
+    if (child.pid === undefined || !(await session.boot(o.bootTimeoutMs ?? HOST_SHELL_BOOT_TIMEOUT_MS))) {
       session.close();
       return undefined;
     }
@@ -193,6 +212,21 @@ export class HostShell {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** The child's stdio stream `fd` (from a "pipe" in `launch.stdio`). */
+  extraStream(fd: number): NodeJS.ReadableStream | undefined {
+    return (this.child.stdio[fd] as NodeJS.ReadableStream | null | undefined) ?? undefined;
+  }
+
+  /** The shell's own pid as it reported it (inside a sandbox: its pid there). */
+  get shellPid(): number | undefined {
+    return this.session.shellPid;
+  }
+
+  /** Called once when the shell is gone (streams ended or it exited), unless close() ended it. */
+  onGone(listener: () => void): void {
+    this.session.onceGone(listener);
   }
 
   get alive(): boolean {

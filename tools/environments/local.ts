@@ -1,8 +1,8 @@
 /**
- * The local backend: commands run on the host, in the task's own folder under the run folder.
+ * `--env host`: commands run directly on this machine, in the task's own folder (see src/run/task_folders.ts).
  *
- * No isolation beyond the working directory and a scrubbed environment (variables that look like
- * secrets are not passed on). Each command runs in its own process group so a timeout or abort kills
+ * No isolation beyond the working directory and an environment built from the allow-list of task_env.ts
+ * (plus HOME and the --pass-env names). Each command runs in its own process group so a timeout or abort kills
  * everything it started, not only the shell.
  *
  * Commands run in one persistent shell per environment (HostShell, started on the first exec), so a command
@@ -19,7 +19,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { BackgroundProcessManager } from "./background.js";
@@ -35,6 +35,7 @@ import {
   type ExecResult,
 } from "./base.js";
 import { sleep } from "../../src/core/abort.js";
+import { taskEnvironment } from "./task_env.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
@@ -134,7 +135,7 @@ export class LocalEnvironment implements Environment {
     readonly taskDir: string,
     workdir: string,
     private readonly bgStateDir: string,
-    private readonly options: { removeTaskDirOnCleanup?: boolean; maxOutputChars?: number } = {},
+    private readonly options: { removeTaskDirOnCleanup?: boolean; maxOutputChars?: number; passEnv?: string[] } = {},
   ) {
     this.workdir = workdir;
     this.maxOutputChars = options.maxOutputChars ?? DEFAULT_OUTPUT_CAP;
@@ -154,7 +155,7 @@ export class LocalEnvironment implements Environment {
     if (!isDirectory(cwd)) {
       return { exitCode: 1, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
     }
-    const env = { ...scrubbedProcessEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker };
+    const env = { ...this.baseEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker };
     if (opts.stdin === undefined) {
       const shell = await this.getShell();
       const changes = this.envChanges(env);
@@ -188,7 +189,7 @@ export class LocalEnvironment implements Environment {
     if (this.cleaned || this.shellStarts >= MAX_SHELL_STARTS) return undefined;
     this.shellStarting ??= (async () => {
       this.shellStarts++;
-      const env = { ...scrubbedProcessEnv(), [ENV_MARKER_VAR]: this.marker };
+      const env = { ...this.baseEnv(), [ENV_MARKER_VAR]: this.marker };
       const shell = await HostShell.start({ innerShell: hostShell(), cwd: this.workdir, env });
       if (!shell) this.shellStarts = MAX_SHELL_STARTS;
       this.shellEnv = env;
@@ -201,6 +202,11 @@ export class LocalEnvironment implements Environment {
     return this.shellStarting;
   }
 
+  /** The allow-listed variables, the --pass-env ones and the user's HOME. */
+  private baseEnv(): Record<string, string> {
+    return taskEnvironment(process.env, this.options.passEnv ?? [], process.env.HOME ? { HOME: process.env.HOME } : {});
+  }
+
   /** What differs from the shell's own environment: changed or added variables, and null for removed ones. */
   private envChanges(env: Record<string, string>): Record<string, string | null> {
     const changes: Record<string, string | null> = {};
@@ -211,6 +217,14 @@ export class LocalEnvironment implements Environment {
 
   async readFile(path: string): Promise<Buffer> {
     return readFile(this.resolvePath(path));
+  }
+
+  async realpath(path: string): Promise<string | null> {
+    try {
+      return await realpath(this.resolvePath(path));
+    } catch {
+      return null;
+    }
   }
 
   async writeFile(path: string, data: string | Buffer): Promise<void> {
@@ -288,5 +302,6 @@ export const createLocalEnvironment: EnvironmentFactory = async (spec: Environme
   return new LocalEnvironment(taskDir, workdir, bgStateDir, {
     removeTaskDirOnCleanup: options.removeTaskDirOnCleanup === true,
     maxOutputChars: typeof options.maxOutputChars === "number" ? options.maxOutputChars : undefined,
+    passEnv: Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [],
   });
 };

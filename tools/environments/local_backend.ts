@@ -1,15 +1,35 @@
-/** The local backend behind the common interface: always available, nothing to preflight, no sandboxes to leave. */
+/**
+ * The local backend behind the common interface: one bubblewrap sandbox per task (local_sandbox.ts). A run
+ * without a working bwrap stops before any task with one line and the install hint; nothing is left behind
+ * (each sandbox dies with the harness), so there are no leftovers to list.
+ */
+import { UserError } from "../../src/core/errors.js";
 import type { EnvironmentBackend } from "./backend.js";
-import { createLocalEnvironment } from "./local.js";
+import { probeBwrap } from "./bwrap.js";
+import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "./local_sandbox.js";
 
 export const backend: EnvironmentBackend = {
   name: "local",
-  sandboxed: false,
-  sandboxNoun: "process",
-  availability: async () => ({ available: true, reason: "not a sandbox: runs on this machine" }),
-  preflightRun: async () => {},
-  preflightTask: async () => {},
-  create: createLocalEnvironment,
+  sandboxed: true,
+  sandboxNoun: "sandbox",
+  availability: async () => {
+    const probe = probeBwrap();
+    return probe.ok ? { available: true, reason: "a bubblewrap sandbox per task on this machine" } : { available: false, reason: probe.reason };
+  },
+  preflightRun: async ({ options }) => {
+    const probe = probeBwrap();
+    if (!probe.ok) throw new UserError(`--env local: ${probe.reason}`);
+    try {
+      sandboxNetwork(typeof options.network === "string" ? options.network : undefined, undefined);
+    } catch (err) {
+      throw new UserError((err as Error).message);
+    }
+  },
+  preflightTask: async (spec, options) => {
+    sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);
+    sandboxWorkdir(spec.cwd);
+  },
+  create: (spec, options) => SandboxEnvironment.create(spec, options),
   listLeftovers: async () => [],
   removeLeftovers: async () => ({ removed: [], failed: [] }),
   afterRun: async () => 0,

@@ -10,11 +10,11 @@
  *                  the command's own session/process group), then the command's output, then
  *                  `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
  *                  added, so stripping it restores the output byte for byte.
- * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own session via
- * `setsid` (so a timeout kills its whole tree with a group kill), and a subshell (so `cd`, `exit` or
- * `export` in one command do not leak into the next). Output written between commands (by processes a
+ * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own process group
+ * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
+ * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
  * previous command left running) is dropped.
- * A shell without `setsid` or /proc reports UNSUPPORTED and the caller falls back to one process per command.
+ * A shell with neither job control nor `setsid`, or without /proc, reports UNSUPPORTED and the caller falls back to one process per command.
  */
 import { randomBytes } from "node:crypto";
 import { shellQuote, type ExecResult } from "./base.js";
@@ -23,7 +23,15 @@ import { OutputCollector } from "./docker_output.js";
 export const TIMEOUT_EXIT_CODE = 124;
 export const INTERRUPT_EXIT_CODE = 130;
 
-/** `innerShell` runs each command (`bash` when found on PATH, else `sh`, unless given). */
+/**
+ * Under bash, the shell runs with job control (`set -m`): each command's subshell leads its own process group
+ * without `setsid`, and the command runs in that subshell (`eval`) without a second shell, so a command costs
+ * one fork beyond what it starts itself (a command naming `$$` or `$PPID` runs under `exec bash -c`, still
+ * without a fork, so those name its own shell). The subshell turns job control off again (the command's own `&` jobs
+ * stay in its group, so a group kill reaches them) and drops the protocol's variables and function, so a
+ * command cannot read the marker nonce. Other shells use `setsid` and `innerShell -c` (`innerShell` defaults
+ * to bash when found on PATH, else sh).
+ */
 export function bootScript(mark: string, innerShell?: string): string {
   return [
     `hb_mark='${mark}'`,
@@ -31,6 +39,9 @@ export function bootScript(mark: string, innerShell?: string): string {
       ? `hb_shell=${shellQuote(innerShell)}`
       : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
     `hb_setsid=$(command -v setsid)`,
+    `hb_jc=; if [ -n "$BASH_VERSION" ] && set -m 2>/dev/null; then hb_jc=1; fi`,
+    // With job control, plain `wait` returns when the job merely stops; `-f` (bash 5.1+) waits for its end.
+    `hb_waitf=; if [ -n "$hb_jc" ] && wait -f 2>/dev/null; then hb_waitf=-f; fi`,
     `hb_run() {`,
     `  hb_seq=$1; hb_dir=$2; hb_cmd=$3; shift 3`,
     `  (`,
@@ -39,14 +50,19 @@ export function bootScript(mark: string, innerShell?: string): string {
     `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self" >&2`,
     `    cd "$hb_dir" || exit 1`,
     `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
-    `    exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"`,
+    // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
+    // so `kill $$` ends the command, not the persistent shell.
+    `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
+    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_self hb_rest hb_setsid hb_jc hb_waitf hb_rc`,
+    `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
+    `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
-    `  wait $! 2>/dev/null`,
+    `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc" >&2`,
     `}`,
-    `if [ -n "$hb_setsid" ] && [ -r /proc/self/stat ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
+    `if { [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; } && [ -r /proc/self/stat ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
     ``,
   ].join("\n");
 }
@@ -157,6 +173,8 @@ export class ShellSession {
   private bootText = "";
   private bootWaiter: ((ok: boolean) => void) | undefined;
   private readonly afterKillGraceMs: number;
+  private readonly goneListeners: (() => void)[] = [];
+  private closing = false;
 
   constructor(
     private readonly transport: ShellTransport,
@@ -219,6 +237,12 @@ export class ShellSession {
     this.dead = true;
     this.bootWaiter?.(false);
     this.current?.finish("shell-died");
+    if (!this.closing) for (const listener of this.goneListeners.splice(0)) listener();
+  }
+
+  /** `listener` runs once when the shell ends by itself (not through close()). */
+  onceGone(listener: () => void): void {
+    this.goneListeners.push(listener);
   }
 
   /** Runs one command. Callers must not overlap calls (check `busy`). */
@@ -304,6 +328,7 @@ export class ShellSession {
 
   /** Ends the shell: kills its process group, then drops the transport. */
   close(): void {
+    this.closing = true;
     if (!this.dead && this.pid !== undefined) this.transport.kill([this.pid], "SIGKILL");
     this.onGone();
     this.transport.destroy();

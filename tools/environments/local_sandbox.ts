@@ -1,0 +1,369 @@
+/**
+ * The local backend: each task in its own bubblewrap sandbox on this machine (bwrap.ts says what the sandbox
+ * sees). One bwrap and one persistent bash per task, started on first use; every command, file read and file
+ * write goes through that shell, so each acts with the sandbox's view and permissions (a symlink the task made
+ * is followed inside the sandbox, never on the host).
+ *
+ * - Paths are the sandbox's: the task folder is /workspace; a row's `cwd` is resolved inside it.
+ * - Commands of one task run one at a time (calls that overlap wait their turn); each gets its own process
+ *   group, so a timeout kills what it started.
+ * - Files cross through a folder of the harness (SANDBOX_IO_DIR inside), opened on the host without
+ *   following symlinks.
+ * - A shell that dies, or a sandbox that cannot start a command any more (a fork bomb that survived its
+ *   command), is reported with `spec.reportLost` and every later call fails: the task ends as environment_error.
+ * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
+ */
+import { randomBytes } from "node:crypto";
+import { chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
+import { mkdir, mkdtemp, open, rm, unlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, posix } from "node:path";
+import { BackgroundProcessManager } from "./background.js";
+import {
+  DEFAULT_OUTPUT_CAP,
+  EnvironmentLostError,
+  shellQuote,
+  type BackgroundStatus,
+  type Environment,
+  type EnvironmentOptions,
+  type EnvironmentSpec,
+  type ExecOptions,
+  type ExecResult,
+} from "./base.js";
+import { SANDBOX_HOME, SANDBOX_IO_DIR, SANDBOX_WORKDIR, bwrapArgs, bwrapLauncher, findBwrap, probeBwrap, sandboxProcesses } from "./bwrap.js";
+import { HostShell } from "./host_process.js";
+import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
+
+/** Default process limit inside one sandbox (`ulimit -u`; --pids-limit overrides). */
+export const DEFAULT_SANDBOX_PIDS = 512;
+/** A file larger than this is not read through the sandbox. */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
+const FILE_OP_TIMEOUT_MS = 120_000;
+const BOOT_TIMEOUT_MS = 30_000;
+
+/** The run's network choice for a local sandbox: "host" shares the host's network, anything else has none. */
+export function sandboxNetwork(runNetwork: string | undefined, rowNetwork: string | undefined): { hostNetwork: boolean } {
+  const run = runNetwork ?? "none";
+  if (run !== "none" && run !== "host") {
+    throw new Error(`--network ${run}: a local sandbox has either no network (none, the default) or the host's (host)`);
+  }
+  const row = rowNetwork ?? run;
+  if (row !== "none" && row !== run) {
+    throw new Error(`network '${row}' is not allowed for this run: the local sandbox has ${run === "host" ? "the host's network" : "no network"} (--network ${run})`);
+  }
+  return { hostNetwork: row === "host" };
+}
+
+/** A row's `cwd` inside the sandbox: relative to /workspace, or absolute under it; anything else is refused. */
+export function sandboxWorkdir(cwd: string | undefined): string {
+  if (!cwd) return SANDBOX_WORKDIR;
+  const dir = posix.resolve(SANDBOX_WORKDIR, cwd);
+  if (dir !== SANDBOX_WORKDIR && !dir.startsWith(`${SANDBOX_WORKDIR}/`)) {
+    throw new Error(`cwd '${cwd}' is outside the task folder: in the local sandbox a row's cwd is relative to ${SANDBOX_WORKDIR} or under it`);
+  }
+  return dir;
+}
+
+function pidsLimit(options: EnvironmentOptions): number {
+  return typeof options.pidsLimit === "number" && options.pidsLimit > 0 ? options.pidsLimit : DEFAULT_SANDBOX_PIDS;
+}
+
+function notFound(message: string): Error {
+  return Object.assign(new Error(message), { code: "ENOENT" });
+}
+
+export class SandboxEnvironment implements Environment {
+  readonly kind = "local";
+  private readonly background: BackgroundProcessManager;
+  private readonly maxOutputChars: number;
+  private queue: Promise<unknown> = Promise.resolve();
+  private cleaned = false;
+  private lost: string | undefined;
+  /** The host pid of the sandbox's init (its pid namespace dies with it). */
+  private initPid: number | undefined;
+
+  private constructor(
+    readonly taskDir: string,
+    readonly workdir: string,
+    private readonly ioDir: string,
+    private shell: HostShell | undefined,
+    private readonly spec: EnvironmentSpec,
+    private readonly options: EnvironmentOptions,
+  ) {
+    this.maxOutputChars = typeof options.maxOutputChars === "number" ? options.maxOutputChars : DEFAULT_OUTPUT_CAP;
+    this.background = new BackgroundProcessManager((cmd, opts) => this.exec(cmd, opts), {
+      stateDir: "/tmp/.hermes-bg",
+      shell: "bash",
+      maxOutputChars: this.maxOutputChars,
+    });
+  }
+
+  /** Starts the sandbox of one task: its folder (spec.hostTaskDir) at /workspace, the shell inside. */
+  static async create(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<SandboxEnvironment> {
+    const probe = probeBwrap();
+    if (!probe.ok) throw new Error(probe.reason);
+    const { hostNetwork } = sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);
+    const workdir = sandboxWorkdir(spec.cwd);
+    const launcher = bwrapLauncher(findBwrap()!);
+    const taskDir = spec.hostTaskDir;
+    await mkdir(taskDir, { recursive: true });
+    const ioDir = await mkdtemp(join(tmpdir(), "hermes-io-"));
+    if (process.getuid?.() === 0) {
+      // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
+      chownTree(taskDir, launcher.uid, launcher.gid);
+      chownSync(ioDir, launcher.uid, launcher.gid);
+    }
+    const passEnv = Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [];
+    const env = taskEnvironment(process.env, passEnv, { HOME: SANDBOX_HOME });
+    const fds: number[] = [];
+    let shell: HostShell | undefined;
+    const holder: { env?: SandboxEnvironment; initPid?: number } = {};
+    try {
+      fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
+      // stdio 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
+      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env }, launcher);
+      shell = await HostShell.start({
+        innerShell: "/bin/bash",
+        outerShell: "/bin/bash",
+        cwd: tmpdir(),
+        env: { PATH: env.PATH! },
+        launch: { file: launcher.bwrap, args, stdio: ["pipe", fds[0]!, fds[1]!] },
+        kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
+        preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
+        bootTimeoutMs: BOOT_TIMEOUT_MS,
+      });
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
+    if (!shell) {
+      await rm(ioDir, { recursive: true, force: true });
+      throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
+    }
+    const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, shell, spec, options);
+    holder.env = sandbox;
+    sandbox.initPid = await readInitPid(shell);
+    shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
+    if (workdir !== SANDBOX_WORKDIR) {
+      const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
+      if (r.exitCode !== 0) {
+        await sandbox.cleanup();
+        throw new Error(`cannot create the row's cwd ${workdir}: ${r.stderr.trim()}`);
+      }
+    }
+    return sandbox;
+  }
+
+  /** Signals processes of the sandbox by the pids its shell reports (its own numbering); the shell's pid means the whole sandbox. */
+  private killInSandbox(pids: number[], signal: "SIGTERM" | "SIGKILL"): void {
+    const shellPid = this.shell?.shellPid;
+    if (this.initPid === undefined || pids.some((p) => p === shellPid || p <= 1)) {
+      this.killAll();
+      return;
+    }
+    for (const p of sandboxProcesses(this.initPid)) {
+      if (pids.includes(p.nsPgid) || pids.includes(p.nsPid)) killQuietly(p.hostPid, signal);
+    }
+  }
+
+  private killAll(): void {
+    // The outer bwrap (or setpriv) process: the sandbox's init has a parent-death SIGKILL, and its pid namespace dies with it.
+    if (this.shell?.pid !== undefined) killQuietly(this.shell.pid, "SIGKILL");
+    if (this.initPid !== undefined) killQuietly(this.initPid, "SIGKILL");
+  }
+
+  private markLost(reason: string): void {
+    if (this.cleaned || this.lost) return;
+    this.lost = reason;
+    this.spec.reportLost?.(reason);
+  }
+
+  /** Runs `fn` after every call before it (one command at a time in the sandbox's shell). */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    return this.serial(() => this.execNow(command, opts));
+  }
+
+  private async execNow(command: string, opts: ExecOptions): Promise<ExecResult> {
+    if (this.lost) throw new EnvironmentLostError(this.lost);
+    if (this.cleaned || !this.shell) throw new Error("the sandbox was already cleaned up");
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.env ?? {})) {
+      if (!ENV_NAME_PATTERN.test(k)) return { exitCode: 2, stdout: "", stderr: `invalid environment variable name '${k}'`, timedOut: false, truncated: false };
+      env[k] = v;
+    }
+    let stdinFile: string | undefined;
+    if (opts.stdin !== undefined) {
+      stdinFile = await this.putFile(opts.stdin);
+      command = `exec < ${shellQuote(`${SANDBOX_IO_DIR}/${stdinFile}`)}\n${command}`;
+    }
+    try {
+      if (!this.shell.alive) {
+        this.markLost("the sandbox's shell is not running");
+        throw new EnvironmentLostError(this.lost ?? "the sandbox's shell is not running");
+      }
+      const result = await this.shell.run({
+        command,
+        cwd: opts.cwd ? posix.resolve(this.workdir, opts.cwd) : this.workdir,
+        env,
+        timeoutMs: opts.timeoutMs,
+        signal: opts.signal,
+        cap: opts.maxOutputChars ?? this.maxOutputChars,
+      });
+      // The shell had to be killed (a command that never started: the sandbox cannot fork any more).
+      if (!this.shell.alive) this.markLost("the sandbox stopped answering (no process could start in it)");
+      return result;
+    } finally {
+      if (stdinFile) await unlink(join(this.ioDir, stdinFile)).catch(() => undefined);
+    }
+  }
+
+  /** Writes data into the exchange folder (never through a symlink); returns its name there. */
+  private async putFile(data: string | Buffer): Promise<string> {
+    const name = `in-${randomBytes(8).toString("hex")}`;
+    const fh = await open(join(this.ioDir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      await fh.writeFile(data);
+    } finally {
+      await fh.close();
+    }
+    return name;
+  }
+
+  private resolve(path: string): string {
+    return posix.resolve(this.workdir, path);
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    const full = this.resolve(path);
+    const name = `out-${randomBytes(8).toString("hex")}`;
+    const out = `${SANDBOX_IO_DIR}/${name}`;
+    const r = await this.exec(
+      `f=${shellQuote(full)}; [ -e "$f" ] || { echo "No such file or directory: $f" >&2; exit 3; }; [ -d "$f" ] && { echo "Is a directory: $f" >&2; exit 4; }; ` +
+        `[ "$(stat -c %s -- "$f")" -le ${MAX_READ_BYTES} ] || { echo "File is larger than ${MAX_READ_BYTES} bytes: $f" >&2; exit 5; }; cat -- "$f" > ${shellQuote(out)}`,
+      { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS },
+    );
+    const hostPath = join(this.ioDir, name);
+    try {
+      if (r.exitCode === 3) throw notFound(`ENOENT: no such file or directory, open '${full}'`);
+      if (r.exitCode !== 0) throw new Error((r.stderr || r.stdout).trim() || `cannot read ${full} (exit ${r.exitCode})`);
+      // Opened without following a link: the sandbox owns this folder and could have put one there.
+      const fh = await open(hostPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      try {
+        if (!(await fh.stat()).isFile()) throw new Error(`cannot read ${full}: not a regular file`);
+        return await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+    } finally {
+      await unlink(hostPath).catch(() => undefined);
+    }
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    const full = this.resolve(path);
+    const name = await this.putFile(data);
+    try {
+      const dir = posix.dirname(full);
+      const r = await this.exec(`mkdir -p -- ${shellQuote(dir)} && cat -- ${shellQuote(`${SANDBOX_IO_DIR}/${name}`)} > ${shellQuote(full)}`, {
+        cwd: SANDBOX_WORKDIR,
+        timeoutMs: FILE_OP_TIMEOUT_MS,
+      });
+      if (r.exitCode !== 0) throw new Error((r.stderr || r.stdout).trim() || `cannot write ${full} (exit ${r.exitCode})`);
+    } finally {
+      await unlink(join(this.ioDir, name)).catch(() => undefined);
+    }
+  }
+
+  /** The real path of `path` inside the sandbox (for the approval gate); null when it does not exist. */
+  async realpath(path: string): Promise<string | null> {
+    if (this.lost || this.cleaned) return null;
+    const r = await this.exec(`realpath -e -- ${shellQuote(this.resolve(path))}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
+    const out = r.stdout.trim();
+    return r.exitCode === 0 && out.startsWith("/") ? out : null;
+  }
+
+  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+    return this.background.start(command, opts);
+  }
+
+  pollBackground(id: string): Promise<BackgroundStatus> {
+    return this.background.poll(id);
+  }
+
+  killBackground(id: string): Promise<void> {
+    return this.background.kill(id);
+  }
+
+  listBackground(): Promise<BackgroundStatus[]> {
+    return this.background.list();
+  }
+
+  /** The host pids of every live process in the sandbox (its init and shell included). */
+  processes(): number[] {
+    return this.initPid === undefined ? [] : sandboxProcesses(this.initPid).map((p) => p.hostPid);
+  }
+
+  /** Ends every process in the sandbox except its init and shell (before `verify`). */
+  async stopProcesses(): Promise<void> {
+    await this.serial(async () => {
+      if (this.initPid === undefined) return;
+      const shellPid = this.shell?.shellPid;
+      for (const p of sandboxProcesses(this.initPid)) if (p.nsPid > 1 && p.nsPid !== shellPid) killQuietly(p.hostPid, "SIGKILL");
+    });
+  }
+
+  async cleanup(): Promise<void> {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    this.shell?.close();
+    this.killAll();
+    await rm(this.ioDir, { recursive: true, force: true });
+    if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
+  }
+}
+
+/** The host pid of the sandbox's init, from bwrap's `--info-fd` (stdio 3): `{"child-pid": N}`. */
+async function readInitPid(shell: HostShell): Promise<number | undefined> {
+  const stream = shell.extraStream(3) as (NodeJS.ReadableStream & { destroy?: () => void; setEncoding?: (e: string) => void }) | undefined;
+  if (!stream) return undefined;
+  let text = "";
+  const pid = await new Promise<number | undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), BOOT_TIMEOUT_MS);
+    const done = (value: number | undefined) => {
+      clearTimeout(timer);
+      resolve(value);
+    };
+    stream.on("data", (chunk: Buffer | string) => {
+      text += chunk.toString();
+      const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+      if (m) done(Number(m[1]));
+    });
+    stream.on("end", () => done(Number(/"child-pid"\s*:\s*(\d+)/.exec(text)?.[1]) || undefined));
+    stream.on("error", () => done(undefined));
+  });
+  stream.destroy?.();
+  return pid;
+}
+
+/** lchown of a folder and everything under it (links are not followed). */
+function chownTree(dir: string, uid: number, gid: number): void {
+  lchownSync(dir, uid, gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(path, uid, gid);
+    else lchownSync(path, uid, gid);
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone
+  }
+}
