@@ -14,6 +14,8 @@
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
  * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
  */
+import { networkModeFor } from "./docker_network.js";
+export { networkModeFor };
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type Docker from "dockerode";
@@ -97,15 +99,6 @@ export function parseDockerOptions(options: EnvironmentOptions): DockerOptions {
     throw new Error(`invalid docker options: ${issues}`);
   }
   return parsed.data;
-}
-
-/** "none"/"off"/"false" (and no value) mean no network; "on"/"true" the default bridge; anything else a named network. */
-export function networkModeFor(value: string | undefined): string {
-  if (value === undefined) return "none";
-  const v = value.trim().toLowerCase();
-  if (v === "" || v === "none" || v === "off" || v === "false" || v === "0") return "none";
-  if (v === "on" || v === "true" || v === "1") return "bridge";
-  return value.trim();
 }
 
 /**
