@@ -14,6 +14,7 @@
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
  * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
  */
+import { sleep } from "../../src/core/abort.js";
 import { networkModeFor } from "./docker_network.js";
 export { networkModeFor };
 import { randomBytes } from "node:crypto";
@@ -30,6 +31,7 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  EnvironmentLostError,
 } from "./base.js";
 import { ContainerFileError, mkdirViaArchive, readViaArchive } from "./docker_archive.js";
 import {
@@ -67,6 +69,12 @@ export const DEFAULT_DOCKER_IMAGE = "hermes-batch-test:bookworm";
 /** Keep-alive length when the runner gives no task timeout. */
 const DEFAULT_LIFETIME_SEC = 3600;
 const MAX_SHELL_RESTARTS = 3;
+/** What bash and sh say when fork() fails (EAGAIN under the pids limit). */
+const FORK_FAILURE = /fork: (retry: )?(Resource temporarily unavailable|Cannot allocate memory)|can't fork|Cannot fork/i;
+/** Liveness probes after a fork failure: how many, how far apart, how long each may take. */
+const PROBES = 3;
+const PROBE_GAP_MS = 500;
+const PROBE_MS = 15_000;
 
 const dockerOptionsSchema = z.object({
   image: z.string().min(1).optional(),
@@ -222,6 +230,9 @@ export class DockerEnvironment implements Environment {
   private cleaning: Promise<void> | undefined;
   /** How this sandbox was made, so `isolatedCopy` can make another like it from a snapshot. */
   source: { plan: SandboxPlan; gates: SandboxGates } | undefined;
+  /** The task's EnvironmentSpec.reportLost, set when a task takes this sandbox. */
+  onLost: ((reason: string) => void) | undefined;
+  private lostReason: string | undefined;
   /** Runs after the container is removed (a snapshot copy removes its image). */
   private afterCleanup: (() => Promise<void>) | undefined;
 
@@ -283,15 +294,16 @@ export class DockerEnvironment implements Environment {
     }
     const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
     try {
       if (opts.stdin === undefined) {
         const shell = await this.getShell();
         // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
         if (shell?.alive && !shell.busy) {
-          return await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap });
+          return await this.afterCommand(await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }));
         }
       }
-      return await runPlainCommand(this.container, {
+      const result = await runPlainCommand(this.container, {
         command,
         cwd,
         env: opts.env,
@@ -301,21 +313,70 @@ export class DockerEnvironment implements Environment {
         signal: opts.signal,
         cap,
       });
+      return await this.afterCommand(result);
     } catch (err) {
       throw await this.explain(err);
     }
   }
 
+  /**
+   * A command that could not fork may have met a passing peak of the pids limit, or a sandbox that a fork bomb
+   * keeps full: probes (one fork inside the sandbox, by dash, which does not retry) tell them apart. The sandbox
+   * is lost when PROBES in a row, PROBE_GAP_MS apart, cannot fork or do not answer within PROBE_MS.
+   */
+  private async afterCommand(result: ExecResult): Promise<ExecResult> {
+    if (!FORK_FAILURE.test(result.stderr) && !FORK_FAILURE.test(result.stdout)) return result;
+    let why = "";
+    for (let attempt = 0; attempt < PROBES; attempt++) {
+      if (attempt > 0) await sleep(PROBE_GAP_MS);
+      why = await this.forkProbe();
+      if (why === "") return result;
+    }
+    this.lose(`sandbox can no longer start a process (its pids limit stays full, e.g. a fork bomb): ${why}`);
+    return result;
+  }
+
+  /**
+   * "" when the sandbox has room for processes, else why not: a fork by dash inside it fails, or the pids
+   * cgroup (v2 or v1) stays within 2 of its limit, which a fork bomb's churn keeps it at.
+   */
+  private async forkProbe(): Promise<string> {
+    const text = (b: Buffer) => b.toString("utf8").trim().slice(0, 200);
+    const probe = (async () => {
+      const pids = await runExecRaw(this.container, { cmd: ["cat", "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids/pids.current"] });
+      const current = Number(/\d+/.exec(pids.stdout.toString("utf8"))?.[0] ?? NaN);
+      if (current >= this.options.pidsLimit - 2) return `${current} of ${this.options.pidsLimit} processes in use`;
+      const r = await runExecRaw(this.container, { cmd: ["sh", "-c", "/bin/true & wait $!"], user: this.runUser.user });
+      return r.exitCode === 0 ? "" : text(r.stderr) || `probe exit ${r.exitCode}`;
+    })().catch((err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer in ${PROBE_MS / 1000} s`), PROBE_MS)));
+    try {
+      return await Promise.race([probe, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Marks the sandbox lost once and tells the task (EnvironmentSpec.reportLost). */
+  private lose(reason: string): EnvironmentLostError {
+    if (this.lostReason === undefined) {
+      this.lostReason = reason;
+      this.onLost?.(reason);
+    }
+    return new EnvironmentLostError(this.lostReason);
+  }
+
   /** Turns engine errors into messages that say what happened to the sandbox. */
   private async explain(err: unknown): Promise<Error> {
-    const code = statusCodeOf(err);
-    if (code === 404 || code === 409 || code === 500) {
-      const state = await this.container.inspect().then(
-        (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
-        () => "gone",
-      );
-      return new Error(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
-    }
+    if (err instanceof EnvironmentLostError || this.cleaning) return err instanceof Error ? err : new Error(String(err));
+    // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
+    // container is gone or stopped: then no later call can succeed and the task must not go on.
+    const state = await this.container.inspect().then(
+      (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
+      (e: unknown) => (statusCodeOf(e) === 404 ? "gone" : "running"),
+    );
+    if (state !== "running") return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
     return err instanceof Error ? err : new Error(String(err));
   }
 
@@ -324,7 +385,10 @@ export class DockerEnvironment implements Environment {
     const full = this.resolvePath(path);
     // As the task user in the running container (not the engine's archive API, which reads as root): a file
     // that user cannot read is not read, and a symlink resolves with that user's rights.
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user });
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
     if (res.exitCode !== 0) {
       const msg = res.stderr.toString("utf8").trim();
       throw new ContainerFileError(`${full}: ${msg || "cannot read"}`, /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO");
@@ -338,7 +402,10 @@ export class DockerEnvironment implements Environment {
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target.
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf });
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
     if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
   }
 
@@ -630,7 +697,10 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
     const pool = warmPoolFor(spec, opts, gates);
     if (takesWarm(spec, opts)) {
       const env = await pool.take();
-      if (env) return env;
+      if (env) {
+        env.onLost = spec.reportLost;
+        return env;
+      }
     }
   }
 
@@ -638,7 +708,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
   // pools do the same on their next tick, seeing this task wait).
   if (warm && gates.full) warm.pool.evictOne();
   const permit = await gates.acquireSandbox(spec.signal);
-  return startSandbox(
+  const env = await startSandbox(
     {
       imageName,
       image,
@@ -654,4 +724,6 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
     permit,
     gates,
   );
+  env.onLost = spec.reportLost;
+  return env;
 };
