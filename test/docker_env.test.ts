@@ -227,6 +227,8 @@ describe("files, network, limits", () => {
     expect(hc.SecurityOpt).toEqual(["no-new-privileges"]);
     expect(hc.Memory).toBe(256 * 1024 * 1024);
     expect(hc.PidsLimit).toBe(64);
+    expect(hc.Ulimits).toEqual([{ Name: "nofile", Soft: 8192, Hard: 8192 }]);
+    expect((await env.exec("ulimit -n")).stdout).toBe("8192\n");
     expect(hc.NanoCpus).toBe(0.5e9);
     expect(hc.Init).toBe(true);
     expect(hc.AutoRemove).toBe(true);

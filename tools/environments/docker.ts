@@ -82,6 +82,9 @@ const dockerOptionsSchema = z.object({
   memoryMb: z.number().int().positive().default(2048),
   cpus: z.number().positive().default(1),
   pidsLimit: z.number().int().positive().default(256),
+  /** Open files per process (soft = hard). nproc is left to the pids cgroup: RLIMIT_NPROC counts a uid's
+   *  processes across the whole kernel, so containers sharing uid 1000 would starve each other. */
+  nofile: z.number().int().positive().default(8192),
   readOnlyRoot: z.boolean().default(false),
   pull: z.boolean().default(false),
   /** "auto": the image's USER, else its first regular user (uid 1000-65533), else root. Or "root", or "uid[:gid]"/"name". */
@@ -566,6 +569,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
         CapAdd: capabilitiesFor(runAsRoot),
         SecurityOpt: ["no-new-privileges"],
         PidsLimit: opts.pidsLimit,
+        Ulimits: [{ Name: "nofile", Soft: opts.nofile, Hard: opts.nofile }],
         Memory: opts.memoryMb * 1024 * 1024,
         MemorySwap: opts.memoryMb * 1024 * 1024,
         NanoCpus: Math.round(opts.cpus * 1e9),
