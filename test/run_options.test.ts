@@ -59,6 +59,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   pull: [true, true],
   max_sandboxes: ["2", 2],
   prewarm: ["1", 1],
+  allow_network: ["host,bridge", ["host", "bridge"]],
   keep_workspaces: [true, true],
   verify_timeout: ["9", 9],
   verify_isolated: [true, true],
