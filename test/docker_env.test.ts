@@ -196,6 +196,20 @@ describe("files, network, limits", () => {
     expect((await env.exec("./owned/x.sh")).stdout).toBe("changed\n");
   });
 
+  it("file tools act with the task user's rights: no reading /etc/shadow, a symlink write is judged by its target", async () => {
+    await expect(env.readFile("/etc/shadow")).rejects.toThrow(/Permission denied/);
+    await env.exec("ln -sf /etc/passwd link-to-passwd");
+    const before = (await env.exec("cat /etc/passwd")).stdout;
+    await expect(env.writeFile("link-to-passwd", "evil:x:0:0::/:/bin/sh\n")).rejects.toThrow(/Permission denied/);
+    expect((await env.exec("cat /etc/passwd")).stdout).toBe(before);
+    expect((await env.exec("readlink link-to-passwd")).stdout).toBe("/etc/passwd\n");
+    // A link to a file the user owns is written through, not replaced.
+    await env.writeFile("target.txt", "old");
+    await env.exec("ln -sf target.txt link-to-own");
+    await env.writeFile("link-to-own", "new");
+    expect((await env.exec("cat target.txt; echo; readlink link-to-own")).stdout).toBe("new\ntarget.txt\n");
+  });
+
   it("has no network but loopback", async () => {
     expect((await env.exec("ls /sys/class/net")).stdout).toBe("lo\n");
     const r = await env.exec(
@@ -213,6 +227,8 @@ describe("files, network, limits", () => {
     expect(hc.SecurityOpt).toEqual(["no-new-privileges"]);
     expect(hc.Memory).toBe(256 * 1024 * 1024);
     expect(hc.PidsLimit).toBe(64);
+    expect(hc.Ulimits).toEqual([{ Name: "nofile", Soft: 8192, Hard: 8192 }]);
+    expect((await env.exec("ulimit -n")).stdout).toBe("8192\n");
     expect(hc.NanoCpus).toBe(0.5e9);
     expect(hc.Init).toBe(true);
     expect(hc.AutoRemove).toBe(true);

@@ -59,6 +59,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   pull: [true, true],
   max_sandboxes: ["2", 2],
   prewarm: ["1", 1],
+  allow_network: ["host,bridge", ["host", "bridge"]],
   keep_workspaces: [true, true],
   pass_env: ["DB_HOST,LC_X", ["DB_HOST", "LC_X"]],
   verify_timeout: ["9", 9],

@@ -43,6 +43,7 @@ import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/gate.js";
+import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
@@ -99,6 +100,7 @@ async function* plannedTasks(
   onBad: (msg: string) => void,
   rows = { n: 0 },
   shard?: Shard,
+  rowNetworks = new Set<string>(),
 ) {
   let valid = 0;
   const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
@@ -116,6 +118,13 @@ async function* plannedTasks(
       onBad(`${config.dataset}:${item.value.line}: 'verify_files' needs a 'verify' command to run against them`);
       continue;
     }
+    const networkBad = item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
+    if (networkBad) {
+      onBad(`${config.dataset}:${item.value.line}: 'network': ${networkBad}`);
+      continue;
+    }
+    const rowNetwork = namedNetwork(item.value.row.network);
+    if (rowNetwork !== undefined) rowNetworks.add(rowNetwork);
     const badToolset = item.value.row.toolsets && planner.unknownToolset(item.value.row.toolsets);
     if (badToolset) {
       onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
@@ -151,12 +160,13 @@ async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<
   const draws = new Map<string, number>();
   const bad: string[] = [];
   const rows = { n: 0 };
-  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard)) {
+  const networks = new Set<string>();
+  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks)) {
     n++;
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);
   }
-  return { n, draws, bad, rows: rows.n };
+  return { n, draws, bad, rows: rows.n, networks };
 }
 
 export interface RunOptions {
@@ -284,7 +294,9 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
 
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
-  const { n: total, draws, bad, rows } = await countTasks(config, planner, state.done, failedIds, sel, shard);
+  const networkBad = networkRefusal(config.network, config.allow_network);
+  if (networkBad) throw new UserError(`--network: ${networkBad}`);
+  const { n: total, draws, bad, rows, networks } = await countTasks(config, planner, state.done, failedIds, sel, shard);
   if (bad.length > 0 && config.on_bad_row === "fail") {
     const shown = bad.slice(0, 20).join("\n  ");
     const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
@@ -312,7 +324,9 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (config.verify_isolated && !backend.isolatedCopies) {
     throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
   }
-  await backend.preflightRun({ image: config.image, options: { pull: config.pull, network: config.network } });
+  const runNetwork = namedNetwork(config.network);
+  if (runNetwork !== undefined) networks.add(runNetwork);
+  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network } });
   if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);

@@ -40,6 +40,8 @@ export interface RemovedLeftovers {
 export interface RunPreflight {
   /** The run's image (--image), when one was given. */
   image?: string;
+  /** Every network the run's tasks ask for (--network and rows' "network"), to check they exist. */
+  networks?: string[];
   options: EnvironmentOptions;
 }
 

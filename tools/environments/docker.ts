@@ -14,6 +14,9 @@
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
  * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
  */
+import { sleep } from "../../src/core/abort.js";
+import { networkModeFor } from "./docker_network.js";
+export { networkModeFor };
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type Docker from "dockerode";
@@ -28,8 +31,9 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  EnvironmentLostError,
 } from "./base.js";
-import { ContainerFileError, mkdirViaArchive, readViaArchive, writeViaArchive } from "./docker_archive.js";
+import { ContainerFileError, mkdirViaArchive, readViaArchive } from "./docker_archive.js";
 import {
   LABEL_OWNER,
   LABEL_ROLE,
@@ -65,6 +69,12 @@ export const DEFAULT_DOCKER_IMAGE = "hermes-batch-test:bookworm";
 /** Keep-alive length when the runner gives no task timeout. */
 const DEFAULT_LIFETIME_SEC = 3600;
 const MAX_SHELL_RESTARTS = 3;
+/** What bash and sh say when fork() fails (EAGAIN under the pids limit). */
+const FORK_FAILURE = /fork: (retry: )?(Resource temporarily unavailable|Cannot allocate memory)|can't fork|Cannot fork/i;
+/** Liveness probes after a fork failure: how many, how far apart, how long each may take. */
+const PROBES = 3;
+const PROBE_GAP_MS = 500;
+const PROBE_MS = 15_000;
 
 const dockerOptionsSchema = z.object({
   image: z.string().min(1).optional(),
@@ -72,6 +82,9 @@ const dockerOptionsSchema = z.object({
   memoryMb: z.number().int().positive().default(2048),
   cpus: z.number().positive().default(1),
   pidsLimit: z.number().int().positive().default(256),
+  /** Open files per process (soft = hard). nproc is left to the pids cgroup: RLIMIT_NPROC counts a uid's
+   *  processes across the whole kernel, so containers sharing uid 1000 would starve each other. */
+  nofile: z.number().int().positive().default(8192),
   readOnlyRoot: z.boolean().default(false),
   pull: z.boolean().default(false),
   /** "auto": the image's USER, else its first regular user (uid 1000-65533), else root. Or "root", or "uid[:gid]"/"name". */
@@ -97,15 +110,6 @@ export function parseDockerOptions(options: EnvironmentOptions): DockerOptions {
     throw new Error(`invalid docker options: ${issues}`);
   }
   return parsed.data;
-}
-
-/** "none"/"off"/"false" (and no value) mean no network; "on"/"true" the default bridge; anything else a named network. */
-export function networkModeFor(value: string | undefined): string {
-  if (value === undefined) return "none";
-  const v = value.trim().toLowerCase();
-  if (v === "" || v === "none" || v === "off" || v === "false" || v === "0") return "none";
-  if (v === "on" || v === "true" || v === "1") return "bridge";
-  return value.trim();
 }
 
 /**
@@ -229,6 +233,9 @@ export class DockerEnvironment implements Environment {
   private cleaning: Promise<void> | undefined;
   /** How this sandbox was made, so `isolatedCopy` can make another like it from a snapshot. */
   source: { plan: SandboxPlan; gates: SandboxGates } | undefined;
+  /** The task's EnvironmentSpec.reportLost, set when a task takes this sandbox. */
+  onLost: ((reason: string) => void) | undefined;
+  private lostReason: string | undefined;
   /** Runs after the container is removed (a snapshot copy removes its image). */
   private afterCleanup: (() => Promise<void>) | undefined;
 
@@ -290,15 +297,16 @@ export class DockerEnvironment implements Environment {
     }
     const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
     try {
       if (opts.stdin === undefined) {
         const shell = await this.getShell();
         // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
         if (shell?.alive && !shell.busy) {
-          return await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap });
+          return await this.afterCommand(await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }));
         }
       }
-      return await runPlainCommand(this.container, {
+      const result = await runPlainCommand(this.container, {
         command,
         cwd,
         env: opts.env,
@@ -308,33 +316,82 @@ export class DockerEnvironment implements Environment {
         signal: opts.signal,
         cap,
       });
+      return await this.afterCommand(result);
     } catch (err) {
       throw await this.explain(err);
     }
   }
 
-  /** Turns engine errors into messages that say what happened to the sandbox. */
-  private async explain(err: unknown): Promise<Error> {
-    const code = statusCodeOf(err);
-    if (code === 404 || code === 409 || code === 500) {
-      const state = await this.container.inspect().then(
-        (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
-        () => "gone",
-      );
-      return new Error(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
+  /**
+   * A command that could not fork may have met a passing peak of the pids limit, or a sandbox that a fork bomb
+   * keeps full: probes (one fork inside the sandbox, by dash, which does not retry) tell them apart. The sandbox
+   * is lost when PROBES in a row, PROBE_GAP_MS apart, cannot fork or do not answer within PROBE_MS.
+   */
+  private async afterCommand(result: ExecResult): Promise<ExecResult> {
+    if (!FORK_FAILURE.test(result.stderr) && !FORK_FAILURE.test(result.stdout)) return result;
+    let why = "";
+    for (let attempt = 0; attempt < PROBES; attempt++) {
+      if (attempt > 0) await sleep(PROBE_GAP_MS);
+      why = await this.forkProbe();
+      if (why === "") return result;
     }
-    return err instanceof Error ? err : new Error(String(err));
+    this.lose(`sandbox can no longer start a process (its pids limit stays full, e.g. a fork bomb): ${why}`);
+    return result;
   }
 
-  private onTmpfs(path: string): boolean {
-    return this.tmpfsMounts.some((m) => path === m || path.startsWith(`${m}/`));
+  /**
+   * "" when the sandbox has room for processes, else why not: a fork by dash inside it fails, or the pids
+   * cgroup (v2 or v1) stays within 2 of its limit, which a fork bomb's churn keeps it at.
+   */
+  private async forkProbe(): Promise<string> {
+    const text = (b: Buffer) => b.toString("utf8").trim().slice(0, 200);
+    const probe = (async () => {
+      const pids = await runExecRaw(this.container, { cmd: ["cat", "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids/pids.current"] });
+      const current = Number(/\d+/.exec(pids.stdout.toString("utf8"))?.[0] ?? NaN);
+      if (current >= this.options.pidsLimit - 2) return `${current} of ${this.options.pidsLimit} processes in use`;
+      const r = await runExecRaw(this.container, { cmd: ["sh", "-c", "/bin/true & wait $!"], user: this.runUser.user });
+      return r.exitCode === 0 ? "" : text(r.stderr) || `probe exit ${r.exitCode}`;
+    })().catch((err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer in ${PROBE_MS / 1000} s`), PROBE_MS)));
+    try {
+      return await Promise.race([probe, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Marks the sandbox lost once and tells the task (EnvironmentSpec.reportLost). */
+  private lose(reason: string): EnvironmentLostError {
+    if (this.lostReason === undefined) {
+      this.lostReason = reason;
+      this.onLost?.(reason);
+    }
+    return new EnvironmentLostError(this.lostReason);
+  }
+
+  /** Turns engine errors into messages that say what happened to the sandbox. */
+  private async explain(err: unknown): Promise<Error> {
+    if (err instanceof EnvironmentLostError || this.cleaning) return err instanceof Error ? err : new Error(String(err));
+    // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
+    // container is gone or stopped: then no later call can succeed and the task must not go on.
+    const state = await this.container.inspect().then(
+      (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
+      (e: unknown) => (statusCodeOf(e) === 404 ? "gone" : "running"),
+    );
+    if (state !== "running") return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
+    return err instanceof Error ? err : new Error(String(err));
   }
 
   async readFile(path: string): Promise<Buffer> {
     this.assertOpen();
     const full = this.resolvePath(path);
-    if (!this.onTmpfs(full)) return readViaArchive(this.container, full);
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user });
+    // As the task user in the running container (not the engine's archive API, which reads as root): a file
+    // that user cannot read is not read, and a symlink resolves with that user's rights.
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
     if (res.exitCode !== 0) {
       const msg = res.stderr.toString("utf8").trim();
       throw new ContainerFileError(`${full}: ${msg || "cannot read"}`, /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO");
@@ -346,9 +403,12 @@ export class DockerEnvironment implements Environment {
     this.assertOpen();
     const full = this.resolvePath(path);
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    if (!this.onTmpfs(full)) return writeViaArchive(this.container, full, buf, this.runUser);
+    // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target.
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf });
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
     if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
   }
 
@@ -517,6 +577,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
         CapAdd: capabilitiesFor(runAsRoot),
         SecurityOpt: ["no-new-privileges"],
         PidsLimit: opts.pidsLimit,
+        Ulimits: [{ Name: "nofile", Soft: opts.nofile, Hard: opts.nofile }],
         Memory: opts.memoryMb * 1024 * 1024,
         MemorySwap: opts.memoryMb * 1024 * 1024,
         NanoCpus: Math.round(opts.cpus * 1e9),
@@ -648,7 +709,10 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
     const pool = warmPoolFor(spec, opts, gates);
     if (takesWarm(spec, opts)) {
       const env = await pool.take();
-      if (env) return env;
+      if (env) {
+        env.onLost = spec.reportLost;
+        return env;
+      }
     }
   }
 
@@ -656,7 +720,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
   // pools do the same on their next tick, seeing this task wait).
   if (warm && gates.full) warm.pool.evictOne();
   const permit = await gates.acquireSandbox(spec.signal);
-  return startSandbox(
+  const env = await startSandbox(
     {
       imageName,
       image,
@@ -672,4 +736,6 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
     permit,
     gates,
   );
+  env.onLost = spec.reportLost;
+  return env;
 };

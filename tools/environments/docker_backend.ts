@@ -7,6 +7,7 @@ import {
   dockerAvailability,
   ensureDockerImage,
   listLabelledContainers,
+  missingNetworks,
   removeContainersByLabel,
   type LabelledContainer,
 } from "./docker_client.js";
@@ -21,9 +22,11 @@ export const backend: EnvironmentBackend = {
   isolatedCopies: true,
   sandboxNoun: "container",
   availability: () => dockerAvailability(2000),
-  async preflightRun({ image, options }) {
+  async preflightRun({ image, networks, options }) {
     const a = await dockerAvailability();
     if (!a.available) throw new UserError(`--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`);
+    const missing = await missingNetworks(networks ?? []);
+    if (missing.length) throw new UserError(`network ${missing.join(", ")}: no such network at the Docker engine (create it with docker network create, or use none)`);
     if (image === undefined) return;
     try {
       await ensureDockerImage(image, { pull: options.pull === true });

@@ -175,3 +175,17 @@ export async function removeContainersByLabel(
   );
   return { removed, failed };
 }
+
+/** The user-defined networks among `names` the engine does not know. */
+export async function missingNetworks(names: readonly string[]): Promise<string[]> {
+  const missing: string[] = [];
+  for (const name of new Set(names)) {
+    try {
+      await dockerClient().getNetwork(name).inspect();
+    } catch (err) {
+      if (statusCodeOf(err) === 404) missing.push(name);
+      else throw err;
+    }
+  }
+  return missing;
+}

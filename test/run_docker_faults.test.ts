@@ -1,0 +1,102 @@
+/**
+ * Faults of the sandbox through the real CLI, the fake OpenAI server scripting the tool calls: a container
+ * removed from outside mid-task and a fork bomb that fills the pids limit end the task as environment_error
+ * (retryable, in failed.jsonl), never as a completed trajectory; a fork failure the sandbox recovers from does not.
+ */
+import { beforeAll, afterAll, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { listLabelledContainers, removeContainerById } from "../tools/environments/docker_client.js";
+
+function readJsonl(path: string): any[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+// A fork bomb that keeps the pids limit full (dash forks without bash's retry loop), and a foreground loop
+// that meets "Cannot fork" once the limit is reached.
+const FILL_PIDS =
+  `sh -c '( while :; do (sleep 600 </dev/null >/dev/null 2>&1 &) 2>/dev/null; done ) </dev/null >/dev/null 2>&1 & ` +
+  `i=0; while [ $i -lt 100000 ]; do (true) || break; i=$((i+1)); done' 2>&1 | tail -2; echo filled`;
+// One failing fork (a ulimit inside a subshell), then the sandbox is fine again.
+const FAIL_ONCE = `(ulimit -u 1; sh -c 'true' 2>&1; sh -c 'true & wait' 2>&1) ; echo after`;
+
+let runName = "";
+
+async function reply(req: RecordedRequest): Promise<Reply> {
+  const messages = req.body.messages as { role: string; content: string }[];
+  const prompt = messages.find((m) => m.role === "user")!.content;
+  const turn = messages.filter((m) => m.role === "assistant").length;
+  if (prompt === "gone") {
+    if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "echo up" } }]);
+    if (turn === 1) {
+      for (const c of await listLabelledContainers({ run: runName })) await removeContainerById(c.id);
+      return toolCalls([{ name: "terminal", arguments: { command: "echo after" } }]);
+    }
+  }
+  if (prompt === "bomb" && turn === 0) return toolCalls([{ name: "terminal", arguments: { command: FILL_PIDS } }]);
+  if (prompt === "once" && turn === 0) return toolCalls([{ name: "terminal", arguments: { command: FAIL_ONCE } }]);
+  return text(`done after ${turn} turn(s)`);
+}
+
+describe("sandbox faults through the CLI", () => {
+  let server: FakeOpenAI;
+  let image: string;
+
+  beforeAll(async () => {
+    ({ image } = await ensureDockerTestImages());
+    server = await startFakeOpenAI(reply);
+  }, 600_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  async function runRow(prompt: string, extra: string[] = []) {
+    const dir = tempDir();
+    runName = uniqueRunName(`fault-${prompt}`);
+    writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: prompt, prompt }) + "\n");
+    const r = await runCli(
+      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", image,
+        "--run-name", runName, "--output-dir", join(dir, "runs"), "--toolsets", "terminal", "--progress", "log", "--no-preflight", ...extra],
+      { timeoutMs: 240_000 },
+    );
+    return {
+      r,
+      trajectories: readJsonl(join(dir, "runs", runName, "trajectories.jsonl")),
+      failed: readJsonl(join(dir, "runs", runName, "failed.jsonl")),
+    };
+  }
+
+  it("a container removed mid-task ends the task as environment_error, retryable", async () => {
+    const { r, trajectories, failed } = await runRow("gone");
+    expect(r.exitCode, r.stderr + r.stdout).toBe(1);
+    expect(trajectories.filter((t) => t.completed)).toEqual([]);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].outcome).toBe("environment_error");
+    expect(failed[0].retryable).not.toBe(false);
+    expect(failed[0].error).toMatch(/gone|stopped|sandbox/);
+  }, 300_000);
+
+  it("a fork bomb filling the pids limit ends the task as environment_error, and its container is removed", async () => {
+    const { r, trajectories, failed } = await runRow("bomb", ["--pids-limit", "48"]);
+    expect(r.exitCode, r.stderr + r.stdout).toBe(1);
+    expect(trajectories.filter((t) => t.completed)).toEqual([]);
+    expect(failed).toHaveLength(1);
+    expect(failed[0].outcome).toBe("environment_error");
+    expect(failed[0].error).toMatch(/can no longer start a process/);
+    expect(await listLabelledContainers({ run: runName })).toEqual([]);
+  }, 300_000);
+
+  it("a command that fails to fork once, in a sandbox that recovers, does not end the task", async () => {
+    const { r, trajectories, failed } = await runRow("once");
+    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
+    expect(failed).toEqual([]);
+    expect(trajectories).toHaveLength(1);
+    expect(trajectories[0].completed).toBe(true);
+    const out = JSON.parse(trajectories[0].messages.find((m: any) => m.role === "tool").content).output;
+    expect(out).toMatch(/fork/i);
+    expect(out).toContain("after");
+  }, 300_000);
+});
