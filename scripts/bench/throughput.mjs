@@ -585,7 +585,10 @@ async function main() {
     cleanupAll();
     return 0;
   }
-  for (const n of [cfg.tasks, cfg.terminalTasks]) if (n % cfg.concurrency !== 0) log(`note: ${n} tasks is not a multiple of --concurrency ${cfg.concurrency}; the last wave is partial and lowers the ratio`);
+  const usesTerminal = cfg.toolsets.some((t) => t.split(",").map((x) => x.trim()).includes("terminal"));
+  const usesOther = cfg.toolsets.some((t) => !t.split(",").map((x) => x.trim()).includes("terminal"));
+  const taskCounts = [...(usesOther ? [cfg.tasks] : []), ...(usesTerminal ? [cfg.terminalTasks] : [])];
+  for (const n of taskCounts) if (n % cfg.concurrency !== 0) log(`note: ${n} tasks is not a multiple of --concurrency ${cfg.concurrency}; the last wave is partial and lowers the ratio`);
   log(`hermes-batch throughput benchmark: ${info.cores} cores, node ${info.node}, work dir ${workDir}`);
   const variants = [];
   let broken = false;
