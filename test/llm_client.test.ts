@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
  * scheduler's retry layer. Back-off sleeps go through a clock that records them instead of sleeping.
  */
 import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
-import { buildRequestBody, classifyFailure, openaiProvider, parseRetryAfter } from "../src/models/openai_compatible.js";
+import { buildRequestBody, classifyFailure, openaiProvider, parseRetryAfter, serializeRequestBody } from "../src/models/openai_compatible.js";
 import { ModelAbortError, ProviderError, type ModelEndpointOptions } from "../src/models/provider.js";
 import { scheduleModel, type ModelEvent } from "../src/scheduler/scheduler.js";
 import { systemClock, type Clock, type RetryPolicy } from "../src/scheduler/retry.js";
@@ -215,6 +215,40 @@ describe("OpenAI chat model: responses", () => {
     addUsage(total, (await m.complete({ messages: ask })).usage);
     addUsage(total, (await m.complete({ messages: ask })).usage);
     expect(total).toEqual({ prompt_tokens: 14, completion_tokens: 4, total_tokens: 18 });
+  });
+});
+
+describe("serializeRequestBody (cached message and tool JSON)", () => {
+  const base: ModelEndpointOptions = { model: "m", baseURL: "http://127.0.0.1:1/v1" };
+  const history: ChatMessage[] = [
+    { role: "system", content: "sys \u2028 \"quoted\"" },
+    { role: "user", content: "hi" },
+    { role: "assistant", content: null, reasoning: "thoughts", tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }] },
+    { role: "tool", tool_call_id: "c1", name: "terminal", content: '{"output":"a"}' },
+    { role: "assistant", content: "done" },
+  ];
+  const variants: Array<[string, ModelEndpointOptions, Parameters<typeof serializeRequestBody>[1]]> = [
+    ["plain", base, { messages: history, tools }],
+    ["no tools, empty tools", base, { messages: history, tools: [] }],
+    ["every option", { ...base, maxTokens: 9, temperature: 0, reasoningEffort: "low", stream: true, providerRouting: { only: ["a"] }, extraBody: { top_k: 5, model: "other" } }, { messages: history, tools }],
+    ["reasoning sent back", { ...base, sendReasoningBack: true }, { messages: history, tools }],
+    ["response format", base, { messages: history, responseFormat: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } }],
+    ["extra body replaces messages and tools", { ...base, extraBody: { messages: [], tools: "none" } }, { messages: history, tools }],
+  ];
+  it.each(variants)("is the same text as JSON.stringify(buildRequestBody): %s", (_name, opts, req) => {
+    // Twice: the second call reads the caches the first one filled.
+    expect(serializeRequestBody(opts, req)).toBe(JSON.stringify(buildRequestBody(opts, req)));
+    expect(serializeRequestBody(opts, req)).toBe(JSON.stringify(buildRequestBody(opts, req)));
+  });
+
+  it("a grown history and the other reasoning setting each get their own right text", () => {
+    const first = serializeRequestBody(base, { messages: history.slice(0, 2), tools });
+    const grown = [...history.slice(0, 2), ...history.slice(2)];
+    expect(JSON.parse(first).messages).toHaveLength(2);
+    expect(serializeRequestBody(base, { messages: grown, tools })).toBe(JSON.stringify(buildRequestBody(base, { messages: grown, tools })));
+    const back = JSON.parse(serializeRequestBody({ ...base, sendReasoningBack: true }, { messages: grown }));
+    expect(back.messages[2].reasoning_content).toBe("thoughts");
+    expect(JSON.parse(serializeRequestBody(base, { messages: grown })).messages[2].reasoning_content).toBeUndefined();
   });
 });
 

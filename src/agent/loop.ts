@@ -158,12 +158,14 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     return result;
   };
 
+  // The head of every request, built once: the model client caches each message's JSON by identity.
+  const system = [opts.systemPrompt, opts.ephemeralSystemPrompt].filter(Boolean).join("\n\n");
+  const head: readonly ChatMessage[] = [...(system ? [{ role: "system", content: system } as const] : []), ...(opts.prefill ?? [])];
+  const savedStart = opts.systemPrompt ? 1 : 0;
   const requestMessages = (): ChatMessage[] => {
-    const head: ChatMessage[] = [];
-    const rest = opts.systemPrompt ? messages.slice(1) : messages;
-    const system = [opts.systemPrompt, opts.ephemeralSystemPrompt].filter(Boolean).join("\n\n");
-    if (system) head.push({ role: "system", content: system });
-    return [...head, ...(opts.prefill ?? []), ...rest];
+    const out = head.slice();
+    for (let i = savedStart; i < messages.length; i++) out.push(messages[i]!);
+    return out;
   };
   const call = async (withTools: boolean): Promise<ChatResponse> => {
     opts.signal?.throwIfAborted();

@@ -79,15 +79,21 @@ function decoded(res: http.IncomingMessage): Readable {
  * the web stream behind `body` is only made if someone asks for it.
  */
 // The DOM typings declare Response's members as properties, which a subclass may not turn into methods.
-const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => { readonly headers: Headers; readonly status: number; readonly statusText: string };
+const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => { readonly status: number; readonly statusText: string };
 
 class BufferedResponse extends ResponseBase {
   #buf: Buffer;
   #used = false;
   #stream: ReadableStream<Uint8Array> | null | undefined;
-  constructor(buf: Buffer, init: ResponseInit) {
-    super(null, init);
+  #headers: Headers;
+  constructor(buf: Buffer, init: ResponseInit & { headers: Headers }) {
+    // The headers are kept as given rather than copied into the Response's own Headers object.
+    super(null, { status: init.status, statusText: init.statusText });
     this.#buf = buf;
+    this.#headers = init.headers;
+  }
+  get headers(): Headers {
+    return this.#headers;
   }
   get body(): ReadableStream<Uint8Array> | null {
     if (this.#stream === undefined) {
@@ -209,7 +215,7 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
       const req = (isHttps ? https : http).request(url, { method, headers, agent: isHttps ? httpsAgent : httpAgent }, (res) => {
         response = res;
         const status = res.statusCode ?? 0;
-        const init: ResponseInit = { status, statusText: res.statusMessage ?? "", headers: webHeaders(res.rawHeaders) };
+        const init = { status, statusText: res.statusMessage ?? "", headers: webHeaders(res.rawHeaders) };
         if (method === "HEAD" || NULL_BODY.has(status)) {
           res.resume();
           done();

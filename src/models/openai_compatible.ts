@@ -89,6 +89,50 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
   return body;
 }
 
+/**
+ * The JSON text of each message and tool list already sent, by object identity: a loop's history is sent again
+ * with every turn, so each message is serialised once instead of once per turn. Messages are never changed after
+ * they join a conversation (the loop builds a new object for every change), which is what makes this safe.
+ * One cache per `sendReasoningBack` value, since that changes an assistant message's JSON.
+ */
+const messageJsonCache = [new WeakMap<ChatMessage, string>(), new WeakMap<ChatMessage, string>()] as const;
+const toolsJsonCache = new WeakMap<readonly unknown[], string>();
+
+function messageJson(m: ChatMessage, sendReasoningBack: boolean): string {
+  const cache = messageJsonCache[sendReasoningBack ? 1 : 0];
+  let json = cache.get(m);
+  if (json === undefined) {
+    json = JSON.stringify(toApiMessages([m], sendReasoningBack)[0]);
+    cache.set(m, json);
+  }
+  return json;
+}
+
+function toolsJson(tools: readonly unknown[]): string {
+  let json = toolsJsonCache.get(tools);
+  if (json === undefined) {
+    json = JSON.stringify(tools);
+    toolsJsonCache.set(tools, json);
+  }
+  return json;
+}
+
+/**
+ * `JSON.stringify(buildRequestBody(opts, req))` with the same keys in the same order, built from cached message
+ * and tool JSON. An `extraBody` that sets `messages` or `tools` itself takes the plain path.
+ */
+export function serializeRequestBody(opts: ModelEndpointOptions, req: ChatRequest): string {
+  if (opts.extraBody && ("messages" in opts.extraBody || "tools" in opts.extraBody)) return JSON.stringify(buildRequestBody(opts, req));
+  const { model, messages: _none, ...rest } = buildRequestBody(opts, { messages: [], responseFormat: req.responseFormat });
+  const reasoningBack = !!opts.sendReasoningBack;
+  let json = `{"model":${JSON.stringify(model)},"messages":[`;
+  for (let i = 0; i < req.messages.length; i++) json += (i ? "," : "") + messageJson(req.messages[i]!, reasoningBack);
+  json += "]";
+  if (req.tools?.length) json += `,"tools":${toolsJson(req.tools)}`;
+  const tail = JSON.stringify(rest);
+  return tail === "{}" ? `${json}}` : `${json},${tail.slice(1)}`;
+}
+
 const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
 
 /** The usage as reported; cached and reasoning tokens kept when given (also under their older names). */
@@ -361,6 +405,8 @@ export function classifyFailure(err: unknown): ProviderError {
   return new ProviderError(`model request failed: ${err instanceof Error ? err.message : String(err)}`, { retryable: false });
 }
 
+const JSON_CONTENT = { "content-type": "application/json" } as const;
+
 function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   // One keep-alive pool per model; the run's connection limit bounds how many requests want a socket at once.
   const transport = withErrorBodies(opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch);
@@ -380,18 +426,27 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   });
 
   async function attempt(req: ChatRequest): Promise<ChatResponse> {
-    const body = buildRequestBody(opts, req);
+    // Pre-serialised (the SDK sends a string body with a content-type as is): see serializeRequestBody.
+    // `client.post` is what `chat.completions.create` calls; it is used directly so that `stream` can be set
+    // without the SDK reading it from an object body.
     const signal = req.signal;
-    // `as never`: the body is a superset of the SDK's typed params (vendor fields, extra body).
+    const request = () =>
+      client.post("/chat/completions", {
+        body: serializeRequestBody(opts, req),
+        headers: JSON_CONTENT,
+        stream: !!opts.stream,
+        signal,
+        __security: { bearerAuth: true },
+      } as never);
     if (opts.stream) {
-      const stream = (await client.chat.completions.create(body as never, { signal })) as unknown as AsyncIterable<unknown>;
+      const stream = (await request()) as unknown as AsyncIterable<unknown>;
       const acc = new StreamAssembler();
       for await (const chunk of stream) acc.push(chunk);
       // The SDK ends an aborted stream quietly instead of throwing: never take the partial answer.
       signal?.throwIfAborted();
       return acc.result();
     }
-    return parseCompletion(await client.chat.completions.create(body as never, { signal }));
+    return parseCompletion(await request());
   }
 
   return {

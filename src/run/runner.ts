@@ -34,6 +34,7 @@ import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
 import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
+import { WORKER_RESOURCE_LIMITS, tuneHeapGrowth } from "./heap_tuning.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
 import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
@@ -484,6 +485,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     modelGates: modelGates.buffers,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
+  tuneHeapGrowth();
   const pool = new Piscina({
     filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
     minThreads: config.workers,
@@ -491,6 +493,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     concurrentTasksPerWorker: perWorker,
     maxQueue: "auto",
     idleTimeout: 60_000,
+    resourceLimits: WORKER_RESOURCE_LIMITS,
     workerData,
   });
   // A thread that is gone cannot give back its sandbox permits: remove what it started, then return them.
