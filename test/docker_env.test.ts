@@ -210,6 +210,17 @@ describe("files, network, limits", () => {
     expect((await env.exec("cat target.txt; echo; readlink link-to-own")).stdout).toBe("new\ntarget.txt\n");
   });
 
+  it("resolves paths inside the container for the approval gate: a delete through a link out of the workdir is flagged", async () => {
+    const { detectDangerousCommandResolved } = await import("../tools/approval/patterns.js");
+    await env.exec("rm -rf build own; ln -s /usr/share build && mkdir -p own");
+    expect(await (env as { realpath(p: string): Promise<string | null> }).realpath("build")).toBe("/usr/share");
+    expect(await (env as { realpath(p: string): Promise<string | null> }).realpath("nothing-here")).toBeNull();
+    const realpath = (p: string) => (env as { realpath(p: string): Promise<string | null> }).realpath(p);
+    const linked = await detectDangerousCommandResolved("rm -rf build/*", { workdir: env.workdir, realpath });
+    expect(linked.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
+    expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: env.workdir, realpath })).dangerous).toBe(false);
+  });
+
   it("has no network but loopback", async () => {
     expect((await env.exec("ls /sys/class/net")).stdout).toBe("lo\n");
     const r = await env.exec(

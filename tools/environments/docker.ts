@@ -383,6 +383,23 @@ export class DockerEnvironment implements Environment {
     return err instanceof Error ? err : new Error(String(err));
   }
 
+  /**
+   * The real path of `path` inside the container as the task user resolves it, for the approval gate (a
+   * delete through a link is judged by where it leads); null when it does not exist or cannot be resolved.
+   */
+  async realpath(path: string): Promise<string | null> {
+    if (this.lostReason !== undefined) return null;
+    try {
+      this.assertOpen();
+      const full = this.resolvePath(path);
+      const res = await runExecRaw(this.container, { cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full], user: this.runUser.user });
+      const out = res.stdout.toString("utf8").trim();
+      return res.exitCode === 0 && out.startsWith("/") ? out : null;
+    } catch {
+      return null;
+    }
+  }
+
   async readFile(path: string): Promise<Buffer> {
     this.assertOpen();
     const full = this.resolvePath(path);
