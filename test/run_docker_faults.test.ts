@@ -87,7 +87,9 @@ describe("sandbox faults through the CLI", () => {
     expect(failed[0].outcome).toBe("environment_error");
     expect(failed[0].error).toMatch(/can no longer start a process/);
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
-  }, 300_000);
+    // Retried: on a loaded machine the bomb sometimes does not keep the limit full through all three probes, and
+    // the sandbox is then (rightly) judged recovered. Known flakiness, noted in the closing note.
+  }, { timeout: 300_000, retry: 2 });
 
   it("a command that fails to fork once, in a sandbox that recovers, does not end the task", async () => {
     const { r, trajectories, failed } = await runRow("once");
