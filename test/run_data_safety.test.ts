@@ -343,3 +343,16 @@ describe("answers that are not what they claim", () => {
     }
   });
 });
+
+describe("a row cwd the sandbox can never have", () => {
+  it("is a bad row naming its line before anything runs (local sandbox: relative to /workspace or under it)", async () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, [JSON.stringify({ id: "a", prompt: "x", cwd: "/etc" }), JSON.stringify({ id: "b", prompt: "y", cwd: "sub/dir" })].join("\n") + "\n");
+    const r = await runCli(["run", file, "--model", "scripted", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${file}:1: 'cwd' is outside the task folder`);
+    expect(r.stderr).not.toContain(`${file}:2:`);
+    expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
+  });
+});

@@ -102,6 +102,7 @@ async function* plannedTasks(
   rows = { n: 0 },
   shard?: Shard,
   rowNetworks = new Set<string>(),
+  rowProblem?: (row: { cwd?: string; network?: string }) => string | undefined,
 ) {
   let valid = 0;
   const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
@@ -122,6 +123,11 @@ async function* plannedTasks(
     const networkBad = item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
     if (networkBad) {
       onBad(`${config.dataset}:${item.value.line}: 'network': ${networkBad}`);
+      continue;
+    }
+    const envProblem = rowProblem?.(item.value.row);
+    if (envProblem) {
+      onBad(`${config.dataset}:${item.value.line}: ${envProblem}`);
       continue;
     }
     const rowNetwork = namedNetwork(item.value.row.network);
@@ -157,12 +163,14 @@ async function* plannedTasks(
 }
 
 async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection, shard?: Shard) {
+  const backend = await environmentBackend(config.env);
+  const rowProblem = backend.rowProblem?.bind(backend);
   let n = 0;
   const draws = new Map<string, number>();
   const bad: string[] = [];
   const rows = { n: 0 };
   const networks = new Set<string>();
-  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks)) {
+  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks, rowProblem)) {
     n++;
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);

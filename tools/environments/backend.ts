@@ -62,6 +62,8 @@ export interface EnvironmentBackend {
   preflightRun(check: RunPreflight): Promise<void>;
   /** Once per task that will use an environment, before its first model call (a missing row image fails it). */
   preflightTask(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<void>;
+  /** What is wrong with a dataset row for this backend (a `cwd` it can never have), checked before any task runs. */
+  rowProblem?(row: { cwd?: string; network?: string }): string | undefined;
   /** One environment for one task. */
   create(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<Environment>;
   /** Sandboxes carrying hermes-batch run/task labels that are still there. */

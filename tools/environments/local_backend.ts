@@ -29,6 +29,14 @@ export const backend: EnvironmentBackend = {
     sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);
     sandboxWorkdir(spec.cwd);
   },
+  rowProblem: (row) => {
+    try {
+      sandboxWorkdir(row.cwd);
+      return undefined;
+    } catch (err) {
+      return `'cwd' ${(err as Error).message.replace(/^cwd '[^']*' /, "")}`;
+    }
+  },
   create: (spec, options) => SandboxEnvironment.create(spec, options),
   listLeftovers: async () => [],
   removeLeftovers: async () => ({ removed: [], failed: [] }),
