@@ -168,8 +168,9 @@ describe("a hostile run in the local sandbox", () => {
     for (const e of entries) expect(e.outcome, e.task_id).toBe("completed");
     const resultOf = (id: string) => JSON.stringify(entries.find((e) => e.task_id === id).messages.filter((m: any) => m.role === "tool"));
     if (policy === "allow") {
-      // Nothing was stopped before it ran: the sandbox refused.
-      for (const id of ["forge", "allowlist", "forge-file"]) expect(resultOf(id), id).toMatch(/Read-only file system|Permission denied|No such file/);
+      // Nothing was stopped before it ran: the sandbox refused. (The allowlist write may succeed inside the
+      // sandbox's private /tmp or $HOME; what counts is that no host file was planted, checked above.)
+      for (const id of ["forge", "forge-file"]) expect(resultOf(id), id).toMatch(/Read-only file system|Permission denied|No such file/);
       expect(resultOf("pipe")).toMatch(/Read-only file system|Permission denied/);
     } else {
       expect(entries.flatMap((e) => e.approvals).some((a: any) => a.decision === "deny" && a.by === "smart")).toBe(true);

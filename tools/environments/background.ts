@@ -98,7 +98,8 @@ export class BackgroundProcessManager {
       `  ${this.shell} -c ${shellQuote(command)} < ${fifo}`,
       `else ${this.shell} -c ${shellQuote(command)}; fi`,
       `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
-      `[ -f ${shellQuote(p.holder)} ] && kill $(cat ${shellQuote(p.holder)}) 2>/dev/null; rm -f ${fifo}`,
+      // closeStdin may remove the holder's pid file at any moment: nothing of this goes to the output.
+      `[ -f ${shellQuote(p.holder)} ] && kill $(cat ${shellQuote(p.holder)} 2>/dev/null) 2>/dev/null; rm -f ${fifo}`,
     ].join("\n");
     const launch = `${this.shell} -c ${shellQuote(wrapper)} > ${shellQuote(p.out)} 2>&1 < /dev/null &`;
     const script = [
@@ -196,7 +197,7 @@ export class BackgroundProcessManager {
     this.record(id);
     const p = this.paths(id);
     const holder = shellQuote(p.holder);
-    await this.run(`if [ -f ${holder} ]; then kill $(cat ${holder}) 2>/dev/null; fi; rm -f ${shellQuote(p.stdin)} ${holder}; true`);
+    await this.run(`if [ -f ${holder} ]; then kill $(cat ${holder} 2>/dev/null) 2>/dev/null; fi; rm -f ${shellQuote(p.stdin)} ${holder}; true`);
   }
 
   /** Ends the process and its whole process group: SIGTERM, then SIGKILL after about 1 s. */
