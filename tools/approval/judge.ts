@@ -38,6 +38,8 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "user_change", description: "add, remove or change users, groups or passwords" },
   { key: "crontab_replace", description: "replace the crontab" },
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
+  { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
+  { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -133,6 +135,8 @@ export interface JudgedArg {
   literal: boolean;
   /** A process substitution `<( … )`. */
   procSubst?: boolean;
+  /** For a process substitution, the text it writes when that is a literal (`<(echo 'ls')`), else null. */
+  substOutput?: string | null;
 }
 
 export interface Producer {
@@ -283,7 +287,7 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
 // Text fed into shells and interpreters
 
 /** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
-function producedLiteral(p: Producer): string | null {
+export function producedLiteral(p: Producer): string | null {
   if (p.name === "echo" || p.name === "printf") {
     if (!p.args.every((a) => a.literal)) return null;
     let args = p.args.map((a) => a.text);
@@ -490,6 +494,14 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "netlify":
       if (words.some((w) => /^(?:delete|destroy|rm|remove)$/.test(w) || /:destroy$/.test(w))) add(ctx, "infra_teardown");
       return;
+    case "gh":
+    case "glab":
+    case "tea":
+      if ((words[0] === "repo" && (words[1] === "delete" || words[1] === "archive")) || (words[0] === "api" && (has("-x", "--method") && all.some((a) => a === "delete" || a === "--method=delete")))) add(ctx, "infra_teardown");
+      return;
+    case "mdadm":
+      if (args.some((a) => /^--(?:zero-superblock|stop|remove|fail|create|grow|manage)$|^-[SCGf]$/.test(a.text))) add(ctx, "volume_destroy");
+      return;
     case "zfs":
     case "zpool":
       if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
@@ -660,6 +672,24 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (name === "modprobe" && hasFlag(args, "nc", ["--dry-run", "--show-config"]) && !hasFlag(args, "r")) return;
       add(ctx, "kernel_change");
       return;
+    case "apt":
+    case "apt-get":
+    case "aptitude":
+    case "dnf":
+    case "yum":
+    case "microdnf":
+    case "zypper":
+    case "snap":
+    case "apk":
+      if (/^(?:remove|purge|autoremove|erase|rm|del|autopurge)$/.test(words[0] ?? "")) add(ctx, "package_remove");
+      return;
+    case "dpkg":
+    case "rpm":
+      if (hasFlag(args.filter((a) => !a.text.startsWith("--")), name === "dpkg" ? "rP" : "e") || args.some((a) => /^--(?:remove|purge|erase)$/.test(a.text))) add(ctx, "package_remove");
+      return;
+    case "pacman":
+      if (args.some((a) => /^-R[a-z]*$/i.test(a.text) && a.text[1] === "R") || args.some((a) => a.text === "--remove")) add(ctx, "package_remove");
+      return;
     case "hostnamectl":
     case "timedatectl":
     case "localectl":
@@ -695,7 +725,7 @@ export function judgeCommand(ctx: JudgeContext): void {
 
   if (ctx.viaXargs && DELETERS.has(name)) {
     // The operands come from stdin: safe only when the producer lists paths inside the working directory.
-    if (!producerListsInside(ctx)) add(ctx, "xargs_rm");
+    if (!producerListsInside(ctx.producer, ctx.cwd, ctx.root)) add(ctx, "xargs_rm");
   }
 
   if (DELETERS.has(name)) {
@@ -723,13 +753,15 @@ export function judgeCommand(ctx: JudgeContext): void {
       if (name === "install" && hasFlag(args, "d", ["--directory"])) return;
       const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
       const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
+      const src = ops.slice(0, -1);
+      // rsync --remove-source-files deletes what it copied.
+      if (name === "rsync" && args.some((a) => /^--remove-source/.test(a.text))) for (const s of src) if (!/^[^/]*:/.test(s)) judgeDelete(ctx, s, true);
       if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
       if (name === "ln") {
         const w = whereIn(ctx, dest);
-        if (w === "system" || w === "credential") judgeOverwrite(ctx, dest);
+        if (w === "system" || w === "credential" || (hasFlag(args, "f", ["--force"]) && !isInsideLike(w))) judgeOverwrite(ctx, dest);
         return;
       }
-      const src = ops.slice(0, -1);
       if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
       if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(whereIn(ctx, dest))) return add(ctx, "recursive_delete");
       judgeOverwrite(ctx, dest);
@@ -789,7 +821,14 @@ export function judgeCommand(ctx: JudgeContext): void {
     case ".": {
       const target = args[0];
       if (!target) return;
-      if (target.procSubst || !target.literal || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
+      if (target.procSubst) {
+        if (INIT_IDIOM.test(target.text.replace(/^<\(/, "$(").trim())) return; // source <(kubectl completion bash)
+        if (typeof target.substOutput === "string") ctx.analyseShell(target.substOutput);
+        else add(ctx, "shell_input");
+        return;
+      }
+      // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
+      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
       return;
     }
     case "alias":
@@ -810,13 +849,74 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "pkill":
     case "killall":
       return;
+    case "shred":
+      judgeShred(ctx);
+      return;
+    case "git":
+      judgeGit(ctx);
+      return;
+    case "tar":
+    case "bsdtar":
+    case "gtar":
+    case "unzip":
+    case "7z":
+    case "7za":
+    case "7zz":
+    case "bsdunzip":
+      judgeArchive(ctx, name);
+      return;
+    case "sort":
+    case "shuf":
+    case "iconv":
+    case "uniq":
+    case "curl":
+    case "wget":
+    case "openssl":
+    case "gpg":
+    case "gpg2":
+      judgeOutputOption(ctx, name);
+      break;
+    case "ed":
+    case "ex":
+    case "vi":
+    case "vim":
+    case "nvim":
+      judgeScriptedEditor(ctx);
+      return;
+    case "wipefs":
+    case "blkdiscard":
+    case "hdparm":
+      judgeEraser(ctx, name);
+      return;
+    case "fdisk":
+    case "sfdisk":
+    case "cfdisk":
+    case "gdisk":
+    case "sgdisk":
+    case "parted":
+      judgePartitioner(ctx, name);
+      return;
+    case "history":
+      if (hasFlag(args, "c")) add(ctx, "log_wipe");
+      return;
+    case "journalctl":
+      if (args.some((a) => /^--vacuum-/.test(a.text))) add(ctx, "log_wipe");
+      return;
+    case "pwsh":
+    case "powershell":
+      if (args.some((a) => /^-(?:e|ec|en|enc|encodedcommand)$/i.test(a.text))) add(ctx, "shell_input");
+      return;
   }
+  judgePowerShellCmdlet(ctx);
 
   const lang = SHELLS.has(name) ? "shell" : interpreterLanguage(name);
   if (lang) {
     // `bash <( … )`, `python3 <(curl …)`: the program is computed at run time.
     const firstOperand = args.find((a) => !a.text.startsWith("-"));
-    if (firstOperand?.procSubst) return add(ctx, "shell_input");
+    if (firstOperand?.procSubst) {
+      if (typeof firstOperand.substOutput === "string") return feedCode(ctx, lang, firstOperand.substOutput);
+      return add(ctx, "shell_input");
+    }
     if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
     if (readsProgramFromStdin(name, args, lang)) judgeFedInput(ctx, lang);
@@ -876,6 +976,11 @@ function judgeInlineInterpreter(ctx: JudgeContext, lang: CodeLanguage): void {
     if (program) feedLiteralCode(ctx, "awk", program);
     return;
   }
+  if (ctx.name === "deno" && args[0]?.text === "eval") {
+    const code = args.slice(1).find((a) => !a.text.startsWith("-"));
+    if (code) feedLiteralCode(ctx, lang, code);
+    return;
+  }
   const flag = lang === "python" ? /^-[A-Za-z]*c$/ : lang === "php" ? /^-[A-Za-z]*[rR]$/ : lang === "r" || lang === "lua" ? /^-[A-Za-z]*e$/ : /^-[A-Za-z]*[eE]$|^--eval$|^-p$|^--print$/;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
@@ -919,10 +1024,192 @@ function judgeFind(ctx: JudgeContext): void {
   }
 }
 
+/** shred overwrites its operands: harmful on devices and outside the working directory, not on a scratch file in it. */
+function judgeShred(ctx: JudgeContext): void {
+  for (const op of operands(ctx.args, "ns", ["--iterations", "--size", "--random-source"])) {
+    const w = whereIn(ctx, op.text);
+    noteInside(ctx, op.text);
+    if (w !== "inside" && w !== "scratch") return add(ctx, "shred");
+  }
+}
+
+const PROTECTED_BRANCH = /^(?:refs\/heads\/)?(?:main|master|trunk|develop|development|dev|release(?:[-/].*)?|prod(?:uction)?|stable|live|gh-pages|HEAD|@)$/i;
+
+/** git: clean -f acting outside the working directory; force pushes to shared branches; remote branch deletion. */
+function judgeGit(ctx: JudgeContext): void {
+  const args = ctx.args;
+  let dir = ".";
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!.text;
+    if (a === "-C" || a === "--git-dir" || a === "--work-tree") {
+      const v = args[++i]?.text ?? "";
+      if (a !== "--git-dir") dir = dir === "." || v.startsWith("/") ? v : posix.join(dir, v);
+    } else if (a.startsWith("--work-tree=")) dir = a.slice("--work-tree=".length);
+    else if (a === "-c" || a === "--namespace" || a === "--exec-path") i++;
+    else if (!a.startsWith("-")) break;
+  }
+  const subcommand = args[i]?.text;
+  const rest = args.slice(i + 1);
+  if (subcommand === "clean") {
+    if (!hasFlag(rest, "f", ["--force"]) || hasFlag(rest, "n", ["--dry-run"])) return;
+    const paths = operands(rest, "e", ["--exclude"]).map((o) => (o.text.startsWith("/") || dir === "." ? o.text : posix.join(dir, o.text)));
+    for (const p of [dir, ...paths]) {
+      const w = whereIn(ctx, p);
+      noteInside(ctx, p);
+      if (w !== "inside" && w !== "scratch") return add(ctx, "git_clean_force");
+    }
+    return;
+  }
+  if (subcommand !== "push") return;
+  const texts = rest.map((a) => a.text);
+  const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
+  const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
+  const refspecs = ops.slice(1);
+  if (texts.some((t) => t === "--delete" || t === "-d" || t === "--mirror" || t === "--prune") || refspecs.some((r) => r.startsWith(":"))) return add(ctx, "git_force_push");
+  const forcedRefs = refspecs.filter((r) => force || r.startsWith("+"));
+  if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches"))) return add(ctx, "git_force_push");
+  for (const r of forcedRefs) {
+    const dest = r.replace(/^\+/, "").split(":").pop() ?? "";
+    if (dest === "" || /\$|`|\*/.test(dest) || PROTECTED_BRANCH.test(dest)) return add(ctx, "git_force_push");
+  }
+}
+
+/** Extracting an archive writes into its destination directory (the working directory unless -C/-d/-o says otherwise). */
+function judgeArchive(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  if (name === "unzip" || name === "bsdunzip") {
+    if (hasFlag(args.filter((a) => a.text !== "-d"), "lvtzZ")) return;
+    const d = texts.indexOf("-d");
+    const dest = d >= 0 ? texts[d + 1] : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "") ? texts.find((t) => /^-d./.test(t))!.slice(2) : undefined;
+    if (dest !== undefined) judgeOverwrite(ctx, dest);
+    return;
+  }
+  if (name.startsWith("7z")) {
+    if (texts[0] !== "x" && texts[0] !== "e") return;
+    const o = texts.find((t) => t.startsWith("-o"));
+    if (o) judgeOverwrite(ctx, o.slice(2));
+    return;
+  }
+  // tar: the mode is in the first word (`xf`, `-xzf`) or a long option.
+  const first = texts[0] ?? "";
+  const bundled = /^-?[A-Za-z]+$/.test(first) && !first.startsWith("--") ? first.replace(/^-/, "") : "";
+  const flags = [bundled, ...texts.slice(1).filter((t) => /^-[A-Za-z]+$/.test(t)).map((t) => t.slice(1))].join("");
+  const extract = /x/.test(flags) || texts.some((t) => t === "--extract" || t === "--get");
+  const create = /[cru]/.test(flags) || texts.some((t) => t === "--create" || t === "--append" || t === "--update");
+  if (create && texts.includes("--remove-files")) {
+    for (const op of operands(args.slice(bundled ? 1 : 0), "fCbHKLNTVX", ["--file", "--directory", "--exclude", "--files-from", "--transform"])) judgeDelete(ctx, op.text, true);
+  }
+  if (!extract) return;
+  if (/P/.test(flags) || texts.includes("--absolute-names")) return add(ctx, "overwrite_outside_workdir");
+  let dest: string | undefined;
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === "-C" || t === "--directory") dest = texts[k + 1];
+    else if (t.startsWith("--directory=")) dest = t.slice("--directory=".length);
+    else if (/^-C./.test(t)) dest = t.slice(2);
+  }
+  if (dest !== undefined) judgeOverwrite(ctx, dest);
+}
+
+/** Commands that write the file named by an output option (`sort -o FILE`, `curl -o FILE`, `uniq IN OUT`). */
+function judgeOutputOption(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const targets: string[] = [];
+  const shortOpt = name === "wget" ? "-O" : name === "openssl" ? "-out" : "-o";
+  const longOpt = name === "wget" ? "--output-document" : "--output";
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === shortOpt || t === longOpt) {
+      if (texts[k + 1] !== undefined) targets.push(texts[k + 1]!);
+    } else if (t.startsWith(longOpt + "=")) targets.push(t.slice(longOpt.length + 1));
+    else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget") targets.push(t.slice(2));
+  }
+  if (name === "uniq") {
+    const ops = operands(args, "fsw", ["--skip-fields", "--skip-chars", "--check-chars"]);
+    if (ops[1]) targets.push(ops[1].text);
+  }
+  for (const t of targets) if (t !== "-") judgeOverwrite(ctx, t);
+}
+
+/** ed/ex/vim run non-interactively (a script on stdin, -c commands, -s/-e mode) write the files they edit. */
+function judgeScriptedEditor(ctx: JudgeContext): void {
+  const args = ctx.args;
+  const scripted = ctx.producer != null || ctx.redirects.some((r) => r.body !== undefined || (r.op === "<" && !r.fd)) || args.some((a) => /^-[a-zA-Z]*[cse]$|^-[Es]$|^\+/.test(a.text) || a.text === "-es");
+  if (!scripted && ctx.name !== "ed" && ctx.name !== "ex") return;
+  if (!scripted) return;
+  for (const op of operands(args, ctx.name === "ed" || ctx.name === "ex" ? "p" : "cSuUiTwW", ["--cmd"])) if (!op.text.startsWith("+")) judgeOverwrite(ctx, op.text);
+}
+
+/** wipefs -a, blkdiscard, hdparm --security-erase: erasing a device (an image file in the working directory is fine). */
+function judgeEraser(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  if (name === "wipefs" && (hasFlag(args.filter((a) => !a.text.startsWith("--")), "n") || args.some((a) => a.text === "--no-act") || !args.some((a) => /^-[a-zA-Z]*[ao]|^--(?:all|offset|types)/.test(a.text)))) return;
+  if (name === "hdparm" && !args.some((a) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|dco-restore|fwdownload)/.test(a.text))) return;
+  const ops = operands(args, name === "wipefs" ? "otpb" : name === "blkdiscard" ? "olps" : "", ["--offset", "--types", "--length", "--step", "--backup"]);
+  const targets = name === "hdparm" ? ops.filter((o) => o.text.startsWith("/dev/")) : ops;
+  if (!targets.length) return add(ctx, "erase_device");
+  for (const t of targets) {
+    const w = whereIn(ctx, t.text);
+    noteInside(ctx, t.text);
+    if (w !== "inside" && w !== "scratch") return add(ctx, "erase_device");
+  }
+}
+
+/** Partitioning tools on a device change its partition table unless they only list or print it. */
+function judgePartitioner(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const ops = operands(args, name === "sfdisk" ? "NuoO" : name === "fdisk" ? "bcCHSuLwW" : "", ["--sector-size", "--output", "--wipe", "--wipe-partitions", "--label"]);
+  const target = ops.find((o) => o.text.startsWith("/") || o.text.includes("/")) ?? ops[0];
+  if (!target) return;
+  const w = whereIn(ctx, target.text);
+  if (w === "inside" || w === "scratch") return;
+  const readOnly =
+    name === "fdisk" || name === "gdisk"
+      ? hasFlag(args, "lsV", ["--list", "--getsz", "--version"])
+      : name === "sfdisk"
+        ? hasFlag(args, "ldJsVgr", ["--list", "--dump", "--json", "--show-size", "--verify", "--show-geometry", "--version", "--list-free", "--part-type", "--part-label"]) && !args.some((a) => /^--(?:delete|part-type|part-label)$/.test(a.text) && ops.length > 1)
+        : name === "sgdisk"
+          ? hasFlag(args, "pvi", ["--print", "--verify", "--info", "--version"]) && !hasFlag(args, "zZodnt", ["--zap", "--zap-all", "--clear", "--delete", "--new"])
+          : name === "parted"
+            ? hasFlag(args, "l", ["--list"]) || ops.slice(1).every((o) => /^(?:print|p|unit|s|b|kb|mb|gb|tb|kib|mib|gib|tib|%|cyl|chs|compact|free|list|all|help|version)$/i.test(o.text)) && ops.length > 1
+            : false;
+  if (!readOnly) add(ctx, "erase_device");
+}
+
+/** PowerShell cmdlets (pwsh -c scripts are read by the shell reader): deletes, writes, moves, shutdown. */
+function judgePowerShellCmdlet(ctx: JudgeContext): void {
+  const n = ctx.name.toLowerCase();
+  const args = ctx.args;
+  const pathOf = () => {
+    const p = args.findIndex((a) => /^-(?:path|literalpath|lp)$/i.test(a.text));
+    if (p >= 0) return args[p + 1]?.text;
+    return args.find((a) => !a.text.startsWith("-"))?.text;
+  };
+  if (n === "remove-item" || n === "ri" || n === "del" || n === "erase" || n === "rd") {
+    const path = pathOf();
+    if (path !== undefined) judgeDelete(ctx, path, args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd");
+  } else if (n === "set-content" || n === "out-file" || n === "clear-content" || n === "sc" || n === "clc") {
+    const p = args.findIndex((a) => /^-(?:path|literalpath|filepath)$/i.test(a.text));
+    const path = p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text;
+    if (path !== undefined) judgeOverwrite(ctx, path);
+  } else if (n === "move-item" || n === "mi") {
+    const path = pathOf();
+    if (path !== undefined) judgeMove(ctx, [path], undefined);
+  } else if (n === "stop-computer" || n === "restart-computer") add(ctx, "reboot_shutdown");
+  else if (n === "format-volume" || n === "clear-disk" || n === "initialize-disk") add(ctx, "erase_device");
+  else if (n === "invoke-expression" || n === "iex") {
+    if (args.every((a) => a.literal)) ctx.analyseShell(args.map((a) => a.text).join(" "));
+    else add(ctx, "shell_input");
+  }
+}
+
 /** `find ./build … | xargs rm`, `git ls-files … | xargs rm`, `ls *.o | xargs rm`: paths inside the working directory. */
-function producerListsInside(ctx: JudgeContext): boolean {
-  const p = ctx.producer;
+export function producerListsInside(p: Producer | null | undefined, cwd: string, root?: string): boolean {
   if (!p) return false;
+  const ctx = { cwd, root };
   const args = p.args.map((a) => a.text);
   if (!p.args.every((a) => a.literal)) return false;
   if (p.name === "git" && ["ls-files", "diff", "status"].includes(args[0] ?? "")) return true;
