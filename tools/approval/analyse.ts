@@ -297,6 +297,7 @@ interface State {
   findings: Finding[];
   insideTargets: string[];
   fetched: Set<string>;
+  scripts: Map<string, string | null>;
   comments: string[];
   tooDeep: boolean;
   vars: Map<string, string>;
@@ -611,6 +612,18 @@ interface Stage {
   producer: Producer | null;
 }
 
+/**
+ * A fresh temporary file or directory made by `mktemp` in the same command line belongs to the
+ * command alone, like the working directory: `t=$(mktemp -d); …; rm -rf "$t"` deletes nothing else.
+ */
+const MKTEMP_DIR = "_mktemp_";
+
+function isMktemp(w: Word): boolean {
+  const value = w.parts.filter((p) => !(p.kind === "lit" && p.text === ""));
+  const last = value[value.length - 1];
+  return value.length >= 1 && last?.kind === "subst" && last.op !== "<(" && last.op !== ">(" && /^\s*(?:command\s+)?mktemp(?:\s+(?:-[dqut]+|-p\s+\S+|--tmpdir(?:=\S+)?|--directory|--suffix=\S+|[\w.\/-]*X{3,}[\w.-]*))*\s*$/.test(last.raw) && value.slice(0, -1).every((p) => p.kind === "lit" && /^[A-Za-z_]\w*\+?=$/.test(p.text));
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
   const words = cmd.words;
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
@@ -618,6 +631,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
   const remember = (w: Word, a: { name: string; value: string }) => {
     if (isLiteral(w, st.vars)) st.vars.set(a.name, a.value);
+    else if (isMktemp(w)) st.vars.set(a.name, `${MKTEMP_DIR}/${a.name}`);
     else st.vars.delete(a.name);
   };
   if (words.length && assignments.every(Boolean)) {
@@ -691,6 +705,8 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     out: st.findings,
     insideTargets: st.insideTargets,
     fetched: st.fetched,
+    scripts: st.scripts,
+    path: argv[0]?.plain,
   });
   const heredoc = judged.find((r) => r.body !== undefined);
   stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal };
@@ -711,6 +727,17 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   }
 
   if (!argv.length && !redirects.length) return null;
+  if (name === "rm" && st.cwd !== "." && insideStart(st.cwd)) {
+    // `cd build && rm -rf *` deletes build/*: render it so, for the patterns.
+    let options = true;
+    argv = argv.map((tok, k) => {
+      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || tok.plain.startsWith("/") || isOpaqueHead(tok.plain)) {
+        if (tok.plain === "--") options = false;
+        return tok;
+      }
+      return plainTok(joinDir(st.cwd, tok.plain));
+    });
+  }
   return renderArgv(prefix, argv, redirects);
 }
 
@@ -765,7 +792,7 @@ export interface CommandAnalysis {
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256 };
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256 };
   try {
     analyseScript(normalized, 0, st);
   } catch {

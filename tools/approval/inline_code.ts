@@ -141,6 +141,7 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(/g, action: "delete" },
     { re: /\b(?:os\.(?:rename|replace)|shutil\.move)\s*\(/g, action: "move" },
     { re: /\bos\.(?:chmod|chown|lchown)\s*\(/g, action: "chmod" },
+    { re: /\bos\.truncate\s*\(/g, action: "write" },
     { re: /\bshutil\.(?:copy\w*|copyfile)\s*\(/g, action: "write", pathArg: -1 },
   ],
   perl: [
@@ -159,7 +160,8 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bFileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry\w*|rmtree|remove_tree)(?!\w)\s*\(?/g, action: "rdelete" },
     { re: /\b(?:FileUtils\.(?:rm|rm_f|remove|rmdir|safe_unlink)|File\.(?:delete|unlink)|Dir\.(?:delete|rmdir|unlink))(?!\w)\s*\(?/g, action: "delete" },
     { re: /\b(?:FileUtils\.(?:mv|move)|File\.rename)(?!\w)\s*\(?/g, action: "move" },
-    { re: /\bFile\.(?:write|binwrite)(?!\w)\s*\(?/g, action: "write" },
+    { re: /\b(?:File|IO)\.(?:write|binwrite)(?!\w)\s*\(?/g, action: "write" },
+    { re: /\bFile\.(?:truncate)(?!\w)\s*\(?/g, action: "write" },
     { re: /\b(?:FileUtils|File)\.(?:chmod\w*|chown\w*)(?!\w)\s*\(?/g, action: "chmod", pathArg: -1 },
     { re: /(?<![\w.])(?:eval|instance_eval|class_eval)(?!\w)\s*\(?/g, action: "eval" },
   ],
@@ -318,6 +320,9 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
     for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(>{1,2})\s*([^'"\s]+)\1/g)) if (m[2] === ">") out.push({ kind: "write", path: m[3]! });
     for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(?:\|-?|-\|)\s*\1?/g)) out.push({ kind: "unanalysable" }) && m;
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/[$@]\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
+  }
+  if (lang === "ruby") {
+    for (const m of code.matchAll(/\b(?:File|IO)\.open\s*\(?\s*(['"])(.*?)\1\s*,\s*(['"])[wa+]/g)) if (!/['"]a/.test(m[0].slice(-2))) out.push({ kind: "write", path: m[2]! });
   }
   if (lang === "ruby" || lang === "php") {
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/#\{|\$\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });

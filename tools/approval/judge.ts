@@ -58,7 +58,8 @@ function finding(key: string): Finding {
 export type Where = "inside" | "scratch" | "sink" | "device" | "system" | "credential" | "home" | "outside" | "unknown";
 
 // The root, the system trees (and everything in them), and the top-level directories themselves.
-const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev)(?:\/|$)/;
+const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev|var\/spool\/cron|var\/spool\/anacron)(?:\/|$)/;
+const CRON_PATH = /^\/(?:etc\/(?:cron[^/]*|anacrontab)|var\/spool\/(?:cron|anacron))(?:\/|$)/;
 const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|nix|lost\+found|home|usr|etc|boot|bin|sbin|lib\w*|home\/[^/]+|var\/(?:lib|log|spool|mail|cache|backups|www)|root\/\.[^/]+)\/?\*?$/;
 const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
@@ -164,6 +165,10 @@ export interface JudgeContext {
   insideTargets: string[];
   /** Files this command line fills with downloaded or decoded content (later run by a shell = shell_input). */
   fetched: Set<string>;
+  /** Files this command line writes, with their text when it is a literal (null when computed): run later, they are read. */
+  scripts: Map<string, string | null>;
+  /** The command word as written (`./job.sh`), before it was reduced to its basename. */
+  path?: string;
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
@@ -247,6 +252,7 @@ function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
   if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment)$/.test(path) && w !== "inside")
     return add(ctx, "shell_rc_write");
   if (w === "system") {
+    if (CRON_PATH.test(path)) return add(ctx, "crontab_replace");
     if (/^\/(?:proc|sys)\//.test(path) || /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(path)) return add(ctx, "system_config_write");
     return add(ctx, "overwrite_outside_workdir");
   }
@@ -441,6 +447,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const verb = words[i]!;
       if (verb === "scale" && all.some((a) => /^--replicas=0$/.test(a)) || (verb === "scale" && all.includes("--replicas") && all[all.indexOf("--replicas") + 1] === "0")) return add(ctx, "cluster_teardown");
       if (verb === "drain") return add(ctx, "cluster_teardown");
+      if (verb === "patch" && args.some((a) => /["']?replicas["']?\s*:\s*0(?!\d)/.test(a.text))) return add(ctx, "cluster_teardown");
       if (verb === "replace" && has("--force")) return add(ctx, "cluster_teardown");
       if (verb !== "delete") return;
       if (has("--all", "-a", "--all-namespaces", "-l", "--selector") || all.includes("-a") || all.includes("-A")) return add(ctx, "kubectl_mass_delete");
@@ -527,7 +534,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       // A container given the host's root, a system tree or its namespaces acts on the host.
       if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
-      if (a === "system" && b === "prune") return add(ctx, "container_mass_delete");
+      if (a === "system" && (b === "prune" || b === "reset")) return add(ctx, "container_mass_delete");
       if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
       if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm")) return add(ctx, "cluster_teardown");
       return;
@@ -712,9 +719,20 @@ export function judgeCommand(ctx: JudgeContext): void {
     const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
     if (!writes) continue;
     judgeOverwrite(ctx, r.target, r.op.endsWith(">>"));
+    if (!r.fd || r.fd === "1") noteScript(ctx, r.target, r.op.endsWith(">>"), writtenText(ctx));
   }
   if (!name) return;
   notefetched(ctx);
+  if (name === "tee" && ctx.producer) {
+    const text = producedLiteral(ctx.producer);
+    for (const op of operands(args)) noteScript(ctx, op.text, hasFlag(args, "a", ["--append"]), text);
+  }
+  // A file written earlier in this command line and now run: its text is what runs.
+  const ran = ctx.path !== undefined && ctx.path.includes("/") ? writtenScript(ctx, ctx.path) : undefined;
+  if (ran !== undefined) {
+    if (ran === null) add(ctx, "shell_input");
+    else ctx.analyseShell(ran);
+  }
   if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
@@ -828,6 +846,8 @@ export function judgeCommand(ctx: JudgeContext): void {
         return;
       }
       // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
+      const written = writtenScript(ctx, target.text);
+      if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
       if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
       return;
     }
@@ -846,9 +866,14 @@ export function judgeCommand(ctx: JudgeContext): void {
       judgeFormat(ctx);
       return;
     case "kill":
-    case "pkill":
-    case "killall":
       return;
+    case "pkill":
+    case "killall": {
+      // Every process of a user, group or session, with no name to narrow it down.
+      const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
+      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text)) && !args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) add(ctx, "kill_all_processes");
+      return;
+    }
     case "shred":
       judgeShred(ctx);
       return;
@@ -896,6 +921,32 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "parted":
       judgePartitioner(ctx, name);
       return;
+    case "at":
+    case "batch": {
+      if (hasFlag(args, "lcqrdV") && !hasFlag(args, "f")) return; // listing, removing, printing jobs
+      const f = args.findIndex((a) => a.text === "-f");
+      if (f >= 0) {
+        const file = args[f + 1]?.text ?? "";
+        const written = writtenScript(ctx, file);
+        if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
+        if (ctx.fetched.has(posix.normalize(file))) add(ctx, "shell_input");
+        return;
+      }
+      judgeFedInput(ctx, "shell");
+      return;
+    }
+    case "setenforce":
+      if (/^(?:0|permissive)$/i.test(args[0]?.text ?? "")) add(ctx, "kernel_change");
+      return;
+    case "aa-teardown":
+      add(ctx, "kernel_change");
+      return;
+    case "btrfs":
+      if (sub(args).includes("delete") || sub(args).includes("remove")) add(ctx, "volume_destroy");
+      return;
+    case "pkill":
+    case "killall":
+      break;
     case "history":
       if (hasFlag(args, "c")) add(ctx, "log_wipe");
       return;
@@ -918,6 +969,8 @@ export function judgeCommand(ctx: JudgeContext): void {
       return add(ctx, "shell_input");
     }
     if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
+    const written = firstOperand ? writtenScript(ctx, firstOperand.text) : undefined;
+    if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
     if (readsProgramFromStdin(name, args, lang)) judgeFedInput(ctx, lang);
     return;
@@ -927,6 +980,23 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeSystemState(ctx, name);
   const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
   if (sql) for (const key of judgeSql(sql)) add(ctx, key);
+}
+
+/** The text a command writes to its stdout when it is a literal (echo/printf, cat of a literal here-document); null otherwise. */
+function writtenText(ctx: JudgeContext): string | null {
+  const heredoc = ctx.redirects.find((r) => r.body !== undefined);
+  return producedLiteral({ name: ctx.name, args: ctx.args, body: heredoc?.body, bodyLiteral: heredoc?.literal });
+}
+
+function noteScript(ctx: JudgeContext, target: string, append: boolean, text: string | null): void {
+  if (!target || /^\/dev\//.test(target) || ctx.scripts.size >= 64) return;
+  const key = posix.normalize(target);
+  const before = append ? ctx.scripts.get(key) : "";
+  ctx.scripts.set(key, before === null || text === null ? null : (before ?? "") + text);
+}
+
+function writtenScript(ctx: JudgeContext, path: string): string | null | undefined {
+  return ctx.scripts.get(posix.normalize(path));
 }
 
 /** mkfs on an image file in the working directory is harmless; on a device or an unknown target it is not. */
