@@ -624,8 +624,21 @@ function isMktemp(w: Word): boolean {
   return value.length >= 1 && last?.kind === "subst" && last.op !== "<(" && last.op !== ">(" && /^\s*(?:command\s+)?mktemp(?:\s+(?:-[dqut]+|-p\s+\S+|--tmpdir(?:=\S+)?|--directory|--suffix=\S+|[\w.\/-]*X{3,}[\w.-]*))*\s*$/.test(last.raw) && value.slice(0, -1).every((p) => p.kind === "lit" && /^[A-Za-z_]\w*\+?=$/.test(p.text));
 }
 
+/** `$(pwd)`, `` `pwd` ``, `$PWD` and `${PWD}` are the directory the command runs in. */
+function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Word {
+  if (!word.parts.some((p) => (p.kind === "subst" && (p.op === "$(" || p.op === "`")) || (p.kind === "param" && p.name === "PWD"))) return word;
+  if (cwd.startsWith("$")) return word;
+  return {
+    parts: word.parts.map((p) =>
+      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) || (p.kind === "param" && (p.raw === "$PWD" || p.raw === "${PWD}") && !vars.has("PWD"))
+        ? { kind: "lit", text: cwd, quoted: true }
+        : p,
+    ),
+  };
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
-  const words = cmd.words;
+  const words = cmd.words.map((w) => resolvePwd(w, st.cwd, st.vars));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.

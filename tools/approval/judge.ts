@@ -534,7 +534,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       // A container given the host's root, a system tree or its namespaces acts on the host.
       if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
-      if (a === "system" && (b === "prune" || b === "reset")) return add(ctx, "container_mass_delete");
+      // `system prune` without -a/--volumes removes only stopped containers and dangling images.
+      if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa")))) return add(ctx, "container_mass_delete");
       if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
       if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm")) return add(ctx, "cluster_teardown");
       return;
@@ -1001,7 +1002,20 @@ function writtenScript(ctx: JudgeContext, path: string): string | null | undefin
 
 /** mkfs on an image file in the working directory is harmless; on a device or an unknown target it is not. */
 function judgeFormat(ctx: JudgeContext): void {
-  const ops = operands(ctx.args, "tLbCNIOUcEgGjJlmMoTrSqpdfns", ["--type"]);
+  // A device anywhere in the words is the target, however the options parse.
+  if (ctx.args.some((a) => /^\/dev\/(?!null$|zero$|stdout$|stderr$)/.test(a.text))) return add(ctx, "format_filesystem");
+  const fs = (ctx.args.find((a, k) => ctx.args[k - 1]?.text === "-t")?.text ?? ctx.name.replace(/^mkfs\.?/, "")).toLowerCase();
+  // Options taking a value differ by file system (-F, -n, -C are flags for ext, values for vfat).
+  const valueOpts = /^(?:ext\d|mke2fs)$/.test(fs) || ctx.name === "mke2fs"
+    ? "bCdEgGiIJlLmMNoOrtTUez"
+    : /^(?:vfat|fat|msdos|mkdosfs)$/.test(fs) || ctx.name === "mkdosfs"
+      ? "bDfFghimnrRsSt"
+      : fs === "xfs"
+        ? "bdilnprsLmt"
+        : fs === "btrfs"
+          ? "bdmnsLORrUt"
+          : "tLbCNIOUEgGjJlmMoTrSpd";
+  const ops = operands(ctx.args, valueOpts, ["--type", "--label", "--uuid", "--features", "--rootdir", "--byte-count", "--data", "--metadata", "--nodesize", "--sectorsize"]);
   const target = ops.find((o) => !/^\d+$/.test(o.text));
   if (!target) return add(ctx, "format_filesystem");
   const w = whereIn(ctx, target.text);
