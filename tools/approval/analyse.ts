@@ -24,6 +24,10 @@
  *  - A recursive `rm` is flagged only when a target leaves the working directory or cannot be
  *    known: absolute paths, `~`/`$HOME`, `..`, `.`, `*`, `$VAR`, `$( … )`. `rm -rf ./build`,
  *    `rm -rf node_modules dist` are not flagged; `rm -rf /tmp/x` is (the approver decides).
+ *    `$(pwd)`/`$PWD` are the working directory; a variable set from `$(mktemp …)` is the command's own.
+ *  - Words are brace-expanded (`{rm,-rf,/x}`); what xargs, parallel and `find -exec` feed in (`{}`,
+ *    `$1`, `"$@"` of a `sh -c` script) stands for a path inside the working directory when the
+ *    producer lists such paths (or find's roots are inside), and for an unknown path otherwise.
  *  - `chmod 777 file` in the working directory is not flagged; world-writable modes are flagged
  *    when recursive or on a system path.
  *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
