@@ -58,17 +58,23 @@ describe("detection table", () => {
 
 describe("held-out commands (written before tuning; see the fixture headers)", () => {
   const rate = (lines: string[]) => lines.filter((c) => detectDangerousCommand(multiline(c)).dangerous).length / lines.length;
-  const dangerousHeldOut = [...fixtureLines("approval_heldout_dangerous.txt"), ...fixtureLines("approval_heldout2_dangerous.txt")];
-  const harmlessHeldOut = [...fixtureLines("approval_heldout_harmless.txt"), ...fixtureLines("approval_heldout2_harmless.txt")];
+  // Each set on its own, so a regression on one cannot hide behind the others.
+  const sets = [
+    { name: "heldout 1+2", dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"], harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"], size: 100 },
+    { name: "heldout3", dangerous: ["approval_heldout3_dangerous.txt"], harmless: ["approval_heldout3_harmless.txt"], size: 150 },
+    { name: "heldout4", dangerous: ["approval_heldout4_dangerous.txt"], harmless: ["approval_heldout4_harmless.txt"], size: 60 },
+  ];
 
-  it("flags at least 97 % of the dangerous ones", () => {
-    expect(dangerousHeldOut.length).toBeGreaterThanOrEqual(100);
-    expect(rate(dangerousHeldOut)).toBeGreaterThanOrEqual(0.97);
+  it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
+    const lines = dangerous.flatMap(fixtureLines);
+    expect(lines.length).toBeGreaterThanOrEqual(size);
+    expect(rate(lines)).toBeGreaterThanOrEqual(0.97);
   });
 
-  it("flags at most 3 % of the harmless ones", () => {
-    expect(harmlessHeldOut.length).toBeGreaterThanOrEqual(100);
-    expect(rate(harmlessHeldOut)).toBeLessThanOrEqual(0.03);
+  it.each(sets)("$name: flags at most 3 % of the harmless ones", ({ harmless, size }) => {
+    const lines = harmless.flatMap(fixtureLines);
+    expect(lines.length).toBeGreaterThanOrEqual(size);
+    expect(rate(lines)).toBeLessThanOrEqual(0.03);
   });
 });
 

@@ -78,10 +78,10 @@ describe("interactive policy (injected prompt)", () => {
   it("once approves this time only", async () => {
     const p = scriptedPrompt("once", "once");
     const svc = createApprovalGate({ policy: "interactive", taskId: "t1", prompt: p.fn });
-    expect((await svc.gate("git clean -fdx", info)).record).toMatchObject({ decision: "approve", by: "user", reason: "approved once" });
-    expect((await svc.gate("git clean -fdx", info)).allowed).toBe(true);
+    expect((await svc.gate("git -C /srv/repo clean -fdx", info)).record).toMatchObject({ decision: "approve", by: "user", reason: "approved once" });
+    expect((await svc.gate("git -C /srv/repo clean -fdx", info)).allowed).toBe(true);
     expect(p.asked).toHaveLength(2);
-    expect(p.asked[0]).toMatchObject({ command: "git clean -fdx", patternKey: "git_clean_force", backend: "local", cwd: "/work/task", timeoutMs: 60_000 });
+    expect(p.asked[0]).toMatchObject({ command: "git -C /srv/repo clean -fdx", patternKey: "git_clean_force", backend: "local", cwd: "/work/task", timeoutMs: 60_000 });
   });
 
   it("session approves the pattern for the rest of this task only", async () => {

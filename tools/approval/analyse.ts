@@ -24,6 +24,10 @@
  *  - A recursive `rm` is flagged only when a target leaves the working directory or cannot be
  *    known: absolute paths, `~`/`$HOME`, `..`, `.`, `*`, `$VAR`, `$( … )`. `rm -rf ./build`,
  *    `rm -rf node_modules dist` are not flagged; `rm -rf /tmp/x` is (the approver decides).
+ *    `$(pwd)`/`$PWD` are the working directory; a variable set from `$(mktemp …)` is the command's own.
+ *  - Words are brace-expanded (`{rm,-rf,/x}`); what xargs, parallel and `find -exec` feed in (`{}`,
+ *    `$1`, `"$@"` of a `sh -c` script) stands for a path inside the working directory when the
+ *    producer lists such paths (or find's roots are inside), and for an unknown path otherwise.
  *  - `chmod 777 file` in the working directory is not flagged; world-writable modes are flagged
  *    when recursive or on a system path.
  *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
@@ -37,7 +41,7 @@
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
-import { INIT_IDIOM, judgeCommand, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
+import { INIT_IDIOM, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
 import { assignmentOf, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 interface Tok {
@@ -48,6 +52,7 @@ interface Tok {
   /** False when the word holds an expansion the analysis could not resolve (`$x`, `$( … )`). */
   literal?: boolean;
   procSubst?: boolean;
+  substOutput?: string | null;
 }
 
 function isLiteral(word: Word, vars: ReadonlyMap<string, string>): boolean {
@@ -67,7 +72,79 @@ function shownOf(word: Word, vars: ReadonlyMap<string, string>): string {
   return s === "" ? "''" : s;
 }
 
+const MAX_BRACE_WORDS = 64;
+
+type BraceChar = { c: string; active: boolean };
+
+/** Brace expansion of unquoted `{a,b}` and `{1..3}` (bounded), as the shell does before running a word. */
+function braceExpand(chars: BraceChar[], budget = { left: MAX_BRACE_WORDS }): BraceChar[][] {
+  for (let open = 0; open < chars.length; open++) {
+    if (!chars[open]!.active || chars[open]!.c !== "{") continue;
+    let depth = 0;
+    const commas: number[] = [];
+    let close = -1;
+    for (let k = open; k < chars.length; k++) {
+      const ch = chars[k]!;
+      if (!ch.active) continue;
+      if (ch.c === "{") depth++;
+      else if (ch.c === "}" && --depth === 0) {
+        close = k;
+        break;
+      } else if (ch.c === "," && depth === 1) commas.push(k);
+    }
+    if (close < 0) return [chars];
+    let alternatives: BraceChar[][] = [];
+    if (commas.length) {
+      let from = open + 1;
+      for (const c of [...commas, close]) {
+        alternatives.push(chars.slice(from, c));
+        from = c + 1;
+      }
+    } else {
+      const body = chars.slice(open + 1, close).map((x) => x.c).join("");
+      const m = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])$/.exec(body);
+      if (!m) continue;
+      const num = /\d/.test(m[1]!);
+      const a = num ? Number(m[1]) : m[1]!.charCodeAt(0);
+      const b = num ? Number(m[2]) : m[2]!.charCodeAt(0);
+      const step = a <= b ? 1 : -1;
+      for (let v = a; alternatives.length < MAX_BRACE_WORDS; v += step) {
+        alternatives.push([...(num ? String(v) : String.fromCharCode(v))].map((c) => ({ c, active: false })));
+        if (v === b) break;
+      }
+    }
+    const prefix = chars.slice(0, open);
+    const suffix = chars.slice(close + 1);
+    const out: BraceChar[][] = [];
+    for (const alt of alternatives) {
+      if (budget.left <= 0) break;
+      budget.left--;
+      out.push(...braceExpand([...prefix, ...alt, ...suffix], budget));
+    }
+    return out.length ? out : [chars];
+  }
+  return [chars];
+}
+
+/** The words a word becomes after brace expansion, or null when it has no unquoted braces to expand. */
+function braceWords(word: Word, vars: ReadonlyMap<string, string>): string[] | null {
+  if (!word.parts.some((p) => p.kind === "lit" && !p.quoted && p.text.includes("{"))) return null;
+  if (word.parts.reduce((n, p) => n + (p.kind === "subst" ? p.raw.length : p.kind === "lit" ? p.text.length : p.raw.length), 0) > 4096) return null;
+  const chars: BraceChar[] = word.parts.flatMap((p) => {
+    const text = p.kind === "lit" ? p.text : p.kind === "param" ? (paramValue(p, vars) ?? p.raw) : p.op === "`" ? `$(${p.raw})` : `${p.op}${p.raw})`;
+    const active = p.kind === "lit" && !p.quoted;
+    return [...text].map((c) => ({ c, active }));
+  });
+  const words = braceExpand(chars).map((w) => w.map((x) => x.c).join(""));
+  return words.length > 1 ? words : null;
+}
+
 function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
+  const braced = braceWords(word, vars);
+  if (braced) {
+    const literal = isLiteral(word, vars);
+    return braced.filter((w) => w !== "").map((w) => ({ plain: w, shown: sanitize(w) || "''", literal }));
+  }
   // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
   if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
     const value = paramValue(word.parts[0] as { name: string; raw: string }, vars);
@@ -79,7 +156,21 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
     }
   }
   const first = word.parts[0];
-  return [{ plain: wordText(word, vars), shown: shownOf(word, vars), literal: isLiteral(word, vars), procSubst: first?.kind === "subst" && first.op === "<(" }];
+  const procSubst = first?.kind === "subst" && first.op === "<(";
+  const tok: Tok = { plain: wordText(word, vars), shown: shownOf(word, vars), literal: isLiteral(word, vars), procSubst };
+  if (procSubst && word.parts.length === 1) tok.substOutput = literalOutput(first.raw);
+  return [tok];
+}
+
+/** The text a one-command script writes when it is a literal (`echo 'ls -la'`, `printf …`), else null. */
+function literalOutput(script: string): string | null {
+  if (script.length > 65_536) return null;
+  const parsed = parseShell(script, MAX_NESTING);
+  if (parsed.tooDeep || parsed.pipelines.length !== 1 || parsed.pipelines[0]!.commands.length !== 1) return null;
+  const cmd = parsed.pipelines[0]!.commands[0]!;
+  if (cmd.redirects.length || !cmd.words.every((w) => isLiteral(w, new Map()))) return null;
+  const [name = "", ...args] = cmd.words.map((w) => wordText(w));
+  return producedLiteral({ name, args: args.map((text) => ({ text, literal: true })) });
 }
 
 const plainTok = (s: string): Tok => ({ plain: s, shown: sanitize(s) || "''", literal: !/\$|`/.test(s) });
@@ -210,9 +301,12 @@ interface State {
   findings: Finding[];
   insideTargets: string[];
   fetched: Set<string>;
+  scripts: Map<string, string | null>;
   comments: string[];
   tooDeep: boolean;
   vars: Map<string, string>;
+  /** The previous pipeline stage of the command being rendered (what xargs reads). */
+  stdin: Producer | null;
   /** Bound on nested analyses, against pathological inputs. */
   budget: number;
 }
@@ -222,8 +316,52 @@ interface Unwrapped {
   argv: Tok[];
 }
 
-/** Strips wrappers and hands scripts they carry to `analyseScript`. */
-function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
+/** Wrappers that run their operands as a command after options (and `fixed` more words: a user, a mask, …). */
+const ARGV_WRAPPERS: Record<string, { shortArgs?: string; longArgs?: string[]; fixed?: number }> = {
+  nsenter: { shortArgs: "tSGw", longArgs: ["--target", "--setuid", "--setgid", "--wd"] },
+  unshare: { shortArgs: "", longArgs: ["--setuid", "--setgid", "--map-user", "--map-group", "--propagation", "--wd"] },
+  taskset: { fixed: 1 },
+  chrt: { fixed: 1 },
+  numactl: { shortArgs: "NmCpiP", longArgs: ["--cpunodebind", "--membind", "--physcpubind", "--preferred", "--interleave"] },
+  cgexec: { shortArgs: "g" },
+  "systemd-run": { shortArgs: "pEMu", longArgs: ["--unit", "--property", "--setenv", "--machine", "--uid", "--gid", "--working-directory", "--description", "--slice"] },
+  gosu: { fixed: 1 },
+  "su-exec": { fixed: 1 },
+  "s6-setuidgid": { fixed: 1 },
+  setpriv: { longArgs: ["--reuid", "--regid", "--groups", "--inh-caps", "--bounding-set"] },
+  prlimit: { shortArgs: "p", longArgs: ["--pid"] },
+  strace: { shortArgs: "oepsuEIbPaXS", longArgs: ["--output", "--trace", "--signal", "--user", "--env"] },
+  ltrace: { shortArgs: "oepsuEIbPaXSnAD", longArgs: ["--output", "--user"] },
+  fakeroot: { shortArgs: "lsi", longArgs: ["--lib", "--faked"] },
+  firejail: {},
+  proot: { shortArgs: "rbwq", longArgs: ["--rootfs", "--bind", "--cwd", "--qemu"] },
+  "xvfb-run": { shortArgs: "nsfe", longArgs: ["--server-num", "--server-args", "--auth-file", "--error-file"] },
+  tini: {},
+  "dumb-init": {},
+  faketime: { shortArgs: "f", fixed: 1 },
+  torsocks: { shortArgs: "uapP" },
+  proxychains: { shortArgs: "f" },
+  proxychains4: { shortArgs: "f" },
+  rlwrap: { shortArgs: "aAbcCDefFgHilmMnNoOpPqrRsStvwWz" },
+  caffeinate: { shortArgs: "tw" },
+  pkexec: { longArgs: ["--user"] },
+  sshpass: { shortArgs: "pfdPe" },
+  entr: {},
+  cpulimit: { shortArgs: "lpe", longArgs: ["--limit", "--pid", "--exe"] },
+  trickle: { shortArgs: "udwtln" },
+  doppler: {},
+  "aws-vault": {},
+};
+
+/** The placeholder for a path read from stdin or found by find: inside when the producer lists paths inside. */
+function placeholderFor(inside: boolean, root = "."): string {
+  return inside ? posix.join(root, "_item_") : "$INPUT_ITEM";
+}
+
+const POSITIONAL = /\$\{?[0-9@*]\}?/g;
+
+/** Strips wrappers and hands scripts they carry to `analyseScript`. `positional`: what `$1`, `$@`, … of a `sh -c` script stand for. */
+function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrapped {
   let prefix = "";
   let i = 0;
   for (let guard = 0; guard < 32 && i < t.length; guard++) {
@@ -317,10 +455,75 @@ function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
         analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
         return { prefix, argv: t.slice(i, i + 1) };
       }
-      case "xargs":
+      case "xargs": {
         prefix = "xargs ";
+        const start = i + 1;
         i = skipOptions(t, i + 1, "ILnPsdEa", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
+        let replace: string | undefined;
+        for (let k = start; k < i; k++) {
+          const w = t[k]!.plain;
+          if (w === "-I") replace = t[k + 1]?.plain;
+          else if (/^-I./.test(w)) replace = w.slice(2);
+          else if (w === "-i" || w === "--replace") replace = "{}";
+          else if (/^-i./.test(w) || w.startsWith("--replace=")) replace = w.replace(/^(-i|--replace=)/, "");
+        }
+        const fromFile = t.slice(start, i).some((x) => x.plain === "-a" || x.plain.startsWith("--arg-file"));
+        const item = placeholderFor(!fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
+        positional = item;
+        if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
         continue;
+      }
+      case "parallel":
+      case "sem": {
+        const j = skipOptions(t, i + 1, "jPSnNIdEa", ["--jobs", "--colsep", "--arg-file", "--delimiter", "--max-args", "--sshlogin", "--results", "--joblog", "--eta"]);
+        const sep = t.findIndex((x, k) => k >= j && /^:::+\+?$/.test(x.plain));
+        if (sep < 0) {
+          prefix = "xargs ";
+          positional = placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
+          i = j;
+          continue;
+        }
+        const values = t.slice(sep + 1).filter((x) => !/^:::+\+?$/.test(x.plain));
+        const cmd = t.slice(j, sep);
+        const hasSlot = cmd.some((x) => x.plain.includes("{}"));
+        // Every value is an operand of the same command, so all of them are judged.
+        t = !hasSlot ? [...cmd, ...values] : [...cmd.map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(values[0]?.plain ?? "")) : x)), ...values.slice(1)];
+        i = 0;
+        continue;
+      }
+      case "script": {
+        const r = rest();
+        for (let k = 0; k < r.length; k++) {
+          const w = r[k]!.plain;
+          if (w === "-c" || w === "--command") {
+            if (r[k + 1]) analyseScript(r[k + 1]!.plain, depth + 1, st);
+            break;
+          }
+          if (w.startsWith("--command=")) {
+            analyseScript(w.slice("--command=".length), depth + 1, st);
+            break;
+          }
+          if (/^-[a-zA-Z]*c$/.test(w) && r[k + 1]) {
+            analyseScript(r[k + 1]!.plain, depth + 1, st);
+            break;
+          }
+        }
+        return { prefix, argv: t.slice(i, i + 1) };
+      }
+      case "pwsh":
+      case "powershell": {
+        const r = rest();
+        const c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
+        if (c >= 0 && r[c + 1]) analyseScript(r.slice(c + 1).map((x) => x.plain).join(" "), depth + 1, st);
+        return { prefix, argv: t.slice(i) };
+      }
+      case "sg": {
+        const r = rest();
+        const c = r.findIndex((x) => x.plain === "-c");
+        if (c >= 0 && r[c + 1]) analyseScript(r[c + 1]!.plain, depth + 1, st);
+        else if (r.length > 1) analyseScript(r.slice(1).map((x) => x.plain).join(" "), depth + 1, st);
+        return { prefix, argv: t.slice(i, i + 1) };
+      }
       case "eval":
         if (rest().length === 1 && INIT_IDIOM.test(rest()[0]!.plain.trim())) return { prefix, argv: t.slice(i) };
         analyseScript(rest().map((x) => x.plain).join(" "), depth + 1, st);
@@ -370,7 +573,16 @@ function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
           }
         }
         return { prefix, argv: t.slice(i) };
-      default:
+      default: {
+        const wrapper = Object.prototype.hasOwnProperty.call(ARGV_WRAPPERS, name) ? ARGV_WRAPPERS[name]! : null;
+        if (wrapper) {
+          const j = skipOptions(t, i + 1, wrapper.shortArgs ?? "", wrapper.longArgs ?? []) + (wrapper.fixed ?? 0);
+          if (j < t.length) {
+            i = j;
+            continue;
+          }
+          return { prefix, argv: t.slice(i) };
+        }
         if (SHELLS.has(name)) {
           const r = rest();
           for (let k = 0; k < r.length; k++) {
@@ -381,13 +593,14 @@ function unwrap(t: Tok[], depth: number, st: State): Unwrapped {
             }
             if (/^-[A-Za-z]*c[A-Za-z]*$/.test(w)) {
               const script = r.slice(k + 1).find((x) => !x.plain.startsWith("-") && !x.plain.startsWith("+"));
-              if (script) analyseScript(script.plain, depth + 1, st);
+              if (script) analyseScript(positional !== undefined ? script.plain.replace(POSITIONAL, positional) : script.plain, depth + 1, st);
               break;
             }
             if (!w.startsWith("-") && !w.startsWith("+")) break;
           }
         }
         return { prefix, argv: t.slice(i) };
+      }
     }
   }
   return { prefix, argv: t.slice(i) };
@@ -403,13 +616,39 @@ interface Stage {
   producer: Producer | null;
 }
 
+/**
+ * A fresh temporary file or directory made by `mktemp` in the same command line belongs to the
+ * command alone, like the working directory: `t=$(mktemp -d); …; rm -rf "$t"` deletes nothing else.
+ */
+const MKTEMP_DIR = "_mktemp_";
+
+function isMktemp(w: Word): boolean {
+  const value = w.parts.filter((p) => !(p.kind === "lit" && p.text === ""));
+  const last = value[value.length - 1];
+  return value.length >= 1 && last?.kind === "subst" && last.op !== "<(" && last.op !== ">(" && /^\s*(?:command\s+)?mktemp(?:\s+(?:-[dqut]+|-p\s+\S+|--tmpdir(?:=\S+)?|--directory|--suffix=\S+|[\w.\/-]*X{3,}[\w.-]*))*\s*$/.test(last.raw) && value.slice(0, -1).every((p) => p.kind === "lit" && /^[A-Za-z_]\w*\+?=$/.test(p.text));
+}
+
+/** `$(pwd)`, `` `pwd` ``, `$PWD` and `${PWD}` are the directory the command runs in. */
+function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Word {
+  if (!word.parts.some((p) => (p.kind === "subst" && (p.op === "$(" || p.op === "`")) || (p.kind === "param" && p.name === "PWD"))) return word;
+  if (cwd.startsWith("$")) return word;
+  return {
+    parts: word.parts.map((p) =>
+      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) || (p.kind === "param" && (p.raw === "$PWD" || p.raw === "${PWD}") && !vars.has("PWD"))
+        ? { kind: "lit", text: cwd, quoted: true }
+        : p,
+    ),
+  };
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
-  const words = cmd.words;
+  const words = cmd.words.map((w) => resolvePwd(w, st.cwd, st.vars));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
   const remember = (w: Word, a: { name: string; value: string }) => {
     if (isLiteral(w, st.vars)) st.vars.set(a.name, a.value);
+    else if (isMktemp(w)) st.vars.set(a.name, `${MKTEMP_DIR}/${a.name}`);
     else st.vars.delete(a.name);
   };
   if (words.length && assignments.every(Boolean)) {
@@ -424,6 +663,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   }
 
   const t = words.flatMap((w) => toks(w, st.vars));
+  st.stdin = prev;
   const unwrapped = unwrap(t, depth, st);
   const prefix = unwrapped.prefix;
   let argv = unwrapped.argv;
@@ -469,7 +709,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
     return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
   });
-  const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst }));
+  const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst, substOutput: x.substOutput }));
   judgeCommand({
     name,
     args,
@@ -482,6 +722,8 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     out: st.findings,
     insideTargets: st.insideTargets,
     fetched: st.fetched,
+    scripts: st.scripts,
+    path: argv[0]?.plain,
   });
   const heredoc = judged.find((r) => r.body !== undefined);
   stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal };
@@ -492,7 +734,9 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
       if (/^-(exec|execdir|ok|okdir)$/.test(argv[k]!.plain)) {
         let end = k + 1;
         while (end < argv.length && argv[end]!.plain !== ";" && argv[end]!.plain !== "+") end++;
-        const inner = unwrap(argv.slice(k + 1, end), depth + 1, st);
+        const item = findItem(argv, st);
+        const cmdToks = argv.slice(k + 1, end).map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(item)) : x));
+        const inner = unwrap(cmdToks, depth + 1, st, item);
         if (inner.argv.length) st.units.push(renderArgv(inner.prefix, inner.argv, []));
         k = end;
       }
@@ -500,7 +744,30 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   }
 
   if (!argv.length && !redirects.length) return null;
+  if (name === "rm" && st.cwd !== "." && insideStart(st.cwd)) {
+    // `cd build && rm -rf *` deletes build/*: render it so, for the patterns.
+    let options = true;
+    argv = argv.map((tok, k) => {
+      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || tok.plain.startsWith("/") || isOpaqueHead(tok.plain)) {
+        if (tok.plain === "--") options = false;
+        return tok;
+      }
+      return plainTok(joinDir(st.cwd, tok.plain));
+    });
+  }
   return renderArgv(prefix, argv, redirects);
+}
+
+/** What `{}` of `find ROOTS … -exec` stands for: a path under the first root outside the working directory, else under the first root. */
+function findItem(argv: Tok[], st: State): string {
+  const roots: string[] = [];
+  let k = 1;
+  while (k < argv.length && /^-[HLP]$|^-O\d$/.test(argv[k]!.plain)) k++;
+  for (; k < argv.length && !/^[-(!]/.test(argv[k]!.plain); k++) roots.push(argv[k]!.plain);
+  if (!roots.length) roots.push(".");
+  const outside = roots.find((r) => !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
+  const root = outside ?? roots[0]!;
+  return /\$|`/.test(root) ? "$INPUT_ITEM" : posix.join(root, "_item_");
 }
 
 function analyseScript(src: string, depth: number, st: State): void {
@@ -542,7 +809,7 @@ export interface CommandAnalysis {
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), comments: [], tooDeep: false, vars: new Map(), budget: 256 };
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256 };
   try {
     analyseScript(normalized, 0, st);
   } catch {

@@ -141,6 +141,7 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bos\.(?:remove|unlink|rmdir|removedirs)\s*\(/g, action: "delete" },
     { re: /\b(?:os\.(?:rename|replace)|shutil\.move)\s*\(/g, action: "move" },
     { re: /\bos\.(?:chmod|chown|lchown)\s*\(/g, action: "chmod" },
+    { re: /\bos\.truncate\s*\(/g, action: "write" },
     { re: /\bshutil\.(?:copy\w*|copyfile)\s*\(/g, action: "write", pathArg: -1 },
   ],
   perl: [
@@ -159,7 +160,8 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bFileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry\w*|rmtree|remove_tree)(?!\w)\s*\(?/g, action: "rdelete" },
     { re: /\b(?:FileUtils\.(?:rm|rm_f|remove|rmdir|safe_unlink)|File\.(?:delete|unlink)|Dir\.(?:delete|rmdir|unlink))(?!\w)\s*\(?/g, action: "delete" },
     { re: /\b(?:FileUtils\.(?:mv|move)|File\.rename)(?!\w)\s*\(?/g, action: "move" },
-    { re: /\bFile\.(?:write|binwrite)(?!\w)\s*\(?/g, action: "write" },
+    { re: /\b(?:File|IO)\.(?:write|binwrite)(?!\w)\s*\(?/g, action: "write" },
+    { re: /\bFile\.(?:truncate)(?!\w)\s*\(?/g, action: "write" },
     { re: /\b(?:FileUtils|File)\.(?:chmod\w*|chown\w*)(?!\w)\s*\(?/g, action: "chmod", pathArg: -1 },
     { re: /(?<![\w.])(?:eval|instance_eval|class_eval)(?!\w)\s*\(?/g, action: "eval" },
   ],
@@ -168,9 +170,15 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\b(?:Deno\.Command|Bun\.spawn(?:Sync)?)\s*\(/g, action: "argv" },
     { re: /\b(?:rmSync|rmdirSync|rimraf(?:\.sync)?|removeSync|emptyDirSync|remove)\s*\(/g, action: "rdelete" },
     { re: /\bfs(?:\.promises)?\.(?:rm|rmdir)\s*\(/g, action: "rdelete" },
-    { re: /\b(?:unlinkSync|fs(?:\.promises)?\.unlink|Deno\.remove)\s*\(/g, action: "delete" },
+    { re: /\b(?:unlinkSync|fs(?:\.promises)?\.unlink)\s*\(/g, action: "delete" },
+    { re: /\bDeno\.remove(?:Sync)?\s*\(/g, action: "rdelete" },
+    { re: /\bDeno\.(?:rename|move)(?:Sync)?\s*\(/g, action: "move" },
+    { re: /\bDeno\.(?:writeTextFile|writeFile|truncate)(?:Sync)?\s*\(/g, action: "write" },
+    { re: /\bDeno\.(?:chmod|chown)(?:Sync)?\s*\(/g, action: "chmod" },
+    { re: /\bBun\.write\s*\(/g, action: "write" },
     { re: /\b(?:renameSync|fs(?:\.promises)?\.rename|moveSync)\s*\(/g, action: "move" },
-    { re: /\b(?:writeFileSync|fs(?:\.promises)?\.writeFile|truncateSync|Deno\.writeTextFile)\s*\(/g, action: "write" },
+    { re: /\b(?:writeFileSync|fs(?:\.promises)?\.writeFile|truncateSync|fs(?:\.promises)?\.truncate|appendFileSync)\s*\(/g, action: "write" },
+    { re: /\b(?:copyFileSync|fs(?:\.promises)?\.copyFile|cpSync)\s*\(/g, action: "write", pathArg: 1 },
     { re: /\b(?:chmodSync|chownSync|fs(?:\.promises)?\.ch(?:mod|own))\s*\(/g, action: "chmod" },
     { re: /(?<![\w.])(?:eval|Function|runInNewContext|runInThisContext)\s*\(/g, action: "eval" },
   ],
@@ -213,8 +221,48 @@ function argvScript(args: Arg[], lang: CodeLanguage): string | null {
   return null;
 }
 
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * Python with its import spellings undone, so the call rules see `os.remove(…)` whatever the import:
+ * `__import__('os').remove`, `import os as o; o.remove`, `from os import remove as rm; rm(…)`,
+ * `from shutil import *`-style bare names are matched by the rules themselves.
+ */
+function canonicalPython(code: string): string {
+  let out = code.replace(/\b(?:__import__|importlib\.import_module)\(\s*[rbu]?(['"])([\w.]+)\1\s*\)/g, "$2");
+  for (const m of code.matchAll(/\bimport\s+([\w.]+)\s+as\s+(\w+)/g)) {
+    if (m[2] !== m[1]) out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(m[2]!)}\\.`, "g"), `${m[1]}.`);
+  }
+  for (const m of code.matchAll(/\bfrom\s+([\w.]+)\s+import\s+\(?([\w\s,]+)\)?/g)) {
+    for (const item of m[2]!.split(",")) {
+      const [name, alias] = item.trim().split(/\s+as\s+/);
+      if (!name || !/^\w+$/.test(name)) continue;
+      const local = alias?.trim() || name;
+      out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(local)}(?=\\s*[(.])`, "g"), `${m[1]}.${name}`);
+    }
+  }
+  return out;
+}
+
+/** Perl: `glob "x"` / `<*.tmp>` is a list of paths; read it as the literal pattern. */
+function canonicalPerl(code: string): string {
+  return code.replace(/\bglob\s*\(?\s*(['"])([^'"$@]*)\1\s*\)?/g, "$1$2$1").replace(/<([^<>$@\s]*[*?][^<>$@\s]*)>/g, '"$1"');
+}
+
+/** awk: string variables assigned a literal (`cmd="rm -rf /x"`) replaced where they are used as a command. */
+function canonicalAwk(code: string): string {
+  const vars = new Map<string, string>();
+  for (const m of code.matchAll(/(?<![\w$=!<>])([A-Za-z_]\w*)\s*=\s*("(?:[^"\\]|\\.)*")\s*(?=[;}\n]|$)/g)) vars.set(m[1]!, m[2]!);
+  if (!vars.size) return code;
+  return code
+    .replace(/(\|\s*(?:&\s*)?)([A-Za-z_]\w*)(?=\s*(?:[;}\n)]|$))/g, (all, bar: string, name: string) => (vars.has(name) ? bar + vars.get(name)! : all))
+    .replace(/(?<![\w$])([A-Za-z_]\w*)(\s*\|\s*getline)/g, (all, name: string, rest: string) => (vars.has(name) ? vars.get(name)! + rest : all))
+    .replace(/\b(system\s*\(\s*)([A-Za-z_]\w*)(\s*\))/g, (all, open: string, name: string, close: string) => (vars.has(name) ? open + vars.get(name)! + close : all));
+}
+
 /** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
-export function inlineCodeActions(lang: CodeLanguage, code: string, literal = true): CodeAction[] {
+export function inlineCodeActions(lang: CodeLanguage, source: string, literal = true): CodeAction[] {
+  const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : source;
   const out: CodeAction[] = [];
   if (!literal && /\$\(|`/.test(code)) out.push({ kind: "unanalysable" });
   for (const rule of SHELL_CALLS[lang]) {
@@ -273,6 +321,9 @@ export function inlineCodeActions(lang: CodeLanguage, code: string, literal = tr
     for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(?:\|-?|-\|)\s*\1?/g)) out.push({ kind: "unanalysable" }) && m;
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/[$@]\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
   }
+  if (lang === "ruby") {
+    for (const m of code.matchAll(/\b(?:File|IO)\.open\s*\(?\s*(['"])(.*?)\1\s*,\s*(['"])[wa+]/g)) if (!/['"]a/.test(m[0].slice(-2))) out.push({ kind: "write", path: m[2]! });
+  }
   if (lang === "ruby" || lang === "php") {
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/#\{|\$\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
   }
@@ -286,6 +337,8 @@ export function inlineCodeActions(lang: CodeLanguage, code: string, literal = tr
       else if (target !== "getline") out.push({ kind: "unanalysable" });
     }
     for (const m of code.matchAll(/("(?:[^"\\]|\\.)*")\s*\|\s*getline/g)) out.push({ kind: "shell", script: m[1]!.slice(1, -1) });
+    // `cmd | getline` with cmd not a known literal: a command computed at run time.
+    for (const _ of code.matchAll(/(?<!["\w$])(?:[A-Za-z_]\w*|\$\w+|\))\s*\|\s*getline/g)) out.push({ kind: "unanalysable" });
     for (const m of code.matchAll(/print[f]?[^;}>|]*>\s*"([^"]+)"/g)) out.push({ kind: "write", path: m[1]! });
   }
   return out;

@@ -38,6 +38,8 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "user_change", description: "add, remove or change users, groups or passwords" },
   { key: "crontab_replace", description: "replace the crontab" },
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
+  { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
+  { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -56,7 +58,8 @@ function finding(key: string): Finding {
 export type Where = "inside" | "scratch" | "sink" | "device" | "system" | "credential" | "home" | "outside" | "unknown";
 
 // The root, the system trees (and everything in them), and the top-level directories themselves.
-const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev)(?:\/|$)/;
+const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev|var\/spool\/cron|var\/spool\/anacron)(?:\/|$)/;
+const CRON_PATH = /^\/(?:etc\/(?:cron[^/]*|anacrontab)|var\/spool\/(?:cron|anacron))(?:\/|$)/;
 const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|nix|lost\+found|home|usr|etc|boot|bin|sbin|lib\w*|home\/[^/]+|var\/(?:lib|log|spool|mail|cache|backups|www)|root\/\.[^/]+)\/?\*?$/;
 const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
@@ -133,6 +136,8 @@ export interface JudgedArg {
   literal: boolean;
   /** A process substitution `<( … )`. */
   procSubst?: boolean;
+  /** For a process substitution, the text it writes when that is a literal (`<(echo 'ls')`), else null. */
+  substOutput?: string | null;
 }
 
 export interface Producer {
@@ -160,6 +165,10 @@ export interface JudgeContext {
   insideTargets: string[];
   /** Files this command line fills with downloaded or decoded content (later run by a shell = shell_input). */
   fetched: Set<string>;
+  /** Files this command line writes, with their text when it is a literal (null when computed): run later, they are read. */
+  scripts: Map<string, string | null>;
+  /** The command word as written (`./job.sh`), before it was reduced to its basename. */
+  path?: string;
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
@@ -243,6 +252,7 @@ function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
   if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment)$/.test(path) && w !== "inside")
     return add(ctx, "shell_rc_write");
   if (w === "system") {
+    if (CRON_PATH.test(path)) return add(ctx, "crontab_replace");
     if (/^\/(?:proc|sys)\//.test(path) || /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(path)) return add(ctx, "system_config_write");
     return add(ctx, "overwrite_outside_workdir");
   }
@@ -283,7 +293,7 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
 // Text fed into shells and interpreters
 
 /** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
-function producedLiteral(p: Producer): string | null {
+export function producedLiteral(p: Producer): string | null {
   if (p.name === "echo" || p.name === "printf") {
     if (!p.args.every((a) => a.literal)) return null;
     let args = p.args.map((a) => a.text);
@@ -437,6 +447,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const verb = words[i]!;
       if (verb === "scale" && all.some((a) => /^--replicas=0$/.test(a)) || (verb === "scale" && all.includes("--replicas") && all[all.indexOf("--replicas") + 1] === "0")) return add(ctx, "cluster_teardown");
       if (verb === "drain") return add(ctx, "cluster_teardown");
+      if (verb === "patch" && args.some((a) => /["']?replicas["']?\s*:\s*0(?!\d)/.test(a.text))) return add(ctx, "cluster_teardown");
       if (verb === "replace" && has("--force")) return add(ctx, "cluster_teardown");
       if (verb !== "delete") return;
       if (has("--all", "-a", "--all-namespaces", "-l", "--selector") || all.includes("-a") || all.includes("-A")) return add(ctx, "kubectl_mass_delete");
@@ -490,6 +501,14 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "netlify":
       if (words.some((w) => /^(?:delete|destroy|rm|remove)$/.test(w) || /:destroy$/.test(w))) add(ctx, "infra_teardown");
       return;
+    case "gh":
+    case "glab":
+    case "tea":
+      if ((words[0] === "repo" && (words[1] === "delete" || words[1] === "archive")) || (words[0] === "api" && (has("-x", "--method") && all.some((a) => a === "delete" || a === "--method=delete")))) add(ctx, "infra_teardown");
+      return;
+    case "mdadm":
+      if (args.some((a) => /^--(?:zero-superblock|stop|remove|fail|create|grow|manage)$|^-[SCGf]$/.test(a.text))) add(ctx, "volume_destroy");
+      return;
     case "zfs":
     case "zpool":
       if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
@@ -515,7 +534,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       // A container given the host's root, a system tree or its namespaces acts on the host.
       if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
-      if (a === "system" && b === "prune") return add(ctx, "container_mass_delete");
+      // `system prune` without -a/--volumes removes only stopped containers and dangling images.
+      if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa")))) return add(ctx, "container_mass_delete");
       if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
       if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm")) return add(ctx, "cluster_teardown");
       return;
@@ -660,6 +680,24 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (name === "modprobe" && hasFlag(args, "nc", ["--dry-run", "--show-config"]) && !hasFlag(args, "r")) return;
       add(ctx, "kernel_change");
       return;
+    case "apt":
+    case "apt-get":
+    case "aptitude":
+    case "dnf":
+    case "yum":
+    case "microdnf":
+    case "zypper":
+    case "snap":
+    case "apk":
+      if (/^(?:remove|purge|autoremove|erase|rm|del|autopurge)$/.test(words[0] ?? "")) add(ctx, "package_remove");
+      return;
+    case "dpkg":
+    case "rpm":
+      if (hasFlag(args.filter((a) => !a.text.startsWith("--")), name === "dpkg" ? "rP" : "e") || args.some((a) => /^--(?:remove|purge|erase)$/.test(a.text))) add(ctx, "package_remove");
+      return;
+    case "pacman":
+      if (args.some((a) => /^-R[a-z]*$/i.test(a.text) && a.text[1] === "R") || args.some((a) => a.text === "--remove")) add(ctx, "package_remove");
+      return;
     case "hostnamectl":
     case "timedatectl":
     case "localectl":
@@ -682,9 +720,20 @@ export function judgeCommand(ctx: JudgeContext): void {
     const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
     if (!writes) continue;
     judgeOverwrite(ctx, r.target, r.op.endsWith(">>"));
+    if (!r.fd || r.fd === "1") noteScript(ctx, r.target, r.op.endsWith(">>"), writtenText(ctx));
   }
   if (!name) return;
   notefetched(ctx);
+  if (name === "tee" && ctx.producer) {
+    const text = producedLiteral(ctx.producer);
+    for (const op of operands(args)) noteScript(ctx, op.text, hasFlag(args, "a", ["--append"]), text);
+  }
+  // A file written earlier in this command line and now run: its text is what runs.
+  const ran = ctx.path !== undefined && ctx.path.includes("/") ? writtenScript(ctx, ctx.path) : undefined;
+  if (ran !== undefined) {
+    if (ran === null) add(ctx, "shell_input");
+    else ctx.analyseShell(ran);
+  }
   if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
@@ -695,7 +744,7 @@ export function judgeCommand(ctx: JudgeContext): void {
 
   if (ctx.viaXargs && DELETERS.has(name)) {
     // The operands come from stdin: safe only when the producer lists paths inside the working directory.
-    if (!producerListsInside(ctx)) add(ctx, "xargs_rm");
+    if (!producerListsInside(ctx.producer, ctx.cwd, ctx.root)) add(ctx, "xargs_rm");
   }
 
   if (DELETERS.has(name)) {
@@ -723,13 +772,15 @@ export function judgeCommand(ctx: JudgeContext): void {
       if (name === "install" && hasFlag(args, "d", ["--directory"])) return;
       const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
       const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
+      const src = ops.slice(0, -1);
+      // rsync --remove-source-files deletes what it copied.
+      if (name === "rsync" && args.some((a) => /^--remove-source/.test(a.text))) for (const s of src) if (!/^[^/]*:/.test(s)) judgeDelete(ctx, s, true);
       if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
       if (name === "ln") {
         const w = whereIn(ctx, dest);
-        if (w === "system" || w === "credential") judgeOverwrite(ctx, dest);
+        if (w === "system" || w === "credential" || (hasFlag(args, "f", ["--force"]) && !isInsideLike(w))) judgeOverwrite(ctx, dest);
         return;
       }
-      const src = ops.slice(0, -1);
       if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
       if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(whereIn(ctx, dest))) return add(ctx, "recursive_delete");
       judgeOverwrite(ctx, dest);
@@ -789,7 +840,16 @@ export function judgeCommand(ctx: JudgeContext): void {
     case ".": {
       const target = args[0];
       if (!target) return;
-      if (target.procSubst || !target.literal || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
+      if (target.procSubst) {
+        if (INIT_IDIOM.test(target.text.replace(/^<\(/, "$(").trim())) return; // source <(kubectl completion bash)
+        if (typeof target.substOutput === "string") ctx.analyseShell(target.substOutput);
+        else add(ctx, "shell_input");
+        return;
+      }
+      // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
+      const written = writtenScript(ctx, target.text);
+      if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
+      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
       return;
     }
     case "alias":
@@ -807,17 +867,111 @@ export function judgeCommand(ctx: JudgeContext): void {
       judgeFormat(ctx);
       return;
     case "kill":
+      return;
+    case "pkill":
+    case "killall": {
+      // Every process of a user, group or session, with no name to narrow it down.
+      const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
+      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text)) && !args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) add(ctx, "kill_all_processes");
+      return;
+    }
+    case "shred":
+      judgeShred(ctx);
+      return;
+    case "git":
+      judgeGit(ctx);
+      return;
+    case "tar":
+    case "bsdtar":
+    case "gtar":
+    case "unzip":
+    case "7z":
+    case "7za":
+    case "7zz":
+    case "bsdunzip":
+      judgeArchive(ctx, name);
+      return;
+    case "sort":
+    case "shuf":
+    case "iconv":
+    case "uniq":
+    case "curl":
+    case "wget":
+    case "openssl":
+    case "gpg":
+    case "gpg2":
+      judgeOutputOption(ctx, name);
+      break;
+    case "ed":
+    case "ex":
+    case "vi":
+    case "vim":
+    case "nvim":
+      judgeScriptedEditor(ctx);
+      return;
+    case "wipefs":
+    case "blkdiscard":
+    case "hdparm":
+      judgeEraser(ctx, name);
+      return;
+    case "fdisk":
+    case "sfdisk":
+    case "cfdisk":
+    case "gdisk":
+    case "sgdisk":
+    case "parted":
+      judgePartitioner(ctx, name);
+      return;
+    case "at":
+    case "batch": {
+      if (hasFlag(args, "lcqrdV") && !hasFlag(args, "f")) return; // listing, removing, printing jobs
+      const f = args.findIndex((a) => a.text === "-f");
+      if (f >= 0) {
+        const file = args[f + 1]?.text ?? "";
+        const written = writtenScript(ctx, file);
+        if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
+        if (ctx.fetched.has(posix.normalize(file))) add(ctx, "shell_input");
+        return;
+      }
+      judgeFedInput(ctx, "shell");
+      return;
+    }
+    case "setenforce":
+      if (/^(?:0|permissive)$/i.test(args[0]?.text ?? "")) add(ctx, "kernel_change");
+      return;
+    case "aa-teardown":
+      add(ctx, "kernel_change");
+      return;
+    case "btrfs":
+      if (sub(args).includes("delete") || sub(args).includes("remove")) add(ctx, "volume_destroy");
+      return;
     case "pkill":
     case "killall":
+      break;
+    case "history":
+      if (hasFlag(args, "c")) add(ctx, "log_wipe");
+      return;
+    case "journalctl":
+      if (args.some((a) => /^--vacuum-/.test(a.text))) add(ctx, "log_wipe");
+      return;
+    case "pwsh":
+    case "powershell":
+      if (args.some((a) => /^-(?:e|ec|en|enc|encodedcommand)$/i.test(a.text))) add(ctx, "shell_input");
       return;
   }
+  judgePowerShellCmdlet(ctx);
 
   const lang = SHELLS.has(name) ? "shell" : interpreterLanguage(name);
   if (lang) {
     // `bash <( … )`, `python3 <(curl …)`: the program is computed at run time.
     const firstOperand = args.find((a) => !a.text.startsWith("-"));
-    if (firstOperand?.procSubst) return add(ctx, "shell_input");
+    if (firstOperand?.procSubst) {
+      if (typeof firstOperand.substOutput === "string") return feedCode(ctx, lang, firstOperand.substOutput);
+      return add(ctx, "shell_input");
+    }
     if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
+    const written = firstOperand ? writtenScript(ctx, firstOperand.text) : undefined;
+    if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
     if (readsProgramFromStdin(name, args, lang)) judgeFedInput(ctx, lang);
     return;
@@ -829,9 +983,39 @@ export function judgeCommand(ctx: JudgeContext): void {
   if (sql) for (const key of judgeSql(sql)) add(ctx, key);
 }
 
+/** The text a command writes to its stdout when it is a literal (echo/printf, cat of a literal here-document); null otherwise. */
+function writtenText(ctx: JudgeContext): string | null {
+  const heredoc = ctx.redirects.find((r) => r.body !== undefined);
+  return producedLiteral({ name: ctx.name, args: ctx.args, body: heredoc?.body, bodyLiteral: heredoc?.literal });
+}
+
+function noteScript(ctx: JudgeContext, target: string, append: boolean, text: string | null): void {
+  if (!target || /^\/dev\//.test(target) || ctx.scripts.size >= 64) return;
+  const key = posix.normalize(target);
+  const before = append ? ctx.scripts.get(key) : "";
+  ctx.scripts.set(key, before === null || text === null ? null : (before ?? "") + text);
+}
+
+function writtenScript(ctx: JudgeContext, path: string): string | null | undefined {
+  return ctx.scripts.get(posix.normalize(path));
+}
+
 /** mkfs on an image file in the working directory is harmless; on a device or an unknown target it is not. */
 function judgeFormat(ctx: JudgeContext): void {
-  const ops = operands(ctx.args, "tLbCNIOUcEgGjJlmMoTrSqpdfns", ["--type"]);
+  // A device anywhere in the words is the target, however the options parse.
+  if (ctx.args.some((a) => /^\/dev\/(?!null$|zero$|stdout$|stderr$)/.test(a.text))) return add(ctx, "format_filesystem");
+  const fs = (ctx.args.find((a, k) => ctx.args[k - 1]?.text === "-t")?.text ?? ctx.name.replace(/^mkfs\.?/, "")).toLowerCase();
+  // Options taking a value differ by file system (-F, -n, -C are flags for ext, values for vfat).
+  const valueOpts = /^(?:ext\d|mke2fs)$/.test(fs) || ctx.name === "mke2fs"
+    ? "bCdEgGiIJlLmMNoOrtTUez"
+    : /^(?:vfat|fat|msdos|mkdosfs)$/.test(fs) || ctx.name === "mkdosfs"
+      ? "bDfFghimnrRsSt"
+      : fs === "xfs"
+        ? "bdilnprsLmt"
+        : fs === "btrfs"
+          ? "bdmnsLORrUt"
+          : "tLbCNIOUEgGjJlmMoTrSpd";
+  const ops = operands(ctx.args, valueOpts, ["--type", "--label", "--uuid", "--features", "--rootdir", "--byte-count", "--data", "--metadata", "--nodesize", "--sectorsize"]);
   const target = ops.find((o) => !/^\d+$/.test(o.text));
   if (!target) return add(ctx, "format_filesystem");
   const w = whereIn(ctx, target.text);
@@ -874,6 +1058,11 @@ function judgeInlineInterpreter(ctx: JudgeContext, lang: CodeLanguage): void {
       break;
     }
     if (program) feedLiteralCode(ctx, "awk", program);
+    return;
+  }
+  if (ctx.name === "deno" && args[0]?.text === "eval") {
+    const code = args.slice(1).find((a) => !a.text.startsWith("-"));
+    if (code) feedLiteralCode(ctx, lang, code);
     return;
   }
   const flag = lang === "python" ? /^-[A-Za-z]*c$/ : lang === "php" ? /^-[A-Za-z]*[rR]$/ : lang === "r" || lang === "lua" ? /^-[A-Za-z]*e$/ : /^-[A-Za-z]*[eE]$|^--eval$|^-p$|^--print$/;
@@ -919,10 +1108,192 @@ function judgeFind(ctx: JudgeContext): void {
   }
 }
 
+/** shred overwrites its operands: harmful on devices and outside the working directory, not on a scratch file in it. */
+function judgeShred(ctx: JudgeContext): void {
+  for (const op of operands(ctx.args, "ns", ["--iterations", "--size", "--random-source"])) {
+    const w = whereIn(ctx, op.text);
+    noteInside(ctx, op.text);
+    if (w !== "inside" && w !== "scratch") return add(ctx, "shred");
+  }
+}
+
+const PROTECTED_BRANCH = /^(?:refs\/heads\/)?(?:main|master|trunk|develop|development|dev|release(?:[-/].*)?|prod(?:uction)?|stable|live|gh-pages|HEAD|@)$/i;
+
+/** git: clean -f acting outside the working directory; force pushes to shared branches; remote branch deletion. */
+function judgeGit(ctx: JudgeContext): void {
+  const args = ctx.args;
+  let dir = ".";
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!.text;
+    if (a === "-C" || a === "--git-dir" || a === "--work-tree") {
+      const v = args[++i]?.text ?? "";
+      if (a !== "--git-dir") dir = dir === "." || v.startsWith("/") ? v : posix.join(dir, v);
+    } else if (a.startsWith("--work-tree=")) dir = a.slice("--work-tree=".length);
+    else if (a === "-c" || a === "--namespace" || a === "--exec-path") i++;
+    else if (!a.startsWith("-")) break;
+  }
+  const subcommand = args[i]?.text;
+  const rest = args.slice(i + 1);
+  if (subcommand === "clean") {
+    if (!hasFlag(rest, "f", ["--force"]) || hasFlag(rest, "n", ["--dry-run"])) return;
+    const paths = operands(rest, "e", ["--exclude"]).map((o) => (o.text.startsWith("/") || dir === "." ? o.text : posix.join(dir, o.text)));
+    for (const p of [dir, ...paths]) {
+      const w = whereIn(ctx, p);
+      noteInside(ctx, p);
+      if (w !== "inside" && w !== "scratch") return add(ctx, "git_clean_force");
+    }
+    return;
+  }
+  if (subcommand !== "push") return;
+  const texts = rest.map((a) => a.text);
+  const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
+  const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
+  const refspecs = ops.slice(1);
+  if (texts.some((t) => t === "--delete" || t === "-d" || t === "--mirror" || t === "--prune") || refspecs.some((r) => r.startsWith(":"))) return add(ctx, "git_force_push");
+  const forcedRefs = refspecs.filter((r) => force || r.startsWith("+"));
+  if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches"))) return add(ctx, "git_force_push");
+  for (const r of forcedRefs) {
+    const dest = r.replace(/^\+/, "").split(":").pop() ?? "";
+    if (dest === "" || /\$|`|\*/.test(dest) || PROTECTED_BRANCH.test(dest)) return add(ctx, "git_force_push");
+  }
+}
+
+/** Extracting an archive writes into its destination directory (the working directory unless -C/-d/-o says otherwise). */
+function judgeArchive(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  if (name === "unzip" || name === "bsdunzip") {
+    if (hasFlag(args.filter((a) => a.text !== "-d"), "lvtzZ")) return;
+    const d = texts.indexOf("-d");
+    const dest = d >= 0 ? texts[d + 1] : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "") ? texts.find((t) => /^-d./.test(t))!.slice(2) : undefined;
+    if (dest !== undefined) judgeOverwrite(ctx, dest);
+    return;
+  }
+  if (name.startsWith("7z")) {
+    if (texts[0] !== "x" && texts[0] !== "e") return;
+    const o = texts.find((t) => t.startsWith("-o"));
+    if (o) judgeOverwrite(ctx, o.slice(2));
+    return;
+  }
+  // tar: the mode is in the first word (`xf`, `-xzf`) or a long option.
+  const first = texts[0] ?? "";
+  const bundled = /^-?[A-Za-z]+$/.test(first) && !first.startsWith("--") ? first.replace(/^-/, "") : "";
+  const flags = [bundled, ...texts.slice(1).filter((t) => /^-[A-Za-z]+$/.test(t)).map((t) => t.slice(1))].join("");
+  const extract = /x/.test(flags) || texts.some((t) => t === "--extract" || t === "--get");
+  const create = /[cru]/.test(flags) || texts.some((t) => t === "--create" || t === "--append" || t === "--update");
+  if (create && texts.includes("--remove-files")) {
+    for (const op of operands(args.slice(bundled ? 1 : 0), "fCbHKLNTVX", ["--file", "--directory", "--exclude", "--files-from", "--transform"])) judgeDelete(ctx, op.text, true);
+  }
+  if (!extract) return;
+  if (/P/.test(flags) || texts.includes("--absolute-names")) return add(ctx, "overwrite_outside_workdir");
+  let dest: string | undefined;
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === "-C" || t === "--directory") dest = texts[k + 1];
+    else if (t.startsWith("--directory=")) dest = t.slice("--directory=".length);
+    else if (/^-C./.test(t)) dest = t.slice(2);
+  }
+  if (dest !== undefined) judgeOverwrite(ctx, dest);
+}
+
+/** Commands that write the file named by an output option (`sort -o FILE`, `curl -o FILE`, `uniq IN OUT`). */
+function judgeOutputOption(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const targets: string[] = [];
+  const shortOpt = name === "wget" ? "-O" : name === "openssl" ? "-out" : "-o";
+  const longOpt = name === "wget" ? "--output-document" : "--output";
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === shortOpt || t === longOpt) {
+      if (texts[k + 1] !== undefined) targets.push(texts[k + 1]!);
+    } else if (t.startsWith(longOpt + "=")) targets.push(t.slice(longOpt.length + 1));
+    else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget") targets.push(t.slice(2));
+  }
+  if (name === "uniq") {
+    const ops = operands(args, "fsw", ["--skip-fields", "--skip-chars", "--check-chars"]);
+    if (ops[1]) targets.push(ops[1].text);
+  }
+  for (const t of targets) if (t !== "-") judgeOverwrite(ctx, t);
+}
+
+/** ed/ex/vim run non-interactively (a script on stdin, -c commands, -s/-e mode) write the files they edit. */
+function judgeScriptedEditor(ctx: JudgeContext): void {
+  const args = ctx.args;
+  const scripted = ctx.producer != null || ctx.redirects.some((r) => r.body !== undefined || (r.op === "<" && !r.fd)) || args.some((a) => /^-[a-zA-Z]*[cse]$|^-[Es]$|^\+/.test(a.text) || a.text === "-es");
+  if (!scripted && ctx.name !== "ed" && ctx.name !== "ex") return;
+  if (!scripted) return;
+  for (const op of operands(args, ctx.name === "ed" || ctx.name === "ex" ? "p" : "cSuUiTwW", ["--cmd"])) if (!op.text.startsWith("+")) judgeOverwrite(ctx, op.text);
+}
+
+/** wipefs -a, blkdiscard, hdparm --security-erase: erasing a device (an image file in the working directory is fine). */
+function judgeEraser(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  if (name === "wipefs" && (hasFlag(args.filter((a) => !a.text.startsWith("--")), "n") || args.some((a) => a.text === "--no-act") || !args.some((a) => /^-[a-zA-Z]*[ao]|^--(?:all|offset|types)/.test(a.text)))) return;
+  if (name === "hdparm" && !args.some((a) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|dco-restore|fwdownload)/.test(a.text))) return;
+  const ops = operands(args, name === "wipefs" ? "otpb" : name === "blkdiscard" ? "olps" : "", ["--offset", "--types", "--length", "--step", "--backup"]);
+  const targets = name === "hdparm" ? ops.filter((o) => o.text.startsWith("/dev/")) : ops;
+  if (!targets.length) return add(ctx, "erase_device");
+  for (const t of targets) {
+    const w = whereIn(ctx, t.text);
+    noteInside(ctx, t.text);
+    if (w !== "inside" && w !== "scratch") return add(ctx, "erase_device");
+  }
+}
+
+/** Partitioning tools on a device change its partition table unless they only list or print it. */
+function judgePartitioner(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const ops = operands(args, name === "sfdisk" ? "NuoO" : name === "fdisk" ? "bcCHSuLwW" : "", ["--sector-size", "--output", "--wipe", "--wipe-partitions", "--label"]);
+  const target = ops.find((o) => o.text.startsWith("/") || o.text.includes("/")) ?? ops[0];
+  if (!target) return;
+  const w = whereIn(ctx, target.text);
+  if (w === "inside" || w === "scratch") return;
+  const readOnly =
+    name === "fdisk" || name === "gdisk"
+      ? hasFlag(args, "lsV", ["--list", "--getsz", "--version"])
+      : name === "sfdisk"
+        ? hasFlag(args, "ldJsVgr", ["--list", "--dump", "--json", "--show-size", "--verify", "--show-geometry", "--version", "--list-free", "--part-type", "--part-label"]) && !args.some((a) => /^--(?:delete|part-type|part-label)$/.test(a.text) && ops.length > 1)
+        : name === "sgdisk"
+          ? hasFlag(args, "pvi", ["--print", "--verify", "--info", "--version"]) && !hasFlag(args, "zZodnt", ["--zap", "--zap-all", "--clear", "--delete", "--new"])
+          : name === "parted"
+            ? hasFlag(args, "l", ["--list"]) || ops.slice(1).every((o) => /^(?:print|p|unit|s|b|kb|mb|gb|tb|kib|mib|gib|tib|%|cyl|chs|compact|free|list|all|help|version)$/i.test(o.text)) && ops.length > 1
+            : false;
+  if (!readOnly) add(ctx, "erase_device");
+}
+
+/** PowerShell cmdlets (pwsh -c scripts are read by the shell reader): deletes, writes, moves, shutdown. */
+function judgePowerShellCmdlet(ctx: JudgeContext): void {
+  const n = ctx.name.toLowerCase();
+  const args = ctx.args;
+  const pathOf = () => {
+    const p = args.findIndex((a) => /^-(?:path|literalpath|lp)$/i.test(a.text));
+    if (p >= 0) return args[p + 1]?.text;
+    return args.find((a) => !a.text.startsWith("-"))?.text;
+  };
+  if (n === "remove-item" || n === "ri" || n === "del" || n === "erase" || n === "rd") {
+    const path = pathOf();
+    if (path !== undefined) judgeDelete(ctx, path, args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd");
+  } else if (n === "set-content" || n === "out-file" || n === "clear-content" || n === "sc" || n === "clc") {
+    const p = args.findIndex((a) => /^-(?:path|literalpath|filepath)$/i.test(a.text));
+    const path = p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text;
+    if (path !== undefined) judgeOverwrite(ctx, path);
+  } else if (n === "move-item" || n === "mi") {
+    const path = pathOf();
+    if (path !== undefined) judgeMove(ctx, [path], undefined);
+  } else if (n === "stop-computer" || n === "restart-computer") add(ctx, "reboot_shutdown");
+  else if (n === "format-volume" || n === "clear-disk" || n === "initialize-disk") add(ctx, "erase_device");
+  else if (n === "invoke-expression" || n === "iex") {
+    if (args.every((a) => a.literal)) ctx.analyseShell(args.map((a) => a.text).join(" "));
+    else add(ctx, "shell_input");
+  }
+}
+
 /** `find ./build … | xargs rm`, `git ls-files … | xargs rm`, `ls *.o | xargs rm`: paths inside the working directory. */
-function producerListsInside(ctx: JudgeContext): boolean {
-  const p = ctx.producer;
+export function producerListsInside(p: Producer | null | undefined, cwd: string, root?: string): boolean {
   if (!p) return false;
+  const ctx = { cwd, root };
   const args = p.args.map((a) => a.text);
   if (!p.args.every((a) => a.literal)) return false;
   if (p.name === "git" && ["ls-files", "diff", "status"].includes(args[0] ?? "")) return true;

@@ -76,7 +76,8 @@ export function judgeSql(sql: string): string[] {
   const keys = new Set<string>();
   const text = stripSql(sql);
   for (const raw of text.split(";")) {
-    const st = raw.trim().replace(/\s+/g, " ").toLowerCase();
+    // A WHERE that holds for every row (`WHERE 1=1`, `WHERE true`) limits nothing.
+    const st = raw.trim().replace(/\s+/g, " ").toLowerCase().replace(/\s+where\s+\(?\s*(?:1|true|not false|(\d+|'')\s*=\s*\1)\s*\)?\s*$/, "");
     if (!st) continue;
     if (/^(?:with\b.*?\)\s*)?drop (?:table|database|schema|keyspace|collection|owned|materialized view|tablespace)\b/.test(st)) keys.add("sql_drop");
     if (/^truncate\b(?! *-)/.test(st)) keys.add("sql_truncate");
