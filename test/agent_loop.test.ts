@@ -206,7 +206,7 @@ describe("agent loop", () => {
     expect(ok.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
   });
 
-  it("an empty answer is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {
+  it("an empty answer (reasoning-only ones too, by default) is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {
     const { model, requests } = scriptedModel((n) => (n === 0 ? { content: "" } : n === 1 ? { content: "  \n " } : { content: null, reasoning: "thinking only" }));
     const result = await runAgentLoop(options(model, { maxTurns: 10 }));
     expect(requests).toHaveLength(4);
@@ -216,6 +216,65 @@ describe("agent loop", () => {
 
     const { model: late } = scriptedModel([{ content: "" }, { content: "" }, { content: "there it is" }]);
     expect(await runAgentLoop(options(late))).toMatchObject({ completed: true, finalResponse: "there it is", apiCalls: 3 });
+  });
+
+  it("with continueReasoningOnly, an answer with reasoning and no text is sent back and continued; a real answer replaces it", async () => {
+    const { model, requests } = scriptedModel([{ content: null, reasoning: "first thoughts" }, { content: "the answer", reasoning: "more" }]);
+    const result = await runAgentLoop(options(model, { continueReasoningOnly: true }));
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.messages).toEqual([...requests[0]!.messages, { role: "assistant", content: null, reasoning: "first thoughts" }]);
+    expect(result).toMatchObject({ completed: true, partial: false, end: "final_answer", finalResponse: "the answer", apiCalls: 2 });
+    expect(result.messages).toEqual([
+      { role: "system", content: "SYSTEM" },
+      { role: "user", content: "do the thing" },
+      { role: "assistant", content: "the answer", reasoning: "more" },
+    ]);
+  });
+
+  it("with continueReasoningOnly: 2 continuations, then the 3 empty-answer retries with them still sent, then empty_response", async () => {
+    const { model, requests } = scriptedModel((n) => ({ content: null, reasoning: `r${n}` }));
+    const result = await runAgentLoop(options(model, { maxTurns: 10, continueReasoningOnly: true }));
+    const continued = [
+      { role: "assistant", content: null, reasoning: "r0" },
+      { role: "assistant", content: null, reasoning: "r1" },
+    ];
+    expect(requests).toHaveLength(6);
+    expect(requests[1]!.messages).toEqual([...requests[0]!.messages, continued[0]]);
+    for (const r of requests.slice(2)) expect(r.messages).toEqual([...requests[0]!.messages, ...continued]);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "empty_response", finalResponse: null, apiCalls: 6 });
+    expect(result.messages.slice(2)).toEqual([...continued, { role: "assistant", content: EMPTY_RESPONSE_CONTENT, reasoning: "r5" }]);
+  });
+
+  it("with continueReasoningOnly, a tool call replaces the continued answer and gives the next one fresh continuations", async () => {
+    const script: Turn[] = [
+      { content: null, reasoning: "a" },
+      { tool_calls: [call("terminal", '{"command":"ls"}')] },
+      { content: null, reasoning: "b" },
+      { content: null, reasoning: "c" },
+      { content: "done" },
+    ];
+    const { model, requests } = scriptedModel(script);
+    const result = await runAgentLoop(options(model, { maxTurns: 10, continueReasoningOnly: true }));
+    expect(result).toMatchObject({ completed: true, finalResponse: "done", apiCalls: 5 });
+    expect(result.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
+    expect(result.messages[2]).toMatchObject({ tool_calls: [{ function: { name: "terminal" } }] });
+    // "c" was continued too (a second continuation, not a plain retry): the count started again after the tool call.
+    expect(requests[4]!.messages.slice(-2)).toEqual([
+      { role: "assistant", content: null, reasoning: "b" },
+      { role: "assistant", content: null, reasoning: "c" },
+    ]);
+  });
+
+  it("with continueReasoningOnly, a continued answer stays once a cut answer's continuation turn follows it", async () => {
+    const { model } = scriptedModel([{ content: null, reasoning: "plan" }, { content: "Half", finish: "length" }, { content: "way." }]);
+    const result = await runAgentLoop(options(model, { continueReasoningOnly: true }));
+    expect(result).toMatchObject({ completed: true, finalResponse: "Halfway." });
+    expect(result.messages.slice(2)).toEqual([
+      { role: "assistant", content: null, reasoning: "plan" },
+      { role: "assistant", content: "Half" },
+      { role: "user", content: LENGTH_CONTINUATION_MESSAGE },
+      { role: "assistant", content: "way." },
+    ]);
   });
 
   it("unknown tools and arguments that are not an object get an error result; such turns in a row end the task partial", async () => {

@@ -39,6 +39,7 @@ describe("the Hermes agent loop through the CLI", () => {
         : turn === 1
           ? completion({ content: "Half", finishReason: "length" })
           : text("way."),
+    "thoughts only": (turn) => (turn === 0 ? completion({ content: null, reasoning: "Thinking it over.", reasoningField: "reasoning" }) : text("Answer.")),
   };
 
   beforeAll(async () => {
@@ -116,5 +117,27 @@ describe("the Hermes agent loop through the CLI", () => {
     expect(plain.result.exitCode).toBe(0);
     const plainLater = server.requests.filter((r) => JSON.stringify(r.body.messages).includes("think aloud again")).slice(1);
     for (const r of plainLater) expect(JSON.stringify(r.body.messages)).not.toContain("reasoning_content");
+  });
+
+  it("with --preserve-reasoning an answer of reasoning alone is sent back and continued; the saved conversation has only the real answer", async () => {
+    const { result, runDir } = await run([{ id: "t", prompt: "thoughts only" }], ["--preserve-reasoning"]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    expectExactRecord(TrajectoryEntrySchema, entry, "trajectory");
+    expect(entry).toMatchObject({ completed: true, partial: false, api_calls: 2, final_response: "Answer." });
+    expect(entry.conversations.map((c: any) => c.from)).toEqual(["system", "human", "gpt"]);
+    expect(entry.conversations[2].value).toBe("<think>\n</think>\nAnswer.");
+    const reqs = server.requests.filter((r) => r.body.messages.some((m: any) => m.content === "thoughts only"));
+    expect(reqs).toHaveLength(2);
+    expect(reqs[1]!.body.messages.at(-1)).toEqual({ role: "assistant", content: "", reasoning_content: "Thinking it over." });
+
+    // Without reasoning sent back there is nothing to continue: the same request again, then dropped as empty.
+    const plain = await run([{ id: "t2", prompt: "thoughts only, plain" }]);
+    expect(plain.result.exitCode, plain.result.stderr).toBe(0);
+    const [dropped] = readJsonl(join(plain.runDir, "dropped.jsonl"));
+    expect(dropped).toMatchObject({ dropped: "empty_response", api_calls: 4 });
+    const plainReqs = server.requests.filter((r) => r.body.messages.some((m: any) => m.content === "thoughts only, plain"));
+    expect(plainReqs).toHaveLength(4);
+    for (const r of plainReqs) expect(r.body.messages.map((m: any) => m.role)).toEqual(["system", "user"]);
   });
 });

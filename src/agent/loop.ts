@@ -2,7 +2,9 @@
  * The agent loop, with the original Hermes agent's rules (run_agent.py `run_conversation`):
  *
  * - a turn's tool calls run in call order unless all are parallel-safe (tool_batch.ts); identical calls once;
- * - an answer with no text is asked for again up to 3 times, then the loop ends `empty_response`;
+ * - an answer with no text is asked for again up to 3 times, then the loop ends `empty_response`; with
+ *   `continueReasoningOnly`, one with reasoning and no text is first continued up to 2 times: it stays at
+ *   the end of the request until a real answer or tool call replaces it (the original's thinking-only prefill);
  * - tool-call arguments cut off mid-JSON are repaired when only closing brackets are missing, refused
  *   (`partial`) when cut inside a string; other bad JSON is asked for again up to 2 times, then `partial`;
  * - `finish_reason: length` without tool calls: the cut answer is kept and continuation is asked for
@@ -44,6 +46,11 @@ export interface AgentLoopOptions {
   signal?: AbortSignal;
   /** Tool results longer than this are cut with a notice. */
   maxToolResultChars?: number;
+  /**
+   * Continue an answer that has reasoning and no text by sending it back as the last message (the
+   * original's thinking-only prefill). Only meaningful when the model client sends reasoning back.
+   */
+  continueReasoningOnly?: boolean;
 }
 
 export type LoopEnd =
@@ -90,6 +97,7 @@ export const NO_SUMMARY_RESPONSE = "I reached the iteration limit and couldn't g
 export const EMPTY_RESPONSE_CONTENT = "(empty)";
 
 const EMPTY_RETRIES = 3;
+const REASONING_ONLY_CONTINUATIONS = 2;
 const INVALID_JSON_RETRIES = 2;
 const LENGTH_CUTS = 3;
 const TRUNCATED_TOOL_CALL_RETRIES = 1;
@@ -185,6 +193,18 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   };
 
   let emptyRetries = 0;
+  let reasoningOnlyContinuations = 0;
+  // Reasoning-only answers being continued. A real turn replaces those still at the end of the messages;
+  // once anything else follows them (a cut answer's continuation turn) they stay, as in the original.
+  const reasoningOnly = new Set<ChatMessage>();
+  const dropTrailingReasoningOnly = (): boolean => {
+    let dropped = false;
+    while (messages.length && reasoningOnly.has(messages.at(-1)!)) {
+      reasoningOnly.delete(messages.pop()!);
+      dropped = true;
+    }
+    return dropped;
+  };
   let invalidJsonRetries = 0;
   let truncatedToolCallRetries = 0;
   let lengthCuts = 0;
@@ -234,6 +254,10 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           return finish("invalid_tool_arguments", true, null);
         }
         invalidJsonRetries = 0;
+        if (dropTrailingReasoningOnly()) {
+          reasoningOnlyContinuations = 0;
+          emptyRetries = 0;
+        }
         messages.push(assistantOf(response, checked.calls));
         const prepared = checked.calls.map((c) => prepareCall(c, known));
         const runnable = prepared.filter((p) => p.planned);
@@ -255,6 +279,13 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       }
 
       if (!hasText(response.message.content)) {
+        if (opts.continueReasoningOnly && hasText(response.message.reasoning) && reasoningOnlyContinuations < REASONING_ONLY_CONTINUATIONS) {
+          reasoningOnlyContinuations++;
+          const msg = assistantOf(response);
+          reasoningOnly.add(msg);
+          messages.push(msg);
+          continue;
+        }
         if (emptyRetries < EMPTY_RETRIES) {
           emptyRetries++;
           continue;
@@ -263,6 +294,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
         return finish("empty_response", true, null);
       }
       emptyRetries = 0;
+      dropTrailingReasoningOnly();
       messages.push(assistantOf(response));
       const answer = (cutPrefix + response.message.content).trim();
       result.completed = result.apiCalls < opts.maxTurns;

@@ -73,7 +73,7 @@ export const RUN_OPTIONS = [
   option({ key: "temperature", kind: "number", section: "Model", arg: "T", schema: z.number().min(0).max(2).optional(), help: "sampling temperature, 0 to 2", defaultHelp: "the endpoint's" }),
   option({ key: "reasoning_effort", kind: "string", section: "Model", arg: REASONING_EFFORTS.join("|"), schema: z.enum(REASONING_EFFORTS).optional(), help: "for reasoning models" }),
   option({ key: "stream", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "use streaming responses" }),
-  option({ key: "preserve_reasoning", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "send each assistant turn's reasoning back to the endpoint as reasoning_content (thinking modes that require it)" }),
+  option({ key: "preserve_reasoning", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "send each assistant turn's reasoning back to the endpoint as reasoning_content (thinking modes that require it); an answer of reasoning alone is then continued, as Hermes does" }),
   option({
     key: "max_connections",
     kind: "int",

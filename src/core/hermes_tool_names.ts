@@ -1,6 +1,6 @@
 /** Tool names of the original Hermes (data only: used by tools/ for toolsets and by src/ for tool_stats keys). */
 
-/** The original's browser toolset (upstream since 2026-04: browser_close removed; console, cdp, dialog added). */
+/** The original's browser toolset without its web_search (at cb51baec; browser_close removed 2026-04, console, cdp, dialog added). */
 export const BROWSER_TOOLS: readonly string[] = Object.freeze([
   "browser_navigate",
   "browser_snapshot",
@@ -18,9 +18,11 @@ export const BROWSER_TOOLS: readonly string[] = Object.freeze([
 
 /**
  * Every tool the original registers, the key set of its `tool_stats` / `tool_error_counts` (batch_runner
- * normalises both over its whole registry, so a Hugging Face table has one schema). Taken from the
- * upstream "Built-in Tools Reference" (website/docs/reference/tools-reference.md) plus browser_dialog;
- * a newer upstream may register more: add them here, and every entry of every run picks them up.
+ * normalises both over `TOOL_TO_TOOLSET_MAP`, the whole registry, so a Hugging Face table has one schema).
+ * Read at upstream commit cb51baeceb84 (2026-04-26): 61 module-level `registry.register(...)` calls in
+ * `tools/*.py` plus the 7 tools of the bundled `plugins/spotify`, which loads without opt-in: 68 names.
+ * MCP servers and user plugins configured on a machine add theirs; a newer upstream may register more
+ * (add them here, and every entry of every run picks them up).
  */
 export const HERMES_TOOL_NAMES: readonly string[] = Object.freeze([
   ...BROWSER_TOOLS,
@@ -28,6 +30,8 @@ export const HERMES_TOOL_NAMES: readonly string[] = Object.freeze([
   "execute_code",
   "cronjob",
   "delegate_task",
+  "discord",
+  "discord_admin",
   "feishu_doc_read",
   "feishu_drive_add_comment",
   "feishu_drive_list_comments",
@@ -66,4 +70,16 @@ export const HERMES_TOOL_NAMES: readonly string[] = Object.freeze([
   "web_search",
   "web_extract",
   "text_to_speech",
+  "yb_query_group_info",
+  "yb_query_group_members",
+  "yb_send_dm",
+  "yb_search_sticker",
+  "yb_send_sticker",
+  "spotify_playback",
+  "spotify_devices",
+  "spotify_queue",
+  "spotify_search",
+  "spotify_playlists",
+  "spotify_albums",
+  "spotify_library",
 ]);

@@ -183,6 +183,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       executeTool,
       ctx,
       signal,
+      // The continued answer's reasoning only reaches the model when reasoning is sent back.
+      continueReasoningOnly: config.preserve_reasoning,
     });
     outcome = loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
     if (envFailure) {
