@@ -6,15 +6,18 @@
  *
  * Protocol (all markers carry a per-shell random nonce, so command output cannot forge them):
  *   host  → shell: `hb_run SEQ 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset)
- *   shell → host:  stdout and stderr each get `MARK SEQ S<pid>\n` before the command runs (the pid leads
- *                  the command's own session/process group), then the command's output, then
- *                  `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
+ *   shell → host:  stdout and stderr each get `MARK SEQ S\n` before the command is started; stderr then gets
+ *                  `MARK SEQ P<pid>\n` once it runs (the pid leads the command's own process group; the line
+ *                  may fall anywhere inside the command's stderr and is cut out), then the command's output,
+ *                  then `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
  *                  added, so stripping it restores the output byte for byte.
  * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own process group
  * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
  * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
  * previous command left running) is dropped.
- * A shell with neither job control nor `setsid`, or without /proc, reports UNSUPPORTED and the caller falls back to one process per command.
+ * The shell prints every marker itself, so the command's subshell writes nothing of the protocol: every write
+ * costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon).
+ * A shell with neither job control nor `setsid` reports UNSUPPORTED and the caller falls back to one process per command.
  */
 import { randomBytes } from "node:crypto";
 import { shellQuote, type ExecResult } from "./base.js";
@@ -44,41 +47,46 @@ export function bootScript(mark: string, innerShell?: string): string {
     `hb_waitf=; if [ -n "$hb_jc" ] && wait -f 2>/dev/null; then hb_waitf=-f; fi`,
     `hb_run() {`,
     `  hb_seq=$1; hb_dir=$2; hb_cmd=$3; shift 3`,
+    `  printf '%s %s S\\n' "$hb_mark" "$hb_seq"`,
+    `  printf '%s %s S\\n' "$hb_mark" "$hb_seq" >&2`,
     `  (`,
-    `    read -r hb_self hb_rest < /proc/self/stat`,
-    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self"`,
-    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self" >&2`,
     `    cd "$hb_dir" || exit 1`,
     `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
     // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
     // so `kill $$` ends the command, not the persistent shell.
     `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
-    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_self hb_rest hb_setsid hb_jc hb_waitf hb_rc`,
+    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
+    `  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`,
     `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc" >&2`,
     `}`,
-    `if { [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; } && [ -r /proc/self/stat ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
+    `if [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
     ``,
   ].join("\n");
 }
 
-/** Cuts one command's part out of one output stream: drops everything before its start marker. */
+/** Cuts one command's part out of one output stream: drops everything before its start marker, cuts out its pid line. */
 class StreamCut {
   private carry = "";
   private phase: "start" | "body" | "done" = "start";
   pid: number | undefined;
   exitCode: number | undefined;
+  /** Whatever could be the beginning of a marker waits for the next chunk. */
+  private readonly holdBack: number;
 
   constructor(
     private readonly startTag: string,
+    private readonly pidTag: string,
     private readonly endTag: string,
     private readonly sink: OutputCollector,
-  ) {}
+  ) {
+    this.holdBack = Math.max(pidTag.length, endTag.length) + 8;
+  }
 
   get done(): boolean {
     return this.phase === "done";
@@ -98,27 +106,38 @@ class StreamCut {
         this.carry = t.slice(i);
         return;
       }
-      this.pid = Number(t.slice(i + this.startTag.length, nl));
       t = t.slice(nl + 1);
       this.phase = "body";
     }
-    if (this.phase === "body") {
-      const i = t.indexOf(this.endTag);
-      if (i >= 0) {
-        this.sink.push(t.slice(0, i));
-        const nl = t.indexOf("\n", i + this.endTag.length);
+    while (this.phase === "body") {
+      const p = this.pid === undefined ? t.indexOf(this.pidTag) : -1;
+      const e = t.indexOf(this.endTag);
+      if (p >= 0 && (e < 0 || p < e)) {
+        const nl = t.indexOf("\n", p + this.pidTag.length);
+        this.sink.push(t.slice(0, p));
         if (nl < 0) {
-          this.carry = t.slice(i);
+          this.carry = t.slice(p);
           return;
         }
-        this.exitCode = Number(t.slice(i + this.endTag.length, nl));
+        this.pid = Number(t.slice(p + this.pidTag.length, nl));
+        t = t.slice(nl + 1);
+        continue;
+      }
+      if (e >= 0) {
+        this.sink.push(t.slice(0, e));
+        const nl = t.indexOf("\n", e + this.endTag.length);
+        if (nl < 0) {
+          this.carry = t.slice(e);
+          return;
+        }
+        this.exitCode = Number(t.slice(e + this.endTag.length, nl));
         this.phase = "done";
         return;
       }
-      // Whatever could be the beginning of the end marker waits for the next chunk.
-      const keep = Math.min(t.length, this.endTag.length + 8);
+      const keep = Math.min(t.length, this.holdBack);
       this.sink.push(t.slice(0, t.length - keep));
       this.carry = t.slice(t.length - keep);
+      return;
     }
   }
 
@@ -183,7 +202,7 @@ export class ShellSession {
     this.afterKillGraceMs = options.afterKillGraceMs ?? 5000;
   }
 
-  /** Sends the boot script; resolves false when the shell cannot host commands (no setsid or /proc) or is slow. */
+  /** Sends the boot script; resolves false when the shell cannot host commands (no job control or setsid) or is slow. */
   boot(timeoutMs: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => this.bootWaiter?.(false), timeoutMs);
@@ -252,8 +271,9 @@ export class ShellSession {
     const seq = ++this.seq;
     const stdout = new OutputCollector(c.cap);
     const stderr = new OutputCollector(c.cap);
-    const out = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stdout);
-    const err = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stderr);
+    const tag = `${this.mark} ${seq} `;
+    const out = new StreamCut(`${tag}S`, `${tag}P`, `\n${tag}E`, stdout);
+    const err = new StreamCut(`${tag}S`, `${tag}P`, `\n${tag}E`, stderr);
 
     return new Promise<ExecResult>((resolve) => {
       let timedOut = false;
