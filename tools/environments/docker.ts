@@ -12,7 +12,9 @@
  * (role label "warm"; see the warm-pool section below and docker_warm.ts); a task whose spec matches takes one.
  *
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
- * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
+ * (docker_exec.ts, ≈50–100 ms) for stdin, concurrent calls, or images with neither bash nor setsid.
+ * Creating and starting a container is retried on transient engine errors (docker_retry.ts), each retry
+ * slowing the run-wide start rate (sandbox_gates.ts).
  */
 import { sleep } from "../../src/core/abort.js";
 import { networkModeFor } from "./docker_network.js";
