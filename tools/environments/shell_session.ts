@@ -55,7 +55,10 @@ export function bootScript(mark: string, innerShell?: string): string {
     // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
     // so `kill $$` ends the command, not the persistent shell.
     `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
-    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc`,
+    // `set -m` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
+    // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
+    // one command as `bash -c` does.
+    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
