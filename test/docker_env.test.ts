@@ -180,6 +180,14 @@ describe("files, network, limits", () => {
     expect((await bb.exec("id -u")).stdout).toBe("0\n");
   });
 
+  it("without bash (setsid sh -c per command) a timeout still kills the command's whole tree", async () => {
+    const r = await bb.exec("sh -c 'sleep 101; echo child-survived' & sleep 101; echo parent-survived", { timeoutMs: 800 });
+    expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(r.stdout).not.toContain("survived");
+    expect(await processList(bb)).not.toMatch(/sleep 101/);
+    expect((await bb.exec("echo alive")).stdout).toBe("alive\n");
+  });
+
   it("reads and writes files in a python-less image, creating parent directories", async () => {
     await bb.writeFile("deep/er/file.txt", "hello\nworld\n");
     expect((await bb.exec("cat /work/deep/er/file.txt")).stdout).toBe("hello\nworld\n");

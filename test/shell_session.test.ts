@@ -12,19 +12,20 @@ interface Fake {
   kills: { pids: number[]; signal: string }[];
 }
 
-function fakeSession(): Fake {
+function fakeSession(reportPid = true): Fake {
   const written: string[] = [];
   const kills: Fake["kills"] = [];
   const transport: ShellTransport = {
     write: (text) => void written.push(text),
     kill: (pids, signal) => void kills.push({ pids, signal }),
+    killCommand: (shellPid, signal) => void kills.push({ pids: [-shellPid], signal }),
     destroy: () => undefined,
   };
-  return { session: new ShellSession(transport, { afterKillGraceMs: 60_000 }), written, kills };
+  return { session: new ShellSession(transport, { afterKillGraceMs: 60_000, reportPid }), written, kills };
 }
 
-async function booted(): Promise<Fake> {
-  const f = fakeSession();
+async function booted(reportPid = true): Promise<Fake> {
+  const f = fakeSession(reportPid);
   const ready = f.session.boot(5000);
   f.session.onOutput("out", `${f.session.mark} READY 7\n`);
   expect(await ready).toBe(true);
@@ -79,6 +80,21 @@ describe("ShellSession output", () => {
     f.session.onOutput("err", `\n${m} 2 E137\n`);
     const r = await late;
     expect(r).toMatchObject({ exitCode: 124, timedOut: true, stdout: "", stderr: "" });
+  });
+
+  it("without pid lines the shell prints none, and a timeout asks the transport to kill the shell's current command", async () => {
+    const f = await booted(false);
+    expect(f.written[0]).not.toMatch(/ P%s/);
+    expect((await booted(true)).written[0]).toMatch(/ P%s/);
+    const m = f.session.mark;
+    const pending = f.session.run({ command: "sleep 100", cwd: "/", cap: 100, timeoutMs: 50 });
+    f.session.onOutput("out", `${m} 1 S\n`);
+    f.session.onOutput("err", `${m} 1 S\n`);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(f.kills).toEqual([{ pids: [-7], signal: "SIGKILL" }]);
+    f.session.onOutput("out", `\n${m} 1 E137\n`);
+    f.session.onOutput("err", `\n${m} 1 E137\n`);
+    expect(await pending).toMatchObject({ exitCode: 124, timedOut: true });
   });
 
   it("output naming a marker without the nonce is kept as output", async () => {

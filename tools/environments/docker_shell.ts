@@ -4,13 +4,14 @@
  * the engine (≈50–100 ms). Under bash a command is one job-control subshell (no `setsid`, no second shell);
  * under another sh it is `setsid sh -c` (see shell_session.ts, which holds the protocol; this file connects
  * it to an exec's attach stream). A timeout kills the command's process group with `kill -9 -PGID` from a
- * second exec. Images without job control or `setsid`, or without /proc, report UNSUPPORTED and the caller
- * falls back to one exec per command.
+ * second exec, the group found through /proc as the shell's child (so the shell need not report each
+ * command's pid). Images with neither bash nor `setsid` report UNSUPPORTED and the caller falls back to one
+ * exec per command.
  */
 import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
 import type { ExecResult } from "./base.js";
-import { demux, killInContainer, startExec } from "./docker_exec.js";
+import { demux, killInContainer, killShellCommandInContainer, startExec } from "./docker_exec.js";
 import { ShellSession, type ShellCommand } from "./shell_session.js";
 
 export type { ShellCommand } from "./shell_session.js";
@@ -25,11 +26,16 @@ export class PersistentShell {
   /** Starts the shell; resolves undefined when the image cannot host it (neither bash nor setsid, or no /proc). */
   static async start(container: Docker.Container, user: string | undefined): Promise<PersistentShell | undefined> {
     const started = await startExec(container, { cmd: SHELL_LAUNCH, user, attachStdin: true });
-    const session = new ShellSession({
-      write: (text) => started.stream.write(text),
-      kill: (pids) => void killInContainer(container, user, pids),
-      destroy: () => started.stream.destroy(),
-    });
+    // No pid line per command: a kill finds the command as the shell's child (one relayed write fewer each).
+    const session = new ShellSession(
+      {
+        write: (text) => started.stream.write(text),
+        kill: (pids) => void killInContainer(container, user, pids),
+        killCommand: (shellPid) => void killShellCommandInContainer(container, user, shellPid),
+        destroy: () => started.stream.destroy(),
+      },
+      { reportPid: false },
+    );
     const outDecoder = new StringDecoder("utf8");
     const errDecoder = new StringDecoder("utf8");
     demux(

@@ -8,9 +8,10 @@
  *   host  → shell: `hb_run SEQ 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset)
  *   shell → host:  stdout and stderr each get `MARK SEQ S\n` before the command is started; stderr then gets
  *                  `MARK SEQ P<pid>\n` once it runs (the pid leads the command's own process group; the line
- *                  may fall anywhere inside the command's stderr and is cut out), then the command's output,
- *                  then `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
- *                  added, so stripping it restores the output byte for byte.
+ *                  may fall anywhere inside the command's stderr and is cut out; left out with `reportPid:
+ *                  false`, when the transport can find the command as the shell's child itself), then the
+ *                  command's output, then `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the
+ *                  end marker is always added, so stripping it restores the output byte for byte.
  * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own process group
  * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
  * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
@@ -35,7 +36,7 @@ export const INTERRUPT_EXIT_CODE = 130;
  * command cannot read the marker nonce. Other shells use `setsid` and `innerShell -c` (`innerShell` defaults
  * to bash when found on PATH, else sh).
  */
-export function bootScript(mark: string, innerShell?: string): string {
+export function bootScript(mark: string, innerShell?: string, reportPid = true): string {
   return [
     `hb_mark='${mark}'`,
     innerShell !== undefined
@@ -62,7 +63,7 @@ export function bootScript(mark: string, innerShell?: string): string {
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
-    `  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`,
+    ...(reportPid ? [`  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`] : []),
     `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
@@ -156,6 +157,11 @@ export interface ShellTransport {
   write(text: string): void;
   /** Sends `signal` to the process group led by each pid (and to the pid itself if it leads none). */
   kill(pids: number[], signal: "SIGTERM" | "SIGKILL"): void;
+  /**
+   * Sends `signal` to the process group of the command the shell runs now (its child, which leads that group).
+   * Required with `reportPid: false`, where the session never learns the command's pid.
+   */
+  killCommand?(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void;
   /** Drops the connection to the shell (streams, child handle). */
   destroy(): void;
 }
@@ -167,6 +173,12 @@ export interface ShellSessionOptions {
   afterKillGraceMs?: number;
   /** Passed to bootScript. */
   innerShell?: string;
+  /**
+   * false: the shell does not report each command's pid (one write fewer per command; in Docker every write
+   * is relayed by the engine) and a kill goes through `transport.killCommand`. Default true. Without
+   * `termGraceMs` only: after its leader ends, what is left of a command's group is no longer the shell's child.
+   */
+  reportPid?: boolean;
 }
 
 export interface ShellCommand {
@@ -215,7 +227,7 @@ export class ShellSession {
         resolve(ok);
       };
       if (this.dead) return this.bootWaiter(false);
-      this.transport.write(bootScript(this.mark, this.options.innerShell));
+      this.transport.write(bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false));
     });
   }
 
@@ -283,18 +295,20 @@ export class ShellSession {
       let aborted = false;
       let killTimer: NodeJS.Timeout | undefined;
       let graceTimer: NodeJS.Timeout | undefined;
-      const targets = (): number[] => {
+      const signalCommand = (signal: "SIGTERM" | "SIGKILL") => {
         const pid = out.pid ?? err.pid;
+        if (pid !== undefined) this.transport.kill([pid], signal);
+        else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined) this.transport.killCommand(this.pid, signal);
         // Before the command reported its pid, only killing the whole shell is sure to stop it.
-        return pid !== undefined ? [pid] : this.pid !== undefined ? [this.pid] : [];
+        else if (this.pid !== undefined) this.transport.kill([this.pid], signal);
       };
       const stop = () => {
         const termGrace = this.options.termGraceMs;
         if (termGrace !== undefined && !killTimer) {
-          this.transport.kill(targets(), "SIGTERM");
-          killTimer = setTimeout(() => this.transport.kill(targets(), "SIGKILL"), termGrace);
+          signalCommand("SIGTERM");
+          killTimer = setTimeout(() => signalCommand("SIGKILL"), termGrace);
         } else if (termGrace === undefined) {
-          this.transport.kill(targets(), "SIGKILL");
+          signalCommand("SIGKILL");
         }
         // The shell did not report the end: it is wedged; give up on it.
         graceTimer ??= setTimeout(() => this.close(), this.afterKillGraceMs + (termGrace ?? 0));
