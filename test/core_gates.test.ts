@@ -67,6 +67,35 @@ describe("SharedRateGate", () => {
     now = 5_000;
     expect(other.reserve()).toBe(0);
   });
+
+  it("slows down run-wide while what it guards fails, and recovers to the created interval (fake clock)", () => {
+    let now = 1_000;
+    const gate = SharedRateGate.create(100, () => now);
+    const other = new SharedRateGate(gate.buffer, () => now);
+    expect(other.slowDown(50, 1_000)).toBe(200);
+    expect(gate.slowDown(50, 1_000)).toBe(400);
+    expect(gate.reserve()).toBe(0);
+    expect(other.reserve()).toBe(400);
+    expect(gate.slowDown(50, 1_000)).toBe(800);
+    expect(gate.slowDown(50, 1_000)).toBe(1_000);
+    expect(other.recover()).toBe(500);
+    expect(gate.recover()).toBe(250);
+    expect(gate.recover()).toBe(125);
+    expect(gate.recover()).toBe(100);
+    expect(gate.recover()).toBe(100);
+    now = 10_000;
+    expect(gate.reserve()).toBe(0);
+    expect(other.reserve()).toBe(100);
+  });
+
+  it("an unbounded gate slows down from the step and recovers to unbounded", () => {
+    const gate = SharedRateGate.create(0);
+    expect(gate.slowDown(100, 4_000)).toBe(100);
+    expect(gate.slowDown(100, 4_000)).toBe(200);
+    let interval = gate.intervalMs;
+    for (let i = 0; i < 20 && interval > 0; i++) interval = gate.recover();
+    expect(interval).toBe(0);
+  });
 });
 
 describe("createRegistry", () => {

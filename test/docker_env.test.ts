@@ -95,6 +95,19 @@ describe.each([
     expect(r.stdout).toBe("line 'one'\n  \"two\" $HOME\nbash\n");
   });
 
+  it.runIf(persistentShell)("under bash a command is one job-control subshell of the persistent bash: no setsid, no second shell", async () => {
+    // The command's own process: its parent is the persistent shell, and it leads its own process group.
+    const r = await env.exec('read -r pid comm state ppid pgrp rest < /proc/$BASHPID/stat; echo "$pgrp=$pid"; cat /proc/$ppid/cmdline | tr "\\0" " "');
+    expect(r.stderr).toBe("");
+    const [group, parent] = r.stdout.split("\n");
+    const [pgrp, pid] = group!.split("=");
+    expect(pgrp).toBe(pid);
+    expect(parent).toBe("bash ");
+    // A command's pipeline and jobs run in its group, not the shell's.
+    const jobs = await env.exec('sleep 0.1 & read -r a b c d g rest < /proc/$!/stat; [ "$g" = "$BASHPID" ] && echo same-group');
+    expect(jobs.stdout).toBe("same-group\n");
+  });
+
   it("runs as the image's unprivileged user", async () => {
     expect((await env.exec("id -u; id -un")).stdout).toBe("1000\nagent\n");
   });
@@ -165,6 +178,14 @@ describe("files, network, limits", () => {
     const r = await bb.exec("command -v python3 bash || echo none");
     expect(r.stdout).toBe("none\n");
     expect((await bb.exec("id -u")).stdout).toBe("0\n");
+  });
+
+  it("without bash (setsid sh -c per command) a timeout still kills the command's whole tree", async () => {
+    const r = await bb.exec("sh -c 'sleep 101; echo child-survived' & sleep 101; echo parent-survived", { timeoutMs: 800 });
+    expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(r.stdout).not.toContain("survived");
+    expect(await processList(bb)).not.toMatch(/sleep 101/);
+    expect((await bb.exec("echo alive")).stdout).toBe("alive\n");
   });
 
   it("reads and writes files in a python-less image, creating parent directories", async () => {

@@ -66,6 +66,14 @@ describe("local sandbox: what a task sees", () => {
     expect(r.stdout).not.toContain(root);
   });
 
+  it("a fork that fails inside a command fails that part only, as under bash -c: the rest of the command runs", async () => {
+    const env = await sandbox();
+    const r = await env.exec(`(ulimit -u 1; sh -c 'true' 2>&1) ; echo after`);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout + r.stderr).toContain("fork");
+    expect(r.stdout).toMatch(/after\n$/);
+  });
+
   it("the host file system is read-only; /tmp and $HOME are private; the user's config is not there", async () => {
     const hostFile = join(root, "host-file.txt");
     writeFileSync(hostFile, "original");

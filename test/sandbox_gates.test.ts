@@ -136,6 +136,23 @@ describe("SandboxGates", () => {
     expect(otherThread.starts.reserve()).toBe(0);
   });
 
+
+  it("an engine error in one thread spaces every thread's starts further apart; successes bring the rate back", () => {
+    let now = 10_000;
+    const gates = SandboxGates.create({ startsPerSecond: 10 }, () => now);
+    const otherThread = new SandboxGates(gates.buffers, () => now);
+    expect(gates.engineFailed()).toBe(200);
+    expect(gates.engineFailed()).toBe(400);
+    expect(otherThread.starts.reserve()).toBe(0);
+    expect(gates.starts.reserve()).toBe(400);
+    for (let i = 0; i < 40; i++) gates.engineFailed();
+    expect(otherThread.starts.intervalMs).toBe(4000);
+    for (let i = 0; i < 10; i++) otherThread.engineRecovered();
+    expect(gates.starts.intervalMs).toBe(100);
+    now = 30_000;
+    expect(gates.starts.reserve()).toBe(0);
+    expect(otherThread.starts.reserve()).toBe(100);
+  });
   it("warm permits: bounded by --prewarm run-wide, counted in --max-sandboxes, never while a task waits", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 3, prewarm: 2, workers: 2, startsPerSecond: 0 });
     expect(gates.warmShare).toBe(1);

@@ -115,7 +115,9 @@ export class SharedSemaphore {
 
 /**
  * Spaces events run-wide: at most one start every `intervalMs` across all threads (the sandbox start
- * rate). Each caller reserves the next free instant atomically, then sleeps until it.
+ * rate). Each caller reserves the next free instant atomically, then sleeps until it. The interval can be
+ * widened while what the gate protects is failing (`slowDown`) and narrowed back to the one it was created
+ * with (`recover`). Cells: [next free instant, current interval, created interval].
  */
 export class SharedRateGate {
   private readonly cells: BigInt64Array;
@@ -128,13 +130,43 @@ export class SharedRateGate {
   }
 
   static create(intervalMs: number, now?: () => number): SharedRateGate {
-    const gate = new SharedRateGate(new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT), now);
-    Atomics.store(gate.cells, 1, BigInt(Math.max(0, Math.round(intervalMs))));
+    const gate = new SharedRateGate(new SharedArrayBuffer(3 * BigInt64Array.BYTES_PER_ELEMENT), now);
+    const interval = BigInt(Math.max(0, Math.round(intervalMs)));
+    Atomics.store(gate.cells, 1, interval);
+    Atomics.store(gate.cells, 2, interval);
     return gate;
   }
 
   get intervalMs(): number {
     return Number(Atomics.load(this.cells, 1));
+  }
+
+  /** The interval the gate was created with (what `recover` returns to). */
+  get baseIntervalMs(): number {
+    return Number(Atomics.load(this.cells, 2));
+  }
+
+  /** Doubles the interval, to at least `stepMs` and at most `maxMs` (never below the created one). Returns the new one. */
+  slowDown(stepMs: number, maxMs: number): number {
+    return this.updateInterval((current, base) => {
+      const wider = current * 2n > BigInt(stepMs) ? current * 2n : BigInt(stepMs);
+      const capped = wider < BigInt(maxMs) ? wider : BigInt(maxMs);
+      return capped > base ? capped : base;
+    });
+  }
+
+  /** Halves the interval, not below the created one. Returns the new one. */
+  recover(): number {
+    return this.updateInterval((current, base) => (current / 2n > base ? current / 2n : base));
+  }
+
+  private updateInterval(next: (current: bigint, base: bigint) => bigint): number {
+    const base = Atomics.load(this.cells, 2);
+    for (;;) {
+      const current = Atomics.load(this.cells, 1);
+      const value = next(current, base);
+      if (value === current || Atomics.compareExchange(this.cells, 1, current, value) === current) return Number(value);
+    }
   }
 
   /** Reserves the next slot and returns how long the caller must wait for it (0 when free now). */

@@ -597,6 +597,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
       }
       logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
     }
+    for (const e of msg.environmentEvents ?? []) logEvent(`task ${msg.taskId}: ${e.message}`, new Date(e.at));
     if (msg.consoleNotes?.length) logEvent(`task ${msg.taskId}: printed by a library: ${msg.consoleNotes.join(" | ")}`);
     if (msg.approverErrors) {
       approverFailures.count += msg.approverErrors.count;

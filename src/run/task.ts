@@ -112,6 +112,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     removeTaskDirOnCleanup: !config.keep_workspaces,
     passEnv: config.pass_env,
   };
+  const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = {
     runName: config.run_name!,
     taskId: specKey(spec),
@@ -125,6 +126,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       envFailure ??= new EnvironmentLostError(reason);
       envLost.abort(envFailure);
     },
+    onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
   };
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
 
@@ -274,6 +276,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const approverErrors = (approval?.records ?? []).filter((r) => r.error);
   const reported = {
     ...(modelEvents.length ? { modelEvents } : {}),
+    ...(environmentEvents.length ? { environmentEvents } : {}),
     ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
   };
   if (!DONE_OUTCOMES.has(outcome)) {

@@ -48,6 +48,8 @@ export interface TaskOutcomeMessage {
   stack?: string;
   /** Model retries and connection-limit changes during this task, for events.log. */
   modelEvents?: ModelEvent[];
+  /** What the environment backend reported during this task (retried sandbox starts), for events.log. */
+  environmentEvents?: { at: number; message: string }[];
   /** What libraries printed to the console while this task ran (kept off the terminal), for events.log. */
   consoleNotes?: string[];
   /** Approver failures of this task (each a fail-closed deny): how many, and the first one's reason. */

@@ -83,6 +83,8 @@ export interface EnvironmentSpec {
    * can start): the task ends as `environment_error` (retryable) instead of going on against a broken sandbox.
    */
   reportLost?: (reason: string) => void;
+  /** Something about this task's environment for the run's events.log (e.g. a sandbox start retried). */
+  onEvent?: (message: string) => void;
 }
 
 /** Thrown by a backend's operations once its sandbox is lost (see `EnvironmentSpec.reportLost`). */

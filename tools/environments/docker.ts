@@ -12,7 +12,9 @@
  * (role label "warm"; see the warm-pool section below and docker_warm.ts); a task whose spec matches takes one.
  *
  * Commands run in a persistent shell (docker_shell.ts, a few ms each) and fall back to one exec per command
- * (docker_exec.ts, ≈50 ms) for stdin, concurrent calls, or images without setsid.
+ * (docker_exec.ts, ≈50–100 ms) for stdin, concurrent calls, or images with neither bash nor setsid.
+ * Creating and starting a container is retried on transient engine errors (docker_retry.ts), each retry
+ * slowing the run-wide start rate (sandbox_gates.ts).
  */
 import { sleep } from "../../src/core/abort.js";
 import { networkModeFor } from "./docker_network.js";
@@ -47,6 +49,7 @@ import {
   type ImageInfo,
 } from "./docker_client.js";
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
+import { withEngineRetry } from "./docker_retry.js";
 import { PersistentShell } from "./docker_shell.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
 import { gatesFor, sandboxOwner, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
@@ -141,13 +144,15 @@ const imageUserCache = new Map<string, Promise<RunUser>>();
 
 /** The /etc/passwd entries of an image, read from a never-started probe container. */
 async function readImagePasswd(imageName: string, runName: string): Promise<ReturnType<typeof parsePasswd>> {
-  const probe = await dockerClient().createContainer({
-    Image: imageName,
-    Entrypoint: ["true"],
-    Cmd: [],
-    Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
-    HostConfig: { NetworkMode: "none" },
-  });
+  const probe = await withEngineRetry(() =>
+    dockerClient().createContainer({
+      Image: imageName,
+      Entrypoint: ["true"],
+      Cmd: [],
+      Labels: { [LABEL_RUN]: runName, [LABEL_TASK]: "", [LABEL_ROLE]: "probe" },
+      HostConfig: { NetworkMode: "none" },
+    }),
+  );
   try {
     return parsePasswd((await readViaArchive(probe, "/etc/passwd").catch(() => Buffer.alloc(0))).toString("utf8"));
   } finally {
@@ -550,12 +555,15 @@ interface SandboxPlan {
   lifetimeSec: number;
   /** Gives up waiting for the start turn (a task's creation; warm starts have none). */
   signal?: AbortSignal;
+  /** The task's EnvironmentSpec.onEvent (retried starts). */
+  onEvent?: (message: string) => void;
 }
 
 /** Creates and starts one hardened container holding the given sandbox permit (released on failure). */
 async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: SandboxGates): Promise<DockerEnvironment> {
   const { imageName, image, opts } = plan;
   let containerId: string | undefined;
+  let retried = 0;
   try {
     const runUser = await resolveRunUser(opts.user, imageName, image, plan.runName);
     const runAsRoot = runUser.uid === 0;
@@ -572,42 +580,65 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       mounts.push({ Type: "volume", Source: "", Target: workdir });
     }
 
-    await gates.startTurn(plan.signal);
-    if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
     const who = plan.role === "warm" ? "warm" : sanitizeName(plan.taskId, 24);
+    // One name for every attempt: a create whose answer was lost is found (and removed) by it before the next.
     const name = `hermes-${sanitizeName(plan.runName, 24)}-${who}-${randomBytes(3).toString("hex")}`;
-    const container = await dockerClient().createContainer({
-      name,
-      Image: imageName,
-      Entrypoint: ["sleep"],
-      Cmd: [String(plan.lifetimeSec)],
-      WorkingDir: workdir,
-      // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
-      // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
-      User: runAsRoot ? runUser.user : "0:0",
-      Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role, [LABEL_OWNER]: sandboxOwner() },
-      HostConfig: {
-        Init: true,
-        AutoRemove: true,
-        NetworkMode: networkModeFor(plan.network),
-        CapDrop: ["ALL"],
-        CapAdd: capabilitiesFor(runAsRoot),
-        SecurityOpt: ["no-new-privileges"],
-        PidsLimit: opts.pidsLimit,
-        Ulimits: [{ Name: "nofile", Soft: opts.nofile, Hard: opts.nofile }],
-        Memory: opts.memoryMb * 1024 * 1024,
-        MemorySwap: opts.memoryMb * 1024 * 1024,
-        NanoCpus: Math.round(opts.cpus * 1e9),
-        ReadonlyRootfs: opts.readOnlyRoot,
-        Tmpfs: tmpfs,
-        Mounts: mounts,
+    const container = await withEngineRetry<Docker.Container>(
+      async () => {
+        await gates.startTurn(plan.signal);
+        if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
+        const created = await dockerClient().createContainer({
+          name,
+          Image: imageName,
+          Entrypoint: ["sleep"],
+          Cmd: [String(plan.lifetimeSec)],
+          WorkingDir: workdir,
+          // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
+          // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
+          User: runAsRoot ? runUser.user : "0:0",
+          Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role, [LABEL_OWNER]: sandboxOwner() },
+          HostConfig: {
+            Init: true,
+            AutoRemove: true,
+            NetworkMode: networkModeFor(plan.network),
+            CapDrop: ["ALL"],
+            CapAdd: capabilitiesFor(runAsRoot),
+            SecurityOpt: ["no-new-privileges"],
+            PidsLimit: opts.pidsLimit,
+            Ulimits: [{ Name: "nofile", Soft: opts.nofile, Hard: opts.nofile }],
+            Memory: opts.memoryMb * 1024 * 1024,
+            MemorySwap: opts.memoryMb * 1024 * 1024,
+            NanoCpus: Math.round(opts.cpus * 1e9),
+            ReadonlyRootfs: opts.readOnlyRoot,
+            Tmpfs: tmpfs,
+            Mounts: mounts,
+          },
+        });
+        containerId = created.id;
+        liveContainers.set(created.id, undefined);
+        // Created here (not by the engine, which would make it root's) so the run user can write in it.
+        await mkdirViaArchive(created, workdir, runUser);
+        await created.start();
+        gates.engineRecovered();
+        return created;
       },
-    });
-    containerId = container.id;
-    liveContainers.set(container.id, undefined);
-    // Created here (not by the engine, which would make it root's) so the run user can write in it.
-    await mkdirViaArchive(container, workdir, runUser);
-    await container.start();
+      {
+        signal: plan.signal,
+        giveUp: () => shuttingDown,
+        onRetry: (r) => {
+          retried = r.attempt;
+          const interval = gates.engineFailed();
+          plan.onEvent?.(
+            `sandbox start attempt ${r.attempt} of ${r.attempts} failed (${r.reason}); retrying in ${r.delayMs} ms, run-wide starts now ${interval} ms apart`,
+          );
+        },
+        beforeRetry: async () => {
+          await removeContainerById(containerId ?? name).catch(() => undefined);
+          if (containerId) liveContainers.delete(containerId);
+          containerId = undefined;
+        },
+      },
+    );
     const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, permit);
     env.source = { plan, gates };
     liveContainers.set(container.id, env);
@@ -625,7 +656,8 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
     permit.release();
     if (plan.signal?.aborted) throw err;
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
-    throw new Error(`could not start docker sandbox (image ${imageName}): ${dockerErrorMessage(err)}`);
+    const tries = retried > 0 ? ` after ${retried + 1} attempts` : "";
+    throw new Error(`could not start docker sandbox (image ${imageName})${tries}: ${dockerErrorMessage(err)}`);
   }
 }
 
@@ -749,6 +781,7 @@ export const createDockerEnvironment: EnvironmentFactory = async (spec: Environm
       network: spec.network ?? opts.network,
       lifetimeSec: lifetimeSec(spec, opts.deadmanMarginSec),
       signal: spec.signal,
+      onEvent: spec.onEvent,
     },
     permit,
     gates,

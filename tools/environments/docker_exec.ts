@@ -113,6 +113,25 @@ export async function killInContainer(container: Docker.Container, user: string 
   }
 }
 
+/**
+ * SIGKILLs the process group of the command a persistent shell runs now: the shell's child (bash job control
+ * or setsid make it a group leader), found through /proc (its `children` file, else a scan of every process's
+ * parent). A kill may race the fork of that child, so the search is repeated for a moment.
+ */
+export async function killShellCommandInContainer(container: Docker.Container, user: string | undefined, shellPid: number): Promise<void> {
+  if (!Number.isInteger(shellPid) || shellPid <= 1) return;
+  const s = shellPid;
+  const script = [
+    `kids() { cat /proc/${s}/task/${s}/children 2>/dev/null && return; for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < "$f" || continue; r=\${l##*) }; set -- $r; [ "$2" = ${s} ] && { p=\${f#/proc/}; echo "\${p%/stat}"; }; done; }`,
+    `i=0; while [ $i -lt 10 ]; do k=$(kids); if [ -n "$k" ]; then for c in $k; do kill -9 -$c 2>/dev/null; kill -9 $c 2>/dev/null; done; exit 0; fi; i=$((i+1)); sleep 0.05; done`,
+  ].join("\n");
+  try {
+    await runExecRaw(container, { cmd: ["sh", "-c", script], user });
+  } catch {
+    // The container may already be gone; nothing left to kill then.
+  }
+}
+
 export interface PlainCommand {
   command: string;
   cwd: string;

@@ -1,31 +1,41 @@
 /**
- * A persistent shell per container: one long-lived exec running `sh`, fed commands on stdin, so a command
- * costs a fork inside the container instead of an exec round trip through the engine (≈50 ms).
- * The protocol lives in shell_session.ts; this file connects it to an exec's attach stream. A timeout kills
- * the command's process group with `kill -9 -PGID` from a second exec.
- * Images without `setsid` or /proc report UNSUPPORTED and the caller falls back to one exec per command.
+ * A persistent shell per container: one long-lived exec running bash (sh when the image has no bash), fed
+ * commands on stdin, so a command costs one fork inside the container instead of an exec round trip through
+ * the engine (≈50–100 ms). Under bash a command is one job-control subshell (no `setsid`, no second shell);
+ * under another sh it is `setsid sh -c` (see shell_session.ts, which holds the protocol; this file connects
+ * it to an exec's attach stream). A timeout kills the command's process group with `kill -9 -PGID` from a
+ * second exec, the group found through /proc as the shell's child (so the shell need not report each
+ * command's pid). Images with neither bash nor `setsid` report UNSUPPORTED and the caller falls back to one
+ * exec per command.
  */
 import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
 import type { ExecResult } from "./base.js";
-import { demux, killInContainer, startExec } from "./docker_exec.js";
+import { demux, killInContainer, killShellCommandInContainer, startExec } from "./docker_exec.js";
 import { ShellSession, type ShellCommand } from "./shell_session.js";
 
 export type { ShellCommand } from "./shell_session.js";
 
 const BOOT_TIMEOUT_MS = 15_000;
+/** The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process). */
+export const SHELL_LAUNCH = ["sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"];
 
 export class PersistentShell {
   private constructor(private readonly session: ShellSession) {}
 
-  /** Starts the shell; resolves undefined when the image cannot host it (no setsid or /proc). */
+  /** Starts the shell; resolves undefined when the image cannot host it (neither bash nor setsid, or no /proc). */
   static async start(container: Docker.Container, user: string | undefined): Promise<PersistentShell | undefined> {
-    const started = await startExec(container, { cmd: ["sh"], user, attachStdin: true });
-    const session = new ShellSession({
-      write: (text) => started.stream.write(text),
-      kill: (pids) => void killInContainer(container, user, pids),
-      destroy: () => started.stream.destroy(),
-    });
+    const started = await startExec(container, { cmd: SHELL_LAUNCH, user, attachStdin: true });
+    // No pid line per command: a kill finds the command as the shell's child (one relayed write fewer each).
+    const session = new ShellSession(
+      {
+        write: (text) => started.stream.write(text),
+        kill: (pids) => void killInContainer(container, user, pids),
+        killCommand: (shellPid) => void killShellCommandInContainer(container, user, shellPid),
+        destroy: () => started.stream.destroy(),
+      },
+      { reportPid: false },
+    );
     const outDecoder = new StringDecoder("utf8");
     const errDecoder = new StringDecoder("utf8");
     demux(

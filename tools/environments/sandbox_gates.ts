@@ -1,6 +1,7 @@
 /**
  * Run-wide sandbox gates: live sandboxes (`--max-sandboxes`, warm ones included), the warm pool total
- * (`--prewarm`) and the sandbox start rate, held across every worker thread together.
+ * (`--prewarm`) and the sandbox start rate (slowed while the engine fails starts), held across every worker
+ * thread together.
  *
  * The main thread creates one `SandboxGates` per run and hands `buffers` to each worker in `workerData`;
  * a worker opens them with `new SandboxGates(buffers)`. Every counter lives in a SharedArrayBuffer, so the
@@ -32,6 +33,10 @@ export interface SandboxGateLimits {
 }
 
 export const DEFAULT_STARTS_PER_SECOND = 10;
+/** While the engine fails starts, the run-wide start interval doubles per failure, from at least this… */
+export const ENGINE_TROUBLE_STEP_MS = 100;
+/** …up to this (one start per 4 s), and halves back per successful start. */
+export const ENGINE_TROUBLE_MAX_MS = 4000;
 /** "No bound" for a semaphore, whose limit must be a positive integer. */
 const UNBOUNDED = 2 ** 31 - 1;
 const WAITING = 0;
@@ -237,6 +242,16 @@ export class SandboxGates {
   /** Waits for this caller's turn to start a sandbox (the run-wide start rate). */
   startTurn(signal?: AbortSignal): Promise<void> {
     return this.starts.wait(signal);
+  }
+
+  /** A start met a transient engine error: every thread's starts are spaced further apart. Returns the new interval. */
+  engineFailed(): number {
+    return this.starts.slowDown(ENGINE_TROUBLE_STEP_MS, ENGINE_TROUBLE_MAX_MS);
+  }
+
+  /** A start succeeded: the start interval moves back toward the run's rate. */
+  engineRecovered(): void {
+    if (this.starts.intervalMs !== this.starts.baseIntervalMs) this.starts.recover();
   }
 }
 

@@ -6,15 +6,19 @@
  *
  * Protocol (all markers carry a per-shell random nonce, so command output cannot forge them):
  *   host  → shell: `hb_run SEQ 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset)
- *   shell → host:  stdout and stderr each get `MARK SEQ S<pid>\n` before the command runs (the pid leads
- *                  the command's own session/process group), then the command's output, then
- *                  `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the end marker is always
- *                  added, so stripping it restores the output byte for byte.
+ *   shell → host:  stdout and stderr each get `MARK SEQ S\n` before the command is started; stderr then gets
+ *                  `MARK SEQ P<pid>\n` once it runs (the pid leads the command's own process group; the line
+ *                  may fall anywhere inside the command's stderr and is cut out; left out with `reportPid:
+ *                  false`, when the transport can find the command as the shell's child itself), then the
+ *                  command's output, then `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the
+ *                  end marker is always added, so stripping it restores the output byte for byte.
  * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own process group
  * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
  * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
  * previous command left running) is dropped.
- * A shell with neither job control nor `setsid`, or without /proc, reports UNSUPPORTED and the caller falls back to one process per command.
+ * The shell prints every marker itself, so the command's subshell writes nothing of the protocol: every write
+ * costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon).
+ * A shell with neither job control nor `setsid` reports UNSUPPORTED and the caller falls back to one process per command.
  */
 import { randomBytes } from "node:crypto";
 import { shellQuote, type ExecResult } from "./base.js";
@@ -32,7 +36,7 @@ export const INTERRUPT_EXIT_CODE = 130;
  * command cannot read the marker nonce. Other shells use `setsid` and `innerShell -c` (`innerShell` defaults
  * to bash when found on PATH, else sh).
  */
-export function bootScript(mark: string, innerShell?: string): string {
+export function bootScript(mark: string, innerShell?: string, reportPid = true): string {
   return [
     `hb_mark='${mark}'`,
     innerShell !== undefined
@@ -44,41 +48,49 @@ export function bootScript(mark: string, innerShell?: string): string {
     `hb_waitf=; if [ -n "$hb_jc" ] && wait -f 2>/dev/null; then hb_waitf=-f; fi`,
     `hb_run() {`,
     `  hb_seq=$1; hb_dir=$2; hb_cmd=$3; shift 3`,
+    `  printf '%s %s S\\n' "$hb_mark" "$hb_seq"`,
+    `  printf '%s %s S\\n' "$hb_mark" "$hb_seq" >&2`,
     `  (`,
-    `    read -r hb_self hb_rest < /proc/self/stat`,
-    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self"`,
-    `    printf '%s %s S%s\\n' "$hb_mark" "$hb_seq" "$hb_self" >&2`,
     `    cd "$hb_dir" || exit 1`,
     `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
     // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
     // so `kill $$` ends the command, not the persistent shell.
     `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
-    `    set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_self hb_rest hb_setsid hb_jc hb_waitf hb_rc`,
+    // `set -m` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
+    // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
+    // one command as `bash -c` does.
+    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
+    ...(reportPid ? [`  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`] : []),
     `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
     `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc" >&2`,
     `}`,
-    `if { [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; } && [ -r /proc/self/stat ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
+    `if [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
     ``,
   ].join("\n");
 }
 
-/** Cuts one command's part out of one output stream: drops everything before its start marker. */
+/** Cuts one command's part out of one output stream: drops everything before its start marker, cuts out its pid line. */
 class StreamCut {
   private carry = "";
   private phase: "start" | "body" | "done" = "start";
   pid: number | undefined;
   exitCode: number | undefined;
+  /** Whatever could be the beginning of a marker waits for the next chunk. */
+  private readonly holdBack: number;
 
   constructor(
     private readonly startTag: string,
+    private readonly pidTag: string,
     private readonly endTag: string,
     private readonly sink: OutputCollector,
-  ) {}
+  ) {
+    this.holdBack = Math.max(pidTag.length, endTag.length) + 8;
+  }
 
   get done(): boolean {
     return this.phase === "done";
@@ -98,27 +110,38 @@ class StreamCut {
         this.carry = t.slice(i);
         return;
       }
-      this.pid = Number(t.slice(i + this.startTag.length, nl));
       t = t.slice(nl + 1);
       this.phase = "body";
     }
-    if (this.phase === "body") {
-      const i = t.indexOf(this.endTag);
-      if (i >= 0) {
-        this.sink.push(t.slice(0, i));
-        const nl = t.indexOf("\n", i + this.endTag.length);
+    while (this.phase === "body") {
+      const p = this.pid === undefined ? t.indexOf(this.pidTag) : -1;
+      const e = t.indexOf(this.endTag);
+      if (p >= 0 && (e < 0 || p < e)) {
+        const nl = t.indexOf("\n", p + this.pidTag.length);
+        this.sink.push(t.slice(0, p));
         if (nl < 0) {
-          this.carry = t.slice(i);
+          this.carry = t.slice(p);
           return;
         }
-        this.exitCode = Number(t.slice(i + this.endTag.length, nl));
+        this.pid = Number(t.slice(p + this.pidTag.length, nl));
+        t = t.slice(nl + 1);
+        continue;
+      }
+      if (e >= 0) {
+        this.sink.push(t.slice(0, e));
+        const nl = t.indexOf("\n", e + this.endTag.length);
+        if (nl < 0) {
+          this.carry = t.slice(e);
+          return;
+        }
+        this.exitCode = Number(t.slice(e + this.endTag.length, nl));
         this.phase = "done";
         return;
       }
-      // Whatever could be the beginning of the end marker waits for the next chunk.
-      const keep = Math.min(t.length, this.endTag.length + 8);
+      const keep = Math.min(t.length, this.holdBack);
       this.sink.push(t.slice(0, t.length - keep));
       this.carry = t.slice(t.length - keep);
+      return;
     }
   }
 
@@ -134,6 +157,11 @@ export interface ShellTransport {
   write(text: string): void;
   /** Sends `signal` to the process group led by each pid (and to the pid itself if it leads none). */
   kill(pids: number[], signal: "SIGTERM" | "SIGKILL"): void;
+  /**
+   * Sends `signal` to the process group of the command the shell runs now (its child, which leads that group).
+   * Required with `reportPid: false`, where the session never learns the command's pid.
+   */
+  killCommand?(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void;
   /** Drops the connection to the shell (streams, child handle). */
   destroy(): void;
 }
@@ -145,6 +173,12 @@ export interface ShellSessionOptions {
   afterKillGraceMs?: number;
   /** Passed to bootScript. */
   innerShell?: string;
+  /**
+   * false: the shell does not report each command's pid (one write fewer per command; in Docker every write
+   * is relayed by the engine) and a kill goes through `transport.killCommand`. Default true. Without
+   * `termGraceMs` only: after its leader ends, what is left of a command's group is no longer the shell's child.
+   */
+  reportPid?: boolean;
 }
 
 export interface ShellCommand {
@@ -183,7 +217,7 @@ export class ShellSession {
     this.afterKillGraceMs = options.afterKillGraceMs ?? 5000;
   }
 
-  /** Sends the boot script; resolves false when the shell cannot host commands (no setsid or /proc) or is slow. */
+  /** Sends the boot script; resolves false when the shell cannot host commands (no job control or setsid) or is slow. */
   boot(timeoutMs: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => this.bootWaiter?.(false), timeoutMs);
@@ -193,7 +227,7 @@ export class ShellSession {
         resolve(ok);
       };
       if (this.dead) return this.bootWaiter(false);
-      this.transport.write(bootScript(this.mark, this.options.innerShell));
+      this.transport.write(bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false));
     });
   }
 
@@ -252,26 +286,29 @@ export class ShellSession {
     const seq = ++this.seq;
     const stdout = new OutputCollector(c.cap);
     const stderr = new OutputCollector(c.cap);
-    const out = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stdout);
-    const err = new StreamCut(`${this.mark} ${seq} S`, `\n${this.mark} ${seq} E`, stderr);
+    const tag = `${this.mark} ${seq} `;
+    const out = new StreamCut(`${tag}S`, `${tag}P`, `\n${tag}E`, stdout);
+    const err = new StreamCut(`${tag}S`, `${tag}P`, `\n${tag}E`, stderr);
 
     return new Promise<ExecResult>((resolve) => {
       let timedOut = false;
       let aborted = false;
       let killTimer: NodeJS.Timeout | undefined;
       let graceTimer: NodeJS.Timeout | undefined;
-      const targets = (): number[] => {
+      const signalCommand = (signal: "SIGTERM" | "SIGKILL") => {
         const pid = out.pid ?? err.pid;
+        if (pid !== undefined) this.transport.kill([pid], signal);
+        else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined) this.transport.killCommand(this.pid, signal);
         // Before the command reported its pid, only killing the whole shell is sure to stop it.
-        return pid !== undefined ? [pid] : this.pid !== undefined ? [this.pid] : [];
+        else if (this.pid !== undefined) this.transport.kill([this.pid], signal);
       };
       const stop = () => {
         const termGrace = this.options.termGraceMs;
         if (termGrace !== undefined && !killTimer) {
-          this.transport.kill(targets(), "SIGTERM");
-          killTimer = setTimeout(() => this.transport.kill(targets(), "SIGKILL"), termGrace);
+          signalCommand("SIGTERM");
+          killTimer = setTimeout(() => signalCommand("SIGKILL"), termGrace);
         } else if (termGrace === undefined) {
-          this.transport.kill(targets(), "SIGKILL");
+          signalCommand("SIGKILL");
         }
         // The shell did not report the end: it is wedged; give up on it.
         graceTimer ??= setTimeout(() => this.close(), this.afterKillGraceMs + (termGrace ?? 0));
