@@ -23,6 +23,7 @@ import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unkn
 import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import { scoreTask, type ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
+import { linkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type DropReason, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
@@ -73,8 +74,8 @@ export function taskDirName(id: string): string {
   return `${safe.replace(/^\.+$/, (dots) => "_".repeat(dots.length)) || "task"}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
 
-function classifyError(err: unknown, signal: AbortSignal, timeoutSignal: AbortSignal): Outcome {
-  if (timeoutSignal.aborted) return "timeout";
+function classifyError(err: unknown, signal: AbortSignal, timedOut: boolean): Outcome {
+  if (timedOut) return "timeout";
   if (signal.aborted) return "cancelled";
   if (err instanceof EnvironmentSetupError) return "environment_error";
   if (err instanceof ModelError) return "model_error";
@@ -91,10 +92,10 @@ function errorText(err: unknown): string {
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
   const { config } = deps;
   const started = Date.now();
-  const timeoutSignal = AbortSignal.timeout(config.task_timeout * 1000);
-  // A lost sandbox ends the task at once (environment_error) rather than letting the model talk to a corpse.
-  const envLost = new AbortController();
-  const signal = AbortSignal.any([cancel, timeoutSignal, envLost.signal]);
+  // Cancel, the task's deadline, and a lost sandbox (which ends the task at once, environment_error, rather than
+  // letting the model talk to a corpse) all abort the task's signal.
+  const taskAbort = linkedAbort([cancel], config.task_timeout * 1000);
+  const signal = taskAbort.signal;
   let envFailure: unknown;
   const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
   const envOptions: EnvironmentOptions = {
@@ -123,7 +124,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     signal,
     reportLost: (reason: string) => {
       envFailure ??= new EnvironmentLostError(reason);
-      envLost.abort(envFailure);
+      taskAbort.abort(envFailure);
     },
   };
   const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
@@ -204,7 +205,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     }
   } catch (err) {
     if (err instanceof AgentLoopAborted) loop = err.partialResult;
-    outcome = envFailure && !cancel.aborted && !timeoutSignal.aborted ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, timeoutSignal);
+    outcome = envFailure && !cancel.aborted && !taskAbort.timedOut ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, taskAbort.timedOut);
     error =
       outcome === "timeout"
         ? `task timed out after ${config.task_timeout} s`
@@ -222,6 +223,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     } catch (err) {
       deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
     }
+    taskAbort.dispose();
   }
 
   const modelRetries = modelEvents.filter((e) => e.kind === "retry").length;
