@@ -7,7 +7,8 @@
  *
  * Behaviour that differs from the global fetch, on purpose:
  * - A response that is not an event stream is read whole before the promise resolves, and becomes a
- *   `Response` over one buffer (no Node → web stream bridge per request). The SDK reads such bodies whole anyway.
+ *   `Response` over one buffer with read-only headers (buffered_response.ts: no Node → web stream bridge, no
+ *   undici objects per request). The SDK reads such bodies whole anyway.
  * - `text/event-stream` responses resolve at the headers and stream chunk by chunk, with backpressure.
  * - No redirects are followed, no cookies, no cache; `accept-encoding` is not sent (gzip/deflate/br replies are
  *   still decoded). Bodies other than strings and byte arrays, and `Request` objects, go to the global fetch.
@@ -18,6 +19,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
+import { BufferedResponse, ResponseHeaders } from "./buffered_response.js";
 
 export interface NodeHttpFetchOptions {
   /** Sockets per origin (the run's connection limit). Default: unlimited. */
@@ -72,69 +74,6 @@ function decoded(res: http.IncomingMessage): Readable {
   if (!decoder) return res;
   res.on("error", (err) => decoder!.destroy(err));
   return res.pipe(decoder);
-}
-
-/**
- * A `Response` over a body that is already in memory. `json()`/`text()`/`arrayBuffer()` read the buffer directly;
- * the web stream behind `body` is only made if someone asks for it.
- */
-// The DOM typings declare Response's members as properties, which a subclass may not turn into methods.
-const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => { readonly status: number; readonly statusText: string };
-
-class BufferedResponse extends ResponseBase {
-  #buf: Buffer;
-  #used = false;
-  #stream: ReadableStream<Uint8Array> | null | undefined;
-  #headers: Headers;
-  constructor(buf: Buffer, init: ResponseInit & { headers: Headers }) {
-    // The headers are kept as given rather than copied into the Response's own Headers object.
-    super(null, { status: init.status, statusText: init.statusText });
-    this.#buf = buf;
-    this.#headers = init.headers;
-  }
-  get headers(): Headers {
-    return this.#headers;
-  }
-  get body(): ReadableStream<Uint8Array> | null {
-    if (this.#stream === undefined) {
-      const bytes = this.#take();
-      this.#stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-          controller.close();
-        },
-      });
-    }
-    return this.#stream;
-  }
-  get bodyUsed(): boolean {
-    return this.#used;
-  }
-  #take(): Buffer {
-    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
-    this.#used = true;
-    return this.#buf;
-  }
-  async text(): Promise<string> {
-    return this.#take().toString("utf8");
-  }
-  async json(): Promise<any> {
-    return JSON.parse(this.#take().toString("utf8"));
-  }
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    const b = this.#take();
-    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-  }
-  async bytes(): Promise<Uint8Array> {
-    return new Uint8Array(await this.arrayBuffer());
-  }
-  async blob(): Promise<Blob> {
-    return new Blob([await this.arrayBuffer()], { type: this.headers.get("content-type") ?? "" });
-  }
-  clone(): Response {
-    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new BufferedResponse(this.#buf, { status: this.status, statusText: this.statusText, headers: this.headers }) as unknown as Response;
-  }
 }
 
 function isEventStream(res: http.IncomingMessage): boolean {
@@ -215,12 +154,12 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
       const req = (isHttps ? https : http).request(url, { method, headers, agent: isHttps ? httpsAgent : httpAgent }, (res) => {
         response = res;
         const status = res.statusCode ?? 0;
-        const init = { status, statusText: res.statusMessage ?? "", headers: webHeaders(res.rawHeaders) };
+        const statusText = res.statusMessage ?? "";
         if (method === "HEAD" || NULL_BODY.has(status)) {
           res.resume();
           done();
           settled = true;
-          resolve(new Response(null, init));
+          resolve(new Response(null, { status, statusText, headers: webHeaders(res.rawHeaders) }));
           return;
         }
         const source = decoded(res);
@@ -231,7 +170,7 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
           source.once("end", done);
           source.on("error", done);
           settled = true;
-          resolve(new Response(webStream(source, () => req.destroy()), init));
+          resolve(new Response(webStream(source, () => req.destroy()), { status, statusText, headers: webHeaders(res.rawHeaders) }));
           return;
         }
         const chunks: Buffer[] = [];
@@ -242,7 +181,7 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
           if (settled) return;
           settled = true;
           const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          resolve(new BufferedResponse(buf, init) as unknown as Response);
+          resolve(new BufferedResponse(buf, { status, statusText, headers: new ResponseHeaders(res.rawHeaders) as unknown as Headers }) as unknown as Response);
         });
       });
       req.on("error", (err) => {
