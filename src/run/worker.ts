@@ -2,6 +2,7 @@
  * Piscina worker entry: each worker thread has its own event loop and runs several agent loops at once.
  * Set-up (tool discovery, the model client, the shared connection limiter) happens once per thread.
  */
+import { setMaxListeners } from "node:events";
 import { BroadcastChannel, workerData } from "node:worker_threads";
 import type { RunConfig } from "../config/run_config.js";
 import { consoleLogger, registry } from "../../tools/registry.js";
@@ -34,6 +35,8 @@ export type CancelMessage = { type: "abort-all"; runDir: string };
 
 let deps: Promise<TaskRunnerDeps> | undefined;
 const abortAll = new AbortController();
+// Every task in flight on this thread listens to it (core/abort.ts linkedAbort): hundreds at once are expected.
+setMaxListeners(0, abortAll.signal);
 
 function setUp(): Promise<TaskRunnerDeps> {
   if (!deps) {
