@@ -5,8 +5,18 @@
  * `append` and its sorted-list cache cost about 4 % of a run's CPU at one response per agent turn, for a body
  * the SDK reads whole anyway. Both classes inherit from the standard prototypes, so `instanceof Response` and
  * `instanceof Headers` hold, and override every member those prototypes define (an inherited getter would
- * throw: these objects have no undici internals behind them).
+ * throw: these objects have no undici internals behind them). The prototypes are linked on first use, since
+ * touching `Headers` or `Response` loads undici (about 30 ms per thread at start-up).
  */
+
+let linked = false;
+
+function linkPrototypes(): void {
+  if (linked) return;
+  linked = true;
+  Object.setPrototypeOf(ResponseHeaders.prototype, Headers.prototype);
+  Object.setPrototypeOf(BufferedResponse.prototype, Response.prototype);
+}
 
 /** Immutable response headers: names lowercased, repeated fields joined with ", " (set-cookie kept apart). */
 export class ResponseHeaders {
@@ -16,6 +26,7 @@ export class ResponseHeaders {
 
   /** `raw`: alternating names and values, as `IncomingMessage.rawHeaders`. */
   constructor(raw: readonly string[]) {
+    linkPrototypes();
     for (let i = 0; i + 1 < raw.length; i += 2) {
       const name = raw[i]!.toLowerCase();
       const value = raw[i + 1]!;
@@ -70,8 +81,6 @@ export class ResponseHeaders {
     throw new TypeError("Headers of a response are immutable");
   }
 }
-Object.setPrototypeOf(ResponseHeaders.prototype, Headers.prototype);
-
 export class BufferedResponse {
   readonly status: number;
   readonly statusText: string;
@@ -84,6 +93,7 @@ export class BufferedResponse {
   #stream: ReadableStream<Uint8Array> | undefined;
 
   constructor(buf: Buffer, init: { status: number; statusText: string; headers: Headers }) {
+    linkPrototypes();
     this.#buf = buf;
     this.status = init.status;
     this.statusText = init.statusText;
@@ -136,4 +146,3 @@ export class BufferedResponse {
     return new BufferedResponse(this.#buf, { status: this.status, statusText: this.statusText, headers: this.headers }) as unknown as Response;
   }
 }
-Object.setPrototypeOf(BufferedResponse.prototype, Response.prototype);

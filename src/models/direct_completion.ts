@@ -78,15 +78,23 @@ export function completionsUrl(baseURL: string): URL | undefined {
 export async function postCompletion(transport: NodeHttpFetch, url: URL, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<unknown> {
   const reply = await transport.request(url, { method: "POST", headers: { ...headers }, body, signal, streamEventStreams: false });
   const text = reply.kind === "buffered" ? reply.body.toString("utf8") : "";
-  const replyHeaders = new ResponseHeaders(reply.rawHeaders) as unknown as Headers;
-  if (reply.status < 200 || reply.status > 299) throw new HttpStatusError(reply.status, replyHeaders, text);
+  if (reply.status < 200 || reply.status > 299) throw new HttpStatusError(reply.status, new ResponseHeaders(reply.rawHeaders) as unknown as Headers, text);
   if (reply.status === 204 || reply.kind === "empty") return null;
-  const mediaType = replyHeaders.get("content-type")?.split(";")[0]?.trim();
+  const mediaType = headerValue(reply.rawHeaders, "content-type")?.split(";")[0]?.trim();
   if (mediaType?.includes("application/json") || mediaType?.endsWith("+json")) {
-    if (replyHeaders.get("content-length") === "0") return undefined;
+    if (headerValue(reply.rawHeaders, "content-length") === "0") return undefined;
     return JSON.parse(text);
   }
   return text;
+}
+
+/** A field of a raw header list as `Headers.get` reads it (repeated fields joined with ", "). */
+function headerValue(raw: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+  }
+  return value;
 }
 
 /**
