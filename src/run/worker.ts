@@ -10,6 +10,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
+import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { captureLibraryConsole, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
@@ -28,10 +29,7 @@ export interface WorkerData {
   modelGates: ModelGateBuffers;
 }
 
-export const CANCEL_CHANNEL = "hermes-batch:cancel";
-
-/** Main → workers: `{type: "abort-all"}` aborts every in-flight loop of this run. */
-export type CancelMessage = { type: "abort-all"; runDir: string };
+export { CANCEL_CHANNEL, type CancelMessage };
 
 let deps: Promise<TaskRunnerDeps> | undefined;
 const abortAll = new AbortController();
