@@ -11,7 +11,8 @@ import { registry, type Logger, type ToolContext } from "../../tools/registry.js
 import { TaskEnvironment } from "../../tools/environments/manager.js";
 import { EnvironmentLostError, type Environment, type EnvironmentOptions } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
-import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
+import type { ApprovalGateOptions } from "../../tools/approval/gate.js";
+import { lazyApprovalGate } from "../../tools/lazy_approval.js";
 import type { RunModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
@@ -21,10 +22,11 @@ import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } 
 import { toHermesConversations } from "../formats/hermes.js";
 import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unknownToolsCalled } from "../report/tool_stats.js";
 import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
-import { scoreTask, type ScorerOutput } from "../score/scorers.js";
+import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
 import { linkedAbort } from "../core/abort.js";
-import { DONE_OUTCOMES, type DropReason, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
+import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
+import type { DropReason, TrajectoryEntry, VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -132,7 +134,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const modelEvents: ModelEvent[] = [];
   const models = deps.models.forTask((e) => modelEvents.push(e));
   // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
-  const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
+  const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
   const pipeline = createToolPipeline({ approval });
 
   const ctx: ToolContext = {
@@ -193,6 +195,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       verify = await runVerify(spec, taskEnv, { timeoutSec: config.verify_timeout, isolated: config.verify_isolated }, signal);
     }
     if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
+      // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
+      const { scoreTask } = await import("../score/scorers.js");
       scored = await scoreTask({
         prompt: spec.prompt,
         finalResponse: loop.finalResponse,
