@@ -10,7 +10,8 @@
 import type { z } from "zod";
 import type { ApprovalRecord } from "../src/core/records.js";
 import type { Environment, ExecOptions } from "./environments/base.js";
-import { createApprovalGate, type ApprovalGate, type ApprovalService } from "./approval/gate.js";
+import type { ApprovalGate, ApprovalService } from "./approval/gate.js";
+import { lazyApprovalGate } from "./lazy_approval.js";
 import { effectForGate } from "./approval/effects.js";
 import { toolHooks, type ToolHook } from "./plugins.js";
 import {
@@ -99,7 +100,7 @@ function validate(entry: ToolEntry, args: Record<string, unknown>): { ok: true; 
 export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline {
   const reg = opts.registry ?? defaultRegistry;
   const hooks = opts.hooks ?? toolHooks;
-  const approval = opts.approval ?? createApprovalGate({ policy: "deny", taskId: "", unconfigured: true });
+  const approval = opts.approval ?? lazyApprovalGate({ policy: "deny", taskId: "", unconfigured: true });
   const states = new Map<string, unknown>();
 
   /** Asks the gate about each effect; the first denial is the call's result. */

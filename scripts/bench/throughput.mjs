@@ -47,7 +47,7 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem, release } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -228,11 +228,19 @@ function parseTimes(text) {
   return { userMs: sec(u) * 1000, sysMs: sec(s) * 1000 };
 }
 
+/** Lines of a file, read in chunks (a 100,000-task trajectories file is larger than the longest string). */
 function countLines(path) {
   if (!existsSync(path)) return 0;
-  const text = readFileSync(path, "utf8");
+  const fd = openSync(path, "r");
+  const buf = Buffer.allocUnsafe(1 << 20);
   let n = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  try {
+    for (let got; (got = readSync(fd, buf, 0, buf.length, null)) > 0; ) {
+      for (let i = buf.indexOf(10); i >= 0 && i < got; i = buf.indexOf(10, i + 1)) n++;
+    }
+  } finally {
+    closeSync(fd);
+  }
   return n;
 }
 

@@ -41,12 +41,57 @@ export function raceAbort<T>(promise: Promise<T>, signal?: AbortSignal): Promise
   });
 }
 
-/** Combines optional signals with an optional timeout into one signal (undefined when there is none). */
-export function combineSignals(signals: (AbortSignal | undefined)[], timeoutMs?: number): AbortSignal | undefined {
-  const all = signals.filter((s): s is AbortSignal => s !== undefined);
-  if (timeoutMs !== undefined) all.push(AbortSignal.timeout(timeoutMs));
-  if (all.length === 0) return undefined;
-  return all.length === 1 ? all[0] : AbortSignal.any(all);
+/** One abort for several sources: any of them, a deadline, or `abort()` itself; see `linkedAbort`. */
+export interface LinkedAbort {
+  readonly signal: AbortSignal;
+  /** True once the deadline passed (whether or not another source aborted first). */
+  readonly timedOut: boolean;
+  abort(reason?: unknown): void;
+  /** Removes the listeners on the sources and the deadline's timer; the signal stays as it is. */
+  dispose(): void;
+}
+
+/**
+ * A controller aborted by any of `sources` (with that source's reason) or after `timeoutMs` (with the
+ * TimeoutError `AbortSignal.timeout` gives). Not `AbortSignal.any`: on Node 20 a signal it makes is never
+ * freed while a listener is attached to it, which leaked about 0.4 KB per task.
+ */
+export function linkedAbort(sources: readonly AbortSignal[], timeoutMs?: number): LinkedAbort {
+  const controller = new AbortController();
+  let timedOut = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const listeners: [AbortSignal, () => void][] = [];
+  const abort = (reason?: unknown) => {
+    if (!controller.signal.aborted) controller.abort(reason);
+  };
+  for (const source of sources) {
+    if (source.aborted) {
+      abort(source.reason);
+      continue;
+    }
+    const onAbort = () => abort(source.reason);
+    source.addEventListener("abort", onAbort, { once: true });
+    listeners.push([source, onAbort]);
+  }
+  if (timeoutMs !== undefined) {
+    timer = setTimeout(() => {
+      timedOut = true;
+      abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+    }, Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS));
+    // Like AbortSignal.timeout: the deadline alone does not keep the thread alive.
+    timer.unref();
+  }
+  return {
+    signal: controller.signal,
+    get timedOut() {
+      return timedOut;
+    },
+    abort,
+    dispose() {
+      clearTimeout(timer);
+      for (const [source, onAbort] of listeners.splice(0)) source.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /** Largest delay a Node timer accepts (2^31 - 1 ms); larger values silently become 1 ms. */

@@ -7,18 +7,11 @@
 import { z } from "zod";
 import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, Usage } from "./chat.js";
 
-/**
- * How a task ended. completed, max_turns and partial are final (a trajectory). The rest are failures
- * (failed.jsonl): model_error, environment_error, timeout and cancelled are infrastructure and rerun by
- * `--resume`; internal_error is a bug of hermes-batch itself, rerun only with `--retry-internal`.
- */
-export const OUTCOMES = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled", "internal_error"] as const;
+import { DONE_OUTCOMES, FAILURE_OUTCOMES, OUTCOMES, type Outcome } from "./outcomes.js";
+
+export { DONE_OUTCOMES, FAILURE_OUTCOMES, OUTCOMES, type Outcome };
 export const OutcomeSchema = z.enum(OUTCOMES).describe("How the task ended");
-export type Outcome = z.infer<typeof OutcomeSchema>;
 
-export const DONE_OUTCOMES: ReadonlySet<Outcome> = new Set(["completed", "max_turns", "partial"]);
-
-export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<Outcome, "completed" | "max_turns" | "partial">[];
 export const FailureOutcomeSchema = z.enum(FAILURE_OUTCOMES);
 
 export const UsageSchema = z.object({

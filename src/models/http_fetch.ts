@@ -7,7 +7,8 @@
  *
  * Behaviour that differs from the global fetch, on purpose:
  * - A response that is not an event stream is read whole before the promise resolves, and becomes a
- *   `Response` over one buffer (no Node → web stream bridge per request). The SDK reads such bodies whole anyway.
+ *   `Response` over one buffer with read-only headers (buffered_response.ts: no Node → web stream bridge, no
+ *   undici objects per request). The SDK reads such bodies whole anyway.
  * - `text/event-stream` responses resolve at the headers and stream chunk by chunk, with backpressure.
  * - No redirects are followed, no cookies, no cache; `accept-encoding` is not sent (gzip/deflate/br replies are
  *   still decoded). Bodies other than strings and byte arrays, and `Request` objects, go to the global fetch.
@@ -18,6 +19,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
+import { BufferedResponse, ResponseHeaders } from "./buffered_response.js";
 
 export interface NodeHttpFetchOptions {
   /** Sockets per origin (the run's connection limit). Default: unlimited. */
@@ -28,6 +30,8 @@ export interface NodeHttpFetchOptions {
 
 export interface NodeHttpFetch {
   fetch: typeof fetch;
+  /** The same transport without the fetch API's objects (the model client's non-streaming requests). */
+  request(url: URL, init: RawRequest): Promise<RawReply>;
   /** Closes idle sockets; later requests open new ones. */
   destroy(): void;
 }
@@ -74,69 +78,6 @@ function decoded(res: http.IncomingMessage): Readable {
   return res.pipe(decoder);
 }
 
-/**
- * A `Response` over a body that is already in memory. `json()`/`text()`/`arrayBuffer()` read the buffer directly;
- * the web stream behind `body` is only made if someone asks for it.
- */
-// The DOM typings declare Response's members as properties, which a subclass may not turn into methods.
-const ResponseBase = Response as unknown as new (body: null, init: ResponseInit) => { readonly status: number; readonly statusText: string };
-
-class BufferedResponse extends ResponseBase {
-  #buf: Buffer;
-  #used = false;
-  #stream: ReadableStream<Uint8Array> | null | undefined;
-  #headers: Headers;
-  constructor(buf: Buffer, init: ResponseInit & { headers: Headers }) {
-    // The headers are kept as given rather than copied into the Response's own Headers object.
-    super(null, { status: init.status, statusText: init.statusText });
-    this.#buf = buf;
-    this.#headers = init.headers;
-  }
-  get headers(): Headers {
-    return this.#headers;
-  }
-  get body(): ReadableStream<Uint8Array> | null {
-    if (this.#stream === undefined) {
-      const bytes = this.#take();
-      this.#stream = new ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-          controller.close();
-        },
-      });
-    }
-    return this.#stream;
-  }
-  get bodyUsed(): boolean {
-    return this.#used;
-  }
-  #take(): Buffer {
-    if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
-    this.#used = true;
-    return this.#buf;
-  }
-  async text(): Promise<string> {
-    return this.#take().toString("utf8");
-  }
-  async json(): Promise<any> {
-    return JSON.parse(this.#take().toString("utf8"));
-  }
-  async arrayBuffer(): Promise<ArrayBuffer> {
-    const b = this.#take();
-    return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-  }
-  async bytes(): Promise<Uint8Array> {
-    return new Uint8Array(await this.arrayBuffer());
-  }
-  async blob(): Promise<Blob> {
-    return new Blob([await this.arrayBuffer()], { type: this.headers.get("content-type") ?? "" });
-  }
-  clone(): Response {
-    if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new BufferedResponse(this.#buf, { status: this.status, statusText: this.statusText, headers: this.headers }) as unknown as Response;
-  }
-}
-
 function isEventStream(res: http.IncomingMessage): boolean {
   return String(res.headers["content-type"] ?? "").toLowerCase().includes("text/event-stream");
 }
@@ -161,6 +102,23 @@ function webStream(source: Readable, onCancel: () => void): ReadableStream<Uint8
   });
 }
 
+/** A reply as `node:http` gave it: read whole, a stream still arriving (`text/event-stream`), or no body. */
+export type RawReply = { status: number; statusText: string; rawHeaders: string[] } & (
+  | { kind: "buffered"; body: Buffer }
+  | { kind: "stream"; source: Readable; cancel: () => void }
+  | { kind: "empty" }
+);
+
+export interface RawRequest {
+  method: string;
+  /** Sent as given (names as written, in this order); content-length is added for a body when absent. */
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+  /** Resolve event streams at their headers (default); false reads every body whole. */
+  streamEventStreams?: boolean;
+}
+
 export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFetch {
   const maxSockets = opts.maxSockets ?? Infinity;
   const agentOpts: http.AgentOptions = {
@@ -172,23 +130,17 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
   const httpAgent = new http.Agent(agentOpts);
   const httpsAgent = new https.Agent(agentOpts);
 
-  function nodeFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-    const body = init.body;
-    const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
-    if (input instanceof Request || !simpleBody) return globalThis.fetch(input, init);
-    const url = typeof input === "string" ? new URL(input) : input;
-    const isHttps = url.protocol === "https:";
-    if (!isHttps && url.protocol !== "http:") return globalThis.fetch(input, init);
-    const signal = init.signal ?? undefined;
+  /** One request over the keep-alive agents (http: or https: URLs only). */
+  function request(url: URL, init: RawRequest): Promise<RawReply> {
+    const { method, body, signal } = init;
     if (signal?.aborted) return Promise.reject(abortReason(signal));
-
-    const headers = plainHeaders(init.headers);
+    const isHttps = url.protocol === "https:";
+    const headers = init.headers;
     if (body != null && headers["content-length"] === undefined) {
       headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     }
-    const method = (init.method ?? "GET").toUpperCase();
 
-    return new Promise<Response>((resolve, reject) => {
+    return new Promise<RawReply>((resolve, reject) => {
       let settled = false;
       let streaming = false;
       let response: http.IncomingMessage | undefined;
@@ -214,24 +166,23 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
 
       const req = (isHttps ? https : http).request(url, { method, headers, agent: isHttps ? httpsAgent : httpAgent }, (res) => {
         response = res;
-        const status = res.statusCode ?? 0;
-        const init = { status, statusText: res.statusMessage ?? "", headers: webHeaders(res.rawHeaders) };
-        if (method === "HEAD" || NULL_BODY.has(status)) {
+        const head = { status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", rawHeaders: res.rawHeaders };
+        if (method === "HEAD" || NULL_BODY.has(head.status)) {
           res.resume();
           done();
           settled = true;
-          resolve(new Response(null, init));
+          resolve({ ...head, kind: "empty" });
           return;
         }
         const source = decoded(res);
-        // A socket that closes before the body ended: the web side must see an error, not a clean end.
+        // A socket that closes before the body ended: the reader must see an error, not a clean end.
         res.once("aborted", () => source.destroy(Object.assign(new Error("response aborted"), { code: "ECONNRESET" })));
-        if (isEventStream(res)) {
+        if (init.streamEventStreams !== false && isEventStream(res)) {
           streaming = true;
           source.once("end", done);
           source.on("error", done);
           settled = true;
-          resolve(new Response(webStream(source, () => req.destroy()), init));
+          resolve({ ...head, kind: "stream", source, cancel: () => req.destroy() });
           return;
         }
         const chunks: Buffer[] = [];
@@ -241,8 +192,7 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
           done();
           if (settled) return;
           settled = true;
-          const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          resolve(new BufferedResponse(buf, init) as unknown as Response);
+          resolve({ ...head, kind: "buffered", body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
         });
       });
       req.on("error", (err) => {
@@ -253,8 +203,26 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
     });
   }
 
+  async function nodeFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+    const body = init.body;
+    const simpleBody = body == null || typeof body === "string" || body instanceof Uint8Array;
+    if (input instanceof Request || !simpleBody) return globalThis.fetch(input, init);
+    const url = typeof input === "string" ? new URL(input) : input;
+    if (url.protocol !== "https:" && url.protocol !== "http:") return globalThis.fetch(input, init);
+    const method = (init.method ?? "GET").toUpperCase();
+    const reply = await request(url, { method, headers: plainHeaders(init.headers), body: body ?? undefined, signal: init.signal ?? undefined });
+    const { status, statusText } = reply;
+    if (reply.kind === "buffered") {
+      return new BufferedResponse(reply.body, { status, statusText, headers: new ResponseHeaders(reply.rawHeaders) as unknown as Headers }) as unknown as Response;
+    }
+    const headers = webHeaders(reply.rawHeaders);
+    if (reply.kind === "empty") return new Response(null, { status, statusText, headers });
+    return new Response(webStream(reply.source, reply.cancel), { status, statusText, headers });
+  }
+
   return {
     fetch: nodeFetch as typeof fetch,
+    request,
     destroy() {
       httpAgent.destroy();
       httpsAgent.destroy();

@@ -1,11 +1,16 @@
 /**
- * Provider `openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM, …), with the
- * `openai` SDK for the protocol over our keep-alive fetch. One attempt per call: the SDK's own retries are
- * off (`maxRetries: 0`) and every failure is classified into a ProviderError for the scheduler's retry layer.
+ * Provider `openai`: any OpenAI-compatible chat-completions endpoint (OpenAI, OpenRouter, vLLM, …) over our
+ * keep-alive `node:http` transport. A plain (non-streaming) request goes out directly (direct_completion.ts:
+ * the SDK's request, without its per-request work); a streaming one, one through an injected fetch, or one to
+ * a base URL with a query string goes through the `openai` SDK, loaded on first use. One attempt per call:
+ * the SDK's own retries are off (`maxRetries: 0`) and every failure is classified into a ProviderError for
+ * the scheduler's retry layer.
  */
-import OpenAI, { APIConnectionError, APIError } from "openai";
+import type OpenAI from "openai";
+import type { APIConnectionError, APIError } from "openai";
 import { MAX_TIMER_MS } from "../core/abort.js";
-import { findHttpStatusError, messageOfJson, withErrorBodies } from "./error_body.js";
+import { completionsUrl, postCompletion, sdkRequestHeaders, transportFailure } from "./direct_completion.js";
+import { findHttpStatusError, HttpStatusError, messageOfJson, withErrorBodies } from "./error_body.js";
 import { createNodeHttpFetch } from "./http_fetch.js";
 import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
 import { ProviderError, isOpenRouter, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
@@ -382,19 +387,30 @@ function streamFailure(err: APIError): ProviderError {
   return new ProviderError(`stream error${code ? ` ${code}` : ""}: ${detail}`, { status: code, retryable: true });
 }
 
+/** The SDK's error classes, once the SDK is loaded (no SDK error can exist before). */
+let sdkErrors: { APIConnectionError: typeof APIConnectionError; APIError: typeof APIError } | undefined;
+
+/** The SDK, loaded by the first request that needs it (most runs never do: workers start faster without it). */
+async function loadSdk(): Promise<typeof OpenAI> {
+  const sdk = await import("openai");
+  sdkErrors ??= { APIConnectionError: sdk.APIConnectionError, APIError: sdk.APIError };
+  return sdk.default;
+}
+
 /** One failed attempt as the retry layer sees it. */
 export function classifyFailure(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
   if (err instanceof ModelError) return new ProviderError(err.message, { status: err.status, retryable: err.retryable });
   const http = findHttpStatusError(err);
   if (http) return statusFailure(http.status, http.detail, http.headers);
-  if (err instanceof APIConnectionError) {
+  const { APIConnectionError, APIError } = sdkErrors ?? {};
+  if (APIConnectionError && err instanceof APIConnectionError) {
     if (/timed? ?out/i.test(err.message)) return new ProviderError("request timed out", { retryable: true });
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `: ${cause.message}` : "";
     return new ProviderError(`connection error (${err.message}${detail})`, { retryable: true });
   }
-  if (err instanceof APIError) {
+  if (APIError && err instanceof APIError) {
     const status = err.status;
     const msg = serverMessage(err);
     if (status === undefined) return streamFailure(err);
@@ -409,29 +425,40 @@ const JSON_CONTENT = { "content-type": "application/json" } as const;
 
 function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   // One keep-alive pool per model; the run's connection limit bounds how many requests want a socket at once.
-  const transport = withErrorBodies(opts.fetch ?? createNodeHttpFetch({ maxSockets: opts.maxSockets }).fetch);
+  const pool = opts.fetch ? undefined : createNodeHttpFetch({ maxSockets: opts.maxSockets });
   // Credentials in the URL are HTTP Basic auth (instead of the key's Bearer), unless a header sets Authorization.
   const credentials = splitUrlCredentials(opts.baseURL);
   const basic = basicAuthorization(credentials);
   const ownAuthorization = Object.keys(opts.headers ?? {}).some((n) => n.toLowerCase() === "authorization");
-  const client = new OpenAI({
-    baseURL: credentials.url,
-    defaultHeaders: { ...(basic && !ownAuthorization ? { Authorization: basic } : {}), ...opts.headers },
-    // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
-    apiKey: opts.apiKey || "no-key",
-    maxRetries: 0,
-    // The scheduler owns the deadline of an attempt (through the signal).
-    timeout: MAX_TIMER_MS,
-    fetch: transport,
-  });
+  const defaultHeaders: Record<string, string> = { ...(basic && !ownAuthorization ? { Authorization: basic } : {}), ...opts.headers };
+  // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
+  const apiKey = opts.apiKey || "no-key";
+  const url = pool && !opts.stream ? completionsUrl(credentials.url) : undefined;
+  const direct = pool && url ? { pool, url, headers: sdkRequestHeaders(apiKey, defaultHeaders) } : undefined;
 
-  async function attempt(req: ChatRequest): Promise<ChatResponse> {
+  let client: Promise<OpenAI> | undefined;
+  const sdkClient = () =>
+    (client ??= loadSdk().then(
+      (SDK) =>
+        new SDK({
+          baseURL: credentials.url,
+          defaultHeaders,
+          apiKey,
+          maxRetries: 0,
+          // The scheduler owns the deadline of an attempt (through the signal).
+          timeout: MAX_TIMER_MS,
+          fetch: withErrorBodies(opts.fetch ?? pool!.fetch),
+        }),
+    ));
+
+  async function viaSdk(req: ChatRequest): Promise<ChatResponse> {
     // Pre-serialised (the SDK sends a string body with a content-type as is): see serializeRequestBody.
     // `client.post` is what `chat.completions.create` calls; it is used directly so that `stream` can be set
     // without the SDK reading it from an object body.
     const signal = req.signal;
+    const sdk = await sdkClient();
     const request = () =>
-      client.post("/chat/completions", {
+      sdk.post("/chat/completions", {
         body: serializeRequestBody(opts, req),
         headers: JSON_CONTENT,
         stream: !!opts.stream,
@@ -449,11 +476,22 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
     return parseCompletion(await request());
   }
 
+  async function viaDirect(d: NonNullable<typeof direct>, req: ChatRequest): Promise<ChatResponse> {
+    let body: unknown;
+    try {
+      body = await postCompletion(d.pool, d.url, d.headers, serializeRequestBody(opts, req), req.signal);
+    } catch (err) {
+      if (err instanceof HttpStatusError || err instanceof SyntaxError || req.signal?.aborted) throw err;
+      throw transportFailure(err);
+    }
+    return parseCompletion(body);
+  }
+
   return {
     name: opts.model,
     async complete(req) {
       try {
-        return await attempt(req);
+        return await (direct ? viaDirect(direct, req) : viaSdk(req));
       } catch (err) {
         if (req.signal?.aborted) throw err;
         throw classifyFailure(err);

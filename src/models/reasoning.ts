@@ -37,8 +37,13 @@ const STRAY_TAG = new RegExp(`</?(?:${TAG_ALTERNATION})>\\s*`, "gi");
 const LEADING_CLOSE = new RegExp(`^([\\s\\S]*?)</(?:${TAG_ALTERNATION})>`, "i");
 const OPEN_TAG = new RegExp(`<(?:${TAG_ALTERNATION})\\b[^>]*>`, "i");
 
+const CLOSED_BLOCKS = new Map<string, RegExp>();
+
+/** `<tag>…</tag>`, global: `replace` and `matchAll` never leave its `lastIndex` set, so one object serves all. */
 function closedBlock(tag: string): RegExp {
-  return new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "gi");
+  let re = CLOSED_BLOCKS.get(tag);
+  if (!re) CLOSED_BLOCKS.set(tag, (re = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "gi")));
+  return re;
 }
 
 /** Content without any reasoning block: what the original shows and stores (before trimming). */
@@ -90,7 +95,10 @@ export function extractReasoning(message: RawAssistantFields): ExtractedReasonin
   if (Array.isArray(message.reasoning_details)) for (const d of message.reasoning_details) pushUnique(parts, detailText(d));
 
   let content: string | null = null;
-  if (typeof message.content === "string") {
+  if (typeof message.content === "string" && !message.content.includes("<")) {
+    // Every tag pattern needs a "<": the usual answer skips them all.
+    content = message.content.trim() || null;
+  } else if (typeof message.content === "string") {
     let text = message.content;
     if (parts.length === 0) {
       const inline = inlineReasoning(text);

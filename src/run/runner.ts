@@ -33,7 +33,8 @@ import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
-import { CANCEL_CHANNEL, type CancelMessage, type WorkerData } from "./worker.js";
+import type { WorkerData } from "./worker.js";
+import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { WORKER_RESOURCE_LIMITS, tuneHeapGrowth } from "./heap_tuning.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
@@ -43,7 +44,7 @@ import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from ".
 import type { FailureRecord } from "../core/records.js";
 import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
-import { loadUserAllowlist } from "../../tools/approval/gate.js";
+import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;

@@ -11,7 +11,8 @@ import { registry, type Logger, type ToolContext } from "../../tools/registry.js
 import { TaskEnvironment } from "../../tools/environments/manager.js";
 import { EnvironmentLostError, type Environment, type EnvironmentOptions } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
-import { createApprovalGate, type ApprovalGateOptions } from "../../tools/approval/gate.js";
+import type { ApprovalGateOptions } from "../../tools/approval/gate.js";
+import { lazyApprovalGate } from "../../tools/lazy_approval.js";
 import type { RunModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
@@ -21,9 +22,11 @@ import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } 
 import { toHermesConversations } from "../formats/hermes.js";
 import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unknownToolsCalled } from "../report/tool_stats.js";
 import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
-import { scoreTask, type ScorerOutput } from "../score/scorers.js";
+import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
-import { DONE_OUTCOMES, type DropReason, type Outcome, type TrajectoryEntry, type VerifyResult } from "../core/records.js";
+import { linkedAbort } from "../core/abort.js";
+import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
+import type { DropReason, TrajectoryEntry, VerifyResult } from "../core/records.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -73,8 +76,8 @@ export function taskDirName(id: string): string {
   return `${safe.replace(/^\.+$/, (dots) => "_".repeat(dots.length)) || "task"}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
 
-function classifyError(err: unknown, signal: AbortSignal, timeoutSignal: AbortSignal): Outcome {
-  if (timeoutSignal.aborted) return "timeout";
+function classifyError(err: unknown, signal: AbortSignal, timedOut: boolean): Outcome {
+  if (timedOut) return "timeout";
   if (signal.aborted) return "cancelled";
   if (err instanceof EnvironmentSetupError) return "environment_error";
   if (err instanceof ModelError) return "model_error";
@@ -91,10 +94,10 @@ function errorText(err: unknown): string {
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
   const { config } = deps;
   const started = Date.now();
-  const timeoutSignal = AbortSignal.timeout(config.task_timeout * 1000);
-  // A lost sandbox ends the task at once (environment_error) rather than letting the model talk to a corpse.
-  const envLost = new AbortController();
-  const signal = AbortSignal.any([cancel, timeoutSignal, envLost.signal]);
+  // Cancel, the task's deadline, and a lost sandbox (which ends the task at once, environment_error, rather than
+  // letting the model talk to a corpse) all abort the task's signal.
+  const taskAbort = linkedAbort([cancel], config.task_timeout * 1000);
+  const signal = taskAbort.signal;
   let envFailure: unknown;
   const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
   const envOptions: EnvironmentOptions = {
@@ -124,7 +127,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     signal,
     reportLost: (reason: string) => {
       envFailure ??= new EnvironmentLostError(reason);
-      envLost.abort(envFailure);
+      taskAbort.abort(envFailure);
     },
     onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
   };
@@ -133,7 +136,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const modelEvents: ModelEvent[] = [];
   const models = deps.models.forTask((e) => modelEvents.push(e));
   // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
-  const approval = createApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
+  const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
   const pipeline = createToolPipeline({ approval });
 
   const ctx: ToolContext = {
@@ -196,6 +199,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       verify = await runVerify(spec, taskEnv, { timeoutSec: config.verify_timeout, isolated: config.verify_isolated }, signal);
     }
     if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
+      // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
+      const { scoreTask } = await import("../score/scorers.js");
       scored = await scoreTask({
         prompt: spec.prompt,
         finalResponse: loop.finalResponse,
@@ -208,7 +213,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     }
   } catch (err) {
     if (err instanceof AgentLoopAborted) loop = err.partialResult;
-    outcome = envFailure && !cancel.aborted && !timeoutSignal.aborted ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, timeoutSignal);
+    outcome = envFailure && !cancel.aborted && !taskAbort.timedOut ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, taskAbort.timedOut);
     error =
       outcome === "timeout"
         ? `task timed out after ${config.task_timeout} s`
@@ -226,6 +231,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     } catch (err) {
       deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
     }
+    taskAbort.dispose();
   }
 
   const modelRetries = modelEvents.filter((e) => e.kind === "retry").length;

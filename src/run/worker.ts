@@ -2,6 +2,7 @@
  * Piscina worker entry: each worker thread has its own event loop and runs several agent loops at once.
  * Set-up (tool discovery, the model client, the shared connection limiter) happens once per thread.
  */
+import { setMaxListeners } from "node:events";
 import { BroadcastChannel, workerData } from "node:worker_threads";
 import type { RunConfig } from "../config/run_config.js";
 import { consoleLogger, registry } from "../../tools/registry.js";
@@ -9,6 +10,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
+import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { captureLibraryConsole, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
@@ -27,13 +29,12 @@ export interface WorkerData {
   modelGates: ModelGateBuffers;
 }
 
-export const CANCEL_CHANNEL = "hermes-batch:cancel";
-
-/** Main → workers: `{type: "abort-all"}` aborts every in-flight loop of this run. */
-export type CancelMessage = { type: "abort-all"; runDir: string };
+export { CANCEL_CHANNEL, type CancelMessage };
 
 let deps: Promise<TaskRunnerDeps> | undefined;
 const abortAll = new AbortController();
+// Every task in flight on this thread listens to it (core/abort.ts linkedAbort): hundreds at once are expected.
+setMaxListeners(0, abortAll.signal);
 
 function setUp(): Promise<TaskRunnerDeps> {
   if (!deps) {

@@ -7,7 +7,7 @@ import { URL_KEYS, type RunConfig } from "../config/run_config.js";
 import { HEADER_KEYS } from "../config/headers.js";
 import { expandEnvReferences } from "../core/env_refs.js";
 import { credentialValues, scrubUrlCredentials } from "../core/url_credentials.js";
-import { looksLikeSecretName } from "../../tools/environments/local.js";
+import { looksLikeSecretName } from "../core/secret_names.js";
 
 const MIN_SECRET_LENGTH = 8;
 

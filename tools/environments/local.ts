@@ -36,31 +36,19 @@ import {
 } from "./base.js";
 import { sleep } from "../../src/core/abort.js";
 import { taskEnvironment } from "./task_env.js";
+import { looksLikeSecretName } from "../../src/core/secret_names.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
 export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE };
 
-const SECRET_NAME_PATTERNS = [
-  /API_KEY$/i,
-  /_TOKEN$/i,
-  /^TOKEN$/i,
-  /SECRET/i,
-  /PASSWORD/i,
-  /PASSWD/i,
-  /PRIVATE_KEY/i,
-  /CREDENTIAL/i,
-  /_ACCESS_KEY(_ID)?$/i,
-];
 
 /** A shell can export only names like these; commands with other names take the one-process path. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Starts of the persistent shell per environment (it is restarted if a command kills it). */
 const MAX_SHELL_STARTS = 3;
 
-export function looksLikeSecretName(name: string): boolean {
-  return SECRET_NAME_PATTERNS.some((re) => re.test(name));
-}
+export { looksLikeSecretName };
 
 /** The host environment without variables whose names look like secrets. */
 export function scrubbedProcessEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
