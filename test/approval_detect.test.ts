@@ -10,10 +10,20 @@ import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCo
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 
+function fixtureText(name: string): string {
+  return readFileSync(join(here, "fixtures", name), "utf8");
+}
+
 function fixtureLines(name: string): string[] {
-  return readFileSync(join(here, "fixtures", name), "utf8")
+  return fixtureText(name)
     .split("\n")
     .filter((l) => l.trim() !== "" && !l.startsWith("#"));
+}
+
+/** A fixture written with a working directory says so in a `# workdir: /path` header line; measured as the gate passes it. */
+function fixtureOptions(name: string): { cwd: string; defaultCwd: string } | undefined {
+  const dir = /^# workdir: (\S+)\s*$/m.exec(fixtureText(name))?.[1];
+  return dir ? { cwd: dir, defaultCwd: dir } : undefined;
 }
 
 // In the effect tables a literal \n stands for a newline (here-documents).
@@ -57,7 +67,10 @@ describe("detection table", () => {
 });
 
 describe("held-out commands (written before tuning; see the fixture headers)", () => {
-  const rate = (lines: string[]) => lines.filter((c) => detectDangerousCommand(multiline(c)).dangerous).length / lines.length;
+  const rate = (files: string[]) => {
+    const lines = files.flatMap((f) => fixtureLines(f).map((c) => ({ c, opts: fixtureOptions(f) })));
+    return lines.filter(({ c, opts }) => detectDangerousCommand(multiline(c), opts).dangerous).length / lines.length;
+  };
   // Each set on its own, so a regression on one cannot hide behind the others.
   const sets = [
     { name: "heldout 1+2", dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"], harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"], size: 100 },
@@ -66,15 +79,13 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
-    const lines = dangerous.flatMap(fixtureLines);
-    expect(lines.length).toBeGreaterThanOrEqual(size);
-    expect(rate(lines)).toBeGreaterThanOrEqual(0.97);
+    expect(dangerous.flatMap(fixtureLines).length).toBeGreaterThanOrEqual(size);
+    expect(rate(dangerous)).toBeGreaterThanOrEqual(0.97);
   });
 
   it.each(sets)("$name: flags at most 3 % of the harmless ones", ({ harmless, size }) => {
-    const lines = harmless.flatMap(fixtureLines);
-    expect(lines.length).toBeGreaterThanOrEqual(size);
-    expect(rate(lines)).toBeLessThanOrEqual(0.03);
+    expect(harmless.flatMap(fixtureLines).length).toBeGreaterThanOrEqual(size);
+    expect(rate(harmless)).toBeLessThanOrEqual(0.03);
   });
 });
 
