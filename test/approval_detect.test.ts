@@ -32,11 +32,16 @@ const keyed = (line: string) => {
   const tab = line.indexOf("\t");
   return { key: line.slice(0, tab), command: line.slice(tab + 1) };
 };
+// The *_workdir tables are judged with the working directory their header names (as the gate passes it).
+const withOptions = (name: string) => fixtureLines(name).map((line) => ({ line, opts: fixtureOptions(name) }));
 const dangerous = [
-  ...fixtureLines("approval_dangerous.txt").map(keyed),
-  ...fixtureLines("approval_effects_dangerous.txt").map(keyed).map((d) => ({ ...d, command: multiline(d.command) })),
+  ...withOptions("approval_dangerous.txt").map(({ line, opts }) => ({ ...keyed(line), opts })),
+  ...["approval_effects_dangerous.txt", "approval_effects_workdir_dangerous.txt"].flatMap(withOptions).map(({ line, opts }) => ({ ...keyed(line), opts })).map((d) => ({ ...d, command: multiline(d.command) })),
 ];
-const harmless = [...fixtureLines("approval_harmless.txt"), ...fixtureLines("approval_effects_harmless.txt").map(multiline)];
+const harmless = [
+  ...withOptions("approval_harmless.txt").map(({ line, opts }) => ({ command: line, opts })),
+  ...["approval_effects_harmless.txt", "approval_effects_workdir_harmless.txt"].flatMap(withOptions).map(({ line, opts }) => ({ command: multiline(line), opts })),
+];
 
 describe("detection table", () => {
   it("has at least 200 dangerous and 200 harmless commands", () => {
@@ -45,16 +50,16 @@ describe("detection table", () => {
     expect(dangerous.every((d) => d.key && d.command)).toBe(true);
   });
 
-  it.each(dangerous)("flags $command as $key", ({ key, command }) => {
-    const d = detectDangerousCommand(command);
-    expect(d.dangerous, JSON.stringify(analyseCommand(command).units)).toBe(true);
+  it.each(dangerous)("flags $command as $key", ({ key, command, opts }) => {
+    const d = detectDangerousCommand(command, opts);
+    expect(d.dangerous, JSON.stringify(analyseCommand(command, opts).units)).toBe(true);
     expect(d.patternKey).toBe(key);
     expect(d.description).toBe(DANGEROUS_PATTERNS.find((p) => p.key === key)!.description);
   });
 
-  it.each(harmless.map((command) => ({ command })))("does not flag $command", ({ command }) => {
-    const d = detectDangerousCommand(command);
-    expect(d, JSON.stringify(analyseCommand(command).units)).toEqual({ dangerous: false });
+  it.each(harmless)("does not flag $command", ({ command, opts }) => {
+    const d = detectDangerousCommand(command, opts);
+    expect(d, JSON.stringify(analyseCommand(command, opts).units)).toEqual({ dangerous: false });
   });
 
   it("exercises every pattern and has unique keys", () => {

@@ -281,6 +281,32 @@ function startDir(opts: DetectOptions | undefined): Cwd {
   return abs;
 }
 
+/** A directory given as an absolute path (or `..`-relative) that lies inside the task's working directory, seen from it. */
+function normalizeCwd(cwd: Cwd, root: string | undefined): Cwd {
+  if (!root || isOpaqueHead(cwd) || insideStart(cwd)) return cwd;
+  const abs = cwd.startsWith("/") ? posix.normalize(cwd) : posix.join(root, cwd);
+  const rel = posix.relative(root, abs) || ".";
+  return insideStart(rel) ? rel : abs;
+}
+
+/**
+ * A path as seen from the start directory (the task's working directory) when it lies inside it:
+ * `/workspace/./cache`, `../workspace/tmp` from /workspace and `cache` are all `cache`; the directory
+ * itself is ".". Null when it lies outside or cannot be known.
+ */
+export function startRelative(cwd: Cwd, root: string | undefined, path: string): string | null {
+  if (path === "" || isOpaqueHead(path) || isOpaqueHead(cwd)) return null;
+  let rel: string;
+  if (path.startsWith("/") || cwd.startsWith("/")) {
+    if (!root) return null;
+    rel = posix.relative(root, path.startsWith("/") ? posix.normalize(path) : posix.join(cwd, path)) || ".";
+  } else {
+    rel = posix.normalize(posix.join(cwd, path)).replace(/\/+$/, "") || ".";
+    if (root && !insideStart(rel)) rel = posix.relative(root, posix.join(root, rel)) || ".";
+  }
+  return insideStart(rel) ? rel : null;
+}
+
 /** A relative path operand as seen from the start directory, when the working directory left it. */
 function rebase(cwd: Cwd, path: string): string | null {
   if (insideStart(cwd) || path === "" || path.startsWith("/") || isOpaqueHead(path)) return null;
@@ -670,7 +696,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   const name = argv[0] ? displayName(argv[0].plain) : "";
 
   if (name === "cd" || name === "pushd" || name === "popd") {
-    st.cwd = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+    st.cwd = normalizeCwd(changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain)), st.root);
   } else if (name === "rm" && !insideStart(st.cwd)) {
     let options = true;
     argv = argv.map((tok, k) => {
@@ -744,15 +770,18 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   }
 
   if (!argv.length && !redirects.length) return null;
-  if (name === "rm" && st.cwd !== "." && insideStart(st.cwd)) {
-    // `cd build && rm -rf *` deletes build/*: render it so, for the patterns.
+  if (name === "rm" && insideStart(st.cwd)) {
+    // `cd build && rm -rf *` deletes build/*, `rm -rf /workspace/./cache` deletes cache (in /workspace):
+    // render operands inside the working directory as seen from it, for the patterns.
     let options = true;
     argv = argv.map((tok, k) => {
-      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || tok.plain.startsWith("/") || isOpaqueHead(tok.plain)) {
+      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || isOpaqueHead(tok.plain)) {
         if (tok.plain === "--") options = false;
         return tok;
       }
-      return plainTok(joinDir(st.cwd, tok.plain));
+      const rel = startRelative(st.cwd, st.root, tok.plain);
+      if (rel !== null) return plainTok(rel === "." && /\/$/.test(tok.plain) ? "./" : rel);
+      return tok.plain.startsWith("/") || st.cwd === "." ? tok : plainTok(joinDir(st.cwd, tok.plain));
     });
   }
   return renderArgv(prefix, argv, redirects);
@@ -765,9 +794,10 @@ function findItem(argv: Tok[], st: State): string {
   while (k < argv.length && /^-[HLP]$|^-O\d$/.test(argv[k]!.plain)) k++;
   for (; k < argv.length && !/^[-(!]/.test(argv[k]!.plain); k++) roots.push(argv[k]!.plain);
   if (!roots.length) roots.push(".");
-  const outside = roots.find((r) => !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
+  const outside = roots.find((r) => startRelative(st.cwd, st.root, r) === null && !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
   const root = outside ?? roots[0]!;
-  return /\$|`/.test(root) ? "$INPUT_ITEM" : posix.join(root, "_item_");
+  if (/\$|`/.test(root)) return "$INPUT_ITEM";
+  return posix.join(outside === undefined ? (startRelative(st.cwd, st.root, root) ?? root) : root, "_item_");
 }
 
 function analyseScript(src: string, depth: number, st: State): void {

@@ -107,13 +107,24 @@ export function where(path: string, cwd: string): Where {
 function whereIn(ctx: { cwd: string; root?: string }, path: string): Where {
   const w = where(path, ctx.cwd);
   if (ctx.root && (w === "outside" || w === "system" || w === "scratch")) {
-    const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : null;
-    if (abs !== null) {
-      const rel = posix.relative(ctx.root, abs);
-      if (rel === "" ? false : !rel.startsWith("..") && !posix.isAbsolute(rel)) return "inside";
-    }
+    const rel = rootRelative(ctx, path);
+    if (rel !== null && (rel === "" || !/^\.\.(?:\/|$)/.test(rel))) return "inside";
   }
   return w;
+}
+
+/** The path relative to the task's working directory ("" for the directory itself), when that can be computed. */
+function rootRelative(ctx: { cwd: string; root?: string }, path: string): string | null {
+  if (/^[~$]/.test(path) || /^[~$]/.test(ctx.cwd)) return null;
+  if (!ctx.root) return path.startsWith("/") || ctx.cwd.startsWith("/") ? null : posix.normalize(posix.join(ctx.cwd, path)).replace(/^\.$/, "");
+  const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : posix.join(ctx.root, ctx.cwd, path);
+  return posix.relative(ctx.root, abs);
+}
+
+/** The working directory itself or everything in it (`.`, `*`, `/workspace/`, `../*` from a subdirectory). */
+function wholeWorkdir(ctx: { cwd: string; root?: string }, path: string): boolean {
+  const rel = rootRelative(ctx, path);
+  return rel !== null && /^(?:\.?\/*|\*|\.\*)$/.test(rel);
 }
 
 const DATA_FILE = /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
@@ -233,7 +244,7 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
     if (w === "scratch" && !/^\/(?:tmp|var\/tmp)\/*\*?$/.test(path)) return add(ctx, "recursive_delete");
     if (w === "outside" || w === "home" || w === "unknown") return add(ctx, "recursive_delete");
     // the working directory itself, or everything in it
-    if (w === "inside" && /^(?:\.\/*|\.\/*\*|\*|\.\*|\.\/\.\*)$/.test(path) && (ctx.cwd === "." )) return add(ctx, "recursive_delete");
+    if (w === "inside" && wholeWorkdir(ctx, path)) return add(ctx, "recursive_delete");
     return;
   }
   if (w === "outside" || w === "home") add(ctx, "delete_outside_workdir");
@@ -1104,7 +1115,7 @@ function judgeFind(ctx: JudgeContext): void {
     if (w === "credential") return add(ctx, "credential_write");
     if (w !== "inside" && w !== "scratch") return add(ctx, key);
     if (w === "scratch" && !filtered) return add(ctx, key);
-    if (w === "inside" && /^\.\/*$/.test(r) && ctx.cwd === "." && !filtered) return add(ctx, key);
+    if (w === "inside" && wholeWorkdir(ctx, r) && !filtered) return add(ctx, key);
   }
 }
 
