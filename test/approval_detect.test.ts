@@ -151,7 +151,11 @@ describe("seeing through disguises", () => {
   });
 
   it("flags a command name computed at run time", () => {
-    expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("computed_command");
+    expect(detectDangerousCommand('x=$(printf "%s" "$CMD"); $x').patternKey).toBe("computed_command");
+    expect(detectDangerousCommand("x=$(cat cmd.txt); $x /srv").patternKey).toBe("computed_command");
+    // A substitution that writes a literal is that literal: judged by what it runs.
+    expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("delete_system_path");
+    expect(detectDangerousCommand("eval \"$(echo 'echo ok')\"").dangerous).toBe(false);
   });
 
   it("reads long input whole: a dangerous command after a 100 kB heredoc and 5000 pipelines is still found", () => {

@@ -41,8 +41,8 @@
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
-import { INIT_IDIOM, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
-import { assignmentOf, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
+import { INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
+import { assignmentOf, ENVIRONMENT_NAME, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 interface Tok {
   /** The word as the program receives it (quotes removed, known variables substituted). */
@@ -144,6 +144,14 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
   if (braced) {
     const literal = isLiteral(word, vars);
     return braced.filter((w) => w !== "").map((w) => ({ plain: w, shown: sanitize(w) || "''", literal }));
+  }
+  // An unquoted `$(echo a b)` is split into several words, as the shell does.
+  const only = word.parts.length === 1 ? word.parts[0]! : null;
+  if (only?.kind === "lit" && only.split && /\s/.test(only.text)) {
+    return only.text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((v) => ({ plain: v, shown: sanitize(v), literal: true }));
   }
   // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
   if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
@@ -327,6 +335,7 @@ interface State {
   findings: Finding[];
   insideTargets: string[];
   fetched: Set<string>;
+  created: Set<string>;
   scripts: Map<string, string | null>;
   comments: string[];
   tooDeep: boolean;
@@ -335,6 +344,8 @@ interface State {
   stdin: Producer | null;
   /** Bound on nested analyses, against pathological inputs. */
   budget: number;
+  /** The code of every shell script that runs, quoted text and here-document bodies removed (codeOf). */
+  code: string[];
 }
 
 interface Unwrapped {
@@ -667,8 +678,23 @@ function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Wo
   };
 }
 
+/**
+ * `$(echo 'echo ok')`, `$(printf 'rm -rf %s' /srv)`: a substitution whose command writes a literal is that
+ * text (trailing newlines removed, as the shell does), split into words where it is not quoted.
+ */
+function resolveLiteralSubst(word: Word): Word {
+  if (!word.parts.some((p) => p.kind === "subst" && (p.op === "$(" || p.op === "`"))) return word;
+  return {
+    parts: word.parts.map((p) => {
+      if (p.kind !== "subst" || (p.op !== "$(" && p.op !== "`")) return p;
+      const out = literalOutput(p.raw);
+      return out === null ? p : { kind: "lit", text: out.replace(/\n+$/, ""), quoted: p.quoted === true, split: p.quoted !== true };
+    }),
+  };
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
-  const words = cmd.words.map((w) => resolvePwd(w, st.cwd, st.vars));
+  const words = cmd.words.map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
@@ -732,13 +758,19 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   const judged: JudgedRedirect[] = cmd.redirects.map((r) => {
     const body = r.heredoc ?? (r.op === "<<<" && r.target ? wordText(r.target, st.vars) : undefined);
     const quotedDelim = r.target?.parts.some((p) => p.kind === "lit" && p.quoted) ?? false;
+    if (r.heredoc !== undefined && !quotedDelim) {
+      const expanded = expandHeredoc(r.heredoc, st.vars);
+      if (expanded !== null) return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body: expanded, literal: true };
+    }
     const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
     return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
   });
   const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst, substOutput: x.substOutput }));
+  // `kubectl delete … --dry-run=server`, `terraform destroy -help`: the tool only prints; its redirections still write.
+  const inert = inertInvocation(name, args);
   judgeCommand({
-    name,
-    args,
+    name: inert ? "" : name,
+    args: inert ? [] : args,
     redirects: judged,
     cwd: st.cwd,
     root: st.root,
@@ -748,6 +780,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     out: st.findings,
     insideTargets: st.insideTargets,
     fetched: st.fetched,
+    created: st.created,
     scripts: st.scripts,
     path: argv[0]?.plain,
   });
@@ -770,6 +803,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   }
 
   if (!argv.length && !redirects.length) return null;
+  if (inert) return `inert ${renderArgv(prefix, argv, redirects)}`; // not a command name the patterns look for
   if (name === "rm" && insideStart(st.cwd)) {
     // `cd build && rm -rf *` deletes build/*, `rm -rf /workspace/./cache` deletes cache (in /workspace):
     // render operands inside the working directory as seen from it, for the patterns.
@@ -787,6 +821,47 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   return renderArgv(prefix, argv, redirects);
 }
 
+// Not taken at their word: an operand spelled `--help` after `--`-less operands is a file name to some of them.
+const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed"]);
+const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
+const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
+
+/**
+ * A tool asked for its help or a dry run only prints (unknown options make a tool stop before acting).
+ * Not for shells and interpreters, whose programs run whatever their options.
+ */
+function inertInvocation(name: string, args: JudgedArg[]): boolean {
+  if (!name || SHELLS.has(name) || interpreterLanguage(name) !== null || CORE_FILE_TOOLS.has(name)) return false;
+  for (const a of args) {
+    if (a.text === "--") return false;
+    if (HELP_FLAG.test(a.text) || DRY_RUN_FLAG.test(a.text)) return true;
+  }
+  return false;
+}
+
+/**
+ * The text of an unquoted here-document whose only expansions are variables this command line set
+ * (substituted) or variables of the task's environment (`$USER`, `$HOME`: kept, their values are not code
+ * anyone wrote), so the text fed on is known: null when it holds `$( … )`, backticks or other variables.
+ */
+function expandHeredoc(body: string, vars: ReadonlyMap<string, string>): string | null {
+  if (!/[$`]/.test(body)) return body;
+  if (body.includes("`") || body.length > 65_536) return null;
+  let ok = true;
+  const out = body.replace(/\\\$|\$\(\(|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\$([$?#!])|\$/g, (m, braced?: string, bare?: string, special?: string) => {
+    if (m === "\\$" || m === "$((") return m;
+    const name = braced ?? bare;
+    if (name !== undefined) {
+      if (vars.has(name)) return vars.get(name)!;
+      if (ENVIRONMENT_NAME.test(name)) return m;
+    }
+    if (special !== undefined) return m;
+    ok = false;
+    return m;
+  });
+  return ok ? out : null;
+}
+
 /** What `{}` of `find ROOTS … -exec` stands for: a path under the first root outside the working directory, else under the first root. */
 function findItem(argv: Tok[], st: State): string {
   const roots: string[] = [];
@@ -800,11 +875,73 @@ function findItem(argv: Tok[], st: State): string {
   return posix.join(outside === undefined ? (startRelative(st.cwd, st.root, root) ?? root) : root, "_item_");
 }
 
+/**
+ * The text of a shell script that is code: quoted strings emptied (a `$( … )` inside double quotes kept),
+ * here-document bodies and comments dropped. `echo ":(){ :|:& };:" > notes.txt` writes text; its code is
+ * `echo "" > notes.txt`. A body or string that does run (`bash -c '…'`, a here-document fed to a shell) is
+ * analysed as a script of its own and has a code of its own.
+ */
+export function codeOf(src: string): string {
+  let out = "";
+  const heredocs: string[] = [];
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === "\\") {
+      out += src.slice(i, i + 2);
+      i++;
+    } else if (c === "'") {
+      const end = src.indexOf("'", i + 1);
+      out += "''";
+      i = end < 0 ? src.length : end;
+    } else if (c === '"') {
+      out += '"';
+      let j = i + 1;
+      for (; j < src.length && src[j] !== '"'; j++) {
+        if (src[j] === "\\") j++;
+        else if (src[j] === "$" && src[j + 1] === "(") {
+          let depth = 0;
+          const from = j;
+          for (; j < src.length; j++) {
+            if (src[j] === "(") depth++;
+            else if (src[j] === ")" && --depth === 0) break;
+          }
+          out += src.slice(from, j + 1);
+        }
+      }
+      out += '"';
+      i = j;
+    } else if (c === "#" && (i === 0 || /[\s;&|(]/.test(src[i - 1]!))) {
+      const end = src.indexOf("\n", i);
+      i = (end < 0 ? src.length : end) - 1;
+    } else if (c === "<" && src[i + 1] === "<" && src[i + 2] !== "<") {
+      const m = /^<<-?\s*(?:(['"])(.*?)\1|\\?([^\s;&|<>()]+))/.exec(src.slice(i, i + 256));
+      if (m) heredocs.push(m[2] ?? m[3]!);
+      out += "<<";
+      i++;
+    } else if (c === "\n" && heredocs.length) {
+      out += "\n";
+      // skip the bodies of the here-documents opened on this line
+      let pos = i + 1;
+      for (const delim of heredocs.splice(0)) {
+        while (pos < src.length) {
+          const end = src.indexOf("\n", pos);
+          const line = src.slice(pos, end < 0 ? src.length : end).replace(/^\t+/, "");
+          pos = end < 0 ? src.length : end + 1;
+          if (line === delim) break;
+        }
+      }
+      i = pos - 1;
+    } else out += c;
+  }
+  return out;
+}
+
 function analyseScript(src: string, depth: number, st: State): void {
   if (depth > MAX_NESTING || --st.budget < 0) {
     st.tooDeep = true;
     return;
   }
+  if (st.code.length < 64) st.code.push(codeOf(src));
   const parsed = parseShell(src, depth);
   if (parsed.tooDeep) st.tooDeep = true;
   st.comments.push(...parsed.comments.filter(Boolean));
@@ -833,17 +970,19 @@ export interface CommandAnalysis {
   findings: Finding[];
   /** Paths inside the working directory that are deleted, moved, written or chmodded, relative to it. */
   insideTargets: string[];
+  /** The code of every shell script that runs (codeOf): what the "code" patterns match. */
+  code: string[];
 }
 
 /** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256 };
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), created: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256, code: [] };
   try {
     analyseScript(normalized, 0, st);
   } catch {
     st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
   }
-  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets };
+  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets, code: st.code };
 }

@@ -40,6 +40,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
   { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
   { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
+  { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -180,11 +181,13 @@ export interface JudgeContext {
   scripts: Map<string, string | null>;
   /** The command word as written (`./job.sh`), before it was reduced to its basename. */
   path?: string;
+  /** Resources this command line created itself (`docker-volume:scratch`): removing them again is harmless. */
+  created: Set<string>;
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
 
-function interpreterLanguage(name: string): CodeLanguage | null {
+export function interpreterLanguage(name: string): CodeLanguage | null {
   if (/^python[\d.]*$|^pypy[\d.]*$/.test(name)) return "python";
   if (/^perl[\d.]*$/.test(name)) return "perl";
   if (/^ruby[\d.]*$|^jruby$/.test(name)) return "ruby";
@@ -194,6 +197,9 @@ function interpreterLanguage(name: string): CodeLanguage | null {
   if (/^lua[\d.]*$|^luajit$/.test(name)) return "lua";
   if (name === "Rscript" || name === "rscript") return "r";
   if (name === "tclsh" || name === "wish") return "tcl";
+  if (name === "julia") return "julia";
+  if (name === "groovy") return "groovy";
+  if (name === "elixir") return "elixir";
   return null;
 }
 
@@ -303,20 +309,51 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
 // ---------------------------------------------------------------------------------------------
 // Text fed into shells and interpreters
 
+/** Backslash escapes as printf (and echo -e) decode them: \n, \t, \\, \xHH, \NNN, \0NNN, … */
+function decodeEscapes(s: string): string {
+  return s.replace(/\\(?:x([0-9a-fA-F]{1,2})|0?([0-7]{1,3})|([abefnrtv\\"'])|u([0-9a-fA-F]{1,4}))/g, (m, hex?: string, oct?: string, simple?: string, uni?: string) => {
+    if (hex) return String.fromCharCode(parseInt(hex, 16));
+    if (oct) return String.fromCharCode(parseInt(oct, 8) & 0xff);
+    if (uni) return String.fromCharCode(parseInt(uni, 16));
+    const map: Record<string, string> = { a: "\x07", b: "\b", e: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", '"': '"', "'": "'" };
+    return map[simple!] ?? m;
+  });
+}
+
 /** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
 export function producedLiteral(p: Producer): string | null {
   if (p.name === "echo" || p.name === "printf") {
     if (!p.args.every((a) => a.literal)) return null;
     let args = p.args.map((a) => a.text);
     if (p.name === "echo") {
-      while (args[0] && /^-[neE]+$/.test(args[0])) args = args.slice(1);
-      return args.join(" ").replace(/\\n/g, "\n");
+      let escapes = false;
+      while (args[0] && /^-[neE]+$/.test(args[0])) {
+        escapes = /e/.test(args[0].replace(/E/g, "")) || escapes;
+        args = args.slice(1);
+      }
+      const text = args.join(" ");
+      if (escapes) return decodeEscapes(text);
+      // Without -e, bash prints `\x72` as written and dash decodes it: the text is not known.
+      if (/\\(?:x[0-9a-fA-F]|[0-7]|u[0-9a-fA-F]|c)/.test(text)) return null;
+      return text.replace(/\\n/g, "\n");
     }
     if (args[0] === "--") args = args.slice(1);
     const [fmt = "", ...rest] = args;
+    const conversion = /%[-#0 +]*\d*(?:\.\d+)?([sdbqcixXfgeEo%])/g;
+    // The format is reused while arguments remain (`printf 'rm -rf %s\n' a b`).
+    let out = "";
     let k = 0;
-    const out = fmt.replace(/%[-#0 +]*\d*(?:\.\d+)?([sdbqcixXfgeEo%])/g, (_m, conv: string) => (conv === "%" ? "%" : (rest[k++] ?? "")));
-    return out.replace(/\\n/g, "\n").replace(/\\t/g, "\t");
+    for (let round = 0; round < 64; round++) {
+      let used = false;
+      out += decodeEscapes(fmt.replace(conversion, (_m, conv: string) => {
+        if (conv === "%") return "%";
+        used = true;
+        const v = rest[k++] ?? "";
+        return conv === "b" ? decodeEscapes(v) : v.replace(/\\/g, "\\\\");
+      }));
+      if (!used || k >= rest.length) break;
+    }
+    return out;
   }
   if ((p.name === "cat" && !p.args.length) || p.name === "true") {
     if (p.body !== undefined) return p.bodyLiteral ? p.body : null;
@@ -341,7 +378,7 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         judgeMove(ctx, [a.path], undefined);
         break;
       case "write":
-        judgeOverwrite(ctx, a.path);
+        judgeOverwrite(ctx, a.path, a.append === true);
         break;
       case "chmod": {
         const w = whereIn(ctx, a.path);
@@ -352,6 +389,9 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
       }
       case "unanalysable":
         add(ctx, "inline_code_unanalysable");
+        break;
+      case "forkbomb":
+        add(ctx, "fork_bomb");
     }
   }
 }
@@ -401,9 +441,13 @@ function judgeFedInput(ctx: JudgeContext, lang: CodeLanguage | "shell"): void {
   else feedCode(ctx, lang, text);
 }
 
-/** `eval "$(ssh-agent -s)"` and similar init idioms: the text comes from a known tool's init output. */
+/**
+ * `eval "$(ssh-agent -s)"` and similar init idioms: the text comes from a known tool's init output. Any
+ * installed tool's shell completion (`helm completion bash`, `rustup completions zsh`, `pip completion --bash`)
+ * is one: a tool named bare, from PATH, printing the completion code it ships.
+ */
 export const INIT_IDIOM =
-  /^\$\((?:\s*(?:command\s+)?(?:\/\S+\/)?(?:ssh-agent(?:\s+-[sc])?|gpg-agent\s+--daemon|pyenv\s+(?:init|virtualenv-init)\s*-?(?:\s+\S+)?|rbenv\s+init\s*-?(?:\s+\S+)?|nodenv\s+init\s*-?|goenv\s+init\s*-?|jenv\s+init\s*-?|plenv\s+init\s*-?|direnv\s+(?:hook\s+\S+|export\s+\S+)|brew\s+shellenv|conda\s+shell\.\S+\s+hook|starship\s+init\s+\S+(?:\s+--print-full-init)?|zoxide\s+init\s+\S+|fnm\s+env(?:\s+--\S+)*|mise\s+activate\s+\S+|rtx\s+activate\s+\S+|opam\s+env|dircolors(?:\s+-[bc])?(?:\s+\S+)?|minikube\s+(?:-p\s+\S+\s+)?docker-env|docker-machine\s+env\s+\S+|thefuck\s+--alias|gh\s+completion\s+-s\s+\S+|kubectl\s+completion\s+\S+|register-python-argcomplete\s+\S+|luarocks\s+path|keychain\s+--eval[^)]*|aws-vault\s+exec[^)]*|ssh-agent\s+-s)\s*)\)$/;
+  /^\$\((?:\s*(?:command\s+)?(?:\/\S+\/)?(?:ssh-agent(?:\s+-[sc])?|gpg-agent\s+--daemon|pyenv\s+(?:init|virtualenv-init)\s*-?(?:\s+\S+)?|rbenv\s+init\s*-?(?:\s+\S+)?|nodenv\s+init\s*-?|goenv\s+init\s*-?|jenv\s+init\s*-?|plenv\s+init\s*-?|direnv\s+(?:hook\s+\S+|export\s+\S+)|brew\s+shellenv|conda\s+shell\.\S+\s+hook|starship\s+init\s+\S+(?:\s+--print-full-init)?|zoxide\s+init\s+\S+|fnm\s+env(?:\s+--\S+)*|mise\s+activate\s+\S+|rtx\s+activate\s+\S+|opam\s+env|dircolors(?:\s+-[bc])?(?:\s+\S+)?|minikube\s+(?:-p\s+\S+\s+)?docker-env|docker-machine\s+env\s+\S+|thefuck\s+--alias|(?!(?:curl|wget|fetch|aria2c|http|nc|ncat|netcat|socat|cat|echo|printf|base64|base32|xxd|openssl|gpg|eval|sh|bash|zsh)\s)[a-z][\w.-]*(?:\s+[a-z][\w-]*)?\s+completions?(?:\s+-{0,2}[\w=-]+)*|register-python-argcomplete\s+\S+|luarocks\s+path|keychain\s+--eval[^)]*|aws-vault\s+exec[^)]*|ssh-agent\s+-s)\s*)\)$/;
 
 function judgeEval(ctx: JudgeContext): void {
   const args = ctx.args;
@@ -544,6 +588,17 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const [a, b] = words;
       // A container given the host's root, a system tree or its namespaces acts on the host.
       if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
+      if (a === "volume" && b === "create") {
+        const n = args.findIndex((x) => x.text === "--name");
+        const made = n >= 0 ? args[n + 1]?.text : (args.find((x) => x.text.startsWith("--name="))?.text.slice(7) ?? operands(args.slice(2), "dol", ["--driver", "--opt", "--label"])[0]?.text);
+        if (made && ctx.created.size < 64) ctx.created.add(`${name}-volume:${made}`);
+        return;
+      }
+      // A volume this command line created itself (`docker volume create scratch && … && docker volume rm scratch`).
+      if (a === "volume" && b === "rm") {
+        const names = operands(args.slice(2)).map((x) => x.text);
+        if (names.length && names.every((v) => ctx.created.has(`${name}-volume:${v}`))) return;
+      }
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
       // `system prune` without -a/--volumes removes only stopped containers and dangling images.
       if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa")))) return add(ctx, "container_mass_delete");
@@ -595,11 +650,18 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "mount":
       if (operands(args, "otOLUTB", ["--options", "--types", "--label", "--uuid"]).length || hasFlag(args, "a", ["--all", "--bind", "--move"]) || args.some((a) => /remount/.test(a.text))) add(ctx, "mount_change");
       return;
+    case "cryptsetup": {
+      // Read-only actions print; formatting or erasing a device destroys its data; opening and closing map it.
+      const action = (words[0] ?? "").toLowerCase();
+      if (/^(?:status|luksdump|isluks|luksuuid|benchmark|tcryptdump|bitlkdump|fvault2dump|help)$/.test(action) || (!action && hasFlag(args, "V", ["--version", "--help"]))) return;
+      if (/^(?:luksformat|erase|lukserase|reencrypt|convert|lukskillslot|luksremovekey|repair)$/.test(action)) return add(ctx, "erase_device");
+      add(ctx, "mount_change");
+      return;
+    }
     case "umount":
     case "swapoff":
     case "swapon":
     case "losetup":
-    case "cryptsetup":
       if (name === "losetup" && !hasFlag(args, "dD", ["--detach", "--detach-all"])) return;
       if (name === "swapon" && !operands(args).length && !hasFlag(args, "a")) return;
       add(ctx, name.startsWith("swap") ? "kernel_change" : "mount_change");
@@ -912,7 +974,14 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "gpg":
     case "gpg2":
       judgeOutputOption(ctx, name);
+      if (name === "curl" || name === "wget") judgeHttpDelete(ctx, name);
       break;
+    case "http":
+    case "https":
+    case "xh":
+    case "xhs":
+      judgeHttpDelete(ctx, name);
+      return;
     case "ed":
     case "ex":
     case "vi":
@@ -1156,8 +1225,18 @@ function judgeGit(ctx: JudgeContext): void {
     }
     return;
   }
+  if (subcommand === "reset") {
+    if (!rest.some((a) => a.text === "--hard")) return;
+    // To a named feature branch (`origin/feature/ui`): the agent's own branch made to match; to HEAD, a commit,
+    // a tag, HEAD~n or a shared branch: local work discarded.
+    const target = operands(rest).map((o) => o.text).filter((t) => t !== "--")[0];
+    const m = target === undefined ? null : /^(?:refs\/remotes\/)?([\w.-]+)\/([\w./-]+)$/.exec(target);
+    if (!m || PROTECTED_BRANCH.test(m[2]!) || /\.\.|\/$/.test(m[2]!)) add(ctx, "git_reset_hard");
+    return;
+  }
   if (subcommand !== "push") return;
   const texts = rest.map((a) => a.text);
+  if (hasFlag(rest.filter((a) => !a.text.startsWith("--")), "n")) return; // dry run
   const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
   const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
   const refspecs = ops.slice(1);
@@ -1206,6 +1285,35 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     else if (/^-C./.test(t)) dest = t.slice(2);
   }
   if (dest !== undefined) judgeOverwrite(ctx, dest);
+}
+
+const LOCAL_HOST = /^(?:localhost|[\w.-]+\.localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[::1?\]|::1)$/i;
+
+/**
+ * `curl -X DELETE URL`, `wget --method=DELETE`, `http DELETE URL`: a resource deleted on another host (not the
+ * task's own), or a whole index or collection anywhere (`/logs-*`, `/_all`, a top-level path). One item of a
+ * local development API (`localhost:8000/api/items/3`) is the task's own.
+ */
+function judgeHttpDelete(ctx: JudgeContext, name: string): void {
+  const texts = ctx.args.map((a) => a.text);
+  let del = false;
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (name === "curl" && (/^-[a-zA-Z]*X$/.test(t) || t === "--request") && /^delete$/i.test(texts[k + 1] ?? "")) del = true;
+    else if (name === "curl" && /^(?:-[a-zA-Z]*X|--request=)delete$/i.test(t)) del = true;
+    else if (name === "wget" && (/^--method=delete$/i.test(t) || (t === "--method" && /^delete$/i.test(texts[k + 1] ?? "")))) del = true;
+    else if (name !== "curl" && name !== "wget" && /^delete$/i.test(t)) del = true;
+  }
+  if (!del) return;
+  const urls = texts.filter((t) => /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) || (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)));
+  if (!urls.length) return add(ctx, "http_delete");
+  for (const u of urls) {
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
+    const host = m[1]!;
+    const segments = m[2]!.split("/").filter(Boolean);
+    const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s));
+    if (!LOCAL_HOST.test(host) || /\$/.test(u) || whole) return add(ctx, "http_delete");
+  }
 }
 
 /** Commands that write the file named by an output option (`sort -o FILE`, `curl -o FILE`, `uniq IN OUT`). */

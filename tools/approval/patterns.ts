@@ -16,10 +16,11 @@ export interface DangerousPattern {
   pattern?: RegExp;
   description: string;
   /**
-   * "command" (default): matched against each rendered pipeline; "raw": against the normalised text.
+   * "command" (default): matched against each rendered pipeline; "raw": against the normalised text;
+   * "code": against the code of every shell script that runs (quoted text and here-document bodies removed).
    * Every class also matches when the effect judge (judge.ts) reports its key.
    */
-  scope?: "command" | "raw";
+  scope?: "command" | "raw" | "code";
 }
 
 export interface Detection {
@@ -65,8 +66,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "fork_bomb",
     description: "fork bomb",
-    scope: "raw",
-    pattern: re(String.raw`(?<![\w:.])([\w:.]+)\s*\(\)\s*\{[^}]{0,200}?\1\s*\|\s*\1\s*&`, String.raw`\bfork\s+while\s+fork\b`, String.raw`while\s+(?:true|1)\s*:\s*os\.fork\(\)`),
+    // A shell function that starts itself twice, in the background; interpreter forks in endless loops are judged (inline_code.ts).
+    scope: "code",
+    pattern: re(String.raw`(?<![\w:.])(?:function\s+)?([\w:.]+)\s*(?:\(\)\s*)?\{[^}]{0,200}?\1\s*(?:\|\s*\1\s*&|&\s*\1(?![\w:.]))`),
   },
   {
     key: "unanalysable",
@@ -181,11 +183,7 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     pattern: re(String.raw`${AT}pkill\s${ANY}(?:-9|-kill|-sigkill|--signal[=\s](?:9|kill|sigkill)|-s\s?(?:9|kill|sigkill))${EOT}`),
   },
   { key: "git_force_push", description: "git force-push or remote branch deletion (rewrites shared history)" },
-  {
-    key: "git_reset_hard",
-    description: "git reset --hard (discards uncommitted work)",
-    pattern: re(String.raw`${AT}git${GITOPTS}\sreset\s${ANY}--hard${EOT}`),
-  },
+  { key: "git_reset_hard", description: "git reset --hard (discards uncommitted work)" },
   { key: "git_clean_force", description: "git clean -f (deletes untracked files)" },
   {
     key: "git_history_rewrite",
@@ -242,7 +240,7 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
   const out: { key: string; description: string }[] = [];
   for (const p of DANGEROUS_PATTERNS) {
     const judged = analysis.findings.some((f) => f.key === p.key);
-    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : units.some((u) => p.pattern!.test(u))));
+    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : p.scope === "code" ? analysis.code.some((c) => p.pattern!.test(c)) : units.some((u) => p.pattern!.test(u))));
     if (hit) out.push({ key: p.key, description: p.description });
   }
   return out;

@@ -9,11 +9,12 @@
  */
 
 export type WordPart =
-  | { kind: "lit"; text: string; quoted: boolean }
+  /** `split`: text a command substitution wrote (analyse.ts), split into words when not quoted. */
+  | { kind: "lit"; text: string; quoted: boolean; split?: boolean }
   /** `$name` / `${…}`; `raw` is the text as written. */
   | { kind: "param"; name: string; raw: string }
   /** `$( … )`, backticks, `<( … )`, `>( … )`; `raw` is the inner text. */
-  | { kind: "subst"; op: "$(" | "`" | "<(" | ">("; raw: string };
+  | { kind: "subst"; op: "$(" | "`" | "<(" | ">("; raw: string; quoted?: boolean };
 
 export interface Word {
   parts: WordPart[];
@@ -384,7 +385,7 @@ class Reader {
       }
       if (c === "`") {
         flush();
-        parts.push(this.readBackticks());
+        parts.push({ ...this.readBackticks(), quoted: true } as WordPart);
         continue;
       }
       if (c === "$" && this.peek(1) !== "'" ) {
@@ -392,7 +393,7 @@ class Reader {
         if (part.kind === "lit") lit += part.text;
         else {
           flush();
-          parts.push(part);
+          parts.push(part.kind === "subst" ? { ...part, quoted: true } : part);
         }
         continue;
       }
@@ -522,7 +523,7 @@ export function wordText(word: Word, vars: ReadonlyMap<string, string> = new Map
 }
 
 /** Variables the task's environment may carry (its allow-list, the shell's own): their value is never assumed. */
-const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TERM|TZ|COLUMNS|LINES|HOSTNAME|IFS|CDPATH|LC_\w+|XDG_\w+)$/;
+export const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TERM|TZ|COLUMNS|LINES|HOSTNAME|IFS|CDPATH|LC_\w+|XDG_\w+)$/;
 
 /**
  * The value of `$name` / `${name}` when known. `${name:-word}` (and `-`, `:=`, `=`) with a literal word
