@@ -399,10 +399,29 @@ const POSITIONAL = /\$\{?[0-9@*]\}?/g;
 
 /** Strips wrappers and hands scripts they carry to `analyseScript`. `positional`: what `$1`, `$@`, … of a `sh -c` script stand for. */
 function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrapped {
+  // `DEST=/etc sh -c '… "$DEST/hosts"'`, `env DEST=/etc sh -c …`: the script a wrapper runs sees the
+  // assignments made for it (and only it: they are undone afterwards).
+  const saved = new Map<string, string | undefined>();
+  try {
+    return unwrapWith(t, depth, st, positional, saved);
+  } finally {
+    for (const [k, v] of saved) v === undefined ? st.vars.delete(k) : st.vars.set(k, v);
+  }
+}
+
+function unwrapWith(t: Tok[], depth: number, st: State, positional: string | undefined, saved: Map<string, string | undefined>): Unwrapped {
   let prefix = "";
   let i = 0;
   for (let guard = 0; guard < 32 && i < t.length; guard++) {
-    while (i < t.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(t[i]!.plain)) i++;
+    while (i < t.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(t[i]!.plain)) {
+      const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(t[i]!.plain);
+      if (m) {
+        if (!saved.has(m[1]!)) saved.set(m[1]!, st.vars.get(m[1]!));
+        if (t[i]!.literal !== false) st.vars.set(m[1]!, m[2]!);
+        else st.vars.delete(m[1]!);
+      }
+      i++;
+    }
     if (i >= t.length) break;
     const name = displayName(t[i]!.plain);
     const rest = () => t.slice(i + 1);
@@ -560,6 +579,12 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
         if (c >= 0 && r[c + 1]) analyseScript(r[c + 1]!.plain, depth + 1, st);
         else if (r.length > 1) analyseScript(r.slice(1).map((x) => x.plain).join(" "), depth + 1, st);
         return { prefix, argv: t.slice(i, i + 1) };
+      }
+      case "trap": {
+        // `trap 'cmd' EXIT`: the action runs later, in this shell.
+        const r = rest().filter((x, k) => !(k === 0 && x.plain === "--"));
+        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain)) analyseScript(r[0]!.plain, depth + 1, st);
+        return { prefix, argv: t.slice(i) };
       }
       case "eval":
         if (rest().length === 1 && INIT_IDIOM.test(rest()[0]!.plain.trim())) return { prefix, argv: t.slice(i) };
@@ -721,7 +746,17 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   let argv = unwrapped.argv;
   const name = argv[0] ? displayName(argv[0].plain) : "";
 
-  if (name === "cd" || name === "pushd" || name === "popd") {
+  if ((name === "for" || name === "select") && argv[1] && /^[A-Za-z_]\w*$/.test(argv[1].plain)) {
+    // `for f in /etc/cron.daily/*; do : > "$f"; done`: the variable stands for its values; the body is judged
+    // with the one leaving the working directory first (else the first), as `find -exec` judges `{}`.
+    const loopVar = argv[1].plain;
+    const values = argv[2]?.plain === "in" ? argv.slice(3) : null;
+    if (!values || !values.length || values.some((v) => v.literal === false)) st.vars.delete(loopVar);
+    else {
+      const outside = values.find((v) => (v.plain.startsWith("/") || isOpaqueHead(v.plain) || v.plain.startsWith("..")) && startRelative(st.cwd, st.root, v.plain) === null);
+      st.vars.set(loopVar, (outside ?? values[0]!).plain);
+    }
+  } else if (name === "cd" || name === "pushd" || name === "popd") {
     st.cwd = normalizeCwd(changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain)), st.root);
   } else if (name === "rm" && !insideStart(st.cwd)) {
     let options = true;
@@ -785,7 +820,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     path: argv[0]?.plain,
   });
   const heredoc = judged.find((r) => r.body !== undefined);
-  stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal };
+  stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal, before: prev };
 
   // `find … -exec cmd … ;` runs cmd: render it as a command of its own.
   if (name === "find") {

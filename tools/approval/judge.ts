@@ -31,7 +31,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "cloud_storage_delete", description: "recursive removal from cloud storage" },
   { key: "volume_destroy", description: "destroy volumes, pools or datasets" },
   { key: "sql_update_without_where", description: "SQL UPDATE without WHERE" },
-  { key: "cache_flush", description: "flush a cache or key-value store" },
+  { key: "cache_flush", description: "flush a cache, key-value store or message queue (or delete its keys wholesale)" },
   { key: "mount_change", description: "mount, unmount or remount file systems" },
   { key: "network_change", description: "take down or change network links, addresses or routes" },
   { key: "firewall_change", description: "change firewall rules or policies" },
@@ -157,6 +157,8 @@ export interface Producer {
   args: JudgedArg[];
   body?: string;
   bodyLiteral?: boolean;
+  /** The stage before this one, if any (`ps … | awk … | xargs kill`: awk's producer is ps). */
+  before?: Producer | null;
 }
 
 export interface JudgeContext {
@@ -567,6 +569,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "zfs":
     case "zpool":
       if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
+      // A pool made on (or grown onto) devices writes over whatever they held.
+      else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? "")) judgeDiskInit(ctx, name);
       return;
     case "lvremove":
     case "vgremove":
@@ -615,9 +619,68 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     case "redis-cli":
     case "valkey-cli":
-    case "keydb-cli":
-      if (/^(?:flushall|flushdb)$/i.test(operands(args, "hpanusc")[0]?.text ?? "")) add(ctx, "cache_flush");
+    case "keydb-cli": {
+      const cmd = operands(args, "hpanusc")[0]?.text ?? "";
+      if (/^(?:flushall|flushdb)$/i.test(cmd)) add(ctx, "cache_flush");
       else if (ctx.producer && producedLiteral(ctx.producer) !== null && /\bflush(?:all|db)\b/i.test(producedLiteral(ctx.producer)!)) add(ctx, "cache_flush");
+      // Keys fed in by xargs (`--scan --pattern '*' | xargs redis-cli DEL`), or deleted by a script over KEYS: wholesale.
+      else if (/^(?:del|unlink)$/i.test(cmd) && ctx.viaXargs) add(ctx, "cache_flush");
+      else if (/^eval(?:sha)?$/i.test(cmd) && args.some((a) => /\b(?:del|unlink)\b/i.test(a.text) && /\b(?:keys|scan)\b/i.test(a.text))) add(ctx, "cache_flush");
+      return;
+    }
+    case "nc":
+    case "ncat":
+    case "netcat":
+    case "socat":
+    case "telnet": {
+      // The protocol text sent: memcached `flush_all`, redis `FLUSHALL`.
+      const sent = ctx.redirects.find((r) => r.body !== undefined)?.body ?? (ctx.producer ? producedLiteral(ctx.producer) : null);
+      if (sent && /\bflush_all\b|\bflush(?:all|db)\b/i.test(sent)) add(ctx, "cache_flush");
+      return;
+    }
+    case "etcdctl":
+      if ((words[0] === "del" || words[0] === "delete" || words[0] === "rm" || words[0] === "rmdir") && (has("--prefix", "--from-key", "--recursive") || hasFlag(args, "r"))) add(ctx, "cache_flush");
+      return;
+    case "consul":
+      if (words[0] === "kv" && words[1] === "delete" && has("-recurse")) add(ctx, "cache_flush");
+      return;
+    case "influx":
+      if (words[0] === "delete" && !has("--predicate", "-p")) add(ctx, "sql_delete_without_where");
+      else if ((words[0] === "bucket" || words[0] === "org") && words[1] === "delete") add(ctx, "sql_drop");
+      return;
+    case "rabbitmqctl":
+    case "rabbitmqadmin":
+      if (words.some((w) => /^(?:purge_queue|delete_queue|delete_vhost|reset|force_reset|purge|delete)$/.test(w))) add(ctx, "cache_flush");
+      return;
+    case "kafka-topics":
+    case "kafka-topics.sh":
+    case "kafka-delete-records":
+    case "kafka-delete-records.sh":
+      if (name.startsWith("kafka-delete") || has("--delete")) add(ctx, "cache_flush");
+      return;
+    case "openstack":
+    case "nova":
+    case "neutron":
+    case "cinder":
+    case "glance":
+    case "heat":
+      if (words.some((w) => w === "delete" || w === "purge" || /-delete$/.test(w))) add(ctx, "infra_teardown");
+      return;
+    case "lxc":
+    case "incus":
+    case "multipass":
+    case "limactl":
+    case "colima":
+      if (words.some((w) => w === "delete" || w === "purge") || (name !== "multipass" && words[0] === "rm")) add(ctx, "infra_teardown");
+      return;
+    case "lxc-destroy":
+    case "vagrant":
+    case "qm":
+    case "pct":
+      if (name === "lxc-destroy" || words[0] === "destroy") add(ctx, "infra_teardown");
+      return;
+    case "vault":
+      if ((words[0] === "secrets" && words[1] === "disable") || (words[0] === "kv" && (words[1] === "destroy" || (words[1] === "metadata" && words[2] === "delete")))) add(ctx, "infra_teardown");
       return;
     case "memcflush":
       add(ctx, "cache_flush");
@@ -687,6 +750,28 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (name === "tc" && !words.some((w) => ["add", "del", "delete", "change", "replace"].includes(w))) return;
       if (name === "brctl" && !words.some((w) => /^(?:add|del)/.test(w))) return;
       add(ctx, "network_change");
+      return;
+    case "ethtool":
+      // -s/--change and the other setters change the link; -S (statistics), -i, -k and a bare device only read.
+      if (args.some((a) => /^-(?:s|A|C|G|K|L|E|f|r|X|N|U)$|^--(?:change|pause|coalesce|set-ring|features|offload|set-channels|change-eeprom|flash|negotiate|reset|set-rxfh-indir|rxfh|config-ntuple|config-nfc|set-eee|set-fec|set-priv-flags|set-phy-tunable|set-module)$/.test(a.text))) add(ctx, "network_change");
+      return;
+    case "wg-quick":
+      if (words[0] === "down" || words[0] === "up") add(ctx, "network_change");
+      return;
+    case "wg":
+      if (words[0] === "set" || words[0] === "setconf" || words[0] === "addconf" || words[0] === "syncconf") add(ctx, "network_change");
+      return;
+    case "networkctl":
+      if (/^(?:down|up|reconfigure|reload|delete|renew|forcerenew)$/.test(words[0] ?? "")) add(ctx, "network_change");
+      return;
+    case "iw":
+    case "iwconfig":
+    case "rfkill":
+      if (words.some((w) => /^(?:set|del|disconnect|block|connect|down|off)$/.test(w))) add(ctx, "network_change");
+      return;
+    case "auditctl":
+      // -D deletes every rule, -d/-W one, -e 0 turns auditing off; -l, -s only read.
+      if (args.some((a) => /^-[DdW]$/.test(a.text)) || args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")) add(ctx, "kernel_change");
       return;
     case "nmcli":
       if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) add(ctx, "network_change");
@@ -783,6 +868,63 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
 
 const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio"]);
 
+/**
+ * Processes of system services (the init, ssh, container runtime, kubelet, databases, web servers, cron,
+ * logging, …): killing them by name stops the service, as `systemctl stop` would.
+ */
+const SYSTEM_DAEMON =
+  /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|runc|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|redis-server|memcached|nginx|apache2|httpd|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd|named|dnsmasq|haproxy|rabbitmq-server|beam\.smp|elasticsearch|zookeeper|kafka|consul|vault|nomad)(?=$|[\s:])/;
+
+/** Signal 9 / KILL spelled as kill spells it. */
+const FORCE_SIGNAL = /^-(?:9|KILL|SIGKILL|s\s*(?:9|KILL|SIGKILL))$|^--signal=(?:9|KILL|SIGKILL)$/i;
+
+/** Filters between a process listing and kill: what survives them is not every process. */
+function narrows(p: Producer): boolean {
+  if (/^(?:grep|egrep|fgrep|rg|ag|pgrep|pidof|lsof|fuser|jq)$/.test(p.name)) return true;
+  if (/^(?:g|m|n)?awk$/.test(p.name)) return p.args.some((a) => !a.text.startsWith("-") && /^\s*[^{\s]|\bif\b|[~=<>]=?/.test(a.text));
+  if (p.name === "sed") return p.args.some((a) => /\/.*\/\s*[pd]/.test(a.text));
+  return false;
+}
+
+/** The command at the start of a pipeline feeding this one, and whether a stage on the way narrows its output. */
+function pipelineOrigin(p: Producer | null | undefined): { origin: Producer | null; narrowed: boolean } {
+  let narrowed = false;
+  let cur = p ?? null;
+  for (let guard = 0; cur && guard < 16; guard++) {
+    if (narrows(cur)) narrowed = true;
+    if (!cur.before) break;
+    cur = cur.before;
+  }
+  return { origin: cur, narrowed };
+}
+
+/**
+ * kill: of every process a listing gives (`ps -eo pid= | xargs kill -9`, `kill $(ps -e -o pid=)`), of a name's
+ * processes by force (`kill -9 $(pgrep -f x)` is `pkill -9 -f x`), of a system service's processes.
+ */
+function judgeKill(ctx: JudgeContext): void {
+  const args = ctx.args;
+  if (args.some((a) => /^-(?:0|s\s*0|-signal=0|l|L)$|^--(?:list|table)$/.test(a.text))) return;
+  const force = args.some((a) => FORCE_SIGNAL.test(a.text)) || args.some((a, k) => (a.text === "-s" || a.text === "-n" || a.text === "--signal") && /^(?:9|KILL|SIGKILL)$/i.test(args[k + 1]?.text ?? ""));
+  const listers: { name: string; rest: string; narrowed: boolean }[] = [];
+  if (ctx.viaXargs && ctx.producer) {
+    const { origin, narrowed } = pipelineOrigin(ctx.producer);
+    if (origin) listers.push({ name: origin.name, rest: origin.args.map((a) => a.text).join(" "), narrowed });
+  }
+  for (const a of args) {
+    const m = /^\$\(\s*(?:sudo\s+)?(\S+)([^|)]*)(\|[^)]*)?\)$/.exec(a.text.trim());
+    if (m) listers.push({ name: m[1]!.split("/").pop()!, rest: m[2]!.trim(), narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]) });
+  }
+  for (const l of listers) {
+    if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
+    if (l.name === "pgrep" || l.name === "pidof") {
+      const names = l.rest.split(/\s+/).filter((w) => w && !w.startsWith("-")).map((w) => w.replace(/^['"]|['"]$/g, ""));
+      if (names.some((n) => SYSTEM_DAEMON.test(n))) return add(ctx, "stop_service");
+      if (force) return add(ctx, "pkill_force");
+    }
+  }
+}
+
 /** Judges one simple command; findings go to ctx.out. */
 export function judgeCommand(ctx: JudgeContext): void {
   const { name, args } = ctx;
@@ -806,7 +948,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   if (ran !== undefined) {
     if (ran === null) add(ctx, "shell_input");
     else ctx.analyseShell(ran);
-  }
+  } else if (ctx.path !== undefined && ctx.path.includes("/") && isFetched(ctx, ctx.path)) add(ctx, "shell_input"); // `./tool/install.sh` of a clone
   if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
@@ -865,6 +1007,7 @@ export function judgeCommand(ctx: JudgeContext): void {
         const w = whereIn(ctx, op.text);
         noteInside(ctx, op.text);
         if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
+        else if (w === "system" && CRON_PATH.test(op.text)) add(ctx, "crontab_replace");
         else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
         else if (w === "credential") add(ctx, "credential_write");
         else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "overwrite_outside_workdir");
@@ -922,7 +1065,7 @@ export function judgeCommand(ctx: JudgeContext): void {
       // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
       const written = writtenScript(ctx, target.text);
       if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
-      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
+      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || isFetched(ctx, target.text)) add(ctx, "shell_input");
       return;
     }
     case "alias":
@@ -940,12 +1083,15 @@ export function judgeCommand(ctx: JudgeContext): void {
       judgeFormat(ctx);
       return;
     case "kill":
+      judgeKill(ctx);
       return;
     case "pkill":
     case "killall": {
       // Every process of a user, group or session, with no name to narrow it down.
       const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
-      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text)) && !args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) add(ctx, "kill_all_processes");
+      if (args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) return; // only asks whether they exist
+      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text))) add(ctx, "kill_all_processes");
+      if (ops.some((o) => SYSTEM_DAEMON.test(o.text))) add(ctx, "stop_service");
       return;
     }
     case "shred":
@@ -962,6 +1108,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "7za":
     case "7zz":
     case "bsdunzip":
+    case "cpio":
       judgeArchive(ctx, name);
       return;
     case "sort":
@@ -982,6 +1129,9 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "xhs":
       judgeHttpDelete(ctx, name);
       return;
+    case "ansible":
+      judgeAnsible(ctx);
+      return;
     case "ed":
     case "ex":
     case "vi":
@@ -993,6 +1143,15 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "blkdiscard":
     case "hdparm":
       judgeEraser(ctx, name);
+      return;
+    case "nvme":
+    case "pvcreate":
+    case "vgcreate":
+    case "vgextend":
+    case "badblocks":
+    case "sg_format":
+    case "ceph-volume":
+      judgeDiskInit(ctx, name);
       return;
     case "fdisk":
     case "sfdisk":
@@ -1010,7 +1169,7 @@ export function judgeCommand(ctx: JudgeContext): void {
         const file = args[f + 1]?.text ?? "";
         const written = writtenScript(ctx, file);
         if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
-        if (ctx.fetched.has(posix.normalize(file))) add(ctx, "shell_input");
+        if (isFetched(ctx, file)) add(ctx, "shell_input");
         return;
       }
       judgeFedInput(ctx, "shell");
@@ -1049,7 +1208,10 @@ export function judgeCommand(ctx: JudgeContext): void {
       if (typeof firstOperand.substOutput === "string") return feedCode(ctx, lang, firstOperand.substOutput);
       return add(ctx, "shell_input");
     }
-    if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
+    // The script run (not the module of `python -m`, not an argument after -c/-e code).
+    const codeFlag = args.findIndex((a) => (lang === "python" ? /^-[A-Za-z]*[cm]/ : lang === "shell" ? /^-[A-Za-z]*c[A-Za-z]*$/ : /^-[A-Za-z]*[eEr]$/).test(a.text));
+    const before = firstOperand ? args.indexOf(firstOperand) : -1;
+    if (firstOperand && (codeFlag < 0 || codeFlag > before) && isFetched(ctx, firstOperand.text)) return add(ctx, "shell_input");
     const written = firstOperand ? writtenScript(ctx, firstOperand.text) : undefined;
     if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
@@ -1109,11 +1271,36 @@ const FETCHERS = /^(?:curl|wget|base64|base32|basenc|xxd|openssl|gpg2?|uudecode|
 function notefetched(ctx: JudgeContext): void {
   const fromPipe = ctx.producer && FETCHERS.test(ctx.producer.name);
   if (FETCHERS.test(ctx.name) || fromPipe) {
-    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(posix.normalize(r.target));
+    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
     const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
-    if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(posix.normalize(ctx.args[o + 1]!.text));
+    if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(fetchKey(ctx, ctx.args[o + 1]!.text));
   }
-  if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(posix.normalize(op.text));
+  if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(fetchKey(ctx, op.text));
+  // `git clone URL [DIR]` (also hg/svn/fossil): everything under DIR came from the network.
+  if (/^(?:git|hg|svn|fossil)$/.test(ctx.name) && ctx.fetched.size < 64) {
+    const texts = ctx.args.map((a) => a.text);
+    const at = texts.findIndex((t) => t === "clone" || t === "checkout" || t === "co");
+    if (at < 0 || (ctx.name === "git" && texts[at] !== "clone")) return;
+    const ops = operands(ctx.args.slice(at + 1), "bcoju", ["--branch", "--config", "--origin", "--depth", "--reference", "--separate-git-dir", "--upload-pack", "--template", "--filter", "--jobs"]).map((a) => a.text);
+    const url = ops[0];
+    if (url === undefined) return;
+    const dir = ops[1] ?? url.replace(/[?#].*$/, "").replace(/\/+$/, "").replace(/\.git$/, "").split(/[/:]/).pop() ?? "";
+    if (dir) ctx.fetched.add(fetchKey(ctx, dir).replace(/\/*$/, "/"));
+  }
+}
+
+/** A path as the fetched-files record keys it: joined to the directory the command runs in. */
+function fetchKey(ctx: JudgeContext, path: string): string {
+  return posix.normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path));
+}
+
+/** A file this command line downloaded or decoded, or one under a directory it cloned. */
+function isFetched(ctx: JudgeContext, path: string): boolean {
+  if (!ctx.fetched.size) return false;
+  const key = fetchKey(ctx, path);
+  if (ctx.fetched.has(key)) return true;
+  for (const f of ctx.fetched) if (f.endsWith("/") && key.startsWith(f)) return true;
+  return false;
 }
 
 /** `python -c CODE`, `perl -e CODE`, `awk 'PROGRAM'`, … */
@@ -1257,13 +1444,26 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     if (hasFlag(args.filter((a) => a.text !== "-d"), "lvtzZ")) return;
     const d = texts.indexOf("-d");
     const dest = d >= 0 ? texts[d + 1] : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "") ? texts.find((t) => /^-d./.test(t))!.slice(2) : undefined;
-    if (dest !== undefined) judgeOverwrite(ctx, dest);
+    extractInto(ctx, dest);
     return;
   }
   if (name.startsWith("7z")) {
     if (texts[0] !== "x" && texts[0] !== "e") return;
     const o = texts.find((t) => t.startsWith("-o"));
-    if (o) judgeOverwrite(ctx, o.slice(2));
+    extractInto(ctx, o?.slice(2));
+    return;
+  }
+  if (name === "cpio") {
+    // -i extracts into the working directory (or -D DIR); -p copies the listed files into DIR.
+    const bundled = texts.filter((t) => /^-[a-zA-Z]+$/.test(t)).map((t) => t.slice(1)).join("");
+    let dir: string | undefined;
+    for (let k = 0; k < texts.length; k++) {
+      if (texts[k] === "-D" || texts[k] === "--directory") dir = texts[k + 1];
+      else if (texts[k]!.startsWith("--directory=")) dir = texts[k]!.slice(12);
+    }
+    if (/t/.test(bundled) || texts.includes("--list")) return;
+    if (/i/.test(bundled) || texts.includes("--extract")) return extractInto(ctx, dir);
+    if (/p/.test(bundled) || texts.includes("--pass-through")) extractInto(ctx, dir ?? operands(args, "DEFHIMORV", ["--directory", "--format", "--file"])[0]?.text);
     return;
   }
   // tar: the mode is in the first word (`xf`, `-xzf`) or a long option.
@@ -1284,7 +1484,103 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     else if (t.startsWith("--directory=")) dest = t.slice("--directory=".length);
     else if (/^-C./.test(t)) dest = t.slice(2);
   }
-  if (dest !== undefined) judgeOverwrite(ctx, dest);
+  extractInto(ctx, dest);
+}
+
+/** Files extracted into `dest` (the working directory when not given): at `/` they overwrite system files. */
+function extractInto(ctx: JudgeContext, dest: string | undefined): void {
+  const p = dest ?? ".";
+  const abs = p.startsWith("/") ? posix.normalize(p) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, p) : null;
+  if (abs === "/") return add(ctx, "system_config_write");
+  judgeOverwrite(ctx, abs ?? p);
+}
+
+/**
+ * `ansible HOSTS -m MODULE -a ARGS`: the module's effect on every host matched (paths there are none of
+ * the task's). command/shell/raw run ARGS; file state=absent deletes; copy/template/lineinfile write their dest;
+ * reboot, service stop, user, package absent, mount, firewall, cron and sysctl change system state.
+ * `--check` (-C) only reports.
+ */
+function judgeAnsible(ctx: JudgeContext): void {
+  const texts = ctx.args.map((a) => a.text);
+  let module = "command";
+  let moduleArgs = "";
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === "-C" || t === "--check") return;
+    if (t === "-m" || t === "--module-name") module = texts[++k] ?? "";
+    else if (t.startsWith("--module-name=")) module = t.slice(14);
+    else if (/^-m./.test(t)) module = t.slice(2);
+    else if (t === "-a" || t === "--args") moduleArgs = texts[++k] ?? "";
+    else if (t.startsWith("--args=")) moduleArgs = t.slice(7);
+  }
+  module = module.replace(/^ansible\.(?:builtin|posix|windows)\./, "");
+  const kv = new Map<string, string>();
+  for (const m of moduleArgs.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)) kv.set(m[1]!.toLowerCase(), m[2]!.replace(/^(["'])(.*)\1$/, "$2"));
+  const state = (kv.get("state") ?? "").toLowerCase();
+  const path = kv.get("path") ?? kv.get("dest") ?? kv.get("name");
+  switch (module) {
+    case "command":
+    case "shell":
+    case "raw":
+    case "win_shell":
+    case "win_command":
+      if (moduleArgs) ctx.analyseShell(moduleArgs.replace(/^(?:\s*(?:chdir|creates|removes|executable|warn|stdin)=\S+)+\s*/, ""));
+      return;
+    case "script":
+      return add(ctx, "shell_input");
+    case "file":
+      if (path === undefined) return;
+      if (state === "absent") return judgeDelete(ctx, path, true);
+      if (kv.has("mode") || kv.has("owner") || kv.has("group")) {
+        const w = whereIn(ctx, path);
+        if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+        else if (w !== "inside" && w !== "scratch") add(ctx, "chmod_outside_workdir");
+      }
+      return;
+    case "copy":
+    case "template":
+    case "lineinfile":
+    case "blockinfile":
+    case "replace":
+    case "get_url":
+    case "unarchive":
+      if (path !== undefined) judgeOverwrite(ctx, path);
+      return;
+    case "reboot":
+    case "win_reboot":
+      return add(ctx, "reboot_shutdown");
+    case "service":
+    case "systemd":
+    case "systemd_service":
+    case "sysvinit":
+      if (state === "stopped" || /^(?:no|false)$/i.test(kv.get("enabled") ?? "") || /^(?:yes|true)$/i.test(kv.get("masked") ?? "")) add(ctx, "stop_service");
+      return;
+    case "user":
+    case "group":
+    case "authorized_key":
+      return add(ctx, "user_change");
+    case "apt":
+    case "yum":
+    case "dnf":
+    case "package":
+    case "pacman":
+    case "zypper":
+    case "apk":
+      if (state === "absent" || state === "removed") add(ctx, "package_remove");
+      return;
+    case "mount":
+      return add(ctx, "mount_change");
+    case "iptables":
+    case "ufw":
+    case "firewalld":
+      return add(ctx, "firewall_change");
+    case "cron":
+      return add(ctx, "crontab_replace");
+    case "sysctl":
+    case "modprobe":
+      return add(ctx, "kernel_change");
+  }
 }
 
 const LOCAL_HOST = /^(?:localhost|[\w.-]+\.localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[::1?\]|::1)$/i;
@@ -1323,10 +1619,16 @@ function judgeOutputOption(ctx: JudgeContext, name: string): void {
   const targets: string[] = [];
   const shortOpt = name === "wget" ? "-O" : name === "openssl" ? "-out" : "-o";
   const longOpt = name === "wget" ? "--output-document" : "--output";
+  // `curl -fsSLo FILE`, `wget -qO FILE`: the option ends a bundle of flags that take no value.
+  const bundle = name === "curl" ? /^-[fsSLkvqiIgGNRjJ#]+o$/ : name === "wget" ? /^-[qvcNnrkKpSx4]+O$/ : null;
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k]!;
-    if (t === shortOpt || t === longOpt) {
+    if (t === shortOpt || t === longOpt || bundle?.test(t)) {
       if (texts[k + 1] !== undefined) targets.push(texts[k + 1]!);
+    } else if ((name === "curl" && t === "--output-dir") || (name === "wget" && (t === "-P" || t === "--directory-prefix"))) {
+      if (texts[k + 1] !== undefined) targets.push(posix.join(texts[k + 1]!, "_download_"));
+    } else if ((name === "curl" && t.startsWith("--output-dir=")) || (name === "wget" && t.startsWith("--directory-prefix="))) {
+      targets.push(posix.join(t.slice(t.indexOf("=") + 1), "_download_"));
     } else if (t.startsWith(longOpt + "=")) targets.push(t.slice(longOpt.length + 1));
     else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget") targets.push(t.slice(2));
   }
@@ -1359,6 +1661,27 @@ function judgeEraser(ctx: JudgeContext, name: string): void {
     noteInside(ctx, t.text);
     if (w !== "inside" && w !== "scratch") return add(ctx, "erase_device");
   }
+}
+
+const BLOCK_DEVICE_NAME = /^(?:\/dev\/(?!null$|zero$|stdin$|stdout$|stderr$|fd\/)|(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d+n\d+|mmcblk\d+)\w*$)/;
+
+/**
+ * Commands that initialise a device for a new use (nvme format/sanitize, LVM physical volumes, ZFS pools,
+ * badblocks -w, sg_format, ceph-volume zap): whatever the device held is gone. Image files in the working
+ * directory are fine.
+ */
+function judgeDiskInit(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const words = sub(args);
+  if (name === "nvme" && !/^(?:format|sanitize|delete-ns|write-zeroes|write-uncor|fw-download|fw-commit)$/.test(words[0] ?? "")) return;
+  if (name === "badblocks" && !hasFlag(args.filter((a) => !a.text.startsWith("--")), "w")) return;
+  if (name === "ceph-volume" && !words.includes("zap")) return;
+  const ops = operands(args, name === "zpool" ? "oOmRt" : name === "badblocks" ? "bcdeiopt" : "", ["--ses", "--namespace-id", "--lbaf", "--pi", "--setsize", "--metadatasize", "--dataalignment"]).map((o) => o.text);
+  for (const o of ops) {
+    if (BLOCK_DEVICE_NAME.test(o)) return add(ctx, "erase_device");
+    if (o.includes("/") && !isInsideLike(whereIn(ctx, o))) return add(ctx, "erase_device");
+  }
+  if (name === "nvme" || name === "sg_format") add(ctx, "erase_device"); // the device may be named by option
 }
 
 /** Partitioning tools on a device change its partition table unless they only list or print it. */

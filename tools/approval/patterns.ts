@@ -32,7 +32,7 @@ export interface Detection {
   matches?: { key: string; description: string }[];
 }
 
-const AT = String.raw`(?:^|\| )`; // start of a command in a rendered pipeline
+const AT = String.raw`(?:^|\| )(?:xargs )?`; // start of a command in a rendered pipeline (xargs runs the command it names)
 const ANY = String.raw`(?:[^|]*\s)?`; // any words before the next one, within the same command
 const EOT = String.raw`(?=\s|$)`; // end of a word
 const END_ARGS = String.raw`(?=\s*$|\s\|\s|\s[0-9&]*[<>])`; // after the last argument
@@ -168,7 +168,7 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     key: "stop_service",
     description: "stop, disable or mask a system service",
     pattern: re(
-      String.raw`${AT}(?:systemctl\s${ANY}(?:stop|disable|mask|kill)|service\s+\S+\s+(?:stop|disable)|init\.d/\S+\s+stop|rc-service\s+\S+\s+stop|launchctl\s+(?:unload|stop|remove|bootout|disable)|update-rc\.d\s${ANY}(?:disable|remove))${EOT}`,
+      String.raw`${AT}(?:systemctl\s${ANY}(?:stop|disable|mask|kill|isolate)|service\s+\S+\s+(?:stop|disable)|(?:init\.d/\S+|invoke-rc\.d\s+\S+|rc-service\s+\S+|sv|s6-svc\s+-d|supervisorctl)\s+(?:stop|force-stop|down|-d)|launchctl\s+(?:unload|stop|remove|bootout|disable)|update-rc\.d\s${ANY}(?:disable|remove)|rc-update\s+(?:del|delete)|chkconfig\s${ANY}off|(?:sysv-rc-conf|systemd-sysv-install)\s${ANY}(?:off|disable))${EOT}`,
     ),
   },
   {
