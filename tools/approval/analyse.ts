@@ -856,8 +856,9 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   return renderArgv(prefix, argv, redirects);
 }
 
-// Not taken at their word: an operand spelled `--help` after `--`-less operands is a file name to some of them.
-const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed"]);
+// Not taken at their word: to some an operand spelled `--help` is a file name; others (docker run, ssh) pass
+// the words after their first operand to another program.
+const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed", "docker", "podman", "nerdctl", "ctr", "ssh", "lxc-attach", "machinectl", "vagrant"]);
 const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
 const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
 
@@ -867,11 +868,13 @@ const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if
  */
 function inertInvocation(name: string, args: JudgedArg[]): boolean {
   if (!name || SHELLS.has(name) || interpreterLanguage(name) !== null || CORE_FILE_TOOLS.has(name)) return false;
+  let inert = false;
   for (const a of args) {
-    if (a.text === "--") return false;
-    if (HELP_FLAG.test(a.text) || DRY_RUN_FLAG.test(a.text)) return true;
+    if (a.text === "--") break;
+    if (/^--?(?:dry-?run|dryrun)=(?:none|false|no|0|off)$/i.test(a.text)) return false; // the last one given wins
+    if (HELP_FLAG.test(a.text) || DRY_RUN_FLAG.test(a.text)) inert = true;
   }
-  return false;
+  return inert;
 }
 
 /**

@@ -300,7 +300,7 @@ const FORK_CALL: Partial<Record<CodeLanguage, RegExp>> = {
   julia: /\b(?:run|fork)\s*\(/,
 };
 const ENDLESS =
-  /\bwhile\s*\(?\s*(?:1|true|True|fork(?:\(\))?|os\.fork\(\))\s*\)?\s*(?::|\{|do\b|;|$)|\bwhile\s+(?:1|true|fork)\b|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:\{|do\b)|\buntil\s*\(?\s*(?:0|false)\b|\biter\s*\(\s*int\s*,\s*1\s*\)|\bitertools\.count\s*\(|\b(?:1|fork)\s+while\s+(?:1|fork)\b|\bsetInterval\s*\(/;
+  /\bwhile\s*\(\s*(?:1|true|!0|True)\s*\)|\bwhile\s*\(?\s*(?:1|true|True|fork(?:\(\))?|os\.fork\(\))\s*\)?\s*(?::|\{|do\b|;|$)|\bwhile\s+(?:1|true|fork)\b|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:\{|do\b)|\buntil\s*\(?\s*(?:0|false)\b|\biter\s*\(\s*int\s*,\s*1\s*\)|\bitertools\.count\s*\(|\b(?:1|fork)\s+while\s+(?:1|fork)\b|\bsetInterval\s*\(/;
 
 /** awk code with the insides of strings and /regex/ literals replaced by `_` (same length, so indices match). */
 function maskAwk(code: string): string {

@@ -869,11 +869,15 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
 const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio"]);
 
 /**
- * Processes of system services (the init, ssh, container runtime, kubelet, databases, web servers, cron,
- * logging, …): killing them by name stops the service, as `systemctl stop` would.
+ * Processes of the system's own services (init, ssh, the container runtime, kubelet, cron, logging, the network,
+ * database servers holding data): killing them by name stops the service, as `systemctl stop` would. Servers an
+ * agent commonly starts for itself (web servers, caches) are not listed.
  */
 const SYSTEM_DAEMON =
-  /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|runc|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|redis-server|memcached|nginx|apache2|httpd|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd|named|dnsmasq|haproxy|rabbitmq-server|beam\.smp|elasticsearch|zookeeper|kafka|consul|vault|nomad)(?=$|[\s:])/;
+  /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd)(?=$|[\s:])/;
+
+/** HUP, USR1, USR2, CONT, WINCH: the signals daemons take as "reload" or "reopen logs", not "stop". */
+const RELOAD_SIGNAL = /^-(?:s\s*)?(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)$|^--signal[=\s](?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i;
 
 /** Signal 9 / KILL spelled as kill spells it. */
 const FORCE_SIGNAL = /^-(?:9|KILL|SIGKILL|s\s*(?:9|KILL|SIGKILL))$|^--signal=(?:9|KILL|SIGKILL)$/i;
@@ -919,7 +923,7 @@ function judgeKill(ctx: JudgeContext): void {
     if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
     if (l.name === "pgrep" || l.name === "pidof") {
       const names = l.rest.split(/\s+/).filter((w) => w && !w.startsWith("-")).map((w) => w.replace(/^['"]|['"]$/g, ""));
-      if (names.some((n) => SYSTEM_DAEMON.test(n))) return add(ctx, "stop_service");
+      if (names.some((n) => SYSTEM_DAEMON.test(n)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) return add(ctx, "stop_service");
       if (force) return add(ctx, "pkill_force");
     }
   }
@@ -1091,7 +1095,7 @@ export function judgeCommand(ctx: JudgeContext): void {
       const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
       if (args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) return; // only asks whether they exist
       if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text))) add(ctx, "kill_all_processes");
-      if (ops.some((o) => SYSTEM_DAEMON.test(o.text))) add(ctx, "stop_service");
+      if (ops.some((o) => SYSTEM_DAEMON.test(o.text)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) add(ctx, "stop_service");
       return;
     }
     case "shred":
