@@ -885,7 +885,13 @@ const FORCE_SIGNAL = /^-(?:9|KILL|SIGKILL|s\s*(?:9|KILL|SIGKILL))$|^--signal=(?:
 /** Filters between a process listing and kill: what survives them is not every process. */
 function narrows(p: Producer): boolean {
   if (/^(?:grep|egrep|fgrep|rg|ag|pgrep|pidof|lsof|fuser|jq)$/.test(p.name)) return true;
-  if (/^(?:g|m|n)?awk$/.test(p.name)) return p.args.some((a) => !a.text.startsWith("-") && /^\s*[^{\s]|\bif\b|[~=<>]=?/.test(a.text));
+  if (/^(?:g|m|n)?awk$/.test(p.name)) {
+    const program = p.args.find((a) => !a.text.startsWith("-"))?.text ?? "";
+    // `NR>1 {print $2}` only drops the header line: every process is still listed.
+    const pattern = program.slice(0, Math.max(0, program.indexOf("{"))).trim();
+    const body = program.slice(program.indexOf("{") + 1);
+    return (pattern !== "" && !/^(?:F?NR\s*(?:>=?|!=)\s*\d+)$/.test(pattern)) || /\bif\b|[~!=]=|~|\bnext\b/.test(body);
+  }
   if (p.name === "sed") return p.args.some((a) => /\/.*\/\s*[pd]/.test(a.text));
   return false;
 }
