@@ -81,6 +81,8 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout 1+2", dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"], harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"], size: 100 },
     { name: "heldout3", dangerous: ["approval_heldout3_dangerous.txt"], harmless: ["approval_heldout3_harmless.txt"], size: 150 },
     { name: "heldout4", dangerous: ["approval_heldout4_dangerous.txt"], harmless: ["approval_heldout4_harmless.txt"], size: 60 },
+    // Written with the working directory /workspace (its `# workdir:` header): measured with it, as the gate passes it.
+    { name: "heldout5", dangerous: ["approval_heldout5_dangerous.txt"], harmless: ["approval_heldout5_harmless.txt"], size: 400 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {

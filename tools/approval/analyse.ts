@@ -32,12 +32,28 @@
  *    when recursive or on a system path.
  *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
  *    `-c` is analysed itself, so a harmless one passes and a harmful one is caught.
- *  - The fork-bomb pattern runs on the raw normalised text, so it also fires on an echoed bomb.
  *  - The working directory is followed through `cd`, `pushd` and `popd` (and a start directory
  *    may be given): once it is anywhere but a subdirectory of the start, the relative operands
  *    of `rm` and the relative targets of write redirections are rendered joined to it
  *    (`cd /usr && rm -rf lib` renders `rm -rf /usr/lib`), so the patterns see where they land.
  *    A directory that cannot be known (`cd -`, `popd`, `cd $(…)`) is rendered as a `$VAR`.
+ *    With the task's working directory known (`defaultCwd`), absolute and `..` spellings of paths in it
+ *    (`/workspace/./cache`, `../workspace/tmp`, `cd /workspace && rm -rf .venv`) are paths in it, and
+ *    `rm` operands are rendered as seen from it (`rm -rf /workspace` renders `rm -rf .`).
+ *  - `${VAR:-word}` is the word when the command line did not set VAR and VAR is not one the task's
+ *    environment carries (its allow-list: HOME, PATH, USER, …; shell.ts ENVIRONMENT_NAME): the task starts
+ *    with nothing else set, so the default is what the command means. An earlier command of the same shell
+ *    could have exported VAR; that is the limit of judging one command line.
+ *  - Assignments made for one command (`VAR=x cmd`, `env VAR=x cmd`) hold while its wrapped script is
+ *    analysed; a `for`/`select` variable stands for its values (the first leaving the working directory,
+ *    else the first); `trap` actions are scripts.
+ *  - A substitution whose command writes a literal (`$(echo …)`, `$(printf …)`) is that text; an unquoted
+ *    here-document whose only expansions are variables set here or carried by the environment is text.
+ *  - A tool given `--help` or a dry run (`--dry-run[=client|server]`, `--dryrun`, …) only prints; its
+ *    redirections are still judged. Core file tools, shells, interpreters and runners of other programs
+ *    (docker run, ssh) are not taken at that word.
+ *  - Fork bombs are looked for in the code of scripts that run (codeOf: quoted text and here-document
+ *    bodies removed), so `echo ":(){ :|:& };:" > notes.txt` is text, and `bash -c ':(){ :|:& };:'` is not.
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
