@@ -936,45 +936,54 @@ function findItem(argv: Tok[], st: State): string {
  * analysed as a script of its own and has a code of its own.
  */
 export function codeOf(src: string): string {
-  let out = "";
+  const parts: string[] = [];
   const heredocs: string[] = [];
-  for (let i = 0; i < src.length; i++) {
+  const special = /['"\\#<\n]/g;
+  let from = 0;
+  for (let m = special.exec(src); m; m = special.exec(src)) {
+    const i = m.index;
     const c = src[i]!;
+    if (c === "<" && !(src[i + 1] === "<" && src[i + 2] !== "<")) continue;
+    if (c === "#" && !(i === 0 || /[\s;&|(]/.test(src[i - 1]!))) continue;
+    if (c === "\n" && !heredocs.length) continue;
+    parts.push(src.slice(from, i));
+    let next = i + 1;
     if (c === "\\") {
-      out += src.slice(i, i + 2);
-      i++;
+      parts.push(src.slice(i, i + 2));
+      next = i + 2;
     } else if (c === "'") {
       const end = src.indexOf("'", i + 1);
-      out += "''";
-      i = end < 0 ? src.length : end;
+      parts.push("''");
+      next = end < 0 ? src.length : end + 1;
     } else if (c === '"') {
-      out += '"';
+      // the text is dropped, a `$( … )` inside is code
+      parts.push('"');
       let j = i + 1;
       for (; j < src.length && src[j] !== '"'; j++) {
         if (src[j] === "\\") j++;
         else if (src[j] === "$" && src[j + 1] === "(") {
           let depth = 0;
-          const from = j;
+          const open = j;
           for (; j < src.length; j++) {
             if (src[j] === "(") depth++;
             else if (src[j] === ")" && --depth === 0) break;
           }
-          out += src.slice(from, j + 1);
+          parts.push(src.slice(open, j + 1));
         }
       }
-      out += '"';
-      i = j;
-    } else if (c === "#" && (i === 0 || /[\s;&|(]/.test(src[i - 1]!))) {
+      parts.push('"');
+      next = j + 1;
+    } else if (c === "#") {
       const end = src.indexOf("\n", i);
-      i = (end < 0 ? src.length : end) - 1;
-    } else if (c === "<" && src[i + 1] === "<" && src[i + 2] !== "<") {
-      const m = /^<<-?\s*(?:(['"])(.*?)\1|\\?([^\s;&|<>()]+))/.exec(src.slice(i, i + 256));
-      if (m) heredocs.push(m[2] ?? m[3]!);
-      out += "<<";
-      i++;
-    } else if (c === "\n" && heredocs.length) {
-      out += "\n";
-      // skip the bodies of the here-documents opened on this line
+      next = end < 0 ? src.length : end;
+    } else if (c === "<") {
+      const h = /^<<-?\s*(?:(['"])(.*?)\1|\\?([^\s;&|<>()]+))/.exec(src.slice(i, i + 256));
+      if (h) heredocs.push(h[2] ?? h[3]!);
+      parts.push("<<");
+      next = i + 2;
+    } else {
+      // a newline ending a line that opened here-documents: their bodies are not code
+      parts.push("\n");
       let pos = i + 1;
       for (const delim of heredocs.splice(0)) {
         while (pos < src.length) {
@@ -984,10 +993,13 @@ export function codeOf(src: string): string {
           if (line === delim) break;
         }
       }
-      i = pos - 1;
-    } else out += c;
+      next = pos;
+    }
+    from = Math.min(next, src.length);
+    special.lastIndex = from;
   }
-  return out;
+  parts.push(src.slice(from));
+  return parts.join("");
 }
 
 function analyseScript(src: string, depth: number, st: State): void {
