@@ -83,6 +83,7 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout4", dangerous: ["approval_heldout4_dangerous.txt"], harmless: ["approval_heldout4_harmless.txt"], size: 60 },
     // Written with the working directory /workspace (its `# workdir:` header): measured with it, as the gate passes it.
     { name: "heldout5", dangerous: ["approval_heldout5_dangerous.txt"], harmless: ["approval_heldout5_harmless.txt"], size: 400 },
+    { name: "heldout6", dangerous: ["approval_heldout6_dangerous.txt"], harmless: ["approval_heldout6_harmless.txt"], size: 340 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
