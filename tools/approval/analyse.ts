@@ -362,6 +362,8 @@ interface State {
   budget: number;
   /** The code of every shell script that runs, quoted text and here-document bodies removed (codeOf). */
   code: string[];
+  /** Aliases a literal `alias name='…'` of the script defined: a later command named so runs their text. */
+  aliases?: Map<string, string>;
 }
 
 interface Unwrapped {
@@ -734,8 +736,50 @@ function resolveLiteralSubst(word: Word): Word {
   };
 }
 
+/**
+ * An unquoted `$IFS` / `${IFS}` (IFS not set by the command line: the default blank, tab, newline) is a
+ * field separator after expansion: `rm${IFS}-rf${IFS}/etc` is the three words `rm -rf /etc`.
+ */
+function splitIfs(word: Word, vars: ReadonlyMap<string, string>): Word[] {
+  const isSep = (p: Word["parts"][number]) => p.kind === "param" && !p.quoted && p.name === "IFS" && (p.raw === "$IFS" || p.raw === "${IFS}") && !vars.has("IFS");
+  if (!word.parts.some(isSep)) return [word];
+  const out: Word[] = [];
+  let cur: Word["parts"] = [];
+  for (const p of word.parts) {
+    if (isSep(p)) {
+      if (cur.length) out.push({ parts: cur });
+      cur = [];
+    } else cur.push(p);
+  }
+  if (cur.length) out.push({ parts: cur });
+  return out;
+}
+
+/** The words of a command after alias expansion: a literal, unquoted first word naming a defined alias is its text. */
+function expandAlias(words: Word[], st: State): Word[] {
+  const head = words[0]?.parts;
+  if (!st.aliases?.size || head?.length !== 1 || head[0]!.kind !== "lit" || head[0]!.quoted) return words;
+  const value = st.aliases.get(head[0]!.text);
+  if (value === undefined) return words;
+  const parsed = parseShell(value, MAX_NESTING);
+  const cmds = parsed.pipelines.flatMap((p) => p.commands);
+  if (parsed.tooDeep || parsed.pipelines.length !== 1 || cmds.length !== 1) return words;
+  return [...cmds[0]!.words, ...words.slice(1)];
+}
+
+/** `alias name='value' …` with literal words: remembered, as the shell does for the commands after it. */
+function rememberAliases(words: Word[], st: State): void {
+  if (words[0] && wordText(words[0]) === "alias" && isLiteral(words[0], st.vars)) {
+    for (const w of words.slice(1)) {
+      const m = /^([\w.:@%+-]+)=(.*)$/s.exec(wordText(w, st.vars));
+      if (m && isLiteral(w, st.vars)) (st.aliases ??= new Map()).set(m[1]!, m[2]!);
+    }
+  }
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
-  const words = cmd.words.map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
+  rememberAliases(cmd.words, st);
+  const words = expandAlias(cmd.words, st).flatMap((w) => splitIfs(w, st.vars)).map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.

@@ -12,7 +12,7 @@ export type WordPart =
   /** `split`: text a command substitution wrote (analyse.ts), split into words when not quoted. */
   | { kind: "lit"; text: string; quoted: boolean; split?: boolean }
   /** `$name` / `${…}`; `raw` is the text as written. */
-  | { kind: "param"; name: string; raw: string }
+  | { kind: "param"; name: string; raw: string; quoted?: boolean }
   /** `$( … )`, backticks, `<( … )`, `>( … )`; `raw` is the inner text. */
   | { kind: "subst"; op: "$(" | "`" | "<(" | ">("; raw: string; quoted?: boolean };
 
@@ -393,7 +393,7 @@ class Reader {
         if (part.kind === "lit") lit += part.text;
         else {
           flush();
-          parts.push(part.kind === "subst" ? { ...part, quoted: true } : part);
+          parts.push(part.kind === "subst" || part.kind === "param" ? { ...part, quoted: true } : part);
         }
         continue;
       }
