@@ -892,6 +892,12 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
         const cmdToks = argv.slice(k + 1, end).map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(item)) : x));
         const inner = unwrap(cmdToks, depth + 1, st, item);
         if (inner.argv.length) st.units.push(renderArgv(inner.prefix, inner.argv, []));
+        // The command runs once per found path (or with them all): judged as a command of its own, `{}`
+        // standing for a path under the start directory. Deletes are judged by find's own rule.
+        const innerName = posix.basename(inner.argv[0]?.plain ?? "");
+        if (inner.argv.length && !/^(?:rm|shred|unlink|rmdir)$/.test(innerName) && !SHELLS.has(innerName) && inner.argv.every((x) => !/[\n]/.test(x.plain))) {
+          analyseScript(inner.argv.map((x) => `'${x.plain.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
+        }
         k = end;
       }
     }

@@ -65,7 +65,8 @@ const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|
 const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
 const SINK = /^\/dev\/(?:null|zero|full|random|urandom|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+)$/;
-const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$)/;
+// `/dev/…/_item_`: what find's `{}` stands for under /dev (analyse.ts findItem), a device node.
+const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
 const CREDENTIAL =
   /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
 const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
