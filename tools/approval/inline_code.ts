@@ -270,8 +270,43 @@ function canonicalPython(code: string): string {
       out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(local)}(?=\\s*[(.])`, "g"), `${m[1]}.${name}`);
     }
   }
+  return homePaths(out);
+}
+
+const PY_LIT = String.raw`[rbu]?(['"])([^'"\\{}]*)`;
+/**
+ * The home directory as Python spells it is `~`: `Path.home()`, `os.path.expanduser('~/x')`,
+ * `Path('~/x').expanduser()`, `os.environ['HOME']` / `os.getenv('HOME')`; joined literal parts
+ * (`.joinpath('a', 'b')`, `/ 'a'`, `os.path.join('~', 'a')`) make one literal path the rules read.
+ */
+function homePaths(code: string): string {
+  const lit = (s: string) => JSON.stringify(s);
+  let out = code
+    .replace(/\bos\.(?:environ\[\s*(['"])HOME\1\s*\]|(?:environ\.get|getenv)\(\s*(['"])HOME\2\s*\))/g, '"~"')
+    .replace(new RegExp(String.raw`\bos\.path\.expanduser\(\s*${PY_LIT}\1\s*\)`, "g"), (_m, _q, p: string) => lit(p))
+    .replace(new RegExp(String.raw`\bPath\(\s*${PY_LIT}\1\s*\)\.expanduser\(\)`, "g"), (_m, _q, p: string) => `Path(${lit(p)})`)
+    .replace(/\b(?:pathlib\.)?Path\.home\(\)/g, 'Path("~")');
+  // os.path.join of literals
+  out = out.replace(/\bos\.path\.join\(([^()]*)\)/g, (m, inner: string) => {
+    const parts = inner.split(",").map((x) => /^\s*[rbu]?(['"])([^'"\\{}]*)\1\s*$/.exec(x)?.[2]);
+    return parts.every((x) => x !== undefined) ? lit(posixJoin(parts as string[])) : m;
+  });
+  // Path("a").joinpath("b", …) and Path("a") / "b" / …
+  for (let k = 0; k < 8; k++) {
+    const before = out;
+    out = out
+      .replace(new RegExp(String.raw`Path\(\s*${PY_LIT}\1\s*\)\s*\.joinpath\(([^()]*)\)`, "g"), (m, _q, base: string, inner: string) => {
+        const parts = inner.split(",").map((x) => /^\s*[rbu]?(['"])([^'"\\{}]*)\1\s*$/.exec(x)?.[2]);
+        return parts.every((x) => x !== undefined) ? `Path(${lit(posixJoin([base, ...(parts as string[])]))})` : m;
+      })
+      .replace(new RegExp(String.raw`Path\(\s*${PY_LIT}\1\s*\)\s*/\s*${PY_LIT}\3`, "g"), (_m, _q, base: string, _q2, rest: string) => `Path(${lit(posixJoin([base, rest]))})`)
+      .replace(/(?<![\w.])\(\s*(Path\("[^"]*"\))\s*\)/g, "$1");
+    if (out === before) break;
+  }
   return out;
 }
+
+const posixJoin = (parts: string[]): string => parts.reduce((a, b) => (b.startsWith("/") ? b : a === "" ? b : `${a.replace(/\/+$/, "")}/${b}`), "");
 
 /** Perl: `glob "x"` / `<*.tmp>` is a list of paths; read it as the literal pattern. */
 function canonicalPerl(code: string): string {
