@@ -17,7 +17,9 @@ export type CodeAction =
   | { kind: "chmod"; path: string }
   | { kind: "unanalysable" }
   /** Processes forked in an endless loop. */
-  | { kind: "forkbomb" };
+  | { kind: "forkbomb" }
+  /** Code fetched from the network and evaluated (`fetch(u).then(r => r.text()).then(eval)`, `exec(urlopen(u).read())`). */
+  | { kind: "remote_eval" };
 
 interface Arg {
   /** The literal value, when the argument is made of string literals only. */
@@ -406,6 +408,10 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
       }
     }
   }
+  // Text read from the network and evaluated as code in the same program: run code downloaded from the network.
+  const fetches = /\bfetch\s*\(|\b(?:https?|axios|got|request|undici)\s*\.\s*(?:get|request)\s*\(|\burlopen\s*\(|\brequests\s*\.\s*get\s*\(|\burllib\b|\bURI\s*\.\s*open\b|\bNet::HTTP\b|\bfile_get_contents\s*\(\s*['"]https?:|\bLWP::|\bHTTP::Tiny\b/;
+  const evaluates = /(?<![\w.])(?:eval|exec)\b\s*[()]|\bnew\s+Function\s*\(|(?<![\w.])Function\s*\(|\bvm\s*\.\s*run\w*\s*\(|\brunInThisContext\b|\binstance_eval\b|\bimport\s*\(\s*['"`]?data:/;
+  if (fetches.test(code) && evaluates.test(code)) out.push({ kind: "remote_eval" });
   // Python pathlib: Path('x').unlink() / .rmdir() / .write_text()
   if (lang === "python") {
     for (const m of code.matchAll(/Path\(\s*[rb]?(['"])(.*?)\1\s*\)\.(unlink|rmdir|write_text|write_bytes|chmod|rename|replace)\s*\(/g)) {

@@ -395,6 +395,9 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         break;
       case "forkbomb":
         add(ctx, "fork_bomb");
+        break;
+      case "remote_eval":
+        add(ctx, "remote_code_exec");
     }
   }
 }
@@ -634,6 +637,10 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "netcat":
     case "socat":
     case "telnet": {
+      // A program run with its input and output on the connection (`nc -e /bin/sh host port`, ncat --exec /
+      // --sh-exec / --lua-exec, socat …EXEC:/SYSTEM:): whoever is at the other end controls it.
+      if ((name === "nc" || name === "netcat" || name === "ncat") && args.some((a) => /^-[a-zA-Z]*[ec]$|^-[ec].|^--(?:exec|sh-exec|lua-exec)(?:=|$)/.test(a.text))) return add(ctx, "remote_code_exec");
+      if (name === "socat" && args.some((a) => /(?:^|[!,])(?:EXEC|SYSTEM):/i.test(a.text))) return add(ctx, "remote_code_exec");
       // The protocol text sent: memcached `flush_all`, redis `FLUSHALL`.
       const sent = ctx.redirects.find((r) => r.body !== undefined)?.body ?? (ctx.producer ? producedLiteral(ctx.producer) : null);
       if (sent && /\bflush_all\b|\bflush(?:all|db)\b/i.test(sent)) add(ctx, "cache_flush");
