@@ -439,7 +439,17 @@ function judgeFedInput(ctx: JudgeContext, lang: CodeLanguage | "shell"): void {
     return;
   }
   const fromFile = ctx.redirects.find((r) => r.op === "<" && !r.fd);
-  if (fromFile) return; // a script file: as safe as running it by name
+  if (fromFile) {
+    // `sh < <(curl …)`: the program is what a command writes at run time; `sh < x.sh` after `curl -o x.sh`:
+    // downloaded. Any other script file is as safe as running it by name.
+    if (/^<\(/.test(fromFile.target) || isFetched(ctx, fromFile.target)) add(ctx, "shell_input");
+    else {
+      const written = writtenScript(ctx, fromFile.target);
+      if (written === null) add(ctx, "shell_input");
+      else if (written !== undefined) feedCode(ctx, lang, written);
+    }
+    return;
+  }
   const p = ctx.producer;
   if (!p) return;
   const text = producedLiteral(p);
@@ -1292,6 +1302,17 @@ function notefetched(ctx: JudgeContext): void {
     for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
     const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
     if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(fetchKey(ctx, ctx.args[o + 1]!.text));
+    // wget without -O, curl -O / --remote-name: each URL is saved under its basename (wget: under -P DIR).
+    const texts = ctx.args.map((a) => a.text);
+    const remoteName = ctx.name === "wget" ? !texts.some((t) => /^-[A-Za-z]*O|^--output-document/.test(t)) : ctx.name === "curl" && texts.some((t) => /^-[A-Za-z]*O[A-Za-z]*$|^--remote-name(?:-all)?$/.test(t));
+    if (remoteName) {
+      const p = texts.findIndex((t) => t === "-P" || t === "--directory-prefix");
+      const dir = p >= 0 ? texts[p + 1] : texts.find((t) => t.startsWith("--directory-prefix="))?.slice("--directory-prefix=".length);
+      for (const t of texts) {
+        const base = /^(?:https?|ftp):\/\/[^/?#]+\/(?:[^?#]*\/)?([^/?#]+)(?:[?#].*)?$/i.exec(t)?.[1];
+        if (base && ctx.fetched.size < 64) ctx.fetched.add(fetchKey(ctx, dir ? posix.join(dir, base) : base));
+      }
+    }
   }
   if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(fetchKey(ctx, op.text));
   // `git clone URL [DIR]` (also hg/svn/fossil): everything under DIR came from the network.
