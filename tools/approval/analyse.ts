@@ -447,6 +447,24 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       i++;
       continue;
     }
+    // Package runners (`npx cdk destroy`, `pnpm dlx`, `yarn dlx`, `bunx`, `bun x`, `npm exec --`): the tool they run
+    // is the command; a package spec `tool@2` / `@scope/tool` names the tool.
+    const runner = name === "npx" || name === "pnpx" || name === "bunx" ? 1 : (name === "pnpm" || name === "yarn") && t[i + 1]?.plain === "dlx" ? 2 : name === "bun" && t[i + 1]?.plain === "x" ? 2 : name === "npm" && (t[i + 1]?.plain === "exec" || t[i + 1]?.plain === "x") ? 2 : 0;
+    if (runner) {
+      let j = i + runner;
+      while (j < t.length && /^-/.test(t[j]!.plain) && t[j]!.plain !== "--") {
+        if (/^(?:-c|--call)$/.test(t[j]!.plain)) break;
+        j += /^(?:-p|--package|--registry|--cache|--userconfig|--workspace|-w)$/.test(t[j]!.plain) ? 2 : 1;
+      }
+      if (t[j]?.plain === "--") j++;
+      if (j < t.length && !/^(?:-c|--call)$/.test(t[j]!.plain)) {
+        const spec = t[j]!.plain;
+        const tool = /^(?:@[^/\s]+\/)?([^@/\s]+)(?:@[^/\s]*)?$/.exec(spec)?.[1];
+        if (tool && tool !== spec) t = [...t.slice(0, j), plainTok(tool), ...t.slice(j + 1)];
+        i = j;
+        continue;
+      }
+    }
     switch (name) {
       case "sudo":
         i = skipOptions(t, i + 1, "CDghpRrtTUu", ["--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"]);
