@@ -540,10 +540,11 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     }
     case "gsutil":
-      if (words[0] === "rb" || (words[0] === "rm" && hasFlag(args, "rR")) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
+      // A wildcard object name (`gs://b/**`, `gs://b/logs/*`) removes every object it matches, like -r.
+      if (words[0] === "rb" || (words[0] === "rm" && (hasFlag(args, "rR") || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
       return;
     case "gcloud":
-      if (words[0] === "storage" && (words[1] === "rm" && hasFlag(args, "rR", ["--recursive"]) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
+      if (words[0] === "storage" && (words[1] === "rm" && (hasFlag(args, "rR", ["--recursive"]) || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w))) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
       if (words.includes("delete") && !words.includes("list")) return add(ctx, "infra_teardown");
       return;
     case "az":
@@ -878,6 +879,13 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "timedatectl":
     case "localectl":
       if (words[0] && /^set-/.test(words[0])) add(ctx, "kernel_change");
+      return;
+    // Setting the system or hardware clock changes the machine's state for every process on it.
+    case "date":
+      if (args.some((a) => /^(?:-[a-zA-Z]*s$|-s.|--set(?:=|$))/.test(a.text))) add(ctx, "kernel_change");
+      return;
+    case "hwclock":
+      if (args.some((a) => /^(?:--set|--systohc|--hctosys|--adjust|--systz|-[a-zA-Z]*[wsa])$/.test(a.text))) add(ctx, "kernel_change");
       return;
   }
 }
