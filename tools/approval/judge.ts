@@ -882,7 +882,7 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       return;
     // Setting the system or hardware clock changes the machine's state for every process on it.
     case "date":
-      if (args.some((a) => /^(?:-[a-zA-Z]*s$|-s.|--set(?:=|$))/.test(a.text))) add(ctx, "kernel_change");
+      if (args.some((a) => /^(?:-[uR]*s[uR]*$|-s.|--set(?:=|$))/.test(a.text))) add(ctx, "kernel_change");
       return;
     case "hwclock":
       if (args.some((a) => /^(?:--set|--systohc|--hctosys|--adjust|--systz|-[a-zA-Z]*[wsa])$/.test(a.text))) add(ctx, "kernel_change");
