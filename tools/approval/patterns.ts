@@ -96,7 +96,8 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "kill_all_processes",
     description: "kill init or every process (kill 1, kill -1, killall5)",
-    pattern: re(String.raw`${AT}kill\s${ANY}-1${END_ARGS}`, String.raw`${AT}kill(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`, `${AT}killall5${EOT}`),
+    // Signal 0 (`kill -0 1`, `kill -s 0 …`) delivers nothing: it only tests whether the process exists.
+    pattern: re(String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0|-SIG0)(?=\s|$))\s${ANY}-1${END_ARGS}`, String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0)(?=\s|$))(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`, `${AT}killall5${EOT}`),
   },
   {
     key: "reboot_shutdown",
