@@ -534,6 +534,12 @@ export const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMP
  */
 export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<string, string>): string | undefined {
   if (p.raw === "$" + p.name || p.raw === "${" + p.name + "}") return vars.get(p.name);
+  // `${name:?message}` / `${name?}`: the value when set (unset, the shell stops with the message instead).
+  const check = /^\$\{([A-Za-z_]\w*)(:?)\?(.*)\}$/s.exec(p.raw);
+  if (check && check[1] === p.name) {
+    const known = vars.get(p.name);
+    return known === "" && check[2] === ":" ? undefined : known;
+  }
   const m = /^\$\{([A-Za-z_]\w*)(:?)[-=](.*)\}$/s.exec(p.raw);
   if (!m || m[1] !== p.name) return undefined;
   const word = /^(["'])([^"'$`\\{}]*)\1$/.exec(m[3]!)?.[2] ?? (/^[^"'$`\\{}\s]*$/.test(m[3]!) ? m[3]! : undefined);
