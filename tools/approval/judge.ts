@@ -1258,7 +1258,26 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeTeardown(ctx, name);
   judgeSystemState(ctx, name);
   const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
-  if (sql) for (const key of judgeSql(sql)) add(ctx, key);
+  if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+}
+
+/** sqlite3 on a database file inside the working directory: its tables are the task's own (like deleting a workspace file). */
+function sqliteInWorkdir(ctx: JudgeContext, name: string, sql: string): boolean {
+  // Only with the task's working directory known: without it a relative path may be anyone's database.
+  if ((name !== "sqlite3" && name !== "sqlite") || !ctx.root) return false;
+  if (/\battach\b|\bvacuum\s+into\b|\.(?:shell|system|once|output)\b/i.test(sql)) return false;
+  const args = ctx.args;
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (/^-(?:cmd|separator|newline|nullvalue|init|vfs|mmap|pagecache|lookaside|maxsize|heap|zip)$/.test(t)) {
+      k++;
+      continue;
+    }
+    if (t.startsWith("-")) continue;
+    if (!args[k]!.literal) return false;
+    return t === ":memory:" || whereIn(ctx, t) === "inside";
+  }
+  return false;
 }
 
 /** The text a command writes to its stdout when it is a literal (echo/printf, cat of a literal here-document); null otherwise. */
