@@ -10,10 +10,20 @@ import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCo
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 
+function fixtureText(name: string): string {
+  return readFileSync(join(here, "fixtures", name), "utf8");
+}
+
 function fixtureLines(name: string): string[] {
-  return readFileSync(join(here, "fixtures", name), "utf8")
+  return fixtureText(name)
     .split("\n")
     .filter((l) => l.trim() !== "" && !l.startsWith("#"));
+}
+
+/** A fixture written with a working directory says so in a `# workdir: /path` header line; measured as the gate passes it. */
+function fixtureOptions(name: string): { cwd: string; defaultCwd: string } | undefined {
+  const dir = /^# workdir: (\S+)\s*$/m.exec(fixtureText(name))?.[1];
+  return dir ? { cwd: dir, defaultCwd: dir } : undefined;
 }
 
 // In the effect tables a literal \n stands for a newline (here-documents).
@@ -22,11 +32,16 @@ const keyed = (line: string) => {
   const tab = line.indexOf("\t");
   return { key: line.slice(0, tab), command: line.slice(tab + 1) };
 };
+// The *_workdir tables are judged with the working directory their header names (as the gate passes it).
+const withOptions = (name: string) => fixtureLines(name).map((line) => ({ line, opts: fixtureOptions(name) }));
 const dangerous = [
-  ...fixtureLines("approval_dangerous.txt").map(keyed),
-  ...fixtureLines("approval_effects_dangerous.txt").map(keyed).map((d) => ({ ...d, command: multiline(d.command) })),
+  ...withOptions("approval_dangerous.txt").map(({ line, opts }) => ({ ...keyed(line), opts })),
+  ...["approval_effects_dangerous.txt", "approval_effects_workdir_dangerous.txt"].flatMap(withOptions).map(({ line, opts }) => ({ ...keyed(line), opts })).map((d) => ({ ...d, command: multiline(d.command) })),
 ];
-const harmless = [...fixtureLines("approval_harmless.txt"), ...fixtureLines("approval_effects_harmless.txt").map(multiline)];
+const harmless = [
+  ...withOptions("approval_harmless.txt").map(({ line, opts }) => ({ command: line, opts })),
+  ...["approval_effects_harmless.txt", "approval_effects_workdir_harmless.txt"].flatMap(withOptions).map(({ line, opts }) => ({ command: multiline(line), opts })),
+];
 
 describe("detection table", () => {
   it("has at least 200 dangerous and 200 harmless commands", () => {
@@ -35,16 +50,16 @@ describe("detection table", () => {
     expect(dangerous.every((d) => d.key && d.command)).toBe(true);
   });
 
-  it.each(dangerous)("flags $command as $key", ({ key, command }) => {
-    const d = detectDangerousCommand(command);
-    expect(d.dangerous, JSON.stringify(analyseCommand(command).units)).toBe(true);
+  it.each(dangerous)("flags $command as $key", ({ key, command, opts }) => {
+    const d = detectDangerousCommand(command, opts);
+    expect(d.dangerous, JSON.stringify(analyseCommand(command, opts).units)).toBe(true);
     expect(d.patternKey).toBe(key);
     expect(d.description).toBe(DANGEROUS_PATTERNS.find((p) => p.key === key)!.description);
   });
 
-  it.each(harmless.map((command) => ({ command })))("does not flag $command", ({ command }) => {
-    const d = detectDangerousCommand(command);
-    expect(d, JSON.stringify(analyseCommand(command).units)).toEqual({ dangerous: false });
+  it.each(harmless)("does not flag $command", ({ command, opts }) => {
+    const d = detectDangerousCommand(command, opts);
+    expect(d, JSON.stringify(analyseCommand(command, opts).units)).toEqual({ dangerous: false });
   });
 
   it("exercises every pattern and has unique keys", () => {
@@ -57,24 +72,28 @@ describe("detection table", () => {
 });
 
 describe("held-out commands (written before tuning; see the fixture headers)", () => {
-  const rate = (lines: string[]) => lines.filter((c) => detectDangerousCommand(multiline(c)).dangerous).length / lines.length;
+  const rate = (files: string[]) => {
+    const lines = files.flatMap((f) => fixtureLines(f).map((c) => ({ c, opts: fixtureOptions(f) })));
+    return lines.filter(({ c, opts }) => detectDangerousCommand(multiline(c), opts).dangerous).length / lines.length;
+  };
   // Each set on its own, so a regression on one cannot hide behind the others.
   const sets = [
     { name: "heldout 1+2", dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"], harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"], size: 100 },
     { name: "heldout3", dangerous: ["approval_heldout3_dangerous.txt"], harmless: ["approval_heldout3_harmless.txt"], size: 150 },
     { name: "heldout4", dangerous: ["approval_heldout4_dangerous.txt"], harmless: ["approval_heldout4_harmless.txt"], size: 60 },
+    // Written with the working directory /workspace (its `# workdir:` header): measured with it, as the gate passes it.
+    { name: "heldout5", dangerous: ["approval_heldout5_dangerous.txt"], harmless: ["approval_heldout5_harmless.txt"], size: 400 },
+    { name: "heldout6", dangerous: ["approval_heldout6_dangerous.txt"], harmless: ["approval_heldout6_harmless.txt"], size: 340 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
-    const lines = dangerous.flatMap(fixtureLines);
-    expect(lines.length).toBeGreaterThanOrEqual(size);
-    expect(rate(lines)).toBeGreaterThanOrEqual(0.97);
+    expect(dangerous.flatMap(fixtureLines).length).toBeGreaterThanOrEqual(size);
+    expect(rate(dangerous)).toBeGreaterThanOrEqual(0.97);
   });
 
   it.each(sets)("$name: flags at most 3 % of the harmless ones", ({ harmless, size }) => {
-    const lines = harmless.flatMap(fixtureLines);
-    expect(lines.length).toBeGreaterThanOrEqual(size);
-    expect(rate(lines)).toBeLessThanOrEqual(0.03);
+    expect(harmless.flatMap(fixtureLines).length).toBeGreaterThanOrEqual(size);
+    expect(rate(harmless)).toBeLessThanOrEqual(0.03);
   });
 });
 
@@ -135,7 +154,11 @@ describe("seeing through disguises", () => {
   });
 
   it("flags a command name computed at run time", () => {
-    expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("computed_command");
+    expect(detectDangerousCommand('x=$(printf "%s" "$CMD"); $x').patternKey).toBe("computed_command");
+    expect(detectDangerousCommand("x=$(cat cmd.txt); $x /srv").patternKey).toBe("computed_command");
+    // A substitution that writes a literal is that literal: judged by what it runs.
+    expect(detectDangerousCommand('x=$(printf "rm -rf /"); $x').patternKey).toBe("delete_system_path");
+    expect(detectDangerousCommand("eval \"$(echo 'echo ok')\"").dangerous).toBe(false);
   });
 
   it("reads long input whole: a dangerous command after a 100 kB heredoc and 5000 pipelines is still found", () => {

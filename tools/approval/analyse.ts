@@ -32,17 +32,33 @@
  *    when recursive or on a system path.
  *  - `bash -c`/`python -c` are not flagged for being `-c` (Hermes v-A did): the script of a shell
  *    `-c` is analysed itself, so a harmless one passes and a harmful one is caught.
- *  - The fork-bomb pattern runs on the raw normalised text, so it also fires on an echoed bomb.
  *  - The working directory is followed through `cd`, `pushd` and `popd` (and a start directory
  *    may be given): once it is anywhere but a subdirectory of the start, the relative operands
  *    of `rm` and the relative targets of write redirections are rendered joined to it
  *    (`cd /usr && rm -rf lib` renders `rm -rf /usr/lib`), so the patterns see where they land.
  *    A directory that cannot be known (`cd -`, `popd`, `cd $(…)`) is rendered as a `$VAR`.
+ *    With the task's working directory known (`defaultCwd`), absolute and `..` spellings of paths in it
+ *    (`/workspace/./cache`, `../workspace/tmp`, `cd /workspace && rm -rf .venv`) are paths in it, and
+ *    `rm` operands are rendered as seen from it (`rm -rf /workspace` renders `rm -rf .`).
+ *  - `${VAR:-word}` is the word when the command line did not set VAR and VAR is not one the task's
+ *    environment carries (its allow-list: HOME, PATH, USER, …; shell.ts ENVIRONMENT_NAME): the task starts
+ *    with nothing else set, so the default is what the command means. An earlier command of the same shell
+ *    could have exported VAR; that is the limit of judging one command line.
+ *  - Assignments made for one command (`VAR=x cmd`, `env VAR=x cmd`) hold while its wrapped script is
+ *    analysed; a `for`/`select` variable stands for its values (the first leaving the working directory,
+ *    else the first); `trap` actions are scripts.
+ *  - A substitution whose command writes a literal (`$(echo …)`, `$(printf …)`) is that text; an unquoted
+ *    here-document whose only expansions are variables set here or carried by the environment is text.
+ *  - A tool given `--help` or a dry run (`--dry-run[=client|server]`, `--dryrun`, …) only prints; its
+ *    redirections are still judged. Core file tools, shells, interpreters and runners of other programs
+ *    (docker run, ssh) are not taken at that word.
+ *  - Fork bombs are looked for in the code of scripts that run (codeOf: quoted text and here-document
+ *    bodies removed), so `echo ":(){ :|:& };:" > notes.txt` is text, and `bash -c ':(){ :|:& };:'` is not.
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
-import { INIT_IDIOM, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
-import { assignmentOf, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
+import { INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
+import { assignmentOf, ENVIRONMENT_NAME, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 interface Tok {
   /** The word as the program receives it (quotes removed, known variables substituted). */
@@ -144,6 +160,14 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
   if (braced) {
     const literal = isLiteral(word, vars);
     return braced.filter((w) => w !== "").map((w) => ({ plain: w, shown: sanitize(w) || "''", literal }));
+  }
+  // An unquoted `$(echo a b)` is split into several words, as the shell does.
+  const only = word.parts.length === 1 ? word.parts[0]! : null;
+  if (only?.kind === "lit" && only.split && /\s/.test(only.text)) {
+    return only.text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((v) => ({ plain: v, shown: sanitize(v), literal: true }));
   }
   // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
   if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
@@ -281,6 +305,32 @@ function startDir(opts: DetectOptions | undefined): Cwd {
   return abs;
 }
 
+/** A directory given as an absolute path (or `..`-relative) that lies inside the task's working directory, seen from it. */
+function normalizeCwd(cwd: Cwd, root: string | undefined): Cwd {
+  if (!root || isOpaqueHead(cwd) || insideStart(cwd)) return cwd;
+  const abs = cwd.startsWith("/") ? posix.normalize(cwd) : posix.join(root, cwd);
+  const rel = posix.relative(root, abs) || ".";
+  return insideStart(rel) ? rel : abs;
+}
+
+/**
+ * A path as seen from the start directory (the task's working directory) when it lies inside it:
+ * `/workspace/./cache`, `../workspace/tmp` from /workspace and `cache` are all `cache`; the directory
+ * itself is ".". Null when it lies outside or cannot be known.
+ */
+export function startRelative(cwd: Cwd, root: string | undefined, path: string): string | null {
+  if (path === "" || isOpaqueHead(path) || isOpaqueHead(cwd)) return null;
+  let rel: string;
+  if (path.startsWith("/") || cwd.startsWith("/")) {
+    if (!root) return null;
+    rel = posix.relative(root, path.startsWith("/") ? posix.normalize(path) : posix.join(cwd, path)) || ".";
+  } else {
+    rel = posix.normalize(posix.join(cwd, path)).replace(/\/+$/, "") || ".";
+    if (root && !insideStart(rel)) rel = posix.relative(root, posix.join(root, rel)) || ".";
+  }
+  return insideStart(rel) ? rel : null;
+}
+
 /** A relative path operand as seen from the start directory, when the working directory left it. */
 function rebase(cwd: Cwd, path: string): string | null {
   if (insideStart(cwd) || path === "" || path.startsWith("/") || isOpaqueHead(path)) return null;
@@ -301,6 +351,7 @@ interface State {
   findings: Finding[];
   insideTargets: string[];
   fetched: Set<string>;
+  created: Set<string>;
   scripts: Map<string, string | null>;
   comments: string[];
   tooDeep: boolean;
@@ -309,6 +360,10 @@ interface State {
   stdin: Producer | null;
   /** Bound on nested analyses, against pathological inputs. */
   budget: number;
+  /** The code of every shell script that runs, quoted text and here-document bodies removed (codeOf). */
+  code: string[];
+  /** Aliases a literal `alias name='…'` of the script defined: a later command named so runs their text. */
+  aliases?: Map<string, string>;
 }
 
 interface Unwrapped {
@@ -362,16 +417,53 @@ const POSITIONAL = /\$\{?[0-9@*]\}?/g;
 
 /** Strips wrappers and hands scripts they carry to `analyseScript`. `positional`: what `$1`, `$@`, … of a `sh -c` script stand for. */
 function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrapped {
+  // `DEST=/etc sh -c '… "$DEST/hosts"'`, `env DEST=/etc sh -c …`: the script a wrapper runs sees the
+  // assignments made for it (and only it: they are undone afterwards).
+  const saved = new Map<string, string | undefined>();
+  try {
+    return unwrapWith(t, depth, st, positional, saved);
+  } finally {
+    for (const [k, v] of saved) v === undefined ? st.vars.delete(k) : st.vars.set(k, v);
+  }
+}
+
+function unwrapWith(t: Tok[], depth: number, st: State, positional: string | undefined, saved: Map<string, string | undefined>): Unwrapped {
   let prefix = "";
   let i = 0;
   for (let guard = 0; guard < 32 && i < t.length; guard++) {
-    while (i < t.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(t[i]!.plain)) i++;
+    while (i < t.length && /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(t[i]!.plain)) {
+      const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(t[i]!.plain);
+      if (m) {
+        if (!saved.has(m[1]!)) saved.set(m[1]!, st.vars.get(m[1]!));
+        if (t[i]!.literal !== false) st.vars.set(m[1]!, m[2]!);
+        else st.vars.delete(m[1]!);
+      }
+      i++;
+    }
     if (i >= t.length) break;
     const name = displayName(t[i]!.plain);
     const rest = () => t.slice(i + 1);
     if (KEYWORDS.has(name)) {
       i++;
       continue;
+    }
+    // Package runners (`npx cdk destroy`, `pnpm dlx`, `yarn dlx`, `bunx`, `bun x`, `npm exec --`): the tool they run
+    // is the command; a package spec `tool@2` / `@scope/tool` names the tool.
+    const runner = name === "npx" || name === "pnpx" || name === "bunx" ? 1 : (name === "pnpm" || name === "yarn") && t[i + 1]?.plain === "dlx" ? 2 : name === "bun" && t[i + 1]?.plain === "x" ? 2 : name === "npm" && (t[i + 1]?.plain === "exec" || t[i + 1]?.plain === "x") ? 2 : 0;
+    if (runner) {
+      let j = i + runner;
+      while (j < t.length && /^-/.test(t[j]!.plain) && t[j]!.plain !== "--") {
+        if (/^(?:-c|--call)$/.test(t[j]!.plain)) break;
+        j += /^(?:-p|--package|--registry|--cache|--userconfig|--workspace|-w)$/.test(t[j]!.plain) ? 2 : 1;
+      }
+      if (t[j]?.plain === "--") j++;
+      if (j < t.length && !/^(?:-c|--call)$/.test(t[j]!.plain)) {
+        const spec = t[j]!.plain;
+        const tool = /^(?:@[^/\s]+\/)?([^@/\s]+)(?:@[^/\s]*)?$/.exec(spec)?.[1];
+        if (tool && tool !== spec) t = [...t.slice(0, j), plainTok(tool), ...t.slice(j + 1)];
+        i = j;
+        continue;
+      }
     }
     switch (name) {
       case "sudo":
@@ -524,6 +616,12 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
         else if (r.length > 1) analyseScript(r.slice(1).map((x) => x.plain).join(" "), depth + 1, st);
         return { prefix, argv: t.slice(i, i + 1) };
       }
+      case "trap": {
+        // `trap 'cmd' EXIT`: the action runs later, in this shell.
+        const r = rest().filter((x, k) => !(k === 0 && x.plain === "--"));
+        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain)) analyseScript(r[0]!.plain, depth + 1, st);
+        return { prefix, argv: t.slice(i) };
+      }
       case "eval":
         if (rest().length === 1 && INIT_IDIOM.test(rest()[0]!.plain.trim())) return { prefix, argv: t.slice(i) };
         analyseScript(rest().map((x) => x.plain).join(" "), depth + 1, st);
@@ -641,8 +739,65 @@ function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Wo
   };
 }
 
+/**
+ * `$(echo 'echo ok')`, `$(printf 'rm -rf %s' /srv)`: a substitution whose command writes a literal is that
+ * text (trailing newlines removed, as the shell does), split into words where it is not quoted.
+ */
+function resolveLiteralSubst(word: Word): Word {
+  if (!word.parts.some((p) => p.kind === "subst" && (p.op === "$(" || p.op === "`"))) return word;
+  return {
+    parts: word.parts.map((p) => {
+      if (p.kind !== "subst" || (p.op !== "$(" && p.op !== "`")) return p;
+      const out = literalOutput(p.raw);
+      return out === null ? p : { kind: "lit", text: out.replace(/\n+$/, ""), quoted: p.quoted === true, split: p.quoted !== true };
+    }),
+  };
+}
+
+/**
+ * An unquoted `$IFS` / `${IFS}` (IFS not set by the command line: the default blank, tab, newline) is a
+ * field separator after expansion: `rm${IFS}-rf${IFS}/etc` is the three words `rm -rf /etc`.
+ */
+function splitIfs(word: Word, vars: ReadonlyMap<string, string>): Word[] {
+  const isSep = (p: Word["parts"][number]) => p.kind === "param" && !p.quoted && p.name === "IFS" && (p.raw === "$IFS" || p.raw === "${IFS}") && !vars.has("IFS");
+  if (!word.parts.some(isSep)) return [word];
+  const out: Word[] = [];
+  let cur: Word["parts"] = [];
+  for (const p of word.parts) {
+    if (isSep(p)) {
+      if (cur.length) out.push({ parts: cur });
+      cur = [];
+    } else cur.push(p);
+  }
+  if (cur.length) out.push({ parts: cur });
+  return out;
+}
+
+/** The words of a command after alias expansion: a literal, unquoted first word naming a defined alias is its text. */
+function expandAlias(words: Word[], st: State): Word[] {
+  const head = words[0]?.parts;
+  if (!st.aliases?.size || head?.length !== 1 || head[0]!.kind !== "lit" || head[0]!.quoted) return words;
+  const value = st.aliases.get(head[0]!.text);
+  if (value === undefined) return words;
+  const parsed = parseShell(value, MAX_NESTING);
+  const cmds = parsed.pipelines.flatMap((p) => p.commands);
+  if (parsed.tooDeep || parsed.pipelines.length !== 1 || cmds.length !== 1) return words;
+  return [...cmds[0]!.words, ...words.slice(1)];
+}
+
+/** `alias name='value' …` with literal words: remembered, as the shell does for the commands after it. */
+function rememberAliases(words: Word[], st: State): void {
+  if (words[0] && wordText(words[0]) === "alias" && isLiteral(words[0], st.vars)) {
+    for (const w of words.slice(1)) {
+      const m = /^([\w.:@%+-]+)=(.*)$/s.exec(wordText(w, st.vars));
+      if (m && isLiteral(w, st.vars)) (st.aliases ??= new Map()).set(m[1]!, m[2]!);
+    }
+  }
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
-  const words = cmd.words.map((w) => resolvePwd(w, st.cwd, st.vars));
+  rememberAliases(cmd.words, st);
+  const words = expandAlias(cmd.words, st).flatMap((w) => splitIfs(w, st.vars)).map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
@@ -669,8 +824,18 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   let argv = unwrapped.argv;
   const name = argv[0] ? displayName(argv[0].plain) : "";
 
-  if (name === "cd" || name === "pushd" || name === "popd") {
-    st.cwd = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+  if ((name === "for" || name === "select") && argv[1] && /^[A-Za-z_]\w*$/.test(argv[1].plain)) {
+    // `for f in /etc/cron.daily/*; do : > "$f"; done`: the variable stands for its values; the body is judged
+    // with the one leaving the working directory first (else the first), as `find -exec` judges `{}`.
+    const loopVar = argv[1].plain;
+    const values = argv[2]?.plain === "in" ? argv.slice(3) : null;
+    if (!values || !values.length || values.some((v) => v.literal === false)) st.vars.delete(loopVar);
+    else {
+      const outside = values.find((v) => (v.plain.startsWith("/") || isOpaqueHead(v.plain) || v.plain.startsWith("..")) && startRelative(st.cwd, st.root, v.plain) === null);
+      st.vars.set(loopVar, (outside ?? values[0]!).plain);
+    }
+  } else if (name === "cd" || name === "pushd" || name === "popd") {
+    st.cwd = normalizeCwd(changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain)), st.root);
   } else if (name === "rm" && !insideStart(st.cwd)) {
     let options = true;
     argv = argv.map((tok, k) => {
@@ -706,13 +871,19 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   const judged: JudgedRedirect[] = cmd.redirects.map((r) => {
     const body = r.heredoc ?? (r.op === "<<<" && r.target ? wordText(r.target, st.vars) : undefined);
     const quotedDelim = r.target?.parts.some((p) => p.kind === "lit" && p.quoted) ?? false;
+    if (r.heredoc !== undefined && !quotedDelim) {
+      const expanded = expandHeredoc(r.heredoc, st.vars);
+      if (expanded !== null) return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body: expanded, literal: true };
+    }
     const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
     return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
   });
   const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst, substOutput: x.substOutput }));
+  // `kubectl delete … --dry-run=server`, `terraform destroy -help`: the tool only prints; its redirections still write.
+  const inert = inertInvocation(name, args);
   judgeCommand({
-    name,
-    args,
+    name: inert ? "" : name,
+    args: inert ? [] : args,
     redirects: judged,
     cwd: st.cwd,
     root: st.root,
@@ -722,11 +893,12 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     out: st.findings,
     insideTargets: st.insideTargets,
     fetched: st.fetched,
+    created: st.created,
     scripts: st.scripts,
     path: argv[0]?.plain,
   });
   const heredoc = judged.find((r) => r.body !== undefined);
-  stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal };
+  stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal, before: prev };
 
   // `find … -exec cmd … ;` runs cmd: render it as a command of its own.
   if (name === "find") {
@@ -738,24 +910,78 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
         const cmdToks = argv.slice(k + 1, end).map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(item)) : x));
         const inner = unwrap(cmdToks, depth + 1, st, item);
         if (inner.argv.length) st.units.push(renderArgv(inner.prefix, inner.argv, []));
+        // The command runs once per found path (or with them all): judged as a command of its own, `{}`
+        // standing for a path under the start directory. Deletes are judged by find's own rule.
+        const innerName = posix.basename(inner.argv[0]?.plain ?? "");
+        if (inner.argv.length && !/^(?:rm|shred|unlink|rmdir)$/.test(innerName) && !SHELLS.has(innerName) && inner.argv.every((x) => !/[\n]/.test(x.plain))) {
+          analyseScript(inner.argv.map((x) => `'${x.plain.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
+        }
         k = end;
       }
     }
   }
 
   if (!argv.length && !redirects.length) return null;
-  if (name === "rm" && st.cwd !== "." && insideStart(st.cwd)) {
-    // `cd build && rm -rf *` deletes build/*: render it so, for the patterns.
+  if (inert) return `inert ${renderArgv(prefix, argv, redirects)}`; // not a command name the patterns look for
+  if (name === "rm" && insideStart(st.cwd)) {
+    // `cd build && rm -rf *` deletes build/*, `rm -rf /workspace/./cache` deletes cache (in /workspace):
+    // render operands inside the working directory as seen from it, for the patterns.
     let options = true;
     argv = argv.map((tok, k) => {
-      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || tok.plain.startsWith("/") || isOpaqueHead(tok.plain)) {
+      if (k === 0 || (options && tok.plain.startsWith("-") && tok.plain !== "-") || isOpaqueHead(tok.plain)) {
         if (tok.plain === "--") options = false;
         return tok;
       }
-      return plainTok(joinDir(st.cwd, tok.plain));
+      const rel = startRelative(st.cwd, st.root, tok.plain);
+      if (rel !== null) return plainTok(rel === "." && /\/$/.test(tok.plain) ? "./" : rel);
+      return tok.plain.startsWith("/") || st.cwd === "." ? tok : plainTok(joinDir(st.cwd, tok.plain));
     });
   }
   return renderArgv(prefix, argv, redirects);
+}
+
+// Not taken at their word: to some an operand spelled `--help` is a file name; others (docker run, ssh) pass
+// the words after their first operand to another program.
+const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed", "docker", "podman", "nerdctl", "ctr", "ssh", "lxc-attach", "machinectl", "vagrant"]);
+const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
+const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
+
+/**
+ * A tool asked for its help or a dry run only prints (unknown options make a tool stop before acting).
+ * Not for shells and interpreters, whose programs run whatever their options.
+ */
+function inertInvocation(name: string, args: JudgedArg[]): boolean {
+  if (!name || SHELLS.has(name) || interpreterLanguage(name) !== null || CORE_FILE_TOOLS.has(name)) return false;
+  let inert = false;
+  for (const a of args) {
+    if (a.text === "--") break;
+    if (/^--?(?:dry-?run|dryrun)=(?:none|false|no|0|off)$/i.test(a.text)) return false; // the last one given wins
+    if (HELP_FLAG.test(a.text) || DRY_RUN_FLAG.test(a.text)) inert = true;
+  }
+  return inert;
+}
+
+/**
+ * The text of an unquoted here-document whose only expansions are variables this command line set
+ * (substituted) or variables of the task's environment (`$USER`, `$HOME`: kept, their values are not code
+ * anyone wrote), so the text fed on is known: null when it holds `$( … )`, backticks or other variables.
+ */
+function expandHeredoc(body: string, vars: ReadonlyMap<string, string>): string | null {
+  if (!/[$`]/.test(body)) return body;
+  if (body.includes("`") || body.length > 65_536) return null;
+  let ok = true;
+  const out = body.replace(/\\\$|\$\(\(|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\$([$?#!])|\$/g, (m, braced?: string, bare?: string, special?: string) => {
+    if (m === "\\$" || m === "$((") return m;
+    const name = braced ?? bare;
+    if (name !== undefined) {
+      if (vars.has(name)) return vars.get(name)!;
+      if (ENVIRONMENT_NAME.test(name)) return m;
+    }
+    if (special !== undefined) return m;
+    ok = false;
+    return m;
+  });
+  return ok ? out : null;
 }
 
 /** What `{}` of `find ROOTS … -exec` stands for: a path under the first root outside the working directory, else under the first root. */
@@ -765,9 +991,83 @@ function findItem(argv: Tok[], st: State): string {
   while (k < argv.length && /^-[HLP]$|^-O\d$/.test(argv[k]!.plain)) k++;
   for (; k < argv.length && !/^[-(!]/.test(argv[k]!.plain); k++) roots.push(argv[k]!.plain);
   if (!roots.length) roots.push(".");
-  const outside = roots.find((r) => !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
+  const outside = roots.find((r) => startRelative(st.cwd, st.root, r) === null && !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
   const root = outside ?? roots[0]!;
-  return /\$|`/.test(root) ? "$INPUT_ITEM" : posix.join(root, "_item_");
+  if (/\$|`/.test(root)) return "$INPUT_ITEM";
+  return posix.join(outside === undefined ? (startRelative(st.cwd, st.root, root) ?? root) : root, "_item_");
+}
+
+/**
+ * The text of a shell script that is code: quoted strings emptied (a `$( … )` inside double quotes kept),
+ * here-document bodies and comments dropped. `echo ":(){ :|:& };:" > notes.txt` writes text; its code is
+ * `echo "" > notes.txt`. A body or string that does run (`bash -c '…'`, a here-document fed to a shell) is
+ * analysed as a script of its own and has a code of its own.
+ */
+export function codeOf(src: string): string {
+  const parts: string[] = [];
+  const heredocs: string[] = [];
+  const special = /['"\\#<\n]/g;
+  let from = 0;
+  for (let m = special.exec(src); m; m = special.exec(src)) {
+    const i = m.index;
+    const c = src[i]!;
+    if (c === "<" && !(src[i + 1] === "<" && src[i + 2] !== "<")) continue;
+    if (c === "#" && !(i === 0 || /[\s;&|(]/.test(src[i - 1]!))) continue;
+    if (c === "\n" && !heredocs.length) continue;
+    parts.push(src.slice(from, i));
+    let next = i + 1;
+    if (c === "\\") {
+      parts.push(src.slice(i, i + 2));
+      next = i + 2;
+    } else if (c === "'") {
+      const end = src.indexOf("'", i + 1);
+      parts.push("''");
+      next = end < 0 ? src.length : end + 1;
+    } else if (c === '"') {
+      // the text is dropped, a `$( … )` inside is code
+      parts.push('"');
+      let j = i + 1;
+      for (; j < src.length && src[j] !== '"'; j++) {
+        if (src[j] === "\\") j++;
+        else if (src[j] === "$" && src[j + 1] === "(") {
+          let depth = 0;
+          const open = j;
+          for (; j < src.length; j++) {
+            if (src[j] === "(") depth++;
+            else if (src[j] === ")" && --depth === 0) break;
+          }
+          parts.push(src.slice(open, j + 1));
+        }
+      }
+      parts.push('"');
+      next = j + 1;
+    } else if (c === "#") {
+      const end = src.indexOf("\n", i);
+      next = end < 0 ? src.length : end;
+    } else if (c === "<") {
+      const h = /^<<-?\s*(?:(['"])(.*?)\1|\\?([^\s;&|<>()]+))/.exec(src.slice(i, i + 256));
+      if (h) heredocs.push(h[2] ?? h[3]!);
+      parts.push("<<");
+      next = i + 2;
+    } else {
+      // a newline ending a line that opened here-documents: their bodies are not code
+      parts.push("\n");
+      let pos = i + 1;
+      for (const delim of heredocs.splice(0)) {
+        while (pos < src.length) {
+          const end = src.indexOf("\n", pos);
+          const line = src.slice(pos, end < 0 ? src.length : end).replace(/^\t+/, "");
+          pos = end < 0 ? src.length : end + 1;
+          if (line === delim) break;
+        }
+      }
+      next = pos;
+    }
+    from = Math.min(next, src.length);
+    special.lastIndex = from;
+  }
+  parts.push(src.slice(from));
+  return parts.join("");
 }
 
 function analyseScript(src: string, depth: number, st: State): void {
@@ -775,6 +1075,7 @@ function analyseScript(src: string, depth: number, st: State): void {
     st.tooDeep = true;
     return;
   }
+  if (st.code.length < 64) st.code.push(codeOf(src));
   const parsed = parseShell(src, depth);
   if (parsed.tooDeep) st.tooDeep = true;
   st.comments.push(...parsed.comments.filter(Boolean));
@@ -803,17 +1104,19 @@ export interface CommandAnalysis {
   findings: Finding[];
   /** Paths inside the working directory that are deleted, moved, written or chmodded, relative to it. */
   insideTargets: string[];
+  /** The code of every shell script that runs (codeOf): what the "code" patterns match. */
+  code: string[];
 }
 
 /** Parses and renders a command for the patterns. Exposed for tests and for `approval check --explain`. */
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256 };
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), created: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256, code: [] };
   try {
     analyseScript(normalized, 0, st);
   } catch {
     st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
   }
-  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets };
+  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets, code: st.code };
 }

@@ -1,20 +1,25 @@
 /**
- * Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r, awk programs, lua, R, tcl)
+ * Inline interpreter code (python -c, perl -e, ruby -e, node -e, php -r, awk programs, lua, R, tcl, julia, groovy, elixir)
  * read for the same effects as shell commands: the commands it runs through system()/exec/popen and
  * the paths it deletes, moves, writes or chmods. A call whose argument is not a literal (a variable,
  * `$0`, decoded data) cannot be analysed and is reported as such, so the approver is asked.
  */
 
-export type CodeLanguage = "python" | "perl" | "ruby" | "node" | "php" | "awk" | "lua" | "r" | "tcl";
+export type CodeLanguage = "python" | "perl" | "ruby" | "node" | "php" | "awk" | "lua" | "r" | "tcl" | "julia" | "groovy" | "elixir";
 
 export type CodeAction =
   | { kind: "shell"; script: string }
   | { kind: "code"; lang: CodeLanguage; code: string }
   | { kind: "delete"; path: string; recursive: boolean }
   | { kind: "move"; path: string }
-  | { kind: "write"; path: string }
+  /** `append`: only adds to the file (judged like `>>`: harmful on system and credential files). */
+  | { kind: "write"; path: string; append?: boolean }
   | { kind: "chmod"; path: string }
-  | { kind: "unanalysable" };
+  | { kind: "unanalysable" }
+  /** Processes forked in an endless loop. */
+  | { kind: "forkbomb" }
+  /** Code fetched from the network and evaluated (`fetch(u).then(r => r.text()).then(eval)`, `exec(urlopen(u).read())`). */
+  | { kind: "remote_eval" };
 
 interface Arg {
   /** The literal value, when the argument is made of string literals only. */
@@ -36,6 +41,9 @@ const INTERPOLATES: Record<CodeLanguage, RegExp | null> = {
   lua: null,
   r: null,
   tcl: /\$\w|\[/,
+  julia: /\$\w|\$\(/,
+  groovy: /\$\w|\$\{/,
+  elixir: /#\{/,
 };
 
 /** Reads the call arguments starting just after `(`; returns them and the index after `)`. */
@@ -207,6 +215,29 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bexec\s+/g, action: "argv" },
     { re: /\bfile\s+delete\s+/g, action: "rdelete" },
   ],
+  julia: [
+    { re: /(?<![\w.])rm\s*\(/g, action: "delete" },
+    { re: /(?<![\w.])mv\s*\(/g, action: "move" },
+    { re: /(?<![\w.])(?:write|truncate)\s*\(/g, action: "write" },
+    { re: /(?<![\w.])cp\s*\(/g, action: "write", pathArg: 1 },
+    { re: /(?<![\w.])(?:chmod|chown)\s*\(/g, action: "chmod" },
+    { re: /(?<![\w.])(?:eval|include_string)\s*\(/g, action: "eval" },
+  ],
+  groovy: [
+    { re: /\bRuntime\.getRuntime\(\)\.exec\s*\(/g, action: "argv" },
+    { re: /\bnew\s+ProcessBuilder\s*\(/g, action: "argv" },
+    { re: /(?<![\w.])evaluate\s*\(/g, action: "eval" },
+  ],
+  elixir: [
+    { re: /\bFile\.rm_rf!?\s*\(/g, action: "rdelete" },
+    { re: /\bFile\.(?:rm|rmdir)!?\s*\(/g, action: "delete" },
+    { re: /\bFile\.(?:rename|cp_r|cp)!?\s*\(/g, action: "move" },
+    { re: /\bFile\.write!?\s*\(/g, action: "write" },
+    { re: /\bFile\.(?:chmod|chown)!?\s*\(/g, action: "chmod" },
+    { re: /\bSystem\.(?:cmd|shell)\s*\(/g, action: "argv" },
+    { re: /:os\.cmd\s*\(/g, action: "shell" },
+    { re: /\bCode\.eval_string\s*\(/g, action: "eval" },
+  ],
 };
 
 /** The shell text of an argv-style call (`subprocess.run(["rm","-rf","/"])`, `system("rm", "-rf", …)`). */
@@ -241,8 +272,43 @@ function canonicalPython(code: string): string {
       out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(local)}(?=\\s*[(.])`, "g"), `${m[1]}.${name}`);
     }
   }
+  return homePaths(out);
+}
+
+const PY_LIT = String.raw`[rbu]?(['"])([^'"\\{}]*)`;
+/**
+ * The home directory as Python spells it is `~`: `Path.home()`, `os.path.expanduser('~/x')`,
+ * `Path('~/x').expanduser()`, `os.environ['HOME']` / `os.getenv('HOME')`; joined literal parts
+ * (`.joinpath('a', 'b')`, `/ 'a'`, `os.path.join('~', 'a')`) make one literal path the rules read.
+ */
+function homePaths(code: string): string {
+  const lit = (s: string) => JSON.stringify(s);
+  let out = code
+    .replace(/\bos\.(?:environ\[\s*(['"])HOME\1\s*\]|(?:environ\.get|getenv)\(\s*(['"])HOME\2\s*\))/g, '"~"')
+    .replace(new RegExp(String.raw`\bos\.path\.expanduser\(\s*${PY_LIT}\1\s*\)`, "g"), (_m, _q, p: string) => lit(p))
+    .replace(new RegExp(String.raw`\bPath\(\s*${PY_LIT}\1\s*\)\.expanduser\(\)`, "g"), (_m, _q, p: string) => `Path(${lit(p)})`)
+    .replace(/\b(?:pathlib\.)?Path\.home\(\)/g, 'Path("~")');
+  // os.path.join of literals
+  out = out.replace(/\bos\.path\.join\(([^()]*)\)/g, (m, inner: string) => {
+    const parts = inner.split(",").map((x) => /^\s*[rbu]?(['"])([^'"\\{}]*)\1\s*$/.exec(x)?.[2]);
+    return parts.every((x) => x !== undefined) ? lit(posixJoin(parts as string[])) : m;
+  });
+  // Path("a").joinpath("b", …) and Path("a") / "b" / …
+  for (let k = 0; k < 8; k++) {
+    const before = out;
+    out = out
+      .replace(new RegExp(String.raw`Path\(\s*${PY_LIT}\1\s*\)\s*\.joinpath\(([^()]*)\)`, "g"), (m, _q, base: string, inner: string) => {
+        const parts = inner.split(",").map((x) => /^\s*[rbu]?(['"])([^'"\\{}]*)\1\s*$/.exec(x)?.[2]);
+        return parts.every((x) => x !== undefined) ? `Path(${lit(posixJoin([base, ...(parts as string[])]))})` : m;
+      })
+      .replace(new RegExp(String.raw`Path\(\s*${PY_LIT}\1\s*\)\s*/\s*${PY_LIT}\3`, "g"), (_m, _q, base: string, _q2, rest: string) => `Path(${lit(posixJoin([base, rest]))})`)
+      .replace(/(?<![\w.])\(\s*(Path\("[^"]*"\))\s*\)/g, "$1");
+    if (out === before) break;
+  }
   return out;
 }
+
+const posixJoin = (parts: string[]): string => parts.reduce((a, b) => (b.startsWith("/") ? b : a === "" ? b : `${a.replace(/\/+$/, "")}/${b}`), "");
 
 /** Perl: `glob "x"` / `<*.tmp>` is a list of paths; read it as the literal pattern. */
 function canonicalPerl(code: string): string {
@@ -260,11 +326,46 @@ function canonicalAwk(code: string): string {
     .replace(/\b(system\s*\(\s*)([A-Za-z_]\w*)(\s*\))/g, (all, open: string, name: string, close: string) => (vars.has(name) ? open + vars.get(name)! + close : all));
 }
 
+// A fork call, and a loop that never ends around it (or fork as its own loop condition).
+const FORK_CALL: Partial<Record<CodeLanguage, RegExp>> = {
+  python: /\bos\.fork\s*\(|\bos\.forkpty\s*\(/,
+  perl: /(?<![\w$>])fork(?!\w)/,
+  ruby: /(?<![\w.])(?:Process\.)?fork(?!\w)/,
+  node: /\b(?:fork|spawn|exec|execFile)\s*\(/,
+  php: /\bpcntl_fork\s*\(/,
+  lua: /\bposix\.fork\s*\(/,
+  julia: /\b(?:run|fork)\s*\(/,
+};
+const ENDLESS =
+  /\bwhile\s*\(\s*(?:1|true|!0|True)\s*\)|\bwhile\s*\(?\s*(?:1|true|True|fork(?:\(\))?|os\.fork\(\))\s*\)?\s*(?::|\{|do\b|;|$)|\bwhile\s+(?:1|true|fork)\b|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s*(?:\{|do\b)|\buntil\s*\(?\s*(?:0|false)\b|\biter\s*\(\s*int\s*,\s*1\s*\)|\bitertools\.count\s*\(|\b(?:1|fork)\s+while\s+(?:1|fork)\b|\bsetInterval\s*\(/;
+
+/** awk code with the insides of strings and /regex/ literals replaced by `_` (same length, so indices match). */
+function maskAwk(code: string): string {
+  let out = "";
+  let prev = "";
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c === '"' || (c === "/" && (prev === "" || "(,~!{};&|=?:\n".includes(prev)))) {
+      let j = i + 1;
+      while (j < code.length && code[j] !== c && !(c === "/" && code[j] === "\n")) j += code[j] === "\\" ? 2 : 1;
+      out += c + "_".repeat(Math.max(0, Math.min(j, code.length) - i - 1)) + (j < code.length ? c : "");
+      i = j;
+      prev = c === '"' ? '"' : "r";
+      continue;
+    }
+    out += c;
+    if (!/\s/.test(c) || c === "\n") prev = c;
+  }
+  return out.slice(0, code.length);
+}
+
 /** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
 export function inlineCodeActions(lang: CodeLanguage, source: string, literal = true): CodeAction[] {
   const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : source;
   const out: CodeAction[] = [];
   if (!literal && /\$\(|`/.test(code)) out.push({ kind: "unanalysable" });
+  const fork = FORK_CALL[lang];
+  if (fork && fork.test(code) && (ENDLESS.test(code) || /\bfork\s+while\b|\bwhile\s+fork\b/.test(code))) out.push({ kind: "forkbomb" });
   for (const rule of SHELL_CALLS[lang]) {
     rule.re.lastIndex = 0;
     let m: RegExpExecArray | null;
@@ -298,7 +399,8 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
             break;
           }
           if (rule.action === "rdelete" || rule.action === "delete") {
-            const recursive = rule.action === "rdelete" && !(lang === "node" && /rmdir/.test(m[0]) && !/recursive\s*:\s*true/.test(args.slice(1).map((a) => a.raw).join(" ")));
+            const options = args.slice(1).map((a) => a.raw).join(" ");
+            const recursive = (rule.action === "rdelete" && !(lang === "node" && /rmdir/.test(m[0]) && !/recursive\s*:\s*true/.test(options))) || (lang === "julia" && /^[^)]*recursive\s*=\s*true/.test(code.slice(m.index + m[0].length)));
             out.push({ kind: "delete", path, recursive });
           } else out.push({ kind: rule.action, path });
           if (rule.action === "move" && args[1]?.literal !== undefined) out.push({ kind: "write", path: args[1].literal });
@@ -306,40 +408,71 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
       }
     }
   }
+  // Text read from the network and evaluated as code in the same program: run code downloaded from the network.
+  const fetches = /\bfetch\s*\(|\b(?:https?|axios|got|request|undici)\s*\.\s*(?:get|request)\s*\(|\burlopen\s*\(|\brequests\s*\.\s*get\s*\(|\burllib\b|\bURI\s*\.\s*open\b|\bNet::HTTP\b|\bfile_get_contents\s*\(\s*['"]https?:|\bLWP::|\bHTTP::Tiny\b/;
+  const evaluates = /(?<![\w.])(?:eval|exec)\b\s*[()]|\bnew\s+Function\s*\(|(?<![\w.])Function\s*\(|\bvm\s*\.\s*run\w*\s*\(|\brunInThisContext\b|\binstance_eval\b|\bimport\s*\(\s*['"`]?data:/;
+  if (fetches.test(code) && evaluates.test(code)) out.push({ kind: "remote_eval" });
   // Python pathlib: Path('x').unlink() / .rmdir() / .write_text()
   if (lang === "python") {
     for (const m of code.matchAll(/Path\(\s*[rb]?(['"])(.*?)\1\s*\)\.(unlink|rmdir|write_text|write_bytes|chmod|rename|replace)\s*\(/g)) {
       const kind = m[3] === "unlink" || m[3] === "rmdir" ? "delete" : m[3] === "chmod" ? "chmod" : m[3] === "rename" || m[3] === "replace" ? "move" : "write";
       out.push(kind === "delete" ? { kind, path: m[2]!, recursive: false } : { kind, path: m[2]! });
     }
-    for (const m of code.matchAll(/\bopen\(\s*[rb]?(['"])(.*?)\1\s*,\s*[rb]?(['"])[^'"]*[wa+][^'"]*\3/g)) if (!/a/.test(m[0].slice(-4))) out.push({ kind: "write", path: m[2]! });
+    for (const m of code.matchAll(/\bopen\(\s*[rb]?(['"])(.*?)\1\s*,\s*(?:mode\s*=\s*)?[rb]?(['"])([^'"]*[wax+][^'"]*)\3/g)) out.push({ kind: "write", path: m[2]!, append: /a/.test(m[4]!) && !/[wx+]/.test(m[4]!) });
     if (/\b(?:b64decode|b32decode|a85decode|codecs\.decode|bytes\.fromhex|zlib\.decompress|marshal\.loads|pickle\.loads)\b/.test(code) && /(?<![\w.])(?:exec|eval)\s*\(|\bos\.system\s*\(|subprocess/.test(code)) out.push({ kind: "unanalysable" });
   }
   if (lang === "perl") {
-    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(\+?>{1,2})\s*\1\s*,\s*(['"])(.*?)\3/g)) if (m[2] === ">" || m[2] === "+>") out.push({ kind: "write", path: m[4]! });
-    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(>{1,2})\s*([^'"\s]+)\1/g)) if (m[2] === ">") out.push({ kind: "write", path: m[3]! });
+    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(\+?>{1,2}|\+<)\s*\1\s*,\s*(['"])(.*?)\3/g)) out.push({ kind: "write", path: m[4]!, append: m[2] === ">>" || m[2] === "+>>" });
+    for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(>{1,2})\s*([^'"\s]+)\1/g)) out.push({ kind: "write", path: m[3]!, append: m[2] === ">>" });
+    // truncate "file", 0
+    for (const m of code.matchAll(/(?<![\w$>])truncate\s*\(?\s*(['"])([^'"]+)\1/g)) out.push({ kind: "write", path: m[2]! });
     for (const m of code.matchAll(/\bopen\s*\(?\s*(?:my\s+)?\$?\w+\s*,\s*(['"])\s*(?:\|-?|-\|)\s*\1?/g)) out.push({ kind: "unanalysable" }) && m;
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/[$@]\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
   }
   if (lang === "ruby") {
-    for (const m of code.matchAll(/\b(?:File|IO)\.open\s*\(?\s*(['"])(.*?)\1\s*,\s*(['"])[wa+]/g)) if (!/['"]a/.test(m[0].slice(-2))) out.push({ kind: "write", path: m[2]! });
+    for (const m of code.matchAll(/\b(?:File|IO)\.open\s*\(?\s*(['"])(.*?)\1\s*,\s*(['"])([wa+r][^'"]*)\3/g)) if (/[wa+]/.test(m[4]!)) out.push({ kind: "write", path: m[2]!, append: /^a/.test(m[4]!) && !m[4]!.includes("+") });
+  }
+  if (lang === "julia") {
+    // run(`cmd`), read(`cmd`, String), pipeline(`cmd`): a command literal runs without a shell, word by word.
+    for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/\$/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
+  }
+  if (lang === "groovy") {
+    // "cmd".execute(), ["rm", "-rf", p].execute(), new File("x").delete() / .deleteDir() / .write(…) / .text = …
+    for (const m of code.matchAll(/(['"])((?:(?!\1)[^\\]|\\.)*)\1\s*\.execute\s*\(/g)) out.push(m[1] === '"' && /\$/.test(m[2]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[2]! });
+    for (const m of code.matchAll(/\[([^\]]*)\]\s*\.execute\s*\(/g)) {
+      const { args } = readArgs(m[1]! + ")", 0, lang);
+      const script = argvScript(args, lang);
+      out.push(script === null ? { kind: "unanalysable" } : { kind: "shell", script });
+    }
+    for (const m of code.matchAll(/\bnew\s+File\s*\(\s*(['"])([^'"]*)\1\s*\)\s*\.\s*(deleteDir|delete|write|setText|append|leftShift|withWriter|renameTo|setWritable|setExecutable|text\s*=|bytes\s*=)/g)) {
+      const verb = m[3]!;
+      const path = m[2]!;
+      if (verb === "deleteDir" || verb === "delete") out.push({ kind: "delete", path, recursive: verb === "deleteDir" });
+      else if (verb === "renameTo") out.push({ kind: "move", path });
+      else if (verb === "setWritable" || verb === "setExecutable") out.push({ kind: "chmod", path });
+      else out.push({ kind: "write", path, append: verb === "append" || verb === "leftShift" });
+    }
   }
   if (lang === "ruby" || lang === "php") {
     for (const m of code.matchAll(/`([^`]*)`/g)) out.push(/#\{|\$\w/.test(m[1]!) ? { kind: "unanalysable" } : { kind: "shell", script: m[1]! });
   }
   if (lang === "awk") {
-    // print … | "cmd"  /  "cmd" | getline  /  print > "file"
-    for (const m of code.matchAll(/\|\s*(?:&\s*)?("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)/g)) {
+    // print … | "cmd"  /  "cmd" | getline  /  print > "file" — looked for outside strings and /regex/ literals
+    // (`/DROP|TRUNCATE/` is a pattern, `a || b` a condition); the strings themselves are read from the code.
+    const masked = maskAwk(code);
+    const original = (m: RegExpMatchArray, re: RegExp) => re.exec(code.slice(m.index!, m.index! + m[0].length))!;
+    for (const mm of masked.matchAll(/(?<!\|)\|(?!\|)\s*(?:&\s*)?("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)/g)) {
+      const m = original(mm, /\|\s*(?:&\s*)?("(?:[^"\\]|\\.)*"|[A-Za-z_$][\w$]*)/);
       const target = m[1]!;
       // printed text piped into a shell or interpreter runs as code
       if (target.startsWith('"') && /^"\s*(?:\S*\/)?(?:(?:ba|z|da|k|c|tc)?sh|python\S*|perl|ruby|node|php)(?:\s+-\S+)*\s*"$/.test(target)) out.push({ kind: "unanalysable" });
       else if (target.startsWith('"')) out.push({ kind: "shell", script: target.slice(1, -1) });
       else if (target !== "getline") out.push({ kind: "unanalysable" });
     }
-    for (const m of code.matchAll(/("(?:[^"\\]|\\.)*")\s*\|\s*getline/g)) out.push({ kind: "shell", script: m[1]!.slice(1, -1) });
+    for (const mm of masked.matchAll(/("(?:[^"\\]|\\.)*")\s*\|\s*getline/g)) out.push({ kind: "shell", script: original(mm, /("(?:[^"\\]|\\.)*")/)[1]!.slice(1, -1) });
     // `cmd | getline` with cmd not a known literal: a command computed at run time.
-    for (const _ of code.matchAll(/(?<!["\w$])(?:[A-Za-z_]\w*|\$\w+|\))\s*\|\s*getline/g)) out.push({ kind: "unanalysable" });
-    for (const m of code.matchAll(/print[f]?[^;}>|]*>\s*"([^"]+)"/g)) out.push({ kind: "write", path: m[1]! });
+    for (const _ of masked.matchAll(/(?<!["\w$])(?:[A-Za-z_]\w*|\$\w+|\))\s*\|\s*getline/g)) out.push({ kind: "unanalysable" });
+    for (const mm of masked.matchAll(/print[f]?[^;}>|]*>\s*"([^"]+)"/g)) out.push({ kind: "write", path: original(mm, /"([^"]+)"\s*$/)[1]! });
   }
   return out;
 }

@@ -31,7 +31,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "cloud_storage_delete", description: "recursive removal from cloud storage" },
   { key: "volume_destroy", description: "destroy volumes, pools or datasets" },
   { key: "sql_update_without_where", description: "SQL UPDATE without WHERE" },
-  { key: "cache_flush", description: "flush a cache or key-value store" },
+  { key: "cache_flush", description: "flush a cache, key-value store or message queue (or delete its keys wholesale)" },
   { key: "mount_change", description: "mount, unmount or remount file systems" },
   { key: "network_change", description: "take down or change network links, addresses or routes" },
   { key: "firewall_change", description: "change firewall rules or policies" },
@@ -40,6 +40,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
   { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
   { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
+  { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -64,7 +65,8 @@ const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|
 const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
 const SINK = /^\/dev\/(?:null|zero|full|random|urandom|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+)$/;
-const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$)/;
+// `/dev/…/_item_`: what find's `{}` stands for under /dev (analyse.ts findItem), a device node.
+const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
 const CREDENTIAL =
   /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
 const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
@@ -107,13 +109,24 @@ export function where(path: string, cwd: string): Where {
 function whereIn(ctx: { cwd: string; root?: string }, path: string): Where {
   const w = where(path, ctx.cwd);
   if (ctx.root && (w === "outside" || w === "system" || w === "scratch")) {
-    const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : null;
-    if (abs !== null) {
-      const rel = posix.relative(ctx.root, abs);
-      if (rel === "" ? false : !rel.startsWith("..") && !posix.isAbsolute(rel)) return "inside";
-    }
+    const rel = rootRelative(ctx, path);
+    if (rel !== null && (rel === "" || !/^\.\.(?:\/|$)/.test(rel))) return "inside";
   }
   return w;
+}
+
+/** The path relative to the task's working directory ("" for the directory itself), when that can be computed. */
+function rootRelative(ctx: { cwd: string; root?: string }, path: string): string | null {
+  if (/^[~$]/.test(path) || /^[~$]/.test(ctx.cwd)) return null;
+  if (!ctx.root) return path.startsWith("/") || ctx.cwd.startsWith("/") ? null : posix.normalize(posix.join(ctx.cwd, path)).replace(/^\.$/, "");
+  const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : posix.join(ctx.root, ctx.cwd, path);
+  return posix.relative(ctx.root, abs);
+}
+
+/** The working directory itself or everything in it (`.`, `*`, `/workspace/`, `../*` from a subdirectory). */
+function wholeWorkdir(ctx: { cwd: string; root?: string }, path: string): boolean {
+  const rel = rootRelative(ctx, path);
+  return rel !== null && /^(?:\.?\/*|\*|\.\*)$/.test(rel);
 }
 
 const DATA_FILE = /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
@@ -145,6 +158,8 @@ export interface Producer {
   args: JudgedArg[];
   body?: string;
   bodyLiteral?: boolean;
+  /** The stage before this one, if any (`ps … | awk … | xargs kill`: awk's producer is ps). */
+  before?: Producer | null;
 }
 
 export interface JudgeContext {
@@ -169,11 +184,13 @@ export interface JudgeContext {
   scripts: Map<string, string | null>;
   /** The command word as written (`./job.sh`), before it was reduced to its basename. */
   path?: string;
+  /** Resources this command line created itself (`docker-volume:scratch`): removing them again is harmless. */
+  created: Set<string>;
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
 
-function interpreterLanguage(name: string): CodeLanguage | null {
+export function interpreterLanguage(name: string): CodeLanguage | null {
   if (/^python[\d.]*$|^pypy[\d.]*$/.test(name)) return "python";
   if (/^perl[\d.]*$/.test(name)) return "perl";
   if (/^ruby[\d.]*$|^jruby$/.test(name)) return "ruby";
@@ -183,6 +200,9 @@ function interpreterLanguage(name: string): CodeLanguage | null {
   if (/^lua[\d.]*$|^luajit$/.test(name)) return "lua";
   if (name === "Rscript" || name === "rscript") return "r";
   if (name === "tclsh" || name === "wish") return "tcl";
+  if (name === "julia") return "julia";
+  if (name === "groovy") return "groovy";
+  if (name === "elixir") return "elixir";
   return null;
 }
 
@@ -233,7 +253,7 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
     if (w === "scratch" && !/^\/(?:tmp|var\/tmp)\/*\*?$/.test(path)) return add(ctx, "recursive_delete");
     if (w === "outside" || w === "home" || w === "unknown") return add(ctx, "recursive_delete");
     // the working directory itself, or everything in it
-    if (w === "inside" && /^(?:\.\/*|\.\/*\*|\*|\.\*|\.\/\.\*)$/.test(path) && (ctx.cwd === "." )) return add(ctx, "recursive_delete");
+    if (w === "inside" && wholeWorkdir(ctx, path)) return add(ctx, "recursive_delete");
     return;
   }
   if (w === "outside" || w === "home") add(ctx, "delete_outside_workdir");
@@ -292,20 +312,51 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
 // ---------------------------------------------------------------------------------------------
 // Text fed into shells and interpreters
 
+/** Backslash escapes as printf (and echo -e) decode them: \n, \t, \\, \xHH, \NNN, \0NNN, … */
+function decodeEscapes(s: string): string {
+  return s.replace(/\\(?:x([0-9a-fA-F]{1,2})|0?([0-7]{1,3})|([abefnrtv\\"'])|u([0-9a-fA-F]{1,4}))/g, (m, hex?: string, oct?: string, simple?: string, uni?: string) => {
+    if (hex) return String.fromCharCode(parseInt(hex, 16));
+    if (oct) return String.fromCharCode(parseInt(oct, 8) & 0xff);
+    if (uni) return String.fromCharCode(parseInt(uni, 16));
+    const map: Record<string, string> = { a: "\x07", b: "\b", e: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", '"': '"', "'": "'" };
+    return map[simple!] ?? m;
+  });
+}
+
 /** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
 export function producedLiteral(p: Producer): string | null {
   if (p.name === "echo" || p.name === "printf") {
     if (!p.args.every((a) => a.literal)) return null;
     let args = p.args.map((a) => a.text);
     if (p.name === "echo") {
-      while (args[0] && /^-[neE]+$/.test(args[0])) args = args.slice(1);
-      return args.join(" ").replace(/\\n/g, "\n");
+      let escapes = false;
+      while (args[0] && /^-[neE]+$/.test(args[0])) {
+        escapes = /e/.test(args[0].replace(/E/g, "")) || escapes;
+        args = args.slice(1);
+      }
+      const text = args.join(" ");
+      if (escapes) return decodeEscapes(text);
+      // Without -e, bash prints `\x72` as written and dash decodes it: the text is not known.
+      if (/\\(?:x[0-9a-fA-F]|[0-7]|u[0-9a-fA-F]|c)/.test(text)) return null;
+      return text.replace(/\\n/g, "\n");
     }
     if (args[0] === "--") args = args.slice(1);
     const [fmt = "", ...rest] = args;
+    const conversion = /%[-#0 +]*\d*(?:\.\d+)?([sdbqcixXfgeEo%])/g;
+    // The format is reused while arguments remain (`printf 'rm -rf %s\n' a b`).
+    let out = "";
     let k = 0;
-    const out = fmt.replace(/%[-#0 +]*\d*(?:\.\d+)?([sdbqcixXfgeEo%])/g, (_m, conv: string) => (conv === "%" ? "%" : (rest[k++] ?? "")));
-    return out.replace(/\\n/g, "\n").replace(/\\t/g, "\t");
+    for (let round = 0; round < 64; round++) {
+      let used = false;
+      out += decodeEscapes(fmt.replace(conversion, (_m, conv: string) => {
+        if (conv === "%") return "%";
+        used = true;
+        const v = rest[k++] ?? "";
+        return conv === "b" ? decodeEscapes(v) : v.replace(/\\/g, "\\\\");
+      }));
+      if (!used || k >= rest.length) break;
+    }
+    return out;
   }
   if ((p.name === "cat" && !p.args.length) || p.name === "true") {
     if (p.body !== undefined) return p.bodyLiteral ? p.body : null;
@@ -330,7 +381,7 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         judgeMove(ctx, [a.path], undefined);
         break;
       case "write":
-        judgeOverwrite(ctx, a.path);
+        judgeOverwrite(ctx, a.path, a.append === true);
         break;
       case "chmod": {
         const w = whereIn(ctx, a.path);
@@ -341,6 +392,12 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
       }
       case "unanalysable":
         add(ctx, "inline_code_unanalysable");
+        break;
+      case "forkbomb":
+        add(ctx, "fork_bomb");
+        break;
+      case "remote_eval":
+        add(ctx, "remote_code_exec");
     }
   }
 }
@@ -382,7 +439,17 @@ function judgeFedInput(ctx: JudgeContext, lang: CodeLanguage | "shell"): void {
     return;
   }
   const fromFile = ctx.redirects.find((r) => r.op === "<" && !r.fd);
-  if (fromFile) return; // a script file: as safe as running it by name
+  if (fromFile) {
+    // `sh < <(curl …)`: the program is what a command writes at run time; `sh < x.sh` after `curl -o x.sh`:
+    // downloaded. Any other script file is as safe as running it by name.
+    if (/^<\(/.test(fromFile.target) || isFetched(ctx, fromFile.target)) add(ctx, "shell_input");
+    else {
+      const written = writtenScript(ctx, fromFile.target);
+      if (written === null) add(ctx, "shell_input");
+      else if (written !== undefined) feedCode(ctx, lang, written);
+    }
+    return;
+  }
   const p = ctx.producer;
   if (!p) return;
   const text = producedLiteral(p);
@@ -390,9 +457,13 @@ function judgeFedInput(ctx: JudgeContext, lang: CodeLanguage | "shell"): void {
   else feedCode(ctx, lang, text);
 }
 
-/** `eval "$(ssh-agent -s)"` and similar init idioms: the text comes from a known tool's init output. */
+/**
+ * `eval "$(ssh-agent -s)"` and similar init idioms: the text comes from a known tool's init output. Any
+ * installed tool's shell completion (`helm completion bash`, `rustup completions zsh`, `pip completion --bash`)
+ * is one: a tool named bare, from PATH, printing the completion code it ships.
+ */
 export const INIT_IDIOM =
-  /^\$\((?:\s*(?:command\s+)?(?:\/\S+\/)?(?:ssh-agent(?:\s+-[sc])?|gpg-agent\s+--daemon|pyenv\s+(?:init|virtualenv-init)\s*-?(?:\s+\S+)?|rbenv\s+init\s*-?(?:\s+\S+)?|nodenv\s+init\s*-?|goenv\s+init\s*-?|jenv\s+init\s*-?|plenv\s+init\s*-?|direnv\s+(?:hook\s+\S+|export\s+\S+)|brew\s+shellenv|conda\s+shell\.\S+\s+hook|starship\s+init\s+\S+(?:\s+--print-full-init)?|zoxide\s+init\s+\S+|fnm\s+env(?:\s+--\S+)*|mise\s+activate\s+\S+|rtx\s+activate\s+\S+|opam\s+env|dircolors(?:\s+-[bc])?(?:\s+\S+)?|minikube\s+(?:-p\s+\S+\s+)?docker-env|docker-machine\s+env\s+\S+|thefuck\s+--alias|gh\s+completion\s+-s\s+\S+|kubectl\s+completion\s+\S+|register-python-argcomplete\s+\S+|luarocks\s+path|keychain\s+--eval[^)]*|aws-vault\s+exec[^)]*|ssh-agent\s+-s)\s*)\)$/;
+  /^\$\((?:\s*(?:command\s+)?(?:\/\S+\/)?(?:ssh-agent(?:\s+-[sc])?|gpg-agent\s+--daemon|pyenv\s+(?:init|virtualenv-init)\s*-?(?:\s+\S+)?|rbenv\s+init\s*-?(?:\s+\S+)?|nodenv\s+init\s*-?|goenv\s+init\s*-?|jenv\s+init\s*-?|plenv\s+init\s*-?|direnv\s+(?:hook\s+\S+|export\s+\S+)|brew\s+shellenv|conda\s+shell\.\S+\s+hook|starship\s+init\s+\S+(?:\s+--print-full-init)?|zoxide\s+init\s+\S+|fnm\s+env(?:\s+--\S+)*|mise\s+activate\s+\S+|rtx\s+activate\s+\S+|opam\s+env|dircolors(?:\s+-[bc])?(?:\s+\S+)?|minikube\s+(?:-p\s+\S+\s+)?docker-env|docker-machine\s+env\s+\S+|thefuck\s+--alias|(?!(?:curl|wget|fetch|aria2c|http|nc|ncat|netcat|socat|cat|echo|printf|base64|base32|xxd|openssl|gpg|eval|sh|bash|zsh)\s)[a-z][\w.-]*(?:\s+[a-z][\w-]*)?\s+completions?(?:\s+-{0,2}[\w=-]+)*|register-python-argcomplete\s+\S+|luarocks\s+path|keychain\s+--eval[^)]*|aws-vault\s+exec[^)]*|ssh-agent\s+-s)\s*)\)$/;
 
 function judgeEval(ctx: JudgeContext): void {
   const args = ctx.args;
@@ -469,10 +540,11 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     }
     case "gsutil":
-      if (words[0] === "rb" || (words[0] === "rm" && hasFlag(args, "rR")) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
+      // A wildcard object name (`gs://b/**`, `gs://b/logs/*`) removes every object it matches, like -r.
+      if (words[0] === "rb" || (words[0] === "rm" && (hasFlag(args, "rR") || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
       return;
     case "gcloud":
-      if (words[0] === "storage" && (words[1] === "rm" && hasFlag(args, "rR", ["--recursive"]) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
+      if (words[0] === "storage" && (words[1] === "rm" && (hasFlag(args, "rR", ["--recursive"]) || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w))) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
       if (words.includes("delete") && !words.includes("list")) return add(ctx, "infra_teardown");
       return;
     case "az":
@@ -512,6 +584,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "zfs":
     case "zpool":
       if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
+      // A pool made on (or grown onto) devices writes over whatever they held.
+      else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? "")) judgeDiskInit(ctx, name);
       return;
     case "lvremove":
     case "vgremove":
@@ -533,6 +607,17 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const [a, b] = words;
       // A container given the host's root, a system tree or its namespaces acts on the host.
       if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
+      if (a === "volume" && b === "create") {
+        const n = args.findIndex((x) => x.text === "--name");
+        const made = n >= 0 ? args[n + 1]?.text : (args.find((x) => x.text.startsWith("--name="))?.text.slice(7) ?? operands(args.slice(2), "dol", ["--driver", "--opt", "--label"])[0]?.text);
+        if (made && ctx.created.size < 64) ctx.created.add(`${name}-volume:${made}`);
+        return;
+      }
+      // A volume this command line created itself (`docker volume create scratch && … && docker volume rm scratch`).
+      if (a === "volume" && b === "rm") {
+        const names = operands(args.slice(2)).map((x) => x.text);
+        if (names.length && names.every((v) => ctx.created.has(`${name}-volume:${v}`))) return;
+      }
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
       // `system prune` without -a/--volumes removes only stopped containers and dangling images.
       if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa")))) return add(ctx, "container_mass_delete");
@@ -549,9 +634,72 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     case "redis-cli":
     case "valkey-cli":
-    case "keydb-cli":
-      if (/^(?:flushall|flushdb)$/i.test(operands(args, "hpanusc")[0]?.text ?? "")) add(ctx, "cache_flush");
+    case "keydb-cli": {
+      const cmd = operands(args, "hpanusc")[0]?.text ?? "";
+      if (/^(?:flushall|flushdb)$/i.test(cmd)) add(ctx, "cache_flush");
       else if (ctx.producer && producedLiteral(ctx.producer) !== null && /\bflush(?:all|db)\b/i.test(producedLiteral(ctx.producer)!)) add(ctx, "cache_flush");
+      // Keys fed in by xargs (`--scan --pattern '*' | xargs redis-cli DEL`), or deleted by a script over KEYS: wholesale.
+      else if (/^(?:del|unlink)$/i.test(cmd) && ctx.viaXargs) add(ctx, "cache_flush");
+      else if (/^eval(?:sha)?$/i.test(cmd) && args.some((a) => /\b(?:del|unlink)\b/i.test(a.text) && /\b(?:keys|scan)\b/i.test(a.text))) add(ctx, "cache_flush");
+      return;
+    }
+    case "nc":
+    case "ncat":
+    case "netcat":
+    case "socat":
+    case "telnet": {
+      // A program run with its input and output on the connection (`nc -e /bin/sh host port`, ncat --exec /
+      // --sh-exec / --lua-exec, socat …EXEC:/SYSTEM:): whoever is at the other end controls it.
+      if ((name === "nc" || name === "netcat" || name === "ncat") && args.some((a) => /^-[a-zA-Z]*[ec]$|^-[ec].|^--(?:exec|sh-exec|lua-exec)(?:=|$)/.test(a.text))) return add(ctx, "remote_code_exec");
+      if (name === "socat" && args.some((a) => /(?:^|[!,])(?:EXEC|SYSTEM):/i.test(a.text))) return add(ctx, "remote_code_exec");
+      // The protocol text sent: memcached `flush_all`, redis `FLUSHALL`.
+      const sent = ctx.redirects.find((r) => r.body !== undefined)?.body ?? (ctx.producer ? producedLiteral(ctx.producer) : null);
+      if (sent && /\bflush_all\b|\bflush(?:all|db)\b/i.test(sent)) add(ctx, "cache_flush");
+      return;
+    }
+    case "etcdctl":
+      if ((words[0] === "del" || words[0] === "delete" || words[0] === "rm" || words[0] === "rmdir") && (has("--prefix", "--from-key", "--recursive") || hasFlag(args, "r"))) add(ctx, "cache_flush");
+      return;
+    case "consul":
+      if (words[0] === "kv" && words[1] === "delete" && has("-recurse")) add(ctx, "cache_flush");
+      return;
+    case "influx":
+      if (words[0] === "delete" && !has("--predicate", "-p")) add(ctx, "sql_delete_without_where");
+      else if ((words[0] === "bucket" || words[0] === "org") && words[1] === "delete") add(ctx, "sql_drop");
+      return;
+    case "rabbitmqctl":
+    case "rabbitmqadmin":
+      if (words.some((w) => /^(?:purge_queue|delete_queue|delete_vhost|reset|force_reset|purge|delete)$/.test(w))) add(ctx, "cache_flush");
+      return;
+    case "kafka-topics":
+    case "kafka-topics.sh":
+    case "kafka-delete-records":
+    case "kafka-delete-records.sh":
+      if (name.startsWith("kafka-delete") || has("--delete")) add(ctx, "cache_flush");
+      return;
+    case "openstack":
+    case "nova":
+    case "neutron":
+    case "cinder":
+    case "glance":
+    case "heat":
+      if (words.some((w) => w === "delete" || w === "purge" || /-delete$/.test(w))) add(ctx, "infra_teardown");
+      return;
+    case "lxc":
+    case "incus":
+    case "multipass":
+    case "limactl":
+    case "colima":
+      if (words.some((w) => w === "delete" || w === "purge") || (name !== "multipass" && words[0] === "rm")) add(ctx, "infra_teardown");
+      return;
+    case "lxc-destroy":
+    case "vagrant":
+    case "qm":
+    case "pct":
+      if (name === "lxc-destroy" || words[0] === "destroy") add(ctx, "infra_teardown");
+      return;
+    case "vault":
+      if ((words[0] === "secrets" && words[1] === "disable") || (words[0] === "kv" && (words[1] === "destroy" || (words[1] === "metadata" && words[2] === "delete")))) add(ctx, "infra_teardown");
       return;
     case "memcflush":
       add(ctx, "cache_flush");
@@ -584,11 +732,18 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "mount":
       if (operands(args, "otOLUTB", ["--options", "--types", "--label", "--uuid"]).length || hasFlag(args, "a", ["--all", "--bind", "--move"]) || args.some((a) => /remount/.test(a.text))) add(ctx, "mount_change");
       return;
+    case "cryptsetup": {
+      // Read-only actions print; formatting or erasing a device destroys its data; opening and closing map it.
+      const action = (words[0] ?? "").toLowerCase();
+      if (/^(?:status|luksdump|isluks|luksuuid|benchmark|tcryptdump|bitlkdump|fvault2dump|help)$/.test(action) || (!action && hasFlag(args, "V", ["--version", "--help"]))) return;
+      if (/^(?:luksformat|erase|lukserase|reencrypt|convert|lukskillslot|luksremovekey|repair)$/.test(action)) return add(ctx, "erase_device");
+      add(ctx, "mount_change");
+      return;
+    }
     case "umount":
     case "swapoff":
     case "swapon":
     case "losetup":
-    case "cryptsetup":
       if (name === "losetup" && !hasFlag(args, "dD", ["--detach", "--detach-all"])) return;
       if (name === "swapon" && !operands(args).length && !hasFlag(args, "a")) return;
       add(ctx, name.startsWith("swap") ? "kernel_change" : "mount_change");
@@ -614,6 +769,28 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (name === "tc" && !words.some((w) => ["add", "del", "delete", "change", "replace"].includes(w))) return;
       if (name === "brctl" && !words.some((w) => /^(?:add|del)/.test(w))) return;
       add(ctx, "network_change");
+      return;
+    case "ethtool":
+      // -s/--change and the other setters change the link; -S (statistics), -i, -k and a bare device only read.
+      if (args.some((a) => /^-(?:s|A|C|G|K|L|E|f|r|X|N|U)$|^--(?:change|pause|coalesce|set-ring|features|offload|set-channels|change-eeprom|flash|negotiate|reset|set-rxfh-indir|rxfh|config-ntuple|config-nfc|set-eee|set-fec|set-priv-flags|set-phy-tunable|set-module)$/.test(a.text))) add(ctx, "network_change");
+      return;
+    case "wg-quick":
+      if (words[0] === "down" || words[0] === "up") add(ctx, "network_change");
+      return;
+    case "wg":
+      if (words[0] === "set" || words[0] === "setconf" || words[0] === "addconf" || words[0] === "syncconf") add(ctx, "network_change");
+      return;
+    case "networkctl":
+      if (/^(?:down|up|reconfigure|reload|delete|renew|forcerenew)$/.test(words[0] ?? "")) add(ctx, "network_change");
+      return;
+    case "iw":
+    case "iwconfig":
+    case "rfkill":
+      if (words.some((w) => /^(?:set|del|disconnect|block|connect|down|off)$/.test(w))) add(ctx, "network_change");
+      return;
+    case "auditctl":
+      // -D deletes every rule, -d/-W one, -e 0 turns auditing off; -l, -s only read.
+      if (args.some((a) => /^-[DdW]$/.test(a.text)) || args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")) add(ctx, "kernel_change");
       return;
     case "nmcli":
       if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) add(ctx, "network_change");
@@ -703,12 +880,86 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "localectl":
       if (words[0] && /^set-/.test(words[0])) add(ctx, "kernel_change");
       return;
+    // Setting the system or hardware clock changes the machine's state for every process on it.
+    case "date":
+      if (args.some((a) => /^(?:-[uR]*s[uR]*$|-s.|--set(?:=|$))/.test(a.text))) add(ctx, "kernel_change");
+      return;
+    case "hwclock":
+      if (args.some((a) => /^(?:--set|--systohc|--hctosys|--adjust|--systz|-[a-zA-Z]*[wsa])$/.test(a.text))) add(ctx, "kernel_change");
+      return;
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 
 const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "trash", "trash-put", "gio"]);
+
+/**
+ * Processes of the system's own services (init, ssh, the container runtime, kubelet, cron, logging, the network,
+ * database servers holding data): killing them by name stops the service, as `systemctl stop` would. Servers an
+ * agent commonly starts for itself (web servers, caches) are not listed.
+ */
+const SYSTEM_DAEMON =
+  /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd)(?=$|[\s:])/;
+
+/** HUP, USR1, USR2, CONT, WINCH: the signals daemons take as "reload" or "reopen logs", not "stop". */
+const RELOAD_SIGNAL = /^-(?:s\s*)?(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)$|^--signal[=\s](?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i;
+
+/** Signal 9 / KILL spelled as kill spells it. */
+const FORCE_SIGNAL = /^-(?:9|KILL|SIGKILL|s\s*(?:9|KILL|SIGKILL))$|^--signal=(?:9|KILL|SIGKILL)$/i;
+
+/** Filters between a process listing and kill: what survives them is not every process. */
+function narrows(p: Producer): boolean {
+  if (/^(?:grep|egrep|fgrep|rg|ag|pgrep|pidof|lsof|fuser|jq)$/.test(p.name)) return true;
+  if (/^(?:g|m|n)?awk$/.test(p.name)) {
+    const program = p.args.find((a) => !a.text.startsWith("-"))?.text ?? "";
+    // `NR>1 {print $2}` only drops the header line: every process is still listed.
+    const pattern = program.slice(0, Math.max(0, program.indexOf("{"))).trim();
+    const body = program.slice(program.indexOf("{") + 1);
+    return (pattern !== "" && !/^(?:F?NR\s*(?:>=?|!=)\s*\d+)$/.test(pattern)) || /\bif\b|[~!=]=|~|\bnext\b/.test(body);
+  }
+  if (p.name === "sed") return p.args.some((a) => /\/.*\/\s*[pd]/.test(a.text));
+  return false;
+}
+
+/** The command at the start of a pipeline feeding this one, and whether a stage on the way narrows its output. */
+function pipelineOrigin(p: Producer | null | undefined): { origin: Producer | null; narrowed: boolean } {
+  let narrowed = false;
+  let cur = p ?? null;
+  for (let guard = 0; cur && guard < 16; guard++) {
+    if (narrows(cur)) narrowed = true;
+    if (!cur.before) break;
+    cur = cur.before;
+  }
+  return { origin: cur, narrowed };
+}
+
+/**
+ * kill: of every process a listing gives (`ps -eo pid= | xargs kill -9`, `kill $(ps -e -o pid=)`), of a name's
+ * processes by force (`kill -9 $(pgrep -f x)` is `pkill -9 -f x`), of a system service's processes.
+ */
+function judgeKill(ctx: JudgeContext): void {
+  const args = ctx.args;
+  if (args.some((a) => /^-(?:0|s\s*0|-signal=0|l|L)$|^--(?:list|table)$/.test(a.text))) return;
+  const force = args.some((a) => FORCE_SIGNAL.test(a.text)) || args.some((a, k) => (a.text === "-s" || a.text === "-n" || a.text === "--signal") && /^(?:9|KILL|SIGKILL)$/i.test(args[k + 1]?.text ?? ""));
+  const listers: { name: string; rest: string; narrowed: boolean }[] = [];
+  if (ctx.viaXargs && ctx.producer) {
+    const { origin, narrowed } = pipelineOrigin(ctx.producer);
+    if (origin) listers.push({ name: origin.name, rest: origin.args.map((a) => a.text).join(" "), narrowed });
+  }
+  for (const a of args) {
+    const m = /^\$\(\s*(?:sudo\s+)?(\S+)([^|)]*)(\|[^)]*)?\)$/.exec(a.text.trim());
+    if (m) listers.push({ name: m[1]!.split("/").pop()!, rest: m[2]!.trim(), narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]) });
+  }
+  for (const l of listers) {
+    if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
+    if (l.name === "pgrep" || l.name === "pidof") {
+      const names = l.rest.split(/\s+/).filter((w) => w && !w.startsWith("-")).map((w) => w.replace(/^['"]|['"]$/g, ""));
+      if (names.some((n) => SYSTEM_DAEMON.test(n)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) return add(ctx, "stop_service");
+      if (force) return add(ctx, "pkill_force");
+    }
+  }
+}
 
 /** Judges one simple command; findings go to ctx.out. */
 export function judgeCommand(ctx: JudgeContext): void {
@@ -733,7 +984,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   if (ran !== undefined) {
     if (ran === null) add(ctx, "shell_input");
     else ctx.analyseShell(ran);
-  }
+  } else if (ctx.path !== undefined && ctx.path.includes("/") && isFetched(ctx, ctx.path)) add(ctx, "shell_input"); // `./tool/install.sh` of a clone
   if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
@@ -792,6 +1043,7 @@ export function judgeCommand(ctx: JudgeContext): void {
         const w = whereIn(ctx, op.text);
         noteInside(ctx, op.text);
         if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
+        else if (w === "system" && CRON_PATH.test(op.text)) add(ctx, "crontab_replace");
         else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
         else if (w === "credential") add(ctx, "credential_write");
         else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "overwrite_outside_workdir");
@@ -849,7 +1101,7 @@ export function judgeCommand(ctx: JudgeContext): void {
       // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
       const written = writtenScript(ctx, target.text);
       if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
-      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || ctx.fetched.has(posix.normalize(target.text))) add(ctx, "shell_input");
+      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || isFetched(ctx, target.text)) add(ctx, "shell_input");
       return;
     }
     case "alias":
@@ -867,12 +1119,15 @@ export function judgeCommand(ctx: JudgeContext): void {
       judgeFormat(ctx);
       return;
     case "kill":
+      judgeKill(ctx);
       return;
     case "pkill":
     case "killall": {
       // Every process of a user, group or session, with no name to narrow it down.
       const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
-      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text)) && !args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) add(ctx, "kill_all_processes");
+      if (args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) return; // only asks whether they exist
+      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text))) add(ctx, "kill_all_processes");
+      if (ops.some((o) => SYSTEM_DAEMON.test(o.text)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) add(ctx, "stop_service");
       return;
     }
     case "shred":
@@ -889,6 +1144,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "7za":
     case "7zz":
     case "bsdunzip":
+    case "cpio":
       judgeArchive(ctx, name);
       return;
     case "sort":
@@ -901,7 +1157,17 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "gpg":
     case "gpg2":
       judgeOutputOption(ctx, name);
+      if (name === "curl" || name === "wget") judgeHttpDelete(ctx, name);
       break;
+    case "http":
+    case "https":
+    case "xh":
+    case "xhs":
+      judgeHttpDelete(ctx, name);
+      return;
+    case "ansible":
+      judgeAnsible(ctx);
+      return;
     case "ed":
     case "ex":
     case "vi":
@@ -913,6 +1179,15 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "blkdiscard":
     case "hdparm":
       judgeEraser(ctx, name);
+      return;
+    case "nvme":
+    case "pvcreate":
+    case "vgcreate":
+    case "vgextend":
+    case "badblocks":
+    case "sg_format":
+    case "ceph-volume":
+      judgeDiskInit(ctx, name);
       return;
     case "fdisk":
     case "sfdisk":
@@ -930,7 +1205,7 @@ export function judgeCommand(ctx: JudgeContext): void {
         const file = args[f + 1]?.text ?? "";
         const written = writtenScript(ctx, file);
         if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
-        if (ctx.fetched.has(posix.normalize(file))) add(ctx, "shell_input");
+        if (isFetched(ctx, file)) add(ctx, "shell_input");
         return;
       }
       judgeFedInput(ctx, "shell");
@@ -969,7 +1244,10 @@ export function judgeCommand(ctx: JudgeContext): void {
       if (typeof firstOperand.substOutput === "string") return feedCode(ctx, lang, firstOperand.substOutput);
       return add(ctx, "shell_input");
     }
-    if (firstOperand && ctx.fetched.has(posix.normalize(firstOperand.text))) return add(ctx, "shell_input");
+    // The script run (not the module of `python -m`, not an argument after -c/-e code).
+    const codeFlag = args.findIndex((a) => (lang === "python" ? /^-[A-Za-z]*[cm]/ : lang === "shell" ? /^-[A-Za-z]*c[A-Za-z]*$/ : /^-[A-Za-z]*[eEr]$/).test(a.text));
+    const before = firstOperand ? args.indexOf(firstOperand) : -1;
+    if (firstOperand && (codeFlag < 0 || codeFlag > before) && isFetched(ctx, firstOperand.text)) return add(ctx, "shell_input");
     const written = firstOperand ? writtenScript(ctx, firstOperand.text) : undefined;
     if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
@@ -980,7 +1258,26 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeTeardown(ctx, name);
   judgeSystemState(ctx, name);
   const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
-  if (sql) for (const key of judgeSql(sql)) add(ctx, key);
+  if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+}
+
+/** sqlite3 on a database file inside the working directory: its tables are the task's own (like deleting a workspace file). */
+function sqliteInWorkdir(ctx: JudgeContext, name: string, sql: string): boolean {
+  // Only with the task's working directory known: without it a relative path may be anyone's database.
+  if ((name !== "sqlite3" && name !== "sqlite") || !ctx.root) return false;
+  if (/\battach\b|\bvacuum\s+into\b|\.(?:shell|system|once|output)\b/i.test(sql)) return false;
+  const args = ctx.args;
+  for (let k = 0; k < args.length; k++) {
+    const t = args[k]!.text;
+    if (/^-(?:cmd|separator|newline|nullvalue|init|vfs|mmap|pagecache|lookaside|maxsize|heap|zip)$/.test(t)) {
+      k++;
+      continue;
+    }
+    if (t.startsWith("-")) continue;
+    if (!args[k]!.literal) return false;
+    return t === ":memory:" || whereIn(ctx, t) === "inside";
+  }
+  return false;
 }
 
 /** The text a command writes to its stdout when it is a literal (echo/printf, cat of a literal here-document); null otherwise. */
@@ -1029,11 +1326,47 @@ const FETCHERS = /^(?:curl|wget|base64|base32|basenc|xxd|openssl|gpg2?|uudecode|
 function notefetched(ctx: JudgeContext): void {
   const fromPipe = ctx.producer && FETCHERS.test(ctx.producer.name);
   if (FETCHERS.test(ctx.name) || fromPipe) {
-    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(posix.normalize(r.target));
+    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
     const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
-    if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(posix.normalize(ctx.args[o + 1]!.text));
+    if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(fetchKey(ctx, ctx.args[o + 1]!.text));
+    // wget without -O, curl -O / --remote-name: each URL is saved under its basename (wget: under -P DIR).
+    const texts = ctx.args.map((a) => a.text);
+    const remoteName = ctx.name === "wget" ? !texts.some((t) => /^-[A-Za-z]*O|^--output-document/.test(t)) : ctx.name === "curl" && texts.some((t) => /^-[A-Za-z]*O[A-Za-z]*$|^--remote-name(?:-all)?$/.test(t));
+    if (remoteName) {
+      const p = texts.findIndex((t) => t === "-P" || t === "--directory-prefix");
+      const dir = p >= 0 ? texts[p + 1] : texts.find((t) => t.startsWith("--directory-prefix="))?.slice("--directory-prefix=".length);
+      for (const t of texts) {
+        const base = /^(?:https?|ftp):\/\/[^/?#]+\/(?:[^?#]*\/)?([^/?#]+)(?:[?#].*)?$/i.exec(t)?.[1];
+        if (base && ctx.fetched.size < 64) ctx.fetched.add(fetchKey(ctx, dir ? posix.join(dir, base) : base));
+      }
+    }
   }
-  if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(posix.normalize(op.text));
+  if (ctx.name === "tee" && fromPipe) for (const op of operands(ctx.args)) ctx.fetched.add(fetchKey(ctx, op.text));
+  // `git clone URL [DIR]` (also hg/svn/fossil): everything under DIR came from the network.
+  if (/^(?:git|hg|svn|fossil)$/.test(ctx.name) && ctx.fetched.size < 64) {
+    const texts = ctx.args.map((a) => a.text);
+    const at = texts.findIndex((t) => t === "clone" || t === "checkout" || t === "co");
+    if (at < 0 || (ctx.name === "git" && texts[at] !== "clone")) return;
+    const ops = operands(ctx.args.slice(at + 1), "bcoju", ["--branch", "--config", "--origin", "--depth", "--reference", "--separate-git-dir", "--upload-pack", "--template", "--filter", "--jobs"]).map((a) => a.text);
+    const url = ops[0];
+    if (url === undefined) return;
+    const dir = ops[1] ?? url.replace(/[?#].*$/, "").replace(/\/+$/, "").replace(/\.git$/, "").split(/[/:]/).pop() ?? "";
+    if (dir) ctx.fetched.add(fetchKey(ctx, dir).replace(/\/*$/, "/"));
+  }
+}
+
+/** A path as the fetched-files record keys it: joined to the directory the command runs in. */
+function fetchKey(ctx: JudgeContext, path: string): string {
+  return posix.normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path));
+}
+
+/** A file this command line downloaded or decoded, or one under a directory it cloned. */
+function isFetched(ctx: JudgeContext, path: string): boolean {
+  if (!ctx.fetched.size) return false;
+  const key = fetchKey(ctx, path);
+  if (ctx.fetched.has(key)) return true;
+  for (const f of ctx.fetched) if (f.endsWith("/") && key.startsWith(f)) return true;
+  return false;
 }
 
 /** `python -c CODE`, `perl -e CODE`, `awk 'PROGRAM'`, … */
@@ -1104,7 +1437,7 @@ function judgeFind(ctx: JudgeContext): void {
     if (w === "credential") return add(ctx, "credential_write");
     if (w !== "inside" && w !== "scratch") return add(ctx, key);
     if (w === "scratch" && !filtered) return add(ctx, key);
-    if (w === "inside" && /^\.\/*$/.test(r) && ctx.cwd === "." && !filtered) return add(ctx, key);
+    if (w === "inside" && wholeWorkdir(ctx, r) && !filtered) return add(ctx, key);
   }
 }
 
@@ -1145,8 +1478,18 @@ function judgeGit(ctx: JudgeContext): void {
     }
     return;
   }
+  if (subcommand === "reset") {
+    if (!rest.some((a) => a.text === "--hard")) return;
+    // To a named feature branch (`origin/feature/ui`): the agent's own branch made to match; to HEAD, a commit,
+    // a tag, HEAD~n or a shared branch: local work discarded.
+    const target = operands(rest).map((o) => o.text).filter((t) => t !== "--")[0];
+    const m = target === undefined ? null : /^(?:refs\/remotes\/)?([\w.-]+)\/([\w./-]+)$/.exec(target);
+    if (!m || PROTECTED_BRANCH.test(m[2]!) || /\.\.|\/$/.test(m[2]!)) add(ctx, "git_reset_hard");
+    return;
+  }
   if (subcommand !== "push") return;
   const texts = rest.map((a) => a.text);
+  if (hasFlag(rest.filter((a) => !a.text.startsWith("--")), "n")) return; // dry run
   const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
   const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
   const refspecs = ops.slice(1);
@@ -1167,13 +1510,26 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     if (hasFlag(args.filter((a) => a.text !== "-d"), "lvtzZ")) return;
     const d = texts.indexOf("-d");
     const dest = d >= 0 ? texts[d + 1] : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "") ? texts.find((t) => /^-d./.test(t))!.slice(2) : undefined;
-    if (dest !== undefined) judgeOverwrite(ctx, dest);
+    extractInto(ctx, dest);
     return;
   }
   if (name.startsWith("7z")) {
     if (texts[0] !== "x" && texts[0] !== "e") return;
     const o = texts.find((t) => t.startsWith("-o"));
-    if (o) judgeOverwrite(ctx, o.slice(2));
+    extractInto(ctx, o?.slice(2));
+    return;
+  }
+  if (name === "cpio") {
+    // -i extracts into the working directory (or -D DIR); -p copies the listed files into DIR.
+    const bundled = texts.filter((t) => /^-[a-zA-Z]+$/.test(t)).map((t) => t.slice(1)).join("");
+    let dir: string | undefined;
+    for (let k = 0; k < texts.length; k++) {
+      if (texts[k] === "-D" || texts[k] === "--directory") dir = texts[k + 1];
+      else if (texts[k]!.startsWith("--directory=")) dir = texts[k]!.slice(12);
+    }
+    if (/t/.test(bundled) || texts.includes("--list")) return;
+    if (/i/.test(bundled) || texts.includes("--extract")) return extractInto(ctx, dir);
+    if (/p/.test(bundled) || texts.includes("--pass-through")) extractInto(ctx, dir ?? operands(args, "DEFHIMORV", ["--directory", "--format", "--file"])[0]?.text);
     return;
   }
   // tar: the mode is in the first word (`xf`, `-xzf`) or a long option.
@@ -1194,7 +1550,132 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     else if (t.startsWith("--directory=")) dest = t.slice("--directory=".length);
     else if (/^-C./.test(t)) dest = t.slice(2);
   }
-  if (dest !== undefined) judgeOverwrite(ctx, dest);
+  extractInto(ctx, dest);
+}
+
+/** Files extracted into `dest` (the working directory when not given): at `/` they overwrite system files. */
+function extractInto(ctx: JudgeContext, dest: string | undefined): void {
+  const p = dest ?? ".";
+  const abs = p.startsWith("/") ? posix.normalize(p) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, p) : null;
+  if (abs === "/") return add(ctx, "system_config_write");
+  judgeOverwrite(ctx, abs ?? p);
+}
+
+/**
+ * `ansible HOSTS -m MODULE -a ARGS`: the module's effect on every host matched (paths there are none of
+ * the task's). command/shell/raw run ARGS; file state=absent deletes; copy/template/lineinfile write their dest;
+ * reboot, service stop, user, package absent, mount, firewall, cron and sysctl change system state.
+ * `--check` (-C) only reports.
+ */
+function judgeAnsible(ctx: JudgeContext): void {
+  const texts = ctx.args.map((a) => a.text);
+  let module = "command";
+  let moduleArgs = "";
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (t === "-C" || t === "--check") return;
+    if (t === "-m" || t === "--module-name") module = texts[++k] ?? "";
+    else if (t.startsWith("--module-name=")) module = t.slice(14);
+    else if (/^-m./.test(t)) module = t.slice(2);
+    else if (t === "-a" || t === "--args") moduleArgs = texts[++k] ?? "";
+    else if (t.startsWith("--args=")) moduleArgs = t.slice(7);
+  }
+  module = module.replace(/^ansible\.(?:builtin|posix|windows)\./, "");
+  const kv = new Map<string, string>();
+  for (const m of moduleArgs.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)) kv.set(m[1]!.toLowerCase(), m[2]!.replace(/^(["'])(.*)\1$/, "$2"));
+  const state = (kv.get("state") ?? "").toLowerCase();
+  const path = kv.get("path") ?? kv.get("dest") ?? kv.get("name");
+  switch (module) {
+    case "command":
+    case "shell":
+    case "raw":
+    case "win_shell":
+    case "win_command":
+      if (moduleArgs) ctx.analyseShell(moduleArgs.replace(/^(?:\s*(?:chdir|creates|removes|executable|warn|stdin)=\S+)+\s*/, ""));
+      return;
+    case "script":
+      return add(ctx, "shell_input");
+    case "file":
+      if (path === undefined) return;
+      if (state === "absent") return judgeDelete(ctx, path, true);
+      if (kv.has("mode") || kv.has("owner") || kv.has("group")) {
+        const w = whereIn(ctx, path);
+        if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+        else if (w !== "inside" && w !== "scratch") add(ctx, "chmod_outside_workdir");
+      }
+      return;
+    case "copy":
+    case "template":
+    case "lineinfile":
+    case "blockinfile":
+    case "replace":
+    case "get_url":
+    case "unarchive":
+      if (path !== undefined) judgeOverwrite(ctx, path);
+      return;
+    case "reboot":
+    case "win_reboot":
+      return add(ctx, "reboot_shutdown");
+    case "service":
+    case "systemd":
+    case "systemd_service":
+    case "sysvinit":
+      if (state === "stopped" || /^(?:no|false)$/i.test(kv.get("enabled") ?? "") || /^(?:yes|true)$/i.test(kv.get("masked") ?? "")) add(ctx, "stop_service");
+      return;
+    case "user":
+    case "group":
+    case "authorized_key":
+      return add(ctx, "user_change");
+    case "apt":
+    case "yum":
+    case "dnf":
+    case "package":
+    case "pacman":
+    case "zypper":
+    case "apk":
+      if (state === "absent" || state === "removed") add(ctx, "package_remove");
+      return;
+    case "mount":
+      return add(ctx, "mount_change");
+    case "iptables":
+    case "ufw":
+    case "firewalld":
+      return add(ctx, "firewall_change");
+    case "cron":
+      return add(ctx, "crontab_replace");
+    case "sysctl":
+    case "modprobe":
+      return add(ctx, "kernel_change");
+  }
+}
+
+const LOCAL_HOST = /^(?:localhost|[\w.-]+\.localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[::1?\]|::1)$/i;
+
+/**
+ * `curl -X DELETE URL`, `wget --method=DELETE`, `http DELETE URL`: a resource deleted on another host (not the
+ * task's own), or a whole index or collection anywhere (`/logs-*`, `/_all`, a top-level path). One item of a
+ * local development API (`localhost:8000/api/items/3`) is the task's own.
+ */
+function judgeHttpDelete(ctx: JudgeContext, name: string): void {
+  const texts = ctx.args.map((a) => a.text);
+  let del = false;
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if (name === "curl" && (/^-[a-zA-Z]*X$/.test(t) || t === "--request") && /^delete$/i.test(texts[k + 1] ?? "")) del = true;
+    else if (name === "curl" && /^(?:-[a-zA-Z]*X|--request=)delete$/i.test(t)) del = true;
+    else if (name === "wget" && (/^--method=delete$/i.test(t) || (t === "--method" && /^delete$/i.test(texts[k + 1] ?? "")))) del = true;
+    else if (name !== "curl" && name !== "wget" && /^delete$/i.test(t)) del = true;
+  }
+  if (!del) return;
+  const urls = texts.filter((t) => /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) || (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)));
+  if (!urls.length) return add(ctx, "http_delete");
+  for (const u of urls) {
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
+    const host = m[1]!;
+    const segments = m[2]!.split("/").filter(Boolean);
+    const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s));
+    if (!LOCAL_HOST.test(host) || /\$/.test(u) || whole) return add(ctx, "http_delete");
+  }
 }
 
 /** Commands that write the file named by an output option (`sort -o FILE`, `curl -o FILE`, `uniq IN OUT`). */
@@ -1204,10 +1685,16 @@ function judgeOutputOption(ctx: JudgeContext, name: string): void {
   const targets: string[] = [];
   const shortOpt = name === "wget" ? "-O" : name === "openssl" ? "-out" : "-o";
   const longOpt = name === "wget" ? "--output-document" : "--output";
+  // `curl -fsSLo FILE`, `wget -qO FILE`: the option ends a bundle of flags that take no value.
+  const bundle = name === "curl" ? /^-[fsSLkvqiIgGNRjJ#]+o$/ : name === "wget" ? /^-[qvcNnrkKpSx4]+O$/ : null;
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k]!;
-    if (t === shortOpt || t === longOpt) {
+    if (t === shortOpt || t === longOpt || bundle?.test(t)) {
       if (texts[k + 1] !== undefined) targets.push(texts[k + 1]!);
+    } else if ((name === "curl" && t === "--output-dir") || (name === "wget" && (t === "-P" || t === "--directory-prefix"))) {
+      if (texts[k + 1] !== undefined) targets.push(posix.join(texts[k + 1]!, "_download_"));
+    } else if ((name === "curl" && t.startsWith("--output-dir=")) || (name === "wget" && t.startsWith("--directory-prefix="))) {
+      targets.push(posix.join(t.slice(t.indexOf("=") + 1), "_download_"));
     } else if (t.startsWith(longOpt + "=")) targets.push(t.slice(longOpt.length + 1));
     else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget") targets.push(t.slice(2));
   }
@@ -1240,6 +1727,27 @@ function judgeEraser(ctx: JudgeContext, name: string): void {
     noteInside(ctx, t.text);
     if (w !== "inside" && w !== "scratch") return add(ctx, "erase_device");
   }
+}
+
+const BLOCK_DEVICE_NAME = /^(?:\/dev\/(?!null$|zero$|stdin$|stdout$|stderr$|fd\/)|(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d+n\d+|mmcblk\d+)\w*$)/;
+
+/**
+ * Commands that initialise a device for a new use (nvme format/sanitize, LVM physical volumes, ZFS pools,
+ * badblocks -w, sg_format, ceph-volume zap): whatever the device held is gone. Image files in the working
+ * directory are fine.
+ */
+function judgeDiskInit(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const words = sub(args);
+  if (name === "nvme" && !/^(?:format|sanitize|delete-ns|write-zeroes|write-uncor|fw-download|fw-commit)$/.test(words[0] ?? "")) return;
+  if (name === "badblocks" && !hasFlag(args.filter((a) => !a.text.startsWith("--")), "w")) return;
+  if (name === "ceph-volume" && !words.includes("zap")) return;
+  const ops = operands(args, name === "zpool" ? "oOmRt" : name === "badblocks" ? "bcdeiopt" : "", ["--ses", "--namespace-id", "--lbaf", "--pi", "--setsize", "--metadatasize", "--dataalignment"]).map((o) => o.text);
+  for (const o of ops) {
+    if (BLOCK_DEVICE_NAME.test(o)) return add(ctx, "erase_device");
+    if (o.includes("/") && !isInsideLike(whereIn(ctx, o))) return add(ctx, "erase_device");
+  }
+  if (name === "nvme" || name === "sg_format") add(ctx, "erase_device"); // the device may be named by option
 }
 
 /** Partitioning tools on a device change its partition table unless they only list or print it. */

@@ -16,10 +16,11 @@ export interface DangerousPattern {
   pattern?: RegExp;
   description: string;
   /**
-   * "command" (default): matched against each rendered pipeline; "raw": against the normalised text.
+   * "command" (default): matched against each rendered pipeline; "raw": against the normalised text;
+   * "code": against the code of every shell script that runs (quoted text and here-document bodies removed).
    * Every class also matches when the effect judge (judge.ts) reports its key.
    */
-  scope?: "command" | "raw";
+  scope?: "command" | "raw" | "code";
 }
 
 export interface Detection {
@@ -31,7 +32,7 @@ export interface Detection {
   matches?: { key: string; description: string }[];
 }
 
-const AT = String.raw`(?:^|\| )`; // start of a command in a rendered pipeline
+const AT = String.raw`(?:^|\| )(?:xargs )?`; // start of a command in a rendered pipeline (xargs runs the command it names)
 const ANY = String.raw`(?:[^|]*\s)?`; // any words before the next one, within the same command
 const EOT = String.raw`(?=\s|$)`; // end of a word
 const END_ARGS = String.raw`(?=\s*$|\s\|\s|\s[0-9&]*[<>])`; // after the last argument
@@ -65,8 +66,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "fork_bomb",
     description: "fork bomb",
-    scope: "raw",
-    pattern: re(String.raw`(?<![\w:.])([\w:.]+)\s*\(\)\s*\{[^}]{0,200}?\1\s*\|\s*\1\s*&`, String.raw`\bfork\s+while\s+fork\b`, String.raw`while\s+(?:true|1)\s*:\s*os\.fork\(\)`),
+    // A shell function that starts itself twice, in the background; interpreter forks in endless loops are judged (inline_code.ts).
+    scope: "code",
+    pattern: re(String.raw`(?<![\w:.])(?:function\s+)?([\w:.]+)\s*(?:\(\)\s*)?\{[^}]{0,200}?\1\s*(?:\|\s*\1\s*&|&\s*\1(?![\w:.]))`),
   },
   {
     key: "unanalysable",
@@ -94,7 +96,8 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "kill_all_processes",
     description: "kill init or every process (kill 1, kill -1, killall5)",
-    pattern: re(String.raw`${AT}kill\s${ANY}-1${END_ARGS}`, String.raw`${AT}kill(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`, `${AT}killall5${EOT}`),
+    // Signal 0 (`kill -0 1`, `kill -s 0 …`) delivers nothing: it only tests whether the process exists.
+    pattern: re(String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0|-SIG0)(?=\s|$))\s${ANY}-1${END_ARGS}`, String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0)(?=\s|$))(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`, `${AT}killall5${EOT}`),
   },
   {
     key: "reboot_shutdown",
@@ -166,7 +169,7 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     key: "stop_service",
     description: "stop, disable or mask a system service",
     pattern: re(
-      String.raw`${AT}(?:systemctl\s${ANY}(?:stop|disable|mask|kill)|service\s+\S+\s+(?:stop|disable)|init\.d/\S+\s+stop|rc-service\s+\S+\s+stop|launchctl\s+(?:unload|stop|remove|bootout|disable)|update-rc\.d\s${ANY}(?:disable|remove))${EOT}`,
+      String.raw`${AT}(?:systemctl\s${ANY}(?:stop|disable|mask|kill|isolate)|service\s+\S+\s+(?:stop|disable)|(?:init\.d/\S+|invoke-rc\.d\s+\S+|rc-service\s+\S+|sv|s6-svc\s+-d|supervisorctl)\s+(?:stop|force-stop|down|-d)|launchctl\s+(?:unload|stop|remove|bootout|disable)|update-rc\.d\s${ANY}(?:disable|remove)|rc-update\s+(?:del|delete)|chkconfig\s${ANY}off|(?:sysv-rc-conf|systemd-sysv-install)\s${ANY}(?:off|disable))${EOT}`,
     ),
   },
   {
@@ -181,11 +184,7 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     pattern: re(String.raw`${AT}pkill\s${ANY}(?:-9|-kill|-sigkill|--signal[=\s](?:9|kill|sigkill)|-s\s?(?:9|kill|sigkill))${EOT}`),
   },
   { key: "git_force_push", description: "git force-push or remote branch deletion (rewrites shared history)" },
-  {
-    key: "git_reset_hard",
-    description: "git reset --hard (discards uncommitted work)",
-    pattern: re(String.raw`${AT}git${GITOPTS}\sreset\s${ANY}--hard${EOT}`),
-  },
+  { key: "git_reset_hard", description: "git reset --hard (discards uncommitted work)" },
   { key: "git_clean_force", description: "git clean -f (deletes untracked files)" },
   {
     key: "git_history_rewrite",
@@ -242,7 +241,7 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
   const out: { key: string; description: string }[] = [];
   for (const p of DANGEROUS_PATTERNS) {
     const judged = analysis.findings.some((f) => f.key === p.key);
-    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : units.some((u) => p.pattern!.test(u))));
+    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : p.scope === "code" ? analysis.code.some((c) => p.pattern!.test(c)) : units.some((u) => p.pattern!.test(u))));
     if (hit) out.push({ key: p.key, description: p.description });
   }
   return out;

@@ -9,11 +9,12 @@
  */
 
 export type WordPart =
-  | { kind: "lit"; text: string; quoted: boolean }
+  /** `split`: text a command substitution wrote (analyse.ts), split into words when not quoted. */
+  | { kind: "lit"; text: string; quoted: boolean; split?: boolean }
   /** `$name` / `${…}`; `raw` is the text as written. */
-  | { kind: "param"; name: string; raw: string }
+  | { kind: "param"; name: string; raw: string; quoted?: boolean }
   /** `$( … )`, backticks, `<( … )`, `>( … )`; `raw` is the inner text. */
-  | { kind: "subst"; op: "$(" | "`" | "<(" | ">("; raw: string };
+  | { kind: "subst"; op: "$(" | "`" | "<(" | ">("; raw: string; quoted?: boolean };
 
 export interface Word {
   parts: WordPart[];
@@ -384,7 +385,7 @@ class Reader {
       }
       if (c === "`") {
         flush();
-        parts.push(this.readBackticks());
+        parts.push({ ...this.readBackticks(), quoted: true } as WordPart);
         continue;
       }
       if (c === "$" && this.peek(1) !== "'" ) {
@@ -392,7 +393,7 @@ class Reader {
         if (part.kind === "lit") lit += part.text;
         else {
           flush();
-          parts.push(part);
+          parts.push(part.kind === "subst" || part.kind === "param" ? { ...part, quoted: true } : part);
         }
         continue;
       }
@@ -521,9 +522,31 @@ export function wordText(word: Word, vars: ReadonlyMap<string, string> = new Map
     .join("");
 }
 
-/** The value of `$name` / `${name}` when known; `${name/x/y}`, `${name:-x}`, … are not followed. */
+/** Variables the task's environment may carry (its allow-list, the shell's own): their value is never assumed. */
+export const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TERM|TZ|COLUMNS|LINES|HOSTNAME|IFS|CDPATH|LC_\w+|XDG_\w+)$/;
+
+/**
+ * The value of `$name` / `${name}` when known. `${name:-word}` (and `-`, `:=`, `=`) with a literal word
+ * is the variable's value when this command line set it, else the word: the task's environment is
+ * built from an allow-list, so any other name is unset unless the command line sets it (an earlier
+ * command of the same shell could have exported it; the default is what the command means).
+ * `${name/x/y}`, `${name#x}`, … are not followed.
+ */
 export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<string, string>): string | undefined {
-  return p.raw === "$" + p.name || p.raw === "${" + p.name + "}" ? vars.get(p.name) : undefined;
+  if (p.raw === "$" + p.name || p.raw === "${" + p.name + "}") return vars.get(p.name);
+  // `${name:?message}` / `${name?}`: the value when set (unset, the shell stops with the message instead).
+  const check = /^\$\{([A-Za-z_]\w*)(:?)\?(.*)\}$/s.exec(p.raw);
+  if (check && check[1] === p.name) {
+    const known = vars.get(p.name);
+    return known === "" && check[2] === ":" ? undefined : known;
+  }
+  const m = /^\$\{([A-Za-z_]\w*)(:?)[-=](.*)\}$/s.exec(p.raw);
+  if (!m || m[1] !== p.name) return undefined;
+  const word = /^(["'])([^"'$`\\{}]*)\1$/.exec(m[3]!)?.[2] ?? (/^[^"'$`\\{}\s]*$/.test(m[3]!) ? m[3]! : undefined);
+  if (word === undefined) return undefined;
+  const known = vars.get(p.name);
+  if (known !== undefined) return known === "" && m[2] === ":" ? word : known;
+  return ENVIRONMENT_NAME.test(p.name) ? undefined : word;
 }
 
 /** `NAME=value` with the name unquoted: a variable assignment, not a command word. */

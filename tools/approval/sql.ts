@@ -75,10 +75,18 @@ function stripSql(sql: string): string {
 export function judgeSql(sql: string): string[] {
   const keys = new Set<string>();
   const text = stripSql(sql);
+  // Tables (databases, …) this SQL creates itself: dropping them again destroys nothing that was there before.
+  // `CREATE … IF NOT EXISTS` may find one that was: it does not count.
+  const created = new Set<string>();
+  const unquote = (n: string) => n.replace(/["`\[\]]/g, "");
   for (const raw of text.split(";")) {
     // A WHERE that holds for every row (`WHERE 1=1`, `WHERE true`) limits nothing.
     const st = raw.trim().replace(/\s+/g, " ").toLowerCase().replace(/\s+where\s+\(?\s*(?:1|true|not false|(\d+|'')\s*=\s*\1)\s*\)?\s*$/, "");
     if (!st) continue;
+    const made = /^create (?:(?:temp|temporary|unlogged) )?(table|database|schema|view|materialized view) (?!if not exists\b)([^\s(]+)/.exec(st);
+    if (made) created.add(`${made[1]} ${unquote(made[2]!)}`);
+    const dropped = /^drop (table|database|schema|view|materialized view) (?:if exists )?([^\s(]+(?: ?, ?[^\s(,]+)*)(?: cascade| restrict)?$/.exec(st);
+    if (dropped && dropped[2]!.split(/ ?, ?/).every((n) => created.has(`${dropped[1]} ${unquote(n)}`))) continue;
     if (/^(?:with\b.*?\)\s*)?drop (?:table|database|schema|keyspace|collection|owned|materialized view|tablespace)\b/.test(st)) keys.add("sql_drop");
     if (/^truncate\b(?! *-)/.test(st)) keys.add("sql_truncate");
     if (/^(?:with\b.*\)\s*)?delete (?:from )?[^\s(]+/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_delete_without_where");
