@@ -41,6 +41,8 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
   { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
   { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
+  { key: "remote_access", description: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel" },
+  { key: "boot_config", description: "change how the machine boots (default boot target, boot loader, firmware flash)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -210,6 +212,11 @@ const add = (ctx: JudgeContext, key: string) => {
   if (!ctx.out.some((f) => f.key === key)) ctx.out.push(finding(key));
 };
 
+/** Adds a finding of class `key` to `out` (once). For analyse.ts, which judges a few things before a command is judged. */
+export function addFinding(out: Finding[], key: string): void {
+  if (!out.some((f) => f.key === key)) out.push(finding(key));
+}
+
 /** Operands: the words that are not options (after `--` all are operands). */
 function operands(args: JudgedArg[], valueOpts = "", longValueOpts: string[] = []): JudgedArg[] {
   const out: JudgedArg[] = [];
@@ -297,8 +304,12 @@ function judgeMove(ctx: JudgeContext, sources: string[], dest: string | undefine
 }
 
 function judgeChmod(ctx: JudgeContext, name: string): void {
-  const modeless = name === "chown" || name === "chgrp" ? 1 : name === "chmod" ? 1 : 0;
-  const ops = operands(ctx.args, name === "setfacl" ? "mMxXb" : "", ["--reference", "--from"]);
+  // `chmod --reference=FILE target…` / `chown --reference FILE target…`: no mode or owner operand, every operand is a target.
+  const reference = ctx.args.some((a) => a.text === "--reference" || a.text.startsWith("--reference="));
+  const modeless = reference ? 0 : name === "chown" || name === "chgrp" ? 1 : name === "chmod" ? 1 : 0;
+  // A chmod mode that starts with `-` (`chmod -x file`, `chmod -w,o-r f`) is the mode operand, not an option.
+  const args = name === "chmod" ? ctx.args.map((a) => (/^-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*$/.test(a.text) && !/^-[R]/.test(a.text) ? { ...a, text: "u" + a.text } : a)) : ctx.args;
+  const ops = operands(args, name === "setfacl" ? "mMxXb" : "", ["--reference", "--from"]);
   // setuid/setgid: a privilege change wherever the file is
   if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text)) return add(ctx, "chmod_outside_workdir");
   for (const t of ops.slice(modeless)) {
@@ -502,6 +513,26 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "sls":
       if (words[0] === "remove") add(ctx, "infra_teardown");
       return;
+    // AWS SAM / Copilot / Amplify / Azure developer CLI / Juju: deleting the stack, app or environment deletes its resources.
+    case "sam":
+    case "copilot":
+    case "amplify":
+    case "azd":
+    case "juju":
+    case "sst":
+      if (words.some((w) => /^(?:delete|destroy|down|remove|remove-application|destroy-model|destroy-controller|kill-controller)$/.test(w))) add(ctx, "infra_teardown");
+      return;
+    // Oracle / IBM / Alibaba / Tencent / Scaleway / Exoscale / UpCloud / Vultr CLIs: terminating or deleting a resource.
+    case "oci":
+    case "ibmcloud":
+    case "aliyun":
+    case "tccli":
+    case "scw":
+    case "exo":
+    case "upctl":
+    case "vultr-cli":
+      if (words.some((w) => /^(?:delete|terminate|destroy|purge|remove|rm)$|^(?:delete|terminate|destroy|purge)-|-(?:delete|terminate|destroy|purge)$/.test(w))) add(ctx, "infra_teardown");
+      return;
     case "eksctl":
       if (words[0] === "delete") add(ctx, "cluster_teardown");
       return;
@@ -535,7 +566,9 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       if (svc === "s3" && (op === "rb" || (op === "rm" && has("--recursive")))) return add(ctx, "cloud_storage_delete");
       if (svc === "s3" && op === "sync" && has("--delete")) return add(ctx, "cloud_storage_delete");
       if (svc === "s3api" && /^delete-(?:bucket|objects)$/.test(op)) return add(ctx, "cloud_storage_delete");
-      if (/^(?:delete-|terminate-|deregister-|remove-|purge-|drop-)/.test(op) && !/^delete-(?:tags?|message)$/.test(op)) return add(ctx, "infra_teardown");
+      // Deleting by batch (`ecr batch-delete-image`, `dynamodb batch-write-item` with deletes aside) and scheduling a
+      // deletion (`kms schedule-key-deletion`, `secretsmanager delete-secret`) destroy like a plain delete.
+      if (/^(?:(?:batch-)?delete-|terminate-|deregister-|remove-|purge-|drop-|schedule-\S*deletion|disable-key$|revoke-)/.test(op) && !/^delete-(?:tags?|message)$/.test(op)) return add(ctx, "infra_teardown");
       if (/^(?:stop-instances|stop-db-instance|stop-db-cluster|reset-db)/.test(op)) return add(ctx, "infra_teardown");
       return;
     }
@@ -587,6 +620,13 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       // A pool made on (or grown onto) devices writes over whatever they held.
       else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? "")) judgeDiskInit(ctx, name);
       return;
+    case "dmsetup":
+      if (/^(?:remove|remove_all|wipe_table|clear|reload|load|create|suspend|message)$/.test(words[0] ?? "")) add(ctx, "volume_destroy");
+      return;
+    case "pg_dropcluster":
+    case "pg_dropdb":
+      add(ctx, "sql_drop");
+      return;
     case "lvremove":
     case "vgremove":
     case "pvremove":
@@ -602,6 +642,13 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "virsh":
       if (["destroy", "undefine", "vol-delete", "pool-delete", "pool-destroy"].includes(words[0] ?? "")) add(ctx, "volume_destroy");
       return;
+    case "ctr":
+    case "crictl": {
+      // containerd's and CRI's own clients: removing images, containers, snapshots, pods (all of them with -a).
+      if (words.slice(0, 4).some((w) => /^(?:rm|rmi|rmp|remove|delete|del|prune)$/.test(w))) add(ctx, "container_mass_delete");
+      return;
+    }
+    case "nerdctl":
     case "docker":
     case "podman": {
       const [a, b] = words;
@@ -740,6 +787,39 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       add(ctx, "mount_change");
       return;
     }
+    // FUSE unmounts (fusermount -u / -z, fusermount3), and unmounting by the file-system tools of other stacks.
+    case "fusermount":
+    case "fusermount3":
+      if (hasFlag(args, "uz")) add(ctx, "mount_change");
+      return;
+    // Writing or erasing firmware flash, the default boot target, boot entries and the boot loader.
+    case "flashrom":
+      if (hasFlag(args, "wE", ["--write", "--erase"])) add(ctx, "boot_config");
+      return;
+    case "efibootmgr":
+      if (hasFlag(args, "cBonAaN", ["--create", "--delete-bootnum", "--bootorder", "--bootnext", "--active", "--inactive", "--delete-bootorder"])) add(ctx, "boot_config");
+      return;
+    case "grub-install":
+    case "grub2-install":
+    case "update-grub":
+    case "grub-mkconfig":
+    case "grub2-mkconfig":
+    case "grub-set-default":
+    case "grub2-set-default":
+    case "grub-reboot":
+    case "bootctl":
+    case "kernelstub":
+      if ((name === "grub-mkconfig" || name === "grub2-mkconfig") && !hasFlag(args, "o", ["--output"])) return;
+      if (name === "bootctl" && !/^(?:install|update|remove|set-default|set-oneshot|random-seed)$/.test(words[0] ?? "")) return;
+      add(ctx, "boot_config");
+      return;
+    case "systemctl":
+      if (/^(?:set-default|set-environment|unset-environment|set-property|preset-all|revert)$/.test(words[0] ?? "")) add(ctx, "boot_config");
+      return;
+    // systemd-resolved: setting a link's DNS servers, domains or resolver options (revert drops them).
+    case "resolvectl":
+      if ((/^(?:dns|domain|default-route|llmnr|mdns|dnssec|dnsovertls|nta)$/.test(words[0] ?? "") && words.length >= 3) || words[0] === "revert") add(ctx, "network_change");
+      return;
     case "umount":
     case "swapoff":
     case "swapon":
@@ -792,9 +872,16 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       // -D deletes every rule, -d/-W one, -e 0 turns auditing off; -l, -s only read.
       if (args.some((a) => /^-[DdW]$/.test(a.text)) || args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")) add(ctx, "kernel_change");
       return;
-    case "nmcli":
-      if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) add(ctx, "network_change");
+    case "nmcli": {
+      // nmcli takes any prefix of its object and verb words (`nmcli c m`, `nmcli con mod`, `nmcli dev dis`).
+      const is = (w: string | undefined, ...full: string[]) => w !== undefined && w !== "" && full.some((f) => f.startsWith(w));
+      const [obj, verb] = words;
+      if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) return add(ctx, "network_change");
+      if (is(obj, "connection") && is(verb, "modify", "delete", "down", "up", "add", "edit", "reload", "load", "import", "clone", "migrate") && !is(verb, "show", "monitor", "export")) return add(ctx, "network_change");
+      if (is(obj, "device") && is(verb, "set", "connect", "disconnect", "delete", "modify", "reapply", "up", "down") && !is(verb, "show", "status", "monitor", "lldp")) return add(ctx, "network_change");
+      if ((is(obj, "radio", "networking") && words.some((w) => w === "on" || w === "off")) || (is(obj, "general") && is(verb, "hostname", "reload") && words.length >= 3)) return add(ctx, "network_change");
       return;
+    }
     case "iptables":
     case "ip6tables":
     case "iptables-legacy":
@@ -951,6 +1038,13 @@ function judgeKill(ctx: JudgeContext): void {
     const m = /^\$\(\s*(?:sudo\s+)?(\S+)([^|)]*)(\|[^)]*)?\)$/.exec(a.text.trim());
     if (m) listers.push({ name: m[1]!.split("/").pop()!, rest: m[2]!.trim(), narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]) });
   }
+  // A pid read from a pid file of the system's run directory (`kill -9 $(cat /run/nginx.pid)`) is a system daemon's:
+  // stopping it stops the service. A pid file in the working directory is the task's own server.
+  const reload = args.some((a) => RELOAD_SIGNAL.test(a.text)) || args.some((a, k) => (a.text === "-s" || a.text === "--signal") && /^(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i.test(args[k + 1]?.text ?? ""));
+  for (const a of args) {
+    const m = /^\$\(\s*(?:(?:sudo\s+)?(?:cat|head\s+-\S+|tail\s+-\S+)\s+|<\s*)(\S+)\s*\)$/.exec(a.text.trim());
+    if (m && !reload && /^\/(?:var\/)?run\//.test(m[1]!.replace(/^['"]|['"]$/g, ""))) return add(ctx, "stop_service");
+  }
   for (const l of listers) {
     if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
     if (l.name === "pgrep" || l.name === "pidof") {
@@ -1021,11 +1115,15 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "ln": {
       const ops = operands(args, name === "install" ? "gmotS" : name === "rsync" ? "ef" : "tS", ["--target-directory", "--suffix", "--mode", "--owner", "--group", "--rsh", "--exclude", "--include", "--filter"]).map((o) => o.text);
       if (name === "install" && hasFlag(args, "d", ["--directory"])) return;
+      // rsync -n / --dry-run only lists what it would transfer and delete.
+      if (name === "rsync" && (hasFlag(args.filter((a) => !a.text.startsWith("--")), "n") || args.some((a) => a.text === "--dry-run"))) return;
       const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
       const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
       const src = ops.slice(0, -1);
       // rsync --remove-source-files deletes what it copied.
       if (name === "rsync" && args.some((a) => /^--remove-source/.test(a.text))) for (const s of src) if (!/^[^/]*:/.test(s)) judgeDelete(ctx, s, true);
+      // --delete onto a remote host:path removes what the source lacks there: files of another machine.
+      if (name === "rsync" && dest !== undefined && /^[^/]*:/.test(dest) && args.some((a) => /^--del(?:ete\S*)?$/.test(a.text))) return add(ctx, "recursive_delete");
       if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
       if (name === "ln") {
         const w = whereIn(ctx, dest);
@@ -1048,6 +1146,26 @@ export function judgeCommand(ctx: JudgeContext): void {
         else if (w === "credential") add(ctx, "credential_write");
         else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "overwrite_outside_workdir");
       }
+      return;
+    }
+    // sponge soaks up its input and then writes the file: an overwrite (or an append with -a) of its operand.
+    case "sponge":
+      for (const op of operands(args)) judgeOverwrite(ctx, op.text, hasFlag(args, "a"));
+      return;
+    // patch rewrites the file it is given (or, with -d DIR, files under DIR; -o names the output instead).
+    case "patch": {
+      const ops = operands(args, "pidoDBFrzVYgM", ["--strip", "--input", "--directory", "--output", "--ifdef", "--prefix", "--fuzz", "--reject-file", "--suffix", "--version-control", "--basename-prefix", "--get", "--merge"]);
+      const at = (short: string, long: string) => {
+        const k = args.findIndex((a) => a.text === short || a.text === long);
+        if (k >= 0) return args[k + 1]?.text;
+        return args.find((a) => a.text.startsWith(long + "=") || (a.text.startsWith(short) && a.text.length > 2 && !a.text.startsWith("--")))?.text.replace(new RegExp(`^(?:${long}=|${short})`), "");
+      };
+      const out = at("-o", "--output");
+      const dir = at("-d", "--directory");
+      if (args.some((a) => a.text === "--dry-run")) return;
+      if (out !== undefined) return judgeOverwrite(ctx, out);
+      if (ops[0]) return judgeOverwrite(ctx, dir && !ops[0].text.startsWith("/") ? posix.join(dir, ops[0].text) : ops[0].text);
+      if (dir !== undefined && !isInsideLike(whereIn(ctx, dir))) judgeOverwrite(ctx, posix.join(dir, "_item_"));
       return;
     }
     case "tee": {
@@ -1493,7 +1611,14 @@ function judgeGit(ctx: JudgeContext): void {
   const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
   const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
   const refspecs = ops.slice(1);
-  if (texts.some((t) => t === "--delete" || t === "-d" || t === "--mirror" || t === "--prune") || refspecs.some((r) => r.startsWith(":"))) return add(ctx, "git_force_push");
+  if (texts.some((t) => t === "--mirror" || t === "--prune")) return add(ctx, "git_force_push");
+  // Deleting a remote branch: routine for a feature branch (its work is merged or lives on elsewhere); a shared
+  // branch (main, release, …), a pattern or a computed name is flagged.
+  const deleting = texts.some((t) => t === "--delete" || t === "-d");
+  const deleted = deleting ? refspecs.map((r) => r.replace(/^\+/, "")) : refspecs.filter((r) => r.startsWith(":")).map((r) => r.slice(1));
+  if (deleting && !deleted.length) return add(ctx, "git_force_push");
+  for (const d of deleted) if (d === "" || /\$|`|\*/.test(d) || PROTECTED_BRANCH.test(d.replace(/^refs\/heads\//, "")) || /^refs\/(?!heads\/)/.test(d) || d.includes(":")) return add(ctx, "git_force_push");
+  if (deleted.length) return;
   const forcedRefs = refspecs.filter((r) => force || r.startsWith("+"));
   if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches"))) return add(ctx, "git_force_push");
   for (const r of forcedRefs) {
