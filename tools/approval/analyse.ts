@@ -875,6 +875,12 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
       const expanded = expandHeredoc(r.heredoc, st.vars);
       if (expanded !== null) return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body: expanded, literal: true };
     }
+    // `mysql db < <(echo "DELETE FROM orders")`: stdin is what the substitution writes, a literal like a here-string.
+    const only = r.op === "<" && !r.fd && r.target?.parts.length === 1 ? r.target.parts[0]! : null;
+    if (only?.kind === "subst" && only.op === "<(") {
+      const out = literalOutput(only.raw);
+      if (out !== null) return { op: "<<<", fd: r.fd, target: wordText(r.target!, st.vars), body: out, literal: true };
+    }
     const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
     return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
   });
@@ -951,7 +957,24 @@ const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if
  * Not for shells and interpreters, whose programs run whatever their options.
  */
 function inertInvocation(name: string, args: JudgedArg[]): boolean {
-  if (!name || SHELLS.has(name) || interpreterLanguage(name) !== null || CORE_FILE_TOOLS.has(name)) return false;
+  if (!name || SHELLS.has(name) || interpreterLanguage(name) !== null) return false;
+  // `docker volume rm --help`: a container tool's own subcommand asked for help (not one that runs another program).
+  if (/^(?:docker|podman|nerdctl)$/.test(name)) {
+    const help = args.findIndex((a) => HELP_FLAG.test(a.text));
+    return help >= 0 && !args.slice(0, help).some((a) => /^(?:run|exec|create|start|attach|compose|buildx|debug)$/.test(a.text));
+  }
+  if (CORE_FILE_TOOLS.has(name)) return false;
+  // Asked only for its version (`mkfs.ext4 -V`, `nft --version`): prints it and exits.
+  if (args.length === 1 && /^(?:--version|-V|-version)$/.test(args[0]!.text)) return true;
+  // Read-only questions: `kubectl auth can-i delete ns` asks whether a verb is allowed; `explain` prints a schema.
+  if (/^(?:kubectl|oc|k)$/.test(name)) {
+    const first = args.find((a) => !a.text.startsWith("-"))?.text;
+    if (first === "explain" || (first === "auth" && args.some((a) => a.text === "can-i" || a.text === "whoami"))) return true;
+  }
+  // `apt-get -s remove …`: -s / --simulate (and their aliases) only print what would be done.
+  if (/^(?:apt|apt-get|aptitude)$/.test(name) && args.some((a) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(a.text) && !/^-[a-zA-Z]*[oct]/.test(a.text))) return true;
+  // `useradd -D` alone prints the defaults for new users (with -b/-e/-f/-g/-s it changes them).
+  if (name === "useradd" && args.length === 1 && (args[0]!.text === "-D" || args[0]!.text === "--defaults")) return true;
   let inert = false;
   for (const a of args) {
     if (a.text === "--") break;

@@ -92,8 +92,12 @@ export function judgeSql(sql: string): string[] {
     if (/^(?:with\b.*\)\s*)?delete (?:from )?[^\s(]+/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_delete_without_where");
     if (/^(?:with\b.*\)\s*)?update [^\s(]+(?: as \w+| \w+)? set\b/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_update_without_where");
     if (/^alter table\b.*\bdrop (?:column|partition)\b/.test(st)) keys.add("sql_drop");
+    // ClickHouse mutations: `ALTER TABLE t DELETE WHERE …` / `UPDATE … WHERE …` (an always-true WHERE was removed above).
+    if (/^alter table [^\s(]+(?: on cluster \S+)? delete\b/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_delete_without_where");
+    if (/^alter table [^\s(]+(?: on cluster \S+)? update\b/.test(st) && !/\bwhere\b/.test(st)) keys.add("sql_update_without_where");
     // MongoDB shell
-    if (/\.dropdatabase\(|\bdb\.[\w.]+\.drop\(\)/.test(st)) keys.add("sql_drop");
+    // `db.users.drop()`, `db[c].drop()`, `db.getCollection(n).drop()` inside a forEach: a collection dropped.
+    if (/\.dropdatabase\(|\.drop\(\s*\)/.test(st)) keys.add("sql_drop");
     if (/\.(?:deletemany|remove)\(\s*\{\s*\}\s*\)/.test(st)) keys.add("sql_delete_without_where");
     if (/\.updatemany\(\s*\{\s*\}/.test(st)) keys.add("sql_update_without_where");
   }
