@@ -19,7 +19,15 @@ export type CodeAction =
   /** Processes forked in an endless loop. */
   | { kind: "forkbomb" }
   /** Code fetched from the network and evaluated (`fetch(u).then(r => r.text()).then(eval)`, `exec(urlopen(u).read())`). */
-  | { kind: "remote_eval" };
+  | { kind: "remote_eval" }
+  /** SQL given to a database driver (`cursor.execute('DROP TABLE t')`); `db`: the sqlite file it was opened on, when literal. */
+  | { kind: "sql"; sql: string; db?: string }
+  /** A cache or key-value store emptied (`redis.Redis().flushall()`). */
+  | { kind: "flush" }
+  /** A signal sent to init or to every process (`os.kill(1, 9)`, `kill 9, -1`). */
+  | { kind: "killall" }
+  /** A network connection handed to a shell (a reverse shell). */
+  | { kind: "remote_access" };
 
 interface Arg {
   /** The literal value, when the argument is made of string literals only. */
@@ -211,10 +219,7 @@ const SHELL_CALLS: Record<CodeLanguage, CallRule[]> = {
     { re: /\bfile\.remove\s*\(/g, action: "delete" },
     { re: /\beval\s*\(\s*parse/g, action: "eval" },
   ],
-  tcl: [
-    { re: /\bexec\s+/g, action: "argv" },
-    { re: /\bfile\s+delete\s+/g, action: "rdelete" },
-  ],
+  tcl: [{ re: /\bexec\s+/g, action: "argv" }],
   julia: [
     { re: /(?<![\w.])rm\s*\(/g, action: "delete" },
     { re: /(?<![\w.])mv\s*\(/g, action: "move" },
@@ -259,7 +264,40 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
  * `__import__('os').remove`, `import os as o; o.remove`, `from os import remove as rm; rm(…)`,
  * `from shutil import *`-style bare names are matched by the rules themselves.
  */
+/** `'o' + 's'` → `'os'`: adjacent string literals joined by `+` are one literal (the obfuscation undone). */
+function foldConcat(code: string): string {
+  let out = code;
+  for (let k = 0; k < 16; k++) {
+    const next = out.replace(/(['"])([^'"\\\n]*)\1\s*\+\s*(['"])([^'"\\\n]*)\3/g, (_m, _q, a: string, _q2, b: string) => JSON.stringify(a + b));
+    if (next === out) break;
+    out = next;
+  }
+  return out;
+}
+
+/**
+ * Python variables bound once to a literal (`p = '/etc'`) are that literal where they are used as an argument;
+ * a directory made by `tempfile.mkdtemp()` (or `TemporaryDirectory()`) is the program's own, like a `mktemp -d`
+ * of the shell (`_mktemp_/…`, counted as inside the working directory).
+ */
+function pythonLiterals(code: string): string {
+  const vars = new Map<string, string>();
+  const counts = new Map<string, number>();
+  for (const m of code.matchAll(/(?<![\w.=!<>])([A-Za-z_]\w*)\s*=(?!=)/g)) counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
+  for (const m of code.matchAll(/(?<![\w.=!<>])([A-Za-z_]\w*)\s*=\s*(?:[rbu]?(['"])([^'"\\{}\n]*)\2|(tempfile\.mkdtemp\s*\([^()]*\)|tempfile\.TemporaryDirectory\s*\([^()]*\)\.name))\s*(?=[;\n)]|$)/g)) {
+    if (counts.get(m[1]!) !== 1) continue;
+    vars.set(m[1]!, m[4] ? `_mktemp_/${m[1]}` : m[3]!);
+  }
+  for (const m of code.matchAll(/\bwith\s+tempfile\.TemporaryDirectory\s*\([^()]*\)\s+as\s+(\w+)/g)) vars.set(m[1]!, `_mktemp_/${m[1]}`);
+  if (!vars.size) return code;
+  // Replaced where they stand as a call argument: `rmtree(p)`, `os.remove(p, …)`, `Path(p)`.
+  return code.replace(/([(,]\s*)([A-Za-z_]\w*)(?=\s*[,)])/g, (all, open: string, name: string) => (vars.has(name) ? open + JSON.stringify(vars.get(name)!) : all));
+}
+
 function canonicalPython(code: string): string {
+  code = pythonLiterals(foldConcat(code));
+  // getattr(os, 'system') → os.system
+  code = code.replace(/\bgetattr\(\s*(__import__\(\s*[rbu]?(['"])[\w.]+\2\s*\)|[\w.]+)\s*,\s*[rbu]?(['"])(\w+)\3\s*\)/g, "$1.$4");
   let out = code.replace(/\b(?:__import__|importlib\.import_module)\(\s*[rbu]?(['"])([\w.]+)\1\s*\)/g, "$2");
   for (const m of code.matchAll(/\bimport\s+([\w.]+)\s+as\s+(\w+)/g)) {
     if (m[2] !== m[1]) out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(m[2]!)}\\.`, "g"), `${m[1]}.`);
@@ -312,7 +350,38 @@ const posixJoin = (parts: string[]): string => parts.reduce((a, b) => (b.startsW
 
 /** Perl: `glob "x"` / `<*.tmp>` is a list of paths; read it as the literal pattern. */
 function canonicalPerl(code: string): string {
+  // `use File::Path qw(remove_tree);` imports a name: it is not a call.
+  code = code.replace(/\b(?:use|no|require)\s+[\w:]+(?:\s+qw\s*(?:\([^)]*\)|\/[^/]*\/|\{[^}]*\}|\[[^\]]*\])|\s+(['"])[^'"]*\1)?\s*;/g, ";");
   return code.replace(/\bglob\s*\(?\s*(['"])([^'"$@]*)\1\s*\)?/g, "$1$2$1").replace(/<([^<>$@\s]*[*?][^<>$@\s]*)>/g, '"$1"');
+}
+
+/** Ruby: `Dir.glob("x")` / `Dir["x"]` is the list of paths matching the literal pattern: read it as the pattern. */
+function canonicalRuby(code: string): string {
+  return code.replace(/\bDir(?:\.glob\s*\(\s*|\[\s*)(['"])([^'"#]*)\1\s*[)\]]/g, "$1$2$1");
+}
+
+/**
+ * Tcl: `file delete ?-force? ?--? path …` with its words read as Tcl reads them ({…} and "…" quoting);
+ * a word with `$` or `[` in it is computed.
+ */
+function tclDeletes(code: string): CodeAction[] {
+  const out: CodeAction[] = [];
+  for (const m of code.matchAll(/\bfile\s+delete\b([^;\n\]]*)/g)) {
+    const words = m[1]!.match(/\{[^}]*\}|"(?:[^"\\]|\\.)*"|\S+/g) ?? [];
+    let opts = true;
+    for (const w of words) {
+      if (opts && w === "--") {
+        opts = false;
+        continue;
+      }
+      if (opts && /^-\w+$/.test(w)) continue;
+      opts = false;
+      const text = w.replace(/^\{([\s\S]*)\}$|^"([\s\S]*)"$/, (_a, b?: string, q?: string) => b ?? q ?? "");
+      if (!w.startsWith("{") && /[$[]/.test(text)) out.push({ kind: "unanalysable" });
+      else out.push({ kind: "delete", path: text, recursive: true });
+    }
+  }
+  return out;
 }
 
 /** awk: string variables assigned a literal (`cmd="rm -rf /x"`) replaced where they are used as a command. */
@@ -361,9 +430,12 @@ function maskAwk(code: string): string {
 
 /** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
 export function inlineCodeActions(lang: CodeLanguage, source: string, literal = true): CodeAction[] {
-  const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : source;
+  const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : lang === "ruby" ? canonicalRuby(source) : source;
   const out: CodeAction[] = [];
   if (!literal && /\$\(|`/.test(code)) out.push({ kind: "unanalysable" });
+  // Names computed at run time: a module, attribute or builtin looked up by a string that is not a literal
+  // (`getattr(__import__('o'+x), …)`, `globals()['sys'+'tem']`): what runs cannot be read.
+  if (lang === "python" && (/\b(?:getattr|__import__|import_module)\s*\(\s*(?:[^)'"]*,\s*)?(?![rbu]?['"][\w.]+['"]\s*[,)])[^)\s]/.test(code) || /\b(?:globals|locals|vars)\(\)\s*\[(?!\s*['"]\w+['"]\s*\])/.test(code) || /\b__builtins__\b|\b__dict__\s*\[/.test(code))) out.push({ kind: "unanalysable" });
   const fork = FORK_CALL[lang];
   if (fork && fork.test(code) && (ENDLESS.test(code) || /\bfork\s+while\b|\bwhile\s+fork\b/.test(code))) out.push({ kind: "forkbomb" });
   for (const rule of SHELL_CALLS[lang]) {
@@ -412,8 +484,33 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
   const fetches = /\bfetch\s*\(|\b(?:https?|axios|got|request|undici)\s*\.\s*(?:get|request)\s*\(|\burlopen\s*\(|\brequests\s*\.\s*get\s*\(|\burllib\b|\bURI\s*\.\s*open\b|\bNet::HTTP\b|\bfile_get_contents\s*\(\s*['"]https?:|\bLWP::|\bHTTP::Tiny\b/;
   const evaluates = /(?<![\w.])(?:eval|exec)\b\s*[()]|\bnew\s+Function\s*\(|(?<![\w.])Function\s*\(|\bvm\s*\.\s*run\w*\s*\(|\brunInThisContext\b|\binstance_eval\b|\bimport\s*\(\s*['"`]?data:/;
   if (fetches.test(code) && evaluates.test(code)) out.push({ kind: "remote_eval" });
+  if (lang === "tcl") out.push(...tclDeletes(code));
+  // SQL given to a driver as a literal (`cur.execute('DROP TABLE t')`, `db.exec("DELETE FROM x")`, `$dbh->do(…)`):
+  // judged like SQL given to a client. A sqlite file opened by a literal path travels with it.
+  const sqliteDb = /\bsqlite3?\.(?:connect|open|Database)\s*\(\s*[rbu]?(['"])([^'"]+)\1|\bnew\s+(?:Database|sqlite3\.Database|SQLite3::Database)\s*\(?\s*(['"])([^'"]+)\3|\bSQLite3::Database\.new\s*\(?\s*(['"])([^'"]+)\5/.exec(code);
+  const db = sqliteDb ? (sqliteDb[2] ?? sqliteDb[4] ?? sqliteDb[6]) : undefined;
+  const onlySqlite = /\bsqlite3?\b|SQLite3|better-sqlite3/.test(code) && !/\b(?:psycopg2?|pymysql|MySQLdb|mysql|pg|asyncpg|sqlalchemy|mongo|DBI->connect\s*\(\s*['"]dbi:(?!SQLite))/i.test(code);
+  for (const m of code.matchAll(/(?:\.|->)\s*(?:execute|executescript|executemany|exec|query|do|run|raw|prepare|exec_query|execute_batch|executeQuery|executeUpdate|sql)\s*\(\s*[rbuf]?("""|'{3}|['"`])/g)) {
+    const r = readString(code, m.index! + m[0].length - m[1]!.length, lang);
+    if (r.value !== null) out.push({ kind: "sql", sql: r.value, db: onlySqlite ? db : undefined });
+  }
+  // Redis / Memcached clients emptying the store.
+  if (/(?:\.|->|::)\s*(?:flushall|flushdb|flush_all|flushAll|flushDb|flushDB|flush_db)\b/.test(code)) out.push({ kind: "flush" });
+  // A signal to init or to every process: `os.kill(1, …)`, `os.kill(-1, …)`, `process.kill(1)`, `kill 9, -1`, `Process.kill(:KILL, -1)`.
+  if (/\b(?:os\.kill|os\.killpg|process\.kill|posix\.kill)\s*\(\s*-?1\s*[,)]|\bProcess\.kill\s*\(?\s*[^,()]+,\s*-?1\s*\)?(?![\w.])|(?<![\w$>])kill\s*\(?\s*(?:'?-?\w+'?|"-?\w+")\s*,\s*-?1\s*\)?\s*(?:;|$)|\bposix_kill\s*\(\s*-?1\s*,/.test(code) && !/\b(?:os\.kill|process\.kill|posix_kill)\s*\(\s*-?1\s*,\s*0\s*\)/.test(code)) out.push({ kind: "killall" });
+  // A reverse shell: a connection opened to a host, and a shell (or the process's own stdin/stdout) handed to it.
+  const connects = /\bsocket\s*\.\s*(?:socket|create_connection)\b|\.connect\s*\(|\bfsockopen\s*\(|\bstream_socket_client\s*\(|\bTCPSocket\b|\bIO::Socket\b|(?<![\w$])socket\s*\(\s*[A-Z]|\bnet\.(?:connect|createConnection|Socket)\b|\/inet6?\/(?:tcp|udp)\/|\bsocket\.tcp\s*\(|\bjava\.net\.Socket\b|new\s+Socket\s*\(/;
+  const handsOver = /\bdup2\s*\(|\breopen\s*\(|\bopen\s*\(\s*STD(?:IN|OUT|ERR)\s*,\s*['"][<>+]*&|\bpty\.spawn\b|<&\s*\d|>&\s*\d|\.pipe\s*\(\s*\w+\.stdin\b|\bstdio\s*:\s*\[\s*\w+|\|&/;
+  const runsShell = /['"`](?:\/bin\/|\/usr\/bin\/)?(?:ba|z|da|k|c)?sh(?:\s+-i)?['"`\s]|['"`]cmd(?:\.exe)?['"`]|\bexec\s*\(?\s*['"]\/bin\//;
+  if (connects.test(code) && (handsOver.test(code) || (runsShell.test(code) && /\b(?:exec|system|spawn|popen|proc_open|shell_exec|passthru|subprocess|Popen|call)\b/.test(code)))) out.push({ kind: "remote_access" });
   // Python pathlib: Path('x').unlink() / .rmdir() / .write_text()
   if (lang === "python") {
+    // Paths found by glob/rglob/iterdir of a literal Path (or glob/listdir/walk of a literal directory) and then
+    // unlinked or removed: deletes under that path.
+    if (/\.(?:unlink|rmdir)\s*\(|\b(?:rmtree|os\.remove|os\.unlink)\s*\(/.test(code)) {
+      for (const m of code.matchAll(/Path\(\s*[rb]?(['"])(.*?)\1\s*\)\s*\.\s*(rglob|glob|iterdir|walk)\s*\(/g)) out.push({ kind: "delete", path: m[2]!.replace(/\/+$/, "") + "/_item_", recursive: m[3] === "rglob" || m[3] === "walk" });
+      for (const m of code.matchAll(/\b(?:glob\.i?glob|os\.listdir|os\.scandir|os\.walk)\s*\(\s*[rb]?(['"])(.*?)\1/g)) out.push({ kind: "delete", path: m[2]!.includes("*") ? m[2]! : m[2]!.replace(/\/+$/, "") + "/_item_", recursive: true });
+    }
     for (const m of code.matchAll(/Path\(\s*[rb]?(['"])(.*?)\1\s*\)\.(unlink|rmdir|write_text|write_bytes|chmod|rename|replace)\s*\(/g)) {
       const kind = m[3] === "unlink" || m[3] === "rmdir" ? "delete" : m[3] === "chmod" ? "chmod" : m[3] === "rename" || m[3] === "replace" ? "move" : "write";
       out.push(kind === "delete" ? { kind, path: m[2]!, recursive: false } : { kind, path: m[2]! });

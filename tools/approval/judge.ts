@@ -409,6 +409,20 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         break;
       case "remote_eval":
         add(ctx, "remote_code_exec");
+        break;
+      case "sql":
+        // A sqlite file inside the working directory holds the task's own tables (as for the sqlite3 client).
+        if (a.db !== undefined && ctx.root && (a.db === ":memory:" || whereIn(ctx, a.db) === "inside") && !/\battach\b|\bvacuum\s+into\b/i.test(a.sql)) break;
+        for (const key of judgeSql(a.sql)) add(ctx, key);
+        break;
+      case "flush":
+        add(ctx, "cache_flush");
+        break;
+      case "killall":
+        add(ctx, "kill_all_processes");
+        break;
+      case "remote_access":
+        add(ctx, "remote_access");
     }
   }
 }
