@@ -11,7 +11,7 @@
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, constants, readdirSync, type Dirent, readFileSync, readlinkSync, statSync } from "node:fs";
 import { randomInt } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -97,7 +97,7 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   if (!layout.hostNetwork) args.push("--unshare-net");
   args.push("--new-session", "--tmpfs", "/");
   const hidden = new Set([homedir()]);
-  for (const entry of readdirSync(root, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of rootEntries(root)) {
     const path = `/${entry.name}`;
     if (NOT_BOUND.has(entry.name) || hidden.has(path)) continue;
     if (entry.isSymbolicLink()) args.push("--symlink", readlinkSync(join(root, entry.name)), path);
@@ -114,6 +114,18 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
   args.push("--", ...launcher.wrapper);
   return args;
+}
+
+const rootListing = new Map<string, Dirent[]>();
+
+/** The host's top-level folders, read once per process (every sandbox of a run sees the same layout). */
+function rootEntries(root: string): Dirent[] {
+  let entries = rootListing.get(root);
+  if (!entries) {
+    entries = readdirSync(root, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
+    rootListing.set(root, entries);
+  }
+  return entries;
 }
 
 let probed: { ok: true } | { ok: false; reason: string } | undefined;

@@ -9,6 +9,7 @@ import { execa } from "execa";
 import type { ExecResult } from "./base.js";
 import { OutputCollector } from "./docker_output.js";
 import { ShellSession, type ShellCommand } from "./shell_session.js";
+import { SpawnHelper, type ExtraFd, type LaunchedProcess } from "./spawn_helper.js";
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const INTERRUPT_EXIT_CODE = 130;
@@ -138,9 +139,59 @@ const HOST_SHELL_BOOT_TIMEOUT_MS = 10_000;
  * The child is unref'd while idle, so an idle shell never keeps this process alive; it exits when its
  * stdin closes.
  */
+/** What HostShell needs of the process behind the shell: a child of this process, or one the spawn helper started. */
+interface ShellProcess {
+  readonly pid: number | undefined;
+  readonly stdin: NodeJS.WritableStream & { destroy(): void } | null;
+  readonly stdout: (NodeJS.ReadableStream & { destroy(): void; setEncoding(e: BufferEncoding): unknown }) | null;
+  readonly stderr: (NodeJS.ReadableStream & { destroy(): void; setEncoding(e: BufferEncoding): unknown }) | null;
+  /** Handles that keep this thread alive while referenced. */
+  readonly handles: unknown[];
+  /** Calls `gone` once the process is gone ("close": its streams ended; "exit": it exited, streams may still be held). */
+  watch(gone: (how: "close" | "exit") => void): void;
+  /** The shell answered: an end of its output now means it is gone. */
+  started?(): void;
+  launched?: LaunchedProcess;
+}
+
+function childProcessShell(child: ChildProcess): ShellProcess {
+  return {
+    pid: child.pid,
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    handles: [child, child.stdin, child.stdout, child.stderr],
+    watch: (gone) => {
+      child.once("error", () => gone("close"));
+      child.once("close", () => gone("close"));
+      child.once("exit", () => gone("exit"));
+    },
+  };
+}
+
+function launchedShell(p: LaunchedProcess): ShellProcess {
+  return {
+    pid: p.pid,
+    stdin: p.stdin,
+    stdout: p.stdout,
+    stderr: p.stderr,
+    handles: [p.stdin, p.stdout, p.stderr],
+    watch: (gone) => p.onClosed(() => gone("close")),
+    started: () => p.started(),
+    launched: p,
+  };
+}
+
+/**
+ * A persistent shell on this host (shell_session.ts protocol over a child's pipes): a command costs a fork
+ * of a small shell instead of a fork of this (large) process. Each command still gets its own process group,
+ * stdin from /dev/null, and a timeout or abort kills its group (SIGTERM, then SIGKILL after a grace).
+ * The child is unref'd while idle, so an idle shell never keeps this process alive; it exits when its
+ * stdin closes.
+ */
 export class HostShell {
   private constructor(
-    private readonly child: ChildProcess,
+    private readonly proc: ShellProcess,
     private readonly session: ShellSession,
   ) {}
 
@@ -150,73 +201,78 @@ export class HostShell {
    * with job control, see shell_session.ts). Resolves undefined when the shell cannot start or cannot host
    * commands (no job control or setsid, no /proc).
    *
-   * `launch` starts the shell through a wrapper (`file args... outerShell`, e.g. a sandbox), with `stdio`
-   * after the first three (fds or "pipe", read through `extraStream`); `kill` then replaces the host's group
-   * kill (the pids a sandboxed shell reports are its own); `preamble` is written before the boot script.
+   * `launch` starts the shell through a wrapper (`file args... outerShell`, e.g. a sandbox) from this thread's
+   * spawn helper (spawn_helper.ts: no fork of this process), with `extra` descriptors; `kill` then replaces the
+   * host's group kill (the pids a sandboxed shell reports are its own); `preamble` is written before the boot
+   * script.
    */
   static async start(o: {
     outerShell?: string;
     innerShell: string;
     cwd: string;
     env: Record<string, string>;
-    launch?: { file: string; args: string[]; stdio?: (number | "pipe")[] };
+    launch?: { file: string; args: string[]; extra?: ExtraFd[] };
     kill?: (pids: number[], signal: "SIGTERM" | "SIGKILL") => void;
     preamble?: string;
     bootTimeoutMs?: number;
   }): Promise<HostShell | undefined> {
     const outer = o.outerShell ?? (/(^|\/)bash$/.test(o.innerShell) ? o.innerShell : existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
-    let child: ChildProcess;
+    let proc: ShellProcess;
     try {
-      const [file, args] = o.launch ? [o.launch.file, [...o.launch.args, outer]] : [outer, []];
-      child = spawn(file, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe", ...(o.launch?.stdio ?? [])] });
+      if (o.launch) {
+        proc = launchedShell(await SpawnHelper.forThread().launch(o.launch.file, [...o.launch.args, outer], o.launch.extra));
+      } else {
+        const child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+        child.once("error", () => undefined);
+        proc = childProcessShell(child);
+      }
     } catch {
       return undefined;
     }
-    child.once("error", () => undefined);
     const hostKill = (pids: number[], signal: "SIGTERM" | "SIGKILL") => {
       for (const p of pids) if (!killGroup(p, signal)) killPid(p, signal);
     };
     const session = new ShellSession(
       {
         write: (text) => {
-          child.stdin?.write(text);
+          proc.stdin?.write(text);
         },
         kill: o.kill ?? hostKill,
         destroy: () => {
-          child.stdin?.destroy();
-          child.stdout?.destroy();
-          child.stderr?.destroy();
+          proc.stdin?.destroy();
+          proc.stdout?.destroy();
+          proc.stderr?.destroy();
+          proc.launched?.destroy();
         },
       },
       { termGraceMs: KILL_GRACE_MS, innerShell: o.innerShell },
     );
-    child.stdin?.on("error", () => undefined);
-    child.stdout?.setEncoding("utf8");
-    child.stderr?.setEncoding("utf8");
-    child.stdout?.on("data", (t: string) => session.onOutput("out", t));
-    child.stderr?.on("data", (t: string) => session.onOutput("err", t));
-    child.once("error", () => session.onGone());
-    child.once("close", () => session.onGone());
+    proc.stdin?.on("error", () => undefined);
+    proc.stdout?.setEncoding("utf8");
+    proc.stderr?.setEncoding("utf8");
+    proc.stdout?.on("data", (t: string) => session.onOutput("out", t));
+    proc.stderr?.on("data", (t: string) => session.onOutput("err", t));
     // A child left behind by a command may hold the pipes open after the shell died, so "close" may never come;
-    // the short delay lets output the shell wrote before dying arrive first.
-    child.once("exit", () => setTimeout(() => session.onGone(), 200).unref());
-    const shell = new HostShell(child, session);
-    if (o.preamble && child.pid !== undefined) child.stdin?.write(o.preamble);
-    if (child.pid === undefined || !(await session.boot(o.bootTimeoutMs ?? HOST_SHELL_BOOT_TIMEOUT_MS))) {
+    // the short delay after "exit" lets output the shell wrote before dying arrive first.
+    proc.watch((how) => (how === "close" ? session.onGone() : setTimeout(() => session.onGone(), 200).unref()));
+    const shell = new HostShell(proc, session);
+    if (o.preamble && proc.pid !== undefined) proc.stdin?.write(o.preamble);
+    if (proc.pid === undefined || !(await session.boot(o.bootTimeoutMs ?? HOST_SHELL_BOOT_TIMEOUT_MS))) {
       session.close();
       return undefined;
     }
+    proc.started?.();
     shell.setRef(false);
     return shell;
   }
 
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.proc.pid;
   }
 
-  /** The child's stdio stream `fd` (from a "pipe" in `launch.stdio`). */
-  extraStream(fd: number): NodeJS.ReadableStream | undefined {
-    return (this.child.stdio[fd] as NodeJS.ReadableStream | null | undefined) ?? undefined;
+  /** What a launched shell's wrapper wrote to an `outputFile` extra descriptor (read once). */
+  takeOutput(fd: number): string | undefined {
+    return this.proc.launched?.takeOutput(fd);
   }
 
   /** The shell's own pid as it reported it (inside a sandbox: its pid there). */
@@ -238,11 +294,9 @@ export class HostShell {
   }
 
   private setRef(ref: boolean): void {
-    for (const h of [this.child, this.child.stdin, this.child.stdout, this.child.stderr]) {
-      if (!h) continue;
-      const r = h as { ref?: () => void; unref?: () => void };
-      if (ref) r.ref?.();
-      else r.unref?.();
+    for (const h of this.proc.handles as ({ ref?: () => void; unref?: () => void } | null)[]) {
+      if (ref) h?.ref?.();
+      else h?.unref?.();
     }
   }
 

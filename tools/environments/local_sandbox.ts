@@ -120,14 +120,14 @@ export class SandboxEnvironment implements Environment {
     const holder: { env?: SandboxEnvironment; initPid?: number } = {};
     try {
       fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
-      // stdio 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
+      // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
       const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env }, launcher);
       shell = await HostShell.start({
         innerShell: "/bin/bash",
         outerShell: "/bin/bash",
         cwd: tmpdir(),
         env: { PATH: env.PATH! },
-        launch: { file: launcher.bwrap, args, stdio: ["pipe", fds[0]!, fds[1]!] },
+        launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }] },
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
         bootTimeoutMs: BOOT_TIMEOUT_MS,
@@ -141,7 +141,7 @@ export class SandboxEnvironment implements Environment {
     }
     const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, shell, spec, options);
     holder.env = sandbox;
-    sandbox.initPid = await readInitPid(shell);
+    sandbox.initPid = initPidOf(shell);
     shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
       const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
@@ -327,27 +327,9 @@ export class SandboxEnvironment implements Environment {
   }
 }
 
-/** The host pid of the sandbox's init, from bwrap's `--info-fd` (stdio 3): `{"child-pid": N}`. */
-async function readInitPid(shell: HostShell): Promise<number | undefined> {
-  const stream = shell.extraStream(3) as (NodeJS.ReadableStream & { destroy?: () => void; setEncoding?: (e: string) => void }) | undefined;
-  if (!stream) return undefined;
-  let text = "";
-  const pid = await new Promise<number | undefined>((resolve) => {
-    const timer = setTimeout(() => resolve(undefined), BOOT_TIMEOUT_MS);
-    const done = (value: number | undefined) => {
-      clearTimeout(timer);
-      resolve(value);
-    };
-    stream.on("data", (chunk: Buffer | string) => {
-      text += chunk.toString();
-      const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
-      if (m) done(Number(m[1]));
-    });
-    stream.on("end", () => done(Number(/"child-pid"\s*:\s*(\d+)/.exec(text)?.[1]) || undefined));
-    stream.on("error", () => done(undefined));
-  });
-  stream.destroy?.();
-  return pid;
+/** The host pid of the sandbox's init, from bwrap's `--info-fd` (fd 3): `{"child-pid": N}`, written before the shell started. */
+function initPidOf(shell: HostShell): number | undefined {
+  return Number(/"child-pid"\s*:\s*(\d+)/.exec(shell.takeOutput(3) ?? "")?.[1]) || undefined;
 }
 
 /** lchown of a folder and everything under it (links are not followed). */
