@@ -42,8 +42,9 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     innerShell !== undefined
       ? `hb_shell=${shellQuote(innerShell)}`
       : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
-    `hb_setsid=$(command -v setsid)`,
     `hb_jc=; if [ -n "$BASH_VERSION" ] && set -m 2>/dev/null; then hb_jc=1; fi`,
+    // Looked up only without job control: a command substitution is a fork, and bash needs no setsid.
+    `hb_setsid=; if [ -z "$hb_jc" ]; then hb_setsid=$(command -v setsid); fi`,
     // With job control, plain `wait` returns when the job merely stops; `-f` (bash 5.1+) waits for its end.
     `hb_waitf=; if [ -n "$hb_jc" ] && wait -f 2>/dev/null; then hb_waitf=-f; fi`,
     `hb_run() {`,
