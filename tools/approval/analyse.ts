@@ -169,12 +169,16 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
       .filter(Boolean)
       .map((v) => ({ plain: v, shown: sanitize(v), literal: true }));
   }
-  // An unquoted `$x` whose known value has blanks is split into several words, as the shell does.
+  // An unquoted `$x` whose known value has blanks is split into several words, as the shell does; with IFS set by
+  // the command line (`IFS=,`), at its characters.
   if (word.parts.length === 1 && word.parts[0]!.kind === "param") {
     const value = paramValue(word.parts[0] as { name: string; raw: string }, vars);
-    if (value !== undefined && /\s/.test(value)) {
+    const ifs = vars.get("IFS");
+    const custom = ifs !== undefined && ifs !== "" && !word.parts[0]!.quoted && /[^\s]/.test(ifs);
+    const sep = custom ? new RegExp(`[${ifs!.replace(/[\]\\^-]/g, "\\$&")}]+`) : /\s+/;
+    if (value !== undefined && sep.test(value)) {
       return value
-        .split(/\s+/)
+        .split(sep)
         .filter(Boolean)
         .map((v) => ({ plain: v, shown: sanitize(v), literal: true }));
     }
@@ -205,6 +209,7 @@ const DECLARATIONS = new Set(["export", "declare", "local", "readonly", "typeset
 
 function displayName(path: string): string {
   if (path.includes("$(")) return path; // computed at run time: keep it whole for the patterns
+  if (/\$|\}/.test(path.replace(/\/+$/, "").split("/").pop() ?? "")) return path; // `${X:-/bin/sh}`: the name itself is computed
   const m = /(?:^|\/)((?:init|rc)\.d\/[^/]+)$/.exec(path);
   if (m) return m[1]!.replace(/^rc\.d/, "init.d");
   const base = path.replace(/\/+$/, "").split("/").pop() ?? path;
@@ -364,6 +369,11 @@ interface State {
   code: string[];
   /** Aliases a literal `alias name='…'` of the script defined: a later command named so runs their text. */
   aliases?: Map<string, string>;
+  /** Shell functions the script defined (name → body), and those called so far. */
+  functions?: Map<string, string>;
+  called?: Set<string>;
+  /** Functions being judged now (a function calling itself is not followed again). */
+  active?: Set<string>;
 }
 
 interface Unwrapped {
@@ -441,6 +451,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       i++;
     }
     if (i >= t.length) break;
+    // `$SHELL -c …`, `${SHELL:-/bin/sh} -c …`, `$BASH`: the user's shell, whichever it is, runs the script.
+    if (/^\$(?:\{(?:SHELL|BASH)(?::?[-=][^}]*)?\}|SHELL|BASH)$/.test(t[i]!.plain)) t = [...t.slice(0, i), plainTok("sh"), ...t.slice(i + 1)];
     const name = displayName(t[i]!.plain);
     const rest = () => t.slice(i + 1);
     if (KEYWORDS.has(name)) {
@@ -824,6 +836,29 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   let argv = unwrapped.argv;
   const name = argv[0] ? displayName(argv[0].plain) : "";
 
+  if (name === "set" && argv.length > 1 && (argv[1]!.plain === "--" || !/^[-+]/.test(argv[1]!.plain))) {
+    // `set -- a b`: the positional parameters are these words from now on.
+    const values = argv.slice(argv[1]!.plain === "--" ? 2 : 1);
+    if (values.every((v) => v.literal !== false)) setPositional(st.vars, values.map((v) => v.plain));
+    else for (const k of [...st.vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) st.vars.delete(k);
+  }
+  const fnBody = argv[0] && argv[0].literal !== false ? st.functions?.get(argv[0].plain) : undefined;
+  if (fnBody !== undefined && !st.active?.has(argv[0]!.plain)) {
+    // A call of a function the script defined: its body runs with the call's words as `$1 …`.
+    const fname = argv[0]!.plain;
+    (st.called ??= new Set()).add(fname);
+    (st.active ??= new Set()).add(fname);
+    const saved = new Map(st.vars);
+    const args = argv.slice(1);
+    if (args.every((v) => v.literal !== false)) setPositional(st.vars, args.map((v) => v.plain));
+    else for (const k of [...st.vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) st.vars.delete(k);
+    try {
+      analyseScript(fnBody, depth + 1, st);
+    } finally {
+      st.vars = saved;
+      st.active.delete(fname);
+    }
+  }
   if ((name === "for" || name === "select") && argv[1] && /^[A-Za-z_]\w*$/.test(argv[1].plain)) {
     // `for f in /etc/cron.daily/*; do : > "$f"; done`: the variable stands for its values; the body is judged
     // with the one leaving the working directory first (else the first), as `find -exec` judges `{}`.
@@ -1093,12 +1128,103 @@ export function codeOf(src: string): string {
   return parts.join("");
 }
 
+/**
+ * Shell functions and array assignments, found where they stand unquoted at the top of a script:
+ * `f() { …; }` / `function f { …; }` and `name=( … )` / `name+=( … )` (also after declare/local).
+ */
+function topLevelDefinitions(src: string): { start: number; end: number; kind: "function" | "array"; name: string; body: string }[] {
+  const out: { start: number; end: number; kind: "function" | "array"; name: string; body: string }[] = [];
+  if (src.length > 65_536) return out;
+  let quote = "";
+  const atWordStart = (i: number) => i === 0 || /[\s;&|(){}]/.test(src[i - 1]!);
+  /** The index after the bracket closing the one at `open`, skipping quoted text; -1 when unbalanced. */
+  const closing = (open: number, o: string, c: string): number => {
+    let depth = 0;
+    let q = "";
+    for (let k = open; k < src.length; k++) {
+      const ch = src[k]!;
+      if (q) {
+        if (ch === "\\" && q === '"') k++;
+        else if (ch === q) q = "";
+        continue;
+      }
+      if (ch === "\\") k++;
+      else if (ch === "'" || ch === '"') q = ch;
+      else if (ch === o) depth++;
+      else if (ch === c && --depth === 0) return k + 1;
+    }
+    return -1;
+  };
+  for (let i = 0; i < src.length && out.length < 32; i++) {
+    const ch = src[i]!;
+    if (quote) {
+      if (ch === "\\" && quote === '"') i++;
+      else if (ch === quote) quote = "";
+      continue;
+    }
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      continue;
+    }
+    if (!atWordStart(i)) continue;
+    const rest = src.slice(i, i + 256);
+    const arr = /^([A-Za-z_]\w*)\+?=\(/.exec(rest);
+    if (arr) {
+      const open = i + arr[0].length - 1;
+      const end = closing(open, "(", ")");
+      if (end < 0) return out;
+      out.push({ start: i, end, kind: "array", name: arr[1]!, body: src.slice(open + 1, end - 1) });
+      i = end - 1;
+      continue;
+    }
+    const fn = /^(?:function\s+([A-Za-z_][\w-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w-]*)\s*\(\s*\))\s*\{/.exec(rest);
+    if (fn) {
+      const open = i + fn[0].length - 1;
+      const end = closing(open, "{", "}");
+      if (end < 0) return out;
+      out.push({ start: i, end, kind: "function", name: (fn[1] ?? fn[2])!, body: src.slice(open + 1, end - 1) });
+      i = end - 1;
+    }
+  }
+  return out;
+}
+
+/** Positional parameters `$1 … $n`, `$@`, `$*`, `$#` set to `values` (for `set -- …` and function calls). */
+function setPositional(vars: Map<string, string>, values: string[]): void {
+  for (const k of [...vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) vars.delete(k);
+  values.forEach((v, k) => vars.set(String(k + 1), v));
+  vars.set("@", values.join(" "));
+  vars.set("*", values.join(" "));
+  vars.set("#", String(values.length));
+}
+
 function analyseScript(src: string, depth: number, st: State): void {
   if (depth > MAX_NESTING || --st.budget < 0) {
     st.tooDeep = true;
     return;
   }
   if (st.code.length < 64) st.code.push(codeOf(src));
+  // Functions are judged where they are called, with the call's arguments as `$1 …`; array assignments are
+  // remembered (`arr[0]`, `arr[@]`, `map[key]`). Their text is taken out of the script read below.
+  const defs = topLevelDefinitions(src);
+  const defined: string[] = [];
+  if (defs.length) {
+    let rewritten = "";
+    let from = 0;
+    for (const d of defs) {
+      rewritten += src.slice(from, d.start) + (d.kind === "function" ? ":" : "");
+      from = d.end;
+      if (d.kind === "function") {
+        (st.functions ??= new Map()).set(d.name, d.body);
+        defined.push(d.name);
+      } else rememberArray(d.name, d.body, st);
+    }
+    src = rewritten + src.slice(from);
+  }
   const parsed = parseShell(src, depth);
   if (parsed.tooDeep) st.tooDeep = true;
   st.comments.push(...parsed.comments.filter(Boolean));
@@ -1113,6 +1239,36 @@ function analyseScript(src: string, depth: number, st: State): void {
     }
     if (stages.length) st.units.push(stages.join(" | "));
   }
+  // A function this script defines but never calls may still be called by a later command: its body is judged
+  // as it stands, with its arguments unknown.
+  for (const name of defined) {
+    if (st.called?.has(name)) continue;
+    const body = st.functions?.get(name);
+    if (body === undefined) continue;
+    st.called = (st.called ?? new Set()).add(name);
+    const saved = new Map(st.vars);
+    for (const k of [...st.vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) st.vars.delete(k);
+    analyseScript(body, depth + 1, st);
+    st.vars = saved;
+  }
+}
+
+/** `arr=(a b c)`, `map=([k]=v …)`: the elements, when literal, as `name[i]` / `name[key]` and `name[@]`. */
+function rememberArray(name: string, body: string, st: State): void {
+  for (const k of [...st.vars.keys()]) if (k.startsWith(`${name}[`)) st.vars.delete(k);
+  st.vars.delete(name);
+  const parsed = parseShell(body, MAX_NESTING);
+  const words = parsed.pipelines.flatMap((p) => p.commands).flatMap((c) => c.words);
+  if (parsed.tooDeep || !words.every((w) => isLiteral(w, st.vars))) return;
+  const values: string[] = [];
+  words.forEach((w, k) => {
+    const text = wordText(w, st.vars);
+    const m = /^\[([^\]]*)\]=(.*)$/s.exec(text);
+    if (m) st.vars.set(`${name}[${m[1]}]`, m[2]!);
+    else st.vars.set(`${name}[${k}]`, text);
+    values.push(m ? m[2]! : text);
+  });
+  st.vars.set(`${name}[@]`, values.join(" "));
 }
 
 export interface CommandAnalysis {

@@ -530,10 +530,44 @@ export const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMP
  * is the variable's value when this command line set it, else the word: the task's environment is
  * built from an allow-list, so any other name is unset unless the command line sets it (an earlier
  * command of the same shell could have exported it; the default is what the command means).
- * `${name/x/y}`, `${name#x}`, … are not followed.
+ * `${name/x/y}`, `${name//x/y}`, `${name#x}`, `${name%x}` (and `##`, `%%`), `${name:off:len}` of a known value
+ * are computed; `${arr[i]}`, `${arr[@]}` read an array the command line set (stored as `arr[i]` / `arr[@]`).
  */
 export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<string, string>): string | undefined {
-  if (p.raw === "$" + p.name || p.raw === "${" + p.name + "}") return vars.get(p.name);
+  if (p.raw === "$" + p.name || p.raw === "${" + p.name + "}") return vars.get(p.name) ?? vars.get(`${p.name}[0]`);
+  const indexed = /^\$\{([A-Za-z_]\w*)\[([^\]]*)\]\}$/.exec(p.raw);
+  if (indexed) return vars.get(`${indexed[1]}[${indexed[2] === "*" ? "@" : indexed[2]!.replace(/^["']|["']$/g, "")}]`);
+  const edited = /^\$\{([A-Za-z_]\w*|[0-9@*])(?:(\/\/?|\/#|\/%)([^/}]*)(?:\/([^}]*))?|(##?|%%?)([^}]*)|:(-?\d+)(?::(-?\d+))?)\}$/s.exec(p.raw);
+  if (edited && edited[1] === p.name) {
+    const value = vars.get(p.name);
+    if (value === undefined) return undefined;
+    const pattern = edited[3] ?? edited[6];
+    if (pattern !== undefined && /["'$`\\[]/.test(pattern)) return undefined;
+    const glob = (pat: string, greedy: boolean) => pat.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, greedy ? ".*" : ".*?").replace(/\?/g, ".");
+    if (edited[2] !== undefined) {
+      const written = edited[4] ?? "";
+      if (/["'$`]/.test(written)) return undefined;
+      const rep = written.replace(/\\(.)/g, "$1");
+      if (pattern === "") return value;
+      const body = glob(pattern!, true);
+      if (edited[2] === "//") return value.replace(new RegExp(body, "g"), () => rep);
+      if (edited[2] === "/#") return value.replace(new RegExp(`^${body}`), () => rep);
+      if (edited[2] === "/%") return value.replace(new RegExp(`${body}$`), () => rep);
+      return value.replace(new RegExp(body), () => rep);
+    }
+    if (edited[5] !== undefined) {
+      const long = edited[5].length === 2;
+      if (edited[5][0] === "#") return value.replace(new RegExp(`^${glob(pattern!, long)}`), "");
+      // suffix: the shortest (or longest) match at the end
+      for (let k = long ? 0 : value.length; long ? k <= value.length : k >= 0; k += long ? 1 : -1) {
+        if (new RegExp(`^${glob(pattern!, true)}$`).test(value.slice(k))) return value.slice(0, k);
+      }
+      return value;
+    }
+    const off = Number(edited[7]);
+    const start = off < 0 ? Math.max(0, value.length + off) : off;
+    return edited[8] === undefined ? value.slice(start) : value.slice(start, Number(edited[8]) < 0 ? value.length + Number(edited[8]) : start + Number(edited[8]));
+  }
   // `${name:?message}` / `${name?}`: the value when set (unset, the shell stops with the message instead).
   const check = /^\$\{([A-Za-z_]\w*)(:?)\?(.*)\}$/s.exec(p.raw);
   if (check && check[1] === p.name) {
