@@ -4,7 +4,7 @@
  *
  * Every request is answered after exactly --latency-ms. The answer depends only on the number of
  * assistant messages already in the request: fewer than --turns → one cheap tool call, else a final
- * answer. So every task costs exactly turns + 1 model calls. The tool is `terminal` (command `true`)
+ * answer. So every task costs exactly turns + 1 model calls. The tool is `terminal` (command `echo x`)
  * when the request offers it, else `todo`.
  *
  * It runs as its own process so that its CPU is not counted as harness CPU. It is deliberately cheap:
@@ -78,7 +78,7 @@ function completionBody(assistantCount, useTerminal) {
   let message;
   let finish;
   if (assistantCount < turns) {
-    const args = useTerminal ? { command: "true" } : { todos: [{ id: String(assistantCount + 1), content: "benchmark step", status: "in_progress" }] };
+    const args = useTerminal ? { command: "echo x" } : { todos: [{ id: String(assistantCount + 1), content: "benchmark step", status: "in_progress" }] };
     message = {
       role: "assistant",
       content: null,
