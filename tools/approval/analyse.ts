@@ -57,7 +57,7 @@
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
-import { INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
+import { addFinding, INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
 import { assignmentOf, ENVIRONMENT_NAME, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
 interface Tok {
@@ -369,6 +369,8 @@ interface State {
   code: string[];
   /** Aliases a literal `alias name='…'` of the script defined: a later command named so runs their text. */
   aliases?: Map<string, string>;
+  /** Links the command line made (ln): paths through them are judged at their targets (judge.ts). */
+  links: Map<string, string>;
   /** Shell functions the script defined (name → body), and those called so far. */
   functions?: Map<string, string>;
   called?: Set<string>;
@@ -379,6 +381,8 @@ interface State {
 interface Unwrapped {
   prefix: string;
   argv: Tok[];
+  /** `NAME=value` words placed before the command (also through env): the environment it runs with. */
+  env?: { name: string; value: string }[];
 }
 
 /** Wrappers that run their operands as a command after options (and `fixed` more words: a user, a mask, …). */
@@ -431,7 +435,13 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
   // assignments made for it (and only it: they are undone afterwards).
   const saved = new Map<string, string | undefined>();
   try {
-    return unwrapWith(t, depth, st, positional, saved);
+    const u = unwrapWith(t, depth, st, positional, saved);
+    const env: { name: string; value: string }[] = [];
+    for (const tok of t) {
+      const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(tok.plain);
+      if (m && env.length < 16) env.push({ name: m[1]!, value: m[2]! });
+    }
+    return { ...u, env };
   } finally {
     for (const [k, v] of saved) v === undefined ? st.vars.delete(k) : st.vars.set(k, v);
   }
@@ -473,6 +483,21 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const spec = t[j]!.plain;
         const tool = /^(?:@[^/\s]+\/)?([^@/\s]+)(?:@[^/\s]*)?$/.exec(spec)?.[1];
         if (tool && tool !== spec) t = [...t.slice(0, j), plainTok(tool), ...t.slice(j + 1)];
+        i = j;
+        continue;
+      }
+    }
+    // Environment runners (`uv run`, `poetry run`, `pipenv run`, `conda run -n env`, `pixi run`, `uvx`, `pipx run`):
+    // the command they run in the environment is the command.
+    const envRunner = /^(?:uv|poetry|pipenv|pdm|hatch|rye|conda|mamba|micromamba|pixi|pipx|bundle|dotenv|direnv|devbox|nix-shell|op)$/.test(name) && /^(?:run|exec)$/.test(t[i + 1]?.plain ?? "") ? 2 : name === "uvx" ? 1 : 0;
+    if (envRunner && !(name === "nix-shell" || name === "devbox")) {
+      let j = i + envRunner;
+      while (j < t.length && t[j]!.plain.startsWith("-") && t[j]!.plain !== "--") {
+        const w = t[j]!.plain;
+        j += !w.includes("=") && /^(?:-n|-p|-e|--name|--prefix|--python|--with|--with-requirements|--project|--directory|--env-file|--extra|--group|--package|--index|--from|--environment|--manifest-path|--spec|-f|--file|--env|--cwd)$/.test(w) ? 2 : 1;
+      }
+      if (t[j]?.plain === "--") j++;
+      if (j < t.length) {
         i = j;
         continue;
       }
@@ -581,6 +606,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "sem": {
         const j = skipOptions(t, i + 1, "jPSnNIdEa", ["--jobs", "--colsep", "--arg-file", "--delimiter", "--max-args", "--sshlogin", "--results", "--joblog", "--eta"]);
         const sep = t.findIndex((x, k) => k >= j && /^:::+\+?$/.test(x.plain));
+        // parallel joins its command words with blanks and runs the line with a shell: a quoted command
+        // (`parallel 'sqlite3 {} "DELETE FROM events"'`) is a script, its replacement strings the input item.
+        const cmdWords = t.slice(j, sep < 0 ? t.length : sep);
+        if (cmdWords.some((x) => /\s/.test(x.plain))) {
+          const values = sep < 0 ? [] : t.slice(sep + 1).filter((x) => !/^:::+\+?$/.test(x.plain));
+          const item = sep >= 0 && values[0] ? values[0].plain : placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
+          const script = cmdWords.map((x) => x.plain).join(" ").replace(/\{(?:\.|\/|\/\/|\/\.|#|%|\d+)?\}/g, item);
+          analyseScript(script, depth + 1, st);
+          return { prefix, argv: t.slice(i, i + 1) };
+        }
         if (sep < 0) {
           prefix = "xargs ";
           positional = placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
@@ -618,7 +653,13 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "powershell": {
         const r = rest();
         const c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
-        if (c >= 0 && r[c + 1]) analyseScript(r.slice(c + 1).map((x) => x.plain).join(" "), depth + 1, st);
+        if (c >= 0 && r[c + 1]) {
+          const script = r.slice(c + 1).map((x) => x.plain).join(" ");
+          // `iex (iwr URL)`, `Invoke-Expression (New-Object Net.WebClient).DownloadString(URL)`: text fetched and run.
+          if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloaddata|webclient|start-bitstransfer|curl|wget)\b/i.test(script)) addFinding(st.findings, "remote_code_exec");
+          else if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iex|invoke-expression)\s*\(/i.test(script)) addFinding(st.findings, "shell_input");
+          analyseScript(script, depth + 1, st);
+        }
         return { prefix, argv: t.slice(i) };
       }
       case "sg": {
@@ -871,6 +912,15 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     }
   } else if (name === "cd" || name === "pushd" || name === "popd") {
     st.cwd = normalizeCwd(changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain)), st.root);
+  } else if (name === "rm" && [...st.created].some((c) => c.startsWith("dir:"))) {
+    // A scratch directory a `mkdir` of this command line made (judge.ts madeHere) is the command's own, like a
+    // `mktemp -d` directory: `mkdir -p /tmp/b && cp -r src /tmp/b && rm -rf /tmp/b` deletes nothing else.
+    argv = argv.map((tok, k) => {
+      if (k === 0 || !tok.plain.startsWith("/") || /[*?[]/.test(tok.plain) || tok.literal === false) return tok;
+      const abs = posix.normalize(tok.plain).replace(/\/+$/, "");
+      const made = [...st.created].some((c) => c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/")));
+      return made ? plainTok(`${MKTEMP_DIR}${abs}`) : tok;
+    });
   } else if (name === "rm" && !insideStart(st.cwd)) {
     let options = true;
     argv = argv.map((tok, k) => {
@@ -935,6 +985,8 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     insideTargets: st.insideTargets,
     fetched: st.fetched,
     created: st.created,
+    links: st.links,
+    env: unwrapped.env,
     scripts: st.scripts,
     path: argv[0]?.plain,
   });
@@ -1291,7 +1343,7 @@ export interface CommandAnalysis {
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), created: new Set(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256, code: [] };
+  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), created: new Set(), links: new Map(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256, code: [] };
   try {
     analyseScript(normalized, 0, st);
   } catch {

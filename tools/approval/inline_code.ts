@@ -296,6 +296,8 @@ function pythonLiterals(code: string): string {
 
 function canonicalPython(code: string): string {
   code = pythonLiterals(foldConcat(code));
+  // map(os.remove, glob.glob('/x/*')) → os.remove('/x/*'): a function mapped over the paths a literal pattern matches.
+  code = code.replace(/\bglob\.i?glob\s*\(\s*[rbu]?(['"])([^'"{}]*)\1\s*(?:,[^()]*)?\)/g, "$1$2$1").replace(/\b(?:list\s*\(\s*)?map\s*\(\s*((?:os|shutil)\.\w+)\s*,\s*/g, "$1(");
   // getattr(os, 'system') → os.system
   code = code.replace(/\bgetattr\(\s*(__import__\(\s*[rbu]?(['"])[\w.]+\2\s*\)|[\w.]+)\s*,\s*[rbu]?(['"])(\w+)\3\s*\)/g, "$1.$4");
   let out = code.replace(/\b(?:__import__|importlib\.import_module)\(\s*[rbu]?(['"])([\w.]+)\1\s*\)/g, "$2");
@@ -353,6 +355,17 @@ function canonicalPerl(code: string): string {
   // `use File::Path qw(remove_tree);` imports a name: it is not a call.
   code = code.replace(/\b(?:use|no|require)\s+[\w:]+(?:\s+qw\s*(?:\([^)]*\)|\/[^/]*\/|\{[^}]*\}|\[[^\]]*\])|\s+(['"])[^'"]*\1)?\s*;/g, ";");
   return code.replace(/\bglob\s*\(?\s*(['"])([^'"$@]*)\1\s*\)?/g, "$1$2$1").replace(/<([^<>$@\s]*[*?][^<>$@\s]*)>/g, '"$1"');
+}
+
+/**
+ * PHP: a function named by a string and called on a list (`array_map('unlink', …)`, `array_walk(…)`,
+ * `call_user_func('system', …)`) is a call of that function; `glob('x')` is the list of paths matching the pattern.
+ */
+function canonicalPhp(code: string): string {
+  return code
+    .replace(/\bglob\s*\(\s*(['"])([^'"$]*)\1\s*\)/g, "$1$2$1")
+    .replace(/\b(?:array_map|call_user_func(?:_array)?)\s*\(\s*(['"])(\w+)\1\s*,\s*/g, "$2(")
+    .replace(/\barray_walk\s*\(\s*((['"])[^'"]*\2)\s*,\s*(['"])(\w+)\3\s*\)/g, "$4($1)");
 }
 
 /** Ruby: `Dir.glob("x")` / `Dir["x"]` is the list of paths matching the literal pattern: read it as the pattern. */
@@ -430,7 +443,7 @@ function maskAwk(code: string): string {
 
 /** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
 export function inlineCodeActions(lang: CodeLanguage, source: string, literal = true): CodeAction[] {
-  const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : lang === "ruby" ? canonicalRuby(source) : source;
+  const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : lang === "ruby" ? canonicalRuby(source) : lang === "php" ? canonicalPhp(source) : source;
   const out: CodeAction[] = [];
   if (!literal && /\$\(|`/.test(code)) out.push({ kind: "unanalysable" });
   // Names computed at run time: a module, attribute or builtin looked up by a string that is not a literal

@@ -108,13 +108,39 @@ export function where(path: string, cwd: string): Where {
 }
 
 /** `where`, with absolute paths under the task's working directory counted as inside. */
-function whereIn(ctx: { cwd: string; root?: string }, path: string): Where {
+function whereIn(ctx: { cwd: string; root?: string; links?: Map<string, string> }, path: string, follow = false): Where {
+  path = throughLinks(ctx, path, follow);
   const w = where(path, ctx.cwd);
   if (ctx.root && (w === "outside" || w === "system" || w === "scratch")) {
     const rel = rootRelative(ctx, path);
     if (rel !== null && (rel === "" || !/^\.\.(?:\/|$)/.test(rel))) return "inside";
   }
   return w;
+}
+
+/**
+ * A path through a link this command line made (`ln -s /etc/nginx cfg && rm -rf cfg/*`): the link's target joined
+ * with the rest. The link's own name is the target only where it is followed (`follow`: writes, chmod, find -L);
+ * `rm cfg` removes the link itself.
+ */
+function throughLinks(ctx: { cwd: string; links?: Map<string, string> }, path: string, follow: boolean): string {
+  if (!ctx.links?.size || path === "") return path;
+  const key = linkKey(ctx, path);
+  for (let guard = 0, cur = key; guard < 8; guard++) {
+    let next: string | undefined;
+    for (const [name, target] of ctx.links) {
+      if (cur === name && follow) next = target;
+      else if (cur.startsWith(name + "/")) next = target.replace(/\/+$/, "") + cur.slice(name.length);
+      if (next !== undefined) break;
+    }
+    if (next === undefined) return guard === 0 ? path : cur;
+    cur = next;
+  }
+  return path;
+}
+
+function linkKey(ctx: { cwd: string }, path: string): string {
+  return posix.normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path)).replace(/\/+$/, "") || "/";
 }
 
 /** The path relative to the task's working directory ("" for the directory itself), when that can be computed. */
@@ -188,6 +214,10 @@ export interface JudgeContext {
   path?: string;
   /** Resources this command line created itself (`docker-volume:scratch`): removing them again is harmless. */
   created: Set<string>;
+  /** Links this command line made (link path, cwd-joined → target): later paths through them land at the target. */
+  links?: Map<string, string>;
+  /** Assignments placed before the command (`LD_PRELOAD=x cmd`, `env X=y cmd`). */
+  env?: { name: string; value: string }[];
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
@@ -257,6 +287,8 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
   if (w === "credential") return add(ctx, "credential_write");
   if (w === "device") return add(ctx, "disk_write");
   if (recursive) {
+    // A scratch directory this command line made itself (`mkdir /tmp/b && … && rm -rf /tmp/b`) is its own.
+    if (w === "scratch" && madeHere(ctx, path)) return;
     if (w === "scratch" && !/^\/(?:tmp|var\/tmp)\/*\*?$/.test(path)) return add(ctx, "recursive_delete");
     if (w === "outside" || w === "home" || w === "unknown") return add(ctx, "recursive_delete");
     // the working directory itself, or everything in it
@@ -267,7 +299,17 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
   if (w === "inside" && DATA_FILE.test(path)) add(ctx, "overwrite_data_file");
 }
 
+/** A scratch directory (under /tmp, /var/tmp) that a `mkdir` of this command line made, or a path under it. */
+function madeHere(ctx: JudgeContext, path: string): boolean {
+  if (/[*?[]/.test(path)) return false;
+  const abs = posix.normalize(path).replace(/\/+$/, "");
+  for (const c of ctx.created) if (c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/"))) return true;
+  return false;
+}
+
 function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
+  // Writing through a link writes its target.
+  path = throughLinks(ctx, path, true);
   const w = whereIn(ctx, path);
   noteInside(ctx, path);
   if (w === "sink") return;
@@ -303,6 +345,17 @@ function judgeMove(ctx: JudgeContext, sources: string[], dest: string | undefine
   }
 }
 
+/** `ln [-s] TARGET NAME` / `ln -s TARGET DIR/`: NAME now leads to TARGET (a relative symlink target is read from NAME's directory). */
+function rememberLink(ctx: JudgeContext, args: JudgedArg[], sources: string[], dest: string): void {
+  if (!ctx.links || sources.length !== 1 || ctx.links.size >= 32) return;
+  const target = sources[0]!;
+  const symbolic = hasFlag(args, "s", ["--symbolic"]);
+  const name = /\/$/.test(dest) || dest === "." || dest === ".." ? posix.join(dest, posix.basename(target)) : dest;
+  const key = linkKey(ctx, name);
+  const resolved = target.startsWith("/") || /^[~$]/.test(target) ? target : symbolic ? posix.join(posix.dirname(key), target) : linkKey(ctx, target);
+  ctx.links.set(key, resolved);
+}
+
 function judgeChmod(ctx: JudgeContext, name: string): void {
   // `chmod --reference=FILE target…` / `chown --reference FILE target…`: no mode or owner operand, every operand is a target.
   const reference = ctx.args.some((a) => a.text === "--reference" || a.text.startsWith("--reference="));
@@ -313,7 +366,7 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
   // setuid/setgid: a privilege change wherever the file is
   if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text)) return add(ctx, "chmod_outside_workdir");
   for (const t of ops.slice(modeless)) {
-    const w = whereIn(ctx, t.text);
+    const w = whereIn(ctx, t.text, !hasFlag(args, "h", ["--no-dereference"]));
     noteInside(ctx, t.text);
     if (w === "system" || w === "credential" || w === "device") return add(ctx, "chmod_chown_system");
     if (w === "outside" || w === "home") return add(ctx, "chmod_outside_workdir");
@@ -1083,6 +1136,13 @@ export function judgeCommand(ctx: JudgeContext): void {
   }
   if (!name) return;
   notefetched(ctx);
+  // A library or module path the loader or interpreter loads code from, set to a downloaded file
+  // (`curl … -o /tmp/l.so && LD_PRELOAD=/tmp/l.so ls`, `export LD_PRELOAD=…`): running downloaded code.
+  const loaded = [...(ctx.env ?? []), ...(name === "export" || name === "declare" || name === "typeset" ? args.flatMap((a) => /^([A-Za-z_]\w*)=(.*)$/s.exec(a.text)?.slice(1, 3) ?? []).reduce<{ name: string; value: string }[]>((acc, v, k, xs) => (k % 2 === 0 ? [...acc, { name: v, value: xs[k + 1]! }] : acc), []) : [])];
+  for (const e of loaded) {
+    if (!/^(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|PYTHONPATH|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV)$/.test(e.name)) continue;
+    if (e.value.split(/[:\s]+/).some((part) => part !== "" && isFetched(ctx, part.replace(/^--require=|^-r/, "")))) add(ctx, "remote_code_exec");
+  }
   if (name === "tee" && ctx.producer) {
     const text = producedLiteral(ctx.producer);
     for (const op of operands(args)) noteScript(ctx, op.text, hasFlag(args, "a", ["--append"]), text);
@@ -1114,6 +1174,12 @@ export function judgeCommand(ctx: JudgeContext): void {
   }
 
   switch (name) {
+    // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
+    case "mkdir":
+      for (const op of operands(args, "m", ["--mode", "--context"])) {
+        if (ctx.created.size < 64 && op.literal && whereIn(ctx, op.text) === "scratch" && /^\/(?:tmp|var\/tmp)\/[^*?[]+$/.test(op.text)) ctx.created.add(`dir:${posix.normalize(op.text).replace(/\/+$/, "")}`);
+      }
+      return;
     case "mv":
     case "rename": {
       const ops = operands(args, "tS", ["--target-directory", "--suffix"]).map((o) => o.text);
@@ -1142,6 +1208,7 @@ export function judgeCommand(ctx: JudgeContext): void {
       if (name === "ln") {
         const w = whereIn(ctx, dest);
         if (w === "system" || w === "credential" || (hasFlag(args, "f", ["--force"]) && !isInsideLike(w))) judgeOverwrite(ctx, dest);
+        rememberLink(ctx, args, src, dest); // after: the link replaces what was at dest
         return;
       }
       if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
@@ -1291,6 +1358,11 @@ export function judgeCommand(ctx: JudgeContext): void {
       judgeOutputOption(ctx, name);
       if (name === "curl" || name === "wget") judgeHttpDelete(ctx, name);
       break;
+    // A remote forward (`ssh -R 2222:localhost:22 host`, `-R 0:…`): a port on the other machine leads into this one.
+    case "ssh":
+    case "autossh":
+      if (args.some((a) => /^-[A-Za-z]*R/.test(a.text) || /^-oRemoteForward[=\s]/i.test(a.text)) || args.some((a, k) => a.text === "-o" && /^RemoteForward[=\s]/i.test(args[k + 1]?.text ?? ""))) add(ctx, "remote_access");
+      return;
     case "http":
     case "https":
     case "xh":
@@ -1497,7 +1569,7 @@ function isFetched(ctx: JudgeContext, path: string): boolean {
   if (!ctx.fetched.size) return false;
   const key = fetchKey(ctx, path);
   if (ctx.fetched.has(key)) return true;
-  for (const f of ctx.fetched) if (f.endsWith("/") && key.startsWith(f)) return true;
+  for (const f of ctx.fetched) if (f.endsWith("/") && (key.startsWith(f) || (f === "./" && !/^(?:\/|\.\.(?:\/|$)|[~$])/.test(key)))) return true;
   return false;
 }
 
@@ -1562,8 +1634,9 @@ function judgeFind(ctx: JudgeContext): void {
   if (!deletes && !execRm) return;
   const key = deletes ? "find_delete" : "find_exec_rm";
   const filtered = texts.some((t) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile)$/.test(t));
+  const follow = args.some((a) => a.text === "-L" || a.text === "-H" || a.text === "-follow");
   for (const r of roots) {
-    const w = whereIn(ctx, r);
+    const w = whereIn(ctx, r, follow);
     noteInside(ctx, r);
     if (w === "system" && (!filtered || /^\/+$/.test(r))) return add(ctx, "delete_system_path");
     if (w === "credential") return add(ctx, "credential_write");
@@ -1695,6 +1768,10 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
 /** Files extracted into `dest` (the working directory when not given): at `/` they overwrite system files. */
 function extractInto(ctx: JudgeContext, dest: string | undefined): void {
   const p = dest ?? ".";
+  // A downloaded archive (`curl -LO …/tool.tar.gz && tar xzf tool.tar.gz`, `curl … | tar xz`): what it unpacks came
+  // from the network, so running a file from there runs downloaded code.
+  const fromNetwork = ctx.args.some((a) => !a.text.startsWith("-") && isFetched(ctx, a.text)) || (ctx.producer != null && FETCHERS.test(ctx.producer.name) && !ctx.args.some((a) => /\.(?:tar|tgz|zip|gz|xz|bz2|zst|7z)$/.test(a.text) && !isFetched(ctx, a.text)));
+  if (fromNetwork && ctx.fetched.size < 64) ctx.fetched.add(fetchKey(ctx, p).replace(/\/*$/, "/"));
   const abs = p.startsWith("/") ? posix.normalize(p) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, p) : null;
   if (abs === "/") return add(ctx, "system_config_write");
   judgeOverwrite(ctx, abs ?? p);

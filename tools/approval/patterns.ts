@@ -68,7 +68,12 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "fork bomb",
     // A shell function that starts itself twice, in the background; interpreter forks in endless loops are judged (inline_code.ts).
     scope: "code",
-    pattern: re(String.raw`(?<![\w:.])(?:function\s+)?([\w:.]+)\s*(?:\(\)\s*)?\{[^}]{0,200}?\1\s*(?:\|\s*\1\s*&|&\s*\1(?![\w:.]))`),
+    // An endless shell loop that starts a command in the background on every turn and never waits
+    // (`while true; do bash -c '…' & done`, `for ((;;)); do x & done`) forks without bound as well.
+    pattern: re(
+      String.raw`(?<![\w:.])(?:function\s+)?([\w:.]+)\s*(?:\(\)\s*)?\{[^}]{0,200}?\1\s*(?:\|\s*\1\s*&|&\s*\1(?![\w:.]))`,
+      String.raw`(?:\bwhile\s+(?:true|:|\[\s*1\s*\]|\[\[\s*1\s*\]\]|\(\(\s*1\s*\)\))|\buntil\s+(?:false|!\s*true)|\bfor\s*\(\(\s*;\s*;\s*\)\))\s*(?:;|\n)\s*do\s(?:(?!\bdone\b|\bwait\b)[\s\S]){0,300}?[^&>|\s]\s*&(?![&>])(?:(?!\bwait\b|\bsleep\b)[\s\S]){0,300}?\bdone\b`,
+    ),
   },
   {
     key: "unanalysable",
