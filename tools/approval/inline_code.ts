@@ -295,11 +295,11 @@ function pythonLiterals(code: string): string {
 }
 
 function canonicalPython(code: string): string {
-  code = pythonLiterals(foldConcat(code));
+  code = pythonLiterals(foldConcat(code)).replace(/\b(?:__import__|importlib\.import_module)\(\s*[rbu]?(['"])([\w.]+)\1\s*\)/g, "$2");
   // map(os.remove, glob.glob('/x/*')) → os.remove('/x/*'): a function mapped over the paths a literal pattern matches.
   code = code.replace(/\bglob\.i?glob\s*\(\s*[rbu]?(['"])([^'"{}]*)\1\s*(?:,[^()]*)?\)/g, "$1$2$1").replace(/\b(?:list\s*\(\s*)?map\s*\(\s*((?:os|shutil)\.\w+)\s*,\s*/g, "$1(");
   // getattr(os, 'system') → os.system
-  code = code.replace(/\bgetattr\(\s*(__import__\(\s*[rbu]?(['"])[\w.]+\2\s*\)|[\w.]+)\s*,\s*[rbu]?(['"])(\w+)\3\s*\)/g, "$1.$4");
+  code = code.replace(/\bgetattr\(\s*([\w.]+)\s*,\s*[rbu]?(['"])(\w+)\2\s*\)/g, "$1.$3");
   let out = code.replace(/\b(?:__import__|importlib\.import_module)\(\s*[rbu]?(['"])([\w.]+)\1\s*\)/g, "$2");
   for (const m of code.matchAll(/\bimport\s+([\w.]+)\s+as\s+(\w+)/g)) {
     if (m[2] !== m[1]) out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(m[2]!)}\\.`, "g"), `${m[1]}.`);

@@ -940,13 +940,16 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (args.some((a) => /^-[DdW]$/.test(a.text)) || args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")) add(ctx, "kernel_change");
       return;
     case "nmcli": {
-      // nmcli takes any prefix of its object and verb words (`nmcli c m`, `nmcli con mod`, `nmcli dev dis`).
-      const is = (w: string | undefined, ...full: string[]) => w !== undefined && w !== "" && full.some((f) => f.startsWith(w));
-      const [obj, verb] = words;
+      // nmcli takes any prefix of its object and verb words and resolves it to the first command, in its own
+      // order, that starts with it (`nmcli c m` is connection modify, `nmcli d dis` device disconnect).
+      const pick = (w: string | undefined, order: string[]) => (w ? order.find((f) => f.startsWith(w)) : undefined);
+      const [o, v] = words;
       if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) return add(ctx, "network_change");
-      if (is(obj, "connection") && is(verb, "modify", "delete", "down", "up", "add", "edit", "reload", "load", "import", "clone", "migrate") && !is(verb, "show", "monitor", "export")) return add(ctx, "network_change");
-      if (is(obj, "device") && is(verb, "set", "connect", "disconnect", "delete", "modify", "reapply", "up", "down") && !is(verb, "show", "status", "monitor", "lldp")) return add(ctx, "network_change");
-      if ((is(obj, "radio", "networking") && words.some((w) => w === "on" || w === "off")) || (is(obj, "general") && is(verb, "hostname", "reload") && words.length >= 3)) return add(ctx, "network_change");
+      const obj = pick(o, ["general", "networking", "radio", "connection", "device", "agent", "monitor"]);
+      const verb = obj === "connection" ? pick(v, ["show", "up", "down", "add", "modify", "clone", "edit", "delete", "monitor", "reload", "load", "import", "export", "migrate"]) : obj === "device" ? pick(v, ["status", "show", "set", "up", "connect", "reapply", "modify", "down", "disconnect", "delete", "monitor", "wifi", "lldp", "checkpoint"]) : undefined;
+      if (verb && !/^(?:show|status|monitor|export|wifi|lldp)$/.test(verb)) return add(ctx, "network_change");
+      if ((obj === "radio" || obj === "networking") && words.some((w) => w === "on" || w === "off")) return add(ctx, "network_change");
+      if (obj === "general" && pick(v, ["status", "hostname", "permissions", "logging", "reload"]) === "hostname" && words.length >= 3) return add(ctx, "network_change");
       return;
     }
     case "iptables":
