@@ -46,6 +46,8 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]*:[^\s/@"'<>]*@/gi;
 
 /** Text with the `user:pass@` part of every URL in it replaced by `<redacted>@`. */
 export function scrubUrlCredentials(text: string, replacement = "<redacted>"): string {
+  // Every trajectory line passes here: a text without both marks (most) is not scanned by the regex.
+  if (!text.includes("@") || !text.includes("://")) return text;
   return text.replace(USERINFO, `$1${replacement}@`);
 }
 

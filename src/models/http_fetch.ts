@@ -20,6 +20,7 @@ import https from "node:https";
 import type { Readable } from "node:stream";
 import zlib from "node:zlib";
 import { BufferedResponse, ResponseHeaders } from "./buffered_response.js";
+import { createHttp1Client } from "./http1_client.js";
 
 export interface NodeHttpFetchOptions {
   /** Sockets per origin (the run's connection limit). Default: unlimited. */
@@ -129,6 +130,8 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
   };
   const httpAgent = new http.Agent(agentOpts);
   const httpsAgent = new https.Agent(agentOpts);
+  // Replies read whole over http: (the model client's plain requests to a local server) take the lighter client (http1_client.ts).
+  const whole = createHttp1Client({ maxSockets });
 
   /** One request over the keep-alive agents (http: or https: URLs only). */
   function request(url: URL, init: RawRequest): Promise<RawReply> {
@@ -139,6 +142,8 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
     if (body != null && headers["content-length"] === undefined) {
       headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     }
+    // https stays on node:https (its TLS set-up and session reuse are the tested ones).
+    if (init.streamEventStreams === false && !isHttps) return whole.request(url, { method, headers, body: body ?? undefined, signal });
 
     return new Promise<RawReply>((resolve, reject) => {
       let settled = false;
@@ -226,6 +231,7 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
     destroy() {
       httpAgent.destroy();
       httpsAgent.destroy();
+      whole.destroy();
     },
   };
 }
