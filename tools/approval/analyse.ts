@@ -376,6 +376,8 @@ interface State {
   called?: Set<string>;
   /** Functions being judged now (a function calling itself is not followed again). */
   active?: Set<string>;
+  /** `trap 'cmd' EXIT` actions, judged when the script that set them has run (their variables set by then). */
+  traps?: { script: string; depth: number }[];
 }
 
 interface Unwrapped {
@@ -540,6 +542,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "catchsegv":
       case "setsid":
       case "busybox":
+      case "toybox":
+      case "chronic":
         i = name === "setsid" ? skipOptions(t, i + 1) : i + 1;
         continue;
       case "time":
@@ -568,13 +572,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         i = skipOptions(t, i + 1, "", ["--userspec", "--groups"]) + 1; // and the new root
         continue;
       case "flock": {
-        let j = skipOptions(t, i + 1, "wEc", ["--timeout", "--conflict-exit-code", "--command"]);
-        const cIdx = t.slice(i + 1, j).findIndex((x) => x.plain === "-c" || x.plain === "--command");
+        // `flock [opts] FILE -c CMD`, `flock -c CMD FILE`: the -c text is a shell script wherever it stands;
+        // otherwise the words after the lock file are the command.
+        const r = rest();
+        const cIdx = r.findIndex((x) => x.plain === "-c" || x.plain === "--command");
         if (cIdx >= 0) {
-          const script = t[i + 1 + cIdx + 1]?.plain;
+          const script = r[cIdx + 1]?.plain;
           if (script) analyseScript(script, depth + 1, st);
           return { prefix, argv: t.slice(i, i + 1) };
         }
+        let j = skipOptions(t, i + 1, "wE", ["--timeout", "--conflict-exit-code"]);
         j += 1; // the lock file
         i = j;
         continue;
@@ -597,6 +604,10 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           else if (/^-i./.test(w) || w.startsWith("--replace=")) replace = w.replace(/^(-i|--replace=)/, "");
         }
         const fromFile = t.slice(start, i).some((x) => x.plain === "-a" || x.plain.startsWith("--arg-file"));
+        // Unbounded parallelism (-P 0) over an endless input (`yes | xargs -P0 …`): processes without limit, a fork bomb.
+        const opts = t.slice(start, i).map((x) => x.plain);
+        const unbounded = opts.some((w, k) => /^(?:-P0|--max-procs=0)$/.test(w) || ((w === "-P" || w === "--max-procs") && opts[k + 1] === "0"));
+        if (unbounded && !fromFile && st.stdin && /^(?:yes|seq|jot)$/.test(st.stdin.name) && (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))) addFinding(st.findings, "fork_bomb");
         const item = placeholderFor(!fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
         positional = item;
         if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
@@ -672,7 +683,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "trap": {
         // `trap 'cmd' EXIT`: the action runs later, in this shell.
         const r = rest().filter((x, k) => !(k === 0 && x.plain === "--"));
-        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain)) analyseScript(r[0]!.plain, depth + 1, st);
+        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain)) (st.traps ??= []).push({ script: r[0]!.plain, depth });
         return { prefix, argv: t.slice(i) };
       }
       case "eval":
@@ -726,6 +737,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         return { prefix, argv: t.slice(i) };
       default: {
         const wrapper = Object.prototype.hasOwnProperty.call(ARGV_WRAPPERS, name) ? ARGV_WRAPPERS[name]! : null;
+        // `systemd-run --on-calendar=…` (or another timer option): the command is scheduled, itself a change of system state.
+        if (name === "systemd-run" && rest().some((x) => /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(x.plain))) addFinding(st.findings, "schedule_job");
         if (wrapper) {
           const j = skipOptions(t, i + 1, wrapper.shortArgs ?? "", wrapper.longArgs ?? []) + (wrapper.fixed ?? 0);
           if (j < t.length) {
@@ -870,7 +883,10 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     }
   }
 
-  const t = words.flatMap((w) => toks(w, st.vars));
+  // A word that is only `$(mktemp …)` is a fresh temporary file or directory: the command's own.
+  // (Not for cd: where a fresh directory is, and so what relative paths then name, is not known.)
+  const movesCwd = words[0] !== undefined && /^(?:cd|pushd)$/.test(wordText(words[0], st.vars));
+  const t = words.flatMap((w, k) => (k > 0 && !movesCwd && !assignmentOf(w, st.vars) && isMktemp(w) ? [plainTok(`${MKTEMP_DIR}/new`)] : toks(w, st.vars)));
   st.stdin = prev;
   const unwrapped = unwrap(t, depth, st);
   const prefix = unwrapped.prefix;
@@ -1037,7 +1053,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
 // the words after their first operand to another program.
 const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed", "docker", "podman", "nerdctl", "ctr", "ssh", "lxc-attach", "machinectl", "vagrant"]);
 const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
-const DRY_RUN_FLAG = /^--?(?:dry-?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
+const DRY_RUN_FLAG = /^--?(?:dry[-_]?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
 
 /**
  * A tool asked for its help or a dry run only prints (unknown options make a tool stop before acting).
@@ -1062,6 +1078,8 @@ function inertInvocation(name: string, args: JudgedArg[]): boolean {
   if (/^(?:apt|apt-get|aptitude)$/.test(name) && args.some((a) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(a.text) && !/^-[a-zA-Z]*[oct]/.test(a.text))) return true;
   // `useradd -D` alone prints the defaults for new users (with -b/-e/-f/-g/-s it changes them).
   if (name === "useradd" && args.length === 1 && (args[0]!.text === "-D" || args[0]!.text === "--defaults")) return true;
+  // `terraform destroy -h`, `helm uninstall -h`: the subcommand CLIs of infrastructure tools take -h for help.
+  if (/^(?:terraform|tofu|terragrunt|pulumi|helm|kubectl|oc|eksctl|kind|k3d|cdk|cdktf|flux|argocd|velero|doctl|hcloud|gh|glab|gcloud|vault|nomad|consul|packer|sst|serverless|sls|copilot|flyctl|fly|heroku|vercel|netlify|juju|azd)$/.test(name) && args.some((a) => a.text === "-h")) return true;
   let inert = false;
   for (const a of args) {
     if (a.text === "--") break;
@@ -1290,6 +1308,12 @@ function analyseScript(src: string, depth: number, st: State): void {
       if (s) stages.push(s);
     }
     if (stages.length) st.units.push(stages.join(" | "));
+  }
+  // Trap actions set by this script run when it exits (or on a signal): judged now, with the values its variables got.
+  if (st.traps?.some((x) => x.depth === depth)) {
+    const mine = st.traps.filter((x) => x.depth === depth);
+    st.traps = st.traps.filter((x) => x.depth !== depth);
+    for (const x of mine) analyseScript(x.script, depth + 1, st);
   }
   // A function this script defines but never calls may still be called by a later command: its body is judged
   // as it stands, with its arguments unknown.

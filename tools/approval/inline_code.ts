@@ -459,6 +459,8 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
       const opened = m[0].trimEnd().endsWith("(") || m[0].endsWith("{");
       const closer = m[0].endsWith("{") ? "}" : opened ? ")" : ";";
       const { args } = readArgs(code, m.index + m[0].length, lang, closer);
+      // Perl's bare `eval` evaluates $_, text the program computed (`tr/a-z/n-za-m/; eval`).
+      if (!args.length && rule.action === "eval" && lang === "perl" && /^\s*(?:;|\}|$)/.test(code.slice(m.index + m[0].length))) out.push({ kind: "unanalysable" });
       if (!args.length) continue;
       const first = rule.pathArg === -1 ? args[args.length - 1]! : args[rule.pathArg ?? 0]!;
       switch (rule.action) {
@@ -478,7 +480,9 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
           else out.push({ kind: "unanalysable" });
           break;
         default: {
-          const path = first.literal ?? (rule.action === "chmod" ? args.find((a) => a.literal !== undefined)?.literal : undefined);
+          // A literal directory joined with a computed name (`'./tmp/' + f`, `dir + '/'` aside): a file in that directory.
+          const joined = /^\s*(['"`])([^'"`$\\]*\/)\1\s*\+\s*[\w.$]+\s*$/.exec(first.raw)?.[2];
+          const path = first.literal ?? (joined !== undefined && !/(?:^|\/)\.\.(?:\/|$)/.test(joined) ? `${joined}_item_` : undefined) ?? (rule.action === "chmod" ? args.find((a) => a.literal !== undefined)?.literal : undefined);
           if (path === undefined) {
             out.push({ kind: "unanalysable" });
             break;

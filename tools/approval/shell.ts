@@ -576,7 +576,9 @@ export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<s
   }
   const m = /^\$\{([A-Za-z_]\w*)(:?)[-=](.*)\}$/s.exec(p.raw);
   if (!m || m[1] !== p.name) return undefined;
-  const word = /^(["'])([^"'$`\\{}]*)\1$/.exec(m[3]!)?.[2] ?? (/^[^"'$`\\{}\s]*$/.test(m[3]!) ? m[3]! : undefined);
+  // A default that starts at the home directory (`${KUBECONFIG:-$HOME/.kube/config}`) is a path like `~/…`.
+  const def = m[3]!.replace(/^(["']?)(?:\$HOME|\$\{HOME\})(?=\/|\1$)/, "$1~");
+  const word = /^(["'])([^"'$`\\{}]*)\1$/.exec(def)?.[2] ?? (/^[^"'$`\\{}\s]*$/.test(def) ? def : undefined);
   if (word === undefined) return undefined;
   const known = vars.get(p.name);
   if (known !== undefined) return known === "" && m[2] === ":" ? word : known;
