@@ -212,6 +212,15 @@ describe("local sandbox: processes", () => {
     expect((await env.exec("echo still")).stdout).toBe("still\n");
   });
 
+  it("a timeout reaches what ignores SIGTERM in the command's group, after its leader ended (SIGKILL after the grace)", async () => {
+    const env = await sandbox();
+    // The group's leader ends at SIGTERM; the background sleep ignores it and must die by the later SIGKILL.
+    const t = await env.exec("(trap '' TERM; exec sleep 4247) & sleep 4248", { timeoutMs: 500 });
+    expect(t).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(await waitUntil(() => processesWith("sleep\u00004247").length === 0 && processesWith("sleep\u00004248").length === 0, 10_000)).toBe(true);
+    expect((await env.exec("echo still")).stdout).toBe("still\n");
+  });
+
   it("`kill $$` ends the command, not the sandbox's shell", async () => {
     const env = await sandbox();
     expect((await env.exec("kill -9 $$")).exitCode).toBe(137);

@@ -497,6 +497,9 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
     idleTimeout: 60_000,
     resourceLimits: WORKER_RESOURCE_LIMITS,
     workerData,
+    // With "sync", an idle worker blocks in Atomics.wait until its first task: its set-up (started at once, see
+    // worker.ts) would wait for that task instead of running beside the main thread's checks.
+    atomics: "disabled",
   });
   const threadIds = new Set<number>();
   pool.on("workerCreate", (worker: { id: number }) => threadIds.add(worker.id));

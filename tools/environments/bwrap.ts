@@ -151,6 +151,8 @@ export function probeBwrap(): { ok: true } | { ok: false; reason: string } {
 
 export interface SandboxProcess {
   hostPid: number;
+  /** The parent's pid as this host sees it. */
+  hostPpid: number;
   nsPid: number;
   nsPgid: number;
 }
@@ -171,7 +173,7 @@ export function sandboxProcesses(initHostPid: number): SandboxProcess[] {
       const status = readFileSync(`/proc/${name}/status`, "utf8");
       const last = (key: string) => Number(new RegExp(`^${key}:\\s*([\\d\\s]+)$`, "m").exec(status)?.[1]?.trim().split(/\s+/).pop());
       if (/^State:\s*[ZX]/m.test(status)) continue;
-      found.push({ hostPid: Number(name), nsPid: last("NSpid"), nsPgid: last("NSpgid") });
+      found.push({ hostPid: Number(name), hostPpid: Number(/^PPid:\s*(\d+)/m.exec(status)?.[1]), nsPid: last("NSpid"), nsPgid: last("NSpgid") });
     } catch {
       // gone
     }

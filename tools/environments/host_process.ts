@@ -213,6 +213,11 @@ export class HostShell {
     env: Record<string, string>;
     launch?: { file: string; args: string[]; extra?: ExtraFd[] };
     kill?: (pids: number[], signal: "SIGTERM" | "SIGKILL") => void;
+    /**
+     * With it, commands do not report their pid (one write and one wake-up less per command): a timeout or abort
+     * signals the shell's running command through this instead.
+     */
+    killCommand?: (shellPid: number, signal: "SIGTERM" | "SIGKILL") => void;
     preamble?: string;
     bootTimeoutMs?: number;
   }): Promise<HostShell | undefined> {
@@ -238,6 +243,7 @@ export class HostShell {
           proc.stdin?.write(text);
         },
         kill: o.kill ?? hostKill,
+        ...(o.killCommand ? { killCommand: o.killCommand } : {}),
         destroy: () => {
           proc.stdin?.destroy();
           proc.stdout?.destroy();
@@ -245,7 +251,7 @@ export class HostShell {
           proc.launched?.destroy();
         },
       },
-      { termGraceMs: KILL_GRACE_MS, innerShell: o.innerShell },
+      { termGraceMs: KILL_GRACE_MS, innerShell: o.innerShell, reportPid: !o.killCommand },
     );
     proc.stdin?.on("error", () => undefined);
     proc.stdout?.setEncoding("utf8");

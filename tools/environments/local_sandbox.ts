@@ -129,6 +129,7 @@ export class SandboxEnvironment implements Environment {
         env: { PATH: env.PATH! },
         launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }] },
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
+        killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
         bootTimeoutMs: BOOT_TIMEOUT_MS,
       });
@@ -163,6 +164,25 @@ export class SandboxEnvironment implements Environment {
     for (const p of sandboxProcesses(this.initPid)) {
       if (pids.includes(p.nsPgid) || pids.includes(p.nsPid)) killQuietly(p.hostPid, signal);
     }
+  }
+
+  /** The process group of the command the shell runs (its child leads it), remembered for a later SIGKILL. */
+  private commandGroup: number | undefined;
+
+  /**
+   * Signals the group of the command the shell runs now: the shell's child that leads its own group (job
+   * control). After a SIGTERM its leader may be gone while the rest of the group lives on: a SIGKILL then goes
+   * to the group signalled before.
+   */
+  private killRunningCommand(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void {
+    if (this.initPid === undefined) return this.killAll();
+    const procs = sandboxProcesses(this.initPid);
+    const shell = procs.find((p) => p.nsPid === shellPid);
+    const leader = shell ? procs.find((p) => p.hostPpid === shell.hostPid && p.nsPgid === p.nsPid) : undefined;
+    const group = leader?.nsPgid ?? (signal === "SIGKILL" ? this.commandGroup : undefined);
+    this.commandGroup = group;
+    if (group === undefined) return;
+    for (const p of procs) if (p.nsPgid === group && p.nsPid !== shellPid) killQuietly(p.hostPid, signal);
   }
 
   private killAll(): void {

@@ -160,7 +160,9 @@ export interface ShellTransport {
   kill(pids: number[], signal: "SIGTERM" | "SIGKILL"): void;
   /**
    * Sends `signal` to the process group of the command the shell runs now (its child, which leads that group).
-   * Required with `reportPid: false`, where the session never learns the command's pid.
+   * Required with `reportPid: false`, where the session never learns the command's pid. With `termGraceMs`,
+   * the SIGKILL after the grace may come when the group's leader has already ended: the transport must then
+   * still reach the group it signalled first.
    */
   killCommand?(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void;
   /** Drops the connection to the shell (streams, child handle). */
@@ -340,6 +342,7 @@ export class ShellSession {
             // What ignored SIGTERM in the command's group (the group outlives its leader) dies now.
             const pid = out.pid ?? err.pid;
             if (pid !== undefined) this.transport.kill([pid], "SIGKILL");
+            else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined) this.transport.killCommand(this.pid, "SIGKILL");
           }
           c.signal?.removeEventListener("abort", onAbort);
           out.flush();
