@@ -86,6 +86,7 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout6", dangerous: ["approval_heldout6_dangerous.txt"], harmless: ["approval_heldout6_harmless.txt"], size: 340 },
     { name: "heldout7", dangerous: ["approval_heldout7_dangerous.txt"], harmless: ["approval_heldout7_harmless.txt"], size: 500 },
     { name: "heldout8", dangerous: ["approval_heldout8_dangerous.txt"], harmless: ["approval_heldout8_harmless.txt"], size: 500 },
+    { name: "heldout9", dangerous: ["approval_heldout9_dangerous.txt"], harmless: ["approval_heldout9_harmless.txt"], size: 500 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
