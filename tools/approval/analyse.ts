@@ -1240,6 +1240,17 @@ function topLevelDefinitions(src: string): { start: number; end: number; kind: "
       quote = ch;
       continue;
     }
+    // A here-document's body is text, not script: `func main() { … }` in a Go file written by `cat <<'EOF'` is no function.
+    const here = ch === "<" ? /^<<-?\s*(['"]?)([A-Za-z_][\w.-]*)\1/.exec(src.slice(i, i + 128)) : null;
+    if (here && src[i + 2] !== "<") {
+      const nl = src.indexOf("\n", i);
+      if (nl < 0) break;
+      const endRe = new RegExp(`^\\t*${here[2]!.replace(/[.]/g, "\\.")}$`, "m");
+      const m = endRe.exec(src.slice(nl + 1));
+      if (!m) break;
+      i = nl + 1 + m.index + m[0].length - 1;
+      continue;
+    }
     if (!atWordStart(i)) continue;
     const rest = src.slice(i, i + 256);
     const arr = /^([A-Za-z_]\w*)\+?=\(/.exec(rest);

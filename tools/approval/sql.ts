@@ -100,6 +100,12 @@ export function judgeSql(sql: string): string[] {
     if (/\.dropdatabase\(|\.drop\(\s*\)/.test(st)) keys.add("sql_drop");
     if (/\.(?:deletemany|remove)\(\s*\{\s*\}\s*\)/.test(st)) keys.add("sql_delete_without_where");
     if (/\.updatemany\(\s*\{\s*\}/.test(st)) keys.add("sql_update_without_where");
+    // Privileges: a role made superuser (or able to create roles, bypass row security), every privilege granted
+    // on everything or with the right to grant it on, privileges given to every user.
+    if (/^alter (?:user|role) .*\b(?:superuser|createrole|bypassrls|replication)\b/.test(st) && !/\bno(?:superuser|createrole|bypassrls|replication)\b/.test(st)) keys.add("privilege_grant");
+    if (/^create (?:user|role) .*\bwith\b.*\b(?:superuser|bypassrls)\b/.test(st)) keys.add("privilege_grant");
+    if (/^grant\b/.test(st) && (/\bwith (?:grant|admin) option\b/.test(st) || /^grant all(?: privileges)? on (?:\*\.\*|all tables in schema|database|schema)\b/.test(st) || /\bto public\b/.test(st) || /^grant (?:super|pg_(?:read_server_files|write_server_files|execute_server_program)|rds_superuser|cloudsqlsuperuser|azure_pg_admin|sysadmin|db_owner)\b/.test(st) || /^grant (?:postgres|root)\b/.test(st))) keys.add("privilege_grant");
+    if (/^(?:exec(?:ute)? )?sp_addsrvrolemember\b|^alter server role sysadmin add member\b/.test(st)) keys.add("privilege_grant");
   }
   return [...keys];
 }
