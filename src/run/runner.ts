@@ -275,83 +275,75 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
   }
   checkOutputLocation(runDir);
-  // Worker threads load their modules while this thread scans the dataset and asks the endpoints.
-  const early = config.dry_run ? undefined : startRunPool(config, runDir, inputs);
-  let handedOver = false;
+  const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
+  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
+  for (const t of state.tornTails) {
+    process.stderr.write(`warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`);
+  }
+  for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
+  const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
+  // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.
+  const internalOnly = config.retry_internal && !config.resume && !config.retry_failed;
+  const failedIds = internalOnly ? internalIds : new Set(state.failed.keys());
+  const sel: Selection = {
+    resume: config.resume,
+    only: config.only ? new Set(config.only) : undefined,
+    retryFailedOnly: config.retry_failed || internalOnly,
+    heldBack: config.retry_internal ? new Set() : new Set(internalIds),
+  };
+  if (sel.heldBack.size > 0 && !sel.only) {
+    process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
+  }
+  // A 400/401/403/404/422 answer does not change by asking again: --resume leaves it, --retry-failed reruns it.
+  const deterministicIds = [...state.failed].filter(([id, f]) => !f.retryable && !internalIds.has(id)).map(([id]) => id);
+  if (deterministicIds.length > 0 && !config.retry_failed && !sel.only) {
+    for (const id of deterministicIds) sel.heldBack.add(id);
+    process.stderr.write(
+      `note: ${deterministicIds.length} task(s) failed with an answer that repeating will not change (400, 401, 403, 404, 422; see failed.jsonl) and are not rerun by --resume; fix the cause, then pass --retry-failed\n`,
+    );
+  }
+
+  // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
+  const networkBad = networkRefusal(config.network, config.allow_network);
+  if (networkBad) throw new UserError(`--network: ${networkBad}`);
+  const { n: total, draws, bad, rows, networks } = await countTasks(config, planner, state.done, failedIds, sel, shard);
+  if (bad.length > 0 && config.on_bad_row === "fail") {
+    const shown = bad.slice(0, 20).join("\n  ");
+    const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
+    throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
+  }
+  if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
+  if (config.offset > 0 && config.offset >= rows) throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
+  if (sel.only) {
+    const known = await datasetIds(config.dataset);
+    const unknown = [...sel.only].filter((id) => !known.has(id));
+    if (unknown.length) throw new UserError(`--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`);
+  }
+  if (config.dry_run) {
+    out.write(`plan for run '${config.run_name}'${shard ? ` shard ${formatShard(shard)}` : ""} → ${runDir}\n`);
+    out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
+    out.write(`  toolsets: ${config.toolsets ? config.toolsets.join(",") : `distribution '${config.distribution}'`}\n`);
+    out.write(`  tasks to run: ${total} (already done: ${state.done.size}, failed earlier: ${state.failed.size})\n`);
+    out.write(`  toolset draws:\n`);
+    for (const [k, v] of [...draws.entries()].sort((a, b) => b[1] - a[1])) out.write(`    ${String(v).padStart(6)}  ${k}\n`);
+    return EXIT.ok;
+  }
+
+  // The backend must answer before any task spends tokens: one clear error instead of one per task.
+  const backend = await environmentBackend(config.env);
+  if (config.verify_isolated && !backend.isolatedCopies) {
+    throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
+  }
+  const runNetwork = namedNetwork(config.network);
+  if (runNetwork !== undefined) networks.add(runNetwork);
+  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network } });
+  if (total > 0) await preflightModels(config, out);
+  mkdirSync(runDir, { recursive: true });
+  const releaseLock = acquireRunLock(runDir);
   try {
-    const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
-    const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
-    for (const t of state.tornTails) {
-      process.stderr.write(`warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`);
-    }
-    for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
-    const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
-    // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.
-    const internalOnly = config.retry_internal && !config.resume && !config.retry_failed;
-    const failedIds = internalOnly ? internalIds : new Set(state.failed.keys());
-    const sel: Selection = {
-      resume: config.resume,
-      only: config.only ? new Set(config.only) : undefined,
-      retryFailedOnly: config.retry_failed || internalOnly,
-      heldBack: config.retry_internal ? new Set() : new Set(internalIds),
-    };
-    if (sel.heldBack.size > 0 && !sel.only) {
-      process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
-    }
-    // A 400/401/403/404/422 answer does not change by asking again: --resume leaves it, --retry-failed reruns it.
-    const deterministicIds = [...state.failed].filter(([id, f]) => !f.retryable && !internalIds.has(id)).map(([id]) => id);
-    if (deterministicIds.length > 0 && !config.retry_failed && !sel.only) {
-      for (const id of deterministicIds) sel.heldBack.add(id);
-      process.stderr.write(
-        `note: ${deterministicIds.length} task(s) failed with an answer that repeating will not change (400, 401, 403, 404, 422; see failed.jsonl) and are not rerun by --resume; fix the cause, then pass --retry-failed\n`,
-      );
-    }
-
-    // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
-    const networkBad = networkRefusal(config.network, config.allow_network);
-    if (networkBad) throw new UserError(`--network: ${networkBad}`);
-    const { n: total, draws, bad, rows, networks } = await countTasks(config, planner, state.done, failedIds, sel, shard);
-    if (bad.length > 0 && config.on_bad_row === "fail") {
-      const shown = bad.slice(0, 20).join("\n  ");
-      const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
-      throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
-    }
-    if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
-    if (config.offset > 0 && config.offset >= rows) throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
-    if (sel.only) {
-      const known = await datasetIds(config.dataset);
-      const unknown = [...sel.only].filter((id) => !known.has(id));
-      if (unknown.length) throw new UserError(`--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`);
-    }
-    if (config.dry_run) {
-      out.write(`plan for run '${config.run_name}'${shard ? ` shard ${formatShard(shard)}` : ""} → ${runDir}\n`);
-      out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
-      out.write(`  toolsets: ${config.toolsets ? config.toolsets.join(",") : `distribution '${config.distribution}'`}\n`);
-      out.write(`  tasks to run: ${total} (already done: ${state.done.size}, failed earlier: ${state.failed.size})\n`);
-      out.write(`  toolset draws:\n`);
-      for (const [k, v] of [...draws.entries()].sort((a, b) => b[1] - a[1])) out.write(`    ${String(v).padStart(6)}  ${k}\n`);
-      return EXIT.ok;
-    }
-
-    // The backend must answer before any task spends tokens: one clear error instead of one per task.
-    const backend = await environmentBackend(config.env);
-    if (config.verify_isolated && !backend.isolatedCopies) {
-      throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
-    }
-    const runNetwork = namedNetwork(config.network);
-    if (runNetwork !== undefined) networks.add(runNetwork);
-    await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network } });
-    if (total > 0) await preflightModels(config, out);
-    mkdirSync(runDir, { recursive: true });
-    const releaseLock = acquireRunLock(runDir);
-    handedOver = true;
-    try {
-      return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange, pool: early! });
-    } finally {
-      releaseLock();
-    }
+    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange });
   } finally {
-    if (early && !handedOver) await early.pool.destroy();
+    releaseLock();
   }
 }
 
@@ -375,7 +367,6 @@ interface RunPlan {
   planner: ToolsetPlanner;
   /** What changed since the run started, when --allow-config-change let the resume go on. */
   configChange?: string;
-  pool: RunPool;
 }
 
 /** completed / (done + failed) over the whole run folder, from statistics.json's outcome counts. */
@@ -474,10 +465,7 @@ interface RunPool {
   threadIds: Set<number>;
 }
 
-/**
- * Starts the worker threads before the main thread's own checks (dataset scan, endpoint preflight), so that their
- * module loading (the larger part of start-up) runs beside them instead of after them.
- */
+/** Starts the run's worker threads with the run-wide gates they share. */
 function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): RunPool {
   const sandboxGates = SandboxGates.create({ maxSandboxes: config.max_sandboxes, prewarm: config.prewarm, workers: config.workers });
   // One limiter per model endpoint for the whole run: every worker thread shares its permits and its back-off.
@@ -497,9 +485,6 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
     idleTimeout: 60_000,
     resourceLimits: WORKER_RESOURCE_LIMITS,
     workerData,
-    // With "sync", an idle worker blocks in Atomics.wait until its first task: its set-up (started at once, see
-    // worker.ts) would wait for that task instead of running beside the main thread's checks.
-    atomics: "disabled",
   });
   const threadIds = new Set<number>();
   pool.on("workerCreate", (worker: { id: number }) => threadIds.add(worker.id));
@@ -535,7 +520,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   const progress = createProgress(config.progress);
   progress.start(total);
 
-  const { pool, sandboxGates, modelGates, threadIds } = plan.pool;
+  // The worker threads start only once every check passed: a process that exits while a worker thread is still
+  // loading its modules can abort inside Node 20 (require of an ES module in piscina's worker).
+  const { pool, sandboxGates, modelGates, threadIds } = startRunPool(config, runDir, inputs);
   const modelCounts = () => ({ model: modelGates.counts() });
   // A thread that is gone cannot give back its sandbox permits: remove what it started, then return them.
   // (Piscina names a destroyed worker only by a thread id already reset to -1: compare with the live ones.)

@@ -60,9 +60,6 @@ function setUp(): Promise<TaskRunnerDeps> {
 }
 
 captureLibraryConsole();
-// Set up as soon as the thread starts (the pool starts before the main thread's own checks), not on the first
-// task; a failure surfaces on the first task, which awaits the same promise.
-setUp().catch(() => undefined);
 
 export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutcomeMessage> {
   const taskDeps = await setUp();
