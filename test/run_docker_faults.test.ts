@@ -80,7 +80,8 @@ describe("sandbox faults through the CLI", () => {
   }, 300_000);
 
   it("a fork bomb filling the pids limit ends the task as environment_error, and its container is removed", { timeout: 300_000, retry: 2 }, async () => {
-    const { r, trajectories, failed } = await runRow("bomb", ["--pids-limit", "48"]);
+    // The approval gate rightly flags a fork bomb: allowed here, so that it runs and fills the sandbox.
+    const { r, trajectories, failed } = await runRow("bomb", ["--pids-limit", "48", "--approval", "allow"]);
     expect(r.exitCode, r.stderr + r.stdout).toBe(1);
     expect(trajectories.filter((t) => t.completed)).toEqual([]);
     expect(failed).toHaveLength(1);
