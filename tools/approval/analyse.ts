@@ -176,7 +176,7 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
     const ifs = vars.get("IFS");
     const custom = ifs !== undefined && ifs !== "" && !word.parts[0]!.quoted && /[^\s]/.test(ifs);
     const sep = custom ? new RegExp(`[${ifs!.replace(/[\]\\^-]/g, "\\$&")}]+`) : /\s+/;
-    if (value !== undefined && sep.test(value)) {
+    if (value !== undefined && sep.test(value) && !(word.parts[0]!.quoted && /^\$\(/.test(value))) {
       return value
         .split(sep)
         .filter(Boolean)
@@ -385,6 +385,8 @@ interface Unwrapped {
   argv: Tok[];
   /** `NAME=value` words placed before the command (also through env): the environment it runs with. */
   env?: { name: string; value: string }[];
+  /** Findings of a command the wrapper runs elsewhere (in a container), added after the wrapper's own. */
+  later?: string[];
 }
 
 /** Wrappers that run their operands as a command after options (and `fixed` more words: a user, a mask, …). */
@@ -423,6 +425,9 @@ const ARGV_WRAPPERS: Record<string, { shortArgs?: string; longArgs?: string[]; f
   doppler: {},
   "aws-vault": {},
 };
+
+/** Effects on files and the system of the machine a command runs on: inside a fresh container, they are the container's. */
+const CONTAINER_LOCAL = /^(?:delete_outside_workdir|delete_system_path|recursive_delete|move_system_path|move_outside_workdir|move_to_dev_null|overwrite_\w+|credential_write|chmod_\w+|world_writable|system_config_write|shell_rc_write|ssh_config_write|crontab_\w+|find_delete|find_exec_rm|xargs_rm|shred|symlink_outside_workdir|package_remove|mount_change|user_change|kernel_change|log_wipe|firewall_\w+|network_change|service_change|stop_service|kill_all_processes|pkill_force|killall|resource_exhaustion)$/;
 
 /** The placeholder for a path read from stdin or found by find: inside when the producer lists paths inside. */
 function placeholderFor(inside: boolean, root = "."): string {
@@ -594,12 +599,12 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "xargs": {
         prefix = "xargs ";
         const start = i + 1;
-        i = skipOptions(t, i + 1, "ILnPsdEa", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
+        i = skipOptions(t, i + 1, "IJLnPsdEaR", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
         let replace: string | undefined;
         for (let k = start; k < i; k++) {
           const w = t[k]!.plain;
-          if (w === "-I") replace = t[k + 1]?.plain;
-          else if (/^-I./.test(w)) replace = w.slice(2);
+          if (w === "-I" || w === "-J") replace = t[k + 1]?.plain;
+          else if (/^-[IJ]./.test(w)) replace = w.slice(2);
           else if (w === "-i" || w === "--replace") replace = "{}";
           else if (/^-i./.test(w) || w.startsWith("--replace=")) replace = w.replace(/^(-i|--replace=)/, "");
         }
@@ -608,9 +613,14 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const opts = t.slice(start, i).map((x) => x.plain);
         const unbounded = opts.some((w, k) => /^(?:-P0|--max-procs=0)$/.test(w) || ((w === "-P" || w === "--max-procs") && opts[k + 1] === "0"));
         if (unbounded && !fromFile && st.stdin && /^(?:yes|seq|jot)$/.test(st.stdin.name) && (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))) addFinding(st.findings, "fork_bomb");
-        const item = placeholderFor(!fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
+        const inside = !fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root);
+        // Paths found under literal roots outside (`find /opt -type d -print0 | xargs chmod 0777`) are paths under them.
+        const roots = !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal) ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x))) : [];
+        const item = roots.length ? posix.join(roots.find((r) => !startRelative(st.cwd, st.root, r)) ?? roots[0]!, "_item_") : placeholderFor(inside);
         positional = item;
         if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
+        // Without a replacement string the items are appended: chmod, chown and the like act on them.
+        else if (roots.length && /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp)$/.test(displayName(t[i]?.plain ?? ""))) t = [...t, plainTok(item)];
         continue;
       }
       case "parallel":
@@ -625,6 +635,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           const item = sep >= 0 && values[0] ? values[0].plain : placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
           const script = cmdWords.map((x) => x.plain).join(" ").replace(/\{(?:\.|\/|\/\/|\/\.|#|%|\d+)?\}/g, item);
           analyseScript(script, depth + 1, st);
+          return { prefix, argv: t.slice(i, i + 1) };
+        }
+        // No command at all: every input line is a command line. Lines from the network are text fed into a shell.
+        if (sep < 0 && j >= t.length) {
+          if (st.stdin && /^(?:curl|wget|nc|ncat|socat|aria2c|http|https|xh)$/.test(st.stdin.name)) addFinding(st.findings, "shell_input");
+          else if (st.stdin) {
+            const out = producedLiteral(st.stdin);
+            if (out !== null) analyseScript(out, depth + 1, st);
+            else addFinding(st.findings, "shell_input");
+          }
           return { prefix, argv: t.slice(i, i + 1) };
         }
         if (sep < 0) {
@@ -709,6 +729,25 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         }
         return { prefix, argv: t.slice(i) };
       }
+      case "git": {
+        // `git bisect run CMD…` runs CMD (once per step); `git submodule foreach [--recursive] SCRIPT` and
+        // `git rebase -x/--exec SCRIPT` run a shell script.
+        let j = i + 1;
+        while (j < t.length && /^-/.test(t[j]!.plain)) j += /^-[Cc]$/.test(t[j]!.plain) ? 2 : 1;
+        if (t[j]?.plain === "bisect" && t[j + 1]?.plain === "run" && j + 2 < t.length) {
+          i = j + 2;
+          continue;
+        }
+        if (t[j]?.plain === "submodule" && t[j + 1]?.plain === "foreach") {
+          const r = t.slice(j + 2).filter((x) => !/^--/.test(x.plain));
+          if (r.length) analyseScript(r.map((x) => x.plain).join(" "), depth + 1, st);
+        }
+        for (let k = j; k < t.length; k++) {
+          if ((t[k]!.plain === "-x" || t[k]!.plain === "--exec") && t[k + 1]) analyseScript(t[k + 1]!.plain, depth + 1, st);
+          else if (t[k]!.plain.startsWith("--exec=")) analyseScript(t[k]!.plain.slice(7), depth + 1, st);
+        }
+        return { prefix, argv: t.slice(i) };
+      }
       case "ssh": {
         let j = skipOptions(t, i + 1, "BbcDEeFIiJLlmOoPpQRSWw");
         j += 1; // the host
@@ -717,6 +756,52 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       }
       case "docker":
       case "podman":
+      case "nerdctl":
+        // `docker run [opts] IMAGE [CMD…]`: CMD runs in the container (judged like a command here); with no CMD, or
+        // with arguments only, the image's own entrypoint runs: an image named after a tool (`hashicorp/terraform`,
+        // `amazon/aws-cli`) runs that tool with the arguments.
+        if (t[i + 1]?.plain === "run" || (t[i + 1]?.plain === "container" && t[i + 2]?.plain === "run")) {
+          const start = i + (t[i + 1]!.plain === "run" ? 2 : 3);
+          let j = skipOptions(t, start, "eEhlmpuvwc", ["--env", "--env-file", "--hostname", "--label", "--memory", "--publish", "--user", "--volume", "--workdir", "--name", "--network", "--net", "--mount", "--platform", "--cpus", "--restart", "--pull", "--add-host", "--cap-add", "--cap-drop", "--device", "--gpus", "--shm-size", "--ulimit", "--log-driver", "--log-opt", "--security-opt", "--tmpfs", "--cidfile", "--ipc", "--pid", "--runtime", "--entrypoint", "--label-file", "--dns", "--expose", "--link", "--cpuset-cpus", "--memory-swap", "--stop-signal", "--stop-timeout", "--health-cmd", "--userns", "--uts", "--cgroupns", "--group-add", "--volumes-from", "--annotation", "--secret", "--arch", "--os"]);
+          const entry = (() => {
+            for (let k = start; k < j; k++) {
+              if (t[k]!.plain === "--entrypoint") return t[k + 1]?.plain;
+              if (t[k]!.plain.startsWith("--entrypoint=")) return t[k]!.plain.slice(13);
+            }
+            return undefined;
+          })();
+          const image = t[j]?.plain ?? "";
+          j++;
+          const tool = (entry ?? /([^/:@]+)(?:[:@][^/]*)?$/.exec(image)?.[1] ?? "").replace(/-cli$/, "").replace(/^awscli$/, "aws");
+          const first = t[j]?.plain ?? "";
+          const viaTool = entry !== undefined || (tool && first && first !== tool && /^(?:terraform|tofu|terragrunt|pulumi|aws|gcloud|az|kubectl|helm|flux|argocd|velero|psql|mysql|redis-cli|mongosh|mongo|gsutil|doctl|eksctl|ansible-playbook|packer|vault|nomad|consul|rclone|restic)$/.test(tool) && !/^(?:\/|sh$|bash$|ash$)/.test(first));
+          const scripts = [...(viaTool ? [[tool, ...t.slice(j).map((x) => x.plain)]] : []), ...(entry === undefined && j < t.length ? [t.slice(j).map((x) => x.plain)] : [])];
+          // The command runs in a fresh container: its file-system changes land in the container's own files (gone
+          // with it), unless a host directory outside the working directory is mounted. Everything else it does
+          // (downloads it runs, teardown, SQL, cluster and cloud changes) is judged as here.
+          if (scripts.length) {
+            const mounts = t.slice(start, j).map((x, k, xs) => (/^(?:-v|--volume|--mount)$/.test(xs[k - 1]?.plain ?? "") ? x.plain : /^--(?:volume|mount)=/.test(x.plain) ? x.plain.replace(/^--\w+=/, "") : /^-v./.test(x.plain) ? x.plain.slice(2) : null)).filter((x): x is string => x !== null);
+            const hostOutside = mounts.some((m) => {
+              const src = /(?:^|,)(?:source|src)=([^,]+)/.exec(m)?.[1] ?? m.split(":")[0]!;
+              return src.startsWith("/") || src.startsWith("~") || src.startsWith("$HOME") ? startRelative(st.cwd, st.root, src) === null : false;
+            });
+            const saved = { findings: st.findings, units: st.units.length, code: st.code.length };
+            const inner: Finding[] = [];
+            st.findings = inner;
+            try {
+              for (const words of scripts) analyseScript(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
+            } finally {
+              st.findings = saved.findings;
+            }
+            st.units.length = saved.units;
+            st.code.length = saved.code;
+            // A system directory or the whole root mounted is flagged as a mount of the host (judge.ts hostAccess) already.
+            const hostSystem = mounts.some((m) => /^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(/(?:^|,)(?:source|src)=([^,]+)/.exec(m)?.[1] ?? m.split(":")[0]!));
+            const later = inner.filter((f) => (hostOutside && !hostSystem) || !CONTAINER_LOCAL.test(f.key)).map((f) => f.key);
+            return { prefix, argv: t.slice(i), later };
+          }
+          return { prefix, argv: t.slice(i) };
+        }
         if (t[i + 1]?.plain === "exec" || (t[i + 1]?.plain === "container" && t[i + 2]?.plain === "exec")) {
           const start = i + (t[i + 1]!.plain === "exec" ? 2 : 3);
           const j = skipOptions(t, start, "euw", ["--env", "--env-file", "--user", "--workdir", "--detach-keys"]) + 1;
@@ -727,7 +812,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         }
         return { prefix, argv: t.slice(i) };
       case "kubectl":
-        if (t[i + 1]?.plain === "exec") {
+      case "oc":
+        if (/^(?:exec|debug|run)$/.test(t[i + 1]?.plain ?? "")) {
           const dd = t.findIndex((x, k) => k > i && x.plain === "--");
           if (dd > 0 && dd + 1 < t.length) {
             i = dd + 1;
@@ -861,6 +947,28 @@ function rememberAliases(words: Word[], st: State): void {
   }
 }
 
+/** What a loop variable bound to `$(CMD)` stands for: an item of a listing, else the substitution itself. */
+function loopItem(text: string): string | undefined {
+  const m = /^\$\(([^()`]*)\)$|^`([^`]*)`$/s.exec(text.trim());
+  if (!m) return undefined;
+  const inner = (m[1] ?? m[2]!).trim();
+  const first = inner.split("|")[0]!.trim().split(/\s+/).map((w) => w.replace(/^(['"])(.*)\1$/, "$2"));
+  while (first[0] === "sudo" || first[0] === "command") first.shift();
+  const [cmd = "", ...rest] = first;
+  const ops = rest.filter((w) => !w.startsWith("-"));
+  if (/\$|`/.test(ops.join(" "))) return undefined;
+  if (cmd === "ls" && ops.length === 1) return /[*?[]/.test(ops[0]!) ? posix.join(posix.dirname(ops[0]!), "_item_") : "_item_";
+  if (cmd === "find") {
+    const roots: string[] = [];
+    for (const w of rest) {
+      if (/^[-(!]/.test(w)) break;
+      roots.push(w);
+    }
+    return posix.join(roots[0] ?? ".", "_item_");
+  }
+  return /\s/.test(inner) || /^[\w.-]+$/.test(inner) ? `$(${inner})` : undefined;
+}
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
   rememberAliases(cmd.words, st);
   const words = expandAlias(cmd.words, st).flatMap((w) => splitIfs(w, st.vars)).map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
@@ -921,7 +1029,11 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     // with the one leaving the working directory first (else the first), as `find -exec` judges `{}`.
     const loopVar = argv[1].plain;
     const values = argv[2]?.plain === "in" ? argv.slice(3) : null;
-    if (!values || !values.length || values.some((v) => v.literal === false)) st.vars.delete(loopVar);
+    // `for f in $(ls /etc/x/)`: the items of a listing (names, or paths under find's roots); `for p in $(pgrep x)`:
+    // the command's output, kept as the substitution so that `kill -9 "$p"` is judged as `kill -9 $(pgrep x)`.
+    const bound = values && values.length === 1 && values[0]!.literal === false ? loopItem(values[0]!.plain) : undefined;
+    if (bound !== undefined) st.vars.set(loopVar, bound);
+    else if (!values || !values.length || values.some((v) => v.literal === false)) st.vars.delete(loopVar);
     else {
       const outside = values.find((v) => (v.plain.startsWith("/") || isOpaqueHead(v.plain) || v.plain.startsWith("..")) && startRelative(st.cwd, st.root, v.plain) === null);
       st.vars.set(loopVar, (outside ?? values[0]!).plain);
@@ -1006,6 +1118,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     scripts: st.scripts,
     path: argv[0]?.plain,
   });
+  for (const key of unwrapped.later ?? []) addFinding(st.findings, key);
   const heredoc = judged.find((r) => r.body !== undefined);
   stage.producer = { name, args, body: heredoc?.body, bodyLiteral: heredoc?.literal, before: prev };
 

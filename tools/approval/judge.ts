@@ -130,6 +130,8 @@ function whereIn(ctx: { cwd: string; root?: string; links?: Map<string, string> 
  */
 function throughLinks(ctx: { cwd: string; links?: Map<string, string> }, path: string, follow: boolean): string {
   if (!ctx.links?.size || path === "") return path;
+  // `link/` and `link/.` name what the link points to (the path is resolved through it), as for `find link/`.
+  if (/\/\.?$/.test(path)) follow = true;
   const key = linkKey(ctx, path);
   for (let guard = 0, cur = key; guard < 8; guard++) {
     let next: string | undefined;
@@ -1081,6 +1083,9 @@ const DELETERS = new Set(["rm", "unlink", "rmdir", "srm", "trash", "trash-put", 
 const SYSTEM_DAEMON =
   /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd)(?=$|[\s:])/;
 
+/** A system daemon's name as a word inside other text (an awk or grep pattern). */
+const DAEMON_WORD = new RegExp(String.raw`(?<![\w-])` + SYSTEM_DAEMON.source.replace(/^\^\(\?:\\S\*\\\/\)\?/, "").replace(/\(\?=\$\|\[\\s:\]\)$/, "") + String.raw`(?![\w-])`);
+
 /** HUP, USR1, USR2, CONT, WINCH: the signals daemons take as "reload" or "reopen logs", not "stop". */
 const RELOAD_SIGNAL = /^-(?:s\s*)?(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)$|^--signal[=\s](?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i;
 
@@ -1137,6 +1142,14 @@ function judgeKill(ctx: JudgeContext): void {
     const m = /^\$\(\s*(?:(?:sudo\s+)?(?:cat|head\s+-\S+|tail\s+-\S+)\s+|<\s*)(\S+)\s*\)$/.exec(a.text.trim());
     if (m && !reload && /^\/(?:var\/)?run\//.test(m[1]!.replace(/^['"]|['"]$/g, ""))) return add(ctx, "stop_service");
   }
+  // The pids a filter picked out by a system daemon's name (`ps … | awk '$2=="kubelet"{print $1}' | xargs kill`,
+  // `kill $(ps aux | grep '[p]ostgres' | awk …)`): the daemon is stopped.
+  if (!reload) {
+    const filters: string[] = [];
+    for (let p = ctx.viaXargs ? ctx.producer : null, guard = 0; p && guard < 8; p = p.before, guard++) filters.push(...p.args.map((a) => a.text));
+    for (const a of args) if (/^\$\(.*\|/s.test(a.text)) filters.push(a.text);
+    if (filters.some((f) => DAEMON_WORD.test(f.replace(/\[(\w)\]/g, "$1")))) return add(ctx, "stop_service");
+  }
   for (const l of listers) {
     if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
     if (l.name === "pgrep" || l.name === "pidof") {
@@ -1191,6 +1204,11 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (!producerListsInside(ctx.producer, ctx.cwd, ctx.root)) add(ctx, "xargs_rm");
   }
 
+  // Package-runner deleters (`npx rimraf DIR`, `npx del-cli 'x/**'`): recursive deletes of their operands.
+  if (/^(?:rimraf|del-cli|rmrf|rm-rf|premove|trash-cli|delete-cli|remove-cli)$/.test(name)) {
+    for (const op of operands(args)) judgeDelete(ctx, op.text, true);
+    return;
+  }
   if (DELETERS.has(name)) {
     if (name === "gio" && sub(args)[0] !== "remove" && sub(args)[0] !== "trash") return;
     const recursive = name === "rm" ? hasFlag(args, "rR", ["--recursive"]) : false;
@@ -1670,7 +1688,8 @@ function judgeFind(ctx: JudgeContext): void {
   const execRm = texts.some((t, i) => /^-(?:exec|execdir|ok|okdir)$/.test(t) && /(?:^|\/)(?:rm|shred|unlink)$/.test(texts[i + 1] ?? ""));
   if (!deletes && !execRm) return;
   const key = deletes ? "find_delete" : "find_exec_rm";
-  const filtered = texts.some((t) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile)$/.test(t));
+  // A test run by -exec (`! -exec test -e {} \;`, `-exec grep -q … {} \;`) is a predicate that narrows the match too.
+  const filtered = texts.some((t, i) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile|xtype)$/.test(t) || (/^-(?:exec|execdir)$/.test(t) && /^(?:test|\[|grep|file|cmp|diff|stat|git)$/.test(texts[i + 1] ?? "") && (texts[i + 1] !== "grep" || texts.slice(i + 2).some((x) => /^-[a-zA-Z]*[qlL]/.test(x)))));
   const follow = args.some((a) => a.text === "-L" || a.text === "-H" || a.text === "-follow");
   for (const r of roots) {
     const w = whereIn(ctx, r, follow);
