@@ -613,6 +613,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const opts = t.slice(start, i).map((x) => x.plain);
         const unbounded = opts.some((w, k) => /^(?:-P0|--max-procs=0)$/.test(w) || ((w === "-P" || w === "--max-procs") && opts[k + 1] === "0"));
         if (unbounded && !fromFile && st.stdin && /^(?:yes|seq|jot)$/.test(st.stdin.name) && (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))) addFinding(st.findings, "fork_bomb");
+        // As many processes at once as a long count gives (`seq 1 100000 | xargs -P 0 …`): the process table fills.
+        else if ((unbounded || opts.some((w, k) => /^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 1000) || opts.some((w) => /^-P\d{4,}$/.test(w))) && !fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000) addFinding(st.findings, "resource_exhaustion");
         const inside = !fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root);
         // Paths found under literal roots outside (`find /opt -type d -print0 | xargs chmod 0777`) are paths under them.
         const roots = !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal) ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x))) : [];
@@ -685,7 +687,19 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const r = rest();
         const c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
         if (c >= 0 && r[c + 1]) {
-          const script = r.slice(c + 1).map((x) => x.plain).join(" ");
+          // A statement that starts with `$…` is an expression, not a command (`$env:PATH -split ":"`); an assignment runs
+          // its right-hand side (`$x = Remove-Item …`).
+          const script = r
+            .slice(c + 1)
+            .map((x) => x.plain)
+            .join(" ")
+            .split(/(?<=[;\n])/)
+            .map((stmt) => {
+              const m = /^(\s*)\$[\w:{}.]+(?:\[[^\]]*\])?\s*[-+*/]?=(?!=)\s*(.*)$/s.exec(stmt);
+              if (m) return m[1]! + m[2]!;
+              return /^\s*\$/.test(stmt) ? stmt.replace(/^(\s*)\$[^;\n]*/, "$1:") : stmt;
+            })
+            .join("");
           // `iex (iwr URL)`, `Invoke-Expression (New-Object Net.WebClient).DownloadString(URL)`: text fetched and run.
           if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloaddata|webclient|start-bitstransfer|curl|wget)\b/i.test(script)) addFinding(st.findings, "remote_code_exec");
           else if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iex|invoke-expression)\s*\(/i.test(script)) addFinding(st.findings, "shell_input");

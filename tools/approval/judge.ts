@@ -1219,6 +1219,8 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeEmbeddedCommands(ctx, name);
   judgeByEffect(ctx, name);
   judgeWiderEffects(ctx, name);
+  // make, just, task, ninja, cmake -P … given a file of recipes that a download writes (`make -f <(curl …)`): downloaded commands run.
+  if (/^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) && args.some((a, k) => (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") || /^--(?:file|makefile|justfile)=/.test(a.text)) && (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))))) add(ctx, "shell_input");
 
   switch (name) {
     // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
@@ -1991,7 +1993,12 @@ function judgeOutputOption(ctx: JudgeContext, name: string): void {
 }
 
 /** ed/ex/vim run non-interactively (a script on stdin, -c commands, -s/-e mode) write the files they edit. */
+/** Text computed by a download (`$(curl …)`, `<(wget -qO- …)`) standing where a program reads commands. */
+const FETCHED_TEXT = /(?:\$\(|<\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|aria2c|http|https|xh|nc|ncat|socat|gh\s+api|aws\s+s3\s+cp|gsutil\s+cat)\b/;
+
 function judgeScriptedEditor(ctx: JudgeContext): void {
+  // `vim -es -c "$(curl …)"`, `vim -S <(curl …)`: ex commands (which can run `:!cmd`) downloaded and run.
+  if (ctx.args.some((a, k) => /^(?:-c|-S|--cmd|-s|-u)$/.test(ctx.args[k - 1]?.text ?? "") && FETCHED_TEXT.test(a.text)) || ctx.args.some((a) => /^\+/.test(a.text) && FETCHED_TEXT.test(a.text))) return add(ctx, "shell_input");
   const args = ctx.args;
   const scripted = ctx.producer != null || ctx.redirects.some((r) => r.body !== undefined || (r.op === "<" && !r.fd)) || args.some((a) => /^-[a-zA-Z]*[cse]$|^-[Es]$|^\+/.test(a.text) || a.text === "-es");
   if (!scripted && ctx.name !== "ed" && ctx.name !== "ex") return;
@@ -2065,15 +2072,39 @@ function judgePowerShellCmdlet(ctx: JudgeContext): void {
     if (p >= 0) return args[p + 1]?.text;
     return args.find((a) => !a.text.startsWith("-"))?.text;
   };
+  // A cmdlet with no path of its own acts on what the pipeline gives it: `Get-ChildItem DIR [-Recurse] | Remove-Item`.
+  const piped = (): string | undefined => {
+    const p = ctx.producer;
+    if (!p || !/^(?:get-childitem|gci|ls|dir|get-item|gi|resolve-path|where-object|where|\?|select-object|select|sort-object)$/i.test(p.name)) return undefined;
+    const origin = /^(?:where-object|where|\?|select-object|select|sort-object)$/i.test(p.name) ? p.before : p;
+    if (!origin) return undefined;
+    const k = origin.args.findIndex((a) => /^-(?:path|literalpath|lp)$/i.test(a.text));
+    const dir = k >= 0 ? origin.args[k + 1]?.text : origin.args.find((a) => !a.text.startsWith("-") && !/^-/.test(a.text))?.text;
+    return posix.join(dir ?? ".", "_item_");
+  };
+  if (n === "stop-service" || n === "spsv" || n === "restart-service" || n === "suspend-service" || n === "set-service") {
+    const names = args.filter((a) => !a.text.startsWith("-")).map((a) => a.text);
+    if (names.some((x) => SYSTEM_UNIT.test(x) || SYSTEM_DAEMON.test(x) || /^(?:WinRM|wuauserv|EventLog|Dnscache|LanmanServer|W32Time|Schedule|MpsSvc|WinDefend|sshd)$/i.test(x)) || (ctx.producer && !names.length)) add(ctx, n.startsWith("restart") ? "service_change" : "stop_service");
+    return;
+  }
+  if (n === "stop-process" || n === "spps" || n === "kill") {
+    const k = args.findIndex((a) => /^-(?:name|processname)$/i.test(a.text));
+    const names = k >= 0 ? (args[k + 1]?.text ?? "").split(",") : [];
+    if (names.some((x) => SYSTEM_DAEMON.test(x.replace(/^['"]|['"]$/g, "")))) return add(ctx, "stop_service");
+    if (args.some((a) => /^-id$/i.test(a.text)) && /^(?:0|1|4)$/.test(args[args.findIndex((a) => /^-id$/i.test(a.text)) + 1]?.text ?? "")) return add(ctx, "kill_all_processes");
+    if (ctx.producer && /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) && !ctx.producer.args.length) return add(ctx, "kill_all_processes");
+    if (ctx.producer && /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) && ctx.producer.args.some((a) => SYSTEM_DAEMON.test(a.text.replace(/^['"]|['"]$/g, "")))) return add(ctx, "stop_service");
+    return;
+  }
   if (n === "remove-item" || n === "ri" || n === "del" || n === "erase" || n === "rd") {
-    const path = pathOf();
+    const path = pathOf() ?? piped();
     if (path !== undefined) judgeDelete(ctx, path, args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd");
   } else if (n === "set-content" || n === "out-file" || n === "clear-content" || n === "sc" || n === "clc") {
     const p = args.findIndex((a) => /^-(?:path|literalpath|filepath)$/i.test(a.text));
-    const path = p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text;
+    const path = (p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text) ?? (n === "clear-content" || n === "clc" ? piped() : undefined);
     if (path !== undefined) judgeOverwrite(ctx, path);
   } else if (n === "move-item" || n === "mi") {
-    const path = pathOf();
+    const path = pathOf() ?? piped();
     if (path !== undefined) judgeMove(ctx, [path], undefined);
   } else if (n === "stop-computer" || n === "restart-computer") add(ctx, "reboot_shutdown");
   else if (n === "format-volume" || n === "clear-disk" || n === "initialize-disk") add(ctx, "erase_device");
