@@ -2756,7 +2756,7 @@ function memoryBomb(code: string): boolean {
   const mags: number[] = [];
   for (const m of code.matchAll(/\b(\d+)\s*<<\s*(\d+)|\b(\d+)\s*\*\*\s*(\d+)|\b(\d+(?:\.\d+)?)[eE](\d+)|\b(\d{6,})\b/g)) {
     const v = m[1] ? Math.log2(Number(m[1])) + Number(m[2]) : m[3] ? Number(m[4]) * Math.log2(Number(m[3])) : m[5] ? Math.log2(Number(m[5])) + Number(m[6]) * Math.log2(10) : Math.log2(Number(m[7]));
-    if (v >= 16) mags.push(v);
+    if (v >= 10) mags.push(v);
   }
   mags.sort((a, b) => b - a);
   log2 = (mags[0] ?? 0) + (mags[1] ?? 0);
