@@ -1219,6 +1219,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeEmbeddedCommands(ctx, name);
   judgeByEffect(ctx, name);
   judgeWiderEffects(ctx, name);
+  judgeElsewhere(ctx, name);
   // make, just, task, ninja, cmake -P … given a file of recipes that a download writes (`make -f <(curl …)`): downloaded commands run.
   if (/^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) && args.some((a, k) => (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") || /^--(?:file|makefile|justfile)=/.test(a.text)) && (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))))) add(ctx, "shell_input");
 
@@ -2319,6 +2320,8 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
       return;
     case "rsync":
       for (const v of values(["-e"], ["--rsh"])) ctx.analyseShell(v);
+      // --rsync-path runs on the other machine as a command line (`sudo rm -rf /x; rsync`).
+      for (const v of values([], ["--rsync-path"])) ctx.analyseShell(v);
       return;
     case "ssh":
     case "scp":
@@ -3016,4 +3019,347 @@ function judgeGoCode(ctx: JudgeContext, code: string): void {
   const endlessSpawn = /\bfor\s*\{[^}]*(?:exec\.Command[^}]*\.Start\(\)|os\.StartProcess|syscall\.ForkExec|go\s+func)/s.test(code);
   if (spawnsSelf || endlessSpawn) add(ctx, "fork_bomb");
   if (memoryBomb(code)) add(ctx, "resource_exhaustion");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands and resources run elsewhere or later: fan-out and configuration-management runners, database and
+// debugger shell escapes, code compiled or task files written on the line, runtimes given a URL.
+
+const quoteWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+/** The words of a command given as separate arguments (or one argument holding a whole script). */
+function runWords(ctx: JudgeContext, words: string[]): void {
+  if (!words.length) return;
+  ctx.analyseShell(words.length === 1 ? words[0]! : words.map(quoteWord).join(" "));
+}
+
+/** Puppet resources (`exec`, `file … ensure => absent`, `user`, `service … stopped`, `cron`, `package … absent`), judged as if applied here. */
+function judgePuppetCode(ctx: JudgeContext, code: string): void {
+  for (const m of code.matchAll(/\b(\w+(?:::\w+)*)\s*\{\s*(['"])([^'"]*)\2\s*:([^}]*)\}/g)) {
+    const type = m[1]!.toLowerCase();
+    const title = m[3]!;
+    const body = m[4]!;
+    const attr = (k: string) => new RegExp(String.raw`\b${k}\s*=>\s*(?:(['"])((?:(?!\1)[^\\]|\\.)*)\1|(\[[^\]]*\]|[\w:-]+))`).exec(body)?.slice(2).find((x) => x !== undefined);
+    const ensure = (attr("ensure") ?? "").toLowerCase();
+    switch (type) {
+      case "exec":
+        ctx.analyseShell(attr("command") ?? title);
+        break;
+      case "file":
+        if (/^(?:absent|purged)$/.test(ensure)) judgeDelete(ctx, attr("path") ?? title, true);
+        else if (attr("content") !== undefined || attr("source") !== undefined || ensure === "link") judgeOverwrite(ctx, attr("path") ?? title);
+        else if (attr("mode") !== undefined || attr("owner") !== undefined) {
+          const w = whereIn(ctx, attr("path") ?? title);
+          if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+          else if (!isInsideLike(w)) add(ctx, "chmod_outside_workdir");
+        }
+        break;
+      case "user":
+      case "group":
+      case "ssh_authorized_key":
+        add(ctx, "user_change");
+        break;
+      case "service":
+        if (/^(?:stopped|false)$/.test(ensure) || /^false$/.test(attr("enable") ?? "")) add(ctx, "stop_service");
+        else if (SYSTEM_UNIT.test(title)) add(ctx, "service_change");
+        break;
+      case "cron":
+        add(ctx, "crontab_replace");
+        break;
+      case "package":
+        if (/^(?:absent|purged)$/.test(ensure)) add(ctx, "package_remove");
+        break;
+      case "mount":
+        add(ctx, "mount_change");
+        break;
+      case "firewall":
+        add(ctx, "firewall_change");
+        break;
+    }
+  }
+}
+
+/** Chef resources given to chef-apply (`directory "/x" do action :delete end`, `execute "cmd"`, `service "x" do action :stop end`). */
+function judgeChefCode(ctx: JudgeContext, code: string): void {
+  for (const m of code.matchAll(/\b(directory|file|template|cookbook_file|remote_file|link|execute|bash|script|service|systemd_unit|user|group|package|apt_package|yum_package|cron|mount)\s*\(?\s*(['"])([^'"]*)\2\s*\)?\s*(?:do\b([\s\S]*?)\bend\b)?/g)) {
+    const type = m[1]!;
+    const title = m[3]!;
+    const body = m[4] ?? "";
+    const actions = [...body.matchAll(/\baction\s*\[?([^\n;\]]*)/g)].map((a) => a[1]!).join(" ");
+    const attr = (k: string) => new RegExp(String.raw`\b${k}\s*\(?\s*(['"])((?:(?!\1)[^\\]|\\.)*)\1`).exec(body)?.[2];
+    switch (type) {
+      case "directory":
+      case "file":
+      case "template":
+      case "cookbook_file":
+      case "remote_file":
+      case "link": {
+        const path = attr("path") ?? title;
+        if (/:delete\b/.test(actions)) judgeDelete(ctx, path, type === "directory" && /\brecursive\s+true\b/.test(body) || type !== "directory");
+        else if (type !== "directory" && !/:nothing\b/.test(actions)) judgeOverwrite(ctx, path);
+        break;
+      }
+      case "execute":
+      case "bash":
+      case "script":
+        ctx.analyseShell(attr("command") ?? attr("code") ?? title);
+        break;
+      case "service":
+      case "systemd_unit":
+        if (/:(?:stop|disable|mask)\b/.test(actions)) add(ctx, "stop_service");
+        else if (/:(?:restart|reload)\b/.test(actions) && SYSTEM_UNIT.test(title)) add(ctx, "service_change");
+        break;
+      case "user":
+      case "group":
+        add(ctx, "user_change");
+        break;
+      case "package":
+      case "apt_package":
+      case "yum_package":
+        if (/:(?:remove|purge)\b/.test(actions)) add(ctx, "package_remove");
+        break;
+      case "cron":
+        add(ctx, "crontab_replace");
+        break;
+      case "mount":
+        add(ctx, "mount_change");
+        break;
+    }
+  }
+}
+
+/** Steps of a Taskfile (`cmds:` lists, `cmd:` keys) and recipes of a Justfile (indented lines). */
+function taskfileCommands(text: string): string {
+  const out: string[] = [];
+  for (const line of text.split("\n")) {
+    const m = /^\s*-\s+(?:cmd:\s*)?(.*)$/.exec(line) ?? /^\s*cmd:\s*(.*)$/.exec(line);
+    if (m && !/^\w+:\s/.test(m[1]!) && !/^(?:task|deps):/.test(m[1]!)) out.push(m[1]!.replace(/^(['"])(.*)\1$/, "$2"));
+  }
+  return out.join("\n");
+}
+function justRecipes(text: string): string {
+  return text.split("\n").filter((l) => /^\s+\S/.test(l)).map((l) => l.trim().replace(/^[@-]+/, "")).join("\n");
+}
+/** Gradle Exec tasks: `commandLine("sh", "-c", "…")`, `commandLine 'rm', '-rf', …`, `exec { … }`, `"cmd".execute()`. */
+function gradleCommands(ctx: JudgeContext, text: string): void {
+  for (const m of text.matchAll(/\b(?:commandLine|executable)\s*\(?((?:\s*,?\s*(['"])(?:(?!\2)[^\\]|\\.)*\2)+)/g)) {
+    const words = [...m[1]!.matchAll(/(['"])((?:(?!\1)[^\\]|\\.)*)\1/g)].map((w) => w[2]!);
+    if (words.some((w) => /\$/.test(w))) add(ctx, "inline_code_unanalysable");
+    runWords(ctx, words);
+  }
+  for (const m of text.matchAll(/(['"])((?:(?!\1)[^\\]|\\.)*)\1\s*\.execute\s*\(/g)) ctx.analyseShell(m[2]!);
+}
+
+/** Compiled code written on the line: effects that cannot be read (a call that deletes, runs or changes things) count as unanalysable. */
+const NATIVE_EFFECT = /\b(?:unlink|unlinkat|remove|rmdir|remove_dir_all|remove_dir|remove_file|RemoveAll|Remove|system|popen|exec[lv]p?e?|execve|Command::new|kill|reboot|truncate|ftruncate|chmod|chown|setuid|mount|umount2?|socket|connect|fork|rename|open|fopen|write|create|File::create|OpenOptions|os\.WriteFile|ptrace|delete|DeleteFile)\s*[(!:]/;
+
+/**
+ * What compiled source does, as a shell script: file deletes and writes with literal paths (`remove_dir_all("x")`,
+ * `unlink("/etc/x")`, `os.RemoveAll("x")`) and commands run by `system("…")` become the matching shell commands; any
+ * other call with effects left over makes the program unreadable (null).
+ */
+function nativeAsShell(source: string): string | null {
+  const lines: string[] = [];
+  let rest = source.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, "");
+  const str = String.raw`"((?:[^"\\]|\\.)*)"`;
+  const take = (re: RegExp, f: (m: RegExpExecArray) => string) => {
+    rest = rest.replace(re, (...m) => {
+      lines.push(f(m as unknown as RegExpExecArray));
+      return "_";
+    });
+  };
+  take(new RegExp(String.raw`\b(?:std::fs::|fs::)?(?:remove_dir_all|RemoveAll)\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => `rm -rf ${quoteWord(m[1]!)}`);
+  take(new RegExp(String.raw`\b(?:std::fs::|fs::|os\.)?(?:remove_file|remove_dir|unlink|rmdir|remove|Remove)\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => `rm -f ${quoteWord(m[1]!)}`);
+  take(new RegExp(String.raw`\bsystem\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => m[1]!.replace(/\\"/g, '"'));
+  if (NATIVE_EFFECT.test(rest) || /\b(?:asm|__asm__|syscall)\b/.test(rest)) return null;
+  return lines.join("\n") || "true";
+}
+
+function judgeElsewhere(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const words = sub(args);
+  const afterDashes = () => {
+    const k = texts.indexOf("--");
+    return k >= 0 ? texts.slice(k + 1) : null;
+  };
+  const optValues = (short: string[], long: string[]): string[] => {
+    const out: string[] = [];
+    for (let k = 0; k < texts.length; k++) {
+      const t = texts[k]!;
+      if ((short.includes(t) || long.includes(t)) && texts[k + 1] !== undefined) out.push(texts[++k]!);
+      else {
+        const l = long.find((o) => t.startsWith(o + "="));
+        if (l) out.push(t.slice(l.length + 1));
+      }
+    }
+    return out;
+  };
+  /** Commands that follow a runner's options (`pdsh -w hosts CMD …`): the first word not an option or an option's value. */
+  const commandAfterOptions = (valued: RegExp): string[] => {
+    for (let k = 0; k < texts.length; k++) {
+      const t = texts[k]!;
+      if (t === "--") return texts.slice(k + 1);
+      if (t.startsWith("-")) {
+        if (valued.test(t)) k++;
+        continue;
+      }
+      return texts.slice(k);
+    }
+    return [];
+  };
+  // Salt: `salt TARGET FUNCTION ARGS`, `salt-call FUNCTION ARGS`, `salt-ssh`: the execution module's effect on each minion.
+  if (/^salt(?:-call|-ssh|-run)?$/.test(name)) {
+    if (texts.some((t) => /^test=(?:true|1)$/i.test(t))) return;
+    const f = texts.findIndex((t, k) => /^[a-z_]+\.[a-z_]+$/.test(t) && !/^(?:-[a-zA-Z]|--(?:out|timeout|log-level|config-dir|return|batch-size|subset|grain|pillar|nodegroup|compound|list|pcre|grain-pcre|range|ipcidr|module-executors|id|master|saltenv|pillarenv))$/.test(texts[k - 1] ?? ""));
+    if (f < 0) return;
+    const fn = texts[f]!;
+    const rest = texts.slice(f + 1);
+    const pos = rest.filter((t) => !/^\w+=/.test(t));
+    const kw = new Map(rest.filter((t) => /^\w+=/.test(t)).map((t) => [t.slice(0, t.indexOf("=")), t.slice(t.indexOf("=") + 1)]));
+    const [mod, verb] = fn.split(".") as [string, string];
+    if (mod === "cmd") {
+      if (/^(?:run|shell|run_all|run_stdout|run_stderr|run_bg|exec_code|exec_code_all|powershell|retcode)$/.test(verb)) runWords(ctx, pos.length ? [pos.join(" ")] : [kw.get("cmd") ?? ""].filter(Boolean));
+      else if (/^script/.test(verb)) add(ctx, "shell_input");
+    } else if (mod === "file") {
+      const path = pos[0] ?? kw.get("path") ?? kw.get("name");
+      if (path && /^(?:remove|absent|rmdir|delete_backup)$/.test(verb)) judgeDelete(ctx, path, true);
+      else if (path && /^(?:write|append|replace|managed|truncate|copy|rename|move|set_mode|chown|line|blockreplace|symlink|touch)$/.test(verb)) {
+        if (verb === "set_mode" || verb === "chown") {
+          const w = whereIn(ctx, path);
+          if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
+          else if (!isInsideLike(w)) add(ctx, "chmod_outside_workdir");
+        } else judgeOverwrite(ctx, verb === "copy" || verb === "rename" || verb === "move" ? pos[1] ?? path : path);
+      }
+    } else if (mod === "service" && /^(?:stop|dead|disable|disabled|mask|masked|kill)$/.test(verb)) add(ctx, "stop_service");
+    else if (mod === "service" && /^(?:restart|reload|running|enable|enabled|start)$/.test(verb) && pos.some((p) => SYSTEM_UNIT.test(p))) add(ctx, "service_change");
+    else if (mod === "cron") {
+      if (!/^(?:list_tab|ls|raw_cron)$/.test(verb)) add(ctx, "crontab_replace");
+    } else if ((mod === "user" || mod === "group" || mod === "shadow" || mod === "ssh") && !/^(?:info|list\w*|getent|get\w*|user_keys|auth_keys|check\w*|recv_known_host\w*)$/.test(verb)) add(ctx, "user_change");
+    else if (mod === "pkg" && /^(?:remove|purge|removed|purged)$/.test(verb)) add(ctx, "package_remove");
+    else if (mod === "system" && /^(?:reboot|halt|poweroff|shutdown)$/.test(verb)) add(ctx, "reboot_shutdown");
+    else if (mod === "iptables" && /^(?:flush|delete|insert|append|set_policy)$/.test(verb)) add(ctx, "firewall_change");
+    else if (mod === "mount" && /^(?:mount|umount|remount|set_fstab|rm_fstab)$/.test(verb)) add(ctx, "mount_change");
+    else if ((mod === "sysctl" || mod === "kmod") && /^(?:assign|persist|present|load|remove|absent)$/.test(verb)) add(ctx, "kernel_change");
+    else if (mod === "ps" && /^(?:pkill|kill_pid|killall)$/.test(verb)) add(ctx, "kill_all_processes");
+    return;
+  }
+  // Parallel shells over many hosts: the command runs on each.
+  if (/^(?:pdsh|pssh|parallel-ssh|clush|dsh|prsh|mussh|xsh)$/.test(name)) return runWords(ctx, commandAfterOptions(/^-(?:[wxlRftugXhHpoOeiSNbB]|-hosts|-host|-user|-par|-timeout|-outdir|-errdir|-options|-group|-nodes|-exclude)$/));
+  // Fabric / invoke / pyinfra / kubectl node-shell: everything after `--` is a command run on the target.
+  if ((/^(?:fab|fab2|invoke|inv|pyinfra|cssh)$/.test(name) || ((name === "kubectl" || name === "oc" || name === "k") && words.includes("node-shell"))) && afterDashes()) return runWords(ctx, afterDashes()!);
+  if (name === "pyinfra" && words.includes("exec")) return runWords(ctx, texts.slice(texts.indexOf("exec") + 1).filter((t) => t !== "--"));
+  // Configuration code applied at once.
+  if (name === "puppet" && words[0] === "apply") {
+    if (texts.includes("--noop")) return;
+    for (const v of optValues(["-e"], ["--execute"])) judgePuppetCode(ctx, v);
+    for (const op of operands(args, "e", ["--execute", "--modulepath", "--environment", "--hiera_config", "--logdest"]).slice(1)) {
+      const w = writtenScript(ctx, op.text);
+      if (typeof w === "string") judgePuppetCode(ctx, w);
+      else if (w === null) add(ctx, "shell_input");
+    }
+    return;
+  }
+  if (name === "chef-apply" || ((name === "chef-client" || name === "cinc-client") && texts.includes("-z"))) {
+    if (texts.includes("--why-run") || texts.includes("-W")) return;
+    for (const v of optValues(["-e"], ["--execute"])) judgeChefCode(ctx, v);
+    for (const op of operands(args, "ejlL", ["--execute", "--json-attributes", "--log_level", "--logfile"])) {
+      const w = writtenScript(ctx, op.text);
+      if (typeof w === "string") judgeChefCode(ctx, w);
+    }
+    return;
+  }
+  // Shell escapes of database and debugger shells: `.shell CMD`, `.system CMD`, `\! CMD`, `system CMD`, gdb `shell CMD`.
+  if (/^(?:sqlite3?|duckdb|litecli|psql|pgcli|mysql|mariadb|mycli|gdb|cgdb|lldb|sqlplus|isql|usql)$/.test(name)) {
+    const here = ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!);
+    const fed = ctx.producer ? producedLiteral(ctx.producer) : null;
+    const chunks = [...texts, ...here, ...(fed ? [fed] : [])];
+    for (const chunk of chunks) {
+      for (const line of chunk.split(/\n|;(?=\s*(?:\\!|\.shell|\.system)\b)/)) {
+        const m = /^\s*(?:\.shell|\.system|\\!|!|system|shell|platform\s+shell|host)\s+(.+)$/s.exec(line);
+        if (!m) continue;
+        const gdbLike = /^(?:gdb|cgdb|lldb)$/.test(name);
+        const sqlite = /^(?:sqlite3?|duckdb|litecli)$/.test(name);
+        const kw = /^\s*(\S+)/.exec(line)![1]!;
+        if ((sqlite && /^\.(?:shell|system)$/.test(kw)) || (!sqlite && !gdbLike && /^(?:\\!|system)$/.test(kw)) || (gdbLike && /^(?:shell|!|platform)$/.test(kw)) || (name === "sqlplus" && /^(?:host|!)$/.test(kw))) ctx.analyseShell(m[1]!);
+      }
+    }
+    // SQL written by a query and fed to another client (`psql -Atc "SELECT format('DROP TABLE %I', t) …" | psql`): the generated statements run.
+    if (ctx.producer && /^(?:psql|mysql|mariadb|sqlite3?|duckdb|clickhouse-client|cockroach)$/.test(ctx.producer.name) && !/^(?:gdb|cgdb|lldb)$/.test(name)) {
+      for (const a of ctx.producer.args) for (const m of a.text.matchAll(/'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)"/g)) {
+        const lit = (m[1] ?? m[2] ?? "").replace(/''/g, "'").replace(/%[IsLl]|\{\}|\?/g, "x");
+        if (/^\s*(?:DROP|TRUNCATE|DELETE|ALTER|UPDATE|GRANT|REVOKE)\b/i.test(lit)) for (const key of judgeSql(/\bx\b|\S\s*;?\s*$/.test(lit.trim()) && !/\s$/.test(lit) ? lit : `${lit} x`)) add(ctx, key);
+      }
+    }
+  }
+  // Graph and key-value shells: `MATCH (n) DETACH DELETE n` with no WHERE empties the graph.
+  if (/^(?:cypher-shell|neo4j|memgraph|mgconsole)$/.test(name) || texts.some((t) => /\bMATCH\s*\(/i.test(t))) {
+    const fed = ctx.producer ? producedLiteral(ctx.producer) : null;
+    for (const t of [...texts, ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!), ...(fed ? [fed] : [])]) {
+      if (/\bMATCH\s*\(\s*\w*\s*(?::\s*\w+\s*)?\)\s*(?:-\[[^\]]*\]->?\s*\(\s*\w*\s*\)\s*)?(?:DETACH\s+)?DELETE\b/i.test(t) && !/\bWHERE\b|\{\s*\w+\s*:/i.test(t)) add(ctx, "sql_delete_without_where");
+      if (/\b(?:DROP\s+(?:DATABASE|GRAPH|INDEX|CONSTRAINT)|apoc\.schema\.assert\s*\(\s*\{\s*\}\s*,\s*\{\s*\})/i.test(t) && name !== "grep") add(ctx, "sql_drop");
+    }
+  }
+  // Erlang -eval: file:delete / file:del_dir_r, os:cmd, mnesia table deletes (directly or through rpc:call).
+  if (name === "erl" || name === "escript" || name === "iex" || name === "elixir" || name === "mix") {
+    const code = [...optValues(["-eval", "-e", "--eval"], ["--eval"]), ...(name === "mix" && words[0] === "run" ? optValues(["-e", "--eval"], []) : [])].join("\n");
+    if (code) {
+      for (const m of code.matchAll(/\bfile:(delete|del_dir|del_dir_r|write_file|rename)\s*\(\s*"([^"]*)"/g)) {
+        if (m[1] === "write_file") judgeOverwrite(ctx, m[2]!);
+        else if (m[1] === "rename") judgeMove(ctx, [m[2]!], undefined);
+        else judgeDelete(ctx, m[2]!, m[1] === "del_dir_r");
+      }
+      for (const m of code.matchAll(/\bos:cmd\s*\(\s*"((?:[^"\\]|\\.)*)"/g)) ctx.analyseShell(m[1]!);
+      if (/\bos:cmd\s*\(\s*[^"\s]/.test(code)) add(ctx, "inline_code_unanalysable");
+      if (/\bmnesia\s*[:,]\s*(?:delete_table|delete_schema)\b|\bmnesia\s*,\s*(?:delete_table|delete_schema)\b/.test(code)) add(ctx, "sql_drop");
+      if (/\bmnesia\s*[:,]\s*clear_table\b/.test(code)) add(ctx, "sql_delete_without_where");
+      for (const key of ormEffects(code)) add(ctx, key);
+    }
+  }
+  // Laravel tinker / artisan: PHP run in the application.
+  if (name === "php" && texts.includes("artisan") && texts.includes("tinker")) {
+    for (const v of optValues([], ["--execute"])) analyseInlineCode("php", v, ctx);
+  }
+  // Maven exec:exec / exec:java with -Dexec.executable and -Dexec.args: that command runs.
+  if (/^(?:mvn|mvnw|\.\/mvnw)$/.test(name) && texts.some((t) => /^(?:exec:exec|org\.codehaus\.mojo:exec-maven-plugin(?::[\w.-]+)?:exec)$/.test(t))) {
+    const exe = texts.find((t) => t.startsWith("-Dexec.executable="))?.slice(18);
+    const a = texts.find((t) => t.startsWith("-Dexec.args="))?.slice(12) ?? "";
+    if (exe) ctx.analyseShell(`${quoteWord(exe)} ${a}`);
+  }
+  // Task runners given a file written on the line: its steps are what runs.
+  if (name === "just" || name === "task" || name === "go-task") {
+    const file = optValues(["-f", "-t"], ["--justfile", "--taskfile"])[0];
+    const names = file ? [file] : name === "just" ? ["Justfile", "justfile", ".justfile"] : ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "Taskfile.dist.yml"];
+    for (const f of names) {
+      const text = writtenScript(ctx, f) ?? (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+      if (text === undefined) continue;
+      if (text === null) add(ctx, "shell_input");
+      else ctx.analyseShell(name === "just" ? justRecipes(text) : taskfileCommands(text));
+      break;
+    }
+  }
+  if (/^(?:gradle|gradlew|\.\/gradlew)$/.test(name)) {
+    for (const f of ["build.gradle.kts", "build.gradle"]) {
+      const text = writtenScript(ctx, f) ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+      if (text === undefined) continue;
+      if (text === null) add(ctx, "shell_input");
+      else gradleCommands(ctx, text);
+      break;
+    }
+  }
+  // Compilers given source written on the line (a here-document, here-string, stdin or a file the line wrote): the binary's
+  // effects are the source's; when that source calls anything with effects, what the binary does is not readable here.
+  if (/^(?:gcc|cc|clang|g\+\+|c\+\+|clang\+\+|tcc|rustc|go|zig|nim|ghc|fpc|gfortran|swiftc|javac|kotlinc|crystal|dmd|ldc2|nvcc)$/.test(name) && (name !== "go" || words[0] === "build")) {
+    const here = ctx.redirects.find((r) => r.body !== undefined);
+    let source: string | null | undefined = here ? (here.literal ? here.body! : null) : ctx.producer ? producedLiteral(ctx.producer) : undefined;
+    const files = operands(args, "oIlLDUxWf", ["--output", "--target", "--edition", "--crate-name", "--crate-type", "--emit", "--cfg", "-C"]).map((o) => o.text).filter((t) => /\.(?:c|cc|cpp|cxx|rs|go|zig|nim|hs|pas|f90|swift|java|kt|cr|d|cu|m)$/.test(t));
+    for (const f of files) {
+      const w = writtenScript(ctx, f) ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+      if (w !== undefined) source = w === null || source === null ? null : `${source ?? ""}\n${w}`;
+    }
+    if (source === undefined) return;
+    const o = optValues(["-o"], ["--output"])[0] ?? texts.find((t) => /^-o./.test(t))?.slice(2);
+    const out = o ?? (name === "rustc" || name === "go" || name === "nim" || name === "crystal" ? files[0]?.replace(/\.\w+$/, "") : "a.out");
+    if (!out) return;
+    noteScript(ctx, out.includes("/") ? out : `./${out}`, false, source === null ? null : nativeAsShell(source));
+  }
 }
