@@ -500,7 +500,27 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
   // Text read from the network and evaluated as code in the same program: run code downloaded from the network.
   const fetches = /\bfetch\s*\(|\b(?:https?|axios|got|request|undici)\s*\.\s*(?:get|request)\s*\(|\burlopen\s*\(|\brequests\s*\.\s*get\s*\(|\burllib\b|\bURI\s*\.\s*open\b|\bNet::HTTP\b|\bfile_get_contents\s*\(\s*['"]https?:|\bLWP::|\bHTTP::Tiny\b/;
   const evaluates = /(?<![\w.])(?:eval|exec)\b\s*[()]|\bnew\s+Function\s*\(|(?<![\w.])Function\s*\(|\bvm\s*\.\s*run\w*\s*\(|\brunInThisContext\b|\binstance_eval\b|\bimport\s*\(\s*['"`]?data:/;
-  if (fetches.test(code) && evaluates.test(code)) out.push({ kind: "remote_eval" });
+  // More runtimes: Julia `include(download(URL))`, R `source("https://…")` / `eval(parse(url(…)))`, Elixir `Code.eval_string` of a
+  // `Req.get!` body, Lua `load(http.request(…))`.
+  const fetchesMore = /\b(?:Downloads\.)?download\s*\(|\bReq\.(?:get|request|post)!?\s*\(|\bHTTPoison\.|:httpc\.request|\bhttr2?::|\bcurl::|\burl\s*\(\s*['"]https?:|\bHTTP\.(?:get|request)\s*\(|\bhttp\.request\s*\(|\bFinch\.|\bTesla\./;
+  const evaluatesMore = /\binclude\s*\(|\bCode\.(?:eval_string|eval_file|eval_quoted|compile_string|require_file)\b|(?<![\w.])source\s*\(|\beval\s*\(\s*parse\b|(?<![\w.])(?:load|loadstring|dofile|evalfile)\s*\(|\binclude_string\s*\(|\bMeta\.parse\b/;
+  if ((fetches.test(code) || fetchesMore.test(code)) && (evaluates.test(code) || evaluatesMore.test(code))) out.push({ kind: "remote_eval" });
+  else if (/(?<![\w.])(?:source|include|load|require|sys\.source|dofile|import)\s*\(?\s*['"]https?:\/\//.test(code)) out.push({ kind: "remote_eval" });
+  // SQL as a literal anywhere in the code (`execute(conn, "TRUNCATE ledger")`, `dbExecute(con, "DELETE FROM m")`): judged as SQL.
+  // Only a literal handed to a call (not printed, measured or formatted: `print('DROP TABLE x')` writes text).
+  for (const m of code.matchAll(/(['"])\s*((?:TRUNCATE|DROP\s+(?:TABLE|DATABASE|SCHEMA|COLLECTION|KEYSPACE)|DELETE\s+FROM|UPDATE\s+[\w."`]+\s+SET)\b(?:(?!\1)[^\\]|\\.)*)\1/gi)) {
+    const call = /([\w.$:]+)\s*\(\s*(?:[^()'"]*(?:\([^()]*\))?[^()'"]*,\s*)?$/.exec(code.slice(0, m.index!))?.[1];
+    if (call === undefined || /(?:^|[.:])(?:print\w*|puts|p|pp|log|info|warn|error|debug|echo|write\w*|say|message|cat|format|sprintf|len|length|str|repr|assert\w*|display|show|dump|inspect|IO\.puts|println)$/i.test(call)) continue;
+    if (/^\s*\.(?:length|size|len|lower|upper|split|strip|replace)\b/.test(code.slice(m.index! + m[0].length))) continue;
+    out.push({ kind: "sql", sql: m[2]! });
+  }
+  // Bun shell and zx template literals (`await Bun.$\`rm -rf …\``, `await $\`…\``): a command line; process.env.X is $X.
+  if (lang === "node") {
+    for (const m of code.matchAll(/(?:\bBun\.)?(?<![\w$])\$`((?:[^`\\]|\\.)*)`/g)) {
+      const script = m[1]!.replace(/\$\{\s*process\.env\.(\w+)\s*\}/g, "$$$1").replace(/\$\{\s*(?:os\.homedir\(\)|homedir\(\))\s*\}/g, "$$HOME");
+      out.push(/\$\{/.test(script) ? { kind: "unanalysable" } : { kind: "shell", script });
+    }
+  }
   if (lang === "tcl") out.push(...tclDeletes(code));
   // SQL given to a driver as a literal (`cur.execute('DROP TABLE t')`, `db.exec("DELETE FROM x")`, `$dbh->do(…)`):
   // judged like SQL given to a client. A sqlite file opened by a literal path travels with it.

@@ -445,6 +445,9 @@ export function producedLiteral(p: Producer): string | null {
 function ormEffects(code: string): string[] {
   const keys: string[] = [];
   if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || /\.objects(?:\.all\(\))?\.delete\(\)/.test(code) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  // More drivers and ORMs: knex `knex("t").del()` / `.truncate()` straight on the table, Ecto `Repo.delete_all(Schema)`,
+  // Eloquent `Model::query()->delete()` / `Model::truncate()` / `DB::table('t')->delete()`.
+  if (/\(\s*['"][\w.]+['"]\s*\)\s*\.(?:del|delete|truncate)\(\s*\)/.test(code) || /\bRepo\.delete_all\s*\(\s*[A-Z][\w.]*\s*[,)]/.test(code) || /\b[A-Z]\w*(?:\\\w+)*::(?:query\(\)\s*->\s*(?:delete|forceDelete)|truncate)\(\s*\)/.test(code) || /\bDB::table\([^)]*\)\s*->\s*(?:delete|truncate)\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
   if (/\b[A-Z][\w:]*(?:\.all)?\.update_all\(/.test(code) || /\.objects(?:\.all\(\))?\.update\(/.test(code) || /\.\w+\.updateMany\(\s*\{\s*(?:data\b|\}\s*,)/.test(code)) keys.push("sql_update_without_where");
   if (/\bmetadata\.drop_all\(|\.drop_(?:collection|database|table)\(|\.dropDatabase\(|\bdrop_table\b|\bsequelize\.drop\(|\.sync\(\s*\{\s*force\s*:\s*true|\bcall_command\(\s*['"](?:flush|reset_db)['"]/.test(code)) keys.push("sql_drop");
   return keys;
@@ -3207,6 +3210,15 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     }
     return [];
   };
+  // Runtimes that run a program named by a URL (`deno run URL`, `bun run URL`, `bun URL`, `deno URL`): downloaded code runs.
+  if (/^(?:deno|bun|bunx|npx|tsx|ts-node|node|jbang|scala-cli|kotlin|java|groovy|julia|Rscript|elixir|lua|raku|pwsh)$/.test(name)) {
+    const op = args.find((a, k) => !a.text.startsWith("-") && !/^(?:run|x|exec|start)$/.test(a.text) && !/^(?:--(?:config|import-map|cert|location|reload|lock)|-c|-r)$/.test(texts[k - 1] ?? ""));
+    if (op && /^(?:https?|jsr|npm:https?):\/\//.test(op.text) && !(name === "deno" && /^(?:install|cache|info|fmt|lint|doc|check)$/.test(texts[0] ?? ""))) add(ctx, "remote_code_exec");
+  }
+  // Git hooks written on this command line run when git commits, merges, checks out, rebases or pushes.
+  if (name === "git" && /^(?:commit|merge|checkout|switch|push|rebase|pull|am|cherry-pick|revert)$/.test(words[0] ?? "") && !texts.includes("--no-verify") && !texts.includes("-n")) {
+    for (const [file, text] of ctx.scripts) if (/(?:^|\/)\.git\/hooks\/[\w-]+$/.test(file)) text === null ? add(ctx, "shell_input") : ctx.analyseShell(text);
+  }
   // Salt: `salt TARGET FUNCTION ARGS`, `salt-call FUNCTION ARGS`, `salt-ssh`: the execution module's effect on each minion.
   if (/^salt(?:-call|-ssh|-run)?$/.test(name)) {
     if (texts.some((t) => /^test=(?:true|1)$/i.test(t))) return;
