@@ -1223,6 +1223,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeByEffect(ctx, name);
   judgeWiderEffects(ctx, name);
   judgeElsewhere(ctx, name);
+  judgeMoreEffects(ctx, name);
   // make, just, task, ninja, cmake -P … given a file of recipes that a download writes (`make -f <(curl …)`): downloaded commands run.
   if (/^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) && args.some((a, k) => (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") || /^--(?:file|makefile|justfile)=/.test(a.text)) && (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))))) add(ctx, "shell_input");
 
@@ -3374,4 +3375,112 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     if (!out) return;
     noteScript(ctx, out.includes("/") ? out : `./${out}`, false, source === null ? null : nativeAsShell(source));
   }
+}
+
+const ANY_ADDRESS = /^(?:0\.0\.0\.0\/0|::\/0|0\.0\.0\.0|\*|any|all|Internet|0\/0)$/i;
+/** Tools judged elsewhere for teardown verbs (their own rules know which deletes are local or narrow). */
+const OWN_TEARDOWN_RULES = /^(?:kubectl|oc|k|kind|k3d|minikube|docker|podman|nerdctl|git|helm|vagrant|multipass|lxc|incus|virsh|npm|pnpm|yarn|pip\d*|cargo|gem|brew|apt|apt-get|dnf|yum|snap|flatpak|conda|mamba|micromamba|poetry|uv|tmux|screen|systemctl|terraform|tofu|terragrunt|pulumi|cdk|cdktf|sam|copilot|amplify|azd|juju|sst|serverless|sls|eksctl|aws|gcloud|gsutil|az|rclone|mc|zfs|zpool|lvm|lvremove|git-lfs|dvc|rustup|nvm|pyenv|asdf|mise|sdk|go|dotnet|ollama|huggingface-cli|wp|composer|bundle|rake|make|cmake|just|task|gradle|mvn|ansible|ansible-playbook|salt|puppet|chef-apply|redis-cli|influx|mongosh|psql|mysql|sqlite3|echo|printf|man|grep|rg|sed|awk|cat|ls|find|fd|xargs|parallel|timeout|nohup|nice|env|command|type|sudo|busybox|toybox|gh|glab|hub|jira|trash|gio|rm|rmdir|unlink|tar|zip|unzip|kill|pkill|crontab|at|atrm|journalctl|ufw|iptables|nft|firewall-cmd|ip|nmcli|docker-compose|compose|skaffold|tilt|garden|devspace|okteto|ctlptl)$/;
+
+/** More teardown, exposure and system changes judged by effect for tools of any name. */
+function judgeMoreEffects(ctx: JudgeContext, name: string): void {
+  const args = ctx.args;
+  const texts = args.map((a) => a.text);
+  const low = texts.map((t) => t.toLowerCase());
+  const words = sub(args);
+  const has = (...xs: string[]) => xs.some((x) => low.includes(x) || low.some((a) => a.startsWith(x + "=")));
+  const valueOf = (...opts: string[]): string | undefined => {
+    for (let k = 0; k < texts.length; k++) for (const o of opts) {
+      if (texts[k] === o) return texts[k + 1];
+      if (texts[k]!.startsWith(o + "=")) return texts[k]!.slice(o.length + 1);
+    }
+    return undefined;
+  };
+  if (has("--help", "-h", "--dry-run", "--dryrun", "--noop", "--what-if", "--plan")) return;
+  const verbs = words.slice(0, 4);
+  // Teardown verbs of any CLI not judged by its own rules: destroying an environment, deleting or removing clusters,
+  // apps, indices, secrets, keys, buckets, databases, projects or stacks; stopping a job with -purge.
+  if (!OWN_TEARDOWN_RULES.test(name) && !name.includes("/") && !/^\.|\.(?:sh|py|js)$/.test(name)) {
+    if (verbs.some((w) => /^(?:destroy|teardown|tear-down|nuke|decommission)$/.test(w))) add(ctx, "infra_teardown");
+    else if (verbs.some((w) => /^(?:delete|remove|rm|del|terminate|purge|drop)$|^(?:delete|terminate|purge|destroy)-|-(?:deletion|delete|destroy|terminate|purge)$/.test(w)) && verbs.some((w) => /^(?:clusters?|kubernetes|k8s|apps?|applications?|indices|indexes|index|secrets?|ssh-keys?|gpg-keys?|keys?|buckets?|databases?|dbs?|projects?|stacks?|environments?|envs?|namespaces?|services?|deployments?|volumes?|instances?|servers?|droplets?|machines?|vms?|functions?|zones?|domains?|certificates?|tokens?|vaults?|repos?|repositories?|topics?|queues?|collections?|tables?|schemas?|releases?)$/.test(w) || /-(?:deletion|delete|destroy|terminate|purge)$|^(?:delete|terminate|purge|destroy)-/.test(w))) add(ctx, "infra_teardown");
+    else if (verbs.includes("stop") && has("-purge", "--purge")) add(ctx, "cluster_teardown");
+    else if (/^(?:kapp|kapp-controller|helmfile|argocd|flux|waypoint|porter|garden)$/.test(name) && verbs.some((w) => /^(?:delete|destroy|uninstall|remove)$/.test(w))) add(ctx, "cluster_teardown");
+  }
+  // Key and secret stores emptied: `gh ssh-key delete`, `pass rm -r`, `docker secret rm $(docker secret ls -q)`.
+  if ((name === "gh" || name === "glab") && /^(?:ssh-key|gpg-key|secret|variable|auth)$/.test(words[0] ?? "") && /^(?:delete|remove|rm|logout)$/.test(words[1] ?? "")) add(ctx, "credential_write");
+  if ((name === "pass" || name === "gopass") && /^(?:rm|remove|delete)$/.test(words[0] ?? "")) add(ctx, "credential_write");
+  if (/^(?:docker|podman)$/.test(name) && /^(?:secret|config)$/.test(words[0] ?? "") && /^(?:rm|remove)$/.test(words[1] ?? "") && args.some((a) => /\$\(|`/.test(a.text) || !a.literal)) add(ctx, "credential_write");
+  // Object stores: recursive or wildcard deletes whatever options come first (`aws --endpoint-url X s3 rm …`, `s5cmd rm 's3://b/*'`).
+  if (name === "aws") {
+    const k = texts.findIndex((t) => t === "s3");
+    if (k >= 0 && texts[k + 1] === "rm" && has("--recursive")) add(ctx, "cloud_storage_delete");
+    if (k >= 0 && texts[k + 1] === "rb" && has("--force")) add(ctx, "cloud_storage_delete");
+  }
+  if (/^(?:s5cmd|s3cmd|gsutil|mc|rclone|azcopy|b2|wrangler|s4cmd|obsutil|ossutil|coscli)$/.test(name) && verbs.some((w) => /^(?:rm|del|delete|remove|purge|rb|rmdir)$/.test(w)) && args.some((a) => /^[\w-]+:\/\/\S*\*|^[\w-]+:\/\/[^/]+\/?$/.test(a.text))) add(ctx, "cloud_storage_delete");
+  // CDN and cache invalidations of everything (`--paths '/*'`).
+  if (verbs.some((w) => /invalidat|purge|flush|ban/.test(w)) && texts.some((t) => /^(?:\/\*|\*|\/)$/.test(t) || /^--(?:paths?|pattern)=(?:\/\*|\*)$/.test(t))) add(ctx, "cache_flush");
+  // Mounts by helpers.
+  if (name === "systemd-mount" || name === "systemd-umount" || (name === "udisksctl" && /^(?:mount|unmount|loop-setup|loop-delete|power-off)$/.test(words[0] ?? ""))) add(ctx, "mount_change");
+  // Firewall and security-group rules opened to every address.
+  if (texts.some((t) => ANY_ADDRESS.test(t.replace(/^--[\w-]+=/, "")) && /\//.test(t) || /(?:^|[=,\s])(?:0\.0\.0\.0\/0|::\/0)(?:$|[,\s])/.test(t)) && verbs.some((w) => /^(?:authorize|create|add|update|allow|set|open|insert|append)\b|^(?:authorize|add|create|update)-|-(?:ingress|rules?|rule)$|firewall|security/.test(w))) add(ctx, "firewall_change");
+  // Whole-system configuration switched at once.
+  if ((/^(?:nixos-rebuild|darwin-rebuild)$/.test(name) && /^(?:switch|boot|test)$/.test(words[0] ?? "")) || (name === "guix" && words[0] === "system" && /^(?:reconfigure|init)$/.test(words[1] ?? "")) || (name === "home-manager" && words[0] === "switch")) add(ctx, "boot_config");
+  // The system clock set.
+  if ((name === "chronyc" && /^(?:makestep|settime|burst)$/.test(words[0] ?? "")) || (name === "ntpdate" && !has("-q", "-d")) || (name === "sntp" && has("-s", "-S")) || (name === "timedatectl" && /^(?:set-time|set-ntp)$/.test(words[0] ?? "")) || (name === "hwclock" && has("--set", "--systohc", "--hctosys", "-w", "-s")) || (name === "htpdate" && has("-s", "-x")) || (name === "rdate" && !has("-p"))) add(ctx, "kernel_change");
+  // Exposure: repositories made public, buckets opened to anonymous access, wildcard policies with sudo.
+  if ((name === "gh" || name === "glab") && words[0] === "repo" && words[1] === "edit" && /^public$/i.test(valueOf("--visibility") ?? "")) add(ctx, "privilege_grant");
+  if (name === "oci" && words.includes("bucket") && /^Object/i.test(valueOf("--public-access-type") ?? "")) add(ctx, "privilege_grant");
+  if (name === "mc" && ((words[0] === "anonymous" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")) || (words[0] === "policy" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")))) add(ctx, "privilege_grant");
+  if (name === "vault" && words[0] === "policy" && words[1] === "write") {
+    const body = [...texts, ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!), ...(ctx.producer ? [producedLiteral(ctx.producer) ?? ""] : [])].join("\n");
+    if (/path\s+"(?:\*|[^"]*\/\*|sys\/\*?)"[^}]*\b(?:sudo|root)\b/s.test(body) || /path\s+"\*"\s*\{[^}]*(?:create|update|delete)/s.test(body)) add(ctx, "privilege_grant");
+  }
+  // In-place edits of structured files (`yq -i`, `xmlstarlet ed -L`, `crudini --set`, `dasel put -f`): a write of the file.
+  const inplace = (name === "yq" && has("-i", "--inplace")) || (name === "xmlstarlet" && /^(?:ed|edit)$/.test(words[0] ?? "") && has("-l", "--inplace")) || (name === "crudini" && has("--set", "--del", "--merge")) || (name === "dasel" && /^(?:put|delete)$/.test(words[0] ?? "")) || (name === "json" && texts.includes("-I")) || (name === "tomlq" && has("-i", "--in-place")) || (name === "jaq" && has("-i", "--in-place"));
+  if (inplace) {
+    const ops = name === "xmlstarlet" ? texts.slice(texts.findIndex((t) => t === "ed" || t === "edit") + 1).filter((t, k, xs) => !t.startsWith("-") && !/^-[a-z]$|^--/i.test(xs[k - 1] ?? "")) : operands(args, "f", ["--file", "--expression", "--front-matter"]);
+    const files = (ops as (string | JudgedArg)[]).map((o) => (typeof o === "string" ? o : o.text)).filter((t) => /[./~]/.test(t) && !/^[.[]|^\/\//.test(t) || /^(?:~|\/|\.\.?\/|\$HOME)/.test(t));
+    const file = name === "crudini" ? files[0] : name === "dasel" ? valueOf("-f", "--file") : files[files.length - 1];
+    if (file) judgeOverwrite(ctx, file);
+  }
+  // fd … -x CMD / -X CMD: CMD runs on the paths found under fd's roots.
+  if (name === "fd" || name === "fdfind") {
+    const x = texts.findIndex((t) => t === "-x" || t === "--exec" || t === "-X" || t === "--exec-batch");
+    if (x >= 0) {
+      const before = texts.slice(0, x);
+      const pos: string[] = [];
+      for (let k = 0; k < before.length; k++) {
+        if (/^-(?:[tedEScjo]|-type|-extension|-exclude|-max-depth|-min-depth|-size|-changed-within|-changed-before|-owner|-threads|-search-path|-base-directory)$/.test(before[k]!)) k++;
+        else if (!before[k]!.startsWith("-")) pos.push(before[k]!);
+      }
+      const roots = [...pos.slice(1), ...before.flatMap((t, k) => (t === "--search-path" ? [before[k + 1]!] : []))];
+      const cmd = texts.slice(x + 1);
+      const end = cmd.indexOf(";");
+      const words2 = (end >= 0 ? cmd.slice(0, end) : cmd).map((w) => w.replace(/\{[\/.]*\}/g, "_item_"));
+      for (const root of roots.length ? roots : ["."]) {
+        const item = `${root.replace(/\/+$/, "")}/_item_`;
+        const line = words2.some((w) => w.includes("_item_")) ? words2.map((w) => w.replace(/_item_/g, item)) : [...words2, item];
+        runWords(ctx, line);
+      }
+    }
+  }
+  // Servers on every interface serving a system path, or the container runtime's API, or a notebook with no token.
+  const bind = valueOf("-p", "--addr", "--ip", "--bind", "--host", "--listen", "-H", "--address", "-l") ?? "";
+  const everywhere = bind === "" || /^(?::\d+|0\.0\.0\.0(?::\d+)?|\*(?::\d+)?|\[::\](?::\d+)?|::|tcp:\/\/(?:0\.0\.0\.0|\[::\]|:)(?::\d+)?|\d+)$/.test(bind);
+  if (name === "dockerd" && texts.some((t, k) => (texts[k - 1] === "-H" || texts[k - 1] === "--host" || /^--host=/.test(t)) && /^tcp:\/\/(?:0\.0\.0\.0|\[::\]|:|)(?::\d+)?$/.test(t.replace(/^--host=/, ""))) && !has("--tlsverify")) add(ctx, "remote_access");
+  if ((name === "busybox" || name === "httpd") && (texts.includes("httpd") || name === "httpd") && everywhere) {
+    const home = valueOf("-h");
+    if (home !== undefined) {
+      const w = whereIn(ctx, home);
+      if (w === "system" || w === "credential" || w === "home" || posix.normalize(home) === "/" || (w === "outside" && SYSTEM_TOP.test(home))) add(ctx, "remote_access");
+    }
+  }
+  if (name === "rclone" && words[0] === "serve") {
+    const served = words[2];
+    const a = valueOf("--addr") ?? "";
+    if (served !== undefined && !/^(?:localhost|127\.|\[::1\])/.test(a) && !has("--user", "--htpasswd", "--auth-proxy")) {
+      const w = whereIn(ctx, served);
+      if (posix.normalize(served) === "/" || w === "system" || w === "credential" || w === "home" || (w === "outside" && SYSTEM_TOP.test(served))) add(ctx, "remote_access");
+    }
+  }
+  if (/^(?:jupyter|jupyter-lab|jupyter-notebook|jupyterlab)$/.test(name) && texts.some((t) => /^--(?:ServerApp|NotebookApp|IdentityProvider)\.token=(?:''|""|)$/.test(t)) && /^(?:0\.0\.0\.0|\*|::)$/.test(valueOf("--ip") ?? "")) add(ctx, "remote_access");
 }
