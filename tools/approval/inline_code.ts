@@ -509,7 +509,7 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
   // SQL as a literal anywhere in the code (`execute(conn, "TRUNCATE ledger")`, `dbExecute(con, "DELETE FROM m")`): judged as SQL.
   // Only a literal handed to a call (not printed, measured or formatted: `print('DROP TABLE x')` writes text).
   for (const m of code.matchAll(/(['"])\s*((?:TRUNCATE|DROP\s+(?:TABLE|DATABASE|SCHEMA|COLLECTION|KEYSPACE)|DELETE\s+FROM|UPDATE\s+[\w."`]+\s+SET)\b(?:(?!\1)[^\\]|\\.)*)\1/gi)) {
-    const call = /([\w.$:]+)\s*\(\s*(?:[^()'"]*(?:\([^()]*\))?[^()'"]*,\s*)?$/.exec(code.slice(0, m.index!))?.[1];
+    const call = /([\w.$:]+)\s*\(\s*(?:(?:[^()'"]|\((?:[^()]|\([^()]*\))*\))*,\s*)?$/.exec(code.slice(0, m.index!))?.[1];
     if (call === undefined || /(?:^|[.:])(?:print\w*|puts|p|pp|log|info|warn|error|debug|echo|write\w*|say|message|cat|format|sprintf|len|length|str|repr|assert\w*|display|show|dump|inspect|IO\.puts|println)$/i.test(call)) continue;
     if (/^\s*\.(?:length|size|len|lower|upper|split|strip|replace)\b/.test(code.slice(m.index! + m[0].length))) continue;
     out.push({ kind: "sql", sql: m[2]! });

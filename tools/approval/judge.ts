@@ -2757,7 +2757,7 @@ function endlessOutput(ctx: JudgeContext): boolean {
 /** Gigabytes of inline code's allocations: huge single allocations, allocations in endless or enormous loops. */
 function memoryBomb(code: string): boolean {
   const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
-  if (!alloc.test(code)) return false;
+  if (!alloc.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\])\s*\*\s*\(?\s*\d/.test(code)) return false;
   // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
   let log2 = 0;
   const mags: number[] = [];
@@ -3395,8 +3395,15 @@ function judgeMoreEffects(ctx: JudgeContext, name: string): void {
     }
     return undefined;
   };
-  if (has("--help", "-h", "--dry-run", "--dryrun", "--noop", "--what-if", "--plan")) return;
+  if (texts.some((t, k) => /^(?:--help|--dry-run|--dryrun|--noop|--what-if|--plan)$/.test(t) || (t === "-h" && (texts.length === 1 || k === texts.length - 1) && name !== "dockerd"))) return;
   const verbs = words.slice(0, 4);
+  // Inline code that sets the system clock or allocates without bound.
+  const lang = interpreterLanguage(name);
+  if (lang && lang !== "awk") {
+    const code = args.find((a, k) => k > 0 && /^-[A-Za-z]*[ceE]$|^--eval$/.test(texts[k - 1]!))?.text;
+    if (code !== undefined && /\b(?:clock_settime|settimeofday|stime|SetSystemTime|clock_adjtime|adjtimex)\s*\(/.test(code)) add(ctx, "kernel_change");
+    if (code !== undefined && memoryBomb(code)) add(ctx, "resource_exhaustion");
+  }
   // Teardown verbs of any CLI not judged by its own rules: destroying an environment, deleting or removing clusters,
   // apps, indices, secrets, keys, buckets, databases, projects or stacks; stopping a job with -purge.
   if (!OWN_TEARDOWN_RULES.test(name) && !name.includes("/") && !/^\.|\.(?:sh|py|js)$/.test(name)) {

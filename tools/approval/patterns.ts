@@ -62,6 +62,16 @@ const GITOPTS = String.raw`(?:\s-\S+(?:\s[^-\s]\S*)?)*?`;
 
 const re = (...alternatives: string[]): RegExp => new RegExp(alternatives.join("|"), "i");
 
+const ENDLESS_LOOP = String.raw`(?:\bwhile\s+(?:true|:|\[\s*1\s*\]|\[\[\s*1\s*\]\]|\(\(\s*1\s*\)\))|\buntil\s+(?:false|!\s*true)|\bfor\s*\(\(\s*;\s*;\s*\)\))\s*(?:;|\n)\s*do\s`;
+const LOOP_BODY = String.raw`(?:(?!\bdone\b|\bbreak\b|\bexit\b|\breturn\b|\bsleep\b|\bwait\b)[\s\S]){0,300}?`;
+const CPU_BURNER = String.raw`(?:yes|(?:cat|sha\d*sum|md5sum|b2sum|gzip|xz|bzip2)\s+(?:-\S+\s+)*/dev/(?:zero|u?random)|openssl\s+speed|dd\s+if=/dev/(?:zero|u?random)(?![^&;\n]*\bcount=)|(?:ba)?sh\s+-c\s+['"]?(?:while\s+(?:true|:)|for\s*\(\(\s*;\s*;))`;
+const ENDLESS_LOAD = re(
+  String.raw`\b(?:for|while|until)\b[^\n]{0,120}?\bdo\s${LOOP_BODY}(?<![\w/-])${CPU_BURNER}\b[^&;\n|]*(?:\|[^&;\n]*)?&(?!&)${LOOP_BODY}\bdone\b`,
+  String.raw`${ENDLESS_LOOP}${LOOP_BODY}\bmkdir\b${LOOP_BODY}\bcd\b${LOOP_BODY}\bdone\b`,
+  String.raw`${ENDLESS_LOOP}${LOOP_BODY}\bcd\b${LOOP_BODY}\bmkdir\b${LOOP_BODY}\bdone\b`,
+  String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd)\b[^;\n&|]*(?:\$RANDOM|\$\(\s*(?:date|uuidgen|mktemp)|\$\(\(\s*\w+\s*\+\+|\$SRANDOM|\$\{?EPOCHREALTIME)${LOOP_BODY}\bdone\b`,
+);
+
 export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "fork_bomb",
@@ -234,7 +244,10 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "move files onto /dev/null",
     pattern: re(String.raw`${AT}mv\s[^|]*\s/dev/null${END_ARGS}`),
   },
-  ...EFFECT_CLASSES,
+  // Endless load written as shell loops: CPU burners started in the background on every turn of a loop (`for i in $(seq
+  // $(nproc)); do yes >/dev/null & done`), endless loops that nest directories (`while :; do mkdir d && cd d; done`) or
+  // make uniquely named files and directories without pause.
+  ...EFFECT_CLASSES.map((c) => (c.key === "resource_exhaustion" ? { ...c, scope: "code" as const, pattern: ENDLESS_LOAD } : c)),
 ];
 
 for (const p of DANGEROUS_PATTERNS) if (!SHARED_DESCRIPTIONS.has(p.key)) SHARED_DESCRIPTIONS.set(p.key, p.description);
