@@ -624,7 +624,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "exo":
     case "upctl":
     case "vultr-cli":
-      if (words.some((w) => /^(?:delete|terminate|destroy|purge|remove|rm)$|^(?:delete|terminate|destroy|purge)-|-(?:delete|terminate|destroy|purge)$/.test(w))) add(ctx, "infra_teardown");
+      // (a scheduled deletion, `schedule-secret-deletion`, `schedule-key-deletion`, is a deletion too)
+      if (words.some((w) => /^(?:delete|terminate|destroy|purge|remove|rm)$|^(?:delete|terminate|destroy|purge)-|-(?:delete|terminate|destroy|purge|deletion)$/.test(w))) add(ctx, "infra_teardown");
       return;
     case "eksctl":
       if (words[0] === "delete") add(ctx, "cluster_teardown");
@@ -846,7 +847,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       add(ctx, "cache_flush");
       return;
     case "varnishadm":
-      if (words.some((w) => w.startsWith("ban"))) add(ctx, "cache_flush");
+      // ban.list / ban_list only lists the bans in force.
+      if (words.some((w) => w.startsWith("ban") && !/^ban[._-]?list$/.test(w))) add(ctx, "cache_flush");
       return;
   }
 }
@@ -1166,6 +1168,7 @@ function judgeKill(ctx: JudgeContext): void {
 /** Judges one simple command; findings go to ctx.out. */
 export function judgeCommand(ctx: JudgeContext): void {
   const { name, args } = ctx;
+  const findingsBefore = ctx.out.length;
 
   // Redirections: writes and truncations of their targets.
   for (const r of ctx.redirects) {
@@ -1176,6 +1179,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (!r.fd || r.fd === "1") noteScript(ctx, r.target, r.op.endsWith(">>"), writtenText(ctx));
   }
   if (!name) return;
+  if (onlyChecksOrHelps(ctx, name)) return;
   notefetched(ctx);
   // A library or module path the loader or interpreter loads code from, set to a downloaded file
   // (`curl … -o /tmp/l.so && LD_PRELOAD=/tmp/l.so ls`, `export LD_PRELOAD=…`): running downloaded code.
@@ -1223,7 +1227,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeByEffect(ctx, name);
   judgeWiderEffects(ctx, name);
   judgeElsewhere(ctx, name);
-  judgeMoreEffects(ctx, name);
+  judgeMoreEffects(ctx, name, findingsBefore);
   // make, just, task, ninja, cmake -P … given a file of recipes that a download writes (`make -f <(curl …)`): downloaded commands run.
   if (/^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) && args.some((a, k) => (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") || /^--(?:file|makefile|justfile)=/.test(a.text)) && (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))))) add(ctx, "shell_input");
 
@@ -1517,6 +1521,31 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeSystemState(ctx, name);
   const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
   if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+}
+
+/**
+ * Modes that change nothing: a help or version request before any `--` (the program prints and exits; not for shells,
+ * interpreters and wrappers, whose later words are a script's arguments), and each tool's own test, check or no-act
+ * flag (`mke2fs -n`, LVM `-t`/`--test`, `nft -c`, `iptables-restore -t`, `sfdisk -n`, `wipefs -n`, `fsck -N`, `e2fsck -n`).
+ */
+function onlyChecksOrHelps(ctx: JudgeContext, name: string): boolean {
+  const texts = ctx.args.map((a) => a.text);
+  const end = texts.indexOf("--");
+  const before = end >= 0 ? texts.slice(0, end) : texts;
+  const runsOthers = SHELLS.has(name) || interpreterLanguage(name) !== null || /^(?:sudo|doas|env|xargs|parallel|ssh|docker|podman|kubectl|oc|nohup|nice|timeout|watch|time|exec|command|builtin|eval|source|\.|su|runuser|chroot|nsenter|unshare|setsid|stdbuf|strace|ltrace|gdb|valgrind|flock|systemd-run|script|expect|tmux|screen|make|npx|npm|yarn|pnpm|bunx|deno|uv|poetry|pipenv|conda|find|fd|git|sh|salt|ansible|pdsh|fab|pyinfra)$/.test(name);
+  // An interpreter running a script (not code given by -c/-e/-r, not a module of -m) with --help: the script prints its usage.
+  const lang = interpreterLanguage(name);
+  if (lang !== null && lang !== "awk" && before.includes("--help") && !before.some((t) => /^-[A-Za-z]*[cerER]$|^--eval$|^-p$/.test(t)) && before.some((t) => /\.(?:py|rb|pl|php|js|mjs|ts|lua|R|jl|exs)$/.test(t))) return true;
+  if (!runsOthers && before.some((t, k) => (t === "--help" || t === "--version") && !/^-(?:c|e|ex|-eval|-command|-execute)$/.test(before[k - 1] ?? ""))) return true;
+  const flag = (short: string, long: string[] = []) => before.some((t) => long.includes(t) || (new RegExp(`^-[A-Za-z]*[${short}][A-Za-z]*$`).test(t) && !t.startsWith("--")));
+  if ((/^(?:mke2fs|mkfs\.ext[234])$/.test(name) || (name === "mkfs" && /^ext[234]$/.test(texts[texts.indexOf("-t") + 1] ?? ""))) && flag("n")) return true;
+  if (/^(?:lv|vg|pv)(?:remove|reduce|create|extend|resize|change|rename|convert|split|merge)$/.test(name) && (before.includes("-t") || before.includes("--test"))) return true;
+  if (name === "nft" && (before.includes("-c") || before.includes("--check"))) return true;
+  if (/^ip6?tables-restore$/.test(name) && (before.includes("-t") || before.includes("--test"))) return true;
+  if ((name === "sfdisk" || name === "wipefs") && (before.includes("-n") || before.includes("--no-act"))) return true;
+  if (name === "fsck" && before.includes("-N")) return true;
+  if (/^(?:e2fsck|fsck\.ext[234])$/.test(name) && before.includes("-n")) return true;
+  return false;
 }
 
 /** sqlite3 on a database file inside the working directory: its tables are the task's own (like deleting a workspace file). */
@@ -1966,6 +1995,12 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
     // `/zones/Z`, `/api/v2/databases/db`): the whole index, collection, bucket or database, not one of its items.
     const container = /^(?:indexes|indices|index|collections|collection|buckets|bucket|databases|database|dbs|db|keyspaces|tables|zones|topics|queues|vhosts|exchanges|namespaces|projects|repos|repositories|schemas|clusters|volumes|snapshots|streams|datasets|spaces|tenants)$/i;
     const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s)) || (segments.length >= 2 && container.test(segments[segments.length - 2]!));
+    // One item named by its id under a collection of items (`/v1/users/123`, `/api/comments/8f3a…`): a single record, not
+    // the store; collections whose single member is itself a store (repos, projects, clusters, …) are not items.
+    const item = !whole && segments.length >= 3 && /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}|[A-Za-z]{1,4}_[A-Za-z0-9]{6,})$/i.test(segments[segments.length - 1]!) && /^[a-z][a-z_-]*s$/i.test(segments[segments.length - 2]!) && !/^(?:repos|repositories|projects|clusters|instances|servers|droplets|volumes|zones|domains|keys|tokens|secrets|accounts|orgs|organizations|organisations|tenants|databases|buckets|snapshots|backups|deployments|environments|apps|applications|sites|workspaces|teams|groups|indexes|indices|stacks|vms|machines|nodes|hooks|webhooks|policies|roles|certificates|services|functions|distributions)$/i.test(segments[segments.length - 2]!);
+    // …sent with the task's own credentials (an Authorization header, -u / --auth, a bearer or API-key option): the task's API.
+    const credentials = texts.some((t, k) => /^(?:-H|--header)$/.test(texts[k - 1] ?? "") && /^(?:Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:/i.test(t)) || texts.some((t) => /^(?:Authorization|X-Api-Key|X-Auth-Token):/i.test(t) || /^(?:-u|--user|-a|--auth|--oauth2-bearer|--aws-sigv4)$/.test(t));
+    if (item && credentials && !/\$/.test(u)) continue;
     if (!LOCAL_HOST.test(host) || /\$/.test(u) || whole) return add(ctx, "http_delete");
   }
 }
@@ -2126,6 +2161,9 @@ export function producerListsInside(p: Producer | null | undefined, cwd: string,
   const args = p.args.map((a) => a.text);
   if (!p.args.every((a) => a.literal)) return false;
   if (p.name === "git" && ["ls-files", "diff", "status"].includes(args[0] ?? "")) return true;
+  // Filters that only pick or reorder lines of their input (`ls -d ./releases/* | head -n -3`): what came before them.
+  if (/^(?:head|tail|sort|uniq|tac|shuf)$/.test(p.name) && !p.args.some((a) => !a.text.startsWith("-") && !/^\+?-?\d+$/.test(a.text) && !/^-[nck]$/.test(p.args[p.args.indexOf(a) - 1]?.text ?? ""))) return producerListsInside(p.before, cwd, root);
+  if (/^(?:grep|egrep|fgrep)$/.test(p.name) && args.filter((a) => !a.startsWith("-")).length === 1 && !args.some((a) => /^-[A-Za-z]*[lLcoe]|^-f$|^--file/.test(a))) return producerListsInside(p.before, cwd, root);
   if (p.name === "find") {
     const roots = [];
     for (const a of args) {
@@ -3379,10 +3417,10 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
 
 const ANY_ADDRESS = /^(?:0\.0\.0\.0\/0|::\/0|0\.0\.0\.0|\*|any|all|Internet|0\/0)$/i;
 /** Tools judged elsewhere for teardown verbs (their own rules know which deletes are local or narrow). */
-const OWN_TEARDOWN_RULES = /^(?:kubectl|oc|k|kind|k3d|minikube|docker|podman|nerdctl|git|helm|vagrant|multipass|lxc|incus|virsh|npm|pnpm|yarn|pip\d*|cargo|gem|brew|apt|apt-get|dnf|yum|snap|flatpak|conda|mamba|micromamba|poetry|uv|tmux|screen|systemctl|terraform|tofu|terragrunt|pulumi|cdk|cdktf|sam|copilot|amplify|azd|juju|sst|serverless|sls|eksctl|aws|gcloud|gsutil|az|rclone|mc|zfs|zpool|lvm|lvremove|git-lfs|dvc|rustup|nvm|pyenv|asdf|mise|sdk|go|dotnet|ollama|huggingface-cli|wp|composer|bundle|rake|make|cmake|just|task|gradle|mvn|ansible|ansible-playbook|salt|puppet|chef-apply|redis-cli|influx|mongosh|psql|mysql|sqlite3|echo|printf|man|grep|rg|sed|awk|cat|ls|find|fd|xargs|parallel|timeout|nohup|nice|env|command|type|sudo|busybox|toybox|gh|glab|hub|jira|trash|gio|rm|rmdir|unlink|tar|zip|unzip|kill|pkill|crontab|at|atrm|journalctl|ufw|iptables|nft|firewall-cmd|ip|nmcli|docker-compose|compose|skaffold|tilt|garden|devspace|okteto|ctlptl)$/;
+const OWN_TEARDOWN_RULES = /^(?:kubectl|oc|k|kind|k3d|minikube|docker|podman|nerdctl|git|helm|vagrant|multipass|lxc|incus|virsh|npm|pnpm|yarn|pip\d*|cargo|gem|brew|apt|apt-get|dnf|yum|snap|flatpak|conda|mamba|micromamba|poetry|uv|tmux|screen|systemctl|terraform|tofu|terragrunt|pulumi|cdk|cdktf|sam|copilot|amplify|azd|juju|sst|serverless|sls|eksctl|aws|gcloud|gsutil|az|rclone|mc|zfs|zpool|lvm|lvremove|git-lfs|dvc|rustup|nvm|pyenv|asdf|mise|sdk|go|dotnet|ollama|huggingface-cli|wp|composer|bundle|rake|make|cmake|just|task|gradle|mvn|ansible|ansible-playbook|salt|puppet|chef-apply|redis-cli|influx|mongosh|psql|mysql|sqlite3|echo|printf|man|grep|rg|sed|awk|cat|ls|find|fd|xargs|parallel|timeout|nohup|nice|env|command|type|sudo|busybox|toybox|gh|glab|hub|jira|trash|gio|rm|rmdir|unlink|tar|zip|unzip|kill|pkill|crontab|at|atrm|journalctl|ufw|iptables|nft|firewall-cmd|ip|nmcli|docker-compose|compose|skaffold|tilt|garden|devspace|okteto|ctlptl|aliyun|azcopy|ceph|cinder|colima|consul|crictl|ctr|dmsetup|doctl|dropdb|dropuser|etcdctl|exo|fly|flyctl|glance|gluster|hcloud|heat|heroku|ibmcloud|kafka-delete-records|kafka-topics|keydb-cli|limactl|linode-cli|mysqladmin|netlify|neutron|nova|oci|openstack|pct|qm|rabbitmqadmin|rabbitmqctl|s3cmd|scw|tccli|tea|terramate|upctl|valkey-cli|varnishadm|vault|vercel|vultr-cli|argocd|flux)$/;
 
 /** More teardown, exposure and system changes judged by effect for tools of any name. */
-function judgeMoreEffects(ctx: JudgeContext, name: string): void {
+function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void {
   const args = ctx.args;
   const texts = args.map((a) => a.text);
   const low = texts.map((t) => t.toLowerCase());
@@ -3406,7 +3444,7 @@ function judgeMoreEffects(ctx: JudgeContext, name: string): void {
   }
   // Teardown verbs of any CLI not judged by its own rules: destroying an environment, deleting or removing clusters,
   // apps, indices, secrets, keys, buckets, databases, projects or stacks; stopping a job with -purge.
-  if (!OWN_TEARDOWN_RULES.test(name) && !name.includes("/") && !/^\.|\.(?:sh|py|js)$/.test(name)) {
+  if (ctx.out.length === start && !OWN_TEARDOWN_RULES.test(name) && !name.includes("/") && !/^\.|\.(?:sh|py|js)$/.test(name)) {
     if (verbs.some((w) => /^(?:destroy|teardown|tear-down|nuke|decommission)$/.test(w))) add(ctx, "infra_teardown");
     else if (verbs.some((w) => /^(?:delete|remove|rm|del|terminate|purge|drop)$|^(?:delete|terminate|purge|destroy)-|-(?:deletion|delete|destroy|terminate|purge)$/.test(w)) && verbs.some((w) => /^(?:clusters?|kubernetes|k8s|apps?|applications?|indices|indexes|index|secrets?|ssh-keys?|gpg-keys?|keys?|buckets?|databases?|dbs?|projects?|stacks?|environments?|envs?|namespaces?|services?|deployments?|volumes?|instances?|servers?|droplets?|machines?|vms?|functions?|zones?|domains?|certificates?|tokens?|vaults?|repos?|repositories?|topics?|queues?|collections?|tables?|schemas?|releases?)$/.test(w) || /-(?:deletion|delete|destroy|terminate|purge)$|^(?:delete|terminate|purge|destroy)-/.test(w))) add(ctx, "infra_teardown");
     else if (verbs.includes("stop") && has("-purge", "--purge")) add(ctx, "cluster_teardown");
