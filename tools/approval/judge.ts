@@ -3295,7 +3295,7 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     return;
   }
   // Parallel shells over many hosts: the command runs on each.
-  if (/^(?:pdsh|pssh|parallel-ssh|clush|dsh|prsh|mussh|xsh)$/.test(name)) return runWords(ctx, commandAfterOptions(/^-(?:[wxlRftugXhHpoOeiSNbB]|-hosts|-host|-user|-par|-timeout|-outdir|-errdir|-options|-group|-nodes|-exclude)$/));
+  if (/^(?:pdsh|pssh|parallel-ssh|clush|dsh|prsh|mussh|xsh)$/.test(name)) return runWords(ctx, commandAfterOptions(/^-(?:[wxlRftugXhHpoOe]|-hosts|-host|-user|-par|-timeout|-outdir|-errdir|-options|-group|-nodes|-exclude)$/));
   // Fabric / invoke / pyinfra / kubectl node-shell: everything after `--` is a command run on the target.
   if ((/^(?:fab|fab2|invoke|inv|pyinfra|cssh)$/.test(name) || ((name === "kubectl" || name === "oc" || name === "k") && words.includes("node-shell"))) && afterDashes()) return runWords(ctx, afterDashes()!);
   if (name === "pyinfra" && words.includes("exec")) return runWords(ctx, texts.slice(texts.indexOf("exec") + 1).filter((t) => t !== "--"));
@@ -3326,11 +3326,11 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     const chunks = [...texts, ...here, ...(fed ? [fed] : [])];
     for (const chunk of chunks) {
       for (const line of chunk.split(/\n|;(?=\s*(?:\\!|\.shell|\.system)\b)/)) {
-        const m = /^\s*(?:\.shell|\.system|\\!|!|system|shell|platform\s+shell|host)\s+(.+)$/s.exec(line);
+        const m = /^\s*(?:(?:\.shell|\.system|system|shell|platform\s+shell|host)\s+|(?:\\!|!)\s*)(\S.*)$/s.exec(line);
         if (!m) continue;
         const gdbLike = /^(?:gdb|cgdb|lldb)$/.test(name);
         const sqlite = /^(?:sqlite3?|duckdb|litecli)$/.test(name);
-        const kw = /^\s*(\S+)/.exec(line)![1]!;
+        const kw = /^\s*(\\!|!|[^\s!]+)/.exec(line)![1]!;
         if ((sqlite && /^\.(?:shell|system)$/.test(kw)) || (!sqlite && !gdbLike && /^(?:\\!|system)$/.test(kw)) || (gdbLike && /^(?:shell|!|platform)$/.test(kw)) || (name === "sqlplus" && /^(?:host|!)$/.test(kw))) ctx.analyseShell(m[1]!);
       }
     }
