@@ -6,20 +6,12 @@ import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { UserError } from "../core/errors.js";
+import { pidAlive } from "../core/pid_alive.js";
 
 interface LockInfo {
   pid: number;
   host: string;
   started: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export function acquireRunLock(runDir: string): () => void {
@@ -40,7 +32,7 @@ export function acquireRunLock(runDir: string): () => void {
       if (held && held.host !== me.host) {
         throw new UserError(`run folder ${runDir} is in use by pid ${held.pid} on ${held.host} (since ${held.started}); if that run is gone, delete ${path}`);
       }
-      if (held && held.pid !== process.pid && alive(held.pid)) {
+      if (held && held.pid !== process.pid && pidAlive(held.pid)) {
         throw new UserError(`run folder ${runDir} is in use by another hermes-batch (pid ${held.pid}, since ${held.started})`);
       }
       rmSync(path, { force: true }); // stale: its process is gone

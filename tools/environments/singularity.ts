@@ -38,6 +38,7 @@ import { runInProcessGroup } from "./host_process.js";
 import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
 import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
 import { sleep } from "../../src/core/abort.js";
+import { pidAlive } from "../../src/core/pid_alive.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -120,15 +121,6 @@ export function defaultSifCacheDir(): string {
 export function sifPathFor(image: string, cacheDir: string): string {
   const name = image.replace(/^docker:\/\//, "").replace(/[/:]/g, "-");
   return join(cacheDir, `${name}.sif`);
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /**

@@ -22,6 +22,7 @@ import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shellQuote } from "./base.js";
+import { pidAlive } from "../../src/core/pid_alive.js";
 
 const HELPER_SCRIPT = `while IFS= read -r -d '' hb_req; do eval "$hb_req"; done`;
 /** FIFOs made by one `mkfifo` call: enough for this many launches (doubles up to the cap as launches come). */
@@ -284,15 +285,6 @@ class HelperProcess implements LaunchedProcess {
     this.stdin.destroy();
     this.stdout.destroy();
     this.stderr.destroy();
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 
