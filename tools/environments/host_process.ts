@@ -202,7 +202,8 @@ export class HostShell {
    * commands (no job control or setsid, no /proc).
    *
    * `launch` starts the shell through a wrapper (`file args... outerShell`, e.g. a sandbox) from this thread's
-   * spawn helper (spawn_helper.ts: no fork of this process), with `extra` descriptors; `kill` then replaces the
+   * spawn helper (spawn_helper.ts: no fork of this process), with `extra` descriptors; the wrapper then runs in
+   * the helper's folder with its environment (PATH only), so it must set the shell's own; `kill` then replaces the
    * host's group kill (the pids a sandboxed shell reports are its own); `preamble` is written before the boot
    * script.
    */
