@@ -10,6 +10,7 @@
 import { posix } from "node:path";
 import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
+import { cliVerbEffects } from "./cli_verbs.js";
 
 export interface EffectClass {
   key: string;
@@ -41,6 +42,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
   { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
   { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
+  { key: "http_bulk_update", description: "HTTP PATCH or PUT of a whole collection (every record at once) on another host" },
   { key: "remote_access", description: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel" },
   { key: "boot_config", description: "change how the machine boots (default boot target, boot loader, firmware flash)" },
   { key: "privilege_grant", description: "grant privileges: cloud IAM admin roles and policies, file capabilities" },
@@ -445,6 +447,9 @@ export function producedLiteral(p: Producer): string | null {
 function ormEffects(code: string): string[] {
   const keys: string[] = [];
   if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || /\.objects(?:\.all\(\))?\.delete\(\)/.test(code) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  // Flask-SQLAlchemy `Model.query.delete()` (no filter between), SQLAlchemy 2 `session.execute(delete(Model))`, peewee
+  // `Model.delete().execute()`, Tortoise `Model.all().delete()`: every row.
+  if (/\b[A-Z]\w*\.query\.delete\(/.test(code) || /\.execute\(\s*(?:sa\.|sqlalchemy\.)?delete\(\s*[A-Z][\w.]*\s*\)\s*\)/.test(code) || /\b[A-Z]\w*\.delete\(\s*\)\s*\.execute\(/.test(code) || /\b[A-Z]\w*\.all\(\)\.delete\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
   // More drivers and ORMs: knex `knex("t").del()` / `.truncate()` straight on the table, Ecto `Repo.delete_all(Schema)`,
   // Eloquent `Model::query()->delete()` / `Model::truncate()` / `DB::table('t')->delete()`.
   if (/\(\s*['"][\w.]+['"]\s*\)\s*\.(?:del|delete|truncate)\(\s*\)/.test(code) || /\bRepo\.delete_all\s*\(\s*[A-Z][\w.]*\s*[,)]/.test(code) || /\b[A-Z]\w*(?:\\\w+)*::(?:query\(\)\s*->\s*(?:delete|forceDelete)|truncate)\(\s*\)/.test(code) || /\bDB::table\([^)]*\)\s*->\s*(?:delete|truncate)\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
@@ -659,6 +664,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const [svc, op = ""] = words;
       if (svc === "s3" && (op === "rb" || (op === "rm" && has("--recursive")))) return add(ctx, "cloud_storage_delete");
       if (svc === "s3" && op === "sync" && has("--delete")) return add(ctx, "cloud_storage_delete");
+      // A recursive move out of a bucket removes every object from it (`aws s3 mv s3://b/ s3://archive/ --recursive`).
+      if (svc === "s3" && op === "mv" && has("--recursive") && words.slice(2).some((w) => w.startsWith("s3://"))) return add(ctx, "cloud_storage_delete");
       if (svc === "s3api" && /^delete-(?:bucket|objects)$/.test(op)) return add(ctx, "cloud_storage_delete");
       // Deleting by batch (`ecr batch-delete-image`, `dynamodb batch-write-item` with deletes aside) and scheduling a
       // deletion (`kms schedule-key-deletion`, `secretsmanager delete-secret`) destroy like a plain delete.
@@ -668,6 +675,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     }
     case "gsutil":
       // A wildcard object name (`gs://b/**`, `gs://b/logs/*`) removes every object it matches, like -r.
+      if (words[0] === "mv" && words[1]?.startsWith("gs://") && (hasFlag(args, "rR") || /^gs:\/\/[^/]+\/?(?:\*\*?)?$|\*/.test(words[1]))) return add(ctx, "cloud_storage_delete");
       if (words[0] === "rb" || (words[0] === "rm" && (hasFlag(args, "rR") || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
       return;
     case "gcloud":
@@ -682,7 +690,7 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       if (words[0] === "remove" || words[0] === "rm") add(ctx, "cloud_storage_delete");
       return;
     case "rclone":
-      if (["purge", "delete", "rmdirs", "cleanup"].includes(words[0] ?? "") || (words[0] === "sync" && words.some((w) => /^[^/]+:/.test(w)))) add(ctx, "cloud_storage_delete");
+      if (["purge", "delete", "rmdirs", "cleanup", "move"].includes(words[0] ?? "") || (words[0] === "sync" && words.some((w) => /^[^/]+:/.test(w)))) add(ctx, "cloud_storage_delete");
       return;
     case "s3cmd":
       if (words[0] === "rb" || ((words[0] === "del" || words[0] === "rm") && hasFlag(args, "r", ["--recursive"]))) add(ctx, "cloud_storage_delete");
@@ -1199,6 +1207,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     else ctx.analyseShell(ran);
   } else if (ctx.path !== undefined && ctx.path.includes("/") && isFetched(ctx, ctx.path)) add(ctx, "shell_input"); // `./tool/install.sh` of a clone
   if (DB_RESET.test(`${name} ${args.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
+  judgeCliVerbs(ctx, name);
   if (/^mkfs\.|^mkfs_/.test(name)) return judgeFormat(ctx);
 
   if (name.startsWith("$") || /^\$\(|`/.test(name)) {
@@ -1415,6 +1424,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "gpg2":
       judgeOutputOption(ctx, name);
       if (name === "curl" || name === "wget") judgeHttpDelete(ctx, name);
+      if (name === "curl" || name === "wget") judgeHttpWrite(ctx, name);
       break;
     // A remote forward (`ssh -R 2222:localhost:22 host`, `-R 0:…`): a port on the other machine leads into this one.
     case "ssh":
@@ -1426,6 +1436,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "xh":
     case "xhs":
       judgeHttpDelete(ctx, name);
+      judgeHttpWrite(ctx, name);
       return;
     case "ansible":
       judgeAnsible(ctx);
@@ -1519,8 +1530,55 @@ export function judgeCommand(ctx: JudgeContext): void {
 
   judgeTeardown(ctx, name);
   judgeSystemState(ctx, name);
+  // Global options before the subcommand (`helm --kube-context staging delete redis`, `aws --profile prod s3 rm …`):
+  // the subcommand rules read the words after them too.
+  const moved = afterGlobalOptions(args);
+  if (moved) {
+    const alt: JudgeContext = { ...ctx, args: moved };
+    const start = ctx.out.length;
+    judgeByEffect(alt, name);
+    judgeWiderEffects(alt, name);
+    judgeTeardown(alt, name);
+    judgeSystemState(alt, name);
+    judgeMoreEffects(alt, name, start);
+  }
   const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
   if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+  // Destructive verbs of infrastructure CLIs that no rule of the tool's own judged (cli_verbs.ts).
+  if (ctx.out.length === findingsBefore) judgeCliVerbs(ctx, name, true);
+}
+
+/**
+ * The words of a command with its leading options moved after the rest, each option without `=` taking the next word
+ * as its value (`helm --kube-context staging delete redis` → `delete redis --kube-context staging`); null when no
+ * leading option took a word. Judged besides the words as written, where the option was a flag.
+ */
+function afterGlobalOptions(args: JudgedArg[]): JudgedArg[] | null {
+  const moved: JudgedArg[] = [];
+  let k = 0;
+  let took = false;
+  while (k < args.length && args[k]!.text.startsWith("-") && args[k]!.text !== "--" && args[k]!.text !== "-") {
+    const a = args[k++]!;
+    moved.push(a);
+    if (!a.text.includes("=") && k < args.length && !args[k]!.text.startsWith("-")) {
+      moved.push(args[k++]!);
+      took = true;
+    }
+  }
+  return took && k < args.length ? [...args.slice(k), ...moved] : null;
+}
+
+/** Verbs of infrastructure and migration CLIs (cli_verbs.ts), after global options too, and of scripts run by an interpreter (`python manage.py migrate app zero`). */
+function judgeCliVerbs(ctx: JudgeContext, name: string, generic = false): void {
+  const runs: [string, JudgedArg[]][] = [[name, ctx.args]];
+  const moved = afterGlobalOptions(ctx.args);
+  if (moved) runs.push([name, moved]);
+  if (interpreterLanguage(name) !== null) {
+    const k = ctx.args.findIndex((a) => !a.text.startsWith("-"));
+    if (k >= 0 && !ctx.args.slice(0, k).some((a) => /^-[A-Za-z]*[cmeE]$/.test(a.text))) runs.push([posix.basename(ctx.args[k]!.text), ctx.args.slice(k + 1)]);
+  }
+  for (const [tool, args] of runs) for (const key of cliVerbEffects(tool, args, generic)) add(ctx, key);
+  if (!generic && moved && DB_RESET.test(`${name} ${moved.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
 }
 
 /**
@@ -2005,6 +2063,34 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
   }
 }
 
+/**
+ * HTTP writes by raw clients (`curl -X PATCH/PUT`, `http PATCH`) and `gh api`: admin rights granted to a collaborator or
+ * member (`{"permission":"admin"}`), a repository or resource made public (`{"private":false}`, `-F private=false`), and a
+ * PATCH/PUT of a whole collection (`$API/v1/orders`, no id) on another host: every record changed at once.
+ */
+function judgeHttpWrite(ctx: JudgeContext, name: string): void {
+  const texts = ctx.args.map((a) => a.text);
+  let method = "";
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if ((/^-[a-zA-Z]*X$/.test(t) || t === "--request" || t === "--method") && texts[k + 1]) method = texts[k + 1]!.toUpperCase();
+    else if (/^(?:-[a-zA-Z]*X|--request=|--method=)\w+$/i.test(t)) method = t.replace(/^(?:-[a-zA-Z]*X|--request=|--method=)/i, "").toUpperCase();
+    else if (name !== "curl" && name !== "wget" && /^(?:PATCH|PUT|POST)$/.test(t)) method = t;
+  }
+  if (!/^(?:PATCH|PUT|POST)$/.test(method)) return;
+  const body = texts.filter((t, k) => /^(?:-d|--data(?:-raw|-binary|-ascii|-urlencode)?|--json|-F|--form|-f|--field|--raw-field|--body-data|--post-data)$/.test(texts[k - 1] ?? "") || /^(?:--data\S*|--json|--body-data|--post-data|--field|--raw-field)=/.test(t) || (name !== "curl" && name !== "wget" && /^[\w.-]+(?::=|=)/.test(t))).join(" ");
+  const urls = texts.filter((t) => /^(?:https?:\/\/|\$\{?\w+\}?\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+)(?::\d+)?\/)/i.test(t) || /^(?:repos|orgs|projects|groups)\//.test(t));
+  if (urls.some((u) => /\/(?:collaborators|members|memberships|invitations|permissions)\b/.test(u)) && /"?(?:permission|role|access_level|role_name)"?\s*[:=]\s*"?(?:admin|owner|maintain|maintainer|50|40)\b/i.test(body)) return add(ctx, "privilege_grant");
+  if (/"private"\s*:\s*false|\bprivate=false\b|"visibility"\s*:\s*"public"|\bvisibility=public\b|"public"\s*:\s*true|"acl"\s*:\s*"public-read/i.test(body)) return add(ctx, "privilege_grant");
+  if (method === "POST" || !body) return;
+  for (const u of urls) {
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u)!;
+    const segments = m[2]!.split("/").filter(Boolean);
+    const last = segments[segments.length - 1] ?? "";
+    if ((!LOCAL_HOST.test(m[1]!) || /\$/.test(m[1]!)) && segments.length >= 1 && /^[a-z][a-z-]*[a-rt-z]s$/i.test(last) && !/^(?:settings|status|credentials|permissions|preferences|headers|details|options|metrics|stats|graphs|configs?|mappings|aliases|access|ids)$/i.test(last)) return add(ctx, "http_bulk_update");
+  }
+}
+
 /** Commands that write the file named by an output option (`sort -o FILE`, `curl -o FILE`, `uniq IN OUT`). */
 function judgeOutputOption(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
@@ -2352,6 +2438,14 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "bsdtar":
     case "gtar":
       for (const v of values(["-I", "-F"], ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command"])) ctx.analyseShell(v);
+      // `--to-command=sh`: each member's content is piped into the command; a shell or interpreter reading its program
+      // from stdin runs the archive's files as code.
+      for (const v of values([], ["--to-command"])) {
+        const [prog = "", ...rest] = v.trim().split(/\s+/);
+        const base = posix.basename(prog);
+        const lang = SHELLS.has(base) ? "shell" : interpreterLanguage(base);
+        if (lang && readsProgramFromStdin(base, rest.map((t) => ({ text: t, literal: true })), lang)) add(ctx, "shell_input");
+      }
       for (const v of values([], ["--checkpoint-action"])) {
         const m = /^exec=(.*)$/s.exec(v);
         if (m) ctx.analyseShell(m[1]!);
@@ -2807,7 +2901,7 @@ function memoryBomb(code: string): boolean {
   log2 = (mags[0] ?? 0) + (mags[1] ?? 0);
   if (log2 >= 36) return true; // 64 GiB or more
   // An allocation appended on every turn of an endless loop.
-  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
+  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{|\biter\(\s*int\s*,\s*1\s*\)|\bitertools\.count\(|\bitertools\.(?:cycle|repeat\(\s*[^,()]+\))|\bloop\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
 }
 
 function judgeWiderEffects(ctx: JudgeContext, name: string): void {
@@ -2929,6 +3023,7 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
         const fields = texts.filter((t, k) => /^-(?:f|F)$|^--(?:field|raw-field)$/.test(texts[k - 1] ?? "") || /^--(?:field|raw-field)=/.test(t)).map((t) => t.replace(/^--(?:raw-)?field=/, ""));
         if (/\/(?:collaborators|memberships|teams\/[^/]+\/repos|invitations|members)\b/.test(path) && fields.some((f) => /^(?:permission|role)=(?:admin|maintain|owner)$/i.test(f))) return add(ctx, "privilege_grant");
         const ref = /\/git\/refs\/(?:heads\/)?(.+)$/.exec(path)?.[1];
+        if (/^(?:PATCH|PUT|POST)$/.test(method) && fields.some((f) => /^(?:private=false|visibility=public)$/i.test(f))) return add(ctx, "privilege_grant");
         if (ref !== undefined && PROTECTED_BRANCH.test(ref) && ((method === "PATCH" && fields.some((f) => /^force=true$/i.test(f))) || method === "DELETE")) return add(ctx, "git_force_push");
         if (/\/branches\/[^/]+\/protection\b/.test(path) && method === "DELETE") return add(ctx, "security_change");
       }
@@ -3527,5 +3622,69 @@ function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void 
       if (posix.normalize(served) === "/" || w === "system" || w === "credential" || w === "home" || (w === "outside" && SYSTEM_TOP.test(served))) add(ctx, "remote_access");
     }
   }
+  judgeExposure(ctx, name, texts, words);
   if (/^(?:jupyter|jupyter-lab|jupyter-notebook|jupyterlab)$/.test(name) && texts.some((t) => /^--(?:ServerApp|NotebookApp|IdentityProvider)\.token=(?:''|""|)$/.test(t)) && /^(?:0\.0\.0\.0|\*|::)$/.test(valueOf("--ip") ?? "")) add(ctx, "remote_access");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exposure: services opened to every network, authentication switched off, VPNs joined, system defaults switched
+
+/** Loopback addresses: a port published or forwarded on them stays on this machine. */
+const LOOPBACK = /^(?:localhost|127(?:\.\d+){3}|\[?::1\]?)$/i;
+/** Ports of administration, remote-shell and database services: relayed from every interface, the network reaches them. */
+const ADMIN_PORT = /^(?:22|23|2375|2376|2379|3306|3389|5432|5900|5901|5984|6379|6443|8200|9200|9300|10250|11211|15672|27017|28017|1433|1521|5672|9042|7474|8086)$/;
+/** Container environment settings that switch a database's or service's authentication off. */
+const AUTH_OFF_ENV = /^(?:POSTGRES_HOST_AUTH_METHOD=trust|MYSQL_ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=(?:yes|true|1)|ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|xpack\.security\.enabled=false|GF_AUTH_ANONYMOUS_ENABLED=true|GF_AUTH_DISABLE_LOGIN_FORM=true|JUPYTER_TOKEN=|DISABLE_SECURITY_PLUGIN=true|plugins\.security\.disabled=true|NEO4J_AUTH=none)$/i;
+/** Servers started with their protection switched off (flags joined with their values), by program. */
+const SERVER_OPENERS: { tool: RegExp; open: RegExp; unless?: RegExp }[] = [
+  { tool: /^(?:redis-server|valkey-server|keydb-server)$/, open: /(?:^|\s)--protected-mode\s+no\b/ },
+  { tool: /^mongod$/, open: /(?:^|\s)(?:--bind_ip_all|--bind_ip[=\s]0\.0\.0\.0)(?:\s|$)/, unless: /(?:^|\s)--auth\b|--keyFile/ },
+  { tool: /^(?:mysqld|mariadbd|mysqld_safe)$/, open: /(?:^|\s)--skip-grant-tables\b/ },
+  { tool: /^memcached$/, open: /(?:^|\s)(?:-l\s*|--listen[=\s])0\.0\.0\.0\b/ },
+  { tool: /^code-server$/, open: /(?:^|\s)--auth[=\s]none\b/, unless: /--bind-addr[=\s](?:127\.|localhost)/ },
+  { tool: /^x11vnc$/, open: /(?:^|\s)-nopw\b/, unless: /(?:^|\s)-localhost\b/ },
+  { tool: /^(?:elasticsearch|opensearch)$/, open: /xpack\.security\.enabled=false|plugins\.security\.disabled=true/ },
+];
+
+function judgeExposure(ctx: JudgeContext, name: string, texts: string[], words: string[]): void {
+  const joined = texts.join(" ");
+  for (const s of SERVER_OPENERS) if (s.tool.test(name) && s.open.test(joined) && !(s.unless?.test(joined) ?? false)) return add(ctx, "remote_access");
+  // A container whose authentication is switched off, published on every interface (`-p 5432:5432`, `-p 0.0.0.0:…`).
+  if (/^(?:docker|podman|nerdctl)$/.test(name) && (words[0] === "run" || words[0] === "create" || (words[0] === "container" && /^(?:run|create)$/.test(words[1] ?? "")))) {
+    const env = texts.filter((t, k) => /^(?:-e|--env)$/.test(texts[k - 1] ?? "") || /^--env=/.test(t)).map((t) => t.replace(/^--env=/, ""));
+    const published = texts.filter((t, k) => /^(?:-p|--publish)$/.test(texts[k - 1] ?? "") || /^--publish=|^-p\d/.test(t)).map((t) => t.replace(/^--publish=|^-p/, ""));
+    const everywhere =
+      published.some((p) => {
+        const f = p.split(":");
+        return f.length < 3 || !LOOPBACK.test(f.slice(0, -2).join(":"));
+      }) ||
+      texts.includes("-P") ||
+      texts.includes("--publish-all") ||
+      /(?:^|\s)--net(?:work)?[=\s]host\b/.test(joined);
+    if (everywhere && env.some((e) => AUTH_OFF_ENV.test(e))) return add(ctx, "remote_access");
+  }
+  // A cluster service given a public load balancer (`kubectl patch svc X -p '{"spec":{"type":"LoadBalancer"}}'`, `expose --type=LoadBalancer`).
+  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:patch|expose|set|create)$/.test(words[0] ?? "") && (/"type"\s*:\s*"LoadBalancer"|type:\s*LoadBalancer/.test(joined) || /(?:^|\s)--type[=\s]LoadBalancer\b/.test(joined))) return add(ctx, "remote_access");
+  // ssh dynamic or local forwards bound to every interface (`-D 0.0.0.0:1080`, `-L *:8080:…`, `-g`, GatewayPorts).
+  if (name === "ssh" || name === "autossh") {
+    const fwd = texts.flatMap((t, k) => (/^-[A-Za-z]*[DL]$/.test(t) && texts[k + 1] !== undefined ? [texts[k + 1]!] : /^-[DL]./.test(t) ? [t.slice(2)] : []));
+    const gateway = texts.some((t) => /^-[A-Za-z]*g[A-Za-z]*$/.test(t) && !/^-[A-Za-z]*[bcDEeFIiJLlmOopQRSWw]$/.test(t)) || /GatewayPorts[=\s]+(?:yes|clientspecified)/i.test(joined);
+    if (fwd.some((f) => /^(?:0\.0\.0\.0|\*|::|\[::\]|):\d/.test(f)) || (gateway && fwd.length)) return add(ctx, "remote_access");
+  }
+  // socat relaying a listener on every interface to a local administration or database port (`TCP-LISTEN:2222,fork TCP:127.0.0.1:22`).
+  if (name === "socat") {
+    const listen = texts.find((t) => /^TCP[46]?-LISTEN:/i.test(t));
+    const target = texts.find((t) => /^(?:TCP[46]?|TCP-CONNECT):(?:127(?:\.\d+){3}|localhost|\[?::1\]?|0\.0\.0\.0):\d+/i.test(t));
+    const port = target ? /:(\d+)(?:,|$)/.exec(target)?.[1] : undefined;
+    if (listen && !/,(?:bind|range)=(?:127\.|localhost|\[?::1)/i.test(listen) && port && ADMIN_PORT.test(port)) return add(ctx, "remote_access");
+  }
+  // VPNs and mesh networks joined, exit nodes and routes advertised, services funnelled to the internet.
+  if (name === "openvpn" && texts.some((t) => /^--(?:config|remote|client)$/.test(t) || /\.ovpn$/.test(t)) && !texts.some((t) => /^--(?:genkey|show-\S+|version|help)$/.test(t))) return add(ctx, "network_change");
+  if ((name === "wg-quick" && /^(?:up|down)$/.test(words[0] ?? "")) || (name === "wg" && /^(?:set|setconf|syncconf|addconf)$/.test(words[0] ?? ""))) return add(ctx, "network_change");
+  if (name === "tailscale" && ((/^(?:up|login|set)$/.test(words[0] ?? "") && texts.some((t) => /^--(?:advertise-exit-node|advertise-routes|exit-node|ssh)(?:=|$)/.test(t))) || (/^(?:funnel|serve)$/.test(words[0] ?? "") && !/^(?:status|reset|off)$/.test(words[1] ?? "")))) return add(ctx, "remote_access");
+  if ((name === "zerotier-cli" && words[0] === "join") || (name === "netbird" && words[0] === "up")) return add(ctx, "remote_access");
+  // System-wide defaults switched (`update-alternatives --set java …`, `alternatives --config python`): every user's command changes.
+  if (/^(?:update-alternatives|alternatives)$/.test(name) && texts.some((t) => /^--(?:set|install|remove|remove-all|config|auto|all|set-selections)$/.test(t))) return add(ctx, "system_config_write");
+  // Rules opened to every source address spelled `*`/`Internet`/`Any` (`--source-address-prefixes '*'`).
+  if (texts.some((t, k) => /^--?(?:source|src|remote|cidr|from|allowed|ip-?ranges?|source-address|source-address-prefix(?:es)?|source-ranges?|remote-ip|cidr-?blocks?)(?:[\w-]*)$/i.test(texts[k - 1] ?? "") && /^(?:\*|any|internet|0\.0\.0\.0(?:\/0)?|::\/0)$/i.test(t)) && words.some((w) => /^(?:create|add|update|set|allow|authorize|open|insert|append)$|^(?:authorize|add|create|update)-|rule|firewall|nsg|security/.test(w))) return add(ctx, "firewall_change");
 }

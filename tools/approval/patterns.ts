@@ -68,6 +68,9 @@ const CPU_BURNER = String.raw`(?:yes|(?:cat|sha\d*sum|md5sum|b2sum|gzip|xz|bzip2
 const ENDLESS_LOAD = re(
   String.raw`\b(?:for|while|until)\b[^\n]{0,120}?\bdo\s${LOOP_BODY}(?<![\w/-])${CPU_BURNER}\b[^&;\n|]*(?:\|[^&;\n]*)?&(?!&)${LOOP_BODY}\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\bmkdir\b${LOOP_BODY}\bcd\b${LOOP_BODY}\bdone\b`,
+  // Thousands of turns (`for i in $(seq 1 100000)`, `{1..50000}`, `((i=0; i<20000; i++))`) each starting a command in the
+  // background with no wait inside the loop: that many processes at once.
+  String.raw`\bfor\s+(?:\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}\d{4,}\s*\)|\{\d+\.\.\d{4,}\})|\(\(\s*\w+\s*=\s*\d+\s*;\s*\w+\s*<=?\s*\d{4,}\s*;[^)]*\)\))\s*(?:;|\n)\s*do\s(?:(?!\bdone\b|\bwait\b|\bbreak\b)[\s\S]){0,300}?[^&>|\s]\s*&(?![&>])(?:(?!\bwait\b)[\s\S]){0,300}?\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\bcd\b${LOOP_BODY}\bmkdir\b${LOOP_BODY}\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd)\b[^;\n&|]*(?:\$RANDOM|\$\(\s*(?:date|uuidgen|mktemp)|\$\(\(\s*\w+\s*\+\+|\$SRANDOM|\$\{?EPOCHREALTIME)${LOOP_BODY}\bdone\b`,
 );

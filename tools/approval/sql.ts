@@ -104,7 +104,9 @@ export function judgeSql(sql: string): string[] {
     // on everything or with the right to grant it on, privileges given to every user.
     if (/^alter (?:user|role) .*\b(?:superuser|createrole|bypassrls|replication)\b/.test(st) && !/\bno(?:superuser|createrole|bypassrls|replication)\b/.test(st)) keys.add("privilege_grant");
     if (/^create (?:user|role) .*\bwith\b.*\b(?:superuser|bypassrls)\b/.test(st)) keys.add("privilege_grant");
-    if (/^grant\b/.test(st) && (/\bwith (?:grant|admin) option\b/.test(st) || /^grant all(?: privileges)? on (?:\*\.\*|all tables in schema|database|schema)\b/.test(st) || /\bto public\b/.test(st) || /^grant (?:super|pg_(?:read_server_files|write_server_files|execute_server_program)|rds_superuser|cloudsqlsuperuser|azure_pg_admin|sysadmin|db_owner)\b/.test(st) || /^grant (?:postgres|root)\b/.test(st))) keys.add("privilege_grant");
+    if (/^grant\b/.test(st) && (/\bwith (?:grant|admin) option\b/.test(st) || /^grant all(?: privileges)? on (?:\*\.\*(?!\S)|(?:all tables in schema|database|schema)\b)/.test(st) || /\bto public\b/.test(st) || /^grant (?:super|pg_(?:read_server_files|write_server_files|execute_server_program)|rds_superuser|cloudsqlsuperuser|azure_pg_admin|sysadmin|db_owner)\b/.test(st) || /^grant (?:postgres|root)\b/.test(st))) keys.add("privilege_grant");
+    // A password set or changed on a database role (`ALTER USER postgres PASSWORD '…'`, `SET PASSWORD FOR …`): who can log in changes.
+    if (/^alter (?:user|role) \S+ (?:with )?(?:encrypted )?password\b|^alter user \S+ identified (?:by|with)\b|^set password\b/.test(st)) keys.add("user_change");
     if (/^(?:exec(?:ute)? )?sp_addsrvrolemember\b|^alter server role sysadmin add member\b/.test(st)) keys.add("privilege_grant");
   }
   return [...keys];
