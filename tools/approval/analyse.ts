@@ -376,12 +376,18 @@ interface State {
   called?: Set<string>;
   /** Functions being judged now (a function calling itself is not followed again). */
   active?: Set<string>;
+  /** Commands being analysed run as another (privileged) user (sudo, doas, pkexec, su -c) or on another host (ssh HOST CMD): nesting counts. */
+  privileged?: number;
+  remote?: number;
   /** `trap 'cmd' EXIT` actions, judged when the script that set them has run (their variables set by then). */
   traps?: { script: string; depth: number }[];
 }
 
 interface Unwrapped {
   prefix: string;
+  /** The command runs privileged (a sudo-like wrapper was removed, or it runs in a script given to one) or on another host. */
+  privileged?: boolean;
+  remote?: boolean;
   argv: Tok[];
   /** `NAME=value` words placed before the command (also through env): the environment it runs with. */
   env?: { name: string; value: string }[];
@@ -441,6 +447,7 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
   // `DEST=/etc sh -c '… "$DEST/hosts"'`, `env DEST=/etc sh -c …`: the script a wrapper runs sees the
   // assignments made for it (and only it: they are undone afterwards).
   const saved = new Map<string, string | undefined>();
+  const elevation = { privileged: st.privileged, remote: st.remote };
   try {
     const u = unwrapWith(t, depth, st, positional, saved);
     const env: { name: string; value: string }[] = [];
@@ -448,8 +455,10 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
       const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(tok.plain);
       if (m && env.length < 16) env.push({ name: m[1]!, value: m[2]! });
     }
-    return { ...u, env };
+    return { ...u, env, privileged: (st.privileged ?? 0) > 0, remote: (st.remote ?? 0) > 0 };
   } finally {
+    st.privileged = elevation.privileged;
+    st.remote = elevation.remote;
     for (const [k, v] of saved) v === undefined ? st.vars.delete(k) : st.vars.set(k, v);
   }
 }
@@ -509,6 +518,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         continue;
       }
     }
+    if (/^(?:sudo|doas|run0|pkexec)$/.test(name)) st.privileged = (st.privileged ?? 0) + 1;
     switch (name) {
       case "sudo":
         i = skipOptions(t, i + 1, "CDghpRrtTUu", ["--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"]);
@@ -727,6 +737,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "su":
       case "runuser": {
         const r = rest();
+        st.privileged = (st.privileged ?? 0) + 1;
         for (let k = 0; k < r.length; k++) {
           const w = r[k]!.plain;
           if (w === "-c" || w === "--command" || w === "--session-command") {
@@ -765,6 +776,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "ssh": {
         let j = skipOptions(t, i + 1, "BbcDEeFIiJLlmOoPpQRSWw");
         j += 1; // the host
+        st.remote = (st.remote ?? 0) + 1;
         if (j < t.length) analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
         return { prefix, argv: t.slice(i, Math.min(j, t.length)) };
       }
@@ -1129,6 +1141,8 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     created: st.created,
     links: st.links,
     env: unwrapped.env,
+    privileged: unwrapped.privileged,
+    remote: unwrapped.remote,
     scripts: st.scripts,
     path: argv[0]?.plain,
   });

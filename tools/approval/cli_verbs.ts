@@ -80,7 +80,7 @@ const PLATFORM_RESETS: Rule[] = [
  * Infrastructure, platform and service CLIs: any verb among DESTRUCTIVE_VERBS is asked about. Tools with finer rules of
  * their own (kubectl, docker, terraform, git, aws's own exemptions, …) are judged in judge.ts and not listed here.
  */
-const INFRA_CLIS = new Set([
+export const INFRA_CLIS = new Set([
   // clouds and hosting
   "az", "gcloud", "doctl", "hcloud", "linode-cli", "fly", "flyctl", "heroku", "vercel", "netlify", "railway", "render",
   "supabase", "firebase", "wrangler", "fastly", "flarectl", "oci", "ibmcloud", "scw", "exo", "vultr-cli", "upctl",

@@ -10,7 +10,7 @@
 import { posix } from "node:path";
 import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
-import { cliVerbEffects } from "./cli_verbs.js";
+import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
 
 export interface EffectClass {
   key: string;
@@ -50,6 +50,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "service_change", description: "restart, reload or enable a system service, or end a user's session" },
   { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
   { key: "resource_exhaustion", description: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)" },
+  { key: "elevated_unreadable", description: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -225,6 +226,9 @@ export interface JudgeContext {
   created: Set<string>;
   /** Links this command line made (link path, cwd-joined → target): later paths through them land at the target. */
   links?: Map<string, string>;
+  /** Runs as a privileged user (sudo, doas, pkexec, su -c) or on another host (ssh HOST CMD). */
+  privileged?: boolean;
+  remote?: boolean;
   /** Assignments placed before the command (`LD_PRELOAD=x cmd`, `env X=y cmd`). */
   env?: { name: string; value: string }[];
 }
@@ -1525,7 +1529,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
     if (readsProgramFromStdin(name, args, lang)) judgeFedInput(ctx, lang);
-    return;
+    return judgeElevated(ctx, name, findingsBefore);
   }
 
   judgeTeardown(ctx, name);
@@ -1546,6 +1550,14 @@ export function judgeCommand(ctx: JudgeContext): void {
   if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
   // Destructive verbs of infrastructure CLIs that no rule of the tool's own judged (cli_verbs.ts).
   if (ctx.out.length === findingsBefore) judgeCliVerbs(ctx, name, true);
+  // On another host every service is someone's: restarts, reloads and starts of any unit change that machine.
+  if (ctx.remote && ctx.out.length === findingsBefore && ((name === "systemctl" && /^(?:restart|reload|start|enable|try-restart|reload-or-restart|daemon-reload)$/.test(sub(args)[0] ?? "")) || (name === "service" && /^(?:restart|reload|start|force-reload)$/.test(sub(args)[1] ?? "")))) add(ctx, "service_change");
+  judgeElevated(ctx, name, findingsBefore);
+}
+
+/** A privileged or remote program with no finding, not exempt (ELEVATED_EXEMPT): its effect is not known, so it is asked about. */
+function judgeElevated(ctx: JudgeContext, name: string, findingsBefore: number): void {
+  if ((ctx.privileged || ctx.remote) && ctx.out.length === findingsBefore && ELEVATED_RULE && !elevatedExempt(name, ctx.args)) add(ctx, "elevated_unreadable");
 }
 
 /**
@@ -3687,4 +3699,48 @@ function judgeExposure(ctx: JudgeContext, name: string, texts: string[], words: 
   if (/^(?:update-alternatives|alternatives)$/.test(name) && texts.some((t) => /^--(?:set|install|remove|remove-all|config|auto|all|set-selections)$/.test(t))) return add(ctx, "system_config_write");
   // Rules opened to every source address spelled `*`/`Internet`/`Any` (`--source-address-prefixes '*'`).
   if (texts.some((t, k) => /^--?(?:source|src|remote|cidr|from|allowed|ip-?ranges?|source-address|source-address-prefix(?:es)?|source-ranges?|remote-ip|cidr-?blocks?)(?:[\w-]*)$/i.test(texts[k - 1] ?? "") && /^(?:\*|any|internet|0\.0\.0\.0(?:\/0)?|::\/0)$/i.test(t)) && words.some((w) => /^(?:create|add|update|set|allow|authorize|open|insert|append)$|^(?:authorize|add|create|update)-|rule|firewall|nsg|security/.test(w))) return add(ctx, "firewall_change");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Privileged and remote commands whose effect is not read
+
+/** Whether the rule below is on (measured on every table before it was kept; see git log). */
+const ELEVATED_RULE = true;
+
+/**
+ * Programs a privileged or remote invocation may run without being asked about, as data: read-only programs (they
+ * print), and programs whose effects this analyser reads (their rules above flag what they change; nothing flagged
+ * means nothing of concern). Anything else run with sudo/doas/pkexec/su -c, or on another host, is asked about.
+ */
+const ELEVATED_EXEMPT: Record<string, readonly string[]> = {
+  // printing files, listings, searches
+  files: ["cat", "tac", "less", "more", "head", "tail", "ls", "ll", "dir", "tree", "stat", "file", "wc", "du", "df", "find", "fd", "locate", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "diff", "cmp", "grep", "egrep", "fgrep", "rg", "ag", "zcat", "zgrep", "zless", "xzcat", "bzcat", "strings", "hexdump", "xxd", "od", "jq", "column", "sort", "uniq", "cut", "tr", "nl", "fold", "fmt", "paste", "join", "comm", "test", "[", "true", "false", "echo", "printf", "sleep", "wait", "pwd", "cd"],
+  // the system's state, printed
+  system: ["whoami", "id", "groups", "hostname", "hostnamectl", "uname", "uptime", "date", "free", "vmstat", "iostat", "mpstat", "sar", "nproc", "lscpu", "lspci", "lsusb", "lsblk", "blkid", "lsmod", "lsof", "lshw", "dmidecode", "ps", "pgrep", "pidof", "top", "htop", "atop", "w", "who", "last", "lastlog", "getent", "env", "printenv", "which", "type", "whereis", "command", "ss", "netstat", "ping", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "arp", "route", "tcpdump", "nc", "curl", "wget", "openssl", "ssh-keygen", "ssh-keyscan", "timedatectl", "loginctl", "localectl", "systemd-analyze", "sensors", "smartctl", "nvidia-smi", "dmesg", "journalctl", "getenforce", "sestatus", "aa-status", "ulimit", "umask", "history"],
+  // programs whose effects the rules above read (removals, deletes, writes, service and system changes)
+  judged: ["rm", "rmdir", "unlink", "shred", "cp", "mv", "ln", "install", "rsync", "scp", "tee", "dd", "truncate", "touch", "mkdir", "chmod", "chown", "chgrp", "chattr", "setfacl", "sed", "awk", "gawk", "tar", "unzip", "gzip", "gunzip", "xz", "zip", "kill", "pkill", "killall", "systemctl", "service", "mount", "umount", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "ip", "sysctl", "modprobe", "crontab", "useradd", "usermod", "userdel", "groupadd", "groupdel", "passwd", "chpasswd", "visudo", "git", "docker", "podman", "kubectl", "helm", "psql", "mysql", "sqlite3", "redis-cli", "mongosh", "ssh", "tmux", "screen", "timeout", "nice", "xargs", "parallel", "update-alternatives", "certbot", "su", "runuser", "zfs", "zpool", "cryptsetup", "hwclock", "wg", "wg-quick", "openvpn", "tailscale", "grubby", "losetup", "auditctl", "semanage", "setenforce", "mdadm", "parted", "fdisk", "sfdisk", "wipefs", "mkfs", "mkswap", "swapoff", "swapon", "efibootmgr", "grub-install", "update-grub", "setcap", "chronyc", "ntpdate", "at", "atrm", "virsh", "lxc", "incus"],
+  // read-only tools of storage, firewall and security stacks
+  storage: ["lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan", "vgscan", "pvscan", "iptables-save", "ip6tables-save", "ebtables-save", "flash_info", "mtdinfo", "ausearch", "aureport", "fail2ban-client", "sestatus", "getsebool", "showmount", "exportfs", "findmnt", "mountpoint", "quota", "repquota"],
+  // package managers: removals are read; installs add software the task asked for
+  packages: ["apt", "apt-get", "apt-cache", "aptitude", "dpkg", "dnf", "yum", "rpm", "zypper", "pacman", "apk", "snap", "flatpak", "brew", "port", "pip", "pip3", "npm", "pnpm", "yarn", "gem", "cargo", "go", "conda"],
+};
+const EXEMPT_NAMES = new Set(Object.values(ELEVATED_EXEMPT).flat());
+
+/** Programs exempt only in their read-only modes (`nginx -t`, `apachectl configtest`). */
+const READ_ONLY_MODES: Record<string, RegExp> = {
+  nginx: /^-[tTvV]$/,
+  apachectl: /^(?:-t|-S|-M|configtest|status|-v|-V)$/,
+  apache2ctl: /^(?:-t|-S|-M|configtest|status|-v|-V)$/,
+  haproxy: /^-c$/,
+  sshd: /^-[tT]$/,
+  named: /^-v$/,
+};
+
+function elevatedExempt(name: string, args: JudgedArg[]): boolean {
+  if (name === "" || EXEMPT_NAMES.has(name) || OWN_TEARDOWN_RULES.test(name) || INFRA_CLIS.has(name)) return true;
+  if (READ_ONLY_MODES[name] && args.some((a) => READ_ONLY_MODES[name]!.test(a.text))) return true;
+  // Shells and interpreters given their code on the line: the code was read.
+  const lang = SHELLS.has(name) ? "shell" : interpreterLanguage(name);
+  if (lang && args.some((a) => /^-[A-Za-z]*[ceE]$|^--eval$|^--command$/.test(a.text))) return true;
+  return false;
 }
