@@ -89,6 +89,7 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout9", dangerous: ["approval_heldout9_dangerous.txt"], harmless: ["approval_heldout9_harmless.txt"], size: 500 },
     { name: "heldout10", dangerous: ["approval_heldout10_dangerous.txt"], harmless: ["approval_heldout10_harmless.txt"], size: 500 },
     { name: "heldout11", dangerous: ["approval_heldout11_dangerous.txt"], harmless: ["approval_heldout11_harmless.txt"], size: 500 },
+    { name: "heldout12", dangerous: ["approval_heldout12_dangerous.txt"], harmless: ["approval_heldout12_harmless.txt"], size: 390 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
