@@ -213,6 +213,8 @@ function displayName(path: string): string {
   const m = /(?:^|\/)((?:init|rc)\.d\/[^/]+)$/.exec(path);
   if (m) return m[1]!.replace(/^rc\.d/, "init.d");
   const base = path.replace(/\/+$/, "").split("/").pop() ?? path;
+  // Windows spellings (`cmd.exe`, `C:\\Windows\\System32\\reg.exe`, `powershell.exe`): the program without its folder and `.exe`.
+  if (/\.exe$/i.test(base)) return (base.split("\\").pop() ?? base).replace(/\.exe$/i, "").toLowerCase();
   return base || path;
 }
 
@@ -692,17 +694,32 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         }
         return { prefix, argv: t.slice(i, i + 1) };
       }
+      // `cmd /c "rd /s /q C:\\x"`, `cmd.exe /k …`: cmd runs the rest of the line as a command line. cmd has no backslash
+      // escapes, so backslashes (path separators) are doubled for the shell reader.
+      case "cmd": {
+        const r = rest();
+        const c = r.findIndex((x) => /^\/[ck]$/i.test(x.plain));
+        if (c >= 0 && r[c + 1]) analyseScript(r.slice(c + 1).map((x) => x.plain).join(" ").replace(/\\/g, "\\\\"), depth + 1, st);
+        return { prefix, argv: t.slice(i) };
+      }
       case "pwsh":
       case "powershell": {
         const r = rest();
-        const c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
-        if (c >= 0 && r[c + 1]) {
+        let c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
+        // Without -Command or -File the first word that is not an option starts the command (`powershell Stop-Service X`).
+        if (c < 0 && !r.some((x) => /^-(?:f|fi|fil|file|e|ec|en|enc\w*|encodedcommand)$/i.test(x.plain))) {
+          const first = r.findIndex((x, k) => !x.plain.startsWith("-") && !/^-(?:ExecutionPolicy|ep|ex|WindowStyle|w|OutputFormat|of|InputFormat|if|ConfigurationName|config|WorkingDirectory|wd|Version|v|PSConsoleFile|CustomPipeName|SettingsFile)$/i.test(r[k - 1]?.plain ?? ""));
+          if (first >= 0) c = first - 1;
+        }
+        const from = c + 1;
+        if ((c >= 0 || from === 0) && r[from]) {
           // A statement that starts with `$…` is an expression, not a command (`$env:PATH -split ":"`); an assignment runs
           // its right-hand side (`$x = Remove-Item …`).
           const script = r
-            .slice(c + 1)
+            .slice(from)
             .map((x) => x.plain)
             .join(" ")
+            .replace(/\\/g, "\\\\") // PowerShell escapes with backticks: a backslash is a path separator
             .split(/(?<=[;\n])/)
             .map((stmt) => {
               const m = /^(\s*)\$[\w:{}.]+(?:\[[^\]]*\])?\s*[-+*/]?=(?!=)\s*(.*)$/s.exec(stmt);

@@ -11,6 +11,7 @@ import { posix } from "node:path";
 import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
 import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
+import { windowsDeleteClass, windowsEffects } from "./windows.js";
 
 export interface EffectClass {
   key: string;
@@ -1224,6 +1225,18 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (!producerListsInside(ctx.producer, ctx.cwd, ctx.root)) add(ctx, "xargs_rm");
   }
 
+  // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
+  const win = windowsEffects(name, args.map((a) => a.text));
+  for (const e of win) {
+    if ("key" in e) add(ctx, e.key);
+    else {
+      const cls = windowsDeleteClass(e.delete, e.recursive);
+      if (cls) add(ctx, cls);
+      else judgeDelete(ctx, e.delete.replace(/\\/g, "/"), e.recursive);
+    }
+  }
+  if (win.length && /^(?:rd|rmdir|del|erase)$/.test(name)) return;
+
   // Package-runner deleters (`npx rimraf DIR`, `npx del-cli 'x/**'`): recursive deletes of their operands.
   if (/^(?:rimraf|del-cli|rmrf|rm-rf|premove|trash-cli|delete-cli|remove-cli)$/.test(name)) {
     for (const op of operands(args)) judgeDelete(ctx, op.text, true);
@@ -2222,7 +2235,9 @@ function judgePowerShellCmdlet(ctx: JudgeContext): void {
   };
   if (n === "stop-service" || n === "spsv" || n === "restart-service" || n === "suspend-service" || n === "set-service") {
     const names = args.filter((a) => !a.text.startsWith("-")).map((a) => a.text);
-    if (names.some((x) => SYSTEM_UNIT.test(x) || SYSTEM_DAEMON.test(x) || /^(?:WinRM|wuauserv|EventLog|Dnscache|LanmanServer|W32Time|Schedule|MpsSvc|WinDefend|sshd)$/i.test(x)) || (ctx.producer && !names.length)) add(ctx, n.startsWith("restart") ? "service_change" : "stop_service");
+    // Every Windows service is the machine's (an agent's own servers are not Windows services): stopping, suspending,
+    // disabling or restarting one by name (`Stop-Service -Name Spooler`) changes the system.
+    if (names.length || (ctx.producer && !names.length)) add(ctx, n.startsWith("restart") || (n === "set-service" && !args.some((a) => /^(?:disabled|stopped)$/i.test(a.text))) ? "service_change" : "stop_service");
     return;
   }
   if (n === "stop-process" || n === "spps" || n === "kill") {
@@ -2236,7 +2251,11 @@ function judgePowerShellCmdlet(ctx: JudgeContext): void {
   }
   if (n === "remove-item" || n === "ri" || n === "del" || n === "erase" || n === "rd") {
     const path = pathOf() ?? piped();
-    if (path !== undefined) judgeDelete(ctx, path, args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd");
+    const recursive = args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd";
+    const win = path !== undefined ? windowsDeleteClass(path, recursive) : null;
+    if (win) add(ctx, /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry):/i.test(path!) ? "system_config_write" : win);
+    else if (path !== undefined && /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry):/i.test(path)) add(ctx, "system_config_write");
+    else if (path !== undefined) judgeDelete(ctx, path.replace(/\\/g, "/"), recursive);
   } else if (n === "set-content" || n === "out-file" || n === "clear-content" || n === "sc" || n === "clc") {
     const p = args.findIndex((a) => /^-(?:path|literalpath|filepath)$/i.test(a.text));
     const path = (p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text) ?? (n === "clear-content" || n === "clc" ? piped() : undefined);
