@@ -550,6 +550,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           else if (/^-[uC]./.test(w)) j++;
           else break;
         }
+        // `env` (or `env -0`, `env X=1`) with no command prints the environment: it is the command.
+        if (j >= 0 && !t.slice(j).some((x) => !/^[A-Za-z_]\w*=/.test(x.plain))) return { prefix, argv: t.slice(i, i + 1) };
         if (j >= 0) i = j;
         continue;
       }

@@ -12,6 +12,7 @@ import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
 import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
 import { windowsDeleteClass, windowsEffects } from "./windows.js";
+import { credentialEffects } from "./exfil.js";
 
 export interface EffectClass {
   key: string;
@@ -52,6 +53,7 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
   { key: "resource_exhaustion", description: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)" },
   { key: "elevated_unreadable", description: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known" },
+  { key: "credential_exfiltration", description: "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
 
@@ -1225,6 +1227,8 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (!producerListsInside(ctx.producer, ctx.cwd, ctx.root)) add(ctx, "xargs_rm");
   }
 
+  // Secrets sent off the machine (credential files, tokens, the environment posted, piped to a socket or copied to a host): exfil.ts.
+  for (const key of credentialEffects(name, args, ctx.producer, ctx.redirects)) add(ctx, key);
   // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
   const win = windowsEffects(name, args.map((a) => a.text));
   for (const e of win) {

@@ -1,0 +1,149 @@
+/**
+ * Credential exfiltration: a secret (a credential file, the whole environment, a token a CLI prints) leaving
+ * the machine — posted, uploaded, piped to a socket or copied to another host. judge.ts calls
+ * `credentialExfiltration` for every simple command; it reads the command's own arguments and the stages before
+ * it in the pipeline (what it reads on stdin).
+ *
+ * Not flagged: public keys (`*.pub`, known_hosts, authorized_keys), reading secrets locally, sending them to
+ * this machine (localhost, 127.0.0.1, ::1), posting ordinary files (`curl -d @payload.json`).
+ */
+import type { JudgedArg, JudgedRedirect, Producer } from "./judge.js";
+
+/** Files that hold secrets: private keys, cloud and cluster credentials, password stores, token files. */
+const SECRET_FILE =
+  /(?:^|[/\\=@<"'\s(])(?:(?:~|\$HOME|\$\{HOME\}|\/(?:root|home\/[^/\s]+|Users\/[^/\s]+))\/)?(?:\.ssh(?:\/(?!\S*\.pub\b|known_hosts|authorized_keys|config\b)\S*|\/?(?=\s|$|["')]))|\.aws(?:\/credentials|\/config|\/?(?=\s|$|["')]))|\.kube(?:\/config|\/?(?=\s|$|["')]))|\.gnupg\b|\.netrc\b|\.git-credentials\b|\.docker\/config\.json|\.config\/gcloud\b|\.azure\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.vault-token\b|\.terraform\.d\/credentials|\.config\/gh\/hosts\.yml|\.password-store\b|\.local\/share\/keyrings\b|Library\/Keychains\b)|(?:^|[\s=@<"'(])\/etc\/(?:shadow|gshadow|ssh\/ssh_host_\w+_key(?!\.pub))\b|(?:^|[\s=@<"'(/])id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|(?:^|[\s=@<"'(/])\.env(?:\.(?:local|prod|production|secret))?(?=["'\s)]|$)|(?:^|[\s=@<"'(/])[\w.-]*\.(?:pem|key|p12|pfx|kdbx|jks|keystore)(?=["'\s)]|$)|\/var\/run\/secrets\/|\/run\/secrets\//;
+
+/** Environment variables whose names say they hold a secret. */
+const SECRET_VAR = /\$\{?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*\}?/;
+
+/** Commands that print secrets (tokens, session credentials, secret values, the whole environment). */
+function printsSecret(name: string, args: JudgedArg[]): boolean {
+  const t = args.map((a) => a.text);
+  const s = t.join(" ");
+  if (name === "env" || name === "printenv") return t.every((x) => x.startsWith("-")) || t.some((x) => /TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL/i.test(x));
+  if (name === "set" || name === "export" || name === "declare" || name === "typeset") return t.length === 0 || t.every((x) => /^-[xpg]+$/.test(x));
+  if (name === "echo" || name === "printf") return SECRET_VAR.test(s);
+  if (/^(?:cat|tac|head|tail|less|more|base64|base32|xxd|od|hexdump|gzip|bzip2|xz|zstd|tar|zip|7z|gpg|openssl|strings|sed|awk|grep|jq|yq|cut|tr|sort|cp|dd)$/.test(name)) return SECRET_FILE.test(" " + s);
+  if (name === "gh" || name === "glab") return /^auth (?:token|status --show-token)|--show-token/.test(s);
+  if (name === "aws") return /\bsts (?:get-session-token|assume-role\b|get-federation-token)|\bconfigure (?:get \S*(?:secret|token|key)|export-credentials)|\becr get-login-password|\bsecretsmanager get-secret-value|\bssm get-parameters?\b.*--with-decryption|\biam create-access-key/i.test(s);
+  if (name === "gcloud") return /\bauth (?:print-access-token|print-identity-token|application-default print-access-token)|\bsecrets versions access\b|\bcontainer clusters get-credentials\b/.test(s);
+  if (name === "az") return /\baccount get-access-token|\bkeyvault secret show|\bad sp create-for-rbac|\bstorage account keys list/.test(s);
+  if (name === "vault") return /^(?:read|kv get|token create|print token|login)\b|\bkv get\b|\bread\b/.test(s) || /^token lookup/.test(s);
+  if (name === "kubectl" || name === "oc") return /\bget secrets?\b.*(?:-o|--output)|\bconfig view\b.*--raw|\bcreate token\b/.test(s);
+  if (name === "op") return /^(?:read|item get|inject)\b/.test(s);
+  if (name === "pass" || name === "gopass") return /^(?:show\s+)?\S/.test(s) && !/^(?:ls|list|find|search|init|git|edit|insert|generate)\b/.test(s);
+  if (name === "security") return /\bfind-(?:generic|internet)-password\b.*-[wg]|\bdump-keychain\b|\bexport\b/.test(s);
+  if (name === "heroku") return /\bauth:token\b/.test(s);
+  if (name === "doppler" || name === "infisical") return /\bsecrets\b(?!\s+(?:set|delete|upload))|\bexport\b|\brun\b.*--\s*(?:env|printenv)/.test(s);
+  if (name === "bw" || name === "lpass") return /^(?:get|show|export)\b/.test(s);
+  if (name === "sops") return /(?:^|\s)(?:-d|--decrypt)\b/.test(s);
+  if (/^docker-credential-/.test(name)) return /^get\b/.test(s);
+  if (name === "git") return /^credential fill\b/.test(s);
+  return false;
+}
+
+const LOCAL = /^(?:localhost|[\w.-]+\.localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$/i;
+
+function urlHost(u: string): string | null {
+  const m = /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(u.replace(/^["']|["']$/g, ""));
+  return m ? m[1]! : null;
+}
+
+/** Is the word a remote host:path (scp/rsync) on another machine? */
+function remotePath(w: string): boolean {
+  if (/^rsync:\/\/|^s3:\/\/|^gs:\/\/|^az:\/\/|^sftp:\/\/|^scp:\/\//.test(w)) return !LOCAL.test(urlHost(w) ?? "");
+  const m = /^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):/.exec(w);
+  return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !LOCAL.test(m[1]!);
+}
+
+/** Where the command sends data, and which words are the data it sends; null when it sends nothing off the machine. */
+function sink(name: string, args: JudgedArg[]): { payload: string[]; stdin: boolean } | null {
+  const t = args.map((a) => a.text);
+  if (name === "curl") {
+    const urls = t.filter((x, k) => /^(?:https?|ftps?|smtps?|tftp|scp|sftp|telnet|dict|gopher|ldap|mqtt):\/\//i.test(x) || (!x.startsWith("-") && /^[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:\/|$)/.test(x) && !/^-/.test(t[k - 1] ?? "")));
+    const remote = urls.some((u) => !LOCAL.test(urlHost(u) ?? ""));
+    if (!remote) return null;
+    const payload: string[] = [];
+    let stdin = false;
+    for (let k = 0; k < t.length; k++) {
+      const x = t[k]!;
+      const m = /^(?:-d|--data(?:-binary|-raw|-urlencode|-ascii)?|-F|--form(?:-string)?|-T|--upload-file|--json|--mail-rcpt-file)(?:=(.*))?$/.exec(x) ?? /^-[dFT](.+)$/.exec(x);
+      if (!m) continue;
+      const v = m[1] ?? t[++k] ?? "";
+      if (/(?:^|[=@<])-$|^@?-$|@\/dev\/stdin|^\.$/.test(v)) stdin = true;
+      payload.push(v);
+    }
+    return payload.length || stdin ? { payload, stdin } : null;
+  }
+  if (name === "wget") {
+    const remote = t.some((u) => /^(?:https?|ftp):\/\//i.test(u) && !LOCAL.test(urlHost(u) ?? ""));
+    if (!remote) return null;
+    const payload = t.flatMap((x, k) => (/^--(?:post|body)-(?:file|data)$/.test(x) ? [t[k + 1] ?? ""] : /^--(?:post|body)-(?:file|data)=/.test(x) ? [x.replace(/^[^=]*=/, "")] : []));
+    return payload.length ? { payload, stdin: payload.some((p) => p === "-" || p === "/dev/stdin") } : null;
+  }
+  if (/^(?:http|https|xh|xhs)$/.test(name)) {
+    const remote = t.some((u) => !u.startsWith("-") && /[\w-]\.[\w-]|:\/\//.test(u) && !LOCAL.test(urlHost(u) ?? ""));
+    return remote ? { payload: t.filter((x) => /^[\w-]+(?::?=@|@)/.test(x) || x.startsWith("@")), stdin: true } : null;
+  }
+  if (/^(?:nc|ncat|netcat|socat|telnet|cryptcat|pwncat)$/.test(name)) {
+    if (t.some((x) => /^-[a-zA-Z]*l/.test(x) || x === "--listen" || /^(?:TCP-LISTEN|TCP4-LISTEN|TCP6-LISTEN|UDP-LISTEN)[:]/i.test(x))) return null;
+    const hosts = name === "socat" ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1]).filter((h): h is string => !!h) : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
+    if (!hosts.length || hosts.every((h) => LOCAL.test(h))) return null;
+    return { payload: t.filter((x) => /^(?:FILE|OPEN|GOPEN):/i.test(x)).map((x) => x.replace(/^\w+:/, "")), stdin: true };
+  }
+  if (name === "openssl" && t[0] === "s_client") {
+    const c = t.find((x, k) => t[k - 1] === "-connect");
+    return c && !LOCAL.test(urlHost(c) ?? "") ? { payload: [], stdin: true } : null;
+  }
+  if ((name === "sftp" || name === "lftp" || name === "ftp") && !t.some((x) => /:/.test(x) && remotePath(x) && t.indexOf(x) < t.length - 1)) {
+    const host = t.find((x, k) => !x.startsWith("-") && !/^-[bBFiloPRsSDc]$/.test(t[k - 1] ?? ""));
+    return host && !LOCAL.test(host.replace(/^[^@]*@/, "").replace(/:.*$/, "")) ? { payload: [], stdin: true } : null;
+  }
+  if (name === "scp" || name === "sftp" || name === "rsync" || name === "rclone") {
+    const ops = t.filter((x, k) => !x.startsWith("-") && !/^-(?:[ioPFcJSlBe]|-rsh|--exclude|--include|--filter)$/.test(t[k - 1] ?? ""));
+    if (ops.length < 2 || !remotePath(ops[ops.length - 1]!) && !(name === "rclone" && /^[\w-]+:/.test(ops[ops.length - 1]!))) return null;
+    return { payload: ops.slice(name === "rclone" ? 1 : 0, -1), stdin: false };
+  }
+  if (name === "ssh") {
+    // `cat ~/.ssh/id_rsa | ssh host 'cat > k'`: what the pipe gives ssh goes to the other host.
+    const host = t.find((x, k) => !x.startsWith("-") && !/^-[bcDEeFIiJLlmOopQRSWw]$/.test(t[k - 1] ?? ""));
+    return host && !LOCAL.test(host.replace(/^[^@]*@/, "")) ? { payload: [], stdin: true } : null;
+  }
+  if (name === "aws" && t[0] === "s3" && /^(?:cp|mv|sync)$/.test(t[1] ?? "")) {
+    const ops = t.slice(2).filter((x) => !x.startsWith("-"));
+    return ops.length >= 2 && /^s3:\/\//.test(ops[ops.length - 1]!) ? { payload: ops.slice(0, -1), stdin: ops[0] === "-" } : null;
+  }
+  if ((name === "gsutil" || name === "gcloud") && t.includes("cp")) {
+    const ops = t.slice(t.indexOf("cp") + 1).filter((x) => !x.startsWith("-"));
+    return ops.length >= 2 && /^gs:\/\//.test(ops[ops.length - 1]!) ? { payload: ops.slice(0, -1), stdin: ops[0] === "-" } : null;
+  }
+  if (name === "mail" || name === "mailx" || name === "sendmail" || name === "mutt") return { payload: t.filter((x, k) => /^-[aA]$/.test(t[k - 1] ?? "")), stdin: true };
+  return null;
+}
+
+/** Does the pipeline feeding this command carry a secret? */
+function stdinCarriesSecret(producer: Producer | null | undefined, redirects: JudgedRedirect[]): boolean {
+  if (redirects.some((r) => r.op === "<" && SECRET_FILE.test(" " + r.target))) return true;
+  if (redirects.some((r) => r.body !== undefined && /\b(?:put|mput|send|cat|reput)\s/.test(r.body) && SECRET_FILE.test(" " + r.body))) return true;
+  if (redirects.some((r) => r.body !== undefined && (SECRET_VAR.test(r.body) || /\$\((?:[^)]*\s)?(?:cat|env|printenv)\b[^)]*\)/.test(r.body) && SECRET_FILE.test(" " + r.body)))) return true;
+  let p = producer;
+  for (let guard = 0; p && guard < 8; guard++, p = p.before) {
+    if (printsSecret(p.name, p.args)) return true;
+    if (p.args.some((a) => /\$\(/.test(a.text) && SECRET_FILE.test(" " + a.text))) return true;
+  }
+  return false;
+}
+
+/**
+ * `credential_exfiltration` when the command sends a secret off the machine; `credential_write` for
+ * `aws configure set aws_secret_access_key …` (credentials written into the profile).
+ */
+export function credentialEffects(name: string, args: JudgedArg[], producer: Producer | null | undefined, redirects: JudgedRedirect[]): string[] {
+  const t = args.map((a) => a.text);
+  if (name === "aws" && t[0] === "configure" && t[1] === "set" && /(?:secret_access_key|access_key_id|session_token|credential_process)/i.test(t[2] ?? "")) return ["credential_write"];
+  const s = sink(name, args);
+  if (!s) return [];
+  const payloadSecret = s.payload.some((p) => SECRET_FILE.test(" " + p) || (/\$\(|`/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
+  if (payloadSecret || (s.stdin && stdinCarriesSecret(producer, redirects))) return ["credential_exfiltration"];
+  return [];
+}
