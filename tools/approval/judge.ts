@@ -13,6 +13,7 @@ import { judgeSql, sqlOfClient } from "./sql.js";
 import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
 import { windowsDeleteClass, windowsEffects } from "./windows.js";
 import { credentialEffects } from "./exfil.js";
+import { exhaustionEffects } from "./exhaustion.js";
 
 export interface EffectClass {
   key: string;
@@ -1229,6 +1230,8 @@ export function judgeCommand(ctx: JudgeContext): void {
 
   // Secrets sent off the machine (credential files, tokens, the environment posted, piped to a socket or copied to a host): exfil.ts.
   for (const key of credentialEffects(name, args, ctx.producer, ctx.redirects)) add(ctx, key);
+  // Endless streams held in memory, load generators aimed at other hosts, floods, thousands of replicas: exhaustion.ts.
+  for (const key of exhaustionEffects(name, args, ctx.redirects, ctx.producer)) add(ctx, key);
   // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
   const win = windowsEffects(name, args.map((a) => a.text));
   for (const e of win) {
@@ -2923,6 +2926,14 @@ function endlessOutput(ctx: JudgeContext): boolean {
 
 /** Gigabytes of inline code's allocations: huge single allocations, allocations in endless or enormous loops. */
 function memoryBomb(code: string): boolean {
+  // An endless loop that doubles a value (`s += s`, `a = a + a`, `x *= 2` on a list or string) or starts a process or thread on
+  // every turn (`multiprocessing.Process(…).start()`, `fork()`, `child_process.spawn`, `new Worker`): memory or processes run out.
+  const endless = /\bwhile\s*\(?\s*(?:True|1|true|!0|!false)\s*\)?|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bloop\s*\{|\bitertools\.count\(|\bsetInterval\(/;
+  if (endless.test(code)) {
+    if (/\b(\w+)\s*\+=\s*\1\b|\b(\w+)\s*=\s*\2\s*[+*]\s*\2\b|\b(\w+)\s*\*=\s*\d/.test(code)) return true;
+    if (/\b(?:push|append|extend|unshift|add)\s*[(@ ]/.test(code) && !/\b(?:sleep|break|last|return|exit|raise|throw|join|wait|await|input|readline|recv|read|get)\b/.test(code)) return true;
+    if (/\b(?:Process|Thread|Popen|fork|spawn|exec|execFile|Worker|Pool)\s*\(|\bsubprocess\.\w+\(|\bos\.system\(|\bchild_process\b|\bThread\.new\b|\bspawn\b/.test(code) && !/\b(?:sleep|break|join|wait|await|time\.sleep|setTimeout)\b/.test(code)) return true;
+  }
   const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
   if (!alloc.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\])\s*\*\s*\(?\s*\d/.test(code)) return false;
   // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
@@ -2936,7 +2947,7 @@ function memoryBomb(code: string): boolean {
   log2 = (mags[0] ?? 0) + (mags[1] ?? 0);
   if (log2 >= 36) return true; // 64 GiB or more
   // An allocation appended on every turn of an endless loop.
-  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{|\biter\(\s*int\s*,\s*1\s*\)|\bitertools\.count\(|\bitertools\.(?:cycle|repeat\(\s*[^,()]+\))|\bloop\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
+  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bwhile\s*\(\s*(?:true|1|!0)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{|\biter\(\s*int\s*,\s*1\s*\)|\bitertools\.count\(|\bitertools\.(?:cycle|repeat\(\s*[^,()]+\))|\bloop\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
 }
 
 function judgeWiderEffects(ctx: JudgeContext, name: string): void {

@@ -72,6 +72,13 @@ const ENDLESS_LOAD = re(
   // background with no wait inside the loop: that many processes at once.
   String.raw`\bfor\s+(?:\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}\d{4,}\s*\)|\{\d+\.\.\d{4,}\})|\(\(\s*\w+\s*=\s*\d+\s*;\s*\w+\s*<=?\s*\d{4,}\s*;[^)]*\)\))\s*(?:;|\n)\s*do\s(?:(?!\bdone\b|\bwait\b|\bbreak\b)[\s\S]){0,300}?[^&>|\s]\s*&(?![&>])(?:(?!\bwait\b)[\s\S]){0,300}?\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\bcd\b${LOOP_BODY}\bmkdir\b${LOOP_BODY}\bdone\b`,
+  // Endless loops or thousands of turns that each start a detached container, VM, pod or session (`while true; do docker run -d …;
+  // done`, `for i in {1..50000}; do docker run -d …`): containers pile up until memory and the process table are full.
+  String.raw`(?:${ENDLESS_LOOP}|\bfor\s+(?:\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}\d{4,}\s*\)|\{\d+\.\.\d{4,}\})|\(\(\s*\w+\s*=\s*\d+\s*;\s*\w+\s*<=?\s*\d{4,}\s*;[^)]*\)\))\s*(?:;|\n)\s*do\s)${LOOP_BODY}\b(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?run\s[^;\n&|]*(?:-d\b|--detach\b|-[a-z]*d[a-z]*\s)|kubectl\s+(?:run|create)\s|(?:screen\s+-d?m|tmux\s+new(?:-session)?\s[^;\n]*-d|nohup|setsid|systemd-run|virt-install|multipass\s+launch|vagrant\s+up)\b)[^;\n&|]*${LOOP_BODY}\bdone\b`,
+  // An endless loop whose body creates files or directories named by a counter or any changing variable (`mkdir "d$i"; i=$((i+1))`).
+  // (Quoted words are emptied in the code: a counter stepped in the loop, `i=$((i+1))`/`((i++))`/`let i++`, stands for the name.)
+  String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd|truncate|ln)\b[^;\n&|]*\$\{?\w${LOOP_BODY}\bdone\b`,
+  String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd|truncate|ln)\b${LOOP_BODY}(?:\b(\w+)=\$\(\(\s*\1\s*\+|\(\(\s*\w+\s*(?:\+\+|\+=)|\blet\s+\w+\+\+|\(\(\s*\+\+\w+)${LOOP_BODY}\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd)\b[^;\n&|]*(?:\$RANDOM|\$\(\s*(?:date|uuidgen|mktemp)|\$\(\(\s*\w+\s*\+\+|\$SRANDOM|\$\{?EPOCHREALTIME)${LOOP_BODY}\bdone\b`,
 );
 
