@@ -473,7 +473,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(t[i]!.plain);
       if (m) {
         if (!saved.has(m[1]!)) saved.set(m[1]!, st.vars.get(m[1]!));
-        if (t[i]!.literal !== false) st.vars.set(m[1]!, m[2]!);
+        // A value whose only expansion is the shell's process id (`d=/tmp/job-$$`) is known up to that unique part.
+        if (t[i]!.literal !== false || PID_ONLY.test(m[2]!)) st.vars.set(m[1]!, m[2]!);
         else st.vars.delete(m[1]!);
       }
       i++;
@@ -1014,6 +1015,9 @@ function loopItem(text: string): string | undefined {
   return /\s/.test(inner) || /^[\w.-]+$/.test(inner) ? `$(${inner})` : undefined;
 }
 
+/** A value whose only expansions are the shell's process id (`/tmp/job-$$`, `${BASHPID}`). */
+const PID_ONLY = /^[^$`]*(?:\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})[^$`]*)+$/;
+
 function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
   rememberAliases(cmd.words, st);
   const words = expandAlias(cmd.words, st).flatMap((w) => splitIfs(w, st.vars)).map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
@@ -1023,6 +1027,7 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   const remember = (w: Word, a: { name: string; value: string }) => {
     if (isLiteral(w, st.vars)) st.vars.set(a.name, a.value);
     else if (isMktemp(w)) st.vars.set(a.name, `${MKTEMP_DIR}/${a.name}`);
+    else if (PID_ONLY.test(a.value)) st.vars.set(a.name, a.value); // `d=/tmp/job-$$`: unique by the shell's pid, otherwise known
     else st.vars.delete(a.name);
   };
   if (words.length && assignments.every(Boolean)) {
@@ -1089,7 +1094,8 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     // A scratch directory a `mkdir` of this command line made (judge.ts madeHere) is the command's own, like a
     // `mktemp -d` directory: `mkdir -p /tmp/b && cp -r src /tmp/b && rm -rf /tmp/b` deletes nothing else.
     argv = argv.map((tok, k) => {
-      if (k === 0 || !tok.plain.startsWith("/") || /[*?[]/.test(tok.plain) || tok.literal === false) return tok;
+      // (A word whose only expansion is the shell's process id, `/tmp/scratch-$$`, names the same directory each time.)
+      if (k === 0 || !tok.plain.startsWith("/") || /[*?[]/.test(tok.plain) || (tok.literal === false && /\$(?!\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})|`/.test(tok.plain.replace(/\$(?:\$|\{\$\}|\{BASHPID\}|\{PPID\})/g, "")))) return tok;
       const abs = posix.normalize(tok.plain).replace(/\/+$/, "");
       const made = [...st.created].some((c) => c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/")));
       return made ? plainTok(`${MKTEMP_DIR}${abs}`) : tok;
@@ -1213,7 +1219,9 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
 // the words after their first operand to another program.
 const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed", "docker", "podman", "nerdctl", "ctr", "ssh", "lxc-attach", "machinectl", "vagrant"]);
 const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
-const DRY_RUN_FLAG = /^--?(?:dry[-_]?run|dryrun|simulate|no-act|just-print|what-?if)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
+// Dry runs and previews by their spellings across tools: `--preview-only` (pulumi destroy), `--assumeno` (dnf/yum answer no
+// to every question), `--pretend` (emerge), `--noop` (puppet), `--simulate`, `--no-act`, `-WhatIf`.
+const DRY_RUN_FLAG = /^--?(?:dry[-_]?run|dryrun|simulate|no-act|just-print|what-?if|preview-only|assumeno|assume-no|pretend|noop|plan-only)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
 
 /**
  * A tool asked for its help or a dry run only prints (unknown options make a tool stop before acting).
@@ -1236,6 +1244,10 @@ function inertInvocation(name: string, args: JudgedArg[]): boolean {
   }
   // `apt-get -s remove …`: -s / --simulate (and their aliases) only print what would be done.
   if (/^(?:apt|apt-get|aptitude)$/.test(name) && args.some((a) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(a.text) && !/^-[a-zA-Z]*[oct]/.test(a.text))) return true;
+  // `pacman -Rns --print pkg`, `pacman -Rnsp pkg` (and its wrappers), `emerge -p`, `apk del -s`: print what would be done.
+  if (/^(?:pacman|yay|paru|pikaur|makepkg)$/.test(name) && args.some((a) => a.text === "--print" || /^-[A-Za-z]*[RSU][A-Za-z]*p[A-Za-z]*$|^-[A-Za-z]*p[A-Za-z]*[RSU][A-Za-z]*$/.test(a.text) || (/^-p$/.test(a.text) && args.some((b) => /^-[RSU]/.test(b.text))))) return true;
+  if (name === "emerge" && args.some((a) => /^-[A-Za-z]*p[A-Za-z]*$/.test(a.text))) return true;
+  if (name === "apk" && args.some((a) => /^-[A-Za-z]*s$|^--simulate$/.test(a.text))) return true;
   // `useradd -D` alone prints the defaults for new users (with -b/-e/-f/-g/-s it changes them).
   if (name === "useradd" && args.length === 1 && (args[0]!.text === "-D" || args[0]!.text === "--defaults")) return true;
   // `terraform destroy -h`, `helm uninstall -h`: the subcommand CLIs of infrastructure tools take -h for help.

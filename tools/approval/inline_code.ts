@@ -462,7 +462,9 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
       // Perl's bare `eval` evaluates $_, text the program computed (`tr/a-z/n-za-m/; eval`).
       if (!args.length && rule.action === "eval" && lang === "perl" && /^\s*(?:;|\}|$)/.test(code.slice(m.index + m[0].length))) out.push({ kind: "unanalysable" });
       if (!args.length) continue;
-      const first = rule.pathArg === -1 ? args[args.length - 1]! : args[rule.pathArg ?? 0]!;
+      // The last positional argument: keyword arguments (`dirs_exist_ok=True`, `follow_symlinks=False`) are options, not paths.
+      const positional = lang === "python" ? args.filter((a) => !/^\s*[A-Za-z_]\w*\s*=(?!=)/.test(a.raw)) : args;
+      const first = rule.pathArg === -1 ? (positional[positional.length - 1] ?? args[args.length - 1]!) : args[rule.pathArg ?? 0]!;
       switch (rule.action) {
         case "shell": {
           if (first.literal !== undefined) out.push({ kind: "shell", script: first.literal });

@@ -98,6 +98,8 @@ export function where(path: string, cwd: string): Where {
     if (/\$|`/.test(rest)) return "unknown";
     return "home";
   }
+  // The shell's own process id in a name (`/tmp/scratch-$$`) only makes it unique: the place is the literal part's.
+  p = p.replace(/\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})/g, "_pid_");
   if (/\$|`/.test(p)) return "unknown";
   let abs: string;
   if (p.startsWith("/")) abs = posix.normalize(p);
@@ -1268,7 +1270,9 @@ export function judgeCommand(ctx: JudgeContext): void {
     // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
     case "mkdir":
       for (const op of operands(args, "m", ["--mode", "--context"])) {
-        if (ctx.created.size < 64 && op.literal && whereIn(ctx, op.text) === "scratch" && /^\/(?:tmp|var\/tmp)\/[^*?[]+$/.test(op.text)) ctx.created.add(`dir:${posix.normalize(op.text).replace(/\/+$/, "")}`);
+        // A name made unique by the shell's own process id (`/tmp/scratch-$$`, `${BASHPID}`) is the same word each time the line uses it.
+        const own = !op.literal && /^\/(?:tmp|var\/tmp)\/[^*?[$]*(?:\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\}|UID\b|USER\b)[^*?[$]*)+$/.test(op.text);
+        if (ctx.created.size < 64 && (op.literal || own) && whereIn(ctx, op.text) === "scratch" && /^\/(?:tmp|var\/tmp)\/[^*?[]+$/.test(op.text)) ctx.created.add(`dir:${posix.normalize(op.text).replace(/\/+$/, "")}`);
       }
       return;
     case "mv":
