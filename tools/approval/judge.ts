@@ -14,6 +14,7 @@ import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
 import { windowsDeleteClass, windowsEffects } from "./windows.js";
 import { credentialEffects } from "./exfil.js";
 import { exhaustionEffects } from "./exhaustion.js";
+import { opsEffects } from "./ops.js";
 
 export interface EffectClass {
   key: string;
@@ -54,6 +55,8 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
   { key: "resource_exhaustion", description: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)" },
   { key: "elevated_unreadable", description: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known" },
+  { key: "infra_apply", description: "apply infrastructure changes without a reviewed plan (terraform/tofu apply -auto-approve with no saved plan)" },
+  { key: "system_install", description: "install a build into system directories (sudo make install, make install PREFIX=/usr)" },
   { key: "credential_exfiltration", description: "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)" },
   { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
 ];
@@ -456,7 +459,10 @@ export function producedLiteral(p: Producer): string | null {
  */
 function ormEffects(code: string): string[] {
   const keys: string[] = [];
-  if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || /\.objects(?:\.all\(\))?\.delete\(\)/.test(code) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  // Cloud storage SDKs deleting object by object or whole buckets (`[b.delete() for b in bucket.list_blobs()]`,
+  // `bucket.objects.all().delete()`, `s3.delete_objects(…)`, `container.delete_blobs(…)`).
+  if (/\b(?:google\.cloud|storage\.Client|boto3|botocore|s3fs|gcsfs|azure\.storage|BlobServiceClient|ContainerClient|minio|Minio|@aws-sdk|aws-sdk|@google-cloud\/storage|Aws::S3)\b/.test(code) && (/\.(?:delete_objects|delete_bucket|delete_blobs|remove_objects|remove_bucket|deleteObjects|deleteBucket|deleteFiles|delete_container|rm)\s*\(|\.objects\.(?:all\(\)|filter\([^)]*\))\.delete\(|\.object_versions\.(?:all\(\)|filter\([^)]*\))\.delete\(|DeleteObjectsCommand|DeleteBucketCommand/.test(code) || (/\.(?:delete|delete_blob|remove_object|deleteObject)\s*\(/.test(code) && /\bfor\b|\.forEach\(|\.map\(|\bmap\(/.test(code)))) keys.push("cloud_storage_delete");
+  if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || (/\.objects(?:\.all\(\))?\.delete\(\)/.test(code) && !keys.includes("cloud_storage_delete")) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
   // Flask-SQLAlchemy `Model.query.delete()` (no filter between), SQLAlchemy 2 `session.execute(delete(Model))`, peewee
   // `Model.delete().execute()`, Tortoise `Model.all().delete()`: every row.
   if (/\b[A-Z]\w*\.query\.delete\(/.test(code) || /\.execute\(\s*(?:sa\.|sqlalchemy\.)?delete\(\s*[A-Z][\w.]*\s*\)\s*\)/.test(code) || /\b[A-Z]\w*\.delete\(\s*\)\s*\.execute\(/.test(code) || /\b[A-Z]\w*\.all\(\)\.delete\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
@@ -1234,6 +1240,9 @@ export function judgeCommand(ctx: JudgeContext): void {
   for (const key of credentialEffects(name, args, ctx.producer, ctx.redirects)) add(ctx, key);
   // Endless streams held in memory, load generators aimed at other hosts, floods, thousands of replicas: exhaustion.ts.
   for (const key of exhaustionEffects(name, args, ctx.redirects, ctx.producer)) add(ctx, key);
+  // Operations no rule of their own judged (unreviewed applies, drains, bulk deletes through xargs, remote restores, init
+  // scripts, other systems' package managers, system installs, …): ops.ts.
+  for (const key of opsEffects({ name, args, producer: ctx.producer, viaXargs: ctx.viaXargs, privileged: ctx.privileged, remote: ctx.remote, created: ctx.created, inside: (p) => isInsideLike(whereIn(ctx, p)) })) add(ctx, key);
   // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
   const win = windowsEffects(name, args.map((a) => a.text));
   for (const e of win) {
@@ -1890,7 +1899,8 @@ function judgeGit(ctx: JudgeContext): void {
   const deleting = texts.some((t) => t === "--delete" || t === "-d");
   const deleted = deleting ? refspecs.map((r) => r.replace(/^\+/, "")) : refspecs.filter((r) => r.startsWith(":")).map((r) => r.slice(1));
   if (deleting && !deleted.length) return add(ctx, "git_force_push");
-  for (const d of deleted) if (d === "" || /\$|`|\*/.test(d) || PROTECTED_BRANCH.test(d.replace(/^refs\/heads\//, "")) || /^refs\/(?!heads\/)/.test(d) || d.includes(":")) return add(ctx, "git_force_push");
+  // A release tag (`v1.0.0`, `2.3.1`) deleted on the remote is a published version gone for everyone.
+  for (const d of deleted) if (d === "" || /\$|`|\*/.test(d) || PROTECTED_BRANCH.test(d.replace(/^refs\/heads\//, "")) || /^refs\/(?!heads\/)/.test(d) || d.includes(":") || /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(d)) return add(ctx, "git_force_push");
   if (deleted.length) return;
   const forcedRefs = refspecs.filter((r) => force || r.startsWith("+"));
   if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches"))) return add(ctx, "git_force_push");

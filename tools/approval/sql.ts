@@ -17,8 +17,9 @@ interface Client {
 const CLIENTS: Record<string, Client> = {
   psql: { sqlOpts: ["-c", "--command"], valueOpts: "dhpUfovPTFRLX" },
   pgcli: { sqlOpts: ["-e", "--execute"] },
-  mysql: { sqlOpts: ["-e", "--execute"], valueOpts: "hupPDS" },
-  mariadb: { sqlOpts: ["-e", "--execute"], valueOpts: "hupPDS" },
+  // (mysql's -p takes its password attached, `-psecret`, or prompts: it never takes the next word.)
+  mysql: { sqlOpts: ["-e", "--execute"], valueOpts: "huPDS" },
+  mariadb: { sqlOpts: ["-e", "--execute"], valueOpts: "huPDS" },
   mycli: { sqlOpts: ["-e", "--execute"] },
   sqlite3: { sqlOpts: ["-cmd"], positional: 1 },
   sqlite: { sqlOpts: ["-cmd"], positional: 1 },
