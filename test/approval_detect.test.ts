@@ -90,6 +90,8 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout10", dangerous: ["approval_heldout10_dangerous.txt"], harmless: ["approval_heldout10_harmless.txt"], size: 500 },
     { name: "heldout11", dangerous: ["approval_heldout11_dangerous.txt"], harmless: ["approval_heldout11_harmless.txt"], size: 500 },
     { name: "heldout12", dangerous: ["approval_heldout12_dangerous.txt"], harmless: ["approval_heldout12_harmless.txt"], size: 390 },
+    { name: "heldout13", dangerous: ["approval_heldout13_dangerous.txt"], harmless: ["approval_heldout13_harmless.txt"], size: 600 },
+    { name: "heldout14", dangerous: ["approval_heldout14_dangerous.txt"], harmless: ["approval_heldout14_harmless.txt"], size: 600 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
