@@ -630,6 +630,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         if (unbounded && !fromFile && st.stdin && /^(?:yes|seq|jot)$/.test(st.stdin.name) && (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))) addFinding(st.findings, "fork_bomb");
         // As many processes at once as a long count gives (`seq 1 100000 | xargs -P 0 …`): the process table fills.
         else if ((unbounded || opts.some((w, k) => /^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 1000) || opts.some((w) => /^-P\d{4,}$/.test(w))) && !fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000) addFinding(st.findings, "resource_exhaustion");
+        // Thousands of items each starting a detached container or pod (`seq 100000 | xargs -I{} docker run -d …`): they pile up.
+        else if (!fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000 && /^(?:docker|podman|nerdctl) (?:container )?run (?:.* )?(?:-d|--detach|-[a-z]*d[a-z]*)\b|^kubectl (?:run|create)\b/.test(t.slice(i).map((x) => x.plain).join(" "))) addFinding(st.findings, "resource_exhaustion");
         const inside = !fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root);
         // Paths found under literal roots outside (`find /opt -type d -print0 | xargs chmod 0777`) are paths under them.
         const roots = !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal) ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x))) : [];

@@ -50,6 +50,12 @@ export function exhaustionEffects(name: string, args: JudgedArg[], redirects: Ju
       const h = hostOf(u);
       return h !== null && !LOCAL.test(h);
     });
+    // No target in sight (a k6/locust/artillery script names it): only enormous runs are flagged.
+    if (!remote && targets.length === 0 && /^(?:k6|locust|artillery|jmeter|loadtest)$/.test(name)) {
+      const users = Number(value(t, "--vus", "-u", "--users", "-c", "--count") ?? NaN);
+      const dur = seconds(value(t, "--duration", "-d", "--run-time", "-t") ?? "");
+      if (users >= 1000 || dur >= 6 * 3600) return ["resource_exhaustion"];
+    }
     if (!remote) return [];
     const n = Number(value(t, "-n", "--requests", "--number", "-r", "--reps", "--amount", "-a", "--iterations", "-i") ?? NaN);
     const c = Number(value(t, "-c", "--concurrency", "--connections", "--clients", "-u", "--users", "--vus", "--workers") ?? NaN);

@@ -12,7 +12,7 @@ import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
 import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
 import { windowsDeleteClass, windowsEffects } from "./windows.js";
-import { credentialEffects } from "./exfil.js";
+import { codeExfiltrates, credentialEffects } from "./exfil.js";
 import { exhaustionEffects } from "./exhaustion.js";
 import { opsEffects } from "./ops.js";
 
@@ -459,6 +459,7 @@ export function producedLiteral(p: Producer): string | null {
  */
 function ormEffects(code: string): string[] {
   const keys: string[] = [];
+  if (codeExfiltrates(code)) keys.push("credential_exfiltration");
   // Cloud storage SDKs deleting object by object or whole buckets (`[b.delete() for b in bucket.list_blobs()]`,
   // `bucket.objects.all().delete()`, `s3.delete_objects(…)`, `container.delete_blobs(…)`).
   if (/\b(?:google\.cloud|storage\.Client|boto3|botocore|s3fs|gcsfs|azure\.storage|BlobServiceClient|ContainerClient|minio|Minio|@aws-sdk|aws-sdk|@google-cloud\/storage|Aws::S3)\b/.test(code) && (/\.(?:delete_objects|delete_bucket|delete_blobs|remove_objects|remove_bucket|deleteObjects|deleteBucket|deleteFiles|delete_container|rm)\s*\(|\.objects\.(?:all\(\)|filter\([^)]*\))\.delete\(|\.object_versions\.(?:all\(\)|filter\([^)]*\))\.delete\(|DeleteObjectsCommand|DeleteBucketCommand/.test(code) || (/\.(?:delete|delete_blob|remove_object|deleteObject)\s*\(/.test(code) && /\bfor\b|\.forEach\(|\.map\(|\bmap\(/.test(code)))) keys.push("cloud_storage_delete");
@@ -2945,6 +2946,8 @@ function memoryBomb(code: string): boolean {
   const endless = /\bwhile\s*\(?\s*(?:True|1|true|!0|!false)\s*\)?|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bloop\s*\{|\bitertools\.count\(|\bsetInterval\(/;
   if (endless.test(code)) {
     if (/\b(\w+)\s*\+=\s*\1\b|\b(\w+)\s*=\s*\2\s*[+*]\s*\2\b|\b(\w+)\s*\*=\s*\d/.test(code)) return true;
+    // Files written on every turn (`open(f'/tmp/f{random()}', 'w').write(…)`, `f.write(…)`, `appendFileSync`): the disk fills.
+    if (/\.write(?:_bytes|_text)?\s*\(|\b(?:appendFileSync|writeFileSync|File\.write|IO\.write|fwrite|file_put_contents)\s*\(/.test(code) && !/\b(?:sleep|break|last|return|exit|raise|throw|input|readline|recv)\b/.test(code)) return true;
     if (/\b(?:push|append|extend|unshift|add)\s*[(@ ]/.test(code) && !/\b(?:sleep|break|last|return|exit|raise|throw|join|wait|await|input|readline|recv|read|get)\b/.test(code)) return true;
     if (/\b(?:Process|Thread|Popen|fork|spawn|exec|execFile|Worker|Pool)\s*\(|\bsubprocess\.\w+\(|\bos\.system\(|\bchild_process\b|\bThread\.new\b|\bspawn\b/.test(code) && !/\b(?:sleep|break|join|wait|await|time\.sleep|setTimeout)\b/.test(code)) return true;
   }

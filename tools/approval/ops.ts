@@ -85,6 +85,7 @@ export function opsEffects(c: OpsContext): string[] {
   // --- docker networks removed (not one this line created).
   if (/^(?:docker|podman|nerdctl)$/.test(name) && w[0] === "network") {
     if (w[1] === "create" && w[2]) c.created.add(`docker-network:${w[w.length - 1]}`);
+    if (w[1] === "disconnect" && w[2] && !c.created.has(`docker-network:${w[2]}`)) out.push("cluster_teardown");
     if (/^(?:rm|remove|prune)$/.test(w[1] ?? "") && (w[1] === "prune" || w.slice(2).some((n) => !c.created.has(`docker-network:${n}`)))) out.push("cluster_teardown");
   }
   // --- deletes fed in bulk: `… | xargs aws s3 rm`, `xargs kubectl delete pod < list`: as many deletes as lines.
@@ -148,6 +149,7 @@ export function opsEffects(c: OpsContext): string[] {
   if (name === "rc-update" && /^(?:add|del|delete)$/.test(w[0] ?? "")) out.push("service_change");
   // `systemctl start UNIT` (a system unit, not --user): a new service running on the machine.
   if (name === "systemctl" && !t.includes("--user") && w[0] === "start" && w.length > 1) out.push("service_change");
+  if (name === "service" && w[1] === "start") out.push("service_change");
   // --- packages removed by other systems' package managers.
   const remover = REMOVERS[name.toLowerCase()];
   if (remover) {
@@ -160,6 +162,7 @@ export function opsEffects(c: OpsContext): string[] {
     const everything = c.args.some((a) => /pip\d*(?:\.\d+)?\s+freeze|pip\s+list/.test(a.text) && (a.procSubst || /\$\(/.test(a.text))) || (c.producer != null && /^pip/.test(c.producer.name) && c.producer.args.some((a) => a.text === "freeze"));
     if (c.privileged || everything || w.slice(1).some((x) => TOOLING.test(x)) || t.includes("--break-system-packages")) out.push("package_remove");
   }
+  if (name === "gem" && w[0] === "uninstall" && (c.privileged || t.some((x) => /^-[A-Za-z]*a[A-Za-z]*$|^--all$/.test(x)))) out.push("package_remove");
   if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && /^(?:uninstall|remove|rm|un|r|unlink)$/.test(w[0] === "global" ? (w[1] ?? "") : (w[0] ?? "")) && (t.includes("-g") || t.includes("--global") || w[0] === "global")) {
     if (c.privileged || w.some((x) => TOOLING.test(x))) out.push("package_remove");
   }

@@ -100,6 +100,13 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
       if (/^(?:load|bootstrap|enable|submit|start|kickstart|setenv|config|reboot|limit)$/.test(v)) return k(v === "reboot" ? "reboot_shutdown" : "service_change");
       return [];
     }
+    // --- processes: system processes killed by image name, or every process matched by a wildcard or filter
+    case "taskkill": {
+      const images = argv.filter((x, j) => /^\/im$/i.test(argv[j - 1] ?? "")).map((x) => x.toLowerCase());
+      if (images.some((x) => /^\*|^(?:lsass|csrss|winlogon|wininit|smss|services|svchost|msmpeng|explorer|system|dwm|spoolsv)(?:\.exe)?$/.test(x))) return k(images.some((x) => x.startsWith("*")) ? "kill_all_processes" : "stop_service");
+      if (a.some((x, j) => a[j - 1] === "/fi" && /username|status eq|imagename eq \*/.test(x))) return k("kill_all_processes");
+      return [];
+    }
     // --- firewall and network
     case "netsh": {
       const s = a.join(" ");
