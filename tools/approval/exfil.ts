@@ -13,17 +13,24 @@ import type { JudgedArg, JudgedRedirect, Producer } from "./judge.js";
 const SECRET_FILE =
   /(?:^|[/\\=@<"'\s(])(?:(?:~|\$HOME|\$\{HOME\}|\/(?:root|home\/[^/\s]+|Users\/[^/\s]+))\/)?(?:\.ssh(?:\/(?!\S*\.pub\b|known_hosts|authorized_keys|config\b)\S*|\/?(?=\s|$|["')]))|\.aws(?:\/credentials|\/config|\/?(?=\s|$|["')]))|\.kube(?:\/config|\/?(?=\s|$|["')]))|\.gnupg\b|\.netrc\b|\.git-credentials\b|\.docker\/config\.json|\.config\/gcloud\b|\.azure\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.vault-token\b|\.terraform\.d\/credentials|\.config\/gh\/hosts\.yml|\.password-store\b|\.local\/share\/keyrings\b|Library\/Keychains\b)|(?:^|[\s=@<"'(])\/etc\/(?:shadow|gshadow|ssh\/ssh_host_\w+_key(?!\.pub))\b|(?:^|[\s=@<"'(/])id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|(?:^|[\s=@<"'(/])\.env(?:\.(?:local|prod|production|secret))?(?=["'\s)]|$)|(?:^|[\s=@<"'(/])[\w.-]*\.(?:pem|key|p12|pfx|kdbx|jks|keystore)(?=["'\s)]|$)|\/var\/run\/secrets\/|\/run\/secrets\/|(?:^|[\s=@<"'(/])(?:credentials(?:\.json|\.csv)?|service[-_]?account[\w.-]*\.json|[\w.-]*-sa-key\.json|client_secrets?\.json)(?=["'\s)]|$)/;
 
+/**
+ * A project's own secrets (`.env`, TLS keys, service-account JSON): copied to a server (scp, rsync, ssh) they are a
+ * deploy; posted to a web service or piped to a socket they leave. Personal credentials leave either way.
+ */
+const PROJECT_SECRET = /(?:^|[\s=@<"'(/])(?:\.env(?:\.(?:local|prod|production|secret))?|[\w.-]*\.(?:pem|key|p12|pfx|jks|keystore)|credentials\.json|service[-_]?account[\w.-]*\.json|[\w.-]*-sa-key\.json|client_secrets?\.json)(?=["'\s)]|$)/g;
+const secretIn = (text: string, personal = false) => SECRET_FILE.test(" " + (personal ? text.replace(PROJECT_SECRET, " ") : text));
+
 /** Environment variables whose names say they hold a secret. */
 const SECRET_VAR = /\$\{?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*\}?/;
 
 /** Commands that print secrets (tokens, session credentials, secret values, the whole environment). */
-function printsSecret(name: string, args: JudgedArg[]): boolean {
+function printsSecret(name: string, args: JudgedArg[], personal = false): boolean {
   const t = args.map((a) => a.text);
   const s = t.join(" ");
   if (name === "env" || name === "printenv") return t.every((x) => x.startsWith("-")) || t.some((x) => /TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL/i.test(x));
   if (name === "set" || name === "export" || name === "declare" || name === "typeset") return t.length === 0 || t.every((x) => /^-[xpg]+$/.test(x));
   if (name === "echo" || name === "printf") return SECRET_VAR.test(s);
-  if (/^(?:cat|tac|head|tail|less|more|base64|base32|xxd|od|hexdump|gzip|bzip2|xz|zstd|tar|zip|7z|gpg|openssl|strings|sed|awk|grep|jq|yq|cut|tr|sort|cp|dd)$/.test(name)) return SECRET_FILE.test(" " + s);
+  if (/^(?:cat|tac|head|tail|less|more|base64|base32|xxd|od|hexdump|gzip|bzip2|xz|zstd|tar|zip|7z|gpg|openssl|strings|sed|awk|grep|jq|yq|cut|tr|sort|cp|dd)$/.test(name)) return secretIn(s, personal);
   if (name === "gh" || name === "glab") return /^auth (?:token|status --show-token)|--show-token/.test(s);
   if (name === "aws") return /\bsts (?:get-session-token|assume-role\b|get-federation-token)|\bconfigure (?:get \S*(?:secret|token|key)|export-credentials)|\becr get-login-password|\bsecretsmanager get-secret-value|\bssm get-parameters?\b.*--with-decryption|\biam create-access-key/i.test(s);
   if (name === "gcloud") return /\bauth (?:print-access-token|print-identity-token|application-default print-access-token)|\bsecrets versions access\b|\bcontainer clusters get-credentials\b/.test(s);
@@ -122,14 +129,14 @@ function sink(name: string, args: JudgedArg[]): { payload: string[]; stdin: bool
 }
 
 /** Does the pipeline feeding this command carry a secret? */
-function stdinCarriesSecret(producer: Producer | null | undefined, redirects: JudgedRedirect[]): boolean {
-  if (redirects.some((r) => r.op === "<" && SECRET_FILE.test(" " + r.target))) return true;
-  if (redirects.some((r) => r.body !== undefined && /\b(?:put|mput|send|cat|reput)\s/.test(r.body) && SECRET_FILE.test(" " + r.body))) return true;
+function stdinCarriesSecret(producer: Producer | null | undefined, redirects: JudgedRedirect[], personal = false): boolean {
+  if (redirects.some((r) => r.op === "<" && secretIn(r.target, personal))) return true;
+  if (redirects.some((r) => r.body !== undefined && /\b(?:put|mput|send|cat|reput)\s/.test(r.body) && secretIn(r.body, personal))) return true;
   if (redirects.some((r) => r.body !== undefined && (SECRET_VAR.test(r.body) || /\$\((?:[^)]*\s)?(?:cat|env|printenv)\b[^)]*\)/.test(r.body) && SECRET_FILE.test(" " + r.body)))) return true;
   let p = producer;
   for (let guard = 0; p && guard < 8; guard++, p = p.before) {
-    if (printsSecret(p.name, p.args)) return true;
-    if (p.args.some((a) => /\$\(/.test(a.text) && SECRET_FILE.test(" " + a.text))) return true;
+    if (printsSecret(p.name, p.args, personal)) return true;
+    if (p.args.some((a) => /\$\(/.test(a.text) && secretIn(a.text, personal))) return true;
   }
   return false;
 }
@@ -160,7 +167,9 @@ export function credentialEffects(name: string, args: JudgedArg[], producer: Pro
   if (/^(?:curl|wget|http|https|xh|xhs|nc|ncat|socat|dig|nslookup|host|ping|drill)$/.test(name) && t.some((x) => SECRET_SUBST(x)) && !t.some((x) => /^[a-z]+:\/\//i.test(x) && LOCAL.test(urlHost(x) ?? ""))) return ["credential_exfiltration"];
   const s = sink(name, args);
   if (!s) return [];
-  const payloadSecret = s.payload.some((p) => SECRET_FILE.test(" " + p) || (/\$\(|`/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
-  if (payloadSecret || (s.stdin && stdinCarriesSecret(producer, redirects))) return ["credential_exfiltration"];
+  // Copies to a host or bucket (scp, rsync, sftp, ssh, rclone, aws s3, gsutil): only personal credentials count.
+  const personal = /^(?:scp|sftp|lftp|ftp|rsync|rclone|ssh|aws|gsutil|gcloud)$/.test(name);
+  const payloadSecret = s.payload.some((p) => secretIn(p, personal) || (/\$\(|`/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
+  if (payloadSecret || (s.stdin && stdinCarriesSecret(producer, redirects, personal))) return ["credential_exfiltration"];
   return [];
 }
