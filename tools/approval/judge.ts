@@ -11,7 +11,7 @@ import { posix } from "node:path";
 import { inlineCodeActions, type CodeLanguage } from "./inline_code.js";
 import { judgeSql, sqlOfClient } from "./sql.js";
 import { INFRA_CLIS, cliVerbEffects } from "./cli_verbs.js";
-import { windowsDeleteClass, windowsEffects } from "./windows.js";
+import { windowsDeleteClass, windowsEffects, windowsWriteClass } from "./windows.js";
 import { codeExfiltrates, credentialEffects } from "./exfil.js";
 import { exhaustionEffects } from "./exhaustion.js";
 import { opsEffects } from "./ops.js";
@@ -1200,6 +1200,11 @@ export function judgeCommand(ctx: JudgeContext): void {
     if (r.body !== undefined) continue;
     const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
     if (!writes) continue;
+    const win = windowsWriteClass(r.target);
+    if (win) {
+      add(ctx, win);
+      continue;
+    }
     judgeOverwrite(ctx, r.target, r.op.endsWith(">>"));
     if (!r.fd || r.fd === "1") noteScript(ctx, r.target, r.op.endsWith(">>"), writtenText(ctx));
   }

@@ -16,6 +16,15 @@ const WIN_SYSTEM = /^(?:[A-Za-z]:[\\/]*$|[A-Za-z]:[\\/]*(?:Windows|Program Files
 const WIN_CREDENTIAL = /[\\/](?:\.ssh|\.aws|\.kube|\.azure|\.gnupg|\.docker|\.git-credentials|\.netrc)(?:[\\/]|$)|[\\/]Microsoft[\\/](?:Credentials|Protect|Vault)(?:[\\/]|$)/i;
 
 /** Where a Windows path lands, as a class for a delete: null when it is a relative (working-directory) path. */
+/** A Windows path outside any POSIX working directory (a drive letter, a UNC share, `%VAR%`, `$env:`) written by a redirection. */
+export function windowsWriteClass(path: string): string | null {
+  const p = path.replace(/^["']|["']$/g, "");
+  if (!/^(?:[A-Za-z]:(?![\w.-]*@)|\\\\|%[A-Za-z_]+%|\$env:)/i.test(p)) return null;
+  if (WIN_CREDENTIAL.test(p)) return "credential_write";
+  if (WIN_SYSTEM.test(p)) return "system_config_write";
+  return "overwrite_outside_workdir";
+}
+
 export function windowsDeleteClass(path: string, recursive: boolean): string | null {
   const p = path.replace(/^["']|["']$/g, "");
   if (WIN_CREDENTIAL.test(p)) return "credential_write";
@@ -43,6 +52,50 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "erase":
       if (!a.some((x) => SWITCH.test(x)) && !words.some((x) => WIN_ABSOLUTE.test(x) || x.includes("\\"))) return [];
       return words.map((p) => ({ delete: p, recursive: n === "rd" || n === "rmdir" || sw("/s") }));
+    case "clear-recyclebin":
+      return k("delete_outside_workdir");
+    // `robocopy SRC DEST /MIR` (or /PURGE) deletes what SRC lacks from DEST.
+    case "robocopy":
+      return sw("/mir", "/purge") && words.length >= 2 && windowsDeleteClass(words[1]!, true) !== null ? [{ delete: words[1]!, recursive: true }] : [];
+    case "attrib":
+      return words.some((x) => WIN_ABSOLUTE.test(x) && !/^[~$]/.test(x)) && a.some((x) => /^[-+][rsh]$/.test(x)) ? k("chmod_outside_workdir") : [];
+    // --- logs
+    case "wevtutil":
+      return /^(?:cl|clear-log|um|uninstall-manifest|sl|set-log)$/.test(w[0] ?? "") ? k("log_wipe") : [];
+    case "clear-eventlog":
+    case "remove-eventlog":
+    case "limit-eventlog":
+      return k("log_wipe");
+    // --- Windows features and packages
+    case "uninstall-windowsfeature":
+    case "remove-windowsfeature":
+    case "disable-windowsoptionalfeature":
+    case "remove-windowspackage":
+    case "remove-windowscapability":
+      return k("package_remove");
+    case "dism":
+      return a.some((x) => /^\/(?:disable-feature|remove-package|remove-capability|remove-provisionedappxpackage)/.test(x)) ? k("package_remove") : [];
+    // --- macOS: shutdown or restart through AppleScript
+    case "osascript":
+      return argv.some((x) => /\b(?:shut ?down|restart|log ?out)\b/i.test(x) && /System Events|Finder|loginwindow/i.test(x)) ? k("reboot_shutdown") : [];
+    // --- macOS system settings: disk encryption, remote login, kernel extensions, system defaults, power, updates that restart
+    case "fdesetup":
+      return /^(?:disable|remove|removerecovery|changerecovery)$/.test(w[0] ?? "") ? k("security_change") : [];
+    case "systemsetup": {
+      if (a.some((x, j) => /^-setremote(?:login|appleevents)$/.test(x) && a[j + 1] === "on")) return k("remote_access");
+      return a.some((x) => /^-set/.test(x)) ? k("system_config_write") : [];
+    }
+    case "kextload":
+    case "kextunload":
+      return k("kernel_change");
+    case "kmutil":
+      return /^(?:load|unload|install|create)$/.test(w[0] ?? "") ? k("kernel_change") : [];
+    case "defaults":
+      return /^(?:write|delete|import|rename)$/.test(w[0] ?? "") && /^\/(?:Library|System)\//.test(words[1] ?? "") ? k("system_config_write") : [];
+    case "pmset":
+      return a.some((x) => /^-[abcu]$/.test(x)) || /^(?:sleepnow|restoredefaults|repeat|schedule)$/.test(w[0] ?? "") ? k("system_config_write") : [];
+    case "softwareupdate":
+      return a.some((x) => /^(?:-i|--install|-ia)$/.test(x)) && a.some((x) => /^(?:-R|--restart)$/.test(x)) ? k("reboot_shutdown") : [];
     // --- disks, volumes and backups
     case "format":
       return words.some((x) => /^[A-Za-z]:$/.test(x)) ? k("format_filesystem") : [];
