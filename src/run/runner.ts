@@ -25,10 +25,6 @@ import { JsonlAppender } from "../store/jsonl_file.js";
 import { HermesCheckpoint, loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
-import { scoresLine, writeRunReports } from "../report/reports.js";
-import { compareRuns } from "../report/compare.js";
-import { comparisonText } from "../report/compare_text.js";
-import { loadRunSamples } from "../report/run_samples.js";
 import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
@@ -251,7 +247,6 @@ async function readRunInputs(config: RunConfig): Promise<RunInputs> {
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
   const { shard } = opts;
   const inputs = await readRunInputs(config);
-  const out = process.stdout;
   config.run_name ??= defaultRunName(config.dataset);
   const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
   if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
@@ -259,7 +254,18 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   if (config.baseline && !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))) {
     throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
   }
+  // The worker threads load their modules while this thread checks the run (about as long, each): a check that
+  // fails ends the pool again (it waits for them to finish loading: see startRunPool).
+  const runPool = config.dry_run ? undefined : startRunPool(config, runDir, inputs);
+  try {
+    return await checkAndRun(config, runDir, inputs, shard, runPool);
+  } finally {
+    await runPool?.close();
+  }
+}
 
+async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs, shard: Shard | undefined, runPool: RunPool | undefined): Promise<number> {
+  const out = process.stdout;
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`note: ${m}\n`));
   const fingerprint = await configFingerprint(config);
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
@@ -341,7 +347,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
-    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange });
+    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange }, runPool!);
   } finally {
     releaseLock();
   }
@@ -463,16 +469,22 @@ interface RunPool {
   modelGates: ModelGates;
   /** Every worker thread the pool started (from its first one on): a gone thread's permits are reclaimed by id. */
   threadIds: Set<number>;
+  /** Ends the pool once (later calls wait for the first); safe while threads are still loading their modules. */
+  close(): Promise<void>;
 }
+
+/** How long an unused pool waits for its threads to finish loading before it ends them anyway. */
+const POOL_LOAD_WAIT_MS = 15_000;
 
 /** Starts the run's worker threads with the run-wide gates they share. */
 function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): RunPool {
   const sandboxGates = SandboxGates.create({ maxSandboxes: config.max_sandboxes, prewarm: config.prewarm, workers: config.workers });
   // One limiter per model endpoint for the whole run: every worker thread shares its permits and its back-off.
   const modelGates = ModelGates.create(config);
+  const loaded = new Int32Array(new SharedArrayBuffer(4));
   const workerData: WorkerData = {
     config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, sandboxGates: sandboxGates.buffers,
-    modelGates: modelGates.buffers,
+    modelGates: modelGates.buffers, loaded,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
   tuneHeapGrowth();
@@ -488,10 +500,19 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
   });
   const threadIds = new Set<number>();
   pool.on("workerCreate", (worker: { id: number }) => threadIds.add(worker.id));
-  return { pool, sandboxGates, modelGates, threadIds };
+  let closing: Promise<void> | undefined;
+  // Node 20 can abort the whole process (SIGABRT in ModuleWrap::InstantiateSync) when a worker thread is ended
+  // while piscina still loads the worker module: a pool that may not have run a task waits for that first.
+  const close = () =>
+    (closing ??= (async () => {
+      const deadline = Date.now() + POOL_LOAD_WAIT_MS;
+      while (Atomics.load(loaded, 0) < config.workers && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await pool.destroy();
+    })());
+  return { pool, sandboxGates, modelGates, threadIds, close };
 }
 
-async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Promise<number> {
+async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPool: RunPool): Promise<number> {
   const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange } = plan;
   const startedAt = new Date();
   const out = process.stdout;
@@ -520,9 +541,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   const progress = createProgress(config.progress);
   progress.start(total);
 
-  // The worker threads start only once every check passed: a process that exits while a worker thread is still
-  // loading its modules can abort inside Node 20 (require of an ES module in piscina's worker).
-  const { pool, sandboxGates, modelGates, threadIds } = startRunPool(config, runDir, inputs);
+  const { pool, sandboxGates, modelGates, threadIds } = runPool;
   const modelCounts = () => ({ model: modelGates.counts() });
   // A thread that is gone cannot give back its sandbox permits: remove what it started, then return them.
   // (Piscina names a destroyed worker only by a thread id already reset to -1: compare with the live ones.)
@@ -712,7 +731,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     process.off("SIGTERM", onSigterm);
     process.off("SIGHUP", onSigterm);
     cancel.close();
-    await pool.destroy();
+    await runPool.close();
     await Promise.allSettled([...threadsGone]);
     await removeLeftSandboxes(config, undefined, sandboxGates, logEvent);
     removeEmptyTaskFolders(config.output_dir, runDir);
@@ -722,6 +741,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
     throw dispatchError;
   }
 
+  // The report modules load only now: the run's start-up does not pay for them.
+  const { scoresLine, writeRunReports } = await import("../report/reports.js");
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
@@ -757,6 +778,11 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan): Prom
   }
   if (config.baseline) {
     // The CI gate in one step: this run against the baseline, as `hermes-batch compare` does.
+    const [{ compareRuns }, { comparisonText }, { loadRunSamples }] = await Promise.all([
+      import("../report/compare.js"),
+      import("../report/compare_text.js"),
+      import("../report/run_samples.js"),
+    ]);
     const comparison = compareRuns(await loadRunSamples(config.baseline), await loadRunSamples(runDir), { maxDropPp: config.max_drop });
     out.write(`\ncompared with the baseline ${config.baseline}:\n${comparisonText(comparison)}`);
     if (comparison.verdict === "not_comparable") return EXIT.notComparable;

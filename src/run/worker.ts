@@ -27,6 +27,8 @@ export interface WorkerData {
   sandboxGates?: SandboxGateBuffers;
   /** The run-wide model connection limiters' shared state (created once by the main thread). */
   modelGates: ModelGateBuffers;
+  /** Counts the threads whose worker module finished loading (see startRunPool's close). */
+  loaded: Int32Array;
 }
 
 export { CANCEL_CHANNEL, type CancelMessage };
@@ -66,3 +68,9 @@ export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutco
   const { value, notes } = await withConsoleNotes(() => runTask(spec, taskDeps, abortAll.signal));
   return notes.length ? { ...value, consoleNotes: notes } : value;
 }
+
+// Piscina loads this module with a synchronous require(); ending the thread before that require has returned
+// (it still builds the module's CommonJS facade after this line ran) aborts Node 20. A microtask queued here
+// runs only once the require has returned. (Not a macrotask: an idle piscina thread blocks in Atomics.wait.)
+const loadedCounter = (workerData as WorkerData | null)?.loaded;
+if (loadedCounter) queueMicrotask(() => Atomics.add(loadedCounter, 0, 1));
