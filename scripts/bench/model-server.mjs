@@ -16,6 +16,7 @@
  *
  *   node scripts/bench/model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600]
  */
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 
@@ -58,6 +59,8 @@ const stats = {
   toolCallReplies: 0,
   /** ms since this server started. */
   firstRequestAt: null,
+  /** CPU (user + system, all threads) of the watched client process when its first request arrived, ms. */
+  clientCpuAtFirstRequestMs: null,
   lastFinalAt: null,
   badRequests: 0,
   /** TCP connections accepted: about the concurrency when the client keeps connections alive. */
@@ -104,6 +107,21 @@ function statsBody() {
   return JSON.stringify({ ...stats, epochStarted: performance.timeOrigin + started, now: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, latencyMs, turns });
 }
 
+let watchedPid = 0;
+const CLK_TCK = 100; // Linux's USER_HZ for /proc/PID/stat times
+
+/** utime + stime of a process (every thread), from /proc/PID/stat; null when it cannot be read. */
+function processCpuMs(pid) {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
+
 const server = createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
@@ -111,6 +129,12 @@ const server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/stats") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(statsBody());
+      return;
+    }
+    if (req.method === "POST" && req.url?.startsWith("/watch?pid=")) {
+      watchedPid = Number(req.url.slice("/watch?pid=".length));
+      res.writeHead(204);
+      res.end();
       return;
     }
     if (req.method === "POST" && req.url === "/shutdown") {
@@ -130,7 +154,10 @@ const server = createServer((req, res) => {
     const useTerminal = body.indexOf(TERMINAL_TOOL) >= 0;
     const now = performance.now() - started;
     stats.requests++;
-    stats.firstRequestAt ??= now;
+    if (stats.firstRequestAt === null) {
+      stats.firstRequestAt = now;
+      stats.clientCpuAtFirstRequestMs = processCpuMs(watchedPid);
+    }
     if (assistantCount === 0) stats.tasksStarted++;
     stats.inFlight++;
     if (stats.inFlight > stats.maxInFlight) stats.maxInFlight = stats.inFlight;
