@@ -606,6 +606,36 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         i = j;
         continue;
       }
+      // Terminal multiplexers run a command detached from this one (`tmux new -d 'CMD'`, `tmux send-keys -t s 'CMD' Enter`,
+      // `screen -dmS x CMD …`, `screen -S x -X stuff 'CMD\n'`): the command is what runs.
+      case "tmux": {
+        const r = rest();
+        let k = 0;
+        while (k < r.length && r[k]!.plain.startsWith("-")) k += /^-[LSf]$/.test(r[k]!.plain) ? 2 : 1;
+        const sub = r[k]?.plain ?? "";
+        if (/^(?:new|new-session|new-window|neww|split-window|splitw|run-shell|run|send-keys|send|respawn-pane|respawnp|respawn-window|respawnw)$/.test(sub)) {
+          const words: string[] = [];
+          for (let j = k + 1; j < r.length; j++) {
+            const w = r[j]!.plain;
+            if (/^-[ceFlnNstxy]$/.test(w) && !(sub.startsWith("send") && /^-[lF]$/.test(w))) j++;
+            else if (!w.startsWith("-") || words.length) words.push(w);
+          }
+          const keys = /^send/.test(sub) ? words.filter((w) => !/^(?:Enter|C-m|C-j|KPEnter|Escape|C-c|C-d)$/.test(w)) : words;
+          if (keys.length) analyseScript(keys.join(" ").replace(/\\n/g, "\n"), depth + 1, st);
+        }
+        return { prefix, argv: t.slice(i, i + 1) };
+      }
+      case "screen": {
+        const r = rest();
+        const x = r.findIndex((w) => w.plain === "-X");
+        if (x >= 0) {
+          if (/^(?:stuff|exec|screen)$/.test(r[x + 1]?.plain ?? "")) analyseScript(r.slice(x + 2).map((w) => w.plain).join(" ").replace(/\\n|\\r|\^M/g, "\n"), depth + 1, st);
+          return { prefix, argv: t.slice(i, i + 1) };
+        }
+        i = skipOptions(t, i + 1, "ScehpTtlLsX", ["--logfile"]);
+        if (i >= t.length) return { prefix, argv: t.slice(t.length - 1) };
+        continue;
+      }
       case "watch": {
         const j = skipOptions(t, i + 1, "nq", ["--interval", "--differences"]);
         analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);

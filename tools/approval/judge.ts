@@ -240,6 +240,10 @@ export interface JudgeContext {
   remote?: boolean;
   /** Assignments placed before the command (`LD_PRELOAD=x cmd`, `env X=y cmd`). */
   env?: { name: string; value: string }[];
+  /** Set when a file's commands were added to the words (redis-cli < file). */
+  fedFile?: boolean;
+  /** Set once TF_CLI_ARGS* of the environment were added to the words. */
+  tfArgs?: boolean;
 }
 
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
@@ -340,7 +344,7 @@ function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
     if (/(?:^|\/)\.ssh(?:\/|$)/.test(path)) return add(ctx, "ssh_config_write");
     return add(ctx, /^\/etc\//.test(path) ? "system_config_write" : "credential_write");
   }
-  if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment)$/.test(path) && w !== "inside")
+  if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment|bash_aliases|zsh_aliases|aliases|bash_functions|(?:bash|zsh)rc\.local)$|(?:^|\/)\.(?:bashrc\.d|zshrc\.d|config\/fish\/conf\.d|oh-my-zsh\/custom|config\/autostart)\/[^/]+$/.test(path) && w !== "inside")
     return add(ctx, "shell_rc_write");
   if (w === "system") {
     if (CRON_PATH.test(path)) return add(ctx, "crontab_replace");
@@ -1217,9 +1221,21 @@ export function judgeCommand(ctx: JudgeContext): void {
   for (const e of loaded) {
     if (!/^(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|PYTHONPATH|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV)$/.test(e.name)) continue;
     if (e.value.split(/[:\s]+/).some((part) => part !== "" && isFetched(ctx, part.replace(/^--require=|^-r/, "")))) add(ctx, "remote_code_exec");
+    // `BASH_ENV=<(curl …) bash -c true`: the start-up file the shell sources is a download.
+    else if (/^(?:BASH_ENV|ENV|PYTHONSTARTUP|NODE_OPTIONS|PERL5OPT|RUBYOPT)$/.test(e.name) && FETCHED_TEXT.test(e.value)) add(ctx, "remote_code_exec");
   }
-  if (name === "tee" && ctx.producer) {
-    const text = producedLiteral(ctx.producer);
+  // Options a tool reads from the environment are its options (`TF_CLI_ARGS_apply='-auto-approve -destroy' terraform apply`).
+  if (/^(?:terraform|tofu)$/.test(name) && !ctx.tfArgs) {
+    const verb = args.find((a) => !a.text.startsWith("-"))?.text;
+    const extra = (ctx.env ?? []).filter((e) => e.name === "TF_CLI_ARGS" || (verb !== undefined && e.name === `TF_CLI_ARGS_${verb}`)).flatMap((e) => e.value.split(/\s+/).filter(Boolean));
+    if (extra.length) {
+      const k = args.findIndex((a) => a.text === verb);
+      return judgeCommand({ ...ctx, tfArgs: true, args: [...args.slice(0, k + 1), ...extra.map((x) => ({ text: x, literal: true }) as JudgedArg), ...args.slice(k + 1)] });
+    }
+  }
+  const hereString = ctx.redirects.find((r) => r.op === "<<<" && r.body !== undefined);
+  if (name === "tee" && (ctx.producer || hereString)) {
+    const text = ctx.producer ? producedLiteral(ctx.producer) : hereString!.literal ? hereString!.body! + "\n" : null;
     for (const op of operands(args)) noteScript(ctx, op.text, hasFlag(args, "a", ["--append"]), text);
   }
   // A file written earlier in this command line and now run: its text is what runs.
@@ -1682,7 +1698,14 @@ function writtenText(ctx: JudgeContext): string | null {
   return producedLiteral({ name: ctx.name, args: ctx.args, body: heredoc?.body, bodyLiteral: heredoc?.literal });
 }
 
+/** Files another program runs later on its own (git and husky hooks): what is written there is judged as if it ran. */
+const HOOK_FILE = /(?:^|\/)(?:\.git\/(?:modules\/[^/]+\/)?hooks|\.husky)\/(?!_\/)[\w.-]+$/;
+
 function noteScript(ctx: JudgeContext, target: string, append: boolean, text: string | null): void {
+  if (target && HOOK_FILE.test(target) && !/\.sample$/.test(target)) {
+    if (text === null) add(ctx, "shell_input");
+    else ctx.analyseShell(decodeEscapes(text));
+  }
   if (!target || /^\/dev\//.test(target) || ctx.scripts.size >= 64) return;
   const key = posix.normalize(target);
   const before = append ? ctx.scripts.get(key) : "";
@@ -2338,7 +2361,18 @@ const GIT_COMMAND_KEY =
 /** Environment variables whose value a program runs as a command line (a pager, an editor, an ssh command). */
 const COMMAND_ENV = /^(?:GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|RSYNC_RSH|PROMPT_COMMAND)$/;
 
-function gitConfigRuns(ctx: JudgeContext, key: string, value: string): void {
+function gitConfigRuns(ctx: JudgeContext, key: string, value: string, global = false): void {
+  // Pushes made to mirror (every ref forced, deleted refs deleted) or forced by a configured refspec (`+refs/heads/*:…`).
+  if (/^remote\.[^=]+\.mirror$/i.test(key) && /^(?:true|yes|on|1)$/i.test(value.trim())) return add(ctx, "git_force_push");
+  if (/^remote\.[^=]+\.push$/i.test(key) && /^\+/.test(value.trim())) {
+    const dest = value.trim().slice(1).split(":").pop() ?? "";
+    if (dest === "" || /[*$`]/.test(dest) || PROTECTED_BRANCH.test(dest)) return add(ctx, "git_force_push");
+  }
+  // Hooks taken from a directory anyone can write (/tmp) or from outside the working directory for every repository.
+  if (/^core\.hookspath$/i.test(key) && value.trim()) {
+    const w = whereIn(ctx, value.trim());
+    if (w === "scratch" || (global && w !== "inside")) return add(ctx, "shell_input");
+  }
   if (!GIT_COMMAND_KEY.test(key) || /^(?:true|false|yes|no|on|off|[01])?$/i.test(value.trim())) return;
   if (/^alias\./i.test(key)) return ctx.analyseShell(value.startsWith("!") ? value.slice(1) : `git ${value}`);
   // `credential.helper store` names git-credential-store; `!…` (or an absolute path) is a command.
@@ -2486,7 +2520,7 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
             else if (!texts[j]!.startsWith("-")) ops.push(texts[j]!);
           }
           if (ops[0] === "set") ops.shift();
-          if (ops.length >= 2) gitConfigRuns(ctx, ops[0]!, ops[1]!);
+          if (ops.length >= 2) gitConfigRuns(ctx, ops[0]!, ops[1]!, texts.some((x) => x === "--global" || x === "--system"));
           break;
         }
       }
@@ -2573,6 +2607,13 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "yarn":
     case "pnpm":
     case "bun": {
+      // `npm pkg set scripts.preinstall=…`, `npm set-script x …`: a script planted in package.json runs on the next
+      // install or run; its text is judged as a command.
+      if (sub(args)[0] === "pkg" && sub(args)[1] === "set") for (const x of sub(args).slice(2)) {
+        const m = /^scripts\.[\w:.-]+=(.*)$/s.exec(x);
+        if (m && m[1]!.trim()) ctx.analyseShell(m[1]!);
+      }
+      if (sub(args)[0] === "set-script" && sub(args)[2]) ctx.analyseShell(sub(args)[2]!);
       const pj = writtenScript(ctx, "package.json") ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, "package.json")) : undefined);
       if (pj === undefined) return;
       const hooks = packageScripts(name, sub(args));
@@ -3160,6 +3201,20 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       if (f === undefined) continue;
       const sql = writtenScript(ctx, f);
       if (typeof sql === "string" && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
+    }
+  }
+  // Commands of key-value and document stores read from a file this command line wrote (`redis-cli -h h < cmds.txt`,
+  // `mongosh URI drop.js`, `mongosh < drop.js`): each is judged as if given on the command line.
+  if (!ctx.fedFile && /^(?:redis-cli|valkey-cli|keydb-cli|mongosh|mongo)$/.test(name)) {
+    const mongo = /^mongo/.test(name);
+    const files = [...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target), ...(mongo ? texts.filter((t) => /\.js$/.test(t)) : [])];
+    for (const f of files) {
+      const text = writtenScript(ctx, f);
+      if (typeof text !== "string") continue;
+      const kept = args.filter((a) => a.text !== f);
+      const lit = (x: string): JudgedArg => ({ text: x, literal: true });
+      if (mongo) judgeCommand({ ...ctx, fedFile: true, redirects: [], producer: null, args: [...kept, lit("--eval"), lit(text)] });
+      else for (const line of text.split("\n").slice(0, 32)) if (line.trim()) judgeCommand({ ...ctx, fedFile: true, redirects: [], producer: null, args: [...kept, ...line.trim().split(/\s+/).map(lit)] });
     }
   }
   // `go run FILE.go` of a file written on this command line: its code is what runs.

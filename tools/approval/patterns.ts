@@ -47,7 +47,7 @@ const CONFIG_TARGET = `${CONFIG_PATH}${EOT}`;
 // Any absolute or home-relative `.ssh` directory: the home of the environment is not known here.
 // (a quoted path may hold blanks: `> '/tmp/my dir/.ssh/k'`).
 const SSH_TARGET = String.raw`(?:${HOME}|/[^|<>]*?)/\.ssh/\S*`;
-const RC_FILE = String.raw`\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|login|logout|inputrc|xprofile|xinitrc|xsessionrc|pam_environment|config/fish/config\.fish)`;
+const RC_FILE = String.raw`\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|zlogout|kshrc|mkshrc|cshrc|tcshrc|login|logout|inputrc|xprofile|xinitrc|xsessionrc|pam_environment|bash_aliases|zsh_aliases|aliases|bash_functions|config/fish/config\.fish)`;
 const RC_PATH = String.raw`(?:${HOME}|/[^|<>]*?)/${RC_FILE}`;
 const RC_TARGET = `${RC_PATH}${EOT}`;
 const DISK = String.raw`/dev/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper/|disk/|loop\d|sr\d)\S*`;

@@ -303,7 +303,7 @@ class Reader {
     const start = this.pos;
     while (!this.eof()) {
       const c = this.peek();
-      if ((c === "<" || c === ">") && this.peek(1) === "(" && this.pos === start) {
+      if ((c === "<" || c === ">") && this.peek(1) === "(" && (this.pos === start || (parts.length === 0 && /^[A-Za-z_]\w*=$/.test(lit)))) {
         flush(false);
         this.pos += 2;
         const raw = this.readSubstitution();
