@@ -13,6 +13,18 @@ const MAX_NOTE_CHARS = 300;
 
 const current = new AsyncLocalStorage<string[]>();
 let installed = false;
+let perTask = true;
+/** Output of a thread that does not tie it to tasks: handed to the next task that ends on the thread. */
+const threadNotes: string[] = [];
+
+/**
+ * Whether console output is tied to the task that printed it. That needs an AsyncLocalStorage, which in Node 20
+ * runs hooks on every promise of the thread (a few % of a worker's CPU): only worth it when a library that
+ * prints can run. The openai SDK is used only for streamed requests; plain ones go out directly.
+ */
+export function tieConsoleToTasks(on: boolean): void {
+  perTask = on;
+}
 
 export function captureLibraryConsole(): void {
   if (installed) return;
@@ -20,7 +32,7 @@ export function captureLibraryConsole(): void {
   const keep = (...args: unknown[]) => {
     const text = format(...args);
     if (process.env.HERMES_BATCH_DEBUG) process.stderr.write(`${text}\n`);
-    const notes = current.getStore();
+    const notes = perTask ? current.getStore() : threadNotes;
     if (!notes || notes.length >= MAX_NOTES) return;
     const line = text.replace(/\s+/g, " ").trim();
     notes.push(line.length > MAX_NOTE_CHARS ? `${line.slice(0, MAX_NOTE_CHARS)}…` : line);
@@ -34,6 +46,10 @@ export function captureLibraryConsole(): void {
 
 /** Runs `fn` with console output collected into the returned notes. */
 export async function withConsoleNotes<T>(fn: () => Promise<T>): Promise<{ value: T; notes: string[] }> {
+  if (!perTask) {
+    const value = await fn();
+    return { value, notes: threadNotes.splice(0).map((n) => `(printed on its worker thread, maybe by another task) ${n}`) };
+  }
   const notes: string[] = [];
   const value = await current.run(notes, fn);
   return { value, notes };

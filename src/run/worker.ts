@@ -11,7 +11,7 @@ import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
 import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
-import { captureLibraryConsole, withConsoleNotes } from "./library_console.js";
+import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 
@@ -49,6 +49,7 @@ function setUp(): Promise<TaskRunnerDeps> {
       };
       // The channel must not keep the worker alive once the pool is done with it.
       (channel as unknown as { unref?: () => void }).unref?.();
+      tieConsoleToTasks(data.config.stream === true);
       await ensureToolsLoaded({ packages: data.config.plugins });
       const models = await createRunModels(data.config, new ModelGates(data.modelGates));
       const { prefill, allowlist } = data;
