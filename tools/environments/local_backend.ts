@@ -6,7 +6,7 @@
 import { UserError } from "../../src/core/errors.js";
 import type { EnvironmentBackend } from "./backend.js";
 import { probeBwrap } from "./bwrap.js";
-import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "./local_sandbox.js";
+import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 
 export const backend: EnvironmentBackend = {
   name: "local",
@@ -37,7 +37,8 @@ export const backend: EnvironmentBackend = {
       return `'cwd' ${(err as Error).message.replace(/^cwd '[^']*' /, "")}`;
     }
   },
-  create: (spec, options) => SandboxEnvironment.create(spec, options),
+  // Loaded on first use: the main thread checks runs and rows without the sandbox's modules.
+  create: async (spec, options) => (await import("./local_sandbox.js")).SandboxEnvironment.create(spec, options),
   listLeftovers: async () => [],
   removeLeftovers: async () => ({ removed: [], failed: [] }),
   afterRun: async () => 0,

@@ -33,6 +33,9 @@ import {
 import { SANDBOX_HOME, SANDBOX_IO_DIR, SANDBOX_WORKDIR, bwrapArgs, bwrapLauncher, findBwrap, probeBwrap, sandboxProcesses } from "./bwrap.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
+import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
+
+export { sandboxNetwork, sandboxWorkdir };
 
 /** Default process limit inside one sandbox (`ulimit -u`; --pids-limit overrides). */
 export const DEFAULT_SANDBOX_PIDS = 512;
@@ -40,29 +43,6 @@ export const DEFAULT_SANDBOX_PIDS = 512;
 const MAX_READ_BYTES = 256 * 1024 * 1024;
 const FILE_OP_TIMEOUT_MS = 120_000;
 const BOOT_TIMEOUT_MS = 30_000;
-
-/** The run's network choice for a local sandbox: "host" shares the host's network, anything else has none. */
-export function sandboxNetwork(runNetwork: string | undefined, rowNetwork: string | undefined): { hostNetwork: boolean } {
-  const run = runNetwork ?? "none";
-  if (run !== "none" && run !== "host") {
-    throw new Error(`--network ${run}: a local sandbox has either no network (none, the default) or the host's (host)`);
-  }
-  const row = rowNetwork ?? run;
-  if (row !== "none" && row !== run) {
-    throw new Error(`network '${row}' is not allowed for this run: the local sandbox has ${run === "host" ? "the host's network" : "no network"} (--network ${run})`);
-  }
-  return { hostNetwork: row === "host" };
-}
-
-/** A row's `cwd` inside the sandbox: relative to /workspace, or absolute under it; anything else is refused. */
-export function sandboxWorkdir(cwd: string | undefined): string {
-  if (!cwd) return SANDBOX_WORKDIR;
-  const dir = posix.resolve(SANDBOX_WORKDIR, cwd);
-  if (dir !== SANDBOX_WORKDIR && !dir.startsWith(`${SANDBOX_WORKDIR}/`)) {
-    throw new Error(`cwd '${cwd}' is outside the task folder: in the local sandbox a row's cwd is relative to ${SANDBOX_WORKDIR} or under it`);
-  }
-  return dir;
-}
 
 function pidsLimit(options: EnvironmentOptions): number {
   return typeof options.pidsLimit === "number" && options.pidsLimit > 0 ? options.pidsLimit : DEFAULT_SANDBOX_PIDS;
