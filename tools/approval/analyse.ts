@@ -892,6 +892,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "kubectl":
       case "oc":
         if (/^(?:exec|debug|run)$/.test(t[i + 1]?.plain ?? "")) {
+          // A pod run privileged or with the host's pids, network or files (`--overrides='{"spec":{"hostPID":true…}}'`).
+          if (t[i + 1]!.plain !== "exec" && t.some((x) => /"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:/.test(x.plain) || x.plain === "--privileged" || x.plain === "--profile=sysadmin")) addFinding(st.findings, "privilege_grant");
           const dd = t.findIndex((x, k) => k > i && x.plain === "--");
           if (dd > 0 && dd + 1 < t.length) {
             i = dd + 1;

@@ -1264,7 +1264,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   for (const key of exhaustionEffects(name, args, ctx.redirects, ctx.producer)) add(ctx, key);
   // Operations no rule of their own judged (unreviewed applies, drains, bulk deletes through xargs, remote restores, init
   // scripts, other systems' package managers, system installs, …): ops.ts.
-  for (const key of opsEffects({ name, args, producer: ctx.producer, viaXargs: ctx.viaXargs, privileged: ctx.privileged, remote: ctx.remote, created: ctx.created, inside: (p) => isInsideLike(whereIn(ctx, p)) })) add(ctx, key);
+  for (const key of opsEffects({ name, args, producer: ctx.producer, viaXargs: ctx.viaXargs, privileged: ctx.privileged, remote: ctx.remote, env: ctx.env, created: ctx.created, inside: (p) => isInsideLike(whereIn(ctx, p)) })) add(ctx, key);
   // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
   const win = windowsEffects(name, args.map((a) => a.text));
   for (const e of win) {

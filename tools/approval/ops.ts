@@ -18,6 +18,8 @@ export interface OpsContext {
   privileged?: boolean;
   remote?: boolean;
   created: Set<string>;
+  /** Assignments placed before the command (`DOCKER_HOST=tcp://… docker rm`). */
+  env?: { name: string; value: string }[];
   /** A relative path or one under the task's working directory. */
   inside(path: string): boolean;
 }
@@ -56,6 +58,14 @@ const REMOVERS: Record<string, RegExp> = {
   "mas": /^(?:uninstall)$/,
   "sdkmanager": /^(?:--uninstall)$/,
 };
+
+/** A package source nobody vouches for: plain http to another host, or a raw IP address (not this machine). */
+function untrustedSource(u: string): boolean {
+  const host = hostOfUri(u.replace(/^git\+/, ""));
+  if (!host || LOCAL.test(host)) return false;
+  return /^(?:git\+)?http:\/\//i.test(u) || /^\[?[\d.:a-f]+\]?$/i.test(host) && /\d/.test(host);
+}
+const LOCAL_ENDPOINT = /^(?:unix:\/\/|npipe:|ssh:\/\/[^@/]*@?(?:localhost|127\.)|tcp:\/\/(?:localhost|127\.0\.0\.1|\[::1\])(?::\d+)?$)/i;
 
 const TOOLING = /^(?:pip\d*(?:\.\d+)?|setuptools|wheel|npm|npx|corepack|pnpm|yarn|node|python\d*|virtualenv|pipx|poetry|conda)$/i;
 
@@ -166,6 +176,119 @@ export function opsEffects(c: OpsContext): string[] {
   if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && /^(?:uninstall|remove|rm|un|r|unlink)$/.test(w[0] === "global" ? (w[1] ?? "") : (w[0] ?? "")) && (t.includes("-g") || t.includes("--global") || w[0] === "global")) {
     if (c.privileged || w.some((x) => TOOLING.test(x))) out.push("package_remove");
   }
+  // --- packages from sources nobody vouches for (plain http or a raw IP: `pip install http://…/x.tar.gz`, `--index-url`,
+  // `--trusted-host`, `PIP_INDEX_URL=`, `npm_config_registry=`, `npm config set registry`, `gem --source`, `rpm -U URL`):
+  // an install runs the package's own code, as this user or root.
+  const env = c.env ?? [];
+  const installs = (/^(?:pip\d*(?:\.\d+)?|uv|pipx|poetry|pdm)$/.test(name) && w.includes("install")) || (/^(?:npm|pnpm|yarn|bun|npx)$/.test(name) && /^(?:install|i|add|ci|update|up|exec|x|dlx|global)$/.test(w[0] ?? "")) || (/^(?:gem|bundle)$/.test(name) && /^(?:install|update)$/.test(w[0] ?? "")) || (/^(?:rpm|dnf|yum|zypper|apt|apt-get|dpkg)$/.test(name) && (t.some((x) => /^-[a-zA-Z]*[iU]/.test(x) && name === "rpm") || /^(?:install|localinstall|reinstall|upgrade|in)$/.test(w[0] ?? "")));
+  if (installs) {
+    if (w.some((x) => untrustedSource(x)) || t.some((x, k) => /^(?:-i|--index-url|--extra-index-url|-f|--find-links|--registry|--source|-s|--clear-sources|--index|--default-index)$/.test(t[k - 1] ?? "") && untrustedSource(x)) || t.some((x) => /^--(?:index-url|extra-index-url|find-links|registry|source|index|default-index)=/.test(x) && untrustedSource(x.replace(/^[^=]*=/, "")))) out.push("remote_code_exec");
+    else if (t.some((x) => x === "--trusted-host" || x.startsWith("--trusted-host=") || x === "--allow-insecure-host" || x === "--insecure")) out.push("remote_code_exec");
+    else if (env.some((e) => /^(?:PIP_(?:EXTRA_)?INDEX_URL|PIP_FIND_LINKS|UV_(?:EXTRA_)?INDEX_URL|UV_DEFAULT_INDEX|npm_config_registry|NPM_CONFIG_REGISTRY|YARN_REGISTRY|YARN_NPM_REGISTRY_SERVER|BUNDLE_MIRROR__\w+|GEM_SOURCE)$/i.test(e.name) && untrustedSource(e.value)) || env.some((e) => /^(?:PIP_TRUSTED_HOST|UV_INSECURE_HOST)$/i.test(e.name) && e.value !== "")) out.push("remote_code_exec");
+  }
+  // A registry or index set for every later install.
+  if (/^(?:npm|pnpm|yarn)$/.test(name) && /^(?:config|c)$/.test(w[0] ?? "") && w[1] === "set" && t.some((x) => untrustedSource(x.replace(/^[^=]*registry=/, "")))) out.push("remote_code_exec");
+  if (/^pip\d*(?:\.\d+)?$/.test(name) && w[0] === "config" && w[1] === "set" && (t.some((x) => untrustedSource(x)) || /trusted-host/.test(w[2] ?? ""))) out.push("remote_code_exec");
+  if (name === "gem" && w[0] === "sources" && t.some((x, k) => /^(?:-a|--add)$/.test(t[k - 1] ?? "") && untrustedSource(x))) out.push("remote_code_exec");
+  // A signing key fetched from an untrusted source made trusted for every package (`curl http://IP/key | apt-key add -`).
+  if ((name === "apt-key" && w[0] === "add") || (name === "rpm" && t.includes("--import"))) {
+    const fromUrl = t.find((x) => /^[a-z]+:\/\//i.test(x));
+    const piped = c.producer && /^(?:curl|wget)$/.test(c.producer.name) ? c.producer.args.find((a) => /^[a-z]+:\/\//i.test(a.text))?.text : undefined;
+    const src = fromUrl ?? piped;
+    if (src && untrustedSource(src)) out.push("remote_code_exec");
+  }
+  // Manifests, SQL or commands downloaded and applied (`curl http://IP/job.yml | kubectl apply -f -`, `curl … | psql -h prod`).
+  const fetchedFrom = c.producer && /^(?:curl|wget|http|https|xh)$/.test(c.producer.name) ? c.producer.args.find((a) => /^[a-z]+:\/\//i.test(a.text) || /^[\w.-]+\.[a-z]{2,}\//i.test(a.text))?.text : undefined;
+  if (fetchedFrom !== undefined) {
+    if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:apply|create|replace)$/.test(w[0] ?? "") && untrustedSource(fetchedFrom)) out.push("remote_code_exec");
+    if (/^(?:psql|mysql|mariadb|mongosh|mongo|redis-cli|cqlsh|clickhouse-client|sqlcmd)$/.test(name)) {
+      const host = value(t, "-h", "--host", "-H", "-S", "--server") ?? hostOfUri(t.find((x) => /^[a-z][\w+.-]*:\/\//i.test(x)) ?? "") ?? "";
+      if ((host && !LOCAL.test(host.replace(/:\d+$/, "")) && !host.startsWith("/")) || untrustedSource(fetchedFrom)) out.push("remote_code_exec");
+    }
+  }
+  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:apply|create|replace)$/.test(w[0] ?? "") && t.some((x, k) => /^(?:-f|--filename|-k)$/.test(t[k - 1] ?? "") && untrustedSource(x))) out.push("remote_code_exec");
+  // --- a container engine on another machine (`DOCKER_HOST=tcp://prod:2376`, `-H tcp://…`, `--context prod`):
+  // containers, images and volumes removed or stopped there are another machine's services.
+  if (/^(?:docker|podman|nerdctl)$/.test(name)) {
+    const endpoint = value(t, "-H", "--host", "--url") ?? env.find((e) => /^(?:DOCKER_HOST|CONTAINER_HOST)$/.test(e.name))?.value;
+    const context = value(t, "-c", "--context") ?? env.find((e) => e.name === "DOCKER_CONTEXT")?.value;
+    const remote = (endpoint !== undefined && endpoint !== "" && !LOCAL_ENDPOINT.test(endpoint)) || (context !== undefined && /prod|live|staging|remote/i.test(context));
+    const verbs = w.filter((x) => x !== endpoint && x !== context);
+    const v0 = verbs[0] ?? "";
+    const v1 = verbs[1] ?? "";
+    if (remote && (/^(?:rm|rmi|kill|stop|down|prune)$/.test(v0) || (/^(?:container|image|volume|network|system|service|stack|compose|swarm|node)$/.test(v0) && /^(?:rm|remove|prune|kill|stop|down|leave)$/.test(v1)))) out.push("cluster_teardown");
+  }
+  // --- single effects without a rule of their own (held-out sets 15/16, by class).
+  const dev = (x: string) => /^\/dev\/(?!null$|zero$|stdout$|stderr$|stdin$|fd\/|tty$|u?random$)/.test(x) || /^(?:UUID|LABEL|PARTUUID)=/.test(x);
+  // File systems retuned, resized, checked with repairs or frozen on a real device (a journal removed, a size cut).
+  if (name === "tune2fs" && t.some(dev) && !t.every((x) => dev(x) || /^-[l]$/.test(x))) out.push("disk_write");
+  if (/^(?:resize2fs|xfs_growfs|btrfs|e2fsck|fsck(?:\.\w+)?|xfs_repair|xfs_admin|e2label|debugfs)$/.test(name) && t.some(dev) && !t.some((x) => /^-[a-zA-Z]*n[a-zA-Z]*$|^--dry-run$|^-P$/.test(x) && name !== "resize2fs") && (name !== "btrfs" || /^(?:resize|check)$/.test(w[1] ?? ""))) out.push("disk_write");
+  if (name === "fsfreeze" && t.some((x) => /^-[a-zA-Z]*f|^--freeze$/.test(x))) out.push("mount_change");
+  // kubectl's words without its options and their values (`-n prod set env …` → `set env …`).
+  const kw = /^(?:kubectl|oc|k)$/.test(name) ? t.filter((x, k) => !x.startsWith("-") && !/^(?:-n|--namespace|--context|--cluster|--kubeconfig|-l|--selector|-c|--container|--image|-o|--output|--overrides|--address|--port|-p|--user|--as|-s|--server)$/.test(t[k - 1] ?? "")) : w;
+  // Settings of a deployment in production changed in place (`kubectl -n prod set env deployment/api DATABASE_URL=…`).
+  if (/^(?:kubectl|oc|k)$/.test(name) && kw[0] === "set" && /^(?:env|image|resources|serviceaccount|sa|selector|subject)$/.test(kw[1] ?? "")) {
+    const ns = value(t, "-n", "--namespace") ?? value(t, "--context") ?? "";
+    if (/prod|live/i.test(ns) || t.includes("--all") || t.includes("-A") || t.includes("--all-namespaces")) out.push("cluster_teardown");
+  }
+  // `kubectl proxy` (the API server with this user's rights) or a port-forward on every interface.
+  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:proxy|port-forward)$/.test(kw[0] ?? "")) {
+    const addr = value(t, "--address") ?? "";
+    if (addr.split(",").some((a) => a !== "" && !/^(?:localhost|127(?:\.\d+){3}|::1)$/.test(a))) out.push("remote_access");
+  }
+  // Pods run privileged, with the host's pids, network or file system (`kubectl run … --overrides='{"spec":{"hostPID":true…}}'`).
+  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:run|debug)$/.test(kw[0] ?? "")) {
+    const o = value(t, "--overrides") ?? "";
+    if (/"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:/.test(o) || t.includes("--privileged") || t.some((x) => /^--profile=sysadmin$/.test(x))) out.push("privilege_grant");
+  }
+  // Objects of a bucket set to expire (`put-bucket-lifecycle-configuration` with Expiration, gsutil lifecycle Delete).
+  if (name === "aws" && t.includes("put-bucket-lifecycle-configuration") && t.some((x) => /"?Expiration"?\s*:|NoncurrentVersionExpiration|Expiration=/i.test(x))) out.push("cloud_storage_delete");
+  if ((name === "gsutil" && w[0] === "lifecycle" && w[1] === "set") || (name === "gcloud" && t.includes("buckets") && t.some((x) => x.startsWith("--lifecycle-file")))) out.push("cloud_storage_delete");
+  // A function or topic opened to everyone (`aws lambda add-permission --principal '*'`, a function URL without auth).
+  if (name === "aws" && (/^(?:add-permission|add-layer-version-permission|create-function-url-config|update-function-url-config)$/.test(w[1] ?? "")) && (value(t, "--principal") === "*" || /^NONE$/i.test(value(t, "--function-url-auth-type", "--auth-type") ?? ""))) out.push("privilege_grant");
+  // A key-value store shut down without saving, or crashed on purpose.
+  if (/^(?:redis-cli|valkey-cli|keydb-cli)$/.test(name)) {
+    const up = t.map((x) => x.toUpperCase());
+    if (up.includes("SHUTDOWN") || (up.includes("DEBUG") && up.some((x) => /^(?:SEGFAULT|CRASH-AND-RECOVER|RESTART|SLEEP)$/.test(x)))) out.push("stop_service");
+  }
+  // The machine put to sleep.
+  if ((name === "systemctl" || name === "loginctl") && /^(?:suspend|hibernate|hybrid-sleep|suspend-then-hibernate|sleep)$/.test(w[0] ?? "")) out.push("reboot_shutdown");
+  if (/^(?:pm-suspend|pm-hibernate|pm-suspend-hybrid|rtcwake|s2ram|s2disk|zzz|ZZZ)$/.test(name)) out.push("reboot_shutdown");
+  // Firewall rules computed from a pipeline (`iptables -S | sed 's/-A/-D/' | xargs -L1 iptables`): their effect is not known.
+  if (c.viaXargs && /^(?:iptables|ip6tables|nft|ufw|firewall-cmd|ebtables|arptables)$/.test(name)) out.push("firewall_change");
+  // Password files of system services written (`htpasswd -b /etc/nginx/.htpasswd admin admin`).
+  if (/^htpasswd2?$/.test(name)) {
+    const file = w[0];
+    if (file && /^\/(?:etc|usr|var|srv|opt)\//.test(file) && !t.some((x) => /^-[a-zA-Z]*[nv]/.test(x))) out.push("user_change");
+  }
+  // Shells or displays handed to another host (zsh `ztcp HOST PORT` with a shell on it, `xterm -display HOST:1`).
+  if (name === "ztcp" && w[0] && !t.some((x) => /^-[a-zA-Z]*[lac]/.test(x)) && !LOCAL.test(w[0])) out.push("remote_access");
+  if (/^(?:xterm|urxvt|rxvt|gnome-terminal|konsole|xfce4-terminal)$/.test(name)) {
+    const d = value(t, "-display", "--display", "-d") ?? c.env?.find((e) => e.name === "DISPLAY")?.value ?? "";
+    if (/^[\w.-]+:\d/.test(d) && !LOCAL.test(d.replace(/:.*$/, "")) && !/^unix:/.test(d)) out.push("remote_access");
+  }
+  // Relays listening on every interface to a database or admin port elsewhere (`socat TCP-LISTEN:8080,fork,bind=0.0.0.0 TCP:db:5432`).
+  if (name === "socat") {
+    const listen = t.find((x) => /^(?:TCP\d?|TCP6)-LISTEN:/i.test(x));
+    const to = t.find((x) => /^TCP\d?:[^,]+:\d+/i.test(x));
+    if (listen && to) {
+      const bind = /bind=([^,]+)/i.exec(listen)?.[1];
+      const port = /:(\d+)/.exec(to.slice(to.indexOf(":") + 1))?.[1] ?? "";
+      const host = to.split(":")[1] ?? "";
+      if ((bind === undefined || !/^(?:localhost|127(?:\.\d+){3}|::1)$/.test(bind)) && /^(?:22|2375|2376|2379|3306|5432|6379|6443|9200|11211|27017|1433|1521|5984|8200|10250|9042|5672|15672)$/.test(port) && !LOCAL.test(host)) out.push("remote_access");
+    }
+  }
+  // A key installed for root on another host.
+  if (name === "ssh-copy-id" && t.some((x) => /^root@/.test(x) || x === "root") ) out.push("privilege_grant");
+  // NFS exports to every host, or with root squashing off.
+  if (name === "exportfs" && t.some((x) => /no_root_squash|insecure|^\*:|^\*\(|^0\.0\.0\.0\/0/.test(x))) out.push("remote_access");
+  // Transactions of the package manager undone (they remove what they installed), selections set to deinstall.
+  if (/^(?:dnf|yum)$/.test(name) && w[0] === "history" && /^(?:undo|rollback|redo)$/.test(w[1] ?? "")) out.push("package_remove");
+  if (name === "dpkg" && t.includes("--set-selections")) {
+    const fed = c.producer?.args.map((a) => a.text).join(" ") ?? "";
+    if (!c.producer || /\b(?:deinstall|purge)\b/.test(fed) || c.producer.args.some((a) => !a.literal)) out.push("package_remove");
+  }
+  if (/^(?:apt-get|apt)$/.test(name) && w[0] === "dselect-upgrade") out.push("package_remove");
   // --- builds installed into system directories (`sudo make install`, `make install PREFIX=/usr`).
   if (/^(?:make|gmake|bmake|ninja|meson|cmake)$/.test(name) && (w.includes("install") || (name === "cmake" && t.includes("--install")))) {
     const dest = t.map((x) => /^(?:DESTDIR|PREFIX|prefix|INSTALL_PREFIX|CMAKE_INSTALL_PREFIX|--prefix)=(.*)$/.exec(x)?.[1]).filter((x): x is string => x !== undefined);
