@@ -550,6 +550,7 @@ function readsProgramFromStdin(name: string, args: JudgedArg[], lang: CodeLangua
     if (a === "-" || a === "/dev/stdin") return true;
     if (a === "--") return i + 1 >= args.length || lang !== "shell";
     if (lang === "shell" && a === "-s") return true;
+    if (lang === "shell" && (/^-[A-Za-z]*n[A-Za-z]*$/.test(a) || (a === "-o" && args[i + 1]?.text === "noexec"))) return false; // `bash -n`: read for syntax, never run
     if (/^-[A-Za-z]*[ce]/.test(a) && lang !== "awk") return false;
     if (lang === "python" && /^-m/.test(a)) return false;
     if (a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" || a === "--init-file" || (lang !== "shell" && /^-[IWXr]$/.test(a))) {
@@ -895,7 +896,7 @@ function hostAccess(args: JudgedArg[]): boolean {
 }
 
 /** Framework commands that drop or empty the database. */
-const DB_RESET = /(?:^|\s)(?:prisma\s+(?:migrate\s+reset|db\s+push\s+.*--force-reset)|(?:rails|rake|bin\/rails)\s+db:(?:drop|reset|schema:load|purge)|(?:\S*manage\.py|django-admin)\s+(?:flush|reset_db|sqlflush)|sequelize(?:-cli)?\s+db:drop|knex\s+migrate:rollback\s+.*--all|alembic\s+downgrade\s+base|mix\s+ecto\.(?:drop|reset)|typeorm\s+schema:drop|artisan\s+(?:db:wipe|migrate:(?:fresh|reset)))(?:\s|$)/;
+const DB_RESET = /(?:^|\s)(?:prisma\s+(?:migrate\s+reset|db\s+push\s+.*--force-reset)|(?:rails|rake|bin\/rails)\s+db:(?:drop|reset|schema:load|purge)|(?:\S*manage\.py|django-admin)\s+(?:flush|reset_db)|sequelize(?:-cli)?\s+db:drop|knex\s+migrate:rollback\s+.*--all|alembic\s+downgrade\s+base|mix\s+ecto\.(?:drop|reset)|typeorm\s+schema:drop|artisan\s+(?:db:wipe|migrate:(?:fresh|reset)))(?:\s|$)/;
 
 function judgeSystemState(ctx: JudgeContext, name: string): void {
   const args = ctx.args;

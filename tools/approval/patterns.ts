@@ -55,7 +55,8 @@ const WRITE_REDIR = String.raw`\s(?:\d+|&)?>>?`;
 const COPY = String.raw`(?:cp|mv|install|ln|rsync)`;
 const INTERP = String.raw`(?:(?:ba|z|da|k|a|mk|fi|tc|c)?sh|python[\d.]*|perl|ruby|node|php|source|\.|eval)`;
 // An interpreter that reads its program from stdin: no script, -c or -m argument.
-const STDIN_INTERP = String.raw`(?:${INTERP}(?:\s-(?![cme]${EOT})\S*)*(?:\s--(?:\s\S+)*)?|(?:source|\.)\s/dev/stdin)${END_ARGS}`;
+// (`bash -n` only reads the program for its syntax.)
+const STDIN_INTERP = String.raw`(?:${INTERP}(?:\s-(?![cme]${EOT}|n${EOT})\S*)*(?:\s--(?:\s\S+)*)?|(?:source|\.)\s/dev/stdin)${END_ARGS}`;
 // A command that decodes or decrypts its input (within one pipeline stage).
 const DECODER = String.raw`(?:(?:base(?:64|32)|basenc)\s${ANY}(?:-[a-z]*d[a-z]*|--decode)|xxd\s${ANY}-[a-z]*r[a-z]*|openssl\s${ANY}-d|gpg2?\s${ANY}(?:-d|--decrypt)|uudecode|(?:python[\d.]*|perl|ruby)\s${ANY}\S*(?:b64decode|decode_base64|unpack)\S*)`;
 const GITOPTS = String.raw`(?:\s-\S+(?:\s[^-\s]\S*)?)*?`;
