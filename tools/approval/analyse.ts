@@ -852,7 +852,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           j++;
           const tool = (entry ?? /([^/:@]+)(?:[:@][^/]*)?$/.exec(image)?.[1] ?? "").replace(/-cli$/, "").replace(/^awscli$/, "aws");
           const first = t[j]?.plain ?? "";
-          const viaTool = entry !== undefined || (tool && first && first !== tool && /^(?:terraform|tofu|terragrunt|pulumi|aws|gcloud|az|kubectl|helm|flux|argocd|velero|psql|mysql|redis-cli|mongosh|mongo|gsutil|doctl|eksctl|ansible-playbook|packer|vault|nomad|consul|rclone|restic)$/.test(tool) && !/^(?:\/|sh$|bash$|ash$)/.test(first));
+          const viaTool = entry !== undefined || (tool && first && first !== tool && /^(?:curl|wget|http|ncat|socat|terraform|tofu|terragrunt|pulumi|aws|gcloud|az|kubectl|helm|flux|argocd|velero|psql|mysql|redis-cli|mongosh|mongo|gsutil|doctl|eksctl|ansible-playbook|packer|vault|nomad|consul|rclone|restic)$/.test(tool) && !/^(?:\/|sh$|bash$|ash$)/.test(first));
           const scripts = [...(viaTool ? [[tool, ...t.slice(j).map((x) => x.plain)]] : []), ...(entry === undefined && j < t.length ? [t.slice(j).map((x) => x.plain)] : [])];
           // The command runs in a fresh container: its file-system changes land in the container's own files (gone
           // with it), unless a host directory outside the working directory is mounted. Everything else it does

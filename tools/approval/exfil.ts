@@ -11,14 +11,14 @@ import type { JudgedArg, JudgedRedirect, Producer } from "./judge.js";
 
 /** Files that hold secrets: private keys, cloud and cluster credentials, password stores, token files. */
 const SECRET_FILE =
-  /(?:^|[/\\=@<"'\s(])(?:(?:~|\$HOME|\$\{HOME\}|\/(?:root|home\/[^/\s]+|Users\/[^/\s]+))\/)?(?:\.ssh(?:\/(?!\S*\.pub\b|known_hosts|authorized_keys|config\b)\S*|\/?(?=\s|$|["')]))|\.aws(?:\/credentials|\/config|\/?(?=\s|$|["')]))|\.kube(?:\/config|\/?(?=\s|$|["')]))|\.gnupg\b|\.netrc\b|\.git-credentials\b|\.docker\/config\.json|\.config\/gcloud\b|\.azure\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.vault-token\b|\.terraform\.d\/credentials|\.config\/gh\/hosts\.yml|\.password-store\b|\.local\/share\/keyrings\b|Library\/Keychains\b)|(?:^|[\s=@<"'(])\/etc\/(?:shadow|gshadow|ssh\/ssh_host_\w+_key(?!\.pub))\b|(?:^|[\s=@<"'(/])id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|(?:^|[\s=@<"'(/])\.env(?:\.(?:local|prod|production|secret))?(?=["'\s)]|$)|(?:^|[\s=@<"'(/])[\w.-]*\.(?:pem|key|p12|pfx|kdbx|jks|keystore)(?=["'\s)]|$)|\/var\/run\/secrets\/|\/run\/secrets\/|(?:^|[\s=@<"'(/])(?:credentials(?:\.json|\.csv)?|service[-_]?account[\w.-]*\.json|[\w.-]*-sa-key\.json|client_secrets?\.json)(?=["'\s)]|$)/;
+  /(?:^|[/\\=@<"'\s(])(?:(?:~|\$HOME|\$\{HOME\}|\/(?:root|home\/[^/\s]+|Users\/[^/\s]+))\/)?(?:\.ssh(?:\/(?!\S*\.pub\b|known_hosts|authorized_keys|config\b)\S*|\/?(?=\s|$|["')]))|\.aws(?:\/credentials|\/config|\/?(?=\s|$|["')]))|\.kube(?:\/config|\/?(?=\s|$|["')]))|\.gnupg\b|\.netrc\b|\.git-credentials\b|\.docker\/config\.json|\.config\/gcloud\b|\.azure\b|\.pgpass\b|\.npmrc\b|\.pypirc\b|\.vault-token\b|\.terraform\.d\/credentials|\.config\/gh\/hosts\.yml|\.password-store\b|\.local\/share\/keyrings\b|Library\/Keychains\b)|(?:^|[\s=@<"'(])\/etc\/(?:shadow|gshadow|ssh\/ssh_host_\w+_key(?!\.pub))\b|(?:^|[\s=@<"'(/])id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.])|(?:^|[\s=@<"'(/])\.env(?:\.(?:local|prod|production|secret))?(?=["'\s)]|$)|(?:^|[\s=@<"'(/])[\w.-]*\.(?:pem|key|p12|pfx|kdbx|jks|keystore)(?=["'\s)]|$)|\/var\/run\/secrets\/|\/run\/secrets\/|(?:^|[\s=@<"'(/])\.(?:bash|zsh|sh|python|mysql|psql|node_repl|rediscli|sqlite)_history\b|\.(?:zhistory|histfile)\b|\/proc\/(?:\d+|self|\$\w+|\*)\/environ\b|\/etc\/ssl\/private\b|\/etc\/letsencrypt\/(?:live|archive)\/|(?:^|[\s=@<"'(/])(?:credentials(?:\.json|\.csv)?|service[-_]?account[\w.-]*\.json|[\w.-]*-sa-key\.json|client_secrets?\.json)(?=["'\s)]|$)/;
 
 /**
  * A project's own secrets (`.env`, TLS keys, service-account JSON): copied to a server (scp, rsync, ssh) they are a
  * deploy; posted to a web service or piped to a socket they leave. Personal credentials leave either way.
  */
 const PROJECT_SECRET = /(?:^|[\s=@<"'(/])(?:\.env(?:\.(?:local|prod|production|secret))?|[\w.-]*\.(?:pem|key|p12|pfx|jks|keystore)|credentials\.json|service[-_]?account[\w.-]*\.json|[\w.-]*-sa-key\.json|client_secrets?\.json)(?=["'\s)]|$)/g;
-const secretIn = (text: string, personal = false) => SECRET_FILE.test(" " + (personal ? text.replace(PROJECT_SECRET, " ") : text));
+export const secretIn = (text: string, personal = false) => SECRET_FILE.test(" " + (personal ? text.replace(PROJECT_SECRET, " ") : text));
 
 /** Environment variables whose names say they hold a secret. */
 const SECRET_VAR = /\$\{?[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*\}?/;
@@ -40,7 +40,14 @@ function printsSecret(name: string, args: JudgedArg[], personal = false): boolea
   if (name === "op") return /^(?:read|item get|inject)\b/.test(s);
   if (name === "pass" || name === "gopass") return /^(?:show\s+)?\S/.test(s) && !/^(?:ls|list|find|search|init|git|edit|insert|generate)\b/.test(s);
   if (name === "security") return /\bfind-(?:generic|internet)-password\b.*-[wg]|\bdump-keychain\b|\bexport\b/.test(s);
-  if (name === "heroku") return /\bauth:token\b/.test(s);
+  if (name === "heroku") return /\bauth:token\b|^config(?::get)?\b(?!:(?:set|unset|add|remove))/.test(s);
+  // Outputs of infrastructure code carry its passwords and keys (`terraform output -json db_password`).
+  if (/^(?:terraform|tofu|terragrunt|pulumi)$/.test(name)) return /^(?:output\b|stack output\b.*--show-secrets|config\b.*--show-secrets)/.test(s) || /\bstack output --show-secrets\b/.test(s);
+  // The shell's history holds every token typed or pasted.
+  if (name === "history" || name === "fc") return !t.some((x) => /^-[a-zA-Z]*[cdrwa]$/.test(x)) || t.includes("-l");
+  // A search for key files by name (`find ~ -name '*.pem' -o -name 'id_*'`): what it lists is read by the next stage.
+  if (name === "find" || name === "fd" || name === "locate") return secretIn(s.replace(/[*?]/g, "")) || /(?:^|['"\s])id_\*?['"]?(?:\s|$)/.test(s);
+  if (name === "vercel" || name === "netlify" || name === "fly" || name === "flyctl" || name === "railway") return /\benv (?:pull|ls --decrypt|list --decrypt)\b|\bsecrets list --json\b|\bvariables\b.*--kv/.test(s);
   if (name === "doppler" || name === "infisical") return /\bsecrets\b(?!\s+(?:set|delete|upload))|\bexport\b|\brun\b.*--\s*(?:env|printenv)/.test(s);
   if (name === "bw" || name === "lpass") return /^(?:get|show|export)\b/.test(s);
   if (name === "sops") return /(?:^|\s)(?:-d|--decrypt)\b/.test(s);
@@ -116,8 +123,13 @@ function sink(name: string, args: JudgedArg[]): { payload: string[]; stdin: bool
     const host = t.find((x, k) => !x.startsWith("-") && !/^-[bcDEeFIiJLlmOopQRSWw]$/.test(t[k - 1] ?? ""));
     return host && !LOCAL.test(host.replace(/^[^@]*@/, "")) ? { payload: [], stdin: true } : null;
   }
+  // A gist or paste made of a file (`gh gist create --public ~/.netrc`): a URL anybody with it can read.
+  if ((name === "gh" && t[0] === "gist" && /^(?:create|new|edit)$/.test(t[1] ?? "")) || (name === "glab" && t[0] === "snippet" && t[1] === "create")) {
+    const ops = t.slice(2).filter((x, k, xs) => !x.startsWith("-") && !/^(?:-d|--desc|--description|-f|--filename|-t|--title|-a|--add)$/.test(xs[k - 1] ?? ""));
+    return { payload: ops, stdin: ops.length === 0 || ops.includes("-") };
+  }
   if (name === "aws" && t[0] === "s3" && /^(?:cp|mv|sync)$/.test(t[1] ?? "")) {
-    const ops = t.slice(2).filter((x) => !x.startsWith("-"));
+    const ops = t.slice(2).filter((x, k, xs) => !x.startsWith("-") && !/^--(?:acl|region|profile|grants|storage-class|sse|sse-kms-key-id|content-type|cache-control|metadata|endpoint-url|exclude|include|expires)$/.test(xs[k - 1] ?? ""));
     return ops.length >= 2 && /^s3:\/\//.test(ops[ops.length - 1]!) ? { payload: ops.slice(0, -1), stdin: ops[0] === "-" } : null;
   }
   if ((name === "gsutil" || name === "gcloud") && t.includes("cp")) {
@@ -153,11 +165,45 @@ const SECRET_SUBST = (w: string) => /\$\(|`/.test(w) && (SECRET_FILE.test(" " + 
  * network (`requests.post(…, data=open('~/.aws/credentials').read())`, `fetch(url, {body: fs.readFileSync(…)})`).
  */
 export function codeExfiltrates(code: string): boolean {
-  const send = /\brequests\.(?:post|put|patch)\b|\burllib\.request\b|\burlopen\(|\bhttp\.client\b|\bhttpx\.(?:post|put)\b|\bsocket\.(?:socket|create_connection)\b|\bsmtplib\b|\bfetch\(|\baxios\.(?:post|put)\b|\bhttps?\.request\(|\bnet\.connect\(|\bNet::HTTP\b|\bTCPSocket\b|\bLWP::UserAgent\b|\bHTTP::Tiny\b|\bIO::Socket\b|\bcurl_exec\b|\bfsockopen\b/;
+  const send = /\brequests\.(?:post|put|patch)\b|\burllib\.request\b|\burlopen\(|\bhttp\.client\b|\bhttpx\.(?:post|put)\b|\bsocket\.(?:socket|create_connection)\b|\bsmtplib\b|\bfetch\(|\baxios\.(?:post|put)\b|\bhttps?\.request\(|\brequire\(\s*['"](?:node:)?(?:https?|net|tls|dgram)['"]\s*\)\.(?:request|get|connect|createConnection)\(|\bnet\.connect\(|\bNet::HTTP\b|\bTCPSocket\b|\bLWP::UserAgent\b|\bHTTP::Tiny\b|\bIO::Socket\b|\bcurl_exec\b|\bfsockopen\b/;
   if (!send.test(code)) return false;
   const target = /(?:https?|ftp):\/\/([^/'"\s:]+)/.exec(code)?.[1];
   if (target && LOCAL.test(target)) return false;
   return SECRET_FILE.test(" " + code.replace(/['"]/g, " ")) || /\bos\.environ\b(?!\s*(?:\.get\(|\[))|\bdict\(os\.environ\)|\bprocess\.env\b(?!\.|\[)|\bENV\.to_h\b|%ENV\b/.test(code);
+}
+
+/** The hosts a known service's token belongs to, by the variable's name; null for names of no known service. */
+const SERVICE_TOKENS: [RegExp, RegExp][] = [
+  [/^(?:GITHUB_TOKEN|GH_TOKEN|GH_PAT|GITHUB_PAT|GITHUB_API_TOKEN|GH_ENTERPRISE_TOKEN)$/, /(?:^|\.)(?:github\.com|githubusercontent\.com|ghcr\.io)$|github/],
+  [/^(?:GITLAB_TOKEN|GITLAB_PRIVATE_TOKEN|GL_TOKEN|CI_JOB_TOKEN)$/, /gitlab/],
+  [/^OPENAI_API_KEY$/, /(?:^|\.)openai\.com$|openai\.azure\.com$/],
+  [/^ANTHROPIC_API_KEY$/, /(?:^|\.)anthropic\.com$/],
+  [/^(?:NPM_TOKEN|NPM_AUTH_TOKEN|NODE_AUTH_TOKEN)$/, /(?:^|\.)npmjs\.(?:org|com)$|npm\.pkg\.github\.com$/],
+  [/^(?:HF_TOKEN|HUGGINGFACE_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(?:^|\.)(?:huggingface\.co|hf\.co)$/],
+  [/^SLACK_\w*TOKEN$/, /(?:^|\.)slack\.com$/],
+  [/^STRIPE_\w*(?:KEY|TOKEN)$/, /(?:^|\.)stripe\.com$/],
+  [/^(?:CLOUDFLARE_API_TOKEN|CF_API_TOKEN|CLOUDFLARE_API_KEY|CF_API_KEY)$/, /(?:^|\.)cloudflare\.com$/],
+  [/^(?:DIGITALOCEAN_TOKEN|DIGITALOCEAN_ACCESS_TOKEN|DO_TOKEN)$/, /(?:^|\.)digitalocean\.com$/],
+  [/^(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(?:^|\.)amazonaws\.com$/],
+  [/^SENTRY_AUTH_TOKEN$/, /sentry/],
+  [/^VERCEL_TOKEN$/, /(?:^|\.)vercel\.com$/],
+  [/^NETLIFY_AUTH_TOKEN$/, /(?:^|\.)netlify\.com$/],
+  [/^HEROKU_API_KEY$/, /(?:^|\.)heroku\.com$/],
+  [/^(?:PYPI_TOKEN|PYPI_API_TOKEN|TWINE_PASSWORD)$/, /(?:^|\.)pypi\.org$/],
+  [/^TWILIO_AUTH_TOKEN$/, /(?:^|\.)twilio\.com$/],
+  [/^SENDGRID_API_KEY$/, /(?:^|\.)sendgrid\.(?:com|net)$/],
+  [/^(?:DATADOG_API_KEY|DD_API_KEY|DD_APP_KEY)$/, /datadoghq\.(?:com|eu)$|(?:^|\.)datadog/],
+  [/^(?:GOOGLE_API_KEY|GEMINI_API_KEY)$/, /(?:^|\.)googleapis\.com$/],
+  [/^LINEAR_API_KEY$/, /(?:^|\.)linear\.app$/],
+  [/^(?:NOTION_TOKEN|NOTION_API_KEY)$/, /(?:^|\.)notion\.(?:com|so)$/],
+  [/^(?:DOCKERHUB_TOKEN|DOCKER_PASSWORD)$/, /docker\.(?:com|io)$/],
+  [/^(?:CIRCLECI_TOKEN|CIRCLE_TOKEN)$/, /(?:^|\.)circleci\.com$/],
+  [/^(?:MISTRAL_API_KEY)$/, /(?:^|\.)mistral\.ai$/],
+  [/^(?:GROQ_API_KEY)$/, /(?:^|\.)groq\.com$/],
+];
+function serviceHosts(name: string): RegExp | null {
+  for (const [n, h] of SERVICE_TOKENS) if (n.test(name)) return h;
+  return null;
 }
 
 export function credentialEffects(name: string, args: JudgedArg[], producer: Producer | null | undefined, redirects: JudgedRedirect[]): string[] {
@@ -177,11 +223,21 @@ export function credentialEffects(name: string, args: JudgedArg[], producer: Pro
       return !LOCAL.test(h) && (/^\[?[\d.:a-f]+\]?$/i.test(h) && /\d/.test(h) || /^http:\/\//i.test(u) || /(?:^|\.)(?:webhook\.site|requestbin\.\w+|pipedream\.net|0x0\.st|transfer\.sh|termbin\.com|ngrok(?:-free)?\.(?:io|app)|interact\.sh|oast\.\w+|burpcollaborator\.net)$/i.test(h));
     };
     if (urls.some(drop)) return ["credential_exfiltration"];
+    // A token of a known service goes only to that service's own hosts (`$GITHUB_TOKEN` to api.github.com); sent
+    // anywhere else it is handed to somebody else. Generic names (`$TOKEN`, `$API_TOKEN`) and unknown hosts pass.
+    const hosts = urls.map((u) => (urlHost(/^[a-z]+:\/\//i.test(u) ? u : `https://${u}`) ?? "").toLowerCase()).filter((h) => h && !h.includes("$"));
+    for (const x of t) {
+      for (const m of x.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)) {
+        const own = serviceHosts(m[1]!);
+        if (own && hosts.length && hosts.every((h) => !LOCAL.test(h)) && !hosts.some((h) => own.test(h))) return ["credential_exfiltration"];
+      }
+    }
   }
   const s = sink(name, args);
   if (!s) return [];
   // Copies to a host or bucket (scp, rsync, sftp, ssh, rclone, aws s3, gsutil): only personal credentials count.
-  const personal = /^(?:scp|sftp|lftp|ftp|rsync|rclone|ssh|aws|gsutil|gcloud)$/.test(name);
+  const published = t.some((x, k) => /^(?:public-read|public-read-write|authenticated-read)$/.test(x) && /^--acl$/.test(t[k - 1] ?? "") || /^--acl=public/.test(x) || /^-a$/.test(t[k - 1] ?? "") && /^public/.test(x) || x === "allUsers:R" || x === "--public");
+  const personal = /^(?:scp|sftp|lftp|ftp|rsync|rclone|ssh|aws|gsutil|gcloud)$/.test(name) && !published;
   const payloadSecret = s.payload.some((p) => secretIn(p, personal) || (/\$\(|`/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
   if (payloadSecret || (s.stdin && stdinCarriesSecret(producer, redirects, personal))) return ["credential_exfiltration"];
   return [];

@@ -1185,12 +1185,16 @@ function judgeKill(ctx: JudgeContext): void {
     for (const a of args) if (/^\$\(.*\|/s.test(a.text)) filters.push(a.text);
     if (filters.some((f) => DAEMON_WORD.test(f.replace(/\[(\w)\]/g, "$1")))) return add(ctx, "stop_service");
   }
+  // SIGSTOP freezes what it hits as surely as SIGKILL ends it (`pgrep -u mysql | xargs kill -STOP`).
+  const freeze = force || args.some((a) => /^-(?:s\s*)?(?:SIG)?(?:STOP|19)$|^--signal=(?:SIG)?STOP$/i.test(a.text)) || args.some((a, k) => /^(?:-s|--signal)$/.test(a.text) && /^(?:SIG)?STOP$/i.test(args[k + 1]?.text ?? ""));
   for (const l of listers) {
     if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
+    // A listing filtered by a name (`ps -eo pid,comm | awk '/java/ {print $1}' | xargs kill -9`) is `pkill -9 java`.
+    if (l.name === "ps" && l.narrowed && freeze) return add(ctx, "pkill_force");
     if (l.name === "pgrep" || l.name === "pidof") {
       const names = l.rest.split(/\s+/).filter((w) => w && !w.startsWith("-")).map((w) => w.replace(/^['"]|['"]$/g, ""));
       if (names.some((n) => SYSTEM_DAEMON.test(n)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) return add(ctx, "stop_service");
-      if (force) return add(ctx, "pkill_force");
+      if (freeze) return add(ctx, "pkill_force");
     }
   }
 }

@@ -7,6 +7,7 @@
  * Python/Node tooling itself removed, and builds installed into system directories.
  */
 import type { JudgedArg, Producer } from "./judge.js";
+import { secretIn } from "./exfil.js";
 
 const LOCAL = /^(?:localhost|[\w.-]+\.localhost|127(?:\.\d+){3}|0\.0\.0\.0|\[?::1\]?|::1|host\.docker\.internal)$/i;
 
@@ -289,6 +290,80 @@ export function opsEffects(c: OpsContext): string[] {
     if (!c.producer || /\b(?:deinstall|purge)\b/.test(fed) || c.producer.args.some((a) => !a.literal)) out.push("package_remove");
   }
   if (/^(?:apt-get|apt)$/.test(name) && w[0] === "dselect-upgrade") out.push("package_remove");
+  // --- held-out set 17, by class. Services restarted or stopped as root (`sudo systemctl restart nginx`, `sudo service x
+  // restart`): the machine's own service, not a server the task runs. Without sudo the agent can only touch its own.
+  if (c.privileged && name === "systemctl" && !t.includes("--user") && w.length > 1) {
+    if (/^(?:stop|kill|mask|disable|isolate)$/.test(w[0]!)) out.push("stop_service");
+    else if (/^(?:restart|reload|try-restart|reload-or-restart|try-reload-or-restart|force-reload|condrestart)$/.test(w[0]!)) out.push("service_change");
+  }
+  if (c.privileged && name === "service" && /^(?:restart|reload|force-reload|try-restart|condrestart)$/.test(w[1] ?? "")) out.push("service_change");
+  // Containers of production killed, stopped or restarted by name (`docker kill postgres-prod`).
+  if (/^(?:docker|podman|nerdctl)$/.test(name)) {
+    const v = w[0] === "container" ? w[1] : w[0];
+    const rest = w.slice(w[0] === "container" ? 2 : 1);
+    if ((/^(?:kill|stop|restart|pause)$/.test(v ?? "") || (/^(?:rm|remove)$/.test(v ?? "") && t.some((x) => /^-[a-zA-Z]*f|^--force$/.test(x)))) && rest.some((n) => /(?:^|[-_.])(?:prod|production|live|primary)(?:$|[-_.\d])/i.test(n))) out.push("stop_service");
+  }
+  // Workloads of production restarted (`kubectl rollout restart deployment/api -n prod`).
+  if (/^(?:kubectl|oc|k)$/.test(name) && kw[0] === "rollout" && /^(?:restart|undo|pause)$/.test(kw[1] ?? "")) {
+    const ns = value(t, "-n", "--namespace") ?? value(t, "--context") ?? "";
+    if (/prod|live/i.test(ns) || kw.slice(2).some((x) => /(?:^|[-/_.])(?:prod|production)(?:$|[-_.])/i.test(x)) || t.includes("--all-namespaces") || t.includes("-A")) out.push("cluster_teardown");
+  }
+  // Message queues and their data deleted (streams, topics, queues, exchanges, virtual hosts).
+  if (name === "nats" && /^(?:stream|str|consumer|con|kv|object|obj)$/.test(w[0] ?? "") && /^(?:rm|del|delete|purge|rmm)$/.test(w[1] ?? "")) out.push("cache_flush");
+  if (/^kafka-topics(?:\.sh)?$/.test(name) && t.includes("--delete")) out.push("cache_flush");
+  if (/^kafka-(?:delete-records|consumer-groups)(?:\.sh)?$/.test(name) && (name.includes("delete-records") || t.includes("--delete") || t.includes("--reset-offsets") && t.includes("--execute"))) out.push("cache_flush");
+  if (name === "rabbitmqctl" && /^(?:delete_queue|purge_queue|delete_vhost|delete_user|reset|force_reset|delete_exchange|clear_policy|stop_app|stop|shutdown)$/.test(w[0] ?? "")) out.push(/^(?:stop_app|stop|shutdown)$/.test(w[0]!) ? "stop_service" : "cache_flush");
+  if (name === "rabbitmqadmin" && /^(?:delete|purge)$/.test(w[0] ?? "")) out.push("cache_flush");
+  if (name === "aws" && /^(?:sqs|sns|kinesis|kafka|mq)$/.test(w[0] ?? "") && /^(?:delete-queue|purge-queue|delete-topic|delete-stream|delete-cluster|delete-broker)$/.test(w[1] ?? "")) out.push("cache_flush");
+  if (/^(?:rpk|redpanda)$/.test(name) && w[0] === "topic" && /^(?:delete|trim-prefix)$/.test(w[1] ?? "")) out.push("cache_flush");
+  if (name === "pulsar-admin" && /^(?:topics|namespaces|tenants)$/.test(w[0] ?? "") && /^(?:delete|delete-partitioned-topic|unload|clear-backlog)$/.test(w[1] ?? "")) out.push("cache_flush");
+  // Packages whose code nobody vouches for: VCS installs of arbitrary repositories, tarball URLs installed globally,
+  // unsigned snaps, local .deb/.rpm files installed as root, root installs that override the system's packages.
+  if (installs || (name === "pipx" && /^(?:install|run)$/.test(w[0] ?? ""))) {
+    const vcs = (x: string) => /^(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|git|ssh):\/\/\S+|^git\+|^(?:github|gitlab|bitbucket):|^[\w-]+\/[\w.-]+#|^git@/i.test(x) && !/^https?:\/\/(?:registry\.npmjs\.org|pypi\.org|files\.pythonhosted\.org)\//.test(x);
+    const global = t.includes("-g") || t.includes("--global") || w[0] === "global" || c.privileged || t.includes("--user") || name === "pipx";
+    const python = /^(?:pip\d*(?:\.\d+)?|uv|pipx)$/.test(name);
+    const pkgs = t.filter((x, k) => !x.startsWith("-") && !/^(?:-i|--index-url|--extra-index-url|-f|--find-links|--registry|-r|--requirement|-c|--constraint|--prefix|--target|-t|--root|--python|-p)$/.test(t[k - 1] ?? "")).slice(1);
+    if (pkgs.some((x) => (python ? /^(?:git|hg|svn|bzr)\+|^git@/i.test(x) || /@\s*(?:git|hg)\+/.test(x) : global && vcs(x)))) out.push("remote_code_exec");
+    else if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && t.includes("--unsafe-perm") && c.privileged) out.push("remote_code_exec");
+    else if (python && c.privileged && (t.includes("--break-system-packages") || !t.some((x) => /^(?:--user|--target|-t|--prefix|--root|--dry-run|download)$/.test(x) || /^--(?:target|prefix|root)=/.test(x)))) out.push("system_install");
+  }
+  if (/^(?:dpkg|apt|apt-get|dnf|yum|zypper|rpm)$/.test(name) && c.privileged && (t.some((x) => /^-[a-zA-Z]*i|^--install$/.test(x) && name === "dpkg") || installs) && w.some((x) => /\.(?:deb|rpm)$/.test(x) && !/^\/var\/cache\//.test(x))) out.push("remote_code_exec");
+  if (name === "snap" && w[0] === "install" && t.some((x) => x === "--dangerous" || x === "--devmode" || x === "--classic" && w.some((y) => /\.snap$/.test(y)))) out.push("remote_code_exec");
+  // Chart repositories from sources nobody vouches for, and charts installed into the cluster's own namespaces.
+  if (name === "helm" && w[0] === "repo" && w[1] === "add" && w.slice(2).some((x) => untrustedSource(x))) out.push("remote_code_exec");
+  if (name === "helm" && /^(?:install|upgrade)$/.test(w[0] ?? "") && /^(?:kube-system|kube-public)$/.test(value(t, "-n", "--namespace") ?? "") && !t.includes("--dry-run")) out.push("privilege_grant");
+  // Manifests applied straight from a personal repository or a paste (raw.githubusercontent.com/<someone>, gists, pastes).
+  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:apply|create|replace)$/.test(kw[0] ?? "") && !t.some((x) => /^--dry-run(?:=(?:client|server))?$/.test(x))) {
+    const files = t.filter((x, k) => /^(?:-f|--filename|-k)$/.test(t[k - 1] ?? "") || /^--filename=/.test(x)).map((x) => x.replace(/^--filename=/, ""));
+    const VOUCHED = /^https:\/\/(?:raw\.githubusercontent\.com|github\.com)\/(?:kubernetes(?:-sigs|-csi)?|cert-manager|jetstack|argoproj|istio|cilium|projectcalico|prometheus-operator|helm|fluxcd|kedacore|knative|tektoncd|open-policy-agent|kyverno|grafana|elastic|hashicorp|aws|Azure|GoogleCloudPlatform|rancher|longhorn|metallb|traefik|nginxinc|kubeflow|strimzi|minio|openebs|linkerd|crossplane|operator-framework|vmware-tanzu|bitnami-labs|kubevirt|dapr)\//i;
+    if (files.some((f) => /^https?:\/\/(?:raw\.githubusercontent\.com|gist\.githubusercontent\.com|gist\.github\.com|pastebin\.com|paste\.\w+|transfer\.sh|0x0\.st|termbin\.com)\//i.test(f) && !VOUCHED.test(f))) out.push("remote_code_exec");
+  }
+  // A shell served to the network (ttyd, gotty, wetty listen on every interface unless told otherwise).
+  if (/^(?:ttyd|gotty|wetty|shellinaboxd|butterfly\.server\.py)$/.test(name) && !t.some((x) => /^-(?:-?help|h|-?version|v)$/.test(x))) {
+    const bind = value(t, "-i", "--interface", "-a", "--address", "--host", "--bind") ?? "";
+    if (!/^(?:localhost|127(?:\.\d+){3}|::1|lo)$/.test(bind)) out.push("remote_access");
+  }
+  // Database and admin ports of a container published on every interface explicitly (`-p 0.0.0.0:27017:27017`).
+  if (/^(?:docker|podman|nerdctl)$/.test(name) && /^(?:run|create)$/.test(w[0] === "container" ? (w[1] ?? "") : (w[0] ?? ""))) {
+    const pubs = t.filter((x, k) => /^(?:-p|--publish)$/.test(t[k - 1] ?? "") || /^--publish=/.test(x) || /^-p\d/.test(x)).map((x) => x.replace(/^--publish=|^-p/, ""));
+    if (pubs.some((p) => /^(?:0\.0\.0\.0|\[?::\]?|\*):\d*:?(?:27017|6379|9200|9300|11211|2375|2376|5984|8086|9042|5432|3306|1433|8500|8200|2379|6443|10250|15672|5672|9000|8888)(?:\/tcp)?$/.test(p))) out.push("remote_access");
+  }
+  // Secrets committed and pushed (`git add -f .env && git commit … && git push`), and every branch pushed to a remote the
+  // line added (`git remote add x https://… && git push x --all`): the repository's secrets or code leave with it.
+  if (name === "git") {
+    const g = t.filter((x, k) => !/^(?:-C|-c|--git-dir|--work-tree)$/.test(t[k - 1] ?? "") && !/^(?:-C|-c|--git-dir|--work-tree)$/.test(x) && !/^--(?:git-dir|work-tree)=/.test(x));
+    const verb = g.find((x) => !x.startsWith("-")) ?? "";
+    const rest = g.slice(g.indexOf(verb) + 1);
+    const ops2 = rest.filter((x) => !x.startsWith("-"));
+    if (verb === "add" && ops2.some((x) => secretIn(x))) c.created.add("git:secret-staged");
+    if (verb === "remote" && ops2[0] === "add" && ops2[1]) c.created.add(`git-remote:${ops2[1]}`);
+    if (verb === "push" && !rest.some((x) => /^(?:-n|--dry-run)$/.test(x))) {
+      const remote = ops2[0] ?? "";
+      if (c.created.has("git:secret-staged")) out.push("credential_exfiltration");
+      else if (rest.some((x) => x === "--all" || x === "--mirror") && ((c.created.has(`git-remote:${remote}`) && remote !== "origin") || untrustedSource(remote))) out.push("credential_exfiltration");
+    }
+  }
   // --- builds installed into system directories (`sudo make install`, `make install PREFIX=/usr`).
   if (/^(?:make|gmake|bmake|ninja|meson|cmake)$/.test(name) && (w.includes("install") || (name === "cmake" && t.includes("--install")))) {
     const dest = t.map((x) => /^(?:DESTDIR|PREFIX|prefix|INSTALL_PREFIX|CMAKE_INSTALL_PREFIX|--prefix)=(.*)$/.exec(x)?.[1]).filter((x): x is string => x !== undefined);
