@@ -662,11 +662,25 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         else if ((unbounded || opts.some((w, k) => /^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 1000) || opts.some((w) => /^-P\d{4,}$/.test(w))) && !fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000) addFinding(st.findings, "resource_exhaustion");
         // Thousands of items each starting a detached container or pod (`seq 100000 | xargs -I{} docker run -d …`): they pile up.
         else if (!fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000 && /^(?:docker|podman|nerdctl) (?:container )?run (?:.* )?(?:-d|--detach|-[a-z]*d[a-z]*)\b|^kubectl (?:run|create)\b/.test(t.slice(i).map((x) => x.plain).join(" "))) addFinding(st.findings, "resource_exhaustion");
+        // An endless input fanned out to hundreds of processes at once (`yes /x | xargs -P 1000 -n 1 du -s`).
+        else if (!fromFile && st.stdin?.name === "yes" && opts.some((w, k) => (/^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 100) || /^-P\d{3,}$|^--max-procs=\d{3,}$/.test(w))) addFinding(st.findings, "resource_exhaustion");
         const inside = !fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root);
         // Paths found under literal roots outside (`find /opt -type d -print0 | xargs chmod 0777`) are paths under them.
         const roots = !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal) ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x))) : [];
         const item = roots.length ? posix.join(roots.find((r) => !startRelative(st.cwd, st.root, r)) ?? roots[0]!, "_item_") : placeholderFor(inside);
         positional = item;
+        // Items a literal gives (`echo /etc/ssl/private | xargs sudo chmod -R 755`) are those words.
+        const literalItems = !fromFile && st.stdin && /^(?:echo|printf)$/.test(st.stdin.name) ? producedLiteral(st.stdin) : null;
+        const given = literalItems !== null ? literalItems.split(/\s+/).filter((x) => x !== "").slice(0, 32) : [];
+        if (given.length && !replace && i < t.length) {
+          t = [...t, ...given.map((x) => plainTok(x))];
+          positional = given[0]!;
+          continue;
+        }
+        if (given.length && replace) {
+          t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(given[0]!)) : x))];
+          continue;
+        }
         if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
         // Without a replacement string the items are appended: chmod, chown and the like act on them.
         else if (roots.length && /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp)$/.test(displayName(t[i]?.plain ?? ""))) t = [...t, plainTok(item)];
@@ -676,6 +690,15 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "sem": {
         const j = skipOptions(t, i + 1, "jPSnNIdEa", ["--jobs", "--colsep", "--arg-file", "--delimiter", "--max-args", "--sshlogin", "--results", "--joblog", "--eta"]);
         const sep = t.findIndex((x, k) => k >= j && /^:::+\+?$/.test(x.plain));
+        // Every job at once (-j0, or a thousand slots) over thousands of inputs (`seq 100000 | parallel -j0 …`,
+        // `::: $(seq 1 50000)`, `::: {1..50000}`): the process table and memory fill.
+        {
+          const popts = t.slice(i + 1, j).map((x) => x.plain);
+          const slots = popts.some((w, k) => (/^(?:-j|--jobs|-P)$/.test(popts[k - 1] ?? "") && (/^0$|^\d+%$/.test(w) && !/^\d{1,3}%$/.test(w) || w === "0" || Number(w) >= 1000)) || /^(?:-j0|--jobs=0|-P0|-j\d{4,}|--jobs=\d{4,})$/.test(w));
+          const count = (text: string) => Math.max(0, ...[...text.matchAll(/(?:\bseq|\bjot)\s+(?:-\S+\s+)*(\d+)(?:\s+(\d+))?|\{\d+\.\.(\d+)\}/g)].map((m) => Number(m[2] ?? m[1] ?? m[3])));
+          const many = (st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) ? Math.max(0, ...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) : 0) >= 1000 || (sep >= 0 && (count(t.slice(sep + 1).map((x) => `${x.plain} ${x.shown}`).join(" ")) >= 1000 || t.length - sep > 1000)) || (st.stdin?.name === "yes");
+          if (slots && many) addFinding(st.findings, "resource_exhaustion");
+        }
         // parallel joins its command words with blanks and runs the line with a shell: a quoted command
         // (`parallel 'sqlite3 {} "DELETE FROM events"'`) is a script, its replacement strings the input item.
         const cmdWords = t.slice(j, sep < 0 ? t.length : sep);

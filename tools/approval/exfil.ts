@@ -167,8 +167,12 @@ const SECRET_SUBST = (w: string) => /\$\(|`/.test(w) && (SECRET_FILE.test(" " + 
 export function codeExfiltrates(code: string): boolean {
   const send = /\brequests\.(?:post|put|patch)\b|\burllib\.request\b|\burlopen\(|\bhttp\.client\b|\bhttpx\.(?:post|put)\b|\bsocket\.(?:socket|create_connection)\b|\bsmtplib\b|\bfetch\(|\baxios\.(?:post|put)\b|\bhttps?\.request\(|\brequire\(\s*['"](?:node:)?(?:https?|net|tls|dgram)['"]\s*\)\.(?:request|get|connect|createConnection)\(|\bnet\.connect\(|\bNet::HTTP\b|\bTCPSocket\b|\bLWP::UserAgent\b|\bHTTP::Tiny\b|\bIO::Socket\b|\bcurl_exec\b|\bfsockopen\b/;
   if (!send.test(code)) return false;
-  const target = /(?:https?|ftp):\/\/([^/'"\s:]+)/.exec(code)?.[1];
+  const target = /(?:https?|ftp):\/\/([^/'"\s:]+)/.exec(code)?.[1] ?? /\bhost(?:name)?['"]?\s*[:=]\s*['"]([^'"]+)['"]/.exec(code)?.[1];
   if (target && LOCAL.test(target)) return false;
+  // A secret variable of the environment (`process.env.NPM_TOKEN`, `os.environ['AWS_SECRET_ACCESS_KEY']`) sent to a raw IP,
+  // over plain http or to a drop host; to a service's own https API it is the token's ordinary use.
+  const secretEnv = /(?:process\.env\.|process\.env\[\s*['"]|os\.environ\[\s*['"]|os\.(?:environ\.get|getenv)\(\s*['"]|\bENV\[\s*['"]|\$ENV\{\s*['"]?|\bgetenv\(\s*['"]|System\.getenv\(\s*['"])[A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)/i;
+  if (target && secretEnv.test(code) && (/^\[?[\d.:a-f]+\]?$/i.test(target) && /\d/.test(target) || new RegExp(`http://${target.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`).test(code) || /(?:^|\.)(?:webhook\.site|requestbin\.\w+|pipedream\.net|0x0\.st|transfer\.sh|termbin\.com|ngrok(?:-free)?\.(?:io|app)|interact\.sh|oast\.\w+|burpcollaborator\.net)$/i.test(target))) return true;
   return SECRET_FILE.test(" " + code.replace(/['"]/g, " ")) || /\bos\.environ\b(?!\s*(?:\.get\(|\[))|\bdict\(os\.environ\)|\bprocess\.env\b(?!\.|\[)|\bENV\.to_h\b|%ENV\b/.test(code);
 }
 

@@ -396,7 +396,7 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
   for (const t of ops.slice(modeless)) {
     const w = whereIn(ctx, t.text, !hasFlag(args, "h", ["--no-dereference"]));
     noteInside(ctx, t.text);
-    if (w === "system" || w === "credential" || w === "device") return add(ctx, "chmod_chown_system");
+    if (w === "system" || w === "credential" || w === "device" || (w === "sink" && /^\/dev\//.test(t.text))) return add(ctx, "chmod_chown_system");
     if (w === "outside" || w === "home") return add(ctx, "chmod_outside_workdir");
   }
 }
@@ -1389,8 +1389,34 @@ export function judgeCommand(ctx: JudgeContext): void {
       const of = args.find((a) => a.text.startsWith("of="));
       if (of) {
         const target = of.text.slice(3);
-        if (!args.some((a) => /^conv=.*notrunc/.test(a.text)) || whereIn(ctx, target) === "device") judgeOverwrite(ctx, target);
+        // conv=notrunc overwrites blocks in place: harmless for an image of the working directory, not for a file
+        // elsewhere (a database's data file) or a device reached through a link the line made.
+        const w = whereIn(ctx, target, true);
+        if (!args.some((a) => /^conv=.*notrunc/.test(a.text)) || w === "device") judgeOverwrite(ctx, target);
+        else if (w === "system" || w === "outside" || w === "home" || w === "credential") judgeOverwrite(ctx, target);
       }
+      return;
+    }
+    // Compressors replace each file with its compressed copy (the original is removed), `zip -m` moves files into the
+    // archive: the files are gone from where they were (`gzip -r /var/lib/mysql`, `zip -rm out.zip /var/log/nginx`).
+    case "gzip":
+    case "pigz":
+    case "bzip2":
+    case "pbzip2":
+    case "xz":
+    case "lzma":
+    case "lzip":
+    case "lz4":
+    case "zstd":
+    case "compress":
+    case "gunzip":
+    case "unxz":
+    case "bunzip2": {
+      const texts = args.map((a) => a.text);
+      const keeps = texts.some((x) => /^-[a-zA-Z0-9]*[ckltS]|^--(?:stdout|to-stdout|keep|list|test|help|version)$/.test(x) && !/^-S$/.test(x)) || ((name === "zstd" || name === "lz4") && !texts.includes("--rm"));
+      if (keeps || ctx.producer) return;
+      const recursive = texts.some((x) => /^-[a-zA-Z0-9]*r|^--recursive$/.test(x));
+      for (const op of operands(args, "S", ["--suffix"])) judgeDelete(ctx, op.text, recursive);
       return;
     }
     case "sed":
@@ -1857,6 +1883,9 @@ function judgeFind(ctx: JudgeContext): void {
   for (; k < args.length && !/^[-(!]/.test(args[k]!.text); k++) roots.push(args[k]!.text);
   if (!roots.length) roots.push(".");
   const texts = args.map((a) => a.text);
+  // Every file of the whole file system copied (`find / -type f -exec cp {} ./copy/ \;`): the disk fills.
+  const depthCut = texts.some((t, i) => /^-(?:maxdepth)$/.test(t) && Number(texts[i + 1]) <= 3) || texts.some((t) => /^-(?:i?name|i?path|i?regex|newer|size|user|group|perm)$/.test(t));
+  if (roots.some((r) => /^\/+$|^\/\*$/.test(r)) && !depthCut && texts.some((t, i) => /^-(?:exec|execdir)$/.test(t) && /(?:^|\/)(?:cp|rsync|tar|zip|install|ditto|gzip)$/.test(texts[i + 1] ?? ""))) return add(ctx, "resource_exhaustion");
   const deletes = texts.includes("-delete");
   const execRm = texts.some((t, i) => /^-(?:exec|execdir|ok|okdir)$/.test(t) && /(?:^|\/)(?:rm|shred|unlink)$/.test(texts[i + 1] ?? ""));
   if (!deletes && !execRm) return;
@@ -2548,9 +2577,18 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
         if (m) ctx.analyseShell(m[1]!);
       }
       return;
-    case "zip":
+    case "zip": {
       for (const v of values(["-TT"], ["--unzip-command"])) ctx.analyseShell(v);
+      const texts = ctx.args.map((a) => a.text);
+      if (texts.some((x) => /^-[a-zA-Z0-9]*m|^--move$/.test(x) && !x.startsWith("--") || x === "--move")) {
+        const words = texts.filter((x, k) => !x.startsWith("-") && !/^(?:-b|-n|-t|-tt|-O|--out|-P|--password|-Z|-s)$/.test(texts[k - 1] ?? ""));
+        const stop = texts.findIndex((x) => /^-(?:x|i|-exclude|-include)$/.test(x));
+        const sources = (stop >= 0 ? words.filter((x) => texts.indexOf(x) < stop) : words).slice(1);
+        const recursive = texts.some((x) => /^-[a-zA-Z0-9]*r|^--recurse-paths$/.test(x) && !x.startsWith("--") || x === "--recurse-paths");
+        for (const src of sources) judgeDelete(ctx, src, recursive);
+      }
       return;
+    }
     case "rsync":
       for (const v of values(["-e"], ["--rsh"])) ctx.analyseShell(v);
       // --rsync-path runs on the other machine as a command line (`sudo rm -rf /x; rsync`).
@@ -3003,7 +3041,8 @@ function memoryBomb(code: string): boolean {
     if (/\b(?:Process|Thread|Popen|fork|spawn|exec|execFile|Worker|Pool)\s*\(|\bsubprocess\.\w+\(|\bos\.system\(|\bchild_process\b|\bThread\.new\b|\bspawn\b/.test(code) && !/\b(?:sleep|break|join|wait|await|time\.sleep|setTimeout)\b/.test(code)) return true;
   }
   const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
-  if (!alloc.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\])\s*\*\s*\(?\s*\d/.test(code)) return false;
+  // (Perl repeats with `x`: `"A" x (2**40)`, `(0) x 1e12`.)
+  if (!alloc.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\]|\([^()\n]{0,16}\))\s*(?:\*|\bx\b)\s*\(?\s*\d/.test(code)) return false;
   // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
   let log2 = 0;
   const mags: number[] = [];
