@@ -353,6 +353,10 @@ export interface DetectOptions {
 
 interface State {
   cwd: Cwd;
+  /** The directory before the last `cd` (what `cd -` returns to), when known. */
+  oldCwd?: Cwd;
+  /** Directories `pushd` left, for `popd`. */
+  dirStack?: Cwd[];
   root?: string;
   units: string[];
   findings: Finding[];
@@ -945,8 +949,19 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
               continue;
             }
             if (/^-[A-Za-z]*c[A-Za-z]*$/.test(w)) {
-              const script = r.slice(k + 1).find((x) => !x.plain.startsWith("-") && !x.plain.startsWith("+"));
-              if (script) analyseScript(positional !== undefined ? script.plain.replace(POSITIONAL, positional) : script.plain, depth + 1, st);
+              const at = r.findIndex((x, n) => n > k && !x.plain.startsWith("-") && !x.plain.startsWith("+"));
+              const script = at >= 0 ? r[at] : undefined;
+              // `bash -c 'rm -rf "$1"' _ ./build`: the words after the script are $0, $1, …; literal ones are bound.
+              const given = at >= 0 ? r.slice(at + 2) : [];
+              if (script && positional === undefined && given.length && given.every((x) => x.literal !== false)) {
+                const saved = new Map(st.vars);
+                setPositional(st.vars, given.map((x) => x.plain));
+                try {
+                  analyseScript(script.plain, depth + 1, st);
+                } finally {
+                  st.vars = saved;
+                }
+              } else if (script) analyseScript(positional !== undefined ? script.plain.replace(POSITIONAL, positional) : script.plain, depth + 1, st);
               break;
             }
             if (!w.startsWith("-") && !w.startsWith("+")) break;
@@ -987,7 +1002,7 @@ function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Wo
   if (cwd.startsWith("$")) return word;
   return {
     parts: word.parts.map((p) =>
-      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) || (p.kind === "param" && (p.raw === "$PWD" || p.raw === "${PWD}") && !vars.has("PWD"))
+      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) || (p.kind === "param" && (p.raw === "$PWD" || p.raw === "${PWD}" || /^\$\{PWD:?[?-][^}]*\}$/.test(p.raw)) && !vars.has("PWD"))
         ? { kind: "lit", text: cwd, quoted: true }
         : p,
     ),
@@ -1146,7 +1161,13 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
       st.vars.set(loopVar, (outside ?? values[0]!).plain);
     }
   } else if (name === "cd" || name === "pushd" || name === "popd") {
-    st.cwd = normalizeCwd(changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain)), st.root);
+    const next = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+    const before = st.cwd;
+    // `cd -` returns to the directory before the last cd; a plain `popd` to the one its `pushd` left.
+    if (name === "popd" && argv.length === 1 && st.dirStack?.length) st.cwd = st.dirStack.pop()!;
+    else st.cwd = next === "$OLDPWD" && st.oldCwd !== undefined ? st.oldCwd : normalizeCwd(next, st.root);
+    if (name === "pushd" && next !== "$DIRSTACK") (st.dirStack ??= []).push(before);
+    st.oldCwd = before;
   } else if (name === "rm" && [...st.created].some((c) => c.startsWith("dir:"))) {
     // A scratch directory a `mkdir` of this command line made (judge.ts madeHere) is the command's own, like a
     // `mktemp -d` directory: `mkdir -p /tmp/b && cp -r src /tmp/b && rm -rf /tmp/b` deletes nothing else.
@@ -1538,7 +1559,15 @@ function analyseScript(src: string, depth: number, st: State): void {
   const parsed = parseShell(src, depth);
   if (parsed.tooDeep) st.tooDeep = true;
   st.comments.push(...parsed.comments.filter(Boolean));
+  // A subshell's or substitution's `cd` ends with it: the directory is restored when the pipelines leave its scope.
+  const entered = new Map<number, typeof st.cwd>();
   for (const p of parsed.pipelines) {
+    for (const [id, cwd] of [...entered].reverse()) {
+      if (p.scopes?.includes(id)) continue;
+      st.cwd = cwd;
+      entered.delete(id);
+    }
+    for (const id of p.scopes ?? []) if (!entered.has(id)) entered.set(id, st.cwd);
     let prev: Producer | null = null;
     const stages: string[] = [];
     for (const c of p.commands) {

@@ -441,6 +441,21 @@ function maskAwk(code: string): string {
   return out.slice(0, code.length);
 }
 
+/** 1 at each position inside a quoted string literal ('…' or "…", backslash escapes honoured), else 0. */
+function stringSpans(code: string): Uint8Array {
+  const out = new Uint8Array(code.length + 1);
+  for (let i = 0; i < code.length; i++) {
+    const c = code[i]!;
+    if (c !== '"' && c !== "'") continue;
+    let j = i + 1;
+    while (j < code.length && code[j] !== c && code[j] !== "\n") j += code[j] === "\\" ? 2 : 1;
+    if (j >= code.length || code[j] !== c) continue;
+    out.fill(1, i + 1, j);
+    i = j;
+  }
+  return out;
+}
+
 /** Reads the actions of a piece of inline code. `literal`: the shell passed it without unresolved expansions. */
 export function inlineCodeActions(lang: CodeLanguage, source: string, literal = true): CodeAction[] {
   const code = lang === "python" ? canonicalPython(source) : lang === "perl" ? canonicalPerl(source) : lang === "awk" ? canonicalAwk(source) : lang === "ruby" ? canonicalRuby(source) : lang === "php" ? canonicalPhp(source) : source;
@@ -451,11 +466,14 @@ export function inlineCodeActions(lang: CodeLanguage, source: string, literal = 
   if (lang === "python" && (/\b(?:getattr|__import__|import_module)\s*\(\s*(?:[^)'"]*,\s*)?(?![rbu]?['"][\w.]+['"]\s*[,)])[^)\s]/.test(code) || /\b(?:globals|locals|vars)\(\)\s*\[(?!\s*['"]\w+['"]\s*\])/.test(code) || /\b__builtins__\b|\b__dict__\s*\[/.test(code))) out.push({ kind: "unanalysable" });
   const fork = FORK_CALL[lang];
   if (fork && fork.test(code) && (ENDLESS.test(code) || /\bfork\s+while\b|\bwhile\s+fork\b/.test(code))) out.push({ kind: "forkbomb" });
+  // Where string literals stand: a call's name inside a string (`system("bundle", "exec", "rspec")`) is data, not a call.
+  const inString = stringSpans(code);
   for (const rule of SHELL_CALLS[lang]) {
     rule.re.lastIndex = 0;
     let m: RegExpExecArray | null;
     let guard = 0;
     while ((m = rule.re.exec(code)) && guard++ < 64) {
+      if (inString[m.index] === 1 && lang !== "awk" && lang !== "tcl") continue;
       const opened = m[0].trimEnd().endsWith("(") || m[0].endsWith("{");
       const closer = m[0].endsWith("{") ? "}" : opened ? ")" : ";";
       const { args } = readArgs(code, m.index + m[0].length, lang, closer);

@@ -92,7 +92,8 @@ const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
 export function where(path: string, cwd: string): Where {
   if (path === "" || path === "-") return "inside";
   let p = path;
-  if (/^(?:\$PWD|\$\{PWD\})(?=\/|$)/.test(p)) p = "." + p.replace(/^(?:\$PWD|\$\{PWD\})/, "");
+  // (`${PWD:?}` only guards against an unset PWD, which the shell always sets; `${PWD:-x}` is PWD as well.)
+  if (/^(?:\$PWD|\$\{PWD(?::?[?+-][^}]*)?\})(?=\/|$)/.test(p) && !/^\$\{PWD:?\+/.test(p)) p = "." + p.replace(/^(?:\$PWD|\$\{PWD(?::?[?-][^}]*)?\})/, "");
   const home = HOME_RE.exec(p);
   if (home) {
     const rest = p.slice(home[0].length).replace(/^\/+/, "");
@@ -101,6 +102,9 @@ export function where(path: string, cwd: string): Where {
     if (/\$|`/.test(rest)) return "unknown";
     return "home";
   }
+  // A directory this command line made with mktemp (or a mkdir of /tmp it made), as analyse.ts marks it, and paths under it,
+  // wherever the shell stands when it names them (`cd "$scratch" && … && cd - && rm -rf "$scratch"`).
+  if (/^_mktemp_(?:\/|$)/.test(p) && /^_mktemp_(?:\/|$)/.test(posix.normalize(p))) return "inside";
   // The shell's own process id in a name (`/tmp/scratch-$$`) only makes it unique: the place is the literal part's.
   p = p.replace(/\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})/g, "_pid_");
   if (/\$|`/.test(p)) return "unknown";
@@ -1860,12 +1864,33 @@ function judgeInlineInterpreter(ctx: JudgeContext, lang: CodeLanguage): void {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (flag.test(a.text) && args[i + 1]) {
-      feedLiteralCode(ctx, lang, args[i + 1]!);
+      feedLiteralCode(ctx, lang, bindArgv(lang, args[i + 1]!, args.slice(i + 2)));
       i++;
     } else if (lang === "python" && /^-[A-Za-z]*c./.test(a.text) && !a.text.startsWith("--")) {
       feedLiteralCode(ctx, lang, { ...a, text: a.text.replace(/^-[A-Za-z]*?c/, "") });
     } else if (!a.text.startsWith("-") && lang !== "node") break;
   }
+}
+
+/**
+ * The program's own arguments read where the code names them (`python -c '…shutil.rmtree(sys.argv[1])' "$scratch"`,
+ * `ruby -e '…ARGV[0]…' x`, `perl -e '…$ARGV[0]…' x`, `node -e '…process.argv[1]…' x`): the words after the program.
+ */
+function bindArgv(lang: CodeLanguage, code: JudgedArg, rest: JudgedArg[]): JudgedArg {
+  const words = rest.filter((a) => a.text !== "--");
+  if (!words.length || code.literal === false) return code;
+  const value = (k: number) => {
+    const a = words[k];
+    return a && !/\$|`/.test(a.text) ? JSON.stringify(a.text) : null;
+  };
+  const sub = (re: RegExp, offset: number) => (text: string) => text.replace(re, (m, n: string) => value(Number(n) - offset) ?? m);
+  const text =
+    lang === "python" ? sub(/\bsys\.argv\[(\d+)\]/g, 1)(code.text)
+    : lang === "ruby" ? sub(/\bARGV\[(\d+)\]/g, 0)(code.text)
+    : lang === "perl" ? sub(/\$ARGV\[(\d+)\]/g, 0)(code.text)
+    : lang === "node" ? sub(/\bprocess\.argv\[(\d+)\]/g, 1)(code.text)
+    : code.text;
+  return text === code.text ? code : { ...code, text };
 }
 
 function feedLiteralCode(ctx: JudgeContext, lang: CodeLanguage, code: JudgedArg): void {

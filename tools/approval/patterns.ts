@@ -268,12 +268,26 @@ for (const p of DANGEROUS_PATTERNS) if (!SHARED_DESCRIPTIONS.has(p.key)) SHARED_
 const TOO_DEEP_UNIT = "\u0000unanalysable";
 
 /** Which patterns match, in pattern order, for an analysed command. */
+/**
+ * `chmod -R 777 ./tmp-cache`, `chmod -R a+w ./usr/local/cache`: every target a cache or temporary directory of the working
+ * directory (named cache, tmp, temp, or with such a suffix or prefix), like /tmp open to every user by design. Served or
+ * uploaded content (`./public`, `uploads`) stays world_writable.
+ */
+function scratchOnlyChmod(unit: string): boolean {
+  const words = unit.trim().split(/\s+/);
+  if (words[0] !== "chmod") return false;
+  const ops = words.slice(1).filter((w) => !w.startsWith("-"));
+  const targets = ops.slice(1);
+  const scratch = (t: string) => !t.startsWith("/") && !t.startsWith("~") && !t.startsWith("$") && !/(?:^|\/)\.\.(?:\/|$)/.test(t) && /(?:^|\/)(?:\.?(?:cache|tmp|temp)|[\w.-]*[-_.](?:cache|tmp|temp)|(?:cache|tmp|temp)[-_.][\w.-]*|__pycache__)\/?$/i.test(t);
+  return targets.length > 0 && targets.every(scratch);
+}
+
 export function matchPatterns(analysis: CommandAnalysis): { key: string; description: string }[] {
   const units = analysis.tooDeep ? [...analysis.units, TOO_DEEP_UNIT] : analysis.units;
   const out: { key: string; description: string }[] = [];
   for (const p of DANGEROUS_PATTERNS) {
     const judged = analysis.findings.some((f) => f.key === p.key);
-    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : p.scope === "code" ? analysis.code.some((c) => p.pattern!.test(c)) : units.some((u) => p.pattern!.test(u))));
+    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : p.scope === "code" ? analysis.code.some((c) => p.pattern!.test(c)) : units.some((u) => p.pattern!.test(u) && !(p.key === "world_writable" && scratchOnlyChmod(u)))));
     if (hit) out.push({ key: p.key, description: p.description });
   }
   return out;

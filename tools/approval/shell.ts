@@ -36,6 +36,8 @@ export interface SimpleCommand {
 
 export interface Pipeline {
   commands: SimpleCommand[];
+  /** Ids of the subshells and command substitutions it runs in (`(cd x && …)`, `$(cd x; pwd)`): their `cd` ends with them. */
+  scopes?: number[];
 }
 
 export interface ParsedScript {
@@ -48,6 +50,8 @@ export interface ParsedScript {
 }
 
 export const MAX_NESTING = 12;
+
+let scopeIds = 0;
 
 interface Shared {
   pipelines: Pipeline[];
@@ -478,8 +482,11 @@ class Reader {
     }
     const inner = new Reader(this.src, this.shared, this.depth + 1);
     inner.pos = this.pos;
+    const before = this.shared.pipelines.length;
     inner.parseList(")");
     this.pos = inner.pos;
+    const scope = ++scopeIds;
+    for (const p of this.shared.pipelines.slice(before)) (p.scopes ??= []).push(scope);
     const end = this.src[this.pos - 1] === ")" ? this.pos - 1 : this.pos;
     return this.src.slice(start, Math.max(start, end));
   }
