@@ -92,6 +92,9 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
     { name: "heldout12", dangerous: ["approval_heldout12_dangerous.txt"], harmless: ["approval_heldout12_harmless.txt"], size: 390 },
     { name: "heldout13", dangerous: ["approval_heldout13_dangerous.txt"], harmless: ["approval_heldout13_harmless.txt"], size: 600 },
     { name: "heldout14", dangerous: ["approval_heldout14_dangerous.txt"], harmless: ["approval_heldout14_harmless.txt"], size: 600 },
+    { name: "heldout15", dangerous: ["approval_heldout15_dangerous.txt"], harmless: ["approval_heldout15_harmless.txt"], size: 450 },
+    { name: "heldout16", dangerous: ["approval_heldout16_dangerous.txt"], harmless: ["approval_heldout16_harmless.txt"], size: 600 },
+    { name: "heldout17", dangerous: ["approval_heldout17_dangerous.txt"], harmless: ["approval_heldout17_harmless.txt"], size: 450 },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
