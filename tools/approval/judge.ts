@@ -485,6 +485,8 @@ function ormEffects(code: string): string[] {
 
 function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, literal = true, depth = 0): void {
   for (const key of ormEffects(code)) add(ctx, key);
+  // Memory asked for in one piece or without end, in any language (`"x".repeat(2**40)`, `"A" x (2**40)`).
+  if (lang !== "awk" && memoryBomb(code)) add(ctx, "resource_exhaustion");
   for (const a of inlineCodeActions(lang, code, literal)) {
     switch (a.kind) {
       case "shell":
@@ -3067,7 +3069,7 @@ function memoryBomb(code: string): boolean {
   }
   const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
   // (Perl repeats with `x`: `"A" x (2**40)`, `(0) x 1e12`.)
-  if (!alloc.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\]|\([^()\n]{0,16}\))\s*(?:\*|\bx\b)\s*\(?\s*\d/.test(code)) return false;
+  if (!alloc.test(code) && !/\.repeat\(/.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\]|\([^()\n]{0,16}\))\s*(?:\*|\bx\b)\s*\(?\s*\d/.test(code)) return false;
   // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
   let log2 = 0;
   const mags: number[] = [];

@@ -301,7 +301,7 @@ export function opsEffects(c: OpsContext): string[] {
   if (/^(?:docker|podman|nerdctl)$/.test(name)) {
     const v = w[0] === "container" ? w[1] : w[0];
     const rest = w.slice(w[0] === "container" ? 2 : 1);
-    if ((/^(?:kill|stop|restart|pause)$/.test(v ?? "") || (/^(?:rm|remove)$/.test(v ?? "") && t.some((x) => /^-[a-zA-Z]*f|^--force$/.test(x)))) && rest.some((n) => /(?:^|[-_.])(?:prod|production|live|primary)(?:$|[-_.\d])/i.test(n))) out.push("stop_service");
+    if ((/^(?:kill|stop|restart|pause)$/.test(v ?? "") || (/^(?:rm|remove)$/.test(v ?? "") && t.some((x) => /^-[a-zA-Z]*f|^--force$/.test(x)))) && rest.some((n) => /(?:^|[-_.])(?:prod|production|live|primary)(?:$|[-_.\d])/i.test(n) && !/(?:^|[-_.])(?:test|tests|tmp|temp|dev|ci|local|scratch|e2e)(?:$|[-_.\d])/i.test(n))) out.push("stop_service");
   }
   // Workloads of production restarted (`kubectl rollout restart deployment/api -n prod`).
   if (/^(?:kubectl|oc|k)$/.test(name) && kw[0] === "rollout" && /^(?:restart|undo|pause)$/.test(kw[1] ?? "")) {
@@ -324,8 +324,10 @@ export function opsEffects(c: OpsContext): string[] {
     const global = t.includes("-g") || t.includes("--global") || w[0] === "global" || c.privileged || t.includes("--user") || name === "pipx";
     const python = /^(?:pip\d*(?:\.\d+)?|uv|pipx)$/.test(name);
     const pkgs = t.filter((x, k) => !x.startsWith("-") && !/^(?:-i|--index-url|--extra-index-url|-f|--find-links|--registry|-r|--requirement|-c|--constraint|--prefix|--target|-t|--root|--python|-p)$/.test(t[k - 1] ?? "")).slice(1);
-    if (pkgs.some((x) => (python ? /^(?:git|hg|svn|bzr)\+|^git@/i.test(x) || /@\s*(?:git|hg)\+/.test(x) : global && vcs(x)))) out.push("remote_code_exec");
-    else if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && t.includes("--unsafe-perm") && c.privileged) out.push("remote_code_exec");
+    // Repositories of known project organisations are vouched for (`git+https://github.com/psf/black`); anyone else's are not.
+    const VOUCHED_OWNER = /(?:github\.com|gitlab\.com)[/:](?:psf|pypa|python|django|pallets|huggingface|pytorch|tensorflow|google|google-research|googleapis|facebookresearch|facebook|microsoft|openai|anthropics|numpy|scipy|pandas-dev|scikit-learn|tiangolo|encode|aio-libs|astral-sh|pydantic|sqlalchemy|celery|boto|aws|awslabs|Azure|GoogleCloudPlatform|apache|jupyter|ipython|matplotlib|pyca|urllib3|psycopg|langchain-ai|vllm-project|NVIDIA|nodejs|npm|vercel|facebook|angular|vuejs|sveltejs|microsoft|denoland|rust-lang|golang|kubernetes|hashicorp|ansible|docker|mozilla|pytest-dev|python-poetry|pre-commit|PyCQA|sphinx-doc|networkx|dask|ray-project|mlflow|wandb|lightning-ai|Lightning-AI|keras-team|jax-ml|google-deepmind|deepmind|allenai|explosion|nltk|twisted|gevent|benoitc|redis|mongodb|elastic|getsentry|stripe|twilio|slackapi|PyGithub|psycopg)\//i;
+    if (pkgs.some((x) => (python ? /^(?:git|hg|svn|bzr)\+|^git@/i.test(x) || /@\s*(?:git|hg)\+/.test(x) : global && vcs(x)) && !VOUCHED_OWNER.test(x))) out.push("remote_code_exec");
+    else if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && t.some((x) => /^--unsafe-perm(?:=true)?$/.test(x)) && c.privileged) out.push("remote_code_exec");
     else if (python && c.privileged && (t.includes("--break-system-packages") || !t.some((x) => /^(?:--user|--target|-t|--prefix|--root|--dry-run|download)$/.test(x) || /^--(?:target|prefix|root)=/.test(x)))) out.push("system_install");
   }
   if (/^(?:dpkg|apt|apt-get|dnf|yum|zypper|rpm)$/.test(name) && c.privileged && (t.some((x) => /^-[a-zA-Z]*i|^--install$/.test(x) && name === "dpkg") || installs) && w.some((x) => /\.(?:deb|rpm)$/.test(x) && !/^\/var\/cache\//.test(x))) out.push("remote_code_exec");
@@ -335,9 +337,11 @@ export function opsEffects(c: OpsContext): string[] {
   if (name === "helm" && /^(?:install|upgrade)$/.test(w[0] ?? "") && /^(?:kube-system|kube-public)$/.test(value(t, "-n", "--namespace") ?? "") && !t.includes("--dry-run")) out.push("privilege_grant");
   // Manifests applied straight from a personal repository or a paste (raw.githubusercontent.com/<someone>, gists, pastes).
   if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:apply|create|replace)$/.test(kw[0] ?? "") && !t.some((x) => /^--dry-run(?:=(?:client|server))?$/.test(x))) {
-    const files = t.filter((x, k) => /^(?:-f|--filename|-k)$/.test(t[k - 1] ?? "") || /^--filename=/.test(x)).map((x) => x.replace(/^--filename=/, ""));
+    const files = t.filter((x, k) => /^(?:-f|--filename|-k|--kustomize)$/.test(t[k - 1] ?? "") || /^--(?:filename|kustomize)=/.test(x)).map((x) => x.replace(/^--(?:filename|kustomize)=/, ""));
+    const kustomize = t.filter((x, k) => /^(?:-k|--kustomize)$/.test(t[k - 1] ?? "") || /^--kustomize=/.test(x)).map((x) => x.replace(/^--kustomize=/, ""));
     const VOUCHED = /^https:\/\/(?:raw\.githubusercontent\.com|github\.com)\/(?:kubernetes(?:-sigs|-csi)?|cert-manager|jetstack|argoproj|istio|cilium|projectcalico|prometheus-operator|helm|fluxcd|kedacore|knative|tektoncd|open-policy-agent|kyverno|grafana|elastic|hashicorp|aws|Azure|GoogleCloudPlatform|rancher|longhorn|metallb|traefik|nginxinc|kubeflow|strimzi|minio|openebs|linkerd|crossplane|operator-framework|vmware-tanzu|bitnami-labs|kubevirt|dapr)\//i;
-    if (files.some((f) => /^https?:\/\/(?:raw\.githubusercontent\.com|gist\.githubusercontent\.com|gist\.github\.com|pastebin\.com|paste\.\w+|transfer\.sh|0x0\.st|termbin\.com)\//i.test(f) && !VOUCHED.test(f))) out.push("remote_code_exec");
+    if (kustomize.some((f) => /^(?:https?:\/\/|git@|ssh:\/\/)?(?:github\.com|gitlab\.com|bitbucket\.org)[/:]/i.test(f) && !VOUCHED.test(f.replace(/^(?:https?:\/\/)?/, "https://")))) out.push("remote_code_exec");
+    else if (files.some((f) => /^https?:\/\/(?:raw\.githubusercontent\.com|gist\.githubusercontent\.com|gist\.github\.com|pastebin\.com|paste\.\w+|transfer\.sh|0x0\.st|termbin\.com)\//i.test(f) && !VOUCHED.test(f))) out.push("remote_code_exec");
   }
   // A shell served to the network (ttyd, gotty, wetty listen on every interface unless told otherwise).
   if (/^(?:ttyd|gotty|wetty|shellinaboxd|butterfly\.server\.py)$/.test(name) && !t.some((x) => /^-(?:-?help|h|-?version|v)$/.test(x))) {
@@ -363,6 +367,11 @@ export function opsEffects(c: OpsContext): string[] {
       if (c.created.has("git:secret-staged")) out.push("credential_exfiltration");
       else if (rest.some((x) => x === "--all" || x === "--mirror") && ((c.created.has(`git-remote:${remote}`) && remote !== "origin") || untrustedSource(remote))) out.push("credential_exfiltration");
     }
+  }
+  // The whole file system copied (`cp -r / ./rootcopy`, `rsync -a / ./backup/`): the disk fills.
+  if (/^(?:cp|rsync|gcp)$/.test(name) && t.some((x) => /^-[a-zA-Z]*[rRa]|^--(?:recursive|archive)$/.test(x))) {
+    const ops2 = w.filter((x, k) => !/^(?:-t|--target-directory|-e|--exclude|--include|--filter|-f)$/.test(t[t.indexOf(x) - 1] ?? ""));
+    if (ops2.length >= 2 && ops2.slice(0, -1).some((x) => /^\/+(?:\.|\*)?$/.test(x))) out.push("resource_exhaustion");
   }
   // --- builds installed into system directories (`sudo make install`, `make install PREFIX=/usr`).
   if (/^(?:make|gmake|bmake|ninja|meson|cmake)$/.test(name) && (w.includes("install") || (name === "cmake" && t.includes("--install")))) {

@@ -80,6 +80,8 @@ const ENDLESS_LOAD = re(
   // (Quoted words are emptied in the code: a counter stepped in the loop, `i=$((i+1))`/`((i++))`/`let i++`, stands for the name.)
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd|truncate|ln)\b[^;\n&|]*\$\{?\w${LOOP_BODY}\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd|truncate|ln)\b${LOOP_BODY}(?:\b(\w+)=\$\(\(\s*\1\s*\+|\(\(\s*\w+\s*(?:\+\+|\+=)|\blet\s+\w+\+\+|\(\(\s*\+\+\w+)${LOOP_BODY}\bdone\b`,
+  // A hundred thousand turns or more, each making a file or directory (`for i in $(seq 1 1000000); do mktemp; done`): inodes run out.
+  String.raw`\bfor\s+(?:\w+\s+in\s+(?:\$\(\s*seq\s+(?:-?\d+\s+){0,2}\d{6,}\s*\)|\{\d+\.\.\d{6,}\})|\(\(\s*\w+\s*=\s*\d+\s*;\s*\w+\s*<=?\s*\d{6,}\s*;[^)]*\)\))\s*(?:;|\n)\s*do\s${LOOP_BODY}(?<![\w/-])(?:mktemp|tempfile|touch|mkdir|fallocate|truncate\s+-s)\b${LOOP_BODY}\bdone\b`,
   // A new unique file or directory on every turn (`while true; do mktemp -p . ; done`): inodes and disk run out.
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}(?<![\w/-])(?:mktemp|tempfile)\b${LOOP_BODY}\bdone\b`,
   String.raw`${ENDLESS_LOOP}${LOOP_BODY}\b(?:mkdir|touch|fallocate|cp|dd)\b[^;\n&|]*(?:\$RANDOM|\$\(\s*(?:date|uuidgen|mktemp)|\$\(\(\s*\w+\s*\+\+|\$SRANDOM|\$\{?EPOCHREALTIME)${LOOP_BODY}\bdone\b`,
