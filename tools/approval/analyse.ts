@@ -687,7 +687,7 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         }
         if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
         // Without a replacement string the items are appended: chmod, chown and the like act on them.
-        else if (roots.length && /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp)$/.test(displayName(t.slice(i).find((x) => !/^(?:sudo|doas|-\S+)$/.test(x.plain))?.plain ?? ""))) t = [...t, plainTok(item)];
+        else if (roots.length && /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp|gzip|pigz|bzip2|xz|lzma|zstd|compress)$/.test(displayName(t.slice(i).find((x) => !/^(?:sudo|doas|-\S+)$/.test(x.plain))?.plain ?? ""))) t = [...t, plainTok(item)];
         continue;
       }
       case "parallel":

@@ -242,7 +242,7 @@ export function credentialEffects(name: string, args: JudgedArg[], producer: Pro
   // Copies to a host or bucket (scp, rsync, sftp, ssh, rclone, aws s3, gsutil): only personal credentials count.
   const published = t.some((x, k) => /^(?:public-read|public-read-write|authenticated-read)$/.test(x) && /^--acl$/.test(t[k - 1] ?? "") || /^--acl=public/.test(x) || /^-a$/.test(t[k - 1] ?? "") && /^public/.test(x) || x === "allUsers:R" || x === "--public");
   const personal = /^(?:scp|sftp|lftp|ftp|rsync|rclone|ssh|aws|gsutil|gcloud)$/.test(name) && !published;
-  const payloadSecret = s.payload.some((p) => secretIn(p, personal) || (/\$\(|`/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
+  const payloadSecret = s.payload.some((p) => secretIn(p, personal) || (/\$\(|`|<\(/.test(p) && /\b(?:env|printenv|gh auth token|glab auth token|aws (?:sts|configure get|configure export-credentials|secretsmanager get-secret-value)|vault (?:read|kv get|print token)|gcloud auth print-\w+|az account get-access-token|heroku auth:token)\b/.test(p)));
   if (payloadSecret || (s.stdin && stdinCarriesSecret(producer, redirects, personal))) return ["credential_exfiltration"];
   return [];
 }

@@ -1172,7 +1172,9 @@ function judgeKill(ctx: JudgeContext): void {
     const { origin, narrowed } = pipelineOrigin(ctx.producer);
     if (origin) listers.push({ name: origin.name, rest: origin.args.map((a) => a.text).join(" "), narrowed });
   }
-  for (const a of args) {
+  // (An unquoted `$p` bound to `$(pgrep -u x)` is split into words: the substitution is read across them.)
+  const joinedSubst = args.length > 1 && args.some((a) => /^\$\(/.test(a.text) && !/\)$/.test(a.text)) ? [{ text: args.map((a) => a.text).join(" ").replace(/^.*?(?=\$\()/, "") }] : [];
+  for (const a of [...args, ...joinedSubst]) {
     const m = /^\$\(\s*(?:sudo\s+)?(\S+)([^|)]*)(\|[^)]*)?\)$/.exec(a.text.trim());
     if (m) listers.push({ name: m[1]!.split("/").pop()!, rest: m[2]!.trim(), narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]) });
   }
@@ -1420,7 +1422,7 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "bunzip2": {
       const texts = args.map((a) => a.text);
       const keeps = texts.some((x) => /^-[a-zA-Z0-9]*[ckltS]|^--(?:stdout|to-stdout|keep|list|test|help|version)$/.test(x) && !/^-S$/.test(x)) || ((name === "zstd" || name === "lz4") && !texts.includes("--rm"));
-      if (keeps || ctx.producer) return;
+      if (keeps || (ctx.producer && !ctx.viaXargs)) return;
       const recursive = texts.some((x) => /^-[a-zA-Z0-9]*r|^--recursive$/.test(x));
       for (const op of operands(args, "S", ["--suffix"])) judgeDelete(ctx, op.text, recursive);
       return;

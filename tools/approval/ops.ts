@@ -330,6 +330,14 @@ export function opsEffects(c: OpsContext): string[] {
     else if (/^(?:npm|pnpm|yarn|bun)$/.test(name) && t.some((x) => /^--unsafe-perm(?:=true)?$/.test(x)) && c.privileged) out.push("remote_code_exec");
     else if (python && c.privileged && (t.includes("--break-system-packages") || !t.some((x) => /^(?:--user|--target|-t|--prefix|--root|--dry-run|download)$/.test(x) || /^--(?:target|prefix|root)=/.test(x)))) out.push("system_install");
   }
+  if (name === "cargo" && w[0] === "install" && t.some((x, k) => /^--git$/.test(t[k - 1] ?? "") && !/github\.com\/(?:rust-lang|rust-lang-nursery|tokio-rs|serde-rs|astral-sh|BurntSushi|sharkdp|ogham|eza-community)\//i.test(x) || /^--git=/.test(x))) out.push("remote_code_exec");
+  // A compose project of production taken down (`docker compose -p prod down`, `-f docker-compose.prod.yml down`).
+  if ((/^(?:docker|podman)$/.test(name) && w[0] === "compose") || name === "docker-compose" || name === "podman-compose") {
+    const project = value(t, "-p", "--project-name") ?? "";
+    const files = t.filter((x, k) => /^(?:-f|--file)$/.test(t[k - 1] ?? "")).join(" ");
+    const verb = t.find((x, k) => !x.startsWith("-") && !/^(?:-p|--project-name|-f|--file|--env-file|--profile|--project-directory)$/.test(t[k - 1] ?? "") && x !== "compose") ?? "";
+    if (/^(?:down|stop|kill|rm|pause)$/.test(verb) && (/(?:^|[-_.])(?:prod|production|live)(?:$|[-_.])/i.test(project) || /(?:^|[-_./])(?:prod|production)(?:[-_.]|\.ya?ml$)/i.test(files))) out.push("stop_service");
+  }
   if (/^(?:dpkg|apt|apt-get|dnf|yum|zypper|rpm)$/.test(name) && c.privileged && (t.some((x) => /^-[a-zA-Z]*i|^--install$/.test(x) && name === "dpkg") || installs) && w.some((x) => /\.(?:deb|rpm)$/.test(x) && !/^\/var\/cache\//.test(x))) out.push("remote_code_exec");
   if (name === "snap" && w[0] === "install" && t.some((x) => x === "--dangerous" || x === "--devmode" || x === "--classic" && w.some((y) => /\.snap$/.test(y)))) out.push("remote_code_exec");
   // Chart repositories from sources nobody vouches for, and charts installed into the cluster's own namespaces.
@@ -344,7 +352,7 @@ export function opsEffects(c: OpsContext): string[] {
     else if (files.some((f) => /^https?:\/\/(?:raw\.githubusercontent\.com|gist\.githubusercontent\.com|gist\.github\.com|pastebin\.com|paste\.\w+|transfer\.sh|0x0\.st|termbin\.com)\//i.test(f) && !VOUCHED.test(f))) out.push("remote_code_exec");
   }
   // A shell served to the network (ttyd, gotty, wetty listen on every interface unless told otherwise).
-  if (/^(?:ttyd|gotty|wetty|shellinaboxd|butterfly\.server\.py)$/.test(name) && !t.some((x) => /^-(?:-?help|h|-?version|v)$/.test(x))) {
+  if (/^(?:ttyd|gotty|wetty|shellinaboxd|butterfly\.server\.py|websocketd)$/.test(name) && !t.some((x) => /^-(?:-?help|h|-?version|v)$/.test(x))) {
     const bind = value(t, "-i", "--interface", "-a", "--address", "--host", "--bind") ?? "";
     if (!/^(?:localhost|127(?:\.\d+){3}|::1|lo)$/.test(bind)) out.push("remote_access");
   }
