@@ -182,7 +182,7 @@ const SERVICE_TOKENS: [RegExp, RegExp][] = [
   [/^(?:GITLAB_TOKEN|GITLAB_PRIVATE_TOKEN|GL_TOKEN|CI_JOB_TOKEN)$/, /gitlab/],
   [/^OPENAI_API_KEY$/, /(?:^|\.)openai\.com$|openai\.azure\.com$/],
   [/^ANTHROPIC_API_KEY$/, /(?:^|\.)anthropic\.com$/],
-  [/^(?:NPM_TOKEN|NPM_AUTH_TOKEN|NODE_AUTH_TOKEN)$/, /(?:^|\.)npmjs\.(?:org|com)$|npm\.pkg\.github\.com$/],
+  [/^(?:NPM_TOKEN|NPM_AUTH_TOKEN|NODE_AUTH_TOKEN)$/, /(?:^|\.)(?:npmjs\.(?:org|com)|yarnpkg\.com)$|npm\.pkg\.github\.com$|jfrog|nexus|artifactory|verdaccio/],
   [/^(?:HF_TOKEN|HUGGINGFACE_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(?:^|\.)(?:huggingface\.co|hf\.co)$/],
   [/^SLACK_\w*TOKEN$/, /(?:^|\.)slack\.com$/],
   [/^STRIPE_\w*(?:KEY|TOKEN)$/, /(?:^|\.)stripe\.com$/],
