@@ -1272,7 +1272,7 @@ export function judgeCommand(ctx: JudgeContext): void {
   }
 
   // Secrets sent off the machine (credential files, tokens, the environment posted, piped to a socket or copied to a host): exfil.ts.
-  for (const key of credentialEffects(name, args, ctx.producer, ctx.redirects)) add(ctx, key);
+  for (const key of credentialEffects(name, args, ctx.producer, ctx.redirects, ctx.viaXargs)) add(ctx, key);
   // Endless streams held in memory, load generators aimed at other hosts, floods, thousands of replicas: exhaustion.ts.
   for (const key of exhaustionEffects(name, args, ctx.redirects, ctx.producer)) add(ctx, key);
   // Operations no rule of their own judged (unreviewed applies, drains, bulk deletes through xargs, remote restores, init

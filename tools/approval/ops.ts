@@ -342,6 +342,7 @@ export function opsEffects(c: OpsContext): string[] {
   if (name === "snap" && w[0] === "install" && t.some((x) => x === "--dangerous" || x === "--devmode" || x === "--classic" && w.some((y) => /\.snap$/.test(y)))) out.push("remote_code_exec");
   // Chart repositories from sources nobody vouches for, and charts installed into the cluster's own namespaces.
   if (name === "helm" && w[0] === "repo" && w[1] === "add" && w.slice(2).some((x) => untrustedSource(x))) out.push("remote_code_exec");
+  if (name === "helm" && /^(?:install|upgrade|template|pull)$/.test(w[0] ?? "") && (w.slice(1).some((x) => /^oci:\/\//i.test(x) ? untrustedSource(x.replace(/^oci:/i, "http:")) && /^\[?[\d.:a-f]+\]?$/i.test(hostOfUri(x) ?? "") : untrustedSource(x)) || untrustedSource(value(t, "--repo") ?? ""))) out.push("remote_code_exec");
   if (name === "helm" && /^(?:install|upgrade)$/.test(w[0] ?? "") && /^(?:kube-system|kube-public)$/.test(value(t, "-n", "--namespace") ?? "") && !t.includes("--dry-run")) out.push("privilege_grant");
   // Manifests applied straight from a personal repository or a paste (raw.githubusercontent.com/<someone>, gists, pastes).
   if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:apply|create|replace)$/.test(kw[0] ?? "") && !t.some((x) => /^--dry-run(?:=(?:client|server))?$/.test(x))) {
