@@ -88,6 +88,11 @@ const CREDENTIAL =
   /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
 const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
 
+/** A path under analyse.ts's marker for a mktemp directory, placed where mktemp makes one (`/tmp/tmp.XXXXXXXXXX`). */
+function mktempOnDisk(path: string): string {
+  return path.replace(/^_mktemp_(?:\/([^/]*))?/, (_m, name: string | undefined) => `/tmp/tmp.${name ?? "dir"}`);
+}
+
 /** The path's place, given the working directory as analyse.ts tracks it ("." = the start). */
 export function where(path: string, cwd: string): Where {
   if (path === "" || path === "-") return "inside";
@@ -104,7 +109,11 @@ export function where(path: string, cwd: string): Where {
   }
   // A directory this command line made with mktemp (or a mkdir of /tmp it made), as analyse.ts marks it, and paths under it,
   // wherever the shell stands when it names them (`cd "$scratch" && … && cd - && rm -rf "$scratch"`).
-  if (/^_mktemp_(?:\/|$)/.test(p) && /^_mktemp_(?:\/|$)/.test(posix.normalize(p))) return "inside";
+  const own = /^_mktemp_\/[^/]+/.exec(p)?.[0];
+  if (own !== undefined && (posix.normalize(p) + "/").startsWith(own + "/")) return "inside";
+  // `..` that climbs out of it lands where a mktemp directory lives: `rm -rf "$t"/../../etc` is `/etc`.
+  if (/^_mktemp_(?:\/|$)/.test(p)) p = mktempOnDisk(p);
+  if (/^_mktemp_(?:\/|$)/.test(cwd) && !/^_mktemp_(?:\/|$)/.test(posix.normalize(posix.join(cwd, p)))) cwd = mktempOnDisk(cwd);
   // The shell's own process id in a name (`/tmp/scratch-$$`) only makes it unique: the place is the literal part's.
   p = p.replace(/\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})/g, "_pid_");
   if (/\$|`/.test(p)) return "unknown";
@@ -132,7 +141,9 @@ export function where(path: string, cwd: string): Where {
 function whereIn(ctx: { cwd: string; root?: string; links?: Map<string, string> }, path: string, follow = false): Where {
   path = throughLinks(ctx, path, follow);
   const w = where(path, ctx.cwd);
-  if (ctx.root && (w === "outside" || w === "system" || w === "scratch")) {
+  // (A path from a mktemp directory is not under the working directory: `_mktemp_/…` is a marker, not a folder.)
+  const fromMktemp = /^_mktemp_(?:\/|$)/.test(path) || /^_mktemp_(?:\/|$)/.test(ctx.cwd);
+  if (ctx.root && !fromMktemp && (w === "outside" || w === "system" || w === "scratch")) {
     const rel = rootRelative(ctx, path);
     if (rel !== null && (rel === "" || !/^\.\.(?:\/|$)/.test(rel))) return "inside";
   }
