@@ -103,6 +103,14 @@ async function* plannedTasks(
 ) {
   let valid = 0;
   const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
+  // Rows repeat a few toolset lists: each list's tools are looked up once per pass, not once per row.
+  const noToolOf = new Map<string, Promise<string | undefined>>();
+  const whyNoToolOnce = (toolsets: string[]) => {
+    const key = toolsets.join("\n");
+    let found = noToolOf.get(key);
+    if (!found) noToolOf.set(key, (found = whyNoTool(toolsets)));
+    return found;
+  };
   for await (const item of readDataset(config.dataset)) {
     if (!item.ok) {
       onBad(formatBadRow(item.bad));
@@ -134,7 +142,7 @@ async function* plannedTasks(
       onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
       continue;
     }
-    const noTool = item.value.row.toolsets && (await whyNoTool(item.value.row.toolsets));
+    const noTool = item.value.row.toolsets && (await whyNoToolOnce(item.value.row.toolsets));
     if (noTool) {
       onBad(`${config.dataset}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`);
       continue;
