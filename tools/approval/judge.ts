@@ -2555,28 +2555,33 @@ function packageScripts(name: string, words: string[]): string[] {
   return script ? [`pre${script}`, script, `post${script}`] : [];
 }
 
+/**
+ * Values of an option given as `-X v`, `--long v` or `--long=v`, and with `attachedShort` also `-Xv`.
+ */
+function optionValues(texts: string[], short: string[], long: string[], attachedShort: boolean): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    if ((short.includes(t) || long.includes(t)) && texts[k + 1] !== undefined) {
+      out.push(texts[++k]!);
+      continue;
+    }
+    const l = long.find((o) => t.startsWith(o + "="));
+    if (l) out.push(t.slice(l.length + 1));
+    else if (attachedShort) {
+      const s = short.find((o) => o.length === 2 && t.startsWith(o) && t.length > 2 && !t.startsWith("--"));
+      if (s) out.push(t.slice(2));
+    }
+  }
+  return out;
+}
+
 /** Options and sub-languages whose value the program runs as a shell command: that text is judged as a command. */
 function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
   const texts = args.map((a) => a.text);
   for (const e of ctx.env ?? []) if (COMMAND_ENV.test(e.name) && e.value.trim()) ctx.analyseShell(e.value.replace(/^\|+-?/, "").replace(/%s/g, "_item_"));
-  /** Values of an option given as `-X v`, `-Xv`, `--long v` or `--long=v`. */
-  const values = (short: string[], long: string[]): string[] => {
-    const out: string[] = [];
-    for (let k = 0; k < texts.length; k++) {
-      const t = texts[k]!;
-      if ((short.includes(t) || long.includes(t)) && texts[k + 1] !== undefined) out.push(texts[++k]!);
-      else {
-        const l = long.find((o) => t.startsWith(o + "="));
-        if (l) out.push(t.slice(l.length + 1));
-        else {
-          const s = short.find((o) => o.length === 2 && t.startsWith(o) && t.length > 2 && !t.startsWith("--"));
-          if (s) out.push(t.slice(2));
-        }
-      }
-    }
-    return out;
-  };
+  const values = (short: string[], long: string[]): string[] => optionValues(texts, short, long, true);
   switch (name) {
     case "git": {
       for (let k = 0; k < texts.length; k++) {
@@ -3526,18 +3531,7 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     const k = texts.indexOf("--");
     return k >= 0 ? texts.slice(k + 1) : null;
   };
-  const optValues = (short: string[], long: string[]): string[] => {
-    const out: string[] = [];
-    for (let k = 0; k < texts.length; k++) {
-      const t = texts[k]!;
-      if ((short.includes(t) || long.includes(t)) && texts[k + 1] !== undefined) out.push(texts[++k]!);
-      else {
-        const l = long.find((o) => t.startsWith(o + "="));
-        if (l) out.push(t.slice(l.length + 1));
-      }
-    }
-    return out;
-  };
+  const optValues = (short: string[], long: string[]): string[] => optionValues(texts, short, long, false);
   /** Commands that follow a runner's options (`pdsh -w hosts CMD …`): the first word not an option or an option's value. */
   const commandAfterOptions = (valued: RegExp): string[] => {
     for (let k = 0; k < texts.length; k++) {
