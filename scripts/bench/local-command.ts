@@ -5,24 +5,17 @@
  *   npx tsx scripts/bench/local-command.ts [N]
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SandboxEnvironment } from "../../tools/environments/local_sandbox.js";
+import { procCpu } from "./proc_cpu.mjs";
 
 const n = Number(process.argv[2] ?? 400);
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
 /** CPU seconds of a process and its waited-for children, from /proc (0 when gone). */
-function procCpu(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime stime cutime cstime are fields 14-17 (1-based), i.e. 11-14 after the state field.
-    return fields.slice(11, 15).reduce((a, b) => a + Number(b), 0) / TICKS_PER_SECOND;
-  } catch {
-    return 0;
-  }
+function procCpuSeconds(pid: number): number {
+  const cpu = procCpu(pid);
+  return cpu ? (cpu.selfMs + cpu.childrenMs) / 1000 : 0;
 }
 
 function selfCpu(): number {
@@ -42,7 +35,7 @@ async function sandboxPerCommand(count: number): Promise<{ cpu: number; wallMs: 
   const env = await SandboxEnvironment.create({ runName: "bench", taskId: "t", hostTaskDir: join(root, "t") }, { removeTaskDirOnCleanup: true });
   try {
     for (let i = 0; i < 10; i++) await env.exec("echo warm");
-    const sandboxCpu = () => env.processes().reduce((a, p) => a + procCpu(p), 0);
+    const sandboxCpu = () => env.processes().reduce((a, p) => a + procCpuSeconds(p), 0);
     const c0 = selfCpu();
     const s0 = sandboxCpu();
     const t0 = performance.now();

@@ -16,9 +16,9 @@
  *
  *   node scripts/bench/model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600]
  */
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
+import { procCpu } from "./proc_cpu.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -108,20 +108,6 @@ function statsBody() {
 }
 
 let watchedPid = 0;
-const CLK_TCK = 100; // Linux's USER_HZ for /proc/PID/stat times
-
-/** utime + stime of a process (every thread), from /proc/PID/stat; null when it cannot be read. */
-function processCpuMs(pid) {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-  } catch {
-    return null;
-  }
-}
-
 const server = createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
@@ -156,7 +142,8 @@ const server = createServer((req, res) => {
     stats.requests++;
     if (stats.firstRequestAt === null) {
       stats.firstRequestAt = now;
-      stats.clientCpuAtFirstRequestMs = processCpuMs(watchedPid);
+      const cpu = watchedPid ? procCpu(watchedPid) : undefined;
+      stats.clientCpuAtFirstRequestMs = cpu ? cpu.selfMs : null;
     }
     if (assistantCount === 0) stats.tasksStarted++;
     stats.inFlight++;

@@ -62,6 +62,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { execFileSync, spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
+import { procCpu } from "./proc_cpu.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
@@ -200,20 +201,6 @@ function procStatus(pid) {
     const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? NaN);
     if (!Number.isFinite(kb("VmRSS"))) return undefined; // a zombie has no memory lines
     return { rssKb: kb("VmRSS"), hwmKb: kb("VmHWM"), threads: Number(/^Threads:\s+(\d+)/m.exec(text)?.[1] ?? NaN) };
-  } catch {
-    return undefined;
-  }
-}
-
-const CLK_TCK = 100; // Linux USER_HZ; fixed on every mainstream kernel
-
-function procCpu(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // fields 14-17 of stat(5): utime stime cutime cstime; f[0] is field 3
-    const t = (i) => (Number(f[i - 3]) * 1000) / CLK_TCK;
-    return { selfMs: t(14) + t(15), childrenMs: t(16) + t(17) };
   } catch {
     return undefined;
   }
