@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { shellQuote } from "../environments/base.js";
 import type { Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
-import { analyseCommand, classNames, detectDangerousCommandResolved, matchPatterns, type PathResolver } from "./patterns.js";
+import { analyseCommand, classNames, matchPatterns, resolvedMatches, type PathResolver } from "./patterns.js";
 import { approvalPolicies, type ApprovalPolicyImpl, type GateState, type PolicyDecision } from "./policy.js";
 import type { SmartApprovalOptions } from "./smart.js";
 
@@ -158,10 +158,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     const root = workingDirectory(command, info);
     const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
     const analysis = analyseCommand(command, detectOpts);
-    const matches =
-      root && info.realpath
-        ? ((await detectDangerousCommandResolved(command, { ...detectOpts, workdir: root, realpath: info.realpath })).matches ?? [])
-        : matchPatterns(analysis);
+    const matches = root && info.realpath ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath }) : matchPatterns(analysis);
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);
     const description = matches.map((m) => m.description).join("; ");

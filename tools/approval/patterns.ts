@@ -358,7 +358,16 @@ function insideDir(path: string, dir: string): boolean {
  */
 export async function detectDangerousCommandResolved(cmd: string, opts: ResolveOptions): Promise<Detection> {
   if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
-  const analysis = analyseCommand(cmd, { ...opts, defaultCwd: opts.defaultCwd ?? opts.workdir });
+  const matches = await resolvedMatches(analyseCommand(cmd, { ...opts, defaultCwd: opts.defaultCwd ?? opts.workdir }), opts);
+  if (!matches.length) return { dangerous: false };
+  return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
+}
+
+/**
+ * The matches of an analysed command, plus the symlink class when a target inside the working directory resolves
+ * outside it. `analysis` must come from analyseCommand with `defaultCwd` set to `opts.defaultCwd ?? opts.workdir`.
+ */
+export async function resolvedMatches(analysis: CommandAnalysis, opts: ResolveOptions): Promise<{ key: string; description: string }[]> {
   const matches = matchPatterns(analysis);
   if (analysis.insideTargets.length && !matches.some((m) => m.key === SYMLINK_CLASS.key)) {
     const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
@@ -377,6 +386,5 @@ export async function detectDangerousCommandResolved(cmd: string, opts: ResolveO
       }
     }
   }
-  if (!matches.length) return { dangerous: false };
-  return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
+  return matches;
 }
