@@ -87,12 +87,11 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
   if (basic) headers.authorization = basic;
   else if (ep.options.apiKey) headers.authorization = `Bearer ${ep.options.apiKey}`;
   for (const [name, value] of Object.entries(ep.options.headers ?? {})) headers[name.toLowerCase()] = value;
-  let response: Response;
+  let response: { status: number; ok: boolean };
   let text: string;
   try {
     const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]) : AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS);
-    response = await fetch(`${base}/models`, { headers, signal });
-    text = await response.text();
+    ({ text, ...response } = await getText(`${base}/models`, headers, signal));
   } catch (err) {
     if (opts.signal?.aborted) throw err;
     const cause = causeOf(err);
@@ -115,6 +114,31 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
     const shown = (near.length ? near : ids.slice(0, 5)).join(", ");
     throw new UserError(`the ${what} does not list model '${ep.options.model}' (${ids.length} listed${shown ? `, e.g. ${shown}` : ""}) ${SKIP_HINT}`);
   }
+}
+
+/**
+ * One GET through node:http(s). Not `fetch`: its first use loads undici, about 25–45 ms more CPU on the main
+ * thread while the workers load (scripts/bench/throughput.mjs, start-up). Errors carry the socket error as
+ * `cause`, as fetch's do; an abort rejects with the signal's reason.
+ */
+async function getText(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; text: string }> {
+  const target = new URL(url);
+  if (target.protocol !== "http:" && target.protocol !== "https:") throw new TypeError(`unsupported protocol ${target.protocol}`, { cause: { message: `unsupported protocol ${target.protocol}` } });
+  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method: "GET", headers, signal, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const status = res.statusCode ?? 0;
+        resolve({ status, ok: status >= 200 && status < 300, text: Buffer.concat(chunks).toString("utf8") });
+      });
+      res.on("error", (err) => reject(signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err })));
+    });
+    req.on("error", (err) => reject(signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err })));
+    req.end();
+  });
 }
 
 /** The ids of an OpenAI-shaped model list (`{data: [{id}]}`), or null for any other answer. */
