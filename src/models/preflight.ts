@@ -117,8 +117,8 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
 }
 
 /**
- * One GET through node:http(s). Not `fetch`: its first use loads undici, about 25–45 ms more CPU on the main
- * thread while the workers load (scripts/bench/throughput.mjs, start-up). Errors carry the socket error as
+ * One GET through node:http(s). Not `fetch`: its first use loads undici on the main thread while the workers
+ * load. Errors carry the socket error as
  * `cause`, as fetch's do; an abort rejects with the signal's reason.
  */
 async function getText(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; text: string }> {
