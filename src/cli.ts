@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   export: async () => (await import("./commands/export.js")).command,
   merge: async () => (await import("./commands/merge.js")).command,
   compare: async () => (await import("./commands/compare.js")).command,
+  score: async () => (await import("./commands/score.js")).command,
   report: async () => (await import("./commands/report.js")).command,
   view: async () => (await import("./commands/view.js")).command,
 };

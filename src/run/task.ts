@@ -308,7 +308,7 @@ export function taskCost(config: Pick<RunConfig, "price_input" | "price_output">
 }
 
 /** The trajectory's score, and the judge's call with its tokens counted apart from the agent's. */
-function scoreFields(scored: ScorerOutput[] | undefined): Pick<TrajectoryEntry, "score" | "judge" | "judge_usage"> {
+export function scoreFields(scored: ScorerOutput[] | undefined): Pick<TrajectoryEntry, "score" | "judge" | "judge_usage"> {
   if (!scored) return {};
   const judge = scored.find((s) => s.judge)?.judge;
   const results = scored.map(({ judge: _judge, ...result }) => result);
@@ -327,7 +327,7 @@ function dropReasonFor(loop: AgentLoopResult | undefined, messages: ChatMessage[
  * The verify step, out of the agent's reach: the agent's background processes are stopped first, then the
  * row's verify_files are copied in (over anything the agent wrote at those paths), then the command runs.
  */
-async function runVerify(spec: TaskSpec, taskEnv: TaskEnvironment, opts: { timeoutSec: number; isolated: boolean }, signal: AbortSignal): Promise<VerifyResult> {
+export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, taskEnv: TaskEnvironment, opts: { timeoutSec: number; isolated: boolean }, signal: AbortSignal): Promise<VerifyResult> {
   const command = spec.verify!;
   let copy: Environment | undefined;
   try {
