@@ -161,7 +161,7 @@ describe("hermes-batch export", () => {
     expect(missing.stderr).toContain("no such file or folder");
     const badFormat = cli(["export", dir, "--format", "csv"]);
     expect(badFormat.code).toBe(2);
-    expect(badFormat.stderr).toContain("unknown export format 'csv'. Formats: sharegpt, hermes, openai");
+    expect(badFormat.stderr).toContain("unknown export format 'csv'. Formats: sharegpt, hermes, openai, groups");
     const emptyDir = mkdtempSync(join(dir, "empty-"));
     const noFile = cli(["export", emptyDir]);
     expect(noFile.code).toBe(2);
@@ -172,7 +172,8 @@ describe("hermes-batch export", () => {
     const r = cli(["export", allBad, "--out", join(dir, "all-bad.out.jsonl")]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${allBad}:2: skipped bad line`);
-    expect(r.stderr).toContain("exported 0 of 0 trajectories");
+    expect(r.stderr).toContain("export: nothing written: no valid line (0 of 0 trajectories from all-bad.jsonl)");
+    expect(existsSync(join(dir, "all-bad.out.jsonl"))).toBe(false);
   });
 
   it("streams: output appears before the input has ended (reads a FIFO)", async () => {
@@ -194,5 +195,120 @@ describe("hermes-batch export", () => {
     writer.end(JSON.stringify(E1) + "\n");
     expect(await done).toBe(0);
     expect(stdout.trimEnd().split("\n")).toHaveLength(2);
+  }, 60_000);
+});
+
+// Issue 22: a split that holds what it says, exit codes as --help says, every format named in errors.
+describe("hermes-batch export: split sizes, empty results and flag ranges", () => {
+  let sdir = "";
+  /** 6 tasks × 2 epochs; task-0 and task-3 passed, the rest failed (score values 1 and 0). */
+  const scored = (reverse = false) => {
+    const lines: string[] = [];
+    for (let t = 0; t < 6; t++)
+      for (let e = 0; e < 2; e++) {
+        const passed = t % 3 === 0;
+        lines.push(JSON.stringify(entry(t, { epoch: e, score: { passed, value: passed ? 1 : 0, scorers: [{ name: "expected", passed, value: passed ? 1 : 0 }] } })));
+      }
+    return (reverse ? lines.reverse() : lines).join("\n") + "\n";
+  };
+  const ids = (path: string) => readJsonl(path).map((r) => r.metadata.task_id as string);
+
+  beforeAll(() => {
+    sdir = mkdtempSync(join(tmpdir(), "export-split-"));
+    writeFileSync(join(sdir, "trajectories.jsonl"), scored());
+    writeFileSync(join(sdir, "reversed.jsonl"), scored(true));
+  });
+  afterAll(() => {
+    if (sdir) rmSync(sdir, { recursive: true, force: true });
+  });
+
+  it("--split 0.34 on 6 tasks puts exactly round(0.34 × 6) = 2 tasks, every epoch of each, in validation, for any seed", () => {
+    const valSets = new Set<string>();
+    for (const seed of ["1", "2", "3", "4", "5", "6"]) {
+      const out = join(sdir, `s${seed}.jsonl`);
+      const r = cli(["export", sdir, "--metadata", "--split", "0.34", "--seed", seed, "--out", out]);
+      expect(r.code).toBe(0);
+      const train = ids(join(sdir, `s${seed}.train.jsonl`));
+      const val = ids(join(sdir, `s${seed}.val.jsonl`));
+      expect(new Set(val).size).toBe(2);
+      expect(val).toHaveLength(4);
+      expect(new Set(train).size).toBe(4);
+      expect(train).toHaveLength(8);
+      expect(val.filter((id) => train.includes(id))).toEqual([]);
+      expect(r.stderr).toMatch(/s\d\.train\.jsonl \(8 lines, 4 tasks\) and .*s\d\.val\.jsonl \(4 lines, 2 tasks\)/);
+      valSets.add([...new Set(val)].sort().join(","));
+      // The same seed and ids give the same split, whatever order the lines come in.
+      const again = join(sdir, `r${seed}.jsonl`);
+      expect(cli(["export", join(sdir, "reversed.jsonl"), "--metadata", "--split", "0.34", "--seed", seed, "--out", again]).code).toBe(0);
+      expect(new Set(ids(join(sdir, `r${seed}.val.jsonl`)))).toEqual(new Set(val));
+    }
+    expect(valSets.size).toBeGreaterThan(1); // the seed does choose
+  }, 120_000);
+
+  it("a split with an empty side writes nothing and exits 1, saying which --split would do", () => {
+    const out = join(sdir, "empty-side.jsonl");
+    const few = cli(["export", sdir, "--split", "0.05", "--out", out]);
+    expect(few.code).toBe(1);
+    expect(few.stderr).toContain("export: nothing written: --split 0.05 puts round(0.05 × 6) = 0 of the 6 exported tasks in validation: with 6 tasks, a --split from 0.0834 to 0.9166 leaves at least one task on each side");
+    const many = cli(["export", sdir, "--split", "0.95", "--out", out]);
+    expect(many.code).toBe(1);
+    expect(many.stderr).toContain("= 6 of the 6 exported tasks in validation and none in training");
+    // n counts the tasks left after the filters: only task-0 and task-3 passed.
+    const two = cli(["export", sdir, "--only-passed", "--split", "0.2", "--out", out]);
+    expect(two.code).toBe(1);
+    expect(two.stderr).toContain("round(0.2 × 2) = 0 of the 2 exported tasks");
+    expect(two.stderr).toContain("a --split from 0.25 to 0.7499");
+    const twoOk = cli(["export", sdir, "--only-passed", "--split", "0.25", "--out", out]);
+    expect(twoOk.code).toBe(0);
+    expect(readJsonl(join(sdir, "empty-side.val.jsonl"))).toHaveLength(2);
+    rmSync(join(sdir, "empty-side.val.jsonl"));
+    rmSync(join(sdir, "empty-side.train.jsonl"));
+    const best = cli(["export", sdir, "--metadata", "--min-score", "1", "--best-of-epochs", "--split", "0.5", "--out", join(sdir, "best.jsonl")]);
+    expect(best.code).toBe(0); // one epoch of each passing task: one task a side
+    expect([...ids(join(sdir, "best.train.jsonl")), ...ids(join(sdir, "best.val.jsonl"))].sort()).toEqual(["task-0", "task-3"]);
+    const single = join(sdir, "single.jsonl");
+    writeFileSync(single, JSON.stringify(entry(9, {})) + "\n");
+    const lone = cli(["export", single, "--split", "0.5", "--out", join(sdir, "lone.jsonl")]);
+    expect(lone.code).toBe(1);
+    expect(lone.stderr).toContain("0.5 × 1) = 1 of the 1 exported task in validation and none in training: a split needs at least 2 tasks, one on each side");
+    for (const f of ["empty-side", "lone"]) for (const side of ["train", "val"]) expect(existsSync(join(sdir, `${f}.${side}.jsonl`))).toBe(false);
+    expect(readdirSync(sdir).filter((f) => f.includes(".tmp") || f.includes("staging"))).toEqual([]);
+  }, 120_000);
+
+  it("an export that keeps no line exits 1 as --help says, and writes no file", () => {
+    const out = join(sdir, "none.jsonl");
+    const r = cli(["export", sdir, "--only-passed", "--min-score", "1", "--max-turns", "0", "--out", out]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("export: nothing written: no line passed the filters (0 of 12 trajectories from trajectories.jsonl); filtered: 4 too many turns, 8 not passed");
+    expect(existsSync(out)).toBe(false);
+    const stdout = cli(["export", sdir, "--only-passed", "--max-turns", "0", "--out", "-"]);
+    expect(stdout.code).toBe(1);
+    expect(stdout.stdout).toBe("");
+    const empty = join(sdir, "empty.jsonl");
+    writeFileSync(empty, "");
+    const e = cli(["export", empty, "--out", join(sdir, "empty.out.jsonl")]);
+    expect(e.code).toBe(1);
+    expect(e.stderr).toContain("nothing written: the input has no lines");
+    const help = cli(["export", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters, or a --split with an empty side");
+  }, 60_000);
+
+  it("--min-score outside 0..1 is exit 2 with one line naming the flag", () => {
+    for (const bad of ["2", "-0.1", "1.5", "x"]) {
+      const r = cli(["export", sdir, "--only-passed", `--min-score=${bad}`, "--out", join(sdir, "ms.jsonl")]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`--min-score must be a number from 0 to 1 (score values are in 0..1), got '${bad}'`);
+    }
+    expect(existsSync(join(sdir, "ms.jsonl"))).toBe(false);
+  }, 60_000);
+
+  it("every format is named where formats are listed: the error for an unknown one, --help and the summary", () => {
+    const r = cli(["export", sdir, "--format", "bogus"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(/unknown export format 'bogus'\. Formats: sharegpt, hermes, openai, groups$/);
+    const help = cli(["export", "--help"]).stdout;
+    for (const f of ["sharegpt", "hermes", "openai", "groups"]) expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
+    expect(cli(["--help"]).stdout).toContain("sharegpt, hermes, openai or groups");
   }, 60_000);
 });

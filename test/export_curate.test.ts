@@ -83,7 +83,7 @@ describe("curated export", () => {
     expect(await exportLines(dir, ["--drop-tool-errors"])).toHaveLength(3);
   });
 
-  it("--split is stable for a seed and never puts two epochs of a task on both sides", async () => {
+  it("--split puts exactly round(R × n) tasks in validation, is stable for a seed, never splits a task's epochs", async () => {
     const lines: L[] = [];
     for (let t = 0; t < 60; t++) for (let e = 0; e < 3; e++) lines.push({ id: `task-${t}`, epoch: e, passed: true });
     const dir = run(lines);
@@ -96,9 +96,7 @@ describe("curated export", () => {
     const a = await sides("7");
     expect(a.train.length + a.val.length).toBe(180);
     expect(a.val.filter((id) => a.train.includes(id))).toEqual([]);
-    expect(a.val.length % 3).toBe(0);
-    expect(a.val.length).toBeGreaterThan(15);
-    expect(a.val.length).toBeLessThan(75);
+    expect(a.val.length).toBe(15 * 3); // exactly round(0.25 × 60) tasks, with all 3 epochs of each
     expect(await sides("7")).toEqual(a);
     expect((await sides("8")).val).not.toEqual(a.val);
     expect(existsSync(out)).toBe(false);

@@ -263,9 +263,11 @@ describe("export format registry", () => {
     duration_ms: 5,
   } as TrajectoryEntry;
 
-  it("lists sharegpt, hermes and openai and rejects unknown names", async () => {
-    expect(exportFormats().map((f) => f.name)).toEqual(["sharegpt", "hermes", "openai"]);
-    await expect(loadExportFormat("nope")).rejects.toThrow(/unknown export format 'nope'/);
+  it("lists sharegpt, hermes, openai and groups and rejects unknown names, naming every format", async () => {
+    expect(exportFormats().map((f) => f.name)).toEqual(["sharegpt", "hermes", "openai", "groups"]);
+    expect(exportFormats().filter((f) => f.perTask).map((f) => f.name)).toEqual(["groups"]);
+    await expect(loadExportFormat("nope")).rejects.toThrow("unknown export format 'nope'. Formats: sharegpt, hermes, openai, groups");
+    await expect(loadExportFormat("groups")).rejects.toThrow(/one line per task/);
   });
 
   it("rebuilds conversations from messages when the entry has none", async () => {

@@ -3,15 +3,16 @@
  * line (never the whole file in memory). Bad lines are reported with file:line and skipped.
  */
 import { once } from "node:events";
-import { accessSync, constants, createWriteStream, existsSync, renameSync, rmSync, statSync, type WriteStream } from "node:fs";
+import { createInterface } from "node:readline";
+import { accessSync, constants, createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync, type WriteStream } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { readJsonl } from "../store/jsonl_file.js";
 import { reasoningStats } from "../report/tool_stats.js";
 import { ReadableTrajectorySchema, type TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
-import { exportFormats, loadExportFormat, type ExportOptions } from "../formats/index.js";
-import { BestEpochPicker, dedupKey, groupRecord, isValidation, lineFilterReason, type CurateOptions } from "../formats/curate.js";
+import { exportFormats, loadAnyExportFormat, type ExportOptions } from "../formats/index.js";
+import { BestEpochPicker, dedupKey, lineFilterReason, splitProblem, validationTasks, type CurateOptions } from "../formats/curate.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
@@ -41,8 +42,6 @@ Options:
 ${exportFormats()
   .map((f) => `                             ${f.name}: ${f.description}`)
   .join("\n")}
-                             groups: one line per task with every scored epoch's messages, reward and
-                             advantage (reward minus the task's mean), for group-based RL trainers
   --out FILE               output file, '-' for stdout (default: export.<format>.jsonl beside the input)
   --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata);
                            not with hermes, whose metadata is the original's {batch_num, timestamp, model}
@@ -51,7 +50,8 @@ ${exportFormats()
 Filters (a line must pass all):
   --only-completed         keep only trajectories with completed: true
   --only-passed            keep only trajectories whose score passed
-  --min-score X            keep only trajectories whose score value (or 1/0 for passed/failed) is at least X
+  --min-score X            keep only trajectories whose score value (or 1/0 for passed/failed) is at least X,
+                           a number from 0 to 1
   --best-of-epochs         per task, only the best-scoring epoch (ties: fewer turns, then the first epoch)
   --dedup                  drop a trajectory whose prompt and final answer repeat an earlier one
   --min-turns N, --max-turns N   assistant turns in the conversation
@@ -60,10 +60,16 @@ Filters (a line must pass all):
   --require-verify-pass    keep only trajectories whose verify command passed (alias --min-verify-pass)
 
 Split:
-  --split R --seed S       write OUT.train.jsonl and OUT.val.jsonl beside --out OUT.jsonl, a fraction R (0 < R < 1)
-                           of the tasks in validation; by task id, so every epoch of a task is on one side
+  --split R --seed S       write OUT.train.jsonl and OUT.val.jsonl beside --out OUT.jsonl: of the n tasks
+                           exported (after the filters), exactly round(R × n) in validation (0 < R < 1,
+                           half rounds up), the first in an order hashed from S (default 0) and the task
+                           ids, so the same seed and tasks give the same split; every epoch of a task is
+                           on the same side. A split that would leave either side empty writes nothing
+                           and exits 1, saying which R would do
 
-Exit codes: 0 written (bad lines only warn), 1 no usable line at all, 2 bad arguments or missing input.`;
+Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters,
+or a --split with an empty side (an earlier file at --out is left as it was); 2 bad arguments or missing
+input.`;
 
 function numberFlag(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
   if (value === undefined) return undefined;
@@ -94,13 +100,22 @@ class AtomicOutput {
     this.stream = path === "-" ? process.stdout : createWriteStream(this.tmp, { encoding: "utf8" });
   }
   async write(record: unknown): Promise<void> {
-    if (!this.stream.write(JSON.stringify(record) + "\n")) await once(this.stream, "drain");
+    await this.writeLine(JSON.stringify(record));
+  }
+  /** One line already serialised (without its newline). */
+  async writeLine(line: string): Promise<void> {
+    if (!this.stream.write(line + "\n")) await once(this.stream, "drain");
     this.written++;
   }
-  async commit(): Promise<void> {
+  /** Ends the temporary file (complete on disk under `tmp`) without renaming it. */
+  async finish(): Promise<void> {
     if (this.path === "-") return;
     const file = this.stream as WriteStream;
     await new Promise<void>((res, rej) => file.end((err?: Error | null) => (err ? rej(err) : res())));
+  }
+  async commit(): Promise<void> {
+    if (this.path === "-") return;
+    await this.finish();
     renameSync(this.tmp, this.path);
   }
   abort(): void {
@@ -110,8 +125,10 @@ class AtomicOutput {
   }
 }
 
+const FORMAT_NAMES = exportFormats().map((f) => f.name);
+
 export const command: Command = {
-  summary: "convert trajectories to sharegpt, hermes, openai or groups fine-tuning JSONL, with quality filters",
+  summary: `convert trajectories to ${FORMAT_NAMES.slice(0, -1).join(", ")} or ${FORMAT_NAMES.at(-1)} fine-tuning JSONL, with quality filters`,
   help: HELP,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
@@ -135,9 +152,8 @@ export const command: Command = {
     });
     if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
     const format = values.format ?? "sharegpt";
-    const groups = format === "groups";
-    const convert = groups ? undefined : await loadExportFormat(format);
-    const outputSchema = groups ? GroupsRecordSchema : outputSchemaOf(format);
+    const loaded = await loadAnyExportFormat(format);
+    const outputSchema = loaded.perTask ? (format === "groups" ? GroupsRecordSchema : z.record(z.string(), z.unknown())) : outputSchemaOf(format);
     const reasoning = values.reasoning ?? "drop";
     if (reasoning !== "drop" && reasoning !== "think") throw new UserError(`--reasoning must be drop or think, got '${reasoning}'`);
     if (format === "hermes" && values.metadata) {
@@ -147,7 +163,8 @@ export const command: Command = {
     const isInt = (n: number) => Number.isInteger(n) && n >= 0;
     const curate: CurateOptions = {
       onlyPassed: values["only-passed"],
-      minScore: numberFlag(values["min-score"], "--min-score", () => true, "a number"),
+      // Score values and the 1/0 of passed/failed are in 0..1: a bound outside keeps everything or nothing.
+      minScore: numberFlag(values["min-score"], "--min-score", (n) => n >= 0 && n <= 1, "a number from 0 to 1 (score values are in 0..1)"),
       minTurns: numberFlag(values["min-turns"], "--min-turns", isInt, "a whole number ≥ 0"),
       maxTurns: numberFlag(values["max-turns"], "--max-turns", isInt, "a whole number ≥ 0"),
       dropToolErrors: values["drop-tool-errors"],
@@ -187,7 +204,7 @@ export const command: Command = {
         if (!problem) {
           const parsed = ReadableTrajectorySchema.safeParse(l.value);
           if (!parsed.success) problem = describeIssues(parsed.error);
-          else if ((format === "openai" || groups) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
+          else if ((format === "openai" || loaded.perTask) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
           else entry = parsed.data as unknown as TrajectoryEntry;
         }
         if (!entry) {
@@ -219,14 +236,22 @@ export const command: Command = {
     }
 
     const outputs = outPaths.map((p) => new AtomicOutput(p));
+    // A split needs every exported task id before it can choose: lines go to one staging file first (with
+    // their task ids in memory), then to their side once the validation tasks are known.
+    const staging = split === undefined ? undefined : new AtomicOutput(`${resolve(outPaths[1]!)}.staging`);
+    const stagedTasks: string[] = [];
     const seen = new Set<string>();
     const byTask = new Map<string, TrajectoryEntry[]>();
-    const emit = async (entry: TrajectoryEntry, record: unknown) => {
+    const emit = async (taskId: string, record: unknown) => {
       const checked = outputSchema.safeParse(record);
-      if (!checked.success) throw new Error(`export ${format}: line for task ${entry.task_id} does not match the format's schema: ${describeIssues(checked.error)}`);
-      const side = split === undefined ? 0 : isValidation(entry.task_id, split, seed) ? 1 : 0;
-      await outputs[side]!.write(record);
+      if (!checked.success) throw new Error(`export ${format}: line for task ${taskId} does not match the format's schema: ${describeIssues(checked.error)}`);
+      if (staging) {
+        stagedTasks.push(taskId);
+        await staging.write(record);
+      } else await outputs[0]!.write(record);
     };
+    let splitRefused: string | undefined;
+    let splitTasks: number[] = [];
     try {
       for await (const entry of entries(!picker)) {
         counts.read++;
@@ -243,35 +268,66 @@ export const command: Command = {
           }
           seen.add(key);
         }
-        if (groups) {
-          // A group needs all of a task's epochs: held per task until the end (memory grows with the kept lines).
+        if (loaded.perTask) {
+          // A task's line needs all of its epochs: held per task until the end (memory grows with the kept lines).
           byTask.set(entry.task_id, [...(byTask.get(entry.task_id) ?? []), entry]);
           continue;
         }
-        await emit(entry, convert!(entry, opts));
+        await emit(entry.task_id, loaded.convert(entry, opts));
       }
-      if (groups) {
+      if (loaded.perTask) {
         for (const [taskId, list] of byTask) {
-          const record = groupRecord(taskId, list);
-          if (record) await emit(list[0]!, record);
+          const record = loaded.convert(taskId, list);
+          if (record) await emit(taskId, record);
           else drop("no scored epoch");
         }
       }
-      for (const o of outputs) await o.commit();
+      if (staging && split !== undefined) {
+        await staging.finish();
+        const exportedTasks = new Set(stagedTasks);
+        splitRefused = stagedTasks.length ? splitProblem(exportedTasks.size, split) : undefined;
+        if (stagedTasks.length && !splitRefused) {
+          const validation = validationTasks(exportedTasks, split, seed);
+          let i = 0;
+          for await (const line of createInterface({ input: createReadStream(staging.tmp, { encoding: "utf8" }), crlfDelay: Infinity })) {
+            await outputs[validation.has(stagedTasks[i++]!) ? 1 : 0]!.writeLine(line);
+          }
+          splitTasks = [exportedTasks.size - validation.size, validation.size];
+        }
+        staging.abort();
+      }
+      const written = outputs.reduce((n, o) => n + o.written, 0);
+      if (written === 0) for (const o of outputs) o.abort();
+      else for (const o of outputs) await o.commit();
     } catch (err) {
       for (const o of outputs) o.abort();
+      staging?.abort();
       throw err;
     }
 
     if (counts.bad > MAX_REPORTED_BAD_LINES) process.stderr.write(`… and ${counts.bad - MAX_REPORTED_BAD_LINES} more bad lines\n`);
     const written = outputs.reduce((n, o) => n + o.written, 0);
-    const where = toStdout ? "stdout" : outputs.length === 1 ? outputs[0]!.path : outputs.map((o) => `${o.path} (${o.written})`).join(" and ");
-    const what = groups ? `${written} task groups of ${counts.read} trajectories` : `${written} of ${counts.read} trajectories`;
-    const parts = [`exported ${what} from ${name} as ${format} to ${where}`];
-    if (counts.filtered.size) parts.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
-    if (counts.bad) parts.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
-    process.stderr.write(parts.join("; ") + "\n");
-    return counts.read === 0 && counts.bad > 0 ? 1 : 0;
+    const kept = loaded.perTask ? `${written} task lines of ${counts.read} trajectories` : `${written} of ${counts.read} trajectories`;
+    const details: string[] = [];
+    if (counts.filtered.size) details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
+    if (counts.bad) details.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
+    if (splitRefused) {
+      process.stderr.write(`${[`export: nothing written: ${splitRefused}`, ...details].join("; ")}\n`);
+      return 1;
+    }
+    if (written === 0) {
+      const why = counts.read === 0 ? (counts.bad ? "no valid line" : "the input has no lines") : "no line passed the filters";
+      process.stderr.write(`${[`export: nothing written: ${why} (0 of ${counts.read} trajectories from ${name})`, ...details].join("; ")}\n`);
+      return 1;
+    }
+    const lines = (n: number) => `${n} line${n === 1 ? "" : "s"}`;
+    const where = toStdout
+      ? "stdout"
+      : outputs.length === 1
+        ? outputs[0]!.path
+        : outputs.map((o, i) => `${o.path} (${lines(o.written)}, ${splitTasks[i]} task${splitTasks[i] === 1 ? "" : "s"})`).join(" and ");
+    process.stderr.write(`${[`exported ${kept} from ${name} as ${format} to ${where}`, ...details].join("; ")}\n`);
+    return 0;
   },
 };
 

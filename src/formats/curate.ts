@@ -82,10 +82,33 @@ export class BestEpochPicker {
   }
 }
 
-/** Validation side of a split: by task id and seed, so every epoch of a task lands on the same side. */
-export function isValidation(taskId: string, ratio: number, seed: number): boolean {
-  const h = createHash("sha256").update(`${seed}\u0000${taskId}`).digest();
-  return h.readUInt32BE(0) / 0x1_0000_0000 < ratio;
+/**
+ * The tasks of a train/validation split: exactly round(ratio × n) of the n task ids (half rounds up) in
+ * validation, the first ones in an order hashed from the seed and each id (ties by id), so the same seed
+ * and ids always give the same split, whatever order the lines came in. Every epoch of a task goes with its id.
+ */
+export function validationTasks(taskIds: Iterable<string>, ratio: number, seed: number): Set<string> {
+  const ids = [...new Set(taskIds)];
+  const key = (id: string) => createHash("sha256").update(`${seed}\u0000${id}`).digest("hex");
+  const keyed = ids.map((id) => ({ id, key: key(id) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return new Set(keyed.slice(0, validationCount(ids.length, ratio)).map((x) => x.id));
+}
+
+/** round(ratio × n), half up; the tiny margin keeps 0.29 × 50 (14.4999… in floating point) at 15. */
+export function validationCount(n: number, ratio: number): number {
+  return Math.min(n, Math.max(0, Math.floor(ratio * n + 0.5 + 1e-9)));
+}
+
+/** Why a split of n tasks at this ratio leaves a side empty (with the ratios that would not), or undefined. */
+export function splitProblem(n: number, ratio: number): string | undefined {
+  const k = validationCount(n, ratio);
+  if (k > 0 && k < n) return undefined;
+  const what = `--split ${ratio} puts round(${ratio} × ${n}) = ${k} of the ${n} exported task${n === 1 ? "" : "s"} in validation${k === 0 ? "" : " and none in training"}`;
+  if (n < 2) return `${what}: a split needs at least 2 tasks, one on each side`;
+  // The smallest ratio with one task in validation and the largest with one left in training, to 4 decimals.
+  const lo = Math.ceil((0.5 / n) * 1e4 - 1e-6) / 1e4;
+  const hi = Math.floor(((n - 0.5) / n) * 1e4 - 1e-6) / 1e4;
+  return `${what}: with ${n} tasks, a --split from ${lo} to ${hi} leaves at least one task on each side`;
 }
 
 export interface GroupMember {

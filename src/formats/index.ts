@@ -16,24 +16,53 @@ export interface ExportOptions {
 /** Converts one trajectory entry to the record written as one line of the export. */
 export type ExportConverter = (entry: TrajectoryEntry, opts: ExportOptions) => Record<string, unknown>;
 
-interface FormatInfo {
-  description: string;
-  load: () => Promise<ExportConverter>;
-}
+/** Converts the kept epochs of one task to the one line written for it, or undefined to write nothing for the task. */
+export type TaskExportConverter = (taskId: string, entries: TrajectoryEntry[]) => Record<string, unknown> | undefined;
 
+/** A loaded format: one line per trajectory, or one line per task (every kept epoch of the task together). */
+export type LoadedExportFormat = { perTask: false; convert: ExportConverter } | { perTask: true; convert: TaskExportConverter };
+
+type FormatInfo =
+  | { description: string; perTask: false; load: () => Promise<ExportConverter> }
+  | { description: string; perTask: true; load: () => Promise<TaskExportConverter> };
+
+/** Every export format by name, in the order --help lists them: the one list that help and errors are made from. */
 const FORMATS = new Map<string, FormatInfo>();
 
 export function registerExportFormat(name: string, description: string, load: () => Promise<ExportConverter>): void {
-  FORMATS.set(name, { description, load });
+  FORMATS.set(name, { description, perTask: false, load });
 }
 
-export function exportFormats(): { name: string; description: string }[] {
-  return [...FORMATS].map(([name, f]) => ({ name, description: f.description }));
+/** A format written one line per task: `convert` gets all kept epochs of a task at the end of the input. */
+export function registerTaskExportFormat(name: string, description: string, load: () => Promise<TaskExportConverter>): void {
+  FORMATS.set(name, { description, perTask: true, load });
 }
 
-export async function loadExportFormat(name: string): Promise<ExportConverter> {
+export function exportFormats(): { name: string; description: string; perTask: boolean }[] {
+  return [...FORMATS].map(([name, f]) => ({ name, description: f.description, perTask: f.perTask }));
+}
+
+/** The format names as errors and help list them ("sharegpt, hermes, openai, groups"). */
+export function exportFormatNames(): string {
+  return [...FORMATS.keys()].join(", ");
+}
+
+function formatInfo(name: string): FormatInfo {
   const f = FORMATS.get(name);
-  if (!f) throw new UserError(`unknown export format '${name}'. Formats: ${[...FORMATS.keys()].join(", ")}`);
+  if (!f) throw new UserError(`unknown export format '${name}'. Formats: ${exportFormatNames()}`);
+  return f;
+}
+
+/** Any format, per line or per task; an unknown name is a UserError listing every format. */
+export async function loadAnyExportFormat(name: string): Promise<LoadedExportFormat> {
+  const f = formatInfo(name);
+  return f.perTask ? { perTask: true, convert: await f.load() } : { perTask: false, convert: await f.load() };
+}
+
+/** A format written one line per trajectory. */
+export async function loadExportFormat(name: string): Promise<ExportConverter> {
+  const f = formatInfo(name);
+  if (f.perTask) throw new UserError(`export format '${name}' writes one line per task, not per trajectory`);
   return f.load();
 }
 
@@ -77,4 +106,9 @@ registerExportFormat("openai", "{messages, tools}: OpenAI chat fine-tuning JSONL
     if (opts.withMetadata) rec.metadata = exportMetadata(entry);
     return rec;
   };
+});
+
+registerTaskExportFormat("groups", "one line per task with every scored epoch's messages, reward and advantage (reward minus the task's mean), for group-based RL trainers", async () => {
+  const { groupRecord } = await import("./curate.js");
+  return groupRecord;
 });
