@@ -81,6 +81,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   resume: [true, true],
   retry_failed: [true, true],
   retry_internal: [true, true],
+  retry_unscored: [true, true],
   allow_config_change: [true, true],
   only: ["a,b", ["a", "b"]],
   dry_run: [true, true],

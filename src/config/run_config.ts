@@ -168,6 +168,9 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
   if (config.retry_failed && (config.resume || config.only)) {
     throw new UserError(`${f("retry_failed")} reruns only the failed tasks: it does not combine with ${config.resume ? f("resume") : f("only")}`);
   }
+  if (config.retry_unscored && config.only) {
+    throw new UserError(`${f("retry_unscored")} reruns the unscored tasks: it does not combine with ${f("only")} (which reruns the tasks named)`);
+  }
   const cores = Math.max(1, cpus().length);
   if (config.workers > WORKERS_PER_CORE * cores) {
     throw new UserError(`${f("workers")} ${config.workers} is more than ${WORKERS_PER_CORE} per core (${cores} core(s)): at most ${WORKERS_PER_CORE * cores}; raise ${f("concurrency")} for more loops in flight`);

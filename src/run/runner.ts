@@ -22,7 +22,7 @@ import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
 import { registry } from "../../tools/registry.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
-import { HermesCheckpoint, loadRunState, recordKey, runHasResults, supersedeTasks, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
+import { HermesCheckpoint, loadRunState, recordKey, runHasResults, supersedeTasks, unscoredKeys, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { acquireRunLock } from "../store/run_lock.js";
@@ -57,6 +57,10 @@ interface Selection {
   retryFailedOnly: boolean;
   /** Tasks whose latest attempt was an internal_error: a bug, rerun only with --retry-internal or --only. */
   heldBack: Set<string>;
+  /** --retry-unscored: done results whose score is null, rerun (after countTasks: those this invocation plans). */
+  unscored: Set<string>;
+  /** --retry-unscored alone: nothing but those. */
+  unscoredOnly: boolean;
 }
 
 /** A row's verify_files folder, beside the dataset; undefined when the row names none. */
@@ -158,9 +162,9 @@ async function* plannedTasks(
       const key = recordKey(id, epoch);
       if (sel.only) {
         if (!sel.only.has(id)) continue;
-      } else {
+      } else if (!sel.unscored.has(key)) {
         if (done.has(key) || sel.heldBack.has(key)) continue;
-        if (sel.retryFailedOnly && !failed.has(key)) continue;
+        if (sel.unscoredOnly || (sel.retryFailedOnly && !failed.has(key))) continue;
       }
       yield toSpec(item.value, planner, epoch, config.dataset);
     }
@@ -175,12 +179,14 @@ async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<
   const bad: string[] = [];
   const rows = { n: 0 };
   const networks = new Set<string>();
+  const unscoredPlanned = new Set<string>();
   for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks, rowProblem)) {
     n++;
+    if (sel.unscored.has(recordKey(spec.id, spec.epoch))) unscoredPlanned.add(recordKey(spec.id, spec.epoch));
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);
   }
-  return { n, draws, bad, rows: rows.n, networks };
+  return { n, draws, bad, rows: rows.n, networks, unscoredPlanned };
 }
 
 export interface RunOptions {
@@ -279,13 +285,13 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
-  if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.only && !config.dry_run) {
+  if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.retry_unscored && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
   // Asking to continue a run that is not there would quietly start a new one: say so instead. A shard is
   // exempt: scheduler templates pass --resume to every array task, so that a retried one continues.
-  if (!shard && !hasResults && (config.resume || config.retry_failed || config.retry_internal || config.only)) {
-    const flag = config.resume ? "--resume" : config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : "--only";
+  if (!shard && !hasResults && (config.resume || config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
+    const flag = config.resume ? "--resume" : config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
     throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
   }
   checkOutputLocation(runDir);
@@ -304,6 +310,8 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
     only: config.only ? new Set(config.only) : undefined,
     retryFailedOnly: config.retry_failed || internalOnly,
     heldBack: config.retry_internal ? new Set() : new Set(internalIds),
+    unscored: config.retry_unscored ? await unscoredKeys(runDir) : new Set(),
+    unscoredOnly: config.retry_unscored && !config.resume && !config.retry_failed && !config.retry_internal,
   };
   if (sel.heldBack.size > 0 && !sel.only) {
     process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
@@ -320,7 +328,9 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
   const networkBad = networkRefusal(config.network, config.allow_network);
   if (networkBad) throw new UserError(`--network: ${networkBad}`);
-  const { n: total, draws, bad, rows, networks } = await countTasks(config, planner, state.done, failedIds, sel, shard);
+  const { n: total, draws, bad, rows, networks, unscoredPlanned } = await countTasks(config, planner, state.done, failedIds, sel, shard);
+  // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
+  sel.unscored = unscoredPlanned;
   if (bad.length > 0 && config.on_bad_row === "fail") {
     const shown = bad.slice(0, 20).join("\n  ");
     const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
@@ -441,7 +451,7 @@ function earlierConfigChanges(runDir: string): { at: string; changed: string }[]
 /** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
 function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  const typed = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed");
+  const typed = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed" && a !== "--retry-unscored");
   // A key is never printed: its place says that one must be given again (or come from the environment).
   // Header values appear only as `${VAR}` references, URL credentials as USER:PASSWORD.
   const secretFlags = new Set(SECRET_KEYS.map((k) => `--${k.replace(/_/g, "-")}`));
@@ -527,6 +537,11 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   if (config.only) {
     const moved = await supersedeTasks(runDir, new Set(config.only));
     if (moved) process.stderr.write(`moved ${moved} earlier result(s) of the --only tasks to superseded.jsonl\n`);
+  }
+  if (sel.unscored.size > 0) {
+    // The rerun's line replaces the unscored one: moved out first, so no reader ever sees two results of a task.
+    const moved = await supersedeTasks(runDir, sel.unscored, { byKey: true });
+    if (moved) process.stderr.write(`moved ${moved} unscored result(s) to superseded.jsonl; rerunning them (--retry-unscored)\n`);
   }
   const previousChanges = configChange ? earlierConfigChanges(runDir) : [];
   const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];

@@ -101,15 +101,36 @@ export async function loadRunState(runDir: string): Promise<RunState> {
   return state;
 }
 
+/**
+ * For `--retry-unscored`: the result keys of trajectory lines whose score is null (a row names a scorer, and
+ * one could not decide: the judge failed or answered garbage, verify could not run). Only lines that say
+ * `"passed":null` somewhere are parsed.
+ */
+export async function unscoredKeys(runDir: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const { text } of readLines(join(runDir, RUN_FILES.trajectories))) {
+    if (!text.includes('"passed":null')) continue;
+    let v: Partial<TrajectoryEntry> | undefined;
+    try {
+      v = JSON.parse(text) as Partial<TrajectoryEntry>;
+    } catch {
+      continue; // unreadable: loadRunState reports it
+    }
+    if (typeof v?.task_id === "string" && v.score && v.score.passed === null) keys.add(recordKey(v.task_id, v.epoch));
+  }
+  return keys;
+}
+
 export function runHasResults(runDir: string): boolean {
   return [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped].some((f) => existsSync(join(runDir, f)));
 }
 
 /**
  * For `--only`: moves the existing lines of the chosen tasks out of trajectories.jsonl and dropped.jsonl
- * into `superseded.jsonl` (atomic rename of a rewritten file), so a rerun never duplicates a task.
+ * into `superseded.jsonl` (atomic rename of a rewritten file), so a rerun never duplicates a task. With
+ * `byKey` the ids are result keys (`recordKey`: one epoch of a task), as `--retry-unscored` chooses them.
  */
-export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<number> {
+export async function supersedeTasks(runDir: string, ids: Set<string>, opts: { byKey?: boolean } = {}): Promise<number> {
   let moved = 0;
   const superseded = new JsonlAppender(join(runDir, "superseded.jsonl"), 0);
   try {
@@ -122,12 +143,13 @@ export async function supersedeTasks(runDir: string, ids: Set<string>): Promise<
       // Lines are copied as written: an unreadable line stays where it was instead of being lost.
       for await (const { text } of readLines(path)) {
         let taskId: unknown;
+        let epoch: number | undefined;
         try {
-          taskId = (JSON.parse(text) as { task_id?: unknown }).task_id;
+          ({ task_id: taskId, epoch } = JSON.parse(text) as { task_id?: unknown; epoch?: number });
         } catch {
           taskId = undefined;
         }
-        if (typeof taskId === "string" && ids.has(taskId)) {
+        if (typeof taskId === "string" && ids.has(opts.byKey ? recordKey(taskId, epoch) : taskId)) {
           superseded.appendLine(text);
           moved++;
         } else {

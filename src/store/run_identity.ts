@@ -32,6 +32,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "resume",
   "retry_failed",
   "retry_internal",
+  "retry_unscored",
   "only",
   "dry_run",
   "on_bad_row",
