@@ -47,6 +47,29 @@ export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "x
 export const PROGRESS_MODES = ["auto", "bar", "log", "none"] as const;
 export const PROVIDER_SORTS = ["price", "throughput", "latency"] as const;
 
+/**
+ * --fail-under: a percent, `50` or `50%` (flag text or config value). A number in (0, 1) without `%` is
+ * almost surely a fraction meant as a percent: refused, naming the percent (`0.5` → "did you mean 50 %?").
+ */
+const failUnderPercent = z
+  .unknown()
+  .transform((v, ctx) => {
+    const text = typeof v === "number" ? String(v) : typeof v === "string" ? v.trim() : JSON.stringify(v);
+    const m = /^(\d+(?:\.\d*)?|\.\d+)\s*(%?)$/.exec(text);
+    const n = m ? Number(m[1]) : Number.NaN;
+    if (!(n >= 0 && n <= 100)) {
+      ctx.addIssue({ code: "custom", message: `must be a percent from 0 to 100 (50 or 50%), got '${text}'` });
+      return z.NEVER;
+    }
+    if (n > 0 && n < 1 && !m![2]) {
+      const pct = Number((n * 100).toPrecision(12));
+      ctx.addIssue({ code: "custom", message: `takes a percent: ${text} would mean ${text} %; did you mean ${pct} %? (write ${pct} or ${pct}%)` });
+      return z.NEVER;
+    }
+    return n;
+  })
+  .optional();
+
 /** The config keys (with their flags, when they have one), in `--help` order within each section. */
 export const RUN_OPTIONS = [
   option({ key: "dataset", kind: "string", schema: z.string().min(1), help: "the JSONL dataset (the positional DATASET argument)" }),
@@ -248,11 +271,11 @@ export const RUN_OPTIONS = [
   option({ key: "price_output", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million output tokens" }),
   option({
     key: "fail_under",
-    kind: "number",
+    kind: "string",
     section: "Scoring",
     arg: "PCT",
-    schema: z.number().min(0).max(100).optional(),
-    help: "exit 1 when the pass rate (scored rows) or else the completion rate is under PCT %",
+    schema: failUnderPercent,
+    help: "exit 1 when the pass rate (scored rows) or else the completion rate is under PCT\npercent, 0 to 100: 50 or 50% (a fraction such as 0.5 is refused: it would mean 0.5 %)",
   }),
   option({
     key: "group_by",
