@@ -72,19 +72,51 @@ export function bootstrapInterval<T>(items: readonly T[], statistic: (sample: re
 }
 
 /**
- * Exact two-sided McNemar test on the discordant pairs: `b` tasks that passed only in the baseline,
- * `c` that passed only in the current run. p = min(1, 2 · P(X ≤ min(b, c))) with X ~ Binomial(b + c, 1/2).
+ * Exact McNemar test on the discordant pairs: `lost` tasks passed only in the baseline, `gained` only in
+ * the current run. Two-sided p = min(1, 2·P(X ≤ min(lost, gained))) and the one-sided p of a drop
+ * P(X ≥ lost), with X ~ Binomial(lost + gained, 1/2).
  */
+export function mcnemar(lost: number, gained: number): { twoSided: number; drop: number } {
+  const n = lost + gained;
+  if (n === 0) return { twoSided: 1, drop: 1 };
+  const cdf = (k: number) => {
+    // Sum in log space: C(n, i) / 2^n for i = 0..k.
+    let logC = 0;
+    let total = 0;
+    for (let i = 0; i <= k; i++) {
+      if (i > 0) logC += Math.log((n - i + 1) / i);
+      total += Math.exp(logC - n * Math.LN2);
+    }
+    return Math.min(1, total);
+  };
+  // P(X ≥ lost) = P(n − X ≤ gained) by symmetry.
+  return { twoSided: Math.min(1, 2 * cdf(Math.min(lost, gained))), drop: cdf(gained) };
+}
+
+/** Two-sided exact McNemar p for `b` tasks that passed only in the baseline and `c` only in the current run. */
 export function mcnemarExact(b: number, c: number): number {
-  const n = b + c;
-  if (n === 0) return 1;
-  const k = Math.min(b, c);
-  // Sum in log space: C(n, i) / 2^n for i = 0..k.
-  let logC = 0; // log C(n, 0)
-  let tail = 0;
-  for (let i = 0; i <= k; i++) {
-    if (i > 0) logC += Math.log((n - i + 1) / i);
-    tail += Math.exp(logC - n * Math.LN2);
-  }
-  return Math.min(1, 2 * tail);
+  return mcnemar(b, c).twoSided;
+}
+
+/** What the one-run interval needs of a task: its scored epochs, how many passed, and its first scored epoch. */
+export interface TaskPasses {
+  n: number;
+  c: number;
+  firstPassed: boolean;
+}
+
+/**
+ * 95 % interval of a run's pass rate with the task as the unit. One epoch per task: the Wilson interval.
+ * Several: the Wilson interval of the mean of per-task pass rates over n tasks (a rate in [0, 1] with
+ * mean μ has variance at most μ(1 − μ), so this is the widest a task-level interval needs to be), joined
+ * with the Wilson interval of each task's first scored epoch alone, so repeated epochs never claim more
+ * certainty than one epoch on the same tasks would. Null without a scored task.
+ */
+export function taskInterval(tasks: readonly TaskPasses[]): [number, number] | null {
+  if (tasks.length === 0) return null;
+  const meanSum = tasks.reduce((s, t) => s + t.c / t.n, 0);
+  const first = tasks.filter((t) => t.firstPassed).length;
+  const byMean = wilson(meanSum, tasks.length)!;
+  const byFirst = wilson(first, tasks.length)!;
+  return [Math.min(byMean[0], byFirst[0]), Math.max(byMean[1], byFirst[1])];
 }

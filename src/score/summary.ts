@@ -3,7 +3,7 @@
  * 95 % interval, pass@k and pass^k over epochs, and the same by group. Unscored tasks (infrastructure
  * failure, judge failure) are never counted as failures: they are counted apart.
  */
-import { bootstrapInterval, passAtK, passHatK, wilson } from "./metrics.js";
+import { passAtK, passHatK, taskInterval, wilson, type TaskPasses } from "./metrics.js";
 
 export interface ScorerResult {
   name: string;
@@ -55,37 +55,33 @@ export interface RunScoreMetrics extends ScoreMetrics {
   groups?: Record<string, Record<string, ScoreMetrics>>;
 }
 
-function perTask(samples: readonly ScoredSample[]): Map<string, { n: number; c: number }> {
-  const tasks = new Map<string, { n: number; c: number }>();
+interface TaskTally extends TaskPasses {
+  firstEpoch: number;
+}
+
+function perTask(samples: readonly ScoredSample[]): Map<string, TaskTally> {
+  const tasks = new Map<string, TaskTally>();
   for (const s of samples) {
     if (s.passed === null) continue;
-    const t = tasks.get(s.taskId) ?? { n: 0, c: 0 };
+    const t = tasks.get(s.taskId) ?? { n: 0, c: 0, firstPassed: s.passed, firstEpoch: s.epoch };
     t.n++;
     if (s.passed) t.c++;
+    if (s.epoch < t.firstEpoch) {
+      t.firstEpoch = s.epoch;
+      t.firstPassed = s.passed;
+    }
     tasks.set(s.taskId, t);
   }
   return tasks;
 }
 
-export function scoreMetrics(samples: readonly ScoredSample[], epochs: number, seed = 1): ScoreMetrics {
+/** Pass rate over scored samples; its 95 % interval takes the task as the unit (see taskInterval). */
+export function scoreMetrics(samples: readonly ScoredSample[], epochs: number): ScoreMetrics {
   const scoredSamples = samples.filter((s) => s.passed !== null);
   const passed = scoredSamples.filter((s) => s.passed).length;
   const scored = scoredSamples.length;
   const tasks = [...perTask(samples).values()];
-  let ci95: [number, number] | null;
-  if (epochs <= 1) {
-    ci95 = wilson(passed, scored);
-  } else {
-    ci95 = bootstrapInterval(tasks, (sample) => {
-      let n = 0;
-      let c = 0;
-      for (const t of sample) {
-        n += t.n;
-        c += t.c;
-      }
-      return n ? c / n : 0;
-    }, { seed });
-  }
+  const ci95 = tasks.every((t) => t.n === 1) ? wilson(passed, scored) : taskInterval(tasks);
   const pass_at_k: Record<string, number> = {};
   const pass_hat_k: Record<string, number> = {};
   for (let k = 1; k <= Math.max(1, epochs); k++) {
@@ -106,8 +102,8 @@ export function scoreMetrics(samples: readonly ScoredSample[], epochs: number, s
 }
 
 /** Metrics for the whole run and, for each grouping key, for each of its values. */
-export function runScoreMetrics(samples: readonly ScoredSample[], epochs: number, seed = 1): RunScoreMetrics {
-  const overall: RunScoreMetrics = { epochs, ...scoreMetrics(samples, epochs, seed) };
+export function runScoreMetrics(samples: readonly ScoredSample[], epochs: number): RunScoreMetrics {
+  const overall: RunScoreMetrics = { epochs, ...scoreMetrics(samples, epochs) };
   const byKey = new Map<string, Map<string, ScoredSample[]>>();
   for (const s of samples) {
     for (const [key, value] of Object.entries(s.groups ?? {})) {
@@ -122,7 +118,7 @@ export function runScoreMetrics(samples: readonly ScoredSample[], epochs: number
     overall.groups = {};
     for (const [key, values] of [...byKey].sort(([a], [b]) => a.localeCompare(b))) {
       overall.groups[key] = Object.fromEntries(
-        [...values].sort(([a], [b]) => a.localeCompare(b)).map(([v, s]) => [v, scoreMetrics(s, epochs, seed)]),
+        [...values].sort(([a], [b]) => a.localeCompare(b)).map(([v, s]) => [v, scoreMetrics(s, epochs)]),
       );
     }
   }
