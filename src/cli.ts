@@ -14,6 +14,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   gc: async () => (await import("./commands/gc.js")).command,
   export: async () => (await import("./commands/export.js")).command,
   merge: async () => (await import("./commands/merge.js")).command,
+  shards: async () => (await import("./commands/shards.js")).command,
   compare: async () => (await import("./commands/compare.js")).command,
   score: async () => (await import("./commands/score.js")).command,
   report: async () => (await import("./commands/report.js")).command,

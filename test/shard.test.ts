@@ -197,6 +197,8 @@ const IDS = idsByShard(3, 3);
 const [A, B, C] = IDS[0]!;
 const [D, E, F] = IDS[1]!;
 const [G] = IDS[2]!;
+/** The dataset the shards ran over (data.jsonl in the merge's working folder): each task has a result somewhere. */
+const DATASET_IDS = [A, B, C, D, E, F, G] as string[];
 
 function entry(taskId: string, promptIndex: number): string {
   return JSON.stringify({
@@ -262,6 +264,18 @@ function writeShard(runDir: string, index: number, count: number, files: ShardFi
   };
   writeFileSync(join(dir, "run.yaml"), YAML.stringify(runYaml));
   writeFileSync(join(dir, "checkpoint.json"), JSON.stringify({ run_name: "exp", config_fingerprint: fingerprint, shard: `${index}/${count}`, finished: files.finished ?? true }));
+  // The completion record a shard writes once at its end; a shard that did not finish has none.
+  if (files.finished !== false) {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, index)).toISOString();
+    const end = new Date(Date.UTC(2026, 0, 1, 1, index)).toISOString();
+    const owned = DATASET_IDS.filter((id) => shardOfTask(id, count) === index);
+    const invocation = { started_at: at, ended_at: end, busy_seconds: 3600, state: "finished", exit_code: 0, done: 0, failed: 0, dropped: 0 };
+    writeFileSync(join(dir, "shard-complete.json"), JSON.stringify({
+      version: 1, shard: { index, count }, run_name: "exp", config_fingerprint: fingerprint, state: "finished", stopped_early: null, epochs: 1,
+      owned_ids: owned, counts: { owned: owned.length, done: 0, failed: 0, dropped: 0, missing: 0 }, failed_ids: [], missing_ids: [],
+      started_at: at, ended_at: end, busy_seconds: 3600, invocations: [invocation],
+    }));
+  }
   return dir;
 }
 
@@ -285,6 +299,7 @@ describe("hermes-batch merge", () => {
   const r = {} as Record<"good" | "again" | "mismatch" | "forced" | "missing" | "partial" | "unfinished" | "unmerged" | "unmergedOut" | "mixed" | "noArg", Result>;
 
   beforeAll(async () => {
+    writeFileSync(join(work, "data.jsonl"), DATASET_IDS.map((id) => JSON.stringify({ id, prompt: `prompt ${id}` })).join("\n") + "\n");
     for (const k of Object.keys(dirs) as (keyof typeof dirs)[]) dirs[k] = join(work, "runs", k);
     writeThreeShards(dirs.good);
     writeThreeShards(dirs.mismatch, { 2: { seed: 1, fingerprint: "sha256:" + "b".repeat(64) } });
@@ -328,7 +343,7 @@ describe("hermes-batch merge", () => {
   }, 300_000);
 
   it("merges three shards: one line per task, bytes unchanged, done wins over a failure in another shard", () => {
-    expect(r.good.code, r.good.stderr).toBe(0);
+    expect(r.good.code, r.good.stderr).toBe(1); // merged; B and F failed
     const traj = lines(join(dirs.good, "trajectories.jsonl"));
     expect(traj).toEqual([entry(A, 0), entry(D, 3), entry(E, 4), entry(G, 6)]);
     expect(lines(join(dirs.good, "dropped.jsonl"))).toEqual([dropped(C)]);
@@ -338,7 +353,8 @@ describe("hermes-batch merge", () => {
   });
 
   it("warns about duplicates and the torn line, and prints a summary", () => {
-    expect(r.good.stdout).toContain(`merged 3 of 3 shard(s) from ${join(dirs.good, "shards")} → ${dirs.good}`);
+    expect(r.good.stdout).toContain(`merged all 3 shard(s) from ${join(dirs.good, "shards")} → ${dirs.good}`);
+    expect(r.good.stdout).toContain(`2 task(s) failed; rerun these shards with --retry-failed, then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`);
     expect(r.good.stdout).toContain("tasks: 4 done, 2 failed, 1 dropped");
     expect(r.good.stdout).toContain("duplicates skipped: 2 (2 task(s) in more than one shard)");
     expect(r.good.stdout).toContain(`config fingerprint: sha256:${"a".repeat(64)} (all shards agree)`);
@@ -355,7 +371,7 @@ describe("hermes-batch merge", () => {
     expect(stats.outcomes).toMatchObject({ completed: 4, model_error: 2 });
     expect(stats.tool_statistics.terminal).toMatchObject({ count: 8, success: 4, failure: 4 });
     // Four trajectories and the dropped one (its tokens were spent): 5 × (10 + 5).
-    expect(stats.tokens.agent).toEqual({ prompt_tokens: 50, completion_tokens: 25, total_tokens: 75 });
+    expect(stats.token_usage.agent).toEqual({ prompt_tokens: 50, completion_tokens: 25, total_tokens: 75 });
     expect(stats.filtered).toEqual({ dropped_unknown_tools: 0, dropped_no_reasoning: 1, dropped_empty_response: 0 });
 
     const csv = lines(join(dirs.good, "summary.csv"));
@@ -367,13 +383,22 @@ describe("hermes-batch merge", () => {
     expect(yaml).toMatchObject({ run_name: "exp", seed: 0, config_fingerprint: `sha256:${"a".repeat(64)}` });
 
     const cp = JSON.parse(readFileSync(join(dirs.good, "checkpoint.json"), "utf8"));
-    expect(cp).toMatchObject({ run_name: "exp", done: 4, failed: 2, dropped: 1, merged_shards: "3/3", finished: true });
+    expect(cp).toMatchObject({ run_name: "exp", done: 4, failed: 2, dropped: 1, total_in_dataset_slice: 7, finished: true });
+    expect(cp.merged_shards).toBeUndefined(); // the keys of an unsharded run's checkpoint
+    // Timing from the shards' records: first start, last end; busy time summed in merge.json.
+    expect(stats.started_at).toBe("2026-01-01T00:00:00.000Z");
+    expect(stats.completed_at).toBe("2026-01-01T01:02:00.000Z");
+    expect(stats.total_prompts).toBe(7);
+    expect(stats.total_batches).toBe(1);
 
     const info = JSON.parse(readFileSync(join(dirs.good, "merge.json"), "utf8"));
     expect(info).toMatchObject({
       shard_count: 3,
       merged_shards: [0, 1, 2],
       missing_shards: [],
+      complete: true,
+      failed_ids: [{ shard: 0, ids: [B] }, { shard: 1, ids: [F] }],
+      timing: { started_at: "2026-01-01T00:00:00.000Z", ended_at: "2026-01-01T01:02:00.000Z", busy_seconds: 10800 },
       lines: { trajectories: 4, failed: 3, dropped: 1 },
       duplicates: { done: 1, failed_in_two_shards: 0, failed_but_done_elsewhere: 1, tasks_in_several_shards: 2 },
       misplaced_lines: 2,
@@ -382,7 +407,7 @@ describe("hermes-batch merge", () => {
   });
 
   it("can merge again (its own earlier output is overwritten, shard folders are untouched)", () => {
-    expect(r.again.code, r.again.stderr).toBe(0);
+    expect(r.again.code, r.again.stderr).toBe(1);
     expect(lines(join(dirs.good, "shards", "0001-of-0003", "trajectories.jsonl"))).toHaveLength(3);
   });
 
@@ -395,7 +420,7 @@ describe("hermes-batch merge", () => {
     expect(r.mismatch.stderr).toContain("nothing was merged (--force merges anyway)");
     expect(r.mismatch.stdout).toBe("");
     // The --force run came after; before it nothing had been written (checked by the partial case too).
-    expect(r.forced.code, r.forced.stderr).toBe(0);
+    expect(r.forced.code, r.forced.stderr).toBe(1);
     expect(r.forced.stderr).toContain("(merging anyway: --force)");
     expect(r.forced.stdout).toContain("config fingerprint: 2 different (merged with --force)");
     expect(lines(join(dirs.mismatch, "trajectories.jsonl"))).toHaveLength(4);
@@ -407,12 +432,15 @@ describe("hermes-batch merge", () => {
     expect(readFileSync(join(work, "a-file"), "utf8")).toBe("not a folder");
   });
 
-  it("refuses missing shards (exit 1) naming the indexes to rerun; --allow-partial merges the rest", () => {
-    expect(r.missing.code).toBe(1);
-    expect(r.missing.stderr).toMatch(/missing shard\(s\) 1 of 3: rerun them with --resume \(Slurm: sbatch --array=1 /);
-    expect(r.missing.stderr).toContain("nothing was merged (--allow-partial merges the shards that are there)");
-    expect(r.partial.code, r.partial.stderr).toBe(0);
-    expect(r.partial.stderr).toContain("warning: missing shard(s) 1 of 3: merging without them (--allow-partial)");
+  it("refuses missing shards (exit 4) naming the shard and its ids; --allow-partial merges the rest and names what it leaves out", () => {
+    expect(r.missing.code).toBe(4);
+    expect(r.missing.stderr).toContain("1 of 3 shard(s) not finished: 1\n  shard 1/3: missing — no folder (never started)");
+    expect(r.missing.stderr).toContain(`missing ids: ${[D, E, F].join(", ")}`);
+    expect(r.missing.stderr).toContain("nothing was merged (--allow-partial merges what is there)");
+    expect(r.partial.code, r.partial.stderr).toBe(4);
+    expect(r.partial.stdout).toContain("merged a PARTIAL run (--allow-partial)");
+    expect(r.partial.stdout).toContain("left out: 3 task(s) of shard(s) 1");
+    expect(r.partial.stdout).not.toContain("merged all");
     expect(lines(join(dirs.missing, "trajectories.jsonl"))).toEqual([entry(A, 0), entry(G, 6)]);
     // Without shard 1, D's failure in shard 2 is the only record of D.
     expect(lines(join(dirs.missing, "failed.jsonl"))).toEqual([failure(B, 1), failure(B, 2), failure(D, 1)]);
@@ -421,9 +449,9 @@ describe("hermes-batch merge", () => {
     expect(JSON.parse(readFileSync(join(dirs.missing, "checkpoint.json"), "utf8")).finished).toBe(false);
   });
 
-  it("refuses a shard whose checkpoint says it has not finished (exit 1), writing nothing", () => {
-    expect(r.unfinished.code).toBe(1);
-    expect(r.unfinished.stderr).toMatch(/unfinished shard\(s\) 2 of 3 \(interrupted, or still running\): rerun them with --resume/);
+  it("refuses a shard without its completion record (exit 4), writing nothing", () => {
+    expect(r.unfinished.code).toBe(4);
+    expect(r.unfinished.stderr).toMatch(/shard 2\/3: killed — no shard-complete\.json/);
     for (const f of RESULT_FILES) expect(existsSync(join(dirs.unfinished, f))).toBe(false);
   });
 
@@ -431,7 +459,7 @@ describe("hermes-batch merge", () => {
     expect(r.unmerged.code).toBe(2);
     expect(r.unmerged.stderr).toMatch(/already holds run results that no merge wrote: choose --out DIR, or pass --force/);
     expect(lines(join(dirs.unmerged, "trajectories.jsonl"))).toEqual([entry("from-an-unsharded-run", 0)]);
-    expect(r.unmergedOut.code, r.unmergedOut.stderr).toBe(0);
+    expect(r.unmergedOut.code, r.unmergedOut.stderr).toBe(1);
     expect(lines(join(work, "merged-elsewhere", "trajectories.jsonl"))).toHaveLength(4);
   });
 

@@ -52,7 +52,7 @@ describe("sharded run + merge = unsharded run", () => {
   });
 
   it("each shard writes its own run folder with the config fingerprint", () => {
-    for (const k of ["single", "slurm", "k8s", "flag", "merge"]) expect(results[k]!.exitCode, `${k}: ${results[k]!.stderr}`).toBe(0);
+    for (const k of ["single", "slurm", "k8s", "flag", "merge"]) expect(results[k]!.exitCode, `${k}: ${results[k]!.stderr} ${results[k]!.stdout}`).toBe(0);
     const fingerprints = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => {
       const yaml = YAML.parse(readFileSync(join(out, "exp", "shards", d, "run.yaml"), "utf8"));
       const cp = JSON.parse(readFileSync(join(out, "exp", "shards", d, "checkpoint.json"), "utf8"));
@@ -74,8 +74,30 @@ describe("sharded run + merge = unsharded run", () => {
     expect(draws(merged)).toEqual(draws(single));
     const a = JSON.parse(readFileSync(join(out, "single", "statistics.json"), "utf8"));
     const b = JSON.parse(readFileSync(join(out, "exp", "statistics.json"), "utf8"));
-    for (const key of ["tasks", "outcomes", "tool_statistics", "api_calls", "verify"]) expect(b[key], key).toEqual(a[key]);
-    expect(results.merge!.stdout).toContain(`merged 3 of 3 shard(s)`);
+    // Field for field what the unsharded run wrote: the same keys, the same values but for timing and model calls.
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    const timing = new Set(["run_name", "started_at", "completed_at", "duration_seconds", "model_calls", "durations_ms"]);
+    for (const key of Object.keys(a)) if (!timing.has(key)) expect(b[key], key).toEqual(a[key]);
+    expect(b.model_calls.calls).toBe(a.model_calls.calls);
+    // Timing from the shards' own records: first start, last end.
+    const records = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => JSON.parse(readFileSync(join(out, "exp", "shards", d, "shard-complete.json"), "utf8")));
+    expect(b.started_at).toBe(records.map((r) => r.started_at).sort()[0]);
+    expect(b.completed_at).toBe(records.map((r) => r.ended_at).sort().at(-1));
+    const info = JSON.parse(readFileSync(join(out, "exp", "merge.json"), "utf8"));
+    expect(info.timing.busy_seconds).toBeCloseTo(records.reduce((s, r) => s + r.busy_seconds, 0), 1);
+    // checkpoint.json and summary.csv as the unsharded run's (rows in another order).
+    const cpA = JSON.parse(readFileSync(join(out, "single", "checkpoint.json"), "utf8"));
+    const cpB = JSON.parse(readFileSync(join(out, "exp", "checkpoint.json"), "utf8"));
+    expect(Object.keys(cpB).sort()).toEqual(Object.keys(cpA).sort().filter((k) => k !== "shard"));
+    for (const key of Object.keys(cpA)) if (!["last_updated", "config_fingerprint", "run_name"].includes(key)) expect(cpB[key], key).toEqual(cpA[key]);
+    const csv = (p: string) => readFileSync(p, "utf8").split("\n").filter(Boolean);
+    const csvA = csv(join(out, "single", "summary.csv"));
+    const csvB = csv(join(out, "exp", "summary.csv"));
+    expect(csvB[0]).toBe(csvA[0]);
+    const durationCol = csvA[0]!.split(",").indexOf("duration_ms");
+    const strip = (l: string) => l.split(",").filter((_, i) => i !== durationCol).join(",");
+    expect(csvB.slice(1).map(strip).sort()).toEqual(csvA.slice(1).map(strip).sort());
+    expect(results.merge!.stdout).toContain(`merged all 3 shard(s)`);
     expect(results.merge!.stdout).toContain("(all shards agree)");
   });
 });

@@ -2,7 +2,7 @@
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UserError } from "../core/errors.js";
-import { compareRuns } from "../report/compare.js";
+import { compareRuns, parseUnscoredLimit } from "../report/compare.js";
 import { comparisonMarkdown, comparisonText } from "../report/compare_text.js";
 import { runToJUnit } from "../report/junit.js";
 import { loadRunSamples } from "../report/run_samples.js";
@@ -11,23 +11,31 @@ import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch compare BASELINE_RUN CURRENT_RUN [options]
 
-Compares two run folders task by task (paired by task id and epoch), using the score of each trajectory line:
-newly failing and newly passing tasks first, then each run's pass rate over its scored tasks (unscored counted
-apart: infrastructure failures, dropped tasks, tasks without a scorer or whose judge failed), the paired
-pass-rate change with its 95 % interval (bootstrap over tasks) and a paired significance test (exact McNemar
-for one epoch, paired bootstrap for several), and the token, duration and cost changes.
+Compares two run folders with the task as the unit (epochs are repeated measures of a task): newly failing
+and newly passing tasks first, then each run's pass rate over its scored tasks (unscored counted apart:
+infrastructure failures, dropped tasks, tasks without a scorer or whose judge failed), the paired change of
+the per-task pass rates with its 95 % interval and a paired test that agree with each other (exact McNemar
+when both runs have one epoch, a sign-flip permutation test over tasks otherwise), the gate that applied,
+and the token (agent / approver / judge), duration and cost changes.
+
+Gates (exit 1 on a regression)
+  default                    without --max-drop: a significant drop (one-sided p < 0.05), or any task that
+                             passed every epoch of the baseline and failed every epoch of the current run
+  --max-drop P               instead: a drop of the paired pass rate by more than P points
+  --significant-only         with --max-drop: only a drop that is also significant (one-sided p < 0.05)
 
 Options
-  --max-drop P               regression (exit 1) when the paired pass rate drops by more than P points
-  --significant-only         with --max-drop: gate only on a drop that is also significant (p < 0.05)
-  --max-unscored N           not comparable (exit 3) when more than N paired tasks are unscored in either run
+  --max-unscored N|P%        not comparable (exit 3) when more than N tasks (or P % of the baseline's tasks)
+                             are unscored in either run or missing from the current run (default 10%)
   --allow-different-dataset  compare even when a paired task has another prompt in the two runs
-  --junit FILE               JUnit XML of the current run: one testcase per task, the failure says why
-  --markdown FILE            a summary for a pull-request comment
+  --junit FILE               JUnit XML of the current run: a failed score is <failure>, an unscored task
+                             <error> with the reason, a baseline task absent from the current run <skipped>
+  --markdown FILE            a summary for a pull-request comment (run text escaped)
   --json FILE                the full comparison as JSON
 
+All output files are written before the exit code is decided, whatever the verdict.
 Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset,
-too many unscored tasks).
+too many unscored or missing tasks).
 `;
 
 const options = {
@@ -40,12 +48,10 @@ const options = {
   json: { type: "string" },
 } as const;
 
-function numberFlag(value: string | undefined, flag: string, integer: boolean): number | undefined {
+function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) {
-    throw new UserError(`${flag} must be a ${integer ? "whole number" : "number"} ≥ 0, got '${value}'`);
-  }
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) throw new UserError(`${flag} must be a number of points from 0 to 100, got '${value}'`);
   return n;
 }
 
@@ -73,8 +79,9 @@ export const command: Command = {
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2) throw new UserError("compare needs two run folders: BASELINE_RUN CURRENT_RUN (see --help)");
-    const maxDropPp = numberFlag(values["max-drop"], "--max-drop", false);
-    const maxUnscored = numberFlag(values["max-unscored"], "--max-unscored", true);
+    const maxDropPp = numberFlag(values["max-drop"], "--max-drop");
+    const maxUnscored = values["max-unscored"] === undefined ? undefined : parseUnscoredLimit(values["max-unscored"]);
+    if (maxUnscored === null) throw new UserError(`--max-unscored must be a whole number of tasks or a percentage (e.g. 5 or 10%), got '${values["max-unscored"]}'`);
     if (values["significant-only"] && maxDropPp === undefined) throw new UserError("--significant-only needs --max-drop P");
     const junit = outputPath(values.junit, "--junit");
     const markdown = outputPath(values.markdown, "--markdown");
@@ -90,7 +97,7 @@ export const command: Command = {
       if (run.badLines) process.stderr.write(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped\n`);
     }
     process.stdout.write(comparisonText(comparison));
-    if (junit) writeOutput(junit, runToJUnit(current!), "--junit");
+    if (junit) writeOutput(junit, runToJUnit(current!, { baseline: baseline! }), "--junit");
     if (markdown) writeOutput(markdown, comparisonMarkdown(comparison), "--markdown");
     if (json) writeOutput(json, JSON.stringify(comparison, null, 2) + "\n", "--json");
     return comparison.verdict === "not_comparable" ? 3 : comparison.verdict === "regression" ? 1 : 0;

@@ -1,9 +1,10 @@
-/** `hermes-batch merge RUN_DIR`: joins the shard folders of a sharded run into one run folder. */
+/** `hermes-batch merge RUN_DIR`: joins the shard folders of a sharded run into one run folder, by proof. */
 import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from "node:fs";
-import { join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
-import { HermesCheckpoint, RUN_FILES, loadRunState, writeCheckpoint } from "../store/checkpoint.js";
+import { HermesCheckpoint, RUN_FILES, writeCheckpoint } from "../store/checkpoint.js";
+import { readJsonl } from "../store/jsonl_file.js";
 import {
   MERGE_INFO_FILE,
   configFromRunYaml,
@@ -14,48 +15,56 @@ import {
   type ShardInspection,
 } from "../shard/merge.js";
 import { formatShard } from "../shard/assign.js";
+import { ownershipByShard } from "../shard/results.js";
+import { listKeys, shardStatuses, unfinishedShards, type ShardStatus } from "../shard/status.js";
+import { rerunCommands, rerunText } from "../shard/rerun.js";
+import type { ModelCalls } from "../shard/completion.js";
+import type { ModelCallCounts } from "../scheduler/run_models.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
-const help = `Usage: hermes-batch merge RUN_DIR [--out DIR] [--force] [--allow-partial]
+export const MERGE_EXIT = { merged: 0, someFailed: 1, badInput: 2, incomplete: 4 } as const;
+
+const help = `Usage: hermes-batch merge RUN_DIR [--out DIR] [--dataset FILE] [--force] [--allow-partial]
 
 Merges the shards of a sharded run (RUN_DIR/shards/<i>-of-<N>/, written by \`hermes-batch run\` under a
 Slurm job array, a Kubernetes Indexed Job or --shard i/N) into one run folder: trajectories.jsonl,
-failed.jsonl and dropped.jsonl (one line per task: a task found in two shards is kept once, a task done in
-one shard wins over a failure in another), then statistics.json, summary.csv, run.yaml, checkpoint.json
-and merge.json. Shard folders are only read; merging again after rerunning shards is safe.
+failed.jsonl and dropped.jsonl (one line per task), then statistics.json, summary.csv, run.yaml,
+checkpoint.json and merge.json, as an unsharded run over the same tasks writes them. Shard folders are
+only read; merging again after rerunning shards is safe.
 
-Checks before anything is written:
-  - every shard 0..N-1 exists and has finished (else exit 1, naming the indexes to rerun with --resume);
+Merge by proof: which task ids belong to each shard is recomputed from the dataset (a hash of the id);
+a shard is finished only when its own completion record (shard-complete.json, written once at the end
+of the shard's run) says so and every task it owns has a result. Before anything is written:
+  - every shard 0..N-1 is finished: a missing folder, a shard without its completion record (killed, or
+    still running), an interrupted one or one that stopped early → exit 4, naming each shard, its state
+    and the task ids it is missing (\`hermes-batch shards RUN_DIR\` prints the commands that rerun them);
   - every shard ran with the same config fingerprint (model, endpoint, seed, toolsets or distribution,
     max turns, prompts, environment, approval, and the content of the dataset and distribution file)
     (else exit 2, naming the shards and the settings that differ).
 
 Options
   --out DIR          write the merged files there instead of RUN_DIR
-  --allow-partial    merge the shards that exist even if some are missing or unfinished
+  --dataset FILE     the dataset, when the path in the shards' run.yaml cannot be read from here
+  --allow-partial    merge what the shard folders hold even if shards are unfinished; says which shards
+                     and task ids are left out (the exit code is still 4)
   --force            merge despite a config mismatch, and overwrite results in the output folder that
                      were not written by an earlier merge
 
-Exit codes: 0 merged, 1 shards missing or unfinished (nothing written), 2 bad input or config mismatch.
+Exit codes: 0 merged, every task done; 1 merged, every task has a result but some failed (named with
+their shards: rerun those shards with --retry-failed); 2 bad input or config mismatch; 4 incomplete:
+shards missing, unfinished or stopped early (nothing written, unless --allow-partial).
 `;
 
 const options = {
   out: { type: "string" },
+  dataset: { type: "string" },
   force: { type: "boolean" },
   "allow-partial": { type: "boolean" },
 } as const;
 
 function warn(msg: string): void {
   process.stderr.write(`warning: ${msg}\n`);
-}
-
-function rerunHint(indexes: number[], runDir: string): string {
-  const list = formatIndexes(indexes, 1000);
-  return (
-    `rerun them with --resume (Slurm: sbatch --array=${list} … with HERMES_BATCH_SHARD_COUNT kept; ` +
-    `by hand: hermes-batch run … --shard <i>/N --resume), then: hermes-batch merge ${runDir}`
-  );
 }
 
 /** Refuses to overwrite results that a merge did not write (an unsharded run of the same name). */
@@ -71,31 +80,83 @@ function checkOutput(outDir: string, shardsDir: string, force: boolean): void {
   }
 }
 
-function reportProblems(inspection: ShardInspection, allowPartial: boolean, force: boolean, runDir: string): number | undefined {
+/** Configuration problems: exit 2 unless --force. */
+function checkConfigs(inspection: ShardInspection, force: boolean): void {
   for (const w of inspection.warnings) warn(w);
   const recorded = inspection.folders.filter((f) => f.recordedShard !== undefined && !f.unusable);
-  const mismatch = inspection.fingerprintGroups.length > 1;
   const problems: string[] = [];
-  if (mismatch) problems.push(`the shards ran with different configurations:\n${describeMismatch(inspection)}`);
+  if (inspection.fingerprintGroups.length > 1) problems.push(`the shards ran with different configurations:\n${describeMismatch(inspection)}`);
   for (const f of recorded) problems.push(`${f.dir} holds shard ${f.recordedShard}, not ${formatShard(f.shard)} as its name says`);
-  const { missing, unfinished, count } = inspection;
-  if (problems.length && !force) {
-    const also = missing.length ? `\nalso missing: shard(s) ${formatIndexes(missing, 1000)} of ${count}` : "";
-    throw new UserError(`${problems.join("\n")}${also}\nnothing was merged (--force merges anyway)`);
-  }
+  if (problems.length && !force) throw new UserError(`${problems.join("\n")}\nnothing was merged (--force merges anyway)`);
   for (const p of problems) warn(`${p}\n(merging anyway: --force)`);
+}
 
-  if (missing.length === 0 && unfinished.length === 0) return undefined;
-  const lines: string[] = [];
-  if (missing.length) lines.push(`missing shard(s) ${formatIndexes(missing, 1000)} of ${count}`);
-  if (unfinished.length) lines.push(`unfinished shard(s) ${formatIndexes(unfinished, 1000)} of ${count} (interrupted, or still running)`);
-  const toRerun = [...new Set([...missing, ...unfinished])].sort((a, b) => a - b);
-  if (!allowPartial) {
-    process.stderr.write(`hermes-batch merge: ${lines.join("; ")}: ${rerunHint(toRerun, runDir)}\nnothing was merged (--allow-partial merges the shards that are there)\n`);
-    return 1;
+/** The dataset the shards ran over, as a path readable from here, or undefined. */
+export function datasetPath(inspection: ShardInspection, override: string | undefined): string | undefined {
+  if (override !== undefined) {
+    if (!existsSync(override)) throw new UserError(`--dataset ${override}: file not found`);
+    return resolve(override);
   }
-  warn(`${lines.join("; ")}: merging without them (--allow-partial)`);
+  for (const f of inspection.folders) {
+    const d = f.runYaml?.dataset;
+    if (typeof d !== "string") continue;
+    if (isAbsolute(d)) {
+      if (existsSync(d)) return d;
+      continue;
+    }
+    const cwd = (f as { launchCwd?: string }).launchCwd;
+    for (const base of [cwd, process.cwd()]) if (base && existsSync(resolve(base, d))) return resolve(base, d);
+  }
   return undefined;
+}
+
+/** Per shard, what is not done, in lines a person (and a test) can act on. */
+export function describeShard(s: ShardStatus, count: number): string {
+  const head = `shard ${s.index}/${count}: ${s.state}${s.why ? ` — ${s.why}` : ""}`;
+  const owned = s.owned ? `${s.owned.length} task(s) owned, ${s.done + s.dropped} done` : "owned tasks unknown (dataset unreadable, no record)";
+  const lines = [`  ${head}`, `    ${owned}, ${s.failed.length} failed, ${s.missing.length} missing`];
+  if (s.missing.length) lines.push(`    missing ids: ${listKeys(s.missing)}`);
+  if (s.failed.length) lines.push(`    failed ids: ${listKeys(s.failed.map((f) => f.key))}`);
+  return lines.join("\n");
+}
+
+function sumModelCalls(list: ModelCalls[]): ModelCalls | undefined {
+  if (list.length === 0) return undefined;
+  const out: ModelCalls = { calls: 0, retries: 0, rate_limited: 0, failed_calls: 0, limit_decreases: 0, limit_increases: 0, endpoints: {} };
+  for (const m of list) {
+    for (const k of ["calls", "retries", "rate_limited", "failed_calls", "limit_decreases", "limit_increases"] as const) out[k] += m[k];
+    for (const [ep, c] of Object.entries(m.endpoints)) {
+      const prev = out.endpoints[ep] as Record<string, number> | undefined;
+      const cur = c as Record<string, unknown>;
+      if (!prev) out.endpoints[ep] = { ...cur };
+      else for (const [k, v] of Object.entries(cur)) if (typeof v === "number") prev[k] = (typeof prev[k] === "number" ? prev[k] : 0) + v;
+    }
+  }
+  return out;
+}
+
+/** Everything `merge` and `shards` know about a run's shards. */
+export async function loadShardStatuses(runDir: string, datasetOverride?: string) {
+  const inspection = inspectShards(runDir);
+  const { readLaunch } = await import("../shard/completion.js");
+  for (const f of inspection.folders) (f as { launchCwd?: string }).launchCwd = readLaunch(f.dir)?.cwd;
+  const dataset = datasetPath(inspection, datasetOverride);
+  const first = inspection.folders.find((f) => !f.unusable && f.runYaml);
+  const slice = (first?.runYaml ?? {}) as { offset?: number; max_samples?: number; epochs?: number };
+  let owned: string[][] | undefined;
+  let datasetNote: string | undefined;
+  if (dataset) {
+    const { readDataset } = await import("../run/dataset.js");
+    owned = await ownershipByShard(readDataset(dataset), inspection.count, {
+      offset: typeof slice.offset === "number" ? slice.offset : 0,
+      max_samples: typeof slice.max_samples === "number" ? slice.max_samples : undefined,
+    });
+  } else {
+    datasetNote = `cannot read the dataset ${String(first?.runYaml?.dataset ?? "(none recorded)")} from here: each shard's own record of its task ids is used, and a shard without a record cannot be checked (pass --dataset FILE)`;
+  }
+  const epochs = typeof slice.epochs === "number" && slice.epochs > 1 ? slice.epochs : 1;
+  const statuses = await shardStatuses(inspection, owned, epochs);
+  return { inspection, statuses, dataset, datasetNote, epochs };
 }
 
 export const command: Command = {
@@ -109,9 +170,22 @@ export const command: Command = {
     const force = v.force ?? false;
     const allowPartial = v["allow-partial"] ?? false;
 
-    const inspection = inspectShards(runDir);
-    const stop = reportProblems(inspection, allowPartial, force, positionals[0]!);
-    if (stop !== undefined) return stop;
+    const { inspection, statuses, datasetNote } = await loadShardStatuses(runDir, v.dataset);
+    checkConfigs(inspection, force);
+    if (datasetNote) warn(datasetNote);
+    const count = inspection.count;
+    const unfinished = unfinishedShards(statuses);
+    const leftOut = unfinished.flatMap((s) => s.missing);
+    if (unfinished.length && !allowPartial) {
+      const launches = statuses.map((s) => s.launch);
+      process.stderr.write(
+        `hermes-batch merge: ${unfinished.length} of ${count} shard(s) not finished: ${formatIndexes(unfinished.map((s) => s.index), 1000)}\n` +
+          `${unfinished.map((s) => describeShard(s, count)).join("\n")}\n` +
+          `rerun them (they resume; \`hermes-batch shards ${positionals[0]}\` shows this again):\n${rerunText(rerunCommands(unfinished, count, launches))}` +
+          `then: hermes-batch merge ${positionals[0]}\nnothing was merged (--allow-partial merges what is there)\n`,
+      );
+      return MERGE_EXIT.incomplete;
+    }
     const usable = inspection.folders.filter((f) => !f.unusable);
     if (usable.length === 0) throw new UserError(`no usable shard in ${inspection.shardsDir}`);
 
@@ -121,7 +195,7 @@ export const command: Command = {
     checkOutput(outDir, inspection.shardsDir, force);
     mkdirSync(outDir, { recursive: true });
 
-    const counts = await mergeShardFiles(usable, outDir, inspection.count);
+    const counts = await mergeShardFiles(usable, outDir, count);
     if (counts.badLines) {
       warn(`skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`);
     }
@@ -141,30 +215,49 @@ export const command: Command = {
     } catch (err) {
       warn(`could not load every tool for the statistics' tool list: ${errorMessage(err)}`);
     }
+    // Timing and model calls from the shards' own records: first start, last end, summed busy time.
+    const records = statuses.flatMap((s) => (s.record ? [s.record] : []));
+    const startedAt = records.length ? new Date(Math.min(...records.map((r) => Date.parse(r.started_at)))) : undefined;
+    const completedAt = records.length ? new Date(Math.max(...records.map((r) => Date.parse(r.ended_at)))) : undefined;
+    const busySeconds = Math.round(records.reduce((s, r) => s + r.busy_seconds, 0) * 100) / 100;
+    const modelCalls = sumModelCalls(records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))));
+    const totalPrompts = statuses.every((s) => s.owned) ? statuses.reduce((n, s) => n + s.owned!.length, 0) : undefined;
     const { writeRunReports } = await import("../report/reports.js");
-    const report = await writeRunReports(outDir, config);
+    const report = await writeRunReports(outDir, config, { startedAt, completedAt, totalPrompts, modelCalls: modelCalls as ModelCallCounts | undefined });
 
     const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);
     const merged = usable.map((f) => f.shard.index);
     const yaml: Record<string, unknown> = { ...first.runYaml };
     delete yaml.shard;
     writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
+    // The original's batch counts as one uninterrupted run over the merged files would have them.
+    const hermes = new HermesCheckpoint(config.batch_size ?? 10);
+    for (const [name, kind] of [[RUN_FILES.trajectories, "trajectory"], [RUN_FILES.dropped, "dropped"], [RUN_FILES.failed, "failed"]] as const) {
+      for await (const l of readJsonl<{ prompt_index?: number; dropped?: string }>(join(outDir, name))) {
+        if (typeof l.value?.prompt_index === "number") hermes.record(l.value.prompt_index, kind, l.value.dropped);
+      }
+    }
+    const complete = unfinished.length === 0;
     writeCheckpoint(outDir, {
       run_name: config.run_name,
       done: report.done,
       failed: report.failed,
       dropped: report.dropped,
-      merged_shards: `${merged.length}/${inspection.count}`,
+      total_in_dataset_slice: report.done + report.failed + report.dropped,
       config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
-      finished: inspection.missing.length === 0 && inspection.unfinished.length === 0,
-    }, new HermesCheckpoint(config.batch_size ?? 10, (await loadRunState(outDir)).doneIndices));
+      finished: complete,
+    }, hermes);
+    const failedByShard = statuses.filter((s) => s.failed.length).map((s) => ({ shard: s.index, ids: s.failed.map((f) => f.key) }));
     const info = {
       merged_at: new Date().toISOString(),
       shards_dir: inspection.shardsDir,
-      shard_count: inspection.count,
+      shard_count: count,
+      complete,
       merged_shards: merged,
-      missing_shards: inspection.missing,
-      unfinished_shards: inspection.unfinished,
+      missing_shards: statuses.filter((s) => s.state === "missing").map((s) => s.index),
+      unfinished_shards: unfinished.map((s) => ({ shard: s.index, state: s.state, why: s.why ?? null, missing_ids: s.missing })),
+      failed_ids: failedByShard,
+      timing: { started_at: startedAt?.toISOString() ?? null, ended_at: completedAt?.toISOString() ?? null, busy_seconds: busySeconds },
       config_fingerprints: inspection.fingerprintGroups,
       tasks: report,
       lines: { trajectories: counts.trajectories, failed: counts.failed, dropped: counts.dropped },
@@ -182,11 +275,22 @@ export const command: Command = {
     renameSync(`${infoPath}.tmp`, infoPath);
 
     const out = process.stdout;
-    out.write(`merged ${merged.length} of ${inspection.count} shard(s) from ${inspection.shardsDir} → ${outDir}\n`);
+    if (complete) out.write(`merged all ${count} shard(s) from ${inspection.shardsDir} → ${outDir}\n`);
+    else {
+      out.write(
+        `merged a PARTIAL run (--allow-partial) from ${inspection.shardsDir} → ${outDir}: ${count - unfinished.length} of ${count} shard(s) finished; ` +
+          `left out: ${leftOut.length} task(s) of shard(s) ${formatIndexes(unfinished.map((s) => s.index), 1000)}\n`,
+      );
+      for (const s of unfinished) out.write(`${describeShard(s, count)}\n`);
+    }
     out.write(`  tasks: ${report.done} done, ${report.failed} failed, ${report.dropped} dropped\n`);
     out.write(`  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`);
     out.write(`  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`);
-    if (report.failed > 0) out.write(`  ${report.failed} task(s) failed: rerun their shards with --retry-failed, then merge again\n`);
-    return 0;
+    if (failedByShard.length) {
+      out.write(`  ${report.failed} task(s) failed; rerun these shards with --retry-failed, then merge again:\n`);
+      for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
+    }
+    if (!complete) return MERGE_EXIT.incomplete;
+    return report.failed > 0 ? MERGE_EXIT.someFailed : MERGE_EXIT.merged;
   },
 };

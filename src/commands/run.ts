@@ -6,10 +6,17 @@ import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch run DATASET.jsonl [options]
+       hermes-batch run - [options] < DATASET.jsonl
 
 Runs an agent loop for every row of a JSONL dataset ({"prompt": …, "id"?, "image"?, "cwd"?, "toolsets"?, "verify"?,
 "verify_files"?, "expected"?, "rubric"?, "metadata"?}), each in its own environment, and writes <output-dir>/<run-name>/:
 trajectories.jsonl, failed.jsonl, dropped.jsonl, statistics.json, summary.csv, run.yaml, checkpoint.json.
+
+DATASET may be gzip-compressed. \`-\` reads it from stdin; /dev/stdin, a FIFO and process substitution
+(<(…)) work too. Such an input is read once, into memory: bad rows are named <stdin>:LINE, the run name
+defaults to "stdin" ("pipe" for another descriptor), verify_files are relative to the current folder, and
+run.yaml records its sha256 (dataset_sha256). --resume needs the same content piped in again (other
+content stops with exit 3, as a changed file does).
 
 ${runOptionsHelp()}
 

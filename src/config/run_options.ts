@@ -72,7 +72,7 @@ const failUnderPercent = z
 
 /** The config keys (with their flags, when they have one), in `--help` order within each section. */
 export const RUN_OPTIONS = [
-  option({ key: "dataset", kind: "string", schema: z.string().min(1), help: "the JSONL dataset (the positional DATASET argument)" }),
+  option({ key: "dataset", kind: "string", schema: z.string().min(1), help: "the JSONL dataset (the positional DATASET argument; - for stdin)" }),
   // Model
   option({
     key: "model",

@@ -1,63 +1,94 @@
 /**
- * Compares two runs task by task (paired by task id and epoch): what newly fails and newly passes,
- * the pass-rate change with its 95 % interval and a paired significance test (exact McNemar for one
- * epoch, a paired bootstrap over tasks for several), token/duration/cost changes, and the CI verdict.
+ * Compares two runs with the task as the unit: epochs are repeated measures of a task, so each task's
+ * pass rate (over its scored epochs) is paired with the same task's rate in the other run. The change's
+ * test and 95 % interval are one procedure (a sign-flip permutation test over the tasks' differences,
+ * exact McNemar when both runs have one epoch), and the CI verdict applies one of two gates:
+ * - default: a significant drop (one-sided, alpha 0.05), or a task that passed every epoch of the
+ *   baseline and failed every epoch of the current run;
+ * - --max-drop P: a drop of more than P points (with --significant-only, and significant).
+ * Too many unscored or missing tasks make the runs not comparable.
  */
-import { bootstrapInterval, mcnemarExact, seededRandom } from "../score/metrics.js";
+import { mcnemar } from "../score/metrics.js";
+import { signFlipTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
 
+/** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
+export type UnscoredLimit = { count: number } | { percent: number };
+
+export const DEFAULT_MAX_UNSCORED: UnscoredLimit = { percent: 10 };
+
 export interface CompareOptions {
-  /** Regression when the pass rate drops by more than this many percentage points. */
+  /** Replaces the default gate: a regression when the pass rate drops by more than this many points. */
   maxDropPp?: number;
-  /** Gate only on a drop that is also significant (p < alpha). */
+  /** With maxDropPp: only a drop that is also significant (one-sided p < alpha). */
   significantOnly?: boolean;
   alpha?: number;
-  /** Pairs unscored on either side beyond this make the runs not comparable. */
-  maxUnscored?: number;
+  /** Unscored or missing tasks beyond this make the runs not comparable (default 10 %). */
+  maxUnscored?: UnscoredLimit;
   allowDifferentDataset?: boolean;
   seed?: number;
 }
 
 export interface SideSummary {
   run: string;
+  tasks: number;
+  epochs: number;
   samples: number;
   scored: number;
   unscored: number;
   passed: number;
   pass_rate: number | null;
-  tokens: number;
+  /** Token totals: the agent's, the approver's, the judge's, and all three. */
+  tokens: { agent: number; approver: number; judge: number; total: number };
   duration_ms: number;
   cost_usd: number | null;
 }
 
 export interface TaskChange {
   task_id: string;
+  /** The first epoch of the current run that shows the change (for links). */
   epoch: number;
-  baseline: boolean | null;
-  current: boolean | null;
+  /** Passed/scored epochs, e.g. "3/3". */
+  baseline: string;
+  current: string;
+  baseline_rate: number;
+  current_rate: number;
   reason: string;
 }
+
+export type Gate = "default" | "max_drop" | "max_drop_significant";
 
 export interface Comparison {
   baseline: SideSummary;
   current: SideSummary;
-  epochs: number;
-  /** Pairs present in both runs / scored in both runs. */
+  /** Tasks in both runs; tasks scored in both (the paired sample). */
   common: number;
   paired: number;
   only_in_baseline: string[];
   only_in_current: string[];
-  unscored_pairs: number;
+  /** Tasks of the baseline that are unscored in either run or absent from the current run. */
+  unscored_tasks: number;
+  unscored_limit: number;
+  unscored_reasons: Record<string, number>;
   newly_failing: TaskChange[];
   newly_passing: TaskChange[];
-  /** Pass rates over the pairs scored in both runs, and the change in percentage points. */
+  /** Tasks that passed every scored epoch of the baseline and failed every scored epoch of the current run. */
+  lost: string[];
+  /** Mean per-task pass rates over the paired tasks, and the change in percentage points. */
   paired_baseline_rate: number | null;
   paired_current_rate: number | null;
   delta_pp: number | null;
   delta_ci95_pp: [number, number] | null;
+  /** Two-sided p of "no change"; the one-sided p of "no drop" that the default gate uses. */
   p_value: number | null;
-  test: "mcnemar_exact" | "paired_bootstrap" | null;
+  p_value_drop: number | null;
+  test: "mcnemar_exact" | "sign_flip_exact" | "sign_flip_monte_carlo" | null;
+  alpha: number;
   significant: boolean;
+  significant_drop: boolean;
+  gate: Gate;
+  /** The gate's finding in one line, whatever the verdict. */
+  gate_note: string;
   mean_tokens_delta: number | null;
   mean_duration_ms_delta: number | null;
   cost_usd_delta: number | null;
@@ -68,145 +99,255 @@ export interface Comparison {
   verdict: "ok" | "regression" | "not_comparable";
 }
 
-function summarize(run: RunSamples): SideSummary {
+/** One task's epochs in one run. */
+interface TaskRecord {
+  taskId: string;
+  samples: RunSample[];
+  scored: number;
+  passed: number;
+}
+
+function byTask(run: RunSamples): Map<string, TaskRecord> {
+  const tasks = new Map<string, TaskRecord>();
+  for (const s of run.samples.values()) {
+    const t = tasks.get(s.taskId) ?? { taskId: s.taskId, samples: [], scored: 0, passed: 0 };
+    t.samples.push(s);
+    if (s.passed !== null) t.scored++;
+    if (s.passed) t.passed++;
+    tasks.set(s.taskId, t);
+  }
+  for (const t of tasks.values()) t.samples.sort((a, b) => a.epoch - b.epoch);
+  return tasks;
+}
+
+function summarize(run: RunSamples, tasks: Map<string, TaskRecord>): SideSummary {
   const all = [...run.samples.values()];
   const scored = all.filter((s) => s.passed !== null);
   const passed = scored.filter((s) => s.passed).length;
   const costs = all.map((s) => s.costUsd).filter((c): c is number => c !== undefined);
+  const sum = (f: (s: RunSample) => number) => all.reduce((n, s) => n + f(s), 0);
+  const agent = sum((s) => s.tokens);
+  const approver = sum((s) => s.approverTokens);
+  const judge = sum((s) => s.judgeTokens);
   return {
     run: run.dir,
+    tasks: tasks.size,
+    epochs: run.epochs,
     samples: all.length,
     scored: scored.length,
     unscored: all.length - scored.length,
     passed,
     pass_rate: scored.length ? passed / scored.length : null,
-    tokens: all.reduce((n, s) => n + s.tokens, 0),
-    duration_ms: all.reduce((n, s) => n + s.durationMs, 0),
+    tokens: { agent, approver, judge, total: agent + approver + judge },
+    duration_ms: sum((s) => s.durationMs),
     cost_usd: costs.length ? costs.reduce((a, b) => a + b, 0) : null,
   };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+const rate = (t: TaskRecord) => t.passed / t.scored;
 
-export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOptions = {}): Comparison {
-  const alpha = opts.alpha ?? 0.05;
-  const pairs: [RunSample, RunSample][] = [];
-  const onlyBase: string[] = [];
-  for (const [key, b] of base.samples) {
-    const c = cur.samples.get(key);
-    if (c) pairs.push([b, c]);
-    else onlyBase.push(key);
-  }
-  const onlyCur = [...cur.samples.keys()].filter((k) => !base.samples.has(k));
-  const paired = pairs.filter(([b, c]) => b.passed !== null && c.passed !== null);
-  const epochs = Math.max(base.epochs, cur.epochs);
+/** The limit as a number of tasks out of `of`. */
+export function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
+  return "count" in limit ? limit.count : (limit.percent / 100) * of;
+}
 
-  const change = ([b, c]: [RunSample, RunSample]): TaskChange => ({ task_id: c.taskId, epoch: c.epoch, baseline: b.passed, current: c.passed, reason: c.reason });
-  const newlyFailing = paired.filter(([b, c]) => b.passed && !c.passed).map(change);
-  const newlyPassing = paired.filter(([b, c]) => !b.passed && c.passed).map(change);
+/** "5" (tasks) or "10%" (of the tasks compared); null when it is neither. */
+export function parseUnscoredLimit(value: string): UnscoredLimit | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$/.exec(value);
+  if (!m) return null;
+  const n = Number(m[1]);
+  if (m[2]) return n <= 100 ? { percent: n } : null;
+  return Number.isInteger(n) ? { count: n } : null;
+}
 
-  const baseRate = paired.length ? paired.filter(([b]) => b.passed).length / paired.length : null;
-  const curRate = paired.length ? paired.filter(([, c]) => c.passed).length / paired.length : null;
-  const deltaPp = baseRate !== null && curRate !== null ? (curRate - baseRate) * 100 : null;
+export function describeUnscoredLimit(limit: UnscoredLimit): string {
+  return "count" in limit ? `${limit.count}` : `${limit.percent} %`;
+}
 
-  // Paired resampling unit: a task with all its epochs.
-  const byTask = new Map<string, { b: number; c: number; n: number }>();
-  for (const [b, c] of paired) {
-    const t = byTask.get(c.taskId) ?? { b: 0, c: 0, n: 0 };
-    t.n++;
-    if (b.passed) t.b++;
-    if (c.passed) t.c++;
-    byTask.set(c.taskId, t);
-  }
-  const tasks = [...byTask.values()];
-  const deltaOf = (sample: readonly { b: number; c: number; n: number }[]) => {
-    let n = 0;
-    let d = 0;
-    for (const t of sample) {
-      n += t.n;
-      d += t.c - t.b;
-    }
-    return n ? (d / n) * 100 : 0;
-  };
-  let pValue: number | null = null;
-  let test: Comparison["test"] = null;
-  let ci: [number, number] | null = null;
-  if (paired.length > 0) {
-    ci = bootstrapInterval(tasks, deltaOf, { seed: opts.seed ?? 1 });
-    if (epochs <= 1) {
-      test = "mcnemar_exact";
-      pValue = mcnemarExact(newlyFailing.length, newlyPassing.length);
-    } else {
-      test = "paired_bootstrap";
-      pValue = bootstrapPValue(tasks, deltaOf, opts.seed ?? 1);
-    }
-  }
-  const significant = pValue !== null && pValue < alpha;
+/** What makes a sample unscored, as a short label: its outcome, or why a finished task has no score. */
+function unscoredLabel(s: RunSample): string {
+  if (s.outcome !== "completed" && s.outcome !== "max_turns" && s.outcome !== "partial") return s.outcome;
+  return s.reason.length > 80 ? `${s.reason.slice(0, 79)}…` : s.reason || "unscored";
+}
 
-  const notComparable: string[] = [];
-  if (pairs.length === 0) notComparable.push("no task in common (tasks are paired by id and epoch)");
-  else if (paired.length === 0) notComparable.push("no task is scored in both runs");
-  if (!opts.allowDifferentDataset) {
-    const changed = pairs.filter(([b, c]) => b.prompt !== undefined && c.prompt !== undefined && b.prompt !== c.prompt);
-    if (changed.length > 0) {
-      notComparable.push(`the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`);
-    }
-  }
-  const unscoredPairs = pairs.length - paired.length;
-  if (opts.maxUnscored !== undefined && unscoredPairs > opts.maxUnscored) {
-    notComparable.push(`${unscoredPairs} paired task(s) are unscored in one run or both, more than --max-unscored ${opts.maxUnscored}`);
-  }
-
-  const regressions: string[] = [];
-  if (opts.maxDropPp !== undefined && deltaPp !== null && -deltaPp > opts.maxDropPp) {
-    const drop = `pass rate dropped by ${(-deltaPp).toFixed(1)} points (more than --max-drop ${opts.maxDropPp})`;
-    if (!opts.significantOnly) regressions.push(drop);
-    else if (significant) regressions.push(`${drop}, significant (p = ${pValue!.toPrecision(3)})`);
-  }
-
-  const tokenDeltas = pairs.map(([b, c]) => c.tokens - b.tokens);
-  const durationDeltas = pairs.map(([b, c]) => c.durationMs - b.durationMs);
-  const baseSummary = summarize(base);
-  const curSummary = summarize(cur);
+function change(base: TaskRecord, cur: TaskRecord, failing: boolean): TaskChange {
+  const shown = cur.samples.find((s) => s.passed === !failing) ?? cur.samples[0]!;
+  const reason = failing ? (cur.samples.find((s) => s.passed === false)?.reason ?? "") : shown.reason;
   return {
-    baseline: baseSummary,
-    current: curSummary,
-    epochs,
-    common: pairs.length,
-    paired: paired.length,
-    only_in_baseline: onlyBase.sort(),
-    only_in_current: onlyCur.sort(),
-    unscored_pairs: unscoredPairs,
-    newly_failing: newlyFailing,
-    newly_passing: newlyPassing,
-    paired_baseline_rate: baseRate,
-    paired_current_rate: curRate,
-    delta_pp: deltaPp,
-    delta_ci95_pp: ci,
-    p_value: pValue,
-    test,
-    significant,
-    mean_tokens_delta: mean(tokenDeltas),
-    mean_duration_ms_delta: mean(durationDeltas),
-    cost_usd_delta: baseSummary.cost_usd !== null && curSummary.cost_usd !== null ? curSummary.cost_usd - baseSummary.cost_usd : null,
-    not_comparable: notComparable,
-    regressions,
-    verdict: notComparable.length ? "not_comparable" : regressions.length ? "regression" : "ok",
+    task_id: cur.taskId,
+    epoch: shown.epoch,
+    baseline: `${base.passed}/${base.scored}`,
+    current: `${cur.passed}/${cur.scored}`,
+    baseline_rate: rate(base),
+    current_rate: rate(cur),
+    reason,
   };
 }
 
-/** Two-sided p-value of "no change" from the bootstrap distribution of the paired delta. */
-function bootstrapPValue<T>(items: readonly T[], statistic: (s: readonly T[]) => number, seed: number, resamples = 2000): number {
-  const observed = statistic(items);
-  if (observed === 0) return 1;
-  // Re-centre the resampled deltas on zero (the null hypothesis) and count those at least as extreme.
-  const bounds: number[] = [];
-  const rnd = seededRandom(seed);
-  const sample: T[] = new Array(items.length);
-  for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < items.length; i++) sample[i] = items[Math.floor(rnd() * items.length)]!;
-    bounds.push(statistic(sample) - observed);
+interface Stats {
+  delta: number | null;
+  ci: [number, number] | null;
+  pTwo: number | null;
+  pDrop: number | null;
+  test: Comparison["test"];
+}
+
+function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed: number, alpha: number): Stats {
+  const diffs = pairs.map(([b, c]) => rate(c) - rate(b));
+  const exactP = oneEpoch ? mcnemar(diffs.filter((d) => d < 0).length, diffs.filter((d) => d > 0).length) : undefined;
+  const t = signFlipTest(diffs, { seed, alpha, exactP });
+  if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null };
+  return {
+    delta: t.mean_delta * 100,
+    ci: [t.ci95[0] * 100, t.ci95[1] * 100],
+    pTwo: t.p_two_sided,
+    pDrop: t.p_drop,
+    test: oneEpoch ? "mcnemar_exact" : t.method === "exact" ? "sign_flip_exact" : "sign_flip_monte_carlo",
+  };
+}
+
+const fmtP = (p: number) => (p < 0.001 ? "< 0.001" : p.toPrecision(2));
+const fmtPp = (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
+
+interface GateResult {
+  gate: Gate;
+  regressions: string[];
+  note: string;
+}
+
+function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]): GateResult {
+  const drop = s.delta !== null && s.delta < 0;
+  const significantDrop = drop && s.pDrop !== null && s.pDrop < alpha;
+  const pText = s.pDrop === null ? "n/a" : fmtP(s.pDrop);
+  if (opts.maxDropPp !== undefined) {
+    const gate: Gate = opts.significantOnly ? "max_drop_significant" : "max_drop";
+    const limit = `--max-drop ${opts.maxDropPp}${opts.significantOnly ? " --significant-only" : ""}`;
+    const over = s.delta !== null && -s.delta > opts.maxDropPp;
+    if (over && (!opts.significantOnly || significantDrop)) {
+      const why = `pass rate dropped by ${(-s.delta!).toFixed(1)} points (more than --max-drop ${opts.maxDropPp})`;
+      return { gate, regressions: [opts.significantOnly ? `${why}, significant (one-sided p = ${pText} < ${alpha})` : why], note: `gate ${limit}: failed` };
+    }
+    if (s.delta === null) return { gate, regressions: [], note: `gate ${limit}: nothing to compare` };
+    if (!drop) return { gate, regressions: [], note: `no regression: ${fmtPp(s.delta)} (gate ${limit})` };
+    const within = over ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p = ${pText} ≥ ${alpha})` : `within --max-drop ${opts.maxDropPp}`;
+    return { gate, regressions: [], note: `${fmtPp(s.delta)}, ${within}` };
   }
-  const extreme = bounds.filter((d) => Math.abs(d) >= Math.abs(observed)).length;
-  return Math.min(1, (extreme + 1) / (resamples + 1));
+  const regressions: string[] = [];
+  if (significantDrop) regressions.push(`significant drop of ${(-s.delta!).toFixed(1)} points (one-sided p = ${pText} < ${alpha})`);
+  if (lost.length > 0) {
+    const names = lost.slice(0, 5).join(", ") + (lost.length > 5 ? ", …" : "");
+    regressions.push(`${lost.length} task(s) passed every epoch of the baseline and failed every epoch of the current run (${names})`);
+  }
+  const gateName = "default gate (a significant drop, or a task that passed every baseline epoch failing every current epoch; --max-drop P replaces it)";
+  if (regressions.length) return { gate: "default", regressions, note: `${gateName}: failed` };
+  if (s.delta === null) return { gate: "default", regressions, note: `${gateName}: nothing to compare` };
+  if (!drop) return { gate: "default", regressions, note: `no regression: ${fmtPp(s.delta)} (${gateName})` };
+  return { gate: "default", regressions, note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p = ${pText} ≥ ${alpha}) and no task lost in every epoch` };
+}
+
+function comparability(
+  opts: CompareOptions,
+  common: [TaskRecord, TaskRecord][],
+  paired: number,
+  onlyBase: string[],
+): { reasons: string[]; unscored: number; limit: number; byReason: Record<string, number> } {
+  const reasons: string[] = [];
+  if (common.length === 0) reasons.push("no task in common (tasks are paired by id)");
+  else if (paired === 0) reasons.push("no task is scored in both runs");
+  if (!opts.allowDifferentDataset) {
+    const changed = common.filter(([b, c]) => {
+      const bp = b.samples.find((s) => s.prompt !== undefined)?.prompt;
+      const cp = c.samples.find((s) => s.prompt !== undefined)?.prompt;
+      return bp !== undefined && cp !== undefined && bp !== cp;
+    });
+    if (changed.length > 0) {
+      reasons.push(`the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`);
+    }
+  }
+  const byReason: Record<string, number> = {};
+  let unscored = 0;
+  for (const [b, c] of common) {
+    const missing = [...c.samples, ...b.samples].filter((s) => s.passed === null);
+    if (missing.length === 0) continue;
+    unscored++;
+    const label = unscoredLabel(missing[0]!);
+    byReason[label] = (byReason[label] ?? 0) + 1;
+  }
+  if (onlyBase.length) byReason["absent from the current run"] = onlyBase.length;
+  unscored += onlyBase.length;
+  const compared = common.length + onlyBase.length;
+  const limitSpec = opts.maxUnscored ?? DEFAULT_MAX_UNSCORED;
+  const limit = unscoredLimitOf(limitSpec, compared);
+  if (compared > 0 && unscored > limit) {
+    const detail = Object.entries(byReason)
+      .sort((a, b) => b[1] - a[1])
+      .map(([r, n]) => `${n} ${r}`)
+      .join(", ");
+    reasons.push(`${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`);
+  }
+  return { reasons, unscored, limit, byReason };
+}
+
+export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOptions = {}): Comparison {
+  const alpha = opts.alpha ?? 0.05;
+  const baseTasks = byTask(base);
+  const curTasks = byTask(cur);
+  const common: [TaskRecord, TaskRecord][] = [];
+  const onlyBase: string[] = [];
+  for (const [id, b] of baseTasks) {
+    const c = curTasks.get(id);
+    if (c) common.push([b, c]);
+    else onlyBase.push(id);
+  }
+  const onlyCur = [...curTasks.keys()].filter((id) => !baseTasks.has(id));
+  const pairs = common.filter(([b, c]) => b.scored > 0 && c.scored > 0);
+  const oneEpoch = pairs.every(([b, c]) => b.scored === 1 && c.scored === 1 && b.samples.length === 1 && c.samples.length === 1);
+
+  const stats = pairedStats(pairs, oneEpoch, opts.seed ?? 1, alpha);
+  const byDelta = (a: [TaskRecord, TaskRecord], b: [TaskRecord, TaskRecord]) =>
+    rate(a[1]) - rate(a[0]) - (rate(b[1]) - rate(b[0])) || (a[1].taskId < b[1].taskId ? -1 : 1);
+  const newlyFailing = pairs.filter(([b, c]) => rate(c) < rate(b)).sort(byDelta).map(([b, c]) => change(b, c, true));
+  const newlyPassing = pairs.filter(([b, c]) => rate(c) > rate(b)).sort((x, y) => byDelta(y, x)).map(([b, c]) => change(b, c, false));
+  const lost = pairs.filter(([b, c]) => rate(b) === 1 && rate(c) === 0).map(([, c]) => c.taskId).sort();
+
+  const comparable = comparability(opts, common, pairs.length, onlyBase);
+  const gate = applyGate(opts, alpha, stats, lost);
+  // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.
+  const perTaskDelta = (f: (s: RunSample) => number) => mean(common.map(([b, c]) => mean(c.samples.map(f))! - mean(b.samples.map(f))!));
+  const baseSummary = summarize(base, baseTasks);
+  const curSummary = summarize(cur, curTasks);
+  const verdict = comparable.reasons.length ? "not_comparable" : gate.regressions.length ? "regression" : "ok";
+  return {
+    baseline: baseSummary,
+    current: curSummary,
+    common: common.length,
+    paired: pairs.length,
+    only_in_baseline: onlyBase.sort(),
+    only_in_current: onlyCur.sort(),
+    unscored_tasks: comparable.unscored,
+    unscored_limit: comparable.limit,
+    unscored_reasons: comparable.byReason,
+    newly_failing: newlyFailing,
+    newly_passing: newlyPassing,
+    lost,
+    paired_baseline_rate: mean(pairs.map(([b]) => rate(b))),
+    paired_current_rate: mean(pairs.map(([, c]) => rate(c))),
+    delta_pp: stats.delta,
+    delta_ci95_pp: stats.ci,
+    p_value: stats.pTwo,
+    p_value_drop: stats.pDrop,
+    test: stats.test,
+    alpha,
+    significant: stats.pTwo !== null && stats.pTwo < alpha,
+    significant_drop: stats.delta !== null && stats.delta < 0 && stats.pDrop !== null && stats.pDrop < alpha,
+    gate: gate.gate,
+    gate_note: verdict === "not_comparable" ? `not comparable: ${comparable.reasons.join("; ")}` : gate.note,
+    mean_tokens_delta: perTaskDelta((s) => s.tokens + s.approverTokens + s.judgeTokens),
+    mean_duration_ms_delta: perTaskDelta((s) => s.durationMs),
+    cost_usd_delta: baseSummary.cost_usd !== null && curSummary.cost_usd !== null ? curSummary.cost_usd - baseSummary.cost_usd : null,
+    not_comparable: comparable.reasons,
+    regressions: gate.regressions,
+    verdict,
+  };
 }

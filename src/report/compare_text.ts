@@ -1,62 +1,111 @@
 /** A comparison as text for the console, and as Markdown for a pull-request comment. */
-import type { Comparison, TaskChange } from "./compare.js";
+import type { Comparison, SideSummary, TaskChange } from "./compare.js";
 
 const pct = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(1)} %`);
-const pp = (d: number | null) => (d === null ? "n/a" : `${d >= 0 ? "+" : ""}${d.toFixed(1)} pp`);
-const interval = (ci: [number, number] | null) => (ci ? `[${ci[0].toFixed(1)}, ${ci[1].toFixed(1)}]` : "n/a");
+const pp = (d: number | null) => (d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`);
+const num = (d: number) => `${d < 0 ? "−" : ""}${Math.abs(d).toFixed(1)}`;
+const interval = (ci: [number, number] | null) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : "n/a");
 const pval = (p: number | null) => (p === null ? "n/a" : p < 0.001 ? "< 0.001" : p.toFixed(3));
-const taskName = (t: TaskChange, epochs: number) => (epochs > 1 ? `${t.task_id} [epoch ${t.epoch}]` : t.task_id);
-const signed = (n: number | null, unit = "") => (n === null ? "n/a" : `${n >= 0 ? "+" : ""}${Math.round(n)}${unit}`);
+const signed = (n: number | null, unit = "") => (n === null ? "n/a" : `${n >= 0 ? "+" : "−"}${Math.abs(Math.round(n))}${unit}`);
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const TEST_NAMES: Record<NonNullable<Comparison["test"]>, string> = {
+  mcnemar_exact: "exact McNemar",
+  sign_flip_exact: "exact sign-flip permutation over tasks",
+  sign_flip_monte_carlo: "Monte-Carlo sign-flip permutation over tasks",
+};
 
 function verdictLine(c: Comparison): string {
   if (c.verdict === "not_comparable") return `NOT COMPARABLE: ${c.not_comparable.join("; ")}`;
   if (c.verdict === "regression") return `REGRESSION: ${c.regressions.join("; ")}`;
-  return "no regression";
+  return c.gate_note;
+}
+
+function pairedLine(c: Comparison): string {
+  const test = c.test ? ` (${TEST_NAMES[c.test]})` : "";
+  const drop = c.p_value_drop !== null ? `; one-sided p of a drop = ${pval(c.p_value_drop)}` : "";
+  return (
+    `paired over ${plural(c.paired, "task")} scored in both (${plural(c.baseline.epochs, "epoch")} baseline, ${c.current.epochs} current): ` +
+    `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)}, ${pp(c.delta_pp)} (95 % CI ${interval(c.delta_ci95_pp)} pp), ` +
+    `p = ${pval(c.p_value)} two-sided${test}${drop}`
+  );
+}
+
+const tokens = (s: SideSummary) => `agent ${s.tokens.agent}, approver ${s.tokens.approver}, judge ${s.tokens.judge}, total ${s.tokens.total}`;
+const side = (s: SideSummary) =>
+  `${pct(s.pass_rate)} passed (${s.passed}/${s.scored} scored, ${s.unscored} unscored; ${plural(s.tasks, "task")} × ${plural(s.epochs, "epoch")})`;
+
+function changeText(t: TaskChange, perEpoch: boolean): string {
+  return perEpoch ? `${t.task_id}  ${t.baseline} → ${t.current}` : t.task_id;
 }
 
 export function comparisonText(c: Comparison, maxListed = 20): string {
   const lines: string[] = [];
+  const perEpoch = c.baseline.epochs > 1 || c.current.epochs > 1;
   const list = (title: string, items: TaskChange[]) => {
     if (items.length === 0) return;
     lines.push(`${title} (${items.length}):`);
-    for (const t of items.slice(0, maxListed)) lines.push(`  ${taskName(t, c.epochs)}  ${t.reason}`);
+    for (const t of items.slice(0, maxListed)) lines.push(`  ${changeText(t, perEpoch)}  ${t.reason}`);
     if (items.length > maxListed) lines.push(`  … and ${items.length - maxListed} more (--json has them all)`);
   };
   list("newly failing", c.newly_failing);
   list("newly passing", c.newly_passing);
   lines.push(
-    `baseline ${c.baseline.run}: ${pct(c.baseline.pass_rate)} passed (${c.baseline.passed}/${c.baseline.scored} scored, ${c.baseline.unscored} unscored)`,
-    `current  ${c.current.run}: ${pct(c.current.pass_rate)} passed (${c.current.passed}/${c.current.scored} scored, ${c.current.unscored} unscored)`,
-    `paired over ${c.paired} task(s) scored in both: ${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)}, ${pp(c.delta_pp)} (95 % CI ${interval(c.delta_ci95_pp)}), p = ${pval(c.p_value)}${c.test ? ` (${c.test.replace("_", " ")})` : ""}`,
-    `per task: tokens ${signed(c.mean_tokens_delta)}, duration ${signed(c.mean_duration_ms_delta, " ms")}${c.cost_usd_delta !== null ? `, cost ${c.cost_usd_delta >= 0 ? "+" : ""}$${c.cost_usd_delta.toFixed(4)} in all` : ""}`,
+    `baseline ${c.baseline.run}: ${side(c.baseline)}`,
+    `current  ${c.current.run}: ${side(c.current)}`,
+    pairedLine(c),
+    `tokens: baseline ${tokens(c.baseline)}; current ${tokens(c.current)}`,
+    `per task: tokens ${signed(c.mean_tokens_delta)}, duration ${signed(c.mean_duration_ms_delta, " ms")}${c.cost_usd_delta !== null ? `, cost ${c.cost_usd_delta >= 0 ? "+" : "−"}$${Math.abs(c.cost_usd_delta).toFixed(4)} in all` : ""}`,
   );
+  if (c.unscored_tasks) lines.push(`unscored or missing: ${c.unscored_tasks} task(s) (${Object.entries(c.unscored_reasons).map(([r, n]) => `${n} ${r}`).join(", ")})`);
   if (c.only_in_baseline.length) lines.push(`only in baseline: ${c.only_in_baseline.length} task(s) (${c.only_in_baseline.slice(0, 5).join(", ")}${c.only_in_baseline.length > 5 ? ", …" : ""})`);
   if (c.only_in_current.length) lines.push(`only in current: ${c.only_in_current.length} task(s) (${c.only_in_current.slice(0, 5).join(", ")}${c.only_in_current.length > 5 ? ", …" : ""})`);
+  if (c.verdict !== "ok") lines.push(`gate: ${c.gate_note}`);
   lines.push(verdictLine(c));
   return lines.join("\n") + "\n";
 }
 
-const mdCell = (s: string) => s.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+/**
+ * Text from runs (task ids, model output, scorer reasons) made inert for GitHub Markdown: HTML is escaped
+ * (no tag, no entity survives), Markdown punctuation is backslash-escaped, @mentions do not notify, and a
+ * newline cannot end a table row.
+ */
+export function mdText(s: string): string {
+  return s
+    .replace(/\r?\n|\r/g, " ")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/[\\`*_{}[\]()#+\-!|~:]/g, "\\$&")
+    .replace(/@/g, "&#64;");
+}
 
 export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
   const icon = c.verdict === "ok" ? "✅" : c.verdict === "regression" ? "❌" : "⚠️";
+  const perEpoch = c.baseline.epochs > 1 || c.current.epochs > 1;
   const out = [
-    `## ${icon} hermes-batch compare: ${verdictLine(c)}`,
+    `## ${icon} hermes-batch compare: ${mdText(verdictLine(c))}`,
     "",
     "| | baseline | current |",
     "|---|---|---|",
     `| pass rate (scored) | ${pct(c.baseline.pass_rate)} (${c.baseline.passed}/${c.baseline.scored}) | ${pct(c.current.pass_rate)} (${c.current.passed}/${c.current.scored}) |`,
+    `| tasks × epochs | ${c.baseline.tasks} × ${c.baseline.epochs} | ${c.current.tasks} × ${c.current.epochs} |`,
     `| unscored | ${c.baseline.unscored} | ${c.current.unscored} |`,
-    `| tokens | ${c.baseline.tokens} | ${c.current.tokens} |`,
+    `| tokens (agent / approver / judge) | ${c.baseline.tokens.agent} / ${c.baseline.tokens.approver} / ${c.baseline.tokens.judge} | ${c.current.tokens.agent} / ${c.current.tokens.approver} / ${c.current.tokens.judge} |`,
+    `| tokens (total) | ${c.baseline.tokens.total} | ${c.current.tokens.total} |`,
     "",
-    `Paired over ${c.paired} task(s): **${pp(c.delta_pp)}** (95 % CI ${interval(c.delta_ci95_pp)}), p = ${pval(c.p_value)}${c.test ? ` (${c.test.replace("_", " ")})` : ""}.`,
+    `${mdText(pairedLine(c))}.`,
+    "",
+    `Gate: ${mdText(c.gate_note)}`,
     "",
   ];
   const section = (title: string, items: TaskChange[]) => {
     if (items.length === 0) return;
-    out.push(`### ${title} (${items.length})`, "", "| task | why |", "|---|---|");
-    for (const t of items.slice(0, maxListed)) out.push(`| ${mdCell(taskName(t, c.epochs))} | ${mdCell(t.reason.slice(0, 300))} |`);
-    if (items.length > maxListed) out.push(`| … | ${items.length - maxListed} more |`);
+    out.push(`### ${title} (${items.length})`, "", perEpoch ? "| task | baseline | current | why |" : "| task | why |", perEpoch ? "|---|---|---|---|" : "|---|---|");
+    for (const t of items.slice(0, maxListed)) {
+      const why = mdText(t.reason.slice(0, 300));
+      out.push(perEpoch ? `| ${mdText(t.task_id)} | ${t.baseline} | ${t.current} | ${why} |` : `| ${mdText(t.task_id)} | ${why} |`);
+    }
+    if (items.length > maxListed) out.push(perEpoch ? `| … | | | ${items.length - maxListed} more |` : `| … | ${items.length - maxListed} more |`);
     out.push("");
   };
   section("Newly failing", c.newly_failing);

@@ -1,4 +1,8 @@
-/** JUnit XML of a run: one testcase per task (and epoch); failures say why, unscored tasks are skipped. */
+/**
+ * JUnit XML of a run: one testcase per task (and epoch). A failed score is a <failure>, a task that could
+ * not be scored (infrastructure failure, dropped, judge failed) an <error> with the reason, and only a task
+ * of the baseline that is absent from this run is <skipped>.
+ */
 import type { RunSamples } from "./run_samples.js";
 
 const INVALID_XML = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
@@ -13,26 +17,51 @@ export function xmlEscape(text: string): string {
     .replace(/'/g, "&apos;");
 }
 
-export function runToJUnit(run: RunSamples, suiteName = `hermes-batch.${run.name}`): string {
-  const samples = [...run.samples.values()].sort((a, b) => (a.taskId === b.taskId ? a.epoch - b.epoch : a.taskId < b.taskId ? -1 : 1));
-  const failures = samples.filter((s) => s.passed === false).length;
-  const skipped = samples.filter((s) => s.passed === null).length;
-  const time = samples.reduce((t, s) => t + s.durationMs, 0) / 1000;
-  const cases = samples.map((s) => {
-    const name = run.epochs > 1 ? `${s.taskId} [epoch ${s.epoch}]` : s.taskId;
-    const open = `  <testcase classname="${xmlEscape(suiteName)}" name="${xmlEscape(name)}" time="${(s.durationMs / 1000).toFixed(3)}"`;
-    if (s.passed === true) return `${open}/>`;
-    if (s.passed === null) return `${open}>\n    <skipped message="${xmlEscape(`unscored: ${s.reason}`)}"/>\n  </testcase>`;
-    const body = [s.reason, s.details].filter(Boolean).join("\n");
-    return `${open}>\n    <failure message="${xmlEscape(s.reason)}" type="${xmlEscape(s.outcome)}">${xmlEscape(body)}</failure>\n  </testcase>`;
+export interface JUnitOptions {
+  suiteName?: string;
+  /** The baseline run: its tasks absent from this run are listed as skipped. */
+  baseline?: RunSamples;
+}
+
+interface Case {
+  taskId: string;
+  epoch: number;
+  durationMs: number;
+  kind: "pass" | "failure" | "error" | "skipped";
+  message: string;
+  type: string;
+  body: string;
+}
+
+function toCases(run: RunSamples, baseline: RunSamples | undefined): Case[] {
+  const cases: Case[] = [...run.samples.values()].map((s) => ({
+    taskId: s.taskId,
+    epoch: s.epoch,
+    durationMs: s.durationMs,
+    kind: s.passed === true ? "pass" : s.passed === false ? "failure" : "error",
+    message: s.passed === null ? `unscored: ${s.reason}` : s.reason,
+    type: s.outcome,
+    body: [s.reason, s.details].filter(Boolean).join("\n"),
+  }));
+  for (const [key, s] of baseline?.samples ?? []) {
+    if (!run.samples.has(key)) cases.push({ taskId: s.taskId, epoch: s.epoch, durationMs: 0, kind: "skipped", message: "absent from the current run", type: "absent", body: "" });
+  }
+  return cases.sort((a, b) => (a.taskId === b.taskId ? a.epoch - b.epoch : a.taskId < b.taskId ? -1 : 1));
+}
+
+export function runToJUnit(run: RunSamples, opts: JUnitOptions = {}): string {
+  const suiteName = opts.suiteName ?? `hermes-batch.${run.name}`;
+  const cases = toCases(run, opts.baseline);
+  const count = (kind: Case["kind"]) => cases.filter((c) => c.kind === kind).length;
+  const time = cases.reduce((t, c) => t + c.durationMs, 0) / 1000;
+  const epochs = Math.max(run.epochs, opts.baseline?.epochs ?? 1);
+  const xml = cases.map((c) => {
+    const name = epochs > 1 ? `${c.taskId} [epoch ${c.epoch}]` : c.taskId;
+    const open = `  <testcase classname="${xmlEscape(suiteName)}" name="${xmlEscape(name)}" time="${(c.durationMs / 1000).toFixed(3)}"`;
+    if (c.kind === "pass") return `${open}/>`;
+    if (c.kind === "skipped") return `${open}>\n    <skipped message="${xmlEscape(c.message)}"/>\n  </testcase>`;
+    return `${open}>\n    <${c.kind} message="${xmlEscape(c.message)}" type="${xmlEscape(c.type)}">${xmlEscape(c.body)}</${c.kind}>\n  </testcase>`;
   });
-  return [
-    '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="hermes-batch" tests="${samples.length}" failures="${failures}" skipped="${skipped}" time="${time.toFixed(3)}">`,
-    `<testsuite name="${xmlEscape(suiteName)}" tests="${samples.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}">`,
-    ...cases,
-    "</testsuite>",
-    "</testsuites>",
-    "",
-  ].join("\n");
+  const totals = `tests="${cases.length}" failures="${count("failure")}" errors="${count("error")}" skipped="${count("skipped")}" time="${time.toFixed(3)}"`;
+  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="hermes-batch" ${totals}>`, `<testsuite name="${xmlEscape(suiteName)}" ${totals}>`, ...xml, "</testsuite>", "</testsuites>", ""].join("\n");
 }

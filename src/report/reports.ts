@@ -45,6 +45,8 @@ export interface ReportTiming {
   totalPrompts?: number;
   /** This invocation's model calls, retries, 429s and connection-limit changes (from the run-wide limiters). */
   modelCalls?: ModelCallCounts;
+  /** When the run ended (default now): a merge gives its shards' last end. */
+  completedAt?: Date;
 }
 
 export async function writeRunReports(runDir: string, config: RunConfig, timing: ReportTiming = {}): Promise<RunReport> {
@@ -120,7 +122,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   // The default bootstrap seed, as the HTML report uses: one interval for one run wherever it is shown.
   if (anyScore) report.scores = runScoreMetrics(samples, epochs);
   const json = {
-    ...stats.toJSON(),
+    ...stats.toJSON(timing.completedAt),
     ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),
     // Present once any row names a scorer: pass rates over scored tasks, the unscored counted apart.
     ...(report.scores ? { scores: { ...report.scores, judge_usage: judgeUsage } } : {}),

@@ -10,6 +10,8 @@ import { UserError } from "../core/errors.js";
 import { RUN_FILES } from "../store/checkpoint.js";
 import { readJsonl } from "../store/jsonl_file.js";
 
+const TokensSchema = z.object({ total_tokens: z.number() }).partial().passthrough().optional();
+
 const LineSchema = z
   .object({
     task_id: z.string(),
@@ -23,7 +25,9 @@ const LineSchema = z
       })
       .passthrough()
       .optional(),
-    usage: z.object({ total_tokens: z.number() }).partial().passthrough().optional(),
+    usage: TokensSchema,
+    approval_usage: TokensSchema,
+    judge_usage: TokensSchema,
     duration_ms: z.number().optional(),
     cost_usd: z.number().optional(),
     final_response: z.string().nullable().optional(),
@@ -45,7 +49,10 @@ export interface RunSample {
   /** Extra text for a report (verify output tail). */
   details?: string;
   prompt?: string;
+  /** The agent's tokens; the approver's and the judge's are counted apart. */
   tokens: number;
+  approverTokens: number;
+  judgeTokens: number;
   durationMs: number;
   costUsd?: number;
   outcome: string;
@@ -94,6 +101,8 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     details: line.verify?.output ? `verify exit ${line.verify.exit_code}: ${tail(line.verify.output)}` : undefined,
     prompt: firstUserPrompt(line.messages),
     tokens: line.usage?.total_tokens ?? 0,
+    approverTokens: line.approval_usage?.total_tokens ?? 0,
+    judgeTokens: line.judge_usage?.total_tokens ?? 0,
     durationMs: line.duration_ms ?? 0,
     costUsd: line.cost_usd,
     outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),

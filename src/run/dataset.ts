@@ -1,10 +1,13 @@
 /**
  * Streaming JSONL dataset reader: one zod-validated row a line, errors carry file:line.
- * Never holds the file in memory; `scanDataset` validates the whole file's structure up front.
+ * A regular file is never held in memory (it is read again for each pass); an input that can be read only
+ * once (stdin `-`, `/dev/stdin`, a pipe, process substitution) is read once into memory by
+ * `openDatasetSource`, and every pass reads that copy. `scanDataset` validates the whole file's structure up front.
  */
 import { createHash } from "node:crypto";
-import { closeSync, createReadStream, openSync, readSync } from "node:fs";
-import type { Readable } from "node:stream";
+import { closeSync, createReadStream, openSync, readSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { UserError } from "../core/errors.js";
 import { z } from "zod";
@@ -65,12 +68,99 @@ export function promptId(prompt: string): string {
 
 export type ParsedLine = { ok: true; value: DatasetLine } | { ok: false; bad: BadRow };
 
+/** What messages call a dataset read from stdin (`<stdin>:LINE: reason`). */
+export const STDIN_NAME = "<stdin>";
+
+/**
+ * Where the rows come from. A regular file is read from its path as often as needed; an input that cannot
+ * be read twice (stdin, a FIFO, process substitution's /dev/fd/N) holds its whole content in `bytes`,
+ * read once: the fingerprint, the up-front scan and the run all read that copy.
+ */
+export interface DatasetSource {
+  /** As given on the command line (`-` for stdin). */
+  path: string;
+  /** What messages call it: the path, or `<stdin>`. */
+  name: string;
+  /** The whole content of an input that can be read only once; undefined for a regular file. */
+  bytes?: Buffer;
+  /** The folder a row's `verify_files` are relative to: the file's own, the current folder for a pipe. */
+  dir: string;
+}
+
+/** Paths that are this process's stdin under another name. */
+const STDIN_PATHS = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+
+/** A path of the kernel's (`/dev/stdin`, `/dev/fd/63`, `/proc/self/fd/N`): its folder means nothing to a row. */
+const isKernelPath = (path: string) => /^\/(dev|proc)\//.test(path);
+
+/** The run name a dataset gives by default: `stdin` for stdin, `pipe` for another descriptor, else the file name. */
+export function datasetBaseName(path: string): string | undefined {
+  if (STDIN_PATHS.has(path)) return "stdin";
+  if (/^\/(dev\/fd|proc\/[^/]+\/fd)\/\d+$/.test(path)) return "pipe";
+  return undefined;
+}
+
+/** Whether the dataset at this path can be read only once (stdin, a FIFO, a pipe's descriptor). */
+export function readsOnce(path: string): boolean {
+  if (path === "-") return true;
+  try {
+    const st = statSync(path);
+    return !st.isFile() && !st.isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function readAll(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of input) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Opens the dataset named on the command line: `-` is stdin; a path that is not a regular file (a FIFO,
+ * `/dev/stdin` on a pipe, `<(…)`) is read once, whole, into memory. A missing path or a folder is a UserError.
+ */
+export async function openDatasetSource(path: string, stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin): Promise<DatasetSource> {
+  const name = STDIN_PATHS.has(path) ? STDIN_NAME : path;
+  const fromStdin = async (): Promise<DatasetSource> => {
+    if (stdin.isTTY) throw new UserError(`dataset ${path}: reads the rows from stdin, but stdin is a terminal; pipe them in (run - < data.jsonl)`);
+    return { path, name, bytes: await readAll(stdin as AsyncIterable<Buffer>), dir: process.cwd() };
+  };
+  if (path === "-") return fromStdin();
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    if (STDIN_PATHS.has(path)) return fromStdin();
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UserError(`dataset ${path}: ${code === "ENOENT" ? "file not found" : `cannot read: ${code ?? String(err)}`}`);
+  }
+  // stdin by another name, when it is no file: read from the descriptor itself (a socket, as a parent
+  // written in Node gives its child, cannot be opened again through /dev/stdin).
+  if (STDIN_PATHS.has(path) && !st.isFile()) return fromStdin();
+  if (st.isDirectory()) throw new UserError(`dataset ${path}: is a folder, not a JSONL file`);
+  const dir = isKernelPath(path) ? process.cwd() : dirname(resolve(path));
+  if (st.isFile()) return { path, name, dir };
+  try {
+    return { path, name, bytes: await readAll(createReadStream(path)), dir };
+  } catch (err) {
+    throw new UserError(`dataset ${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+/** sha256 (hex) of a dataset held in memory; undefined for a regular file (the fingerprint streams that one). */
+export function inMemorySha256(source: DatasetSource): string | undefined {
+  return source.bytes === undefined ? undefined : createHash("sha256").update(source.bytes).digest("hex");
+}
+
 /**
  * Yields every non-blank line as a valid row or a bad row. Ids are made unique here:
  * an explicit duplicate id is a bad row; a duplicate derived id gets an occurrence suffix.
  */
-export async function* readDataset(file: string): AsyncGenerator<ParsedLine> {
-  const input = openDataset(file);
+export async function* readDataset(source: string | DatasetSource): AsyncGenerator<ParsedLine> {
+  const file = typeof source === "string" ? source : source.name;
+  const input = typeof source === "string" || source.bytes === undefined ? openDataset(typeof source === "string" ? source : source.path, file) : bytesDataset(source.bytes, file);
   const lines = byteLines(input);
   const utf8 = new TextDecoder("utf-8", { fatal: true });
   const seenIds = new Map<string, number>();
@@ -147,8 +237,23 @@ const MAGIC: [number[], string][] = [
   [[0x50, 0x41, 0x52, 0x31], "a Parquet file (convert it to JSONL first)"],
 ];
 
+/** gzip is read transparently; any other binary content is one clear UserError. */
+function checkHead(head: Buffer, name: string): "gzip" | "text" {
+  if (head[0] === 0x1f && head[1] === 0x8b) return "gzip";
+  const known = MAGIC.find(([magic]) => magic.every((b, i) => head[i] === b));
+  if (known) throw new UserError(`dataset ${name}: this is ${known[1]}, not a JSONL text file`);
+  if (head.includes(0)) throw new UserError(`dataset ${name}: this is binary data (it has NUL bytes), not a JSONL text file`);
+  return "text";
+}
+
+/** A dataset held in memory (read once from stdin or a pipe). */
+function bytesDataset(bytes: Buffer, name: string): Readable {
+  const input = Readable.from([bytes]);
+  return checkHead(bytes.subarray(0, 4096), name) === "gzip" ? input.pipe(createGunzip()) : input;
+}
+
 /** The dataset's bytes: gzip is read transparently; any other binary file is one clear UserError. */
-function openDataset(file: string): Readable {
+function openDataset(file: string, name = file): Readable {
   let head: Buffer;
   try {
     const fd = openSync(file, "r");
@@ -161,10 +266,7 @@ function openDataset(file: string): Readable {
   } catch {
     return createReadStream(file); // the stream reports the error (not found, unreadable) as a bad row
   }
-  if (head[0] === 0x1f && head[1] === 0x8b) return createReadStream(file).pipe(createGunzip());
-  const known = MAGIC.find(([magic]) => magic.every((b, i) => head[i] === b));
-  if (known) throw new UserError(`dataset ${file}: this is ${known[1]}, not a JSONL text file`);
-  if (head.includes(0)) throw new UserError(`dataset ${file}: this is binary data (it has NUL bytes), not a JSONL text file`);
+  if (checkHead(head, name) === "gzip") return createReadStream(file).pipe(createGunzip());
   return createReadStream(file);
 }
 
@@ -190,7 +292,7 @@ export interface DatasetScan {
 }
 
 /** Reads the whole file once to find bad rows before any task starts (keeps the first `keepBad`). */
-export async function scanDataset(file: string, keepBad = 20): Promise<DatasetScan> {
+export async function scanDataset(file: string | DatasetSource, keepBad = 20): Promise<DatasetScan> {
   const scan: DatasetScan = { rows: 0, bad: [], badCount: 0 };
   for await (const item of readDataset(file)) {
     if (item.ok) scan.rows++;

@@ -18,7 +18,7 @@ import { HEADER_KEYS, isShowableHeaderValue, parseHeaderLine } from "../config/h
 import { flagOf } from "../config/run_options.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { UserError, errorMessage } from "../core/errors.js";
-import { readDataset, formatBadRow, type DatasetLine } from "./dataset.js";
+import { datasetBaseName, formatBadRow, inMemorySha256, openDatasetSource, readDataset, readsOnce, type DatasetLine, type DatasetSource } from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
 import { registry } from "../../tools/registry.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
@@ -48,7 +48,7 @@ export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, inter
 const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "metadata"]);
 
 export function defaultRunName(dataset: string): string {
-  return basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run";
+  return datasetBaseName(dataset) ?? (basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run");
 }
 
 interface Selection {
@@ -63,12 +63,12 @@ interface Selection {
   unscoredOnly: boolean;
 }
 
-/** A row's verify_files folder, beside the dataset; undefined when the row names none. */
-function verifyFilesDir(dataset: string, row: DatasetLine["row"]): string | undefined {
-  return row.verify_files === undefined ? undefined : resolve(dirname(resolve(dataset)), row.verify_files);
+/** A row's verify_files folder, beside the dataset (the current folder for a pipe); undefined when the row names none. */
+function verifyFilesDir(dataset: DatasetSource, row: DatasetLine["row"]): string | undefined {
+  return row.verify_files === undefined ? undefined : resolve(dataset.dir, row.verify_files);
 }
 
-function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined, dataset: string): TaskSpec {
+function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined, dataset: DatasetSource): TaskSpec {
   const { row } = item;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (!KNOWN_ROW_FIELDS.has(k)) extra[k] = v;
@@ -95,6 +95,7 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | unde
 /** Streams the dataset and yields the tasks this invocation must run. */
 async function* plannedTasks(
   config: RunConfig,
+  dataset: DatasetSource,
   planner: ToolsetPlanner,
   done: Set<string>,
   failed: Set<string>,
@@ -115,40 +116,40 @@ async function* plannedTasks(
     if (!found) noToolOf.set(key, (found = whyNoTool(toolsets)));
     return found;
   };
-  for await (const item of readDataset(config.dataset)) {
+  for await (const item of readDataset(dataset)) {
     if (!item.ok) {
       onBad(formatBadRow(item.bad));
       continue;
     }
-    const filesDir = verifyFilesDir(config.dataset, item.value.row);
+    const filesDir = verifyFilesDir(dataset, item.value.row);
     if (filesDir !== undefined && !(existsSync(filesDir) && statSync(filesDir).isDirectory())) {
-      onBad(`${config.dataset}:${item.value.line}: 'verify_files' ${item.value.row.verify_files}: no such folder beside the dataset (${filesDir})`);
+      onBad(`${dataset.name}:${item.value.line}: 'verify_files' ${item.value.row.verify_files}: no such folder beside the dataset (${filesDir})`);
       continue;
     }
     if (filesDir !== undefined && item.value.row.verify === undefined) {
-      onBad(`${config.dataset}:${item.value.line}: 'verify_files' needs a 'verify' command to run against them`);
+      onBad(`${dataset.name}:${item.value.line}: 'verify_files' needs a 'verify' command to run against them`);
       continue;
     }
     const networkBad = item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
     if (networkBad) {
-      onBad(`${config.dataset}:${item.value.line}: 'network': ${networkBad}`);
+      onBad(`${dataset.name}:${item.value.line}: 'network': ${networkBad}`);
       continue;
     }
     const envProblem = rowProblem?.(item.value.row);
     if (envProblem) {
-      onBad(`${config.dataset}:${item.value.line}: ${envProblem}`);
+      onBad(`${dataset.name}:${item.value.line}: ${envProblem}`);
       continue;
     }
     const rowNetwork = namedNetwork(item.value.row.network);
     if (rowNetwork !== undefined) rowNetworks.add(rowNetwork);
     const badToolset = item.value.row.toolsets && planner.unknownToolset(item.value.row.toolsets);
     if (badToolset) {
-      onBad(`${config.dataset}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
+      onBad(`${dataset.name}:${item.value.line}: unknown toolset '${badToolset}' in 'toolsets'`);
       continue;
     }
     const noTool = item.value.row.toolsets && (await whyNoToolOnce(item.value.row.toolsets));
     if (noTool) {
-      onBad(`${config.dataset}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`);
+      onBad(`${dataset.name}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`);
       continue;
     }
     const i = valid++;
@@ -166,12 +167,12 @@ async function* plannedTasks(
         if (done.has(key) || sel.heldBack.has(key)) continue;
         if (sel.unscoredOnly || (sel.retryFailedOnly && !failed.has(key))) continue;
       }
-      yield toSpec(item.value, planner, epoch, config.dataset);
+      yield toSpec(item.value, planner, epoch, dataset);
     }
   }
 }
 
-async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection, shard?: Shard) {
+async function countTasks(config: RunConfig, dataset: DatasetSource, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection, shard?: Shard) {
   const backend = await environmentBackend(config.env);
   const rowProblem = backend.rowProblem?.bind(backend);
   let n = 0;
@@ -180,7 +181,7 @@ async function countTasks(config: RunConfig, planner: ToolsetPlanner, done: Set<
   const rows = { n: 0 };
   const networks = new Set<string>();
   const unscoredPlanned = new Set<string>();
-  for await (const spec of plannedTasks(config, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks, rowProblem)) {
+  for await (const spec of plannedTasks(config, dataset, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks, rowProblem)) {
     n++;
     if (sel.unscored.has(recordKey(spec.id, spec.epoch))) unscoredPlanned.add(recordKey(spec.id, spec.epoch));
     const key = spec.toolsets.join("+") || "(none)";
@@ -263,7 +264,8 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   const inputs = await readRunInputs(config);
   config.run_name ??= defaultRunName(config.dataset);
   const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
-  if (!existsSync(config.dataset)) throw new UserError(`dataset ${config.dataset}: file not found`);
+  // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
+  const dataset = await openDatasetSource(config.dataset);
   if (config.max_drop !== undefined && !config.baseline) throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
   if (config.baseline && !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))) {
     throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
@@ -272,16 +274,17 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   // fails ends the pool again (it waits for them to finish loading: see startRunPool).
   const runPool = config.dry_run ? undefined : startRunPool(config, runDir, inputs);
   try {
-    return await checkAndRun(config, runDir, inputs, shard, runPool);
+    return await checkAndRun(config, dataset, runDir, inputs, shard, runPool);
   } finally {
     await runPool?.close();
   }
 }
 
-async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs, shard: Shard | undefined, runPool: RunPool | undefined): Promise<number> {
+async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: string, inputs: RunInputs, shard: Shard | undefined, runPool: RunPool | undefined): Promise<number> {
   const out = process.stdout;
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`note: ${m}\n`));
-  const fingerprint = await configFingerprint(config);
+  // A dataset from stdin is identified by its content, as a file is: resuming needs the same rows piped in again.
+  const fingerprint = await configFingerprint(config, { dataset: inMemorySha256(dataset) });
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
@@ -328,7 +331,7 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
   const networkBad = networkRefusal(config.network, config.allow_network);
   if (networkBad) throw new UserError(`--network: ${networkBad}`);
-  const { n: total, draws, bad, rows, networks, unscoredPlanned } = await countTasks(config, planner, state.done, failedIds, sel, shard);
+  const { n: total, draws, bad, rows, networks, unscoredPlanned } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
   if (bad.length > 0 && config.on_bad_row === "fail") {
@@ -336,10 +339,10 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
     const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
     throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
   }
-  if (rows === 0) throw new UserError(`dataset ${config.dataset}: no valid rows`);
+  if (rows === 0) throw new UserError(`dataset ${dataset.name}: no valid rows`);
   if (config.offset > 0 && config.offset >= rows) throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
   if (sel.only) {
-    const known = await datasetIds(config.dataset);
+    const known = await datasetIds(dataset);
     const unknown = [...sel.only].filter((id) => !known.has(id));
     if (unknown.length) throw new UserError(`--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`);
   }
@@ -365,7 +368,7 @@ async function checkAndRun(config: RunConfig, runDir: string, inputs: RunInputs,
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
-    return await runLocked(config, runDir, { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange }, runPool!);
+    return await runLocked(config, runDir, { dataset, shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange }, runPool!);
   } finally {
     releaseLock();
   }
@@ -380,6 +383,7 @@ async function preflightModels(config: RunConfig, out: NodeJS.WritableStream): P
 }
 
 interface RunPlan {
+  dataset: DatasetSource;
   inputs: RunInputs;
   shard: Shard | undefined;
   shardInfo: Record<string, string>;
@@ -411,7 +415,7 @@ async function whyNoTool(toolsets: string[]): Promise<string | undefined> {
 }
 
 /** Every valid row's task id (for --only). */
-async function datasetIds(dataset: string): Promise<Set<string>> {
+async function datasetIds(dataset: DatasetSource): Promise<Set<string>> {
   const ids = new Set<string>();
   for await (const item of readDataset(dataset)) if (item.ok) ids.add(item.value.id);
   return ids;
@@ -448,6 +452,12 @@ function earlierConfigChanges(runDir: string): { at: string; changed: string }[]
   }
 }
 
+/** run.yaml's record of a dataset read from stdin or a pipe: its name and the hash of what was read. */
+function datasetRecord(dataset: DatasetSource): Record<string, string> {
+  const sha256 = inMemorySha256(dataset);
+  return sha256 === undefined ? {} : { dataset: dataset.name, dataset_sha256: sha256 };
+}
+
 /** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
 function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
@@ -476,7 +486,8 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
     ...(args.some((a) => /: VALUE$/.test(a)) ? ["the header values back in place of VALUE"] : []),
     ...(args.some((a) => a.includes("USER:PASSWORD@")) ? ["the URL credentials back in place of USER:PASSWORD"] : []),
   ];
-  const hint = gaps.length ? ` (put ${gaps.join(", ")})` : "";
+  const hints = [...(gaps.length ? [`put ${gaps.join(", ")}`] : []), ...(readsOnce(config.dataset) ? ["pipe the same dataset into it again"] : [])];
+  const hint = hints.length ? ` (${hints.join("; ")})` : "";
   return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
 }
 
@@ -531,7 +542,7 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
 }
 
 async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPool: RunPool): Promise<number> {
-  const { shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange } = plan;
+  const { dataset, shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange } = plan;
   const startedAt = new Date();
   const out = process.stdout;
   if (config.only) {
@@ -547,7 +558,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];
   writeFileSync(
     join(runDir, RUN_FILES.config),
-    YAML.stringify({ ...publicConfig(config), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
+    YAML.stringify({ ...publicConfig(config), ...datasetRecord(dataset), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
   );
   const events = join(runDir, RUN_FILES.events);
   const redact = createRedactor(secretValues(config));
@@ -728,7 +739,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   let dispatchError: unknown;
   try {
     const badRows: string[] = [];
-    for await (const spec of plannedTasks(config, planner, state.done, failedIds, sel, (m) => badRows.push(m), undefined, shard)) {
+    for await (const spec of plannedTasks(config, dataset, planner, state.done, failedIds, sel, (m) => badRows.push(m), undefined, shard)) {
       if (stopping) break;
       while (inFlight.size >= config.concurrency && !stopping) await Promise.race(inFlight);
       if (stopping) break;

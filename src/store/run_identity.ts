@@ -52,6 +52,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "shard_count",
   "config_fingerprint",
   "allowed_config_changes",
+  "dataset_sha256",
 ]);
 
 /** Keys naming files: their content counts, not their path (shards on different nodes see different paths). */
@@ -92,13 +93,14 @@ export async function fileSha256(path: string, what: string): Promise<string> {
 
 /**
  * `sha256:<hex>` over the settings that must be identical in every shard (see FINGERPRINT_IGNORED_KEYS)
- * and the content of the dataset, distribution file and prefill file.
+ * and the content of the dataset, distribution file and prefill file. `contentSha256` gives the hash of a
+ * file already read (a dataset from stdin or a pipe, which cannot be read a second time).
  */
-export async function configFingerprint(config: RunConfig): Promise<string> {
+export async function configFingerprint(config: RunConfig, contentSha256: Partial<Record<(typeof FINGERPRINT_FILE_KEYS)[number], string>> = {}): Promise<string> {
   const files: Record<string, string> = {};
   for (const key of FINGERPRINT_FILE_KEYS) {
     const path = config[key];
-    if (path !== undefined) files[key] = await fileSha256(path, key.replace(/_/g, " "));
+    if (path !== undefined) files[key] = contentSha256[key] ?? (await fileSha256(path, key.replace(/_/g, " ")));
   }
   // Credentials never enter the hash (run.yaml holds everything else, so a short password could be guessed from it).
   const shown: Record<string, unknown> = { ...config };

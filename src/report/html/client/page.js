@@ -564,7 +564,7 @@
       card(
         `${title} (${changes.length})`,
         changes.length
-          ? h("div", { class: "changes", id }, changes.slice(0, 2000).map((t) => h("a", { href: taskHref(t.task_id, t.epoch, true) }, h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"), ` ${t.task_id}${t.epoch ? ` · epoch ${t.epoch}` : ""}`, t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "")))
+          ? h("div", { class: "changes", id }, changes.slice(0, 2000).map((t) => h("a", { href: taskHref(t.task_id, t.epoch, true) }, h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"), ` ${t.task_id} · ${t.baseline} → ${t.current}`, t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "")))
           : h("p", { class: "empty" }, "none"),
       );
     const only = (title, keys) => (keys.length ? card(`${title} (${keys.length})`, h("div", { class: "sub" }, keys.slice(0, 500).map((k) => k.replace(/#0$/, "")).join(", "))) : null);
@@ -577,8 +577,9 @@
         card(
           "Pass rate change",
           h("div", { class: "big" }, c.delta_pp === null ? "–" : `${c.delta_pp > 0 ? "+" : ""}${c.delta_pp.toFixed(1)} pp`),
-          h("div", { class: "sub" }, `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)} over ${fmtInt(c.paired)} pairs scored in both`, c.delta_ci95_pp ? ` · 95 % interval ${c.delta_ci95_pp[0].toFixed(1)} to ${c.delta_ci95_pp[1].toFixed(1)} pp` : ""),
-          h("div", { class: "sub" }, c.p_value === null ? "" : `${c.test === "mcnemar_exact" ? "exact McNemar" : "paired bootstrap"} p = ${c.p_value.toPrecision(3)}${c.significant ? " (significant)" : ""}`),
+          h("div", { class: "sub" }, `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)} over ${fmtInt(c.paired)} tasks scored in both`, c.delta_ci95_pp ? ` · 95 % interval ${c.delta_ci95_pp[0].toFixed(1)} to ${c.delta_ci95_pp[1].toFixed(1)} pp` : ""),
+          h("div", { class: "sub" }, c.p_value === null ? "" : `${c.test === "mcnemar_exact" ? "exact McNemar" : "sign-flip permutation over tasks"} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`),
+          h("div", { class: "sub" }, c.gate_note),
         ),
         card(
           "Runs",
@@ -586,7 +587,7 @@
             ["baseline", `${b.run.name} (${b.run.model})`],
             ["current", `${state.model.run.name} (${state.model.run.model})`],
             ["in common", fmtInt(c.common)],
-            ["unscored pairs", fmtInt(c.unscored_pairs)],
+            ["unscored or missing tasks", fmtInt(c.unscored_tasks)],
             ["only in baseline", fmtInt(c.only_in_baseline.length)],
             ["only in current", fmtInt(c.only_in_current.length)],
             ["tokens per task", sign(c.mean_tokens_delta, fmtInt)],

@@ -1,0 +1,88 @@
+/**
+ * The exact commands that rerun unfinished shards, from what the shards recorded when they started
+ * (launch.json): the same shard count, output folder, run name and options, for the plain shell, Slurm
+ * and Kubernetes. Keys never appear: they come from the environment (or the Kubernetes Secret).
+ */
+import type { Launch } from "./completion.js";
+import type { ShardStatus } from "./status.js";
+
+export function shellQuote(a: string): string {
+  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Run arguments without any shard selection or resume flag: those are set by the rerun itself. */
+function baseArgs(launch: Launch): string[] {
+  const out: string[] = [];
+  const args = launch.args;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === "--resume") continue;
+    if (a === "--shard" || a === "--shard-count") {
+      i++;
+      continue;
+    }
+    if (a.startsWith("--shard=") || a.startsWith("--shard-count=")) continue;
+    out.push(a);
+  }
+  // Pin what a rerun must not pick differently, whatever the defaults of where it runs.
+  if (!out.some((a) => a === "--run-name" || a.startsWith("--run-name="))) out.push("--run-name", launch.run_name);
+  if (!out.some((a) => a === "--output-dir" || a.startsWith("--output-dir="))) out.push("--output-dir", launch.output_dir);
+  return out;
+}
+
+export interface RerunCommands {
+  shell: string[];
+  slurm?: string;
+  kubernetes?: string[];
+  /** Secret flags the original command line had: the rerun needs the key from the environment instead. */
+  keyNote?: string;
+}
+
+/**
+ * `launches`: each shard's launch record (any shard's serves for one that never started: only the index
+ * differs). `unfinished`: the shards to rerun.
+ */
+export function rerunCommands(unfinished: ShardStatus[], count: number, launches: (Launch | undefined)[]): RerunCommands | undefined {
+  const any = launches.find((l) => l !== undefined);
+  if (!any || unfinished.length === 0) return undefined;
+  const launchOf = (i: number) => launches[i] ?? any;
+  const shell = unfinished.map((s) => {
+    const l = launchOf(s.index);
+    const args = [...baseArgs(l), "--shard", `${s.index}/${count}`, "--resume"];
+    return `cd ${shellQuote(l.cwd)} && ${shellQuote(l.node)} ${shellQuote(l.cli)} ${args.map(shellQuote).join(" ")}`;
+  });
+  const out: RerunCommands = { shell };
+  const slurm = launches.map((l) => l?.scheduler).find((s) => s?.kind === "slurm" && s.sbatch_script !== undefined);
+  if (slurm?.kind === "slurm") {
+    const l = launches.find((x) => x?.scheduler.kind === "slurm") ?? any;
+    const array = unfinished.map((s) => s.index).join(",");
+    const exportList = `--export=ALL,HERMES_BATCH_SHARD_COUNT=${count},OUTPUT_DIR=${l.output_dir}`;
+    out.slurm =
+      `cd ${shellQuote(l.cwd)} && sbatch --array=${array}${slurm.sbatch_options ? ` ${slurm.sbatch_options}` : ""} ` +
+      `${shellQuote(exportList)} ${shellQuote(slurm.sbatch_script!)}${slurm.script_args ? ` ${slurm.script_args}` : ""}`;
+  }
+  const k8s = launches.map((l) => l?.scheduler).find((s) => s?.kind === "kubernetes" && s.job_name !== undefined);
+  if (k8s?.kind === "kubernetes") {
+    const ns = k8s.namespace ? ` -n ${shellQuote(k8s.namespace)}` : "";
+    // One plain Job per shard, copied from the Indexed Job, with the index given by JOB_COMPLETION_INDEX itself.
+    out.kubernetes = unfinished.map(
+      (s) =>
+        `kubectl get job${ns} ${shellQuote(k8s.job_name!)} -o json | jq ${shellQuote(
+          `{apiVersion, kind, metadata: {name: (.metadata.name + "-rerun-${s.index}")}, spec: (.spec | del(.selector, .completionMode, .backoffLimitPerIndex, .maxFailedIndexes, .podFailurePolicy) | .completions = 1 | .parallelism = 1 | .backoffLimit = 2 | .template.metadata.labels = {} | .template.spec.containers[0].env += [{name: "JOB_COMPLETION_INDEX", value: "${s.index}"}])}`,
+        )} | kubectl create${ns} -f -`,
+    );
+  }
+  const flags = [...new Set(launches.flatMap((l) => l?.dropped_secret_flags ?? []))];
+  if (flags.length) out.keyNote = `the shards were started with ${flags.join(", ")} on the command line; the rerun takes the key from the environment (e.g. OPENAI_API_KEY) instead`;
+  return out;
+}
+
+export function rerunText(r: RerunCommands | undefined, indent = "  "): string {
+  if (!r) return `${indent}(no shard recorded how it was started: rerun them as you started them, with --shard i/N --resume)\n`;
+  const lines: string[] = [];
+  if (r.slurm) lines.push(`${indent}Slurm:`, `${indent}  ${r.slurm}`);
+  if (r.kubernetes) lines.push(`${indent}Kubernetes (one Job per shard, copied from the Indexed Job):`, ...r.kubernetes.map((c) => `${indent}  ${c}`));
+  lines.push(`${indent}shell:`, ...r.shell.map((c) => `${indent}  ${c}`));
+  if (r.keyNote) lines.push(`${indent}note: ${r.keyNote}`);
+  return lines.join("\n") + "\n";
+}

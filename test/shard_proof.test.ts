@@ -1,0 +1,136 @@
+/**
+ * Merge by proof, end to end with the built CLI against a local scripted model server (127.0.0.1): a shard
+ * killed with kill -9 before its first checkpoint leaves no completion record, so `merge` refuses (exit 4),
+ * naming the shard and its missing ids; `--allow-partial` says exactly what it leaves out; `shards` prints
+ * the rerun command, which, run as printed, completes the shard; the merge is then exactly the dataset.
+ */
+import { execa } from "execa";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shardOfTask } from "../src/shard/assign.js";
+import { CLI, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+
+const NO_SCHEDULER = {
+  SLURM_ARRAY_TASK_ID: "",
+  SLURM_ARRAY_TASK_MIN: "",
+  SLURM_ARRAY_TASK_MAX: "",
+  SLURM_ARRAY_TASK_STEP: "",
+  SLURM_ARRAY_TASK_COUNT: "",
+  SLURM_JOB_ID: "",
+  JOB_COMPLETION_INDEX: "",
+  HERMES_BATCH_SHARD_COUNT: "",
+};
+const KEY = "sk-test-shard-proof-0123456789";
+const N = 3;
+const KILLED = 2;
+const IDS = Array.from({ length: 15 }, (_, i) => `t${i}`);
+
+function readJsonl(path: string): Record<string, any>[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+async function until(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("merge by proof: a shard killed before its first checkpoint", () => {
+  let dir: string;
+  let server: FakeOpenAI;
+  let hang = true;
+  const taskOf = (req: RecordedRequest) => /task (t\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+  const r: Record<string, { exitCode?: number; stdout: string; stderr: string }> = {};
+  let killedLaunch = "";
+  let killedState = { checkpoint: true, record: true, runYaml: false };
+  const owned = IDS.filter((id) => shardOfTask(id, N) === KILLED);
+
+  beforeAll(async () => {
+    expect(owned.length).toBeGreaterThan(0);
+    dir = tempDir("hb-proof-");
+    // The killed shard's requests never get an answer while `hang` is set: it is mid-task when killed.
+    server = await startFakeOpenAI((req): Reply => (hang && shardOfTask(taskOf(req), N) === KILLED ? { kind: "hang" } : text(`done ${taskOf(req)}`)));
+    const dataset = join(dir, "data.jsonl");
+    writeFileSync(dataset, IDS.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
+    const args = (i: number) => ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"),
+      "--toolsets", "todo", "--workers", "1", "--progress", "none", "--shard", `${i}/${N}`];
+    const env = { ...NO_SCHEDULER, OPENAI_API_KEY: KEY };
+    const [a, b] = await Promise.all([runCli(args(0), { cwd: dir, env }), runCli(args(1), { cwd: dir, env })]);
+    r.s0 = a;
+    r.s1 = b;
+    // The third shard, killed with SIGKILL as soon as its first request is in flight (well before 5 s).
+    const child = execa("node", [CLI, ...args(KILLED), "--api-key", KEY], { cwd: dir, env: cleanEnv(env), extendEnv: false, reject: false });
+    await until("the killed shard's first request", () => server.requests.some((q) => shardOfTask(taskOf(q), N) === KILLED));
+    child.kill("SIGKILL");
+    await child;
+    const killedDir = join(dir, "runs", "exp", "shards", `000${KILLED}-of-0003`);
+    killedState = { checkpoint: existsSync(join(killedDir, "checkpoint.json")), record: existsSync(join(killedDir, "shard-complete.json")), runYaml: existsSync(join(killedDir, "run.yaml")) };
+    killedLaunch = readFileSync(join(killedDir, "launch.json"), "utf8");
+    r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.partial = await runCli(["merge", join(dir, "runs", "exp"), "--allow-partial"], { cwd: dir, env: NO_SCHEDULER });
+    r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    hang = false;
+    const rerun = /shell:\n\s+(cd .*)\n/.exec(r.shards.stdout)?.[1];
+    expect(rerun, r.shards.stdout).toBeDefined();
+    r.rerun = await execa("bash", ["-c", rerun!], { env: cleanEnv(env), extendEnv: false, reject: false });
+    r.shardsAfter = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.mergeAfter = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the killed shard left no completion record and no checkpoint; the others did", () => {
+    expect(r.s0!.exitCode, r.s0!.stderr).toBe(0);
+    expect(r.s1!.exitCode, r.s1!.stderr).toBe(0);
+    const shardDir = (i: number) => join(dir, "runs", "exp", "shards", `000${i}-of-0003`);
+    expect(existsSync(join(shardDir(0), "shard-complete.json"))).toBe(true);
+    expect(killedState).toEqual({ checkpoint: false, record: false, runYaml: true });
+    const launch = killedLaunch;
+    expect(launch).not.toContain(KEY);
+    expect(JSON.parse(launch).dropped_secret_flags).toEqual(["--api-key"]);
+  });
+
+  it("merge refuses (exit 4), naming the shard and its missing ids, and writes nothing", () => {
+    expect(r.merge!.exitCode, r.merge!.stderr).toBe(4);
+    expect(r.merge!.stderr).toContain(`shard ${KILLED}/${N}: killed`);
+    expect(r.merge!.stderr).toContain(`missing ids: ${owned.join(", ")}`);
+    expect(r.merge!.stderr).toContain("nothing was merged");
+    expect(r.merge!.stdout).toBe("");
+  });
+
+  it("--allow-partial merges what is there and says exactly which shard and ids it leaves out", () => {
+    expect(r.partial!.exitCode, r.partial!.stderr).toBe(4);
+    expect(r.partial!.stdout).toContain(`merged a PARTIAL run (--allow-partial)`);
+    expect(r.partial!.stdout).toContain(`left out: ${owned.length} task(s) of shard(s) ${KILLED}`);
+    expect(r.partial!.stdout).toContain(`missing ids: ${owned.join(", ")}`);
+    expect(r.partial!.stdout).not.toMatch(/merged all/);
+    expect(r.partial!.stderr).not.toMatch(/merging without them/);
+  });
+
+  it("shards shows the table and the exact rerun command, which completes the shard", () => {
+    expect(r.shards!.exitCode).toBe(4);
+    expect(r.shards!.stdout).toMatch(new RegExp(`${KILLED}/${N}\\s+${owned.length}\\s+0\\s+0\\s+${owned.length}\\s+\\S+\\s+killed`));
+    expect(r.shards!.stdout).toContain(`--shard ${KILLED}/${N} --resume`);
+    expect(r.shards!.stdout).toContain("--output-dir");
+    expect(r.shards!.stdout).not.toContain(KEY);
+    expect(r.rerun!.exitCode, String(r.rerun!.stderr)).toBe(0);
+    expect(r.shardsAfter!.exitCode, r.shardsAfter!.stdout).toBe(0);
+    expect(r.shardsAfter!.stdout).toContain(`${N} of ${N} shard(s) finished`);
+  });
+
+  it("merged after the rerun: exactly the dataset's ids, once each", () => {
+    expect(r.mergeAfter!.exitCode, r.mergeAfter!.stderr).toBe(0);
+    expect(r.mergeAfter!.stdout).toContain(`merged all ${N} shard(s)`);
+    const ids = readJsonl(join(dir, "runs", "exp", "trajectories.jsonl")).map((e) => e.task_id);
+    expect([...ids].sort()).toEqual([...IDS].sort());
+    const cp = JSON.parse(readFileSync(join(dir, "runs", "exp", "checkpoint.json"), "utf8"));
+    expect(cp).toMatchObject({ done: IDS.length, failed: 0, finished: true });
+  });
+});
