@@ -266,7 +266,19 @@ export const RUN_OPTIONS = [
   option({ key: "judge_base_url", kind: "string", section: "Scoring", arg: "URL", schema: z.string().url().optional(), help: "the judge's endpoint", defaultHelp: "--base-url" }),
   option({ key: "judge_api_key", kind: "string", section: "Scoring", arg: "K", schema: z.string().optional(), help: "the judge's key", defaultHelp: "--api-key when the judge is on the run's host" }),
   option({ key: "baseline", kind: "string", section: "Scoring", arg: "RUN_DIR", schema: z.string().min(1).optional(), help: "after the run, compare it with this run folder (see `hermes-batch compare`):\nexit 1 on a regression, 3 when not comparable" }),
-  option({ key: "max_drop", kind: "number", section: "Scoring", arg: "P", schema: z.number().nonnegative().optional(), help: "with --baseline: a pass-rate drop of more than P points is a regression" }),
+  option({ key: "max_drop", kind: "number", section: "Scoring", arg: "P", schema: z.number().min(0).max(100).optional(), help: "with --baseline: a pass-rate drop of more than P points is a regression, instead of the\ndefault gate (a significant drop, or a task that passed every baseline epoch failing every epoch)" }),
+  option({ key: "significant_only", kind: "boolean", section: "Scoring", schema: z.boolean().default(false), help: "with --max-drop: only a drop that is also significant (one-sided p < 0.05)" }),
+  option({
+    key: "max_unscored",
+    kind: "string",
+    section: "Scoring",
+    arg: "N|P%",
+    schema: z.string().regex(/^\s*(\d+|\d+(\.\d+)?\s*%)\s*$/, "must be a whole number of tasks or a percentage such as 10%")
+      .refine((v) => !v.includes("%") || parseFloat(v) <= 100, "a percentage is at most 100%")
+      .optional(),
+    help: "with --baseline: not comparable (exit 3) when more than N tasks (or P %) are unscored or missing",
+    defaultHelp: "10%",
+  }),
   option({ key: "price_input", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million input tokens: cost per task, per run and per passed task" }),
   option({ key: "price_output", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million output tokens" }),
   option({
