@@ -272,10 +272,23 @@ describe("summary.csv", () => {
 
   it("formats rows with a header, quoting where needed", () => {
     expect(formatSummaryCsv([rowA, rowB])).toBe(
-      "task_id,prompt_index,outcome,completed,partial,api_calls,tool_calls,tool_failures,prompt_tokens,completion_tokens,duration_ms,verify_passed,toolsets,error\n" +
-        '"a,1",3,completed,true,false,2,4,1,12,4,1235,true,terminal;file,\n' +
-        'b,4,timeout,false,false,0,0,0,0,0,60000,,,"took ""too"" long really"\n',
+      "task_id,prompt_index,outcome,completed,partial,api_calls,tool_calls,tool_failures,prompt_tokens,completion_tokens,duration_ms,verify_passed,toolsets,error,epoch,passed,score,scorers\n" +
+        '"a,1",3,completed,true,false,2,4,1,12,4,1235,true,terminal;file,,0,,,\n' +
+        'b,4,timeout,false,false,0,0,0,0,0,60000,,,"took ""too"" long really",0,,,\n',
     );
+  });
+
+  it("tells epochs apart and says what each row scored: epoch, passed, score, scorers", () => {
+    const scored = (epoch: number, scorers: { name: string; passed: boolean | null; value: number | null }[], passed: boolean | null, value: number | null) =>
+      summaryRowFromEntry(entry({ task_id: "t", epoch, score: { passed, value, scorers } }));
+    const rows = [
+      scored(0, [{ name: "verify", passed: true, value: 1 }, { name: "expected", passed: true, value: 1 }], true, 1),
+      scored(1, [{ name: "rubric", passed: false, value: 0.25 }, { name: "expected", passed: true, value: 1 }], false, 0.625),
+      scored(2, [{ name: "rubric", passed: null, value: null }], null, null),
+      summaryRowFromFailure({ task_id: "t", epoch: 3, outcome: "model_error", error: "503" } as Parameters<typeof summaryRowFromFailure>[0]),
+    ];
+    const lines = formatSummaryCsv(rows).trimEnd().split("\n").map((l) => l.split(",").slice(-4).join(","));
+    expect(lines).toEqual(["epoch,passed,score,scorers", "0,true,1,expected:pass;verify:pass", "1,false,0.625,expected:pass;rubric:fail", "2,,,rubric:unscored", "3,,,"]);
   });
 
   it("appends rows, writing the header once across reopenings and repairing a torn last row", () => {

@@ -1,11 +1,17 @@
 /**
- * `summary.csv`: one row per task result (a trajectory or a failure), appended as results arrive.
- * A resumed run appends to the same file; a task retried after a failure then has one row per attempt.
+ * `summary.csv`: one row per task result (a trajectory or a failure) and epoch, rebuilt from the run's
+ * files at the end of every invocation (reports.ts). The columns after `error` came later and are
+ * appended, so scripts that read columns by position keep working:
+ *   epoch     0..K-1 with --epochs K (0 in a run of one epoch)
+ *   passed    true/false; empty when unscored (no scorer, a scorer undecided, or a failed task)
+ *   score     the score value (0..1); empty when unscored
+ *   scorers   each scorer of the row as name:verdict, sorted by name and joined with ";", the verdict
+ *             pass, fail or unscored (e.g. "expected:pass;rubric:fail"); empty without scorers
  */
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
 import { stringify } from "csv-stringify/sync";
 import { repairTornTail } from "../store/jsonl_file.js";
-import type { StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
+import type { ScoreRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
 export const SUMMARY_COLUMNS = [
   "task_id",
@@ -22,6 +28,10 @@ export const SUMMARY_COLUMNS = [
   "verify_passed",
   "toolsets",
   "error",
+  "epoch",
+  "passed",
+  "score",
+  "scorers",
 ] as const;
 
 export type SummaryColumn = (typeof SUMMARY_COLUMNS)[number];
@@ -34,6 +44,15 @@ function shortError(error: string | undefined): string {
   if (!error) return "";
   const one = error.replace(/\s+/g, " ").trim();
   return one.length > MAX_ERROR_CHARS ? `${one.slice(0, MAX_ERROR_CHARS - 1)}…` : one;
+}
+
+/** The scorers' verdicts in one cell: "expected:pass;rubric:fail" (sorted by name; unscored for undecided). */
+export function scorersCell(score: Pick<ScoreRecord, "scorers"> | undefined): string {
+  const verdict = (p: boolean | null) => (p === null ? "unscored" : p ? "pass" : "fail");
+  return (score?.scorers ?? [])
+    .map((s) => `${s.name}:${verdict(s.passed)}`)
+    .sort()
+    .join(";");
 }
 
 export function summaryRowFromEntry(entry: TrajectoryEntry): SummaryRow {
@@ -58,6 +77,10 @@ export function summaryRowFromEntry(entry: TrajectoryEntry): SummaryRow {
     verify_passed: entry.verify ? entry.verify.passed : null,
     toolsets: (entry.toolsets_used ?? []).join(";"),
     error: shortError(entry.error),
+    epoch: entry.epoch ?? 0,
+    passed: entry.score?.passed ?? null,
+    score: entry.score && entry.score.passed !== null ? entry.score.value : null,
+    scorers: scorersCell(entry.score),
   };
 }
 
@@ -77,6 +100,11 @@ export function summaryRowFromFailure(rec: StoredFailureRecord): SummaryRow {
     verify_passed: null,
     toolsets: (rec.toolsets_used ?? []).join(";"),
     error: shortError(rec.error),
+    epoch: (rec as { epoch?: number }).epoch ?? 0,
+    // A task that failed for infrastructure reasons is unscored, never a 0.
+    passed: null,
+    score: null,
+    scorers: "",
   };
 }
 

@@ -29,7 +29,6 @@ import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
-import { finishShardLedger, startShardLedger } from "./shard_ledger.js";
 import type { WorkerData } from "./worker.js";
 import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { WORKER_RESOURCE_LIMITS, tuneHeapGrowth } from "./heap_tuning.js";
@@ -563,8 +562,6 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     join(runDir, RUN_FILES.config),
     YAML.stringify({ ...publicConfig(config), ...datasetRecord(dataset), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
   );
-  // A shard's completion record is moved aside now and written again only at the end (src/run/shard_ledger.ts).
-  const shardLedger = shard ? startShardLedger(config, runDir, shard, fingerprint) : undefined;
   const events = join(runDir, RUN_FILES.events);
   const redact = createRedactor(secretValues(config));
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
@@ -784,7 +781,6 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   const { scoresLine, writeRunReports } = await import("../report/reports.js");
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
-  if (shardLedger) await finishShardLedger(shardLedger, config, runDir, shard!, { interrupted, earlyStop, thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped }, modelCalls: modelGates.counts(), redact });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   // Each outcome by its name: a max_turns or partial task is never called completed.
