@@ -147,7 +147,7 @@ export async function missingRows(runDir: string, rows: Map<string, DatasetLine>
     lines++;
     if (!rows.has(id)) missing.add(id);
   }
-  return { missing: [...missing], lines };
+  return { missing: [...missing].sort(), lines };
 }
 
 /** The temporary file of a rewrite: in the run folder (same file system, so the rename is atomic). */
@@ -191,6 +191,9 @@ export async function rescoreRun(o: RescoreOptions): Promise<RescoreSummary> {
     renameSync(tmp, path);
     renamed = true;
     syncFolder(o.runDir);
+    summary.passToFail.sort();
+    summary.failToPass.sort();
+    summary.unscored.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   } finally {
     if (!renamed) {
       try {
