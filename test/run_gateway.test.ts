@@ -198,7 +198,7 @@ describe("token usage", () => {
       expect(t.usage).toEqual({ prompt_tokens: 200, completion_tokens: 40, total_tokens: 240, prompt_tokens_details: { cached_tokens: 121 }, completion_tokens_details: { reasoning_tokens: 14 } });
     }
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
-    expect(stats.tokens.agent).toEqual({ prompt_tokens: 400, completion_tokens: 80, total_tokens: 480, prompt_tokens_details: { cached_tokens: 242 }, completion_tokens_details: { reasoning_tokens: 28 } });
+    expect(stats.token_usage.agent).toEqual({ prompt_tokens: 400, completion_tokens: 80, total_tokens: 480, prompt_tokens_details: { cached_tokens: 242 }, completion_tokens_details: { reasoning_tokens: 28 } });
     expect(r.stdout + r.stderr).not.toContain("sends no token usage");
   });
 

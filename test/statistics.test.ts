@@ -165,6 +165,7 @@ describe("RunStatistics", () => {
         messages: [{ role: "assistant", content: "no reasoning" }],
         tool_stats: { terminal: { count: 3, success: 3, failure: 0 } },
         usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 4 } },
+        judge_usage: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 },
         api_calls: 5,
         model_retries: 2,
         duration_ms: 3000,
@@ -208,10 +209,12 @@ describe("RunStatistics", () => {
         trajectories_with_reasoning: 1,
         trajectories_without_reasoning: 1,
       },
-      tokens: {
+      // By who spent them; total = agent + approver + judge (the console line and the report show the same).
+      tokens: { agent: 170, approver: 8, judge: 23, total: 201 },
+      token_usage: {
         agent: { prompt_tokens: 155, completion_tokens: 15, total_tokens: 170, prompt_tokens_details: { cached_tokens: 33 }, completion_tokens_details: { reasoning_tokens: 4 } },
-        approval: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
-        total_tokens: 178,
+        approver: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
+        judge: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 },
       },
       durations_ms: { count: 3, mean: 2000, p50: 2000, p95: 2900, max: 3000 },
       api_calls: { total: 8, mean: 4, max: 5 },
@@ -320,8 +323,8 @@ describe("token totals", () => {
     stats.addDropped("no_reasoning", { usage: { prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 }, approval_usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
     stats.addFailure({ task_id: "x", outcome: "model_error", error: "e", usage: { prompt_tokens: -5, completion_tokens: "7" as unknown as number } });
     const json = stats.toJSON();
-    expect(json.tokens.agent).toEqual({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
-    expect(json.tokens.total_tokens).toBe(46);
+    expect(json.token_usage.agent).toEqual({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
+    expect(json.tokens).toEqual({ agent: 42, approver: 4, judge: 0, total: 46 });
   });
 });
 

@@ -130,3 +130,24 @@ export function addUsage(into: Usage, u: Partial<Usage> | undefined): void {
     into.completion_tokens_details = { reasoning_tokens: (into.completion_tokens_details?.reasoning_tokens ?? 0) + reasoning };
   }
 }
+
+/**
+ * Tokens by who spent them: the agent, the approver (smart approval) and the rubric judge. `total` is
+ * always agent + approver + judge: the one total the console, statistics.json and the report show.
+ */
+export interface TokenTotals {
+  agent: number;
+  approver: number;
+  judge: number;
+  total: number;
+}
+
+export function tokenTotals(agent: number, approver: number, judge: number): TokenTotals {
+  return { agent, approver, judge, total: agent + approver + judge };
+}
+
+/** "1,234 tokens (agent 1,000, approver 200, judge 34)". */
+export function tokenTotalsText(t: TokenTotals): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return `${n(t.total)} tokens (agent ${n(t.agent)}, approver ${n(t.approver)}, judge ${n(t.judge)})`;
+}

@@ -18,7 +18,11 @@
  *   reasoning_statistics                {total_assistant_turns, turns_with_reasoning, turns_without_reasoning,
  *                                        coverage_rate (percent of turns), trajectories_with_reasoning,
  *                                        trajectories_without_reasoning}
- *   tokens                              {agent: Usage, approval: Usage, total_tokens} summed over all tasks
+ *   tokens                              {agent, approver, judge, total}: total_tokens of every task (trajectories,
+ *                                       failures, drops) by who spent them; total = agent + approver + judge,
+ *                                       the same total the end-of-run line and the HTML report show
+ *   token_usage                         {agent, approver, judge}: each as a Usage (prompt, completion, total and
+ *                                       the cached/reasoning details when reported), summed over all tasks
  *   durations_ms                        {count, mean, p50, p95, max} of task wall time (linear-interpolated percentiles)
  *   api_calls                           {total, mean, max} over trajectories
  *   approvals                           {total, approved, denied, errors, cached, by_decider: {name: n},
@@ -29,7 +33,7 @@
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
-import { addUsage, type Usage } from "../core/chat.js";
+import { addUsage, tokenTotals, type TokenTotals, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
 
@@ -73,7 +77,8 @@ export interface RunStatisticsJson {
     trajectories_with_reasoning: number;
     trajectories_without_reasoning: number;
   };
-  tokens: { agent: Usage; approval: Usage; total_tokens: number };
+  tokens: TokenTotals;
+  token_usage: { agent: Usage; approver: Usage; judge: Usage };
   durations_ms: { count: number; mean: number; p50: number; p95: number; max: number };
   api_calls: { total: number; mean: number; max: number };
   approvals: {
@@ -201,6 +206,7 @@ export class RunStatistics {
   private readonly reasoning = { turns: 0, withReasoning: 0, trajWith: 0, trajWithout: 0 };
   private readonly agentUsage = zeroUsage();
   private readonly approvalUsage = zeroUsage();
+  private readonly judgeUsage = zeroUsage();
   private readonly durations = new NumberBuffer();
   private apiCallsTotal = 0;
   private apiCallsMax = 0;
@@ -243,6 +249,7 @@ export class RunStatistics {
     else this.reasoning.trajWithout++;
     addTo(this.agentUsage, entry.usage);
     addTo(this.approvalUsage, entry.approval_usage);
+    addTo(this.judgeUsage, entry.judge_usage);
     this.durations.push(entry.duration_ms);
     this.apiCallsTotal += entry.api_calls;
     this.apiCallsMax = Math.max(this.apiCallsMax, entry.api_calls);
@@ -261,6 +268,7 @@ export class RunStatistics {
     this.outcomes[rec.outcome] = (this.outcomes[rec.outcome] ?? 0) + 1;
     addTo(this.agentUsage, rec.usage);
     addTo(this.approvalUsage, rec.approval_usage);
+    addTo(this.judgeUsage, (rec as { judge_usage?: Partial<Usage> }).judge_usage);
     if (rec.duration_ms !== undefined) this.durations.push(rec.duration_ms);
     this.addRetries(rec.model_retries);
   }
@@ -272,10 +280,11 @@ export class RunStatistics {
   }
 
   /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes); its tokens were spent and count. */
-  addDropped(reason: DropReason, spent?: { usage?: Partial<Usage>; approval_usage?: Partial<Usage> }): void {
+  addDropped(reason: DropReason, spent?: { usage?: Partial<Usage>; approval_usage?: Partial<Usage>; judge_usage?: Partial<Usage> }): void {
     this.dropped[reason]++;
     addTo(this.agentUsage, spent?.usage);
     addTo(this.approvalUsage, spent?.approval_usage);
+    addTo(this.judgeUsage, spent?.judge_usage);
   }
 
   private droppedCount(): number {
@@ -362,11 +371,8 @@ export class RunStatistics {
         trajectories_with_reasoning: this.reasoning.trajWith,
         trajectories_without_reasoning: this.reasoning.trajWithout,
       },
-      tokens: {
-        agent: { ...this.agentUsage },
-        approval: { ...this.approvalUsage },
-        total_tokens: this.agentUsage.total_tokens + this.approvalUsage.total_tokens,
-      },
+      tokens: tokenTotals(this.agentUsage.total_tokens, this.approvalUsage.total_tokens, this.judgeUsage.total_tokens),
+      token_usage: { agent: { ...this.agentUsage }, approver: { ...this.approvalUsage }, judge: { ...this.judgeUsage } },
       durations_ms: {
         count: this.durations.length,
         mean: round2(this.durations.mean()),

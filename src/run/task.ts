@@ -278,7 +278,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
   if (cost !== undefined) entry.cost_usd = cost;
 
-  const tokens = usage.total_tokens + (approval?.usage.total_tokens ?? 0) + (entry.judge_usage?.total_tokens ?? 0);
+  const tokens = { agent: usage.total_tokens, approver: approval?.usage.total_tokens ?? 0, judge: entry.judge_usage?.total_tokens ?? 0 };
   const approverErrors = (approval?.records ?? []).filter((r) => r.error);
   const reported = {
     ...(modelEvents.length ? { modelEvents } : {}),

@@ -42,7 +42,8 @@ export interface TaskOutcomeMessage {
   outcome: Outcome;
   /** The JSONL line for trajectories.jsonl / failed.jsonl / dropped.jsonl (without newline). */
   line: string;
-  tokens: number;
+  /** The task's tokens (total_tokens of each usage) by who spent them: agent, approver, judge. */
+  tokens: { agent: number; approver: number; judge: number };
   error?: string;
   /** The stack of an internal_error, for events.log (never in the output records). */
   stack?: string;

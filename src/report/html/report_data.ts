@@ -27,6 +27,7 @@ export interface TaskRow {
   s: number | null;
   /** turns (assistant messages) */
   t: number;
+  /** tokens of the task: agent + approver + judge (the total statistics.json and the console use) */
   tok: number;
   ms: number;
   /** toolsets, joined with "+" */
@@ -89,7 +90,8 @@ export interface RunHeader {
   config: [string, string][];
   /** Progress for a run still going: done/failed/dropped of the dataset slice. */
   progress: { done: number; failed: number; dropped: number; total: number | null; finished: boolean } | null;
-  totals: { samples: number; tokens: number; duration_ms: number; tool_calls: number; tool_errors: number; approvals: number };
+  /** tokens = agent + approver + judge, as in statistics.json `tokens.total`; token_breakdown says who spent them. */
+  totals: { samples: number; tokens: number; token_breakdown: { agent: number; approver: number; judge: number }; duration_ms: number; tool_calls: number; tool_errors: number; approvals: number };
   outcomes: Record<string, number>;
   bad_lines: number;
 }
@@ -204,7 +206,7 @@ async function readRun(dir: string): Promise<RunRead> {
   const scored: ScoredSample[] = [];
   const unscoredBy: Record<string, number> = {};
   let groupLabel = "";
-  const totals = { samples: 0, tokens: 0, duration_ms: 0, tool_calls: 0, tool_errors: 0, approvals: 0 };
+  const totals = { samples: 0, tokens: 0, token_breakdown: { agent: 0, approver: 0, judge: 0 }, duration_ms: 0, tool_calls: 0, tool_errors: 0, approvals: 0 };
 
   for (const [key, { line, source }] of byKey) {
     const sample = samples.samples.get(key);
@@ -232,7 +234,8 @@ async function readRun(dir: string): Promise<RunRead> {
       approvals.set(str(rec.pattern) || "(none)", t);
     }
     const turns = typeof line.api_calls === "number" ? line.api_calls : messages.filter((m) => (m as { role?: unknown })?.role === "assistant").length;
-    const usage = line.usage as { total_tokens?: number } | undefined;
+    const spent = (u: unknown) => num((u as { total_tokens?: unknown } | undefined)?.total_tokens);
+    const tokens = { agent: spent(line.usage), approver: spent(line.approval_usage), judge: spent(line.judge_usage) };
     const score = line.score as { value?: unknown } | undefined;
     const row: TaskRow = {
       k: key,
@@ -242,7 +245,7 @@ async function readRun(dir: string): Promise<RunRead> {
       p: sample?.passed ?? null,
       s: typeof score?.value === "number" ? score.value : null,
       t: turns,
-      tok: num(usage?.total_tokens),
+      tok: tokens.agent + tokens.approver + tokens.judge,
       ms: num(line.duration_ms),
       ts: toolsets.join("+"),
       g,
@@ -280,6 +283,9 @@ async function readRun(dir: string): Promise<RunRead> {
     }
     totals.samples++;
     totals.tokens += row.tok;
+    totals.token_breakdown.agent += tokens.agent;
+    totals.token_breakdown.approver += tokens.approver;
+    totals.token_breakdown.judge += tokens.judge;
     totals.duration_ms += row.ms;
     totals.tool_calls += tc;
     totals.tool_errors += te;

@@ -124,7 +124,7 @@
     item("started", r.started_at ? r.started_at.replace("T", " ").replace(/\.\d+Z$/, " UTC") : null);
     item("took", r.duration_s !== null ? dur(r.duration_s * 1000) : null);
     item("tasks", fmtInt(r.totals.samples));
-    item("tokens", fmtInt(r.totals.tokens));
+    item("tokens", tokensText(r.totals));
     item("tool calls", fmtInt(r.totals.tool_calls));
     if (LIVE && r.progress) {
       const p = r.progress;
@@ -245,7 +245,7 @@
         { class: "cards" },
         card("Outcomes", h("div", { class: "big" }, fmtInt(m.run.totals.samples), h("span", { class: "sub" }, " tasks")), h("table", { class: "plain", id: "outcomes" }, outcomes.map(([o, n]) => h("tr", null, h("td", null, outcomeBadge(o)), h("td", { class: "n" }, fmtInt(n)))))),
         scoresCard(),
-        card("Run", kv([["folder", m.run.dir], ["finished", m.run.completed_at || "–"], ["tokens", fmtInt(m.run.totals.tokens)], ["tool calls / errors", `${fmtInt(m.run.totals.tool_calls)} / ${fmtInt(m.run.totals.tool_errors)}`], ["approval decisions", fmtInt(m.run.totals.approvals)], ...m.run.config])),
+        card("Run", kv([["folder", m.run.dir], ["finished", m.run.completed_at || "–"], ["tokens", tokensText(m.run.totals)], ["tool calls / errors", `${fmtInt(m.run.totals.tool_calls)} / ${fmtInt(m.run.totals.tool_errors)}`], ["approval decisions", fmtInt(m.run.totals.approvals)], ...m.run.config])),
       ),
       h("div", { class: "cards" }, groupsCard()),
       h(
@@ -480,6 +480,11 @@
     }
     if (pending.length) turns.append(h("div", { class: "msg" }, h("div", { class: "who" }, "other approval decisions"), pending.map(approvalBox)));
     return turns;
+  }
+  // The run's tokens as the console and statistics.json give them: the total (agent + approver + judge), then by whom.
+  function tokensText(t) {
+    const b = t.token_breakdown;
+    return b ? `${fmtInt(t.tokens)} (agent ${fmtInt(b.agent)}, approver ${fmtInt(b.approver)}, judge ${fmtInt(b.judge)})` : fmtInt(t.tokens);
   }
   function usageText(u) {
     return u ? `${fmtInt(u.prompt_tokens)} in · ${fmtInt(u.completion_tokens)} out · ${fmtInt(u.total_tokens)} total` : "–";
