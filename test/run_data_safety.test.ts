@@ -88,7 +88,8 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     writeFileSync(file, [JSON.stringify({ id: "a", prompt: "p", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "q", toolsets: ["terminal"] })].join("\n") + "\n");
     return { dir, file };
   };
-  it.each([["--resume"], ["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
+  // (--resume of a run that does not exist starts it: test/run_stdin.test.ts)
+  it.each([["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
     const { dir, file } = dataset();
     const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none", ...flag]);
     expect(r.exitCode).toBe(2);
@@ -335,8 +336,8 @@ describe("answers that are not what they claim", () => {
       expect(r2.exitCode).toBe(0);
       expect(r2.stderr.match(/sends usage values that are not token counts \(prompt_tokens=-5, completion_tokens="7"; agent calls\): they are ignored/g)).toHaveLength(1);
       const stats = JSON.parse(readFileSync(join(dir, "runs", "odd", "statistics.json"), "utf8"));
-      expect(stats.token_usage.agent.prompt_tokens).toBe(0);
-      expect(stats.token_usage.agent.completion_tokens).toBe(0);
+      expect(stats.tokens.agent.prompt_tokens).toBe(0);
+      expect(stats.tokens.agent.completion_tokens).toBe(0);
     } finally {
       await html.close();
       await odd.close();

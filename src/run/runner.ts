@@ -38,7 +38,7 @@ import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
-import { tokenTotals, tokenTotalsText, type ChatMessage } from "../core/chat.js";
+import type { ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
@@ -293,10 +293,13 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.retry_unscored && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
-  // Asking to continue a run that is not there would quietly start a new one: say so instead. A shard is
-  // exempt: scheduler templates pass --resume to every array task, so that a retried one continues.
-  if (!shard && !hasResults && (config.resume || config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
-    const flag = config.resume ? "--resume" : config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
+  // --resume of a run that has no results yet starts it, so one command serves a first start and every requeue
+  // (scheduler templates pass --resume to every array task); it says so, in case the name was mistyped.
+  // Rerunning failed or named tasks of a run that is not there has nothing to do: that stays an error.
+  if (!hasResults && config.resume) {
+    process.stderr.write(`note: --resume: run folder ${runDir} has no results yet; ${config.dry_run ? "the run would start" : "starting"} it fresh\n`);
+  } else if (!shard && !hasResults && (config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
+    const flag = config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
     throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
   }
   checkOutputLocation(runDir);
@@ -574,8 +577,6 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
   };
   const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
-  // This invocation's tokens by who spent them; counts.tokens is their total (agent + approver + judge).
-  const tokensBy = { agent: 0, approver: 0, judge: 0 };
   const progress = createProgress(config.progress);
   progress.start(total);
 
@@ -679,10 +680,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
       approverFailures.first ??= `task ${msg.taskId}: ${msg.approverErrors.first}`;
     }
     files[msg.kind].appendLine(redact(msg.line));
-    tokensBy.agent += msg.tokens.agent;
-    tokensBy.approver += msg.tokens.approver;
-    tokensBy.judge += msg.tokens.judge;
-    counts.tokens += msg.tokens.agent + msg.tokens.approver + msg.tokens.judge;
+    counts.tokens += msg.tokens;
     if (msg.kind === "trajectory") counts.done++;
     else if (msg.kind === "dropped") counts.dropped++;
     else {
@@ -715,7 +713,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
             taskId: spec.id,
             kind: "failed",
             outcome: "environment_error",
-            tokens: { agent: 0, approver: 0, judge: 0 },
+            tokens: 0,
             error: `worker crashed: ${errorMessage(err)}`,
             line: JSON.stringify({
               prompt_index: spec.index,
@@ -799,7 +797,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     `${counts.dropped} dropped`,
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
-  out.write(`${tokenTotalsText(tokenTotals(tokensBy.agent, tokensBy.approver, tokensBy.judge))}, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
+  out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
   if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
   if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
