@@ -336,8 +336,8 @@ describe("answers that are not what they claim", () => {
       expect(r2.exitCode).toBe(0);
       expect(r2.stderr.match(/sends usage values that are not token counts \(prompt_tokens=-5, completion_tokens="7"; agent calls\): they are ignored/g)).toHaveLength(1);
       const stats = JSON.parse(readFileSync(join(dir, "runs", "odd", "statistics.json"), "utf8"));
-      expect(stats.tokens.agent.prompt_tokens).toBe(0);
-      expect(stats.tokens.agent.completion_tokens).toBe(0);
+      expect(stats.token_usage.agent.prompt_tokens).toBe(0);
+      expect(stats.token_usage.agent.completion_tokens).toBe(0);
     } finally {
       await html.close();
       await odd.close();

@@ -38,7 +38,7 @@ import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
-import type { ChatMessage } from "../core/chat.js";
+import { tokenTotals, tokenTotalsText, type ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
@@ -577,6 +577,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
   };
   const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
+  // This invocation's tokens by who spent them; counts.tokens is their total (agent + approver + judge).
+  const tokensBy = { agent: 0, approver: 0, judge: 0 };
   const progress = createProgress(config.progress);
   progress.start(total);
 
@@ -680,7 +682,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
       approverFailures.first ??= `task ${msg.taskId}: ${msg.approverErrors.first}`;
     }
     files[msg.kind].appendLine(redact(msg.line));
-    counts.tokens += msg.tokens;
+    tokensBy.agent += msg.tokens.agent;
+    tokensBy.approver += msg.tokens.approver;
+    tokensBy.judge += msg.tokens.judge;
+    counts.tokens += msg.tokens.agent + msg.tokens.approver + msg.tokens.judge;
     if (msg.kind === "trajectory") counts.done++;
     else if (msg.kind === "dropped") counts.dropped++;
     else {
@@ -713,7 +718,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
             taskId: spec.id,
             kind: "failed",
             outcome: "environment_error",
-            tokens: 0,
+            tokens: { agent: 0, approver: 0, judge: 0 },
             error: `worker crashed: ${errorMessage(err)}`,
             line: JSON.stringify({
               prompt_index: spec.index,
@@ -797,7 +802,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     `${counts.dropped} dropped`,
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
-  out.write(`${counts.tokens.toLocaleString("en-US")} tokens, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
+  out.write(`${tokenTotalsText(tokenTotals(tokensBy.agent, tokensBy.approver, tokensBy.judge))}, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
   if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
   if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
