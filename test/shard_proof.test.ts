@@ -134,3 +134,54 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     expect(cp).toMatchObject({ done: IDS.length, failed: 0, finished: true });
   });
 });
+
+describe("early stop per shard: the single run's rule, recorded and shown", () => {
+  let dir: string;
+  let server: FakeOpenAI;
+  const DEAD = 1;
+  const taskOf = (req: RecordedRequest) => /task (t\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+  const r: Record<string, { exitCode?: number; stdout: string; stderr: string }> = {};
+  const ids = Array.from({ length: 12 }, (_, i) => `t${i}`);
+  const dead = ids.filter((id) => shardOfTask(id, 2) === DEAD);
+
+  beforeAll(async () => {
+    expect(dead.length).toBeGreaterThan(3);
+    dir = tempDir("hb-early-");
+    // Shard 1's endpoint answers every request with the same server error: its first 2 tasks fail alike.
+    server = await startFakeOpenAI((req): Reply => (shardOfTask(taskOf(req), 2) === DEAD ? { kind: "json", status: 500, body: { error: { message: "upstream dead" } } } : text("done")));
+    const dataset = join(dir, "data.jsonl");
+    writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
+    const run = (i: number) =>
+      runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"), "--toolsets", "todo",
+        "--workers", "1", "--concurrency", "1", "--max-retries", "0", "--stop-after-failures", "2", "--progress", "none", "--shard", `${i}/2`], { cwd: dir, env: NO_SCHEDULER });
+    [r.s0, r.s1] = await Promise.all([run(0), run(1)]);
+    r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+  }, 120_000);
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the shard stops after 2 equal model errors and says so in its completion record", () => {
+    expect(r.s0!.exitCode, r.s0!.stderr).toBe(0);
+    expect(r.s1!.exitCode).toBe(1);
+    expect(r.s1!.stdout).toContain("stopped early");
+    const rec = JSON.parse(readFileSync(join(dir, "runs", "exp", "shards", "0001-of-0002", "shard-complete.json"), "utf8"));
+    expect(rec.state).toBe("stopped_early");
+    expect(rec.stopped_early.after_failures).toBe(2);
+    expect(rec.stopped_early.reason).toContain("upstream dead");
+    expect(rec.counts.failed + rec.counts.missing).toBe(dead.length);
+    expect(rec.counts.missing).toBeGreaterThan(0);
+  });
+
+  it("shards and merge name it, with the reason and its ids", () => {
+    expect(r.shards!.exitCode).toBe(4);
+    expect(r.shards!.stdout).toMatch(/1\/2\s+\d+\s+0\s+\d+\s+\d+\s+\S+\s+stopped_early \(.*upstream dead/);
+    expect(r.merge!.exitCode).toBe(4);
+    expect(r.merge!.stderr).toContain("shard 1/2: stopped_early — stopped early: the first 2 tasks all failed with:");
+    expect(r.merge!.stderr).toMatch(/missing ids: t\d+/);
+    expect(r.merge!.stderr).toMatch(/failed ids: t\d+/);
+  });
+});
