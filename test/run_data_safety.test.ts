@@ -88,7 +88,8 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     writeFileSync(file, [JSON.stringify({ id: "a", prompt: "p", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "q", toolsets: ["terminal"] })].join("\n") + "\n");
     return { dir, file };
   };
-  it.each([["--resume"], ["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
+  // (--resume of a run that does not exist starts it: test/run_stdin.test.ts)
+  it.each([["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
     const { dir, file } = dataset();
     const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none", ...flag]);
     expect(r.exitCode).toBe(2);

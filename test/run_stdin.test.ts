@@ -1,6 +1,7 @@
 /**
  * Inputs people try (issue 22, part 6): a dataset from stdin (`run -`, `/dev/stdin`, a FIFO, process
- * substitution), read exactly once, with bad rows named `<stdin>:LINE` and a resume identity from its content.
+ * substitution), read exactly once, with bad rows named `<stdin>:LINE` and a resume identity from its content;
+ * and `--resume` of a run folder that does not exist yet, which starts it and says so.
  */
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -149,5 +150,29 @@ describe("run -: the dataset from stdin", () => {
     const ids: string[] = [];
     for (let pass = 0; pass < 2; pass++) for await (const item of readDataset(piped)) if (item.ok) ids.push(item.value.id);
     expect(ids).toHaveLength(12); // read twice from the one copy
+  });
+});
+
+describe("--resume of a run folder that does not exist yet", () => {
+  it("starts the run fresh and prints one line saying so (it was an error); --retry-failed and --only still refuse", async () => {
+    const dir = tempDir();
+    const file = join(dir, "d.jsonl");
+    writeFileSync(file, DATA);
+    const out = join(dir, "runs");
+    const r = await runCli(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
+    expect(r.exitCode).toBe(0);
+    const notes = r.stderr.split("\n").filter((l) => l.includes("fresh"));
+    expect(notes).toEqual([`note: --resume: run folder ${join(out, "requeue")} has no results yet; starting it fresh`]);
+    expect(readJsonl(join(out, "requeue", "trajectories.jsonl"))).toHaveLength(6);
+    // The same command again continues it, silently.
+    const again = await runCli(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr).not.toContain("fresh");
+    expect(again.stdout).toContain("(6 done in total)");
+    for (const flag of [["--retry-failed"], ["--only", "t1"]]) {
+      const refused = await runCli(["run", file, ...common(out), "--run-name", "nothing", ...flag]);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toContain("has no results to continue");
+    }
   });
 });

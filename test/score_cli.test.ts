@@ -77,8 +77,9 @@ describe("hermes-batch score", () => {
     const dataset = writeDataset(dir, "eval.jsonl", ROWS);
     const out = join(dir, "runs");
     // --env host: the scripted model's file tasks write straight into the task folder.
-    const runArgs = ["run", dataset, "--model", "scripted", ...judgeFlags(), "--env", "host", "--output-dir", out, "--run-name", "base", "--progress", "none", "--workers", "1", ...extra];
-    const r = await runCli(runArgs);
+    // Relative paths, as typed in a project folder: run.yaml records them so.
+    const runArgs = ["run", "eval.jsonl", "--model", "scripted", ...judgeFlags(), "--env", "host", "--output-dir", "runs", "--run-name", "base", "--progress", "none", "--workers", "1", ...extra];
+    const r = await runCli(runArgs, { cwd: dir });
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
     return { runDir: join(out, "base"), dataset, out, runArgs };
@@ -130,7 +131,8 @@ describe("hermes-batch score", () => {
     expect(readFileSync(join(runDir, "events.log"), "utf8")).toMatch(/score: re-scored 7 line\(s\) against .*fixed\.jsonl: 1 pass→fail, 1 fail→pass/);
 
     // Without --dataset, run.yaml's dataset: the original answers come back.
-    const back = await runCli(["score", runDir, ...judgeFlags()], { cwd: dir });
+    // (From another folder: run.yaml's relative path is found from where the run started.)
+    const back = await runCli(["score", runDir, ...judgeFlags()], { cwd: join(dir, "runs") });
     expect(back.exitCode).toBe(0);
     expect(back.stdout).toContain("(run.yaml's dataset)");
     expect(back.stdout).toContain("pass → fail: 1 (capital)");

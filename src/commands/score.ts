@@ -1,6 +1,6 @@
 /** `hermes-batch score RUN_DIR [--dataset FILE]`: recompute a finished run's scores without running its agents again. */
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
 import { RunConfigSchema } from "../config/run_options.js";
@@ -79,7 +79,18 @@ function scoreConfig(runDir: string, flags: Record<string, unknown>): { config: 
   const skip = new Set<string>([...SECRET_KEYS, ...HEADER_KEYS, ...INVOCATION_KEYS]);
   const base: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(recorded)) if (known.has(k) && !skip.has(k) && v !== undefined && v !== null) base[k] = v;
-  const recordedDataset = typeof recorded.dataset === "string" ? recorded.dataset : undefined;
+  let recordedDataset = typeof recorded.dataset === "string" ? recorded.dataset : undefined;
+  // A relative path is relative to where the run started: found from the run folder when run.yaml's relative
+  // output_dir is the tail of the folder the run folder is in (runs/NAME started in the folder above runs/).
+  const recordedOut = typeof recorded.output_dir === "string" ? recorded.output_dir : undefined;
+  if (recordedDataset && !isAbsolute(recordedDataset) && !existsSync(recordedDataset) && recordedOut && !isAbsolute(recordedOut) && recorded.shard === undefined) {
+    const parent = dirname(resolve(runDir));
+    const tail = resolve("/", recordedOut);
+    if (tail !== "/" && parent.endsWith(tail)) {
+      const candidate = join(parent.slice(0, parent.length - tail.length) || "/", recordedDataset);
+      if (existsSync(candidate)) recordedDataset = candidate;
+    }
+  }
   // Task folders are found from where the run folder is now: <output-dir>/<run> or <output-dir>/<run>/shards/<i>-of-<N>.
   const abs = resolve(runDir);
   base.output_dir = recorded.shard !== undefined ? resolve(abs, "..", "..", "..") : dirname(abs);
@@ -113,7 +124,7 @@ export const command: Command = {
         throw new UserError(`${runDir}/run.yaml records no dataset file to read again${recordedDataset ? ` (${recordedDataset})` : ""}: pass --dataset FILE`);
       }
       if (!existsSync(recordedDataset)) {
-        throw new UserError(`the run's dataset ${recordedDataset} (recorded in run.yaml, relative to where the run started) is not found from here: pass --dataset FILE`);
+        throw new UserError(`the run's dataset ${recordedDataset} (recorded in run.yaml) is not found, from here or from where the run started: pass --dataset FILE`);
       }
       dataset = recordedDataset;
     } else if (!existsSync(dataset)) {

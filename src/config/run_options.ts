@@ -311,7 +311,7 @@ export const RUN_OPTIONS = [
     kind: "boolean",
     section: "Resuming and reruns",
     schema: z.boolean().default(false),
-    help: "continue a run: tasks already in trajectories.jsonl are skipped, failed ones rerun\n(but not internal_error ones: those are bugs of hermes-batch, see --retry-internal)",
+    help: "continue a run: tasks already in trajectories.jsonl are skipped, failed ones rerun\n(but not internal_error ones: those are bugs of hermes-batch, see --retry-internal);\na run folder with no results yet is started fresh (one line says so)",
   }),
   option({
     key: "retry_failed",

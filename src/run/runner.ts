@@ -293,10 +293,13 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.retry_unscored && !config.only && !config.dry_run) {
     throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
   }
-  // Asking to continue a run that is not there would quietly start a new one: say so instead. A shard is
-  // exempt: scheduler templates pass --resume to every array task, so that a retried one continues.
-  if (!shard && !hasResults && (config.resume || config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
-    const flag = config.resume ? "--resume" : config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
+  // --resume of a run that has no results yet starts it, so one command serves a first start and every requeue
+  // (scheduler templates pass --resume to every array task); it says so, in case the name was mistyped.
+  // Rerunning failed or named tasks of a run that is not there has nothing to do: that stays an error.
+  if (!hasResults && config.resume) {
+    process.stderr.write(`note: --resume: run folder ${runDir} has no results yet; ${config.dry_run ? "the run would start" : "starting"} it fresh\n`);
+  } else if (!shard && !hasResults && (config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
+    const flag = config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
     throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
   }
   checkOutputLocation(runDir);
