@@ -70,6 +70,12 @@ describe("report page in Chromium", () => {
     expect(scores).toContain("3 unscored");
     expect(await page.textContent("#outcomes")).toMatch(/completed\s*10.*model_error\s*1.*dropped\s*1/s);
     expect(await page.$$("svg.chart")).toHaveLength(6);
+    // Tokens as the console and statistics.json give them: the total (agent + approver + judge), then by whom.
+    const tokens = /tokens ([\d,]+) \(agent ([\d,]+), approver ([\d,]+), judge ([\d,]+)\)/.exec((await page.textContent("#hdr")) ?? "");
+    expect(tokens).not.toBeNull();
+    const [total, agent, approver, judge] = tokens!.slice(1).map((n) => Number(n.replace(/,/g, "")));
+    expect(total).toBe(agent! + approver! + judge!);
+    expect(total).toBeGreaterThan(0);
     const shot = join(SHOTS, "report-overview.png");
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(10_000);
