@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
-import { EnvironmentLostError, type Environment, type EnvironmentOptions } from "../../tools/environments/base.js";
+import { EnvironmentLostError, type Environment, type EnvironmentOptions, type ExecResult } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import type { ApprovalGateOptions } from "../../tools/approval/gate.js";
 import { lazyApprovalGate } from "../../tools/lazy_approval.js";
@@ -324,8 +324,10 @@ function dropReasonFor(loop: AgentLoopResult | undefined, messages: ChatMessage[
 }
 
 /**
- * The verify step, out of the agent's reach: the agent's background processes are stopped first, then the
- * row's verify_files are copied in (over anything the agent wrote at those paths), then the command runs.
+ * The verify step, out of the agent's reach: every process of the agent is ended first (the backend's
+ * stopProcesses, which throws when it cannot make sure), then the row's verify_files are put in place (over
+ * anything the agent wrote at those paths) and the command runs in a new process whose exit status the harness
+ * reads itself (the backend's runVerify), never through the agent's persistent shell.
  */
 export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, taskEnv: TaskEnvironment, opts: { timeoutSec: number; isolated: boolean }, signal: AbortSignal): Promise<VerifyResult> {
   const command = spec.verify!;
@@ -339,12 +341,18 @@ export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, 
       copy = await taskSandbox.isolatedCopy(signal);
     }
     const env = copy ?? taskSandbox;
+    const files: { path: string; data: Buffer }[] = [];
     if (spec.verifyFiles) {
-      for (const rel of await listFiles(spec.verifyFiles)) {
-        await env.writeFile(`${env.workdir.replace(/\/$/, "")}/${rel}`, await readFile(join(spec.verifyFiles, rel)));
-      }
+      for (const rel of await listFiles(spec.verifyFiles)) files.push({ path: `${env.workdir.replace(/\/$/, "")}/${rel}`, data: await readFile(join(spec.verifyFiles, rel)) });
     }
-    const r = await env.exec(command, { timeoutMs: opts.timeoutSec * 1000, signal, maxOutputChars: 10_000 });
+    let r: ExecResult;
+    if (env.runVerify) {
+      // A new process whose exit status the harness reads itself: no shell or marker of the agent's in between.
+      r = await env.runVerify(command, { files, timeoutMs: opts.timeoutSec * 1000, signal, maxOutputChars: 10_000 });
+    } else {
+      for (const f of files) await env.writeFile(f.path, f.data);
+      r = await env.exec(command, { timeoutMs: opts.timeoutSec * 1000, signal, maxOutputChars: 10_000 });
+    }
     const output = [r.stdout, r.stderr].filter(Boolean).join("\n");
     return { command, exit_code: r.exitCode, passed: r.exitCode === 0 && !r.timedOut, output, timed_out: r.timedOut };
   } catch (err) {

@@ -25,6 +25,15 @@ export interface ExecResult {
   truncated: boolean;
 }
 
+/** The verify step's files and bounds (Environment.runVerify). */
+export interface VerifyOptions {
+  /** Written before the command runs, over whatever is at each path (a link there is replaced, not followed). */
+  files?: { path: string; data: Buffer }[];
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  maxOutputChars?: number;
+}
+
 export interface BackgroundStatus {
   id: string;
   running: boolean;
@@ -58,6 +67,12 @@ export interface Environment {
   cleanup(): Promise<void>;
   /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */
   stopProcesses?(): Promise<void>;
+  /**
+   * The verify step out of the agent's reach, after stopProcesses: `files` put in place, then `command` in a new
+   * process whose exit status the harness reads itself, never through the agent's persistent shell and its
+   * markers. Backends without it run verify through exec (after stopProcesses).
+   */
+  runVerify?(command: string, opts?: VerifyOptions): Promise<ExecResult>;
   /**
    * A fresh environment from a snapshot of this one's files, with none of its processes (for
    * `--verify-isolated`); the caller cleans it up. Backends that cannot snapshot leave it out.

@@ -11,16 +11,19 @@
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, readdirSync, type Dirent, readFileSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants, copyFileSync, mkdtempSync, readdirSync, type Dirent, readFileSync, readlinkSync, statSync } from "node:fs";
 import { randomInt } from "node:crypto";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { removeOnExit } from "./temp_dirs.js";
+import { join, posix } from "node:path";
 
 export const SANDBOX_WORKDIR = "/workspace";
 export const SANDBOX_HOME = "/home/sandbox";
 /** Where the harness hands files in and out of the sandbox (a folder of its own, never the task folder). */
 export const SANDBOX_IO_DIR = "/tmp/.hermes-io";
 export const SANDBOX_UNPRIVILEGED_ID = 65534;
+/** Where the sandbox's shells run from: an unreadable copy of bash (see sandboxShellCopy). */
+export const SANDBOX_SHELL = "/run/.hermes/bash";
 /** A root harness gives each sandbox a uid in [BASE, BASE + SPAN): far above any account's. */
 const SANDBOX_UID_BASE = 2_000_000_000;
 const SANDBOX_UID_SPAN = 100_000_000;
@@ -52,7 +55,11 @@ export function findBwrap(pathEnv = process.env.PATH): string | undefined {
  * How a sandbox is started by this process. Not root: bwrap as is (its user namespace makes `ulimit -u` count
  * only the sandbox's processes). Root: bwrap keeps only CAP_SETUID/CAP_SETGID for `setpriv`, which turns the
  * sandbox's shell into a uid of its own (random, high, unused by any account), so the process limit counts that
- * sandbox alone and root-only files stay unreadable; `no_new_privs` (bwrap) keeps it from coming back.
+ * sandbox alone and root-only files stay unreadable; `no_new_privs` (bwrap) keeps it from coming back. Then
+ * `unshare -c` (util-linux) puts the shell in a user namespace of its own, mapping that uid to itself: only a
+ * process of a user namespace other than the host's that runs a program it cannot read is marked not dumpable
+ * by the kernel (see sandboxShellCopy). (bwrap itself cannot run as that uid: it could not reach a task folder
+ * under a folder only root may enter.)
  */
 export interface SandboxLauncher {
   bwrap: string;
@@ -69,9 +76,11 @@ export function bwrapLauncher(bwrap: string): SandboxLauncher {
   const gid = process.getgid?.() ?? SANDBOX_UNPRIVILEGED_ID;
   if (uid !== 0) return { bwrap, wrapper: [], options: [], uid, gid };
   const id = SANDBOX_UID_BASE + randomInt(SANDBOX_UID_SPAN);
+  const path = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
+  const unshare = executableOnPath("unshare", path);
   return {
     bwrap,
-    wrapper: [executableOnPath("setpriv", `${process.env.PATH ?? ""}:/usr/bin:/bin`) ?? "/usr/bin/setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups"],
+    wrapper: [executableOnPath("setpriv", path) ?? "/usr/bin/setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups", ...(unshare ? [unshare, "-c"] : [])],
     options: ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
     uid: id,
     gid: id,
@@ -88,6 +97,12 @@ export interface SandboxLayout {
   /** The fd bwrap writes `{"child-pid": N}` to (the host pid of the sandbox's init). */
   infoFd?: number;
   env: Record<string, string>;
+  /** Host path of the unreadable copy of bash (sandboxShellCopy), bound at SANDBOX_SHELL. */
+  shellCopy?: string;
+  /** No reaper: the command is the namespace's pid 1, whose exit status bwrap reads from the kernel (verify). */
+  asPid1?: boolean;
+  /** More bwrap options (binds) placed after the standard layout. */
+  extra?: string[];
 }
 
 /** bwrap's arguments up to and including `--` and the launcher's wrapper (the shell follows). */
@@ -110,6 +125,10 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   else args.push("--dir", SANDBOX_WORKDIR);
   if (layout.ioFd !== undefined) args.push("--bind-fd", String(layout.ioFd), SANDBOX_IO_DIR);
   if (layout.infoFd !== undefined) args.push("--info-fd", String(layout.infoFd));
+  if (layout.extra) args.push(...layout.extra);
+  // Its folder made by bwrap as root when the harness is root: open to the shell's own uid.
+  if (layout.shellCopy !== undefined) args.push("--perms", "0755", "--dir", posix.dirname(SANDBOX_SHELL), "--ro-bind", layout.shellCopy, SANDBOX_SHELL);
+  if (layout.asPid1) args.push("--as-pid-1");
   args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
   args.push("--", ...launcher.wrapper);
@@ -149,6 +168,32 @@ export function probeBwrap(): { ok: true } | { ok: false; reason: string } {
   return (probed = { ok: false, reason: `bubblewrap cannot start a sandbox here (${why}): allow user namespaces, or use --env host (no sandbox) or --env docker` });
 }
 
+let shellCopy: string | null | undefined;
+
+/**
+ * The host path of this process's copy of bash that no sandbox may read (mode 0111, in a 0711 folder), made on
+ * first use; undefined when it cannot be made. A process of a user namespace that runs a program it cannot read
+ * is marked not dumpable by the kernel (its memory, environ and fds closed to every process without
+ * CAP_SYS_PTRACE over the host), so a sandbox's shells started from it keep their protocol nonce to themselves:
+ * a command of the same uid cannot read /proc/<shell>/mem. (Outside a user namespace the kernel here leaves such
+ * a process dumpable: measured, see README.)
+ */
+export function sandboxShellCopy(source = "/bin/bash"): string | undefined {
+  if (shellCopy !== undefined) return shellCopy ?? undefined;
+  try {
+    const dir = mkdtempSync(join(tmpdir(), "hermes-shell-"));
+    removeOnExit(dir);
+    chmodSync(dir, 0o711);
+    const path = join(dir, "bash");
+    copyFileSync(source, path);
+    chmodSync(path, 0o111);
+    shellCopy = path;
+  } catch {
+    shellCopy = null;
+  }
+  return shellCopy ?? undefined;
+}
+
 export interface SandboxProcess {
   hostPid: number;
   /** The parent's pid as this host sees it. */
@@ -157,14 +202,18 @@ export interface SandboxProcess {
   nsPgid: number;
 }
 
-/** The live processes in the pid namespace of `initHostPid` (the sandbox's init), with their pids as seen inside. */
-export function sandboxProcesses(initHostPid: number): SandboxProcess[] {
-  let ns: string;
+/** The pid namespace of a process (`pid:[N]`), undefined when it is gone. */
+export function pidNamespaceOf(hostPid: number): string | undefined {
   try {
-    ns = readlinkSync(`/proc/${initHostPid}/ns/pid`);
+    return readlinkSync(`/proc/${hostPid}/ns/pid`);
   } catch {
-    return [];
+    return undefined;
   }
+}
+
+/** The live processes in the pid namespace of `initHostPid` (the sandbox's init), or in namespace `ns`, with their pids as seen inside. */
+export function sandboxProcesses(initHostPid: number | undefined, ns = initHostPid === undefined ? undefined : pidNamespaceOf(initHostPid)): SandboxProcess[] {
+  if (ns === undefined) return [];
   const found: SandboxProcess[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;

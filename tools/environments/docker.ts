@@ -33,6 +33,7 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  type VerifyOptions,
   EnvironmentLostError,
 } from "./base.js";
 import { ContainerFileError, mkdirViaArchive, readViaArchive } from "./docker_archive.js";
@@ -227,6 +228,28 @@ export function liveDockerContainers(): string[] {
 // ---------------------------------------------------------------------------------------------------------
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * One pass of stopProcesses, as whichever user runs it (POSIX sh, builtins only: no process of its own): SIGKILL
+ * to every process but the container's init (pid 1), the keep-alive (init's earliest child) and itself, repeated
+ * while any was signalled (forks that raced a pass); then `left UID` for each process still there (one another
+ * uid owns) and `done`.
+ */
+const KILL_PASS = [
+  `keep=; best=`,
+  `for d in /proc/[0-9]*; do read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$best" ] || [ "\${20}" -lt "$best" ]; then best=\${20}; keep=\${d#/proc/}; fi; done`,
+  `i=0; while [ $i -lt 50 ]; do n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -KILL "$p" 2>/dev/null && n=$((n+1)); done; [ $n -eq 0 ] && break; i=$((i+1)); done`,
+  `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done < "$d/status"; done`,
+  `echo done`,
+].join("\n");
+
+/** $1 the file, $2 the workdir: folders under the workdir on the way made real (links and files there removed), whatever is at $1 removed, then stdin written there. */
+const PUT_FILE = [
+  `f=$1; base=$2; rel=\${f#"$base"/}; p=$base; d=`,
+  `case $f in "$base"/*) case $rel in */*) d=\${rel%/*} ;; esac ;; *) p=; d=\${f%/*}; d=\${d#/} ;; esac`,
+  `IFS=/; set -f; for c in $d; do [ -n "$c" ] || continue; p=$p/$c; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || exit 1; fi; [ -d "$p" ] || mkdir -- "$p" || exit 1; done; unset IFS; set +f`,
+  `rm -rf -- "$f" && cat > "$f"`,
+].join("\n");
 
 export class DockerEnvironment implements Environment {
   readonly kind = "docker";
@@ -475,17 +498,60 @@ export class DockerEnvironment implements Environment {
   }
 
   /**
-   * Ends every process the agent started, tracked or not (`cmd &`, `nohup`, `setsid`): as the unprivileged
-   * run user, `kill -KILL -1` reaches all of that user's processes and nothing of root's (the keep-alive).
-   * When commands run as root there is no such line to draw; only `isolatedCopy` then leaves none behind.
+   * Ends every process the agent started, tracked or not (`cmd &`, `nohup`, `setsid`, a uid it switched to as
+   * root), its persistent shell included, and makes sure none is left: passes of SIGKILL to every process of the
+   * container but its init, the keep-alive and the pass itself, as the run user and then as the uid of each
+   * survivor (root in a container has no CAP_KILL over other uids), until a last pass as root finds none. Throws
+   * when some survive (verify must not run then). Later commands of this sandbox use one exec each, never a
+   * persistent shell again.
    */
   async stopProcesses(): Promise<void> {
     this.assertOpen();
-    if (this.background) for (const p of await this.background.list()) if (p.running) await this.background.kill(p.id);
     this.shell?.close();
     this.shell = undefined;
-    if (this.runUser.uid === 0) return;
-    await runExecRaw(this.container, { cmd: ["sh", "-c", "kill -KILL -1 2>/dev/null; true"], user: this.runUser.user });
+    this.shellDisabled = true;
+    const pass = async (user: string): Promise<string[]> => {
+      const r = await runExecRaw(this.container, { cmd: ["sh", "-c", KILL_PASS], user });
+      const out = r.stdout.toString("utf8");
+      if (!/^done$/m.test(out)) throw new Error(`could not end the agent's processes: ${r.stderr.toString("utf8").trim().slice(0, 200) || `exit ${r.exitCode}`}`);
+      return [...new Set(out.split("\n").filter((l) => /^left \d+$/.test(l)).map((l) => l.slice(5)))];
+    };
+    let left = await pass(this.runUser.user ?? "0:0");
+    for (let round = 0; round < 3 && left.length > 0; round++) {
+      const next = new Set<string>();
+      for (const uid of left) for (const u of await pass(`${uid}:${uid}`)) next.add(u);
+      left = [...next];
+    }
+    const last = await pass("0:0");
+    if (last.length > 0) throw new Error(`processes of uid ${last.join(", ")} survived the end of the agent's processes`);
+    this.stoppedForVerify = true;
+  }
+
+  /** stopProcesses() ran: nothing of the agent's runs in the container any more. */
+  private stoppedForVerify = false;
+
+  /**
+   * The verify step out of the agent's reach: after stopProcesses, each verify file is written by an exec of its
+   * own (over whatever is at its path: a link there is removed, not written through; a link or file on the way
+   * under the workdir becomes a real folder), then the command runs in a new exec whose exit code the engine
+   * reports: no persistent shell, no marker.
+   */
+  async runVerify(command: string, opts: VerifyOptions = {}): Promise<ExecResult> {
+    this.assertOpen();
+    if (!this.stoppedForVerify) await this.stopProcesses();
+    for (const f of opts.files ?? []) {
+      const full = this.resolvePath(f.path);
+      const res = await runExecRaw(this.container, { cmd: ["sh", "-c", PUT_FILE, "hb", full, this.workdir], user: this.runUser.user, stdin: f.data });
+      if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
+    }
+    return runPlainCommand(this.container, {
+      command,
+      cwd: this.workdir,
+      user: this.runUser.user,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      cap: opts.maxOutputChars ?? this.options.maxOutputChars,
+    });
   }
 
   /**

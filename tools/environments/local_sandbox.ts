@@ -13,9 +13,10 @@
  *   command), is reported with `spec.reportLost` and every later call fails: the task ends as environment_error.
  * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
-import { mkdir, mkdtemp, open, rm, unlink } from "node:fs/promises";
+import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
+import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { BackgroundProcessManager } from "./background.js";
@@ -29,8 +30,24 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  type VerifyOptions,
 } from "./base.js";
-import { SANDBOX_HOME, SANDBOX_IO_DIR, SANDBOX_WORKDIR, bwrapArgs, bwrapLauncher, findBwrap, probeBwrap, sandboxProcesses } from "./bwrap.js";
+import {
+  SANDBOX_HOME,
+  SANDBOX_IO_DIR,
+  SANDBOX_SHELL,
+  SANDBOX_WORKDIR,
+  bwrapArgs,
+  bwrapLauncher,
+  findBwrap,
+  pidNamespaceOf,
+  probeBwrap,
+  sandboxProcesses,
+  sandboxShellCopy,
+  type SandboxLauncher,
+} from "./bwrap.js";
+import { OutputCollector } from "./docker_output.js";
+import { forgetTempDir, removeOnExit } from "./temp_dirs.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
@@ -43,6 +60,10 @@ export const DEFAULT_SANDBOX_PIDS = 512;
 const MAX_READ_BYTES = 256 * 1024 * 1024;
 const FILE_OP_TIMEOUT_MS = 120_000;
 const BOOT_TIMEOUT_MS = 30_000;
+/** Where the verify step finds the row's verify_files (read-only, a folder of the harness). */
+const VERIFY_FILES_DIR = "/tmp/.hermes-verify";
+/** How long the agent's processes may take to be gone after the sandbox is killed, before verify refuses to run. */
+const STOP_WAIT_MS = 10_000;
 
 function pidsLimit(options: EnvironmentOptions): number {
   return typeof options.pidsLimit === "number" && options.pidsLimit > 0 ? options.pidsLimit : DEFAULT_SANDBOX_PIDS;
@@ -61,6 +82,14 @@ export class SandboxEnvironment implements Environment {
   private lost: string | undefined;
   /** The host pid of the sandbox's init (its pid namespace dies with it). */
   private initPid: number | undefined;
+  /** Its pid namespace (`pid:[N]`), to check that every process in it is gone. */
+  private pidNs: string | undefined;
+  /** stopProcesses() ended the sandbox: only runVerify and cleanup remain. */
+  private stopped = false;
+  /** How the sandbox was started (its uid, for the verify step over the same folder). */
+  private launcher: SandboxLauncher | undefined;
+  private hostNetwork = false;
+  private env: Record<string, string> = {};
 
   private constructor(
     readonly taskDir: string,
@@ -85,9 +114,11 @@ export class SandboxEnvironment implements Environment {
     const { hostNetwork } = sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);
     const workdir = sandboxWorkdir(spec.cwd);
     const launcher = bwrapLauncher(findBwrap()!);
+    const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
     await mkdir(taskDir, { recursive: true });
     const ioDir = await mkdtemp(join(tmpdir(), "hermes-io-"));
+    removeOnExit(ioDir);
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
       chownTree(taskDir, launcher.uid, launcher.gid);
@@ -101,10 +132,11 @@ export class SandboxEnvironment implements Environment {
     try {
       fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
       // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
-      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env }, launcher);
+      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy }, launcher);
       shell = await HostShell.start({
         innerShell: "/bin/bash",
-        outerShell: "/bin/bash",
+        // Unreadable to the sandbox, so not dumpable: commands cannot read the protocol's nonce from its memory.
+        outerShell: shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash",
         cwd: tmpdir(),
         env: { PATH: env.PATH! },
         launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }] },
@@ -118,11 +150,16 @@ export class SandboxEnvironment implements Environment {
     }
     if (!shell) {
       await rm(ioDir, { recursive: true, force: true });
+      forgetTempDir(ioDir);
       throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
     }
     const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, shell, spec, options);
     holder.env = sandbox;
     sandbox.initPid = initPidOf(shell);
+    sandbox.pidNs = sandbox.initPid === undefined ? undefined : pidNamespaceOf(sandbox.initPid);
+    sandbox.launcher = launcher;
+    sandbox.hostNetwork = hostNetwork;
+    sandbox.env = env;
     shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
       const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
@@ -172,7 +209,7 @@ export class SandboxEnvironment implements Environment {
   }
 
   private markLost(reason: string): void {
-    if (this.cleaned || this.lost) return;
+    if (this.cleaned || this.stopped || this.lost) return;
     this.lost = reason;
     this.spec.reportLost?.(reason);
   }
@@ -190,6 +227,7 @@ export class SandboxEnvironment implements Environment {
 
   private async execNow(command: string, opts: ExecOptions): Promise<ExecResult> {
     if (this.lost) throw new EnvironmentLostError(this.lost);
+    if (this.stopped) throw new Error("the sandbox was stopped for the verify step");
     if (this.cleaned || !this.shell) throw new Error("the sandbox was already cleaned up");
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.env ?? {})) {
@@ -308,13 +346,67 @@ export class SandboxEnvironment implements Environment {
     return this.initPid === undefined ? [] : sandboxProcesses(this.initPid).map((p) => p.hostPid);
   }
 
-  /** Ends every process in the sandbox except its init and shell (before `verify`). */
+  /**
+   * Before `verify`: ends the sandbox, its shell and every process the agent started (the whole pid namespace),
+   * and waits until the kernel shows none of them. Throws when some survive (then verify must not run).
+   */
   async stopProcesses(): Promise<void> {
     await this.serial(async () => {
-      if (this.initPid === undefined) return;
-      const shellPid = this.shell?.shellPid;
-      for (const p of sandboxProcesses(this.initPid)) if (p.nsPid > 1 && p.nsPid !== shellPid) killQuietly(p.hostPid, "SIGKILL");
+      this.stopped = true;
+      this.shell?.close();
+      this.killAll();
+      const deadline = Date.now() + STOP_WAIT_MS;
+      let left = sandboxProcesses(undefined, this.pidNs);
+      while (left.length > 0 && Date.now() < deadline) {
+        for (const p of left) killQuietly(p.hostPid, "SIGKILL");
+        await new Promise((r) => setTimeout(r, 20));
+        left = sandboxProcesses(undefined, this.pidNs);
+      }
+      if (left.length > 0) throw new Error(`${left.length} process(es) of the agent survived the end of its sandbox`);
     });
+  }
+
+  /**
+   * The verify step, out of the agent's reach (after stopProcesses): a fresh bwrap over the same task folder, as
+   * the same uid, without the exchange folder. Its command is the new pid namespace's pid 1 (no reaper whose
+   * report a process could tamper with) and runs from the unreadable shell copy (not dumpable: no process it
+   * starts can read or trace it). The row's files are copied in first, over whatever the agent left at their
+   * paths (links and files removed, parents made real folders). The result is bwrap's own exit status, read by
+   * this process from the kernel: no marker, no shell of the agent's.
+   */
+  async runVerify(command: string, opts: VerifyOptions = {}): Promise<ExecResult> {
+    if (!this.stopped) await this.stopProcesses();
+    if (this.cleaned || !this.launcher) throw new Error("the sandbox was already cleaned up");
+    const launcher = this.launcher;
+    const filesDir = await mkdtemp(join(tmpdir(), "hermes-verify-"));
+    removeOnExit(filesDir);
+    const fds: number[] = [];
+    try {
+      await chmod(filesDir, 0o755);
+      const puts: string[] = [];
+      let n = 0;
+      for (const f of opts.files ?? []) {
+        const dest = posix.resolve(this.workdir, f.path);
+        if (dest !== SANDBOX_WORKDIR && !dest.startsWith(`${SANDBOX_WORKDIR}/`)) throw new Error(`verify file ${f.path} is outside ${SANDBOX_WORKDIR}`);
+        const name = `f${n++}`;
+        await writeFile(join(filesDir, name), f.data, { mode: 0o644 });
+        puts.push(`hb_put ${name} ${shellQuote(dest)} || { echo "verify: cannot put ${dest.replace(/[^\w./-]/g, "?")} in place" >&2; exit 125; }`);
+      }
+      fds.push(openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY));
+      const shellCopy = sandboxShellCopy();
+      const shell = shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash";
+      const args = bwrapArgs({ hostNetwork: this.hostNetwork, workspaceFd: 3, env: this.env, shellCopy, asPid1: true, extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR] }, launcher);
+      const script = [VERIFY_PUT, ...puts, `unset -f hb_put`, `cd -- "$1" || exit 1`, `exec ${shell} --norc --noprofile -c "$2"`].join("\n");
+      return await runBwrap(
+        launcher.bwrap,
+        [...args, shell, "--norc", "--noprofile", "-c", script, "hb-verify", this.workdir, command],
+        { fds, timeoutMs: opts.timeoutMs, signal: opts.signal, cap: opts.maxOutputChars ?? this.maxOutputChars },
+      );
+    } finally {
+      for (const fd of fds) closeSync(fd);
+      await rm(filesDir, { recursive: true, force: true });
+      forgetTempDir(filesDir);
+    }
   }
 
   async cleanup(): Promise<void> {
@@ -323,8 +415,74 @@ export class SandboxEnvironment implements Environment {
     this.shell?.close();
     this.killAll();
     await rm(this.ioDir, { recursive: true, force: true });
+    forgetTempDir(this.ioDir);
     if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Puts a verify file in place inside the verify's sandbox: `hb_put NAME DEST` copies VERIFY_FILES_DIR/NAME to DEST
+ * (under /workspace), each folder on the way made a real, writable folder (a link or file there is removed), and
+ * whatever is at DEST removed first (a link the agent left there is not written through).
+ */
+const VERIFY_PUT = [
+  `hb_put() {`,
+  `  local rel=\${2#${SANDBOX_WORKDIR}/} p=${SANDBOX_WORKDIR} c dirs=`,
+  `  case $rel in */*) dirs=\${rel%/*} ;; esac`,
+  `  chmod u+rwx -- "$p" 2>/dev/null`,
+  `  local IFS=/; set -f`,
+  `  for c in $dirs; do`,
+  `    [ -n "$c" ] || continue; p=$p/$c`,
+  `    if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || return 1; fi`,
+  `    [ -d "$p" ] || mkdir -- "$p" || return 1`,
+  `    chmod u+rwx -- "$p" 2>/dev/null`,
+  `  done`,
+  `  set +f`,
+  `  rm -rf -- "$2" && cp -- "${VERIFY_FILES_DIR}/$1" "$2"`,
+  `}`,
+].join("\n");
+
+/**
+ * Runs a bwrap command line (the verify step) as a child of this process, with `fds` as its descriptors 3, 4, …:
+ * output capped, a timeout or abort kills it (its sandbox dies with it: --die-with-parent), and the exit status is
+ * the kernel's, as bwrap reports its pid 1's.
+ */
+function runBwrap(file: string, args: string[], o: { fds: number[]; timeoutMs?: number; signal?: AbortSignal; cap: number }): Promise<ExecResult> {
+  return new Promise<ExecResult>((resolve) => {
+    const stdout = new OutputCollector(o.cap);
+    const stderr = new OutputCollector(o.cap);
+    const child = spawn(file, args, { cwd: tmpdir(), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe", ...o.fds], detached: true });
+    let timedOut = false;
+    let aborted = false;
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL");
+      }
+    };
+    const timer = o.timeoutMs !== undefined && o.timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), o.timeoutMs) : undefined;
+    const onAbort = () => ((aborted = true), kill());
+    if (o.signal?.aborted) onAbort();
+    else o.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout!.setEncoding("utf8");
+    child.stderr!.setEncoding("utf8");
+    child.stdout!.on("data", (t: string) => stdout.push(t));
+    child.stderr!.on("data", (t: string) => stderr.push(t));
+    let settled = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      o.signal?.removeEventListener("abort", onAbort);
+      const out = stdout.render();
+      const err = stderr.render();
+      const exitCode = timedOut ? 124 : aborted ? 130 : error ? 127 : (code ?? 128 + (signal === "SIGKILL" ? 9 : 15));
+      resolve({ exitCode, stdout: out.text, stderr: error ? `could not start the verify sandbox: ${error.message}` : err.text, timedOut, truncated: out.truncated || err.truncated });
+    };
+    child.once("error", (e) => finish(null, null, e));
+    child.once("close", (code, signal) => finish(code, signal));
+  });
 }
 
 /** The host pid of the sandbox's init, from bwrap's `--info-fd` (fd 3): `{"child-pid": N}`, written before the shell started. */

@@ -17,7 +17,7 @@
  * a parent-death signal (bwrap --die-with-parent) die with it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { chmodSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -262,6 +262,9 @@ class HelperProcess implements LaunchedProcess {
   started(): void {
     clearInterval(this.exitPoll);
     for (const fd of this.holders.splice(0)) closeQuietly(fd);
+    // Every end is open now: nobody may open them again (through /proc/<pid>/fd/N of a process that holds one,
+    // such as a sandbox's init, a process of the same uid could otherwise write into the shell's stdin).
+    for (const p of this.paths) chmodQuietly(p);
   }
 
   takeOutput(fd: number): string | undefined {
@@ -293,6 +296,14 @@ function closeQuietly(fd: number): void {
     closeSync(fd);
   } catch {
     // already closed
+  }
+}
+
+function chmodQuietly(path: string): void {
+  try {
+    chmodSync(path, 0);
+  } catch {
+    // gone
   }
 }
 

@@ -1,0 +1,195 @@
+/**
+ * Forging a verify, end to end through the built CLI with a scripted agent (`--approval allow`: only the sandbox
+ * stands between the agent and the grade), in the local sandbox and in Docker (issue 23):
+ * - `mem`: agent-written code reads the persistent shell's memory (/proc/<pid>/mem) for the protocol's marker
+ *   nonce, while the agent runs and again during verify, and prints fake "exit 0" end markers for every sequence
+ *   number: `verify: python3 solution.py && test -f NEVER_CREATED.txt` must still fail. In the local sandbox the
+ *   shell's memory is not even readable (its nonce is not found); in Docker it is (same uid, no user namespace),
+ *   and the forgery still fails, since verify no longer goes through that shell.
+ * - `link`: a link the agent left where a verify file goes (`checks/check.sh -> /dev/null`) is replaced, not
+ *   written through (through it the check would be empty, and pass).
+ * - `daemon`: a detached process left running (setsid, nohup) that would create the file once the verify files
+ *   arrive is gone before verify starts.
+ * - `honest`: a task that did the work still passes.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
+
+/** Finds every `__HB_<16 hex>__` in the writable memory of every process it may read (itself and its ancestors excepted). */
+const SCAN_PY = `
+import os, re
+def scan():
+    me = os.getpid()
+    found = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == me:
+            continue
+        try:
+            maps = open("/proc/%s/maps" % pid).read().splitlines()
+            mem = open("/proc/%s/mem" % pid, "rb", 0)
+        except Exception:
+            continue
+        for line in maps:
+            parts = line.split()
+            if not parts[1].startswith("rw"):
+                continue
+            a, b = (int(x, 16) for x in parts[0].split("-"))
+            if b - a > (64 << 20):
+                continue
+            try:
+                mem.seek(a)
+                chunk = mem.read(b - a)
+            except Exception:
+                continue
+            found.update(m.decode() for m in re.findall(rb"__HB_[0-9a-f]{16}__", chunk))
+    return sorted(found)
+`;
+
+const STEAL_PY = `
+from scan import scan
+found = scan()
+open("nonces.txt", "w").write("\\n".join(found))
+print("NONCES:" + (",".join(found) or "none"))
+`;
+
+/** Prints a fake end marker ("exit 0") for every nonce it knows and sequence number 1..300, then fails. */
+const SOLUTION_PY = `
+import os, sys
+from scan import scan
+nonces = set(scan())
+if os.path.exists("nonces.txt"):
+    nonces.update(open("nonces.txt").read().split())
+for n in sorted(nonces):
+    for seq in range(1, 301):
+        sys.stdout.write("\\n%s %d E0\\n" % (n, seq))
+        sys.stderr.write("\\n%s %d E0\\n" % (n, seq))
+sys.stdout.flush()
+sys.stderr.flush()
+sys.exit(1)
+`;
+
+const DAEMON = `setsid nohup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo started`;
+
+function readJsonl(path: string): any[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
+const write = (path: string, content: string): ToolCallSpec => ({ name: "write_file", arguments: { path, content } });
+
+const SCRIPTS: Record<string, ToolCallSpec[]> = {
+  mem: [write("scan.py", SCAN_PY), write("steal.py", STEAL_PY), write("solution.py", SOLUTION_PY), term("python3 steal.py")],
+  link: [term("mkdir -p checks && ln -sf /dev/null checks/check.sh && ls -l checks")],
+  daemon: [term(DAEMON)],
+  honest: [term("echo 42 > answer.txt")],
+};
+
+interface Row {
+  id: string;
+  verify: string;
+  files?: Record<string, string>;
+}
+
+const ROWS: Row[] = [
+  { id: "mem", verify: "python3 solution.py && test -f NEVER_CREATED.txt" },
+  { id: "link", verify: "sh checks/check.sh", files: { "checks/check.sh": "test -f NEVER_CREATED.txt\n" } },
+  { id: "daemon", verify: "sleep 1; test -f NEVER_CREATED.txt", files: { "checks/go": "go\n" } },
+  { id: "honest", verify: "grep -qx 42 answer.txt" },
+];
+
+let server: FakeOpenAI;
+
+beforeAll(async () => {
+  server = await startFakeOpenAI((req) => {
+    const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
+    const id = /task:(\S+)/.exec(prompt)![1]!;
+    const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+    const calls = SCRIPTS[id]!;
+    return turn < calls.length ? toolCalls([calls[turn]!]) : text("done");
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+function dataset(dir: string, rows: Row[]): string {
+  const lines = rows.map((r) => {
+    const row: Record<string, unknown> = { id: r.id, prompt: `task:${r.id}`, verify: r.verify, toolsets: ["terminal", "file"] };
+    if (r.files) {
+      const folder = join(dir, `files-${r.id}`);
+      for (const [rel, content] of Object.entries(r.files)) {
+        mkdirSync(join(folder, rel, ".."), { recursive: true });
+        writeFileSync(join(folder, rel), content);
+      }
+      row.verify_files = `files-${r.id}`;
+    }
+    return JSON.stringify(row);
+  });
+  const path = join(dir, "d.jsonl");
+  writeFileSync(path, lines.join("\n") + "\n");
+  return path;
+}
+
+async function run(rows: Row[], env: string[]): Promise<{ lines: Map<string, any>; stderr: string }> {
+  const dir = tempDir("hb-forgery-");
+  const runName = uniqueRunName("forgery");
+  const r = await runCli(
+    [
+      "run", dataset(dir, rows), "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
+      ...env, "--output-dir", join(dir, "runs"), "--run-name", runName, "--progress", "none", "--concurrency", "2",
+    ],
+    { timeoutMs: 300_000 },
+  );
+  expect(r.stderr).not.toMatch(/internal error/);
+  const lines = new Map<string, any>();
+  for (const l of [...readJsonl(join(dir, "runs", runName, "trajectories.jsonl")), ...readJsonl(join(dir, "runs", runName, "failed.jsonl"))]) lines.set(l.task_id, l);
+  expect([...lines.keys()].sort(), r.stderr).toEqual(rows.map((x) => x.id).sort());
+  return { lines, stderr: r.stderr };
+}
+
+function toolOutputs(line: any): string {
+  return JSON.stringify(line.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content));
+}
+
+function expectForgeriesFail(lines: Map<string, any>, ids: string[]): void {
+  for (const id of ids) {
+    const line = lines.get(id);
+    expect(line.outcome, `${id}: ${line.error}`).toBe("completed");
+    expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, timed_out: false });
+    expect(line.verify.exit_code, id).not.toBe(0);
+    expect(line.score.passed, id).toBe(false);
+  }
+}
+
+describe("verify cannot be forged", () => {
+  it("in the local sandbox: the shell's nonce is unreadable, and no forgery turns a failing verify into a pass", { timeout: 300_000 }, async () => {
+    const { lines } = await run(ROWS, ["--env", "local"]);
+    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+    // The persistent shell's memory was not readable: no nonce was found while the agent ran.
+    expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
+    expect(lines.get("link").verify.passed).toBe(false);
+    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+  });
+
+  it("in Docker: even with the shell's nonce in hand, no forgery turns a failing verify into a pass", { timeout: 600_000 }, async () => {
+    const { image } = await ensureDockerTestImages();
+    const { lines } = await run(ROWS, ["--env", "docker", "--image", image]);
+    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+    // Same uid, no user namespace: the shell's memory is readable in Docker, and the nonce was found.
+    expect(toolOutputs(lines.get("mem"))).toMatch(/NONCES:__HB_[0-9a-f]{16}__/);
+    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+  });
+
+  it("in Docker as root (an image without a user): a left process and a planted link do not pass either", { timeout: 600_000 }, async () => {
+    const { busyboxImage } = await ensureDockerTestImages();
+    const rows = ROWS.filter((r) => r.id !== "mem");
+    const { lines } = await run(rows, ["--env", "docker", "--image", busyboxImage]);
+    expectForgeriesFail(lines, ["link", "daemon"]);
+    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+  });
+});
