@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { mcnemar, mcnemarExact, taskInterval, wilson } from "../src/score/metrics.js";
-import { signFlipTest } from "../src/score/paired_test.js";
+import { pairedRateInterval, pairedTest } from "../src/score/paired_test.js";
 import { scoreMetrics, type ScoredSample } from "../src/score/summary.js";
 
 /** Brute force, written apart from the module: every sign pattern, |Σ sᵢ(dᵢ − δ)| ≥ |Σ(dᵢ − δ)|. */
@@ -77,7 +77,9 @@ describe("one run's interval: the task is the unit", () => {
   });
 });
 
-describe("two runs: exact McNemar and the sign-flip test agree, and their interval agrees with p", () => {
+describe("two runs: the test over tasks, and an interval that agrees with it", () => {
+  const rates = (diffs: number[]) => ({ base: diffs.map((d) => (d < 0 ? 1 : d > 0 ? 0 : 0.5)), cur: diffs.map((d) => (d < 0 ? 1 + d : d > 0 ? d : 0.5)) });
+
   it("McNemar exact by hand: 4 vs 0 discordant → p = 0.125, 5 vs 0 → 0.0625 two-sided (one-sided half)", () => {
     expect(mcnemarExact(4, 0)).toBe(0.125);
     expect(mcnemarExact(5, 0)).toBe(0.0625);
@@ -86,10 +88,12 @@ describe("two runs: exact McNemar and the sign-flip test agree, and their interv
     expect(mcnemar(2, 1).twoSided).toBe(1);
   });
 
-  it("with one epoch the enumeration gives McNemar's p: 4 lost, 0 gained, 2 unchanged", () => {
-    const t = signFlipTest([-1, -1, -1, -1, 0, 0])!;
+  it("with one epoch the sign-flip enumeration gives McNemar's p: 4 lost, 0 gained, 2 unchanged", () => {
+    const t = pairedTest([1, 1, 1, 1, 1, 0], [0, 0, 0, 0, 1, 0])!;
     expect(t.method).toBe("exact");
+    expect(t.patterns).toBe(64);
     expect(t.p_two_sided).toBe(0.125);
+    expect(t.p_two_sided).toBe(mcnemar(4, 0).twoSided);
     expect(t.p_drop).toBe(0.0625);
     expect(t.mean_delta).toBeCloseTo(-4 / 6, 12);
     // Not significant, so the interval holds 0; and it is not the zero-width [−100, −100] seen before.
@@ -97,35 +101,70 @@ describe("two runs: exact McNemar and the sign-flip test agree, and their interv
     expect(t.ci95[1]).toBeGreaterThanOrEqual(0);
   });
 
-  it("matches an independent brute force on per-task rates of several epochs, p and the interval's ends", () => {
+  it("the p of per-task rates over several epochs matches an independent brute force", () => {
     const diffs = [-1, -2 / 3, -1 / 3, 0, 1 / 3, -1, -2 / 3, -1];
-    const t = signFlipTest(diffs)!;
+    const { base, cur } = rates(diffs);
+    const t = pairedTest(base, cur)!;
     expect(t.p_two_sided).toBeCloseTo(bruteP(diffs), 12);
     expect(t.p_two_sided).toBeLessThan(0.05);
     expect(t.ci95[1]).toBeLessThan(0);
-    // Inverting the test: just inside an end the brute force does not reject, just outside it does.
-    for (const [edge, dir] of [[t.ci95[0], -1], [t.ci95[1], 1]] as const) {
-      expect(bruteP(diffs, edge - dir * 1e-6)).toBeGreaterThan(0.05);
-      expect(bruteP(diffs, edge + dir * 0.02)).toBeLessThanOrEqual(0.05);
-    }
+    expect(t.ci95[0]).toBeLessThan(t.mean_delta);
   });
 
-  it("the interval excludes 0 exactly when p < 0.05, over many random shapes (exact and Monte-Carlo)", () => {
+  it("Monte-Carlo beyond 16 tasks is seeded and close to the exact value", () => {
+    const diffs = Array.from({ length: 18 }, (_, i) => (i < 6 ? -1 : i < 8 ? 1 : 0));
+    const { base, cur } = rates(diffs);
+    const mc = pairedTest(base, cur, { resamples: 40_000 })!;
+    expect(mc.method).toBe("monte_carlo");
+    expect(pairedTest(base, cur, { resamples: 40_000 })!.p_two_sided).toBe(mc.p_two_sided);
+    // 6 lost, 2 gained: the exact value is McNemar's 2 · P(X ≤ 2), X ~ Bin(8, ½) = 0.2890625.
+    expect(Math.abs(mc.p_two_sided - 0.2890625)).toBeLessThan(0.015);
+    expect(pairedTest(base, cur, { exactUpTo: 18 })!.p_two_sided).toBeCloseTo(0.2890625, 12);
+  });
+
+  it("the interval is Newcombe's hybrid score interval (his method 10) computed by hand", () => {
+    // 20 tasks, one epoch: A = 10 passed in both, B = 4 only in the baseline, C = 0 only now, D = 6 in neither.
+    const base = Array.from({ length: 20 }, (_, i) => (i < 14 ? 1 : 0));
+    const cur = Array.from({ length: 20 }, (_, i) => (i < 10 ? 1 : 0));
+    const [l1, u1] = wilson(14, 20)!;
+    const [l2, u2] = wilson(10, 20)!;
+    const phi = Math.max(10 * 6 - 4 * 0 - 20 / 2, 0) / Math.sqrt(14 * 6 * 10 * 10);
+    const d = 0.5 - 0.7;
+    const lower = d - Math.sqrt((0.5 - l2) ** 2 + (u1 - 0.7) ** 2 - 2 * phi * (0.5 - l2) * (u1 - 0.7));
+    const upper = d + Math.sqrt((u2 - 0.5) ** 2 + (0.7 - l1) ** 2 - 2 * phi * (u2 - 0.5) * (0.7 - l1));
+    expect(pairedRateInterval(base, cur)[0]).toBeCloseTo(lower, 12);
+    expect(pairedRateInterval(base, cur)[1]).toBeCloseTo(upper, 12);
+    expect(upper).toBeGreaterThan(0);
+    const t = pairedTest(base, cur, { exactP: mcnemar(4, 0) })!;
+    expect(t.p_two_sided).toBe(0.125);
+    expect(t.ci95[0]).toBeCloseTo(lower, 12);
+    expect(t.ci95[1]).toBeCloseTo(upper, 12);
+  });
+
+  it("the interval holds 0 exactly when p ≥ 0.05, and is never zero-width, over many shapes", () => {
     let rejected = 0;
-    for (let seed = 1; seed <= 60; seed++) {
-      const n = seed % 2 ? 5 + (seed % 11) : 20 + seed;
-      const diffs = Array.from({ length: n }, (_, i) => (((i * 31 + seed * 17) % 7) - 3 - (seed % 3 === 0 ? 1 : 0)) / 4).map((d) => Math.max(-1, Math.min(1, d)));
-      const t = signFlipTest(diffs)!;
+    for (let seed = 1; seed <= 80; seed++) {
+      const n = 1 + (seed % 23);
+      const epochs = 1 + (seed % 3);
+      const base = Array.from({ length: n }, (_, i) => ((i * 7 + seed) % (epochs + 1)) / epochs);
+      const cur = base.map((b, i) => Math.max(0, Math.min(1, b + ((((i * 13 + seed * 5) % 5) - 2 - (seed % 4 === 0 ? 1 : 0)) / epochs) / 2)));
+      const t = pairedTest(base, cur)!;
       const holdsZero = t.ci95[0] <= 0 && t.ci95[1] >= 0;
-      expect(holdsZero).toBe(t.p_two_sided > 0.05);
-      expect(t.ci95[1]).toBeGreaterThan(t.ci95[0]);
+      expect(holdsZero, `seed ${seed}`).toBe(t.p_two_sided >= 0.05);
+      expect(t.ci95[1] - t.ci95[0], `seed ${seed}`).toBeGreaterThan(0);
+      expect(t.ci95[0]).toBeLessThanOrEqual(t.mean_delta);
+      expect(t.ci95[1]).toBeGreaterThanOrEqual(t.mean_delta);
       if (!holdsZero) rejected++;
     }
-    expect(rejected).toBeGreaterThan(5);
+    expect(rejected).toBeGreaterThanOrEqual(3);
   });
 
-  it("one task is never a certainty: the interval spans the whole range", () => {
-    expect(signFlipTest([-1])!.ci95).toEqual([-1, 1]);
-    expect(signFlipTest([])).toBeNull();
+  it("no change on 7 tasks is not a certainty: a wide interval around 0, p = 1", () => {
+    const t = pairedTest([1, 1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 1, 1])!;
+    expect(t.p_two_sided).toBe(1);
+    expect(t.ci95[0]).toBeLessThan(-0.3);
+    expect(t.ci95[1]).toBeGreaterThan(0.3);
+    expect(pairedTest([1], [0])!.ci95[0]).toBeLessThan(-0.9);
+    expect(pairedTest([], [])).toBeNull();
   });
 });

@@ -1,15 +1,16 @@
 /**
  * Compares two runs with the task as the unit: epochs are repeated measures of a task, so each task's
- * pass rate (over its scored epochs) is paired with the same task's rate in the other run. The change's
- * test and 95 % interval are one procedure (a sign-flip permutation test over the tasks' differences,
- * exact McNemar when both runs have one epoch), and the CI verdict applies one of two gates:
+ * pass rate (over its scored epochs) is paired with the same task's rate in the other run. The change is
+ * tested by a sign-flip permutation test over the tasks' differences (exact McNemar when both runs have one
+ * epoch) and its 95 % interval agrees with that test (see score/paired_test.ts); the CI verdict applies one
+ * of two gates:
  * - default: a significant drop (one-sided, alpha 0.05), or a task that passed every epoch of the
  *   baseline and failed every epoch of the current run;
  * - --max-drop P: a drop of more than P points (with --significant-only, and significant).
  * Too many unscored or missing tasks make the runs not comparable.
  */
 import { mcnemar } from "../score/metrics.js";
-import { signFlipTest } from "../score/paired_test.js";
+import { pairedTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
 
 /** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
@@ -194,9 +195,11 @@ interface Stats {
 }
 
 function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed: number, alpha: number): Stats {
-  const diffs = pairs.map(([b, c]) => rate(c) - rate(b));
-  const exactP = oneEpoch ? mcnemar(diffs.filter((d) => d < 0).length, diffs.filter((d) => d > 0).length) : undefined;
-  const t = signFlipTest(diffs, { seed, alpha, exactP });
+  const baseRates = pairs.map(([b]) => rate(b));
+  const curRates = pairs.map(([, c]) => rate(c));
+  const lost = pairs.filter(([b, c]) => rate(c) < rate(b)).length;
+  const gained = pairs.filter(([b, c]) => rate(c) > rate(b)).length;
+  const t = pairedTest(baseRates, curRates, { seed, alpha, exactP: oneEpoch ? mcnemar(lost, gained) : undefined });
   if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null };
   return {
     delta: t.mean_delta * 100,
