@@ -242,6 +242,24 @@ describe("a gate that fails safe (cases a CI team hit)", () => {
   });
 });
 
+describe("the README's worked example", () => {
+  it("is what compare prints for 6/6 against 1/6", async () => {
+    const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
+    const root = tempDir();
+    const six = ["t0", "t1", "t2", "t3", "t4", "t5"];
+    const base = writeRun(join(root, "base"), six.map((id) => ({ id, passed: true })));
+    const cur = writeRun(join(root, "cur"), six.map((id) => ({ id, passed: id === "t5" })));
+    const c = compareRuns(await loadRunSamples(base), await loadRunSamples(cur));
+    const lines = comparisonText(c).split("\n");
+    for (const prefix of ["paired over 6 tasks", "REGRESSION:"]) {
+      const line = lines.find((l) => l.startsWith(prefix))!;
+      expect(readme).toContain(line);
+    }
+    expect(comparisonText(compareRuns(await loadRunSamples(base), await loadRunSamples(cur), { maxDropPp: 90 }))).toContain("−83.3 pp, within --max-drop 90");
+    expect(lines.find((l) => l.startsWith("current"))).toContain("16.7 % passed (95 % CI 3.0 %–56.4 %)");
+  });
+});
+
 describe("hermes-batch compare (CLI)", () => {
   let root: string;
   beforeAll(() => {

@@ -10,6 +10,7 @@
  * Too many unscored or missing tasks make the runs not comparable.
  */
 import { mcnemar } from "../score/metrics.js";
+import { scoreMetrics } from "../score/summary.js";
 import { pairedTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
 
@@ -39,6 +40,8 @@ export interface SideSummary {
   unscored: number;
   passed: number;
   pass_rate: number | null;
+  /** 95 % interval of the pass rate, the task as the unit (as in statistics.json). */
+  ci95: [number, number] | null;
   /** Token totals: the agent's, the approver's, the judge's, and all three. */
   tokens: { agent: number; approver: number; judge: number; total: number };
   duration_ms: number;
@@ -139,6 +142,7 @@ function summarize(run: RunSamples, tasks: Map<string, TaskRecord>): SideSummary
     unscored: all.length - scored.length,
     passed,
     pass_rate: scored.length ? passed / scored.length : null,
+    ci95: scoreMetrics(all, run.epochs).ci95,
     tokens: { agent, approver, judge, total: agent + approver + judge },
     duration_ms: sum((s) => s.durationMs),
     cost_usd: costs.length ? costs.reduce((a, b) => a + b, 0) : null,
