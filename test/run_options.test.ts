@@ -76,6 +76,8 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   fail_under: ["80", 80],
   baseline: ["runs/old", "runs/old"],
   max_drop: ["2.5", 2.5],
+  significant_only: [true, true],
+  max_unscored: ["10%", "10%"],
   price_input: ["3", 3],
   price_output: ["15", 15],
   resume: [true, true],
