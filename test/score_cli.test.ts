@@ -338,4 +338,39 @@ describe("run --resume --retry-unscored", () => {
     expect(both.exitCode).toBe(2);
     expect(both.stderr).toContain("--retry-unscored reruns the unscored tasks: it does not combine with --only");
   });
+  it("with --epochs, reruns only the unscored epoch of a task", async () => {
+    const dir = tempDir();
+    const dataset = writeDataset(dir, "e.jsonl", [{ id: "flaky-e", prompt: "Use the shell to compute 7 + 7 (flaky).", toolsets: ["terminal"], rubric: "14" }]);
+    const out = join(dir, "runs");
+    const args = ["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--max-retries", "0", "--env", "host", "--output-dir", out, "--run-name", "e", "--progress", "none", "--workers", "1", "--epochs", "2"];
+    // The judge fails its first call only: one epoch is unscored, the other scored.
+    let calls = 0;
+    down = false;
+    judge.setHandler(() => (++calls === 1 ? httpError(503, "judge down") : text(JSON.stringify({ score: 1, passed: true, reason: "fine" }))));
+    try {
+      expect((await runCli(args)).exitCode).toBe(0);
+      const runDir = join(out, "e");
+      const before = readJsonl(join(runDir, "trajectories.jsonl"));
+      const unscored = before.filter((l) => l.score.passed === null);
+      expect(unscored).toHaveLength(1);
+      const retry = await runCli([...args, "--retry-unscored"]);
+      expect(retry.exitCode).toBe(0);
+      expect(retry.stdout).toContain("1 completed");
+      expect(calls).toBe(3);
+      const after = readJsonl(join(runDir, "trajectories.jsonl"));
+      expect(after.map((l) => l.epoch).sort()).toEqual([0, 1]);
+      expect(after.every((l) => l.score.passed === true)).toBe(true);
+      // The scored epoch is untouched; the unscored one moved to superseded.jsonl.
+      expect(after.find((l) => l.epoch !== unscored[0].epoch)).toEqual(before.find((l) => l.epoch !== unscored[0].epoch));
+      expect(readJsonl(join(runDir, "superseded.jsonl")).map((l) => [l.task_id, l.epoch])).toEqual([["flaky-e", unscored[0].epoch]]);
+      expectStatisticsAgree(runDir);
+    } finally {
+      judge.setHandler((req) => {
+        const asked: string = req.body.messages.at(-1).content;
+        judged.push(asked);
+        if (down && asked.includes("flaky")) return httpError(503, "judge down");
+        return text(JSON.stringify({ score: 1, passed: true, reason: "fine" }));
+      });
+    }
+  });
 });

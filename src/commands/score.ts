@@ -158,6 +158,7 @@ export const command: Command = {
     process.on("SIGTERM", onSignal);
     process.on("SIGHUP", onSignal);
     const startedAt = new Date();
+    let replaced = false;
     try {
       // A judge only when a row of the run asks for one.
       const ids = new Set<string>();
@@ -202,6 +203,7 @@ export const command: Command = {
         }
         throw err;
       }
+      replaced = true;
       // The files are replaced: from here on an interruption no longer matters, the reports follow the new lines.
       const { scoresLine, writeRunReports } = await import("../report/reports.js");
       let totalPrompts: number | undefined;
@@ -242,6 +244,13 @@ export const command: Command = {
         return 1;
       }
       return 0;
+    } catch (err) {
+      // Interrupted before the rename (while checking the judge, say): nothing was written.
+      if (interrupted && !replaced) {
+        process.stdout.write(`interrupted: nothing re-scored, ${join(runDir, "trajectories.jsonl")} unchanged\n`);
+        return 130;
+      }
+      throw err;
     } finally {
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
