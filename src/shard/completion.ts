@@ -99,8 +99,8 @@ export const LaunchSchema = z.object({
       array_job_id: z.string().optional(),
       array_task_id: z.string().optional(),
       restart_count: z.string().optional(),
-      /** From submit.sh: the batch script, its arguments and the sbatch options it submitted with. */
-      sbatch_script: z.string().optional(),
+      /** From scripts/slurm/submit.sh: itself, the sbatch options and the arguments it was given. */
+      submit_script: z.string().optional(),
       sbatch_options: z.string().optional(),
       script_args: z.string().optional(),
     }),
@@ -174,7 +174,7 @@ export function detectScheduler(env: NodeJS.ProcessEnv): Launch["scheduler"] {
       array_job_id: v("SLURM_ARRAY_JOB_ID"),
       array_task_id: v("SLURM_ARRAY_TASK_ID"),
       restart_count: v("SLURM_RESTART_COUNT"),
-      sbatch_script: v("HERMES_BATCH_SBATCH_SCRIPT"),
+      submit_script: v("HERMES_BATCH_SUBMIT"),
       sbatch_options: v("HERMES_BATCH_SBATCH_OPTIONS"),
       script_args: v("HERMES_BATCH_SCRIPT_ARGS"),
     };

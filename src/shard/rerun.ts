@@ -52,14 +52,14 @@ export function rerunCommands(unfinished: ShardStatus[], count: number, launches
     return `cd ${shellQuote(l.cwd)} && ${shellQuote(l.node)} ${shellQuote(l.cli)} ${args.map(shellQuote).join(" ")}`;
   });
   const out: RerunCommands = { shell };
-  const slurm = launches.map((l) => l?.scheduler).find((s) => s?.kind === "slurm" && s.sbatch_script !== undefined);
+  const slurm = launches.map((l) => l?.scheduler).find((s) => s?.kind === "slurm" && s.submit_script !== undefined);
   if (slurm?.kind === "slurm") {
     const l = launches.find((x) => x?.scheduler.kind === "slurm") ?? any;
+    // submit.sh again, for these array indexes only: the same count, output folder, sbatch options and run options.
     const array = unfinished.map((s) => s.index).join(",");
-    const exportList = `--export=ALL,HERMES_BATCH_SHARD_COUNT=${count},OUTPUT_DIR=${l.output_dir}`;
     out.slurm =
-      `cd ${shellQuote(l.cwd)} && sbatch --array=${array}${slurm.sbatch_options ? ` ${slurm.sbatch_options}` : ""} ` +
-      `${shellQuote(exportList)} ${shellQuote(slurm.sbatch_script!)}${slurm.script_args ? ` ${slurm.script_args}` : ""}`;
+      `cd ${shellQuote(l.cwd)} && SHARDS=${count} ARRAY=${array} OUTPUT_DIR=${shellQuote(l.output_dir)} ${shellQuote(slurm.submit_script!)}` +
+      `${slurm.sbatch_options ? ` ${slurm.sbatch_options}` : ""} -- ${slurm.script_args ?? ""}`.trimEnd();
   }
   const k8s = launches.map((l) => l?.scheduler).find((s) => s?.kind === "kubernetes" && s.job_name !== undefined);
   if (k8s?.kind === "kubernetes") {

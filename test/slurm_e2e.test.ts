@@ -1,0 +1,152 @@
+/**
+ * Sharded runs through a real Slurm cluster (scripts/start-slurm.sh: one node on 127.0.0.1, cons_tres) via
+ * scripts/slurm/submit.sh, against a local scripted model server: 4 shards merged to exactly the dataset's
+ * ids; a shard scancel'ed in its first seconds → the merge job exits 4 naming it and its missing ids;
+ * `shards` prints the Slurm rerun command, which, run as printed, completes the run exactly; a requeued
+ * shard resumes without duplicates.
+ *
+ * Needs the cluster: with CI=true (or HERMES_BATCH_REQUIRE_SLURM=1, set by .ci/run) a missing cluster fails this
+ * file; elsewhere it is skipped.
+ */
+import { execa } from "execa";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shardOfTask } from "../src/shard/assign.js";
+import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+
+const SUBMIT = join(ROOT, "scripts", "slurm", "submit.sh");
+const KEY = "sk-slurm-e2e-secret-0123456789";
+const N = 4;
+const IDS = Array.from({ length: 80 }, (_, i) => `task-${String(i).padStart(3, "0")}`);
+
+async function clusterUp(): Promise<string | undefined> {
+  try {
+    const r = await execa("sinfo", ["-h", "-o", "%T"], { reject: false, timeout: 10_000 });
+    const state = r.stdout.trim().replace(/[*~#!%$@^-]/g, "");
+    return r.exitCode === 0 && /^(idle|mixed|allocated)/.test(state) ? undefined : `sinfo: ${r.stdout.trim() || r.stderr.trim()}`;
+  } catch (err) {
+    return `sinfo not runnable: ${(err as Error).message.split("\n")[0]}`;
+  }
+}
+
+const missing = await clusterUp();
+// CI=true (any CI), or HERMES_BATCH_REQUIRE_SLURM=1 (.ci/run, which starts the cluster): a missing cluster is a failure.
+const inCI = process.env.CI === "true" || process.env.CI === "1" || process.env.HERMES_BATCH_REQUIRE_SLURM === "1";
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 90_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+async function jobGone(id: string): Promise<boolean> {
+  const r = await execa("squeue", ["-h", "-j", id], { reject: false });
+  return r.exitCode === 0 ? r.stdout.trim() === "" : /Invalid job id/i.test(r.stderr);
+}
+
+async function jobExitCode(id: string): Promise<number | undefined> {
+  const r = await execa("scontrol", ["show", "job", id], { reject: false });
+  const m = /ExitCode=(\d+):(\d+)/.exec(r.stdout);
+  return m ? Number(m[1]) : undefined;
+}
+
+function ids(path: string): string[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).task_id as string) : [];
+}
+
+describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a one-node cluster)${missing ? ` — no cluster: ${missing}` : ""}`, () => {
+  let dir: string;
+  let server: FakeOpenAI;
+  /** Task ids whose requests are held (never answered) while set: keeps a shard running on purpose. */
+  let holdShard: number | undefined;
+  const taskOf = (req: RecordedRequest) => /task (task-\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+  const env = () => ({ OPENAI_API_KEY: KEY, SHARDS: String(N), OUTPUT_DIR: join(dir, "runs"), HERMES_BATCH_SHARD_COUNT: "", SLURM_ARRAY_TASK_ID: "", JOB_COMPLETION_INDEX: "" });
+
+  async function submit(run: string, extra: Record<string, string> = {}): Promise<{ array: string; merge: string; out: string }> {
+    const r = await execa("bash", [SUBMIT, "--", "data.jsonl", run, "--model", "m", "--base-url", server.baseURL, "--toolsets", "todo", "--concurrency", "2"], {
+      cwd: dir, env: { ...env(), ...extra }, reject: false, timeout: 30_000,
+    });
+    expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
+    const [array, merge] = r.stdout.trim().split("\n").at(-1)!.split(" ");
+    return { array: array!, merge: merge!, out: r.stdout };
+  }
+
+  beforeAll(async () => {
+    if (missing) throw new Error(`CI=true but no Slurm cluster is up (${missing}): run scripts/start-slurm.sh (as root) first`);
+    dir = tempDir("hb-slurm-");
+    server = await startFakeOpenAI(async (req): Promise<Reply> => {
+      const id = taskOf(req);
+      if (holdShard !== undefined && shardOfTask(id, N) === holdShard) return { kind: "hang" };
+      await new Promise((r) => setTimeout(r, 30));
+      return text(`done ${id}`);
+    });
+    writeFileSync(join(dir, "data.jsonl"), IDS.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("4 shards, merged by the dependent job: exactly the dataset's ids, once each; logs per shard and attempt", async () => {
+    const { array, merge } = await submit("clean");
+    await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 120_000);
+    const runDir = join(dir, "runs", "clean");
+    const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
+    expect(await jobExitCode(merge), log).toBe(0);
+    expect(log).toContain(`merged all ${N} shard(s)`);
+    expect([...ids(join(runDir, "trajectories.jsonl"))].sort()).toEqual(IDS);
+    for (let i = 0; i < N; i++) {
+      const shardDir = join(runDir, "shards", `000${i}-of-000${N}`);
+      const files = readdirSync(shardDir);
+      expect(files).toContain(`slurm-${array}_${i}.log`);
+      expect(files).toContain(`slurm-${array}_${i}.attempt0.log`);
+      const launch = readFileSync(join(shardDir, "launch.json"), "utf8");
+      expect(launch).not.toContain(KEY);
+      expect(JSON.parse(launch).scheduler).toMatchObject({ kind: "slurm", array_job_id: array, array_task_id: String(i) });
+    }
+  }, 150_000);
+
+  it("a shard scancel'ed in its first seconds: merge exits 4 naming it and its missing ids; the printed rerun completes the run", async () => {
+    const victim = 2;
+    holdShard = victim;
+    const started = server.requests.length;
+    const { array, merge } = await submit("cancelled");
+    const first = await until("the victim shard's first request", () =>
+      server.requests.slice(started).find((q) => shardOfTask(taskOf(q), N) === victim), 60_000, 50);
+    await execa("scancel", [`${array}_${victim}`]);
+    const sinceStart = Date.now() - first.at;
+    expect(sinceStart).toBeLessThan(2_000);
+    await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 120_000);
+    holdShard = undefined;
+    const runDir = join(dir, "runs", "cancelled");
+    const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
+    expect(await jobExitCode(merge), log).toBe(4);
+    const owned = IDS.filter((id) => shardOfTask(id, N) === victim);
+    expect(log).toMatch(new RegExp(`shard ${victim}/${N}: (interrupted|killed)`));
+    const missingIds = /shard 2\/4:[^\n]*\n[^\n]*\n\s+missing ids: ([^\n]+)/.exec(log)?.[1];
+    expect(missingIds, log).toBeDefined();
+    for (const id of missingIds!.replace(/, … \(.*$/, "").split(", ")) expect(owned).toContain(id);
+
+    const shards = await runCli(["shards", runDir], { cwd: dir });
+    expect(shards.exitCode, shards.stdout).toBe(4);
+    const rerun = /Slurm:\n\s+(cd .*)\n/.exec(shards.stdout)?.[1];
+    expect(rerun, shards.stdout).toContain(`SHARDS=${N} ARRAY=${victim} `);
+    expect(rerun).not.toContain(KEY);
+    const again = await execa("bash", ["-c", rerun!], { cwd: dir, env: { OPENAI_API_KEY: KEY, SHARDS: "", ARRAY: "", OUTPUT_DIR: "" }, reject: false, timeout: 30_000 });
+    expect(again.exitCode, `${again.stdout}\n${again.stderr}`).toBe(0);
+    const merge2 = again.stdout.trim().split("\n").at(-1)!.split(" ")[1]!;
+    await until("the second merge job to end", async () => (await jobGone(merge2)) || undefined, 120_000);
+    const log2 = readFileSync(join(runDir, `merge-${merge2}.log`), "utf8");
+    expect(await jobExitCode(merge2), log2).toBe(0);
+    const merged = ids(join(runDir, "trajectories.jsonl"));
+    expect(merged.length).toBe(IDS.length);
+    expect([...merged].sort()).toEqual(IDS);
+  }, 240_000);
+});
