@@ -148,8 +148,11 @@ describe("hermes-batch score", () => {
     expect(before["judge-a"].score.passed).toBeNull();
     expect(before["judge-a"].score.scorers[0].reason).toMatch(/^judge failed/);
 
-    // The judge still fails: files are written, exit 1 names the unscored tasks and why.
-    const still = await runCli(["score", runDir, ...judgeFlags()]);
+    // The judge still fails: files are written, exit 1 names the unscored tasks and why. (No flags: the judge
+    // model, endpoint and retries recorded in run.yaml are used again.)
+    judged.length = 0;
+    const still = await runCli(["score", runDir], { cwd: join(runDir, "..", "..") });
+    expect(judged.map((q) => q.body.model)).toEqual(["grader", "grader"]);
     expect(still.exitCode).toBe(1);
     expect(still.stdout).toContain("unscored: 2 (judge-a, judge-b)");
     expect(still.stdout).toMatch(/judge-a: rubric: judge failed/);
@@ -172,6 +175,14 @@ describe("hermes-batch score", () => {
     expectStatisticsAgree(runDir);
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.scores.judge_usage.total_tokens).toBe(30);
+    // A report.html of the run is rebuilt with the new scores.
+    expect((await runCli(["report", runDir])).exitCode).toBe(0);
+    const html = readFileSync(join(runDir, "report.html"), "utf8");
+    mode = "pass";
+    const again = await runCli(["score", runDir, ...judgeFlags()]);
+    expect(again.stdout).toContain("fail → pass: 2 (judge-a, judge-b)");
+    expect(again.stderr).toBe("");
+    expect(readFileSync(join(runDir, "report.html"), "utf8")).not.toBe(html);
   });
 
   it("refuses bad input with exit 2 and writes nothing", async () => {

@@ -1,5 +1,5 @@
 /** `hermes-batch score RUN_DIR [--dataset FILE]`: recompute a finished run's scores without running its agents again. */
-import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
@@ -216,9 +216,14 @@ export const command: Command = {
       const report = await writeRunReports(runDir, config, { startedAt, totalPrompts, ...(gates ? { modelCalls: gates.counts() } : {}) });
       const htmlPath = join(runDir, "report.html");
       if (existsSync(htmlPath)) {
-        const [{ buildReportModel }, { reportHtml }] = await Promise.all([import("../report/html/report_data.js"), import("../report/html/page.js")]);
-        writeFileSync(`${htmlPath}.tmp`, reportHtml(await buildReportModel(runDir)));
-        (await import("node:fs")).renameSync(`${htmlPath}.tmp`, htmlPath);
+        // The run's HTML report follows the new scores too (rewritten as `hermes-batch report` writes it).
+        try {
+          const [{ buildReportModel }, { reportHtml }] = await Promise.all([import("../report/html/report_data.js"), import("../report/html/page.js")]);
+          writeFileSync(`${htmlPath}.tmp`, reportHtml(await buildReportModel(runDir)));
+          renameSync(`${htmlPath}.tmp`, htmlPath);
+        } catch (err) {
+          process.stderr.write(`warning: ${htmlPath} could not be rebuilt (${errorMessage(err)}); run: hermes-batch report ${runDir}\n`);
+        }
       }
       const list = (keys: string[]) => (keys.length ? ` (${keys.slice(0, 10).join(", ")}${keys.length > 10 ? ", …" : ""})` : "");
       const out: string[] = [
