@@ -8,7 +8,7 @@ import { basename, join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import type { ChatModel, Usage } from "../core/chat.js";
 import type { TrajectoryEntry, VerifyResult } from "../core/records.js";
-import { readLines, repairTornTail } from "../store/jsonl_file.js";
+import { readLines } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import type { Redactor } from "../store/redact.js";
 import type { ScorerResult } from "../score/summary.js";
@@ -79,7 +79,7 @@ async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: Res
     const env = new TaskEnvironment(
       o.config.env,
       { runName: o.config.run_name ?? basename(o.runDir), taskId: specKey({ id: entry.task_id, epoch: entry.epoch }), hostTaskDir: folder, cwd: row.cwd, network: row.network ?? o.config.network, taskTimeoutSec: o.config.verify_timeout, signal: o.signal },
-      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, sandboxRo: o.config.sandbox_ro, pidsLimit: o.config.pids_limit, network: o.config.network },
+      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, pidsLimit: o.config.pids_limit, network: o.config.network },
     );
     try {
       const spec = { verify: command, ...(row.verify_files !== undefined ? { verifyFiles: o.verifyFilesDir(row) } : {}) };
@@ -164,8 +164,6 @@ export async function rescoreRun(o: RescoreOptions): Promise<RescoreSummary> {
   const path = join(o.runDir, RUN_FILES.trajectories);
   const tmp = rescoreTempPath(o.runDir);
   rmSync(tmp, { force: true }); // a leftover of a killed re-score
-  // A torn last line (a run that crashed mid-write) goes to trajectories.jsonl.torn, as --resume does with it.
-  repairTornTail(path);
   const fd = openSync(tmp, "wx");
   const summary: RescoreSummary = {
     rescored: 0, passToFail: [], failToPass: [], unscored: [], noScorer: 0, verifyKept: 0, verifyRerun: 0,
