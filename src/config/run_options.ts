@@ -326,7 +326,7 @@ export const RUN_OPTIONS = [
     kind: "boolean",
     section: "Resuming and reruns",
     schema: z.boolean().default(false),
-    help: "rerun the tasks whose score is null (unscored: the judge failed, verify could not run) too\n(alone: only those); their earlier lines move to superseded.jsonl",
+    help: "rerun the tasks whose score is null (unscored: the judge failed, verify could not\nrun) too (alone: only those); their earlier lines move to superseded.jsonl",
   }),
   option({ key: "only", kind: "list", section: "Resuming and reruns", arg: "ID,ID", schema: z.array(z.string()).optional(), help: "rerun these tasks (earlier results move to superseded.jsonl)" }),
   option({ key: "dry_run", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "validate the config and dataset, print the plan, run nothing" }),

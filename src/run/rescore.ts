@@ -8,7 +8,7 @@ import { basename, join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import type { ChatModel, Usage } from "../core/chat.js";
 import type { TrajectoryEntry, VerifyResult } from "../core/records.js";
-import { readLines } from "../store/jsonl_file.js";
+import { readLines, repairTornTail } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import type { Redactor } from "../store/redact.js";
 import type { ScorerResult } from "../score/summary.js";
@@ -164,6 +164,8 @@ export async function rescoreRun(o: RescoreOptions): Promise<RescoreSummary> {
   const path = join(o.runDir, RUN_FILES.trajectories);
   const tmp = rescoreTempPath(o.runDir);
   rmSync(tmp, { force: true }); // a leftover of a killed re-score
+  // A torn last line (a run that crashed mid-write) goes to trajectories.jsonl.torn, as --resume does with it.
+  repairTornTail(path);
   const fd = openSync(tmp, "wx");
   const summary: RescoreSummary = {
     rescored: 0, passToFail: [], failToPass: [], unscored: [], noScorer: 0, verifyKept: 0, verifyRerun: 0,
