@@ -62,6 +62,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   allow_network: ["host,bridge", ["host", "bridge"]],
   keep_workspaces: [true, true],
   pass_env: ["DB_HOST,LC_X", ["DB_HOST", "LC_X"]],
+  sandbox_ro: ["/opt/a,/srv/b", ["/opt/a", "/srv/b"]],
   verify_timeout: ["9", 9],
   verify_isolated: [true, true],
   approval: ["deny", "deny"],

@@ -2,8 +2,9 @@
  * The run configuration: a YAML file (`--config run.yaml`) and flags, flags winning, validated by the
  * schema of the option table (run_options.ts). Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
  */
-import { readFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { cpus, homedir } from "node:os";
+import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
@@ -181,11 +182,50 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
     const ignored = ["prewarm", "image", ...(config.env === "host" ? ["network"] : [])].filter((k) => given[k] !== undefined);
     if (ignored.length) throw new UserError(`${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to container environments (--env docker|singularity), not --env ${config.env}`);
   }
+  checkSandboxReadOnly(config, f);
   for (const name of config.pass_env) {
     const value = process.env[name];
     const key = value ? SECRET_KEYS.find((k) => config[k] === value || (k === "api_key" && defaultApiKey(config.base_url) === value)) : undefined;
     if (key) throw new UserError(`${f("pass_env")} ${name}: it holds the run's ${f(key)}; the keys of the endpoint, approver and judge never enter a task's environment`);
   }
+}
+
+/**
+ * `--sandbox-ro` folders (local sandbox only): absolute, existing folders that neither hold nor lie inside the
+ * dataset's folder or the output dir, and do not hold the harness user's home; each is resolved to its real path.
+ */
+function checkSandboxReadOnly(config: RunConfig, f: (key: string) => string): void {
+  if (config.sandbox_ro.length === 0) return;
+  if (config.env !== "local") throw new UserError(`${f("sandbox_ro")} applies to the local sandbox (--env local), not --env ${config.env}`);
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const within = (inner: string, outer: string) => inner === outer || outer === "/" || inner.startsWith(`${outer}/`);
+  const guarded: { what: string; path: string; inside: boolean }[] = [
+    { what: "the output dir", path: real(config.output_dir), inside: true },
+    { what: "your home", path: real(homedir()), inside: false },
+  ];
+  if (config.dataset !== "-" && config.dataset !== undefined) guarded.push({ what: "the dataset's folder", path: real(dirname(resolve(config.dataset))), inside: true });
+  config.sandbox_ro = config.sandbox_ro.map((given) => {
+    if (!isAbsolute(given)) throw new UserError(`${f("sandbox_ro")} ${given}: give an absolute path`);
+    let path: string;
+    try {
+      path = realpathSync(given);
+    } catch {
+      throw new UserError(`${f("sandbox_ro")} ${given}: no such folder`);
+    }
+    if (!statSync(path).isDirectory()) throw new UserError(`${f("sandbox_ro")} ${given}: not a folder`);
+    for (const g of guarded) {
+      if (within(g.path, path) || (g.inside && within(path, g.path))) {
+        throw new UserError(`${f("sandbox_ro")} ${given}: it ${within(g.path, path) ? "holds" : "lies inside"} ${g.what} (${g.path}), which a task must never see`);
+      }
+    }
+    return path;
+  });
 }
 
 /** The configuration as saved in run.yaml: secrets redacted, the ephemeral prompt left out by design. */

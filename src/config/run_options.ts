@@ -240,6 +240,15 @@ export const RUN_OPTIONS = [
     help: "also pass this variable of your environment to tasks (repeatable); tasks get only PATH,\nLANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME, COLUMNS, LINES otherwise",
     defaultHelp: null,
   }),
+  option({
+    key: "sandbox_ro",
+    kind: "list",
+    section: "Environments",
+    arg: "PATH",
+    schema: z.array(z.string().min(1)).default([]),
+    help: "also show this host folder to local sandboxes, read-only, at the same path (a toolchain\noutside /usr; repeatable; never one that holds the dataset, the output dir or your home)",
+    defaultHelp: null,
+  }),
   option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
   // Dangerous commands
   option({

@@ -114,6 +114,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     prewarm: config.prewarm,
     removeTaskDirOnCleanup: !config.keep_workspaces,
     passEnv: config.pass_env,
+    sandboxRo: config.sandbox_ro,
   };
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = {

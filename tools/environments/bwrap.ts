@@ -2,18 +2,21 @@
  * The bubblewrap sandbox of the local backend: how `bwrap` is found and probed, the command line that builds
  * one task's sandbox, and the processes inside a sandbox's pid namespace as the host sees them.
  *
- * The sandbox (one per task, see local_sandbox.ts):
+ * The sandbox (one per task, see local_sandbox.ts; what is bound and why: README.md, "The local sandbox's file
+ * system"):
  * - new user, pid, ipc, uts, cgroup and (unless the run allows the host network) network namespaces;
- * - a read-only view of the host's top-level folders, except `/home`, `/root` and the harness user's home
- *   (hidden), and `/tmp`, `/var/tmp`, `/run` (hidden by private tmpfs: no Docker socket, no host temp files);
- * - the task folder writable at /workspace, a private writable $HOME at /home/sandbox, its own /proc and a
- *   minimal /dev; `--die-with-parent`, so the sandbox dies with the harness thread that started it;
+ * - a root built from an allow-list, never from the host's root: the system folders programs need (`/usr`,
+ *   `/bin`, `/sbin`, `/lib*`, `/etc` with its credential files masked) read-only, each `--sandbox-ro` folder
+ *   read-only, the task folder writable at /workspace, bounded private tmpfs for /tmp, /var/tmp, /run and
+ *   $HOME (/home/sandbox), its own /proc and a minimal /dev. Nothing else of the host: not the harness user's
+ *   home, the dataset, the run's output, other tasks' folders, /srv, /opt, /mnt, /media, /data or a checkout;
+ * - `--die-with-parent`, so the sandbox dies with the harness thread that started it;
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, chmodSync, constants, copyFileSync, mkdtempSync, readdirSync, type Dirent, readFileSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants, copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { randomInt } from "node:crypto";
-import { homedir, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { removeOnExit } from "./temp_dirs.js";
 import { join, posix } from "node:path";
 
@@ -28,8 +31,39 @@ export const SANDBOX_SHELL = "/run/.hermes/bash";
 const SANDBOX_UID_BASE = 2_000_000_000;
 const SANDBOX_UID_SPAN = 100_000_000;
 
-/** Top-level folders never shown read-only: replaced by a private tmpfs, hidden, or made by bwrap itself. */
-const NOT_BOUND = new Set(["proc", "dev", "tmp", "run", "home", "root", "lost+found", "workspace"]);
+/** The host's top-level entries a task sees (read-only, links kept as links): what programs need to run. */
+const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"];
+/** Credential files under /etc, each replaced by an empty file (/dev/null) when present. */
+const SECRET_FILES = [
+  "/etc/shadow",
+  "/etc/shadow-",
+  "/etc/gshadow",
+  "/etc/gshadow-",
+  "/etc/sudoers",
+  "/etc/security/opasswd",
+  "/etc/krb5.keytab",
+  "/etc/ipsec.secrets",
+  "/etc/ppp/chap-secrets",
+  "/etc/ppp/pap-secrets",
+];
+/** Folders under /etc that hold keys or credentials, each replaced by an empty read-only one when present. */
+const SECRET_DIRS = [
+  "/etc/sudoers.d",
+  "/etc/ssl/private",
+  "/etc/pki/tls/private",
+  "/etc/letsencrypt",
+  "/etc/NetworkManager/system-connections",
+  "/etc/wireguard",
+  "/etc/openvpn",
+  "/etc/kubernetes",
+  "/etc/rancher",
+  "/etc/credstore",
+  "/etc/credstore.encrypted",
+];
+/** Top-level folders of the sandbox that are mounts of their own (a path under one needs no folders made). */
+const MOUNTED_TOP = new Set([...SYSTEM_ENTRIES, "proc", "dev", "tmp", "var", "run", "home", "workspace"]);
+/** Default size of each private tmpfs (/tmp, /var/tmp, /run, /home), MiB. */
+export const DEFAULT_SANDBOX_TMPFS_MB = 512;
 
 export const BWRAP_INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
@@ -101,6 +135,10 @@ export interface SandboxLayout {
   shellCopy?: string;
   /** No reaper: the command is the namespace's pid 1, whose exit status bwrap reads from the kernel (verify). */
   asPid1?: boolean;
+  /** Host folders shown read-only at the same path (`--sandbox-ro`). */
+  readOnly?: string[];
+  /** Size of each private tmpfs, MiB (default DEFAULT_SANDBOX_TMPFS_MB). */
+  tmpfsMb?: number;
   /** More bwrap options (binds) placed after the standard layout. */
   extra?: string[];
 }
@@ -110,17 +148,19 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   const userns = launcher.wrapper.length === 0 ? ["--unshare-user"] : [];
   const args = ["--die-with-parent", ...userns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
   if (!layout.hostNetwork) args.push("--unshare-net");
-  args.push("--new-session", "--tmpfs", "/");
-  const hidden = new Set([homedir()]);
-  for (const entry of rootEntries(root)) {
-    const path = `/${entry.name}`;
-    if (NOT_BOUND.has(entry.name) || hidden.has(path)) continue;
-    if (entry.isSymbolicLink()) args.push("--symlink", readlinkSync(join(root, entry.name)), path);
-    else if (entry.isDirectory()) args.push("--ro-bind", path, path);
+  args.push("--new-session", "--size", String(1 << 20), "--tmpfs", "/");
+  args.push(...systemLayout(root));
+  // Made by bwrap as root when the harness is root: open to the shell's own uid. Each bounded.
+  const size = String((layout.tmpfsMb ?? DEFAULT_SANDBOX_TMPFS_MB) * 1024 * 1024);
+  args.push("--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", size, "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/var/tmp");
+  args.push("--size", size, "--tmpfs", "/run");
+  args.push("--size", size, "--tmpfs", "/home", "--perms", "0777", "--dir", SANDBOX_HOME);
+  for (const dir of layout.readOnly ?? []) {
+    // Folders on the way that only the sandbox's root tmpfs holds: made by bwrap as root when the harness is root.
+    const parts = dir.split("/").filter(Boolean);
+    if (!MOUNTED_TOP.has(parts[0] ?? "")) for (let i = 1; i < parts.length; i++) args.push("--perms", "0755", "--dir", `/${parts.slice(0, i).join("/")}`);
+    args.push("--ro-bind", dir, dir);
   }
-  // Made by bwrap as root when the harness is root: open to the shell's own uid.
-  args.push("--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/var/tmp", "--tmpfs", "/run");
-  args.push("--tmpfs", "/home", "--perms", "0777", "--dir", SANDBOX_HOME);
   if (layout.workspaceFd !== undefined) args.push("--bind-fd", String(layout.workspaceFd), SANDBOX_WORKDIR);
   else args.push("--dir", SANDBOX_WORKDIR);
   if (layout.ioFd !== undefined) args.push("--bind-fd", String(layout.ioFd), SANDBOX_IO_DIR);
@@ -135,16 +175,53 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   return args;
 }
 
-const rootListing = new Map<string, Dirent[]>();
+const layouts = new Map<string, string[]>();
 
-/** The host's top-level folders, read once per process (every sandbox of a run sees the same layout). */
-function rootEntries(root: string): Dirent[] {
-  let entries = rootListing.get(root);
-  if (!entries) {
-    entries = readdirSync(root, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name));
-    rootListing.set(root, entries);
+/**
+ * The read-only system part of a sandbox's root, worked out once per process from the host's root: each of
+ * SYSTEM_ENTRIES that exists (a link as the same link, a folder bound read-only), then the credential files and
+ * folders under /etc masked (SECRET_FILES, SECRET_DIRS, /etc/ssh's private host keys).
+ */
+export function systemLayout(root = "/"): string[] {
+  let args = layouts.get(root);
+  if (args) return args;
+  args = [];
+  const remount: string[] = [];
+  for (const name of SYSTEM_ENTRIES) {
+    const host = join(root, name);
+    let st;
+    try {
+      st = lstatSync(host);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(host), `/${name}`);
+    else if (st.isDirectory()) args.push("--ro-bind", host, `/${name}`);
   }
-  return entries;
+  let sshKeys: string[] = [];
+  try {
+    sshKeys = readdirSync(join(root, "etc/ssh")).filter((n) => /_key$/.test(n)).map((n) => `/etc/ssh/${n}`);
+  } catch {
+    // no /etc/ssh
+  }
+  for (const path of [...SECRET_FILES, ...sshKeys, ...SECRET_DIRS]) {
+    let st;
+    try {
+      st = lstatSync(join(root, path));
+    } catch {
+      continue;
+    }
+    // A link is left as it is: it leads to a masked or unbound place (or, within /etc, to a path masked itself).
+    if (st.isDirectory()) {
+      args.push("--perms", "0755", "--size", "4096", "--tmpfs", path);
+      remount.push("--remount-ro", path);
+    } else if (!st.isSymbolicLink()) {
+      args.push("--ro-bind", "/dev/null", path);
+    }
+  }
+  args.push(...remount);
+  layouts.set(root, args);
+  return args;
 }
 
 let probed: { ok: true } | { ok: false; reason: string } | undefined;

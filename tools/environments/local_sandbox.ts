@@ -69,6 +69,13 @@ function pidsLimit(options: EnvironmentOptions): number {
   return typeof options.pidsLimit === "number" && options.pidsLimit > 0 ? options.pidsLimit : DEFAULT_SANDBOX_PIDS;
 }
 
+/** What of the host a run adds to its sandboxes' file system (`--sandbox-ro`), and their tmpfs size. */
+function fileSystemOptions(options: EnvironmentOptions): { readOnly?: string[]; tmpfsMb?: number } {
+  const readOnly = Array.isArray(options.sandboxRo) ? (options.sandboxRo as string[]) : undefined;
+  const tmpfsMb = typeof options.tmpSizeMb === "number" && options.tmpSizeMb > 0 ? options.tmpSizeMb : undefined;
+  return { ...(readOnly?.length ? { readOnly } : {}), ...(tmpfsMb ? { tmpfsMb } : {}) };
+}
+
 function notFound(message: string): Error {
   return Object.assign(new Error(message), { code: "ENOENT" });
 }
@@ -132,7 +139,7 @@ export class SandboxEnvironment implements Environment {
     try {
       fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
       // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
-      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy }, launcher);
+      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy, ...fileSystemOptions(options) }, launcher);
       shell = await HostShell.start({
         innerShell: "/bin/bash",
         // Unreadable to the sandbox, so not dumpable: commands cannot read the protocol's nonce from its memory.
@@ -395,7 +402,10 @@ export class SandboxEnvironment implements Environment {
       fds.push(openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY));
       const shellCopy = sandboxShellCopy();
       const shell = shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash";
-      const args = bwrapArgs({ hostNetwork: this.hostNetwork, workspaceFd: 3, env: this.env, shellCopy, asPid1: true, extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR] }, launcher);
+      const args = bwrapArgs(
+        { hostNetwork: this.hostNetwork, workspaceFd: 3, env: this.env, shellCopy, asPid1: true, extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR], ...fileSystemOptions(this.options) },
+        launcher,
+      );
       const script = [VERIFY_PUT, ...puts, `unset -f hb_put`, `cd -- "$1" || exit 1`, `exec ${shell} --norc --noprofile -c "$2"`].join("\n");
       return await runBwrap(
         launcher.bwrap,
