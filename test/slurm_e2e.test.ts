@@ -65,6 +65,8 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
   let server: FakeOpenAI;
   /** Task ids whose requests are held (never answered) while set: keeps a shard running on purpose. */
   let holdShard: number | undefined;
+  /** A shard whose requests are answered slowly while set: it is mid-run long enough to be requeued. */
+  let slowShard: number | undefined;
   const taskOf = (req: RecordedRequest) => /task (task-\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
   const env = () => ({ OPENAI_API_KEY: KEY, SHARDS: String(N), OUTPUT_DIR: join(dir, "runs"), HERMES_BATCH_SHARD_COUNT: "", SLURM_ARRAY_TASK_ID: "", JOB_COMPLETION_INDEX: "" });
 
@@ -83,7 +85,7 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
     server = await startFakeOpenAI(async (req): Promise<Reply> => {
       const id = taskOf(req);
       if (holdShard !== undefined && shardOfTask(id, N) === holdShard) return { kind: "hang" };
-      await new Promise((r) => setTimeout(r, 30));
+      await new Promise((r) => setTimeout(r, slowShard !== undefined && shardOfTask(id, N) === slowShard ? 400 : 30));
       return text(`done ${id}`);
     });
     writeFileSync(join(dir, "data.jsonl"), IDS.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
@@ -148,5 +150,38 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
     const merged = ids(join(runDir, "trajectories.jsonl"));
     expect(merged.length).toBe(IDS.length);
     expect([...merged].sort()).toEqual(IDS);
+  }, 240_000);
+
+  it("a shard requeued mid-run (scontrol requeue) resumes its folder: no task twice, the merge exact, one log per attempt", async () => {
+    const victim = 1;
+    slowShard = victim;
+    const { array, merge } = await submit("requeued");
+    const runDir = join(dir, "runs", "requeued");
+    const shardDir = join(runDir, "shards", `000${victim}-of-000${N}`);
+    // Some of its tasks durably written (the writer fsyncs at least once a second), most still to run.
+    await until("3 results in the victim shard", () => ids(join(shardDir, "trajectories.jsonl")).length >= 3 || undefined, 60_000, 100);
+    const r = await execa("scontrol", ["requeue", `${array}_${victim}`], { reject: false });
+    expect(r.exitCode, r.stderr).toBe(0);
+    // A requeued job waits 2 minutes (BeginTime) by default: start it now.
+    await until("the requeued shard to run again", async () => {
+      const q = await execa("squeue", ["-h", "-j", `${array}_${victim}`, "-o", "%T %r"], { reject: false });
+      if (/^PENDING BeginTime/.test(q.stdout.trim())) await execa("scontrol", ["update", `JobId=${array}_${victim}`, "StartTime=now"], { reject: false });
+      return /^(RUNNING|COMPLETING|COMPLETED)?$/.test(q.stdout.trim()) && existsSync(join(shardDir, `slurm-${array}_${victim}.attempt1.log`)) ? true : undefined;
+    }, 60_000, 300);
+    slowShard = undefined;
+    await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 150_000);
+    const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
+    expect(await jobExitCode(merge), log).toBe(0);
+    const shardIds = ids(join(shardDir, "trajectories.jsonl"));
+    expect(new Set(shardIds).size).toBe(shardIds.length);
+    expect([...ids(join(runDir, "trajectories.jsonl"))].sort()).toEqual(IDS);
+    const files = readdirSync(shardDir);
+    expect(files).toContain(`slurm-${array}_${victim}.attempt0.log`);
+    expect(files).toContain(`slurm-${array}_${victim}.attempt1.log`);
+    const record = JSON.parse(readFileSync(join(shardDir, "shard-complete.json"), "utf8"));
+    expect(record.state).toBe("finished");
+    expect(record.invocations.at(-1).state).toBe("finished");
+    // The requeue's SIGTERM reached hermes-batch itself (exec'd, no wrapper): its first attempt ended in order.
+    expect(record.invocations.map((i: { state: string }) => i.state)).toEqual(["interrupted", "finished"]);
   }, 240_000);
 });
