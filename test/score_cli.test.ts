@@ -139,6 +139,21 @@ describe("hermes-batch score", () => {
     expect(back.stdout).toContain("fail → pass: 1 (mul)");
     expectStatisticsAgree(runDir);
     expect(dataset).toContain("eval.jsonl");
+
+    // --scorers expected: only the answers are matched again; no judge call, rubric results and judge records kept.
+    const kept = byId(readJsonl(join(runDir, "trajectories.jsonl")));
+    judged.length = 0;
+    const cheap = await runCli(["score", runDir, "--dataset", fixed, "--scorers", "expected"]);
+    expect(cheap.exitCode).toBe(0);
+    expect(judged).toHaveLength(0);
+    expect(cheap.stdout).toContain("pass → fail: 1 (mul)");
+    expect(cheap.stdout).toContain("judge tokens: 0");
+    const now = byId(readJsonl(join(runDir, "trajectories.jsonl")));
+    for (const id of ["judge-a", "judge-b", "file"]) expect(now[id]).toEqual(kept[id]);
+    expectStatisticsAgree(runDir);
+    const bogus = await runCli(["score", runDir, "--scorers", "expected,bogus"]);
+    expect(bogus.exitCode).toBe(2);
+    expect(bogus.stderr).toContain("--scorers expected,bogus: name one or more of expected, rubric, verify");
   });
 
   it("grades rubric rows again with a local judge: unscored ones get scored, judge tokens recorded", async () => {

@@ -7,7 +7,7 @@ import { RunConfigSchema } from "../config/run_options.js";
 import { SECRET_KEYS, resolveRunConfig, type RunConfig } from "../config/run_config.js";
 import { HEADER_KEYS } from "../config/headers.js";
 import { flagsToConfigValues, runArgOptions } from "../config/run_flags.js";
-import { parseCommandArgs, parseIntFlag } from "./args.js";
+import { parseCommandArgs, parseIntFlag, splitList } from "./args.js";
 import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch score RUN_DIR [--dataset FILE] [options]
@@ -39,6 +39,8 @@ Options
   --max-retries N           retries of a judge request (default: the run's)
   --request-timeout SEC     per judge request (default: the run's)
   --no-preflight            skip the judge's GET /models check before the first task
+  --scorers a,b             compute only these again (expected, rubric, verify); the others keep the run's
+                            result and judge call (e.g. --scorers expected: new answers, no judge tokens)
   --concurrency N           tasks scored at once, i.e. judge calls in flight (default 8)
 
 It prints how many tasks were re-scored, how many changed pass → fail and fail → pass, how many are unscored
@@ -62,7 +64,7 @@ function scoreArgOptions() {
     const flag = key === "judge_headers" ? "judge-header" : key === "headers" ? "header" : key.replace(/_/g, "-");
     options[flag] = all[flag]!;
   }
-  return { ...options, dataset: { type: "string" as const }, concurrency: { type: "string" as const } };
+  return { ...options, dataset: { type: "string" as const }, concurrency: { type: "string" as const }, scorers: { type: "string" as const } };
 }
 
 /** The run's recorded configuration (secrets and header values are not in run.yaml) with this invocation's flags over it. */
@@ -117,6 +119,15 @@ export const command: Command = {
     const concurrency = parseIntFlag(values.concurrency as string | undefined, "--concurrency", 1) ?? 8;
     const { flags } = flagsToConfigValues(values as Record<string, string | boolean | (string | boolean)[] | undefined>);
     const { config, recordedDataset } = scoreConfig(runDir, flags);
+    const { RESCORABLE_SCORERS } = await import("../run/rescore.js");
+    type Name = (typeof RESCORABLE_SCORERS)[number];
+    let only: Set<Name> | undefined;
+    if (values.scorers !== undefined) {
+      const names = splitList(values.scorers as string) ?? [];
+      const unknown = names.filter((n) => !(RESCORABLE_SCORERS as readonly string[]).includes(n));
+      if (unknown.length || names.length === 0) throw new UserError(`--scorers ${values.scorers as string}: name one or more of ${RESCORABLE_SCORERS.join(", ")}`);
+      only = new Set(names as Name[]);
+    }
 
     let dataset = values.dataset as string | undefined;
     if (dataset === undefined) {
@@ -164,7 +175,7 @@ export const command: Command = {
       const ids = new Set<string>();
       const { readJsonl } = await import("../store/jsonl_file.js");
       for await (const l of readJsonl<{ task_id?: unknown }>(join(runDir, "trajectories.jsonl"))) if (typeof l.value?.task_id === "string") ids.add(l.value.task_id);
-      const needsJudge = [...ids].some((id) => rows.get(id)?.row.rubric !== undefined);
+      const needsJudge = (!only || only.has("rubric")) && [...ids].some((id) => rows.get(id)?.row.rubric !== undefined);
       const { runEndpoints } = await import("../models/factory.js");
       let judge: import("../core/chat.js").ChatModel | undefined;
       let gates: import("../scheduler/run_models.js").ModelGates | undefined;
@@ -192,6 +203,7 @@ export const command: Command = {
           rows,
           verifyFilesDir: (row) => (row.verify_files === undefined ? undefined : resolve(datasetDir, row.verify_files)),
           judge,
+          ...(only ? { scorers: only } : {}),
           concurrency,
           signal: abort.signal,
           redact,

@@ -22,6 +22,10 @@ import { taskFoldersDir } from "./task_folders.js";
 /** Environments whose task folder on the host is the task's file system: a kept one can run `verify` again. */
 export const VERIFY_RERUN_ENVS: ReadonlySet<string> = new Set(["local", "host"]);
 
+/** The scorers `score` can compute again. */
+export const RESCORABLE_SCORERS = ["expected", "rubric", "verify"] as const;
+export type RescorableScorer = (typeof RESCORABLE_SCORERS)[number];
+
 export interface RescoreOptions {
   runDir: string;
   /** The run's configuration (run.yaml) with this invocation's judge flags. */
@@ -31,6 +35,8 @@ export interface RescoreOptions {
   /** Where verify_files of a row are, beside the dataset. */
   verifyFilesDir: (row: DatasetLine["row"]) => string | undefined;
   judge?: ChatModel;
+  /** Only these scorers are computed again (default all); the others keep the run's result. */
+  scorers?: ReadonlySet<RescorableScorer>;
   /** Tasks scored at once (judge calls in flight). */
   concurrency: number;
   signal: AbortSignal;
@@ -51,6 +57,7 @@ export interface RescoreSummary {
   /** verify results kept from the run because its task folder was not kept (or its environment cannot rerun it). */
   verifyKept: number;
   verifyRerun: number;
+  /** Tokens of the judge calls this re-score made. */
   judgeUsage: Usage;
   passed: number;
   scored: number;
@@ -79,7 +86,7 @@ async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: Res
     const env = new TaskEnvironment(
       o.config.env,
       { runName: o.config.run_name ?? basename(o.runDir), taskId: specKey({ id: entry.task_id, epoch: entry.epoch }), hostTaskDir: folder, cwd: row.cwd, network: row.network ?? o.config.network, taskTimeoutSec: o.config.verify_timeout, signal: o.signal },
-      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, sandboxRo: o.config.sandbox_ro, pidsLimit: o.config.pids_limit, network: o.config.network },
+      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, pidsLimit: o.config.pids_limit, network: o.config.network },
     );
     try {
       const spec = { verify: command, ...(row.verify_files !== undefined ? { verifyFiles: o.verifyFilesDir(row) } : {}) };
@@ -100,25 +107,39 @@ async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: Res
 }
 
 /** One line's new scoring fields: score, judge, judge_usage (and cost_usd with prices). */
-async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: RescoreOptions): Promise<{ entry: TrajectoryEntry; verifyKept: boolean; verifyRerun: boolean }> {
+async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: RescoreOptions): Promise<{ entry: TrajectoryEntry; verifyKept: boolean; verifyRerun: boolean; judgeUsage?: Usage }> {
   const { score: _s, judge: _j, judge_usage: _u, ...rest } = entry;
+  const redo = (name: RescorableScorer) => !o.scorers || o.scorers.has(name);
+  // Scorers left out by --scorers keep the run's result (or are undecided when the run has none).
+  const kept: ScorerResult[] = [];
+  const keep = (name: RescorableScorer) =>
+    kept.push(entry.score?.scorers.find((x) => x.name === name) ?? { name, passed: null, value: null, reason: `not scored again (--scorers) and the run has no ${name} result` });
   let verify: VerifyResult | undefined;
-  let keptVerify: ScorerResult | undefined;
   let verifyRerun = false;
   if (row.verify !== undefined) {
-    const v = await verifyFor(entry, row, o);
-    verify = v.result;
-    keptVerify = v.undecided;
-    verifyRerun = v.rerun;
+    if (redo("verify")) {
+      const v = await verifyFor(entry, row, o);
+      verify = v.result;
+      if (v.undecided) kept.push(v.undecided);
+      verifyRerun = v.rerun;
+    } else keep("verify");
   }
+  const expected = row.expected !== undefined && redo("expected") ? row.expected : undefined;
+  if (row.expected !== undefined && !redo("expected")) keep("expected");
+  const rubric = row.rubric !== undefined && redo("rubric") ? row.rubric : undefined;
+  const keptJudge = row.rubric !== undefined && !redo("rubric");
+  if (keptJudge) keep("rubric");
   let scored: ScorerOutput[] | undefined;
-  if (row.expected !== undefined || row.rubric !== undefined || verify || keptVerify) {
+  if (expected !== undefined || rubric !== undefined || verify || kept.length) {
     const { scoreTask } = await import("../score/scorers.js");
-    scored = await scoreTask({ prompt: promptOf(entry, row), finalResponse: entry.final_response ?? null, expected: row.expected, rubric: row.rubric, verify, judge: o.judge, signal: o.signal });
-    if (keptVerify) scored = [...scored, keptVerify].sort((a, b) => a.name.localeCompare(b.name));
+    scored = await scoreTask({ prompt: promptOf(entry, row), finalResponse: entry.final_response ?? null, expected, rubric, verify, judge: o.judge, signal: o.signal });
+    scored = [...scored, ...kept].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
+  const fields = scoreFields(scored);
+  // A rubric result kept from the run keeps the judge call it came from.
+  if (keptJudge && entry.judge) Object.assign(fields, { judge: entry.judge, ...(entry.judge_usage ? { judge_usage: entry.judge_usage } : {}) });
   if (o.signal.aborted) throw new RescoreInterrupted("interrupted");
-  const next: TrajectoryEntry = { ...rest, ...(verifyRerun && verify ? { verify } : {}), ...scoreFields(scored) };
+  const next: TrajectoryEntry = { ...rest, ...(verifyRerun && verify ? { verify } : {}), ...fields };
   if (next.cost_usd !== undefined || o.config.price_input !== undefined || o.config.price_output !== undefined) {
     const cost = taskCost(o.config, [next.usage, next.approval_usage, next.judge_usage]);
     if (cost !== undefined) next.cost_usd = cost;
@@ -129,7 +150,7 @@ async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: 
     delete next.cost_usd;
     next.cost_usd = c;
   }
-  return { entry: next, verifyKept: row.verify !== undefined && !verifyRerun, verifyRerun };
+  return { entry: next, verifyKept: row.verify !== undefined && redo("verify") && !verifyRerun, verifyRerun, judgeUsage: keptJudge ? undefined : next.judge_usage };
 }
 
 /** Task ids of the trajectory lines that have no row in the dataset (the command refuses to go on with them). */
@@ -242,10 +263,10 @@ async function rescoreLine(text: string, o: RescoreOptions, s: RescoreSummary): 
   s.rescored++;
   if (r.verifyKept) s.verifyKept++;
   if (r.verifyRerun) s.verifyRerun++;
-  if (r.entry.judge_usage) {
-    s.judgeUsage.prompt_tokens += r.entry.judge_usage.prompt_tokens;
-    s.judgeUsage.completion_tokens += r.entry.judge_usage.completion_tokens;
-    s.judgeUsage.total_tokens += r.entry.judge_usage.total_tokens;
+  if (r.judgeUsage) {
+    s.judgeUsage.prompt_tokens += r.judgeUsage.prompt_tokens;
+    s.judgeUsage.completion_tokens += r.judgeUsage.completion_tokens;
+    s.judgeUsage.total_tokens += r.judgeUsage.total_tokens;
   }
   if (!after) s.noScorer++;
   else if (after.passed === null) s.unscored.push({ key, reason: after.scorers.filter((x) => x.passed === null).map((x) => `${x.name}: ${x.reason ?? "undecided"}`).join("; ") });
