@@ -14,10 +14,9 @@
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, chmodSync, constants, copyFileSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, chmodSync, constants, copyFileSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { randomInt } from "node:crypto";
-import { tmpdir } from "node:os";
-import { removeOnExit } from "./temp_dirs.js";
+import { makeTempDirSync } from "./temp_dirs.js";
 import { join, posix } from "node:path";
 
 export const SANDBOX_WORKDIR = "/workspace";
@@ -258,8 +257,7 @@ let shellCopy: string | null | undefined;
 export function sandboxShellCopy(source = "/bin/bash"): string | undefined {
   if (shellCopy !== undefined) return shellCopy ?? undefined;
   try {
-    const dir = mkdtempSync(join(tmpdir(), "hermes-shell-"));
-    removeOnExit(dir);
+    const dir = makeTempDirSync("shell");
     chmodSync(dir, 0o711);
     const path = join(dir, "bash");
     copyFileSync(source, path);

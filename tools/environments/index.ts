@@ -6,6 +6,7 @@
 import { createRegistry } from "../../src/core/registry.js";
 import type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
 import { sandboxOwner, type SandboxGates } from "./sandbox_gates.js";
+import { installTempSweeper } from "./temp_dirs.js";
 
 export type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers, RunPreflight } from "./backend.js";
 export { SandboxGates, sandboxOwner, type SandboxGateBuffers, type SandboxGateLimits } from "./sandbox_gates.js";
@@ -38,6 +39,7 @@ export function describeEnvironment(name: string): string {
 
 /** The backend of this name; an unknown name is a UserError listing the known ones. */
 export function environmentBackend(name: string): Promise<EnvironmentBackend> {
+  installTempSweeper();
   return environments.load(name);
 }
 

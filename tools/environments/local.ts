@@ -19,8 +19,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { BackgroundProcessManager } from "./background.js";
 import { HostShell, INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE, killGroup, runInProcessGroup } from "./host_process.js";
@@ -269,6 +269,7 @@ export class LocalEnvironment implements Environment {
       await sleep(50);
     }
     await rm(this.bgStateDir, { recursive: true, force: true });
+    forgetTempDir(this.bgStateDir);
     if (this.options.removeTaskDirOnCleanup) await rm(this.taskDir, { recursive: true, force: true });
   }
 }
@@ -286,7 +287,7 @@ export const createLocalEnvironment: EnvironmentFactory = async (spec: Environme
     workdir = resolve(taskDir, spec.cwd);
     await mkdir(workdir, { recursive: true });
   }
-  const bgStateDir = await mkdtemp(join(tmpdir(), "hermes-bg-"));
+  const bgStateDir = await makeTempDir("bg");
   return new LocalEnvironment(taskDir, workdir, bgStateDir, {
     removeTaskDirOnCleanup: options.removeTaskDirOnCleanup === true,
     maxOutputChars: typeof options.maxOutputChars === "number" ? options.maxOutputChars : undefined,

@@ -16,7 +16,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { BackgroundProcessManager } from "./background.js";
@@ -47,7 +47,7 @@ import {
   type SandboxLauncher,
 } from "./bwrap.js";
 import { OutputCollector } from "./docker_output.js";
-import { forgetTempDir, removeOnExit } from "./temp_dirs.js";
+import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
@@ -124,8 +124,7 @@ export class SandboxEnvironment implements Environment {
     const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
     await mkdir(taskDir, { recursive: true });
-    const ioDir = await mkdtemp(join(tmpdir(), "hermes-io-"));
-    removeOnExit(ioDir);
+    const ioDir = await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
       chownTree(taskDir, launcher.uid, launcher.gid);
@@ -385,8 +384,7 @@ export class SandboxEnvironment implements Environment {
     if (!this.stopped) await this.stopProcesses();
     if (this.cleaned || !this.launcher) throw new Error("the sandbox was already cleaned up");
     const launcher = this.launcher;
-    const filesDir = await mkdtemp(join(tmpdir(), "hermes-verify-"));
-    removeOnExit(filesDir);
+    const filesDir = await makeTempDir("verify");
     const fds: number[] = [];
     try {
       await chmod(filesDir, 0o755);

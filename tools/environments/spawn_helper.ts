@@ -17,9 +17,9 @@
  * a parent-death signal (bwrap --die-with-parent) die with it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { chmodSync, closeSync, constants, openSync, readFileSync, unlinkSync } from "node:fs";
+import { makeTempDirSync } from "./temp_dirs.js";
 import { Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { shellQuote } from "./base.js";
 import { pidAlive } from "../../src/core/pid_alive.js";
@@ -72,14 +72,7 @@ export class SpawnHelper {
   private fifoSeq = 0;
 
   private constructor(private readonly bash: string) {
-    this.dir = mkdtempSync(join(tmpdir(), "hermes-spawn-"));
-    process.once("exit", () => {
-      try {
-        rmSync(this.dir, { recursive: true, force: true });
-      } catch {
-        // best effort
-      }
-    });
+    this.dir = makeTempDirSync("spawn");
   }
 
   /** This thread's helper (started on first launch). */

@@ -1,12 +1,43 @@
 /**
- * Temporary folders this process made for its sandboxes (spawn helper FIFOs, the unreadable shell copy, exchange
- * and verify folders): each is removed when it is no longer needed, and whatever is left when the process (or
- * worker thread) exits. The runner's signal handlers call removeAllTempDirs() before exiting.
+ * Temporary folders a run makes for its sandboxes, all in $TMPDIR and named `hermes-<kind>-<pid>-XXXXXX`: the
+ * spawn helper's FIFOs (`spawn`, one per worker thread), the unreadable shell copy (`shell`, one per thread), a
+ * local sandbox's exchange folder (`io`), the verify step's files (`verify`), the host environment's background
+ * state (`bg`). Each is removed by its owner when no longer needed; what is left is removed
+ * - when the thread that made it exits (its `exit` event, when it gets one: a terminated worker thread does not),
+ * - when the process exits (the main thread sweeps every folder carrying its own pid: worker threads share it),
+ *   which is also how a run interrupted by SIGINT, SIGTERM or SIGHUP ends (the runner's handlers let it finish),
+ * - and, for a process killed outright (SIGKILL), by the next run's start, which sweeps the folders of pids that
+ *   are no longer alive.
  */
-import { rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isMainThread } from "node:worker_threads";
+import { pidAlive } from "../../src/core/pid_alive.js";
+
+export type TempKind = "spawn" | "shell" | "io" | "verify" | "bg";
+const NAME = /^hermes-(?:spawn|shell|io|verify|bg)-(\d+)-[A-Za-z0-9]{6}$/;
 
 const dirs = new Set<string>();
 let hooked = false;
+
+function prefix(kind: TempKind): string {
+  return join(tmpdir(), `hermes-${kind}-${process.pid}-`);
+}
+
+/** A new temporary folder of this kind (mode 0700), removed at the latest when this thread or process exits. */
+export function makeTempDirSync(kind: TempKind): string {
+  const dir = mkdtempSync(prefix(kind));
+  removeOnExit(dir);
+  return dir;
+}
+
+export async function makeTempDir(kind: TempKind): Promise<string> {
+  const dir = await mkdtemp(prefix(kind));
+  removeOnExit(dir);
+  return dir;
+}
 
 export function removeOnExit(dir: string): void {
   dirs.add(dir);
@@ -21,13 +52,49 @@ export function forgetTempDir(dir: string): void {
   dirs.delete(dir);
 }
 
+/** Removes every folder this thread made and still holds. */
 export function removeAllTempDirs(): void {
-  for (const dir of dirs) {
-    try {
-      rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // best effort
-    }
-  }
+  for (const dir of dirs) removeQuietly(dir);
   dirs.clear();
+}
+
+/**
+ * Removes the temporary folders in $TMPDIR of this process (`own`, at its exit) or of processes no longer alive
+ * (`stale`). Returns how many it removed.
+ */
+export function sweepTempDirs(which: "own" | "stale", root = tmpdir()): number {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = NAME.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (which === "own" ? pid !== process.pid : pid === process.pid || pidAlive(pid)) continue;
+    if (removeQuietly(join(root, name))) removed++;
+  }
+  return removed;
+}
+
+let sweeper = false;
+
+/** In the main thread, once: sweeps what dead runs left, and sweeps this process's folders when it exits. */
+export function installTempSweeper(): void {
+  if (sweeper || !isMainThread) return;
+  sweeper = true;
+  sweepTempDirs("stale");
+  process.once("exit", () => sweepTempDirs("own"));
+}
+
+function removeQuietly(dir: string): boolean {
+  try {
+    rmSync(dir, { recursive: true, force: true });
+    return true;
+  } catch {
+    return false;
+  }
 }

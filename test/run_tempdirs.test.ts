@@ -1,0 +1,105 @@
+/**
+ * Temporary folders of a run (issue 23, item 4), through the built CLI with a private $TMPDIR: a finished run
+ * with local sandboxes and a verify leaves no `hermes-*` folder, nor does one interrupted by SIGINT (twice) or
+ * SIGTERM mid-task; what a `kill -9`'d run left is swept by the next run.
+ */
+import { execa } from "execa";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CLI, ROOT, assertBuilt, cleanEnv, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { waitUntil } from "./helpers/local_ctx.js";
+
+let server: FakeOpenAI;
+
+beforeAll(async () => {
+  server = await startFakeOpenAI((req) => {
+    const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
+    const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+    const hang = /hang:(\d+)/.exec(prompt)?.[1];
+    if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: hang ? `sleep ${hang}` : "echo 42 > answer.txt", timeout: 170 } }]);
+    return text("done");
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Folders in `dir` (the run's $TMPDIR); files such as the tool discovery cache are not counted. */
+function folders(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+}
+
+function processesWith(needle: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle) && !/\) Z/.test(readFileSync(`/proc/${name}/stat`, "utf8"))) found.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return found;
+}
+
+function start(tmp: string, prompts: string[], verify = false) {
+  assertBuilt();
+  const dir = tempDir("hb-tmpdirs-");
+  const dataset = join(dir, "d.jsonl");
+  writeFileSync(dataset, prompts.map((p, i) => JSON.stringify({ id: `t${i}`, prompt: p, toolsets: ["terminal"], ...(verify ? { verify: "grep -qx 42 answer.txt", verify_files: "checks" } : {}) })).join("\n") + "\n");
+  mkdirSync(join(dir, "checks"));
+  writeFileSync(join(dir, "checks", "c.txt"), "c");
+  const child = execa(
+    process.execPath,
+    [CLI, "run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2"],
+    { cwd: ROOT, env: cleanEnv({ TMPDIR: tmp }), extendEnv: false, reject: false, timeout: 240_000 },
+  );
+  return { dir, child };
+}
+
+describe("a run's temporary folders", () => {
+  it("a finished run with sandboxes and a verify leaves none", { timeout: 300_000 }, async () => {
+    const tmp = tempDir("hb-tmp-");
+    const { dir, child } = start(tmp, ["a", "b"], true);
+    const r = await child;
+    expect(r.exitCode, r.stderr).toBe(0);
+    const lines = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.verify?.passed)).toEqual([true, true]);
+    expect(folders(tmp)).toEqual([]);
+  });
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it(`a run interrupted by ${signal} mid-task leaves none`, { timeout: 300_000 }, async () => {
+      const tmp = tempDir("hb-tmp-");
+      const marker = signal === "SIGINT" ? "8721" : "8722";
+      const { child } = start(tmp, [`hang:${marker}`]);
+      expect(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length > 0, 120_000)).toBe(true);
+      expect(folders(tmp).length).toBeGreaterThan(0);
+      child.kill(signal);
+      // Ctrl-C once drains (the task would wait for its command); twice aborts.
+      if (signal === "SIGINT") setTimeout(() => child.kill("SIGINT"), 300);
+      const r = await child;
+      expect(r.exitCode, r.stderr).toBe(130);
+      expect(folders(tmp)).toEqual([]);
+      expect(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length === 0, 30_000)).toBe(true);
+    });
+  }
+
+  it("what a kill -9'd run left is removed by the next run", { timeout: 300_000 }, async () => {
+    const tmp = tempDir("hb-tmp-");
+    const { child } = start(tmp, ["hang:8723"]);
+    expect(await waitUntil(() => processesWith("sleep\u00008723").length > 0, 120_000)).toBe(true);
+    child.kill("SIGKILL");
+    await child;
+    const left = folders(tmp);
+    expect(left.some((n) => /^hermes-spawn-\d+-/.test(n))).toBe(true);
+    expect(await waitUntil(() => processesWith("sleep\u00008723").length === 0, 30_000)).toBe(true);
+    const next = start(tmp, ["a"]);
+    expect((await next.child).exitCode).toBe(0);
+    expect(folders(tmp)).toEqual([]);
+    expect(existsSync(tmp)).toBe(true);
+  });
+});
