@@ -86,7 +86,7 @@ async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: Res
     const env = new TaskEnvironment(
       o.config.env,
       { runName: o.config.run_name ?? basename(o.runDir), taskId: specKey({ id: entry.task_id, epoch: entry.epoch }), hostTaskDir: folder, cwd: row.cwd, network: row.network ?? o.config.network, taskTimeoutSec: o.config.verify_timeout, signal: o.signal },
-      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, pidsLimit: o.config.pids_limit, network: o.config.network },
+      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, sandboxRo: o.config.sandbox_ro, pidsLimit: o.config.pids_limit, network: o.config.network },
     );
     try {
       const spec = { verify: command, ...(row.verify_files !== undefined ? { verifyFiles: o.verifyFilesDir(row) } : {}) };
