@@ -135,7 +135,7 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
   });
 });
 
-describe("early stop per shard: the single run's rule, recorded and shown", () => {
+describe("early stop per shard: the single run's rule (the endpoint dies mid-run), recorded and shown", () => {
   let dir: string;
   let server: FakeOpenAI;
   const DEAD = 1;
@@ -147,8 +147,12 @@ describe("early stop per shard: the single run's rule, recorded and shown", () =
   beforeAll(async () => {
     expect(dead.length).toBeGreaterThan(3);
     dir = tempDir("hb-early-");
-    // Shard 1's endpoint answers every request with the same server error: its first 2 tasks fail alike.
-    server = await startFakeOpenAI((req): Reply => (shardOfTask(taskOf(req), 2) === DEAD ? { kind: "json", status: 500, body: { error: { message: "upstream dead" } } } : text("done")));
+    // Shard 1's endpoint works for its first 2 tasks, then dies: every later request gets the same server error.
+    let answered = 0;
+    server = await startFakeOpenAI((req): Reply => {
+      if (shardOfTask(taskOf(req), 2) !== DEAD) return text("done");
+      return ++answered <= 2 ? text("done") : { kind: "json", status: 500, body: { error: { message: "upstream dead" } } };
+    });
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
     const run = (i: number) =>
@@ -164,23 +168,25 @@ describe("early stop per shard: the single run's rule, recorded and shown", () =
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("the shard stops after 2 equal model errors and says so in its completion record", () => {
+  it("the shard stops after 2 equal model errors in a row and says so in its completion record", () => {
     expect(r.s0!.exitCode, r.s0!.stderr).toBe(0);
     expect(r.s1!.exitCode).toBe(1);
-    expect(r.s1!.stdout).toContain("stopped early");
+    expect(r.s1!.stdout).toContain("stopped early: 2 tasks in a row all failed with the same model error");
     const rec = JSON.parse(readFileSync(join(dir, "runs", "exp", "shards", "0001-of-0002", "shard-complete.json"), "utf8"));
     expect(rec.state).toBe("stopped_early");
     expect(rec.stopped_early.after_failures).toBe(2);
+    expect(rec.stopped_early.what).toBe("2 tasks in a row");
+    expect(rec.counts.done).toBe(2);
     expect(rec.stopped_early.reason).toContain("upstream dead");
-    expect(rec.counts.failed + rec.counts.missing).toBe(dead.length);
+    expect(rec.counts.failed + rec.counts.missing).toBe(dead.length - 2);
     expect(rec.counts.missing).toBeGreaterThan(0);
   });
 
   it("shards and merge name it, with the reason and its ids", () => {
     expect(r.shards!.exitCode).toBe(4);
-    expect(r.shards!.stdout).toMatch(/1\/2\s+\d+\s+0\s+\d+\s+\d+\s+\S+\s+stopped_early \(.*upstream dead/);
+    expect(r.shards!.stdout).toMatch(/1\/2\s+\d+\s+2\s+\d+\s+\d+\s+\S+\s+stopped_early \(.*upstream dead/);
     expect(r.merge!.exitCode).toBe(4);
-    expect(r.merge!.stderr).toContain("shard 1/2: stopped_early — stopped early: the first 2 tasks all failed with:");
+    expect(r.merge!.stderr).toContain("shard 1/2: stopped_early — stopped early: 2 tasks in a row all failed with:");
     expect(r.merge!.stderr).toMatch(/missing ids: t\d+/);
     expect(r.merge!.stderr).toMatch(/failed ids: t\d+/);
   });

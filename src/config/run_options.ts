@@ -113,7 +113,7 @@ export const RUN_OPTIONS = [
     section: "Model",
     arg: "N",
     schema: z.number().int().min(0).default(5),
-    help: "stop taking tasks when the first N all fail with the same model error (a bad key,\nan unknown model, an endpoint that does not answer); 0 = never",
+    help: "stop taking tasks when N results in a row (the first N, or N after answers that\nworked: the endpoint died) all fail with the same model error; 0 = never",
   }),
   option({
     key: "no_preflight",

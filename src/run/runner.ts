@@ -29,6 +29,8 @@ import { acquireRunLock } from "../store/run_lock.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configDifferences, configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, taskInShard, type Shard } from "../shard/assign.js";
+import { finishShardLedger, startShardLedger } from "./shard_ledger.js";
+import { DeadEndpointWatch } from "./early_stop.js";
 import type { WorkerData } from "./worker.js";
 import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { WORKER_RESOURCE_LIMITS, tuneHeapGrowth } from "./heap_tuning.js";
@@ -565,6 +567,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     join(runDir, RUN_FILES.config),
     YAML.stringify({ ...publicConfig(config), ...datasetRecord(dataset), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
   );
+  // A shard's completion record is moved aside now and written again only at the end (src/run/shard_ledger.ts).
+  const shardLedger = shard ? startShardLedger(config, runDir, shard, fingerprint) : undefined;
   const events = join(runDir, RUN_FILES.events);
   const redact = createRedactor(secretValues(config));
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
@@ -634,27 +638,20 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   process.on("SIGTERM", onSigterm);
   process.on("SIGHUP", onSigterm);
 
-  // An endpoint that cannot work (bad key, unknown model, nobody listening) fails every task the same way:
-  // when the first N results are all that one model error, stop taking tasks instead of burning the dataset.
-  const firstErrors: string[] = [];
-  let healthySeen = false;
+  // An endpoint that cannot work (bad key, unknown model, nobody listening) or dies mid-run fails every task the
+  // same way: N results in a row that are all one model error stop the run (src/run/early_stop.ts).
+  const deadEndpoint = new DeadEndpointWatch(config.stop_after_failures);
   let earlyStop: string | undefined;
+  let earlyStopWhat = "";
   const watchForDeadEndpoint = (msg: TaskOutcomeMessage) => {
-    const n = config.stop_after_failures;
-    if (n === 0 || healthySeen || earlyStop !== undefined) return;
-    if (msg.kind !== "failed" || msg.outcome !== "model_error") {
-      healthySeen = true;
-      return;
-    }
-    firstErrors.push(msg.error ?? "");
-    if (firstErrors.length >= n && firstErrors.every((e) => e === firstErrors[0])) {
-      earlyStop = firstErrors[0]!;
-      stopping = true;
-      progress.log(`stopping: the first ${n} tasks all failed with the same model error; finishing the tasks in flight`);
-      logEvent(`stopped early: the first ${n} tasks all failed with: ${earlyStop}`);
-    } else if (firstErrors.length >= n) {
-      healthySeen = true;
-    }
+    if (earlyStop !== undefined) return;
+    const fired = deadEndpoint.observe(msg);
+    if (!fired) return;
+    earlyStop = fired.error;
+    earlyStopWhat = fired.what;
+    stopping = true;
+    progress.log(`stopping: ${fired.what} all failed with the same model error; finishing the tasks in flight`);
+    logEvent(`stopped early: ${fired.what} all failed with: ${earlyStop}`);
   };
 
   const outcomesThisTime = new Map<string, number>();
@@ -789,6 +786,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   const { scoresLine, writeRunReports } = await import("../report/reports.js");
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
+  if (shardLedger) await finishShardLedger(shardLedger, config, runDir, shard!, { interrupted, earlyStop, earlyStopWhat, thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped }, modelCalls: modelGates.counts(), redact });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   // Each outcome by its name: a max_turns or partial task is never called completed.
@@ -815,7 +813,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   }
   if (earlyStop !== undefined) {
     out.write(
-      `stopped early: the first ${config.stop_after_failures} tasks all failed with the same model error (the rest were not started):\n  ${redact(earlyStop)}\n` +
+      `stopped early: ${earlyStopWhat} all failed with the same model error (the rest were not started):\n  ${redact(earlyStop)}\n` +
         `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`,
     );
     return EXIT.someFailed;

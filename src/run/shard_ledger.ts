@@ -28,6 +28,8 @@ export interface ShardInvocationEnd {
   interrupted: boolean;
   /** The early-stop rule's model error, when it stopped the shard. */
   earlyStop?: string;
+  /** "the first 5 tasks" or "5 tasks in a row". */
+  earlyStopWhat?: string;
   thisTime: { done: number; failed: number; dropped: number };
   modelCalls?: ModelCalls;
   redact: (s: string) => string;
@@ -39,7 +41,7 @@ export async function finishShardLedger(ledger: ShardLedger, config: RunConfig, 
   const state = end.interrupted ? "interrupted" : end.earlyStop !== undefined ? "stopped_early" : "finished";
   ledger.finish({
     state,
-    stoppedEarly: end.earlyStop !== undefined ? { reason: end.redact(end.earlyStop), after_failures: config.stop_after_failures } : null,
+    stoppedEarly: end.earlyStop !== undefined ? { reason: end.redact(end.earlyStop), after_failures: config.stop_after_failures, what: end.earlyStopWhat } : null,
     exitCode: end.interrupted ? 130 : end.earlyStop !== undefined || results.failed.size > 0 ? 1 : 0,
     ownedIds: owned,
     epochs: config.epochs,

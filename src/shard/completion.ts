@@ -53,7 +53,7 @@ export const ShardCompletionSchema = z.object({
   config_fingerprint: z.string(),
   /** finished: every owned task has a result (or was skipped as a bad row); else why not. */
   state: z.enum(["finished", "stopped_early", "interrupted"]),
-  stopped_early: z.object({ reason: z.string(), after_failures: z.number().int() }).nullable(),
+  stopped_early: z.object({ reason: z.string(), after_failures: z.number().int(), what: z.string().optional() }).nullable(),
   epochs: z.number().int().positive(),
   /** Task ids of the dataset slice that hash to this shard, in dataset order. */
   owned_ids: z.array(z.string()),

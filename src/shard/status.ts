@@ -93,7 +93,7 @@ export async function shardStatuses(inspection: ShardInspection, ownedIds: strin
       status.why = `interrupted (its last invocation ended ${record.ended_at} on a signal)`;
     } else if (record.state === "stopped_early") {
       status.state = "stopped_early";
-      status.why = `stopped early: the first ${record.stopped_early?.after_failures ?? "?"} tasks all failed with: ${record.stopped_early?.reason ?? "?"}`;
+      status.why = `stopped early: ${record.stopped_early?.what ?? `the first ${record.stopped_early?.after_failures ?? "?"} tasks`} all failed with: ${record.stopped_early?.reason ?? "?"}`;
     } else {
       status.state = "finished";
       // Rows the shard skipped as bad rows (--on-bad-row skip) have no result, and an unsharded run has none either.
