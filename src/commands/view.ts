@@ -156,7 +156,8 @@ export function createRunsIndexServer(dir: string) {
     } catch {
       name = undefined;
     }
-    if (m === null || name === undefined || !runFolderNames(dir).includes(name)) {
+    // A name is one folder inside `dir`, never a path: no slash, no hidden or dot folder; and it holds a run.
+    if (m === null || name === undefined || /[/\0]/.test(name) || name.startsWith(".") || !isRunFolder(join(dir, name))) {
       res.writeHead(404, { ...HEADERS, "content-type": "text/plain; charset=utf-8" }).end(`no such run in ${dir}\n`);
       return;
     }
