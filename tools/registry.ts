@@ -37,6 +37,8 @@ export interface ToolContext {
   logger: Logger;
   /** The task's user prompt, for tools (approval) that need it as context. */
   userTask?: string;
+  /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
+  mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }
 
 /**

@@ -51,6 +51,7 @@ import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
+import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
 
 export { sandboxNetwork, sandboxWorkdir };
 
@@ -333,6 +334,11 @@ export class SandboxEnvironment implements Environment {
 
   startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
     return this.background.start(command, opts);
+  }
+
+  /** A process inside the sandbox whose stdin and stdout the harness holds (an MCP server; piped_process.ts). */
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+    return spawnThroughFifos((c, o) => this.exec(c, o), this.ioDir, SANDBOX_IO_DIR, argv, opts);
   }
 
   pollBackground(id: string): Promise<BackgroundStatus> {

@@ -1,0 +1,164 @@
+/**
+ * MCP servers as registry tools: listing (paged, cached per config), Hermes names and toolsets, collisions refused,
+ * calls through the pipeline as Hermes JSON strings, where each kind of server runs (host stdio, HTTP with the SSE
+ * fallback, stdio inside the local sandbox through its pipes).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseMcpConfig } from "../src/config/mcp_config.js";
+import { UserError } from "../src/core/errors.js";
+import { probeBwrap } from "../tools/environments/bwrap.js";
+import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
+import { discoverMcpServer, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
+import type { McpServerCatalog } from "../tools/mcp/types.js";
+import { createToolPipeline } from "../tools/pipeline.js";
+import { ToolRegistry, type ToolContext } from "../tools/registry.js";
+import { resetToolsets, resolveToolset } from "../tools/toolsets.js";
+import { ROOT, tempDir } from "./helpers/cli.js";
+import { startMcpHttpServer, startMcpSseServer, type McpTestServer } from "./helpers/mcp_http.js";
+
+const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+
+const servers = (config: unknown, env: NodeJS.ProcessEnv = {}) => parseMcpConfig(JSON.stringify({ mcpServers: config }), "mcp.json", env);
+const noEnv = async () => {
+  throw new Error("no environment in this test");
+};
+const ctxWith = (mcp: McpTaskSessions): ToolContext => ({ taskId: "t", envKind: "host", getEnv: noEnv, logger: { debug() {}, info() {}, warn() {}, error() {} }, mcp });
+
+describe("MCP tools", () => {
+  let http: McpTestServer;
+  let sse: McpTestServer;
+  beforeAll(async () => {
+    http = await startMcpHttpServer({ pageSize: 2 });
+    sse = await startMcpSseServer();
+  });
+  afterAll(async () => {
+    resetToolsets();
+    await http.close();
+    await sse.close();
+  });
+
+  it("names tools as Hermes does", () => {
+    expect(mcpToolName("my-server", "list.dir")).toBe("mcp_my_server_list_dir");
+    const long = mcpToolName("s", "x".repeat(80));
+    expect(long).toMatch(/^mcp_s_x+_[0-9a-f]{8}$/);
+    expect(long.length).toBe(64);
+  });
+
+  it("lists every page of an HTTP server once per config, sends its headers, registers tools and an mcp-<server> toolset", async () => {
+    const [server] = servers({ api: { url: http.url, headers: { "X-Test": "Bearer ${T}" } } }, { T: "tok123" });
+    const before = http.requests.length;
+    const catalog = await discoverMcpServer(server!);
+    expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_api_add", "mcp_api_fail", "mcp_api_slow", "mcp_api_picture", "mcp_api_weather"]);
+    expect(catalog.serverInfo).toEqual({ name: "test-mcp", version: "1.2.3" });
+    expect(catalog.protocolVersion).toMatch(/^\d{4}-\d\d-\d\d$/);
+    expect(http.requests.slice(before).every((r) => r.headers["x-test"] === "Bearer tok123")).toBe(true);
+    const requestsAfter = http.requests.length;
+    expect(await discoverMcpServer(server!)).toBe(catalog); // cached per config
+    expect(http.requests.length).toBe(requestsAfter);
+
+    const reg = new ToolRegistry();
+    registerMcpCatalog([catalog], reg);
+    expect(resolveToolset("mcp-api")).toEqual(["mcp_api_add", "mcp_api_fail", "mcp_api_picture", "mcp_api_slow", "mcp_api_weather"]);
+    expect(reg.get("mcp_api_add")!.schema.parameters).toEqual({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] });
+    expect(reg.get("mcp_api_picture")!.schema.parameters).toEqual({ type: "object", properties: {} });
+
+    const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
+    const pipeline = createToolPipeline({ registry: reg });
+    const ctx = ctxWith(sessions);
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2, b: 3 }, ctx))).toEqual({ result: "sum=5" });
+    expect(JSON.parse(await pipeline.call("mcp_api_fail", {}, ctx))).toEqual({ error: "the database is down" });
+    expect(JSON.parse(await pipeline.call("mcp_api_picture", {}, ctx))).toEqual({ result: "a dot:\n[image image/png, 3 KB]" });
+    expect(JSON.parse(await pipeline.call("mcp_api_weather", {}, ctx))).toEqual({ result: '{"temp":21,"unit":"C"}' });
+    await sessions.close();
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 1, b: 1 }, ctx)).error).toMatch(/already closed/);
+  });
+
+  it("a call that outlasts the server's timeout is a tool error to the model", async () => {
+    const [server] = servers({ slowapi: { url: http.url, timeout: 0.5, tools: { include: ["slow"] } } });
+    const catalog = await discoverMcpServer(server!);
+    expect(catalog.tools.map((t) => t.name)).toEqual(["slow"]);
+    const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
+    const r = await sessions.call("slowapi", "slow", { ms: 5000 });
+    expect(r.error).toMatch(/^MCP tool slow of server 'slowapi' failed: .*timed out/i);
+    await sessions.close();
+  });
+
+  it("falls back to SSE when the server refuses streamable HTTP", async () => {
+    const [server] = servers({ legacy: { url: sse.url, tools: { exclude: ["slow", "fail", "picture", "weather"] } } });
+    const catalog = await discoverMcpServer(server!);
+    expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_legacy_add"]);
+    const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
+    expect(await sessions.call("legacy", "add", { a: 40, b: 2 })).toEqual({ content: { result: "sum=42" } });
+    await sessions.close();
+    expect(sse.requests.some((r) => r.method === "POST" && r.path === "/sse")).toBe(true);
+  });
+
+  it("refuses a name two tools would share, and one a built-in already has", async () => {
+    const [a] = servers({ api: { url: http.url } });
+    const catalog = await discoverMcpServer(a!);
+    const twin: McpServerCatalog = { ...catalog, config: { ...catalog.config, name: "api_" }, tools: [{ ...catalog.tools[0]!, registeredName: "mcp_api_add" }] };
+    expect(() => registerMcpCatalog([catalog, twin], new ToolRegistry())).toThrow(UserError);
+    expect(() => registerMcpCatalog([catalog, twin], new ToolRegistry())).toThrow(/MCP tool name collision: tool 'add' of MCP server 'api_' and tool 'add' of MCP server 'api' would both be mcp_api_add/);
+    const reg = new ToolRegistry();
+    reg.register({ name: "mcp_api_add", toolset: "file", schema: { description: "x", parameters: { type: "object" } }, handler: () => "{}" });
+    expect(() => registerMcpCatalog([catalog], reg)).toThrow(/mcp_api_add, which the tool of toolset 'file' already is/);
+  });
+
+  it("runs a stdio server on the host (where: host), with the SDK's minimal environment", async () => {
+    process.env.HB_MCP_NOT_PASSED = "hidden-value";
+    const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo", "get-env"] } } });
+    const catalog = await discoverMcpServer(server!, { passEnv: [] });
+    expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_every_echo", "mcp_every_get_env"]);
+    const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
+    expect(await sessions.call("every", "echo", { message: "hi" })).toEqual({ content: { result: "Echo: hi" } });
+    const envText = String(((await sessions.call("every", "get-env", {})).content as { result: string }).result);
+    expect(envText).toContain("PATH");
+    expect(envText).not.toContain("hidden-value");
+    await sessions.close();
+    delete process.env.HB_MCP_NOT_PASSED;
+  });
+
+  it("a stdio server that dies at start fails with its stderr, and the task is told", async () => {
+    const [server] = servers({ broken: { command: process.execPath, args: ["-e", "console.error('cannot open the database'); process.exit(3)"], where: "host" } });
+    await expect(discoverMcpServer(server!)).rejects.toThrow(/MCP server 'broken' did not start: .*cannot open the database/);
+    const catalog: McpServerCatalog = { config: server!, configHash: "x", tools: [] };
+    const failures: string[] = [];
+    const sessions = new McpTaskSessions([catalog], { getEnv: noEnv, onStartFailure: (r) => failures.push(r) });
+    expect((await sessions.call("broken", "x", {})).error).toMatch(/cannot open the database/);
+    expect(failures).toEqual([expect.stringMatching(/did not start/)]);
+    await sessions.close();
+  });
+
+  it("turns results into text: images and audio as placeholders, structured content as JSON, isError as an error", () => {
+    expect(mcpResultToToolResult({ content: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] })).toEqual({ content: { result: "[audio audio/wav, 1 KB]" } });
+    expect(mcpResultToToolResult({ content: [{ type: "resource", resource: { uri: "file:///a", text: "body" } }] })).toEqual({ content: { result: "body" } });
+    expect(mcpResultToToolResult({ content: [], isError: true })).toEqual({ error: "the MCP tool reported an error without a message" });
+  });
+
+  it.skipIf(!probeBwrap().ok)("runs a stdio server inside the local sandbox: it sees the task's files and nothing outside them", async () => {
+    const dir = tempDir();
+    const task = join(dir, "task");
+    mkdirSync(task);
+    writeFileSync(join(task, "notes.txt"), "from the task folder\n");
+    writeFileSync(join(dir, "outside.txt"), "never seen\n");
+    const env = await SandboxEnvironment.create({ runName: "r", taskId: "t", hostTaskDir: task }, { sandboxRo: [join(ROOT, "node_modules")] });
+    try {
+      const [server] = servers({ fs: { command: "node", args: [FILESYSTEM, "/workspace"], tools: { include: ["read_text_file", "list_directory"] } } });
+      const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
+      expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_fs_read_text_file", "mcp_fs_list_directory"]);
+      const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
+      expect(await sessions.call("fs", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({ content: { result: "from the task folder\n" } });
+      expect(await sessions.call("fs", "list_directory", { path: "/workspace" })).toEqual({ content: { result: "[FILE] notes.txt" } });
+      expect((await sessions.call("fs", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(/outside allowed directories/);
+      // The server is a process of the sandbox: its pid namespace shows it.
+      expect((await env.exec("ps -eo args")).stdout).toContain(FILESYSTEM);
+      await sessions.close();
+      expect((await env.exec("ps -eo args")).stdout).not.toContain(FILESYSTEM);
+    } finally {
+      await env.cleanup();
+    }
+  });
+});

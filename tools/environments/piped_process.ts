@@ -1,0 +1,126 @@
+/**
+ * A long-lived process inside a task's environment whose stdin and stdout the harness holds as streams (an
+ * MCP stdio server run in the task's sandbox). An environment that can start one has `spawnPiped`
+ * (`canSpawnPiped`); the local sandbox does it through two FIFOs in its exchange folder (`spawnThroughFifos`),
+ * so the process runs inside the sandbox, with its view, limits and pid namespace, and dies with it.
+ */
+import { randomBytes } from "node:crypto";
+import { constants, open as openCb, close as closeCb } from "node:fs";
+import { readFile, unlink } from "node:fs/promises";
+import { Socket } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { shellQuote, type Environment, type ExecOptions, type ExecResult } from "./base.js";
+
+const openFd = promisify(openCb);
+
+export interface PipedProcess {
+  readonly stdin: NodeJS.WritableStream & { end(): void; destroy(): void };
+  readonly stdout: NodeJS.ReadableStream & { destroy(): void };
+  /** The last part of what the process wrote to stderr (a start failure's reason). */
+  stderrTail(): Promise<string>;
+  /** Ends the process (TERM to its process group) and closes the streams. Safe to call twice. */
+  kill(): Promise<void>;
+}
+
+export interface PipedSpawnOptions {
+  /** Working directory inside the environment (default its workdir). */
+  cwd?: string;
+  /** Variables added to the environment's own. */
+  env?: Record<string, string>;
+  /** How long the process may take to open its stdin and stdout. */
+  startTimeoutMs?: number;
+}
+
+export interface SpawnsPiped {
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess>;
+}
+
+export function canSpawnPiped(env: Environment): env is Environment & SpawnsPiped {
+  return typeof (env as Partial<SpawnsPiped>).spawnPiped === "function";
+}
+
+type Exec = (command: string, opts?: ExecOptions) => Promise<ExecResult>;
+
+/**
+ * Starts `argv` inside an environment through its `exec`, with stdin and stdout on two FIFOs made in a folder that
+ * the harness sees at `hostDir` and the environment at `innerDir` (the local sandbox's exchange folder). The process
+ * leads its own session (setsid), opens stderr to a file there, then its stdin and stdout FIFOs, which this side
+ * opens as the other ends: each open waits for the other side, so once both are open the process runs.
+ */
+export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: string, argv: string[], opts: PipedSpawnOptions = {}): Promise<PipedProcess> {
+  if (argv.length === 0) throw new Error("no command to start");
+  const name = `pp-${randomBytes(6).toString("hex")}`;
+  const inner = (suffix: string) => shellQuote(`${innerDir}/${name}.${suffix}`);
+  const host = (suffix: string) => join(hostDir, `${name}.${suffix}`);
+  const child = `exec 2>"$1" <"$2" >"$3"; shift 3; exec "$@"`;
+  const script = [
+    `mkfifo -m 600 ${inner("in")} ${inner("out")} || exit 1`,
+    `if command -v setsid >/dev/null 2>&1; then hb_s=setsid; else hb_s=; fi`,
+    `$hb_s sh -c ${shellQuote(child)} hb-piped ${inner("err")} ${inner("in")} ${inner("out")} ${argv.map(shellQuote).join(" ")} </dev/null >/dev/null 2>&1 &`,
+    `echo "pid=$!"`,
+  ].join("\n");
+  const r = await exec(script, { cwd: opts.cwd, env: opts.env, timeoutMs: 30_000 });
+  const pid = Number(/pid=(\d+)/.exec(r.stdout)?.[1]);
+  if (r.exitCode !== 0 || !(pid > 0)) throw new Error(`could not start ${argv[0]}: ${(r.stderr || r.stdout).trim() || `exit ${r.exitCode}`}`);
+
+  const fds: number[] = [];
+  let startTimer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    startTimer = setTimeout(() => {
+      // Unblocks this side's pending opens (a FIFO opened read-write never waits), then gives up.
+      for (const s of ["in", "out"]) {
+        openFd(host(s), constants.O_RDWR | constants.O_NONBLOCK).then((fd) => setTimeout(() => closeCb(fd, () => undefined), 1000), () => undefined);
+      }
+      reject(new Error(`${argv[0]} did not open its stdin and stdout within ${Math.round((opts.startTimeoutMs ?? 30_000) / 1000)} s`));
+    }, opts.startTimeoutMs ?? 30_000);
+  });
+  const stderrTail = async () => {
+    try {
+      const text = await readFile(host("err"), "utf8");
+      return text.slice(-2000);
+    } catch {
+      return "";
+    }
+  };
+  const killInside = () =>
+    exec(`kill -TERM -- -${pid} 2>/dev/null || kill -TERM ${pid} 2>/dev/null; rm -f ${inner("in")} ${inner("out")} ${inner("err")}; true`, { timeoutMs: 10_000 }).catch(() => undefined);
+  let failed = false;
+  // An open that completes after the start gave up is closed at once.
+  const opening = (path: string, flags: number) =>
+    openFd(path, flags).then((fd) => {
+      if (failed) closeCb(fd, () => undefined);
+      return fd;
+    });
+  try {
+    fds.push(await Promise.race([opening(host("in"), constants.O_WRONLY), timedOut]));
+    fds.push(await Promise.race([opening(host("out"), constants.O_RDONLY), timedOut]));
+  } catch (err) {
+    failed = true;
+    for (const fd of fds) closeCb(fd, () => undefined);
+    const tail = (await stderrTail()).trim();
+    await killInside();
+    throw new Error(`${(err as Error).message}${tail ? `; its stderr: ${tail.slice(-500)}` : ""}`);
+  } finally {
+    clearTimeout(startTimer);
+  }
+  // Both ends are open: the names are no longer needed.
+  await Promise.all(["in", "out"].map((s) => unlink(host(s)).catch(() => undefined)));
+  // Sockets over the FIFOs: libuv reads and writes them without blocking a thread of the pool.
+  const stdin = new Socket({ fd: fds[0]!, readable: false, writable: true });
+  const stdout = new Socket({ fd: fds[1]!, readable: true, writable: false });
+  stdin.on("error", () => undefined);
+  let killed = false;
+  return {
+    stdin,
+    stdout,
+    stderrTail,
+    async kill() {
+      if (killed) return;
+      killed = true;
+      stdin.destroy();
+      stdout.destroy();
+      await killInside();
+    },
+  };
+}

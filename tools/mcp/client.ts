@@ -1,0 +1,173 @@
+/**
+ * Connecting to one MCP server with the official SDK's Client: a stdio server on the host (`where: host`), one
+ * inside the task's environment (`PipedTransport` over the environment's `spawnPiped`), or a server at a URL
+ * (streamable HTTP, falling back to SSE when the server refuses it with a 4xx).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Environment } from "../environments/base.js";
+import { canSpawnPiped, type PipedProcess } from "../environments/piped_process.js";
+import type { McpServerConfig } from "./types.js";
+
+export const CLIENT_INFO = { name: "hermes-batch", version: "0.1.0" };
+
+/** A connected server: its client, what it said about itself, and how to end it. */
+export interface McpConnection {
+  client: Client;
+  serverInfo?: { name: string; version: string };
+  protocolVersion?: string;
+  /** The last part of the server's stderr (stdio servers), for an error message. */
+  stderrTail(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The SDK transport over a process's stdin and stdout: newline-delimited JSON-RPC, as the SDK's stdio transport speaks it. */
+export class PipedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly buffer = new ReadBuffer();
+  private closed = false;
+
+  constructor(private readonly proc: PipedProcess) {}
+
+  async start(): Promise<void> {
+    this.proc.stdout.on("data", (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      for (;;) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.buffer.readMessage();
+        } catch (err) {
+          this.onerror?.(err as Error);
+          continue;
+        }
+        if (message === null) break;
+        this.onmessage?.(message);
+      }
+    });
+    this.proc.stdout.on("error", (err: Error) => this.onerror?.(err));
+    this.proc.stdout.on("close", () => void this.close());
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.closed) return reject(new Error("the server's process has ended"));
+      const ok = this.proc.stdin.write(serializeMessage(message), (err?: Error | null) => (err ? reject(err) : undefined));
+      if (ok) resolve();
+      else this.proc.stdin.once("drain", () => resolve());
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.buffer.clear();
+    await this.proc.kill();
+    this.onclose?.();
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${Math.round(ms / 1000)} s`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/** Connects a client over `transport` (initialise handshake), recording the protocol version the server chose. */
+async function handshake(transport: Transport, server: McpServerConfig, stderrTail: () => Promise<string>, onClose: () => Promise<void>): Promise<McpConnection> {
+  let protocolVersion: string | undefined;
+  const set = transport.setProtocolVersion?.bind(transport);
+  transport.setProtocolVersion = (v: string) => {
+    protocolVersion = v;
+    set?.(v);
+  };
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  try {
+    await withTimeout(client.connect(transport, { timeout: server.connectTimeoutSec * 1000 }), server.connectTimeoutSec * 1000, `MCP server '${server.name}'`);
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    await onClose().catch(() => undefined);
+    // What the server said before it failed is usually the reason.
+    await new Promise((r) => setTimeout(r, 100));
+    const tail = (await stderrTail().catch(() => "")).trim();
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`, { cause: err });
+  }
+  const info = client.getServerVersion();
+  return {
+    client,
+    serverInfo: info ? { name: info.name, version: info.version } : undefined,
+    protocolVersion,
+    stderrTail,
+    close: async () => {
+      await client.close().catch(() => undefined);
+      await onClose().catch(() => undefined);
+    },
+  };
+}
+
+/** A URL server: streamable HTTP first; a 4xx to it (an SSE-only server) and `transport: sse` go to SSE. */
+async function connectHttp(server: McpServerConfig): Promise<McpConnection> {
+  const url = new URL(server.url!);
+  const requestInit = { headers: server.headerValues };
+  const none = async () => "";
+  if (server.transport === "http") {
+    try {
+      return await handshake(new StreamableHTTPClientTransport(url, { requestInit }), server, none, async () => undefined);
+    } catch (err) {
+      const cause = (err as Error).cause;
+      const code = cause instanceof StreamableHTTPError ? cause.code : undefined;
+      if (!(code !== undefined && code >= 400 && code < 500)) throw err;
+    }
+  }
+  return handshake(new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...server.headerValues, ...(init?.headers as Record<string, string>) } }) } }), server, none, async () => undefined);
+}
+
+/** A stdio server on this machine: the SDK's minimal environment, the --pass-env names, then the server's own env. */
+async function connectHost(server: McpServerConfig, passEnv: readonly string[]): Promise<McpConnection> {
+  const env: Record<string, string> = getDefaultEnvironment();
+  for (const name of passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  Object.assign(env, server.envValues);
+  const transport = new StdioClientTransport({ command: server.command!, args: server.args, env, cwd: server.cwd, stderr: "pipe" });
+  let stderr = "";
+  transport.stderr?.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString("utf8")).slice(-4000);
+  });
+  return handshake(transport, server, async () => stderr, async () => undefined);
+}
+
+/** A stdio server started inside the task's environment. */
+async function connectInEnvironment(server: McpServerConfig, env: Environment): Promise<McpConnection> {
+  if (!canSpawnPiped(env)) {
+    throw new Error(`MCP server '${server.name}' runs in the task's sandbox (where: sandbox), which the ${env.kind} environment cannot do yet; use --env local, or where: host for trusted code`);
+  }
+  const proc = await env.spawnPiped([server.command!, ...(server.args ?? [])], {
+    cwd: server.cwd,
+    env: server.envValues,
+    startTimeoutMs: server.connectTimeoutSec * 1000,
+  });
+  return handshake(new PipedTransport(proc), server, () => proc.stderrTail(), () => proc.kill());
+}
+
+export interface ConnectOptions {
+  /** The task's environment (needed for `where: sandbox` stdio servers). */
+  getEnv?: () => Promise<Environment>;
+  /** --pass-env: variables a host stdio server gets besides the SDK's minimal set. */
+  passEnv?: readonly string[];
+}
+
+/** Connects to a server where its config says it runs; a failure's message ends with the server's stderr tail. */
+export async function connectMcpServer(server: McpServerConfig, opts: ConnectOptions = {}): Promise<McpConnection> {
+  if (server.transport !== "stdio") return connectHttp(server);
+  if (server.where === "host") return connectHost(server, opts.passEnv ?? []);
+  if (!opts.getEnv) throw new Error(`MCP server '${server.name}' runs in the task's sandbox, and no environment was given`);
+  return connectInEnvironment(server, await opts.getEnv());
+}

@@ -1,0 +1,240 @@
+/**
+ * MCP servers as tools of the registry, as Hermes registers them: each tool of server S as `mcp_<S>_<tool>`
+ * (every character outside [A-Za-z0-9_] made `_`), in toolset `mcp-<S>` (so distributions and rows can name it),
+ * the tool's `inputSchema` as its parameters.
+ *
+ * The tools are listed once per run (`discoverMcpServer`, in the main thread, paginated, cached per config hash
+ * within the process) and the list goes to every worker (`registerMcpCatalog`), so no worker connects just to
+ * learn the tools. A task connects to a server on the first call of one of its tools (`McpTaskSessions`), where
+ * the config says the server runs, and closes it when the task's agent loop ends.
+ *
+ * A call's result is the Hermes JSON string: `{"result": text}` (text parts joined; the structured content as
+ * JSON when there is no text; images and audio as placeholders); an `isError` result, a time-out or a lost
+ * connection is `{"error": ...}`.
+ */
+import { createHash } from "node:crypto";
+import { UserError } from "../../src/core/errors.js";
+import type { Environment } from "../environments/base.js";
+import { registry as defaultRegistry, toolFailure, type JsonSchema, type ToolRegistry, type ToolResult } from "../registry.js";
+import { registerToolset, TOOLSETS } from "../toolsets.js";
+import { connectMcpServer, type McpConnection } from "./client.js";
+import type { McpServerCatalog, McpServerConfig, McpToolInfo } from "./types.js";
+
+/** Hermes' name of an MCP tool; names longer than the providers' 64 characters keep a hash of the whole. */
+export function mcpToolName(server: string, tool: string): string {
+  const clean = (v: string) => v.replace(/[^A-Za-z0-9_]/g, "_");
+  const name = `mcp_${clean(server)}_${clean(tool)}`;
+  if (name.length <= 64) return name;
+  return `${name.slice(0, 55)}_${createHash("sha256").update(name).digest("hex").slice(0, 8)}`;
+}
+
+export function mcpToolsetName(server: string): string {
+  return `mcp-${server}`;
+}
+
+/** The part of a config that decides what a server offers (secrets hashed, never kept). */
+export function mcpConfigHash(s: McpServerConfig): string {
+  const { envValues, headerValues, ...rest } = s;
+  return createHash("sha256").update(JSON.stringify({ ...rest, envValues, headerValues })).digest("hex").slice(0, 16);
+}
+
+function objectSchema(schema: unknown): JsonSchema {
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return { type: "object", properties: {} };
+  const s = structuredClone(schema) as Record<string, unknown>;
+  if (s.type === undefined) s.type = "object";
+  if (s.type === "object" && s.properties === undefined) s.properties = {};
+  return s as JsonSchema;
+}
+
+const listings = new Map<string, Promise<McpServerCatalog>>();
+
+/**
+ * Connects to a server, lists its tools (every page), applies include/exclude and closes it again. Cached per
+ * config hash in this process. `getEnv` gives an environment for a `where: sandbox` server.
+ */
+export function discoverMcpServer(server: McpServerConfig, opts: { getEnv?: () => Promise<Environment>; passEnv?: readonly string[] } = {}): Promise<McpServerCatalog> {
+  const configHash = mcpConfigHash(server);
+  let pending = listings.get(configHash);
+  if (!pending) {
+    pending = (async () => {
+      const conn = await connectMcpServer(server, opts);
+      try {
+        const listed: { name: string; description?: string; inputSchema?: unknown }[] = [];
+        let cursor: string | undefined;
+        const seenCursors = new Set<string>();
+        do {
+          const page = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: server.connectTimeoutSec * 1000 });
+          listed.push(...page.tools);
+          cursor = page.nextCursor;
+          if (cursor !== undefined && seenCursors.has(cursor)) throw new Error(`MCP server '${server.name}' repeated the listTools cursor ${cursor}`);
+          if (cursor !== undefined) seenCursors.add(cursor);
+        } while (cursor);
+        const { include, exclude } = server.tools;
+        const wanted = listed.filter((t) => (include ? include.includes(t.name) : exclude ? !exclude.includes(t.name) : true));
+        for (const name of include ?? []) {
+          if (!listed.some((t) => t.name === name)) throw new UserError(`MCP server '${server.name}': tools.include names '${name}', which the server does not offer (it offers: ${listed.map((t) => t.name).join(", ") || "nothing"})`);
+        }
+        const tools: McpToolInfo[] = wanted.map((t) => ({
+          name: t.name,
+          registeredName: mcpToolName(server.name, t.name),
+          description: t.description?.trim() || `The ${t.name} tool of the MCP server ${server.name}.`,
+          inputSchema: objectSchema(t.inputSchema),
+        }));
+        return { config: server, configHash, serverInfo: conn.serverInfo, protocolVersion: conn.protocolVersion, tools };
+      } finally {
+        await conn.close();
+      }
+    })();
+    listings.set(configHash, pending);
+    pending.catch(() => listings.delete(configHash));
+  }
+  return pending;
+}
+
+/** The toolsets this module made (registering a server again replaces its own toolset, never another one). */
+const madeToolsets = new Set<string>();
+
+/**
+ * Registers the servers' tools and their `mcp-<server>` toolsets. Refuses (a UserError, exit 2) a name that two
+ * tools would share or that another tool already has, naming both.
+ */
+export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: ToolRegistry = defaultRegistry): void {
+  const owner = new Map<string, string>();
+  for (const c of catalogs) {
+    const toolset = mcpToolsetName(c.config.name);
+    if (Object.hasOwn(TOOLSETS, toolset) && !madeToolsets.has(toolset)) {
+      throw new UserError(`MCP server '${c.config.name}': a toolset named ${toolset} already exists (a plugin's); rename the server`);
+    }
+    for (const t of c.tools) {
+      const what = `tool '${t.name}' of MCP server '${c.config.name}'`;
+      const earlier = owner.get(t.registeredName);
+      if (earlier) throw new UserError(`MCP tool name collision: ${what} and ${earlier} would both be ${t.registeredName}; rename a server, or leave one out with tools.exclude`);
+      const existing = reg.get(t.registeredName);
+      if (existing && existing.toolset !== toolset) {
+        throw new UserError(`MCP tool name collision: ${what} would be ${t.registeredName}, which the tool of toolset '${existing.toolset}' already is; rename the server, or leave the tool out with tools.exclude`);
+      }
+      owner.set(t.registeredName, what);
+    }
+  }
+  for (const c of catalogs) {
+    const toolset = mcpToolsetName(c.config.name);
+    for (const t of c.tools) {
+      reg.register({
+        name: t.registeredName,
+        toolset,
+        schema: { description: t.description, parameters: t.inputSchema },
+        // What the server does is its own: nothing the approval gate can judge as a command or a write.
+        effects: () => [],
+        needsEnvironment: c.config.transport === "stdio" && c.config.where === "sandbox",
+        handler: async (args, ctx) => {
+          if (!ctx.mcp) return toolFailure(`MCP server '${c.config.name}' is not connected in this task`);
+          return ctx.mcp.call(c.config.name, t.name, args as Record<string, unknown>, ctx.signal);
+        },
+      });
+    }
+    const where = c.config.transport === "stdio" ? (c.config.where === "host" ? "on the host" : "in the task's sandbox") : `at ${c.config.url}`;
+    madeToolsets.add(toolset);
+    registerToolset(toolset, { description: `Tools of the MCP server ${c.config.name} (${c.config.transport}, ${where})`, tools: c.tools.map((t) => t.registeredName) }, { override: true });
+  }
+}
+
+/** What `metadata.mcp_servers` records about each server of a task. */
+export function mcpServersMetadata(catalogs: readonly McpServerCatalog[]): Record<string, unknown>[] {
+  return catalogs.map((c) => ({
+    name: c.config.name,
+    transport: c.config.transport,
+    where: c.config.where,
+    ...(c.serverInfo ? { server_info: c.serverInfo } : {}),
+    ...(c.protocolVersion ? { protocol_version: c.protocolVersion } : {}),
+    tools: c.tools.map((t) => t.registeredName),
+  }));
+}
+
+/** An MCP content part as text: text as is; images, audio and resources as placeholders. */
+function partText(part: Record<string, unknown>): string {
+  const kb = (data: unknown) => (typeof data === "string" ? `${Math.max(1, Math.round((data.length * 3) / 4 / 1024))} KB` : "? KB");
+  switch (part.type) {
+    case "text":
+      return String(part.text ?? "");
+    case "image":
+    case "audio":
+      return `[${part.type} ${String(part.mimeType ?? "")}, ${kb(part.data)}]`;
+    case "resource_link":
+      return `[resource ${String(part.uri ?? "")}${part.name ? ` (${String(part.name)})` : ""}]`;
+    case "resource": {
+      const r = (part.resource ?? {}) as Record<string, unknown>;
+      return typeof r.text === "string" ? r.text : `[resource ${String(r.uri ?? "")} ${String(r.mimeType ?? "")}, ${kb(r.blob)}]`;
+    }
+    default:
+      return `[${String(part.type)} content]`;
+  }
+}
+
+/** A callTool result as the tool's result: `{result}`, or `{error}` when the server marked it an error. */
+export function mcpResultToToolResult(result: Record<string, unknown>): ToolResult {
+  const parts = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
+  let text = parts.map(partText).join("\n");
+  if (text === "" && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent);
+  if (text === "" && result.toolResult !== undefined) text = typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult);
+  if (result.isError === true) return toolFailure(text || "the MCP tool reported an error without a message");
+  return { content: { result: text } };
+}
+
+/** Ends the task when a server cannot start (the task's environment_error, retryable). */
+export type McpStartFailure = (reason: string) => void;
+
+/** One task's connections: each server connected on the first call of one of its tools, all closed by close(). */
+export class McpTaskSessions {
+  private readonly connections = new Map<string, Promise<McpConnection>>();
+  private closed = false;
+  private readonly servers: Map<string, McpServerConfig>;
+
+  constructor(
+    catalogs: readonly McpServerCatalog[],
+    private readonly opts: { getEnv: () => Promise<Environment>; passEnv?: readonly string[]; onStartFailure?: McpStartFailure },
+  ) {
+    this.servers = new Map(catalogs.map((c) => [c.config.name, c.config]));
+  }
+
+  private connection(server: McpServerConfig): Promise<McpConnection> {
+    let pending = this.connections.get(server.name);
+    if (!pending) {
+      pending = connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
+      this.connections.set(server.name, pending);
+      pending.catch((err: unknown) => this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err)));
+    }
+    return pending;
+  }
+
+  async call(serverName: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
+    const server = this.servers.get(serverName);
+    if (!server) return toolFailure(`unknown MCP server '${serverName}'`);
+    if (this.closed) return toolFailure(`MCP server '${serverName}' was already closed for this task`);
+    let conn: McpConnection;
+    try {
+      conn = await this.connection(server);
+    } catch (err) {
+      return toolFailure(err instanceof Error ? err.message : String(err));
+    }
+    try {
+      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: server.timeoutSec * 1000,
+        signal,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: server.timeoutSec * 1000 * 10,
+      });
+      return mcpResultToToolResult(result as Record<string, unknown>);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}`);
+    }
+  }
+
+  /** Closes every connection (stops the servers this task started). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+  }
+}
