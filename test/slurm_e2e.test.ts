@@ -40,7 +40,10 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
   for (;;) {
     const v = await probe();
     if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const q = await execa("squeue", ["-h", "-o", "%i %T %r %S"], { reject: false });
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; squeue:\n${q.stdout}`);
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -67,11 +70,13 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
   let holdShard: number | undefined;
   /** A shard whose requests are answered slowly while set: it is mid-run long enough to be requeued. */
   let slowShard: number | undefined;
+  /** A shard whose endpoint dies (every request a 502) after this many of its requests were answered. */
+  let dyingShard: { shard: number; after: number; answered: number } | undefined;
   const taskOf = (req: RecordedRequest) => /task (task-\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
   const env = () => ({ OPENAI_API_KEY: KEY, SHARDS: String(N), OUTPUT_DIR: join(dir, "runs"), HERMES_BATCH_SHARD_COUNT: "", SLURM_ARRAY_TASK_ID: "", JOB_COMPLETION_INDEX: "" });
 
-  async function submit(run: string, extra: Record<string, string> = {}): Promise<{ array: string; merge: string; out: string }> {
-    const r = await execa("bash", [SUBMIT, "--", "data.jsonl", run, "--model", "m", "--base-url", server.baseURL, "--toolsets", "todo", "--concurrency", "2"], {
+  async function submit(run: string, extra: Record<string, string> = {}, runArgs: string[] = []): Promise<{ array: string; merge: string; out: string }> {
+    const r = await execa("bash", [SUBMIT, "--", "data.jsonl", run, "--model", "m", "--base-url", server.baseURL, "--toolsets", "todo", "--concurrency", "2", ...runArgs], {
       cwd: dir, env: { ...env(), ...extra }, reject: false, timeout: 30_000,
     });
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -85,6 +90,9 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
     server = await startFakeOpenAI(async (req): Promise<Reply> => {
       const id = taskOf(req);
       if (holdShard !== undefined && shardOfTask(id, N) === holdShard) return { kind: "hang" };
+      if (dyingShard && shardOfTask(id, N) === dyingShard.shard && ++dyingShard.answered > dyingShard.after) {
+        return { kind: "json", status: 502, body: { error: { message: "bad gateway: upstream gone" } } };
+      }
       await new Promise((r) => setTimeout(r, slowShard !== undefined && shardOfTask(id, N) === slowShard ? 400 : 30));
       return text(`done ${id}`);
     });
@@ -159,7 +167,7 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
     const runDir = join(dir, "runs", "requeued");
     const shardDir = join(runDir, "shards", `000${victim}-of-000${N}`);
     // Some of its tasks durably written (the writer fsyncs at least once a second), most still to run.
-    await until("3 results in the victim shard", () => ids(join(shardDir, "trajectories.jsonl")).length >= 3 || undefined, 60_000, 100);
+    await until("3 results in the victim shard", () => ids(join(shardDir, "trajectories.jsonl")).length >= 3 || undefined, 90_000, 100);
     const r = await execa("scontrol", ["requeue", `${array}_${victim}`], { reject: false });
     expect(r.exitCode, r.stderr).toBe(0);
     // A requeued job waits 2 minutes (BeginTime) by default: start it now.
@@ -167,7 +175,7 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
       const q = await execa("squeue", ["-h", "-j", `${array}_${victim}`, "-o", "%T %r"], { reject: false });
       if (/^PENDING BeginTime/.test(q.stdout.trim())) await execa("scontrol", ["update", `JobId=${array}_${victim}`, "StartTime=now"], { reject: false });
       return /^(RUNNING|COMPLETING|COMPLETED)?$/.test(q.stdout.trim()) && existsSync(join(shardDir, `slurm-${array}_${victim}.attempt1.log`)) ? true : undefined;
-    }, 60_000, 300);
+    }, 90_000, 300);
     slowShard = undefined;
     await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 150_000);
     const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
@@ -184,4 +192,26 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
     // The requeue's SIGTERM reached hermes-batch itself (exec'd, no wrapper): its first attempt ended in order.
     expect(record.invocations.map((i: { state: string }) => i.state)).toEqual(["interrupted", "finished"]);
   }, 240_000);
+
+  it("a shard whose endpoint dies mid-run stops early; merge (exit 4) and shards name it with the error", async () => {
+    const victim = 3;
+    dyingShard = { shard: victim, after: 4, answered: 0 };
+    const { merge } = await submit("endpoint-died", {}, ["--max-retries", "0", "--stop-after-failures", "3"]);
+    await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 120_000);
+    dyingShard = undefined;
+    const runDir = join(dir, "runs", "endpoint-died");
+    const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
+    expect(await jobExitCode(merge), log).toBe(4);
+    expect(log).toContain(`shard ${victim}/${N}: stopped_early — stopped early: 3 tasks in a row all failed with:`);
+    expect(log).toContain("upstream gone");
+    const record = JSON.parse(readFileSync(join(runDir, "shards", `000${victim}-of-000${N}`, "shard-complete.json"), "utf8"));
+    expect(record).toMatchObject({ state: "stopped_early", stopped_early: { after_failures: 3, what: "3 tasks in a row" } });
+    const owned = IDS.filter((id) => shardOfTask(id, N) === victim).length;
+    expect(record.counts.missing).toBeGreaterThan(0); // it stopped: the rest were never started
+    expect(record.counts.done + record.counts.failed + record.counts.missing).toBe(owned);
+    const shards = await runCli(["shards", runDir], { cwd: dir });
+    expect(shards.exitCode).toBe(4);
+    expect(shards.stdout).toMatch(new RegExp(`${victim}/${N}\\s+${owned}\\s+.*stopped_early \\(.*upstream gone`));
+    expect(shards.stdout).toContain(`ARRAY=${victim} `);
+  }, 180_000);
 });
