@@ -200,7 +200,7 @@ describe("file tools: writes to system and credential paths go through the gate"
     });
     const g = withGate(svc.gate);
     const cfg = join(home, ".ssh", "config");
-    expect(await call("write_file", { path: cfg, content: "Host a\n" }, g)).toMatchObject({ success: true, path: cfg });
+    expect(await call("write_file", { path: cfg, content: "Host a\n" }, g)).toEqual({ bytes_written: 7, dirs_created: true });
     expect(readFileSync(cfg, "utf8")).toBe("Host a\n");
     expect(await call("patch", { path: cfg, old_string: "Host a", new_string: "Host b" }, g)).toMatchObject({ success: true });
     expect(readFileSync(cfg, "utf8")).toBe("Host b\n");
@@ -211,9 +211,9 @@ describe("file tools: writes to system and credential paths go through the gate"
   it("normal writes are neither blocked nor recorded, even under policy deny", async () => {
     const svc = createApprovalGate({ policy: "deny", taskId: "t" });
     const g = withGate(svc.gate);
-    expect(await call("write_file", { path: "src/app.ts", content: "a\n" }, g)).toMatchObject({ success: true });
+    expect(await call("write_file", { path: "src/app.ts", content: "a\n" }, g)).toEqual({ bytes_written: 2, dirs_created: true });
     expect(await call("patch", { path: "src/app.ts", old_string: "a", new_string: "b" }, g)).toMatchObject({ success: true });
-    expect(await call("write_file", { path: join(g.root, "scratch", "notes.md"), content: "n" }, g)).toMatchObject({ success: true });
+    expect(await call("write_file", { path: join(g.root, "scratch", "notes.md"), content: "n" }, g)).toEqual({ bytes_written: 1, dirs_created: true });
     expect(readFileSync(join(g.taskDir, "src", "app.ts"), "utf8")).toBe("b\n");
     expect(svc.records).toEqual([]);
   });
@@ -224,7 +224,7 @@ describe("file tools: writes to system and credential paths go through the gate"
     expect(denied).toMatchObject({ status: "blocked" });
     expect(denied.error).toMatch(/^BLOCKED: .*no approval service is configured/);
     expect(existsSync(key)).toBe(false);
-    expect(await call("write_file", { path: "notes.md", content: "n" }, t)).toMatchObject({ success: true });
+    expect(await call("write_file", { path: "notes.md", content: "n" }, t)).toEqual({ bytes_written: 1, dirs_created: false });
     expect(readFileSync(join(t.taskDir, "notes.md"), "utf8")).toBe("n");
   });
 });

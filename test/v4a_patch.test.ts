@@ -18,7 +18,7 @@ describe("V4A patches", () => {
         ],
       },
       { kind: "delete", path: "b.py" },
-      { kind: "add", path: "c.txt", content: "hi\n\n" },
+      { kind: "add", path: "c.txt", content: "hi\n" }, // the lines joined, no final newline (as the original)
     ]);
   });
 

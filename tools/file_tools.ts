@@ -7,66 +7,167 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
-import { noEffects, registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { noEffects, registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
+import { SequenceMatcher, splitLines, unifiedDiff } from "./unified_diff.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
 const MAX_LINE_CHARS = 2000;
+/** A read whose numbered text is longer than this many characters is refused (the original's default). */
+const MAX_READ_CHARS = 100_000;
+/** Above this size a truncated wide read gets a hint to read less (the original's `_hint`). */
+const LARGE_FILE_HINT_BYTES = 512_000;
 const SEARCH_DEFAULT_LIMIT = 50;
 const SEARCH_MAX_LIMIT = 1000;
-const MATCH_LINE_CHARS = 300;
-const PRUNED_DIRS = [".git", "node_modules", "__pycache__", ".hg", ".svn"];
+/** Match lines are cut to this many characters, as the original does. */
+const MATCH_LINE_CHARS = 500;
+/** Besides hidden folders (skipped as ripgrep skips them), these are never searched. */
+const PRUNED_DIRS = ["node_modules", "__pycache__"];
 
-const BINARY_EXTENSIONS = new Set([
-  "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tiff", "pdf", "zip", "gz", "tgz", "bz2", "xz", "7z", "rar",
-  "tar", "jar", "class", "so", "dll", "exe", "o", "a", "pyc", "whl", "mp3", "mp4", "wav", "ogg", "mov", "avi",
-  "woff", "woff2", "ttf", "otf", "sqlite", "db", "bin", "dat", "npy", "pt", "safetensors",
+/** The extensions the original refuses to read as text (tools/binary_extensions.py at cb51baec). */
+const BINARY_EXTENSIONS = new Set(
+  (
+    ".png .jpg .jpeg .gif .bmp .ico .webp .tiff .tif .mp4 .mov .avi .mkv .webm .wmv .flv .m4v .mpeg .mpg .mp3 .wav " +
+    ".ogg .flac .aac .m4a .wma .aiff .opus .zip .tar .gz .bz2 .7z .rar .xz .z .tgz .iso .exe .dll .so .dylib .bin .o " +
+    ".a .obj .lib .app .msi .deb .rpm .doc .docx .xls .xlsx .ppt .pptx .odt .ods .odp .ttf .otf .woff .woff2 .eot " +
+    ".pyc .pyo .class .jar .war .ear .node .wasm .rlib .sqlite .sqlite3 .db .mdb .idx .psd .ai .eps .sketch .fig " +
+    ".xd .blend .3ds .max .swf .fla .lockb .dat .data"
+  ).split(" "),
+);
+
+/** Paths whose reading never ends or blocks (checked on the path as given, as the original does). */
+const BLOCKED_DEVICE_PATHS = new Set([
+  "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
+  "/dev/stdout", "/dev/stderr", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2",
 ]);
 
 function errMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function looksNotFound(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return code === "ENOENT" || /ENOENT|no such file|not found/i.test(errMessage(err));
-}
-
 function absolutePath(env: Environment, path: string): string {
   return posix.isAbsolute(path) ? posix.normalize(path) : posix.resolve(env.workdir, path);
 }
 
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return 99;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
+/** Python's `os.path.dirname` ("" for a bare name). */
+function pyDirname(path: string): string {
+  const at = path.lastIndexOf("/");
+  if (at < 0) return "";
+  const head = path.slice(0, at + 1);
+  return /^\/+$/.test(head) ? head : head.replace(/\/+$/, "");
 }
 
-/** Names in the file's directory that resemble it (one cheap `ls`), for a helpful not-found error. */
-async function similarNames(env: Environment, fullPath: string): Promise<string[]> {
-  const dir = posix.dirname(fullPath);
-  const base = posix.basename(fullPath).toLowerCase();
-  const res = await env.exec(`ls -1A ${shellQuote(dir)} 2>/dev/null | head -n 1000`, { timeoutMs: 10_000 });
+/** Python's `os.path.join(dir, name)` for a relative name. */
+function pyJoin(dir: string, name: string): string {
+  return dir === "" || dir.endsWith("/") ? dir + name : `${dir}/${name}`;
+}
+
+/** Python's `os.path.splitext` of a file name: [stem, ext]; leading dots never start an extension. */
+function pySplitext(name: string): [string, string] {
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  if (dot <= 0 || /^\.+$/.test(base.slice(0, dot))) return [name, ""];
+  const cut = name.length - base.length + dot;
+  return [name.slice(0, cut), name.slice(cut)];
+}
+
+/** "156,007": Python's `f"{n:,}"`. */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** Length in code points, as Python's `len` counts a string. */
+function pyLen(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
+/** Python's `str[:n]` (code points). */
+function pySlice(text: string, n: number): string {
+  if (text.length <= n) return text;
+  return [...text].slice(0, n).join("");
+}
+
+/**
+ * The names in the missing file's folder that resemble it, best first (at most 5), scored as the
+ * original scores them: same name, same stem, prefix either way, contains, contained, same extension
+ * with enough letters in common. The folder is listed as `ls -1 | head -50`, in the backend's own order.
+ */
+async function similarFiles(env: Environment, path: string): Promise<string[]> {
+  const dir = pyDirname(path) || ".";
+  const filename = path.slice(path.lastIndexOf("/") + 1);
+  const [stem, ext0] = pySplitext(filename);
+  const ext = ext0.toLowerCase();
+  const lower = filename.toLowerCase();
+  const listDir = posix.isAbsolute(dir) ? dir : posix.resolve(env.workdir, dir);
+  const res = await env.exec(`ls -1 ${shellQuote(listDir)} 2>/dev/null | head -50`, { timeoutMs: 10_000 });
   if (res.exitCode !== 0) return [];
-  const stem = base.replace(/\.[^.]*$/, "");
-  return res.stdout
+  const scored: { score: number; path: string }[] = [];
+  for (const f of res.stdout.trim().split("\n")) {
+    if (!f) continue;
+    const lf = f.toLowerCase();
+    let score = 0;
+    if (lf === lower) score = 100;
+    else if (pySplitext(f)[0].toLowerCase() === stem.toLowerCase()) score = 90;
+    else if (lf.startsWith(lower) || lower.startsWith(lf)) score = 70;
+    else if (lf.includes(lower)) score = 60;
+    else if (lower.includes(lf) && lf.length > 2) score = 40;
+    else if (ext && pySplitext(f)[1].toLowerCase() === ext) {
+      const common = [...new Set(lower)].filter((c) => lf.includes(c)).length;
+      if (common >= Math.max(lower.length, lf.length) * 0.4) score = 30;
+    }
+    if (score > 0) scored.push({ score, path: pyJoin(dir, f) });
+  }
+  // A stable sort keeps the listing's order among equal scores.
+  return scored.sort((x, y) => y.score - x.score).slice(0, 5).map((s) => s.path);
+}
+
+/** Whether a sample reads as binary: over 30 % of its first 1000 characters are control characters. */
+function looksBinary(sample: Buffer): boolean {
+  const chars = [...sample.toString("utf8")].slice(0, 1000);
+  if (chars.length === 0) return false;
+  const control = chars.filter((c) => c.charCodeAt(0) < 32 && c !== "\n" && c !== "\r" && c !== "\t").length;
+  return control / chars.length > 0.3;
+}
+
+/** The keys of a read result, in the original's order. */
+function readResult(fields: { content?: string; total_lines?: number; file_size?: number; truncated?: boolean; hint?: string; is_binary?: boolean; error?: string; similar_files?: string[] }): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    content: fields.content ?? "",
+    total_lines: fields.total_lines ?? 0,
+    file_size: fields.file_size ?? 0,
+    truncated: fields.truncated ?? false,
+  };
+  if (fields.hint !== undefined) out.hint = fields.hint;
+  out.is_binary = fields.is_binary ?? false;
+  out.is_image = false;
+  if (fields.error !== undefined) out.error = fields.error;
+  if (fields.similar_files && fields.similar_files.length > 0) out.similar_files = fields.similar_files;
+  return out;
+}
+
+/**
+ * The text `sed -n 'FROM,TOp'` prints for a file: the selected lines, each with its newline (the last
+ * line of a file without a final newline has none).
+ */
+function sedLines(text: string, from: number, to: number): string {
+  const parts = text.split("\n");
+  const lines = parts.map((p, i) => (i < parts.length - 1 ? `${p}\n` : p)).filter((l) => l !== "");
+  return lines.slice(from - 1, to).join("");
+}
+
+/** Numbers every piece of `text` split at "\n" (a final newline gives a last, empty numbered line). */
+function numberLines(text: string, start: number): string {
+  return text
     .split("\n")
-    .filter(Boolean)
-    .filter((name) => {
-      const n = name.toLowerCase();
-      return n === base || (stem.length >= 3 && n.includes(stem)) || (n.length >= 3 && base.includes(n.replace(/\.[^.]*$/, ""))) || editDistance(n, base) <= 2;
+    .map((line, i) => {
+      const shown = pyLen(line) > MAX_LINE_CHARS ? `${pySlice(line, MAX_LINE_CHARS)}... [truncated]` : line;
+      return `${String(start + i).padStart(6, " ")}|${shown}`;
     })
-    .slice(0, 5)
-    .map((name) => posix.join(dir, name));
+    .join("\n");
 }
 
 // ---------------------------------------------------------------- read_file
@@ -74,10 +175,10 @@ async function similarNames(env: Environment, fullPath: string): Promise<string[
 const PATH_DESCRIPTION = "File path (absolute, or relative to the working directory).";
 
 const readArgs = z.object({
-  path: nonEmptyString().describe(PATH_DESCRIPTION),
-  offset: withDefault(integerArg({ min: 1 }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
+  path: z.string().describe(PATH_DESCRIPTION),
+  offset: withDefault(integerArg({ min: 1, clamp: "both" }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
   limit: withDefault(
-    integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "max" })
+    integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "both" })
       .optional()
       .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
     READ_DEFAULT_LIMIT,
@@ -85,49 +186,69 @@ const readArgs = z.object({
 });
 type ReadArgs = z.infer<typeof readArgs>;
 
+/**
+ * read_file with the original's result: `{content, total_lines, file_size, truncated, [hint], is_binary,
+ * is_image}` where content is `sed`'s lines numbered `%6d|` (so a final newline shows as a last empty
+ * numbered line) and total_lines counts newlines (`wc -l`); errors in the same shape (missing file:
+ * `error` and `similar_files`; binary content: `is_binary`), or the original's bare `{error}` for device
+ * paths and binary extensions, and `{error, path, total_lines, file_size}` for reads over 100,000 characters.
+ */
 export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
   const { path } = args;
   const offset = args.offset ?? 1;
   const limit = args.limit ?? READ_DEFAULT_LIMIT;
+  if (BLOCKED_DEVICE_PATHS.has(path) || (path.startsWith("/proc/") && /\/fd\/[012]$/.test(path))) {
+    return { content: { error: `Cannot read '${path}': this is a device file that would block or produce infinite output.` } };
+  }
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
-
-  const ext = posix.extname(full).slice(1).toLowerCase();
+  const ext = posix.extname(full).toLowerCase();
   if (BINARY_EXTENSIONS.has(ext)) {
-    return toolFailure(`Cannot read binary file '${path}' (.${ext}); read_file reads text files only`);
+    return { content: { error: `Cannot read binary file '${path}' (${ext}). Use vision_analyze for images, or terminal to inspect binary files.` } };
   }
   let data: Buffer;
   try {
     data = await env.readFile(full);
-  } catch (err) {
-    if (looksNotFound(err)) {
-      const similar = await similarNames(env, full).catch(() => []);
-      return toolFailure(`File not found: ${path}`, similar.length > 0 ? { similar_files: similar } : undefined);
-    }
-    return toolFailure(`Cannot read '${path}': ${errMessage(err)}`);
+  } catch {
+    // The original tells every unreadable path (missing, a folder, no permission) "File not found".
+    const similar = await similarFiles(env, path).catch(() => []);
+    return { content: readResult({ error: `File not found: ${path}`, similar_files: similar }) };
   }
-  if (data.subarray(0, 8192).includes(0)) {
-    return toolFailure(`Cannot read binary file '${path}'; read_file reads text files only`);
+  const fileSize = data.length;
+  if (looksBinary(data.subarray(0, 1000))) {
+    return {
+      content: readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." }),
+    };
   }
   const text = data.toString("utf8");
-  const lines = text.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const total = lines.length;
-  const slice = lines.slice(offset - 1, offset - 1 + limit);
-  const content = slice
-    .map((line, i) => {
-      const clean = line.endsWith("\r") ? line.slice(0, -1) : line;
-      const shown = clean.length > MAX_LINE_CHARS ? `${clean.slice(0, MAX_LINE_CHARS)}... [line truncated, ${clean.length} chars]` : clean;
-      return `${String(offset + i).padStart(6, " ")}|${shown}`;
-    })
-    .join("\n");
-  const result: Record<string, unknown> = { content, total_lines: total, file_size: data.length };
-  const last = offset - 1 + slice.length;
-  if (offset > total && total > 0) {
-    result.note = `offset ${offset} is past the end of the file (${total} lines)`;
-  } else if (last < total) {
-    result.truncated = true;
-    result.hint = `Showing lines ${offset}-${last} of ${total}; use offset=${last + 1} to read more`;
+  const end = offset + limit - 1;
+  const content = numberLines(sedLines(text, offset, end), offset);
+  let totalLines = 0;
+  for (const byte of data) if (byte === 10) totalLines++;
+  const truncated = totalLines > end;
+  if (pyLen(content) > MAX_READ_CHARS) {
+    return {
+      content: {
+        error:
+          `Read produced ${grouped(pyLen(content))} characters which exceeds the safety limit (${grouped(MAX_READ_CHARS)} chars). ` +
+          `Use offset and limit to read a smaller range. The file has ${totalLines} lines total.`,
+        path,
+        total_lines: totalLines,
+        file_size: fileSize,
+      },
+    };
+  }
+  const result = readResult({
+    content,
+    total_lines: totalLines,
+    file_size: fileSize,
+    truncated,
+    hint: truncated ? `Use offset=${end + 1} to continue reading (showing ${offset}-${end} of ${totalLines} lines)` : undefined,
+  });
+  if (fileSize > LARGE_FILE_HINT_BYTES && limit > 200 && truncated) {
+    result._hint =
+      `This file is large (${grouped(fileSize)} bytes). Consider reading only the section you need with offset and limit ` +
+      "to keep context usage efficient.";
   }
   return { content: result };
 }
@@ -147,16 +268,21 @@ const writeArgs = z.object({
   content: z.string().describe("The complete new content of the file."),
 });
 
+/**
+ * write_file with the original's result `{bytes_written, dirs_created}`: dirs_created is true whenever
+ * the path names a folder (the original runs `mkdir -p` on it then), false for a bare file name.
+ */
 export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: ToolContext): Promise<ToolResult> {
   const { path, content } = args;
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
+  const dirsCreated = pyDirname(path) !== "";
   try {
     await env.writeFile(full, content);
   } catch (err) {
-    return toolFailure(`Cannot write '${path}': ${errMessage(err)}`);
+    return { content: { bytes_written: 0, dirs_created: dirsCreated, error: `Failed to write file: ${errMessage(err)}` } };
   }
-  return { content: { success: true, path: full, bytes_written: Buffer.byteLength(content, "utf8") } };
+  return { content: { bytes_written: Buffer.byteLength(content, "utf8"), dirs_created: dirsCreated } };
 }
 
 // ---------------------------------------------------------------- patch
@@ -184,28 +310,71 @@ function countOccurrences(haystack: string, needle: string): number {
   return n;
 }
 
-/** One unified-style hunk around the changed lines (3 lines of context), capped in size. */
-export function unifiedDiff(path: string, before: string, after: string, context = 3, maxChars = 4000): string {
-  const a = before.split("\n");
-  const b = after.split("\n");
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let endA = a.length - 1;
-  let endB = b.length - 1;
-  while (endA >= start && endB >= start && a[endA] === b[endB]) {
-    endA--;
-    endB--;
+/** The original's PatchResult keys: `success` first, then those set (empty lists left out). */
+function patchResult(fields: { success: boolean; diff?: string; files_modified?: string[]; files_created?: string[]; files_deleted?: string[]; lint?: Record<string, unknown>; error?: string }): Record<string, unknown> {
+  const out: Record<string, unknown> = { success: fields.success };
+  if (fields.diff) out.diff = fields.diff;
+  for (const key of ["files_modified", "files_created", "files_deleted"] as const) if (fields[key]?.length) out[key] = fields[key];
+  if (fields.lint) out.lint = fields.lint;
+  if (fields.error) out.error = fields.error;
+  return out;
+}
+
+/** The syntax check the original runs after a replace, by extension. */
+const LINTERS: Record<string, string> = {
+  ".py": "python -m py_compile {file} 2>&1",
+  ".js": "node --check {file} 2>&1",
+  ".ts": "npx tsc --noEmit {file} 2>&1",
+  ".go": "go vet {file} 2>&1",
+  ".rs": "rustfmt --check {file} 2>&1",
+};
+
+/** `{status: "skipped", message}` or `{status: "ok" | "error", output}`, as the original's lint result. */
+async function lintFile(env: Environment, path: string, signal?: AbortSignal): Promise<Record<string, unknown>> {
+  const ext = pySplitext(path)[1].toLowerCase();
+  const command = LINTERS[ext];
+  if (!command) return { status: "skipped", message: `No linter for ${ext} files` };
+  const tool = command.split(" ")[0]!;
+  const has = await env.exec(`command -v ${tool} >/dev/null 2>&1 && echo 'yes'`, { timeoutMs: 10_000, signal });
+  if (has.stdout.trim() !== "yes") return { status: "skipped", message: `${tool} not available` };
+  // The path as the model gave it, from the working folder, so messages name the file as the original's do.
+  const res = await env.exec(`cd ${shellQuote(env.workdir)} && ${command.replace("{file}", shellQuote(path))}`, { timeoutMs: 30_000, signal });
+  const output = `${res.stdout}${res.stderr}`.trim();
+  return { status: res.exitCode === 0 ? "ok" : "error", output };
+}
+
+/**
+ * The original's "did you mean?" text for an old_string found nowhere: the lines most like its first
+ * non-blank line (difflib ratio over 0.3, best 3), each with 2 lines around, numbered `%4d| `.
+ */
+function closestLines(oldString: string, content: string): string {
+  const oldLines = splitLines(oldString);
+  const contentLines = splitLines(content);
+  if (!oldString || !content || oldLines.length === 0 || contentLines.length === 0) return "";
+  let anchor = oldLines[0]!.trim();
+  if (!anchor) {
+    const first = oldLines.map((l) => l.trim()).find((l) => l);
+    if (!first) return "";
+    anchor = first;
   }
-  const from = Math.max(0, start - context);
-  const toA = Math.min(a.length - 1, endA + context);
-  const toB = Math.min(b.length - 1, endB + context);
-  const lines = [`--- a/${path}`, `+++ b/${path}`, `@@ -${from + 1},${toA - from + 1} +${from + 1},${toB - from + 1} @@`];
-  for (let i = from; i < start; i++) lines.push(` ${a[i]}`);
-  for (let i = start; i <= endA; i++) lines.push(`-${a[i]}`);
-  for (let i = start; i <= endB; i++) lines.push(`+${b[i]}`);
-  for (let i = endA + 1; i <= toA; i++) lines.push(` ${a[i]}`);
-  const diff = lines.join("\n");
-  return diff.length > maxChars ? `${diff.slice(0, maxChars)}\n... [diff truncated]` : diff;
+  const anchorChars = [...anchor];
+  const scored: { ratio: number; i: number }[] = [];
+  contentLines.forEach((line, i) => {
+    const stripped = line.trim();
+    if (!stripped) return;
+    const ratio = new SequenceMatcher(anchorChars, [...stripped]).ratio();
+    if (ratio > 0.3) scored.push({ ratio, i });
+  });
+  const parts: string[] = [];
+  const seen = new Set<string>();
+  for (const { i } of scored.sort((x, y) => y.ratio - x.ratio).slice(0, 3)) {
+    const start = Math.max(0, i - 2);
+    const end = Math.min(contentLines.length, i + oldLines.length + 2);
+    if (seen.has(`${start},${end}`)) continue;
+    seen.add(`${start},${end}`);
+    parts.push(contentLines.slice(start, end).map((l, j) => `${String(start + j + 1).padStart(4, " ")}| ${l}`).join("\n"));
+  }
+  return parts.join("\n---\n");
 }
 
 /** The files a V4A patch writes or deletes (for the gate); none when it does not parse (nothing is written then). */
@@ -226,30 +395,39 @@ async function patchEffects(args: PatchArgs, ctx: ToolContext): Promise<ToolEffe
 /** mode "patch": every file of a V4A patch changed, or none (all are read and checked before any write). */
 async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
   let ops: V4AOperation[];
+  const failed = (error: string): ToolResult => ({ content: patchResult({ success: false, error }) });
   try {
     ops = parseV4APatch(patch);
   } catch (err) {
-    return toolFailure(`Invalid V4A patch: ${errMessage(err)}`);
+    return failed(`Failed to parse patch: ${errMessage(err)}`);
   }
   const env = await ctx.getEnv();
   const writes = new Map<string, { shown: string; before: string; after: string }>();
   const deletes: { full: string; shown: string }[] = [];
+  // The original's diff: per operation, in order, joined by newlines.
+  const diffs: string[] = [];
+  // Nothing is written when a file or hunk does not fit (the original's validation phase).
+  const invalid = (problem: string) => failed(`Patch validation failed (no files were modified):\n  • ${problem}`);
   const exists = async (full: string) => (await env.exec(`test -e ${shellQuote(full)}`, { timeoutMs: 10_000 })).exitCode === 0;
   const readText = async (shown: string, full: string): Promise<string | ToolResult> => {
     try {
       return (await env.readFile(full)).toString("utf8");
-    } catch (err) {
-      return toolFailure(looksNotFound(err) ? `File not found: ${shown}` : `Cannot read '${shown}': ${errMessage(err)}`);
+    } catch {
+      return invalid(`${shown}: File not found: ${shown}`);
     }
   };
   for (const op of ops) {
     const full = absolutePath(env, op.path);
     if (op.kind === "add") {
-      if (writes.has(full) || (await exists(full))) return toolFailure(`Cannot add '${op.path}': it already exists (use '*** Update File:')`);
+      // As the original: adding a file that exists replaces it.
       writes.set(full, { shown: op.path, before: "", after: op.content });
+      diffs.push(`--- /dev/null\n+++ b/${op.path}\n${op.content === "" ? "" : op.content.split("\n").map((l) => `+${l}`).join("\n")}`);
     } else if (op.kind === "delete") {
-      if (!(await exists(full))) return toolFailure(`Cannot delete '${op.path}': File not found`);
+      if (!(await exists(full))) return invalid(`${op.path}: file not found for deletion`);
       deletes.push({ full, shown: op.path });
+      const before = await readText(op.path, full);
+      if (typeof before !== "string") return before;
+      diffs.push(unifiedDiff(before, "", op.path, 3, "/dev/null") || `# Deleted: ${op.path}`);
     } else {
       const before = writes.get(full)?.after ?? (await readText(op.path, full));
       if (typeof before !== "string") return before;
@@ -257,12 +435,13 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
       try {
         after = applyV4AHunks(op.path, before, op.hunks);
       } catch (err) {
-        return toolFailure(errMessage(err));
+        return invalid(errMessage(err));
       }
       if (op.moveTo) {
         deletes.push({ full, shown: op.path });
         writes.set(absolutePath(env, op.moveTo), { shown: op.moveTo, before, after });
       } else writes.set(full, { shown: op.path, before, after });
+      diffs.push(unifiedDiff(before, after, op.moveTo ?? op.path));
     }
   }
   try {
@@ -270,72 +449,94 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
     const gone = deletes.filter((d) => !writes.has(d.full));
     if (gone.length > 0) {
       const res = await env.exec(`rm -f -- ${gone.map((d) => shellQuote(d.full)).join(" ")}`, { timeoutMs: 30_000 });
-      if (res.exitCode !== 0) return toolFailure(`Cannot delete: ${(res.stderr || res.stdout).trim()}`);
+      if (res.exitCode !== 0) return failed(`Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${(res.stderr || res.stdout).trim()}`);
     }
   } catch (err) {
-    return toolFailure(`Cannot write: ${errMessage(err)}`);
+    return failed(`Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${errMessage(err)}`);
   }
   const created = ops.filter((o) => o.kind === "add").map((o) => o.path);
   const moved = ops.flatMap((o) => (o.kind === "update" && o.moveTo ? [o.moveTo] : []));
-  const diff = [...writes.values()].map((w) => unifiedDiff(w.shown, w.before, w.after)).join("\n");
+  const filesModified = ops.flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : [])).filter((p) => !created.includes(p));
+  const filesCreated = [...created, ...moved];
+  // As the original: the syntax check of every modified and created file, by path.
+  const lint: Record<string, unknown> = {};
+  for (const p of [...filesModified, ...filesCreated]) lint[p] = await lintFile(env, p, ctx.signal);
   return {
-    content: {
+    content: patchResult({
       success: true,
-      files_modified: ops.flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : [])).filter((p) => !created.includes(p)),
-      files_created: [...created, ...moved],
+      diff: diffs.join("\n"),
+      files_modified: filesModified,
+      files_created: filesCreated,
       files_deleted: ops.flatMap((o) => (o.kind === "delete" ? [o.path] : o.kind === "update" && o.moveTo ? [o.path] : [])),
-      diff,
-    },
+      lint: Object.keys(lint).length > 0 ? lint : undefined,
+    }),
   };
 }
 
+/**
+ * patch with the original's results: `{success, diff, files_modified, lint}` (a difflib diff, the
+ * syntax check by extension), `{success: false, error}` when the file cannot be read or old_string is
+ * not found once (with its "Did you mean" lines, or a `_hint`), and a bare `{error}` for missing arguments.
+ */
 export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
-  const mode = (args.mode ?? "replace").toLowerCase();
+  const mode = args.mode ?? "replace";
   if (mode === "patch") {
-    if (!args.patch || args.patch.trim() === "") return toolFailure("Invalid arguments for patch: 'patch' is required when mode='patch'");
+    if (!args.patch) return { content: { error: "patch content required" } };
     return applyV4A(args.patch, ctx);
   }
-  if (mode !== "replace") return toolFailure(`Invalid arguments for patch: 'mode': must be replace or patch (got '${args.mode}')`);
-  for (const key of ["path", "old_string", "new_string"] as const) {
-    if (args[key] === undefined) return toolFailure(`Invalid arguments for patch: '${key}' is required when mode='replace'`);
-  }
-  const path = args.path!;
-  const new_string = args.new_string!;
-  let old_string = args.old_string!;
-  if (path === "") return toolFailure("Invalid arguments for patch: 'path': must not be empty");
-  if (old_string === "") return toolFailure("Invalid arguments for patch: 'old_string': must not be empty");
-  let replacement = new_string;
+  if (mode !== "replace") return { content: { error: `Unknown mode: ${mode}` } };
+  if (!args.path) return { content: { error: "path required" } };
+  if (args.old_string === undefined || args.new_string === undefined) return { content: { error: "old_string and new_string required" } };
+  const path = args.path;
+  let oldString = args.old_string;
+  let replacement = args.new_string;
   const replaceAll = args.replace_all ?? false;
-  if (old_string === new_string) return toolFailure("Invalid arguments for patch: 'new_string': is identical to old_string");
+  const failed = (error: string): ToolResult => ({ content: patchResult({ success: false, error }) });
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
-  let data: Buffer;
+  let before: string;
   try {
-    data = await env.readFile(full);
-  } catch (err) {
-    return toolFailure(looksNotFound(err) ? `File not found: ${path}` : `Cannot read '${path}': ${errMessage(err)}`);
+    before = (await env.readFile(full)).toString("utf8");
+  } catch {
+    return failed(`Failed to read file: ${path}`);
   }
-  const before = data.toString("utf8");
-  let count = countOccurrences(before, old_string);
-  if (count === 0 && before.includes("\r\n") && !old_string.includes("\r\n")) {
+  if (oldString === "") return failed("old_string cannot be empty");
+  if (oldString === replacement) return failed("old_string and new_string are identical");
+  let count = countOccurrences(before, oldString);
+  if (count === 0 && before.includes("\r\n") && !oldString.includes("\r\n")) {
     // The model writes LF; the file has CRLF line endings.
-    old_string = old_string.replace(/\n/g, "\r\n");
+    oldString = oldString.replace(/\n/g, "\r\n");
     replacement = replacement.replace(/\r?\n/g, "\r\n");
-    count = countOccurrences(before, old_string);
+    count = countOccurrences(before, oldString);
   }
   if (count === 0) {
-    return toolFailure(`old_string not found in ${path}; read the file again and copy the exact text (whitespace and indentation included)`);
+    const notFound = "Could not find a match for old_string in the file";
+    const closest = closestLines(args.old_string, before);
+    if (closest) return failed(`${notFound}\n\nDid you mean one of these sections?\n${closest}`);
+    return {
+      content: {
+        ...patchResult({ success: false, error: notFound }),
+        _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
+      },
+    };
   }
   if (count > 1 && !replaceAll) {
-    return toolFailure(`old_string occurs ${count} times in ${path}; add surrounding lines to make it unique, or set replace_all=true`);
+    return failed(`Found ${count} matches for old_string. Provide more context to make it unique, or use replace_all=True.`);
   }
-  const after = replaceAll ? before.split(old_string).join(replacement) : before.replace(old_string, () => replacement);
+  const after = replaceAll ? before.split(oldString).join(replacement) : before.replace(oldString, () => replacement);
   try {
     await env.writeFile(full, after);
   } catch (err) {
-    return toolFailure(`Cannot write '${path}': ${errMessage(err)}`);
+    return failed(`Failed to write changes: Failed to write file: ${errMessage(err)}`);
   }
-  return { content: { success: true, path: full, replacements: replaceAll ? count : 1, diff: unifiedDiff(path, before, after) } };
+  return {
+    content: patchResult({
+      success: true,
+      diff: unifiedDiff(before, after, path),
+      files_modified: [path],
+      lint: await lintFile(env, path, ctx.signal),
+    }),
+  };
 }
 
 // ---------------------------------------------------------------- search_files
@@ -414,16 +615,28 @@ export function toPosixEre(pattern: string): string {
   return out;
 }
 
-function hasGlobChars(s: string): boolean {
-  return /[*?[]/.test(s);
-}
-
 function findNameTest(glob: string): string {
   return glob.includes("/") ? `-path ${shellQuote(`*/${glob.replace(/^\.?\//, "")}`)}` : `-name ${shellQuote(glob)}`;
 }
 
-function stripDotSlash(p: string): string {
-  return p.startsWith("./") ? p.slice(2) : p;
+/** Python's `json.dumps(value, ensure_ascii=False)` for the plain values of a tool result. */
+function pyJson(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value !== "object") return String(value);
+  if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
+  return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`).join(", ")}}`;
+}
+
+/** The original's SearchResult keys and order: total_count, then matches, files, counts, truncated, error when set. */
+function searchResult(fields: { total_count: number; matches?: { path: string; line: number; content: string }[]; files?: string[]; counts?: Record<string, number>; truncated?: boolean; error?: string }): Record<string, unknown> {
+  const out: Record<string, unknown> = { total_count: fields.total_count };
+  if (fields.matches?.length) out.matches = fields.matches;
+  if (fields.files?.length) out.files = fields.files;
+  if (fields.counts && Object.keys(fields.counts).length > 0) out.counts = fields.counts;
+  if (fields.truncated) out.truncated = true;
+  if (fields.error) out.error = fields.error;
+  return out;
 }
 
 /** One line of `grep -H -n` output: `path:N:text` for a match, `path-N-text` for context (with -C). */
@@ -466,108 +679,100 @@ function parseGrepLines(lines: string[]): GrepLine[] {
   return out;
 }
 
+/**
+ * search_files with the original's results (its ripgrep path, done here with find and grep):
+ * `{total_count, matches | files | counts, truncated}`. Only `limit + offset` output lines are read
+ * (200 more with context), so total_count counts at most those; context lines count as matches; a
+ * truncated result is followed by the original's "[Hint: Results truncated…]" line after the JSON.
+ * Hidden files and folders are skipped, as ripgrep skips them.
+ */
 export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
-  const rawTarget = (a.target ?? a.kind ?? "content").toLowerCase();
-  const target = TARGET_ALIASES[rawTarget];
-  if (!target) return toolFailure(`Invalid arguments for search_files: 'target': must be content or files (got '${rawTarget}')`);
-  const mode = (a.output_mode ?? "content").toLowerCase() as (typeof OUTPUT_MODES)[number];
-  if (!OUTPUT_MODES.includes(mode)) {
-    return toolFailure(`Invalid arguments for search_files: 'output_mode': must be content, files_only or count (got '${a.output_mode}')`);
-  }
+  const target = TARGET_ALIASES[(a.target ?? a.kind ?? "content").toLowerCase()] ?? "content";
+  const mode = (a.output_mode ?? "content") as string;
   const context = target === "content" && mode === "content" ? (a.context ?? 0) : 0;
   const limit = a.limit ?? SEARCH_DEFAULT_LIMIT;
   const offset = a.offset ?? 0;
-  const searchPath = a.path && a.path.trim() !== "" ? a.path : ".";
+  const searchPath = a.path ?? ".";
   const env = await ctx.getEnv();
+  const full = absolutePath(env, searchPath);
 
-  const P = shellQuote(searchPath);
-  const prune = `\\( ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
-  const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
-  const want = offset + limit + 1;
-  const capLines = context > 0 ? want * (2 * context + 2) : want;
-  let script: string;
-  if (target === "content") {
-    const flags = mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
-    const grep = `grep ${flags} -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
-    // Counts list every searched file (zeros too): filtered here, so `head` must not cut before.
-    const cap = mode === "count" ? "" : ` | head -n ${capLines}`;
-    script = [
-      `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
-      `if [ -f ${P} ]; then ${grep} ${P}; else find ${P} -mindepth 1 ${prune} -o -type f${fileGlobTest} -exec ${grep} {} + ; fi${cap}`,
-    ].join("\n");
-  } else {
-    const glob = hasGlobChars(a.pattern) ? a.pattern : `*${a.pattern}*`;
-    script = [
-      `if [ ! -e ${P} ]; then echo __NO_SUCH_PATH__; exit 3; fi`,
-      `find ${P} -mindepth 1 ${prune} -o -type f ${findNameTest(glob)}${fileGlobTest} -print | sort | head -n ${want}`,
-    ].join("\n");
+  const done = (fields: Parameters<typeof searchResult>[0]): ToolResult => {
+    const result = searchResult(fields);
+    if (!result.truncated) return { content: result };
+    return {
+      content:
+        `${pyJson(result)}\n\n[Hint: Results truncated. Use offset=${offset + limit} to see more, ` +
+        "or narrow with a more specific pattern or file_glob.]",
+    };
+  };
+
+  const P = shellQuote(full);
+  const exists = await env.exec(`test -e ${P} && echo exists || echo not_found`, { timeoutMs: 10_000, signal: ctx.signal });
+  if (exists.stdout.includes("not_found")) {
+    const parent = pyDirname(searchPath) || ".";
+    const query = searchPath.slice(searchPath.lastIndexOf("/") + 1);
+    let error = `Path not found: ${searchPath}`;
+    const parentFull = absolutePath(env, parent);
+    const ls = await env.exec(`test -d ${shellQuote(parentFull)} && ls -1 ${shellQuote(parentFull)} 2>/dev/null | head -20`, { timeoutMs: 10_000 });
+    if (query && ls.exitCode === 0 && ls.stdout.trim()) {
+      const q = query.toLowerCase();
+      const similar = ls.stdout
+        .trim()
+        .split("\n")
+        .filter((e) => e && (e.toLowerCase().includes(q) || q.includes(e.toLowerCase()) || e.toLowerCase().startsWith(q.slice(0, 3))))
+        .map((e) => pyJoin(parent, e));
+      if (similar.length > 0) error += `. Similar paths: ${similar.slice(0, 5).join(", ")}`;
+    }
+    return done({ total_count: 0, error });
   }
-  const res = await env.exec(script, { timeoutMs: 60_000, signal: ctx.signal, maxOutputChars: 2_000_000 });
-  if (res.stdout.startsWith("__NO_SUCH_PATH__")) return toolFailure(`Path not found: ${searchPath}`);
-  if (res.timedOut) return toolFailure(`search_files timed out after 60s; narrow the path or the pattern`);
-  const lines = res.stdout.split("\n").filter((l) => l !== "");
+
+  // The search prints paths as the model gave the folder ("src/a.txt", "./a.txt").
+  const shownRoot = searchPath;
+  const prune = `\\( -name '.*' -o ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
+  const fetch = offset + limit + (context > 0 ? 200 : 0);
+  const cd = `cd ${shellQuote(env.workdir)} 2>/dev/null;`;
+  const S = shellQuote(shownRoot);
 
   if (target === "files") {
-    const files = lines.map(stripDotSlash);
-    const page = files.slice(offset, offset + limit);
-    const result: Record<string, unknown> = { files: page, total_count: page.length };
-    if (files.length > offset + limit) {
-      result.truncated = true;
-      result.hint = `More results exist; use offset=${offset + limit} to see more`;
+    const name = !a.pattern.startsWith("**/") && !a.pattern.includes("/") ? a.pattern : a.pattern.split("/").pop()!;
+    const glob = name.startsWith("*") ? name : `*${name}`;
+    // Newest first (ripgrep's --sortr=modified), names in order among equal times.
+    const script = `${cd} find ${S} -mindepth 1 ${prune} -o -type f -name ${shellQuote(glob)} -exec stat -c '%Y %n' {} + 2>/dev/null | sort -k1,1nr -k2 | cut -d' ' -f2- | head -n ${fetch}`;
+    const res = await env.exec(script, { timeoutMs: 60_000, signal: ctx.signal, maxOutputChars: 2_000_000 });
+    if (res.timedOut) return done({ total_count: 0, error: "Search failed: timed out after 60s" });
+    const all = res.stdout.split("\n").filter((l) => l !== "");
+    return done({ files: all.slice(offset, offset + limit), total_count: all.length, truncated: all.length >= fetch });
+  }
+
+  const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
+  const flags = mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
+  const grep = `grep ${flags} -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
+  // grep names binary files on stdout; ripgrep skips them. Counts of 0 are not printed by ripgrep either.
+  const filters = [`sed '/^Binary file .* matches$/d'`, ...(mode === "count" ? [`grep -v ':0$'`] : []), `head -n ${fetch}`].join(" | ");
+  // Files in name order, so the same tree always gives the same result.
+  const files = `find ${S} -mindepth 1 ${prune} -o -type f${fileGlobTest} -print | LC_ALL=C sort | tr '\\n' '\\0' | xargs -0 -r ${grep} --`;
+  const script = `${cd} if [ -f ${S} ]; then ${grep} -- ${S}; else ${files}; fi | ${filters}`;
+  const res = await env.exec(script, { timeoutMs: 60_000, signal: ctx.signal, maxOutputChars: 2_000_000 });
+  if (res.timedOut) return done({ total_count: 0, error: "Search failed: timed out after 60s" });
+  const lines = res.stdout.split("\n").filter((l) => l !== "");
+  const problem = res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
+  if (lines.length === 0 && problem) return done({ total_count: 0, error: `Search failed: ${problem.trim()}` });
+
+  if (mode === "files_only") {
+    return done({ files: lines.slice(offset, offset + limit), total_count: lines.length });
+  }
+  if (mode === "count") {
+    const counts: Record<string, number> = {};
+    for (const l of lines) {
+      const m = /^(.*):(\d+)$/.exec(l);
+      if (m) counts[m[1]!] = Number(m[2]);
     }
-    return { content: result };
+    return done({ counts, total_count: Object.values(counts).reduce((n, c) => n + c, 0) });
   }
-
-  const grepProblem = () => res.stderr.split("\n").find((l) => l.trim() !== "" && !/binary file|permission denied/i.test(l));
-  const more = (what: string) => ({ truncated: true, hint: `More ${what} exist; use offset=${offset + limit} or a narrower pattern/path` });
-
-  if (mode === "files_only" || mode === "count") {
-    const rows: { path: string; count?: number }[] =
-      mode === "files_only"
-        ? lines.map((l) => ({ path: stripDotSlash(l) }))
-        : lines.flatMap((l) => {
-            const m = /^(.*):(\d+)$/.exec(l);
-            return m && Number(m[2]) > 0 ? [{ path: stripDotSlash(m[1]!), count: Number(m[2]) }] : [];
-          });
-    if (rows.length === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
-    const page = rows.slice(offset, offset + limit);
-    const result: Record<string, unknown> =
-      mode === "files_only"
-        ? { files: page.map((r) => r.path), total_count: page.length }
-        : { counts: page, total_count: page.length, total_matches: page.reduce((n, r) => n + (r.count ?? 0), 0) };
-    if (rows.length > offset + limit) Object.assign(result, more(mode === "files_only" ? "files" : "files with matches"));
-    return { content: result };
-  }
-
-  const clip = (text: string) => (text.length > MATCH_LINE_CHARS ? `${text.slice(0, MATCH_LINE_CHARS)}...` : text);
-  const parsed = parseGrepLines(lines);
-  const matchCount = parsed.filter((p) => !p.context).length;
-  if (matchCount === 0 && grepProblem()) return toolFailure(`search_files failed: ${grepProblem()!.trim()}`);
-  // The page holds matches offset..offset+limit-1, each with the context lines grep printed around it.
-  const inRange = (k: number) => k >= offset && k < offset + limit;
-  const matchIndex: number[] = []; // per line: the index of the match it is, or of the last match before it
-  let k = -1;
-  for (const p of parsed) matchIndex.push(p.context ? k : ++k);
-  const near = (a: GrepLine | undefined, b: GrepLine) => !!a && a.path === b.path && Math.abs(a.line - b.line) <= context;
-  const page: Record<string, unknown>[] = [];
-  let prevMatch: GrepLine | undefined;
-  for (let i = 0; i < parsed.length; i++) {
-    const p = parsed[i]!;
-    if (!p.context) {
-      prevMatch = p;
-      if (inRange(matchIndex[i]!)) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content) });
-      continue;
-    }
-    let j = i + 1;
-    while (j < parsed.length && parsed[j]!.context) j++;
-    const nextMatch = parsed[j];
-    const keep = (near(prevMatch, p) && inRange(matchIndex[i]!)) || (near(nextMatch, p) && inRange(matchIndex[i]! + 1));
-    if (keep) page.push({ path: stripDotSlash(p.path), line: p.line, content: clip(p.content), context: true });
-  }
-  const shown = page.filter((m) => m.context !== true).length;
-  const result: Record<string, unknown> = { matches: page, total_count: shown };
-  if (matchCount > offset + limit || lines.length >= capLines) Object.assign(result, more("matches"));
-  return { content: result };
+  const all = parseGrepLines(lines)
+    .filter((p) => context > 0 || !p.context)
+    .map((p) => ({ path: p.path, line: p.line, content: pySlice(p.content, MATCH_LINE_CHARS) }));
+  return done({ matches: all.slice(offset, offset + limit), total_count: all.length, truncated: all.length > offset + limit });
 }
 
 // ---------------------------------------------------------------- registration
@@ -632,8 +837,8 @@ registry.register({
     name: "search_files",
     description:
       "Search file contents with a regular expression (target=content, default; returns path, line number and line) " +
-      "or find files by name glob (target=files, e.g. '*.py'; a plain word matches names containing it). " +
-      ".git and node_modules are skipped. Use this instead of grep/find in the terminal.",
+      "or find files by name glob (target=files, e.g. '*.py'; newest first; a plain word matches names ending in it). " +
+      "Hidden files and folders and node_modules are skipped. Use this instead of grep/find in the terminal.",
   },
   args: searchArgs,
   handler: handleSearchFiles,

@@ -76,7 +76,8 @@ export function parseV4APatch(text: string): V4AOperation[] {
         i++;
       }
       while (body.length > 0 && body[body.length - 1] === "" && !lines[i - 1]!.startsWith("+")) body.pop();
-      ops.push({ kind: "add", path, content: body.length ? body.join("\n") + "\n" : "" });
+      // As the original: the added lines joined, without a final newline.
+      ops.push({ kind: "add", path, content: body.join("\n") });
       continue;
     }
     let moveTo: string | undefined;
