@@ -200,9 +200,16 @@ export const RUN_OPTIONS = [
     help: "let --network or a row's \"network\" use NAME even though it reaches past an isolated\nnetwork: host, bridge, container:ID (container:* for any); repeatable",
     defaultHelp: null,
   }),
-  option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit of a container" }),
-  option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container" }),
+  option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit (MiB, swap included) of a container or local sandbox", defaultHelp: "2048" }),
+  option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container or local sandbox", defaultHelp: "1" }),
   option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container or local sandbox", defaultHelp: "local: 512" }),
+  option({
+    key: "require_limits",
+    kind: "boolean",
+    section: "Environments",
+    schema: z.boolean().default(false),
+    help: "stop (exit 2) when the environment cannot enforce every limit here (memory, CPU,\nprocesses, disk) instead of saying which are not enforced",
+  }),
   option({ key: "read_only_root", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "mount the container's root file system read-only" }),
   option({ key: "pull", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "pull images that are missing" }),
   option({

@@ -154,6 +154,8 @@ export const FailureRecordSchema = TrajectoryEntrySchema.partial().extend({
    * `--resume` leaves the task, `--retry-failed` reruns it. Absent: rerun by `--resume`.
    */
   retryable: z.literal(false).optional(),
+  /** environment_error only: the sandbox limit the task hit (its memory, its process count, its disk quota). */
+  reason: z.enum(["memory_limit", "pids_limit", "disk_limit"]).optional(),
   toolsets_used: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()),
 });

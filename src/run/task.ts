@@ -287,7 +287,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
   };
   if (!DONE_OUTCOMES.has(outcome)) {
-    const line = JSON.stringify(deterministic ? { ...entry, retryable: false } : entry);
+    // A sandbox that hit one of its limits says which (its lost reason starts with it).
+    const limit = outcome === "environment_error" && envFailure instanceof Error ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1] : undefined;
+    const line = JSON.stringify({ ...entry, ...(deterministic ? { retryable: false } : {}), ...(limit ? { reason: limit } : {}) });
     return { taskId: spec.id, kind: "failed", outcome, line, tokens, error, ...(stack ? { stack } : {}), ...reported };
   }
   const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);

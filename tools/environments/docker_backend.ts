@@ -27,13 +27,18 @@ export const backend: EnvironmentBackend = {
     if (!a.available) throw new UserError(`--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`);
     const missing = await missingNetworks(networks ?? []);
     if (missing.length) throw new UserError(`network ${missing.join(", ")}: no such network at the Docker engine (create it with docker network create, or use none)`);
-    if (image === undefined) return;
-    try {
-      await ensureDockerImage(image, { pull: options.pull === true });
-    } catch (err) {
-      if (err instanceof DockerImageNotFoundError) throw new UserError(`--image: ${err.message}`);
-      throw new UserError(`--image ${image}: ${err instanceof Error ? err.message : String(err)}`);
+    if (image !== undefined) {
+      try {
+        await ensureDockerImage(image, { pull: options.pull === true });
+      } catch (err) {
+        if (err instanceof DockerImageNotFoundError) throw new UserError(`--image: ${err.message}`);
+        throw new UserError(`--image ${image}: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
+    // Memory, CPU and processes are the engine's own flags; a size quota needs a storage driver this one lacks.
+    const line = "--env docker: limits not enforced here: disk (the engine's storage driver has no per-container size quota)";
+    if (options.requireLimits === true) throw new UserError(`${line}; --require-limits stops the run`);
+    process.stderr.write(`warning: ${line}\n`);
   },
   preflightTask: preflightDocker,
   create: createDockerEnvironment,

@@ -212,7 +212,7 @@ export class HostShell {
     innerShell: string;
     cwd: string;
     env: Record<string, string>;
-    launch?: { file: string; args: string[]; extra?: ExtraFd[] };
+    launch?: { file: string; args: string[]; extra?: ExtraFd[]; enter?: string[] };
     kill?: (pids: number[], signal: "SIGTERM" | "SIGKILL") => void;
     /**
      * With it, commands do not report their pid (one write and one wake-up less per command): a timeout or abort
@@ -226,7 +226,7 @@ export class HostShell {
     let proc: ShellProcess;
     try {
       if (o.launch) {
-        proc = launchedShell(await SpawnHelper.forThread().launch(o.launch.file, [...o.launch.args, outer], o.launch.extra));
+        proc = launchedShell(await SpawnHelper.forThread().launch(o.launch.file, [...o.launch.args, outer], o.launch.extra, o.launch.enter));
       } else {
         const child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
         child.once("error", () => undefined);

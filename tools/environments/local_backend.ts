@@ -24,6 +24,13 @@ export const backend: EnvironmentBackend = {
     } catch (err) {
       throw new UserError((err as Error).message);
     }
+    const { limitsNotEnforced } = await import("./cgroups.js");
+    const { limits, why } = limitsNotEnforced();
+    if (limits.length > 0) {
+      const line = `--env local: limits not enforced here: ${limits.join(", ")} (${why})`;
+      if (options.requireLimits === true) throw new UserError(`${line}; --require-limits stops the run`);
+      process.stderr.write(`warning: ${line}\n`);
+    }
   },
   preflightTask: async (spec, options) => {
     sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);

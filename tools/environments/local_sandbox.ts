@@ -47,6 +47,7 @@ import {
   type SandboxLauncher,
 } from "./bwrap.js";
 import { OutputCollector } from "./docker_output.js";
+import { DEFAULT_LIMITS, SandboxCgroup, type SandboxLimits } from "./cgroups.js";
 import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
@@ -68,6 +69,12 @@ const STOP_WAIT_MS = 10_000;
 
 function pidsLimit(options: EnvironmentOptions): number {
   return typeof options.pidsLimit === "number" && options.pidsLimit > 0 ? options.pidsLimit : DEFAULT_SANDBOX_PIDS;
+}
+
+/** The sandbox's memory (MiB), CPUs and processes: the run's --memory-mb, --cpus, --pids-limit, else the defaults. */
+function sandboxLimits(options: EnvironmentOptions): SandboxLimits {
+  const num = (v: unknown, d: number) => (typeof v === "number" && v > 0 ? v : d);
+  return { memoryMb: num(options.memoryMb, DEFAULT_LIMITS.memoryMb), cpus: num(options.cpus, DEFAULT_LIMITS.cpus), pids: pidsLimit(options) };
 }
 
 /** What of the host a run adds to its sandboxes' file system (`--sandbox-ro`), and their tmpfs size. */
@@ -98,6 +105,9 @@ export class SandboxEnvironment implements Environment {
   private launcher: SandboxLauncher | undefined;
   private hostNetwork = false;
   private env: Record<string, string> = {};
+  /** The sandbox's cgroup (memory, CPU, processes), where the harness can make one. */
+  private cgroup: SandboxCgroup | undefined;
+  private oomBaseline = 0;
 
   private constructor(
     readonly taskDir: string,
@@ -134,6 +144,7 @@ export class SandboxEnvironment implements Environment {
     const passEnv = Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [];
     const env = taskEnvironment(process.env, passEnv, { HOME: SANDBOX_HOME });
     const fds: number[] = [];
+    const cgroup = SandboxCgroup.create(sandboxLimits(options));
     let shell: HostShell | undefined;
     const holder: { env?: SandboxEnvironment; initPid?: number } = {};
     try {
@@ -146,7 +157,7 @@ export class SandboxEnvironment implements Environment {
         outerShell: shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash",
         cwd: tmpdir(),
         env: { PATH: env.PATH! },
-        launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }] },
+        launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }], enter: cgroup?.procsFiles },
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
         killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
@@ -156,6 +167,7 @@ export class SandboxEnvironment implements Environment {
       for (const fd of fds) closeSync(fd);
     }
     if (!shell) {
+      await cgroup?.remove();
       await rm(ioDir, { recursive: true, force: true });
       forgetTempDir(ioDir);
       throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
@@ -167,6 +179,7 @@ export class SandboxEnvironment implements Environment {
     sandbox.launcher = launcher;
     sandbox.hostNetwork = hostNetwork;
     sandbox.env = env;
+    sandbox.cgroup = cgroup;
     shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
       const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
@@ -259,8 +272,14 @@ export class SandboxEnvironment implements Environment {
         signal: opts.signal,
         cap: opts.maxOutputChars ?? this.maxOutputChars,
       });
+      // The kernel killed a process of the task for its memory: the task ends (memory_limit).
+      const ooms = this.cgroup?.oomKills() ?? 0;
+      if (ooms > this.oomBaseline) {
+        this.oomBaseline = ooms;
+        this.markLost(`memory_limit: a process of the task was killed for exceeding the sandbox's memory limit (${this.cgroup!.limits.memoryMb} MiB)`);
+      }
       // The shell had to be killed (a command that never started: the sandbox cannot fork any more).
-      if (!this.shell.alive) this.markLost("the sandbox stopped answering (no process could start in it)");
+      if (!this.shell.alive) this.markLost(`${this.cgroup && this.cgroup.pidsLimitHits() > 0 ? "pids_limit: " : ""}the sandbox stopped answering (no process could start in it)`);
       return result;
     } finally {
       if (stdinFile) await unlink(join(this.ioDir, stdinFile)).catch(() => undefined);
@@ -411,9 +430,12 @@ export class SandboxEnvironment implements Environment {
         launcher,
       );
       const script = [VERIFY_PUT, ...puts, `unset -f hb_put`, `cd -- "$1" || exit 1`, `exec ${shell} --norc --noprofile -c "$2"`].join("\n");
+      // In the task's cgroup (its limits), entered by a small sh before it becomes bwrap.
+      const enter = this.cgroup?.procsFiles ?? [];
+      const bwrapCommand = [launcher.bwrap, ...args, shell, "--norc", "--noprofile", "-c", script, "hb-verify", this.workdir, command];
       return await runBwrap(
-        launcher.bwrap,
-        [...args, shell, "--norc", "--noprofile", "-c", script, "hb-verify", this.workdir, command],
+        enter.length ? "/bin/sh" : launcher.bwrap,
+        enter.length ? ["-c", `${enter.map((_, i) => `echo $$ > "$${i + 1}" 2>/dev/null;`).join(" ")} shift ${enter.length}; exec "$@"`, "hb-enter", ...enter, ...bwrapCommand] : bwrapCommand.slice(1),
         { fds, timeoutMs: opts.timeoutMs, signal: opts.signal, cap: opts.maxOutputChars ?? this.maxOutputChars },
       );
     } finally {
@@ -430,6 +452,7 @@ export class SandboxEnvironment implements Environment {
     this.killAll();
     await rm(this.ioDir, { recursive: true, force: true });
     forgetTempDir(this.ioDir);
+    await this.cgroup?.remove();
     if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
   }
 }

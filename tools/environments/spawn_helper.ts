@@ -164,7 +164,7 @@ export class SpawnHelper {
   }
 
   /** Starts `file args…` as the helper's background job, its stdio on FIFOs opened here. */
-  async launch(file: string, args: string[], extra: ExtraFd[] = []): Promise<LaunchedProcess> {
+  async launch(file: string, args: string[], extra: ExtraFd[] = [], enter: string[] = []): Promise<LaunchedProcess> {
     const [inPath, outPath, errPath] = (await this.takeFifos(3)) as [string, string, string];
     const opened: number[] = [];
     const open = (path: string, flags: number) => {
@@ -188,7 +188,10 @@ export class SpawnHelper {
           redirects.push(`${e.fd}>${shellQuote(path)}`);
         }
       }
-      const pidText = await this.request(`${[file, ...args].map(shellQuote).join(" ")} ${redirects.join(" ")} &`, "$!");
+      // `enter`: files (cgroup.procs) the job writes its own pid to before it becomes `file`, so all it starts is counted there.
+      const command = [file, ...args].map(shellQuote).join(" ");
+      const job = enter.length ? `{ ${enter.map((f) => `echo $BASHPID > ${shellQuote(f)} 2>/dev/null;`).join(" ")} exec ${command}; }` : command;
+      const pidText = await this.request(`${job} ${redirects.join(" ")} &`, "$!");
       const pid = Number(pidText);
       if (!Number.isInteger(pid) || pid <= 0) throw new Error(`the spawn helper did not start ${file}`);
       return new HelperProcess(pid, inFd, outFd, errFd, holders, [inPath, outPath, errPath], outputs);

@@ -1,0 +1,83 @@
+/**
+ * Limits of the local sandbox through the built CLI (issue 23, item 3), where the harness can make cgroups (root
+ * here): a 3 GiB allocation under the default 2 GiB ends its task as environment_error with `reason:
+ * memory_limit` while a concurrent well-behaved task completes; two busy loops are held to `--cpus`; the start-up
+ * line names the limits not enforced (disk) and `--require-limits` makes that exit 2.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
+
+const COMMANDS: Record<string, string> = {
+  hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
+  calm: "sleep 2; echo calm",
+  // Two busy loops for 4 s; their CPU seconds over the wall time, from /proc (clock ticks).
+  cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done' & done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
+};
+
+let server: FakeOpenAI;
+
+beforeAll(async () => {
+  server = await startFakeOpenAI((req) => {
+    const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
+    const id = /task:(\S+)/.exec(prompt)![1]!;
+    const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+    return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: COMMANDS[id]!, timeout: 120 } }]) : text("done");
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+function readJsonl(path: string): any[] {
+  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+async function run(ids: string[], extra: string[] = []) {
+  const dir = tempDir("hb-limits-");
+  const dataset = join(dir, "d.jsonl");
+  writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task:${id}`, toolsets: ["terminal"] })).join("\n") + "\n");
+  const r = await runCli(
+    ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2", ...extra],
+    { timeoutMs: 240_000 },
+  );
+  const lines = new Map<string, any>();
+  for (const l of [...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")), ...readJsonl(join(dir, "runs", "r", "failed.jsonl"))]) lines.set(l.task_id, l);
+  return { r, lines };
+}
+
+const root = process.getuid?.() === 0;
+
+describe("local sandbox limits", () => {
+  it.runIf(root)("a 3 GiB allocation ends its task with memory_limit; a concurrent task completes", { timeout: 300_000 }, async () => {
+    const { r, lines } = await run(["hog", "calm"]);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
+    expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
+    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+    expect(r.stderr).toMatch(/^warning: --env local: limits not enforced here: disk \(/m);
+    expect(r.stderr).not.toMatch(/memory, cpu/);
+  });
+
+  it.runIf(root)("busy loops are held to --cpus", { timeout: 300_000 }, async () => {
+    const { lines } = await run(["cpu"], ["--cpus", "0.5"]);
+    const out = JSON.stringify(lines.get("cpu").messages.filter((m: any) => m.role === "tool"));
+    const m = /cpu_ticks=(\d+) hz=(\d+)/.exec(out)!;
+    expect(m, out).not.toBeNull();
+    // Two loops for ~3.5 s would take up to 7 CPU seconds unbounded (2 cores); at 0.5 CPU, about 1.75.
+    const seconds = Number(m[1]) / Number(m[2]);
+    expect(seconds).toBeLessThan(3.5 * 0.5 * 1.3);
+  });
+
+  it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", { timeout: 120_000 }, async () => {
+    const { r, lines } = await run(["calm"], ["--require-limits"]);
+    expect(r.exitCode).toBe(2);
+    // One line besides the note about the default distribution's unprovided toolsets.
+    expect(r.stderr.trim().split("\n").filter((l) => !l.startsWith("note:"))).toHaveLength(1);
+    expect(r.stderr).toMatch(/--env local: limits not enforced here: .*disk.*--require-limits/);
+    expect(lines.size).toBe(0);
+  });
+});

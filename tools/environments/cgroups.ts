@@ -1,0 +1,175 @@
+/**
+ * Per-sandbox resource limits of the local backend through the kernel's cgroups (v1 or v2): memory (swap
+ * included), CPU (a CFS quota) and processes, one cgroup per sandbox under the harness's own cgroup. The sandbox's
+ * first process enters it before it runs anything (spawn_helper's `enter`), so everything the task starts is
+ * counted. Where the harness may not make cgroups (not root, v2 without a delegated subtree), none is enforced and
+ * the run says so in one line at start-up (`limitsNotEnforced`; `--require-limits` makes that exit 2).
+ *
+ * What is never enforced here: a disk quota on the task folder (a size-limited file system per task is not built
+ * yet); the tmpfs folders of a sandbox are bounded by their size instead.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export interface SandboxLimits {
+  memoryMb: number;
+  cpus: number;
+  pids: number;
+}
+
+export const DEFAULT_LIMITS: SandboxLimits = { memoryMb: 2048, cpus: 1, pids: 512 };
+
+const CGROUP_ROOT = "/sys/fs/cgroup";
+const CFS_PERIOD_US = 100_000;
+
+type Layout = { version: 1; dirs: { memory: string; cpu: string; pids: string } } | { version: 2; dir: string };
+
+let layout: Layout | null | undefined;
+let why = "";
+let seq = 0;
+
+/** This process's cgroup per controller, as /proc/self/cgroup says. */
+function ownPaths(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync("/proc/self/cgroup", "utf8").split("\n")) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (!m) continue;
+    if (m[1] === "") out.set("", m[2]!);
+    for (const c of m[1]!.split(",")) if (c) out.set(c, m[2]!);
+  }
+  return out;
+}
+
+/** Where this process can make sandbox cgroups, found (and tried) once; null when it cannot. */
+function probe(): Layout | null {
+  if (layout !== undefined) return layout;
+  try {
+    const own = ownPaths();
+    if (existsSync(join(CGROUP_ROOT, "cgroup.controllers"))) {
+      // v2: a parent of our own, with the controllers handed down to its children.
+      const dir = join(CGROUP_ROOT, own.get("") ?? "/", `hermes-batch-${process.pid}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "cgroup.subtree_control"), "+memory +cpu +pids");
+      layout = { version: 2, dir };
+    } else {
+      const dirs = { memory: "", cpu: "", pids: "" };
+      for (const c of ["memory", "cpu", "pids"] as const) {
+        const base = join(CGROUP_ROOT, c);
+        if (!existsSync(join(base, "cgroup.procs"))) throw new Error(`no cgroup v1 ${c} controller at ${base}`);
+        dirs[c] = join(base, own.get(c) ?? "/");
+      }
+      // Can we make one? (root, or a delegated hierarchy)
+      const test = join(dirs.pids, `hermes-probe-${process.pid}`);
+      mkdirSync(test);
+      rmdirSync(test);
+      layout = { version: 1, dirs };
+    }
+  } catch (err) {
+    why = (err as NodeJS.ErrnoException).code === "EACCES" || (err as NodeJS.ErrnoException).code === "EROFS" ? "no permission to make cgroups" : (err as Error).message;
+    layout = null;
+  }
+  return layout;
+}
+
+/** Which limits the local backend cannot enforce here, with why (empty: memory, CPU and processes are). */
+export function limitsNotEnforced(): { limits: string[]; why: string } {
+  const l = probe();
+  const limits = l ? [] : ["memory", "cpu", "pids"];
+  return { limits: [...limits, "disk"], why: l ? "no disk quota for local task folders yet" : `${why}; no disk quota for local task folders yet` };
+}
+
+function write(path: string, value: string): void {
+  writeFileSync(path, value);
+}
+
+function counter(path: string, key: string): number {
+  try {
+    return Number(new RegExp(`^${key} (\\d+)$`, "m").exec(readFileSync(path, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+export class SandboxCgroup {
+  private removed = false;
+
+  private constructor(
+    private readonly version: 1 | 2,
+    private readonly dirs: string[],
+    /** Files a process writes its pid to, to enter the cgroup(s). */
+    readonly procsFiles: string[],
+    readonly limits: SandboxLimits,
+  ) {}
+
+  /** A cgroup with these limits for one sandbox; undefined where cgroups cannot be made. */
+  static create(limits: SandboxLimits): SandboxCgroup | undefined {
+    const l = probe();
+    if (!l) return undefined;
+    const name = `hermes-${process.pid}-${++seq}-${Math.random().toString(36).slice(2, 8)}`;
+    const bytes = String(limits.memoryMb * 1024 * 1024);
+    const quota = String(Math.max(1000, Math.round(limits.cpus * CFS_PERIOD_US)));
+    const made: string[] = [];
+    try {
+      if (l.version === 2) {
+        const dir = join(l.dir, name);
+        mkdirSync(dir);
+        made.push(dir);
+        write(join(dir, "memory.max"), bytes);
+        if (existsSync(join(dir, "memory.swap.max"))) write(join(dir, "memory.swap.max"), "0");
+        write(join(dir, "cpu.max"), `${quota} ${CFS_PERIOD_US}`);
+        write(join(dir, "pids.max"), String(limits.pids));
+        return new SandboxCgroup(2, made, [join(dir, "cgroup.procs")], limits);
+      }
+      const mem = join(l.dirs.memory, name);
+      const cpu = join(l.dirs.cpu, name);
+      const pids = join(l.dirs.pids, name);
+      for (const d of [mem, cpu, pids]) {
+        mkdirSync(d);
+        made.push(d);
+      }
+      write(join(mem, "memory.limit_in_bytes"), bytes);
+      // Swap included: memory + swap may not pass the same bound (only where swap accounting is on).
+      if (existsSync(join(mem, "memory.memsw.limit_in_bytes"))) write(join(mem, "memory.memsw.limit_in_bytes"), bytes);
+      write(join(cpu, "cpu.cfs_period_us"), String(CFS_PERIOD_US));
+      write(join(cpu, "cpu.cfs_quota_us"), quota);
+      write(join(pids, "pids.max"), String(limits.pids));
+      return new SandboxCgroup(1, made, [mem, cpu, pids].map((d) => join(d, "cgroup.procs")), limits);
+    } catch {
+      for (const d of made.reverse()) {
+        try {
+          rmdirSync(d);
+        } catch {
+          // left
+        }
+      }
+      return undefined;
+    }
+  }
+
+  /** How many times the kernel's OOM killer killed a process of this cgroup. */
+  oomKills(): number {
+    return this.version === 2 ? counter(join(this.dirs[0]!, "memory.events"), "oom_kill") : counter(join(this.dirs[0]!, "memory.oom_control"), "oom_kill");
+  }
+
+  /** How many forks failed at the process limit. */
+  pidsLimitHits(): number {
+    return counter(join(this.version === 2 ? this.dirs[0]! : this.dirs[2]!, "pids.events"), "max");
+  }
+
+  /** Removes the cgroup once its processes are gone (retried for a moment while they die). */
+  async remove(): Promise<void> {
+    if (this.removed) return;
+    this.removed = true;
+    for (const d of [...this.dirs].reverse()) {
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(d);
+          break;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+    }
+  }
+}
