@@ -93,14 +93,18 @@ describe("scores in a batch run", () => {
     writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
     const r2 = await runCli(["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "cur", "--progress", "none", "--max-retries", "0"]);
     expect(r2.exitCode).toBe(0);
-    const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
+    // 3 of 8 tasks are unscored by design (judge garbage, judge down, no scorer): over the default 10 %.
+    const notComparable = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
+    expect(notComparable.exitCode).toBe(3);
+    expect(notComparable.stdout).toContain("3 of 8 task(s) are unscored");
+    const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5", "--max-unscored", "3"]);
     expect(cmp.exitCode).toBe(1);
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
 
     // The same gate in one step, with prices: run, compare with the baseline, exit 1 on the drop.
     const r3 = await runCli([
       "run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "gated",
-      "--progress", "none", "--max-retries", "0", "--baseline", join(out, "base"), "--max-drop", "5", "--price-input", "3", "--price-output", "15",
+      "--progress", "none", "--max-retries", "0", "--baseline", join(out, "base"), "--max-drop", "5", "--max-unscored", "50%", "--price-input", "3", "--price-output", "15",
     ]);
     expect(r3.exitCode).toBe(1);
     expect(r3.stdout).toContain(`compared with the baseline ${join(out, "base")}:`);
