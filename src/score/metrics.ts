@@ -1,6 +1,6 @@
 /**
- * Pass-rate statistics: Wilson intervals, the unbiased pass@k and pass^k estimators, a seeded
- * bootstrap over tasks, and the exact McNemar test for paired runs.
+ * Pass-rate statistics: Wilson intervals (of a pass rate, and with the task as the unit), the unbiased
+ * pass@k and pass^k estimators, a seeded PRNG, and the exact McNemar test for paired runs.
  */
 
 /** 95 % Wilson score interval for `passed` successes out of `n` (null when n = 0). */
@@ -34,7 +34,7 @@ export function passHatK(n: number, c: number, k: number): number {
   return binomialRatio(c, n, k);
 }
 
-/** Small, fast, seeded PRNG (mulberry32) so bootstrap intervals are reproducible. */
+/** Small, fast, seeded PRNG (mulberry32) so Monte-Carlo p-values are reproducible. */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -44,31 +44,6 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-function quantile(sorted: number[], q: number): number {
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
-}
-
-/**
- * Percentile bootstrap of a statistic over items (tasks), resampled with replacement:
- * the 2.5 % and 97.5 % quantiles. Null when there is no item.
- */
-export function bootstrapInterval<T>(items: readonly T[], statistic: (sample: readonly T[]) => number, opts: { resamples?: number; seed?: number } = {}): [number, number] | null {
-  if (items.length === 0) return null;
-  const rnd = seededRandom(opts.seed ?? 1);
-  const resamples = opts.resamples ?? 2000;
-  const values: number[] = [];
-  const sample: T[] = new Array(items.length);
-  for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < items.length; i++) sample[i] = items[Math.floor(rnd() * items.length)]!;
-    values.push(statistic(sample));
-  }
-  values.sort((a, b) => a - b);
-  return [quantile(values, 0.025), quantile(values, 0.975)];
 }
 
 /**
