@@ -1,7 +1,9 @@
 /** The agent loop in process (src/agent/loop.ts) with a scripted ChatModel and scripted tools: no CLI, no network. */
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   AgentLoopAborted,
+  derivedCallId,
   EMPTY_RESPONSE_CONTENT,
   LENGTH_CONTINUATION_MESSAGE,
   MAX_TURNS_MESSAGE,
@@ -182,28 +184,61 @@ describe("agent loop", () => {
     expect(result).toMatchObject({ completed: true, finalResponse: "ok" });
   });
 
-  it("arguments cut inside a string cannot be repaired: the task ends partial without running anything", async () => {
+  it("arguments cut inside a string cannot be repaired: asked for once more (nothing kept), then the task ends partial", async () => {
     let ran = false;
-    const { model, requests } = scriptedModel([{ tool_calls: [call("terminal", '{"command": "echo hel')] }]);
+    const { model, requests } = scriptedModel(() => ({ tool_calls: [call("terminal", '{"command": "echo hel')] }));
     const result = await runAgentLoop(options(model, { executeTool: async () => ((ran = true), "{}") }));
     expect(ran).toBe(false);
-    expect(requests).toHaveLength(1);
-    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call" });
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.messages).toEqual(requests[0]!.messages);
+    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call", apiCalls: 1 });
+    expect(result.messages.map((m) => m.role)).toEqual(["system", "user"]);
   });
 
-  it("malformed argument JSON is asked for again (nothing kept), up to 2 times, then the task ends partial", async () => {
+  it("malformed argument JSON that cannot be repaired is handled as a cut tool call: one repeat, then partial with nothing of it kept", async () => {
     const bad = () => ({ tool_calls: [call("terminal", '{command: "ls"}')] });
     const { model, requests } = scriptedModel(bad);
     const result = await runAgentLoop(options(model, { maxTurns: 10 }));
-    expect(requests).toHaveLength(3);
+    expect(requests).toHaveLength(2);
     expect(requests[1]!.messages).toEqual(requests[0]!.messages);
-    expect(requests[2]!.messages).toEqual(requests[0]!.messages);
-    expect(result).toMatchObject({ completed: false, partial: true, end: "invalid_tool_arguments", apiCalls: 3 });
+    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call", apiCalls: 1 });
+    // No `{}` call and no error turn: an export never carries the broken call.
+    expect(result.messages.map((m) => m.role)).toEqual(["system", "user"]);
 
     const { model: fixes } = scriptedModel([bad(), { tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "ok" }]);
     const ok = await runAgentLoop(options(fixes));
-    expect(ok).toMatchObject({ completed: true, finalResponse: "ok", apiCalls: 3 });
+    expect(ok).toMatchObject({ completed: true, finalResponse: "ok", apiCalls: 2 });
     expect(ok.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
+  });
+
+  it("repairs what the original repairs: trailing commas, raw control characters in strings, surplus closers", async () => {
+    const executed: unknown[] = [];
+    const executeTool: ToolExecutor = async (name, args) => {
+      executed.push(args);
+      return echo(name, args, ctx);
+    };
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal", '{"command": "ls",}'), call("terminal", '{"command": "a\tb é"}'), call("terminal", '{"command": "pwd"}}')] },
+      { content: "ok" },
+    ]);
+    const result = await runAgentLoop(options(model, { executeTool }));
+    expect(executed).toEqual([{ command: "ls" }, { command: "a\tb é" }, { command: "pwd" }]);
+    const sent = (result.messages[2] as AssistantMessage).tool_calls!.map((c) => c.function.arguments);
+    // As the original: control characters re-serialised compactly (non-ASCII escaped), the rest fixed in place.
+    expect(sent).toEqual(['{"command": "ls"}', '{"command":"a\\tb \\u00e9"}', '{"command": "pwd"}']);
+  });
+
+  it("a tool call without an id gets the original's id derived from name, arguments and position", async () => {
+    const noId = (name: string, args: string): ToolCall => ({ id: "", type: "function", function: { name, arguments: args } });
+    const run = async () =>
+      runAgentLoop(options(scriptedModel([{ tool_calls: [noId("terminal", '{"command":"ls"}'), noId("terminal", '{"command":"ls"}')] }, { content: "ok" }]).model));
+    const first = await run();
+    const ids = (first.messages[2] as AssistantMessage).tool_calls!.map((c) => c.id);
+    // sha256("terminal:{\"command\":\"ls\"}:0") and ":1", first 12 hex digits (the original's _deterministic_call_id).
+    expect(ids).toEqual([derivedCallId("terminal", '{"command":"ls"}', 0), derivedCallId("terminal", '{"command":"ls"}', 1)]);
+    expect(ids[0]).toBe(`call_${createHash("sha256").update('terminal:{"command":"ls"}:0').digest("hex").slice(0, 12)}`);
+    expect(first.messages.filter((m) => m.role === "tool").map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual(ids);
+    expect((await run()).messages).toEqual(first.messages);
   });
 
   it("an empty answer (reasoning-only ones too, by default) is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
  * scheduler's retry layer. Back-off sleeps go through a clock that records them instead of sleeping.
  */
 import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
-import { buildRequestBody, classifyFailure, openaiProvider, parseRetryAfter, serializeRequestBody } from "../src/models/openai_compatible.js";
+import { buildRequestBody, classifyFailure, openaiProvider, parseCompletion, parseRetryAfter, serializeRequestBody } from "../src/models/openai_compatible.js";
 import { ModelAbortError, ProviderError, type ModelEndpointOptions } from "../src/models/provider.js";
 import { scheduleModel, type ModelEvent } from "../src/scheduler/scheduler.js";
 import { systemClock, type Clock, type RetryPolicy } from "../src/scheduler/retry.js";
@@ -639,5 +639,14 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
     const m = scheduledOpenAI(`${s.url}/v1`, { fetch: injected });
     expect((await m.complete({ messages: ask })).message.content).toBe("pong");
     expect(calls).toBe(1);
+  });
+});
+
+describe("tool calls without an id", () => {
+  it("keep an empty id for the agent loop to derive (the original's id from name + arguments), never a time-based one", () => {
+    const body = { choices: [{ message: { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }] } }] };
+    const a = parseCompletion(body);
+    expect(a.message.tool_calls).toEqual([{ id: "", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }]);
+    expect(parseCompletion(body)).toEqual(a);
   });
 });

@@ -5,8 +5,11 @@
  * - an answer with no text is asked for again up to 3 times, then the loop ends `empty_response`; with
  *   `continueReasoningOnly`, one with reasoning and no text is first continued up to 2 times: it stays at
  *   the end of the request until a real answer or tool call replaces it (the original's thinking-only prefill);
- * - tool-call arguments cut off mid-JSON are repaired when only closing brackets are missing, refused
- *   (`partial`) when cut inside a string; other bad JSON is asked for again up to 2 times, then `partial`;
+ * - tool-call arguments that do not parse are repaired as the original's streaming path repairs them
+ *   (tool_arguments.ts); what cannot be repaired is handled as a tool call cut by the length limit: the
+ *   request is repeated once (nothing of the bad answer kept), then the task ends `partial`;
+ * - a tool call without an id gets the original's id derived from it: `call_` + the first 12 hex digits of
+ *   sha256("<name>:<arguments>:<index in the turn>"), so identical runs give identical files;
  * - `finish_reason: length` without tool calls: the cut answer is kept and continuation is asked for
  *   (a closing human turn each time), at most 3 cut answers in all, then `partial`; with tool calls: the
  *   request is repeated once, then the calls are refused (`partial`);
@@ -21,6 +24,7 @@ import type { OpenAITool, ToolContext } from "../../tools/registry.js";
 import { parseToolArguments } from "../../tools/pipeline.js";
 import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
 import { raceAbort } from "../core/abort.js";
+import { createHash } from "node:crypto";
 import { judgeArguments } from "./tool_arguments.js";
 import { runToolBatch, type PlannedCall } from "./tool_batch.js";
 
@@ -59,7 +63,6 @@ export type LoopEnd =
   | "malformed_calls"
   | "length"
   | "truncated_tool_call"
-  | "invalid_tool_arguments"
   | "empty_response";
 
 export interface AgentLoopResult {
@@ -98,7 +101,6 @@ export const EMPTY_RESPONSE_CONTENT = "(empty)";
 
 const EMPTY_RETRIES = 3;
 const REASONING_ONLY_CONTINUATIONS = 2;
-const INVALID_JSON_RETRIES = 2;
 const LENGTH_CUTS = 3;
 const TRUNCATED_TOOL_CALL_RETRIES = 1;
 const DEFAULT_MAX_TOOL_RESULT = 100_000;
@@ -127,20 +129,27 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
 }
 
 /** What the argument check decided for a whole turn. */
-type ArgumentsCheck = { kind: "ok"; calls: ToolCall[] } | { kind: "truncated" } | { kind: "invalid" };
+type ArgumentsCheck = { kind: "ok"; calls: ToolCall[] } | { kind: "unrepairable" };
 
-/** Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls. */
+/** The original's id for a tool call the server sent without one (`_deterministic_call_id`). */
+export function derivedCallId(name: string, args: string, index: number): string {
+  return `call_${createHash("sha256").update(`${name}:${args}:${index}`, "utf8").digest("hex").slice(0, 12)}`;
+}
+
+/**
+ * Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls,
+ * and calls without an id get the derived one (from the arguments as kept, as the original does).
+ */
 function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
   const out: ToolCall[] = [];
-  let invalid = false;
-  for (const call of calls) {
+  for (const [i, call] of calls.entries()) {
     const verdict = judgeArguments(call.function?.arguments ?? "");
-    if (verdict.kind === "truncated") return { kind: "truncated" };
-    if (verdict.kind === "invalid") invalid = true;
-    const text = verdict.kind === "invalid" ? call.function.arguments : verdict.text;
-    out.push({ ...call, function: { ...call.function, arguments: text } });
+    if (verdict.kind === "unrepairable") return { kind: "unrepairable" };
+    const fn = { ...call.function, arguments: verdict.text };
+    const id = typeof call.id === "string" && call.id.trim() ? call.id.trim() : derivedCallId(fn.name ?? "", verdict.text, i);
+    out.push({ ...call, id, function: fn });
   }
-  return invalid ? { kind: "invalid" } : { kind: "ok", calls: out };
+  return { kind: "ok", calls: out };
 }
 
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
@@ -205,7 +214,6 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     }
     return dropped;
   };
-  let invalidJsonRetries = 0;
   let truncatedToolCallRetries = 0;
   let lengthCuts = 0;
   let cutPrefix = "";
@@ -221,7 +229,9 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       if (counted) result.apiCalls++;
       const calls = response.message.tool_calls ?? [];
 
-      if (response.finishReason === "length") {
+      // Arguments that cannot be repaired are a cut tool call to the original (its stream says "length").
+      const checked = calls.length > 0 ? checkArguments(calls) : undefined;
+      if (response.finishReason === "length" || checked?.kind === "unrepairable") {
         if (calls.length > 0) {
           if (truncatedToolCallRetries < TRUNCATED_TOOL_CALL_RETRIES) {
             truncatedToolCallRetries++;
@@ -240,20 +250,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
         return finish("length", true, hasText(cutPrefix) ? cutPrefix.trim() : null);
       }
 
-      if (calls.length > 0) {
-        const checked = checkArguments(calls);
-        if (checked.kind === "truncated") return finish("truncated_tool_call", true, null);
-        if (checked.kind === "invalid") {
-          invalidJsonRetries++;
-          // Nothing is kept of the bad answer: the same request goes out again.
-          if (invalidJsonRetries <= INVALID_JSON_RETRIES) continue;
-          messages.push(assistantOf(response, calls));
-          for (const c of calls) {
-            messages.push({ role: "tool", tool_call_id: c.id, name: c.function?.name, content: JSON.stringify({ error: "Invalid JSON in the tool call arguments" }) });
-          }
-          return finish("invalid_tool_arguments", true, null);
-        }
-        invalidJsonRetries = 0;
+      if (checked?.kind === "ok") {
         if (dropTrailingReasoningOnly()) {
           reasoningOnlyContinuations = 0;
           emptyRetries = 0;

@@ -1,57 +1,82 @@
 /**
- * Tool-call argument text as the original Hermes agent judges it: empty means `{}`; text that does not
- * end in `}` or `]` was cut off (a router can rewrite finish_reason "length" to "tool_calls"). A cut that
- * only lost its closing brackets is repaired by closing them; a cut inside a string (or after a key) cannot
- * be repaired and the original refuses to run it; other bad JSON is the model's mistake and is retried.
+ * Tool-call argument text as the original Hermes agent judges it on its default (streaming) path
+ * (run_agent.py at cb51baec, `_repair_tool_call_arguments` and the stream's mock response): empty means
+ * `{}`; JSON that does not parse is repaired when it can be (control characters inside strings, trailing
+ * commas, missing closing brackets, surplus closing brackets); what cannot be repaired counts as cut off
+ * by the length limit: the request is repeated once, then the task ends partial, nothing of it kept.
  */
 
-export type ArgumentsVerdict =
-  | { kind: "valid"; text: string }
-  | { kind: "repaired"; text: string }
-  | { kind: "truncated" }
-  | { kind: "invalid"; error: string };
+export type ArgumentsVerdict = { kind: "valid"; text: string } | { kind: "repaired"; text: string } | { kind: "unrepairable" };
 
-/** The closing brackets a JSON prefix is missing, or undefined when it stops inside a string. */
-function missingClosers(text: string): string | undefined {
-  const stack: string[] = [];
+/** Control characters inside JSON strings written as `\u00XX` (already escaped characters untouched). */
+function escapeControlCharsInStrings(raw: string): string {
+  let out = "";
   let inString = false;
-  let escaped = false;
-  for (const ch of text) {
+  for (let i = 0; i < raw.length; i++) {
+    const ch = raw[i]!;
     if (inString) {
-      if (escaped) escaped = false;
-      else if (ch === "\\") escaped = true;
-      else if (ch === '"') inString = false;
-      continue;
+      if (ch === "\\" && i + 1 < raw.length) {
+        out += ch + raw[i + 1];
+        i++;
+        continue;
+      }
+      if (ch === '"') inString = false;
+      out += ch.charCodeAt(0) < 0x20 ? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}` : ch;
+    } else {
+      if (ch === '"') inString = true;
+      out += ch;
     }
-    if (ch === '"') inString = true;
-    else if (ch === "{") stack.push("}");
-    else if (ch === "[") stack.push("]");
-    else if (ch === "}" || ch === "]") stack.pop();
   }
-  return inString ? undefined : stack.reverse().join("");
+  return out;
 }
 
-function parsesToObject(text: string): boolean {
+function parses(text: string): boolean {
   try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === "object" && v !== null && !Array.isArray(v);
+    JSON.parse(text);
+    return true;
   } catch {
     return false;
   }
 }
 
-export function judgeArguments(raw: string): ArgumentsVerdict {
-  const text = raw.trim();
-  if (text === "") return { kind: "valid", text: "{}" };
-  try {
-    JSON.parse(text);
-    return { kind: "valid", text };
-  } catch (err) {
-    if (text.endsWith("}") || text.endsWith("]")) return { kind: "invalid", error: (err as Error).message };
+/** Python's `json.dumps(value, separators=(",", ":"))`: compact, non-ASCII as `\uXXXX`. */
+function compactAsciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function count(text: string, ch: string): number {
+  let n = 0;
+  for (const c of text) if (c === ch) n++;
+  return n;
+}
+
+/** The original's repair of argument text that does not parse; `{}` when nothing worked. */
+export function repairArguments(raw: string): string {
+  const stripped = raw.trim();
+  if (!stripped || stripped === "None") return "{}";
+  // Pass 0: JSON with raw control characters inside strings (Python's strict=False) is re-serialised.
+  const escaped0 = escapeControlCharsInStrings(stripped);
+  if (escaped0 !== stripped && parses(escaped0)) return compactAsciiJson(JSON.parse(escaped0));
+  // Trailing commas, then missing closers (counted over the whole text, strings included, as there).
+  let fixed = stripped.replace(/,\s*([}\]])/g, "$1");
+  const openCurly = count(fixed, "{") - count(fixed, "}");
+  const openBracket = count(fixed, "[") - count(fixed, "]");
+  if (openCurly > 0) fixed += "}".repeat(openCurly);
+  if (openBracket > 0) fixed += "]".repeat(openBracket);
+  for (let i = 0; i < 50 && !parses(fixed); i++) {
+    if (fixed.endsWith("}") && count(fixed, "}") > count(fixed, "{")) fixed = fixed.slice(0, -1);
+    else if (fixed.endsWith("]") && count(fixed, "]") > count(fixed, "[")) fixed = fixed.slice(0, -1);
+    else break;
   }
-  const closers = missingClosers(text);
-  if (closers === undefined || closers === "") return { kind: "truncated" };
-  // A cut right after a separator leaves `,` dangling; the value before it is complete.
-  const candidate = text.replace(/,\s*$/, "") + closers;
-  return parsesToObject(candidate) ? { kind: "repaired", text: candidate } : { kind: "truncated" };
+  if (parses(fixed)) return fixed;
+  const escaped = escapeControlCharsInStrings(fixed);
+  if (escaped !== fixed && parses(escaped)) return escaped;
+  return "{}";
+}
+
+export function judgeArguments(raw: string): ArgumentsVerdict {
+  if (raw.trim() === "") return { kind: "valid", text: "{}" };
+  if (parses(raw)) return { kind: "valid", text: raw };
+  const repaired = repairArguments(raw);
+  return repaired === "{}" ? { kind: "unrepairable" } : { kind: "repaired", text: repaired };
 }

@@ -184,6 +184,14 @@ export const RUN_OPTIONS = [
     help: "fail: the whole file is checked before anything runs;\nskip: bad rows are left out",
   }),
   option({ key: "plugins", kind: "list", schema: z.array(z.string()).default([]), help: "npm packages of extra tools, loaded in every worker" }),
+  option({
+    key: "mcp_config",
+    kind: "string",
+    section: "Tasks",
+    arg: "FILE",
+    schema: z.string().min(1).optional(),
+    help: "MCP servers whose tools the model gets (toolset mcp-<server>): JSON {\"mcpServers\": …} as\ndesktop clients write it, or Hermes' YAML mcp_servers (README: MCP servers)",
+  }),
   // Parallelism
   option({ key: "workers", kind: "int", section: "Parallelism", arg: "W", schema: positiveInt.default(Math.max(1, cpus().length)), help: "worker threads", defaultHelp: "the number of cores" }),
   option({ key: "concurrency", kind: "int", section: "Parallelism", arg: "C", schema: positiveInt.default(32), help: "agent loops in flight across all workers" }),

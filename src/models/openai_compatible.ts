@@ -193,15 +193,11 @@ export function describeNonCompletion(body: unknown): string {
   return "model returned empty choices";
 }
 
-let generatedIds = 0;
-function fallbackCallId(index: number): string {
-  return `call_${Date.now().toString(36)}_${++generatedIds}_${index}`;
-}
-
 function toolCallsOf(raw: unknown): ToolCall[] | undefined {
   if (!Array.isArray(raw) || raw.length === 0) return undefined;
-  return raw.map((tc: any, i: number) => ({
-    id: typeof tc?.id === "string" && tc.id ? tc.id : fallbackCallId(i),
+  return raw.map((tc: any) => ({
+    // A missing id stays empty: the agent loop derives the original's id from the call (name + arguments).
+    id: typeof tc?.id === "string" ? tc.id : "",
     type: "function" as const,
     function: {
       name: typeof tc?.function?.name === "string" ? tc.function.name : "",

@@ -44,6 +44,9 @@ import { tokenTotals, tokenTotalsText, type ChatMessage } from "../core/chat.js"
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
+import { mcpSecretValues, publicMcpServers } from "../config/mcp_config.js";
+import type { McpServerCatalog } from "../../tools/mcp/types.js";
+import { setUpMcp } from "./mcp_setup.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
@@ -248,6 +251,8 @@ function checkConfigChange(runDir: string, config: RunConfig, fingerprint: strin
 interface RunInputs {
   prefill?: ChatMessage[];
   allowlist: string[];
+  /** The --mcp-config servers with the tools each offered (listed once, here). */
+  mcp?: McpServerCatalog[];
 }
 
 async function readRunInputs(config: RunConfig): Promise<RunInputs> {
@@ -258,7 +263,9 @@ async function readRunInputs(config: RunConfig): Promise<RunInputs> {
   } catch (err) {
     throw new UserError(`command allowlist: ${errorMessage(err).split("\n")[0]}`);
   }
-  return { prefill, allowlist };
+  // Before the planner checks toolsets: the servers' mcp-<server> toolsets must be known by then.
+  const mcp = await setUpMcp(config);
+  return { prefill, allowlist, ...(mcp ? { mcp } : {}) };
 }
 
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
@@ -519,7 +526,7 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
   const modelGates = ModelGates.create(config);
   const loaded = new Int32Array(new SharedArrayBuffer(4));
   const workerData: WorkerData = {
-    config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, sandboxGates: sandboxGates.buffers,
+    config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, mcp: inputs.mcp, sandboxGates: sandboxGates.buffers,
     modelGates: modelGates.buffers, loaded,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
@@ -565,12 +572,19 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];
   writeFileSync(
     join(runDir, RUN_FILES.config),
-    YAML.stringify({ ...publicConfig(config), ...datasetRecord(dataset), config_fingerprint: fingerprint, ...shardInfo, ...(changes.length ? { allowed_config_changes: changes } : {}) }),
+    YAML.stringify({
+      ...publicConfig(config),
+      ...(inputs.mcp ? { mcp_servers: publicMcpServers(inputs.mcp.map((c) => c.config)) } : {}),
+      ...datasetRecord(dataset),
+      config_fingerprint: fingerprint,
+      ...shardInfo,
+      ...(changes.length ? { allowed_config_changes: changes } : {}),
+    }),
   );
   // A shard's completion record is moved aside now and written again only at the end (src/run/shard_ledger.ts).
   const shardLedger = shard ? startShardLedger(config, runDir, shard, fingerprint) : undefined;
   const events = join(runDir, RUN_FILES.events);
-  const redact = createRedactor(secretValues(config));
+  const redact = createRedactor([...secretValues(config), ...mcpSecretValues((inputs.mcp ?? []).map((c) => c.config))]);
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
   if (configChange) logEvent(`resumed with a changed configuration (--allow-config-change): ${configChange}`);

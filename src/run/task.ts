@@ -17,6 +17,8 @@ import type { RunModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
+import { McpTaskSessions, mcpServersMetadata } from "../../tools/mcp/mcp_tools.js";
+import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
@@ -47,6 +49,8 @@ export interface TaskRunnerDeps {
   workers: number;
   /** The run's sandbox gates, shared by every worker thread (absent: per-process ones from the config). */
   sandboxGates?: SandboxGates;
+  /** The run's MCP servers with their tools (--mcp-config). */
+  mcp?: McpServerCatalog[];
 }
 
 /** The approver model comes from the run's scheduler; without one, smart approval denies (fail-closed). */
@@ -155,6 +159,18 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     logger: deps.logger,
     userTask: spec.prompt,
   };
+  // The task's MCP servers: each started on the first call of one of its tools, closed when the agent loop ends.
+  const mcpSessions = deps.mcp?.length
+    ? new McpTaskSessions(deps.mcp, {
+        getEnv: ctx.getEnv,
+        passEnv: config.pass_env,
+        onStartFailure: (reason) => {
+          envFailure ??= new EnvironmentSetupError(reason);
+          taskAbort.abort(envFailure);
+        },
+      })
+    : undefined;
+  if (mcpSessions) ctx.mcp = mcpSessions;
   const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
 
   let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
@@ -193,6 +209,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       continueReasoningOnly: config.preserve_reasoning,
     });
     outcome = loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
+    // Before verify and scoring: the task's MCP servers are the agent's processes too.
+    await mcpSessions?.close();
     if (envFailure) {
       outcome = "environment_error";
       error = `environment failed: ${errorText(envFailure)}`;
@@ -227,6 +245,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       stack = cause instanceof Error ? cause.stack : undefined;
     }
   } finally {
+    await mcpSessions?.close().catch(() => undefined);
     try {
       await taskEnv.cleanup();
     } catch (err) {
@@ -257,6 +276,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       attempt: spec.attempt,
       ...(spec.metadata ? { dataset_metadata: spec.metadata } : {}),
       ...(spec.extra && Object.keys(spec.extra).length ? { dataset_fields: spec.extra } : {}),
+      ...mcpMetadata(deps.mcp, tools),
     },
     completed: outcome === "completed",
     partial: outcome === "partial",
@@ -297,6 +317,14 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
   return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
+}
+
+/** `mcp_servers`: the MCP servers whose tools this task was offered (name, transport, where, server info, tools). */
+function mcpMetadata(catalogs: McpServerCatalog[] | undefined, tools: readonly { function: { name: string } }[]): { mcp_servers?: Record<string, unknown>[] } {
+  if (!catalogs?.length) return {};
+  const offered = new Set(tools.map((t) => t.function.name));
+  const used = catalogs.filter((c) => c.tools.some((t) => offered.has(t.registeredName)));
+  return used.length ? { mcp_servers: mcpServersMetadata(used) } : {};
 }
 
 /** USD for the given usages at the run's prices per million tokens; undefined without prices. */

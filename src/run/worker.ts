@@ -14,6 +14,8 @@ import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
+import { registerMcpCatalog } from "../../tools/mcp/mcp_tools.js";
+import type { McpServerCatalog } from "../../tools/mcp/types.js";
 
 export interface WorkerData {
   config: RunConfig;
@@ -23,6 +25,8 @@ export interface WorkerData {
   prefill?: ChatMessage[];
   /** The user's command_allowlist, read once by the main thread (a bad file stops the run there). */
   allowlist: string[];
+  /** The run's MCP servers and their tools, listed once by the main thread. */
+  mcp?: McpServerCatalog[];
   /** The run-wide sandbox gates' shared state (created once by the main thread). */
   sandboxGates?: SandboxGateBuffers;
   /** The run-wide model connection limiters' shared state (created once by the main thread). */
@@ -51,10 +55,11 @@ function setUp(): Promise<TaskRunnerDeps> {
       (channel as unknown as { unref?: () => void }).unref?.();
       tieConsoleToTasks(data.config.stream === true);
       await ensureToolsLoaded({ packages: data.config.plugins });
+      if (data.mcp) registerMcpCatalog(data.mcp);
       const models = await createRunModels(data.config, new ModelGates(data.modelGates));
       const { prefill, allowlist } = data;
       return {
-        config: data.config, runDir: data.runDir, models, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers,
+        config: data.config, runDir: data.runDir, models, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers, mcp: data.mcp,
         sandboxGates: data.sandboxGates ? new SandboxGates(data.sandboxGates) : undefined,
       };
     })();

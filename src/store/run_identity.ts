@@ -53,10 +53,12 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "config_fingerprint",
   "allowed_config_changes",
   "dataset_sha256",
+  // run.yaml's record of the MCP servers: their file (mcp_config) is compared by content.
+  "mcp_servers",
 ]);
 
 /** Keys naming files: their content counts, not their path (shards on different nodes see different paths). */
-export const FINGERPRINT_FILE_KEYS = ["dataset", "distribution_file", "prefill_messages_file"] as const;
+export const FINGERPRINT_FILE_KEYS = ["dataset", "distribution_file", "prefill_messages_file", "mcp_config"] as const;
 
 /** The config keys that must match across shards, file paths left out: what `merge` shows when shards differ. */
 export function comparableConfig(config: Record<string, unknown>): Record<string, unknown> {

@@ -1,0 +1,74 @@
+/**
+ * A run's MCP servers, set up once in the main thread before anything runs: the `--mcp-config` file read and
+ * checked, each server started once to list its tools (a `where: sandbox` server in a throw-away sandbox of the
+ * run's environment), the tools registered here (so toolsets, distributions and rows can name `mcp-<server>`),
+ * and the listing handed to every worker thread. Any problem is one exit-2 line.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadMcpConfig } from "../config/mcp_config.js";
+import { SECRET_KEYS, defaultApiKey, type RunConfig } from "../config/run_config.js";
+import { flagOf } from "../config/run_options.js";
+import { UserError, errorMessage } from "../core/errors.js";
+import { envReferences } from "../core/env_refs.js";
+import { TaskEnvironment } from "../../tools/environments/manager.js";
+import type { Environment } from "../../tools/environments/base.js";
+import { discoverMcpServer, registerMcpCatalog } from "../../tools/mcp/mcp_tools.js";
+import type { McpServerCatalog, McpServerConfig } from "../../tools/mcp/types.js";
+
+/** A value sent to an MCP server may not be one of the run's keys (the --pass-env rule). */
+function checkNoRunKeys(config: RunConfig, servers: readonly McpServerConfig[]): void {
+  const keys = new Map<string, string>();
+  for (const k of SECRET_KEYS) if (config[k]) keys.set(config[k]!, flagOf(k) ?? k);
+  const fromEnv = defaultApiKey(config.base_url);
+  if (fromEnv && !keys.has(fromEnv)) keys.set(fromEnv, flagOf("api_key") ?? "api_key");
+  for (const s of servers) {
+    for (const [name, value] of [...Object.entries(s.envValues), ...Object.entries(s.headerValues)]) {
+      // A key inside a longer value (`Bearer <key>`) counts too, once it is long enough to be a key at all.
+      const flag = keys.get(value) ?? [...keys].find(([k]) => k.length >= 8 && value.includes(k))?.[1];
+      if (flag) {
+        const via = envReferences(s.env[name] ?? s.headers[name] ?? "").join(", ");
+        throw new UserError(`--mcp-config: server '${s.name}' ${name}${via ? ` (\${${via}})` : ""}: it holds the run's ${flag}; the keys of the endpoint, approver and judge never go to an MCP server`);
+      }
+    }
+  }
+}
+
+/** Reads the run's MCP config, lists every server's tools and registers them; undefined without --mcp-config. */
+export async function setUpMcp(config: RunConfig): Promise<McpServerCatalog[] | undefined> {
+  if (!config.mcp_config) return undefined;
+  const servers = loadMcpConfig(config.mcp_config);
+  checkNoRunKeys(config, servers);
+  const catalogs: McpServerCatalog[] = [];
+  let sandbox: { env: TaskEnvironment; dir: string } | undefined;
+  const getEnv = (): Promise<Environment> => {
+    if (!sandbox) {
+      const dir = mkdtempSync(join(tmpdir(), "hermes-mcp-list-"));
+      const env = new TaskEnvironment(
+        config.env,
+        { runName: config.run_name ?? "mcp", taskId: "mcp-tools-listing", hostTaskDir: join(dir, "workspace"), network: config.network },
+        { network: config.network, memoryMb: config.memory_mb, cpus: config.cpus, pidsLimit: config.pids_limit, passEnv: config.pass_env, sandboxRo: config.sandbox_ro, image: config.image, pull: config.pull, removeTaskDirOnCleanup: true },
+      );
+      sandbox = { env, dir };
+    }
+    return sandbox.env.get();
+  };
+  try {
+    for (const server of servers) {
+      try {
+        catalogs.push(await discoverMcpServer(server, { getEnv, passEnv: config.pass_env }));
+      } catch (err) {
+        if (err instanceof UserError) throw err;
+        throw new UserError(`--mcp-config ${config.mcp_config}: ${errorMessage(err).split("\n")[0]}`);
+      }
+    }
+  } finally {
+    if (sandbox) {
+      await sandbox.env.cleanup().catch(() => undefined);
+      rmSync(sandbox.dir, { recursive: true, force: true });
+    }
+  }
+  registerMcpCatalog(catalogs);
+  return catalogs;
+}

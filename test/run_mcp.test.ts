@@ -1,0 +1,145 @@
+/**
+ * MCP servers end to end through the built CLI (issue 30): a scripted model calls MCP tools of a stdio server on
+ * the host (server-everything), an HTTP server started here (the SDK's server API on 127.0.0.1) and a filesystem
+ * server inside the local sandbox; results land in the trajectory. Bad configs and name collisions stop the run
+ * with exit 2 before anything runs.
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeBwrap } from "../tools/environments/bwrap.js";
+import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type ToolCallSpec } from "./helpers/fake_openai.js";
+import { startMcpHttpServer, type McpTestServer } from "./helpers/mcp_http.js";
+
+const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
+
+/** The model's first turn per prompt: these calls; then an answer quoting every tool result. */
+const SCRIPTS: Record<string, ToolCallSpec[]> = {
+  echo: [{ name: "mcp_every_echo", arguments: { message: "hello from the model" } }],
+  http: [
+    { name: "mcp_api_add", arguments: { a: 2, b: 40 } },
+    { name: "mcp_api_fail", arguments: {} },
+  ],
+  files: [
+    { name: "mcp_fs_write_file", arguments: { path: "/workspace/made_by_mcp.txt", content: "written through MCP" } },
+    { name: "mcp_fs_read_text_file", arguments: { path: "/workspace/made_by_mcp.txt" } },
+    { name: "mcp_fs_read_text_file", arguments: { path: "/etc/hostname" } },
+  ],
+};
+
+function reply(req: RecordedRequest) {
+  const messages = req.body.messages as { role: string; content: string }[];
+  const prompt = messages.find((m) => m.role === "user")!.content;
+  if (messages.some((m) => m.role === "assistant")) {
+    return text(`done: ${messages.filter((m) => m.role === "tool").map((m) => m.content).join(" | ")}`);
+  }
+  return toolCalls(SCRIPTS[prompt] ?? []);
+}
+
+interface Run {
+  exitCode: number | undefined;
+  stderr: string;
+  dir: string;
+  entry?: any;
+  runYaml?: string;
+}
+
+describe("MCP servers in a run", () => {
+  let model: FakeOpenAI;
+  let http: McpTestServer;
+  beforeAll(async () => {
+    model = await startFakeOpenAI(reply);
+    http = await startMcpHttpServer();
+  });
+  afterAll(async () => {
+    await model.close();
+    await http.close();
+  });
+
+  async function run(config: unknown, prompt: string, args: string[], env: Record<string, string> = {}, file = "mcp.json"): Promise<Run> {
+    const dir = tempDir();
+    writeFileSync(join(dir, file), typeof config === "string" ? config : JSON.stringify(config, null, 2));
+    writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: "t1", prompt, ...(prompt === "files" ? { verify: "grep -q 'written through MCP' made_by_mcp.txt" } : {}) }) + "\n");
+    const r = await runCli(
+      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", model.baseURL, "--api-key", "k", "--mcp-config", join(dir, file), "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--workers", "1", ...args],
+      { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config"), ...env }, timeoutMs: 180_000 },
+    );
+    const out: Run = { exitCode: r.exitCode, stderr: r.stderr, dir };
+    const traj = join(dir, "runs", "r", "trajectories.jsonl");
+    if (existsSync(traj)) out.entry = JSON.parse(readFileSync(traj, "utf8").split("\n")[0]!);
+    const yaml = join(dir, "runs", "r", "run.yaml");
+    if (existsSync(yaml)) out.runYaml = readFileSync(yaml, "utf8");
+    return out;
+  }
+
+  const toolResults = (entry: any) => entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
+
+  it("a stdio server on the host (where: host): server-everything's echo called by the model", async () => {
+    const r = await run({ mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo", "get-sum"] } } } }, "echo", ["--toolsets", "mcp-every", "--env", "host"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.entry.tools.map((t: any) => t.function.name)).toEqual(["mcp_every_echo", "mcp_every_get_sum"]);
+    expect(toolResults(r.entry)).toEqual([{ result: "Echo: hello from the model" }]);
+    expect(r.entry.final_response).toContain("Echo: hello from the model");
+    expect(r.entry.metadata.mcp_servers).toEqual([
+      { name: "every", transport: "stdio", where: "host", server_info: { name: "mcp-servers/everything", version: expect.any(String) }, protocol_version: expect.any(String), tools: ["mcp_every_echo", "mcp_every_get_sum"] },
+    ]);
+    expect(r.runYaml).toMatch(/mcp_config: .*mcp\.json/);
+    expect(r.runYaml).toMatch(/mcp_servers:\n\s+- name: every\n\s+transport: stdio\n\s+where: host/);
+  });
+
+  it("an HTTP server on 127.0.0.1: results and an isError result in the trajectory, its ${VAR} header sent and never written", async () => {
+    const r = await run({ mcpServers: { api: { type: "http", url: http.url, headers: { Authorization: "Bearer ${MCP_TEST_TOKEN}", "X-Literal": "literal-header-secret" } } } }, "http", ["--toolsets", "mcp-api", "--env", "host"], {
+      MCP_TEST_TOKEN: "mcp-token-0123456789",
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(toolResults(r.entry)).toEqual([{ result: "sum=42" }, { error: "the database is down" }]);
+    expect(r.entry.tool_stats.mcp_api_fail).toMatchObject({ count: 1, failure: 1 });
+    expect(http.requests.some((q) => q.headers.authorization === "Bearer mcp-token-0123456789" && q.headers["x-literal"] === "literal-header-secret")).toBe(true);
+    expect(r.runYaml).toContain("Authorization: Bearer ${MCP_TEST_TOKEN}");
+    const written = readFileSync(join(r.dir, "runs", "r", "run.yaml"), "utf8") + readFileSync(join(r.dir, "runs", "r", "trajectories.jsonl"), "utf8");
+    expect(written).not.toContain("mcp-token-0123456789");
+    expect(written).not.toContain("literal-header-secret");
+  });
+
+  it.skipIf(!probeBwrap().ok)("a stdio server inside the task's local sandbox (the default): writes the task's folder, cannot read outside it", async () => {
+    const r = await run({ mcp_servers: { fs: { command: "node", args: [FILESYSTEM, "/workspace"], tools: { include: ["write_file", "read_text_file"] } } } }, "files", ["--toolsets", "mcp-fs", "--env", "local", "--sandbox-ro", join(ROOT, "node_modules")], {}, "mcp.yaml");
+    expect(r.exitCode, r.stderr).toBe(0);
+    const results = toolResults(r.entry);
+    expect(results[0].result).toMatch(/Successfully wrote to \/workspace\/made_by_mcp.txt/);
+    expect(results[1]).toEqual({ result: "written through MCP" });
+    expect(results[2].error).toMatch(/outside allowed directories/);
+    expect(r.entry.verify).toMatchObject({ passed: true });
+    expect(r.entry.metadata.mcp_servers[0]).toMatchObject({ name: "fs", transport: "stdio", where: "sandbox" });
+  });
+
+  it("a bad config stops the run with exit 2 and file:line before anything runs", async () => {
+    const r = await run(`{\n  "mcpServers": {\n    "x": {\n      "command": "node",\n      "args": "oops"\n    }\n  }\n}\n`, "echo", ["--toolsets", "todo", "--env", "host"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim()).toMatch(/mcp\.json:5: mcpServers\.x\.args: must be a list, got 'oops'$/);
+    expect(existsSync(join(r.dir, "runs", "r"))).toBe(false);
+  });
+
+  it("refuses two servers whose tool names collide, naming both, with exit 2", async () => {
+    const r = await run({ mcpServers: { "a-b": { url: http.url }, a_b: { url: http.url } } }, "http", ["--toolsets", "todo", "--env", "host"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/MCP tool name collision: tool 'add' of MCP server 'a_b' and tool 'add' of MCP server 'a-b' would both be mcp_a_b_add/);
+    expect(existsSync(join(r.dir, "runs", "r"))).toBe(false);
+  });
+
+  it("refuses to hand the run's API key to an MCP server (the --pass-env rule)", async () => {
+    const r = await run({ mcpServers: { api: { url: http.url, headers: { Authorization: "Bearer ${MY_MODEL_KEY}" } } } }, "http", ["--toolsets", "todo", "--env", "host", "--api-key", "sk-model-key-123456"], {
+      MY_MODEL_KEY: "sk-model-key-123456",
+    });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/server 'api' Authorization \(\$\{MY_MODEL_KEY\}\): it holds the run's --api-key/);
+    expect(r.stderr).not.toContain("sk-model-key-123456");
+  });
+
+  it("a server that cannot start stops the run with exit 2 and its stderr", async () => {
+    const r = await run({ mcpServers: { dead: { command: process.execPath, args: ["-e", "console.error('no licence file'); process.exit(1)"], where: "host" } } }, "echo", ["--toolsets", "todo", "--env", "host"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/MCP server 'dead' did not start: .*no licence file/);
+  });
+});
