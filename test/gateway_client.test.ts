@@ -50,7 +50,7 @@ async function failureOf(s: FakeOpenAI, opts: Parameters<typeof model>[1] = {}):
 describe("error bodies of any shape reach the error message", () => {
   const cases: [string, Reply, RegExp][] = [
     ["plain text", { kind: "raw", status: 400, headers: { "content-type": "text/plain" }, text: "model 'x' is not routed by this gateway" }, /400: model 'x' is not routed by this gateway$/],
-    ["JSON with detail", { kind: "raw", status: 422, text: JSON.stringify({ detail: [{ loc: ["body", "messages"], msg: "field required" }] }) }, /422: field required$/],
+    ["JSON with detail", { kind: "raw", status: 422, text: JSON.stringify({ detail: [{ loc: ["body", "messages"], msg: "field required" }] }) }, /422: body.messages: field required$/],
     ["JSON with a string error", { kind: "raw", status: 403, text: JSON.stringify({ error: "key not allowed for this route" }) }, /403: key not allowed for this route$/],
     ["JSON with message", { kind: "raw", status: 404, text: JSON.stringify({ message: "no such deployment", code: "E404" }) }, /404: no such deployment$/],
     ["JSON without any message", { kind: "raw", status: 400, text: JSON.stringify({ ok: false, code: 17 }) }, /400: \{"ok":false,"code":17\}$/],
@@ -91,6 +91,23 @@ describe("error bodies of any shape reach the error message", () => {
     expect(describeErrorBody("x".repeat(5000))).toMatch(/… \(4400 more characters\)$/);
     const body = JSON.stringify({ error: { message: "Provider returned error", code: 400, metadata: { raw: "context length exceeded" } } });
     expect(describeErrorBody(body)).toBe("Provider returned error (context length exceeded)");
+  });
+
+  it("a message beats a bare error string; HTML inside JSON becomes title and text; validation details keep loc and msg", () => {
+    expect(describeErrorBody(JSON.stringify({ error: "TypeError", message: "Cannot read properties of undefined (reading 'content')" }))).toBe(
+      "Cannot read properties of undefined (reading 'content')",
+    );
+    const page = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>The upstream did not answer.</p></body></html>";
+    expect(describeErrorBody(JSON.stringify({ "html-message": page }))).toBe("502 Bad Gateway: Bad Gateway The upstream did not answer.");
+    expect(describeErrorBody(JSON.stringify({ error: page }))).toBe("502 Bad Gateway: Bad Gateway The upstream did not answer.");
+    const detail = {
+      detail: [
+        { loc: ["body", "messages", 0, "content"], msg: "field required", type: "value_error.missing" },
+        { loc: ["body", "temperature"], msg: "ensure this value is less than or equal to 2", type: "value_error" },
+      ],
+    };
+    expect(describeErrorBody(JSON.stringify(detail))).toBe("body.messages.0.content: field required; body.temperature: ensure this value is less than or equal to 2");
+    expect(describeErrorBody(JSON.stringify({ error: "Bad Request" }))).toBe("Bad Request");
   });
 });
 

@@ -36,15 +36,32 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
-/** The message inside a JSON error body of any common shape; undefined when none is recognisable. */
+function looksLikeHtml(text: string): boolean {
+  return /^<(!doctype|html|head|body|h1|p|div)\b/i.test(text.trim());
+}
+
+/**
+ * The message inside a JSON error body of any common shape; undefined when none is recognisable. A bare
+ * `error` string next to a `message` is a type name ("TypeError"): the message is what it says. A
+ * validation `detail` list (FastAPI, vLLM: `[{loc, msg, type}]`) reads `body.messages.0.content: field
+ * required`. HTML inside JSON (a gateway's `{"html-message": "<!DOCTYPE…"}`) is reduced to title and text.
+ */
 export function messageOfJson(data: unknown): string | undefined {
-  if (typeof data === "string") return data.trim() || undefined;
+  if (typeof data === "string") {
+    const text = data.trim();
+    if (!text) return undefined;
+    return looksLikeHtml(text) ? textOfHtml(text) || undefined : text;
+  }
   if (!data || typeof data !== "object") return undefined;
   if (Array.isArray(data)) {
     const parts = data.map(messageOfJson).filter((m): m is string => !!m);
     return parts.length ? parts.join("; ") : undefined;
   }
   const o = data as Record<string, unknown>;
+  if (typeof o.msg === "string" && o.msg.trim() && Array.isArray(o.loc) && o.loc.length > 0) {
+    return `${o.loc.map(String).join(".")}: ${o.msg.trim()}`;
+  }
+  if (typeof o.error === "string" && typeof o.message === "string" && o.message.trim()) return messageOfJson(o.message);
   for (const key of ["error", "message", "detail", "error_description", "errors", "msg", "title", "reason"]) {
     const m = messageOfJson(o[key]);
     if (m) {
@@ -52,6 +69,10 @@ export function messageOfJson(data: unknown): string | undefined {
       const raw = (o[key] as { metadata?: { raw?: unknown } } | undefined)?.metadata?.raw;
       return typeof raw === "string" && raw.trim() && !m.includes(raw.trim()) ? `${m} (${raw.trim()})` : m;
     }
+  }
+  // Any other key holding an HTML page.
+  for (const v of Object.values(o)) {
+    if (typeof v === "string" && looksLikeHtml(v)) return textOfHtml(v) || undefined;
   }
   return undefined;
 }
@@ -84,7 +105,7 @@ export function describeErrorBody(body: string, contentType = ""): string {
     // not JSON
   }
   if (isJson) return truncate(oneLine(messageOfJson(json) ?? trimmed));
-  if (/html/i.test(contentType) || /^<(!doctype|html|head|body|h1|p|div)\b/i.test(trimmed)) return truncate(textOfHtml(trimmed) || "(HTML page without text)");
+  if (/html/i.test(contentType) || looksLikeHtml(trimmed)) return truncate(textOfHtml(trimmed) || "(HTML page without text)");
   return truncate(oneLine(trimmed));
 }
 
