@@ -73,6 +73,7 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
     r.partial = await runCli(["merge", join(dir, "runs", "exp"), "--allow-partial"], { cwd: dir, env: NO_SCHEDULER });
     r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.shardsJson = await runCli(["shards", join(dir, "runs", "exp"), "--json"], { cwd: dir, env: NO_SCHEDULER });
     hang = false;
     const rerun = /shell:\n\s+(cd .*)\n/.exec(r.shards.stdout)?.[1];
     expect(rerun, r.shards.stdout).toBeDefined();
@@ -123,6 +124,15 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     expect(r.rerun!.exitCode, String(r.rerun!.stderr)).toBe(0);
     expect(r.shardsAfter!.exitCode, r.shardsAfter!.stdout).toBe(0);
     expect(r.shardsAfter!.stdout).toContain(`${N} of ${N} shard(s) finished`);
+  });
+
+  it("shards --json gives the same status for tools", () => {
+    expect(r.shardsJson!.exitCode).toBe(4);
+    const j = JSON.parse(r.shardsJson!.stdout);
+    expect(j.shard_count).toBe(N);
+    expect(j.shards.map((x: { state: string }) => x.state)).toEqual(["finished", "finished", "killed"]);
+    expect(j.shards[KILLED]).toMatchObject({ owned: owned.length, done: 0, failed: [], missing: owned });
+    expect(j.rerun.shell[0]).toContain(`--shard ${KILLED}/${N} --resume`);
   });
 
   it("merged after the rerun: exactly the dataset's ids, once each", () => {

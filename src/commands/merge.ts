@@ -104,7 +104,7 @@ export function datasetPath(inspection: ShardInspection, override: string | unde
       if (existsSync(d)) return d;
       continue;
     }
-    const cwd = (f as { launchCwd?: string }).launchCwd;
+    const cwd = f.launchCwd;
     for (const base of [cwd, process.cwd()]) if (base && existsSync(resolve(base, d))) return resolve(base, d);
   }
   return undefined;
@@ -139,7 +139,7 @@ function sumModelCalls(list: ModelCalls[]): ModelCalls | undefined {
 export async function loadShardStatuses(runDir: string, datasetOverride?: string) {
   const inspection = inspectShards(runDir);
   const { readLaunch } = await import("../shard/completion.js");
-  for (const f of inspection.folders) (f as { launchCwd?: string }).launchCwd = readLaunch(f.dir)?.cwd;
+  for (const f of inspection.folders) f.launchCwd = readLaunch(f.dir)?.cwd;
   const dataset = datasetPath(inspection, datasetOverride);
   const first = inspection.folders.find((f) => !f.unusable && f.runYaml);
   const slice = (first?.runYaml ?? {}) as { offset?: number; max_samples?: number; epochs?: number };

@@ -1,7 +1,8 @@
 /**
  * Merging the shard folders of a run (`<run>/shards/<i>-of-<N>/`, each a normal run folder) into one run
- * folder: inspection (which shards exist, finished, with which config fingerprint), then a streaming
- * merge of the result files with dedup by task id. Shard folders are only read, never changed.
+ * folder: inspection (which shard folders exist, with which config fingerprint), then a streaming merge of
+ * the result files with dedup by task id. Shard folders are only read, never changed. Whether a shard has
+ * finished is not read here but proved by its completion record (status.ts).
  */
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -24,12 +25,12 @@ export interface ShardFolder {
   checkpoint?: Record<string, unknown>;
   /** Recorded `config_fingerprint`, else `fields:<sha256>` of run.yaml's comparable keys. */
   fingerprint: string;
-  /** From checkpoint.json's `finished`: false = interrupted or still running; undefined = not recorded. */
-  finished?: boolean;
   /** Why this folder cannot be used (it then counts as missing). */
   unusable?: string;
   /** The shard recorded inside the folder, when it disagrees with the folder name. */
   recordedShard?: string;
+  /** The working folder its latest invocation started in (launch.json): a relative dataset path is relative to it. */
+  launchCwd?: string;
 }
 
 export interface ShardInspection {
@@ -38,8 +39,6 @@ export interface ShardInspection {
   folders: ShardFolder[];
   /** Indexes without a usable folder, ascending. */
   missing: number[];
-  /** Present shards whose checkpoint says they have not finished. */
-  unfinished: number[];
   /** Shards grouped by fingerprint, largest group first. */
   fingerprintGroups: { fingerprint: string; shards: number[] }[];
   warnings: string[];
@@ -92,8 +91,6 @@ function loadFolder(dir: string, shard: Shard): ShardFolder {
   folder.runYaml = yaml;
   const recorded = yaml.config_fingerprint ?? folder.checkpoint?.config_fingerprint;
   folder.fingerprint = typeof recorded === "string" && recorded ? recorded : fieldsFingerprint(yaml);
-  const finished = folder.checkpoint?.finished;
-  if (typeof finished === "boolean") folder.finished = finished;
   const recordedShard = recordedShardText(yaml.shard ?? folder.checkpoint?.shard);
   if (recordedShard !== undefined && recordedShard !== formatShard(shard)) folder.recordedShard = recordedShard;
   return folder;
@@ -139,7 +136,6 @@ export function inspectShards(runDir: string): ShardInspection {
   for (const f of folders) if (f.unusable) warnings.push(`shard ${formatShard(f.shard)} (${f.dir}): ${f.unusable}`);
   const missing: number[] = [];
   for (let i = 0; i < count; i++) if (!usable.has(i)) missing.push(i);
-  const unfinished = folders.filter((f) => !f.unusable && f.finished === false).map((f) => f.shard.index);
 
   const groups = new Map<string, number[]>();
   for (const f of folders) {
@@ -151,7 +147,7 @@ export function inspectShards(runDir: string): ShardInspection {
   const fingerprintGroups = [...groups.entries()]
     .map(([fingerprint, shards]) => ({ fingerprint, shards }))
     .sort((a, b) => b.shards.length - a.shards.length || a.shards[0]! - b.shards[0]!);
-  return { shardsDir, count, folders, missing, unfinished, fingerprintGroups, warnings };
+  return { shardsDir, count, folders, missing, fingerprintGroups, warnings };
 }
 
 export function formatIndexes(indexes: number[], max = 40): string {
