@@ -289,25 +289,23 @@ export interface PrepareOptions {
 const warned = new Set<string>();
 
 /**
- * A sampler for a run: validates the distribution once, says once which of its toolsets offer no tool
- * here, and throws DistributionError when none of them is provided (every task would run without tools).
+ * A sampler for a run: validates the distribution once and says once which of its toolsets offer no tool
+ * here. A distribution of which none is provided (browser_only) still runs, every task without tools, as
+ * the original runs it when the tools' requirements are missing.
  */
 export function prepareDistribution(name: string, opts: PrepareOptions = {}): DistributionSampler {
   const dist = getDistribution(name);
   const all = Object.keys(dist.toolsets);
   const provided = opts.available ? all.filter((ts) => opts.available!.has(ts)) : all;
   const unprovided = all.filter((ts) => !provided.includes(ts));
-  if (provided.length === 0) {
-    throw new DistributionError(
-      `Distribution '${name}' has no toolset this build can provide (unavailable: ${unprovided.join(", ")})`,
-    );
-  }
   if (unprovided.length > 0 && opts.warn) {
     const key = `${name}\u0000${unprovided.join(",")}`;
     if (!warned.has(key)) {
       warned.add(key);
       opts.warn(
-        `distribution '${name}' includes ${unprovided.join(", ")}, which this build does not provide: they are drawn and recorded in toolsets_used as in Hermes, and offer no tool (toolsets_offered lists what a task got)`,
+        provided.length === 0
+          ? `distribution '${name}' has no toolset this build provides (${unprovided.join(", ")}): they are drawn and recorded in toolsets_used as in Hermes, and every task runs without tools`
+          : `distribution '${name}' includes ${unprovided.join(", ")}, which this build does not provide: they are drawn and recorded in toolsets_used as in Hermes, and offer no tool (toolsets_offered lists what a task got)`,
       );
     }
   }

@@ -193,10 +193,15 @@ describe("prepareDistribution: toolsets the build cannot provide", () => {
     expect(onlyMoa).toBeGreaterThan(0); // such a task offers the model no tool at all, as in the original
   });
 
-  it("refuses a distribution with nothing provided", () => {
-    expect(() => prepareDistribution("browser_only", { available: provided })).toThrow(
-      "Distribution 'browser_only' has no toolset this build can provide (unavailable: browser)",
-    );
+  it("runs a distribution with nothing provided without tools (drawn and recorded as in the original), saying so once", () => {
+    const notes: string[] = [];
+    const sampler = prepareDistribution("browser_only", { available: provided, warn: (m) => notes.push(m) });
+    expect(sampler.provided).toEqual([]);
+    expect(sampler.unprovided).toEqual(["browser"]);
+    expect(sampler.sample({ seed: 1, taskId: "t" })).toEqual(["browser"]);
+    expect(notes).toEqual([
+      "distribution 'browser_only' has no toolset this build provides (browser): they are drawn and recorded in toolsets_used as in Hermes, and every task runs without tools",
+    ]);
     expect(() => prepareDistribution("nope")).toThrow(/Unknown distribution: nope/);
   });
 });
