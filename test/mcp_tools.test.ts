@@ -132,6 +132,13 @@ describe("MCP tools", () => {
     await sessions.close();
   });
 
+  it("a stdio server that never answers the handshake fails after its connect_timeout", async () => {
+    const [server] = servers({ mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], where: "host", connect_timeout: 1 } });
+    const started = Date.now();
+    await expect(discoverMcpServer(server!)).rejects.toThrow(/MCP server 'mute' did not start: .*(did not answer within 1 s|timed out)/i);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("turns results into text: images and audio as placeholders, structured content as JSON, isError as an error", () => {
     expect(mcpResultToToolResult({ content: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] })).toEqual({ content: { result: "[audio audio/wav, 1 KB]" } });
     expect(mcpResultToToolResult({ content: [{ type: "resource", resource: { uri: "file:///a", text: "body" } }] })).toEqual({ content: { result: "body" } });

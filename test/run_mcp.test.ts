@@ -68,7 +68,8 @@ describe("MCP servers in a run", () => {
     );
     const out: Run = { exitCode: r.exitCode, stderr: r.stderr, dir };
     const traj = join(dir, "runs", "r", "trajectories.jsonl");
-    if (existsSync(traj)) out.entry = JSON.parse(readFileSync(traj, "utf8").split("\n")[0]!);
+    const first = existsSync(traj) ? readFileSync(traj, "utf8").split("\n")[0] : "";
+    if (first) out.entry = JSON.parse(first);
     const yaml = join(dir, "runs", "r", "run.yaml");
     if (existsSync(yaml)) out.runYaml = readFileSync(yaml, "utf8");
     return out;
@@ -112,6 +113,32 @@ describe("MCP servers in a run", () => {
     expect(results[2].error).toMatch(/outside allowed directories/);
     expect(r.entry.verify).toMatchObject({ passed: true });
     expect(r.entry.metadata.mcp_servers[0]).toMatchObject({ name: "fs", transport: "stdio", where: "sandbox" });
+  });
+
+  it("a server that lists its tools at start but cannot start for the task: environment_error with its stderr", async () => {
+    const dir = tempDir();
+    const marker = join(dir, "listed-once");
+    const server = join(dir, "flaky_server.mjs");
+    // Serves once (the listing at start), then dies at every later start.
+    writeFileSync(
+      server,
+      [
+        `import { existsSync, writeFileSync } from "node:fs";`,
+        `if (existsSync(${JSON.stringify(marker)})) { console.error("flaky: the licence server is unreachable"); process.exit(4); }`,
+        `writeFileSync(${JSON.stringify(marker)}, "");`,
+        `const { McpServer } = await import(${JSON.stringify(join(ROOT, "node_modules/@modelcontextprotocol/sdk/dist/esm/server/mcp.js"))});`,
+        `const { StdioServerTransport } = await import(${JSON.stringify(join(ROOT, "node_modules/@modelcontextprotocol/sdk/dist/esm/server/stdio.js"))});`,
+        `const s = new McpServer({ name: "flaky", version: "1.0.0" });`,
+        `s.registerTool("ping", { description: "Answers pong." }, async () => ({ content: [{ type: "text", text: "pong" }] }));`,
+        `await s.connect(new StdioServerTransport());`,
+      ].join("\n"),
+    );
+    SCRIPTS.ping = [{ name: "mcp_flaky_ping", arguments: {} }];
+    const r = await run({ mcpServers: { flaky: { command: process.execPath, args: [server], where: "host" } } }, "ping", ["--toolsets", "mcp-flaky", "--env", "host"]);
+    expect(r.exitCode, r.stderr).toBe(1);
+    const failed = JSON.parse(readFileSync(join(r.dir, "runs", "r", "failed.jsonl"), "utf8").split("\n")[0]!);
+    expect(failed.outcome).toBe("environment_error");
+    expect(failed.error).toMatch(/MCP server 'flaky' did not start: .*the licence server is unreachable/);
   });
 
   it("a bad config stops the run with exit 2 and file:line before anything runs", async () => {
