@@ -75,8 +75,8 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
   const taskOf = (req: RecordedRequest) => /task (task-\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
   const env = () => ({ OPENAI_API_KEY: KEY, SHARDS: String(N), OUTPUT_DIR: join(dir, "runs"), HERMES_BATCH_SHARD_COUNT: "", SLURM_ARRAY_TASK_ID: "", JOB_COMPLETION_INDEX: "" });
 
-  async function submit(run: string, extra: Record<string, string> = {}, runArgs: string[] = []): Promise<{ array: string; merge: string; out: string }> {
-    const r = await execa("bash", [SUBMIT, "--", "data.jsonl", run, "--model", "m", "--base-url", server.baseURL, "--toolsets", "todo", "--concurrency", "2", ...runArgs], {
+  async function submit(run: string, extra: Record<string, string> = {}, runArgs: string[] = [], sbatchOpts: string[] = []): Promise<{ array: string; merge: string; out: string }> {
+    const r = await execa("bash", [SUBMIT, ...sbatchOpts, "--", "data.jsonl", run, "--model", "m", "--base-url", server.baseURL, "--toolsets", "todo", "--concurrency", "2", ...runArgs], {
       cwd: dir, env: { ...env(), ...extra }, reject: false, timeout: 30_000,
     });
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -105,7 +105,14 @@ describe.runIf(!missing || inCI)(`Slurm end to end (scripts/slurm/submit.sh on a
   });
 
   it("4 shards, merged by the dependent job: exactly the dataset's ids, once each; logs per shard and attempt", async () => {
-    const { array, merge } = await submit("clean");
+    const { array, merge } = await submit("clean", {}, [], ["--time=0:20:00", "--mem=400M", "--job-name=hb-clean"]);
+    // sbatch options passed through; the key in no job's command line or arguments.
+    const shown = await execa("scontrol", ["show", "job", array], { reject: false });
+    expect(shown.stdout).toMatch(/TimeLimit=00:20:00/);
+    expect(shown.stdout).toMatch(/JobName=hb-clean/);
+    expect(shown.stdout).toMatch(/mem=400M/);
+    expect(shown.stdout).toMatch(/NumCPUs=1\b/);
+    expect(shown.stdout).not.toContain(KEY);
     await until("the merge job to end", async () => (await jobGone(merge)) || undefined, 120_000);
     const runDir = join(dir, "runs", "clean");
     const log = readFileSync(join(runDir, `merge-${merge}.log`), "utf8");
