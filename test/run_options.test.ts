@@ -65,6 +65,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   pass_env: ["DB_HOST,LC_X", ["DB_HOST", "LC_X"]],
   sandbox_ro: ["/opt/a,/srv/b", ["/opt/a", "/srv/b"]],
   require_limits: [true, true],
+  disk: ["512m", "512m"],
   verify_timeout: ["9", 9],
   verify_isolated: [true, true],
   approval: ["deny", "deny"],

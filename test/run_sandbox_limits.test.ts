@@ -13,6 +13,7 @@ import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fak
 const COMMANDS: Record<string, string> = {
   hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
   calm: "sleep 2; echo calm",
+  fill: "dd if=/dev/zero of=big bs=1M count=200 status=none; echo rc=$?; ls -la",
   // Two busy loops for 4 s; their CPU seconds over the wall time, from /proc (clock ticks).
   cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done' & done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
 };
@@ -46,7 +47,7 @@ async function run(ids: string[], extra: string[] = []) {
   );
   const lines = new Map<string, any>();
   for (const l of [...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")), ...readJsonl(join(dir, "runs", "r", "failed.jsonl"))]) lines.set(l.task_id, l);
-  return { r, lines };
+  return { r, lines, dir };
 }
 
 const root = process.getuid?.() === 0;
@@ -70,6 +71,18 @@ describe("local sandbox limits", () => {
     // Two loops for ~3.5 s would take up to 7 CPU seconds unbounded (2 cores); at 0.5 CPU, about 1.75.
     const seconds = Number(m[1]) / Number(m[2]);
     expect(seconds).toBeLessThan(3.5 * 0.5 * 1.3);
+  });
+
+  it.runIf(root)("writing past --disk ends its task with disk_limit; the image and its mount are gone afterwards", { timeout: 300_000 }, async () => {
+    const { r, lines, dir } = await run(["fill", "calm"], ["--disk", "64m"]);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+    expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
+    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+    // Every limit is enforced: no start-up line.
+    expect(r.stderr).not.toMatch(/limits not enforced/);
+    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
+    expect(existsSync(join(dir, "runs", ".workspaces"))).toBe(false);
   });
 
   it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", { timeout: 120_000 }, async () => {

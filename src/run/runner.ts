@@ -377,7 +377,7 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   }
   const runNetwork = namedNetwork(config.network);
   if (runNetwork !== undefined) networks.add(runNetwork);
-  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network, requireLimits: config.require_limits } });
+  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network, requireLimits: config.require_limits, disk: config.disk } });
   if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);

@@ -119,6 +119,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     removeTaskDirOnCleanup: !config.keep_workspaces,
     passEnv: config.pass_env,
     sandboxRo: config.sandbox_ro,
+    disk: config.disk,
   };
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = {

@@ -5,8 +5,7 @@
  * counted. Where the harness may not make cgroups (not root, v2 without a delegated subtree), none is enforced and
  * the run says so in one line at start-up (`limitsNotEnforced`; `--require-limits` makes that exit 2).
  *
- * What is never enforced here: a disk quota on the task folder (a size-limited file system per task is not built
- * yet); the tmpfs folders of a sandbox are bounded by their size instead.
+ * A disk quota is disk_quota.ts's (`--disk`); the tmpfs folders of a sandbox are bounded by their size.
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -72,10 +71,15 @@ function probe(): Layout | null {
 }
 
 /** Which limits the local backend cannot enforce here, with why (empty: memory, CPU and processes are). */
-export function limitsNotEnforced(): { limits: string[]; why: string } {
+export function limitsNotEnforced(disk: { asked: boolean; unavailable?: string }): { limits: string[]; why: string } {
   const l = probe();
   const limits = l ? [] : ["memory", "cpu", "pids"];
-  return { limits: [...limits, "disk"], why: l ? "no disk quota for local task folders yet" : `${why}; no disk quota for local task folders yet` };
+  const reasons = l ? [] : [why];
+  if (!disk.asked || disk.unavailable) {
+    limits.push("disk");
+    reasons.push(disk.unavailable ?? "no --disk SIZE given");
+  }
+  return { limits, why: reasons.join("; ") };
 }
 
 function write(path: string, value: string): void {

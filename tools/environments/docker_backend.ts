@@ -36,7 +36,7 @@ export const backend: EnvironmentBackend = {
       }
     }
     // Memory, CPU and processes are the engine's own flags; a size quota needs a storage driver this one lacks.
-    const line = "--env docker: limits not enforced here: disk (the engine's storage driver has no per-container size quota)";
+    const line = `--env docker: limits not enforced here: disk (${options.disk !== undefined ? "--disk is not implemented for Docker: " : ""}the engine's storage driver has no per-container size quota)`;
     if (options.requireLimits === true) throw new UserError(`${line}; --require-limits stops the run`);
     process.stderr.write(`warning: ${line}\n`);
   },

@@ -25,7 +25,10 @@ export const backend: EnvironmentBackend = {
       throw new UserError((err as Error).message);
     }
     const { limitsNotEnforced } = await import("./cgroups.js");
-    const { limits, why } = limitsNotEnforced();
+    const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
+    const asked = typeof options.disk === "string";
+    if (asked && parseSize(options.disk as string) === undefined) throw new UserError(`--disk ${String(options.disk)}: give a size such as 10g or 512m`);
+    const { limits, why } = limitsNotEnforced({ asked, unavailable: asked ? diskQuotaUnavailable() : undefined });
     if (limits.length > 0) {
       const line = `--env local: limits not enforced here: ${limits.join(", ")} (${why})`;
       if (options.requireLimits === true) throw new UserError(`${line}; --require-limits stops the run`);

@@ -48,6 +48,7 @@ import {
 } from "./bwrap.js";
 import { OutputCollector } from "./docker_output.js";
 import { DEFAULT_LIMITS, SandboxCgroup, type SandboxLimits } from "./cgroups.js";
+import { DiskQuota, diskQuotaUnavailable, parseSize } from "./disk_quota.js";
 import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
 import { HostShell } from "./host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
@@ -107,6 +108,8 @@ export class SandboxEnvironment implements Environment {
   private env: Record<string, string> = {};
   /** The sandbox's cgroup (memory, CPU, processes), where the harness can make one. */
   private cgroup: SandboxCgroup | undefined;
+  /** The task folder's own file system (`--disk`), where one was made. */
+  private quota: DiskQuota | undefined;
   private oomBaseline = 0;
 
   private constructor(
@@ -135,6 +138,8 @@ export class SandboxEnvironment implements Environment {
     const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
     await mkdir(taskDir, { recursive: true });
+    const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
+    const quota = diskBytes !== undefined && diskQuotaUnavailable() === undefined ? DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
     const ioDir = await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
@@ -168,6 +173,7 @@ export class SandboxEnvironment implements Environment {
     }
     if (!shell) {
       await cgroup?.remove();
+      quota?.remove(options.removeTaskDirOnCleanup !== true);
       await rm(ioDir, { recursive: true, force: true });
       forgetTempDir(ioDir);
       throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
@@ -180,6 +186,7 @@ export class SandboxEnvironment implements Environment {
     sandbox.hostNetwork = hostNetwork;
     sandbox.env = env;
     sandbox.cgroup = cgroup;
+    sandbox.quota = quota;
     shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
       const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
@@ -277,6 +284,10 @@ export class SandboxEnvironment implements Environment {
       if (ooms > this.oomBaseline) {
         this.oomBaseline = ooms;
         this.markLost(`memory_limit: a process of the task was killed for exceeding the sandbox's memory limit (${this.cgroup!.limits.memoryMb} MiB)`);
+      }
+      // A write failed for the task folder's quota: the task ends (disk_limit).
+      if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
+        this.markLost(`disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`);
       }
       // The shell had to be killed (a command that never started: the sandbox cannot fork any more).
       if (!this.shell.alive) this.markLost(`${this.cgroup && this.cgroup.pidsLimitHits() > 0 ? "pids_limit: " : ""}the sandbox stopped answering (no process could start in it)`);
@@ -452,6 +463,11 @@ export class SandboxEnvironment implements Environment {
     this.killAll();
     await rm(this.ioDir, { recursive: true, force: true });
     forgetTempDir(this.ioDir);
+    if (this.quota) {
+      // Its file system is unmounted once nothing of the sandbox holds a file in it.
+      for (let i = 0; i < 100 && sandboxProcesses(undefined, this.pidNs).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      this.quota.remove(this.options.removeTaskDirOnCleanup !== true);
+    }
     await this.cgroup?.remove();
     if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
   }
