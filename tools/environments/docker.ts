@@ -52,6 +52,8 @@ import {
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
 import { withEngineRetry } from "./docker_retry.js";
 import { PersistentShell } from "./docker_shell.js";
+import { spawnInContainer } from "./docker_piped.js";
+import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
 import { gatesFor, sandboxOwner, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
 
@@ -468,6 +470,13 @@ export class DockerEnvironment implements Environment {
       });
     }
     return this.background;
+  }
+
+  /** A process in the container whose stdin and stdout the harness holds (an MCP server; docker_piped.ts). */
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+    this.assertOpen();
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    return spawnInContainer(this.container, this.runUser.user, opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, argv, opts);
   }
 
   async startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
