@@ -310,6 +310,13 @@ describe("patch", () => {
     expect(Object.keys(params.properties)).toEqual(["mode", "path", "old_string", "new_string", "replace_all", "patch"]);
     expect(params.properties.mode).toMatchObject({ enum: ["replace", "patch"], default: "replace" });
     expect(params.properties.replace_all.default).toBe(false);
+    // As the original's schema: mode is listed as required, though a call without it is a replace.
+    expect(params.required).toEqual(["mode"]);
+    const read = registry.get("read_file")!.schema.parameters as any;
+    expect(read.properties.limit).toMatchObject({ type: "integer", maximum: 2000, default: 500 });
+    expect(read.properties.limit.minimum).toBeUndefined();
+    const search = registry.get("search_files")!.schema.parameters as any;
+    for (const k of ["limit", "offset", "context"]) expect([k, search.properties[k].minimum, search.properties[k].maximum]).toEqual([k, undefined, undefined]);
   });
 });
 

@@ -8,7 +8,7 @@ import { posix } from "node:path";
 import { z } from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { noEffects, registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
+import { booleanArg, integerArg, nonEmptyString, requiredInSchema, unadvertisedArg, withDefault } from "./tool_args.js";
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 import { SequenceMatcher, splitLines, unifiedDiff } from "./unified_diff.js";
 
@@ -20,7 +20,6 @@ const MAX_READ_CHARS = 100_000;
 /** Above this size a truncated wide read gets a hint to read less (the original's `_hint`). */
 const LARGE_FILE_HINT_BYTES = 512_000;
 const SEARCH_DEFAULT_LIMIT = 50;
-const SEARCH_MAX_LIMIT = 1000;
 /** Match lines are cut to this many characters, as the original does. */
 const MATCH_LINE_CHARS = 500;
 /** Besides hidden folders (skipped as ripgrep skips them), these are never searched. */
@@ -177,8 +176,9 @@ const PATH_DESCRIPTION = "File path (absolute, or relative to the working direct
 const readArgs = z.object({
   path: z.string().describe(PATH_DESCRIPTION),
   offset: withDefault(integerArg({ min: 1, clamp: "both" }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
+  // The original advertises only the maximum; a limit below 1 is read as 1 (its normalize_read_pagination).
   limit: withDefault(
-    integerArg({ min: 1, max: READ_MAX_LIMIT, clamp: "both" })
+    integerArg({ max: READ_MAX_LIMIT, clamp: "max" })
       .optional()
       .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
     READ_DEFAULT_LIMIT,
@@ -196,7 +196,7 @@ type ReadArgs = z.infer<typeof readArgs>;
 export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
   const { path } = args;
   const offset = args.offset ?? 1;
-  const limit = args.limit ?? READ_DEFAULT_LIMIT;
+  const limit = Math.max(1, args.limit ?? READ_DEFAULT_LIMIT);
   if (BLOCKED_DEVICE_PATHS.has(path) || (path.startsWith("/proc/") && /\/fd\/[012]$/.test(path))) {
     return { content: { error: `Cannot read '${path}': this is a device file that would block or produce infinite output.` } };
   }
@@ -288,10 +288,13 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
 // ---------------------------------------------------------------- patch
 
 const patchArgs = z.object({
-  mode: withDefault(
-    z.string().optional().meta({ enum: ["replace", "patch"] })
-      .describe("Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only."),
-    "replace",
+  // Listed as required, as in the original's schema; a call without it is a replace (its handler's default).
+  mode: requiredInSchema(
+    withDefault(
+      z.string().optional().meta({ enum: ["replace", "patch"] })
+        .describe("Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only."),
+      "replace",
+    ),
   ),
   path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
   old_string: z.string().optional().describe("REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness."),
@@ -542,7 +545,6 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
 // ---------------------------------------------------------------- search_files
 
 const OUTPUT_MODES = ["content", "files_only", "count"] as const;
-const MAX_CONTEXT = 20;
 
 const searchArgs = z.object({
   pattern: nonEmptyString().describe("Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search"),
@@ -553,20 +555,15 @@ const searchArgs = z.object({
   ),
   path: withDefault(z.string().optional().describe("Directory or file to search in (default: current working directory)"), "."),
   file_glob: z.string().optional().describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
-  limit: withDefault(
-    integerArg({ min: 1, max: SEARCH_MAX_LIMIT, clamp: "max" }).optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
-    SEARCH_DEFAULT_LIMIT,
-  ),
-  offset: withDefault(integerArg({ min: 0 }).optional().describe("Skip first N results for pagination (default: 0)"), 0),
+  // No advertised bounds, as in the original; the handler brings values into range as its pagination does.
+  limit: withDefault(integerArg().optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`), SEARCH_DEFAULT_LIMIT),
+  offset: withDefault(integerArg().optional().describe("Skip first N results for pagination (default: 0)"), 0),
   output_mode: withDefault(
     z.string().optional().meta({ enum: [...OUTPUT_MODES] })
       .describe("Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file"),
     "content",
   ),
-  context: withDefault(
-    integerArg({ min: 0, max: MAX_CONTEXT, clamp: "both" }).optional().describe(`Number of context lines before and after each match (grep mode only, max ${MAX_CONTEXT})`),
-    0,
-  ),
+  context: withDefault(integerArg().optional().describe("Number of context lines before and after each match (grep mode only)"), 0),
   // An older name of `target`.
   kind: unadvertisedArg(z.string().optional()),
 });
@@ -689,9 +686,9 @@ function parseGrepLines(lines: string[]): GrepLine[] {
 export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
   const target = TARGET_ALIASES[(a.target ?? a.kind ?? "content").toLowerCase()] ?? "content";
   const mode = (a.output_mode ?? "content") as string;
-  const context = target === "content" && mode === "content" ? (a.context ?? 0) : 0;
-  const limit = a.limit ?? SEARCH_DEFAULT_LIMIT;
-  const offset = a.offset ?? 0;
+  const context = target === "content" && mode === "content" ? Math.max(0, a.context ?? 0) : 0;
+  const limit = Math.max(1, a.limit ?? SEARCH_DEFAULT_LIMIT);
+  const offset = Math.max(0, a.offset ?? 0);
   const searchPath = a.path ?? ".";
   const env = await ctx.getEnv();
   const full = absolutePath(env, searchPath);

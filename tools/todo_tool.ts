@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { noEffects, registry, type ToolResult } from "./registry.js";
-import { booleanArg, toolParameters } from "./tool_args.js";
+import { booleanArg, toolParameters, withDefault } from "./tool_args.js";
 
 export const TODO_STATUSES = ["pending", "in_progress", "completed", "cancelled"] as const;
 export type TodoStatus = (typeof TODO_STATUSES)[number];
@@ -92,7 +92,7 @@ export const todoArgs = z.object({
     .meta({ items: toolParameters(todoItem) })
     .optional()
     .describe("The task items to write."),
-  merge: booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."),
+  merge: withDefault(booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."), false),
 });
 
 /** Runs one `todo` call against the store. */

@@ -51,6 +51,17 @@ export function unadvertisedArg<T extends z.ZodType>(schema: T): T {
   return schema;
 }
 
+const advertisedRequired = new WeakSet<z.ZodType>();
+
+/**
+ * An argument the model is told is required (the original's schema lists it in `required`) while a call
+ * that leaves it out is still accepted with the handler's default, as the original's handler accepts it.
+ */
+export function requiredInSchema<T extends z.ZodType>(schema: T): T {
+  advertisedRequired.add(schema);
+  return schema;
+}
+
 const documentedDefaults = new WeakMap<z.ZodType, unknown>();
 
 /**
@@ -78,6 +89,10 @@ export function toolParameters(args: z.ZodType): Record<string, unknown> {
       const js = ctx.jsonSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
       for (const [key, field] of Object.entries(shape)) {
         if (documentedDefaults.has(field) && js.properties?.[key]) js.properties[key]!.default = documentedDefaults.get(field);
+        if (advertisedRequired.has(field)) {
+          const required = new Set([...(js.required ?? []), key]);
+          js.required = Object.keys(shape).filter((k) => required.has(k));
+        }
         if (!unadvertised.has(field)) continue;
         delete js.properties?.[key];
         if (js.required) js.required = js.required.filter((k) => k !== key);
