@@ -12,10 +12,11 @@
  *   arrive is gone before verify starts.
  * - `honest`: a task that did the work still passes.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execa } from "execa";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 
@@ -135,16 +136,30 @@ function dataset(dir: string, rows: Row[]): string {
   return path;
 }
 
-async function run(rows: Row[], env: string[]): Promise<{ lines: Map<string, any>; stderr: string }> {
+async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: Map<string, any>; stderr: string }> {
   const dir = tempDir("hb-forgery-");
   const runName = uniqueRunName("forgery");
-  const r = await runCli(
-    [
-      "run", dataset(dir, rows), "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
-      ...env, "--output-dir", join(dir, "runs"), "--run-name", runName, "--progress", "none", "--concurrency", "2",
-    ],
-    { timeoutMs: 300_000 },
-  );
+  const args = [
+    "run", dataset(dir, rows), "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
+    ...env, "--output-dir", join(dir, "runs"), "--run-name", runName, "--progress", "none", "--concurrency", "2",
+  ];
+  let r: { stderr: string };
+  if (uid === undefined) r = await runCli(args, { timeoutMs: 300_000 });
+  else {
+    // As a harness of another uid: it owns the dataset and the output dir.
+    const chownAll = (p: string) => {
+      chownSync(p, uid, uid);
+      if (statSync(p).isDirectory()) for (const e of readdirSync(p)) chownAll(join(p, e));
+    };
+    chownAll(dir);
+    r = await execa("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", process.execPath, CLI, ...args], {
+      cwd: ROOT,
+      env: cleanEnv({ HOME: dir }),
+      extendEnv: false,
+      reject: false,
+      timeout: 300_000,
+    });
+  }
   expect(r.stderr).not.toMatch(/internal error/);
   const lines = new Map<string, any>();
   for (const l of [...readJsonl(join(dir, "runs", runName, "trajectories.jsonl")), ...readJsonl(join(dir, "runs", runName, "failed.jsonl"))]) lines.set(l.task_id, l);
@@ -173,6 +188,13 @@ describe("verify cannot be forged", () => {
     // The persistent shell's memory was not readable: no nonce was found while the agent ran.
     expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
     expect(lines.get("link").verify.passed).toBe(false);
+    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+  });
+
+  it.runIf(process.getuid?.() === 0)("in the local sandbox of a uid-1000 harness: the same", { timeout: 300_000 }, async () => {
+    const { lines } = await run(ROWS, ["--env", "local"], 1000);
+    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+    expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
     expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
   });
 
