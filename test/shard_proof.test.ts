@@ -201,3 +201,27 @@ describe("early stop per shard: the single run's rule (the endpoint dies mid-run
     expect(r.merge!.stderr).toMatch(/failed ids: t\d+/);
   });
 });
+
+describe("shards of a dataset read from stdin", () => {
+  it("record their ids from the copy they read; merge, unable to read '-', proves completion from the records", async () => {
+    const dir = tempDir("hb-stdin-shards-");
+    try {
+      const ids = Array.from({ length: 8 }, (_, i) => `s${i}`);
+      const data = ids.map((id) => JSON.stringify({ id, prompt: `say ${id}` })).join("\n") + "\n";
+      const run = (i: number) =>
+        execa("node", [CLI, "run", "-", "--model", "scripted", "--run-name", "exp", "--output-dir", join(dir, "runs"), "--workers", "1", "--progress", "none", "--shard", `${i}/2`], {
+          cwd: dir, env: cleanEnv(NO_SCHEDULER), extendEnv: false, reject: false, input: data,
+        });
+      const shards = await Promise.all([run(0), run(1)]);
+      for (const s of shards) expect(s.exitCode, String(s.stderr)).toBe(0);
+      const rec = JSON.parse(readFileSync(join(dir, "runs", "exp", "shards", "0000-of-0002", "shard-complete.json"), "utf8"));
+      expect(rec.owned_ids).toEqual(ids.filter((id) => shardOfTask(id, 2) === 0));
+      const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      expect(merged.exitCode, merged.stderr).toBe(0);
+      expect(merged.stderr).toContain("each shard's own record of its task ids is used");
+      expect(readJsonl(join(dir, "runs", "exp", "trajectories.jsonl")).map((e) => e.task_id).sort()).toEqual(ids);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

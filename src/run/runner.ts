@@ -800,7 +800,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   const { scoresLine, writeRunReports } = await import("../report/reports.js");
   const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
   writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
-  if (shardLedger) await finishShardLedger(shardLedger, config, runDir, shard!, { interrupted, earlyStop, earlyStopWhat, thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped }, modelCalls: modelGates.counts(), redact });
+  if (shardLedger) await finishShardLedger(shardLedger, config, runDir, shard!, { dataset, interrupted, earlyStop, earlyStopWhat, thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped }, modelCalls: modelGates.counts(), redact });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   // Each outcome by its name: a max_turns or partial task is never called completed.

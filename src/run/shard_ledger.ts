@@ -8,7 +8,7 @@ import { createRedactor, secretValues } from "../store/redact.js";
 import type { Shard } from "../shard/assign.js";
 import { ShardLedger, detectScheduler, publicArgs, type ModelCalls } from "../shard/completion.js";
 import { folderResults, ownershipByShard } from "../shard/results.js";
-import { readDataset } from "./dataset.js";
+import { readDataset, type DatasetSource } from "./dataset.js";
 
 export function startShardLedger(config: RunConfig, runDir: string, shard: Shard, fingerprint: string): ShardLedger {
   const redact = createRedactor(secretValues(config));
@@ -25,6 +25,8 @@ export function startShardLedger(config: RunConfig, runDir: string, shard: Shard
 }
 
 export interface ShardInvocationEnd {
+  /** The run's dataset as it read it (a copy of stdin included): the shard's ids are computed from it. */
+  dataset: string | DatasetSource;
   interrupted: boolean;
   /** The early-stop rule's model error, when it stopped the shard. */
   earlyStop?: string;
@@ -36,7 +38,7 @@ export interface ShardInvocationEnd {
 }
 
 export async function finishShardLedger(ledger: ShardLedger, config: RunConfig, runDir: string, shard: Shard, end: ShardInvocationEnd): Promise<void> {
-  const owned = (await ownershipByShard(readDataset(config.dataset), shard.count, config))[shard.index]!;
+  const owned = (await ownershipByShard(readDataset(end.dataset), shard.count, config))[shard.index]!;
   const results = await folderResults(runDir);
   const state = end.interrupted ? "interrupted" : end.earlyStop !== undefined ? "stopped_early" : "finished";
   ledger.finish({
