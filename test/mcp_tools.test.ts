@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMcpConfig } from "../src/config/mcp_config.js";
 import { UserError } from "../src/core/errors.js";
 import { probeBwrap } from "../tools/environments/bwrap.js";
+import { createLocalEnvironment } from "../tools/environments/local.js";
 import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
 import { discoverMcpServer, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../tools/mcp/types.js";
@@ -143,6 +144,26 @@ describe("MCP tools", () => {
     expect(mcpResultToToolResult({ content: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] })).toEqual({ content: { result: "[audio audio/wav, 1 KB]" } });
     expect(mcpResultToToolResult({ content: [{ type: "resource", resource: { uri: "file:///a", text: "body" } }] })).toEqual({ content: { result: "body" } });
     expect(mcpResultToToolResult({ content: [], isError: true })).toEqual({ error: "the MCP tool reported an error without a message" });
+  });
+
+  it("with --env host, a where: sandbox server runs in the task's folder with the task's environment", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "here.txt"), "x");
+    process.env.HB_MCP_NOT_PASSED = "hidden-value";
+    const env = await createLocalEnvironment({ runName: "r", taskId: "t", hostTaskDir: dir }, {});
+    try {
+      const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["get-env"] }, env: { EXTRA: "given" } } });
+      expect(server!.where).toBe("sandbox");
+      const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
+      const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
+      const text = String(((await sessions.call("every", "get-env", {})).content as { result: string }).result);
+      expect(text).toContain('"EXTRA": "given"');
+      expect(text).not.toContain("hidden-value");
+      await sessions.close();
+    } finally {
+      delete process.env.HB_MCP_NOT_PASSED;
+      await env.cleanup();
+    }
   });
 
   it.skipIf(!probeBwrap().ok)("runs a stdio server inside the local sandbox: it sees the task's files and nothing outside them", async () => {

@@ -37,6 +37,7 @@ import {
 import { sleep } from "../../src/core/abort.js";
 import { taskEnvironment } from "./task_env.js";
 import { looksLikeSecretName } from "../../src/core/secret_names.js";
+import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
@@ -219,6 +220,11 @@ export class LocalEnvironment implements Environment {
     const full = this.resolvePath(path);
     await mkdir(dirname(full), { recursive: true });
     await writeFile(full, data);
+  }
+
+  /** A process in the task's folder whose stdin and stdout the harness holds (an MCP server; piped_process.ts). */
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+    return spawnOnHost(opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, { ...this.baseEnv(), ...opts?.env }, argv);
   }
 
   startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {

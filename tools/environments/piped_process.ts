@@ -4,6 +4,7 @@
  * (`canSpawnPiped`); the local sandbox does it through two FIFOs in its exchange folder (`spawnThroughFifos`),
  * so the process runs inside the sandbox, with its view, limits and pid namespace, and dies with it.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { constants, open as openCb, close as closeCb } from "node:fs";
 import { readFile, unlink } from "node:fs/promises";
@@ -121,6 +122,48 @@ export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: s
       stdin.destroy();
       stdout.destroy();
       await killInside();
+    },
+  };
+}
+
+/**
+ * Starts `argv` as a child of this process (the `--env host` environment: no sandbox, the task's folder as cwd and
+ * the task's environment), its own process group so kill() ends what it started too.
+ */
+export async function spawnOnHost(cwd: string, env: Record<string, string>, argv: string[]): Promise<PipedProcess> {
+  if (argv.length === 0) throw new Error("no command to start");
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString("utf8")).slice(-4000);
+  });
+  child.stdin.on("error", () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    child.once("spawn", () => resolve());
+    child.once("error", (err) => reject(new Error(`could not start ${argv[0]}: ${err.message}`)));
+  });
+  let killed = false;
+  return {
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderrTail: async () => stderr,
+    async kill() {
+      if (killed) return;
+      killed = true;
+      child.stdin.destroy();
+      const signal = (sig: NodeJS.Signals) => {
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, sig);
+        } catch {
+          // gone
+        }
+      };
+      if (child.exitCode === null && child.signalCode === null) {
+        signal("SIGTERM");
+        // What ignores TERM (or was started by the server and outlives it) gets KILL.
+        setTimeout(() => signal("SIGKILL"), 2000).unref();
+      }
+      child.stdout.destroy();
     },
   };
 }
