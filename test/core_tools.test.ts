@@ -30,7 +30,11 @@ describe("registration", () => {
     for (const n of ["read_file", "write_file", "patch", "search_files"]) expect(registry.toolsetOf(n)).toBe("file");
     const terminal = registry.get("terminal")!.schema;
     expect(terminal.parameters).toMatchObject({ required: ["command"] });
-    expect(Object.keys((terminal.parameters as any).properties).sort()).toEqual(["background", "command", "timeout", "workdir"]);
+    // The original's parameters in its order; pty is accepted and ignored, the notices are echoed as there.
+    expect(Object.keys((terminal.parameters as any).properties)).toEqual(["command", "background", "timeout", "workdir", "pty", "notify_on_complete", "watch_patterns"]);
+    expect((terminal.parameters as any).properties.timeout).toMatchObject({ type: "integer", minimum: 1 });
+    expect((terminal.parameters as any).properties.timeout.maximum).toBeUndefined();
+    expect((terminal.parameters as any).properties.watch_patterns).toMatchObject({ type: "array", items: { type: "string" } });
     expect(terminal.description).toMatch(/read_file/);
     expect(terminal.description).toMatch(/search_files/);
   });
@@ -58,6 +62,13 @@ describe("terminal", () => {
     expect(r.output).toBe("start\n[Command timed out after 1s]");
     const kid = Number(readFileSync(join(task.taskDir, "kid.pid"), "utf8"));
     expect(await waitUntil(() => !isAlive(kid), 3000)).toBe(true);
+  });
+
+  it("refuses a foreground timeout above 600 s as the original does; pty is accepted", async () => {
+    expect(await call("terminal", { command: "echo hi", timeout: 601 })).toEqual({
+      error: "Foreground timeout 601s exceeds the maximum of 600s. Use background=true with notify_on_complete=true for long-running commands.",
+    });
+    expect(await call("terminal", { command: "echo hi", pty: true })).toEqual({ output: "hi", exit_code: 0, error: null });
   });
 
   it("caps long output and says so", async () => {
@@ -93,6 +104,15 @@ describe("terminal", () => {
 });
 
 describe("terminal background + process", () => {
+  it("echoes notify_on_complete and watch_patterns with the original's keys (watch_patterns give way)", async () => {
+    const flagged = await call("terminal", { command: "sleep 0.1", background: true, notify_on_complete: true, watch_patterns: ["ready"] });
+    expect(Object.keys(flagged)).toEqual(["output", "session_id", "exit_code", "error", "watch_patterns_ignored", "notify_on_complete"]);
+    expect(flagged.notify_on_complete).toBe(true);
+    const watching = await call("terminal", { command: "sleep 0.1", background: true, watch_patterns: ["ready"] });
+    expect(watching.watch_patterns).toEqual(["ready"]);
+    for (const id of [flagged.session_id, watching.session_id]) await call("process", { action: "wait", session_id: id, timeout: 5 });
+  });
+
   it("starts a background process and polls, waits, logs, lists and kills", async () => {
     const started = await call("terminal", { command: "for i in 1 2 3; do echo tick$i; sleep 0.2; done; exit 3", background: true });
     expect(started).toMatchObject({ output: "Background process started", exit_code: 0, error: null });

@@ -30,24 +30,41 @@ const TERMINAL_DESCRIPTION = [
   `them with the process tool. Output longer than ${DEFAULT_OUTPUT_CAP} characters is truncated in the middle.`,
 ].join(" ");
 
+/** The parameters, order and bounds of the original's terminal schema (upstream cb51baec). */
 export const terminalArgs = z.object({
   command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
-  timeout: withDefault(
-    integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
-      .optional()
-      .describe(`Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}, max ${MAX_TERMINAL_TIMEOUT_S}).`),
-    DEFAULT_TERMINAL_TIMEOUT_S,
-  ),
-  workdir: z
-    .string()
-    .optional()
-    .describe("Directory to run in (absolute, or relative to the task's working directory). Default: the working directory."),
   background: withDefault(
     booleanArg()
       .optional()
       .describe("Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it."),
     false,
   ),
+  timeout: integerArg({ min: 1, clamp: "both" })
+    .optional()
+    .describe(
+      `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}; in the foreground at most ${MAX_TERMINAL_TIMEOUT_S}, ` +
+        "more is refused: run longer commands with background=true).",
+    ),
+  workdir: z
+    .string()
+    .optional()
+    .describe("Directory to run in (absolute, or relative to the task's working directory). Default: the working directory."),
+  pty: withDefault(
+    booleanArg()
+      .optional()
+      .describe("Pseudo-terminal mode for interactive programs. Not available in this build's environments: accepted and ignored."),
+    false,
+  ),
+  notify_on_complete: withDefault(
+    booleanArg()
+      .optional()
+      .describe("With background=true: ask to be told when the process ends. Recorded on the session; poll it with the process tool."),
+    false,
+  ),
+  watch_patterns: z
+    .array(z.string())
+    .optional()
+    .describe("With background=true: strings to watch for in the output. Recorded on the session; check with the process tool. Dropped when notify_on_complete is set."),
 });
 type TerminalArgs = z.infer<typeof terminalArgs>;
 
@@ -71,15 +88,33 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   const { command, workdir } = args;
   const background = args.background ?? false;
   const timeoutS = args.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S;
+  // As the original: a foreground timeout above the maximum is refused, not shortened.
+  if (!background && args.timeout !== undefined && args.timeout > MAX_TERMINAL_TIMEOUT_S) {
+    return {
+      content: {
+        error:
+          `Foreground timeout ${args.timeout}s exceeds the maximum of ${MAX_TERMINAL_TIMEOUT_S}s. ` +
+          "Use background=true with notify_on_complete=true for long-running commands.",
+      },
+    };
+  }
   const env = await ctx.getEnv();
   const cwd = resolveWorkdir(env, workdir);
 
   if (background) {
     try {
       const { id } = await env.startBackground(command, { cwd });
-      return { content: { output: "Background process started", session_id: id, exit_code: 0, error: null } };
+      // The original's keys: the flags are echoed; watch_patterns gives way to notify_on_complete.
+      const result: Record<string, unknown> = { output: "Background process started", session_id: id, exit_code: 0, error: null };
+      const patterns = args.watch_patterns?.length ? args.watch_patterns : undefined;
+      if (args.notify_on_complete && patterns) {
+        result.watch_patterns_ignored = "watch_patterns ignored because notify_on_complete=True; these two flags produce duplicate notifications when combined";
+      }
+      if (args.notify_on_complete) result.notify_on_complete = true;
+      else if (patterns) result.watch_patterns = patterns;
+      return { content: result };
     } catch (err) {
-      return failed(`Could not start background process: ${err instanceof Error ? err.message : String(err)}`);
+      return { content: { output: "", exit_code: -1, error: `Failed to start background process: ${err instanceof Error ? err.message : String(err)}` } };
     }
   }
 
