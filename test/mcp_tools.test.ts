@@ -3,7 +3,7 @@
  * calls through the pipeline as Hermes JSON strings, where each kind of server runs (host stdio, HTTP with the SSE
  * fallback, stdio inside the local sandbox through its pipes).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMcpConfig } from "../src/config/mcp_config.js";
@@ -163,6 +163,31 @@ describe("MCP tools", () => {
     } finally {
       delete process.env.HB_MCP_NOT_PASSED;
       await env.cleanup();
+    }
+  });
+
+  it("with --env singularity, a where: sandbox server runs through an exec of the instance (the stand-in apptainer)", async () => {
+    const base = tempDir();
+    const bin = join(base, "bin");
+    mkdirSync(bin);
+    symlinkSync(join(ROOT, "test", "fixtures", "fake-apptainer"), join(bin, "apptainer"));
+    writeFileSync(join(base, "image.sif"), "fake sif");
+    const saved = { PATH: process.env.PATH, APPTAINER_FAKE_LOG: process.env.APPTAINER_FAKE_LOG, APPTAINER_FAKE_STATE: process.env.APPTAINER_FAKE_STATE, APPTAINER_CACHEDIR: process.env.APPTAINER_CACHEDIR };
+    Object.assign(process.env, { PATH: `${bin}:${saved.PATH}`, APPTAINER_FAKE_LOG: join(base, "log"), APPTAINER_FAKE_STATE: join(base, "state"), APPTAINER_CACHEDIR: join(base, "cache") });
+    const { createSingularityEnvironment, cleanupAllSingularityEnvironments } = await import("../tools/environments/singularity.js");
+    try {
+      const env = await createSingularityEnvironment({ runName: "mcp", taskId: "s1", hostTaskDir: join(base, "task"), image: join(base, "image.sif"), taskTimeoutSec: 600 }, {});
+      const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["echo"] } } });
+      const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
+      const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
+      expect(await sessions.call("every", "echo", { message: "in the instance" })).toEqual({ content: { result: "Echo: in the instance" } });
+      await sessions.close();
+      const execs = readFileSync(join(base, "log"), "utf8").split("\x1e\n").filter((r) => r.startsWith("exec\x1f") && r.includes(EVERYTHING));
+      expect(execs[0]!.split("\x1f").slice(0, 5)).toEqual(["exec", "--cleanenv", "--pwd", expect.any(String), expect.stringMatching(/^instance:\/\//)]);
+      await env.cleanup();
+    } finally {
+      await cleanupAllSingularityEnvironments();
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     }
   });
 

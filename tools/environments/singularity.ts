@@ -39,6 +39,7 @@ import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
 import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
 import { sleep } from "../../src/core/abort.js";
 import { pidAlive } from "../../src/core/pid_alive.js";
+import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -313,6 +314,15 @@ export class SingularityEnvironment implements Environment {
     for (const [k, v] of Object.entries(env)) args.push("--env", `${k}=${v}`);
     args.push(`instance://${this.instanceName}`, "sh", "-c", SHELL_WRAPPER, "hb", command);
     return args;
+  }
+
+  /** A process in the instance whose stdin and stdout the harness holds (an MCP server): one `exec` client as a child. */
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+    if (this.cleaning) throw new Error(`singularity environment ${this.instanceName} was already cleaned up`);
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const args = ["exec", "--cleanenv", "--pwd", cwd];
+    for (const [k, v] of Object.entries(opts?.env ?? {})) args.push("--env", `${k}=${v}`);
+    return spawnOnHost(this.hostDir, runtimeEnv(), [this.binary, ...args, `instance://${this.instanceName}`, ...argv]);
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
