@@ -228,6 +228,20 @@ describe("read_file / write_file", () => {
     });
   });
 
+  it("counts identical reads in a row as the original's read-loop guard: a warning at 3, refused at 4; another tool resets", async () => {
+    const pipeline = createToolPipeline();
+    const read = async () => JSON.parse(await pipeline.call("read_file", { path: "same.txt" }, task.ctx));
+    await pipeline.call("write_file", { path: "same.txt", content: "x\n" }, task.ctx);
+    expect((await read())._warning).toBeUndefined();
+    expect((await read())._warning).toBeUndefined();
+    expect((await read())._warning).toMatch(/^You have read this exact file region 3 times consecutively/);
+    expect(await read()).toMatchObject({ error: expect.stringMatching(/^BLOCKED: You have read this exact file region 4 times in a row/), path: "same.txt", already_read: 4 });
+    await pipeline.call("terminal", { command: "true" }, task.ctx);
+    expect(await read()).toMatchObject({ content: "     1|x\n     2|", total_lines: 1 });
+    // Another region is another key.
+    expect((await pipeline.call("read_file", { path: "same.txt", offset: 2 }, task.ctx)).includes("_warning")).toBe(false);
+  });
+
   it("validates arguments", async () => {
     // Out-of-range pages are clamped, as the original clamps them.
     expect((await call("read_file", { path: "x", offset: 0 })).error).toBe("File not found: x");

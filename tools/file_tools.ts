@@ -169,6 +169,41 @@ function numberLines(text: string, start: number): string {
     .join("\n");
 }
 
+/**
+ * Counts identical read_file / search_files calls in a row (the pipeline resets the count when another
+ * tool runs), as the original's read-loop guard does: the 3rd gets a `_warning`, the 4th and later are refused.
+ */
+function repeatCount(ctx: ToolContext, key: unknown[]): number {
+  const tracker = ctx.fileReads;
+  if (!tracker) return 1;
+  const k = JSON.stringify(key);
+  if (tracker.lastKey === k) tracker.consecutive++;
+  else {
+    tracker.lastKey = k;
+    tracker.consecutive = 1;
+  }
+  return tracker.consecutive;
+}
+
+/** A read result after the original's read-loop guard. */
+function guardedRead(result: Record<string, unknown>, path: string, count: number): Record<string, unknown> {
+  if (count >= 4) {
+    return {
+      error:
+        `BLOCKED: You have read this exact file region ${count} times in a row. The content has NOT changed. ` +
+        "You already have this information. STOP re-reading and proceed with your task.",
+      path,
+      already_read: count,
+    };
+  }
+  if (count >= 3) {
+    result._warning =
+      `You have read this exact file region ${count} times consecutively. The content has not changed since your last read. ` +
+      "Use the information you already have. If you are stuck in a loop, stop reading and proceed with writing or responding.";
+  }
+  return result;
+}
+
 // ---------------------------------------------------------------- read_file
 
 const PATH_DESCRIPTION = "File path (absolute, or relative to the working directory).";
@@ -212,13 +247,13 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
   } catch {
     // The original tells every unreadable path (missing, a folder, no permission) "File not found".
     const similar = await similarFiles(env, path).catch(() => []);
-    return { content: readResult({ error: `File not found: ${path}`, similar_files: similar }) };
+    const missing = readResult({ error: `File not found: ${path}`, similar_files: similar });
+    return { content: guardedRead(missing, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const fileSize = data.length;
   if (looksBinary(data.subarray(0, 1000))) {
-    return {
-      content: readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." }),
-    };
+    const binary = readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." });
+    return { content: guardedRead(binary, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const text = data.toString("utf8");
   const end = offset + limit - 1;
@@ -250,7 +285,7 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
       `This file is large (${grouped(fileSize)} bytes). Consider reading only the section you need with offset and limit ` +
       "to keep context usage efficient.";
   }
-  return { content: result };
+  return { content: guardedRead(result, path, repeatCount(ctx, ["read", path, offset, limit])) };
 }
 
 // ---------------------------------------------------------------- write effects
@@ -693,8 +728,23 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   const env = await ctx.getEnv();
   const full = absolutePath(env, searchPath);
 
+  const count = repeatCount(ctx, ["search", a.pattern, target, searchPath, a.file_glob ?? "", limit, offset]);
+  if (count >= 4) {
+    return {
+      content: {
+        error:
+          `BLOCKED: You have run this exact search ${count} times in a row. The results have NOT changed. ` +
+          "You already have this information. STOP re-searching and proceed with your task.",
+        pattern: a.pattern,
+        already_searched: count,
+      },
+    };
+  }
   const done = (fields: Parameters<typeof searchResult>[0]): ToolResult => {
     const result = searchResult(fields);
+    if (count >= 3) {
+      result._warning = `You have run this exact search ${count} times consecutively. The results have not changed. Use the information you already have.`;
+    }
     if (!result.truncated) return { content: result };
     return {
       content:

@@ -19,6 +19,7 @@ import {
   registry as defaultRegistry,
   serializeToolResult,
   toolFailure,
+  type FileReadTracker,
   type ToolContext,
   type ToolEffect,
   type ToolEntry,
@@ -102,6 +103,9 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   const hooks = opts.hooks ?? toolHooks;
   const approval = opts.approval ?? lazyApprovalGate({ policy: "deny", taskId: "", unconfigured: true });
   const states = new Map<string, unknown>();
+  // The original's read-loop guard: identical read_file/search_files calls in a row are counted; any other
+  // tool that is not answered by the loop itself (todo, memory) starts the count again.
+  const fileReads: FileReadTracker = { consecutive: 0 };
 
   /** Asks the gate about each effect; the first denial is the call's result. */
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
@@ -148,7 +152,13 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
     });
   }
 
-  async function dispatch(entry: ToolEntry, args: unknown, ctx: ToolContext): Promise<ToolResult> {
+  async function dispatch(entry: ToolEntry, args: unknown, callerCtx: ToolContext): Promise<ToolResult> {
+    const readTool = entry.name === "read_file" || entry.name === "search_files";
+    if (!readTool && !entry.loopTool) {
+      fileReads.lastKey = undefined;
+      fileReads.consecutive = 0;
+    }
+    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads } : callerCtx;
     let state: unknown;
     if (entry.loopTool) {
       if (!states.has(entry.name)) states.set(entry.name, entry.createState!());

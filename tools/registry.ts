@@ -27,6 +27,11 @@ export interface Logger {
 }
 
 /** What a handler gets besides its arguments. */
+export interface FileReadTracker {
+  lastKey?: string;
+  consecutive: number;
+}
+
 export interface ToolContext {
   taskId: string;
   /** The task's environment, created on first use. */
@@ -37,6 +42,11 @@ export interface ToolContext {
   logger: Logger;
   /** The task's user prompt, for tools (approval) that need it as context. */
   userTask?: string;
+  /**
+   * The task's record of its last read_file / search_files call and how many times in a row it was made
+   * (the original's read-loop guard); the pipeline resets it when any other tool runs.
+   */
+  fileReads?: FileReadTracker;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
   mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }
