@@ -354,7 +354,7 @@ describe("hermes-batch merge", () => {
 
   it("warns about duplicates and the torn line, and prints a summary", () => {
     expect(r.good.stdout).toContain(`merged all 3 shard(s) from ${join(dirs.good, "shards")} → ${dirs.good}`);
-    expect(r.good.stdout).toContain(`2 task(s) failed; rerun these shards with --retry-failed, then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`);
+    expect(r.good.stdout).toContain(`2 task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${dirs.good}\` prints the commands), then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`);
     expect(r.good.stdout).toContain("tasks: 4 done, 2 failed, 1 dropped");
     expect(r.good.stdout).toContain("duplicates skipped: 2 (2 task(s) in more than one shard)");
     expect(r.good.stdout).toContain(`config fingerprint: sha256:${"a".repeat(64)} (all shards agree)`);

@@ -225,3 +225,40 @@ describe("shards of a dataset read from stdin", () => {
     }
   }, 120_000);
 });
+
+describe("a finished shard with a failed task", () => {
+  it("shards prints the --retry-failed rerun; run as printed, the next merge is complete (exit 1 → 0)", async () => {
+    const dir = tempDir("hb-retry-shards-");
+    let broken = true;
+    const server = await startFakeOpenAI((req): Reply => {
+      const id = /task (t\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+      return broken && id === "t3" ? { kind: "json", status: 500, body: { error: { message: "flaky" } } } : text("done");
+    });
+    try {
+      const ids = Array.from({ length: 8 }, (_, i) => `t${i}`);
+      const dataset = join(dir, "data.jsonl");
+      writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
+      const run = (i: number) =>
+        runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"), "--toolsets", "todo",
+          "--workers", "1", "--max-retries", "0", "--progress", "none", "--shard", `${i}/2`], { cwd: dir, env: NO_SCHEDULER });
+      await Promise.all([run(0), run(1)]);
+      const first = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      expect(first.exitCode, first.stderr).toBe(1);
+      expect(first.stdout).toContain(`shard ${shardOfTask("t3", 2)}/2: t3`);
+      const shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      expect(shards.exitCode).toBe(0);
+      expect(shards.stdout).toContain("t3 (model_error)");
+      const rerun = /shell:\n\s+(cd .*)(?:\n|$)/.exec(shards.stdout)?.[1];
+      expect(rerun, shards.stdout).toContain(`--shard ${shardOfTask("t3", 2)}/2 --retry-failed`);
+      broken = false;
+      const again = await execa("bash", ["-c", rerun!], { env: cleanEnv(NO_SCHEDULER), extendEnv: false, reject: false });
+      expect(again.exitCode, String(again.stderr)).toBe(0);
+      const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      expect(merged.exitCode, merged.stdout + merged.stderr).toBe(0);
+      expect(readJsonl(join(dir, "runs", "exp", "trajectories.jsonl")).map((e) => e.task_id).sort()).toEqual(ids);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -287,7 +287,7 @@ export const command: Command = {
     out.write(`  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`);
     out.write(`  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`);
     if (failedByShard.length) {
-      out.write(`  ${report.failed} task(s) failed; rerun these shards with --retry-failed, then merge again:\n`);
+      out.write(`  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`);
       for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
     }
     if (!complete) return MERGE_EXIT.incomplete;

@@ -18,7 +18,8 @@ dataset), done, failed, missing, its last activity and its state:
   killed         no completion record, no live process (kill -9, scancel, out of memory, node lost)
   missing        no folder: never started
 Then, for the unfinished shards, the exact command that reruns them with the same shard count, output
-folder and options (recorded by each shard in launch.json): Slurm, Kubernetes and plain shell.
+folder and options (recorded by each shard in launch.json): Slurm, Kubernetes and plain shell; when every
+shard finished but some tasks failed, the same commands with --retry-failed for the shards that hold them.
 
 Exit codes: 0 every shard finished, 4 some shard is not finished, 2 bad input.
 `;
@@ -77,7 +78,11 @@ export const command: Command = {
       return 4;
     }
     const failed = statuses.filter((s) => s.failed.length);
-    if (failed.length) out.write(`${failed.reduce((n, s) => n + s.failed.length, 0)} task(s) failed in shard(s) ${failed.map((s) => s.index).join(",")}: rerun those shards with --retry-failed to try them again\n`);
+    if (failed.length) {
+      out.write(`\n${failed.reduce((n, s) => n + s.failed.length, 0)} task(s) failed in shard(s) ${failed.map((s) => s.index).join(",")}:\n`);
+      for (const s of failed) out.write(`  shard ${s.index}/${count}: ${s.failed.map((f) => `${f.key} (${f.outcome})`).slice(0, 20).join(", ")}${s.failed.length > 20 ? ", …" : ""}\n`);
+      out.write(`to try them again (only the failed tasks), then: hermes-batch merge ${positionals[0]}\n${rerunText(rerunCommands(failed, count, statuses.map((s) => s.launch), "retry-failed"))}`);
+    }
     return 0;
   },
 };

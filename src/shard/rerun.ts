@@ -16,7 +16,7 @@ function baseArgs(launch: Launch): string[] {
   const args = launch.args;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === "--resume") continue;
+    if (a === "--resume" || a === "--retry-failed") continue;
     if (a === "--shard" || a === "--shard-count") {
       i++;
       continue;
@@ -42,13 +42,15 @@ export interface RerunCommands {
  * `launches`: each shard's launch record (any shard's serves for one that never started: only the index
  * differs). `unfinished`: the shards to rerun.
  */
-export function rerunCommands(unfinished: ShardStatus[], count: number, launches: (Launch | undefined)[]): RerunCommands | undefined {
+export function rerunCommands(unfinished: ShardStatus[], count: number, launches: (Launch | undefined)[], mode: "resume" | "retry-failed" = "resume"): RerunCommands | undefined {
+  // --retry-failed reruns only the shard's failed tasks (each resumes its folder either way).
+  const again = mode === "retry-failed" ? "--retry-failed" : "--resume";
   const any = launches.find((l) => l !== undefined);
   if (!any || unfinished.length === 0) return undefined;
   const launchOf = (i: number) => launches[i] ?? any;
   const shell = unfinished.map((s) => {
     const l = launchOf(s.index);
-    const args = [...baseArgs(l), "--shard", `${s.index}/${count}`, "--resume"];
+    const args = [...baseArgs(l), "--shard", `${s.index}/${count}`, again];
     return `cd ${shellQuote(l.cwd)} && ${shellQuote(l.node)} ${shellQuote(l.cli)} ${args.map(shellQuote).join(" ")}`;
   });
   const out: RerunCommands = { shell };
@@ -59,7 +61,7 @@ export function rerunCommands(unfinished: ShardStatus[], count: number, launches
     const array = unfinished.map((s) => s.index).join(",");
     out.slurm =
       `cd ${shellQuote(l.cwd)} && SHARDS=${count} ARRAY=${array} OUTPUT_DIR=${shellQuote(l.output_dir)} ${shellQuote(slurm.submit_script!)}` +
-      `${slurm.sbatch_options ? ` ${slurm.sbatch_options}` : ""} -- ${slurm.script_args ?? ""}`.trimEnd();
+      `${slurm.sbatch_options ? ` ${slurm.sbatch_options}` : ""} -- ${slurm.script_args ?? ""}${mode === "retry-failed" ? " --retry-failed" : ""}`.trimEnd();
   }
   const k8s = launches.map((l) => l?.scheduler).find((s) => s?.kind === "kubernetes" && s.job_name !== undefined);
   if (k8s?.kind === "kubernetes") {
@@ -68,7 +70,7 @@ export function rerunCommands(unfinished: ShardStatus[], count: number, launches
     out.kubernetes = unfinished.map(
       (s) =>
         `kubectl get job${ns} ${shellQuote(k8s.job_name!)} -o json | jq ${shellQuote(
-          `{apiVersion, kind, metadata: {name: (.metadata.name + "-rerun-${s.index}")}, spec: (.spec | del(.selector, .completionMode, .backoffLimitPerIndex, .maxFailedIndexes, .podFailurePolicy) | .completions = 1 | .parallelism = 1 | .backoffLimit = 2 | .template.metadata.labels = {} | .template.spec.containers[0].env += [{name: "JOB_COMPLETION_INDEX", value: "${s.index}"}])}`,
+          `{apiVersion, kind, metadata: {name: (.metadata.name + "-rerun-${s.index}")}, spec: (.spec | del(.selector, .completionMode, .backoffLimitPerIndex, .maxFailedIndexes, .podFailurePolicy) | .completions = 1 | .parallelism = 1 | .backoffLimit = 2 | .template.metadata.labels = {} | .template.spec.containers[0].env += [{name: "JOB_COMPLETION_INDEX", value: "${s.index}"}]${mode === "retry-failed" ? ` | .template.spec.containers[0].args += ["--retry-failed"]` : ""})}`,
         )} | kubectl create${ns} -f -`,
     );
   }
