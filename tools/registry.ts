@@ -26,12 +26,13 @@ export interface Logger {
   error(msg: string): void;
 }
 
-/** What a handler gets besides its arguments. */
+/** A task's last read_file / search_files call (as JSON of its key) and how many times in a row it came. */
 export interface FileReadTracker {
   lastKey?: string;
   consecutive: number;
 }
 
+/** What a handler gets besides its arguments. */
 export interface ToolContext {
   taskId: string;
   /** The task's environment, created on first use. */
