@@ -242,6 +242,17 @@ describe("read_file / write_file", () => {
     expect((await pipeline.call("read_file", { path: "same.txt", offset: 2 }, task.ctx)).includes("_warning")).toBe(false);
   });
 
+  it("a failed write has the original's keys: bytes_written 0, dirs_created false when the folder is not there", async () => {
+    await call("write_file", { path: "f.txt", content: "x" });
+    expect(await call("write_file", { path: "f.txt/sub.txt", content: "y" })).toEqual({
+      bytes_written: 0,
+      dirs_created: false,
+      error: "Failed to write file: f.txt/sub.txt: Not a directory",
+    });
+    await call("write_file", { path: "dir/a.txt", content: "x" });
+    expect(await call("write_file", { path: "dir", content: "y" })).toEqual({ bytes_written: 0, dirs_created: false, error: "Failed to write file: dir: Is a directory" });
+  });
+
   it("validates arguments", async () => {
     // Out-of-range pages are clamped, as the original clamps them.
     expect((await call("read_file", { path: "x", offset: 0 })).error).toBe("File not found: x");

@@ -36,6 +36,19 @@ const BINARY_EXTENSIONS = new Set(
   ).split(" "),
 );
 
+/** The shell's words for the usual reasons a write fails (the original writes through `cat > PATH`). */
+const WRITE_ERRORS: Record<string, string> = {
+  ENOTDIR: "Not a directory",
+  // Creating the folders met a file on the way.
+  EEXIST: "Not a directory",
+  EISDIR: "Is a directory",
+  EACCES: "Permission denied",
+  EPERM: "Operation not permitted",
+  EROFS: "Read-only file system",
+  ENOSPC: "No space left on device",
+  EDQUOT: "Disk quota exceeded",
+};
+
 /** Paths whose reading never ends or blocks (checked on the path as given, as the original does). */
 const BLOCKED_DEVICE_PATHS = new Set([
   "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
@@ -315,7 +328,11 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
   try {
     await env.writeFile(full, content);
   } catch (err) {
-    return { content: { bytes_written: 0, dirs_created: dirsCreated, error: `Failed to write file: ${errMessage(err)}` } };
+    // As the original: dirs_created says whether the folder is there (its `mkdir -p` succeeded).
+    const parent = await env.exec(`test -d ${shellQuote(posix.dirname(full))}`, { timeoutMs: 10_000 }).catch(() => undefined);
+    const code = (err as { code?: unknown })?.code;
+    const reason = typeof code === "string" && WRITE_ERRORS[code] ? `${path}: ${WRITE_ERRORS[code]}` : errMessage(err);
+    return { content: { bytes_written: 0, dirs_created: dirsCreated && parent?.exitCode === 0, error: `Failed to write file: ${reason}` } };
   }
   return { content: { bytes_written: Buffer.byteLength(content, "utf8"), dirs_created: dirsCreated } };
 }
