@@ -49,6 +49,12 @@ const WRITE_ERRORS: Record<string, string> = {
   EDQUOT: "Disk quota exceeded",
 };
 
+/** Why a write failed, in the shell's words when the reason is a usual one. */
+function writeFailure(path: string, err: unknown): string {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && WRITE_ERRORS[code] ? `${path}: ${WRITE_ERRORS[code]}` : errMessage(err);
+}
+
 /** Paths whose reading never ends or blocks (checked on the path as given, as the original does). */
 const BLOCKED_DEVICE_PATHS = new Set([
   "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
@@ -330,9 +336,7 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
   } catch (err) {
     // As the original: dirs_created says whether the folder is there (its `mkdir -p` succeeded).
     const parent = await env.exec(`test -d ${shellQuote(posix.dirname(full))}`, { timeoutMs: 10_000 }).catch(() => undefined);
-    const code = (err as { code?: unknown })?.code;
-    const reason = typeof code === "string" && WRITE_ERRORS[code] ? `${path}: ${WRITE_ERRORS[code]}` : errMessage(err);
-    return { content: { bytes_written: 0, dirs_created: dirsCreated && parent?.exitCode === 0, error: `Failed to write file: ${reason}` } };
+    return { content: { bytes_written: 0, dirs_created: dirsCreated && parent?.exitCode === 0, error: `Failed to write file: ${writeFailure(path, err)}` } };
   }
   return { content: { bytes_written: Buffer.byteLength(content, "utf8"), dirs_created: dirsCreated } };
 }
@@ -582,7 +586,7 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
   try {
     await env.writeFile(full, after);
   } catch (err) {
-    return failed(`Failed to write changes: Failed to write file: ${errMessage(err)}`);
+    return failed(`Failed to write changes: Failed to write file: ${writeFailure(path, err)}`);
   }
   return {
     content: patchResult({
