@@ -1,6 +1,6 @@
 /** --mcp-config: both shapes normalised, `${VAR}` read at start, bad files named by file:line, run.yaml's view redacted. */
 import { describe, expect, it } from "vitest";
-import { mcpSecretValues, parseMcpConfig, publicMcpServers } from "../src/config/mcp_config.js";
+import { mcpSecretValues, parseMcpConfig, parseRowMcpServers, publicMcpServers } from "../src/config/mcp_config.js";
 import { UserError } from "../src/core/errors.js";
 
 const env = { MCP_TOKEN: "tok-1234567890", GH_PAT: "ghp_secretsecret" };
@@ -91,5 +91,24 @@ describe("MCP config", () => {
     expect(shown[1]!.headers).toEqual({ Authorization: "Bearer ${MCP_TOKEN}", "X-Raw": "<redacted>" });
     expect(JSON.stringify(shown)).not.toMatch(/u:p@|tok-1234567890|ghp_secretsecret|literal-secret-value|rawsecretvalue/);
     expect(mcpSecretValues(servers).sort()).toEqual(["Bearer tok-1234567890", "ghp_secretsecret", "literal-secret-value", "rawsecretvalue", "tok-1234567890"].sort());
+  });
+
+  it("reads a row's mcp_servers as a mapping or in Harbor's list form, with the row's reason for a bad one", () => {
+    const listed = parseRowMcpServers([{ name: "db", transport: "streamable-http", url: "http://127.0.0.1:9/mcp" }, { name: "fs", command: "node", args: ["s.js"] }], env);
+    expect(listed.map((s) => [s.name, s.transport, s.where])).toEqual([["db", "http", "host"], ["fs", "stdio", "sandbox"]]);
+    expect(parseRowMcpServers({ fs: { command: "node" } }, env)[0]).toMatchObject({ name: "fs", command: "node", args: [] });
+    const reason = (v: unknown) => {
+      try {
+        parseRowMcpServers(v, env);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return "no error";
+    };
+    expect(reason({ fs: { command: "node", args: "x" } })).toBe("mcp_servers.fs.args: must be a list, got 'x'");
+    expect(reason([{ command: "x" }])).toBe("mcp_servers.0: each server of the list needs a 'name'");
+    expect(reason([{ name: "a", command: "x" }, { name: "a", command: "y" }])).toBe("mcp_servers.1: a second server named 'a'");
+    expect(reason("fs")).toMatch(/^mcp_servers: must be a mapping/);
+    expect(reason({ a: { command: "x", env: { T: "${UNSET_HERE}" } } })).toBe("mcp_servers.a.env.T: environment variable UNSET_HERE is not set");
   });
 });

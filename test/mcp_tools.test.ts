@@ -11,7 +11,7 @@ import { UserError } from "../src/core/errors.js";
 import { probeBwrap } from "../tools/environments/bwrap.js";
 import { createLocalEnvironment } from "../tools/environments/local.js";
 import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
-import { discoverMcpServer, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
+import { discoverMcpServer, ensureMcpRegistered, isMcpTool, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../tools/mcp/types.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry, type ToolContext } from "../tools/registry.js";
@@ -75,6 +75,18 @@ describe("MCP tools", () => {
     expect(JSON.parse(await pipeline.call("mcp_api_weather", {}, ctx))).toEqual({ result: '{"temp":21,"unit":"C"}' });
     await sessions.close();
     expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 1, b: 1 }, ctx)).error).toMatch(/already closed/);
+  });
+
+  it("one server name stands for the same tools in a run: registering it again is a no-op, with other tools refused", async () => {
+    const [server] = servers({ same: { url: http.url, tools: { include: ["add"] } } });
+    const catalog = await discoverMcpServer(server!);
+    const reg = new ToolRegistry();
+    ensureMcpRegistered([catalog], reg);
+    ensureMcpRegistered([{ ...catalog, configHash: "other-config" }], reg);
+    expect(isMcpTool("mcp_same_add")).toBe(true);
+    expect(() => ensureMcpRegistered([{ ...catalog, tools: [...catalog.tools, { ...catalog.tools[0]!, name: "fail", registeredName: "mcp_same_fail" }] }], reg)).toThrow(
+      /MCP server 'same' offers other tools than the server of that name registered before/,
+    );
   });
 
   it("a call that outlasts the server's timeout is a tool error to the model", async () => {

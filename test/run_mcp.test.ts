@@ -35,7 +35,8 @@ function reply(req: RecordedRequest) {
   if (messages.some((m) => m.role === "assistant")) {
     return text(`done: ${messages.filter((m) => m.role === "tool").map((m) => m.content).join(" | ")}`);
   }
-  return toolCalls(SCRIPTS[prompt] ?? []);
+  const script = SCRIPTS[prompt];
+  return script ? toolCalls(script) : text("nothing to do");
 }
 
 interface Run {
@@ -139,6 +140,33 @@ describe("MCP servers in a run", () => {
     const failed = JSON.parse(readFileSync(join(r.dir, "runs", "r", "failed.jsonl"), "utf8").split("\n")[0]!);
     expect(failed.outcome).toBe("environment_error");
     expect(failed.error).toMatch(/MCP server 'flaky' did not start: .*the licence server is unreachable/);
+  });
+
+  it("a row's own mcp_servers (Harbor's list form): its tools for that row only; a bad one is a bad row", async () => {
+    const dir = tempDir();
+    SCRIPTS.rowhttp = [{ name: "mcp_rowapi_add", arguments: { a: 5, b: 6 } }];
+    const rows = [
+      { id: "own", prompt: "rowhttp", toolsets: ["mcp-rowapi", "todo"], mcp_servers: [{ name: "rowapi", transport: "streamable-http", url: http.url, headers: { "X-Row": "${ROW_TOKEN}" } }] },
+      { id: "plain", prompt: "nothing", toolsets: ["todo"] },
+    ];
+    writeFileSync(join(dir, "d.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+    const args = ["--model", "m", "--base-url", model.baseURL, "--api-key", "k", "--output-dir", join(dir, "runs"), "--progress", "none", "--workers", "1", "--env", "host"];
+    const r = await runCli(["run", join(dir, "d.jsonl"), ...args, "--run-name", "r"], { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config"), ROW_TOKEN: "row-token-987654321" }, timeoutMs: 180_000 });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const entries = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const own = entries.find((e) => e.task_id === "own");
+    const plain = entries.find((e) => e.task_id === "plain");
+    expect(own.tools.map((t: any) => t.function.name)).toEqual(["mcp_rowapi_add", "mcp_rowapi_fail", "mcp_rowapi_picture", "mcp_rowapi_slow", "mcp_rowapi_weather", "todo"]);
+    expect(toolResults(own)).toEqual([{ result: "sum=11" }]);
+    expect(own.metadata.mcp_servers).toEqual([expect.objectContaining({ name: "rowapi", transport: "http", where: "host" })]);
+    expect(plain.tools.map((t: any) => t.function.name)).toEqual(["todo"]);
+    expect(http.requests.some((q) => q.headers["x-row"] === "row-token-987654321")).toBe(true);
+    expect(readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8")).not.toContain("row-token-987654321");
+
+    writeFileSync(join(dir, "bad.jsonl"), JSON.stringify({ prompt: "x", mcp_servers: { s: { command: "node", args: "oops" } } }) + "\n");
+    const bad = await runCli(["run", join(dir, "bad.jsonl"), ...args, "--run-name", "bad"], { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config") } });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/bad\.jsonl:1: mcp_servers\.s\.args: must be a list, got 'oops'/);
   });
 
   it("a bad config stops the run with exit 2 and file:line before anything runs", async () => {

@@ -133,13 +133,21 @@ export function parseMcpConfig(text: string, file: string, env: NodeJS.ProcessEn
   const servers = obj[key];
   if (servers === null || typeof servers !== "object" || Array.isArray(servers)) throw new UserError(`${at([key])}: '${key}' must be a mapping of server names to servers`);
 
+  return normaliseServers(servers as Record<string, unknown>, [key], (p) => at(p), env);
+}
+
+/**
+ * Each server of a mapping validated and normalised; `prefix` is the key path to the mapping and `at(path)` says
+ * where a path is (`FILE:LINE`). The first problem throws a UserError `<at>: <key.path>: <what is wrong>`.
+ */
+function normaliseServers(servers: Record<string, unknown>, prefix: (string | number)[], at: (path: readonly PropertyKey[]) => string, env: NodeJS.ProcessEnv): McpServerConfig[] {
   const out: McpServerConfig[] = [];
-  for (const [name, raw] of Object.entries(servers as Record<string, unknown>)) {
-    if (!SERVER_NAME.test(name)) throw new UserError(`${at([key, name])}: ${key}.${name}: a server name is letters, digits, '_', '.', '-' (it names the toolset mcp-<name>)`);
+  for (const [name, raw] of Object.entries(servers)) {
+    if (!SERVER_NAME.test(name)) throw new UserError(`${at([...prefix, name])}: ${[...prefix, name].join(".")}: a server name is letters, digits, '_', '.', '-' (it names the toolset mcp-<name>)`);
     const parsed = ServerEntrySchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
-      const path = [key, name, ...issue.path];
+      const path = [...prefix, name, ...issue.path];
       let value: unknown = raw;
       for (const k of issue.path) value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[k] : undefined;
       const what = issue.code === "unrecognized_keys" ? `unknown key(s) ${issue.keys.map((k) => `'${k}'`).join(", ")}` : issueText(issue, value);
@@ -149,12 +157,41 @@ export function parseMcpConfig(text: string, file: string, env: NodeJS.ProcessEn
     const s = parsed.data;
     if (s.disabled === true || s.enabled === false) continue;
     try {
-      out.push(normalise(name, s, env, (p) => `${at([key, name, ...p])}: ${[key, name, ...p].join(".")}`));
+      out.push(normalise(name, s, env, (p) => `${at([...prefix, name, ...p])}: ${[...prefix, name, ...p].join(".")}`));
     } catch (err) {
       throw err instanceof UserError ? err : new UserError(errorMessage(err));
     }
   }
   return out;
+}
+
+/**
+ * A dataset row's `mcp_servers`: the same servers as a config file's, as a mapping `{name: {...}}` or in Harbor's
+ * list form `[{name, transport, command, args, url, headers, env}]`. Throws a UserError whose message is the
+ * row's reason (`mcp_servers.fs.args: must be a list …`), for `FILE:LINE: ` to go before it.
+ */
+export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = process.env): McpServerConfig[] {
+  let servers: Record<string, unknown>;
+  if (Array.isArray(value)) {
+    servers = {};
+    for (const [i, item] of value.entries()) {
+      const name = item !== null && typeof item === "object" ? (item as Record<string, unknown>).name : undefined;
+      if (typeof name !== "string" || name === "") throw new UserError(`mcp_servers.${i}: each server of the list needs a 'name'`);
+      if (Object.hasOwn(servers, name)) throw new UserError(`mcp_servers.${i}: a second server named '${name}'`);
+      const { name: _name, ...rest } = item as Record<string, unknown>;
+      servers[name] = rest;
+    }
+  } else if (value !== null && typeof value === "object") {
+    servers = value as Record<string, unknown>;
+  } else {
+    throw new UserError(`mcp_servers: must be a mapping of server names to servers, or a list of servers with a 'name'`);
+  }
+  try {
+    return normaliseServers(servers, ["mcp_servers"], () => "", env);
+  } catch (err) {
+    // Without a file of its own, the reason starts at the key path.
+    throw new UserError(errorMessage(err).replace(/^: /, ""));
+  }
 }
 
 function normalise(name: string, s: ServerEntry, env: NodeJS.ProcessEnv, where: (path: string[]) => string): McpServerConfig {

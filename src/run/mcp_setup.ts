@@ -7,14 +7,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadMcpConfig } from "../config/mcp_config.js";
+import { loadMcpConfig, parseRowMcpServers } from "../config/mcp_config.js";
 import { SECRET_KEYS, defaultApiKey, type RunConfig } from "../config/run_config.js";
 import { flagOf } from "../config/run_options.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { envReferences } from "../core/env_refs.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
 import type { Environment } from "../../tools/environments/base.js";
-import { discoverMcpServer, registerMcpCatalog } from "../../tools/mcp/mcp_tools.js";
+import { discoverMcpServer, ensureMcpRegistered, mcpConfigHash } from "../../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog, McpServerConfig } from "../../tools/mcp/types.js";
 
 /** A value sent to an MCP server may not be one of the run's keys (the --pass-env rule). */
@@ -41,34 +41,94 @@ export async function setUpMcp(config: RunConfig): Promise<McpServerCatalog[] | 
   const servers = loadMcpConfig(config.mcp_config);
   checkNoRunKeys(config, servers);
   const catalogs: McpServerCatalog[] = [];
-  let sandbox: { env: TaskEnvironment; dir: string } | undefined;
-  const getEnv = (): Promise<Environment> => {
-    if (!sandbox) {
-      const dir = mkdtempSync(join(tmpdir(), "hermes-mcp-list-"));
-      const env = new TaskEnvironment(
-        config.env,
-        { runName: config.run_name ?? "mcp", taskId: "mcp-tools-listing", hostTaskDir: join(dir, "workspace"), network: config.network },
-        { network: config.network, memoryMb: config.memory_mb, cpus: config.cpus, pidsLimit: config.pids_limit, passEnv: config.pass_env, sandboxRo: config.sandbox_ro, image: config.image, pull: config.pull, removeTaskDirOnCleanup: true },
-      );
-      sandbox = { env, dir };
-    }
-    return sandbox.env.get();
-  };
+  const listing = listingEnvironment(config);
   try {
     for (const server of servers) {
       try {
-        catalogs.push(await discoverMcpServer(server, { getEnv, passEnv: config.pass_env }));
+        catalogs.push(await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env }));
       } catch (err) {
         if (err instanceof UserError) throw err;
         throw new UserError(`--mcp-config ${config.mcp_config}: ${errorMessage(err).split("\n")[0]}`);
       }
     }
   } finally {
-    if (sandbox) {
+    await listing.done();
+  }
+  ensureMcpRegistered(catalogs);
+  return catalogs;
+}
+
+/** A throw-away environment of the run's kind, for listing one sandboxed server's tools; cleaned up by `done`. */
+function listingEnvironment(config: RunConfig): { getEnv: () => Promise<Environment>; done: () => Promise<void> } {
+  let sandbox: { env: TaskEnvironment; dir: string } | undefined;
+  return {
+    getEnv: () => {
+      if (!sandbox) {
+        const dir = mkdtempSync(join(tmpdir(), "hermes-mcp-list-"));
+        const env = new TaskEnvironment(
+          config.env,
+          { runName: config.run_name ?? "mcp", taskId: "mcp-tools-listing", hostTaskDir: join(dir, "workspace"), network: config.network },
+          { network: config.network, memoryMb: config.memory_mb, cpus: config.cpus, pidsLimit: config.pids_limit, passEnv: config.pass_env, sandboxRo: config.sandbox_ro, image: config.image, pull: config.pull, removeTaskDirOnCleanup: true },
+        );
+        sandbox = { env, dir };
+      }
+      return sandbox.env.get();
+    },
+    done: async () => {
+      if (!sandbox) return;
       await sandbox.env.cleanup().catch(() => undefined);
       rmSync(sandbox.dir, { recursive: true, force: true });
-    }
+      sandbox = undefined;
+    },
+  };
+}
+
+/** The rows' servers seen by this process (main thread), by config hash: their values are secrets to scrub too. */
+const rowServers = new Map<string, McpServerConfig>();
+
+export function rowMcpServersSeen(): McpServerConfig[] {
+  return [...rowServers.values()];
+}
+
+/**
+ * Why a row's `mcp_servers` cannot be used, or undefined: checked like a config file's servers, each listed once per
+ * distinct config (cached) and registered, so the row's `toolsets` may name `mcp-<server>`. A server name stands for
+ * the same tools in the whole run.
+ */
+export async function rowMcpProblem(config: RunConfig, row: object): Promise<string | undefined> {
+  const value = (row as Record<string, unknown>).mcp_servers;
+  if (value === undefined) return undefined;
+  let servers: McpServerConfig[];
+  try {
+    servers = parseRowMcpServers(value);
+    checkNoRunKeys(config, servers);
+  } catch (err) {
+    return errorMessage(err).replace(/^--mcp-config: /, "");
   }
-  registerMcpCatalog(catalogs);
+  const listing = listingEnvironment(config);
+  try {
+    for (const server of servers) {
+      try {
+        ensureMcpRegistered([await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env })]);
+        rowServers.set(mcpConfigHash(server), server);
+      } catch (err) {
+        return `mcp_servers.${server.name}: ${errorMessage(err).split("\n")[0]}`;
+      }
+    }
+  } finally {
+    await listing.done();
+  }
+  return undefined;
+}
+
+/**
+ * A task's own servers (its row's `mcp_servers`, checked before the run), listed in this worker once per config
+ * (in the task's own environment for a sandboxed one) and registered here. Throws when one cannot start.
+ */
+export async function taskRowMcp(value: unknown, opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[] }): Promise<McpServerCatalog[]> {
+  if (value === undefined) return [];
+  const catalogs: McpServerCatalog[] = [];
+  for (const server of parseRowMcpServers(value)) catalogs.push(await discoverMcpServer(server, opts));
+  ensureMcpRegistered(catalogs);
   return catalogs;
 }

@@ -46,7 +46,7 @@ import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
 import { mcpSecretValues, publicMcpServers } from "../config/mcp_config.js";
 import type { McpServerCatalog } from "../../tools/mcp/types.js";
-import { setUpMcp } from "./mcp_setup.js";
+import { rowMcpProblem, rowMcpServersSeen, setUpMcp } from "./mcp_setup.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
@@ -143,6 +143,12 @@ async function* plannedTasks(
     const envProblem = rowProblem?.(item.value.row);
     if (envProblem) {
       onBad(`${dataset.name}:${item.value.line}: ${envProblem}`);
+      continue;
+    }
+    // Before the toolsets check: the row's own servers make its mcp-<server> toolsets.
+    const mcpProblem = await rowMcpProblem(config, item.value.row);
+    if (mcpProblem) {
+      onBad(`${dataset.name}:${item.value.line}: ${mcpProblem}`);
       continue;
     }
     const rowNetwork = namedNetwork(item.value.row.network);
@@ -584,7 +590,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   // A shard's completion record is moved aside now and written again only at the end (src/run/shard_ledger.ts).
   const shardLedger = shard ? startShardLedger(config, runDir, shard, fingerprint) : undefined;
   const events = join(runDir, RUN_FILES.events);
-  const redact = createRedactor([...secretValues(config), ...mcpSecretValues((inputs.mcp ?? []).map((c) => c.config))]);
+  const redact = createRedactor([...secretValues(config), ...mcpSecretValues([...(inputs.mcp ?? []).map((c) => c.config), ...rowMcpServersSeen()])]);
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
   if (configChange) logEvent(`resumed with a changed configuration (--allow-config-change): ${configChange}`);

@@ -17,7 +17,8 @@ import type { RunModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
-import { McpTaskSessions, mcpServersMetadata } from "../../tools/mcp/mcp_tools.js";
+import { isMcpTool, McpTaskSessions, mcpServersMetadata } from "../../tools/mcp/mcp_tools.js";
+import { taskRowMcp } from "./mcp_setup.js";
 import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
@@ -161,17 +162,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     userTask: spec.prompt,
   };
   // The task's MCP servers: each started on the first call of one of its tools, closed when the agent loop ends.
-  const mcpSessions = deps.mcp?.length
-    ? new McpTaskSessions(deps.mcp, {
-        getEnv: ctx.getEnv,
-        passEnv: config.pass_env,
-        onStartFailure: (reason) => {
-          envFailure ??= new EnvironmentSetupError(reason);
-          taskAbort.abort(envFailure);
-        },
-      })
-    : undefined;
-  if (mcpSessions) ctx.mcp = mcpSessions;
+  // The run's servers and the row's own (listed in the try below); a row's server wins over the run's of its name.
+  let mcpCatalogs: McpServerCatalog[] = deps.mcp ?? [];
+  let mcpSessions: McpTaskSessions | undefined;
   const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
 
   let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
@@ -184,7 +177,28 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let deterministic = false;
 
   try {
-    tools = await getToolDefinitions({ enabledToolsets: spec.toolsets });
+    if (spec.extra?.mcp_servers !== undefined) {
+      try {
+        const own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
+        // Registered in this thread now: calls of them are calls of known tools.
+        for (const c of own) for (const t of c.tools) deps.knownTools.add(t.registeredName);
+        mcpCatalogs = [...mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
+      } catch (err) {
+        throw new EnvironmentSetupError(errorText(err));
+      }
+    }
+    if (mcpCatalogs.length) {
+      mcpSessions = new McpTaskSessions(mcpCatalogs, {
+        getEnv: ctx.getEnv,
+        passEnv: config.pass_env,
+        onStartFailure: (reason) => {
+          envFailure ??= new EnvironmentSetupError(reason);
+          taskAbort.abort(envFailure);
+        },
+      });
+      ctx.mcp = mcpSessions;
+    }
+    tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets: spec.toolsets }), mcpCatalogs);
     const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
     if (needsEnv) {
       try {
@@ -277,7 +291,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       attempt: spec.attempt,
       ...(spec.metadata ? { dataset_metadata: spec.metadata } : {}),
       ...(spec.extra && Object.keys(spec.extra).length ? { dataset_fields: spec.extra } : {}),
-      ...mcpMetadata(deps.mcp, tools),
+      ...mcpMetadata(mcpCatalogs, tools),
     },
     completed: outcome === "completed",
     partial: outcome === "partial",
@@ -318,6 +332,13 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
   }
   return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
+}
+
+/** The definitions without the MCP tools of servers this task does not have (another row's own servers). */
+function withoutOtherMcpTools<T extends { function: { name: string } }>(defs: readonly T[], catalogs: readonly McpServerCatalog[]): readonly T[] {
+  const mine = new Set(catalogs.flatMap((c) => c.tools.map((t) => t.registeredName)));
+  const other = (name: string) => isMcpTool(name) && !mine.has(name);
+  return defs.some((d) => other(d.function.name)) ? defs.filter((d) => !other(d.function.name)) : defs;
 }
 
 /** `mcp_servers`: the MCP servers whose tools this task was offered (name, transport, where, server info, tools). */

@@ -118,7 +118,9 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
   }
   for (const c of catalogs) {
     const toolset = mcpToolsetName(c.config.name);
+    registeredSignatures.set(c.config.name, toolsSignature(c));
     for (const t of c.tools) {
+      mcpToolNames.add(t.registeredName);
       reg.register({
         name: t.registeredName,
         toolset,
@@ -136,6 +138,35 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
     madeToolsets.add(toolset);
     registerToolset(toolset, { description: `Tools of the MCP server ${c.config.name} (${c.config.transport}, ${where})`, tools: c.tools.map((t) => t.registeredName) }, { override: true });
   }
+}
+
+/** What a server offers, as the model sees it: a server name must stand for the same tools everywhere in a run. */
+function toolsSignature(c: McpServerCatalog): string {
+  return JSON.stringify(c.tools.map((t) => [t.registeredName, t.description, t.inputSchema]));
+}
+
+const registeredSignatures = new Map<string, string>();
+const mcpToolNames = new Set<string>();
+
+/** Whether a registered tool is a tool of an MCP server. */
+export function isMcpTool(name: string): boolean {
+  return mcpToolNames.has(name);
+}
+
+/**
+ * Registers servers whose name is new, skips those registered already with the same tools (a row repeating the
+ * run's server, or another row's), and refuses (UserError) a name already registered with other tools.
+ */
+export function ensureMcpRegistered(catalogs: readonly McpServerCatalog[], reg: ToolRegistry = defaultRegistry): void {
+  const fresh: McpServerCatalog[] = [];
+  for (const c of catalogs) {
+    const earlier = registeredSignatures.get(c.config.name);
+    if (earlier === undefined) fresh.push(c);
+    else if (earlier !== toolsSignature(c)) {
+      throw new UserError(`MCP server '${c.config.name}' offers other tools than the server of that name registered before (from --mcp-config or another row): one name must offer the same tools in the whole run`);
+    }
+  }
+  if (fresh.length) registerMcpCatalog(fresh, reg);
 }
 
 /** What `metadata.mcp_servers` records about each server of a task. */
