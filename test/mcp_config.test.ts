@@ -68,6 +68,7 @@ describe("MCP config", () => {
     expect(errorOf(`mcp_servers:\n  fs:\n    args: [a]\n`, "c.yaml")).toMatch(/^c\.yaml:2: mcp_servers\.fs\.command: a server needs 'command' \(stdio\) or 'url' \(HTTP\)$/);
     expect(errorOf(`{"mcpServers": {"a": {"url": "ftp://x/y"}}}`)).toMatch(/^mcp\.json:1: mcpServers\.a\.url: must be an http/);
     expect(errorOf(`{"mcpServers": {"a": {"url": "http://x/y", "where": "sandbox"}}}`)).toMatch(/mcpServers\.a\.where: applies to stdio servers/);
+    expect(errorOf(`{"mcpServers": {"a": {"command": "x", "shared": true}}}`)).toMatch(/mcpServers\.a\.shared: a server in the task's sandbox belongs to its task/);
     expect(errorOf(`{"mcpServers": {"bad name": {"command": "x"}}}`)).toMatch(/^mcp\.json:1: mcpServers\.bad name: a server name is letters/);
     expect(errorOf(`{"servers": {}}`)).toMatch(/^mcp\.json:1: no 'mcpServers'/);
     expect(errorOf(`{"mcpServers": {`)).toMatch(/^mcp\.json:1: invalid JSON/);

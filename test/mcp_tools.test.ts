@@ -11,7 +11,7 @@ import { UserError } from "../src/core/errors.js";
 import { probeBwrap } from "../tools/environments/bwrap.js";
 import { createLocalEnvironment } from "../tools/environments/local.js";
 import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
-import { discoverMcpServer, ensureMcpRegistered, isMcpTool, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
+import { closeSharedMcpConnections, discoverMcpServer, ensureMcpRegistered, isMcpTool, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../tools/mcp/types.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry, type ToolContext } from "../tools/registry.js";
@@ -87,6 +87,21 @@ describe("MCP tools", () => {
     expect(() => ensureMcpRegistered([{ ...catalog, tools: [...catalog.tools, { ...catalog.tools[0]!, name: "fail", registeredName: "mcp_same_fail" }] }], reg)).toThrow(
       /MCP server 'same' offers other tools than the server of that name registered before/,
     );
+  });
+
+  it("a shared: true server is connected once per thread and kept across tasks", async () => {
+    const [server] = servers({ shared_api: { url: http.url, shared: true, tools: { include: ["add"] } } });
+    const catalog = await discoverMcpServer(server!);
+    const posts = () => http.requests.filter((q) => q.method === "POST").length;
+    const first = new McpTaskSessions([catalog], { getEnv: noEnv });
+    expect(await first.call("shared_api", "add", { a: 1, b: 1 })).toEqual({ content: { result: "sum=2" } });
+    await first.close();
+    const before = posts();
+    const second = new McpTaskSessions([catalog], { getEnv: noEnv });
+    expect(await second.call("shared_api", "add", { a: 1, b: 2 })).toEqual({ content: { result: "sum=3" } });
+    expect(posts() - before).toBe(1); // the call alone: no second initialize
+    await second.close();
+    await closeSharedMcpConnections();
   });
 
   it("a call that outlasts the server's timeout is a tool error to the model", async () => {

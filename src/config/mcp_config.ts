@@ -51,6 +51,7 @@ const ServerEntrySchema = z
       .optional(),
     timeout: seconds.optional(),
     connect_timeout: seconds.optional(),
+    shared: z.boolean().optional(),
     disabled: z.boolean().optional(),
     enabled: z.boolean().optional(),
     // Hermes' keys for its long-lived sessions: accepted so that its config reads as is, not used by a batch run.
@@ -74,6 +75,7 @@ const ServerEntrySchema = z
     }
     if (s.command !== undefined && s.headers !== undefined) add("headers", "applies to servers at a URL, not to stdio servers (use 'env')");
     if (s.tools?.include && s.tools.exclude) add("tools", "give 'include' or 'exclude', not both");
+    if (s.shared === true && s.command !== undefined && (s.where ?? "sandbox") === "sandbox") add("shared", "a server in the task's sandbox belongs to its task: shared applies to where: host and URL servers");
   });
 
 type ServerEntry = z.infer<typeof ServerEntrySchema>;
@@ -225,6 +227,7 @@ function normalise(name: string, s: ServerEntry, env: NodeJS.ProcessEnv, where: 
     tools: { include: s.tools?.include, exclude: s.tools?.exclude },
     timeoutSec: s.timeout ?? 60,
     connectTimeoutSec: s.connect_timeout ?? 30,
+    shared: s.shared === true,
   };
 }
 
@@ -247,6 +250,7 @@ export function publicMcpServers(servers: readonly McpServerConfig[]): Record<st
     ...(s.tools.include ? { tools: { include: s.tools.include } } : s.tools.exclude ? { tools: { exclude: s.tools.exclude } } : {}),
     timeout: s.timeoutSec,
     connect_timeout: s.connectTimeoutSec,
+    ...(s.shared ? { shared: true } : {}),
   }));
 }
 

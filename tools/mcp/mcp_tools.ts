@@ -214,6 +214,35 @@ export function mcpResultToToolResult(result: Record<string, unknown>): ToolResu
 /** Ends the task when a server cannot start (the task's environment_error, retryable). */
 export type McpStartFailure = (reason: string) => void;
 
+/** `shared: true` servers' connections in this thread, by config hash: made by the first task that calls one. */
+const sharedConnections = new Map<string, Promise<McpConnection>>();
+
+/** Closes this thread's shared connections (tests; a thread's end closes them with its process). */
+export async function closeSharedMcpConnections(): Promise<void> {
+  const all = [...sharedConnections.values()];
+  sharedConnections.clear();
+  await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+}
+
+function sharedConnection(server: McpServerConfig, passEnv: readonly string[] | undefined): Promise<McpConnection> {
+  const key = mcpConfigHash(server);
+  let pending = sharedConnections.get(key);
+  if (!pending) {
+    pending = connectMcpServer(server, { passEnv }).then((conn) => {
+      // A connection that ends (the server exited) is made again by the next call.
+      const previous = conn.client.onclose;
+      conn.client.onclose = () => {
+        if (sharedConnections.get(key) === pending) sharedConnections.delete(key);
+        previous?.();
+      };
+      return conn;
+    });
+    sharedConnections.set(key, pending);
+    pending.catch(() => sharedConnections.delete(key));
+  }
+  return pending;
+}
+
 /** One task's connections: each server connected on the first call of one of its tools, all closed by close(). */
 export class McpTaskSessions {
   private readonly connections = new Map<string, Promise<McpConnection>>();
@@ -230,7 +259,7 @@ export class McpTaskSessions {
   private connection(server: McpServerConfig): Promise<McpConnection> {
     let pending = this.connections.get(server.name);
     if (!pending) {
-      pending = connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
+      pending = server.shared ? sharedConnection(server, this.opts.passEnv) : connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
       this.connections.set(server.name, pending);
       pending.catch((err: unknown) => this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err)));
     }
@@ -261,11 +290,11 @@ export class McpTaskSessions {
     }
   }
 
-  /** Closes every connection (stops the servers this task started). */
+  /** Closes every connection of the task's own (stops the servers it started); shared ones stay for the next task. */
   async close(): Promise<void> {
     this.closed = true;
-    const all = [...this.connections.values()];
+    const own = [...this.connections].filter(([name]) => !this.servers.get(name)?.shared).map(([, p]) => p);
     this.connections.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+    await Promise.all(own.map((p) => p.then((c) => c.close(), () => undefined)));
   }
 }

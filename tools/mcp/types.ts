@@ -24,6 +24,8 @@ export interface McpServerConfig {
   /** A tool call's time-out, and the start (connect, initialise, list tools) time-out. */
   timeoutSec: number;
   connectTimeoutSec: number;
+  /** Host and URL servers only: one connection per worker thread, kept across its tasks (the server's state too). */
+  shared: boolean;
 }
 
 /** One tool of a server, as its listTools gave it. */
