@@ -169,6 +169,18 @@ describe("MCP servers in a run", () => {
     expect(bad.stderr).toMatch(/bad\.jsonl:1: mcp_servers\.s\.args: must be a list, got 'oops'/);
   });
 
+  it("--resume with another MCP config file is a changed configuration (exit 3)", async () => {
+    const first = await run({ mcpServers: { api: { url: http.url } } }, "http", ["--toolsets", "mcp-api", "--env", "host"]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const args = ["run", join(first.dir, "d.jsonl"), "--model", "m", "--base-url", model.baseURL, "--api-key", "k", "--mcp-config", join(first.dir, "mcp.json"), "--output-dir", join(first.dir, "runs"), "--run-name", "r", "--progress", "none", "--workers", "1", "--toolsets", "mcp-api", "--env", "host", "--resume"];
+    const same = await runCli(args, { cwd: first.dir, env: { HERMES_BATCH_CONFIG_DIR: join(first.dir, "config") } });
+    expect(same.exitCode, same.stderr).toBe(0);
+    writeFileSync(join(first.dir, "mcp.json"), JSON.stringify({ mcpServers: { api: { url: http.url, timeout: 5 } } }));
+    const changed = await runCli(args, { cwd: first.dir, env: { HERMES_BATCH_CONFIG_DIR: join(first.dir, "config") } });
+    expect(changed.exitCode, changed.stderr).toBe(3);
+    expect(changed.stderr).toMatch(/different configuration \(.*(mcp_config|referenced file)/);
+  });
+
   it("a bad config stops the run with exit 2 and file:line before anything runs", async () => {
     const r = await run(`{\n  "mcpServers": {\n    "x": {\n      "command": "node",\n      "args": "oops"\n    }\n  }\n}\n`, "echo", ["--toolsets", "todo", "--env", "host"]);
     expect(r.exitCode).toBe(2);
