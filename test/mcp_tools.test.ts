@@ -233,6 +233,13 @@ describe("MCP tools", () => {
       expect(await sessions.call("fs", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({ content: { result: "from the task folder\n" } });
       expect(await sessions.call("fs", "list_directory", { path: "/workspace" })).toEqual({ content: { result: "[FILE] notes.txt" } });
       expect((await sessions.call("fs", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(/outside allowed directories/);
+      // Allowed everything, the server still sees only the sandbox: the host's file is not there at all.
+      const [wide] = servers({ fsroot: { command: "node", args: [FILESYSTEM, "/"], tools: { include: ["read_text_file"] } } });
+      const wideCatalog = await discoverMcpServer(wide!, { getEnv: async () => env });
+      const wideSessions = new McpTaskSessions([wideCatalog], { getEnv: async () => env });
+      expect((await wideSessions.call("fsroot", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(/ENOENT|no such file/i);
+      expect(await wideSessions.call("fsroot", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({ content: { result: "from the task folder\n" } });
+      await wideSessions.close();
       // The server is a process of the sandbox: its pid namespace shows it.
       expect((await env.exec("ps -eo args")).stdout).toContain(FILESYSTEM);
       await sessions.close();
