@@ -387,7 +387,8 @@ describe("hermes-batch merge", () => {
     expect(cp.merged_shards).toBeUndefined(); // the keys of an unsharded run's checkpoint
     // Timing from the shards' records: first start, last end; busy time summed in merge.json.
     expect(stats.started_at).toBe("2026-01-01T00:00:00.000Z");
-    expect(stats.completed_at).toBe("2026-01-01T01:02:00.000Z");
+    expect(stats.completed_at_utc).toBe("2026-01-01T01:02:00.000Z");
+    expect(new Date(stats.completed_at).getTime()).toBe(Date.parse("2026-01-01T01:02:00.000Z")); // naive local time
     expect(stats.total_prompts).toBe(7);
     expect(stats.total_batches).toBe(1);
 

@@ -76,13 +76,13 @@ describe("sharded run + merge = unsharded run", () => {
     const b = JSON.parse(readFileSync(join(out, "exp", "statistics.json"), "utf8"));
     // Field for field what the unsharded run wrote: the same keys, the same values but for timing and model calls.
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
-    const timing = new Set(["run_name", "started_at", "completed_at", "duration_seconds", "model_calls", "durations_ms"]);
+    const timing = new Set(["run_name", "started_at", "completed_at", "completed_at_utc", "duration_seconds", "model_calls", "durations_ms"]);
     for (const key of Object.keys(a)) if (!timing.has(key)) expect(b[key], key).toEqual(a[key]);
     expect(b.model_calls.calls).toBe(a.model_calls.calls);
     // Timing from the shards' own records: first start, last end.
     const records = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => JSON.parse(readFileSync(join(out, "exp", "shards", d, "shard-complete.json"), "utf8")));
     expect(b.started_at).toBe(records.map((r) => r.started_at).sort()[0]);
-    expect(b.completed_at).toBe(records.map((r) => r.ended_at).sort().at(-1));
+    expect(b.completed_at_utc).toBe(records.map((r) => r.ended_at).sort().at(-1));
     const info = JSON.parse(readFileSync(join(out, "exp", "merge.json"), "utf8"));
     expect(info.timing.busy_seconds).toBeCloseTo(records.reduce((s, r) => s + r.busy_seconds, 0), 1);
     // checkpoint.json and summary.csv as the unsharded run's (rows in another order).

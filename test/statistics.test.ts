@@ -8,6 +8,8 @@ import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/re
 import { SummaryCsvWriter, formatSummaryCsv, summaryRowFromEntry, summaryRowFromFailure } from "../src/report/summary_csv.js";
 import { extractToolStats, isToolResultFailure, reasoningStats, unknownToolsCalled } from "../src/report/tool_stats.js";
 import type { TrajectoryEntry } from "../src/core/records.js";
+import { pythonLocalIsoformat } from "../src/core/python_time.js";
+import { HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
 
 describe("isToolResultFailure (Hermes rule)", () => {
   const table: [string, boolean][] = [
@@ -140,7 +142,6 @@ describe("RunStatistics", () => {
       distribution: "default",
       model: "m",
       total_prompts: 5,
-      knownTools: ["terminal", "read_file", "web_search"],
       started_at: new Date("2026-01-01T00:00:00.000Z"),
     });
     stats.addEntry(
@@ -184,7 +185,8 @@ describe("RunStatistics", () => {
       distribution: "default",
       model: "m",
       started_at: "2026-01-01T00:00:00.000Z",
-      completed_at: "2026-01-01T00:01:30.250Z",
+      completed_at: pythonLocalIsoformat(new Date("2026-01-01T00:01:30.250Z")),
+      completed_at_utc: "2026-01-01T00:01:30.250Z",
       duration_seconds: 90.25,
       total_prompts: 5,
       total_batches: 1,
@@ -199,7 +201,6 @@ describe("RunStatistics", () => {
         mystery_tool: { count: 1, success: 0, failure: 1, success_rate: 0, failure_rate: 100 },
         read_file: { count: 1, success: 0, failure: 1, success_rate: 0, failure_rate: 100 },
         terminal: { count: 5, success: 4, failure: 1, success_rate: 80, failure_rate: 20 },
-        web_search: { count: 0, success: 0, failure: 0, success_rate: 0, failure_rate: 0 },
       },
       reasoning_statistics: {
         total_assistant_turns: 5,
@@ -245,6 +246,27 @@ describe("RunStatistics", () => {
     expect(json.durations_ms).toEqual({ count: 0, mean: 0, p50: 0, p95: 0, max: 0 });
     expect(json.distribution).toBeNull();
     expect(json.tool_statistics).toEqual({});
+  });
+
+  it("lists only the tools used in tool_statistics, as the original does", () => {
+    const stats = new RunStatistics({ run_name: "r" });
+    // Entries carry every known tool with zeros (the original's normalised tool_stats).
+    const normalised = extractToolStats(MESSAGES, HERMES_TOOL_NAMES).tool_stats;
+    expect(Object.keys(normalised).length).toBeGreaterThan(60);
+    stats.addEntry(entry({ task_id: "a", tool_stats: normalised }));
+    stats.addEntry(entry({ task_id: "b", tool_stats: extractToolStats([], HERMES_TOOL_NAMES).tool_stats }));
+    expect(Object.keys(stats.toJSON().tool_statistics)).toEqual(["mystery_tool", "read_file", "terminal"]);
+  });
+
+  it("writes completed_at as Python's naive local isoformat and completed_at_utc as ISO UTC", () => {
+    const end = new Date("2026-03-04T05:06:07.089Z");
+    const json = new RunStatistics({ run_name: "r", started_at: new Date("2026-03-04T05:00:00.000Z") }).toJSON(end);
+    expect(json.completed_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/);
+    expect(json.completed_at.endsWith(".089000")).toBe(true);
+    expect(new Date(json.completed_at).getTime()).toBe(end.getTime()); // no zone: read back as local time
+    expect(json.completed_at_utc).toBe("2026-03-04T05:06:07.089Z");
+    expect(json.started_at).toBe("2026-03-04T05:00:00.000Z");
+    expect(json.duration_seconds).toBe(367.09);
   });
 
   it("classifies approval errors", () => {
@@ -331,7 +353,9 @@ describe("token totals", () => {
 describe("the original's keys in statistics.json and checkpoint.json", () => {
   it("writes rates and durations as Python floats and counts batches of --batch-size", async () => {
     const { statisticsJsonText } = await import("../src/report/statistics.js");
-    const stats = new RunStatistics({ run_name: "r", total_prompts: 25, batch_size: 10, knownTools: ["terminal"], started_at: new Date(0) });
+    const stats = new RunStatistics({ run_name: "r", total_prompts: 25, batch_size: 10, started_at: new Date(0) });
+    // A call without a result: listed, rates 0.0.
+    stats.addEntry(entry({ task_id: "a", tool_stats: { terminal: { count: 1, success: 0, failure: 0 } } }));
     const json = stats.toJSON(new Date(2000));
     expect(json.total_batches).toBe(3);
     expect(json.batch_size).toBe(10);

@@ -5,7 +5,6 @@
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
-import { registry } from "../../tools/registry.js";
 import { readJsonl } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { RunStatistics, statisticsJsonText } from "./statistics.js";
@@ -54,7 +53,6 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     run_name: config.run_name ?? "",
     distribution: config.toolsets ? null : config.distribution,
     model: config.model ?? null,
-    knownTools: registry.names(),
     started_at: timing.startedAt,
     total_prompts: timing.totalPrompts ?? null,
     batch_size: config.batch_size,

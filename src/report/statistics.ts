@@ -5,7 +5,9 @@
  *
  * Fields of `statistics.json`:
  *   run_name, distribution, model       as configured (distribution null when fixed toolsets were used)
- *   started_at, completed_at            ISO timestamps; duration_seconds between them (2 decimals)
+ *   started_at, completed_at_utc        ISO UTC timestamps (`…Z`, milliseconds); duration_seconds between them (2 decimals)
+ *   completed_at                        the same moment as the original writes it: naive local time with microseconds
+ *                                       (Python's `datetime.now().isoformat()`)
  *   total_prompts                       tasks planned for this invocation (null when not given)
  *   total_batches, batch_size           the original's: ceil(total_prompts / batch_size), --batch-size
  *   (every *_rate and duration_seconds is written as a float, 100.0 not 100, as Python writes them)
@@ -13,8 +15,9 @@
  *   outcomes                            count per Outcome class (every class listed, zeros included)
  *   completed, partial                  trajectories with completed / partial true
  *   completion_rate, partial_rate       percent of trajectories + failures, 2 decimals
- *   tool_statistics                     per tool {count, success, failure, success_rate, failure_rate};
- *                                       rates are percent of success+failure, 2 decimals, 0 without calls
+ *   tool_statistics                     per tool used (as the original: only tools with a call or a result),
+ *                                       {count, success, failure, success_rate, failure_rate}; rates are percent
+ *                                       of success+failure, 2 decimals, 0 without results
  *   reasoning_statistics                {total_assistant_turns, turns_with_reasoning, turns_without_reasoning,
  *                                        coverage_rate (percent of turns), trajectories_with_reasoning,
  *                                        trajectories_without_reasoning}
@@ -35,6 +38,7 @@
  */
 import { addUsage, tokenTotals, type TokenTotals, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
+import { pythonLocalIsoformat } from "../core/python_time.js";
 import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
 
 export interface ApprovalCounts {
@@ -55,8 +59,12 @@ export interface RunStatisticsJson {
   run_name: string;
   distribution: string | null;
   model: string | null;
+  /** ISO UTC, milliseconds (ours). */
   started_at: string;
+  /** The original's: naive local time with microseconds, Python's `datetime.now().isoformat()`. */
   completed_at: string;
+  /** The same moment as `completed_at`, ISO UTC with milliseconds (ours, pairs with started_at). */
+  completed_at_utc: string;
   duration_seconds: number;
   total_prompts: number | null;
   /** The original's: batches of `batch_size` prompts over total_prompts (tasks run in any order here). */
@@ -102,8 +110,6 @@ export interface RunStatisticsInit {
   total_prompts?: number | null;
   /** Prompts per Hermes batch (--batch-size); default 10. */
   batch_size?: number;
-  /** Tools to list even when never called (zeros), so the file has one shape across runs. */
-  knownTools?: Iterable<string>;
   started_at?: Date;
 }
 
@@ -221,7 +227,6 @@ export class RunStatistics {
   constructor(private readonly init: RunStatisticsInit) {
     this.startedAt = init.started_at ?? new Date();
     this.batchSize = init.batch_size && init.batch_size > 0 ? init.batch_size : 10;
-    for (const name of init.knownTools ?? []) this.tool(name);
   }
 
   private tool(name: string) {
@@ -336,6 +341,8 @@ export class RunStatistics {
     const tool_statistics: Record<string, ToolStatistic> = {};
     for (const name of [...this.tools.keys()].sort()) {
       const t = this.tools.get(name)!;
+      // Entries list every known tool with zeros (their tool_stats); the original lists only the tools used.
+      if (t.count === 0 && t.success === 0 && t.failure === 0) continue;
       const judged = t.success + t.failure;
       tool_statistics[name] = { ...t, success_rate: percent(t.success, judged), failure_rate: percent(t.failure, judged) };
     }
@@ -346,7 +353,8 @@ export class RunStatistics {
       distribution: this.init.distribution ?? null,
       model: this.init.model ?? null,
       started_at: this.startedAt.toISOString(),
-      completed_at: completedAt.toISOString(),
+      completed_at: pythonLocalIsoformat(completedAt),
+      completed_at_utc: completedAt.toISOString(),
       duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
       total_prompts: this.init.total_prompts ?? null,
       total_batches: this.init.total_prompts == null ? null : Math.ceil(this.init.total_prompts / this.batchSize),

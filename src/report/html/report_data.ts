@@ -311,7 +311,7 @@ async function readRun(dir: string): Promise<RunRead> {
       model: str(stats?.model) || str(config.model),
       dataset: str(config.dataset),
       started_at: str(stats?.started_at) || null,
-      completed_at: str(stats?.completed_at) || null,
+      completed_at: str(stats?.completed_at_utc) || str(stats?.completed_at) || null,
       duration_s: typeof stats?.duration_seconds === "number" ? stats.duration_seconds : null,
       config: configRows,
       progress,
