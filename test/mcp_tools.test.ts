@@ -71,6 +71,11 @@ describe("MCP tools", () => {
     const ctx = ctxWith(sessions);
     expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2, b: 3 }, ctx))).toEqual({ result: "sum=5" });
     expect(JSON.parse(await pipeline.call("mcp_api_fail", {}, ctx))).toEqual({ error: "the database is down" });
+    // Arguments are checked against the inputSchema here, before the server is asked.
+    const postsBefore = http.requests.length;
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: "two", b: 3 }, ctx)).error).toMatch(/^Invalid arguments for mcp_api_add: .*\ba\b.*number/);
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2 }, ctx)).error).toMatch(/^Invalid arguments for mcp_api_add: .*required.*\bb\b/);
+    expect(http.requests.length).toBe(postsBefore);
     expect(JSON.parse(await pipeline.call("mcp_api_picture", {}, ctx))).toEqual({ result: "a dot:\n[image image/png, 3 KB]" });
     expect(JSON.parse(await pipeline.call("mcp_api_weather", {}, ctx))).toEqual({ result: '{"temp":21,"unit":"C"}' });
     await sessions.close();

@@ -18,7 +18,6 @@ import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
 import { isMcpTool, McpTaskSessions, mcpServersMetadata } from "../../tools/mcp/mcp_tools.js";
-import { taskRowMcp } from "./mcp_setup.js";
 import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
@@ -179,6 +178,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   try {
     if (spec.extra?.mcp_servers !== undefined) {
       try {
+        // Loaded only by rows that have servers (it brings the config parsing along).
+        const { taskRowMcp } = await import("./mcp_setup.js");
         const own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
         // Registered in this thread now: calls of them are calls of known tools.
         for (const c of own) for (const t of c.tools) deps.knownTools.add(t.registeredName);

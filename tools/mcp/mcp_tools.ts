@@ -17,7 +17,8 @@ import { UserError } from "../../src/core/errors.js";
 import type { Environment } from "../environments/base.js";
 import { registry as defaultRegistry, toolFailure, type JsonSchema, type ToolRegistry, type ToolResult } from "../registry.js";
 import { registerToolset, TOOLSETS } from "../toolsets.js";
-import { connectMcpServer, type McpConnection } from "./client.js";
+import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { ConnectOptions, McpConnection } from "./client.js";
 import type { McpServerCatalog, McpServerConfig, McpToolInfo } from "./types.js";
 
 /** Hermes' name of an MCP tool; names longer than the providers' 64 characters keep a hash of the whole. */
@@ -91,6 +92,35 @@ export function discoverMcpServer(server: McpServerConfig, opts: { getEnv?: () =
   return pending;
 }
 
+/** The SDK and the validator load only when a run has MCP servers (every worker imports this module). */
+async function connectMcpServer(server: McpServerConfig, opts: ConnectOptions = {}): Promise<McpConnection> {
+  return (await import("./client.js")).connectMcpServer(server, opts);
+}
+
+let ajv: Promise<{ getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> }> | undefined;
+const validators = new Map<string, JsonSchemaValidator<unknown> | null>();
+
+/**
+ * What is wrong with a call's arguments by the tool's inputSchema (checked here, as every tool's arguments are,
+ * before the server is asked), or undefined. A schema this validator cannot compile is left to the server.
+ */
+async function argumentProblem(tool: McpToolInfo, args: unknown): Promise<string | undefined> {
+  const key = `${tool.registeredName}\n${JSON.stringify(tool.inputSchema)}`;
+  let validate = validators.get(key);
+  if (validate === undefined) {
+    try {
+      ajv ??= import("@modelcontextprotocol/sdk/validation/ajv").then((m) => new m.AjvJsonSchemaValidator());
+      validate = (await ajv).getValidator(tool.inputSchema as JsonSchemaType);
+    } catch {
+      validate = null;
+    }
+    validators.set(key, validate);
+  }
+  if (!validate) return undefined;
+  const r = validate(args);
+  return r.valid ? undefined : r.errorMessage;
+}
+
 /** The toolsets this module made (registering a server again replaces its own toolset, never another one). */
 const madeToolsets = new Set<string>();
 
@@ -129,6 +159,8 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
         effects: () => [],
         needsEnvironment: c.config.transport === "stdio" && c.config.where === "sandbox",
         handler: async (args, ctx) => {
+          const invalid = await argumentProblem(t, args);
+          if (invalid) return toolFailure(`Invalid arguments for ${t.registeredName}: ${invalid}`);
           if (!ctx.mcp) return toolFailure(`MCP server '${c.config.name}' is not connected in this task`);
           return ctx.mcp.call(c.config.name, t.name, args as Record<string, unknown>, ctx.signal);
         },
