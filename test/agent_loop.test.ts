@@ -241,6 +241,19 @@ describe("agent loop", () => {
     expect((await run()).messages).toEqual(first.messages);
   });
 
+  it("keeps a turn's reasoning without its reasoning_details beside the full reasoning in the saved messages", async () => {
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal")], reasoning: "from details", reasoning_without_details: "" },
+      { content: "done", reasoning: "field\n\nfrom details", reasoning_without_details: "field" },
+    ]);
+    const result = await runAgentLoop(options(model));
+    const assistants = result.messages.filter((m): m is AssistantMessage => m.role === "assistant");
+    expect(assistants.map((m) => [m.reasoning, m.reasoning_without_details])).toEqual([
+      ["from details", ""],
+      ["field\n\nfrom details", "field"],
+    ]);
+  });
+
   it("an empty answer (reasoning-only ones too, by default) is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {
     const { model, requests } = scriptedModel((n) => (n === 0 ? { content: "" } : n === 1 ? { content: "  \n " } : { content: null, reasoning: "thinking only" }));
     const result = await runAgentLoop(options(model, { maxTurns: 10 }));

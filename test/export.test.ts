@@ -112,6 +112,26 @@ describe("hermes-batch export", () => {
     expect(readdirSync(dir).filter((f) => f.includes(".tmp"))).toEqual([]);
   });
 
+  it("leaves reasoning sent only in reasoning_details out of hermes/sharegpt unless --reasoning-details", () => {
+    const msgs = messages("from details", "answer 9");
+    (msgs[1] as Extract<ChatMessage, { role: "assistant" }>).reasoning_without_details = "";
+    const file = join(dir, "details.jsonl");
+    writeFileSync(file, JSON.stringify(entry(9, { messages: msgs, conversations: toHermesConversations(msgs, TOOLS) })) + "\n");
+    const gpt = (out: string) => readJsonl(out)[0].conversations[2].value as string;
+    const plain = join(dir, "details.plain.jsonl");
+    expect(cli(["export", file, "--format", "hermes", "--out", plain]).code).toBe(0);
+    expect(gpt(plain).startsWith("<think>\n</think>\n<tool_call>")).toBe(true);
+    // By default the conversation has no reasoning, so --require-reasoning filters it; with the flag it is kept.
+    expect(cli(["export", file, "--format", "hermes", "--require-reasoning", "--out", join(dir, "none.jsonl")]).code).toBe(1);
+    const kept = join(dir, "details.kept.jsonl");
+    const r = cli(["export", file, "--format", "hermes", "--reasoning-details", "--require-reasoning", "--out", kept]);
+    expect(r.code).toBe(0);
+    expect(gpt(kept).startsWith("<think>\nfrom details\n</think>\n<tool_call>")).toBe(true);
+    const bad = cli(["export", file, "--format", "openai", "--reasoning-details"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--reasoning-details is for the sharegpt and hermes formats");
+  });
+
   it("exports openai fine-tuning records with filters", () => {
     const out = join(dir, "ft.jsonl");
     const r = cli(["export", trajectories, "--format", "openai", "--only-completed", "--require-reasoning", "--out", out]);

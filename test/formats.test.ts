@@ -13,6 +13,7 @@ import {
 } from "../src/formats/hermes.js";
 import { toOpenAIMessagesRecord } from "../src/formats/openai.js";
 import { exportFormats, loadExportFormat } from "../src/formats/index.js";
+import { reasoningStats } from "../src/report/tool_stats.js";
 
 describe("pyJsonDumps (Python json.dumps, ensure_ascii=False)", () => {
   it("uses Python's separators and keeps non-ASCII", () => {
@@ -185,6 +186,28 @@ describe("toHermesConversations", () => {
     ]);
   });
 
+  it("leaves out reasoning sent only in reasoning_details, as the original's streaming path does, unless asked", () => {
+    const messages: ChatMessage[] = [
+      { role: "user", content: "q" },
+      { role: "assistant", content: null, reasoning: "details only", reasoning_without_details: "", tool_calls: [call("a", "terminal", "{}")] },
+      { role: "tool", tool_call_id: "a", content: "{}" },
+      { role: "assistant", content: "Answer", reasoning: "field\n\ndetails", reasoning_without_details: "field" },
+    ];
+    const gpt = (opts?: { detailsReasoning?: boolean }) => toHermesConversations(messages, [], opts).filter((t) => t.from === "gpt").map((t) => t.value);
+    expect(gpt()).toEqual([
+      '<think>\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>',
+      "<think>\nfield\n</think>\nAnswer",
+    ]);
+    expect(gpt({ detailsReasoning: true })).toEqual([
+      '<think>\ndetails only\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>',
+      "<think>\nfield\n\ndetails\n</think>\nAnswer",
+    ]);
+    // The statistics count what the conversation shows; ours names the turns left out.
+    expect(reasoningStats(messages)).toMatchObject({ turns_with_reasoning: 1, turns_with_reasoning_only_in_details: 1, has_any_reasoning: true });
+    expect(reasoningStats(messages, { detailsReasoning: true })).toMatchObject({ turns_with_reasoning: 2, turns_with_reasoning_only_in_details: 1 });
+    expect(reasoningStats(messages.slice(0, 3)).has_any_reasoning).toBe(false);
+  });
+
   it("falls back to the tool message name, then position, then unknown; parses JSON content only when it is JSON", () => {
     const conv = toHermesConversations(
       [
@@ -276,6 +299,15 @@ describe("export format registry", () => {
     const withMeta = sharegpt(entry, { withMetadata: true });
     expect(withMeta.metadata).toEqual({ task_id: "t4", prompt_index: 4, outcome: "completed", completed: true, model: "m" });
     const hermes = await loadExportFormat("hermes");
+    // Stored conversations are written as they are; --reasoning-details rebuilds them from the messages.
+    const details: ChatMessage[] = [
+      { role: "user", content: "q" },
+      { role: "assistant", content: "A", reasoning: "d", reasoning_without_details: "" },
+    ];
+    const stored = { ...entry, messages: details, conversations: toHermesConversations(details, []) } as TrajectoryEntry;
+    expect((sharegpt(stored, {}).conversations as { value: string }[])[2]!.value).toBe("<think>\n</think>\nA");
+    expect((sharegpt(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe("<think>\nd\n</think>\nA");
+    expect((hermes(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe("<think>\nd\n</think>\nA");
     expect(Object.keys(hermes(entry, {}))).toEqual([
       "prompt_index",
       "conversations",

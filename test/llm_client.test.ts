@@ -458,7 +458,7 @@ describe("extractReasoning", () => {
       reasoning: "c",
       reasoning_details: [{ type: "reasoning.text", text: "c" }, { type: "reasoning.summary", summary: "d" }],
     });
-    expect(r).toEqual({ content: "text", reasoning: "c\n\na\n\nd" });
+    expect(r).toEqual({ content: "text", reasoning: "c\n\na\n\nd", withoutDetails: "c\n\na" });
   });
 
   it("handles a dangling <think>, a lone </think> and content without reasoning", () => {

@@ -13,13 +13,24 @@ describe("extractReasoning: sources and precedence", () => {
       reasoning_details: [{ type: "reasoning.summary", summary: "third" }, { type: "reasoning.text", text: "fourth", summary: "" }, "not a dict"],
       content: "<think>inline is ignored when a field exists</think>Answer",
     });
-    expect(r).toEqual({ reasoning: "  first  \n\n\n\nsecond\n\n\nthird\n\nfourth", content: "Answer" });
+    // withoutDetails: what the original's streaming path records (it never reads reasoning_details).
+    expect(r).toEqual({ reasoning: "  first  \n\n\n\nsecond\n\n\nthird\n\nfourth", content: "Answer", withoutDetails: "  first  \n\n\n\nsecond\n" });
   });
 
   it("skips a piece equal to an earlier one, and takes each detail's first set key (summary, thinking, content, text)", () => {
     expect(extractReasoning({ reasoning: "same", reasoning_content: "same", reasoning_details: [{ thinking: "t", text: "x" }, { content: "same" }] }).reasoning).toBe(
       "same\n\nt",
     );
+  });
+
+  it("says what the reasoning is without reasoning_details only when those added something", () => {
+    // Only in reasoning_details: kept as the reasoning; without them there is none.
+    expect(extractReasoning({ content: "A", reasoning_details: [{ type: "reasoning.text", text: "d" }] })).toEqual({ content: "A", reasoning: "d", withoutDetails: "" });
+    // Details repeating a field add nothing: no withoutDetails.
+    expect(extractReasoning({ content: "A", reasoning: "r", reasoning_details: [{ text: "r" }] })).toEqual({ content: "A", reasoning: "r" });
+    expect(extractReasoning({ content: "A", reasoning_details: [] })).toEqual({ content: "A", reasoning: undefined });
+    // Without the details the content's think block is the reasoning (the original's fallback); with them it is cut.
+    expect(extractReasoning({ content: "<think>inline</think>A", reasoning_details: [{ summary: "s" }] })).toEqual({ content: "A", reasoning: "s", withoutDetails: "inline" });
   });
 
   it("reads the tags think, thinking, thought, reasoning, REASONING_SCRATCHPAD (any case) only when no field exists", () => {
@@ -74,6 +85,18 @@ describe("reasoning through the client, against the local server", () => {
       const r = await model.complete({ messages: [{ role: "user", content: "q" }] });
       expect(r.message.content).toBe("The answer.");
       expect(r.message.reasoning).toBe("\nfirst\n");
+      expect(r.message.reasoning_without_details).toBeUndefined();
+    });
+
+    it(`marks reasoning sent only in reasoning_details, keeping it (stream: ${stream})`, async () => {
+      const details = [{ type: "reasoning.text", text: "only here", index: 0 }];
+      const message = { role: "assistant", content: "Done.", reasoning_details: details };
+      reply = stream
+        ? sse([chunk({ role: "assistant", reasoning_details: [{ type: "reasoning.text", text: "only ", index: 0 }] }), chunk({ reasoning_details: [{ text: "here", index: 0 }] }), chunk({ content: "Done." }, "stop")])
+        : { kind: "json", body: { id: "x", object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1 } } };
+      const model = openaiProvider.create({ model: "m", baseURL: server.baseURL, apiKey: "k", stream });
+      const r = await model.complete({ messages: [{ role: "user", content: "q" }] });
+      expect(r.message).toEqual({ role: "assistant", content: "Done.", reasoning: "only here", reasoning_without_details: "" });
     });
   }
 });

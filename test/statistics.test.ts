@@ -73,6 +73,7 @@ describe("extractToolStats / reasoningStats", () => {
       turns_with_reasoning: 2,
       turns_without_reasoning: 2,
       has_any_reasoning: true,
+      turns_with_reasoning_only_in_details: 0,
     });
     expect(reasoningStats([{ role: "assistant", content: "x", reasoning: " " }]).has_any_reasoning).toBe(false);
   });
@@ -163,7 +164,8 @@ describe("RunStatistics", () => {
         completed: false,
         partial: true,
         outcome: "partial",
-        messages: [{ role: "assistant", content: "no reasoning" }],
+        // Reasoning sent only in reasoning_details: not in the conversation, so not counted as reasoning.
+        messages: [{ role: "assistant", content: "no reasoning", reasoning: "from details", reasoning_without_details: "" }],
         tool_stats: { terminal: { count: 3, success: 3, failure: 0 } },
         usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 4 } },
         judge_usage: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 },
@@ -209,6 +211,7 @@ describe("RunStatistics", () => {
         coverage_rate: 40,
         trajectories_with_reasoning: 1,
         trajectories_without_reasoning: 1,
+        turns_with_reasoning_only_in_details: 1,
       },
       // By who spent them; total = agent + approver + judge (the console line and the report show the same).
       tokens: { agent: 170, approver: 8, judge: 23, total: 201 },

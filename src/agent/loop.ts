@@ -198,6 +198,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     const msg: AssistantMessage = { role: "assistant", content: response.message.content };
     if (toolCalls?.length) msg.tool_calls = toolCalls;
     if (response.message.reasoning) msg.reasoning = response.message.reasoning;
+    if (response.message.reasoning_without_details !== undefined) msg.reasoning_without_details = response.message.reasoning_without_details;
     return msg;
   };
 

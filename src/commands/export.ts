@@ -26,8 +26,8 @@ function describeIssues(error: z.ZodError): string {
 }
 
 /** True when some assistant turn carries reasoning (from raw messages, else from the gpt turns' think blocks). */
-function hasReasoning(entry: TrajectoryEntry): boolean {
-  if (Array.isArray(entry.messages)) return reasoningStats(entry.messages).has_any_reasoning;
+function hasReasoning(entry: TrajectoryEntry, detailsReasoning: boolean): boolean {
+  if (Array.isArray(entry.messages)) return reasoningStats(entry.messages, { detailsReasoning }).has_any_reasoning;
   return (entry.conversations ?? []).some((t) => t.from === "gpt" && /<think>\s*\S[\s\S]*?<\/think>/.test(t.value));
 }
 
@@ -46,6 +46,9 @@ ${exportFormats()
   --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata);
                            not with hermes, whose metadata is the original's {batch_num, timestamp, model}
   --reasoning drop|think   openai format: leave reasoning out (default) or prepend it as <think>…</think>
+  --reasoning-details      sharegpt/hermes: show reasoning the model sent only in reasoning_details as
+                           <think> too (rebuilt from the raw messages); by default it is left out, as the
+                           original's streaming path leaves it out. --require-reasoning then counts it too
 
 Filters (a line must pass all):
   --only-completed         keep only trajectories with completed: true
@@ -149,6 +152,7 @@ export const command: Command = {
       seed: { type: "string" },
       metadata: { type: "boolean" },
       reasoning: { type: "string" },
+      "reasoning-details": { type: "boolean" },
     });
     if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
     const format = values.format ?? "sharegpt";
@@ -159,7 +163,9 @@ export const command: Command = {
     if (format === "hermes" && values.metadata) {
       throw new UserError("--metadata: the hermes format has the original's metadata {batch_num, timestamp, model} and nothing else (more keys would stop it loading with the original's files); use --format sharegpt or openai for ours");
     }
-    const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning };
+    const reasoningDetails = values["reasoning-details"] ?? false;
+    if (reasoningDetails && format !== "sharegpt" && format !== "hermes") throw new UserError(`--reasoning-details is for the sharegpt and hermes formats (openai keeps all reasoning with --reasoning think)`);
+    const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning, reasoningDetails };
     const isInt = (n: number) => Number.isInteger(n) && n >= 0;
     const curate: CurateOptions = {
       onlyPassed: values["only-passed"],
@@ -220,7 +226,7 @@ export const command: Command = {
 
     const keep = (entry: TrajectoryEntry): boolean => {
       if (onlyCompleted && entry.completed !== true) return drop("not completed"), false;
-      if (requireReasoning && !hasReasoning(entry)) return drop("without reasoning"), false;
+      if (requireReasoning && !hasReasoning(entry, reasoningDetails)) return drop("without reasoning"), false;
       if (requireVerify && entry.verify?.passed !== true) return drop("without a passing verify"), false;
       const why = lineFilterReason(entry, curate);
       if (why) return drop(why), false;

@@ -34,8 +34,13 @@ export interface AssistantMessage {
   role: "assistant";
   content: string | null;
   tool_calls?: ToolCall[];
-  /** Reasoning text, from `reasoning_content`/`reasoning` fields or `<think>` blocks. */
+  /** Reasoning text, from `reasoning`/`reasoning_content`/`reasoning_details` fields or `<think>` blocks. */
   reasoning?: string;
+  /**
+   * Only when `reasoning_details` added reasoning the other fields lack: the reasoning without it ("" when
+   * none), as the original's default streaming path records it; the Hermes conversation shows this one.
+   */
+  reasoning_without_details?: string;
 }
 export interface ToolMessage {
   role: "tool";

@@ -35,7 +35,11 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
     role: z.literal("assistant"),
     content: z.string().nullable(),
     tool_calls: z.array(ToolCallSchema).optional(),
-    reasoning: z.string().optional().describe("reasoning text (reasoning_content / reasoning fields or <think> blocks)"),
+    reasoning: z.string().optional().describe("reasoning text (reasoning / reasoning_content / reasoning_details fields or <think> blocks)"),
+    reasoning_without_details: z
+      .string()
+      .optional()
+      .describe("only when reasoning_details added reasoning: the reasoning without it (\"\" when none), as the original's streaming path records it and the conversations show it"),
   }),
   z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
 ]);

@@ -308,6 +308,20 @@ export interface HermesConversionOptions {
   promptIndex?: number;
   /** A precomputed `hermesSystemPrompt(tools)` (it is the same for every task with the same tools). */
   systemPrompt?: string;
+  /**
+   * Show reasoning that came only in `reasoning_details` as the turn's `<think>` too. Default false: the
+   * turn shows what the original's default (streaming) path records, which never reads that field.
+   */
+  detailsReasoning?: boolean;
+}
+
+/**
+ * The reasoning an assistant turn shows in the Hermes conversation: without what only `reasoning_details`
+ * carried (the original's default streaming path), unless `detailsReasoning`.
+ */
+export function conversationReasoning(msg: AssistantMessage, detailsReasoning = false): string | undefined {
+  if (detailsReasoning || msg.reasoning_without_details === undefined) return msg.reasoning;
+  return msg.reasoning_without_details || undefined;
 }
 
 function scratchpadToThink(content: string): string {
@@ -329,8 +343,8 @@ function parseArguments(args: unknown): unknown {
   }
 }
 
-function gptTurnWithCalls(msg: AssistantMessage, calls: ToolCall[]): string {
-  let value = thinkBlock(msg.reasoning);
+function gptTurnWithCalls(msg: AssistantMessage, calls: ToolCall[], reasoning: string | undefined): string {
+  let value = thinkBlock(reasoning);
   if (msg.content && pyStrip(msg.content)) value += scratchpadToThink(msg.content) + "\n";
   for (const call of calls) {
     const body = pyJsonDumps({ name: call.function.name, arguments: parseArguments(call.function.arguments) });
@@ -340,8 +354,8 @@ function gptTurnWithCalls(msg: AssistantMessage, calls: ToolCall[]): string {
   return pyRstrip(value);
 }
 
-function gptTurnFinal(msg: AssistantMessage): string {
-  let value = thinkBlock(msg.reasoning) + scratchpadToThink(msg.content ?? "");
+function gptTurnFinal(msg: AssistantMessage, reasoning: string | undefined): string {
+  let value = thinkBlock(reasoning) + scratchpadToThink(msg.content ?? "");
   if (!value.includes("<think>")) value = "<think>\n</think>\n" + value;
   return pyStrip(value);
 }
@@ -390,11 +404,12 @@ export function toHermesConversations(
     const msg = messages[i]!;
     if (msg.role === "assistant") {
       const calls = msg.tool_calls ?? [];
+      const reasoning = conversationReasoning(msg, opts.detailsReasoning);
       if (calls.length > 0) {
-        turns.push({ from: "gpt", value: gptTurnWithCalls(msg, calls) });
+        turns.push({ from: "gpt", value: gptTurnWithCalls(msg, calls, reasoning) });
         lastCalls = calls;
       } else {
-        turns.push({ from: "gpt", value: gptTurnFinal(msg) });
+        turns.push({ from: "gpt", value: gptTurnFinal(msg, reasoning) });
         lastCalls = [];
       }
       i++;

@@ -11,6 +11,11 @@ export interface ExportOptions {
   withMetadata?: boolean;
   /** Reasoning in formats that have no think block of their own (openai): drop (default) or `<think>` in content. */
   reasoning?: "drop" | "think";
+  /**
+   * sharegpt/hermes: rebuild the conversations from the raw messages with reasoning that came only in
+   * `reasoning_details` shown as `<think>` (the stored conversations leave it out, as the original does).
+   */
+  reasoningDetails?: boolean;
 }
 
 /** Converts one trajectory entry to the record written as one line of the export. */
@@ -76,18 +81,20 @@ function exportMetadata(entry: TrajectoryEntry): Record<string, unknown> {
   };
 }
 
-async function conversationsOf(): Promise<(entry: TrajectoryEntry) => TrajectoryEntry["conversations"]> {
+async function conversationsOf(): Promise<(entry: TrajectoryEntry, opts: ExportOptions) => TrajectoryEntry["conversations"]> {
   const { toHermesConversations } = await import("./hermes.js");
-  return (entry) =>
-    Array.isArray(entry.conversations) && entry.conversations.length > 0
-      ? entry.conversations
-      : toHermesConversations(entry.messages ?? [], (entry.tools ?? []) as OpenAITool[]);
+  return (entry, opts) => {
+    const detailsReasoning = opts.reasoningDetails === true;
+    const hasMessages = Array.isArray(entry.messages) && entry.messages.length > 0;
+    if (Array.isArray(entry.conversations) && entry.conversations.length > 0 && !(detailsReasoning && hasMessages)) return entry.conversations;
+    return toHermesConversations(entry.messages ?? [], (entry.tools ?? []) as OpenAITool[], { detailsReasoning });
+  };
 }
 
 registerExportFormat("sharegpt", "{conversations}: ShareGPT turns (system, human, gpt, tool) in Hermes' exact shape", async () => {
   const conversations = await conversationsOf();
   return (entry, opts) => {
-    const rec: Record<string, unknown> = { conversations: conversations(entry) };
+    const rec: Record<string, unknown> = { conversations: conversations(entry, opts) };
     if (opts.withMetadata) rec.metadata = exportMetadata(entry);
     return rec;
   };
@@ -96,7 +103,7 @@ registerExportFormat("sharegpt", "{conversations}: ShareGPT turns (system, human
 registerExportFormat("hermes", "the original batch_runner's entries, exactly its keys: prompt_index, conversations, metadata {batch_num, timestamp, model}, completed, partial, api_calls, toolsets_used, tool_stats, tool_error_counts (every tool of the original listed)", async () => {
   const conversations = await conversationsOf();
   const { toHermesEntry } = await import("./hermes_entry.js");
-  return (entry) => toHermesEntry(entry, conversations(entry));
+  return (entry, opts) => toHermesEntry(entry, conversations(entry, opts));
 });
 
 registerExportFormat("openai", "{messages, tools}: OpenAI chat fine-tuning JSONL (reasoning dropped unless --reasoning think)", async () => {

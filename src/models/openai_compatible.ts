@@ -213,11 +213,12 @@ function toolCallsOf(raw: unknown): ToolCall[] | undefined {
 }
 
 function assistantFrom(raw: Record<string, unknown>): AssistantMessage {
-  const { content, reasoning } = extractReasoning(raw);
+  const { content, reasoning, withoutDetails } = extractReasoning(raw);
   const message: AssistantMessage = { role: "assistant", content };
   const calls = toolCallsOf(raw.tool_calls);
   if (calls) message.tool_calls = calls;
   if (reasoning) message.reasoning = reasoning;
+  if (withoutDetails !== undefined) message.reasoning_without_details = withoutDetails;
   return message;
 }
 

@@ -10,6 +10,9 @@
  * - The content always loses its reasoning blocks (closed pairs, an unterminated block that opens a line,
  *   stray tags) and is trimmed.
  *
+ * Reasoning that only `reasoning_details` carries is kept in `reasoning`; the original's default (streaming)
+ * path never reads that field, so `withoutDetails` also gives what it records (see ExtractedReasoning).
+ *
  * One deliberate difference: an unterminated block (output cut mid-thought) and text before a lone closing
  * tag (templates that put the opening tag in the prompt) are kept as reasoning when no field exists,
  * where the original only drops them from the content.
@@ -28,6 +31,12 @@ export interface ExtractedReasoning {
   content: string | null;
   /** The reasoning pieces joined by a blank line; undefined when there is none. */
   reasoning: string | undefined;
+  /**
+   * Set only when `reasoning_details` added reasoning the other fields lack: the reasoning without them
+   * (the other fields, else the reasoning blocks of the content; "" when none), which is what the
+   * original's default streaming path records, since it reads only `reasoning_content`/`reasoning`.
+   */
+  withoutDetails?: string;
 }
 
 const TAGS = ["think", "thinking", "thought", "reasoning", "REASONING_SCRATCHPAD"] as const;
@@ -92,14 +101,24 @@ export function extractReasoning(message: RawAssistantFields): ExtractedReasonin
   const parts: string[] = [];
   pushUnique(parts, message.reasoning);
   pushUnique(parts, message.reasoning_content);
+  const fieldParts = parts.length;
   if (Array.isArray(message.reasoning_details)) for (const d of message.reasoning_details) pushUnique(parts, detailText(d));
+  if (parts.length > fieldParts) {
+    const without = extractReasoning({ ...message, reasoning_details: undefined });
+    return { ...contentAndReasoning(message.content, parts), withoutDetails: without.reasoning ?? "" };
+  }
+  return contentAndReasoning(message.content, parts);
+}
+
+/** The visible content and the joined reasoning, given the reasoning taken from the fields (`parts`, extended here). */
+function contentAndReasoning(rawContent: unknown, parts: string[]): ExtractedReasoning {
 
   let content: string | null = null;
-  if (typeof message.content === "string" && !message.content.includes("<")) {
+  if (typeof rawContent === "string" && !rawContent.includes("<")) {
     // Every tag pattern needs a "<": the usual answer skips them all.
-    content = message.content.trim() || null;
-  } else if (typeof message.content === "string") {
-    let text = message.content;
+    content = rawContent.trim() || null;
+  } else if (typeof rawContent === "string") {
+    let text = rawContent;
     if (parts.length === 0) {
       const inline = inlineReasoning(text);
       parts.push(...inline.parts);

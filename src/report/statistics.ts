@@ -20,7 +20,10 @@
  *                                       of success+failure, 2 decimals, 0 without results
  *   reasoning_statistics                {total_assistant_turns, turns_with_reasoning, turns_without_reasoning,
  *                                        coverage_rate (percent of turns), trajectories_with_reasoning,
- *                                        trajectories_without_reasoning}
+ *                                        trajectories_without_reasoning, turns_with_reasoning_only_in_details};
+ *                                       a turn has reasoning as its Hermes conversation shows it: reasoning sent
+ *                                       only in reasoning_details does not count (the original's streaming path
+ *                                       drops it), and is counted in turns_with_reasoning_only_in_details
  *   tokens                              {agent, approver, judge, total}: total_tokens of every task (trajectories,
  *                                       failures, drops) by who spent them; total = agent + approver + judge,
  *                                       the same total the end-of-run line and the HTML report show
@@ -84,6 +87,8 @@ export interface RunStatisticsJson {
     coverage_rate: number;
     trajectories_with_reasoning: number;
     trajectories_without_reasoning: number;
+    /** Ours: turns whose reasoning came only in reasoning_details (kept in `messages`, not in `conversations`). */
+    turns_with_reasoning_only_in_details: number;
   };
   tokens: TokenTotals;
   token_usage: { agent: Usage; approver: Usage; judge: Usage };
@@ -209,7 +214,7 @@ export class RunStatistics {
   private completed = 0;
   private partial = 0;
   private readonly tools = new Map<string, { count: number; success: number; failure: number }>();
-  private readonly reasoning = { turns: 0, withReasoning: 0, trajWith: 0, trajWithout: 0 };
+  private readonly reasoning = { turns: 0, withReasoning: 0, trajWith: 0, trajWithout: 0, onlyInDetails: 0 };
   private readonly agentUsage = zeroUsage();
   private readonly approvalUsage = zeroUsage();
   private readonly judgeUsage = zeroUsage();
@@ -250,6 +255,7 @@ export class RunStatistics {
     const r = reasoningStats(entry.messages ?? []);
     this.reasoning.turns += r.total_assistant_turns;
     this.reasoning.withReasoning += r.turns_with_reasoning;
+    this.reasoning.onlyInDetails += r.turns_with_reasoning_only_in_details;
     if (r.has_any_reasoning) this.reasoning.trajWith++;
     else this.reasoning.trajWithout++;
     addTo(this.agentUsage, entry.usage);
@@ -378,6 +384,7 @@ export class RunStatistics {
         coverage_rate: percent(this.reasoning.withReasoning, this.reasoning.turns),
         trajectories_with_reasoning: this.reasoning.trajWith,
         trajectories_without_reasoning: this.reasoning.trajWithout,
+        turns_with_reasoning_only_in_details: this.reasoning.onlyInDetails,
       },
       tokens: tokenTotals(this.agentUsage.total_tokens, this.approvalUsage.total_tokens, this.judgeUsage.total_tokens),
       token_usage: { agent: { ...this.agentUsage }, approver: { ...this.approvalUsage }, judge: { ...this.judgeUsage } },

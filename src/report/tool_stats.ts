@@ -6,6 +6,7 @@ import type { ChatMessage, OpenAITool } from "../core/chat.js";
 import { HERMES_TOOL_NAMES } from "../core/hermes_tool_names.js";
 import { resolveToolset } from "../../tools/toolsets.js";
 import type { ToolStat } from "../core/records.js";
+import { conversationReasoning } from "../formats/hermes.js";
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -112,6 +113,8 @@ export interface ReasoningStats {
   turns_with_reasoning: number;
   turns_without_reasoning: number;
   has_any_reasoning: boolean;
+  /** Turns whose reasoning came only in `reasoning_details` (counted as with reasoning only under `detailsReasoning`). */
+  turns_with_reasoning_only_in_details: number;
 }
 
 /** An assistant turn has reasoning when its `reasoning` is non-blank or its content holds a think/scratchpad block. */
@@ -120,18 +123,28 @@ export function turnHasReasoning(content: string | null, reasoning: string | und
   return !!content && (content.includes("<REASONING_SCRATCHPAD>") || content.includes("<think>"));
 }
 
-export function reasoningStats(messages: readonly ChatMessage[]): ReasoningStats {
+/**
+ * Reasoning per assistant turn as the Hermes conversation shows it: by default without reasoning that came
+ * only in `reasoning_details` (the original's streaming path never sees it), with it under `detailsReasoning`.
+ */
+export function reasoningStats(messages: readonly ChatMessage[], opts: { detailsReasoning?: boolean } = {}): ReasoningStats {
   let total = 0;
   let withReasoning = 0;
+  let onlyInDetails = 0;
   for (const msg of messages) {
     if (msg.role !== "assistant") continue;
     total++;
-    if (turnHasReasoning(msg.content, msg.reasoning)) withReasoning++;
+    const shown = turnHasReasoning(msg.content, conversationReasoning(msg, opts.detailsReasoning));
+    if (shown) withReasoning++;
+    if (msg.reasoning_without_details !== undefined && !turnHasReasoning(msg.content, msg.reasoning_without_details) && turnHasReasoning(msg.content, msg.reasoning)) {
+      onlyInDetails++;
+    }
   }
   return {
     total_assistant_turns: total,
     turns_with_reasoning: withReasoning,
     turns_without_reasoning: total - withReasoning,
     has_any_reasoning: withReasoning > 0,
+    turns_with_reasoning_only_in_details: onlyInDetails,
   };
 }
