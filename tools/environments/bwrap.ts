@@ -61,6 +61,9 @@ const SECRET_DIRS = [
 ];
 /** Top-level folders of the sandbox that are mounts of their own (a path under one needs no folders made). */
 const MOUNTED_TOP = new Set([...SYSTEM_ENTRIES, "proc", "dev", "tmp", "var", "run", "home", "workspace"]);
+/** Top folders the sandbox makes itself (private tmpfs, or on the root tmpfs), and the tmpfs mount points among them. */
+const TMPFS_TOPS = new Set(["tmp", "var", "run", "home"]);
+const TMPFS_MOUNTS = new Set(["/tmp", "/var", "/var/tmp", "/run", "/home"]);
 /** Default size of each private tmpfs (/tmp, /var/tmp, /run, /home), MiB. */
 export const DEFAULT_SANDBOX_TMPFS_MB = 512;
 
@@ -157,7 +160,14 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   for (const dir of layout.readOnly ?? []) {
     // Folders on the way that only the sandbox's root tmpfs holds: made by bwrap as root when the harness is root.
     const parts = dir.split("/").filter(Boolean);
-    if (!MOUNTED_TOP.has(parts[0] ?? "")) for (let i = 1; i < parts.length; i++) args.push("--perms", "0755", "--dir", `/${parts.slice(0, i).join("/")}`);
+    // Inside the private tmpfs folders too (a toolchain under /tmp): bwrap would make them 0700, closed to the shell's uid.
+    const top = parts[0] ?? "";
+    if (!MOUNTED_TOP.has(top) || TMPFS_TOPS.has(top)) {
+      for (let i = 1; i < parts.length; i++) {
+        const path = `/${parts.slice(0, i).join("/")}`;
+        if (!TMPFS_MOUNTS.has(path)) args.push("--perms", "0755", "--dir", path);
+      }
+    }
     args.push("--ro-bind", dir, dir);
   }
   if (layout.workspaceFd !== undefined) args.push("--bind-fd", String(layout.workspaceFd), SANDBOX_WORKDIR);
