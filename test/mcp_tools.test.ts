@@ -7,6 +7,8 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseMcpConfig } from "../src/config/mcp_config.js";
+import { resolveRunConfig } from "../src/config/run_config.js";
+import { rowMcpProblem } from "../src/run/mcp_setup.js";
 import { UserError } from "../src/core/errors.js";
 import { probeBwrap } from "../tools/environments/bwrap.js";
 import { createLocalEnvironment } from "../tools/environments/local.js";
@@ -107,6 +109,19 @@ describe("MCP tools", () => {
     expect(posts() - before).toBe(1); // the call alone: no second initialize
     await second.close();
     await closeSharedMcpConnections();
+  });
+
+  it("rows' servers: a name is listed once, from its first config; a bad one is the row's reason", async () => {
+    const config = resolveRunConfig({ dataset: "d.jsonl", env: "host", api_key: "k" });
+    const before = http.requests.length;
+    expect(await rowMcpProblem(config, { mcp_servers: { rows1: { url: http.url } } })).toBeUndefined();
+    const afterFirst = http.requests.length;
+    expect(afterFirst).toBeGreaterThan(before);
+    expect(resolveToolset("mcp-rows1")).toContain("mcp_rows1_add");
+    expect(await rowMcpProblem(config, { mcp_servers: [{ name: "rows1", url: http.url, headers: { "X-Other": "1" } }] })).toBeUndefined();
+    expect(http.requests.length).toBe(afterFirst);
+    expect(await rowMcpProblem(config, { mcp_servers: { bad: { command: "node", args: "x" } } })).toBe("mcp_servers.bad.args: must be a list, got 'x'");
+    expect(await rowMcpProblem(config, { prompt: "no servers" })).toBeUndefined();
   });
 
   it("a call that outlasts the server's timeout is a tool error to the model", async () => {

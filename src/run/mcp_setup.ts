@@ -14,7 +14,7 @@ import { UserError, errorMessage } from "../core/errors.js";
 import { envReferences } from "../core/env_refs.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
 import type { Environment } from "../../tools/environments/base.js";
-import { discoverMcpServer, ensureMcpRegistered, mcpConfigHash } from "../../tools/mcp/mcp_tools.js";
+import { catalogForName, discoverMcpServer, ensureMcpRegistered, mcpConfigHash } from "../../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog, McpServerConfig } from "../../tools/mcp/types.js";
 
 /** A value sent to an MCP server may not be one of the run's keys (the --pass-env rule). */
@@ -91,9 +91,10 @@ export function rowMcpServersSeen(): McpServerConfig[] {
 }
 
 /**
- * Why a row's `mcp_servers` cannot be used, or undefined: checked like a config file's servers, each listed once per
- * distinct config (cached) and registered, so the row's `toolsets` may name `mcp-<server>`. A server name stands for
- * the same tools in the whole run.
+ * Why a row's `mcp_servers` cannot be used, or undefined: checked like a config file's servers; a server name seen for
+ * the first time is listed and registered (so the row's `toolsets` may name `mcp-<server>`), a name seen before
+ * stands for the tools listed then (one name, one set of tools in a run), so rows that start a server each in their
+ * own way do not start it here once per row.
  */
 export async function rowMcpProblem(config: RunConfig, row: object): Promise<string | undefined> {
   const value = (row as Record<string, unknown>).mcp_servers;
@@ -109,7 +110,8 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
   try {
     for (const server of servers) {
       try {
-        ensureMcpRegistered([await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env })]);
+        // A name already listed (the file's, or an earlier row's) stands for its tools: not started again.
+        if (!catalogForName(server)) ensureMcpRegistered([await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env })]);
         rowServers.set(mcpConfigHash(server), server);
       } catch (err) {
         return `mcp_servers.${server.name}: ${errorMessage(err).split("\n")[0]}`;
@@ -122,13 +124,22 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
 }
 
 /**
- * A task's own servers (its row's `mcp_servers`, checked before the run), listed in this worker once per config
- * (in the task's own environment for a sandboxed one) and registered here. Throws when one cannot start.
+ * A task's own servers (its row's `mcp_servers`, checked before the run): a name this worker knows stands for its
+ * registered tools; a new one is listed (in the task's own environment for a sandboxed one) and registered here.
+ * Throws when one cannot start.
  */
 export async function taskRowMcp(value: unknown, opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[] }): Promise<McpServerCatalog[]> {
   if (value === undefined) return [];
   const catalogs: McpServerCatalog[] = [];
-  for (const server of parseRowMcpServers(value)) catalogs.push(await discoverMcpServer(server, opts));
-  ensureMcpRegistered(catalogs);
+  for (const server of parseRowMcpServers(value)) {
+    const known = catalogForName(server);
+    if (known) {
+      catalogs.push(known);
+      continue;
+    }
+    const listed = await discoverMcpServer(server, opts);
+    ensureMcpRegistered([listed]);
+    catalogs.push(listed);
+  }
   return catalogs;
 }

@@ -149,6 +149,7 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
   for (const c of catalogs) {
     const toolset = mcpToolsetName(c.config.name);
     registeredSignatures.set(c.config.name, toolsSignature(c));
+    catalogsByName.set(c.config.name, c);
     for (const t of c.tools) {
       mcpToolNames.add(t.registeredName);
       reg.register({
@@ -178,6 +179,16 @@ function toolsSignature(c: McpServerCatalog): string {
 }
 
 const registeredSignatures = new Map<string, string>();
+const catalogsByName = new Map<string, McpServerCatalog>();
+
+/**
+ * The tools a server name stands for in this run, for another config of that name (a row's): the listing of the
+ * first config registered under the name, with `server` as the config to start. Undefined for a new name.
+ */
+export function catalogForName(server: McpServerConfig): McpServerCatalog | undefined {
+  const known = catalogsByName.get(server.name);
+  return known && { ...known, config: server, configHash: mcpConfigHash(server) };
+}
 const mcpToolNames = new Set<string>();
 
 /** Whether a registered tool is a tool of an MCP server. */
