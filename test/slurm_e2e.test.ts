@@ -19,7 +19,7 @@ import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Repl
 const SUBMIT = join(ROOT, "scripts", "slurm", "submit.sh");
 const KEY = "sk-slurm-e2e-secret-0123456789";
 const N = 4;
-const IDS = Array.from({ length: 80 }, (_, i) => `task-${String(i).padStart(3, "0")}`);
+const IDS = Array.from({ length: 200 }, (_, i) => `task-${String(i).padStart(3, "0")}`);
 
 async function clusterUp(): Promise<string | undefined> {
   try {
