@@ -84,8 +84,17 @@ export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: s
       return "";
     }
   };
+  // TERM to its process group, up to 3 s to end, then KILL: once this returns the process is gone.
   const killInside = () =>
-    exec(`kill -TERM -- -${pid} 2>/dev/null || kill -TERM ${pid} 2>/dev/null; rm -f ${inner("in")} ${inner("out")} ${inner("err")}; true`, { timeoutMs: 10_000 }).catch(() => undefined);
+    exec(
+      [
+        `kill -TERM -- -${pid} 2>/dev/null || kill -TERM ${pid} 2>/dev/null`,
+        `i=0; while kill -0 ${pid} 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done`,
+        `kill -KILL -- -${pid} 2>/dev/null; kill -KILL ${pid} 2>/dev/null`,
+        `rm -f ${inner("in")} ${inner("out")} ${inner("err")}; true`,
+      ].join("\n"),
+      { timeoutMs: 10_000 },
+    ).catch(() => undefined);
   let failed = false;
   // An open that completes after the start gave up is closed at once.
   const opening = (path: string, flags: number) =>
