@@ -129,9 +129,8 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   output = output.trimEnd();
   const result: Record<string, unknown> = { output, exit_code: res.exitCode, error: null };
   if (res.timedOut) {
+    // As the original: the note ends the output, exit code 124, and no error (the call counts as a success).
     result.output = `${output}${output ? "\n" : ""}[Command timed out after ${timeoutS}s]`;
-    result.error = `Command timed out after ${timeoutS}s`;
-    result.timed_out = true;
   }
   if (res.truncated) result.truncated = true;
   return { content: result };
