@@ -241,6 +241,15 @@ describe("RunStatistics", () => {
     });
     // statistics.json must survive a JSON round trip unchanged (no Maps, no typed arrays leak out).
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
+    // The original's keys in its order (batch_runner.py final_stats), then ours.
+    expect(Object.keys(json)).toEqual([
+      "run_name", "distribution", "total_prompts", "total_batches", "batch_size", "model", "completed_at", "duration_seconds", "tool_statistics", "reasoning_statistics",
+      "started_at", "completed_at_utc", "tasks", "outcomes", "completed", "partial", "completion_rate", "partial_rate",
+      "tokens", "token_usage", "durations_ms", "api_calls", "approvals", "verify", "filtered", "model_retries",
+    ]);
+    expect(Object.keys(json.reasoning_statistics).slice(0, 3)).toEqual(["total_assistant_turns", "turns_with_reasoning", "turns_without_reasoning"]);
+    // First use: entry a's calls in message order (terminal, read_file, mystery_tool); b's terminal was already seen.
+    expect(Object.keys(json.tool_statistics)).toEqual(["terminal", "read_file", "mystery_tool"]);
   });
 
   it("is all zeros for an empty run", () => {
@@ -256,12 +265,37 @@ describe("RunStatistics", () => {
     // Entries carry every known tool with zeros (the original's normalised tool_stats).
     const normalised = extractToolStats(MESSAGES, HERMES_TOOL_NAMES).tool_stats;
     expect(Object.keys(normalised).length).toBeGreaterThan(60);
-    stats.addEntry(entry({ task_id: "a", tool_stats: normalised }));
+    stats.addEntry(entry({ task_id: "a", messages: MESSAGES, tool_stats: normalised }));
     stats.addEntry(entry({ task_id: "b", tool_stats: extractToolStats([], HERMES_TOOL_NAMES).tool_stats }));
-    expect(Object.keys(stats.toJSON().tool_statistics)).toEqual(["mystery_tool", "read_file", "terminal"]);
+    expect(Object.keys(stats.toJSON().tool_statistics)).toEqual(["terminal", "read_file", "mystery_tool"]);
   });
 
-  it("writes completed_at as Python's naive local isoformat and completed_at_utc as ISO UTC", () => {
+  it("orders tool_statistics by first use: entries in the order fed, calls in message order", () => {
+    const stats = new RunStatistics({ run_name: "r" });
+    const feed = (task_id: string, messages: ChatMessage[]) =>
+      stats.addEntry(entry({ task_id, messages, tool_stats: extractToolStats(messages, HERMES_TOOL_NAMES).tool_stats }));
+    feed("1", [
+      { role: "assistant", content: null, tool_calls: [call("a", "write_file"), call("b", "read_file")] },
+      { role: "tool", tool_call_id: "b", content: "{}" },
+      { role: "tool", tool_call_id: "a", content: "{}" },
+      { role: "assistant", content: null, tool_calls: [call("c", "read_file"), call("d", "patch")] },
+    ]);
+    feed("2", []); // no tools
+    feed("3", [
+      { role: "assistant", content: null, tool_calls: [call("e", "todo"), call("f", "terminal"), call("g", "write_file")] },
+      // A result matched to no call counts under its own name, where it stands.
+      { role: "tool", tool_call_id: "zz", name: "search_files", content: "{}" },
+      { role: "assistant", content: null, tool_calls: [call("h", "patch"), call("i", "memory")] },
+    ]);
+    // An entry without messages: its used tools follow in its tool_stats key order.
+    stats.addEntry(entry({ task_id: "4", tool_stats: { zeta_tool: { count: 1, success: 1, failure: 0 }, alpha_tool: { count: 1, success: 0, failure: 1 }, idle: { count: 0, success: 0, failure: 0 } } }));
+    const tools = stats.toJSON().tool_statistics;
+    expect(Object.keys(tools)).toEqual(["write_file", "read_file", "patch", "todo", "terminal", "search_files", "memory", "zeta_tool", "alpha_tool"]);
+    expect(tools.read_file).toEqual({ count: 2, success: 1, failure: 0, success_rate: 100, failure_rate: 0 });
+    expect(tools.search_files).toEqual({ count: 0, success: 1, failure: 0, success_rate: 100, failure_rate: 0 });
+  });
+
+  it("writes completed_at as Python's naive local isoformat (6 digits from milliseconds) and completed_at_utc as ISO UTC", () => {
     const end = new Date("2026-03-04T05:06:07.089Z");
     const json = new RunStatistics({ run_name: "r", started_at: new Date("2026-03-04T05:00:00.000Z") }).toJSON(end);
     expect(json.completed_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/);
@@ -270,6 +304,8 @@ describe("RunStatistics", () => {
     expect(json.completed_at_utc).toBe("2026-03-04T05:06:07.089Z");
     expect(json.started_at).toBe("2026-03-04T05:00:00.000Z");
     expect(json.duration_seconds).toBe(367.09);
+    // Whole seconds: no fraction, as Python's isoformat() leaves it out at 0 microseconds.
+    expect(new RunStatistics({ run_name: "r" }).toJSON(new Date("2026-03-04T05:06:07.000Z")).completed_at).toMatch(/T\d\d:\d\d:07$/);
   });
 
   it("classifies approval errors", () => {

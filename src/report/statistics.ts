@@ -3,13 +3,17 @@
  * per task for the duration percentiles). The Hermes keys (run_name, distribution, total_prompts, model,
  * completed_at, duration_seconds, tool_statistics, reasoning_statistics) keep their meaning (§2.6).
  *
- * Fields of `statistics.json`:
+ * Fields of `statistics.json`, the original's ten first in the original's order (run_name, distribution,
+ * total_prompts, total_batches, batch_size, model, completed_at, duration_seconds, tool_statistics,
+ * reasoning_statistics), then ours (started_at, completed_at_utc, tasks, …, model_retries; reports.ts adds
+ * model_calls, scores, cost after them):
  *   run_name, distribution, model       as configured (distribution null when fixed toolsets were used)
- *   started_at, completed_at_utc        ISO UTC timestamps (`…Z`, milliseconds); duration_seconds between them (2 decimals)
- *   completed_at                        the same moment as the original writes it: naive local time with microseconds
- *                                       (Python's `datetime.now().isoformat()`)
  *   total_prompts                       tasks planned for this invocation (null when not given)
  *   total_batches, batch_size           the original's: ceil(total_prompts / batch_size), --batch-size
+ *   completed_at                        the end in the original's form, Python's `datetime.now().isoformat()`:
+ *                                       naive local time, 6 fraction digits from milliseconds (`.089000`; the
+ *                                       original has real microseconds), no fraction when the milliseconds are 0
+ *   started_at, completed_at_utc        ISO UTC timestamps (`…Z`, milliseconds); duration_seconds between them (2 decimals)
  *   (every *_rate and duration_seconds is written as a float, 100.0 not 100, as Python writes them)
  *   tasks                               {total, trajectories, failed, dropped} recorded in this invocation
  *   outcomes                            count per Outcome class (every class listed, zeros included)
@@ -17,7 +21,13 @@
  *   completion_rate, partial_rate       percent of trajectories + failures, 2 decimals
  *   tool_statistics                     per tool used (as the original: only tools with a call or a result),
  *                                       {count, success, failure, success_rate, failure_rate}; rates are percent
- *                                       of success+failure, 2 decimals, 0 without results
+ *                                       of success+failure, 2 decimals, 0 without results. Keys in first-use
+ *                                       order: entries in the order they are fed (trajectories.jsonl line
+ *                                       order), within an entry the message order of its tool calls (a result
+ *                                       matched to no call counts where it stands); tools of an entry without
+ *                                       `messages` follow in its tool_stats key order. The original's is first
+ *                                       use too, per batch (prompts in index order), batches in the order they
+ *                                       finished (imap_unordered), so with several batches it changes run to run
  *   reasoning_statistics                {total_assistant_turns, turns_with_reasoning, turns_without_reasoning,
  *                                        coverage_rate (percent of turns), trajectories_with_reasoning,
  *                                        trajectories_without_reasoning, turns_with_reasoning_only_in_details};
@@ -39,7 +49,7 @@
  * The counts cover whatever the caller feeds: the runner feeds every result of the run folder (reports.ts),
  * so a resumed run reports what an uninterrupted one would; started_at/duration are the last invocation's.
  */
-import { addUsage, tokenTotals, type TokenTotals, type Usage } from "../core/chat.js";
+import { addUsage, tokenTotals, type ChatMessage, type TokenTotals, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
 import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
@@ -61,24 +71,15 @@ export interface ToolStatistic {
 export interface RunStatisticsJson {
   run_name: string;
   distribution: string | null;
-  model: string | null;
-  /** ISO UTC, milliseconds (ours). */
-  started_at: string;
-  /** The original's: naive local time with microseconds, Python's `datetime.now().isoformat()`. */
-  completed_at: string;
-  /** The same moment as `completed_at`, ISO UTC with milliseconds (ours, pairs with started_at). */
-  completed_at_utc: string;
-  duration_seconds: number;
   total_prompts: number | null;
   /** The original's: batches of `batch_size` prompts over total_prompts (tasks run in any order here). */
   total_batches: number | null;
   batch_size: number;
-  tasks: { total: number; trajectories: number; failed: number; dropped: number };
-  outcomes: Record<Outcome, number>;
-  completed: number;
-  partial: number;
-  completion_rate: number;
-  partial_rate: number;
+  model: string | null;
+  /** The original's form, Python's `datetime.now().isoformat()`: naive local time, 6 fraction digits from milliseconds. */
+  completed_at: string;
+  duration_seconds: number;
+  /** Tools used, in first-use order (see above). */
   tool_statistics: Record<string, ToolStatistic>;
   reasoning_statistics: {
     total_assistant_turns: number;
@@ -90,6 +91,16 @@ export interface RunStatisticsJson {
     /** Ours: turns whose reasoning came only in reasoning_details (kept in `messages`, not in `conversations`). */
     turns_with_reasoning_only_in_details: number;
   };
+  /** ISO UTC, milliseconds (ours). */
+  started_at: string;
+  /** The same moment as `completed_at`, ISO UTC with milliseconds (ours, pairs with started_at). */
+  completed_at_utc: string;
+  tasks: { total: number; trajectories: number; failed: number; dropped: number };
+  outcomes: Record<Outcome, number>;
+  completed: number;
+  partial: number;
+  completion_rate: number;
+  partial_rate: number;
   tokens: TokenTotals;
   token_usage: { agent: Usage; approver: Usage; judge: Usage };
   durations_ms: { count: number; mean: number; p50: number; p95: number; max: number };
@@ -201,6 +212,28 @@ export function isApprovalError(rec: ApprovalRecord): boolean {
   return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
 }
 
+/**
+ * Tool names of one task in the order they first appear in its messages: each assistant turn's tool calls
+ * in order, and a tool result under its call's name (so it adds a name only when matched to no call, under
+ * its own `name`, as extractToolStats counts it).
+ */
+export function toolsByFirstUse(messages: readonly ChatMessage[]): string[] {
+  const seen = new Set<string>();
+  const callNames = new Map<string, string>();
+  for (const msg of messages) {
+    if (msg.role === "assistant") {
+      for (const call of msg.tool_calls ?? []) {
+        seen.add(call.function.name);
+        callNames.set(call.id, call.function.name);
+      }
+    } else if (msg.role === "tool") {
+      const name = callNames.get(msg.tool_call_id) ?? msg.name;
+      if (name !== undefined) seen.add(name);
+    }
+  }
+  return [...seen];
+}
+
 const addTo = addUsage;
 
 const zeroUsage = (): Usage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
@@ -246,7 +279,12 @@ export class RunStatistics {
     this.outcomes[entry.outcome] = (this.outcomes[entry.outcome] ?? 0) + 1;
     if (entry.completed) this.completed++;
     if (entry.partial) this.partial++;
-    for (const [name, s] of Object.entries(entry.tool_stats ?? {})) {
+    // Entries list every known tool with zeros (their tool_stats); the original lists only the tools used,
+    // in first-use order: a used tool is registered here in its message order, the first time any entry uses it.
+    const used = Object.entries(entry.tool_stats ?? {}).filter(([, s]) => s.count > 0 || s.success > 0 || s.failure > 0);
+    const usedNames = new Set(used.map(([name]) => name));
+    for (const name of toolsByFirstUse(entry.messages ?? [])) if (usedNames.has(name)) this.tool(name);
+    for (const [name, s] of used) {
       const t = this.tool(name);
       t.count += s.count;
       t.success += s.success;
@@ -345,26 +383,34 @@ export class RunStatistics {
   toJSON(completedAt: Date = new Date()): RunStatisticsJson {
     const decided = this.trajectories + this.failed;
     const tool_statistics: Record<string, ToolStatistic> = {};
-    for (const name of [...this.tools.keys()].sort()) {
-      const t = this.tools.get(name)!;
-      // Entries list every known tool with zeros (their tool_stats); the original lists only the tools used.
-      if (t.count === 0 && t.success === 0 && t.failure === 0) continue;
+    for (const [name, t] of this.tools) {
       const judged = t.success + t.failure;
       tool_statistics[name] = { ...t, success_rate: percent(t.success, judged), failure_rate: percent(t.failure, judged) };
     }
     const sortedRecord = <V>(m: Map<string, V>): Record<string, V> =>
       Object.fromEntries([...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    // The original's keys in the original's order, then ours.
     return {
       run_name: this.init.run_name,
       distribution: this.init.distribution ?? null,
-      model: this.init.model ?? null,
-      started_at: this.startedAt.toISOString(),
-      completed_at: pythonLocalIsoformat(completedAt),
-      completed_at_utc: completedAt.toISOString(),
-      duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
       total_prompts: this.init.total_prompts ?? null,
       total_batches: this.init.total_prompts == null ? null : Math.ceil(this.init.total_prompts / this.batchSize),
       batch_size: this.batchSize,
+      model: this.init.model ?? null,
+      completed_at: pythonLocalIsoformat(completedAt),
+      duration_seconds: round2((completedAt.getTime() - this.startedAt.getTime()) / 1000),
+      tool_statistics,
+      reasoning_statistics: {
+        total_assistant_turns: this.reasoning.turns,
+        turns_with_reasoning: this.reasoning.withReasoning,
+        turns_without_reasoning: this.reasoning.turns - this.reasoning.withReasoning,
+        coverage_rate: percent(this.reasoning.withReasoning, this.reasoning.turns),
+        trajectories_with_reasoning: this.reasoning.trajWith,
+        trajectories_without_reasoning: this.reasoning.trajWithout,
+        turns_with_reasoning_only_in_details: this.reasoning.onlyInDetails,
+      },
+      started_at: this.startedAt.toISOString(),
+      completed_at_utc: completedAt.toISOString(),
       tasks: {
         total: decided + this.droppedCount(),
         trajectories: this.trajectories,
@@ -376,16 +422,6 @@ export class RunStatistics {
       partial: this.partial,
       completion_rate: percent(this.completed, decided),
       partial_rate: percent(this.partial, decided),
-      tool_statistics,
-      reasoning_statistics: {
-        total_assistant_turns: this.reasoning.turns,
-        turns_with_reasoning: this.reasoning.withReasoning,
-        turns_without_reasoning: this.reasoning.turns - this.reasoning.withReasoning,
-        coverage_rate: percent(this.reasoning.withReasoning, this.reasoning.turns),
-        trajectories_with_reasoning: this.reasoning.trajWith,
-        trajectories_without_reasoning: this.reasoning.trajWithout,
-        turns_with_reasoning_only_in_details: this.reasoning.onlyInDetails,
-      },
       tokens: tokenTotals(this.agentUsage.total_tokens, this.approvalUsage.total_tokens, this.judgeUsage.total_tokens),
       token_usage: { agent: { ...this.agentUsage }, approver: { ...this.approvalUsage }, judge: { ...this.judgeUsage } },
       durations_ms: {
