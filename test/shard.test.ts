@@ -367,6 +367,11 @@ describe("hermes-batch merge", () => {
     const stats = JSON.parse(readFileSync(join(dirs.good, "statistics.json"), "utf8"));
     expect(stats.run_name).toBe("exp");
     expect(stats.model).toBe("m1");
+    // The original's keys in its order (batch_runner.py final_stats), then ours.
+    expect(Object.keys(stats).slice(0, 12)).toEqual([
+      "run_name", "distribution", "total_prompts", "total_batches", "batch_size", "model", "completed_at", "duration_seconds",
+      "tool_statistics", "reasoning_statistics", "started_at", "completed_at_utc",
+    ]);
     expect(stats.tasks).toEqual({ total: 7, trajectories: 4, failed: 2, dropped: 1 });
     expect(stats.outcomes).toMatchObject({ completed: 4, model_error: 2 });
     expect(stats.tool_statistics.terminal).toMatchObject({ count: 8, success: 4, failure: 4 });

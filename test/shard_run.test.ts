@@ -8,6 +8,7 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { toolsByFirstUse } from "../src/report/statistics.js";
 
 const DATASET = join(ROOT, "datasets", "smoke.jsonl");
 /** The test process may itself run inside a Slurm array or an Indexed Job: nothing of that may leak in. */
@@ -78,6 +79,13 @@ describe("sharded run + merge = unsharded run", () => {
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
     const timing = new Set(["run_name", "started_at", "completed_at", "completed_at_utc", "duration_seconds", "model_calls", "durations_ms"]);
     for (const key of Object.keys(a)) if (!timing.has(key)) expect(b[key], key).toEqual(a[key]);
+    expect(Object.keys(b)).toEqual(Object.keys(a)); // key order too: the original's keys first, then ours
+    // tool_statistics keys in first-use order over each run's own trajectories.jsonl (the merged file goes shard
+    // by shard, the unsharded one in completion order), so the two orders may differ; the values do not.
+    const firstUse = (rows: Record<string, any>[]) => [...new Set(rows.flatMap((e) => toolsByFirstUse(e.messages)))];
+    expect(Object.keys(a.tool_statistics).length).toBeGreaterThan(0);
+    expect(Object.keys(a.tool_statistics)).toEqual(firstUse(single));
+    expect(Object.keys(b.tool_statistics)).toEqual(firstUse(merged));
     expect(b.model_calls.calls).toBe(a.model_calls.calls);
     // Timing from the shards' own records: first start, last end.
     const records = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => JSON.parse(readFileSync(join(out, "exp", "shards", d, "shard-complete.json"), "utf8")));
