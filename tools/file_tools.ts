@@ -267,11 +267,14 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
     // The original tells every unreadable path (missing, a folder, no permission) "File not found".
     const similar = await similarFiles(env, path).catch(() => []);
     const missing = readResult({ error: `File not found: ${path}`, similar_files: similar });
+    // A folder has a time: the original records it as read all the same.
+    await recordRead(env, ctx, full, offset > 1);
     return { content: guardedRead(missing, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const fileSize = data.length;
   if (looksBinary(data.subarray(0, 1000))) {
     const binary = readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." });
+    await recordRead(env, ctx, full, offset > 1);
     return { content: guardedRead(binary, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const text = data.toString("utf8");
@@ -304,7 +307,71 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
       `This file is large (${grouped(fileSize)} bytes). Consider reading only the section you need with offset and limit ` +
       "to keep context usage efficient.";
   }
+  await recordRead(env, ctx, full, offset > 1 || truncated);
   return { content: guardedRead(result, path, repeatCount(ctx, ["read", path, offset, limit])) };
+}
+
+// ---------------------------------------------------------------- stale writes
+
+/** The file's modification time as the environment sees it, or undefined when it cannot be told. */
+async function mtimeOf(env: Environment, full: string, signal?: AbortSignal): Promise<string | undefined> {
+  const res = await env.exec(`stat -L -c %y ${shellQuote(full)} 2>/dev/null`, { timeoutMs: 10_000, signal }).catch(() => undefined);
+  const out = res?.exitCode === 0 ? res.stdout.trim() : "";
+  return out === "" ? undefined : out;
+}
+
+/** read_file records what the task saw of the file: its time, and whether the view was partial. */
+async function recordRead(env: Environment, ctx: ToolContext, full: string, partial: boolean): Promise<void> {
+  if (!ctx.fileStamps) return;
+  const mtime = await mtimeOf(env, full, ctx.signal);
+  if (mtime !== undefined) ctx.fileStamps.set(full, { mtime, partial });
+}
+
+/** A successful write is a full read: the task now knows the file as it is. */
+async function noteWrites(env: Environment, ctx: ToolContext, paths: readonly string[]): Promise<void> {
+  if (!ctx.fileStamps) return;
+  for (const p of paths) {
+    const full = absolutePath(env, p);
+    const mtime = await mtimeOf(env, full, ctx.signal);
+    if (mtime !== undefined) ctx.fileStamps.set(full, { mtime, partial: false });
+  }
+}
+
+/**
+ * The original's stale-write warnings (its file-state registry's check_stale), one per path that the task
+ * read and that changed on disk since, or that it last read only in part. Paths it never read, and
+ * missing files, are not warned about.
+ */
+async function staleWarnings(env: Environment, ctx: ToolContext, paths: readonly string[]): Promise<string[]> {
+  const warnings: string[] = [];
+  if (!ctx.fileStamps) return warnings;
+  for (const p of paths) {
+    const full = absolutePath(env, p);
+    const stamp = ctx.fileStamps.get(full);
+    if (!stamp) continue;
+    const now = await mtimeOf(env, full, ctx.signal);
+    if (now === undefined) continue;
+    if (now !== stamp.mtime) {
+      warnings.push(`${full} was modified since you last read it on disk (external edit or unrecorded writer). Re-read the file before writing.`);
+    } else if (stamp.partial) {
+      warnings.push(`${full} was last read with offset/limit pagination (partial view). Re-read the whole file before overwriting it.`);
+    }
+  }
+  return warnings;
+}
+
+/** The result with the warnings as `_warning` (joined by " | "), placed before a `_hint` as the original does. */
+function withWarnings(result: ToolResult, warnings: readonly string[]): ToolResult {
+  const content = result.content;
+  if (warnings.length === 0 || typeof content !== "object" || content === null || Array.isArray(content)) return result;
+  const { _hint, ...rest } = content as Record<string, unknown>;
+  return { ...result, content: { ...rest, _warning: warnings.join(" | "), ...(_hint === undefined ? {} : { _hint }) } };
+}
+
+/** Whether a write_file / patch result is a success (no `error`), after which the paths count as read. */
+function succeeded(result: ToolResult): boolean {
+  const content = result.content as Record<string, unknown> | undefined;
+  return !result.error && !(content && typeof content === "object" && content.error);
 }
 
 // ---------------------------------------------------------------- write effects
@@ -327,8 +394,15 @@ const writeArgs = z.object({
  * the path names a folder (the original runs `mkdir -p` on it then), false for a bare file name.
  */
 export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: ToolContext): Promise<ToolResult> {
-  const { path, content } = args;
   const env = await ctx.getEnv();
+  const warnings = await staleWarnings(env, ctx, [args.path]);
+  const result = await writeFile(args, env);
+  if (succeeded(result)) await noteWrites(env, ctx, [args.path]);
+  return withWarnings(result, warnings);
+}
+
+async function writeFile(args: z.infer<typeof writeArgs>, env: Environment): Promise<ToolResult> {
+  const { path, content } = args;
   const full = absolutePath(env, path);
   const dirsCreated = pyDirname(path) !== "";
   try {
@@ -537,15 +611,34 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
  * syntax check by extension), `{success: false, error}` when the file cannot be read or old_string is
  * not found once (with its "Did you mean" lines, or a `_hint`), and a bare `{error}` for missing arguments.
  */
+/** The paths a patch call is checked for: `path` when given, then each file a V4A patch names (as the original reads them). */
+function checkedPaths(args: PatchArgs): string[] {
+  const paths = args.path ? [args.path] : [];
+  if ((args.mode ?? "replace") === "patch" && args.patch) {
+    for (const m of args.patch.matchAll(/^\*\*\*\s+(?:Update|Add|Delete)\s+File:\s*(.+)$/gm)) paths.push(m[1]!.trim());
+  }
+  return paths;
+}
+
 export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
   const mode = args.mode ?? "replace";
   if (mode === "patch") {
     if (!args.patch) return { content: { error: "patch content required" } };
-    return applyV4A(args.patch, ctx);
+  } else {
+    if (mode !== "replace") return { content: { error: `Unknown mode: ${mode}` } };
+    if (!args.path) return { content: { error: "path required" } };
+    if (args.old_string === undefined || args.new_string === undefined) return { content: { error: "old_string and new_string required" } };
   }
-  if (mode !== "replace") return { content: { error: `Unknown mode: ${mode}` } };
-  if (!args.path) return { content: { error: "path required" } };
-  if (args.old_string === undefined || args.new_string === undefined) return { content: { error: "old_string and new_string required" } };
+  const env = await ctx.getEnv();
+  const paths = checkedPaths(args);
+  const warnings = await staleWarnings(env, ctx, paths);
+  const result = mode === "patch" ? await applyV4A(args.patch!, ctx) : await replaceOnce(args, ctx);
+  if (succeeded(result)) await noteWrites(env, ctx, paths);
+  return withWarnings(result, warnings);
+}
+
+async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
+  if (args.path === undefined || args.old_string === undefined || args.new_string === undefined) return { content: { error: "path required" } };
   const path = args.path;
   let oldString = args.old_string;
   let replacement = args.new_string;

@@ -20,6 +20,7 @@ import {
   serializeToolResult,
   toolFailure,
   type FileReadTracker,
+  type FileStamp,
   type ToolContext,
   type ToolEffect,
   type ToolEntry,
@@ -106,6 +107,8 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   // The original's read-loop guard: identical read_file/search_files calls in a row are counted; any other
   // tool that is not answered by the loop itself (todo, memory) starts the count again.
   const fileReads: FileReadTracker = { consecutive: 0 };
+  // The original's file-state registry: what the task last read or wrote of each file, for stale-write warnings.
+  const fileStamps = new Map<string, FileStamp>();
 
   /** Asks the gate about each effect; the first denial is the call's result. */
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
@@ -158,7 +161,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       fileReads.lastKey = undefined;
       fileReads.consecutive = 0;
     }
-    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads } : callerCtx;
+    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads, fileStamps } : { ...callerCtx, fileStamps };
     let state: unknown;
     if (entry.loopTool) {
       if (!states.has(entry.name)) states.set(entry.name, entry.createState!());

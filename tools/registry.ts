@@ -32,6 +32,15 @@ export interface FileReadTracker {
   consecutive: number;
 }
 
+/**
+ * What the task last knew of a file it read or wrote (the original's file-state registry): the file's
+ * modification time then, and whether the read showed only part of it (offset past 1, or truncated).
+ */
+export interface FileStamp {
+  mtime: string;
+  partial: boolean;
+}
+
 /** What a handler gets besides its arguments. */
 export interface ToolContext {
   taskId: string;
@@ -48,6 +57,11 @@ export interface ToolContext {
    * (the original's read-loop guard); the pipeline resets it when any other tool runs.
    */
   fileReads?: FileReadTracker;
+  /**
+   * The task's stamps of the files it read or wrote, by absolute path: write_file and patch warn when a file
+   * changed on disk since, or was last read only in part (the original's stale-write warning).
+   */
+  fileStamps?: Map<string, FileStamp>;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
   mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }
