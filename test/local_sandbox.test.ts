@@ -10,7 +10,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/environments/local_sandbox.js";
 import { taskEnvironment } from "../tools/environments/task_env.js";
 import { detectDangerousCommandResolved } from "../tools/approval/gate.js";
-import { waitUntil } from "./helpers/local_ctx.js";
+import { silentLogger, waitUntil } from "./helpers/local_ctx.js";
+import { createToolPipeline } from "../tools/pipeline.js";
+import "../tools/file_tools.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 
 let root: string;
@@ -184,6 +186,15 @@ describe("local sandbox: files and symlinks", () => {
     await expect(env.readFile("missing.txt")).rejects.toMatchObject({ code: "ENOENT" });
     await env.exec("ln -s /root/.hermes-batch/config.yaml cfg");
     await expect(env.readFile("cfg")).rejects.toThrow();
+  });
+
+  it("write_file under a path that is a file fails in the shell's words, without the sandbox's path", async () => {
+    const env = await sandbox();
+    await env.exec("printf 'x\\n' > r.txt");
+    await expect(env.writeFile("r.txt/sub.txt", "z")).rejects.toMatchObject({ code: "ENOTDIR" });
+    const ctx = { taskId: "t", envKind: "local", getEnv: async () => env, logger: silentLogger };
+    const text = await createToolPipeline().call("write_file", { path: "r.txt/sub.txt", content: "z" }, ctx);
+    expect(JSON.parse(text)).toEqual({ bytes_written: 0, dirs_created: false, error: "Failed to write file: r.txt/sub.txt: Not a directory" });
   });
 
   it("resolves paths inside the sandbox for the approval gate: a delete through a link to a host folder is flagged", async () => {

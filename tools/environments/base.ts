@@ -143,6 +143,35 @@ export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): { text: strin
 }
 
 /** Single-quotes a string for POSIX sh. */
+/** The errno codes a shell's message about a failed write names (mkdir -p, or `cat > PATH`). */
+export type ShellWriteErrorCode = "ENOTDIR" | "EISDIR" | "EACCES" | "EPERM" | "EROFS" | "ENOSPC" | "EDQUOT";
+
+const SHELL_WRITE_ERRORS: [RegExp, ShellWriteErrorCode][] = [
+  // `mkdir -p` meeting a file on the way says "File exists"; the redirection says "Not a directory".
+  [/File exists|Not a directory/, "ENOTDIR"],
+  [/Is a directory/, "EISDIR"],
+  [/Permission denied/, "EACCES"],
+  [/Operation not permitted/, "EPERM"],
+  [/Read-only file system/, "EROFS"],
+  [/No space left on device/, "ENOSPC"],
+  [/Disk quota exceeded/, "EDQUOT"],
+];
+
+/** The errno code of a failed shell write, from its message, when it is a usual one (so tools can word it without the path inside the sandbox). */
+export function shellWriteErrorCode(message: string): ShellWriteErrorCode | undefined {
+  return SHELL_WRITE_ERRORS.find(([re]) => re.test(message))?.[1];
+}
+
+/** A write that failed in the environment's shell: the shell's message, and the errno code it names when it names a usual one. */
+export class ShellWriteError extends Error {
+  readonly code: ShellWriteErrorCode | undefined;
+  constructor(message: string) {
+    super(message);
+    this.name = "ShellWriteError";
+    this.code = shellWriteErrorCode(message);
+  }
+}
+
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }

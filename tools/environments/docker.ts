@@ -35,6 +35,7 @@ import {
   type ExecResult,
   type VerifyOptions,
   EnvironmentLostError,
+  shellWriteErrorCode,
 } from "./base.js";
 import { ContainerFileError, mkdirViaArchive, readViaArchive } from "./docker_archive.js";
 import {
@@ -456,7 +457,10 @@ export class DockerEnvironment implements Environment {
     const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf }).catch(async (err: unknown) => {
       throw await this.explain(err);
     });
-    if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
+    if (res.exitCode !== 0) {
+      const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+      throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
+    }
   }
 
   private async backgroundManager(): Promise<BackgroundProcessManager> {
@@ -551,7 +555,10 @@ export class DockerEnvironment implements Environment {
     for (const f of opts.files ?? []) {
       const full = this.resolvePath(f.path);
       const res = await runExecRaw(this.container, { cmd: ["sh", "-c", PUT_FILE, "hb", full, this.workdir], user: this.runUser.user, stdin: f.data });
-      if (res.exitCode !== 0) throw new ContainerFileError(`${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`, "EIO");
+      if (res.exitCode !== 0) {
+      const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+      throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
+    }
     }
     return runPlainCommand(this.container, {
       command,

@@ -8,6 +8,7 @@ import { posix } from "node:path";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import tar from "tar-stream";
+import type { ShellWriteErrorCode } from "./base.js";
 import { dockerErrorMessage, statusCodeOf } from "./docker_client.js";
 
 /** What the engine reports about a path (Go's os.FileMode in `mode`). */
@@ -36,7 +37,7 @@ export function isSymlinkStat(st: PathStat): boolean {
 export class ContainerFileError extends Error {
   constructor(
     message: string,
-    readonly code: "ENOENT" | "EISDIR" | "EIO",
+    readonly code: "ENOENT" | "EIO" | ShellWriteErrorCode,
   ) {
     super(message);
     this.name = "ContainerFileError";

@@ -31,6 +31,7 @@ import {
   type ExecOptions,
   type ExecResult,
   type VerifyOptions,
+  ShellWriteError,
 } from "./base.js";
 import {
   SANDBOX_HOME,
@@ -348,7 +349,7 @@ export class SandboxEnvironment implements Environment {
         cwd: SANDBOX_WORKDIR,
         timeoutMs: FILE_OP_TIMEOUT_MS,
       });
-      if (r.exitCode !== 0) throw new Error((r.stderr || r.stdout).trim() || `cannot write ${full} (exit ${r.exitCode})`);
+      if (r.exitCode !== 0) throw new ShellWriteError((r.stderr || r.stdout).trim() || `cannot write ${full} (exit ${r.exitCode})`);
     } finally {
       await unlink(join(this.ioDir, name)).catch(() => undefined);
     }

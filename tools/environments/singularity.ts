@@ -33,6 +33,7 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  ShellWriteError,
 } from "./base.js";
 import { runInProcessGroup } from "./host_process.js";
 import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
@@ -376,7 +377,7 @@ export class SingularityEnvironment implements Environment {
       input: typeof data === "string" ? Buffer.from(data) : data,
       timeout: 60_000,
     });
-    if (r.exitCode !== 0) throw new Error(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
+    if (r.exitCode !== 0) throw new ShellWriteError(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
   }
 
   startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
