@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, assertBuilt, cleanEnv } from "./helpers/cli.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { startFakeOpenAI, taskTurn, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { waitUntil } from "./helpers/local_ctx.js";
 
 const API_KEY = "sk-hostile-endpoint-7f3a9c2e51b04d8f";
@@ -216,9 +216,7 @@ describe("local sandbox faults through the CLI", () => {
     beforeAll(async () => {
       server = await startFakeOpenAI((req: RecordedRequest): Reply => {
         if (req.body?.response_format) return text(JSON.stringify({ decision: "deny", reason: "deny" }));
-        const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
-        const id = /task:(\S+)/.exec(prompt)![1]!;
-        const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
+        const { id, turn } = taskTurn(req);
         if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: commands.get(id)! } }]);
         if (id.startsWith("hang")) return { kind: "hang" };
         if (turn === 1 && id === "bomb") return toolCalls([{ name: "terminal", arguments: { command: "echo after-bomb" } }]);

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
 
 const COMMANDS: Record<string, string> = {
   hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
@@ -21,12 +21,7 @@ const COMMANDS: Record<string, string> = {
 let server: FakeOpenAI;
 
 beforeAll(async () => {
-  server = await startFakeOpenAI((req) => {
-    const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
-    const id = /task:(\S+)/.exec(prompt)![1]!;
-    const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
-    return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: COMMANDS[id]!, timeout: 120 } }]) : text("done");
-  });
+  server = await startFakeOpenAI(scriptedPerTask((id) => [{ name: "terminal", arguments: { command: COMMANDS[id]!, timeout: 120 } }]));
 });
 
 afterAll(async () => {

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
+import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 
 /** Finds every `__HB_<16 hex>__` in the writable memory of every process it may read (itself and its ancestors excepted). */
 const SCAN_PY = `
@@ -105,13 +105,7 @@ const ROWS: Row[] = [
 let server: FakeOpenAI;
 
 beforeAll(async () => {
-  server = await startFakeOpenAI((req) => {
-    const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
-    const id = /task:(\S+)/.exec(prompt)![1]!;
-    const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
-    const calls = SCRIPTS[id]!;
-    return turn < calls.length ? toolCalls([calls[turn]!]) : text("done");
-  });
+  server = await startFakeOpenAI(scriptedPerTask((id) => SCRIPTS[id]!));
 });
 
 afterAll(async () => {

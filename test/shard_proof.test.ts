@@ -9,19 +9,9 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
-import { CLI, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { cleanEnv, CLI, NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 
-const NO_SCHEDULER = {
-  SLURM_ARRAY_TASK_ID: "",
-  SLURM_ARRAY_TASK_MIN: "",
-  SLURM_ARRAY_TASK_MAX: "",
-  SLURM_ARRAY_TASK_STEP: "",
-  SLURM_ARRAY_TASK_COUNT: "",
-  SLURM_JOB_ID: "",
-  JOB_COMPLETION_INDEX: "",
-  HERMES_BATCH_SHARD_COUNT: "",
-};
 const KEY = "sk-test-shard-proof-0123456789";
 const N = 3;
 const KILLED = 2;

@@ -7,20 +7,10 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, ROOT, runCli, tempDir } from "./helpers/cli.js";
 import { toolsByFirstUse } from "../src/report/statistics.js";
 
 const DATASET = join(ROOT, "datasets", "smoke.jsonl");
-/** The test process may itself run inside a Slurm array or an Indexed Job: nothing of that may leak in. */
-const NO_SCHEDULER = {
-  SLURM_ARRAY_TASK_ID: "",
-  SLURM_ARRAY_TASK_MIN: "",
-  SLURM_ARRAY_TASK_MAX: "",
-  SLURM_ARRAY_TASK_STEP: "",
-  SLURM_ARRAY_TASK_COUNT: "",
-  JOB_COMPLETION_INDEX: "",
-  HERMES_BATCH_SHARD_COUNT: "",
-};
 
 function readJsonl(path: string): Record<string, any>[] {
   return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));

@@ -15,6 +15,18 @@ export function tempDir(prefix = "hb-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/** The test process may itself run inside a Slurm array or an Indexed Job: nothing of that may leak into a child run. */
+export const NO_SCHEDULER = {
+  SLURM_ARRAY_TASK_ID: "",
+  SLURM_ARRAY_TASK_MIN: "",
+  SLURM_ARRAY_TASK_MAX: "",
+  SLURM_ARRAY_TASK_STEP: "",
+  SLURM_ARRAY_TASK_COUNT: "",
+  SLURM_JOB_ID: "",
+  JOB_COMPLETION_INDEX: "",
+  HERMES_BATCH_SHARD_COUNT: "",
+};
+
 /** Environment for child runs: no real keys from the developer's shell leak into tests. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};

@@ -109,6 +109,22 @@ function streamChunks(reply: Extract<Reply, { kind: "json" }>): string[] {
   return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).concat("data: [DONE]\n\n");
 }
 
+/** The `task:ID` a test prompt names, and how many assistant turns the conversation already holds. */
+export function taskTurn(req: RecordedRequest): { id: string; turn: number } {
+  const prompt: string = req.body.messages.find((m: { role: string }) => m.role === "user").content;
+  const id = /task:(\S+)/.exec(prompt)![1]!;
+  return { id, turn: req.body.messages.filter((m: { role: string }) => m.role === "assistant").length };
+}
+
+/** A handler that plays each task's scripted tool calls, one per turn, then answers "done". */
+export function scriptedPerTask(callsOf: (id: string) => ToolCallSpec[]): Handler {
+  return (req) => {
+    const { id, turn } = taskTurn(req);
+    const calls = callsOf(id);
+    return turn < calls.length ? toolCalls([calls[turn]!]) : text("done");
+  };
+}
+
 export interface FakeOpenAI {
   baseURL: string;
   url: string;
