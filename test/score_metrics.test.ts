@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { matchExpected, normalizeAnswer, parseNumber, ExpectedSchema } from "../src/score/matchers.js";
-import { mcnemarExact, passAtK, passHatK, wilson } from "../src/score/metrics.js";
+import { mcnemar, passAtK, passHatK, wilson } from "../src/score/metrics.js";
 import { combineScores, runScoreMetrics, scoreMetrics, type ScoredSample } from "../src/score/summary.js";
 
 describe("expected matchers", () => {
@@ -66,10 +66,10 @@ describe("metrics", () => {
   });
 
   it("exact McNemar: b=1, c=9 gives p = 22/1024; no discordant pair gives 1", () => {
-    expect(mcnemarExact(1, 9)).toBeCloseTo(22 / 1024, 12);
-    expect(mcnemarExact(9, 1)).toBeCloseTo(22 / 1024, 12);
-    expect(mcnemarExact(0, 0)).toBe(1);
-    expect(mcnemarExact(5, 5)).toBe(1);
+    expect(mcnemar(1, 9).twoSided).toBeCloseTo(22 / 1024, 12);
+    expect(mcnemar(9, 1).twoSided).toBeCloseTo(22 / 1024, 12);
+    expect(mcnemar(0, 0).twoSided).toBe(1);
+    expect(mcnemar(5, 5).twoSided).toBe(1);
   });
 
 });

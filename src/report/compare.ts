@@ -17,7 +17,7 @@ import type { RunSample, RunSamples } from "./run_samples.js";
 /** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
 export type UnscoredLimit = { count: number } | { percent: number };
 
-export const DEFAULT_MAX_UNSCORED: UnscoredLimit = { percent: 10 };
+const DEFAULT_MAX_UNSCORED: UnscoredLimit = { percent: 10 };
 
 export interface CompareOptions {
   /** Replaces the default gate: a regression when the pass rate drops by more than this many points. */
@@ -153,7 +153,7 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 const rate = (t: TaskRecord) => t.passed / t.scored;
 
 /** The limit as a number of tasks out of `of`. */
-export function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
+function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
   return "count" in limit ? limit.count : (limit.percent / 100) * of;
 }
 
@@ -166,7 +166,7 @@ export function parseUnscoredLimit(value: string): UnscoredLimit | null {
   return Number.isInteger(n) ? { count: n } : null;
 }
 
-export function describeUnscoredLimit(limit: UnscoredLimit): string {
+function describeUnscoredLimit(limit: UnscoredLimit): string {
   return "count" in limit ? `${limit.count}` : `${limit.percent} %`;
 }
 

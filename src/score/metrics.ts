@@ -68,11 +68,6 @@ export function mcnemar(lost: number, gained: number): { twoSided: number; drop:
   return { twoSided: Math.min(1, 2 * cdf(Math.min(lost, gained))), drop: cdf(gained) };
 }
 
-/** Two-sided exact McNemar p for `b` tasks that passed only in the baseline and `c` only in the current run. */
-export function mcnemarExact(b: number, c: number): number {
-  return mcnemar(b, c).twoSided;
-}
-
 /** What the one-run interval needs of a task: its scored epochs, how many passed, and its first scored epoch. */
 export interface TaskPasses {
   n: number;
