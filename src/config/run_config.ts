@@ -3,7 +3,7 @@
  * schema of the option table (run_options.ts). Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
  */
 import { readFileSync, realpathSync, statSync } from "node:fs";
-import { cpus, homedir } from "node:os";
+import { cpus, homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
 import { z } from "zod";
@@ -208,6 +208,8 @@ function checkSandboxReadOnly(config: RunConfig, f: (key: string) => string): vo
   const guarded: { what: string; path: string; inside: boolean }[] = [
     { what: "the output dir", path: real(config.output_dir), inside: true },
     { what: "your home", path: real(homedir()), inside: false },
+    // Where the tasks' own file systems (the disk quota) are mounted.
+    { what: "the temporary folder", path: real(tmpdir()), inside: false },
   ];
   if (config.dataset !== "-" && config.dataset !== undefined) guarded.push({ what: "the dataset's folder", path: real(dirname(resolve(config.dataset))), inside: true });
   config.sandbox_ro = config.sandbox_ro.map((given) => {

@@ -1,15 +1,17 @@
 /**
- * A disk quota on a local task folder (`--disk SIZE`, root only): the folder is the mount point of a file system
- * of that size of its own, an ext4 image (sparse: it takes on the host only what the task writes) mounted through
+ * A disk quota on a task folder (`--disk SIZE`, default 10g; root only): the folder is a file system of that size
+ * of its own, an ext4 image (sparse: it takes on the host only what the task writes) mounted through
  * a loop device with nosuid,nodev. A task that fills it gets ENOSPC, and the sandbox reports `disk_limit`. Not a
- * watcher: the kernel refuses the write. Costs a mke2fs and a mount per task (tens of ms), which is why it is
- * asked for rather than on by default.
+ * watcher: the kernel refuses the write. The file systems are made ahead in a pool (disk_pool.ts), and a task's
+ * folder becomes a link to a ready one, so a task's start pays no process for it.
  *
- * The image lives beside the folder (`<folder>.disk`) and is removed with it; a folder kept by
- * `--keep-workspaces` gets its files copied out of the image before the image goes.
+ * The image and its mount point live in the thread's `hermes-disk-*` temporary folder and are removed after the
+ * task; a folder kept by `--keep-workspaces` gets its files copied out of the image before the image goes.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, statfsSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statfsSync, symlinkSync } from "node:fs";
+import { dirname } from "node:path";
+import { diskPool, runTool } from "./disk_pool.js";
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgt]i?b?)?$/i;
 
@@ -23,64 +25,64 @@ export function parseSize(text: string): number | undefined {
   return bytes > 0 ? bytes : undefined;
 }
 
-/** Why a quota cannot be made here, or undefined when it can (root, mke2fs, loop devices). */
+let unavailable: { why: string | undefined } | undefined;
+
+/** Why a quota cannot be made here, or undefined when it can (root, mke2fs, loop devices). Asked once a thread. */
 export function diskQuotaUnavailable(): string | undefined {
+  unavailable ??= { why: probeDiskQuota() };
+  return unavailable.why;
+}
+
+function probeDiskQuota(): string | undefined {
   if (process.getuid?.() !== 0) return "a disk quota needs a root harness (it mounts a file system per task)";
   if (!existsSync("/dev/loop-control")) return "no loop devices (/dev/loop-control)";
   if (spawnSync("sh", ["-c", "command -v mke2fs && command -v mount"], { stdio: "ignore" }).status !== 0) return "mke2fs or mount is missing";
   return undefined;
 }
 
-function run(file: string, args: string[]): void {
-  const r = spawnSync(file, args, { encoding: "utf8", timeout: 60_000 });
-  if (r.status !== 0) throw new Error(`${file} ${args.join(" ")}: ${(r.stderr || r.error?.message || `exit ${r.status}`).trim().split("\n")[0]}`);
-}
-
 export class DiskQuota {
-  private mounted = false;
+  private mounted = true;
 
   private constructor(
-    readonly dir: string,
+    /** Where the file system is mounted (a folder of the thread's pool). */
+    readonly mountPoint: string,
     readonly image: string,
     readonly bytes: number,
+    /** The task folder, a link to the mount point (none for a container's volume). */
+    readonly link?: string,
   ) {}
 
-  /** Makes `dir` (empty or new) the mount point of a `bytes`-sized file system owned by uid:gid. */
-  static create(dir: string, bytes: number, uid: number, gid: number): DiskQuota {
-    const image = `${dir}.disk`;
-    mkdirSync(dir, { recursive: true });
-    const carried = readdirSync(dir).length > 0;
-    rmSync(image, { force: true });
-    run("truncate", ["-s", String(bytes), image]);
-    const q = new DiskQuota(dir, image, bytes);
+  /** A file system of `bytes` owned by uid:gid that stays at its pool folder (a container binds it as a volume). */
+  static async forContainer(bytes: number, uid: number, gid: number): Promise<DiskQuota> {
+    const slot = await diskPool(bytes).take(uid, gid);
+    return new DiskQuota(slot.mountPoint, slot.image, bytes);
+  }
+
+  /**
+   * Makes the task folder `dir` a link to a ready-made `bytes`-sized file system of this thread's pool, owned by
+   * uid:gid; the sandbox binds what the link names, so the task's whole folder is that file system. Files already
+   * in `dir` (a folder kept from an earlier attempt, or files put there before the sandbox) are copied into it.
+   */
+  static async create(dir: string, bytes: number, uid: number, gid: number): Promise<DiskQuota> {
+    const slot = await diskPool(bytes).take(uid, gid);
     try {
-      run("mke2fs", ["-q", "-t", "ext4", "-F", "-m", "0", "-O", "^has_journal", "-E", `lazy_itable_init=1,nodiscard,root_owner=${uid}:${gid}`, image]);
-      if (carried) {
-        // A folder kept from an earlier attempt: its files move into the new file system.
-        const staging = `${dir}.mnt`;
-        mkdirSync(staging, { recursive: true });
-        run("mount", ["-o", "loop,nosuid,nodev", image, staging]);
-        try {
-          run("cp", ["-a", "--", `${dir}/.`, `${staging}/`]);
-        } finally {
-          run("umount", [staging]);
-          rmdirSync(staging);
-        }
-        for (const e of readdirSync(dir)) rmSync(`${dir}/${e}`, { recursive: true, force: true });
-      }
-      run("mount", ["-o", "loop,nosuid,nodev", image, dir]);
-      q.mounted = true;
+      const st = lstatSync(dir, { throwIfNoEntry: false });
+      if (st?.isDirectory() && readdirSync(dir).length > 0) await runTool("cp", ["-a", "--", `${dir}/.`, `${slot.mountPoint}/`], 600);
+      if (st) rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dirname(dir), { recursive: true });
+      symlinkSync(slot.mountPoint, dir);
     } catch (err) {
-      rmSync(image, { force: true });
+      await unmount(slot.mountPoint);
+      rmSync(slot.image, { force: true });
       throw err;
     }
-    return q;
+    return new DiskQuota(slot.mountPoint, slot.image, bytes, dir);
   }
 
   /** True when the file system is (nearly) full: a write that failed with ENOSPC met the quota. */
   full(): boolean {
     try {
-      const s = statfsSync(this.dir);
+      const s = statfsSync(this.mountPoint);
       // ENOSPC comes before the last block is used (metadata, allocation granularity): near full is full.
       return s.bavail * s.bsize < Math.max(4 * 2 ** 20, this.bytes * 0.01);
     } catch {
@@ -88,22 +90,31 @@ export class DiskQuota {
     }
   }
 
-  /** Unmounts (copying the files out first when `keep`), then removes the image. */
-  remove(keep: boolean): void {
+  /** Unmounts (copying the files out to the task folder first when `keep`), then removes the image. */
+  async remove(keep: boolean): Promise<void> {
     if (!this.mounted) return;
     this.mounted = false;
     try {
-      if (keep) {
-        const out = `${this.dir}.kept`;
+      if (keep && this.link) {
+        const out = `${this.link}.kept`;
         mkdirSync(out, { recursive: true });
-        spawnSync("cp", ["-a", "--", `${this.dir}/.`, `${out}/`], { stdio: "ignore", timeout: 600_000 });
-        spawnSync("umount", [this.dir], { stdio: "ignore" });
-        spawnSync("sh", ["-c", 'rmdir -- "$1" && mv -- "$2" "$1"', "sh", this.dir, out], { stdio: "ignore" });
-      } else if (spawnSync("umount", [this.dir], { stdio: "ignore" }).status !== 0) {
-        spawnSync("umount", ["-l", this.dir], { stdio: "ignore" });
+        await runTool("cp", ["-a", "--", `${this.mountPoint}/.`, `${out}/`], 600).catch(() => undefined);
+        rmSync(this.link, { force: true });
+        renameSync(out, this.link);
+      } else if (this.link) {
+        rmSync(this.link, { force: true });
       }
+      await unmount(this.mountPoint);
+    } catch {
+      // A folder that could not be put back stays as `<folder>.kept`.
     } finally {
       rmSync(this.image, { force: true });
+      rmSync(this.mountPoint, { recursive: true, force: true });
     }
   }
+}
+
+/** Unmounts, lazily when something still holds a file of it. */
+async function unmount(point: string): Promise<void> {
+  await runTool("umount", [point]).catch(() => runTool("umount", ["-l", point]).catch(() => undefined));
 }

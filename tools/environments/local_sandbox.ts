@@ -140,7 +140,7 @@ export class SandboxEnvironment implements Environment {
     const taskDir = spec.hostTaskDir;
     await mkdir(taskDir, { recursive: true });
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
-    const quota = diskBytes !== undefined && diskQuotaUnavailable() === undefined ? DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
+    const quota = diskBytes !== undefined && diskQuotaUnavailable() === undefined ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
     const ioDir = await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
@@ -174,7 +174,7 @@ export class SandboxEnvironment implements Environment {
     }
     if (!shell) {
       await cgroup?.remove();
-      quota?.remove(options.removeTaskDirOnCleanup !== true);
+      await quota?.remove(options.removeTaskDirOnCleanup !== true);
       await rm(ioDir, { recursive: true, force: true });
       forgetTempDir(ioDir);
       throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
@@ -467,7 +467,7 @@ export class SandboxEnvironment implements Environment {
     if (this.quota) {
       // Its file system is unmounted once nothing of the sandbox holds a file in it.
       for (let i = 0; i < 100 && sandboxProcesses(undefined, this.pidNs).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
-      this.quota.remove(this.options.removeTaskDirOnCleanup !== true);
+      await this.quota.remove(this.options.removeTaskDirOnCleanup !== true);
     }
     await this.cgroup?.remove();
     if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });

@@ -136,14 +136,26 @@ export class SpawnHelper {
   }
 
   /** Runs one shell line in the helper; `answer` is a shell expression whose value comes back. */
-  private request(line: string, answer: string): Promise<string> {
+  /** `answersItself`: the line prints `$hb_seq <answer>` by itself (a background job), `answer` is not printed. */
+  private request(line: string, answer: string, answersItself = false): Promise<string> {
     const child = this.ensureChild();
     const seq = ++this.seq;
     return new Promise<string>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
       this.setRef(true);
-      child.stdin!.write(`${line}\nprintf '%s %s\\n' ${seq} "${answer}"\0`);
+      child.stdin!.write(answersItself ? `hb_seq=${seq}\n${line}\0` : `${line}\nprintf '%s %s\\n' ${seq} "${answer}"\0`);
     });
+  }
+
+  /**
+   * Runs a shell command line as a background job of the helper, so launches do not wait for it (mke2fs, mount):
+   * resolves with its exit status, or rejects with the last line it wrote on stderr.
+   */
+  async runCommand(line: string): Promise<void> {
+    const answer = await this.request(`( hb_err=$( { ${line} ; } 2>&1 >/dev/null ); hb_s=$?; printf '%s %s %s\\n' "$hb_seq" "$hb_s" "\${hb_err##*$'\\n'}" ) &`, "bg", true);
+    const sp = answer.indexOf(" ");
+    const status = answer.slice(0, sp < 0 ? undefined : sp);
+    if (status !== "0") throw new Error(`${line.split(" ")[0]}: ${(sp < 0 ? "" : answer.slice(sp + 1)) || `exit ${status}`}`);
   }
 
   private async takeFifos(n: number): Promise<string[]> {

@@ -2,22 +2,23 @@
  * Temporary folders a run makes for its sandboxes, all in $TMPDIR and named `hermes-<kind>-<pid>-XXXXXX`: the
  * spawn helper's FIFOs (`spawn`, one per worker thread), the unreadable shell copy (`shell`, one per thread), a
  * local sandbox's exchange folder (`io`), the verify step's files (`verify`), the host environment's background
- * state (`bg`). Each is removed by its owner when no longer needed; what is left is removed
+ * state (`bg`), the disk quota's ready-made file systems (`disk`, unmounted before removal). Each is removed by its owner when no longer needed; what is left is removed
  * - when the thread that made it exits (its `exit` event, when it gets one: a terminated worker thread does not),
  * - when the process exits (the main thread sweeps every folder carrying its own pid: worker threads share it),
  *   which is also how a run interrupted by SIGINT, SIGTERM or SIGHUP ends (the runner's handlers let it finish),
  * - and, for a process killed outright (SIGKILL), by the next run's start, which sweeps the folders of pids that
  *   are no longer alive.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isMainThread } from "node:worker_threads";
 import { pidAlive } from "../../src/core/pid_alive.js";
 
-export type TempKind = "spawn" | "shell" | "io" | "verify" | "bg";
-const NAME = /^hermes-(?:spawn|shell|io|verify|bg)-(\d+)-[A-Za-z0-9]{6}$/;
+export type TempKind = "spawn" | "shell" | "io" | "verify" | "bg" | "disk";
+const NAME = /^hermes-(?:spawn|shell|io|verify|bg|disk)-(\d+)-[A-Za-z0-9]{6}$/;
 
 const dirs = new Set<string>();
 let hooked = false;
@@ -90,7 +91,24 @@ export function installTempSweeper(): void {
   process.once("exit", () => sweepTempDirs("own"));
 }
 
+/** Mount points at or below `dir` (deepest first), from this process's mount table. */
+function mountsBelow(dir: string): string[] {
+  let table: string;
+  try {
+    table = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return [];
+  }
+  const points = table
+    .split("\n")
+    .map((line) => line.split(" ")[4]?.replace(/\\(\d{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((p): p is string => p !== undefined && (p === dir || p.startsWith(`${dir}/`)));
+  return points.sort((a, b) => b.length - a.length);
+}
+
 function removeQuietly(dir: string): boolean {
+  // A file system mounted below (a disk slot) is unmounted first: rm would empty it and then fail on its folder.
+  for (const point of mountsBelow(dir)) spawnSync("umount", ["-l", point], { stdio: "ignore" });
   try {
     rmSync(dir, { recursive: true, force: true });
     return true;
