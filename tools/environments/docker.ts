@@ -56,6 +56,7 @@ import { PersistentShell } from "./docker_shell.js";
 import { spawnInContainer } from "./docker_piped.js";
 import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
+import { DiskQuota, diskQuotaUnavailable, parseSize } from "./disk_quota.js";
 import { gatesFor, sandboxOwner, type SandboxGates, type SandboxPermit, type WarmPermit } from "./sandbox_gates.js";
 
 export {
@@ -88,7 +89,7 @@ const dockerOptionsSchema = z.object({
   network: z.string().min(1).optional(),
   memoryMb: z.number().int().positive().default(2048),
   cpus: z.number().positive().default(1),
-  pidsLimit: z.number().int().positive().default(256),
+  pidsLimit: z.number().int().positive().default(512),
   /** Open files per process (soft = hard). nproc is left to the pids cgroup: RLIMIT_NPROC counts a uid's
    *  processes across the whole kernel, so containers sharing uid 1000 would starve each other. */
   nofile: z.number().int().positive().default(8192),
@@ -97,6 +98,8 @@ const dockerOptionsSchema = z.object({
   /** "auto": the image's USER, else its first regular user (uid 1000-65533), else root. Or "root", or "uid[:gid]"/"name". */
   user: z.string().min(1).default("auto"),
   tmpSizeMb: z.number().int().positive().default(512),
+  /** Size of the workdir's own file system (a volume bound to a sparse ext4 image); none when undefined. */
+  disk: z.string().min(1).optional(),
   /** Seconds the keep-alive outlives the task timeout. */
   deadmanMarginSec: z.number().int().nonnegative().default(120),
   persistentShell: z.boolean().default(true),
@@ -269,6 +272,8 @@ export class DockerEnvironment implements Environment {
   private lostReason: string | undefined;
   /** Runs after the container is removed (a snapshot copy removes its image). */
   private afterCleanup: (() => Promise<void>) | undefined;
+  /** The workdir's own file system (`disk`), removed after the container. */
+  quota: DiskQuota | undefined;
 
   constructor(
     readonly container: Docker.Container,
@@ -359,6 +364,10 @@ export class DockerEnvironment implements Environment {
    * is lost when PROBES in a row, PROBE_GAP_MS apart, cannot fork or do not answer within PROBE_MS.
    */
   private async afterCommand(result: ExecResult): Promise<ExecResult> {
+    if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
+      this.lose(`disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`);
+      return result;
+    }
     if (!FORK_FAILURE.test(result.stderr) && !FORK_FAILURE.test(result.stdout)) return result;
     let why = "";
     for (let attempt = 0; attempt < PROBES; attempt++) {
@@ -588,7 +597,7 @@ export class DockerEnvironment implements Environment {
       const image: ImageInfo = { id: imageId, user: source.plan.image.user, workingDir: this.workdir };
       const copy = await startSandbox({ ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal }, permit, source.gates);
       copy.afterCleanup = removeImage;
-      if (source.plan.opts.readOnlyRoot) {
+      if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts)) {
         const tar = await this.container.getArchive({ path: this.workdir });
         await copy.container.putArchive(tar, { path: posix.dirname(this.workdir) });
       }
@@ -609,10 +618,16 @@ export class DockerEnvironment implements Environment {
         liveContainers.delete(this.container.id);
         this.permit.release();
         await this.afterCleanup?.();
+        await this.quota?.remove(false);
       }
     })();
     return this.cleaning;
   }
+}
+
+/** The workdir gets a file system of its own: a size was asked for, and this harness can make one. */
+function workdirQuota(opts: DockerOptions): boolean {
+  return opts.disk !== undefined && diskQuotaUnavailable() === undefined;
 }
 
 function lifetimeSec(spec: EnvironmentSpec, margin: number): number {
@@ -646,6 +661,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
   const { imageName, image, opts } = plan;
   let containerId: string | undefined;
   let retried = 0;
+  let quota: DiskQuota | undefined;
   try {
     const runUser = await resolveRunUser(opts.user, imageName, image, plan.runName);
     const runAsRoot = runUser.uid === 0;
@@ -657,9 +673,14 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
     if (opts.readOnlyRoot) {
       tmpfs["/var/tmp"] = "rw,nosuid,nodev,size=256m,mode=1777";
       tmpfs["/run"] = "rw,nosuid,nodev,size=64m,mode=755";
-      // A volume (not a tmpfs) keeps what the image has in the workdir and is reachable by the archive API;
-      // it is anonymous, so removing the container (AutoRemove or cleanup) removes it too.
-      mounts.push({ Type: "volume", Source: "", Target: workdir });
+    }
+    if (workdirQuota(opts)) quota = await DiskQuota.forContainer(parseSize(opts.disk!)!, runUser.uid, runUser.gid);
+    if (opts.readOnlyRoot || quota) {
+      // A volume (not a tmpfs) keeps what the image has in the workdir (the engine copies it into an empty
+      // volume) and is reachable by the archive API; it is anonymous, so removing the container (AutoRemove or
+      // cleanup) removes it too. With a quota it is bound to the task's own file system.
+      const driver = quota ? { NoCopy: false, Labels: {}, DriverConfig: { Name: "local", Options: { type: "none", o: "bind", device: quota.mountPoint } } } : undefined;
+      mounts.push({ Type: "volume", Source: "", Target: workdir, ...(driver ? { VolumeOptions: driver } : {}) });
     }
 
     const who = plan.role === "warm" ? "warm" : sanitizeName(plan.taskId, 24);
@@ -723,6 +744,8 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
     );
     const env = new DockerEnvironment(container, workdir, runUser, Object.keys(tmpfs), opts, permit);
     env.source = { plan, gates };
+    env.quota = quota;
+    quota = undefined;
     liveContainers.set(container.id, env);
     if (shuttingDown) {
       await env.cleanup();
@@ -736,6 +759,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       liveContainers.delete(containerId);
     }
     permit.release();
+    await quota?.remove(false);
     if (plan.signal?.aborted) throw err;
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
     const tries = retried > 0 ? ` after ${retried + 1} attempts` : "";

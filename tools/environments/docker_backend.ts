@@ -35,8 +35,12 @@ export const backend: EnvironmentBackend = {
         throw new UserError(`--image ${image}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    // Memory, CPU and processes are the engine's own flags; a size quota needs a storage driver this one lacks.
-    const line = `--env docker: limits not enforced here: disk (${options.disk !== undefined ? "--disk is not implemented for Docker: " : ""}the engine's storage driver has no per-container size quota)`;
+    // Memory, CPU and processes are the engine's own flags; the workdir's size is a file system of its own.
+    const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
+    if (typeof options.disk === "string" && parseSize(options.disk) === undefined) throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
+    const why = typeof options.disk !== "string" ? "--disk none" : diskQuotaUnavailable();
+    if (why === undefined) return;
+    const line = `--env docker: limits not enforced here: disk (${why})`;
     if (options.requireLimits === true) throw new UserError(`${line}; --require-limits stops the run`);
     process.stderr.write(`warning: ${line}\n`);
   },
