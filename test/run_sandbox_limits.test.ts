@@ -1,19 +1,23 @@
 /**
- * Limits of the local sandbox through the built CLI (issue 23, item 3), where the harness can make cgroups (root
- * here): a 3 GiB allocation under the default 2 GiB ends its task as environment_error with `reason:
- * memory_limit` while a concurrent well-behaved task completes; two busy loops are held to `--cpus`; the start-up
- * line names the limits not enforced (disk) and `--require-limits` makes that exit 2.
+ * Limits of the sandboxes through the built CLI (issue 23, item 3), where the harness can make cgroups and mount
+ * file systems (root here): a 3 GiB allocation under the default 2 GiB ends its task as environment_error with
+ * `reason: memory_limit` while a concurrent well-behaved task completes; two busy loops are held to `--cpus`; the
+ * task folder is a file system of its own (10 GiB by default, a row's `limits.disk` or `--disk` otherwise), in
+ * local and Docker, and writing past it ends the task with `disk_limit`; with `--disk none` the start-up line
+ * names the limit not enforced and `--require-limits` makes that exit 2.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
 
 const COMMANDS: Record<string, string> = {
   hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
   calm: "sleep 2; echo calm",
   fill: "dd if=/dev/zero of=big bs=1M count=200 status=none; echo rc=$?; ls -la",
+  size: "echo size_kb=$(df -k --output=size . | tail -1 | tr -d ' '); ls -A; echo listed",
   // Two busy loops for 4 s; their CPU seconds over the wall time, from /proc (clock ticks).
   cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done' & done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
 };
@@ -32,13 +36,20 @@ function readJsonl(path: string): any[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 }
 
-async function run(ids: string[], extra: string[] = []) {
+type Task = string | { id: string; limits: Record<string, unknown>; cwd?: string };
+
+async function run(tasks: Task[], extra: string[] = []) {
   const dir = tempDir("hb-limits-");
   const dataset = join(dir, "d.jsonl");
-  writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task:${id}`, toolsets: ["terminal"] })).join("\n") + "\n");
+  const rows = tasks.map((t) => (typeof t === "string" ? { id: t } : t)).map((t) => ({ ...t, prompt: `task:${t.id.replace(/-.*/, "")}`, toolsets: ["terminal"] }));
+  writeFileSync(dataset, rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
+  // The run's temporary folders (and the ready-made file systems in them) in a folder of this test's own.
+  const tmp = join(dir, "tmp");
+  mkdirSync(tmp);
+  const env = extra.includes("docker") ? [] : ["--env", "local"];
   const r = await runCli(
-    ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2", ...extra],
-    { timeoutMs: 240_000 },
+    ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", ...env, "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2", ...extra],
+    { timeoutMs: 240_000, env: { TMPDIR: tmp } },
   );
   const lines = new Map<string, any>();
   for (const l of [...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")), ...readJsonl(join(dir, "runs", "r", "failed.jsonl"))]) lines.set(l.task_id, l);
@@ -54,8 +65,8 @@ describe("local sandbox limits", () => {
     expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
     expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
     expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-    expect(r.stderr).toMatch(/^warning: --env local: limits not enforced here: disk \(/m);
-    expect(r.stderr).not.toMatch(/memory, cpu/);
+    // Every limit is enforced here (the disk quota is on by default): no start-up line.
+    expect(r.stderr).not.toMatch(/limits not enforced/);
   });
 
   it.runIf(root)("busy loops are held to --cpus", { timeout: 300_000 }, async () => {
@@ -68,24 +79,69 @@ describe("local sandbox limits", () => {
     expect(seconds).toBeLessThan(3.5 * 0.5 * 1.3);
   });
 
+  function toolText(line: any): string {
+    return JSON.stringify(line.messages.filter((m: any) => m.role === "tool"));
+  }
+
+  /** No file system is left mounted under the run's folders or its temporary folder, and nothing is left there. */
+  function expectNothingLeft(dir: string): void {
+    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
+    expect(existsSync(join(dir, "runs", ".workspaces"))).toBe(false);
+    expect(readdirSync(join(dir, "tmp")).filter((n) => /^hermes-(spawn|shell|io|verify|bg|disk)-/.test(n))).toEqual([]);
+  }
+
+  it.runIf(root)("a task folder is a 10 GiB file system of its own by default, and a row's limits.disk replaces it", { timeout: 300_000 }, async () => {
+    const { r, lines, dir } = await run(["size", { id: "size-small", limits: { disk: "64m" } }]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const kb = (id: string) => Number(/size_kb=(\d+)/.exec(toolText(lines.get(id)))?.[1]);
+    expect(kb("size")).toBeGreaterThan(9.5 * 2 ** 20);
+    expect(kb("size")).toBeLessThanOrEqual(10 * 2 ** 20);
+    expect(kb("size-small")).toBeGreaterThan(50 * 2 ** 10);
+    expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
+    // It starts empty, as a task folder does (no lost+found).
+    expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
+    expectNothingLeft(dir);
+  });
+
   it.runIf(root)("writing past --disk ends its task with disk_limit; the image and its mount are gone afterwards", { timeout: 300_000 }, async () => {
     const { r, lines, dir } = await run(["fill", "calm"], ["--disk", "64m"]);
     expect(r.exitCode, r.stderr).toBe(1);
     expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
     expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
     expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-    // Every limit is enforced: no start-up line.
     expect(r.stderr).not.toMatch(/limits not enforced/);
-    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(dir);
-    expect(existsSync(join(dir, "runs", ".workspaces"))).toBe(false);
+    expectNothingLeft(dir);
+  });
+
+  it.runIf(root)("Docker: the workdir is a file system of its own that keeps the image's files; writing past it is disk_limit", { timeout: 600_000 }, async () => {
+    const { image } = await ensureDockerTestImages();
+    const { r, lines, dir } = await run(["fill", "calm", { id: "size-docker", cwd: "/etc/apt", limits: { disk: "96m" } }], ["--env", "docker", "--image", image, "--disk", "64m"]);
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.stderr).not.toMatch(/limits not enforced/);
+    expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+    expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
+    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+    const kb = Number(/size_kb=(\d+)/.exec(toolText(lines.get("size-docker")))?.[1]);
+    expect(kb).toBeGreaterThan(80 * 2 ** 10);
+    expect(kb).toBeLessThanOrEqual(96 * 2 ** 10);
+    // The image's files in that folder were copied into the task's file system.
+    expect(toolText(lines.get("size-docker"))).toMatch(/sources\.list/);
+    expectNothingLeft(dir);
   });
 
   it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", { timeout: 120_000 }, async () => {
-    const { r, lines } = await run(["calm"], ["--require-limits"]);
+    const { r, lines } = await run(["calm"], ["--disk", "none", "--require-limits"]);
     expect(r.exitCode).toBe(2);
     // One line besides the note about the default distribution's unprovided toolsets.
     expect(r.stderr.trim().split("\n").filter((l) => !l.startsWith("note:"))).toHaveLength(1);
     expect(r.stderr).toMatch(/--env local: limits not enforced here: .*disk.*--require-limits/);
+    expect(lines.size).toBe(0);
+  });
+
+  it("a row's limits are checked like the rest of the row (file:line, exit 2)", { timeout: 120_000 }, async () => {
+    const { r, lines } = await run([{ id: "calm", limits: { disk: "lots" } }]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/d\.jsonl:1: .*limits\.disk/);
     expect(lines.size).toBe(0);
   });
 });

@@ -210,15 +210,18 @@ export const RUN_OPTIONS = [
   }),
   option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit (MiB, swap included) of a container or local sandbox", defaultHelp: "2048" }),
   option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container or local sandbox", defaultHelp: "1" }),
-  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container or local sandbox", defaultHelp: "local: 512" }),
+  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container or local sandbox", defaultHelp: "512" }),
   option({
     key: "disk",
     kind: "string",
     section: "Environments",
     arg: "SIZE",
-    schema: z.string().regex(/^\d+(\.\d+)?\s*([kKmMgGtT]i?[bB]?)?$/, "must be a size such as 10g or 512m").optional(),
-    help: "disk quota of each local task folder (a file system of that size per task, root only;\nadds a mke2fs and a mount to each start)",
-    defaultHelp: "none",
+    schema: z
+      .string()
+      .regex(/^(none|\d+(\.\d+)?\s*([kKmMgGtT]i?[bB]?)?)$/, "must be a size such as 10g or 512m, or none")
+      .default("10g"),
+    help: "disk quota of each task folder: a file system of that size of its own (sparse), local\nand Docker, root only; none for no quota",
+    defaultHelp: "10g",
   }),
   option({
     key: "require_limits",

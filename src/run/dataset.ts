@@ -13,6 +13,19 @@ import { UserError } from "../core/errors.js";
 import { z } from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
 
+/** A row's own sandbox limits, over the run's --memory-mb, --cpus, --pids-limit and --disk. */
+export const TaskLimitsSchema = z
+  .object({
+    memory_mb: z.number().int().positive(),
+    cpus: z.number().positive(),
+    pids_limit: z.number().int().positive(),
+    disk: z.string().regex(/^(none|\d+(\.\d+)?\s*([kKmMgGtT]i?[bB]?)?)$/, "must be a size such as 10g or 512m, or none"),
+  })
+  .partial()
+  .strict();
+
+export type TaskLimits = z.infer<typeof TaskLimitsSchema>;
+
 export const DatasetRowSchema = z
   .object({
     id: z.union([z.string().min(1), z.number().int()]).transform(String).optional(),
@@ -26,6 +39,7 @@ export const DatasetRowSchema = z
     expected: ExpectedSchema.optional(),
     rubric: z.string().refine((t) => t.trim().length > 0, "must not be empty").optional(),
     network: z.string().min(1).optional(),
+    limits: TaskLimitsSchema.optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();

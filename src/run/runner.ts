@@ -38,7 +38,7 @@ import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/env
 import { ModelGates } from "../scheduler/run_models.js";
 import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
-import { failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
+import { diskOption, failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import { tokenTotals, tokenTotalsText, type ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
@@ -50,7 +50,7 @@ import { rowMcpProblem, rowMcpServersSeen, setUpMcp } from "./mcp_setup.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
-const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "metadata"]);
+const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "limits", "metadata"]);
 
 export function defaultRunName(dataset: string): string {
   return datasetBaseName(dataset) ?? (basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run");
@@ -86,6 +86,7 @@ function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | unde
     image: row.image ?? row.docker_image,
     cwd: row.cwd,
     network: row.network,
+    ...(row.limits !== undefined ? { limits: row.limits } : {}),
     verify: row.verify,
     ...(row.verify_files !== undefined ? { verifyFiles: verifyFilesDir(dataset, row) } : {}),
     expected: row.expected,
@@ -383,7 +384,7 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   }
   const runNetwork = namedNetwork(config.network);
   if (runNetwork !== undefined) networks.add(runNetwork);
-  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network, requireLimits: config.require_limits, disk: config.disk } });
+  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network, requireLimits: config.require_limits, disk: diskOption(config.disk) } });
   if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);

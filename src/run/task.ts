@@ -23,7 +23,7 @@ import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/l
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
 import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unknownToolsCalled } from "../report/tool_stats.js";
-import { specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
+import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
 import { linkedAbort } from "../core/abort.js";
@@ -107,9 +107,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const envOptions: EnvironmentOptions = {
     image: config.image,
     network: config.network,
-    memoryMb: config.memory_mb,
-    cpus: config.cpus,
-    pidsLimit: config.pids_limit,
+    memoryMb: spec.limits?.memory_mb ?? config.memory_mb,
+    cpus: spec.limits?.cpus ?? config.cpus,
+    pidsLimit: spec.limits?.pids_limit ?? config.pids_limit,
     readOnlyRoot: config.read_only_root,
     pull: config.pull,
     // Run-wide: the gates hold --max-sandboxes, --prewarm and the start rate across all worker threads.
@@ -119,7 +119,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     removeTaskDirOnCleanup: !config.keep_workspaces,
     passEnv: config.pass_env,
     sandboxRo: config.sandbox_ro,
-    disk: config.disk,
+    disk: diskOption(spec.limits?.disk ?? config.disk),
   };
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = {

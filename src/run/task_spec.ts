@@ -1,6 +1,7 @@
 /** The small messages between the main thread and the workers. */
 import type { Outcome } from "../core/records.js";
 import type { Expected } from "../score/matchers.js";
+import type { TaskLimits } from "./dataset.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 
 /** One task as planned by the main thread: everything a worker needs besides the run config. */
@@ -14,6 +15,8 @@ export interface TaskSpec {
   image?: string;
   cwd?: string;
   network?: string;
+  /** The row's own limits (memory_mb, cpus, pids_limit, disk), over the run's. */
+  limits?: TaskLimits;
   verify?: string;
   /** Host folder copied into the environment only after the agent ended, just before `verify` runs. */
   verifyFiles?: string;
@@ -31,6 +34,11 @@ export interface TaskSpec {
 /** Where one (task, epoch) runs: its sandbox labels and workspace folder. */
 export function specKey(spec: Pick<TaskSpec, "id" | "epoch">): string {
   return spec.epoch ? `${spec.id}.e${spec.epoch}` : spec.id;
+}
+
+/** The environment's `disk` option: a size, or undefined for no quota (`none`). */
+export function diskOption(disk: string | undefined): string | undefined {
+  return disk === undefined || disk === "none" ? undefined : disk;
 }
 
 export type ResultKind = "trajectory" | "failed" | "dropped";

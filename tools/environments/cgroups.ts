@@ -77,7 +77,7 @@ export function limitsNotEnforced(disk: { asked: boolean; unavailable?: string }
   const reasons = l ? [] : [why];
   if (!disk.asked || disk.unavailable) {
     limits.push("disk");
-    reasons.push(disk.unavailable ?? "no --disk SIZE given");
+    reasons.push(disk.unavailable ?? "--disk none");
   }
   return { limits, why: reasons.join("; ") };
 }
