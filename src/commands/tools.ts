@@ -5,6 +5,7 @@ import { TOOLSETS, resolveToolsets } from "../../tools/toolsets.js";
 import { parseCommandArgs, splitList } from "./args.js";
 import type { Command } from "./types.js";
 import { environmentAvailability } from "../../tools/environments/index.js";
+import { MCP_LISTING_HELP, MCP_LISTING_OPTIONS, registerListedMcp } from "./mcp_listing.js";
 
 /** Left-aligned text table; the last column is not padded. */
 export function formatTable(header: string[], rows: string[][]): string {
@@ -45,7 +46,7 @@ export async function toolRows(onlyToolsets?: string[]): Promise<ToolRow[]> {
 
 export const command: Command = {
   summary: "list the tools: toolset, available or not, and why",
-  help: `Usage: hermes-batch tools [--toolsets LIST] [--plugins LIST] [--json]
+  help: `Usage: hermes-batch tools [--toolsets LIST] [--plugins LIST] [--mcp-config FILE] [--json]
 
 Lists every tool this build knows: the registered ones (built-in modules and plugins), then the tools of
 toolsets this build does not provide (vision, image_gen, moa, browser), with whether each is available
@@ -55,15 +56,17 @@ backend (local, docker, singularity) can run here.
 Options:
   --toolsets LIST   only the tools of these toolsets (comma-separated; unknown names are an error)
   --plugins LIST    also load these npm plugin packages (comma-separated)
+${MCP_LISTING_HELP}
   --json            machine-readable output
 `,
   async run(argv) {
     const { values } = parseCommandArgs(
       argv,
-      { toolsets: { type: "string" }, plugins: { type: "string" }, json: { type: "boolean" } },
+      { toolsets: { type: "string" }, plugins: { type: "string" }, json: { type: "boolean" }, ...MCP_LISTING_OPTIONS },
       false,
     );
     await ensureToolsLoaded({ packages: splitList(values.plugins) }); // first: plugins may add toolsets
+    await registerListedMcp(values);
     const only = splitList(values.toolsets);
     const rows = await toolRows(only);
     if (values.json) {

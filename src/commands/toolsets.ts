@@ -5,6 +5,7 @@ import { LEGACY_TOOLSET_MAP, TOOLSETS, toolsetInfo } from "../../tools/toolsets.
 import { parseCommandArgs } from "./args.js";
 import { formatTable, toolRows } from "./tools.js";
 import type { Command } from "./types.js";
+import { MCP_LISTING_HELP, MCP_LISTING_OPTIONS, registerListedMcp } from "./mcp_listing.js";
 
 /** "yes", "partly (2/4)", "no (not provided)" or "no (unavailable)". */
 export function availabilityLabel(s: ToolsetStatus): string {
@@ -17,20 +18,22 @@ export function availabilityLabel(s: ToolsetStatus): string {
 
 export const command: Command = {
   summary: "list the toolsets with their resolved tools (or show one)",
-  help: `Usage: hermes-batch toolsets [NAME] [--json]
+  help: `Usage: hermes-batch toolsets [NAME] [--mcp-config FILE] [--json]
 
 Without NAME: every toolset, whether it is available, its tools (includes resolved) and description.
 With NAME: that toolset in detail (direct tools, includes, each tool's availability). Legacy names
 such as web_tools are accepted; an unknown name is an error (exit 2).
 
 Options:
-  --json   machine-readable output
+${MCP_LISTING_HELP}
+  --json            machine-readable output
 `,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" }, ...MCP_LISTING_OPTIONS });
     if (positionals.length > 1) throw new UserError("give at most one toolset name");
     const name = positionals[0];
     await ensureToolsLoaded(); // first: plugins may add toolsets
+    await registerListedMcp(values);
     const info = name === undefined ? undefined : toolsetInfo(name); // unknown → ToolsetError, exit 2
     const status = await toolsetStatus();
 

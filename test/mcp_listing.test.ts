@@ -1,0 +1,46 @@
+/**
+ * `tools` and `toolsets` with `--mcp-config`: the servers of the file are started once and their tools listed
+ * under `mcp-<server>`, as a run with that file would offer them (issue 30); a bad file is one line, exit 2.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+
+const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+
+function config(): string {
+  const dir = tempDir("hb-mcp-list-");
+  const file = join(dir, "mcp.json");
+  writeFileSync(file, JSON.stringify({ mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo", "get-sum"] } } } }));
+  return file;
+}
+
+describe("listing MCP tools", () => {
+  it("tools --mcp-config lists the server's tools in its toolset", { timeout: 60_000 }, async () => {
+    const r = await runCli(["tools", "--mcp-config", config(), "--toolsets", "mcp-every", "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const rows = JSON.parse(r.stdout) as { tool: string; toolset: string; available: boolean }[];
+    expect(rows.map((x) => [x.tool, x.toolset, x.available])).toEqual([
+      ["mcp_every_echo", "mcp-every", true],
+      ["mcp_every_get_sum", "mcp-every", true],
+    ]);
+  });
+
+  it("toolsets --mcp-config shows mcp-<server> beside the built-in toolsets", { timeout: 60_000 }, async () => {
+    const r = await runCli(["toolsets", "--mcp-config", config(), "--json"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const { toolsets } = JSON.parse(r.stdout) as { toolsets: { name: string; tools: string[] }[] };
+    expect(toolsets.find((t) => t.name === "mcp-every")?.tools).toEqual(["mcp_every_echo", "mcp_every_get_sum"]);
+    expect(toolsets.some((t) => t.name === "terminal")).toBe(true);
+  });
+
+  it("a bad config file is one line naming it, exit 2", { timeout: 60_000 }, async () => {
+    const file = join(tempDir("hb-mcp-list-"), "mcp.json");
+    writeFileSync(file, `{\n  "mcpServers": {\n    "x": { "command": "node", "args": "oops" }\n  }\n}\n`);
+    const r = await runCli(["tools", "--mcp-config", file]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toMatch(/mcp\.json:3: mcpServers\.x\.args: must be a list/);
+  });
+});
