@@ -3,7 +3,7 @@
  * the exact command lines, the instance lifecycle, the SIF cache and its cross-process lock.
  */
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -126,7 +126,10 @@ describe("instance lifecycle and command lines", () => {
     const start = log.find((c) => c.args[0] === "instance" && c.args[1] === "start" && !c.args.includes("--help"))!;
     expect(start.args).toEqual([
       "instance", "start", "--contain", "--cleanenv", "--writable-tmpfs", "--bind", `${hostDir}:/work`,
-      "--net", "--network", "none", sif, name,
+      "--net", "--network", "none",
+      // A root harness's instances get the default limits (the runtime's cgroups).
+      ...(process.getuid?.() === 0 ? ["--memory", "2048M", "--memory-swap", "2048M", "--cpus", "1", "--pids-limit", "512"] : []),
+      sif, name,
     ]);
     const exec = log.find((c) => c.args[0] === "exec")!;
     expect(exec.args.slice(0, 5)).toEqual(["exec", "--cleanenv", "--pwd", "/work", `instance://${name}`]);
@@ -203,10 +206,28 @@ describe("instance lifecycle and command lines", () => {
     expect(start.args).not.toContain("--network");
   });
 
-  it("cgroup limits are passed only when asked for", async () => {
-    const env = (await createSingularityEnvironment(spec("cg"), { memoryMb: 512, cpus: 2, singularityCgroupLimits: true })) as SingularityEnvironment;
+  it("cgroup limits (memory with swap, CPU, processes) are passed for a root harness or when asked for", async () => {
+    const env = (await createSingularityEnvironment(spec("cg"), { memoryMb: 512, cpus: 2, pidsLimit: 64, singularityCgroupLimits: true })) as SingularityEnvironment;
     const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
-    expect(start.args.join(" ")).toContain("--memory 512M --cpus 2");
+    expect(start.args.join(" ")).toContain("--memory 512M --memory-swap 512M --cpus 2 --pids-limit 64");
+    const byDefault = (await createSingularityEnvironment(spec("cg-default"), {})) as SingularityEnvironment;
+    const started = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(byDefault.instanceName))!;
+    if (process.getuid?.() === 0) expect(started.args.join(" ")).toContain("--memory 2048M --memory-swap 2048M --cpus 1 --pids-limit 512");
+    else expect(started.args).not.toContain("--memory");
+  });
+
+  it.runIf(process.getuid?.() === 0)("with a disk size the task folder is a file system of its own, bound into the instance; files stay after cleanup", async () => {
+    const s = spec("disk");
+    const env = (await createSingularityEnvironment(s, { disk: "64m" })) as SingularityEnvironment;
+    const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
+    const bind = start.args[start.args.indexOf("--bind") + 1]!;
+    const source = bind.slice(0, bind.lastIndexOf(":"));
+    expect(source).toMatch(/hermes-disk-/);
+    expect(readFileSync("/proc/self/mounts", "utf8")).toContain(` ${source} `);
+    writeFileSync(join(s.hostTaskDir, "kept.txt"), "kept");
+    await env.cleanup();
+    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(` ${source} `);
+    expect(readFileSync(join(s.hostTaskDir, "kept.txt"), "utf8")).toBe("kept");
   });
 
   it("a failed start stops the half-made instance and explains", async () => {

@@ -15,6 +15,7 @@
  * Not run against a real Apptainer on this project's machine (Debian 12 has no package): the command lines
  * and the lifecycle are tested against test/fixtures/fake-apptainer.
  */
+import { DiskQuota, diskQuotaUnavailable, parseSize } from "./disk_quota.js";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, existsSync } from "node:fs";
@@ -214,10 +215,13 @@ const singularityOptionsSchema = z.object({
   image: z.string().min(1).optional(),
   network: z.string().min(1).optional(),
   singularityCacheDir: z.string().min(1).optional(),
-  /** Pass --memory/--cpus (needs cgroup delegation for unprivileged users, so off unless asked). */
+  /** Pass --memory/--cpus/--pids-limit as a user that is not root (needs cgroup delegation, so off unless asked). */
   singularityCgroupLimits: z.boolean().default(false),
-  memoryMb: z.number().int().positive().optional(),
-  cpus: z.number().positive().optional(),
+  memoryMb: z.number().int().positive().default(2048),
+  cpus: z.number().positive().default(1),
+  pidsLimit: z.number().int().positive().default(512),
+  /** Size of the task folder's own file system (root harness); none when undefined. */
+  disk: z.string().min(1).optional(),
   deadmanMarginSec: z.number().int().nonnegative().default(120),
   maxOutputChars: z.number().int().positive().default(DEFAULT_OUTPUT_CAP),
 });
@@ -250,11 +254,13 @@ export function instanceStartArgs(o: {
   isolateNetwork: boolean;
   memoryMb?: number;
   cpus?: number;
+  pidsLimit?: number;
 }): string[] {
   const args = ["instance", "start", "--contain", "--cleanenv", "--writable-tmpfs", "--bind", `${o.hostDir}:${o.workdir}`];
   if (o.isolateNetwork) args.push("--net", "--network", "none");
-  if (o.memoryMb) args.push("--memory", `${o.memoryMb}M`);
+  if (o.memoryMb) args.push("--memory", `${o.memoryMb}M`, "--memory-swap", `${o.memoryMb}M`);
   if (o.cpus) args.push("--cpus", String(o.cpus));
+  if (o.pidsLimit) args.push("--pids-limit", String(o.pidsLimit));
   args.push(o.image, o.name);
   return args;
 }
@@ -275,6 +281,8 @@ const SHELL_WRAPPER = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$1
 
 export class SingularityEnvironment implements Environment {
   readonly kind = "singularity";
+  /** The task folder's own file system (`disk`), removed after the instance (its files copied out when kept). */
+  quota: { quota: DiskQuota; keepFiles: boolean } | undefined;
   private readonly background: BackgroundProcessManager;
   private cleaning: Promise<void> | undefined;
 
@@ -413,6 +421,7 @@ export class SingularityEnvironment implements Environment {
         await this.stopInstance();
       } finally {
         this.permit.release();
+        await this.quota?.quota.remove(this.quota.keepFiles);
       }
     })();
     return this.cleaning;
@@ -538,6 +547,11 @@ export async function preflightSingularity(spec: EnvironmentSpec, options: Envir
   await resolveSingularityImage(binary, image, opts.singularityCacheDir ?? defaultSifCacheDir());
 }
 
+/** The runtime's cgroup limits apply: a root harness, or a user who says its cgroups are delegated. */
+export function singularityCgroupLimits(opts: { singularityCgroupLimits?: boolean }): boolean {
+  return process.getuid?.() === 0 || opts.singularityCgroupLimits === true;
+}
+
 interface InstancePlan {
   binary: string;
   name: string;
@@ -557,8 +571,7 @@ async function startInstance(p: InstancePlan, permit: SandboxPermit): Promise<Si
     image: p.image,
     name: p.name,
     isolateNetwork: p.isolateNetwork,
-    memoryMb: p.opts.singularityCgroupLimits ? p.opts.memoryMb : undefined,
-    cpus: p.opts.singularityCgroupLimits ? p.opts.cpus : undefined,
+    ...(singularityCgroupLimits(p.opts) ? { memoryMb: p.opts.memoryMb, cpus: p.opts.cpus, pidsLimit: p.opts.pidsLimit } : {}),
   });
   const started = await execa(p.binary, args, {
     env: runtimeEnv(),
@@ -594,11 +607,16 @@ export const createSingularityEnvironment: EnvironmentFactory = async (spec: Env
 
   const gates = gatesFor(options);
   const permit = await gates.acquireSandbox(spec.signal);
+  // The task folder as a file system of its own (root harness): the instance binds where it is mounted.
+  const quota = opts.disk !== undefined && diskQuotaUnavailable() === undefined ? await DiskQuota.create(hostDir, parseSize(opts.disk)!, process.getuid!(), process.getgid!()) : undefined;
   try {
     await gates.startTurn(spec.signal);
-    return await startInstance({ binary, name: instanceNameFor(spec.runName, spec.taskId), image, hostDir, workdir, isolateNetwork, lifetimeSec, opts }, permit);
+    const env = await startInstance({ binary, name: instanceNameFor(spec.runName, spec.taskId), image, hostDir: quota?.mountPoint ?? hostDir, workdir, isolateNetwork, lifetimeSec, opts }, permit);
+    env.quota = quota && { quota, keepFiles: options.removeTaskDirOnCleanup !== true };
+    return env;
   } catch (err) {
     permit.release();
+    await quota?.remove(options.removeTaskDirOnCleanup !== true);
     throw err;
   }
 };
