@@ -229,16 +229,31 @@ describe("read_file / write_file", () => {
 
   it("counts identical reads in a row as the original's read-loop guard: a warning at 3, refused at 4; another tool resets", async () => {
     const pipeline = createToolPipeline();
+    // A missing file has no time, so every read is made (an unchanged file gets the dedup stub instead).
     const read = async () => JSON.parse(await pipeline.call("read_file", { path: "same.txt" }, task.ctx));
-    await pipeline.call("write_file", { path: "same.txt", content: "x\n" }, task.ctx);
     expect((await read())._warning).toBeUndefined();
     expect((await read())._warning).toBeUndefined();
     expect((await read())._warning).toMatch(/^You have read this exact file region 3 times consecutively/);
     expect(await read()).toMatchObject({ error: expect.stringMatching(/^BLOCKED: You have read this exact file region 4 times in a row/), path: "same.txt", already_read: 4 });
     await pipeline.call("terminal", { command: "true" }, task.ctx);
-    expect(await read()).toMatchObject({ content: "     1|x\n     2|", total_lines: 1 });
+    expect(await read()).toMatchObject({ error: "File not found: same.txt" });
+    expect((await read())._warning).toBeUndefined();
     // Another region is another key.
     expect((await pipeline.call("read_file", { path: "same.txt", offset: 2 }, task.ctx)).includes("_warning")).toBe(false);
+  });
+
+  it("answers a re-read of an unchanged window with the original's stub, and reads again once the file changes", async () => {
+    const pipeline = createToolPipeline();
+    const read = async (args: Record<string, unknown> = {}) => JSON.parse(await pipeline.call("read_file", { path: "d.txt", ...args }, task.ctx));
+    await pipeline.call("write_file", { path: "d.txt", content: "x\n" }, task.ctx);
+    expect(await read()).toMatchObject({ content: "     1|x\n     2|", total_lines: 1 });
+    const stub = { status: "unchanged", path: "d.txt", dedup: true, content_returned: false };
+    expect(await read()).toMatchObject(stub);
+    expect(Object.keys(await read())).toEqual(["status", "message", "path", "dedup", "content_returned"]);
+    expect(await read({ offset: 2 })).toMatchObject({ content: "     2|" });
+    await pipeline.call("terminal", { command: "echo y >> d.txt" }, task.ctx);
+    expect(await read()).toMatchObject({ content: "     1|x\n     2|y\n     3|", total_lines: 2 });
+    expect(await read()).toMatchObject(stub);
   });
 
   it("a failed write has the original's keys: bytes_written 0, dirs_created false when the folder is not there", async () => {
@@ -289,12 +304,12 @@ describe("patch", () => {
     expect(await call("patch", { path: "x.txt", new_string: "b" })).toEqual({ error: "old_string and new_string required" });
   });
 
-  it("matches LF old_string in a CRLF file", async () => {
+  it("matches LF old_string in a CRLF file line by line and puts new_string in as given, as the original", async () => {
     await task.env();
     writeFileSync(join(task.taskDir, "w.txt"), "one\r\ntwo\r\nthree\r\n");
     const r = await call("patch", { path: "w.txt", old_string: "one\ntwo", new_string: "1\n2" });
     expect(r.success).toBe(true);
-    expect(readFileSync(join(task.taskDir, "w.txt"), "utf8")).toBe("1\r\n2\r\nthree\r\n");
+    expect(readFileSync(join(task.taskDir, "w.txt"), "utf8")).toBe("1\n2\nthree\r\n");
   });
 
   it("mode 'patch' applies a V4A patch: update (with an @@ anchor), add, move and delete, in one call", async () => {

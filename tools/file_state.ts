@@ -55,11 +55,36 @@ async function mtimeOf(env: Environment, full: string, signal?: AbortSignal): Pr
   return out === "" ? undefined : out;
 }
 
-/** read_file records what the task saw of the file: its time, and whether the view was partial. */
-export async function recordRead(env: Environment, ctx: ToolContext, full: string, partial: boolean): Promise<void> {
-  if (!ctx.fileStamps) return;
+/**
+ * read_file records what the task saw of the file: its time, and whether the view was partial; and, for the
+ * unchanged-since-last-read answer, the time under the call's window (`dedupKey`).
+ */
+export async function recordRead(env: Environment, ctx: ToolContext, full: string, partial: boolean, dedupKey?: string): Promise<void> {
+  if (!ctx.fileStamps && !ctx.readDedup) return;
   const mtime = await mtimeOf(env, full, ctx.signal);
-  if (mtime !== undefined) ctx.fileStamps.set(full, { mtime, partial });
+  if (mtime === undefined) return;
+  ctx.fileStamps?.set(full, { mtime, partial });
+  if (dedupKey !== undefined) ctx.readDedup?.set(dedupKey, mtime);
+}
+
+const READ_DEDUP_MESSAGE =
+  "File unchanged since last read. The content from the earlier read_file result in this conversation is still current " +
+  "\u2014 refer to that instead of re-reading.";
+
+/** The key of a read_file window for the unchanged answer: the same file, offset and limit. */
+export function readDedupKey(full: string, offset: number, limit: number): string {
+  return JSON.stringify([full, offset, limit]);
+}
+
+/**
+ * The original's answer to a read of the same window of a file whose time has not changed since the task
+ * read it: a stub without the content (the read-loop count is left as it was). Undefined when the read must happen.
+ */
+export async function unchangedSinceRead(env: Environment, ctx: ToolContext, full: string, key: string, path: string): Promise<Record<string, unknown> | undefined> {
+  const seen = ctx.readDedup?.get(key);
+  if (seen === undefined) return undefined;
+  if ((await mtimeOf(env, full, ctx.signal)) !== seen) return undefined;
+  return { status: "unchanged", message: READ_DEDUP_MESSAGE, path, dedup: true, content_returned: false };
 }
 
 /** A successful write is a full read: the task now knows the file as it is. */

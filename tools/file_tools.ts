@@ -11,7 +11,8 @@ import { noEffects, registry, type ToolContext, type ToolEffect, type ToolResult
 import { booleanArg, integerArg, nonEmptyString, requiredInSchema, unadvertisedArg, withDefault } from "./tool_args.js";
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 import { SequenceMatcher, splitLines, unifiedDiff } from "./unified_diff.js";
-import { absolutePath, guardedRead, noteWrites, recordRead, repeatCount, staleWarnings, succeeded, withWarnings } from "./file_state.js";
+import { fuzzyFindAndReplace, NO_MATCH_ERROR } from "./fuzzy_match.js";
+import { absolutePath, guardedRead, noteWrites, readDedupKey, recordRead, repeatCount, staleWarnings, succeeded, unchangedSinceRead, withWarnings } from "./file_state.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -222,6 +223,9 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
   if (BINARY_EXTENSIONS.has(ext)) {
     return { content: { error: `Cannot read binary file '${path}' (${ext}). Use vision_analyze for images, or terminal to inspect binary files.` } };
   }
+  const dedupKey = readDedupKey(full, offset, limit);
+  const unchanged = await unchangedSinceRead(env, ctx, full, dedupKey, path);
+  if (unchanged) return { content: unchanged };
   let data: Buffer;
   try {
     data = await env.readFile(full);
@@ -230,13 +234,13 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
     const similar = await similarFiles(env, path).catch(() => []);
     const missing = readResult({ error: `File not found: ${path}`, similar_files: similar });
     // A folder has a time: the original records it as read all the same.
-    await recordRead(env, ctx, full, offset > 1);
+    await recordRead(env, ctx, full, offset > 1, dedupKey);
     return { content: guardedRead(missing, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const fileSize = data.length;
   if (looksBinary(data.subarray(0, 1000))) {
     const binary = readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." });
-    await recordRead(env, ctx, full, offset > 1);
+    await recordRead(env, ctx, full, offset > 1, dedupKey);
     return { content: guardedRead(binary, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
   const text = data.toString("utf8");
@@ -269,7 +273,7 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
       `This file is large (${grouped(fileSize)} bytes). Consider reading only the section you need with offset and limit ` +
       "to keep context usage efficient.";
   }
-  await recordRead(env, ctx, full, offset > 1 || truncated);
+  await recordRead(env, ctx, full, offset > 1 || truncated, dedupKey);
   return { content: guardedRead(result, path, repeatCount(ctx, ["read", path, offset, limit])) };
 }
 
@@ -335,12 +339,6 @@ const patchArgs = z.object({
     .describe("REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch"),
 });
 type PatchArgs = z.infer<typeof patchArgs>;
-
-function countOccurrences(haystack: string, needle: string): number {
-  let n = 0;
-  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + needle.length)) n++;
-  return n;
-}
 
 /** The original's PatchResult keys: `success` first, then those set (empty lists left out). */
 function patchResult(fields: { success: boolean; diff?: string; files_modified?: string[]; files_created?: string[]; files_deleted?: string[]; lint?: Record<string, unknown>; error?: string }): Record<string, unknown> {
@@ -539,8 +537,6 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
 async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
   if (args.path === undefined || args.old_string === undefined || args.new_string === undefined) return { content: { error: "path required" } };
   const path = args.path;
-  let oldString = args.old_string;
-  let replacement = args.new_string;
   const replaceAll = args.replace_all ?? false;
   const failed = (error: string): ToolResult => ({ content: patchResult({ success: false, error }) });
   const env = await ctx.getEnv();
@@ -551,30 +547,20 @@ async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResul
   } catch {
     return failed(`Failed to read file: ${path}`);
   }
-  if (oldString === "") return failed("old_string cannot be empty");
-  if (oldString === replacement) return failed("old_string and new_string are identical");
-  let count = countOccurrences(before, oldString);
-  if (count === 0 && before.includes("\r\n") && !oldString.includes("\r\n")) {
-    // The model writes LF; the file has CRLF line endings.
-    oldString = oldString.replace(/\n/g, "\r\n");
-    replacement = replacement.replace(/\r?\n/g, "\r\n");
-    count = countOccurrences(before, oldString);
-  }
-  if (count === 0) {
-    const notFound = "Could not find a match for old_string in the file";
+  // As the original: an LF old_string in a CRLF file matches line by line, and new_string goes in as given.
+  const replaced = fuzzyFindAndReplace(before, args.old_string, args.new_string, replaceAll);
+  if (replaced.error !== undefined) {
+    if (replaced.error !== NO_MATCH_ERROR) return failed(replaced.error);
     const closest = closestLines(args.old_string, before);
-    if (closest) return failed(`${notFound}\n\nDid you mean one of these sections?\n${closest}`);
+    if (closest) return failed(`${NO_MATCH_ERROR}\n\nDid you mean one of these sections?\n${closest}`);
     return {
       content: {
-        ...patchResult({ success: false, error: notFound }),
+        ...patchResult({ success: false, error: NO_MATCH_ERROR }),
         _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
       },
     };
   }
-  if (count > 1 && !replaceAll) {
-    return failed(`Found ${count} matches for old_string. Provide more context to make it unique, or use replace_all=True.`);
-  }
-  const after = replaceAll ? before.split(oldString).join(replacement) : before.replace(oldString, () => replacement);
+  const after = replaced.content;
   try {
     await env.writeFile(full, after);
   } catch (err) {
@@ -878,8 +864,9 @@ registry.register({
     name: "patch",
     description:
       "Targeted find-and-replace edits in files. Use this instead of sed/awk in terminal. Returns a unified diff.\n\n" +
-      "REPLACE MODE (mode='replace', default): find a unique string and replace it (exact text, whitespace and " +
-      "indentation included; CRLF files are matched too). REQUIRED PARAMETERS: mode, path, old_string, new_string.\n" +
+      "REPLACE MODE (mode='replace', default): find a unique string and replace it. Exact text is tried first, then " +
+      "looser matches (trimmed lines, collapsed whitespace, other indentation, \\n escapes, smart quotes, similar blocks); " +
+      "new_string is written as given. REQUIRED PARAMETERS: mode, path, old_string, new_string.\n" +
       "PATCH MODE (mode='patch'): apply V4A multi-file patches for bulk changes (add, update, move, delete files; " +
       "all or nothing). REQUIRED PARAMETERS: mode, patch.",
   },

@@ -109,6 +109,8 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   const fileReads: FileReadTracker = { consecutive: 0 };
   // The original's file-state registry: what the task last read or wrote of each file, for stale-write warnings.
   const fileStamps = new Map<string, FileStamp>();
+  // The original's read dedup: a window read again while the file's time is unchanged gets a stub.
+  const readDedup = new Map<string, string>();
 
   /** Asks the gate about each effect; the first denial is the call's result. */
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
@@ -161,7 +163,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       fileReads.lastKey = undefined;
       fileReads.consecutive = 0;
     }
-    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads, fileStamps } : { ...callerCtx, fileStamps };
+    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads, fileStamps, readDedup } : { ...callerCtx, fileStamps };
     let state: unknown;
     if (entry.loopTool) {
       if (!states.has(entry.name)) states.set(entry.name, entry.createState!());

@@ -62,6 +62,8 @@ export interface ToolContext {
    * changed on disk since, or was last read only in part (the original's stale-write warning).
    */
   fileStamps?: Map<string, FileStamp>;
+  /** The task's read_file windows by file, offset and limit, with the file's time when read (the original's read dedup). */
+  readDedup?: Map<string, string>;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
   mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }
