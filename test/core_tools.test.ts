@@ -105,7 +105,7 @@ describe("terminal", () => {
 describe("terminal background + process", () => {
   it("echoes notify_on_complete and watch_patterns with the original's keys (watch_patterns give way)", async () => {
     const flagged = await call("terminal", { command: "sleep 0.1", background: true, notify_on_complete: true, watch_patterns: ["ready"] });
-    expect(Object.keys(flagged)).toEqual(["output", "session_id", "exit_code", "error", "watch_patterns_ignored", "notify_on_complete"]);
+    expect(Object.keys(flagged)).toEqual(["output", "session_id", "pid", "exit_code", "error", "watch_patterns_ignored", "notify_on_complete"]);
     expect(flagged.notify_on_complete).toBe(true);
     const watching = await call("terminal", { command: "sleep 0.1", background: true, watch_patterns: ["ready"] });
     expect(watching.watch_patterns).toEqual(["ready"]);

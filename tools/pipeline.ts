@@ -9,7 +9,7 @@
  */
 import type { z } from "zod";
 import type { ApprovalRecord } from "../src/core/records.js";
-import type { Environment, ExecOptions } from "./environments/base.js";
+import type { BackgroundStartOptions, Environment, ExecOptions } from "./environments/base.js";
 import type { ApprovalGate, ApprovalService } from "./approval/gate.js";
 import { lazyApprovalGate } from "./lazy_approval.js";
 import { effectForGate } from "./approval/effects.js";
@@ -139,7 +139,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
         await check({ kind: "run", command, workdir: env.workdir, cwd: o?.cwd });
         return env.exec(command, o);
       },
-      startBackground: async (command: string, o?: { cwd?: string; env?: Record<string, string> }) => {
+      startBackground: async (command: string, o?: BackgroundStartOptions) => {
         await check({ kind: "run", command, workdir: env.workdir, cwd: o?.cwd });
         return env.startBackground(command, o);
       },

@@ -12,6 +12,7 @@ import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as TS from "typescript";
 import type { Environment } from "./environments/base.js";
+import type { ProcessNotices } from "./process_notices.js";
 import type { JsonSchema, OpenAITool, ToolSchema } from "../src/core/chat.js";
 import type { ApprovalRecord } from "../src/core/records.js";
 import type { z } from "zod";
@@ -64,6 +65,8 @@ export interface ToolContext {
   fileStamps?: Map<string, FileStamp>;
   /** The task's read_file windows by file, offset and limit, with the file's time when read (the original's read dedup). */
   readDedup?: Map<string, string>;
+  /** The task's notices about background processes (notify_on_complete, watch_patterns), told after the agent answers. */
+  notices?: ProcessNotices;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
   mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }

@@ -8,6 +8,7 @@ import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./e
 import { registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";
 import { UnknownBackgroundProcessError } from "./environments/background.js";
+import type { ProcessNotices } from "./process_notices.js";
 import { sleep } from "../src/core/abort.js";
 
 /** Waits `ms`, or less when the task is aborted (the caller then reports what it has). */
@@ -52,19 +53,19 @@ export const terminalArgs = z.object({
   pty: withDefault(
     booleanArg()
       .optional()
-      .describe("Pseudo-terminal mode for interactive programs. Not available in this build's environments: accepted and ignored."),
+      .describe("With background=true: run on a pseudo-terminal, for interactive programs (REPLs, prompts that need a TTY); answer them with the process tool. A foreground command runs without one."),
     false,
   ),
   notify_on_complete: withDefault(
     booleanArg()
       .optional()
-      .describe("With background=true: ask to be told when the process ends. Recorded on the session; poll it with the process tool."),
+      .describe("With background=true: be told once when the process ends (a message after your answer, with its exit code and last output). The right choice for long builds and test runs."),
     false,
   ),
   watch_patterns: z
     .array(z.string())
     .optional()
-    .describe("With background=true: strings to watch for in the output. Recorded on the session; check with the process tool. Dropped when notify_on_complete is set."),
+    .describe("With background=true: strings to watch for in the output (e.g. a server's readiness line); a match is told as a message after your answer, at most one per 15 s per process. Dropped when notify_on_complete is set."),
 });
 type TerminalArgs = z.infer<typeof terminalArgs>;
 
@@ -84,6 +85,42 @@ function failed(error: string): ToolResult {
   return { content: { output: "", exit_code: -1, error, status: "error" } };
 }
 
+/** As the original: a pty would keep this command from ever seeing the EOF it waits for on stdin. */
+function needsPipedStdin(command: string): boolean {
+  const normalized = command.toLowerCase().split(/\s+/).filter(Boolean).join(" ");
+  return normalized.startsWith("gh auth login") && normalized.includes("--with-token");
+}
+
+const PTY_DISABLED_NOTE =
+  "PTY disabled for this command because it expects piped stdin/EOF (for example gh auth login --with-token). " +
+  "For local background processes, call process(action='close') after writing so it receives EOF.";
+
+/**
+ * A background start with the original's result: `{output, session_id, pid, exit_code, error}`, then
+ * `pty_note`, `watch_patterns_ignored`, and the flag that is kept (watch_patterns give way to notify_on_complete).
+ * The process runs on a pty when asked and the environment has one to give.
+ */
+async function startBackground(args: TerminalArgs, env: Environment, cwd: string | undefined, notices: ProcessNotices | undefined): Promise<ToolResult> {
+  const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
+  let started: { id: string; pid?: number };
+  try {
+    started = await env.startBackground(args.command, { cwd, pty: (args.pty ?? false) && !ptyDisabled });
+  } catch (err) {
+    return { content: { output: "", exit_code: -1, error: `Failed to start background process: ${err instanceof Error ? err.message : String(err)}` } };
+  }
+  const result: Record<string, unknown> = { output: "Background process started", session_id: started.id, pid: started.pid ?? null, exit_code: 0, error: null };
+  if (ptyDisabled) result.pty_note = PTY_DISABLED_NOTE;
+  const notify = args.notify_on_complete ?? false;
+  const patterns = args.watch_patterns?.length ? args.watch_patterns : undefined;
+  if (notify && patterns) {
+    result.watch_patterns_ignored = "watch_patterns ignored because notify_on_complete=True; these two flags produce duplicate notifications when combined";
+  }
+  if (notify) result.notify_on_complete = true;
+  else if (patterns) result.watch_patterns = patterns;
+  notices?.watch(started.id, args.command, { notifyOnComplete: notify, watchPatterns: notify ? undefined : patterns });
+  return { content: result };
+}
+
 export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Promise<ToolResult> {
   const { command, workdir } = args;
   const background = args.background ?? false;
@@ -101,22 +138,7 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   const env = await ctx.getEnv();
   const cwd = resolveWorkdir(env, workdir);
 
-  if (background) {
-    try {
-      const { id } = await env.startBackground(command, { cwd });
-      // The original's keys: the flags are echoed; watch_patterns gives way to notify_on_complete.
-      const result: Record<string, unknown> = { output: "Background process started", session_id: id, exit_code: 0, error: null };
-      const patterns = args.watch_patterns?.length ? args.watch_patterns : undefined;
-      if (args.notify_on_complete && patterns) {
-        result.watch_patterns_ignored = "watch_patterns ignored because notify_on_complete=True; these two flags produce duplicate notifications when combined";
-      }
-      if (args.notify_on_complete) result.notify_on_complete = true;
-      else if (patterns) result.watch_patterns = patterns;
-      return { content: result };
-    } catch (err) {
-      return { content: { output: "", exit_code: -1, error: `Failed to start background process: ${err instanceof Error ? err.message : String(err)}` } };
-    }
-  }
+  if (background) return startBackground(args, env, cwd, ctx.notices);
 
   // `exec 2>&1` merges stderr into stdout in the order it was written, as a terminal shows it.
   const res = await env.exec(`exec 2>&1; ${command}`, {
@@ -227,6 +249,7 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
       } catch (err) {
         return unknown(err);
       }
+      if (!s.running) ctx.notices?.markConsumed(id);
       return { content: { session_id: id, status: statusWord(s), exit_code: s.exitCode, output: tailChars(s.output, POLL_PREVIEW_CHARS) } };
     }
     case "log": {
@@ -236,6 +259,7 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
       } catch (err) {
         return unknown(err);
       }
+      if (!s.running) ctx.notices?.markConsumed(id);
       const lines = s.output.replace(/\n$/, "").split("\n");
       const limit = a.limit ?? DEFAULT_LOG_LINES;
       // Without an offset, the last `limit` lines (like Hermes); with one, lines from offset (0-based).
@@ -264,6 +288,7 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
       } catch (err) {
         return unknown(err);
       }
+      if (!s.running) ctx.notices?.markConsumed(id);
       const result: Record<string, unknown> = {
         session_id: id,
         status: statusWord(s),

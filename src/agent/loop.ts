@@ -294,6 +294,13 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       emptyRetries = 0;
       dropTrailingReasoningOnly();
       messages.push(assistantOf(response));
+      // A background process the agent asked about: its notice is the next user turn (the original's CLI).
+      const notice = result.apiCalls < opts.maxTurns ? await opts.ctx.notices?.next(opts.ctx.getEnv, opts.signal) : undefined;
+      if (notice !== undefined) {
+        messages.push({ role: "user", content: notice });
+        cutPrefix = "";
+        continue;
+      }
       const answer = (cutPrefix + response.message.content).trim();
       result.completed = result.apiCalls < opts.maxTurns;
       return finish("final_answer", false, answer);

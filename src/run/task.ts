@@ -29,6 +29,7 @@ import { combineScores } from "../score/summary.js";
 import { linkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import type { DropReason, TrajectoryEntry, VerifyResult } from "../core/records.js";
+import { ProcessNotices } from "../../tools/process_notices.js";
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -159,6 +160,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     signal,
     logger: deps.logger,
     userTask: spec.prompt,
+    notices: new ProcessNotices(),
   };
   // The task's MCP servers: each started on the first call of one of its tools, closed when the agent loop ends.
   // The run's servers and the row's own (listed in the try below); a row's server wins over the run's of its name.

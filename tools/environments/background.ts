@@ -14,7 +14,7 @@
  *   cleanup: await this.background.cleanup();
  */
 import { randomBytes } from "node:crypto";
-import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStatus, type ExecOptions, type ExecResult } from "./base.js";
+import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStartOptions, type BackgroundStarted, type BackgroundStatus, type ExecOptions, type ExecResult } from "./base.js";
 
 export type ExecFn = (command: string, opts?: ExecOptions) => Promise<ExecResult>;
 
@@ -79,7 +79,18 @@ export class BackgroundProcessManager {
     return this.exec(command, { timeoutMs: this.execTimeoutMs, ...opts });
   }
 
-  async start(command: string, opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ id: string }> {
+  /**
+   * The command line that runs `command`: under util-linux `script` for a pseudo-terminal when asked and
+   * present (30 rows, 120 columns, as the original's pty), otherwise in a plain shell.
+   */
+  private runner(command: string, pty: boolean): string {
+    const plain = `${this.shell} -c ${shellQuote(command)}`;
+    if (!pty) return plain;
+    const inPty = `script -qefc ${shellQuote(`stty rows 30 cols 120 2>/dev/null; ${plain}`)} /dev/null`;
+    return `{ if script -V 2>/dev/null | grep -q util-linux; then ${inPty}; else ${plain}; fi; }`;
+  }
+
+  async start(command: string, opts: BackgroundStartOptions = {}): Promise<BackgroundStarted> {
     const id = `proc_${randomBytes(6).toString("hex")}`;
     const p = this.paths(id);
     // The command runs in its own shell so `exit N` inside it still lets the wrapper record N. Its stdin
@@ -95,8 +106,8 @@ export class BackgroundProcessManager {
       `  sleep 2147483647 <&3 & echo $! > ${shellQuote(p.holder)}`,
       `  exec 3<&-`,
       `  mv ${fifoTmp} ${fifo}`,
-      `  ${this.shell} -c ${shellQuote(command)} < ${fifo}`,
-      `else ${this.shell} -c ${shellQuote(command)}; fi`,
+      `  ${this.runner(command, opts.pty ?? false)} < ${fifo}`,
+      `else ${this.runner(command, opts.pty ?? false)}; fi`,
       `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
       // closeStdin may remove the holder's pid file at any moment: nothing of this goes to the output.
       `[ -f ${shellQuote(p.holder)} ] && kill $(cat ${shellQuote(p.holder)} 2>/dev/null) 2>/dev/null; rm -f ${fifo}`,
@@ -116,7 +127,7 @@ export class BackgroundProcessManager {
       throw new Error(`could not start background process: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
     }
     this.records.set(id, { id, pid, command, startedAt: Date.now(), finished: false, exitCode: null });
-    return { id };
+    return { id, pid };
   }
 
   private record(id: string): BackgroundRecord {
@@ -165,7 +176,7 @@ export class BackgroundProcessManager {
       rec.finished = true;
       if (state === "exited" && code !== undefined) rec.exitCode = Number(code);
     }
-    return { id, running: state === "running", exitCode: state === "exited" ? rec.exitCode : null, output };
+    return { id, running: state === "running", exitCode: state === "exited" ? rec.exitCode : null, output, outputBytes: size };
   }
 
   /**

@@ -40,6 +40,21 @@ export interface BackgroundStatus {
   exitCode: number | null;
   /** Output so far (stdout and stderr merged), capped to the tail. */
   output: string;
+  /** Bytes of output written so far (more than `output` holds once it was capped), when the backend can tell. */
+  outputBytes?: number;
+}
+
+export interface BackgroundStartOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Run the command on a pseudo-terminal (`script` from util-linux inside the environment); without one there, as if not asked. */
+  pty?: boolean;
+}
+
+export interface BackgroundStarted {
+  id: string;
+  /** The process id as the environment sees it, when known. */
+  pid?: number;
 }
 
 export interface Environment {
@@ -50,7 +65,7 @@ export interface Environment {
   readFile(path: string): Promise<Buffer>;
   /** Creates parent directories as needed. */
   writeFile(path: string, data: string | Buffer): Promise<void>;
-  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }>;
+  startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted>;
   pollBackground(id: string): Promise<BackgroundStatus>;
   killBackground(id: string): Promise<void>;
   listBackground(): Promise<BackgroundStatus[]>;

@@ -36,6 +36,8 @@ import {
   type VerifyOptions,
   EnvironmentLostError,
   shellWriteErrorCode,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
 } from "./base.js";
 import { ContainerFileError, mkdirViaArchive, readViaArchive } from "./docker_archive.js";
 import {
@@ -492,7 +494,7 @@ export class DockerEnvironment implements Environment {
     return spawnInContainer(this.container, this.runUser.user, opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, argv, opts);
   }
 
-  async startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+  async startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
     this.assertOpen();
     const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
     return (await this.backgroundManager()).start(command, { ...opts, cwd });

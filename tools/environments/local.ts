@@ -33,6 +33,8 @@ import {
   type EnvironmentSpec,
   type ExecOptions,
   type ExecResult,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
 } from "./base.js";
 import { sleep } from "../../src/core/abort.js";
 import { taskEnvironment } from "./task_env.js";
@@ -227,7 +229,7 @@ export class LocalEnvironment implements Environment {
     return spawnOnHost(opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, { ...this.baseEnv(), ...opts?.env }, argv);
   }
 
-  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+  startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
     return this.background.start(command, opts);
   }
 

@@ -32,6 +32,8 @@ import {
   type ExecResult,
   type VerifyOptions,
   ShellWriteError,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
 } from "./base.js";
 import {
   SANDBOX_HOME,
@@ -363,7 +365,7 @@ export class SandboxEnvironment implements Environment {
     return r.exitCode === 0 && out.startsWith("/") ? out : null;
   }
 
-  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+  startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
     return this.background.start(command, opts);
   }
 

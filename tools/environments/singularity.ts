@@ -35,6 +35,8 @@ import {
   type ExecOptions,
   type ExecResult,
   ShellWriteError,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
 } from "./base.js";
 import { runInProcessGroup } from "./host_process.js";
 import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
@@ -388,7 +390,7 @@ export class SingularityEnvironment implements Environment {
     if (r.exitCode !== 0) throw new ShellWriteError(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
   }
 
-  startBackground(command: string, opts?: { cwd?: string; env?: Record<string, string> }): Promise<{ id: string }> {
+  startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
     const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
     return this.background.start(command, { ...opts, cwd });
   }
