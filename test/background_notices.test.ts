@@ -170,3 +170,54 @@ describe("through the CLI", () => {
     expect(human[1]).toMatch(/^\[IMPORTANT: Background process proc_[0-9a-f]+ completed \(exit code 1\)\.\nCommand: sleep 1; echo 'tests: 2 failed'; exit 1\nOutput:\ntests: 2 failed\n\]$/);
   }, 120_000);
 });
+
+describe("the watch rate limit", () => {
+  /** An environment whose one background process prints `lines` more lines before each poll (the clock is set by the test). */
+  function printingEnv(): { env: Environment; print(text: string): void; end(code: number): void } {
+    let output = "";
+    let running = true;
+    let exitCode: number | null = null;
+    const env = {
+      pollBackground: async (id: string) => ({ id, running, exitCode, output, outputBytes: Buffer.byteLength(output) }),
+    } as unknown as Environment;
+    return { env, print: (t) => void (output += t), end: (code) => ((running = false), (exitCode = code)) };
+  }
+
+  it("one match per 15 s; three windows with dropped matches switch the patterns off and the end is told", async () => {
+    const notices = new ProcessNotices();
+    const proc = printingEnv();
+    const getEnv = async () => proc.env;
+    let now = 1_000_000;
+    const realNow = Date.now;
+    Date.now = () => now;
+    try {
+      notices.watch("proc_1", "serve", { notifyOnComplete: false, watchPatterns: ["ERR"] });
+      proc.print("ERR one\nok\n");
+      expect(await notices.next(getEnv)).toBe('[IMPORTANT: Background process proc_1 matched watch pattern "ERR".\nCommand: serve\nMatched output:\nERR one]');
+      for (let window = 1; window <= 3; window++) {
+        now += 1_000;
+        proc.print(`ERR dropped ${window}a\nERR dropped ${window}b\n`);
+        const told = await notices.next(getEnv);
+        if (window < 3) {
+          expect(told).toBeUndefined();
+          // The next window opens with a match that is told, with the count of those dropped before it.
+          now += 15_000;
+          proc.print(`ERR window ${window}\n`);
+          expect(await notices.next(getEnv)).toBe(
+            `[IMPORTANT: Background process proc_1 matched watch pattern "ERR".\nCommand: serve\nMatched output:\nERR window ${window}\n(2 earlier matches were suppressed by rate limit)]`,
+          );
+        } else {
+          expect(told).toMatch(/^\[IMPORTANT: Watch patterns disabled for process proc_1 — 3 consecutive rate-limit windows triggered \(min spacing 15s\)\./);
+        }
+      }
+      now += 60_000;
+      proc.print("ERR ignored now\n");
+      proc.end(2);
+      expect(await notices.next(getEnv)).toBe("[IMPORTANT: Background process proc_1 completed (exit code 2).\nCommand: serve\nOutput:\n" +
+        "ERR one\nok\nERR dropped 1a\nERR dropped 1b\nERR window 1\nERR dropped 2a\nERR dropped 2b\nERR window 2\nERR dropped 3a\nERR dropped 3b\nERR ignored now\n]");
+      expect(await notices.next(getEnv)).toBeUndefined();
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
