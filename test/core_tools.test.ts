@@ -112,67 +112,74 @@ describe("terminal background + process", () => {
     for (const id of [flagged.session_id, watching.session_id]) await call("process", { action: "wait", session_id: id, timeout: 5 });
   });
 
-  it("starts a background process and polls, waits, logs, lists and kills", async () => {
+  it("starts a background process and polls, waits, logs, lists and kills, with the original's results", async () => {
     const started = await call("terminal", { command: "for i in 1 2 3; do echo tick$i; sleep 0.2; done; exit 3", background: true });
     expect(started).toMatchObject({ output: "Background process started", exit_code: 0, error: null });
     const id = started.session_id as string;
     expect(id).toMatch(/^proc_/);
 
     const waited = await call("process", { action: "wait", session_id: id, timeout: 10 });
-    expect(waited).toMatchObject({ session_id: id, status: "exited", exit_code: 3 });
-    expect(waited.output).toBe("tick1\ntick2\ntick3\n");
+    expect(waited).toEqual({ status: "exited", exit_code: 3, output: "tick1\ntick2\ntick3\n" });
 
-    const log = await call("process", { action: "log", session_id: id, limit: 2 });
-    expect(log.output).toBe("tick2\ntick3");
-    expect(log.total_lines).toBe(3);
+    expect(await call("process", { action: "log", session_id: id, limit: 2 })).toEqual({
+      session_id: id,
+      status: "exited",
+      output: "tick2\ntick3",
+      total_lines: 3,
+      showing: "2 lines",
+    });
+    expect((await call("process", { action: "log", session_id: id, offset: 1, limit: 1 })).output).toBe("tick2");
+    const polled = await call("process", { action: "poll", session_id: id });
+    expect(Object.keys(polled)).toEqual(["session_id", "command", "status", "pid", "uptime_seconds", "output_preview", "exit_code"]);
+    expect(polled).toMatchObject({ session_id: id, status: "exited", pid: started.pid, output_preview: "tick1\ntick2\ntick3\n", exit_code: 3 });
+    expect(await call("process", { action: "kill", session_id: id })).toEqual({ status: "already_exited", exit_code: 3 });
 
     const long = (await call("terminal", { command: "echo $$ > long.pid; sleep 100", background: true })).session_id;
     await waitUntil(() => existsSync(join(task.taskDir, "long.pid")) && readFileSync(join(task.taskDir, "long.pid"), "utf8").trim() !== "");
     const pid = Number(readFileSync(join(task.taskDir, "long.pid"), "utf8"));
     expect((await call("process", { action: "poll", session_id: long })).status).toBe("running");
-    const shortWait = await call("process", { action: "wait", session_id: long, timeout: 1 });
-    expect(shortWait).toMatchObject({ status: "running", timed_out: true });
+    expect(await call("process", { action: "wait", session_id: long, timeout: 1 })).toEqual({ status: "timeout", output: "", timeout_note: "Waited 1s, process still running" });
 
     const list = await call("process", { action: "list" });
     expect(list.processes).toHaveLength(2);
-    expect(list.processes.find((p: any) => p.session_id === long).status).toBe("running");
+    const entry = list.processes.find((p: any) => p.session_id === long);
+    expect(Object.keys(entry)).toEqual(["session_id", "command", "cwd", "pid", "started_at", "uptime_seconds", "status", "output_preview"]);
+    expect(entry).toMatchObject({ command: "echo $$ > long.pid; sleep 100", status: "running", output_preview: "" });
+    expect(entry.started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
 
-    expect(await call("process", { action: "kill", session_id: long })).toMatchObject({ status: "killed", success: true });
+    expect(await call("process", { action: "kill", session_id: long })).toEqual({ status: "killed", session_id: long });
     expect(await waitUntil(() => !isAlive(pid), 3000)).toBe(true);
-    expect((await call("process", { action: "poll", session_id: long })).status).toBe("killed");
+    expect(await call("process", { action: "poll", session_id: long })).toMatchObject({ status: "exited", exit_code: -15 });
   });
 
   it("answers a prompt through stdin: write, submit, close (EOF), as the original's process actions", async () => {
     const script = 'read -r name; echo "hello $name"; read -r more; echo "more=$more"; cat > rest.txt; echo "eof after $(wc -c < rest.txt) bytes"';
     const id = (await call("terminal", { command: script, background: true })).session_id as string;
-    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toMatchObject({ status: "ok", bytes_written: 3 });
-    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toMatchObject({ bytes_written: 10 });
-    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("hello Ada Lovelace"), 10_000);
+    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toEqual({ status: "ok", bytes_written: 3 });
+    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toEqual({ status: "ok", bytes_written: 10 });
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output_preview.includes("hello Ada Lovelace"), 10_000);
     expect((await call("process", { action: "poll", session_id: id })).status).toBe("running"); // blocked on the next read
     await call("process", { action: "submit", session_id: id, data: "yes" });
     await call("process", { action: "write", session_id: id, data: "tail bytes" });
-    expect(await call("process", { action: "close", session_id: id })).toMatchObject({ status: "ok", stdin: "closed" });
+    expect(await call("process", { action: "close", session_id: id })).toEqual({ status: "ok", message: "stdin closed" });
     const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
-    expect(done).toMatchObject({ status: "exited", exit_code: 0 });
-    expect(done.output).toBe("hello Ada Lovelace\nmore=yes\neof after 10 bytes\n");
-    expect((await call("process", { action: "write", session_id: id, data: "late" })).error).toMatch(/has exited/);
-    expect((await call("process", { action: "submit", session_id: id })).error).toMatch(/'data' is required/);
-    expect((await call("process", { action: "close", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
+    expect(done).toEqual({ status: "exited", exit_code: 0, output: "hello Ada Lovelace\nmore=yes\neof after 10 bytes\n" });
+    expect(await call("process", { action: "write", session_id: id, data: "late" })).toEqual({ status: "already_exited", error: "Process has already finished" });
+    expect(await call("process", { action: "close", session_id: "proc_none" })).toEqual({ status: "not_found", error: "No process with ID proc_none" });
   });
 
-  it("a background process that never reads stdin still sees EOF only when closed, and write after close fails", async () => {
+  it("a background process that never reads stdin still sees EOF only when closed", async () => {
     const id = (await call("terminal", { command: "cat; echo cat-done", background: true })).session_id as string;
     await call("process", { action: "submit", session_id: id, data: "line" });
-    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output.includes("line"), 10_000);
+    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output_preview.includes("line"), 10_000);
     await call("process", { action: "close", session_id: id });
-    expect((await call("process", { action: "write", session_id: id, data: "x" })).error).toMatch(/has exited|no open stdin/);
     const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
     expect(done.output).toBe("line\ncat-done\n");
   });
 
-  it("errors on unknown sessions and missing session_id", async () => {
-    expect((await call("process", { action: "poll", session_id: "proc_none" })).error).toMatch(/Unknown session_id/);
-    expect((await call("process", { action: "kill" })).error).toMatch(/'session_id'/);
+  it("answers unknown sessions and a missing session_id as the original", async () => {
+    expect(await call("process", { action: "poll", session_id: "proc_none" })).toEqual({ status: "not_found", error: "No process with ID proc_none" });
+    expect(await call("process", { action: "kill" })).toEqual({ error: "session_id is required for kill" });
     expect((await call("process", { action: "explode" })).error).toMatch(/'action'/);
   });
 });

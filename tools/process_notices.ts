@@ -107,7 +107,7 @@ export class ProcessNotices {
       if (status.running) continue;
       w.ended = true;
       if (w.notifyOnComplete && !this.consumed.has(w.id)) {
-        this.queue.push(completionText(w, status.exitCode, stripAnsi(status.output.slice(-NOTICE_OUTPUT_CHARS))));
+        this.queue.push(completionText(w, status.killed ? -15 : status.exitCode, stripAnsi(status.output.slice(-NOTICE_OUTPUT_CHARS))));
       }
     }
   }

@@ -5,10 +5,12 @@
 import { posix } from "node:path";
 import { z } from "zod";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
-import { registry, toolFailure, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";
 import { UnknownBackgroundProcessError } from "./environments/background.js";
-import type { ProcessNotices } from "./process_notices.js";
+import { stripAnsi, type ProcessNotices } from "./process_notices.js";
+import { splitLines } from "./unified_diff.js";
+import { pythonLocalIsoformat } from "../src/core/python_time.js";
 import { sleep } from "../src/core/abort.js";
 
 /** Waits `ms`, or less when the task is aborted (the caller then reports what it has). */
@@ -18,7 +20,6 @@ export const DEFAULT_TERMINAL_TIMEOUT_S = 60;
 export const MAX_TERMINAL_TIMEOUT_S = 600;
 const DEFAULT_WAIT_S = 60;
 const DEFAULT_LOG_LINES = 200;
-const POLL_PREVIEW_CHARS = 4000;
 
 const TERMINAL_DESCRIPTION = [
   "Execute a shell command in the task's environment (a Linux shell) and return its combined stdout/stderr",
@@ -188,15 +189,6 @@ const processArgs = z.object({
 });
 type ProcessArgs = z.infer<typeof processArgs>;
 
-function statusWord(s: BackgroundStatus): string {
-  if (s.running) return "running";
-  return s.exitCode === null ? "killed" : "exited";
-}
-
-function tailChars(text: string, n: number): string {
-  return text.length <= n ? text : `...${text.slice(text.length - n)}`;
-}
-
 /** What a process call does for the gate: data sent to a stdin may be a command for a shell reading it. */
 export async function processEffects(args: ProcessArgs, ctx: ToolContext): Promise<ToolEffect[]> {
   if ((args.action !== "write" && args.action !== "submit") || !args.data) return [];
@@ -204,112 +196,124 @@ export async function processEffects(args: ProcessArgs, ctx: ToolContext): Promi
   return [{ kind: "run", command: args.data, workdir: env.workdir }];
 }
 
-export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
-  if (a.action !== "list" && !a.session_id) {
-    return toolFailure(`Invalid arguments for process: 'session_id' is required for action '${a.action}'`);
-  }
-  const env = await ctx.getEnv();
-  const id = a.session_id ?? "";
-  const unknown = (err: unknown) =>
-    toolFailure(`Unknown session_id '${id}' (${err instanceof Error ? err.message : String(err)}); use action=list to see the processes of this task`);
-  const failure = (err: unknown) => (err instanceof UnknownBackgroundProcessError ? unknown(err) : toolFailure(err instanceof Error ? err.message : String(err)));
+type ProcessAnswer = Record<string, unknown>;
 
-  switch (a.action) {
-    case "write":
-    case "submit": {
-      if (a.data === undefined) return toolFailure(`Invalid arguments for process: 'data' is required for action '${a.action}'`);
-      if (!env.writeBackground) return toolFailure(`The ${env.kind} environment cannot send stdin to background processes`);
-      const data = a.action === "submit" ? `${a.data}\n` : a.data;
-      try {
-        await env.writeBackground(id, data);
-      } catch (err) {
-        return failure(err);
-      }
-      return { content: { session_id: id, status: "ok", bytes_written: Buffer.byteLength(data, "utf8") } };
-    }
-    case "close": {
-      if (!env.closeBackgroundStdin) return toolFailure(`The ${env.kind} environment cannot close the stdin of background processes`);
-      try {
-        await env.closeBackgroundStdin(id);
-      } catch (err) {
-        return failure(err);
-      }
-      return { content: { session_id: id, status: "ok", stdin: "closed" } };
-    }
-    case "list": {
-      const all = await env.listBackground();
-      return { content: {
-        processes: all.map((s) => ({ session_id: s.id, status: statusWord(s), exit_code: s.exitCode })),
-      } };
-    }
-    case "poll": {
-      let s: BackgroundStatus;
-      try {
-        s = await env.pollBackground(id);
-      } catch (err) {
-        return unknown(err);
-      }
-      if (!s.running) ctx.notices?.markConsumed(id);
-      return { content: { session_id: id, status: statusWord(s), exit_code: s.exitCode, output: tailChars(s.output, POLL_PREVIEW_CHARS) } };
-    }
-    case "log": {
-      let s: BackgroundStatus;
-      try {
-        s = await env.pollBackground(id);
-      } catch (err) {
-        return unknown(err);
-      }
-      if (!s.running) ctx.notices?.markConsumed(id);
-      const lines = s.output.replace(/\n$/, "").split("\n");
-      const limit = a.limit ?? DEFAULT_LOG_LINES;
-      // Without an offset, the last `limit` lines (like Hermes); with one, lines from offset (0-based).
-      const start = a.offset !== undefined ? a.offset : Math.max(0, lines.length - limit);
-      return { content: {
-        session_id: id,
-        status: statusWord(s),
-        exit_code: s.exitCode,
-        total_lines: lines.length,
-        offset: start,
-        output: lines.slice(start, start + limit).join("\n"),
-      } };
-    }
-    case "wait": {
-      const waitS = a.timeout ?? DEFAULT_WAIT_S;
-      const deadline = Date.now() + waitS * 1000;
-      let s: BackgroundStatus;
-      try {
-        s = await env.pollBackground(id);
-        let delay = 100;
-        while (s.running && Date.now() < deadline && !ctx.signal?.aborted) {
-          await pause(Math.min(delay, Math.max(0, deadline - Date.now())), ctx.signal);
-          delay = Math.min(delay * 2, 1000);
-          s = await env.pollBackground(id);
-        }
-      } catch (err) {
-        return unknown(err);
-      }
-      if (!s.running) ctx.notices?.markConsumed(id);
-      const result: Record<string, unknown> = {
-        session_id: id,
-        status: statusWord(s),
-        exit_code: s.exitCode,
-        output: tailChars(s.output, DEFAULT_OUTPUT_CAP),
-      };
-      if (s.running) {
-        result.timed_out = true;
-        result.note = `Still running after waiting ${waitS}s; it keeps running (use wait again, or kill).`;
-      }
-      return { content: result };
-    }
-    case "kill": {
-      try {
-        await env.killBackground(id);
-      } catch (err) {
-        return unknown(err);
-      }
-      return { content: { session_id: id, status: "killed", success: true } };
-    }
+const notFound = (id: string): ProcessAnswer => ({ status: "not_found", error: `No process with ID ${id}` });
+const ago = (at: number) => Math.floor((Date.now() - at) / 1000);
+const lastChars = (text: string, n: number) => stripAnsi(text.slice(-n));
+/** The original's exit code: -15 (its SIGTERM) for a process ended by kill. */
+const exitCodeOf = (s: BackgroundStatus) => (s.killed ? -15 : s.exitCode);
+
+/** The status, or undefined for a session this task never started. Other failures propagate. */
+async function statusOf(env: Environment, id: string): Promise<BackgroundStatus | undefined> {
+  try {
+    return await env.pollBackground(id);
+  } catch (err) {
+    if (err instanceof UnknownBackgroundProcessError) return undefined;
+    throw err;
   }
+}
+
+/** The original's poll: `{session_id, command, status, pid, uptime_seconds, output_preview, [exit_code]}`. */
+function pollAnswer(s: BackgroundStatus): ProcessAnswer {
+  const out: ProcessAnswer = {
+    session_id: s.id,
+    command: s.started?.command ?? "",
+    status: s.running ? "running" : "exited",
+    pid: s.started?.pid ?? null,
+    uptime_seconds: s.started ? ago(s.started.at) : 0,
+    output_preview: lastChars(s.output, 1000),
+  };
+  if (!s.running) out.exit_code = exitCodeOf(s);
+  return out;
+}
+
+/** The original's list entry (its output_preview keeps escape sequences). */
+function listEntry(s: BackgroundStatus, workdir: string): ProcessAnswer {
+  const out: ProcessAnswer = {
+    session_id: s.id,
+    command: (s.started?.command ?? "").slice(0, 200),
+    cwd: s.started?.cwd ?? workdir,
+    pid: s.started?.pid ?? null,
+    started_at: pythonLocalIsoformat(new Date(s.started?.at ?? Date.now())).slice(0, 19),
+    uptime_seconds: s.started ? ago(s.started.at) : 0,
+    status: s.running ? "running" : "exited",
+    output_preview: s.output.slice(-200),
+  };
+  if (!s.running) out.exit_code = exitCodeOf(s);
+  return out;
+}
+
+/** The original's log: the last `limit` lines without an offset (or offset 0), else lines offset.. (0-based). */
+function logAnswer(s: BackgroundStatus, offset: number, limit: number): ProcessAnswer {
+  const lines = splitLines(stripAnsi(s.output));
+  const selected = offset === 0 ? lines.slice(-limit) : lines.slice(offset, offset + limit);
+  return { session_id: s.id, status: s.running ? "running" : "exited", output: selected.join("\n"), total_lines: lines.length, showing: `${selected.length} lines` };
+}
+
+async function waitAnswer(env: Environment, id: string, waitS: number, signal?: AbortSignal): Promise<ProcessAnswer> {
+  const deadline = Date.now() + waitS * 1000;
+  let s = await statusOf(env, id);
+  if (!s) return notFound(id);
+  let delay = 100;
+  while (s.running && Date.now() < deadline && !signal?.aborted) {
+    await pause(Math.min(delay, Math.max(0, deadline - Date.now())), signal);
+    delay = Math.min(delay * 2, 1000);
+    s = (await statusOf(env, id)) ?? s;
+  }
+  if (!s.running) return { status: "exited", exit_code: exitCodeOf(s), output: lastChars(s.output, 2000) };
+  return { status: "timeout", output: lastChars(s.output, 1000), timeout_note: `Waited ${waitS}s, process still running` };
+}
+
+async function stdinAnswer(env: Environment, a: ProcessArgs, id: string): Promise<ProcessAnswer> {
+  const s = await statusOf(env, id);
+  if (!s) return notFound(id);
+  if (!s.running) return { status: "already_exited", error: "Process has already finished" };
+  try {
+    if (a.action === "close") {
+      if (!env.closeBackgroundStdin) throw new Error("Process stdin not available (non-local backend or stdin closed)");
+      await env.closeBackgroundStdin(id);
+      return { status: "ok", message: s.started?.pty ? "EOF sent" : "stdin closed" };
+    }
+    const data = a.action === "submit" ? `${a.data ?? ""}\n` : (a.data ?? "");
+    if (!env.writeBackground) throw new Error("Process stdin not available (non-local backend or stdin closed)");
+    await env.writeBackground(id, data);
+    return { status: "ok", bytes_written: [...data].length };
+  } catch (err) {
+    return { status: "error", error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+async function killAnswer(env: Environment, id: string): Promise<ProcessAnswer> {
+  const s = await statusOf(env, id);
+  if (!s) return notFound(id);
+  if (!s.running) return { status: "already_exited", exit_code: exitCodeOf(s) };
+  await env.killBackground(id);
+  return { status: "killed", session_id: id };
+}
+
+/**
+ * The process tool with the original's results per action (its process registry's dicts): `not_found` and
+ * `already_exited` statuses instead of errors, outputs cut to its lengths with escape sequences removed.
+ * A completion seen here (poll, log or wait of an ended process) is not told again as a notice.
+ */
+export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
+  const env = await ctx.getEnv();
+  if (a.action === "list") {
+    const all = await env.listBackground();
+    return { content: { processes: all.map((s) => listEntry(s, env.workdir)) } };
+  }
+  const id = a.session_id ?? "";
+  if (!id) return { content: { error: `session_id is required for ${a.action}` } };
+  let answer: ProcessAnswer;
+  if (a.action === "poll" || a.action === "log") {
+    const s = await statusOf(env, id);
+    answer = !s ? notFound(id) : a.action === "poll" ? pollAnswer(s) : logAnswer(s, a.offset ?? 0, a.limit ?? DEFAULT_LOG_LINES);
+  } else if (a.action === "wait") answer = await waitAnswer(env, id, a.timeout ?? DEFAULT_WAIT_S, ctx.signal);
+  else if (a.action === "kill") answer = await killAnswer(env, id);
+  else answer = await stdinAnswer(env, a, id);
+  if (answer.status === "exited") ctx.notices?.markConsumed(id);
+  return { content: answer };
 }
 
 registry.register({

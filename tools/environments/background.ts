@@ -34,6 +34,10 @@ interface BackgroundRecord {
   pid: number;
   command: string;
   startedAt: number;
+  cwd?: string;
+  pty: boolean;
+  /** Ended by kill(). */
+  killed?: boolean;
   /** Set once a poll saw the process end (so kill does not signal a pid that may be reused). */
   finished: boolean;
   exitCode: number | null;
@@ -126,7 +130,7 @@ export class BackgroundProcessManager {
     if (res.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
       throw new Error(`could not start background process: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
     }
-    this.records.set(id, { id, pid, command, startedAt: Date.now(), finished: false, exitCode: null });
+    this.records.set(id, { id, pid, command, startedAt: Date.now(), cwd: opts.cwd, pty: opts.pty ?? false, finished: false, exitCode: null });
     return { id, pid };
   }
 
@@ -176,7 +180,15 @@ export class BackgroundProcessManager {
       rec.finished = true;
       if (state === "exited" && code !== undefined) rec.exitCode = Number(code);
     }
-    return { id, running: state === "running", exitCode: state === "exited" ? rec.exitCode : null, output, outputBytes: size };
+    return {
+      id,
+      running: state === "running",
+      exitCode: state === "exited" ? rec.exitCode : null,
+      output,
+      outputBytes: size,
+      killed: rec.killed && state !== "exited",
+      started: { command: rec.command, pid: rec.pid, at: rec.startedAt, cwd: rec.cwd, pty: rec.pty },
+    };
   }
 
   /**
@@ -215,6 +227,7 @@ export class BackgroundProcessManager {
   async kill(id: string): Promise<void> {
     const rec = this.record(id);
     await this.run(this.killScript([rec]));
+    if (!rec.finished) rec.killed = true;
     rec.finished = true;
   }
 

@@ -42,6 +42,10 @@ export interface BackgroundStatus {
   output: string;
   /** Bytes of output written so far (more than `output` holds once it was capped), when the backend can tell. */
   outputBytes?: number;
+  /** True when it ended by killBackground (the original reports exit code -15, its SIGTERM, then). */
+  killed?: boolean;
+  /** What the process was started with, when the backend keeps it (for the process tool's list and poll). */
+  started?: { command: string; pid: number; at: number; cwd?: string; pty: boolean };
 }
 
 export interface BackgroundStartOptions {
