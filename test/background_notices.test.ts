@@ -98,7 +98,7 @@ describe("notices in the local sandbox", () => {
     await call("process", { action: "kill", session_id: id });
   }, 60_000);
 
-  it("a process that never matches and ends is not told about; waiting stops when the task's signal aborts", async () => {
+  it("a process that never matches and ends is not told about; waiting stops when the task's signal aborts or the wait limit passes", async () => {
     const notices = new ProcessNotices();
     task = localTask({ notices });
     const call = tools(task);
@@ -108,6 +108,9 @@ describe("notices in the local sandbox", () => {
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 1500);
     expect(await notices.next(task.ctx.getEnv, abort.signal)).toBeUndefined();
+    // And after the longest wait for one answer, though the process still runs.
+    expect(await notices.next(task.ctx.getEnv, undefined, 1000)).toBeUndefined();
+    expect((await call("process", { action: "poll", session_id: id })).status).toBe("running");
     await call("process", { action: "kill", session_id: id });
   }, 60_000);
 });

@@ -8,7 +8,7 @@
  * after 3 strike windows in a row the patterns are switched off and the process is announced once when it ends.
  *
  * The original's batch runner delivers nothing (its queue is drained only by the CLI and the gateway); here
- * the task waits for what a user of the CLI would be told, within the task's time.
+ * the task waits for what a user of the CLI would be told, up to 10 minutes per answer and within the task's time.
  */
 import type { Environment } from "./environments/base.js";
 import { sleep } from "../src/core/abort.js";
@@ -19,6 +19,8 @@ const NOTICE_OUTPUT_CHARS = 2000;
 const MATCHED_LINES = 20;
 const POLL_START_MS = 250;
 const POLL_MAX_MS = 2000;
+/** Longest wait for a notice after one answer (the foreground terminal's limit), so a long job cannot use up the task's time. */
+export const NOTICE_WAIT_MS = 600_000;
 
 interface Watched {
   id: string;
@@ -78,19 +80,20 @@ export class ProcessNotices {
   /**
    * The next notice for the agent, waiting while a process it asked about is still running (one with
    * notify_on_complete, or with watch patterns that have not matched yet); undefined when nothing is left to
-   * tell. Stops waiting when `signal` aborts.
+   * tell. Stops waiting after `maxWaitMs` or when `signal` aborts.
    */
-  async next(getEnv: () => Promise<Environment>, signal?: AbortSignal): Promise<string | undefined> {
+  async next(getEnv: () => Promise<Environment>, signal?: AbortSignal, maxWaitMs = NOTICE_WAIT_MS): Promise<string | undefined> {
     if (this.watched.size === 0 && this.queue.length === 0) return undefined;
     const env = await getEnv();
+    const deadline = Date.now() + maxWaitMs;
     let delay = POLL_START_MS;
     for (;;) {
       await this.check(env);
       const notice = this.queue.shift();
       if (notice !== undefined) return notice;
       const waitingFor = [...this.watched.values()].some((w) => !w.ended && (w.notifyOnComplete || (!w.matched && !w.disabled)));
-      if (!waitingFor || signal?.aborted) return undefined;
-      await sleep(delay, signal).catch(() => {});
+      if (!waitingFor || signal?.aborted || Date.now() >= deadline) return undefined;
+      await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), signal).catch(() => {});
       delay = Math.min(delay * 2, POLL_MAX_MS);
     }
   }
