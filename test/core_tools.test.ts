@@ -356,7 +356,8 @@ describe("patch", () => {
     const bad = ["*** Begin Patch", "*** Update File: keep.txt", "-one", "+ONE", "*** Update File: keep.txt", "-missing line", "+x", "*** End Patch"].join("\n");
     expect(await call("patch", { mode: "patch", patch: bad })).toEqual({
       success: false,
-      error: "Patch validation failed (no files were modified):\n  • keep.txt: the lines to change were not found (first: 'missing line'); read the file again and copy them exactly",
+      error: "Patch validation failed (no files were modified):\n  • keep.txt: hunk (no hint) not found \u2014 Could not find a match for old_string in the file",
+      _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
     });
     const missing = ["*** Begin Patch", "*** Add File: new.txt", "+n", "*** Delete File: gone.txt", "*** End Patch"].join("\n");
     expect((await call("patch", { mode: "patch", patch: missing })).error).toBe("Patch validation failed (no files were modified):\n  • gone.txt: file not found for deletion");

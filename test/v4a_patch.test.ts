@@ -37,6 +37,12 @@ describe("V4A patches", () => {
     expect(applyV4AHunks("m.py", text, (op as { hunks: never[] }).hunks)).toBe("def f():\n    return 10\n\ndef g():\n    return 20\n");
     const [add] = parseV4APatch(patch("*** Update File: n.txt", "+appended"));
     expect(applyV4AHunks("n.txt", "a\nb", (add as { hunks: never[] }).hunks)).toBe("a\nb\nappended");
-    expect(() => applyV4AHunks("m.py", text, [{ anchor: "", oldLines: ["nope"], newLines: ["x"] }])).toThrow(/m\.py: the lines to change were not found \(first: 'nope'\)/);
+    expect(() => applyV4AHunks("m.py", text, [{ anchor: "", oldLines: ["nope"], newLines: ["x"] }])).toThrow("m.py: hunk (no hint) not found \u2014 Could not find a match for old_string in the file");
+    // Lines the comparisons miss are matched as the original matches them (here: runs of blanks, smart quotes).
+    const loose = [{ anchor: "", oldLines: ["total = a + b"], newLines: ["total = a - b"] }, { anchor: "g", oldLines: ['say "hi"'], newLines: ["say bye"] }];
+    expect(applyV4AHunks("t.txt", "total  =  a +\tb\nsay \u201chi\u201d\n", loose)).toBe("total = a - b\nsay bye\n");
+    expect(() => applyV4AHunks("t.txt", "x = 1\nx  = 1\n", [{ anchor: "", oldLines: ["x =   1"], newLines: ["y"] }])).toThrow(
+      "t.txt: hunk (no hint) not found \u2014 Found 2 matches for old_string. Provide more context to make it unique, or use replace_all=True.",
+    );
   });
 });

@@ -10,8 +10,8 @@ import { shellQuote, type Environment } from "./environments/base.js";
 import { noEffects, registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, requiredInSchema, unadvertisedArg, withDefault } from "./tool_args.js";
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
-import { SequenceMatcher, splitLines, unifiedDiff } from "./unified_diff.js";
-import { fuzzyFindAndReplace, NO_MATCH_ERROR } from "./fuzzy_match.js";
+import { unifiedDiff } from "./unified_diff.js";
+import { fuzzyFindAndReplace, NO_MATCH_ERROR, noMatchHint } from "./fuzzy_match.js";
 import { absolutePath, guardedRead, noteWrites, readDedupKey, recordRead, repeatCount, staleWarnings, succeeded, unchangedSinceRead, withWarnings } from "./file_state.js";
 
 export const READ_DEFAULT_LIMIT = 500;
@@ -373,40 +373,6 @@ async function lintFile(env: Environment, path: string, signal?: AbortSignal): P
   return { status: res.exitCode === 0 ? "ok" : "error", output };
 }
 
-/**
- * The original's "did you mean?" text for an old_string found nowhere: the lines most like its first
- * non-blank line (difflib ratio over 0.3, best 3), each with 2 lines around, numbered `%4d| `.
- */
-function closestLines(oldString: string, content: string): string {
-  const oldLines = splitLines(oldString);
-  const contentLines = splitLines(content);
-  if (!oldString || !content || oldLines.length === 0 || contentLines.length === 0) return "";
-  let anchor = oldLines[0]!.trim();
-  if (!anchor) {
-    const first = oldLines.map((l) => l.trim()).find((l) => l);
-    if (!first) return "";
-    anchor = first;
-  }
-  const anchorChars = [...anchor];
-  const scored: { ratio: number; i: number }[] = [];
-  contentLines.forEach((line, i) => {
-    const stripped = line.trim();
-    if (!stripped) return;
-    const ratio = new SequenceMatcher(anchorChars, [...stripped]).ratio();
-    if (ratio > 0.3) scored.push({ ratio, i });
-  });
-  const parts: string[] = [];
-  const seen = new Set<string>();
-  for (const { i } of scored.sort((x, y) => y.ratio - x.ratio).slice(0, 3)) {
-    const start = Math.max(0, i - 2);
-    const end = Math.min(contentLines.length, i + oldLines.length + 2);
-    if (seen.has(`${start},${end}`)) continue;
-    seen.add(`${start},${end}`);
-    parts.push(contentLines.slice(start, end).map((l, j) => `${String(start + j + 1).padStart(4, " ")}| ${l}`).join("\n"));
-  }
-  return parts.join("\n---\n");
-}
-
 /** The files a V4A patch writes or deletes (for the gate); none when it does not parse (nothing is written then). */
 function patchedPaths(patch: string): string[] {
   try {
@@ -517,6 +483,14 @@ function checkedPaths(args: PatchArgs): string[] {
   return paths;
 }
 
+/** As the original, in both modes: text not found, with no "Did you mean" lines, gets a `_hint` to read the file again. */
+function withNotFoundHint(result: ToolResult): ToolResult {
+  const content = result.content as Record<string, unknown> | undefined;
+  const error = typeof content?.error === "string" ? content.error : "";
+  if (!error.includes("Could not find") || error.includes("Did you mean one of these sections?")) return result;
+  return { ...result, content: { ...content, _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text." } };
+}
+
 export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
   const mode = args.mode ?? "replace";
   if (mode === "patch") {
@@ -529,7 +503,7 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
   const env = await ctx.getEnv();
   const paths = checkedPaths(args);
   const warnings = await staleWarnings(env, ctx, paths);
-  const result = mode === "patch" ? await applyV4A(args.patch!, ctx) : await replaceOnce(args, ctx);
+  const result = withNotFoundHint(mode === "patch" ? await applyV4A(args.patch!, ctx) : await replaceOnce(args, ctx));
   if (succeeded(result)) await noteWrites(env, ctx, paths);
   return withWarnings(result, warnings);
 }
@@ -551,14 +525,7 @@ async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResul
   const replaced = fuzzyFindAndReplace(before, args.old_string, args.new_string, replaceAll);
   if (replaced.error !== undefined) {
     if (replaced.error !== NO_MATCH_ERROR) return failed(replaced.error);
-    const closest = closestLines(args.old_string, before);
-    if (closest) return failed(`${NO_MATCH_ERROR}\n\nDid you mean one of these sections?\n${closest}`);
-    return {
-      content: {
-        ...patchResult({ success: false, error: NO_MATCH_ERROR }),
-        _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
-      },
-    };
+    return failed(`${NO_MATCH_ERROR}${noMatchHint(replaced.error, args.old_string, before)}`);
   }
   const after = replaced.content;
   try {

@@ -6,7 +6,7 @@
  * carries `\'` or `\"` that the file does not is refused as escape drift. Written from the original's
  * documented behaviour and replayed against its results (test/fixtures/hermes_file_tools.json).
  */
-import { SequenceMatcher } from "./unified_diff.js";
+import { SequenceMatcher, splitLines } from "./unified_diff.js";
 
 type Span = [start: number, end: number];
 type Strategy = (content: string, pattern: string) => Span[];
@@ -16,6 +16,8 @@ export interface FuzzyReplace {
   content: string;
   count: number;
   strategy?: string;
+  /** Where the first replaced text began in the old content. */
+  start?: number;
   error?: string;
 }
 
@@ -254,7 +256,48 @@ export function fuzzyFindAndReplace(content: string, oldString: string, newStrin
     }
     let out = content;
     for (const [s, e] of [...spans].sort((x, y) => y[0] - x[0])) out = out.slice(0, s) + newString + out.slice(e);
-    return { content: out, count: spans.length, strategy: name };
+    return { content: out, count: spans.length, strategy: name, start: Math.min(...spans.map(([st]) => st)) };
   }
   return { content, count: 0, error: NO_MATCH_ERROR };
+}
+
+/**
+ * The original's "did you mean?" text for an old_string found nowhere: the lines most like its first
+ * non-blank line (difflib ratio over 0.3, best 3), each with 2 lines around, numbered `%4d| `.
+ */
+export function closestLines(oldString: string, content: string): string {
+  const oldLines = splitLines(oldString);
+  const contentLines = splitLines(content);
+  if (!oldString || !content || oldLines.length === 0 || contentLines.length === 0) return "";
+  let anchor = oldLines[0]!.trim();
+  if (!anchor) {
+    const first = oldLines.map((l) => l.trim()).find((l) => l);
+    if (!first) return "";
+    anchor = first;
+  }
+  const anchorChars = [...anchor];
+  const scored: { ratio: number; i: number }[] = [];
+  contentLines.forEach((line, i) => {
+    const stripped = line.trim();
+    if (!stripped) return;
+    const ratio = new SequenceMatcher(anchorChars, [...stripped]).ratio();
+    if (ratio > 0.3) scored.push({ ratio, i });
+  });
+  const parts: string[] = [];
+  const seen = new Set<string>();
+  for (const { i } of scored.sort((x, y) => y.ratio - x.ratio).slice(0, 3)) {
+    const start = Math.max(0, i - 2);
+    const end = Math.min(contentLines.length, i + oldLines.length + 2);
+    if (seen.has(`${start},${end}`)) continue;
+    seen.add(`${start},${end}`);
+    parts.push(contentLines.slice(start, end).map((l, j) => `${String(start + j + 1).padStart(4, " ")}| ${l}`).join("\n"));
+  }
+  return parts.join("\n---\n");
+}
+
+/** The original's "\n\nDid you mean one of these sections?\n…" for a plain no-match error; "" otherwise. */
+export function noMatchHint(error: string | undefined, oldString: string, content: string): string {
+  if (!error?.startsWith("Could not find")) return "";
+  const lines = closestLines(oldString, content);
+  return lines ? `\n\nDid you mean one of these sections?\n${lines}` : "";
 }

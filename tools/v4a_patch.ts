@@ -16,6 +16,8 @@
  * Parsing and applying are pure (text in, text out); the patch tool does the file I/O, all or nothing.
  */
 
+import { fuzzyFindAndReplace, noMatchHint } from "./fuzzy_match.js";
+
 export interface V4AHunk {
   /** The text after `@@` (a line to find before the change), or "" without one. */
   anchor: string;
@@ -140,9 +142,27 @@ function findBlock(lines: string[], block: string[], from: number, same: Compare
 }
 
 /**
+ * A hunk the line comparisons cannot place, through the original's matching of the whole file (its nine
+ * strategies, a unique match required); `lines` is changed in place, and the line after the change returned.
+ * Throws with the original's wording when that fails too.
+ */
+function applyFuzzily(path: string, lines: string[], hunk: V4AHunk): number {
+  const joined = lines.join("\n");
+  const search = hunk.oldLines.join("\n");
+  const r = fuzzyFindAndReplace(joined, search, hunk.newLines.join("\n"), false);
+  if (r.error !== undefined) {
+    const label = hunk.anchor ? `'${hunk.anchor}'` : "(no hint)";
+    throw new V4AError(`${path}: hunk ${label} not found \u2014 ${r.error}${noMatchHint(r.error, search, joined)}`);
+  }
+  const startLine = joined.slice(0, r.start).split("\n").length - 1;
+  lines.splice(0, lines.length, ...r.content.split("\n"));
+  return startLine + hunk.newLines.length;
+}
+
+/**
  * Applies an update's hunks in order to `text`. Each hunk's old lines are found after the previous hunk
  * (after its `@@` anchor line when it has one): exactly, else ignoring trailing, else surrounding white
- * space. Throws V4AError when a hunk's lines are not in the file.
+ * space; else as the original matches them (applyFuzzily). Throws V4AError when a hunk's lines are not in the file.
  */
 export function applyV4AHunks(path: string, text: string, hunks: readonly V4AHunk[]): string {
   const endsWithNewline = text.endsWith("\n");
@@ -162,8 +182,8 @@ export function applyV4AHunks(path: string, text: string, hunks: readonly V4AHun
       for (const same of COMPARISONS) if ((at = findBlock(lines, hunk.oldLines, from, same)) >= 0) break;
       if (at < 0 && from !== cursor) for (const same of COMPARISONS) if ((at = findBlock(lines, hunk.oldLines, cursor, same)) >= 0) break;
       if (at < 0) {
-        const first = hunk.oldLines.find((l) => l.trim() !== "") ?? hunk.oldLines[0]!;
-        throw new V4AError(`${path}: the lines to change were not found (first: '${first.slice(0, 80)}'); read the file again and copy them exactly`);
+        cursor = applyFuzzily(path, lines, hunk);
+        continue;
       }
     }
     lines.splice(at, hunk.oldLines.length, ...hunk.newLines);
