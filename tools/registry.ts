@@ -67,6 +67,8 @@ export interface ToolContext {
   readDedup?: Map<string, string>;
   /** The task's notices about background processes (notify_on_complete, watch_patterns), told after the agent answers. */
   notices?: ProcessNotices;
+  /** The id of the tool call being run (approval records name it), when the agent loop runs it. */
+  toolCallId?: string;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
   mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
 }

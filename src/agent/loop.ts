@@ -27,6 +27,8 @@ import { raceAbort } from "../core/abort.js";
 import { createHash } from "node:crypto";
 import { judgeArguments } from "./tool_arguments.js";
 import { runToolBatch, type PlannedCall } from "./tool_batch.js";
+import { ModelCallLog } from "./call_log.js";
+import type { ModelCallRecord } from "../core/records.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
@@ -75,6 +77,10 @@ export interface AgentLoopResult {
   end: LoopEnd;
   finalResponse: string | null;
   usage: Usage;
+  /** Every model call in order, each with the index of the message it produced when that message was kept. */
+  modelCalls: ModelCallRecord[];
+  /** Indexes in `messages` of the turns the harness wrote (continuation and closing turns, the "(empty)" stand-in). */
+  injectedMessages: number[];
 }
 
 /** Thrown when the loop stops early for a reason other than its own logic; carries what was done so far. */
@@ -125,7 +131,7 @@ function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
     return { call, error: `Unknown tool '${name ?? ""}'. Available tools: ${list}` };
   }
   const parsed = parseToolArguments(name, call.function.arguments ?? "");
-  return parsed.ok ? { call, planned: { name, args: parsed.value } } : { call, error: parsed.error };
+  return parsed.ok ? { call, planned: { name, args: parsed.value, id: call.id } } : { call, error: parsed.error };
 }
 
 /** What the argument check decided for a whole turn. */
@@ -166,12 +172,20 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     end: "max_turns",
     finalResponse: null,
     usage: emptyUsage(),
+    modelCalls: [],
+    injectedMessages: [],
+  };
+  const log = new ModelCallLog(opts.model.name);
+  const settle = (): void => {
+    result.modelCalls = log.records(messages);
+    result.injectedMessages = log.injectedIndexes(messages);
   };
   const cap = opts.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT;
   const finish = (end: LoopEnd, partial: boolean, finalResponse: string | null = result.finalResponse): AgentLoopResult => {
     result.end = end;
     result.partial = partial;
     result.finalResponse = finalResponse;
+    settle();
     return result;
   };
 
@@ -186,13 +200,22 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   };
   const call = async (withTools: boolean): Promise<ChatResponse> => {
     opts.signal?.throwIfAborted();
+    const started = new Date();
     const response = await opts.model.complete({
       messages: requestMessages(),
       tools: withTools && opts.tools.length ? opts.tools : undefined,
       signal: opts.signal,
     });
     addUsage(result.usage, response.usage);
+    log.add(started, response);
     return response;
+  };
+  /** Saves a message; `from` says who wrote it: the latest model call, or the harness. */
+  const save = <M extends ChatMessage>(msg: M, from: "model" | "harness"): M => {
+    messages.push(msg);
+    if (from === "model") log.keep(msg);
+    else log.inject(msg);
+    return msg;
   };
   const assistantOf = (response: ChatResponse, toolCalls?: ToolCall[]): AssistantMessage => {
     const msg: AssistantMessage = { role: "assistant", content: response.message.content };
@@ -242,10 +265,10 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           return finish("truncated_tool_call", true, null);
         }
         lengthCuts++;
-        messages.push(assistantOf(response));
+        save(assistantOf(response), "model");
         cutPrefix += response.message.content ?? "";
         if (lengthCuts < LENGTH_CUTS) {
-          messages.push({ role: "user", content: LENGTH_CONTINUATION_MESSAGE });
+          save({ role: "user", content: LENGTH_CONTINUATION_MESSAGE }, "harness");
           continue;
         }
         return finish("length", true, hasText(cutPrefix) ? cutPrefix.trim() : null);
@@ -256,12 +279,12 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           reasoningOnlyContinuations = 0;
           emptyRetries = 0;
         }
-        messages.push(assistantOf(response, checked.calls));
+        save(assistantOf(response, checked.calls), "model");
         const prepared = checked.calls.map((c) => prepareCall(c, known));
         const runnable = prepared.filter((p) => p.planned);
         // A tool that ignores the signal must not hold the task past its timeout or a cancel.
         const outputs = await raceAbort(
-          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, opts.ctx), opts.toolConcurrency),
+          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, c.id ? { ...opts.ctx, toolCallId: c.id } : opts.ctx), opts.toolConcurrency),
           opts.signal,
         );
         const byCall = new Map(runnable.map((p, i) => [p, outputs[i]!]));
@@ -279,25 +302,23 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       if (!hasText(response.message.content)) {
         if (opts.continueReasoningOnly && hasText(response.message.reasoning) && reasoningOnlyContinuations < REASONING_ONLY_CONTINUATIONS) {
           reasoningOnlyContinuations++;
-          const msg = assistantOf(response);
-          reasoningOnly.add(msg);
-          messages.push(msg);
+          reasoningOnly.add(save(assistantOf(response), "model"));
           continue;
         }
         if (emptyRetries < EMPTY_RETRIES) {
           emptyRetries++;
           continue;
         }
-        messages.push({ ...assistantOf(response), content: EMPTY_RESPONSE_CONTENT });
+        log.keep(save({ ...assistantOf(response), content: EMPTY_RESPONSE_CONTENT }, "harness"));
         return finish("empty_response", true, null);
       }
       emptyRetries = 0;
       dropTrailingReasoningOnly();
-      messages.push(assistantOf(response));
+      save(assistantOf(response), "model");
       // A background process the agent asked about: its notice is the next user turn (the original's CLI).
       const notice = result.apiCalls < opts.maxTurns ? await opts.ctx.notices?.next(opts.ctx.getEnv, opts.signal) : undefined;
       if (notice !== undefined) {
-        messages.push({ role: "user", content: notice });
+        save({ role: "user", content: notice }, "harness");
         cutPrefix = "";
         continue;
       }
@@ -307,13 +328,14 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     }
 
     // The budget is spent without a final answer: the original's closing turn and one call without tools.
-    messages.push({ role: "user", content: MAX_TURNS_MESSAGE });
+    save({ role: "user", content: MAX_TURNS_MESSAGE }, "harness");
     let summary = await call(false);
     if (!hasText(summary.message.content)) summary = await call(false);
     const text = hasText(summary.message.content) ? summary.message.content.trim() : null;
-    if (text) messages.push({ role: "assistant", content: text });
+    if (text) save({ role: "assistant", content: text }, "model");
     return finish("max_turns", false, text ?? NO_SUMMARY_RESPONSE);
   } catch (err) {
+    settle();
     throw new AgentLoopAborted(err, result);
   }
 }

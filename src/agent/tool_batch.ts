@@ -31,6 +31,8 @@ export const PATH_SCOPED_TOOLS: ReadonlySet<string> = new Set(["read_file", "wri
 export interface PlannedCall {
   name: string;
   args: Record<string, unknown>;
+  /** The tool call's id (identical calls run once, under the first one's id). */
+  id?: string;
 }
 
 /** A path's components, `~` kept as written; relative paths marked so they never pass for absolute ones. */

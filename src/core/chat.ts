@@ -79,6 +79,8 @@ export interface ChatResponse {
   usageInvalid?: string[];
   /** The model declined to answer (OpenAI's `refusal`); not part of the conversation. */
   refusal?: string;
+  /** The model the endpoint says answered (its `model` field), when it said. */
+  model?: string;
 }
 
 /** Anything that answers chat requests: the OpenAI-compatible client or the built-in scripted model. */

@@ -63,6 +63,7 @@ export const ApprovalRecordSchema = z.object({
   latency_ms: z.number(),
   cached: z.boolean().optional(),
   error: z.boolean().optional().describe("the decider failed (error, timeout, unparsable answer): fail-closed deny"),
+  tool_call_id: z.string().optional().describe("the tool call whose command was judged (absent in older runs)"),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 
@@ -104,6 +105,23 @@ export const JudgeRecordSchema = z.object({
   error: z.string().optional(),
 });
 
+/** One request of the agent loop to the model, as recorded in the trajectory's `model_calls`. */
+export const ModelCallRecordSchema = z.object({
+  started_at: z.string().describe("ISO 8601 time the request was sent (retries of it included)"),
+  ended_at: z.string().describe("ISO 8601 time the answer was complete"),
+  model: z.string().describe("the model the endpoint says answered, else the configured one"),
+  finish_reason: z.string(),
+  usage: UsageSchema,
+  message_index: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe("the assistant message of `messages` this call produced; absent when the loop threw the answer away (empty answer asked again, cut tool call repeated, reasoning-only answer replaced)"),
+  cost_usd: z.number().nonnegative().optional().describe("USD of this call's tokens, when the run has --price-input/--price-output"),
+});
+export type ModelCallRecord = z.infer<typeof ModelCallRecordSchema>;
+
 /** One line of trajectories.jsonl (Hermes-compatible `conversations` plus raw `messages`). */
 export const TrajectoryEntrySchema = z.object({
   prompt_index: z.number().int(),
@@ -127,6 +145,13 @@ export const TrajectoryEntrySchema = z.object({
   usage: UsageSchema,
   approval_usage: UsageSchema.optional(),
   approvals: z.array(ApprovalRecordSchema),
+  /** Every model call of the agent loop in order, kept or thrown away (absent in older runs). */
+  model_calls: z.array(ModelCallRecordSchema).optional(),
+  /**
+   * Indexes in `messages` of the turns the harness wrote rather than the dataset or the model: the continuation
+   * and closing user turns, the "(empty)" stand-in answer (absent in older runs; [] when none).
+   */
+  injected_messages: z.array(z.number().int().nonnegative()).optional(),
   verify: VerifyResultSchema.optional(),
   final_response: z.string().nullable(),
   error: z.string().optional(),

@@ -242,6 +242,7 @@ export function parseCompletion(body: unknown): ChatResponse {
   const invalid = invalidUsageFields(b.usage);
   if (invalid.length) response.usageInvalid = invalid;
   if (typeof rawMsg.refusal === "string" && rawMsg.refusal) response.refusal = rawMsg.refusal;
+  if (typeof b.model === "string" && b.model) response.model = b.model;
   return response;
 }
 
@@ -254,11 +255,13 @@ export class StreamAssembler {
   private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
   private finish: string | undefined;
   private usage: unknown;
+  private model: string | undefined;
   private sawChoice = false;
 
   push(chunk: unknown): void {
     const c = (chunk && typeof chunk === "object" ? chunk : {}) as Record<string, any>;
     if (c.usage) this.usage = c.usage;
+    if (typeof c.model === "string" && c.model) this.model = c.model;
     const choice = Array.isArray(c.choices) ? c.choices[0] : undefined;
     if (!choice || typeof choice !== "object") return;
     this.sawChoice = true;
@@ -303,6 +306,7 @@ export class StreamAssembler {
       usage: normalizeUsage(this.usage),
       ...(usageMissing(this.usage) ? { usageMissing: true } : {}),
       ...(invalid.length ? { usageInvalid: invalid } : {}),
+      ...(this.model ? { model: this.model } : {}),
     };
   }
 }

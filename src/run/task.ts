@@ -5,7 +5,6 @@
 import { join } from "node:path";
 import { taskFoldersDir } from "./task_folders.js";
 import { readdir, readFile } from "node:fs/promises";
-import { createHash } from "node:crypto";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
@@ -28,8 +27,11 @@ import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
 import { linkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
-import type { DropReason, TrajectoryEntry, VerifyResult } from "../core/records.js";
+import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
 import { ProcessNotices } from "../../tools/process_notices.js";
+import { taskDirName } from "../core/task_dir_name.js";
+
+export { taskDirName };
 
 export const DEFAULT_SYSTEM_PROMPT =
   "You are a capable assistant that completes tasks by calling the provided tools. " +
@@ -69,16 +71,6 @@ export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: st
 
 export class EnvironmentSetupError extends Error {
   override name = "EnvironmentSetupError";
-}
-
-/**
- * A file-system-safe, still recognisable folder name for a task id: never empty, `.`, `..` or anything that
- * leaves its parent folder (an id of dots gets a hash suffix like any other unsafe id).
- */
-export function taskDirName(id: string): string {
-  const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 80);
-  if (safe === id && !/^\.*$/.test(id)) return id;
-  return `${safe.replace(/^\.+$/, (dots) => "_".repeat(dots.length)) || "task"}-${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
 
 function classifyError(err: unknown, signal: AbortSignal, timedOut: boolean): Outcome {
@@ -307,6 +299,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     usage,
     approval_usage: approval?.usage,
     approvals: approval?.records ?? [],
+    ...(loop ? { model_calls: pricedCalls(config, loop.modelCalls), injected_messages: loop.injectedMessages } : {}),
     ...(verify ? { verify } : {}),
     final_response: loop?.finalResponse ?? null,
     ...(error ? { error } : {}),
@@ -361,6 +354,14 @@ export function taskCost(config: Pick<RunConfig, "price_input" | "price_output">
     usd += (u.prompt_tokens * (config.price_input ?? 0) + u.completion_tokens * (config.price_output ?? 0)) / 1e6;
   }
   return Math.round(usd * 1e8) / 1e8;
+}
+
+/** The loop's model calls, each with the USD of its tokens when the run has prices. */
+function pricedCalls(config: Pick<RunConfig, "price_input" | "price_output">, calls: ModelCallRecord[]): ModelCallRecord[] {
+  return calls.map((c) => {
+    const cost = taskCost(config, [c.usage]);
+    return cost === undefined ? c : { ...c, cost_usd: cost };
+  });
 }
 
 /** The trajectory's score, and the judge's call with its tokens counted apart from the agent's. */

@@ -37,6 +37,8 @@ export type ApprovalGate = (
      */
     workdir?: string;
     realpath?: PathResolver;
+    /** The tool call the command belongs to: named in the record. */
+    toolCallId?: string;
   },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
@@ -173,6 +175,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
         latency_ms: Math.round(performance.now() - started),
       };
       if (d.cached) rec.cached = true;
+      if (info.toolCallId) rec.tool_call_id = info.toolCallId;
       if (d.error) (rec as ApprovalRecord & { error?: boolean }).error = true;
       records.push(rec);
       opts.onRecord?.(rec);
