@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `hermes-batch` entry: picks a subcommand, maps errors to exit codes (2 = bad input). */
-import { readFileSync } from "node:fs";
 import { UserError, errorMessage } from "./core/errors.js";
+import { packageVersion } from "./core/package_version.js";
 import type { Command } from "./commands/types.js";
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
@@ -20,19 +20,6 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   report: async () => (await import("./commands/report.js")).command,
   view: async () => (await import("./commands/view.js")).command,
 };
-
-/** The package version; package.json is two folders up from dist/src/cli.js and one from src/cli.ts. */
-function version(): string {
-  for (const rel of ["../../package.json", "../package.json"]) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as { name?: string; version: string };
-      if (pkg.name === "hermes-batch") return pkg.version;
-    } catch {
-      // try the next location
-    }
-  }
-  return "unknown";
-}
 
 async function mainHelp(): Promise<string> {
   const lines = [
@@ -69,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   if (name === "--version" || name === "-v") {
-    process.stdout.write(version() + "\n");
+    process.stdout.write(packageVersion() + "\n");
     return 0;
   }
   const load = COMMANDS[name];

@@ -14,6 +14,8 @@ import { UserError } from "../core/errors.js";
 import { exportFormats, loadAnyExportFormat, type ExportOptions } from "../formats/index.js";
 import { BestEpochPicker, dedupKey, lineFilterReason, splitProblem, validationTasks, type CurateOptions } from "../formats/curate.js";
 import { parseCommandArgs } from "./args.js";
+import { JsonFilesOutput } from "./export_files.js";
+import { AtifTrajectorySchema } from "../formats/atif_schema.js";
 import type { Command } from "./types.js";
 
 const MAX_REPORTED_BAD_LINES = 20;
@@ -43,6 +45,9 @@ ${exportFormats()
   .map((f) => `                             ${f.name}: ${f.description}`)
   .join("\n")}
   --out FILE               output file, '-' for stdout (default: export.<format>.jsonl beside the input)
+  --split-files DIR        atif: one JSON file per trajectory in DIR (made if missing) instead of one JSONL
+                           file, named <task>.json (<task>.epoch-<k>.json with --epochs), as Harbor keeps
+                           one trajectory.json per trial; unsafe characters of a task id become _ plus a hash
   --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata);
                            not with hermes, whose metadata is the original's {batch_num, timestamp, model}
   --reasoning drop|think   openai format: leave reasoning out (default) or prepend it as <think>…</think>
@@ -153,6 +158,7 @@ export const command: Command = {
       metadata: { type: "boolean" },
       reasoning: { type: "string" },
       "reasoning-details": { type: "boolean" },
+      "split-files": { type: "string" },
     });
     if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
     const format = values.format ?? "sharegpt";
@@ -165,7 +171,12 @@ export const command: Command = {
     }
     const reasoningDetails = values["reasoning-details"] ?? false;
     if (reasoningDetails && format !== "sharegpt" && format !== "hermes") throw new UserError(`--reasoning-details is for the sharegpt and hermes formats (openai keeps all reasoning with --reasoning think)`);
-    const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning, reasoningDetails };
+    const splitFiles = values["split-files"];
+    if (splitFiles !== undefined) {
+      if (format !== "atif") throw new UserError("--split-files is for --format atif (one JSON document per trajectory)");
+      if (values.out !== undefined || values.split !== undefined) throw new UserError("--split-files writes one file per trajectory: not with --out or --split");
+    }
+    if (format === "atif" && values.metadata) throw new UserError("--metadata: ATIF documents carry the task's facts in their own `extra`");
     const isInt = (n: number) => Number.isInteger(n) && n >= 0;
     const curate: CurateOptions = {
       onlyPassed: values["only-passed"],
@@ -186,9 +197,11 @@ export const command: Command = {
     const input = statSync(target).isDirectory() ? join(target, "trajectories.jsonl") : target;
     if (!existsSync(input)) throw new UserError(`no trajectories.jsonl in ${positionals[0]}`);
     const outPath = values.out ?? join(dirname(input), `export.${format}.jsonl`);
+    // The run's name (the ATIF session_id): the run folder's name, or the file's folder when a file is given.
+    const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning, reasoningDetails, runName: basename(dirname(input)) };
     const toStdout = outPath === "-";
     if (split !== undefined && toStdout) throw new UserError("--split writes two files: give --out NAME.jsonl, not '-'");
-    const outPaths = split === undefined ? [outPath] : [0, 1].map((i) => outPath.replace(/(\.jsonl)?$/, i === 0 ? ".train.jsonl" : ".val.jsonl"));
+    const outPaths = splitFiles !== undefined ? [] : split === undefined ? [outPath] : [0, 1].map((i) => outPath.replace(/(\.jsonl)?$/, i === 0 ? ".train.jsonl" : ".val.jsonl"));
     for (const p of outPaths) {
       if (p === "-") continue;
       if (resolve(p) === input) throw new UserError("--out must differ from the input file");
@@ -210,7 +223,7 @@ export const command: Command = {
         if (!problem) {
           const parsed = ReadableTrajectorySchema.safeParse(l.value);
           if (!parsed.success) problem = describeIssues(parsed.error);
-          else if ((format === "openai" || loaded.perTask) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
+          else if ((format === "openai" || format === "atif" || loaded.perTask) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
           else entry = parsed.data as unknown as TrajectoryEntry;
         }
         if (!entry) {
@@ -242,16 +255,18 @@ export const command: Command = {
     }
 
     const outputs = outPaths.map((p) => new AtomicOutput(p));
+    const files = splitFiles === undefined ? undefined : new JsonFilesOutput(resolve(splitFiles));
     // A split needs every exported task id before it can choose: lines go to one staging file first (with
     // their task ids in memory), then to their side once the validation tasks are known.
     const staging = split === undefined ? undefined : new AtomicOutput(`${resolve(outPaths[1]!)}.staging`);
     const stagedTasks: string[] = [];
     const seen = new Set<string>();
     const byTask = new Map<string, TrajectoryEntry[]>();
-    const emit = async (taskId: string, record: unknown) => {
+    const emit = async (taskId: string, record: unknown, epoch?: number) => {
       const checked = outputSchema.safeParse(record);
       if (!checked.success) throw new Error(`export ${format}: line for task ${taskId} does not match the format's schema: ${describeIssues(checked.error)}`);
-      if (staging) {
+      if (files) files.write(taskId, epoch, record);
+      else if (staging) {
         stagedTasks.push(taskId);
         await staging.write(record);
       } else await outputs[0]!.write(record);
@@ -279,7 +294,7 @@ export const command: Command = {
           byTask.set(entry.task_id, [...(byTask.get(entry.task_id) ?? []), entry]);
           continue;
         }
-        await emit(entry.task_id, loaded.convert(entry, opts));
+        await emit(entry.task_id, loaded.convert(entry, opts), entry.epoch);
       }
       if (loaded.perTask) {
         for (const [taskId, list] of byTask) {
@@ -302,7 +317,7 @@ export const command: Command = {
         }
         staging.abort();
       }
-      const written = outputs.reduce((n, o) => n + o.written, 0);
+      const written = outputs.reduce((n, o) => n + o.written, files?.written ?? 0);
       if (written === 0) for (const o of outputs) o.abort();
       else for (const o of outputs) await o.commit();
     } catch (err) {
@@ -312,7 +327,7 @@ export const command: Command = {
     }
 
     if (counts.bad > MAX_REPORTED_BAD_LINES) process.stderr.write(`… and ${counts.bad - MAX_REPORTED_BAD_LINES} more bad lines\n`);
-    const written = outputs.reduce((n, o) => n + o.written, 0);
+    const written = outputs.reduce((n, o) => n + o.written, files?.written ?? 0);
     const kept = loaded.perTask ? `${written} task lines of ${counts.read} trajectories` : `${written} of ${counts.read} trajectories`;
     const details: string[] = [];
     if (counts.filtered.size) details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
@@ -327,7 +342,9 @@ export const command: Command = {
       return 1;
     }
     const lines = (n: number) => `${n} line${n === 1 ? "" : "s"}`;
-    const where = toStdout
+    const where = files
+      ? `${files.dir} (one file per trajectory)`
+      : toStdout
       ? "stdout"
       : outputs.length === 1
         ? outputs[0]!.path
@@ -354,6 +371,7 @@ const OUTPUT_SCHEMAS: Record<string, z.ZodType> = {
     tool_error_counts: z.record(z.string(), z.number().int()),
   }),
   openai: z.looseObject({ messages: z.array(MessageSchema).min(1) }),
+  atif: AtifTrajectorySchema,
 };
 
 const GroupsRecordSchema = z.object({

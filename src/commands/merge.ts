@@ -29,7 +29,7 @@ const help = `Usage: hermes-batch merge RUN_DIR [--out DIR] [--dataset FILE] [--
 
 Merges the shards of a sharded run (RUN_DIR/shards/<i>-of-<N>/, written by \`hermes-batch run\` under a
 Slurm job array, a Kubernetes Indexed Job or --shard i/N) into one run folder: trajectories.jsonl,
-failed.jsonl and dropped.jsonl (one line per task), then statistics.json, summary.csv, run.yaml,
+failed.jsonl and dropped.jsonl (one line per task), then statistics.json, summary.csv, atif.jsonl, run.yaml,
 checkpoint.json and merge.json, as an unsharded run over the same tasks writes them. Shard folders are
 only read; merging again after rerunning shards is safe.
 
@@ -290,7 +290,8 @@ export const command: Command = {
       out.write(`  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`);
       for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
     }
+    if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);
     if (!complete) return MERGE_EXIT.incomplete;
-    return report.failed > 0 ? MERGE_EXIT.someFailed : MERGE_EXIT.merged;
+    return report.failed > 0 || report.atifError ? MERGE_EXIT.someFailed : MERGE_EXIT.merged;
   },
 };

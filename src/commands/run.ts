@@ -10,7 +10,7 @@ const help = `Usage: hermes-batch run DATASET.jsonl [options]
 
 Runs an agent loop for every row of a JSONL dataset ({"prompt": …, "id"?, "image"?, "cwd"?, "toolsets"?, "verify"?,
 "verify_files"?, "expected"?, "rubric"?, "metadata"?}), each in its own environment, and writes <output-dir>/<run-name>/:
-trajectories.jsonl, failed.jsonl, dropped.jsonl, statistics.json, summary.csv, run.yaml, checkpoint.json.
+trajectories.jsonl, failed.jsonl, dropped.jsonl, statistics.json, summary.csv, atif.jsonl, run.yaml, checkpoint.json.
 
 DATASET may be gzip-compressed. \`-\` reads it from stdin; /dev/stdin, a FIFO and process substitution
 (<(…)) work too. Such an input is read once, into memory: bad rows are named <stdin>:LINE, the run name

@@ -22,7 +22,7 @@ Every task id of the run must have a row there. Failed and dropped tasks are lef
 
 trajectories.jsonl is rewritten whole and atomically (a temporary file in the run folder, fsync, rename): an
 interruption (Ctrl-C, a kill) at any point leaves either the original file or the complete new one. Then
-statistics.json and summary.csv are rebuilt as at the end of a run (and report.html, when the run has one).
+statistics.json, summary.csv and atif.jsonl are rebuilt as at the end of a run (and report.html, when the run has one).
 Each line's "judge" and "judge_usage" become those of the new judge call (cost_usd too, with prices).
 
 Options
@@ -256,11 +256,12 @@ export const command: Command = {
         join(runDir, "events.log"),
         redact(`${new Date().toISOString()} score: re-scored ${summary.rescored} line(s) against ${resolve(dataset)}: ${summary.passToFail.length} pass→fail, ${summary.failToPass.length} fail→pass, ${summary.unscored.length} unscored, ${summary.judgeUsage.total_tokens} judge tokens\n`),
       );
+      if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);
       if (summary.unscored.length) {
         process.stdout.write(`${summary.unscored.length} task(s) unscored: run score again, or rerun them with: hermes-batch run … --resume --retry-unscored\n`);
         return 1;
       }
-      return 0;
+      return report.atifError ? 1 : 0;
     } catch (err) {
       // Interrupted before the rename (while checking the judge, say): nothing was written.
       if (interrupted && !replaced) {

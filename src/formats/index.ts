@@ -16,6 +16,8 @@ export interface ExportOptions {
    * `reasoning_details` shown as `<think>` (the stored conversations leave it out, as the original does).
    */
   reasoningDetails?: boolean;
+  /** The run the trajectories come from (atif: the documents' session_id). */
+  runName?: string;
 }
 
 /** Converts one trajectory entry to the record written as one line of the export. */
@@ -113,6 +115,11 @@ registerExportFormat("openai", "{messages, tools}: OpenAI chat fine-tuning JSONL
     if (opts.withMetadata) rec.metadata = exportMetadata(entry);
     return rec;
   };
+});
+
+registerExportFormat("atif", "one ATIF-v1.7 trajectory document (Harbor's Agent Trajectory Interchange Format) per trajectory, validated before it is written", async () => {
+  const [{ atifDocument }, { packageVersion }] = await Promise.all([import("./atif.js"), import("../core/package_version.js")]);
+  return (entry, opts) => atifDocument(entry, { runName: opts.runName, agentVersion: packageVersion() });
 });
 
 registerTaskExportFormat("groups", "one line per task with every scored epoch's messages, reward and advantage (reward minus the task's mean), for group-based RL trainers", async () => {

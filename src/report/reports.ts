@@ -1,5 +1,5 @@
 /**
- * statistics.json and summary.csv, rebuilt from the run's output files at the end of every invocation,
+ * statistics.json, summary.csv and atif.jsonl, rebuilt from the run's output files at the end of every invocation,
  * so a resumed run reports exactly what an uninterrupted one would.
  */
 import { renameSync } from "node:fs";
@@ -15,6 +15,8 @@ import type { Usage } from "../core/chat.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
 import { addUsage } from "../core/chat.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../score/summary.js";
+import { packageVersion } from "../core/package_version.js";
+import { AtifRunFile } from "./atif_file.js";
 
 /** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
 function groupLabels(line: { toolsets_used?: string[]; metadata?: Record<string, unknown> }, groupBy: readonly string[]): Record<string, string> {
@@ -35,6 +37,8 @@ export interface RunReport {
   internal: number;
   /** The run's score metrics, when any row names a scorer. */
   scores?: RunScoreMetrics;
+  /** Why atif.jsonl could not be written (naming the task whose line failed); the file is then absent. */
+  atifError?: string;
 }
 
 export interface ReportTiming {
@@ -61,6 +65,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   const csvTmp = `${csvPath}.tmp`;
   writeFileSync(csvTmp, "");
   const csv = new SummaryCsvWriter(csvTmp);
+  const atif = new AtifRunFile(join(runDir, RUN_FILES.atif), { runName: config.run_name, agentVersion: packageVersion() });
   const doneIds = new Set<string>();
   const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
   // Score samples: one per task; a dropped or failed task is unscored, never a failure.
@@ -86,6 +91,7 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     }
     sample(l.value, l.value.score?.passed ?? null);
     csv.write(summaryRowFromEntry(l.value));
+    atif.add(l.value);
     report.done++;
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
@@ -115,6 +121,8 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   }
   csv.close();
   renameSync(csvTmp, csvPath);
+  const atifError = atif.finish();
+  if (atifError) report.atifError = atifError;
   const statsPath = join(runDir, RUN_FILES.statistics);
   const epochs = samples.reduce((k, x) => Math.max(k, x.epoch + 1), 1);
   // The default bootstrap seed, as the HTML report uses: one interval for one run wherever it is shown.

@@ -825,6 +825,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
   if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
+  if (report.atifError) out.write(`error: ${report.atifError}\n`);
   if (approverFailures.count > 0) {
     out.write(redact(`approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`));
   }
@@ -859,6 +860,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     }
     if (gateExit === undefined) return EXIT.someFailed;
   }
-  return EXIT.ok;
+  // A trajectory that gives no valid ATIF document is a bug of ours: the run says so in its exit code.
+  return report.atifError ? EXIT.someFailed : EXIT.ok;
 }
 

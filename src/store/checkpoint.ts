@@ -15,6 +15,7 @@ export const RUN_FILES = {
   checkpoint: "checkpoint.json",
   statistics: "statistics.json",
   summary: "summary.csv",
+  atif: "atif.jsonl",
   config: "run.yaml",
   events: "events.log",
 } as const;

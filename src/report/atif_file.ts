@@ -1,0 +1,55 @@
+/**
+ * runs/<run>/atif.jsonl: one ATIF-v1.7 document per line of trajectories.jsonl, rebuilt with statistics.json at
+ * the end of every invocation so the two never disagree. Written to a temporary name and renamed only when every
+ * line converted to a valid document; otherwise no atif.jsonl is left at all (an old one would disagree) and the
+ * first failure, naming its task, is returned.
+ */
+import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import type { TrajectoryEntry } from "../core/records.js";
+import { errorMessage } from "../core/errors.js";
+import { atifDocument, type AtifOptions } from "../formats/atif.js";
+
+export class AtifRunFile {
+  private readonly tmp: string;
+  private readonly fd: number;
+  private error: string | undefined;
+  private pending: string[] = [];
+
+  constructor(
+    private readonly path: string,
+    private readonly opts: AtifOptions,
+  ) {
+    this.tmp = `${path}.tmp`;
+    this.fd = openSync(this.tmp, "w");
+  }
+
+  /** Converts one trajectory line; after the first failure the rest are not converted. */
+  add(entry: TrajectoryEntry): void {
+    if (this.error) return;
+    try {
+      this.pending.push(JSON.stringify(atifDocument(entry, this.opts)));
+    } catch (err) {
+      this.error = errorMessage(err);
+      return;
+    }
+    if (this.pending.length >= 64) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length) writeSync(this.fd, this.pending.join("\n") + "\n");
+    this.pending = [];
+  }
+
+  /** Puts the file in place, or removes it and returns why it could not be written. */
+  finish(): string | undefined {
+    if (!this.error) this.flush();
+    closeSync(this.fd);
+    if (this.error) {
+      rmSync(this.tmp, { force: true });
+      rmSync(this.path, { force: true });
+      return `${this.path} not written: ${this.error}`;
+    }
+    renameSync(this.tmp, this.path);
+    return undefined;
+  }
+}
