@@ -181,7 +181,7 @@ describe("hermes-batch export", () => {
     expect(missing.stderr).toContain("no such file or folder");
     const badFormat = cli(["export", dir, "--format", "csv"]);
     expect(badFormat.code).toBe(2);
-    expect(badFormat.stderr).toContain("unknown export format 'csv'. Formats: sharegpt, hermes, openai, groups");
+    expect(badFormat.stderr).toContain("unknown export format 'csv'. Formats: sharegpt, hermes, openai, atif, groups");
     const emptyDir = mkdtempSync(join(dir, "empty-"));
     const noFile = cli(["export", emptyDir]);
     expect(noFile.code).toBe(2);
@@ -326,9 +326,9 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
   it("every format is named where formats are listed: the error for an unknown one, --help and the summary", () => {
     const r = cli(["export", sdir, "--format", "bogus"]);
     expect(r.code).toBe(2);
-    expect(r.stderr.trim()).toMatch(/unknown export format 'bogus'\. Formats: sharegpt, hermes, openai, groups$/);
+    expect(r.stderr.trim()).toMatch(/unknown export format 'bogus'\. Formats: sharegpt, hermes, openai, atif, groups$/);
     const help = cli(["export", "--help"]).stdout;
-    for (const f of ["sharegpt", "hermes", "openai", "groups"]) expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
-    expect(cli(["--help"]).stdout).toContain("sharegpt, hermes, openai or groups");
+    for (const f of ["sharegpt", "hermes", "openai", "atif", "groups"]) expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
+    expect(cli(["--help"]).stdout).toContain("sharegpt, hermes, openai, atif or groups");
   }, 60_000);
 });

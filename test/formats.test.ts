@@ -286,10 +286,10 @@ describe("export format registry", () => {
     duration_ms: 5,
   } as TrajectoryEntry;
 
-  it("lists sharegpt, hermes, openai and groups and rejects unknown names, naming every format", async () => {
-    expect(exportFormats().map((f) => f.name)).toEqual(["sharegpt", "hermes", "openai", "groups"]);
+  it("lists sharegpt, hermes, openai, atif and groups and rejects unknown names, naming every format", async () => {
+    expect(exportFormats().map((f) => f.name)).toEqual(["sharegpt", "hermes", "openai", "atif", "groups"]);
     expect(exportFormats().filter((f) => f.perTask).map((f) => f.name)).toEqual(["groups"]);
-    await expect(loadExportFormat("nope")).rejects.toThrow("unknown export format 'nope'. Formats: sharegpt, hermes, openai, groups");
+    await expect(loadExportFormat("nope")).rejects.toThrow("unknown export format 'nope'. Formats: sharegpt, hermes, openai, atif, groups");
     await expect(loadExportFormat("groups")).rejects.toThrow(/one line per task/);
   });
 
