@@ -503,3 +503,58 @@ describe("agent loop", () => {
     expect(short).toBe("short");
   });
 });
+
+describe("agent loop: the record of model calls and harness turns", () => {
+  const indexes = (r: { modelCalls: { message_index?: number }[] }) => r.modelCalls.map((c) => c.message_index);
+
+  it("links each call to the message it produced; a cut tool call's first answer is thrown away", async () => {
+    const { model } = scriptedModel([{ tool_calls: [call("terminal")], finish: "length" }, { tool_calls: [call("terminal")] }, { content: "done" }]);
+    const result = await runAgentLoop(options(model));
+    expect(indexes(result)).toEqual([undefined, 2, 4]);
+    expect(result.modelCalls.map((c) => c.finish_reason)).toEqual(["length", "tool_calls", "stop"]);
+    expect(result.modelCalls.every((c) => c.model === "scripted-test" && Date.parse(c.ended_at) >= Date.parse(c.started_at))).toBe(true);
+    expect(result.modelCalls[0]!.usage).toEqual({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
+    expect(result.injectedMessages).toEqual([]);
+  });
+
+  it("marks the max-turns closing turn and links the summary call; an empty summary is thrown away", async () => {
+    const { model } = scriptedModel((n) => (n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : n === 2 ? { content: "" } : { content: "summary" }));
+    const result = await runAgentLoop(options(model, { maxTurns: 2 }));
+    expect(result.messages[6]).toEqual({ role: "user", content: MAX_TURNS_MESSAGE });
+    expect(result.injectedMessages).toEqual([6]);
+    expect(indexes(result)).toEqual([2, 4, undefined, 7]);
+  });
+
+  it("a replaced reasoning-only answer counts as thrown away; the (empty) stand-in is the harness's", async () => {
+    const { model } = scriptedModel([{ content: null, reasoning: "hmm" }, { content: "answer" }]);
+    const replaced = await runAgentLoop(options(model, { continueReasoningOnly: true }));
+    expect(indexes(replaced)).toEqual([undefined, 2]);
+    const { model: silent } = scriptedModel(() => ({ content: "" }));
+    const empty = await runAgentLoop(options(silent));
+    expect(empty.messages[2]).toMatchObject({ content: EMPTY_RESPONSE_CONTENT });
+    expect(indexes(empty)).toEqual([undefined, undefined, undefined, 2]);
+    expect(empty.injectedMessages).toEqual([2]);
+  });
+
+  it("marks the continuation turn after a cut answer and keeps the record when the loop is aborted", async () => {
+    const { model } = scriptedModel((n) => (n === 0 ? { content: "part", finish: "length" } : { tool_calls: [call("terminal")] }));
+    const failing: ToolExecutor = async () => {
+      throw new Error("tool exploded");
+    };
+    const err = await runAgentLoop(options(model, { executeTool: failing })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AgentLoopAborted);
+    const partial = (err as AgentLoopAborted).partialResult;
+    expect(partial.messages[3]).toEqual({ role: "user", content: LENGTH_CONTINUATION_MESSAGE });
+    expect(partial.injectedMessages).toEqual([3]);
+    expect(indexes(partial)).toEqual([2, 4]);
+  });
+
+  it("runs each tool call with its own id in the context (approval records name it)", async () => {
+    const seen: (string | undefined)[] = [];
+    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"a":1}'), call("terminal", '{"a":2}')] }, { content: "ok" }]);
+    await runAgentLoop(options(model, { executeTool: async (_n, _a, c) => (seen.push(c.toolCallId), "{}") }));
+    expect(seen).toHaveLength(2);
+    expect(seen.every((id) => typeof id === "string" && id.startsWith("call_"))).toBe(true);
+    expect(new Set(seen).size).toBe(2);
+  });
+});
