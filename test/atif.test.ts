@@ -189,7 +189,7 @@ describe("the ATIF-v1.7 schema", () => {
   });
 
   it("reads ISO 8601 as Python's fromisoformat does", () => {
-    for (const ok of ["2026-01-01", "2026-01-01T10:00", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00.123456+02:00", "2024-02-29T23:59:59-0500"]) expect(isIso8601(ok), ok).toBe(true);
-    for (const bad of ["2026-1-1", "2026-13-01", "2025-02-29", "2026-01-01T24:00", "yesterday", "2026-01-01T10:00:00 UTC"]) expect(isIso8601(bad), bad).toBe(false);
+    for (const ok of ["2026-01-01", "2026-01-01T10", "2026-01-01T10:00", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00.123456+02:00", "2024-02-29T23:59:59-0500"]) expect(isIso8601(ok), ok).toBe(true);
+    for (const bad of ["2026-1-1", "2026-13-01", "2025-02-29", "2026-01-01T24:00", "2026-01-01T10:60", "yesterday", "2026-01-01T10:00:00 UTC"]) expect(isIso8601(bad), bad).toBe(false);
   });
 });

@@ -13,9 +13,10 @@ const SCHEMA_VERSIONS = ["ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "AT
 
 const Extra = z.record(z.string(), z.unknown()).nullish();
 
-// What Python's datetime.fromisoformat accepts, as the reference validator uses it: a date, optionally a
-// time (T or space), fractions of a second, and Z or an offset.
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+// The extended calendar forms Python's datetime.fromisoformat accepts (the reference validator uses it): a
+// date, optionally a time (T or space) to the hour, minute, second or fraction, and Z or an offset. Its basic
+// (20260101) and week-date (2026-W01) forms are refused here: stricter, and never what this tool writes.
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 export function isIso8601(text: string): boolean {
   const m = ISO_8601.exec(text);
@@ -23,7 +24,7 @@ export function isIso8601(text: string): boolean {
   const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth) return false;
-  return m[4] === undefined || (Number(m[4]) < 24 && Number(m[5]) < 60 && Number(m[6] ?? 0) < 60);
+  return m[4] === undefined || (Number(m[4]) < 24 && Number(m[5] ?? 0) < 60 && Number(m[6] ?? 0) < 60);
 }
 
 const ImageSourceSchema = z.strictObject({
