@@ -110,6 +110,11 @@ describe("the converter", () => {
     expect(messagesFromAtif(doc)).toEqual(messages);
   });
 
+  it("refuses a line whose recorded calls are not readable, naming the task", () => {
+    const bad = entry({ model_calls: [{ started_at: "x" } as never] });
+    expect(() => atifDocument(bad, OPTS)).toThrow(/^task t-1: the trajectory line cannot be converted to ATIF: model_calls\.0\./);
+  });
+
   it("refuses a line that gives no valid document, naming the task", () => {
     expect(() => atifDocument(entry({ messages: [], epoch: 2 }), OPTS)).toThrow(/^task t-1 epoch 2: not a valid ATIF-v1\.7 document: steps: /);
   });

@@ -9,7 +9,8 @@
  */
 import { UserError } from "../core/errors.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, Usage } from "../core/chat.js";
-import type { ApprovalRecord, ModelCallRecord, TrajectoryEntry } from "../core/records.js";
+import { z } from "zod";
+import { ApprovalRecordSchema, ChatMessageSchema, ModelCallRecordSchema, UsageSchema, type ApprovalRecord, type ModelCallRecord, type TrajectoryEntry } from "../core/records.js";
 import { ATIF_SCHEMA_VERSION, AtifTrajectorySchema, describeAtifIssues, type AtifStep, type AtifTrajectory } from "./atif_schema.js";
 
 export interface AtifOptions {
@@ -131,7 +132,7 @@ function stepsOf(entry: TrajectoryEntry, approvals: Map<string, ApprovalRecord[]
 }
 
 function finalMetricsOf(entry: TrajectoryEntry, steps: number): NonNullable<AtifTrajectory["final_metrics"]> {
-  const u = entry.usage;
+  const u = entry.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   const discarded = (entry.model_calls ?? []).filter((c) => c.message_index === undefined).length;
   const extra: Extra = { total_tokens: u.total_tokens, discarded_model_calls: discarded };
   if (u.completion_tokens_details) extra.total_reasoning_tokens = u.completion_tokens_details.reasoning_tokens;
@@ -193,14 +194,28 @@ export function toAtif(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajector
   };
 }
 
-/** The line as a validated ATIF document; a line that gives an invalid one throws, naming its task. */
+/** What the conversion reads of a line (a file `export` was given may hold anything in these fields). */
+const ConvertibleLineSchema = z.looseObject({
+  task_id: z.string(),
+  epoch: z.number().int().nonnegative().optional(),
+  messages: z.array(ChatMessageSchema),
+  tools: z.array(z.looseObject({})).optional(),
+  usage: UsageSchema.optional(),
+  approvals: z.array(ApprovalRecordSchema).optional(),
+  model_calls: z.array(ModelCallRecordSchema).optional(),
+  injected_messages: z.array(z.number().int().nonnegative()).optional(),
+  duration_ms: z.number().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The line as a validated ATIF document; a line that cannot be read or gives an invalid document throws, naming its task. */
 export function atifDocument(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajectory {
+  const name = `task ${entry.task_id}${entry.epoch === undefined ? "" : ` epoch ${entry.epoch}`}`;
+  const readable = ConvertibleLineSchema.safeParse(entry);
+  if (!readable.success) throw new AtifConversionError(`${name}: the trajectory line cannot be converted to ATIF: ${describeAtifIssues(readable.error)}`);
   const doc = toAtif(entry, opts);
   const checked = AtifTrajectorySchema.safeParse(doc);
-  if (!checked.success) {
-    const epoch = entry.epoch === undefined ? "" : ` epoch ${entry.epoch}`;
-    throw new AtifConversionError(`task ${entry.task_id}${epoch}: not a valid ${ATIF_SCHEMA_VERSION} document: ${describeAtifIssues(checked.error)}`);
-  }
+  if (!checked.success) throw new AtifConversionError(`${name}: not a valid ${ATIF_SCHEMA_VERSION} document: ${describeAtifIssues(checked.error)}`);
   return doc;
 }
 
