@@ -77,7 +77,8 @@ Split:
 
 Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters,
 or a --split with an empty side (an earlier file at --out is left as it was); 2 bad arguments or missing
-input.`;
+input, or (atif) a line that gives no valid ATIF document: the error names its task, and no JSONL file is
+written (--split-files keeps the files already written, each of them valid).`;
 
 function numberFlag(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
   if (value === undefined) return undefined;
