@@ -18,6 +18,7 @@ const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-f
 /** The model's first turn per prompt: these calls; then an answer quoting every tool result. */
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
   echo: [{ name: "mcp_every_echo", arguments: { message: "hello from the model" } }],
+  image: [{ name: "mcp_every_get_tiny_image", arguments: {} }],
   http: [
     { name: "mcp_api_add", arguments: { a: 2, b: 40 } },
     { name: "mcp_api_fail", arguments: {} },
@@ -89,6 +90,23 @@ describe("MCP servers in a run", () => {
     ]);
     expect(r.runYaml).toMatch(/mcp_config: .*mcp\.json/);
     expect(r.runYaml).toMatch(/mcp_servers:\n\s+- name: every\n\s+transport: stdio\n\s+where: host/);
+  });
+
+  it("an image result: a placeholder for the model and in the conversations, the raw part in messages and atif.jsonl", async () => {
+    const r = await run({ mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["get-tiny-image"] } } } }, "image", ["--toolsets", "mcp-every", "--env", "host"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const tool = r.entry.messages.find((m: any) => m.role === "tool");
+    expect(JSON.parse(tool.content).result).toMatch(/\[image image\/png, \d+ KB\]/);
+    expect(tool.raw_content).toEqual([expect.objectContaining({ type: "image", mimeType: "image/png", data: expect.stringMatching(/^[A-Za-z0-9+/=]{100,}$/) })]);
+    // The model was sent the placeholder only.
+    const sent = model.requests.flatMap((q) => q.body.messages as any[]).filter((m) => m.role === "tool");
+    expect(sent.some((m) => m.content === tool.content && m.raw_content === undefined)).toBe(true);
+    const conversations = JSON.stringify(r.entry.conversations);
+    expect(conversations).toContain("[image image/png");
+    expect(conversations).not.toContain(tool.raw_content[0].data.slice(0, 40));
+    const atif = JSON.parse(readFileSync(join(r.dir, "runs", "r", "atif.jsonl"), "utf8").split("\n")[0]!);
+    const observed = atif.steps.flatMap((s: any) => s.observation?.results ?? []);
+    expect(observed[0].extra.raw_content).toEqual(tool.raw_content);
   });
 
   it("an HTTP server on 127.0.0.1: results and an isError result in the trajectory, its ${VAR} header sent and never written", async () => {

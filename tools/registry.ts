@@ -70,13 +70,21 @@ export interface ToolContext {
   /** The id of the tool call being run (approval records name it), when the agent loop runs it. */
   toolCallId?: string;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
-  mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> };
+  mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal, keepRaw?: (parts: RawContentPart[]) => void): Promise<ToolResult> };
+  /**
+   * Keeps the raw parts (images, audio, binary resources) that placeholders in this call's result stand for: the
+   * trajectory's tool message carries them as `raw_content`, the model never sees them. Set by the agent loop.
+   */
+  keepRawContent?: (parts: RawContentPart[]) => void;
 }
 
 /**
  * What a tool call produced. `content` is what the model sees (any JSON value, or JSON text as a
  * plugin handler returns it); `error` marks a failed call, shown as `{"error": error, ...details}`.
  */
+/** A content part a tool result holds besides its text (an MCP image, audio or binary resource), as the server sent it. */
+export type RawContentPart = Record<string, unknown>;
+
 export interface ToolResult {
   content?: unknown;
   error?: string;

@@ -283,14 +283,18 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
         const prepared = checked.calls.map((c) => prepareCall(c, known));
         const runnable = prepared.filter((p) => p.planned);
         // A tool that ignores the signal must not hold the task past its timeout or a cancel.
+        const raw = new Map<PlannedCall, Record<string, unknown>[]>();
+        const contextOf = (c: PlannedCall): ToolContext => ({ ...opts.ctx, ...(c.id ? { toolCallId: c.id } : {}), keepRawContent: (parts) => raw.set(c, parts) });
         const outputs = await raceAbort(
-          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, c.id ? { ...opts.ctx, toolCallId: c.id } : opts.ctx), opts.toolConcurrency),
+          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, contextOf(c)), opts.toolConcurrency),
           opts.signal,
         );
         const byCall = new Map(runnable.map((p, i) => [p, outputs[i]!]));
         for (const p of prepared) {
           const content = p.error !== undefined ? JSON.stringify({ error: p.error }) : byCall.get(p)!;
           const msg: ToolMessage = { role: "tool", tool_call_id: p.call.id, name: p.call.function?.name, content: capToolResult(content, cap) };
+          const parts = p.planned && raw.get(p.planned);
+          if (parts) msg.raw_content = parts;
           messages.push(msg);
         }
         truncatedToolCallRetries = 0;

@@ -47,6 +47,8 @@ export interface ToolMessage {
   tool_call_id: string;
   name?: string;
   content: string;
+  /** Images, audio or binary resources the content shows as placeholders (MCP), as sent; never sent to the model. */
+  raw_content?: Record<string, unknown>[];
 }
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
 

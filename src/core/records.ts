@@ -41,7 +41,16 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
       .optional()
       .describe("only when reasoning_details added reasoning: the reasoning without it (\"\" when none), as the original's streaming path records it and the conversations show it"),
   }),
-  z.object({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
+  z.object({
+    role: z.literal("tool"),
+    tool_call_id: z.string(),
+    name: z.string().optional(),
+    content: z.string(),
+    raw_content: z
+      .array(z.record(z.string(), z.unknown()))
+      .optional()
+      .describe("images, audio or binary resources of an MCP result that `content` shows as placeholders, as the server sent them; never sent to the model"),
+  }),
 ]);
 
 export const OpenAIToolSchema = z.object({

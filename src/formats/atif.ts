@@ -71,6 +71,7 @@ function observationOf(results: ToolMessage[], calls: readonly ToolCall[]): NonN
       const extra: Extra = {};
       if (!call) extra.tool_call_id = m.tool_call_id;
       if (m.name !== call?.function.name) extra.name = m.name ?? null;
+      if (m.raw_content) extra.raw_content = m.raw_content;
       return withExtra({ ...(call ? { source_call_id: m.tool_call_id } : {}), content: m.content }, extra);
     }),
   };
@@ -228,6 +229,7 @@ function toolMessagesOf(step: AtifStep): ToolMessage[] {
     const name = "name" in extra ? (extra.name as string | null) : step.tool_calls?.find((c) => c.tool_call_id === r.source_call_id)?.function_name;
     const msg: ToolMessage = { role: "tool", tool_call_id: r.source_call_id ?? String(extra.tool_call_id ?? ""), content: textOf(r.content) };
     if (name != null) msg.name = name;
+    if (Array.isArray(extra.raw_content)) msg.raw_content = extra.raw_content as Record<string, unknown>[];
     return msg;
   });
 }

@@ -15,7 +15,7 @@
 import { createHash } from "node:crypto";
 import { UserError } from "../../src/core/errors.js";
 import type { Environment } from "../environments/base.js";
-import { registry as defaultRegistry, toolFailure, type JsonSchema, type ToolRegistry, type ToolResult } from "../registry.js";
+import { registry as defaultRegistry, toolFailure, type JsonSchema, type RawContentPart, type ToolRegistry, type ToolResult } from "../registry.js";
 import { registerToolset, TOOLSETS } from "../toolsets.js";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { ConnectOptions, McpConnection } from "./client.js";
@@ -163,7 +163,7 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
           const invalid = await argumentProblem(t, args);
           if (invalid) return toolFailure(`Invalid arguments for ${t.registeredName}: ${invalid}`);
           if (!ctx.mcp) return toolFailure(`MCP server '${c.config.name}' is not connected in this task`);
-          return ctx.mcp.call(c.config.name, t.name, args as Record<string, unknown>, ctx.signal);
+          return ctx.mcp.call(c.config.name, t.name, args as Record<string, unknown>, ctx.signal, ctx.keepRawContent);
         },
       });
     }
@@ -244,6 +244,24 @@ function partText(part: Record<string, unknown>): string {
   }
 }
 
+/** Base64 data longer than this is not kept in the trajectory (its part is kept, with the size it had). */
+const RAW_DATA_CAP = 2 * 2 ** 20;
+
+/** The parts of a callTool result that its text shows only as placeholders: images, audio, binary resources. */
+export function rawParts(result: Record<string, unknown>): RawContentPart[] {
+  const parts = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
+  const capped = (data: unknown) => (typeof data === "string" && data.length > RAW_DATA_CAP ? { data: null, data_dropped_bytes: Math.round((data.length * 3) / 4) } : {});
+  return parts.flatMap((part): RawContentPart[] => {
+    if (part.type === "image" || part.type === "audio") return [{ ...part, ...capped(part.data) }];
+    const resource = part.type === "resource" ? (part.resource as Record<string, unknown> | undefined) : undefined;
+    if (resource && typeof resource.blob === "string") {
+      const c = capped(resource.blob);
+      return [{ ...part, resource: "data" in c ? { ...resource, blob: null, blob_dropped_bytes: c.data_dropped_bytes } : resource }];
+    }
+    return [];
+  });
+}
+
 /** A callTool result as the tool's result: `{result}`, or `{error}` when the server marked it an error. */
 export function mcpResultToToolResult(result: Record<string, unknown>): ToolResult {
   const parts = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
@@ -309,7 +327,7 @@ export class McpTaskSessions {
     return pending;
   }
 
-  async call(serverName: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolResult> {
+  async call(serverName: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal, keepRaw?: (parts: RawContentPart[]) => void): Promise<ToolResult> {
     const server = this.servers.get(serverName);
     if (!server) return toolFailure(`unknown MCP server '${serverName}'`);
     if (this.closed) return toolFailure(`MCP server '${serverName}' was already closed for this task`);
@@ -326,6 +344,8 @@ export class McpTaskSessions {
         resetTimeoutOnProgress: true,
         maxTotalTimeout: server.timeoutSec * 1000 * 10,
       });
+      const raw = rawParts(result as Record<string, unknown>);
+      if (raw.length > 0) keepRaw?.(raw);
       return mcpResultToToolResult(result as Record<string, unknown>);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
