@@ -1,9 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { discoverToolModules, moduleRegistersTools, registry, type Logger } from "../tools/registry.js";
+import { discoverBuiltinTools, importToolModules, registry, type Logger } from "../tools/registry.js";
+import { BUILTIN_TOOL_MODULES } from "../tools/builtin_tools.js";
+import { moduleRegistersTools } from "./helpers/registers_tools.js";
 import { loadPlugins, toolHooks } from "../tools/plugins.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { resetToolsets, resolveToolset, validateToolset } from "../tools/toolsets.js";
@@ -40,7 +42,7 @@ afterEach(() => {
   resetToolsets();
 });
 
-describe("moduleRegistersTools", () => {
+describe("moduleRegistersTools (the check behind the built-in list)", () => {
   it("accepts top-level calls, including inside a top-level loop or block", () => {
     expect(moduleRegistersTools(`registry.register({ name: "a" });`)).toBe(true);
     expect(moduleRegistersTools(`for (const n of ["a", "b"]) { registry.register({ name: n }); }`)).toBe(true);
@@ -56,45 +58,54 @@ describe("moduleRegistersTools", () => {
   });
 });
 
-describe("discoverToolModules", () => {
-  it("imports tool modules, skips helpers that only register inside a function, survives a broken module", async () => {
+describe("the built-in tool list", () => {
+  it("names exactly the modules of tools/ that register tools at their top level", () => {
+    const toolsDir = join(import.meta.dirname, "..", "tools");
+    const registering = readdirSync(toolsDir)
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
+      .filter((f) => moduleRegistersTools(readFileSync(join(toolsDir, f), "utf8"), f))
+      .map((f) => f.replace(/\.ts$/, ""))
+      .sort();
+    expect(registering.length).toBeGreaterThan(3);
+    expect(BUILTIN_TOOL_MODULES.map((m) => m.name).sort()).toEqual(registering);
+  });
+
+  it("registers the tools of every listed module", async () => {
+    const report = await discoverBuiltinTools();
+    expect(report.failed).toEqual([]);
+    expect(report.loaded).toEqual(BUILTIN_TOOL_MODULES.map((m) => m.name));
+    for (const name of ["read_file", "memory", "terminal", "todo", "web_search"]) expect(registry.has(name), name).toBe(true);
+  });
+});
+
+describe("importToolModules", () => {
+  it("imports each module; a broken one is logged and reported, the others still register", async () => {
     const d = join(dir, "tools1");
     mkdirSync(d);
     writeFileSync(join(d, "a_tool.mjs"), toolModule("disc_alpha"));
-    writeFileSync(
-      join(d, "b_broken.mjs"),
-      toolModule("disc_broken", "disc_test", "") + `throw new Error("missing optional dependency");\n`,
-    );
+    writeFileSync(join(d, "b_broken.mjs"), toolModule("disc_broken") + `throw new Error("missing optional dependency");\n`);
     writeFileSync(join(d, "c_tool.mjs"), toolModule("disc_gamma"));
-    writeFileSync(
-      join(d, "helper.mjs"),
-      `import { registry } from ${JSON.stringify(REGISTRY_URL)};
-globalThis.__hbHelperImported = true;
-export function registerLater() { registry.register({ name: "disc_helper" }); }
-`,
-    );
-    writeFileSync(join(d, "notes.txt"), "registry.register({})");
     registered.push("disc_alpha", "disc_broken", "disc_gamma");
+    const load = (f: string) => () => import(pathToFileURL(join(d, f)).href);
 
     const log = quietLogger();
-    const report = await discoverToolModules(d, ".mjs", log);
+    const report = await importToolModules(
+      [
+        { name: "a_tool", load: load("a_tool.mjs") },
+        { name: "b_broken", load: load("b_broken.mjs") },
+        { name: "c_tool", load: load("c_tool.mjs") },
+      ],
+      log,
+    );
 
-    expect(report.loaded.map((f) => f.slice(d.length + 1))).toEqual(["a_tool.mjs", "c_tool.mjs"]);
-    expect(report.failed).toHaveLength(1);
-    expect(report.failed[0]!.file).toContain("b_broken.mjs");
-    expect(report.failed[0]!.error).toContain("missing optional dependency");
-    expect(log.warnings.some((w) => w.includes("b_broken.mjs"))).toBe(true);
-    expect((globalThis as Record<string, unknown>).__hbHelperImported).toBeUndefined();
+    expect(report.loaded).toEqual(["a_tool", "c_tool"]);
+    expect(report.failed).toEqual([{ file: "b_broken", error: "Error: missing optional dependency" }]);
+    expect(log.warnings.some((w) => w.includes("b_broken"))).toBe(true);
     // The fixture modules registered into the same registry instance the test imported.
     expect(registry.has("disc_alpha")).toBe(true);
     expect(registry.has("disc_gamma")).toBe(true);
-    expect(registry.has("disc_helper")).toBe(false);
     const ctx = { taskId: "t", envKind: "local", getEnv: () => Promise.reject(new Error("none")), logger: log };
     expect(JSON.parse(await createToolPipeline().call("disc_gamma", {}, ctx))).toEqual({ from: "disc_gamma" });
-  });
-
-  it("returns an empty report for a missing folder", async () => {
-    expect(await discoverToolModules(join(dir, "does-not-exist"), ".mjs")).toEqual({ loaded: [], failed: [] });
   });
 });
 
@@ -118,6 +129,10 @@ export function setup(api) {
 `,
     );
     writeFileSync(join(pluginDir, "bad_plugin.mjs"), `const { registry } = globalThis.hermesBatch;\nregistry.register(null);\n`);
+    // Only files directly in the folder are plugins: a helper in a subfolder and other files are not imported.
+    mkdirSync(join(pluginDir, "lib"));
+    writeFileSync(join(pluginDir, "lib", "helper.js"), `globalThis.__hbHelperImported = true;\n`);
+    writeFileSync(join(pluginDir, "notes.txt"), "registry.register({})");
     // An npm package, resolved from the given cwd's node_modules.
     const projectDir = join(dir, "project");
     const pkgDir = join(projectDir, "node_modules", "hb-test-plugin");
@@ -153,5 +168,6 @@ export function setup(api) {
     expect(validateToolset("plug_bundle")).toBe(true);
     expect(resolveToolset("plug_bundle")).toEqual(["plug_echo", "web_extract", "web_search"]);
     expect(toolHooks().length).toBe(hooksBefore + 1);
+    expect((globalThis as Record<string, unknown>).__hbHelperImported).toBeUndefined();
   });
 });

@@ -2,20 +2,20 @@
  * Plugins: extra tools, toolsets and tool-call hooks, loaded after the built-in tools.
  *
  * Sources, in order:
- *  - `~/.hermes-batch/plugins/` and `./.hermes-batch/plugins/`: `.js` / `.mjs` files whose top level calls
- *    `registry.register(...)` (the same parser as the built-in discovery decides; other files are not imported);
+ *  - `~/.hermes-batch/plugins/` and `./.hermes-batch/plugins/`: every `.js` / `.mjs` file directly in the folder
+ *    is a plugin and is imported (a plugin's helper modules belong in a subfolder, which is not read);
  *  - npm packages named in the config (`plugins: [...]`), resolved from the working directory first.
  *
  * A plugin gets the registry from `globalThis.hermesBatch.registry` (set before any plugin is imported), or
  * exports `setup(api)` / a default function that is called with the same API. A plugin that fails to load
  * is logged and skipped; the others still load.
  */
-import { existsSync } from "node:fs";
+import { readdirSync, type Dirent } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { discoverToolModules, registry, type Logger, type ToolContext, type ToolRegistry } from "./registry.js";
+import { registry, type Logger, type ToolContext, type ToolRegistry } from "./registry.js";
 import { registerToolset } from "./toolsets.js";
 
 /** One tool call as hooks see it. */
@@ -105,6 +105,20 @@ async function importPackage(name: string, cwd: string): Promise<Record<string, 
   return (await import(name)) as Record<string, unknown>;
 }
 
+/** The plugin files of a folder, sorted: its `.js` and `.mjs` files (none when the folder does not exist). */
+export function pluginFiles(dir: string): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => e.isFile() && (e.name.endsWith(".js") || e.name.endsWith(".mjs")))
+    .map((e) => join(dir, e.name))
+    .sort();
+}
+
 /** Loads plugin folders, then plugin packages. Never throws for a bad plugin. */
 export async function loadPlugins(opts: PluginOptions = {}): Promise<PluginReport> {
   const logger = opts.logger ?? registry.logger;
@@ -112,19 +126,14 @@ export async function loadPlugins(opts: PluginOptions = {}): Promise<PluginRepor
   globalThis.hermesBatch = api;
   const report: PluginReport = { loaded: [], failed: [] };
   const dirs = opts.dirs ?? defaultPluginDirs(opts.cwd);
-  for (const dir of dirs) {
-    if (!existsSync(dir)) continue;
-    const found = await discoverToolModules(dir, ".js", logger);
-    for (const f of found.failed) report.failed.push({ source: f.file, error: f.error });
-    for (const file of found.loaded) {
-      try {
-        const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-        await runSetup(mod, api);
-        report.loaded.push(file);
-      } catch (err) {
-        logger.warn(`plugin ${file}: setup failed: ${describe(err)}`);
-        report.failed.push({ source: file, error: describe(err) });
-      }
+  for (const file of dirs.flatMap(pluginFiles)) {
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+      await runSetup(mod, api);
+      report.loaded.push(file);
+    } catch (err) {
+      logger.warn(`could not load plugin ${file}: ${describe(err)}`);
+      report.failed.push({ source: file, error: describe(err) });
     }
   }
   for (const name of opts.packages ?? []) {

@@ -1,16 +1,9 @@
 /**
  * The tool registry: the TypeScript form of Hermes' `registry.register(...)`.
  *
- * Tool modules in this folder call `registry.register({...})` at their top level; discovery
- * (`discoverBuiltinTools`) parses each module and imports only those that do.
+ * Tool modules in this folder call `registry.register({...})` at their top level; `discoverBuiltinTools`
+ * imports the ones listed in `builtin_tools.ts`.
  */
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { basename, dirname, extname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import type * as TS from "typescript";
 import type { Environment } from "./environments/base.js";
 import type { ProcessNotices } from "./process_notices.js";
 import type { JsonSchema, OpenAITool, ToolSchema } from "../src/core/chat.js";
@@ -286,132 +279,34 @@ export class ToolRegistry {
 
 export const registry = new ToolRegistry();
 
-let tsModule: typeof TS | undefined;
-/** The TypeScript compiler is large (about 1 s to load): loaded only when a verdict is not cached. */
-function typescript(): typeof TS {
-  tsModule ??= createRequire(import.meta.url)("typescript") as typeof TS;
-  return tsModule;
-}
-
-/** True when the module's top level (not inside a function) calls `registry.register(...)`. */
-export function moduleRegistersTools(source: string, fileName = "module.ts"): boolean {
-  const ts = typescript();
-  const sf = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false);
-  const isRegisterCall = (node: TS.Node): boolean =>
-    ts.isCallExpression(node) &&
-    ts.isPropertyAccessExpression(node.expression) &&
-    node.expression.name.text === "register" &&
-    ts.isIdentifier(node.expression.expression) &&
-    node.expression.expression.text === "registry";
-  // Walk statements and the expressions they hold, but never descend into function bodies or classes.
-  const visit = (node: TS.Node): boolean => {
-    if (
-      ts.isFunctionLike(node) ||
-      ts.isClassLike(node) ||
-      ts.isArrowFunction(node) ||
-      ts.isFunctionExpression(node)
-    ) {
-      return false;
-    }
-    if (isRegisterCall(node)) return true;
-    return ts.forEachChild(node, visit) ?? false;
-  };
-  return sf.statements.some((s) => visit(s));
-}
-
-const NOT_TOOL_MODULES = new Set(["registry", "index"]);
-
 export interface DiscoveryReport {
   loaded: string[];
   failed: { file: string; error: string }[];
 }
 
-function candidateFiles(dir: string, ext: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((f) => (f.endsWith(ext) || (ext === ".js" && f.endsWith(".mjs"))) && !f.endsWith(".d.ts") && !f.endsWith(".test.ts"))
-    .filter((f) => !NOT_TOOL_MODULES.has(basename(f, extname(f))))
-    .sort()
-    .map((f) => join(dir, f));
-}
-
-type VerdictCache = Record<string, { mtimeMs: number; size: number; registers: boolean }>;
-
-/**
- * Parse verdicts keyed by file, modification time and size, kept in the temp folder so that worker
- * threads and later runs skip loading the TypeScript compiler. A stale or unreadable cache is ignored.
- */
-function verdictCachePath(dir: string): string {
-  return join(tmpdir(), `hermes-batch-discovery-${createHash("sha256").update(dir).digest("hex").slice(0, 16)}.json`);
-}
-
-function readVerdictCache(path: string): VerdictCache {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as VerdictCache;
-  } catch {
-    return {};
-  }
-}
-
-function writeVerdictCache(path: string, cache: VerdictCache): void {
-  try {
-    const tmp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    writeFileSync(tmp, JSON.stringify(cache));
-    renameSync(tmp, path);
-  } catch {
-    // A cache that cannot be written only costs time.
-  }
-}
-
-/** Imports every module in `dir` whose top level registers tools; failures are logged, not fatal. */
-export async function discoverToolModules(dir: string, ext: string, logger: Logger = registry.logger): Promise<DiscoveryReport> {
+/** Imports each module (a name and its loader); one that fails is logged and reported, the others still load. */
+export async function importToolModules(
+  modules: readonly { name: string; load: () => Promise<unknown> }[],
+  logger: Logger = registry.logger,
+): Promise<DiscoveryReport> {
   const report: DiscoveryReport = { loaded: [], failed: [] };
-  const cachePath = verdictCachePath(dir);
-  const cache = readVerdictCache(cachePath);
-  let cacheChanged = false;
-  for (const file of candidateFiles(dir, ext)) {
-    let registers: boolean;
+  for (const { name, load } of modules) {
     try {
-      const st = statSync(file);
-      const cached = cache[file];
-      if (cached && cached.mtimeMs === st.mtimeMs && cached.size === st.size) {
-        registers = cached.registers;
-      } else {
-        const source = readFileSync(file, "utf8");
-        registers = source.includes("register") && moduleRegistersTools(source, file);
-        cache[file] = { mtimeMs: st.mtimeMs, size: st.size, registers };
-        cacheChanged = true;
-      }
-    } catch (err) {
-      report.failed.push({ file, error: errorTypeAndMessage(err)[1] });
-      continue;
-    }
-    if (!registers) continue;
-    try {
-      await import(pathToFileURL(file).href);
-      report.loaded.push(file);
+      await load();
+      report.loaded.push(name);
     } catch (err) {
       const [type, message] = errorTypeAndMessage(err);
-      logger.warn(`could not load tool module ${file}: ${type}: ${message}`);
-      report.failed.push({ file, error: `${type}: ${message}` });
+      logger.warn(`could not load tool module ${name}: ${type}: ${message}`);
+      report.failed.push({ file: name, error: `${type}: ${message}` });
     }
   }
-  if (cacheChanged) writeVerdictCache(cachePath, cache);
   return report;
 }
 
-let builtinDiscovery: Promise<DiscoveryReport> | undefined;
+let builtinLoading: Promise<DiscoveryReport> | undefined;
 
-/** Finds and imports the built-in tool modules (this folder), once per process. */
+/** Imports the built-in tool modules (`builtin_tools.ts`), once per process. */
 export function discoverBuiltinTools(): Promise<DiscoveryReport> {
-  if (!builtinDiscovery) {
-    const here = fileURLToPath(import.meta.url);
-    builtinDiscovery = discoverToolModules(dirname(here), extname(here));
-  }
-  return builtinDiscovery;
+  builtinLoading ??= import("./builtin_tools.js").then((m) => importToolModules(m.BUILTIN_TOOL_MODULES));
+  return builtinLoading;
 }
