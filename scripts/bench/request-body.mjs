@@ -2,10 +2,11 @@
 /**
  * CPU per request of building the chat-completions body: JSON.stringify(buildRequestBody(...)) against
  * serializeRequestBody (cached message and tool JSON), over whole conversations of 2 and 20 tool turns
- * (request k sends the first 2 + 2k messages, as the agent loop does). Build first: npm run build.
+ * (request k sends the first 2 + 2k messages, as the agent loop does). The module is loaded from the sources (tsx).
  * Usage: node scripts/bench/request-body.mjs
  */
-const { serializeRequestBody, buildRequestBody } = await import(new URL("../../dist/src/models/openai_compatible.js", import.meta.url).href);
+import { tsImport } from "tsx/esm/api";
+const { serializeRequestBody, buildRequestBody } = await tsImport("../../src/models/openai_compatible.ts", import.meta.url);
 const opts = { model: "bench", baseURL: "http://127.0.0.1:1/v1" };
 const tools = [{ type: "function", function: { name: "todo", description: "d".repeat(800), parameters: { type: "object", properties: { todos: { type: "array" } } } } }];
 function history(turns) {

@@ -47,7 +47,7 @@
  *   --node-flag=--heap-prof-dir=/tmp/heap (then the numbers are not comparable with a plain run).
  * --compare-clients: instead of the CLI runs, measures the CPU per chat-completion request of four HTTP
  *   clients in this process against the same model server (--latency-ms 20, 128 in flight): the harness's
- *   own `openai` provider (from --cli's build), the bare openai SDK over the global fetch, bare fetch, and
+ *   own `openai` provider (from this checkout's sources, through tsx), the bare openai SDK over the global fetch, bare fetch, and
  *   node:http with a keep-alive agent.
  * Traffic goes to 127.0.0.1 only. Exit code: 0 all targets met, 1 a target missed, 2 the benchmark
  * itself failed (CLI error, wrong task count).
@@ -61,7 +61,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { execFileSync, spawnSync } from "node:child_process";
-import { pathToFileURL } from "node:url";
+import { tsImport } from "tsx/esm/api";
 import { procCpu } from "./proc_cpu.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -392,7 +392,7 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
  * tool turn at least, so 2 cores allow at most cores / (sandbox + turns × spawn) tasks per second.
  */
 async function processFloor() {
-  const { bwrapArgs, bwrapLauncher, findBwrap } = await import(pathToFileURL(join(dirname(cfg.cli), "..", "tools", "environments", "bwrap.js")).href);
+  const { bwrapArgs, bwrapLauncher, findBwrap } = await tsImport(join(ROOT, "tools", "environments", "bwrap.ts"), import.meta.url);
   const bwrap = findBwrap();
   if (!bwrap) return undefined;
   const sandboxArgs = [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, bwrapLauncher(bwrap)), "/bin/true"];
@@ -538,7 +538,7 @@ async function compareClients() {
   const url = `${server.baseURL}/chat/completions`;
   const sdk = new OpenAI({ baseURL: server.baseURL, apiKey: "bench-key", maxRetries: 0, timeout: 600_000 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
-  const { openaiProvider } = await import(join(dirname(cfg.cli), "models", "openai_compatible.js"));
+  const { openaiProvider } = await tsImport(join(ROOT, "src", "models", "openai_compatible.ts"), import.meta.url);
   const provider = openaiProvider.create({ model: "bench", baseURL: server.baseURL, apiKey: "bench-key", maxSockets: inFlight });
   const clients = {
     "hermes-batch `openai` provider (SDK over http_fetch.ts)": () => provider.complete({ messages: body.messages, tools: body.tools, signal: new AbortController().signal }),

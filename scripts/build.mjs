@@ -1,0 +1,43 @@
+// The build: esbuild bundles the CLI and the Piscina worker entry, with the dependencies they load, into
+// dist/src/ (cli.js, worker.js and the chunks they share, split at the code's dynamic imports so a command
+// loads only what it uses). One file per chunk instead of hundreds of modules: Node's ES module loader pays
+// per file (resolution, package.json lookups, a compile and link), three times per run (the main thread and
+// each worker thread). Type checking is `npm run typecheck` (tsc), not part of the build.
+// Left outside the bundle: piscina (it starts its own worker script from its folder) and dockerode (loaded
+// only by the Docker backend; its ssh transport has an optional native part).
+import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DIST = join(ROOT, "dist");
+
+const started = performance.now();
+rmSync(DIST, { recursive: true, force: true });
+await build({
+  absWorkingDir: ROOT,
+  // Output names keep the paths the code relies on: src/run/runner.ts starts `./worker.js` beside itself and
+  // src/report/html/page.ts reads `./client/` beside itself, so every chunk lands in dist/src/ with them.
+  entryPoints: { "src/cli": "src/cli.ts", "src/worker": "src/run/worker.ts" },
+  chunkNames: "src/[name]-[hash]",
+  outdir: DIST,
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  sourcemap: "linked",
+  external: ["piscina", "dockerode"],
+  // CommonJS dependencies inside an ES module bundle call require() for Node's built-ins.
+  banner: { js: 'import { createRequire as __hermesCreateRequire } from "node:module"; const require = __hermesCreateRequire(import.meta.url);' },
+  logLevel: "warning",
+});
+// The report page's browser assets (plain JS and CSS, not bundled) beside the chunk that reads them.
+cpSync(join(ROOT, "src", "report", "html", "client"), join(DIST, "src", "client"), { recursive: true });
+// npm links bin files executable, but a plain `node dist/...` or `./dist/src/cli.js` user may not go through npm.
+chmodSync(join(DIST, "src", "cli.js"), 0o755);
+// The test setup (test/setup/build.ts) rebuilds only when a source is newer than this stamp.
+writeFileSync(join(DIST, ".build-stamp"), `${new Date().toISOString()}\n`);
+const chunks = readdirSync(join(DIST, "src")).filter((f) => f.endsWith(".js")).length;
+console.log(`build: dist/src/cli.js, worker.js and ${chunks - 2} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
