@@ -1,12 +1,53 @@
 import { defineConfig } from "vitest/config";
 
+/**
+ * The suite in five projects, by what a file needs (`npm test` runs them all, `npm run test:unit` the first):
+ *  - unit: in process, from the sources: no build, no Docker, no sandbox or CLI child process (< 60 s on 2 cores);
+ *  - cli: child processes: the built CLI (`dist/`), the CLI from the sources (tsx), local sandboxes, MCP servers;
+ *    a file in none of the lists lands here (the safe default: it gets the build);
+ *  - docker: needs the Docker engine and the test images;
+ *  - browser: drives Debian's chromium;
+ *  - cluster: the one-node Slurm cluster.
+ * The projects that need the build get it from test/setup/build.ts, once per `vitest` process and only when a
+ * source is newer than `dist/`; the docker project gets the engine and the images from test/setup/docker.ts, once.
+ */
+const files = (...names: string[]) => names.map((n) => `test/${n}.test.ts`);
+
+const UNIT = files(
+  "abort", "agent_loop", "approval_bypass", "approval_effects", "approval_policy", "approval_smart",
+  "buffered_response", "build_test_image", "config", "core_gates", "dataset", "direct_completion", "discovery",
+  "distributions", "docker_retry", "docs_match", "early_stop", "export_curate", "formats", "gateway_client",
+  "http1_client", "import_rules", "library_console", "llm_client", "mcp_config", "model_tools", "paired_stats",
+  "pipeline", "progress", "reasoning", "records", "registry", "run_options", "sandbox_gates", "scheduler",
+  "score_metrics", "scorers", "shell_session", "spawn_helper", "statistics", "strict_json", "task_outcome",
+  "tools_agent_web", "toolsets", "unified_diff", "v4a_patch",
+);
+const DOCKER = files(
+  "docker_env", "docker_prewarm", "process_stdin_docker", "run_docker", "run_docker_engine_faults", "run_docker_faults",
+  "run_docker_network", "run_docker_signals", "run_mcp_docker", "run_sandbox_limit", "run_verify_forgery",
+  "run_verify_isolated", "run_worker_crash",
+);
+const BROWSER = files("report_browser", "view_runs");
+const CLUSTER = files("slurm_e2e");
+
+const BUILD = "test/setup/build.ts";
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
     fileParallelism: true,
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: "unit", include: UNIT } },
+      {
+        extends: true,
+        test: { name: "cli", include: ["test/**/*.test.ts"], exclude: [...UNIT, ...DOCKER, ...BROWSER, ...CLUSTER], globalSetup: [BUILD] },
+      },
+      { extends: true, test: { name: "docker", include: DOCKER, globalSetup: [BUILD, "test/setup/docker.ts"] } },
+      { extends: true, test: { name: "browser", include: BROWSER, globalSetup: [BUILD] } },
+      { extends: true, test: { name: "cluster", include: CLUSTER, globalSetup: [BUILD] } },
+    ],
   },
 });

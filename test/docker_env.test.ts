@@ -25,6 +25,7 @@ import { dockerClient } from "../tools/environments/docker_client.js";
 import { OutputCollector } from "../tools/environments/docker_output.js";
 import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { waitUntil } from "./helpers/wait.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RUN = uniqueRunName("dockertest");
@@ -293,7 +294,7 @@ describe("files, network, limits", () => {
 
   it("background processes start, report output and are killed", async () => {
     const { id } = await env.startBackground("echo begin; sleep 60; echo never");
-    await new Promise((r) => setTimeout(r, 500));
+    expect(await waitUntil(async () => (await env.pollBackground(id)).output.includes("begin"), 10_000)).toBe(true);
     const st = await env.pollBackground(id);
     expect(st.running).toBe(true);
     expect(st.output).toContain("begin");
@@ -365,11 +366,7 @@ describe("leaks after a crash", () => {
     `;
     const out = await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
     const id = /ID (\w+)/.exec(out.stdout)![1]!;
-    let gone = false;
-    for (let i = 0; i < 40 && !gone; i++) {
-      await new Promise((r) => setTimeout(r, 250));
-      gone = !(await listLabelledContainers({ run: RUN })).some((c) => c.id === id);
-    }
+    const gone = await waitUntil(async () => !(await listLabelledContainers({ run: RUN })).some((c) => c.id === id), 10_000, 250);
     expect(gone).toBe(true);
   });
 
@@ -413,12 +410,7 @@ describe("the CLI", () => {
     );
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
-      let seen = 0;
-      for (let i = 0; i < 120 && seen === 0; i++) {
-        await new Promise((r) => setTimeout(r, 250));
-        seen = (await listLabelledContainers({ run })).length;
-      }
-      expect(seen).toBeGreaterThan(0);
+      expect(await waitUntil(async () => (await listLabelledContainers({ run })).length > 0, 30_000, 250), "a container of the run").toBe(true);
       child.kill("SIGTERM");
       await exited;
       expect(await listLabelledContainers({ run })).toEqual([]);
@@ -436,7 +428,7 @@ describe("limits", () => {
     const a = (await createDockerEnvironment(spec("lim-a"), { image: busybox, gates })) as DockerEnvironment;
     let bCreated = false;
     const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then((b) => ((bCreated = true), b as DockerEnvironment));
-    for (let i = 0; i < 200 && gates.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => gates.waiting > 0, 4000, 20);
     expect(gates.waiting).toBe(1);
     expect(bCreated).toBe(false);
     expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "lim-b")).toEqual([]);
@@ -453,7 +445,7 @@ describe("limits", () => {
     const a = await createDockerEnvironment(spec("abort-a"), { image: busybox, gates });
     const ctl = new AbortController();
     const pb = createDockerEnvironment(spec("abort-b", { signal: ctl.signal }), { image: busybox, gates });
-    for (let i = 0; i < 200 && gates.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => gates.waiting > 0, 4000, 20);
     expect(gates.waiting).toBe(1);
     ctl.abort(new Error("task timed out"));
     await expect(pb).rejects.toThrow("task timed out");

@@ -22,6 +22,7 @@ import {
 import { LABEL_ROLE, dockerClient } from "../tools/environments/docker_client.js";
 import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { waitUntil } from "./helpers/wait.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 const RUN = uniqueRunName("prewarm");
@@ -37,13 +38,6 @@ function options(extra: EnvironmentOptions = {}): EnvironmentOptions {
   return { image, prewarm: 2, maxSandboxes: 64, ...extra };
 }
 
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > until) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function inspect(env: DockerEnvironment) {
   return dockerClient().getContainer(env.containerId).inspect();
@@ -77,7 +71,7 @@ describe("warm pool", () => {
 
   it("hands a task a container that existed before it asked, and refills behind it", async () => {
     await preflightDocker(spec("w1"), options());
-    await waitFor(() => warmPoolStats()?.ready === 2);
+    expect(await waitUntil(() => warmPoolStats()?.ready === 2, 20_000), "2 warm sandbox(es) ready").toBe(true);
     const warmIds = (await listLabelledContainers({ run: RUN, role: "warm" })).map((c) => c.id);
     expect(warmIds).toHaveLength(2);
 
@@ -93,7 +87,7 @@ describe("warm pool", () => {
     const r = await env.exec("id -un; pwd");
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^agent\n/);
-    await waitFor(() => warmPoolStats()?.ready === 2);
+    expect(await waitUntil(() => warmPoolStats()?.ready === 2, 20_000), "2 warm sandbox(es) ready").toBe(true);
     expect(warmPoolStats()?.taken).toBe(1);
     const refilled = (await listLabelledContainers({ run: RUN, role: "warm" })).map((c) => c.id).filter((id) => !warmIds.includes(id));
     expect(refilled).toHaveLength(1);
@@ -104,7 +98,7 @@ describe("warm pool", () => {
   });
 
   it("does not give a warm container to a task with another image or workdir", async () => {
-    await waitFor(() => warmPoolStats()?.ready === 2);
+    expect(await waitUntil(() => warmPoolStats()?.ready === 2, 20_000), "2 warm sandbox(es) ready").toBe(true);
     const before = warmPoolStats()!.taken;
     const other = (await createDockerEnvironment(spec("other-image", { image: busybox }), options())) as DockerEnvironment;
     const otherCwd = (await createDockerEnvironment(spec("other-cwd", { cwd: "/srv/x" }), options())) as DockerEnvironment;
@@ -126,7 +120,7 @@ describe("warm pool", () => {
     const gates = SandboxGates.create({ maxSandboxes: 1, prewarm: 1 });
     const opts = options({ gates });
     await preflightDocker(spec("limited"), opts);
-    await waitFor(() => warmPoolStats()?.ready === 1);
+    expect(await waitUntil(() => warmPoolStats()?.ready === 1, 20_000), "1 warm sandbox(es) ready").toBe(true);
     expect(gates.live).toBe(1);
     const warmId = (await listLabelledContainers({ run: RUN, role: "warm" }))[0]!.id;
     const env = (await createDockerEnvironment(spec("limited", { image: busybox }), opts)) as DockerEnvironment;
@@ -136,7 +130,7 @@ describe("warm pool", () => {
     expect(gates.peak).toBe(1);
     await env.cleanup();
     // The slot is back: the pool warms up again.
-    await waitFor(() => warmPoolStats()?.ready === 1);
+    expect(await waitUntil(() => warmPoolStats()?.ready === 1, 20_000), "1 warm sandbox(es) ready").toBe(true);
   }, 60_000);
 
   it("gc by run and role finds and removes unused warm containers", async () => {

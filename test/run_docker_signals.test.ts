@@ -11,20 +11,13 @@ import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { waitUntil } from "./helpers/wait.js";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 }
 
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const TASKS = ["a", "b", "c"];
 let hang = true;

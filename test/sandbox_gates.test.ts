@@ -7,6 +7,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { SandboxGates, gatesFor, type WarmPermit } from "../tools/environments/sandbox_gates.js";
 import { WarmPool } from "../tools/environments/docker_warm.js";
+import { waitUntil } from "./helpers/wait.js";
 
 function runWorker(gates: SandboxGates, tasks: number, holdMs: number): Promise<{ done: number; overLimit: number }> {
   return new Promise((resolve, reject) => {
@@ -63,10 +64,6 @@ function fakePool(gates: SandboxGates, counter: { n: number }, opts: { now?: () 
   return { pool, started, finishStarts, stop };
 }
 
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  expect(cond()).toBe(true);
-}
 
 describe("SandboxGates", () => {
   it("hold --max-sandboxes across real worker threads together (3 threads x 4 tasks, limit 2)", async () => {
@@ -101,7 +98,7 @@ describe("SandboxGates", () => {
     const first = await gates.acquireSandbox();
     let second: { release(): void } | undefined;
     const waiting = gates.acquireSandbox().then((p) => (second = p));
-    await until(() => gates.waiting === 1);
+    expect(await waitUntil(() => gates.waiting === 1, 5000, 10), "one start waiting").toBe(true);
     expect(second).toBeUndefined();
     first.release();
     first.release();
@@ -117,7 +114,7 @@ describe("SandboxGates", () => {
     const held = await gates.acquireSandbox();
     const ctl = new AbortController();
     const waiting = gates.acquireSandbox(ctl.signal);
-    await until(() => gates.waiting === 1);
+    expect(await waitUntil(() => gates.waiting === 1, 5000, 10), "one start waiting").toBe(true);
     ctl.abort(new Error("task cancelled"));
     await expect(waiting).rejects.toThrow("task cancelled");
     expect(gates.waiting).toBe(0);
@@ -172,7 +169,7 @@ describe("SandboxGates", () => {
     // A task waits (the third permit is taken): no warm start ahead of it, even with warm room.
     const task = await gates.acquireSandbox();
     const queued = otherThread.acquireSandbox();
-    await until(() => gates.waiting === 1);
+    expect(await waitUntil(() => gates.waiting === 1, 5000, 10), "one start waiting").toBe(true);
     expect(gates.tryAcquireWarm()).toBeUndefined();
     w2.release();
     const served = await queued;
@@ -238,7 +235,7 @@ describe("warm pool over run-wide gates", () => {
 
     const otherThread = new SandboxGates(gates.buffers);
     const queued = otherThread.acquireSandbox();
-    await until(() => gates.waiting === 1);
+    expect(await waitUntil(() => gates.waiting === 1, 5000, 10), "one start waiting").toBe(true);
     warmThread.pool.tick(); // the pool hears of the waiting task on its tick
     const permit = await queued;
     expect(warmThread.pool.stats()).toMatchObject({ evicted: 1, ready: 1 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
 import { cleanEnv, CLI, NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { waitUntil } from "./helpers/wait.js";
 
 const KEY = "sk-test-shard-proof-0123456789";
 const N = 3;
@@ -21,13 +22,6 @@ function readJsonl(path: string): Record<string, any>[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
 }
 
-async function until(what: string, cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("merge by proof: a shard killed before its first checkpoint", () => {
   let dir: string;
@@ -54,7 +48,7 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     r.s1 = b;
     // The third shard, killed with SIGKILL as soon as its first request is in flight (well before 5 s).
     const child = execa("node", [CLI, ...args(KILLED), "--api-key", KEY], { cwd: dir, env: cleanEnv(env), extendEnv: false, reject: false });
-    await until("the killed shard's first request", () => server.requests.some((q) => shardOfTask(taskOf(q), N) === KILLED));
+    expect(await waitUntil(() => server.requests.some((q) => shardOfTask(taskOf(q), N) === KILLED), 30_000), "the killed shard's first request").toBe(true);
     child.kill("SIGKILL");
     await child;
     const killedDir = join(dir, "runs", "exp", "shards", `000${KILLED}-of-0003`);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ShellSession, type ShellTransport } from "../tools/environments/shell_session.js";
+import { waitUntil } from "./helpers/wait.js";
 
 interface Fake {
   session: ShellSession;
@@ -64,7 +65,7 @@ describe("ShellSession output", () => {
     const f = await booted();
     const m = f.session.mark;
     const early = f.session.run({ command: "sleep 100", cwd: "/", cap: 100, timeoutMs: 50 });
-    await new Promise((r) => setTimeout(r, 120));
+    await waitUntil(() => f.kills.length > 0, 5000, 10);
     expect(f.kills).toEqual([{ pids: [7], signal: "SIGKILL" }]);
     f.session.onOutput("out", `${m} 1 S\n\n${m} 1 E137\n`);
     f.session.onOutput("err", `${m} 1 S\n\n${m} 1 E137\n`);
@@ -74,7 +75,7 @@ describe("ShellSession output", () => {
     f.session.onOutput("out", `${m} 2 S\n`);
     f.session.onOutput("err", `${m} 2 S\n${m} 2 P31`);
     f.session.onOutput("err", `337\n`);
-    await new Promise((r) => setTimeout(r, 120));
+    await waitUntil(() => f.kills.length > 1, 5000, 10);
     expect(f.kills.at(-1)).toEqual({ pids: [31337], signal: "SIGKILL" });
     f.session.onOutput("out", `\n${m} 2 E137\n`);
     f.session.onOutput("err", `\n${m} 2 E137\n`);
@@ -90,7 +91,7 @@ describe("ShellSession output", () => {
     const pending = f.session.run({ command: "sleep 100", cwd: "/", cap: 100, timeoutMs: 50 });
     f.session.onOutput("out", `${m} 1 S\n`);
     f.session.onOutput("err", `${m} 1 S\n`);
-    await new Promise((r) => setTimeout(r, 120));
+    await waitUntil(() => f.kills.length > 0, 5000, 10);
     expect(f.kills).toEqual([{ pids: [-7], signal: "SIGKILL" }]);
     f.session.onOutput("out", `\n${m} 1 E137\n`);
     f.session.onOutput("err", `\n${m} 1 E137\n`);

@@ -1,12 +1,8 @@
 /**
- * Docker engine and test images for integration tests. Starts the engine and builds the images with the
- * project's own scripts; fails loudly (never skips) when that is impossible, so CI cannot pass silently
- * without having run the Docker tests.
+ * Docker engine and test images for integration tests: started and built once per test run by the docker
+ * project's global setup (test/setup/docker.ts), which fails loudly (never skips) when that is impossible.
  */
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { inject } from "vitest";
 
 export interface DockerTestImages {
   /** debootstrap bookworm: bash, coreutils, procps, python3, user `agent` (uid 1000). */
@@ -15,25 +11,17 @@ export interface DockerTestImages {
   busyboxImage: string;
 }
 
-let ready: Promise<DockerTestImages> | undefined;
+declare module "vitest" {
+  export interface ProvidedContext {
+    dockerTestImages: DockerTestImages;
+  }
+}
 
-export function ensureDockerTestImages(): Promise<DockerTestImages> {
-  ready ??= (async () => {
-    const start = await execa("bash", [`${ROOT}/scripts/start-dockerd.sh`], { reject: false, all: true });
-    if (start.exitCode !== 0) {
-      throw new Error(
-        `Docker tests need a running engine and could not start one (scripts/start-dockerd.sh exit ${start.exitCode}):\n${start.all}`,
-      );
-    }
-    const build = await execa("bash", [`${ROOT}/scripts/build-test-image.sh`], { reject: false, stderr: "pipe", timeout: 600_000 });
-    if (build.exitCode !== 0) {
-      throw new Error(`scripts/build-test-image.sh failed (exit ${build.exitCode}):\n${build.stderr}`);
-    }
-    const lines = build.stdout.trim().split("\n");
-    const image = lines[lines.length - 1]!.trim();
-    return { image, busyboxImage: process.env.HERMES_TEST_BUSYBOX_IMAGE ?? "hermes-batch-test:busybox" };
-  })();
-  return ready;
+/** The test images made by the docker project's global setup (a file that uses Docker belongs in that project). */
+export async function ensureDockerTestImages(): Promise<DockerTestImages> {
+  const images = inject("dockerTestImages");
+  if (!images) throw new Error("no Docker test images: this file needs the docker project's global setup (vitest.config.ts)");
+  return images;
 }
 
 /** A run name unique to this test process, so parallel test files never see each other's containers. */

@@ -6,6 +6,8 @@ import type { Environment } from "../../tools/environments/base.js";
 import { createLocalEnvironment } from "../../tools/environments/local.js";
 import type { Logger, ToolContext } from "../../tools/registry.js";
 
+export { waitUntil } from "./wait.js";
+
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface LocalTaskFixture {
@@ -46,11 +48,3 @@ export function isAlive(pid: number): boolean {
   return state !== "Z" && state !== "X";
 }
 
-export async function waitUntil(cond: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return cond();
-}
