@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 /**
@@ -5,7 +8,7 @@ import { defineConfig } from "vitest/config";
  *  - unit: in process, from the sources: no build, no Docker, no sandbox or CLI child process (< 60 s on 2 cores);
  *  - cli: child processes: the built CLI (`dist/`), the CLI from the sources (tsx), local sandboxes, MCP servers;
  *    a file in none of the lists lands here (the safe default: it gets the build);
- *  - docker: needs the Docker engine and the test images;
+ *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts);
  *  - browser: drives Debian's chromium;
  *  - cluster: the one-node Slurm cluster.
  * The projects that need the build get it from test/setup/build.ts, once per `vitest` process and only when a
@@ -14,7 +17,7 @@ import { defineConfig } from "vitest/config";
 const files = (...names: string[]) => names.map((n) => `test/${n}.test.ts`);
 
 const UNIT = files(
-  "abort", "agent_loop", "approval_bypass", "approval_effects", "approval_policy", "approval_smart",
+  "abort", "agent_loop", "atif", "approval_bypass", "approval_effects", "approval_policy", "approval_smart",
   "buffered_response", "build_test_image", "config", "core_gates", "dataset", "direct_completion", "discovery",
   "distributions", "docker_retry", "docs_match", "early_stop", "export_curate", "formats", "gateway_client",
   "http1_client", "import_rules", "library_console", "llm_client", "mcp_config", "model_tools", "paired_stats",
@@ -22,11 +25,11 @@ const UNIT = files(
   "score_metrics", "scorers", "shell_session", "spawn_helper", "statistics", "strict_json", "task_outcome",
   "tools_agent_web", "toolsets", "unified_diff", "v4a_patch",
 );
-const DOCKER = files(
-  "docker_env", "docker_prewarm", "process_stdin_docker", "run_docker", "run_docker_engine_faults", "run_docker_faults",
-  "run_docker_network", "run_docker_signals", "run_mcp_docker", "run_sandbox_limit", "run_verify_forgery",
-  "run_verify_isolated", "run_worker_crash",
-);
+// Every file that takes the Docker test images (test/helpers/docker.ts) needs the engine: found, not listed.
+const TEST_DIR = fileURLToPath(new URL("test/", import.meta.url));
+const DOCKER = readdirSync(TEST_DIR)
+  .filter((f) => f.endsWith(".test.ts") && readFileSync(join(TEST_DIR, f), "utf8").includes("./helpers/docker.js"))
+  .map((f) => `test/${f}`);
 const BROWSER = files("report_browser", "view_runs");
 const CLUSTER = files("slurm_e2e");
 
