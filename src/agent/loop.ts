@@ -29,6 +29,7 @@ import { judgeArguments } from "./tool_arguments.js";
 import { runToolBatch, type PlannedCall } from "./tool_batch.js";
 import { ModelCallLog } from "./call_log.js";
 import type { ModelCallRecord } from "../core/records.js";
+import type { TokenLedger } from "./token_ledger.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
@@ -57,6 +58,8 @@ export interface AgentLoopOptions {
    * original's thinking-only prefill). Only meaningful when the model client sends reasoning back.
    */
   continueReasoningOnly?: boolean;
+  /** `--rl-capture`: told of every answer and of the message made from it (see token_ledger.ts). */
+  tokenLedger?: TokenLedger;
 }
 
 export type LoopEnd =
@@ -208,6 +211,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     });
     addUsage(result.usage, response.usage);
     log.add(started, response);
+    opts.tokenLedger?.sent(response);
     return response;
   };
   /** Saves a message; `from` says who wrote it: the latest model call, or the harness. */
@@ -222,6 +226,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     if (toolCalls?.length) msg.tool_calls = toolCalls;
     if (response.message.reasoning) msg.reasoning = response.message.reasoning;
     if (response.message.reasoning_without_details !== undefined) msg.reasoning_without_details = response.message.reasoning_without_details;
+    opts.tokenLedger?.link(msg, response);
     return msg;
   };
 
@@ -313,7 +318,9 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           emptyRetries++;
           continue;
         }
-        log.keep(save({ ...assistantOf(response), content: EMPTY_RESPONSE_CONTENT }, "harness"));
+        const emptyMsg = save({ ...assistantOf(response), content: EMPTY_RESPONSE_CONTENT }, "harness");
+        log.keep(emptyMsg);
+        opts.tokenLedger?.link(emptyMsg, response);
         return finish("empty_response", true, null);
       }
       emptyRetries = 0;
@@ -336,7 +343,10 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     let summary = await call(false);
     if (!hasText(summary.message.content)) summary = await call(false);
     const text = hasText(summary.message.content) ? summary.message.content.trim() : null;
-    if (text) save({ role: "assistant", content: text }, "model");
+    if (text) {
+      const summaryMsg = save({ role: "assistant", content: text }, "model");
+      opts.tokenLedger?.link(summaryMsg, summary);
+    }
     return finish("max_turns", false, text ?? NO_SUMMARY_RESPONSE);
   } catch (err) {
     settle();

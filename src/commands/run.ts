@@ -1,7 +1,8 @@
 /** `hermes-batch run DATASET`: the main job. */
 import { resolveRunConfig, type RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
-import { flagsToConfigValues, runArgOptions, runOptionsHelp } from "../config/run_flags.js";
+import { flagsToConfigValues, runArgOptions, runOptionsHelp, withOptionalValue } from "../config/run_flags.js";
+import { RL_CAPTURE_MODES } from "../config/run_options.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
@@ -26,7 +27,7 @@ Ctrl-C once finishes the tasks in flight; twice aborts them. Then resume with --
 `;
 
 export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>; configPath?: string; shard?: string; shardCount?: string } {
-  const { values, positionals } = parseCommandArgs(argv, runArgOptions());
+  const { values, positionals } = parseCommandArgs(withOptionalValue(argv, "--rl-capture", RL_CAPTURE_MODES, "strict"), runArgOptions());
   if (positionals.length > 1) throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
   const { flags, invocation } = flagsToConfigValues(values);
   if (positionals[0] !== undefined) flags.dataset = positionals[0];

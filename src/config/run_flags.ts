@@ -116,3 +116,19 @@ export function flagsToConfigValues(values: Record<string, string | boolean | (s
   for (const f of INVOCATION_FLAGS) invocation[f.flag] = values[f.flag] as string | undefined;
   return { flags, invocation };
 }
+
+/**
+ * A flag whose value may be left out (`--rl-capture` alone means `--rl-capture strict`): when the next
+ * argument is not one of its values, the default is put in, so parseArgs (which has no optional values)
+ * does not take the dataset for the flag's value.
+ */
+export function withOptionalValue(argv: string[], flag: string, values: readonly string[], fallback: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") return [...out, ...argv.slice(i)];
+    out.push(a);
+    if (a === flag && !values.includes(argv[i + 1] ?? "")) out.push(fallback);
+  }
+  return out;
+}

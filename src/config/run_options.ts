@@ -45,6 +45,7 @@ export const APPROVAL_POLICIES = ["smart", "deny", "allow", "interactive"] as co
 export const ENVIRONMENTS = environmentNames();
 export const REASONING_EFFORTS = ["none", "minimal", "low", "medium", "high", "xhigh"] as const;
 export const PROGRESS_MODES = ["auto", "bar", "log", "none"] as const;
+export const RL_CAPTURE_MODES = ["strict", "best-effort"] as const;
 export const PROVIDER_SORTS = ["price", "throughput", "latency"] as const;
 
 /**
@@ -367,6 +368,15 @@ export const RUN_OPTIONS = [
   option({ key: "only", kind: "list", section: "Resuming and reruns", arg: "ID,ID", schema: z.array(z.string()).optional(), help: "rerun these tasks (earlier results move to superseded.jsonl)" }),
   option({ key: "dry_run", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "validate the config and dataset, print the plan, run nothing" }),
   // Output
+  option({
+    key: "rl_capture",
+    kind: "string",
+    section: "Output",
+    arg: "[strict|best-effort]",
+    schema: z.enum(RL_CAPTURE_MODES).optional(),
+    help: "RL rollouts: agent calls ask for the engine's token ids and logprobs (vLLM return_token_ids),\nkept per task and epoch in rl.jsonl; strict (the flag alone) stops (exit 2) when the\nendpoint returns no ids, best-effort goes on with lines marked tokens: null",
+  }),
+  option({ key: "rl_tokenizer", kind: "string", section: "Output", arg: "NAME", schema: z.string().min(1).optional(), help: "the tokenizer/chat template the endpoint serves (e.g. Qwen/Qwen3-8B), recorded in rl.jsonl" }),
   option({
     key: "progress",
     kind: "string",

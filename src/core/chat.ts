@@ -1,4 +1,5 @@
 /** Chat types shared by the agent loop, the LLM client, the scripted model and the formats. */
+import type { CallTokens } from "./rl_tokens.js";
 
 /** JSON Schema object as used in OpenAI function definitions. */
 export type JsonSchema = Record<string, unknown>;
@@ -83,6 +84,8 @@ export interface ChatResponse {
   refusal?: string;
   /** The model the endpoint says answered (its `model` field), when it said. */
   model?: string;
+  /** Only when the request asked for them (`--rl-capture`): the engine's token ids and logprobs. */
+  tokens?: CallTokens;
 }
 
 /** Anything that answers chat requests: the OpenAI-compatible client or the built-in scripted model. */

@@ -86,6 +86,8 @@ export function runEndpoints(config: RunConfig, env: NodeJS.ProcessEnv = process
       extraBody: config.extra_body,
       stream: config.stream,
       sendReasoningBack: config.preserve_reasoning,
+      // The agent's calls only: approver and judge answers are never trained on.
+      ...(config.rl_capture ? { rlCapture: true } : {}),
       ...(agentHeaders && Object.keys(agentHeaders).length ? { headers: agentHeaders } : {}),
       ...(routing ? { providerRouting: routing } : {}),
     },

@@ -15,6 +15,8 @@ import { createNodeHttpFetch } from "./http_fetch.js";
 import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
 import { ProviderError, isOpenRouter, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
 import { extractReasoning } from "./reasoning.js";
+import { RL_CAPTURE_FIELDS, samplingSent, StreamTokens, tokensOfCompletion } from "./token_capture.js";
+import type { SamplingSent } from "../core/rl_tokens.js";
 import {
   ModelError,
   type AssistantMessage,
@@ -90,6 +92,7 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
     body.stream_options = { include_usage: true };
   }
   if (req.responseFormat) body.response_format = req.responseFormat;
+  if (opts.rlCapture) Object.assign(body, RL_CAPTURE_FIELDS);
   if (opts.extraBody) Object.assign(body, opts.extraBody);
   return body;
 }
@@ -227,8 +230,8 @@ function finishOf(raw: unknown, message: AssistantMessage): string {
   return message.tool_calls?.length ? "tool_calls" : "stop";
 }
 
-/** A ChatResponse from a non-streaming completion body. */
-export function parseCompletion(body: unknown): ChatResponse {
+/** A ChatResponse from a non-streaming completion body; with `capture`, the engine's tokens too. */
+export function parseCompletion(body: unknown, capture?: SamplingSent): ChatResponse {
   const b = (body && typeof body === "object" ? body : {}) as Record<string, unknown>;
   const choices = b.choices;
   if (!Array.isArray(choices) || choices.length === 0 || !choices[0] || typeof choices[0] !== "object") {
@@ -243,6 +246,7 @@ export function parseCompletion(body: unknown): ChatResponse {
   if (invalid.length) response.usageInvalid = invalid;
   if (typeof rawMsg.refusal === "string" && rawMsg.refusal) response.refusal = rawMsg.refusal;
   if (typeof b.model === "string" && b.model) response.model = b.model;
+  if (capture) response.tokens = tokensOfCompletion(b, choice, capture);
   return response;
 }
 
@@ -257,12 +261,19 @@ export class StreamAssembler {
   private usage: unknown;
   private model: string | undefined;
   private sawChoice = false;
+  private readonly tokens: StreamTokens | undefined;
+
+  /** With `capture` (the sampling parameters sent), the engine's token ids and logprobs are collected too. */
+  constructor(private readonly capture?: SamplingSent) {
+    if (capture) this.tokens = new StreamTokens();
+  }
 
   push(chunk: unknown): void {
     const c = (chunk && typeof chunk === "object" ? chunk : {}) as Record<string, any>;
     if (c.usage) this.usage = c.usage;
     if (typeof c.model === "string" && c.model) this.model = c.model;
     const choice = Array.isArray(c.choices) ? c.choices[0] : undefined;
+    this.tokens?.push(c, choice && typeof choice === "object" ? choice : undefined);
     if (!choice || typeof choice !== "object") return;
     this.sawChoice = true;
     if (typeof choice.finish_reason === "string" && choice.finish_reason) this.finish = choice.finish_reason;
@@ -307,6 +318,7 @@ export class StreamAssembler {
       ...(usageMissing(this.usage) ? { usageMissing: true } : {}),
       ...(invalid.length ? { usageInvalid: invalid } : {}),
       ...(this.model ? { model: this.model } : {}),
+      ...(this.tokens ? { tokens: this.tokens.result(this.capture!) } : {}),
     };
   }
 }
@@ -436,6 +448,8 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   const apiKey = opts.apiKey || "no-key";
   const url = pool && !opts.stream ? completionsUrl(credentials.url) : undefined;
   const direct = pool && url ? { pool, url, headers: sdkRequestHeaders(apiKey, defaultHeaders) } : undefined;
+  // The sampling parameters every request of this model sends (the same for each: they come from the options).
+  const capture = opts.rlCapture ? samplingSent(buildRequestBody(opts, { messages: [] })) : undefined;
 
   let client: Promise<OpenAI> | undefined;
   const sdkClient = () =>
@@ -468,13 +482,13 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
       } as never);
     if (opts.stream) {
       const stream = (await request()) as unknown as AsyncIterable<unknown>;
-      const acc = new StreamAssembler();
+      const acc = new StreamAssembler(capture);
       for await (const chunk of stream) acc.push(chunk);
       // The SDK ends an aborted stream quietly instead of throwing: never take the partial answer.
       signal?.throwIfAborted();
       return acc.result();
     }
-    return parseCompletion(await request());
+    return parseCompletion(await request(), capture);
   }
 
   async function viaDirect(d: NonNullable<typeof direct>, req: ChatRequest): Promise<ChatResponse> {
@@ -485,7 +499,7 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
       if (err instanceof HttpStatusError || err instanceof SyntaxError || req.signal?.aborted) throw err;
       throw transportFailure(err);
     }
-    return parseCompletion(body);
+    return parseCompletion(body, capture);
   }
 
   return {

@@ -23,6 +23,8 @@ export interface ModelEndpointOptions {
   providerRouting?: ProviderRouting;
   /** Send assistant `reasoning` back to the endpoint as `reasoning_content` (off by default). */
   sendReasoningBack?: boolean;
+  /** Ask for the engine's token ids and logprobs and return them with each answer (`--rl-capture`; agent calls only). */
+  rlCapture?: boolean;
   /** Sockets of the keep-alive pool (the run's connection limit). */
   maxSockets?: number;
   /** The transport; default a `node:http` keep-alive fetch owned by the provider (see http_fetch.ts). */

@@ -401,6 +401,10 @@ async function preflightModels(config: RunConfig, out: NodeJS.WritableStream): P
   requireKeys(endpoints);
   if (config.no_preflight) return;
   await preflightEndpoints(endpoints, { warn: (line) => out.write(`warning: ${line}\n`) });
+  if (config.rl_capture) {
+    const { preflightTokenCapture } = await import("../models/preflight_tokens.js");
+    await preflightTokenCapture(runEndpoints(config).agent, config.rl_capture, { warn: (line) => out.write(`warning: ${line}\n`) });
+  }
 }
 
 interface RunPlan {
@@ -600,6 +604,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     trajectory: new JsonlAppender(join(runDir, RUN_FILES.trajectories)),
     failed: new JsonlAppender(join(runDir, RUN_FILES.failed)),
     dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
+    rl: config.rl_capture ? new JsonlAppender(join(runDir, RUN_FILES.rl)) : undefined,
   };
   const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
   // This invocation's tokens by who spent them; counts.tokens is their total (agent + approver + judge).
@@ -699,6 +704,9 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
       approverFailures.count += msg.approverErrors.count;
       approverFailures.first ??= `task ${msg.taskId}: ${msg.approverErrors.first}`;
     }
+    // The rl line first: a crash between the two leaves a line a rerun supersedes (readers keep the last per
+    // task and epoch), never a result without its tokens.
+    if (msg.rlLine !== undefined) files.rl?.appendLine(redact(msg.rlLine));
     files[msg.kind].appendLine(redact(msg.line));
     tokensBy.agent += msg.tokens.agent;
     tokensBy.approver += msg.tokens.approver;
@@ -789,6 +797,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     files.trajectory.close();
     files.failed.close();
     files.dropped.close();
+    files.rl?.close();
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigterm);
     process.off("SIGHUP", onSigterm);
