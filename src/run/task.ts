@@ -29,6 +29,8 @@ import { linkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
 import { ProcessNotices } from "../../tools/process_notices.js";
+import { TokenLedger } from "../agent/token_ledger.js";
+import { buildRlLine } from "./rl_line.js";
 import { taskDirName } from "../core/task_dir_name.js";
 
 export { taskDirName };
@@ -168,6 +170,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let stack: string | undefined;
   let scored: ScorerOutput[] | undefined;
   let deterministic = false;
+  const tokenLedger = config.rl_capture ? new TokenLedger() : undefined;
 
   try {
     if (spec.extra?.mcp_servers !== undefined) {
@@ -217,6 +220,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       signal,
       // The continued answer's reasoning only reaches the model when reasoning is sent back.
       continueReasoningOnly: config.preserve_reasoning,
+      ...(tokenLedger ? { tokenLedger } : {}),
     });
     outcome = loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
     // Before verify and scoring: the task's MCP servers are the agent's processes too.
@@ -317,17 +321,19 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     ...(environmentEvents.length ? { environmentEvents } : {}),
     ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
   };
+  const rlLineOf = (dropped?: string) =>
+    tokenLedger ? { rlLine: JSON.stringify(buildRlLine({ taskId: spec.id, epoch: spec.epoch, config, loop, ledger: tokenLedger, outcome, error, score: entry.score, dropped })) } : {};
   if (!DONE_OUTCOMES.has(outcome)) {
     // A sandbox that hit one of its limits says which (its lost reason starts with it).
     const limit = outcome === "environment_error" && envFailure instanceof Error ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1] : undefined;
     const line = JSON.stringify({ ...entry, ...(deterministic ? { retryable: false } : {}), ...(limit ? { reason: limit } : {}) });
-    return { taskId: spec.id, kind: "failed", outcome, line, tokens, error, ...(stack ? { stack } : {}), ...reported };
+    return { taskId: spec.id, kind: "failed", outcome, line, tokens, error, ...(stack ? { stack } : {}), ...reported, ...rlLineOf() };
   }
   const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {
-    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported };
+    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported, ...rlLineOf(dropReason) };
   }
-  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported };
+  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported, ...rlLineOf() };
 }
 
 /** The definitions without the MCP tools of servers this task does not have (another row's own servers). */

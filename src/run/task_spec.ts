@@ -63,6 +63,8 @@ export interface TaskOutcomeMessage {
   consoleNotes?: string[];
   /** Approver failures of this task (each a fail-closed deny): how many, and the first one's reason. */
   approverErrors?: { count: number; first: string };
+  /** `--rl-capture`: the task's rl.jsonl line (without newline), appended with `line`. */
+  rlLine?: string;
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */

@@ -311,6 +311,7 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
       }
     }
     for (const w of writers.values()) w.close();
+    await mergeRlFiles(order, outDir, (key, shard) => doneIn.get(key) === shard || failedIn.get(key) === shard);
   } catch (err) {
     for (const [name, w] of writers) {
       w.close();
@@ -319,6 +320,29 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
     throw err;
   }
   for (const name of names) renameSync(tmp(name), join(outDir, name));
+  if (existsSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`)) renameSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`, join(outDir, RUN_FILES.rl));
   counts.tasksInSeveralShards = multiShard.size;
   return counts;
+}
+
+/**
+ * rl.jsonl (`--rl-capture`) follows the results: a shard's line is kept when that shard's result of the task
+ * and epoch was kept. Written to `rl.jsonl.merge-tmp` only when some shard has the file.
+ */
+async function mergeRlFiles(order: ShardFolder[], outDir: string, kept: (key: string, shard: number) => boolean): Promise<void> {
+  const sources = order.filter((f) => existsSync(join(f.dir, RUN_FILES.rl)));
+  if (!sources.length) return;
+  const tmp = `${join(outDir, RUN_FILES.rl)}.merge-tmp`;
+  rmSync(tmp, { force: true });
+  const out = new JsonlAppender(tmp, 0);
+  try {
+    for (const folder of sources) {
+      for await (const { text } of readLines(join(folder.dir, RUN_FILES.rl))) {
+        const task = taskOf(text);
+        if (task && kept(task.key, folder.shard.index)) out.appendLine(text);
+      }
+    }
+  } finally {
+    out.close();
+  }
 }

@@ -18,6 +18,8 @@ export const RUN_FILES = {
   atif: "atif.jsonl",
   config: "run.yaml",
   events: "events.log",
+  /** `--rl-capture`: one line per result with the engine's tokens (src/core/rl_record.ts). */
+  rl: "rl.jsonl",
 } as const;
 
 /** A result's key: the task id, with `#epoch` for epochs after the first (--epochs). */
