@@ -75,6 +75,19 @@ Split:
                            on the same side. A split that would leave either side empty writes nothing
                            and exits 1, saying which R would do
 
+RL formats (read rl.jsonl, written by run --rl-capture; see README "RL rollouts"):
+  --format rl              the lines as they are, with group statistics and advantages filled in (JSONL)
+  --format prime           prime-rl TrainingSample, one per branch (JSONL)
+  --format skyrl           SkyRL GeneratorOutput, one row per trajectory (JSON; a trajectory of several
+                           branches cannot be one row: skipped and counted, use skyrl-steps)
+  --format skyrl-steps     SkyRL GeneratorOutput step-wise: one row per model call, with is_last_step
+  --format verifiers       verifiers GenerateOutputs {outputs: RolloutOutput[], metadata} (JSON; reads the
+                           run's trajectories.jsonl for the messages)
+  --advantage grpo|mean    (reward - group mean) / (group std + 1e-6), or reward - group mean (default grpo)
+  --include-excluded       --format rl: keep lines whose train verdict is excluded too
+  --drop-zero-variance     leave out groups whose scored rewards are all equal (no learning signal)
+  The last line of a task and epoch wins; lines whose train verdict is excluded are left out.
+
 Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters,
 or a --split with an empty side (an earlier file at --out is left as it was); 2 bad arguments or missing
 input, or (atif) a line that gives no valid ATIF document: the error names its task, and no JSONL file is
@@ -136,10 +149,25 @@ class AtomicOutput {
 
 const FORMAT_NAMES = exportFormats().map((f) => f.name);
 
+/** The formats that read rl.jsonl (src/commands/export_rl.ts); listed here so --help needs no import. */
+const RL_FORMAT_NAMES = ["rl", "prime", "skyrl", "skyrl-steps", "verifiers"];
+
+function rlFormatOf(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = a === "--format" ? argv[i + 1] : a.startsWith("--format=") ? a.slice("--format=".length) : undefined;
+    if (value !== undefined) return RL_FORMAT_NAMES.includes(value) ? value : undefined;
+  }
+  return undefined;
+}
+
 export const command: Command = {
   summary: `convert trajectories to ${FORMAT_NAMES.slice(0, -1).join(", ")} or ${FORMAT_NAMES.at(-1)} fine-tuning JSONL, with quality filters`,
   help: HELP,
   async run(argv) {
+    // The RL formats read rl.jsonl, not trajectories.jsonl: their own module and flags.
+    const rlFormat = rlFormatOf(argv);
+    if (rlFormat) return (await import("./export_rl.js")).exportRl(argv);
     const { values, positionals } = parseCommandArgs(argv, {
       format: { type: "string" },
       out: { type: "string" },
