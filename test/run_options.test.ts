@@ -38,6 +38,8 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   toolsets: ["terminal, file", ["terminal", "file"]],
   seed: ["-4", -4],
   max_samples: ["5", 5],
+  rl_capture: ["best-effort", "best-effort"],
+  rl_tokenizer: ["Qwen/Qwen3-8B", "Qwen/Qwen3-8B"],
   offset: ["2", 2],
   max_turns: ["4", 4],
   task_timeout: ["60", 60],
@@ -201,5 +203,16 @@ describe("run settings that contradict each other or would do nothing", () => {
     expect(refuse(["--image", "x", "--prewarm", "2"])).toBe("--prewarm, --image apply to container environments (--env docker|singularity), not --env local");
     expect(refuse(["--task-timeout", "3000000"])).toContain("--task-timeout must be at most 2147483");
     expect(configFromArgv(["d.jsonl", "--model", "scripted", "--toolsets", "terminal"]).toolsets).toEqual(["terminal"]);
+  });
+});
+
+describe("--rl-capture without a value", () => {
+  it("means strict, and does not take the dataset as its value", async () => {
+    const { withOptionalValue } = await import("../src/config/run_flags.js");
+    const modes = ["strict", "best-effort"];
+    expect(withOptionalValue(["--rl-capture", "data.jsonl"], "--rl-capture", modes, "strict")).toEqual(["--rl-capture", "strict", "data.jsonl"]);
+    expect(withOptionalValue(["data.jsonl", "--rl-capture"], "--rl-capture", modes, "strict")).toEqual(["data.jsonl", "--rl-capture", "strict"]);
+    expect(withOptionalValue(["--rl-capture", "best-effort", "d"], "--rl-capture", modes, "strict")).toEqual(["--rl-capture", "best-effort", "d"]);
+    expect(withOptionalValue(["--", "--rl-capture"], "--rl-capture", modes, "strict")).toEqual(["--", "--rl-capture"]);
   });
 });
