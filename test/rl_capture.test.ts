@@ -178,12 +178,41 @@ describe("--rl-capture against endpoints that do not return ids", () => {
         const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
         expect(line!.train).toBe("excluded");
         expect(line!.problems[0]).toMatch(opts.usagePromptSkew ? /prompt ids, usage says/ : /logprobs for \d+ completion ids/);
+        expect(readFileSync(join(run.runDir, "events.log"), "utf8")).toMatch(/task flat: rl\.jsonl line excluded, bad token data: turn 0: /);
         const exp = await runCli(["export", run.runDir, "--format", "prime"]);
         expect(exp.exitCode).toBe(1);
         expect(exp.stderr).toMatch(/1 excluded/);
       } finally {
         await bad.close();
       }
+    }
+  });
+});
+
+describe("rl.jsonl across --resume and merge", () => {
+  it("a resumed run adds the new epochs' lines; merge keeps each shard's lines of the results it kept", async () => {
+    const { handler } = tokenizingHandler(() => ({ content: "42" }));
+    const server = await startFakeOpenAI(handler);
+    try {
+      const first = await runWith(server, ["a", "b", "c"], ["--rl-capture", "--epochs", "1"]);
+      expect(first.exitCode).toBe(0);
+      const dataset = join(first.dir, "tasks.jsonl");
+      const resumed = await runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--output-dir", join(first.dir, "runs"), "--run-name", "r", "--progress", "none", "--rl-capture", "--epochs", "2", "--resume", "--allow-config-change"], { env: NO_SCHEDULER });
+      expect(resumed.exitCode).toBe(0);
+      const keys = readJsonl(join(first.runDir, "rl.jsonl")).map((l) => `${l.task_id}#${l.epoch}`);
+      expect(keys.sort()).toEqual(["a#0", "a#1", "b#0", "b#1", "c#0", "c#1"]);
+
+      const shards = join(first.dir, "sharded");
+      for (const i of [0, 1]) {
+        const r = await runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--output-dir", shards, "--run-name", "s", "--progress", "none", "--rl-capture", "--shard", `${i}/2`], { env: NO_SCHEDULER });
+        expect(r.exitCode).toBe(0);
+      }
+      const merged = await runCli(["merge", join(shards, "s")], { env: NO_SCHEDULER });
+      expect(merged.exitCode).toBe(0);
+      const rl = readJsonl(join(shards, "s", "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+      expect(rl.map((l) => l.task_id).sort()).toEqual(["a", "b", "c"]);
+    } finally {
+      await server.close();
     }
   });
 });

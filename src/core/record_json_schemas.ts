@@ -1,6 +1,7 @@
 /** JSON Schemas of the output records, generated from the zod schemas in records.ts (`npm run schemas`). */
 import { z } from "zod";
 import { ApprovalRecordSchema, DroppedRecordSchema, FailureRecordSchema, OutcomeSchema, TrajectoryEntrySchema } from "./records.js";
+import { RlLineSchema } from "./rl_record.js";
 
 const RECORDS = {
   trajectory: { schema: TrajectoryEntrySchema, title: "hermes-batch trajectory (a line of trajectories.jsonl)" },
@@ -8,6 +9,7 @@ const RECORDS = {
   dropped: { schema: DroppedRecordSchema, title: "hermes-batch dropped record (a line of dropped.jsonl)" },
   approval: { schema: ApprovalRecordSchema, title: "hermes-batch approval record (an element of a trajectory's approvals)" },
   outcome: { schema: OutcomeSchema, title: "hermes-batch task outcome" },
+  rl: { schema: RlLineSchema, title: "hermes-batch.rl/1 (a line of rl.jsonl, written by run --rl-capture)" },
 } as const;
 
 /** File name under docs/schemas/ → its exact text (2-space JSON, trailing newline). */

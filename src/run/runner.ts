@@ -707,6 +707,7 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     // The rl line first: a crash between the two leaves a line a rerun supersedes (readers keep the last per
     // task and epoch), never a result without its tokens.
     if (msg.rlLine !== undefined) files.rl?.appendLine(redact(msg.rlLine));
+    if (msg.rlProblems) logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
     files[msg.kind].appendLine(redact(msg.line));
     tokensBy.agent += msg.tokens.agent;
     tokensBy.approver += msg.tokens.approver;

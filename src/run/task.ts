@@ -321,8 +321,11 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     ...(environmentEvents.length ? { environmentEvents } : {}),
     ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
   };
-  const rlLineOf = (dropped?: string) =>
-    tokenLedger ? { rlLine: JSON.stringify(buildRlLine({ taskId: spec.id, epoch: spec.epoch, config, loop, ledger: tokenLedger, outcome, error, score: entry.score, dropped })) } : {};
+  const rlLineOf = (dropped?: string) => {
+    if (!tokenLedger) return {};
+    const rl = buildRlLine({ taskId: spec.id, epoch: spec.epoch, config, loop, ledger: tokenLedger, outcome, error, score: entry.score, dropped });
+    return { rlLine: JSON.stringify(rl), ...(rl.problems.length ? { rlProblems: rl.problems } : {}) };
+  };
   if (!DONE_OUTCOMES.has(outcome)) {
     // A sandbox that hit one of its limits says which (its lost reason starts with it).
     const limit = outcome === "environment_error" && envFailure instanceof Error ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1] : undefined;

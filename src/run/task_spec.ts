@@ -65,6 +65,8 @@ export interface TaskOutcomeMessage {
   approverErrors?: { count: number; first: string };
   /** `--rl-capture`: the task's rl.jsonl line (without newline), appended with `line`. */
   rlLine?: string;
+  /** What made that line's token data untrustworthy (the line is excluded), for events.log. */
+  rlProblems?: string[];
 }
 
 /** The events.log entry of a failed task: one line, then the stack of an internal_error indented under it. */
