@@ -374,9 +374,9 @@ export const RUN_OPTIONS = [
     section: "Output",
     arg: "[strict|best-effort]",
     schema: z.enum(RL_CAPTURE_MODES).optional(),
-    help: "RL rollouts: agent calls ask for the engine's token ids and logprobs (vLLM return_token_ids),\nkept per task and epoch in rl.jsonl; strict (the flag alone) stops (exit 2) when the\nendpoint returns no ids, best-effort goes on with lines marked tokens: null",
+    help: "RL rollouts: agent calls ask for the engine's token ids and logprobs (vLLM's\nreturn_token_ids), kept per task and epoch in rl.jsonl; strict (the flag alone)\nstops (exit 2) when the endpoint returns none, best-effort goes on (tokens: null)",
   }),
-  option({ key: "rl_tokenizer", kind: "string", section: "Output", arg: "NAME", schema: z.string().min(1).optional(), help: "the tokenizer/chat template the endpoint serves (e.g. Qwen/Qwen3-8B), recorded in rl.jsonl" }),
+  option({ key: "rl_tokenizer", kind: "string", section: "Output", arg: "NAME", schema: z.string().min(1).optional(), help: "the endpoint's tokenizer and chat template (e.g. Qwen/Qwen3-8B), recorded in\nrl.jsonl and run.yaml" }),
   option({
     key: "progress",
     kind: "string",
