@@ -189,6 +189,39 @@ describe("--rl-capture against endpoints that do not return ids", () => {
   });
 });
 
+describe("the train verdict by cause", () => {
+  it("a context-window 400 is trained on with reward 0; a time-out keeps its tokens masked", async () => {
+    const calls = new Map<string, number>();
+    const { handler } = tokenizingHandler(() => ({ toolCalls: [echo("x")] }));
+    const server = await startFakeOpenAI(async (req) => {
+      const id = taskOf(req);
+      const n = calls.get(id ?? "") ?? 0;
+      if (id) calls.set(id, n + 1);
+      if (id && n >= 1) {
+        if (id === "ctx") return { kind: "json", status: 400, body: { error: { message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: "BadRequestError", code: 400 } } };
+        return { kind: "hang" };
+      }
+      return handler(req);
+    });
+    try {
+      const run = await runWith(server, ["ctx", "slow"], ["--rl-capture", "--task-timeout", "3"]);
+      expect(run.exitCode).toBe(1); // both tasks failed (model_error, timeout)
+      const byId = Object.fromEntries(readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema.parse(l)]));
+      expect(byId.ctx).toMatchObject({ outcome: "context_length", stop_reason: "context_length", reward: 0, passed: false, train: "full", tokens: "engine" });
+      expect(byId.ctx!.turns).toHaveLength(1);
+      expect(byId.slow).toMatchObject({ outcome: "timeout", stop_reason: "time_limit", reward: null, train: "masked", tokens: "engine" });
+      const prime = await runCli(["export", run.runDir, "--format", "prime", "--out", "-"]);
+      expect(prime.exitCode).toBe(0);
+      const samples = prime.stdout.trim().split("\n").map((l) => PrimeTrainingSampleSchema.parse(JSON.parse(l)));
+      expect(samples).toHaveLength(2);
+      // The masked sample carries its tokens and no trainable one; the context overflow's is trainable.
+      expect(samples.filter((s) => s.mask.some(Boolean))).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("rl.jsonl across --resume and merge", () => {
   it("a resumed run adds the new epochs' lines; merge keeps each shard's lines of the results it kept", async () => {
     const { handler } = tokenizingHandler(() => ({ content: "42" }));

@@ -62,6 +62,9 @@ function turnOf(k: KeptCall): RlTurn {
 
 /** `train` and its cause, from the first reason that applies (SkyRL's rules by cause; see README). */
 function verdict(i: RlLineInput, stop: RlStopReason, reward: number | null, hasIds: boolean, problems: string[]): Pick<RlLine, "train" | "train_cause"> {
+  // A context overflow or a time-out keeps its tokens for training (SkyRL's rules), when there are tokens.
+  const keepsTokens = stop === "context_length" || stop === "time_limit";
+  if (keepsTokens && !hasIds) return { train: "excluded", train_cause: "no_token_ids" };
   if (stop === "context_length") return { train: "full", train_cause: "context_length" };
   if (stop === "time_limit") return { train: "masked", train_cause: "time_limit" };
   if (!DONE_OUTCOMES.has(i.outcome)) return { train: "excluded", train_cause: i.outcome };
