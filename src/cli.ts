@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   score: async () => (await import("./commands/score.js")).command,
   report: async () => (await import("./commands/report.js")).command,
   view: async () => (await import("./commands/view.js")).command,
+  harbor: async () => (await import("./commands/harbor.js")).command,
 };
 
 async function mainHelp(): Promise<string> {

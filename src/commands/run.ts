@@ -8,6 +8,7 @@ import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch run DATASET.jsonl [options]
        hermes-batch run - [options] < DATASET.jsonl
+       hermes-batch run --harbor TASKS_DIR --env docker [options]
 
 Runs an agent loop for every row of a JSONL dataset ({"prompt": …, "id"?, "image"?, "cwd"?, "toolsets"?, "verify"?,
 "verify_files"?, "expected"?, "rubric"?, "metadata"?}), each in its own environment, and writes <output-dir>/<run-name>/:
@@ -31,6 +32,10 @@ export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>;
   if (positionals.length > 1) throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
   const { flags, invocation } = flagsToConfigValues(values);
   if (positionals[0] !== undefined) flags.dataset = positionals[0];
+  if (flags.harbor !== undefined) {
+    if (positionals[0] !== undefined) throw new UserError(`--harbor ${String(flags.harbor)} replaces DATASET: give one or the other, not ${positionals[0]} too`);
+    flags.dataset = flags.harbor;
+  }
   return { flags, configPath: invocation.config, shard: invocation.shard, shardCount: invocation["shard-count"] };
 }
 

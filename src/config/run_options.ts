@@ -11,7 +11,7 @@ import { HeadersSchema } from "./headers.js";
 /** How a flag's text becomes a config value (before the schema validates it). */
 export type OptionKind = "string" | "int" | "number" | "boolean" | "list" | "headers";
 
-export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Dangerous commands", "Scoring", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
+export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Harbor tasks", "Dangerous commands", "Scoring", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface OptionDef<K extends string = string, S extends z.ZodType = z.ZodType> {
@@ -278,6 +278,47 @@ export const RUN_OPTIONS = [
     defaultHelp: null,
   }),
   option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
+  // Harbor tasks (src/harbor/)
+  option({
+    key: "harbor",
+    kind: "string",
+    section: "Harbor tasks",
+    arg: "PATH",
+    schema: z.string().min(1).optional(),
+    help: "run Harbor task folders (task.toml, instruction.md, environment/, tests/) instead of a\nJSONL dataset: one task folder or a folder of them (--env docker)",
+    defaultHelp: null,
+  }),
+  option({
+    key: "allow_build",
+    kind: "boolean",
+    section: "Harbor tasks",
+    schema: z.boolean().default(false),
+    help: "build a task's environment/Dockerfile (it runs the task author's code on this host);\nwithout it only tasks naming a docker_image run",
+  }),
+  option({
+    key: "harbor_network",
+    kind: "string",
+    section: "Harbor tasks",
+    arg: "task|agent-none",
+    schema: z.enum(["task", "agent-none"]).default("task"),
+    help: "task: the task's network_mode in both phases; agent-none: the agent stays offline and\nonly the verifier gets the task's network (scores then differ from the leaderboard's)",
+  }),
+  option({
+    key: "timeout_multiplier",
+    kind: "number",
+    section: "Harbor tasks",
+    arg: "X",
+    schema: z.number().positive().max(1000).default(1),
+    help: "multiplies a task's [agent] and [verifier] timeout_sec",
+  }),
+  option({
+    key: "harbor_pass_threshold",
+    kind: "number",
+    section: "Harbor tasks",
+    arg: "R",
+    schema: z.number().finite().default(1),
+    help: "a task passes when its reward is at least R",
+  }),
   // Dangerous commands
   option({
     key: "approval",

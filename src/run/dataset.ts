@@ -57,12 +57,13 @@ export interface DatasetLine {
 
 export interface BadRow {
   file: string;
-  line: number;
+  /** Absent for a refusal about a whole file (a Harbor task's task.toml). */
+  line?: number;
   reason: string;
 }
 
 export function formatBadRow(b: BadRow): string {
-  return `${b.file}:${b.line}: ${b.reason}`;
+  return `${b.file}${b.line !== undefined ? `:${b.line}` : ""}: ${b.reason}`;
 }
 
 function describeIssues(error: z.ZodError): string {
@@ -99,6 +100,8 @@ export interface DatasetSource {
   bytes?: Buffer;
   /** The folder a row's `verify_files` are relative to: the file's own, the current folder for a pipe. */
   dir: string;
+  /** Refusals found while the rows were made (Harbor tasks that cannot run), reported before the rows. */
+  refused?: BadRow[];
 }
 
 /** Paths that are this process's stdin under another name. */
@@ -181,6 +184,7 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
   const derivedCounts = new Map<string, number>();
   let lineNo = 0;
   let index = 0;
+  if (typeof source !== "string") for (const bad of source.refused ?? []) yield { ok: false, bad };
   try {
     for await (const bytes of lines) {
       lineNo++;
