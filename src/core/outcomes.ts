@@ -1,13 +1,14 @@
 /**
- * How a task ended. completed, max_turns and partial are final (a trajectory). The rest are failures
+ * How a task ended. completed, max_turns, partial and time_limit (a Harbor task's agent time limit, graded like
+ * Harbor grades it) are final (a trajectory). The rest are failures
  * (failed.jsonl): model_error, environment_error, timeout and cancelled are infrastructure and rerun by
  * `--resume`; internal_error is a bug of hermes-batch itself, rerun only with `--retry-internal`.
  * Apart from records.ts (whose schemas are built from these) so that a worker thread need not build every
  * record schema at start-up to know which outcomes are final.
  */
-export const OUTCOMES = ["completed", "max_turns", "partial", "model_error", "environment_error", "timeout", "cancelled", "internal_error"] as const;
+export const OUTCOMES = ["completed", "max_turns", "partial", "time_limit", "model_error", "environment_error", "timeout", "cancelled", "internal_error"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-export const DONE_OUTCOMES: ReadonlySet<Outcome> = new Set(["completed", "max_turns", "partial"]);
+export const DONE_OUTCOMES: ReadonlySet<Outcome> = new Set(["completed", "max_turns", "partial", "time_limit"]);
 
-export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<Outcome, "completed" | "max_turns" | "partial">[];
+export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<Outcome, "completed" | "max_turns" | "partial" | "time_limit">[];

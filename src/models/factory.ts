@@ -59,7 +59,8 @@ export interface RunEndpoints {
 }
 
 export function runEndpoints(config: RunConfig, env: NodeJS.ProcessEnv = process.env): RunEndpoints {
-  const scripted = parseScriptedModel(config.model);
+  // `oracle` (Harbor tasks: solution/solve.sh instead of a model) calls no model: an offline endpoint like the demo's.
+  const scripted = parseScriptedModel(config.model) ?? (config.model === "oracle" ? { latencyMs: 0 } : undefined);
   if (!scripted && !config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
   const expand = (key: "headers" | "approval_headers" | "judge_headers") => {
     try {

@@ -13,6 +13,7 @@ import { mcnemar } from "../score/metrics.js";
 import { scoreMetrics } from "../score/summary.js";
 import { pairedTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
+import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 
 /** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
 export type UnscoredLimit = { count: number } | { percent: number };
@@ -172,7 +173,7 @@ function describeUnscoredLimit(limit: UnscoredLimit): string {
 
 /** What makes a sample unscored, as a short label: its outcome, or why a finished task has no score. */
 function unscoredLabel(s: RunSample): string {
-  if (s.outcome !== "completed" && s.outcome !== "max_turns" && s.outcome !== "partial") return s.outcome;
+  if (!DONE_OUTCOMES.has(s.outcome as Outcome)) return s.outcome;
   return s.reason.length > 80 ? `${s.reason.slice(0, 79)}…` : s.reason || "unscored";
 }
 

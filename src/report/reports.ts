@@ -17,6 +17,7 @@ import { addUsage } from "../core/chat.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../score/summary.js";
 import { packageVersion } from "../core/package_version.js";
 import { AtifRunFile } from "./atif_file.js";
+import { HarborMean } from "./harbor_mean.js";
 
 /** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
 function groupLabels(line: { toolsets_used?: string[]; metadata?: Record<string, unknown> }, groupBy: readonly string[]): Record<string, string> {
@@ -77,8 +78,11 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     if (typeof line.cost_usd === "number" && Number.isFinite(line.cost_usd)) costUsd += line.cost_usd;
   };
   const groupBy = config.group_by ?? [];
-  const sample = (line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> }, passed: boolean | null) =>
+  const harbor = new HarborMean();
+  const sample = (line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> }, passed: boolean | null) => {
+    harbor.add(line);
     samples.push({ taskId: line.task_id, epoch: line.epoch ?? 0, passed, groups: groupLabels(line, groupBy) });
+  };
 
   for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
     if (!l.value) continue;
@@ -132,6 +136,8 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     ...(timing.modelCalls ? { model_calls: timing.modelCalls } : {}),
     // Present once any row names a scorer: pass rates over scored tasks, the unscored counted apart.
     ...(report.scores ? { scores: { ...report.scores, judge_usage: judgeUsage } } : {}),
+    // Runs of Harbor tasks: Harbor's own mean (a trial without a reward counts 0), comparable with its leaderboard.
+    ...(harbor.toJSON() ? { harbor: harbor.toJSON() } : {}),
     // With --price-input/--price-output: what the run cost, and per passed task when tasks are scored.
     ...(config.price_input !== undefined || config.price_output !== undefined
       ? { cost: { usd: round6(costUsd), per_task_usd: samples.length ? round6(costUsd / samples.length) : null, per_passed_task_usd: report.scores?.passed ? round6(costUsd / report.scores.passed) : null } }

@@ -40,6 +40,9 @@ import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { describeModelEvent } from "../scheduler/scheduler.js";
 import { diskOption, failureEvent, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
+import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
+import { harborRowProblem } from "../harbor/checks.js";
+import { harborDatasetSource } from "../harbor/source.js";
 import { tokenTotals, tokenTotalsText, type ChatMessage } from "../core/chat.js";
 import { readPrefillFile } from "../config/prefill.js";
 import { loadUserAllowlist } from "../../tools/approval/allowlist.js";
@@ -139,6 +142,11 @@ async function* plannedTasks(
     const networkBad = item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
     if (networkBad) {
       onBad(`${dataset.name}:${item.value.line}: 'network': ${networkBad}`);
+      continue;
+    }
+    const harborBad = harborRowProblem(item.value.row, config, `${dataset.name}:${item.value.line}`);
+    if (harborBad) {
+      onBad(harborBad);
       continue;
     }
     const envProblem = rowProblem?.(item.value.row);
@@ -281,7 +289,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   config.run_name ??= defaultRunName(config.dataset);
   const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
   // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
-  const dataset = await openDatasetSource(config.dataset);
+  const dataset = config.harbor !== undefined ? harborDatasetSource(config.harbor) : await openDatasetSource(config.dataset);
   if (config.max_drop !== undefined && !config.baseline) throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
   if (config.max_unscored !== undefined && !config.baseline) throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
   if (config.significant_only && config.max_drop === undefined) throw new UserError("--significant-only needs --max-drop P (see run --help)");
@@ -822,11 +830,12 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
 
   // Each outcome by its name: a max_turns or partial task is never called completed.
   const n = (o: string) => outcomesThisTime.get(o) ?? 0;
-  const failedKinds = [...outcomesThisTime].filter(([o, k]) => k > 0 && !["completed", "max_turns", "partial"].includes(o));
+  const failedKinds = [...outcomesThisTime].filter(([o, k]) => k > 0 && !DONE_OUTCOMES.has(o as Outcome));
   const parts = [
     `${n("completed")} completed`,
     ...(n("max_turns") ? [`${n("max_turns")} max_turns`] : []),
     ...(n("partial") ? [`${n("partial")} partial`] : []),
+    ...(n("time_limit") ? [`${n("time_limit")} time_limit`] : []),
     `${counts.failed} failed${failedKinds.length ? ` (${failedKinds.map(([o, k]) => `${k} ${o}`).join(", ")})` : ""}`,
     `${counts.dropped} dropped`,
   ];

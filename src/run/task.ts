@@ -32,6 +32,9 @@ import { ProcessNotices } from "../../tools/process_notices.js";
 import { TokenLedger } from "../agent/token_ledger.js";
 import { buildRlLine } from "./rl_line.js";
 import { taskDirName } from "../core/task_dir_name.js";
+import { harborPlan, harborEnvOptions, type HarborPlan } from "../harbor/task_hooks.js";
+import { harborAgentPhase, harborImage, harborPrepare, harborVerifierPhase } from "../harbor/phases.js";
+import type { HarborVerdict } from "../score/harbor_reward.js";
 
 export { taskDirName };
 
@@ -93,9 +96,17 @@ function errorText(err: unknown): string {
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
   const { config } = deps;
   const started = Date.now();
+  let harbor: HarborPlan | undefined;
+  let harborProblem: string | undefined;
+  try {
+    harbor = harborPlan(spec.extra, config);
+  } catch (err) {
+    harborProblem = errorText(err);
+  }
+  const taskTimeoutSec = harbor?.taskTimeoutSec ?? config.task_timeout;
   // Cancel, the task's deadline, and a lost sandbox (which ends the task at once, environment_error, rather than
   // letting the model talk to a corpse) all abort the task's signal.
-  const taskAbort = linkedAbort([cancel], config.task_timeout * 1000);
+  const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
   let envFailure: unknown;
   const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
@@ -115,6 +126,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     passEnv: config.pass_env,
     sandboxRo: config.sandbox_ro,
     disk: diskOption(spec.limits?.disk ?? config.disk),
+    ...(harbor ? harborEnvOptions(harbor) : {}),
   };
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = {
@@ -122,9 +134,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     taskId: specKey(spec),
     hostTaskDir,
     image: spec.image ?? config.image,
-    cwd: spec.cwd,
-    network: spec.network ?? config.network,
-    taskTimeoutSec: config.task_timeout,
+    cwd: harbor?.task.workdir ?? spec.cwd,
+    network: harbor?.network ?? spec.network ?? config.network,
+    taskTimeoutSec,
     signal,
     reportLost: (reason: string) => {
       envFailure ??= new EnvironmentLostError(reason);
@@ -171,8 +183,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   let scored: ScorerOutput[] | undefined;
   let deterministic = false;
   const tokenLedger = config.rl_capture ? new TokenLedger() : undefined;
+  let harborVerdict: HarborVerdict | undefined;
 
   try {
+    if (harborProblem) throw new EnvironmentSetupError(harborProblem);
     if (spec.extra?.mcp_servers !== undefined) {
       try {
         // Loaded only by rows that have servers (it brings the config parsing along).
@@ -197,15 +211,17 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       ctx.mcp = mcpSessions;
     }
     tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets: spec.toolsets }), mcpCatalogs);
-    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
+    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined || harbor !== undefined;
     if (needsEnv) {
       try {
+        if (harbor) envSpec.image = await harborImage(harbor, signal);
         await taskEnv.preflight();
+        if (harbor) await harborPrepare(harbor, await taskEnv.get(), signal);
       } catch (err) {
         throw new EnvironmentSetupError(errorText(err));
       }
     }
-    loop = await runAgentLoop({
+    const agentLoop = (loopSignal: AbortSignal) => runAgentLoop({
       model: models.agent,
       prompt: spec.prompt,
       tools,
@@ -217,21 +233,26 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       toolConcurrency: config.tool_concurrency,
       executeTool,
       ctx,
-      signal,
+      signal: loopSignal,
       // The continued answer's reasoning only reaches the model when reasoning is sent back.
       continueReasoningOnly: config.preserve_reasoning,
       ...(tokenLedger ? { tokenLedger } : {}),
     });
-    outcome = loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
+    let timeLimited = false;
+    if (harbor) ({ loop, timeLimited } = await harborAgentPhase(harbor, spec, taskEnv, agentLoop, signal));
+    else loop = await agentLoop(signal);
+    outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
     // Before verify and scoring: the task's MCP servers are the agent's processes too.
     await mcpSessions?.close();
     if (envFailure) {
       outcome = "environment_error";
       error = `environment failed: ${errorText(envFailure)}`;
+    } else if (harbor) {
+      harborVerdict = await harborVerifierPhase(harbor, taskEnv, join(deps.runDir, "harbor", taskDirName(specKey(spec))), signal);
     } else if (spec.verify) {
       verify = await runVerify(spec, taskEnv, { timeoutSec: config.verify_timeout, isolated: config.verify_isolated }, signal);
     }
-    if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify)) {
+    if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify || harborVerdict)) {
       // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
       const { scoreTask } = await import("../score/scorers.js");
       scored = await scoreTask({
@@ -240,6 +261,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         expected: spec.expected,
         rubric: spec.rubric,
         verify,
+        ...(harborVerdict ? { harbor: harborVerdict } : {}),
         judge: models.judge,
         signal,
       });

@@ -10,6 +10,7 @@ import type { ChatModel } from "../core/chat.js";
 import { JudgeRecordSchema, type VerifyResult } from "../core/records.js";
 import { ExpectedSchema, matchExpected, type Expected } from "./matchers.js";
 import type { ScorerResult } from "./summary.js";
+import type { HarborVerdict } from "./harbor_reward.js";
 
 export interface ScoreInput {
   prompt: string;
@@ -18,6 +19,8 @@ export interface ScoreInput {
   expected?: Expected;
   rubric?: string;
   verify?: VerifyResult;
+  /** A Harbor task's verifier verdict. */
+  harbor?: HarborVerdict;
   /** The judge model for `rubric` (the run's scheduler wraps it). */
   judge?: ChatModel;
   signal?: AbortSignal;
@@ -56,6 +59,17 @@ const verifyScorer: Scorer = {
     if (v.exit_code === -1 && !v.timed_out) return { name: "verify", passed: null, value: null, reason: v.output };
     const reason = v.timed_out ? "verify timed out" : `verify exited ${v.exit_code}`;
     return { name: "verify", passed: v.passed, value: v.passed ? 1 : 0, reason, details: { exit_code: v.exit_code, output_tail: v.output.slice(-2000) } };
+  },
+};
+
+const harborScorer: Scorer = {
+  name: "harbor",
+  applies: (i) => i.harbor !== undefined,
+  async score(i) {
+    const h = i.harbor!;
+    const details = { ...(h.rewards ? { rewards: h.rewards } : {}), ...(h.source ? { source: h.source } : {}), ...(h.timed_out ? { timed_out: true } : {}), ...(h.output_tail ? { output_tail: h.output_tail } : {}) };
+    if (h.reward === null) return { name: "harbor", passed: null, value: null, reason: h.reason, details };
+    return { name: "harbor", passed: h.reward >= h.threshold, value: h.reward, reason: h.reason, details };
   },
 };
 
@@ -133,6 +147,7 @@ const rubricScorer: Scorer = {
 scorers.register("expected", () => expectedScorer);
 scorers.register("verify", () => verifyScorer);
 scorers.register("rubric", () => rubricScorer);
+scorers.register("harbor", () => harborScorer);
 
 /** Runs every registered scorer the row asks for, in name order. */
 export async function scoreTask(input: ScoreInput): Promise<ScorerOutput[]> {

@@ -97,6 +97,13 @@ export interface Environment {
    * `--verify-isolated`); the caller cleans it up. Backends that cannot snapshot leave it out.
    */
   isolatedCopy?(signal?: AbortSignal): Promise<Environment>;
+  /**
+   * A command in a process of its own as `user` (a name or uid[:gid]; "0:0" is root), never the agent's shell:
+   * the harness's own steps inside the sandbox (a Harbor task's setup, oracle and verifier). Docker only.
+   */
+  execAs?(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult>;
+  /** Connects the sandbox to the network (`bridge` or a named one), or disconnects it (`connected` false). Docker only. */
+  setNetwork?(network: string, connected: boolean): Promise<void>;
 }
 
 /** What the runner knows about a task when it asks for its environment. */

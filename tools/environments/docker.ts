@@ -91,6 +91,8 @@ const dockerOptionsSchema = z.object({
   network: z.string().min(1).optional(),
   memoryMb: z.number().int().positive().default(2048),
   cpus: z.number().positive().default(1),
+  /** GPUs handed to the container (a Harbor task's [environment].gpus); 0 = none. */
+  gpus: z.number().int().nonnegative().default(0),
   pidsLimit: z.number().int().positive().default(512),
   /** Open files per process (soft = hard). nproc is left to the pids cgroup: RLIMIT_NPROC counts a uid's
    *  processes across the whole kernel, so containers sharing uid 1000 would starve each other. */
@@ -581,6 +583,27 @@ export class DockerEnvironment implements Environment {
     });
   }
 
+  async execAs(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult> {
+    this.assertOpen();
+    return runPlainCommand(this.container, {
+      command,
+      cwd: opts.cwd ? this.resolvePath(opts.cwd) : this.workdir,
+      user: opts.user ?? this.runUser.user,
+      env: opts.env,
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      cap: opts.maxOutputChars ?? this.options.maxOutputChars,
+    });
+  }
+
+  async setNetwork(network: string, connected: boolean): Promise<void> {
+    this.assertOpen();
+    const net = dockerClient().getNetwork(networkModeFor(network));
+    if (connected) await net.connect({ Container: this.container.id });
+    else await net.disconnect({ Container: this.container.id, Force: true });
+  }
+
   /**
    * A fresh sandbox from a snapshot of this one, with none of its processes (`--verify-isolated`): the
    * container's filesystem is committed as an image (the workdir copied over when it is a volume), a new
@@ -714,6 +737,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
             Memory: opts.memoryMb * 1024 * 1024,
             MemorySwap: opts.memoryMb * 1024 * 1024,
             NanoCpus: Math.round(opts.cpus * 1e9),
+            ...(opts.gpus > 0 ? { DeviceRequests: [{ Driver: "", Count: opts.gpus, Capabilities: [["gpu"]] }] } : {}),
             ReadonlyRootfs: opts.readOnlyRoot,
             Tmpfs: tmpfs,
             Mounts: mounts,

@@ -1,0 +1,135 @@
+/**
+ * The phases of a Harbor trial inside the task's sandbox, around our own agent loop (src/run/task.ts):
+ * setup (/logs folders, healthcheck, the agent offline with --harbor-network agent-none), the oracle
+ * (solution/solve.sh instead of a model), the verifier (Harbor's contract) and the copy of its logs.
+ */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { sleep } from "../core/abort.js";
+import type { Environment, ExecResult } from "../../tools/environments/base.js";
+import { readRewardFiles, type HarborVerdict } from "../score/harbor_reward.js";
+import { resolveEnvTable } from "./env_template.js";
+import type { HarborTask } from "./task_config.js";
+
+const ROOT = "0:0";
+/** Per copied log file and per task, so a runaway log does not fill the run folder. */
+export const LOG_FILE_CAP = 1_000_000;
+const LOG_TOTAL_CAP = 5_000_000;
+
+export interface HarborRunSettings {
+  passEnv: readonly string[];
+  timeoutMultiplier: number;
+  network: "task" | "agent-none";
+  passThreshold: number;
+}
+
+function need(env: Environment): Required<Pick<Environment, "execAs">> & Environment {
+  if (!env.execAs) throw new Error(`Harbor tasks need --env docker (the ${env.kind} environment cannot run commands as another user)`);
+  return env as Required<Pick<Environment, "execAs">> & Environment;
+}
+
+/** `command` as root; `path` reaches it as $HB_PATH (never spliced into the command). */
+async function asRoot(env: Environment, command: string, opts: { stdin?: string; timeoutMs?: number; path?: string } = {}): Promise<ExecResult> {
+  const { path, ...rest } = opts;
+  return need(env).execAs(command, { user: ROOT, maxOutputChars: 20_000_000, ...rest, ...(path !== undefined ? { env: { HB_PATH: path } } : {}) });
+}
+
+
+/** Runs the healthcheck as Harbor does: after start_period, up to retries + 1 tries, interval apart. */
+async function healthcheck(env: Environment, task: HarborTask, signal?: AbortSignal): Promise<void> {
+  const h = task.healthcheck!;
+  if (h.start_period_sec > 0) await sleep(h.start_period_sec * 1000, signal);
+  let last = "";
+  for (let attempt = 0; attempt <= h.retries; attempt++) {
+    if (attempt > 0) await sleep(h.interval_sec * 1000, signal);
+    const r = await need(env).execAs(h.command, { timeoutMs: h.timeout_sec * 1000, signal, maxOutputChars: 2000 });
+    if (r.exitCode === 0 && !r.timedOut) return;
+    last = r.timedOut ? `timed out after ${h.timeout_sec} s` : `exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().slice(-200)}`;
+  }
+  throw new Error(`healthcheck failed ${h.retries + 1} time(s): ${last}`);
+}
+
+/** Before the agent: /logs/{agent,verifier,artifacts}, the healthcheck, and the agent offline when asked. */
+export async function prepareHarborSandbox(env: Environment, task: HarborTask, settings: HarborRunSettings, signal?: AbortSignal): Promise<void> {
+  const r = await asRoot(env, "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts");
+  if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
+  if (task.healthcheck) await healthcheck(env, task, signal);
+  if (settings.network === "agent-none" && task.network === "public") await env.setNetwork!("bridge", false);
+}
+
+/** Files under a host folder, relative, sorted. */
+function hostFiles(root: string, rel = ""): string[] {
+  return readdirSync(join(root, rel), { withFileTypes: true }).flatMap((e) => {
+    const p = rel ? `${rel}/${e.name}` : e.name;
+    return e.isDirectory() ? hostFiles(root, p) : e.isFile() ? [p] : [];
+  });
+}
+
+/** Copies a host folder into the sandbox as root (each file through base64 on stdin), executables kept executable. */
+async function upload(env: Environment, hostDir: string, target: string): Promise<void> {
+  const clear = await asRoot(env, 'rm -rf "$HB_PATH" && mkdir -p "$HB_PATH"', { path: target });
+  if (clear.exitCode !== 0) throw new Error(`could not make ${target}: ${clear.stderr.trim().slice(-200)}`);
+  for (const rel of hostFiles(hostDir).sort()) {
+    const full = join(hostDir, rel);
+    const mode = statSync(full).mode & 0o111 || rel.endsWith(".sh") ? "755" : "644";
+    const dest = `${target}/${rel}`;
+    const r = await asRoot(env, `mkdir -p "$(dirname "$HB_PATH")" && base64 -d > "$HB_PATH" && chmod ${mode} "$HB_PATH"`, { path: dest, stdin: readFileSync(full).toString("base64") });
+    if (r.exitCode !== 0) throw new Error(`could not upload ${rel} to ${target}: ${r.stderr.trim().slice(-200)}`);
+  }
+}
+
+/** `--model oracle`: solution/ uploaded to /solution and solve.sh run as the agent's user, within the agent's time limit. */
+export async function runOracle(env: Environment, task: HarborTask, settings: HarborRunSettings, timeoutMs: number | undefined, signal?: AbortSignal): Promise<ExecResult> {
+  await upload(env, join(task.task_dir, "solution"), "/solution");
+  const r = await need(env).execAs("bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1", {
+    env: resolveEnvTable({ ...task.env, ...task.solution_env }, settings.passEnv),
+    timeoutMs,
+    signal,
+  });
+  await asRoot(env, "rm -rf /solution");
+  return r;
+}
+
+async function readIfPresent(env: Environment, path: string): Promise<string | undefined> {
+  const r = await asRoot(env, 'if [ -f "$HB_PATH" ]; then cat "$HB_PATH"; else exit 3; fi', { path });
+  return r.exitCode === 3 ? undefined : r.stdout;
+}
+
+/** Harbor's verifier: agent processes ended, tests/ at /tests, test.sh as [verifier].user, the reward files read. */
+export async function runHarborVerifier(env: Environment, task: HarborTask, settings: HarborRunSettings, signal?: AbortSignal): Promise<HarborVerdict> {
+  const base = { threshold: settings.passThreshold };
+  if (env.stopProcesses) await env.stopProcesses();
+  if (settings.network === "agent-none" && task.network === "public") await env.setNetwork!("bridge", true);
+  await asRoot(env, "rm -f /logs/verifier/reward.json /logs/verifier/reward.txt");
+  await upload(env, join(task.task_dir, "tests"), "/tests");
+  const timeoutSec = task.verifier.timeout_sec * settings.timeoutMultiplier;
+  const r = await need(env).execAs("(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1", {
+    user: task.verifier.user ?? ROOT,
+    env: resolveEnvTable({ ...task.env, ...task.verifier.env }, settings.passEnv),
+    timeoutMs: timeoutSec * 1000,
+    signal,
+  });
+  const tail = (await readIfPresent(env, "/logs/verifier/test-stdout.txt"))?.slice(-2000);
+  const withTail = { ...base, ...(tail ? { output_tail: tail } : {}) };
+  if (r.timedOut) return { ...withTail, reward: null, reason: `the verifier timed out after ${timeoutSec} s`, timed_out: true };
+  const json = await readIfPresent(env, "/logs/verifier/reward.json");
+  const txt = json === undefined ? await readIfPresent(env, "/logs/verifier/reward.txt") : undefined;
+  return { ...withTail, ...readRewardFiles(json, txt) };
+}
+
+/** /logs/verifier/* and /logs/agent/* into `dest` (each file capped at LOG_FILE_CAP bytes, LOG_TOTAL_CAP in all). */
+export async function copyHarborLogs(env: Environment, dest: string): Promise<void> {
+  const list = await asRoot(env, "cd /logs && find agent verifier -type f 2>/dev/null | head -n 200");
+  let total = 0;
+  for (const rel of list.stdout.split("\n").filter(Boolean)) {
+    if (total >= LOG_TOTAL_CAP) break;
+    const r = await asRoot(env, `head -c ${LOG_FILE_CAP} "$HB_PATH" | base64`, { path: `/logs/${rel}` });
+    if (r.exitCode !== 0) continue;
+    const data = Buffer.from(r.stdout.replace(/\s+/g, ""), "base64");
+    total += data.length;
+    const out = join(dest, rel);
+    if (relative(dest, out).startsWith("..")) continue;
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, data);
+  }
+}
