@@ -4,6 +4,7 @@
  */
 import type { RunConfig } from "../config/run_config.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
+import { namedNetwork } from "../../tools/environments/docker_network.js";
 import { HarborTaskSchema, type HarborTask } from "./task_config.js";
 import type { HarborRunSettings } from "./trial.js";
 
@@ -14,7 +15,7 @@ export interface HarborPlan {
   oracle: boolean;
   /** [agent].timeout_sec × --timeout-multiplier; undefined = no limit. */
   agentTimeoutMs?: number;
-  /** The sandbox's network while the agent works ("none" or "bridge"). */
+  /** The sandbox's network: "none", or for a public task the engine's bridge or the user-defined network --network names. */
   network: string;
   /** The task's wall clock: the run's --task-timeout, raised to fit the agent and verifier limits plus setup. */
   taskTimeoutSec: number;
@@ -28,13 +29,14 @@ export function harborPlan(extra: Record<string, unknown> | undefined, config: R
   const task = parsed.data;
   const multiplier = config.timeout_multiplier;
   const agentSec = task.agent.timeout_sec !== undefined ? task.agent.timeout_sec * multiplier : undefined;
+  const network = task.network === "public" ? (namedNetwork(config.network) ?? "bridge") : "none";
   const needed = (agentSec ?? 0) + task.verifier.timeout_sec * multiplier + task.build_timeout_sec + 120;
   return {
     task,
-    settings: { passEnv: config.pass_env, timeoutMultiplier: multiplier, network: config.harbor_network, passThreshold: config.harbor_pass_threshold },
+    settings: { passEnv: config.pass_env, timeoutMultiplier: multiplier, network: config.harbor_network, taskNetwork: network, passThreshold: config.harbor_pass_threshold },
     oracle: config.model === "oracle",
     ...(agentSec !== undefined ? { agentTimeoutMs: agentSec * 1000 } : {}),
-    network: task.network === "public" ? "bridge" : "none",
+    network,
     taskTimeoutSec: agentSec === undefined ? config.task_timeout : Math.max(config.task_timeout, needed),
   };
 }

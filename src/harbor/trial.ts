@@ -20,6 +20,8 @@ export interface HarborRunSettings {
   passEnv: readonly string[];
   timeoutMultiplier: number;
   network: "task" | "agent-none";
+  /** The sandbox's network for a public task: the engine's bridge, or the user-defined network --network names; "none" otherwise. */
+  taskNetwork: string;
   passThreshold: number;
 }
 
@@ -54,7 +56,7 @@ export async function prepareHarborSandbox(env: Environment, task: HarborTask, s
   const r = await asRoot(env, "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts");
   if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
   if (task.healthcheck) await healthcheck(env, task, signal);
-  if (settings.network === "agent-none" && task.network === "public") await env.setNetwork!("bridge", false);
+  if (settings.network === "agent-none" && settings.taskNetwork !== "none") await env.setNetwork!(settings.taskNetwork, false);
 }
 
 /** Files under a host folder, relative, sorted. */
@@ -99,7 +101,7 @@ async function readIfPresent(env: Environment, path: string): Promise<string | u
 export async function runHarborVerifier(env: Environment, task: HarborTask, settings: HarborRunSettings, signal?: AbortSignal): Promise<HarborVerdict> {
   const base = { threshold: settings.passThreshold };
   if (env.stopProcesses) await env.stopProcesses();
-  if (settings.network === "agent-none" && task.network === "public") await env.setNetwork!("bridge", true);
+  if (settings.network === "agent-none" && settings.taskNetwork !== "none") await env.setNetwork!(settings.taskNetwork, true);
   await asRoot(env, "rm -f /logs/verifier/reward.json /logs/verifier/reward.txt");
   await upload(env, join(task.task_dir, "tests"), "/tests");
   const timeoutSec = task.verifier.timeout_sec * settings.timeoutMultiplier;
