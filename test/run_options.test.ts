@@ -69,6 +69,11 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   require_limits: [true, true],
   disk: ["512m", "512m"],
   verify_timeout: ["9", 9],
+  harbor: ["tasks/", "tasks/"],
+  allow_build: [true, true],
+  harbor_network: ["agent-none", "agent-none"],
+  timeout_multiplier: ["2.5", 2.5],
+  harbor_pass_threshold: ["0.5", 0.5],
   verify_isolated: [true, true],
   approval: ["deny", "deny"],
   approval_model: ["am", "am"],
@@ -121,12 +126,13 @@ describe("run options table", () => {
   it("every flag reaches its config key with the value of its kind", () => {
     const flagged = OPTIONS.filter((o) => flagOf(o.key));
     expect(Object.keys(SAMPLES).sort()).toEqual(flagged.map((o) => o.key).sort());
-    const argv = ["d.jsonl"];
+    // --harbor PATH stands in for the DATASET argument (both at once is refused).
+    const argv: string[] = [];
     for (const [key, [text]] of Object.entries(SAMPLES)) argv.push(...(text === true ? [flagOf(key)!] : [`${flagOf(key)!}=${text}`]));
     const { flags } = flagsToConfig(argv);
     const config = resolveRunConfig(flags);
     for (const [key, [, value]] of Object.entries(SAMPLES)) expect(config[key as keyof typeof config], key).toEqual(value);
-    expect(config.dataset).toBe("d.jsonl");
+    expect(config.dataset).toBe("tasks/");
   });
 
   it("a list flag may be repeated as well as comma-separated", () => {

@@ -194,7 +194,7 @@ describe("RunStatistics", () => {
       total_batches: 1,
       batch_size: 10,
       tasks: { total: 5, trajectories: 2, failed: 1, dropped: 2 },
-      outcomes: { completed: 1, max_turns: 0, partial: 1, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0, internal_error: 0 },
+      outcomes: { completed: 1, max_turns: 0, partial: 1, time_limit: 0, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0, internal_error: 0 },
       completed: 1,
       partial: 1,
       completion_rate: 33.33,

@@ -57,7 +57,7 @@
     return n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1048576).toFixed(1)} MB`;
   }
   const passBadge = (p) => (p === true ? h("span", { class: "badge pass" }, "passed") : p === false ? h("span", { class: "badge fail" }, "failed") : h("span", { class: "badge" }, "unscored"));
-  const outcomeBadge = (o) => h("span", { class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "dropped" ? "warn" : "fail"}` }, o);
+  const outcomeBadge = (o) => h("span", { class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "time_limit" || o === "dropped" ? "warn" : "fail"}` }, o);
   const taskHref = (id, ep, side) => `#task=${encodeURIComponent(id)}${ep ? `&epoch=${ep}` : ""}${side ? "&side=1" : ""}`;
 
   async function gunzipBase64(b64) {
