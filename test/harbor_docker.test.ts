@@ -171,6 +171,17 @@ describe("run --harbor with --env docker", () => {
     expect(YAML.parse(readFileSync(join(out, run, "run.yaml"), "utf8")).harbor_network).toBe("agent-none");
   }, 260_000);
 
+  it("a failing healthcheck is an environment_error, after its retries", async () => {
+    const root = tempDir("hb-health-");
+    writeTask(root, "unhealthy", "echo 1 > /logs/verifier/reward.txt", '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n');
+    const run = uniqueRunName("hb-health");
+    const r = await runCli(["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--output-dir", out, "--run-name", run, "--progress", "none"], { timeoutMs: 120_000 });
+    expect(r.exitCode, r.stderr + r.stdout).toBe(1);
+    const [failed] = readJsonl(join(out, run, "failed.jsonl"));
+    expect(failed.outcome).toBe("environment_error");
+    expect(failed.error).toMatch(/healthcheck failed 2 time\(s\): exit 1: probing/);
+  }, 150_000);
+
   it("--resume after a task's files changed stops with exit 3", async () => {
     const root = tempDir("hb-resume-");
     cpSync(join(FIXTURES, "slow-agent"), join(root, "slow-agent"), { recursive: true });

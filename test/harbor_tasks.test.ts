@@ -10,6 +10,8 @@ import { quantityToMb } from "../src/harbor/task_config.js";
 import { resolveEnvTable, unpassedVariables } from "../src/harbor/env_template.js";
 import { readRewardFiles } from "../src/score/harbor_reward.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { resolveRunConfig } from "../src/config/run_config.js";
+import { harborEnvOptions, harborPlan } from "../src/harbor/task_hooks.js";
 
 const FIXTURES = join(ROOT, "test", "fixtures", "harbor");
 
@@ -112,6 +114,26 @@ describe("Harbor task folders → rows", () => {
     expect(readRewardFiles(undefined, "").reason).toBe("reward.txt is empty");
     expect(readRewardFiles(undefined, "1 2").reason).toBe("reward.txt is not a number");
     expect(readRewardFiles(undefined, "NaN").reward).toBeNull();
+  });
+});
+
+describe("a Harbor row's plan in the worker", () => {
+  it("multiplies the agent and verifier limits, raises the task timeout to fit, and asks for the task's limits and user", () => {
+    const [row] = readHarborTasks(join(FIXTURES, "verifier-env")).rows;
+    const config = resolveRunConfig({ dataset: "x", model: "m", timeout_multiplier: 2, task_timeout: 60, network: "my-net" });
+    const plan = harborPlan({ harbor: row!.harbor }, config)!;
+    expect(plan.agentTimeoutMs).toBe(240_000);
+    expect(plan.taskTimeoutSec).toBe(240 + 120 + 600 + 120);
+    // no-network stays offline whatever --network says
+    expect(plan.network).toBe("none");
+    expect(harborEnvOptions(plan)).toEqual({ user: "agent" });
+    const legacy = readHarborTasks(join(FIXTURES, "edit-greeting")).rows[0]!;
+    expect(harborEnvOptions(harborPlan({ harbor: legacy.harbor }, config)!)).toEqual({ memoryMb: 1024, cpus: 1, user: "root" });
+    const pub = { ...legacy.harbor, network: "public" };
+    expect(harborPlan({ harbor: pub }, config)!.network).toBe("my-net");
+    expect(harborPlan({ harbor: pub }, resolveRunConfig({ dataset: "x", model: "m" }))!.network).toBe("bridge");
+    expect(harborPlan({}, config)).toBeUndefined();
+    expect(() => harborPlan({ harbor: { task_dir: "/x" } }, config)).toThrow(/not a Harbor task/);
   });
 });
 
