@@ -47,7 +47,7 @@ function modelTurn(req: RecordedRequest): Reply {
   const command = prompt.includes("hello harbor")
     ? "ls -d /tests 2>&1; echo 'hello harbor' > greeting.txt"
     : prompt.includes("42")
-      ? "echo 41 > answer.txt"
+      ? "echo color=$TASK_COLOR; echo 41 > answer.txt"
       : prompt.includes("banana")
         ? "echo banana > ~/word.txt"
         : "sleep 60";
@@ -99,7 +99,10 @@ describe("run --harbor with --env docker", () => {
     expect(edit.score.passed).toBe(true);
     const toolOutput = edit.messages.find((m: any) => m.role === "tool").content as string;
     expect(toolOutput).toMatch(/No such file or directory/);
-    expect(entries["hermes-tests/two-rewards"].score).toMatchObject({ passed: false, value: 0 });
+    const two = entries["hermes-tests/two-rewards"];
+    expect(two.score).toMatchObject({ passed: false, value: 0 });
+    // [environment].env is set on the container: the agent's commands see it.
+    expect(two.messages.find((m: any) => m.role === "tool").content).toContain("color=blue");
     expect(entries["hermes-tests/verifier-env"].score.passed).toBe(true);
     const slow = entries["hermes-tests/slow-agent"];
     expect(slow.outcome).toBe("time_limit");

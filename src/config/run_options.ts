@@ -81,7 +81,7 @@ export const RUN_OPTIONS = [
     section: "Model",
     arg: "M",
     schema: z.string().min(1).optional(),
-    help: 'model name at the endpoint; "scripted" is a built-in DEMO model that needs no\nnetwork or key (scripted:<ms> adds a simulated latency per call)',
+    help: 'model name at the endpoint; "scripted" is a built-in DEMO model that needs no\nnetwork or key (scripted:<ms> adds a simulated latency per call); "oracle" runs each\nHarbor task\'s solution/solve.sh instead of a model (--harbor)',
   }),
   option({ key: "base_url", kind: "string", section: "Model", arg: "URL", schema: z.string().url().optional(), help: "OpenAI-compatible endpoint", defaultHelp: "https://openrouter.ai/api/v1" }),
   option({

@@ -5,6 +5,7 @@
 import type { RunConfig } from "../config/run_config.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
 import { namedNetwork } from "../../tools/environments/docker_network.js";
+import { resolveEnvTable } from "./env_template.js";
 import { HarborTaskSchema, type HarborTask } from "./task_config.js";
 import type { HarborRunSettings } from "./trial.js";
 
@@ -41,7 +42,7 @@ export function harborPlan(extra: Record<string, unknown> | undefined, config: R
   };
 }
 
-/** The task's resources and users over the run's: Harbor runs agent commands as [agent].user, else root. */
+/** The task's resources, users and [environment].env over the run's: Harbor runs agent commands as [agent].user, else root. */
 export function harborEnvOptions(plan: HarborPlan): Partial<EnvironmentOptions> {
   const t = plan.task;
   return {
@@ -49,5 +50,6 @@ export function harborEnvOptions(plan: HarborPlan): Partial<EnvironmentOptions> 
     ...(t.cpus !== undefined ? { cpus: t.cpus } : {}),
     ...(t.gpus > 0 ? { gpus: t.gpus } : {}),
     user: t.agent.user ?? "root",
+    ...(Object.keys(t.env).length ? { containerEnv: resolveEnvTable(t.env, plan.settings.passEnv) } : {}),
   };
 }

@@ -91,6 +91,8 @@ const dockerOptionsSchema = z.object({
   network: z.string().min(1).optional(),
   memoryMb: z.number().int().positive().default(2048),
   cpus: z.number().positive().default(1),
+  /** Variables set on the container, so every command sees them (a Harbor task's [environment].env). */
+  containerEnv: z.record(z.string(), z.string()).default({}),
   /** GPUs handed to the container (a Harbor task's [environment].gpus); 0 = none. */
   gpus: z.number().int().nonnegative().default(0),
   pidsLimit: z.number().int().positive().default(512),
@@ -721,6 +723,7 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
           Entrypoint: ["sleep"],
           Cmd: [String(plan.lifetimeSec)],
           WorkingDir: workdir,
+          ...(Object.keys(opts.containerEnv).length ? { Env: Object.entries(opts.containerEnv).map(([k, v]) => `${k}=${v}`) } : {}),
           // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
           // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
           User: runAsRoot ? runUser.user : "0:0",
