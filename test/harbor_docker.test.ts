@@ -81,6 +81,10 @@ describe("run --harbor with --env docker", () => {
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.harbor).toEqual({ trials: 4, rewarded: 4, mean_reward: 1 });
     expect(readFileSync(join(runDir, "harbor", "edit-greeting", "verifier", "reward.txt"), "utf8").trim()).toBe("1");
+    // `score` cannot run the verifier again (its container is gone): it keeps each task's Harbor verdict.
+    const rescored = await runCli(["score", runDir]);
+    expect(rescored.exitCode, rescored.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).harbor).toEqual({ trials: 4, rewarded: 4, mean_reward: 1 });
     // Built images are tagged by the task's digest.
     const digest = entries["edit-greeting"].metadata.dataset_metadata.harbor.digest as string;
     const images = await execa("docker", ["images", "--format", "{{.Repository}}:{{.Tag}}"]);

@@ -146,8 +146,8 @@ export async function loadShardStatuses(runDir: string, datasetOverride?: string
   let owned: string[][] | undefined;
   let datasetNote: string | undefined;
   if (dataset) {
-    const { readDataset } = await import("../run/dataset.js");
-    owned = await ownershipByShard(readDataset(dataset), inspection.count, {
+    const { readDataset, recordedDatasetSource } = await import("../run/dataset.js");
+    owned = await ownershipByShard(readDataset(recordedDatasetSource(dataset)), inspection.count, {
       offset: typeof slice.offset === "number" ? slice.offset : 0,
       max_samples: typeof slice.max_samples === "number" ? slice.max_samples : undefined,
     });

@@ -142,10 +142,10 @@ export const command: Command = {
       throw new UserError(`--dataset ${dataset}: file not found`);
     }
 
-    const { readDataset, formatBadRow } = await import("../run/dataset.js");
+    const { readDataset, formatBadRow, recordedDatasetSource } = await import("../run/dataset.js");
     const rows = new Map<string, import("../run/dataset.js").DatasetLine>();
     const bad: string[] = [];
-    for await (const item of readDataset(dataset)) {
+    for await (const item of readDataset(recordedDatasetSource(dataset))) {
       if (item.ok) rows.set(item.value.id, item.value);
       else bad.push(formatBadRow(item.bad));
     }

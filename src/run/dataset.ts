@@ -12,6 +12,7 @@ import { createGunzip } from "node:zlib";
 import { UserError } from "../core/errors.js";
 import { z } from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
+import { harborDatasetSource } from "../harbor/source.js";
 
 /** A row's own sandbox limits, over the run's --memory-mb, --cpus, --pids-limit and --disk. */
 export const TaskLimitsSchema = z
@@ -164,6 +165,11 @@ export async function openDatasetSource(path: string, stdin: NodeJS.ReadableStre
   } catch (err) {
     throw new UserError(`dataset ${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+}
+
+/** A dataset path as run.yaml records it, for a later reader (merge, score): a folder is Harbor tasks (run --harbor), read as its rows. */
+export function recordedDatasetSource(path: string): string | DatasetSource {
+  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ? harborDatasetSource(path) : path;
 }
 
 /** sha256 (hex) of a dataset held in memory; undefined for a regular file (the fingerprint streams that one). */

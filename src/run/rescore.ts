@@ -124,6 +124,10 @@ async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: 
       verifyRerun = v.rerun;
     } else keep("verify");
   }
+  // A Harbor task's verifier ran in its container, gone since: its verdict is kept from the run.
+  if (row.harbor !== undefined) {
+    kept.push(entry.score?.scorers.find((x) => x.name === "harbor") ?? { name: "harbor", passed: null, value: null, reason: "the Harbor verifier is not run again, and the run has no harbor result" });
+  }
   const expected = row.expected !== undefined && redo("expected") ? row.expected : undefined;
   if (row.expected !== undefined && !redo("expected")) keep("expected");
   const rubric = row.rubric !== undefined && redo("rubric") ? row.rubric : undefined;
