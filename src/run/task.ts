@@ -214,6 +214,8 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined || harbor !== undefined;
     if (needsEnv) {
       try {
+        // A Harbor task's image is known only now (built first when it comes from a Dockerfile); the
+        // environment reads its spec on creation, which comes after this.
         if (harbor) envSpec.image = await harborImage(harbor, signal);
         await taskEnv.preflight();
         if (harbor) await harborPrepare(harbor, await taskEnv.get(), signal);
