@@ -30,7 +30,7 @@ export interface RlLineInput {
 
 function stopReason(outcome: Outcome, end: LoopEnd | undefined, contextOverflow: boolean): RlStopReason {
   if (contextOverflow) return "context_length";
-  if (outcome === "timeout") return "time_limit";
+  if (outcome === "timeout" || outcome === "time_limit") return "time_limit";
   if (!DONE_OUTCOMES.has(outcome)) return "error";
   switch (end) {
     case "final_answer":
