@@ -128,7 +128,7 @@ describe("a Harbor row's plan in the worker", () => {
     expect(plan.network).toBe("none");
     expect(harborEnvOptions(plan)).toEqual({ user: "agent" });
     const legacy = readHarborTasks(join(FIXTURES, "edit-greeting")).rows[0]!;
-    expect(harborEnvOptions(harborPlan({ harbor: legacy.harbor }, config)!)).toEqual({ memoryMb: 1024, cpus: 1, user: "root" });
+    expect(harborEnvOptions(harborPlan({ harbor: legacy.harbor }, config)!)).toEqual({ memoryMb: 1024, cpus: 1, disk: "1024m", user: "root" });
     const pub = { ...legacy.harbor, network: "public" };
     expect(harborPlan({ harbor: pub }, config)!.network).toBe("my-net");
     expect(harborPlan({ harbor: pub }, resolveRunConfig({ dataset: "x", model: "m" }))!.network).toBe("bridge");

@@ -48,6 +48,8 @@ export function harborEnvOptions(plan: HarborPlan): Partial<EnvironmentOptions> 
   return {
     ...(t.memory_mb !== undefined ? { memoryMb: Math.ceil(t.memory_mb) } : {}),
     ...(t.cpus !== undefined ? { cpus: t.cpus } : {}),
+    // The workdir's own file system (a root harness; see tools/environments/disk_quota.ts).
+    ...(t.storage_mb !== undefined ? { disk: `${Math.ceil(t.storage_mb)}m` } : {}),
     ...(t.gpus > 0 ? { gpus: t.gpus } : {}),
     user: t.agent.user ?? "root",
     ...(Object.keys(t.env).length ? { containerEnv: resolveEnvTable(t.env, plan.settings.passEnv) } : {}),
