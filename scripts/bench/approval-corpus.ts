@@ -2,7 +2,9 @@
  * Flag rates of the dangerous-command detection over the approval corpora: per file, the share of
  * lines flagged, and the lines that went the wrong way (dangerous missed, harmless flagged) with the
  * class the detector named. Blank and # lines are skipped; a literal \n stands for a newline.
- *   npx tsx scripts/bench/approval-corpus.ts [fixture-name-substring ...]
+ *   npx tsx scripts/bench/approval-corpus.ts [--quiet] [fixture-name-substring ...]
+ * Each file's line also gives p50/p99 of the time per command (ms); the last line gives them over all
+ * commands. --quiet leaves out the per-line lists of wrong decisions.
  * With no argument every test/fixtures/approval_*_{dangerous,harmless}.txt (and the plain tables) is measured.
  * A fixture whose header holds `# workdir: /path` is measured with that working directory
  * ({cwd, defaultCwd}, as the gate passes it in real runs); without one, no working directory is given.
@@ -13,7 +15,14 @@ import { fileURLToPath } from "node:url";
 import { detectDangerousCommand } from "../../tools/approval/patterns.js";
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "test", "fixtures");
-const filters = process.argv.slice(2);
+const quiet = process.argv.includes("--quiet");
+const filters = process.argv.slice(2).filter((a) => a !== "--quiet");
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const timing = (times: number[]) => {
+  const sorted = [...times].sort((a, b) => a - b);
+  return `p50 ${quantile(sorted, 0.5).toFixed(3)} ms, p99 ${quantile(sorted, 0.99).toFixed(3)} ms`;
+};
+const allTimes: number[] = [];
 
 // Curated tables carry "key<TAB>command" lines on the dangerous side.
 const commandOf = (line: string) => {
@@ -38,14 +47,20 @@ for (const file of files) {
   const lines = text.split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
   const wrong: string[] = [];
   let flagged = 0;
+  const times: number[] = [];
   for (const line of lines) {
-    const d = detectDangerousCommand(commandOf(line), opts);
+    const command = commandOf(line);
+    const t0 = performance.now();
+    const d = detectDangerousCommand(command, opts);
+    times.push(performance.now() - t0);
     if (d.dangerous) flagged++;
     if (d.dangerous !== wantDangerous) wrong.push(d.dangerous ? `${d.patternKey}\t${line}` : line);
   }
   const pct = ((100 * flagged) / Math.max(1, lines.length)).toFixed(1);
-  process.stdout.write(`${file}${workdir ? ` (workdir ${workdir})` : ""}: ${flagged}/${lines.length} flagged (${pct} %)${wrong.length ? `, ${wrong.length} ${wantDangerous ? "missed" : "flagged wrongly"}` : ""}\n`);
-  for (const w of wrong) process.stdout.write(`    ${w}\n`);
+  process.stdout.write(`${file}${workdir ? ` (workdir ${workdir})` : ""}: ${flagged}/${lines.length} flagged (${pct} %)${wrong.length ? `, ${wrong.length} ${wantDangerous ? "missed" : "flagged wrongly"}` : ""}; ${timing(times)}\n`);
+  allTimes.push(...times);
+  if (!quiet) for (const w of wrong) process.stdout.write(`    ${w}\n`);
   if (wrong.length) failed = true;
 }
+process.stdout.write(`all ${allTimes.length} commands: ${timing(allTimes)}\n`);
 process.exitCode = failed ? 1 : 0;
