@@ -217,6 +217,49 @@ describe("hermes-batch approval CLI", () => {
     ]);
   });
 
+  it("check --cwd judges paths inside the working directory as the task's own", async () => {
+    const outside = JSON.parse((await cli("check", "cd /workspace && rm -rf coverage")).stdout);
+    expect(outside.dangerous).toBe(true);
+    const inside = JSON.parse((await cli("check", "--cwd", "/workspace", "cd /workspace && rm -rf coverage")).stdout);
+    expect(inside).toMatchObject({ dangerous: false, cwd: "/workspace" });
+    const db = JSON.parse((await cli("check", "--cwd=/workspace", 'sqlite3 test.db "DROP TABLE users"')).stdout);
+    expect(db.dangerous).toBe(false);
+    const etc = JSON.parse((await cli("check", "--cwd", "/workspace", "rm -rf /etc")).stdout);
+    expect(etc.dangerous).toBe(true);
+  });
+
+  it("check --cwd needs an absolute path; an unknown option is named", async () => {
+    await expect(cli("check", "--cwd", "workspace", "ls")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--cwd needs an absolute path") });
+    await expect(cli("check", "--bogus", "ls")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("unknown option '--bogus'") });
+  });
+
+  it("check --file applies # workdir: headers to the lines after them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "approval-check-"));
+    const file = join(dir, "cmds.txt");
+    writeFileSync(file, "cd /workspace && rm -rf coverage\n# workdir: /workspace\ncd /workspace && rm -rf coverage\nrm -rf /etc\n");
+    const { stdout } = await cli("check", "--file", file);
+    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.dangerous, l.cwd ?? null])).toEqual([
+      [true, null],
+      [false, "/workspace"],
+      [true, "/workspace"],
+    ]);
+    writeFileSync(file, "ls\n# workdir: relative\n");
+    await expect(cli("check", "--file", file)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(`${file}:2: # workdir:`) });
+  });
+
+  it("explain prints the units and every matched class with its description", async () => {
+    const { stdout } = await cli("explain", "--cwd", "/workspace", "git reset --hard && rm -rf /etc");
+    const out = JSON.parse(stdout);
+    expect(out.dangerous).toBe(true);
+    expect(out.units.length).toBeGreaterThan(0);
+    const keys = out.matched.map((m: { key: string }) => m.key);
+    expect(keys).toContain("git_reset_hard");
+    expect(out.matched.every((m: { description: string }) => m.description.length > 0)).toBe(true);
+    const harmless = JSON.parse((await cli("explain", "ls -la")).stdout);
+    expect(harmless).toMatchObject({ dangerous: false, matched: [] });
+  });
+
   it("patterns lists every key with its description", async () => {
     const { stdout } = await cli("patterns", "--json");
     const listed = stdout.trim().split("\n").map((l) => JSON.parse(l));

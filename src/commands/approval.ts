@@ -5,10 +5,18 @@ import { UserError } from "../core/errors.js";
 import type { Command } from "./types.js";
 
 const HELP = `Usage:
-  hermes-batch approval check [--explain] "<command>"     print the detection as JSON (exit 0 either way)
-  hermes-batch approval check [--explain] --file FILE     one command a line (FILE "-" = stdin; blank and # lines
-                                                          skipped), one JSON object a line
+  hermes-batch approval check [--explain] [--cwd DIR] "<command>"   print the detection as JSON (exit 0 either way)
+  hermes-batch approval check [--explain] [--cwd DIR] --file FILE   one command a line (FILE "-" = stdin; blank and
+                                                          # lines skipped), one JSON object a line; a line
+                                                          "# workdir: /path" sets the working directory for the
+                                                          lines after it (as --cwd does)
+  hermes-batch approval explain [--cwd DIR] "<command>"   the command as the detector sees it (units), every
+                                                          class that matched with its description, as JSON
   hermes-batch approval patterns [--json]                 list the dangerous-command patterns (key, description)
+
+--cwd DIR judges the command as the gate does in a task whose working directory is DIR (an absolute path):
+paths inside it are the task's own, so "cd /workspace && rm -rf coverage" with --cwd /workspace is not flagged.
+Without it no working directory is known and every relative path counts as possibly outside.
 
 Everything after "check" (and its options) is the command, so quoting it is optional:
   hermes-batch approval check -- rm -rf /
@@ -16,19 +24,31 @@ Everything after "check" (and its options) is the command, so quoting it is opti
 --explain adds "units": the command as the patterns see it (one line per pipeline, wrappers removed).
 Pattern keys are what the user config's command_allowlist (~/.hermes-batch/config.yaml) stores.`;
 
-function detectionJson(command: string, explain: boolean): string {
-  const d = detectDangerousCommand(command);
+type Workdir = { cwd: string; defaultCwd: string } | undefined;
+
+const workdirOf = (dir: string | undefined, flag: string): Workdir => {
+  if (dir === undefined) return undefined;
+  if (!dir.startsWith("/")) throw new UserError(`${flag} needs an absolute path, got '${dir}'`);
+  return { cwd: dir, defaultCwd: dir };
+};
+
+function detectionJson(command: string, explain: boolean, workdir: Workdir): string {
+  const d = detectDangerousCommand(command, workdir);
   const out: Record<string, unknown> = { command, dangerous: d.dangerous };
   if (d.dangerous) {
     out.patternKey = d.patternKey;
     out.description = d.description;
     if (d.matches && d.matches.length > 1) out.matches = d.matches.map((m) => m.key);
   }
-  if (explain) out.units = analyseCommand(command).units;
+  if (workdir) out.cwd = workdir.cwd;
+  if (explain) out.units = analyseCommand(command, workdir).units;
   return JSON.stringify(out);
 }
 
-async function readLines(file: string): Promise<string[]> {
+const WORKDIR_HEADER = /^\s*#\s*workdir:\s*(\S+)\s*$/;
+
+/** The file's lines, `# workdir:` headers kept (check applies them), other # and blank lines dropped. */
+async function readLines(file: string): Promise<{ line: string; lineNo: number }[]> {
   let text: string;
   try {
     if (file === "-") {
@@ -41,36 +61,75 @@ async function readLines(file: string): Promise<string[]> {
   } catch (err) {
     throw new UserError(`cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  // Blank lines and `#` comment lines are skipped.
-  return text.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.trimStart().startsWith("#"));
+  return text
+    .split(/\r?\n/)
+    .map((line, i) => ({ line, lineNo: i + 1 }))
+    .filter(({ line }) => line.trim() !== "" && (!line.trimStart().startsWith("#") || WORKDIR_HEADER.test(line)));
 }
 
-async function check(args: string[]): Promise<number> {
-  let explain = false;
-  let file: string | undefined;
+interface CheckArgs {
+  explain: boolean;
+  file?: string;
+  cwd?: string;
+  rest: string[];
+}
+
+function parseCheckArgs(args: string[]): CheckArgs {
+  const out: CheckArgs = { explain: false, rest: [] };
   let i = 0;
   for (; i < args.length; i++) {
     const a = args[i]!;
-    if (a === "--explain") explain = true;
+    if (a === "--explain") out.explain = true;
+    else if (a === "--cwd") {
+      out.cwd = args[++i];
+      if (out.cwd === undefined) throw new UserError("--cwd needs a directory");
+    } else if (a.startsWith("--cwd=")) out.cwd = a.slice("--cwd=".length);
     else if (a === "--file") {
-      file = args[++i];
-      if (file === undefined) throw new UserError("--file needs a path (or - for stdin)");
-    } else if (a.startsWith("--file=")) file = a.slice("--file=".length);
+      out.file = args[++i];
+      if (out.file === undefined) throw new UserError("--file needs a path (or - for stdin)");
+    } else if (a.startsWith("--file=")) out.file = a.slice("--file=".length);
     else if (a === "--") {
       i++;
       break;
-    } else break;
+    } else if (a.startsWith("--")) throw new UserError(`unknown option '${a}' (see --help)`);
+    else break;
   }
-  const rest = args.slice(i);
+  out.rest = args.slice(i);
+  return out;
+}
+
+async function checkFile(file: string, explain: boolean, workdir: Workdir): Promise<void> {
+  for (const { line, lineNo } of await readLines(file)) {
+    const header = WORKDIR_HEADER.exec(line);
+    if (header) workdir = workdirOf(header[1], `${file}:${lineNo}: # workdir:`);
+    else process.stdout.write(detectionJson(line, explain, workdir) + "\n");
+  }
+}
+
+async function check(args: string[], verb: "check" | "explain"): Promise<number> {
+  const { explain, file, cwd, rest } = parseCheckArgs(args);
+  const workdir = workdirOf(cwd, "--cwd");
   if (file !== undefined) {
+    if (verb === "explain") throw new UserError("approval explain takes one command, not --file");
     if (rest.length) throw new UserError("give either --file or a command, not both");
-    for (const line of await readLines(file)) process.stdout.write(detectionJson(line, explain) + "\n");
+    await checkFile(file, explain, workdir);
     return 0;
   }
   const command = rest.join(" ");
-  if (!command.trim()) throw new UserError('approval check needs a command, e.g. approval check "rm -rf /" (see --help)');
-  process.stdout.write(detectionJson(command, explain) + "\n");
+  if (!command.trim()) throw new UserError(`approval ${verb} needs a command, e.g. approval ${verb} "rm -rf /" (see --help)`);
+  process.stdout.write((verb === "explain" ? explainJson(command, workdir) : detectionJson(command, explain, workdir)) + "\n");
   return 0;
+}
+
+function explainJson(command: string, workdir: Workdir): string {
+  const d = detectDangerousCommand(command, workdir);
+  const analysis = analyseCommand(command, workdir);
+  const descriptions = new Map(DANGEROUS_PATTERNS.map((p) => [p.key, p.description]));
+  const matched = (d.matches ?? (d.dangerous ? [{ key: d.patternKey!, description: d.description! }] : [])).map((m) => ({
+    key: m.key,
+    description: descriptions.get(m.key) ?? m.description,
+  }));
+  return JSON.stringify({ command, ...(workdir ? { cwd: workdir.cwd } : {}), dangerous: d.dangerous, units: analysis.units, matched }, null, 2);
 }
 
 function patterns(args: string[]): number {
@@ -91,8 +150,8 @@ export const command: Command = {
   help: HELP,
   async run(argv) {
     const [sub, ...rest] = argv;
-    if (sub === "check") return check(rest);
+    if (sub === "check" || sub === "explain") return check(rest, sub);
     if (sub === "patterns") return patterns(rest);
-    throw new UserError(sub ? `unknown subcommand '${sub}'; use check or patterns (see --help)` : "missing subcommand: check or patterns (see --help)");
+    throw new UserError(sub ? `unknown subcommand '${sub}'; use check, explain or patterns (see --help)` : "missing subcommand: check, explain or patterns (see --help)");
   },
 };
