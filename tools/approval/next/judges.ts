@@ -1,0 +1,147 @@
+/**
+ * The generic judges: a rule row (rules.ts) says which program, verb and options; the judge of its
+ * effect says whether this invocation's paths make it dangerous.
+ */
+import type { ClassKey } from "./classes.js";
+import { classifyPath, isForeign, type PathClass, type PathContext } from "./paths.js";
+import { RULES, type Rule } from "./rules.js";
+import type { Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
+
+export interface Finding {
+  key: ClassKey;
+  /** What the judge saw, for `approval explain`. */
+  reason: string;
+  rule?: Rule;
+}
+
+const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
+
+/** Arguments before `--` that are not options, and options (option values are not told apart). */
+function split(args: Word[]): { options: string[]; operands: Word[] } {
+  const options: string[] = [];
+  const operands: Word[] = [];
+  let afterDashes = false;
+  for (const w of args) {
+    if (!afterDashes && w.text === "--") afterDashes = true;
+    else if (!afterDashes && isOption(w)) options.push(w.text);
+    else operands.push(w);
+  }
+  return { options, operands };
+}
+
+const RULES_BY_PROGRAM = new Map<string, Rule[]>();
+for (const rule of RULES) for (const p of rule.program) RULES_BY_PROGRAM.set(p, [...(RULES_BY_PROGRAM.get(p) ?? []), rule]);
+
+function hasOption(options: string[], wanted: string[]): boolean {
+  return options.some((o) => wanted.includes(o) || wanted.some((w) => w.endsWith("=") && o.startsWith(w)) || (/^-[a-zA-Z]+$/.test(o) && wanted.some((w) => /^-[a-zA-Z]$/.test(w) && o.includes(w[1]!))));
+}
+
+function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operands: Word[] }): boolean {
+  const joined = inv.args.map((w) => w.text).join(" ");
+  if (rule.verbs && !rule.verbs.every((alts, i) => alts.includes(parts.operands[i]?.text ?? ""))) return false;
+  if (rule.anyOption && !hasOption(parts.options, rule.anyOption)) return false;
+  if (rule.args && !rule.args.test(joined)) return false;
+  return !(rule.unless && rule.unless.test(joined));
+}
+
+function pathsOf(rule: Rule, operands: Word[]): Word[] {
+  switch (rule.paths) {
+    case "last":
+      return operands.slice(-1);
+    case "allButLast":
+      return operands.slice(1);
+    case "afterVerbs": {
+      const rest = operands.slice(rule.verbs?.length ?? 0);
+      return rest.length ? rest : [{ text: ".", literal: true, glob: false }];
+    }
+    default:
+      return operands;
+  }
+}
+
+const OVERWRITE_KEYS: Partial<Record<PathClass, ClassKey>> = {
+  system: "system_config_write",
+  "shell-rc": "shell_rc_write",
+  ssh: "ssh_config_write",
+  "home-secret": "credential_write",
+  device: "disk_write",
+  home: "overwrite_outside_workdir",
+  outside: "overwrite_outside_workdir",
+};
+
+/** The class a write to `path` falls in, if it is dangerous. */
+export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
+  return OVERWRITE_KEYS[classifyPath(path, ctx)];
+}
+
+function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
+  for (const p of paths) {
+    const c = classifyPath(p, ctx);
+    if (c === "system" || (c === "home" && /^~\/?$/.test(p.text))) return rule.key === "shred" ? "shred" : "delete_system_path";
+    if (c === "unknown" && recursive) return rule.key;
+    if (c === "temp" && recursive && rule.key === "recursive_delete") return rule.key;
+    if (isForeign(c) && c !== "unknown") return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;
+  }
+  return undefined;
+}
+
+function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
+  const target = paths.at(-1);
+  if (!target || paths.length < 2) return undefined;
+  if (target.text === "/dev/null") return "move_to_dev_null";
+  for (const p of paths.slice(0, -1)) {
+    const c = classifyPath(p, ctx);
+    if (c === "system") return "move_system_path";
+    if (isForeign(c) && c !== "unknown") return "move_outside_workdir";
+  }
+  return judgeWrite(target, ctx);
+}
+
+function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined {
+  for (const p of paths) {
+    const c = classifyPath(p, ctx);
+    if (c === "system") return "chmod_chown_system";
+    if (isForeign(c) && c !== "unknown") return "chmod_outside_workdir";
+  }
+  return undefined;
+}
+
+function judgeRule(rule: Rule, inv: Invocation, parts: { options: string[]; operands: Word[] }, ctx: PathContext): ClassKey | undefined {
+  const paths = pathsOf(rule, parts.operands);
+  switch (rule.effect) {
+    case "delete":
+      return judgeDelete(rule, paths, !rule.recursive || hasOption(parts.options, rule.recursive) || inv.runtimeArgs, ctx);
+    case "overwrite":
+      if (inv.runtimeArgs) return undefined;
+      for (const p of paths) {
+        const key = judgeWrite(p, ctx);
+        if (key) return rule.key === "overwrite_outside_workdir" ? key : rule.key;
+      }
+      return undefined;
+    case "move":
+      return judgeMove(paths, ctx);
+    case "permission":
+      return judgePermission(paths, ctx);
+    default:
+      return rule.key;
+  }
+}
+
+/** Every rule row that fires for one invocation. */
+export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
+  const found: Finding[] = [];
+  if (!inv.word.literal || inv.word.glob) found.push({ key: "computed_command", reason: `the program word '${inv.word.text}' is only known when it runs` });
+  const rules = RULES_BY_PROGRAM.get(inv.program);
+  if (!rules) return found;
+  const parts = split(inv.args);
+  for (const rule of rules) {
+    if (!matches(rule, inv, parts)) continue;
+    const key = judgeRule(rule, inv, parts, ctx);
+    if (key) found.push({ key, reason: `${inv.program}: ${rule.effect}`, rule });
+  }
+  return found;
+}
+
+/** The rules a program word has (for `approval explain`). */
+export const rulesFor = (program: string): Rule[] => RULES_BY_PROGRAM.get(program) ?? [];

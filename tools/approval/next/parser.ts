@@ -1,0 +1,30 @@
+/**
+ * The one bash parser: tree-sitter with the tree-sitter-bash grammar, both from npm (the grammar's
+ * wasm ships in its package, so nothing is built or fetched at install). Loaded once per process by a
+ * top-level await, so parsing is synchronous for callers.
+ */
+import { createRequire } from "node:module";
+import { Language, Parser, type Node } from "web-tree-sitter";
+
+export type { Node as SyntaxNode } from "web-tree-sitter";
+
+const require = createRequire(import.meta.url);
+
+await Parser.init();
+const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+const parser = new Parser();
+parser.setLanguage(bash);
+
+/**
+ * Parses `source` and hands the root to `use`; the tree is freed afterwards (it lives in wasm memory),
+ * so nodes must not escape `use`.
+ */
+export function withParsedBash<T>(source: string, use: (root: Node) => T): T {
+  const tree = parser.parse(source);
+  if (!tree) throw new Error("tree-sitter returned no tree");
+  try {
+    return use(tree.rootNode);
+  } finally {
+    tree.delete();
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * A shell word as the judges see it: its text after quoting and the variables this line set, and
+ * whether that text is known (`literal`) or depends on something only the running shell knows.
+ */
+import type { SyntaxNode } from "./parser.js";
+
+export interface Word {
+  /** The resolved text; an unknown part keeps its source spelling (`$X`, `$(…)`). */
+  text: string;
+  /** Every part is known before the command runs. */
+  literal: boolean;
+  /** Unquoted glob characters (`*`, `?`, `[…]`) remain. */
+  glob: boolean;
+}
+
+/** What a variable holds, as far as this line (or the environment) tells. */
+export type Variables = Map<string, Word>;
+
+const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"' };
+
+/** Decodes the body of `$'…'`. */
+export function decodeAnsiC(body: string): string {
+  return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|[0-7]{1,3}|.)/g, (_, e: string) => {
+    if (e[0] === "x" || e[0] === "u") return String.fromCharCode(parseInt(e.slice(1), 16));
+    if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8));
+    return ESCAPES[e] ?? `\\${e}`;
+  });
+}
+
+const unknown = (text: string): Word => ({ text, literal: false, glob: false });
+
+function variable(name: string, vars: Variables): Word {
+  const known = vars.get(name);
+  if (known) return { ...known, glob: false };
+  if (name === "HOME") return { text: "~", literal: true, glob: false };
+  return unknown(`$${name}`);
+}
+
+function expansion(node: SyntaxNode, vars: Variables): Word {
+  const name = node.namedChildren.find((c) => c?.type === "variable_name")?.text;
+  if (!name) return unknown(node.text);
+  const value = variable(name, vars);
+  if (value.literal) return value;
+  // ${X:-default}: the default is what an unset X gives.
+  const fallback = node.namedChildren.find((c) => c && c !== node.namedChildren[0] && c.type !== "variable_name");
+  return fallback && /:?-/.test(node.text) ? { ...resolveWord(fallback, vars), literal: false } : value;
+}
+
+function joined(parts: Word[]): Word {
+  return { text: parts.map((p) => p.text).join(""), literal: parts.every((p) => p.literal), glob: parts.some((p) => p.glob) };
+}
+
+function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
+  const parts: Word[] = [];
+  for (const c of node.namedChildren) if (c) parts.push(c.type === "string_content" ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false } : resolveWord(c, vars));
+  return { ...joined(parts), glob: false };
+}
+
+/** The word a syntax node stands for. */
+export function resolveWord(node: SyntaxNode, vars: Variables): Word {
+  switch (node.type) {
+    case "word":
+    case "command_name": {
+      if (node.type === "command_name" && node.namedChildren[0] && node.namedChildren[0].type !== "word") return resolveWord(node.namedChildren[0], vars);
+      const raw = node.text;
+      return { text: raw.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(raw) };
+    }
+    case "number":
+      return { text: node.text, literal: true, glob: false };
+    case "raw_string":
+      return { text: node.text.slice(1, -1), literal: true, glob: false };
+    case "ansi_c_string":
+      return { text: decodeAnsiC(node.text.slice(2, -1)), literal: true, glob: false };
+    case "string":
+    case "translated_string":
+      return doubleQuoted(node.type === "string" ? node : (node.namedChildren[0] ?? node), vars);
+    case "simple_expansion": {
+      const name = node.namedChildren[0]?.text ?? node.text.slice(1);
+      return variable(name, vars);
+    }
+    case "expansion":
+      return expansion(node, vars);
+    case "concatenation":
+      return joined(node.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars)));
+    default:
+      // command and process substitution, arithmetic, arrays: known only when run.
+      return unknown(node.text);
+  }
+}
+
+/** `{a,b}` brace expansion of an unquoted literal word (one level, as agents write it). */
+export function expandBraces(word: Word): Word[] {
+  const m = /^(.*?)\{([^{}]*,[^{}]*)\}(.*)$/s.exec(word.text);
+  if (!m || !word.literal) return [word];
+  return m[2]!.split(",").flatMap((alt) => expandBraces({ ...word, text: `${m[1]}${alt}${m[3]}` }));
+}
