@@ -119,7 +119,9 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       // Targets are resolved through symlinks where the command will run, when the environment can say.
       const env = effect.workdir ? await ctx.getEnv().catch(() => undefined) : undefined;
       const realpath = env?.realpath ? (path: string) => env.realpath!(path) : undefined;
-      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath, toolCallId: ctx.toolCallId }).catch((err: unknown) => ({
+      // Files earlier calls wrote are read where the command will run (cross-call judging in the gate).
+      const readFile = env ? async (path: string) => (await env.readFile(path)).toString("utf8") : undefined;
+      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath, readFile, toolCallId: ctx.toolCallId }).catch((err: unknown) => ({
         allowed: false,
         message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
       }));

@@ -39,6 +39,12 @@ export type ApprovalGate = (
     realpath?: PathResolver;
     /** The tool call the command belongs to: named in the record. */
     toolCallId?: string;
+    /**
+     * Reads a file's text where the command will run (undefined when it cannot be read). Given, the gate
+     * remembers what each allowed call wrote and judges a later command that runs one of those files
+     * (a script, Makefile, package.json script, conftest.py, git hook) by the file's text.
+     */
+    readFile?: (path: string) => Promise<string | undefined>;
   },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
@@ -142,6 +148,39 @@ function workingDirectory(command: string, info: { cwd?: string; workdir?: strin
   return info.cwd;
 }
 
+/** Files named by their role, run by a runner (make, npm, pytest, git) without being named. */
+const RUN_BY_ROLE = /(^|\/)(Makefile|makefile|GNUmakefile|package\.json|conftest\.py|\.git\/hooks\/[\w-]+)$/;
+const MAX_REMEMBERED = 64;
+const MAX_FILE_CHARS = 256 * 1024;
+
+/**
+ * What this task's earlier calls wrote, and the classes a command falls in by running those files.
+ * The rebuilt analyser (next/) does both; it is loaded only by a gate that can read files.
+ */
+function crossCallTracker() {
+  const written = new Set<string>();
+  const load = () => import("./next/cross_call.js");
+  return {
+    async remember(command: string, cwd: string | undefined, root: string | undefined): Promise<void> {
+      for (const p of (await load()).writtenPaths(command, { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) })) {
+        written.delete(p);
+        written.add(p);
+        if (written.size > MAX_REMEMBERED) written.delete(written.values().next().value!);
+      }
+    },
+    async matches(command: string, cwd: string | undefined, root: string | undefined, read: (path: string) => Promise<string | undefined>) {
+      const names = [...written].map((p) => p.slice(p.lastIndexOf("/") + 1));
+      if (!names.some((n, i) => command.includes(n) || RUN_BY_ROLE.test([...written][i]!))) return [];
+      const files = new Map<string, string>();
+      for (const p of written) {
+        const text = await read(p).catch(() => undefined);
+        if (text !== undefined) files.set(p, text.slice(0, MAX_FILE_CHARS));
+      }
+      return (await load()).crossCallMatches(command, { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) }, files);
+    },
+  };
+}
+
 export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
   const records: ApprovalRecord[] = [];
   const state: GateState = {
@@ -155,12 +194,15 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
 
   const allowlisted = (m: { key: string; description: string }) => classNames(m).some((n) => state.allow.has(n));
 
-  const gate: ApprovalGate = async (command, info) => {
+  const crossCall = crossCallTracker();
+
+  const decideCommand: ApprovalGate = async (command, info) => {
     const started = performance.now();
     const root = workingDirectory(command, info);
     const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
     const analysis = analyseCommand(command, detectOpts);
-    const matches = root && info.realpath ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath }) : matchPatterns(analysis);
+    const matches = [...(root && info.realpath ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath }) : matchPatterns(analysis))];
+    if (info.readFile) matches.push(...(await crossCall.matches(command, info.cwd, root ?? info.workdir, info.readFile)));
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);
     const description = matches.map((m) => m.description).join("; ");
@@ -196,6 +238,13 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
       }
     }
     return decide(await impl.decide({ command, cwd: info.cwd, backend: info.backend, matches, keys, description, comments: analysis.comments }));
+  };
+
+  const gate: ApprovalGate = async (command, info) => {
+    const verdict = await decideCommand(command, info);
+    // Only a call that runs can have written anything.
+    if (verdict.allowed && info.readFile) await crossCall.remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir);
+    return verdict;
   };
 
   return {

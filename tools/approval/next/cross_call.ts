@@ -1,0 +1,44 @@
+/**
+ * Across tool calls: the paths each call writes (so the gate can remember them for the task), and what a
+ * later command does by running one of those files (scripts, Makefiles, package.json scripts,
+ * conftest.py, git hooks), judged from the file's text as read from the sandbox.
+ */
+import { judgeCommand, type JudgeOptions } from "./analyse.js";
+import { CLASSES } from "./classes.js";
+import { modelCommandLine } from "./model.js";
+import { absolutePath } from "./paths.js";
+import { basename } from "./unwrap.js";
+
+const WRITES_LAST = new Set(["cp", "mv", "install", "ln", "rsync"]);
+
+/** Absolute paths a command line writes: redirect targets, `tee` files, copy and move destinations. */
+export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?: string }): string[] {
+  const ctx = { ...(opts.defaultCwd ? { workdir: opts.defaultCwd } : {}) };
+  const out = new Set<string>();
+  const line = modelCommandLine(command, { ...(opts.cwd ?? opts.defaultCwd ? { cwd: opts.cwd ?? opts.defaultCwd } : {}) });
+  const keep = (text: string, cwd: string | undefined) => {
+    const abs = absolutePath({ text, literal: true, glob: false }, { ...ctx, ...(cwd ? { cwd } : {}) });
+    if (abs?.startsWith("/")) out.add(abs);
+  };
+  for (const r of line.redirects) if (r.op.includes(">") && r.target.literal) keep(r.target.text, opts.cwd);
+  for (const cmd of line.commands) {
+    for (const r of cmd.redirects) if (r.op.includes(">") && r.target.literal && !/^&?\d*$/.test(r.target.text)) keep(r.target.text, cmd.cwd);
+    const program = basename(cmd.argv[0]?.text ?? "");
+    const operands = cmd.argv.slice(1).filter((w) => w.literal && !w.text.startsWith("-"));
+    if (program === "tee") for (const w of operands) keep(w.text, cmd.cwd);
+    if (WRITES_LAST.has(program) && operands.length >= 2) keep(operands.at(-1)!.text, cmd.cwd);
+    if (program === "sed" && cmd.argv.some((w) => w.text.startsWith("-i"))) keep(operands.at(-1)?.text ?? "", cmd.cwd);
+  }
+  return [...out];
+}
+
+/**
+ * The classes a command falls in only because of files earlier calls wrote: judged with the files'
+ * text, minus what the command alone already shows.
+ */
+export function crossCallMatches(command: string, opts: JudgeOptions, files: ReadonlyMap<string, string>): { key: string; description: string }[] {
+  if (files.size === 0) return [];
+  const alone = new Set(judgeCommand(command, opts).matches?.map((m) => m.key) ?? []);
+  const withFiles = judgeCommand(command, { ...opts, readWritten: (p) => files.get(p) ?? files.get(p.replace(/\/$/, "")) });
+  return (withFiles.matches ?? []).filter((m) => !alone.has(m.key)).map((m) => ({ key: m.key, description: `${CLASSES[m.key as keyof typeof CLASSES]} (in a file an earlier call wrote)` }));
+}
