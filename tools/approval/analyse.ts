@@ -57,6 +57,7 @@
  */
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
+import { supplementaryFindings } from "./next/supplement.js";
 import { addFinding, INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
 import { assignmentOf, ENVIRONMENT_NAME, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
 
@@ -1642,5 +1643,6 @@ export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalys
   } catch {
     st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
   }
+  for (const f of supplementaryFindings(cmd, opts)) if (!st.findings.some((g) => g.key === f.key)) st.findings.push(f);
   return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets, code: st.code };
 }

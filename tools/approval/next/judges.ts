@@ -13,6 +13,8 @@ export interface Finding {
   /** What the judge saw, for `approval explain`. */
   reason: string;
   rule?: Rule;
+  /** "glob": found by reading a globbed program word as the table programs it can match. */
+  source?: "glob";
 }
 
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
@@ -128,18 +130,35 @@ function judgeRule(rule: Rule, inv: Invocation, parts: { options: string[]; oper
   }
 }
 
+/** The table's programs a globbed program word (`/bin/r?`, `r[m]`) can name. */
+function globbedPrograms(program: string): string[] {
+  const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".").replace(/\[!/g, "[^");
+  let re: RegExp;
+  try {
+    re = new RegExp(`^${source}$`);
+  } catch {
+    return [];
+  }
+  return [...RULES_BY_PROGRAM.keys()].filter((p) => re.test(p));
+}
+
+function judgeAs(program: string, inv: Invocation, ctx: PathContext, source?: "glob"): Finding[] {
+  const found: Finding[] = [];
+  const parts = split(inv.args);
+  for (const rule of RULES_BY_PROGRAM.get(program) ?? []) {
+    if (!matches(rule, inv, parts)) continue;
+    const key = judgeRule(rule, inv, parts, ctx);
+    if (key) found.push({ key, reason: `${program}: ${rule.effect}`, rule, ...(source ? { source } : {}) });
+  }
+  return found;
+}
+
 /** Every rule row that fires for one invocation. */
 export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
   const found: Finding[] = [];
   if (!inv.word.literal || inv.word.glob) found.push({ key: "computed_command", reason: `the program word '${inv.word.text}' is only known when it runs` });
-  const rules = RULES_BY_PROGRAM.get(inv.program);
-  if (!rules) return found;
-  const parts = split(inv.args);
-  for (const rule of rules) {
-    if (!matches(rule, inv, parts)) continue;
-    const key = judgeRule(rule, inv, parts, ctx);
-    if (key) found.push({ key, reason: `${inv.program}: ${rule.effect}`, rule });
-  }
+  if (inv.word.glob) for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
+  found.push(...judgeAs(inv.program, inv, ctx));
   return found;
 }
 
