@@ -10,7 +10,7 @@ import { judgeInvocation, judgeWrite, type Finding } from "./judges.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import type { Variables, Word } from "./words.js";
 
 export interface JudgeOptions {
   /** Directory the command starts in. */
@@ -57,10 +57,17 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
   return out;
 }
 
-function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string): void {
-  if (!code.literal) return add(s, "shell_input", `${why}: shell text only known when it runs`);
+/** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
+const INIT_IDIOM = /^\$\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
+
+function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string, positional: Word[] = []): void {
+  if (!code.literal) {
+    if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim())) return;
+    return add(s, "shell_input", `${why}: shell text only known when it runs`);
+  }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
-  judgeLine(code.text, { ...s, depth: s.depth + 1, ctx: { ...s.ctx, cwd } });
+  const vars = new Map(positional.map((w, i) => [String(i), w] as const));
+  judgeLine(code.text, { ...s, depth: s.depth + 1, ctx: { ...s.ctx, cwd } }, vars);
 }
 
 /** A shell or interpreter reading its program from standard input. */
@@ -259,7 +266,7 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
-    for (const t of shellTexts) judgeShellText(t.code, s, cmd.cwd, t.via.join(" "));
+    for (const t of shellTexts) judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional);
     for (const inv of invocations) {
       if (line.functions.has(inv.program)) continue;
       judgeInvocationEffects(inv, s);
@@ -270,9 +277,9 @@ function judgeModel(line: CommandLine, s: LineState): void {
 
 const FORK_BOMB = /(\b\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&|\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
 
-function judgeLine(source: string, s: LineState): void {
+function judgeLine(source: string, s: LineState, vars?: Variables): void {
   if (FORK_BOMB.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");
-  const line = modelCommandLine(source, { ...(s.ctx.cwd ? { cwd: s.ctx.cwd } : {}) });
+  const line = modelCommandLine(source, { ...(s.ctx.cwd ? { cwd: s.ctx.cwd } : {}), ...(vars ? { vars } : {}) });
   judgeModel(line, s);
 }
 

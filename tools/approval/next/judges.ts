@@ -17,6 +17,9 @@ export interface Finding {
   source?: "glob";
 }
 
+/** A trial run or a help text: nothing changes. */
+const TRIAL = /(^|\s)(--dry-run(=\S+)?|--help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|-n\s+-v)(\s|$)/;
+
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
 
 /** Arguments before `--` that are not options, and options (option values are not told apart). */
@@ -44,7 +47,9 @@ function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operan
   if (rule.verbs && !rule.verbs.every((alts, i) => alts.includes(parts.operands[i]?.text ?? ""))) return false;
   if (rule.anyOption && !hasOption(parts.options, rule.anyOption)) return false;
   if (rule.args && !rule.args.test(joined)) return false;
-  return !(rule.unless && rule.unless.test(joined));
+  if (rule.unless && rule.unless.test(joined)) return false;
+  if ((rule.effect === "system" || rule.effect === "remote") && TRIAL.test(joined)) return false;
+  return !rule.when || rule.when(parts.operands.map((w) => w.text), parts.options);
 }
 
 function pathsOf(rule: Rule, operands: Word[]): Word[] {

@@ -1,6 +1,6 @@
 /** Where a path argument points, relative to the task's working directory. */
 import { posix } from "node:path";
-import type { Word } from "./words.js";
+import { MKTEMP, type Word } from "./words.js";
 
 export type PathClass = "inside" | "temp" | "home-secret" | "home" | "shell-rc" | "ssh" | "device" | "system" | "outside" | "unknown";
 
@@ -31,6 +31,7 @@ export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const abs = absolutePath(word, ctx);
   if (abs === undefined) return "unknown";
   const root = ctx.workdir ?? "/\u0000workdir";
+  if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";
   if (SECRETS.test(abs)) return "home-secret";
   if (SHELL_RC.test(abs)) return "shell-rc";

@@ -22,6 +22,8 @@ export interface Invocation {
 /** Shell text a wrapper hands over, to be modelled as a line of its own. */
 export interface ShellText {
   code: Word;
+  /** `sh -c CODE $0 $1 …`: the words the code sees as its positional parameters. */
+  positional?: Word[];
   elevated: boolean;
   via: string[];
   command: SimpleCommand;
@@ -133,7 +135,8 @@ function unwrapWords(argv: Word[], command: SimpleCommand, elevated: boolean, vi
   if (isShell(program) || program === "su" || program === "watch" || program === "script") {
     const code = program === "su" || program === "script" ? args[args.findIndex((w) => w.text === "-c" || w.text === "--command") + 1] : program === "watch" ? args.at(-1) : shellCode(args);
     const findsCode = program === "su" || program === "script" ? args.some((w) => w.text === "-c" || w.text === "--command") : !!code;
-    if (findsCode && code) return void out.shellTexts.push({ code, elevated: elevated || program === "su", via: [...via, program], command });
+    const positional = isShell(program) && code ? args.slice(args.indexOf(code) + 1) : [];
+    if (findsCode && code) return void out.shellTexts.push({ code, positional, elevated: elevated || program === "su", via: [...via, program], command });
   }
   if (program === "eval" && args.length) {
     const code = { text: args.map((w) => w.text).join(" "), literal: args.every((w) => w.literal), glob: false };

@@ -16,6 +16,9 @@ export interface Word {
 /** What a variable holds, as far as this line (or the environment) tells. */
 export type Variables = Map<string, Word>;
 
+/** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
+export const MKTEMP = "/tmp/\u0000mktemp";
+
 const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"' };
 
 /** Decodes the body of `$'…'`. */
@@ -33,6 +36,7 @@ function variable(name: string, vars: Variables): Word {
   const known = vars.get(name);
   if (known) return { ...known, glob: false };
   if (name === "HOME") return { text: "~", literal: true, glob: false };
+  if (name === "PWD") return { text: ".", literal: true, glob: false };
   return unknown(`$${name}`);
 }
 
@@ -82,6 +86,10 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
       return expansion(node, vars);
     case "concatenation":
       return joined(node.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars)));
+    case "command_substitution":
+      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text)) return { text: MKTEMP, literal: true, glob: false };
+      if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return { text: ".", literal: true, glob: false };
+      return unknown(node.text);
     default:
       // command and process substitution, arithmetic, arrays: known only when run.
       return unknown(node.text);
