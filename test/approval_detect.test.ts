@@ -256,6 +256,12 @@ describe("hermes-batch approval CLI", () => {
     const keys = out.matched.map((m: { key: string }) => m.key);
     expect(keys).toContain("git_reset_hard");
     expect(out.matched.every((m: { description: string }) => m.description.length > 0)).toBe(true);
+    const rm = JSON.parse((await cli("explain", "--cwd", "/workspace", "cd /etc && rm -rf ssh")).stdout);
+    expect(rm.rebuilt.commands.map((c: { argv: unknown[] }) => c.argv)).toEqual([["cd", "/etc"], ["rm", "-rf", "ssh"]]);
+    expect(rm.rebuilt.commands[1].cwd).toBe("/etc");
+    const row = rm.rebuilt.findings.find((f: { rule?: unknown }) => f.rule).rule;
+    expect(row.program).toContain("rm");
+    expect(row.flag.length).toBeGreaterThan(0);
     const harmless = JSON.parse((await cli("explain", "ls -la")).stdout);
     expect(harmless).toMatchObject({ dangerous: false, matched: [] });
   });

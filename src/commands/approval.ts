@@ -1,6 +1,8 @@
 /** `hermes-batch approval`: check commands against the dangerous-command patterns, list the patterns. */
 import { readFile } from "node:fs/promises";
 import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand } from "../../tools/approval/gate.js";
+import { judgeCommand } from "../../tools/approval/next/analyse.js";
+import { modelCommandLine } from "../../tools/approval/next/model.js";
 import { UserError } from "../core/errors.js";
 import type { Command } from "./types.js";
 
@@ -11,7 +13,9 @@ const HELP = `Usage:
                                                           "# workdir: /path" sets the working directory for the
                                                           lines after it (as --cwd does)
   hermes-batch approval explain [--cwd DIR] "<command>"   the command as the detector sees it (units), every
-                                                          class that matched with its description, as JSON
+                                                          class that matched with its description, and (under
+                                                          "rebuilt") the rebuilt analyser's command model and
+                                                          the rule rows that fired with their examples, as JSON
   hermes-batch approval patterns [--json]                 list the dangerous-command patterns (key, description)
 
 --cwd DIR judges the command as the gate does in a task whose working directory is DIR (an absolute path):
@@ -129,7 +133,22 @@ function explainJson(command: string, workdir: Workdir): string {
     key: m.key,
     description: descriptions.get(m.key) ?? m.description,
   }));
-  return JSON.stringify({ command, ...(workdir ? { cwd: workdir.cwd } : {}), dangerous: d.dangerous, units: analysis.units, matched }, null, 2);
+  return JSON.stringify({ command, ...(workdir ? { cwd: workdir.cwd } : {}), dangerous: d.dangerous, units: analysis.units, matched, rebuilt: rebuiltExplanation(command, workdir) }, null, 2);
+}
+
+/** The rebuilt analyser's view (tools/approval/next/, not yet deciding): its command model and the rule rows that fired. */
+function rebuiltExplanation(command: string, workdir: Workdir) {
+  const model = modelCommandLine(command, workdir ? { cwd: workdir.cwd } : {});
+  const verdict = judgeCommand(command, workdir);
+  return {
+    commands: model.commands.map((c) => ({
+      argv: c.argv.map((w) => (w.literal ? w.text : { computed: w.text })),
+      ...(c.redirects.length ? { redirects: c.redirects.map((r) => `${r.fd ?? ""}${r.op} ${r.target.text}`) } : {}),
+      ...(c.pipedFrom ? { piped: true } : {}),
+      ...(c.cwd ? { cwd: c.cwd } : {}),
+    })),
+    findings: verdict.findings.map((f) => ({ key: f.key, reason: f.reason, ...(f.rule ? { rule: { program: f.rule.program, effect: f.rule.effect, flag: f.rule.flag, pass: f.rule.pass } } : {}) })),
+  };
 }
 
 function patterns(args: string[]): number {
