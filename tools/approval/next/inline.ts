@@ -67,7 +67,13 @@ export function analyseInlineCode(code: string): InlineFinding {
     const text = first(m);
     if (text !== undefined) out.shell.push(text);
   }
-  if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code)) {
+  if (/\b(exec|eval)\s*\(.*\b(urlopen|requests\.get|fetch|urllib|http\.get|Net::HTTP|open-uri|URI\.open)/.test(code) || /\bfetch\([^)]*\)[\s\S]*\.then\(\s*eval\s*\)/.test(code)) {
+    out.key = "remote_code_exec";
+    out.reason = "runs code it downloads";
+  } else if (/\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect/.test(code) && /\b(pty\.spawn|dup2|\/bin\/(ba)?sh|exec\s*\(|subprocess|spawn\(|popen)/.test(code)) {
+    out.key = "remote_access";
+    out.reason = "connects a shell to a socket";
+  } else if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code)) {
     out.key = "inline_code_unanalysable";
     out.reason = "the code computes the name of what it calls";
   } else if (largestAllocation(code) >= 8 * GIB) {

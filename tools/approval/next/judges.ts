@@ -3,7 +3,7 @@
  * effect says whether this invocation's paths make it dangerous.
  */
 import type { ClassKey } from "./classes.js";
-import { classifyPath, isForeign, type PathClass, type PathContext } from "./paths.js";
+import { absolutePath, classifyPath, isForeign, type PathClass, type PathContext } from "./paths.js";
 import { RULES, type Rule } from "./rules.js";
 import type { Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -82,10 +82,18 @@ export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
   return OVERWRITE_KEYS[classifyPath(path, ctx)];
 }
 
+/** `.`, `*`, `./*` at the working directory's root: the whole of the task's work. */
+function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
+  const abs = absolutePath(p, ctx);
+  const root = ctx.workdir ?? "/\u0000workdir";
+  return abs === root || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`));
+}
+
 function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
     const c = classifyPath(p, ctx);
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text))) return rule.key === "shred" ? "shred" : "delete_system_path";
+    if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx)) return "recursive_delete";
     if (c === "unknown" && recursive) return rule.key;
     if (c === "temp" && recursive && rule.key === "recursive_delete") return rule.key;
     if (isForeign(c) && c !== "unknown") return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;

@@ -176,6 +176,14 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
     case "comment":
       s.out.comments.push(node.text);
       return undefined;
+    case "for_statement": {
+      // The loop variable is judged as the first listed value (when the list is known).
+      const name = node.childForFieldName("variable")?.text;
+      const first = node.childrenForFieldName("value").find((v) => v !== null);
+      if (name && first) s.vars.set(name, resolveWord(first, s.vars));
+      walkChildren(node, s);
+      return undefined;
+    }
     case "subshell": {
       const cwd = s.cwd;
       walkChildren(node, s);
@@ -205,7 +213,8 @@ export interface ModelOptions {
 
 /** The command model of one bash line (or script). */
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
-  return withParsedBash(source, (root) => {
+  // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
+  return withParsedBash(source.normalize("NFKC"), (root) => {
     const out: CommandLine = { commands: [], functions: new Set(), redirects: [], comments: [], hasError: root.hasError };
     const state: WalkState = { vars: new Map(opts.vars ?? []), cwd: opts.cwd, home: opts.home ?? "~", out, nested: false };
     walkChildren(root, state);

@@ -138,6 +138,12 @@ function unwrapWords(argv: Word[], command: SimpleCommand, elevated: boolean, vi
     const positional = isShell(program) && code ? args.slice(args.indexOf(code) + 1) : [];
     if (findsCode && code) return void out.shellTexts.push({ code, positional, elevated: elevated || program === "su", via: [...via, program], command });
   }
+  const container = containerCommand(program, args);
+  if (container) return unwrapWords(container, command, elevated, [...via, program], runtimeArgs, out, depth + 1);
+  if (program === "ssh" && args.length) {
+    const rest = sshRemoteCommand(args);
+    if (rest.length) return void out.shellTexts.push({ code: { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false }, elevated, via: [...via, "ssh"], command });
+  }
   if (program === "eval" && args.length) {
     const code = { text: args.map((w) => w.text).join(" "), literal: args.every((w) => w.literal), glob: false };
     return void out.shellTexts.push({ code, elevated, via: [...via, "eval"], command });
@@ -146,8 +152,29 @@ function unwrapWords(argv: Word[], command: SimpleCommand, elevated: boolean, vi
   if (program === "find") {
     const fe = findExec(args);
     if (fe?.exec.length) {
-      const exec = fe.exec.flatMap((w) => (w.text === "{}" ? fe.roots : [w]));
+      // `{}` is what find found under its start paths, never a start path itself.
+      const found = fe.roots.map((r) => ({ ...r, text: `${r.text.replace(/\/$/, "")}/\u0000found` }));
+      const exec = fe.exec.flatMap((w) => (w.text === "{}" ? found : [w]));
       unwrapWords(exec, command, elevated, [...via, "find -exec"], false, out, depth + 1);
     }
   }
+}
+
+/** `docker exec [opts] CONTAINER CMD…`, `kubectl exec POD -- CMD…`: the command run inside. */
+function containerCommand(program: string, args: Word[]): Word[] | undefined {
+  if (/^(docker|podman|nerdctl)$/.test(program) && args[0]?.text === "exec") {
+    const at = skipOptions(args, 1, { valued: ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"] });
+    return at + 1 < args.length ? args.slice(at + 1) : undefined;
+  }
+  if (/^(kubectl|oc)$/.test(program) && args[0]?.text === "exec") {
+    const dashes = args.findIndex((w) => w.text === "--");
+    return dashes > 0 ? args.slice(dashes + 1) : undefined;
+  }
+  return undefined;
+}
+
+/** The command words of `ssh [opts] HOST CMD…`. */
+function sshRemoteCommand(args: Word[]): Word[] {
+  const at = skipOptions(args, 0, { valued: ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-S", "-W", "-w", "-E", "-B", "-I", "-O", "-Q"] });
+  return args.slice(at + 1);
 }
