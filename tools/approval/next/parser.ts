@@ -10,7 +10,8 @@ export type { Node as SyntaxNode } from "web-tree-sitter";
 
 const require = createRequire(import.meta.url);
 
-await Parser.init();
+// Both wasm files are found through the packages, not beside this module: the build bundles this code.
+await Parser.init({ locateFile: (name: string) => require.resolve(`web-tree-sitter/${name}`) });
 const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
 const parser = new Parser();
 parser.setLanguage(bash);
