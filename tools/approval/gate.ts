@@ -243,7 +243,8 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
   const gate: ApprovalGate = async (command, info) => {
     const verdict = await decideCommand(command, info);
     // Only a call that runs can have written anything.
-    if (verdict.allowed && info.readFile) await crossCall.remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir);
+    // A failure to remember must not turn an allowed call into a blocked one; the later run is still judged alone.
+    if (verdict.allowed && info.readFile) await crossCall.remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir).catch(() => undefined);
     return verdict;
   };
 

@@ -14,7 +14,14 @@ const TAKEN = new Set<string>(["inline_code_unanalysable", "credential_exfiltrat
 
 const taken = (f: Finding) => f.source === "glob" || (TAKEN.has(f.key) && !/stress test/.test(f.reason));
 
+/**
+ * Longer lines are left to the current detector alone (its own budget holds there): the rebuilt analyser
+ * costs about 0.1 ms per simple command, so 10,000 of them on one line would take a second.
+ */
+const MAX_CHARS = 32 * 1024;
+
 export function supplementaryFindings(command: string, opts?: JudgeOptions): { key: string; description: string }[] {
+  if (command.length > MAX_CHARS) return [];
   let findings: Finding[];
   try {
     findings = judgeCommand(command, opts).findings;
