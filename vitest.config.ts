@@ -17,7 +17,7 @@ import { defineConfig } from "vitest/config";
 const files = (...names: string[]) => names.map((n) => `test/${n}.test.ts`);
 
 const UNIT = files(
-  "abort", "agent_loop", "atif", "approval_bypass", "approval_effects", "approval_policy", "approval_smart",
+  "abort", "agent_loop", "atif", "approval_bypass", "approval_effects", "approval_policy", "approval_rules", "approval_smart",
   "buffered_response", "build_test_image", "config", "core_gates", "dataset", "direct_completion", "discovery",
   "distributions", "docker_retry", "docs_match", "early_stop", "export_curate", "formats", "gateway_client",
   "http1_client", "import_rules", "library_console", "llm_client", "mcp_config", "model_tools", "paired_stats",
