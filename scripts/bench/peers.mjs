@@ -16,7 +16,8 @@
  *  - memory per loop: (peak RSS at --concurrency − peak RSS at one loop) ÷ (concurrency − 1), from VmHWM;
  *  - first request: from the process's start to the server's first request.
  *   node scripts/bench/peers.mjs [--tasks 2048] [--concurrency 256] [--latency-ms 200] [--turns 2] [--rounds 3]
- *        [--baseline-tasks 8] [--peers-dir /tmp/peers] [--only raw,hermes-batch]
+ *        [--baseline-tasks 8] [--peers-dir /tmp/peers] [--only raw,hermes-batch] [--cli dist/src/cli.js]
+ * --cli: the hermes-batch CLI to run (another checkout's build, for a before/after).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     "baseline-tasks": { type: "string", default: "8" },
     "peers-dir": { type: "string" },
     only: { type: "string" },
+    cli: { type: "string" },
   },
 });
 const num = (k) => {
@@ -48,7 +50,7 @@ const num = (k) => {
 };
 const [tasks, concurrency, latencyMs, turns, rounds, baselineTasks] = ["tasks", "concurrency", "latency-ms", "turns", "rounds", "baseline-tasks"].map(num);
 const peersDir = values["peers-dir"] ? resolve(values["peers-dir"]) : undefined;
-const CLI = join(ROOT, "dist", "src", "cli.js");
+const CLI = values.cli ? resolve(values.cli) : join(ROOT, "dist", "src", "cli.js");
 
 const contenders = [
   { name: "raw", argv: (o) => ["node", join(HERE, "peers", "raw.mjs"), ...common(o)] },
