@@ -18,6 +18,7 @@ const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-f
 /** The model's first turn per prompt: these calls; then an answer quoting every tool result. */
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
   echo: [{ name: "mcp_every_echo", arguments: { message: "hello from the model" } }],
+  "echo deny": [{ name: "mcp_every_echo", arguments: { message: "deny-me" } }],
   image: [{ name: "mcp_every_get_tiny_image", arguments: {} }],
   http: [
     { name: "mcp_api_add", arguments: { a: 2, b: 40 } },
@@ -30,7 +31,14 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   ],
 };
 
+/** The run's smart approver (same endpoint, asked with a response_format): approves, unless the call says deny-me. */
+function approve(req: RecordedRequest) {
+  const decision = JSON.stringify(req.body.messages).includes("deny-me") ? "deny" : "approve";
+  return text(JSON.stringify({ decision, reason: `test approver says ${decision}` }));
+}
+
 function reply(req: RecordedRequest) {
+  if (req.body.response_format) return approve(req);
   const messages = req.body.messages as { role: string; content: string }[];
   const prompt = messages.find((m) => m.role === "user")!.content;
   if (messages.some((m) => m.role === "assistant")) {
@@ -92,6 +100,22 @@ describe("MCP servers in a run", () => {
     expect(r.runYaml).toMatch(/mcp_servers:\n\s+- name: every\n\s+transport: stdio\n\s+where: host/);
   });
 
+  it("a call of a server outside the sandbox goes to the approver as data (--mcp-approval host, the default)", async () => {
+    const config = { mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo"] } } } };
+    const approved = await run(config, "echo", ["--toolsets", "mcp-every", "--env", "host"]);
+    expect(approved.exitCode, approved.stderr).toBe(0);
+    expect(approved.entry.approvals).toEqual([expect.objectContaining({ pattern: "mcp_call", decision: "approve", by: "smart", command: expect.stringMatching(/^MCP call: server 'every' \(outside the sandbox\), tool 'echo', arguments \{"message":"hello from the model"\}$/) })]);
+    const denied = await run(config, "echo deny", ["--toolsets", "mcp-every", "--env", "host"]);
+    expect(denied.entry.approvals).toEqual([expect.objectContaining({ pattern: "mcp_call", decision: "deny", by: "smart" })]);
+    expect(toolResults(denied.entry)).toEqual([{ error: expect.stringMatching(/^BLOCKED/), status: "blocked" }]);
+    // A policy that denies what is judged denies the call; --mcp-approval none lets it through unjudged.
+    const policy = await run(config, "echo", ["--toolsets", "mcp-every", "--env", "host", "--approval", "deny"]);
+    expect(toolResults(policy.entry)[0].error).toMatch(/^BLOCKED/);
+    const none = await run(config, "echo", ["--toolsets", "mcp-every", "--env", "host", "--approval", "deny", "--mcp-approval", "none"]);
+    expect(toolResults(none.entry)).toEqual([{ result: "Echo: hello from the model" }]);
+    expect(none.entry.approvals ?? []).toEqual([]);
+  });
+
   it("an image result: a placeholder for the model and in the conversations, the raw part in messages and atif.jsonl", async () => {
     const r = await run({ mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["get-tiny-image"] } } } }, "image", ["--toolsets", "mcp-every", "--env", "host"]);
     expect(r.exitCode, r.stderr).toBe(0);
@@ -132,6 +156,8 @@ describe("MCP servers in a run", () => {
     expect(results[2].error).toMatch(/outside allowed directories/);
     expect(r.entry.verify).toMatchObject({ passed: true });
     expect(r.entry.metadata.mcp_servers[0]).toMatchObject({ name: "fs", transport: "stdio", where: "sandbox" });
+    // A server in the sandbox is as contained as a command there: not judged under the default --mcp-approval host.
+    expect(r.entry.approvals ?? []).toEqual([]);
   });
 
   it("a server that lists its tools at start but cannot start for the task: environment_error with its stderr", async () => {

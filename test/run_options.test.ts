@@ -47,6 +47,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   ephemeral_system_prompt: ["E", "E"],
   prefill_messages_file: ["p.json", "p.json"],
   mcp_config: ["mcp.json", "mcp.json"],
+  mcp_approval: ["all", "all"],
   max_consecutive_tool_errors: ["2", 2],
   require_reasoning: [true, true],
   on_bad_row: ["skip", "skip"],

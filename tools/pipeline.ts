@@ -12,7 +12,7 @@ import type { ApprovalRecord } from "../src/core/records.js";
 import type { BackgroundStartOptions, Environment, ExecOptions } from "./environments/base.js";
 import type { ApprovalGate, ApprovalService } from "./approval/gate.js";
 import { lazyApprovalGate } from "./lazy_approval.js";
-import { effectForGate } from "./approval/effects.js";
+import { MCP_CALL_MATCH, effectForGate } from "./approval/effects.js";
 import { toolHooks, type ToolHook } from "./plugins.js";
 import {
   errorTypeAndMessage,
@@ -37,6 +37,8 @@ export interface ToolPipelineOptions {
   allowedTools?: ReadonlySet<string>;
   /** The plugin hooks; default: those added with addToolHook, read at each call. */
   hooks?: () => readonly ToolHook[];
+  /** Which MCP calls the gate judges (`--mcp-approval`): none, those of servers outside the sandbox (default), all. */
+  mcpApproval?: "none" | "host" | "all";
 }
 
 export interface ToolPipeline {
@@ -114,14 +116,17 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
 
   /** Asks the gate about each effect; the first denial is the call's result. */
   async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
+    const mcpApproval = opts.mcpApproval ?? "host";
     for (const effect of effects) {
+      if (effect.kind === "call" && (mcpApproval === "none" || (mcpApproval === "host" && effect.where === "sandbox"))) continue;
       const { command, cwd } = effectForGate(tool, effect);
+      const flagged = effect.kind === "call" ? MCP_CALL_MATCH : undefined;
       // Targets are resolved through symlinks where the command will run, when the environment can say.
       const env = effect.workdir ? await ctx.getEnv().catch(() => undefined) : undefined;
       const realpath = env?.realpath ? (path: string) => env.realpath!(path) : undefined;
       // Files earlier calls wrote are read where the command will run (cross-call judging in the gate).
       const readFile = env ? async (path: string) => (await env.readFile(path)).toString("utf8") : undefined;
-      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath, readFile, toolCallId: ctx.toolCallId }).catch((err: unknown) => ({
+      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath, readFile, toolCallId: ctx.toolCallId, ...(flagged ? { flagged } : {}) }).catch((err: unknown) => ({
         allowed: false,
         message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
       }));

@@ -99,7 +99,9 @@ export type ToolHandler<A = Record<string, unknown>, S = undefined> = (
  */
 export type ToolEffect =
   | { kind: "run"; command: string; workdir: string; cwd?: string }
-  | { kind: "write"; path: string; workdir: string };
+  | { kind: "write"; path: string; workdir: string }
+  /** A call whose effects are another program's (an MCP server's): judged by the approver as data. */
+  | { kind: "call"; server: string; where: "host" | "sandbox"; tool: string; arguments: Record<string, unknown>; workdir?: undefined };
 
 /** The registration of a read-only tool: nothing to approve. */
 export const noEffects = (): ToolEffect[] => [];

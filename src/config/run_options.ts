@@ -193,6 +193,14 @@ export const RUN_OPTIONS = [
     schema: z.string().min(1).optional(),
     help: "MCP servers whose tools the model gets (toolset mcp-<server>): JSON {\"mcpServers\": …} as\ndesktop clients write it, or Hermes' YAML mcp_servers (README: MCP servers)",
   }),
+  option({
+    key: "mcp_approval",
+    kind: "string",
+    section: "Tasks",
+    arg: "none|host|all",
+    schema: z.enum(["none", "host", "all"]).default("host"),
+    help: "which MCP tool calls the approval gate judges (as data, like a flagged command): host:\nthose of servers outside the task's sandbox (where: host, URLs); all; none",
+  }),
   // Parallelism
   option({ key: "workers", kind: "int", section: "Parallelism", arg: "W", schema: positiveInt.default(Math.max(1, cpus().length)), help: "worker threads", defaultHelp: "the number of cores" }),
   option({ key: "concurrency", kind: "int", section: "Parallelism", arg: "C", schema: positiveInt.default(32), help: "agent loops in flight across all workers" }),

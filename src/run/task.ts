@@ -150,7 +150,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const models = deps.models.forTask((e) => modelEvents.push(e));
   // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
   const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
-  const pipeline = createToolPipeline({ approval });
+  const pipeline = createToolPipeline({ approval, mcpApproval: config.mcp_approval });
 
   const ctx: ToolContext = {
     taskId: spec.id,

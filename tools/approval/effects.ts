@@ -23,7 +23,16 @@ export function commandAsRun(command: string, defaultCwd: string, cwd: string | 
  * to (`write_file > '/etc/hosts'`), so the dangerous-command patterns decide which paths are
  * sensitive (/etc, /boot, ~/.ssh, shell startup files, …) and the approver sees the tool and the path.
  */
-export function effectForGate(tool: string, effect: ToolEffect): { command: string; cwd: string } {
+export function effectForGate(tool: string, effect: ToolEffect): { command: string; cwd?: string } {
   if (effect.kind === "run") return { command: commandAsRun(effect.command, effect.workdir, effect.cwd), cwd: effect.cwd ?? effect.workdir };
+  if (effect.kind === "call") return { command: mcpCallText(effect) };
   return { command: `${tool} > ${shellQuote(effect.path)}`, cwd: effect.workdir };
 }
+
+/** An MCP call as the approver reads it (as data, never as a command to run). */
+export function mcpCallText(effect: Extract<ToolEffect, { kind: "call" }>): string {
+  return `MCP call: server '${effect.server}' (${effect.where === "host" ? "outside the sandbox" : "in the task's sandbox"}), tool '${effect.tool}', arguments ${JSON.stringify(effect.arguments)}`;
+}
+
+/** What the gate records for an MCP call it must always judge. */
+export const MCP_CALL_MATCH = { key: "mcp_call", description: "a call of an MCP server's tool (--mcp-approval)" } as const;

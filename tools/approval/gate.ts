@@ -45,6 +45,8 @@ export type ApprovalGate = (
      * (a script, Makefile, package.json script, conftest.py, git hook) by the file's text.
      */
     readFile?: (path: string) => Promise<string | undefined>;
+    /** Judge it whatever detection says (an MCP call: `command` is its description, read as data). */
+    flagged?: { key: string; description: string };
   },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
@@ -200,8 +202,9 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     const started = performance.now();
     const root = workingDirectory(command, info);
     const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
-    const analysis = analyseCommand(command, detectOpts);
+    const analysis = analyseCommand(info.flagged ? "" : command, detectOpts);
     const matches = [...(root && info.realpath ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath }) : matchPatterns(analysis))];
+    if (info.flagged) matches.push(info.flagged);
     if (info.readFile) matches.push(...(await crossCall.matches(command, info.cwd, root ?? info.workdir, info.readFile)));
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);

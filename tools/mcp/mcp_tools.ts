@@ -156,8 +156,8 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
         name: t.registeredName,
         toolset,
         schema: { description: t.description, parameters: t.inputSchema },
-        // What the server does is its own: nothing the approval gate can judge as a command or a write.
-        effects: () => [],
+        // What the server does is its own: the approver judges the call as data (the pipeline applies --mcp-approval).
+        effects: (args) => [{ kind: "call", server: c.config.name, where: mcpWhere(c.config), tool: t.name, arguments: args as Record<string, unknown> }],
         needsEnvironment: c.config.transport === "stdio" && c.config.where === "sandbox",
         handler: async (args, ctx) => {
           const invalid = await argumentProblem(t, args);
@@ -210,6 +210,11 @@ export function ensureMcpRegistered(catalogs: readonly McpServerCatalog[], reg: 
     }
   }
   if (fresh.length) registerMcpCatalog(fresh, reg);
+}
+
+/** Where a server's code runs: a stdio server in the task's sandbox, or outside it (on the host, or at a URL). */
+function mcpWhere(config: McpServerConfig): "host" | "sandbox" {
+  return config.transport === "stdio" && config.where === "sandbox" ? "sandbox" : "host";
 }
 
 /** What `metadata.mcp_servers` records about each server of a task. */
