@@ -25,10 +25,11 @@ export class DistributionError extends UserError {
   }
 }
 
-const d = (description: string, toolsets: Record<string, number>): Distribution => Object.freeze({
-  description,
-  toolsets: Object.freeze(toolsets),
-});
+const d = (description: string, toolsets: Record<string, number>): Distribution =>
+  Object.freeze({
+    description,
+    toolsets: Object.freeze(toolsets),
+  });
 
 /**
  * Hermes' 17 distributions as upstream defines them (toolset_distributions.py @0134f6f4): names,
@@ -36,56 +37,90 @@ const d = (description: string, toolsets: Record<string, number>): Distribution 
  * of `toolsets_used`, and it breaks fallback ties.
  */
 export const DISTRIBUTIONS: Readonly<Record<string, Distribution>> = Object.freeze({
-  default: d(
-    "All available tools, all the time",
-    { web: 100, vision: 100, image_gen: 100, terminal: 100, file: 100, moa: 100, browser: 100 },
-  ),
-  image_gen: d(
-    "Heavy focus on image generation with vision and web support",
-    { image_gen: 90, vision: 90, web: 55, terminal: 45, moa: 10 },
-  ),
-  research: d(
-    "Web research with vision analysis and reasoning",
-    { web: 90, browser: 70, vision: 50, moa: 40, terminal: 10 },
-  ),
-  science: d(
-    "Scientific research with web, terminal, file, and browser capabilities",
-    { web: 94, terminal: 94, file: 94, vision: 65, browser: 50, image_gen: 15, moa: 10 },
-  ),
-  development: d(
-    "Terminal, file tools, and reasoning with occasional web lookup",
-    { terminal: 80, file: 80, moa: 60, web: 30, vision: 10 },
-  ),
+  default: d("All available tools, all the time", {
+    web: 100,
+    vision: 100,
+    image_gen: 100,
+    terminal: 100,
+    file: 100,
+    moa: 100,
+    browser: 100,
+  }),
+  image_gen: d("Heavy focus on image generation with vision and web support", {
+    image_gen: 90,
+    vision: 90,
+    web: 55,
+    terminal: 45,
+    moa: 10,
+  }),
+  research: d("Web research with vision analysis and reasoning", {
+    web: 90,
+    browser: 70,
+    vision: 50,
+    moa: 40,
+    terminal: 10,
+  }),
+  science: d("Scientific research with web, terminal, file, and browser capabilities", {
+    web: 94,
+    terminal: 94,
+    file: 94,
+    vision: 65,
+    browser: 50,
+    image_gen: 15,
+    moa: 10,
+  }),
+  development: d("Terminal, file tools, and reasoning with occasional web lookup", {
+    terminal: 80,
+    file: 80,
+    moa: 60,
+    web: 30,
+    vision: 10,
+  }),
   safe: d("All tools except terminal for safety", { web: 80, browser: 70, vision: 60, image_gen: 60, moa: 50 }),
-  balanced: d(
-    "Equal probability of all toolsets",
-    { web: 50, vision: 50, image_gen: 50, terminal: 50, file: 50, moa: 50, browser: 50 },
-  ),
+  balanced: d("Equal probability of all toolsets", {
+    web: 50,
+    vision: 50,
+    image_gen: 50,
+    terminal: 50,
+    file: 50,
+    moa: 50,
+    browser: 50,
+  }),
   minimal: d("Only web tools for basic research", { web: 100 }),
   terminal_only: d("Terminal and file tools for code execution tasks", { terminal: 100, file: 100 }),
-  terminal_web: d(
-    "Terminal and file tools with web search for documentation lookup",
-    { terminal: 100, file: 100, web: 100 },
-  ),
+  terminal_web: d("Terminal and file tools with web search for documentation lookup", {
+    terminal: 100,
+    file: 100,
+    web: 100,
+  }),
   creative: d("Image generation and vision analysis focus", { image_gen: 90, vision: 90, web: 30 }),
   reasoning: d("Heavy mixture of agents usage with minimal other tools", { moa: 90, web: 30, terminal: 20 }),
-  browser_use: d(
-    "Full browser-based web interaction with search, vision, and page control",
-    { browser: 100, web: 80, vision: 70 },
-  ),
+  browser_use: d("Full browser-based web interaction with search, vision, and page control", {
+    browser: 100,
+    web: 80,
+    vision: 70,
+  }),
   browser_only: d("Only browser automation tools for pure web interaction tasks", { browser: 100 }),
   browser_tasks: d(
     "Browser-focused distribution (browser toolset includes web_search for finding URLs since Google blocks direct browser searches)",
     { browser: 97, vision: 12, terminal: 15 },
   ),
-  terminal_tasks: d(
-    "Terminal-focused distribution with high terminal/file availability, occasional other tools",
-    { terminal: 97, file: 97, web: 97, browser: 75, vision: 50, image_gen: 10 },
-  ),
-  mixed_tasks: d(
-    "Mixed distribution with high browser, terminal, and file availability for complex tasks",
-    { browser: 92, terminal: 92, file: 92, web: 35, vision: 15, image_gen: 15 },
-  ),
+  terminal_tasks: d("Terminal-focused distribution with high terminal/file availability, occasional other tools", {
+    terminal: 97,
+    file: 97,
+    web: 97,
+    browser: 75,
+    vision: 50,
+    image_gen: 10,
+  }),
+  mixed_tasks: d("Mixed distribution with high browser, terminal, and file availability for complex tasks", {
+    browser: 92,
+    terminal: 92,
+    file: 92,
+    web: 35,
+    vision: 15,
+    image_gen: 15,
+  }),
 });
 
 /** Distributions added at run time (`--distribution-file`); they shadow built-ins of the same name. */
@@ -101,7 +136,9 @@ export function listDistributions(): string[] {
 export function getDistribution(name: string): Distribution {
   const found = extraDistributions.get(name) ?? (Object.hasOwn(DISTRIBUTIONS, name) ? DISTRIBUTIONS[name] : undefined);
   if (!found) {
-    throw new DistributionError(`Unknown distribution: ${name}. Available: ${[...listDistributions()].sort().join(", ")}`);
+    throw new DistributionError(
+      `Unknown distribution: ${name}. Available: ${[...listDistributions()].sort().join(", ")}`,
+    );
   }
   return { description: found.description, toolsets: { ...found.toolsets } };
 }
@@ -180,7 +217,8 @@ export function loadDistributionFile(path: string): string[] {
           .join(", ")} (known: ${listToolsets().join(", ")})`,
       );
     }
-    if (Object.keys(def.toolsets).length === 0) throw new DistributionError(`${path}: distribution '${name}': no toolsets`);
+    if (Object.keys(def.toolsets).length === 0)
+      throw new DistributionError(`${path}: distribution '${name}': no toolsets`);
   }
   for (const [name, def] of Object.entries(parsed.data)) {
     registerDistribution(name, { description: def.description ?? `From ${path}`, toolsets: def.toolsets }, path);

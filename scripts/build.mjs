@@ -30,7 +30,9 @@ await build({
   sourcemap: "linked",
   external: ["piscina", "dockerode"],
   // CommonJS dependencies inside an ES module bundle call require() for Node's built-ins.
-  banner: { js: 'import { createRequire as __hermesCreateRequire } from "node:module"; const require = __hermesCreateRequire(import.meta.url);' },
+  banner: {
+    js: 'import { createRequire as __hermesCreateRequire } from "node:module"; const require = __hermesCreateRequire(import.meta.url);',
+  },
   logLevel: "warning",
 });
 // The report page's browser assets (plain JS and CSS, not bundled) beside the chunk that reads them.
@@ -40,4 +42,6 @@ chmodSync(join(DIST, "src", "cli.js"), 0o755);
 // The test setup (test/setup/build.ts) rebuilds only when a source is newer than this stamp.
 writeFileSync(join(DIST, ".build-stamp"), `${new Date().toISOString()}\n`);
 const chunks = readdirSync(join(DIST, "src")).filter((f) => f.endsWith(".js")).length;
-console.log(`build: dist/src/cli.js, worker.js and ${chunks - 2} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `build: dist/src/cli.js, worker.js and ${chunks - 2} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+);

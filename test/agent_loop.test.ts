@@ -76,15 +76,28 @@ function options(model: AgentLoopOptions["model"], over: Partial<AgentLoopOption
 
 describe("agent loop", () => {
   it("ends on a final answer: completed, usage summed, ephemeral prompt and prefill sent but never saved", async () => {
-    const { model, requests } = scriptedModel([{ tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "all done", reasoning: "thought" }]);
+    const { model, requests } = scriptedModel([
+      { tool_calls: [call("terminal", '{"command":"ls"}')] },
+      { content: "all done", reasoning: "thought" },
+    ]);
     const result = await runAgentLoop(
       options(model, { ephemeralSystemPrompt: "EPHEMERAL", prefill: [{ role: "user", content: "PREFILL" }] }),
     );
-    expect(result).toMatchObject({ completed: true, partial: false, end: "final_answer", finalResponse: "all done", apiCalls: 2 });
+    expect(result).toMatchObject({
+      completed: true,
+      partial: false,
+      end: "final_answer",
+      finalResponse: "all done",
+      apiCalls: 2,
+    });
     expect(result.usage).toEqual({ prompt_tokens: 20, completion_tokens: 4, total_tokens: 24 });
     expect(result.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
     expect(result.messages[0]).toEqual({ role: "system", content: "SYSTEM" });
-    expect(result.messages[3]).toMatchObject({ role: "tool", name: "terminal", content: JSON.stringify({ output: 'terminal:{"command":"ls"}' }) });
+    expect(result.messages[3]).toMatchObject({
+      role: "tool",
+      name: "terminal",
+      content: JSON.stringify({ output: 'terminal:{"command":"ls"}' }),
+    });
     expect(result.messages[4]).toEqual({ role: "assistant", content: "all done", reasoning: "thought" });
     expect(JSON.stringify(result.messages)).not.toMatch(/EPHEMERAL|PREFILL/);
     // Every request: system prompt with the ephemeral part, then the prefill, then the conversation.
@@ -97,9 +110,17 @@ describe("agent loop", () => {
   });
 
   it("at max turns: the original's closing human turn, one call without tools, not completed", async () => {
-    const { model, requests } = scriptedModel((n) => (n < 3 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "  summary of work  " }));
+    const { model, requests } = scriptedModel((n) =>
+      n < 3 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "  summary of work  " },
+    );
     const result = await runAgentLoop(options(model, { maxTurns: 3 }));
-    expect(result).toMatchObject({ completed: false, partial: false, end: "max_turns", apiCalls: 3, finalResponse: "summary of work" });
+    expect(result).toMatchObject({
+      completed: false,
+      partial: false,
+      end: "max_turns",
+      apiCalls: 3,
+      finalResponse: "summary of work",
+    });
     expect(requests).toHaveLength(4);
     expect(requests.slice(0, 3).every((r) => r.tools?.length === 2)).toBe(true);
     expect(requests[3]!.tools).toBeUndefined();
@@ -111,7 +132,9 @@ describe("agent loop", () => {
   });
 
   it("at max turns, an empty summary is asked for once more, then the original's fallback text is the answer", async () => {
-    const { model, requests } = scriptedModel((n) => (n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "   " }));
+    const { model, requests } = scriptedModel((n) =>
+      n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "   " },
+    );
     const result = await runAgentLoop(options(model, { maxTurns: 2 }));
     expect(requests).toHaveLength(4);
     expect(result).toMatchObject({ completed: false, end: "max_turns", finalResponse: NO_SUMMARY_RESPONSE });
@@ -120,7 +143,13 @@ describe("agent loop", () => {
 
   it("a final answer on the last allowed call is not completed (the original's api_calls < max_turns)", async () => {
     const { model } = scriptedModel([{ tool_calls: [call("terminal")] }, { content: "done" }]);
-    expect(await runAgentLoop(options(model, { maxTurns: 2 }))).toMatchObject({ completed: false, partial: false, end: "final_answer", finalResponse: "done", apiCalls: 2 });
+    expect(await runAgentLoop(options(model, { maxTurns: 2 }))).toMatchObject({
+      completed: false,
+      partial: false,
+      end: "final_answer",
+      finalResponse: "done",
+      apiCalls: 2,
+    });
     const { model: roomy } = scriptedModel([{ tool_calls: [call("terminal")] }, { content: "done" }]);
     expect(await runAgentLoop(options(roomy, { maxTurns: 3 }))).toMatchObject({ completed: true, end: "final_answer" });
   });
@@ -132,7 +161,13 @@ describe("agent loop", () => {
       { content: "two." },
     ]);
     const result = await runAgentLoop(options(model));
-    expect(result).toMatchObject({ completed: true, partial: false, end: "final_answer", finalResponse: "The answeris fortytwo.", apiCalls: 3 });
+    expect(result).toMatchObject({
+      completed: true,
+      partial: false,
+      end: "final_answer",
+      finalResponse: "The answeris fortytwo.",
+      apiCalls: 3,
+    });
     expect(result.messages.slice(2).map((m) => [m.role, m.content])).toEqual([
       ["assistant", "The answer"],
       ["user", LENGTH_CONTINUATION_MESSAGE],
@@ -157,16 +192,33 @@ describe("agent loop", () => {
       executed.push(name);
       return echo(name, args, ctx);
     };
-    const { model, requests } = scriptedModel(() => ({ tool_calls: [call("terminal", '{"command":"rm -rf bu')], finish: "length" }));
+    const { model, requests } = scriptedModel(() => ({
+      tool_calls: [call("terminal", '{"command":"rm -rf bu')],
+      finish: "length",
+    }));
     const result = await runAgentLoop(options(model, { executeTool }));
     expect(requests).toHaveLength(2);
     expect(requests[1]!.messages).toEqual(requests[0]!.messages);
     expect(executed).toEqual([]);
-    expect(result).toMatchObject({ completed: false, partial: true, end: "truncated_tool_call", apiCalls: 1, finalResponse: null });
+    expect(result).toMatchObject({
+      completed: false,
+      partial: true,
+      end: "truncated_tool_call",
+      apiCalls: 1,
+      finalResponse: null,
+    });
     expect(result.messages.map((m) => m.role)).toEqual(["system", "user"]);
 
-    const { model: recovers } = scriptedModel([{ tool_calls: [call("terminal", '{"comm')], finish: "length" }, { tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "ok" }]);
-    expect(await runAgentLoop(options(recovers, { executeTool }))).toMatchObject({ completed: true, apiCalls: 2, finalResponse: "ok" });
+    const { model: recovers } = scriptedModel([
+      { tool_calls: [call("terminal", '{"comm')], finish: "length" },
+      { tool_calls: [call("terminal", '{"command":"ls"}')] },
+      { content: "ok" },
+    ]);
+    expect(await runAgentLoop(options(recovers, { executeTool }))).toMatchObject({
+      completed: true,
+      apiCalls: 2,
+      finalResponse: "ok",
+    });
     expect(executed).toEqual(["terminal"]);
   });
 
@@ -176,7 +228,10 @@ describe("agent loop", () => {
       executed.push(args);
       return echo(name, args, ctx);
     };
-    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"command": "ls", "opts": {"all": true')] }, { content: "ok" }]);
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal", '{"command": "ls", "opts": {"all": true')] },
+      { content: "ok" },
+    ]);
     const result = await runAgentLoop(options(model, { executeTool }));
     expect(executed).toEqual([{ command: "ls", opts: { all: true } }]);
     const assistant = result.messages[2] as AssistantMessage;
@@ -205,7 +260,11 @@ describe("agent loop", () => {
     // No `{}` call and no error turn: an export never carries the broken call.
     expect(result.messages.map((m) => m.role)).toEqual(["system", "user"]);
 
-    const { model: fixes } = scriptedModel([bad(), { tool_calls: [call("terminal", '{"command":"ls"}')] }, { content: "ok" }]);
+    const { model: fixes } = scriptedModel([
+      bad(),
+      { tool_calls: [call("terminal", '{"command":"ls"}')] },
+      { content: "ok" },
+    ]);
     const ok = await runAgentLoop(options(fixes));
     expect(ok).toMatchObject({ completed: true, finalResponse: "ok", apiCalls: 2 });
     expect(ok.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
@@ -218,7 +277,13 @@ describe("agent loop", () => {
       return echo(name, args, ctx);
     };
     const { model } = scriptedModel([
-      { tool_calls: [call("terminal", '{"command": "ls",}'), call("terminal", '{"command": "a\tb é"}'), call("terminal", '{"command": "pwd"}}')] },
+      {
+        tool_calls: [
+          call("terminal", '{"command": "ls",}'),
+          call("terminal", '{"command": "a\tb é"}'),
+          call("terminal", '{"command": "pwd"}}'),
+        ],
+      },
       { content: "ok" },
     ]);
     const result = await runAgentLoop(options(model, { executeTool }));
@@ -229,15 +294,33 @@ describe("agent loop", () => {
   });
 
   it("a tool call without an id gets the original's id derived from name, arguments and position", async () => {
-    const noId = (name: string, args: string): ToolCall => ({ id: "", type: "function", function: { name, arguments: args } });
+    const noId = (name: string, args: string): ToolCall => ({
+      id: "",
+      type: "function",
+      function: { name, arguments: args },
+    });
     const run = async () =>
-      runAgentLoop(options(scriptedModel([{ tool_calls: [noId("terminal", '{"command":"ls"}'), noId("terminal", '{"command":"ls"}')] }, { content: "ok" }]).model));
+      runAgentLoop(
+        options(
+          scriptedModel([
+            { tool_calls: [noId("terminal", '{"command":"ls"}'), noId("terminal", '{"command":"ls"}')] },
+            { content: "ok" },
+          ]).model,
+        ),
+      );
     const first = await run();
     const ids = (first.messages[2] as AssistantMessage).tool_calls!.map((c) => c.id);
     // sha256("terminal:{\"command\":\"ls\"}:0") and ":1", first 12 hex digits (the original's _deterministic_call_id).
-    expect(ids).toEqual([derivedCallId("terminal", '{"command":"ls"}', 0), derivedCallId("terminal", '{"command":"ls"}', 1)]);
-    expect(ids[0]).toBe(`call_${createHash("sha256").update('terminal:{"command":"ls"}:0').digest("hex").slice(0, 12)}`);
-    expect(first.messages.filter((m) => m.role === "tool").map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual(ids);
+    expect(ids).toEqual([
+      derivedCallId("terminal", '{"command":"ls"}', 0),
+      derivedCallId("terminal", '{"command":"ls"}', 1),
+    ]);
+    expect(ids[0]).toBe(
+      `call_${createHash("sha256").update('terminal:{"command":"ls"}:0').digest("hex").slice(0, 12)}`,
+    );
+    expect(
+      first.messages.filter((m) => m.role === "tool").map((m) => (m as { tool_call_id: string }).tool_call_id),
+    ).toEqual(ids);
     expect((await run()).messages).toEqual(first.messages);
   });
 
@@ -255,23 +338,51 @@ describe("agent loop", () => {
   });
 
   it("an empty answer (reasoning-only ones too, by default) is asked for again up to 3 times, then the loop ends empty_response (never completed)", async () => {
-    const { model, requests } = scriptedModel((n) => (n === 0 ? { content: "" } : n === 1 ? { content: "  \n " } : { content: null, reasoning: "thinking only" }));
+    const { model, requests } = scriptedModel((n) =>
+      n === 0 ? { content: "" } : n === 1 ? { content: "  \n " } : { content: null, reasoning: "thinking only" },
+    );
     const result = await runAgentLoop(options(model, { maxTurns: 10 }));
     expect(requests).toHaveLength(4);
     for (const r of requests) expect(r.messages).toEqual(requests[0]!.messages);
-    expect(result).toMatchObject({ completed: false, partial: true, end: "empty_response", finalResponse: null, apiCalls: 4 });
-    expect(result.messages.at(-1)).toEqual({ role: "assistant", content: EMPTY_RESPONSE_CONTENT, reasoning: "thinking only" });
+    expect(result).toMatchObject({
+      completed: false,
+      partial: true,
+      end: "empty_response",
+      finalResponse: null,
+      apiCalls: 4,
+    });
+    expect(result.messages.at(-1)).toEqual({
+      role: "assistant",
+      content: EMPTY_RESPONSE_CONTENT,
+      reasoning: "thinking only",
+    });
 
     const { model: late } = scriptedModel([{ content: "" }, { content: "" }, { content: "there it is" }]);
-    expect(await runAgentLoop(options(late))).toMatchObject({ completed: true, finalResponse: "there it is", apiCalls: 3 });
+    expect(await runAgentLoop(options(late))).toMatchObject({
+      completed: true,
+      finalResponse: "there it is",
+      apiCalls: 3,
+    });
   });
 
   it("with continueReasoningOnly, an answer with reasoning and no text is sent back and continued; a real answer replaces it", async () => {
-    const { model, requests } = scriptedModel([{ content: null, reasoning: "first thoughts" }, { content: "the answer", reasoning: "more" }]);
+    const { model, requests } = scriptedModel([
+      { content: null, reasoning: "first thoughts" },
+      { content: "the answer", reasoning: "more" },
+    ]);
     const result = await runAgentLoop(options(model, { continueReasoningOnly: true }));
     expect(requests).toHaveLength(2);
-    expect(requests[1]!.messages).toEqual([...requests[0]!.messages, { role: "assistant", content: null, reasoning: "first thoughts" }]);
-    expect(result).toMatchObject({ completed: true, partial: false, end: "final_answer", finalResponse: "the answer", apiCalls: 2 });
+    expect(requests[1]!.messages).toEqual([
+      ...requests[0]!.messages,
+      { role: "assistant", content: null, reasoning: "first thoughts" },
+    ]);
+    expect(result).toMatchObject({
+      completed: true,
+      partial: false,
+      end: "final_answer",
+      finalResponse: "the answer",
+      apiCalls: 2,
+    });
     expect(result.messages).toEqual([
       { role: "system", content: "SYSTEM" },
       { role: "user", content: "do the thing" },
@@ -289,8 +400,17 @@ describe("agent loop", () => {
     expect(requests).toHaveLength(6);
     expect(requests[1]!.messages).toEqual([...requests[0]!.messages, continued[0]]);
     for (const r of requests.slice(2)) expect(r.messages).toEqual([...requests[0]!.messages, ...continued]);
-    expect(result).toMatchObject({ completed: false, partial: true, end: "empty_response", finalResponse: null, apiCalls: 6 });
-    expect(result.messages.slice(2)).toEqual([...continued, { role: "assistant", content: EMPTY_RESPONSE_CONTENT, reasoning: "r5" }]);
+    expect(result).toMatchObject({
+      completed: false,
+      partial: true,
+      end: "empty_response",
+      finalResponse: null,
+      apiCalls: 6,
+    });
+    expect(result.messages.slice(2)).toEqual([
+      ...continued,
+      { role: "assistant", content: EMPTY_RESPONSE_CONTENT, reasoning: "r5" },
+    ]);
   });
 
   it("with continueReasoningOnly, a tool call replaces the continued answer and gives the next one fresh continuations", async () => {
@@ -314,7 +434,11 @@ describe("agent loop", () => {
   });
 
   it("with continueReasoningOnly, a continued answer stays once a cut answer's continuation turn follows it", async () => {
-    const { model } = scriptedModel([{ content: null, reasoning: "plan" }, { content: "Half", finish: "length" }, { content: "way." }]);
+    const { model } = scriptedModel([
+      { content: null, reasoning: "plan" },
+      { content: "Half", finish: "length" },
+      { content: "way." },
+    ]);
     const result = await runAgentLoop(options(model, { continueReasoningOnly: true }));
     expect(result).toMatchObject({ completed: true, finalResponse: "Halfway." });
     expect(result.messages.slice(2)).toEqual([
@@ -347,7 +471,9 @@ describe("agent loop", () => {
     );
     expect(result).toMatchObject({ completed: false, partial: true, end: "malformed_calls", apiCalls: 4 });
     expect(executed).toEqual(["terminal"]);
-    const errors = result.messages.filter((m) => m.role === "tool").map((m) => JSON.parse(m.content).error as string | undefined);
+    const errors = result.messages
+      .filter((m) => m.role === "tool")
+      .map((m) => JSON.parse(m.content).error as string | undefined);
     expect(errors[0]).toMatch(/^Unknown tool 'no_such_tool'. Available tools: read_file, terminal$/);
     expect(errors[1]).toBeUndefined();
     expect(errors[2]).toMatch(/must be a JSON object, got an array/);
@@ -355,7 +481,11 @@ describe("agent loop", () => {
   });
 
   it("runs parallel-safe calls concurrently and gives results in call order, whatever order they finish in", async () => {
-    const calls = [call("read_file", '{"path":"a.txt"}'), call("web_search", '{"query":"q"}'), call("read_file", '{"path":"b.txt"}')];
+    const calls = [
+      call("read_file", '{"path":"a.txt"}'),
+      call("web_search", '{"query":"q"}'),
+      call("read_file", '{"path":"b.txt"}'),
+    ];
     const { model, requests } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
     const finishOrder: string[] = [];
     const release: (() => void)[] = [];
@@ -377,7 +507,11 @@ describe("agent loop", () => {
       [calls[1]!.id, "web_search#q"],
       [calls[2]!.id, "read_file#b.txt"],
     ]);
-    expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual(["read_file#a.txt", "web_search#q", "read_file#b.txt"]);
+    expect(requests[1]!.messages.filter((m) => m.role === "tool").map((m) => m.content)).toEqual([
+      "read_file#a.txt",
+      "web_search#q",
+      "read_file#b.txt",
+    ]);
   });
 
   it("runs a turn in call order, one call at a time, when any call is not parallel-safe", async () => {
@@ -397,13 +531,18 @@ describe("agent loop", () => {
         files.set("r.txt", "late\n");
         out = JSON.stringify({ output: "", exit_code: 0 });
       } else {
-        out = files.has(String(args.path)) ? JSON.stringify({ content: files.get(String(args.path)) }) : JSON.stringify({ error: "File not found" });
+        out = files.has(String(args.path))
+          ? JSON.stringify({ content: files.get(String(args.path)) })
+          : JSON.stringify({ error: "File not found" });
       }
       log.push(`end ${name}`);
       running--;
       return out;
     };
-    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"command":"echo late > r.txt"}'), call("read_file", '{"path":"r.txt"}')] }, { content: "ok" }]);
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal", '{"command":"echo late > r.txt"}'), call("read_file", '{"path":"r.txt"}')] },
+      { content: "ok" },
+    ]);
     const result = await runAgentLoop(options(model, { executeTool }));
     expect(peak).toBe(1);
     expect(log).toEqual(["start terminal", "end terminal", "start read_file", "end read_file"]);
@@ -422,14 +561,35 @@ describe("agent loop", () => {
         return "{}";
       };
       const { model } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
-      await runAgentLoop(options(model, { executeTool, tools: [tool("read_file"), tool("write_file"), tool("patch")] }));
+      await runAgentLoop(
+        options(model, { executeTool, tools: [tool("read_file"), tool("write_file"), tool("patch")] }),
+      );
       return peak;
     };
-    expect(await peakFor([call("write_file", '{"path":"a.txt","content":"x"}'), call("write_file", '{"path":"sub/b.txt","content":"y"}')])).toBe(2);
-    expect(await peakFor([call("write_file", '{"path":"out.txt","content":"x"}'), call("read_file", '{"path":"./out.txt"}')])).toBe(1);
-    expect(await peakFor([call("write_file", '{"path":"src/x.ts","content":"x"}'), call("patch", '{"path":"src"}')])).toBe(1);
-    expect(await peakFor([call("read_file", '{"path":"a/../b.txt"}'), call("write_file", '{"path":"b.txt","content":"x"}')])).toBe(1);
-    expect(await peakFor([call("read_file", '{"path":"/workspace/a.txt"}'), call("write_file", '{"path":"a.txt","content":"x"}')])).toBe(1);
+    expect(
+      await peakFor([
+        call("write_file", '{"path":"a.txt","content":"x"}'),
+        call("write_file", '{"path":"sub/b.txt","content":"y"}'),
+      ]),
+    ).toBe(2);
+    expect(
+      await peakFor([
+        call("write_file", '{"path":"out.txt","content":"x"}'),
+        call("read_file", '{"path":"./out.txt"}'),
+      ]),
+    ).toBe(1);
+    expect(
+      await peakFor([call("write_file", '{"path":"src/x.ts","content":"x"}'), call("patch", '{"path":"src"}')]),
+    ).toBe(1);
+    expect(
+      await peakFor([call("read_file", '{"path":"a/../b.txt"}'), call("write_file", '{"path":"b.txt","content":"x"}')]),
+    ).toBe(1);
+    expect(
+      await peakFor([
+        call("read_file", '{"path":"/workspace/a.txt"}'),
+        call("write_file", '{"path":"a.txt","content":"x"}'),
+      ]),
+    ).toBe(1);
     expect(await peakFor([call("read_file", '{"offset":2}'), call("read_file", '{"path":"b.txt"}')])).toBe(1);
   });
 
@@ -439,11 +599,19 @@ describe("agent loop", () => {
       executed.push(`${name} ${JSON.stringify(args)}`);
       return `result ${executed.length}`;
     };
-    const calls = [call("terminal", '{"command":"date","timeout":5}'), call("terminal", '{"timeout":5, "command":"date"}'), call("terminal", '{"command":"ls"}')];
+    const calls = [
+      call("terminal", '{"command":"date","timeout":5}'),
+      call("terminal", '{"timeout":5, "command":"date"}'),
+      call("terminal", '{"command":"ls"}'),
+    ];
     const { model } = scriptedModel([{ tool_calls: calls }, { content: "ok" }]);
     const result = await runAgentLoop(options(model, { executeTool }));
     expect(executed).toEqual(['terminal {"command":"date","timeout":5}', 'terminal {"command":"ls"}']);
-    expect(result.messages.filter((m) => m.role === "tool").map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content])).toEqual([
+    expect(
+      result.messages
+        .filter((m) => m.role === "tool")
+        .map((m) => [(m as { tool_call_id: string }).tool_call_id, m.content]),
+    ).toEqual([
       [calls[0]!.id, "result 1"],
       [calls[1]!.id, "result 1"],
       [calls[2]!.id, "result 2"],
@@ -451,7 +619,10 @@ describe("agent loop", () => {
   });
 
   it("runs at most toolConcurrency parallel-safe calls at once", async () => {
-    const { model } = scriptedModel([{ tool_calls: Array.from({ length: 5 }, (_, i) => call("read_file", `{"path":"f${i}"}`)) }, { content: "ok" }]);
+    const { model } = scriptedModel([
+      { tool_calls: Array.from({ length: 5 }, (_, i) => call("read_file", `{"path":"f${i}"}`)) },
+      { content: "ok" },
+    ]);
     let running = 0;
     let peak = 0;
     const executeTool: ToolExecutor = async () => {
@@ -467,7 +638,10 @@ describe("agent loop", () => {
 
   it("an abort during a tool throws AgentLoopAborted carrying what was done so far", async () => {
     const abort = new AbortController();
-    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"n":1}')] }, { tool_calls: [call("terminal", '{"n":2}')] }]);
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal", '{"n":1}')] },
+      { tool_calls: [call("terminal", '{"n":2}')] },
+    ]);
     let started = 0;
     const executeTool: ToolExecutor = (_name, args) => {
       started++;
@@ -482,7 +656,13 @@ describe("agent loop", () => {
     expect(started).toBe(2);
     expect(aborted.partialResult).toMatchObject({ apiCalls: 2, completed: false, partial: false });
     expect(aborted.partialResult.usage.total_tokens).toBe(24);
-    expect(aborted.partialResult.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "tool", "assistant"]);
+    expect(aborted.partialResult.messages.map((m) => m.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+    ]);
   });
 
   it("a model failure throws AgentLoopAborted with the turns before it", async () => {
@@ -508,17 +688,25 @@ describe("agent loop: the record of model calls and harness turns", () => {
   const indexes = (r: { modelCalls: { message_index?: number }[] }) => r.modelCalls.map((c) => c.message_index);
 
   it("links each call to the message it produced; a cut tool call's first answer is thrown away", async () => {
-    const { model } = scriptedModel([{ tool_calls: [call("terminal")], finish: "length" }, { tool_calls: [call("terminal")] }, { content: "done" }]);
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal")], finish: "length" },
+      { tool_calls: [call("terminal")] },
+      { content: "done" },
+    ]);
     const result = await runAgentLoop(options(model));
     expect(indexes(result)).toEqual([undefined, 2, 4]);
     expect(result.modelCalls.map((c) => c.finish_reason)).toEqual(["length", "tool_calls", "stop"]);
-    expect(result.modelCalls.every((c) => c.model === "scripted-test" && Date.parse(c.ended_at) >= Date.parse(c.started_at))).toBe(true);
+    expect(
+      result.modelCalls.every((c) => c.model === "scripted-test" && Date.parse(c.ended_at) >= Date.parse(c.started_at)),
+    ).toBe(true);
     expect(result.modelCalls[0]!.usage).toEqual({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 });
     expect(result.injectedMessages).toEqual([]);
   });
 
   it("marks the max-turns closing turn and links the summary call; an empty summary is thrown away", async () => {
-    const { model } = scriptedModel((n) => (n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : n === 2 ? { content: "" } : { content: "summary" }));
+    const { model } = scriptedModel((n) =>
+      n < 2 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : n === 2 ? { content: "" } : { content: "summary" },
+    );
     const result = await runAgentLoop(options(model, { maxTurns: 2 }));
     expect(result.messages[6]).toEqual({ role: "user", content: MAX_TURNS_MESSAGE });
     expect(result.injectedMessages).toEqual([6]);
@@ -537,7 +725,9 @@ describe("agent loop: the record of model calls and harness turns", () => {
   });
 
   it("marks the continuation turn after a cut answer and keeps the record when the loop is aborted", async () => {
-    const { model } = scriptedModel((n) => (n === 0 ? { content: "part", finish: "length" } : { tool_calls: [call("terminal")] }));
+    const { model } = scriptedModel((n) =>
+      n === 0 ? { content: "part", finish: "length" } : { tool_calls: [call("terminal")] },
+    );
     const failing: ToolExecutor = async () => {
       throw new Error("tool exploded");
     };
@@ -551,7 +741,10 @@ describe("agent loop: the record of model calls and harness turns", () => {
 
   it("runs each tool call with its own id in the context (approval records name it)", async () => {
     const seen: (string | undefined)[] = [];
-    const { model } = scriptedModel([{ tool_calls: [call("terminal", '{"a":1}'), call("terminal", '{"a":2}')] }, { content: "ok" }]);
+    const { model } = scriptedModel([
+      { tool_calls: [call("terminal", '{"a":1}'), call("terminal", '{"a":2}')] },
+      { content: "ok" },
+    ]);
     await runAgentLoop(options(model, { executeTool: async (_n, _a, c) => (seen.push(c.toolCallId), "{}") }));
     expect(seen).toHaveLength(2);
     expect(seen.every((id) => typeof id === "string" && id.startsWith("call_"))).toBe(true);

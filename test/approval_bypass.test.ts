@@ -7,7 +7,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import "../tools/terminal_tool.js";
 import "../tools/file_tools.js";
-import { createApprovalGate, detectDangerousCommand, type ApprovalGate, type PromptRequest } from "../tools/approval/gate.js";
+import {
+  createApprovalGate,
+  detectDangerousCommand,
+  type ApprovalGate,
+  type PromptRequest,
+} from "../tools/approval/gate.js";
 import { commandAsRun } from "../tools/approval/effects.js";
 import { localTask, type LocalTaskFixture } from "./helpers/local_ctx.js";
 import { callTool } from "./helpers/tool_call.js";
@@ -56,16 +61,29 @@ describe("working-directory changes inside a command", () => {
     expect(detectDangerousCommand(command).patternKey).toBe(key);
   });
 
-  it.each(["cd sub && rm -rf build", "cd a/b && cd .. && rm -rf build", "cd /tmp && rm -f x.log"])("does not flag %s", (command) => {
-    expect(detectDangerousCommand(command)).toEqual({ dangerous: false });
-  });
+  it.each(["cd sub && rm -rf build", "cd a/b && cd .. && rm -rf build", "cd /tmp && rm -f x.log"])(
+    "does not flag %s",
+    (command) => {
+      expect(detectDangerousCommand(command)).toEqual({ dangerous: false });
+    },
+  );
 
   it("takes a start directory: outside the default one it acts like a cd to it", () => {
-    expect(detectDangerousCommand("rm -rf lib", { cwd: "/usr", defaultCwd: "/work/task" }).patternKey).toBe("delete_system_path");
-    expect(detectDangerousCommand("rm -rf build", { cwd: "/work", defaultCwd: "/work/task" }).patternKey).toBe("recursive_delete");
-    expect(detectDangerousCommand("rm -rf build", { cwd: "..", defaultCwd: "/work/task" }).patternKey).toBe("recursive_delete");
-    expect(detectDangerousCommand("rm -rf build", { cwd: "/work/task/sub", defaultCwd: "/work/task" }).dangerous).toBe(false);
-    expect(detectDangerousCommand("rm -rf build", { cwd: "/work/task", defaultCwd: "/work/task" }).dangerous).toBe(false);
+    expect(detectDangerousCommand("rm -rf lib", { cwd: "/usr", defaultCwd: "/work/task" }).patternKey).toBe(
+      "delete_system_path",
+    );
+    expect(detectDangerousCommand("rm -rf build", { cwd: "/work", defaultCwd: "/work/task" }).patternKey).toBe(
+      "recursive_delete",
+    );
+    expect(detectDangerousCommand("rm -rf build", { cwd: "..", defaultCwd: "/work/task" }).patternKey).toBe(
+      "recursive_delete",
+    );
+    expect(detectDangerousCommand("rm -rf build", { cwd: "/work/task/sub", defaultCwd: "/work/task" }).dangerous).toBe(
+      false,
+    );
+    expect(detectDangerousCommand("rm -rf build", { cwd: "/work/task", defaultCwd: "/work/task" }).dangerous).toBe(
+      false,
+    );
     expect(detectDangerousCommand("rm -rf build", { cwd: "sub" }).dangerous).toBe(false);
     expect(detectDangerousCommand("rm -rf build", { cwd: "/opt/x" }).patternKey).toBe("recursive_delete");
   });
@@ -78,7 +96,9 @@ describe("terminal workdir", () => {
     expect(commandAsRun("rm -rf lib", "/work/task", "/work/task")).toBe("rm -rf lib");
     expect(commandAsRun("rm -rf lib", "/work/task", undefined)).toBe("rm -rf lib");
     expect(commandAsRun("rm -rf lib", "/work/task", "/work/task2")).toBe("cd '/work/task2' && rm -rf lib");
-    expect(detectDangerousCommand(commandAsRun("rm -rf lib", "/work/task", "/usr")).patternKey).toBe("delete_system_path");
+    expect(detectDangerousCommand(commandAsRun("rm -rf lib", "/work/task", "/usr")).patternKey).toBe(
+      "delete_system_path",
+    );
   });
 
   it("asks the gate about workdir=/usr rm -rf lib as a system-path delete, with the real cwd", async () => {
@@ -100,7 +120,9 @@ describe("terminal workdir", () => {
     expect(r.status).toBe("blocked");
     expect(r.error).toMatch(/^BLOCKED/);
     expect(existsSync(join(outside, "lib", "keep"))).toBe(true);
-    expect(svc.records.map((x) => [x.pattern, x.command])).toEqual([["recursive_delete", `cd '${outside}' && rm -rf lib`]]);
+    expect(svc.records.map((x) => [x.pattern, x.command])).toEqual([
+      ["recursive_delete", `cd '${outside}' && rm -rf lib`],
+    ]);
 
     // Inside the task folder (relative or absolute workdir) the same delete is not asked about.
     mkdirSync(join(t.taskDir, "sub", "build"), { recursive: true });
@@ -148,7 +170,13 @@ describe("file tools: writes to system and credential paths go through the gate"
   it("asks before write_file to /etc, /boot, /usr, ~/.ssh and shell rc files", async () => {
     const { gate, seen } = denyAll();
     const g = withGate(gate);
-    const targets = ["/etc/hermes-bypass-test", "/boot/hermes-bypass-test", "/usr/local/bin/hermes-bypass-test", join(home, ".ssh", "authorized_keys"), join(home, ".bashrc")];
+    const targets = [
+      "/etc/hermes-bypass-test",
+      "/boot/hermes-bypass-test",
+      "/usr/local/bin/hermes-bypass-test",
+      join(home, ".ssh", "authorized_keys"),
+      join(home, ".bashrc"),
+    ];
     for (const path of targets) {
       const r = await call("write_file", { path, content: "x" }, g);
       expect(r.error).toMatch(/^BLOCKED/);
@@ -161,7 +189,11 @@ describe("file tools: writes to system and credential paths go through the gate"
   it("resolves relative paths against the workdir before judging them", async () => {
     const { gate, seen } = denyAll();
     const g = withGate(gate);
-    const r = await call("write_file", { path: "../../../../../../../../../../../../etc/hermes-bypass-test", content: "x" }, g);
+    const r = await call(
+      "write_file",
+      { path: "../../../../../../../../../../../../etc/hermes-bypass-test", content: "x" },
+      g,
+    );
     expect(r.error).toMatch(/^BLOCKED/);
     expect(seen).toEqual([{ command: "write_file > '/etc/hermes-bypass-test'", cwd: g.taskDir }]);
   });
@@ -200,9 +232,14 @@ describe("file tools: writes to system and credential paths go through the gate"
     });
     const g = withGate(svc.gate);
     const cfg = join(home, ".ssh", "config");
-    expect(await call("write_file", { path: cfg, content: "Host a\n" }, g)).toEqual({ bytes_written: 7, dirs_created: true });
+    expect(await call("write_file", { path: cfg, content: "Host a\n" }, g)).toEqual({
+      bytes_written: 7,
+      dirs_created: true,
+    });
     expect(readFileSync(cfg, "utf8")).toBe("Host a\n");
-    expect(await call("patch", { path: cfg, old_string: "Host a", new_string: "Host b" }, g)).toMatchObject({ success: true });
+    expect(await call("patch", { path: cfg, old_string: "Host a", new_string: "Host b" }, g)).toMatchObject({
+      success: true,
+    });
     expect(readFileSync(cfg, "utf8")).toBe("Host b\n");
     expect(asked).toEqual([`write_file > '${cfg}'`, `patch > '${cfg}'`]);
     expect(svc.records.map((x) => x.decision)).toEqual(["approve", "approve"]);
@@ -211,9 +248,17 @@ describe("file tools: writes to system and credential paths go through the gate"
   it("normal writes are neither blocked nor recorded, even under policy deny", async () => {
     const svc = createApprovalGate({ policy: "deny", taskId: "t" });
     const g = withGate(svc.gate);
-    expect(await call("write_file", { path: "src/app.ts", content: "a\n" }, g)).toEqual({ bytes_written: 2, dirs_created: true });
-    expect(await call("patch", { path: "src/app.ts", old_string: "a", new_string: "b" }, g)).toMatchObject({ success: true });
-    expect(await call("write_file", { path: join(g.root, "scratch", "notes.md"), content: "n" }, g)).toEqual({ bytes_written: 1, dirs_created: true });
+    expect(await call("write_file", { path: "src/app.ts", content: "a\n" }, g)).toEqual({
+      bytes_written: 2,
+      dirs_created: true,
+    });
+    expect(await call("patch", { path: "src/app.ts", old_string: "a", new_string: "b" }, g)).toMatchObject({
+      success: true,
+    });
+    expect(await call("write_file", { path: join(g.root, "scratch", "notes.md"), content: "n" }, g)).toEqual({
+      bytes_written: 1,
+      dirs_created: true,
+    });
     expect(readFileSync(join(g.taskDir, "src", "app.ts"), "utf8")).toBe("b\n");
     expect(svc.records).toEqual([]);
   });
@@ -224,7 +269,10 @@ describe("file tools: writes to system and credential paths go through the gate"
     expect(denied).toMatchObject({ status: "blocked" });
     expect(denied.error).toMatch(/^BLOCKED: .*no approval service is configured/);
     expect(existsSync(key)).toBe(false);
-    expect(await call("write_file", { path: "notes.md", content: "n" }, t)).toEqual({ bytes_written: 1, dirs_created: false });
+    expect(await call("write_file", { path: "notes.md", content: "n" }, t)).toEqual({
+      bytes_written: 1,
+      dirs_created: false,
+    });
     expect(readFileSync(join(t.taskDir, "notes.md"), "utf8")).toBe("n");
   });
 });
@@ -241,10 +289,13 @@ describe("decoded content piped into a shell", () => {
     expect(detectDangerousCommand(command).patternKey).toBe("decoded_code_exec");
   });
 
-  it.each(["echo aGk= | base64 -d", "base64 -d x.b64 | tar xz", "xxd -r -p a.hex > a.bin", "base64 -d x | python3 parse.py", "base64 -d s.b64 | bash -c 'cat > s.bin'"])(
-    "does not flag %s",
-    (command) => {
-      expect(detectDangerousCommand(command)).toEqual({ dangerous: false });
-    },
-  );
+  it.each([
+    "echo aGk= | base64 -d",
+    "base64 -d x.b64 | tar xz",
+    "xxd -r -p a.hex > a.bin",
+    "base64 -d x | python3 parse.py",
+    "base64 -d s.b64 | bash -c 'cat > s.bin'",
+  ])("does not flag %s", (command) => {
+    expect(detectDangerousCommand(command)).toEqual({ dangerous: false });
+  });
 });

@@ -5,7 +5,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand, normalizeCommand } from "../tools/approval/gate.js";
+import {
+  DANGEROUS_PATTERNS,
+  analyseCommand,
+  detectDangerousCommand,
+  normalizeCommand,
+} from "../tools/approval/gate.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -36,11 +41,16 @@ const keyed = (line: string) => {
 const withOptions = (name: string) => fixtureLines(name).map((line) => ({ line, opts: fixtureOptions(name) }));
 const dangerous = [
   ...withOptions("approval_dangerous.txt").map(({ line, opts }) => ({ ...keyed(line), opts })),
-  ...["approval_effects_dangerous.txt", "approval_effects_workdir_dangerous.txt"].flatMap(withOptions).map(({ line, opts }) => ({ ...keyed(line), opts })).map((d) => ({ ...d, command: multiline(d.command) })),
+  ...["approval_effects_dangerous.txt", "approval_effects_workdir_dangerous.txt"]
+    .flatMap(withOptions)
+    .map(({ line, opts }) => ({ ...keyed(line), opts }))
+    .map((d) => ({ ...d, command: multiline(d.command) })),
 ];
 const harmless = [
   ...withOptions("approval_harmless.txt").map(({ line, opts }) => ({ command: line, opts })),
-  ...["approval_effects_harmless.txt", "approval_effects_workdir_harmless.txt"].flatMap(withOptions).map(({ line, opts }) => ({ command: multiline(line), opts })),
+  ...["approval_effects_harmless.txt", "approval_effects_workdir_harmless.txt"]
+    .flatMap(withOptions)
+    .map(({ line, opts }) => ({ command: multiline(line), opts })),
 ];
 
 describe("detection table", () => {
@@ -66,7 +76,9 @@ describe("detection table", () => {
     const keys = DANGEROUS_PATTERNS.map((p) => p.key);
     expect(new Set(keys).size).toBe(keys.length);
     const covered = new Set(dangerous.map((d) => d.key));
-    const uncovered = keys.filter((k) => !covered.has(k) && k !== "unanalysable" && k !== "computed_command" && k !== "symlink_outside_workdir");
+    const uncovered = keys.filter(
+      (k) => !covered.has(k) && k !== "unanalysable" && k !== "computed_command" && k !== "symlink_outside_workdir",
+    );
     expect(uncovered).toEqual([]);
   });
 });
@@ -78,23 +90,103 @@ describe("held-out commands (written before tuning; see the fixture headers)", (
   };
   // Each set on its own, so a regression on one cannot hide behind the others.
   const sets = [
-    { name: "heldout 1+2", dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"], harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"], size: 100 },
-    { name: "heldout3", dangerous: ["approval_heldout3_dangerous.txt"], harmless: ["approval_heldout3_harmless.txt"], size: 150 },
-    { name: "heldout4", dangerous: ["approval_heldout4_dangerous.txt"], harmless: ["approval_heldout4_harmless.txt"], size: 60 },
+    {
+      name: "heldout 1+2",
+      dangerous: ["approval_heldout_dangerous.txt", "approval_heldout2_dangerous.txt"],
+      harmless: ["approval_heldout_harmless.txt", "approval_heldout2_harmless.txt"],
+      size: 100,
+    },
+    {
+      name: "heldout3",
+      dangerous: ["approval_heldout3_dangerous.txt"],
+      harmless: ["approval_heldout3_harmless.txt"],
+      size: 150,
+    },
+    {
+      name: "heldout4",
+      dangerous: ["approval_heldout4_dangerous.txt"],
+      harmless: ["approval_heldout4_harmless.txt"],
+      size: 60,
+    },
     // Written with the working directory /workspace (its `# workdir:` header): measured with it, as the gate passes it.
-    { name: "heldout5", dangerous: ["approval_heldout5_dangerous.txt"], harmless: ["approval_heldout5_harmless.txt"], size: 400 },
-    { name: "heldout6", dangerous: ["approval_heldout6_dangerous.txt"], harmless: ["approval_heldout6_harmless.txt"], size: 340 },
-    { name: "heldout7", dangerous: ["approval_heldout7_dangerous.txt"], harmless: ["approval_heldout7_harmless.txt"], size: 500 },
-    { name: "heldout8", dangerous: ["approval_heldout8_dangerous.txt"], harmless: ["approval_heldout8_harmless.txt"], size: 500 },
-    { name: "heldout9", dangerous: ["approval_heldout9_dangerous.txt"], harmless: ["approval_heldout9_harmless.txt"], size: 500 },
-    { name: "heldout10", dangerous: ["approval_heldout10_dangerous.txt"], harmless: ["approval_heldout10_harmless.txt"], size: 500 },
-    { name: "heldout11", dangerous: ["approval_heldout11_dangerous.txt"], harmless: ["approval_heldout11_harmless.txt"], size: 500 },
-    { name: "heldout12", dangerous: ["approval_heldout12_dangerous.txt"], harmless: ["approval_heldout12_harmless.txt"], size: 390 },
-    { name: "heldout13", dangerous: ["approval_heldout13_dangerous.txt"], harmless: ["approval_heldout13_harmless.txt"], size: 600 },
-    { name: "heldout14", dangerous: ["approval_heldout14_dangerous.txt"], harmless: ["approval_heldout14_harmless.txt"], size: 600 },
-    { name: "heldout15", dangerous: ["approval_heldout15_dangerous.txt"], harmless: ["approval_heldout15_harmless.txt"], size: 450 },
-    { name: "heldout16", dangerous: ["approval_heldout16_dangerous.txt"], harmless: ["approval_heldout16_harmless.txt"], size: 600 },
-    { name: "heldout17", dangerous: ["approval_heldout17_dangerous.txt"], harmless: ["approval_heldout17_harmless.txt"], size: 450 },
+    {
+      name: "heldout5",
+      dangerous: ["approval_heldout5_dangerous.txt"],
+      harmless: ["approval_heldout5_harmless.txt"],
+      size: 400,
+    },
+    {
+      name: "heldout6",
+      dangerous: ["approval_heldout6_dangerous.txt"],
+      harmless: ["approval_heldout6_harmless.txt"],
+      size: 340,
+    },
+    {
+      name: "heldout7",
+      dangerous: ["approval_heldout7_dangerous.txt"],
+      harmless: ["approval_heldout7_harmless.txt"],
+      size: 500,
+    },
+    {
+      name: "heldout8",
+      dangerous: ["approval_heldout8_dangerous.txt"],
+      harmless: ["approval_heldout8_harmless.txt"],
+      size: 500,
+    },
+    {
+      name: "heldout9",
+      dangerous: ["approval_heldout9_dangerous.txt"],
+      harmless: ["approval_heldout9_harmless.txt"],
+      size: 500,
+    },
+    {
+      name: "heldout10",
+      dangerous: ["approval_heldout10_dangerous.txt"],
+      harmless: ["approval_heldout10_harmless.txt"],
+      size: 500,
+    },
+    {
+      name: "heldout11",
+      dangerous: ["approval_heldout11_dangerous.txt"],
+      harmless: ["approval_heldout11_harmless.txt"],
+      size: 500,
+    },
+    {
+      name: "heldout12",
+      dangerous: ["approval_heldout12_dangerous.txt"],
+      harmless: ["approval_heldout12_harmless.txt"],
+      size: 390,
+    },
+    {
+      name: "heldout13",
+      dangerous: ["approval_heldout13_dangerous.txt"],
+      harmless: ["approval_heldout13_harmless.txt"],
+      size: 600,
+    },
+    {
+      name: "heldout14",
+      dangerous: ["approval_heldout14_dangerous.txt"],
+      harmless: ["approval_heldout14_harmless.txt"],
+      size: 600,
+    },
+    {
+      name: "heldout15",
+      dangerous: ["approval_heldout15_dangerous.txt"],
+      harmless: ["approval_heldout15_harmless.txt"],
+      size: 450,
+    },
+    {
+      name: "heldout16",
+      dangerous: ["approval_heldout16_dangerous.txt"],
+      harmless: ["approval_heldout16_harmless.txt"],
+      size: 600,
+    },
+    {
+      name: "heldout17",
+      dangerous: ["approval_heldout17_dangerous.txt"],
+      harmless: ["approval_heldout17_harmless.txt"],
+      size: 450,
+    },
   ];
 
   it.each(sets)("$name: flags at least 97 % of the dangerous ones", ({ dangerous, size }) => {
@@ -190,15 +282,25 @@ describe("normalizeCommand", () => {
 
 describe("hermes-batch approval CLI", () => {
   const exec = promisify(execFile);
-  const cli = (...args: string[]) => exec(process.execPath, ["--import", "tsx", join(root, "src/cli.ts"), "approval", ...args], { cwd: root });
+  const cli = (...args: string[]) =>
+    exec(process.execPath, ["--import", "tsx", join(root, "src/cli.ts"), "approval", ...args], { cwd: root });
 
   it("check prints the detection as JSON and exits 0 either way; --file gives one object a line", async () => {
     const one = await cli("check", "rm -rf /tmp/x");
-    expect(JSON.parse(one.stdout)).toMatchObject({ command: "rm -rf /tmp/x", dangerous: true, patternKey: "recursive_delete" });
+    expect(JSON.parse(one.stdout)).toMatchObject({
+      command: "rm -rf /tmp/x",
+      dangerous: true,
+      patternKey: "recursive_delete",
+    });
     const file = join(here, "fixtures", "approval_harmless.txt");
     const many = await cli("check", "--file", file);
-    const lines = many.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    const expected = readFileSync(file, "utf8").split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
+    const lines = many.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const expected = readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.trim() !== "" && !l.startsWith("#"));
     expect(expected.length).toBeGreaterThan(50);
     expect(lines.map((l) => l.command)).toEqual(expected);
     expect(lines.every((l) => l.dangerous === false)).toBe(true);
@@ -207,9 +309,15 @@ describe("hermes-batch approval CLI", () => {
   it("check --file skips blank and # lines and names the class of each flagged line", async () => {
     const dir = mkdtempSync(join(tmpdir(), "approval-check-"));
     const file = join(dir, "cmds.txt");
-    writeFileSync(file, "# a comment\n\n   # indented comment\nterraform destroy -auto-approve\n> /etc/passwd\nls -la\n");
+    writeFileSync(
+      file,
+      "# a comment\n\n   # indented comment\nterraform destroy -auto-approve\n> /etc/passwd\nls -la\n",
+    );
     const { stdout } = await cli("check", "--file", file);
-    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.command, l.patternKey ?? null])).toEqual([
       ["terraform destroy -auto-approve", "infra_teardown"],
       ["> /etc/passwd", "system_config_write"],
@@ -229,23 +337,38 @@ describe("hermes-batch approval CLI", () => {
   });
 
   it("check --cwd needs an absolute path; an unknown option is named", async () => {
-    await expect(cli("check", "--cwd", "workspace", "ls")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("--cwd needs an absolute path") });
-    await expect(cli("check", "--bogus", "ls")).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining("unknown option '--bogus'") });
+    await expect(cli("check", "--cwd", "workspace", "ls")).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--cwd needs an absolute path"),
+    });
+    await expect(cli("check", "--bogus", "ls")).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("unknown option '--bogus'"),
+    });
   });
 
   it("check --file applies # workdir: headers to the lines after them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "approval-check-"));
     const file = join(dir, "cmds.txt");
-    writeFileSync(file, "cd /workspace && rm -rf coverage\n# workdir: /workspace\ncd /workspace && rm -rf coverage\nrm -rf /etc\n");
+    writeFileSync(
+      file,
+      "cd /workspace && rm -rf coverage\n# workdir: /workspace\ncd /workspace && rm -rf coverage\nrm -rf /etc\n",
+    );
     const { stdout } = await cli("check", "--file", file);
-    const lines = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.dangerous, l.cwd ?? null])).toEqual([
       [true, null],
       [false, "/workspace"],
       [true, "/workspace"],
     ]);
     writeFileSync(file, "ls\n# workdir: relative\n");
-    await expect(cli("check", "--file", file)).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining(`${file}:2: # workdir:`) });
+    await expect(cli("check", "--file", file)).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(`${file}:2: # workdir:`),
+    });
   });
 
   it("explain prints the units and every matched class with its description", async () => {
@@ -257,7 +380,10 @@ describe("hermes-batch approval CLI", () => {
     expect(keys).toContain("git_reset_hard");
     expect(out.matched.every((m: { description: string }) => m.description.length > 0)).toBe(true);
     const rm = JSON.parse((await cli("explain", "--cwd", "/workspace", "cd /etc && rm -rf ssh")).stdout);
-    expect(rm.rebuilt.commands.map((c: { argv: unknown[] }) => c.argv)).toEqual([["cd", "/etc"], ["rm", "-rf", "ssh"]]);
+    expect(rm.rebuilt.commands.map((c: { argv: unknown[] }) => c.argv)).toEqual([
+      ["cd", "/etc"],
+      ["rm", "-rf", "ssh"],
+    ]);
     expect(rm.rebuilt.commands[1].cwd).toBe("/etc");
     const row = rm.rebuilt.findings.find((f: { rule?: unknown }) => f.rule).rule;
     expect(row.program).toContain("rm");
@@ -268,7 +394,10 @@ describe("hermes-batch approval CLI", () => {
 
   it("patterns lists every key with its description", async () => {
     const { stdout } = await cli("patterns", "--json");
-    const listed = stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const listed = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(listed).toEqual(DANGEROUS_PATTERNS.map((p) => ({ key: p.key, description: p.description })));
   });
 });

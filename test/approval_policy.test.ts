@@ -50,8 +50,15 @@ describe("policies deny and allow", () => {
     expect(await svc.gate("ls -la", info)).toEqual({ allowed: true });
     const res = await svc.gate("rm -rf /tmp/data", info);
     expect(res.allowed).toBe(false);
-    expect(res.message).toMatch(/^BLOCKED: .*recursive delete.*approval policy is 'deny'\. Do NOT retry this command; find a safer way\.$/);
-    expect(res.record).toMatchObject({ command: "rm -rf /tmp/data", pattern: "recursive_delete", decision: "deny", by: "policy" });
+    expect(res.message).toMatch(
+      /^BLOCKED: .*recursive delete.*approval policy is 'deny'\. Do NOT retry this command; find a safer way\.$/,
+    );
+    expect(res.record).toMatchObject({
+      command: "rm -rf /tmp/data",
+      pattern: "recursive_delete",
+      decision: "deny",
+      by: "policy",
+    });
     expect(res.record!.latency_ms).toBeGreaterThanOrEqual(0);
     expect(svc.records).toEqual([res.record]);
     expect(seen).toEqual([res.record]);
@@ -66,7 +73,10 @@ describe("policies deny and allow", () => {
 
   it("the allowlist approves only when every matched pattern is allowlisted", async () => {
     const svc = createApprovalGate({ policy: "deny", taskId: "t1", allowlist: ["git_reset_hard"] });
-    expect((await svc.gate("git reset --hard HEAD~1", info)).record).toMatchObject({ decision: "approve", by: "allowlist" });
+    expect((await svc.gate("git reset --hard HEAD~1", info)).record).toMatchObject({
+      decision: "approve",
+      by: "allowlist",
+    });
     const both = await svc.gate("git reset --hard && rm -rf /tmp/x", info);
     expect(both.allowed).toBe(false);
     expect(both.record!.pattern).toBe("recursive_delete");
@@ -78,10 +88,20 @@ describe("interactive policy (injected prompt)", () => {
   it("once approves this time only", async () => {
     const p = scriptedPrompt("once", "once");
     const svc = createApprovalGate({ policy: "interactive", taskId: "t1", prompt: p.fn });
-    expect((await svc.gate("git -C /srv/repo clean -fdx", info)).record).toMatchObject({ decision: "approve", by: "user", reason: "approved once" });
+    expect((await svc.gate("git -C /srv/repo clean -fdx", info)).record).toMatchObject({
+      decision: "approve",
+      by: "user",
+      reason: "approved once",
+    });
     expect((await svc.gate("git -C /srv/repo clean -fdx", info)).allowed).toBe(true);
     expect(p.asked).toHaveLength(2);
-    expect(p.asked[0]).toMatchObject({ command: "git -C /srv/repo clean -fdx", patternKey: "git_clean_force", backend: "local", cwd: "/work/task", timeoutMs: 60_000 });
+    expect(p.asked[0]).toMatchObject({
+      command: "git -C /srv/repo clean -fdx",
+      patternKey: "git_clean_force",
+      backend: "local",
+      cwd: "/work/task",
+      timeoutMs: 60_000,
+    });
   });
 
   it("session approves the pattern for the rest of this task only", async () => {
@@ -106,7 +126,11 @@ describe("interactive policy (injected prompt)", () => {
     const p = scriptedPrompt("always");
     const svc = createApprovalGate({ policy: "interactive", taskId: "t1", prompt: p.fn });
     const res = await svc.gate("crontab -r", info);
-    expect(res.record).toMatchObject({ decision: "approve", by: "user", reason: "approved always (saved to command_allowlist)" });
+    expect(res.record).toMatchObject({
+      decision: "approve",
+      by: "user",
+      reason: "approved always (saved to command_allowlist)",
+    });
     expect(userConfigPath()).toBe(join(configDir, "config.yaml"));
     const text = readFileSync(userConfigPath(), "utf8");
     expect(text).toContain("# mine");
@@ -179,7 +203,10 @@ describe("interactive policy (injected prompt)", () => {
         throw new Error("boom");
       },
     });
-    expect((await failing.gate("reboot", info)).record).toMatchObject({ decision: "deny", reason: "prompt failed: boom" });
+    expect((await failing.gate("reboot", info)).record).toMatchObject({
+      decision: "deny",
+      reason: "prompt failed: boom",
+    });
     if (!process.stdin.isTTY) {
       const tty = createApprovalGate({ policy: "interactive", taskId: "t1" });
       const res = await tty.gate("reboot", info);
@@ -202,7 +229,11 @@ describe("interactive policy (injected prompt)", () => {
         return "once";
       },
     });
-    const results = await Promise.all([svc.gate("reboot", info), svc.gate("killall x", info), svc.gate("crontab -r", info)]);
+    const results = await Promise.all([
+      svc.gate("reboot", info),
+      svc.gate("killall x", info),
+      svc.gate("crontab -r", info),
+    ]);
     expect(results.every((r) => r.allowed)).toBe(true);
     expect(maxOpen).toBe(1);
   });
@@ -217,18 +248,31 @@ describe("allowlist file and summaries", () => {
     await appendToAllowlist("killall", path);
     expect(await loadUserAllowlist(path)).toEqual(["shred", "killall"]);
     writeFileSync(path, "command_allowlist: yes\n");
-    await expect(loadUserAllowlist(path)).rejects.toThrow(`${path}: command_allowlist: must be a list of pattern keys (strings)`);
+    await expect(loadUserAllowlist(path)).rejects.toThrow(
+      `${path}: command_allowlist: must be a list of pattern keys (strings)`,
+    );
     await expect(loadUserAllowlist(path)).rejects.toBeInstanceOf(UserError);
     writeFileSync(path, "command_allowlist: [shred, 3]\n");
-    await expect(loadUserAllowlist(path)).rejects.toThrow(`${path}: command_allowlist.1: must be a pattern key (a string)`);
+    await expect(loadUserAllowlist(path)).rejects.toThrow(
+      `${path}: command_allowlist.1: must be a pattern key (a string)`,
+    );
     writeFileSync(path, "a: [\n");
-    await expect(loadUserAllowlist(path)).rejects.toThrow(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: invalid YAML: .*line`));
+    await expect(loadUserAllowlist(path)).rejects.toThrow(
+      new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: invalid YAML: .*line`),
+    );
     writeFileSync(path, "- just\n- a list\n");
     await expect(loadUserAllowlist(path)).rejects.toThrow(/the top level must be a mapping/);
   });
 
   it("summarizeApprovals counts approved, denied and approver errors per pattern", () => {
-    const rec = (pattern: string, decision: "approve" | "deny", by: string, reason: string): ApprovalRecord => ({ command: "x", pattern, decision, by, reason, latency_ms: 1 });
+    const rec = (pattern: string, decision: "approve" | "deny", by: string, reason: string): ApprovalRecord => ({
+      command: "x",
+      pattern,
+      decision,
+      by,
+      reason,
+      latency_ms: 1,
+    });
     const s = summarizeApprovals([
       rec("recursive_delete", "approve", "smart", "fine"),
       rec("recursive_delete", "deny", "smart", "approver error: HTTP 500: down"),

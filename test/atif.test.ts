@@ -55,10 +55,23 @@ function entry(over: Partial<TrajectoryEntry> = {}): TrajectoryEntry {
     tool_error_counts: {},
     usage: { ...usage(100, 8), prompt_tokens_details: { cached_tokens: 40 } },
     approvals: [
-      { command: "rm -rf /", pattern: "rm_recursive", decision: "deny", by: "policy", reason: "deny", latency_ms: 1, tool_call_id: "c2" },
+      {
+        command: "rm -rf /",
+        pattern: "rm_recursive",
+        decision: "deny",
+        by: "policy",
+        reason: "deny",
+        latency_ms: 1,
+        tool_call_id: "c2",
+      },
       { command: "old", pattern: "p", decision: "approve", by: "allowlist", reason: "x", latency_ms: 0 },
     ],
-    model_calls: [call(0, 2), call(1), call(2, 5), { ...call(3, 7), usage: { ...usage(40, 2), prompt_tokens_details: { cached_tokens: 40 } }, cost_usd: 0.5 }],
+    model_calls: [
+      call(0, 2),
+      call(1),
+      call(2, 5),
+      { ...call(3, 7), usage: { ...usage(40, 2), prompt_tokens_details: { cached_tokens: 40 } }, cost_usd: 0.5 },
+    ],
     injected_messages: [6],
     final_response: "halfand the rest",
     duration_ms: 10_000,
@@ -82,10 +95,21 @@ describe("the converter", () => {
   it("puts each call's times, model, tokens and cost on its step and the discarded call only in the totals", () => {
     const doc = toAtif(entry(), OPTS);
     const [first, cut, last] = doc.steps.filter((s) => s.source === "agent");
-    expect(first).toMatchObject({ timestamp: "2026-01-01T00:00:00.000Z", model_name: "served", llm_call_count: 1, metrics: { prompt_tokens: 10, completion_tokens: 2 } });
+    expect(first).toMatchObject({
+      timestamp: "2026-01-01T00:00:00.000Z",
+      model_name: "served",
+      llm_call_count: 1,
+      metrics: { prompt_tokens: 10, completion_tokens: 2 },
+    });
     expect(cut!.metrics?.prompt_tokens).toBe(30);
     expect(last!.metrics).toMatchObject({ prompt_tokens: 40, cached_tokens: 40, cost_usd: 0.5 });
-    expect(doc.final_metrics).toMatchObject({ total_prompt_tokens: 100, total_completion_tokens: 8, total_cached_tokens: 40, total_cost_usd: 1.25, total_steps: 6 });
+    expect(doc.final_metrics).toMatchObject({
+      total_prompt_tokens: 100,
+      total_completion_tokens: 8,
+      total_cached_tokens: 40,
+      total_cost_usd: 1.25,
+      total_steps: 6,
+    });
     expect(doc.final_metrics?.extra).toMatchObject({ discarded_model_calls: 1 });
     expect(doc.notes).toMatch(/1 model call/);
     // The task's start (end time less duration) for the system and user steps; the continuation turn when the cut answer came.
@@ -96,14 +120,21 @@ describe("the converter", () => {
   it("keeps argument text that is not canonical JSON, and puts approvals on their tool call", () => {
     const doc = toAtif(entry(), OPTS);
     const [c1, c2] = doc.steps[2]!.tool_calls!;
-    expect(c1).toEqual({ tool_call_id: "c1", function_name: "terminal", arguments: { command: "ls" }, extra: { arguments_text: '{"command": "ls"}' } });
+    expect(c1).toEqual({
+      tool_call_id: "c1",
+      function_name: "terminal",
+      arguments: { command: "ls" },
+      extra: { arguments_text: '{"command": "ls"}' },
+    });
     expect(c2!.extra).toEqual({ approvals: [expect.objectContaining({ decision: "deny", tool_call_id: "c2" })] });
     expect(doc.extra?.approvals).toEqual([expect.objectContaining({ command: "old" })]);
     expect(doc.steps[2]!.observation!.results.map((r) => r.source_call_id)).toEqual(["c1", "c2"]);
   });
 
   it("converts a line of an older run (no model_calls, no injected_messages, no tool names)", () => {
-    const messages = entry().messages.map((m) => (m.role === "tool" ? { role: "tool" as const, tool_call_id: m.tool_call_id, content: m.content } : m));
+    const messages = entry().messages.map((m) =>
+      m.role === "tool" ? { role: "tool" as const, tool_call_id: m.tool_call_id, content: m.content } : m,
+    );
     const old = entry({ model_calls: undefined, injected_messages: undefined, messages, approvals: [] });
     const doc = atifDocument(old, OPTS);
     expect(doc.steps.every((s) => s.metrics === undefined)).toBe(true);
@@ -112,11 +143,15 @@ describe("the converter", () => {
 
   it("refuses a line whose recorded calls are not readable, naming the task", () => {
     const bad = entry({ model_calls: [{ started_at: "x" } as never] });
-    expect(() => atifDocument(bad, OPTS)).toThrow(/^task t-1: the trajectory line cannot be converted to ATIF: model_calls\.0\./);
+    expect(() => atifDocument(bad, OPTS)).toThrow(
+      /^task t-1: the trajectory line cannot be converted to ATIF: model_calls\.0\./,
+    );
   });
 
   it("refuses a line that gives no valid document, naming the task", () => {
-    expect(() => atifDocument(entry({ messages: [], epoch: 2 }), OPTS)).toThrow(/^task t-1 epoch 2: not a valid ATIF-v1\.7 document: steps: /);
+    expect(() => atifDocument(entry({ messages: [], epoch: 2 }), OPTS)).toThrow(
+      /^task t-1 epoch 2: not a valid ATIF-v1\.7 document: steps: /,
+    );
   });
 });
 
@@ -149,23 +184,51 @@ const BROKEN: Breaker[] = [
   ["an unknown tool-call key", (d) => (d.steps[2].tool_calls[0].id = "x"), /Unrecognized key: "id"/],
   ["an unknown metrics key", (d) => (d.steps[2].metrics.total_tokens = 2), /Unrecognized key: "total_tokens"/],
   ["an unknown final_metrics key", (d) => (d.final_metrics.tokens = 2), /Unrecognized key: "tokens"/],
-  ["step ids not from 1", (d) => d.steps.forEach((s: any) => (s.step_id += 1)), /expected 1 \(sequential from 1\), got 2/],
+  [
+    "step ids not from 1",
+    (d) => d.steps.forEach((s: any) => (s.step_id += 1)),
+    /expected 1 \(sequential from 1\), got 2/,
+  ],
   ["a gap in the step ids", (d) => (d.steps[2].step_id = 4), /expected 3 \(sequential from 1\), got 4/],
-  ["a source_call_id of no call of its step", (d) => (d.steps[2].observation.results[0].source_call_id = "y"), /'y' names no tool call of step 3/],
-  ["a source_call_id of another step's call", (d) => (d.steps[1].observation = { results: [{ source_call_id: "x" }] }), /'x' names no tool call of step 2/],
+  [
+    "a source_call_id of no call of its step",
+    (d) => (d.steps[2].observation.results[0].source_call_id = "y"),
+    /'y' names no tool call of step 3/,
+  ],
+  [
+    "a source_call_id of another step's call",
+    (d) => (d.steps[1].observation = { results: [{ source_call_id: "x" }] }),
+    /'x' names no tool call of step 2/,
+  ],
   ["tool_calls on a user step", (d) => (d.steps[1].tool_calls = []), /only agent steps may have 'tool_calls'/],
   ["metrics on a system step", (d) => (d.steps[0].metrics = {}), /only agent steps may have 'metrics'/],
   ["model_name on a user step", (d) => (d.steps[1].model_name = "m"), /only agent steps may have 'model_name'/],
-  ["reasoning_content on a user step", (d) => (d.steps[1].reasoning_content = "r"), /only agent steps may have 'reasoning_content'/],
-  ["metrics with llm_call_count 0", (d) => (d.steps[2].llm_call_count = 0), /'metrics' must be absent when llm_call_count is 0/],
+  [
+    "reasoning_content on a user step",
+    (d) => (d.steps[1].reasoning_content = "r"),
+    /only agent steps may have 'reasoning_content'/,
+  ],
+  [
+    "metrics with llm_call_count 0",
+    (d) => (d.steps[2].llm_call_count = 0),
+    /'metrics' must be absent when llm_call_count is 0/,
+  ],
   ["a timestamp that is not ISO 8601", (d) => (d.steps[0].timestamp = "01/02/2026 10:00"), /not an ISO 8601 timestamp/],
   ["an impossible date", (d) => (d.steps[0].timestamp = "2026-02-30T00:00:00Z"), /not an ISO 8601 timestamp/],
   ["a missing agent version", (d) => delete d.agent.version, /agent\.version/],
   ["no steps", (d) => (d.steps = []), /steps/],
   ["another schema version", (d) => (d.schema_version = "ATIF-v2.0"), /schema_version/],
   ["tool arguments that are not an object", (d) => (d.steps[2].tool_calls[0].arguments = "{}"), /arguments/],
-  ["a subagent ref with only a session_id", (d) => (d.steps[2].observation.results[0].subagent_trajectory_ref = [{ session_id: "s" }]), /trajectory_id or trajectory_path/],
-  ["an embedded subagent without trajectory_id", (d) => (d.subagent_trajectories = [valid()]), /required for an embedded subagent/],
+  [
+    "a subagent ref with only a session_id",
+    (d) => (d.steps[2].observation.results[0].subagent_trajectory_ref = [{ session_id: "s" }]),
+    /trajectory_id or trajectory_path/,
+  ],
+  [
+    "an embedded subagent without trajectory_id",
+    (d) => (d.subagent_trajectories = [valid()]),
+    /required for an embedded subagent/,
+  ],
   ["a text content part without text", (d) => (d.steps[1].message = [{ type: "text" }]), /'text' is required/],
 ];
 
@@ -185,7 +248,10 @@ describe("the ATIF-v1.7 schema", () => {
 
   it("accepts unique embedded subagents and nulls where the reference allows None", () => {
     const doc: any = valid();
-    doc.subagent_trajectories = [{ ...valid(), trajectory_id: "a" }, { ...valid(), trajectory_id: "b" }];
+    doc.subagent_trajectories = [
+      { ...valid(), trajectory_id: "a" },
+      { ...valid(), trajectory_id: "b" },
+    ];
     doc.notes = null;
     doc.steps[1].extra = null;
     expect(AtifTrajectorySchema.safeParse(doc).success).toBe(true);
@@ -194,7 +260,24 @@ describe("the ATIF-v1.7 schema", () => {
   });
 
   it("reads ISO 8601 as Python's fromisoformat does", () => {
-    for (const ok of ["2026-01-01", "2026-01-01T10", "2026-01-01T10:00", "2026-01-01T10:00:00Z", "2026-01-01 10:00:00.123456+02:00", "2024-02-29T23:59:59-0500"]) expect(isIso8601(ok), ok).toBe(true);
-    for (const bad of ["2026-1-1", "2026-13-01", "2025-02-29", "2026-01-01T24:00", "2026-01-01T10:60", "yesterday", "2026-01-01T10:00:00 UTC"]) expect(isIso8601(bad), bad).toBe(false);
+    for (const ok of [
+      "2026-01-01",
+      "2026-01-01T10",
+      "2026-01-01T10:00",
+      "2026-01-01T10:00:00Z",
+      "2026-01-01 10:00:00.123456+02:00",
+      "2024-02-29T23:59:59-0500",
+    ])
+      expect(isIso8601(ok), ok).toBe(true);
+    for (const bad of [
+      "2026-1-1",
+      "2026-13-01",
+      "2025-02-29",
+      "2026-01-01T24:00",
+      "2026-01-01T10:60",
+      "yesterday",
+      "2026-01-01T10:00:00 UTC",
+    ])
+      expect(isIso8601(bad), bad).toBe(false);
   });
 });

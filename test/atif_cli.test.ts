@@ -8,11 +8,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
-import { completion, httpError, startFakeOpenAI, taskTurn, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  httpError,
+  startFakeOpenAI,
+  taskTurn,
+  text,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { AtifTrajectorySchema, type AtifTrajectory } from "../src/formats/atif_schema.js";
 import { messagesFromAtif } from "../src/formats/atif.js";
 
-const readJsonl = (path: string): any[] => readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const readJsonl = (path: string): any[] =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 /** Every line of atif.jsonl valid, one per trajectory line in the same order, each giving back its messages. */
 function expectAtifMatches(runDir: string): AtifTrajectory[] {
@@ -27,7 +40,12 @@ function expectAtifMatches(runDir: string): AtifTrajectory[] {
   return docs;
 }
 
-const usage = { prompt_tokens: 30, completion_tokens: 6, prompt_tokens_details: { cached_tokens: 12 }, completion_tokens_details: { reasoning_tokens: 4 } };
+const usage = {
+  prompt_tokens: 30,
+  completion_tokens: 6,
+  prompt_tokens_details: { cached_tokens: 12 },
+  completion_tokens_details: { reasoning_tokens: 4 },
+};
 const spacedArgs = '{"command": "echo hi"}';
 
 /**
@@ -43,13 +61,23 @@ function agent(state: { healthy: boolean; seen: Map<string, number> }) {
     if (id.startsWith("flaky") && !state.healthy) return httpError(500, "down");
     if (id === "calls") {
       if (turn === 0) {
-        return completion({ toolCalls: [{ name: "terminal", arguments: spacedArgs, id: "c-echo" }, { name: "terminal", arguments: { command: "rm -rf /tmp/hb-atif-nothing" }, id: "c-rm" }], usage, model: "served-model" });
+        return completion({
+          toolCalls: [
+            { name: "terminal", arguments: spacedArgs, id: "c-echo" },
+            { name: "terminal", arguments: { command: "rm -rf /tmp/hb-atif-nothing" }, id: "c-rm" },
+          ],
+          usage,
+          model: "served-model",
+        });
       }
       if (n === 2) return completion({ content: "", model: "served-model" });
       return completion({ content: "all done", reasoning: "checked", usage, model: "served-model" });
     }
-    if (id === "cut") return turn === 0 ? completion({ content: "first half", finishReason: "length" }) : text("second half");
-    return turn === 0 ? completion({ toolCalls: [{ name: "terminal", arguments: { command: `echo ${id}` } }] }) : text(`done ${id}`);
+    if (id === "cut")
+      return turn === 0 ? completion({ content: "first half", finishReason: "length" }) : text("second half");
+    return turn === 0
+      ? completion({ toolCalls: [{ name: "terminal", arguments: { command: `echo ${id}` } }] })
+      : text(`done ${id}`);
   };
 }
 
@@ -57,7 +85,26 @@ describe("ATIF trajectories", () => {
   let server: FakeOpenAI;
   const state = { healthy: true, seen: new Map<string, number>() };
   let dir: string;
-  const base = (runName: string) => ["--model", "agent-model", "--base-url", server.baseURL, "--api-key", "k", "--toolsets", "terminal", "--approval", "deny", "--max-retries", "0", "--output-dir", join(dir, "runs"), "--run-name", runName, "--progress", "none"];
+  const base = (runName: string) => [
+    "--model",
+    "agent-model",
+    "--base-url",
+    server.baseURL,
+    "--api-key",
+    "k",
+    "--toolsets",
+    "terminal",
+    "--approval",
+    "deny",
+    "--max-retries",
+    "0",
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    runName,
+    "--progress",
+    "none",
+  ];
 
   beforeAll(async () => {
     server = await startFakeOpenAI(agent(state));
@@ -70,7 +117,10 @@ describe("ATIF trajectories", () => {
 
   it("atif.jsonl validates and round-trips the conversation, calls, approvals and harness turns", async () => {
     const data = join(dir, "a.jsonl");
-    writeFileSync(data, ["calls", "cut"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n");
+    writeFileSync(
+      data,
+      ["calls", "cut"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
+    );
     const r = await runCli(["run", data, ...base("a"), "--price-input", "1", "--price-output", "2"]);
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const runDir = join(dir, "runs", "a");
@@ -84,13 +134,26 @@ describe("ATIF trajectories", () => {
     expect(calls.model_calls.map((c: any) => c.model)).toEqual(["served-model", "served-model", "served-model"]);
     const agentSteps = doc.calls!.steps.filter((s) => s.source === "agent");
     expect(agentSteps).toHaveLength(2);
-    expect(agentSteps[0]).toMatchObject({ timestamp: calls.model_calls[0].started_at, model_name: "served-model", metrics: { prompt_tokens: 30, completion_tokens: 6, cached_tokens: 12, extra: { reasoning_tokens: 4 } } });
+    expect(agentSteps[0]).toMatchObject({
+      timestamp: calls.model_calls[0].started_at,
+      model_name: "served-model",
+      metrics: { prompt_tokens: 30, completion_tokens: 6, cached_tokens: 12, extra: { reasoning_tokens: 4 } },
+    });
     expect(agentSteps[0]!.metrics!.cost_usd).toBeCloseTo((30 * 1 + 6 * 2) / 1e6, 12);
     const [echo, rm] = agentSteps[0]!.tool_calls!;
-    expect(echo).toMatchObject({ tool_call_id: "c-echo", arguments: { command: "echo hi" }, extra: { arguments_text: spacedArgs } });
+    expect(echo).toMatchObject({
+      tool_call_id: "c-echo",
+      arguments: { command: "echo hi" },
+      extra: { arguments_text: spacedArgs },
+    });
     expect(rm!.extra!.approvals).toEqual([expect.objectContaining({ decision: "deny", tool_call_id: "c-rm" })]);
     expect(agentSteps[0]!.observation!.results.map((x) => x.source_call_id)).toEqual(["c-echo", "c-rm"]);
-    expect(doc.calls!.final_metrics).toMatchObject({ total_prompt_tokens: calls.usage.prompt_tokens, total_completion_tokens: calls.usage.completion_tokens, total_cost_usd: calls.cost_usd, total_steps: 4 });
+    expect(doc.calls!.final_metrics).toMatchObject({
+      total_prompt_tokens: calls.usage.prompt_tokens,
+      total_completion_tokens: calls.usage.completion_tokens,
+      total_cost_usd: calls.cost_usd,
+      total_steps: 4,
+    });
     expect(doc.calls!.final_metrics!.extra).toMatchObject({ discarded_model_calls: 1 });
     const stepPrompt = agentSteps.reduce((n, s) => n + (s.metrics?.prompt_tokens ?? 0), 0);
     expect(calls.usage.prompt_tokens - stepPrompt).toBe(calls.model_calls[1].usage.prompt_tokens);
@@ -119,7 +182,8 @@ describe("ATIF trajectories", () => {
     expect(split.stderr).toMatch(/exported 2 of 2 trajectories .* as atif to .*atif-files \(one file per trajectory\)/);
     expect(readdirSync(files).sort()).toEqual(["calls.json", "cut.json"]);
     const byTask = Object.fromEntries(readJsonl(join(runDir, "atif.jsonl")).map((d) => [d.extra.task_id, d]));
-    for (const id of ["calls", "cut"]) expect(JSON.parse(readFileSync(join(files, `${id}.json`), "utf8"))).toEqual(byTask[id]);
+    for (const id of ["calls", "cut"])
+      expect(JSON.parse(readFileSync(join(files, `${id}.json`), "utf8"))).toEqual(byTask[id]);
 
     const wrongFormat = await runCli(["export", runDir, "--format", "openai", "--split-files", files]);
     expect(wrongFormat.exitCode).toBe(2);
@@ -139,21 +203,35 @@ describe("ATIF trajectories", () => {
 
   it("--resume rebuilds atif.jsonl with the tasks it adds; an invalid line leaves none and names its task", async () => {
     const data = join(dir, "r.jsonl");
-    writeFileSync(data, ["r1", "flaky-1", "r2"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n");
+    writeFileSync(
+      data,
+      ["r1", "flaky-1", "r2"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
+    );
     state.healthy = false;
     const first = await runCli(["run", data, ...base("r")]);
     expect(first.exitCode).toBe(1);
     const runDir = join(dir, "runs", "r");
-    expect(expectAtifMatches(runDir).map((d) => d.extra?.task_id).sort()).toEqual(["r1", "r2"]);
+    expect(
+      expectAtifMatches(runDir)
+        .map((d) => d.extra?.task_id)
+        .sort(),
+    ).toEqual(["r1", "r2"]);
 
     state.healthy = true;
     const resumed = await runCli(["run", data, ...base("r"), "--resume"]);
     expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(0);
-    expect(expectAtifMatches(runDir).map((d) => d.extra?.task_id).sort()).toEqual(["flaky-1", "r1", "r2"]);
+    expect(
+      expectAtifMatches(runDir)
+        .map((d) => d.extra?.task_id)
+        .sort(),
+    ).toEqual(["flaky-1", "r1", "r2"]);
 
     // A line the run did not write itself (hand-edited) with no messages: no atif.jsonl that disagrees.
     const line = readJsonl(join(runDir, "trajectories.jsonl"))[0];
-    appendFileSync(join(runDir, "trajectories.jsonl"), JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n");
+    appendFileSync(
+      join(runDir, "trajectories.jsonl"),
+      JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n",
+    );
     const again = await runCli(["run", data, ...base("r"), "--resume"]);
     expect(again.exitCode).toBe(1);
     expect(again.stdout).toMatch(/error: .*atif\.jsonl not written: task hand-made: not a valid ATIF-v1\.7 document/);
@@ -163,7 +241,10 @@ describe("ATIF trajectories", () => {
 
   it("merge writes atif.jsonl for the merged trajectories", async () => {
     const data = join(dir, "m.jsonl");
-    writeFileSync(data, ["m1", "m2", "m3", "m4"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n");
+    writeFileSync(
+      data,
+      ["m1", "m2", "m3", "m4"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
+    );
     for (const shard of ["0/2", "1/2"]) {
       const r = await runCli(["run", data, ...base("m"), "--shard", shard], { env: NO_SCHEDULER });
       expect(r.exitCode, r.stderr + r.stdout).toBe(0);

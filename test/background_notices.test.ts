@@ -11,7 +11,11 @@ import "../tools/terminal_tool.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { ProcessNotices } from "../tools/process_notices.js";
 import type { Environment } from "../tools/environments/base.js";
-import { cleanupAllDockerEnvironments, createDockerEnvironment, removeContainersByLabel } from "../tools/environments/docker.js";
+import {
+  cleanupAllDockerEnvironments,
+  createDockerEnvironment,
+  removeContainersByLabel,
+} from "../tools/environments/docker.js";
 import { localTask, waitUntil, type LocalTaskFixture } from "./helpers/local_ctx.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { startFakeOpenAI, taskTurn, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
@@ -25,7 +29,8 @@ afterEach(async () => {
 
 function tools(fixture: LocalTaskFixture) {
   const pipeline = createToolPipeline();
-  return async (name: string, args: Record<string, unknown>) => JSON.parse(await pipeline.call(name, args, fixture.ctx));
+  return async (name: string, args: Record<string, unknown>) =>
+    JSON.parse(await pipeline.call(name, args, fixture.ctx));
 }
 
 describe("pty in the local sandbox", () => {
@@ -41,7 +46,13 @@ describe("pty in the local sandbox", () => {
     expect(started).toMatchObject({ output: "Background process started", exit_code: 0, error: null });
     expect(started.pid).toBeGreaterThan(0);
     // Typed once the prompt is there, so the terminal's echo comes after the first lines.
-    expect(await waitUntil(async () => (await call("process", { action: "poll", session_id: started.session_id })).output_preview.includes("30 120"), 20_000)).toBe(true);
+    expect(
+      await waitUntil(
+        async () =>
+          (await call("process", { action: "poll", session_id: started.session_id })).output_preview.includes("30 120"),
+        20_000,
+      ),
+    ).toBe(true);
     await call("process", { action: "submit", session_id: started.session_id, data: "Ada" });
     const done = await call("process", { action: "wait", session_id: started.session_id, timeout: 30 });
     expect(done).toMatchObject({ status: "exited", exit_code: 0 });
@@ -55,16 +66,35 @@ describe("pty in the local sandbox", () => {
     const probe = "test -t 1 && echo tty || echo no-tty";
     const bg = await call("terminal", { command: probe, background: true });
     expect((await call("process", { action: "wait", session_id: bg.session_id, timeout: 30 })).output).toBe("no-tty\n");
-    expect(await call("terminal", { command: probe, pty: true })).toEqual({ output: "no-tty", exit_code: 0, error: null });
+    expect(await call("terminal", { command: probe, pty: true })).toEqual({
+      output: "no-tty",
+      exit_code: 0,
+      error: null,
+    });
   }, 60_000);
 
   it("a command that needs piped stdin gets no pty and the original's pty_note", async () => {
     task = localTask();
     const call = tools(task);
-    const started = await call("terminal", { command: "gh auth login --with-token; test -t 0 || echo piped", background: true, pty: true, notify_on_complete: true });
-    expect(Object.keys(started)).toEqual(["output", "session_id", "pid", "exit_code", "error", "pty_note", "notify_on_complete"]);
+    const started = await call("terminal", {
+      command: "gh auth login --with-token; test -t 0 || echo piped",
+      background: true,
+      pty: true,
+      notify_on_complete: true,
+    });
+    expect(Object.keys(started)).toEqual([
+      "output",
+      "session_id",
+      "pid",
+      "exit_code",
+      "error",
+      "pty_note",
+      "notify_on_complete",
+    ]);
     expect(started.pty_note).toMatch(/^PTY disabled for this command because it expects piped stdin\/EOF/);
-    expect((await call("process", { action: "wait", session_id: started.session_id, timeout: 30 })).output).toMatch(/piped\n$/);
+    expect((await call("process", { action: "wait", session_id: started.session_id, timeout: 30 })).output).toMatch(
+      /piped\n$/,
+    );
   }, 60_000);
 });
 
@@ -73,9 +103,15 @@ describe("notices in the local sandbox", () => {
     const notices = new ProcessNotices();
     task = localTask({ notices });
     const call = tools(task);
-    const { session_id: id } = await call("terminal", { command: "sleep 1; echo built; exit 3", background: true, notify_on_complete: true });
+    const { session_id: id } = await call("terminal", {
+      command: "sleep 1; echo built; exit 3",
+      background: true,
+      notify_on_complete: true,
+    });
     const notice = await notices.next(task.ctx.getEnv);
-    expect(notice).toBe(`[IMPORTANT: Background process ${id} completed (exit code 3).\nCommand: sleep 1; echo built; exit 3\nOutput:\nbuilt\n]`);
+    expect(notice).toBe(
+      `[IMPORTANT: Background process ${id} completed (exit code 3).\nCommand: sleep 1; echo built; exit 3\nOutput:\nbuilt\n]`,
+    );
     expect(await notices.next(task.ctx.getEnv)).toBeUndefined();
 
     const seen = await call("terminal", { command: "echo quick", background: true, notify_on_complete: true });
@@ -104,7 +140,11 @@ describe("notices in the local sandbox", () => {
     const call = tools(task);
     await call("terminal", { command: "echo nothing here", background: true, watch_patterns: ["ready"] });
     expect(await notices.next(task.ctx.getEnv)).toBeUndefined();
-    const { session_id: id } = await call("terminal", { command: "sleep 120", background: true, notify_on_complete: true });
+    const { session_id: id } = await call("terminal", {
+      command: "sleep 120",
+      background: true,
+      notify_on_complete: true,
+    });
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 1500);
     expect(await notices.next(task.ctx.getEnv, abort.signal)).toBeUndefined();
@@ -120,7 +160,10 @@ describe("pty and notices in Docker", () => {
   let env: Environment;
   beforeAll(async () => {
     const images = await ensureDockerTestImages();
-    env = await createDockerEnvironment({ runName: RUN, taskId: "notices", hostTaskDir: `/tmp/${RUN}/t`, taskTimeoutSec: 600 }, { image: images.image });
+    env = await createDockerEnvironment(
+      { runName: RUN, taskId: "notices", hostTaskDir: `/tmp/${RUN}/t`, taskTimeoutSec: 600 },
+      { image: images.image },
+    );
   }, 600_000);
   afterAll(async () => {
     await env?.cleanup();
@@ -130,10 +173,20 @@ describe("pty and notices in Docker", () => {
 
   it("a background pty in the container, and its completion told", async () => {
     const notices = new ProcessNotices();
-    const ctx = { taskId: "notices", envKind: "docker", getEnv: async () => env, logger: { debug() {}, info() {}, warn() {}, error() {} }, notices };
+    const ctx = {
+      taskId: "notices",
+      envKind: "docker",
+      getEnv: async () => env,
+      logger: { debug() {}, info() {}, warn() {}, error() {} },
+      notices,
+    };
     const pipeline = createToolPipeline();
     const started = JSON.parse(
-      await pipeline.call("terminal", { command: "test -t 1 && echo on-a-tty; stty size", background: true, pty: true, notify_on_complete: true }, ctx),
+      await pipeline.call(
+        "terminal",
+        { command: "test -t 1 && echo on-a-tty; stty size", background: true, pty: true, notify_on_complete: true },
+        ctx,
+      ),
     );
     expect(started.pid).toBeGreaterThan(0);
     expect(await notices.next(ctx.getEnv)).toBe(
@@ -147,10 +200,24 @@ describe("through the CLI", () => {
   beforeAll(async () => {
     server = await startFakeOpenAI((req) => {
       const { turn } = taskTurn(req);
-      if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "sleep 1; echo 'tests: 2 failed'; exit 1", background: true, notify_on_complete: true } }]);
+      if (turn === 0)
+        return toolCalls([
+          {
+            name: "terminal",
+            arguments: {
+              command: "sleep 1; echo 'tests: 2 failed'; exit 1",
+              background: true,
+              notify_on_complete: true,
+            },
+          },
+        ]);
       if (turn === 1) return text("The tests are running; I will be told when they end.");
       const last = req.body.messages.at(-1);
-      return text(last.role === "user" && String(last.content).startsWith("[IMPORTANT: Background process") ? "Two tests failed." : "no notice");
+      return text(
+        last.role === "user" && String(last.content).startsWith("[IMPORTANT: Background process")
+          ? "Two tests failed."
+          : "no notice",
+      );
     });
   });
   afterAll(() => server.close());
@@ -160,17 +227,37 @@ describe("through the CLI", () => {
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, JSON.stringify({ id: "n1", prompt: "task:n1 run the tests" }) + "\n");
     const result = await runCli([
-      "run", dataset, "--model", "test-model", "--base-url", server.baseURL, "--api-key", "sk-test",
-      "--output-dir", join(dir, "runs"), "--run-name", "t", "--toolsets", "terminal", "--approval", "allow", "--progress", "none",
+      "run",
+      dataset,
+      "--model",
+      "test-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "sk-test",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "t",
+      "--toolsets",
+      "terminal",
+      "--approval",
+      "allow",
+      "--progress",
+      "none",
     ]);
     expect(result.exitCode, result.stderr).toBe(0);
     const path = join(dir, "runs", "t", "trajectories.jsonl");
     expect(existsSync(path)).toBe(true);
     const entry = JSON.parse(readFileSync(path, "utf8").trim());
     expect(entry).toMatchObject({ completed: true, final_response: "Two tests failed.", api_calls: 3 });
-    const human = entry.conversations.filter((t: { from: string }) => t.from === "human").map((t: { value: string }) => t.value);
+    const human = entry.conversations
+      .filter((t: { from: string }) => t.from === "human")
+      .map((t: { value: string }) => t.value);
     expect(human).toHaveLength(2);
-    expect(human[1]).toMatch(/^\[IMPORTANT: Background process proc_[0-9a-f]+ completed \(exit code 1\)\.\nCommand: sleep 1; echo 'tests: 2 failed'; exit 1\nOutput:\ntests: 2 failed\n\]$/);
+    expect(human[1]).toMatch(
+      /^\[IMPORTANT: Background process proc_[0-9a-f]+ completed \(exit code 1\)\.\nCommand: sleep 1; echo 'tests: 2 failed'; exit 1\nOutput:\ntests: 2 failed\n\]$/,
+    );
   }, 120_000);
 });
 
@@ -196,7 +283,9 @@ describe("the watch rate limit", () => {
     try {
       notices.watch("proc_1", "serve", { notifyOnComplete: false, watchPatterns: ["ERR"] });
       proc.print("ERR one\nok\n");
-      expect(await notices.next(getEnv)).toBe('[IMPORTANT: Background process proc_1 matched watch pattern "ERR".\nCommand: serve\nMatched output:\nERR one]');
+      expect(await notices.next(getEnv)).toBe(
+        '[IMPORTANT: Background process proc_1 matched watch pattern "ERR".\nCommand: serve\nMatched output:\nERR one]',
+      );
       for (let window = 1; window <= 3; window++) {
         now += 1_000;
         proc.print(`ERR dropped ${window}a\nERR dropped ${window}b\n`);
@@ -210,14 +299,18 @@ describe("the watch rate limit", () => {
             `[IMPORTANT: Background process proc_1 matched watch pattern "ERR".\nCommand: serve\nMatched output:\nERR window ${window}\n(2 earlier matches were suppressed by rate limit)]`,
           );
         } else {
-          expect(told).toMatch(/^\[IMPORTANT: Watch patterns disabled for process proc_1 — 3 consecutive rate-limit windows triggered \(min spacing 15s\)\./);
+          expect(told).toMatch(
+            /^\[IMPORTANT: Watch patterns disabled for process proc_1 — 3 consecutive rate-limit windows triggered \(min spacing 15s\)\./,
+          );
         }
       }
       now += 60_000;
       proc.print("ERR ignored now\n");
       proc.end(2);
-      expect(await notices.next(getEnv)).toBe("[IMPORTANT: Background process proc_1 completed (exit code 2).\nCommand: serve\nOutput:\n" +
-        "ERR one\nok\nERR dropped 1a\nERR dropped 1b\nERR window 1\nERR dropped 2a\nERR dropped 2b\nERR window 2\nERR dropped 3a\nERR dropped 3b\nERR ignored now\n]");
+      expect(await notices.next(getEnv)).toBe(
+        "[IMPORTANT: Background process proc_1 completed (exit code 2).\nCommand: serve\nOutput:\n" +
+          "ERR one\nok\nERR dropped 1a\nERR dropped 1b\nERR window 1\nERR dropped 2a\nERR dropped 2b\nERR window 2\nERR dropped 3a\nERR dropped 3b\nERR ignored now\n]",
+      );
       expect(await notices.next(getEnv)).toBeUndefined();
     } finally {
       Date.now = realNow;

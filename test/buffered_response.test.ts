@@ -2,7 +2,20 @@
 import { describe, expect, it } from "vitest";
 import { BufferedResponse, ResponseHeaders } from "../src/models/buffered_response.js";
 
-const raw = ["Content-Type", "application/json", "X-Request-Id", "r1", "Set-Cookie", "a=1", "set-cookie", "b=2", "Via", "p1", "via", "p2"];
+const raw = [
+  "Content-Type",
+  "application/json",
+  "X-Request-Id",
+  "r1",
+  "Set-Cookie",
+  "a=1",
+  "set-cookie",
+  "b=2",
+  "Via",
+  "p1",
+  "via",
+  "p2",
+];
 
 describe("ResponseHeaders", () => {
   it("reads like undici's Headers over the same fields", () => {
@@ -14,7 +27,8 @@ describe("ResponseHeaders", () => {
     expect([...light]).toEqual([...real]);
     expect([...light.keys()]).toEqual([...real.keys()]);
     expect([...light.values()]).toEqual([...real.values()]);
-    for (const name of ["content-type", "X-REQUEST-ID", "via", "set-cookie", "missing"]) expect(light.get(name)).toBe(real.get(name));
+    for (const name of ["content-type", "X-REQUEST-ID", "via", "set-cookie", "missing"])
+      expect(light.get(name)).toBe(real.get(name));
     expect(light.has("Via")).toBe(true);
     expect(light.getSetCookie()).toEqual(real.getSetCookie());
     const seen: string[] = [];
@@ -32,7 +46,11 @@ describe("ResponseHeaders", () => {
 
 describe("BufferedResponse", () => {
   const make = (status = 200) =>
-    new BufferedResponse(Buffer.from('{"a":"é"}'), { status, statusText: "OK", headers: new ResponseHeaders(raw) as unknown as Headers }) as unknown as Response;
+    new BufferedResponse(Buffer.from('{"a":"é"}'), {
+      status,
+      statusText: "OK",
+      headers: new ResponseHeaders(raw) as unknown as Headers,
+    }) as unknown as Response;
 
   it("is a Response whose body is read once, by any of the readers", async () => {
     const r = make();

@@ -17,7 +17,10 @@ function aptDir(files: Record<string, string>): string {
 }
 
 function printMirror(dir: string, env: Record<string, string> = {}) {
-  return spawnSync("bash", [SCRIPT, "--print-mirror"], { env: { ...process.env, HERMES_APT_DIR: dir, HERMES_DEBIAN_MIRROR: "", ...env }, encoding: "utf8" });
+  return spawnSync("bash", [SCRIPT, "--print-mirror"], {
+    env: { ...process.env, HERMES_APT_DIR: dir, HERMES_DEBIAN_MIRROR: "", ...env },
+    encoding: "utf8",
+  });
 }
 
 afterEach(() => {
@@ -39,25 +42,33 @@ describe("build-test-image.sh --print-mirror", () => {
         "Components: main",
       ].join("\n"),
     });
-    expect(execFileSync("bash", [SCRIPT, "--print-mirror"], { env: { ...process.env, HERMES_APT_DIR: dir, HERMES_DEBIAN_MIRROR: "" }, encoding: "utf8" }).trim()).toBe(
-      "http://main.mirror.invalid/debian",
-    );
+    expect(
+      execFileSync("bash", [SCRIPT, "--print-mirror"], {
+        env: { ...process.env, HERMES_APT_DIR: dir, HERMES_DEBIAN_MIRROR: "" },
+        encoding: "utf8",
+      }).trim(),
+    ).toBe("http://main.mirror.invalid/debian");
   });
 
   it("reads one-line entries with [options] from sources.list before the .sources files", () => {
     const dir = aptDir({
-      "sources.list": "# deb http://old.invalid/debian bookworm main\ndeb http://sec.invalid/debian-security bookworm-security main\ndeb [arch=amd64 signed-by=/k.gpg] http://one-line.invalid/debian bookworm main\n",
+      "sources.list":
+        "# deb http://old.invalid/debian bookworm main\ndeb http://sec.invalid/debian-security bookworm-security main\ndeb [arch=amd64 signed-by=/k.gpg] http://one-line.invalid/debian bookworm main\n",
       "sources.list.d/other.sources": "Types: deb\nURIs: http://other.invalid/debian\nSuites: bookworm\n",
     });
     expect(printMirror(dir).stdout.trim()).toBe("http://one-line.invalid/debian");
   });
 
   it("fails with one line naming the override when no source serves the suite", () => {
-    const dir = aptDir({ "sources.list.d/node.sources": "Types: deb\nURIs: http://node.invalid/node\nSuites: nodistro\n" });
+    const dir = aptDir({
+      "sources.list.d/node.sources": "Types: deb\nURIs: http://node.invalid/node\nSuites: nodistro\n",
+    });
     const r = printMirror(dir);
     expect(r.status).toBe(1);
     expect(r.stdout).toBe("");
     expect(r.stderr).toMatch(/no apt source for bookworm .*HERMES_DEBIAN_MIRROR/);
-    expect(printMirror(dir, { HERMES_DEBIAN_MIRROR: "http://given.invalid/debian" }).stdout.trim()).toBe("http://given.invalid/debian");
+    expect(printMirror(dir, { HERMES_DEBIAN_MIRROR: "http://given.invalid/debian" }).stdout.trim()).toBe(
+      "http://given.invalid/debian",
+    );
   });
 });

@@ -36,10 +36,15 @@ interface JobResult {
   summary: string;
 }
 
-const workflow = YAML.parse(readFileSync(join(ROOT, "examples", "github-actions-eval.yml"), "utf8")) as { jobs: { eval: { env: Record<string, string>; steps: Step[] } } };
+const workflow = YAML.parse(readFileSync(join(ROOT, "examples", "github-actions-eval.yml"), "utf8")) as {
+  jobs: { eval: { env: Record<string, string>; steps: Step[] } };
+};
 
 /** The subset of the Actions expression language the workflow uses; anything else fails the test. */
-function evaluate(expr: string, ctx: { failed: boolean; outcomes: Record<string, string>; ref: string; workspace: string }): boolean {
+function evaluate(
+  expr: string,
+  ctx: { failed: boolean; outcomes: Record<string, string>; ref: string; workspace: string },
+): boolean {
   return expr.split("&&").every((raw) => {
     const atom = raw.trim();
     if (atom === "always()") return true;
@@ -55,10 +60,15 @@ function evaluate(expr: string, ctx: { failed: boolean; outcomes: Record<string,
   });
 }
 
-async function runJob(workspace: string, shims: string, opts: { ref: string; env: Record<string, string> }): Promise<JobResult> {
+async function runJob(
+  workspace: string,
+  shims: string,
+  opts: { ref: string; env: Record<string, string> },
+): Promise<JobResult> {
   const job = workflow.jobs.eval;
   // A fresh checkout each time: only the cached baseline survives from one job to the next.
-  for (const f of ["runs/current", "junit.xml", "comment.md", "compare.json"]) rmSync(join(workspace, f), { recursive: true, force: true });
+  for (const f of ["runs/current", "junit.xml", "comment.md", "compare.json"])
+    rmSync(join(workspace, f), { recursive: true, force: true });
   const summaryFile = join(workspace, `step-summary-${Date.now()}.md`);
   writeFileSync(summaryFile, "");
   const ctx = { failed: false, outcomes: {} as Record<string, string>, ref: opts.ref, workspace };
@@ -74,10 +84,26 @@ async function runJob(workspace: string, shims: string, opts: { ref: string; env
       steps.push({ name, ran: true, outcome: "success" });
       continue;
     }
-    const script = step.run!.replace(/\$\{\{\s*secrets\.\w+\s*\}\}/g, "").replace(/\$\{\{\s*github\.run_id\s*\}\}/g, "1");
-    const env = cleanEnv({ ...job.env, ...opts.env, ...(step.env ?? {}), GITHUB_STEP_SUMMARY: summaryFile, GITHUB_REF: opts.ref, PATH: `${shims}:${process.env.PATH}` });
+    const script = step
+      .run!.replace(/\$\{\{\s*secrets\.\w+\s*\}\}/g, "")
+      .replace(/\$\{\{\s*github\.run_id\s*\}\}/g, "1");
+    const env = cleanEnv({
+      ...job.env,
+      ...opts.env,
+      ...(step.env ?? {}),
+      GITHUB_STEP_SUMMARY: summaryFile,
+      GITHUB_REF: opts.ref,
+      PATH: `${shims}:${process.env.PATH}`,
+    });
     for (const [k, v] of Object.entries(env)) env[k] = String(v).replace(/\$\{\{\s*secrets\.\w+\s*\}\}/g, "");
-    const r = await execa("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script], { cwd: workspace, env, extendEnv: false, reject: false, all: true, timeout: 120_000 });
+    const r = await execa("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script], {
+      cwd: workspace,
+      env,
+      extendEnv: false,
+      reject: false,
+      all: true,
+      timeout: 120_000,
+    });
     const outcome = r.exitCode === 0 ? "success" : "failure";
     if (step.id) ctx.outcomes[step.id] = outcome;
     if (outcome === "failure" && !step["continue-on-error"]) ctx.failed = true;
@@ -107,7 +133,14 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
     });
     workspace = tempDir("hb-gha-");
     mkdirSync(join(workspace, "datasets"));
-    const dataset = ROWS.map((r) => JSON.stringify({ id: r.id, prompt: `What is ${r.a} + ${r.b}? Answer with the number.`, toolsets: ["todo"], expected: { value: r.a + r.b, match: "number" } }));
+    const dataset = ROWS.map((r) =>
+      JSON.stringify({
+        id: r.id,
+        prompt: `What is ${r.a} + ${r.b}? Answer with the number.`,
+        toolsets: ["todo"],
+        expected: { value: r.a + r.b, match: "number" },
+      }),
+    );
     writeFileSync(join(workspace, "datasets", "sums.jsonl"), dataset.join("\n") + "\n");
     shims = join(workspace, ".shims");
     mkdirSync(shims);
@@ -118,7 +151,12 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
   });
   afterAll(async () => server?.close());
 
-  const env = () => ({ EVAL_MODEL: "candidate", EVAL_BASE_URL: server.baseURL, EVAL_DATASET: "datasets/sums.jsonl", OPENAI_API_KEY: "test-key" });
+  const env = () => ({
+    EVAL_MODEL: "candidate",
+    EVAL_BASE_URL: server.baseURL,
+    EVAL_DATASET: "datasets/sums.jsonl",
+    OPENAI_API_KEY: "test-key",
+  });
 
   it("main with a good model: no baseline yet, the run decides, and it becomes the baseline", async () => {
     mode = "good";
@@ -127,7 +165,11 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
     expect(step(job, /^Compare/).ran).toBe(false);
     expect(job.succeeded).toBe(true);
     expect(step(job, /^Keep as baseline/).ran).toBe(true);
-    expect(readFileSync(join(workspace, "runs", "baseline", "trajectories.jsonl"), "utf8").trim().split("\n")).toHaveLength(8);
+    expect(
+      readFileSync(join(workspace, "runs", "baseline", "trajectories.jsonl"), "utf8")
+        .trim()
+        .split("\n"),
+    ).toHaveLength(8);
   });
 
   it("a pull request with a deliberately regressed model fails the job on the gate, with JUnit and Markdown", async () => {
@@ -170,7 +212,25 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
   it("run --baseline gates the same way in one step: default gate, --max-drop, and exit 3 over failures", async () => {
     const base = join(workspace, "runs", "baseline");
     const run = (name: string, extra: string[] = []) =>
-      runCli(["run", join(workspace, "datasets", "sums.jsonl"), "--model", "candidate", "--base-url", server.baseURL, "--api-key", "k", "--output-dir", join(workspace, "runs"), "--run-name", name, "--progress", "none", "--baseline", base, ...extra]);
+      runCli([
+        "run",
+        join(workspace, "datasets", "sums.jsonl"),
+        "--model",
+        "candidate",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--output-dir",
+        join(workspace, "runs"),
+        "--run-name",
+        name,
+        "--progress",
+        "none",
+        "--baseline",
+        base,
+        ...extra,
+      ]);
     mode = "regressed";
     const r = await run("one-step");
     expect(r.exitCode, r.stderr).toBe(1);
@@ -182,7 +242,9 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
     mode = "one-down";
     const down = await run("one-step-down");
     expect(down.exitCode).toBe(3);
-    expect(down.stdout).toContain("NOT COMPARABLE: 1 of 8 task(s) are unscored in a run or missing from the current run (1 model_error)");
+    expect(down.stdout).toContain(
+      "NOT COMPARABLE: 1 of 8 task(s) are unscored in a run or missing from the current run (1 model_error)",
+    );
     const tolerated = await run("one-step-tolerated", ["--max-unscored", "1"]);
     expect(tolerated.exitCode, tolerated.stdout).toBe(0);
   });

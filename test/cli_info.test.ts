@@ -60,7 +60,18 @@ const COMMANDS = {
   distOne: ["distributions", "minimal", "--json"],
   distBad: ["distributions", "nope"],
   distBadYaml: ["distributions", "--distribution-file", join(FIXTURES, "bad_yaml.yaml")],
-  sample: ["sample", "--distribution", "cli_mix", "--seed", "5", "-n", "12", "--distribution-file", "mix.yaml", "--json"],
+  sample: [
+    "sample",
+    "--distribution",
+    "cli_mix",
+    "--seed",
+    "5",
+    "-n",
+    "12",
+    "--distribution-file",
+    "mix.yaml",
+    "--json",
+  ],
   sampleText: ["sample", "--distribution", "cli_mix", "--seed", "5", "-n", "3", "--distribution-file", "mix.yaml"],
   sampleBadN: ["sample", "-n", "abc"],
   sampleNothing: ["sample", "--distribution", "browser_only", "-n", "2", "--seed", "1"],
@@ -93,7 +104,10 @@ afterAll(() => {
 function oneLineError(r: Result, pattern: RegExp): void {
   expect(r.code).toBe(2);
   expect(r.stdout).toBe("");
-  const lines = r.stderr.trim().split("\n").filter((l) => !l.startsWith("warning:"));
+  const lines = r.stderr
+    .trim()
+    .split("\n")
+    .filter((l) => !l.startsWith("warning:"));
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatch(pattern);
 }
@@ -116,7 +130,13 @@ describe("hermes-batch tools", () => {
     expect(JSON.parse(r.stdout)).toEqual([
       { tool: "hbtest_echo", toolset: "hbtest", registered: true, available: true, reason: null },
       { tool: "hbtest_locked", toolset: "hbtest", registered: true, available: false, reason: "check failed" },
-      { tool: "vision_analyze", toolset: "vision", registered: false, available: false, reason: "not provided by this build" },
+      {
+        tool: "vision_analyze",
+        toolset: "vision",
+        registered: false,
+        available: false,
+        reason: "not provided by this build",
+      },
     ]);
   });
 });
@@ -129,7 +149,9 @@ describe("hermes-batch toolsets", () => {
     expect(r.stdout).toMatch(/^hbtest\s+partly \(1\/2\)\s+Tools registered in toolset 'hbtest'$/m);
     expect(r.stdout).toMatch(/^\s+tools: hbtest_echo, hbtest_locked$/m);
     expect(r.stdout).toMatch(/^vision\s+no \(not provided\)/m);
-    expect(r.stdout).toMatch(/^debugging\s+.*\n\s+tools: patch, process, read_file, search_files, terminal, web_extract, web_search, write_file$/m);
+    expect(r.stdout).toMatch(
+      /^debugging\s+.*\n\s+tools: patch, process, read_file, search_files, terminal, web_extract, web_search, write_file$/m,
+    );
     expect(r.stdout).toContain("web_tools→web");
   });
 
@@ -155,9 +177,13 @@ describe("hermes-batch distributions", () => {
     expect(names).toHaveLength(18);
     expect(names).toEqual([...names].sort());
     expect(names).toContain("mixed_tasks");
-    expect(r.stdout).toMatch(/^cli_mix: CLI test mix {2}\[from mix\.yaml\]\n {2}hbtest +100%\n {2}vision +0% {2}\(not provided here: drawn, offers no tool\)$/m);
+    expect(r.stdout).toMatch(
+      /^cli_mix: CLI test mix {2}\[from mix\.yaml\]\n {2}hbtest +100%\n {2}vision +0% {2}\(not provided here: drawn, offers no tool\)$/m,
+    );
     expect(r.stdout).toMatch(/^browser_only: .*\n {2}browser +100% {2}\(not provided here: drawn, offers no tool\)$/m);
-    expect(r.stdout).toMatch(/^reasoning: Heavy mixture of agents usage with minimal other tools\n {2}moa +90%.*\n {2}web +30%.*\n {2}terminal +20%/m);
+    expect(r.stdout).toMatch(
+      /^reasoning: Heavy mixture of agents usage with minimal other tools\n {2}moa +90%.*\n {2}web +30%.*\n {2}terminal +20%/m,
+    );
   });
 
   it("shows one distribution as JSON", () => {
@@ -171,7 +197,10 @@ describe("hermes-batch distributions", () => {
   });
 
   it("exits 2 with one line for an unknown distribution or a bad YAML file", () => {
-    oneLineError(results.distBad, /^hermes-batch distributions: Unknown distribution: nope\. Available: balanced, browser_only, /);
+    oneLineError(
+      results.distBad,
+      /^hermes-batch distributions: Unknown distribution: nope\. Available: balanced, browser_only, /,
+    );
     oneLineError(results.distBadYaml, /^hermes-batch distributions: .*bad_yaml\.yaml: invalid YAML: /);
   });
 });
@@ -182,7 +211,9 @@ describe("hermes-batch sample", () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ distribution: "cli_mix", seed: "5", epoch: 0, unprovided: ["vision"] });
-    expect(out.draws.map((d: { task_id: string }) => d.task_id)).toEqual(Array.from({ length: 12 }, (_, i) => `task_${i}`));
+    expect(out.draws.map((d: { task_id: string }) => d.task_id)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `task_${i}`),
+    );
 
     registerToolset("hbtest", { description: "in-process twin of the plugin toolset", tools: ["hbtest_echo"] });
     registerDistribution("cli_mix", MIX);
@@ -202,7 +233,9 @@ describe("hermes-batch sample", () => {
   it("prints a readable table", () => {
     const r = results.sampleText;
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain("distribution cli_mix, seed 5, epoch 0\ntask_0  hbtest\ntask_1  hbtest\ntask_2  hbtest\n");
+    expect(r.stdout).toContain(
+      "distribution cli_mix, seed 5, epoch 0\ntask_0  hbtest\ntask_1  hbtest\ntask_2  hbtest\n",
+    );
     expect(r.stdout).toMatch(/hbtest +3\/3 {2}\(100%\)/);
     expect(r.stdout).toMatch(/vision +0\/3 {2}\(0%\) {2}not provided here: offers no tool/);
   });
@@ -215,6 +248,8 @@ describe("hermes-batch sample", () => {
     const r = results.sampleNothing;
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("task_0  browser\ntask_1  browser\n");
-    expect(r.stderr).toContain("note: distribution 'browser_only' has no toolset this build provides (browser): they are drawn and recorded in toolsets_used as in Hermes, and every task runs without tools");
+    expect(r.stderr).toContain(
+      "note: distribution 'browser_only' has no toolset this build provides (browser): they are drawn and recorded in toolsets_used as in Hermes, and every task runs without tools",
+    );
   });
 });

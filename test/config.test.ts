@@ -22,7 +22,9 @@ describe("run configuration", () => {
     const path = join(dir, "run.yaml");
     writeFileSync(path, "dataset: d.jsonl\n\nworkers: none\n");
     expect(() => resolveRunConfig({}, path)).toThrow(new RegExp(`${path}:3: 'workers'`));
-    expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(/^--env must be one of local\|docker\|singularity\|host, got 'podman'$/);
+    expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(
+      /^--env must be one of local\|docker\|singularity\|host, got 'podman'$/,
+    );
     expect(() => resolveRunConfig({ dataset: "d", env: "podman" })).toThrow(UserError);
     expect(lineOfKey("a: 1\n# c\nb: 2\n", "b")).toBe(3);
   });
@@ -45,9 +47,9 @@ describe("run configuration", () => {
 
 describe("redaction", () => {
   it("removes every secret value, also in its JSON-escaped form", () => {
-    const c = resolveRunConfig({ dataset: "d", api_key: "sk-live-abc\"def" });
+    const c = resolveRunConfig({ dataset: "d", api_key: 'sk-live-abc"def' });
     const redact = createRedactor(secretValues(c, { MY_TOKEN: "tok-0123456789", SHORT_TOKEN: "x", PATH: "/usr/bin" }));
-    const line = JSON.stringify({ a: "key sk-live-abc\"def here", b: "tok-0123456789", c: "/usr/bin" });
+    const line = JSON.stringify({ a: 'key sk-live-abc"def here', b: "tok-0123456789", c: "/usr/bin" });
     const out = redact(line);
     expect(out).not.toContain("tok-0123456789");
     expect(out).not.toContain('sk-live-abc\\"def');

@@ -4,7 +4,11 @@ import { UserError } from "../src/core/errors.js";
 import { createRegistry } from "../src/core/registry.js";
 import { SharedRateGate, SharedSemaphore } from "../src/core/shared_gate.js";
 
-function runWorker(buffer: SharedArrayBuffer, tasks: number, holdMs: number): Promise<{ done: number; overLimit: number }> {
+function runWorker(
+  buffer: SharedArrayBuffer,
+  tasks: number,
+  holdMs: number,
+): Promise<{ done: number; overLimit: number }> {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL("./helpers/ts_worker.mjs", import.meta.url), {
       workerData: { entry: new URL("./helpers/gate_worker.ts", import.meta.url).href, buffer, tasks, holdMs },

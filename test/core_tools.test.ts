@@ -19,7 +19,12 @@ afterEach(async () => {
   await task.dispose();
 });
 
-async function call(name: string, args: Record<string, unknown>, t: LocalTaskFixture = task, opts: ToolPipelineOptions = {}): Promise<any> {
+async function call(
+  name: string,
+  args: Record<string, unknown>,
+  t: LocalTaskFixture = task,
+  opts: ToolPipelineOptions = {},
+): Promise<any> {
   return callTool(name, args, t.ctx, opts);
 }
 
@@ -31,10 +36,21 @@ describe("registration", () => {
     const terminal = registry.get("terminal")!.schema;
     expect(terminal.parameters).toMatchObject({ required: ["command"] });
     // The original's parameters in its order; pty is accepted and ignored, the notices are echoed as there.
-    expect(Object.keys((terminal.parameters as any).properties)).toEqual(["command", "background", "timeout", "workdir", "pty", "notify_on_complete", "watch_patterns"]);
+    expect(Object.keys((terminal.parameters as any).properties)).toEqual([
+      "command",
+      "background",
+      "timeout",
+      "workdir",
+      "pty",
+      "notify_on_complete",
+      "watch_patterns",
+    ]);
     expect((terminal.parameters as any).properties.timeout).toMatchObject({ type: "integer", minimum: 1 });
     expect((terminal.parameters as any).properties.timeout.maximum).toBeUndefined();
-    expect((terminal.parameters as any).properties.watch_patterns).toMatchObject({ type: "array", items: { type: "string" } });
+    expect((terminal.parameters as any).properties.watch_patterns).toMatchObject({
+      type: "array",
+      items: { type: "string" },
+    });
     expect(terminal.description).toMatch(/read_file/);
     expect(terminal.description).toMatch(/search_files/);
   });
@@ -65,9 +81,14 @@ describe("terminal", () => {
 
   it("refuses a foreground timeout above 600 s as the original does; pty is accepted", async () => {
     expect(await call("terminal", { command: "echo hi", timeout: 601 })).toEqual({
-      error: "Foreground timeout 601s exceeds the maximum of 600s. Use background=true with notify_on_complete=true for long-running commands.",
+      error:
+        "Foreground timeout 601s exceeds the maximum of 600s. Use background=true with notify_on_complete=true for long-running commands.",
     });
-    expect(await call("terminal", { command: "echo hi", pty: true })).toEqual({ output: "hi", exit_code: 0, error: null });
+    expect(await call("terminal", { command: "echo hi", pty: true })).toEqual({
+      output: "hi",
+      exit_code: 0,
+      error: null,
+    });
   });
 
   it("caps long output and says so", async () => {
@@ -87,12 +108,21 @@ describe("terminal", () => {
     const denying = { approval: { gate: deny, records: [] } };
     const r = await call("terminal", { command: "touch should_not_exist", workdir: "." }, task, denying);
     expect(r).toEqual({ error: "BLOCKED: recursive delete", status: "blocked" });
-    expect(seen).toEqual([{ command: "touch should_not_exist", info: { cwd: task.taskDir, workdir: task.taskDir, backend: "local", realpath: expect.any(Function) } }]);
+    expect(seen).toEqual([
+      {
+        command: "touch should_not_exist",
+        info: { cwd: task.taskDir, workdir: task.taskDir, backend: "local", realpath: expect.any(Function) },
+      },
+    ]);
     expect(existsSync(join(task.taskDir, "should_not_exist"))).toBe(false);
     const bg = await call("terminal", { command: "touch bg_should_not_exist", background: true }, task, denying);
     expect(bg.status).toBe("blocked");
     const allowing = { approval: { gate: (async () => ({ allowed: true })) as ApprovalGate, records: [] } };
-    expect(await call("terminal", { command: "echo ok" }, task, allowing)).toEqual({ output: "ok", exit_code: 0, error: null });
+    expect(await call("terminal", { command: "echo ok" }, task, allowing)).toEqual({
+      output: "ok",
+      exit_code: 0,
+      error: null,
+    });
   });
 
   it("rejects bad arguments naming the field", async () => {
@@ -104,16 +134,33 @@ describe("terminal", () => {
 
 describe("terminal background + process", () => {
   it("echoes notify_on_complete and watch_patterns with the original's keys (watch_patterns give way)", async () => {
-    const flagged = await call("terminal", { command: "sleep 0.1", background: true, notify_on_complete: true, watch_patterns: ["ready"] });
-    expect(Object.keys(flagged)).toEqual(["output", "session_id", "pid", "exit_code", "error", "watch_patterns_ignored", "notify_on_complete"]);
+    const flagged = await call("terminal", {
+      command: "sleep 0.1",
+      background: true,
+      notify_on_complete: true,
+      watch_patterns: ["ready"],
+    });
+    expect(Object.keys(flagged)).toEqual([
+      "output",
+      "session_id",
+      "pid",
+      "exit_code",
+      "error",
+      "watch_patterns_ignored",
+      "notify_on_complete",
+    ]);
     expect(flagged.notify_on_complete).toBe(true);
     const watching = await call("terminal", { command: "sleep 0.1", background: true, watch_patterns: ["ready"] });
     expect(watching.watch_patterns).toEqual(["ready"]);
-    for (const id of [flagged.session_id, watching.session_id]) await call("process", { action: "wait", session_id: id, timeout: 5 });
+    for (const id of [flagged.session_id, watching.session_id])
+      await call("process", { action: "wait", session_id: id, timeout: 5 });
   });
 
   it("starts a background process and polls, waits, logs, lists and kills, with the original's results", async () => {
-    const started = await call("terminal", { command: "for i in 1 2 3; do echo tick$i; sleep 0.2; done; exit 3", background: true });
+    const started = await call("terminal", {
+      command: "for i in 1 2 3; do echo tick$i; sleep 0.2; done; exit 3",
+      background: true,
+    });
     expect(started).toMatchObject({ output: "Background process started", exit_code: 0, error: null });
     const id = started.session_id as string;
     expect(id).toMatch(/^proc_/);
@@ -130,55 +177,122 @@ describe("terminal background + process", () => {
     });
     expect((await call("process", { action: "log", session_id: id, offset: 1, limit: 1 })).output).toBe("tick2");
     const polled = await call("process", { action: "poll", session_id: id });
-    expect(Object.keys(polled)).toEqual(["session_id", "command", "status", "pid", "uptime_seconds", "output_preview", "exit_code"]);
-    expect(polled).toMatchObject({ session_id: id, status: "exited", pid: started.pid, output_preview: "tick1\ntick2\ntick3\n", exit_code: 3 });
-    expect(await call("process", { action: "kill", session_id: id })).toEqual({ status: "already_exited", exit_code: 3 });
+    expect(Object.keys(polled)).toEqual([
+      "session_id",
+      "command",
+      "status",
+      "pid",
+      "uptime_seconds",
+      "output_preview",
+      "exit_code",
+    ]);
+    expect(polled).toMatchObject({
+      session_id: id,
+      status: "exited",
+      pid: started.pid,
+      output_preview: "tick1\ntick2\ntick3\n",
+      exit_code: 3,
+    });
+    expect(await call("process", { action: "kill", session_id: id })).toEqual({
+      status: "already_exited",
+      exit_code: 3,
+    });
 
     const long = (await call("terminal", { command: "echo $$ > long.pid; sleep 100", background: true })).session_id;
-    await waitUntil(() => existsSync(join(task.taskDir, "long.pid")) && readFileSync(join(task.taskDir, "long.pid"), "utf8").trim() !== "");
+    await waitUntil(
+      () =>
+        existsSync(join(task.taskDir, "long.pid")) &&
+        readFileSync(join(task.taskDir, "long.pid"), "utf8").trim() !== "",
+    );
     const pid = Number(readFileSync(join(task.taskDir, "long.pid"), "utf8"));
     expect((await call("process", { action: "poll", session_id: long })).status).toBe("running");
-    expect(await call("process", { action: "wait", session_id: long, timeout: 1 })).toEqual({ status: "timeout", output: "", timeout_note: "Waited 1s, process still running" });
+    expect(await call("process", { action: "wait", session_id: long, timeout: 1 })).toEqual({
+      status: "timeout",
+      output: "",
+      timeout_note: "Waited 1s, process still running",
+    });
 
     const list = await call("process", { action: "list" });
     expect(list.processes).toHaveLength(2);
     const entry = list.processes.find((p: any) => p.session_id === long);
-    expect(Object.keys(entry)).toEqual(["session_id", "command", "cwd", "pid", "started_at", "uptime_seconds", "status", "output_preview"]);
+    expect(Object.keys(entry)).toEqual([
+      "session_id",
+      "command",
+      "cwd",
+      "pid",
+      "started_at",
+      "uptime_seconds",
+      "status",
+      "output_preview",
+    ]);
     expect(entry).toMatchObject({ command: "echo $$ > long.pid; sleep 100", status: "running", output_preview: "" });
     expect(entry.started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
 
     expect(await call("process", { action: "kill", session_id: long })).toEqual({ status: "killed", session_id: long });
     expect(await waitUntil(() => !isAlive(pid), 3000)).toBe(true);
-    expect(await call("process", { action: "poll", session_id: long })).toMatchObject({ status: "exited", exit_code: -15 });
+    expect(await call("process", { action: "poll", session_id: long })).toMatchObject({
+      status: "exited",
+      exit_code: -15,
+    });
   });
 
   it("answers a prompt through stdin: write, submit, close (EOF), as the original's process actions", async () => {
-    const script = 'read -r name; echo "hello $name"; read -r more; echo "more=$more"; cat > rest.txt; echo "eof after $(wc -c < rest.txt) bytes"';
+    const script =
+      'read -r name; echo "hello $name"; read -r more; echo "more=$more"; cat > rest.txt; echo "eof after $(wc -c < rest.txt) bytes"';
     const id = (await call("terminal", { command: script, background: true })).session_id as string;
-    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toEqual({ status: "ok", bytes_written: 3 });
-    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toEqual({ status: "ok", bytes_written: 10 });
-    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output_preview.includes("hello Ada Lovelace"), 10_000);
+    expect(await call("process", { action: "write", session_id: id, data: "Ada" })).toEqual({
+      status: "ok",
+      bytes_written: 3,
+    });
+    expect(await call("process", { action: "submit", session_id: id, data: " Lovelace" })).toEqual({
+      status: "ok",
+      bytes_written: 10,
+    });
+    await waitUntil(
+      async () =>
+        (await call("process", { action: "poll", session_id: id })).output_preview.includes("hello Ada Lovelace"),
+      10_000,
+    );
     expect((await call("process", { action: "poll", session_id: id })).status).toBe("running"); // blocked on the next read
     await call("process", { action: "submit", session_id: id, data: "yes" });
     await call("process", { action: "write", session_id: id, data: "tail bytes" });
-    expect(await call("process", { action: "close", session_id: id })).toEqual({ status: "ok", message: "stdin closed" });
+    expect(await call("process", { action: "close", session_id: id })).toEqual({
+      status: "ok",
+      message: "stdin closed",
+    });
     const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
-    expect(done).toEqual({ status: "exited", exit_code: 0, output: "hello Ada Lovelace\nmore=yes\neof after 10 bytes\n" });
-    expect(await call("process", { action: "write", session_id: id, data: "late" })).toEqual({ status: "already_exited", error: "Process has already finished" });
-    expect(await call("process", { action: "close", session_id: "proc_none" })).toEqual({ status: "not_found", error: "No process with ID proc_none" });
+    expect(done).toEqual({
+      status: "exited",
+      exit_code: 0,
+      output: "hello Ada Lovelace\nmore=yes\neof after 10 bytes\n",
+    });
+    expect(await call("process", { action: "write", session_id: id, data: "late" })).toEqual({
+      status: "already_exited",
+      error: "Process has already finished",
+    });
+    expect(await call("process", { action: "close", session_id: "proc_none" })).toEqual({
+      status: "not_found",
+      error: "No process with ID proc_none",
+    });
   });
 
   it("a background process that never reads stdin still sees EOF only when closed", async () => {
     const id = (await call("terminal", { command: "cat; echo cat-done", background: true })).session_id as string;
     await call("process", { action: "submit", session_id: id, data: "line" });
-    await waitUntil(async () => (await call("process", { action: "poll", session_id: id })).output_preview.includes("line"), 10_000);
+    await waitUntil(
+      async () => (await call("process", { action: "poll", session_id: id })).output_preview.includes("line"),
+      10_000,
+    );
     await call("process", { action: "close", session_id: id });
     const done = await call("process", { action: "wait", session_id: id, timeout: 20 });
     expect(done.output).toBe("line\ncat-done\n");
   });
 
   it("answers unknown sessions and a missing session_id as the original", async () => {
-    expect(await call("process", { action: "poll", session_id: "proc_none" })).toEqual({ status: "not_found", error: "No process with ID proc_none" });
+    expect(await call("process", { action: "poll", session_id: "proc_none" })).toEqual({
+      status: "not_found",
+      error: "No process with ID proc_none",
+    });
     expect(await call("process", { action: "kill" })).toEqual({ error: "session_id is required for kill" });
     expect((await call("process", { action: "explode" })).error).toMatch(/'action'/);
   });
@@ -241,17 +355,24 @@ describe("read_file / write_file", () => {
     expect((await read())._warning).toBeUndefined();
     expect((await read())._warning).toBeUndefined();
     expect((await read())._warning).toMatch(/^You have read this exact file region 3 times consecutively/);
-    expect(await read()).toMatchObject({ error: expect.stringMatching(/^BLOCKED: You have read this exact file region 4 times in a row/), path: "same.txt", already_read: 4 });
+    expect(await read()).toMatchObject({
+      error: expect.stringMatching(/^BLOCKED: You have read this exact file region 4 times in a row/),
+      path: "same.txt",
+      already_read: 4,
+    });
     await pipeline.call("terminal", { command: "true" }, task.ctx);
     expect(await read()).toMatchObject({ error: "File not found: same.txt" });
     expect((await read())._warning).toBeUndefined();
     // Another region is another key.
-    expect((await pipeline.call("read_file", { path: "same.txt", offset: 2 }, task.ctx)).includes("_warning")).toBe(false);
+    expect((await pipeline.call("read_file", { path: "same.txt", offset: 2 }, task.ctx)).includes("_warning")).toBe(
+      false,
+    );
   });
 
   it("answers a re-read of an unchanged window with the original's stub, and reads again once the file changes", async () => {
     const pipeline = createToolPipeline();
-    const read = async (args: Record<string, unknown> = {}) => JSON.parse(await pipeline.call("read_file", { path: "d.txt", ...args }, task.ctx));
+    const read = async (args: Record<string, unknown> = {}) =>
+      JSON.parse(await pipeline.call("read_file", { path: "d.txt", ...args }, task.ctx));
     await pipeline.call("write_file", { path: "d.txt", content: "x\n" }, task.ctx);
     expect(await read()).toMatchObject({ content: "     1|x\n     2|", total_lines: 1 });
     const stub = { status: "unchanged", path: "d.txt", dedup: true, content_returned: false };
@@ -271,7 +392,11 @@ describe("read_file / write_file", () => {
       error: "Failed to write file: f.txt/sub.txt: Not a directory",
     });
     await call("write_file", { path: "dir/a.txt", content: "x" });
-    expect(await call("write_file", { path: "dir", content: "y" })).toEqual({ bytes_written: 0, dirs_created: false, error: "Failed to write file: dir: Is a directory" });
+    expect(await call("write_file", { path: "dir", content: "y" })).toEqual({
+      bytes_written: 0,
+      dirs_created: false,
+      error: "Failed to write file: dir: Is a directory",
+    });
   });
 
   it("validates arguments", async () => {
@@ -307,8 +432,13 @@ describe("patch", () => {
     expect(r.success).toBe(true);
     // Replacement text is literal ($-patterns are not special).
     expect(readFileSync(join(task.taskDir, "x.txt"), "utf8")).toBe("$1 $1 $& bar");
-    expect(await call("patch", { path: "nope.txt", old_string: "a", new_string: "b" })).toEqual({ success: false, error: "Failed to read file: nope.txt" });
-    expect(await call("patch", { path: "x.txt", new_string: "b" })).toEqual({ error: "old_string and new_string required" });
+    expect(await call("patch", { path: "nope.txt", old_string: "a", new_string: "b" })).toEqual({
+      success: false,
+      error: "Failed to read file: nope.txt",
+    });
+    expect(await call("patch", { path: "x.txt", new_string: "b" })).toEqual({
+      error: "old_string and new_string required",
+    });
   });
 
   it("matches LF old_string in a CRLF file line by line and puts new_string in as given, as the original", async () => {
@@ -341,7 +471,12 @@ describe("patch", () => {
       "*** End Patch",
     ].join("\n");
     const r = await call("patch", { mode: "patch", patch });
-    expect(r).toMatchObject({ success: true, files_modified: ["app.py", "mv/dst.txt"], files_created: ["notes/new.md", "mv/dst.txt"], files_deleted: ["mv/src.txt", "old.txt"] });
+    expect(r).toMatchObject({
+      success: true,
+      files_modified: ["app.py", "mv/dst.txt"],
+      files_created: ["notes/new.md", "mv/dst.txt"],
+      files_deleted: ["mv/src.txt", "old.txt"],
+    });
     expect(r.diff).toContain("+    return 2");
     const read = (p: string) => readFileSync(join(task.taskDir, p), "utf8");
     expect(read("app.py")).toBe("def a():\n    return 1\n\ndef b():\n    return 2\n"); // the anchor picked the second return
@@ -353,14 +488,32 @@ describe("patch", () => {
 
   it("mode 'patch' changes nothing when any part fails, and names the problem", async () => {
     await call("write_file", { path: "keep.txt", content: "one\ntwo\n" });
-    const bad = ["*** Begin Patch", "*** Update File: keep.txt", "-one", "+ONE", "*** Update File: keep.txt", "-missing line", "+x", "*** End Patch"].join("\n");
+    const bad = [
+      "*** Begin Patch",
+      "*** Update File: keep.txt",
+      "-one",
+      "+ONE",
+      "*** Update File: keep.txt",
+      "-missing line",
+      "+x",
+      "*** End Patch",
+    ].join("\n");
     expect(await call("patch", { mode: "patch", patch: bad })).toEqual({
       success: false,
-      error: "Patch validation failed (no files were modified):\n  • keep.txt: hunk (no hint) not found \u2014 Could not find a match for old_string in the file",
+      error:
+        "Patch validation failed (no files were modified):\n  • keep.txt: hunk (no hint) not found \u2014 Could not find a match for old_string in the file",
       _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
     });
-    const missing = ["*** Begin Patch", "*** Add File: new.txt", "+n", "*** Delete File: gone.txt", "*** End Patch"].join("\n");
-    expect((await call("patch", { mode: "patch", patch: missing })).error).toBe("Patch validation failed (no files were modified):\n  • gone.txt: file not found for deletion");
+    const missing = [
+      "*** Begin Patch",
+      "*** Add File: new.txt",
+      "+n",
+      "*** Delete File: gone.txt",
+      "*** End Patch",
+    ].join("\n");
+    expect((await call("patch", { mode: "patch", patch: missing })).error).toBe(
+      "Patch validation failed (no files were modified):\n  • gone.txt: file not found for deletion",
+    );
     expect(existsSync(join(task.taskDir, "new.txt"))).toBe(false);
     expect(readFileSync(join(task.taskDir, "keep.txt"), "utf8")).toBe("one\ntwo\n");
     expect(await call("patch", { mode: "patch", patch: "*** Update File: keep.txt" })).toMatchObject({
@@ -369,12 +522,21 @@ describe("patch", () => {
     });
     expect(await call("patch", { mode: "patch" })).toEqual({ error: "patch content required" });
     expect(await call("patch", { mode: "diff", patch: "x" })).toEqual({ error: "Unknown mode: diff" });
-    expect(await call("patch", { mode: "replace", path: "keep.txt" })).toEqual({ error: "old_string and new_string required" });
+    expect(await call("patch", { mode: "replace", path: "keep.txt" })).toEqual({
+      error: "old_string and new_string required",
+    });
   });
 
   it("advertises the original's patch parameters", () => {
     const params = registry.get("patch")!.schema.parameters as any;
-    expect(Object.keys(params.properties)).toEqual(["mode", "path", "old_string", "new_string", "replace_all", "patch"]);
+    expect(Object.keys(params.properties)).toEqual([
+      "mode",
+      "path",
+      "old_string",
+      "new_string",
+      "replace_all",
+      "patch",
+    ]);
     expect(params.properties.mode).toMatchObject({ enum: ["replace", "patch"], default: "replace" });
     expect(params.properties.replace_all.default).toBe(false);
     // As the original's schema: mode is listed as required, though a call without it is a replace.
@@ -383,7 +545,8 @@ describe("patch", () => {
     expect(read.properties.limit).toMatchObject({ type: "integer", maximum: 2000, default: 500 });
     expect(read.properties.limit.minimum).toBeUndefined();
     const search = registry.get("search_files")!.schema.parameters as any;
-    for (const k of ["limit", "offset", "context"]) expect([k, search.properties[k].minimum, search.properties[k].maximum]).toEqual([k, undefined, undefined]);
+    for (const k of ["limit", "offset", "context"])
+      expect([k, search.properties[k].minimum, search.properties[k].maximum]).toEqual([k, undefined, undefined]);
   });
 });
 
@@ -400,7 +563,11 @@ describe("search_files", () => {
     expect(Object.keys(r)).toEqual(["total_count", "matches"]);
     const found = r.matches.map((m: any) => `${m.path}:${m.line}`).sort();
     expect(found).toEqual(["./docs/readme.md:1", "./src/a.ts:2", "./src/b.py:1"]);
-    expect(r.matches.find((m: any) => m.path === "./src/b.py")).toEqual({ path: "./src/b.py", line: 1, content: "def hello():" });
+    expect(r.matches.find((m: any) => m.path === "./src/b.py")).toEqual({
+      path: "./src/b.py",
+      line: 1,
+      content: "def hello():",
+    });
   });
 
   it("filters by file_glob and path, and accepts the kind/grep alias and Perl-style escapes", async () => {
@@ -411,7 +578,10 @@ describe("search_files", () => {
   });
 
   it("finds files by glob (target files / find alias) and by plain word", async () => {
-    expect(await call("search_files", { pattern: "*.ts", target: "files" })).toEqual({ total_count: 1, files: ["./src/a.ts"] });
+    expect(await call("search_files", { pattern: "*.ts", target: "files" })).toEqual({
+      total_count: 1,
+      files: ["./src/a.ts"],
+    });
     // As ripgrep's glob in the original: a plain word matches names ending in it.
     expect((await call("search_files", { pattern: "readme.md", target: "find" })).files).toEqual(["./docs/readme.md"]);
     expect(await call("search_files", { pattern: "readme", target: "files" })).toEqual({ total_count: 0 });
@@ -425,19 +595,33 @@ describe("search_files", () => {
     expect(r.total_count).toBe(3);
     expect(r.truncated).toBeUndefined();
     // Context reads 200 lines more; a cut page is followed by the original's hint line.
-    const text = await createToolPipeline().call("search_files", { pattern: "needle", path: "many", limit: 3, context: 1 }, task.ctx);
+    const text = await createToolPipeline().call(
+      "search_files",
+      { pattern: "needle", path: "many", limit: 3, context: 1 },
+      task.ctx,
+    );
     const [json, hint] = text.split("\n\n");
     expect(JSON.parse(json!)).toMatchObject({ total_count: 10, truncated: true });
     expect(json).toMatch(/^\{"total_count": 10, "matches": \[\{"path": "many\//);
-    expect(hint).toBe("[Hint: Results truncated. Use offset=3 to see more, or narrow with a more specific pattern or file_glob.]");
+    expect(hint).toBe(
+      "[Hint: Results truncated. Use offset=3 to see more, or narrow with a more specific pattern or file_glob.]",
+    );
   });
 
   it("reports a missing path, a bad regex and a bad target", async () => {
-    expect(await call("search_files", { pattern: "x", path: "nowhere" })).toEqual({ total_count: 0, error: "Path not found: nowhere" });
-    expect(await call("search_files", { pattern: "x", path: "sr" })).toEqual({ total_count: 0, error: "Path not found: sr. Similar paths: ./src" });
+    expect(await call("search_files", { pattern: "x", path: "nowhere" })).toEqual({
+      total_count: 0,
+      error: "Path not found: nowhere",
+    });
+    expect(await call("search_files", { pattern: "x", path: "sr" })).toEqual({
+      total_count: 0,
+      error: "Path not found: sr. Similar paths: ./src",
+    });
     expect((await call("search_files", { pattern: "(unclosed" })).error).toMatch(/^Search failed: /);
     // As the original: any other target searches content.
-    expect((await call("search_files", { pattern: "hello", target: "everything", path: "docs" })).matches).toHaveLength(1);
+    expect((await call("search_files", { pattern: "hello", target: "everything", path: "docs" })).matches).toHaveLength(
+      1,
+    );
   });
 
   it("output_mode files_only lists the files with a match, count their match counts", async () => {
@@ -448,13 +632,20 @@ describe("search_files", () => {
     const counts = await call("search_files", { pattern: "hello", path: "src", output_mode: "count" });
     expect(Object.keys(counts)).toEqual(["total_count", "counts"]);
     expect(counts.total_count).toBe(4);
-    expect(Object.entries(counts.counts).sort()).toEqual([["src/a.ts", 1], ["src/b.py", 1], ["src/c.ts", 2]]);
+    expect(Object.entries(counts.counts).sort()).toEqual([
+      ["src/a.ts", 1],
+      ["src/b.py", 1],
+      ["src/c.ts", 2],
+    ]);
     const none = await call("search_files", { pattern: "zzz", path: "src", output_mode: "count" });
     expect(none).toEqual({ total_count: 0 });
   });
 
   it("context adds the lines around each match, marked, also for a path with '-' and digits", async () => {
-    await call("write_file", { path: "ctx/a-1-b.txt", content: "one\ntwo\nMATCH three\nfour\nfive\nsix\nseven\nMATCH eight\n" });
+    await call("write_file", {
+      path: "ctx/a-1-b.txt",
+      content: "one\ntwo\nMATCH three\nfour\nfive\nsix\nseven\nMATCH eight\n",
+    });
     const r = await call("search_files", { pattern: "MATCH", path: "ctx", context: 1 });
     // As the original: context lines are results like the matches (and count in total_count).
     expect(r.matches).toEqual([
@@ -469,8 +660,20 @@ describe("search_files", () => {
 
   it("advertises the original's parameters with their defaults", () => {
     const params = registry.get("search_files")!.schema.parameters as any;
-    expect(Object.keys(params.properties)).toEqual(["pattern", "target", "path", "file_glob", "limit", "offset", "output_mode", "context"]);
-    expect(params.properties.output_mode).toMatchObject({ enum: ["content", "files_only", "count"], default: "content" });
+    expect(Object.keys(params.properties)).toEqual([
+      "pattern",
+      "target",
+      "path",
+      "file_glob",
+      "limit",
+      "offset",
+      "output_mode",
+      "context",
+    ]);
+    expect(params.properties.output_mode).toMatchObject({
+      enum: ["content", "files_only", "count"],
+      default: "content",
+    });
     expect(params.properties.context.default).toBe(0);
     expect(params.properties.limit.default).toBe(50);
     expect(params.properties.path.default).toBe(".");
@@ -490,7 +693,8 @@ describe.skipIf(!BUSYBOX)("search_files with busybox tools only", () => {
   it("works when find, grep, head and sort are busybox applets", async () => {
     const bin = join(task.root, "bb");
     mkdirSync(bin);
-    for (const applet of ["sh", "find", "grep", "head", "sort", "ls", "stat", "sed", "cut", "tr", "xargs"]) symlinkSync(BUSYBOX!, join(bin, applet));
+    for (const applet of ["sh", "find", "grep", "head", "sort", "ls", "stat", "sed", "cut", "tr", "xargs"])
+      symlinkSync(BUSYBOX!, join(bin, applet));
     const env = await task.env();
     // Route every exec of this environment through a PATH holding only busybox applets.
     const realExec = env.exec.bind(env);

@@ -125,7 +125,8 @@ describe("run files", () => {
     t.close();
     expect(await supersedeTasks(dir, new Set(["b"]))).toBe(1);
     const kept = [];
-    for await (const l of readJsonl<{ task_id: string }>(join(dir, "trajectories.jsonl"))) if (l.value) kept.push(l.value.task_id);
+    for await (const l of readJsonl<{ task_id: string }>(join(dir, "trajectories.jsonl")))
+      if (l.value) kept.push(l.value.task_id);
     expect(kept).toEqual(["a", "c"]);
     expect(readFileSync(join(dir, "trajectories.jsonl"), "utf8")).toContain("{not json, kept as written\n");
     expect(readFileSync(join(dir, "superseded.jsonl"), "utf8")).toContain(`"b"`);

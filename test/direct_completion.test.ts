@@ -42,12 +42,18 @@ async function serve(handler: Handler): Promise<{ base: string; seen: Seen[] }> 
   return { base: `127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
 }
 
-const completion = JSON.stringify({ choices: [{ message: { role: "assistant", content: "pong" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
+const completion = JSON.stringify({
+  choices: [{ message: { role: "assistant", content: "pong" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+});
 const ok: Handler = (_req, res) => {
   res.writeHead(200, { "content-type": "application/json" });
   res.end(completion);
 };
-const ask = { messages: [{ role: "user" as const, content: "ping" }], tools: [{ type: "function" as const, function: { name: "todo", description: "d", parameters: { type: "object" } } }] };
+const ask = {
+  messages: [{ role: "user" as const, content: "ping" }],
+  tools: [{ type: "function" as const, function: { name: "todo", description: "d", parameters: { type: "object" } } }],
+};
 
 /** The same endpoint through both paths. */
 function bothPaths(options: Omit<ModelEndpointOptions, "model">) {
@@ -61,7 +67,14 @@ function bothPaths(options: Omit<ModelEndpointOptions, "model">) {
 async function outcome(p: Promise<unknown>): Promise<unknown> {
   return p.then(
     (r) => ({ ok: r }),
-    (e: any) => ({ name: e?.name, message: e?.message, status: e?.status, retryable: e?.retryable, rateLimited: e?.rateLimited, retryAfterMs: e?.retryAfterMs }),
+    (e: any) => ({
+      name: e?.name,
+      message: e?.message,
+      status: e?.status,
+      retryable: e?.retryable,
+      rateLimited: e?.rateLimited,
+      retryAfterMs: e?.retryAfterMs,
+    }),
   );
 }
 
@@ -72,7 +85,11 @@ describe("the direct request is the SDK's request", () => {
     process.env.OPENAI_ORG_ID = " org-1 ";
     try {
       for (const base of [`http://${s.base}/v1`, `http://${s.base}/v1/`]) {
-        const { direct, sdk } = bothPaths({ baseURL: base, apiKey: "sk-test", headers: { "X-Title": "bench", "HTTP-Referer": "https://example.org" } });
+        const { direct, sdk } = bothPaths({
+          baseURL: base,
+          apiKey: "sk-test",
+          headers: { "X-Title": "bench", "HTTP-Referer": "https://example.org" },
+        });
         expect(await direct.complete(ask)).toEqual(await sdk.complete(ask));
       }
       const { direct, sdk } = bothPaths({ baseURL: `http://user:pw@${s.base}/v1`, apiKey: "sk-test" });
@@ -87,21 +104,48 @@ describe("the direct request is the SDK's request", () => {
     const names = s.seen[0]!.rawHeaders.filter((_, i) => i % 2 === 0);
     expect(names).toContain("openai-organization");
     expect(s.seen[0]!.rawHeaders[s.seen[0]!.rawHeaders.indexOf("authorization") + 1]).toBe("Bearer sk-test");
-    expect(s.seen[4]!.rawHeaders[s.seen[4]!.rawHeaders.indexOf("authorization") + 1]).toBe(`Basic ${Buffer.from("user:pw").toString("base64")}`);
+    expect(s.seen[4]!.rawHeaders[s.seen[4]!.rawHeaders.indexOf("authorization") + 1]).toBe(
+      `Basic ${Buffer.from("user:pw").toString("base64")}`,
+    );
   });
 });
 
 describe("the direct request fails as the SDK's does", () => {
   const cases: [string, Handler][] = [
-    ["a 429 with retry-after", (_q, r) => void r.writeHead(429, { "content-type": "application/json", "retry-after": "2" }).end('{"error":{"message":"slow down"}}')],
-    ["a 503 HTML page", (_q, r) => void r.writeHead(503, { "content-type": "text/html" }).end("<html><title>503 Service Unavailable</title></html>")],
+    [
+      "a 429 with retry-after",
+      (_q, r) =>
+        void r
+          .writeHead(429, { "content-type": "application/json", "retry-after": "2" })
+          .end('{"error":{"message":"slow down"}}'),
+    ],
+    [
+      "a 503 HTML page",
+      (_q, r) =>
+        void r
+          .writeHead(503, { "content-type": "text/html" })
+          .end("<html><title>503 Service Unavailable</title></html>"),
+    ],
     ["a 400 without a body", (_q, r) => void r.writeHead(400).end()],
-    ["an HTML page with status 200", (_q, r) => void r.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>Login</title>")],
+    [
+      "an HTML page with status 200",
+      (_q, r) => void r.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>Login</title>"),
+    ],
     ["invalid JSON", (_q, r) => void r.writeHead(200, { "content-type": "application/json" }).end('{"choices": [')],
-    ["an empty JSON body", (_q, r) => void r.writeHead(200, { "content-type": "application/json", "content-length": "0" }).end()],
+    [
+      "an empty JSON body",
+      (_q, r) => void r.writeHead(200, { "content-type": "application/json", "content-length": "0" }).end(),
+    ],
     ["204", (_q, r) => void r.writeHead(204).end()],
-    ["JSON without choices", (_q, r) => void r.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end('{"object":"list","data":[]}')],
-    ["a vendor JSON type", (_q, r) => void r.writeHead(200, { "content-type": "application/vnd.api+json" }).end(completion)],
+    [
+      "JSON without choices",
+      (_q, r) =>
+        void r.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end('{"object":"list","data":[]}'),
+    ],
+    [
+      "a vendor JSON type",
+      (_q, r) => void r.writeHead(200, { "content-type": "application/vnd.api+json" }).end(completion),
+    ],
     [
       "a body cut off",
       (_q, r) => {
@@ -126,7 +170,10 @@ describe("the direct request fails as the SDK's does", () => {
     servers.pop()!.close();
     const { direct, sdk } = bothPaths({ baseURL: `http://${s.base}/v1`, apiKey: "k" });
     const fromDirect = await outcome(direct.complete(ask));
-    expect(fromDirect).toMatchObject({ message: expect.stringMatching(/^connection error \(Connection error\.: .*ECONNREFUSED/), retryable: true });
+    expect(fromDirect).toMatchObject({
+      message: expect.stringMatching(/^connection error \(Connection error\.: .*ECONNREFUSED/),
+      retryable: true,
+    });
     expect(fromDirect).toEqual(await outcome(sdk.complete(ask)));
   });
 });

@@ -74,7 +74,8 @@ describe("the built-in tool list", () => {
     const report = await discoverBuiltinTools();
     expect(report.failed).toEqual([]);
     expect(report.loaded).toEqual(BUILTIN_TOOL_MODULES.map((m) => m.name));
-    for (const name of ["read_file", "memory", "terminal", "todo", "web_search"]) expect(registry.has(name), name).toBe(true);
+    for (const name of ["read_file", "memory", "terminal", "todo", "web_search"])
+      expect(registry.has(name), name).toBe(true);
   });
 });
 
@@ -83,7 +84,10 @@ describe("importToolModules", () => {
     const d = join(dir, "tools1");
     mkdirSync(d);
     writeFileSync(join(d, "a_tool.mjs"), toolModule("disc_alpha"));
-    writeFileSync(join(d, "b_broken.mjs"), toolModule("disc_broken") + `throw new Error("missing optional dependency");\n`);
+    writeFileSync(
+      join(d, "b_broken.mjs"),
+      toolModule("disc_broken") + `throw new Error("missing optional dependency");\n`,
+    );
     writeFileSync(join(d, "c_tool.mjs"), toolModule("disc_gamma"));
     registered.push("disc_alpha", "disc_broken", "disc_gamma");
     const load = (f: string) => () => import(pathToFileURL(join(d, f)).href);
@@ -128,7 +132,10 @@ export function setup(api) {
 }
 `,
     );
-    writeFileSync(join(pluginDir, "bad_plugin.mjs"), `const { registry } = globalThis.hermesBatch;\nregistry.register(null);\n`);
+    writeFileSync(
+      join(pluginDir, "bad_plugin.mjs"),
+      `const { registry } = globalThis.hermesBatch;\nregistry.register(null);\n`,
+    );
     // Only files directly in the folder are plugins: a helper in a subfolder and other files are not imported.
     mkdirSync(join(pluginDir, "lib"));
     writeFileSync(join(pluginDir, "lib", "helper.js"), `globalThis.__hbHelperImported = true;\n`);
@@ -137,7 +144,10 @@ export function setup(api) {
     const projectDir = join(dir, "project");
     const pkgDir = join(projectDir, "node_modules", "hb-test-plugin");
     mkdirSync(pkgDir, { recursive: true });
-    writeFileSync(join(pkgDir, "package.json"), JSON.stringify({ name: "hb-test-plugin", type: "module", main: "index.js" }));
+    writeFileSync(
+      join(pkgDir, "package.json"),
+      JSON.stringify({ name: "hb-test-plugin", type: "module", main: "index.js" }),
+    );
     writeFileSync(
       join(pkgDir, "index.js"),
       `export default function (api) {
@@ -161,7 +171,10 @@ export function setup(api) {
     });
 
     expect(report.loaded.map((s) => s.split("/").pop())).toEqual(["echo_plugin.js", "hb-test-plugin"]);
-    expect(report.failed.map((f) => f.source.split("/").pop())).toEqual(["bad_plugin.mjs", "hb-no-such-plugin-package"]);
+    expect(report.failed.map((f) => f.source.split("/").pop())).toEqual([
+      "bad_plugin.mjs",
+      "hb-no-such-plugin-package",
+    ]);
     expect(log.warnings.some((w) => w.includes("hb-no-such-plugin-package"))).toBe(true);
     expect(registry.toolsetOf("plug_echo")).toBe("plug_tools");
     expect(registry.has("plug_pkg")).toBe(true);

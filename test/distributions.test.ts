@@ -81,7 +81,9 @@ describe("the 17 Hermes distributions", () => {
     }
     expect(err).toBeInstanceOf(DistributionError);
     expect(err).toBeInstanceOf(UserError);
-    expect((err as Error).message).toBe(`Unknown distribution: nope. Available: ${Object.keys(HERMES_TABLE).sort().join(", ")}`);
+    expect((err as Error).message).toBe(
+      `Unknown distribution: nope. Available: ${Object.keys(HERMES_TABLE).sort().join(", ")}`,
+    );
     expect(() => getDistribution("toString")).toThrow(/Unknown distribution: toString/);
   });
 });
@@ -90,9 +92,16 @@ describe("seeded sampling", () => {
   it("is deterministic per (seed, task id, epoch), whatever the order or sharding", () => {
     const ids = Array.from({ length: 200 }, (_, i) => `task_${i}`);
     const forward = ids.map((taskId) => sampleToolsets("balanced", { seed: 42, taskId }));
-    const reversed = [...ids].reverse().map((taskId) => sampleToolsets("balanced", { seed: 42, taskId })).reverse();
-    const shardA = ids.filter((_, i) => i % 2 === 0).map((taskId) => [taskId, sampleToolsets("balanced", { seed: 42, taskId })] as const);
-    const shardB = ids.filter((_, i) => i % 2 === 1).map((taskId) => [taskId, sampleToolsets("balanced", { seed: 42, taskId })] as const);
+    const reversed = [...ids]
+      .reverse()
+      .map((taskId) => sampleToolsets("balanced", { seed: 42, taskId }))
+      .reverse();
+    const shardA = ids
+      .filter((_, i) => i % 2 === 0)
+      .map((taskId) => [taskId, sampleToolsets("balanced", { seed: 42, taskId })] as const);
+    const shardB = ids
+      .filter((_, i) => i % 2 === 1)
+      .map((taskId) => [taskId, sampleToolsets("balanced", { seed: 42, taskId })] as const);
     const sharded = new Map([...shardA, ...shardB]);
     expect(reversed).toEqual(forward);
     expect(ids.map((id) => sharded.get(id))).toEqual(forward);
@@ -101,7 +110,8 @@ describe("seeded sampling", () => {
 
   it("differs between seeds, task ids and epochs", () => {
     const ids = Array.from({ length: 50 }, (_, i) => `task_${i}`);
-    const draw = (seed: number, epoch = 0) => ids.map((taskId) => sampleToolsets("balanced", { seed, taskId, epoch }).join(","));
+    const draw = (seed: number, epoch = 0) =>
+      ids.map((taskId) => sampleToolsets("balanced", { seed, taskId, epoch }).join(","));
     expect(draw(1)).not.toEqual(draw(2));
     expect(draw(1, 0)).not.toEqual(draw(1, 1));
     expect(new Set(draw(1)).size).toBeGreaterThan(20); // tasks get different draws
@@ -125,12 +135,15 @@ describe("seeded sampling", () => {
       const counts = new Map<string, number>();
       const N = 10_000;
       for (let i = 0; i < N; i++) {
-        for (const ts of sampleToolsets(name, { seed: 2024, taskId: `task_${i}` })) counts.set(ts, (counts.get(ts) ?? 0) + 1);
+        for (const ts of sampleToolsets(name, { seed: 2024, taskId: `task_${i}` }))
+          counts.set(ts, (counts.get(ts) ?? 0) + 1);
       }
       for (const [ts, p] of entries) {
         const expected = p + (ts === fallback ? pNone * 100 : 0);
         const observed = ((counts.get(ts) ?? 0) / N) * 100;
-        expect(Math.abs(observed - expected), `${name}.${ts}: observed ${observed}, expected ${expected}`).toBeLessThan(3);
+        expect(Math.abs(observed - expected), `${name}.${ts}: observed ${observed}, expected ${expected}`).toBeLessThan(
+          3,
+        );
       }
     }
   });
@@ -143,7 +156,8 @@ describe("seeded sampling", () => {
       expect(sampleToolsets(lowFirst, { seed: 1, taskId: `t${i}` })).toEqual(["terminal"]);
     }
     // reasoning: moa 90, web 30, terminal 20 — never empty.
-    for (let i = 0; i < 500; i++) expect(sampleToolsets("reasoning", { seed: 9, taskId: `t${i}` }).length).toBeGreaterThan(0);
+    for (let i = 0; i < 500; i++)
+      expect(sampleToolsets("reasoning", { seed: 9, taskId: `t${i}` }).length).toBeGreaterThan(0);
   });
 
   it("taskRng gives floats in [0, 1)", () => {
@@ -222,7 +236,9 @@ describe("loadDistributionFile", () => {
 
   it("names the file and the key in every error, and adds nothing from a bad file", () => {
     const f = (n: string) => join(FIXTURES, n);
-    expect(() => loadDistributionFile(f("bad_yaml.yaml"))).toThrow(new RegExp(`^${f("bad_yaml.yaml")}: invalid YAML: `));
+    expect(() => loadDistributionFile(f("bad_yaml.yaml"))).toThrow(
+      new RegExp(`^${f("bad_yaml.yaml")}: invalid YAML: `),
+    );
     expect(() => loadDistributionFile(f("unknown_toolset.yaml"))).toThrow(
       new RegExp(`^${f("unknown_toolset.yaml")}: distribution 'typo': unknown toolset 'termnial' \\(known: `),
     );
@@ -230,7 +246,9 @@ describe("loadDistributionFile", () => {
     expect(() => loadDistributionFile(f("bad_probability.yaml"))).toThrow(
       new RegExp(`^${f("bad_probability.yaml")}: distribution 'too_sure': toolsets\\.web: `),
     );
-    expect(() => loadDistributionFile(f("bad_key.yaml"))).toThrow(new RegExp(`^${f("bad_key.yaml")}: distribution 'misspelled': `));
+    expect(() => loadDistributionFile(f("bad_key.yaml"))).toThrow(
+      new RegExp(`^${f("bad_key.yaml")}: distribution 'misspelled': `),
+    );
     expect(() => loadDistributionFile(f("missing.yaml"))).toThrow(/missing\.yaml: cannot read distribution file/);
     expect(() => loadDistributionFile(f("bad_key.yaml"))).toThrow(DistributionError);
   });

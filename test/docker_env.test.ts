@@ -37,7 +37,9 @@ function spec(taskId: string, extra: Partial<Parameters<typeof createDockerEnvir
 }
 
 async function inspect(env: Environment) {
-  return dockerClient().getContainer((env as DockerEnvironment).containerId).inspect();
+  return dockerClient()
+    .getContainer((env as DockerEnvironment).containerId)
+    .inspect();
 }
 
 async function processList(env: Environment): Promise<string> {
@@ -96,18 +98,25 @@ describe.each([
     expect(r.stdout).toBe("line 'one'\n  \"two\" $HOME\nbash\n");
   });
 
-  it.runIf(persistentShell)("under bash a command is one job-control subshell of the persistent bash: no setsid, no second shell", async () => {
-    // The command's own process: its parent is the persistent shell, and it leads its own process group.
-    const r = await env.exec('read -r pid comm state ppid pgrp rest < /proc/$BASHPID/stat; echo "$pgrp=$pid"; cat /proc/$ppid/cmdline | tr "\\0" " "');
-    expect(r.stderr).toBe("");
-    const [group, parent] = r.stdout.split("\n");
-    const [pgrp, pid] = group!.split("=");
-    expect(pgrp).toBe(pid);
-    expect(parent).toBe("bash ");
-    // A command's pipeline and jobs run in its group, not the shell's.
-    const jobs = await env.exec('sleep 0.1 & read -r a b c d g rest < /proc/$!/stat; [ "$g" = "$BASHPID" ] && echo same-group');
-    expect(jobs.stdout).toBe("same-group\n");
-  });
+  it.runIf(persistentShell)(
+    "under bash a command is one job-control subshell of the persistent bash: no setsid, no second shell",
+    async () => {
+      // The command's own process: its parent is the persistent shell, and it leads its own process group.
+      const r = await env.exec(
+        'read -r pid comm state ppid pgrp rest < /proc/$BASHPID/stat; echo "$pgrp=$pid"; cat /proc/$ppid/cmdline | tr "\\0" " "',
+      );
+      expect(r.stderr).toBe("");
+      const [group, parent] = r.stdout.split("\n");
+      const [pgrp, pid] = group!.split("=");
+      expect(pgrp).toBe(pid);
+      expect(parent).toBe("bash ");
+      // A command's pipeline and jobs run in its group, not the shell's.
+      const jobs = await env.exec(
+        'sleep 0.1 & read -r a b c d g rest < /proc/$!/stat; [ "$g" = "$BASHPID" ] && echo same-group',
+      );
+      expect(jobs.stdout).toBe("same-group\n");
+    },
+  );
 
   it("runs as the image's unprivileged user", async () => {
     expect((await env.exec("id -u; id -un")).stdout).toBe("1000\nagent\n");
@@ -115,7 +124,9 @@ describe.each([
 
   it("a timeout kills the whole process tree (sleep 100 is gone from ps)", async () => {
     const started = Date.now();
-    const r = await env.exec("sh -c 'sleep 100; echo child-survived' & sleep 100; echo parent-survived", { timeoutMs: 800 });
+    const r = await env.exec("sh -c 'sleep 100; echo child-survived' & sleep 100; echo parent-survived", {
+      timeoutMs: 800,
+    });
     expect(Date.now() - started).toBeLessThan(6000);
     expect(r.timedOut).toBe(true);
     expect(r.exitCode).toBe(124);
@@ -154,7 +165,11 @@ describe.each([
   });
 
   it("serves concurrent calls", async () => {
-    const results = await Promise.all([env.exec("sleep 0.3; echo a"), env.exec("echo b"), env.exec("echo c >&2; exit 4")]);
+    const results = await Promise.all([
+      env.exec("sleep 0.3; echo a"),
+      env.exec("echo b"),
+      env.exec("echo c >&2; exit 4"),
+    ]);
     expect(results.map((r) => [r.stdout, r.stderr, r.exitCode])).toEqual([
       ["a\n", "", 0],
       ["b\n", "", 0],
@@ -182,7 +197,9 @@ describe("files, network, limits", () => {
   });
 
   it("without bash (setsid sh -c per command) a timeout still kills the command's whole tree", async () => {
-    const r = await bb.exec("sh -c 'sleep 101; echo child-survived' & sleep 101; echo parent-survived", { timeoutMs: 800 });
+    const r = await bb.exec("sh -c 'sleep 101; echo child-survived' & sleep 101; echo parent-survived", {
+      timeoutMs: 800,
+    });
     expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
     expect(r.stdout).not.toContain("survived");
     expect(await processList(bb)).not.toMatch(/sleep 101/);
@@ -240,7 +257,9 @@ describe("files, network, limits", () => {
     const realpath = (p: string) => (env as { realpath(p: string): Promise<string | null> }).realpath(p);
     const linked = await detectDangerousCommandResolved("rm -rf build/*", { workdir: env.workdir, realpath });
     expect(linked.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
-    expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: env.workdir, realpath })).dangerous).toBe(false);
+    expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: env.workdir, realpath })).dangerous).toBe(
+      false,
+    );
   });
 
   it("has no network but loopback", async () => {
@@ -280,7 +299,9 @@ describe("files, network, limits", () => {
   it("the engine enforces the pids and memory limits (cgroup files inside the container)", async () => {
     const pids = await env.exec("cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max");
     expect(pids.stdout.trim()).toBe("64");
-    const mem = await env.exec("cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes");
+    const mem = await env.exec(
+      "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes",
+    );
     expect(Number(mem.stdout.trim())).toBe(256 * 1024 * 1024);
   });
 
@@ -307,12 +328,12 @@ describe("files, network, limits", () => {
 describe("lifecycle", () => {
   it("a missing image fails fast with a clear error and creates nothing", async () => {
     const started = Date.now();
-    await expect(createDockerEnvironment(spec("noimg", { image: "hermes-batch-test:does-not-exist" }), {})).rejects.toThrow(
-      /image hermes-batch-test:does-not-exist not found locally; build it .* or pass --pull/,
-    );
-    await expect(preflightDocker(spec("noimg", { image: "hermes-batch-test:does-not-exist" }), {})).rejects.toBeInstanceOf(
-      DockerImageNotFoundError,
-    );
+    await expect(
+      createDockerEnvironment(spec("noimg", { image: "hermes-batch-test:does-not-exist" }), {}),
+    ).rejects.toThrow(/image hermes-batch-test:does-not-exist not found locally; build it .* or pass --pull/);
+    await expect(
+      preflightDocker(spec("noimg", { image: "hermes-batch-test:does-not-exist" }), {}),
+    ).rejects.toBeInstanceOf(DockerImageNotFoundError);
     expect(Date.now() - started).toBeLessThan(3000);
     expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "noimg")).toEqual([]);
   });
@@ -366,7 +387,11 @@ describe("leaks after a crash", () => {
     `;
     const out = await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
     const id = /ID (\w+)/.exec(out.stdout)![1]!;
-    const gone = await waitUntil(async () => !(await listLabelledContainers({ run: RUN })).some((c) => c.id === id), 10_000, 250);
+    const gone = await waitUntil(
+      async () => !(await listLabelledContainers({ run: RUN })).some((c) => c.id === id),
+      10_000,
+      250,
+    );
     expect(gone).toBe(true);
   });
 
@@ -379,7 +404,10 @@ describe("leaks after a crash", () => {
       console.log("READY");
       setInterval(() => {}, 1000);
     `;
-    const child = spawn("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn("node", ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on("data", (d: Buffer) => d.toString().includes("READY") && resolve());
       child.once("exit", (code) => reject(new Error(`child exited early (${code})`)));
@@ -387,7 +415,9 @@ describe("leaks after a crash", () => {
     child.kill("SIGKILL");
     expect((await listLabelledContainers({ run: gcRun })).length).toBe(2);
 
-    const dry = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", gcRun, "--dry-run"], { cwd: ROOT });
+    const dry = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", gcRun, "--dry-run"], {
+      cwd: ROOT,
+    });
     expect(dry.stdout).toContain(`would remove 2 containers of run ${gcRun}`);
     expect((await listLabelledContainers({ run: gcRun })).length).toBe(2);
 
@@ -400,17 +430,35 @@ describe("leaks after a crash", () => {
 describe("the CLI", () => {
   it("SIGTERM of a docker run leaves no labelled container", async () => {
     const cli = `${ROOT}dist/src/cli.js`;
-    if (!existsSync(cli)) throw new Error(`${cli} is missing: the CLI runs its workers from dist/ (npm run build; npm test does it)`);
+    if (!existsSync(cli))
+      throw new Error(`${cli} is missing: the CLI runs its workers from dist/ (npm run build; npm test does it)`);
     const run = `${RUN}-cli`;
     const out = await mkdtemp(join(tmpdir(), "hb-cli-"));
     const child = spawn(
       "node",
-      [cli, "run", `${ROOT}datasets/smoke.jsonl`, "--model", "scripted:2000", "--env", "docker", "--image", image, "--output-dir", out, "--run-name", run],
+      [
+        cli,
+        "run",
+        `${ROOT}datasets/smoke.jsonl`,
+        "--model",
+        "scripted:2000",
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--output-dir",
+        out,
+        "--run-name",
+        run,
+      ],
       { cwd: ROOT, stdio: "ignore" },
     );
     const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
-      expect(await waitUntil(async () => (await listLabelledContainers({ run })).length > 0, 30_000, 250), "a container of the run").toBe(true);
+      expect(
+        await waitUntil(async () => (await listLabelledContainers({ run })).length > 0, 30_000, 250),
+        "a container of the run",
+      ).toBe(true);
       child.kill("SIGTERM");
       await exited;
       expect(await listLabelledContainers({ run })).toEqual([]);
@@ -427,7 +475,9 @@ describe("limits", () => {
     const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
     const a = (await createDockerEnvironment(spec("lim-a"), { image: busybox, gates })) as DockerEnvironment;
     let bCreated = false;
-    const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then((b) => ((bCreated = true), b as DockerEnvironment));
+    const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then(
+      (b) => ((bCreated = true), b as DockerEnvironment),
+    );
     await waitUntil(() => gates.waiting > 0, 4000, 20);
     expect(gates.waiting).toBe(1);
     expect(bCreated).toBe(false);
@@ -458,9 +508,9 @@ describe("limits", () => {
 
   it("a failed start gives its permit back", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
-    await expect(createDockerEnvironment(spec("bad-net", { network: "no-such-network-hb" }), { image: busybox, gates })).rejects.toThrow(
-      /could not start docker sandbox/,
-    );
+    await expect(
+      createDockerEnvironment(spec("bad-net", { network: "no-such-network-hb" }), { image: busybox, gates }),
+    ).rejects.toThrow(/could not start docker sandbox/);
     expect(gates.live).toBe(0);
   });
 });

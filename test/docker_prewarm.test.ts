@@ -38,7 +38,6 @@ function options(extra: EnvironmentOptions = {}): EnvironmentOptions {
   return { image, prewarm: 2, maxSandboxes: 64, ...extra };
 }
 
-
 async function inspect(env: DockerEnvironment) {
   return dockerClient().getContainer(env.containerId).inspect();
 }
@@ -89,7 +88,9 @@ describe("warm pool", () => {
     expect(r.stdout).toMatch(/^agent\n/);
     expect(await waitUntil(() => warmPoolStats()?.ready === 2, 20_000), "2 warm sandbox(es) ready").toBe(true);
     expect(warmPoolStats()?.taken).toBe(1);
-    const refilled = (await listLabelledContainers({ run: RUN, role: "warm" })).map((c) => c.id).filter((id) => !warmIds.includes(id));
+    const refilled = (await listLabelledContainers({ run: RUN, role: "warm" }))
+      .map((c) => c.id)
+      .filter((id) => !warmIds.includes(id));
     expect(refilled).toHaveLength(1);
 
     // Per-task cleanup removes the taken warm container even though its labels still say "warm".
@@ -100,8 +101,14 @@ describe("warm pool", () => {
   it("does not give a warm container to a task with another image or workdir", async () => {
     expect(await waitUntil(() => warmPoolStats()?.ready === 2, 20_000), "2 warm sandbox(es) ready").toBe(true);
     const before = warmPoolStats()!.taken;
-    const other = (await createDockerEnvironment(spec("other-image", { image: busybox }), options())) as DockerEnvironment;
-    const otherCwd = (await createDockerEnvironment(spec("other-cwd", { cwd: "/srv/x" }), options())) as DockerEnvironment;
+    const other = (await createDockerEnvironment(
+      spec("other-image", { image: busybox }),
+      options(),
+    )) as DockerEnvironment;
+    const otherCwd = (await createDockerEnvironment(
+      spec("other-cwd", { cwd: "/srv/x" }),
+      options(),
+    )) as DockerEnvironment;
     try {
       for (const env of [other, otherCwd]) {
         const info = await inspect(env);
@@ -151,9 +158,28 @@ describe("hermes-batch run --prewarm", () => {
     const runName = uniqueRunName("prewarm-cli");
     const child = runCli(
       [
-        "run", "datasets/smoke.jsonl", "--model", "scripted", "--max-samples", "2", "--env", "docker", "--prewarm", "2",
-        "--image", image, "--run-name", runName, "--output-dir", join(dir, "runs"), "--workers", "1", "--approval", "deny",
-        "--progress", "none",
+        "run",
+        "datasets/smoke.jsonl",
+        "--model",
+        "scripted",
+        "--max-samples",
+        "2",
+        "--env",
+        "docker",
+        "--prewarm",
+        "2",
+        "--image",
+        image,
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--workers",
+        "1",
+        "--approval",
+        "deny",
+        "--progress",
+        "none",
       ],
       { timeoutMs: 180_000 },
     );
@@ -171,7 +197,9 @@ describe("hermes-batch run --prewarm", () => {
     await watch;
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     expect(sawWarm).toBeGreaterThan(0);
-    const lines = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8")
+      .trim()
+      .split("\n");
     expect(lines).toHaveLength(2);
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
   }, 200_000);

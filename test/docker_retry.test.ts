@@ -44,7 +44,9 @@ describe("isTransientEngineError", () => {
 describe("backOffMs", () => {
   it("doubles per retry up to the cap, jittered within the upper half", () => {
     const policy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 8000 };
-    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backOffMs(n, policy, () => 1))).toEqual([250, 500, 1000, 2000, 4000, 8000, 8000]);
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backOffMs(n, policy, () => 1))).toEqual([
+      250, 500, 1000, 2000, 4000, 8000, 8000,
+    ]);
     expect([1, 2, 3].map((n) => backOffMs(n, policy, () => 0))).toEqual([125, 250, 500]);
   });
 });
@@ -71,19 +73,48 @@ describe("withEngineRetry", () => {
 
   it("gives up after the last attempt, at once on a deterministic error, and when told to", async () => {
     let calls = 0;
-    await expect(withEngineRetry(async () => { calls++; throw engineError(500, "still busy"); }, { policy })).rejects.toThrow("still busy");
+    await expect(
+      withEngineRetry(
+        async () => {
+          calls++;
+          throw engineError(500, "still busy");
+        },
+        { policy },
+      ),
+    ).rejects.toThrow("still busy");
     expect(calls).toBe(4);
     calls = 0;
-    await expect(withEngineRetry(async () => { calls++; throw engineError(404, "No such image: x"); }, { policy })).rejects.toThrow("No such image");
+    await expect(
+      withEngineRetry(
+        async () => {
+          calls++;
+          throw engineError(404, "No such image: x");
+        },
+        { policy },
+      ),
+    ).rejects.toThrow("No such image");
     expect(calls).toBe(1);
     calls = 0;
-    await expect(withEngineRetry(async () => { calls++; throw engineError(500, "busy"); }, { policy, giveUp: () => true })).rejects.toThrow("busy");
+    await expect(
+      withEngineRetry(
+        async () => {
+          calls++;
+          throw engineError(500, "busy");
+        },
+        { policy, giveUp: () => true },
+      ),
+    ).rejects.toThrow("busy");
     expect(calls).toBe(1);
   });
 
   it("stops waiting when the task's signal aborts", async () => {
     const ctl = new AbortController();
-    const pending = withEngineRetry(async () => { throw engineError(503, "busy"); }, { policy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 }, signal: ctl.signal });
+    const pending = withEngineRetry(
+      async () => {
+        throw engineError(503, "busy");
+      },
+      { policy: { attempts: 5, baseDelayMs: 60_000, maxDelayMs: 60_000 }, signal: ctl.signal },
+    );
     setTimeout(() => ctl.abort(new Error("task timed out")), 20);
     await expect(pending).rejects.toThrow("task timed out");
   });

@@ -8,7 +8,12 @@ import { join } from "node:path";
 import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { UserError } from "../src/core/errors.js";
-import { describeEnvironment, environmentAvailability, environmentBackend, environments } from "../tools/environments/index.js";
+import {
+  describeEnvironment,
+  environmentAvailability,
+  environmentBackend,
+  environments,
+} from "../tools/environments/index.js";
 import { TaskEnvironment } from "../tools/environments/manager.js";
 import { ROOT } from "./helpers/cli.js";
 
@@ -23,7 +28,9 @@ describe("environment registry", () => {
   });
 
   it("says where each backend runs commands (for the approver) without loading it", () => {
-    expect(describeEnvironment("local")).toBe("local (runs in a bubblewrap sandbox on the host machine: no network, host files read-only)");
+    expect(describeEnvironment("local")).toBe(
+      "local (runs in a bubblewrap sandbox on the host machine: no network, host files read-only)",
+    );
     expect(describeEnvironment("host")).toBe("host (runs directly on the host machine, no sandbox)");
     expect(describeEnvironment("docker")).toBe("docker (runs inside a disposable container)");
     expect(describeEnvironment("singularity")).toBe("singularity (runs inside a disposable container)");
@@ -34,7 +41,15 @@ describe("environment registry", () => {
     for (const name of environments.names()) {
       const b = await environmentBackend(name);
       expect(b.name).toBe(name);
-      for (const fn of ["availability", "preflightRun", "preflightTask", "create", "listLeftovers", "removeLeftovers", "afterRun"] as const) {
+      for (const fn of [
+        "availability",
+        "preflightRun",
+        "preflightTask",
+        "create",
+        "listLeftovers",
+        "removeLeftovers",
+        "afterRun",
+      ] as const) {
         expect(typeof b[fn], `${name}.${fn}`).toBe("function");
       }
     }
@@ -52,7 +67,11 @@ describe("environment registry", () => {
     expect(existsSync(join(base, "t", "f"))).toBe(true);
     await expect(kept.get()).rejects.toThrow(/already cleaned up/);
 
-    const removed = new TaskEnvironment("local", { ...spec, taskId: "u", hostTaskDir: join(base, "u") }, { removeTaskDirOnCleanup: true });
+    const removed = new TaskEnvironment(
+      "local",
+      { ...spec, taskId: "u", hostTaskDir: join(base, "u") },
+      { removeTaskDirOnCleanup: true },
+    );
     await (await removed.get()).exec("touch g");
     await removed.cleanup();
     expect(existsSync(join(base, "u"))).toBe(false);
@@ -66,15 +85,26 @@ describe("environment registry", () => {
   it("availability lists every backend with a reason when it cannot run", async () => {
     const rows = await environmentAvailability();
     expect(rows.map((r) => r.name)).toEqual(["docker", "host", "local", "singularity"]);
-    expect(rows.find((r) => r.name === "host")).toEqual({ name: "host", available: true, reason: "not a sandbox: runs directly on this machine" });
-    expect(rows.find((r) => r.name === "local")).toEqual({ name: "local", available: true, reason: "a bubblewrap sandbox per task on this machine" });
+    expect(rows.find((r) => r.name === "host")).toEqual({
+      name: "host",
+      available: true,
+      reason: "not a sandbox: runs directly on this machine",
+    });
+    expect(rows.find((r) => r.name === "local")).toEqual({
+      name: "local",
+      available: true,
+      reason: "a bubblewrap sandbox per task on this machine",
+    });
     for (const r of rows) if (!r.available) expect(r.reason, r.name).toBeTruthy();
   });
 });
 
 describe("hermes-batch gc --env", () => {
   it("an unknown backend is one clear line, exit 2", async () => {
-    const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "podman"], { cwd: ROOT, reject: false });
+    const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "podman"], {
+      cwd: ROOT,
+      reject: false,
+    });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim()).toMatch(/unknown environment 'podman'; known: docker, host, local, singularity$/);
   });
@@ -84,7 +114,12 @@ describe("hermes-batch gc --env", () => {
     const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "singularity"], {
       cwd: ROOT,
       reject: false,
-      env: { PATH: `${empty}:${process.env.PATH!.split(":").filter((d) => !existsSync(join(d, "apptainer")) && !existsSync(join(d, "singularity"))).join(":")}` },
+      env: {
+        PATH: `${empty}:${process.env
+          .PATH!.split(":")
+          .filter((d) => !existsSync(join(d, "apptainer")) && !existsSync(join(d, "singularity")))
+          .join(":")}`,
+      },
     });
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain("hermes-batch gc: singularity: neither apptainer nor singularity is on PATH");
@@ -95,7 +130,11 @@ describe("hermes-batch gc --env", () => {
     mkdirSync(join(base, "bin"));
     symlinkSync(join(ROOT, "test/fixtures/fake-apptainer"), join(base, "bin", "apptainer"));
     writeFileSync(join(base, "image.sif"), "fake sif");
-    const env = { PATH: `${join(base, "bin")}:${process.env.PATH}`, APPTAINER_FAKE_STATE: join(base, "state"), HOME: base };
+    const env = {
+      PATH: `${join(base, "bin")}:${process.env.PATH}`,
+      APPTAINER_FAKE_STATE: join(base, "state"),
+      HOME: base,
+    };
     // A run that vanished without cleanup: two instances of "crashed", one of "alive".
     const script = `
       import { createSingularityEnvironment } from "./tools/environments/singularity.ts";
@@ -105,7 +144,12 @@ describe("hermes-batch gc --env", () => {
       process.exit(0);
     `;
     await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env });
-    const gc = (...args: string[]) => execa("node", ["--import", "tsx", "src/cli.ts", "gc", ...args, "--env", "singularity"], { cwd: ROOT, env, reject: false });
+    const gc = (...args: string[]) =>
+      execa("node", ["--import", "tsx", "src/cli.ts", "gc", ...args, "--env", "singularity"], {
+        cwd: ROOT,
+        env,
+        reject: false,
+      });
 
     const dry = await gc("--run", "crashed", "--dry-run");
     expect(dry.stdout).toContain("would remove 2 instances of run crashed");
@@ -113,6 +157,8 @@ describe("hermes-batch gc --env", () => {
     expect(done.exitCode, done.stderr).toBe(0);
     expect(done.stdout).toContain("removed 2 instances of run crashed");
     const rest = await gc("--all", "--dry-run", "--json");
-    expect(JSON.parse(rest.stdout).removed.map((l: { run: string; task: string }) => [l.run, l.task])).toEqual([["alive", "c"]]);
+    expect(JSON.parse(rest.stdout).removed.map((l: { run: string; task: string }) => [l.run, l.task])).toEqual([
+      ["alive", "c"],
+    ]);
   });
 });

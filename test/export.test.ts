@@ -13,12 +13,23 @@ const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "src/cli.ts");
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 const TOOLS: OpenAITool[] = [
-  { type: "function", function: { name: "terminal", description: "Run a command", parameters: { type: "object", properties: { command: { type: "string" } } } } },
+  {
+    type: "function",
+    function: {
+      name: "terminal",
+      description: "Run a command",
+      parameters: { type: "object", properties: { command: { type: "string" } } },
+    },
+  },
 ];
 
 function messages(reasoning: string | undefined, answer: string): ChatMessage[] {
@@ -30,7 +41,12 @@ function messages(reasoning: string | undefined, answer: string): ChatMessage[] 
       reasoning,
       tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command": "echo hi"}' } }],
     },
-    { role: "tool", tool_call_id: "c1", name: "terminal", content: '{"output": "hi\\n", "exit_code": 0, "error": null}' },
+    {
+      role: "tool",
+      tool_call_id: "c1",
+      name: "terminal",
+      content: '{"output": "hi\\n", "exit_code": 0, "error": null}',
+    },
     { role: "assistant", content: answer },
   ];
 }
@@ -61,7 +77,11 @@ function entry(i: number, over: Partial<TrajectoryEntry>, reasoning?: string): T
 
 let dir = "";
 let trajectories = "";
-const E0 = entry(0, { verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false } }, "I will echo.");
+const E0 = entry(
+  0,
+  { verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false } },
+  "I will echo.",
+);
 const E1 = entry(1, { completed: false, outcome: "max_turns" }, "thinking");
 const E2 = entry(2, { conversations: [] }); // no reasoning, conversations rebuilt from messages
 
@@ -85,14 +105,19 @@ afterAll(() => {
 });
 
 function readJsonl(path: string): any[] {
-  return readFileSync(path, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 }
 
 describe("hermes-batch export", () => {
   it("exports sharegpt beside the input by default, reporting bad lines with file:line", () => {
     const r = cli(["export", dir, "--format", "sharegpt"]);
     expect(r.stderr).toContain(`${trajectories}:3: skipped bad line`);
-    expect(r.stderr).toMatch(new RegExp(`${trajectories.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:5: skipped bad line: .*messages\\.0\\.role`));
+    expect(r.stderr).toMatch(
+      new RegExp(`${trajectories.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:5: skipped bad line: .*messages\\.0\\.role`),
+    );
     expect(r.stderr).toContain(`${trajectories}:7: skipped bad line`);
     expect(r.stderr).toContain("exported 3 of 3 trajectories");
     expect(r.stderr).toContain("3 bad lines skipped");
@@ -116,13 +141,18 @@ describe("hermes-batch export", () => {
     const msgs = messages("from details", "answer 9");
     (msgs[1] as Extract<ChatMessage, { role: "assistant" }>).reasoning_without_details = "";
     const file = join(dir, "details.jsonl");
-    writeFileSync(file, JSON.stringify(entry(9, { messages: msgs, conversations: toHermesConversations(msgs, TOOLS) })) + "\n");
+    writeFileSync(
+      file,
+      JSON.stringify(entry(9, { messages: msgs, conversations: toHermesConversations(msgs, TOOLS) })) + "\n",
+    );
     const gpt = (out: string) => readJsonl(out)[0].conversations[2].value as string;
     const plain = join(dir, "details.plain.jsonl");
     expect(cli(["export", file, "--format", "hermes", "--out", plain]).code).toBe(0);
     expect(gpt(plain).startsWith("<think>\n</think>\n<tool_call>")).toBe(true);
     // By default the conversation has no reasoning, so --require-reasoning filters it; with the flag it is kept.
-    expect(cli(["export", file, "--format", "hermes", "--require-reasoning", "--out", join(dir, "none.jsonl")]).code).toBe(1);
+    expect(
+      cli(["export", file, "--format", "hermes", "--require-reasoning", "--out", join(dir, "none.jsonl")]).code,
+    ).toBe(1);
     const kept = join(dir, "details.kept.jsonl");
     const r = cli(["export", file, "--format", "hermes", "--reasoning-details", "--require-reasoning", "--out", kept]);
     expect(r.code).toBe(0);
@@ -134,7 +164,16 @@ describe("hermes-batch export", () => {
 
   it("exports openai fine-tuning records with filters", () => {
     const out = join(dir, "ft.jsonl");
-    const r = cli(["export", trajectories, "--format", "openai", "--only-completed", "--require-reasoning", "--out", out]);
+    const r = cli([
+      "export",
+      trajectories,
+      "--format",
+      "openai",
+      "--only-completed",
+      "--require-reasoning",
+      "--out",
+      out,
+    ]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("exported 1 of 3 trajectories");
     expect(r.stderr).toContain("filtered: 1 not completed, 1 without reasoning");
@@ -144,7 +183,12 @@ describe("hermes-batch export", () => {
     expect(rows[0].tools).toEqual(TOOLS);
     expect(rows[0].messages).toEqual([
       { role: "user", content: "prompt for answer 0" },
-      { role: "assistant", tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command": "echo hi"}' } }] },
+      {
+        role: "assistant",
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "terminal", arguments: '{"command": "echo hi"}' } },
+        ],
+      },
       { role: "tool", tool_call_id: "c1", content: '{"output": "hi\\n", "exit_code": 0, "error": null}' },
       { role: "assistant", content: "answer 0" },
     ]);
@@ -153,7 +197,10 @@ describe("hermes-batch export", () => {
   it("exports Hermes batch entries to stdout, keeping only passing verifies", () => {
     const r = cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--out", "-"]);
     expect(r.code).toBe(0);
-    const rows = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
+    const rows = r.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(1);
     const { tool_stats, tool_error_counts, ...rest } = rows[0];
     expect(rest).toEqual({
@@ -165,14 +212,26 @@ describe("hermes-batch export", () => {
       api_calls: 2,
       toolsets_used: ["terminal"],
     });
-    expect(Object.keys(rows[0])).toEqual(["prompt_index", "conversations", "metadata", "completed", "partial", "api_calls", "toolsets_used", "tool_stats", "tool_error_counts"]);
+    expect(Object.keys(rows[0])).toEqual([
+      "prompt_index",
+      "conversations",
+      "metadata",
+      "completed",
+      "partial",
+      "api_calls",
+      "toolsets_used",
+      "tool_stats",
+      "tool_error_counts",
+    ]);
     expect(tool_stats.terminal).toEqual({ count: 1, success: 1, failure: 0 });
     expect(tool_stats.browser_cdp).toEqual({ count: 0, success: 0, failure: 0 });
     expect(Object.keys(tool_error_counts)).toEqual(Object.keys(tool_stats));
     expect(r.stderr).toContain("filtered: 2 without a passing verify");
     const withMeta = cli(["export", trajectories, "--format", "hermes", "--metadata", "--out", "-"]);
     expect(withMeta.code).toBe(2);
-    expect(withMeta.stderr).toMatch(/--metadata: the hermes format has the original's metadata \{batch_num, timestamp, model\}/);
+    expect(withMeta.stderr).toMatch(
+      /--metadata: the hermes format has the original's metadata \{batch_num, timestamp, model\}/,
+    );
   });
 
   it("rejects bad input with exit code 2", () => {
@@ -199,7 +258,11 @@ describe("hermes-batch export", () => {
   it("streams: output appears before the input has ended (reads a FIFO)", async () => {
     const fifo = join(dir, "live.jsonl");
     execFileSync("mkfifo", [fifo]);
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, "export", fifo, "--format", "sharegpt", "--out", "-"], { cwd: ROOT });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", CLI, "export", fifo, "--format", "sharegpt", "--out", "-"],
+      { cwd: ROOT },
+    );
     let stdout = "";
     const firstLine = new Promise<void>((res) =>
       child.stdout.on("data", (d: Buffer) => {
@@ -227,7 +290,14 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     for (let t = 0; t < 6; t++)
       for (let e = 0; e < 2; e++) {
         const passed = t % 3 === 0;
-        lines.push(JSON.stringify(entry(t, { epoch: e, score: { passed, value: passed ? 1 : 0, scorers: [{ name: "expected", passed, value: passed ? 1 : 0 }] } })));
+        lines.push(
+          JSON.stringify(
+            entry(t, {
+              epoch: e,
+              score: { passed, value: passed ? 1 : 0, scorers: [{ name: "expected", passed, value: passed ? 1 : 0 }] },
+            }),
+          ),
+        );
       }
     return (reverse ? lines.reverse() : lines).join("\n") + "\n";
   };
@@ -259,7 +329,10 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
       valSets.add([...new Set(val)].sort().join(","));
       // The same seed and ids give the same split, whatever order the lines come in.
       const again = join(sdir, `r${seed}.jsonl`);
-      expect(cli(["export", join(sdir, "reversed.jsonl"), "--metadata", "--split", "0.34", "--seed", seed, "--out", again]).code).toBe(0);
+      expect(
+        cli(["export", join(sdir, "reversed.jsonl"), "--metadata", "--split", "0.34", "--seed", seed, "--out", again])
+          .code,
+      ).toBe(0);
       expect(new Set(ids(join(sdir, `r${seed}.val.jsonl`)))).toEqual(new Set(val));
     }
     expect(valSets.size).toBeGreaterThan(1); // the seed does choose
@@ -269,7 +342,9 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     const out = join(sdir, "empty-side.jsonl");
     const few = cli(["export", sdir, "--split", "0.05", "--out", out]);
     expect(few.code).toBe(1);
-    expect(few.stderr).toContain("export: nothing written: --split 0.05 puts round(0.05 × 6) = 0 of the 6 exported tasks in validation: with 6 tasks, a --split from 0.0834 to 0.9166 leaves at least one task on each side");
+    expect(few.stderr).toContain(
+      "export: nothing written: --split 0.05 puts round(0.05 × 6) = 0 of the 6 exported tasks in validation: with 6 tasks, a --split from 0.0834 to 0.9166 leaves at least one task on each side",
+    );
     const many = cli(["export", sdir, "--split", "0.95", "--out", out]);
     expect(many.code).toBe(1);
     expect(many.stderr).toContain("= 6 of the 6 exported tasks in validation and none in training");
@@ -283,15 +358,32 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(readJsonl(join(sdir, "empty-side.val.jsonl"))).toHaveLength(2);
     rmSync(join(sdir, "empty-side.val.jsonl"));
     rmSync(join(sdir, "empty-side.train.jsonl"));
-    const best = cli(["export", sdir, "--metadata", "--min-score", "1", "--best-of-epochs", "--split", "0.5", "--out", join(sdir, "best.jsonl")]);
+    const best = cli([
+      "export",
+      sdir,
+      "--metadata",
+      "--min-score",
+      "1",
+      "--best-of-epochs",
+      "--split",
+      "0.5",
+      "--out",
+      join(sdir, "best.jsonl"),
+    ]);
     expect(best.code).toBe(0); // one epoch of each passing task: one task a side
-    expect([...ids(join(sdir, "best.train.jsonl")), ...ids(join(sdir, "best.val.jsonl"))].sort()).toEqual(["task-0", "task-3"]);
+    expect([...ids(join(sdir, "best.train.jsonl")), ...ids(join(sdir, "best.val.jsonl"))].sort()).toEqual([
+      "task-0",
+      "task-3",
+    ]);
     const single = join(sdir, "single.jsonl");
     writeFileSync(single, JSON.stringify(entry(9, {})) + "\n");
     const lone = cli(["export", single, "--split", "0.5", "--out", join(sdir, "lone.jsonl")]);
     expect(lone.code).toBe(1);
-    expect(lone.stderr).toContain("0.5 × 1) = 1 of the 1 exported task in validation and none in training: a split needs at least 2 tasks, one on each side");
-    for (const f of ["empty-side", "lone"]) for (const side of ["train", "val"]) expect(existsSync(join(sdir, `${f}.${side}.jsonl`))).toBe(false);
+    expect(lone.stderr).toContain(
+      "0.5 × 1) = 1 of the 1 exported task in validation and none in training: a split needs at least 2 tasks, one on each side",
+    );
+    for (const f of ["empty-side", "lone"])
+      for (const side of ["train", "val"]) expect(existsSync(join(sdir, `${f}.${side}.jsonl`))).toBe(false);
     expect(readdirSync(sdir).filter((f) => f.includes(".tmp") || f.includes("staging"))).toEqual([]);
   }, 120_000);
 
@@ -299,7 +391,9 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     const out = join(sdir, "none.jsonl");
     const r = cli(["export", sdir, "--only-passed", "--min-score", "1", "--max-turns", "0", "--out", out]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("export: nothing written: no line passed the filters (0 of 12 trajectories from trajectories.jsonl); filtered: 4 too many turns, 8 not passed");
+    expect(r.stderr).toContain(
+      "export: nothing written: no line passed the filters (0 of 12 trajectories from trajectories.jsonl); filtered: 4 too many turns, 8 not passed",
+    );
     expect(existsSync(out)).toBe(false);
     const stdout = cli(["export", sdir, "--only-passed", "--max-turns", "0", "--out", "-"]);
     expect(stdout.code).toBe(1);
@@ -310,7 +404,9 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(e.code).toBe(1);
     expect(e.stderr).toContain("nothing written: the input has no lines");
     const help = cli(["export", "--help"]);
-    expect(help.stdout.replace(/\s+/g, " ")).toContain("Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters, or a --split with an empty side");
+    expect(help.stdout.replace(/\s+/g, " ")).toContain(
+      "Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters, or a --split with an empty side",
+    );
   }, 60_000);
 
   it("--min-score outside 0..1 is exit 2 with one line naming the flag", () => {
@@ -328,7 +424,8 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/unknown export format 'bogus'\. Formats: sharegpt, hermes, openai, atif, groups$/);
     const help = cli(["export", "--help"]).stdout;
-    for (const f of ["sharegpt", "hermes", "openai", "atif", "groups"]) expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
+    for (const f of ["sharegpt", "hermes", "openai", "atif", "groups"])
+      expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
     expect(cli(["--help"]).stdout).toContain("sharegpt, hermes, openai, atif or groups");
   }, 60_000);
 });

@@ -5,13 +5,29 @@ import { command as exportCommand } from "../src/commands/export.js";
 import { UserError } from "../src/core/errors.js";
 import { tempDir } from "./helpers/cli.js";
 
-interface L { id: string; epoch?: number; passed: boolean | null; value?: number; turns?: number; answer?: string; prompt?: string; toolErrors?: number }
+interface L {
+  id: string;
+  epoch?: number;
+  passed: boolean | null;
+  value?: number;
+  turns?: number;
+  answer?: string;
+  prompt?: string;
+  toolErrors?: number;
+}
 
 function line(l: L): string {
   const turns = l.turns ?? 1;
-  const messages: unknown[] = [{ role: "system", content: "sys" }, { role: "user", content: l.prompt ?? `prompt ${l.id}` }];
+  const messages: unknown[] = [
+    { role: "system", content: "sys" },
+    { role: "user", content: l.prompt ?? `prompt ${l.id}` },
+  ];
   for (let t = 0; t < turns - 1; t++) {
-    messages.push({ role: "assistant", content: null, tool_calls: [{ id: `c${t}`, type: "function", function: { name: "terminal", arguments: "{}" } }] });
+    messages.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `c${t}`, type: "function", function: { name: "terminal", arguments: "{}" } }],
+    });
     messages.push({ role: "tool", tool_call_id: `c${t}`, name: "terminal", content: "{}" });
   }
   messages.push({ role: "assistant", content: l.answer ?? "done" });
@@ -19,7 +35,11 @@ function line(l: L): string {
     prompt_index: 0,
     task_id: l.id,
     ...(l.epoch !== undefined ? { epoch: l.epoch } : {}),
-    conversations: [{ from: "system", value: "sys" }, { from: "human", value: l.prompt ?? `prompt ${l.id}` }, { from: "gpt", value: l.answer ?? "done" }],
+    conversations: [
+      { from: "system", value: "sys" },
+      { from: "human", value: l.prompt ?? `prompt ${l.id}` },
+      { from: "gpt", value: l.answer ?? "done" },
+    ],
     messages,
     tools: [],
     metadata: {},
@@ -44,16 +64,29 @@ function run(lines: L[]): string {
   return dir;
 }
 
-async function exportLines(dir: string, args: string[], out = join(dir, "out.jsonl")): Promise<Record<string, unknown>[]> {
+async function exportLines(
+  dir: string,
+  args: string[],
+  out = join(dir, "out.jsonl"),
+): Promise<Record<string, unknown>[]> {
   expect(await exportCommand.run([dir, "--out", out, ...args])).toBe(0);
-  return readFileSync(out, "utf8").trim().split("\n").filter(Boolean).map((t) => JSON.parse(t));
+  return readFileSync(out, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((t) => JSON.parse(t));
 }
 
 const taskIds = (recs: Record<string, unknown>[]) => recs.map((r) => (r.metadata as { task_id: string }).task_id);
 
 describe("curated export", () => {
   it("--only-passed and --min-score keep only good trajectories", async () => {
-    const dir = run([{ id: "a", passed: true }, { id: "b", passed: false }, { id: "c", passed: null }, { id: "d", passed: true, value: 0.6 }]);
+    const dir = run([
+      { id: "a", passed: true },
+      { id: "b", passed: false },
+      { id: "c", passed: null },
+      { id: "d", passed: true, value: 0.6 },
+    ]);
     expect(taskIds(await exportLines(dir, ["--only-passed", "--metadata"]))).toEqual(["a", "d"]);
     expect(taskIds(await exportLines(dir, ["--min-score", "0.7", "--metadata"]))).toEqual(["a"]);
   });
@@ -90,7 +123,11 @@ describe("curated export", () => {
     const out = join(dir, "data.jsonl");
     const sides = async (seed: string) => {
       expect(await exportCommand.run([dir, "--out", out, "--split", "0.25", "--seed", seed, "--metadata"])).toBe(0);
-      const read = (p: string) => readFileSync(p, "utf8").trim().split("\n").map((t) => (JSON.parse(t).metadata as { task_id: string }).task_id);
+      const read = (p: string) =>
+        readFileSync(p, "utf8")
+          .trim()
+          .split("\n")
+          .map((t) => (JSON.parse(t).metadata as { task_id: string }).task_id);
       return { train: read(join(dir, "data.train.jsonl")), val: read(join(dir, "data.val.jsonl")) };
     };
     const a = await sides("7");
@@ -111,7 +148,11 @@ describe("curated export", () => {
       { id: "b", epoch: 1, passed: null },
       { id: "c", epoch: 0, passed: null },
     ]);
-    const recs = (await exportLines(dir, ["--format", "groups"])) as { task_id: string; mean_reward: number; samples: { epoch: number; reward: number; advantage: number }[] }[];
+    const recs = (await exportLines(dir, ["--format", "groups"])) as {
+      task_id: string;
+      mean_reward: number;
+      samples: { epoch: number; reward: number; advantage: number }[];
+    }[];
     expect(recs.map((r) => r.task_id)).toEqual(["a", "b"]);
     const a = recs[0]!;
     expect(a.samples.map((s) => s.epoch)).toEqual([0, 1, 2]);

@@ -47,24 +47,37 @@ beforeAll(async () => {
       : offered.includes("search_files")
         ? { name: "search_files", arguments: { pattern: "hermes" } }
         : undefined;
-    return toolTurns === 0 && call ? completion({ content: null, reasoning: "I will look.", toolCalls: [call] }) : text("done");
+    return toolTurns === 0 && call
+      ? completion({ content: null, reasoning: "I will look.", toolCalls: [call] })
+      : text("done");
   });
   dir = tempDir("hb-export-hermes-");
   const dataset = join(dir, "rows.jsonl");
   const rows = Array.from({ length: 5 }, (_, i) => JSON.stringify({ id: `r${i}`, prompt: `task ${i}` }));
   writeFileSync(dataset, rows.join("\n") + "\n");
   runResult = await runCli([
-    "run", dataset,
-    "--model", "test-model",
-    "--base-url", server.baseURL,
-    "--api-key", "k",
-    "--output-dir", join(dir, "runs"),
-    "--run-name", "h",
-    "--distribution", "development",
-    "--seed", "3",
-    "--batch-size", "2",
-    "--approval", "deny",
-    "--progress", "log",
+    "run",
+    dataset,
+    "--model",
+    "test-model",
+    "--base-url",
+    server.baseURL,
+    "--api-key",
+    "k",
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    "h",
+    "--distribution",
+    "development",
+    "--seed",
+    "3",
+    "--batch-size",
+    "2",
+    "--approval",
+    "deny",
+    "--progress",
+    "log",
   ]);
   runDir = join(dir, "runs", "h");
 }, 180_000);
@@ -99,7 +112,8 @@ describe("export --format hermes and the original's files", () => {
       expect([...keyPaths(e)].sort()).toEqual([...keyPaths(original)].sort()); // every nested level at once
     }
     for (const e of table) {
-      for (const s of Object.values(e.tool_stats)) expect(keysOf(s as Record<string, unknown>)).toEqual(["count", "failure", "success"]);
+      for (const s of Object.values(e.tool_stats))
+        expect(keysOf(s as Record<string, unknown>)).toEqual(["count", "failure", "success"]);
       // The same value types, column by column (a type change would break the table just the same).
       expect(typeof e.prompt_index).toBe("number");
       expect(typeof e.metadata.batch_num).toBe("number");
@@ -114,8 +128,14 @@ describe("export --format hermes and the original's files", () => {
       expect(e.metadata.batch_num).toBe(Math.floor(e.prompt_index / 2));
       const called = Object.entries(e.tool_stats).filter(([, st]) => (st as { count: number }).count > 0);
       const offeredAny = e.toolsets_used.includes("terminal") || e.toolsets_used.includes("file");
-      expect(called).toEqual(offeredAny ? [[e.toolsets_used.includes("terminal") ? "terminal" : "search_files", { count: 1, success: 1, failure: 0 }]] : []);
-      expect(e.conversations[0].value).toContain("If available tools are not relevant in assisting with user query, just respond");
+      expect(called).toEqual(
+        offeredAny
+          ? [[e.toolsets_used.includes("terminal") ? "terminal" : "search_files", { count: 1, success: 1, failure: 0 }]]
+          : [],
+      );
+      expect(e.conversations[0].value).toContain(
+        "If available tools are not relevant in assisting with user query, just respond",
+      );
     }
   });
 
@@ -147,13 +167,26 @@ describe("export --format hermes and the original's files", () => {
 
     const statsText = readFileSync(join(runDir, "statistics.json"), "utf8");
     const stats = JSON.parse(statsText);
-    for (const key of ["run_name", "distribution", "total_prompts", "total_batches", "batch_size", "model", "completed_at", "duration_seconds", "tool_statistics", "reasoning_statistics"]) {
+    for (const key of [
+      "run_name",
+      "distribution",
+      "total_prompts",
+      "total_batches",
+      "batch_size",
+      "model",
+      "completed_at",
+      "duration_seconds",
+      "tool_statistics",
+      "reasoning_statistics",
+    ]) {
       expect(stats, key).toHaveProperty(key);
     }
     expect(stats.total_batches).toBe(3);
     expect(stats.batch_size).toBe(2);
     // Rates as Python writes them: 100.0 for a tool that was called and always succeeded.
-    expect(statsText).toMatch(/"success": [1-5],\n\s+"failure": 0,\n\s+"success_rate": 100\.0,\n\s+"failure_rate": 0\.0\n/);
+    expect(statsText).toMatch(
+      /"success": [1-5],\n\s+"failure": 0,\n\s+"success_rate": 100\.0,\n\s+"failure_rate": 0\.0\n/,
+    );
     // Only the tools used, as the original lists them; completed_at in its format, ours beside it.
     for (const s of Object.values(stats.tool_statistics) as { count: number }[]) expect(s.count).toBeGreaterThan(0);
     expect(stats.completed_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/);

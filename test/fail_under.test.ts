@@ -10,7 +10,8 @@ import { resolveRunConfig } from "../src/config/run_config.js";
 import { runOptionsHelp } from "../src/config/run_flags.js";
 import { assertBuilt, runCli, tempDir } from "./helpers/cli.js";
 
-const failUnder = (value: string) => resolveRunConfig(flagsToConfig(["d.jsonl", "--fail-under", value]).flags).fail_under;
+const failUnder = (value: string) =>
+  resolveRunConfig(flagsToConfig(["d.jsonl", "--fail-under", value]).flags).fail_under;
 const errorOf = (f: () => unknown): string => {
   try {
     f();
@@ -34,7 +35,9 @@ describe("--fail-under takes a percent", () => {
   });
 
   it("a fraction in (0, 1) is refused, naming the percent it meant; out of range or not a number too", () => {
-    expect(errorOf(() => failUnder("0.5"))).toBe("--fail-under takes a percent: 0.5 would mean 0.5 %; did you mean 50 %? (write 50 or 50%)");
+    expect(errorOf(() => failUnder("0.5"))).toBe(
+      "--fail-under takes a percent: 0.5 would mean 0.5 %; did you mean 50 %? (write 50 or 50%)",
+    );
     expect(errorOf(() => failUnder("0.07"))).toContain("did you mean 7 %?");
     expect(errorOf(() => failUnder("150"))).toBe("--fail-under must be a percent from 0 to 100 (50 or 50%), got '150'");
     expect(errorOf(() => failUnder("-5"))).toContain("must be a percent from 0 to 100");
@@ -45,20 +48,30 @@ describe("--fail-under takes a percent", () => {
     const dir = tempDir();
     const file = join(dir, "run.yaml");
     writeFileSync(file, "dataset: d.jsonl\nfail_under: 0.8\n");
-    expect(errorOf(() => resolveRunConfig({}, file))).toBe(`${file}:2: 'fail_under' takes a percent: 0.8 would mean 0.8 %; did you mean 80 %? (write 80 or 80%)`);
+    expect(errorOf(() => resolveRunConfig({}, file))).toBe(
+      `${file}:2: 'fail_under' takes a percent: 0.8 would mean 0.8 %; did you mean 80 %? (write 80 or 80%)`,
+    );
     writeFileSync(file, "dataset: d.jsonl\nfail_under: 80%\n");
     expect(resolveRunConfig({}, file).fail_under).toBe(80);
   });
 
   it("--help says percent", () => {
     const help = runOptionsHelp().replace(/\s+/g, " ");
-    expect(help).toContain("--fail-under PCT exit 1 when the pass rate (scored rows) or else the completion rate is under PCT percent, 0 to 100: 50 or 50%");
+    expect(help).toContain(
+      "--fail-under PCT exit 1 when the pass rate (scored rows) or else the completion rate is under PCT percent, 0 to 100: 50 or 50%",
+    );
   });
 
   it("through the CLI: --fail-under 0.5 is exit 2 with one line; --fail-under 50% gates at 50 %", async () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
-    writeFileSync(dataset, ['{"id": "a", "prompt": "say hi", "expected": "no such answer"}', '{"id": "b", "prompt": "say hi", "expected": "no such answer either"}'].join("\n") + "\n");
+    writeFileSync(
+      dataset,
+      [
+        '{"id": "a", "prompt": "say hi", "expected": "no such answer"}',
+        '{"id": "b", "prompt": "say hi", "expected": "no such answer either"}',
+      ].join("\n") + "\n",
+    );
     const base = ["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"];
     const bad = await runCli([...base, "--run-name", "frac", "--fail-under", "0.5"]);
     expect(bad.exitCode).toBe(2);

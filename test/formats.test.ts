@@ -18,7 +18,9 @@ import { reasoningStats } from "../src/report/tool_stats.js";
 describe("pyJsonDumps (Python json.dumps, ensure_ascii=False)", () => {
   it("uses Python's separators and keeps non-ASCII", () => {
     expect(pyJsonDumps({ a: [1, 2], b: "é" })).toBe('{"a": [1, 2], "b": "é"}');
-    expect(pyJsonDumps({ x: {}, y: [], z: null, t: true, f: false })).toBe('{"x": {}, "y": [], "z": null, "t": true, "f": false}');
+    expect(pyJsonDumps({ x: {}, y: [], z: null, t: true, f: false })).toBe(
+      '{"x": {}, "y": [], "z": null, "t": true, "f": false}',
+    );
     expect(pyJsonDumps([{ k: [{}] }])).toBe('[{"k": [{}]}]');
     expect(pyJsonDumps("日本\u2028\u007f")).toBe('"日本\u2028\u007f"');
   });
@@ -40,13 +42,17 @@ describe("pyJsonDumps (Python json.dumps, ensure_ascii=False)", () => {
     expect(pyFloatRepr(12345678901234567)).toBe("1.2345678901234568e+16");
     expect(pyFloatRepr(1.5e300)).toBe("1.5e+300");
     expect(pyFloatRepr(-2.5)).toBe("-2.5");
-    expect(pyJsonDumps({ n: 2.5, i: 3, neg: -0, big: 2 ** 60 })).toBe('{"n": 2.5, "i": 3, "neg": 0, "big": 1152921504606846976}');
+    expect(pyJsonDumps({ n: 2.5, i: 3, neg: -0, big: 2 ** 60 })).toBe(
+      '{"n": 2.5, "i": 3, "neg": 0, "big": 1152921504606846976}',
+    );
     expect(pyJsonDumps([NaN, Infinity, -Infinity])).toBe("[NaN, Infinity, -Infinity]");
   });
 
   it("round-trips parsed JSON exactly as Python's loads+dumps", () => {
     // json.dumps(json.loads('{"b":1,"2":2.50,"x":-0,"y":1E2,"z":NaN}'), ensure_ascii=False)
-    expect(pyJsonDumps(parsePyJson('{"b":1,"2":2.50,"x":-0,"y":1E2,"z":NaN}'))).toBe('{"b": 1, "2": 2.5, "x": 0, "y": 100.0, "z": NaN}');
+    expect(pyJsonDumps(parsePyJson('{"b":1,"2":2.50,"x":-0,"y":1E2,"z":NaN}'))).toBe(
+      '{"b": 1, "2": 2.5, "x": 0, "y": 100.0, "z": NaN}',
+    );
     expect(pyJsonDumps(parsePyJson('{"timeout": 1.0, "n": 123456789012345678901234567890}'))).toBe(
       '{"timeout": 1.0, "n": 123456789012345678901234567890}',
     );
@@ -79,7 +85,11 @@ const READ_FILE: OpenAITool = {
   function: { name: "read_file", description: "Lire un fichier", parameters: { type: "object", properties: {} } },
 };
 
-const call = (id: string, name: string, args: string) => ({ id, type: "function" as const, function: { name, arguments: args } });
+const call = (id: string, name: string, args: string) => ({
+  id,
+  type: "function" as const,
+  function: { name, arguments: args },
+});
 
 const MESSAGES: ChatMessage[] = [
   { role: "system", content: "the real system prompt" },
@@ -88,7 +98,10 @@ const MESSAGES: ChatMessage[] = [
     role: "assistant",
     content: null,
     reasoning: "I should look.",
-    tool_calls: [call("c1", "terminal", '{"command": "ls", "timeout": 1.0}'), call("c2", "read_file", '{"path":"a.txt"}')],
+    tool_calls: [
+      call("c1", "terminal", '{"command": "ls", "timeout": 1.0}'),
+      call("c2", "read_file", '{"path":"a.txt"}'),
+    ],
   },
   // Results arrive in a different order than the calls: names must follow tool_call_id.
   { role: "tool", tool_call_id: "c2", content: '{"content": "hello", "total_lines": 1}' },
@@ -107,14 +120,24 @@ describe("toHermesConversations", () => {
         '{"name": "read_file", "description": "Lire un fichier", "parameters": {"type": "object", "properties": {}}, "required": null}]',
     );
     const sys = hermesSystemPrompt([TERMINAL]);
-    expect(sys.startsWith("You are a function calling AI model. You are provided with function signatures within <tools> </tools> XML tags. ")).toBe(true);
+    expect(
+      sys.startsWith(
+        "You are a function calling AI model. You are provided with function signatures within <tools> </tools> XML tags. ",
+      ),
+    ).toBe(true);
     expect(sys).toContain(
-      "Here are the available tools:\n<tools>\n" + formatToolsForSystemPrompt([TERMINAL]) + "\n</tools>\nFor each function call return a JSON object, with the following pydantic model json schema for each:\n",
+      "Here are the available tools:\n<tools>\n" +
+        formatToolsForSystemPrompt([TERMINAL]) +
+        "\n</tools>\nFor each function call return a JSON object, with the following pydantic model json schema for each:\n",
     );
     expect(sys).toContain(
       "{'title': 'FunctionCall', 'type': 'object', 'properties': {'name': {'title': 'Name', 'type': 'string'}, 'arguments': {'title': 'Arguments', 'type': 'object'}}, 'required': ['name', 'arguments']}\n",
     );
-    expect(sys.endsWith("Each function call should be enclosed within <tool_call> </tool_call> XML tags.\nExample:\n<tool_call>\n{'name': <function-name>,'arguments': <args-dict>}\n</tool_call>")).toBe(true);
+    expect(
+      sys.endsWith(
+        "Each function call should be enclosed within <tool_call> </tool_call> XML tags.\nExample:\n<tool_call>\n{'name': <function-name>,'arguments': <args-dict>}\n</tool_call>",
+      ),
+    ).toBe(true);
     expect(hermesSystemPrompt([])).toContain("<tools>\n[]\n</tools>");
   });
 
@@ -149,15 +172,25 @@ describe("toHermesConversations", () => {
           '<tool_response>\n{"tool_call_id": "c2", "name": "read_file", "content": {"content": "hello", "total_lines": 1}}\n</tool_response>\n' +
           '<tool_response>\n{"tool_call_id": "c1", "name": "terminal", "content": {"output": "a.txt\\n", "exit_code": 0, "error": null}}\n</tool_response>',
       },
-      { from: "gpt", value: '<think>\n</think>\nLet me retry.\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>' },
-      { from: "tool", value: '<tool_response>\n{"tool_call_id": "c3", "name": "terminal", "content": "plain text résultat"}\n</tool_response>' },
+      {
+        from: "gpt",
+        value: '<think>\n</think>\nLet me retry.\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>',
+      },
+      {
+        from: "tool",
+        value:
+          '<tool_response>\n{"tool_call_id": "c3", "name": "terminal", "content": "plain text résultat"}\n</tool_response>',
+      },
       { from: "human", value: "Summarize please." },
       { from: "gpt", value: "<think>\n</think>\nThere is one file: a.txt." },
     ]);
   });
 
   it("uses the given prompt and a precomputed system prompt", () => {
-    const conv = toHermesConversations(MESSAGES.slice(0, 2), [TERMINAL], { prompt: "the dataset prompt", systemPrompt: "SYS" });
+    const conv = toHermesConversations(MESSAGES.slice(0, 2), [TERMINAL], {
+      prompt: "the dataset prompt",
+      systemPrompt: "SYS",
+    });
     expect(conv).toEqual([
       { from: "system", value: "SYS" },
       { from: "human", value: "the dataset prompt" },
@@ -189,11 +222,20 @@ describe("toHermesConversations", () => {
   it("leaves out reasoning sent only in reasoning_details, as the original's streaming path does, unless asked", () => {
     const messages: ChatMessage[] = [
       { role: "user", content: "q" },
-      { role: "assistant", content: null, reasoning: "details only", reasoning_without_details: "", tool_calls: [call("a", "terminal", "{}")] },
+      {
+        role: "assistant",
+        content: null,
+        reasoning: "details only",
+        reasoning_without_details: "",
+        tool_calls: [call("a", "terminal", "{}")],
+      },
       { role: "tool", tool_call_id: "a", content: "{}" },
       { role: "assistant", content: "Answer", reasoning: "field\n\ndetails", reasoning_without_details: "field" },
     ];
-    const gpt = (opts?: { detailsReasoning?: boolean }) => toHermesConversations(messages, [], opts).filter((t) => t.from === "gpt").map((t) => t.value);
+    const gpt = (opts?: { detailsReasoning?: boolean }) =>
+      toHermesConversations(messages, [], opts)
+        .filter((t) => t.from === "gpt")
+        .map((t) => t.value);
     expect(gpt()).toEqual([
       '<think>\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>',
       "<think>\nfield\n</think>\nAnswer",
@@ -203,8 +245,15 @@ describe("toHermesConversations", () => {
       "<think>\nfield\n\ndetails\n</think>\nAnswer",
     ]);
     // The statistics count what the conversation shows; ours names the turns left out.
-    expect(reasoningStats(messages)).toMatchObject({ turns_with_reasoning: 1, turns_with_reasoning_only_in_details: 1, has_any_reasoning: true });
-    expect(reasoningStats(messages, { detailsReasoning: true })).toMatchObject({ turns_with_reasoning: 2, turns_with_reasoning_only_in_details: 1 });
+    expect(reasoningStats(messages)).toMatchObject({
+      turns_with_reasoning: 1,
+      turns_with_reasoning_only_in_details: 1,
+      has_any_reasoning: true,
+    });
+    expect(reasoningStats(messages, { detailsReasoning: true })).toMatchObject({
+      turns_with_reasoning: 2,
+      turns_with_reasoning_only_in_details: 1,
+    });
     expect(reasoningStats(messages.slice(0, 3)).has_any_reasoning).toBe(false);
   });
 
@@ -221,7 +270,8 @@ describe("toHermesConversations", () => {
     );
     expect(conv[2]).toEqual({
       from: "gpt",
-      value: '<think>\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "read_file", "arguments": {}}\n</tool_call>',
+      value:
+        '<think>\n</think>\n<tool_call>\n{"name": "terminal", "arguments": {}}\n</tool_call>\n<tool_call>\n{"name": "read_file", "arguments": {}}\n</tool_call>',
     });
     expect(conv[3]!.value).toBe(
       '<tool_response>\n{"tool_call_id": "x1", "name": "web_search", "content": "[not json"}\n</tool_response>\n' +
@@ -251,8 +301,16 @@ describe("toOpenAIMessagesRecord", () => {
         { id: "c2", type: "function", function: { name: "read_file", arguments: '{"path":"a.txt"}' } },
       ],
     });
-    expect(rec.messages[3]).toEqual({ role: "tool", tool_call_id: "c2", content: '{"content": "hello", "total_lines": 1}' });
-    expect(rec.messages[5]).toEqual({ role: "assistant", content: "Let me retry.", tool_calls: [call("c3", "terminal", '{"command": "ls -la')] });
+    expect(rec.messages[3]).toEqual({
+      role: "tool",
+      tool_call_id: "c2",
+      content: '{"content": "hello", "total_lines": 1}',
+    });
+    expect(rec.messages[5]).toEqual({
+      role: "assistant",
+      content: "Let me retry.",
+      tool_calls: [call("c3", "terminal", '{"command": "ls -la')],
+    });
     expect(rec.messages.at(-1)).toEqual({ role: "assistant", content: "There is one file: a.txt.  \n" });
     expect(JSON.stringify(rec)).not.toContain("reasoning");
     expect(JSON.stringify(rec)).not.toContain("I should look.");
@@ -288,8 +346,14 @@ describe("export format registry", () => {
 
   it("lists sharegpt, hermes, openai, atif and groups and rejects unknown names, naming every format", async () => {
     expect(exportFormats().map((f) => f.name)).toEqual(["sharegpt", "hermes", "openai", "atif", "groups"]);
-    expect(exportFormats().filter((f) => f.perTask).map((f) => f.name)).toEqual(["groups"]);
-    await expect(loadExportFormat("nope")).rejects.toThrow("unknown export format 'nope'. Formats: sharegpt, hermes, openai, atif, groups");
+    expect(
+      exportFormats()
+        .filter((f) => f.perTask)
+        .map((f) => f.name),
+    ).toEqual(["groups"]);
+    await expect(loadExportFormat("nope")).rejects.toThrow(
+      "unknown export format 'nope'. Formats: sharegpt, hermes, openai, atif, groups",
+    );
     await expect(loadExportFormat("groups")).rejects.toThrow(/one line per task/);
   });
 
@@ -297,17 +361,31 @@ describe("export format registry", () => {
     const sharegpt = await loadExportFormat("sharegpt");
     expect(sharegpt(entry, {})).toEqual({ conversations: toHermesConversations(MESSAGES, [TERMINAL, READ_FILE]) });
     const withMeta = sharegpt(entry, { withMetadata: true });
-    expect(withMeta.metadata).toEqual({ task_id: "t4", prompt_index: 4, outcome: "completed", completed: true, model: "m" });
+    expect(withMeta.metadata).toEqual({
+      task_id: "t4",
+      prompt_index: 4,
+      outcome: "completed",
+      completed: true,
+      model: "m",
+    });
     const hermes = await loadExportFormat("hermes");
     // Stored conversations are written as they are; --reasoning-details rebuilds them from the messages.
     const details: ChatMessage[] = [
       { role: "user", content: "q" },
       { role: "assistant", content: "A", reasoning: "d", reasoning_without_details: "" },
     ];
-    const stored = { ...entry, messages: details, conversations: toHermesConversations(details, []) } as TrajectoryEntry;
+    const stored = {
+      ...entry,
+      messages: details,
+      conversations: toHermesConversations(details, []),
+    } as TrajectoryEntry;
     expect((sharegpt(stored, {}).conversations as { value: string }[])[2]!.value).toBe("<think>\n</think>\nA");
-    expect((sharegpt(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe("<think>\nd\n</think>\nA");
-    expect((hermes(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe("<think>\nd\n</think>\nA");
+    expect((sharegpt(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe(
+      "<think>\nd\n</think>\nA",
+    );
+    expect((hermes(stored, { reasoningDetails: true }).conversations as { value: string }[])[2]!.value).toBe(
+      "<think>\nd\n</think>\nA",
+    );
     expect(Object.keys(hermes(entry, {}))).toEqual([
       "prompt_index",
       "conversations",

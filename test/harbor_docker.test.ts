@@ -8,7 +8,14 @@ import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node
 import { join } from "node:path";
 import { execa } from "execa";
 import YAML from "yaml";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 import { dockerClient } from "../tools/environments/docker_client.js";
@@ -17,7 +24,12 @@ import { buildReportModel } from "../src/report/html/report_data.js";
 const FIXTURES = join(ROOT, "test", "fixtures", "harbor");
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 function byId(entries: any[]): Record<string, any> {
@@ -69,22 +81,53 @@ describe("run --harbor with --env docker", () => {
   });
 
   it("the oracle passes every fixture task, with the verifier's logs copied into the run folder", async () => {
-    const r = await runCli(["run", "--harbor", FIXTURES, "--env", "docker", "--model", "oracle", "--allow-build", "--output-dir", out, "--run-name", oracleRun, "--progress", "none"], { timeoutMs: 400_000 });
+    const r = await runCli(
+      [
+        "run",
+        "--harbor",
+        FIXTURES,
+        "--env",
+        "docker",
+        "--model",
+        "oracle",
+        "--allow-build",
+        "--output-dir",
+        out,
+        "--run-name",
+        oracleRun,
+        "--progress",
+        "none",
+      ],
+      { timeoutMs: 400_000 },
+    );
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const runDir = join(out, oracleRun);
     const entries = byId(readJsonl(join(runDir, "trajectories.jsonl")));
-    expect(Object.keys(entries).sort()).toEqual(["edit-greeting", "hermes-tests/slow-agent", "hermes-tests/two-rewards", "hermes-tests/verifier-env"]);
-    for (const e of Object.values(entries)) expect(e.score.passed, `${e.task_id}: ${JSON.stringify(e.score)}`).toBe(true);
+    expect(Object.keys(entries).sort()).toEqual([
+      "edit-greeting",
+      "hermes-tests/slow-agent",
+      "hermes-tests/two-rewards",
+      "hermes-tests/verifier-env",
+    ]);
+    for (const e of Object.values(entries))
+      expect(e.score.passed, `${e.task_id}: ${JSON.stringify(e.score)}`).toBe(true);
     // reward.json wins over reward.txt (which says 0), and test.sh's exit 3 does not matter.
     expect(entries["hermes-tests/two-rewards"].score.scorers[0].details.rewards).toEqual({ reward: 1, accuracy: 0.5 });
-    expect(entries["edit-greeting"].metadata.dataset_metadata).toMatchObject({ difficulty: "easy", harbor: { schema: "1.0" } });
+    expect(entries["edit-greeting"].metadata.dataset_metadata).toMatchObject({
+      difficulty: "easy",
+      harbor: { schema: "1.0" },
+    });
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.harbor).toEqual({ trials: 4, rewarded: 4, mean_reward: 1 });
     expect(readFileSync(join(runDir, "harbor", "edit-greeting", "verifier", "reward.txt"), "utf8").trim()).toBe("1");
     // `score` cannot run the verifier again (its container is gone): it keeps each task's Harbor verdict.
     const rescored = await runCli(["score", runDir]);
     expect(rescored.exitCode, rescored.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).harbor).toEqual({ trials: 4, rewarded: 4, mean_reward: 1 });
+    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).harbor).toEqual({
+      trials: 4,
+      rewarded: 4,
+      mean_reward: 1,
+    });
     // Built images are tagged by the task's digest.
     const digest = entries["edit-greeting"].metadata.dataset_metadata.harbor.digest as string;
     const images = await execa("docker", ["images", "--format", "{{.Repository}}:{{.Tag}}"]);
@@ -93,7 +136,28 @@ describe("run --harbor with --env docker", () => {
 
   it("a model over HTTP is scored by the tasks' own tests; the time limit is a graded outcome; /tests is absent meanwhile", async () => {
     const r = await runCli(
-      ["run", "--harbor", FIXTURES, "--env", "docker", "--model", "m", "--base-url", server.baseURL, "--allow-build", "--toolsets", "terminal", "--approval", "allow", "--output-dir", out, "--run-name", modelRun, "--progress", "none"],
+      [
+        "run",
+        "--harbor",
+        FIXTURES,
+        "--env",
+        "docker",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--allow-build",
+        "--toolsets",
+        "terminal",
+        "--approval",
+        "allow",
+        "--output-dir",
+        out,
+        "--run-name",
+        modelRun,
+        "--progress",
+        "none",
+      ],
       { timeoutMs: 400_000 },
     );
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
@@ -124,7 +188,10 @@ describe("run --harbor with --env docker", () => {
     expect(rep.exitCode, rep.stderr).toBe(0);
     expect(readFileSync(html, "utf8")).toMatch(/^<!doctype html>/i);
     const model = await buildReportModel(runDir, join(out, oracleRun));
-    expect(model.baseline!.comparison.newly_failing.map((t) => t.task_id).sort()).toEqual(["hermes-tests/slow-agent", "hermes-tests/two-rewards"]);
+    expect(model.baseline!.comparison.newly_failing.map((t) => t.task_id).sort()).toEqual([
+      "hermes-tests/slow-agent",
+      "hermes-tests/two-rewards",
+    ]);
   }, 420_000);
 
   it("the verifier matrix: missing, empty, garbage and timed-out rewards leave the task unscored with the reason", async () => {
@@ -132,15 +199,37 @@ describe("run --harbor with --env docker", () => {
     writeTask(root, "missing", "echo no reward here");
     writeTask(root, "empty", ": > /logs/verifier/reward.txt");
     writeTask(root, "garbage", "echo 'not a number' > /logs/verifier/reward.txt");
-    writeTask(root, "garbage-json", "echo '{\"reward\": \"yes\"}' > /logs/verifier/reward.json; echo 1 > /logs/verifier/reward.txt");
+    writeTask(
+      root,
+      "garbage-json",
+      'echo \'{"reward": "yes"}\' > /logs/verifier/reward.json; echo 1 > /logs/verifier/reward.txt',
+    );
     writeTask(root, "slow-verifier", "sleep 30; echo 1 > /logs/verifier/reward.txt");
     writeTask(root, "half", "echo 0.5 > /logs/verifier/reward.txt; exit 1");
     const run = uniqueRunName("hb-matrix");
-    const r = await runCli(["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--output-dir", out, "--run-name", run, "--progress", "none"], { timeoutMs: 300_000 });
+    const r = await runCli(
+      [
+        "run",
+        "--harbor",
+        root,
+        "--env",
+        "docker",
+        "--model",
+        "oracle",
+        "--output-dir",
+        out,
+        "--run-name",
+        run,
+        "--progress",
+        "none",
+      ],
+      { timeoutMs: 300_000 },
+    );
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const entries = byId(readJsonl(join(out, run, "trajectories.jsonl")));
     const reason = (id: string) => entries[id].score.scorers[0].reason as string;
-    for (const id of ["missing", "empty", "garbage", "garbage-json", "slow-verifier"]) expect(entries[id].score.passed, id).toBeNull();
+    for (const id of ["missing", "empty", "garbage", "garbage-json", "slow-verifier"])
+      expect(entries[id].score.passed, id).toBeNull();
     expect(reason("missing")).toMatch(/no reward/);
     expect(reason("empty")).toMatch(/reward.txt is empty/);
     expect(reason("garbage")).toMatch(/reward.txt is not a number/);
@@ -156,10 +245,30 @@ describe("run --harbor with --env docker", () => {
   it("--harbor-network agent-none keeps the agent offline and connects only the verifier; a public task needs a network allowed", async () => {
     const root = tempDir("hb-net-");
     // solve.sh (the agent phase) must see no interface but lo; test.sh (the verifier) must see one more.
-    writeTask(root, "net", 'if ls /sys/class/net | grep -vqx lo; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi', "", "ls /sys/class/net | grep -vqx lo && exit 1; touch /tmp/offline");
+    writeTask(
+      root,
+      "net",
+      "if ls /sys/class/net | grep -vqx lo; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi",
+      "",
+      "ls /sys/class/net | grep -vqx lo && exit 1; touch /tmp/offline",
+    );
     const toml = join(root, "net", "task.toml");
     writeFileSync(toml, readFileSync(toml, "utf8").replace('network_mode = "no-network"\n', ""));
-    const refused = await runCli(["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--output-dir", out, "--run-name", uniqueRunName("hb-net0"), "--progress", "none"]);
+    const refused = await runCli([
+      "run",
+      "--harbor",
+      root,
+      "--env",
+      "docker",
+      "--model",
+      "oracle",
+      "--output-dir",
+      out,
+      "--run-name",
+      uniqueRunName("hb-net0"),
+      "--progress",
+      "none",
+    ]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/net\/task.toml: network_mode is public .*--allow-network bridge/);
     const run = uniqueRunName("hb-net");
@@ -167,7 +276,28 @@ describe("run --harbor with --env docker", () => {
     const net = await dockerClient().createNetwork({ Name: run, Internal: true });
     let r;
     try {
-      r = await runCli(["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--network", run, "--harbor-network", "agent-none", "--output-dir", out, "--run-name", run, "--progress", "none"], { timeoutMs: 200_000 });
+      r = await runCli(
+        [
+          "run",
+          "--harbor",
+          root,
+          "--env",
+          "docker",
+          "--model",
+          "oracle",
+          "--network",
+          run,
+          "--harbor-network",
+          "agent-none",
+          "--output-dir",
+          out,
+          "--run-name",
+          run,
+          "--progress",
+          "none",
+        ],
+        { timeoutMs: 200_000 },
+      );
     } finally {
       await net.remove().catch(() => undefined);
     }
@@ -180,9 +310,31 @@ describe("run --harbor with --env docker", () => {
 
   it("a failing healthcheck is an environment_error, after its retries", async () => {
     const root = tempDir("hb-health-");
-    writeTask(root, "unhealthy", "echo 1 > /logs/verifier/reward.txt", '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n');
+    writeTask(
+      root,
+      "unhealthy",
+      "echo 1 > /logs/verifier/reward.txt",
+      '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n',
+    );
     const run = uniqueRunName("hb-health");
-    const r = await runCli(["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--output-dir", out, "--run-name", run, "--progress", "none"], { timeoutMs: 120_000 });
+    const r = await runCli(
+      [
+        "run",
+        "--harbor",
+        root,
+        "--env",
+        "docker",
+        "--model",
+        "oracle",
+        "--output-dir",
+        out,
+        "--run-name",
+        run,
+        "--progress",
+        "none",
+      ],
+      { timeoutMs: 120_000 },
+    );
     expect(r.exitCode, r.stderr + r.stdout).toBe(1);
     const [failed] = readJsonl(join(out, run, "failed.jsonl"));
     expect(failed.outcome).toBe("environment_error");
@@ -193,7 +345,21 @@ describe("run --harbor with --env docker", () => {
     const root = tempDir("hb-resume-");
     cpSync(join(FIXTURES, "slow-agent"), join(root, "slow-agent"), { recursive: true });
     const run = uniqueRunName("hb-resume");
-    const args = ["run", "--harbor", root, "--env", "docker", "--model", "oracle", "--output-dir", out, "--run-name", run, "--progress", "none"];
+    const args = [
+      "run",
+      "--harbor",
+      root,
+      "--env",
+      "docker",
+      "--model",
+      "oracle",
+      "--output-dir",
+      out,
+      "--run-name",
+      run,
+      "--progress",
+      "none",
+    ];
     expect((await runCli(args, { timeoutMs: 120_000 })).exitCode).toBe(0);
     expect((await runCli([...args, "--resume"], { timeoutMs: 120_000 })).exitCode).toBe(0);
     writeFileSync(join(root, "slow-agent", "tests", "test.sh"), "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n");

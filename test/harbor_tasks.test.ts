@@ -19,7 +19,10 @@ const FIXTURES = join(ROOT, "test", "fixtures", "harbor");
 function task(root: string, name: string, extra = "", files: Record<string, string> = {}): string {
   const dir = join(root, name);
   mkdirSync(join(dir, "tests"), { recursive: true });
-  writeFileSync(join(dir, "task.toml"), `schema_version = "1.4"\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\nnetwork_mode = "no-network"\n${extra}`);
+  writeFileSync(
+    join(dir, "task.toml"),
+    `schema_version = "1.4"\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\nnetwork_mode = "no-network"\n${extra}`,
+  );
   writeFileSync(join(dir, "instruction.md"), `Do ${name}.\n`);
   writeFileSync(join(dir, "tests", "test.sh"), "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n");
   for (const [rel, text] of Object.entries(files)) {
@@ -34,15 +37,42 @@ describe("Harbor task folders → rows", () => {
     const { rows, bad } = readHarborTasks(FIXTURES);
     expect(bad).toEqual([]);
     const ids = rows.map((r) => r.id);
-    expect(ids).toEqual(["edit-greeting", "hermes-tests/slow-agent", "hermes-tests/two-rewards", "hermes-tests/verifier-env"]);
+    expect(ids).toEqual([
+      "edit-greeting",
+      "hermes-tests/slow-agent",
+      "hermes-tests/two-rewards",
+      "hermes-tests/verifier-env",
+    ]);
     const legacy = rows[0]!;
     expect(legacy.prompt).toBe(readFileSync(join(FIXTURES, "edit-greeting", "instruction.md"), "utf8"));
-    expect(legacy.metadata).toMatchObject({ author_name: "hermes-batch tests", difficulty: "easy", harbor: { schema: "1.0", digest: legacy.harbor.digest } });
+    expect(legacy.metadata).toMatchObject({
+      author_name: "hermes-batch tests",
+      difficulty: "easy",
+      harbor: { schema: "1.0", digest: legacy.harbor.digest },
+    });
     // "1G" in the 1.0 form is 1024 MiB, as Harbor maps it; allow_internet = false is no network.
-    expect(legacy.harbor).toMatchObject({ memory_mb: 1024, storage_mb: 1024, cpus: 1, network: "none", agent: { timeout_sec: 120 } });
+    expect(legacy.harbor).toMatchObject({
+      memory_mb: 1024,
+      storage_mb: 1024,
+      cpus: 1,
+      network: "none",
+      agent: { timeout_sec: 120 },
+    });
     const env = rows[3]!.harbor;
-    expect(env).toMatchObject({ docker_image: "hermes-batch-test:bookworm", workdir: "/home/agent", agent: { user: "agent" }, verifier: { user: "agent", env: { EXPECTED_WORD: "banana" } } });
-    expect(rows[2]!.harbor.healthcheck).toEqual({ command: "test -d /app", interval_sec: 1, timeout_sec: 10, retries: 2, start_period_sec: 0, start_interval_sec: 5 });
+    expect(env).toMatchObject({
+      docker_image: "hermes-batch-test:bookworm",
+      workdir: "/home/agent",
+      agent: { user: "agent" },
+      verifier: { user: "agent", env: { EXPECTED_WORD: "banana" } },
+    });
+    expect(rows[2]!.harbor.healthcheck).toEqual({
+      command: "test -d /app",
+      interval_sec: 1,
+      timeout_sec: 10,
+      retries: 2,
+      start_period_sec: 0,
+      start_interval_sec: 5,
+    });
   });
 
   it("a task folder alone is one row; its name is the folder's without [task].name; public is the default network", () => {
@@ -75,7 +105,10 @@ describe("Harbor task folders → rows", () => {
     task(root, "steps", '[[steps]]\nname = "one"\n');
     task(root, "compose", "", { "environment/docker-compose.yaml": "services: {}\n" });
     task(root, "allowlist", "", {});
-    writeFileSync(join(root, "allowlist", "task.toml"), 'schema_version = "1.4"\n[environment]\ndocker_image = "x"\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n');
+    writeFileSync(
+      join(root, "allowlist", "task.toml"),
+      'schema_version = "1.4"\n[environment]\ndocker_image = "x"\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n',
+    );
     task(root, "future");
     writeFileSync(join(root, "future", "task.toml"), 'schema_version = "2.0"\n');
     task(root, "broken");
@@ -95,7 +128,12 @@ describe("Harbor task folders → rows", () => {
   });
 
   it("quantities of the 1.0 form and ${VAR} templates", () => {
-    expect([quantityToMb("2G"), quantityToMb("512Mi"), quantityToMb("1.5Gi"), quantityToMb("lots")]).toEqual([2048, 512, 1536, undefined]);
+    expect([quantityToMb("2G"), quantityToMb("512Mi"), quantityToMb("1.5Gi"), quantityToMb("lots")]).toEqual([
+      2048,
+      512,
+      1536,
+      undefined,
+    ]);
     const env = { A: "${HB_A}", B: "x-${HB_B:-dflt}", C: "plain" };
     expect(unpassedVariables(env, [])).toEqual(["HB_A"]);
     expect(unpassedVariables(env, ["HB_A"])).toEqual([]);
@@ -104,10 +142,17 @@ describe("Harbor task folders → rows", () => {
   });
 
   it("reward files: reward.json wins over reward.txt; missing, empty and garbage give no reward with the reason", () => {
-    expect(readRewardFiles('{"reward": 1, "accuracy": 0.5}', "0")).toMatchObject({ reward: 1, rewards: { reward: 1, accuracy: 0.5 }, source: "reward.json" });
+    expect(readRewardFiles('{"reward": 1, "accuracy": 0.5}', "0")).toMatchObject({
+      reward: 1,
+      rewards: { reward: 1, accuracy: 0.5 },
+      source: "reward.json",
+    });
     expect(readRewardFiles('{"a": 1, "b": 0}', undefined)).toMatchObject({ reward: 0.5 });
     expect(readRewardFiles(undefined, " 0.25\n")).toMatchObject({ reward: 0.25, source: "reward.txt" });
-    expect(readRewardFiles(undefined, undefined)).toMatchObject({ reward: null, reason: expect.stringMatching(/no reward/) });
+    expect(readRewardFiles(undefined, undefined)).toMatchObject({
+      reward: null,
+      reason: expect.stringMatching(/no reward/),
+    });
     expect(readRewardFiles("", "1")).toMatchObject({ reward: null, reason: "reward.json is empty" });
     expect(readRewardFiles("{nope", "1").reward).toBeNull();
     expect(readRewardFiles('{"reward": "1"}', undefined).reward).toBeNull();
@@ -120,7 +165,13 @@ describe("Harbor task folders → rows", () => {
 describe("a Harbor row's plan in the worker", () => {
   it("multiplies the agent and verifier limits, raises the task timeout to fit, and asks for the task's limits and user", () => {
     const [row] = readHarborTasks(join(FIXTURES, "verifier-env")).rows;
-    const config = resolveRunConfig({ dataset: "x", model: "m", timeout_multiplier: 2, task_timeout: 60, network: "my-net" });
+    const config = resolveRunConfig({
+      dataset: "x",
+      model: "m",
+      timeout_multiplier: 2,
+      task_timeout: 60,
+      network: "my-net",
+    });
     const plan = harborPlan({ harbor: row!.harbor }, config)!;
     expect(plan.agentTimeoutMs).toBe(240_000);
     expect(plan.taskTimeoutSec).toBe(240 + 120 + 600 + 120);
@@ -128,7 +179,12 @@ describe("a Harbor row's plan in the worker", () => {
     expect(plan.network).toBe("none");
     expect(harborEnvOptions(plan)).toEqual({ user: "agent" });
     const legacy = readHarborTasks(join(FIXTURES, "edit-greeting")).rows[0]!;
-    expect(harborEnvOptions(harborPlan({ harbor: legacy.harbor }, config)!)).toEqual({ memoryMb: 1024, cpus: 1, disk: "1024m", user: "root" });
+    expect(harborEnvOptions(harborPlan({ harbor: legacy.harbor }, config)!)).toEqual({
+      memoryMb: 1024,
+      cpus: 1,
+      disk: "1024m",
+      user: "root",
+    });
     const pub = { ...legacy.harbor, network: "public" };
     expect(harborPlan({ harbor: pub }, config)!.network).toBe("my-net");
     expect(harborPlan({ harbor: pub }, resolveRunConfig({ dataset: "x", model: "m" }))!.network).toBe("bridge");
@@ -144,8 +200,16 @@ describe("harbor import and run --harbor (CLI)", () => {
     const out = join(root, "rows.jsonl");
     const ok = await runCli(["harbor", "import", join(root, "tasks"), "-o", out]);
     expect(ok.exitCode, ok.stderr).toBe(0);
-    const rows = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-    expect(rows.map((r) => r.id)).toEqual(["edit-greeting", "hermes-tests/slow-agent", "hermes-tests/two-rewards", "hermes-tests/verifier-env"]);
+    const rows = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    expect(rows.map((r) => r.id)).toEqual([
+      "edit-greeting",
+      "hermes-tests/slow-agent",
+      "hermes-tests/two-rewards",
+      "hermes-tests/verifier-env",
+    ]);
     task(join(root, "tasks"), "zz-windows", 'os = "windows"\n');
     const refused = await runCli(["harbor", "import", join(root, "tasks"), "-o", join(root, "none.jsonl")]);
     expect(refused.exitCode).toBe(2);
@@ -160,9 +224,15 @@ describe("harbor import and run --harbor (CLI)", () => {
     const root = tempDir("hb-flags-");
     task(root, "a-ok");
     task(root, "b-public");
-    writeFileSync(join(root, "b-public", "task.toml"), 'schema_version = "1.4"\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\n');
+    writeFileSync(
+      join(root, "b-public", "task.toml"),
+      'schema_version = "1.4"\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\n',
+    );
     task(root, "c-build", "", { "environment/Dockerfile": "FROM hermes-batch-test:bookworm\n" });
-    writeFileSync(join(root, "c-build", "task.toml"), 'schema_version = "1.4"\n[environment]\nnetwork_mode = "no-network"\n');
+    writeFileSync(
+      join(root, "c-build", "task.toml"),
+      'schema_version = "1.4"\n[environment]\nnetwork_mode = "no-network"\n',
+    );
     task(root, "d-var", '[verifier.env]\nTOKEN = "${HB_FIXTURE_TOKEN}"\n');
     const common = ["run", "--harbor", root, "--env", "docker", "--dry-run", "--output-dir", join(root, "runs")];
     const model = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"];
@@ -170,15 +240,34 @@ describe("harbor import and run --harbor (CLI)", () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/b-public\/task.toml: network_mode is public .*--allow-network bridge/);
     expect(r.stderr).toMatch(/c-build\/task.toml: .*pass --allow-build/);
-    expect(r.stderr).toMatch(/d-var\/task.toml: its env reads \$\{HB_FIXTURE_TOKEN\} from the host: pass --pass-env HB_FIXTURE_TOKEN/);
+    expect(r.stderr).toMatch(
+      /d-var\/task.toml: its env reads \$\{HB_FIXTURE_TOKEN\} from the host: pass --pass-env HB_FIXTURE_TOKEN/,
+    );
     expect(r.stderr).toMatch(/a-ok\/task.toml: --model oracle needs solution\/solve.sh/);
-    const all = await runCli([...common, ...model, "--allow-network", "bridge", "--allow-build", "--pass-env", "HB_FIXTURE_TOKEN"]);
+    const all = await runCli([
+      ...common,
+      ...model,
+      "--allow-network",
+      "bridge",
+      "--allow-build",
+      "--pass-env",
+      "HB_FIXTURE_TOKEN",
+    ]);
     expect(all.exitCode, all.stderr).toBe(0);
     expect(all.stdout).toMatch(/tasks to run: 4 /);
     const skip = await runCli([...common, ...model, "--on-bad-row", "skip"]);
     expect(skip.exitCode, skip.stderr).toBe(0);
     expect(skip.stdout).toMatch(/tasks to run: 1 /);
-    const local = await runCli(["run", "--harbor", join(root, "a-ok"), "--model", "m", "--dry-run", "--output-dir", join(root, "runs")]);
+    const local = await runCli([
+      "run",
+      "--harbor",
+      join(root, "a-ok"),
+      "--model",
+      "m",
+      "--dry-run",
+      "--output-dir",
+      join(root, "runs"),
+    ]);
     expect(local.exitCode).toBe(2);
     expect(local.stderr).toMatch(/a-ok\/task.toml: Harbor tasks run only with --env docker/);
     const both = await runCli(["run", "x.jsonl", "--harbor", root, "--model", "m"]);

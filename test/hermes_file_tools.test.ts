@@ -18,7 +18,10 @@ interface Case {
   steps: { tool: string; args: Record<string, unknown>; result?: string }[];
   files_after: FileState;
 }
-const fixture = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/hermes_file_tools.json"), "utf8")) as { source: string; cases: Case[] };
+const fixture = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/hermes_file_tools.json"), "utf8")) as {
+  source: string;
+  cases: Case[];
+};
 
 function bytes(content: string | { base64: string }): Buffer {
   return typeof content === "string" ? Buffer.from(content, "utf8") : Buffer.from(content.base64, "base64");
@@ -53,7 +56,9 @@ afterEach(async () => {
 describe("file tools replay the original's results", () => {
   it("has cases for every file tool", () => {
     expect(fixture.cases.length).toBeGreaterThan(50);
-    expect(new Set(fixture.cases.flatMap((c) => c.steps.map((s) => s.tool).filter((t) => t !== "_append")))).toEqual(new Set(["read_file", "write_file", "patch", "search_files"]));
+    expect(new Set(fixture.cases.flatMap((c) => c.steps.map((s) => s.tool).filter((t) => t !== "_append")))).toEqual(
+      new Set(["read_file", "write_file", "patch", "search_files"]),
+    );
   });
 
   for (const c of fixture.cases) {
@@ -86,7 +91,12 @@ describe("file tools replay the original's results", () => {
         const expected = step.result!.replaceAll("{DIR}", task.taskDir);
         expect(normalized(text), `${step.tool} ${JSON.stringify(step.args)}`).toBe(normalized(expected));
       }
-      const expected = Object.fromEntries(Object.entries(c.files_after).map(([p, v]) => [p, p.includes("__pycache__") ? "" : bytes(v!).toString("base64")]));
+      const expected = Object.fromEntries(
+        Object.entries(c.files_after).map(([p, v]) => [
+          p,
+          p.includes("__pycache__") ? "" : bytes(v!).toString("base64"),
+        ]),
+      );
       expect(filesUnder(task.taskDir)).toEqual(expected);
     });
   }

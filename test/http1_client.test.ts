@@ -34,7 +34,11 @@ async function httpServer(handler: (req: IncomingMessage, res: ServerResponse) =
     srv.closeAllConnections();
     await new Promise((r) => srv.close(r));
   });
-  return { url: (path: string) => new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}${path}`), connections: () => maxOpen, srv };
+  return {
+    url: (path: string) => new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}${path}`),
+    connections: () => maxOpen,
+    srv,
+  };
 }
 
 /** A server that answers every request with the given raw bytes (for framings node:http would not write). */
@@ -58,20 +62,32 @@ async function rawServer(reply: (request: string) => string | Buffer, opts: { cl
   });
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
   closers.push(() => new Promise((r) => srv.close(() => r())));
-  return { url: new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1/x`), connections: () => connections };
+  return {
+    url: new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1/x`),
+    connections: () => connections,
+  };
 }
 
-const post = (body = "{}") => ({ method: "POST", headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }, body });
+const post = (body = "{}") => ({
+  method: "POST",
+  headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+  body,
+});
 
 describe("http1 client", () => {
   it("sends the headers in order with Host and Connection after them, and reads a content-length body", async () => {
     let seen: string[] = [];
     const s = await httpServer((req, res) => {
       seen = req.rawHeaders;
-      res.writeHead(201, { "content-type": "application/json", "x-a": "1" }).end(JSON.stringify({ echo: (req as IncomingMessage & { body: string }).body }));
+      res
+        .writeHead(201, { "content-type": "application/json", "x-a": "1" })
+        .end(JSON.stringify({ echo: (req as IncomingMessage & { body: string }).body }));
     });
     const c = createHttp1Client();
-    const r = await c.request(s.url("/v1/chat"), { ...post('{"q":"é"}'), headers: { b: "2", a: "1", "content-length": String(Buffer.byteLength('{"q":"é"}')) } });
+    const r = await c.request(s.url("/v1/chat"), {
+      ...post('{"q":"é"}'),
+      headers: { b: "2", a: "1", "content-length": String(Buffer.byteLength('{"q":"é"}')) },
+    });
     expect(r.status).toBe(201);
     expect(r.kind).toBe("buffered");
     expect(JSON.parse((r as { body: Buffer }).body.toString())).toEqual({ echo: '{"q":"é"}' });
@@ -113,7 +129,10 @@ describe("http1 client", () => {
   });
 
   it("skips a 100 Continue, reads a body that ends with the connection, and does not reuse that connection", async () => {
-    const s = await rawServer(() => "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the end", { closeAfter: true });
+    const s = await rawServer(
+      () => "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the end",
+      { closeAfter: true },
+    );
     const c = createHttp1Client();
     for (let i = 0; i < 2; i++) {
       const r = (await c.request(s.url, post())) as { status: number; body: Buffer };
@@ -125,7 +144,11 @@ describe("http1 client", () => {
   });
 
   it("204 and HEAD replies have no body", async () => {
-    const s = await httpServer((req, res) => (req.url === "/204" ? res.writeHead(204).end() : res.writeHead(200, { "content-length": "5" }).end(req.method === "HEAD" ? undefined : "hello")));
+    const s = await httpServer((req, res) =>
+      req.url === "/204"
+        ? res.writeHead(204).end()
+        : res.writeHead(200, { "content-length": "5" }).end(req.method === "HEAD" ? undefined : "hello"),
+    );
     const c = createHttp1Client();
     expect((await c.request(s.url("/204"), post())).kind).toBe("empty");
     expect((await c.request(s.url("/h"), { method: "HEAD", headers: {} })).kind).toBe("empty");
@@ -137,7 +160,10 @@ describe("http1 client", () => {
     const early = await rawServer(() => "");
     const c = createHttp1Client();
     const cut = await httpServer((q) => q.socket.destroy());
-    await expect(c.request(cut.url("/"), post())).rejects.toMatchObject({ message: "socket hang up", code: "ECONNRESET" });
+    await expect(c.request(cut.url("/"), post())).rejects.toMatchObject({
+      message: "socket hang up",
+      code: "ECONNRESET",
+    });
     const mid = await rawServer(() => "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial", { closeAfter: true });
     await expect(c.request(mid.url, post())).rejects.toMatchObject({ message: "aborted", code: "ECONNRESET" });
     const closed = await httpServer(() => undefined);
@@ -149,7 +175,9 @@ describe("http1 client", () => {
   });
 
   it("an abort rejects with the signal's reason and frees the connection slot", async () => {
-    const s = await httpServer((req, res) => (req.url === "/slow" ? setTimeout(() => res.end("late"), 2000) : res.end("ok")));
+    const s = await httpServer((req, res) =>
+      req.url === "/slow" ? setTimeout(() => res.end("late"), 2000) : res.end("ok"),
+    );
     const c = createHttp1Client({ maxSockets: 1 });
     const ac = new AbortController();
     const slow = c.request(s.url("/slow"), { ...post(), signal: ac.signal });

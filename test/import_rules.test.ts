@@ -28,7 +28,11 @@ export function projectImports(file: string, source = readFileSync(file, "utf8")
 }
 
 function violations(files: string[], allowed: (target: string) => boolean): string[] {
-  return files.flatMap((f) => projectImports(f).filter((t) => !allowed(t)).map((t) => `${relative(ROOT, f)} imports ${t}`));
+  return files.flatMap((f) =>
+    projectImports(f)
+      .filter((t) => !allowed(t))
+      .map((t) => `${relative(ROOT, f)} imports ${t}`),
+  );
 }
 
 const under = (prefix: string) => (t: string) => t === prefix || t.startsWith(prefix + "/");
@@ -40,7 +44,9 @@ const BATCH_FOLDERS = ["src/run", "src/store", "src/report", "src/shard", "src/f
 function folderGraph(folders: string[], importsOf: (folder: string) => string[]): Map<string, Set<string>> {
   const graph = new Map<string, Set<string>>();
   for (const folder of folders) {
-    const targets = importsOf(folder).map((t) => folders.find((f) => under(f)(t))).filter((f): f is string => f !== undefined && f !== folder);
+    const targets = importsOf(folder)
+      .map((t) => folders.find((f) => under(f)(t)))
+      .filter((f): f is string => f !== undefined && f !== folder);
     graph.set(folder, new Set(targets));
   }
   return graph;

@@ -37,7 +37,9 @@ const Container = z.strictObject({
   args: z.array(z.string()),
   env: z.array(EnvVar).optional(),
   resources: z.object({}).passthrough().optional(),
-  volumeMounts: z.array(z.strictObject({ name: z.string(), mountPath: z.string(), readOnly: z.boolean().optional() })).optional(),
+  volumeMounts: z
+    .array(z.strictObject({ name: z.string(), mountPath: z.string(), readOnly: z.boolean().optional() }))
+    .optional(),
 });
 const Volume = z.strictObject({
   name: z.string(),
@@ -66,7 +68,13 @@ const Job = z.strictObject({
         rules: z.array(
           z.strictObject({
             action: z.enum(["FailJob", "FailIndex", "Ignore", "Count"]),
-            onExitCodes: z.strictObject({ containerName: z.string(), operator: z.enum(["In", "NotIn"]), values: z.array(z.number().int()) }).optional(),
+            onExitCodes: z
+              .strictObject({
+                containerName: z.string(),
+                operator: z.enum(["In", "NotIn"]),
+                values: z.array(z.number().int()),
+              })
+              .optional(),
             onPodConditions: z.array(z.strictObject({ type: z.string() })).optional(),
           }),
         ),
@@ -79,7 +87,10 @@ const Pvc = z.strictObject({
   apiVersion: z.literal("v1"),
   kind: z.literal("PersistentVolumeClaim"),
   metadata: z.strictObject({ name: z.string() }),
-  spec: z.strictObject({ accessModes: z.array(z.string()), resources: z.strictObject({ requests: z.strictObject({ storage: z.string() }) }) }),
+  spec: z.strictObject({
+    accessModes: z.array(z.string()),
+    resources: z.strictObject({ requests: z.strictObject({ storage: z.string() }) }),
+  }),
 });
 type JobT = z.infer<typeof Job>;
 
@@ -102,24 +113,33 @@ function problemsOfShardJob(job: JobT, claims: Set<string>): string[] {
   const c = pod.containers[0]!;
   if (job.spec.completionMode !== "Indexed") p.push("completionMode must be Indexed");
   const count = c.env?.find((e) => e.name === "HERMES_BATCH_SHARD_COUNT")?.value;
-  if (count !== String(job.spec.completions)) p.push(`HERMES_BATCH_SHARD_COUNT ${count} ≠ completions ${job.spec.completions}`);
+  if (count !== String(job.spec.completions))
+    p.push(`HERMES_BATCH_SHARD_COUNT ${count} ≠ completions ${job.spec.completions}`);
   if ((job.spec.parallelism ?? 1) > (job.spec.completions ?? 1)) p.push("parallelism above completions");
-  if (c.command.join(" ") !== "node dist/src/cli.js") p.push(`command ${c.command.join(" ")}: node itself, so SIGTERM reaches hermes-batch`);
-  if (c.args[0] !== "run" || !c.args.includes("--resume")) p.push("args must be run … --resume (a retried pod resumes its shard)");
+  if (c.command.join(" ") !== "node dist/src/cli.js")
+    p.push(`command ${c.command.join(" ")}: node itself, so SIGTERM reaches hermes-batch`);
+  if (c.args[0] !== "run" || !c.args.includes("--resume"))
+    p.push("args must be run … --resume (a retried pod resumes its shard)");
   if (c.args.some((a) => /api-key/.test(a))) p.push("a key in args");
-  for (const e of c.env ?? []) if (/KEY|TOKEN|SECRET/.test(e.name) && !e.valueFrom?.secretKeyRef) p.push(`${e.name} not from a Secret`);
+  for (const e of c.env ?? [])
+    if (/KEY|TOKEN|SECRET/.test(e.name) && !e.valueFrom?.secretKeyRef) p.push(`${e.name} not from a Secret`);
   if (!c.env?.some((e) => /API_KEY/.test(e.name) && e.valueFrom?.secretKeyRef)) p.push("no API key from a Secret");
   if (pod.restartPolicy !== "Never" && job.spec.podFailurePolicy) p.push("podFailurePolicy needs restartPolicy Never");
-  if ((job.spec.backoffLimitPerIndex ?? job.spec.backoffLimit ?? 6) < 1) p.push("no retry: a shard killed once stays unfinished");
+  if ((job.spec.backoffLimitPerIndex ?? job.spec.backoffLimit ?? 6) < 1)
+    p.push("no retry: a shard killed once stays unfinished");
   for (const r of job.spec.podFailurePolicy?.rules ?? []) {
-    if (r.onExitCodes && !pod.containers.some((x) => x.name === r.onExitCodes!.containerName)) p.push(`podFailurePolicy names no container ${r.onExitCodes.containerName}`);
+    if (r.onExitCodes && !pod.containers.some((x) => x.name === r.onExitCodes!.containerName))
+      p.push(`podFailurePolicy names no container ${r.onExitCodes.containerName}`);
     if (r.onExitCodes?.values.some((v) => v !== 2)) p.push("only exit 2 (bad input) is not worth a retry");
   }
   const volumes = new Set((pod.volumes ?? []).map((v) => v.name));
   for (const m of c.volumeMounts ?? []) if (!volumes.has(m.name)) p.push(`mount ${m.name} has no volume`);
-  for (const v of pod.volumes ?? []) if (v.persistentVolumeClaim && !claims.has(v.persistentVolumeClaim.claimName)) p.push(`claim ${v.persistentVolumeClaim.claimName} not defined`);
+  for (const v of pod.volumes ?? [])
+    if (v.persistentVolumeClaim && !claims.has(v.persistentVolumeClaim.claimName))
+      p.push(`claim ${v.persistentVolumeClaim.claimName} not defined`);
   const out = flag(c.args, "--output-dir");
-  if (!out || !(c.volumeMounts ?? []).some((m) => out.startsWith(m.mountPath) && !m.readOnly)) p.push("--output-dir is not on a writable volume");
+  if (!out || !(c.volumeMounts ?? []).some((m) => out.startsWith(m.mountPath) && !m.readOnly))
+    p.push("--output-dir is not on a writable volume");
   return p;
 }
 
@@ -134,7 +154,11 @@ describe("scripts/k8s manifests", () => {
     expect(pvc.spec.accessModes).toContain("ReadWriteMany");
     expect(problemsOfShardJob(job, claims)).toEqual([]);
     expect(job.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
-    expect(job.spec.podFailurePolicy?.rules.some((r) => r.action === "Ignore" && r.onPodConditions?.some((c) => c.type === "DisruptionTarget"))).toBe(true);
+    expect(
+      job.spec.podFailurePolicy?.rules.some(
+        (r) => r.action === "Ignore" && r.onPodConditions?.some((c) => c.type === "DisruptionTarget"),
+      ),
+    ).toBe(true);
   });
 
   it("the checks catch a broken Job (a rule that cannot fail is no rule)", () => {
@@ -142,7 +166,13 @@ describe("scripts/k8s manifests", () => {
     const c = broken.spec.template.spec.containers[0]!;
     c.command = ["npx", "hermes-batch"];
     c.args = c.args.filter((a) => a !== "--resume").concat("--api-key=sk-x");
-    c.env = c.env!.map((e) => (e.name === "HERMES_BATCH_SHARD_COUNT" ? { ...e, value: "8" } : e.name === "OPENAI_API_KEY" ? { name: e.name, value: "sk-x" } : e));
+    c.env = c.env!.map((e) =>
+      e.name === "HERMES_BATCH_SHARD_COUNT"
+        ? { ...e, value: "8" }
+        : e.name === "OPENAI_API_KEY"
+          ? { name: e.name, value: "sk-x" }
+          : e,
+    );
     broken.spec.template.spec.restartPolicy = "OnFailure";
     expect(problemsOfShardJob(broken, claims)).toEqual([
       "HERMES_BATCH_SHARD_COUNT 8 ≠ completions 16",
@@ -153,7 +183,12 @@ describe("scripts/k8s manifests", () => {
       "no API key from a Secret",
       "podFailurePolicy needs restartPolicy Never",
     ]);
-    expect(() => Job.parse({ ...job, spec: { ...job.spec, template: { spec: { ...job.spec.template.spec, terminationGracePeriodSeconds: 5 } } } })).toThrow();
+    expect(() =>
+      Job.parse({
+        ...job,
+        spec: { ...job.spec, template: { spec: { ...job.spec.template.spec, terminationGracePeriodSeconds: 5 } } },
+      }),
+    ).toThrow();
   });
 
   it("the merge Job runs merge on the Indexed Job's run folder, with the dataset mounted", () => {
@@ -164,22 +199,35 @@ describe("scripts/k8s manifests", () => {
     expect(merge.spec.template.spec.restartPolicy).toBe("Never");
     const mounts = (x: typeof c) => new Map((x.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
     for (const [path] of mounts(shard)) expect(mounts(c).has(path), path).toBe(true);
-    for (const v of merge.spec.template.spec.volumes ?? []) if (v.persistentVolumeClaim) expect(claims.has(v.persistentVolumeClaim.claimName)).toBe(true);
+    for (const v of merge.spec.template.spec.volumes ?? [])
+      if (v.persistentVolumeClaim) expect(claims.has(v.persistentVolumeClaim.claimName)).toBe(true);
   });
 
   it("the rerun `hermes-batch shards` prints for a Job turns the Indexed Job into a one-shard Job that still keeps the rules", () => {
     const launch: Launch = {
-      version: 1, at: "2026-01-01T00:00:00Z", shard: { index: 3, count: 16 }, run_name: "exp1", output_dir: "/work/runs", cwd: "/app",
-      node: "/usr/local/bin/node", cli: "/app/dist/src/cli.js", args: ["run", "/data/data.jsonl"], dropped_secret_flags: [],
+      version: 1,
+      at: "2026-01-01T00:00:00Z",
+      shard: { index: 3, count: 16 },
+      run_name: "exp1",
+      output_dir: "/work/runs",
+      cwd: "/app",
+      node: "/usr/local/bin/node",
+      cli: "/app/dist/src/cli.js",
+      args: ["run", "/data/data.jsonl"],
+      dropped_secret_flags: [],
       scheduler: { kind: "kubernetes", job_name: "hermes-batch-exp1", namespace: "default" },
     };
     const status = { index: 3, state: "killed", done: 0, dropped: 0, failed: [], missing: [] } as ShardStatus;
     const cmd = rerunCommands([status], 16, [launch])!.kubernetes![0]!;
-    expect(cmd).toMatch(/^kubectl get job -n default hermes-batch-exp1 -o json \| jq '.*' \| kubectl create -n default -f -$/);
+    expect(cmd).toMatch(
+      /^kubectl get job -n default hermes-batch-exp1 -o json \| jq '.*' \| kubectl create -n default -f -$/,
+    );
     const filter = /\| jq '(.*)' \| kubectl/.exec(cmd)![1]!.replace(/'\\''/g, "'");
     let out: string;
     try {
-      out = execFileSync("jq", [filter], { input: JSON.stringify({ ...job, status: {}, metadata: { ...job.metadata, uid: "u" } }) }).toString();
+      out = execFileSync("jq", [filter], {
+        input: JSON.stringify({ ...job, status: {}, metadata: { ...job.metadata, uid: "u" } }),
+      }).toString();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return; // no jq here: the shape is checked above
       throw err;

@@ -1,7 +1,13 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "../src/run/library_console.js";
 
-const original = { error: console.error, warn: console.warn, log: console.log, info: console.info, debug: console.debug };
+const original = {
+  error: console.error,
+  warn: console.warn,
+  log: console.log,
+  info: console.info,
+  debug: console.debug,
+};
 afterAll(() => Object.assign(console, original));
 
 const tick = () => new Promise((r) => setTimeout(r, 1));

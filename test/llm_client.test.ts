@@ -4,7 +4,14 @@ import { afterEach, describe, expect, it } from "vitest";
  * scheduler's retry layer. Back-off sleeps go through a clock that records them instead of sleeping.
  */
 import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
-import { buildRequestBody, classifyFailure, openaiProvider, parseCompletion, parseRetryAfter, serializeRequestBody } from "../src/models/openai_compatible.js";
+import {
+  buildRequestBody,
+  classifyFailure,
+  openaiProvider,
+  parseCompletion,
+  parseRetryAfter,
+  serializeRequestBody,
+} from "../src/models/openai_compatible.js";
 import { ModelAbortError, ProviderError, type ModelEndpointOptions } from "../src/models/provider.js";
 import { scheduleModel, type ModelEvent } from "../src/scheduler/scheduler.js";
 import { systemClock, type Clock, type RetryPolicy } from "../src/scheduler/retry.js";
@@ -70,14 +77,25 @@ const ask: ChatMessage[] = [
 const tools = [
   {
     type: "function" as const,
-    function: { name: "terminal", description: "run", parameters: { type: "object", properties: { command: { type: "string" } } } },
+    function: {
+      name: "terminal",
+      description: "run",
+      parameters: { type: "object", properties: { command: { type: "string" } } },
+    },
   },
 ];
 
 describe("OpenAI chat model: responses", () => {
   it("returns a plain completion with usage and sends the request fields", async () => {
-    const s = await serve(() => completion({ content: "hello there", usage: { prompt_tokens: 12, completion_tokens: 3 } }));
-    const res = await model(s, { maxTokens: 100, temperature: 0.3, reasoningEffort: "high", extraBody: { top_k: 5 } }).complete({
+    const s = await serve(() =>
+      completion({ content: "hello there", usage: { prompt_tokens: 12, completion_tokens: 3 } }),
+    );
+    const res = await model(s, {
+      maxTokens: 100,
+      temperature: 0.3,
+      reasoningEffort: "high",
+      extraBody: { top_k: 5 },
+    }).complete({
       messages: ask,
       tools: [],
     });
@@ -88,7 +106,13 @@ describe("OpenAI chat model: responses", () => {
     const req = s.requests[0]!;
     expect(req.path).toBe("/v1/chat/completions");
     expect(req.headers.authorization).toBe("Bearer sk-test");
-    expect(req.body).toMatchObject({ model: "fake-model", max_tokens: 100, temperature: 0.3, reasoning_effort: "high", top_k: 5 });
+    expect(req.body).toMatchObject({
+      model: "fake-model",
+      max_tokens: 100,
+      temperature: 0.3,
+      reasoning_effort: "high",
+      top_k: 5,
+    });
     expect(req.body.tools).toBeUndefined();
     expect(req.body.messages).toEqual([
       { role: "system", content: "sys" },
@@ -124,13 +148,21 @@ describe("OpenAI chat model: responses", () => {
 
   it("sends reasoning effort as extra_body.reasoning to OpenRouter-style URLs", () => {
     const body = buildRequestBody(
-      { model: "m", baseURL: "https://openrouter.ai/api/v1", reasoningEffort: "low", extraBody: { provider: { only: ["x"] } } },
+      {
+        model: "m",
+        baseURL: "https://openrouter.ai/api/v1",
+        reasoningEffort: "low",
+        extraBody: { provider: { only: ["x"] } },
+      },
       { messages: ask },
     );
     expect(body.reasoning).toEqual({ enabled: true, effort: "low" });
     expect(body.reasoning_effort).toBeUndefined();
     expect(body.provider).toEqual({ only: ["x"] });
-    const off = buildRequestBody({ model: "m", baseURL: "https://openrouter.ai/api/v1", reasoningEffort: "none" }, { messages: ask });
+    const off = buildRequestBody(
+      { model: "m", baseURL: "https://openrouter.ai/api/v1", reasoningEffort: "none" },
+      { messages: ask },
+    );
     expect(off.reasoning).toEqual({ effort: "none" });
   });
 
@@ -147,7 +179,12 @@ describe("OpenAI chat model: responses", () => {
   ] as const) {
     it(`${label} tool calls: streaming and non-streaming give identical responses`, async () => {
       const s = await serve(() =>
-        completion({ content: "Let me look.", toolCalls: [...calls], reasoning: "plan it", usage: { prompt_tokens: 20, completion_tokens: 7 } }),
+        completion({
+          content: "Let me look.",
+          toolCalls: [...calls],
+          reasoning: "plan it",
+          usage: { prompt_tokens: 20, completion_tokens: 7 },
+        }),
       );
       const plain = await model(s).complete({ messages: ask, tools });
       const streamed = await model(s, { stream: true }).complete({ messages: ask, tools });
@@ -162,7 +199,10 @@ describe("OpenAI chat model: responses", () => {
         calls.map((c) => ({
           id: c.id,
           type: "function",
-          function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) },
+          function: {
+            name: c.name,
+            arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments),
+          },
         })),
       );
     });
@@ -170,7 +210,9 @@ describe("OpenAI chat model: responses", () => {
 
   for (const field of ["reasoning_content", "reasoning"] as const) {
     it(`captures reasoning from the ${field} field, streaming and not`, async () => {
-      const s = await serve(() => completion({ content: "42", reasoning: `thinking via ${field}`, reasoningField: field }));
+      const s = await serve(() =>
+        completion({ content: "42", reasoning: `thinking via ${field}`, reasoningField: field }),
+      );
       for (const stream of [false, true]) {
         const res = await model(s, { stream }).complete({ messages: ask });
         expect(res.message).toEqual({ role: "assistant", content: "42", reasoning: `thinking via ${field}` });
@@ -179,7 +221,9 @@ describe("OpenAI chat model: responses", () => {
   }
 
   it("moves <think> blocks out of the content (also split across stream chunks), deduplicated", async () => {
-    const s = await serve(() => completion({ content: "<think>step one\nstep two</think>\n\nThe answer is 4.", reasoning: "step one\nstep two" }));
+    const s = await serve(() =>
+      completion({ content: "<think>step one\nstep two</think>\n\nThe answer is 4.", reasoning: "step one\nstep two" }),
+    );
     for (const stream of [false, true]) {
       const res = await model(s, { stream }).complete({ messages: ask });
       expect(res.message.content).toBe("The answer is 4.");
@@ -221,19 +265,47 @@ describe("OpenAI chat model: responses", () => {
 describe("serializeRequestBody (cached message and tool JSON)", () => {
   const base: ModelEndpointOptions = { model: "m", baseURL: "http://127.0.0.1:1/v1" };
   const history: ChatMessage[] = [
-    { role: "system", content: "sys \u2028 \"quoted\"" },
+    { role: "system", content: 'sys \u2028 "quoted"' },
     { role: "user", content: "hi" },
-    { role: "assistant", content: null, reasoning: "thoughts", tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }] },
+    {
+      role: "assistant",
+      content: null,
+      reasoning: "thoughts",
+      tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }],
+    },
     { role: "tool", tool_call_id: "c1", name: "terminal", content: '{"output":"a"}' },
     { role: "assistant", content: "done" },
   ];
   const variants: Array<[string, ModelEndpointOptions, Parameters<typeof serializeRequestBody>[1]]> = [
     ["plain", base, { messages: history, tools }],
     ["no tools, empty tools", base, { messages: history, tools: [] }],
-    ["every option", { ...base, maxTokens: 9, temperature: 0, reasoningEffort: "low", stream: true, providerRouting: { only: ["a"] }, extraBody: { top_k: 5, model: "other" } }, { messages: history, tools }],
+    [
+      "every option",
+      {
+        ...base,
+        maxTokens: 9,
+        temperature: 0,
+        reasoningEffort: "low",
+        stream: true,
+        providerRouting: { only: ["a"] },
+        extraBody: { top_k: 5, model: "other" },
+      },
+      { messages: history, tools },
+    ],
     ["reasoning sent back", { ...base, sendReasoningBack: true }, { messages: history, tools }],
-    ["response format", base, { messages: history, responseFormat: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } } }],
-    ["extra body replaces messages and tools", { ...base, extraBody: { messages: [], tools: "none" } }, { messages: history, tools }],
+    [
+      "response format",
+      base,
+      {
+        messages: history,
+        responseFormat: { type: "json_schema", json_schema: { name: "x", schema: { type: "object" } } },
+      },
+    ],
+    [
+      "extra body replaces messages and tools",
+      { ...base, extraBody: { messages: [], tools: "none" } },
+      { messages: history, tools },
+    ],
   ];
   it.each(variants)("is the same text as JSON.stringify(buildRequestBody): %s", (_name, opts, req) => {
     // Twice: the second call reads the caches the first one filled.
@@ -245,7 +317,9 @@ describe("serializeRequestBody (cached message and tool JSON)", () => {
     const first = serializeRequestBody(base, { messages: history.slice(0, 2), tools });
     const grown = [...history.slice(0, 2), ...history.slice(2)];
     expect(JSON.parse(first).messages).toHaveLength(2);
-    expect(serializeRequestBody(base, { messages: grown, tools })).toBe(JSON.stringify(buildRequestBody(base, { messages: grown, tools })));
+    expect(serializeRequestBody(base, { messages: grown, tools })).toBe(
+      JSON.stringify(buildRequestBody(base, { messages: grown, tools })),
+    );
     const back = JSON.parse(serializeRequestBody({ ...base, sendReasoningBack: true }, { messages: grown }));
     expect(back.messages[2].reasoning_content).toBe("thoughts");
     expect(JSON.parse(serializeRequestBody(base, { messages: grown })).messages[2].reasoning_content).toBeUndefined();
@@ -261,12 +335,20 @@ describe("OpenAI chat model: retries and failures", () => {
     expect(res.message.content).toBe("after wait");
     expect(s.requests).toHaveLength(2);
     expect(clock.sleeps).toEqual([1000]);
-    expect(retries).toEqual([expect.objectContaining({ attempt: 1, status: 429, delayMs: 1000, reason: "429 rate limited: slow down" })]);
+    expect(retries).toEqual([
+      expect.objectContaining({ attempt: 1, status: 429, delayMs: 1000, reason: "429 rate limited: slow down" }),
+    ]);
   });
 
   it("classifies failures for the retry layer: 429 (with retry-after), 5xx and 408 retryable, other 4xx not", async () => {
-    const s = await serve((r) =>
-      [httpError(429, "slow", { "retry-after-ms": "250" }), httpError(503, "busy"), httpError(408, "late"), httpError(404, "no such model")][r]!,
+    const s = await serve(
+      (r) =>
+        [
+          httpError(429, "slow", { "retry-after-ms": "250" }),
+          httpError(503, "busy"),
+          httpError(408, "late"),
+          httpError(404, "no such model"),
+        ][r]!,
     );
     const once = openaiProvider.create({ model: "m", baseURL: s.baseURL });
     const failures: ProviderError[] = [];
@@ -309,7 +391,9 @@ describe("OpenAI chat model: retries and failures", () => {
 
   it("fails at once on a 400 with the server's message", async () => {
     const s = await serve(() => httpError(400, "context length exceeded"));
-    const err = await model(s).complete({ messages: ask }).catch((e) => e);
+    const err = await model(s)
+      .complete({ messages: ask })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err.status).toBe(400);
     expect(err.retryable).toBe(false);
@@ -328,7 +412,9 @@ describe("OpenAI chat model: retries and failures", () => {
   it("retries a request that hangs past the timeout, then gives up with a retryable ModelError", async () => {
     const s = await serve(() => ({ kind: "hang" }));
     const retries: RetryInfo[] = [];
-    const err = await model(s, { policy: { requestTimeoutMs: 150, maxRetries: 2 }, onRetry: (r) => retries.push(r) }).complete({ messages: ask }).catch((e) => e);
+    const err = await model(s, { policy: { requestTimeoutMs: 150, maxRetries: 2 }, onRetry: (r) => retries.push(r) })
+      .complete({ messages: ask })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err.retryable).toBe(true);
     expect(err.message).toBe("model request failed after 2 retries: request timed out after 150 ms");
@@ -343,12 +429,17 @@ describe("OpenAI chat model: retries and failures", () => {
     const stalled = createServer((_req, res) => {
       n++;
       res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write(`data: ${JSON.stringify({ id: "s", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "par" } }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: "s", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "par" } }] })}\n\n`,
+      );
     });
     await new Promise<void>((r) => stalled.listen(0, "127.0.0.1", r));
     const port = (stalled.address() as import("node:net").AddressInfo).port;
     try {
-      const m = scheduledOpenAI(`http://127.0.0.1:${port}/v1`, { stream: true, policy: { requestTimeoutMs: 1000, maxRetries: 0 } });
+      const m = scheduledOpenAI(`http://127.0.0.1:${port}/v1`, {
+        stream: true,
+        policy: { requestTimeoutMs: 1000, maxRetries: 0 },
+      });
       const err = await m.complete({ messages: ask }).catch((e) => e);
       expect(err).toBeInstanceOf(ModelError);
       expect(err.message).toBe("model request failed after 0 retries: request timed out after 1000 ms");
@@ -406,14 +497,18 @@ describe("OpenAI chat model: retries and failures", () => {
       ac.abort(); // the request has reached the server and will never be answered
       return { kind: "hang" };
     });
-    const err = await model(s).complete({ messages: ask, signal: ac.signal }).catch((e) => e);
+    const err = await model(s)
+      .complete({ messages: ask, signal: ac.signal })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ModelAbortError);
     expect(s.requests).toHaveLength(1);
   });
 
   it("rejects an already-aborted signal without a request", async () => {
     const s = await serve(() => text("never"));
-    const err = await model(s).complete({ messages: ask, signal: AbortSignal.abort() }).catch((e) => e);
+    const err = await model(s)
+      .complete({ messages: ask, signal: AbortSignal.abort() })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(ModelAbortError);
     expect(s.requests).toHaveLength(0);
   });
@@ -456,14 +551,23 @@ describe("extractReasoning", () => {
       content: "<think>a</think>text<think>b</think>",
       reasoning_content: "a",
       reasoning: "c",
-      reasoning_details: [{ type: "reasoning.text", text: "c" }, { type: "reasoning.summary", summary: "d" }],
+      reasoning_details: [
+        { type: "reasoning.text", text: "c" },
+        { type: "reasoning.summary", summary: "d" },
+      ],
     });
     expect(r).toEqual({ content: "text", reasoning: "c\n\na\n\nd", withoutDetails: "c\n\na" });
   });
 
   it("handles a dangling <think>, a lone </think> and content without reasoning", () => {
-    expect(extractReasoning({ content: "<think>cut off mid-thou" })).toEqual({ content: null, reasoning: "cut off mid-thou" });
-    expect(extractReasoning({ content: "implicit start</think>\nAnswer" })).toEqual({ content: "Answer", reasoning: "implicit start" });
+    expect(extractReasoning({ content: "<think>cut off mid-thou" })).toEqual({
+      content: null,
+      reasoning: "cut off mid-thou",
+    });
+    expect(extractReasoning({ content: "implicit start</think>\nAnswer" })).toEqual({
+      content: "Answer",
+      reasoning: "implicit start",
+    });
     expect(extractReasoning({ content: "  plain  " })).toEqual({ content: "plain", reasoning: undefined });
     expect(extractReasoning({ content: null })).toEqual({ content: null, reasoning: undefined });
   });
@@ -498,9 +602,7 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
     return { url: `http://127.0.0.1:${port}`, stats };
   }
 
-  const okBody = JSON.stringify(
-    (completion({ content: "pong" }) as Extract<Reply, { kind: "json" }>).body,
-  );
+  const okBody = JSON.stringify((completion({ content: "pong" }) as Extract<Reply, { kind: "json" }>).body);
   const answerJson: RawHandler = (_req, res) => {
     res.writeHead(200, { "content-type": "application/json" });
     res.end(okBody);
@@ -521,7 +623,9 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
     const s = await rawServer((req, res) => {
       if (req.url === "/empty") return void res.writeHead(204).end();
       res.writeHead(418, { "content-type": "application/json", "x-request-id": "rid-1" });
-      res.end(JSON.stringify({ method: req.method, len: req.headers["content-length"], auth: req.headers.authorization }));
+      res.end(
+        JSON.stringify({ method: req.method, len: req.headers["content-length"], auth: req.headers.authorization }),
+      );
     });
     const f = createNodeHttpFetch({ maxSockets: 2 });
     try {
@@ -571,7 +675,11 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
     const f = createNodeHttpFetch();
     try {
       const sdk = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: "k", maxRetries: 0, fetch: f.fetch });
-      const stream = await sdk.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
+      const stream = await sdk.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+      });
       const seen: string[] = [];
       for await (const c of stream) {
         seen.push(c.choices[0]?.delta?.content ?? "");
@@ -607,7 +715,9 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
       const streamErr = await reader.read().catch((e) => e);
       expect(streamErr.name).toBe("AbortError");
       await expect.poll(() => s.stats.closed).toBe(2);
-      await expect(f.fetch(`${s.url}/hang`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
+      await expect(f.fetch(`${s.url}/hang`, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+        name: "AbortError",
+      });
       expect(s.stats.connections).toBe(2);
     } finally {
       f.destroy();
@@ -644,9 +754,21 @@ describe("node:http fetch under the SDK (http_fetch.ts)", () => {
 
 describe("tool calls without an id", () => {
   it("keep an empty id for the agent loop to derive (the original's id from name + arguments), never a time-based one", () => {
-    const body = { choices: [{ message: { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }] } }] };
+    const body = {
+      choices: [
+        {
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }],
+          },
+        },
+      ],
+    };
     const a = parseCompletion(body);
-    expect(a.message.tool_calls).toEqual([{ id: "", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } }]);
+    expect(a.message.tool_calls).toEqual([
+      { id: "", type: "function", function: { name: "terminal", arguments: '{"command":"ls"}' } },
+    ]);
     expect(parseCompletion(body)).toEqual(a);
   });
 });

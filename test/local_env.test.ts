@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BackgroundProcessManager } from "../tools/environments/background.js";
 import { shellQuote } from "../tools/environments/base.js";
-import { createLocalEnvironment, LocalEnvironment, processesWithMarker, scrubbedProcessEnv } from "../tools/environments/local.js";
+import {
+  createLocalEnvironment,
+  LocalEnvironment,
+  processesWithMarker,
+  scrubbedProcessEnv,
+} from "../tools/environments/local.js";
 import { isAlive, waitUntil } from "./helpers/local_ctx.js";
 
 let root: string;
@@ -54,9 +59,15 @@ describe("local environment: exec", () => {
     process.env.LC_HERMES_TEST = "locale";
     process.env.HERMES_TEST_PASSED = "passed";
     try {
-      const res = await env.exec('echo "k=$HERMES_TEST_API_KEY p=$HERMES_TEST_PLAIN lc=$LC_HERMES_TEST x=$EXTRA h=$HOME"', { env: { EXTRA: "given" } });
+      const res = await env.exec(
+        'echo "k=$HERMES_TEST_API_KEY p=$HERMES_TEST_PLAIN lc=$LC_HERMES_TEST x=$EXTRA h=$HOME"',
+        { env: { EXTRA: "given" } },
+      );
       expect(res.stdout.trim()).toBe(`k= p= lc=locale x=given h=${process.env.HOME ?? ""}`);
-      const passing = await createLocalEnvironment({ runName: "r1", taskId: "t9", hostTaskDir: join(root, "t9") }, { passEnv: ["HERMES_TEST_PASSED"] });
+      const passing = await createLocalEnvironment(
+        { runName: "r1", taskId: "t9", hostTaskDir: join(root, "t9") },
+        { passEnv: ["HERMES_TEST_PASSED"] },
+      );
       try {
         expect((await passing.exec('echo "$HERMES_TEST_PASSED $HERMES_TEST_PLAIN."')).stdout).toBe("passed .\n");
       } finally {
@@ -68,7 +79,13 @@ describe("local environment: exec", () => {
       delete process.env.LC_HERMES_TEST;
       delete process.env.HERMES_TEST_PASSED;
     }
-    const scrubbed = scrubbedProcessEnv({ GITHUB_TOKEN: "a", DB_PASSWORD: "b", MY_SECRET_X: "c", OPENAI_API_KEY: "d", PATH: "/bin" });
+    const scrubbed = scrubbedProcessEnv({
+      GITHUB_TOKEN: "a",
+      DB_PASSWORD: "b",
+      MY_SECRET_X: "c",
+      OPENAI_API_KEY: "d",
+      PATH: "/bin",
+    });
     expect(scrubbed).toEqual({ PATH: "/bin" });
   });
 
@@ -90,7 +107,9 @@ describe("local environment: exec", () => {
   });
 
   it("timeout also kills children that ignore SIGTERM (SIGKILL after the grace)", async () => {
-    const res = await env.exec("sh -c 'trap \"\" TERM; sleep 100' & echo $! > stubborn.pid; sleep 100", { timeoutMs: 300 });
+    const res = await env.exec("sh -c 'trap \"\" TERM; sleep 100' & echo $! > stubborn.pid; sleep 100", {
+      timeoutMs: 300,
+    });
     expect(res.exitCode).toBe(124);
     const pid = Number(readFileSync(join(taskDir, "stubborn.pid"), "utf8"));
     expect(await waitUntil(() => !isAlive(pid), 4000)).toBe(true);
@@ -105,7 +124,9 @@ describe("local environment: exec", () => {
   });
 
   it("caps output to head and tail with a notice stating the cap, with bounded memory", async () => {
-    const res = await env.exec("i=0; while [ $i -lt 3000 ]; do echo line$i; i=$((i+1)); done", { maxOutputChars: 1000 });
+    const res = await env.exec("i=0; while [ $i -lt 3000 ]; do echo line$i; i=$((i+1)); done", {
+      maxOutputChars: 1000,
+    });
     expect(res.truncated).toBe(true);
     expect(res.stdout).toContain("[OUTPUT TRUNCATED");
     expect(res.stdout).toContain("cap is 1000 chars");
@@ -144,7 +165,9 @@ describe("local environment: persistent shell", () => {
   it("runs many sequential commands in one shell process, each in a fresh subshell", async () => {
     const ppids = new Set<string>();
     for (let i = 0; i < 20; i++) {
-      const res = await env.exec(`cd /; X${i}=1; export LEAK=${i}; echo "$PPID $LEAK_BEFORE"`, { env: { LEAK_BEFORE: String(i) } });
+      const res = await env.exec(`cd /; X${i}=1; export LEAK=${i}; echo "$PPID $LEAK_BEFORE"`, {
+        env: { LEAK_BEFORE: String(i) },
+      });
       expect(res.exitCode).toBe(0);
       const [ppid, given] = res.stdout.trim().split(" ");
       expect(given).toBe(String(i));
@@ -208,7 +231,9 @@ describe("local environment: persistent shell", () => {
   it("keeps output byte for byte (no trailing newline, binary-safe text, marker-like text)", async () => {
     expect((await env.exec("printf abc")).stdout).toBe("abc");
     expect((await env.exec("printf '\\n\\n'")).stdout).toBe("\n\n");
-    expect((await env.exec("printf '__HB_0000000000000000__ 1 E0\\n'; echo after")).stdout).toBe("__HB_0000000000000000__ 1 E0\nafter\n");
+    expect((await env.exec("printf '__HB_0000000000000000__ 1 E0\\n'; echo after")).stdout).toBe(
+      "__HB_0000000000000000__ 1 E0\nafter\n",
+    );
   });
 
   it("reports a signal death as 128+n", async () => {
@@ -225,7 +250,10 @@ describe("local environment: files", () => {
   });
 
   it("uses a relative spec.cwd inside the task folder and refuses a missing absolute one", async () => {
-    const e2 = await createLocalEnvironment({ runName: "r", taskId: "t2", hostTaskDir: join(root, "t2"), cwd: "repo" }, {});
+    const e2 = await createLocalEnvironment(
+      { runName: "r", taskId: "t2", hostTaskDir: join(root, "t2"), cwd: "repo" },
+      {},
+    );
     try {
       expect(e2.workdir).toBe(join(root, "t2", "repo"));
       expect((await e2.exec("pwd")).stdout.trim()).toBe(join(root, "t2", "repo"));
@@ -233,7 +261,10 @@ describe("local environment: files", () => {
       await e2.cleanup();
     }
     await expect(
-      createLocalEnvironment({ runName: "r", taskId: "t3", hostTaskDir: join(root, "t3"), cwd: "/definitely/not/here" }, {}),
+      createLocalEnvironment(
+        { runName: "r", taskId: "t3", hostTaskDir: join(root, "t3"), cwd: "/definitely/not/here" },
+        {},
+      ),
     ).rejects.toThrow(/not an existing directory/);
   });
 
@@ -244,7 +275,10 @@ describe("local environment: files", () => {
     expect(existsSync(join(taskDir, "result.txt"))).toBe(true);
 
     const dir = join(root, "t4");
-    const e4 = await createLocalEnvironment({ runName: "r", taskId: "t4", hostTaskDir: dir }, { removeTaskDirOnCleanup: true });
+    const e4 = await createLocalEnvironment(
+      { runName: "r", taskId: "t4", hostTaskDir: dir },
+      { removeTaskDirOnCleanup: true },
+    );
     await e4.writeFile("x.txt", "x");
     await e4.cleanup();
     expect(existsSync(dir)).toBe(false);
@@ -289,7 +323,11 @@ describe("local environment: background processes", () => {
 
   it("cleanup kills running background processes", async () => {
     const { id } = await env.startBackground("echo $$ > bg.pid; sleep 100");
-    expect(await waitUntil(() => existsSync(join(taskDir, "bg.pid")) && readFileSync(join(taskDir, "bg.pid"), "utf8").trim() !== "")).toBe(true);
+    expect(
+      await waitUntil(
+        () => existsSync(join(taskDir, "bg.pid")) && readFileSync(join(taskDir, "bg.pid"), "utf8").trim() !== "",
+      ),
+    ).toBe(true);
     const pid = Number(readFileSync(join(taskDir, "bg.pid"), "utf8"));
     expect((await env.pollBackground(id)).running).toBe(true);
     await env.cleanup();

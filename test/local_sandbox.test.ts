@@ -19,11 +19,25 @@ let root: string;
 const envs: SandboxEnvironment[] = [];
 
 async function sandbox(
-  opts: { cwd?: string; network?: string; runNetwork?: string; passEnv?: string[]; pidsLimit?: number; lost?: string[] } = {},
+  opts: {
+    cwd?: string;
+    network?: string;
+    runNetwork?: string;
+    passEnv?: string[];
+    pidsLimit?: number;
+    lost?: string[];
+  } = {},
 ): Promise<SandboxEnvironment> {
   const taskDir = join(root, `task-${envs.length}`);
   const env = await SandboxEnvironment.create(
-    { runName: "r", taskId: `t${envs.length}`, hostTaskDir: taskDir, cwd: opts.cwd, network: opts.network, reportLost: (why) => opts.lost?.push(why) },
+    {
+      runName: "r",
+      taskId: `t${envs.length}`,
+      hostTaskDir: taskDir,
+      cwd: opts.cwd,
+      network: opts.network,
+      reportLost: (why) => opts.lost?.push(why),
+    },
     { network: opts.runNetwork, passEnv: opts.passEnv, pidsLimit: opts.pidsLimit },
   );
   envs.push(env);
@@ -101,7 +115,9 @@ describe("local sandbox: what a task sees", () => {
     process.env.HB_SANDBOX_TEST_API_KEY = "sk-sandbox-test-secret-1234";
     try {
       const env = await sandbox();
-      const r = await env.exec(`cat /proc/${process.pid}/environ; cat /proc/*/environ | tr '\\0' '\\n'; ls /proc | grep -c '^[0-9]'; echo "k=$HB_SANDBOX_TEST_API_KEY"`);
+      const r = await env.exec(
+        `cat /proc/${process.pid}/environ; cat /proc/*/environ | tr '\\0' '\\n'; ls /proc | grep -c '^[0-9]'; echo "k=$HB_SANDBOX_TEST_API_KEY"`,
+      );
       expect(r.stdout + r.stderr).not.toContain("sk-sandbox-test-secret-1234");
       expect(r.stdout).toContain("k=\n");
       const pids = Number(/^(\d+)$/m.exec(r.stdout)?.[1]);
@@ -118,7 +134,14 @@ describe("local sandbox: what a task sees", () => {
       const env = await sandbox({ passEnv: ["HB_SANDBOX_PASSED"] });
       const r = await env.exec('echo "$HB_SANDBOX_PLAIN|$HB_SANDBOX_PASSED|${PATH:+path}"');
       expect(r.stdout).toBe("|passed|path\n");
-      expect(taskEnvironment({ PATH: "/p", LC_ALL: "C", DATABASE_URL: "postgres://u:pw@h/db", SLACK_WEBHOOK_URL: "https://x" })).toEqual({ PATH: "/p", LC_ALL: "C" });
+      expect(
+        taskEnvironment({
+          PATH: "/p",
+          LC_ALL: "C",
+          DATABASE_URL: "postgres://u:pw@h/db",
+          SLACK_WEBHOOK_URL: "https://x",
+        }),
+      ).toEqual({ PATH: "/p", LC_ALL: "C" });
     } finally {
       delete process.env.HB_SANDBOX_PLAIN;
       delete process.env.HB_SANDBOX_PASSED;
@@ -129,8 +152,12 @@ describe("local sandbox: what a task sees", () => {
     process.env.HB_SANDBOX_HOLDS_KEY = "sk-the-endpoint-key-123456";
     try {
       const flags = { dataset: "d.jsonl", api_key: "sk-the-endpoint-key-123456", pass_env: ["HB_SANDBOX_HOLDS_KEY"] };
-      expect(() => resolveRunConfig(flags, undefined, { combinations: true })).toThrow(/--pass-env HB_SANDBOX_HOLDS_KEY: it holds the run's --api-key/);
-      expect(resolveRunConfig({ ...flags, api_key: "other" }, undefined, { combinations: true }).pass_env).toEqual(["HB_SANDBOX_HOLDS_KEY"]);
+      expect(() => resolveRunConfig(flags, undefined, { combinations: true })).toThrow(
+        /--pass-env HB_SANDBOX_HOLDS_KEY: it holds the run's --api-key/,
+      );
+      expect(resolveRunConfig({ ...flags, api_key: "other" }, undefined, { combinations: true }).pass_env).toEqual([
+        "HB_SANDBOX_HOLDS_KEY",
+      ]);
     } finally {
       delete process.env.HB_SANDBOX_HOLDS_KEY;
     }
@@ -194,7 +221,11 @@ describe("local sandbox: files and symlinks", () => {
     await expect(env.writeFile("r.txt/sub.txt", "z")).rejects.toMatchObject({ code: "ENOTDIR" });
     const ctx = { taskId: "t", envKind: "local", getEnv: async () => env, logger: silentLogger };
     const text = await createToolPipeline().call("write_file", { path: "r.txt/sub.txt", content: "z" }, ctx);
-    expect(JSON.parse(text)).toEqual({ bytes_written: 0, dirs_created: false, error: "Failed to write file: r.txt/sub.txt: Not a directory" });
+    expect(JSON.parse(text)).toEqual({
+      bytes_written: 0,
+      dirs_created: false,
+      error: "Failed to write file: r.txt/sub.txt: Not a directory",
+    });
   });
 
   it("resolves paths inside the sandbox for the approval gate: a delete through a link to a host folder is flagged", async () => {
@@ -208,7 +239,9 @@ describe("local sandbox: files and symlinks", () => {
     const realpath = (p: string) => env.realpath(p);
     const linked = await detectDangerousCommandResolved("rm -rf build/*", { workdir: "/workspace", realpath });
     expect(linked.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
-    expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: "/workspace", realpath })).dangerous).toBe(false);
+    expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: "/workspace", realpath })).dangerous).toBe(
+      false,
+    );
   });
 });
 
@@ -219,7 +252,12 @@ describe("local sandbox: processes", () => {
     expect([a.stdout, b.stdout]).toEqual(["a\n", "b\n"]);
     const t = await env.exec("sleep 4242 & sleep 4243", { timeoutMs: 500 });
     expect(t).toMatchObject({ timedOut: true, exitCode: 124 });
-    expect(await waitUntil(() => processesWith("sleep\u00004242").length === 0 && processesWith("sleep\u00004243").length === 0, 10_000)).toBe(true);
+    expect(
+      await waitUntil(
+        () => processesWith("sleep\u00004242").length === 0 && processesWith("sleep\u00004243").length === 0,
+        10_000,
+      ),
+    ).toBe(true);
     expect((await env.exec("echo still")).stdout).toBe("still\n");
   });
 
@@ -228,7 +266,12 @@ describe("local sandbox: processes", () => {
     // The group's leader ends at SIGTERM; the background sleep ignores it and must die by the later SIGKILL.
     const t = await env.exec("(trap '' TERM; exec sleep 4247) & sleep 4248", { timeoutMs: 500 });
     expect(t).toMatchObject({ timedOut: true, exitCode: 124 });
-    expect(await waitUntil(() => processesWith("sleep\u00004247").length === 0 && processesWith("sleep\u00004248").length === 0, 10_000)).toBe(true);
+    expect(
+      await waitUntil(
+        () => processesWith("sleep\u00004247").length === 0 && processesWith("sleep\u00004248").length === 0,
+        10_000,
+      ),
+    ).toBe(true);
     expect((await env.exec("echo still")).stdout).toBe("still\n");
   });
 
@@ -244,7 +287,12 @@ describe("local sandbox: processes", () => {
     await env.startBackground("sleep 4246");
     expect(processesWith("sleep\u00004244").length).toBe(1);
     await env.cleanup();
-    expect(await waitUntil(() => ["4244", "4245", "4246"].every((n) => processesWith(`sleep\u0000${n}`).length === 0), 10_000)).toBe(true);
+    expect(
+      await waitUntil(
+        () => ["4244", "4245", "4246"].every((n) => processesWith(`sleep\u0000${n}`).length === 0),
+        10_000,
+      ),
+    ).toBe(true);
   });
 
   it("a dead shell is reported lost and later calls fail", async () => {
@@ -256,7 +304,9 @@ describe("local sandbox: processes", () => {
     await expect(env.exec("echo x")).rejects.toThrow(/sandbox/);
   });
 
-  it("a fork bomb stays within the process limit, and a sandbox that cannot start a process any more is reported lost", { timeout: 120_000 }, async () => {
+  it("a fork bomb stays within the process limit, and a sandbox that cannot start a process any more is reported lost", {
+    timeout: 120_000,
+  }, async () => {
     const lost: string[] = [];
     const env = await sandbox({ lost, pidsLimit: 64 });
     expect((await env.exec("ulimit -u")).stdout).toBe("64\n");
@@ -265,7 +315,9 @@ describe("local sandbox: processes", () => {
     try {
       // The bomb outlives its command (it runs in the background).
       await env.exec("bomb() { bomb | bomb & }; bomb; sleep 3", { timeoutMs: 10_000 });
-      const after = await env.exec("echo after", { timeoutMs: 60_000 }).catch((err: Error) => ({ exitCode: -1, stdout: "", stderr: err.message }));
+      const after = await env
+        .exec("echo after", { timeoutMs: 60_000 })
+        .catch((err: Error) => ({ exitCode: -1, stdout: "", stderr: err.message }));
       // Either the bomb burnt out against the limit and the sandbox goes on, or the sandbox is reported lost.
       if (after.stdout !== "after\n") expect(await waitUntil(() => lost.length > 0, 60_000)).toBe(true);
     } finally {
@@ -276,6 +328,11 @@ describe("local sandbox: processes", () => {
     expect(most).toBeLessThanOrEqual(64 + 2);
     const pids = env.processes();
     await env.cleanup();
-    expect(await waitUntil(() => pids.every((p) => !existsSync(`/proc/${p}/stat`) || /\) Z/.test(readFileSync(`/proc/${p}/stat`, "utf8"))), 20_000)).toBe(true);
+    expect(
+      await waitUntil(
+        () => pids.every((p) => !existsSync(`/proc/${p}/stat`) || /\) Z/.test(readFileSync(`/proc/${p}/stat`, "utf8"))),
+        20_000,
+      ),
+    ).toBe(true);
   });
 });

@@ -12,7 +12,19 @@ const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-e
 function config(): string {
   const dir = tempDir("hb-mcp-list-");
   const file = join(dir, "mcp.json");
-  writeFileSync(file, JSON.stringify({ mcpServers: { every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo", "get-sum"] } } } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mcpServers: {
+        every: {
+          command: process.execPath,
+          args: [EVERYTHING, "stdio"],
+          where: "host",
+          tools: { include: ["echo", "get-sum"] },
+        },
+      },
+    }),
+  );
   return file;
 }
 

@@ -13,7 +13,16 @@ import { UserError } from "../src/core/errors.js";
 import { probeBwrap } from "../tools/environments/bwrap.js";
 import { createLocalEnvironment } from "../tools/environments/local.js";
 import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
-import { closeSharedMcpConnections, discoverMcpServer, ensureMcpRegistered, isMcpTool, mcpResultToToolResult, mcpToolName, McpTaskSessions, registerMcpCatalog } from "../tools/mcp/mcp_tools.js";
+import {
+  closeSharedMcpConnections,
+  discoverMcpServer,
+  ensureMcpRegistered,
+  isMcpTool,
+  mcpResultToToolResult,
+  mcpToolName,
+  McpTaskSessions,
+  registerMcpCatalog,
+} from "../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../tools/mcp/types.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry, type ToolContext } from "../tools/registry.js";
@@ -24,11 +33,18 @@ import { startMcpHttpServer, startMcpSseServer, type McpTestServer } from "./hel
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
 
-const servers = (config: unknown, env: NodeJS.ProcessEnv = {}) => parseMcpConfig(JSON.stringify({ mcpServers: config }), "mcp.json", env);
+const servers = (config: unknown, env: NodeJS.ProcessEnv = {}) =>
+  parseMcpConfig(JSON.stringify({ mcpServers: config }), "mcp.json", env);
 const noEnv = async () => {
   throw new Error("no environment in this test");
 };
-const ctxWith = (mcp: McpTaskSessions): ToolContext => ({ taskId: "t", envKind: "host", getEnv: noEnv, logger: { debug() {}, info() {}, warn() {}, error() {} }, mcp });
+const ctxWith = (mcp: McpTaskSessions): ToolContext => ({
+  taskId: "t",
+  envKind: "host",
+  getEnv: noEnv,
+  logger: { debug() {}, info() {}, warn() {}, error() {} },
+  mcp,
+});
 
 describe("MCP tools", () => {
   let http: McpTestServer;
@@ -54,7 +70,13 @@ describe("MCP tools", () => {
     const [server] = servers({ api: { url: http.url, headers: { "X-Test": "Bearer ${T}" } } }, { T: "tok123" });
     const before = http.requests.length;
     const catalog = await discoverMcpServer(server!);
-    expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_api_add", "mcp_api_fail", "mcp_api_slow", "mcp_api_picture", "mcp_api_weather"]);
+    expect(catalog.tools.map((t) => t.registeredName)).toEqual([
+      "mcp_api_add",
+      "mcp_api_fail",
+      "mcp_api_slow",
+      "mcp_api_picture",
+      "mcp_api_weather",
+    ]);
     expect(catalog.serverInfo).toEqual({ name: "test-mcp", version: "1.2.3" });
     expect(catalog.protocolVersion).toMatch(/^\d{4}-\d\d-\d\d$/);
     expect(http.requests.slice(before).every((r) => r.headers["x-test"] === "Bearer tok123")).toBe(true);
@@ -64,8 +86,18 @@ describe("MCP tools", () => {
 
     const reg = new ToolRegistry();
     registerMcpCatalog([catalog], reg);
-    expect(resolveToolset("mcp-api")).toEqual(["mcp_api_add", "mcp_api_fail", "mcp_api_picture", "mcp_api_slow", "mcp_api_weather"]);
-    expect(reg.get("mcp_api_add")!.schema.parameters).toEqual({ type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] });
+    expect(resolveToolset("mcp-api")).toEqual([
+      "mcp_api_add",
+      "mcp_api_fail",
+      "mcp_api_picture",
+      "mcp_api_slow",
+      "mcp_api_weather",
+    ]);
+    expect(reg.get("mcp_api_add")!.schema.parameters).toEqual({
+      type: "object",
+      properties: { a: { type: "number" }, b: { type: "number" } },
+      required: ["a", "b"],
+    });
     expect(reg.get("mcp_api_picture")!.schema.parameters).toEqual({ type: "object", properties: {} });
 
     const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
@@ -75,10 +107,16 @@ describe("MCP tools", () => {
     expect(JSON.parse(await pipeline.call("mcp_api_fail", {}, ctx))).toEqual({ error: "the database is down" });
     // Arguments are checked against the inputSchema here, before the server is asked.
     const postsBefore = http.requests.length;
-    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: "two", b: 3 }, ctx)).error).toMatch(/^Invalid arguments for mcp_api_add: .*\ba\b.*number/);
-    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2 }, ctx)).error).toMatch(/^Invalid arguments for mcp_api_add: .*required.*\bb\b/);
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: "two", b: 3 }, ctx)).error).toMatch(
+      /^Invalid arguments for mcp_api_add: .*\ba\b.*number/,
+    );
+    expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2 }, ctx)).error).toMatch(
+      /^Invalid arguments for mcp_api_add: .*required.*\bb\b/,
+    );
     expect(http.requests.length).toBe(postsBefore);
-    expect(JSON.parse(await pipeline.call("mcp_api_picture", {}, ctx))).toEqual({ result: "a dot:\n[image image/png, 3 KB]" });
+    expect(JSON.parse(await pipeline.call("mcp_api_picture", {}, ctx))).toEqual({
+      result: "a dot:\n[image image/png, 3 KB]",
+    });
     expect(JSON.parse(await pipeline.call("mcp_api_weather", {}, ctx))).toEqual({ result: '{"temp":21,"unit":"C"}' });
     await sessions.close();
     expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 1, b: 1 }, ctx)).error).toMatch(/already closed/);
@@ -91,9 +129,17 @@ describe("MCP tools", () => {
     ensureMcpRegistered([catalog], reg);
     ensureMcpRegistered([{ ...catalog, configHash: "other-config" }], reg);
     expect(isMcpTool("mcp_same_add")).toBe(true);
-    expect(() => ensureMcpRegistered([{ ...catalog, tools: [...catalog.tools, { ...catalog.tools[0]!, name: "fail", registeredName: "mcp_same_fail" }] }], reg)).toThrow(
-      /MCP server 'same' offers other tools than the server of that name registered before/,
-    );
+    expect(() =>
+      ensureMcpRegistered(
+        [
+          {
+            ...catalog,
+            tools: [...catalog.tools, { ...catalog.tools[0]!, name: "fail", registeredName: "mcp_same_fail" }],
+          },
+        ],
+        reg,
+      ),
+    ).toThrow(/MCP server 'same' offers other tools than the server of that name registered before/);
   });
 
   it("a shared: true server is connected once per thread and kept across tasks", async () => {
@@ -118,9 +164,13 @@ describe("MCP tools", () => {
     const afterFirst = http.requests.length;
     expect(afterFirst).toBeGreaterThan(before);
     expect(resolveToolset("mcp-rows1")).toContain("mcp_rows1_add");
-    expect(await rowMcpProblem(config, { mcp_servers: [{ name: "rows1", url: http.url, headers: { "X-Other": "1" } }] })).toBeUndefined();
+    expect(
+      await rowMcpProblem(config, { mcp_servers: [{ name: "rows1", url: http.url, headers: { "X-Other": "1" } }] }),
+    ).toBeUndefined();
     expect(http.requests.length).toBe(afterFirst);
-    expect(await rowMcpProblem(config, { mcp_servers: { bad: { command: "node", args: "x" } } })).toBe("mcp_servers.bad.args: must be a list, got 'x'");
+    expect(await rowMcpProblem(config, { mcp_servers: { bad: { command: "node", args: "x" } } })).toBe(
+      "mcp_servers.bad.args: must be a list, got 'x'",
+    );
     expect(await rowMcpProblem(config, { prompt: "no servers" })).toBeUndefined();
   });
 
@@ -147,17 +197,37 @@ describe("MCP tools", () => {
   it("refuses a name two tools would share, and one a built-in already has", async () => {
     const [a] = servers({ api: { url: http.url } });
     const catalog = await discoverMcpServer(a!);
-    const twin: McpServerCatalog = { ...catalog, config: { ...catalog.config, name: "api_" }, tools: [{ ...catalog.tools[0]!, registeredName: "mcp_api_add" }] };
+    const twin: McpServerCatalog = {
+      ...catalog,
+      config: { ...catalog.config, name: "api_" },
+      tools: [{ ...catalog.tools[0]!, registeredName: "mcp_api_add" }],
+    };
     expect(() => registerMcpCatalog([catalog, twin], new ToolRegistry())).toThrow(UserError);
-    expect(() => registerMcpCatalog([catalog, twin], new ToolRegistry())).toThrow(/MCP tool name collision: tool 'add' of MCP server 'api_' and tool 'add' of MCP server 'api' would both be mcp_api_add/);
+    expect(() => registerMcpCatalog([catalog, twin], new ToolRegistry())).toThrow(
+      /MCP tool name collision: tool 'add' of MCP server 'api_' and tool 'add' of MCP server 'api' would both be mcp_api_add/,
+    );
     const reg = new ToolRegistry();
-    reg.register({ name: "mcp_api_add", toolset: "file", schema: { description: "x", parameters: { type: "object" } }, handler: () => "{}" });
-    expect(() => registerMcpCatalog([catalog], reg)).toThrow(/mcp_api_add, which the tool of toolset 'file' already is/);
+    reg.register({
+      name: "mcp_api_add",
+      toolset: "file",
+      schema: { description: "x", parameters: { type: "object" } },
+      handler: () => "{}",
+    });
+    expect(() => registerMcpCatalog([catalog], reg)).toThrow(
+      /mcp_api_add, which the tool of toolset 'file' already is/,
+    );
   });
 
   it("runs a stdio server on the host (where: host), with the SDK's minimal environment", async () => {
     process.env.HB_MCP_NOT_PASSED = "hidden-value";
-    const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], where: "host", tools: { include: ["echo", "get-env"] } } });
+    const [server] = servers({
+      every: {
+        command: process.execPath,
+        args: [EVERYTHING, "stdio"],
+        where: "host",
+        tools: { include: ["echo", "get-env"] },
+      },
+    });
     const catalog = await discoverMcpServer(server!, { passEnv: [] });
     expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_every_echo", "mcp_every_get_env"]);
     const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
@@ -170,8 +240,16 @@ describe("MCP tools", () => {
   });
 
   it("a stdio server that dies at start fails with its stderr, and the task is told", async () => {
-    const [server] = servers({ broken: { command: process.execPath, args: ["-e", "console.error('cannot open the database'); process.exit(3)"], where: "host" } });
-    await expect(discoverMcpServer(server!)).rejects.toThrow(/MCP server 'broken' did not start: .*cannot open the database/);
+    const [server] = servers({
+      broken: {
+        command: process.execPath,
+        args: ["-e", "console.error('cannot open the database'); process.exit(3)"],
+        where: "host",
+      },
+    });
+    await expect(discoverMcpServer(server!)).rejects.toThrow(
+      /MCP server 'broken' did not start: .*cannot open the database/,
+    );
     const catalog: McpServerCatalog = { config: server!, configHash: "x", tools: [] };
     const failures: string[] = [];
     const sessions = new McpTaskSessions([catalog], { getEnv: noEnv, onStartFailure: (r) => failures.push(r) });
@@ -181,16 +259,31 @@ describe("MCP tools", () => {
   });
 
   it("a stdio server that never answers the handshake fails after its connect_timeout", async () => {
-    const [server] = servers({ mute: { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"], where: "host", connect_timeout: 1 } });
+    const [server] = servers({
+      mute: {
+        command: process.execPath,
+        args: ["-e", "setInterval(() => {}, 1000)"],
+        where: "host",
+        connect_timeout: 1,
+      },
+    });
     const started = Date.now();
-    await expect(discoverMcpServer(server!)).rejects.toThrow(/MCP server 'mute' did not start: .*(did not answer within 1 s|timed out)/i);
+    await expect(discoverMcpServer(server!)).rejects.toThrow(
+      /MCP server 'mute' did not start: .*(did not answer within 1 s|timed out)/i,
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("turns results into text: images and audio as placeholders, structured content as JSON, isError as an error", () => {
-    expect(mcpResultToToolResult({ content: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] })).toEqual({ content: { result: "[audio audio/wav, 1 KB]" } });
-    expect(mcpResultToToolResult({ content: [{ type: "resource", resource: { uri: "file:///a", text: "body" } }] })).toEqual({ content: { result: "body" } });
-    expect(mcpResultToToolResult({ content: [], isError: true })).toEqual({ error: "the MCP tool reported an error without a message" });
+    expect(mcpResultToToolResult({ content: [{ type: "audio", mimeType: "audio/wav", data: "AAAA" }] })).toEqual({
+      content: { result: "[audio audio/wav, 1 KB]" },
+    });
+    expect(
+      mcpResultToToolResult({ content: [{ type: "resource", resource: { uri: "file:///a", text: "body" } }] }),
+    ).toEqual({ content: { result: "body" } });
+    expect(mcpResultToToolResult({ content: [], isError: true })).toEqual({
+      error: "the MCP tool reported an error without a message",
+    });
   });
 
   it("with --env host, a where: sandbox server runs in the task's folder with the task's environment", async () => {
@@ -199,7 +292,14 @@ describe("MCP tools", () => {
     process.env.HB_MCP_NOT_PASSED = "hidden-value";
     const env = await createLocalEnvironment({ runName: "r", taskId: "t", hostTaskDir: dir }, {});
     try {
-      const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["get-env"] }, env: { EXTRA: "given" } } });
+      const [server] = servers({
+        every: {
+          command: process.execPath,
+          args: [EVERYTHING, "stdio"],
+          tools: { include: ["get-env"] },
+          env: { EXTRA: "given" },
+        },
+      });
       expect(server!.where).toBe("sandbox");
       const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
       const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
@@ -219,53 +319,112 @@ describe("MCP tools", () => {
     mkdirSync(bin);
     symlinkSync(join(ROOT, "test", "fixtures", "fake-apptainer"), join(bin, "apptainer"));
     writeFileSync(join(base, "image.sif"), "fake sif");
-    const saved = { PATH: process.env.PATH, APPTAINER_FAKE_LOG: process.env.APPTAINER_FAKE_LOG, APPTAINER_FAKE_STATE: process.env.APPTAINER_FAKE_STATE, APPTAINER_CACHEDIR: process.env.APPTAINER_CACHEDIR };
-    Object.assign(process.env, { PATH: `${bin}:${saved.PATH}`, APPTAINER_FAKE_LOG: join(base, "log"), APPTAINER_FAKE_STATE: join(base, "state"), APPTAINER_CACHEDIR: join(base, "cache") });
-    const { createSingularityEnvironment, cleanupAllSingularityEnvironments } = await import("../tools/environments/singularity.js");
+    const saved = {
+      PATH: process.env.PATH,
+      APPTAINER_FAKE_LOG: process.env.APPTAINER_FAKE_LOG,
+      APPTAINER_FAKE_STATE: process.env.APPTAINER_FAKE_STATE,
+      APPTAINER_CACHEDIR: process.env.APPTAINER_CACHEDIR,
+    };
+    Object.assign(process.env, {
+      PATH: `${bin}:${saved.PATH}`,
+      APPTAINER_FAKE_LOG: join(base, "log"),
+      APPTAINER_FAKE_STATE: join(base, "state"),
+      APPTAINER_CACHEDIR: join(base, "cache"),
+    });
+    const { createSingularityEnvironment, cleanupAllSingularityEnvironments } = await import(
+      "../tools/environments/singularity.js"
+    );
     try {
-      const env = await createSingularityEnvironment({ runName: "mcp", taskId: "s1", hostTaskDir: join(base, "task"), image: join(base, "image.sif"), taskTimeoutSec: 600 }, {});
-      const [server] = servers({ every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["echo"] } } });
+      const env = await createSingularityEnvironment(
+        {
+          runName: "mcp",
+          taskId: "s1",
+          hostTaskDir: join(base, "task"),
+          image: join(base, "image.sif"),
+          taskTimeoutSec: 600,
+        },
+        {},
+      );
+      const [server] = servers({
+        every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["echo"] } },
+      });
       const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
       const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
-      expect(await sessions.call("every", "echo", { message: "in the instance" })).toEqual({ content: { result: "Echo: in the instance" } });
+      expect(await sessions.call("every", "echo", { message: "in the instance" })).toEqual({
+        content: { result: "Echo: in the instance" },
+      });
       await sessions.close();
-      const execs = readFileSync(join(base, "log"), "utf8").split("\x1e\n").filter((r) => r.startsWith("exec\x1f") && r.includes(EVERYTHING));
-      expect(execs[0]!.split("\x1f").slice(0, 5)).toEqual(["exec", "--cleanenv", "--pwd", expect.any(String), expect.stringMatching(/^instance:\/\//)]);
+      const execs = readFileSync(join(base, "log"), "utf8")
+        .split("\x1e\n")
+        .filter((r) => r.startsWith("exec\x1f") && r.includes(EVERYTHING));
+      expect(execs[0]!.split("\x1f").slice(0, 5)).toEqual([
+        "exec",
+        "--cleanenv",
+        "--pwd",
+        expect.any(String),
+        expect.stringMatching(/^instance:\/\//),
+      ]);
       await env.cleanup();
     } finally {
       await cleanupAllSingularityEnvironments();
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 
-  it.skipIf(!probeBwrap().ok)("runs a stdio server inside the local sandbox: it sees the task's files and nothing outside them", async () => {
-    const dir = tempDir();
-    const task = join(dir, "task");
-    mkdirSync(task);
-    writeFileSync(join(task, "notes.txt"), "from the task folder\n");
-    writeFileSync(join(dir, "outside.txt"), "never seen\n");
-    const env = await SandboxEnvironment.create({ runName: "r", taskId: "t", hostTaskDir: task }, { sandboxRo: [join(ROOT, "node_modules")] });
-    try {
-      const [server] = servers({ fs: { command: "node", args: [FILESYSTEM, "/workspace"], tools: { include: ["read_text_file", "list_directory"] } } });
-      const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
-      expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_fs_read_text_file", "mcp_fs_list_directory"]);
-      const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
-      expect(await sessions.call("fs", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({ content: { result: "from the task folder\n" } });
-      expect(await sessions.call("fs", "list_directory", { path: "/workspace" })).toEqual({ content: { result: "[FILE] notes.txt" } });
-      expect((await sessions.call("fs", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(/outside allowed directories/);
-      // Allowed everything, the server still sees only the sandbox: the host's file is not there at all.
-      const [wide] = servers({ fsroot: { command: "node", args: [FILESYSTEM, "/"], tools: { include: ["read_text_file"] } } });
-      const wideCatalog = await discoverMcpServer(wide!, { getEnv: async () => env });
-      const wideSessions = new McpTaskSessions([wideCatalog], { getEnv: async () => env });
-      expect((await wideSessions.call("fsroot", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(/ENOENT|no such file/i);
-      expect(await wideSessions.call("fsroot", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({ content: { result: "from the task folder\n" } });
-      await wideSessions.close();
-      // The server is a process of the sandbox: its pid namespace shows it.
-      expect((await env.exec("ps -eo args")).stdout).toContain(FILESYSTEM);
-      await sessions.close();
-      expect((await env.exec("ps -eo args")).stdout).not.toContain(FILESYSTEM);
-    } finally {
-      await env.cleanup();
-    }
-  });
+  it.skipIf(!probeBwrap().ok)(
+    "runs a stdio server inside the local sandbox: it sees the task's files and nothing outside them",
+    async () => {
+      const dir = tempDir();
+      const task = join(dir, "task");
+      mkdirSync(task);
+      writeFileSync(join(task, "notes.txt"), "from the task folder\n");
+      writeFileSync(join(dir, "outside.txt"), "never seen\n");
+      const env = await SandboxEnvironment.create(
+        { runName: "r", taskId: "t", hostTaskDir: task },
+        { sandboxRo: [join(ROOT, "node_modules")] },
+      );
+      try {
+        const [server] = servers({
+          fs: {
+            command: "node",
+            args: [FILESYSTEM, "/workspace"],
+            tools: { include: ["read_text_file", "list_directory"] },
+          },
+        });
+        const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
+        expect(catalog.tools.map((t) => t.registeredName)).toEqual(["mcp_fs_read_text_file", "mcp_fs_list_directory"]);
+        const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
+        expect(await sessions.call("fs", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({
+          content: { result: "from the task folder\n" },
+        });
+        expect(await sessions.call("fs", "list_directory", { path: "/workspace" })).toEqual({
+          content: { result: "[FILE] notes.txt" },
+        });
+        expect((await sessions.call("fs", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(
+          /outside allowed directories/,
+        );
+        // Allowed everything, the server still sees only the sandbox: the host's file is not there at all.
+        const [wide] = servers({
+          fsroot: { command: "node", args: [FILESYSTEM, "/"], tools: { include: ["read_text_file"] } },
+        });
+        const wideCatalog = await discoverMcpServer(wide!, { getEnv: async () => env });
+        const wideSessions = new McpTaskSessions([wideCatalog], { getEnv: async () => env });
+        expect((await wideSessions.call("fsroot", "read_text_file", { path: join(dir, "outside.txt") })).error).toMatch(
+          /ENOENT|no such file/i,
+        );
+        expect(await wideSessions.call("fsroot", "read_text_file", { path: "/workspace/notes.txt" })).toEqual({
+          content: { result: "from the task folder\n" },
+        });
+        await wideSessions.close();
+        // The server is a process of the sandbox: its pid namespace shows it.
+        expect((await env.exec("ps -eo args")).stdout).toContain(FILESYSTEM);
+        await sessions.close();
+        expect((await env.exec("ps -eo args")).stdout).not.toContain(FILESYSTEM);
+      } finally {
+        await env.cleanup();
+      }
+    },
+  );
 });

@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ToolRegistry, type Logger, type OpenAITool, type ToolContext, type ToolEntryInput } from "../tools/registry.js";
+import {
+  ToolRegistry,
+  type Logger,
+  type OpenAITool,
+  type ToolContext,
+  type ToolEntryInput,
+} from "../tools/registry.js";
 import {
   clearToolDefinitionCache,
   ensureToolsLoaded,
@@ -91,14 +97,28 @@ function descriptionOf(defs: OpenAITool[], name: string): string {
 describe("getToolDefinitions: selection rules", () => {
   it("neither enabled nor disabled: every registered, available tool", async () => {
     expect(await names({})).toEqual([
-      "memory", "patch", "process", "read_file", "search_files", "terminal", "todo", "web_extract", "web_search", "write_file",
+      "memory",
+      "patch",
+      "process",
+      "read_file",
+      "search_files",
+      "terminal",
+      "todo",
+      "web_extract",
+      "web_search",
+      "write_file",
     ]);
   });
 
   it("enabled only: just those toolsets (legacy names too)", async () => {
     expect(await names({ enabledToolsets: ["terminal"] })).toEqual(["process", "terminal"]);
     expect(await names({ enabledToolsets: ["web_tools", "file"] })).toEqual([
-      "patch", "read_file", "search_files", "web_extract", "web_search", "write_file",
+      "patch",
+      "read_file",
+      "search_files",
+      "web_extract",
+      "web_search",
+      "write_file",
     ]);
     expect(await names({ enabledToolsets: ["debugging"] })).toHaveLength(8);
   });
@@ -114,7 +134,12 @@ describe("getToolDefinitions: selection rules", () => {
 
   it("both: the enabled tools minus the disabled ones", async () => {
     expect(await names({ enabledToolsets: ["debugging"], disabledToolsets: ["web"] })).toEqual([
-      "patch", "process", "read_file", "search_files", "terminal", "write_file",
+      "patch",
+      "process",
+      "read_file",
+      "search_files",
+      "terminal",
+      "write_file",
     ]);
   });
 
@@ -128,13 +153,20 @@ describe("getToolDefinitions: selection rules", () => {
   });
 
   it("throws a ToolsetError naming an unknown toolset", async () => {
-    await expect(getToolDefinitions({ enabledToolsets: ["web", "nope"] }, { registry: reg })).rejects.toThrow(ToolsetError);
-    await expect(getToolDefinitions({ disabledToolsets: ["nope"] }, { registry: reg })).rejects.toThrow(/Unknown toolset: nope/);
+    await expect(getToolDefinitions({ enabledToolsets: ["web", "nope"] }, { registry: reg })).rejects.toThrow(
+      ToolsetError,
+    );
+    await expect(getToolDefinitions({ disabledToolsets: ["nope"] }, { registry: reg })).rejects.toThrow(
+      /Unknown toolset: nope/,
+    );
   });
 
   it("selectToolNames gives the names before availability filtering", () => {
     expect(selectToolNames({ enabledToolsets: ["safe"], disabledToolsets: ["vision"] })).toEqual([
-      "image_generate", "mixture_of_agents", "web_extract", "web_search",
+      "image_generate",
+      "mixture_of_agents",
+      "web_extract",
+      "web_search",
     ]);
   });
 });
@@ -203,7 +235,11 @@ describe("schema patching", () => {
   it("removes mentions of known-but-not-provided tools and falls back when nothing is left", async () => {
     reg.register(
       fake("todo", "todo", {
-        schema: { name: "todo", description: "Use vision_analyze to look at screenshots.", parameters: { type: "object" } },
+        schema: {
+          name: "todo",
+          description: "Use vision_analyze to look at screenshots.",
+          parameters: { type: "object" },
+        },
       }),
     );
     const defs = await getToolDefinitions({ enabledToolsets: ["todo"] }, { registry: reg });
@@ -212,7 +248,9 @@ describe("schema patching", () => {
 
   it("removeToolMentions drops list lines and sentences, keeps the rest", () => {
     const text = "Edit files.\n\nTips:\n- use read_file first\n- keep edits small\nThen run search_files. Done.";
-    expect(removeToolMentions(text, ["read_file", "search_files"])).toBe("Edit files.\n\nTips:\n- keep edits small\nDone.");
+    expect(removeToolMentions(text, ["read_file", "search_files"])).toBe(
+      "Edit files.\n\nTips:\n- keep edits small\nDone.",
+    );
     expect(removeToolMentions("Prefer web_search_v2 here.", ["web_search"])).toBe("Prefer web_search_v2 here.");
     expect(removeToolMentions("Call 'memory' to save.", ["memory"])).toBe("");
     expect(removeToolMentions("Uses memory carefully.", ["memory"])).toBe("Uses memory carefully.");
@@ -238,7 +276,13 @@ describe("what the build provides", () => {
     webKey = false;
     const status = await toolsetStatus(reg);
     const web = status.find((s) => s.name === "web")!;
-    expect(web).toEqual({ name: "web", tools: ["web_extract", "web_search"], registered: ["web_extract", "web_search"], available: [], provided: true });
+    expect(web).toEqual({
+      name: "web",
+      tools: ["web_extract", "web_search"],
+      registered: ["web_extract", "web_search"],
+      available: [],
+      provided: true,
+    });
     const vision = status.find((s) => s.name === "vision")!;
     expect(vision.provided).toBe(false);
   });

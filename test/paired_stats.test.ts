@@ -27,7 +27,9 @@ function bruteP(diffs: number[], delta = 0): number {
 }
 
 const samples = (tasks: number, epochs: number, passed: (task: number, epoch: number) => boolean): ScoredSample[] =>
-  Array.from({ length: tasks }, (_, t) => Array.from({ length: epochs }, (_, e) => ({ taskId: `t${t}`, epoch: e, passed: passed(t, e) }))).flat();
+  Array.from({ length: tasks }, (_, t) =>
+    Array.from({ length: epochs }, (_, e) => ({ taskId: `t${t}`, epoch: e, passed: passed(t, e) })),
+  ).flat();
 
 describe("one run's interval: the task is the unit", () => {
   it("Wilson 6/6 is 61.0–100 % (1 / (1 + z²/6) by hand)", () => {
@@ -38,14 +40,20 @@ describe("one run's interval: the task is the unit", () => {
   });
 
   it("6 tasks × 2 epochs all passing is not zero-width: the 1-epoch 61.0–100 %", () => {
-    const m = scoreMetrics(samples(6, 2, () => true), 2);
+    const m = scoreMetrics(
+      samples(6, 2, () => true),
+      2,
+    );
     expect(m.pass_rate).toBe(1);
     expect((m.ci95![0] * 100).toFixed(1)).toBe("61.0");
     expect(m.ci95![1]).toBe(1);
   });
 
   it("one task × 3 epochs (1 of 3 passed) is wide, not [0.333, 0.333]", () => {
-    const m = scoreMetrics(samples(1, 3, (_, e) => e === 0), 3);
+    const m = scoreMetrics(
+      samples(1, 3, (_, e) => e === 0),
+      3,
+    );
     expect(m.ci95![1] - m.ci95![0]).toBeGreaterThan(0.5);
     expect(m.ci95![0]).toBeLessThanOrEqual(1 / 3);
     expect(m.ci95![1]).toBeGreaterThanOrEqual(1 / 3);
@@ -78,7 +86,10 @@ describe("one run's interval: the task is the unit", () => {
 });
 
 describe("two runs: the test over tasks, and an interval that agrees with it", () => {
-  const rates = (diffs: number[]) => ({ base: diffs.map((d) => (d < 0 ? 1 : d > 0 ? 0 : 0.5)), cur: diffs.map((d) => (d < 0 ? 1 + d : d > 0 ? d : 0.5)) });
+  const rates = (diffs: number[]) => ({
+    base: diffs.map((d) => (d < 0 ? 1 : d > 0 ? 0 : 0.5)),
+    cur: diffs.map((d) => (d < 0 ? 1 + d : d > 0 ? d : 0.5)),
+  });
 
   it("McNemar exact by hand: 4 vs 0 discordant → p = 0.125, 5 vs 0 → 0.0625 two-sided (one-sided half)", () => {
     expect(mcnemar(4, 0).twoSided).toBe(0.125);
@@ -147,7 +158,9 @@ describe("two runs: the test over tasks, and an interval that agrees with it", (
       const n = 1 + (seed % 23);
       const epochs = 1 + (seed % 3);
       const base = Array.from({ length: n }, (_, i) => ((i * 7 + seed) % (epochs + 1)) / epochs);
-      const cur = base.map((b, i) => Math.max(0, Math.min(1, b + ((((i * 13 + seed * 5) % 5) - 2 - (seed % 4 === 0 ? 1 : 0)) / epochs) / 2)));
+      const cur = base.map((b, i) =>
+        Math.max(0, Math.min(1, b + (((i * 13 + seed * 5) % 5) - 2 - (seed % 4 === 0 ? 1 : 0)) / epochs / 2)),
+      );
       const t = pairedTest(base, cur)!;
       const holdsZero = t.ci95[0] <= 0 && t.ci95[1] >= 0;
       expect(holdsZero, `seed ${seed}`).toBe(t.p_two_sided >= 0.05);

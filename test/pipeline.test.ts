@@ -56,16 +56,23 @@ function fixture(): LocalTaskFixture {
 
 describe("arguments", () => {
   const pipeline = createToolPipeline({ registry: registryWith(echo) });
-  const call = async (args: Record<string, unknown> | string) => JSON.parse(await pipeline.call("echo", args, noEnvCtx));
+  const call = async (args: Record<string, unknown> | string) =>
+    JSON.parse(await pipeline.call("echo", args, noEnvCtx));
 
   it("takes an object or the model's JSON text; empty text is no arguments", async () => {
     expect(await call({ text: "a" })).toEqual({ echoed: { text: "a" } });
-    expect(await call('{"text":"b","times":"2","loud":"TRUE"}')).toEqual({ echoed: { text: "b", times: 2, loud: true } });
-    expect((await call("")).error).toBe("Invalid arguments for echo: 'text': Invalid input: expected string, received undefined");
+    expect(await call('{"text":"b","times":"2","loud":"TRUE"}')).toEqual({
+      echoed: { text: "b", times: 2, loud: true },
+    });
+    expect((await call("")).error).toBe(
+      "Invalid arguments for echo: 'text': Invalid input: expected string, received undefined",
+    );
   });
 
   it("unparsable text and a non-object are told to the model as such", async () => {
-    expect((await call("{not json")).error).toMatch(/^Invalid JSON in the arguments of echo: .*Send the arguments as one JSON object\.$/);
+    expect((await call("{not json")).error).toMatch(
+      /^Invalid JSON in the arguments of echo: .*Send the arguments as one JSON object\.$/,
+    );
     expect(await call("[1]")).toEqual({ error: "Arguments of echo must be a JSON object, got an array" });
     expect(await call("3")).toEqual({ error: "Arguments of echo must be a JSON object, got number" });
     expect(await call("null")).toEqual({ error: "Arguments of echo must be a JSON object, got null" });
@@ -99,12 +106,18 @@ describe("arguments", () => {
     const plain: ToolEntryInput = {
       name: "plain",
       toolset: "test",
-      schema: { name: "plain", description: "Plain.", parameters: { type: "object", properties: { n: { type: "integer" } } } },
+      schema: {
+        name: "plain",
+        description: "Plain.",
+        parameters: { type: "object", properties: { n: { type: "integer" } } },
+      },
       handler: (args) => JSON.stringify({ got: args }),
     };
     const reg = registryWith(plain);
     expect(reg.get("plain")!.schema.parameters).toEqual({ type: "object", properties: { n: { type: "integer" } } });
-    expect(JSON.parse(await createToolPipeline({ registry: reg }).call("plain", { n: "x", extra: true }, noEnvCtx))).toEqual({
+    expect(
+      JSON.parse(await createToolPipeline({ registry: reg }).call("plain", { n: "x", extra: true }, noEnvCtx)),
+    ).toEqual({
       got: { n: "x", extra: true },
     });
   });
@@ -113,7 +126,9 @@ describe("arguments", () => {
 describe("every built-in tool", () => {
   it("sends the model the same JSON Schema as before the zod conversion, byte for byte", async () => {
     await ensureToolsLoaded({ plugins: false });
-    const before = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures", "builtin_tool_schemas.json"), "utf8")) as Record<string, unknown>;
+    const before = JSON.parse(
+      readFileSync(join(import.meta.dirname, "fixtures", "builtin_tool_schemas.json"), "utf8"),
+    ) as Record<string, unknown>;
     for (const [name, schema] of Object.entries(before)) {
       expect(JSON.stringify(registry.get(name)!.schema), name).toBe(JSON.stringify(schema));
       expect(registry.get(name)!.args, `${name} validates with zod`).toBeDefined();
@@ -122,11 +137,24 @@ describe("every built-in tool", () => {
 
   it("declares its kind on the registration", async () => {
     await ensureToolsLoaded({ plugins: false });
-    const envTools = registry.entries().filter((e) => e.needsEnvironment).map((e) => e.name);
+    const envTools = registry
+      .entries()
+      .filter((e) => e.needsEnvironment)
+      .map((e) => e.name);
     expect(envTools).toEqual(["patch", "process", "read_file", "search_files", "terminal", "write_file"]);
-    expect(registry.entries().filter((e) => e.loopTool).map((e) => e.name)).toEqual(["memory", "todo"]);
+    expect(
+      registry
+        .entries()
+        .filter((e) => e.loopTool)
+        .map((e) => e.name),
+    ).toEqual(["memory", "todo"]);
     // Each built-in declares what its calls do; only plugins rely on the gated environment.
-    expect(registry.entries().filter((e) => !e.effects).map((e) => e.name)).toEqual([]);
+    expect(
+      registry
+        .entries()
+        .filter((e) => !e.effects)
+        .map((e) => e.name),
+    ).toEqual([]);
   });
 });
 
@@ -134,12 +162,28 @@ describe("dispatch and the result at the edge", () => {
   it("unknown tools, tools not offered, and the registry's error wording", async () => {
     const reg = registryWith(
       echo,
-      { ...echo, name: "boom", args: undefined, schema: { name: "boom", description: "x", parameters: { type: "object" } }, handler: () => { throw new SyntaxError("bad"); } },
-      { ...echo, name: "nothing", args: undefined, schema: { name: "nothing", description: "x", parameters: { type: "object" } }, handler: () => undefined as never },
+      {
+        ...echo,
+        name: "boom",
+        args: undefined,
+        schema: { name: "boom", description: "x", parameters: { type: "object" } },
+        handler: () => {
+          throw new SyntaxError("bad");
+        },
+      },
+      {
+        ...echo,
+        name: "nothing",
+        args: undefined,
+        schema: { name: "nothing", description: "x", parameters: { type: "object" } },
+        handler: () => undefined as never,
+      },
     );
     const p = createToolPipeline({ registry: reg });
     expect(JSON.parse(await p.call("nope", {}, noEnvCtx))).toEqual({ error: "Unknown tool: nope" });
-    expect(JSON.parse(await p.call("boom", {}, noEnvCtx))).toEqual({ error: "Tool execution failed: SyntaxError: bad" });
+    expect(JSON.parse(await p.call("boom", {}, noEnvCtx))).toEqual({
+      error: "Tool execution failed: SyntaxError: bad",
+    });
     expect(JSON.parse(await p.call("nothing", {}, noEnvCtx)).error).toBe(
       "Tool execution failed: TypeError: handler of nothing returned undefined, not a JSON string or a {content, error} result",
     );
@@ -178,15 +222,23 @@ describe("dispatch and the result at the edge", () => {
     ];
     const p = createToolPipeline({ registry: registryWith(echo) });
     try {
-      expect(JSON.parse(await p.call("echo", { text: "a", times: "2" }, noEnvCtx))).toEqual({ wrapped: { echoed: { text: "a", times: 2 } } });
+      expect(JSON.parse(await p.call("echo", { text: "a", times: "2" }, noEnvCtx))).toEqual({
+        wrapped: { echoed: { text: "a", times: 2 } },
+      });
       expect(JSON.parse(await p.call("echo", { text: "block" }, noEnvCtx))).toEqual({ error: "blocked by policy" });
       expect(seen).toEqual(['pre:echo:task_0:{"text":"a","times":2}', "post:echo", 'pre:echo:task_0:{"text":"block"}']);
     } finally {
       removers.forEach((r) => r());
     }
-    const crash = addToolHook({ pre: () => { throw new Error("hook crashed"); } });
+    const crash = addToolHook({
+      pre: () => {
+        throw new Error("hook crashed");
+      },
+    });
     try {
-      expect(JSON.parse(await p.call("echo", { text: "a" }, noEnvCtx))).toEqual({ error: "Error executing echo: hook crashed" });
+      expect(JSON.parse(await p.call("echo", { text: "a" }, noEnvCtx))).toEqual({
+        error: "Error executing echo: hook crashed",
+      });
     } finally {
       crash();
     }
@@ -218,15 +270,26 @@ describe("the approval gate", () => {
     expect(r.status).toBe("blocked");
     expect(r.error).toMatch(/^BLOCKED: .*git reset --hard.*approval policy is 'deny'/);
     expect(ran).toEqual([]);
-    expect(p.approvals).toEqual([expect.objectContaining({ command: "git reset --hard", pattern: "git_reset_hard", decision: "deny", by: "policy" })]);
+    expect(p.approvals).toEqual([
+      expect.objectContaining({
+        command: "git reset --hard",
+        pattern: "git_reset_hard",
+        decision: "deny",
+        by: "policy",
+      }),
+    ]);
     expect(JSON.parse(await p.call("runner", { command: "ls" }, noEnvCtx))).toEqual({ ran: "ls" });
     expect(p.approvals).toHaveLength(1);
   });
 
   it("policy allow: the call runs and the decision is recorded", async () => {
     const p = createToolPipeline({ registry: reg, approval: createApprovalGate({ policy: "allow", taskId: "t" }) });
-    expect(JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx))).toEqual({ ran: "git reset --hard" });
-    expect(p.approvals).toEqual([expect.objectContaining({ decision: "approve", by: "policy", reason: "approval policy is 'allow'" })]);
+    expect(JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx))).toEqual({
+      ran: "git reset --hard",
+    });
+    expect(p.approvals).toEqual([
+      expect.objectContaining({ decision: "approve", by: "policy", reason: "approval policy is 'allow'" }),
+    ]);
   });
 
   it("no approval service: fail-closed, with the reason recorded", async () => {
@@ -237,8 +300,12 @@ describe("the approval gate", () => {
       status: "blocked",
     });
     expect(ran).toEqual([]);
-    expect(p.approvals).toEqual([expect.objectContaining({ decision: "deny", by: "policy", reason: "no approval service is configured" })]);
-    expect(JSON.parse(await p.call("runner", { command: "echo harmless" }, noEnvCtx))).toEqual({ ran: "echo harmless" });
+    expect(p.approvals).toEqual([
+      expect.objectContaining({ decision: "deny", by: "policy", reason: "no approval service is configured" }),
+    ]);
+    expect(JSON.parse(await p.call("runner", { command: "echo harmless" }, noEnvCtx))).toEqual({
+      ran: "echo harmless",
+    });
   });
 
   it("a gate that fails denies", async () => {
@@ -252,7 +319,10 @@ describe("the approval gate", () => {
   });
 
   it("an unknown policy denies, naming the known ones", async () => {
-    const p = createToolPipeline({ registry: reg, approval: createApprovalGate({ policy: "yolo" as never, taskId: "t" }) });
+    const p = createToolPipeline({
+      registry: reg,
+      approval: createApprovalGate({ policy: "yolo" as never, taskId: "t" }),
+    });
     const r = JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx));
     expect(r.error).toMatch(/unknown approval policy 'yolo'; known: allow, deny, interactive, smart/);
     expect(ran).toEqual([]);
@@ -292,18 +362,29 @@ describe("a plugin tool that uses the environment and declares nothing", () => {
     const marker = join(t.taskDir, "marker");
     const p = createToolPipeline({ registry: reg });
     const r = JSON.parse(await p.call("plug_shell", { command: `touch ${marker} && git reset --hard` }, t.ctx));
-    expect(r).toEqual({ error: expect.stringMatching(/^BLOCKED: .*git reset --hard.*no approval service is configured/), status: "blocked" });
+    expect(r).toEqual({
+      error: expect.stringMatching(/^BLOCKED: .*git reset --hard.*no approval service is configured/),
+      status: "blocked",
+    });
     expect(existsSync(marker)).toBe(false);
-    expect(p.approvals).toEqual([expect.objectContaining({ command: `touch ${marker} && git reset --hard`, decision: "deny" })]);
+    expect(p.approvals).toEqual([
+      expect.objectContaining({ command: `touch ${marker} && git reset --hard`, decision: "deny" }),
+    ]);
   });
 
   it("a harmless command runs; with an approving service a flagged one runs and is recorded", async () => {
     const t = fixture();
     const p = createToolPipeline({ registry: reg });
-    expect(JSON.parse(await p.call("plug_shell", { command: "echo hi" }, t.ctx))).toEqual({ exit_code: 0, output: "hi\n" });
+    expect(JSON.parse(await p.call("plug_shell", { command: "echo hi" }, t.ctx))).toEqual({
+      exit_code: 0,
+      output: "hi\n",
+    });
     expect(p.approvals).toEqual([]);
     const marker = join(t.taskDir, "marker");
-    const allowing = createToolPipeline({ registry: reg, approval: createApprovalGate({ policy: "allow", taskId: "t" }) });
+    const allowing = createToolPipeline({
+      registry: reg,
+      approval: createApprovalGate({ policy: "allow", taskId: "t" }),
+    });
     const r = JSON.parse(await allowing.call("plug_shell", { command: `touch ${marker} && git reset --hard` }, t.ctx));
     expect(r.exit_code).not.toBe(0); // not a git repository: git fails, after touch ran
     expect(existsSync(marker)).toBe(true);

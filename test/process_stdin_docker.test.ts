@@ -4,7 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Environment } from "../tools/environments/base.js";
-import { cleanupAllDockerEnvironments, createDockerEnvironment, removeContainersByLabel } from "../tools/environments/docker.js";
+import {
+  cleanupAllDockerEnvironments,
+  createDockerEnvironment,
+  removeContainersByLabel,
+} from "../tools/environments/docker.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/local_ctx.js";
 
@@ -24,7 +28,10 @@ describe.each(["debian", "busybox"])("background stdin in Docker (%s)", (which) 
   let env: Environment;
   beforeAll(async () => {
     const image = which === "debian" ? images.image : images.busyboxImage;
-    env = await createDockerEnvironment({ runName: RUN, taskId: `stdin-${which}`, hostTaskDir: `/tmp/${RUN}/${which}`, taskTimeoutSec: 600 }, { image });
+    env = await createDockerEnvironment(
+      { runName: RUN, taskId: `stdin-${which}`, hostTaskDir: `/tmp/${RUN}/${which}`, taskTimeoutSec: 600 },
+      { image },
+    );
   }, 120_000);
   afterAll(async () => env?.cleanup());
 

@@ -10,7 +10,14 @@ function fakeTerminal() {
       cb();
     },
   }) as unknown as NodeJS.WriteStream;
-  Object.assign(stream, { isTTY: true, columns: 160, rows: 40, cursorTo: () => true, clearLine: () => true, moveCursor: () => true });
+  Object.assign(stream, {
+    isTTY: true,
+    columns: 160,
+    rows: 40,
+    cursorTo: () => true,
+    clearLine: () => true,
+    moveCursor: () => true,
+  });
   return { stream, text: () => text };
 }
 

@@ -11,10 +11,17 @@ const SCHEMA_DIR = join(import.meta.dirname, "..", "docs", "schemas");
 const entry = {
   prompt_index: 0,
   task_id: "t1",
-  conversations: [{ from: "human", value: "hi" }, { from: "gpt", value: "hello" }],
+  conversations: [
+    { from: "human", value: "hi" },
+    { from: "gpt", value: "hello" },
+  ],
   messages: [
     { role: "user", content: "hi" },
-    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: "{}" } }] },
+    {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "c1", type: "function", function: { name: "terminal", arguments: "{}" } }],
+    },
     { role: "tool", tool_call_id: "c1", name: "terminal", content: "{}" },
     { role: "assistant", content: "hello", reasoning: "think" },
   ],
@@ -37,7 +44,8 @@ describe("output records", () => {
   it("docs/schemas/ holds exactly what `npm run schemas` generates (stale files fail here)", () => {
     const expected = recordJsonSchemaFiles();
     expect(readdirSync(SCHEMA_DIR).sort()).toEqual(Object.keys(expected).sort());
-    for (const [name, text] of Object.entries(expected)) expect(readFileSync(join(SCHEMA_DIR, name), "utf8"), `${name} is stale: run npm run schemas`).toBe(text);
+    for (const [name, text] of Object.entries(expected))
+      expect(readFileSync(join(SCHEMA_DIR, name), "utf8"), `${name} is stale: run npm run schemas`).toBe(text);
   });
 
   it("the outcome list is the JSON Schema's enum, internal_error included", () => {
@@ -50,7 +58,9 @@ describe("output records", () => {
     expectExactRecord(TrajectoryEntrySchema, entry);
     const { final_response: _, ...missing } = entry;
     expect(TrajectoryEntrySchema.safeParse(missing).success).toBe(false);
-    expect(() => expectExactRecord(TrajectoryEntrySchema, { ...entry, finalResponse: "x" })).toThrow(/keys its schema does not know/);
+    expect(() => expectExactRecord(TrajectoryEntrySchema, { ...entry, finalResponse: "x" })).toThrow(
+      /keys its schema does not know/,
+    );
   });
 
   it("a failure record has a failure outcome; a worker-crash record needs no trajectory fields", () => {

@@ -59,7 +59,13 @@ describe("ToolRegistry.getDefinitions", () => {
     reg.register(tool("zeta", "a"));
     reg.register(tool("alpha", "a", { checkFn: () => true }));
     reg.register(tool("off", "a", { checkFn: () => false }));
-    reg.register(tool("broken", "a", { checkFn: () => { throw new Error("no docker"); } }));
+    reg.register(
+      tool("broken", "a", {
+        checkFn: () => {
+          throw new Error("no docker");
+        },
+      }),
+    );
     reg.register(tool("async_off", "a", { checkFn: async () => false }));
     const defs = await reg.getDefinitions(["zeta", "off", "alpha", "broken", "async_off", "missing"]);
     expect(defs.map((d) => d.function.name)).toEqual(["alpha", "zeta"]);
@@ -106,10 +112,24 @@ describe("dispatch through the pipeline", () => {
   it("wraps a throwing handler as Tool execution failed: <Type>: <message>", async () => {
     const reg = new ToolRegistry();
     class QuotaError extends Error {}
-    reg.register(tool("boom", "x", { handler: () => { throw new TypeError("bad arg"); } }));
-    reg.register(tool("quota", "x", { handler: () => { throw new QuotaError("over quota"); } }));
+    reg.register(
+      tool("boom", "x", {
+        handler: () => {
+          throw new TypeError("bad arg");
+        },
+      }),
+    );
+    reg.register(
+      tool("quota", "x", {
+        handler: () => {
+          throw new QuotaError("over quota");
+        },
+      }),
+    );
     expect(JSON.parse(await dispatch(reg, "boom", {}))).toEqual({ error: "Tool execution failed: TypeError: bad arg" });
-    expect(JSON.parse(await dispatch(reg, "quota", {}))).toEqual({ error: "Tool execution failed: QuotaError: over quota" });
+    expect(JSON.parse(await dispatch(reg, "quota", {}))).toEqual({
+      error: "Tool execution failed: QuotaError: over quota",
+    });
   });
 
   it("awaits async handlers, including rejections", async () => {
@@ -141,7 +161,9 @@ describe("dispatch through the pipeline", () => {
     expect(JSON.parse(await dispatch(reg, "obj", {})).error).toBe(
       "Tool execution failed: TypeError: handler of obj returned an object, not a JSON string or a {content, error} result",
     );
-    expect(JSON.parse(await dispatch(reg, "num", {})).error).toMatch(/^Tool execution failed: TypeError: handler of num returned number/);
+    expect(JSON.parse(await dispatch(reg, "num", {})).error).toMatch(
+      /^Tool execution failed: TypeError: handler of num returned number/,
+    );
     expect(JSON.parse(await dispatch(reg, "result", {}))).toEqual({ ok: true });
   });
 

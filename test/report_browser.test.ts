@@ -26,7 +26,8 @@ async function open(url: string): Promise<{ page: Page; seen: ReturnType<typeof 
   return { page, seen };
 }
 
-const shownKeys = (page: Page) => page.$$eval("#viewport .trow.body", (rows) => rows.map((r) => (r as HTMLElement).dataset.key));
+const shownKeys = (page: Page) =>
+  page.$$eval("#viewport .trow.body", (rows) => rows.map((r) => (r as HTMLElement).dataset.key));
 
 beforeAll(async () => {
   root = tempDir("hb-report-");
@@ -71,7 +72,9 @@ describe("report page in Chromium", () => {
     expect(await page.textContent("#outcomes")).toMatch(/completed\s*10.*model_error\s*1.*dropped\s*1/s);
     expect(await page.$$("svg.chart")).toHaveLength(6);
     // Tokens as the console and statistics.json give them: the total (agent + approver + judge), then by whom.
-    const tokens = /tokens ([\d,]+) \(agent ([\d,]+), approver ([\d,]+), judge ([\d,]+)\)/.exec((await page.textContent("#hdr")) ?? "");
+    const tokens = /tokens ([\d,]+) \(agent ([\d,]+), approver ([\d,]+), judge ([\d,]+)\)/.exec(
+      (await page.textContent("#hdr")) ?? "",
+    );
     expect(tokens).not.toBeNull();
     const [total, agent, approver, judge] = tokens!.slice(1).map((n) => Number(n.replace(/,/g, "")));
     expect(total).toBe(agent! + approver! + judge!);
@@ -87,7 +90,9 @@ describe("report page in Chromium", () => {
     const { page } = await open(`${reportUrl}#tasks`);
     await page.waitForSelector("#viewport .trow.body");
     expect(await page.textContent("#count")).toBe("12 of 12 tasks");
-    expect((await shownKeys(page)).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `t-${String(i + 1).padStart(2, "0")}#0`));
+    expect((await shownKeys(page)).sort()).toEqual(
+      Array.from({ length: 12 }, (_, i) => `t-${String(i + 1).padStart(2, "0")}#0`),
+    );
 
     await page.selectOption("#f-passed", "failed");
     expect(await page.textContent("#count")).toBe("3 of 12 tasks");
@@ -116,7 +121,9 @@ describe("report page in Chromium", () => {
     expect(page.url()).toMatch(/#task=t-03$/);
     expect(await page.$$("[data-turn]")).toHaveLength(2);
     expect(await page.textContent(".turns .call .name")).toBe("→ terminal");
-    expect(JSON.parse((await page.textContent(".turns .call pre.args"))!)).toEqual({ command: "rm -rf /tmp/build-cache" });
+    expect(JSON.parse((await page.textContent(".turns .call pre.args"))!)).toEqual({
+      command: "rm -rf /tmp/build-cache",
+    });
     const approval = await page.textContent(".approval.deny");
     expect(approval).toContain("denied by smart");
     expect(approval).toContain("recursive delete");
@@ -144,11 +151,17 @@ describe("report page in Chromium", () => {
     const order = await page.$$eval("#newly-failing, #newly-passing, #deltas", (els) => els.map((e) => e.id));
     expect(order).toEqual(["newly-failing", "newly-passing", "deltas"]);
     expect(await page.textContent("#deltas")).toContain("exact McNemar p = 1.00");
-    expect(await page.$$eval("#newly-failing a", (as) => as.map((a) => a.textContent))).toEqual([expect.stringContaining("t-03")]);
-    expect(await page.$$eval("#newly-passing a", (as) => as.map((a) => a.textContent))).toEqual([expect.stringContaining("t-04")]);
+    expect(await page.$$eval("#newly-failing a", (as) => as.map((a) => a.textContent))).toEqual([
+      expect.stringContaining("t-03"),
+    ]);
+    expect(await page.$$eval("#newly-passing a", (as) => as.map((a) => a.textContent))).toEqual([
+      expect.stringContaining("t-04"),
+    ]);
     await page.click("#newly-failing a");
     await page.waitForSelector(".side");
-    const columns = await page.$$eval(".side > div", (cols) => cols.map((c) => c.querySelector("h3")!.textContent + " " + c.querySelector("#score")!.textContent));
+    const columns = await page.$$eval(".side > div", (cols) =>
+      cols.map((c) => c.querySelector("h3")!.textContent + " " + c.querySelector("#score")!.textContent),
+    );
     expect(columns[0]).toMatch(/^baseline · baseline-run.*passed/);
     expect(columns[1]).toMatch(/^current · current-run.*failed/);
     await page.screenshot({ path: join(SHOTS, "report-baseline-side.png"), fullPage: true });
@@ -156,7 +169,13 @@ describe("report page in Chromium", () => {
   });
 
   it("a run without any scorer says so instead of a pass rate", async () => {
-    const dir = writeRunFolder(root, { name: "unscored-run", tasks: [{ id: "u-1", unscored: true }, { id: "u-2", unscored: true, approval: "approve" }] });
+    const dir = writeRunFolder(root, {
+      name: "unscored-run",
+      tasks: [
+        { id: "u-1", unscored: true },
+        { id: "u-2", unscored: true, approval: "approve" },
+      ],
+    });
     const out = join(root, "unscored.html");
     expect((await runCli(["report", dir, "-o", out])).exitCode).toBe(0);
     const { page, seen } = await open(`file://${out}`);
@@ -172,7 +191,10 @@ describe("report page in Chromium", () => {
 
 describe("report page with many tasks", () => {
   it("draws only the visible rows of 1,201 tasks, and opens a task of the last conversation chunk", async () => {
-    const tasks = Array.from({ length: 1201 }, (_, i) => ({ id: `big-${String(i).padStart(4, "0")}`, passed: i % 3 === 0 }));
+    const tasks = Array.from({ length: 1201 }, (_, i) => ({
+      id: `big-${String(i).padStart(4, "0")}`,
+      passed: i % 3 === 0,
+    }));
     const dir = writeRunFolder(root, { name: "big-run", tasks });
     const out = join(root, "big.html");
     expect((await runCli(["report", dir, "-o", out])).exitCode).toBe(0);
@@ -195,8 +217,18 @@ describe("report page with many tasks", () => {
 
 describe("view: the live page", () => {
   it("serves on 127.0.0.1 only, refuses other hosts, and shows tasks that land while it runs", async () => {
-    const dir = writeRunFolder(root, { name: "live-run", tasks: [{ id: "l-1", passed: true }, { id: "l-2", passed: false }] });
-    const child = execa("node", [CLI, "view", dir, "--port", "0"], { env: cleanEnv(), extendEnv: false, reject: false });
+    const dir = writeRunFolder(root, {
+      name: "live-run",
+      tasks: [
+        { id: "l-1", passed: true },
+        { id: "l-2", passed: false },
+      ],
+    });
+    const child = execa("node", [CLI, "view", dir, "--port", "0"], {
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = "";
@@ -224,8 +256,13 @@ describe("view: the live page", () => {
       const { page, seen } = await open(`${url}#tasks`);
       await page.waitForSelector("#viewport .trow.body");
       expect(await page.textContent("#count")).toBe("2 of 2 tasks");
-      appendFileSync(join(dir, "trajectories.jsonl"), JSON.stringify(trajectoryLine({ id: "l-3", passed: true }, 2)) + "\n");
-      await page.waitForFunction(() => document.querySelector("#count")?.textContent === "3 of 3 tasks", undefined, { timeout: 15_000 });
+      appendFileSync(
+        join(dir, "trajectories.jsonl"),
+        JSON.stringify(trajectoryLine({ id: "l-3", passed: true }, 2)) + "\n",
+      );
+      await page.waitForFunction(() => document.querySelector("#count")?.textContent === "3 of 3 tasks", undefined, {
+        timeout: 15_000,
+      });
       expect((await shownKeys(page)).sort()).toEqual(["l-1#0", "l-2#0", "l-3#0"]);
       await page.click("#viewport a:text-is('l-3')");
       await page.waitForSelector("[data-turn]");

@@ -21,7 +21,11 @@ function blocks(html: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of html.matchAll(/<script type="application\/gzip\+base64" id="hb-(\w+)">([^<]*)<\/script>/g)) {
     // main is one compressed text; details and base are compressed chunks, one a line.
-    out[m[1]!] = m[2]!.split("\n").filter(Boolean).map((chunk) => gunzipSync(Buffer.from(chunk, "base64")).toString("utf8")).join("\n");
+    out[m[1]!] = m[2]!
+      .split("\n")
+      .filter(Boolean)
+      .map((chunk) => gunzipSync(Buffer.from(chunk, "base64")).toString("utf8"))
+      .join("\n");
   }
   return out;
 }
@@ -29,26 +33,66 @@ function blocks(html: string): Record<string, string> {
 describe("report model", () => {
   it("has one row per task and epoch with its outcome, score, turns and tokens, and the run's score metrics", async () => {
     const model = await buildReportModel(runs.current);
-    expect(model.rows.map((r) => r.k).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `t-${String(i + 1).padStart(2, "0")}#0`));
+    expect(model.rows.map((r) => r.k).sort()).toEqual(
+      Array.from({ length: 12 }, (_, i) => `t-${String(i + 1).padStart(2, "0")}#0`),
+    );
     const t02 = model.rows.find((r) => r.id === "t-02")!;
-    expect(t02).toMatchObject({ o: "completed", p: false, s: 0, t: 4, tok: 480, tc: 3, te: 1, g: "hard", ts: "terminal+file" });
+    expect(t02).toMatchObject({
+      o: "completed",
+      p: false,
+      s: 0,
+      t: 4,
+      tok: 480,
+      tc: 3,
+      te: 1,
+      g: "hard",
+      ts: "terminal+file",
+    });
     expect(model.rows.find((r) => r.id === "t-11")).toMatchObject({ o: "model_error", p: null });
     expect(model.rows.find((r) => r.id === "t-12")).toMatchObject({ o: "dropped", p: null });
-    expect(model.scores).toMatchObject({ scored: 9, passed: 6, unscored: 3, unscored_by: { "scorer undecided": 1, dropped: 1, "infrastructure failure": 1 } });
+    expect(model.scores).toMatchObject({
+      scored: 9,
+      passed: 6,
+      unscored: 3,
+      unscored_by: { "scorer undecided": 1, dropped: 1, "infrastructure failure": 1 },
+    });
     expect(model.scores.pass_rate).toBeCloseTo(6 / 9);
     expect(model.scores.groups?.["metadata.group"]?.easy).toMatchObject({ scored: 4, passed: 2 });
     expect(model.group_label).toBe("metadata.group");
-    expect(model.run).toMatchObject({ name: "current-run", model: "model-b", dataset: "datasets/eval.jsonl", duration_s: 250 });
-    expect(model.charts.tools).toEqual([["terminal", 11, 1], ["read_file", 6, 0]]);
+    expect(model.run).toMatchObject({
+      name: "current-run",
+      model: "model-b",
+      dataset: "datasets/eval.jsonl",
+      duration_s: 250,
+    });
+    expect(model.charts.tools).toEqual([
+      ["terminal", 11, 1],
+      ["read_file", 6, 0],
+    ]);
     expect(model.charts.approvals).toEqual([["recursive delete", 1, 1]]);
-    expect(model.charts.failures.sort()).toEqual([["dropped: unknown_tools", 1], ["model_error", 1]]);
+    expect(model.charts.failures.sort()).toEqual([
+      ["dropped: unknown_tools", 1],
+      ["model_error", 1],
+    ]);
     expect(model.details.map((d) => d.key)).toEqual(model.rows.map((r) => r.k));
   });
 
   it("counts a run without scores as unscored for want of a scorer, never as failed", async () => {
-    const dir = writeRunFolder(root, { name: "no-score", tasks: [{ id: "a", unscored: true }, { id: "b", unscored: true }] });
+    const dir = writeRunFolder(root, {
+      name: "no-score",
+      tasks: [
+        { id: "a", unscored: true },
+        { id: "b", unscored: true },
+      ],
+    });
     const model = await buildReportModel(dir);
-    expect(model.scores).toMatchObject({ scored: 0, passed: 0, unscored: 2, pass_rate: null, unscored_by: { "no scorer": 2 } });
+    expect(model.scores).toMatchObject({
+      scored: 0,
+      passed: 0,
+      unscored: 2,
+      pass_rate: null,
+      unscored_by: { "no scorer": 2 },
+    });
     expect(model.rows.every((r) => r.p === null && r.r === "no scorer for this task")).toBe(true);
   });
 
@@ -64,7 +108,13 @@ describe("report model", () => {
     });
     const model = await buildReportModel(dir);
     expect(model.rows.map((r) => r.k)).toEqual(["e-1#0", "e-1#1", "e-2#0", "e-2#1"]);
-    expect(model.scores).toMatchObject({ epochs: 2, scored: 4, passed: 1, pass_at_k: { 1: 0.25, 2: 0.5 }, pass_hat_k: { 1: 0.25, 2: 0 } });
+    expect(model.scores).toMatchObject({
+      epochs: 2,
+      scored: 4,
+      passed: 1,
+      pass_at_k: { 1: 0.25, 2: 0.5 },
+      pass_hat_k: { 1: 0.25, 2: 0 },
+    });
   });
 
   it("compares with the baseline: the newly failing and newly passing tasks", async () => {
@@ -100,10 +150,15 @@ describe("report page", () => {
   });
 
   it("packs conversations in chunks of 500 tasks", async () => {
-    const dir = writeRunFolder(root, { name: "chunked", tasks: Array.from({ length: 1001 }, (_, i) => ({ id: `c-${i}`, passed: true })) });
+    const dir = writeRunFolder(root, {
+      name: "chunked",
+      tasks: Array.from({ length: 1001 }, (_, i) => ({ id: `c-${i}`, passed: true })),
+    });
     const html = reportHtml(await buildReportModel(dir));
     const details = /id="hb-details">([^<]*)</.exec(html)![1]!.split("\n");
-    expect(details.map((c) => gunzipSync(Buffer.from(c, "base64")).toString("utf8").split("\n").length)).toEqual([500, 500, 1]);
+    expect(details.map((c) => gunzipSync(Buffer.from(c, "base64")).toString("utf8").split("\n").length)).toEqual([
+      500, 500, 1,
+    ]);
     const main = JSON.parse(blocks(html).main!) as { detail_chunk: number; rows: { id: string }[] };
     expect(main.detail_chunk).toBe(500);
     expect(main.rows[1000]!.id).toBe("c-1000");
@@ -125,7 +180,10 @@ describe("report command", () => {
 
   it("bad input is one line and exit 2", async () => {
     const missing = await runCli(["report", join(root, "nope")]);
-    expect([missing.exitCode, missing.stderr]).toEqual([2, `hermes-batch report: ${join(root, "nope")}: no such run folder`]);
+    expect([missing.exitCode, missing.stderr]).toEqual([
+      2,
+      `hermes-batch report: ${join(root, "nope")}: no such run folder`,
+    ]);
     const noBaseline = await runCli(["report", runs.current, "--baseline", join(root, "nope")]);
     expect(noBaseline.exitCode).toBe(2);
     const badOut = await runCli(["report", runs.current, "-o", join(root, "no-dir", "r.html")]);

@@ -11,12 +11,23 @@ import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helper
 import { tokenizingHandler, type ScriptedTurn, type ServedCall } from "./helpers/token_server.js";
 import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
 import { RlLineSchema, type RlLine } from "../src/core/rl_record.js";
-import { PrimeTrainingSampleSchema, SkyGeneratorOutputSchema, VfGenerateOutputsSchema } from "../src/formats/rl/schemas.js";
+import {
+  PrimeTrainingSampleSchema,
+  SkyGeneratorOutputSchema,
+  VfGenerateOutputsSchema,
+} from "../src/formats/rl/schemas.js";
 
-const readJsonl = (path: string): any[] => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const readJsonl = (path: string): any[] =>
+  existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 
 /** The task a request belongs to; undefined for the preflight's one tiny request. */
-const taskOf = (req: RecordedRequest) => /task:(\S+)/.exec(req.body.messages.find((m: { role: string }) => m.role === "user").content)?.[1];
+const taskOf = (req: RecordedRequest) =>
+  /task:(\S+)/.exec(req.body.messages.find((m: { role: string }) => m.role === "user").content)?.[1];
 const echo = (text: string) => ({ name: "terminal", arguments: { command: `echo ${text}` } });
 
 /** Each task's answers in call order (a call the loop discards still takes its place). */
@@ -24,12 +35,25 @@ const SCRIPTS: Record<string, (n: number) => ScriptedTurn> = {
   // Turn 0 a tool call, then the answer; the group's two epochs answer 42 (right) and 41 (wrong).
   flat: (n) => (n % 2 === 0 ? { toolCalls: [echo("a")] } : { content: n === 1 ? "42" : "41" }),
   // Reasoning on the first answer only: the next prompt drops it, so a new branch starts at turn 1.
-  reason: (n) => [{ reasoning: "I should look first.", toolCalls: [echo("b")] }, { toolCalls: [echo("c")] }, { content: "42" }][n % 3]!,
+  reason: (n) =>
+    [{ reasoning: "I should look first.", toolCalls: [echo("b")] }, { toolCalls: [echo("c")] }, { content: "42" }][
+      n % 3
+    ]!,
   // An empty answer (asked again), unparseable arguments (asked again), then a good call and the answer.
-  discard: (n) => [{ content: "" }, { toolCalls: [{ name: "terminal", arguments: "@@@ not json" }] }, { toolCalls: [echo("d")] }, { content: "42" }][n]!,
+  discard: (n) =>
+    [
+      { content: "" },
+      { toolCalls: [{ name: "terminal", arguments: "@@@ not json" }] },
+      { toolCalls: [echo("d")] },
+      { content: "42" },
+    ][n]!,
 };
 
-function scripted(): { handler: ReturnType<typeof tokenizingHandler>["handler"]; served: ServedCall[]; byTask: Map<string, ServedCall[]> } {
+function scripted(): {
+  handler: ReturnType<typeof tokenizingHandler>["handler"];
+  served: ServedCall[];
+  byTask: Map<string, ServedCall[]>;
+} {
   const calls = new Map<string, number>();
   const byTask = new Map<string, ServedCall[]>();
   const { handler, served } = tokenizingHandler((req) => {
@@ -51,18 +75,61 @@ function scripted(): { handler: ReturnType<typeof tokenizingHandler>["handler"];
   };
 }
 
-async function runWith(server: FakeOpenAI, ids: string[], extra: string[]): Promise<{ dir: string; runDir: string; stdout: string; stderr: string; exitCode: number | undefined }> {
+async function runWith(
+  server: FakeOpenAI,
+  ids: string[],
+  extra: string[],
+): Promise<{ dir: string; runDir: string; stdout: string; stderr: string; exitCode: number | undefined }> {
   const dir = tempDir("hb-rl-");
   const dataset = join(dir, "tasks.jsonl");
-  writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task:${id} Answer with the number.`, toolsets: ["terminal"], expected: { value: "42", match: "exact" } })).join("\n") + "\n");
-  const r = await runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "1", "--max-retries", "0", "--temperature", "0.7", ...extra], { env: NO_SCHEDULER });
+  writeFileSync(
+    dataset,
+    ids
+      .map((id) =>
+        JSON.stringify({
+          id,
+          prompt: `task:${id} Answer with the number.`,
+          toolsets: ["terminal"],
+          expected: { value: "42", match: "exact" },
+        }),
+      )
+      .join("\n") + "\n",
+  );
+  const r = await runCli(
+    [
+      "run",
+      dataset,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "r",
+      "--progress",
+      "none",
+      "--concurrency",
+      "1",
+      "--max-retries",
+      "0",
+      "--temperature",
+      "0.7",
+      ...extra,
+    ],
+    { env: NO_SCHEDULER },
+  );
   return { dir, runDir: join(dir, "runs", "r"), stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode };
 }
 
 /** Every kept turn is a call the server served, ids and logprobs unchanged; the rest are the discarded ones. */
 function expectServedIds(line: RlLine, served: ServedCall[]): void {
   for (const t of line.turns) {
-    const match = served.find((s) => JSON.stringify(s.prompt_token_ids) === JSON.stringify(t.prompt_token_ids) && JSON.stringify(s.token_ids) === JSON.stringify(t.completion_token_ids));
+    const match = served.find(
+      (s) =>
+        JSON.stringify(s.prompt_token_ids) === JSON.stringify(t.prompt_token_ids) &&
+        JSON.stringify(s.token_ids) === JSON.stringify(t.completion_token_ids),
+    );
     expect(match, `turn ${t.call} of ${line.task_id} is a served call`).toBeDefined();
     expect(t.logprobs).toEqual(match!.logprobs);
   }
@@ -78,24 +145,39 @@ describe("--rl-capture", () => {
   afterAll(async () => server.close());
 
   it("captures the engine's ids, splits branches where reasoning is dropped, and exports every trainer format", async () => {
-    const run = await runWith(server, ["flat", "reason"], ["--rl-capture", "--rl-tokenizer", "cl100k_base", "--epochs", "2"]);
+    const run = await runWith(
+      server,
+      ["flat", "reason"],
+      ["--rl-capture", "--rl-tokenizer", "cl100k_base", "--epochs", "2"],
+    );
     expect(run.stderr).not.toMatch(/internal error|Error:/);
     expect(run.exitCode).toBe(0);
     expect(readFileSync(join(run.runDir, "run.yaml"), "utf8")).toMatch(/rl_tokenizer: cl100k_base/);
-    const agentRequests = server.requests.filter((r) => r.body.messages.some((m: { content: string }) => /task:/.test(m.content ?? "")));
-    for (const r of agentRequests) expect(r.body).toMatchObject({ logprobs: true, top_logprobs: 0, return_token_ids: true, temperature: 0.7 });
+    const agentRequests = server.requests.filter((r) =>
+      r.body.messages.some((m: { content: string }) => /task:/.test(m.content ?? "")),
+    );
+    for (const r of agentRequests)
+      expect(r.body).toMatchObject({ logprobs: true, top_logprobs: 0, return_token_ids: true, temperature: 0.7 });
 
     const lines = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
     expect(lines.map((l) => `${l.task_id}#${l.epoch}`).sort()).toEqual(["flat#0", "flat#1", "reason#0", "reason#1"]);
     for (const l of lines) {
       expectServedIds(l, state.served);
-      expect(l).toMatchObject({ tokens: "engine", problems: [], discarded_calls: 0, tokenizer: "cl100k_base", train: "full" });
+      expect(l).toMatchObject({
+        tokens: "engine",
+        problems: [],
+        discarded_calls: 0,
+        tokenizer: "cl100k_base",
+        train: "full",
+      });
       expect(l.turns.every((t) => t.temperature === 0.7)).toBe(true);
       for (const b of l.branches) {
         expect(b.loss_mask.length).toBe(b.token_ids.length);
         expect(b.logprobs.length).toBe(b.token_ids.length);
         // The mask is 1 on exactly the completion tokens of its turns.
-        expect(b.loss_mask.filter((m) => m === 1).length).toBe(b.turns.reduce((a, ti) => a + l.turns[ti]!.completion_token_ids!.length, 0));
+        expect(b.loss_mask.filter((m) => m === 1).length).toBe(
+          b.turns.reduce((a, ti) => a + l.turns[ti]!.completion_token_ids!.length, 0),
+        );
         expect(b.logprobs.every((lp, i) => (b.loss_mask[i] === 0 ? lp === 0 : lp < 0))).toBe(true);
       }
     }
@@ -118,10 +200,15 @@ describe("--rl-capture", () => {
     const exported = readJsonl(await exp("rl")).map((l) => RlLineSchema.parse(l));
     const byGroup = new Map<string, RlLine[]>();
     for (const l of exported) byGroup.set(l.group_id, [...(byGroup.get(l.group_id) ?? []), l]);
-    for (const members of byGroup.values()) expect(Math.abs(members.reduce((a, l) => a + l.advantage!, 0))).toBeLessThan(1e-9);
+    for (const members of byGroup.values())
+      expect(Math.abs(members.reduce((a, l) => a + l.advantage!, 0))).toBeLessThan(1e-9);
     const flatAdv = exported.filter((l) => l.task_id === "flat").map((l) => [l.reward, l.advantage]);
     expect(flatAdv.find(([r]) => r === 1)![1]).toBeCloseTo(1, 5); // (1 - 0.5) / (0.5 + 1e-6)
-    expect(exported.find((l) => l.task_id === "reason")!.group).toMatchObject({ size: 2, scored: 2, zero_variance: true });
+    expect(exported.find((l) => l.task_id === "reason")!.group).toMatchObject({
+      size: 2,
+      scored: 2,
+      zero_variance: true,
+    });
 
     const prime = readJsonl(await exp("prime")).map((s) => PrimeTrainingSampleSchema.parse(s));
     expect(prime).toHaveLength(2 + 2 * 2); // flat: one branch per epoch; reason: two per epoch
@@ -132,7 +219,11 @@ describe("--rl-capture", () => {
     expect(steps.response_ids).toHaveLength(2 * 2 + 2 * 3);
     const vf = VfGenerateOutputsSchema.parse(JSON.parse(readFileSync(await exp("verifiers"), "utf8")));
     expect(vf.outputs).toHaveLength(4);
-    expect(vf.outputs.every((o) => o.trajectory.every((s) => s.tokens!.completion_ids.length === s.tokens!.completion_logprobs.length))).toBe(true);
+    expect(
+      vf.outputs.every((o) =>
+        o.trajectory.every((s) => s.tokens!.completion_ids.length === s.tokens!.completion_logprobs.length),
+      ),
+    ).toBe(true);
   });
 
   it("streaming: the same ids from id deltas; retried and discarded calls are left out and counted", async () => {
@@ -144,7 +235,10 @@ describe("--rl-capture", () => {
     expect(line!.discarded_calls).toBe(2);
     expect(line!.turns.map((t) => t.call)).toEqual([2, 3]);
     expect(line!.turns.map((t) => t.completion_token_ids)).toEqual([served[2]!.token_ids, served[3]!.token_ids]);
-    expect(line!.turns.map((t) => t.prompt_token_ids)).toEqual([served[2]!.prompt_token_ids, served[3]!.prompt_token_ids]);
+    expect(line!.turns.map((t) => t.prompt_token_ids)).toEqual([
+      served[2]!.prompt_token_ids,
+      served[3]!.prompt_token_ids,
+    ]);
     expect(line!.turns.map((t) => t.logprobs)).toEqual([served[2]!.logprobs, served[3]!.logprobs]);
     expect(line!.branches.map((b) => b.turns)).toEqual([[0, 1]]);
   });
@@ -152,11 +246,23 @@ describe("--rl-capture", () => {
 
 describe("--rl-capture against endpoints that do not return ids", () => {
   it("strict stops before any task (exit 2, saying what is missing); best-effort runs with tokens: null", async () => {
-    const plain = await startFakeOpenAI(() => ({ kind: "json", body: { id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "42" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } } }));
+    const plain = await startFakeOpenAI(() => ({
+      kind: "json",
+      body: {
+        id: "x",
+        object: "chat.completion",
+        created: 0,
+        model: "m",
+        choices: [{ index: 0, message: { role: "assistant", content: "42" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
+    }));
     try {
       const strict = await runWith(plain, ["flat"], ["--rl-capture"]);
       expect(strict.exitCode).toBe(2);
-      expect(strict.stderr).toMatch(/--rl-capture: the model endpoint returned no prompt_token_ids, choices\[0\]\.token_ids, choices\[0\]\.logprobs\.content/);
+      expect(strict.stderr).toMatch(
+        /--rl-capture: the model endpoint returned no prompt_token_ids, choices\[0\]\.token_ids, choices\[0\]\.logprobs\.content/,
+      );
       expect(strict.stderr).not.toMatch(/\n\s+at /);
       const best = await runWith(plain, ["flat"], ["--rl-capture", "best-effort"]);
       expect(best.exitCode).toBe(0);
@@ -177,8 +283,12 @@ describe("--rl-capture against endpoints that do not return ids", () => {
         expect(run.exitCode).toBe(0);
         const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
         expect(line!.train).toBe("excluded");
-        expect(line!.problems[0]).toMatch(opts.usagePromptSkew ? /prompt ids, usage says/ : /logprobs for \d+ completion ids/);
-        expect(readFileSync(join(run.runDir, "events.log"), "utf8")).toMatch(/task flat: rl\.jsonl line excluded, bad token data: turn 0: /);
+        expect(line!.problems[0]).toMatch(
+          opts.usagePromptSkew ? /prompt ids, usage says/ : /logprobs for \d+ completion ids/,
+        );
+        expect(readFileSync(join(run.runDir, "events.log"), "utf8")).toMatch(
+          /task flat: rl\.jsonl line excluded, bad token data: turn 0: /,
+        );
         const exp = await runCli(["export", run.runDir, "--format", "prime"]);
         expect(exp.exitCode).toBe(1);
         expect(exp.stderr).toMatch(/1 excluded/);
@@ -198,7 +308,18 @@ describe("the train verdict by cause", () => {
       const n = calls.get(id ?? "") ?? 0;
       if (id) calls.set(id, n + 1);
       if (id && n >= 1) {
-        if (id === "ctx") return { kind: "json", status: 400, body: { error: { message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", type: "BadRequestError", code: 400 } } };
+        if (id === "ctx")
+          return {
+            kind: "json",
+            status: 400,
+            body: {
+              error: {
+                message: "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.",
+                type: "BadRequestError",
+                code: 400,
+              },
+            },
+          };
         return { kind: "hang" };
       }
       return handler(req);
@@ -206,13 +327,31 @@ describe("the train verdict by cause", () => {
     try {
       const run = await runWith(server, ["ctx", "slow"], ["--rl-capture", "--task-timeout", "3"]);
       expect(run.exitCode).toBe(1); // both tasks failed (model_error, timeout)
-      const byId = Object.fromEntries(readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema.parse(l)]));
-      expect(byId.ctx).toMatchObject({ outcome: "context_length", stop_reason: "context_length", reward: 0, passed: false, train: "full", tokens: "engine" });
+      const byId = Object.fromEntries(
+        readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema.parse(l)]),
+      );
+      expect(byId.ctx).toMatchObject({
+        outcome: "context_length",
+        stop_reason: "context_length",
+        reward: 0,
+        passed: false,
+        train: "full",
+        tokens: "engine",
+      });
       expect(byId.ctx!.turns).toHaveLength(1);
-      expect(byId.slow).toMatchObject({ outcome: "timeout", stop_reason: "time_limit", reward: null, train: "masked", tokens: "engine" });
+      expect(byId.slow).toMatchObject({
+        outcome: "timeout",
+        stop_reason: "time_limit",
+        reward: null,
+        train: "masked",
+        tokens: "engine",
+      });
       const prime = await runCli(["export", run.runDir, "--format", "prime", "--out", "-"]);
       expect(prime.exitCode).toBe(0);
-      const samples = prime.stdout.trim().split("\n").map((l) => PrimeTrainingSampleSchema.parse(JSON.parse(l)));
+      const samples = prime.stdout
+        .trim()
+        .split("\n")
+        .map((l) => PrimeTrainingSampleSchema.parse(JSON.parse(l)));
       expect(samples).toHaveLength(2);
       // The masked sample carries its tokens and no trainable one; the context overflow's is trainable.
       expect(samples.filter((s) => s.mask.some(Boolean))).toHaveLength(1);
@@ -230,14 +369,54 @@ describe("rl.jsonl across --resume and merge", () => {
       const first = await runWith(server, ["a", "b", "c"], ["--rl-capture", "--epochs", "1"]);
       expect(first.exitCode).toBe(0);
       const dataset = join(first.dir, "tasks.jsonl");
-      const resumed = await runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--output-dir", join(first.dir, "runs"), "--run-name", "r", "--progress", "none", "--rl-capture", "--epochs", "2", "--resume", "--allow-config-change"], { env: NO_SCHEDULER });
+      const resumed = await runCli(
+        [
+          "run",
+          dataset,
+          "--model",
+          "m",
+          "--base-url",
+          server.baseURL,
+          "--output-dir",
+          join(first.dir, "runs"),
+          "--run-name",
+          "r",
+          "--progress",
+          "none",
+          "--rl-capture",
+          "--epochs",
+          "2",
+          "--resume",
+          "--allow-config-change",
+        ],
+        { env: NO_SCHEDULER },
+      );
       expect(resumed.exitCode).toBe(0);
       const keys = readJsonl(join(first.runDir, "rl.jsonl")).map((l) => `${l.task_id}#${l.epoch}`);
       expect(keys.sort()).toEqual(["a#0", "a#1", "b#0", "b#1", "c#0", "c#1"]);
 
       const shards = join(first.dir, "sharded");
       for (const i of [0, 1]) {
-        const r = await runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--output-dir", shards, "--run-name", "s", "--progress", "none", "--rl-capture", "--shard", `${i}/2`], { env: NO_SCHEDULER });
+        const r = await runCli(
+          [
+            "run",
+            dataset,
+            "--model",
+            "m",
+            "--base-url",
+            server.baseURL,
+            "--output-dir",
+            shards,
+            "--run-name",
+            "s",
+            "--progress",
+            "none",
+            "--rl-capture",
+            "--shard",
+            `${i}/2`,
+          ],
+          { env: NO_SCHEDULER },
+        );
         expect(r.exitCode).toBe(0);
       }
       const merged = await runCli(["merge", join(shards, "s")], { env: NO_SCHEDULER });
@@ -254,7 +433,11 @@ describe("--rl-capture asks only the agent's endpoint", () => {
   it("the approver and the judge never request token ids", async () => {
     const { runEndpoints } = await import("../src/models/factory.js");
     const { resolveRunConfig } = await import("../src/config/run_config.js");
-    const config = resolveRunConfig({ dataset: "x.jsonl", model: "m", base_url: "http://127.0.0.1:9/v1", approval: "smart", rl_capture: "strict" }, undefined, {});
+    const config = resolveRunConfig(
+      { dataset: "x.jsonl", model: "m", base_url: "http://127.0.0.1:9/v1", approval: "smart", rl_capture: "strict" },
+      undefined,
+      {},
+    );
     const eps = runEndpoints(config);
     expect(eps.agent.options.rlCapture).toBe(true);
     expect(eps.approver!.options.rlCapture).toBeUndefined();

@@ -5,11 +5,25 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { completion, httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  httpError,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("smart approval in a batch run", () => {
@@ -51,14 +65,32 @@ describe("smart approval in a batch run", () => {
     const dataset = join(dir, "d.jsonl");
     writeFileSync(
       dataset,
-      ["victim-deny", "victim-approve", "victim-outage"].map((v) => JSON.stringify({ id: v, prompt: `Clean up ${v} please` })).join("\n") + "\n",
+      ["victim-deny", "victim-approve", "victim-outage"]
+        .map((v) => JSON.stringify({ id: v, prompt: `Clean up ${v} please` }))
+        .join("\n") + "\n",
     );
     const r = await runCli([
-      "run", dataset, "--model", "agent-model", "--base-url", server.baseURL, "--api-key", "k",
-      "--approval-model", "approver-model", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--run-name", "a",
+      "run",
+      dataset,
+      "--model",
+      "agent-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval-model",
+      "approver-model",
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "a",
       // On the host, so an approved delete of a host folder does happen (the local sandbox could not write it).
-      "--env", "host",
-      "--progress", "none",
+      "--env",
+      "host",
+      "--progress",
+      "none",
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
 
@@ -66,7 +98,9 @@ describe("smart approval in a batch run", () => {
     expect(existsSync(join(victims, "victim-outage", "precious.txt"))).toBe(true);
     expect(existsSync(join(victims, "victim-approve"))).toBe(false);
 
-    const entries = Object.fromEntries(readJsonl(join(dir, "runs", "a", "trajectories.jsonl")).map((e) => [e.task_id, e]));
+    const entries = Object.fromEntries(
+      readJsonl(join(dir, "runs", "a", "trajectories.jsonl")).map((e) => [e.task_id, e]),
+    );
     const denied = entries["victim-deny"];
     expect(denied.approvals).toHaveLength(1);
     expect(denied.approvals[0]).toMatchObject({ decision: "deny", by: "smart", reason: "test approver says deny" });
@@ -93,7 +127,18 @@ describe("smart approval in a batch run", () => {
     writeFileSync(join(victim, "precious.txt"), "keep me");
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ id: "x", prompt: `Please run \`rm -rf ${victim}\`` }) + "\n");
-    const r = await runCli(["run", dataset, "--model", "scripted", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(join(victim, "precious.txt"))).toBe(true);
     const [e] = readJsonl(join(dir, "runs", "d", "trajectories.jsonl"));

@@ -6,11 +6,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { completion, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("approval across tool calls", () => {
@@ -32,9 +45,12 @@ describe("approval across tool calls", () => {
     if (turn === 0) {
       return viaMake
         ? toolCalls([{ name: "write_file", arguments: { path: "Makefile", content: `clean:\n\trm -rf ${victim}\n` } }])
-        : toolCalls([{ name: "terminal", arguments: { command: `cat > cleanup.sh <<'EOF'\n#!/bin/sh\nrm -rf ${victim}\nEOF` } }]);
+        : toolCalls([
+            { name: "terminal", arguments: { command: `cat > cleanup.sh <<'EOF'\n#!/bin/sh\nrm -rf ${victim}\nEOF` } },
+          ]);
     }
-    if (turn === 1) return toolCalls([{ name: "terminal", arguments: { command: viaMake ? "make clean" : "bash cleanup.sh" } }]);
+    if (turn === 1)
+      return toolCalls([{ name: "terminal", arguments: { command: viaMake ? "make clean" : "bash cleanup.sh" } }]);
     const result = req.body.messages.filter((m: any) => m.role === "tool").at(-1).content;
     return completion({ content: `tool said: ${result.slice(0, 200)}` });
   };
@@ -55,18 +71,45 @@ describe("approval across tool calls", () => {
       writeFileSync(join(victims, v, "precious.txt"), "keep me");
     }
     const dataset = join(dir, "d.jsonl");
-    writeFileSync(dataset, [`Clean up victim-script with a script`, `Clean up victim-make with make`].map((p, i) => JSON.stringify({ id: ids[i], prompt: p })).join("\n") + "\n");
+    writeFileSync(
+      dataset,
+      [`Clean up victim-script with a script`, `Clean up victim-make with make`]
+        .map((p, i) => JSON.stringify({ id: ids[i], prompt: p }))
+        .join("\n") + "\n",
+    );
     const r = await runCli([
-      "run", dataset, "--model", "agent-model", "--base-url", server.baseURL, "--api-key", "k",
-      "--approval-model", "approver-model", "--toolsets", "terminal,file", "--output-dir", join(dir, "runs"), "--run-name", "x",
+      "run",
+      dataset,
+      "--model",
+      "agent-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval-model",
+      "approver-model",
+      "--toolsets",
+      "terminal,file",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "x",
       // On the host, so a delete that slipped through would really remove the victim folder.
-      "--env", "host", "--progress", "none",
+      "--env",
+      "host",
+      "--progress",
+      "none",
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
     for (const v of ids) expect(existsSync(join(victims, v, "precious.txt")), v).toBe(true);
 
-    const entries = Object.fromEntries(readJsonl(join(dir, "runs", "x", "trajectories.jsonl")).map((e) => [e.task_id, e]));
-    for (const [id, command] of [["victim-script", "bash cleanup.sh"], ["victim-make", "make clean"]] as const) {
+    const entries = Object.fromEntries(
+      readJsonl(join(dir, "runs", "x", "trajectories.jsonl")).map((e) => [e.task_id, e]),
+    );
+    for (const [id, command] of [
+      ["victim-script", "bash cleanup.sh"],
+      ["victim-make", "make clean"],
+    ] as const) {
       const denied = entries[id].approvals.filter((a: any) => a.decision === "deny");
       expect(denied, id).toHaveLength(1);
       expect(denied[0]).toMatchObject({ command, by: "smart", reason: "test approver denies" });

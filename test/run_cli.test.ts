@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { completion, httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  httpError,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
@@ -78,16 +87,27 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
       attempts.set(key, n);
       if (turn === 0 && n === 1) return httpError(429, "slow down", { "retry-after": "1" });
       if (turn === 0 && n <= 3) return httpError(500, "upstream hiccup");
-      return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "echo after-retry" } }]) : text("rate limit survived");
+      return turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: "echo after-retry" } }])
+        : text("rate limit survived");
     },
     "fatal request": () => httpError(400, "this model does not support tools (test)"),
     "leak attempt": (turn) =>
       turn === 0
-        ? toolCalls([{ name: "terminal", arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep API_KEY; echo $OPENAI_API_KEY" } }])
+        ? toolCalls([
+            {
+              name: "terminal",
+              arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep API_KEY; echo $OPENAI_API_KEY" },
+            },
+          ])
         : text(`the key is ${SECRET} and ${ENV_SECRET}`),
     "reasoning please": (turn) =>
       turn === 0
-        ? completion({ content: null, reasoning: "I should list files.", toolCalls: [{ name: "terminal", arguments: { command: "echo r" } }] })
+        ? completion({
+            content: null,
+            reasoning: "I should list files.",
+            toolCalls: [{ name: "terminal", arguments: { command: "echo r" } }],
+          })
         : completion({ content: "<think>Summing up.</think>The answer is r.", reasoningField: "reasoning" }),
   };
 
@@ -105,17 +125,28 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     const dir = tempDir();
     const dataset = writeDataset(dir, rows);
     const result = await runCli([
-      "run", dataset,
-      "--model", "test-model",
-      "--base-url", server.baseURL,
-      "--api-key", SECRET,
-      "--output-dir", join(dir, "runs"),
-      "--run-name", "t",
-      "--toolsets", "terminal,file",
-      "--workers", "2",
-      "--concurrency", "4",
-      "--approval", "deny",
-      "--progress", "log",
+      "run",
+      dataset,
+      "--model",
+      "test-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      SECRET,
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "t",
+      "--toolsets",
+      "terminal,file",
+      "--workers",
+      "2",
+      "--concurrency",
+      "4",
+      "--approval",
+      "deny",
+      "--progress",
+      "log",
       ...extra,
     ]);
     return { dir, runDir: join(dir, "runs", "t"), result };
@@ -147,7 +178,11 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(toolMsgs[2].content).toContain("alpha");
     expect(JSON.parse(toolMsgs[3].content).output).toContain("gamma");
     // The model saw the tool results of turn 1 before turn 2.
-    const secondCall = server.requests.find((r) => r.body.messages.some((m: any) => m.content === "parallel tools please") && r.body.messages.filter((m: any) => m.role === "tool").length === 2);
+    const secondCall = server.requests.find(
+      (r) =>
+        r.body.messages.some((m: any) => m.content === "parallel tools please") &&
+        r.body.messages.filter((m: any) => m.role === "tool").length === 2,
+    );
     expect(secondCall).toBeDefined();
     // Hermes conversations: one tool turn holding both responses.
     const toolTurns = par.conversations.filter((c: any) => c.from === "tool");
@@ -175,8 +210,26 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     const dir = tempDir();
     const dataset = writeDataset(dir, [{ id: "leak", prompt: "leak attempt" }]);
     const result = await runCli(
-      ["run", dataset, "--model", "test-model", "--base-url", server.baseURL, "--api-key", SECRET, "--output-dir", join(dir, "runs"),
-        "--run-name", "t", "--toolsets", "terminal", "--approval", "allow", "--progress", "none"],
+      [
+        "run",
+        dataset,
+        "--model",
+        "test-model",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        SECRET,
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "t",
+        "--toolsets",
+        "terminal",
+        "--approval",
+        "allow",
+        "--progress",
+        "none",
+      ],
       { env: { OPENAI_API_KEY: ENV_SECRET } },
     );
     expect(result.exitCode, result.stderr).toBe(0);
@@ -209,7 +262,10 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(entry.api_calls).toBe(3);
     expect(entry.final_response).toBe("recovered");
 
-    const strict = await run([{ id: "u2", prompt: "twice unknown test" }], ["--max-consecutive-tool-errors", "2", "--run-name", "t"]);
+    const strict = await run(
+      [{ id: "u2", prompt: "twice unknown test" }],
+      ["--max-consecutive-tool-errors", "2", "--run-name", "t"],
+    );
     const [partial] = readJsonl(join(strict.runDir, "dropped.jsonl"));
     expect(partial.partial).toBe(true);
     expect(partial.completed).toBe(false);
@@ -227,7 +283,9 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
       ["--stream"],
     );
     expect(result.exitCode, result.stderr).toBe(1);
-    const rl = server.requests.filter((r) => r.at >= started && JSON.stringify(r.body.messages).includes("rate limited task"));
+    const rl = server.requests.filter(
+      (r) => r.at >= started && JSON.stringify(r.body.messages).includes("rate limited task"),
+    );
     // retry-after: 1 was honoured between the 429 and the next attempt (backoff alone would be far shorter).
     expect(rl[1]!.at - rl[0]!.at).toBeGreaterThanOrEqual(950);
     const entries = readJsonl(join(runDir, "trajectories.jsonl"));
@@ -240,7 +298,9 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(failed[0].outcome).toBe("model_error");
     expect(failed[0].error).toContain("does not support tools");
     expectExactRecord(FailureRecordSchema, failed[0], "failure record");
-    expect(server.requests.filter((r) => JSON.stringify(r.body.messages).includes("fatal request task"))).toHaveLength(1);
+    expect(server.requests.filter((r) => JSON.stringify(r.body.messages).includes("fatal request task"))).toHaveLength(
+      1,
+    );
     expect(result.stdout).toContain("--retry-failed");
   });
 
@@ -280,7 +340,18 @@ describe("hermes-batch run input validation", () => {
 
   it("requires --resume to continue a run folder that has results", async () => {
     const dir = tempDir();
-    const args = ["run", "datasets/smoke.jsonl", "--model", "scripted", "--output-dir", join(dir, "runs"), "--max-samples", "1", "--approval", "deny"];
+    const args = [
+      "run",
+      "datasets/smoke.jsonl",
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--max-samples",
+      "1",
+      "--approval",
+      "deny",
+    ];
     expect((await runCli(args)).exitCode).toBe(0);
     const again = await runCli(args);
     expect(again.exitCode).toBe(2);
@@ -294,7 +365,20 @@ describe("hermes-batch run input validation", () => {
     const dir = tempDir();
     const runDir = join(dir, "runs", "smoke");
     mkdirSync(runDir, { recursive: true });
-    const args = ["run", "datasets/smoke.jsonl", "--model", "scripted", "--output-dir", join(dir, "runs"), "--max-samples", "1", "--approval", "deny", "--progress", "none"];
+    const args = [
+      "run",
+      "datasets/smoke.jsonl",
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--max-samples",
+      "1",
+      "--approval",
+      "deny",
+      "--progress",
+      "none",
+    ];
     writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "earlier" }));
     const locked = await runCli(args);
     expect(locked.exitCode).toBe(2);
@@ -307,7 +391,15 @@ describe("hermes-batch run input validation", () => {
 
   it("--dry-run prints the plan and writes nothing", async () => {
     const dir = tempDir();
-    const r = await runCli(["run", "datasets/smoke.jsonl", "--model", "scripted", "--dry-run", "--output-dir", join(dir, "runs")]);
+    const r = await runCli([
+      "run",
+      "datasets/smoke.jsonl",
+      "--model",
+      "scripted",
+      "--dry-run",
+      "--output-dir",
+      join(dir, "runs"),
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout).toContain("tasks to run: 8");
     expect(existsSync(join(dir, "runs"))).toBe(false);

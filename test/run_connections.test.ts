@@ -45,16 +45,27 @@ async function countingServer(opts: { group: number; expected: number; reply: (i
 async function run(server: FakeOpenAI, tasks: number, extra: string[]) {
   const dir = tempDir();
   const dataset = join(dir, "data.jsonl");
-  writeFileSync(dataset, Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `question ${i}` })).join("\n") + "\n");
+  writeFileSync(
+    dataset,
+    Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `question ${i}` })).join("\n") + "\n",
+  );
   const result = await runCli([
-    "run", dataset,
-    "--model", "test-model",
-    "--base-url", server.baseURL,
-    "--output-dir", join(dir, "runs"),
-    "--run-name", "r",
-    "--toolsets", "todo",
-    "--approval", "deny",
-    "--progress", "log",
+    "run",
+    dataset,
+    "--model",
+    "test-model",
+    "--base-url",
+    server.baseURL,
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    "r",
+    "--toolsets",
+    "todo",
+    "--approval",
+    "deny",
+    "--progress",
+    "log",
     ...extra,
   ]);
   return { result, runDir: join(dir, "runs", "r") };
@@ -71,7 +82,11 @@ describe("run-wide model connections", () => {
 
   it("a 429 is retried after its Retry-After and halves the run-wide limit: events.log, statistics.json and the progress line say so", async () => {
     // The first two requests are held together and both answered 429, within one decrease window.
-    const { server } = await countingServer({ group: 2, expected: 10, reply: (i) => (i < 2 ? httpError(429, "slow down", { "retry-after-ms": "20" }) : text("an answer")) });
+    const { server } = await countingServer({
+      group: 2,
+      expected: 10,
+      reply: (i) => (i < 2 ? httpError(429, "slow down", { "retry-after-ms": "20" }) : text("an answer")),
+    });
     const { result, runDir } = await run(server, 8, ["--workers", "2", "--concurrency", "8", "--max-connections", "4"]);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(server.requests).toHaveLength(10);
@@ -79,11 +94,21 @@ describe("run-wide model connections", () => {
     const retries = events.split("\n").filter((l) => l.includes("model retry"));
     expect(retries).toHaveLength(2);
     for (const line of retries) {
-      expect(line).toMatch(/task t\d+: model retry 1\/6 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#test-model, status 429\) in 20 ms: 429 rate limited: slow down$/);
+      expect(line).toMatch(
+        /task t\d+: model retry 1\/6 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#test-model, status 429\) in 20 ms: 429 rate limited: slow down$/,
+      );
     }
-    expect(events).toMatch(/model connection limit 4 → 2 \(http:\/\/127\.0\.0\.1:\d+\/v1#test-model, 429 rate limited\)/);
+    expect(events).toMatch(
+      /model connection limit 4 → 2 \(http:\/\/127\.0\.0\.1:\d+\/v1#test-model, 429 rate limited\)/,
+    );
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
-    expect(stats.model_calls).toMatchObject({ calls: 10, retries: 2, rate_limited: 2, failed_calls: 0, limit_decreases: 1 });
+    expect(stats.model_calls).toMatchObject({
+      calls: 10,
+      retries: 2,
+      rate_limited: 2,
+      failed_calls: 0,
+      limit_decreases: 1,
+    });
     const endpoint = Object.values(stats.model_calls.endpoints)[0] as Record<string, number>;
     expect(endpoint).toMatchObject({ max: 4, lowest_limit: 2, in_flight: 0 });
     expect(result.stderr).toMatch(/progress: 8\/8 tasks .* \| model retries 2, 429s 2/);

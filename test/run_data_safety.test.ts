@@ -10,12 +10,37 @@ import { execa } from "execa";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("task folder names", () => {
   it("are never empty, '.', '..' or outside their parent, for every id the reader accepts", () => {
-    const ids = [".", "..", "...", "....", "/", "../x", "a/../../b", "..\\\\..", "~", "-", "a b", "ü", "\u0000", "x".repeat(500), "0", "-1", "CON", ". .", "./."];
+    const ids = [
+      ".",
+      "..",
+      "...",
+      "....",
+      "/",
+      "../x",
+      "a/../../b",
+      "..\\\\..",
+      "~",
+      "-",
+      "a b",
+      "ü",
+      "\u0000",
+      "x".repeat(500),
+      "0",
+      "-1",
+      "CON",
+      ". .",
+      "./.",
+    ];
     const parent = resolve("/runs/r/workspaces");
     const names = new Set<string>();
     for (const id of ids) {
@@ -34,11 +59,34 @@ describe("task folder names", () => {
   it("a dataset whose ids are '..' and '.' runs both tasks and keeps the run folder", async () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
-    writeFileSync(dataset, [{ id: "..", prompt: "Use the shell to compute 1 + 1." }, { id: ".", prompt: "Use the shell to compute 2 + 2." }].map((r) => JSON.stringify({ ...r, toolsets: ["terminal"] })).join("\n") + "\n");
+    writeFileSync(
+      dataset,
+      [
+        { id: "..", prompt: "Use the shell to compute 1 + 1." },
+        { id: ".", prompt: "Use the shell to compute 2 + 2." },
+      ]
+        .map((r) => JSON.stringify({ ...r, toolsets: ["terminal"] }))
+        .join("\n") + "\n",
+    );
     const out = join(dir, "runs");
-    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", out, "--run-name", "dots", "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--output-dir",
+      out,
+      "--run-name",
+      "dots",
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(0);
-    expect(readJsonl(join(out, "dots", "trajectories.jsonl")).map((l) => l.task_id).sort()).toEqual([".", ".."]);
+    expect(
+      readJsonl(join(out, "dots", "trajectories.jsonl"))
+        .map((l) => l.task_id)
+        .sort(),
+    ).toEqual([".", ".."]);
     expect(existsSync(join(out, "dots", "statistics.json"))).toBe(true);
   });
 });
@@ -48,7 +96,18 @@ describe("run names", () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ prompt: "p" }) + "\n");
-    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", name, "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      name,
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain("--run-name");
@@ -61,13 +120,24 @@ describe("resuming a changed experiment", () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
     const out = join(dir, "runs");
-    writeFileSync(dataset, JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }) + "\n");
+    writeFileSync(
+      dataset,
+      JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }) + "\n",
+    );
     const base = ["run", dataset, "--output-dir", out, "--run-name", "exp", "--progress", "none"];
     expect((await runCli([...base, "--model", "scripted"])).exitCode).toBe(0);
-    writeFileSync(dataset, [JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "changed", toolsets: ["terminal"] })].join("\n") + "\n");
+    writeFileSync(
+      dataset,
+      [
+        JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }),
+        JSON.stringify({ id: "b", prompt: "changed", toolsets: ["terminal"] }),
+      ].join("\n") + "\n",
+    );
     const refused = await runCli([...base, "--model", "scripted", "--resume"]);
     expect(refused.exitCode).toBe(3);
-    expect(refused.stderr).toContain("was started with a different configuration (the dataset or a referenced file changed)");
+    expect(refused.stderr).toContain(
+      "was started with a different configuration (the dataset or a referenced file changed)",
+    );
     expect(readJsonl(join(out, "exp", "trajectories.jsonl"))).toHaveLength(1);
     const model = await runCli([...base, "--model", "scripted:1", "--resume"]);
     expect(model.exitCode).toBe(3);
@@ -77,7 +147,9 @@ describe("resuming a changed experiment", () => {
     expect(readJsonl(join(out, "exp", "trajectories.jsonl")).map((l) => l.task_id)).toEqual(["a", "b"]);
     const runYaml = YAML.parse(readFileSync(join(out, "exp", "run.yaml"), "utf8"));
     expect(runYaml.allowed_config_changes).toHaveLength(1);
-    expect(readFileSync(join(out, "exp", "events.log"), "utf8")).toContain("resumed with a changed configuration (--allow-config-change)");
+    expect(readFileSync(join(out, "exp", "events.log"), "utf8")).toContain(
+      "resumed with a changed configuration (--allow-config-change)",
+    );
   });
 });
 
@@ -85,13 +157,29 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
   const dataset = () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
-    writeFileSync(file, [JSON.stringify({ id: "a", prompt: "p", toolsets: ["terminal"] }), JSON.stringify({ id: "b", prompt: "q", toolsets: ["terminal"] })].join("\n") + "\n");
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ id: "a", prompt: "p", toolsets: ["terminal"] }),
+        JSON.stringify({ id: "b", prompt: "q", toolsets: ["terminal"] }),
+      ].join("\n") + "\n",
+    );
     return { dir, file };
   };
   // (--resume of a run that does not exist starts it: test/run_stdin.test.ts)
   it.each([["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
     const { dir, file } = dataset();
-    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none", ...flag]);
+    const r = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+      ...flag,
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("has no results to continue");
   });
@@ -99,18 +187,57 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
   it("--only naming unknown ids, --offset past the end, an output dir that is a file or under /proc", async () => {
     const { dir, file } = dataset();
     const out = join(dir, "runs");
-    expect((await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"])).exitCode).toBe(0);
-    const only = await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none", "--only", "a,zzz"]);
+    expect(
+      (await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"]))
+        .exitCode,
+    ).toBe(0);
+    const only = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      out,
+      "--run-name",
+      "r",
+      "--progress",
+      "none",
+      "--only",
+      "a,zzz",
+    ]);
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain("--only names task id(s) not in the dataset: zzz");
-    const offset = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "o2"), "--progress", "none", "--offset", "5"]);
+    const offset = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "o2"),
+      "--progress",
+      "none",
+      "--offset",
+      "5",
+    ]);
     expect(offset.exitCode).toBe(2);
     expect(offset.stderr).toContain("--offset 5 is past the end of the dataset (2 valid row(s))");
     writeFileSync(join(dir, "afile"), "x");
-    const isFile = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "afile"), "--progress", "none"]);
+    const isFile = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "afile"),
+      "--progress",
+      "none",
+    ]);
     expect(isFile.exitCode).toBe(2);
     expect(isFile.stderr).toContain("is a file, not a folder");
-    const proc = await runCli(["run", file, "--model", "scripted", "--output-dir", "/proc/self/nothing", "--progress", "none"], { timeoutMs: 30_000 });
+    const proc = await runCli(
+      ["run", file, "--model", "scripted", "--output-dir", "/proc/self/nothing", "--progress", "none"],
+      { timeoutMs: 30_000 },
+    );
     expect(proc.exitCode).toBe(2);
     expect(proc.stderr).toContain("inside a kernel file system");
   });
@@ -128,9 +255,14 @@ describe("dataset files", () => {
   it("skips a UTF-8 BOM, reads CRLF lines, names the line of invalid UTF-8", async () => {
     const good = Buffer.from(`\uFEFF${JSON.stringify({ id: "a", prompt: "p" })}\r\n`);
     const bad = Buffer.concat([Buffer.from('{"id": "b", "prompt": "caf'), Buffer.from([0xe9]), Buffer.from('"}\n')]);
-    const { file, out } = await read(Buffer.concat([good, bad, Buffer.from(JSON.stringify({ id: "c", prompt: "q" }) + "\n")]));
+    const { file, out } = await read(
+      Buffer.concat([good, bad, Buffer.from(JSON.stringify({ id: "c", prompt: "q" }) + "\n")]),
+    );
     expect(out[0]).toMatchObject({ ok: true, value: { id: "a", line: 1 } });
-    expect(out[1]).toEqual({ ok: false, bad: { file, line: 2, reason: "invalid UTF-8 (the file must be UTF-8 text)" } });
+    expect(out[1]).toEqual({
+      ok: false,
+      bad: { file, line: 2, reason: "invalid UTF-8 (the file must be UTF-8 text)" },
+    });
     expect(out[2]).toMatchObject({ ok: true, value: { id: "c", line: 3 } });
   });
 
@@ -146,11 +278,24 @@ describe("dataset files", () => {
   it("a binary file is one line saying what it is, exit 2, not pages of control characters", async () => {
     const file = join(tempDir(), "paper.jsonl");
     writeFileSync(file, Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(2000, 1)]));
-    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(tempDir(), "runs"), "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(tempDir(), "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr.trim().split("\n").at(-1)).toBe(`hermes-batch run: dataset ${file}: this is a PDF document, not a JSONL text file`);
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(
+      `hermes-batch run: dataset ${file}: this is a PDF document, not a JSONL text file`,
+    );
     expect(r.stderr).not.toMatch(/[\x00-\x08\x0e-\x1f]/);
-    await expect(read(Buffer.concat([Buffer.from("{}"), Buffer.alloc(10, 0)]), "blob.jsonl")).rejects.toThrow("this is binary data (it has NUL bytes)");
+    await expect(read(Buffer.concat([Buffer.from("{}"), Buffer.alloc(10, 0)]), "blob.jsonl")).rejects.toThrow(
+      "this is binary data (it has NUL bytes)",
+    );
   });
 });
 
@@ -173,12 +318,32 @@ describe("the end-of-run line", () => {
     writeFileSync(
       file,
       [
-        { id: "long", prompt: "Write a Python script fib.py that prints the first 10 Fibonacci numbers, run it, and report the output.", toolsets: ["terminal", "file"] },
+        {
+          id: "long",
+          prompt:
+            "Write a Python script fib.py that prints the first 10 Fibonacci numbers, run it, and report the output.",
+          toolsets: ["terminal", "file"],
+        },
         { id: "short", prompt: "What is 1 + 1?", toolsets: ["todo"] },
-      ].map((r) => JSON.stringify(r)).join("\n") + "\n",
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n") + "\n",
     );
     // --max-turns 2: the short task answers on its first call (completed); an answer on the last allowed call would not be (Hermes' rule).
-    const r = await runCli(["run", file, "--model", "scripted", "--max-turns", "2", "--output-dir", join(dir, "runs"), "--progress", "none", "--fail-under", "75"]);
+    const r = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--max-turns",
+      "2",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+      "--fail-under",
+      "75",
+    ]);
     expect(r.stdout).toContain("run 'd': 1 completed, 1 max_turns, 0 failed, 0 dropped this time (2 done in total)");
     expect(r.stdout).toContain("completion rate 50.0 % is under --fail-under 75 %");
     expect(r.exitCode).toBe(1);
@@ -190,9 +355,20 @@ describe("a row that would offer no tool", () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
     writeFileSync(file, JSON.stringify({ id: "w", prompt: "search the web", toolsets: ["web"] }) + "\n");
-    const r = await runCli(["run", file, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain(`${file}:1: 'toolsets' web offer no tool here: web_extract: needs FIRECRAWL_API_KEY; web_search: needs FIRECRAWL_API_KEY`);
+    expect(r.stderr).toContain(
+      `${file}:1: 'toolsets' web offer no tool here: web_extract: needs FIRECRAWL_API_KEY; web_search: needs FIRECRAWL_API_KEY`,
+    );
     expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
   });
 });
@@ -201,18 +377,47 @@ describe("the resume hint", () => {
   it("never prints a key, and names a command that works after the README's install", async () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
-    writeFileSync(file, Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] })).join("\n") + "\n");
-    const child = execa("node", [CLI, "run", file, "--model", "scripted:400", "--api-key", "sk-very-secret-123456", "--judge-api-key=jk-secret-999999", "--output-dir", join(dir, "runs"), "--workers", "1", "--concurrency", "1", "--progress", "log"], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
+    writeFileSync(
+      file,
+      Array.from({ length: 6 }, (_, i) =>
+        JSON.stringify({ id: `t${i}`, prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }),
+      ).join("\n") + "\n",
+    );
+    const child = execa(
+      "node",
+      [
+        CLI,
+        "run",
+        file,
+        "--model",
+        "scripted:400",
+        "--api-key",
+        "sk-very-secret-123456",
+        "--judge-api-key=jk-secret-999999",
+        "--output-dir",
+        join(dir, "runs"),
+        "--workers",
+        "1",
+        "--concurrency",
+        "1",
+        "--progress",
+        "log",
+      ],
+      { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false },
+    );
     const trajectories = join(dir, "runs", "d", "trajectories.jsonl");
     const deadline = Date.now() + 60_000;
     // A first finished task means the run is past start-up and its Ctrl-C handler is in place.
-    while (!(existsSync(trajectories) && readFileSync(trajectories, "utf8").length > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!(existsSync(trajectories) && readFileSync(trajectories, "utf8").length > 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     child.kill("SIGINT");
     const r = await child;
     expect(r.exitCode).toBe(130);
     expect(r.stdout + r.stderr).not.toContain("sk-very-secret-123456");
     expect(r.stdout + r.stderr).not.toContain("jk-secret-999999");
-    expect(r.stdout).toMatch(/Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/);
+    expect(r.stdout).toMatch(
+      /Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/,
+    );
   });
 });
 
@@ -223,8 +428,32 @@ describe("an endpoint that cannot work", () => {
     try {
       const dir = tempDir();
       const file = join(dir, "d.jsonl");
-      writeFileSync(file, Array.from({ length: 30 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] })).join("\n") + "\n");
-      const r = await runCli(["run", file, "--model", "m", "--base-url", server.baseURL, "--api-key", "bad-key-0000", "--output-dir", join(dir, "runs"), "--progress", "none", "--concurrency", "2", "--workers", "1", "--stop-after-failures", "3"]);
+      writeFileSync(
+        file,
+        Array.from({ length: 30 }, (_, i) =>
+          JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] }),
+        ).join("\n") + "\n",
+      );
+      const r = await runCli([
+        "run",
+        file,
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "bad-key-0000",
+        "--output-dir",
+        join(dir, "runs"),
+        "--progress",
+        "none",
+        "--concurrency",
+        "2",
+        "--workers",
+        "1",
+        "--stop-after-failures",
+        "3",
+      ]);
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toContain("stopped early: the first 3 tasks all failed with the same model error");
       expect(r.stdout).toContain("invalid api key");
@@ -241,11 +470,28 @@ describe("an endpoint that cannot work", () => {
 describe("the preflight before the first task", () => {
   const dataset = (dir: string) => {
     const file = join(dir, "d.jsonl");
-    writeFileSync(file, Array.from({ length: 3 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] })).join("\n") + "\n");
+    writeFileSync(
+      file,
+      Array.from({ length: 3 }, (_, i) =>
+        JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] }),
+      ).join("\n") + "\n",
+    );
     return file;
   };
   const run = (file: string, dir: string, extra: string[]) =>
-    runCli(["run", file, "--model", "m-1", "--output-dir", join(dir, "runs"), "--progress", "none", "--workers", "1", ...extra]);
+    runCli([
+      "run",
+      file,
+      "--model",
+      "m-1",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+      ...extra,
+    ]);
 
   it("stops with exit 2 when nobody listens, when the key is refused, or when the model is not listed; no task file is written", async () => {
     const { startFakeOpenAI, httpError, text: textReply } = await import("./helpers/fake_openai.js");
@@ -258,10 +504,16 @@ describe("the preflight before the first task", () => {
     await new Promise((r) => probe.close(r));
     const refused = await run(file, dir, ["--base-url", `http://127.0.0.1:${closedPort}/v1`, "--api-key", "k"]);
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toContain(`cannot reach the model endpoint http://127.0.0.1:${closedPort}/v1: ECONNREFUSED (--no-preflight skips this check)`);
+    expect(refused.stderr).toContain(
+      `cannot reach the model endpoint http://127.0.0.1:${closedPort}/v1: ECONNREFUSED (--no-preflight skips this check)`,
+    );
 
-    const badKey = await startFakeOpenAI(() => textReply("never asked"), { models: () => httpError(401, "invalid api key") });
-    const unknownModel = await startFakeOpenAI(() => textReply("never asked"), { models: () => ({ kind: "json", body: { object: "list", data: [{ id: "m-2" }, { id: "other" }] } }) });
+    const badKey = await startFakeOpenAI(() => textReply("never asked"), {
+      models: () => httpError(401, "invalid api key"),
+    });
+    const unknownModel = await startFakeOpenAI(() => textReply("never asked"), {
+      models: () => ({ kind: "json", body: { object: "list", data: [{ id: "m-2" }, { id: "other" }] } }),
+    });
     try {
       const r401 = await run(file, dir, ["--base-url", badKey.baseURL, "--api-key", "sk-wrong-0000"]);
       expect(r401.exitCode).toBe(2);
@@ -294,12 +546,33 @@ describe("the preflight before the first task", () => {
 describe("what libraries print", () => {
   it("an unparsable stream chunk fails its task with one line; the SDK's own dump goes to events.log, not the terminal", async () => {
     const { startFakeOpenAI } = await import("./helpers/fake_openai.js");
-    const server = await startFakeOpenAI(() => ({ kind: "raw", status: 200, headers: { "content-type": "text/event-stream" }, text: "data: {not json at all\n\ndata: [DONE]\n\n" }));
+    const server = await startFakeOpenAI(() => ({
+      kind: "raw",
+      status: 200,
+      headers: { "content-type": "text/event-stream" },
+      text: "data: {not json at all\n\ndata: [DONE]\n\n",
+    }));
     try {
       const dir = tempDir();
       const file = join(dir, "d.jsonl");
       writeFileSync(file, JSON.stringify({ id: "s", prompt: "hello", toolsets: ["terminal"] }) + "\n");
-      const r = await runCli(["run", file, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--stream", "--max-retries", "0", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+      const r = await runCli([
+        "run",
+        file,
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--stream",
+        "--max-retries",
+        "0",
+        "--output-dir",
+        join(dir, "runs"),
+        "--progress",
+        "none",
+      ]);
       expect(r.exitCode).toBe(1);
       expect(r.stderr + r.stdout).not.toContain("Could not parse message into JSON");
       expect(r.stderr + r.stdout).not.toContain("From chunk");
@@ -317,7 +590,12 @@ describe("what libraries print", () => {
 describe("answers that are not what they claim", () => {
   it("a 200 HTML page is reported as an HTML page with its title; usage values that are not counts are ignored with one warning", async () => {
     const { startFakeOpenAI, completion } = await import("./helpers/fake_openai.js");
-    const html = await startFakeOpenAI(() => ({ kind: "raw", status: 200, headers: { "content-type": "text/html" }, text: "<!DOCTYPE html><html><head><title>Sign in - Corp SSO</title></head><body>…</body></html>" }));
+    const html = await startFakeOpenAI(() => ({
+      kind: "raw",
+      status: 200,
+      headers: { "content-type": "text/html" },
+      text: "<!DOCTYPE html><html><head><title>Sign in - Corp SSO</title></head><body>…</body></html>",
+    }));
     const odd = await startFakeOpenAI(() => {
       const reply = completion({ content: "done" }) as { kind: "json"; body: { usage: unknown } };
       reply.body.usage = { prompt_tokens: -5, completion_tokens: "7", total_tokens: 12 };
@@ -326,15 +604,37 @@ describe("answers that are not what they claim", () => {
     try {
       const dir = tempDir();
       const file = join(dir, "d.jsonl");
-      writeFileSync(file, [0, 1].map((i) => JSON.stringify({ id: `t${i}`, prompt: "hello", toolsets: ["terminal"] })).join("\n") + "\n");
-      const common = ["--model", "m", "--api-key", "k", "--max-retries", "0", "--output-dir", join(dir, "runs"), "--progress", "none", "--workers", "1"];
+      writeFileSync(
+        file,
+        [0, 1].map((i) => JSON.stringify({ id: `t${i}`, prompt: "hello", toolsets: ["terminal"] })).join("\n") + "\n",
+      );
+      const common = [
+        "--model",
+        "m",
+        "--api-key",
+        "k",
+        "--max-retries",
+        "0",
+        "--output-dir",
+        join(dir, "runs"),
+        "--progress",
+        "none",
+        "--workers",
+        "1",
+      ];
       const r1 = await runCli(["run", file, "--base-url", html.baseURL, "--run-name", "html", ...common]);
       expect(r1.exitCode).toBe(1);
-      expect(r1.stdout).toContain('the endpoint answered with an HTML page ("Sign in - Corp SSO"), not a chat completion');
+      expect(r1.stdout).toContain(
+        'the endpoint answered with an HTML page ("Sign in - Corp SSO"), not a chat completion',
+      );
       expect(r1.stdout).not.toContain("empty choices");
       const r2 = await runCli(["run", file, "--base-url", odd.baseURL, "--run-name", "odd", ...common]);
       expect(r2.exitCode).toBe(0);
-      expect(r2.stderr.match(/sends usage values that are not token counts \(prompt_tokens=-5, completion_tokens="7"; agent calls\): they are ignored/g)).toHaveLength(1);
+      expect(
+        r2.stderr.match(
+          /sends usage values that are not token counts \(prompt_tokens=-5, completion_tokens="7"; agent calls\): they are ignored/g,
+        ),
+      ).toHaveLength(1);
       const stats = JSON.parse(readFileSync(join(dir, "runs", "odd", "statistics.json"), "utf8"));
       expect(stats.token_usage.agent.prompt_tokens).toBe(0);
       expect(stats.token_usage.agent.completion_tokens).toBe(0);
@@ -349,8 +649,25 @@ describe("a row cwd the sandbox can never have", () => {
   it("is a bad row naming its line before anything runs (local sandbox: relative to /workspace or under it)", async () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
-    writeFileSync(file, [JSON.stringify({ id: "a", prompt: "x", cwd: "/etc" }), JSON.stringify({ id: "b", prompt: "y", cwd: "sub/dir" })].join("\n") + "\n");
-    const r = await runCli(["run", file, "--model", "scripted", "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ id: "a", prompt: "x", cwd: "/etc" }),
+        JSON.stringify({ id: "b", prompt: "y", cwd: "sub/dir" }),
+      ].join("\n") + "\n",
+    );
+    const r = await runCli([
+      "run",
+      file,
+      "--model",
+      "scripted",
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${file}:1: 'cwd' is outside the task folder`);
     expect(r.stderr).not.toContain(`${file}:2:`);

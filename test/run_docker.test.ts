@@ -7,12 +7,24 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { planToolCalls } from "../src/models/scripted.js";
 import { listLabelledContainers } from "../tools/environments/docker.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 function planOverHttp(req: RecordedRequest): Reply {
@@ -21,7 +33,8 @@ function planOverHttp(req: RecordedRequest): Reply {
   const tools = new Set<string>((req.body.tools ?? []).map((t: any) => t.function.name));
   const plan = planToolCalls(prompt, tools);
   const turn = messages.filter((m) => m.role === "assistant").length;
-  if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "id -un; cat /etc/debian_version; pwd" } }]);
+  if (turn === 0)
+    return toolCalls([{ name: "terminal", arguments: { command: "id -un; cat /etc/debian_version; pwd" } }]);
   if (turn - 1 < plan.length) return toolCalls(plan[turn - 1]!.map((c) => ({ name: c.name, arguments: c.args })));
   const outputs = messages.filter((m) => m.role === "tool").map((m) => m.content);
   return text(`done: ${outputs.join(" | ").slice(0, 500)}`);
@@ -44,9 +57,28 @@ describe("batch run with --env docker", () => {
     const runName = uniqueRunName("e2e");
     const r = await runCli(
       [
-        "run", "datasets/smoke.jsonl", "--model", "m", "--base-url", server.baseURL,
-        "--env", "docker", "--image", image, "--run-name", runName, "--output-dir", join(dir, "runs"),
-        "--concurrency", "4", "--workers", "2", "--approval", "deny", "--progress", "log",
+        "run",
+        "datasets/smoke.jsonl",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--concurrency",
+        "4",
+        "--workers",
+        "2",
+        "--approval",
+        "deny",
+        "--progress",
+        "log",
       ],
       { timeoutMs: 300_000 },
     );
@@ -71,13 +103,35 @@ describe("batch run with --env docker", () => {
     const runName = uniqueRunName("noimg");
     const before = server.requests.length;
     const r = await runCli(
-      ["run", "datasets/smoke.jsonl", "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", "hermes-batch-test:does-not-exist",
-        "--run-name", runName, "--output-dir", join(dir, "runs"), "--max-samples", "2", "--toolsets", "terminal", "--progress", "none"],
+      [
+        "run",
+        "datasets/smoke.jsonl",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--image",
+        "hermes-batch-test:does-not-exist",
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--max-samples",
+        "2",
+        "--toolsets",
+        "terminal",
+        "--progress",
+        "none",
+      ],
       { timeoutMs: 120_000 },
     );
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
-    expect(r.stderr).toMatch(/--image: image hermes-batch-test:does-not-exist not found locally; build it .* or pass --pull/);
+    expect(r.stderr).toMatch(
+      /--image: image hermes-batch-test:does-not-exist not found locally; build it .* or pass --pull/,
+    );
     expect(r.stderr).not.toMatch(/\bat .*\.js:\d+/);
     expect(existsSync(join(dir, "runs", runName, "trajectories.jsonl"))).toBe(false);
     expect(server.requests.length).toBe(before);
@@ -86,12 +140,31 @@ describe("batch run with --env docker", () => {
   it("fails a task fast with a clear error when its row's image is missing, before any model call", async () => {
     const dir = tempDir();
     const runName = uniqueRunName("noimg-row");
-    const rows = [{ id: "a", prompt: "run id", image: "hermes-batch-test:does-not-exist" }, { id: "b", prompt: "run id too", image: "hermes-batch-test:does-not-exist" }];
+    const rows = [
+      { id: "a", prompt: "run id", image: "hermes-batch-test:does-not-exist" },
+      { id: "b", prompt: "run id too", image: "hermes-batch-test:does-not-exist" },
+    ];
     writeFileSync(join(dir, "d.jsonl"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
     const before = server.requests.length;
     const r = await runCli(
-      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--env", "docker",
-        "--run-name", runName, "--output-dir", join(dir, "runs"), "--toolsets", "terminal", "--progress", "none"],
+      [
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--toolsets",
+        "terminal",
+        "--progress",
+        "none",
+      ],
       { timeoutMs: 120_000 },
     );
     expect(r.exitCode).toBe(1);

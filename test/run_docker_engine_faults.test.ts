@@ -9,13 +9,25 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { startFlakyDockerProxy, type FaultRule } from "./helpers/flaky_docker_proxy.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 /** Each task: one command printing its id, then a final answer. */
@@ -27,8 +39,11 @@ function echoTask(req: RecordedRequest): Reply {
 }
 
 const isTaskCreate = (r: { method: string; path: string; body: unknown }) =>
-  r.method === "POST" && r.path === "/containers/create" && (r.body as { Labels?: Record<string, string> } | undefined)?.Labels?.["hermes-batch.role"] === "task";
-const isStart = (r: { method: string; path: string }) => r.method === "POST" && /^\/containers\/[^/]+\/start$/.test(r.path);
+  r.method === "POST" &&
+  r.path === "/containers/create" &&
+  (r.body as { Labels?: Record<string, string> } | undefined)?.Labels?.["hermes-batch.role"] === "task";
+const isStart = (r: { method: string; path: string }) =>
+  r.method === "POST" && /^\/containers\/[^/]+\/start$/.test(r.path);
 
 describe("sandbox starts against a failing or stormed engine (CLI)", () => {
   let server: FakeOpenAI;
@@ -52,8 +67,27 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
     const rows = Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `t${i}` }));
     writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
     const r = await runCli(
-      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--toolsets", "terminal",
-        "--run-name", runName, "--output-dir", join(dir, "runs"), "--approval", "deny", "--progress", "none", ...extra],
+      [
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--toolsets",
+        "terminal",
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--approval",
+        "deny",
+        "--progress",
+        "none",
+        ...extra,
+      ],
       { env, timeoutMs },
     );
     const runDir = join(dir, "runs", runName);
@@ -74,13 +108,27 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
     const rules: FaultRule[] = [
       {
         match: isTaskCreate,
-        faults: [{ status: 500, message: "engine overloaded (test)" }, "reset", { status: 429, message: "too many requests (test)" }],
+        faults: [
+          { status: 500, message: "engine overloaded (test)" },
+          "reset",
+          { status: 429, message: "too many requests (test)" },
+        ],
       },
-      { match: isStart, faults: [{ status: 503, message: "service unavailable (test)" }, { status: 409, message: "conflict (test)" }] },
+      {
+        match: isStart,
+        faults: [
+          { status: 503, message: "service unavailable (test)" },
+          { status: 409, message: "conflict (test)" },
+        ],
+      },
     ];
     const proxy = await startFlakyDockerProxy(rules);
     try {
-      const { r, runName, trajectories, failed, events } = await run(4, ["--image", image, "--concurrency", "4", "--workers", "2"], { DOCKER_HOST: proxy.dockerHost });
+      const { r, runName, trajectories, failed, events } = await run(
+        4,
+        ["--image", image, "--concurrency", "4", "--workers", "2"],
+        { DOCKER_HOST: proxy.dockerHost },
+      );
       expect(r.exitCode, r.stderr + r.stdout).toBe(0);
       expect(proxy.given).toEqual([3, 2]);
       expect(failed).toEqual([]);
@@ -91,8 +139,17 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
       }
       const retries = events.split("\n").filter((l) => /task t\d: sandbox start attempt \d of \d+ failed/.test(l));
       expect(retries, events).toHaveLength(5);
-      for (const reason of ["engine overloaded (test)", "socket hang up", "too many requests (test)", "service unavailable (test)", "conflict (test)"]) {
-        expect(retries.some((l) => l.includes(reason)), `${reason} in\n${retries.join("\n")}`).toBe(true);
+      for (const reason of [
+        "engine overloaded (test)",
+        "socket hang up",
+        "too many requests (test)",
+        "service unavailable (test)",
+        "conflict (test)",
+      ]) {
+        expect(
+          retries.some((l) => l.includes(reason)),
+          `${reason} in\n${retries.join("\n")}`,
+        ).toBe(true);
       }
       expect(retries.every((l) => /retrying in \d+ ms, run-wide starts now \d+ ms apart/.test(l))).toBe(true);
       expect(await listLabelledContainers({ run: runName })).toEqual([]);
@@ -102,9 +159,15 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
   }, 300_000);
 
   it("does not retry a deterministic engine error: the task fails with the engine's message", async () => {
-    const proxy = await startFlakyDockerProxy([{ match: isTaskCreate, faults: [{ status: 400, message: "invalid mount config (test)" }] }]);
+    const proxy = await startFlakyDockerProxy([
+      { match: isTaskCreate, faults: [{ status: 400, message: "invalid mount config (test)" }] },
+    ]);
     try {
-      const { r, runName, trajectories, failed, events } = await run(1, ["--image", image, "--concurrency", "1", "--workers", "1"], { DOCKER_HOST: proxy.dockerHost });
+      const { r, runName, trajectories, failed, events } = await run(
+        1,
+        ["--image", image, "--concurrency", "1", "--workers", "1"],
+        { DOCKER_HOST: proxy.dockerHost },
+      );
       expect(r.exitCode, r.stderr + r.stdout).toBe(1);
       expect(proxy.given).toEqual([1]);
       expect(trajectories).toEqual([]);
@@ -118,7 +181,12 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
   }, 300_000);
 
   it("a start storm of 64 tasks at --concurrency 64 fails none", async () => {
-    const { r, runName, trajectories, failed } = await run(64, ["--image", busybox, "--concurrency", "64", "--workers", "2"], {}, 900_000);
+    const { r, runName, trajectories, failed } = await run(
+      64,
+      ["--image", busybox, "--concurrency", "64", "--workers", "2"],
+      {},
+      900_000,
+    );
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     expect(failed).toEqual([]);
     expect(trajectories).toHaveLength(64);

@@ -6,13 +6,25 @@
 import { beforeAll, afterAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { listLabelledContainers, removeContainerById } from "../tools/environments/docker_client.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 // A fork bomb that keeps the pids limit full (dash forks without bash's retry loop), and a foreground loop
@@ -58,8 +70,28 @@ describe("sandbox faults through the CLI", () => {
     runName = uniqueRunName(`fault-${prompt}`);
     writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: prompt, prompt }) + "\n");
     const r = await runCli(
-      ["run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", image,
-        "--run-name", runName, "--output-dir", join(dir, "runs"), "--toolsets", "terminal", "--progress", "log", "--no-preflight", ...extra],
+      [
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--toolsets",
+        "terminal",
+        "--progress",
+        "log",
+        "--no-preflight",
+        ...extra,
+      ],
       { timeoutMs: 240_000 },
     );
     return {
@@ -79,7 +111,10 @@ describe("sandbox faults through the CLI", () => {
     expect(failed[0].error).toMatch(/gone|stopped|sandbox/);
   }, 300_000);
 
-  it("a fork bomb filling the pids limit ends the task as environment_error, and its container is removed", { timeout: 300_000, retry: 2 }, async () => {
+  it("a fork bomb filling the pids limit ends the task as environment_error, and its container is removed", {
+    timeout: 300_000,
+    retry: 2,
+  }, async () => {
     // The approval gate rightly flags a fork bomb: allowed here, so that it runs and fills the sandbox.
     const { r, trajectories, failed } = await runRow("bomb", ["--pids-limit", "48", "--approval", "allow"]);
     expect(r.exitCode, r.stderr + r.stdout).toBe(1);

@@ -6,7 +6,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { isPrivilegedNetwork, networkModeFor, networkRefusal } from "../tools/environments/docker_network.js";
@@ -14,7 +21,9 @@ import { dockerClient } from "../tools/environments/docker_client.js";
 
 function reply(req: RecordedRequest): Reply {
   const turn = (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length;
-  return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "cat /proc/net/dev | wc -l" } }]) : text("done");
+  return turn === 0
+    ? toolCalls([{ name: "terminal", arguments: { command: "cat /proc/net/dev | wc -l" } }])
+    : text("done");
 }
 
 describe("network policy", () => {
@@ -48,7 +57,10 @@ describe("network policy through the CLI", () => {
   }, 600_000);
   afterAll(async () => {
     await server?.close();
-    await dockerClient().getNetwork(userNet).remove().catch(() => {});
+    await dockerClient()
+      .getNetwork(userNet)
+      .remove()
+      .catch(() => {});
   });
 
   function dataset(dir: string, rows: object[]): string {
@@ -57,13 +69,33 @@ describe("network policy through the CLI", () => {
     return file;
   }
   const base = (file: string, dir: string, runName: string) => [
-    "run", file, "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", image,
-    "--run-name", runName, "--output-dir", join(dir, "runs"), "--approval", "deny", "--progress", "log", "--no-preflight",
+    "run",
+    file,
+    "--model",
+    "m",
+    "--base-url",
+    server.baseURL,
+    "--env",
+    "docker",
+    "--image",
+    image,
+    "--run-name",
+    runName,
+    "--output-dir",
+    join(dir, "runs"),
+    "--approval",
+    "deny",
+    "--progress",
+    "log",
+    "--no-preflight",
   ];
 
   it("refuses a row with network host (file:line, exit 2, no model call)", async () => {
     const dir = tempDir();
-    const file = dataset(dir, [{ id: "ok", prompt: "a" }, { id: "h", prompt: "b", network: "host" }]);
+    const file = dataset(dir, [
+      { id: "ok", prompt: "a" },
+      { id: "h", prompt: "b", network: "host" },
+    ]);
     const before = server.requests.length;
     const r = await runCli(base(file, dir, uniqueRunName("net")), { timeoutMs: 120_000 });
     expect(r.exitCode, r.stderr).toBe(2);
@@ -88,11 +120,22 @@ describe("network policy through the CLI", () => {
   it("runs a row on a user-defined network, and host once allowed (recorded in run.yaml)", async () => {
     const dir = tempDir();
     const runName = uniqueRunName("net");
-    const file = dataset(dir, [{ id: "u", prompt: "a", network: userNet }, { id: "h", prompt: "b", network: "host" }]);
+    const file = dataset(dir, [
+      { id: "u", prompt: "a", network: userNet },
+      { id: "h", prompt: "b", network: "host" },
+    ]);
     const r = await runCli([...base(file, dir, runName), "--allow-network", "host"], { timeoutMs: 300_000 });
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    const lines = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
-    const devLines = (id: string) => Number(JSON.parse(lines.find((e) => e.task_id === id).messages.find((m: any) => m.role === "tool").content).output.trim());
+    const lines = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const devLines = (id: string) =>
+      Number(
+        JSON.parse(
+          lines.find((e) => e.task_id === id).messages.find((m: any) => m.role === "tool").content,
+        ).output.trim(),
+      );
     // The user network gives lo + eth0 (2 header lines + 2); the host's stack has more interfaces than that.
     expect(devLines("u")).toBe(4);
     expect(devLines("h")).toBeGreaterThan(4);

@@ -9,22 +9,34 @@ import { execa } from "execa";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/wait.js";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
-
 
 const TASKS = ["a", "b", "c"];
 let hang = true;
 
 function reply(req: RecordedRequest): Reply {
   const turn = (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length;
-  if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "sleep 600 >/dev/null 2>&1 & echo started" } }]);
+  if (turn === 0)
+    return toolCalls([{ name: "terminal", arguments: { command: "sleep 600 >/dev/null 2>&1 & echo started" } }]);
   return hang ? { kind: "hang" } : text("done");
 }
 
@@ -50,12 +62,43 @@ describe("signals of a docker run (CLI)", () => {
       runNames.push(runName);
       const dataset = join(dir, "d.jsonl");
       writeFileSync(dataset, TASKS.map((id) => JSON.stringify({ id, prompt: `${runName} ${id}` })).join("\n") + "\n");
-      const args = ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", image, "--toolsets", "terminal",
-        "--concurrency", "3", "--workers", "2", "--run-name", runName, "--output-dir", join(dir, "runs"), "--approval", "deny", "--progress", "none"];
-      const child = execa(process.execPath, [CLI, ...args], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false, timeout: 240_000 });
+      const args = [
+        "run",
+        dataset,
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--toolsets",
+        "terminal",
+        "--concurrency",
+        "3",
+        "--workers",
+        "2",
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--approval",
+        "deny",
+        "--progress",
+        "none",
+      ];
+      const child = execa(process.execPath, [CLI, ...args], {
+        cwd: ROOT,
+        env: cleanEnv(),
+        extendEnv: false,
+        reject: false,
+        timeout: 240_000,
+      });
 
       const ours = () => server.requests.filter((q) => JSON.stringify(q.body).includes(runName));
-      const secondTurns = () => ours().filter((q) => (q.body.messages as { role: string }[]).some((m) => m.role === "tool")).length;
+      const secondTurns = () =>
+        ours().filter((q) => (q.body.messages as { role: string }[]).some((m) => m.role === "tool")).length;
       // Every task has run its command (a background sleep is alive in each container) and waits for the model.
       expect(await waitUntil(() => secondTurns() >= TASKS.length, 180_000)).toBe(true);
       const live = (await listLabelledContainers({ run: runName })).filter((c) => c.role !== "probe");
@@ -64,7 +107,9 @@ describe("signals of a docker run (CLI)", () => {
       child.kill(signal);
       const r = await child;
       expect(r.exitCode, r.stderr + r.stdout).toBe(130);
-      expect(await waitUntil(async () => (await listLabelledContainers({ run: runName })).length === 0, 5_000)).toBe(true);
+      expect(await waitUntil(async () => (await listLabelledContainers({ run: runName })).length === 0, 5_000)).toBe(
+        true,
+      );
 
       const runDir = join(dir, "runs", runName);
       const trajectories = readJsonl(join(runDir, "trajectories.jsonl"));
@@ -82,7 +127,10 @@ describe("signals of a docker run (CLI)", () => {
       const after = readJsonl(join(runDir, "trajectories.jsonl"));
       expect(after.map((e) => e.task_id).sort()).toEqual(TASKS);
       for (const e of after) expect(e.outcome).toBe("completed");
-      expect(JSON.parse(readFileSync(join(runDir, "checkpoint.json"), "utf8"))).toMatchObject({ finished: true, done: TASKS.length });
+      expect(JSON.parse(readFileSync(join(runDir, "checkpoint.json"), "utf8"))).toMatchObject({
+        finished: true,
+        done: TASKS.length,
+      });
       expect(await listLabelledContainers({ run: runName })).toEqual([]);
     }, 600_000);
   }

@@ -8,7 +8,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
-import { completion, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 const servers: FakeOpenAI[] = [];
@@ -23,7 +31,12 @@ async function serve(handler: (req: RecordedRequest) => Reply | Promise<Reply>):
 }
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 /** Every file under a folder, with its text. */
@@ -37,7 +50,8 @@ function allFiles(dir: string): { path: string; text: string }[] {
   return out;
 }
 
-const promptOf = (req: RecordedRequest): string => req.body?.messages?.find((m: any) => m.role === "user")?.content ?? "";
+const promptOf = (req: RecordedRequest): string =>
+  req.body?.messages?.find((m: any) => m.role === "user")?.content ?? "";
 const isApprover = (req: RecordedRequest) => req.body?.response_format !== undefined;
 
 function dataset(dir: string, ids: string[]): string {
@@ -46,10 +60,34 @@ function dataset(dir: string, ids: string[]): string {
   return path;
 }
 
-function run(dir: string, data: string, server: FakeOpenAI | string, extra: string[] = [], env: Record<string, string> = {}) {
+function run(
+  dir: string,
+  data: string,
+  server: FakeOpenAI | string,
+  extra: string[] = [],
+  env: Record<string, string> = {},
+) {
   const base = typeof server === "string" ? server : server.baseURL;
   return runCli(
-    ["run", data, "--model", "gw-model", "--base-url", base, "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--max-retries", "3", ...extra],
+    [
+      "run",
+      data,
+      "--model",
+      "gw-model",
+      "--base-url",
+      base,
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "r",
+      "--progress",
+      "none",
+      "--max-retries",
+      "3",
+      ...extra,
+    ],
     { env },
   );
 }
@@ -61,12 +99,29 @@ describe("headers on every model request", () => {
       if (isApprover(req)) return text(JSON.stringify({ decision: "deny", reason: "no" }));
       const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
       // A hostile model echoes the gateway key it was never given: redaction still removes it.
-      return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: "rm -rf /tmp/hb-gateway-victim-none" } }]) : completion({ content: `done; the key was ${secret}` });
+      return turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: "rm -rf /tmp/hb-gateway-victim-none" } }])
+        : completion({ content: `done; the key was ${secret}` });
     });
     const dir = tempDir();
-    const r = await run(dir, dataset(dir, ["a"]), s, ["--api-key", "k-main-000000", "--header", "X-Gateway-Key: ${GW_KEY}", "--header", "X-Route: alpha, beta", "--approval-header", "X-Team: safety"], {
-      GW_KEY: secret,
-    });
+    const r = await run(
+      dir,
+      dataset(dir, ["a"]),
+      s,
+      [
+        "--api-key",
+        "k-main-000000",
+        "--header",
+        "X-Gateway-Key: ${GW_KEY}",
+        "--header",
+        "X-Route: alpha, beta",
+        "--approval-header",
+        "X-Team: safety",
+      ],
+      {
+        GW_KEY: secret,
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const agentReqs = s.requests.filter((q) => !isApprover(q));
     const approverReqs = s.requests.filter(isApprover);
@@ -92,7 +147,10 @@ describe("headers on every model request", () => {
   it("a header naming an unset variable, or without 'Name:', stops before anything runs (exit 2, one line)", async () => {
     const dir = tempDir();
     const data = dataset(dir, ["a"]);
-    const missing = await run(dir, data, "http://127.0.0.1:9/v1", ["--header", "Authorization: Bearer ${HB_TEST_UNSET_VAR}"]);
+    const missing = await run(dir, data, "http://127.0.0.1:9/v1", [
+      "--header",
+      "Authorization: Bearer ${HB_TEST_UNSET_VAR}",
+    ]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr.trim().split("\n")).toHaveLength(1);
     expect(missing.stderr).toContain("--header 'Authorization': environment variable HB_TEST_UNSET_VAR is not set");
@@ -100,13 +158,26 @@ describe("headers on every model request", () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain("--header must be 'Name: value'");
     expect(bad.stderr).not.toContain("sk-not-echoed-123");
-    const multiline = await run(dir, data, "http://127.0.0.1:9/v1", ["--header", "X-Key: ${HB_TEST_MULTILINE}"], { HB_TEST_MULTILINE: "line1\nline2-secret" });
+    const multiline = await run(dir, data, "http://127.0.0.1:9/v1", ["--header", "X-Key: ${HB_TEST_MULTILINE}"], {
+      HB_TEST_MULTILINE: "line1\nline2-secret",
+    });
     expect(multiline.exitCode).toBe(2);
     expect(multiline.stderr).toContain("--header 'X-Key': the value read from the environment must be one line");
     expect(multiline.stderr).not.toContain("line2-secret");
     const file = join(dir, "run.yaml");
     writeFileSync(file, "headers:\n  X-Key: ${HB_TEST_UNSET_VAR}\n");
-    const fromFile = await runCli(["run", data, "--config", file, "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--output-dir", join(dir, "runs")]);
+    const fromFile = await runCli([
+      "run",
+      data,
+      "--config",
+      file,
+      "--model",
+      "m",
+      "--base-url",
+      "http://127.0.0.1:9/v1",
+      "--output-dir",
+      join(dir, "runs"),
+    ]);
     expect(fromFile.exitCode).toBe(2);
     expect(fromFile.stderr).toContain(`${file}: headers 'X-Key': environment variable HB_TEST_UNSET_VAR is not set`);
     expect(existsSync(join(dir, "runs"))).toBe(false);
@@ -116,8 +187,18 @@ describe("headers on every model request", () => {
 describe("failures behind a gateway", () => {
   it("error bodies of any shape reach failed.jsonl and events.log; deterministic 4xx are left by --resume and rerun by --retry-failed", async () => {
     const replies: Record<string, Reply> = {
-      "t-text": { kind: "raw", status: 400, headers: { "content-type": "text/plain" }, text: "route gw-model: no upstream configured" },
-      "t-html": { kind: "raw", status: 403, headers: { "content-type": "text/html" }, text: "<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1><p>policy blocks this tenant</p></body></html>" },
+      "t-text": {
+        kind: "raw",
+        status: 400,
+        headers: { "content-type": "text/plain" },
+        text: "route gw-model: no upstream configured",
+      },
+      "t-html": {
+        kind: "raw",
+        status: 403,
+        headers: { "content-type": "text/html" },
+        text: "<html><head><title>403 Forbidden</title></head><body><h1>403 Forbidden</h1><p>policy blocks this tenant</p></body></html>",
+      },
       "t-detail": { kind: "raw", status: 422, text: JSON.stringify({ detail: "messages: field required" }) },
       "t-empty": { kind: "raw", status: 404, text: "" },
       "t-payment": { kind: "raw", status: 402, text: JSON.stringify({ message: "out of credits" }) },
@@ -139,7 +220,9 @@ describe("failures behind a gateway", () => {
     for (const id of ["t-text", "t-html", "t-detail", "t-empty"]) expect(failed[id].retryable, id).toBe(false);
     expect(failed["t-payment"].retryable).toBeUndefined();
     const events = readFileSync(join(runDir, "events.log"), "utf8");
-    expect(events).toContain("task t-html: model_error: ModelError: model endpoint returned 403: 403 Forbidden policy blocks this tenant");
+    expect(events).toContain(
+      "task t-html: model_error: ModelError: model endpoint returned 403: 403 Forbidden policy blocks this tenant",
+    );
     expect(events).toContain("route gw-model: no upstream configured");
 
     healthy = true;
@@ -151,18 +234,42 @@ describe("failures behind a gateway", () => {
 
     const retried = await run(dir, data, s, ["--stop-after-failures", "0", "--retry-failed"]);
     expect(retried.exitCode, retried.stderr).toBe(0);
-    expect(readJsonl(join(runDir, "trajectories.jsonl")).map((t) => t.task_id).sort()).toEqual(Object.keys(replies).sort());
+    expect(
+      readJsonl(join(runDir, "trajectories.jsonl"))
+        .map((t) => t.task_id)
+        .sort(),
+    ).toEqual(Object.keys(replies).sort());
   });
 
   it("each retry is an event with its status and wait, counted per task and in statistics.json; an in-stream rate limit is a 429", async () => {
     const seen = new Map<string, number>();
-    const chunk = (delta: Record<string, unknown>) => ({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: null }] });
+    const chunk = (delta: Record<string, unknown>) => ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, delta, finish_reason: null }],
+    });
     const s = await serve((req) => {
       const id = /task (\S+)/.exec(promptOf(req))![1]!;
       const n = seen.get(id) ?? 0;
       seen.set(id, n + 1);
-      if (id === "flaky" && n < 2) return { kind: "raw", status: 503, headers: { "retry-after-ms": "5" }, text: "<html><title>503 Service Unavailable</title></html>" };
-      if (id === "in-stream" && n === 0) return { kind: "sse", chunks: [chunk({ role: "assistant", content: "par" }), { error: { code: 429, message: "Rate limit exceeded upstream" } }], done: false };
+      if (id === "flaky" && n < 2)
+        return {
+          kind: "raw",
+          status: 503,
+          headers: { "retry-after-ms": "5" },
+          text: "<html><title>503 Service Unavailable</title></html>",
+        };
+      if (id === "in-stream" && n === 0)
+        return {
+          kind: "sse",
+          chunks: [
+            chunk({ role: "assistant", content: "par" }),
+            { error: { code: 429, message: "Rate limit exceeded upstream" } },
+          ],
+          done: false,
+        };
       return text("ok");
     });
     const dir = tempDir();
@@ -170,9 +277,13 @@ describe("failures behind a gateway", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     const runDir = join(dir, "runs", "r");
     const events = readFileSync(join(runDir, "events.log"), "utf8");
-    expect(events).toMatch(/task flaky: model retry 1\/3 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#gw-model, status 503\) in 5 ms: 503: 503 Service Unavailable/);
+    expect(events).toMatch(
+      /task flaky: model retry 1\/3 \(agent, http:\/\/127\.0\.0\.1:\d+\/v1#gw-model, status 503\) in 5 ms: 503: 503 Service Unavailable/,
+    );
     expect(events).toMatch(/task flaky: model retry 2\/3 \(.*status 503\) in 5 ms/);
-    expect(events).toMatch(/task in-stream: model retry 1\/3 \(.*status 429\) in \d+ ms: 429 rate limited \(in stream\): Rate limit exceeded upstream/);
+    expect(events).toMatch(
+      /task in-stream: model retry 1\/3 \(.*status 429\) in \d+ ms: 429 rate limited \(in stream\): Rate limit exceeded upstream/,
+    );
     const byId = Object.fromEntries(readJsonl(join(runDir, "trajectories.jsonl")).map((t) => [t.task_id, t]));
     expect(byId.flaky.model_retries).toBe(2);
     expect(byId["in-stream"].model_retries).toBe(1);
@@ -187,18 +298,37 @@ describe("token usage", () => {
   it("cached and reasoning tokens are summed per task and run", async () => {
     const s = await serve((req) => {
       const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
-      const usage = { prompt_tokens: 100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 60 + turn }, completion_tokens_details: { reasoning_tokens: 7 } };
-      return turn === 0 ? completion({ toolCalls: [{ name: "terminal", arguments: { command: "echo hi" } }], usage }) : completion({ content: "done", usage });
+      const usage = {
+        prompt_tokens: 100,
+        completion_tokens: 20,
+        prompt_tokens_details: { cached_tokens: 60 + turn },
+        completion_tokens_details: { reasoning_tokens: 7 },
+      };
+      return turn === 0
+        ? completion({ toolCalls: [{ name: "terminal", arguments: { command: "echo hi" } }], usage })
+        : completion({ content: "done", usage });
     });
     const dir = tempDir();
     const r = await run(dir, dataset(dir, ["a", "b"]), s);
     expect(r.exitCode, r.stderr).toBe(0);
     const runDir = join(dir, "runs", "r");
     for (const t of readJsonl(join(runDir, "trajectories.jsonl"))) {
-      expect(t.usage).toEqual({ prompt_tokens: 200, completion_tokens: 40, total_tokens: 240, prompt_tokens_details: { cached_tokens: 121 }, completion_tokens_details: { reasoning_tokens: 14 } });
+      expect(t.usage).toEqual({
+        prompt_tokens: 200,
+        completion_tokens: 40,
+        total_tokens: 240,
+        prompt_tokens_details: { cached_tokens: 121 },
+        completion_tokens_details: { reasoning_tokens: 14 },
+      });
     }
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
-    expect(stats.token_usage.agent).toEqual({ prompt_tokens: 400, completion_tokens: 80, total_tokens: 480, prompt_tokens_details: { cached_tokens: 242 }, completion_tokens_details: { reasoning_tokens: 28 } });
+    expect(stats.token_usage.agent).toEqual({
+      prompt_tokens: 400,
+      completion_tokens: 80,
+      total_tokens: 480,
+      prompt_tokens_details: { cached_tokens: 242 },
+      completion_tokens_details: { reasoning_tokens: 28 },
+    });
     expect(r.stdout + r.stderr).not.toContain("sends no token usage");
   });
 
@@ -229,7 +359,17 @@ describe("credentials in base URLs", () => {
       dir,
       dataset(dir, ["a", "b", "c"]),
       url,
-      ["--stop-after-failures", "3", "--concurrency", "1", "--api-key", "sk-never-shown-42", "--header", "X-Tenant-Key: literal-tenant-secret-9", "--header=X-Ref: ${GW_REF}"],
+      [
+        "--stop-after-failures",
+        "3",
+        "--concurrency",
+        "1",
+        "--api-key",
+        "sk-never-shown-42",
+        "--header",
+        "X-Tenant-Key: literal-tenant-secret-9",
+        "--header=X-Ref: ${GW_REF}",
+      ],
       { GW_REF: "ref-value-from-env-1" },
     );
     expect(r.exitCode).toBe(1);
@@ -241,7 +381,9 @@ describe("credentials in base URLs", () => {
     expect(console).toContain("--api-key KEY");
     expect(console).toContain("--header 'X-Tenant-Key: VALUE'");
     expect(console).toContain("'--header=X-Ref: ${GW_REF}'");
-    expect(console).toContain("(put your key back in place of KEY, the header values back in place of VALUE, the URL credentials back in place of USER:PASSWORD)");
+    expect(console).toContain(
+      "(put your key back in place of KEY, the header values back in place of VALUE, the URL credentials back in place of USER:PASSWORD)",
+    );
     const runDir = join(dir, "runs", "r");
     const texts = [...allFiles(runDir).map((f) => f.text), console];
     for (const t of texts) {
@@ -251,8 +393,12 @@ describe("credentials in base URLs", () => {
       expect(t).not.toContain("literal-tenant-secret-9");
       expect(t).not.toContain("ref-value-from-env-1");
     }
-    expect(YAML.parse(readFileSync(join(runDir, "run.yaml"), "utf8")).base_url).toMatch(/^http:\/\/<redacted>@127\.0\.0\.1:\d+\/v1$/);
-    expect(readJsonl(join(runDir, "failed.jsonl"))[0].error).toContain("bad credentials for http://<redacted>@127.0.0.1/v1");
+    expect(YAML.parse(readFileSync(join(runDir, "run.yaml"), "utf8")).base_url).toMatch(
+      /^http:\/\/<redacted>@127\.0\.0\.1:\d+\/v1$/,
+    );
+    expect(readJsonl(join(runDir, "failed.jsonl"))[0].error).toContain(
+      "bad credentials for http://<redacted>@127.0.0.1/v1",
+    );
   });
 });
 
@@ -262,18 +408,64 @@ describe("OpenRouter request options", () => {
     const dir = tempDir();
     const data = dataset(dir, ["a"]);
     const openrouter = `${s.url}/openrouter/api/v1`;
-    const r = await run(dir, data, openrouter, ["--providers-allowed", "p1,p2", "--providers-ignored", "p3", "--providers-order", "p2,p1", "--provider-sort", "throughput"]);
+    const r = await run(dir, data, openrouter, [
+      "--providers-allowed",
+      "p1,p2",
+      "--providers-ignored",
+      "p3",
+      "--providers-order",
+      "p2,p1",
+      "--provider-sort",
+      "throughput",
+    ]);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(s.requests[0]!.path).toBe("/openrouter/api/v1/chat/completions");
     expect(s.requests[0]!.body.reasoning).toEqual({ enabled: true, effort: "medium" });
-    expect(s.requests[0]!.body.provider).toEqual({ only: ["p1", "p2"], ignore: ["p3"], order: ["p2", "p1"], sort: "throughput" });
+    expect(s.requests[0]!.body.provider).toEqual({
+      only: ["p1", "p2"],
+      ignore: ["p3"],
+      order: ["p2", "p1"],
+      sort: "throughput",
+    });
 
-    const off = await runCli(["run", data, "--model", "m", "--base-url", openrouter, "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--run-name", "off", "--progress", "none", "--reasoning-effort", "none"]);
+    const off = await runCli([
+      "run",
+      data,
+      "--model",
+      "m",
+      "--base-url",
+      openrouter,
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "off",
+      "--progress",
+      "none",
+      "--reasoning-effort",
+      "none",
+    ]);
     expect(off.exitCode, off.stderr).toBe(0);
     expect(s.requests[1]!.body.reasoning).toEqual({ effort: "none" });
     expect(s.requests[1]!.body.provider).toBeUndefined();
 
-    const plain = await runCli(["run", data, "--model", "m", "--base-url", s.baseURL, "--toolsets", "terminal", "--output-dir", join(dir, "runs"), "--run-name", "plain", "--progress", "none"]);
+    const plain = await runCli([
+      "run",
+      data,
+      "--model",
+      "m",
+      "--base-url",
+      s.baseURL,
+      "--toolsets",
+      "terminal",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "plain",
+      "--progress",
+      "none",
+    ]);
     expect(plain.exitCode, plain.stderr).toBe(0);
     expect(s.requests[2]!.body.reasoning).toBeUndefined();
     expect(s.requests[2]!.body.reasoning_effort).toBeUndefined();
@@ -290,7 +482,9 @@ describe("the approver", () => {
     const s = await serve((req) => {
       if (isApprover(req)) return approver(req);
       const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
-      return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: `rm -rf ${victim}` } }]) : completion({ content: "finished" });
+      return turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: `rm -rf ${victim}` } }])
+        : completion({ content: "finished" });
     });
     const r = await run(dir, dataset(dir, ["a"]), s, ["--approval-model", "judge-model", ...extra]);
     return { r, victim, runDir: join(dir, "runs", "r"), server: s };
@@ -302,13 +496,22 @@ describe("the approver", () => {
     expect(existsSync(join(victim, "precious.txt"))).toBe(true);
     const [t] = readJsonl(join(runDir, "trajectories.jsonl"));
     expect(t.approvals).toHaveLength(1);
-    expect(t.approvals[0]).toMatchObject({ decision: "deny", error: true, reason: "approver error: timed out after 1000 ms" });
-    expect(r.stdout).toContain("approver failures: 1 (each command denied, fail-closed); first: task a: approver error: timed out after 1000 ms");
+    expect(t.approvals[0]).toMatchObject({
+      decision: "deny",
+      error: true,
+      reason: "approver error: timed out after 1000 ms",
+    });
+    expect(r.stdout).toContain(
+      "approver failures: 1 (each command denied, fail-closed); first: task a: approver error: timed out after 1000 ms",
+    );
     expect(YAML.parse(readFileSync(join(runDir, "run.yaml"), "utf8")).approval_timeout).toBe(1);
   });
 
   it("an answer with a duplicate key is invalid and denies, though JSON.parse would have read 'approve'", async () => {
-    const { r, victim, runDir } = await approvalRun(() => text('{"decision": "deny", "reason": "looks bad", "decision": "approve"}'), []);
+    const { r, victim, runDir } = await approvalRun(
+      () => text('{"decision": "deny", "reason": "looks bad", "decision": "approve"}'),
+      [],
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(existsSync(join(victim, "precious.txt"))).toBe(true);
     const [t] = readJsonl(join(runDir, "trajectories.jsonl"));
@@ -318,9 +521,14 @@ describe("the approver", () => {
   });
 
   it("keys that differ only in case or spaces conflict too", async () => {
-    const { victim, runDir } = await approvalRun(() => text('{"Decision": "deny", "decision": "approve", "reason": "ok"}'), []);
+    const { victim, runDir } = await approvalRun(
+      () => text('{"Decision": "deny", "decision": "approve", "reason": "ok"}'),
+      [],
+    );
     expect(existsSync(join(victim, "precious.txt"))).toBe(true);
-    expect(readJsonl(join(runDir, "trajectories.jsonl"))[0].approvals[0].reason).toContain('conflicting keys "Decision" and "decision"');
+    expect(readJsonl(join(runDir, "trajectories.jsonl"))[0].approvals[0].reason).toContain(
+      'conflicting keys "Decision" and "decision"',
+    );
   });
 });
 
@@ -331,6 +539,11 @@ describe("approval check --file", () => {
     writeFileSync(file, "# a comment\n\n   \nrm -rf /\n  # indented comment\nls -la\n");
     const r = await runCli(["approval", "check", "--file", file]);
     expect(r.exitCode).toBe(0);
-    expect(r.stdout.trim().split("\n").map((l) => JSON.parse(l).command)).toEqual(["rm -rf /", "ls -la"]);
+    expect(
+      r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).command),
+    ).toEqual(["rm -rf /", "ls -la"]);
   });
 });

@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { completion, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { DroppedRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
@@ -32,14 +40,25 @@ describe("the Hermes agent loop through the CLI", () => {
           ])
         : text("read it"),
     "never answers": () => completion({ content: "   " }),
-    "keeps working": (turn) => (turn < 2 ? toolCalls([{ name: "terminal", arguments: { command: `echo step${turn}` } }]) : completion({ content: null })),
+    "keeps working": (turn) =>
+      turn < 2
+        ? toolCalls([{ name: "terminal", arguments: { command: `echo step${turn}` } }])
+        : completion({ content: null }),
     "think aloud": (turn) =>
       turn === 0
-        ? completion({ content: null, reasoning: "\nPlan: list.\n", reasoningField: "reasoning", toolCalls: [{ name: "terminal", arguments: { command: "echo hi" } }] })
+        ? completion({
+            content: null,
+            reasoning: "\nPlan: list.\n",
+            reasoningField: "reasoning",
+            toolCalls: [{ name: "terminal", arguments: { command: "echo hi" } }],
+          })
         : turn === 1
           ? completion({ content: "Half", finishReason: "length" })
           : text("way."),
-    "thoughts only": (turn) => (turn === 0 ? completion({ content: null, reasoning: "Thinking it over.", reasoningField: "reasoning" }) : text("Answer.")),
+    "thoughts only": (turn) =>
+      turn === 0
+        ? completion({ content: null, reasoning: "Thinking it over.", reasoningField: "reasoning" })
+        : text("Answer."),
   };
 
   beforeAll(async () => {
@@ -59,8 +78,24 @@ describe("the Hermes agent loop through the CLI", () => {
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const result = await runCli([
-      "run", dataset, "--model", "test-model", "--base-url", server.baseURL, "--api-key", "sk-test",
-      "--output-dir", join(dir, "runs"), "--run-name", "t", "--toolsets", "terminal,file", "--approval", "deny", "--progress", "none",
+      "run",
+      dataset,
+      "--model",
+      "test-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "sk-test",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "t",
+      "--toolsets",
+      "terminal,file",
+      "--approval",
+      "deny",
+      "--progress",
+      "none",
       ...extra,
     ]);
     return { result, runDir: join(dir, "runs", "t") };
@@ -94,7 +129,13 @@ describe("the Hermes agent loop through the CLI", () => {
     const { result, runDir } = await run([{ id: "m", prompt: "keeps working" }], ["--max-turns", "2"]);
     expect(result.exitCode, result.stderr).toBe(0);
     const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
-    expect(entry).toMatchObject({ completed: false, partial: false, outcome: "max_turns", api_calls: 2, final_response: "Summary: two steps done." });
+    expect(entry).toMatchObject({
+      completed: false,
+      partial: false,
+      outcome: "max_turns",
+      api_calls: 2,
+      final_response: "Summary: two steps done.",
+    });
     expect(entry.conversations.slice(-2)).toEqual([
       { from: "human", value: MAX_TURNS_MESSAGE },
       { from: "gpt", value: "<think>\n</think>\nSummary: two steps done." },
@@ -108,14 +149,20 @@ describe("the Hermes agent loop through the CLI", () => {
     expect(entry.completed).toBe(true);
     expect(entry.final_response).toBe("Halfway.");
     expect(entry.conversations[2].value).toMatch(/^<think>\n\nPlan: list.\n\n<\/think>\n<tool_call>/);
-    expect(entry.conversations.filter((c: any) => c.from === "human").map((c: any) => c.value)).toEqual(["think aloud", LENGTH_CONTINUATION_MESSAGE]);
+    expect(entry.conversations.filter((c: any) => c.from === "human").map((c: any) => c.value)).toEqual([
+      "think aloud",
+      LENGTH_CONTINUATION_MESSAGE,
+    ]);
     const later = server.requests.filter((r) => JSON.stringify(r.body.messages).includes("think aloud")).slice(1);
     expect(later.length).toBeGreaterThan(0);
-    for (const r of later) expect(r.body.messages.find((m: any) => m.role === "assistant").reasoning_content).toBe("\nPlan: list.\n");
+    for (const r of later)
+      expect(r.body.messages.find((m: any) => m.role === "assistant").reasoning_content).toBe("\nPlan: list.\n");
 
     const plain = await run([{ id: "r2", prompt: "think aloud again" }]);
     expect(plain.result.exitCode).toBe(0);
-    const plainLater = server.requests.filter((r) => JSON.stringify(r.body.messages).includes("think aloud again")).slice(1);
+    const plainLater = server.requests
+      .filter((r) => JSON.stringify(r.body.messages).includes("think aloud again"))
+      .slice(1);
     for (const r of plainLater) expect(JSON.stringify(r.body.messages)).not.toContain("reasoning_content");
   });
 
@@ -129,14 +176,20 @@ describe("the Hermes agent loop through the CLI", () => {
     expect(entry.conversations[2].value).toBe("<think>\n</think>\nAnswer.");
     const reqs = server.requests.filter((r) => r.body.messages.some((m: any) => m.content === "thoughts only"));
     expect(reqs).toHaveLength(2);
-    expect(reqs[1]!.body.messages.at(-1)).toEqual({ role: "assistant", content: "", reasoning_content: "Thinking it over." });
+    expect(reqs[1]!.body.messages.at(-1)).toEqual({
+      role: "assistant",
+      content: "",
+      reasoning_content: "Thinking it over.",
+    });
 
     // Without reasoning sent back there is nothing to continue: the same request again, then dropped as empty.
     const plain = await run([{ id: "t2", prompt: "thoughts only, plain" }]);
     expect(plain.result.exitCode, plain.result.stderr).toBe(0);
     const [dropped] = readJsonl(join(plain.runDir, "dropped.jsonl"));
     expect(dropped).toMatchObject({ dropped: "empty_response", api_calls: 4 });
-    const plainReqs = server.requests.filter((r) => r.body.messages.some((m: any) => m.content === "thoughts only, plain"));
+    const plainReqs = server.requests.filter((r) =>
+      r.body.messages.some((m: any) => m.content === "thoughts only, plain"),
+    );
     expect(plainReqs).toHaveLength(4);
     for (const r of plainReqs) expect(r.body.messages.map((m: any) => m.role)).toEqual(["system", "user"]);
   });

@@ -9,14 +9,37 @@ import { runCli, tempDir } from "./helpers/cli.js";
 
 function ids(path: string): string[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).task_id).sort();
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l).task_id)
+    .sort();
 }
 
 function setUp() {
   const dir = tempDir();
   const data = join(dir, "tasks.jsonl");
-  writeFileSync(data, ["task-0", "task-1"].map((id) => JSON.stringify({ id, prompt: "Use the shell to compute 6 * 7." })).join("\n") + "\n");
-  const args = ["run", data, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", "r", "--approval", "deny", "--toolsets", "terminal", "--progress", "none"];
+  writeFileSync(
+    data,
+    ["task-0", "task-1"].map((id) => JSON.stringify({ id, prompt: "Use the shell to compute 6 * 7." })).join("\n") +
+      "\n",
+  );
+  const args = [
+    "run",
+    data,
+    "--model",
+    "scripted",
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    "r",
+    "--approval",
+    "deny",
+    "--toolsets",
+    "terminal",
+    "--progress",
+    "none",
+  ];
   return { dir, data, args, runDir: join(dir, "runs", "r") };
 }
 
@@ -24,7 +47,16 @@ describe("internal_error on resume", () => {
   it("is left by --resume and --retry-failed, rerun by --retry-internal", async () => {
     const { args, runDir } = setUp();
     mkdirSync(runDir, { recursive: true });
-    const failure = { prompt_index: 0, task_id: "task-0", outcome: "internal_error", completed: false, partial: false, error: "TypeError: x is undefined", toolsets_used: ["terminal"], metadata: {} };
+    const failure = {
+      prompt_index: 0,
+      task_id: "task-0",
+      outcome: "internal_error",
+      completed: false,
+      partial: false,
+      error: "TypeError: x is undefined",
+      toolsets_used: ["terminal"],
+      metadata: {},
+    };
     writeFileSync(join(runDir, "failed.jsonl"), JSON.stringify(failure) + "\n");
 
     const resumed = await runCli([...args, "--resume"]);

@@ -111,7 +111,12 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   batch_size: ["4", 4],
 };
 
-const FILE_ONLY: Record<string, unknown> = { extra_body: { top_k: 3 }, tool_concurrency: 2, plugins: ["hb-plugin"], dataset: "d.jsonl" };
+const FILE_ONLY: Record<string, unknown> = {
+  extra_body: { top_k: 3 },
+  tool_concurrency: 2,
+  plugins: ["hb-plugin"],
+  dataset: "d.jsonl",
+};
 
 function configError(fn: () => unknown): string {
   try {
@@ -129,17 +134,21 @@ describe("run options table", () => {
     expect(Object.keys(SAMPLES).sort()).toEqual(flagged.map((o) => o.key).sort());
     // --harbor PATH stands in for the DATASET argument (both at once is refused).
     const argv: string[] = [];
-    for (const [key, [text]] of Object.entries(SAMPLES)) argv.push(...(text === true ? [flagOf(key)!] : [`${flagOf(key)!}=${text}`]));
+    for (const [key, [text]] of Object.entries(SAMPLES))
+      argv.push(...(text === true ? [flagOf(key)!] : [`${flagOf(key)!}=${text}`]));
     const { flags } = flagsToConfig(argv);
     const config = resolveRunConfig(flags);
-    for (const [key, [, value]] of Object.entries(SAMPLES)) expect(config[key as keyof typeof config], key).toEqual(value);
+    for (const [key, [, value]] of Object.entries(SAMPLES))
+      expect(config[key as keyof typeof config], key).toEqual(value);
     expect(config.dataset).toBe("tasks/");
   });
 
   it("a list flag may be repeated as well as comma-separated", () => {
     const { flags } = flagsToConfig(["d.jsonl", "--group-by", "metadata.a", "--group-by", "metadata.b,metadata.c"]);
     expect(resolveRunConfig(flags).group_by).toEqual(["metadata.a", "metadata.b", "metadata.c"]);
-    expect(configError(() => resolveRunConfig(flagsToConfig(["d.jsonl", "--group-by", "level"]).flags))).toContain("must be metadata.KEY");
+    expect(configError(() => resolveRunConfig(flagsToConfig(["d.jsonl", "--group-by", "level"]).flags))).toContain(
+      "must be metadata.KEY",
+    );
   });
 
   it("every config key, with or without a flag, is accepted in a config file", () => {
@@ -154,8 +163,10 @@ describe("run options table", () => {
     const accepted = new Set(Object.keys(runArgOptions()).map((f) => `--${f}`));
     const mentioned = new Set(command.help.match(/--[a-z][a-z-]*/g));
     for (const flag of accepted) expect(command.help, flag).toMatch(new RegExp(`^  ${flag}\\b`, "m"));
-    for (const flag of mentioned) expect(accepted.has(flag) || flag === "--help", `${flag} is in --help but does not parse`).toBe(true);
-    for (const key of Object.keys(FILE_ONLY).filter((k) => k !== "dataset")) expect(command.help).toMatch(new RegExp(`^  ${key}\\b`, "m"));
+    for (const flag of mentioned)
+      expect(accepted.has(flag) || flag === "--help", `${flag} is in --help but does not parse`).toBe(true);
+    for (const key of Object.keys(FILE_ONLY).filter((k) => k !== "dataset"))
+      expect(command.help).toMatch(new RegExp(`^  ${key}\\b`, "m"));
   });
 
   it("--help shows each default the schema applies", () => {
@@ -182,7 +193,9 @@ describe("run options table", () => {
     expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--seed", "-4"]).flags).seed).toBe(-4);
     expect(run("--task-timeout", "-3")).toBe("--task-timeout must be greater than 0, got -3");
     expect(run("--workers", "-2")).toBe("--workers must be at least 1, got -2");
-    expect(run("--run-name", "-x")).toBe("Option '--run-name' argument is ambiguous: write a value that starts with '-' as --run-name=-… (see --help)");
+    expect(run("--run-name", "-x")).toBe(
+      "Option '--run-name' argument is ambiguous: write a value that starts with '-' as --run-name=-… (see --help)",
+    );
     expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--seed=-4"]).flags).seed).toBe(-4);
     for (const msg of [run("--workers", "0"), run("--no-such-flag")]) expect(msg).not.toContain("\n");
   });
@@ -202,12 +215,18 @@ describe("run settings that contradict each other or would do nothing", () => {
   const refuse = (argv: string[]) => configError(() => configFromArgv(["d.jsonl", "--model", "scripted", ...argv]));
   it("each is one line naming the flags, exit 2", () => {
     expect(refuse(["--toolsets", ""])).toMatch(/^--toolsets is empty: the run would offer the model no tool/);
-    expect(refuse(["--toolsets", "terminal", "--distribution", "default"])).toContain("--toolsets and --distribution both given");
-    expect(refuse(["--retry-failed", "--resume"])).toContain("--retry-failed reruns only the failed tasks: it does not combine with --resume");
+    expect(refuse(["--toolsets", "terminal", "--distribution", "default"])).toContain(
+      "--toolsets and --distribution both given",
+    );
+    expect(refuse(["--retry-failed", "--resume"])).toContain(
+      "--retry-failed reruns only the failed tasks: it does not combine with --resume",
+    );
     expect(refuse(["--retry-failed", "--only", "a"])).toContain("does not combine with --only");
     expect(refuse(["--workers", "10000"])).toMatch(/^--workers 10000 is more than 4 per core/);
     expect(refuse(["--concurrency", "100000"])).toContain("--concurrency 100000 is more than 4096");
-    expect(refuse(["--image", "x", "--prewarm", "2"])).toBe("--prewarm, --image apply to container environments (--env docker|singularity), not --env local");
+    expect(refuse(["--image", "x", "--prewarm", "2"])).toBe(
+      "--prewarm, --image apply to container environments (--env docker|singularity), not --env local",
+    );
     expect(refuse(["--task-timeout", "3000000"])).toContain("--task-timeout must be at most 2147483");
     expect(configFromArgv(["d.jsonl", "--model", "scripted", "--toolsets", "terminal"]).toolsets).toEqual(["terminal"]);
   });
@@ -217,9 +236,21 @@ describe("--rl-capture without a value", () => {
   it("means strict, and does not take the dataset as its value", async () => {
     const { withOptionalValue } = await import("../src/config/run_flags.js");
     const modes = ["strict", "best-effort"];
-    expect(withOptionalValue(["--rl-capture", "data.jsonl"], "--rl-capture", modes, "strict")).toEqual(["--rl-capture", "strict", "data.jsonl"]);
-    expect(withOptionalValue(["data.jsonl", "--rl-capture"], "--rl-capture", modes, "strict")).toEqual(["data.jsonl", "--rl-capture", "strict"]);
-    expect(withOptionalValue(["--rl-capture", "best-effort", "d"], "--rl-capture", modes, "strict")).toEqual(["--rl-capture", "best-effort", "d"]);
+    expect(withOptionalValue(["--rl-capture", "data.jsonl"], "--rl-capture", modes, "strict")).toEqual([
+      "--rl-capture",
+      "strict",
+      "data.jsonl",
+    ]);
+    expect(withOptionalValue(["data.jsonl", "--rl-capture"], "--rl-capture", modes, "strict")).toEqual([
+      "data.jsonl",
+      "--rl-capture",
+      "strict",
+    ]);
+    expect(withOptionalValue(["--rl-capture", "best-effort", "d"], "--rl-capture", modes, "strict")).toEqual([
+      "--rl-capture",
+      "best-effort",
+      "d",
+    ]);
     expect(withOptionalValue(["--", "--rl-capture"], "--rl-capture", modes, "strict")).toEqual(["--", "--rl-capture"]);
   });
 });

@@ -52,8 +52,26 @@ describe("a run with a plugin tool", () => {
     writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: "p1", prompt: "Use the plugin." }) + "\n");
     const r = await runCli(
       [
-        "run", join(dir, "d.jsonl"), "--model", "m", "--base-url", server.baseURL, "--api-key", "k",
-        "--toolsets", "plug_tools", "--approval", "deny", "--env", "host", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none",
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--toolsets",
+        "plug_tools",
+        "--approval",
+        "deny",
+        "--env",
+        "host",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "r",
+        "--progress",
+        "none",
       ],
       { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config") } },
     );
@@ -65,7 +83,12 @@ describe("a run with a plugin tool", () => {
     expect(entry.tools.map((t: any) => t.function.name)).toEqual(["plug_shell"]);
     const results = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
     expect(results[0]).toEqual({ exit_code: 0, output: "" });
-    expect(results[1]).toMatchObject({ status: "blocked", error: expect.stringMatching(/^BLOCKED: .*approval policy is 'deny'/) });
-    expect(entry.approvals).toEqual([expect.objectContaining({ decision: "deny", by: "policy", pattern: "git_reset_hard" })]);
+    expect(results[1]).toMatchObject({
+      status: "blocked",
+      error: expect.stringMatching(/^BLOCKED: .*approval policy is 'deny'/),
+    });
+    expect(entry.approvals).toEqual([
+      expect.objectContaining({ decision: "deny", by: "policy", pattern: "git_reset_hard" }),
+    ]);
   });
 });

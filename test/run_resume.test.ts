@@ -22,23 +22,52 @@ function countLines(path: string): number {
 
 function dataset(dir: string, n: number): string {
   const path = join(dir, "tasks.jsonl");
-  const rows = Array.from({ length: n }, (_, i) => JSON.stringify({ id: `task-${i}`, prompt: `Use the shell to compute ${i} * 7 and report it.` }));
+  const rows = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ id: `task-${i}`, prompt: `Use the shell to compute ${i} * 7 and report it.` }),
+  );
   writeFileSync(path, rows.join("\n") + "\n");
   return path;
 }
 
 /** The parts of statistics.json that must not depend on interruptions or timing. */
 function stableStats(s: any) {
-  return { tasks: s.tasks, outcomes: s.outcomes, tool_statistics: s.tool_statistics, completed: s.completed, api_calls: s.api_calls.total, reasoning: s.reasoning_statistics };
+  return {
+    tasks: s.tasks,
+    outcomes: s.outcomes,
+    tool_statistics: s.tool_statistics,
+    completed: s.completed,
+    api_calls: s.api_calls.total,
+    reasoning: s.reasoning_statistics,
+  };
 }
 
 describe("resume after SIGKILL", () => {
   it("ends with every task exactly once and the statistics of an uninterrupted run", async () => {
     const dir = tempDir();
     const data = dataset(dir, 24);
-    const common = ["--model", "scripted:150", "--output-dir", join(dir, "runs"), "--workers", "2", "--concurrency", "2", "--approval", "deny", "--progress", "log", "--toolsets", "terminal"];
+    const common = [
+      "--model",
+      "scripted:150",
+      "--output-dir",
+      join(dir, "runs"),
+      "--workers",
+      "2",
+      "--concurrency",
+      "2",
+      "--approval",
+      "deny",
+      "--progress",
+      "log",
+      "--toolsets",
+      "terminal",
+    ];
 
-    const child = execa("node", [CLI, "run", data, "--run-name", "killed", ...common], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
+    const child = execa("node", [CLI, "run", data, "--run-name", "killed", ...common], {
+      cwd: ROOT,
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+    });
     const trajectories = join(dir, "runs", "killed", "trajectories.jsonl");
     const deadline = Date.now() + 60_000;
     while (countLines(trajectories) < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -64,7 +93,20 @@ describe("resume after SIGKILL", () => {
   it("repairs a torn last line instead of gluing the next record onto it", async () => {
     const dir = tempDir();
     const data = dataset(dir, 3);
-    const args = ["run", data, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", "torn", "--approval", "deny", "--toolsets", "terminal"];
+    const args = [
+      "run",
+      data,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "torn",
+      "--approval",
+      "deny",
+      "--toolsets",
+      "terminal",
+    ];
     expect((await runCli([...args, "--max-samples", "2"])).exitCode).toBe(0);
     const path = join(dir, "runs", "torn", "trajectories.jsonl");
     const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
@@ -76,7 +118,11 @@ describe("resume after SIGKILL", () => {
     expect(entries.map((e) => e.task_id).sort()).toEqual(["task-0", "task-1", "task-2"]);
     expect(readFileSync(`${path}.torn`, "utf8")).toBe(lines[1]!.slice(0, 40));
     // Announced once: the resume that repaired it says so, the next one has nothing to say.
-    expect(r.stderr.match(/ended in a torn line \(40 bytes, left by an interrupted run\): moved to .*trajectories\.jsonl\.torn/g)).toHaveLength(1);
+    expect(
+      r.stderr.match(
+        /ended in a torn line \(40 bytes, left by an interrupted run\): moved to .*trajectories\.jsonl\.torn/g,
+      ),
+    ).toHaveLength(1);
     const again = await runCli([...args, "--resume"]);
     expect(again.stderr).not.toContain("torn line");
   });
@@ -86,7 +132,26 @@ describe("Ctrl-C", () => {
   it("once: stops taking tasks, finishes those in flight, exits 130 with a resume command that works", async () => {
     const dir = tempDir();
     const data = dataset(dir, 12);
-    const args = ["run", data, "--model", "scripted:300", "--output-dir", join(dir, "runs"), "--run-name", "int", "--workers", "1", "--concurrency", "2", "--approval", "deny", "--progress", "log", "--toolsets", "terminal"];
+    const args = [
+      "run",
+      data,
+      "--model",
+      "scripted:300",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "int",
+      "--workers",
+      "1",
+      "--concurrency",
+      "2",
+      "--approval",
+      "deny",
+      "--progress",
+      "log",
+      "--toolsets",
+      "terminal",
+    ];
     const child = execa("node", [CLI, ...args], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
     const trajectories = join(dir, "runs", "int", "trajectories.jsonl");
     const deadline = Date.now() + 60_000;
@@ -113,10 +178,33 @@ describe("determinism", () => {
     const dir = tempDir();
     const data = dataset(dir, 16);
     const draws = async (name: string, workers: string, seed: string) => {
-      const r = await runCli(["run", data, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", name, "--workers", workers, "--concurrency", "8", "--seed", seed, "--distribution", "balanced", "--approval", "deny"]);
+      const r = await runCli([
+        "run",
+        data,
+        "--model",
+        "scripted",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        name,
+        "--workers",
+        workers,
+        "--concurrency",
+        "8",
+        "--seed",
+        seed,
+        "--distribution",
+        "balanced",
+        "--approval",
+        "deny",
+      ]);
       expect(r.exitCode, r.stderr).toBe(0);
       const entries = readJsonl(join(dir, "runs", name, "trajectories.jsonl"));
-      return Object.fromEntries(entries.sort((x, y) => x.prompt_index - y.prompt_index).map((e) => [`${e.prompt_index}:${e.task_id}`, e.toolsets_used]));
+      return Object.fromEntries(
+        entries
+          .sort((x, y) => x.prompt_index - y.prompt_index)
+          .map((e) => [`${e.prompt_index}:${e.task_id}`, e.toolsets_used]),
+      );
     };
     const one = await draws("w1", "1", "7");
     const four = await draws("w4", "4", "7");

@@ -7,7 +7,18 @@
  * in run.yaml), and one that holds the dataset or the output dir stops the run (exit 2).
  */
 import { execa } from "execa";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -30,7 +41,12 @@ const madeSystemDirs: string[] = [];
 const systemCanaries: string[] = [];
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 beforeAll(async () => {
@@ -54,10 +70,25 @@ beforeAll(async () => {
     const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
     const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
     if (prompt.includes("task:writer")) {
-      return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: `echo ${canary("workspace")} > mine.txt; sleep 6` } }]) : text("done");
+      return turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: `echo ${canary("workspace")} > mine.txt; sleep 6` } }])
+        : text("done");
     }
-    if (prompt.includes("task:search")) return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: SEARCH, timeout: 170 } }]) : text("done");
-    if (prompt.includes("task:ro")) return turn === 0 ? toolCalls([{ name: "terminal", arguments: { command: `cat ${join(base, "toolchain", "tool.txt")}; touch ${join(base, "toolchain", "x")}; echo rc=$?` } }]) : text("done");
+    if (prompt.includes("task:search"))
+      return turn === 0
+        ? toolCalls([{ name: "terminal", arguments: { command: SEARCH, timeout: 170 } }])
+        : text("done");
+    if (prompt.includes("task:ro"))
+      return turn === 0
+        ? toolCalls([
+            {
+              name: "terminal",
+              arguments: {
+                command: `cat ${join(base, "toolchain", "tool.txt")}; touch ${join(base, "toolchain", "x")}; echo rc=$?`,
+              },
+            },
+          ])
+        : text("done");
     return text("done");
   });
 });
@@ -76,8 +107,12 @@ function setUp(name: string, uid: number) {
   const out = join(dir, "out");
   mkdirSync(join(home, ".ssh"), { recursive: true });
   mkdirSync(join(home, ".aws"), { recursive: true });
-  writeFileSync(join(home, ".ssh", "id_rsa"), `-----BEGIN OPENSSH PRIVATE KEY-----\n${canary("sshkey")}\n`, { mode: 0o600 });
-  writeFileSync(join(home, ".aws", "credentials"), `[default]\naws_secret_access_key = ${canary("aws")}\n`, { mode: 0o600 });
+  writeFileSync(join(home, ".ssh", "id_rsa"), `-----BEGIN OPENSSH PRIVATE KEY-----\n${canary("sshkey")}\n`, {
+    mode: 0o600,
+  });
+  writeFileSync(join(home, ".aws", "credentials"), `[default]\naws_secret_access_key = ${canary("aws")}\n`, {
+    mode: 0o600,
+  });
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, "notes.txt"), canary("outdir"));
   mkdirSync(join(dir, "hidden-tests"));
@@ -101,9 +136,21 @@ function cli(args: string[], home: string, uid: number) {
   assertBuilt();
   const env = cleanEnv({ HOME: home });
   if (uid === (process.getuid?.() ?? uid)) {
-    return execa(process.execPath, [CLI, ...args], { cwd: ROOT, env, extendEnv: false, reject: false, timeout: 240_000 });
+    return execa(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 240_000,
+    });
   }
-  return execa("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", process.execPath, CLI, ...args], { cwd: ROOT, env, extendEnv: false, reject: false, timeout: 240_000 });
+  return execa("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", process.execPath, CLI, ...args], {
+    cwd: ROOT,
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 240_000,
+  });
 }
 
 const harnesses = process.getuid?.() === 0 ? [0, 1000] : [process.getuid!()];
@@ -113,7 +160,29 @@ describe("a local sandbox sees only what a task needs", () => {
     it(`no canary is found anywhere the task can look (harness uid ${uid})`, { timeout: 300_000 }, async () => {
       const { home, out, dataset } = setUp(`uid-${uid}`, uid);
       const r = await cli(
-        ["run", dataset, "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", out, "--run-name", "c", "--progress", "none", "--concurrency", "2", "--keep-workspaces"],
+        [
+          "run",
+          dataset,
+          "--model",
+          "agent",
+          "--base-url",
+          server.baseURL,
+          "--api-key",
+          "k",
+          "--approval",
+          "allow",
+          "--env",
+          "local",
+          "--output-dir",
+          out,
+          "--run-name",
+          "c",
+          "--progress",
+          "none",
+          "--concurrency",
+          "2",
+          "--keep-workspaces",
+        ],
         home,
         uid,
       );
@@ -121,18 +190,54 @@ describe("a local sandbox sees only what a task needs", () => {
       const lines = readJsonl(join(out, "c", "trajectories.jsonl"));
       const search = lines.find((l) => l.task_id === "search");
       expect(search, `${r.stdout}\n${r.stderr}`).toBeDefined();
-      const output: string = search.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content).output ?? m.content).join("\n");
+      const output: string = search.messages
+        .filter((m: any) => m.role === "tool")
+        .map((m: any) => JSON.parse(m.content).output ?? m.content)
+        .join("\n");
       expect(output).toContain("searched");
       // The writer's canary was on disk in its task folder while the search ran.
-      expect(readFileSync(join(out, ".workspaces", "c", readdirSync(join(out, ".workspaces", "c")).find((d) => d.startsWith("writer"))!, "mine.txt"), "utf8")).toContain(canary("workspace"));
+      expect(
+        readFileSync(
+          join(
+            out,
+            ".workspaces",
+            "c",
+            readdirSync(join(out, ".workspaces", "c")).find((d) => d.startsWith("writer"))!,
+            "mine.txt",
+          ),
+          "utf8",
+        ),
+      ).toContain(canary("workspace"));
       expect(output.match(new RegExp(`(FOUND|NAME) .*${TOKEN}.*`, "g")) ?? []).toEqual([]);
       // Only the allow-listed entries at the top of its tree.
-      const top = output.slice(0, output.indexOf("---")).split(/\s+/).filter((n) => n && n !== "." && n !== "..");
-      for (const name of top) expect(["bin", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "tmp", "usr", "var", "workspace"]).toContain(name);
+      const top = output
+        .slice(0, output.indexOf("---"))
+        .split(/\s+/)
+        .filter((n) => n && n !== "." && n !== "..");
+      for (const name of top)
+        expect([
+          "bin",
+          "dev",
+          "etc",
+          "home",
+          "lib",
+          "lib32",
+          "lib64",
+          "libx32",
+          "proc",
+          "run",
+          "sbin",
+          "tmp",
+          "usr",
+          "var",
+          "workspace",
+        ]).toContain(name);
     });
   }
 
-  it("--sandbox-ro shows a folder read-only and is recorded in run.yaml; one holding the dataset or output dir is refused (exit 2)", { timeout: 300_000 }, async () => {
+  it("--sandbox-ro shows a folder read-only and is recorded in run.yaml; one holding the dataset or output dir is refused (exit 2)", {
+    timeout: 300_000,
+  }, async () => {
     const uid = process.getuid?.() ?? 0;
     const { dir, home, out } = setUp("ro", uid);
     mkdirSync(join(base, "toolchain"), { recursive: true });
@@ -140,8 +245,27 @@ describe("a local sandbox sees only what a task needs", () => {
     chmodSync(join(base, "toolchain"), 0o755);
     const dataset = join(dir, "ro.jsonl");
     writeFileSync(dataset, JSON.stringify({ id: "ro", prompt: "task:ro", toolsets: ["terminal"] }) + "\n");
-    const common = ["--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", out, "--progress", "none"];
-    const r = await cli(["run", dataset, ...common, "--run-name", "ro", "--sandbox-ro", join(base, "toolchain")], home, uid);
+    const common = [
+      "--model",
+      "agent",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--env",
+      "local",
+      "--output-dir",
+      out,
+      "--progress",
+      "none",
+    ];
+    const r = await cli(
+      ["run", dataset, ...common, "--run-name", "ro", "--sandbox-ro", join(base, "toolchain")],
+      home,
+      uid,
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const [line] = readJsonl(join(out, "ro", "trajectories.jsonl"));
     const output = JSON.stringify(line.messages.filter((m: any) => m.role === "tool"));

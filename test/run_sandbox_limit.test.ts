@@ -8,7 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
@@ -34,16 +41,43 @@ describe("run-wide --max-sandboxes across worker threads (Docker)", () => {
 
   it("never has more live containers than --max-sandboxes, warm ones included, and reaches the bound", async () => {
     const dir = tempDir();
-    const rows = Array.from({ length: 8 }, (_, i) => JSON.stringify({ id: `busy-${i}`, prompt: `keep the sandbox busy ${i}` }));
+    const rows = Array.from({ length: 8 }, (_, i) =>
+      JSON.stringify({ id: `busy-${i}`, prompt: `keep the sandbox busy ${i}` }),
+    );
     const dataset = join(dir, "busy.jsonl");
     const { writeFileSync } = await import("node:fs");
     writeFileSync(dataset, rows.join("\n") + "\n");
 
     const child = runCli(
       [
-        "run", dataset, "--model", "m", "--base-url", server.baseURL, "--env", "docker", "--image", image,
-        "--toolsets", "terminal", "--workers", "2", "--concurrency", "6", "--max-sandboxes", "3", "--prewarm", "1",
-        "--run-name", runName, "--output-dir", join(dir, "runs"), "--approval", "deny", "--progress", "none",
+        "run",
+        dataset,
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--toolsets",
+        "terminal",
+        "--workers",
+        "2",
+        "--concurrency",
+        "6",
+        "--max-sandboxes",
+        "3",
+        "--prewarm",
+        "1",
+        "--run-name",
+        runName,
+        "--output-dir",
+        join(dir, "runs"),
+        "--approval",
+        "deny",
+        "--progress",
+        "none",
       ],
       { timeoutMs: 240_000 },
     );
@@ -64,7 +98,10 @@ describe("run-wide --max-sandboxes across worker threads (Docker)", () => {
     await recorder;
 
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    const entries = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const entries = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(entries).toHaveLength(8);
     for (const e of entries) {
       const out = JSON.parse(e.messages.find((m: { role: string }) => m.role === "tool").content);

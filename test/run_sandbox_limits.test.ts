@@ -25,7 +25,9 @@ const COMMANDS: Record<string, string> = {
 let server: FakeOpenAI;
 
 beforeAll(async () => {
-  server = await startFakeOpenAI(scriptedPerTask((id) => [{ name: "terminal", arguments: { command: COMMANDS[id]!, timeout: 120 } }]));
+  server = await startFakeOpenAI(
+    scriptedPerTask((id) => [{ name: "terminal", arguments: { command: COMMANDS[id]!, timeout: 120 } }]),
+  );
 });
 
 afterAll(async () => {
@@ -33,7 +35,12 @@ afterAll(async () => {
 });
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 type Task = string | { id: string; limits: Record<string, unknown>; cwd?: string };
@@ -41,33 +48,64 @@ type Task = string | { id: string; limits: Record<string, unknown>; cwd?: string
 async function run(tasks: Task[], extra: string[] = []) {
   const dir = tempDir("hb-limits-");
   const dataset = join(dir, "d.jsonl");
-  const rows = tasks.map((t) => (typeof t === "string" ? { id: t } : t)).map((t) => ({ ...t, prompt: `task:${t.id.replace(/-.*/, "")}`, toolsets: ["terminal"] }));
+  const rows = tasks
+    .map((t) => (typeof t === "string" ? { id: t } : t))
+    .map((t) => ({ ...t, prompt: `task:${t.id.replace(/-.*/, "")}`, toolsets: ["terminal"] }));
   writeFileSync(dataset, rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
   // The run's temporary folders (and the ready-made file systems in them) in a folder of this test's own.
   const tmp = join(dir, "tmp");
   mkdirSync(tmp);
   const env = extra.includes("docker") ? [] : ["--env", "local"];
   const r = await runCli(
-    ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", ...env, "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2", ...extra],
+    [
+      "run",
+      dataset,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      ...env,
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "r",
+      "--progress",
+      "none",
+      "--concurrency",
+      "2",
+      ...extra,
+    ],
     { timeoutMs: 240_000, env: { TMPDIR: tmp } },
   );
   const lines = new Map<string, any>();
-  for (const l of [...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")), ...readJsonl(join(dir, "runs", "r", "failed.jsonl"))]) lines.set(l.task_id, l);
+  for (const l of [
+    ...readJsonl(join(dir, "runs", "r", "trajectories.jsonl")),
+    ...readJsonl(join(dir, "runs", "r", "failed.jsonl")),
+  ])
+    lines.set(l.task_id, l);
   return { r, lines, dir };
 }
 
 const root = process.getuid?.() === 0;
 
 describe("local sandbox limits", () => {
-  it.runIf(root)("a 3 GiB allocation ends its task with memory_limit; a concurrent task completes", { timeout: 300_000 }, async () => {
-    const { r, lines } = await run(["hog", "calm"]);
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
-    expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
-    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-    // Every limit is enforced here (the disk quota is on by default): no start-up line.
-    expect(r.stderr).not.toMatch(/limits not enforced/);
-  });
+  it.runIf(root)(
+    "a 3 GiB allocation ends its task with memory_limit; a concurrent task completes",
+    { timeout: 300_000 },
+    async () => {
+      const { r, lines } = await run(["hog", "calm"]);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
+      expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
+      expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+      // Every limit is enforced here (the disk quota is on by default): no start-up line.
+      expect(r.stderr).not.toMatch(/limits not enforced/);
+    },
+  );
 
   it.runIf(root)("busy loops are held to --cpus", { timeout: 300_000 }, async () => {
     const { lines } = await run(["cpu"], ["--cpus", "0.5"]);
@@ -90,50 +128,72 @@ describe("local sandbox limits", () => {
     expect(readdirSync(join(dir, "tmp")).filter((n) => /^hermes-(spawn|shell|io|verify|bg|disk)-/.test(n))).toEqual([]);
   }
 
-  it.runIf(root)("a task folder is a 10 GiB file system of its own by default, and a row's limits.disk replaces it", { timeout: 300_000 }, async () => {
-    const { r, lines, dir } = await run(["size", { id: "size-small", limits: { disk: "64m" } }]);
-    expect(r.exitCode, r.stderr).toBe(0);
-    const kb = (id: string) => Number(/size_kb=(\d+)/.exec(toolText(lines.get(id)))?.[1]);
-    expect(kb("size")).toBeGreaterThan(9.5 * 2 ** 20);
-    expect(kb("size")).toBeLessThanOrEqual(10 * 2 ** 20);
-    expect(kb("size-small")).toBeGreaterThan(50 * 2 ** 10);
-    expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
-    // It starts empty, as a task folder does (no lost+found).
-    expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
-    expectNothingLeft(dir);
-  });
+  it.runIf(root)(
+    "a task folder is a 10 GiB file system of its own by default, and a row's limits.disk replaces it",
+    { timeout: 300_000 },
+    async () => {
+      const { r, lines, dir } = await run(["size", { id: "size-small", limits: { disk: "64m" } }]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const kb = (id: string) => Number(/size_kb=(\d+)/.exec(toolText(lines.get(id)))?.[1]);
+      expect(kb("size")).toBeGreaterThan(9.5 * 2 ** 20);
+      expect(kb("size")).toBeLessThanOrEqual(10 * 2 ** 20);
+      expect(kb("size-small")).toBeGreaterThan(50 * 2 ** 10);
+      expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
+      // It starts empty, as a task folder does (no lost+found).
+      expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
+      expectNothingLeft(dir);
+    },
+  );
 
-  it.runIf(root)("writing past --disk ends its task with disk_limit; the image and its mount are gone afterwards", { timeout: 300_000 }, async () => {
-    const { r, lines, dir } = await run(["fill", "calm"], ["--disk", "64m"]);
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
-    expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
-    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-    expect(r.stderr).not.toMatch(/limits not enforced/);
-    expectNothingLeft(dir);
-  });
+  it.runIf(root)(
+    "writing past --disk ends its task with disk_limit; the image and its mount are gone afterwards",
+    { timeout: 300_000 },
+    async () => {
+      const { r, lines, dir } = await run(["fill", "calm"], ["--disk", "64m"]);
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+      expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
+      expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+      expect(r.stderr).not.toMatch(/limits not enforced/);
+      expectNothingLeft(dir);
+    },
+  );
 
-  it.runIf(root)("Docker: the workdir is a file system of its own that keeps the image's files; writing past it is disk_limit", { timeout: 600_000 }, async () => {
-    const { image } = await ensureDockerTestImages();
-    const { r, lines, dir } = await run(["fill", "calm", { id: "size-docker", cwd: "/etc/apt", limits: { disk: "96m" } }], ["--env", "docker", "--image", image, "--disk", "64m"]);
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.stderr).not.toMatch(/limits not enforced/);
-    expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
-    expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
-    expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-    const kb = Number(/size_kb=(\d+)/.exec(toolText(lines.get("size-docker")))?.[1]);
-    expect(kb).toBeGreaterThan(80 * 2 ** 10);
-    expect(kb).toBeLessThanOrEqual(96 * 2 ** 10);
-    // The image's files in that folder were copied into the task's file system.
-    expect(toolText(lines.get("size-docker"))).toMatch(/sources\.list/);
-    expectNothingLeft(dir);
-  });
+  it.runIf(root)(
+    "Docker: the workdir is a file system of its own that keeps the image's files; writing past it is disk_limit",
+    { timeout: 600_000 },
+    async () => {
+      const { image } = await ensureDockerTestImages();
+      const { r, lines, dir } = await run(
+        ["fill", "calm", { id: "size-docker", cwd: "/etc/apt", limits: { disk: "96m" } }],
+        ["--env", "docker", "--image", image, "--disk", "64m"],
+      );
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(r.stderr).not.toMatch(/limits not enforced/);
+      expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+      expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
+      expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+      const kb = Number(/size_kb=(\d+)/.exec(toolText(lines.get("size-docker")))?.[1]);
+      expect(kb).toBeGreaterThan(80 * 2 ** 10);
+      expect(kb).toBeLessThanOrEqual(96 * 2 ** 10);
+      // The image's files in that folder were copied into the task's file system.
+      expect(toolText(lines.get("size-docker"))).toMatch(/sources\.list/);
+      expectNothingLeft(dir);
+    },
+  );
 
-  it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", { timeout: 120_000 }, async () => {
+  it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", {
+    timeout: 120_000,
+  }, async () => {
     const { r, lines } = await run(["calm"], ["--disk", "none", "--require-limits"]);
     expect(r.exitCode).toBe(2);
     // One line besides the note about the default distribution's unprovided toolsets.
-    expect(r.stderr.trim().split("\n").filter((l) => !l.startsWith("note:"))).toHaveLength(1);
+    expect(
+      r.stderr
+        .trim()
+        .split("\n")
+        .filter((l) => !l.startsWith("note:")),
+    ).toHaveLength(1);
     expect(r.stderr).toMatch(/--env local: limits not enforced here: .*disk.*--require-limits/);
     expect(lines.size).toBe(0);
   });

@@ -6,11 +6,24 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { httpError, startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  httpError,
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("scores in a batch run", () => {
@@ -22,7 +35,10 @@ describe("scores in a batch run", () => {
     if (asked.includes("judge-down")) return httpError(503, "judge down");
     if (asked.includes("judge-garbage")) return text("Looks fine to me!");
     const passed = asked.includes("judge-yes");
-    return text(JSON.stringify({ score: passed ? 0.9 : 0.2, passed, reason: passed ? "meets the rubric" : "misses the rubric" }), {});
+    return text(
+      JSON.stringify({ score: passed ? 0.9 : 0.2, passed, reason: passed ? "meets the rubric" : "misses the rubric" }),
+      {},
+    );
   };
 
   beforeAll(async () => {
@@ -35,21 +51,78 @@ describe("scores in a batch run", () => {
   it("writes a score per line, counts unscored apart, records the judge; compare sees a regression", async () => {
     const dir = tempDir();
     const rows = [
-      { id: "mul", prompt: "Use the shell to compute 1234 * 5678 and tell me the result.", toolsets: ["terminal"], expected: { value: 7006652, match: "number" }, metadata: { level: "easy" } },
-      { id: "capital", prompt: "What is the capital of France?", toolsets: ["terminal"], expected: { value: "Paris", match: "exact" }, metadata: { level: "hard" } },
-      { id: "file", prompt: "Create a file named greeting.txt containing 'hello eval' and read it back.", toolsets: ["file"], expected: "hello eval", verify: "grep -qx 'hello eval' greeting.txt", metadata: { level: "easy" } },
-      { id: "judge-yes", prompt: "Use the shell to compute 2 + 2 (judge-yes).", toolsets: ["terminal"], rubric: "The answer must be 4." },
-      { id: "judge-no", prompt: "Use the shell to compute 3 + 3 (judge-no).", toolsets: ["terminal"], rubric: "The answer must be 7." },
-      { id: "judge-garbage", prompt: "Use the shell to compute 4 + 4 (judge-garbage).", toolsets: ["terminal"], rubric: "Any answer." },
-      { id: "judge-down", prompt: "Use the shell to compute 5 + 5 (judge-down).", toolsets: ["terminal"], rubric: "Any answer." },
+      {
+        id: "mul",
+        prompt: "Use the shell to compute 1234 * 5678 and tell me the result.",
+        toolsets: ["terminal"],
+        expected: { value: 7006652, match: "number" },
+        metadata: { level: "easy" },
+      },
+      {
+        id: "capital",
+        prompt: "What is the capital of France?",
+        toolsets: ["terminal"],
+        expected: { value: "Paris", match: "exact" },
+        metadata: { level: "hard" },
+      },
+      {
+        id: "file",
+        prompt: "Create a file named greeting.txt containing 'hello eval' and read it back.",
+        toolsets: ["file"],
+        expected: "hello eval",
+        verify: "grep -qx 'hello eval' greeting.txt",
+        metadata: { level: "easy" },
+      },
+      {
+        id: "judge-yes",
+        prompt: "Use the shell to compute 2 + 2 (judge-yes).",
+        toolsets: ["terminal"],
+        rubric: "The answer must be 4.",
+      },
+      {
+        id: "judge-no",
+        prompt: "Use the shell to compute 3 + 3 (judge-no).",
+        toolsets: ["terminal"],
+        rubric: "The answer must be 7.",
+      },
+      {
+        id: "judge-garbage",
+        prompt: "Use the shell to compute 4 + 4 (judge-garbage).",
+        toolsets: ["terminal"],
+        rubric: "Any answer.",
+      },
+      {
+        id: "judge-down",
+        prompt: "Use the shell to compute 5 + 5 (judge-down).",
+        toolsets: ["terminal"],
+        rubric: "Any answer.",
+      },
       { id: "plain", prompt: "Use the shell to compute 6 + 6.", toolsets: ["terminal"] },
     ];
     const dataset = join(dir, "eval.jsonl");
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const out = join(dir, "runs");
     const r = await runCli([
-      "run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--judge-api-key", "judge-secret-key-123",
-      "--output-dir", out, "--run-name", "base", "--progress", "none", "--group-by", "metadata.level", "--max-retries", "0",
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "grader",
+      "--judge-base-url",
+      judge.baseURL,
+      "--judge-api-key",
+      "judge-secret-key-123",
+      "--output-dir",
+      out,
+      "--run-name",
+      "base",
+      "--progress",
+      "none",
+      "--group-by",
+      "metadata.level",
+      "--max-retries",
+      "0",
     ]);
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
@@ -60,7 +133,10 @@ describe("scores in a batch run", () => {
     expect(byId.mul.score).toMatchObject({ passed: true, value: 1 });
     expect(byId.capital.score.passed).toBe(false);
     expect(byId.capital.score.scorers[0].reason).toMatch(/^expected exactly "Paris", got/);
-    expect(byId.file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([["expected", true], ["verify", true]]);
+    expect(byId.file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([
+      ["expected", true],
+      ["verify", true],
+    ]);
     expect(byId["judge-yes"].score).toMatchObject({ passed: true, value: 0.9 });
     expect(byId["judge-yes"].judge).toMatchObject({ model: "grader", usage: { total_tokens: 15 } });
     expect(byId["judge-yes"].judge_usage.total_tokens).toBe(15);
@@ -85,26 +161,76 @@ describe("scores in a batch run", () => {
     expect(stats.scores.judge_usage.total_tokens).toBe(15 * 3);
     // No output file holds the judge's key.
     for (const f of ["trajectories.jsonl", "statistics.json", "run.yaml", "events.log"]) {
-      if (existsSync(join(out, "base", f))) expect(readFileSync(join(out, "base", f), "utf8")).not.toContain("judge-secret-key-123");
+      if (existsSync(join(out, "base", f)))
+        expect(readFileSync(join(out, "base", f), "utf8")).not.toContain("judge-secret-key-123");
     }
 
     // The same dataset where the arithmetic row now expects another number: a newly failing task.
     const changed = rows.map((row) => (row.id === "mul" ? { ...row, expected: { value: 1, match: "number" } } : row));
     writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
-    const r2 = await runCli(["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "cur", "--progress", "none", "--max-retries", "0"]);
+    const r2 = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "grader",
+      "--judge-base-url",
+      judge.baseURL,
+      "--output-dir",
+      out,
+      "--run-name",
+      "cur",
+      "--progress",
+      "none",
+      "--max-retries",
+      "0",
+    ]);
     expect(r2.exitCode).toBe(0);
     // 3 of 8 tasks are unscored by design (judge garbage, judge down, no scorer): over the default 10 %.
     const notComparable = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
     expect(notComparable.exitCode).toBe(3);
     expect(notComparable.stdout).toContain("3 of 8 task(s) are unscored");
-    const cmp = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5", "--max-unscored", "3"]);
+    const cmp = await runCli([
+      "compare",
+      join(out, "base"),
+      join(out, "cur"),
+      "--max-drop",
+      "5",
+      "--max-unscored",
+      "3",
+    ]);
     expect(cmp.exitCode).toBe(1);
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
 
     // The same gate in one step, with prices: run, compare with the baseline, exit 1 on the drop.
     const r3 = await runCli([
-      "run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--output-dir", out, "--run-name", "gated",
-      "--progress", "none", "--max-retries", "0", "--baseline", join(out, "base"), "--max-drop", "5", "--max-unscored", "50%", "--price-input", "3", "--price-output", "15",
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "grader",
+      "--judge-base-url",
+      judge.baseURL,
+      "--output-dir",
+      out,
+      "--run-name",
+      "gated",
+      "--progress",
+      "none",
+      "--max-retries",
+      "0",
+      "--baseline",
+      join(out, "base"),
+      "--max-drop",
+      "5",
+      "--max-unscored",
+      "50%",
+      "--price-input",
+      "3",
+      "--price-output",
+      "15",
     ]);
     expect(r3.exitCode).toBe(1);
     expect(r3.stdout).toContain(`compared with the baseline ${join(out, "base")}:`);
@@ -115,7 +241,18 @@ describe("scores in a batch run", () => {
     const gatedStats = JSON.parse(readFileSync(join(out, "gated", "statistics.json"), "utf8"));
     expect(gatedStats.cost.usd).toBeGreaterThan(0);
     expect(gatedStats.cost.per_passed_task_usd).toBeCloseTo(gatedStats.cost.usd / gatedStats.scores.passed, 5);
-    const missing = await runCli(["run", dataset, "--model", "scripted", "--output-dir", out, "--run-name", "x", "--baseline", join(dir, "nope")]);
+    const missing = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--output-dir",
+      out,
+      "--run-name",
+      "x",
+      "--baseline",
+      join(dir, "nope"),
+    ]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("--baseline");
   });
@@ -124,20 +261,43 @@ describe("scores in a batch run", () => {
     const dir = tempDir();
     const dataset = join(dir, "e.jsonl");
     const rows = [
-      { id: "right", prompt: "Use the shell to compute 20 + 22 and tell me the result.", toolsets: ["terminal"], expected: { value: 42, match: "number" } },
+      {
+        id: "right",
+        prompt: "Use the shell to compute 20 + 22 and tell me the result.",
+        toolsets: ["terminal"],
+        expected: { value: 42, match: "number" },
+      },
       { id: "wrong", prompt: "What is the capital of France?", toolsets: ["terminal"], expected: "Paris" },
       { id: "drawn", prompt: "Use the shell to compute 2 * 21.", expected: { value: 42, match: "number" } },
     ];
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const out = join(dir, "runs");
-    const args = ["run", dataset, "--model", "scripted", "--epochs", "3", "--output-dir", out, "--run-name", "ep", "--progress", "none"];
+    const args = [
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--epochs",
+      "3",
+      "--output-dir",
+      out,
+      "--run-name",
+      "ep",
+      "--progress",
+      "none",
+    ];
     const r = await runCli(args);
     expect(r.exitCode).toBe(0);
     const trajPath = join(out, "ep", "trajectories.jsonl");
     const lines = readJsonl(trajPath);
     expect(lines).toHaveLength(9);
     for (const id of ["right", "wrong", "drawn"]) {
-      expect(lines.filter((l) => l.task_id === id).map((l) => l.epoch).sort()).toEqual([0, 1, 2]);
+      expect(
+        lines
+          .filter((l) => l.task_id === id)
+          .map((l) => l.epoch)
+          .sort(),
+      ).toEqual([0, 1, 2]);
     }
     const stats = JSON.parse(readFileSync(join(out, "ep", "statistics.json"), "utf8"));
     expect(stats.scores.epochs).toBe(3);
@@ -167,8 +327,20 @@ describe("scores in a batch run", () => {
     mkdirSync(join(dir, "checks"));
     writeFileSync(join(dir, "checks", "check.sh"), "grep -qx 42 answer.txt\n");
     const rows = [
-      { id: "honest", prompt: "honest: write 42 to answer.txt", verify: "sh check.sh", verify_files: "checks", toolsets: ["terminal"] },
-      { id: "forger", prompt: "forger: make the check pass without doing the work", verify: "sh check.sh", verify_files: "checks", toolsets: ["terminal"] },
+      {
+        id: "honest",
+        prompt: "honest: write 42 to answer.txt",
+        verify: "sh check.sh",
+        verify_files: "checks",
+        toolsets: ["terminal"],
+      },
+      {
+        id: "forger",
+        prompt: "forger: make the check pass without doing the work",
+        verify: "sh check.sh",
+        verify_files: "checks",
+        toolsets: ["terminal"],
+      },
     ];
     const dataset = join(dir, "v.jsonl");
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
@@ -182,13 +354,37 @@ describe("scores in a batch run", () => {
         return text("done");
       }
       // The forger writes a check that always passes, and a background process that would keep rewriting it.
-      if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "ls -a; printf 'exit 0\\n' > check.sh" } }]);
-      if (turn === 1) return toolCalls([{ name: "terminal", arguments: { command: "while true; do printf 'exit 0\\n' > check.sh; sleep 0.05; done", background: true } }]);
+      if (turn === 0)
+        return toolCalls([{ name: "terminal", arguments: { command: "ls -a; printf 'exit 0\\n' > check.sh" } }]);
+      if (turn === 1)
+        return toolCalls([
+          {
+            name: "terminal",
+            arguments: { command: "while true; do printf 'exit 0\\n' > check.sh; sleep 0.05; done", background: true },
+          },
+        ]);
       return text("all checks pass");
     });
     try {
       const out = join(dir, "runs");
-      const r = await runCli(["run", dataset, "--model", "agent", "--base-url", agent.baseURL, "--api-key", "k", "--approval", "allow", "--output-dir", out, "--run-name", "v", "--progress", "none"]);
+      const r = await runCli([
+        "run",
+        dataset,
+        "--model",
+        "agent",
+        "--base-url",
+        agent.baseURL,
+        "--api-key",
+        "k",
+        "--approval",
+        "allow",
+        "--output-dir",
+        out,
+        "--run-name",
+        "v",
+        "--progress",
+        "none",
+      ]);
       expect(r.exitCode).toBe(0);
       const byId = Object.fromEntries(readJsonl(join(out, "v", "trajectories.jsonl")).map((l) => [l.task_id, l]));
       expect(byId.honest.verify).toMatchObject({ exit_code: 0, passed: true });
@@ -208,7 +404,16 @@ describe("scores in a batch run", () => {
     const dir = tempDir();
     const dataset = join(dir, "v.jsonl");
     writeFileSync(dataset, `${JSON.stringify({ prompt: "p", verify: "true", verify_files: "nope" })}\n`);
-    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${dataset}:1: 'verify_files' nope: no such folder`);
   });
@@ -216,8 +421,14 @@ describe("scores in a batch run", () => {
   it("a bad `expected` in a row is one clear line naming file:line, exit 2, before any model call", async () => {
     const dir = tempDir();
     const dataset = join(dir, "bad.jsonl");
-    writeFileSync(dataset, `${JSON.stringify({ prompt: "ok" })}\n${JSON.stringify({ prompt: "x", expected: { value: "(", match: "regex" } })}\n`);
-    const r = await runCli(["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"], { cwd: ROOT });
+    writeFileSync(
+      dataset,
+      `${JSON.stringify({ prompt: "ok" })}\n${JSON.stringify({ prompt: "x", expected: { value: "(", match: "regex" } })}\n`,
+    );
+    const r = await runCli(
+      ["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"],
+      { cwd: ROOT },
+    );
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${dataset}:2:`);
     expect(r.stderr).toContain("expected");

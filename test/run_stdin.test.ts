@@ -15,18 +15,32 @@ import { openDatasetSource, readDataset } from "../src/run/dataset.js";
 import { CLI, assertBuilt, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 /** Six valid rows, toolsets fixed so the scripted model needs nothing from the host. */
-const ROWS = Array.from({ length: 6 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `say hello ${i}`, toolsets: ["terminal"], expected: `${i}` }));
+const ROWS = Array.from({ length: 6 }, (_, i) =>
+  JSON.stringify({ id: `t${i}`, prompt: `say hello ${i}`, toolsets: ["terminal"], expected: `${i}` }),
+);
 const DATA = ROWS.join("\n") + "\n";
 const sha256 = (text: string | Buffer) => createHash("sha256").update(text).digest("hex");
 
 /** The built CLI with `input` on its stdin (a pipe), in `cwd`. */
 function runWithStdin(args: string[], input: string | Buffer, cwd: string) {
   assertBuilt();
-  return execa("node", [CLI, ...args], { cwd, env: cleanEnv(), extendEnv: false, reject: false, input, timeout: 120_000 });
+  return execa("node", [CLI, ...args], {
+    cwd,
+    env: cleanEnv(),
+    extendEnv: false,
+    reject: false,
+    input,
+    timeout: 120_000,
+  });
 }
 
 const common = (out: string) => ["--model", "scripted", "--output-dir", out, "--progress", "none", "--workers", "1"];
@@ -38,7 +52,11 @@ describe("run -: the dataset from stdin", () => {
     const r = await runWithStdin(["run", "-", ...common(out)], DATA, dir);
     expect(r.stderr).not.toContain("file not found");
     expect(r.exitCode).toBe(0);
-    expect(readJsonl(join(out, "stdin", "trajectories.jsonl")).map((l) => l.task_id).sort()).toEqual(["t0", "t1", "t2", "t3", "t4", "t5"]);
+    expect(
+      readJsonl(join(out, "stdin", "trajectories.jsonl"))
+        .map((l) => l.task_id)
+        .sort(),
+    ).toEqual(["t0", "t1", "t2", "t3", "t4", "t5"]);
     const runYaml = YAML.parse(readFileSync(join(out, "stdin", "run.yaml"), "utf8"));
     expect(runYaml.dataset).toBe("<stdin>");
     expect(runYaml.dataset_sha256).toBe(sha256(DATA));
@@ -73,7 +91,12 @@ describe("run -: the dataset from stdin", () => {
     const out = join(dir, "runs");
     const file = join(dir, "data.jsonl");
     writeFileSync(file, DATA);
-    const sub = await execa("bash", ["-c", `node "${CLI}" run <(cat "${file}") ${common(out).join(" ")}`], { cwd: dir, env: cleanEnv(), extendEnv: false, reject: false });
+    const sub = await execa("bash", ["-c", `node "${CLI}" run <(cat "${file}") ${common(out).join(" ")}`], {
+      cwd: dir,
+      env: cleanEnv(),
+      extendEnv: false,
+      reject: false,
+    });
     expect(sub.stderr).not.toContain("no valid rows");
     expect(sub.exitCode).toBe(0);
     expect(readJsonl(join(out, "pipe", "trajectories.jsonl"))).toHaveLength(6);
@@ -104,8 +127,15 @@ describe("run -: the dataset from stdin", () => {
     expect(dry.stdout).toContain("tasks to run: 6");
 
     expect((await runWithStdin(["run", "-", ...common(out), "--run-name", "only"], DATA, dir)).exitCode).toBe(0);
-    const unknown = await runWithStdin(["run", "-", ...common(out), "--run-name", "only", "--only", "t2,zzz"], DATA, dir);
-    expect([unknown.exitCode, unknown.stderr.trim().split("\n").at(-1)]).toEqual([2, "hermes-batch run: --only names task id(s) not in the dataset: zzz"]);
+    const unknown = await runWithStdin(
+      ["run", "-", ...common(out), "--run-name", "only", "--only", "t2,zzz"],
+      DATA,
+      dir,
+    );
+    expect([unknown.exitCode, unknown.stderr.trim().split("\n").at(-1)]).toEqual([
+      2,
+      "hermes-batch run: --only names task id(s) not in the dataset: zzz",
+    ]);
     const only = await runWithStdin(["run", "-", ...common(out), "--run-name", "only", "--only", "t2"], DATA, dir);
     expect(only.exitCode).toBe(0);
     expect(only.stdout).toContain("1 completed");
@@ -114,7 +144,9 @@ describe("run -: the dataset from stdin", () => {
     const vf = JSON.stringify({ id: "v", prompt: "p", toolsets: ["terminal"], verify: "true", verify_files: "tests" });
     const missing = await runWithStdin(["run", "-", ...common(out), "--dry-run"], vf + "\n", dir);
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain(`<stdin>:1: 'verify_files' tests: no such folder beside the dataset (${join(dir, "tests")})`);
+    expect(missing.stderr).toContain(
+      `<stdin>:1: 'verify_files' tests: no such folder beside the dataset (${join(dir, "tests")})`,
+    );
     mkdirSync(join(dir, "tests"));
     expect((await runWithStdin(["run", "-", ...common(out), "--dry-run"], vf + "\n", dir)).exitCode).toBe(0);
   });
@@ -123,18 +155,43 @@ describe("run -: the dataset from stdin", () => {
     const dir = tempDir();
     const out = join(dir, "runs");
     const empty = await runWithStdin(["run", "-", ...common(out)], "", dir);
-    expect([empty.exitCode, empty.stderr.trim().split("\n").at(-1)]).toEqual([2, "hermes-batch run: dataset <stdin>: no valid rows"]);
+    expect([empty.exitCode, empty.stderr.trim().split("\n").at(-1)]).toEqual([
+      2,
+      "hermes-batch run: dataset <stdin>: no valid rows",
+    ]);
 
     const { startFakeOpenAI, httpError } = await import("./helpers/fake_openai.js");
     const server = await startFakeOpenAI(() => httpError(401, "invalid api key"));
     try {
       const r = await runWithStdin(
-        ["run", "-", "--model", "m", "--base-url", server.baseURL, "--api-key", "bad-key-0000", "--no-preflight", "--output-dir", out, "--progress", "none", "--workers", "1", "--concurrency", "1", "--stop-after-failures", "2"],
+        [
+          "run",
+          "-",
+          "--model",
+          "m",
+          "--base-url",
+          server.baseURL,
+          "--api-key",
+          "bad-key-0000",
+          "--no-preflight",
+          "--output-dir",
+          out,
+          "--progress",
+          "none",
+          "--workers",
+          "1",
+          "--concurrency",
+          "1",
+          "--stop-after-failures",
+          "2",
+        ],
         DATA,
         dir,
       );
       expect(r.exitCode).toBe(1);
-      expect(r.stdout).toMatch(/then: npx hermes-batch run - .*--resume \(put your key back in place of KEY; pipe the same dataset into it again\)/);
+      expect(r.stdout).toMatch(
+        /then: npx hermes-batch run - .*--resume \(put your key back in place of KEY; pipe the same dataset into it again\)/,
+      );
     } finally {
       await server.close();
     }
@@ -146,9 +203,13 @@ describe("run -: the dataset from stdin", () => {
     const dir = tempDir();
     await expect(openDatasetSource(dir)).rejects.toThrow(`dataset ${dir}: is a folder, not a JSONL file`);
     await expect(openDatasetSource(join(dir, "nope.jsonl"))).rejects.toThrow("file not found");
-    const piped = await openDatasetSource("-", Readable.from([Buffer.from(DATA.slice(0, 10)), Buffer.from(DATA.slice(10))]));
+    const piped = await openDatasetSource(
+      "-",
+      Readable.from([Buffer.from(DATA.slice(0, 10)), Buffer.from(DATA.slice(10))]),
+    );
     const ids: string[] = [];
-    for (let pass = 0; pass < 2; pass++) for await (const item of readDataset(piped)) if (item.ok) ids.push(item.value.id);
+    for (let pass = 0; pass < 2; pass++)
+      for await (const item of readDataset(piped)) if (item.ok) ids.push(item.value.id);
     expect(ids).toHaveLength(12); // read twice from the one copy
   });
 });

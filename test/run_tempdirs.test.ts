@@ -18,7 +18,10 @@ beforeAll(async () => {
     const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
     const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
     const hang = /hang:(\d+)/.exec(prompt)?.[1];
-    if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: hang ? `sleep ${hang}` : "echo 42 > answer.txt", timeout: 170 } }]);
+    if (turn === 0)
+      return toolCalls([
+        { name: "terminal", arguments: { command: hang ? `sleep ${hang}` : "echo 42 > answer.txt", timeout: 170 } },
+      ]);
     return text("done");
   });
 });
@@ -29,7 +32,9 @@ afterAll(async () => {
 
 /** Folders in `dir` (the run's $TMPDIR); files such as the tool discovery cache are not counted. */
 function folders(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
 }
 
 function processesWith(needle: string): number[] {
@@ -37,7 +42,11 @@ function processesWith(needle: string): number[] {
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle) && !/\) Z/.test(readFileSync(`/proc/${name}/stat`, "utf8"))) found.push(Number(name));
+      if (
+        readFileSync(`/proc/${name}/cmdline`, "utf8").includes(needle) &&
+        !/\) Z/.test(readFileSync(`/proc/${name}/stat`, "utf8"))
+      )
+        found.push(Number(name));
     } catch {
       // gone
     }
@@ -49,12 +58,46 @@ function start(tmp: string, prompts: string[], verify = false) {
   assertBuilt();
   const dir = tempDir("hb-tmpdirs-");
   const dataset = join(dir, "d.jsonl");
-  writeFileSync(dataset, prompts.map((p, i) => JSON.stringify({ id: `t${i}`, prompt: p, toolsets: ["terminal"], ...(verify ? { verify: "grep -qx 42 answer.txt", verify_files: "checks" } : {}) })).join("\n") + "\n");
+  writeFileSync(
+    dataset,
+    prompts
+      .map((p, i) =>
+        JSON.stringify({
+          id: `t${i}`,
+          prompt: p,
+          toolsets: ["terminal"],
+          ...(verify ? { verify: "grep -qx 42 answer.txt", verify_files: "checks" } : {}),
+        }),
+      )
+      .join("\n") + "\n",
+  );
   mkdirSync(join(dir, "checks"));
   writeFileSync(join(dir, "checks", "c.txt"), "c");
   const child = execa(
     process.execPath,
-    [CLI, "run", dataset, "--model", "m", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow", "--env", "local", "--output-dir", join(dir, "runs"), "--run-name", "r", "--progress", "none", "--concurrency", "2"],
+    [
+      CLI,
+      "run",
+      dataset,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--env",
+      "local",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "r",
+      "--progress",
+      "none",
+      "--concurrency",
+      "2",
+    ],
     { cwd: ROOT, env: cleanEnv({ TMPDIR: tmp }), extendEnv: false, reject: false, timeout: 240_000 },
   );
   return { dir, child };
@@ -66,7 +109,10 @@ describe("a run's temporary folders", () => {
     const { dir, child } = start(tmp, ["a", "b"], true);
     const r = await child;
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.verify?.passed)).toEqual([true, true]);
     expect(folders(tmp)).toEqual([]);
   });

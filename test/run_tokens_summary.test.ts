@@ -8,24 +8,50 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildReportModel } from "../src/report/html/report_data.js";
-import { completion, startFakeOpenAI, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  completion,
+  startFakeOpenAI,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("tokens by who spent them, and summary.csv per epoch", () => {
   let server: FakeOpenAI;
   const handler = (req: RecordedRequest): Reply => {
     const model: string = req.body.model;
-    if (model === "approver-model") return completion({ content: JSON.stringify({ decision: "deny", reason: "not in a test" }), usage: { prompt_tokens: 7, completion_tokens: 1 } });
-    if (model === "grader") return completion({ content: JSON.stringify({ score: 0.9, passed: true, reason: "fine" }), usage: { prompt_tokens: 20, completion_tokens: 3 } });
+    if (model === "approver-model")
+      return completion({
+        content: JSON.stringify({ decision: "deny", reason: "not in a test" }),
+        usage: { prompt_tokens: 7, completion_tokens: 1 },
+      });
+    if (model === "grader")
+      return completion({
+        content: JSON.stringify({ score: 0.9, passed: true, reason: "fine" }),
+        usage: { prompt_tokens: 20, completion_tokens: 3 },
+      });
     const prompt: string = req.body.messages.find((m: any) => m.role === "user").content;
     const turn = req.body.messages.filter((m: any) => m.role === "assistant").length;
     // A dangerous command the approver is asked about (and denies), then the answer.
-    if (turn === 0) return completion({ toolCalls: [{ name: "terminal", arguments: { command: `rm -rf /nonexistent-hb-test/${prompt.length}` } }], usage: { prompt_tokens: 100, completion_tokens: 10 } });
-    return completion({ content: prompt.includes("two") ? "4" : "6", usage: { prompt_tokens: 100, completion_tokens: 10 } });
+    if (turn === 0)
+      return completion({
+        toolCalls: [{ name: "terminal", arguments: { command: `rm -rf /nonexistent-hb-test/${prompt.length}` } }],
+        usage: { prompt_tokens: 100, completion_tokens: 10 },
+      });
+    return completion({
+      content: prompt.includes("two") ? "4" : "6",
+      usage: { prompt_tokens: 100, completion_tokens: 10 },
+    });
   };
 
   beforeAll(async () => {
@@ -41,14 +67,44 @@ describe("tokens by who spent them, and summary.csv per epoch", () => {
     writeFileSync(
       dataset,
       [
-        { id: "two", prompt: "What is two plus two?", toolsets: ["terminal"], expected: "4", rubric: "The answer is 4." },
+        {
+          id: "two",
+          prompt: "What is two plus two?",
+          toolsets: ["terminal"],
+          expected: "4",
+          rubric: "The answer is 4.",
+        },
         { id: "five", prompt: "What is five?", toolsets: ["terminal"], expected: "5" },
-      ].map((r) => JSON.stringify(r)).join("\n") + "\n",
+      ]
+        .map((r) => JSON.stringify(r))
+        .join("\n") + "\n",
     );
     const out = join(dir, "runs");
     const r = await runCli([
-      "run", dataset, "--model", "agent-model", "--base-url", server.baseURL, "--api-key", "k", "--approval-model", "approver-model",
-      "--judge-model", "grader", "--epochs", "2", "--env", "host", "--output-dir", out, "--run-name", "t", "--progress", "none", "--max-retries", "0",
+      "run",
+      dataset,
+      "--model",
+      "agent-model",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval-model",
+      "approver-model",
+      "--judge-model",
+      "grader",
+      "--epochs",
+      "2",
+      "--env",
+      "host",
+      "--output-dir",
+      out,
+      "--run-name",
+      "t",
+      "--progress",
+      "none",
+      "--max-retries",
+      "0",
     ]);
     expect(r.exitCode, r.stderr).toBe(0);
 
@@ -74,7 +130,9 @@ describe("tokens by who spent them, and summary.csv per epoch", () => {
 
     // The end-of-run line: the same total, broken down the same way.
     const fmt = (n: number) => n.toLocaleString("en-US");
-    expect(r.stdout).toContain(`${fmt(total)} tokens (agent ${fmt(agent)}, approver ${fmt(approver)}, judge ${fmt(judge)}), `);
+    expect(r.stdout).toContain(
+      `${fmt(total)} tokens (agent ${fmt(agent)}, approver ${fmt(approver)}, judge ${fmt(judge)}), `,
+    );
 
     // The HTML report's totals and rows.
     const model = await buildReportModel(join(out, "t"));
@@ -87,10 +145,16 @@ describe("tokens by who spent them, and summary.csv per epoch", () => {
 
     // summary.csv: one row per task and epoch, which epoch, whether it passed, its score and each scorer.
     // (no cell of this run needs quoting: a plain split reads it)
-    const [header, ...body] = readFileSync(join(out, "t", "summary.csv"), "utf8").trimEnd().split("\n");
+    const [header, ...body] = readFileSync(join(out, "t", "summary.csv"), "utf8")
+      .trimEnd()
+      .split("\n");
     const rows = body.map((l) => Object.fromEntries(l.split(",").map((v, i) => [header!.split(",")[i]!, v])));
-    expect(header).toBe("task_id,prompt_index,outcome,completed,partial,api_calls,tool_calls,tool_failures,prompt_tokens,completion_tokens,duration_ms,verify_passed,toolsets,error,epoch,passed,score,scorers");
-    const seen = rows.map((row) => [row.task_id, row.epoch, row.passed, row.score, row.scorers]).sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
+    expect(header).toBe(
+      "task_id,prompt_index,outcome,completed,partial,api_calls,tool_calls,tool_failures,prompt_tokens,completion_tokens,duration_ms,verify_passed,toolsets,error,epoch,passed,score,scorers",
+    );
+    const seen = rows
+      .map((row) => [row.task_id, row.epoch, row.passed, row.score, row.scorers])
+      .sort((a, b) => `${a[0]}${a[1]}`.localeCompare(`${b[0]}${b[1]}`));
     expect(seen).toEqual([
       ["five", "0", "false", "0", "expected:fail"],
       ["five", "1", "false", "0", "expected:fail"],

@@ -76,14 +76,24 @@ sys.exit(1)
 const DAEMON = `setsid nohup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo started`;
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 const write = (path: string, content: string): ToolCallSpec => ({ name: "write_file", arguments: { path, content } });
 
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
-  mem: [write("scan.py", SCAN_PY), write("steal.py", STEAL_PY), write("solution.py", SOLUTION_PY), term("python3 steal.py")],
+  mem: [
+    write("scan.py", SCAN_PY),
+    write("steal.py", STEAL_PY),
+    write("solution.py", SOLUTION_PY),
+    term("python3 steal.py"),
+  ],
   link: [term("mkdir -p checks && ln -sf /dev/null checks/check.sh && ls -l checks")],
   daemon: [term(DAEMON)],
   honest: [term("echo 42 > answer.txt")],
@@ -114,7 +124,12 @@ afterAll(async () => {
 
 function dataset(dir: string, rows: Row[]): string {
   const lines = rows.map((r) => {
-    const row: Record<string, unknown> = { id: r.id, prompt: `task:${r.id}`, verify: r.verify, toolsets: ["terminal", "file"] };
+    const row: Record<string, unknown> = {
+      id: r.id,
+      prompt: `task:${r.id}`,
+      verify: r.verify,
+      toolsets: ["terminal", "file"],
+    };
     if (r.files) {
       const folder = join(dir, `files-${r.id}`);
       for (const [rel, content] of Object.entries(r.files)) {
@@ -134,8 +149,25 @@ async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: M
   const dir = tempDir("hb-forgery-");
   const runName = uniqueRunName("forgery");
   const args = [
-    "run", dataset(dir, rows), "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
-    ...env, "--output-dir", join(dir, "runs"), "--run-name", runName, "--progress", "none", "--concurrency", "2",
+    "run",
+    dataset(dir, rows),
+    "--model",
+    "agent",
+    "--base-url",
+    server.baseURL,
+    "--api-key",
+    "k",
+    "--approval",
+    "allow",
+    ...env,
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    runName,
+    "--progress",
+    "none",
+    "--concurrency",
+    "2",
   ];
   let r: { stderr: string };
   if (uid === undefined) r = await runCli(args, { timeoutMs: 300_000 });
@@ -156,7 +188,11 @@ async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: M
   }
   expect(r.stderr).not.toMatch(/internal error/);
   const lines = new Map<string, any>();
-  for (const l of [...readJsonl(join(dir, "runs", runName, "trajectories.jsonl")), ...readJsonl(join(dir, "runs", runName, "failed.jsonl"))]) lines.set(l.task_id, l);
+  for (const l of [
+    ...readJsonl(join(dir, "runs", runName, "trajectories.jsonl")),
+    ...readJsonl(join(dir, "runs", runName, "failed.jsonl")),
+  ])
+    lines.set(l.task_id, l);
   expect([...lines.keys()].sort(), r.stderr).toEqual(rows.map((x) => x.id).sort());
   return { lines, stderr: r.stderr };
 }
@@ -176,7 +212,9 @@ function expectForgeriesFail(lines: Map<string, any>, ids: string[]): void {
 }
 
 describe("verify cannot be forged", () => {
-  it("in the local sandbox: the shell's nonce is unreadable, and no forgery turns a failing verify into a pass", { timeout: 300_000 }, async () => {
+  it("in the local sandbox: the shell's nonce is unreadable, and no forgery turns a failing verify into a pass", {
+    timeout: 300_000,
+  }, async () => {
     const { lines } = await run(ROWS, ["--env", "local"]);
     expectForgeriesFail(lines, ["mem", "link", "daemon"]);
     // The persistent shell's memory was not readable: no nonce was found while the agent ran.
@@ -185,14 +223,20 @@ describe("verify cannot be forged", () => {
     expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
   });
 
-  it.runIf(process.getuid?.() === 0)("in the local sandbox of a uid-1000 harness: the same", { timeout: 300_000 }, async () => {
-    const { lines } = await run(ROWS, ["--env", "local"], 1000);
-    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
-    expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
-    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
-  });
+  it.runIf(process.getuid?.() === 0)(
+    "in the local sandbox of a uid-1000 harness: the same",
+    { timeout: 300_000 },
+    async () => {
+      const { lines } = await run(ROWS, ["--env", "local"], 1000);
+      expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+      expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
+      expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+    },
+  );
 
-  it("in Docker: even with the shell's nonce in hand, no forgery turns a failing verify into a pass", { timeout: 600_000 }, async () => {
+  it("in Docker: even with the shell's nonce in hand, no forgery turns a failing verify into a pass", {
+    timeout: 600_000,
+  }, async () => {
     const { image } = await ensureDockerTestImages();
     const { lines } = await run(ROWS, ["--env", "docker", "--image", image]);
     expectForgeriesFail(lines, ["mem", "link", "daemon"]);
@@ -201,7 +245,9 @@ describe("verify cannot be forged", () => {
     expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
   });
 
-  it("in Docker as root (an image without a user): a left process and a planted link do not pass either", { timeout: 600_000 }, async () => {
+  it("in Docker as root (an image without a user): a left process and a planted link do not pass either", {
+    timeout: 600_000,
+  }, async () => {
     const { busyboxImage } = await ensureDockerTestImages();
     const rows = ROWS.filter((r) => r.id !== "mem");
     const { lines } = await run(rows, ["--env", "docker", "--image", busyboxImage]);

@@ -13,7 +13,12 @@ import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("--verify-isolated", () => {
@@ -27,7 +32,13 @@ describe("--verify-isolated", () => {
       // The agent writes its answer, then leaves a process that would keep forging the check.
       if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "echo 42 > answer.txt" } }]);
       // Started from a plain command, so no process table of ours knows it: only a fresh sandbox is rid of it.
-      if (turn === 1) return toolCalls([{ name: "terminal", arguments: { command: "nohup sh -c 'while :; do sleep 0.05; done # forger-marker' >/dev/null 2>&1 &" } }]);
+      if (turn === 1)
+        return toolCalls([
+          {
+            name: "terminal",
+            arguments: { command: "nohup sh -c 'while :; do sleep 0.05; done # forger-marker' >/dev/null 2>&1 &" },
+          },
+        ]);
       return text("done");
     });
   }, 600_000);
@@ -39,14 +50,45 @@ describe("--verify-isolated", () => {
     const dir = tempDir();
     mkdirSync(join(dir, "checks"));
     // Fails if any process of the agent is alive in the verify's sandbox, or if the agent's answer is missing.
-    writeFileSync(join(dir, "checks", "check.sh"), "for f in /proc/[0-9]*/cmdline; do if tr '\\\\0' ' ' < \"$f\" 2>/dev/null | grep -q forger-marker; then echo 'agent process alive'; exit 1; fi; done\ngrep -qx 42 answer.txt\n");
+    writeFileSync(
+      join(dir, "checks", "check.sh"),
+      "for f in /proc/[0-9]*/cmdline; do if tr '\\\\0' ' ' < \"$f\" 2>/dev/null | grep -q forger-marker; then echo 'agent process alive'; exit 1; fi; done\ngrep -qx 42 answer.txt\n",
+    );
     const dataset = join(dir, "d.jsonl");
-    writeFileSync(dataset, JSON.stringify({ id: "iso", prompt: "answer 42", verify: "sh check.sh", verify_files: "checks", toolsets: ["terminal"] }) + "\n");
+    writeFileSync(
+      dataset,
+      JSON.stringify({
+        id: "iso",
+        prompt: "answer 42",
+        verify: "sh check.sh",
+        verify_files: "checks",
+        toolsets: ["terminal"],
+      }) + "\n",
+    );
     const run = uniqueRunName("iso");
     const imagesBefore = (await execa("docker", ["images", "-q", "hermes-batch-verify"])).stdout.trim();
     const r = await runCli([
-      "run", dataset, "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
-      "--env", "docker", "--image", image, "--verify-isolated", "--output-dir", join(dir, "runs"), "--run-name", run, "--progress", "none",
+      "run",
+      dataset,
+      "--model",
+      "agent",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--env",
+      "docker",
+      "--image",
+      image,
+      "--verify-isolated",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      run,
+      "--progress",
+      "none",
     ]);
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
@@ -59,8 +101,26 @@ describe("--verify-isolated", () => {
     // Verified in its own sandbox, the untracked process is gone too: every process of the (unprivileged) run
     // user is ended before verify.
     const plain = await runCli([
-      "run", dataset, "--model", "agent", "--base-url", server.baseURL, "--api-key", "k", "--approval", "allow",
-      "--env", "docker", "--image", image, "--output-dir", join(dir, "runs"), "--run-name", `${run}-plain`, "--progress", "none",
+      "run",
+      dataset,
+      "--model",
+      "agent",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--env",
+      "docker",
+      "--image",
+      image,
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      `${run}-plain`,
+      "--progress",
+      "none",
     ]);
     expect(plain.exitCode).toBe(0);
     const [plainLine] = readJsonl(join(dir, "runs", `${run}-plain`, "trajectories.jsonl"));
@@ -71,8 +131,22 @@ describe("--verify-isolated", () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ prompt: "p", verify: "true" }) + "\n");
-    const r = await runCli(["run", dataset, "--model", "scripted", "--env", "local", "--verify-isolated", "--output-dir", join(dir, "runs"), "--progress", "none"]);
+    const r = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--env",
+      "local",
+      "--verify-isolated",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain("--verify-isolated needs an environment that can snapshot a sandbox (docker); --env local cannot");
+    expect(r.stderr).toContain(
+      "--verify-isolated needs an environment that can snapshot a sandbox (docker); --env local cannot",
+    );
   });
 });

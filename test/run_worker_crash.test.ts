@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  startFakeOpenAI,
+  text,
+  toolCalls,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
@@ -21,7 +28,12 @@ registry.register({
 `;
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 describe("worker crash", () => {
@@ -33,7 +45,9 @@ describe("worker crash", () => {
       if (turn > 0) return text("fine");
       if (prompt.includes("crash")) return toolCalls([{ name: "crash_worker", arguments: {} }]);
       // Slow enough that the other tasks are still in flight when the crash happens.
-      return new Promise((resolve) => setTimeout(() => resolve(toolCalls([{ name: "terminal", arguments: { command: "echo ok" } }])), 300)) as unknown as Reply;
+      return new Promise((resolve) =>
+        setTimeout(() => resolve(toolCalls([{ name: "terminal", arguments: { command: "echo ok" } }])), 300),
+      ) as unknown as Reply;
     });
   });
   afterAll(async () => {
@@ -44,20 +58,44 @@ describe("worker crash", () => {
     const dir = tempDir();
     mkdirSync(join(dir, ".hermes-batch", "plugins"), { recursive: true });
     writeFileSync(join(dir, ".hermes-batch", "plugins", "crash.mjs"), CRASH_PLUGIN);
-    const rows = [{ id: "boom", prompt: "crash now" }, ...Array.from({ length: 5 }, (_, i) => ({ id: `ok-${i}`, prompt: `normal task ${i}` }))];
+    const rows = [
+      { id: "boom", prompt: "crash now" },
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `ok-${i}`, prompt: `normal task ${i}` })),
+    ];
     writeFileSync(join(dir, "d.jsonl"), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const r = await runCli(
-      ["run", "d.jsonl", "--model", "m", "--base-url", server.baseURL, "--toolsets", "crashy,terminal", "--workers", "1", "--concurrency", "6", "--approval", "allow", "--progress", "none"],
+      [
+        "run",
+        "d.jsonl",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--toolsets",
+        "crashy,terminal",
+        "--workers",
+        "1",
+        "--concurrency",
+        "6",
+        "--approval",
+        "allow",
+        "--progress",
+        "none",
+      ],
       { cwd: dir },
     );
     expect(r.exitCode, r.stderr).toBe(1);
-    const done = readJsonl(join(dir, "runs", "d", "trajectories.jsonl")).map((e) => e.task_id).sort();
+    const done = readJsonl(join(dir, "runs", "d", "trajectories.jsonl"))
+      .map((e) => e.task_id)
+      .sort();
     expect(done).toEqual(["ok-0", "ok-1", "ok-2", "ok-3", "ok-4"]);
     const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
     expect(failed.map((f) => f.task_id)).toEqual(["boom"]);
     expect(failed[0].outcome).toBe("environment_error");
     expect(failed[0].error).toMatch(/worker crashed/);
-    expect(readFileSync(join(dir, "runs", "d", "events.log"), "utf8")).toMatch(/task boom: worker crashed .*retrying once/);
+    expect(readFileSync(join(dir, "runs", "d", "events.log"), "utf8")).toMatch(
+      /task boom: worker crashed .*retrying once/,
+    );
   });
 });
 
@@ -86,8 +124,28 @@ describe("worker crash with --env docker", () => {
     writeFileSync(join(dir, ".hermes-batch", "plugins", "crash.mjs"), CRASH_PLUGIN);
     writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: "boom", prompt: "crash in a container" }) + "\n");
     const r = await runCli(
-      ["run", "d.jsonl", "--model", "m", "--base-url", server.baseURL, "--toolsets", "crashy,terminal", "--workers", "1", "--env", "docker",
-        "--image", image, "--run-name", runName, "--approval", "allow", "--progress", "none"],
+      [
+        "run",
+        "d.jsonl",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--toolsets",
+        "crashy,terminal",
+        "--workers",
+        "1",
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--run-name",
+        runName,
+        "--approval",
+        "allow",
+        "--progress",
+        "none",
+      ],
       { cwd: dir, timeoutMs: 180_000 },
     );
     expect(r.exitCode, r.stderr).toBe(1);
@@ -95,9 +153,12 @@ describe("worker crash with --env docker", () => {
     const events = readFileSync(join(dir, "runs", runName, "events.log"), "utf8");
     // After the first crash and after the retry's, the dead thread's `finally` never ran: the main thread removed
     // its container (by task, or by the thread that started it) and returned the sandbox permit it held.
-    expect(events).toMatch(/removed 1 sandbox\(es\) of task boom left by the crashed worker|worker thread \d+ gone: removed 1 sandbox/);
-    expect(events.match(/worker thread \d+ gone: removed \d sandbox\(es\), returned 1 sandbox permit\(s\)/g)).toHaveLength(2);
+    expect(events).toMatch(
+      /removed 1 sandbox\(es\) of task boom left by the crashed worker|worker thread \d+ gone: removed 1 sandbox/,
+    );
+    expect(
+      events.match(/worker thread \d+ gone: removed \d sandbox\(es\), returned 1 sandbox permit\(s\)/g),
+    ).toHaveLength(2);
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
   }, 240_000);
 });
-

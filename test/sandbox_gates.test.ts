@@ -12,7 +12,12 @@ import { waitUntil } from "./helpers/wait.js";
 function runWorker(gates: SandboxGates, tasks: number, holdMs: number): Promise<{ done: number; overLimit: number }> {
   return new Promise((resolve, reject) => {
     const w = new Worker(new URL("./helpers/ts_worker.mjs", import.meta.url), {
-      workerData: { entry: new URL("./helpers/sandbox_gate_worker.ts", import.meta.url).href, buffers: gates.buffers, tasks, holdMs },
+      workerData: {
+        entry: new URL("./helpers/sandbox_gate_worker.ts", import.meta.url).href,
+        buffers: gates.buffers,
+        tasks,
+        holdMs,
+      },
     });
     w.once("message", resolve);
     w.once("error", reject);
@@ -64,7 +69,6 @@ function fakePool(gates: SandboxGates, counter: { n: number }, opts: { now?: () 
   return { pool, started, finishStarts, stop };
 }
 
-
 describe("SandboxGates", () => {
   it("hold --max-sandboxes across real worker threads together (3 threads x 4 tasks, limit 2)", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 2, startsPerSecond: 0 });
@@ -78,7 +82,11 @@ describe("SandboxGates", () => {
   it("the main thread gives back the permits of a worker thread that died holding them", async () => {
     const gates = SandboxGates.create({ maxSandboxes: 4, prewarm: 1, startsPerSecond: 0 });
     const w = new Worker(new URL("./helpers/ts_worker.mjs", import.meta.url), {
-      workerData: { entry: new URL("./helpers/sandbox_gate_worker.ts", import.meta.url).href, buffers: gates.buffers, dieHolding: 2 },
+      workerData: {
+        entry: new URL("./helpers/sandbox_gate_worker.ts", import.meta.url).href,
+        buffers: gates.buffers,
+        dieHolding: 2,
+      },
     });
     const id = w.threadId; // (-1 once the thread has exited)
     const held = await new Promise((resolve) => w.once("message", resolve));
@@ -132,7 +140,6 @@ describe("SandboxGates", () => {
     now = 20_000;
     expect(otherThread.starts.reserve()).toBe(0);
   });
-
 
   it("an engine error in one thread spaces every thread's starts further apart; successes bring the rate back", () => {
     let now = 10_000;

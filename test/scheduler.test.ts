@@ -7,7 +7,12 @@ import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from 
 import { ModelAbortError, ProviderError } from "../src/models/provider.js";
 import { SharedAdaptiveLimiter } from "../src/scheduler/adaptive_limit.js";
 import { backoffDelay, retryDelay, DEFAULT_RETRY_POLICY } from "../src/scheduler/retry.js";
-import { describeModelEvent, scheduleModel, type ModelEvent, type ScheduleOptions } from "../src/scheduler/scheduler.js";
+import {
+  describeModelEvent,
+  scheduleModel,
+  type ModelEvent,
+  type ScheduleOptions,
+} from "../src/scheduler/scheduler.js";
 import { FakeClock } from "./helpers/fake_clock.js";
 
 const ok = (content = "ok"): ChatResponse => ({
@@ -16,7 +21,8 @@ const ok = (content = "ok"): ChatResponse => ({
   usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
 });
 const ask: ChatRequest = { messages: [{ role: "user", content: "hi" }] };
-const rateLimited = (retryAfterMs?: number) => new ProviderError("429 rate limited: slow down", { status: 429, retryable: true, rateLimited: true, retryAfterMs });
+const rateLimited = (retryAfterMs?: number) =>
+  new ProviderError("429 rate limited: slow down", { status: 429, retryable: true, rateLimited: true, retryAfterMs });
 const serverError = () => new ProviderError("500: boom", { status: 500, retryable: true });
 
 /** A provider that answers each attempt with the next scripted outcome (an Error is thrown). */
@@ -28,7 +34,9 @@ function scripted(outcomes: (ChatResponse | Error | "hang")[]) {
       seen.push(req);
       const next = outcomes.shift() ?? ok();
       if (next === "hang") {
-        return new Promise((_, reject) => req.signal?.addEventListener("abort", () => reject(new Error("aborted by signal")), { once: true }));
+        return new Promise((_, reject) =>
+          req.signal?.addEventListener("abort", () => reject(new Error("aborted by signal")), { once: true }),
+        );
       }
       if (next instanceof Error) throw next;
       return next;
@@ -40,7 +48,13 @@ function scripted(outcomes: (ChatResponse | Error | "hang")[]) {
 function scheduled(provider: ChatModel, extra: Partial<ScheduleOptions> = {}) {
   const clock = new FakeClock();
   const events: ModelEvent[] = [];
-  const model = scheduleModel(provider, { endpoint: "http://127.0.0.1:9/v1#m", purpose: "agent", clock, onEvent: (e) => events.push(e), ...extra });
+  const model = scheduleModel(provider, {
+    endpoint: "http://127.0.0.1:9/v1#m",
+    purpose: "agent",
+    clock,
+    onEvent: (e) => events.push(e),
+    ...extra,
+  });
   return { model, clock, events };
 }
 
@@ -53,8 +67,19 @@ describe("retry layer (fake clock)", () => {
     expect(p.seen).toHaveLength(2);
     expect(clock.sleeps).toEqual([1000]);
     expect(clock.now()).toBe(1000);
-    expect(events).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, maxRetries: 6, delayMs: 1000, status: 429, purpose: "agent" })]);
-    expect(describeModelEvent(events[0]!)).toBe("model retry 1/6 (agent, http://127.0.0.1:9/v1#m, status 429) in 1000 ms: 429 rate limited: slow down");
+    expect(events).toEqual([
+      expect.objectContaining({
+        kind: "retry",
+        attempt: 1,
+        maxRetries: 6,
+        delayMs: 1000,
+        status: 429,
+        purpose: "agent",
+      }),
+    ]);
+    expect(describeModelEvent(events[0]!)).toBe(
+      "model retry 1/6 (agent, http://127.0.0.1:9/v1#m, status 429) in 1000 ms: 429 rate limited: slow down",
+    );
   });
 
   it("caps a Retry-After longer than maxRetryAfterMs", async () => {
@@ -80,11 +105,17 @@ describe("retry layer (fake clock)", () => {
   });
 
   it("fails at once on a failure that is not retryable", async () => {
-    const p = scripted([new ProviderError("model endpoint returned 400: context length exceeded", { status: 400, retryable: false })]);
+    const p = scripted([
+      new ProviderError("model endpoint returned 400: context length exceeded", { status: 400, retryable: false }),
+    ]);
     const { model, clock, events } = scheduled(p.model);
     const err = await clock.run(model.complete(ask)).catch((e) => e);
     expect(err).toBeInstanceOf(ModelError);
-    expect([err.status, err.retryable, err.message]).toEqual([400, false, "model endpoint returned 400: context length exceeded"]);
+    expect([err.status, err.retryable, err.message]).toEqual([
+      400,
+      false,
+      "model endpoint returned 400: context length exceeded",
+    ]);
     expect(p.seen).toHaveLength(1);
     expect(events).toEqual([]);
   });
@@ -102,7 +133,9 @@ describe("retry layer (fake clock)", () => {
 
   it("ends an attempt at its deadline and retries it (the provider sees the abort)", async () => {
     const p = scripted(["hang", "hang", "hang"]);
-    const { model, clock } = scheduled(p.model, { policy: { maxRetries: 2, requestTimeoutMs: 150_000, backoff: { baseMs: 10, maxMs: 10 } } });
+    const { model, clock } = scheduled(p.model, {
+      policy: { maxRetries: 2, requestTimeoutMs: 150_000, backoff: { baseMs: 10, maxMs: 10 } },
+    });
     const err = await clock.run(model.complete(ask)).catch((e) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err.message).toBe("model request failed after 2 retries: request timed out after 150000 ms");
@@ -129,7 +162,11 @@ describe("retry layer (fake clock)", () => {
     expect(hanging.seen[0]!.signal?.aborted).toBe(true);
 
     const none = scripted([]);
-    expect(await scheduled(none.model).model.complete({ ...ask, signal: AbortSignal.abort() }).catch((e) => e)).toBeInstanceOf(ModelAbortError);
+    expect(
+      await scheduled(none.model)
+        .model.complete({ ...ask, signal: AbortSignal.abort() })
+        .catch((e) => e),
+    ).toBeInstanceOf(ModelAbortError);
     expect(none.seen).toHaveLength(0);
   });
 
@@ -169,7 +206,11 @@ describe("run-wide adaptive limit (SharedArrayBuffer)", () => {
 
   it("recovers +1 per N successes or once the interval passed, never above max; a 429 resets the streak", () => {
     const c = clock();
-    const l = SharedAdaptiveLimiter.create(4, { recoverAfterSuccesses: 3, recoverIntervalMs: 500, decreaseWindowMs: 10_000 }, c.now);
+    const l = SharedAdaptiveLimiter.create(
+      4,
+      { recoverAfterSuccesses: 3, recoverIntervalMs: 500, decreaseWindowMs: 10_000 },
+      c.now,
+    );
     l.recordRateLimit();
     expect(l.limit).toBe(2);
     l.recordSuccess();
@@ -231,7 +272,11 @@ describe("run-wide adaptive limit (SharedArrayBuffer)", () => {
 
 describe("scheduler with the shared limiter", () => {
   it("a burst of 429s halves the run-wide limit once; the retries then hold to it; every permit is returned", async () => {
-    const limiter = SharedAdaptiveLimiter.create(8, { decreaseWindowMs: 10_000, recoverAfterSuccesses: 1000, recoverIntervalMs: 1e9 });
+    const limiter = SharedAdaptiveLimiter.create(8, {
+      decreaseWindowMs: 10_000,
+      recoverAfterSuccesses: 1000,
+      recoverIntervalMs: 1e9,
+    });
     let calls = 0;
     let live = 0;
     let peakRetries = 0;
@@ -257,15 +302,25 @@ describe("scheduler with the shared limiter", () => {
     const events: ModelEvent[] = [];
     // Two "threads": two views of the same buffers, four calls each.
     const views = [limiter, new SharedAdaptiveLimiter(limiter.buffers)];
-    const models = views.map((l) => scheduleModel(provider, { endpoint: "e", purpose: "agent", limiter: l, clock, onEvent: (e) => events.push(e) }));
+    const models = views.map((l) =>
+      scheduleModel(provider, { endpoint: "e", purpose: "agent", limiter: l, clock, onEvent: (e) => events.push(e) }),
+    );
     const results = await clock.run(Promise.all(Array.from({ length: 8 }, (_, i) => models[i % 2]!.complete(ask))));
     expect(results).toHaveLength(8);
     expect(calls).toBe(16);
     expect(limiter.limit).toBe(4);
     expect(peakRetries).toBe(4);
-    expect(events.filter((e) => e.kind === "limit")).toEqual([expect.objectContaining({ from: 8, to: 4, reason: "rate_limited" })]);
+    expect(events.filter((e) => e.kind === "limit")).toEqual([
+      expect.objectContaining({ from: 8, to: 4, reason: "rate_limited" }),
+    ]);
     expect(events.filter((e) => e.kind === "retry")).toHaveLength(8);
-    expect(limiter.counts()).toMatchObject({ calls: 16, retries: 8, rate_limited: 8, in_flight: 0, limit_decreases: 1 });
+    expect(limiter.counts()).toMatchObject({
+      calls: 16,
+      retries: 8,
+      rate_limited: 8,
+      in_flight: 0,
+      limit_decreases: 1,
+    });
   });
 
   it("holds the cap across views: never more calls in flight than the limit", async () => {
@@ -295,16 +350,27 @@ describe("progress line note", () => {
     const { modelNote } = await import("../src/run/progress.js");
     const base = { done: 1, failed: 0, dropped: 0, tokens: 0 };
     expect(modelNote(base)).toBe("");
-    expect(modelNote({ ...base, model: { retries: 0, rate_limited: 0, endpoints: { a: { limit: 4, max: 4 } } } })).toBe("");
-    expect(modelNote({ ...base, model: { retries: 3, rate_limited: 2, endpoints: { a: { limit: 2, max: 4 }, b: { limit: 8, max: 8 } } } })).toBe(
-      " | model retries 3, 429s 2, connections 2/4",
+    expect(modelNote({ ...base, model: { retries: 0, rate_limited: 0, endpoints: { a: { limit: 4, max: 4 } } } })).toBe(
+      "",
     );
+    expect(
+      modelNote({
+        ...base,
+        model: { retries: 3, rate_limited: 2, endpoints: { a: { limit: 2, max: 4 }, b: { limit: 8, max: 8 } } },
+      }),
+    ).toBe(" | model retries 3, 429s 2, connections 2/4");
   });
 });
 
 describe("the run's endpoints and gates", () => {
   const config = async (extra: Record<string, unknown>) =>
-    (await import("../src/config/run_config.js")).RunConfigSchema.parse({ dataset: "d.jsonl", model: "m", base_url: "http://127.0.0.1:9/v1/", max_connections: 3, ...extra });
+    (await import("../src/config/run_config.js")).RunConfigSchema.parse({
+      dataset: "d.jsonl",
+      model: "m",
+      base_url: "http://127.0.0.1:9/v1/",
+      max_connections: 3,
+      ...extra,
+    });
 
   it("one run-wide limiter per endpoint: the approver shares the agent's when it calls the same model there", async () => {
     const { ModelGates } = await import("../src/scheduler/run_models.js");
@@ -313,7 +379,9 @@ describe("the run's endpoints and gates", () => {
     expect(shared.limiter("http://127.0.0.1:9/v1#m")!.max).toBe(3);
     const apart = ModelGates.create(await config({ approval: "smart", approval_model: "judge-small" }));
     expect(Object.keys(apart.buffers).sort()).toEqual(["http://127.0.0.1:9/v1#judge-small", "http://127.0.0.1:9/v1#m"]);
-    expect(Object.keys(ModelGates.create(await config({ approval: "deny" })).buffers)).toEqual(["http://127.0.0.1:9/v1#m"]);
+    expect(Object.keys(ModelGates.create(await config({ approval: "deny" })).buffers)).toEqual([
+      "http://127.0.0.1:9/v1#m",
+    ]);
     // A worker's view of the buffers sees what the main thread's limiter does.
     const worker = new ModelGates(shared.buffers);
     shared.limiter("http://127.0.0.1:9/v1#m")!.recordRateLimit();
@@ -332,6 +400,8 @@ describe("the run's endpoints and gates", () => {
     expect((await createRunModels(smart, ModelGates.create(smart))).forTask().approver?.name).toBe("m");
     const { modelProviders } = await import("../src/models/factory.js");
     expect(modelProviders.names()).toEqual(["openai", "scripted"]);
-    await expect(modelProviders.load("vertex")).rejects.toThrow("unknown model provider 'vertex'; known: openai, scripted");
+    await expect(modelProviders.load("vertex")).rejects.toThrow(
+      "unknown model provider 'vertex'; known: openai, scripted",
+    );
   });
 });

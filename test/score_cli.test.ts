@@ -9,11 +9,23 @@ import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from "no
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { execa } from "execa";
-import { httpError, startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import {
+  httpError,
+  startFakeOpenAI,
+  text,
+  type FakeOpenAI,
+  type RecordedRequest,
+  type Reply,
+} from "./helpers/fake_openai.js";
 import { CLI, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 
 function readJsonl(path: string): any[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 const byId = (lines: any[]) => Object.fromEntries(lines.map((l) => [l.task_id, l]));
@@ -33,12 +45,43 @@ function expectStatisticsAgree(runDir: string): void {
 }
 
 const ROWS = [
-  { id: "mul", prompt: "Use the shell to compute 1234 * 5678 and tell me the result.", toolsets: ["terminal"], expected: { value: 7006652, match: "number" } },
-  { id: "add", prompt: "Use the shell to compute 987 + 13 and tell me the result.", toolsets: ["terminal"], expected: { value: 1000, match: "number" } },
-  { id: "capital", prompt: "What is the capital of France? Answer with the city name.", toolsets: ["terminal"], expected: { value: "Paris", match: "exact" } },
-  { id: "file", prompt: "Create a file named greeting.txt containing 'hello eval' and read it back.", toolsets: ["file"], expected: "hello eval", verify: "grep -qx 'hello eval' greeting.txt" },
-  { id: "judge-a", prompt: "Use the shell to compute 2 + 2 (judge-a).", toolsets: ["terminal"], rubric: "The answer must be 4." },
-  { id: "judge-b", prompt: "Use the shell to compute 3 + 3 (judge-b).", toolsets: ["terminal"], rubric: "The answer must be 6." },
+  {
+    id: "mul",
+    prompt: "Use the shell to compute 1234 * 5678 and tell me the result.",
+    toolsets: ["terminal"],
+    expected: { value: 7006652, match: "number" },
+  },
+  {
+    id: "add",
+    prompt: "Use the shell to compute 987 + 13 and tell me the result.",
+    toolsets: ["terminal"],
+    expected: { value: 1000, match: "number" },
+  },
+  {
+    id: "capital",
+    prompt: "What is the capital of France? Answer with the city name.",
+    toolsets: ["terminal"],
+    expected: { value: "Paris", match: "exact" },
+  },
+  {
+    id: "file",
+    prompt: "Create a file named greeting.txt containing 'hello eval' and read it back.",
+    toolsets: ["file"],
+    expected: "hello eval",
+    verify: "grep -qx 'hello eval' greeting.txt",
+  },
+  {
+    id: "judge-a",
+    prompt: "Use the shell to compute 2 + 2 (judge-a).",
+    toolsets: ["terminal"],
+    rubric: "The answer must be 4.",
+  },
+  {
+    id: "judge-b",
+    prompt: "Use the shell to compute 3 + 3 (judge-b).",
+    toolsets: ["terminal"],
+    rubric: "The answer must be 6.",
+  },
   { id: "plain", prompt: "Use the shell to compute 6 + 6.", toolsets: ["terminal"] },
 ];
 
@@ -60,7 +103,9 @@ describe("hermes-batch score", () => {
     const asked: string = req.body.messages.at(-1).content;
     if (mode === "down" || (mode === "pass" && asked.includes("judge-down"))) return httpError(503, "judge down");
     const passed = mode === "pass";
-    return text(JSON.stringify({ score: passed ? 0.9 : 0.1, passed, reason: passed ? "meets the rubric" : "misses the rubric" }));
+    return text(
+      JSON.stringify({ score: passed ? 0.9 : 0.1, passed, reason: passed ? "meets the rubric" : "misses the rubric" }),
+    );
   };
   const judgeFlags = () => ["--judge-model", "grader", "--judge-base-url", judge.baseURL, "--max-retries", "0"];
 
@@ -72,13 +117,34 @@ describe("hermes-batch score", () => {
   });
 
   /** A finished run of ROWS, judged in the given mode. */
-  async function baseRun(dir: string, judgeMode: typeof mode, extra: string[] = []): Promise<{ runDir: string; dataset: string; out: string; runArgs: string[] }> {
+  async function baseRun(
+    dir: string,
+    judgeMode: typeof mode,
+    extra: string[] = [],
+  ): Promise<{ runDir: string; dataset: string; out: string; runArgs: string[] }> {
     mode = judgeMode;
     const dataset = writeDataset(dir, "eval.jsonl", ROWS);
     const out = join(dir, "runs");
     // --env host: the scripted model's file tasks write straight into the task folder.
     // Relative paths, as typed in a project folder: run.yaml records them so.
-    const runArgs = ["run", "eval.jsonl", "--model", "scripted", ...judgeFlags(), "--env", "host", "--output-dir", "runs", "--run-name", "base", "--progress", "none", "--workers", "1", ...extra];
+    const runArgs = [
+      "run",
+      "eval.jsonl",
+      "--model",
+      "scripted",
+      ...judgeFlags(),
+      "--env",
+      "host",
+      "--output-dir",
+      "runs",
+      "--run-name",
+      "base",
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+      ...extra,
+    ];
     const r = await runCli(runArgs, { cwd: dir });
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
@@ -96,7 +162,11 @@ describe("hermes-batch score", () => {
 
     // Corrected answers: mul's expected value was wrong (now fails), capital's now accepts what was answered.
     const corrected = ROWS.map((r) =>
-      r.id === "mul" ? { ...r, expected: { value: 1, match: "number" } } : r.id === "capital" ? { ...r, expected: { value: capitalAnswer, match: "exact" } } : r,
+      r.id === "mul"
+        ? { ...r, expected: { value: 1, match: "number" } }
+        : r.id === "capital"
+          ? { ...r, expected: { value: capitalAnswer, match: "exact" } }
+          : r,
     );
     const fixed = writeDataset(dir, "fixed.jsonl", corrected);
     judged.length = 0;
@@ -109,7 +179,9 @@ describe("hermes-batch score", () => {
     expect(r.stdout).toContain("unscored: 0");
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.scores).toMatchObject({ scored: 6, passed: 5 }); // mul now fails, capital now passes
-    expect(r.stdout).toContain(`scores: ${(stats.scores.pass_rate * 100).toFixed(1)} % passed (${stats.scores.passed}/${stats.scores.scored} scored`);
+    expect(r.stdout).toContain(
+      `scores: ${(stats.scores.pass_rate * 100).toFixed(1)} % passed (${stats.scores.passed}/${stats.scores.scored} scored`,
+    );
     // Both rubric rows were graded again, through the JSON-schema response.
     expect(judged).toHaveLength(2);
     expect(judged[0]!.body.response_format.type).toBe("json_schema");
@@ -122,13 +194,20 @@ describe("hermes-batch score", () => {
     const { score: _a, judge: _b, judge_usage: _c, ...restBefore } = before.mul;
     const { score: _d, judge: _e, judge_usage: _f, ...restAfter } = after.mul;
     expect(restAfter).toEqual(restBefore);
-    expect(readFileSync(join(runDir, "trajectories.jsonl"), "utf8").split("\n")[0]).toMatch(/^\{"prompt_index":\d+,"task_id":/);
+    expect(readFileSync(join(runDir, "trajectories.jsonl"), "utf8").split("\n")[0]).toMatch(
+      /^\{"prompt_index":\d+,"task_id":/,
+    );
     // The verify result of the run is used again (the task folder was not kept, the command is the same).
-    expect(after.file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([["expected", true], ["verify", true]]);
+    expect(after.file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([
+      ["expected", true],
+      ["verify", true],
+    ]);
     expect(r.stdout).toMatch(/verify not run again .*: 1/);
     expect(after.plain.score).toBeUndefined();
     expectStatisticsAgree(runDir);
-    expect(readFileSync(join(runDir, "events.log"), "utf8")).toMatch(/score: re-scored 7 line\(s\) against .*fixed\.jsonl: 1 pass→fail, 1 fail→pass/);
+    expect(readFileSync(join(runDir, "events.log"), "utf8")).toMatch(
+      /score: re-scored 7 line\(s\) against .*fixed\.jsonl: 1 pass→fail, 1 fail→pass/,
+    );
 
     // Without --dataset, run.yaml's dataset: the original answers come back.
     // (From another folder: run.yaml's relative path is found from where the run started.)
@@ -184,7 +263,9 @@ describe("hermes-batch score", () => {
     expect(after["judge-a"].judge).toMatchObject({ model: "grader", usage: { total_tokens: 15 } });
     expect(after["judge-a"].judge_usage).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
     // The judge saw the prompt the agent was given and the saved final answer.
-    const askedA: string = judged.map((q) => q.body.messages.at(-1).content).find((c: string) => c.includes("(judge-a)"));
+    const askedA: string = judged
+      .map((q) => q.body.messages.at(-1).content)
+      .find((c: string) => c.includes("(judge-a)"));
     expect(askedA).toContain(`Task given to the agent:\n${ROWS.find((x) => x.id === "judge-a")!.prompt}`);
     expect(askedA).toContain(`The agent's final answer:\n${before["judge-a"].final_response}`);
     expectStatisticsAgree(runDir);
@@ -204,10 +285,16 @@ describe("hermes-batch score", () => {
     const dir = tempDir();
     const { runDir } = await baseRun(dir, "pass");
     const original = readFileSync(join(runDir, "trajectories.jsonl"));
-    const partial = writeDataset(dir, "partial.jsonl", ROWS.filter((r) => r.id !== "add" && r.id !== "plain"));
+    const partial = writeDataset(
+      dir,
+      "partial.jsonl",
+      ROWS.filter((r) => r.id !== "add" && r.id !== "plain"),
+    );
     const missing = await runCli(["score", runDir, "--dataset", partial, ...judgeFlags()]);
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toMatch(/2 task id\(s\) of the run have no row in .*partial\.jsonl \(nothing was re-scored\): add, plain/);
+    expect(missing.stderr).toMatch(
+      /2 task id\(s\) of the run have no row in .*partial\.jsonl \(nothing was re-scored\): add, plain/,
+    );
     const notRun = await runCli(["score", dir]);
     expect(notRun.exitCode).toBe(2);
     expect(notRun.stderr).toContain("not a run folder (no trajectories.jsonl)");
@@ -223,24 +310,54 @@ describe("hermes-batch score", () => {
     const dir = tempDir();
     const { runDir } = await baseRun(dir, "pass", ["--keep-workspaces"]);
     const stricter = ROWS.map((r) => (r.id === "file" ? { ...r, verify: "grep -qx 'bye eval' greeting.txt" } : r));
-    const r = await runCli(["score", runDir, "--dataset", writeDataset(dir, "strict.jsonl", stricter), ...judgeFlags()]);
+    const r = await runCli([
+      "score",
+      runDir,
+      "--dataset",
+      writeDataset(dir, "strict.jsonl", stricter),
+      ...judgeFlags(),
+    ]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("verify run again in the kept task folder: 1");
     expect(r.stdout).toContain("pass → fail: 1 (file)");
     const file = byId(readJsonl(join(runDir, "trajectories.jsonl"))).file;
     expect(file.verify).toMatchObject({ command: "grep -qx 'bye eval' greeting.txt", exit_code: 1, passed: false });
-    expect(file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([["expected", true], ["verify", false]]);
+    expect(file.score.scorers.map((s: any) => [s.name, s.passed])).toEqual([
+      ["expected", true],
+      ["verify", false],
+    ]);
     expectStatisticsAgree(runDir);
   });
 
   it("an interrupted re-score leaves the original file or the complete new one, never a mix", async () => {
     const dir = tempDir();
     // Many rubric rows, so the rewrite takes a while at one judge call at a time.
-    const rows = Array.from({ length: 24 }, (_, i) => ({ id: `r${i}`, prompt: `Use the shell to compute ${i} + 1 (judge).`, toolsets: ["terminal"], rubric: `The answer must be ${i + 1}.` }));
+    const rows = Array.from({ length: 24 }, (_, i) => ({
+      id: `r${i}`,
+      prompt: `Use the shell to compute ${i} + 1 (judge).`,
+      toolsets: ["terminal"],
+      rubric: `The answer must be ${i + 1}.`,
+    }));
     mode = "pass";
     const dataset = writeDataset(dir, "many.jsonl", rows);
     const out = join(dir, "runs");
-    const run = await runCli(["run", dataset, "--model", "scripted", ...judgeFlags(), "--env", "host", "--output-dir", out, "--run-name", "orig", "--progress", "none", "--workers", "1"]);
+    const run = await runCli([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      ...judgeFlags(),
+      "--env",
+      "host",
+      "--output-dir",
+      out,
+      "--run-name",
+      "orig",
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+    ]);
     expect(run.exitCode).toBe(0);
     const origDir = join(out, "orig");
     const original = readFileSync(join(origDir, "trajectories.jsonl"), "utf8");
@@ -257,11 +374,16 @@ describe("hermes-batch score", () => {
       for (const [i, signal] of (["SIGINT", "SIGKILL", "SIGKILL", "SIGTERM", "SIGKILL"] as const).entries()) {
         const copy = join(out, `copy${i}`);
         cpSync(origDir, copy, { recursive: true });
-        const child = execa("node", [CLI, "score", copy, ...judgeFlags(), "--concurrency", "2"], { env: cleanEnv(), extendEnv: false, reject: false });
+        const child = execa("node", [CLI, "score", copy, ...judgeFlags(), "--concurrency", "2"], {
+          env: cleanEnv(),
+          extendEnv: false,
+          reject: false,
+        });
         // Wait until the temporary file holds some lines: the kill lands in the middle of the rewrite.
         const tmp = join(copy, "trajectories.jsonl.rescore.tmp");
         const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline && !(existsSync(tmp) && readFileSync(tmp, "utf8").split("\n").length > 3 + i)) await sleep(5);
+        while (Date.now() < deadline && !(existsSync(tmp) && readFileSync(tmp, "utf8").split("\n").length > 3 + i))
+          await sleep(5);
         expect(existsSync(tmp)).toBe(true);
         child.kill(signal);
         const res = await child;
@@ -307,19 +429,50 @@ describe("run --resume --retry-unscored", () => {
     const rows = [
       { id: "steady", prompt: "Use the shell to compute 2 + 2.", toolsets: ["terminal"], rubric: "4" },
       { id: "flaky-1", prompt: "Use the shell to compute 3 + 3 (flaky).", toolsets: ["terminal"], rubric: "6" },
-      { id: "exp", prompt: "Use the shell to compute 4 + 4.", toolsets: ["terminal"], expected: { value: 8, match: "number" } },
+      {
+        id: "exp",
+        prompt: "Use the shell to compute 4 + 4.",
+        toolsets: ["terminal"],
+        expected: { value: 8, match: "number" },
+      },
       { id: "flaky-2", prompt: "Use the shell to compute 5 + 5 (flaky).", toolsets: ["terminal"], rubric: "10" },
       { id: "none", prompt: "Use the shell to compute 6 + 6.", toolsets: ["terminal"] },
     ];
     const dataset = writeDataset(dir, "d.jsonl", rows);
     const out = join(dir, "runs");
-    const args = ["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--max-retries", "0", "--env", "host", "--output-dir", out, "--run-name", "u", "--progress", "none", "--workers", "1"];
+    const args = [
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "grader",
+      "--judge-base-url",
+      judge.baseURL,
+      "--max-retries",
+      "0",
+      "--env",
+      "host",
+      "--output-dir",
+      out,
+      "--run-name",
+      "u",
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+    ];
     const first = await runCli(args);
     expect(first.exitCode).toBe(0);
     expect(first.stdout).toContain("3 unscored"); // the two the judge failed, and the row without a scorer
     const runDir = join(out, "u");
     const before = readJsonl(join(runDir, "trajectories.jsonl"));
-    expect(before.filter((l) => l.score?.passed === null).map((l) => l.task_id).sort()).toEqual(["flaky-1", "flaky-2"]);
+    expect(
+      before
+        .filter((l) => l.score?.passed === null)
+        .map((l) => l.task_id)
+        .sort(),
+    ).toEqual(["flaky-1", "flaky-2"]);
 
     // A plain --resume has nothing to do: unscored tasks are done.
     judged.length = 0;
@@ -366,13 +519,40 @@ describe("run --resume --retry-unscored", () => {
   });
   it("with --epochs, reruns only the unscored epoch of a task", async () => {
     const dir = tempDir();
-    const dataset = writeDataset(dir, "e.jsonl", [{ id: "flaky-e", prompt: "Use the shell to compute 7 + 7 (flaky).", toolsets: ["terminal"], rubric: "14" }]);
+    const dataset = writeDataset(dir, "e.jsonl", [
+      { id: "flaky-e", prompt: "Use the shell to compute 7 + 7 (flaky).", toolsets: ["terminal"], rubric: "14" },
+    ]);
     const out = join(dir, "runs");
-    const args = ["run", dataset, "--model", "scripted", "--judge-model", "grader", "--judge-base-url", judge.baseURL, "--max-retries", "0", "--env", "host", "--output-dir", out, "--run-name", "e", "--progress", "none", "--workers", "1", "--epochs", "2"];
+    const args = [
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "grader",
+      "--judge-base-url",
+      judge.baseURL,
+      "--max-retries",
+      "0",
+      "--env",
+      "host",
+      "--output-dir",
+      out,
+      "--run-name",
+      "e",
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+      "--epochs",
+      "2",
+    ];
     // The judge fails its first call only: one epoch is unscored, the other scored.
     let calls = 0;
     down = false;
-    judge.setHandler(() => (++calls === 1 ? httpError(503, "judge down") : text(JSON.stringify({ score: 1, passed: true, reason: "fine" }))));
+    judge.setHandler(() =>
+      ++calls === 1 ? httpError(503, "judge down") : text(JSON.stringify({ score: 1, passed: true, reason: "fine" })),
+    );
     try {
       expect((await runCli(args)).exitCode).toBe(0);
       const runDir = join(out, "e");
@@ -387,8 +567,12 @@ describe("run --resume --retry-unscored", () => {
       expect(after.map((l) => l.epoch).sort()).toEqual([0, 1]);
       expect(after.every((l) => l.score.passed === true)).toBe(true);
       // The scored epoch is untouched; the unscored one moved to superseded.jsonl.
-      expect(after.find((l) => l.epoch !== unscored[0].epoch)).toEqual(before.find((l) => l.epoch !== unscored[0].epoch));
-      expect(readJsonl(join(runDir, "superseded.jsonl")).map((l) => [l.task_id, l.epoch])).toEqual([["flaky-e", unscored[0].epoch]]);
+      expect(after.find((l) => l.epoch !== unscored[0].epoch)).toEqual(
+        before.find((l) => l.epoch !== unscored[0].epoch),
+      );
+      expect(readJsonl(join(runDir, "superseded.jsonl")).map((l) => [l.task_id, l.epoch])).toEqual([
+        ["flaky-e", unscored[0].epoch],
+      ]);
       expectStatisticsAgree(runDir);
     } finally {
       judge.setHandler((req) => {

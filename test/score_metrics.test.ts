@@ -71,7 +71,6 @@ describe("metrics", () => {
     expect(mcnemar(0, 0).twoSided).toBe(1);
     expect(mcnemar(5, 5).twoSided).toBe(1);
   });
-
 });
 
 describe("scores", () => {
@@ -86,11 +85,22 @@ describe("scores", () => {
   });
 
   it("run metrics over mixed epochs: pass rate over scored samples only, pass@k averaged over tasks", () => {
-    const s = (taskId: string, epoch: number, passed: boolean | null, level: string): ScoredSample => ({ taskId, epoch, passed, groups: { "metadata.level": level } });
+    const s = (taskId: string, epoch: number, passed: boolean | null, level: string): ScoredSample => ({
+      taskId,
+      epoch,
+      passed,
+      groups: { "metadata.level": level },
+    });
     const samples = [
-      s("a", 0, true, "easy"), s("a", 1, true, "easy"), s("a", 2, false, "easy"),
-      s("b", 0, false, "hard"), s("b", 1, false, "hard"), s("b", 2, true, "hard"),
-      s("c", 0, null, "hard"), s("c", 1, null, "hard"), s("c", 2, null, "hard"),
+      s("a", 0, true, "easy"),
+      s("a", 1, true, "easy"),
+      s("a", 2, false, "easy"),
+      s("b", 0, false, "hard"),
+      s("b", 1, false, "hard"),
+      s("b", 2, true, "hard"),
+      s("c", 0, null, "hard"),
+      s("c", 1, null, "hard"),
+      s("c", 2, null, "hard"),
     ];
     const m = runScoreMetrics(samples, 3);
     expect(m).toMatchObject({ scored: 6, unscored: 3, passed: 3, pass_rate: 0.5 });
@@ -106,7 +116,11 @@ describe("scores", () => {
   });
 
   it("one epoch uses the Wilson interval", () => {
-    const samples: ScoredSample[] = Array.from({ length: 10 }, (_, i) => ({ taskId: `t${i}`, epoch: 0, passed: i < 8 }));
+    const samples: ScoredSample[] = Array.from({ length: 10 }, (_, i) => ({
+      taskId: `t${i}`,
+      epoch: 0,
+      passed: i < 8,
+    }));
     expect(scoreMetrics(samples, 1).ci95).toEqual(wilson(8, 10));
   });
 });

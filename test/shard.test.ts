@@ -40,22 +40,33 @@ describe("resolveShard", () => {
   it("takes --shard i/N (0-based) and rejects malformed or out-of-range values with clear messages", () => {
     expect(resolveShard({ shard: "3/16", env: none })).toEqual({ index: 3, count: 16 });
     expect(resolveShard({ shard: " 0 / 1 ", env: none })).toEqual({ index: 0, count: 1 });
-    expect(() => resolveShard({ shard: "16/16", env: none })).toThrow(/0-based, so with 16 shard\(s\) they run 0\.\.15/);
+    expect(() => resolveShard({ shard: "16/16", env: none })).toThrow(
+      /0-based, so with 16 shard\(s\) they run 0\.\.15/,
+    );
     expect(() => resolveShard({ shard: "3", env: none })).toThrow(/--shard must look like i\/N .* got '3'/);
     expect(() => resolveShard({ shard: "-1/4", env: none })).toThrow(/must look like i\/N/);
     expect(() => resolveShard({ shard: "a/b", env: none })).toThrow(/must look like i\/N/);
     expect(() => resolveShard({ shard: "0/0", env: none })).toThrow(/--shard count N must be at least 1/);
-    expect(() => resolveShard({ shard: "1/4", shardCount: "8", env: none })).toThrow(/says 4 shards but --shard-count says 8/);
+    expect(() => resolveShard({ shard: "1/4", shardCount: "8", env: none })).toThrow(
+      /says 4 shards but --shard-count says 8/,
+    );
   });
 
   it("is undefined for an ordinary run, and --shard none turns auto-detection off", () => {
     expect(resolveShard({ env: none })).toBeUndefined();
     expect(resolveShard({ env: { SLURM_JOB_ID: "77", SLURM_NTASKS: "1" } })).toBeUndefined();
-    expect(resolveShard({ shard: "none", env: { SLURM_ARRAY_TASK_ID: "2", SLURM_ARRAY_TASK_COUNT: "4" } })).toBeUndefined();
+    expect(
+      resolveShard({ shard: "none", env: { SLURM_ARRAY_TASK_ID: "2", SLURM_ARRAY_TASK_COUNT: "4" } }),
+    ).toBeUndefined();
   });
 
   it("an explicit --shard wins over the scheduler's env", () => {
-    expect(resolveShard({ shard: "1/2", env: { SLURM_ARRAY_TASK_ID: "5", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_MAX: "9" } })).toEqual({ index: 1, count: 2 });
+    expect(
+      resolveShard({
+        shard: "1/2",
+        env: { SLURM_ARRAY_TASK_ID: "5", SLURM_ARRAY_TASK_MIN: "0", SLURM_ARRAY_TASK_MAX: "9" },
+      }),
+    ).toEqual({ index: 1, count: 2 });
   });
 
   it("detects Slurm job arrays whatever their first id and step", () => {
@@ -63,39 +74,82 @@ describe("resolveShard", () => {
     expect(resolveShard({ env: { ...oneBased, SLURM_ARRAY_TASK_ID: "1" } })).toEqual({ index: 0, count: 16 });
     expect(resolveShard({ env: { ...oneBased, SLURM_ARRAY_TASK_ID: "5" } })).toEqual({ index: 4, count: 16 });
     expect(resolveShard({ env: { ...oneBased, SLURM_ARRAY_TASK_ID: "16" } })).toEqual({ index: 15, count: 16 });
-    expect(resolveShard({ env: { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "4" } })).toEqual({ index: 3, count: 4 });
-    const stepped = { SLURM_ARRAY_TASK_MIN: "10", SLURM_ARRAY_TASK_MAX: "16", SLURM_ARRAY_TASK_STEP: "2", SLURM_ARRAY_TASK_COUNT: "4" };
+    expect(resolveShard({ env: { SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "4" } })).toEqual({
+      index: 3,
+      count: 4,
+    });
+    const stepped = {
+      SLURM_ARRAY_TASK_MIN: "10",
+      SLURM_ARRAY_TASK_MAX: "16",
+      SLURM_ARRAY_TASK_STEP: "2",
+      SLURM_ARRAY_TASK_COUNT: "4",
+    };
     expect(resolveShard({ env: { ...stepped, SLURM_ARRAY_TASK_ID: "14" } })).toEqual({ index: 2, count: 4 });
   });
 
   it("rejects Slurm arrays it cannot map, and bad values, naming the variable", () => {
-    const list = { SLURM_ARRAY_TASK_ID: "7", SLURM_ARRAY_TASK_MIN: "3", SLURM_ARRAY_TASK_MAX: "7", SLURM_ARRAY_TASK_COUNT: "2" };
+    const list = {
+      SLURM_ARRAY_TASK_ID: "7",
+      SLURM_ARRAY_TASK_MIN: "3",
+      SLURM_ARRAY_TASK_MAX: "7",
+      SLURM_ARRAY_TASK_COUNT: "2",
+    };
     expect(() => resolveShard({ env: list })).toThrow(/not a plain range .* set HERMES_BATCH_SHARD_COUNT/);
-    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "x1", SLURM_ARRAY_TASK_COUNT: "4" } })).toThrow(/SLURM_ARRAY_TASK_ID must be a whole number ≥ 0, got 'x1'/);
-    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "2" } })).toThrow(/neither SLURM_ARRAY_TASK_MAX nor SLURM_ARRAY_TASK_COUNT/);
-    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_COUNT: "4" } })).toThrow(/out of range; .* 0\.\.3/);
+    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "x1", SLURM_ARRAY_TASK_COUNT: "4" } })).toThrow(
+      /SLURM_ARRAY_TASK_ID must be a whole number ≥ 0, got 'x1'/,
+    );
+    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "2" } })).toThrow(
+      /neither SLURM_ARRAY_TASK_MAX nor SLURM_ARRAY_TASK_COUNT/,
+    );
+    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "4", SLURM_ARRAY_TASK_COUNT: "4" } })).toThrow(
+      /out of range; .* 0\.\.3/,
+    );
   });
 
   it("with a pinned count, Slurm array ids are the shard indexes, so rerunning a few ids keeps N", () => {
     // `sbatch --array=3,7` as a rerun: Slurm then reports min 3, max 7, count 2.
-    const rerun = { SLURM_ARRAY_TASK_ID: "7", SLURM_ARRAY_TASK_MIN: "3", SLURM_ARRAY_TASK_MAX: "7", SLURM_ARRAY_TASK_COUNT: "2" };
+    const rerun = {
+      SLURM_ARRAY_TASK_ID: "7",
+      SLURM_ARRAY_TASK_MIN: "3",
+      SLURM_ARRAY_TASK_MAX: "7",
+      SLURM_ARRAY_TASK_COUNT: "2",
+    };
     expect(resolveShard({ env: { ...rerun, HERMES_BATCH_SHARD_COUNT: "16" } })).toEqual({ index: 7, count: 16 });
     expect(resolveShard({ shardCount: "16", env: rerun })).toEqual({ index: 7, count: 16 });
-    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "16", HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(/submit --array=0-15/);
+    expect(() => resolveShard({ env: { SLURM_ARRAY_TASK_ID: "16", HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(
+      /submit --array=0-15/,
+    );
   });
 
   it("detects Kubernetes Indexed Jobs with the count from --shard-count or HERMES_BATCH_SHARD_COUNT", () => {
-    expect(resolveShard({ env: { JOB_COMPLETION_INDEX: "7", HERMES_BATCH_SHARD_COUNT: "16" } })).toEqual({ index: 7, count: 16 });
-    expect(resolveShard({ shardCount: "8", env: { JOB_COMPLETION_INDEX: "7", HERMES_BATCH_SHARD_COUNT: "16" } })).toEqual({ index: 7, count: 8 });
-    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "7" } })).toThrow(/JOB_COMPLETION_INDEX=7 .* set HERMES_BATCH_SHARD_COUNT to the Job's completions/);
-    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "16", HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(/out of range/);
-    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "1", HERMES_BATCH_SHARD_COUNT: "0" } })).toThrow(/HERMES_BATCH_SHARD_COUNT must be at least 1/);
-    expect(() => resolveShard({ shardCount: "two", env: { JOB_COMPLETION_INDEX: "1" } })).toThrow(/--shard-count must be a whole number/);
+    expect(resolveShard({ env: { JOB_COMPLETION_INDEX: "7", HERMES_BATCH_SHARD_COUNT: "16" } })).toEqual({
+      index: 7,
+      count: 16,
+    });
+    expect(
+      resolveShard({ shardCount: "8", env: { JOB_COMPLETION_INDEX: "7", HERMES_BATCH_SHARD_COUNT: "16" } }),
+    ).toEqual({ index: 7, count: 8 });
+    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "7" } })).toThrow(
+      /JOB_COMPLETION_INDEX=7 .* set HERMES_BATCH_SHARD_COUNT to the Job's completions/,
+    );
+    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "16", HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(
+      /out of range/,
+    );
+    expect(() => resolveShard({ env: { JOB_COMPLETION_INDEX: "1", HERMES_BATCH_SHARD_COUNT: "0" } })).toThrow(
+      /HERMES_BATCH_SHARD_COUNT must be at least 1/,
+    );
+    expect(() => resolveShard({ shardCount: "two", env: { JOB_COMPLETION_INDEX: "1" } })).toThrow(
+      /--shard-count must be a whole number/,
+    );
   });
 
   it("refuses a shard count without an index (every pod would run the whole dataset into one folder)", () => {
-    expect(() => resolveShard({ env: { HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(/no shard index was found.*completionMode: Indexed/);
-    expect(() => resolveShard({ shardCount: "4", env: none })).toThrow(/--shard-count gives a shard count \(4\) but no shard index/);
+    expect(() => resolveShard({ env: { HERMES_BATCH_SHARD_COUNT: "16" } })).toThrow(
+      /no shard index was found.*completionMode: Indexed/,
+    );
+    expect(() => resolveShard({ shardCount: "4", env: none })).toThrow(
+      /--shard-count gives a shard count \(4\) but no shard index/,
+    );
   });
 });
 
@@ -105,7 +159,9 @@ describe("taskInShard", () => {
     const sizes = new Array<number>(count).fill(0);
     for (let i = 0; i < 7000; i++) {
       const id = `task_${i}`;
-      const owners = Array.from({ length: count }, (_, index) => index).filter((index) => taskInShard(id, { index, count }));
+      const owners = Array.from({ length: count }, (_, index) => index).filter((index) =>
+        taskInShard(id, { index, count }),
+      );
       expect(owners).toHaveLength(1);
       sizes[owners[0]!]!++;
     }
@@ -151,7 +207,16 @@ describe("configFingerprint", () => {
     const base = { dataset: data, model: "m1", seed: 3, api_key: "k1" };
     const fp = await configFingerprint(RunConfigSchema.parse(base));
     expect(fp).toMatch(/^sha256:[0-9a-f]{64}$/);
-    const perMachine = { ...base, run_name: "other", output_dir: "/x", workers: 9, concurrency: 3, resume: true, api_key: "k2", progress: "none" as const };
+    const perMachine = {
+      ...base,
+      run_name: "other",
+      output_dir: "/x",
+      workers: 9,
+      concurrency: 3,
+      resume: true,
+      api_key: "k2",
+      progress: "none" as const,
+    };
     expect(await configFingerprint(RunConfigSchema.parse(perMachine))).toBe(fp);
     expect(await configFingerprint(RunConfigSchema.parse({ ...base, dataset: copy }))).toBe(fp);
     expect(await configFingerprint(RunConfigSchema.parse({ ...base, seed: 4 }))).not.toBe(fp);
@@ -159,7 +224,9 @@ describe("configFingerprint", () => {
     expect(await configFingerprint(RunConfigSchema.parse({ ...base, max_turns: 11 }))).not.toBe(fp);
     writeFileSync(copy, '{"prompt":"a"}\n{"prompt":"c"}\n');
     expect(await configFingerprint(RunConfigSchema.parse({ ...base, dataset: copy }))).not.toBe(fp);
-    await expect(configFingerprint(RunConfigSchema.parse({ ...base, dataset: join(work, "nope.jsonl") }))).rejects.toThrow(/dataset .*nope\.jsonl: cannot read it.*ENOENT/);
+    await expect(
+      configFingerprint(RunConfigSchema.parse({ ...base, dataset: join(work, "nope.jsonl") })),
+    ).rejects.toThrow(/dataset .*nope\.jsonl: cannot read it.*ENOENT/);
   });
 });
 
@@ -177,7 +244,8 @@ function merge(args: string[]): Promise<Result> {
       process.execPath,
       ["--import", TSX, ...ENTRY, "merge", ...args],
       { cwd: work, env: { ...process.env, HOME: work, NO_COLOR: "1" }, timeout: 90_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -204,8 +272,14 @@ function entry(taskId: string, promptIndex: number): string {
   return JSON.stringify({
     prompt_index: promptIndex,
     task_id: taskId,
-    conversations: [{ from: "human", value: `prompt ${taskId}` }, { from: "gpt", value: "<think>\nr\n</think>\nok" }],
-    messages: [{ role: "user", content: `prompt ${taskId}` }, { role: "assistant", content: "ok", reasoning: "r" }],
+    conversations: [
+      { from: "human", value: `prompt ${taskId}` },
+      { from: "gpt", value: "<think>\nr\n</think>\nok" },
+    ],
+    messages: [
+      { role: "user", content: `prompt ${taskId}` },
+      { role: "assistant", content: "ok", reasoning: "r" },
+    ],
     tools: [],
     metadata: { model: "m1" },
     completed: true,
@@ -223,7 +297,15 @@ function entry(taskId: string, promptIndex: number): string {
 }
 
 function failure(taskId: string, attempt: number): string {
-  return JSON.stringify({ prompt_index: 0, task_id: taskId, outcome: "model_error", completed: false, partial: false, error: `HTTP 500 (attempt ${attempt})`, metadata: { attempt } });
+  return JSON.stringify({
+    prompt_index: 0,
+    task_id: taskId,
+    outcome: "model_error",
+    completed: false,
+    partial: false,
+    error: `HTTP 500 (attempt ${attempt})`,
+    metadata: { attempt },
+  });
 }
 
 function dropped(taskId: string): string {
@@ -263,43 +345,117 @@ function writeShard(runDir: string, index: number, count: number, files: ShardFi
     shard: `${index}/${count}`,
   };
   writeFileSync(join(dir, "run.yaml"), YAML.stringify(runYaml));
-  writeFileSync(join(dir, "checkpoint.json"), JSON.stringify({ run_name: "exp", config_fingerprint: fingerprint, shard: `${index}/${count}`, finished: files.finished ?? true }));
+  writeFileSync(
+    join(dir, "checkpoint.json"),
+    JSON.stringify({
+      run_name: "exp",
+      config_fingerprint: fingerprint,
+      shard: `${index}/${count}`,
+      finished: files.finished ?? true,
+    }),
+  );
   // The completion record a shard writes once at its end; a shard that did not finish has none.
   if (files.finished !== false) {
     const at = new Date(Date.UTC(2026, 0, 1, 0, index)).toISOString();
     const end = new Date(Date.UTC(2026, 0, 1, 1, index)).toISOString();
     const owned = DATASET_IDS.filter((id) => shardOfTask(id, count) === index);
-    const invocation = { started_at: at, ended_at: end, busy_seconds: 3600, state: "finished", exit_code: 0, done: 0, failed: 0, dropped: 0 };
-    writeFileSync(join(dir, "shard-complete.json"), JSON.stringify({
-      version: 1, shard: { index, count }, run_name: "exp", config_fingerprint: fingerprint, state: "finished", stopped_early: null, epochs: 1,
-      owned_ids: owned, counts: { owned: owned.length, done: 0, failed: 0, dropped: 0, missing: 0 }, failed_ids: [], missing_ids: [],
-      started_at: at, ended_at: end, busy_seconds: 3600, invocations: [invocation],
-    }));
+    const invocation = {
+      started_at: at,
+      ended_at: end,
+      busy_seconds: 3600,
+      state: "finished",
+      exit_code: 0,
+      done: 0,
+      failed: 0,
+      dropped: 0,
+    };
+    writeFileSync(
+      join(dir, "shard-complete.json"),
+      JSON.stringify({
+        version: 1,
+        shard: { index, count },
+        run_name: "exp",
+        config_fingerprint: fingerprint,
+        state: "finished",
+        stopped_early: null,
+        epochs: 1,
+        owned_ids: owned,
+        counts: { owned: owned.length, done: 0, failed: 0, dropped: 0, missing: 0 },
+        failed_ids: [],
+        missing_ids: [],
+        started_at: at,
+        ended_at: end,
+        busy_seconds: 3600,
+        invocations: [invocation],
+      }),
+    );
   }
   return dir;
 }
 
 /** The standard three shards, with one duplicate trajectory, one done-vs-failed conflict and a torn line. */
 function writeThreeShards(runDir: string, over: Partial<Record<0 | 1 | 2, Partial<ShardFiles>>> = {}): void {
-  writeShard(runDir, 0, 3, { trajectories: [entry(A, 0)], failed: [failure(B, 1), failure(B, 2)], dropped: [dropped(C)], ...over[0] });
-  writeShard(runDir, 1, 3, { trajectories: [entry(D, 3), entry(E, 4), entry(A, 0)], failed: [failure(F, 1)], ...over[1] });
-  writeShard(runDir, 2, 3, { trajectories: [entry(G, 6)], failed: [failure(D, 1)], tail: '{"task_id":"torn","prom', ...over[2] });
+  writeShard(runDir, 0, 3, {
+    trajectories: [entry(A, 0)],
+    failed: [failure(B, 1), failure(B, 2)],
+    dropped: [dropped(C)],
+    ...over[0],
+  });
+  writeShard(runDir, 1, 3, {
+    trajectories: [entry(D, 3), entry(E, 4), entry(A, 0)],
+    failed: [failure(F, 1)],
+    ...over[1],
+  });
+  writeShard(runDir, 2, 3, {
+    trajectories: [entry(G, 6)],
+    failed: [failure(D, 1)],
+    tail: '{"task_id":"torn","prom',
+    ...over[2],
+  });
 }
 
 function lines(path: string): string[] {
   return readFileSync(path, "utf8").split("\n").filter(Boolean);
 }
 
-const RESULT_FILES = ["trajectories.jsonl", "failed.jsonl", "dropped.jsonl", "statistics.json", "summary.csv", "merge.json"];
+const RESULT_FILES = [
+  "trajectories.jsonl",
+  "failed.jsonl",
+  "dropped.jsonl",
+  "statistics.json",
+  "summary.csv",
+  "merge.json",
+];
 
 describe("hermes-batch merge", () => {
   const dirs = {
-    good: "", mismatch: "", missing: "", unfinished: "", unmerged: "", mixed: "",
+    good: "",
+    mismatch: "",
+    missing: "",
+    unfinished: "",
+    unmerged: "",
+    mixed: "",
   };
-  const r = {} as Record<"good" | "again" | "mismatch" | "forced" | "missing" | "partial" | "unfinished" | "unmerged" | "unmergedOut" | "mixed" | "noArg", Result>;
+  const r = {} as Record<
+    | "good"
+    | "again"
+    | "mismatch"
+    | "forced"
+    | "missing"
+    | "partial"
+    | "unfinished"
+    | "unmerged"
+    | "unmergedOut"
+    | "mixed"
+    | "noArg",
+    Result
+  >;
 
   beforeAll(async () => {
-    writeFileSync(join(work, "data.jsonl"), DATASET_IDS.map((id) => JSON.stringify({ id, prompt: `prompt ${id}` })).join("\n") + "\n");
+    writeFileSync(
+      join(work, "data.jsonl"),
+      DATASET_IDS.map((id) => JSON.stringify({ id, prompt: `prompt ${id}` })).join("\n") + "\n",
+    );
     for (const k of Object.keys(dirs) as (keyof typeof dirs)[]) dirs[k] = join(work, "runs", k);
     writeThreeShards(dirs.good);
     writeThreeShards(dirs.mismatch, { 2: { seed: 1, fingerprint: "sha256:" + "b".repeat(64) } });
@@ -337,9 +493,11 @@ describe("hermes-batch merge", () => {
         },
       ],
     ];
-    await Promise.all(chains.map(async (chain) => {
-      for (const step of chain) await step();
-    }));
+    await Promise.all(
+      chains.map(async (chain) => {
+        for (const step of chain) await step();
+      }),
+    );
   }, 300_000);
 
   it("merges three shards: one line per task, bytes unchanged, done wins over a failure in another shard", () => {
@@ -349,12 +507,15 @@ describe("hermes-batch merge", () => {
     expect(lines(join(dirs.good, "dropped.jsonl"))).toEqual([dropped(C)]);
     // B's two attempts are its own shard's history; D failed in shard 2 but is done in shard 1.
     expect(lines(join(dirs.good, "failed.jsonl"))).toEqual([failure(B, 1), failure(B, 2), failure(F, 1)]);
-    for (const f of ["trajectories.jsonl", "failed.jsonl", "dropped.jsonl"]) expect(existsSync(join(dirs.good, `${f}.merge-tmp`))).toBe(false);
+    for (const f of ["trajectories.jsonl", "failed.jsonl", "dropped.jsonl"])
+      expect(existsSync(join(dirs.good, `${f}.merge-tmp`))).toBe(false);
   });
 
   it("warns about duplicates and the torn line, and prints a summary", () => {
     expect(r.good.stdout).toContain(`merged all 3 shard(s) from ${join(dirs.good, "shards")} → ${dirs.good}`);
-    expect(r.good.stdout).toContain(`2 task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${dirs.good}\` prints the commands), then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`);
+    expect(r.good.stdout).toContain(
+      `2 task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${dirs.good}\` prints the commands), then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`,
+    );
     expect(r.good.stdout).toContain("tasks: 4 done, 2 failed, 1 dropped");
     expect(r.good.stdout).toContain("duplicates skipped: 2 (2 task(s) in more than one shard)");
     expect(r.good.stdout).toContain(`config fingerprint: sha256:${"a".repeat(64)} (all shards agree)`);
@@ -369,8 +530,18 @@ describe("hermes-batch merge", () => {
     expect(stats.model).toBe("m1");
     // The original's keys in its order (batch_runner.py final_stats), then ours.
     expect(Object.keys(stats).slice(0, 12)).toEqual([
-      "run_name", "distribution", "total_prompts", "total_batches", "batch_size", "model", "completed_at", "duration_seconds",
-      "tool_statistics", "reasoning_statistics", "started_at", "completed_at_utc",
+      "run_name",
+      "distribution",
+      "total_prompts",
+      "total_batches",
+      "batch_size",
+      "model",
+      "completed_at",
+      "duration_seconds",
+      "tool_statistics",
+      "reasoning_statistics",
+      "started_at",
+      "completed_at_utc",
     ]);
     expect(stats.tasks).toEqual({ total: 7, trajectories: 4, failed: 2, dropped: 1 });
     expect(stats.outcomes).toMatchObject({ completed: 4, model_error: 2 });
@@ -381,14 +552,26 @@ describe("hermes-batch merge", () => {
 
     const csv = lines(join(dirs.good, "summary.csv"));
     expect(csv[0]).toMatch(/^task_id,prompt_index,outcome,/);
-    expect(csv.slice(1).map((l) => l.split(",")[0]).sort()).toEqual([A, B, D, E, F, G].sort());
+    expect(
+      csv
+        .slice(1)
+        .map((l) => l.split(",")[0])
+        .sort(),
+    ).toEqual([A, B, D, E, F, G].sort());
 
     const yaml = YAML.parse(readFileSync(join(dirs.good, "run.yaml"), "utf8"));
     expect(yaml.shard).toBeUndefined();
     expect(yaml).toMatchObject({ run_name: "exp", seed: 0, config_fingerprint: `sha256:${"a".repeat(64)}` });
 
     const cp = JSON.parse(readFileSync(join(dirs.good, "checkpoint.json"), "utf8"));
-    expect(cp).toMatchObject({ run_name: "exp", done: 4, failed: 2, dropped: 1, total_in_dataset_slice: 7, finished: true });
+    expect(cp).toMatchObject({
+      run_name: "exp",
+      done: 4,
+      failed: 2,
+      dropped: 1,
+      total_in_dataset_slice: 7,
+      finished: true,
+    });
     expect(cp.merged_shards).toBeUndefined(); // the keys of an unsharded run's checkpoint
     // Timing from the shards' records: first start, last end; busy time summed in merge.json.
     expect(stats.started_at).toBe("2026-01-01T00:00:00.000Z");
@@ -403,7 +586,10 @@ describe("hermes-batch merge", () => {
       merged_shards: [0, 1, 2],
       missing_shards: [],
       complete: true,
-      failed_ids: [{ shard: 0, ids: [B] }, { shard: 1, ids: [F] }],
+      failed_ids: [
+        { shard: 0, ids: [B] },
+        { shard: 1, ids: [F] },
+      ],
       timing: { started_at: "2026-01-01T00:00:00.000Z", ended_at: "2026-01-01T01:02:00.000Z", busy_seconds: 10800 },
       lines: { trajectories: 4, failed: 3, dropped: 1 },
       duplicates: { done: 1, failed_in_two_shards: 0, failed_but_done_elsewhere: 1, tasks_in_several_shards: 2 },
@@ -440,7 +626,9 @@ describe("hermes-batch merge", () => {
 
   it("refuses missing shards (exit 4) naming the shard and its ids; --allow-partial merges the rest and names what it leaves out", () => {
     expect(r.missing.code).toBe(4);
-    expect(r.missing.stderr).toContain("1 of 3 shard(s) not finished: 1\n  shard 1/3: missing — no folder (never started)");
+    expect(r.missing.stderr).toContain(
+      "1 of 3 shard(s) not finished: 1\n  shard 1/3: missing — no folder (never started)",
+    );
     expect(r.missing.stderr).toContain(`missing ids: ${[D, E, F].join(", ")}`);
     expect(r.missing.stderr).toContain("nothing was merged (--allow-partial merges what is there)");
     expect(r.partial.code, r.partial.stderr).toBe(4);
@@ -463,7 +651,9 @@ describe("hermes-batch merge", () => {
 
   it("never overwrites results no merge wrote, unless told where else to write", () => {
     expect(r.unmerged.code).toBe(2);
-    expect(r.unmerged.stderr).toMatch(/already holds run results that no merge wrote: choose --out DIR, or pass --force/);
+    expect(r.unmerged.stderr).toMatch(
+      /already holds run results that no merge wrote: choose --out DIR, or pass --force/,
+    );
     expect(lines(join(dirs.unmerged, "trajectories.jsonl"))).toEqual([entry("from-an-unsharded-run", 0)]);
     expect(r.unmergedOut.code, r.unmergedOut.stderr).toBe(1);
     expect(lines(join(work, "merged-elsewhere", "trajectories.jsonl"))).toHaveLength(4);
@@ -471,7 +661,9 @@ describe("hermes-batch merge", () => {
 
   it("refuses mixed shard counts and a missing RUN_DIR argument (exit 2)", () => {
     expect(r.mixed.code).toBe(2);
-    expect(r.mixed.stderr).toMatch(/mixes shard counts \(1 folder\(s\) of 1 shards, 3 folder\(s\) of 3 shards\)|mixes shard counts \(3 folder\(s\) of 3 shards, 1 folder\(s\) of 1 shards\)/);
+    expect(r.mixed.stderr).toMatch(
+      /mixes shard counts \(1 folder\(s\) of 1 shards, 3 folder\(s\) of 3 shards\)|mixes shard counts \(3 folder\(s\) of 3 shards, 1 folder\(s\) of 1 shards\)/,
+    );
     expect(r.noArg.code).toBe(2);
     expect(r.noArg.stderr).toContain("expected one RUN_DIR, got none");
   });

@@ -19,9 +19,13 @@ const KILLED = 2;
 const IDS = Array.from({ length: 15 }, (_, i) => `t${i}`);
 
 function readJsonl(path: string): Record<string, any>[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
-
 
 describe("merge by proof: a shard killed before its first checkpoint", () => {
   let dir: string;
@@ -37,22 +41,54 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     expect(owned.length).toBeGreaterThan(0);
     dir = tempDir("hb-proof-");
     // The killed shard's requests never get an answer while `hang` is set: it is mid-task when killed.
-    server = await startFakeOpenAI((req): Reply => (hang && shardOfTask(taskOf(req), N) === KILLED ? { kind: "hang" } : text(`done ${taskOf(req)}`)));
+    server = await startFakeOpenAI(
+      (req): Reply => (hang && shardOfTask(taskOf(req), N) === KILLED ? { kind: "hang" } : text(`done ${taskOf(req)}`)),
+    );
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, IDS.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
-    const args = (i: number) => ["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"),
-      "--toolsets", "todo", "--workers", "1", "--progress", "none", "--shard", `${i}/${N}`];
+    const args = (i: number) => [
+      "run",
+      dataset,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--run-name",
+      "exp",
+      "--output-dir",
+      join(dir, "runs"),
+      "--toolsets",
+      "todo",
+      "--workers",
+      "1",
+      "--progress",
+      "none",
+      "--shard",
+      `${i}/${N}`,
+    ];
     const env = { ...NO_SCHEDULER, OPENAI_API_KEY: KEY };
     const [a, b] = await Promise.all([runCli(args(0), { cwd: dir, env }), runCli(args(1), { cwd: dir, env })]);
     r.s0 = a;
     r.s1 = b;
     // The third shard, killed with SIGKILL as soon as its first request is in flight (well before 5 s).
-    const child = execa("node", [CLI, ...args(KILLED), "--api-key", KEY], { cwd: dir, env: cleanEnv(env), extendEnv: false, reject: false });
-    expect(await waitUntil(() => server.requests.some((q) => shardOfTask(taskOf(q), N) === KILLED), 30_000), "the killed shard's first request").toBe(true);
+    const child = execa("node", [CLI, ...args(KILLED), "--api-key", KEY], {
+      cwd: dir,
+      env: cleanEnv(env),
+      extendEnv: false,
+      reject: false,
+    });
+    expect(
+      await waitUntil(() => server.requests.some((q) => shardOfTask(taskOf(q), N) === KILLED), 30_000),
+      "the killed shard's first request",
+    ).toBe(true);
     child.kill("SIGKILL");
     await child;
     const killedDir = join(dir, "runs", "exp", "shards", `000${KILLED}-of-0003`);
-    killedState = { checkpoint: existsSync(join(killedDir, "checkpoint.json")), record: existsSync(join(killedDir, "shard-complete.json")), runYaml: existsSync(join(killedDir, "run.yaml")) };
+    killedState = {
+      checkpoint: existsSync(join(killedDir, "checkpoint.json")),
+      record: existsSync(join(killedDir, "shard-complete.json")),
+      runYaml: existsSync(join(killedDir, "run.yaml")),
+    };
     killedLaunch = readFileSync(join(killedDir, "launch.json"), "utf8");
     r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
     r.partial = await runCli(["merge", join(dir, "runs", "exp"), "--allow-partial"], { cwd: dir, env: NO_SCHEDULER });
@@ -101,7 +137,9 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
 
   it("shards shows the table and the exact rerun command, which completes the shard", () => {
     expect(r.shards!.exitCode).toBe(4);
-    expect(r.shards!.stdout).toMatch(new RegExp(`${KILLED}/${N}\\s+${owned.length}\\s+0\\s+0\\s+${owned.length}\\s+\\S+\\s+killed`));
+    expect(r.shards!.stdout).toMatch(
+      new RegExp(`${KILLED}/${N}\\s+${owned.length}\\s+0\\s+0\\s+${owned.length}\\s+\\S+\\s+killed`),
+    );
     expect(r.shards!.stdout).toContain(`--shard ${KILLED}/${N} --resume`);
     expect(r.shards!.stdout).toContain("--output-dir");
     expect(r.shards!.stdout).not.toContain(KEY);
@@ -145,13 +183,42 @@ describe("early stop per shard: the single run's rule (the endpoint dies mid-run
     let answered = 0;
     server = await startFakeOpenAI((req): Reply => {
       if (shardOfTask(taskOf(req), 2) !== DEAD) return text("done");
-      return ++answered <= 2 ? text("done") : { kind: "json", status: 500, body: { error: { message: "upstream dead" } } };
+      return ++answered <= 2
+        ? text("done")
+        : { kind: "json", status: 500, body: { error: { message: "upstream dead" } } };
     });
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
     const run = (i: number) =>
-      runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"), "--toolsets", "todo",
-        "--workers", "1", "--concurrency", "1", "--max-retries", "0", "--stop-after-failures", "2", "--progress", "none", "--shard", `${i}/2`], { cwd: dir, env: NO_SCHEDULER });
+      runCli(
+        [
+          "run",
+          dataset,
+          "--model",
+          "m",
+          "--base-url",
+          server.baseURL,
+          "--run-name",
+          "exp",
+          "--output-dir",
+          join(dir, "runs"),
+          "--toolsets",
+          "todo",
+          "--workers",
+          "1",
+          "--concurrency",
+          "1",
+          "--max-retries",
+          "0",
+          "--stop-after-failures",
+          "2",
+          "--progress",
+          "none",
+          "--shard",
+          `${i}/2`,
+        ],
+        { cwd: dir, env: NO_SCHEDULER },
+      );
     [r.s0, r.s1] = await Promise.all([run(0), run(1)]);
     r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
     r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
@@ -166,7 +233,9 @@ describe("early stop per shard: the single run's rule (the endpoint dies mid-run
     expect(r.s0!.exitCode, r.s0!.stderr).toBe(0);
     expect(r.s1!.exitCode).toBe(1);
     expect(r.s1!.stdout).toContain("stopped early: 2 tasks in a row all failed with the same model error");
-    const rec = JSON.parse(readFileSync(join(dir, "runs", "exp", "shards", "0001-of-0002", "shard-complete.json"), "utf8"));
+    const rec = JSON.parse(
+      readFileSync(join(dir, "runs", "exp", "shards", "0001-of-0002", "shard-complete.json"), "utf8"),
+    );
     expect(rec.state).toBe("stopped_early");
     expect(rec.stopped_early.after_failures).toBe(2);
     expect(rec.stopped_early.what).toBe("2 tasks in a row");
@@ -193,17 +262,47 @@ describe("shards of a dataset read from stdin", () => {
       const ids = Array.from({ length: 8 }, (_, i) => `s${i}`);
       const data = ids.map((id) => JSON.stringify({ id, prompt: `say ${id}` })).join("\n") + "\n";
       const run = (i: number) =>
-        execa("node", [CLI, "run", "-", "--model", "scripted", "--run-name", "exp", "--output-dir", join(dir, "runs"), "--workers", "1", "--progress", "none", "--shard", `${i}/2`], {
-          cwd: dir, env: cleanEnv(NO_SCHEDULER), extendEnv: false, reject: false, input: data,
-        });
+        execa(
+          "node",
+          [
+            CLI,
+            "run",
+            "-",
+            "--model",
+            "scripted",
+            "--run-name",
+            "exp",
+            "--output-dir",
+            join(dir, "runs"),
+            "--workers",
+            "1",
+            "--progress",
+            "none",
+            "--shard",
+            `${i}/2`,
+          ],
+          {
+            cwd: dir,
+            env: cleanEnv(NO_SCHEDULER),
+            extendEnv: false,
+            reject: false,
+            input: data,
+          },
+        );
       const shards = await Promise.all([run(0), run(1)]);
       for (const s of shards) expect(s.exitCode, String(s.stderr)).toBe(0);
-      const rec = JSON.parse(readFileSync(join(dir, "runs", "exp", "shards", "0000-of-0002", "shard-complete.json"), "utf8"));
+      const rec = JSON.parse(
+        readFileSync(join(dir, "runs", "exp", "shards", "0000-of-0002", "shard-complete.json"), "utf8"),
+      );
       expect(rec.owned_ids).toEqual(ids.filter((id) => shardOfTask(id, 2) === 0));
       const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(merged.exitCode, merged.stderr).toBe(0);
       expect(merged.stderr).toContain("each shard's own record of its task ids is used");
-      expect(readJsonl(join(dir, "runs", "exp", "trajectories.jsonl")).map((e) => e.task_id).sort()).toEqual(ids);
+      expect(
+        readJsonl(join(dir, "runs", "exp", "trajectories.jsonl"))
+          .map((e) => e.task_id)
+          .sort(),
+      ).toEqual(ids);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -216,15 +315,40 @@ describe("a finished shard with a failed task", () => {
     let broken = true;
     const server = await startFakeOpenAI((req): Reply => {
       const id = /task (t\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
-      return broken && id === "t3" ? { kind: "json", status: 500, body: { error: { message: "flaky" } } } : text("done");
+      return broken && id === "t3"
+        ? { kind: "json", status: 500, body: { error: { message: "flaky" } } }
+        : text("done");
     });
     try {
       const ids = Array.from({ length: 8 }, (_, i) => `t${i}`);
       const dataset = join(dir, "data.jsonl");
       writeFileSync(dataset, ids.map((id) => JSON.stringify({ id, prompt: `task ${id}: say done` })).join("\n") + "\n");
       const run = (i: number) =>
-        runCli(["run", dataset, "--model", "m", "--base-url", server.baseURL, "--run-name", "exp", "--output-dir", join(dir, "runs"), "--toolsets", "todo",
-          "--workers", "1", "--max-retries", "0", "--progress", "none", "--shard", `${i}/2`], { cwd: dir, env: NO_SCHEDULER });
+        runCli(
+          [
+            "run",
+            dataset,
+            "--model",
+            "m",
+            "--base-url",
+            server.baseURL,
+            "--run-name",
+            "exp",
+            "--output-dir",
+            join(dir, "runs"),
+            "--toolsets",
+            "todo",
+            "--workers",
+            "1",
+            "--max-retries",
+            "0",
+            "--progress",
+            "none",
+            "--shard",
+            `${i}/2`,
+          ],
+          { cwd: dir, env: NO_SCHEDULER },
+        );
       await Promise.all([run(0), run(1)]);
       const first = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(first.exitCode, first.stderr).toBe(1);
@@ -235,11 +359,19 @@ describe("a finished shard with a failed task", () => {
       const rerun = /shell:\n\s+(cd .*)(?:\n|$)/.exec(shards.stdout)?.[1];
       expect(rerun, shards.stdout).toContain(`--shard ${shardOfTask("t3", 2)}/2 --retry-failed`);
       broken = false;
-      const again = await execa("bash", ["-c", rerun!], { env: cleanEnv(NO_SCHEDULER), extendEnv: false, reject: false });
+      const again = await execa("bash", ["-c", rerun!], {
+        env: cleanEnv(NO_SCHEDULER),
+        extendEnv: false,
+        reject: false,
+      });
       expect(again.exitCode, String(again.stderr)).toBe(0);
       const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(merged.exitCode, merged.stdout + merged.stderr).toBe(0);
-      expect(readJsonl(join(dir, "runs", "exp", "trajectories.jsonl")).map((e) => e.task_id).sort()).toEqual(ids);
+      expect(
+        readJsonl(join(dir, "runs", "exp", "trajectories.jsonl"))
+          .map((e) => e.task_id)
+          .sort(),
+      ).toEqual(ids);
     } finally {
       await server.close();
       rmSync(dir, { recursive: true, force: true });

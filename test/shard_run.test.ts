@@ -13,7 +13,10 @@ import { toolsByFirstUse } from "../src/report/statistics.js";
 const DATASET = join(ROOT, "datasets", "smoke.jsonl");
 
 function readJsonl(path: string): Record<string, any>[] {
-  return readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 describe("sharded run + merge = unsharded run", () => {
@@ -24,12 +27,20 @@ describe("sharded run + merge = unsharded run", () => {
   beforeAll(async () => {
     out = tempDir("hb-shard-run-");
     const run = (name: string, args: string[], env: Record<string, string> = {}) =>
-      runCli(["run", DATASET, "--output-dir", out, ...common, ...args], { cwd: out, env: { ...NO_SCHEDULER, ...env } }).then((r) => {
+      runCli(["run", DATASET, "--output-dir", out, ...common, ...args], {
+        cwd: out,
+        env: { ...NO_SCHEDULER, ...env },
+      }).then((r) => {
         results[name] = r;
       });
     await Promise.all([
       run("single", ["--run-name", "single"]),
-      run("slurm", ["--run-name", "exp"], { SLURM_ARRAY_TASK_ID: "1", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "3", SLURM_ARRAY_TASK_COUNT: "3" }),
+      run("slurm", ["--run-name", "exp"], {
+        SLURM_ARRAY_TASK_ID: "1",
+        SLURM_ARRAY_TASK_MIN: "1",
+        SLURM_ARRAY_TASK_MAX: "3",
+        SLURM_ARRAY_TASK_COUNT: "3",
+      }),
     ]);
     await Promise.all([
       run("k8s", ["--run-name", "exp", "--workers", "2"], { JOB_COMPLETION_INDEX: "1", HERMES_BATCH_SHARD_COUNT: "3" }),
@@ -43,7 +54,8 @@ describe("sharded run + merge = unsharded run", () => {
   });
 
   it("each shard writes its own run folder with the config fingerprint", () => {
-    for (const k of ["single", "slurm", "k8s", "flag", "merge"]) expect(results[k]!.exitCode, `${k}: ${results[k]!.stderr} ${results[k]!.stdout}`).toBe(0);
+    for (const k of ["single", "slurm", "k8s", "flag", "merge"])
+      expect(results[k]!.exitCode, `${k}: ${results[k]!.stderr} ${results[k]!.stdout}`).toBe(0);
     const fingerprints = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => {
       const yaml = YAML.parse(readFileSync(join(out, "exp", "shards", d, "run.yaml"), "utf8"));
       const cp = JSON.parse(readFileSync(join(out, "exp", "shards", d, "checkpoint.json"), "utf8"));
@@ -58,7 +70,11 @@ describe("sharded run + merge = unsharded run", () => {
 
   it("merged, the shards hold exactly the unsharded run's tasks with the same toolset draws and statistics", () => {
     const draws = (rows: Record<string, any>[]) =>
-      Object.fromEntries(rows.map((e) => [e.task_id, `${e.prompt_index} ${e.toolsets_used.join("+")}`]).sort(([a], [b]) => (a < b ? -1 : 1)));
+      Object.fromEntries(
+        rows
+          .map((e) => [e.task_id, `${e.prompt_index} ${e.toolsets_used.join("+")}`])
+          .sort(([a], [b]) => (a < b ? -1 : 1)),
+      );
     const single = readJsonl(join(out, "single", "trajectories.jsonl"));
     const merged = readJsonl(join(out, "exp", "trajectories.jsonl"));
     expect(merged).toHaveLength(single.length);
@@ -67,7 +83,15 @@ describe("sharded run + merge = unsharded run", () => {
     const b = JSON.parse(readFileSync(join(out, "exp", "statistics.json"), "utf8"));
     // Field for field what the unsharded run wrote: the same keys, the same values but for timing and model calls.
     expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
-    const timing = new Set(["run_name", "started_at", "completed_at", "completed_at_utc", "duration_seconds", "model_calls", "durations_ms"]);
+    const timing = new Set([
+      "run_name",
+      "started_at",
+      "completed_at",
+      "completed_at_utc",
+      "duration_seconds",
+      "model_calls",
+      "durations_ms",
+    ]);
     for (const key of Object.keys(a)) if (!timing.has(key)) expect(b[key], key).toEqual(a[key]);
     expect(Object.keys(b)).toEqual(Object.keys(a)); // key order too: the original's keys first, then ours
     // tool_statistics keys in first-use order over each run's own trajectories.jsonl (the merged file goes shard
@@ -78,22 +102,41 @@ describe("sharded run + merge = unsharded run", () => {
     expect(Object.keys(b.tool_statistics)).toEqual(firstUse(merged));
     expect(b.model_calls.calls).toBe(a.model_calls.calls);
     // Timing from the shards' own records: first start, last end.
-    const records = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) => JSON.parse(readFileSync(join(out, "exp", "shards", d, "shard-complete.json"), "utf8")));
+    const records = ["0000-of-0003", "0001-of-0003", "0002-of-0003"].map((d) =>
+      JSON.parse(readFileSync(join(out, "exp", "shards", d, "shard-complete.json"), "utf8")),
+    );
     expect(b.started_at).toBe(records.map((r) => r.started_at).sort()[0]);
-    expect(b.completed_at_utc).toBe(records.map((r) => r.ended_at).sort().at(-1));
+    expect(b.completed_at_utc).toBe(
+      records
+        .map((r) => r.ended_at)
+        .sort()
+        .at(-1),
+    );
     const info = JSON.parse(readFileSync(join(out, "exp", "merge.json"), "utf8"));
-    expect(info.timing.busy_seconds).toBeCloseTo(records.reduce((s, r) => s + r.busy_seconds, 0), 1);
+    expect(info.timing.busy_seconds).toBeCloseTo(
+      records.reduce((s, r) => s + r.busy_seconds, 0),
+      1,
+    );
     // checkpoint.json and summary.csv as the unsharded run's (rows in another order).
     const cpA = JSON.parse(readFileSync(join(out, "single", "checkpoint.json"), "utf8"));
     const cpB = JSON.parse(readFileSync(join(out, "exp", "checkpoint.json"), "utf8"));
-    expect(Object.keys(cpB).sort()).toEqual(Object.keys(cpA).sort().filter((k) => k !== "shard"));
-    for (const key of Object.keys(cpA)) if (!["last_updated", "config_fingerprint", "run_name"].includes(key)) expect(cpB[key], key).toEqual(cpA[key]);
+    expect(Object.keys(cpB).sort()).toEqual(
+      Object.keys(cpA)
+        .sort()
+        .filter((k) => k !== "shard"),
+    );
+    for (const key of Object.keys(cpA))
+      if (!["last_updated", "config_fingerprint", "run_name"].includes(key)) expect(cpB[key], key).toEqual(cpA[key]);
     const csv = (p: string) => readFileSync(p, "utf8").split("\n").filter(Boolean);
     const csvA = csv(join(out, "single", "summary.csv"));
     const csvB = csv(join(out, "exp", "summary.csv"));
     expect(csvB[0]).toBe(csvA[0]);
     const durationCol = csvA[0]!.split(",").indexOf("duration_ms");
-    const strip = (l: string) => l.split(",").filter((_, i) => i !== durationCol).join(",");
+    const strip = (l: string) =>
+      l
+        .split(",")
+        .filter((_, i) => i !== durationCol)
+        .join(",");
     expect(csvB.slice(1).map(strip).sort()).toEqual(csvA.slice(1).map(strip).sort());
     expect(results.merge!.stdout).toContain(`merged all 3 shard(s)`);
     expect(results.merge!.stdout).toContain("(all shards agree)");

@@ -57,7 +57,13 @@ describe("ShellSession output", () => {
       feed(f.session, "err", err, [cut, cut + 7]);
       feed(f.session, "out", out, [Math.floor(cut / 2), cut + 1]);
       const r = await result;
-      expect(r, `cut at ${cut}`).toEqual({ exitCode: 3, stdout: stdoutBody, stderr: stderrHead + stderrTail, timedOut: false, truncated: false });
+      expect(r, `cut at ${cut}`).toEqual({
+        exitCode: 3,
+        stdout: stdoutBody,
+        stderr: stderrHead + stderrTail,
+        timedOut: false,
+        truncated: false,
+      });
     }
   });
 

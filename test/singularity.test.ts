@@ -50,7 +50,14 @@ async function calls(): Promise<Call[]> {
 }
 
 function spec(taskId: string, extra: Record<string, unknown> = {}) {
-  return { runName: "sing", taskId, hostTaskDir: join(base, "tasks", taskId), image: sif, taskTimeoutSec: 600, ...extra };
+  return {
+    runName: "sing",
+    taskId,
+    hostTaskDir: join(base, "tasks", taskId),
+    image: sif,
+    taskTimeoutSec: 600,
+    ...extra,
+  };
 }
 
 beforeAll(async () => {
@@ -69,7 +76,13 @@ beforeEach(async () => {
   process.env.APPTAINER_FAKE_LOG = logFile;
   process.env.APPTAINER_FAKE_STATE = stateDir;
   process.env.APPTAINER_CACHEDIR = join(base, "cache");
-  for (const k of ["APPTAINER_FAKE_BUILD_SLEEP", "APPTAINER_FAKE_BUILD_FAIL", "APPTAINER_FAKE_START_FAIL", "APPTAINER_FAKE_NO_NETWORK"]) delete process.env[k];
+  for (const k of [
+    "APPTAINER_FAKE_BUILD_SLEEP",
+    "APPTAINER_FAKE_BUILD_FAIL",
+    "APPTAINER_FAKE_START_FAIL",
+    "APPTAINER_FAKE_NO_NETWORK",
+  ])
+    delete process.env[k];
 });
 
 afterEach(async () => {
@@ -90,7 +103,9 @@ describe("finding the runtime", () => {
     process.env.PATH = join(base, "empty");
     const none = await singularityAvailability();
     expect(none).toEqual({ available: false, reason: "neither apptainer nor singularity is on PATH" });
-    await expect(createSingularityEnvironment(spec("x"), {})).rejects.toThrow(/singularity environment unavailable: neither apptainer nor singularity/);
+    await expect(createSingularityEnvironment(spec("x"), {})).rejects.toThrow(
+      /singularity environment unavailable: neither apptainer nor singularity/,
+    );
   });
 
   it("falls back to `singularity`, and rejects a binary that is not the runtime", async () => {
@@ -102,7 +117,9 @@ describe("finding the runtime", () => {
 
     const game = join(base, "game");
     await mkdir(game, { recursive: true });
-    await writeFile(join(game, "singularity"), "#!/bin/sh\necho 'Singularity: a game of space exploration'\n", { mode: 0o755 });
+    await writeFile(join(game, "singularity"), "#!/bin/sh\necho 'Singularity: a game of space exploration'\n", {
+      mode: 0o755,
+    });
     process.env.PATH = `${game}:${ORIGINAL_PATH}`;
     const r = await singularityAvailability();
     expect(r.available).toBe(false);
@@ -113,7 +130,9 @@ describe("finding the runtime", () => {
 describe("instance lifecycle and command lines", () => {
   it("starts an instance with the exact hardening flags, runs commands with exec, stops it once", async () => {
     process.env.OPENAI_API_KEY = "sk-must-not-leak";
-    const env = (await createSingularityEnvironment(spec("life"), { image: "ignored-when-row-has-image" })) as SingularityEnvironment;
+    const env = (await createSingularityEnvironment(spec("life"), {
+      image: "ignored-when-row-has-image",
+    })) as SingularityEnvironment;
     const hostDir = join(base, "tasks", "life");
     const name = env.instanceName;
     // Run and task are in the name (Apptainer has no labels): hashes for exact matching, then readable parts.
@@ -125,11 +144,22 @@ describe("instance lifecycle and command lines", () => {
     const log = await calls();
     const start = log.find((c) => c.args[0] === "instance" && c.args[1] === "start" && !c.args.includes("--help"))!;
     expect(start.args).toEqual([
-      "instance", "start", "--contain", "--cleanenv", "--writable-tmpfs", "--bind", `${hostDir}:/work`,
-      "--net", "--network", "none",
+      "instance",
+      "start",
+      "--contain",
+      "--cleanenv",
+      "--writable-tmpfs",
+      "--bind",
+      `${hostDir}:/work`,
+      "--net",
+      "--network",
+      "none",
       // A root harness's instances get the default limits (the runtime's cgroups).
-      ...(process.getuid?.() === 0 ? ["--memory", "2048M", "--memory-swap", "2048M", "--cpus", "1", "--pids-limit", "512"] : []),
-      sif, name,
+      ...(process.getuid?.() === 0
+        ? ["--memory", "2048M", "--memory-swap", "2048M", "--cpus", "1", "--pids-limit", "512"]
+        : []),
+      sif,
+      name,
     ]);
     const exec = log.find((c) => c.args[0] === "exec")!;
     expect(exec.args.slice(0, 5)).toEqual(["exec", "--cleanenv", "--pwd", "/work", `instance://${name}`]);
@@ -190,7 +220,10 @@ describe("instance lifecycle and command lines", () => {
   });
 
   it("network on: no --net flags; runtime without --network: none either", async () => {
-    const on = (await createSingularityEnvironment(spec("net-on", { network: "bridge" }), {})) as SingularityEnvironment;
+    const on = (await createSingularityEnvironment(
+      spec("net-on", { network: "bridge" }),
+      {},
+    )) as SingularityEnvironment;
     let start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(on.instanceName))!;
     expect(start.args).not.toContain("--net");
     await on.cleanup();
@@ -207,28 +240,37 @@ describe("instance lifecycle and command lines", () => {
   });
 
   it("cgroup limits (memory with swap, CPU, processes) are passed for a root harness or when asked for", async () => {
-    const env = (await createSingularityEnvironment(spec("cg"), { memoryMb: 512, cpus: 2, pidsLimit: 64, singularityCgroupLimits: true })) as SingularityEnvironment;
+    const env = (await createSingularityEnvironment(spec("cg"), {
+      memoryMb: 512,
+      cpus: 2,
+      pidsLimit: 64,
+      singularityCgroupLimits: true,
+    })) as SingularityEnvironment;
     const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
     expect(start.args.join(" ")).toContain("--memory 512M --memory-swap 512M --cpus 2 --pids-limit 64");
     const byDefault = (await createSingularityEnvironment(spec("cg-default"), {})) as SingularityEnvironment;
     const started = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(byDefault.instanceName))!;
-    if (process.getuid?.() === 0) expect(started.args.join(" ")).toContain("--memory 2048M --memory-swap 2048M --cpus 1 --pids-limit 512");
+    if (process.getuid?.() === 0)
+      expect(started.args.join(" ")).toContain("--memory 2048M --memory-swap 2048M --cpus 1 --pids-limit 512");
     else expect(started.args).not.toContain("--memory");
   });
 
-  it.runIf(process.getuid?.() === 0)("with a disk size the task folder is a file system of its own, bound into the instance; files stay after cleanup", async () => {
-    const s = spec("disk");
-    const env = (await createSingularityEnvironment(s, { disk: "64m" })) as SingularityEnvironment;
-    const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
-    const bind = start.args[start.args.indexOf("--bind") + 1]!;
-    const source = bind.slice(0, bind.lastIndexOf(":"));
-    expect(source).toMatch(/hermes-disk-/);
-    expect(readFileSync("/proc/self/mounts", "utf8")).toContain(` ${source} `);
-    writeFileSync(join(s.hostTaskDir, "kept.txt"), "kept");
-    await env.cleanup();
-    expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(` ${source} `);
-    expect(readFileSync(join(s.hostTaskDir, "kept.txt"), "utf8")).toBe("kept");
-  });
+  it.runIf(process.getuid?.() === 0)(
+    "with a disk size the task folder is a file system of its own, bound into the instance; files stay after cleanup",
+    async () => {
+      const s = spec("disk");
+      const env = (await createSingularityEnvironment(s, { disk: "64m" })) as SingularityEnvironment;
+      const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
+      const bind = start.args[start.args.indexOf("--bind") + 1]!;
+      const source = bind.slice(0, bind.lastIndexOf(":"));
+      expect(source).toMatch(/hermes-disk-/);
+      expect(readFileSync("/proc/self/mounts", "utf8")).toContain(` ${source} `);
+      writeFileSync(join(s.hostTaskDir, "kept.txt"), "kept");
+      await env.cleanup();
+      expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(` ${source} `);
+      expect(readFileSync(join(s.hostTaskDir, "kept.txt"), "utf8")).toBe("kept");
+    },
+  );
 
   it("a failed start stops the half-made instance and explains", async () => {
     process.env.APPTAINER_FAKE_START_FAIL = "1";
@@ -260,7 +302,9 @@ describe("instance lifecycle and command lines", () => {
   });
 
   it("the watchdog stops an abandoned instance after the task timeout plus margin", async () => {
-    const env = (await createSingularityEnvironment(spec("deadman", { taskTimeoutSec: 1 }), { deadmanMarginSec: 0 })) as SingularityEnvironment;
+    const env = (await createSingularityEnvironment(spec("deadman", { taskTimeoutSec: 1 }), {
+      deadmanMarginSec: 0,
+    })) as SingularityEnvironment;
     expect(existsSync(join(stateDir, env.instanceName))).toBe(true);
     let gone = false;
     for (let i = 0; i < 100 && !gone; i++) {
@@ -286,7 +330,9 @@ describe("docker:// images and the SIF cache", () => {
     expect(builds[0]!.args[2]).toBe("docker://python:3.11-slim");
     expect(builds[0]!.args[1]).toMatch(/python-3\.11-slim\.sif\.\d+\.[0-9a-f]+\.tmp$/);
 
-    const env = (await createSingularityEnvironment(spec("dock", { image: "docker://python:3.11-slim" }), { singularityCacheDir: cache })) as SingularityEnvironment;
+    const env = (await createSingularityEnvironment(spec("dock", { image: "docker://python:3.11-slim" }), {
+      singularityCacheDir: cache,
+    })) as SingularityEnvironment;
     const start = (await calls()).find((c) => c.args[1] === "start" && c.args.includes(env.instanceName))!;
     expect(start.args.at(-2)).toBe(first.image);
   });
@@ -299,7 +345,8 @@ describe("docker:// images and the SIF cache", () => {
       const r = await resolveSingularityImage(${JSON.stringify(join(binDir, "apptainer"))}, "docker://busybox:1.36", ${JSON.stringify(cache)});
       console.log(r.image);
     `;
-    const run = () => execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env: process.env });
+    const run = () =>
+      execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env: process.env });
     const results = await Promise.all([run(), run(), run()]);
     for (const r of results) expect(r.stdout.trim()).toBe(join(cache, "busybox-1.36.sif"));
     expect((await calls()).filter((c) => c.args[0] === "build").length).toBe(1);
@@ -329,7 +376,10 @@ describe("through the backend interface", () => {
       exitCode: 2,
       message: "--env singularity: neither apptainer nor singularity is on PATH",
     });
-    expect(await backend.availability()).toEqual({ available: false, reason: "neither apptainer nor singularity is on PATH" });
+    expect(await backend.availability()).toEqual({
+      available: false,
+      reason: "neither apptainer nor singularity is on PATH",
+    });
   });
 
   it("finds leftovers by run and task through `instance list --json` and stops them with `instance stop`", async () => {
@@ -342,8 +392,12 @@ describe("through the backend interface", () => {
 
     const ofRun = await backend.listLeftovers({ run: "crashed run" });
     expect(ofRun.map((l) => l.name).sort()).toEqual([a.instanceName, b.instanceName].sort());
-    expect(ofRun.every((l) => l.backend === "singularity" && l.run === "crashed run" && l.state === "running")).toBe(true);
-    expect((await backend.listLeftovers({ run: "crashed run", task: "left-a" })).map((l) => l.name)).toEqual([a.instanceName]);
+    expect(ofRun.every((l) => l.backend === "singularity" && l.run === "crashed run" && l.state === "running")).toBe(
+      true,
+    );
+    expect((await backend.listLeftovers({ run: "crashed run", task: "left-a" })).map((l) => l.name)).toEqual([
+      a.instanceName,
+    ]);
     expect(await backend.listLeftovers({ run: "crashed run", role: "warm" })).toEqual([]);
     // Without a run: every hermes-batch instance, with the readable run and task parts of its name.
     const all = await backend.listLeftovers({});
@@ -367,10 +421,16 @@ describe("through the backend interface", () => {
   it("a listing that is not the documented JSON is a clear error, not an empty list", async () => {
     const odd = join(base, "odd");
     await mkdir(odd, { recursive: true });
-    await writeFile(join(odd, "apptainer"), `#!/bin/sh\ncase "$1" in --version) echo "apptainer version 1.3.0";; *) echo "INSTANCE NAME    PID";; esac\n`, { mode: 0o755 });
+    await writeFile(
+      join(odd, "apptainer"),
+      `#!/bin/sh\ncase "$1" in --version) echo "apptainer version 1.3.0";; *) echo "INSTANCE NAME    PID";; esac\n`,
+      { mode: 0o755 },
+    );
     process.env.PATH = `${odd}:${ORIGINAL_PATH}`;
     const backend = await environmentBackend("singularity");
-    await expect(backend.listLeftovers({ run: "x" })).rejects.toThrow(/instance list --json printed something else than the documented JSON/);
+    await expect(backend.listLeftovers({ run: "x" })).rejects.toThrow(
+      /instance list --json printed something else than the documented JSON/,
+    );
   });
 
   it("instances take run-wide sandbox permits: the next start waits for a cleanup", async () => {

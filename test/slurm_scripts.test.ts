@@ -20,12 +20,20 @@ describe("scripts/slurm", () => {
     writeFileSync(join(dir, "sbatch"), "#!/bin/sh\necho SUBMITTED >&2\nexit 99\n", { mode: 0o755 });
     const env = { PATH: `${dir}:${process.env.PATH}`, OUTPUT_DIR: join(dir, "runs") };
     for (const key of [["--api-key", "sk-abc"], ["--judge-api-key=sk-abc"]]) {
-      const r = await execa("bash", [SUBMIT, "--", "data.jsonl", "exp", "--model", "m", ...key], { cwd: dir, env, reject: false });
+      const r = await execa("bash", [SUBMIT, "--", "data.jsonl", "exp", "--model", "m", ...key], {
+        cwd: dir,
+        env,
+        reject: false,
+      });
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toMatch(/would put the key in the job's command line .* export OPENAI_API_KEY/);
       expect(r.stderr).not.toContain("SUBMITTED");
     }
-    const bad = await execa("bash", [SUBMIT, "--", "data.jsonl", "exp"], { cwd: dir, env: { ...env, SHARDS: "0" }, reject: false });
+    const bad = await execa("bash", [SUBMIT, "--", "data.jsonl", "exp"], {
+      cwd: dir,
+      env: { ...env, SHARDS: "0" },
+      reject: false,
+    });
     expect([bad.exitCode, bad.stderr.trim()]).toEqual([2, "submit.sh: SHARDS must be a whole number ≥ 1, got '0'"]);
     const noSep = await execa("bash", [SUBMIT, "data.jsonl", "exp"], { cwd: dir, env, reject: false });
     expect(noSep.exitCode).toBe(2);

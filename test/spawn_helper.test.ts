@@ -26,7 +26,10 @@ function parentOf(pid: number): number {
 
 describe("spawn helper", () => {
   it("starts a process that is not this process's child, with stdin, stdout and stderr on this side", async () => {
-    const p = await SpawnHelper.forThread().launch("/bin/sh", ["-c", 'read line; echo "got $line"; echo oops >&2; sleep 0.2']);
+    const p = await SpawnHelper.forThread().launch("/bin/sh", [
+      "-c",
+      'read line; echo "got $line"; echo oops >&2; sleep 0.2',
+    ]);
     const done = collect(p);
     // The helper shell is the parent: this (large) process did not fork.
     expect(parentOf(p.pid)).not.toBe(process.pid);
@@ -50,10 +53,14 @@ describe("spawn helper", () => {
     writeFileSync(join(sub, "marker.txt"), "x");
     const dirFd = openSync(sub, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
-      const p = await SpawnHelper.forThread().launch("/bin/sh", ["-c", "ls /proc/self/fd/4/; echo info >&3"], [
-        { fd: 3, outputFile: true },
-        { fd: 4, dirFd },
-      ]);
+      const p = await SpawnHelper.forThread().launch(
+        "/bin/sh",
+        ["-c", "ls /proc/self/fd/4/; echo info >&3"],
+        [
+          { fd: 3, outputFile: true },
+          { fd: 4, dirFd },
+        ],
+      );
       expect((await collect(p)).out).toBe("marker.txt\n");
       expect(p.takeOutput(3)).toBe("info\n");
       expect(p.takeOutput(3)).toBeUndefined();
@@ -76,7 +83,9 @@ describe("spawn helper", () => {
   });
 
   it("many launches at once each get their own streams", async () => {
-    const launched = await Promise.all(Array.from({ length: 40 }, (_, i) => SpawnHelper.forThread().launch("/bin/sh", ["-c", `echo ${i}`])));
+    const launched = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => SpawnHelper.forThread().launch("/bin/sh", ["-c", `echo ${i}`])),
+    );
     const outs = await Promise.all(launched.map(collect));
     expect(outs.map((o) => o.out)).toEqual(Array.from({ length: 40 }, (_, i) => `${i}\n`));
     for (const p of launched) p.destroy();

@@ -5,7 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../tools/registry.js";
 import type { ChatMessage } from "../src/core/chat.js";
 import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/report/statistics.js";
-import { SummaryCsvWriter, formatSummaryCsv, summaryRowFromEntry, summaryRowFromFailure } from "../src/report/summary_csv.js";
+import {
+  SummaryCsvWriter,
+  formatSummaryCsv,
+  summaryRowFromEntry,
+  summaryRowFromFailure,
+} from "../src/report/summary_csv.js";
 import { extractToolStats, isToolResultFailure, reasoningStats, unknownToolsCalled } from "../src/report/tool_stats.js";
 import type { TrajectoryEntry } from "../src/core/records.js";
 import { pythonLocalIsoformat } from "../src/core/python_time.js";
@@ -43,7 +48,12 @@ const call = (id: string, name: string) => ({ id, type: "function" as const, fun
 
 const MESSAGES: ChatMessage[] = [
   { role: "user", content: "q" },
-  { role: "assistant", content: null, reasoning: "think", tool_calls: [call("a", "terminal"), call("b", "read_file"), call("c", "terminal")] },
+  {
+    role: "assistant",
+    content: null,
+    reasoning: "think",
+    tool_calls: [call("a", "terminal"), call("b", "read_file"), call("c", "terminal")],
+  },
   { role: "tool", tool_call_id: "c", content: '{"error": "denied"}' },
   { role: "tool", tool_call_id: "a", content: '{"output": "x", "exit_code": 1, "error": null}' },
   { role: "tool", tool_call_id: "b", content: "" },
@@ -154,7 +164,10 @@ describe("RunStatistics", () => {
         approval_usage: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
         api_calls: 3,
         duration_ms: 1000,
-        approvals: [approval("recursive delete", "approve"), approval("recursive delete", "deny", "smart", "timeout after 10s")],
+        approvals: [
+          approval("recursive delete", "approve"),
+          approval("recursive delete", "deny", "smart", "timeout after 10s"),
+        ],
         verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false },
       }),
     );
@@ -165,9 +178,17 @@ describe("RunStatistics", () => {
         partial: true,
         outcome: "partial",
         // Reasoning sent only in reasoning_details: not in the conversation, so not counted as reasoning.
-        messages: [{ role: "assistant", content: "no reasoning", reasoning: "from details", reasoning_without_details: "" }],
+        messages: [
+          { role: "assistant", content: "no reasoning", reasoning: "from details", reasoning_without_details: "" },
+        ],
         tool_stats: { terminal: { count: 3, success: 3, failure: 0 } },
-        usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55, prompt_tokens_details: { cached_tokens: 32 }, completion_tokens_details: { reasoning_tokens: 4 } },
+        usage: {
+          prompt_tokens: 50,
+          completion_tokens: 5,
+          total_tokens: 55,
+          prompt_tokens_details: { cached_tokens: 32 },
+          completion_tokens_details: { reasoning_tokens: 4 },
+        },
         judge_usage: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 },
         api_calls: 5,
         model_retries: 2,
@@ -176,7 +197,14 @@ describe("RunStatistics", () => {
         verify: { command: "false", exit_code: 1, passed: false, output: "", timed_out: false },
       }),
     );
-    stats.addFailure({ task_id: "c", outcome: "model_error", error: "400 bad", duration_ms: 2000, usage: { prompt_tokens: 5, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 1 } }, model_retries: 3 });
+    stats.addFailure({
+      task_id: "c",
+      outcome: "model_error",
+      error: "400 bad",
+      duration_ms: 2000,
+      usage: { prompt_tokens: 5, completion_tokens: 0, prompt_tokens_details: { cached_tokens: 1 } },
+      model_retries: 3,
+    });
     stats.addDropped("no_reasoning");
     stats.addDropped("unknown_tools");
     stats.addApprovalSummary({ "fork bomb": { denied: 2, errors: 1 } });
@@ -194,7 +222,17 @@ describe("RunStatistics", () => {
       total_batches: 1,
       batch_size: 10,
       tasks: { total: 5, trajectories: 2, failed: 1, dropped: 2 },
-      outcomes: { completed: 1, max_turns: 0, partial: 1, time_limit: 0, model_error: 1, environment_error: 0, timeout: 0, cancelled: 0, internal_error: 0 },
+      outcomes: {
+        completed: 1,
+        max_turns: 0,
+        partial: 1,
+        time_limit: 0,
+        model_error: 1,
+        environment_error: 0,
+        timeout: 0,
+        cancelled: 0,
+        internal_error: 0,
+      },
       completed: 1,
       partial: 1,
       completion_rate: 33.33,
@@ -216,7 +254,13 @@ describe("RunStatistics", () => {
       // By who spent them; total = agent + approver + judge (the console line and the report show the same).
       tokens: { agent: 170, approver: 8, judge: 23, total: 201 },
       token_usage: {
-        agent: { prompt_tokens: 155, completion_tokens: 15, total_tokens: 170, prompt_tokens_details: { cached_tokens: 33 }, completion_tokens_details: { reasoning_tokens: 4 } },
+        agent: {
+          prompt_tokens: 155,
+          completion_tokens: 15,
+          total_tokens: 170,
+          prompt_tokens_details: { cached_tokens: 33 },
+          completion_tokens_details: { reasoning_tokens: 4 },
+        },
         approver: { prompt_tokens: 7, completion_tokens: 1, total_tokens: 8 },
         judge: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 },
       },
@@ -243,11 +287,38 @@ describe("RunStatistics", () => {
     expect(JSON.parse(JSON.stringify(json))).toEqual(json);
     // The original's keys in its order (batch_runner.py final_stats), then ours.
     expect(Object.keys(json)).toEqual([
-      "run_name", "distribution", "total_prompts", "total_batches", "batch_size", "model", "completed_at", "duration_seconds", "tool_statistics", "reasoning_statistics",
-      "started_at", "completed_at_utc", "tasks", "outcomes", "completed", "partial", "completion_rate", "partial_rate",
-      "tokens", "token_usage", "durations_ms", "api_calls", "approvals", "verify", "filtered", "model_retries",
+      "run_name",
+      "distribution",
+      "total_prompts",
+      "total_batches",
+      "batch_size",
+      "model",
+      "completed_at",
+      "duration_seconds",
+      "tool_statistics",
+      "reasoning_statistics",
+      "started_at",
+      "completed_at_utc",
+      "tasks",
+      "outcomes",
+      "completed",
+      "partial",
+      "completion_rate",
+      "partial_rate",
+      "tokens",
+      "token_usage",
+      "durations_ms",
+      "api_calls",
+      "approvals",
+      "verify",
+      "filtered",
+      "model_retries",
     ]);
-    expect(Object.keys(json.reasoning_statistics).slice(0, 3)).toEqual(["total_assistant_turns", "turns_with_reasoning", "turns_without_reasoning"]);
+    expect(Object.keys(json.reasoning_statistics).slice(0, 3)).toEqual([
+      "total_assistant_turns",
+      "turns_with_reasoning",
+      "turns_without_reasoning",
+    ]);
     // First use: entry a's calls in message order (terminal, read_file, mystery_tool); b's terminal was already seen.
     expect(Object.keys(json.tool_statistics)).toEqual(["terminal", "read_file", "mystery_tool"]);
   });
@@ -273,7 +344,9 @@ describe("RunStatistics", () => {
   it("orders tool_statistics by first use: entries in the order fed, calls in message order", () => {
     const stats = new RunStatistics({ run_name: "r" });
     const feed = (task_id: string, messages: ChatMessage[]) =>
-      stats.addEntry(entry({ task_id, messages, tool_stats: extractToolStats(messages, HERMES_TOOL_NAMES).tool_stats }));
+      stats.addEntry(
+        entry({ task_id, messages, tool_stats: extractToolStats(messages, HERMES_TOOL_NAMES).tool_stats }),
+      );
     feed("1", [
       { role: "assistant", content: null, tool_calls: [call("a", "write_file"), call("b", "read_file")] },
       { role: "tool", tool_call_id: "b", content: "{}" },
@@ -282,15 +355,38 @@ describe("RunStatistics", () => {
     ]);
     feed("2", []); // no tools
     feed("3", [
-      { role: "assistant", content: null, tool_calls: [call("e", "todo"), call("f", "terminal"), call("g", "write_file")] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [call("e", "todo"), call("f", "terminal"), call("g", "write_file")],
+      },
       // A result matched to no call counts under its own name, where it stands.
       { role: "tool", tool_call_id: "zz", name: "search_files", content: "{}" },
       { role: "assistant", content: null, tool_calls: [call("h", "patch"), call("i", "memory")] },
     ]);
     // An entry without messages: its used tools follow in its tool_stats key order.
-    stats.addEntry(entry({ task_id: "4", tool_stats: { zeta_tool: { count: 1, success: 1, failure: 0 }, alpha_tool: { count: 1, success: 0, failure: 1 }, idle: { count: 0, success: 0, failure: 0 } } }));
+    stats.addEntry(
+      entry({
+        task_id: "4",
+        tool_stats: {
+          zeta_tool: { count: 1, success: 1, failure: 0 },
+          alpha_tool: { count: 1, success: 0, failure: 1 },
+          idle: { count: 0, success: 0, failure: 0 },
+        },
+      }),
+    );
     const tools = stats.toJSON().tool_statistics;
-    expect(Object.keys(tools)).toEqual(["write_file", "read_file", "patch", "todo", "terminal", "search_files", "memory", "zeta_tool", "alpha_tool"]);
+    expect(Object.keys(tools)).toEqual([
+      "write_file",
+      "read_file",
+      "patch",
+      "todo",
+      "terminal",
+      "search_files",
+      "memory",
+      "zeta_tool",
+      "alpha_tool",
+    ]);
     expect(tools.read_file).toEqual({ count: 2, success: 1, failure: 0, success_rate: 100, failure_rate: 0 });
     expect(tools.search_files).toEqual({ count: 0, success: 1, failure: 0, success_rate: 100, failure_rate: 0 });
   });
@@ -305,7 +401,9 @@ describe("RunStatistics", () => {
     expect(json.started_at).toBe("2026-03-04T05:00:00.000Z");
     expect(json.duration_seconds).toBe(367.09);
     // Whole seconds: no fraction, as Python's isoformat() leaves it out at 0 microseconds.
-    expect(new RunStatistics({ run_name: "r" }).toJSON(new Date("2026-03-04T05:06:07.000Z")).completed_at).toMatch(/T\d\d:\d\d:07$/);
+    expect(new RunStatistics({ run_name: "r" }).toJSON(new Date("2026-03-04T05:06:07.000Z")).completed_at).toMatch(
+      /T\d\d:\d\d:07$/,
+    );
   });
 
   it("classifies approval errors", () => {
@@ -332,7 +430,13 @@ describe("summary.csv", () => {
       verify: { command: "true", exit_code: 0, passed: true, output: "", timed_out: false },
     }),
   );
-  const rowB = summaryRowFromFailure({ task_id: "b", prompt_index: 4, outcome: "timeout", error: 'took "too" long\nreally', duration_ms: 60000 });
+  const rowB = summaryRowFromFailure({
+    task_id: "b",
+    prompt_index: 4,
+    outcome: "timeout",
+    error: 'took "too" long\nreally',
+    duration_ms: 60000,
+  });
 
   it("formats rows with a header, quoting where needed", () => {
     expect(formatSummaryCsv([rowA, rowB])).toBe(
@@ -343,16 +447,47 @@ describe("summary.csv", () => {
   });
 
   it("tells epochs apart and says what each row scored: epoch, passed, score, scorers", () => {
-    const scored = (epoch: number, scorers: { name: string; passed: boolean | null; value: number | null }[], passed: boolean | null, value: number | null) =>
-      summaryRowFromEntry(entry({ task_id: "t", epoch, score: { passed, value, scorers } }));
+    const scored = (
+      epoch: number,
+      scorers: { name: string; passed: boolean | null; value: number | null }[],
+      passed: boolean | null,
+      value: number | null,
+    ) => summaryRowFromEntry(entry({ task_id: "t", epoch, score: { passed, value, scorers } }));
     const rows = [
-      scored(0, [{ name: "verify", passed: true, value: 1 }, { name: "expected", passed: true, value: 1 }], true, 1),
-      scored(1, [{ name: "rubric", passed: false, value: 0.25 }, { name: "expected", passed: true, value: 1 }], false, 0.625),
+      scored(
+        0,
+        [
+          { name: "verify", passed: true, value: 1 },
+          { name: "expected", passed: true, value: 1 },
+        ],
+        true,
+        1,
+      ),
+      scored(
+        1,
+        [
+          { name: "rubric", passed: false, value: 0.25 },
+          { name: "expected", passed: true, value: 1 },
+        ],
+        false,
+        0.625,
+      ),
       scored(2, [{ name: "rubric", passed: null, value: null }], null, null),
-      summaryRowFromFailure({ task_id: "t", epoch: 3, outcome: "model_error", error: "503" } as Parameters<typeof summaryRowFromFailure>[0]),
+      summaryRowFromFailure({ task_id: "t", epoch: 3, outcome: "model_error", error: "503" } as Parameters<
+        typeof summaryRowFromFailure
+      >[0]),
     ];
-    const lines = formatSummaryCsv(rows).trimEnd().split("\n").map((l) => l.split(",").slice(-4).join(","));
-    expect(lines).toEqual(["epoch,passed,score,scorers", "0,true,1,expected:pass;verify:pass", "1,false,0.625,expected:pass;rubric:fail", "2,,,rubric:unscored", "3,,,"]);
+    const lines = formatSummaryCsv(rows)
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split(",").slice(-4).join(","));
+    expect(lines).toEqual([
+      "epoch,passed,score,scorers",
+      "0,true,1,expected:pass;verify:pass",
+      "1,false,0.625,expected:pass;rubric:fail",
+      "2,,,rubric:unscored",
+      "3,,,",
+    ]);
   });
 
   it("appends rows, writing the header once across reopenings and repairing a torn last row", () => {
@@ -381,8 +516,16 @@ describe("summary.csv", () => {
 describe("token totals", () => {
   it("count the tokens of dropped trajectories, and ignore counts that are negative or not numbers", () => {
     const stats = new RunStatistics({ run_name: "t" });
-    stats.addDropped("no_reasoning", { usage: { prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 }, approval_usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } });
-    stats.addFailure({ task_id: "x", outcome: "model_error", error: "e", usage: { prompt_tokens: -5, completion_tokens: "7" as unknown as number } });
+    stats.addDropped("no_reasoning", {
+      usage: { prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 },
+      approval_usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+    });
+    stats.addFailure({
+      task_id: "x",
+      outcome: "model_error",
+      error: "e",
+      usage: { prompt_tokens: -5, completion_tokens: "7" as unknown as number },
+    });
     const json = stats.toJSON();
     expect(json.token_usage.agent).toEqual({ prompt_tokens: 40, completion_tokens: 2, total_tokens: 42 });
     expect(json.tokens).toEqual({ agent: 42, approver: 4, judge: 0, total: 46 });
@@ -403,7 +546,12 @@ describe("the original's keys in statistics.json and checkpoint.json", () => {
     expect(text).toContain('"failure_rate": 0.0\n');
     expect(text).toContain('"duration_seconds": 2.0,');
     expect(text).toContain('"total_batches": 3,'); // counts stay ints
-    expect(statisticsJsonText({ tool_statistics: { t: { success_rate: 66.67, failure_rate: 33.33 } }, note: "success_rate" })).toBe(
+    expect(
+      statisticsJsonText({
+        tool_statistics: { t: { success_rate: 66.67, failure_rate: 33.33 } },
+        note: "success_rate",
+      }),
+    ).toBe(
       '{\n  "tool_statistics": {\n    "t": {\n      "success_rate": 66.67,\n      "failure_rate": 33.33\n    }\n  },\n  "note": "success_rate"\n}\n',
     );
     expect(JSON.parse(text)).toEqual(json); // still plain JSON for every reader

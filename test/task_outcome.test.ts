@@ -23,7 +23,14 @@ afterEach(() => {
 function deps(model: ChatModel | RunModels, over: Record<string, unknown> = {}): TaskRunnerDeps {
   const runDir = mkdtempSync(join(tmpdir(), "hb-task-"));
   dirs.push(runDir);
-  const config = RunConfigSchema.parse({ dataset: "d.jsonl", run_name: "r", model: "m", approval: "deny", workers: 1, ...over });
+  const config = RunConfigSchema.parse({
+    dataset: "d.jsonl",
+    run_name: "r",
+    model: "m",
+    approval: "deny",
+    workers: 1,
+    ...over,
+  });
   const models: RunModels = "forTask" in model ? model : { forTask: () => ({ agent: model }) };
   return { config, runDir, models, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
 }
@@ -41,7 +48,11 @@ function throwing(err: unknown): ChatModel {
 
 describe("task outcome of an exception", () => {
   it("a bug of our own (TypeError) is internal_error, with its stack for events.log and not in the record", async () => {
-    const msg = await runTask(spec, deps(throwing(new TypeError("cannot read properties of undefined"))), new AbortController().signal);
+    const msg = await runTask(
+      spec,
+      deps(throwing(new TypeError("cannot read properties of undefined"))),
+      new AbortController().signal,
+    );
     expect(msg.kind).toBe("failed");
     expect(msg.outcome).toBe("internal_error");
     expect(msg.error).toBe("TypeError: cannot read properties of undefined");
@@ -58,9 +69,21 @@ describe("task outcome of an exception", () => {
   });
 
   it("a model failure stays model_error and an environment set-up failure environment_error, both without a stack", async () => {
-    const model = await runTask(spec, deps(throwing(new ModelError("400 bad request", 400))), new AbortController().signal);
-    expect([model.outcome, model.error, model.stack]).toEqual(["model_error", "ModelError: 400 bad request", undefined]);
-    const env = await runTask(spec, deps(throwing(new EnvironmentSetupError("no image"))), new AbortController().signal);
+    const model = await runTask(
+      spec,
+      deps(throwing(new ModelError("400 bad request", 400))),
+      new AbortController().signal,
+    );
+    expect([model.outcome, model.error, model.stack]).toEqual([
+      "model_error",
+      "ModelError: 400 bad request",
+      undefined,
+    ]);
+    const env = await runTask(
+      spec,
+      deps(throwing(new EnvironmentSetupError("no image"))),
+      new AbortController().signal,
+    );
     expect([env.outcome, env.stack]).toEqual(["environment_error", undefined]);
     expect(failureEvent(model)).toBe("task t: model_error: ModelError: 400 bad request");
   });
@@ -77,15 +100,38 @@ describe("task outcome of an exception", () => {
     const provider: ChatModel = {
       name: "flaky",
       async complete() {
-        if (++calls === 1) throw new ProviderError("429 rate limited: slow down", { status: 429, retryable: true, rateLimited: true, retryAfterMs: 2000 });
-        return { message: { role: "assistant", content: "done" }, finishReason: "stop", usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+        if (++calls === 1)
+          throw new ProviderError("429 rate limited: slow down", {
+            status: 429,
+            retryable: true,
+            rateLimited: true,
+            retryAfterMs: 2000,
+          });
+        return {
+          message: { role: "assistant", content: "done" },
+          finishReason: "stop",
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        };
       },
     };
     const clock = new FakeClock();
-    const models: RunModels = { forTask: (onEvent) => ({ agent: scheduleModel(provider, { endpoint: "http://127.0.0.1:9/v1#m", purpose: "agent", clock, onEvent }) }) };
+    const models: RunModels = {
+      forTask: (onEvent) => ({
+        agent: scheduleModel(provider, { endpoint: "http://127.0.0.1:9/v1#m", purpose: "agent", clock, onEvent }),
+      }),
+    };
     const msg = await clock.run(runTask(spec, deps(models), new AbortController().signal));
     expect(msg.kind).toBe("trajectory");
-    expect(msg.modelEvents).toEqual([expect.objectContaining({ kind: "retry", attempt: 1, delayMs: 2000, status: 429, purpose: "agent", endpoint: "http://127.0.0.1:9/v1#m" })]);
+    expect(msg.modelEvents).toEqual([
+      expect.objectContaining({
+        kind: "retry",
+        attempt: 1,
+        delayMs: 2000,
+        status: 429,
+        purpose: "agent",
+        endpoint: "http://127.0.0.1:9/v1#m",
+      }),
+    ]);
     expect(clock.sleeps).toEqual([2000]);
   });
 });
@@ -97,7 +143,9 @@ function answering(...turns: { content?: string; call?: string; finish?: string 
     name: "answering",
     async complete() {
       const t = turns[Math.min(n++, turns.length - 1)]!;
-      const tool_calls = t.call ? [{ id: `c${n}`, type: "function" as const, function: { name: t.call, arguments: "{}" } }] : undefined;
+      const tool_calls = t.call
+        ? [{ id: `c${n}`, type: "function" as const, function: { name: t.call, arguments: "{}" } }]
+        : undefined;
       return {
         message: { role: "assistant", content: t.content ?? null, ...(tool_calls ? { tool_calls } : {}) },
         finishReason: t.finish ?? (tool_calls ? "tool_calls" : "stop"),
@@ -119,7 +167,11 @@ describe("task outcome of a loop end", () => {
   });
 
   it("the turn limit is max_turns, neither completed nor partial", async () => {
-    const msg = await runTask(spec, deps(answering({ call: "no_such_tool" }), { max_turns: 3, max_consecutive_tool_errors: 10 }), cancel);
+    const msg = await runTask(
+      spec,
+      deps(answering({ call: "no_such_tool" }), { max_turns: 3, max_consecutive_tool_errors: 10 }),
+      cancel,
+    );
     expect(msg.outcome).toBe("max_turns");
     const entry = JSON.parse(msg.line);
     expect(entry).toMatchObject({ outcome: "max_turns", completed: false, partial: false, api_calls: 3 });
@@ -134,4 +186,3 @@ describe("task outcome of a loop end", () => {
     expect(JSON.parse(msg.line)).toMatchObject({ completed: false, partial: true });
   });
 });
-

@@ -11,7 +11,8 @@ import { callTool } from "./helpers/tool_call.js";
 
 /** The JSON text the model would see for a call on a store (arguments validated as the pipeline does). */
 const handleTodo = (store: TodoStore, args: unknown) => JSON.stringify(todoCall(store, todoArgs.parse(args)).content);
-const handleMemory = (store: MemoryStore, args: unknown) => JSON.stringify(memoryCall(store, memoryArgs.parse(args)).content);
+const handleMemory = (store: MemoryStore, args: unknown) =>
+  JSON.stringify(memoryCall(store, memoryArgs.parse(args)).content);
 
 const task = localTask();
 afterAll(() => task.dispose());
@@ -55,7 +56,14 @@ describe("todo", () => {
 
   it("normalises bad items the way Hermes does", async () => {
     const store = new TodoStore();
-    const r = JSON.parse(handleTodo(store, { todos: [{ content: "", status: "doing" }, { id: 7, content: "x", status: "completed" }] }));
+    const r = JSON.parse(
+      handleTodo(store, {
+        todos: [
+          { content: "", status: "doing" },
+          { id: 7, content: "x", status: "completed" },
+        ],
+      }),
+    );
     expect(r.todos).toEqual([
       { id: "?", content: "(no description)", status: "pending" },
       { id: "7", content: "x", status: "completed" },
@@ -72,7 +80,9 @@ describe("todo", () => {
     const a = createToolPipeline();
     const b = createToolPipeline();
     await a.call("todo", { todos: [{ id: "1", content: "only in a", status: "pending" }] }, task.ctx);
-    expect(JSON.parse(await a.call("todo", {}, task.ctx)).todos).toEqual([{ id: "1", content: "only in a", status: "pending" }]);
+    expect(JSON.parse(await a.call("todo", {}, task.ctx)).todos).toEqual([
+      { id: "1", content: "only in a", status: "pending" },
+    ]);
     expect(JSON.parse(await b.call("todo", "", task.ctx)).todos).toEqual([]);
   });
 });
@@ -86,7 +96,9 @@ describe("memory", () => {
     handleMemory(store, { action: "add", target: "memory", content: "tests: pnpm test" });
     expect(store.charCount("memory")).toBe("repo uses pnpm\n§\ntests: pnpm test".length);
 
-    const replaced = JSON.parse(handleMemory(store, { action: "replace", target: "memory", old_text: "pnpm test", content: "tests: make check" }));
+    const replaced = JSON.parse(
+      handleMemory(store, { action: "replace", target: "memory", old_text: "pnpm test", content: "tests: make check" }),
+    );
     expect(replaced.entries).toEqual(["repo uses pnpm", "tests: make check"]);
 
     const ambiguous = JSON.parse(handleMemory(store, { action: "remove", target: "memory", old_text: "s" }));
@@ -95,11 +107,13 @@ describe("memory", () => {
 
     const removed = JSON.parse(handleMemory(store, { action: "remove", target: "memory", old_text: "pnpm" }));
     expect(removed.entries).toEqual(["tests: make check"]);
-    expect(JSON.parse(handleMemory(store, { action: "remove", target: "memory", old_text: "zzz" })).error).toMatch(/No memory entry/);
-    // The user store is separate.
-    expect(JSON.parse(handleMemory(store, { action: "add", target: "user", content: "prefers terse answers" })).usage).toBe(
-      "2% — 21/1375 chars",
+    expect(JSON.parse(handleMemory(store, { action: "remove", target: "memory", old_text: "zzz" })).error).toMatch(
+      /No memory entry/,
     );
+    // The user store is separate.
+    expect(
+      JSON.parse(handleMemory(store, { action: "add", target: "user", content: "prefers terse answers" })).usage,
+    ).toBe("2% — 21/1375 chars");
     expect(store.list("memory")).toEqual(["tests: make check"]);
   });
 
@@ -111,16 +125,29 @@ describe("memory", () => {
     expect(over.success).toBe(false);
     expect(over.error).toMatch(/1403\/1375/);
     expect(over.entry_count).toBe(1);
-    expect(JSON.parse(handleMemory(store, { action: "add", target: "memory", content: "y".repeat(2000) })).success).toBe(true);
+    expect(
+      JSON.parse(handleMemory(store, { action: "add", target: "memory", content: "y".repeat(2000) })).success,
+    ).toBe(true);
   });
 
   it("validates arguments, and each task's pipeline keeps its own notes", async () => {
     const p = createToolPipeline();
-    expect((await p.run("memory", { action: "add", target: "brain", content: "x" }, task.ctx)).error).toMatch(/'target'/);
-    expect((await p.run("memory", { action: "replace", target: "memory", content: "x" }, task.ctx)).error).toMatch(/'old_text'/);
-    expect(JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "x" }, task.ctx))).toMatchObject({ success: true, entries: ["x"] });
-    expect(JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "y" }, task.ctx)).entries).toEqual(["x", "y"]);
-    expect(JSON.parse(await createToolPipeline().call("memory", { action: "add", target: "memory", content: "z" }, task.ctx)).entries).toEqual(["z"]);
+    expect((await p.run("memory", { action: "add", target: "brain", content: "x" }, task.ctx)).error).toMatch(
+      /'target'/,
+    );
+    expect((await p.run("memory", { action: "replace", target: "memory", content: "x" }, task.ctx)).error).toMatch(
+      /'old_text'/,
+    );
+    expect(
+      JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "x" }, task.ctx)),
+    ).toMatchObject({ success: true, entries: ["x"] });
+    expect(
+      JSON.parse(await p.call("memory", { action: "add", target: "memory", content: "y" }, task.ctx)).entries,
+    ).toEqual(["x", "y"]);
+    expect(
+      JSON.parse(await createToolPipeline().call("memory", { action: "add", target: "memory", content: "z" }, task.ctx))
+        .entries,
+    ).toEqual(["z"]);
     expect(registry.get("memory")!.loopTool).toBe(true);
   });
 });
@@ -140,16 +167,24 @@ describe("web tools", () => {
       requests.push({ path: req.url ?? "", auth: req.headers.authorization, body });
       res.setHeader("content-type", "application/json");
       if (req.url === "/v1/search") {
-        const data = Array.from({ length: body.limit }, (_, i) => ({ title: `T${i}`, url: `https://example.test/${i}`, description: `D${i}` }));
+        const data = Array.from({ length: body.limit }, (_, i) => ({
+          title: `T${i}`,
+          url: `https://example.test/${i}`,
+          description: `D${i}`,
+        }));
         res.end(JSON.stringify({ success: true, data }));
       } else if (req.url === "/v1/scrape") {
         if (String(body.url).includes("broken")) {
           res.statusCode = 500;
           res.end(JSON.stringify({ success: false, error: "upstream exploded" }));
         } else if (String(body.url).includes("huge")) {
-          res.end(JSON.stringify({ success: true, data: { markdown: "m".repeat(30_000), metadata: { title: "Huge" } } }));
+          res.end(
+            JSON.stringify({ success: true, data: { markdown: "m".repeat(30_000), metadata: { title: "Huge" } } }),
+          );
         } else {
-          res.end(JSON.stringify({ success: true, data: { markdown: `# Page ${body.url}`, metadata: { title: "Small" } } }));
+          res.end(
+            JSON.stringify({ success: true, data: { markdown: `# Page ${body.url}`, metadata: { title: "Small" } } }),
+          );
         }
       } else {
         res.statusCode = 404;
@@ -187,8 +222,12 @@ describe("web tools", () => {
     requests.length = 0;
     const r = await callTool("web_search", { query: "hermes agent", limit: 3 }, task.ctx);
     expect(r.success).toBe(true);
-    expect(r.results).toEqual([0, 1, 2].map((i) => ({ title: `T${i}`, url: `https://example.test/${i}`, description: `D${i}` })));
-    expect(requests).toEqual([{ path: "/v1/search", auth: "Bearer fc-test", body: { query: "hermes agent", limit: 3 } }]);
+    expect(r.results).toEqual(
+      [0, 1, 2].map((i) => ({ title: `T${i}`, url: `https://example.test/${i}`, description: `D${i}` })),
+    );
+    expect(requests).toEqual([
+      { path: "/v1/search", auth: "Bearer fc-test", body: { query: "hermes agent", limit: 3 } },
+    ]);
     expect((await callTool("web_search", {}, task.ctx)).error).toMatch(/'query'/);
   });
 
@@ -196,7 +235,14 @@ describe("web tools", () => {
     process.env.FIRECRAWL_API_KEY = "fc-test";
     process.env.FIRECRAWL_API_URL = base;
     requests.length = 0;
-    const urls = ["https://a.test/", "https://b.test/huge", "https://c.test/broken", "https://d.test/", "https://e.test/", "https://f.test/"];
+    const urls = [
+      "https://a.test/",
+      "https://b.test/huge",
+      "https://c.test/broken",
+      "https://d.test/",
+      "https://e.test/",
+      "https://f.test/",
+    ];
     const r = await callTool("web_extract", { urls }, task.ctx);
     expect(r.results).toHaveLength(5);
     expect(requests).toHaveLength(5);

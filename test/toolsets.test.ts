@@ -39,16 +39,39 @@ describe("built-in toolsets", () => {
     expect(resolveToolset("moa")).toEqual(["mixture_of_agents"]);
     // The original's current browser toolset: browser_close gone, console/cdp/dialog added, no web_search.
     expect(resolveToolset("browser")).toEqual([
-      "browser_back", "browser_cdp", "browser_click", "browser_console", "browser_dialog", "browser_get_images",
-      "browser_navigate", "browser_press", "browser_scroll", "browser_snapshot", "browser_type", "browser_vision",
+      "browser_back",
+      "browser_cdp",
+      "browser_click",
+      "browser_console",
+      "browser_dialog",
+      "browser_get_images",
+      "browser_navigate",
+      "browser_press",
+      "browser_scroll",
+      "browser_snapshot",
+      "browser_type",
+      "browser_vision",
     ]);
   });
 
   it("composes scenario sets through includes, sorted and deduplicated", () => {
     expect(resolveToolset("debugging")).toEqual([
-      "patch", "process", "read_file", "search_files", "terminal", "web_extract", "web_search", "write_file",
+      "patch",
+      "process",
+      "read_file",
+      "search_files",
+      "terminal",
+      "web_extract",
+      "web_search",
+      "write_file",
     ]);
-    expect(resolveToolset("safe")).toEqual(["image_generate", "mixture_of_agents", "vision_analyze", "web_extract", "web_search"]);
+    expect(resolveToolset("safe")).toEqual([
+      "image_generate",
+      "mixture_of_agents",
+      "vision_analyze",
+      "web_extract",
+      "web_search",
+    ]);
     expect(resolveToolset("safe")).not.toContain("terminal");
     expect(resolveToolset("hermes-cli")).toEqual([...HERMES_CORE_TOOLS].sort());
   });
@@ -148,7 +171,9 @@ describe("registerToolset", () => {
     expect(() => registerToolset("has space", { description: "x" })).toThrow(/Invalid toolset name/);
     expect(() => registerToolset("ok", { description: "" })).toThrow(/Invalid toolset 'ok': description/);
     expect(() => registerToolset("web", { description: "mine" })).toThrow(/already exists/);
-    expect(() => registerToolset("bad_inc", { description: "x", includes: ["ghost"] })).toThrow(/Unknown toolset: ghost/);
+    expect(() => registerToolset("bad_inc", { description: "x", includes: ["ghost"] })).toThrow(
+      /Unknown toolset: ghost/,
+    );
     expect(validateToolset("bad_inc")).toBe(false);
   });
 

@@ -11,7 +11,9 @@ interface Case {
   ratio: number;
   short?: boolean;
 }
-const { cases } = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/difflib_cases.json"), "utf8")) as { cases: Case[] };
+const { cases } = JSON.parse(readFileSync(join(import.meta.dirname, "fixtures/difflib_cases.json"), "utf8")) as {
+  cases: Case[];
+};
 
 describe("unified_diff matches Python's difflib", () => {
   it("unified_diff text for every case (the large ones exercise the autojunk rule)", () => {

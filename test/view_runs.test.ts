@@ -50,15 +50,38 @@ beforeAll(async () => {
   runs = join(tempDir("hb-view-runs-"), "runs");
   // Two real runs of the scripted model (5 of 8 pass), one older from fixture files, one hostile, one in progress.
   for (const name of ["nightly", "nightly-2"]) {
-    const r = await runCli(["run", join(ROOT, "datasets", "eval.jsonl"), "--model", "scripted", "--output-dir", runs, "--run-name", name, "--progress", "none", "--workers", "1"]);
+    const r = await runCli([
+      "run",
+      join(ROOT, "datasets", "eval.jsonl"),
+      "--model",
+      "scripted",
+      "--output-dir",
+      runs,
+      "--run-name",
+      name,
+      "--progress",
+      "none",
+      "--workers",
+      "1",
+    ]);
     expect(r.exitCode).toBe(0);
   }
   writeRunFolder(runs, { name: "old", tasks: [{ id: "o-1", passed: true }] });
   const hostile = writeRunFolder(runs, { name: HOSTILE_NAME, tasks: [{ id: "h-1", passed: false }] });
-  writeFileSync(join(hostile, "statistics.json"), JSON.stringify({ model: HOSTILE_MODEL, started_at: "2026-11-30T08:00:00.000Z", scores: { scored: 2, passed: 1, unscored: 0, pass_rate: 0.5 } }));
+  writeFileSync(
+    join(hostile, "statistics.json"),
+    JSON.stringify({
+      model: HOSTILE_MODEL,
+      started_at: "2026-11-30T08:00:00.000Z",
+      scores: { scored: 2, passed: 1, unscored: 0, pass_rate: 0.5 },
+    }),
+  );
   const live = writeRunFolder(runs, { name: "live", tasks: [{ id: "l-1", passed: true }] });
   writeFileSync(join(live, "checkpoint.json"), JSON.stringify({ done: 1, failed: 0, dropped: 0, finished: false }));
-  writeFileSync(join(live, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: new Date().toISOString() }));
+  writeFileSync(
+    join(live, ".lock"),
+    JSON.stringify({ pid: process.pid, host: hostname(), started: new Date().toISOString() }),
+  );
   url = await startView(runs);
 });
 
@@ -74,18 +97,25 @@ describe("view on a folder of runs", () => {
     const res = await fetch(url);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(res.headers.get("content-security-policy")).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; img-src data:; base-uri 'none'; form-action 'none'$/);
+    expect(res.headers.get("content-security-policy")).toMatch(
+      /^default-src 'none'; style-src 'sha256-[^']+'; img-src data:; base-uri 'none'; form-action 'none'$/,
+    );
     const html = await res.text();
     expect(html).not.toContain("HTTP 500");
     expect(html).not.toContain("<script");
     const rows = [...html.matchAll(/<tr data-run="([^"]*)">(.*?)<\/tr>/g)].map((m) => ({ name: m[1], cells: m[2]! }));
     // Newest first: the two real runs (today), then the fixtures by their start dates.
-    expect(rows.map((r) => r.name).slice(0, 2).sort()).toEqual(["nightly", "nightly-2"]);
+    expect(
+      rows
+        .map((r) => r.name)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(["nightly", "nightly-2"]);
     expect(rows).toHaveLength(5);
     const nightly = rows.find((r) => r.name === "nightly")!.cells;
     expect(nightly).toContain('<a href="run/nightly/">nightly</a>');
     expect(nightly).toContain("scripted");
-    expect(nightly).toContain("62.5 %<br><span class=\"sub\">5/8 passed</span>");
+    expect(nightly).toContain('62.5 %<br><span class="sub">5/8 passed</span>');
     expect(nightly).toMatch(/<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/);
     expect(nightly).toContain('<span class="state finished">finished</span>');
     expect(rows.find((r) => r.name === "live")!.cells).toContain('<span class="state running">running</span>');
@@ -110,7 +140,14 @@ describe("view on a folder of runs", () => {
     expect((await main.text()).length).toBeGreaterThan(100);
     const hostile = await fetch(`${url}run/${encodeURIComponent(HOSTILE_NAME)}/data/version`);
     expect(hostile.status).toBe(200);
-    for (const path of ["run/nope/", "run/..%2F..%2Fetc/", "run/nightly%2F..%2Fold/", "run/%E0%A4%A/", "data/main", "run/.lock/"]) {
+    for (const path of [
+      "run/nope/",
+      "run/..%2F..%2Fetc/",
+      "run/nightly%2F..%2Fold/",
+      "run/%E0%A4%A/",
+      "data/main",
+      "run/.lock/",
+    ]) {
       expect([path, await rawStatus(`/${path}`)]).toEqual([path, 404]);
     }
   });
@@ -141,8 +178,13 @@ describe("view on a folder that is neither a run nor a folder of runs", () => {
     const r = await runCli(["view", dir]);
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr.split("\n")).toEqual([`hermes-batch view: ${dir}: neither a run folder nor a folder of runs (no run.yaml, trajectories.jsonl or checkpoint.json in it or in a folder inside it)`]);
+    expect(r.stderr.split("\n")).toEqual([
+      `hermes-batch view: ${dir}: neither a run folder nor a folder of runs (no run.yaml, trajectories.jsonl or checkpoint.json in it or in a folder inside it)`,
+    ]);
     const baseline = await runCli(["view", runs, "--baseline", join(runs, "nightly")]);
-    expect([baseline.exitCode, baseline.stderr]).toEqual([2, `hermes-batch view: --baseline compares one run: ${runs} is a folder of runs`]);
+    expect([baseline.exitCode, baseline.stderr]).toEqual([
+      2,
+      `hermes-batch view: --baseline compares one run: ${runs} is a folder of runs`,
+    ]);
   });
 });

@@ -50,7 +50,9 @@ export function guardedRead(result: Record<string, unknown>, path: string, count
 
 /** The file's modification time as the environment sees it, or undefined when it cannot be told. */
 async function mtimeOf(env: Environment, full: string, signal?: AbortSignal): Promise<string | undefined> {
-  const res = await env.exec(`stat -L -c %y ${shellQuote(full)} 2>/dev/null`, { timeoutMs: 10_000, signal }).catch(() => undefined);
+  const res = await env
+    .exec(`stat -L -c %y ${shellQuote(full)} 2>/dev/null`, { timeoutMs: 10_000, signal })
+    .catch(() => undefined);
   const out = res?.exitCode === 0 ? res.stdout.trim() : "";
   return out === "" ? undefined : out;
 }
@@ -59,7 +61,13 @@ async function mtimeOf(env: Environment, full: string, signal?: AbortSignal): Pr
  * read_file records what the task saw of the file: its time, and whether the view was partial; and, for the
  * unchanged-since-last-read answer, the time under the call's window (`dedupKey`).
  */
-export async function recordRead(env: Environment, ctx: ToolContext, full: string, partial: boolean, dedupKey?: string): Promise<void> {
+export async function recordRead(
+  env: Environment,
+  ctx: ToolContext,
+  full: string,
+  partial: boolean,
+  dedupKey?: string,
+): Promise<void> {
   if (!ctx.fileStamps && !ctx.readDedup) return;
   const mtime = await mtimeOf(env, full, ctx.signal);
   if (mtime === undefined) return;
@@ -80,7 +88,13 @@ export function readDedupKey(full: string, offset: number, limit: number): strin
  * The original's answer to a read of the same window of a file whose time has not changed since the task
  * read it: a stub without the content (the read-loop count is left as it was). Undefined when the read must happen.
  */
-export async function unchangedSinceRead(env: Environment, ctx: ToolContext, full: string, key: string, path: string): Promise<Record<string, unknown> | undefined> {
+export async function unchangedSinceRead(
+  env: Environment,
+  ctx: ToolContext,
+  full: string,
+  key: string,
+  path: string,
+): Promise<Record<string, unknown> | undefined> {
   const seen = ctx.readDedup?.get(key);
   if (seen === undefined) return undefined;
   if ((await mtimeOf(env, full, ctx.signal)) !== seen) return undefined;
@@ -112,9 +126,13 @@ export async function staleWarnings(env: Environment, ctx: ToolContext, paths: r
     const now = await mtimeOf(env, full, ctx.signal);
     if (now === undefined) continue;
     if (now !== stamp.mtime) {
-      warnings.push(`${full} was modified since you last read it on disk (external edit or unrecorded writer). Re-read the file before writing.`);
+      warnings.push(
+        `${full} was modified since you last read it on disk (external edit or unrecorded writer). Re-read the file before writing.`,
+      );
     } else if (stamp.partial) {
-      warnings.push(`${full} was last read with offset/limit pagination (partial view). Re-read the whole file before overwriting it.`);
+      warnings.push(
+        `${full} was last read with offset/limit pagination (partial view). Re-read the whole file before overwriting it.`,
+      );
     }
   }
   return warnings;

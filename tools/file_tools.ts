@@ -12,7 +12,18 @@ import { booleanArg, integerArg, nonEmptyString, requiredInSchema, unadvertisedA
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 import { unifiedDiff } from "./unified_diff.js";
 import { fuzzyFindAndReplace, NO_MATCH_ERROR, noMatchHint } from "./fuzzy_match.js";
-import { absolutePath, guardedRead, noteWrites, readDedupKey, recordRead, repeatCount, staleWarnings, succeeded, unchangedSinceRead, withWarnings } from "./file_state.js";
+import {
+  absolutePath,
+  guardedRead,
+  noteWrites,
+  readDedupKey,
+  recordRead,
+  repeatCount,
+  staleWarnings,
+  succeeded,
+  unchangedSinceRead,
+  withWarnings,
+} from "./file_state.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -59,8 +70,18 @@ function writeFailure(path: string, err: unknown): string {
 
 /** Paths whose reading never ends or blocks (checked on the path as given, as the original does). */
 const BLOCKED_DEVICE_PATHS = new Set([
-  "/dev/zero", "/dev/random", "/dev/urandom", "/dev/full", "/dev/stdin", "/dev/tty", "/dev/console",
-  "/dev/stdout", "/dev/stderr", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2",
+  "/dev/zero",
+  "/dev/random",
+  "/dev/urandom",
+  "/dev/full",
+  "/dev/stdin",
+  "/dev/tty",
+  "/dev/console",
+  "/dev/stdout",
+  "/dev/stderr",
+  "/dev/fd/0",
+  "/dev/fd/1",
+  "/dev/fd/2",
 ]);
 
 function errMessage(err: unknown): string {
@@ -138,7 +159,10 @@ async function similarFiles(env: Environment, path: string): Promise<string[]> {
     if (score > 0) scored.push({ score, path: pyJoin(dir, f) });
   }
   // A stable sort keeps the listing's order among equal scores.
-  return scored.sort((x, y) => y.score - x.score).slice(0, 5).map((s) => s.path);
+  return scored
+    .sort((x, y) => y.score - x.score)
+    .slice(0, 5)
+    .map((s) => s.path);
 }
 
 /** Whether a sample reads as binary: over 30 % of its first 1000 characters are control characters. */
@@ -150,7 +174,16 @@ function looksBinary(sample: Buffer): boolean {
 }
 
 /** The keys of a read result, in the original's order. */
-function readResult(fields: { content?: string; total_lines?: number; file_size?: number; truncated?: boolean; hint?: string; is_binary?: boolean; error?: string; similar_files?: string[] }): Record<string, unknown> {
+function readResult(fields: {
+  content?: string;
+  total_lines?: number;
+  file_size?: number;
+  truncated?: boolean;
+  hint?: string;
+  is_binary?: boolean;
+  error?: string;
+  similar_files?: string[];
+}): Record<string, unknown> {
   const out: Record<string, unknown> = {
     content: fields.content ?? "",
     total_lines: fields.total_lines ?? 0,
@@ -192,7 +225,12 @@ const PATH_DESCRIPTION = "File path (absolute, or relative to the working direct
 
 const readArgs = z.object({
   path: z.string().describe(PATH_DESCRIPTION),
-  offset: withDefault(integerArg({ min: 1, clamp: "both" }).optional().describe("Line number to start reading from (1-indexed, default: 1)"), 1),
+  offset: withDefault(
+    integerArg({ min: 1, clamp: "both" })
+      .optional()
+      .describe("Line number to start reading from (1-indexed, default: 1)"),
+    1,
+  ),
   // The original advertises only the maximum; a limit below 1 is read as 1 (its normalize_read_pagination).
   limit: withDefault(
     integerArg({ max: READ_MAX_LIMIT, clamp: "max" })
@@ -215,13 +253,19 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
   const offset = args.offset ?? 1;
   const limit = Math.max(1, args.limit ?? READ_DEFAULT_LIMIT);
   if (BLOCKED_DEVICE_PATHS.has(path) || (path.startsWith("/proc/") && /\/fd\/[012]$/.test(path))) {
-    return { content: { error: `Cannot read '${path}': this is a device file that would block or produce infinite output.` } };
+    return {
+      content: { error: `Cannot read '${path}': this is a device file that would block or produce infinite output.` },
+    };
   }
   const env = await ctx.getEnv();
   const full = absolutePath(env, path);
   const ext = posix.extname(full).toLowerCase();
   if (BINARY_EXTENSIONS.has(ext)) {
-    return { content: { error: `Cannot read binary file '${path}' (${ext}). Use vision_analyze for images, or terminal to inspect binary files.` } };
+    return {
+      content: {
+        error: `Cannot read binary file '${path}' (${ext}). Use vision_analyze for images, or terminal to inspect binary files.`,
+      },
+    };
   }
   const dedupKey = readDedupKey(full, offset, limit);
   const unchanged = await unchangedSinceRead(env, ctx, full, dedupKey, path);
@@ -239,7 +283,11 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
   }
   const fileSize = data.length;
   if (looksBinary(data.subarray(0, 1000))) {
-    const binary = readResult({ file_size: fileSize, is_binary: true, error: "Binary file - cannot display as text. Use appropriate tools to handle this file type." });
+    const binary = readResult({
+      file_size: fileSize,
+      is_binary: true,
+      error: "Binary file - cannot display as text. Use appropriate tools to handle this file type.",
+    });
     await recordRead(env, ctx, full, offset > 1, dedupKey);
     return { content: guardedRead(binary, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
@@ -266,7 +314,9 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
     total_lines: totalLines,
     file_size: fileSize,
     truncated,
-    hint: truncated ? `Use offset=${end + 1} to continue reading (showing ${offset}-${end} of ${totalLines} lines)` : undefined,
+    hint: truncated
+      ? `Use offset=${end + 1} to continue reading (showing ${offset}-${end} of ${totalLines} lines)`
+      : undefined,
   });
   if (fileSize > LARGE_FILE_HINT_BYTES && limit > 200 && truncated) {
     result._hint =
@@ -312,8 +362,16 @@ async function writeFile(args: z.infer<typeof writeArgs>, env: Environment): Pro
     await env.writeFile(full, content);
   } catch (err) {
     // As the original: dirs_created says whether the folder is there (its `mkdir -p` succeeded).
-    const parent = await env.exec(`test -d ${shellQuote(posix.dirname(full))}`, { timeoutMs: 10_000 }).catch(() => undefined);
-    return { content: { bytes_written: 0, dirs_created: dirsCreated && parent?.exitCode === 0, error: `Failed to write file: ${writeFailure(path, err)}` } };
+    const parent = await env
+      .exec(`test -d ${shellQuote(posix.dirname(full))}`, { timeoutMs: 10_000 })
+      .catch(() => undefined);
+    return {
+      content: {
+        bytes_written: 0,
+        dirs_created: dirsCreated && parent?.exitCode === 0,
+        error: `Failed to write file: ${writeFailure(path, err)}`,
+      },
+    };
   }
   return { content: { bytes_written: Buffer.byteLength(content, "utf8"), dirs_created: dirsCreated } };
 }
@@ -324,27 +382,54 @@ const patchArgs = z.object({
   // Listed as required, as in the original's schema; a call without it is a replace (its handler's default).
   mode: requiredInSchema(
     withDefault(
-      z.string().optional().meta({ enum: ["replace", "patch"] })
-        .describe("Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only."),
+      z
+        .string()
+        .optional()
+        .meta({ enum: ["replace", "patch"] })
+        .describe(
+          "Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only.",
+        ),
       "replace",
     ),
   ),
   path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
-  old_string: z.string().optional().describe("REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness."),
-  new_string: z.string().optional().describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
-  replace_all: withDefault(booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"), false),
+  old_string: z
+    .string()
+    .optional()
+    .describe(
+      "REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness.",
+    ),
+  new_string: z
+    .string()
+    .optional()
+    .describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
+  replace_all: withDefault(
+    booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"),
+    false,
+  ),
   patch: z
     .string()
     .optional()
-    .describe("REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch"),
+    .describe(
+      "REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch",
+    ),
 });
 type PatchArgs = z.infer<typeof patchArgs>;
 
 /** The original's PatchResult keys: `success` first, then those set (empty lists left out). */
-function patchResult(fields: { success: boolean; diff?: string; files_modified?: string[]; files_created?: string[]; files_deleted?: string[]; lint?: Record<string, unknown>; error?: string }): Record<string, unknown> {
+function patchResult(fields: {
+  success: boolean;
+  diff?: string;
+  files_modified?: string[];
+  files_created?: string[];
+  files_deleted?: string[];
+  lint?: Record<string, unknown>;
+  error?: string;
+}): Record<string, unknown> {
   const out: Record<string, unknown> = { success: fields.success };
   if (fields.diff) out.diff = fields.diff;
-  for (const key of ["files_modified", "files_created", "files_deleted"] as const) if (fields[key]?.length) out[key] = fields[key];
+  for (const key of ["files_modified", "files_created", "files_deleted"] as const)
+    if (fields[key]?.length) out[key] = fields[key];
   if (fields.lint) out.lint = fields.lint;
   if (fields.error) out.error = fields.error;
   return out;
@@ -368,7 +453,10 @@ async function lintFile(env: Environment, path: string, signal?: AbortSignal): P
   const has = await env.exec(`command -v ${tool} >/dev/null 2>&1 && echo 'yes'`, { timeoutMs: 10_000, signal });
   if (has.stdout.trim() !== "yes") return { status: "skipped", message: `${tool} not available` };
   // The path as the model gave it, from the working folder, so messages name the file as the original's do.
-  const res = await env.exec(`cd ${shellQuote(env.workdir)} && ${command.replace("{file}", shellQuote(path))}`, { timeoutMs: 30_000, signal });
+  const res = await env.exec(`cd ${shellQuote(env.workdir)} && ${command.replace("{file}", shellQuote(path))}`, {
+    timeoutMs: 30_000,
+    signal,
+  });
   const output = `${res.stdout}${res.stderr}`.trim();
   return { status: res.exitCode === 0 ? "ok" : "error", output };
 }
@@ -404,7 +492,8 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
   const diffs: string[] = [];
   // Nothing is written when a file or hunk does not fit (the original's validation phase).
   const invalid = (problem: string) => failed(`Patch validation failed (no files were modified):\n  • ${problem}`);
-  const exists = async (full: string) => (await env.exec(`test -e ${shellQuote(full)}`, { timeoutMs: 10_000 })).exitCode === 0;
+  const exists = async (full: string) =>
+    (await env.exec(`test -e ${shellQuote(full)}`, { timeoutMs: 10_000 })).exitCode === 0;
   const readText = async (shown: string, full: string): Promise<string | ToolResult> => {
     try {
       return (await env.readFile(full)).toString("utf8");
@@ -417,7 +506,16 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
     if (op.kind === "add") {
       // As the original: adding a file that exists replaces it.
       writes.set(full, { shown: op.path, before: "", after: op.content });
-      diffs.push(`--- /dev/null\n+++ b/${op.path}\n${op.content === "" ? "" : op.content.split("\n").map((l) => `+${l}`).join("\n")}`);
+      diffs.push(
+        `--- /dev/null\n+++ b/${op.path}\n${
+          op.content === ""
+            ? ""
+            : op.content
+                .split("\n")
+                .map((l) => `+${l}`)
+                .join("\n")
+        }`,
+      );
     } else if (op.kind === "delete") {
       if (!(await exists(full))) return invalid(`${op.path}: file not found for deletion`);
       deletes.push({ full, shown: op.path });
@@ -445,14 +543,21 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
     const gone = deletes.filter((d) => !writes.has(d.full));
     if (gone.length > 0) {
       const res = await env.exec(`rm -f -- ${gone.map((d) => shellQuote(d.full)).join(" ")}`, { timeoutMs: 30_000 });
-      if (res.exitCode !== 0) return failed(`Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${(res.stderr || res.stdout).trim()}`);
+      if (res.exitCode !== 0)
+        return failed(
+          `Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${(res.stderr || res.stdout).trim()}`,
+        );
     }
   } catch (err) {
-    return failed(`Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${errMessage(err)}`);
+    return failed(
+      `Apply phase failed (state may be inconsistent — run \`git diff\` to assess):\n  • ${errMessage(err)}`,
+    );
   }
   const created = ops.filter((o) => o.kind === "add").map((o) => o.path);
   const moved = ops.flatMap((o) => (o.kind === "update" && o.moveTo ? [o.moveTo] : []));
-  const filesModified = ops.flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : [])).filter((p) => !created.includes(p));
+  const filesModified = ops
+    .flatMap((o) => (o.kind === "update" ? [o.moveTo ?? o.path] : []))
+    .filter((p) => !created.includes(p));
   const filesCreated = [...created, ...moved];
   // As the original: the syntax check of every modified and created file, by path.
   const lint: Record<string, unknown> = {};
@@ -463,7 +568,9 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
       diff: diffs.join("\n"),
       files_modified: filesModified,
       files_created: filesCreated,
-      files_deleted: ops.flatMap((o) => (o.kind === "delete" ? [o.path] : o.kind === "update" && o.moveTo ? [o.path] : [])),
+      files_deleted: ops.flatMap((o) =>
+        o.kind === "delete" ? [o.path] : o.kind === "update" && o.moveTo ? [o.path] : [],
+      ),
       lint: Object.keys(lint).length > 0 ? lint : undefined,
     }),
   };
@@ -488,7 +595,13 @@ function withNotFoundHint(result: ToolResult): ToolResult {
   const content = result.content as Record<string, unknown> | undefined;
   const error = typeof content?.error === "string" ? content.error : "";
   if (!error.includes("Could not find") || error.includes("Did you mean one of these sections?")) return result;
-  return { ...result, content: { ...content, _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text." } };
+  return {
+    ...result,
+    content: {
+      ...content,
+      _hint: "old_string not found. Use read_file to verify the current content, or search_files to locate the text.",
+    },
+  };
 }
 
 export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
@@ -498,7 +611,8 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
   } else {
     if (mode !== "replace") return { content: { error: `Unknown mode: ${mode}` } };
     if (!args.path) return { content: { error: "path required" } };
-    if (args.old_string === undefined || args.new_string === undefined) return { content: { error: "old_string and new_string required" } };
+    if (args.old_string === undefined || args.new_string === undefined)
+      return { content: { error: "old_string and new_string required" } };
   }
   const env = await ctx.getEnv();
   const paths = checkedPaths(args);
@@ -509,7 +623,8 @@ export async function handlePatch(args: PatchArgs, ctx: ToolContext): Promise<To
 }
 
 async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResult> {
-  if (args.path === undefined || args.old_string === undefined || args.new_string === undefined) return { content: { error: "path required" } };
+  if (args.path === undefined || args.old_string === undefined || args.new_string === undefined)
+    return { content: { error: "path required" } };
   const path = args.path;
   const replaceAll = args.replace_all ?? false;
   const failed = (error: string): ToolResult => ({ content: patchResult({ success: false, error }) });
@@ -548,36 +663,70 @@ async function replaceOnce(args: PatchArgs, ctx: ToolContext): Promise<ToolResul
 const OUTPUT_MODES = ["content", "files_only", "count"] as const;
 
 const searchArgs = z.object({
-  pattern: nonEmptyString().describe("Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search"),
+  pattern: nonEmptyString().describe(
+    "Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search",
+  ),
   // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
   target: withDefault(
-    z.string().optional().meta({ enum: ["content", "files"] }).describe("'content' searches inside file contents, 'files' searches for files by name"),
+    z
+      .string()
+      .optional()
+      .meta({ enum: ["content", "files"] })
+      .describe("'content' searches inside file contents, 'files' searches for files by name"),
     "content",
   ),
-  path: withDefault(z.string().optional().describe("Directory or file to search in (default: current working directory)"), "."),
-  file_glob: z.string().optional().describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
+  path: withDefault(
+    z.string().optional().describe("Directory or file to search in (default: current working directory)"),
+    ".",
+  ),
+  file_glob: z
+    .string()
+    .optional()
+    .describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
   // No advertised bounds, as in the original; the handler brings values into range as its pagination does.
-  limit: withDefault(integerArg().optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`), SEARCH_DEFAULT_LIMIT),
+  limit: withDefault(
+    integerArg().optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
+    SEARCH_DEFAULT_LIMIT,
+  ),
   offset: withDefault(integerArg().optional().describe("Skip first N results for pagination (default: 0)"), 0),
   output_mode: withDefault(
-    z.string().optional().meta({ enum: [...OUTPUT_MODES] })
-      .describe("Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file"),
+    z
+      .string()
+      .optional()
+      .meta({ enum: [...OUTPUT_MODES] })
+      .describe(
+        "Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file",
+      ),
     "content",
   ),
-  context: withDefault(integerArg().optional().describe("Number of context lines before and after each match (grep mode only)"), 0),
+  context: withDefault(
+    integerArg().optional().describe("Number of context lines before and after each match (grep mode only)"),
+    0,
+  ),
   // An older name of `target`.
   kind: unadvertisedArg(z.string().optional()),
 });
 
-
-const TARGET_ALIASES: Record<string, "content" | "files"> = { content: "content", grep: "content", files: "files", find: "files" };
+const TARGET_ALIASES: Record<string, "content" | "files"> = {
+  content: "content",
+  grep: "content",
+  files: "files",
+  find: "files",
+};
 
 /**
  * Turns common Perl-style escapes (\d \w \s and their negations) into POSIX classes, which every
  * grep -E understands (busybox and musl do not know \d or \w).
  */
 export function toPosixEre(pattern: string): string {
-  const outside: Record<string, string> = { d: "[0-9]", D: "[^0-9]", w: "[[:alnum:]_]", W: "[^[:alnum:]_]", s: "[[:space:]]", S: "[^[:space:]]" };
+  const outside: Record<string, string> = {
+    d: "[0-9]",
+    D: "[^0-9]",
+    w: "[[:alnum:]_]",
+    W: "[^[:alnum:]_]",
+    s: "[[:space:]]",
+    S: "[^[:space:]]",
+  };
   const inside: Record<string, string> = { d: "0-9", w: "[:alnum:]_", s: "[:space:]" };
   let out = "";
   let inBracket = false;
@@ -623,11 +772,20 @@ function pyJson(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value !== "object") return String(value);
   if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
-  return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`).join(", ")}}`;
+  return `{${Object.entries(value as Record<string, unknown>)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${pyJson(v)}`)
+    .join(", ")}}`;
 }
 
 /** The original's SearchResult keys and order: total_count, then matches, files, counts, truncated, error when set. */
-function searchResult(fields: { total_count: number; matches?: { path: string; line: number; content: string }[]; files?: string[]; counts?: Record<string, number>; truncated?: boolean; error?: string }): Record<string, unknown> {
+function searchResult(fields: {
+  total_count: number;
+  matches?: { path: string; line: number; content: string }[];
+  files?: string[];
+  counts?: Record<string, number>;
+  truncated?: boolean;
+  error?: string;
+}): Record<string, unknown> {
   const out: Record<string, unknown> = { total_count: fields.total_count };
   if (fields.matches?.length) out.matches = fields.matches;
   if (fields.files?.length) out.files = fields.files;
@@ -720,19 +878,29 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   };
 
   const P = shellQuote(full);
-  const exists = await env.exec(`test -e ${P} && echo exists || echo not_found`, { timeoutMs: 10_000, signal: ctx.signal });
+  const exists = await env.exec(`test -e ${P} && echo exists || echo not_found`, {
+    timeoutMs: 10_000,
+    signal: ctx.signal,
+  });
   if (exists.stdout.includes("not_found")) {
     const parent = pyDirname(searchPath) || ".";
     const query = searchPath.slice(searchPath.lastIndexOf("/") + 1);
     let error = `Path not found: ${searchPath}`;
     const parentFull = absolutePath(env, parent);
-    const ls = await env.exec(`test -d ${shellQuote(parentFull)} && ls -1 ${shellQuote(parentFull)} 2>/dev/null | head -20`, { timeoutMs: 10_000 });
+    const ls = await env.exec(
+      `test -d ${shellQuote(parentFull)} && ls -1 ${shellQuote(parentFull)} 2>/dev/null | head -20`,
+      { timeoutMs: 10_000 },
+    );
     if (query && ls.exitCode === 0 && ls.stdout.trim()) {
       const q = query.toLowerCase();
       const similar = ls.stdout
         .trim()
         .split("\n")
-        .filter((e) => e && (e.toLowerCase().includes(q) || q.includes(e.toLowerCase()) || e.toLowerCase().startsWith(q.slice(0, 3))))
+        .filter(
+          (e) =>
+            e &&
+            (e.toLowerCase().includes(q) || q.includes(e.toLowerCase()) || e.toLowerCase().startsWith(q.slice(0, 3))),
+        )
         .map((e) => pyJoin(parent, e));
       if (similar.length > 0) error += `. Similar paths: ${similar.slice(0, 5).join(", ")}`;
     }
@@ -758,10 +926,15 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   }
 
   const fileGlobTest = a.file_glob ? ` ${findNameTest(a.file_glob)}` : "";
-  const flags = mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
+  const flags =
+    mode === "files_only" ? "-l" : mode === "count" ? "-c -H" : `-n -H${context > 0 ? ` -C ${context}` : ""}`;
   const grep = `grep ${flags} -s -E -e ${shellQuote(toPosixEre(a.pattern))}`;
   // grep names binary files on stdout; ripgrep skips them. Counts of 0 are not printed by ripgrep either.
-  const filters = [`sed '/^Binary file .* matches$/d'`, ...(mode === "count" ? [`grep -v ':0$'`] : []), `head -n ${fetch}`].join(" | ");
+  const filters = [
+    `sed '/^Binary file .* matches$/d'`,
+    ...(mode === "count" ? [`grep -v ':0$'`] : []),
+    `head -n ${fetch}`,
+  ].join(" | ");
   // Files in name order, so the same tree always gives the same result.
   const files = `find ${S} -mindepth 1 ${prune} -o -type f${fileGlobTest} -print | LC_ALL=C sort | tr '\\n' '\\0' | xargs -0 -r ${grep} --`;
   const script = `${cd} if [ -f ${S} ]; then ${grep} -- ${S}; else ${files}; fi | ${filters}`;
@@ -785,7 +958,11 @@ export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: Tool
   const all = parseGrepLines(lines)
     .filter((p) => context > 0 || !p.context)
     .map((p) => ({ path: p.path, line: p.line, content: pySlice(p.content, MATCH_LINE_CHARS) }));
-  return done({ matches: all.slice(offset, offset + limit), total_count: all.length, truncated: all.length > offset + limit });
+  return done({
+    matches: all.slice(offset, offset + limit),
+    total_count: all.length,
+    truncated: all.length > offset + limit,
+  });
 }
 
 // ---------------------------------------------------------------- registration

@@ -51,7 +51,8 @@ const lstrip = (s: string) => s.replace(/^\s+/, "");
 
 function exact(content: string, pattern: string): Span[] {
   const out: Span[] = [];
-  for (let at = content.indexOf(pattern); at !== -1; at = content.indexOf(pattern, at + 1)) out.push([at, at + pattern.length]);
+  for (let at = content.indexOf(pattern); at !== -1; at = content.indexOf(pattern, at + 1))
+    out.push([at, at + pattern.length]);
   return out;
 }
 
@@ -71,7 +72,8 @@ function lineBlocks(content: string, normalizedLines: readonly string[], normali
   const count = normalizedPattern.split("\n").length;
   const out: Span[] = [];
   for (let i = 0; i + count <= normalizedLines.length; i++) {
-    if (normalizedLines.slice(i, i + count).join("\n") === normalizedPattern) out.push(lineSpan(lines, i, i + count, content.length));
+    if (normalizedLines.slice(i, i + count).join("\n") === normalizedPattern)
+      out.push(lineSpan(lines, i, i + count, content.length));
   }
   return out;
 }
@@ -145,7 +147,8 @@ function trimmedBoundary(content: string, pattern: string): Span[] {
   const lines = content.split("\n");
   const out: Span[] = [];
   for (let i = 0; i + patternLines.length <= lines.length; i++) {
-    if (trimEnds(lines.slice(i, i + patternLines.length)) === wanted) out.push(lineSpan(lines, i, i + patternLines.length, content.length));
+    if (trimEnds(lines.slice(i, i + patternLines.length)) === wanted)
+      out.push(lineSpan(lines, i, i + patternLines.length, content.length));
   }
   return out;
 }
@@ -223,7 +226,12 @@ const STRATEGIES: [string, Strategy][] = [
 ];
 
 /** `\'` or `\"` in both strings but not in the matched text: the transport's escaping, not the model's intent. */
-function escapeDrift(content: string, spans: readonly Span[], oldString: string, newString: string): string | undefined {
+function escapeDrift(
+  content: string,
+  spans: readonly Span[],
+  oldString: string,
+  newString: string,
+): string | undefined {
   const matched = spans.map(([s, e]) => content.slice(s, e)).join("");
   for (const suspect of ["\\'", '\\"']) {
     if (newString.includes(suspect) && oldString.includes(suspect) && !matched.includes(suspect)) {
@@ -241,14 +249,23 @@ function escapeDrift(content: string, spans: readonly Span[], oldString: string,
   return undefined;
 }
 
-export function fuzzyFindAndReplace(content: string, oldString: string, newString: string, replaceAll: boolean): FuzzyReplace {
+export function fuzzyFindAndReplace(
+  content: string,
+  oldString: string,
+  newString: string,
+  replaceAll: boolean,
+): FuzzyReplace {
   if (!oldString) return { content, count: 0, error: "old_string cannot be empty" };
   if (oldString === newString) return { content, count: 0, error: "old_string and new_string are identical" };
   for (const [name, strategy] of STRATEGIES) {
     const spans = strategy(content, oldString);
     if (spans.length === 0) continue;
     if (spans.length > 1 && !replaceAll) {
-      return { content, count: 0, error: `Found ${spans.length} matches for old_string. Provide more context to make it unique, or use replace_all=True.` };
+      return {
+        content,
+        count: 0,
+        error: `Found ${spans.length} matches for old_string. Provide more context to make it unique, or use replace_all=True.`,
+      };
     }
     if (name !== "exact") {
       const drift = escapeDrift(content, spans, oldString, newString);
@@ -290,7 +307,12 @@ export function closestLines(oldString: string, content: string): string {
     const end = Math.min(contentLines.length, i + oldLines.length + 2);
     if (seen.has(`${start},${end}`)) continue;
     seen.add(`${start},${end}`);
-    parts.push(contentLines.slice(start, end).map((l, j) => `${String(start + j + 1).padStart(4, " ")}| ${l}`).join("\n"));
+    parts.push(
+      contentLines
+        .slice(start, end)
+        .map((l, j) => `${String(start + j + 1).padStart(4, " ")}| ${l}`)
+        .join("\n"),
+    );
   }
   return parts.join("\n---\n");
 }

@@ -42,7 +42,14 @@ export class MemoryStore {
   }
 
   private result(target: MemoryTarget, extra: Partial<MemoryResult> = {}): MemoryResult {
-    return { success: true, target, entries: this.list(target), usage: this.usage(target), entry_count: this.entries[target].length, ...extra };
+    return {
+      success: true,
+      target,
+      entries: this.list(target),
+      usage: this.usage(target),
+      entry_count: this.entries[target].length,
+      ...extra,
+    };
   }
 
   private failure(target: MemoryTarget, error: string): MemoryResult {
@@ -70,7 +77,8 @@ export class MemoryStore {
     const text = content.trim();
     if (text === "") return this.failure(target, "content must not be empty");
     if (text.includes("§")) return this.failure(target, "content must not contain the entry separator '§'");
-    if (this.entries[target].includes(text)) return this.result(target, { message: "Entry already exists; nothing added." });
+    if (this.entries[target].includes(text))
+      return this.result(target, { message: "Entry already exists; nothing added." });
     const next = [...this.entries[target], text];
     const over = this.overLimit(target, next, "Adding this entry");
     if (over) return over;
@@ -85,7 +93,8 @@ export class MemoryStore {
     if (text.includes("§")) return this.failure(target, "content must not contain the entry separator '§'");
     const hits = this.matching(target, oldText);
     if (hits.length === 0) return this.failure(target, `No ${target} entry contains old_text`);
-    if (hits.length > 1) return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
+    if (hits.length > 1)
+      return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
     const next = [...this.entries[target]];
     next[hits[0]!] = text;
     const over = this.overLimit(target, next, "This replacement");
@@ -98,7 +107,8 @@ export class MemoryStore {
     if (oldText === "") return this.failure(target, "old_text must not be empty");
     const hits = this.matching(target, oldText);
     if (hits.length === 0) return this.failure(target, `No ${target} entry contains old_text`);
-    if (hits.length > 1) return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
+    if (hits.length > 1)
+      return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
     this.entries[target] = this.entries[target].filter((_, i) => i !== hits[0]);
     return this.result(target, { message: "Entry removed." });
   }
@@ -106,7 +116,8 @@ export class MemoryStore {
   /** The stored notes as a block for a system prompt; empty string when there are none. */
   formatForPrompt(): string {
     const parts: string[] = [];
-    if (this.entries.memory.length > 0) parts.push(`MEMORY (your notes):\n${this.entries.memory.join(MEMORY_SEPARATOR)}`);
+    if (this.entries.memory.length > 0)
+      parts.push(`MEMORY (your notes):\n${this.entries.memory.join(MEMORY_SEPARATOR)}`);
     if (this.entries.user.length > 0) parts.push(`USER PROFILE:\n${this.entries.user.join(MEMORY_SEPARATOR)}`);
     return parts.join("\n\n");
   }
@@ -122,7 +133,8 @@ export const memoryArgs = z.object({
 /** Runs one `memory` call against the store. */
 export function handleMemory(store: MemoryStore, args: z.infer<typeof memoryArgs>): ToolResult {
   const { action, target, content, old_text } = args;
-  const missing = (field: string) => toolFailure(`Invalid arguments for memory: '${field}': required for action '${action}'`);
+  const missing = (field: string) =>
+    toolFailure(`Invalid arguments for memory: '${field}': required for action '${action}'`);
   switch (action) {
     case "add":
       if (content === undefined) return missing("content");

@@ -249,7 +249,8 @@ export interface ToolsetStatus {
  */
 export function providedToolsets(reg: ToolRegistry = defaultRegistry): Set<string> {
   const listedBy = new Map<string, number>();
-  for (const def of Object.values(TOOLSETS)) for (const t of new Set(def.tools)) listedBy.set(t, (listedBy.get(t) ?? 0) + 1);
+  for (const def of Object.values(TOOLSETS))
+    for (const t of new Set(def.tools)) listedBy.set(t, (listedBy.get(t) ?? 0) + 1);
   const decided = new Map<string, boolean>();
   const isProvided = (name: string, path: Set<string>): boolean => {
     const known = decided.get(name);

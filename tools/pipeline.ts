@@ -67,30 +67,45 @@ function asResult(output: ToolOutput, name: string): ToolResult {
   if (typeof output === "string") return { content: output };
   if (output && typeof output === "object" && !Array.isArray(output)) {
     const keys = Object.keys(output);
-    if (keys.every((k) => RESULT_KEYS.has(k)) && ("content" in output || typeof output.error === "string")) return output;
+    if (keys.every((k) => RESULT_KEYS.has(k)) && ("content" in output || typeof output.error === "string"))
+      return output;
   }
   const what = Array.isArray(output) ? "an array" : output && typeof output === "object" ? "an object" : typeof output;
-  return toolFailure(`Tool execution failed: TypeError: handler of ${name} returned ${what}, not a JSON string or a {content, error} result`);
+  return toolFailure(
+    `Tool execution failed: TypeError: handler of ${name} returned ${what}, not a JSON string or a {content, error} result`,
+  );
 }
 
 /** The model's arguments text as an object, or the error the model is told (one wording for the loop and the pipeline). */
-export function parseToolArguments(name: string, raw: string): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
+export function parseToolArguments(
+  name: string,
+  raw: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   const text = raw.trim();
   if (text === "") return { ok: true, value: {} };
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    return { ok: false, error: `Invalid JSON in the arguments of ${name}: ${(err as Error).message}. Send the arguments as one JSON object.` };
+    return {
+      ok: false,
+      error: `Invalid JSON in the arguments of ${name}: ${(err as Error).message}. Send the arguments as one JSON object.`,
+    };
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    return { ok: false, error: `Arguments of ${name} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed}` };
+    return {
+      ok: false,
+      error: `Arguments of ${name} must be a JSON object, got ${Array.isArray(parsed) ? "an array" : parsed === null ? "null" : typeof parsed}`,
+    };
   }
   return { ok: true, value: parsed as Record<string, unknown> };
 }
 
 /** Validates against the zod schema; the error names each bad field. */
-function validate(entry: ToolEntry, args: Record<string, unknown>): { ok: true; value: unknown } | { ok: false; result: ToolResult } {
+function validate(
+  entry: ToolEntry,
+  args: Record<string, unknown>,
+): { ok: true; value: unknown } | { ok: false; result: ToolResult } {
   if (!entry.args) return { ok: true, value: args };
   const parsed = (entry.args as z.ZodType).safeParse(args);
   if (parsed.success) return { ok: true, value: parsed.data };
@@ -115,10 +130,15 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   const readDedup = new Map<string, string>();
 
   /** Asks the gate about each effect; the first denial is the call's result. */
-  async function approve(tool: string, effects: readonly ToolEffect[], ctx: ToolContext): Promise<ToolResult | undefined> {
+  async function approve(
+    tool: string,
+    effects: readonly ToolEffect[],
+    ctx: ToolContext,
+  ): Promise<ToolResult | undefined> {
     const mcpApproval = opts.mcpApproval ?? "host";
     for (const effect of effects) {
-      if (effect.kind === "call" && (mcpApproval === "none" || (mcpApproval === "host" && effect.where === "sandbox"))) continue;
+      if (effect.kind === "call" && (mcpApproval === "none" || (mcpApproval === "host" && effect.where === "sandbox")))
+        continue;
       const { command, cwd } = effectForGate(tool, effect);
       const flagged = effect.kind === "call" ? MCP_CALL_MATCH : undefined;
       // Targets are resolved through symlinks where the command will run, when the environment can say.
@@ -126,10 +146,20 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       const realpath = env?.realpath ? (path: string) => env.realpath!(path) : undefined;
       // Files earlier calls wrote are read where the command will run (cross-call judging in the gate).
       const readFile = env ? async (path: string) => (await env.readFile(path)).toString("utf8") : undefined;
-      const verdict = await approval.gate(command, { cwd, workdir: effect.workdir, backend: ctx.envKind, realpath, readFile, toolCallId: ctx.toolCallId, ...(flagged ? { flagged } : {}) }).catch((err: unknown) => ({
-        allowed: false,
-        message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
-      }));
+      const verdict = await approval
+        .gate(command, {
+          cwd,
+          workdir: effect.workdir,
+          backend: ctx.envKind,
+          realpath,
+          readFile,
+          toolCallId: ctx.toolCallId,
+          ...(flagged ? { flagged } : {}),
+        })
+        .catch((err: unknown) => ({
+          allowed: false,
+          message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
+        }));
       if (!verdict.allowed) return denial(verdict.message ?? `the approval policy denied this call; ${NOTHING_RAN}`);
     }
     return undefined;
@@ -170,7 +200,9 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       fileReads.lastKey = undefined;
       fileReads.consecutive = 0;
     }
-    const ctx: ToolContext = readTool ? { ...callerCtx, fileReads, fileStamps, readDedup } : { ...callerCtx, fileStamps };
+    const ctx: ToolContext = readTool
+      ? { ...callerCtx, fileReads, fileStamps, readDedup }
+      : { ...callerCtx, fileStamps };
     let state: unknown;
     if (entry.loopTool) {
       if (!states.has(entry.name)) states.set(entry.name, entry.createState!());
@@ -191,11 +223,14 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   async function run(name: string, rawArgs: Record<string, unknown> | string, ctx: ToolContext): Promise<ToolResult> {
     try {
       if (opts.allowedTools && !opts.allowedTools.has(name)) {
-        return toolFailure(`Tool ${name} is not available in this task. Available: ${[...opts.allowedTools].sort().join(", ")}`);
+        return toolFailure(
+          `Tool ${name} is not available in this task. Available: ${[...opts.allowedTools].sort().join(", ")}`,
+        );
       }
       const entry = reg.get(name);
       if (!entry) return toolFailure(`Unknown tool: ${name}`);
-      const parsed = typeof rawArgs === "string" ? parseToolArguments(name, rawArgs) : { ok: true as const, value: rawArgs ?? {} };
+      const parsed =
+        typeof rawArgs === "string" ? parseToolArguments(name, rawArgs) : { ok: true as const, value: rawArgs ?? {} };
       if (!parsed.ok) return toolFailure(parsed.error);
       const checked = validate(entry, parsed.value);
       if (!checked.ok) return checked.result;

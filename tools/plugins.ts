@@ -89,7 +89,8 @@ function describe(err: unknown): string {
 }
 
 async function runSetup(mod: Record<string, unknown>, api: PluginApi): Promise<void> {
-  const setup = typeof mod.setup === "function" ? mod.setup : typeof mod.default === "function" ? mod.default : undefined;
+  const setup =
+    typeof mod.setup === "function" ? mod.setup : typeof mod.default === "function" ? mod.default : undefined;
   if (setup) await (setup as (api: PluginApi) => unknown)(api);
 }
 

@@ -82,7 +82,11 @@ export class ProcessNotices {
    * notify_on_complete, or with watch patterns that have not matched yet); undefined when nothing is left to
    * tell. Stops waiting after `maxWaitMs` or when `signal` aborts.
    */
-  async next(getEnv: () => Promise<Environment>, signal?: AbortSignal, maxWaitMs = NOTICE_WAIT_MS): Promise<string | undefined> {
+  async next(
+    getEnv: () => Promise<Environment>,
+    signal?: AbortSignal,
+    maxWaitMs = NOTICE_WAIT_MS,
+  ): Promise<string | undefined> {
     if (this.watched.size === 0 && this.queue.length === 0) return undefined;
     const env = await getEnv();
     const deadline = Date.now() + maxWaitMs;
@@ -91,7 +95,9 @@ export class ProcessNotices {
       await this.check(env);
       const notice = this.queue.shift();
       if (notice !== undefined) return notice;
-      const waitingFor = [...this.watched.values()].some((w) => !w.ended && (w.notifyOnComplete || (!w.matched && !w.disabled)));
+      const waitingFor = [...this.watched.values()].some(
+        (w) => !w.ended && (w.notifyOnComplete || (!w.matched && !w.disabled)),
+      );
       if (!waitingFor || signal?.aborted || Date.now() >= deadline) return undefined;
       await sleep(Math.min(delay, Math.max(0, deadline - Date.now())), signal).catch(() => {});
       delay = Math.min(delay * 2, POLL_MAX_MS);
@@ -110,7 +116,13 @@ export class ProcessNotices {
       if (status.running) continue;
       w.ended = true;
       if (w.notifyOnComplete && !this.consumed.has(w.id)) {
-        this.queue.push(completionText(w, status.killed ? -15 : status.exitCode, stripAnsi(status.output.slice(-NOTICE_OUTPUT_CHARS))));
+        this.queue.push(
+          completionText(
+            w,
+            status.killed ? -15 : status.exitCode,
+            stripAnsi(status.output.slice(-NOTICE_OUTPUT_CHARS)),
+          ),
+        );
       }
     }
   }

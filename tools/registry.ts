@@ -63,7 +63,15 @@ export interface ToolContext {
   /** The id of the tool call being run (approval records name it), when the agent loop runs it. */
   toolCallId?: string;
   /** The task's MCP server connections (tools/mcp/mcp_tools.ts), when the run has MCP servers. */
-  mcp?: { call(server: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal, keepRaw?: (parts: RawContentPart[]) => void): Promise<ToolResult> };
+  mcp?: {
+    call(
+      server: string,
+      tool: string,
+      args: Record<string, unknown>,
+      signal?: AbortSignal,
+      keepRaw?: (parts: RawContentPart[]) => void,
+    ): Promise<ToolResult>;
+  };
   /**
    * Keeps the raw parts (images, audio, binary resources) that placeholders in this call's result stand for: the
    * trajectory's tool message carries them as `raw_content`, the model never sees them. Set by the agent loop.
@@ -101,7 +109,14 @@ export type ToolEffect =
   | { kind: "run"; command: string; workdir: string; cwd?: string }
   | { kind: "write"; path: string; workdir: string }
   /** A call whose effects are another program's (an MCP server's): judged by the approver as data. */
-  | { kind: "call"; server: string; where: "host" | "sandbox"; tool: string; arguments: Record<string, unknown>; workdir?: undefined };
+  | {
+      kind: "call";
+      server: string;
+      where: "host" | "sandbox";
+      tool: string;
+      arguments: Record<string, unknown>;
+      workdir?: undefined;
+    };
 
 /** The registration of a read-only tool: nothing to approve. */
 export const noEffects = (): ToolEffect[] => [];
@@ -180,9 +195,12 @@ export class ToolRegistry {
 
   register<A, S>(input: ToolEntryInput<A, S>): void {
     if (!input || !input.name || !input.toolset) throw new Error("registry.register needs a name and a toolset");
-    if (!input.schema || typeof input.schema !== "object") throw new Error(`tool ${input.name}: needs a schema (name, description)`);
+    if (!input.schema || typeof input.schema !== "object")
+      throw new Error(`tool ${input.name}: needs a schema (name, description)`);
     if (!input.args && (!input.schema.parameters || typeof input.schema.parameters !== "object")) {
-      throw new Error(`tool ${input.name}: schema.parameters must be a JSON Schema object (or give a zod schema as args)`);
+      throw new Error(
+        `tool ${input.name}: schema.parameters must be a JSON Schema object (or give a zod schema as args)`,
+      );
     }
     if (input.loopTool && !input.createState) throw new Error(`tool ${input.name}: a loop tool needs createState`);
     const parameters = input.args ? toolParameters(input.args) : input.schema.parameters!;
@@ -244,7 +262,10 @@ export class ToolRegistry {
       }
       const missingEnv = entry.requiresEnv.filter((v) => !process.env[v]);
       if (!entry.checkFn) {
-        out.set(name, missingEnv.length ? { available: false, reason: `needs ${missingEnv.join(", ")}` } : { available: true });
+        out.set(
+          name,
+          missingEnv.length ? { available: false, reason: `needs ${missingEnv.join(", ")}` } : { available: true },
+        );
         continue;
       }
       let pending = memo.get(entry.checkFn);

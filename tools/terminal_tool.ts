@@ -38,7 +38,9 @@ export const terminalArgs = z.object({
   background: withDefault(
     booleanArg()
       .optional()
-      .describe("Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it."),
+      .describe(
+        "Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it.",
+      ),
     false,
   ),
   timeout: integerArg({ min: 1, clamp: "both" })
@@ -50,23 +52,31 @@ export const terminalArgs = z.object({
   workdir: z
     .string()
     .optional()
-    .describe("Directory to run in (absolute, or relative to the task's working directory). Default: the working directory."),
+    .describe(
+      "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",
+    ),
   pty: withDefault(
     booleanArg()
       .optional()
-      .describe("With background=true: run on a pseudo-terminal, for interactive programs (REPLs, prompts that need a TTY); answer them with the process tool. A foreground command runs without one."),
+      .describe(
+        "With background=true: run on a pseudo-terminal, for interactive programs (REPLs, prompts that need a TTY); answer them with the process tool. A foreground command runs without one.",
+      ),
     false,
   ),
   notify_on_complete: withDefault(
     booleanArg()
       .optional()
-      .describe("With background=true: be told once when the process ends (a message after your answer, with its exit code and last output). The right choice for long builds and test runs."),
+      .describe(
+        "With background=true: be told once when the process ends (a message after your answer, with its exit code and last output). The right choice for long builds and test runs.",
+      ),
     false,
   ),
   watch_patterns: z
     .array(z.string())
     .optional()
-    .describe("With background=true: strings to watch for in the output (e.g. a server's readiness line); a match is told as a message after your answer, at most one per 15 s per process. Dropped when notify_on_complete is set."),
+    .describe(
+      "With background=true: strings to watch for in the output (e.g. a server's readiness line); a match is told as a message after your answer, at most one per 15 s per process. Dropped when notify_on_complete is set.",
+    ),
 });
 type TerminalArgs = z.infer<typeof terminalArgs>;
 
@@ -101,20 +111,38 @@ const PTY_DISABLED_NOTE =
  * `pty_note`, `watch_patterns_ignored`, and the flag that is kept (watch_patterns give way to notify_on_complete).
  * The process runs on a pty when asked and the environment has one to give.
  */
-async function startBackground(args: TerminalArgs, env: Environment, cwd: string | undefined, notices: ProcessNotices | undefined): Promise<ToolResult> {
+async function startBackground(
+  args: TerminalArgs,
+  env: Environment,
+  cwd: string | undefined,
+  notices: ProcessNotices | undefined,
+): Promise<ToolResult> {
   const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
   let started: { id: string; pid?: number };
   try {
     started = await env.startBackground(args.command, { cwd, pty: (args.pty ?? false) && !ptyDisabled });
   } catch (err) {
-    return { content: { output: "", exit_code: -1, error: `Failed to start background process: ${err instanceof Error ? err.message : String(err)}` } };
+    return {
+      content: {
+        output: "",
+        exit_code: -1,
+        error: `Failed to start background process: ${err instanceof Error ? err.message : String(err)}`,
+      },
+    };
   }
-  const result: Record<string, unknown> = { output: "Background process started", session_id: started.id, pid: started.pid ?? null, exit_code: 0, error: null };
+  const result: Record<string, unknown> = {
+    output: "Background process started",
+    session_id: started.id,
+    pid: started.pid ?? null,
+    exit_code: 0,
+    error: null,
+  };
   if (ptyDisabled) result.pty_note = PTY_DISABLED_NOTE;
   const notify = args.notify_on_complete ?? false;
   const patterns = args.watch_patterns?.length ? args.watch_patterns : undefined;
   if (notify && patterns) {
-    result.watch_patterns_ignored = "watch_patterns ignored because notify_on_complete=True; these two flags produce duplicate notifications when combined";
+    result.watch_patterns_ignored =
+      "watch_patterns ignored because notify_on_complete=True; these two flags produce duplicate notifications when combined";
   }
   if (notify) result.notify_on_complete = true;
   else if (patterns) result.watch_patterns = patterns;
@@ -176,16 +204,26 @@ const processArgs = z.object({
   action: z
     .enum(["list", "poll", "log", "wait", "kill", "write", "submit", "close"])
     .describe("Action to perform on background processes"),
-  session_id: z.string().optional().describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
+  session_id: z
+    .string()
+    .optional()
+    .describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
   data: z.string().optional().describe("Text to send to process stdin (for 'write' and 'submit' actions)"),
   timeout: withDefault(
     integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
       .optional()
-      .describe(`Max seconds to block for 'wait' action (max ${MAX_TERMINAL_TIMEOUT_S}). Returns partial output on timeout.`),
+      .describe(
+        `Max seconds to block for 'wait' action (max ${MAX_TERMINAL_TIMEOUT_S}). Returns partial output on timeout.`,
+      ),
     DEFAULT_WAIT_S,
   ),
-  offset: integerArg({ min: 0, clamp: "both" }).optional().describe(`Line offset for 'log' action, 0-based (default: last ${DEFAULT_LOG_LINES} lines)`),
-  limit: withDefault(integerArg({ min: 1, clamp: "both" }).optional().describe("Max lines to return for 'log' action"), DEFAULT_LOG_LINES),
+  offset: integerArg({ min: 0, clamp: "both" })
+    .optional()
+    .describe(`Line offset for 'log' action, 0-based (default: last ${DEFAULT_LOG_LINES} lines)`),
+  limit: withDefault(
+    integerArg({ min: 1, clamp: "both" }).optional().describe("Max lines to return for 'log' action"),
+    DEFAULT_LOG_LINES,
+  ),
 });
 type ProcessArgs = z.infer<typeof processArgs>;
 
@@ -248,7 +286,13 @@ function listEntry(s: BackgroundStatus, workdir: string): ProcessAnswer {
 function logAnswer(s: BackgroundStatus, offset: number, limit: number): ProcessAnswer {
   const lines = splitLines(stripAnsi(s.output));
   const selected = offset === 0 ? lines.slice(-limit) : lines.slice(offset, offset + limit);
-  return { session_id: s.id, status: s.running ? "running" : "exited", output: selected.join("\n"), total_lines: lines.length, showing: `${selected.length} lines` };
+  return {
+    session_id: s.id,
+    status: s.running ? "running" : "exited",
+    output: selected.join("\n"),
+    total_lines: lines.length,
+    showing: `${selected.length} lines`,
+  };
 }
 
 async function waitAnswer(env: Environment, id: string, waitS: number, signal?: AbortSignal): Promise<ProcessAnswer> {
@@ -262,7 +306,11 @@ async function waitAnswer(env: Environment, id: string, waitS: number, signal?: 
     s = (await statusOf(env, id)) ?? s;
   }
   if (!s.running) return { status: "exited", exit_code: exitCodeOf(s), output: lastChars(s.output, 2000) };
-  return { status: "timeout", output: lastChars(s.output, 1000), timeout_note: `Waited ${waitS}s, process still running` };
+  return {
+    status: "timeout",
+    output: lastChars(s.output, 1000),
+    timeout_note: `Waited ${waitS}s, process still running`,
+  };
 }
 
 async function stdinAnswer(env: Environment, a: ProcessArgs, id: string): Promise<ProcessAnswer> {
@@ -308,7 +356,11 @@ export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<T
   let answer: ProcessAnswer;
   if (a.action === "poll" || a.action === "log") {
     const s = await statusOf(env, id);
-    answer = !s ? notFound(id) : a.action === "poll" ? pollAnswer(s) : logAnswer(s, a.offset ?? 0, a.limit ?? DEFAULT_LOG_LINES);
+    answer = !s
+      ? notFound(id)
+      : a.action === "poll"
+        ? pollAnswer(s)
+        : logAnswer(s, a.offset ?? 0, a.limit ?? DEFAULT_LOG_LINES);
   } else if (a.action === "wait") answer = await waitAnswer(env, id, a.timeout ?? DEFAULT_WAIT_S, ctx.signal);
   else if (a.action === "kill") answer = await killAnswer(env, id);
   else answer = await stdinAnswer(env, a, id);

@@ -44,7 +44,11 @@ export class TodoStore {
   /** Replaces the list, or (merge) updates the given fields of existing ids and appends new ids. */
   write(todos: Record<string, unknown>[], merge = false): TodoItem[] {
     if (!merge) {
-      this.items = todos.map((t) => ({ id: normalizeId(t.id), content: normalizeContent(t.content), status: normalizeStatus(t.status) }));
+      this.items = todos.map((t) => ({
+        id: normalizeId(t.id),
+        content: normalizeContent(t.content),
+        status: normalizeStatus(t.status),
+      }));
       return this.read();
     }
     for (const t of todos) {
@@ -73,7 +77,12 @@ export class TodoStore {
   /** The list as the loop re-injects it after context compression; empty string when there is none. */
   formatForInjection(): string {
     if (this.items.length === 0) return "";
-    const marker: Record<TodoStatus, string> = { completed: "[x]", in_progress: "[>]", pending: "[ ]", cancelled: "[~]" };
+    const marker: Record<TodoStatus, string> = {
+      completed: "[x]",
+      in_progress: "[>]",
+      pending: "[ ]",
+      cancelled: "[~]",
+    };
     const lines = this.items.map((t) => `- ${marker[t.status]} ${t.id}. ${t.content}`);
     return `[Your task list was preserved across context compression]\n${lines.join("\n")}`;
   }
@@ -92,7 +101,10 @@ export const todoArgs = z.object({
     .meta({ items: toolParameters(todoItem) })
     .optional()
     .describe("The task items to write."),
-  merge: withDefault(booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."), false),
+  merge: withDefault(
+    booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."),
+    false,
+  ),
 });
 
 /** Runs one `todo` call against the store. */

@@ -84,11 +84,13 @@ export function toolParameters(args: z.ZodType): Record<string, unknown> {
     io: "input",
     unrepresentable: "any",
     override: (ctx) => {
-      const shape = (ctx.zodSchema as unknown as { _zod: { def: { shape?: Record<string, z.ZodType> } } })._zod.def.shape;
+      const shape = (ctx.zodSchema as unknown as { _zod: { def: { shape?: Record<string, z.ZodType> } } })._zod.def
+        .shape;
       if (!shape) return;
       const js = ctx.jsonSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
       for (const [key, field] of Object.entries(shape)) {
-        if (documentedDefaults.has(field) && js.properties?.[key]) js.properties[key]!.default = documentedDefaults.get(field);
+        if (documentedDefaults.has(field) && js.properties?.[key])
+          js.properties[key]!.default = documentedDefaults.get(field);
         if (advertisedRequired.has(field)) {
           const required = new Set([...(js.required ?? []), key]);
           js.required = Object.keys(shape).filter((k) => required.has(k));
@@ -110,10 +112,14 @@ function orderKeys(node: unknown): unknown {
   if (!node || typeof node !== "object") return node;
   // Nested object schemas (array items with properties) come after the description.
   const nested = (v: unknown) => !!v && typeof v === "object" && "properties" in v;
-  const rank = (k: string, v: unknown) => (k === "type" ? 0 : k === "description" ? 2 : k === "items" && nested(v) ? 3 : 1);
+  const rank = (k: string, v: unknown) =>
+    k === "type" ? 0 : k === "description" ? 2 : k === "items" && nested(v) ? 3 : 1;
   const entries = Object.entries(node as Record<string, unknown>)
     // zod's int() bounds itself to safe integers; that says nothing to a model.
-    .filter(([k, v]) => !((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER)))
+    .filter(
+      ([k, v]) =>
+        !((k === "maximum" && v === Number.MAX_SAFE_INTEGER) || (k === "minimum" && v === Number.MIN_SAFE_INTEGER)),
+    )
     .map(([k, v]) => [k, k === "properties" ? orderProperties(v) : orderKeys(v)] as const)
     .sort((a, b) => rank(a[0], a[1]) - rank(b[0], b[1]));
   return Object.fromEntries(entries);

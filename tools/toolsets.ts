@@ -76,11 +76,11 @@ const BUILTIN_TOOLSETS: Record<string, ToolsetDef> = {
   // Scenario sets.
   debugging: ts("Debugging: terminal and processes, with web and file tools", ["terminal", "process"], ["web", "file"]),
   coding: ts("Coding: terminal, file tools and a task list", [], ["terminal", "file", "todo"]),
-  safe: ts("Everything except the terminal: web, vision, image generation, mixture of agents", ["mixture_of_agents"], [
-    "web",
-    "vision",
-    "image_gen",
-  ]),
+  safe: ts(
+    "Everything except the terminal: web, vision, image generation, mixture of agents",
+    ["mixture_of_agents"],
+    ["web", "vision", "image_gen"],
+  ),
   // Presets.
   "hermes-cli": ts("The core tools of this build", HERMES_CORE_TOOLS),
 };
@@ -219,7 +219,8 @@ export function registerToolset(
   opts: { override?: boolean } = {},
 ): void {
   const nameCheck = toolsetNameSchema.safeParse(name);
-  if (!nameCheck.success) throw new ToolsetError(`Invalid toolset name '${name}': ${nameCheck.error.issues[0]?.message}`);
+  if (!nameCheck.success)
+    throw new ToolsetError(`Invalid toolset name '${name}': ${nameCheck.error.issues[0]?.message}`);
   const parsed = toolsetDefSchema.safeParse(def);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -229,7 +230,11 @@ export function registerToolset(
     throw new ToolsetError(`Toolset '${name}' already exists (pass override to replace it)`);
   }
   const previous = TOOLSETS[name];
-  TOOLSETS[name] = { description: parsed.data.description, tools: [...parsed.data.tools], includes: [...parsed.data.includes] };
+  TOOLSETS[name] = {
+    description: parsed.data.description,
+    tools: [...parsed.data.tools],
+    includes: [...parsed.data.includes],
+  };
   invalidate();
   try {
     resolveInner(name, []);

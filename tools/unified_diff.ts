@@ -115,9 +115,17 @@ export class SequenceMatcher<T extends string> {
     let codes = this.opcodes();
     if (codes.length === 0) codes = [["equal", 0, 1, 0, 1]];
     const first = codes[0]!;
-    if (first[0] === "equal") codes[0] = ["equal", Math.max(first[1], first[2] - n), first[2], Math.max(first[3], first[4] - n), first[4]];
+    if (first[0] === "equal")
+      codes[0] = ["equal", Math.max(first[1], first[2] - n), first[2], Math.max(first[3], first[4] - n), first[4]];
     const last = codes[codes.length - 1]!;
-    if (last[0] === "equal") codes[codes.length - 1] = ["equal", last[1], Math.min(last[2], last[1] + n), last[3], Math.min(last[4], last[3] + n)];
+    if (last[0] === "equal")
+      codes[codes.length - 1] = [
+        "equal",
+        last[1],
+        Math.min(last[2], last[1] + n),
+        last[3],
+        Math.min(last[4], last[3] + n),
+      ];
     const groups: Opcode[][] = [];
     let group: Opcode[] = [];
     for (const code of codes) {

@@ -61,7 +61,10 @@ export function parseV4APatch(text: string): V4AOperation[] {
       continue;
     }
     const header = FILE_HEADER.exec(line.trimEnd());
-    if (!header) throw new V4AError(`line ${i + 1}: expected '*** Add File:', '*** Update File:' or '*** Delete File:', got '${line.slice(0, 80)}'`);
+    if (!header)
+      throw new V4AError(
+        `line ${i + 1}: expected '*** Add File:', '*** Update File:' or '*** Delete File:', got '${line.slice(0, 80)}'`,
+      );
     const [, kind, rawPath] = header;
     const path = rawPath!.trim();
     i++;
@@ -73,7 +76,8 @@ export function parseV4APatch(text: string): V4AOperation[] {
       const body: string[] = [];
       while (i < lines.length && !lines[i]!.startsWith("*** ")) {
         const l = lines[i]!;
-        if (!l.startsWith("+") && l !== "") throw new V4AError(`line ${i + 1}: every line of an added file starts with '+'`);
+        if (!l.startsWith("+") && l !== "")
+          throw new V4AError(`line ${i + 1}: every line of an added file starts with '+'`);
         body.push(l.slice(1));
         i++;
       }
@@ -98,7 +102,14 @@ export function parseV4APatch(text: string): V4AOperation[] {
       }
       if (l.startsWith("*** ")) break;
       if (l.startsWith("@@")) {
-        hunk = { anchor: l.replace(/^@@\s?/, "").replace(/\s?@@\s*$/, "").trim(), oldLines: [], newLines: [] };
+        hunk = {
+          anchor: l
+            .replace(/^@@\s?/, "")
+            .replace(/\s?@@\s*$/, "")
+            .trim(),
+          oldLines: [],
+          newLines: [],
+        };
         hunks.push(hunk);
         i++;
         continue;
@@ -130,7 +141,11 @@ export function parseV4APatch(text: string): V4AOperation[] {
 }
 
 type Compare = (a: string, b: string) => boolean;
-const COMPARISONS: Compare[] = [(a, b) => a === b, (a, b) => a.trimEnd() === b.trimEnd(), (a, b) => a.trim() === b.trim()];
+const COMPARISONS: Compare[] = [
+  (a, b) => a === b,
+  (a, b) => a.trimEnd() === b.trimEnd(),
+  (a, b) => a.trim() === b.trim(),
+];
 
 function findBlock(lines: string[], block: string[], from: number, same: Compare): number {
   for (let at = from; at + block.length <= lines.length; at++) {
@@ -171,8 +186,11 @@ export function applyV4AHunks(path: string, text: string, hunks: readonly V4AHun
   for (const hunk of hunks) {
     let from = cursor;
     if (hunk.anchor) {
-      const anchorAt = COMPARISONS.map((same) => findBlock(lines, [hunk.anchor], cursor, same)).find((at) => at >= 0) ?? -1;
-      if (anchorAt >= 0) from = anchorAt + (hunk.oldLines[0] !== undefined && COMPARISONS[2]!(lines[anchorAt]!, hunk.oldLines[0]) ? 0 : 1);
+      const anchorAt =
+        COMPARISONS.map((same) => findBlock(lines, [hunk.anchor], cursor, same)).find((at) => at >= 0) ?? -1;
+      if (anchorAt >= 0)
+        from =
+          anchorAt + (hunk.oldLines[0] !== undefined && COMPARISONS[2]!(lines[anchorAt]!, hunk.oldLines[0]) ? 0 : 1);
       else if (hunk.oldLines.length === 0) throw new V4AError(`${path}: '@@ ${hunk.anchor}' not found`);
     }
     let at: number;
@@ -180,7 +198,8 @@ export function applyV4AHunks(path: string, text: string, hunks: readonly V4AHun
     else {
       at = -1;
       for (const same of COMPARISONS) if ((at = findBlock(lines, hunk.oldLines, from, same)) >= 0) break;
-      if (at < 0 && from !== cursor) for (const same of COMPARISONS) if ((at = findBlock(lines, hunk.oldLines, cursor, same)) >= 0) break;
+      if (at < 0 && from !== cursor)
+        for (const same of COMPARISONS) if ((at = findBlock(lines, hunk.oldLines, cursor, same)) >= 0) break;
       if (at < 0) {
         cursor = applyFuzzily(path, lines, hunk);
         continue;

@@ -151,7 +151,8 @@ registry.register({
   isAsync: true,
   schema: {
     name: "web_search",
-    description: "Search the web. Returns up to `limit` results (default 5), each with title, url and description. Use web_extract to read a page.",
+    description:
+      "Search the web. Returns up to `limit` results (default 5), each with title, url and description. Use web_extract to read a page.",
   },
   args: searchArgs,
   handler: handleWebSearch,

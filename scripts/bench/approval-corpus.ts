@@ -24,10 +24,18 @@ if (!Number.isInteger(repeat) || repeat < 1) {
   process.stderr.write("--repeat needs a whole number of runs (1 or more)\n");
   process.exit(2);
 }
-const filters = process.argv.slice(2).filter((a, i, all) => a !== "--quiet" && a !== "--next" && a !== "--repeat" && all[i - 1] !== "--repeat");
-type Detect = (command: string, opts?: { cwd: string; defaultCwd: string }) => { dangerous: boolean; patternKey?: string };
-const detectDangerousCommand: Detect = process.argv.includes("--next") ? (await import("../../tools/approval/next/analyse.js")).judgeCommand : current;
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const filters = process.argv
+  .slice(2)
+  .filter((a, i, all) => a !== "--quiet" && a !== "--next" && a !== "--repeat" && all[i - 1] !== "--repeat");
+type Detect = (
+  command: string,
+  opts?: { cwd: string; defaultCwd: string },
+) => { dangerous: boolean; patternKey?: string };
+const detectDangerousCommand: Detect = process.argv.includes("--next")
+  ? (await import("../../tools/approval/next/analyse.js")).judgeCommand
+  : current;
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 const timing = (times: number[]) => {
   const sorted = [...times].sort((a, b) => a - b);
   return `p50 ${quantile(sorted, 0.5).toFixed(3)} ms, p99 ${quantile(sorted, 0.99).toFixed(3)} ms`;
@@ -72,7 +80,9 @@ for (const file of files) {
     if (d.dangerous !== wantDangerous) wrong.push(d.dangerous ? `${d.patternKey}\t${line}` : line);
   }
   const pct = ((100 * flagged) / Math.max(1, lines.length)).toFixed(1);
-  process.stdout.write(`${file}${workdir ? ` (workdir ${workdir})` : ""}: ${flagged}/${lines.length} flagged (${pct} %)${wrong.length ? `, ${wrong.length} ${wantDangerous ? "missed" : "flagged wrongly"}` : ""}; ${timing(times)}\n`);
+  process.stdout.write(
+    `${file}${workdir ? ` (workdir ${workdir})` : ""}: ${flagged}/${lines.length} flagged (${pct} %)${wrong.length ? `, ${wrong.length} ${wantDangerous ? "missed" : "flagged wrongly"}` : ""}; ${timing(times)}\n`,
+  );
   allTimes.push(...times);
   if (!quiet) for (const w of wrong) process.stdout.write(`    ${w}\n`);
   if (wrong.length) failed = true;

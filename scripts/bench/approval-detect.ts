@@ -17,4 +17,6 @@ for (let i = 0; i < n; i++) {
 }
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1);
-process.stdout.write(`detectDangerousCommand on ${long.length} chars, ${n} runs: median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms\n`);
+process.stdout.write(
+  `detectDangerousCommand on ${long.length} chars, ${n} runs: median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms\n`,
+);

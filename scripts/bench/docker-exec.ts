@@ -20,7 +20,13 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { parseArgs } from "node:util";
-import { createDockerEnvironment, drainWarmPool, preflightDocker, warmPoolStats, type DockerEnvironment } from "../../tools/environments/docker.js";
+import {
+  createDockerEnvironment,
+  drainWarmPool,
+  preflightDocker,
+  warmPoolStats,
+  type DockerEnvironment,
+} from "../../tools/environments/docker.js";
 
 const { values: args } = parseArgs({
   options: {
@@ -63,8 +69,11 @@ async function harnessSamples(env: DockerEnvironment, count: number): Promise<nu
 
 /** Wall time per `/bin/true` in a bash loop inside the container, by the container's own clock. */
 async function floorSample(env: DockerEnvironment, count: number): Promise<number> {
-  const r = await env.exec(`[ -n "$EPOCHREALTIME" ] || exit 9; s=$EPOCHREALTIME; for ((i = 0; i < ${count}; i++)); do /bin/true; done; echo "$s $EPOCHREALTIME"`);
-  if (r.exitCode === 9) throw new Error(`the floor needs bash in the image (${image} has none): pass --image with bash`);
+  const r = await env.exec(
+    `[ -n "$EPOCHREALTIME" ] || exit 9; s=$EPOCHREALTIME; for ((i = 0; i < ${count}; i++)); do /bin/true; done; echo "$s $EPOCHREALTIME"`,
+  );
+  if (r.exitCode === 9)
+    throw new Error(`the floor needs bash in the image (${image} has none): pass --image with bash`);
   const m = /^(\d+)[.,](\d+) (\d+)[.,](\d+)\n$/.exec(r.stdout);
   if (!m) throw new Error(`unexpected floor output ${JSON.stringify(r)}`);
   const seconds = (whole: string, frac: string) => Number(whole) + Number(`0.${frac}`);
@@ -102,7 +111,10 @@ async function roundTrip(): Promise<{ harness: number; floor: number; cli: numbe
 }
 
 async function perCommand(persistentShell: boolean): Promise<{ median: number; p90: number }> {
-  const env = (await createDockerEnvironment(spec(`per-command-${persistentShell}`), { image, persistentShell })) as DockerEnvironment;
+  const env = (await createDockerEnvironment(spec(`per-command-${persistentShell}`), {
+    image,
+    persistentShell,
+  })) as DockerEnvironment;
   try {
     for (let i = 0; i < 3; i++) await env.exec("true");
     const times: number[] = [];
@@ -142,30 +154,48 @@ async function starts(count: number): Promise<{ cold: number[]; warm: number[] }
 
 try {
   const { loadavg, cpus } = await import("node:os");
-  console.log(`docker backend, image ${image}; ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `docker backend, image ${image}; ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
 
   const rt = await roundTrip();
   const floorRatio = rt.harness / rt.floor;
   const cliShare = rt.harness / rt.cli;
   const verdict = (ok: boolean) => (ok ? "MET" : "MISSED");
-  console.log(`\n1. round trip of 'echo x' (${rounds} interleaved rounds: ${n} harness commands, a ${n}-iteration floor loop, ${cliPerRound} CLI calls each)`);
+  console.log(
+    `\n1. round trip of 'echo x' (${rounds} interleaved rounds: ${n} harness commands, a ${n}-iteration floor loop, ${cliPerRound} CLI calls each)`,
+  );
   console.log(`   harness (persistent shell), median:        ${ms(rt.harness)}`);
-  console.log(`   floor (in-container fork+exec of /bin/true): ${ms(rt.floor)}  (rounds: ${rt.floors.map((f) => f.toFixed(2)).join(", ")})`);
+  console.log(
+    `   floor (in-container fork+exec of /bin/true): ${ms(rt.floor)}  (rounds: ${rt.floors.map((f) => f.toFixed(2)).join(", ")})`,
+  );
   console.log(`   docker exec CLI, median:                    ${ms(rt.cli)}`);
-  console.log(`   harness / floor: ${floorRatio.toFixed(2)}x (target <= ${TARGET_FLOOR_RATIO}) ${verdict(floorRatio <= TARGET_FLOOR_RATIO)}`);
-  console.log(`   harness / CLI:   ${(cliShare * 100).toFixed(1)} % (target <= ${TARGET_CLI_SHARE * 100} %) ${verdict(cliShare <= TARGET_CLI_SHARE)}`);
+  console.log(
+    `   harness / floor: ${floorRatio.toFixed(2)}x (target <= ${TARGET_FLOOR_RATIO}) ${verdict(floorRatio <= TARGET_FLOOR_RATIO)}`,
+  );
+  console.log(
+    `   harness / CLI:   ${(cliShare * 100).toFixed(1)} % (target <= ${TARGET_CLI_SHARE * 100} %) ${verdict(cliShare <= TARGET_CLI_SHARE)}`,
+  );
 
   const plain = await perCommand(false);
   const shell = await perCommand(true);
   console.log(`\n2. 'echo $((1+1))', 40 commands each (median / p90)`);
   console.log(`   one exec per command: ${ms(plain.median)} / ${ms(plain.p90)}`);
-  console.log(`   persistent shell:     ${ms(shell.median)} / ${ms(shell.p90)}  (${(plain.median / shell.median).toFixed(1)}x faster)`);
+  console.log(
+    `   persistent shell:     ${ms(shell.median)} / ${ms(shell.p90)}  (${(plain.median / shell.median).toFixed(1)}x faster)`,
+  );
 
   const s = await starts(startRounds);
   console.log(`\n3. environment start, ${startRounds} each (p50 / p90)`);
   console.log(`   cold (image check, create, start): ${ms(median(s.cold))} / ${ms(quantile(s.cold, 0.9))}`);
   console.log(`   from a filled warm pool (--prewarm): ${ms(median(s.warm))} / ${ms(quantile(s.warm, 0.9))}`);
-  console.log(`\nload average after: ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `\nload average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   process.exitCode = floorRatio <= TARGET_FLOOR_RATIO && cliShare <= TARGET_CLI_SHARE ? 0 : 1;
 } catch (err) {
   console.error(`benchmark failed: ${err instanceof Error ? err.message : String(err)}`);

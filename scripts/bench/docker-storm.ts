@@ -26,12 +26,27 @@ const { values: args } = parseArgs({
 const tasks = Number(args.tasks);
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const CLI = join(ROOT, "dist", "src", "cli.js");
-const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
 
 async function startModelServer(): Promise<{ url: string; stop: () => void }> {
-  const child = spawn(process.execPath, [join(ROOT, "scripts", "bench", "model-server.mjs"), "--latency-ms", args["latency-ms"]!, "--turns", "1", "--timeout-s", "3600"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      join(ROOT, "scripts", "bench", "model-server.mjs"),
+      "--latency-ms",
+      args["latency-ms"]!,
+      "--turns",
+      "1",
+      "--timeout-s",
+      "3600",
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const line = await new Promise<string>((res, rej) => {
     createInterface({ input: child.stdout! }).once("line", res);
     child.once("exit", (code) => rej(new Error(`model server exited (${code})`)));
@@ -41,7 +56,12 @@ async function startModelServer(): Promise<{ url: string; stop: () => void }> {
 }
 
 function readJsonl(path: string): { task_id: string; outcome: string; error?: string }[] {
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 const dir = mkdtempSync(join(tmpdir(), "hb-bench-storm-"));
@@ -51,15 +71,50 @@ try {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: npm run build first`);
   server = await startModelServer();
   const dataset = join(dir, "d.jsonl");
-  writeFileSync(dataset, Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `s${i}`, prompt: `storm task ${i}` })).join("\n") + "\n");
-  console.log(`start storm: ${tasks} docker tasks at --concurrency ${tasks}, image ${args.image}, ${args.workers} workers; ${cpus().length} cores, load average ${load()}`);
+  writeFileSync(
+    dataset,
+    Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `s${i}`, prompt: `storm task ${i}` })).join("\n") +
+      "\n",
+  );
+  console.log(
+    `start storm: ${tasks} docker tasks at --concurrency ${tasks}, image ${args.image}, ${args.workers} workers; ${cpus().length} cores, load average ${load()}`,
+  );
 
   const started = performance.now();
   const cli = spawn(
     process.execPath,
-    [CLI, "run", dataset, "--model", "bench", "--base-url", server.url, "--api-key", "bench", "--env", "docker", "--image", args.image!,
-      "--toolsets", "terminal", "--concurrency", String(tasks), "--max-connections", String(tasks), "--workers", args.workers!,
-      "--run-name", runName, "--output-dir", join(dir, "runs"), "--approval", "allow", "--progress", "none", "--no-preflight"],
+    [
+      CLI,
+      "run",
+      dataset,
+      "--model",
+      "bench",
+      "--base-url",
+      server.url,
+      "--api-key",
+      "bench",
+      "--env",
+      "docker",
+      "--image",
+      args.image!,
+      "--toolsets",
+      "terminal",
+      "--concurrency",
+      String(tasks),
+      "--max-connections",
+      String(tasks),
+      "--workers",
+      args.workers!,
+      "--run-name",
+      runName,
+      "--output-dir",
+      join(dir, "runs"),
+      "--approval",
+      "allow",
+      "--progress",
+      "none",
+      "--no-preflight",
+    ],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
   );
   let output = "";
@@ -72,7 +127,9 @@ try {
   let running = true;
   const sampler = (async () => {
     while (running) {
-      const live = (await listLabelledContainers({ run: runName }).catch(() => [])).filter((c) => c.role !== "probe" && c.state === "running").length;
+      const live = (await listLabelledContainers({ run: runName }).catch(() => [])).filter(
+        (c) => c.role !== "probe" && c.state === "running",
+      ).length;
       peak = Math.max(peak, live);
       if (live >= tasks && allUpAt === undefined) allUpAt = performance.now() - started;
       await new Promise((r) => setTimeout(r, 250));
@@ -94,13 +151,16 @@ try {
   console.log(`  CLI exit ${code}, wall ${wallS.toFixed(1)} s (${(tasks / wallS).toFixed(1)} tasks/s end to end)`);
   console.log(`  completed ${done.filter((e) => e.outcome === "completed").length}, failed ${failed.length}`);
   for (const f of failed.slice(0, 5)) console.log(`    ${f.task_id}: ${f.outcome}: ${f.error ?? ""}`);
-  console.log(`  peak running containers ${peak}${allUpAt !== undefined ? `, all ${tasks} up after ${(allUpAt / 1000).toFixed(1)} s` : ""}`);
+  console.log(
+    `  peak running containers ${peak}${allUpAt !== undefined ? `, all ${tasks} up after ${(allUpAt / 1000).toFixed(1)} s` : ""}`,
+  );
   console.log(`  engine retries ${retries.length}${retries.length ? `, widest start spacing ${widest} ms` : ""}`);
   for (const l of retries.slice(0, 3)) console.log(`    ${l}`);
   console.log(`  containers left after the run: ${left.length}`);
   console.log(`  load average after: ${load()}`);
   if (code !== 0 && code !== 1) console.log(output.split("\n").slice(-15).join("\n"));
-  if (done.length + failed.length !== tasks) throw new Error(`expected ${tasks} results, got ${done.length + failed.length}`);
+  if (done.length + failed.length !== tasks)
+    throw new Error(`expected ${tasks} results, got ${done.length + failed.length}`);
   process.exitCode = failed.length === 0 && left.length === 0 ? 0 : 1;
 } catch (err) {
   console.error(`benchmark failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -18,7 +18,21 @@ const spinners = Array.from({ length: busy }, () => spawn(process.execPath, ["-e
 
 const one = () =>
   new Promise((resolve) => {
-    const cli = spawn(process.execPath, [join(ROOT, "dist/src/cli.js"), "run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"], { stdio: ["ignore", "ignore", "pipe"] });
+    const cli = spawn(
+      process.execPath,
+      [
+        join(ROOT, "dist/src/cli.js"),
+        "run",
+        dataset,
+        "--model",
+        "scripted",
+        "--output-dir",
+        join(dir, "runs"),
+        "--progress",
+        "none",
+      ],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
     let err = "";
     cli.stderr.on("data", (d) => (err += d));
     cli.on("exit", (code, signal) => resolve({ code, signal, err }));
@@ -37,5 +51,8 @@ await Promise.all(
 for (const s of spinners) s.kill();
 rmSync(dir, { recursive: true, force: true });
 console.log(`${n} runs, ${parallel} at a time beside ${busy} busy loop(s): ${bad.length} did not exit with 2`);
-for (const r of bad.slice(0, 3)) console.log(`  exit ${r.code} signal ${r.signal}: ${r.err.split("\n").find((l) => /Assertion|Error/.test(l)) ?? r.err.slice(-200)}`);
+for (const r of bad.slice(0, 3))
+  console.log(
+    `  exit ${r.code} signal ${r.signal}: ${r.err.split("\n").find((l) => /Assertion|Error/.test(l)) ?? r.err.slice(-200)}`,
+  );
 process.exitCode = bad.length ? 1 : 0;

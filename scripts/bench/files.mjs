@@ -55,14 +55,24 @@ try {
   const rows = [
     ["resume (run --resume --dry-run)", `${resumeS.toFixed(2)} s`, "≤ 2 s", resumeS / 2, resumeS <= 2],
     ["  same command, no results (start-up + dataset)", `${freshS.toFixed(2)} s`, "", null, true],
-    ["writer (append + batched fsync)", `${Math.round(linesPerS)} lines/s`, "≥ 10,000 lines/s", 10_000 / linesPerS, linesPerS >= 10_000],
+    [
+      "writer (append + batched fsync)",
+      `${Math.round(linesPerS)} lines/s`,
+      "≥ 10,000 lines/s",
+      10_000 / linesPerS,
+      linesPerS >= 10_000,
+    ],
     ["compare A B", `${compareS.toFixed(2)} s`, "≤ 10 s", compareS / 10, compareS <= 10],
     ["report -o FILE", `${reportS.toFixed(2)} s`, "≤ 10 s", reportS / 10, reportS <= 10],
   ];
-  process.stdout.write(`\n${N} tasks, trajectories.jsonl ${mb(size)} MB, ${cpus().length} cores, node ${process.version}\n`);
+  process.stdout.write(
+    `\n${N} tasks, trajectories.jsonl ${mb(size)} MB, ${cpus().length} cores, node ${process.version}\n`,
+  );
   process.stdout.write(`${"measure".padEnd(48)} ${"value".padStart(16)}  ${"target".padEnd(18)} cost/target\n`);
   for (const [name, value, target, ratio, ok] of rows) {
-    process.stdout.write(`${name.padEnd(48)} ${value.padStart(16)}  ${target.padEnd(18)} ${ratio === null ? "" : `${ratio.toFixed(2)} ${ok ? "met" : "MISSED"}`}\n`);
+    process.stdout.write(
+      `${name.padEnd(48)} ${value.padStart(16)}  ${target.padEnd(18)} ${ratio === null ? "" : `${ratio.toFixed(2)} ${ok ? "met" : "MISSED"}`}\n`,
+    );
   }
   process.exitCode = rows.every((r) => r[4]) ? 0 : 1;
 } finally {

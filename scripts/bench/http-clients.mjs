@@ -18,14 +18,31 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { requests: { type: "string", default: "6000" } } });
 const N = Number(values.requests);
 const INFLIGHT = 128;
-const { createHttp1Client } = await import(pathToFileURL(join(HERE, "..", "..", "dist", "src", "models", "http1_client.js")).href);
+const { createHttp1Client } = await import(
+  pathToFileURL(join(HERE, "..", "..", "dist", "src", "models", "http1_client.js")).href
+);
 
-const server = spawn(process.execPath, [join(HERE, "model-server.mjs"), "--latency-ms", "20", "--turns", "0", "--timeout-s", "300"], { stdio: ["ignore", "pipe", "inherit"] });
+const server = spawn(
+  process.execPath,
+  [join(HERE, "model-server.mjs"), "--latency-ms", "20", "--turns", "0", "--timeout-s", "300"],
+  { stdio: ["ignore", "pipe", "inherit"] },
+);
 const [line] = await once(createInterface({ input: server.stdout }), "line");
 const { port } = JSON.parse(line);
 const url = new URL(`http://127.0.0.1:${port}/v1/chat/completions`);
-const body = JSON.stringify({ model: "m", messages: [{ role: "system", content: "x".repeat(800) }, { role: "user", content: "hello there ".repeat(40) }] });
-const headers = { accept: "application/json", authorization: "Bearer k", "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) };
+const body = JSON.stringify({
+  model: "m",
+  messages: [
+    { role: "system", content: "x".repeat(800) },
+    { role: "user", content: "hello there ".repeat(40) },
+  ],
+});
+const headers = {
+  accept: "application/json",
+  authorization: "Bearer k",
+  "content-type": "application/json",
+  "content-length": String(Buffer.byteLength(body)),
+};
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: INFLIGHT });
 const viaNodeHttp = () =>
@@ -39,16 +56,23 @@ const viaNodeHttp = () =>
     req.end(body);
   });
 const light = createHttp1Client({ maxSockets: INFLIGHT });
-const viaHttp1 = async () => JSON.parse((await light.request(url, { method: "POST", headers: { ...headers }, body })).body.toString());
+const viaHttp1 = async () =>
+  JSON.parse((await light.request(url, { method: "POST", headers: { ...headers }, body })).body.toString());
 
 async function measure(name, one) {
   let i = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: INFLIGHT }, async () => { while (i++ < N) await one(); }));
+  await Promise.all(
+    Array.from({ length: INFLIGHT }, async () => {
+      while (i++ < N) await one();
+    }),
+  );
   const cpu = process.cpuUsage(cpu0);
   const ms = (cpu.user + cpu.system) / 1000 / N;
-  process.stdout.write(`${name.padEnd(12)} ${ms.toFixed(3)} ms CPU per request, ${Math.round((N / (performance.now() - t0)) * 1000)} requests/s\n`);
+  process.stdout.write(
+    `${name.padEnd(12)} ${ms.toFixed(3)} ms CPU per request, ${Math.round((N / (performance.now() - t0)) * 1000)} requests/s\n`,
+  );
   return ms;
 }
 

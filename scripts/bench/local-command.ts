@@ -25,14 +25,19 @@ function selfCpu(): number {
 
 /** CPU per spawn of /bin/true from a bash loop (bash's `times`: its own and its children's). */
 function floor(count: number): number {
-  const r = spawnSync("bash", ["-c", `for ((i = 0; i < ${count}; i++)); do /bin/true; done; times`], { encoding: "utf8" });
+  const r = spawnSync("bash", ["-c", `for ((i = 0; i < ${count}; i++)); do /bin/true; done; times`], {
+    encoding: "utf8",
+  });
   const seconds = [...r.stdout.matchAll(/(\d+)m([\d.]+)s/g)].reduce((a, m) => a + Number(m[1]) * 60 + Number(m[2]), 0);
   return seconds / count;
 }
 
 async function sandboxPerCommand(count: number): Promise<{ cpu: number; wallMs: number }> {
   const root = mkdtempSync(join(tmpdir(), "hb-bench-local-"));
-  const env = await SandboxEnvironment.create({ runName: "bench", taskId: "t", hostTaskDir: join(root, "t") }, { removeTaskDirOnCleanup: true });
+  const env = await SandboxEnvironment.create(
+    { runName: "bench", taskId: "t", hostTaskDir: join(root, "t") },
+    { removeTaskDirOnCleanup: true },
+  );
   try {
     for (let i = 0; i < 10; i++) await env.exec("echo warm");
     const sandboxCpu = () => env.processes().reduce((a, p) => a + procCpuSeconds(p), 0);
@@ -57,5 +62,7 @@ const sandbox = await sandboxPerCommand(n);
 const ratio = sandbox.cpu / floorCpu;
 console.log(`local sandbox, ${n} sequential 'echo x' commands`);
 console.log(`  floor (bash spawning /bin/true): ${(floorCpu * 1000).toFixed(3)} ms CPU per spawn`);
-console.log(`  sandbox command:                 ${(sandbox.cpu * 1000).toFixed(3)} ms CPU per command (harness + sandbox), ${sandbox.wallMs.toFixed(3)} ms wall`);
+console.log(
+  `  sandbox command:                 ${(sandbox.cpu * 1000).toFixed(3)} ms CPU per command (harness + sandbox), ${sandbox.wallMs.toFixed(3)} ms wall`,
+);
 console.log(`  ratio: ${ratio.toFixed(2)}x the floor (target <= 1.5) ${ratio <= 1.5 ? "MET" : "MISSED"}`);

@@ -81,11 +81,19 @@ function completionBody(assistantCount, useTerminal) {
   let message;
   let finish;
   if (assistantCount < turns) {
-    const args = useTerminal ? { command: "echo x" } : { todos: [{ id: String(assistantCount + 1), content: "benchmark step", status: "in_progress" }] };
+    const args = useTerminal
+      ? { command: "echo x" }
+      : { todos: [{ id: String(assistantCount + 1), content: "benchmark step", status: "in_progress" }] };
     message = {
       role: "assistant",
       content: null,
-      tool_calls: [{ id: `call_${id}`, type: "function", function: { name: useTerminal ? "terminal" : "todo", arguments: JSON.stringify(args) } }],
+      tool_calls: [
+        {
+          id: `call_${id}`,
+          type: "function",
+          function: { name: useTerminal ? "terminal" : "todo", arguments: JSON.stringify(args) },
+        },
+      ],
     };
     finish = "tool_calls";
   } else {
@@ -104,7 +112,14 @@ function completionBody(assistantCount, useTerminal) {
 
 function statsBody() {
   const cpu = process.cpuUsage(cpuAtStart);
-  return JSON.stringify({ ...stats, epochStarted: performance.timeOrigin + started, now: performance.now() - started, cpuMs: (cpu.user + cpu.system) / 1000, latencyMs, turns });
+  return JSON.stringify({
+    ...stats,
+    epochStarted: performance.timeOrigin + started,
+    now: performance.now() - started,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    latencyMs,
+    turns,
+  });
 }
 
 let watchedPid = 0;

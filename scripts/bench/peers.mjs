@@ -48,7 +48,14 @@ const num = (k) => {
   }
   return n;
 };
-const [tasks, concurrency, latencyMs, turns, rounds, baselineTasks] = ["tasks", "concurrency", "latency-ms", "turns", "rounds", "baseline-tasks"].map(num);
+const [tasks, concurrency, latencyMs, turns, rounds, baselineTasks] = [
+  "tasks",
+  "concurrency",
+  "latency-ms",
+  "turns",
+  "rounds",
+  "baseline-tasks",
+].map(num);
 const peersDir = values["peers-dir"] ? resolve(values["peers-dir"]) : undefined;
 const CLI = values.cli ? resolve(values.cli) : join(ROOT, "dist", "src", "cli.js");
 
@@ -58,27 +65,82 @@ const contenders = [
     name: "hermes-batch",
     argv: (o) => {
       const dataset = join(o.dir, "d.jsonl");
-      writeFileSync(dataset, Array.from({ length: o.tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `benchmark task ${i}` })).join("\n") + "\n");
-      return ["node", CLI, "run", dataset, "--model", "bench", "--base-url", o.baseUrl, "--api-key", "k", "--toolsets", "todo", "--concurrency", String(o.concurrency), "--progress", "none", "--output-dir", o.dir, "--run-name", "r"];
+      writeFileSync(
+        dataset,
+        Array.from({ length: o.tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `benchmark task ${i}` })).join(
+          "\n",
+        ) + "\n",
+      );
+      return [
+        "node",
+        CLI,
+        "run",
+        dataset,
+        "--model",
+        "bench",
+        "--base-url",
+        o.baseUrl,
+        "--api-key",
+        "k",
+        "--toolsets",
+        "todo",
+        "--concurrency",
+        String(o.concurrency),
+        "--progress",
+        "none",
+        "--output-dir",
+        o.dir,
+        "--run-name",
+        "r",
+      ];
     },
   },
-  { name: "ai-sdk", peer: "ai", argv: (o) => ["node", join(HERE, "peers", "ai-sdk.mjs"), ...common(o), "--peers-dir", peersDir] },
-  { name: "agents-sdk", peer: "@openai/agents", argv: (o) => ["node", join(HERE, "peers", "agents-sdk.mjs"), ...common(o), "--peers-dir", peersDir] },
-].filter((c) => (!c.peer || (peersDir && existsSync(join(peersDir, "node_modules", c.peer)))) && (!values.only || values.only.split(",").includes(c.name)));
+  {
+    name: "ai-sdk",
+    peer: "ai",
+    argv: (o) => ["node", join(HERE, "peers", "ai-sdk.mjs"), ...common(o), "--peers-dir", peersDir],
+  },
+  {
+    name: "agents-sdk",
+    peer: "@openai/agents",
+    argv: (o) => ["node", join(HERE, "peers", "agents-sdk.mjs"), ...common(o), "--peers-dir", peersDir],
+  },
+].filter(
+  (c) =>
+    (!c.peer || (peersDir && existsSync(join(peersDir, "node_modules", c.peer)))) &&
+    (!values.only || values.only.split(",").includes(c.name)),
+);
 
 function common(o) {
-  return ["--base-url", o.baseUrl, "--tasks", String(o.tasks), "--concurrency", String(o.concurrency), "--out", join(o.dir, "out.jsonl")];
+  return [
+    "--base-url",
+    o.baseUrl,
+    "--tasks",
+    String(o.tasks),
+    "--concurrency",
+    String(o.concurrency),
+    "--out",
+    join(o.dir, "out.jsonl"),
+  ];
 }
 
 function startServer() {
   return new Promise((resolveServer, reject) => {
-    const child = spawn(process.execPath, [join(HERE, "model-server.mjs"), "--latency-ms", String(latencyMs), "--turns", String(turns)], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(
+      process.execPath,
+      [join(HERE, "model-server.mjs"), "--latency-ms", String(latencyMs), "--turns", String(turns)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     child.stdout.setEncoding("utf8");
     child.stdout.once("data", (line) => {
       const port = JSON.parse(line).port;
       const base = `http://127.0.0.1:${port}`;
       const call = async (method, path) => (await fetch(`${base}${path}`, { method })).json();
-      resolveServer({ baseUrl: `${base}/v1`, stats: () => call("GET", "/stats"), stop: () => call("POST", "/shutdown").catch(() => child.kill()) });
+      resolveServer({
+        baseUrl: `${base}/v1`,
+        stats: () => call("GET", "/stats"),
+        stop: () => call("POST", "/shutdown").catch(() => child.kill()),
+      });
     });
     child.once("error", reject);
   });
@@ -98,7 +160,11 @@ async function runOnce(contender, taskCount, loops) {
   const dir = mkdtempSync(join(tmpdir(), "hb-peers-"));
   const argv = contender.argv({ baseUrl: server.baseUrl, tasks: taskCount, concurrency: loops, dir });
   const spawnedAt = Date.now();
-  const child = spawn("bash", ["-c", '"$@" & p=$!; echo "pid $p" >&2; wait $p; s=$?; times; exit $s', "bash", ...argv], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    "bash",
+    ["-c", '"$@" & p=$!; echo "pid $p" >&2; wait $p; s=$?; times; exit $s', "bash", ...argv],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
   let out = "";
   let err = "";
   let peakKb = 0;
@@ -115,10 +181,15 @@ async function runOnce(contender, taskCount, loops) {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });
   if (code !== 0) throw new Error(`${contender.name} exited ${code}: ${err.slice(-500)}`);
-  const [user, sys] = out.trim().split("\n").pop().split(" ").map((t) => {
-    const m = /(\d+)m([\d.]+)s/.exec(t);
-    return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
-  });
+  const [user, sys] = out
+    .trim()
+    .split("\n")
+    .pop()
+    .split(" ")
+    .map((t) => {
+      const m = /(\d+)m([\d.]+)s/.exec(t);
+      return Number(m[1]) * 60_000 + Number(m[2]) * 1000;
+    });
   return {
     cpuMs: user + sys,
     peakKb,
@@ -151,6 +222,10 @@ console.log(`| contender | ratio of ideal | CPU per model call | memory per loop
 console.log(`|---|---|---|---|---|`);
 for (const [name, rows] of results) {
   const m = (k) => median(rows.map((r) => r[k]));
-  console.log(`| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s |`);
+  console.log(
+    `| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s |`,
+  );
 }
-console.log(`\n${tasks} tasks, ${concurrency} loops, ${latencyMs} ms latency, ${turns + 1} calls per task, ${rounds} rounds (medians); load ${(await import("node:os")).loadavg()[0].toFixed(2)}`);
+console.log(
+  `\n${tasks} tasks, ${concurrency} loops, ${latencyMs} ms latency, ${turns + 1} calls per task, ${rounds} rounds (medians); load ${(await import("node:os")).loadavg()[0].toFixed(2)}`,
+);

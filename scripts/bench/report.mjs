@@ -34,7 +34,16 @@ const ctx = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.HERMES_BATCH_CHROMIUM ?? "/usr/bin/chromium",
   headless: true,
   viewport: { width: 1400, height: 900 },
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  args: [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
 });
 const runs = [];
 for (let r = 0; r < 3; r++) {
@@ -44,8 +53,19 @@ for (let r = 0; r < 3; r++) {
   await page.waitForSelector("html[data-ready='1'] #viewport .trow.body", { timeout: 120_000 });
   const usable = performance.now() - start;
   const t1 = performance.now();
-  await page.fill("#search", `task-${String(N - 50).padStart(6, "0").slice(0, 5)}`);
-  await page.waitForFunction(() => /^\d+ of /.test(document.querySelector("#count")?.textContent ?? "") && Number(document.querySelector("#count").textContent.split(" ")[0]) <= 10, undefined, { timeout: 60_000 });
+  await page.fill(
+    "#search",
+    `task-${String(N - 50)
+      .padStart(6, "0")
+      .slice(0, 5)}`,
+  );
+  await page.waitForFunction(
+    () =>
+      /^\d+ of /.test(document.querySelector("#count")?.textContent ?? "") &&
+      Number(document.querySelector("#count").textContent.split(" ")[0]) <= 10,
+    undefined,
+    { timeout: 60_000 },
+  );
   const filter = performance.now() - t1 - 120; // minus the search box's debounce
   const t2 = performance.now();
   await page.evaluate((id) => (location.hash = `#task=${id}`), `task-${String(N - 49).padStart(6, "0")}`);
@@ -57,7 +77,11 @@ for (let r = 0; r < 3; r++) {
 await ctx.close();
 rmSync(profile, { recursive: true, force: true });
 rmSync(work, { recursive: true, force: true });
-const med = (k) => runs.map((x) => x[k]).sort((a, b) => a - b)[1].toFixed(0);
+const med = (k) =>
+  runs
+    .map((x) => x[k])
+    .sort((a, b) => a - b)[1]
+    .toFixed(0);
 const mb = (n) => (n / 1048576).toFixed(1);
 process.stdout.write(
   `${N} tasks (trajectories.jsonl ${mb(input)} MB): report written in ${(buildMs / 1000).toFixed(1)} s, ${mb(size)} MB; ` +

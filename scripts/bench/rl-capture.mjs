@@ -55,7 +55,10 @@ const baseURL = `http://127.0.0.1:${String(portLine).trim()}/v1`;
 /** mode: "off" (no capture), "parse" (ids requested and read, no ledger or line), "full" (what a task does). */
 async function oneLoop(model, mode) {
   const ledger = mode === "full" ? new TokenLedger() : undefined;
-  const messages = [{ role: "system", content: "s".repeat(2000) }, { role: "user", content: "task" }];
+  const messages = [
+    { role: "system", content: "s".repeat(2000) },
+    { role: "user", content: "task" },
+  ];
   for (let t = 0; t < TURNS; t++) {
     const r = await model.complete({ messages: messages.slice() });
     ledger?.sent(r);
@@ -64,7 +67,20 @@ async function oneLoop(model, mode) {
     messages.push(msg, { role: "user", content: "go on" });
   }
   const loop = { messages, end: "final_answer" };
-  const line = ledger ? JSON.stringify(buildRlLine({ taskId: "t", epoch: 0, config: { model: "m", dataset: "d.jsonl" }, loop, ledger, outcome: "completed", error: undefined, score: { passed: true, value: 1, scorers: [] } })) : "";
+  const line = ledger
+    ? JSON.stringify(
+        buildRlLine({
+          taskId: "t",
+          epoch: 0,
+          config: { model: "m", dataset: "d.jsonl" },
+          loop,
+          ledger,
+          outcome: "completed",
+          error: undefined,
+          score: { passed: true, value: 1, scorers: [] },
+        }),
+      )
+    : "";
   return { loop, ledger, line };
 }
 
@@ -80,7 +96,12 @@ async function measure(mode) {
   globalThis.gc?.();
   const heapPerLoop = (process.memoryUsage().heapUsed - heap0) / LOOPS;
   const lineBytes = results[0].line.length;
-  return { cpuPerCallUs: (cpu.user + cpu.system) / (LOOPS * TURNS), heapPerLoopKiB: heapPerLoop / 1024, lineKiB: lineBytes / 1024, held: results.length };
+  return {
+    cpuPerCallUs: (cpu.user + cpu.system) / (LOOPS * TURNS),
+    heapPerLoopKiB: heapPerLoop / 1024,
+    lineKiB: lineBytes / 1024,
+    held: results.length,
+  };
 }
 
 const MODES = { off: "without capture       ", parse: "ids read, no rl line  ", full: "--rl-capture (as a task)" };

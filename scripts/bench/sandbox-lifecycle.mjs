@@ -15,11 +15,19 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { sandboxes: { type: "string", default: "64" }, commands: { type: "string", default: "0" }, "at-once": { type: "string", default: "1" } } });
+const { values } = parseArgs({
+  options: {
+    sandboxes: { type: "string", default: "64" },
+    commands: { type: "string", default: "0" },
+    "at-once": { type: "string", default: "1" },
+  },
+});
 const n = Number(values.sandboxes);
 const commands = Number(values.commands);
 const atOnce = Number(values["at-once"]);
-const { SandboxEnvironment } = await import(pathToFileURL(join(HERE, "..", "..", "dist", "tools", "environments", "local_sandbox.js")).href);
+const { SandboxEnvironment } = await import(
+  pathToFileURL(join(HERE, "..", "..", "dist", "tools", "environments", "local_sandbox.js")).href
+);
 
 // This process into a cgroup of its own (v2 cpu.stat, or v1 cpuacct), when it may make one.
 const v2 = existsSync("/sys/fs/cgroup/cgroup.controllers");
@@ -32,7 +40,10 @@ let source = "this process only (no cgroup could be made)";
 try {
   mkdirSync(cg);
   writeFileSync(join(cg, "cgroup.procs"), String(process.pid));
-  usageMs = () => (v2 ? Number(/^usage_usec (\d+)/m.exec(readFileSync(join(cg, "cpu.stat"), "utf8"))[1]) / 1000 : Number(readFileSync(join(cg, "cpuacct.usage"), "utf8")) / 1e6);
+  usageMs = () =>
+    v2
+      ? Number(/^usage_usec (\d+)/m.exec(readFileSync(join(cg, "cpu.stat"), "utf8"))[1]) / 1000
+      : Number(readFileSync(join(cg, "cpuacct.usage"), "utf8")) / 1e6;
   source = "cgroup: this process and every sandbox process";
 } catch {
   // not root, or no cgroup file system
@@ -47,7 +58,13 @@ await Promise.all(
     while (next < n) {
       const k = next++;
       const env = await SandboxEnvironment.create(
-        { runName: "bench", taskId: `t${k}`, hostTaskDir: join(base, `t${k}`), taskTimeoutSec: 60, signal: new AbortController().signal },
+        {
+          runName: "bench",
+          taskId: `t${k}`,
+          hostTaskDir: join(base, `t${k}`),
+          taskTimeoutSec: 60,
+          signal: new AbortController().signal,
+        },
         { removeTaskDirOnCleanup: true },
       );
       for (let c = 0; c < commands; c++) {

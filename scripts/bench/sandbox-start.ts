@@ -24,7 +24,9 @@ const options = { removeTaskDirOnCleanup: true, ...(disk !== undefined ? { disk 
 const n = Number(args[0] ?? 40);
 const m = Number(args[1] ?? 20);
 
-const { SandboxEnvironment } = await import(pathToFileURL(join(tree, "tools", "environments", "local_sandbox.ts")).href);
+const { SandboxEnvironment } = await import(
+  pathToFileURL(join(tree, "tools", "environments", "local_sandbox.ts")).href
+);
 
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -36,12 +38,18 @@ const starts: number[] = [];
 const commands: number[] = [];
 try {
   // One unmeasured sandbox first: the thread's spawn helper, the shell copy and the probe are made once per thread.
-  const warm = await SandboxEnvironment.create({ runName: "bench", taskId: "warm", hostTaskDir: join(root, "warm") }, options);
+  const warm = await SandboxEnvironment.create(
+    { runName: "bench", taskId: "warm", hostTaskDir: join(root, "warm") },
+    options,
+  );
   await warm.exec("echo x");
   await warm.cleanup();
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    const env = await SandboxEnvironment.create({ runName: "bench", taskId: `t${i}`, hostTaskDir: join(root, `t${i}`) }, options);
+    const env = await SandboxEnvironment.create(
+      { runName: "bench", taskId: `t${i}`, hostTaskDir: join(root, `t${i}`) },
+      options,
+    );
     const first = await env.exec("echo x");
     starts.push(performance.now() - t0);
     if (first.stdout !== "x\n") throw new Error(`unexpected output: ${JSON.stringify(first)}`);

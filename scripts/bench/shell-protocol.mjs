@@ -14,10 +14,14 @@ import { parseArgs } from "node:util";
 import { procCpu } from "./proc_cpu.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { shells: { type: "string", default: "1" }, commands: { type: "string", default: "500" } } });
+const { values } = parseArgs({
+  options: { shells: { type: "string", default: "1" }, commands: { type: "string", default: "500" } },
+});
 const shells = Number(values.shells);
 const n = Number(values.commands);
-const { bootScript } = await import(pathToFileURL(join(HERE, "..", "..", "dist", "tools", "environments", "shell_session.js")).href);
+const { bootScript } = await import(
+  pathToFileURL(join(HERE, "..", "..", "dist", "tools", "environments", "shell_session.js")).href
+);
 
 async function protocolShell() {
   const p = spawn("bash", [], { stdio: ["pipe", "pipe", "pipe"] });
@@ -36,10 +40,11 @@ async function protocolShell() {
   });
   p.stderr.resume();
   await new Promise((resolve) => (waiter = { tag: "READY", resolve }));
-  const run = (i) => new Promise((resolve) => {
-    waiter = { tag: `__M__ ${i} E`, resolve };
-    p.stdin.write(`hb_run ${i} '/tmp' 'echo x'\n`);
-  });
+  const run = (i) =>
+    new Promise((resolve) => {
+      waiter = { tag: `__M__ ${i} E`, resolve };
+      p.stdin.write(`hb_run ${i} '/tmp' 'echo x'\n`);
+    });
   for (let i = 0; i < 20; i++) await run(i);
   const c0 = procCpu(p.pid);
   for (let i = 20; i < 20 + n; i++) await run(i);
@@ -51,9 +56,18 @@ async function protocolShell() {
 /** S bash loops at once, each running `body` N times; CPU per iteration from each bash's `times`. */
 function loops(body) {
   const script = `for ((i = 0; i < ${n}; i++)); do ${body}; done; times`;
-  const r = spawnSync("bash", ["-c", Array.from({ length: shells }, () => `bash -c '${script}' &`).join(" ") + " wait; times"], { encoding: "utf8" });
+  const r = spawnSync(
+    "bash",
+    ["-c", Array.from({ length: shells }, () => `bash -c '${script}' &`).join(" ") + " wait; times"],
+    { encoding: "utf8" },
+  );
   const lines = r.stdout.trim().split("\n");
-  const seconds = [...lines.slice(-2).join(" ").matchAll(/(\d+)m([\d.]+)s/g)].reduce((a, m) => a + Number(m[1]) * 60 + Number(m[2]), 0);
+  const seconds = [
+    ...lines
+      .slice(-2)
+      .join(" ")
+      .matchAll(/(\d+)m([\d.]+)s/g),
+  ].reduce((a, m) => a + Number(m[1]) * 60 + Number(m[2]), 0);
   return (seconds * 1000) / (n * shells);
 }
 
@@ -63,6 +77,10 @@ const u1 = process.cpuUsage(u0);
 const nodeMs = (u1.user + u1.system) / 1000;
 const per = (ms) => (ms / (n * shells)).toFixed(3);
 console.log(`${shells} shell(s) at once, ${n} 'echo x' each`);
-console.log(`  protocol (bootScript, hb_run): ${per(nodeMs + bashMs)} ms CPU per command (node ${per(nodeMs)}, bash ${per(bashMs)})`);
-console.log(`  bare fork loop:                ${loops("( echo x >/dev/null ) </dev/null & wait $!").toFixed(3)} ms CPU per command`);
+console.log(
+  `  protocol (bootScript, hb_run): ${per(nodeMs + bashMs)} ms CPU per command (node ${per(nodeMs)}, bash ${per(bashMs)})`,
+);
+console.log(
+  `  bare fork loop:                ${loops("( echo x >/dev/null ) </dev/null & wait $!").toFixed(3)} ms CPU per command`,
+);
 console.log(`  /bin/true spawn loop:          ${loops("/bin/true").toFixed(3)} ms CPU per spawn`);

@@ -54,7 +54,19 @@
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, existsSync, mkdirSync, openSync, readSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  createWriteStream,
+} from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem, release } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -68,7 +80,17 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(HERE, "..", "..");
 
 // Issue 13's targets. The throughput target is 0.95 for 256 loops at 200 ms and 0.90 for 1,024 loops at 1 s.
-const TARGETS = { terminalRatio: 0.6, terminalOfCeiling: 0.85, throughputRatio: 0.95, throughputRatioAbove256Loops: 0.9, cpuMsPerTurn: 0.8, mbPerLoop: 0.5, startupMs: 1000, rssGrowthFraction: 0.1, rssTrendMinTasks: 20_000 };
+const TARGETS = {
+  terminalRatio: 0.6,
+  terminalOfCeiling: 0.85,
+  throughputRatio: 0.95,
+  throughputRatioAbove256Loops: 0.9,
+  cpuMsPerTurn: 0.8,
+  mbPerLoop: 0.5,
+  startupMs: 1000,
+  rssGrowthFraction: 0.1,
+  rssTrendMinTasks: 20_000,
+};
 
 const { values: opt } = parseArgs({
   options: {
@@ -126,7 +148,12 @@ if (!existsSync(cfg.cli)) {
   process.exit(2);
 }
 const callsPerTask = cfg.turns + 1;
-const targetRatio = opt["target-ratio"] !== undefined ? Number(opt["target-ratio"]) : cfg.concurrency > 256 ? TARGETS.throughputRatioAbove256Loops : TARGETS.throughputRatio;
+const targetRatio =
+  opt["target-ratio"] !== undefined
+    ? Number(opt["target-ratio"])
+    : cfg.concurrency > 256
+      ? TARGETS.throughputRatioAbove256Loops
+      : TARGETS.throughputRatio;
 if (!(targetRatio > 0 && targetRatio <= 1)) {
   process.stderr.write(`bench-throughput: --target-ratio must be a number in (0, 1], got ${opt["target-ratio"]}\n`);
   process.exit(2);
@@ -165,7 +192,15 @@ const log = (msg) => process.stderr.write(`${msg}\n`);
 async function startModelServer() {
   const child = spawn(
     process.execPath,
-    [join(HERE, "model-server.mjs"), "--latency-ms", String(cfg.latencyMs), "--turns", String(cfg.turns), "--timeout-s", String(cfg.timeoutS + 120)],
+    [
+      join(HERE, "model-server.mjs"),
+      "--latency-ms",
+      String(cfg.latencyMs),
+      "--turns",
+      String(cfg.turns),
+      "--timeout-s",
+      String(cfg.timeoutS + 120),
+    ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const kill = () => child.exitCode === null && child.kill("SIGTERM");
@@ -185,7 +220,9 @@ async function startModelServer() {
     /** The server reads this process's CPU when the first request arrives (start-up CPU). */
     watch: (pid) => fetch(`${base}/watch?pid=${pid}`, { method: "POST" }).catch(() => undefined),
     stop: async () => {
-      const s = await fetch(`${base}/shutdown`, { method: "POST" }).then((r) => r.json()).catch(() => undefined);
+      const s = await fetch(`${base}/shutdown`, { method: "POST" })
+        .then((r) => r.json())
+        .catch(() => undefined);
       if (child.exitCode === null) await Promise.race([once(child, "exit"), sleep(2000)]);
       kill();
       return s;
@@ -210,7 +247,13 @@ function procStatus(pid) {
 
 function writeDataset(path, n) {
   const lines = [];
-  for (let i = 0; i < n; i++) lines.push(JSON.stringify({ id: `bench-${String(i).padStart(6, "0")}`, prompt: `Benchmark task ${i}: make a plan and finish.` }));
+  for (let i = 0; i < n; i++)
+    lines.push(
+      JSON.stringify({
+        id: `bench-${String(i).padStart(6, "0")}`,
+        prompt: `Benchmark task ${i}: make a plan and finish.`,
+      }),
+    );
   writeFileSync(path, lines.join("\n") + "\n");
 }
 
@@ -256,30 +299,49 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
     cfg.cli,
     "run",
     dataset,
-    "--model", "bench",
-    "--base-url", server.baseURL,
-    "--api-key", "bench-key",
-    "--concurrency", String(concurrency),
-    "--max-connections", String(concurrency),
-    "--workers", String(cfg.workers),
-    "--toolsets", toolsets,
-    "--max-turns", String(callsPerTask),
-    "--approval", "allow",
-    "--progress", "none",
-    "--env", "local",
-    "--output-dir", outDir,
-    "--run-name", runName,
-    "--task-timeout", String(cfg.timeoutS),
+    "--model",
+    "bench",
+    "--base-url",
+    server.baseURL,
+    "--api-key",
+    "bench-key",
+    "--concurrency",
+    String(concurrency),
+    "--max-connections",
+    String(concurrency),
+    "--workers",
+    String(cfg.workers),
+    "--toolsets",
+    toolsets,
+    "--max-turns",
+    String(callsPerTask),
+    "--approval",
+    "allow",
+    "--progress",
+    "none",
+    "--env",
+    "local",
+    "--output-dir",
+    outDir,
+    "--run-name",
+    runName,
+    "--task-timeout",
+    String(cfg.timeoutS),
   ];
   // In a cgroup of its own when this machine allows one: what the CLI's descendants used counts even when the
   // CLI did not wait for them (the sandboxes' helper shell reaps them; a reparented process stays in the cgroup).
   const cgroup = makeCpuCgroup(label);
-  const script = 'if [ -n "$HB_CGROUP" ]; then echo $$ > "$HB_CGROUP/cgroup.procs"; fi; node "$@" 3>&- & pid=$!; echo "$pid" >&3; wait "$pid"; rc=$?; times >&3; exit "$rc"';
+  const script =
+    'if [ -n "$HB_CGROUP" ]; then echo $$ > "$HB_CGROUP/cgroup.procs"; fi; node "$@" 3>&- & pid=$!; echo "$pid" >&3; wait "$pid"; rc=$?; times >&3; exit "$rc"';
   const logPath = join(workDir, `${label}.log`);
   const logStream = createWriteStream(logPath);
   const load1 = loadavg()[0];
   const t0 = now();
-  const sh = spawn("bash", ["-c", script, "bash", ...cliArgs], { stdio: ["ignore", "pipe", "pipe", "pipe"], cwd: ROOT, env: { ...process.env, HB_CGROUP: cgroup?.dir ?? "" } });
+  const sh = spawn("bash", ["-c", script, "bash", ...cliArgs], {
+    stdio: ["ignore", "pipe", "pipe", "pipe"],
+    cwd: ROOT,
+    env: { ...process.env, HB_CGROUP: cgroup?.dir ?? "" },
+  });
   sh.stdout.pipe(logStream, { end: false });
   sh.stderr.pipe(logStream, { end: false });
   let fd3 = "";
@@ -314,7 +376,16 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
     const cpu = procCpu(pid);
     const s = await server.stats().catch(() => undefined);
     if (st && s) {
-      samples.push({ t: now() - t0, rssKb: st.rssKb, hwmKb: st.hwmKb, threads: st.threads, live: s.tasksStarted - s.tasksFinished, finished: s.tasksFinished, inFlight: s.inFlight, cpu });
+      samples.push({
+        t: now() - t0,
+        rssKb: st.rssKb,
+        hwmKb: st.hwmKb,
+        threads: st.threads,
+        live: s.tasksStarted - s.tasksFinished,
+        finished: s.tasksFinished,
+        inFlight: s.inFlight,
+        cpu,
+      });
     }
     await Promise.race([sleep(cfg.sampleMs), exited]);
   }
@@ -333,9 +404,11 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
 
   const problems = [];
   if (code !== 0) problems.push(`CLI exited with ${code ?? signal}`);
-  if (trajectories !== tasks) problems.push(`${trajectories} trajectories for ${tasks} tasks (failed ${failed}, dropped ${dropped})`);
+  if (trajectories !== tasks)
+    problems.push(`${trajectories} trajectories for ${tasks} tasks (failed ${failed}, dropped ${dropped})`);
   if (!srv) problems.push("no statistics from the model server");
-  else if (srv.requests !== tasks * callsPerTask) problems.push(`${srv.requests} model calls, expected ${tasks * callsPerTask}`);
+  else if (srv.requests !== tasks * callsPerTask)
+    problems.push(`${srv.requests} model calls, expected ${tasks * callsPerTask}`);
   if (problems.length) {
     const tail = readFileSync(logPath, "utf8").split("\n").slice(-15).join("\n");
     problems.push(`log tail:\n${tail}`);
@@ -343,7 +416,8 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
 
   const lastCpu = [...samples].reverse().find((x) => x.cpu)?.cpu;
   const full = samples.filter((x) => x.live >= 0.9 * concurrency);
-  const modelWindowMs = srv && srv.firstRequestAt !== null && srv.lastFinalAt !== null ? srv.lastFinalAt - srv.firstRequestAt : NaN;
+  const modelWindowMs =
+    srv && srv.firstRequestAt !== null && srv.lastFinalAt !== null ? srv.lastFinalAt - srv.firstRequestAt : NaN;
   return {
     label,
     toolsets,
@@ -392,15 +466,27 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
  * tool turn at least, so 2 cores allow at most cores / (sandbox + turns × spawn) tasks per second.
  */
 async function processFloor() {
-  const { bwrapArgs, bwrapLauncher, findBwrap } = await tsImport(join(ROOT, "tools", "environments", "bwrap.ts"), import.meta.url);
+  const { bwrapArgs, bwrapLauncher, findBwrap } = await tsImport(
+    join(ROOT, "tools", "environments", "bwrap.ts"),
+    import.meta.url,
+  );
   const bwrap = findBwrap();
   if (!bwrap) return undefined;
-  const sandboxArgs = [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, bwrapLauncher(bwrap)), "/bin/true"];
+  const sandboxArgs = [
+    ...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, bwrapLauncher(bwrap)),
+    "/bin/true",
+  ];
   const measure = async (label, count, body) => {
     const cgroup = makeCpuCgroup(`floor-${label}`);
     const script = `if [ -n "$HB_CGROUP" ]; then echo $$ > "$HB_CGROUP/cgroup.procs"; fi; for ((i = 0; i < ${count}; i++)); do ${body}; done; times`;
-    const r = spawnSync("bash", ["-c", script, "bash", ...sandboxArgs], { encoding: "utf8", env: { ...process.env, HB_CGROUP: cgroup?.dir ?? "" } });
-    const seconds = [...(r.stdout ?? "").matchAll(/(\d+)m([\d.]+)s/g)].reduce((a, m) => a + Number(m[1]) * 60 + Number(m[2]), 0);
+    const r = spawnSync("bash", ["-c", script, "bash", ...sandboxArgs], {
+      encoding: "utf8",
+      env: { ...process.env, HB_CGROUP: cgroup?.dir ?? "" },
+    });
+    const seconds = [...(r.stdout ?? "").matchAll(/(\d+)m([\d.]+)s/g)].reduce(
+      (a, m) => a + Number(m[1]) * 60 + Number(m[2]),
+      0,
+    );
     const ms = cgroup ? await cgroup.finish() : seconds * 1000;
     return ms / count;
   };
@@ -532,30 +618,62 @@ async function compareClients() {
   // A request shaped like the harness's: system prompt, user prompt, one tool schema.
   const body = {
     model: "bench",
-    messages: [{ role: "system", content: "x".repeat(300) }, { role: "user", content: "Benchmark task 1: make a plan and finish." }],
-    tools: [{ type: "function", function: { name: "todo", description: "d".repeat(800), parameters: { type: "object", properties: {} } } }],
+    messages: [
+      { role: "system", content: "x".repeat(300) },
+      { role: "user", content: "Benchmark task 1: make a plan and finish." },
+    ],
+    tools: [
+      {
+        type: "function",
+        function: { name: "todo", description: "d".repeat(800), parameters: { type: "object", properties: {} } },
+      },
+    ],
   };
   const url = `${server.baseURL}/chat/completions`;
   const sdk = new OpenAI({ baseURL: server.baseURL, apiKey: "bench-key", maxRetries: 0, timeout: 600_000 });
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
   const { openaiProvider } = await tsImport(join(ROOT, "src", "models", "openai_compatible.ts"), import.meta.url);
-  const provider = openaiProvider.create({ model: "bench", baseURL: server.baseURL, apiKey: "bench-key", maxSockets: inFlight });
+  const provider = openaiProvider.create({
+    model: "bench",
+    baseURL: server.baseURL,
+    apiKey: "bench-key",
+    maxSockets: inFlight,
+  });
   const clients = {
-    "hermes-batch `openai` provider (SDK over http_fetch.ts)": () => provider.complete({ messages: body.messages, tools: body.tools, signal: new AbortController().signal }),
-    "openai SDK (chat.completions.create)": () => sdk.chat.completions.create(body, { signal: new AbortController().signal }),
+    "hermes-batch `openai` provider (SDK over http_fetch.ts)": () =>
+      provider.complete({ messages: body.messages, tools: body.tools, signal: new AbortController().signal }),
+    "openai SDK (chat.completions.create)": () =>
+      sdk.chat.completions.create(body, { signal: new AbortController().signal }),
     "fetch + JSON": async () => {
-      const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench-key" }, body: JSON.stringify(body), signal: new AbortController().signal });
+      const r = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer bench-key" },
+        body: JSON.stringify(body),
+        signal: new AbortController().signal,
+      });
       return r.json();
     },
     "node:http keep-alive agent + JSON": () =>
       new Promise((resolveReq, reject) => {
         const data = JSON.stringify(body);
-        const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(data), authorization: "Bearer bench-key" } }, (res) => {
-          const chunks = [];
-          res.on("data", (c) => chunks.push(c));
-          res.on("end", () => resolveReq(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-          res.on("error", reject);
-        });
+        const req = http.request(
+          url,
+          {
+            method: "POST",
+            agent,
+            headers: {
+              "content-type": "application/json",
+              "content-length": Buffer.byteLength(data),
+              authorization: "Bearer bench-key",
+            },
+          },
+          (res) => {
+            const chunks = [];
+            res.on("data", (c) => chunks.push(c));
+            res.on("end", () => resolveReq(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+            res.on("error", reject);
+          },
+        );
         req.on("error", reject);
         req.end(data);
       }),
@@ -566,13 +684,22 @@ async function compareClients() {
     const c0 = process.cpuUsage();
     const t0 = now();
     let next = 0;
-    await Promise.all(Array.from({ length: inFlight }, async () => {
-      while (next++ < n) await call();
-    }));
+    await Promise.all(
+      Array.from({ length: inFlight }, async () => {
+        while (next++ < n) await call();
+      }),
+    );
     const c = process.cpuUsage(c0);
-    const r = { client: name, requests: n, cpuMsPerRequest: (c.user + c.system) / 1000 / n, wallS: (now() - t0) / 1000 };
+    const r = {
+      client: name,
+      requests: n,
+      cpuMsPerRequest: (c.user + c.system) / 1000 / n,
+      wallS: (now() - t0) / 1000,
+    };
     results.push(r);
-    process.stdout.write(`${name.padEnd(38)} ${f3(r.cpuMsPerRequest)} ms CPU/request  (${n} requests, ${inFlight} in flight, ${f2(r.wallS)} s)\n`);
+    process.stdout.write(
+      `${name.padEnd(38)} ${f3(r.cpuMsPerRequest)} ms CPU/request  (${n} requests, ${inFlight} in flight, ${f2(r.wallS)} s)\n`,
+    );
   }
   agent.destroy();
   await server.stop();
@@ -619,7 +746,9 @@ function evaluate(main, base) {
       memory: mbPerLoop <= TARGETS.mbPerLoop,
       startup: main.startupMs <= TARGETS.startupMs,
       // Judged only on long runs: a short one has too few steady-state samples to call a slope.
-      ...(main.tasks >= TARGETS.rssTrendMinTasks ? { rssFlat: main.rssTrend.growthFraction <= TARGETS.rssGrowthFraction } : {}),
+      ...(main.tasks >= TARGETS.rssTrendMinTasks
+        ? { rssFlat: main.rssTrend.growthFraction <= TARGETS.rssGrowthFraction }
+        : {}),
     },
   };
 }
@@ -627,32 +756,66 @@ function evaluate(main, base) {
 function printVariant(v) {
   const { main, base, result: r } = v;
   const out = [];
-  out.push(`\n=== toolsets ${v.toolsets}: ${main.tasks} tasks, concurrency ${main.concurrency}, ${cfg.workers} workers, ${callsPerTask} model calls/task, latency ${cfg.latencyMs} ms`);
-  out.push(`  start-up        CLI start → first request at the model server ${f2(main.startupMs / 1000)} s  (target <= ${TARGETS.startupMs / 1000} s)  ${pass(r.pass.startup)}`);
-  out.push(`                  CPU of the CLI (all its threads) until then: ${f2(main.startupCpuMs / 1000)} s, i.e. ${f2(main.startupCpuMs / Math.max(1, main.startupMs))} cores busy`);
-  out.push(`  wall ${f2(main.wallMs / 1000)} s (CLI start → first model call ${f2(main.startupMs / 1000)} s; model window ${f2(main.modelWindowMs / 1000)} s), ${main.modelCalls} model calls, max in flight at the server ${main.serverMaxInFlight}, max live loops ${main.maxLive}`);
-  if (main.loadAvgBefore > 0.5) out.push(`  note: load average was ${f2(main.loadAvgBefore)} before the run: other work shared the ${cpus().length} cores`);
-  out.push(`  throughput      achieved ${f1(r.achievedTasksPerSec)} tasks/s, ideal ${f1(r.idealTasksPerSec)} tasks/s  ratio ${f3(r.throughputRatio)}  ${r.processFloor ? "(a terminal run: judged below)" : `(target >= ${targetRatio})  ${pass(r.pass.throughput)}`}`);
-  out.push(`                  end to end incl. start-up and reports: ${f1(r.endToEndTasksPerSec)} tasks/s, ratio ${f3(r.endToEndRatio)}`);
-  out.push(`                  CPU-bound ceiling on ${cpus().length} cores at the marginal harness CPU + model server CPU per call: ${f1(r.cpuBoundTasksPerSec)} tasks/s, ratio <= ${f3(r.cpuBoundRatioCeiling)}`);
+  out.push(
+    `\n=== toolsets ${v.toolsets}: ${main.tasks} tasks, concurrency ${main.concurrency}, ${cfg.workers} workers, ${callsPerTask} model calls/task, latency ${cfg.latencyMs} ms`,
+  );
+  out.push(
+    `  start-up        CLI start → first request at the model server ${f2(main.startupMs / 1000)} s  (target <= ${TARGETS.startupMs / 1000} s)  ${pass(r.pass.startup)}`,
+  );
+  out.push(
+    `                  CPU of the CLI (all its threads) until then: ${f2(main.startupCpuMs / 1000)} s, i.e. ${f2(main.startupCpuMs / Math.max(1, main.startupMs))} cores busy`,
+  );
+  out.push(
+    `  wall ${f2(main.wallMs / 1000)} s (CLI start → first model call ${f2(main.startupMs / 1000)} s; model window ${f2(main.modelWindowMs / 1000)} s), ${main.modelCalls} model calls, max in flight at the server ${main.serverMaxInFlight}, max live loops ${main.maxLive}`,
+  );
+  if (main.loadAvgBefore > 0.5)
+    out.push(
+      `  note: load average was ${f2(main.loadAvgBefore)} before the run: other work shared the ${cpus().length} cores`,
+    );
+  out.push(
+    `  throughput      achieved ${f1(r.achievedTasksPerSec)} tasks/s, ideal ${f1(r.idealTasksPerSec)} tasks/s  ratio ${f3(r.throughputRatio)}  ${r.processFloor ? "(a terminal run: judged below)" : `(target >= ${targetRatio})  ${pass(r.pass.throughput)}`}`,
+  );
+  out.push(
+    `                  end to end incl. start-up and reports: ${f1(r.endToEndTasksPerSec)} tasks/s, ratio ${f3(r.endToEndRatio)}`,
+  );
+  out.push(
+    `                  CPU-bound ceiling on ${cpus().length} cores at the marginal harness CPU + model server CPU per call: ${f1(r.cpuBoundTasksPerSec)} tasks/s, ratio <= ${f3(r.cpuBoundRatioCeiling)}`,
+  );
   if (r.processFloor) {
     const pf = r.processFloor;
-    out.push(`  terminal        process-creation floor measured now: ${f2(pf.spawnMs)} ms CPU per spawn of /bin/true from bash, ${f2(pf.sandboxMs)} ms per sandbox (bwrap, same arguments, /bin/true)`);
-    out.push(`                  floor per task: 1 sandbox + ${cfg.turns} commands = ${f1(pf.floorMsPerTask)} ms → at most ${f1(pf.ceilingTasksPerSec)} tasks/s on ${cpus().length} cores, ratio <= ${f3(pf.ceilingRatio)}`);
-    out.push(`                  achieved ratio ${f3(r.throughputRatio)} (target >= ${TARGETS.terminalRatio})  ${pass(r.pass.terminalRatio)}; ${f3(pf.ofCeiling)} of the floor's ceiling (target >= ${TARGETS.terminalOfCeiling})  ${pass(r.pass.terminalOfCeiling)}`);
+    out.push(
+      `  terminal        process-creation floor measured now: ${f2(pf.spawnMs)} ms CPU per spawn of /bin/true from bash, ${f2(pf.sandboxMs)} ms per sandbox (bwrap, same arguments, /bin/true)`,
+    );
+    out.push(
+      `                  floor per task: 1 sandbox + ${cfg.turns} commands = ${f1(pf.floorMsPerTask)} ms → at most ${f1(pf.ceilingTasksPerSec)} tasks/s on ${cpus().length} cores, ratio <= ${f3(pf.ceilingRatio)}`,
+    );
+    out.push(
+      `                  achieved ratio ${f3(r.throughputRatio)} (target >= ${TARGETS.terminalRatio})  ${pass(r.pass.terminalRatio)}; ${f3(pf.ofCeiling)} of the floor's ceiling (target >= ${TARGETS.terminalOfCeiling})  ${pass(r.pass.terminalOfCeiling)}`,
+    );
   }
   out.push(
     main.cpuSource === "cgroup"
       ? `  harness CPU     ${f1(main.cpuMs)} ms (the CLI and every process it started, from its cgroup; waited-for part ${f1(main.waitedCpuMs)} ms: user ${f1(main.userMs)}, sys ${f1(main.sysMs)}) = ${f3(r.cpuMsPerTurn)} ms/turn  (target <= ${TARGETS.cpuMsPerTurn})  ${pass(r.pass.cpu)}`
       : `  harness CPU     ${f1(main.cpuMs)} ms (user ${f1(main.userMs)}, sys ${f1(main.sysMs)}) = ${f3(r.cpuMsPerTurn)} ms/turn  (target <= ${TARGETS.cpuMsPerTurn})  ${pass(r.pass.cpu)}`,
   );
-  out.push(`                  marginal over the 1-loop baseline: ${f3(r.marginalCpuMsPerTurn)} ms/turn; of ${f1(main.cpuMs)} ms, node itself ${f1(main.cpuSplitAtLastSample?.selfMs)} ms and reaped children ${f1(main.cpuSplitAtLastSample?.childrenMs)} ms at the last sample`);
-  out.push(`                  model server CPU (separate process, same 2 cores): ${f1(main.serverCpuMs)} ms; ${main.connections} TCP connections; ${Math.round(main.requestBytesPerCall)} request bytes per call`);
-  out.push(`  memory          peak RSS with >= 90% loops live ${f1(main.peakRssFullKb / 1024)} MB (${main.samplesFull} samples), 1-loop baseline peak ${f1(base.peakRssKb / 1024)} MB → ${f3(r.mbPerLoop)} MB/loop  (target <= ${TARGETS.mbPerLoop})  ${pass(r.pass.memory)}`);
+  out.push(
+    `                  marginal over the 1-loop baseline: ${f3(r.marginalCpuMsPerTurn)} ms/turn; of ${f1(main.cpuMs)} ms, node itself ${f1(main.cpuSplitAtLastSample?.selfMs)} ms and reaped children ${f1(main.cpuSplitAtLastSample?.childrenMs)} ms at the last sample`,
+  );
+  out.push(
+    `                  model server CPU (separate process, same 2 cores): ${f1(main.serverCpuMs)} ms; ${main.connections} TCP connections; ${Math.round(main.requestBytesPerCall)} request bytes per call`,
+  );
+  out.push(
+    `  memory          peak RSS with >= 90% loops live ${f1(main.peakRssFullKb / 1024)} MB (${main.samplesFull} samples), 1-loop baseline peak ${f1(base.peakRssKb / 1024)} MB → ${f3(r.mbPerLoop)} MB/loop  (target <= ${TARGETS.mbPerLoop})  ${pass(r.pass.memory)}`,
+  );
   out.push(`                  whole-run VmHWM ${f1(main.hwmKb / 1024)} MB (includes the end-of-run reports)`);
   const trend = main.rssTrend;
-  const judged = r.pass.rssFlat === undefined ? `(judged from ${TARGETS.rssTrendMinTasks} tasks)` : `(flat: target <= ${TARGETS.rssGrowthFraction * 100} %)  ${pass(r.pass.rssFlat)}`;
-  out.push(`  RSS trend       ${f2(trend.mbPer10kTasks)} MB per 10,000 tasks after the first quarter (${trend.samples} samples), ${f1(trend.growthFraction * 100)} % of the half-way RSS over the last 3/4 of the tasks  ${judged}`);
+  const judged =
+    r.pass.rssFlat === undefined
+      ? `(judged from ${TARGETS.rssTrendMinTasks} tasks)`
+      : `(flat: target <= ${TARGETS.rssGrowthFraction * 100} %)  ${pass(r.pass.rssFlat)}`;
+  out.push(
+    `  RSS trend       ${f2(trend.mbPer10kTasks)} MB per 10,000 tasks after the first quarter (${trend.samples} samples), ${f1(trend.growthFraction * 100)} % of the half-way RSS over the last 3/4 of the tasks  ${judged}`,
+  );
   out.push(`                  RSS at 25 / 50 / 75 / 99 % of the tasks: ${trend.quartersMb.join(" / ")} MB`);
   process.stdout.write(out.join("\n") + "\n");
 }
@@ -660,11 +823,22 @@ function printVariant(v) {
 function machine() {
   let commit;
   try {
-    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    }).trim();
   } catch {
     commit = undefined;
   }
-  return { cores: cpus().length, cpu: cpus()[0]?.model, memGb: +(totalmem() / 2 ** 30).toFixed(1), node: process.version, kernel: release(), commit };
+  return {
+    cores: cpus().length,
+    cpu: cpus()[0]?.model,
+    memGb: +(totalmem() / 2 ** 30).toFixed(1),
+    node: process.version,
+    kernel: release(),
+    commit,
+  };
 }
 
 async function main() {
@@ -673,34 +847,74 @@ async function main() {
   if (opt["compare-clients"]) {
     log(`HTTP client CPU per request: ${info.cores} cores, node ${info.node}, load average ${f2(loadavg()[0])}`);
     const clients = await compareClients();
-    const jsonPath = resolve(opt.json ?? join(tmpdir(), `hermes-bench-clients-${startedAt.replace(/[:.]/g, "-")}.json`));
-    writeFileSync(jsonPath, JSON.stringify({ benchmark: "HTTP client CPU per request", startedAt, machine: info, loadAvg: loadavg(), clients }, null, 2) + "\n");
+    const jsonPath = resolve(
+      opt.json ?? join(tmpdir(), `hermes-bench-clients-${startedAt.replace(/[:.]/g, "-")}.json`),
+    );
+    writeFileSync(
+      jsonPath,
+      JSON.stringify(
+        { benchmark: "HTTP client CPU per request", startedAt, machine: info, loadAvg: loadavg(), clients },
+        null,
+        2,
+      ) + "\n",
+    );
     process.stdout.write(`\nresults: ${jsonPath}\n`);
     cleanupAll();
     return 0;
   }
-  const usesTerminal = cfg.toolsets.some((t) => t.split(",").map((x) => x.trim()).includes("terminal"));
-  const usesOther = cfg.toolsets.some((t) => !t.split(",").map((x) => x.trim()).includes("terminal"));
+  const usesTerminal = cfg.toolsets.some((t) =>
+    t
+      .split(",")
+      .map((x) => x.trim())
+      .includes("terminal"),
+  );
+  const usesOther = cfg.toolsets.some(
+    (t) =>
+      !t
+        .split(",")
+        .map((x) => x.trim())
+        .includes("terminal"),
+  );
   const taskCounts = [...(usesOther ? [cfg.tasks] : []), ...(usesTerminal ? [cfg.terminalTasks] : [])];
-  for (const n of taskCounts) if (n % cfg.concurrency !== 0) log(`note: ${n} tasks is not a multiple of --concurrency ${cfg.concurrency}; the last wave is partial and lowers the ratio`);
+  for (const n of taskCounts)
+    if (n % cfg.concurrency !== 0)
+      log(
+        `note: ${n} tasks is not a multiple of --concurrency ${cfg.concurrency}; the last wave is partial and lowers the ratio`,
+      );
   log(`hermes-batch throughput benchmark: ${info.cores} cores, node ${info.node}, work dir ${workDir}`);
   const variants = [];
   let broken = false;
   for (const toolsets of cfg.toolsets) {
     const slug = toolsets.replace(/[^A-Za-z0-9]+/g, "_");
-    const tasks = toolsets.split(",").map((t) => t.trim()).includes("terminal") ? cfg.terminalTasks : cfg.tasks;
+    const tasks = toolsets
+      .split(",")
+      .map((t) => t.trim())
+      .includes("terminal")
+      ? cfg.terminalTasks
+      : cfg.tasks;
     log(`[${toolsets}] baseline: ${cfg.baselineTasks} task(s) with 1 loop…`);
     const base = await runCli({ label: `${slug}-baseline`, toolsets, tasks: cfg.baselineTasks, concurrency: 1 });
     log(`[${toolsets}] main: ${tasks} tasks with ${cfg.concurrency} loops…`);
     const main = await runCli({ label: `${slug}-main`, toolsets, tasks, concurrency: cfg.concurrency });
     const v = { toolsets, base, main, result: evaluate(main, base) };
-    if (toolsets.split(",").map((t) => t.trim()).includes("terminal")) {
+    if (
+      toolsets
+        .split(",")
+        .map((t) => t.trim())
+        .includes("terminal")
+    ) {
       const floor = await processFloor();
       if (floor) {
         const floorMsPerTask = floor.sandboxMs + cfg.turns * floor.spawnMs;
         const ceilingTasksPerSec = (cpus().length * 1000) / floorMsPerTask;
         const ceilingRatio = Math.min(1, ceilingTasksPerSec / idealTasksPerSec);
-        v.result.processFloor = { ...floor, floorMsPerTask, ceilingTasksPerSec, ceilingRatio, ofCeiling: v.result.throughputRatio / ceilingRatio };
+        v.result.processFloor = {
+          ...floor,
+          floorMsPerTask,
+          ceilingTasksPerSec,
+          ceilingRatio,
+          ofCeiling: v.result.throughputRatio / ceilingRatio,
+        };
         v.result.pass.terminalRatio = v.result.throughputRatio >= TARGETS.terminalRatio;
         v.result.pass.terminalOfCeiling = v.result.processFloor.ofCeiling >= TARGETS.terminalOfCeiling;
         // The 0.95/0.90 throughput target is for in-loop tools; a terminal run is judged by the two above.
@@ -719,12 +933,22 @@ async function main() {
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir, { recursive: true });
       log(`[${toolsets}] profiled run (node --cpu-prof, not part of the results)…`);
-      const prof = await runCli({ label: `${slug}-prof`, toolsets, tasks, concurrency: cfg.concurrency, nodeFlags: ["--cpu-prof", "--cpu-prof-dir", dir] });
+      const prof = await runCli({
+        label: `${slug}-prof`,
+        toolsets,
+        tasks,
+        concurrency: cfg.concurrency,
+        nodeFlags: ["--cpu-prof", "--cpu-prof-dir", dir],
+      });
       v.profile = { dir, ...summarizeProfiles(dir), cpuMsPerTurnProfiled: prof.cpuMs / prof.modelCalls };
-      process.stdout.write(`  profile (${v.profile.files} thread profiles in ${dir}; ${f1(v.profile.busyMs)} ms busy, excluding idle):\n`);
-      for (const r of v.profile.topFiles) process.stdout.write(`    ${f1(r.pct).padStart(5)} %  ${f1(r.ms).padStart(8)} ms  ${r.file}\n`);
+      process.stdout.write(
+        `  profile (${v.profile.files} thread profiles in ${dir}; ${f1(v.profile.busyMs)} ms busy, excluding idle):\n`,
+      );
+      for (const r of v.profile.topFiles)
+        process.stdout.write(`    ${f1(r.pct).padStart(5)} %  ${f1(r.ms).padStart(8)} ms  ${r.file}\n`);
       process.stdout.write(`  top functions by self time:\n`);
-      for (const r of v.profile.topFunctions) process.stdout.write(`    ${f1(r.pct).padStart(5)} %  ${f1(r.ms).padStart(8)} ms  ${r.fn}\n`);
+      for (const r of v.profile.topFunctions)
+        process.stdout.write(`    ${f1(r.pct).padStart(5)} %  ${f1(r.ms).padStart(8)} ms  ${r.fn}\n`);
     }
     variants.push(v);
   }
@@ -740,11 +964,19 @@ async function main() {
       result: v.result,
       main: { ...v.main, samples: undefined },
       baseline: { ...v.base, samples: undefined },
-      mainSamples: v.main.samples.map(({ t, rssKb, live, finished, inFlight }) => ({ t: Math.round(t), rssKb, live, finished, inFlight })),
+      mainSamples: v.main.samples.map(({ t, rssKb, live, finished, inFlight }) => ({
+        t: Math.round(t),
+        rssKb,
+        live,
+        finished,
+        inFlight,
+      })),
       profile: v.profile,
     })),
   };
-  const jsonPath = resolve(opt.json ?? join(tmpdir(), `hermes-bench-throughput-${startedAt.replace(/[:.]/g, "-")}.json`));
+  const jsonPath = resolve(
+    opt.json ?? join(tmpdir(), `hermes-bench-throughput-${startedAt.replace(/[:.]/g, "-")}.json`),
+  );
   mkdirSync(dirname(jsonPath), { recursive: true });
   writeFileSync(jsonPath, JSON.stringify(json, null, 2) + "\n");
   process.stdout.write(`\nresults: ${jsonPath}\n${opt.keep ? `run folders and logs kept in ${workDir}\n` : ""}`);

@@ -22,7 +22,17 @@
  */
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
 import { parseToolArguments } from "../../tools/pipeline.js";
-import { addUsage, emptyUsage, type AssistantMessage, type ChatMessage, type ChatModel, type ChatResponse, type ToolCall, type ToolMessage, type Usage } from "../core/chat.js";
+import {
+  addUsage,
+  emptyUsage,
+  type AssistantMessage,
+  type ChatMessage,
+  type ChatModel,
+  type ChatResponse,
+  type ToolCall,
+  type ToolMessage,
+  type Usage,
+} from "../core/chat.js";
 import { raceAbort } from "../core/abort.js";
 import { createHash } from "node:crypto";
 import { judgeArguments } from "./tool_arguments.js";
@@ -155,7 +165,8 @@ function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
     const verdict = judgeArguments(call.function?.arguments ?? "");
     if (verdict.kind === "unrepairable") return { kind: "unrepairable" };
     const fn = { ...call.function, arguments: verdict.text };
-    const id = typeof call.id === "string" && call.id.trim() ? call.id.trim() : derivedCallId(fn.name ?? "", verdict.text, i);
+    const id =
+      typeof call.id === "string" && call.id.trim() ? call.id.trim() : derivedCallId(fn.name ?? "", verdict.text, i);
     out.push({ ...call, id, function: fn });
   }
   return { kind: "ok", calls: out };
@@ -184,7 +195,11 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     result.injectedMessages = log.injectedIndexes(messages);
   };
   const cap = opts.maxToolResultChars ?? DEFAULT_MAX_TOOL_RESULT;
-  const finish = (end: LoopEnd, partial: boolean, finalResponse: string | null = result.finalResponse): AgentLoopResult => {
+  const finish = (
+    end: LoopEnd,
+    partial: boolean,
+    finalResponse: string | null = result.finalResponse,
+  ): AgentLoopResult => {
     result.end = end;
     result.partial = partial;
     result.finalResponse = finalResponse;
@@ -194,7 +209,10 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
 
   // The head of every request, built once: the model client caches each message's JSON by identity.
   const system = [opts.systemPrompt, opts.ephemeralSystemPrompt].filter(Boolean).join("\n\n");
-  const head: readonly ChatMessage[] = [...(system ? [{ role: "system", content: system } as const] : []), ...(opts.prefill ?? [])];
+  const head: readonly ChatMessage[] = [
+    ...(system ? [{ role: "system", content: system } as const] : []),
+    ...(opts.prefill ?? []),
+  ];
   const savedStart = opts.systemPrompt ? 1 : 0;
   const requestMessages = (): ChatMessage[] => {
     const out = head.slice();
@@ -225,7 +243,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     const msg: AssistantMessage = { role: "assistant", content: response.message.content };
     if (toolCalls?.length) msg.tool_calls = toolCalls;
     if (response.message.reasoning) msg.reasoning = response.message.reasoning;
-    if (response.message.reasoning_without_details !== undefined) msg.reasoning_without_details = response.message.reasoning_without_details;
+    if (response.message.reasoning_without_details !== undefined)
+      msg.reasoning_without_details = response.message.reasoning_without_details;
     opts.tokenLedger?.link(msg, response);
     return msg;
   };
@@ -289,15 +308,28 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
         const runnable = prepared.filter((p) => p.planned);
         // A tool that ignores the signal must not hold the task past its timeout or a cancel.
         const raw = new Map<PlannedCall, Record<string, unknown>[]>();
-        const contextOf = (c: PlannedCall): ToolContext => ({ ...opts.ctx, ...(c.id ? { toolCallId: c.id } : {}), keepRawContent: (parts) => raw.set(c, parts) });
+        const contextOf = (c: PlannedCall): ToolContext => ({
+          ...opts.ctx,
+          ...(c.id ? { toolCallId: c.id } : {}),
+          keepRawContent: (parts) => raw.set(c, parts),
+        });
         const outputs = await raceAbort(
-          runToolBatch(runnable.map((p) => p.planned!), (c) => opts.executeTool(c.name, c.args, contextOf(c)), opts.toolConcurrency),
+          runToolBatch(
+            runnable.map((p) => p.planned!),
+            (c) => opts.executeTool(c.name, c.args, contextOf(c)),
+            opts.toolConcurrency,
+          ),
           opts.signal,
         );
         const byCall = new Map(runnable.map((p, i) => [p, outputs[i]!]));
         for (const p of prepared) {
           const content = p.error !== undefined ? JSON.stringify({ error: p.error }) : byCall.get(p)!;
-          const msg: ToolMessage = { role: "tool", tool_call_id: p.call.id, name: p.call.function?.name, content: capToolResult(content, cap) };
+          const msg: ToolMessage = {
+            role: "tool",
+            tool_call_id: p.call.id,
+            name: p.call.function?.name,
+            content: capToolResult(content, cap),
+          };
           const parts = p.planned && raw.get(p.planned);
           if (parts) msg.raw_content = parts;
           messages.push(msg);
@@ -309,7 +341,11 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       }
 
       if (!hasText(response.message.content)) {
-        if (opts.continueReasoningOnly && hasText(response.message.reasoning) && reasoningOnlyContinuations < REASONING_ONLY_CONTINUATIONS) {
+        if (
+          opts.continueReasoningOnly &&
+          hasText(response.message.reasoning) &&
+          reasoningOnlyContinuations < REASONING_ONLY_CONTINUATIONS
+        ) {
           reasoningOnlyContinuations++;
           reasoningOnly.add(save(assistantOf(response), "model"));
           continue;
@@ -327,7 +363,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       dropTrailingReasoningOnly();
       save(assistantOf(response), "model");
       // A background process the agent asked about: its notice is the next user turn (the original's CLI).
-      const notice = result.apiCalls < opts.maxTurns ? await opts.ctx.notices?.next(opts.ctx.getEnv, opts.signal) : undefined;
+      const notice =
+        result.apiCalls < opts.maxTurns ? await opts.ctx.notices?.next(opts.ctx.getEnv, opts.signal) : undefined;
       if (notice !== undefined) {
         save({ role: "user", content: notice }, "harness");
         cutPrefix = "";

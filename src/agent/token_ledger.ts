@@ -44,7 +44,13 @@ export class TokenLedger {
       const hit = this.byMessage.get(m);
       if (!hit) continue;
       const r = hit.response;
-      turns.push({ call: hit.call, message_index: index, finish_reason: r.finishReason, tokens: r.tokens, usage: r.usageMissing ? undefined : r.usage });
+      turns.push({
+        call: hit.call,
+        message_index: index,
+        finish_reason: r.finishReason,
+        tokens: r.tokens,
+        usage: r.usageMissing ? undefined : r.usage,
+      });
     }
     return { turns, discarded: this.calls - turns.length };
   }

@@ -6,7 +6,10 @@
  * by the length limit: the request is repeated once, then the task ends partial, nothing of it kept.
  */
 
-export type ArgumentsVerdict = { kind: "valid"; text: string } | { kind: "repaired"; text: string } | { kind: "unrepairable" };
+export type ArgumentsVerdict =
+  | { kind: "valid"; text: string }
+  | { kind: "repaired"; text: string }
+  | { kind: "unrepairable" };
 
 /** Control characters inside JSON strings written as `\u00XX` (already escaped characters untouched). */
 function escapeControlCharsInStrings(raw: string): string {
@@ -41,7 +44,10 @@ function parses(text: string): boolean {
 
 /** Python's `json.dumps(value, separators=(",", ":"))`: compact, non-ASCII as `\uXXXX`. */
 function compactAsciiJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function count(text: string, ch: string): number {

@@ -120,8 +120,11 @@ async function check(args: string[], verb: "check" | "explain"): Promise<number>
     return 0;
   }
   const command = rest.join(" ");
-  if (!command.trim()) throw new UserError(`approval ${verb} needs a command, e.g. approval ${verb} "rm -rf /" (see --help)`);
-  process.stdout.write((verb === "explain" ? explainJson(command, workdir) : detectionJson(command, explain, workdir)) + "\n");
+  if (!command.trim())
+    throw new UserError(`approval ${verb} needs a command, e.g. approval ${verb} "rm -rf /" (see --help)`);
+  process.stdout.write(
+    (verb === "explain" ? explainJson(command, workdir) : detectionJson(command, explain, workdir)) + "\n",
+  );
   return 0;
 }
 
@@ -129,11 +132,24 @@ function explainJson(command: string, workdir: Workdir): string {
   const d = detectDangerousCommand(command, workdir);
   const analysis = analyseCommand(command, workdir);
   const descriptions = new Map(DANGEROUS_PATTERNS.map((p) => [p.key, p.description]));
-  const matched = (d.matches ?? (d.dangerous ? [{ key: d.patternKey!, description: d.description! }] : [])).map((m) => ({
-    key: m.key,
-    description: descriptions.get(m.key) ?? m.description,
-  }));
-  return JSON.stringify({ command, ...(workdir ? { cwd: workdir.cwd } : {}), dangerous: d.dangerous, units: analysis.units, matched, rebuilt: rebuiltExplanation(command, workdir) }, null, 2);
+  const matched = (d.matches ?? (d.dangerous ? [{ key: d.patternKey!, description: d.description! }] : [])).map(
+    (m) => ({
+      key: m.key,
+      description: descriptions.get(m.key) ?? m.description,
+    }),
+  );
+  return JSON.stringify(
+    {
+      command,
+      ...(workdir ? { cwd: workdir.cwd } : {}),
+      dangerous: d.dangerous,
+      units: analysis.units,
+      matched,
+      rebuilt: rebuiltExplanation(command, workdir),
+    },
+    null,
+    2,
+  );
 }
 
 /** The rebuilt analyser's view (tools/approval/next/, not yet deciding): its command model and the rule rows that fired. */
@@ -147,7 +163,13 @@ function rebuiltExplanation(command: string, workdir: Workdir) {
       ...(c.pipedFrom ? { piped: true } : {}),
       ...(c.cwd ? { cwd: c.cwd } : {}),
     })),
-    findings: verdict.findings.map((f) => ({ key: f.key, reason: f.reason, ...(f.rule ? { rule: { program: f.rule.program, effect: f.rule.effect, flag: f.rule.flag, pass: f.rule.pass } } : {}) })),
+    findings: verdict.findings.map((f) => ({
+      key: f.key,
+      reason: f.reason,
+      ...(f.rule
+        ? { rule: { program: f.rule.program, effect: f.rule.effect, flag: f.rule.flag, pass: f.rule.pass } }
+        : {}),
+    })),
   };
 }
 
@@ -156,7 +178,8 @@ function patterns(args: string[]): number {
   const unknown = args.filter((a) => a !== "--json");
   if (unknown.length) throw new UserError(`unknown argument '${unknown[0]}' (see --help)`);
   if (json) {
-    for (const p of DANGEROUS_PATTERNS) process.stdout.write(JSON.stringify({ key: p.key, description: p.description }) + "\n");
+    for (const p of DANGEROUS_PATTERNS)
+      process.stdout.write(JSON.stringify({ key: p.key, description: p.description }) + "\n");
     return 0;
   }
   const width = Math.max(...DANGEROUS_PATTERNS.map((p) => p.key.length));
@@ -171,6 +194,10 @@ export const command: Command = {
     const [sub, ...rest] = argv;
     if (sub === "check" || sub === "explain") return check(rest, sub);
     if (sub === "patterns") return patterns(rest);
-    throw new UserError(sub ? `unknown subcommand '${sub}'; use check, explain or patterns (see --help)` : "missing subcommand: check, explain or patterns (see --help)");
+    throw new UserError(
+      sub
+        ? `unknown subcommand '${sub}'; use check, explain or patterns (see --help)`
+        : "missing subcommand: check, explain or patterns (see --help)",
+    );
   },
 };

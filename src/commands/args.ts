@@ -12,7 +12,9 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     // node's messages can span lines: keep the first, and the `--flag=-value` hint when there is one.
     const dashValue = /use '(--[^'=]+)=-XYZ'/.exec(text);
     const first = text.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
-    const msg = dashValue ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…` : first;
+    const msg = dashValue
+      ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…`
+      : first;
     throw new UserError(`${msg} (see --help)`);
   }
 }
@@ -49,5 +51,8 @@ export function parseIntFlag(value: string | undefined, flag: string, min = 0): 
 
 export function splitList(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
-  return value.split(",").map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }

@@ -51,7 +51,8 @@ const options = {
 function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100) throw new UserError(`${flag} must be a number of points from 0 to 100, got '${value}'`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100)
+    throw new UserError(`${flag} must be a number of points from 0 to 100, got '${value}'`);
   return n;
 }
 
@@ -60,7 +61,8 @@ function outputPath(value: string | undefined, flag: string): string | undefined
   if (value === undefined) return undefined;
   const path = resolve(value);
   const dir = dirname(path);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${flag} ${value}: folder ${dir} does not exist`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`${flag} ${value}: folder ${dir} does not exist`);
   if (existsSync(path) && statSync(path).isDirectory()) throw new UserError(`${flag} ${value}: is a folder`);
   return path;
 }
@@ -78,11 +80,16 @@ export const command: Command = {
   help,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, options);
-    if (positionals.length !== 2) throw new UserError("compare needs two run folders: BASELINE_RUN CURRENT_RUN (see --help)");
+    if (positionals.length !== 2)
+      throw new UserError("compare needs two run folders: BASELINE_RUN CURRENT_RUN (see --help)");
     const maxDropPp = numberFlag(values["max-drop"], "--max-drop");
     const maxUnscored = values["max-unscored"] === undefined ? undefined : parseUnscoredLimit(values["max-unscored"]);
-    if (maxUnscored === null) throw new UserError(`--max-unscored must be a whole number of tasks or a percentage (e.g. 5 or 10%), got '${values["max-unscored"]}'`);
-    if (values["significant-only"] && maxDropPp === undefined) throw new UserError("--significant-only needs --max-drop P");
+    if (maxUnscored === null)
+      throw new UserError(
+        `--max-unscored must be a whole number of tasks or a percentage (e.g. 5 or 10%), got '${values["max-unscored"]}'`,
+      );
+    if (values["significant-only"] && maxDropPp === undefined)
+      throw new UserError("--significant-only needs --max-drop P");
     const junit = outputPath(values.junit, "--junit");
     const markdown = outputPath(values.markdown, "--markdown");
     const json = outputPath(values.json, "--json");
@@ -93,8 +100,12 @@ export const command: Command = {
       maxUnscored,
       allowDifferentDataset: values["allow-different-dataset"],
     });
-    for (const [run, label] of [[baseline!, "baseline"], [current!, "current"]] as const) {
-      if (run.badLines) process.stderr.write(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped\n`);
+    for (const [run, label] of [
+      [baseline!, "baseline"],
+      [current!, "current"],
+    ] as const) {
+      if (run.badLines)
+        process.stderr.write(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped\n`);
     }
     process.stdout.write(comparisonText(comparison));
     if (junit) writeOutput(junit, runToJUnit(current!, { baseline: baseline! }), "--junit");

@@ -4,7 +4,17 @@
  */
 import { once } from "node:events";
 import { createInterface } from "node:readline";
-import { accessSync, constants, createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync, type WriteStream } from "node:fs";
+import {
+  accessSync,
+  constants,
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  renameSync,
+  rmSync,
+  statSync,
+  type WriteStream,
+} from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { readJsonl } from "../store/jsonl_file.js";
@@ -12,7 +22,14 @@ import { reasoningStats } from "../report/tool_stats.js";
 import { ReadableTrajectorySchema, type TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
 import { exportFormats, loadAnyExportFormat, type ExportOptions } from "../formats/index.js";
-import { BestEpochPicker, dedupKey, lineFilterReason, splitProblem, validationTasks, type CurateOptions } from "../formats/curate.js";
+import {
+  BestEpochPicker,
+  dedupKey,
+  lineFilterReason,
+  splitProblem,
+  validationTasks,
+  type CurateOptions,
+} from "../formats/curate.js";
 import { parseCommandArgs } from "./args.js";
 import { JsonFilesOutput } from "./export_files.js";
 import { AtifTrajectorySchema } from "../formats/atif_schema.js";
@@ -93,17 +110,24 @@ or a --split with an empty side (an earlier file at --out is left as it was); 2 
 input, or (atif) a line that gives no valid ATIF document: the error names its task, and no JSONL file is
 written (--split-files keeps the files already written, each of them valid).`;
 
-function numberFlag(value: string | undefined, flag: string, check: (n: number) => boolean, what: string): number | undefined {
+function numberFlag(
+  value: string | undefined,
+  flag: string,
+  check: (n: number) => boolean,
+  what: string,
+): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || !check(n)) throw new UserError(`${flag} must be ${what}, got '${value}'`);
+  if (value.trim() === "" || !Number.isFinite(n) || !check(n))
+    throw new UserError(`${flag} must be ${what}, got '${value}'`);
   return n;
 }
 
 /** The folder of an output file must exist and be writable: checked before reading anything. */
 function checkOutput(path: string, flag: string): void {
   const dir = dirname(path);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${flag} ${path}: folder ${dir} does not exist`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`${flag} ${path}: folder ${dir} does not exist`);
   try {
     accessSync(dir, constants.W_OK);
   } catch {
@@ -192,32 +216,55 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
     const format = values.format ?? "sharegpt";
     const loaded = await loadAnyExportFormat(format);
-    const outputSchema = loaded.perTask ? (format === "groups" ? GroupsRecordSchema : z.record(z.string(), z.unknown())) : outputSchemaOf(format);
+    const outputSchema = loaded.perTask
+      ? format === "groups"
+        ? GroupsRecordSchema
+        : z.record(z.string(), z.unknown())
+      : outputSchemaOf(format);
     const reasoning = values.reasoning ?? "drop";
-    if (reasoning !== "drop" && reasoning !== "think") throw new UserError(`--reasoning must be drop or think, got '${reasoning}'`);
+    if (reasoning !== "drop" && reasoning !== "think")
+      throw new UserError(`--reasoning must be drop or think, got '${reasoning}'`);
     if (format === "hermes" && values.metadata) {
-      throw new UserError("--metadata: the hermes format has the original's metadata {batch_num, timestamp, model} and nothing else (more keys would stop it loading with the original's files); use --format sharegpt or openai for ours");
+      throw new UserError(
+        "--metadata: the hermes format has the original's metadata {batch_num, timestamp, model} and nothing else (more keys would stop it loading with the original's files); use --format sharegpt or openai for ours",
+      );
     }
     const reasoningDetails = values["reasoning-details"] ?? false;
-    if (reasoningDetails && format !== "sharegpt" && format !== "hermes") throw new UserError(`--reasoning-details is for the sharegpt and hermes formats (openai keeps all reasoning with --reasoning think)`);
+    if (reasoningDetails && format !== "sharegpt" && format !== "hermes")
+      throw new UserError(
+        `--reasoning-details is for the sharegpt and hermes formats (openai keeps all reasoning with --reasoning think)`,
+      );
     const splitFiles = values["split-files"];
     if (splitFiles !== undefined) {
-      if (format !== "atif") throw new UserError("--split-files is for --format atif (one JSON document per trajectory)");
-      if (values.out !== undefined || values.split !== undefined) throw new UserError("--split-files writes one file per trajectory: not with --out or --split");
+      if (format !== "atif")
+        throw new UserError("--split-files is for --format atif (one JSON document per trajectory)");
+      if (values.out !== undefined || values.split !== undefined)
+        throw new UserError("--split-files writes one file per trajectory: not with --out or --split");
     }
-    if (format === "atif" && values.metadata) throw new UserError("--metadata: ATIF documents carry the task's facts in their own `extra`");
+    if (format === "atif" && values.metadata)
+      throw new UserError("--metadata: ATIF documents carry the task's facts in their own `extra`");
     const isInt = (n: number) => Number.isInteger(n) && n >= 0;
     const curate: CurateOptions = {
       onlyPassed: values["only-passed"],
       // Score values and the 1/0 of passed/failed are in 0..1: a bound outside keeps everything or nothing.
-      minScore: numberFlag(values["min-score"], "--min-score", (n) => n >= 0 && n <= 1, "a number from 0 to 1 (score values are in 0..1)"),
+      minScore: numberFlag(
+        values["min-score"],
+        "--min-score",
+        (n) => n >= 0 && n <= 1,
+        "a number from 0 to 1 (score values are in 0..1)",
+      ),
       minTurns: numberFlag(values["min-turns"], "--min-turns", isInt, "a whole number ≥ 0"),
       maxTurns: numberFlag(values["max-turns"], "--max-turns", isInt, "a whole number ≥ 0"),
       dropToolErrors: values["drop-tool-errors"],
       bestOfEpochs: values["best-of-epochs"],
       dedup: values.dedup,
     };
-    const split = numberFlag(values.split, "--split", (n) => n > 0 && n < 1, "a fraction between 0 and 1 (the validation share)");
+    const split = numberFlag(
+      values.split,
+      "--split",
+      (n) => n > 0 && n < 1,
+      "a fraction between 0 and 1 (the validation share)",
+    );
     const seed = numberFlag(values.seed, "--seed", Number.isInteger, "a whole number") ?? 0;
     if (values.seed !== undefined && split === undefined) throw new UserError("--seed is for --split (see --help)");
 
@@ -227,10 +274,21 @@ export const command: Command = {
     if (!existsSync(input)) throw new UserError(`no trajectories.jsonl in ${positionals[0]}`);
     const outPath = values.out ?? join(dirname(input), `export.${format}.jsonl`);
     // The run's name (the ATIF session_id): the run folder's name, or the file's folder when a file is given.
-    const opts: ExportOptions = { withMetadata: values.metadata ?? false, reasoning, reasoningDetails, runName: basename(dirname(input)) };
+    const opts: ExportOptions = {
+      withMetadata: values.metadata ?? false,
+      reasoning,
+      reasoningDetails,
+      runName: basename(dirname(input)),
+    };
     const toStdout = outPath === "-";
-    if (split !== undefined && toStdout) throw new UserError("--split writes two files: give --out NAME.jsonl, not '-'");
-    const outPaths = splitFiles !== undefined ? [] : split === undefined ? [outPath] : [0, 1].map((i) => outPath.replace(/(\.jsonl)?$/, i === 0 ? ".train.jsonl" : ".val.jsonl"));
+    if (split !== undefined && toStdout)
+      throw new UserError("--split writes two files: give --out NAME.jsonl, not '-'");
+    const outPaths =
+      splitFiles !== undefined
+        ? []
+        : split === undefined
+          ? [outPath]
+          : [0, 1].map((i) => outPath.replace(/(\.jsonl)?$/, i === 0 ? ".train.jsonl" : ".val.jsonl"));
     for (const p of outPaths) {
       if (p === "-") continue;
       if (resolve(p) === input) throw new UserError("--out must differ from the input file");
@@ -252,13 +310,15 @@ export const command: Command = {
         if (!problem) {
           const parsed = ReadableTrajectorySchema.safeParse(l.value);
           if (!parsed.success) problem = describeIssues(parsed.error);
-          else if ((format === "openai" || format === "atif" || loaded.perTask) && !parsed.data.messages) problem = `has no \`messages\` (needed for the ${format} format)`;
+          else if ((format === "openai" || format === "atif" || loaded.perTask) && !parsed.data.messages)
+            problem = `has no \`messages\` (needed for the ${format} format)`;
           else entry = parsed.data as unknown as TrajectoryEntry;
         }
         if (!entry) {
           if (report) {
             counts.bad++;
-            if (counts.bad <= MAX_REPORTED_BAD_LINES) process.stderr.write(`${input}:${l.line}: skipped bad line: ${problem}\n`);
+            if (counts.bad <= MAX_REPORTED_BAD_LINES)
+              process.stderr.write(`${input}:${l.line}: skipped bad line: ${problem}\n`);
           }
           continue;
         }
@@ -267,11 +327,11 @@ export const command: Command = {
     }
 
     const keep = (entry: TrajectoryEntry): boolean => {
-      if (onlyCompleted && entry.completed !== true) return drop("not completed"), false;
-      if (requireReasoning && !hasReasoning(entry, reasoningDetails)) return drop("without reasoning"), false;
-      if (requireVerify && entry.verify?.passed !== true) return drop("without a passing verify"), false;
+      if (onlyCompleted && entry.completed !== true) return (drop("not completed"), false);
+      if (requireReasoning && !hasReasoning(entry, reasoningDetails)) return (drop("without reasoning"), false);
+      if (requireVerify && entry.verify?.passed !== true) return (drop("without a passing verify"), false);
       const why = lineFilterReason(entry, curate);
-      if (why) return drop(why), false;
+      if (why) return (drop(why), false);
       return true;
     };
 
@@ -293,7 +353,10 @@ export const command: Command = {
     const byTask = new Map<string, TrajectoryEntry[]>();
     const emit = async (taskId: string, record: unknown, epoch?: number) => {
       const checked = outputSchema.safeParse(record);
-      if (!checked.success) throw new Error(`export ${format}: line for task ${taskId} does not match the format's schema: ${describeIssues(checked.error)}`);
+      if (!checked.success)
+        throw new Error(
+          `export ${format}: line for task ${taskId} does not match the format's schema: ${describeIssues(checked.error)}`,
+        );
       if (files) files.write(taskId, epoch, record);
       else if (staging) {
         stagedTasks.push(taskId);
@@ -339,7 +402,10 @@ export const command: Command = {
         if (stagedTasks.length && !splitRefused) {
           const validation = validationTasks(exportedTasks, split, seed);
           let i = 0;
-          for await (const line of createInterface({ input: createReadStream(staging.tmp, { encoding: "utf8" }), crlfDelay: Infinity })) {
+          for await (const line of createInterface({
+            input: createReadStream(staging.tmp, { encoding: "utf8" }),
+            crlfDelay: Infinity,
+          })) {
             await outputs[validation.has(stagedTasks[i++]!) ? 1 : 0]!.writeLine(line);
           }
           splitTasks = [exportedTasks.size - validation.size, validation.size];
@@ -355,29 +421,38 @@ export const command: Command = {
       throw err;
     }
 
-    if (counts.bad > MAX_REPORTED_BAD_LINES) process.stderr.write(`… and ${counts.bad - MAX_REPORTED_BAD_LINES} more bad lines\n`);
+    if (counts.bad > MAX_REPORTED_BAD_LINES)
+      process.stderr.write(`… and ${counts.bad - MAX_REPORTED_BAD_LINES} more bad lines\n`);
     const written = outputs.reduce((n, o) => n + o.written, files?.written ?? 0);
-    const kept = loaded.perTask ? `${written} task lines of ${counts.read} trajectories` : `${written} of ${counts.read} trajectories`;
+    const kept = loaded.perTask
+      ? `${written} task lines of ${counts.read} trajectories`
+      : `${written} of ${counts.read} trajectories`;
     const details: string[] = [];
-    if (counts.filtered.size) details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
+    if (counts.filtered.size)
+      details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
     if (counts.bad) details.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
     if (splitRefused) {
       process.stderr.write(`${[`export: nothing written: ${splitRefused}`, ...details].join("; ")}\n`);
       return 1;
     }
     if (written === 0) {
-      const why = counts.read === 0 ? (counts.bad ? "no valid line" : "the input has no lines") : "no line passed the filters";
-      process.stderr.write(`${[`export: nothing written: ${why} (0 of ${counts.read} trajectories from ${name})`, ...details].join("; ")}\n`);
+      const why =
+        counts.read === 0 ? (counts.bad ? "no valid line" : "the input has no lines") : "no line passed the filters";
+      process.stderr.write(
+        `${[`export: nothing written: ${why} (0 of ${counts.read} trajectories from ${name})`, ...details].join("; ")}\n`,
+      );
       return 1;
     }
     const lines = (n: number) => `${n} line${n === 1 ? "" : "s"}`;
     const where = files
       ? `${files.dir} (one file per trajectory)`
       : toStdout
-      ? "stdout"
-      : outputs.length === 1
-        ? outputs[0]!.path
-        : outputs.map((o, i) => `${o.path} (${lines(o.written)}, ${splitTasks[i]} task${splitTasks[i] === 1 ? "" : "s"})`).join(" and ");
+        ? "stdout"
+        : outputs.length === 1
+          ? outputs[0]!.path
+          : outputs
+              .map((o, i) => `${o.path} (${lines(o.written)}, ${splitTasks[i]} task${splitTasks[i] === 1 ? "" : "s"})`)
+              .join(" and ");
     process.stderr.write(`${[`exported ${kept} from ${name} as ${format} to ${where}`, ...details].join("; ")}\n`);
     return 0;
   },
@@ -396,7 +471,10 @@ const OUTPUT_SCHEMAS: Record<string, z.ZodType> = {
     partial: z.boolean(),
     api_calls: z.number().int(),
     toolsets_used: z.array(z.string()),
-    tool_stats: z.record(z.string(), z.strictObject({ count: z.number().int(), success: z.number().int(), failure: z.number().int() })),
+    tool_stats: z.record(
+      z.string(),
+      z.strictObject({ count: z.number().int(), success: z.number().int(), failure: z.number().int() }),
+    ),
     tool_error_counts: z.record(z.string(), z.number().int()),
   }),
   openai: z.looseObject({ messages: z.array(MessageSchema).min(1) }),
@@ -407,7 +485,16 @@ const GroupsRecordSchema = z.object({
   task_id: z.string(),
   prompt: z.string(),
   mean_reward: z.number(),
-  samples: z.array(z.object({ epoch: z.number().int(), messages: z.array(MessageSchema), reward: z.number(), advantage: z.number() })).min(1),
+  samples: z
+    .array(
+      z.object({
+        epoch: z.number().int(),
+        messages: z.array(MessageSchema),
+        reward: z.number(),
+        advantage: z.number(),
+      }),
+    )
+    .min(1),
 });
 
 /** Formats a plugin registers have no schema here: their lines are checked for being JSON objects only. */

@@ -24,7 +24,10 @@ export class JsonFilesOutput {
   /** Writes one record; a second record of the same task and epoch is refused (the input repeats a line). */
   write(taskId: string, epoch: number | undefined, record: unknown): void {
     const name = `${taskDirName(taskId)}${epoch === undefined ? "" : `.epoch-${epoch}`}.json`;
-    if (this.names.has(name)) throw new UserError(`task ${taskId}${epoch === undefined ? "" : ` epoch ${epoch}`} appears twice in the input: --split-files writes one file per trajectory`);
+    if (this.names.has(name))
+      throw new UserError(
+        `task ${taskId}${epoch === undefined ? "" : ` epoch ${epoch}`} appears twice in the input: --split-files writes one file per trajectory`,
+      );
     this.names.add(name);
     const path = join(this.dir, name);
     writeFileSync(`${path}.tmp-${process.pid}`, JSON.stringify(record, null, 2) + "\n");

@@ -10,7 +10,14 @@ import { UserError } from "../core/errors.js";
 import { RlLineSchema, type RlLine } from "../core/rl_record.js";
 import type { ChatMessage } from "../core/chat.js";
 import { applyGroupAdvantages, type AdvantageMode } from "../formats/rl/groups.js";
-import { addSkySteps, addSkyTrajectory, emptySkyOutput, toPrimeSamples, toVerifiersRollout, type TrajectoryView } from "../formats/rl/adapters.js";
+import {
+  addSkySteps,
+  addSkyTrajectory,
+  emptySkyOutput,
+  toPrimeSamples,
+  toVerifiersRollout,
+  type TrajectoryView,
+} from "../formats/rl/adapters.js";
 import { PrimeTrainingSampleSchema, SkyGeneratorOutputSchema, VfGenerateOutputsSchema } from "../formats/rl/schemas.js";
 import { readJsonl } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
@@ -35,7 +42,12 @@ async function loadRlLines(input: string): Promise<Loaded> {
     const parsed = l.error === undefined ? RlLineSchema.safeParse(l.value) : undefined;
     if (!parsed?.success) {
       bad++;
-      const why = l.error ?? parsed!.error.issues.slice(0, 2).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+      const why =
+        l.error ??
+        parsed!.error.issues
+          .slice(0, 2)
+          .map((i) => `${i.path.join(".")}: ${i.message}`)
+          .join("; ");
       if (bad <= MAX_REPORTED_BAD_LINES) process.stderr.write(`${input}:${l.line}: skipped bad line: ${why}\n`);
       continue;
     }
@@ -52,28 +64,55 @@ async function loadRlLines(input: string): Promise<Loaded> {
 /** The saved conversation of each result, by task and epoch (verifiers needs the messages). */
 async function loadTrajectories(path: string): Promise<Map<string, TrajectoryView>> {
   const out = new Map<string, TrajectoryView>();
-  if (!existsSync(path)) throw new UserError(`--format verifiers needs the run's ${RUN_FILES.trajectories} beside rl.jsonl: ${path} is missing`);
-  for await (const l of readJsonl<{ task_id?: unknown; epoch?: unknown; prompt_index?: unknown; messages?: unknown }>(path)) {
+  if (!existsSync(path))
+    throw new UserError(
+      `--format verifiers needs the run's ${RUN_FILES.trajectories} beside rl.jsonl: ${path} is missing`,
+    );
+  for await (const l of readJsonl<{ task_id?: unknown; epoch?: unknown; prompt_index?: unknown; messages?: unknown }>(
+    path,
+  )) {
     const v = l.value;
-    if (!v || typeof v.task_id !== "string" || typeof v.prompt_index !== "number" || !Array.isArray(v.messages)) continue;
-    out.set(recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined), { prompt_index: v.prompt_index, messages: v.messages as ChatMessage[] });
+    if (!v || typeof v.task_id !== "string" || typeof v.prompt_index !== "number" || !Array.isArray(v.messages))
+      continue;
+    out.set(recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined), {
+      prompt_index: v.prompt_index,
+      messages: v.messages as ChatMessage[],
+    });
   }
   return out;
 }
 
 function checked<S extends z.ZodType>(schema: S, value: unknown, what: string): z.infer<S> {
   const r = schema.safeParse(value);
-  if (!r.success) throw new Error(`export: ${what} does not match its schema: ${r.error.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  if (!r.success)
+    throw new Error(
+      `export: ${what} does not match its schema: ${r.error.issues
+        .slice(0, 3)
+        .map((i) => `${i.path.join(".")}: ${i.message}`)
+        .join("; ")}`,
+    );
   return r.data;
 }
 
 /** The output text of one format, and how many lines it could not use. */
-async function render(format: RlFormat, lines: RlLine[], input: string): Promise<{ text: string; records: number; skipped: number }> {
+async function render(
+  format: RlFormat,
+  lines: RlLine[],
+  input: string,
+): Promise<{ text: string; records: number; skipped: number }> {
   switch (format) {
     case "rl":
-      return { text: lines.map((l) => JSON.stringify(checked(RlLineSchema, l, `line ${l.task_id}#${l.epoch}`)) + "\n").join(""), records: lines.length, skipped: 0 };
+      return {
+        text: lines
+          .map((l) => JSON.stringify(checked(RlLineSchema, l, `line ${l.task_id}#${l.epoch}`)) + "\n")
+          .join(""),
+        records: lines.length,
+        skipped: 0,
+      };
     case "prime": {
-      const samples = lines.flatMap((l) => toPrimeSamples(l).map((s) => checked(PrimeTrainingSampleSchema, s, `sample of ${l.task_id}#${l.epoch}`)));
+      const samples = lines.flatMap((l) =>
+        toPrimeSamples(l).map((s) => checked(PrimeTrainingSampleSchema, s, `sample of ${l.task_id}#${l.epoch}`)),
+      );
       return { text: samples.map((s) => JSON.stringify(s) + "\n").join(""), records: samples.length, skipped: 0 };
     }
     case "skyrl":
@@ -84,7 +123,11 @@ async function render(format: RlFormat, lines: RlLine[], input: string): Promise
         if (format === "skyrl-steps") addSkySteps(out, l);
         else if (!addSkyTrajectory(out, l)) skipped++;
       }
-      return { text: JSON.stringify(checked(SkyGeneratorOutputSchema, out, "GeneratorOutput")) + "\n", records: out.response_ids.length, skipped };
+      return {
+        text: JSON.stringify(checked(SkyGeneratorOutputSchema, out, "GeneratorOutput")) + "\n",
+        records: out.response_ids.length,
+        skipped,
+      };
     }
     case "verifiers": {
       const views = await loadTrajectories(join(dirname(input), RUN_FILES.trajectories));
@@ -96,7 +139,11 @@ async function render(format: RlFormat, lines: RlLine[], input: string): Promise
         else skipped++;
       }
       const doc = { outputs, metadata: verifiersMetadata(lines, outputs.length) };
-      return { text: JSON.stringify(checked(VfGenerateOutputsSchema, doc, "GenerateOutputs")) + "\n", records: outputs.length, skipped };
+      return {
+        text: JSON.stringify(checked(VfGenerateOutputsSchema, doc, "GenerateOutputs")) + "\n",
+        records: outputs.length,
+        skipped,
+      };
     }
   }
 }
@@ -137,10 +184,13 @@ export async function exportRl(argv: string[]): Promise<number> {
     "drop-zero-variance": { type: "boolean" },
   });
   const format = values.format as RlFormat;
-  if (!RL_FORMATS.includes(format)) throw new UserError(`--format must be one of ${RL_FORMATS.join(", ")} here, got '${values.format}'`);
+  if (!RL_FORMATS.includes(format))
+    throw new UserError(`--format must be one of ${RL_FORMATS.join(", ")} here, got '${values.format}'`);
   const mode = (values.advantage ?? "grpo") as AdvantageMode;
-  if (mode !== "grpo" && mode !== "mean") throw new UserError(`--advantage must be grpo or mean, got '${values.advantage}'`);
-  if (values["include-excluded"] && format !== "rl") throw new UserError("--include-excluded is for --format rl (trainers cannot use excluded lines)");
+  if (mode !== "grpo" && mode !== "mean")
+    throw new UserError(`--advantage must be grpo or mean, got '${values.advantage}'`);
+  if (values["include-excluded"] && format !== "rl")
+    throw new UserError("--include-excluded is for --format rl (trainers cannot use excluded lines)");
   if (positionals.length !== 1) throw new UserError("expected exactly one RUN_DIR_OR_FILE (see --help)");
   const target = resolve(positionals[0]!);
   if (!existsSync(target)) throw new UserError(`no such file or folder: ${positionals[0]}`);
@@ -151,9 +201,9 @@ export async function exportRl(argv: string[]): Promise<number> {
   applyGroupAdvantages(loaded.lines, mode);
   const counts = { excluded: 0, noTokens: 0, zeroVariance: 0 };
   const kept = loaded.lines.filter((l) => {
-    if (l.train === "excluded" && !values["include-excluded"]) return counts.excluded++, false;
-    if (format !== "rl" && l.branches.length === 0) return counts.noTokens++, false;
-    if (values["drop-zero-variance"] && l.group?.zero_variance) return counts.zeroVariance++, false;
+    if (l.train === "excluded" && !values["include-excluded"]) return (counts.excluded++, false);
+    if (format !== "rl" && l.branches.length === 0) return (counts.noTokens++, false);
+    if (values["drop-zero-variance"] && l.group?.zero_variance) return (counts.zeroVariance++, false);
     return true;
   });
   const { text, records, skipped } = await render(format, kept, input);
@@ -166,7 +216,9 @@ export async function exportRl(argv: string[]): Promise<number> {
     counts.excluded ? `${counts.excluded} excluded (train verdict)` : "",
     counts.noTokens ? `${counts.noTokens} without usable tokens` : "",
     counts.zeroVariance ? `${counts.zeroVariance} in zero-variance groups` : "",
-    skipped ? `${skipped} skipped (${format === "skyrl" ? "several branches: use skyrl-steps" : "no trajectory line"})` : "",
+    skipped
+      ? `${skipped} skipped (${format === "skyrl" ? "several branches: use skyrl-steps" : "no trajectory line"})`
+      : "",
   ].filter(Boolean);
   if (records === 0) {
     process.stderr.write(`export ${format}: nothing to write (${notes.join(", ")})\n`);

@@ -32,7 +32,9 @@ Options:
     if (positionals.length > 0) throw new UserError(`unexpected argument '${positionals[0]}'`);
     if (values.run !== undefined && values.run.trim() === "") throw new UserError("--run needs a run name");
     if (values.run === undefined && !values.all) {
-      throw new UserError("name a run with --run NAME, or pass --all to remove the sandboxes of every run (including runs in progress)");
+      throw new UserError(
+        "name a run with --run NAME, or pass --all to remove the sandboxes of every run (including runs in progress)",
+      );
     }
     if (values.run !== undefined && values.all) throw new UserError("--run and --all exclude each other");
     const only = splitList(values.env);
@@ -48,11 +50,15 @@ Options:
       process.stdout.write(`${JSON.stringify({ dryRun, removed, failed, skipped: unavailable }, null, 2)}\n`);
     } else {
       for (const { backend, removed, failed } of results) {
-        for (const s of removed) process.stdout.write(`${dryRun ? "would remove" : "removed"} ${backend.name} ${describeLeftover(s)}\n`);
-        for (const f of failed) process.stderr.write(`could not remove ${backend.name} ${describeLeftover(f.sandbox)}: ${f.error}\n`);
+        for (const s of removed)
+          process.stdout.write(`${dryRun ? "would remove" : "removed"} ${backend.name} ${describeLeftover(s)}\n`);
+        for (const f of failed)
+          process.stderr.write(`could not remove ${backend.name} ${describeLeftover(f.sandbox)}: ${f.error}\n`);
         const scope = values.run !== undefined ? ` of run ${values.run}` : "";
         const n = removed.length;
-        process.stdout.write(`${dryRun ? "would remove" : "removed"} ${n} ${backend.sandboxNoun}${n === 1 ? "" : "s"}${scope}\n`);
+        process.stdout.write(
+          `${dryRun ? "would remove" : "removed"} ${n} ${backend.sandboxNoun}${n === 1 ? "" : "s"}${scope}\n`,
+        );
       }
     }
     return results.some((r) => r.failed.length > 0) || named.length > 0 ? 1 : 0;

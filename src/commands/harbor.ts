@@ -21,22 +21,36 @@ export const command: Command = {
   summary: "harbor import: turn Harbor task folders into dataset rows",
   help,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { output: { type: "string", short: "o" }, "on-bad-row": { type: "string" } });
+    const { values, positionals } = parseCommandArgs(argv, {
+      output: { type: "string", short: "o" },
+      "on-bad-row": { type: "string" },
+    });
     const [sub, dir, ...rest] = positionals;
-    if (sub !== "import") throw new UserError(sub === undefined ? "missing subcommand: harbor import DIR (see --help)" : `unknown subcommand '${sub}': only 'harbor import DIR' (see --help)`);
+    if (sub !== "import")
+      throw new UserError(
+        sub === undefined
+          ? "missing subcommand: harbor import DIR (see --help)"
+          : `unknown subcommand '${sub}': only 'harbor import DIR' (see --help)`,
+      );
     if (dir === undefined) throw new UserError("harbor import: missing DIR (a task folder or a folder of them)");
     if (rest.length) throw new UserError(`harbor import: one DIR at a time, got also ${rest.join(" ")}`);
     const policy = values["on-bad-row"] ?? "fail";
-    if (policy !== "fail" && policy !== "skip") throw new UserError(`--on-bad-row: must be fail or skip, got '${policy}'`);
+    if (policy !== "fail" && policy !== "skip")
+      throw new UserError(`--on-bad-row: must be fail or skip, got '${policy}'`);
     const { formatHarborBad, readHarborTasks } = await import("../harbor/task_dir.js");
     const { rows, bad } = readHarborTasks(dir);
     const lines = bad.map(formatHarborBad);
-    if (bad.length && policy === "fail") throw new UserError(`${bad.length} task(s) cannot run (nothing written; fix them or pass --on-bad-row skip):\n  ${lines.join("\n  ")}`);
+    if (bad.length && policy === "fail")
+      throw new UserError(
+        `${bad.length} task(s) cannot run (nothing written; fix them or pass --on-bad-row skip):\n  ${lines.join("\n  ")}`,
+      );
     for (const l of lines) process.stderr.write(`skipped: ${l}\n`);
     const text = rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : "");
     if (values.output) {
       writeFileSync(values.output, text);
-      process.stderr.write(`${rows.length} task(s) → ${values.output}${bad.length ? ` (${bad.length} skipped)` : ""}\n`);
+      process.stderr.write(
+        `${rows.length} task(s) → ${values.output}${bad.length ? ` (${bad.length} skipped)` : ""}\n`,
+      );
     } else process.stdout.write(text);
     return 0;
   },

@@ -18,9 +18,19 @@ export const MCP_LISTING_HELP = `  --mcp-config FILE also list the tools of thes
   --image IMAGE     the image of that environment (docker, singularity)`;
 
 /** Registers the file's MCP tools; nothing without `--mcp-config`. Bad config or a server that fails: UserError. */
-export async function registerListedMcp(values: { "mcp-config"?: string; env?: string; image?: string }): Promise<void> {
+export async function registerListedMcp(values: {
+  "mcp-config"?: string;
+  env?: string;
+  image?: string;
+}): Promise<void> {
   if (values["mcp-config"] === undefined) return;
   // The run options the servers need; the dataset and model are not used for a listing.
-  const config = resolveRunConfig({ dataset: "-", mcp_config: values["mcp-config"], env: values.env, image: values.image, run_name: "mcp-listing" });
+  const config = resolveRunConfig({
+    dataset: "-",
+    mcp_config: values["mcp-config"],
+    env: values.env,
+    image: values.image,
+    run_name: "mcp-listing",
+  });
   await setUpMcp(config);
 }

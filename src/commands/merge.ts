@@ -69,14 +69,19 @@ function warn(msg: string): void {
 
 /** Refuses to overwrite results that a merge did not write (an unsharded run of the same name). */
 function checkOutput(outDir: string, shardsDir: string, force: boolean): void {
-  if (existsSync(outDir) && !statSync(outDir).isDirectory()) throw new UserError(`--out ${outDir} is a file: the merged run needs a folder`);
+  if (existsSync(outDir) && !statSync(outDir).isDirectory())
+    throw new UserError(`--out ${outDir} is a file: the merged run needs a folder`);
   const rel = relative(shardsDir, outDir);
   if (rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && !/^[A-Za-z]:/.test(rel))) {
     throw new UserError(`--out ${outDir} is inside ${shardsDir}: choose a folder outside the shard folders`);
   }
-  const hasResults = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped].some((f) => existsSync(join(outDir, f)));
+  const hasResults = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped].some((f) =>
+    existsSync(join(outDir, f)),
+  );
   if (hasResults && !existsSync(join(outDir, MERGE_INFO_FILE)) && !force) {
-    throw new UserError(`${outDir} already holds run results that no merge wrote: choose --out DIR, or pass --force to overwrite them`);
+    throw new UserError(
+      `${outDir} already holds run results that no merge wrote: choose --out DIR, or pass --force to overwrite them`,
+    );
   }
 }
 
@@ -85,9 +90,12 @@ function checkConfigs(inspection: ShardInspection, force: boolean): void {
   for (const w of inspection.warnings) warn(w);
   const recorded = inspection.folders.filter((f) => f.recordedShard !== undefined && !f.unusable);
   const problems: string[] = [];
-  if (inspection.fingerprintGroups.length > 1) problems.push(`the shards ran with different configurations:\n${describeMismatch(inspection)}`);
-  for (const f of recorded) problems.push(`${f.dir} holds shard ${f.recordedShard}, not ${formatShard(f.shard)} as its name says`);
-  if (problems.length && !force) throw new UserError(`${problems.join("\n")}\nnothing was merged (--force merges anyway)`);
+  if (inspection.fingerprintGroups.length > 1)
+    problems.push(`the shards ran with different configurations:\n${describeMismatch(inspection)}`);
+  for (const f of recorded)
+    problems.push(`${f.dir} holds shard ${f.recordedShard}, not ${formatShard(f.shard)} as its name says`);
+  if (problems.length && !force)
+    throw new UserError(`${problems.join("\n")}\nnothing was merged (--force merges anyway)`);
   for (const p of problems) warn(`${p}\n(merging anyway: --force)`);
 }
 
@@ -113,7 +121,9 @@ export function datasetPath(inspection: ShardInspection, override: string | unde
 /** Per shard, what is not done, in lines a person (and a test) can act on. */
 export function describeShard(s: ShardStatus, count: number): string {
   const head = `shard ${s.index}/${count}: ${s.state}${s.why ? ` — ${s.why}` : ""}`;
-  const owned = s.owned ? `${s.owned.length} task(s) owned, ${s.done + s.dropped} done` : "owned tasks unknown (dataset unreadable, no record)";
+  const owned = s.owned
+    ? `${s.owned.length} task(s) owned, ${s.done + s.dropped} done`
+    : "owned tasks unknown (dataset unreadable, no record)";
   const lines = [`  ${head}`, `    ${owned}, ${s.failed.length} failed, ${s.missing.length} missing`];
   if (s.missing.length) lines.push(`    missing ids: ${listKeys(s.missing)}`);
   if (s.failed.length) lines.push(`    failed ids: ${listKeys(s.failed.map((f) => f.key))}`);
@@ -122,14 +132,25 @@ export function describeShard(s: ShardStatus, count: number): string {
 
 function sumModelCalls(list: ModelCalls[]): ModelCalls | undefined {
   if (list.length === 0) return undefined;
-  const out: ModelCalls = { calls: 0, retries: 0, rate_limited: 0, failed_calls: 0, limit_decreases: 0, limit_increases: 0, endpoints: {} };
+  const out: ModelCalls = {
+    calls: 0,
+    retries: 0,
+    rate_limited: 0,
+    failed_calls: 0,
+    limit_decreases: 0,
+    limit_increases: 0,
+    endpoints: {},
+  };
   for (const m of list) {
-    for (const k of ["calls", "retries", "rate_limited", "failed_calls", "limit_decreases", "limit_increases"] as const) out[k] += m[k];
+    for (const k of ["calls", "retries", "rate_limited", "failed_calls", "limit_decreases", "limit_increases"] as const)
+      out[k] += m[k];
     for (const [ep, c] of Object.entries(m.endpoints)) {
       const prev = out.endpoints[ep] as Record<string, number> | undefined;
       const cur = c as Record<string, unknown>;
       if (!prev) out.endpoints[ep] = { ...cur };
-      else for (const [k, v] of Object.entries(cur)) if (typeof v === "number") prev[k] = (typeof prev[k] === "number" ? prev[k] : 0) + v;
+      else
+        for (const [k, v] of Object.entries(cur))
+          if (typeof v === "number") prev[k] = (typeof prev[k] === "number" ? prev[k] : 0) + v;
     }
   }
   return out;
@@ -164,7 +185,10 @@ export const command: Command = {
   help,
   async run(argv) {
     const { values: v, positionals } = parseCommandArgs(argv, options);
-    if (positionals.length !== 1) throw new UserError(`expected one RUN_DIR, got ${positionals.length ? positionals.join(" ") : "none"} (see --help)`);
+    if (positionals.length !== 1)
+      throw new UserError(
+        `expected one RUN_DIR, got ${positionals.length ? positionals.join(" ") : "none"} (see --help)`,
+      );
     const runDir = resolve(positionals[0]!);
     const outDir = resolve(v.out ?? runDir);
     const force = v.force ?? false;
@@ -179,7 +203,10 @@ export const command: Command = {
     if (unfinished.length && !allowPartial) {
       const launches = statuses.map((s) => s.launch);
       process.stderr.write(
-        `hermes-batch merge: ${unfinished.length} of ${count} shard(s) not finished: ${formatIndexes(unfinished.map((s) => s.index), 1000)}\n` +
+        `hermes-batch merge: ${unfinished.length} of ${count} shard(s) not finished: ${formatIndexes(
+          unfinished.map((s) => s.index),
+          1000,
+        )}\n` +
           `${unfinished.map((s) => describeShard(s, count)).join("\n")}\n` +
           `rerun them (they resume; \`hermes-batch shards ${positionals[0]}\` shows this again):\n${rerunText(rerunCommands(unfinished, count, launches))}` +
           `then: hermes-batch merge ${positionals[0]}\nnothing was merged (--allow-partial merges what is there)\n`,
@@ -191,13 +218,16 @@ export const command: Command = {
 
     const first = usable[0]!;
     const { config, ignored } = configFromRunYaml(first.runYaml!, join(first.dir, RUN_FILES.config));
-    if (ignored.length) warn(`${join(first.dir, RUN_FILES.config)}: ignoring invalid value(s) of ${ignored.join(", ")} for the reports`);
+    if (ignored.length)
+      warn(`${join(first.dir, RUN_FILES.config)}: ignoring invalid value(s) of ${ignored.join(", ")} for the reports`);
     checkOutput(outDir, inspection.shardsDir, force);
     mkdirSync(outDir, { recursive: true });
 
     const counts = await mergeShardFiles(usable, outDir, count);
     if (counts.badLines) {
-      warn(`skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`);
+      warn(
+        `skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`,
+      );
     }
     const duplicates = counts.duplicateDone + counts.duplicateFailed + counts.failedButDoneElsewhere;
     if (duplicates) {
@@ -206,7 +236,10 @@ export const command: Command = {
           `result was kept, a done result wins over a failure): shards should never share a task — were folders copied between runs?`,
       );
     }
-    if (counts.misplaced) warn(`${counts.misplaced} line(s) are in a shard their task id does not hash to (a renamed folder, or a different shard count?)`);
+    if (counts.misplaced)
+      warn(
+        `${counts.misplaced} line(s) are in a shard their task id does not hash to (a renamed folder, or a different shard count?)`,
+      );
 
     // Plugins add tools to the statistics' tool list; the merge still works without them.
     try {
@@ -220,10 +253,17 @@ export const command: Command = {
     const startedAt = records.length ? new Date(Math.min(...records.map((r) => Date.parse(r.started_at)))) : undefined;
     const completedAt = records.length ? new Date(Math.max(...records.map((r) => Date.parse(r.ended_at)))) : undefined;
     const busySeconds = Math.round(records.reduce((s, r) => s + r.busy_seconds, 0) * 100) / 100;
-    const modelCalls = sumModelCalls(records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))));
+    const modelCalls = sumModelCalls(
+      records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))),
+    );
     const totalPrompts = statuses.every((s) => s.owned) ? statuses.reduce((n, s) => n + s.owned!.length, 0) : undefined;
     const { writeRunReports } = await import("../report/reports.js");
-    const report = await writeRunReports(outDir, config, { startedAt, completedAt, totalPrompts, modelCalls: modelCalls as ModelCallCounts | undefined });
+    const report = await writeRunReports(outDir, config, {
+      startedAt,
+      completedAt,
+      totalPrompts,
+      modelCalls: modelCalls as ModelCallCounts | undefined,
+    });
 
     const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);
     const merged = usable.map((f) => f.shard.index);
@@ -232,22 +272,32 @@ export const command: Command = {
     writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
     // The original's batch counts as one uninterrupted run over the merged files would have them.
     const hermes = new HermesCheckpoint(config.batch_size ?? 10);
-    for (const [name, kind] of [[RUN_FILES.trajectories, "trajectory"], [RUN_FILES.dropped, "dropped"], [RUN_FILES.failed, "failed"]] as const) {
+    for (const [name, kind] of [
+      [RUN_FILES.trajectories, "trajectory"],
+      [RUN_FILES.dropped, "dropped"],
+      [RUN_FILES.failed, "failed"],
+    ] as const) {
       for await (const l of readJsonl<{ prompt_index?: number; dropped?: string }>(join(outDir, name))) {
         if (typeof l.value?.prompt_index === "number") hermes.record(l.value.prompt_index, kind, l.value.dropped);
       }
     }
     const complete = unfinished.length === 0;
-    writeCheckpoint(outDir, {
-      run_name: config.run_name,
-      done: report.done,
-      failed: report.failed,
-      dropped: report.dropped,
-      total_in_dataset_slice: report.done + report.failed + report.dropped,
-      config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
-      finished: complete,
-    }, hermes);
-    const failedByShard = statuses.filter((s) => s.failed.length).map((s) => ({ shard: s.index, ids: s.failed.map((f) => f.key) }));
+    writeCheckpoint(
+      outDir,
+      {
+        run_name: config.run_name,
+        done: report.done,
+        failed: report.failed,
+        dropped: report.dropped,
+        total_in_dataset_slice: report.done + report.failed + report.dropped,
+        config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
+        finished: complete,
+      },
+      hermes,
+    );
+    const failedByShard = statuses
+      .filter((s) => s.failed.length)
+      .map((s) => ({ shard: s.index, ids: s.failed.map((f) => f.key) }));
     const info = {
       merged_at: new Date().toISOString(),
       shards_dir: inspection.shardsDir,
@@ -255,9 +305,18 @@ export const command: Command = {
       complete,
       merged_shards: merged,
       missing_shards: statuses.filter((s) => s.state === "missing").map((s) => s.index),
-      unfinished_shards: unfinished.map((s) => ({ shard: s.index, state: s.state, why: s.why ?? null, missing_ids: s.missing })),
+      unfinished_shards: unfinished.map((s) => ({
+        shard: s.index,
+        state: s.state,
+        why: s.why ?? null,
+        missing_ids: s.missing,
+      })),
       failed_ids: failedByShard,
-      timing: { started_at: startedAt?.toISOString() ?? null, ended_at: completedAt?.toISOString() ?? null, busy_seconds: busySeconds },
+      timing: {
+        started_at: startedAt?.toISOString() ?? null,
+        ended_at: completedAt?.toISOString() ?? null,
+        busy_seconds: busySeconds,
+      },
       config_fingerprints: inspection.fingerprintGroups,
       tasks: report,
       lines: { trajectories: counts.trajectories, failed: counts.failed, dropped: counts.dropped },
@@ -279,15 +338,24 @@ export const command: Command = {
     else {
       out.write(
         `merged a PARTIAL run (--allow-partial) from ${inspection.shardsDir} → ${outDir}: ${count - unfinished.length} of ${count} shard(s) finished; ` +
-          `left out: ${leftOut.length} task(s) of shard(s) ${formatIndexes(unfinished.map((s) => s.index), 1000)}\n`,
+          `left out: ${leftOut.length} task(s) of shard(s) ${formatIndexes(
+            unfinished.map((s) => s.index),
+            1000,
+          )}\n`,
       );
       for (const s of unfinished) out.write(`${describeShard(s, count)}\n`);
     }
     out.write(`  tasks: ${report.done} done, ${report.failed} failed, ${report.dropped} dropped\n`);
-    out.write(`  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`);
-    out.write(`  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`);
+    out.write(
+      `  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`,
+    );
+    out.write(
+      `  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`,
+    );
     if (failedByShard.length) {
-      out.write(`  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`);
+      out.write(
+        `  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`,
+      );
       for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
     }
     if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);

@@ -29,7 +29,8 @@ const options = {
 export function reportOutputPath(value: string): string {
   const path = resolve(value);
   const dir = dirname(path);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`-o ${value}: folder ${dir} does not exist`);
+  if (!existsSync(dir) || !statSync(dir).isDirectory())
+    throw new UserError(`-o ${value}: folder ${dir} does not exist`);
   if (existsSync(path) && statSync(path).isDirectory()) throw new UserError(`-o ${value}: is a folder`);
   return path;
 }
@@ -42,7 +43,8 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UserError("report needs one run folder: RUN_DIR (see --help)");
     const runDir = positionals[0]!;
     for (const dir of [runDir, values.baseline]) {
-      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory())) throw new UserError(`${dir}: no such run folder`);
+      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory()))
+        throw new UserError(`${dir}: no such run folder`);
     }
     const out = reportOutputPath(values.out ?? join(runDir, "report.html"));
     const model = await buildReportModel(runDir, values.baseline);
@@ -55,7 +57,9 @@ export const command: Command = {
     for (const run of [model.run, model.baseline?.run]) {
       if (run?.bad_lines) process.stderr.write(`warning: ${run.dir}: ${run.bad_lines} unreadable line(s) skipped\n`);
     }
-    process.stdout.write(`report: ${model.rows.length} task(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`);
+    process.stdout.write(
+      `report: ${model.rows.length} task(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`,
+    );
     return 0;
   },
 };

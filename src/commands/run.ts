@@ -27,13 +27,25 @@ Exit codes: 0 all done, 1 some tasks failed (or, with --baseline, a regression),
 Ctrl-C once finishes the tasks in flight; twice aborts them. Then resume with --resume.
 `;
 
-export function flagsToConfig(argv: string[]): { flags: Record<string, unknown>; configPath?: string; shard?: string; shardCount?: string } {
-  const { values, positionals } = parseCommandArgs(withOptionalValue(argv, "--rl-capture", RL_CAPTURE_MODES, "strict"), runArgOptions());
-  if (positionals.length > 1) throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
+export function flagsToConfig(argv: string[]): {
+  flags: Record<string, unknown>;
+  configPath?: string;
+  shard?: string;
+  shardCount?: string;
+} {
+  const { values, positionals } = parseCommandArgs(
+    withOptionalValue(argv, "--rl-capture", RL_CAPTURE_MODES, "strict"),
+    runArgOptions(),
+  );
+  if (positionals.length > 1)
+    throw new UserError(`one dataset at a time, got ${positionals.length}: ${positionals.join(" ")}`);
   const { flags, invocation } = flagsToConfigValues(values);
   if (positionals[0] !== undefined) flags.dataset = positionals[0];
   if (flags.harbor !== undefined) {
-    if (positionals[0] !== undefined) throw new UserError(`--harbor ${String(flags.harbor)} replaces DATASET: give one or the other, not ${positionals[0]} too`);
+    if (positionals[0] !== undefined)
+      throw new UserError(
+        `--harbor ${String(flags.harbor)} replaces DATASET: give one or the other, not ${positionals[0]} too`,
+      );
     flags.dataset = flags.harbor;
   }
   return { flags, configPath: invocation.config, shard: invocation.shard, shardCount: invocation["shard-count"] };
@@ -45,7 +57,9 @@ export function configFromArgv(argv: string[]): RunConfig {
   const config = resolveRunConfig(flags, configPath, { combinations: true });
   if (!config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
   if (config.approval === "interactive") {
-    throw new UserError("--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow");
+    throw new UserError(
+      "--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow",
+    );
   }
   return config;
 }

@@ -48,12 +48,27 @@ Options:
     await ensureToolsLoaded(); // first: plugin toolsets may appear in a distribution file
     if (values["distribution-file"]) loadDistributionFile(values["distribution-file"]);
     const name = values.distribution ?? "default";
-    const sampler = prepareDistribution(name, { available: providedToolsets(), warn: (m) => process.stderr.write(`note: ${m}\n`) });
+    const sampler = prepareDistribution(name, {
+      available: providedToolsets(),
+      warn: (m) => process.stderr.write(`note: ${m}\n`),
+    });
 
-    const draw = (i: number) => ({ task_id: `task_${i}`, toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }) });
+    const draw = (i: number) => ({
+      task_id: `task_${i}`,
+      toolsets: sampler.sample({ seed, taskId: `task_${i}`, epoch }),
+    });
     if (values.json) {
-      if (count > MAX_JSON_DRAWS) throw new UserError(`-n ${count} with --json is more than ${MAX_JSON_DRAWS} draws (the JSON is built in memory); use the text output`);
-      const out = { distribution: name, seed, epoch, unprovided: sampler.unprovided, draws: Array.from({ length: count }, (_, i) => draw(i)) };
+      if (count > MAX_JSON_DRAWS)
+        throw new UserError(
+          `-n ${count} with --json is more than ${MAX_JSON_DRAWS} draws (the JSON is built in memory); use the text output`,
+        );
+      const out = {
+        distribution: name,
+        seed,
+        epoch,
+        unprovided: sampler.unprovided,
+        draws: Array.from({ length: count }, (_, i) => draw(i)),
+      };
       process.stdout.write(JSON.stringify(out, null, 2) + "\n");
       return 0;
     }
@@ -73,7 +88,9 @@ Options:
     block.push("", `drawn in ${count} tasks (probability):`);
     for (const ts of Object.keys(sampler.toolsets)) {
       const note = sampler.unprovided.includes(ts) ? "  not provided here: offers no tool" : "";
-      block.push(`  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)${note}`);
+      block.push(
+        `  ${ts.padEnd(12)} ${String(hits.get(ts) ?? 0).padStart(String(count).length)}/${count}  (${sampler.toolsets[ts]}%)${note}`,
+      );
     }
     process.stdout.write(block.join("\n") + "\n");
     return 0;

@@ -53,9 +53,31 @@ ids: they are named; nothing is written); 130 interrupted (trajectories.jsonl un
 `;
 
 /** The run options `score` takes, by config key: the judge's endpoint and its defaults. */
-const RUN_KEYS = ["judge_model", "judge_base_url", "judge_api_key", "judge_headers", "base_url", "api_key", "headers", "max_retries", "request_timeout", "no_preflight"] as const;
+const RUN_KEYS = [
+  "judge_model",
+  "judge_base_url",
+  "judge_api_key",
+  "judge_headers",
+  "base_url",
+  "api_key",
+  "headers",
+  "max_retries",
+  "request_timeout",
+  "no_preflight",
+] as const;
 /** Keys of run.yaml that describe how that invocation was started, not the run: not carried over. */
-const INVOCATION_KEYS = new Set(["resume", "retry_failed", "retry_internal", "retry_unscored", "only", "dry_run", "baseline", "max_drop", "fail_under", "allow_config_change"]);
+const INVOCATION_KEYS = new Set([
+  "resume",
+  "retry_failed",
+  "retry_internal",
+  "retry_unscored",
+  "only",
+  "dry_run",
+  "baseline",
+  "max_drop",
+  "fail_under",
+  "allow_config_change",
+]);
 
 function scoreArgOptions() {
   const all = runArgOptions();
@@ -64,7 +86,12 @@ function scoreArgOptions() {
     const flag = key === "judge_headers" ? "judge-header" : key === "headers" ? "header" : key.replace(/_/g, "-");
     options[flag] = all[flag]!;
   }
-  return { ...options, dataset: { type: "string" as const }, concurrency: { type: "string" as const }, scorers: { type: "string" as const } };
+  return {
+    ...options,
+    dataset: { type: "string" as const },
+    concurrency: { type: "string" as const },
+    scorers: { type: "string" as const },
+  };
 }
 
 /** The run's recorded configuration (secrets and header values are not in run.yaml) with this invocation's flags over it. */
@@ -80,12 +107,20 @@ function scoreConfig(runDir: string, flags: Record<string, unknown>): { config: 
   const known = new Set(Object.keys(RunConfigSchema.shape));
   const skip = new Set<string>([...SECRET_KEYS, ...HEADER_KEYS, ...INVOCATION_KEYS]);
   const base: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(recorded)) if (known.has(k) && !skip.has(k) && v !== undefined && v !== null) base[k] = v;
+  for (const [k, v] of Object.entries(recorded))
+    if (known.has(k) && !skip.has(k) && v !== undefined && v !== null) base[k] = v;
   let recordedDataset = typeof recorded.dataset === "string" ? recorded.dataset : undefined;
   // A relative path is relative to where the run started: found from the run folder when run.yaml's relative
   // output_dir is the tail of the folder the run folder is in (runs/NAME started in the folder above runs/).
   const recordedOut = typeof recorded.output_dir === "string" ? recorded.output_dir : undefined;
-  if (recordedDataset && !isAbsolute(recordedDataset) && !existsSync(recordedDataset) && recordedOut && !isAbsolute(recordedOut) && recorded.shard === undefined) {
+  if (
+    recordedDataset &&
+    !isAbsolute(recordedDataset) &&
+    !existsSync(recordedDataset) &&
+    recordedOut &&
+    !isAbsolute(recordedOut) &&
+    recorded.shard === undefined
+  ) {
     const parent = dirname(resolve(runDir));
     const tail = resolve("/", recordedOut);
     if (tail !== "/" && parent.endsWith(tail)) {
@@ -115,9 +150,12 @@ export const command: Command = {
     if (positionals.length !== 1) throw new UserError("score needs one run folder: RUN_DIR (see --help)");
     const runDir = positionals[0]!;
     if (!existsSync(runDir) || !statSync(runDir).isDirectory()) throw new UserError(`${runDir}: no such run folder`);
-    if (!existsSync(join(runDir, "trajectories.jsonl"))) throw new UserError(`${runDir}: not a run folder (no trajectories.jsonl)`);
+    if (!existsSync(join(runDir, "trajectories.jsonl")))
+      throw new UserError(`${runDir}: not a run folder (no trajectories.jsonl)`);
     const concurrency = parseIntFlag(values.concurrency as string | undefined, "--concurrency", 1) ?? 8;
-    const { flags } = flagsToConfigValues(values as Record<string, string | boolean | (string | boolean)[] | undefined>);
+    const { flags } = flagsToConfigValues(
+      values as Record<string, string | boolean | (string | boolean)[] | undefined>,
+    );
     const { config, recordedDataset } = scoreConfig(runDir, flags);
     const { RESCORABLE_SCORERS } = await import("../run/rescore.js");
     type Name = (typeof RESCORABLE_SCORERS)[number];
@@ -125,17 +163,24 @@ export const command: Command = {
     if (values.scorers !== undefined) {
       const names = splitList(values.scorers as string) ?? [];
       const unknown = names.filter((n) => !(RESCORABLE_SCORERS as readonly string[]).includes(n));
-      if (unknown.length || names.length === 0) throw new UserError(`--scorers ${values.scorers as string}: name one or more of ${RESCORABLE_SCORERS.join(", ")}`);
+      if (unknown.length || names.length === 0)
+        throw new UserError(
+          `--scorers ${values.scorers as string}: name one or more of ${RESCORABLE_SCORERS.join(", ")}`,
+        );
       only = new Set(names as Name[]);
     }
 
     let dataset = values.dataset as string | undefined;
     if (dataset === undefined) {
       if (!recordedDataset || recordedDataset === "-" || recordedDataset.startsWith("/dev/")) {
-        throw new UserError(`${runDir}/run.yaml records no dataset file to read again${recordedDataset ? ` (${recordedDataset})` : ""}: pass --dataset FILE`);
+        throw new UserError(
+          `${runDir}/run.yaml records no dataset file to read again${recordedDataset ? ` (${recordedDataset})` : ""}: pass --dataset FILE`,
+        );
       }
       if (!existsSync(recordedDataset)) {
-        throw new UserError(`the run's dataset ${recordedDataset} (recorded in run.yaml) is not found, from here or from where the run started: pass --dataset FILE`);
+        throw new UserError(
+          `the run's dataset ${recordedDataset} (recorded in run.yaml) is not found, from here or from where the run started: pass --dataset FILE`,
+        );
       }
       dataset = recordedDataset;
     } else if (!existsSync(dataset)) {
@@ -149,12 +194,17 @@ export const command: Command = {
       if (item.ok) rows.set(item.value.id, item.value);
       else bad.push(formatBadRow(item.bad));
     }
-    if (bad.length) throw new UserError(`${bad.length} bad row(s) in ${dataset} (nothing was re-scored):\n  ${bad.slice(0, 20).join("\n  ")}${bad.length > 20 ? `\n  … and ${bad.length - 20} more` : ""}`);
+    if (bad.length)
+      throw new UserError(
+        `${bad.length} bad row(s) in ${dataset} (nothing was re-scored):\n  ${bad.slice(0, 20).join("\n  ")}${bad.length > 20 ? `\n  … and ${bad.length - 20} more` : ""}`,
+      );
 
     const { missingRows, rescoreRun, RescoreInterrupted } = await import("../run/rescore.js");
     const { missing, lines } = await missingRows(runDir, rows);
     if (missing.length) {
-      throw new UserError(`${missing.length} task id(s) of the run have no row in ${dataset} (nothing was re-scored): ${missing.slice(0, 20).join(", ")}${missing.length > 20 ? ", …" : ""}`);
+      throw new UserError(
+        `${missing.length} task id(s) of the run have no row in ${dataset} (nothing was re-scored): ${missing.slice(0, 20).join(", ")}${missing.length > 20 ? ", …" : ""}`,
+      );
     }
 
     const { acquireRunLock } = await import("../store/run_lock.js");
@@ -174,7 +224,8 @@ export const command: Command = {
       // A judge only when a row of the run asks for one.
       const ids = new Set<string>();
       const { readJsonl } = await import("../store/jsonl_file.js");
-      for await (const l of readJsonl<{ task_id?: unknown }>(join(runDir, "trajectories.jsonl"))) if (typeof l.value?.task_id === "string") ids.add(l.value.task_id);
+      for await (const l of readJsonl<{ task_id?: unknown }>(join(runDir, "trajectories.jsonl")))
+        if (typeof l.value?.task_id === "string") ids.add(l.value.task_id);
       const needsJudge = (!only || only.has("rubric")) && [...ids].some((id) => rows.get(id)?.row.rubric !== undefined);
       const { runEndpoints } = await import("../models/factory.js");
       let judge: import("../core/chat.js").ChatModel | undefined;
@@ -184,12 +235,18 @@ export const command: Command = {
         if (endpoint) {
           const { preflightEndpoints, requireKeys } = await import("../models/preflight.js");
           requireKeys([["judge", endpoint]]);
-          if (!config.no_preflight) await preflightEndpoints([["judge", endpoint]], { warn: (line) => process.stderr.write(`warning: ${line}\n`), signal: abort.signal });
+          if (!config.no_preflight)
+            await preflightEndpoints([["judge", endpoint]], {
+              warn: (line) => process.stderr.write(`warning: ${line}\n`),
+              signal: abort.signal,
+            });
           const { ModelGates, createRunModels } = await import("../scheduler/run_models.js");
           gates = ModelGates.create(config);
           judge = (await createRunModels(config, gates)).forTask().judge;
         } else {
-          process.stderr.write("note: no judge model (the run used the scripted demo model): rubric rows are unscored; pass --judge-model\n");
+          process.stderr.write(
+            "note: no judge model (the run used the scripted demo model): rubric rows are unscored; pass --judge-model\n",
+          );
         }
       }
       const { createRedactor, secretValues } = await import("../store/redact.js");
@@ -225,19 +282,29 @@ export const command: Command = {
       } catch {
         // no earlier statistics: rebuilt without the planned total
       }
-      const report = await writeRunReports(runDir, config, { startedAt, totalPrompts, ...(gates ? { modelCalls: gates.counts() } : {}) });
+      const report = await writeRunReports(runDir, config, {
+        startedAt,
+        totalPrompts,
+        ...(gates ? { modelCalls: gates.counts() } : {}),
+      });
       const htmlPath = join(runDir, "report.html");
       if (existsSync(htmlPath)) {
         // The run's HTML report follows the new scores too (rewritten as `hermes-batch report` writes it).
         try {
-          const [{ buildReportModel }, { reportHtml }] = await Promise.all([import("../report/html/report_data.js"), import("../report/html/page.js")]);
+          const [{ buildReportModel }, { reportHtml }] = await Promise.all([
+            import("../report/html/report_data.js"),
+            import("../report/html/page.js"),
+          ]);
           writeFileSync(`${htmlPath}.tmp`, reportHtml(await buildReportModel(runDir)));
           renameSync(`${htmlPath}.tmp`, htmlPath);
         } catch (err) {
-          process.stderr.write(`warning: ${htmlPath} could not be rebuilt (${errorMessage(err)}); run: hermes-batch report ${runDir}\n`);
+          process.stderr.write(
+            `warning: ${htmlPath} could not be rebuilt (${errorMessage(err)}); run: hermes-batch report ${runDir}\n`,
+          );
         }
       }
-      const list = (keys: string[]) => (keys.length ? ` (${keys.slice(0, 10).join(", ")}${keys.length > 10 ? ", …" : ""})` : "");
+      const list = (keys: string[]) =>
+        keys.length ? ` (${keys.slice(0, 10).join(", ")}${keys.length > 10 ? ", …" : ""})` : "";
       const out: string[] = [
         `re-scored ${summary.rescored} of ${lines} task line(s) in ${runDir} against ${dataset}${values.dataset === undefined ? " (run.yaml's dataset)" : ""}`,
         `  pass → fail: ${summary.passToFail.length}${list(summary.passToFail)}`,
@@ -246,7 +313,11 @@ export const command: Command = {
         ...summary.unscored.slice(0, 5).map((u) => redact(`    ${u.key}: ${u.reason}`)),
         ...(summary.noScorer ? [`  no scorer in the row: ${summary.noScorer}`] : []),
         ...(summary.verifyRerun ? [`  verify run again in the kept task folder: ${summary.verifyRerun}`] : []),
-        ...(summary.verifyKept ? [`  verify not run again (no kept task folder; the run's result is used where the command is the same): ${summary.verifyKept}`] : []),
+        ...(summary.verifyKept
+          ? [
+              `  verify not run again (no kept task folder; the run's result is used where the command is the same): ${summary.verifyKept}`,
+            ]
+          : []),
         ...(summary.badLines ? [`  unreadable line(s) copied unchanged: ${summary.badLines}`] : []),
         `  judge tokens: ${summary.judgeUsage.total_tokens.toLocaleString("en-US")}`,
         report.scores ? scoresLine(report.scores) : "scores: no row of the run names a scorer",
@@ -254,11 +325,15 @@ export const command: Command = {
       process.stdout.write(out.join("\n") + "\n");
       appendFileSync(
         join(runDir, "events.log"),
-        redact(`${new Date().toISOString()} score: re-scored ${summary.rescored} line(s) against ${resolve(dataset)}: ${summary.passToFail.length} pass→fail, ${summary.failToPass.length} fail→pass, ${summary.unscored.length} unscored, ${summary.judgeUsage.total_tokens} judge tokens\n`),
+        redact(
+          `${new Date().toISOString()} score: re-scored ${summary.rescored} line(s) against ${resolve(dataset)}: ${summary.passToFail.length} pass→fail, ${summary.failToPass.length} fail→pass, ${summary.unscored.length} unscored, ${summary.judgeUsage.total_tokens} judge tokens\n`,
+        ),
       );
       if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);
       if (summary.unscored.length) {
-        process.stdout.write(`${summary.unscored.length} task(s) unscored: run score again, or rerun them with: hermes-batch run … --resume --retry-unscored\n`);
+        process.stdout.write(
+          `${summary.unscored.length} task(s) unscored: run score again, or rerun them with: hermes-batch run … --resume --retry-unscored\n`,
+        );
         return 1;
       }
       return report.atifError ? 1 : 0;

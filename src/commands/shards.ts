@@ -33,7 +33,16 @@ function ago(ms: number | undefined): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd()).join("\n") + "\n";
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+          .join("  ")
+          .trimEnd(),
+      )
+      .join("\n") + "\n"
+  );
 }
 
 export const command: Command = {
@@ -41,11 +50,18 @@ export const command: Command = {
   help,
   async run(argv) {
     const { values: v, positionals } = parseCommandArgs(argv, options);
-    if (positionals.length !== 1) throw new UserError(`expected one RUN_DIR, got ${positionals.length ? positionals.join(" ") : "none"} (see --help)`);
+    if (positionals.length !== 1)
+      throw new UserError(
+        `expected one RUN_DIR, got ${positionals.length ? positionals.join(" ") : "none"} (see --help)`,
+      );
     const { inspection, statuses, datasetNote } = await loadShardStatuses(resolve(positionals[0]!), v.dataset);
     const count = inspection.count;
     const unfinished = unfinishedShards(statuses);
-    const rerun = rerunCommands(unfinished, count, statuses.map((s) => s.launch));
+    const rerun = rerunCommands(
+      unfinished,
+      count,
+      statuses.map((s) => s.launch),
+    );
     if (v.json) {
       const shard = (s: ShardStatus) => ({
         shard: s.index,
@@ -59,7 +75,9 @@ export const command: Command = {
         busy_seconds: s.record?.busy_seconds ?? null,
         stopped_early: s.record?.stopped_early ?? null,
       });
-      process.stdout.write(JSON.stringify({ shard_count: count, shards: statuses.map(shard), rerun: rerun ?? null }, null, 2) + "\n");
+      process.stdout.write(
+        JSON.stringify({ shard_count: count, shards: statuses.map(shard), rerun: rerun ?? null }, null, 2) + "\n",
+      );
       return unfinished.length ? 4 : 0;
     }
     const out = process.stdout;
@@ -67,21 +85,48 @@ export const command: Command = {
     const rows = [["shard", "owned", "done", "failed", "missing", "last activity", "state"]];
     for (const s of statuses) {
       const state = s.state === "stopped_early" ? `stopped_early (${s.record?.stopped_early?.reason ?? "?"})` : s.state;
-      rows.push([`${s.index}/${count}`, s.owned ? String(s.owned.length) : "?", String(s.done + s.dropped), String(s.failed.length), String(s.missing.length), ago(s.lastActivity), state]);
+      rows.push([
+        `${s.index}/${count}`,
+        s.owned ? String(s.owned.length) : "?",
+        String(s.done + s.dropped),
+        String(s.failed.length),
+        String(s.missing.length),
+        ago(s.lastActivity),
+        state,
+      ]);
     }
     out.write(table(rows));
     const finished = statuses.length - unfinished.length;
     out.write(`\n${finished} of ${count} shard(s) finished\n`);
     if (unfinished.length) {
       out.write(`\nnot finished:\n${unfinished.map((s) => describeShard(s, count)).join("\n")}\n`);
-      out.write(`\nrerun ${unfinished.length === 1 ? "it" : "them"} (each resumes its folder), then: hermes-batch merge ${positionals[0]}\n${rerunText(rerun)}`);
+      out.write(
+        `\nrerun ${unfinished.length === 1 ? "it" : "them"} (each resumes its folder), then: hermes-batch merge ${positionals[0]}\n${rerunText(rerun)}`,
+      );
       return 4;
     }
     const failed = statuses.filter((s) => s.failed.length);
     if (failed.length) {
-      out.write(`\n${failed.reduce((n, s) => n + s.failed.length, 0)} task(s) failed in shard(s) ${failed.map((s) => s.index).join(",")}:\n`);
-      for (const s of failed) out.write(`  shard ${s.index}/${count}: ${s.failed.map((f) => `${f.key} (${f.outcome})`).slice(0, 20).join(", ")}${s.failed.length > 20 ? ", …" : ""}\n`);
-      out.write(`to try them again (only the failed tasks), then: hermes-batch merge ${positionals[0]}\n${rerunText(rerunCommands(failed, count, statuses.map((s) => s.launch), "retry-failed"))}`);
+      out.write(
+        `\n${failed.reduce((n, s) => n + s.failed.length, 0)} task(s) failed in shard(s) ${failed.map((s) => s.index).join(",")}:\n`,
+      );
+      for (const s of failed)
+        out.write(
+          `  shard ${s.index}/${count}: ${s.failed
+            .map((f) => `${f.key} (${f.outcome})`)
+            .slice(0, 20)
+            .join(", ")}${s.failed.length > 20 ? ", …" : ""}\n`,
+        );
+      out.write(
+        `to try them again (only the failed tasks), then: hermes-batch merge ${positionals[0]}\n${rerunText(
+          rerunCommands(
+            failed,
+            count,
+            statuses.map((s) => s.launch),
+            "retry-failed",
+          ),
+        )}`,
+      );
     }
     return 0;
   },

@@ -32,16 +32,34 @@ function homeToolset(tool: string): string {
 }
 
 export async function toolRows(onlyToolsets?: string[]): Promise<ToolRow[]> {
-  const known = new Set(onlyToolsets ? resolveToolsets(onlyToolsets) : [...registry.names(), ...resolveToolsets(["all"])]);
+  const known = new Set(
+    onlyToolsets ? resolveToolsets(onlyToolsets) : [...registry.names(), ...resolveToolsets(["all"])],
+  );
   const registered = [...known].filter((t) => registry.has(t));
   const avail = await registry.availability(registered);
   const rows: ToolRow[] = [...known].sort().map((tool) => {
     const entry = registry.get(tool);
-    if (!entry) return { tool, toolset: homeToolset(tool), registered: false, available: false, reason: "not provided by this build" };
+    if (!entry)
+      return {
+        tool,
+        toolset: homeToolset(tool),
+        registered: false,
+        available: false,
+        reason: "not provided by this build",
+      };
     const a = avail.get(tool)!;
-    return { tool, toolset: entry.toolset, registered: true, available: a.available, reason: a.available ? null : a.reason ?? "unavailable" };
+    return {
+      tool,
+      toolset: entry.toolset,
+      registered: true,
+      available: a.available,
+      reason: a.available ? null : (a.reason ?? "unavailable"),
+    };
   });
-  return rows.sort((x, y) => Number(y.registered) - Number(x.registered) || x.toolset.localeCompare(y.toolset) || x.tool.localeCompare(y.tool));
+  return rows.sort(
+    (x, y) =>
+      Number(y.registered) - Number(x.registered) || x.toolset.localeCompare(y.toolset) || x.tool.localeCompare(y.tool),
+  );
 }
 
 export const command: Command = {
@@ -82,7 +100,8 @@ ${MCP_LISTING_HELP}
     if (!only) {
       const envs = await environmentAvailability();
       process.stdout.write(`\nenvironments (--env):\n`);
-      for (const e of envs) process.stdout.write(`  ${e.name.padEnd(12)} ${e.available ? "yes" : "no "}  ${e.reason ?? ""}\n`);
+      for (const e of envs)
+        process.stdout.write(`  ${e.name.padEnd(12)} ${e.available ? "yes" : "no "}  ${e.reason ?? ""}\n`);
     }
     return 0;
   },

@@ -33,7 +33,14 @@ const options = {
   baseline: { type: "string" },
 } as const;
 
-const WATCHED = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped, RUN_FILES.statistics, RUN_FILES.checkpoint, RUN_FILES.config];
+const WATCHED = [
+  RUN_FILES.trajectories,
+  RUN_FILES.failed,
+  RUN_FILES.dropped,
+  RUN_FILES.statistics,
+  RUN_FILES.checkpoint,
+  RUN_FILES.config,
+];
 
 /** Changes whenever a result file of either run changes: size and modification time of each. */
 function folderVersion(dirs: string[]): string {
@@ -53,7 +60,11 @@ function folderVersion(dirs: string[]): string {
 
 type Packed = { main: string; details: string; base: string };
 
-const HEADERS = { "cache-control": "no-store", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" } as const;
+const HEADERS = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+} as const;
 
 /** Answers a request under a run's page: `path` is relative to it ("/", "/data/main", …). */
 type RunHandler = (path: string, res: ServerResponse) => Promise<void>;
@@ -91,7 +102,13 @@ function runHandler(runDir: string, baselineDir?: string): RunHandler {
 
   return async (path, res) => {
     if (path === "/" || path === "/index.html") {
-      res.writeHead(200, { ...headers, "content-type": "text/html; charset=utf-8", "content-security-policy": pageCsp(true) }).end(page);
+      res
+        .writeHead(200, {
+          ...headers,
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": pageCsp(true),
+        })
+        .end(page);
       return;
     }
     const blob = /^\/data\/(version|main|details|base)$/.exec(path)?.[1];
@@ -103,7 +120,13 @@ function runHandler(runDir: string, baselineDir?: string): RunHandler {
       const current = await data();
       const body = blob === "version" ? current.version : current.packed[blob as keyof Packed];
       // The page checks that conversations it fetches later belong to the rows it shows.
-      res.writeHead(200, { ...headers, "content-type": "text/plain; charset=utf-8", "x-data-version": encodeURIComponent(current.version) }).end(body);
+      res
+        .writeHead(200, {
+          ...headers,
+          "content-type": "text/plain; charset=utf-8",
+          "x-data-version": encodeURIComponent(current.version),
+        })
+        .end(body);
     } catch (err) {
       res.writeHead(500, headers).end(`cannot read the run: ${err instanceof Error ? err.message : String(err)}\n`);
     }
@@ -145,8 +168,19 @@ export function createRunsIndexServer(dir: string) {
   const title = `hermes-batch view · ${dir}`;
   return localServer(async (path, res) => {
     if (path === "/" || path === "/index.html") {
-      const html = runIndexHtml({ title, dir, runs: listRuns(dir), href: (name) => `run/${encodeURIComponent(name)}/` });
-      res.writeHead(200, { ...HEADERS, "content-type": "text/html; charset=utf-8", "content-security-policy": runIndexCsp() }).end(html);
+      const html = runIndexHtml({
+        title,
+        dir,
+        runs: listRuns(dir),
+        href: (name) => `run/${encodeURIComponent(name)}/`,
+      });
+      res
+        .writeHead(200, {
+          ...HEADERS,
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": runIndexCsp(),
+        })
+        .end(html);
       return;
     }
     const m = /^\/run\/([^/]+)(\/.*)?$/.exec(path);
@@ -157,7 +191,13 @@ export function createRunsIndexServer(dir: string) {
       name = undefined;
     }
     // A name is one folder inside `dir`, never a path: no slash, no hidden or dot folder; and it holds a run.
-    if (m === null || name === undefined || /[/\0]/.test(name) || name.startsWith(".") || !isRunFolder(join(dir, name))) {
+    if (
+      m === null ||
+      name === undefined ||
+      /[/\0]/.test(name) ||
+      name.startsWith(".") ||
+      !isRunFolder(join(dir, name))
+    ) {
       res.writeHead(404, { ...HEADERS, "content-type": "text/plain; charset=utf-8" }).end(`no such run in ${dir}\n`);
       return;
     }
@@ -177,19 +217,25 @@ export const command: Command = {
   help,
   async run(argv) {
     const { values, positionals } = parseCommandArgs(argv, options);
-    if (positionals.length !== 1) throw new UserError("view needs one run folder (RUN_DIR) or a folder of runs (see --help)");
+    if (positionals.length !== 1)
+      throw new UserError("view needs one run folder (RUN_DIR) or a folder of runs (see --help)");
     const runDir = positionals[0]!;
     for (const dir of [runDir, values.baseline]) {
-      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory())) throw new UserError(`${dir}: no such run folder`);
+      if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory()))
+        throw new UserError(`${dir}: no such run folder`);
     }
     // A run folder is served as such; otherwise a folder holding run folders gets their index.
     const single = isRunFolder(runDir);
     const count = single ? 0 : runFolderNames(runDir).length;
     if (!single && count === 0) {
-      throw new UserError(`${runDir}: neither a run folder nor a folder of runs (no ${RUN_FILES.config}, ${RUN_FILES.trajectories} or ${RUN_FILES.checkpoint} in it or in a folder inside it)`);
+      throw new UserError(
+        `${runDir}: neither a run folder nor a folder of runs (no ${RUN_FILES.config}, ${RUN_FILES.trajectories} or ${RUN_FILES.checkpoint} in it or in a folder inside it)`,
+      );
     }
-    if (values.baseline !== undefined && !single) throw new UserError(`--baseline compares one run: ${runDir} is a folder of runs`);
-    if (values.baseline !== undefined && !isRunFolder(values.baseline)) throw new UserError(`--baseline ${values.baseline}: not a run folder`);
+    if (values.baseline !== undefined && !single)
+      throw new UserError(`--baseline compares one run: ${runDir} is a folder of runs`);
+    if (values.baseline !== undefined && !isRunFolder(values.baseline))
+      throw new UserError(`--baseline ${values.baseline}: not a run folder`);
     const port = parseIntFlag(values.port, "--port", 0) ?? 8787;
     if (port > 65535) throw new UserError(`--port must be at most 65535, got ${port}`);
     const server = single ? createViewServer(runDir, values.baseline) : createRunsIndexServer(runDir);

@@ -10,7 +10,17 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** What an HTTP/1.1 field value may hold (tab, visible ASCII, Latin-1): anything else fails every request. */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Headers the transport owns: setting them would break the request. */
-const RESERVED = new Set(["content-length", "transfer-encoding", "connection", "content-type", "accept-encoding", "keep-alive", "upgrade", "te", "trailer"]);
+const RESERVED = new Set([
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "content-type",
+  "accept-encoding",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+]);
 
 // Issues name the header, never its value (it may be a key).
 export const HeadersSchema = z
@@ -50,7 +60,10 @@ export function expandHeaders(headers: HeaderMap | undefined, env: NodeJS.Proces
   for (const [name, value] of Object.entries(headers ?? {})) {
     const sent = expandEnvReferences(value, env, `${where} '${name}'`);
     // Checked after expansion: a variable holding a newline would otherwise fail every request, later.
-    if (!HEADER_VALUE.test(sent)) throw new EnvReferenceError(`${where} '${name}': the value read from the environment must be one line of printable characters`);
+    if (!HEADER_VALUE.test(sent))
+      throw new EnvReferenceError(
+        `${where} '${name}': the value read from the environment must be one line of printable characters`,
+      );
     out[name] = sent;
   }
   return out;
@@ -69,7 +82,9 @@ export function mergeHeaders(base: HeaderMap, over: HeaderMap): HeaderMap {
  * (`Bearer ${KEY}`). Any other literal text may be a secret and is redacted.
  */
 export function isShowableHeaderValue(value: string): boolean {
-  return envReferences(value).length > 0 && /^(?:[A-Za-z][\w-]*\s+)?(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}\s*)+$/.test(value.trim());
+  return (
+    envReferences(value).length > 0 && /^(?:[A-Za-z][\w-]*\s+)?(?:\$\{[A-Za-z_][A-Za-z0-9_]*\}\s*)+$/.test(value.trim())
+  );
 }
 
 /** Headers as run.yaml and the resume hint show them: references kept, literal values redacted. */

@@ -62,8 +62,10 @@ const ServerEntrySchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    const add = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message, input: undefined });
-    if (s.command === undefined && s.url === undefined) add("command", "a server needs 'command' (stdio) or 'url' (HTTP)");
+    const add = (path: string, message: string) =>
+      ctx.addIssue({ code: "custom", path: [path], message, input: undefined });
+    if (s.command === undefined && s.url === undefined)
+      add("command", "a server needs 'command' (stdio) or 'url' (HTTP)");
     if (s.command !== undefined && s.url !== undefined) add("url", "give 'command' (stdio) or 'url' (HTTP), not both");
     const declared = s.type ?? s.transport;
     const kind = declared === undefined ? undefined : TRANSPORTS[declared];
@@ -71,11 +73,17 @@ const ServerEntrySchema = z
     if ((kind === "http" || kind === "sse") && s.url === undefined) add("url", `a ${declared} server needs 'url'`);
     if (s.url !== undefined) {
       if (!/^https?:\/\//i.test(s.url)) add("url", "must be an http:// or https:// URL");
-      for (const k of ["args", "env", "cwd", "where"] as const) if (s[k] !== undefined) add(k, `applies to stdio servers (command), not to a server at a URL`);
+      for (const k of ["args", "env", "cwd", "where"] as const)
+        if (s[k] !== undefined) add(k, `applies to stdio servers (command), not to a server at a URL`);
     }
-    if (s.command !== undefined && s.headers !== undefined) add("headers", "applies to servers at a URL, not to stdio servers (use 'env')");
+    if (s.command !== undefined && s.headers !== undefined)
+      add("headers", "applies to servers at a URL, not to stdio servers (use 'env')");
     if (s.tools?.include && s.tools.exclude) add("tools", "give 'include' or 'exclude', not both");
-    if (s.shared === true && s.command !== undefined && (s.where ?? "sandbox") === "sandbox") add("shared", "a server in the task's sandbox belongs to its task: shared applies to where: host and URL servers");
+    if (s.shared === true && s.command !== undefined && (s.where ?? "sandbox") === "sandbox")
+      add(
+        "shared",
+        "a server in the task's sandbox belongs to its task: shared applies to where: host and URL servers",
+      );
   });
 
 type ServerEntry = z.infer<typeof ServerEntrySchema>;
@@ -108,7 +116,9 @@ export function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new UserError(`--mcp-config: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`);
+    throw new UserError(
+      `--mcp-config: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
+    );
   }
   return parseMcpConfig(text, path, env);
 }
@@ -120,20 +130,30 @@ export function parseMcpConfig(text: string, file: string, env: NodeJS.ProcessEn
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const line = e.linePos?.[0]?.line;
-    throw new UserError(`${file}${line ? `:${line}` : ""}: invalid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${e.message.split("\n")[0]}`);
+    throw new UserError(
+      `${file}${line ? `:${line}` : ""}: invalid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${e.message.split("\n")[0]}`,
+    );
   }
   const top: unknown = doc.toJS();
   const at = (p: readonly PropertyKey[]) => {
     const line = lineAt(doc, lines, p);
     return `${file}${line ? `:${line}` : ""}`;
   };
-  if (top === null || typeof top !== "object" || Array.isArray(top)) throw new UserError(`${at([])}: an MCP config is a mapping with 'mcpServers' (JSON) or 'mcp_servers' (Hermes YAML)`);
+  if (top === null || typeof top !== "object" || Array.isArray(top))
+    throw new UserError(
+      `${at([])}: an MCP config is a mapping with 'mcpServers' (JSON) or 'mcp_servers' (Hermes YAML)`,
+    );
   const obj = top as Record<string, unknown>;
-  if (obj.mcpServers !== undefined && obj.mcp_servers !== undefined) throw new UserError(`${at(["mcp_servers"])}: give 'mcpServers' or 'mcp_servers', not both`);
+  if (obj.mcpServers !== undefined && obj.mcp_servers !== undefined)
+    throw new UserError(`${at(["mcp_servers"])}: give 'mcpServers' or 'mcp_servers', not both`);
   const key = obj.mcpServers !== undefined ? "mcpServers" : obj.mcp_servers !== undefined ? "mcp_servers" : undefined;
-  if (!key) throw new UserError(`${at([])}: no 'mcpServers' (the desktop-client JSON shape) or 'mcp_servers' (Hermes' YAML shape) in the file`);
+  if (!key)
+    throw new UserError(
+      `${at([])}: no 'mcpServers' (the desktop-client JSON shape) or 'mcp_servers' (Hermes' YAML shape) in the file`,
+    );
   const servers = obj[key];
-  if (servers === null || typeof servers !== "object" || Array.isArray(servers)) throw new UserError(`${at([key])}: '${key}' must be a mapping of server names to servers`);
+  if (servers === null || typeof servers !== "object" || Array.isArray(servers))
+    throw new UserError(`${at([key])}: '${key}' must be a mapping of server names to servers`);
 
   return normaliseServers(servers as Record<string, unknown>, [key], (p) => at(p), env);
 }
@@ -142,17 +162,29 @@ export function parseMcpConfig(text: string, file: string, env: NodeJS.ProcessEn
  * Each server of a mapping validated and normalised; `prefix` is the key path to the mapping and `at(path)` says
  * where a path is (`FILE:LINE`). The first problem throws a UserError `<at>: <key.path>: <what is wrong>`.
  */
-function normaliseServers(servers: Record<string, unknown>, prefix: (string | number)[], at: (path: readonly PropertyKey[]) => string, env: NodeJS.ProcessEnv): McpServerConfig[] {
+function normaliseServers(
+  servers: Record<string, unknown>,
+  prefix: (string | number)[],
+  at: (path: readonly PropertyKey[]) => string,
+  env: NodeJS.ProcessEnv,
+): McpServerConfig[] {
   const out: McpServerConfig[] = [];
   for (const [name, raw] of Object.entries(servers)) {
-    if (!SERVER_NAME.test(name)) throw new UserError(`${at([...prefix, name])}: ${[...prefix, name].join(".")}: a server name is letters, digits, '_', '.', '-' (it names the toolset mcp-<name>)`);
+    if (!SERVER_NAME.test(name))
+      throw new UserError(
+        `${at([...prefix, name])}: ${[...prefix, name].join(".")}: a server name is letters, digits, '_', '.', '-' (it names the toolset mcp-<name>)`,
+      );
     const parsed = ServerEntrySchema.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const path = [...prefix, name, ...issue.path];
       let value: unknown = raw;
-      for (const k of issue.path) value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[k] : undefined;
-      const what = issue.code === "unrecognized_keys" ? `unknown key(s) ${issue.keys.map((k) => `'${k}'`).join(", ")}` : issueText(issue, value);
+      for (const k of issue.path)
+        value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[k] : undefined;
+      const what =
+        issue.code === "unrecognized_keys"
+          ? `unknown key(s) ${issue.keys.map((k) => `'${k}'`).join(", ")}`
+          : issueText(issue, value);
       const keyPath = issue.code === "unrecognized_keys" ? [...path, issue.keys[0]!] : path;
       throw new UserError(`${at(keyPath)}: ${keyPath.map(String).join(".")}: ${what}`);
     }
@@ -178,7 +210,8 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
     servers = {};
     for (const [i, item] of value.entries()) {
       const name = item !== null && typeof item === "object" ? (item as Record<string, unknown>).name : undefined;
-      if (typeof name !== "string" || name === "") throw new UserError(`mcp_servers.${i}: each server of the list needs a 'name'`);
+      if (typeof name !== "string" || name === "")
+        throw new UserError(`mcp_servers.${i}: each server of the list needs a 'name'`);
       if (Object.hasOwn(servers, name)) throw new UserError(`mcp_servers.${i}: a second server named '${name}'`);
       const { name: _name, ...rest } = item as Record<string, unknown>;
       servers[name] = rest;
@@ -186,7 +219,9 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
   } else if (value !== null && typeof value === "object") {
     servers = value as Record<string, unknown>;
   } else {
-    throw new UserError(`mcp_servers: must be a mapping of server names to servers, or a list of servers with a 'name'`);
+    throw new UserError(
+      `mcp_servers: must be a mapping of server names to servers, or a list of servers with a 'name'`,
+    );
   }
   try {
     return normaliseServers(servers, ["mcp_servers"], () => "", env);
@@ -196,7 +231,12 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
   }
 }
 
-function normalise(name: string, s: ServerEntry, env: NodeJS.ProcessEnv, where: (path: string[]) => string): McpServerConfig {
+function normalise(
+  name: string,
+  s: ServerEntry,
+  env: NodeJS.ProcessEnv,
+  where: (path: string[]) => string,
+): McpServerConfig {
   const declared = s.type ?? s.transport;
   const transport = s.command !== undefined ? "stdio" : declared === undefined ? "http" : TRANSPORTS[declared]!;
   const envRaw = s.env ?? {};
@@ -233,7 +273,10 @@ function normalise(name: string, s: ServerEntry, env: NodeJS.ProcessEnv, where: 
 
 /** A value as run.yaml shows it: written as is when it is only `${VAR}` references, else redacted. */
 function shownValue(value: string): string {
-  return isShowableHeaderValue(value) || (envReferences(value).length > 0 && /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*\})+$/.test(value)) ? value : "<redacted>";
+  return isShowableHeaderValue(value) ||
+    (envReferences(value).length > 0 && /^(?:\$\{[A-Za-z_][A-Za-z0-9_]*\})+$/.test(value))
+    ? value
+    : "<redacted>";
 }
 
 /** The servers as run.yaml records them: env and header values redacted unless they are `${VAR}` references. */
@@ -245,9 +288,17 @@ export function publicMcpServers(servers: readonly McpServerConfig[]): Record<st
     ...(s.command !== undefined ? { command: s.command, args: s.args } : {}),
     ...(s.cwd !== undefined ? { cwd: s.cwd } : {}),
     ...(s.url !== undefined ? { url: scrubUrlCredentials(s.url) } : {}),
-    ...(Object.keys(s.env).length ? { env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, shownValue(v)])) } : {}),
-    ...(Object.keys(s.headers).length ? { headers: Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, shownValue(v)])) } : {}),
-    ...(s.tools.include ? { tools: { include: s.tools.include } } : s.tools.exclude ? { tools: { exclude: s.tools.exclude } } : {}),
+    ...(Object.keys(s.env).length
+      ? { env: Object.fromEntries(Object.entries(s.env).map(([k, v]) => [k, shownValue(v)])) }
+      : {}),
+    ...(Object.keys(s.headers).length
+      ? { headers: Object.fromEntries(Object.entries(s.headers).map(([k, v]) => [k, shownValue(v)])) }
+      : {}),
+    ...(s.tools.include
+      ? { tools: { include: s.tools.include } }
+      : s.tools.exclude
+        ? { tools: { exclude: s.tools.exclude } }
+        : {}),
     timeout: s.timeoutSec,
     connect_timeout: s.connectTimeoutSec,
     ...(s.shared ? { shared: true } : {}),
@@ -259,7 +310,8 @@ export function mcpSecretValues(servers: readonly McpServerConfig[]): string[] {
   const out: string[] = [];
   for (const s of servers) {
     // A value read from the environment, or written under a name that says it is a secret.
-    for (const [k, v] of Object.entries(s.envValues)) if (envReferences(s.env[k] ?? "").length > 0 || looksLikeSecretName(k)) out.push(v);
+    for (const [k, v] of Object.entries(s.envValues))
+      if (envReferences(s.env[k] ?? "").length > 0 || looksLikeSecretName(k)) out.push(v);
     for (const v of Object.values(s.headerValues)) {
       out.push(v);
       const token = /^(?:Bearer|Basic|Token|Key|ApiKey|Api-Key|Digest)\s+(\S.*)$/i.exec(v)?.[1];

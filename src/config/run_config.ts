@@ -23,7 +23,7 @@ export const SECRET_KEYS = ["api_key", "approval_api_key", "judge_api_key"] as c
 export const URL_KEYS = ["base_url", "approval_base_url", "judge_base_url"] as const;
 
 function shown(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : JSON.stringify(value) ?? "nothing";
+  return typeof value === "string" ? `'${value}'` : (JSON.stringify(value) ?? "nothing");
 }
 
 /** What is wrong with a value, as the end of a sentence about it ("must be at least 1, got 0"). */
@@ -40,7 +40,14 @@ export function issueText(issue: z.core.$ZodIssue, value: unknown): string {
     case "invalid_format":
       return issue.format === "url" ? `must be a URL${got}` : `${issue.message}${got}`;
     case "invalid_type": {
-      const expected = issue.expected === "int" ? "a whole number" : issue.expected === "array" ? "a list" : issue.expected === "record" || issue.expected === "object" ? "a mapping" : `a ${issue.expected}`;
+      const expected =
+        issue.expected === "int"
+          ? "a whole number"
+          : issue.expected === "array"
+            ? "a list"
+            : issue.expected === "record" || issue.expected === "object"
+              ? "a mapping"
+              : `a ${issue.expected}`;
       return `must be ${expected}${got}`;
     }
     default:
@@ -95,7 +102,8 @@ export function readConfigFile(path: string): Record<string, unknown> {
     throw new UserError(`${path}${line ? `:${line}` : ""}: invalid YAML: ${e.message.split("\n")[0]}`);
   }
   if (parsed === null || parsed === undefined) return {};
-  if (typeof parsed !== "object" || Array.isArray(parsed)) throw new UserError(`${path}: the config must be a YAML mapping of keys to values`);
+  if (typeof parsed !== "object" || Array.isArray(parsed))
+    throw new UserError(`${path}: the config must be a YAML mapping of keys to values`);
   return parsed as Record<string, unknown>;
 }
 
@@ -113,7 +121,11 @@ export function defaultApiKey(baseURL: string | undefined, env: NodeJS.ProcessEn
  * Flags over the config file, validated. With `combinations`, settings that contradict each other or would
  * do nothing are refused too (the run command; the option-table tests set every key at once).
  */
-export function resolveRunConfig(flags: Record<string, unknown>, configPath?: string, opts: { combinations?: boolean } = {}): RunConfig {
+export function resolveRunConfig(
+  flags: Record<string, unknown>,
+  configPath?: string,
+  opts: { combinations?: boolean } = {},
+): RunConfig {
   const fromFile = configPath ? readConfigFile(configPath) : {};
   const merged: Record<string, unknown> = { ...fromFile };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
@@ -142,7 +154,11 @@ export function resolveRunConfig(flags: Record<string, unknown>, configPath?: st
 }
 
 /** Every `${VAR}` of a header must be set now, not discovered missing at the first request (exit 2 naming it). */
-function checkHeaderReferences(config: RunConfig, flags: Record<string, unknown>, configPath: string | undefined): void {
+function checkHeaderReferences(
+  config: RunConfig,
+  flags: Record<string, unknown>,
+  configPath: string | undefined,
+): void {
   for (const key of HEADER_KEYS) {
     const where = flags[key] !== undefined ? flagOf(key)! : `${configPath ?? "config"}: ${key}`;
     try {
@@ -161,32 +177,53 @@ const MAX_CONCURRENCY = 4096;
 function checkCombinations(config: RunConfig, given: Record<string, unknown>): void {
   const f = (key: string) => flagOf(key) ?? key;
   if (config.toolsets !== undefined && config.toolsets.length === 0) {
-    throw new UserError(`${f("toolsets")} is empty: the run would offer the model no tool (name toolsets, or leave it out to draw from --distribution)`);
+    throw new UserError(
+      `${f("toolsets")} is empty: the run would offer the model no tool (name toolsets, or leave it out to draw from --distribution)`,
+    );
   }
   if (config.toolsets !== undefined && given.distribution !== undefined) {
-    throw new UserError(`${f("toolsets")} and ${f("distribution")} both given: fixed toolsets replace the distribution; give one of them`);
+    throw new UserError(
+      `${f("toolsets")} and ${f("distribution")} both given: fixed toolsets replace the distribution; give one of them`,
+    );
   }
   if (config.retry_failed && (config.resume || config.only)) {
-    throw new UserError(`${f("retry_failed")} reruns only the failed tasks: it does not combine with ${config.resume ? f("resume") : f("only")}`);
+    throw new UserError(
+      `${f("retry_failed")} reruns only the failed tasks: it does not combine with ${config.resume ? f("resume") : f("only")}`,
+    );
   }
   if (config.retry_unscored && config.only) {
-    throw new UserError(`${f("retry_unscored")} reruns the unscored tasks: it does not combine with ${f("only")} (which reruns the tasks named)`);
+    throw new UserError(
+      `${f("retry_unscored")} reruns the unscored tasks: it does not combine with ${f("only")} (which reruns the tasks named)`,
+    );
   }
   const cores = Math.max(1, cpus().length);
   if (config.workers > WORKERS_PER_CORE * cores) {
-    throw new UserError(`${f("workers")} ${config.workers} is more than ${WORKERS_PER_CORE} per core (${cores} core(s)): at most ${WORKERS_PER_CORE * cores}; raise ${f("concurrency")} for more loops in flight`);
+    throw new UserError(
+      `${f("workers")} ${config.workers} is more than ${WORKERS_PER_CORE} per core (${cores} core(s)): at most ${WORKERS_PER_CORE * cores}; raise ${f("concurrency")} for more loops in flight`,
+    );
   }
-  if (config.concurrency > MAX_CONCURRENCY) throw new UserError(`${f("concurrency")} ${config.concurrency} is more than ${MAX_CONCURRENCY}`);
+  if (config.concurrency > MAX_CONCURRENCY)
+    throw new UserError(`${f("concurrency")} ${config.concurrency} is more than ${MAX_CONCURRENCY}`);
   if (config.env === "local" || config.env === "host") {
     // The local sandbox takes --network none|host (checked by its backend); the host has whatever it has.
-    const ignored = ["prewarm", "image", ...(config.env === "host" ? ["network"] : [])].filter((k) => given[k] !== undefined);
-    if (ignored.length) throw new UserError(`${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to container environments (--env docker|singularity), not --env ${config.env}`);
+    const ignored = ["prewarm", "image", ...(config.env === "host" ? ["network"] : [])].filter(
+      (k) => given[k] !== undefined,
+    );
+    if (ignored.length)
+      throw new UserError(
+        `${ignored.map(f).join(", ")} ${ignored.length === 1 ? "applies" : "apply"} to container environments (--env docker|singularity), not --env ${config.env}`,
+      );
   }
   checkSandboxReadOnly(config, f);
   for (const name of config.pass_env) {
     const value = process.env[name];
-    const key = value ? SECRET_KEYS.find((k) => config[k] === value || (k === "api_key" && defaultApiKey(config.base_url) === value)) : undefined;
-    if (key) throw new UserError(`${f("pass_env")} ${name}: it holds the run's ${f(key)}; the keys of the endpoint, approver and judge never enter a task's environment`);
+    const key = value
+      ? SECRET_KEYS.find((k) => config[k] === value || (k === "api_key" && defaultApiKey(config.base_url) === value))
+      : undefined;
+    if (key)
+      throw new UserError(
+        `${f("pass_env")} ${name}: it holds the run's ${f(key)}; the keys of the endpoint, approver and judge never enter a task's environment`,
+      );
   }
 }
 
@@ -196,7 +233,8 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
  */
 function checkSandboxReadOnly(config: RunConfig, f: (key: string) => string): void {
   if (config.sandbox_ro.length === 0) return;
-  if (config.env !== "local") throw new UserError(`${f("sandbox_ro")} applies to the local sandbox (--env local), not --env ${config.env}`);
+  if (config.env !== "local")
+    throw new UserError(`${f("sandbox_ro")} applies to the local sandbox (--env local), not --env ${config.env}`);
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -211,7 +249,8 @@ function checkSandboxReadOnly(config: RunConfig, f: (key: string) => string): vo
     // Where the tasks' own file systems (the disk quota) are mounted.
     { what: "the temporary folder", path: real(tmpdir()), inside: false },
   ];
-  if (config.dataset !== "-" && config.dataset !== undefined) guarded.push({ what: "the dataset's folder", path: real(dirname(resolve(config.dataset))), inside: true });
+  if (config.dataset !== "-" && config.dataset !== undefined)
+    guarded.push({ what: "the dataset's folder", path: real(dirname(resolve(config.dataset))), inside: true });
   config.sandbox_ro = config.sandbox_ro.map((given) => {
     if (!isAbsolute(given)) throw new UserError(`${f("sandbox_ro")} ${given}: give an absolute path`);
     let path: string;
@@ -223,7 +262,9 @@ function checkSandboxReadOnly(config: RunConfig, f: (key: string) => string): vo
     if (!statSync(path).isDirectory()) throw new UserError(`${f("sandbox_ro")} ${given}: not a folder`);
     for (const g of guarded) {
       if (within(g.path, path) || (g.inside && within(path, g.path))) {
-        throw new UserError(`${f("sandbox_ro")} ${given}: it ${within(g.path, path) ? "holds" : "lies inside"} ${g.what} (${g.path}), which a task must never see`);
+        throw new UserError(
+          `${f("sandbox_ro")} ${given}: it ${within(g.path, path) ? "holds" : "lies inside"} ${g.what} (${g.path}), which a task must never see`,
+        );
       }
     }
     return path;

@@ -35,15 +35,18 @@ export function runOptionsHelp(): string {
   const out: string[] = [];
   for (const section of SECTIONS) {
     const entries: string[] = [];
-    for (const f of INVOCATION_FLAGS) if (f.section === section && f.flag === "config") entries.push(helpEntry(f.flag, f.arg, f.help));
+    for (const f of INVOCATION_FLAGS)
+      if (f.section === section && f.flag === "config") entries.push(helpEntry(f.flag, f.arg, f.help));
     for (const o of OPTIONS) {
       if (o.section !== section) continue;
       const d = defaultText(o);
       const last = o.help.split("\n").at(-1)!;
-      const help = d === undefined ? o.help : `${o.help}${last.length + d.length > HELP_WIDTH - 12 ? "\n" : " "}(default: ${d})`;
+      const help =
+        d === undefined ? o.help : `${o.help}${last.length + d.length > HELP_WIDTH - 12 ? "\n" : " "}(default: ${d})`;
       entries.push(helpEntry(flagOf(o.key)!.slice(2), o.arg, help));
     }
-    for (const f of INVOCATION_FLAGS) if (f.section === section && f.flag !== "config") entries.push(helpEntry(f.flag, f.arg, f.help));
+    for (const f of INVOCATION_FLAGS)
+      if (f.section === section && f.flag !== "config") entries.push(helpEntry(f.flag, f.arg, f.help));
     if (entries.length) out.push(section, ...entries, "");
   }
   const fileOnly = OPTIONS.filter((o) => !o.section && o.key !== "dataset");
@@ -63,7 +66,10 @@ export function runArgOptions(): Record<string, { type: "string" | "boolean"; mu
     const flag = flagOf(o.key);
     // A list flag may be repeated (`--group-by a --group-by b`) as well as comma-separated.
     const repeatable = o.kind === "list" || o.kind === "headers";
-    if (flag) options[flag.slice(2)] = repeatable ? { type: "string", multiple: true } : { type: o.kind === "boolean" ? "boolean" : "string" };
+    if (flag)
+      options[flag.slice(2)] = repeatable
+        ? { type: "string", multiple: true }
+        : { type: o.kind === "boolean" ? "boolean" : "string" };
   }
   return options;
 }
@@ -72,7 +78,11 @@ export function runArgOptions(): Record<string, { type: "string" | "boolean"; mu
 function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string | boolean)[]): unknown {
   if (typeof raw === "boolean") return raw;
   if (o.kind === "headers") return headerFlagValues(flag, Array.isArray(raw) ? raw.map(String) : [raw]);
-  if (Array.isArray(raw)) return raw.flatMap((r) => String(r).split(",")).map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(raw))
+    return raw
+      .flatMap((r) => String(r).split(","))
+      .map((s) => s.trim())
+      .filter(Boolean);
   switch (o.kind) {
     case "int":
       if (!/^-?\d+$/.test(raw.trim())) throw new UserError(`${flag} must be a whole number, got '${raw}'`);
@@ -83,7 +93,10 @@ function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string |
       return n;
     }
     case "list":
-      return raw.split(",").map((s) => s.trim()).filter(Boolean);
+      return raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     default:
       return raw;
   }

@@ -11,7 +11,18 @@ import { HeadersSchema } from "./headers.js";
 /** How a flag's text becomes a config value (before the schema validates it). */
 export type OptionKind = "string" | "int" | "number" | "boolean" | "list" | "headers";
 
-export const SECTIONS = ["Model", "Tasks", "Parallelism", "Environments", "Harbor tasks", "Dangerous commands", "Scoring", "Resuming and reruns", "Sharding (see docs/sharding.md)", "Output"] as const;
+export const SECTIONS = [
+  "Model",
+  "Tasks",
+  "Parallelism",
+  "Environments",
+  "Harbor tasks",
+  "Dangerous commands",
+  "Scoring",
+  "Resuming and reruns",
+  "Sharding (see docs/sharding.md)",
+  "Output",
+] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface OptionDef<K extends string = string, S extends z.ZodType = z.ZodType> {
@@ -64,7 +75,10 @@ const failUnderPercent = z
     }
     if (n > 0 && n < 1 && !m![2]) {
       const pct = Number((n * 100).toPrecision(12));
-      ctx.addIssue({ code: "custom", message: `takes a percent: ${text} would mean ${text} %; did you mean ${pct} %? (write ${pct} or ${pct}%)` });
+      ctx.addIssue({
+        code: "custom",
+        message: `takes a percent: ${text} would mean ${text} %; did you mean ${pct} %? (write ${pct} or ${pct}%)`,
+      });
       return z.NEVER;
     }
     return n;
@@ -73,7 +87,12 @@ const failUnderPercent = z
 
 /** The config keys (with their flags, when they have one), in `--help` order within each section. */
 export const RUN_OPTIONS = [
-  option({ key: "dataset", kind: "string", schema: z.string().min(1), help: "the JSONL dataset (the positional DATASET argument; - for stdin)" }),
+  option({
+    key: "dataset",
+    kind: "string",
+    schema: z.string().min(1),
+    help: "the JSONL dataset (the positional DATASET argument; - for stdin)",
+  }),
   // Model
   option({
     key: "model",
@@ -83,7 +102,15 @@ export const RUN_OPTIONS = [
     schema: z.string().min(1).optional(),
     help: 'model name at the endpoint; "scripted" is a built-in DEMO model that needs no\nnetwork or key (scripted:<ms> adds a simulated latency per call); "oracle" runs each\nHarbor task\'s solution/solve.sh instead of a model (--harbor)',
   }),
-  option({ key: "base_url", kind: "string", section: "Model", arg: "URL", schema: z.string().url().optional(), help: "OpenAI-compatible endpoint", defaultHelp: "https://openrouter.ai/api/v1" }),
+  option({
+    key: "base_url",
+    kind: "string",
+    section: "Model",
+    arg: "URL",
+    schema: z.string().url().optional(),
+    help: "OpenAI-compatible endpoint",
+    defaultHelp: "https://openrouter.ai/api/v1",
+  }),
   option({
     key: "api_key",
     kind: "string",
@@ -93,11 +120,46 @@ export const RUN_OPTIONS = [
     help: "the endpoint's key (never written)",
     defaultHelp: "$OPENROUTER_API_KEY for OpenRouter, else $OPENAI_API_KEY",
   }),
-  option({ key: "max_tokens", kind: "int", section: "Model", arg: "N", schema: positiveInt.optional(), help: "completion tokens per model call", defaultHelp: "the endpoint's" }),
-  option({ key: "temperature", kind: "number", section: "Model", arg: "T", schema: z.number().min(0).max(2).optional(), help: "sampling temperature, 0 to 2", defaultHelp: "the endpoint's" }),
-  option({ key: "reasoning_effort", kind: "string", section: "Model", arg: REASONING_EFFORTS.join("|"), schema: z.enum(REASONING_EFFORTS).optional(), help: "for reasoning models" }),
-  option({ key: "stream", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "use streaming responses" }),
-  option({ key: "preserve_reasoning", kind: "boolean", section: "Model", schema: z.boolean().default(false), help: "send each assistant turn's reasoning back to the endpoint as reasoning_content (thinking modes that require it); an answer of reasoning alone is then continued, as Hermes does" }),
+  option({
+    key: "max_tokens",
+    kind: "int",
+    section: "Model",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "completion tokens per model call",
+    defaultHelp: "the endpoint's",
+  }),
+  option({
+    key: "temperature",
+    kind: "number",
+    section: "Model",
+    arg: "T",
+    schema: z.number().min(0).max(2).optional(),
+    help: "sampling temperature, 0 to 2",
+    defaultHelp: "the endpoint's",
+  }),
+  option({
+    key: "reasoning_effort",
+    kind: "string",
+    section: "Model",
+    arg: REASONING_EFFORTS.join("|"),
+    schema: z.enum(REASONING_EFFORTS).optional(),
+    help: "for reasoning models",
+  }),
+  option({
+    key: "stream",
+    kind: "boolean",
+    section: "Model",
+    schema: z.boolean().default(false),
+    help: "use streaming responses",
+  }),
+  option({
+    key: "preserve_reasoning",
+    kind: "boolean",
+    section: "Model",
+    schema: z.boolean().default(false),
+    help: "send each assistant turn's reasoning back to the endpoint as reasoning_content (thinking modes that require it); an answer of reasoning alone is then continued, as Hermes does",
+  }),
   option({
     key: "max_connections",
     kind: "int",
@@ -107,7 +169,14 @@ export const RUN_OPTIONS = [
     help: "requests in flight to each endpoint for the whole run, across all workers;\na 429 halves it for every worker, successes raise it back",
     defaultHelp: "--concurrency",
   }),
-  option({ key: "request_timeout", kind: "number", section: "Model", arg: "SEC", schema: seconds.default(600), help: "per model request" }),
+  option({
+    key: "request_timeout",
+    kind: "number",
+    section: "Model",
+    arg: "SEC",
+    schema: seconds.default(600),
+    help: "per model request",
+  }),
   option({
     key: "stop_after_failures",
     kind: "int",
@@ -123,8 +192,20 @@ export const RUN_OPTIONS = [
     schema: z.boolean().default(false),
     help: "skip the check before the first task (GET /models: the endpoint answers,\nthe key is accepted, the model is listed)",
   }),
-  option({ key: "max_retries", kind: "int", section: "Model", arg: "N", schema: z.number().int().min(0).default(6), help: "retries of a model request (429, 5xx, network errors)" }),
-  option({ key: "extra_body", kind: "string", schema: z.record(z.string(), z.unknown()).optional(), help: "extra fields for every model request body (a mapping)" }),
+  option({
+    key: "max_retries",
+    kind: "int",
+    section: "Model",
+    arg: "N",
+    schema: z.number().int().min(0).default(6),
+    help: "retries of a model request (429, 5xx, network errors)",
+  }),
+  option({
+    key: "extra_body",
+    kind: "string",
+    schema: z.record(z.string(), z.unknown()).optional(),
+    help: "extra fields for every model request body (a mapping)",
+  }),
   // Tasks
   option({
     key: "run_name",
@@ -139,25 +220,104 @@ export const RUN_OPTIONS = [
     help: "the run folder's name",
     defaultHelp: "the dataset's file name without extension",
   }),
-  option({ key: "output_dir", kind: "string", section: "Tasks", arg: "DIR", schema: z.string().default("runs"), help: "where run folders go" }),
-  option({ key: "distribution", kind: "string", section: "Tasks", arg: "D", schema: z.string().default("default"), help: "toolset distribution (see: hermes-batch distributions)", defaultHelp: '"default"' }),
-  option({ key: "distribution_file", kind: "string", section: "Tasks", arg: "F", schema: z.string().optional(), help: "extra distributions from YAML" }),
-  option({ key: "toolsets", kind: "list", section: "Tasks", arg: "a,b", schema: z.array(z.string()).optional(), help: "fixed toolsets instead of a distribution" }),
-  option({ key: "seed", kind: "int", section: "Tasks", arg: "S", schema: z.number().int().default(0), help: "seed of the toolset draws; same seed → same draws" }),
-  option({ key: "max_samples", kind: "int", section: "Tasks", arg: "N", schema: positiveInt.optional(), help: "run at most N rows (after --offset)" }),
-  option({ key: "offset", kind: "int", section: "Tasks", arg: "N", schema: z.number().int().min(0).default(0), help: "skip the first N valid rows" }),
+  option({
+    key: "output_dir",
+    kind: "string",
+    section: "Tasks",
+    arg: "DIR",
+    schema: z.string().default("runs"),
+    help: "where run folders go",
+  }),
+  option({
+    key: "distribution",
+    kind: "string",
+    section: "Tasks",
+    arg: "D",
+    schema: z.string().default("default"),
+    help: "toolset distribution (see: hermes-batch distributions)",
+    defaultHelp: '"default"',
+  }),
+  option({
+    key: "distribution_file",
+    kind: "string",
+    section: "Tasks",
+    arg: "F",
+    schema: z.string().optional(),
+    help: "extra distributions from YAML",
+  }),
+  option({
+    key: "toolsets",
+    kind: "list",
+    section: "Tasks",
+    arg: "a,b",
+    schema: z.array(z.string()).optional(),
+    help: "fixed toolsets instead of a distribution",
+  }),
+  option({
+    key: "seed",
+    kind: "int",
+    section: "Tasks",
+    arg: "S",
+    schema: z.number().int().default(0),
+    help: "seed of the toolset draws; same seed → same draws",
+  }),
+  option({
+    key: "max_samples",
+    kind: "int",
+    section: "Tasks",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "run at most N rows (after --offset)",
+  }),
+  option({
+    key: "offset",
+    kind: "int",
+    section: "Tasks",
+    arg: "N",
+    schema: z.number().int().min(0).default(0),
+    help: "skip the first N valid rows",
+  }),
   option({
     key: "epochs",
     kind: "int",
     section: "Scoring",
     arg: "K",
     schema: positiveInt.default(1),
-    help: "run every task K times (lines carry \"epoch\" 0..K-1 when K > 1); pass@k in\nstatistics.json for every k <= K; resume works per task and epoch",
+    help: 'run every task K times (lines carry "epoch" 0..K-1 when K > 1); pass@k in\nstatistics.json for every k <= K; resume works per task and epoch',
   }),
-  option({ key: "max_turns", kind: "int", section: "Tasks", arg: "T", schema: positiveInt.default(10), help: "model calls per task" }),
-  option({ key: "task_timeout", kind: "number", section: "Tasks", arg: "SEC", schema: seconds.default(1800), help: "wall clock per task" }),
-  option({ key: "system_prompt", kind: "string", section: "Tasks", arg: "TEXT", schema: z.string().optional(), help: "saved in the trajectory", defaultHelp: "a short tool-use instruction" }),
-  option({ key: "ephemeral_system_prompt", kind: "string", section: "Tasks", arg: "TEXT", schema: z.string().optional(), help: "used in the run, never saved" }),
+  option({
+    key: "max_turns",
+    kind: "int",
+    section: "Tasks",
+    arg: "T",
+    schema: positiveInt.default(10),
+    help: "model calls per task",
+  }),
+  option({
+    key: "task_timeout",
+    kind: "number",
+    section: "Tasks",
+    arg: "SEC",
+    schema: seconds.default(1800),
+    help: "wall clock per task",
+  }),
+  option({
+    key: "system_prompt",
+    kind: "string",
+    section: "Tasks",
+    arg: "TEXT",
+    schema: z.string().optional(),
+    help: "saved in the trajectory",
+    defaultHelp: "a short tool-use instruction",
+  }),
+  option({
+    key: "ephemeral_system_prompt",
+    kind: "string",
+    section: "Tasks",
+    arg: "TEXT",
+    schema: z.string().optional(),
+    help: "used in the run, never saved",
+  }),
   option({
     key: "prefill_messages_file",
     kind: "string",
@@ -174,8 +334,19 @@ export const RUN_OPTIONS = [
     schema: positiveInt.default(3),
     help: "malformed tool-call turns in a row before a task ends as partial",
   }),
-  option({ key: "tool_concurrency", kind: "int", schema: positiveInt.default(8), help: "tool calls of one model turn run at once" }),
-  option({ key: "require_reasoning", kind: "boolean", section: "Tasks", schema: z.boolean().default(false), help: "drop trajectories without any reasoning (counted in statistics)" }),
+  option({
+    key: "tool_concurrency",
+    kind: "int",
+    schema: positiveInt.default(8),
+    help: "tool calls of one model turn run at once",
+  }),
+  option({
+    key: "require_reasoning",
+    kind: "boolean",
+    section: "Tasks",
+    schema: z.boolean().default(false),
+    help: "drop trajectories without any reasoning (counted in statistics)",
+  }),
   option({
     key: "on_bad_row",
     kind: "string",
@@ -184,14 +355,19 @@ export const RUN_OPTIONS = [
     schema: z.enum(OUTCOME_POLICIES).default("fail"),
     help: "fail: the whole file is checked before anything runs;\nskip: bad rows are left out",
   }),
-  option({ key: "plugins", kind: "list", schema: z.array(z.string()).default([]), help: "npm packages of extra tools, loaded in every worker" }),
+  option({
+    key: "plugins",
+    kind: "list",
+    schema: z.array(z.string()).default([]),
+    help: "npm packages of extra tools, loaded in every worker",
+  }),
   option({
     key: "mcp_config",
     kind: "string",
     section: "Tasks",
     arg: "FILE",
     schema: z.string().min(1).optional(),
-    help: "MCP servers whose tools the model gets (toolset mcp-<server>): JSON {\"mcpServers\": …} as\ndesktop clients write it, or Hermes' YAML mcp_servers (README: MCP servers)",
+    help: 'MCP servers whose tools the model gets (toolset mcp-<server>): JSON {"mcpServers": …} as\ndesktop clients write it, or Hermes\' YAML mcp_servers (README: MCP servers)',
   }),
   option({
     key: "mcp_approval",
@@ -202,24 +378,86 @@ export const RUN_OPTIONS = [
     help: "which MCP tool calls the approval gate judges (as data, like a flagged command): host:\nthose of servers outside the task's sandbox (where: host, URLs); all; none",
   }),
   // Parallelism
-  option({ key: "workers", kind: "int", section: "Parallelism", arg: "W", schema: positiveInt.default(Math.max(1, cpus().length)), help: "worker threads", defaultHelp: "the number of cores" }),
-  option({ key: "concurrency", kind: "int", section: "Parallelism", arg: "C", schema: positiveInt.default(32), help: "agent loops in flight across all workers" }),
+  option({
+    key: "workers",
+    kind: "int",
+    section: "Parallelism",
+    arg: "W",
+    schema: positiveInt.default(Math.max(1, cpus().length)),
+    help: "worker threads",
+    defaultHelp: "the number of cores",
+  }),
+  option({
+    key: "concurrency",
+    kind: "int",
+    section: "Parallelism",
+    arg: "C",
+    schema: positiveInt.default(32),
+    help: "agent loops in flight across all workers",
+  }),
   // Environments
-  option({ key: "env", kind: "string", section: "Environments", arg: ENVIRONMENTS.join("|"), schema: z.enum(ENVIRONMENTS).default("local"), help: "where terminal and file tools run" }),
-  option({ key: "image", kind: "string", section: "Environments", arg: "IMAGE", schema: z.string().optional(), help: "default image (a row's \"image\" wins)", defaultHelp: "hermes-batch-test:bookworm, built\nlocally by scripts/build-test-image.sh" }),
-  option({ key: "network", kind: "string", section: "Environments", arg: "NAME", schema: z.string().optional(), help: "container network; --env local: none or host", defaultHelp: "none" }),
+  option({
+    key: "env",
+    kind: "string",
+    section: "Environments",
+    arg: ENVIRONMENTS.join("|"),
+    schema: z.enum(ENVIRONMENTS).default("local"),
+    help: "where terminal and file tools run",
+  }),
+  option({
+    key: "image",
+    kind: "string",
+    section: "Environments",
+    arg: "IMAGE",
+    schema: z.string().optional(),
+    help: 'default image (a row\'s "image" wins)',
+    defaultHelp: "hermes-batch-test:bookworm, built\nlocally by scripts/build-test-image.sh",
+  }),
+  option({
+    key: "network",
+    kind: "string",
+    section: "Environments",
+    arg: "NAME",
+    schema: z.string().optional(),
+    help: "container network; --env local: none or host",
+    defaultHelp: "none",
+  }),
   option({
     key: "allow_network",
     kind: "list",
     section: "Environments",
     arg: "NAME",
     schema: z.array(z.string().min(1)).default([]),
-    help: "let --network or a row's \"network\" use NAME even though it reaches past an isolated\nnetwork: host, bridge, container:ID (container:* for any); repeatable",
+    help: 'let --network or a row\'s "network" use NAME even though it reaches past an isolated\nnetwork: host, bridge, container:ID (container:* for any); repeatable',
     defaultHelp: null,
   }),
-  option({ key: "memory_mb", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "memory limit (MiB, swap included) of a container or local sandbox", defaultHelp: "2048" }),
-  option({ key: "cpus", kind: "number", section: "Environments", arg: "N", schema: z.number().positive().optional(), help: "CPU limit of a container or local sandbox", defaultHelp: "1" }),
-  option({ key: "pids_limit", kind: "int", section: "Environments", arg: "N", schema: positiveInt.optional(), help: "process limit of a container or local sandbox", defaultHelp: "512" }),
+  option({
+    key: "memory_mb",
+    kind: "int",
+    section: "Environments",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "memory limit (MiB, swap included) of a container or local sandbox",
+    defaultHelp: "2048",
+  }),
+  option({
+    key: "cpus",
+    kind: "number",
+    section: "Environments",
+    arg: "N",
+    schema: z.number().positive().optional(),
+    help: "CPU limit of a container or local sandbox",
+    defaultHelp: "1",
+  }),
+  option({
+    key: "pids_limit",
+    kind: "int",
+    section: "Environments",
+    arg: "N",
+    schema: positiveInt.optional(),
+    help: "process limit of a container or local sandbox",
+    defaultHelp: "512",
+  }),
   option({
     key: "disk",
     kind: "string",
@@ -239,8 +477,20 @@ export const RUN_OPTIONS = [
     schema: z.boolean().default(false),
     help: "stop (exit 2) when the environment cannot enforce every limit here (memory, CPU,\nprocesses, disk) instead of saying which are not enforced",
   }),
-  option({ key: "read_only_root", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "mount the container's root file system read-only" }),
-  option({ key: "pull", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "pull images that are missing" }),
+  option({
+    key: "read_only_root",
+    kind: "boolean",
+    section: "Environments",
+    schema: z.boolean().default(false),
+    help: "mount the container's root file system read-only",
+  }),
+  option({
+    key: "pull",
+    kind: "boolean",
+    section: "Environments",
+    schema: z.boolean().default(false),
+    help: "pull images that are missing",
+  }),
   option({
     key: "max_sandboxes",
     kind: "int",
@@ -259,7 +509,13 @@ export const RUN_OPTIONS = [
     help: "keep N containers of the default image started ahead of tasks (docker; run-wide,\ncounted in --max-sandboxes, never ahead of a waiting task)",
     defaultHelp: "0 = off",
   }),
-  option({ key: "keep_workspaces", kind: "boolean", section: "Environments", schema: z.boolean().default(false), help: "keep the task folders (under <output-dir>/.workspaces/<run>/)" }),
+  option({
+    key: "keep_workspaces",
+    kind: "boolean",
+    section: "Environments",
+    schema: z.boolean().default(false),
+    help: "keep the task folders (under <output-dir>/.workspaces/<run>/)",
+  }),
   option({
     key: "verify_isolated",
     kind: "boolean",
@@ -285,7 +541,14 @@ export const RUN_OPTIONS = [
     help: "also show this host folder to local sandboxes, read-only, at the same path (a toolchain\noutside /usr; repeatable; never one that holds the dataset, the output dir or your home)",
     defaultHelp: null,
   }),
-  option({ key: "verify_timeout", kind: "number", section: "Environments", arg: "SEC", schema: seconds.default(300), help: "for a row's \"verify\" command" }),
+  option({
+    key: "verify_timeout",
+    kind: "number",
+    section: "Environments",
+    arg: "SEC",
+    schema: seconds.default(300),
+    help: 'for a row\'s "verify" command',
+  }),
   // Harbor tasks (src/harbor/)
   option({
     key: "harbor",
@@ -336,8 +599,24 @@ export const RUN_OPTIONS = [
     schema: z.enum(APPROVAL_POLICIES).default("smart"),
     help: "smart: an auxiliary model approves or denies, fail-closed; interactive is\nfor single sessions and refused by a batch run",
   }),
-  option({ key: "approval_model", kind: "string", section: "Dangerous commands", arg: "M", schema: z.string().optional(), help: "the approver's model", defaultHelp: "--model" }),
-  option({ key: "approval_base_url", kind: "string", section: "Dangerous commands", arg: "URL", schema: z.string().url().optional(), help: "the approver's endpoint", defaultHelp: "--base-url" }),
+  option({
+    key: "approval_model",
+    kind: "string",
+    section: "Dangerous commands",
+    arg: "M",
+    schema: z.string().optional(),
+    help: "the approver's model",
+    defaultHelp: "--model",
+  }),
+  option({
+    key: "approval_base_url",
+    kind: "string",
+    section: "Dangerous commands",
+    arg: "URL",
+    schema: z.string().url().optional(),
+    help: "the approver's endpoint",
+    defaultHelp: "--base-url",
+  }),
   option({
     key: "approval_api_key",
     kind: "string",
@@ -348,25 +627,85 @@ export const RUN_OPTIONS = [
     defaultHelp: "--api-key when the approver is on the run's host",
   }),
   // Scoring
-  option({ key: "judge_model", kind: "string", section: "Scoring", arg: "M", schema: z.string().min(1).optional(), help: "the model that grades rows with a \"rubric\"", defaultHelp: "--model" }),
-  option({ key: "judge_base_url", kind: "string", section: "Scoring", arg: "URL", schema: z.string().url().optional(), help: "the judge's endpoint", defaultHelp: "--base-url" }),
-  option({ key: "judge_api_key", kind: "string", section: "Scoring", arg: "K", schema: z.string().optional(), help: "the judge's key", defaultHelp: "--api-key when the judge is on the run's host" }),
-  option({ key: "baseline", kind: "string", section: "Scoring", arg: "RUN_DIR", schema: z.string().min(1).optional(), help: "after the run, compare it with this run folder (see `hermes-batch compare`):\nexit 1 on a regression, 3 when not comparable" }),
-  option({ key: "max_drop", kind: "number", section: "Scoring", arg: "P", schema: z.number().min(0).max(100).optional(), help: "with --baseline: a pass-rate drop of more than P points is a regression, instead of the\ndefault gate (a significant drop, or a task that passed every baseline epoch failing every epoch)" }),
-  option({ key: "significant_only", kind: "boolean", section: "Scoring", schema: z.boolean().default(false), help: "with --max-drop: only a drop that is also significant (one-sided p < 0.05)" }),
+  option({
+    key: "judge_model",
+    kind: "string",
+    section: "Scoring",
+    arg: "M",
+    schema: z.string().min(1).optional(),
+    help: 'the model that grades rows with a "rubric"',
+    defaultHelp: "--model",
+  }),
+  option({
+    key: "judge_base_url",
+    kind: "string",
+    section: "Scoring",
+    arg: "URL",
+    schema: z.string().url().optional(),
+    help: "the judge's endpoint",
+    defaultHelp: "--base-url",
+  }),
+  option({
+    key: "judge_api_key",
+    kind: "string",
+    section: "Scoring",
+    arg: "K",
+    schema: z.string().optional(),
+    help: "the judge's key",
+    defaultHelp: "--api-key when the judge is on the run's host",
+  }),
+  option({
+    key: "baseline",
+    kind: "string",
+    section: "Scoring",
+    arg: "RUN_DIR",
+    schema: z.string().min(1).optional(),
+    help: "after the run, compare it with this run folder (see `hermes-batch compare`):\nexit 1 on a regression, 3 when not comparable",
+  }),
+  option({
+    key: "max_drop",
+    kind: "number",
+    section: "Scoring",
+    arg: "P",
+    schema: z.number().min(0).max(100).optional(),
+    help: "with --baseline: a pass-rate drop of more than P points is a regression, instead of the\ndefault gate (a significant drop, or a task that passed every baseline epoch failing every epoch)",
+  }),
+  option({
+    key: "significant_only",
+    kind: "boolean",
+    section: "Scoring",
+    schema: z.boolean().default(false),
+    help: "with --max-drop: only a drop that is also significant (one-sided p < 0.05)",
+  }),
   option({
     key: "max_unscored",
     kind: "string",
     section: "Scoring",
     arg: "N|P%",
-    schema: z.string().regex(/^\s*(\d+|\d+(\.\d+)?\s*%)\s*$/, "must be a whole number of tasks or a percentage such as 10%")
+    schema: z
+      .string()
+      .regex(/^\s*(\d+|\d+(\.\d+)?\s*%)\s*$/, "must be a whole number of tasks or a percentage such as 10%")
       .refine((v) => !v.includes("%") || parseFloat(v) <= 100, "a percentage is at most 100%")
       .optional(),
     help: "with --baseline: not comparable (exit 3) when more than N tasks (or P %) are unscored or missing",
     defaultHelp: "10%",
   }),
-  option({ key: "price_input", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million input tokens: cost per task, per run and per passed task" }),
-  option({ key: "price_output", kind: "number", section: "Scoring", arg: "USD", schema: z.number().nonnegative().optional(), help: "price per million output tokens" }),
+  option({
+    key: "price_input",
+    kind: "number",
+    section: "Scoring",
+    arg: "USD",
+    schema: z.number().nonnegative().optional(),
+    help: "price per million input tokens: cost per task, per run and per passed task",
+  }),
+  option({
+    key: "price_output",
+    kind: "number",
+    section: "Scoring",
+    arg: "USD",
+    schema: z.number().nonnegative().optional(),
+    help: "price per million output tokens",
+  }),
   option({
     key: "fail_under",
     kind: "string",
@@ -406,7 +745,13 @@ export const RUN_OPTIONS = [
     schema: z.boolean().default(false),
     help: "rerun only the tasks that failed (model, environment, timeout, cancelled)",
   }),
-  option({ key: "retry_internal", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "rerun the tasks that ended in internal_error too (alone: only those)" }),
+  option({
+    key: "retry_internal",
+    kind: "boolean",
+    section: "Resuming and reruns",
+    schema: z.boolean().default(false),
+    help: "rerun the tasks that ended in internal_error too (alone: only those)",
+  }),
   option({
     key: "retry_unscored",
     kind: "boolean",
@@ -414,8 +759,21 @@ export const RUN_OPTIONS = [
     schema: z.boolean().default(false),
     help: "rerun the tasks whose score is null (unscored: the judge failed, verify could not\nrun) too (alone: only those); their earlier lines move to superseded.jsonl",
   }),
-  option({ key: "only", kind: "list", section: "Resuming and reruns", arg: "ID,ID", schema: z.array(z.string()).optional(), help: "rerun these tasks (earlier results move to superseded.jsonl)" }),
-  option({ key: "dry_run", kind: "boolean", section: "Resuming and reruns", schema: z.boolean().default(false), help: "validate the config and dataset, print the plan, run nothing" }),
+  option({
+    key: "only",
+    kind: "list",
+    section: "Resuming and reruns",
+    arg: "ID,ID",
+    schema: z.array(z.string()).optional(),
+    help: "rerun these tasks (earlier results move to superseded.jsonl)",
+  }),
+  option({
+    key: "dry_run",
+    kind: "boolean",
+    section: "Resuming and reruns",
+    schema: z.boolean().default(false),
+    help: "validate the config and dataset, print the plan, run nothing",
+  }),
   // Output
   option({
     key: "rl_capture",
@@ -425,7 +783,14 @@ export const RUN_OPTIONS = [
     schema: z.enum(RL_CAPTURE_MODES).optional(),
     help: "RL rollouts: agent calls ask for the engine's token ids and logprobs (vLLM's\nreturn_token_ids), kept per task and epoch in rl.jsonl; strict (the flag alone)\nstops (exit 2) when the endpoint returns none, best-effort goes on (tokens: null)",
   }),
-  option({ key: "rl_tokenizer", kind: "string", section: "Output", arg: "NAME", schema: z.string().min(1).optional(), help: "the endpoint's tokenizer and chat template (e.g. Qwen/Qwen3-8B), recorded in\nrl.jsonl and run.yaml" }),
+  option({
+    key: "rl_tokenizer",
+    kind: "string",
+    section: "Output",
+    arg: "NAME",
+    schema: z.string().min(1).optional(),
+    help: "the endpoint's tokenizer and chat template (e.g. Qwen/Qwen3-8B), recorded in\nrl.jsonl and run.yaml",
+  }),
   option({
     key: "progress",
     kind: "string",
@@ -442,7 +807,8 @@ export const RUN_OPTIONS = [
     section: "Model",
     arg: "'NAME: VALUE'",
     schema: HeadersSchema,
-    help: "an HTTP header on every request to the model endpoint (repeatable; config: headers:\n" +
+    help:
+      "an HTTP header on every request to the model endpoint (repeatable; config: headers:\n" +
       "{Name: value}); ${VAR} in a value is read from the environment at start. Also sent to\n" +
       "the approver and judge when they are on the same host. Values are never written",
     defaultHelp: null,
@@ -455,8 +821,22 @@ export const RUN_OPTIONS = [
     schema: z.array(z.string()).optional(),
     help: "OpenRouter provider routing: only these providers (sent as provider.only)",
   }),
-  option({ key: "providers_ignored", kind: "list", section: "Model", arg: "a,b", schema: z.array(z.string()).optional(), help: "OpenRouter provider routing: never these (provider.ignore)" }),
-  option({ key: "providers_order", kind: "list", section: "Model", arg: "a,b", schema: z.array(z.string()).optional(), help: "OpenRouter provider routing: try in this order (provider.order)" }),
+  option({
+    key: "providers_ignored",
+    kind: "list",
+    section: "Model",
+    arg: "a,b",
+    schema: z.array(z.string()).optional(),
+    help: "OpenRouter provider routing: never these (provider.ignore)",
+  }),
+  option({
+    key: "providers_order",
+    kind: "list",
+    section: "Model",
+    arg: "a,b",
+    schema: z.array(z.string()).optional(),
+    help: "OpenRouter provider routing: try in this order (provider.order)",
+  }),
   option({
     key: "provider_sort",
     kind: "string",
@@ -505,7 +885,12 @@ export const RUN_OPTIONS = [
 
 /** Flags of `run` that are not config keys: how this invocation is set up. */
 export const INVOCATION_FLAGS = [
-  { flag: "config", arg: "FILE", section: "Tasks", help: "YAML run file with any of these options in snake_case; flags win" },
+  {
+    flag: "config",
+    arg: "FILE",
+    section: "Tasks",
+    help: "YAML run file with any of these options in snake_case; flags win",
+  },
   {
     flag: "shard",
     arg: "i/N",
@@ -523,7 +908,9 @@ export const INVOCATION_FLAGS = [
 type RunOption = (typeof RUN_OPTIONS)[number];
 type ConfigShape = { [O in RunOption as O["key"]]: O["schema"] };
 
-export const RunConfigSchema = z.object(Object.fromEntries(RUN_OPTIONS.map((o) => [o.key, o.schema])) as ConfigShape).strict();
+export const RunConfigSchema = z
+  .object(Object.fromEntries(RUN_OPTIONS.map((o) => [o.key, o.schema])) as ConfigShape)
+  .strict();
 
 /** The flag of a config key, or undefined for keys only a config file can set. */
 export function flagOf(key: string): string | undefined {

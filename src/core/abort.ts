@@ -13,10 +13,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(abortReason(signal!));
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      Math.max(0, ms),
+    );
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
@@ -74,10 +77,13 @@ export function linkedAbort(sources: readonly AbortSignal[], timeoutMs?: number)
     listeners.push([source, onAbort]);
   }
   if (timeoutMs !== undefined) {
-    timer = setTimeout(() => {
-      timedOut = true;
-      abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
-    }, Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS));
+    timer = setTimeout(
+      () => {
+        timedOut = true;
+        abort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
+      },
+      Math.min(Math.max(0, timeoutMs), MAX_TIMER_MS),
+    );
     // Like AbortSignal.timeout: the deadline alone does not keep the thread alive.
     timer.unref();
   }

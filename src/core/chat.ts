@@ -16,7 +16,6 @@ export interface OpenAITool {
   function: ToolSchema;
 }
 
-
 export interface ToolCall {
   id: string;
   type: "function";
@@ -69,7 +68,10 @@ export interface ChatRequest {
   tools?: readonly OpenAITool[];
   signal?: AbortSignal;
   /** Ask for a structured answer (OpenAI `response_format`); providers that cannot, ignore it. */
-  responseFormat?: { type: "json_schema"; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean } };
+  responseFormat?: {
+    type: "json_schema";
+    json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean };
+  };
 }
 
 export interface ChatResponse {
@@ -136,10 +138,13 @@ export function addUsage(into: Usage, u: Partial<Usage> | undefined): void {
   into.completion_tokens += c;
   into.total_tokens += u.total_tokens === undefined ? p + c : (tokenCount(u.total_tokens) ?? p + c);
   const cached = tokenCount(u.prompt_tokens_details?.cached_tokens);
-  if (cached !== undefined) into.prompt_tokens_details = { cached_tokens: (into.prompt_tokens_details?.cached_tokens ?? 0) + cached };
+  if (cached !== undefined)
+    into.prompt_tokens_details = { cached_tokens: (into.prompt_tokens_details?.cached_tokens ?? 0) + cached };
   const reasoning = tokenCount(u.completion_tokens_details?.reasoning_tokens);
   if (reasoning !== undefined) {
-    into.completion_tokens_details = { reasoning_tokens: (into.completion_tokens_details?.reasoning_tokens ?? 0) + reasoning };
+    into.completion_tokens_details = {
+      reasoning_tokens: (into.completion_tokens_details?.reasoning_tokens ?? 0) + reasoning,
+    };
   }
 }
 

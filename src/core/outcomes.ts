@@ -6,9 +6,22 @@
  * Apart from records.ts (whose schemas are built from these) so that a worker thread need not build every
  * record schema at start-up to know which outcomes are final.
  */
-export const OUTCOMES = ["completed", "max_turns", "partial", "time_limit", "model_error", "environment_error", "timeout", "cancelled", "internal_error"] as const;
+export const OUTCOMES = [
+  "completed",
+  "max_turns",
+  "partial",
+  "time_limit",
+  "model_error",
+  "environment_error",
+  "timeout",
+  "cancelled",
+  "internal_error",
+] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
 export const DONE_OUTCOMES: ReadonlySet<Outcome> = new Set(["completed", "max_turns", "partial", "time_limit"]);
 
-export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<Outcome, "completed" | "max_turns" | "partial" | "time_limit">[];
+export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as Exclude<
+  Outcome,
+  "completed" | "max_turns" | "partial" | "time_limit"
+>[];

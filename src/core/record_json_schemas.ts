@@ -1,13 +1,22 @@
 /** JSON Schemas of the output records, generated from the zod schemas in records.ts (`npm run schemas`). */
 import { z } from "zod";
-import { ApprovalRecordSchema, DroppedRecordSchema, FailureRecordSchema, OutcomeSchema, TrajectoryEntrySchema } from "./records.js";
+import {
+  ApprovalRecordSchema,
+  DroppedRecordSchema,
+  FailureRecordSchema,
+  OutcomeSchema,
+  TrajectoryEntrySchema,
+} from "./records.js";
 import { RlLineSchema } from "./rl_record.js";
 
 const RECORDS = {
   trajectory: { schema: TrajectoryEntrySchema, title: "hermes-batch trajectory (a line of trajectories.jsonl)" },
   failure: { schema: FailureRecordSchema, title: "hermes-batch failure record (a line of failed.jsonl)" },
   dropped: { schema: DroppedRecordSchema, title: "hermes-batch dropped record (a line of dropped.jsonl)" },
-  approval: { schema: ApprovalRecordSchema, title: "hermes-batch approval record (an element of a trajectory's approvals)" },
+  approval: {
+    schema: ApprovalRecordSchema,
+    title: "hermes-batch approval record (an element of a trajectory's approvals)",
+  },
   outcome: { schema: OutcomeSchema, title: "hermes-batch task outcome" },
   rl: { schema: RlLineSchema, title: "hermes-batch.rl/1 (a line of rl.jsonl, written by run --rl-capture)" },
 } as const;

@@ -18,14 +18,23 @@ export const UsageSchema = z.object({
   prompt_tokens: z.number(),
   completion_tokens: z.number(),
   total_tokens: z.number(),
-  prompt_tokens_details: z.object({ cached_tokens: z.number() }).optional().describe("prompt tokens served from the provider's cache, when reported"),
-  completion_tokens_details: z.object({ reasoning_tokens: z.number() }).optional().describe("reasoning tokens, when reported"),
+  prompt_tokens_details: z
+    .object({ cached_tokens: z.number() })
+    .optional()
+    .describe("prompt tokens served from the provider's cache, when reported"),
+  completion_tokens_details: z
+    .object({ reasoning_tokens: z.number() })
+    .optional()
+    .describe("reasoning tokens, when reported"),
 });
 
 const ToolCallSchema = z.object({
   id: z.string(),
   type: z.literal("function"),
-  function: z.object({ name: z.string(), arguments: z.string().describe("the arguments as the model sent them: a JSON text") }),
+  function: z.object({
+    name: z.string(),
+    arguments: z.string().describe("the arguments as the model sent them: a JSON text"),
+  }),
 });
 
 export const ChatMessageSchema = z.discriminatedUnion("role", [
@@ -35,11 +44,16 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
     role: z.literal("assistant"),
     content: z.string().nullable(),
     tool_calls: z.array(ToolCallSchema).optional(),
-    reasoning: z.string().optional().describe("reasoning text (reasoning / reasoning_content / reasoning_details fields or <think> blocks)"),
+    reasoning: z
+      .string()
+      .optional()
+      .describe("reasoning text (reasoning / reasoning_content / reasoning_details fields or <think> blocks)"),
     reasoning_without_details: z
       .string()
       .optional()
-      .describe("only when reasoning_details added reasoning: the reasoning without it (\"\" when none), as the original's streaming path records it and the conversations show it"),
+      .describe(
+        'only when reasoning_details added reasoning: the reasoning without it ("" when none), as the original\'s streaming path records it and the conversations show it',
+      ),
   }),
   z.object({
     role: z.literal("tool"),
@@ -49,7 +63,9 @@ export const ChatMessageSchema = z.discriminatedUnion("role", [
     raw_content: z
       .array(z.record(z.string(), z.unknown()))
       .optional()
-      .describe("images, audio or binary resources of an MCP result that `content` shows as placeholders, as the server sent them; never sent to the model"),
+      .describe(
+        "images, audio or binary resources of an MCP result that `content` shows as placeholders, as the server sent them; never sent to the model",
+      ),
   }),
 ]);
 
@@ -76,7 +92,11 @@ export const ApprovalRecordSchema = z.object({
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 
-export const ToolStatSchema = z.object({ count: z.number().int(), success: z.number().int(), failure: z.number().int() });
+export const ToolStatSchema = z.object({
+  count: z.number().int(),
+  success: z.number().int(),
+  failure: z.number().int(),
+});
 export type ToolStat = z.infer<typeof ToolStatSchema>;
 
 export const VerifyResultSchema = z.object({
@@ -126,8 +146,14 @@ export const ModelCallRecordSchema = z.object({
     .int()
     .nonnegative()
     .optional()
-    .describe("the assistant message of `messages` this call produced; absent when the loop threw the answer away (empty answer asked again, cut tool call repeated, reasoning-only answer replaced)"),
-  cost_usd: z.number().nonnegative().optional().describe("USD of this call's tokens, when the run has --price-input/--price-output"),
+    .describe(
+      "the assistant message of `messages` this call produced; absent when the loop threw the answer away (empty answer asked again, cut tool call repeated, reasoning-only answer replaced)",
+    ),
+  cost_usd: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe("USD of this call's tokens, when the run has --price-input/--price-output"),
 });
 export type ModelCallRecord = z.infer<typeof ModelCallRecordSchema>;
 
@@ -201,7 +227,10 @@ export type FailureRecord = z.infer<typeof FailureRecordSchema>;
 
 /** A failed.jsonl line as read back: written by this or an earlier version, so only the id and outcome are sure. */
 export type StoredFailureRecord = Pick<FailureRecord, "task_id" | "outcome"> &
-  Partial<Omit<FailureRecord, "task_id" | "outcome" | "usage" | "approval_usage">> & { usage?: Partial<Usage>; approval_usage?: Partial<Usage> };
+  Partial<Omit<FailureRecord, "task_id" | "outcome" | "usage" | "approval_usage">> & {
+    usage?: Partial<Usage>;
+    approval_usage?: Partial<Usage>;
+  };
 
 export const DROP_REASONS = ["unknown_tools", "no_reasoning", "empty_response"] as const;
 export const DropReasonSchema = z.enum(DROP_REASONS);
@@ -228,10 +257,19 @@ export const ReadableTrajectorySchema = z
           z.looseObject({
             role: z.literal("assistant"),
             content: z.string().nullable().optional(),
-            tool_calls: z.array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) })).optional(),
+            tool_calls: z
+              .array(
+                z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }),
+              )
+              .optional(),
             reasoning: z.string().optional(),
           }),
-          z.looseObject({ role: z.literal("tool"), tool_call_id: z.string(), name: z.string().optional(), content: z.string() }),
+          z.looseObject({
+            role: z.literal("tool"),
+            tool_call_id: z.string(),
+            name: z.string().optional(),
+            content: z.string(),
+          }),
         ]),
       )
       .optional(),
@@ -239,7 +277,10 @@ export const ReadableTrajectorySchema = z
     completed: z.boolean().optional(),
     verify: z.looseObject({ passed: z.boolean() }).optional(),
   })
-  .refine((e) => e.conversations !== undefined || e.messages !== undefined, "has neither `conversations` nor `messages`");
+  .refine(
+    (e) => e.conversations !== undefined || e.messages !== undefined,
+    "has neither `conversations` nor `messages`",
+  );
 
 // The chat types of chat.ts and the record schemas describe the same messages: a drift fails to compile.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

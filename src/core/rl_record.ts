@@ -7,7 +7,15 @@ import { z } from "zod";
 
 export const RL_SCHEMA_ID = "hermes-batch.rl/1";
 
-export const RL_STOP_REASONS = ["stop", "length", "max_turns", "partial", "time_limit", "context_length", "error"] as const;
+export const RL_STOP_REASONS = [
+  "stop",
+  "length",
+  "max_turns",
+  "partial",
+  "time_limit",
+  "context_length",
+  "error",
+] as const;
 export const RL_TRAIN_VERDICTS = ["full", "masked", "excluded"] as const;
 
 const ids = z.array(z.number().int().min(0));

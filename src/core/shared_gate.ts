@@ -13,9 +13,12 @@ const SLOTS = 4;
 /** A waiter re-checks at least this often, so a wake-up lost to a race costs a delay, never a hang. */
 const RECHECK_MS = 250;
 
-type WaitResult = { async: false; value: "not-equal" | "timed-out" } | { async: true; value: Promise<"ok" | "timed-out"> };
+type WaitResult =
+  | { async: false; value: "not-equal" | "timed-out" }
+  | { async: true; value: Promise<"ok" | "timed-out"> };
 /** Node 20 has Atomics.waitAsync; the ES2023 lib this project compiles against does not declare it. */
-const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): WaitResult }).waitAsync;
+const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number, t: number): WaitResult })
+  .waitAsync;
 
 /** A counting semaphore whose permits are shared by every thread that holds its buffer. */
 export class SharedSemaphore {
@@ -74,7 +77,10 @@ export class SharedSemaphore {
       // A pending waitAsync does not keep Node's event loop alive: a ref'd timer does, for as long as we wait.
       let keepAlive: NodeJS.Timeout | undefined;
       try {
-        await raceAbort(Promise.race([waited.value, new Promise((r) => (keepAlive = setTimeout(r, RECHECK_MS)))]), signal);
+        await raceAbort(
+          Promise.race([waited.value, new Promise((r) => (keepAlive = setTimeout(r, RECHECK_MS)))]),
+          signal,
+        );
       } finally {
         clearTimeout(keepAlive);
       }
@@ -181,9 +187,11 @@ export class SharedRateGate {
   }
 
   /** Waits for this caller's slot. */
-  async wait(signal?: AbortSignal, sleep: (ms: number, signal?: AbortSignal) => Promise<void> = abortableSleep): Promise<void> {
+  async wait(
+    signal?: AbortSignal,
+    sleep: (ms: number, signal?: AbortSignal) => Promise<void> = abortableSleep,
+  ): Promise<void> {
     const delay = this.reserve();
     if (delay > 0) await sleep(delay, signal);
   }
 }
-

@@ -63,7 +63,8 @@ export function credentialValues(raw: string | undefined): string[] {
   } catch {
     return [];
   }
-  for (const v of [u.password, c.password, `${u.username}:${u.password}`, `${c.username}:${c.password}`]) if (v) out.add(v);
+  for (const v of [u.password, c.password, `${u.username}:${u.password}`, `${c.username}:${c.password}`])
+    if (v) out.add(v);
   // As sent: the Basic authorization token (an endpoint may echo it back).
   out.add(basicAuthorization(c)!.slice("Basic ".length));
   return [...out];

@@ -10,8 +10,22 @@
 import { UserError } from "../core/errors.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, Usage } from "../core/chat.js";
 import { z } from "zod";
-import { ApprovalRecordSchema, ChatMessageSchema, ModelCallRecordSchema, UsageSchema, type ApprovalRecord, type ModelCallRecord, type TrajectoryEntry } from "../core/records.js";
-import { ATIF_SCHEMA_VERSION, AtifTrajectorySchema, describeAtifIssues, type AtifStep, type AtifTrajectory } from "./atif_schema.js";
+import {
+  ApprovalRecordSchema,
+  ChatMessageSchema,
+  ModelCallRecordSchema,
+  UsageSchema,
+  type ApprovalRecord,
+  type ModelCallRecord,
+  type TrajectoryEntry,
+} from "../core/records.js";
+import {
+  ATIF_SCHEMA_VERSION,
+  AtifTrajectorySchema,
+  describeAtifIssues,
+  type AtifStep,
+  type AtifTrajectory,
+} from "./atif_schema.js";
 
 export interface AtifOptions {
   /** The run's name: the document's `session_id` (every trajectory of a run shares it). */
@@ -89,7 +103,8 @@ function agentStep({ message, results, call, injected, approvals }: AgentStepInp
   const calls = message.tool_calls ?? [];
   const extra: Extra = {};
   if (message.content === null) extra.content_null = true;
-  if (message.reasoning_without_details !== undefined) extra.reasoning_without_details = message.reasoning_without_details;
+  if (message.reasoning_without_details !== undefined)
+    extra.reasoning_without_details = message.reasoning_without_details;
   if (injected) extra.harness_injected = true;
   if (call) Object.assign(extra, { ended_at: call.ended_at, finish_reason: call.finish_reason });
   const step: Step = {
@@ -107,7 +122,9 @@ function agentStep({ message, results, call, injected, approvals }: AgentStepInp
 /** The steps of the saved messages, in order; tool results join the agent step of their assistant turn. */
 function stepsOf(entry: TrajectoryEntry, approvals: Map<string, ApprovalRecord[]>): Step[] {
   const messages: ChatMessage[] = entry.messages ?? [];
-  const callOf = new Map((entry.model_calls ?? []).filter((c) => c.message_index !== undefined).map((c) => [c.message_index!, c]));
+  const callOf = new Map(
+    (entry.model_calls ?? []).filter((c) => c.message_index !== undefined).map((c) => [c.message_index!, c]),
+  );
   const injected = new Set(entry.injected_messages ?? []);
   const start = taskStart(entry);
   const steps: Step[] = [];
@@ -189,7 +206,11 @@ export function toAtif(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajector
       ...(entry.tools?.length ? { tool_definitions: entry.tools as unknown as Record<string, unknown>[] } : {}),
     },
     steps,
-    ...(discarded ? { notes: `final_metrics totals include ${discarded} model call(s) whose answers the agent loop threw away (not in any step)` } : {}),
+    ...(discarded
+      ? {
+          notes: `final_metrics totals include ${discarded} model call(s) whose answers the agent loop threw away (not in any step)`,
+        }
+      : {}),
     final_metrics: finalMetricsOf(entry, steps.length),
     extra: rootExtra(entry, unattributed),
   };
@@ -213,10 +234,16 @@ const ConvertibleLineSchema = z.looseObject({
 export function atifDocument(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajectory {
   const name = `task ${entry.task_id}${entry.epoch === undefined ? "" : ` epoch ${entry.epoch}`}`;
   const readable = ConvertibleLineSchema.safeParse(entry);
-  if (!readable.success) throw new AtifConversionError(`${name}: the trajectory line cannot be converted to ATIF: ${describeAtifIssues(readable.error)}`);
+  if (!readable.success)
+    throw new AtifConversionError(
+      `${name}: the trajectory line cannot be converted to ATIF: ${describeAtifIssues(readable.error)}`,
+    );
   const doc = toAtif(entry, opts);
   const checked = AtifTrajectorySchema.safeParse(doc);
-  if (!checked.success) throw new AtifConversionError(`${name}: not a valid ${ATIF_SCHEMA_VERSION} document: ${describeAtifIssues(checked.error)}`);
+  if (!checked.success)
+    throw new AtifConversionError(
+      `${name}: not a valid ${ATIF_SCHEMA_VERSION} document: ${describeAtifIssues(checked.error)}`,
+    );
   return doc;
 }
 
@@ -226,8 +253,15 @@ const textOf = (content: AtifStep["message"] | null | undefined): string =>
 function toolMessagesOf(step: AtifStep): ToolMessage[] {
   return (step.observation?.results ?? []).map((r) => {
     const extra = r.extra ?? {};
-    const name = "name" in extra ? (extra.name as string | null) : step.tool_calls?.find((c) => c.tool_call_id === r.source_call_id)?.function_name;
-    const msg: ToolMessage = { role: "tool", tool_call_id: r.source_call_id ?? String(extra.tool_call_id ?? ""), content: textOf(r.content) };
+    const name =
+      "name" in extra
+        ? (extra.name as string | null)
+        : step.tool_calls?.find((c) => c.tool_call_id === r.source_call_id)?.function_name;
+    const msg: ToolMessage = {
+      role: "tool",
+      tool_call_id: r.source_call_id ?? String(extra.tool_call_id ?? ""),
+      content: textOf(r.content),
+    };
     if (name != null) msg.name = name;
     if (Array.isArray(extra.raw_content)) msg.raw_content = extra.raw_content as Record<string, unknown>[];
     return msg;
@@ -240,16 +274,24 @@ export function messagesFromAtif(doc: AtifTrajectory): ChatMessage[] {
   for (const step of doc.steps) {
     const extra = step.extra ?? {};
     if (step.source === "agent") {
-      const msg: AssistantMessage = { role: "assistant", content: extra.content_null === true ? null : textOf(step.message) };
+      const msg: AssistantMessage = {
+        role: "assistant",
+        content: extra.content_null === true ? null : textOf(step.message),
+      };
       if (step.tool_calls?.length) {
         msg.tool_calls = step.tool_calls.map((c) => ({
           id: c.tool_call_id,
           type: "function",
-          function: { name: c.function_name, arguments: typeof c.extra?.arguments_text === "string" ? c.extra.arguments_text : JSON.stringify(c.arguments) },
+          function: {
+            name: c.function_name,
+            arguments:
+              typeof c.extra?.arguments_text === "string" ? c.extra.arguments_text : JSON.stringify(c.arguments),
+          },
         }));
       }
       if (step.reasoning_content != null) msg.reasoning = step.reasoning_content;
-      if (typeof extra.reasoning_without_details === "string") msg.reasoning_without_details = extra.reasoning_without_details;
+      if (typeof extra.reasoning_without_details === "string")
+        msg.reasoning_without_details = extra.reasoning_without_details;
       out.push(msg);
     } else if (!(step.source === "system" && step.observation)) {
       out.push({ role: step.source, content: textOf(step.message) });

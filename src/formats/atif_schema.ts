@@ -9,14 +9,24 @@
 import { z } from "zod";
 
 export const ATIF_SCHEMA_VERSION = "ATIF-v1.7";
-const SCHEMA_VERSIONS = ["ATIF-v1.0", "ATIF-v1.1", "ATIF-v1.2", "ATIF-v1.3", "ATIF-v1.4", "ATIF-v1.5", "ATIF-v1.6", "ATIF-v1.7"] as const;
+const SCHEMA_VERSIONS = [
+  "ATIF-v1.0",
+  "ATIF-v1.1",
+  "ATIF-v1.2",
+  "ATIF-v1.3",
+  "ATIF-v1.4",
+  "ATIF-v1.5",
+  "ATIF-v1.6",
+  "ATIF-v1.7",
+] as const;
 
 const Extra = z.record(z.string(), z.unknown()).nullish();
 
 // The extended calendar forms Python's datetime.fromisoformat accepts (the reference validator uses it): a
 // date, optionally a time (T or space) to the hour, minute, second or fraction, and Z or an offset. Its basic
 // (20260101) and week-date (2026-W01) forms are refused here: stricter, and never what this tool writes.
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::(\d{2})(?::(\d{2})(?:[.,]\d{1,9})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 export function isIso8601(text: string): boolean {
   const m = ISO_8601.exec(text);
@@ -37,8 +47,10 @@ const ContentPartSchema = z
   .superRefine((part, ctx) => {
     const needs = part.type === "text" ? "text" : "source";
     const forbids = part.type === "text" ? "source" : "text";
-    if (part[needs] == null) ctx.addIssue({ code: "custom", message: `'${needs}' is required when type='${part.type}'` });
-    if (part[forbids] != null) ctx.addIssue({ code: "custom", message: `'${forbids}' is not allowed when type='${part.type}'` });
+    if (part[needs] == null)
+      ctx.addIssue({ code: "custom", message: `'${needs}' is required when type='${part.type}'` });
+    if (part[forbids] != null)
+      ctx.addIssue({ code: "custom", message: `'${forbids}' is not allowed when type='${part.type}'` });
   });
 
 const ContentSchema = z.union([z.string(), z.array(ContentPartSchema)]);
@@ -51,8 +63,16 @@ const ToolCallSchema = z.strictObject({
 });
 
 const SubagentTrajectoryRefSchema = z
-  .strictObject({ trajectory_id: z.string().nullish(), session_id: z.string().nullish(), trajectory_path: z.string().nullish(), extra: Extra })
-  .refine((r) => r.trajectory_id != null || r.trajectory_path != null, "a subagent reference needs trajectory_id or trajectory_path (session_id alone does not resolve)");
+  .strictObject({
+    trajectory_id: z.string().nullish(),
+    session_id: z.string().nullish(),
+    trajectory_path: z.string().nullish(),
+    extra: Extra,
+  })
+  .refine(
+    (r) => r.trajectory_id != null || r.trajectory_path != null,
+    "a subagent reference needs trajectory_id or trajectory_path (session_id alone does not resolve)",
+  );
 
 const ObservationResultSchema = z.strictObject({
   source_call_id: z.string().nullish(),
@@ -114,11 +134,21 @@ const StepSchema = z
   .superRefine((step, ctx) => {
     if (step.source !== "agent") {
       for (const field of AGENT_ONLY_FIELDS) {
-        if (step[field] != null) ctx.addIssue({ code: "custom", path: [field], message: `only agent steps may have '${field}' (source is '${step.source}')` });
+        if (step[field] != null)
+          ctx.addIssue({
+            code: "custom",
+            path: [field],
+            message: `only agent steps may have '${field}' (source is '${step.source}')`,
+          });
       }
     } else if (step.llm_call_count === 0) {
       for (const field of ["metrics", "reasoning_content"] as const) {
-        if (step[field] != null) ctx.addIssue({ code: "custom", path: [field], message: `'${field}' must be absent when llm_call_count is 0 (a deterministic dispatch)` });
+        if (step[field] != null)
+          ctx.addIssue({
+            code: "custom",
+            path: [field],
+            message: `'${field}' must be absent when llm_call_count is 0 (a deterministic dispatch)`,
+          });
       }
     }
   });
@@ -147,18 +177,37 @@ type TrajectoryObject = z.infer<typeof TrajectoryObjectSchema>;
 
 function checkTrajectory(t: TrajectoryObject, ctx: z.core.$RefinementCtx<TrajectoryObject>): void {
   t.steps.forEach((step, i) => {
-    if (step.step_id !== i + 1) ctx.addIssue({ code: "custom", path: ["steps", i, "step_id"], message: `expected ${i + 1} (sequential from 1), got ${step.step_id}` });
+    if (step.step_id !== i + 1)
+      ctx.addIssue({
+        code: "custom",
+        path: ["steps", i, "step_id"],
+        message: `expected ${i + 1} (sequential from 1), got ${step.step_id}`,
+      });
     const ids = new Set((step.tool_calls ?? []).map((c) => c.tool_call_id));
     (step.observation?.results ?? []).forEach((r, j) => {
       if (r.source_call_id != null && !ids.has(r.source_call_id)) {
-        ctx.addIssue({ code: "custom", path: ["steps", i, "observation", "results", j, "source_call_id"], message: `'${r.source_call_id}' names no tool call of step ${step.step_id}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["steps", i, "observation", "results", j, "source_call_id"],
+          message: `'${r.source_call_id}' names no tool call of step ${step.step_id}`,
+        });
       }
     });
   });
   const seen = new Set<string>();
   (t.subagent_trajectories ?? []).forEach((sub, i) => {
-    if (sub.trajectory_id == null) ctx.addIssue({ code: "custom", path: ["subagent_trajectories", i, "trajectory_id"], message: "required for an embedded subagent" });
-    else if (seen.has(sub.trajectory_id)) ctx.addIssue({ code: "custom", path: ["subagent_trajectories", i, "trajectory_id"], message: `'${sub.trajectory_id}' is not unique` });
+    if (sub.trajectory_id == null)
+      ctx.addIssue({
+        code: "custom",
+        path: ["subagent_trajectories", i, "trajectory_id"],
+        message: "required for an embedded subagent",
+      });
+    else if (seen.has(sub.trajectory_id))
+      ctx.addIssue({
+        code: "custom",
+        path: ["subagent_trajectories", i, "trajectory_id"],
+        message: `'${sub.trajectory_id}' is not unique`,
+      });
     else seen.add(sub.trajectory_id);
   });
 }

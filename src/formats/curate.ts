@@ -60,7 +60,11 @@ function promptOf(entry: TrajectoryEntry): string {
 /** Same prompt and same final answer (whitespace-insensitive) = duplicate. */
 export function dedupKey(entry: TrajectoryEntry): string {
   const norm = (s: string) => s.replace(/\s+/g, " ").trim();
-  return createHash("sha256").update(norm(promptOf(entry))).update("\u0000").update(norm(entry.final_response ?? "")).digest("hex");
+  return createHash("sha256")
+    .update(norm(promptOf(entry)))
+    .update("\u0000")
+    .update(norm(entry.final_response ?? ""))
+    .digest("hex");
 }
 
 /**
@@ -73,7 +77,10 @@ export class BestEpochPicker {
   offer(entry: TrajectoryEntry): void {
     const cand = { epoch: epochOf(entry), reward: rewardOf(entry) ?? -Infinity, turns: turnsOf(entry) };
     const cur = this.best.get(entry.task_id);
-    const better = !cur || cand.reward > cur.reward || (cand.reward === cur.reward && (cand.turns < cur.turns || (cand.turns === cur.turns && cand.epoch < cur.epoch)));
+    const better =
+      !cur ||
+      cand.reward > cur.reward ||
+      (cand.reward === cur.reward && (cand.turns < cur.turns || (cand.turns === cur.turns && cand.epoch < cur.epoch)));
     if (better) this.best.set(entry.task_id, cand);
   }
 
@@ -90,7 +97,9 @@ export class BestEpochPicker {
 export function validationTasks(taskIds: Iterable<string>, ratio: number, seed: number): Set<string> {
   const ids = [...new Set(taskIds)];
   const key = (id: string) => createHash("sha256").update(`${seed}\u0000${id}`).digest("hex");
-  const keyed = ids.map((id) => ({ id, key: key(id) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const keyed = ids
+    .map((id) => ({ id, key: key(id) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return new Set(keyed.slice(0, validationCount(ids.length, ratio)).map((x) => x.id));
 }
 
@@ -119,8 +128,13 @@ export interface GroupMember {
 }
 
 /** One task's scored epochs with their advantages (reward minus the task's mean reward: they sum to 0). */
-export function groupRecord(taskId: string, entries: TrajectoryEntry[]): { task_id: string; prompt: string; mean_reward: number; samples: GroupMember[] } | undefined {
-  const scored = entries.map((e) => ({ e, reward: rewardOf(e) })).filter((x): x is { e: TrajectoryEntry; reward: number } => x.reward !== null);
+export function groupRecord(
+  taskId: string,
+  entries: TrajectoryEntry[],
+): { task_id: string; prompt: string; mean_reward: number; samples: GroupMember[] } | undefined {
+  const scored = entries
+    .map((e) => ({ e, reward: rewardOf(e) }))
+    .filter((x): x is { e: TrajectoryEntry; reward: number } => x.reward !== null);
   if (scored.length === 0) return undefined;
   const mean = scored.reduce((a, x) => a + x.reward, 0) / scored.length;
   return {

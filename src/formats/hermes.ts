@@ -73,14 +73,30 @@ export function parsePyJson(text: string): unknown {
       const e = text[i + 1];
       i += 2;
       switch (e) {
-        case '"': out += '"'; break;
-        case "\\": out += "\\"; break;
-        case "/": out += "/"; break;
-        case "b": out += "\b"; break;
-        case "f": out += "\f"; break;
-        case "n": out += "\n"; break;
-        case "r": out += "\r"; break;
-        case "t": out += "\t"; break;
+        case '"':
+          out += '"';
+          break;
+        case "\\":
+          out += "\\";
+          break;
+        case "/":
+          out += "/";
+          break;
+        case "b":
+          out += "\b";
+          break;
+        case "f":
+          out += "\f";
+          break;
+        case "n":
+          out += "\n";
+          break;
+        case "r":
+          out += "\r";
+          break;
+        case "t":
+          out += "\t";
+          break;
         case "u": {
           const hex = text.slice(i, i + 4);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("Invalid \\uXXXX escape");
@@ -376,7 +392,11 @@ function toolTurn(results: ToolMessage[], calls: ToolCall[]): string {
   return results
     .map((tm, k) => {
       const name = byId.get(tm.tool_call_id) ?? tm.name ?? calls[k]?.function.name ?? "unknown";
-      const body = pyJsonDumps({ tool_call_id: tm.tool_call_id ?? "", name, content: toolContentValue(tm.content ?? "") });
+      const body = pyJsonDumps({
+        tool_call_id: tm.tool_call_id ?? "",
+        name,
+        content: toolContentValue(tm.content ?? ""),
+      });
       return `<tool_response>\n${body}\n</tool_response>`;
     })
     .join("\n");

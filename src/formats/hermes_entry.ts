@@ -54,7 +54,11 @@ export function normalizedToolStats(
   const tool_error_counts: Record<string, number> = {};
   for (const name of [...names].sort()) {
     const s = stats?.[name] ?? {};
-    const stat = { count: isCount(s.count) ? s.count : 0, success: isCount(s.success) ? s.success : 0, failure: isCount(s.failure) ? s.failure : 0 };
+    const stat = {
+      count: isCount(s.count) ? s.count : 0,
+      success: isCount(s.success) ? s.success : 0,
+      failure: isCount(s.failure) ? s.failure : 0,
+    };
     tool_stats[name] = stat;
     const e = errors?.[name];
     tool_error_counts[name] = isCount(e) ? e : stat.failure;
@@ -63,7 +67,10 @@ export function normalizedToolStats(
 }
 
 /** The original's entry for one of our trajectory lines (or one of its own, passed through unchanged in shape). */
-export function toHermesEntry(entry: TrajectoryEntry, conversations: TrajectoryEntry["conversations"]): Record<string, unknown> {
+export function toHermesEntry(
+  entry: TrajectoryEntry,
+  conversations: TrajectoryEntry["conversations"],
+): Record<string, unknown> {
   const meta = (entry.metadata ?? {}) as Record<string, unknown>;
   const { tool_stats, tool_error_counts } = normalizedToolStats(entry.tool_stats, entry.tool_error_counts);
   return {

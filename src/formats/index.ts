@@ -27,7 +27,9 @@ export type ExportConverter = (entry: TrajectoryEntry, opts: ExportOptions) => R
 export type TaskExportConverter = (taskId: string, entries: TrajectoryEntry[]) => Record<string, unknown> | undefined;
 
 /** A loaded format: one line per trajectory, or one line per task (every kept epoch of the task together). */
-export type LoadedExportFormat = { perTask: false; convert: ExportConverter } | { perTask: true; convert: TaskExportConverter };
+export type LoadedExportFormat =
+  | { perTask: false; convert: ExportConverter }
+  | { perTask: true; convert: TaskExportConverter };
 
 type FormatInfo =
   | { description: string; perTask: false; load: () => Promise<ExportConverter> }
@@ -41,7 +43,11 @@ export function registerExportFormat(name: string, description: string, load: ()
 }
 
 /** A format written one line per task: `convert` gets all kept epochs of a task at the end of the input. */
-export function registerTaskExportFormat(name: string, description: string, load: () => Promise<TaskExportConverter>): void {
+export function registerTaskExportFormat(
+  name: string,
+  description: string,
+  load: () => Promise<TaskExportConverter>,
+): void {
   FORMATS.set(name, { description, perTask: true, load });
 }
 
@@ -83,46 +89,72 @@ function exportMetadata(entry: TrajectoryEntry): Record<string, unknown> {
   };
 }
 
-async function conversationsOf(): Promise<(entry: TrajectoryEntry, opts: ExportOptions) => TrajectoryEntry["conversations"]> {
+async function conversationsOf(): Promise<
+  (entry: TrajectoryEntry, opts: ExportOptions) => TrajectoryEntry["conversations"]
+> {
   const { toHermesConversations } = await import("./hermes.js");
   return (entry, opts) => {
     const detailsReasoning = opts.reasoningDetails === true;
     const hasMessages = Array.isArray(entry.messages) && entry.messages.length > 0;
-    if (Array.isArray(entry.conversations) && entry.conversations.length > 0 && !(detailsReasoning && hasMessages)) return entry.conversations;
+    if (Array.isArray(entry.conversations) && entry.conversations.length > 0 && !(detailsReasoning && hasMessages))
+      return entry.conversations;
     return toHermesConversations(entry.messages ?? [], (entry.tools ?? []) as OpenAITool[], { detailsReasoning });
   };
 }
 
-registerExportFormat("sharegpt", "{conversations}: ShareGPT turns (system, human, gpt, tool) in Hermes' exact shape", async () => {
-  const conversations = await conversationsOf();
-  return (entry, opts) => {
-    const rec: Record<string, unknown> = { conversations: conversations(entry, opts) };
-    if (opts.withMetadata) rec.metadata = exportMetadata(entry);
-    return rec;
-  };
-});
+registerExportFormat(
+  "sharegpt",
+  "{conversations}: ShareGPT turns (system, human, gpt, tool) in Hermes' exact shape",
+  async () => {
+    const conversations = await conversationsOf();
+    return (entry, opts) => {
+      const rec: Record<string, unknown> = { conversations: conversations(entry, opts) };
+      if (opts.withMetadata) rec.metadata = exportMetadata(entry);
+      return rec;
+    };
+  },
+);
 
-registerExportFormat("hermes", "the original batch_runner's entries, exactly its keys: prompt_index, conversations, metadata {batch_num, timestamp, model}, completed, partial, api_calls, toolsets_used, tool_stats, tool_error_counts (every tool of the original listed)", async () => {
-  const conversations = await conversationsOf();
-  const { toHermesEntry } = await import("./hermes_entry.js");
-  return (entry, opts) => toHermesEntry(entry, conversations(entry, opts));
-});
+registerExportFormat(
+  "hermes",
+  "the original batch_runner's entries, exactly its keys: prompt_index, conversations, metadata {batch_num, timestamp, model}, completed, partial, api_calls, toolsets_used, tool_stats, tool_error_counts (every tool of the original listed)",
+  async () => {
+    const conversations = await conversationsOf();
+    const { toHermesEntry } = await import("./hermes_entry.js");
+    return (entry, opts) => toHermesEntry(entry, conversations(entry, opts));
+  },
+);
 
-registerExportFormat("openai", "{messages, tools}: OpenAI chat fine-tuning JSONL (reasoning dropped unless --reasoning think)", async () => {
-  const { toOpenAIMessagesRecord } = await import("./openai.js");
-  return (entry, opts) => {
-    const rec: Record<string, unknown> = { ...toOpenAIMessagesRecord(entry, { reasoning: opts.reasoning }) };
-    if (opts.withMetadata) rec.metadata = exportMetadata(entry);
-    return rec;
-  };
-});
+registerExportFormat(
+  "openai",
+  "{messages, tools}: OpenAI chat fine-tuning JSONL (reasoning dropped unless --reasoning think)",
+  async () => {
+    const { toOpenAIMessagesRecord } = await import("./openai.js");
+    return (entry, opts) => {
+      const rec: Record<string, unknown> = { ...toOpenAIMessagesRecord(entry, { reasoning: opts.reasoning }) };
+      if (opts.withMetadata) rec.metadata = exportMetadata(entry);
+      return rec;
+    };
+  },
+);
 
-registerExportFormat("atif", "one ATIF-v1.7 trajectory document (Harbor's Agent Trajectory Interchange Format) per trajectory, validated before it is written", async () => {
-  const [{ atifDocument }, { packageVersion }] = await Promise.all([import("./atif.js"), import("../core/package_version.js")]);
-  return (entry, opts) => atifDocument(entry, { runName: opts.runName, agentVersion: packageVersion() });
-});
+registerExportFormat(
+  "atif",
+  "one ATIF-v1.7 trajectory document (Harbor's Agent Trajectory Interchange Format) per trajectory, validated before it is written",
+  async () => {
+    const [{ atifDocument }, { packageVersion }] = await Promise.all([
+      import("./atif.js"),
+      import("../core/package_version.js"),
+    ]);
+    return (entry, opts) => atifDocument(entry, { runName: opts.runName, agentVersion: packageVersion() });
+  },
+);
 
-registerTaskExportFormat("groups", "one line per task with every scored epoch's messages, reward and advantage (reward minus the task's mean), for group-based RL trainers", async () => {
-  const { groupRecord } = await import("./curate.js");
-  return groupRecord;
-});
+registerTaskExportFormat(
+  "groups",
+  "one line per task with every scored epoch's messages, reward and advantage (reward minus the task's mean), for group-based RL trainers",
+  async () => {
+    const { groupRecord } = await import("./curate.js");
+    return groupRecord;
+  },
+);

@@ -29,10 +29,15 @@ export interface OpenAIExportOptions {
 
 function isOpenAITool(t: unknown): t is OpenAITool {
   const f = (t as { function?: { name?: unknown } } | null)?.function;
-  return typeof t === "object" && t !== null && (t as { type?: unknown }).type === "function" && typeof f?.name === "string";
+  return (
+    typeof t === "object" && t !== null && (t as { type?: unknown }).type === "function" && typeof f?.name === "string"
+  );
 }
 
-export function toOpenAIMessages(messages: readonly ChatMessage[], opts: OpenAIExportOptions = {}): OpenAIFineTuneMessage[] {
+export function toOpenAIMessages(
+  messages: readonly ChatMessage[],
+  opts: OpenAIExportOptions = {},
+): OpenAIFineTuneMessage[] {
   const out: OpenAIFineTuneMessage[] = [];
   for (const m of messages) {
     switch (m.role) {
@@ -47,7 +52,8 @@ export function toOpenAIMessages(messages: readonly ChatMessage[], opts: OpenAIE
         break;
       case "assistant": {
         let content = m.content ?? "";
-        if (opts.reasoning === "think" && m.reasoning && m.reasoning.trim()) content = `<think>\n${m.reasoning}\n</think>\n${content}`;
+        if (opts.reasoning === "think" && m.reasoning && m.reasoning.trim())
+          content = `<think>\n${m.reasoning}\n</think>\n${content}`;
         const calls = m.tool_calls ?? [];
         if (calls.length === 0) {
           out.push({ role: "assistant", content });

@@ -15,7 +15,11 @@ export function unpassedVariables(env: Record<string, string>, passEnv: readonly
 }
 
 /** The table with every template replaced: a passed variable's value, else its default, else "". */
-export function resolveEnvTable(env: Record<string, string>, passEnv: readonly string[], source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function resolveEnvTable(
+  env: Record<string, string>,
+  passEnv: readonly string[],
+  source: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, value] of Object.entries(env)) {
     out[k] = value.replace(TEMPLATE, (_, name: string, dflt: string | undefined) => {

@@ -9,7 +9,12 @@ import { dockerClient } from "../../tools/environments/docker_client.js";
 import type { HarborTask } from "./task_config.js";
 
 export function harborImageTag(task: Pick<HarborTask, "task_dir" | "digest">): string {
-  const name = (task.task_dir.split("/").pop() ?? "task").toLowerCase().replace(/[^a-z0-9._-]/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 60) || "task";
+  const name =
+    (task.task_dir.split("/").pop() ?? "task")
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]/g, "-")
+      .replace(/^[^a-z0-9]+/, "")
+      .slice(0, 60) || "task";
   return `hb-${name}:${task.digest.slice(0, 12)}`;
 }
 
@@ -27,7 +32,10 @@ async function imageExists(tag: string): Promise<boolean> {
 
 function dockerBuild(tag: string, context: string, timeoutSec: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn("docker", ["build", "-q", "-t", tag, "-f", join(context, "Dockerfile"), context], { stdio: ["ignore", "ignore", "pipe"], signal });
+    const child = spawn("docker", ["build", "-q", "-t", tag, "-f", join(context, "Dockerfile"), context], {
+      stdio: ["ignore", "ignore", "pipe"],
+      signal,
+    });
     let stderr = "";
     child.stderr.on("data", (b: Buffer) => void (stderr = (stderr + b.toString("utf8")).slice(-2000)));
     const timer = setTimeout(() => child.kill("SIGKILL"), timeoutSec * 1000);
@@ -38,7 +46,12 @@ function dockerBuild(tag: string, context: string, timeoutSec: number, signal?: 
     child.on("close", (code, sig) => {
       clearTimeout(timer);
       if (code === 0) resolve();
-      else reject(new Error(`docker build of ${tag} failed (${sig === "SIGKILL" ? `over build_timeout_sec ${timeoutSec}` : `exit ${code}`}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`));
+      else
+        reject(
+          new Error(
+            `docker build of ${tag} failed (${sig === "SIGKILL" ? `over build_timeout_sec ${timeoutSec}` : `exit ${code}`}): ${stderr.trim().split("\n").slice(-3).join(" | ")}`,
+          ),
+        );
     });
   });
 }
@@ -50,7 +63,9 @@ export async function ensureHarborImage(task: HarborTask, signal?: AbortSignal):
   if (await imageExists(tag)) return tag;
   let pending = building.get(tag);
   if (!pending) {
-    pending = dockerBuild(tag, join(task.task_dir, "environment"), task.build_timeout_sec, signal).finally(() => building.delete(tag));
+    pending = dockerBuild(tag, join(task.task_dir, "environment"), task.build_timeout_sec, signal).finally(() =>
+      building.delete(tag),
+    );
     building.set(tag, pending);
   }
   await pending;

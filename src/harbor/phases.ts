@@ -13,14 +13,23 @@ import { ensureHarborImage } from "./image.js";
 import type { HarborPlan } from "./task_hooks.js";
 import { copyHarborLogs, prepareHarborSandbox, runHarborVerifier, runOracle } from "./trial.js";
 
-export const harborImage = (plan: HarborPlan, signal?: AbortSignal): Promise<string> => ensureHarborImage(plan.task, signal);
+export const harborImage = (plan: HarborPlan, signal?: AbortSignal): Promise<string> =>
+  ensureHarborImage(plan.task, signal);
 
-export const harborPrepare = (plan: HarborPlan, env: Environment, signal?: AbortSignal): Promise<void> => prepareHarborSandbox(env, plan.task, plan.settings, signal);
+export const harborPrepare = (plan: HarborPlan, env: Environment, signal?: AbortSignal): Promise<void> =>
+  prepareHarborSandbox(env, plan.task, plan.settings, signal);
 
 /** The oracle's run as a trajectory: the instruction, then what solve.sh did. */
-async function oracleLoop(plan: HarborPlan, prompt: string, env: Environment, signal: AbortSignal): Promise<{ loop: AgentLoopResult; timeLimited: boolean }> {
+async function oracleLoop(
+  plan: HarborPlan,
+  prompt: string,
+  env: Environment,
+  signal: AbortSignal,
+): Promise<{ loop: AgentLoopResult; timeLimited: boolean }> {
   const r = await runOracle(env, plan.task, plan.settings, plan.agentTimeoutMs, signal);
-  const answer = r.timedOut ? "oracle: solution/solve.sh reached the agent time limit" : `oracle: solution/solve.sh exited ${r.exitCode}`;
+  const answer = r.timedOut
+    ? "oracle: solution/solve.sh reached the agent time limit"
+    : `oracle: solution/solve.sh exited ${r.exitCode}`;
   const loop: AgentLoopResult = {
     messages: [
       { role: "user", content: prompt },
@@ -52,7 +61,8 @@ export async function harborAgentPhase(
   try {
     return { loop: await agentLoop(limit.signal), timeLimited: false };
   } catch (err) {
-    if (err instanceof AgentLoopAborted && limit.timedOut && !signal.aborted) return { loop: err.partialResult, timeLimited: true };
+    if (err instanceof AgentLoopAborted && limit.timedOut && !signal.aborted)
+      return { loop: err.partialResult, timeLimited: true };
     throw err;
   } finally {
     limit.dispose();
@@ -60,13 +70,22 @@ export async function harborAgentPhase(
 }
 
 /** The verifier, then /logs/{verifier,agent} copied to `logsDir`; a verifier that cannot run is an unscored verdict. */
-export async function harborVerifierPhase(plan: HarborPlan, taskEnv: TaskEnvironment, logsDir: string, signal: AbortSignal): Promise<HarborVerdict> {
+export async function harborVerifierPhase(
+  plan: HarborPlan,
+  taskEnv: TaskEnvironment,
+  logsDir: string,
+  signal: AbortSignal,
+): Promise<HarborVerdict> {
   const env = await taskEnv.get();
   let verdict: HarborVerdict;
   try {
     verdict = await runHarborVerifier(env, plan.task, plan.settings, signal);
   } catch (err) {
-    verdict = { reward: null, reason: `the verifier could not run: ${err instanceof Error ? err.message : String(err)}`, threshold: plan.settings.passThreshold };
+    verdict = {
+      reward: null,
+      reason: `the verifier could not run: ${err instanceof Error ? err.message : String(err)}`,
+      threshold: plan.settings.passThreshold,
+    };
   }
   await copyHarborLogs(env, logsDir).catch(() => undefined);
   return verdict;

@@ -43,10 +43,18 @@ const EnvironmentSchema = z.object({
 const TaskTomlSchema = z.object({
   version: z.string().optional(),
   schema_version: z.string().optional(),
-  task: z.object({ name: z.string().min(1).optional() }).passthrough().prefault({}),
+  task: z
+    .object({ name: z.string().min(1).optional() })
+    .passthrough()
+    .prefault({}),
   metadata: z.record(z.string(), z.unknown()).prefault({}),
   agent: z
-    .object({ timeout_sec: num.positive().optional(), user: z.string().min(1).optional(), network_mode: z.string().optional(), allowed_hosts: z.array(z.string()).default([]) })
+    .object({
+      timeout_sec: num.positive().optional(),
+      user: z.string().min(1).optional(),
+      network_mode: z.string().optional(),
+      allowed_hosts: z.array(z.string()).default([]),
+    })
     .prefault({}),
   verifier: z
     .object({
@@ -133,7 +141,10 @@ export function parseTaskToml(text: string): TaskToml {
 
 function schemaOf(t: TaskToml): string {
   const v = t.schema_version ?? t.version ?? "1.0";
-  if (!SUPPORTED_SCHEMAS.includes(v)) throw new TaskTomlError(`schema version ${v} is not supported (hermes-batch reads ${SUPPORTED_SCHEMAS.join(", ")})`);
+  if (!SUPPORTED_SCHEMAS.includes(v))
+    throw new TaskTomlError(
+      `schema version ${v} is not supported (hermes-batch reads ${SUPPORTED_SCHEMAS.join(", ")})`,
+    );
   return v;
 }
 
@@ -141,18 +152,22 @@ function networkOf(env: TaskToml["environment"]): "public" | "none" {
   const mode = env.network_mode ?? (env.allow_internet === false ? "no-network" : "public");
   if (mode === "public") return "public";
   if (mode === "no-network" || mode === "none") return "none";
-  if (mode === "allowlist" || env.allowed_hosts.length) throw new TaskTomlError("allow-list networking (network_mode = \"allowlist\") is not supported yet");
+  if (mode === "allowlist" || env.allowed_hosts.length)
+    throw new TaskTomlError('allow-list networking (network_mode = "allowlist") is not supported yet');
   throw new TaskTomlError(`unknown network_mode '${mode}'`);
 }
 
 /** Why hermes-batch cannot run this task (independent of the run's flags), or undefined. */
 function refuse(t: TaskToml): void {
-  if (t.environment.os === "windows") throw new TaskTomlError("Windows tasks (os = \"windows\") are not supported");
+  if (t.environment.os === "windows") throw new TaskTomlError('Windows tasks (os = "windows") are not supported');
   if (t.steps?.length) throw new TaskTomlError("multi-step tasks ([[steps]]) are not supported yet");
   if (t.environment.tpu !== undefined) throw new TaskTomlError("TPU environments are not supported");
-  if (t.environment.mcp_servers.length) throw new TaskTomlError("task MCP servers ([[environment.mcp_servers]]) are not supported yet");
-  if (t.verifier.environment_mode === "separate") throw new TaskTomlError("a separate verifier environment (environment_mode = \"separate\") is not supported yet");
-  if (t.agent.allowed_hosts.length || t.verifier.allowed_hosts.length) throw new TaskTomlError("allow-list networking (allowed_hosts) is not supported yet");
+  if (t.environment.mcp_servers.length)
+    throw new TaskTomlError("task MCP servers ([[environment.mcp_servers]]) are not supported yet");
+  if (t.verifier.environment_mode === "separate")
+    throw new TaskTomlError('a separate verifier environment (environment_mode = "separate") is not supported yet');
+  if (t.agent.allowed_hosts.length || t.verifier.allowed_hosts.length)
+    throw new TaskTomlError("allow-list networking (allowed_hosts) is not supported yet");
 }
 
 /** The normalised task; `digest` and `task_dir` from the caller (they are about the folder, not the TOML). */
@@ -161,7 +176,8 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
   refuse(t);
   const e = t.environment;
   const memory = e.memory_mb ?? (e.memory !== undefined ? quantityToMb(e.memory) : undefined);
-  if (e.memory !== undefined && memory === undefined) throw new TaskTomlError(`'environment.memory': '${e.memory}' is not a size such as 2G`);
+  if (e.memory !== undefined && memory === undefined)
+    throw new TaskTomlError(`'environment.memory': '${e.memory}' is not a size such as 2G`);
   const storage = e.storage_mb ?? (e.storage !== undefined ? quantityToMb(e.storage) : undefined);
   return {
     task_dir: taskDir,
@@ -177,8 +193,15 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
     ...(e.workdir ? { workdir: e.workdir } : {}),
     env: e.env,
     ...(e.healthcheck ? { healthcheck: e.healthcheck } : {}),
-    agent: { ...(t.agent.timeout_sec !== undefined ? { timeout_sec: t.agent.timeout_sec } : {}), ...(t.agent.user ? { user: t.agent.user } : {}) },
-    verifier: { timeout_sec: t.verifier.timeout_sec, env: t.verifier.env, ...(t.verifier.user ? { user: t.verifier.user } : {}) },
+    agent: {
+      ...(t.agent.timeout_sec !== undefined ? { timeout_sec: t.agent.timeout_sec } : {}),
+      ...(t.agent.user ? { user: t.agent.user } : {}),
+    },
+    verifier: {
+      timeout_sec: t.verifier.timeout_sec,
+      env: t.verifier.env,
+      ...(t.verifier.user ? { user: t.verifier.user } : {}),
+    },
     solution_env: t.solution.env,
   };
 }

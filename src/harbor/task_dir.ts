@@ -33,7 +33,8 @@ export function harborTaskDirs(path: string): string[] {
     .filter((d) => d.isDirectory() && existsSync(join(root, d.name, "task.toml")))
     .map((d) => join(root, d.name))
     .sort();
-  if (dirs.length === 0) throw new UserError(`--harbor ${path}: neither a task folder (task.toml) nor a folder of task folders`);
+  if (dirs.length === 0)
+    throw new UserError(`--harbor ${path}: neither a task folder (task.toml) nor a folder of task folders`);
   return dirs;
 }
 
@@ -68,8 +69,14 @@ function checkLayout(dir: string, task: HarborTask): void {
   }
   if (isDir(join(dir, "steps"))) throw new TaskTomlError("multi-step tasks (steps/) are not supported yet");
   if (!existsSync(join(dir, "instruction.md"))) throw new TaskTomlError("instruction.md is missing");
-  if (!existsSync(join(dir, "tests", "test.sh"))) throw new TaskTomlError(existsSync(join(dir, "tests", "test.bat")) ? "Windows tasks (tests/test.bat) are not supported" : "tests/test.sh is missing");
-  if (!task.docker_image && !existsSync(join(env, "Dockerfile"))) throw new TaskTomlError("neither [environment].docker_image nor environment/Dockerfile");
+  if (!existsSync(join(dir, "tests", "test.sh")))
+    throw new TaskTomlError(
+      existsSync(join(dir, "tests", "test.bat"))
+        ? "Windows tasks (tests/test.bat) are not supported"
+        : "tests/test.sh is missing",
+    );
+  if (!task.docker_image && !existsSync(join(env, "Dockerfile")))
+    throw new TaskTomlError("neither [environment].docker_image nor environment/Dockerfile");
 }
 
 /** One task folder → its row, or why it cannot run. */
@@ -82,9 +89,18 @@ export function readHarborTask(dir: string): { ok: true; row: HarborRow } | { ok
     const prompt = readFileSync(join(dir, "instruction.md"), "utf8");
     if (prompt.trim() === "") throw new TaskTomlError("instruction.md is empty");
     const id = toml.task.name ?? basename(dir);
-    return { ok: true, row: { id, prompt, metadata: { ...toml.metadata, harbor: { task_dir: dir, digest: task.digest, schema: task.schema } }, harbor: task } };
+    return {
+      ok: true,
+      row: {
+        id,
+        prompt,
+        metadata: { ...toml.metadata, harbor: { task_dir: dir, digest: task.digest, schema: task.schema } },
+        harbor: task,
+      },
+    };
   } catch (err) {
-    if (err instanceof TaskTomlError) return { ok: false, bad: { file, ...(err.line ? { line: err.line } : {}), reason: err.message } };
+    if (err instanceof TaskTomlError)
+      return { ok: false, bad: { file, ...(err.line ? { line: err.line } : {}), reason: err.message } };
     return { ok: false, bad: { file, reason: `cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}` } };
   }
 }

@@ -26,7 +26,8 @@ export interface HarborPlan {
 export function harborPlan(extra: Record<string, unknown> | undefined, config: RunConfig): HarborPlan | undefined {
   if (extra?.harbor === undefined) return undefined;
   const parsed = HarborTaskSchema.safeParse(extra.harbor);
-  if (!parsed.success) throw new Error(`the row's 'harbor' field is not a Harbor task: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success)
+    throw new Error(`the row's 'harbor' field is not a Harbor task: ${parsed.error.issues[0]?.message ?? "invalid"}`);
   const task = parsed.data;
   const multiplier = config.timeout_multiplier;
   const agentSec = task.agent.timeout_sec !== undefined ? task.agent.timeout_sec * multiplier : undefined;
@@ -34,7 +35,13 @@ export function harborPlan(extra: Record<string, unknown> | undefined, config: R
   const needed = (agentSec ?? 0) + task.verifier.timeout_sec * multiplier + task.build_timeout_sec + 120;
   return {
     task,
-    settings: { passEnv: config.pass_env, timeoutMultiplier: multiplier, network: config.harbor_network, taskNetwork: network, passThreshold: config.harbor_pass_threshold },
+    settings: {
+      passEnv: config.pass_env,
+      timeoutMultiplier: multiplier,
+      network: config.harbor_network,
+      taskNetwork: network,
+      passThreshold: config.harbor_pass_threshold,
+    },
     oracle: config.model === "oracle",
     ...(agentSec !== undefined ? { agentTimeoutMs: agentSec * 1000 } : {}),
     network,

@@ -26,16 +26,25 @@ export interface HarborRunSettings {
 }
 
 function need(env: Environment): Required<Pick<Environment, "execAs">> & Environment {
-  if (!env.execAs) throw new Error(`Harbor tasks need --env docker (the ${env.kind} environment cannot run commands as another user)`);
+  if (!env.execAs)
+    throw new Error(`Harbor tasks need --env docker (the ${env.kind} environment cannot run commands as another user)`);
   return env as Required<Pick<Environment, "execAs">> & Environment;
 }
 
 /** `command` as root; `path` reaches it as $HB_PATH (never spliced into the command). */
-async function asRoot(env: Environment, command: string, opts: { stdin?: string; timeoutMs?: number; path?: string } = {}): Promise<ExecResult> {
+async function asRoot(
+  env: Environment,
+  command: string,
+  opts: { stdin?: string; timeoutMs?: number; path?: string } = {},
+): Promise<ExecResult> {
   const { path, ...rest } = opts;
-  return need(env).execAs(command, { user: ROOT, maxOutputChars: 20_000_000, ...rest, ...(path !== undefined ? { env: { HB_PATH: path } } : {}) });
+  return need(env).execAs(command, {
+    user: ROOT,
+    maxOutputChars: 20_000_000,
+    ...rest,
+    ...(path !== undefined ? { env: { HB_PATH: path } } : {}),
+  });
 }
-
 
 /** Runs the healthcheck as Harbor does: after start_period, up to retries + 1 tries, interval apart. */
 async function healthcheck(env: Environment, task: HarborTask, signal?: AbortSignal): Promise<void> {
@@ -46,17 +55,28 @@ async function healthcheck(env: Environment, task: HarborTask, signal?: AbortSig
     if (attempt > 0) await sleep(h.interval_sec * 1000, signal);
     const r = await need(env).execAs(h.command, { timeoutMs: h.timeout_sec * 1000, signal, maxOutputChars: 2000 });
     if (r.exitCode === 0 && !r.timedOut) return;
-    last = r.timedOut ? `timed out after ${h.timeout_sec} s` : `exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().slice(-200)}`;
+    last = r.timedOut
+      ? `timed out after ${h.timeout_sec} s`
+      : `exit ${r.exitCode}: ${(r.stderr || r.stdout).trim().slice(-200)}`;
   }
   throw new Error(`healthcheck failed ${h.retries + 1} time(s): ${last}`);
 }
 
 /** Before the agent: /logs/{agent,verifier,artifacts}, the healthcheck, and the agent offline when asked. */
-export async function prepareHarborSandbox(env: Environment, task: HarborTask, settings: HarborRunSettings, signal?: AbortSignal): Promise<void> {
-  const r = await asRoot(env, "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts");
+export async function prepareHarborSandbox(
+  env: Environment,
+  task: HarborTask,
+  settings: HarborRunSettings,
+  signal?: AbortSignal,
+): Promise<void> {
+  const r = await asRoot(
+    env,
+    "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts",
+  );
   if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
   if (task.healthcheck) await healthcheck(env, task, signal);
-  if (settings.network === "agent-none" && settings.taskNetwork !== "none") await env.setNetwork!(settings.taskNetwork, false);
+  if (settings.network === "agent-none" && settings.taskNetwork !== "none")
+    await env.setNetwork!(settings.taskNetwork, false);
 }
 
 /** Files under a host folder, relative, sorted. */
@@ -75,13 +95,23 @@ async function upload(env: Environment, hostDir: string, target: string): Promis
     const full = join(hostDir, rel);
     const mode = statSync(full).mode & 0o111 || rel.endsWith(".sh") ? "755" : "644";
     const dest = `${target}/${rel}`;
-    const r = await asRoot(env, `mkdir -p "$(dirname "$HB_PATH")" && base64 -d > "$HB_PATH" && chmod ${mode} "$HB_PATH"`, { path: dest, stdin: readFileSync(full).toString("base64") });
+    const r = await asRoot(
+      env,
+      `mkdir -p "$(dirname "$HB_PATH")" && base64 -d > "$HB_PATH" && chmod ${mode} "$HB_PATH"`,
+      { path: dest, stdin: readFileSync(full).toString("base64") },
+    );
     if (r.exitCode !== 0) throw new Error(`could not upload ${rel} to ${target}: ${r.stderr.trim().slice(-200)}`);
   }
 }
 
 /** `--model oracle`: solution/ uploaded to /solution and solve.sh run as the agent's user, within the agent's time limit. */
-export async function runOracle(env: Environment, task: HarborTask, settings: HarborRunSettings, timeoutMs: number | undefined, signal?: AbortSignal): Promise<ExecResult> {
+export async function runOracle(
+  env: Environment,
+  task: HarborTask,
+  settings: HarborRunSettings,
+  timeoutMs: number | undefined,
+  signal?: AbortSignal,
+): Promise<ExecResult> {
   await upload(env, join(task.task_dir, "solution"), "/solution");
   const r = await need(env).execAs("bash /solution/solve.sh > /logs/agent/oracle.txt 2>&1", {
     env: resolveEnvTable({ ...task.env, ...task.solution_env }, settings.passEnv),
@@ -98,10 +128,16 @@ async function readIfPresent(env: Environment, path: string): Promise<string | u
 }
 
 /** Harbor's verifier: agent processes ended, tests/ at /tests, test.sh as [verifier].user, the reward files read. */
-export async function runHarborVerifier(env: Environment, task: HarborTask, settings: HarborRunSettings, signal?: AbortSignal): Promise<HarborVerdict> {
+export async function runHarborVerifier(
+  env: Environment,
+  task: HarborTask,
+  settings: HarborRunSettings,
+  signal?: AbortSignal,
+): Promise<HarborVerdict> {
   const base = { threshold: settings.passThreshold };
   if (env.stopProcesses) await env.stopProcesses();
-  if (settings.network === "agent-none" && settings.taskNetwork !== "none") await env.setNetwork!(settings.taskNetwork, true);
+  if (settings.network === "agent-none" && settings.taskNetwork !== "none")
+    await env.setNetwork!(settings.taskNetwork, true);
   await asRoot(env, "rm -f /logs/verifier/reward.json /logs/verifier/reward.txt");
   await upload(env, join(task.task_dir, "tests"), "/tests");
   const timeoutSec = task.verifier.timeout_sec * settings.timeoutMultiplier;
@@ -113,7 +149,8 @@ export async function runHarborVerifier(env: Environment, task: HarborTask, sett
   });
   const tail = (await readIfPresent(env, "/logs/verifier/test-stdout.txt"))?.slice(-2000);
   const withTail = { ...base, ...(tail ? { output_tail: tail } : {}) };
-  if (r.timedOut) return { ...withTail, reward: null, reason: `the verifier timed out after ${timeoutSec} s`, timed_out: true };
+  if (r.timedOut)
+    return { ...withTail, reward: null, reason: `the verifier timed out after ${timeoutSec} s`, timed_out: true };
   const json = await readIfPresent(env, "/logs/verifier/reward.json");
   const txt = json === undefined ? await readIfPresent(env, "/logs/verifier/reward.txt") : undefined;
   return { ...withTail, ...readRewardFiles(json, txt) };

@@ -57,13 +57,19 @@ export class ResponseHeaders {
     return this.#sorted;
   }
   entries(): IterableIterator<[string, string]> {
-    return this.#list().map((e) => [e[0], e[1]] as [string, string])[Symbol.iterator]();
+    return this.#list()
+      .map((e) => [e[0], e[1]] as [string, string])
+      [Symbol.iterator]();
   }
   keys(): IterableIterator<string> {
-    return this.#list().map((e) => e[0])[Symbol.iterator]();
+    return this.#list()
+      .map((e) => e[0])
+      [Symbol.iterator]();
   }
   values(): IterableIterator<string> {
-    return this.#list().map((e) => e[1])[Symbol.iterator]();
+    return this.#list()
+      .map((e) => e[1])
+      [Symbol.iterator]();
   }
   [Symbol.iterator](): IterableIterator<[string, string]> {
     return this.entries();
@@ -143,6 +149,10 @@ export class BufferedResponse {
   }
   clone(): Response {
     if (this.#used) throw new TypeError("Response.clone: Body has already been consumed.");
-    return new BufferedResponse(this.#buf, { status: this.status, statusText: this.statusText, headers: this.headers }) as unknown as Response;
+    return new BufferedResponse(this.#buf, {
+      status: this.status,
+      statusText: this.statusText,
+      headers: this.headers,
+    }) as unknown as Response;
   }
 }

@@ -19,7 +19,14 @@ import { ProviderError } from "./provider.js";
 function stainlessOs(platform: string): string {
   const p = platform.toLowerCase();
   if (p.includes("ios")) return "iOS";
-  const known: Record<string, string> = { android: "Android", darwin: "MacOS", win32: "Windows", freebsd: "FreeBSD", openbsd: "OpenBSD", linux: "Linux" };
+  const known: Record<string, string> = {
+    android: "Android",
+    darwin: "MacOS",
+    win32: "Windows",
+    freebsd: "FreeBSD",
+    openbsd: "OpenBSD",
+    linux: "Linux",
+  };
   return known[p] ?? (p ? `Other:${p}` : "Unknown");
 }
 
@@ -36,7 +43,11 @@ function stainlessArch(arch: string): string {
  * the Bearer key, the client's default headers, then the content type; names lowercased, later sources
  * replacing earlier ones, sorted by name as undici's `Headers` iterate.
  */
-export function sdkRequestHeaders(apiKey: string, defaultHeaders: Record<string, string>, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function sdkRequestHeaders(
+  apiKey: string,
+  defaultHeaders: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const headers = new Map<string, string>();
   const put = (name: string, value: string | undefined) => {
     if (value !== undefined) headers.set(name.toLowerCase(), value.trim());
@@ -75,10 +86,23 @@ export function completionsUrl(baseURL: string): URL | undefined {
  * (undefined when `content-length: 0`), null for 204, else the text. A status outside 2xx throws
  * `HttpStatusError` with the body read (as `withErrorBodies` does under the SDK).
  */
-export async function postCompletion(transport: NodeHttpFetch, url: URL, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<unknown> {
-  const reply = await transport.request(url, { method: "POST", headers: { ...headers }, body, signal, streamEventStreams: false });
+export async function postCompletion(
+  transport: NodeHttpFetch,
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  signal?: AbortSignal,
+): Promise<unknown> {
+  const reply = await transport.request(url, {
+    method: "POST",
+    headers: { ...headers },
+    body,
+    signal,
+    streamEventStreams: false,
+  });
   const text = reply.kind === "buffered" ? reply.body.toString("utf8") : "";
-  if (reply.status < 200 || reply.status > 299) throw new HttpStatusError(reply.status, new ResponseHeaders(reply.rawHeaders) as unknown as Headers, text);
+  if (reply.status < 200 || reply.status > 299)
+    throw new HttpStatusError(reply.status, new ResponseHeaders(reply.rawHeaders) as unknown as Headers, text);
   if (reply.status === 204 || reply.kind === "empty") return null;
   const mediaType = headerValue(reply.rawHeaders, "content-type")?.split(";")[0]?.trim();
   if (mediaType?.includes("application/json") || mediaType?.endsWith("+json")) {
@@ -92,7 +116,8 @@ export async function postCompletion(transport: NodeHttpFetch, url: URL, headers
 function headerValue(raw: readonly string[], name: string): string | undefined {
   let value: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+    if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name)
+      value = value === undefined ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
   }
   return value;
 }
@@ -102,8 +127,10 @@ function headerValue(raw: readonly string[], name: string): string | undefined {
  * for it (the SDK wraps it as an APIConnectionError, or a timeout when its text says so).
  */
 export function transportFailure(err: unknown): ProviderError {
-  const text = String(err) + (err && typeof err === "object" && "cause" in err ? String((err as { cause?: unknown }).cause) : "");
-  if ((err instanceof Error && err.name === "AbortError") || /timed? ?out/i.test(text)) return new ProviderError("request timed out", { retryable: true });
+  const text =
+    String(err) + (err && typeof err === "object" && "cause" in err ? String((err as { cause?: unknown }).cause) : "");
+  if ((err instanceof Error && err.name === "AbortError") || /timed? ?out/i.test(text))
+    return new ProviderError("request timed out", { retryable: true });
   const detail = err instanceof Error ? `: ${err.message}` : "";
   return new ProviderError(`connection error (Connection error.${detail})`, { retryable: true });
 }

@@ -105,7 +105,8 @@ export function describeErrorBody(body: string, contentType = ""): string {
     // not JSON
   }
   if (isJson) return truncate(oneLine(messageOfJson(json) ?? trimmed));
-  if (/html/i.test(contentType) || looksLikeHtml(trimmed)) return truncate(textOfHtml(trimmed) || "(HTML page without text)");
+  if (/html/i.test(contentType) || looksLikeHtml(trimmed))
+    return truncate(textOfHtml(trimmed) || "(HTML page without text)");
   return truncate(oneLine(trimmed));
 }
 
@@ -117,7 +118,9 @@ export function withErrorBodies(inner: typeof fetch): typeof fetch {
   return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
     const res = await inner(input, init);
     if (res.status < 400) return res;
-    const body = await res.text().catch((err: unknown) => `(body unreadable: ${err instanceof Error ? err.message : String(err)})`);
+    const body = await res
+      .text()
+      .catch((err: unknown) => `(body unreadable: ${err instanceof Error ? err.message : String(err)})`);
     throw new HttpStatusError(res.status, res.headers, body);
   }) as typeof fetch;
 }

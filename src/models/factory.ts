@@ -7,7 +7,13 @@ import { UserError } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";
 import { expandHeaders, mergeHeaders } from "../config/headers.js";
 import { splitUrlCredentials } from "../core/url_credentials.js";
-import { OPENROUTER_DEFAULT_REASONING_EFFORT, isOpenRouter, type ModelEndpointOptions, type ModelProvider, type ProviderRouting } from "./provider.js";
+import {
+  OPENROUTER_DEFAULT_REASONING_EFFORT,
+  isOpenRouter,
+  type ModelEndpointOptions,
+  type ModelProvider,
+  type ProviderRouting,
+} from "./provider.js";
 import { parseScriptedModel } from "./scripted.js";
 
 export { parseScriptedModel };
@@ -61,7 +67,8 @@ export interface RunEndpoints {
 export function runEndpoints(config: RunConfig, env: NodeJS.ProcessEnv = process.env): RunEndpoints {
   // `oracle` (Harbor tasks: solution/solve.sh instead of a model) calls no model: an offline endpoint like the demo's.
   const scripted = parseScriptedModel(config.model) ?? (config.model === "oracle" ? { latencyMs: 0 } : undefined);
-  if (!scripted && !config.model) throw new UserError("--model is required (use --model scripted for the built-in demo model)");
+  if (!scripted && !config.model)
+    throw new UserError("--model is required (use --model scripted for the built-in demo model)");
   const expand = (key: "headers" | "approval_headers" | "judge_headers") => {
     try {
       return expandHeaders(config[key], env, key);
@@ -83,7 +90,9 @@ export function runEndpoints(config: RunConfig, env: NodeJS.ProcessEnv = process
       maxTokens: config.max_tokens,
       temperature: config.temperature,
       // Hermes asks OpenRouter for reasoning by default; --reasoning-effort none turns it off.
-      reasoningEffort: config.reasoning_effort ?? (!scripted && isOpenRouter(agentURL) ? OPENROUTER_DEFAULT_REASONING_EFFORT : undefined),
+      reasoningEffort:
+        config.reasoning_effort ??
+        (!scripted && isOpenRouter(agentURL) ? OPENROUTER_DEFAULT_REASONING_EFFORT : undefined),
       extraBody: config.extra_body,
       stream: config.stream,
       sendReasoningBack: config.preserve_reasoning,

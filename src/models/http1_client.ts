@@ -193,7 +193,8 @@ class ReplyParser {
   }
 
   private header(name: string): string | undefined {
-    for (let i = 0; i + 1 < this.rawHeaders.length; i += 2) if (this.rawHeaders[i]!.toLowerCase() === name) return this.rawHeaders[i + 1];
+    for (let i = 0; i + 1 < this.rawHeaders.length; i += 2)
+      if (this.rawHeaders[i]!.toLowerCase() === name) return this.rawHeaders[i + 1];
     return undefined;
   }
 }
@@ -280,7 +281,11 @@ export function createHttp1Client(opts: { maxSockets?: number } = {}): Http1Clie
         }
         try {
           const reply = { status: parser.status, statusText: parser.statusText, rawHeaders: parser.rawHeaders };
-          resolve(init.method === "HEAD" || NO_BODY.has(parser.status) ? { ...reply, kind: "empty" } : { ...reply, kind: "buffered", body: parser.body() });
+          resolve(
+            init.method === "HEAD" || NO_BODY.has(parser.status)
+              ? { ...reply, kind: "empty" }
+              : { ...reply, kind: "buffered", body: parser.body() },
+          );
         } catch (e) {
           reject(e);
         }
@@ -297,7 +302,8 @@ export function createHttp1Client(opts: { maxSockets?: number } = {}): Http1Clie
       };
       const onEnd = () => {
         if (parser.ended()) finish(undefined, false);
-        else finish(parser.headComplete ? Object.assign(new Error("aborted"), { code: "ECONNRESET" }) : hangUp(), false);
+        else
+          finish(parser.headComplete ? Object.assign(new Error("aborted"), { code: "ECONNRESET" }) : hangUp(), false);
       };
       const onError = (err: Error) => finish(signal?.aborted ? abortReason(signal) : err, false);
       const onAbort = () => finish(abortReason(signal!), false);
@@ -315,7 +321,13 @@ export function createHttp1Client(opts: { maxSockets?: number } = {}): Http1Clie
         socket.once("end", onEnd);
         socket.once("close", onEnd);
         socket.on("error", onError);
-        socket.write(init.body === undefined ? head : typeof init.body === "string" ? head + init.body : Buffer.concat([Buffer.from(head, "latin1"), init.body]));
+        socket.write(
+          init.body === undefined
+            ? head
+            : typeof init.body === "string"
+              ? head + init.body
+              : Buffer.concat([Buffer.from(head, "latin1"), init.body]),
+        );
       };
 
       signal?.addEventListener("abort", onAbort, { once: true });

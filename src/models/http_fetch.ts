@@ -69,7 +69,9 @@ function webHeaders(raw: string[]): Headers {
 }
 
 function decoded(res: http.IncomingMessage): Readable {
-  const enc = String(res.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const enc = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
   if (enc === "gzip" || enc === "x-gzip") decoder = zlib.createGunzip();
   else if (enc === "deflate") decoder = zlib.createInflate();
@@ -80,7 +82,9 @@ function decoded(res: http.IncomingMessage): Readable {
 }
 
 function isEventStream(res: http.IncomingMessage): boolean {
-  return String(res.headers["content-type"] ?? "").toLowerCase().includes("text/event-stream");
+  return String(res.headers["content-type"] ?? "")
+    .toLowerCase()
+    .includes("text/event-stream");
 }
 
 /** A web stream over a Node stream that pauses the socket while the reader is behind. */
@@ -143,7 +147,8 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
       headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     }
     // https stays on node:https (its TLS set-up and session reuse are the tested ones).
-    if (init.streamEventStreams === false && !isHttps) return whole.request(url, { method, headers, body: body ?? undefined, signal });
+    if (init.streamEventStreams === false && !isHttps)
+      return whole.request(url, { method, headers, body: body ?? undefined, signal });
 
     return new Promise<RawReply>((resolve, reject) => {
       let settled = false;
@@ -169,37 +174,43 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
         }
       };
 
-      const req = (isHttps ? https : http).request(url, { method, headers, agent: isHttps ? httpsAgent : httpAgent }, (res) => {
-        response = res;
-        const head = { status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", rawHeaders: res.rawHeaders };
-        if (method === "HEAD" || NULL_BODY.has(head.status)) {
-          res.resume();
-          done();
-          settled = true;
-          resolve({ ...head, kind: "empty" });
-          return;
-        }
-        const source = decoded(res);
-        // A socket that closes before the body ended: the reader must see an error, not a clean end.
-        res.once("aborted", () => source.destroy(Object.assign(new Error("response aborted"), { code: "ECONNRESET" })));
-        if (init.streamEventStreams !== false && isEventStream(res)) {
-          streaming = true;
-          source.once("end", done);
-          source.on("error", done);
-          settled = true;
-          resolve({ ...head, kind: "stream", source, cancel: () => req.destroy() });
-          return;
-        }
-        const chunks: Buffer[] = [];
-        source.on("data", (c: Buffer) => chunks.push(c));
-        source.on("error", fail);
-        source.once("end", () => {
-          done();
-          if (settled) return;
-          settled = true;
-          resolve({ ...head, kind: "buffered", body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-        });
-      });
+      const req = (isHttps ? https : http).request(
+        url,
+        { method, headers, agent: isHttps ? httpsAgent : httpAgent },
+        (res) => {
+          response = res;
+          const head = { status: res.statusCode ?? 0, statusText: res.statusMessage ?? "", rawHeaders: res.rawHeaders };
+          if (method === "HEAD" || NULL_BODY.has(head.status)) {
+            res.resume();
+            done();
+            settled = true;
+            resolve({ ...head, kind: "empty" });
+            return;
+          }
+          const source = decoded(res);
+          // A socket that closes before the body ended: the reader must see an error, not a clean end.
+          res.once("aborted", () =>
+            source.destroy(Object.assign(new Error("response aborted"), { code: "ECONNRESET" })),
+          );
+          if (init.streamEventStreams !== false && isEventStream(res)) {
+            streaming = true;
+            source.once("end", done);
+            source.on("error", done);
+            settled = true;
+            resolve({ ...head, kind: "stream", source, cancel: () => req.destroy() });
+            return;
+          }
+          const chunks: Buffer[] = [];
+          source.on("data", (c: Buffer) => chunks.push(c));
+          source.on("error", fail);
+          source.once("end", () => {
+            done();
+            if (settled) return;
+            settled = true;
+            resolve({ ...head, kind: "buffered", body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          });
+        },
+      );
       req.on("error", (err) => {
         if (!streaming) fail(err);
       });
@@ -215,10 +226,19 @@ export function createNodeHttpFetch(opts: NodeHttpFetchOptions = {}): NodeHttpFe
     const url = typeof input === "string" ? new URL(input) : input;
     if (url.protocol !== "https:" && url.protocol !== "http:") return globalThis.fetch(input, init);
     const method = (init.method ?? "GET").toUpperCase();
-    const reply = await request(url, { method, headers: plainHeaders(init.headers), body: body ?? undefined, signal: init.signal ?? undefined });
+    const reply = await request(url, {
+      method,
+      headers: plainHeaders(init.headers),
+      body: body ?? undefined,
+      signal: init.signal ?? undefined,
+    });
     const { status, statusText } = reply;
     if (reply.kind === "buffered") {
-      return new BufferedResponse(reply.body, { status, statusText, headers: new ResponseHeaders(reply.rawHeaders) as unknown as Headers }) as unknown as Response;
+      return new BufferedResponse(reply.body, {
+        status,
+        statusText,
+        headers: new ResponseHeaders(reply.rawHeaders) as unknown as Headers,
+      }) as unknown as Response;
     }
     const headers = webHeaders(reply.rawHeaders);
     if (reply.kind === "empty") return new Response(null, { status, statusText, headers });

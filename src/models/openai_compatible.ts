@@ -31,7 +31,10 @@ import {
 export { isOpenRouter };
 
 /** Milliseconds asked by `retry-after-ms` or `retry-after` (seconds or an HTTP date); undefined if absent/bad. */
-export function parseRetryAfter(headers: Headers | Record<string, string> | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  headers: Headers | Record<string, string> | undefined,
+  now = Date.now(),
+): number | undefined {
   if (!headers) return undefined;
   const get = (name: string): string | null | undefined =>
     headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()]);
@@ -62,7 +65,8 @@ export function toApiMessages(messages: ChatMessage[], sendReasoningBack = false
         const out: Record<string, unknown> = { role: "assistant" };
         const hasCalls = !!m.tool_calls?.length;
         out.content = m.content ?? (hasCalls ? null : "");
-        if (hasCalls) out.tool_calls = m.tool_calls!.map((tc) => ({ id: tc.id, type: "function", function: { ...tc.function } }));
+        if (hasCalls)
+          out.tool_calls = m.tool_calls!.map((tc) => ({ id: tc.id, type: "function", function: { ...tc.function } }));
         if (sendReasoningBack && m.reasoning) out.reasoning_content = m.reasoning;
         return out;
       }
@@ -81,7 +85,8 @@ export function buildRequestBody(opts: ModelEndpointOptions, req: ChatRequest): 
   if (opts.temperature !== undefined) body.temperature = opts.temperature;
   if (opts.reasoningEffort) {
     if (isOpenRouter(opts.baseURL)) {
-      body.reasoning = opts.reasoningEffort === "none" ? { effort: "none" } : { enabled: true, effort: opts.reasoningEffort };
+      body.reasoning =
+        opts.reasoningEffort === "none" ? { effort: "none" } : { enabled: true, effort: opts.reasoningEffort };
     } else {
       body.reasoning_effort = opts.reasoningEffort;
     }
@@ -130,8 +135,13 @@ function toolsJson(tools: readonly unknown[]): string {
  * and tool JSON. An `extraBody` that sets `messages` or `tools` itself takes the plain path.
  */
 export function serializeRequestBody(opts: ModelEndpointOptions, req: ChatRequest): string {
-  if (opts.extraBody && ("messages" in opts.extraBody || "tools" in opts.extraBody)) return JSON.stringify(buildRequestBody(opts, req));
-  const { model, messages: _none, ...rest } = buildRequestBody(opts, { messages: [], responseFormat: req.responseFormat });
+  if (opts.extraBody && ("messages" in opts.extraBody || "tools" in opts.extraBody))
+    return JSON.stringify(buildRequestBody(opts, req));
+  const {
+    model,
+    messages: _none,
+    ...rest
+  } = buildRequestBody(opts, { messages: [], responseFormat: req.responseFormat });
   const reasoningBack = !!opts.sendReasoningBack;
   let json = `{"model":${JSON.stringify(model)},"messages":[`;
   for (let i = 0; i < req.messages.length; i++) json += (i ? "," : "") + messageJson(req.messages[i]!, reasoningBack);
@@ -176,7 +186,9 @@ export function invalidUsageFields(u: unknown): string[] {
     ["prompt_tokens_details.cached_tokens", r.prompt_tokens_details?.cached_tokens],
     ["completion_tokens_details.reasoning_tokens", r.completion_tokens_details?.reasoning_tokens],
   ];
-  return fields.filter(([, v]) => v !== undefined && v !== null && !finite(v)).map(([name, v]) => `${name}=${JSON.stringify(v)}`);
+  return fields
+    .filter(([, v]) => v !== undefined && v !== null && !finite(v))
+    .map(([name, v]) => `${name}=${JSON.stringify(v)}`);
 }
 
 /** What a 2xx body that is not a chat completion is, in words a user recognises, with its first bytes. */
@@ -185,13 +197,15 @@ export function describeNonCompletion(body: unknown): string {
     const text = body.trim();
     const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1]?.trim();
     const start = JSON.stringify(text.replace(/\s+/g, " ").slice(0, 120));
-    if (/^<(!doctype|html|head|body)/i.test(text)) return `the endpoint answered with an HTML page${title ? ` ("${title}")` : ""}, not a chat completion: ${start}`;
+    if (/^<(!doctype|html|head|body)/i.test(text))
+      return `the endpoint answered with an HTML page${title ? ` ("${title}")` : ""}, not a chat completion: ${start}`;
     if (!text) return "the endpoint answered with an empty body, not a chat completion";
     return `the endpoint answered with text that is not JSON, not a chat completion: ${start}`;
   }
   if (body && typeof body === "object") {
     const keys = Object.keys(body as object).slice(0, 8);
-    if (!("choices" in (body as object))) return `the endpoint answered with JSON that is not a chat completion (no "choices"; keys: ${keys.join(", ") || "none"})`;
+    if (!("choices" in (body as object)))
+      return `the endpoint answered with JSON that is not a chat completion (no "choices"; keys: ${keys.join(", ") || "none"})`;
   }
   return "model returned empty choices";
 }
@@ -238,9 +252,16 @@ export function parseCompletion(body: unknown, capture?: SamplingSent): ChatResp
     throw new ModelError(describeNonCompletion(body), undefined, true);
   }
   const choice = choices[0] as Record<string, unknown>;
-  const rawMsg = (choice.message && typeof choice.message === "object" ? choice.message : {}) as Record<string, unknown>;
+  const rawMsg = (choice.message && typeof choice.message === "object" ? choice.message : {}) as Record<
+    string,
+    unknown
+  >;
   const message = assistantFrom(rawMsg);
-  const response: ChatResponse = { message, finishReason: finishOf(choice.finish_reason, message), usage: normalizeUsage(b.usage) };
+  const response: ChatResponse = {
+    message,
+    finishReason: finishOf(choice.finish_reason, message),
+    usage: normalizeUsage(b.usage),
+  };
   if (usageMissing(b.usage)) response.usageMissing = true;
   const invalid = invalidUsageFields(b.usage);
   if (invalid.length) response.usageInvalid = invalid;
@@ -300,7 +321,8 @@ export class StreamAssembler {
 
   result(): ChatResponse {
     if (!this.sawChoice) throw new ModelError("model returned empty choices (stream)", undefined, true);
-    if (this.finish === undefined) throw new ModelError("stream ended without a finish_reason (truncated)", undefined, true);
+    if (this.finish === undefined)
+      throw new ModelError("stream ended without a finish_reason (truncated)", undefined, true);
     const raw: Record<string, unknown> = {
       content: this.content,
       reasoning_content: this.reasoningContent || undefined,
@@ -376,8 +398,15 @@ function serverMessage(err: APIError): string {
 /** A failure answered with an HTTP status; the message carries the body's own words, whatever its shape. */
 function statusFailure(status: number, detail: string, headers: Headers | undefined): ProviderError {
   const retryAfterMs = parseRetryAfter(headers);
-  if (status === 429) return new ProviderError(`429 rate limited: ${detail}`, { status, retryable: true, rateLimited: true, retryAfterMs });
-  if (status >= 500 || status === 408) return new ProviderError(`${status}: ${detail}`, { status, retryable: true, retryAfterMs });
+  if (status === 429)
+    return new ProviderError(`429 rate limited: ${detail}`, {
+      status,
+      retryable: true,
+      rateLimited: true,
+      retryAfterMs,
+    });
+  if (status >= 500 || status === 408)
+    return new ProviderError(`${status}: ${detail}`, { status, retryable: true, retryAfterMs });
   return new ProviderError(`model endpoint returned ${status}: ${detail}`, { status, retryable: false });
 }
 
@@ -390,12 +419,17 @@ const RATE_LIMIT_WORDS = /rate.?limit|too many requests|resource.?exhausted|quot
  */
 function streamFailure(err: APIError): ProviderError {
   const e = (err.error && typeof err.error === "object" ? err.error : {}) as Record<string, unknown>;
-  const codeOf = (v: unknown) => (typeof v === "number" ? v : typeof v === "string" && /^\d{3}$/.test(v.trim()) ? Number(v) : undefined);
+  const codeOf = (v: unknown) =>
+    typeof v === "number" ? v : typeof v === "string" && /^\d{3}$/.test(v.trim()) ? Number(v) : undefined;
   const code = codeOf(e.code) ?? codeOf(e.status) ?? codeOf(e.status_code);
   const detail = messageOfJson(err.error) ?? err.message;
   const words = [detail, e.type, e.code, e.status].filter((v) => typeof v === "string").join(" ");
   if (code === 429 || RATE_LIMIT_WORDS.test(words)) {
-    return new ProviderError(`429 rate limited (in stream): ${detail}`, { status: 429, retryable: true, rateLimited: true });
+    return new ProviderError(`429 rate limited (in stream): ${detail}`, {
+      status: 429,
+      retryable: true,
+      rateLimited: true,
+    });
   }
   return new ProviderError(`stream error${code ? ` ${code}` : ""}: ${detail}`, { status: code, retryable: true });
 }
@@ -413,7 +447,8 @@ async function loadSdk(): Promise<typeof OpenAI> {
 /** One failed attempt as the retry layer sees it. */
 export function classifyFailure(err: unknown): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (err instanceof ModelError) return new ProviderError(err.message, { status: err.status, retryable: err.retryable });
+  if (err instanceof ModelError)
+    return new ProviderError(err.message, { status: err.status, retryable: err.retryable });
   const http = findHttpStatusError(err);
   if (http) return statusFailure(http.status, http.detail, http.headers);
   const { APIConnectionError, APIError } = sdkErrors ?? {};
@@ -431,7 +466,9 @@ export function classifyFailure(err: unknown): ProviderError {
   }
   if (isNetworkError(err)) return new ProviderError(`connection error: ${(err as Error).message}`, { retryable: true });
   if (err instanceof SyntaxError) return new ProviderError(`unparsable response: ${err.message}`, { retryable: true });
-  return new ProviderError(`model request failed: ${err instanceof Error ? err.message : String(err)}`, { retryable: false });
+  return new ProviderError(`model request failed: ${err instanceof Error ? err.message : String(err)}`, {
+    retryable: false,
+  });
 }
 
 const JSON_CONTENT = { "content-type": "application/json" } as const;
@@ -443,7 +480,10 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   const credentials = splitUrlCredentials(opts.baseURL);
   const basic = basicAuthorization(credentials);
   const ownAuthorization = Object.keys(opts.headers ?? {}).some((n) => n.toLowerCase() === "authorization");
-  const defaultHeaders: Record<string, string> = { ...(basic && !ownAuthorization ? { Authorization: basic } : {}), ...opts.headers };
+  const defaultHeaders: Record<string, string> = {
+    ...(basic && !ownAuthorization ? { Authorization: basic } : {}),
+    ...opts.headers,
+  };
   // Never fall back to OPENAI_API_KEY from the environment: the endpoint may be another host.
   const apiKey = opts.apiKey || "no-key";
   const url = pool && !opts.stream ? completionsUrl(credentials.url) : undefined;

@@ -23,7 +23,14 @@ export function isLocalHost(host: string): boolean {
   const v4 = h.match(/^(\d+)\.(\d+)\.\d+\.\d+$/);
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return a === 127 || a === 10 || (a === 192 && b === 168) || (a === 172 && b >= 16 && b <= 31) || (a === 169 && b === 254) || a === 0;
+    return (
+      a === 127 ||
+      a === 10 ||
+      (a === 192 && b === 168) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 169 && b === 254) ||
+      a === 0
+    );
   }
   return !h.includes(".") && !h.includes(":");
 }
@@ -39,8 +46,15 @@ export function requireKeys(endpoints: Array<[role: string, ModelEndpoint]>): vo
       continue;
     }
     if (isLocalHost(host)) continue;
-    const flag = role === "agent" ? "--api-key (or OPENROUTER_API_KEY / OPENAI_API_KEY)" : role === "approver" ? "--approval-api-key" : `--${role}-api-key`;
-    throw new UserError(`no API key for the ${role === "agent" ? "model" : role} endpoint ${safeURL(ep.options.baseURL)}: pass ${flag}`);
+    const flag =
+      role === "agent"
+        ? "--api-key (or OPENROUTER_API_KEY / OPENAI_API_KEY)"
+        : role === "approver"
+          ? "--approval-api-key"
+          : `--${role}-api-key`;
+    throw new UserError(
+      `no API key for the ${role === "agent" ? "model" : role} endpoint ${safeURL(ep.options.baseURL)}: pass ${flag}`,
+    );
   }
 }
 
@@ -78,7 +92,11 @@ export async function preflightEndpoints(
   await Promise.all(checks);
 }
 
-async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line: string) => void; signal?: AbortSignal }): Promise<void> {
+async function preflightOne(
+  role: string,
+  ep: ModelEndpoint,
+  opts: { warn: (line: string) => void; signal?: AbortSignal },
+): Promise<void> {
   const credentials = splitUrlCredentials(ep.options.baseURL);
   const base = credentials.url.replace(/\/+$/, "");
   const what = `${role === "agent" ? "model" : role} endpoint ${base}`;
@@ -90,7 +108,9 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
   let response: { status: number; ok: boolean };
   let text: string;
   try {
-    const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)]) : AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS);
+    const signal = opts.signal
+      ? AbortSignal.any([opts.signal, AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS)])
+      : AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS);
     ({ text, ...response } = await getText(`${base}/models`, headers, signal));
   } catch (err) {
     if (opts.signal?.aborted) throw err;
@@ -105,14 +125,19 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
     throw new UserError(`the ${what} refused the key (HTTP ${response.status}): ${bodyExcerpt(text)} ${SKIP_HINT}`);
   }
   if (!response.ok) {
-    if (response.status >= 500 || response.status === 429) opts.warn(`preflight: the ${what} answered GET /models with HTTP ${response.status}; going on`);
+    if (response.status >= 500 || response.status === 429)
+      opts.warn(`preflight: the ${what} answered GET /models with HTTP ${response.status}; going on`);
     return; // 404/405: a gateway without a /models route — it answers, the model cannot be checked here.
   }
   const ids = modelIds(text);
   if (ids && ids.length > 0 && !ids.includes(ep.options.model)) {
-    const near = ids.filter((id) => id.toLowerCase().includes(ep.options.model.toLowerCase().split("/").pop() ?? "")).slice(0, 5);
+    const near = ids
+      .filter((id) => id.toLowerCase().includes(ep.options.model.toLowerCase().split("/").pop() ?? ""))
+      .slice(0, 5);
     const shown = (near.length ? near : ids.slice(0, 5)).join(", ");
-    throw new UserError(`the ${what} does not list model '${ep.options.model}' (${ids.length} listed${shown ? `, e.g. ${shown}` : ""}) ${SKIP_HINT}`);
+    throw new UserError(
+      `the ${what} does not list model '${ep.options.model}' (${ids.length} listed${shown ? `, e.g. ${shown}` : ""}) ${SKIP_HINT}`,
+    );
   }
 }
 
@@ -121,9 +146,16 @@ async function preflightOne(role: string, ep: ModelEndpoint, opts: { warn: (line
  * load. Errors carry the socket error as
  * `cause`, as fetch's do; an abort rejects with the signal's reason.
  */
-async function getText(url: string, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; ok: boolean; text: string }> {
+async function getText(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<{ status: number; ok: boolean; text: string }> {
   const target = new URL(url);
-  if (target.protocol !== "http:" && target.protocol !== "https:") throw new TypeError(`unsupported protocol ${target.protocol}`, { cause: { message: `unsupported protocol ${target.protocol}` } });
+  if (target.protocol !== "http:" && target.protocol !== "https:")
+    throw new TypeError(`unsupported protocol ${target.protocol}`, {
+      cause: { message: `unsupported protocol ${target.protocol}` },
+    });
   const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
@@ -146,7 +178,11 @@ function modelIds(text: string): string[] | null {
   try {
     const parsed = JSON.parse(text) as { data?: unknown };
     if (!Array.isArray(parsed?.data)) return null;
-    return parsed.data.map((m) => (m && typeof m === "object" && typeof (m as { id?: unknown }).id === "string" ? (m as { id: string }).id : "")).filter(Boolean);
+    return parsed.data
+      .map((m) =>
+        m && typeof m === "object" && typeof (m as { id?: unknown }).id === "string" ? (m as { id: string }).id : "",
+      )
+      .filter(Boolean);
   } catch {
     return null;
   }

@@ -15,17 +15,25 @@ async function missingTokenFields(ep: ModelEndpoint, signal?: AbortSignal): Prom
   const provider = await modelProviders.load(ep.provider);
   const model = provider.create({ ...ep.options, rlCapture: true, maxTokens: 8, maxSockets: 1 });
   const timeout = AbortSignal.timeout(PREFLIGHT_TIMEOUT_MS);
-  const response = await model.complete({ messages: [{ role: "user", content: "Reply with the word OK." }], signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+  const response = await model.complete({
+    messages: [{ role: "user", content: "Reply with the word OK." }],
+    signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+  });
   const t = response.tokens;
   const missing: string[] = [];
   if (!t?.prompt_token_ids) missing.push("prompt_token_ids");
   if (!t?.completion_token_ids) missing.push("choices[0].token_ids");
   if (!t?.logprobs) missing.push("choices[0].logprobs.content");
-  else if (t.completion_token_ids && t.logprobs.length !== t.completion_token_ids.length) missing.push(`one logprob per token (${t.logprobs.length} for ${t.completion_token_ids.length} ids)`);
+  else if (t.completion_token_ids && t.logprobs.length !== t.completion_token_ids.length)
+    missing.push(`one logprob per token (${t.logprobs.length} for ${t.completion_token_ids.length} ids)`);
   return missing;
 }
 
-export async function preflightTokenCapture(ep: ModelEndpoint, mode: "strict" | "best-effort", opts: { warn: (line: string) => void; signal?: AbortSignal }): Promise<void> {
+export async function preflightTokenCapture(
+  ep: ModelEndpoint,
+  mode: "strict" | "best-effort",
+  opts: { warn: (line: string) => void; signal?: AbortSignal },
+): Promise<void> {
   let missing: string[];
   if (ep.provider !== "openai") {
     missing = [`everything (the ${ep.provider} model has no inference engine)`];
@@ -34,8 +42,13 @@ export async function preflightTokenCapture(ep: ModelEndpoint, mode: "strict" | 
       missing = await missingTokenFields(ep, opts.signal);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
-      if (mode === "strict") throw new UserError(`--rl-capture: the model endpoint refused the request for token ids: ${why} (--rl-capture best-effort goes on without them)`);
-      opts.warn(`--rl-capture best-effort: the model endpoint refused the request for token ids (${why}); going on, rl.jsonl lines will say tokens: null`);
+      if (mode === "strict")
+        throw new UserError(
+          `--rl-capture: the model endpoint refused the request for token ids: ${why} (--rl-capture best-effort goes on without them)`,
+        );
+      opts.warn(
+        `--rl-capture best-effort: the model endpoint refused the request for token ids (${why}); going on, rl.jsonl lines will say tokens: null`,
+      );
       return;
     }
   }

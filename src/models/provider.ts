@@ -58,7 +58,10 @@ export class ProviderError extends ModelError {
   readonly rateLimited: boolean;
   /** What the endpoint asked for (`retry-after`), in ms. */
   readonly retryAfterMs?: number;
-  constructor(message: string, opts: { status?: number; retryable: boolean; rateLimited?: boolean; retryAfterMs?: number }) {
+  constructor(
+    message: string,
+    opts: { status?: number; retryable: boolean; rateLimited?: boolean; retryAfterMs?: number },
+  ) {
     super(message, opts.status, opts.retryable);
     this.name = "ProviderError";
     this.rateLimited = opts.rateLimited ?? false;

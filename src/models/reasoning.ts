@@ -58,7 +58,8 @@ function closedBlock(tag: string): RegExp {
 /** Content without any reasoning block: what the original shows and stores (before trimming). */
 export function stripReasoningBlocks(content: string): string {
   let out = content;
-  for (const tag of ["think", "thinking", "reasoning", "REASONING_SCRATCHPAD", "thought"]) out = out.replace(closedBlock(tag), "");
+  for (const tag of ["think", "thinking", "reasoning", "REASONING_SCRATCHPAD", "thought"])
+    out = out.replace(closedBlock(tag), "");
   out = out.replace(UNTERMINATED_BLOCK, "");
   return out.replace(STRAY_TAG, "");
 }
@@ -102,7 +103,8 @@ export function extractReasoning(message: RawAssistantFields): ExtractedReasonin
   pushUnique(parts, message.reasoning);
   pushUnique(parts, message.reasoning_content);
   const fieldParts = parts.length;
-  if (Array.isArray(message.reasoning_details)) for (const d of message.reasoning_details) pushUnique(parts, detailText(d));
+  if (Array.isArray(message.reasoning_details))
+    for (const d of message.reasoning_details) pushUnique(parts, detailText(d));
   if (parts.length > fieldParts) {
     const without = extractReasoning({ ...message, reasoning_details: undefined });
     return { ...contentAndReasoning(message.content, parts), withoutDetails: without.reasoning ?? "" };
@@ -112,7 +114,6 @@ export function extractReasoning(message: RawAssistantFields): ExtractedReasonin
 
 /** The visible content and the joined reasoning, given the reasoning taken from the fields (`parts`, extended here). */
 function contentAndReasoning(rawContent: unknown, parts: string[]): ExtractedReasoning {
-
   let content: string | null = null;
   if (typeof rawContent === "string" && !rawContent.includes("<")) {
     // Every tag pattern needs a "<": the usual answer skips them all.

@@ -67,7 +67,11 @@ export function planToolCalls(prompt: string, available: Set<string>): PlannedCa
   } else if (has("search_files") && /\b(search|find|grep|mention)/.test(p)) {
     const word = quoted(prompt) ?? /\b([A-Z]{3,})\b/.exec(prompt)?.[1] ?? "TODO";
     const calls: PlannedCall[] = [];
-    if (has("write_file")) calls.push({ name: "write_file", args: { path: "notes.md", content: `# notes\n- ${word}: check the scripted demo\n` } });
+    if (has("write_file"))
+      calls.push({
+        name: "write_file",
+        args: { path: "notes.md", content: `# notes\n- ${word}: check the scripted demo\n` },
+      });
     if (calls.length) turns.push(calls);
     turns.push([{ name: "search_files", args: { pattern: word, path: "." } }]);
   } else if (dataFile && has("read_file")) {
@@ -107,7 +111,10 @@ export class ScriptedModel implements ChatModel {
     const available = new Set((req.tools ?? []).map((t: OpenAITool) => t.function.name));
     const plan = planToolCalls(prompt, available);
     const turn = req.messages.filter((m) => m.role === "assistant").length;
-    const promptTokens = req.messages.reduce((n, m) => n + approxTokens(typeof m.content === "string" ? m.content : ""), 0);
+    const promptTokens = req.messages.reduce(
+      (n, m) => n + approxTokens(typeof m.content === "string" ? m.content : ""),
+      0,
+    );
 
     if (turn < plan.length) {
       const calls = plan[turn]!;
@@ -131,7 +138,11 @@ export class ScriptedModel implements ChatModel {
     return {
       message: { role: "assistant", content: answer, reasoning: "All planned steps are done; summarise the results." },
       finishReason: "stop",
-      usage: { prompt_tokens: promptTokens, completion_tokens: approxTokens(answer), total_tokens: promptTokens + approxTokens(answer) },
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: approxTokens(answer),
+        total_tokens: promptTokens + approxTokens(answer),
+      },
     };
   }
 }

@@ -7,7 +7,11 @@
 import { SAMPLING_KEYS, type CallTokens, type SamplingSent } from "../core/rl_tokens.js";
 
 /** Added to an agent request body by `--rl-capture` (before `extra_body`, which may still override them). */
-export const RL_CAPTURE_FIELDS: Readonly<Record<string, unknown>> = { logprobs: true, top_logprobs: 0, return_token_ids: true };
+export const RL_CAPTURE_FIELDS: Readonly<Record<string, unknown>> = {
+  logprobs: true,
+  top_logprobs: 0,
+  return_token_ids: true,
+};
 
 /** The sampling parameters a request body carries. */
 export function samplingSent(body: Record<string, unknown>): SamplingSent {
@@ -41,7 +45,11 @@ function logprobsOf(v: unknown): number[] | null {
 }
 
 /** The tokens of a non-streaming completion body (first choice). */
-export function tokensOfCompletion(body: Record<string, unknown>, choice: Record<string, unknown>, sampling: SamplingSent): CallTokens {
+export function tokensOfCompletion(
+  body: Record<string, unknown>,
+  choice: Record<string, unknown>,
+  sampling: SamplingSent,
+): CallTokens {
   return {
     prompt_token_ids: tokenIds(body.prompt_token_ids) ?? tokenIds(choice.prompt_token_ids),
     completion_token_ids: tokenIds(choice.token_ids),

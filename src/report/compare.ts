@@ -234,24 +234,38 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
     const over = s.delta !== null && -s.delta > opts.maxDropPp;
     if (over && (!opts.significantOnly || significantDrop)) {
       const why = `pass rate dropped by ${(-s.delta!).toFixed(1)} points (more than --max-drop ${opts.maxDropPp})`;
-      return { gate, regressions: [opts.significantOnly ? `${why}, significant (one-sided p = ${pText} < ${alpha})` : why], note: `gate ${limit}: failed` };
+      return {
+        gate,
+        regressions: [opts.significantOnly ? `${why}, significant (one-sided p = ${pText} < ${alpha})` : why],
+        note: `gate ${limit}: failed`,
+      };
     }
     if (s.delta === null) return { gate, regressions: [], note: `gate ${limit}: nothing to compare` };
     if (!drop) return { gate, regressions: [], note: `no regression: ${fmtPp(s.delta)} (gate ${limit})` };
-    const within = over ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p = ${pText} ≥ ${alpha})` : `within --max-drop ${opts.maxDropPp}`;
+    const within = over
+      ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p = ${pText} ≥ ${alpha})`
+      : `within --max-drop ${opts.maxDropPp}`;
     return { gate, regressions: [], note: `${fmtPp(s.delta)}, ${within}` };
   }
   const regressions: string[] = [];
-  if (significantDrop) regressions.push(`significant drop of ${(-s.delta!).toFixed(1)} points (one-sided p = ${pText} < ${alpha})`);
+  if (significantDrop)
+    regressions.push(`significant drop of ${(-s.delta!).toFixed(1)} points (one-sided p = ${pText} < ${alpha})`);
   if (lost.length > 0) {
     const names = lost.slice(0, 5).join(", ") + (lost.length > 5 ? ", …" : "");
-    regressions.push(`${lost.length} task(s) passed every epoch of the baseline and failed every epoch of the current run (${names})`);
+    regressions.push(
+      `${lost.length} task(s) passed every epoch of the baseline and failed every epoch of the current run (${names})`,
+    );
   }
-  const gateName = "default gate (a significant drop, or a task that passed every baseline epoch failing every current epoch; --max-drop P replaces it)";
+  const gateName =
+    "default gate (a significant drop, or a task that passed every baseline epoch failing every current epoch; --max-drop P replaces it)";
   if (regressions.length) return { gate: "default", regressions, note: `${gateName}: failed` };
   if (s.delta === null) return { gate: "default", regressions, note: `${gateName}: nothing to compare` };
   if (!drop) return { gate: "default", regressions, note: `no regression: ${fmtPp(s.delta)} (${gateName})` };
-  return { gate: "default", regressions, note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p = ${pText} ≥ ${alpha}) and no task lost in every epoch` };
+  return {
+    gate: "default",
+    regressions,
+    note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p = ${pText} ≥ ${alpha}) and no task lost in every epoch`,
+  };
 }
 
 function comparability(
@@ -270,7 +284,9 @@ function comparability(
       return bp !== undefined && cp !== undefined && bp !== cp;
     });
     if (changed.length > 0) {
-      reasons.push(`the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`);
+      reasons.push(
+        `the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`,
+      );
     }
   }
   const byReason: Record<string, number> = {};
@@ -292,7 +308,9 @@ function comparability(
       .sort((a, b) => b[1] - a[1])
       .map(([r, n]) => `${n} ${r}`)
       .join(", ");
-    reasons.push(`${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`);
+    reasons.push(
+      `${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`,
+    );
   }
   return { reasons, unscored, limit, byReason };
 }
@@ -310,19 +328,31 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
   }
   const onlyCur = [...curTasks.keys()].filter((id) => !baseTasks.has(id));
   const pairs = common.filter(([b, c]) => b.scored > 0 && c.scored > 0);
-  const oneEpoch = pairs.every(([b, c]) => b.scored === 1 && c.scored === 1 && b.samples.length === 1 && c.samples.length === 1);
+  const oneEpoch = pairs.every(
+    ([b, c]) => b.scored === 1 && c.scored === 1 && b.samples.length === 1 && c.samples.length === 1,
+  );
 
   const stats = pairedStats(pairs, oneEpoch, opts.seed ?? 1, alpha);
   const byDelta = (a: [TaskRecord, TaskRecord], b: [TaskRecord, TaskRecord]) =>
     rate(a[1]) - rate(a[0]) - (rate(b[1]) - rate(b[0])) || (a[1].taskId < b[1].taskId ? -1 : 1);
-  const newlyFailing = pairs.filter(([b, c]) => rate(c) < rate(b)).sort(byDelta).map(([b, c]) => change(b, c, true));
-  const newlyPassing = pairs.filter(([b, c]) => rate(c) > rate(b)).sort((x, y) => byDelta(y, x)).map(([b, c]) => change(b, c, false));
-  const lost = pairs.filter(([b, c]) => rate(b) === 1 && rate(c) === 0).map(([, c]) => c.taskId).sort();
+  const newlyFailing = pairs
+    .filter(([b, c]) => rate(c) < rate(b))
+    .sort(byDelta)
+    .map(([b, c]) => change(b, c, true));
+  const newlyPassing = pairs
+    .filter(([b, c]) => rate(c) > rate(b))
+    .sort((x, y) => byDelta(y, x))
+    .map(([b, c]) => change(b, c, false));
+  const lost = pairs
+    .filter(([b, c]) => rate(b) === 1 && rate(c) === 0)
+    .map(([, c]) => c.taskId)
+    .sort();
 
   const comparable = comparability(opts, common, pairs.length, onlyBase);
   const gate = applyGate(opts, alpha, stats, lost);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.
-  const perTaskDelta = (f: (s: RunSample) => number) => mean(common.map(([b, c]) => mean(c.samples.map(f))! - mean(b.samples.map(f))!));
+  const perTaskDelta = (f: (s: RunSample) => number) =>
+    mean(common.map(([b, c]) => mean(c.samples.map(f))! - mean(b.samples.map(f))!));
   const baseSummary = summarize(base, baseTasks);
   const curSummary = summarize(cur, curTasks);
   const verdict = comparable.reasons.length ? "not_comparable" : gate.regressions.length ? "regression" : "ok";
@@ -353,7 +383,8 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     gate_note: verdict === "not_comparable" ? `not comparable: ${comparable.reasons.join("; ")}` : gate.note,
     mean_tokens_delta: perTaskDelta((s) => s.tokens + s.approverTokens + s.judgeTokens),
     mean_duration_ms_delta: perTaskDelta((s) => s.durationMs),
-    cost_usd_delta: baseSummary.cost_usd !== null && curSummary.cost_usd !== null ? curSummary.cost_usd - baseSummary.cost_usd : null,
+    cost_usd_delta:
+      baseSummary.cost_usd !== null && curSummary.cost_usd !== null ? curSummary.cost_usd - baseSummary.cost_usd : null,
     not_comparable: comparable.reasons,
     regressions: gate.regressions,
     verdict,

@@ -2,11 +2,13 @@
 import type { Comparison, SideSummary, TaskChange } from "./compare.js";
 
 const pct = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(1)} %`);
-const pp = (d: number | null) => (d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`);
+const pp = (d: number | null) =>
+  d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 const num = (d: number) => `${d < 0 ? "−" : ""}${Math.abs(d).toFixed(1)}`;
 const interval = (ci: [number, number] | null) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : "n/a");
 const pval = (p: number | null) => (p === null ? "n/a" : p < 0.001 ? "< 0.001" : p.toFixed(3));
-const signed = (n: number | null, unit = "") => (n === null ? "n/a" : `${n >= 0 ? "+" : "−"}${Math.abs(Math.round(n))}${unit}`);
+const signed = (n: number | null, unit = "") =>
+  n === null ? "n/a" : `${n >= 0 ? "+" : "−"}${Math.abs(Math.round(n))}${unit}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 const TEST_NAMES: Record<NonNullable<Comparison["test"]>, string> = {
   mcnemar_exact: "exact McNemar",
@@ -30,7 +32,8 @@ function pairedLine(c: Comparison): string {
   );
 }
 
-const tokens = (s: SideSummary) => `agent ${s.tokens.agent}, approver ${s.tokens.approver}, judge ${s.tokens.judge}, total ${s.tokens.total}`;
+const tokens = (s: SideSummary) =>
+  `agent ${s.tokens.agent}, approver ${s.tokens.approver}, judge ${s.tokens.judge}, total ${s.tokens.total}`;
 const side = (s: SideSummary) =>
   `${pct(s.pass_rate)} passed${s.ci95 ? ` (95 % CI ${pct(s.ci95[0])}–${pct(s.ci95[1])})` : ""} (${s.passed}/${s.scored} scored, ${s.unscored} unscored; ${plural(s.tasks, "task")} × ${plural(s.epochs, "epoch")})`;
 
@@ -56,9 +59,20 @@ export function comparisonText(c: Comparison, maxListed = 20): string {
     `tokens: baseline ${tokens(c.baseline)}; current ${tokens(c.current)}`,
     `per task: tokens ${signed(c.mean_tokens_delta)}, duration ${signed(c.mean_duration_ms_delta, " ms")}${c.cost_usd_delta !== null ? `, cost ${c.cost_usd_delta >= 0 ? "+" : "−"}$${Math.abs(c.cost_usd_delta).toFixed(4)} in all` : ""}`,
   );
-  if (c.unscored_tasks) lines.push(`unscored or missing: ${c.unscored_tasks} task(s) (${Object.entries(c.unscored_reasons).map(([r, n]) => `${n} ${r}`).join(", ")})`);
-  if (c.only_in_baseline.length) lines.push(`only in baseline: ${c.only_in_baseline.length} task(s) (${c.only_in_baseline.slice(0, 5).join(", ")}${c.only_in_baseline.length > 5 ? ", …" : ""})`);
-  if (c.only_in_current.length) lines.push(`only in current: ${c.only_in_current.length} task(s) (${c.only_in_current.slice(0, 5).join(", ")}${c.only_in_current.length > 5 ? ", …" : ""})`);
+  if (c.unscored_tasks)
+    lines.push(
+      `unscored or missing: ${c.unscored_tasks} task(s) (${Object.entries(c.unscored_reasons)
+        .map(([r, n]) => `${n} ${r}`)
+        .join(", ")})`,
+    );
+  if (c.only_in_baseline.length)
+    lines.push(
+      `only in baseline: ${c.only_in_baseline.length} task(s) (${c.only_in_baseline.slice(0, 5).join(", ")}${c.only_in_baseline.length > 5 ? ", …" : ""})`,
+    );
+  if (c.only_in_current.length)
+    lines.push(
+      `only in current: ${c.only_in_current.length} task(s) (${c.only_in_current.slice(0, 5).join(", ")}${c.only_in_current.length > 5 ? ", …" : ""})`,
+    );
   if (c.verdict !== "ok") lines.push(`gate: ${c.gate_note}`);
   lines.push(verdictLine(c));
   return lines.join("\n") + "\n";
@@ -100,18 +114,31 @@ export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
   ];
   const section = (title: string, items: TaskChange[]) => {
     if (items.length === 0) return;
-    out.push(`### ${title} (${items.length})`, "", perEpoch ? "| task | baseline | current | why |" : "| task | why |", perEpoch ? "|---|---|---|---|" : "|---|---|");
+    out.push(
+      `### ${title} (${items.length})`,
+      "",
+      perEpoch ? "| task | baseline | current | why |" : "| task | why |",
+      perEpoch ? "|---|---|---|---|" : "|---|---|",
+    );
     for (const t of items.slice(0, maxListed)) {
       const why = mdText(t.reason.slice(0, 300));
-      out.push(perEpoch ? `| ${mdText(t.task_id)} | ${t.baseline} | ${t.current} | ${why} |` : `| ${mdText(t.task_id)} | ${why} |`);
+      out.push(
+        perEpoch
+          ? `| ${mdText(t.task_id)} | ${t.baseline} | ${t.current} | ${why} |`
+          : `| ${mdText(t.task_id)} | ${why} |`,
+      );
     }
-    if (items.length > maxListed) out.push(perEpoch ? `| … | | | ${items.length - maxListed} more |` : `| … | ${items.length - maxListed} more |`);
+    if (items.length > maxListed)
+      out.push(perEpoch ? `| … | | | ${items.length - maxListed} more |` : `| … | ${items.length - maxListed} more |`);
     out.push("");
   };
   section("Newly failing", c.newly_failing);
   section("Newly passing", c.newly_passing);
   if (c.only_in_baseline.length || c.only_in_current.length) {
-    out.push(`Tasks only in the baseline: ${c.only_in_baseline.length}; only in the current run: ${c.only_in_current.length}.`, "");
+    out.push(
+      `Tasks only in the baseline: ${c.only_in_baseline.length}; only in the current run: ${c.only_in_current.length}.`,
+      "",
+    );
   }
   return out.join("\n");
 }

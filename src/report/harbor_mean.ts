@@ -9,7 +9,10 @@ export interface HarborMeanJson {
   mean_reward: number;
 }
 
-type Line = { metadata?: Record<string, unknown>; score?: { scorers?: { name: string; value: number | null }[] } | null };
+type Line = {
+  metadata?: Record<string, unknown>;
+  score?: { scorers?: { name: string; value: number | null }[] } | null;
+};
 
 function isHarborLine(line: Line): boolean {
   const m = line.metadata?.dataset_metadata;
@@ -33,6 +36,10 @@ export class HarborMean {
 
   toJSON(): HarborMeanJson | undefined {
     if (this.trials === 0) return undefined;
-    return { trials: this.trials, rewarded: this.rewarded, mean_reward: Math.round((this.sum / this.trials) * 1e6) / 1e6 };
+    return {
+      trials: this.trials,
+      rewarded: this.rewarded,
+      mean_reward: Math.round((this.sum / this.trials) * 1e6) / 1e6,
+    };
   }
 }

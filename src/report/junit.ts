@@ -44,7 +44,16 @@ function toCases(run: RunSamples, baseline: RunSamples | undefined): Case[] {
     body: [s.reason, s.details].filter(Boolean).join("\n"),
   }));
   for (const [key, s] of baseline?.samples ?? []) {
-    if (!run.samples.has(key)) cases.push({ taskId: s.taskId, epoch: s.epoch, durationMs: 0, kind: "skipped", message: "absent from the current run", type: "absent", body: "" });
+    if (!run.samples.has(key))
+      cases.push({
+        taskId: s.taskId,
+        epoch: s.epoch,
+        durationMs: 0,
+        kind: "skipped",
+        message: "absent from the current run",
+        type: "absent",
+        body: "",
+      });
   }
   return cases.sort((a, b) => (a.taskId === b.taskId ? a.epoch - b.epoch : a.taskId < b.taskId ? -1 : 1));
 }
@@ -63,5 +72,13 @@ export function runToJUnit(run: RunSamples, opts: JUnitOptions = {}): string {
     return `${open}>\n    <${c.kind} message="${xmlEscape(c.message)}" type="${xmlEscape(c.type)}">${xmlEscape(c.body)}</${c.kind}>\n  </testcase>`;
   });
   const totals = `tests="${cases.length}" failures="${count("failure")}" errors="${count("error")}" skipped="${count("skipped")}" time="${time.toFixed(3)}"`;
-  return ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="hermes-batch" ${totals}>`, `<testsuite name="${xmlEscape(suiteName)}" ${totals}>`, ...xml, "</testsuite>", "</testsuites>", ""].join("\n");
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="hermes-batch" ${totals}>`,
+    `<testsuite name="${xmlEscape(suiteName)}" ${totals}>`,
+    ...xml,
+    "</testsuite>",
+    "</testsuites>",
+    "",
+  ].join("\n");
 }

@@ -20,7 +20,10 @@ import { AtifRunFile } from "./atif_file.js";
 import { HarborMean } from "./harbor_mean.js";
 
 /** A line's labels for the grouped pass rates: its toolset combination and the asked metadata keys. */
-function groupLabels(line: { toolsets_used?: string[]; metadata?: Record<string, unknown> }, groupBy: readonly string[]): Record<string, string> {
+function groupLabels(
+  line: { toolsets_used?: string[]; metadata?: Record<string, unknown> },
+  groupBy: readonly string[],
+): Record<string, string> {
   const labels: Record<string, string> = { toolsets: [...(line.toolsets_used ?? [])].sort().join("+") || "(none)" };
   const rowMetadata = (line.metadata?.dataset_metadata ?? {}) as Record<string, unknown>;
   for (const key of groupBy) {
@@ -53,7 +56,11 @@ export interface ReportTiming {
   completedAt?: Date;
 }
 
-export async function writeRunReports(runDir: string, config: RunConfig, timing: ReportTiming = {}): Promise<RunReport> {
+export async function writeRunReports(
+  runDir: string,
+  config: RunConfig,
+  timing: ReportTiming = {},
+): Promise<RunReport> {
   const stats = new RunStatistics({
     run_name: config.run_name ?? "",
     distribution: config.toolsets ? null : config.distribution,
@@ -66,7 +73,10 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   const csvTmp = `${csvPath}.tmp`;
   writeFileSync(csvTmp, "");
   const csv = new SummaryCsvWriter(csvTmp);
-  const atif = new AtifRunFile(join(runDir, RUN_FILES.atif), { runName: config.run_name, agentVersion: packageVersion() });
+  const atif = new AtifRunFile(join(runDir, RUN_FILES.atif), {
+    runName: config.run_name,
+    agentVersion: packageVersion(),
+  });
   const doneIds = new Set<string>();
   const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
   // Score samples: one per task; a dropped or failed task is unscored, never a failure.
@@ -79,7 +89,10 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
   };
   const groupBy = config.group_by ?? [];
   const harbor = new HarborMean();
-  const sample = (line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> }, passed: boolean | null) => {
+  const sample = (
+    line: { task_id: string; epoch?: number; toolsets_used?: string[]; metadata?: Record<string, unknown> },
+    passed: boolean | null,
+  ) => {
     harbor.add(line);
     samples.push({ taskId: line.task_id, epoch: line.epoch ?? 0, passed, groups: groupLabels(line, groupBy) });
   };
@@ -140,7 +153,13 @@ export async function writeRunReports(runDir: string, config: RunConfig, timing:
     ...(harbor.toJSON() ? { harbor: harbor.toJSON() } : {}),
     // With --price-input/--price-output: what the run cost, and per passed task when tasks are scored.
     ...(config.price_input !== undefined || config.price_output !== undefined
-      ? { cost: { usd: round6(costUsd), per_task_usd: samples.length ? round6(costUsd / samples.length) : null, per_passed_task_usd: report.scores?.passed ? round6(costUsd / report.scores.passed) : null } }
+      ? {
+          cost: {
+            usd: round6(costUsd),
+            per_task_usd: samples.length ? round6(costUsd / samples.length) : null,
+            per_passed_task_usd: report.scores?.passed ? round6(costUsd / report.scores.passed) : null,
+          },
+        }
       : {}),
   };
   writeFileSync(`${statsPath}.tmp`, statisticsJsonText(json));
@@ -153,7 +172,10 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** One console line for a run's scores: pass rate over scored tasks, its interval, the unscored apart. */
 export function scoresLine(m: RunScoreMetrics): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
-  const rate = m.pass_rate === null ? "no task scored" : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : ""})`;
+  const rate =
+    m.pass_rate === null
+      ? "no task scored"
+      : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : ""})`;
   const k = m.epochs > 1 ? `, pass@${m.epochs} ${pct(m.pass_at_k[String(m.epochs)] ?? 0)}` : "";
   return `scores: ${rate}${k}, ${m.unscored} unscored`;
 }

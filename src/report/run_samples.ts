@@ -21,7 +21,18 @@ const LineSchema = z
       .object({
         passed: z.boolean().nullable(),
         value: z.number().nullable().optional(),
-        scorers: z.array(z.object({ name: z.string(), passed: z.boolean().nullable(), reason: z.string().optional(), details: z.record(z.string(), z.unknown()).optional() }).passthrough()).optional(),
+        scorers: z
+          .array(
+            z
+              .object({
+                name: z.string(),
+                passed: z.boolean().nullable(),
+                reason: z.string().optional(),
+                details: z.record(z.string(), z.unknown()).optional(),
+              })
+              .passthrough(),
+          )
+          .optional(),
       })
       .passthrough()
       .optional(),
@@ -89,7 +100,9 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
   else if (!score) reason = "no scorer for this task";
   else {
     passed = score.passed;
-    const reasons = (score.scorers ?? []).filter((s) => s.passed !== true).map((s) => `${s.name}: ${s.reason ?? (s.passed === null ? "undecided" : "failed")}`);
+    const reasons = (score.scorers ?? [])
+      .filter((s) => s.passed !== true)
+      .map((s) => `${s.name}: ${s.reason ?? (s.passed === null ? "undecided" : "failed")}`);
     reason = reasons.join("; ") || (passed ? "passed" : passed === null ? "unscored" : "failed");
   }
   return {
@@ -113,7 +126,8 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
 export async function loadRunSamples(dir: string): Promise<RunSamples> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${dir}: no such run folder`);
   const files = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed] as const;
-  if (!files.some((f) => existsSync(join(dir, f)))) throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
+  if (!files.some((f) => existsSync(join(dir, f))))
+    throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
   const samples = new Map<string, RunSample>();
   const failures = new Map<string, RunSample>();
   let badLines = 0;

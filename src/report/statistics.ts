@@ -52,7 +52,14 @@
 import { addUsage, tokenTotals, type ChatMessage, type TokenTotals, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
-import { OUTCOMES, type ApprovalRecord, type DropReason, type StoredFailureRecord, type Outcome, type TrajectoryEntry } from "../core/records.js";
+import {
+  OUTCOMES,
+  type ApprovalRecord,
+  type DropReason,
+  type StoredFailureRecord,
+  type Outcome,
+  type TrajectoryEntry,
+} from "../core/records.js";
 
 export interface ApprovalCounts {
   approved: number;
@@ -130,7 +137,15 @@ export interface RunStatisticsInit {
 }
 
 /** Keys whose numbers are floats in the original's statistics.json (Python writes 100.0, not 100). */
-const FLOAT_KEYS = new Set(["success_rate", "failure_rate", "completion_rate", "partial_rate", "coverage_rate", "pass_rate", "duration_seconds"]);
+const FLOAT_KEYS = new Set([
+  "success_rate",
+  "failure_rate",
+  "completion_rate",
+  "partial_rate",
+  "coverage_rate",
+  "pass_rate",
+  "duration_seconds",
+]);
 const FLOAT_MARK = "__hermes_batch_float__";
 
 /**
@@ -140,7 +155,8 @@ const FLOAT_MARK = "__hermes_batch_float__";
 export function statisticsJsonText(stats: unknown): string {
   const text = JSON.stringify(
     stats,
-    (key, value) => (FLOAT_KEYS.has(key) && typeof value === "number" && Number.isInteger(value) ? `${FLOAT_MARK}${value}` : value),
+    (key, value) =>
+      FLOAT_KEYS.has(key) && typeof value === "number" && Number.isInteger(value) ? `${FLOAT_MARK}${value}` : value,
     2,
   );
   return text.replace(new RegExp(`"${FLOAT_MARK}(-?\\d+)"`, "g"), "$1.0") + "\n";
@@ -209,7 +225,10 @@ export function isApprovalError(rec: ApprovalRecord): boolean {
   const r = rec as ApprovalRecord & { error?: unknown };
   if (r.error) return true;
   if (/error/i.test(rec.by)) return true;
-  return rec.decision === "deny" && /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim());
+  return (
+    rec.decision === "deny" &&
+    /^(error|timeout|timed out|unparsable|invalid|approval (error|failed|timed out))/i.test(rec.reason.trim())
+  );
 }
 
 /**
@@ -281,7 +300,9 @@ export class RunStatistics {
     if (entry.partial) this.partial++;
     // Entries list every known tool with zeros (their tool_stats); the original lists only the tools used,
     // in first-use order: a used tool is registered here in its message order, the first time any entry uses it.
-    const used = Object.entries(entry.tool_stats ?? {}).filter(([, s]) => s.count > 0 || s.success > 0 || s.failure > 0);
+    const used = Object.entries(entry.tool_stats ?? {}).filter(
+      ([, s]) => s.count > 0 || s.success > 0 || s.failure > 0,
+    );
     const usedNames = new Set(used.map(([name]) => name));
     for (const name of toolsByFirstUse(entry.messages ?? [])) if (usedNames.has(name)) this.tool(name);
     for (const [name, s] of used) {
@@ -329,7 +350,10 @@ export class RunStatistics {
   }
 
   /** A trajectory removed by a filter: counted, its tool statistics not aggregated (as in Hermes); its tokens were spent and count. */
-  addDropped(reason: DropReason, spent?: { usage?: Partial<Usage>; approval_usage?: Partial<Usage>; judge_usage?: Partial<Usage> }): void {
+  addDropped(
+    reason: DropReason,
+    spent?: { usage?: Partial<Usage>; approval_usage?: Partial<Usage>; judge_usage?: Partial<Usage> },
+  ): void {
     this.dropped[reason]++;
     addTo(this.agentUsage, spent?.usage);
     addTo(this.approvalUsage, spent?.approval_usage);
@@ -385,7 +409,11 @@ export class RunStatistics {
     const tool_statistics: Record<string, ToolStatistic> = {};
     for (const [name, t] of this.tools) {
       const judged = t.success + t.failure;
-      tool_statistics[name] = { ...t, success_rate: percent(t.success, judged), failure_rate: percent(t.failure, judged) };
+      tool_statistics[name] = {
+        ...t,
+        success_rate: percent(t.success, judged),
+        failure_rate: percent(t.failure, judged),
+      };
     }
     const sortedRecord = <V>(m: Map<string, V>): Record<string, V> =>
       Object.fromEntries([...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -423,7 +451,11 @@ export class RunStatistics {
       completion_rate: percent(this.completed, decided),
       partial_rate: percent(this.partial, decided),
       tokens: tokenTotals(this.agentUsage.total_tokens, this.approvalUsage.total_tokens, this.judgeUsage.total_tokens),
-      token_usage: { agent: { ...this.agentUsage }, approver: { ...this.approvalUsage }, judge: { ...this.judgeUsage } },
+      token_usage: {
+        agent: { ...this.agentUsage },
+        approver: { ...this.approvalUsage },
+        judge: { ...this.judgeUsage },
+      },
       durations_ms: {
         count: this.durations.length,
         mean: round2(this.durations.mean()),

@@ -127,7 +127,10 @@ export function turnHasReasoning(content: string | null, reasoning: string | und
  * Reasoning per assistant turn as the Hermes conversation shows it: by default without reasoning that came
  * only in `reasoning_details` (the original's streaming path never sees it), with it under `detailsReasoning`.
  */
-export function reasoningStats(messages: readonly ChatMessage[], opts: { detailsReasoning?: boolean } = {}): ReasoningStats {
+export function reasoningStats(
+  messages: readonly ChatMessage[],
+  opts: { detailsReasoning?: boolean } = {},
+): ReasoningStats {
   let total = 0;
   let withReasoning = 0;
   let onlyInDetails = 0;
@@ -136,7 +139,11 @@ export function reasoningStats(messages: readonly ChatMessage[], opts: { details
     total++;
     const shown = turnHasReasoning(msg.content, conversationReasoning(msg, opts.detailsReasoning));
     if (shown) withReasoning++;
-    if (msg.reasoning_without_details !== undefined && !turnHasReasoning(msg.content, msg.reasoning_without_details) && turnHasReasoning(msg.content, msg.reasoning)) {
+    if (
+      msg.reasoning_without_details !== undefined &&
+      !turnHasReasoning(msg.content, msg.reasoning_without_details) &&
+      turnHasReasoning(msg.content, msg.reasoning)
+    ) {
       onlyInDetails++;
     }
   }

@@ -8,7 +8,10 @@ import { loadRunSamples } from "../report/run_samples.js";
 /** 0 no regression, 1 a regression, 3 not comparable (the exit codes of `compare`). */
 export async function baselineGate(config: RunConfig, runDir: string, out: NodeJS.WritableStream): Promise<0 | 1 | 3> {
   const maxUnscored = config.max_unscored === undefined ? undefined : parseUnscoredLimit(config.max_unscored);
-  if (maxUnscored === null) throw new UserError(`--max-unscored ${config.max_unscored}: must be a whole number of tasks or a percentage such as 10%`);
+  if (maxUnscored === null)
+    throw new UserError(
+      `--max-unscored ${config.max_unscored}: must be a whole number of tasks or a percentage such as 10%`,
+    );
   const comparison = compareRuns(await loadRunSamples(config.baseline!), await loadRunSamples(runDir), {
     maxDropPp: config.max_drop,
     significantOnly: config.significant_only,

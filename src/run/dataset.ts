@@ -20,7 +20,9 @@ export const TaskLimitsSchema = z
     memory_mb: z.number().int().positive(),
     cpus: z.number().positive(),
     pids_limit: z.number().int().positive(),
-    disk: z.string().regex(/^(none|\d+(\.\d+)?\s*([kKmMgGtT]i?[bB]?)?)$/, "must be a size such as 10g or 512m, or none"),
+    disk: z
+      .string()
+      .regex(/^(none|\d+(\.\d+)?\s*([kKmMgGtT]i?[bB]?)?)$/, "must be a size such as 10g or 512m, or none"),
   })
   .partial()
   .strict();
@@ -29,7 +31,10 @@ export type TaskLimits = z.infer<typeof TaskLimitsSchema>;
 
 export const DatasetRowSchema = z
   .object({
-    id: z.union([z.string().min(1), z.number().int()]).transform(String).optional(),
+    id: z
+      .union([z.string().min(1), z.number().int()])
+      .transform(String)
+      .optional(),
     prompt: z.string().refine((s) => s.trim().length > 0, "must not be empty"),
     image: z.string().min(1).optional(),
     docker_image: z.string().min(1).optional(),
@@ -38,7 +43,10 @@ export const DatasetRowSchema = z
     verify: z.string().min(1).optional(),
     verify_files: z.string().min(1).optional(),
     expected: ExpectedSchema.optional(),
-    rubric: z.string().refine((t) => t.trim().length > 0, "must not be empty").optional(),
+    rubric: z
+      .string()
+      .refine((t) => t.trim().length > 0, "must not be empty")
+      .optional(),
     network: z.string().min(1).optional(),
     limits: TaskLimitsSchema.optional(),
     metadata: z.record(z.string(), z.unknown()).optional(),
@@ -71,7 +79,8 @@ function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((i) => {
       const key = i.path.join(".") || "row";
-      if (i.code === "invalid_type" && i.path.length === 1 && i.message.includes("undefined")) return `missing '${key}'`;
+      if (i.code === "invalid_type" && i.path.length === 1 && i.message.includes("undefined"))
+        return `missing '${key}'`;
       return `'${key}': ${i.message}`;
     })
     .join("; ");
@@ -139,10 +148,16 @@ async function readAll(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
  * Opens the dataset named on the command line: `-` is stdin; a path that is not a regular file (a FIFO,
  * `/dev/stdin` on a pipe, `<(…)`) is read once, whole, into memory. A missing path or a folder is a UserError.
  */
-export async function openDatasetSource(path: string, stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin): Promise<DatasetSource> {
+export async function openDatasetSource(
+  path: string,
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+): Promise<DatasetSource> {
   const name = STDIN_PATHS.has(path) ? STDIN_NAME : path;
   const fromStdin = async (): Promise<DatasetSource> => {
-    if (stdin.isTTY) throw new UserError(`dataset ${path}: reads the rows from stdin, but stdin is a terminal; pipe them in (run - < data.jsonl)`);
+    if (stdin.isTTY)
+      throw new UserError(
+        `dataset ${path}: reads the rows from stdin, but stdin is a terminal; pipe them in (run - < data.jsonl)`,
+      );
     return { path, name, bytes: await readAll(stdin as AsyncIterable<Buffer>), dir: process.cwd() };
   };
   if (path === "-") return fromStdin();
@@ -152,7 +167,9 @@ export async function openDatasetSource(path: string, stdin: NodeJS.ReadableStre
   } catch (err) {
     if (STDIN_PATHS.has(path)) return fromStdin();
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UserError(`dataset ${path}: ${code === "ENOENT" ? "file not found" : `cannot read: ${code ?? String(err)}`}`);
+    throw new UserError(
+      `dataset ${path}: ${code === "ENOENT" ? "file not found" : `cannot read: ${code ?? String(err)}`}`,
+    );
   }
   // stdin by another name, when it is no file: read from the descriptor itself (a socket, as a parent
   // written in Node gives its child, cannot be opened again through /dev/stdin).
@@ -183,7 +200,10 @@ export function inMemorySha256(source: DatasetSource): string | undefined {
  */
 export async function* readDataset(source: string | DatasetSource): AsyncGenerator<ParsedLine> {
   const file = typeof source === "string" ? source : source.name;
-  const input = typeof source === "string" || source.bytes === undefined ? openDataset(typeof source === "string" ? source : source.path, file) : bytesDataset(source.bytes, file);
+  const input =
+    typeof source === "string" || source.bytes === undefined
+      ? openDataset(typeof source === "string" ? source : source.path, file)
+      : bytesDataset(source.bytes, file);
   const lines = byteLines(input);
   const utf8 = new TextDecoder("utf-8", { fatal: true });
   const seenIds = new Map<string, number>();
@@ -196,7 +216,9 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
       lineNo++;
       let text: string;
       try {
-        text = utf8.decode(lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes);
+        text = utf8.decode(
+          lineNo === 1 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes,
+        );
       } catch {
         yield { ok: false, bad: { file, line: lineNo, reason: "invalid UTF-8 (the file must be UTF-8 text)" } };
         continue;
@@ -231,7 +253,10 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
       }
       const firstLine = seenIds.get(id);
       if (firstLine !== undefined) {
-        yield { ok: false, bad: { file, line: lineNo, reason: `duplicate id '${id}' (first seen on line ${firstLine})` } };
+        yield {
+          ok: false,
+          bad: { file, line: lineNo, reason: `duplicate id '${id}' (first seen on line ${firstLine})` },
+        };
         continue;
       }
       seenIds.set(id, lineNo);
@@ -240,7 +265,12 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
   } catch (err) {
     if (err instanceof UserError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === "ENOENT" ? "file not found" : code === "Z_DATA_ERROR" || code === "Z_BUF_ERROR" ? "the gzip data is damaged or cut off" : `cannot read: ${code ?? String(err)}`;
+    const reason =
+      code === "ENOENT"
+        ? "file not found"
+        : code === "Z_DATA_ERROR" || code === "Z_BUF_ERROR"
+          ? "the gzip data is damaged or cut off"
+          : `cannot read: ${code ?? String(err)}`;
     yield { ok: false, bad: { file, line: lineNo + 1, reason } };
   } finally {
     input.destroy();
@@ -266,7 +296,8 @@ function checkHead(head: Buffer, name: string): "gzip" | "text" {
   if (head[0] === 0x1f && head[1] === 0x8b) return "gzip";
   const known = MAGIC.find(([magic]) => magic.every((b, i) => head[i] === b));
   if (known) throw new UserError(`dataset ${name}: this is ${known[1]}, not a JSONL text file`);
-  if (head.includes(0)) throw new UserError(`dataset ${name}: this is binary data (it has NUL bytes), not a JSONL text file`);
+  if (head.includes(0))
+    throw new UserError(`dataset ${name}: this is binary data (it has NUL bytes), not a JSONL text file`);
   return "text";
 }
 

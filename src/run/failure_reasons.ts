@@ -45,7 +45,12 @@ export class FailureReasons {
   /** Lines for the console: up to `max` reasons, then how many more there are. */
   summary(max = 5): string[] {
     const all = this.list();
-    const lines = all.slice(0, max).map((r) => `  ${r.count} × ${r.outcome}: ${r.exampleError || "(no message)"}${r.count > 1 ? ` (e.g. task ${r.exampleTaskId})` : ` (task ${r.exampleTaskId})`}`);
+    const lines = all
+      .slice(0, max)
+      .map(
+        (r) =>
+          `  ${r.count} × ${r.outcome}: ${r.exampleError || "(no message)"}${r.count > 1 ? ` (e.g. task ${r.exampleTaskId})` : ` (task ${r.exampleTaskId})`}`,
+      );
     if (all.length > max) lines.push(`  … and ${all.length - max} more reason(s)`);
     return lines;
   }

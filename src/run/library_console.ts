@@ -48,7 +48,10 @@ export function captureLibraryConsole(): void {
 export async function withConsoleNotes<T>(fn: () => Promise<T>): Promise<{ value: T; notes: string[] }> {
   if (!perTask) {
     const value = await fn();
-    return { value, notes: threadNotes.splice(0).map((n) => `(printed on its worker thread, maybe by another task) ${n}`) };
+    return {
+      value,
+      notes: threadNotes.splice(0).map((n) => `(printed on its worker thread, maybe by another task) ${n}`),
+    };
   }
   const notes: string[] = [];
   const value = await current.run(notes, fn);

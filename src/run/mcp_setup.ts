@@ -29,7 +29,9 @@ function checkNoRunKeys(config: RunConfig, servers: readonly McpServerConfig[]):
       const flag = keys.get(value) ?? [...keys].find(([k]) => k.length >= 8 && value.includes(k))?.[1];
       if (flag) {
         const via = envReferences(s.env[name] ?? s.headers[name] ?? "").join(", ");
-        throw new UserError(`--mcp-config: server '${s.name}' ${name}${via ? ` (\${${via}})` : ""}: it holds the run's ${flag}; the keys of the endpoint, approver and judge never go to an MCP server`);
+        throw new UserError(
+          `--mcp-config: server '${s.name}' ${name}${via ? ` (\${${via}})` : ""}: it holds the run's ${flag}; the keys of the endpoint, approver and judge never go to an MCP server`,
+        );
       }
     }
   }
@@ -67,8 +69,23 @@ function listingEnvironment(config: RunConfig): { getEnv: () => Promise<Environm
         const dir = mkdtempSync(join(tmpdir(), "hermes-mcp-list-"));
         const env = new TaskEnvironment(
           config.env,
-          { runName: config.run_name ?? "mcp", taskId: "mcp-tools-listing", hostTaskDir: join(dir, "workspace"), network: config.network },
-          { network: config.network, memoryMb: config.memory_mb, cpus: config.cpus, pidsLimit: config.pids_limit, passEnv: config.pass_env, sandboxRo: config.sandbox_ro, image: config.image, pull: config.pull, removeTaskDirOnCleanup: true },
+          {
+            runName: config.run_name ?? "mcp",
+            taskId: "mcp-tools-listing",
+            hostTaskDir: join(dir, "workspace"),
+            network: config.network,
+          },
+          {
+            network: config.network,
+            memoryMb: config.memory_mb,
+            cpus: config.cpus,
+            pidsLimit: config.pids_limit,
+            passEnv: config.pass_env,
+            sandboxRo: config.sandbox_ro,
+            image: config.image,
+            pull: config.pull,
+            removeTaskDirOnCleanup: true,
+          },
         );
         sandbox = { env, dir };
       }
@@ -111,7 +128,8 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
     for (const server of servers) {
       try {
         // A name already listed (the file's, or an earlier row's) stands for its tools: not started again.
-        if (!catalogForName(server)) ensureMcpRegistered([await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env })]);
+        if (!catalogForName(server))
+          ensureMcpRegistered([await discoverMcpServer(server, { getEnv: listing.getEnv, passEnv: config.pass_env })]);
         rowServers.set(mcpConfigHash(server), server);
       } catch (err) {
         return `mcp_servers.${server.name}: ${errorMessage(err).split("\n")[0]}`;
@@ -128,7 +146,10 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
  * registered tools; a new one is listed (in the task's own environment for a sandboxed one) and registered here.
  * Throws when one cannot start.
  */
-export async function taskRowMcp(value: unknown, opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[] }): Promise<McpServerCatalog[]> {
+export async function taskRowMcp(
+  value: unknown,
+  opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[] },
+): Promise<McpServerCatalog[]> {
   if (value === undefined) return [];
   const catalogs: McpServerCatalog[] = [];
   for (const server of parseRowMcpServers(value)) {

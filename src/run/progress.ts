@@ -37,10 +37,17 @@ function eta(done: number, total: number, startedAt: number): string {
   const r = rate(done, startedAt);
   if (r <= 0 || done >= total) return "-";
   const s = Math.round((total - done) / r);
-  return s >= 3600 ? `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m` : s >= 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`;
+  return s >= 3600
+    ? `${Math.floor(s / 3600)}h${Math.floor((s % 3600) / 60)}m`
+    : s >= 60
+      ? `${Math.floor(s / 60)}m${s % 60}s`
+      : `${s}s`;
 }
 
-export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: NodeJS.WriteStream = process.stderr): Progress {
+export function createProgress(
+  mode: "auto" | "bar" | "log" | "none",
+  stream: NodeJS.WriteStream = process.stderr,
+): Progress {
   const useBar = mode === "bar" || (mode === "auto" && stream.isTTY === true);
   if (mode === "none") return { start() {}, update() {}, log: (m) => stream.write(m + "\n"), stop() {} };
   let total = 0;
@@ -48,7 +55,8 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
   if (useBar) {
     const bar = new cliProgress.SingleBar(
       {
-        format: "{bar} {value}/{total} | {rate}/s | ETA {eta_h} | failed {failed} | dropped {dropped} | tokens {tokens}{model}",
+        format:
+          "{bar} {value}/{total} | {rate}/s | ETA {eta_h} | failed {failed} | dropped {dropped} | tokens {tokens}{model}",
         hideCursor: true,
         stream,
         etaBuffer: 50,
@@ -58,7 +66,14 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
     // Every redraw (a restart after a log line, a resize) gets the whole payload: a missing field would show
     // as its raw `{placeholder}`.
     let value = 0;
-    let payload: Record<string, string | number> = { rate: "0.0", eta_h: "-", failed: 0, dropped: 0, tokens: 0, model: "" };
+    let payload: Record<string, string | number> = {
+      rate: "0.0",
+      eta_h: "-",
+      failed: 0,
+      dropped: 0,
+      tokens: 0,
+      model: "",
+    };
     return {
       start(t) {
         total = t;
@@ -67,7 +82,14 @@ export function createProgress(mode: "auto" | "bar" | "log" | "none", stream: No
       },
       update(c) {
         value = c.done + c.failed + c.dropped;
-        payload = { rate: rate(value, startedAt).toFixed(1), eta_h: eta(value, total, startedAt), failed: c.failed, dropped: c.dropped, tokens: c.tokens, model: modelNote(c) };
+        payload = {
+          rate: rate(value, startedAt).toFixed(1),
+          eta_h: eta(value, total, startedAt),
+          failed: c.failed,
+          dropped: c.dropped,
+          tokens: c.tokens,
+          model: modelNote(c),
+        };
         bar.update(value, payload);
       },
       log(m) {

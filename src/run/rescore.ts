@@ -79,18 +79,45 @@ function promptOf(entry: TrajectoryEntry, row: DatasetLine["row"]): string {
  * The verify result to score with: run again in the kept task folder when the run kept it and its environment
  * holds the task's files there; otherwise the run's own result when the row's command is the one that ran.
  */
-async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: RescoreOptions): Promise<{ result?: VerifyResult; undecided?: ScorerResult; rerun: boolean }> {
+async function verifyFor(
+  entry: TrajectoryEntry,
+  row: DatasetLine["row"],
+  o: RescoreOptions,
+): Promise<{ result?: VerifyResult; undecided?: ScorerResult; rerun: boolean }> {
   const command = row.verify!;
-  const folder = join(taskFoldersDir(o.config.output_dir, o.runDir), taskDirName(specKey({ id: entry.task_id, epoch: entry.epoch })));
+  const folder = join(
+    taskFoldersDir(o.config.output_dir, o.runDir),
+    taskDirName(specKey({ id: entry.task_id, epoch: entry.epoch })),
+  );
   if (VERIFY_RERUN_ENVS.has(o.config.env) && existsSync(folder)) {
     const env = new TaskEnvironment(
       o.config.env,
-      { runName: o.config.run_name ?? basename(o.runDir), taskId: specKey({ id: entry.task_id, epoch: entry.epoch }), hostTaskDir: folder, cwd: row.cwd, network: row.network ?? o.config.network, taskTimeoutSec: o.config.verify_timeout, signal: o.signal },
-      { removeTaskDirOnCleanup: false, passEnv: o.config.pass_env, sandboxRo: o.config.sandbox_ro, pidsLimit: o.config.pids_limit, network: o.config.network },
+      {
+        runName: o.config.run_name ?? basename(o.runDir),
+        taskId: specKey({ id: entry.task_id, epoch: entry.epoch }),
+        hostTaskDir: folder,
+        cwd: row.cwd,
+        network: row.network ?? o.config.network,
+        taskTimeoutSec: o.config.verify_timeout,
+        signal: o.signal,
+      },
+      {
+        removeTaskDirOnCleanup: false,
+        passEnv: o.config.pass_env,
+        sandboxRo: o.config.sandbox_ro,
+        pidsLimit: o.config.pids_limit,
+        network: o.config.network,
+      },
     );
     try {
-      const spec = { verify: command, ...(row.verify_files !== undefined ? { verifyFiles: o.verifyFilesDir(row) } : {}) };
-      return { result: await runVerify(spec, env, { timeoutSec: o.config.verify_timeout, isolated: false }, o.signal), rerun: true };
+      const spec = {
+        verify: command,
+        ...(row.verify_files !== undefined ? { verifyFiles: o.verifyFilesDir(row) } : {}),
+      };
+      return {
+        result: await runVerify(spec, env, { timeoutSec: o.config.verify_timeout, isolated: false }, o.signal),
+        rerun: true,
+      };
     } finally {
       await env.cleanup().catch(() => undefined);
     }
@@ -101,19 +128,35 @@ async function verifyFor(entry: TrajectoryEntry, row: DatasetLine["row"], o: Res
   // The verify scorer is a function of the recorded result alone: scoring it again gives the run's verdict.
   if (entry.verify && entry.verify.command === command) return { result: entry.verify, rerun: false };
   return {
-    undecided: { name: "verify", passed: null, value: null, reason: `verify not run again: ${why}${entry.verify ? "; the row's command differs from the one the run ran" : ""}` },
+    undecided: {
+      name: "verify",
+      passed: null,
+      value: null,
+      reason: `verify not run again: ${why}${entry.verify ? "; the row's command differs from the one the run ran" : ""}`,
+    },
     rerun: false,
   };
 }
 
 /** One line's new scoring fields: score, judge, judge_usage (and cost_usd with prices). */
-async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: RescoreOptions): Promise<{ entry: TrajectoryEntry; verifyKept: boolean; verifyRerun: boolean; judgeUsage?: Usage }> {
+async function rescoreEntry(
+  entry: TrajectoryEntry,
+  row: DatasetLine["row"],
+  o: RescoreOptions,
+): Promise<{ entry: TrajectoryEntry; verifyKept: boolean; verifyRerun: boolean; judgeUsage?: Usage }> {
   const { score: _s, judge: _j, judge_usage: _u, ...rest } = entry;
   const redo = (name: RescorableScorer) => !o.scorers || o.scorers.has(name);
   // Scorers left out by --scorers keep the run's result (or are undecided when the run has none).
   const kept: ScorerResult[] = [];
   const keep = (name: RescorableScorer) =>
-    kept.push(entry.score?.scorers.find((x) => x.name === name) ?? { name, passed: null, value: null, reason: `not scored again (--scorers) and the run has no ${name} result` });
+    kept.push(
+      entry.score?.scorers.find((x) => x.name === name) ?? {
+        name,
+        passed: null,
+        value: null,
+        reason: `not scored again (--scorers) and the run has no ${name} result`,
+      },
+    );
   let verify: VerifyResult | undefined;
   let verifyRerun = false;
   if (row.verify !== undefined) {
@@ -126,7 +169,14 @@ async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: 
   }
   // A Harbor task's verifier ran in its container, gone since: its verdict is kept from the run.
   if (row.harbor !== undefined) {
-    kept.push(entry.score?.scorers.find((x) => x.name === "harbor") ?? { name: "harbor", passed: null, value: null, reason: "the Harbor verifier is not run again, and the run has no harbor result" });
+    kept.push(
+      entry.score?.scorers.find((x) => x.name === "harbor") ?? {
+        name: "harbor",
+        passed: null,
+        value: null,
+        reason: "the Harbor verifier is not run again, and the run has no harbor result",
+      },
+    );
   }
   const expected = row.expected !== undefined && redo("expected") ? row.expected : undefined;
   if (row.expected !== undefined && !redo("expected")) keep("expected");
@@ -136,12 +186,21 @@ async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: 
   let scored: ScorerOutput[] | undefined;
   if (expected !== undefined || rubric !== undefined || verify || kept.length) {
     const { scoreTask } = await import("../score/scorers.js");
-    scored = await scoreTask({ prompt: promptOf(entry, row), finalResponse: entry.final_response ?? null, expected, rubric, verify, judge: o.judge, signal: o.signal });
+    scored = await scoreTask({
+      prompt: promptOf(entry, row),
+      finalResponse: entry.final_response ?? null,
+      expected,
+      rubric,
+      verify,
+      judge: o.judge,
+      signal: o.signal,
+    });
     scored = [...scored, ...kept].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
   const fields = scoreFields(scored);
   // A rubric result kept from the run keeps the judge call it came from.
-  if (keptJudge && entry.judge) Object.assign(fields, { judge: entry.judge, ...(entry.judge_usage ? { judge_usage: entry.judge_usage } : {}) });
+  if (keptJudge && entry.judge)
+    Object.assign(fields, { judge: entry.judge, ...(entry.judge_usage ? { judge_usage: entry.judge_usage } : {}) });
   if (o.signal.aborted) throw new RescoreInterrupted("interrupted");
   const next: TrajectoryEntry = { ...rest, ...(verifyRerun && verify ? { verify } : {}), ...fields };
   if (next.cost_usd !== undefined || o.config.price_input !== undefined || o.config.price_output !== undefined) {
@@ -154,11 +213,19 @@ async function rescoreEntry(entry: TrajectoryEntry, row: DatasetLine["row"], o: 
     delete next.cost_usd;
     next.cost_usd = c;
   }
-  return { entry: next, verifyKept: row.verify !== undefined && redo("verify") && !verifyRerun, verifyRerun, judgeUsage: keptJudge ? undefined : next.judge_usage };
+  return {
+    entry: next,
+    verifyKept: row.verify !== undefined && redo("verify") && !verifyRerun,
+    verifyRerun,
+    judgeUsage: keptJudge ? undefined : next.judge_usage,
+  };
 }
 
 /** Task ids of the trajectory lines that have no row in the dataset (the command refuses to go on with them). */
-export async function missingRows(runDir: string, rows: Map<string, DatasetLine>): Promise<{ missing: string[]; lines: number }> {
+export async function missingRows(
+  runDir: string,
+  rows: Map<string, DatasetLine>,
+): Promise<{ missing: string[]; lines: number }> {
   const missing = new Set<string>();
   let lines = 0;
   for await (const { text } of readLines(join(runDir, RUN_FILES.trajectories))) {
@@ -193,8 +260,17 @@ export async function rescoreRun(o: RescoreOptions): Promise<RescoreSummary> {
   repairTornTail(path);
   const fd = openSync(tmp, "wx");
   const summary: RescoreSummary = {
-    rescored: 0, passToFail: [], failToPass: [], unscored: [], noScorer: 0, verifyKept: 0, verifyRerun: 0,
-    judgeUsage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, passed: 0, scored: 0, badLines: 0,
+    rescored: 0,
+    passToFail: [],
+    failToPass: [],
+    unscored: [],
+    noScorer: 0,
+    verifyKept: 0,
+    verifyRerun: 0,
+    judgeUsage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    passed: 0,
+    scored: 0,
+    badLines: 0,
   };
   let renamed = false;
   try {
@@ -273,7 +349,14 @@ async function rescoreLine(text: string, o: RescoreOptions, s: RescoreSummary): 
     s.judgeUsage.total_tokens += r.judgeUsage.total_tokens;
   }
   if (!after) s.noScorer++;
-  else if (after.passed === null) s.unscored.push({ key, reason: after.scorers.filter((x) => x.passed === null).map((x) => `${x.name}: ${x.reason ?? "undecided"}`).join("; ") });
+  else if (after.passed === null)
+    s.unscored.push({
+      key,
+      reason: after.scorers
+        .filter((x) => x.passed === null)
+        .map((x) => `${x.name}: ${x.reason ?? "undecided"}`)
+        .join("; "),
+    });
   else {
     s.scored++;
     if (after.passed) s.passed++;

@@ -13,7 +13,8 @@ import { buildBranches, tokenProblems } from "../formats/rl/branches.js";
 import type { Score } from "../score/summary.js";
 
 /** A 400 whose words say the prompt no longer fits the model's context window. */
-const CONTEXT_OVERFLOW = /context (length|window)|maximum context|too many tokens|prompt is too long|exceeds? the (model'?s? )?(max|context)/i;
+const CONTEXT_OVERFLOW =
+  /context (length|window)|maximum context|too many tokens|prompt is too long|exceeds? the (model'?s? )?(max|context)/i;
 
 export interface RlLineInput {
   taskId: string;
@@ -61,7 +62,13 @@ function turnOf(k: KeptCall): RlTurn {
 }
 
 /** `train` and its cause, from the first reason that applies (SkyRL's rules by cause; see README). */
-function verdict(i: RlLineInput, stop: RlStopReason, reward: number | null, hasIds: boolean, problems: string[]): Pick<RlLine, "train" | "train_cause"> {
+function verdict(
+  i: RlLineInput,
+  stop: RlStopReason,
+  reward: number | null,
+  hasIds: boolean,
+  problems: string[],
+): Pick<RlLine, "train" | "train_cause"> {
   // A context overflow or a time-out keeps its tokens for training (SkyRL's rules), when there are tokens.
   const keepsTokens = stop === "context_length" || stop === "time_limit";
   if (keepsTokens && !hasIds) return { train: "excluded", train_cause: "no_token_ids" };
@@ -78,8 +85,13 @@ function verdict(i: RlLineInput, stop: RlStopReason, reward: number | null, hasI
 export function buildRlLine(i: RlLineInput): RlLine {
   const kept = i.ledger.collect(i.loop?.messages ?? []);
   const turns = kept.turns.map(turnOf);
-  const hasIds = turns.length > 0 && turns.every((t) => t.prompt_token_ids !== null && t.completion_token_ids !== null && t.logprobs !== null);
-  const problems = tokenProblems(turns, kept.turns.map((k) => k.usage));
+  const hasIds =
+    turns.length > 0 &&
+    turns.every((t) => t.prompt_token_ids !== null && t.completion_token_ids !== null && t.logprobs !== null);
+  const problems = tokenProblems(
+    turns,
+    kept.turns.map((k) => k.usage),
+  );
   const contextOverflow = i.outcome === "model_error" && CONTEXT_OVERFLOW.test(i.error ?? "");
   const stop = stopReason(i.outcome, i.loop?.end, contextOverflow);
   const reward = contextOverflow ? 0 : (i.score?.value ?? null);

@@ -6,7 +6,16 @@ import { preflightEndpoints, requireKeys } from "../models/preflight.js";
 import { runEndpoints, type ModelEndpoint } from "../models/factory.js";
 import { FailureReasons } from "./failure_reasons.js";
 import { formatDuration } from "./duration.js";
-import { accessSync, appendFileSync, constants, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  appendFileSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BroadcastChannel } from "node:worker_threads";
@@ -18,11 +27,29 @@ import { HEADER_KEYS, isShowableHeaderValue, parseHeaderLine } from "../config/h
 import { flagOf } from "../config/run_options.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { UserError, errorMessage } from "../core/errors.js";
-import { datasetBaseName, formatBadRow, inMemorySha256, openDatasetSource, readDataset, readsOnce, type DatasetLine, type DatasetSource } from "./dataset.js";
+import {
+  datasetBaseName,
+  formatBadRow,
+  inMemorySha256,
+  openDatasetSource,
+  readDataset,
+  readsOnce,
+  type DatasetLine,
+  type DatasetSource,
+} from "./dataset.js";
 import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
 import { registry } from "../../tools/registry.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
-import { HermesCheckpoint, loadRunState, recordKey, runHasResults, supersedeTasks, unscoredKeys, writeCheckpoint, RUN_FILES } from "../store/checkpoint.js";
+import {
+  HermesCheckpoint,
+  loadRunState,
+  recordKey,
+  runHasResults,
+  supersedeTasks,
+  unscoredKeys,
+  writeCheckpoint,
+  RUN_FILES,
+} from "../store/checkpoint.js";
 import { createProgress, type ProgressCounts } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { acquireRunLock } from "../store/run_lock.js";
@@ -53,7 +80,21 @@ import { rowMcpProblem, rowMcpServersSeen, setUpMcp } from "./mcp_setup.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
-const KNOWN_ROW_FIELDS = new Set(["id", "prompt", "image", "docker_image", "cwd", "toolsets", "verify", "verify_files", "expected", "rubric", "network", "limits", "metadata"]);
+const KNOWN_ROW_FIELDS = new Set([
+  "id",
+  "prompt",
+  "image",
+  "docker_image",
+  "cwd",
+  "toolsets",
+  "verify",
+  "verify_files",
+  "expected",
+  "rubric",
+  "network",
+  "limits",
+  "metadata",
+]);
 
 export function defaultRunName(dataset: string): string {
   return datasetBaseName(dataset) ?? (basename(dataset, extname(dataset)).replace(/[^A-Za-z0-9._-]/g, "_") || "run");
@@ -76,7 +117,12 @@ function verifyFilesDir(dataset: DatasetSource, row: DatasetLine["row"]): string
   return row.verify_files === undefined ? undefined : resolve(dataset.dir, row.verify_files);
 }
 
-function toSpec(item: DatasetLine, planner: ToolsetPlanner, epoch: number | undefined, dataset: DatasetSource): TaskSpec {
+function toSpec(
+  item: DatasetLine,
+  planner: ToolsetPlanner,
+  epoch: number | undefined,
+  dataset: DatasetSource,
+): TaskSpec {
   const { row } = item;
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) if (!KNOWN_ROW_FIELDS.has(k)) extra[k] = v;
@@ -132,14 +178,17 @@ async function* plannedTasks(
     }
     const filesDir = verifyFilesDir(dataset, item.value.row);
     if (filesDir !== undefined && !(existsSync(filesDir) && statSync(filesDir).isDirectory())) {
-      onBad(`${dataset.name}:${item.value.line}: 'verify_files' ${item.value.row.verify_files}: no such folder beside the dataset (${filesDir})`);
+      onBad(
+        `${dataset.name}:${item.value.line}: 'verify_files' ${item.value.row.verify_files}: no such folder beside the dataset (${filesDir})`,
+      );
       continue;
     }
     if (filesDir !== undefined && item.value.row.verify === undefined) {
       onBad(`${dataset.name}:${item.value.line}: 'verify_files' needs a 'verify' command to run against them`);
       continue;
     }
-    const networkBad = item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
+    const networkBad =
+      item.value.row.network !== undefined && networkRefusal(item.value.row.network, config.allow_network);
     if (networkBad) {
       onBad(`${dataset.name}:${item.value.line}: 'network': ${networkBad}`);
       continue;
@@ -169,7 +218,9 @@ async function* plannedTasks(
     }
     const noTool = item.value.row.toolsets && (await whyNoToolOnce(item.value.row.toolsets));
     if (noTool) {
-      onBad(`${dataset.name}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`);
+      onBad(
+        `${dataset.name}:${item.value.line}: 'toolsets' ${item.value.row.toolsets!.join(", ")} offer no tool here: ${noTool}`,
+      );
       continue;
     }
     const i = valid++;
@@ -192,7 +243,15 @@ async function* plannedTasks(
   }
 }
 
-async function countTasks(config: RunConfig, dataset: DatasetSource, planner: ToolsetPlanner, done: Set<string>, failed: Set<string>, sel: Selection, shard?: Shard) {
+async function countTasks(
+  config: RunConfig,
+  dataset: DatasetSource,
+  planner: ToolsetPlanner,
+  done: Set<string>,
+  failed: Set<string>,
+  sel: Selection,
+  shard?: Shard,
+) {
   const backend = await environmentBackend(config.env);
   const rowProblem = backend.rowProblem?.bind(backend);
   let n = 0;
@@ -201,7 +260,19 @@ async function countTasks(config: RunConfig, dataset: DatasetSource, planner: To
   const rows = { n: 0 };
   const networks = new Set<string>();
   const unscoredPlanned = new Set<string>();
-  for await (const spec of plannedTasks(config, dataset, planner, done, failed, sel, (m) => bad.push(m), rows, shard, networks, rowProblem)) {
+  for await (const spec of plannedTasks(
+    config,
+    dataset,
+    planner,
+    done,
+    failed,
+    sel,
+    (m) => bad.push(m),
+    rows,
+    shard,
+    networks,
+    rowProblem,
+  )) {
     n++;
     if (sel.unscored.has(recordKey(spec.id, spec.epoch))) unscoredPlanned.add(recordKey(spec.id, spec.epoch));
     const key = spec.toolsets.join("+") || "(none)";
@@ -219,8 +290,14 @@ export interface RunOptions {
  * Sandboxes only the worker threads could have removed (they are terminated without async clean-up): unused
  * warm ones at the end of the run, or a crashed worker's task sandbox.
  */
-async function removeLeftSandboxes(config: RunConfig, taskId: string | undefined, gates: SandboxGates, log: (m: string) => void): Promise<void> {
-  const what = taskId === undefined ? "unused warm sandbox(es)" : `sandbox(es) of task ${taskId} left by the crashed worker`;
+async function removeLeftSandboxes(
+  config: RunConfig,
+  taskId: string | undefined,
+  gates: SandboxGates,
+  log: (m: string) => void,
+): Promise<void> {
+  const what =
+    taskId === undefined ? "unused warm sandbox(es)" : `sandbox(es) of task ${taskId} left by the crashed worker`;
   try {
     const backend = await environmentBackend(config.env);
     const n =
@@ -246,7 +323,9 @@ function checkConfigChange(runDir: string, config: RunConfig, fingerprint: strin
     previous = (YAML.parse(readFileSync(path, "utf8")) ?? {}) as Record<string, unknown>;
   } catch (err) {
     // The check only warns, so an unreadable run.yaml (hand-edited, torn) must not stop the resume either.
-    process.stderr.write(`warning: ${path}: cannot compare with the earlier configuration (${errorMessage(err).split("\n")[0]})\n`);
+    process.stderr.write(
+      `warning: ${path}: cannot compare with the earlier configuration (${errorMessage(err).split("\n")[0]})\n`,
+    );
     return;
   }
   if (previous.config_fingerprint === undefined || previous.config_fingerprint === fingerprint) return;
@@ -256,9 +335,14 @@ function checkConfigChange(runDir: string, config: RunConfig, fingerprint: strin
   if (all.length > 0 && diffs.length === 0) return;
   const what = diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed";
   if (!config.allow_config_change) {
-    throw new UserError(`${runDir} was started with a different configuration (${what}); resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly`, 3);
+    throw new UserError(
+      `${runDir} was started with a different configuration (${what}); resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly`,
+      3,
+    );
   }
-  process.stderr.write(`warning: ${runDir} was started with a different configuration (${what}); going on (--allow-config-change)\n`);
+  process.stderr.write(
+    `warning: ${runDir} was started with a different configuration (${what}); going on (--allow-config-change)\n`,
+  );
   return what;
 }
 
@@ -287,13 +371,22 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   const { shard } = opts;
   const inputs = await readRunInputs(config);
   config.run_name ??= defaultRunName(config.dataset);
-  const runDir = shard ? shardRunDir(config.output_dir, config.run_name, shard) : resolve(config.output_dir, config.run_name);
+  const runDir = shard
+    ? shardRunDir(config.output_dir, config.run_name, shard)
+    : resolve(config.output_dir, config.run_name);
   // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
-  const dataset = config.harbor !== undefined ? harborDatasetSource(config.harbor) : await openDatasetSource(config.dataset);
-  if (config.max_drop !== undefined && !config.baseline) throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
-  if (config.max_unscored !== undefined && !config.baseline) throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
-  if (config.significant_only && config.max_drop === undefined) throw new UserError("--significant-only needs --max-drop P (see run --help)");
-  if (config.baseline && !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))) {
+  const dataset =
+    config.harbor !== undefined ? harborDatasetSource(config.harbor) : await openDatasetSource(config.dataset);
+  if (config.max_drop !== undefined && !config.baseline)
+    throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
+  if (config.max_unscored !== undefined && !config.baseline)
+    throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
+  if (config.significant_only && config.max_drop === undefined)
+    throw new UserError("--significant-only needs --max-drop P (see run --help)");
+  if (
+    config.baseline &&
+    !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))
+  ) {
     throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
   }
   // The worker threads load their modules while this thread checks the run (about as long, each): a check that
@@ -306,7 +399,14 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   }
 }
 
-async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: string, inputs: RunInputs, shard: Shard | undefined, runPool: RunPool | undefined): Promise<number> {
+async function checkAndRun(
+  config: RunConfig,
+  dataset: DatasetSource,
+  runDir: string,
+  inputs: RunInputs,
+  shard: Shard | undefined,
+  runPool: RunPool | undefined,
+): Promise<number> {
   const out = process.stdout;
   const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`note: ${m}\n`));
   // A dataset from stdin is identified by its content, as a file is: resuming needs the same rows piped in again.
@@ -314,25 +414,54 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
 
   const hasResults = runHasResults(runDir);
-  if (hasResults && !config.resume && !config.retry_failed && !config.retry_internal && !config.retry_unscored && !config.only && !config.dry_run) {
-    throw new UserError(`run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`);
+  if (
+    hasResults &&
+    !config.resume &&
+    !config.retry_failed &&
+    !config.retry_internal &&
+    !config.retry_unscored &&
+    !config.only &&
+    !config.dry_run
+  ) {
+    throw new UserError(
+      `run folder ${runDir} already has results: pass --resume to continue it, or choose another --run-name`,
+    );
   }
   // --resume of a run that has no results yet starts it, so one command serves a first start and every requeue
   // (scheduler templates pass --resume to every array task); it says so, in case the name was mistyped.
   // Rerunning failed or named tasks of a run that is not there has nothing to do: that stays an error.
   if (!hasResults && config.resume) {
-    process.stderr.write(`note: --resume: run folder ${runDir} has no results yet; ${config.dry_run ? "the run would start" : "starting"} it fresh\n`);
-  } else if (!shard && !hasResults && (config.retry_failed || config.retry_internal || config.retry_unscored || config.only)) {
-    const flag = config.retry_failed ? "--retry-failed" : config.retry_internal ? "--retry-internal" : config.retry_unscored ? "--retry-unscored" : "--only";
-    throw new UserError(`${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`);
+    process.stderr.write(
+      `note: --resume: run folder ${runDir} has no results yet; ${config.dry_run ? "the run would start" : "starting"} it fresh\n`,
+    );
+  } else if (
+    !shard &&
+    !hasResults &&
+    (config.retry_failed || config.retry_internal || config.retry_unscored || config.only)
+  ) {
+    const flag = config.retry_failed
+      ? "--retry-failed"
+      : config.retry_internal
+        ? "--retry-internal"
+        : config.retry_unscored
+          ? "--retry-unscored"
+          : "--only";
+    throw new UserError(
+      `${flag}: run folder ${runDir} has no results to continue (check --run-name and --output-dir; leave ${flag} out to start the run)`,
+    );
   }
   checkOutputLocation(runDir);
   const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
-  const state = hasResults ? await loadRunState(runDir) : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
+  const state = hasResults
+    ? await loadRunState(runDir)
+    : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
   for (const t of state.tornTails) {
-    process.stderr.write(`warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`);
+    process.stderr.write(
+      `warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`,
+    );
   }
-  for (const b of state.badLines) process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
+  for (const b of state.badLines)
+    process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
   const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
   // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.
   const internalOnly = config.retry_internal && !config.resume && !config.retry_failed;
@@ -346,10 +475,14 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
     unscoredOnly: config.retry_unscored && !config.resume && !config.retry_failed && !config.retry_internal,
   };
   if (sel.heldBack.size > 0 && !sel.only) {
-    process.stderr.write(`note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`);
+    process.stderr.write(
+      `note: ${sel.heldBack.size} task(s) ended in internal_error (a bug of hermes-batch, see events.log) and are not rerun; pass --retry-internal to rerun them\n`,
+    );
   }
   // A 400/401/403/404/422 answer does not change by asking again: --resume leaves it, --retry-failed reruns it.
-  const deterministicIds = [...state.failed].filter(([id, f]) => !f.retryable && !internalIds.has(id)).map(([id]) => id);
+  const deterministicIds = [...state.failed]
+    .filter(([id, f]) => !f.retryable && !internalIds.has(id))
+    .map(([id]) => id);
   if (deterministicIds.length > 0 && !config.retry_failed && !sel.only) {
     for (const id of deterministicIds) sel.heldBack.add(id);
     process.stderr.write(
@@ -360,44 +493,76 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
   // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
   const networkBad = networkRefusal(config.network, config.allow_network);
   if (networkBad) throw new UserError(`--network: ${networkBad}`);
-  const { n: total, draws, bad, rows, networks, unscoredPlanned } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
+  const {
+    n: total,
+    draws,
+    bad,
+    rows,
+    networks,
+    unscoredPlanned,
+  } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
   if (bad.length > 0 && config.on_bad_row === "fail") {
     const shown = bad.slice(0, 20).join("\n  ");
     const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
-    throw new UserError(`${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`);
+    throw new UserError(
+      `${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`,
+    );
   }
   if (rows === 0) throw new UserError(`dataset ${dataset.name}: no valid rows`);
-  if (config.offset > 0 && config.offset >= rows) throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
+  if (config.offset > 0 && config.offset >= rows)
+    throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
   if (sel.only) {
     const known = await datasetIds(dataset);
     const unknown = [...sel.only].filter((id) => !known.has(id));
-    if (unknown.length) throw new UserError(`--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`);
+    if (unknown.length)
+      throw new UserError(
+        `--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`,
+      );
   }
   if (config.dry_run) {
     out.write(`plan for run '${config.run_name}'${shard ? ` shard ${formatShard(shard)}` : ""} → ${runDir}\n`);
-    out.write(`  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`);
+    out.write(
+      `  model ${config.model ?? "(none)"}, env ${config.env}, seed ${config.seed}, workers ${config.workers}, concurrency ${config.concurrency}\n`,
+    );
     out.write(`  toolsets: ${config.toolsets ? config.toolsets.join(",") : `distribution '${config.distribution}'`}\n`);
     out.write(`  tasks to run: ${total} (already done: ${state.done.size}, failed earlier: ${state.failed.size})\n`);
     out.write(`  toolset draws:\n`);
-    for (const [k, v] of [...draws.entries()].sort((a, b) => b[1] - a[1])) out.write(`    ${String(v).padStart(6)}  ${k}\n`);
+    for (const [k, v] of [...draws.entries()].sort((a, b) => b[1] - a[1]))
+      out.write(`    ${String(v).padStart(6)}  ${k}\n`);
     return EXIT.ok;
   }
 
   // The backend must answer before any task spends tokens: one clear error instead of one per task.
   const backend = await environmentBackend(config.env);
   if (config.verify_isolated && !backend.isolatedCopies) {
-    throw new UserError(`--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`);
+    throw new UserError(
+      `--verify-isolated needs an environment that can snapshot a sandbox (docker); --env ${config.env} cannot`,
+    );
   }
   const runNetwork = namedNetwork(config.network);
   if (runNetwork !== undefined) networks.add(runNetwork);
-  await backend.preflightRun({ image: config.image, networks: [...networks], options: { pull: config.pull, network: config.network, requireLimits: config.require_limits, disk: diskOption(config.disk) } });
+  await backend.preflightRun({
+    image: config.image,
+    networks: [...networks],
+    options: {
+      pull: config.pull,
+      network: config.network,
+      requireLimits: config.require_limits,
+      disk: diskOption(config.disk),
+    },
+  });
   if (total > 0) await preflightModels(config, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
-    return await runLocked(config, runDir, { dataset, shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange }, runPool!);
+    return await runLocked(
+      config,
+      runDir,
+      { dataset, shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange },
+      runPool!,
+    );
   } finally {
     releaseLock();
   }
@@ -405,13 +570,17 @@ async function checkAndRun(config: RunConfig, dataset: DatasetSource, runDir: st
 
 /** The run's endpoints can work: a key for every remote one, and (unless --no-preflight) each one answers. */
 async function preflightModels(config: RunConfig, out: NodeJS.WritableStream): Promise<void> {
-  const endpoints = Object.entries(runEndpoints(config)).filter((e): e is [string, ModelEndpoint] => e[1] !== undefined);
+  const endpoints = Object.entries(runEndpoints(config)).filter(
+    (e): e is [string, ModelEndpoint] => e[1] !== undefined,
+  );
   requireKeys(endpoints);
   if (config.no_preflight) return;
   await preflightEndpoints(endpoints, { warn: (line) => out.write(`warning: ${line}\n`) });
   if (config.rl_capture) {
     const { preflightTokenCapture } = await import("../models/preflight_tokens.js");
-    await preflightTokenCapture(runEndpoints(config).agent, config.rl_capture, { warn: (line) => out.write(`warning: ${line}\n`) });
+    await preflightTokenCapture(runEndpoints(config).agent, config.rl_capture, {
+      warn: (line) => out.write(`warning: ${line}\n`),
+    });
   }
 }
 
@@ -431,10 +600,15 @@ interface RunPlan {
 }
 
 /** completed / (done + failed) over the whole run folder, from statistics.json's outcome counts. */
-async function completionRate(runDir: string, report: { done: number; failed: number; dropped: number }): Promise<number | null> {
+async function completionRate(
+  runDir: string,
+  report: { done: number; failed: number; dropped: number },
+): Promise<number | null> {
   const total = report.done + report.failed + report.dropped;
   if (total === 0) return null;
-  const stats = JSON.parse(readFileSync(join(runDir, RUN_FILES.statistics), "utf8")) as { outcomes?: Record<string, number> };
+  const stats = JSON.parse(readFileSync(join(runDir, RUN_FILES.statistics), "utf8")) as {
+    outcomes?: Record<string, number>;
+  };
   return (stats.outcomes?.completed ?? 0) / total;
 }
 
@@ -459,11 +633,13 @@ async function datasetIds(dataset: DatasetSource): Promise<Set<string>> {
  * outside /proc and /sys (where a recursive mkdir never returns), and its result files plain files.
  */
 function checkOutputLocation(runDir: string): void {
-  if (/^\/(proc|sys)(\/|$)/.test(runDir)) throw new UserError(`--output-dir: ${runDir} is inside a kernel file system; choose a real folder`);
+  if (/^\/(proc|sys)(\/|$)/.test(runDir))
+    throw new UserError(`--output-dir: ${runDir} is inside a kernel file system; choose a real folder`);
   let dir = runDir;
   // The nearest existing ancestor must be a writable folder.
   while (!existsSync(dir)) dir = dirname(dir);
-  if (!statSync(dir).isDirectory()) throw new UserError(`--output-dir: ${dir} is a file, not a folder (run folder ${runDir})`);
+  if (!statSync(dir).isDirectory())
+    throw new UserError(`--output-dir: ${dir} is a file, not a folder (run folder ${runDir})`);
   try {
     accessSync(dir, constants.W_OK);
   } catch {
@@ -471,15 +647,20 @@ function checkOutputLocation(runDir: string): void {
   }
   for (const name of [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped]) {
     const path = join(runDir, name);
-    if (existsSync(path) && !statSync(path).isFile()) throw new UserError(`run folder ${runDir}: ${name} is not a file`);
+    if (existsSync(path) && !statSync(path).isFile())
+      throw new UserError(`run folder ${runDir}: ${name} is not a file`);
   }
 }
 
 /** The configuration changes an earlier --allow-config-change recorded in run.yaml (kept across resumes). */
 function earlierConfigChanges(runDir: string): { at: string; changed: string }[] {
   try {
-    const previous = YAML.parse(readFileSync(join(runDir, RUN_FILES.config), "utf8")) as { allowed_config_changes?: unknown };
-    return Array.isArray(previous?.allowed_config_changes) ? (previous.allowed_config_changes as { at: string; changed: string }[]) : [];
+    const previous = YAML.parse(readFileSync(join(runDir, RUN_FILES.config), "utf8")) as {
+      allowed_config_changes?: unknown;
+    };
+    return Array.isArray(previous?.allowed_config_changes)
+      ? (previous.allowed_config_changes as { at: string; changed: string }[])
+      : [];
   } catch {
     return []; // unreadable: checkConfigChange already warned about it
   }
@@ -494,7 +675,9 @@ function datasetRecord(dataset: DatasetSource): Record<string, string> {
 /** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
 function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
   const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  const typed = process.argv.slice(2).filter((a) => a !== "--resume" && a !== "--retry-failed" && a !== "--retry-unscored");
+  const typed = process.argv
+    .slice(2)
+    .filter((a) => a !== "--resume" && a !== "--retry-failed" && a !== "--retry-unscored");
   // A key is never printed: its place says that one must be given again (or come from the environment).
   // Header values appear only as `${VAR}` references, URL credentials as USER:PASSWORD.
   const secretFlags = new Set(SECRET_KEYS.map((k) => `--${k.replace(/_/g, "-")}`));
@@ -519,7 +702,10 @@ function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
     ...(args.some((a) => /: VALUE$/.test(a)) ? ["the header values back in place of VALUE"] : []),
     ...(args.some((a) => a.includes("USER:PASSWORD@")) ? ["the URL credentials back in place of USER:PASSWORD"] : []),
   ];
-  const hints = [...(gaps.length ? [`put ${gaps.join(", ")}`] : []), ...(readsOnce(config.dataset) ? ["pipe the same dataset into it again"] : [])];
+  const hints = [
+    ...(gaps.length ? [`put ${gaps.join(", ")}`] : []),
+    ...(readsOnce(config.dataset) ? ["pipe the same dataset into it again"] : []),
+  ];
   const hint = hints.length ? ` (${hints.join("; ")})` : "";
   return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
 }
@@ -540,13 +726,24 @@ const POOL_LOAD_WAIT_MS = 15_000;
 
 /** Starts the run's worker threads with the run-wide gates they share. */
 function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): RunPool {
-  const sandboxGates = SandboxGates.create({ maxSandboxes: config.max_sandboxes, prewarm: config.prewarm, workers: config.workers });
+  const sandboxGates = SandboxGates.create({
+    maxSandboxes: config.max_sandboxes,
+    prewarm: config.prewarm,
+    workers: config.workers,
+  });
   // One limiter per model endpoint for the whole run: every worker thread shares its permits and its back-off.
   const modelGates = ModelGates.create(config);
   const loaded = new Int32Array(new SharedArrayBuffer(4));
   const workerData: WorkerData = {
-    config, runDir, workers: config.workers, prefill: inputs.prefill, allowlist: inputs.allowlist, mcp: inputs.mcp, sandboxGates: sandboxGates.buffers,
-    modelGates: modelGates.buffers, loaded,
+    config,
+    runDir,
+    workers: config.workers,
+    prefill: inputs.prefill,
+    allowlist: inputs.allowlist,
+    mcp: inputs.mcp,
+    sandboxGates: sandboxGates.buffers,
+    modelGates: modelGates.buffers,
+    loaded,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
   tuneHeapGrowth();
@@ -568,7 +765,8 @@ function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): Run
   const close = () =>
     (closing ??= (async () => {
       const deadline = Date.now() + POOL_LOAD_WAIT_MS;
-      while (Atomics.load(loaded, 0) < config.workers && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      while (Atomics.load(loaded, 0) < config.workers && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 5));
       await pool.destroy();
     })());
   return { pool, sandboxGates, modelGates, threadIds, close };
@@ -585,7 +783,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   if (sel.unscored.size > 0) {
     // The rerun's line replaces the unscored one: moved out first, so no reader ever sees two results of a task.
     const moved = await supersedeTasks(runDir, sel.unscored, { byKey: true });
-    if (moved) process.stderr.write(`moved ${moved} unscored result(s) to superseded.jsonl; rerunning them (--retry-unscored)\n`);
+    if (moved)
+      process.stderr.write(
+        `moved ${moved} unscored result(s) to superseded.jsonl; rerunning them (--retry-unscored)\n`,
+      );
   }
   const previousChanges = configChange ? earlierConfigChanges(runDir) : [];
   const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];
@@ -603,7 +804,10 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   // A shard's completion record is moved aside now and written again only at the end (src/run/shard_ledger.ts).
   const shardLedger = shard ? startShardLedger(config, runDir, shard, fingerprint) : undefined;
   const events = join(runDir, RUN_FILES.events);
-  const redact = createRedactor([...secretValues(config), ...mcpSecretValues([...(inputs.mcp ?? []).map((c) => c.config), ...rowMcpServersSeen()])]);
+  const redact = createRedactor([
+    ...secretValues(config),
+    ...mcpSecretValues([...(inputs.mcp ?? []).map((c) => c.config), ...rowMcpServersSeen()]),
+  ]);
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
   if (configChange) logEvent(`resumed with a changed configuration (--allow-config-change): ${configChange}`);
@@ -634,7 +838,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
         if (modelPermits) logEvent(`worker thread ${id} gone: returned ${modelPermits} model connection permit(s)`);
         try {
           const { removed, permits } = await reclaimThread(config.env, config.run_name!, id, sandboxGates);
-          if (removed || permits) logEvent(`worker thread ${id} gone: removed ${removed} sandbox(es), returned ${permits} sandbox permit(s)`);
+          if (removed || permits)
+            logEvent(`worker thread ${id} gone: removed ${removed} sandbox(es), returned ${permits} sandbox permit(s)`);
         } catch (err) {
           logEvent(`worker thread ${id} gone: could not remove its sandboxes: ${errorMessage(err)}`);
         }
@@ -715,7 +920,8 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     // The rl line first: a crash between the two leaves a line a rerun supersedes (readers keep the last per
     // task and epoch), never a result without its tokens.
     if (msg.rlLine !== undefined) files.rl?.appendLine(redact(msg.rlLine));
-    if (msg.rlProblems) logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
+    if (msg.rlProblems)
+      logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
     files[msg.kind].appendLine(redact(msg.line));
     tokensBy.agent += msg.tokens.agent;
     tokensBy.approver += msg.tokens.approver;
@@ -749,23 +955,26 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
             const retry = submit({ ...spec, attempt: 1 });
             return retry;
           }
-          write({
-            taskId: spec.id,
-            kind: "failed",
-            outcome: "environment_error",
-            tokens: { agent: 0, approver: 0, judge: 0 },
-            error: `worker crashed: ${errorMessage(err)}`,
-            line: JSON.stringify({
-              prompt_index: spec.index,
-              task_id: spec.id,
+          write(
+            {
+              taskId: spec.id,
+              kind: "failed",
               outcome: "environment_error",
-              completed: false,
-              partial: false,
+              tokens: { agent: 0, approver: 0, judge: 0 },
               error: `worker crashed: ${errorMessage(err)}`,
-              toolsets_used: spec.toolsets,
-              metadata: { attempt: spec.attempt, dataset_line: spec.line, timestamp: new Date().toISOString() },
-            } satisfies FailureRecord),
-          }, spec.index);
+              line: JSON.stringify({
+                prompt_index: spec.index,
+                task_id: spec.id,
+                outcome: "environment_error",
+                completed: false,
+                partial: false,
+                error: `worker crashed: ${errorMessage(err)}`,
+                toolsets_used: spec.toolsets,
+                metadata: { attempt: spec.attempt, dataset_line: spec.line, timestamp: new Date().toISOString() },
+              } satisfies FailureRecord),
+            },
+            spec.index,
+          );
         },
       )
       .finally(() => inFlight.delete(p));
@@ -774,7 +983,19 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   };
 
   const checkpointTimer = setInterval(() => {
-    writeCheckpoint(runDir, { run_name: config.run_name, ...counts, previously_done: state.done.size, total, config_fingerprint: fingerprint, ...shardInfo, finished: false }, hermesCheckpoint);
+    writeCheckpoint(
+      runDir,
+      {
+        run_name: config.run_name,
+        ...counts,
+        previously_done: state.done.size,
+        total,
+        config_fingerprint: fingerprint,
+        ...shardInfo,
+        finished: false,
+      },
+      hermesCheckpoint,
+    );
   }, 5_000);
   checkpointTimer.unref();
   // Retries and limit changes show while tasks are still running (a 429 storm finishes nothing for a while).
@@ -784,7 +1005,17 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   let dispatchError: unknown;
   try {
     const badRows: string[] = [];
-    for await (const spec of plannedTasks(config, dataset, planner, state.done, failedIds, sel, (m) => badRows.push(m), undefined, shard)) {
+    for await (const spec of plannedTasks(
+      config,
+      dataset,
+      planner,
+      state.done,
+      failedIds,
+      sel,
+      (m) => badRows.push(m),
+      undefined,
+      shard,
+    )) {
       if (stopping) break;
       while (inFlight.size >= config.concurrency && !stopping) await Promise.race(inFlight);
       if (stopping) break;
@@ -823,9 +1054,35 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
 
   // The report modules load only now: the run's start-up does not pay for them.
   const { scoresLine, writeRunReports } = await import("../report/reports.js");
-  const report = await writeRunReports(runDir, config, { startedAt, totalPrompts: total + state.done.size, modelCalls: modelGates.counts() });
-  writeCheckpoint(runDir, { run_name: config.run_name, done: report.done, failed: report.failed, dropped: report.dropped, total_in_dataset_slice: report.done + report.failed + report.dropped, config_fingerprint: fingerprint, ...shardInfo, finished: !interrupted }, hermesCheckpoint);
-  if (shardLedger) await finishShardLedger(shardLedger, config, runDir, shard!, { dataset, interrupted, earlyStop, earlyStopWhat, thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped }, modelCalls: modelGates.counts(), redact });
+  const report = await writeRunReports(runDir, config, {
+    startedAt,
+    totalPrompts: total + state.done.size,
+    modelCalls: modelGates.counts(),
+  });
+  writeCheckpoint(
+    runDir,
+    {
+      run_name: config.run_name,
+      done: report.done,
+      failed: report.failed,
+      dropped: report.dropped,
+      total_in_dataset_slice: report.done + report.failed + report.dropped,
+      config_fingerprint: fingerprint,
+      ...shardInfo,
+      finished: !interrupted,
+    },
+    hermesCheckpoint,
+  );
+  if (shardLedger)
+    await finishShardLedger(shardLedger, config, runDir, shard!, {
+      dataset,
+      interrupted,
+      earlyStop,
+      earlyStopWhat,
+      thisTime: { done: counts.done, failed: counts.failed, dropped: counts.dropped },
+      modelCalls: modelGates.counts(),
+      redact,
+    });
   logEvent(`end: ${counts.done} done, ${counts.failed} failed, ${counts.dropped} dropped in this invocation`);
 
   // Each outcome by its name: a max_turns or partial task is never called completed.
@@ -840,13 +1097,20 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
     `${counts.dropped} dropped`,
   ];
   out.write(`\nrun '${config.run_name}': ${parts.join(", ")} this time (${report.done} done in total) → ${runDir}\n`);
-  out.write(`${tokenTotalsText(tokenTotals(tokensBy.agent, tokensBy.approver, tokensBy.judge))}, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`);
+  out.write(
+    `${tokenTotalsText(tokenTotals(tokensBy.agent, tokensBy.approver, tokensBy.judge))}, ${formatDuration(Date.now() - startedAt.getTime())} this time\n`,
+  );
   if (counts.failed > 0) out.write(redact(`failures by reason:\n${failureReasons.summary().join("\n")}\n`));
-  if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir))) out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
+  if (config.keep_workspaces && existsSync(taskFoldersDir(config.output_dir, runDir)))
+    out.write(`task folders kept in ${taskFoldersDir(config.output_dir, runDir)}\n`);
   if (report.scores) out.write(`${scoresLine(report.scores)}\n`);
   if (report.atifError) out.write(`error: ${report.atifError}\n`);
   if (approverFailures.count > 0) {
-    out.write(redact(`approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`));
+    out.write(
+      redact(
+        `approver failures: ${approverFailures.count} (each command denied, fail-closed); first: ${approverFailures.first}\n`,
+      ),
+    );
   }
   if (interrupted) {
     out.write(`interrupted. Resume with: ${resumeCommand(config, shard)}\n`);
@@ -861,25 +1125,32 @@ async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPo
   }
   // The CI gate in one step: this run against the baseline, as `hermes-batch compare` does. Its verdict is the
   // exit code: tasks that failed for infrastructure reasons are judged by --max-unscored (exit 3), not exit 1.
-  const gateExit = config.baseline ? await (await import("./baseline_gate.js")).baselineGate(config, runDir, out) : undefined;
+  const gateExit = config.baseline
+    ? await (await import("./baseline_gate.js")).baselineGate(config, runDir, out)
+    : undefined;
   if (gateExit !== undefined && gateExit !== EXIT.ok) return gateExit;
   if (config.fail_under !== undefined) {
     // On the pass rate once rows are scored, else on the completion rate of the whole run.
     const rate = report.scores?.pass_rate ?? (await completionRate(runDir, report));
     const what = report.scores ? "pass rate" : "completion rate";
     if (rate === null || rate * 100 < config.fail_under) {
-      out.write(`${what} ${rate === null ? "unknown (nothing scored)" : `${(rate * 100).toFixed(1)} %`} is under --fail-under ${config.fail_under} %\n`);
+      out.write(
+        `${what} ${rate === null ? "unknown (nothing scored)" : `${(rate * 100).toFixed(1)} %`} is under --fail-under ${config.fail_under} %\n`,
+      );
       return EXIT.someFailed;
     }
   }
   if (report.failed > 0) {
-    out.write(`${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`);
+    out.write(
+      `${report.failed} task(s) failed (see ${join(runDir, RUN_FILES.failed)}); rerun them with --retry-failed\n`,
+    );
     if (report.internal > 0) {
-      out.write(`${report.internal} of them ended in internal_error, a bug of hermes-batch (stack in events.log): --resume and --retry-failed leave them; --retry-internal reruns them\n`);
+      out.write(
+        `${report.internal} of them ended in internal_error, a bug of hermes-batch (stack in events.log): --resume and --retry-failed leave them; --retry-internal reruns them\n`,
+      );
     }
     if (gateExit === undefined) return EXIT.someFailed;
   }
   // A trajectory that gives no valid ATIF document is a bug of ours: the run says so in its exit code.
   return report.atifError ? EXIT.someFailed : EXIT.ok;
 }
-

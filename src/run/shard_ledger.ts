@@ -37,13 +37,22 @@ export interface ShardInvocationEnd {
   redact: (s: string) => string;
 }
 
-export async function finishShardLedger(ledger: ShardLedger, config: RunConfig, runDir: string, shard: Shard, end: ShardInvocationEnd): Promise<void> {
+export async function finishShardLedger(
+  ledger: ShardLedger,
+  config: RunConfig,
+  runDir: string,
+  shard: Shard,
+  end: ShardInvocationEnd,
+): Promise<void> {
   const owned = (await ownershipByShard(readDataset(end.dataset), shard.count, config))[shard.index]!;
   const results = await folderResults(runDir);
   const state = end.interrupted ? "interrupted" : end.earlyStop !== undefined ? "stopped_early" : "finished";
   ledger.finish({
     state,
-    stoppedEarly: end.earlyStop !== undefined ? { reason: end.redact(end.earlyStop), after_failures: config.stop_after_failures, what: end.earlyStopWhat } : null,
+    stoppedEarly:
+      end.earlyStop !== undefined
+        ? { reason: end.redact(end.earlyStop), after_failures: config.stop_after_failures, what: end.earlyStopWhat }
+        : null,
     exitCode: end.interrupted ? 130 : end.earlyStop !== undefined || results.failed.size > 0 ? 1 : 0,
     ownedIds: owned,
     epochs: config.epochs,

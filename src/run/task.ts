@@ -8,7 +8,12 @@ import { readdir, readFile } from "node:fs/promises";
 import type { RunConfig } from "../config/run_config.js";
 import { registry, type Logger, type ToolContext } from "../../tools/registry.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
-import { EnvironmentLostError, type Environment, type EnvironmentOptions, type ExecResult } from "../../tools/environments/base.js";
+import {
+  EnvironmentLostError,
+  type Environment,
+  type EnvironmentOptions,
+  type ExecResult,
+} from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import type { ApprovalGateOptions } from "../../tools/approval/gate.js";
 import { lazyApprovalGate } from "../../tools/lazy_approval.js";
@@ -21,7 +26,13 @@ import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
-import { extractToolStats, offeredToolsets, reasoningStats, statsToolNames, unknownToolsCalled } from "../report/tool_stats.js";
+import {
+  extractToolStats,
+  offeredToolsets,
+  reasoningStats,
+  statsToolNames,
+  unknownToolsCalled,
+} from "../report/tool_stats.js";
 import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
@@ -62,7 +73,12 @@ export interface TaskRunnerDeps {
 }
 
 /** The approver model comes from the run's scheduler; without one, smart approval denies (fail-closed). */
-export function approvalOptions(config: RunConfig, spec: TaskSpec, allowlist: string[], approver?: ChatModel): ApprovalGateOptions {
+export function approvalOptions(
+  config: RunConfig,
+  spec: TaskSpec,
+  allowlist: string[],
+  approver?: ChatModel,
+): ApprovalGateOptions {
   return {
     policy: config.approval,
     taskId: spec.id,
@@ -211,7 +227,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       ctx.mcp = mcpSessions;
     }
     tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets: spec.toolsets }), mcpCatalogs);
-    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined || harbor !== undefined;
+    const needsEnv =
+      tools.some((t) => registry.get(t.function.name)?.needsEnvironment) ||
+      spec.verify !== undefined ||
+      harbor !== undefined;
     if (needsEnv) {
       try {
         // A Harbor task's image is known only now (built first when it comes from a Dockerfile); the
@@ -223,23 +242,24 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         throw new EnvironmentSetupError(errorText(err));
       }
     }
-    const agentLoop = (loopSignal: AbortSignal) => runAgentLoop({
-      model: models.agent,
-      prompt: spec.prompt,
-      tools,
-      systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
-      ephemeralSystemPrompt: config.ephemeral_system_prompt,
-      prefill: deps.prefill,
-      maxTurns: config.max_turns,
-      maxConsecutiveToolErrors: config.max_consecutive_tool_errors,
-      toolConcurrency: config.tool_concurrency,
-      executeTool,
-      ctx,
-      signal: loopSignal,
-      // The continued answer's reasoning only reaches the model when reasoning is sent back.
-      continueReasoningOnly: config.preserve_reasoning,
-      ...(tokenLedger ? { tokenLedger } : {}),
-    });
+    const agentLoop = (loopSignal: AbortSignal) =>
+      runAgentLoop({
+        model: models.agent,
+        prompt: spec.prompt,
+        tools,
+        systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
+        ephemeralSystemPrompt: config.ephemeral_system_prompt,
+        prefill: deps.prefill,
+        maxTurns: config.max_turns,
+        maxConsecutiveToolErrors: config.max_consecutive_tool_errors,
+        toolConcurrency: config.tool_concurrency,
+        executeTool,
+        ctx,
+        signal: loopSignal,
+        // The continued answer's reasoning only reaches the model when reasoning is sent back.
+        continueReasoningOnly: config.preserve_reasoning,
+        ...(tokenLedger ? { tokenLedger } : {}),
+      });
     let timeLimited = false;
     if (harbor) ({ loop, timeLimited } = await harborAgentPhase(harbor, spec, taskEnv, agentLoop, signal));
     else loop = await agentLoop(signal);
@@ -250,11 +270,24 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       outcome = "environment_error";
       error = `environment failed: ${errorText(envFailure)}`;
     } else if (harbor) {
-      harborVerdict = await harborVerifierPhase(harbor, taskEnv, join(deps.runDir, "harbor", taskDirName(specKey(spec))), signal);
+      harborVerdict = await harborVerifierPhase(
+        harbor,
+        taskEnv,
+        join(deps.runDir, "harbor", taskDirName(specKey(spec))),
+        signal,
+      );
     } else if (spec.verify) {
-      verify = await runVerify(spec, taskEnv, { timeoutSec: config.verify_timeout, isolated: config.verify_isolated }, signal);
+      verify = await runVerify(
+        spec,
+        taskEnv,
+        { timeoutSec: config.verify_timeout, isolated: config.verify_isolated },
+        signal,
+      );
     }
-    if (DONE_OUTCOMES.has(outcome) && (spec.expected !== undefined || spec.rubric !== undefined || verify || harborVerdict)) {
+    if (
+      DONE_OUTCOMES.has(outcome) &&
+      (spec.expected !== undefined || spec.rubric !== undefined || verify || harborVerdict)
+    ) {
       // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
       const { scoreTask } = await import("../score/scorers.js");
       scored = await scoreTask({
@@ -270,7 +303,10 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     }
   } catch (err) {
     if (err instanceof AgentLoopAborted) loop = err.partialResult;
-    outcome = envFailure && !cancel.aborted && !taskAbort.timedOut ? "environment_error" : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, taskAbort.timedOut);
+    outcome =
+      envFailure && !cancel.aborted && !taskAbort.timedOut
+        ? "environment_error"
+        : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, taskAbort.timedOut);
     error =
       outcome === "timeout"
         ? `task timed out after ${config.task_timeout} s`
@@ -338,40 +374,96 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
   if (cost !== undefined) entry.cost_usd = cost;
 
-  const tokens = { agent: usage.total_tokens, approver: approval?.usage.total_tokens ?? 0, judge: entry.judge_usage?.total_tokens ?? 0 };
+  const tokens = {
+    agent: usage.total_tokens,
+    approver: approval?.usage.total_tokens ?? 0,
+    judge: entry.judge_usage?.total_tokens ?? 0,
+  };
   const approverErrors = (approval?.records ?? []).filter((r) => r.error);
   const reported = {
     ...(modelEvents.length ? { modelEvents } : {}),
     ...(environmentEvents.length ? { environmentEvents } : {}),
-    ...(approverErrors.length ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } } : {}),
+    ...(approverErrors.length
+      ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } }
+      : {}),
   };
   const rlLineOf = (dropped?: string) => {
     if (!tokenLedger) return {};
-    const rl = buildRlLine({ taskId: spec.id, epoch: spec.epoch, config, loop, ledger: tokenLedger, outcome, error, score: entry.score, dropped });
+    const rl = buildRlLine({
+      taskId: spec.id,
+      epoch: spec.epoch,
+      config,
+      loop,
+      ledger: tokenLedger,
+      outcome,
+      error,
+      score: entry.score,
+      dropped,
+    });
     return { rlLine: JSON.stringify(rl), ...(rl.problems.length ? { rlProblems: rl.problems } : {}) };
   };
   if (!DONE_OUTCOMES.has(outcome)) {
     // A sandbox that hit one of its limits says which (its lost reason starts with it).
-    const limit = outcome === "environment_error" && envFailure instanceof Error ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1] : undefined;
-    const line = JSON.stringify({ ...entry, ...(deterministic ? { retryable: false } : {}), ...(limit ? { reason: limit } : {}) });
-    return { taskId: spec.id, kind: "failed", outcome, line, tokens, error, ...(stack ? { stack } : {}), ...reported, ...rlLineOf() };
+    const limit =
+      outcome === "environment_error" && envFailure instanceof Error
+        ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1]
+        : undefined;
+    const line = JSON.stringify({
+      ...entry,
+      ...(deterministic ? { retryable: false } : {}),
+      ...(limit ? { reason: limit } : {}),
+    });
+    return {
+      taskId: spec.id,
+      kind: "failed",
+      outcome,
+      line,
+      tokens,
+      error,
+      ...(stack ? { stack } : {}),
+      ...reported,
+      ...rlLineOf(),
+    };
   }
   const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);
   if (dropReason) {
-    return { taskId: spec.id, kind: "dropped", outcome, line: JSON.stringify({ ...entry, dropped: dropReason }), tokens, error: dropReason, ...reported, ...rlLineOf(dropReason) };
+    return {
+      taskId: spec.id,
+      kind: "dropped",
+      outcome,
+      line: JSON.stringify({ ...entry, dropped: dropReason }),
+      tokens,
+      error: dropReason,
+      ...reported,
+      ...rlLineOf(dropReason),
+    };
   }
-  return { taskId: spec.id, kind: "trajectory", outcome, line: JSON.stringify(entry), tokens, ...reported, ...rlLineOf() };
+  return {
+    taskId: spec.id,
+    kind: "trajectory",
+    outcome,
+    line: JSON.stringify(entry),
+    tokens,
+    ...reported,
+    ...rlLineOf(),
+  };
 }
 
 /** The definitions without the MCP tools of servers this task does not have (another row's own servers). */
-function withoutOtherMcpTools<T extends { function: { name: string } }>(defs: readonly T[], catalogs: readonly McpServerCatalog[]): readonly T[] {
+function withoutOtherMcpTools<T extends { function: { name: string } }>(
+  defs: readonly T[],
+  catalogs: readonly McpServerCatalog[],
+): readonly T[] {
   const mine = new Set(catalogs.flatMap((c) => c.tools.map((t) => t.registeredName)));
   const other = (name: string) => isMcpTool(name) && !mine.has(name);
   return defs.some((d) => other(d.function.name)) ? defs.filter((d) => !other(d.function.name)) : defs;
 }
 
 /** `mcp_servers`: the MCP servers whose tools this task was offered (name, transport, where, server info, tools). */
-function mcpMetadata(catalogs: McpServerCatalog[] | undefined, tools: readonly { function: { name: string } }[]): { mcp_servers?: Record<string, unknown>[] } {
+function mcpMetadata(
+  catalogs: McpServerCatalog[] | undefined,
+  tools: readonly { function: { name: string } }[],
+): { mcp_servers?: Record<string, unknown>[] } {
   if (!catalogs?.length) return {};
   const offered = new Set(tools.map((t) => t.function.name));
   const used = catalogs.filter((c) => c.tools.some((t) => offered.has(t.registeredName)));
@@ -379,7 +471,10 @@ function mcpMetadata(catalogs: McpServerCatalog[] | undefined, tools: readonly {
 }
 
 /** USD for the given usages at the run's prices per million tokens; undefined without prices. */
-export function taskCost(config: Pick<RunConfig, "price_input" | "price_output">, usages: (Usage | undefined)[]): number | undefined {
+export function taskCost(
+  config: Pick<RunConfig, "price_input" | "price_output">,
+  usages: (Usage | undefined)[],
+): number | undefined {
   if (config.price_input === undefined && config.price_output === undefined) return undefined;
   let usd = 0;
   for (const u of usages) {
@@ -390,7 +485,10 @@ export function taskCost(config: Pick<RunConfig, "price_input" | "price_output">
 }
 
 /** The loop's model calls, each with the USD of its tokens when the run has prices. */
-function pricedCalls(config: Pick<RunConfig, "price_input" | "price_output">, calls: ModelCallRecord[]): ModelCallRecord[] {
+function pricedCalls(
+  config: Pick<RunConfig, "price_input" | "price_output">,
+  calls: ModelCallRecord[],
+): ModelCallRecord[] {
   return calls.map((c) => {
     const cost = taskCost(config, [c.usage]);
     return cost === undefined ? c : { ...c, cost_usd: cost };
@@ -398,14 +496,21 @@ function pricedCalls(config: Pick<RunConfig, "price_input" | "price_output">, ca
 }
 
 /** The trajectory's score, and the judge's call with its tokens counted apart from the agent's. */
-export function scoreFields(scored: ScorerOutput[] | undefined): Pick<TrajectoryEntry, "score" | "judge" | "judge_usage"> {
+export function scoreFields(
+  scored: ScorerOutput[] | undefined,
+): Pick<TrajectoryEntry, "score" | "judge" | "judge_usage"> {
   if (!scored) return {};
   const judge = scored.find((s) => s.judge)?.judge;
   const results = scored.map(({ judge: _judge, ...result }) => result);
   return { score: combineScores(results), ...(judge ? { judge, judge_usage: judge.usage } : {}) };
 }
 
-function dropReasonFor(loop: AgentLoopResult | undefined, messages: ChatMessage[], known: Set<string>, requireReasoning: boolean): DropReason | undefined {
+function dropReasonFor(
+  loop: AgentLoopResult | undefined,
+  messages: ChatMessage[],
+  known: Set<string>,
+  requireReasoning: boolean,
+): DropReason | undefined {
   // The original retries an empty answer 3 times, then discards the sample: never a completed one.
   if (loop?.end === "empty_response") return "empty_response";
   if (unknownToolsCalled(messages, known).length > 0) return "unknown_tools";
@@ -419,7 +524,12 @@ function dropReasonFor(loop: AgentLoopResult | undefined, messages: ChatMessage[
  * anything the agent wrote at those paths) and the command runs in a new process whose exit status the harness
  * reads itself (the backend's runVerify), never through the agent's persistent shell.
  */
-export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, taskEnv: TaskEnvironment, opts: { timeoutSec: number; isolated: boolean }, signal: AbortSignal): Promise<VerifyResult> {
+export async function runVerify(
+  spec: Pick<TaskSpec, "verify" | "verifyFiles">,
+  taskEnv: TaskEnvironment,
+  opts: { timeoutSec: number; isolated: boolean },
+  signal: AbortSignal,
+): Promise<VerifyResult> {
   const command = spec.verify!;
   let copy: Environment | undefined;
   try {
@@ -427,13 +537,18 @@ export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, 
     if (taskSandbox.stopProcesses) await taskSandbox.stopProcesses();
     else for (const p of await taskSandbox.listBackground()) if (p.running) await taskSandbox.killBackground(p.id);
     if (opts.isolated) {
-      if (!taskSandbox.isolatedCopy) throw new Error(`the ${taskSandbox.kind} environment cannot make an isolated copy for --verify-isolated`);
+      if (!taskSandbox.isolatedCopy)
+        throw new Error(`the ${taskSandbox.kind} environment cannot make an isolated copy for --verify-isolated`);
       copy = await taskSandbox.isolatedCopy(signal);
     }
     const env = copy ?? taskSandbox;
     const files: { path: string; data: Buffer }[] = [];
     if (spec.verifyFiles) {
-      for (const rel of await listFiles(spec.verifyFiles)) files.push({ path: `${env.workdir.replace(/\/$/, "")}/${rel}`, data: await readFile(join(spec.verifyFiles, rel)) });
+      for (const rel of await listFiles(spec.verifyFiles))
+        files.push({
+          path: `${env.workdir.replace(/\/$/, "")}/${rel}`,
+          data: await readFile(join(spec.verifyFiles, rel)),
+        });
     }
     let r: ExecResult;
     if (env.runVerify) {
@@ -446,7 +561,13 @@ export async function runVerify(spec: Pick<TaskSpec, "verify" | "verifyFiles">, 
     const output = [r.stdout, r.stderr].filter(Boolean).join("\n");
     return { command, exit_code: r.exitCode, passed: r.exitCode === 0 && !r.timedOut, output, timed_out: r.timedOut };
   } catch (err) {
-    return { command, exit_code: -1, passed: false, output: `verify could not run: ${errorText(err)}`, timed_out: false };
+    return {
+      command,
+      exit_code: -1,
+      passed: false,
+      output: `verify could not run: ${errorText(err)}`,
+      timed_out: false,
+    };
   } finally {
     // A copy that cannot be removed stays a leftover that `gc` finds by its run and task labels.
     await copy?.cleanup().catch(() => undefined);

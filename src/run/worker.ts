@@ -59,7 +59,15 @@ function setUp(): Promise<TaskRunnerDeps> {
       const models = await createRunModels(data.config, new ModelGates(data.modelGates));
       const { prefill, allowlist } = data;
       return {
-        config: data.config, runDir: data.runDir, models, prefill, logger: consoleLogger, knownTools: new Set(registry.names()), allowlist, workers: data.workers, mcp: data.mcp,
+        config: data.config,
+        runDir: data.runDir,
+        models,
+        prefill,
+        logger: consoleLogger,
+        knownTools: new Set(registry.names()),
+        allowlist,
+        workers: data.workers,
+        mcp: data.mcp,
         sandboxGates: data.sandboxGates ? new SandboxGates(data.sandboxGates) : undefined,
       };
     })();

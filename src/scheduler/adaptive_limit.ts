@@ -21,7 +21,11 @@ export interface AdaptivePolicy {
   recoverIntervalMs: number;
 }
 
-export const DEFAULT_ADAPTIVE_POLICY: AdaptivePolicy = { decreaseWindowMs: 2000, recoverAfterSuccesses: 5, recoverIntervalMs: 5000 };
+export const DEFAULT_ADAPTIVE_POLICY: AdaptivePolicy = {
+  decreaseWindowMs: 2000,
+  recoverAfterSuccesses: 5,
+  recoverIntervalMs: 5000,
+};
 
 /** What crosses to the worker threads (in `workerData`). */
 export interface AdaptiveLimitBuffers {
@@ -92,7 +96,11 @@ export class SharedAdaptiveLimiter {
     if (this.cells.length < CELLS) throw new RangeError("adaptive limiter state buffer too small");
   }
 
-  static create(max: number, policy: Partial<AdaptivePolicy> = {}, now: () => number = Date.now): SharedAdaptiveLimiter {
+  static create(
+    max: number,
+    policy: Partial<AdaptivePolicy> = {},
+    now: () => number = Date.now,
+  ): SharedAdaptiveLimiter {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`limiter max must be an integer >= 1, got ${max}`);
     const p = { ...DEFAULT_ADAPTIVE_POLICY, ...policy };
     const gate = SharedSemaphore.create(max);

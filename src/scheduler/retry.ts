@@ -53,7 +53,12 @@ export function backoffDelay(attempt: number, backoff: BackoffOptions, random: (
 }
 
 /** The wait before retry `attempt`: what the endpoint asked for (capped), else the back-off. */
-export function retryDelay(attempt: number, retryAfterMs: number | undefined, policy: RetryPolicy, random: () => number): number {
+export function retryDelay(
+  attempt: number,
+  retryAfterMs: number | undefined,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
   if (retryAfterMs !== undefined) return Math.min(retryAfterMs, policy.maxRetryAfterMs);
   return backoffDelay(attempt, policy.backoff, random);
 }

@@ -57,7 +57,15 @@ export class ModelGates {
   }
 
   counts(): ModelCallCounts {
-    const out: ModelCallCounts = { calls: 0, retries: 0, rate_limited: 0, failed_calls: 0, limit_decreases: 0, limit_increases: 0, endpoints: {} };
+    const out: ModelCallCounts = {
+      calls: 0,
+      retries: 0,
+      rate_limited: 0,
+      failed_calls: 0,
+      limit_decreases: 0,
+      limit_increases: 0,
+      endpoints: {},
+    };
     for (const [key, l] of this.limiters) {
       const c = l.counts();
       out.endpoints[key] = c;
@@ -73,7 +81,9 @@ export class ModelGates {
 }
 
 /** The models one task calls (one per endpoint of `runEndpoints`), their retries and limit changes reported to that task. */
-export type TaskModels = { [P in keyof RunEndpoints]: RunEndpoints[P] extends ModelEndpoint ? ChatModel : ChatModel | undefined };
+export type TaskModels = {
+  [P in keyof RunEndpoints]: RunEndpoints[P] extends ModelEndpoint ? ChatModel : ChatModel | undefined;
+};
 
 export interface RunModels {
   forTask(onEvent?: (e: ModelEvent) => void): TaskModels;
@@ -81,7 +91,10 @@ export interface RunModels {
 
 /** Worker thread: a provider for each of the run's endpoints (one keep-alive pool each), scheduled through the shared gates. */
 export async function createRunModels(config: RunConfig, gates: ModelGates): Promise<RunModels> {
-  const policy: Partial<RetryPolicy> = { maxRetries: config.max_retries, requestTimeoutMs: config.request_timeout * 1000 };
+  const policy: Partial<RetryPolicy> = {
+    maxRetries: config.max_retries,
+    requestTimeoutMs: config.request_timeout * 1000,
+  };
   const local = new Map<string, SharedAdaptiveLimiter>();
   // An endpoint the main thread did not plan for (in-process use) gets a limiter of this thread alone.
   const limiterOf = (key: string) =>
@@ -95,9 +108,13 @@ export async function createRunModels(config: RunConfig, gates: ModelGates): Pro
     const provider = await modelProviders.load(ep.provider);
     const limiter = limiterOf(ep.key);
     const model = provider.create({ ...ep.options, maxSockets: limiter.max });
-    builders.push([purpose, (onEvent) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent })]);
+    builders.push([
+      purpose,
+      (onEvent) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent }),
+    ]);
   }
   return {
-    forTask: (onEvent) => Object.fromEntries(builders.map(([purpose, build]) => [purpose, build(onEvent)])) as TaskModels,
+    forTask: (onEvent) =>
+      Object.fromEntries(builders.map(([purpose, build]) => [purpose, build(onEvent)])) as TaskModels,
   };
 }

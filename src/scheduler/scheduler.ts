@@ -14,8 +14,26 @@ import { DEFAULT_RETRY_POLICY, retryDelay, systemClock, type Clock, type RetryPo
 export type ModelPurpose = "agent" | "approver" | "judge";
 
 export type ModelEvent =
-  | { kind: "retry"; at: number; purpose: ModelPurpose; endpoint: string; attempt: number; maxRetries: number; delayMs: number; status?: number; reason: string }
-  | { kind: "limit"; at: number; purpose: ModelPurpose; endpoint: string; from: number; to: number; reason: LimitChange["reason"] }
+  | {
+      kind: "retry";
+      at: number;
+      purpose: ModelPurpose;
+      endpoint: string;
+      attempt: number;
+      maxRetries: number;
+      delayMs: number;
+      status?: number;
+      reason: string;
+    }
+  | {
+      kind: "limit";
+      at: number;
+      purpose: ModelPurpose;
+      endpoint: string;
+      from: number;
+      to: number;
+      reason: LimitChange["reason"];
+    }
   /** The endpoint answered without any usage: token counts of such calls are zeros, not measurements. */
   | { kind: "no_usage"; at: number; purpose: ModelPurpose; endpoint: string }
   /** The endpoint sent usage values that are not token counts (ignored: counted as 0). */
@@ -50,7 +68,11 @@ export interface ScheduleOptions {
 
 /** `provider` makes one attempt per call; the result retries and respects the run's limiter. */
 export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatModel {
-  const policy: RetryPolicy = { ...DEFAULT_RETRY_POLICY, ...opts.policy, backoff: { ...DEFAULT_RETRY_POLICY.backoff, ...opts.policy?.backoff } };
+  const policy: RetryPolicy = {
+    ...DEFAULT_RETRY_POLICY,
+    ...opts.policy,
+    backoff: { ...DEFAULT_RETRY_POLICY.backoff, ...opts.policy?.backoff },
+  };
   const clock = opts.clock ?? systemClock;
   const { limiter, endpoint, purpose } = opts;
 
@@ -91,7 +113,8 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       return res;
     } catch (err) {
       if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
-      if (timedOut) throw new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
+      if (timedOut)
+        throw new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
       throw err;
     } finally {
       cancelTimer();
@@ -122,7 +145,17 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       const retryAfterMs = failure instanceof ProviderError ? failure.retryAfterMs : undefined;
       const delayMs = retryDelay(tryNo + 1, retryAfterMs, policy, () => clock.random());
       limiter?.noteRetry();
-      opts.onEvent?.({ kind: "retry", at: clock.now(), purpose, endpoint, attempt: tryNo + 1, maxRetries: policy.maxRetries, delayMs, status: failure.status, reason: failure.message });
+      opts.onEvent?.({
+        kind: "retry",
+        at: clock.now(),
+        purpose,
+        endpoint,
+        attempt: tryNo + 1,
+        maxRetries: policy.maxRetries,
+        delayMs,
+        status: failure.status,
+        reason: failure.message,
+      });
       try {
         await clock.sleep(delayMs, req.signal);
       } catch {
@@ -130,7 +163,11 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       }
     }
     limiter?.noteFailure();
-    throw new ModelError(`model request failed after ${policy.maxRetries} retries: ${last?.message ?? "unknown error"}`, last?.status, true);
+    throw new ModelError(
+      `model request failed after ${policy.maxRetries} retries: ${last?.message ?? "unknown error"}`,
+      last?.status,
+      true,
+    );
   }
 
   return { name: provider.name, complete };

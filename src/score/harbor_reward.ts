@@ -23,7 +23,10 @@ export interface HarborVerdict {
 const RewardJsonSchema = z.record(z.string(), z.number().finite());
 
 /** What the two files hold (undefined = absent) → the verdict's reward fields. */
-export function readRewardFiles(json: string | undefined, txt: string | undefined): Pick<HarborVerdict, "reward" | "rewards" | "reason" | "source"> {
+export function readRewardFiles(
+  json: string | undefined,
+  txt: string | undefined,
+): Pick<HarborVerdict, "reward" | "rewards" | "reason" | "source"> {
   if (json !== undefined) {
     if (json.trim() === "") return { reward: null, reason: "reward.json is empty" };
     let parsed: unknown;
@@ -33,7 +36,8 @@ export function readRewardFiles(json: string | undefined, txt: string | undefine
       return { reward: null, reason: "reward.json is not JSON" };
     }
     const r = RewardJsonSchema.safeParse(parsed);
-    if (!r.success || Object.keys(r.data).length === 0) return { reward: null, reason: "reward.json is not a non-empty object of numbers" };
+    if (!r.success || Object.keys(r.data).length === 0)
+      return { reward: null, reason: "reward.json is not a non-empty object of numbers" };
     const values = Object.values(r.data);
     const reward = r.data.reward ?? values.reduce((a, b) => a + b, 0) / values.length;
     return { reward, rewards: r.data, reason: `reward ${reward} (reward.json)`, source: "reward.json" };
@@ -41,7 +45,8 @@ export function readRewardFiles(json: string | undefined, txt: string | undefine
   if (txt !== undefined) {
     if (txt.trim() === "") return { reward: null, reason: "reward.txt is empty" };
     const reward = Number(txt.trim());
-    if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(txt.trim()) || !Number.isFinite(reward)) return { reward: null, reason: "reward.txt is not a number" };
+    if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(txt.trim()) || !Number.isFinite(reward))
+      return { reward: null, reason: "reward.txt is not a number" };
     return { reward, rewards: { reward }, reason: `reward ${reward} (reward.txt)`, source: "reward.txt" };
   }
   return { reward: null, reason: "the verifier wrote no reward (neither /logs/verifier/reward.json nor reward.txt)" };

@@ -27,7 +27,10 @@ export const ExpectedSchema = z.union([
         try {
           new RegExp(String(e.value));
         } catch (err) {
-          ctx.addIssue({ code: "custom", message: `'value' is not a valid regular expression: ${(err as Error).message}` });
+          ctx.addIssue({
+            code: "custom",
+            message: `'value' is not a valid regular expression: ${(err as Error).message}`,
+          });
         }
       }
     }),
@@ -49,7 +52,10 @@ export function normalizeAnswer(text: string): string {
 
 /** A number written in the usual ways: `1,234.5`, `-3`, `4e3`, `50%` (= 50). Undefined when none. */
 export function parseNumber(text: string): number | undefined {
-  const cleaned = text.trim().replace(/(?<=\d),(?=\d{3}\b)/g, "").replace(/%$/, "");
+  const cleaned = text
+    .trim()
+    .replace(/(?<=\d),(?=\d{3}\b)/g, "")
+    .replace(/%$/, "");
   if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(cleaned)) return undefined;
   const n = Number(cleaned);
   return Number.isFinite(n) ? n : undefined;
@@ -72,10 +78,14 @@ function clip(text: string, max = 200): string {
 
 export function matchExpected(expected: Expected, answer: string | null): MatchResult {
   const spec = ExpectedSchema.parse(expected);
-  const { value, match, tolerance } = typeof spec === "string" ? { value: spec, match: "includes" as const, tolerance: undefined } : spec;
+  const { value, match, tolerance } =
+    typeof spec === "string" ? { value: spec, match: "includes" as const, tolerance: undefined } : spec;
   const want = String(value);
   const got = answer ?? "";
-  const says = (ok: boolean, how: string) => ({ passed: ok, reason: `expected ${how} ${JSON.stringify(clip(want))}, got ${JSON.stringify(clip(got))}` });
+  const says = (ok: boolean, how: string) => ({
+    passed: ok,
+    reason: `expected ${how} ${JSON.stringify(clip(want))}, got ${JSON.stringify(clip(got))}`,
+  });
   if (answer === null) return { passed: false, reason: `expected ${JSON.stringify(clip(want))}, got no final answer` };
   switch (match) {
     case "exact":
@@ -91,7 +101,10 @@ export function matchExpected(expected: Expected, answer: string | null): MatchR
       const candidates = whole !== undefined ? [whole] : numbersIn(got);
       // A prose answer passes on its last number (the conclusion), as graders of numeric answers usually do.
       const last = candidates.at(-1);
-      return says(last !== undefined && Math.abs(last - target) <= tol, tol ? `a number within ${tol} of` : "the number");
+      return says(
+        last !== undefined && Math.abs(last - target) <= tol,
+        tol ? `a number within ${tol} of` : "the number",
+      );
     }
   }
 }

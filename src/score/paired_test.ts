@@ -137,7 +137,11 @@ export function pairedTest(
   if (n === 0) return null;
   const alpha = opts.alpha ?? 0.05;
   const diffs = current.map((c, i) => c - baseline[i]!);
-  const patterns = opts.exactP ? null : n <= (opts.exactUpTo ?? 16) ? enumeratePatterns(diffs) : samplePatterns(diffs, opts.resamples ?? 20_000, opts.seed ?? 1);
+  const patterns = opts.exactP
+    ? null
+    : n <= (opts.exactUpTo ?? 16)
+      ? enumeratePatterns(diffs)
+      : samplePatterns(diffs, opts.resamples ?? 20_000, opts.seed ?? 1);
   const sum = diffs.reduce((s, d) => s + d, 0);
   const p = opts.exactP ?? signFlipP(patterns!, sum);
   let [lo, hi] = pairedRateInterval(baseline, current);

@@ -58,7 +58,13 @@ const verifyScorer: Scorer = {
     const v = i.verify!;
     if (v.exit_code === -1 && !v.timed_out) return { name: "verify", passed: null, value: null, reason: v.output };
     const reason = v.timed_out ? "verify timed out" : `verify exited ${v.exit_code}`;
-    return { name: "verify", passed: v.passed, value: v.passed ? 1 : 0, reason, details: { exit_code: v.exit_code, output_tail: v.output.slice(-2000) } };
+    return {
+      name: "verify",
+      passed: v.passed,
+      value: v.passed ? 1 : 0,
+      reason,
+      details: { exit_code: v.exit_code, output_tail: v.output.slice(-2000) },
+    };
   },
 };
 
@@ -67,7 +73,12 @@ const harborScorer: Scorer = {
   applies: (i) => i.harbor !== undefined,
   async score(i) {
     const h = i.harbor!;
-    const details = { ...(h.rewards ? { rewards: h.rewards } : {}), ...(h.source ? { source: h.source } : {}), ...(h.timed_out ? { timed_out: true } : {}), ...(h.output_tail ? { output_tail: h.output_tail } : {}) };
+    const details = {
+      ...(h.rewards ? { rewards: h.rewards } : {}),
+      ...(h.source ? { source: h.source } : {}),
+      ...(h.timed_out ? { timed_out: true } : {}),
+      ...(h.output_tail ? { output_tail: h.output_tail } : {}),
+    };
     if (h.reward === null) return { name: "harbor", passed: null, value: null, reason: h.reason, details };
     return { name: "harbor", passed: h.reward >= h.threshold, value: h.reward, reason: h.reason, details };
   },
@@ -130,16 +141,38 @@ const rubricScorer: Scorer = {
   async score(i) {
     if (!i.judge) return { name: "rubric", passed: null, value: null, reason: "no judge model configured" };
     const messages = judgeMessages(i.prompt, i.rubric!, i.finalResponse);
-    const record: JudgeRecord = { model: i.judge.name, messages, answer: null, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } };
+    const record: JudgeRecord = {
+      model: i.judge.name,
+      messages,
+      answer: null,
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    };
     try {
-      const res = await i.judge.complete({ messages, signal: i.signal, responseFormat: { type: "json_schema", json_schema: JUDGE_RESPONSE_SCHEMA } });
+      const res = await i.judge.complete({
+        messages,
+        signal: i.signal,
+        responseFormat: { type: "json_schema", json_schema: JUDGE_RESPONSE_SCHEMA },
+      });
       record.answer = res.message.content;
       record.usage = res.usage;
       const grade = parseJudgeAnswer(res.message.content ?? "");
-      if (!grade) return { name: "rubric", passed: null, value: null, reason: "the judge's answer was not the requested JSON", judge: { ...record, error: "unparsable answer" } };
+      if (!grade)
+        return {
+          name: "rubric",
+          passed: null,
+          value: null,
+          reason: "the judge's answer was not the requested JSON",
+          judge: { ...record, error: "unparsable answer" },
+        };
       return { name: "rubric", passed: grade.passed, value: grade.score, reason: grade.reason, judge: record };
     } catch (err) {
-      return { name: "rubric", passed: null, value: null, reason: `judge failed: ${errorMessage(err)}`, judge: { ...record, error: errorMessage(err) } };
+      return {
+        name: "rubric",
+        passed: null,
+        value: null,
+        reason: `judge failed: ${errorMessage(err)}`,
+        judge: { ...record, error: errorMessage(err) },
+      };
     }
   },
 };

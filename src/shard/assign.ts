@@ -50,7 +50,9 @@ function checkCount(count: number, what: string): number {
 
 function checkIndex(shard: Shard, what: string): Shard {
   if (shard.index >= shard.count) {
-    throw new UserError(`${what}: shard index ${shard.index} is out of range; indexes are 0-based, so with ${shard.count} shard(s) they run 0..${shard.count - 1}`);
+    throw new UserError(
+      `${what}: shard index ${shard.index} is out of range; indexes are 0-based, so with ${shard.count} shard(s) they run 0..${shard.count - 1}`,
+    );
   }
   return shard;
 }
@@ -105,7 +107,9 @@ function fromSlurm(env: NodeJS.ProcessEnv, pinned: { count: number; source: stri
   let count: number;
   if (max !== undefined) {
     if (max < min || (max - min) % step !== 0) {
-      throw new UserError(`inconsistent Slurm array: SLURM_ARRAY_TASK_MIN=${min}, SLURM_ARRAY_TASK_MAX=${max}, SLURM_ARRAY_TASK_STEP=${step}`);
+      throw new UserError(
+        `inconsistent Slurm array: SLURM_ARRAY_TASK_MIN=${min}, SLURM_ARRAY_TASK_MAX=${max}, SLURM_ARRAY_TASK_STEP=${step}`,
+      );
     }
     count = (max - min) / step + 1;
     if (reported !== undefined && reported !== count) {
@@ -117,7 +121,9 @@ function fromSlurm(env: NodeJS.ProcessEnv, pinned: { count: number; source: stri
   } else if (reported !== undefined) {
     count = reported;
   } else {
-    throw new UserError(`SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MAX nor SLURM_ARRAY_TASK_COUNT: pass --shard i/N`);
+    throw new UserError(
+      `SLURM_ARRAY_TASK_ID is set but neither SLURM_ARRAY_TASK_MAX nor SLURM_ARRAY_TASK_COUNT: pass --shard i/N`,
+    );
   }
   checkCount(count, "the Slurm array size");
   if (id < min || (id - min) % step !== 0) {
@@ -127,7 +133,10 @@ function fromSlurm(env: NodeJS.ProcessEnv, pinned: { count: number; source: stri
 }
 
 /** Kubernetes Indexed Job: JOB_COMPLETION_INDEX is 0-based; the count is not in the pod's env. */
-function fromKubernetes(env: NodeJS.ProcessEnv, pinned: { count: number; source: string } | undefined): Shard | undefined {
+function fromKubernetes(
+  env: NodeJS.ProcessEnv,
+  pinned: { count: number; source: string } | undefined,
+): Shard | undefined {
   const index = envInt(env, "JOB_COMPLETION_INDEX");
   if (index === undefined) return undefined;
   if (!pinned) {

@@ -20,17 +20,15 @@ export const COMPLETION_FILE = "shard-complete.json";
 export const PREVIOUS_COMPLETION_FILE = "shard-complete.previous.json";
 export const LAUNCH_FILE = "launch.json";
 
-const ModelCallsSchema = z
-  .object({
-    calls: z.number(),
-    retries: z.number(),
-    rate_limited: z.number(),
-    failed_calls: z.number(),
-    limit_decreases: z.number(),
-    limit_increases: z.number(),
-    endpoints: z.record(z.string(), z.unknown()),
-  })
-;
+const ModelCallsSchema = z.object({
+  calls: z.number(),
+  retries: z.number(),
+  rate_limited: z.number(),
+  failed_calls: z.number(),
+  limit_decreases: z.number(),
+  limit_increases: z.number(),
+  endpoints: z.record(z.string(), z.unknown()),
+});
 export type ModelCalls = z.infer<typeof ModelCallsSchema>;
 
 const InvocationSchema = z.object({
@@ -53,7 +51,9 @@ export const ShardCompletionSchema = z.object({
   config_fingerprint: z.string(),
   /** finished: every owned task has a result (or was skipped as a bad row); else why not. */
   state: z.enum(["finished", "stopped_early", "interrupted"]),
-  stopped_early: z.object({ reason: z.string(), after_failures: z.number().int(), what: z.string().optional() }).nullable(),
+  stopped_early: z
+    .object({ reason: z.string(), after_failures: z.number().int(), what: z.string().optional() })
+    .nullable(),
   epochs: z.number().int().positive(),
   /** Task ids of the dataset slice that hash to this shard, in dataset order. */
   owned_ids: z.array(z.string()),
@@ -104,7 +104,12 @@ export const LaunchSchema = z.object({
       sbatch_options: z.string().optional(),
       script_args: z.string().optional(),
     }),
-    z.object({ kind: z.literal("kubernetes"), job_name: z.string().optional(), pod_name: z.string().optional(), namespace: z.string().optional() }),
+    z.object({
+      kind: z.literal("kubernetes"),
+      job_name: z.string().optional(),
+      pod_name: z.string().optional(),
+      namespace: z.string().optional(),
+    }),
   ]),
 });
 export type Launch = z.infer<typeof LaunchSchema>;
@@ -127,7 +132,8 @@ export function readCompletion(dir: string): { record?: ShardCompletion; problem
   const path = join(dir, COMPLETION_FILE);
   if (!existsSync(path)) return { problem: `no ${COMPLETION_FILE} (killed, or still running)` };
   const parsed = ShardCompletionSchema.safeParse(readJson(path));
-  if (!parsed.success) return { problem: `unreadable ${COMPLETION_FILE}: ${parsed.error.issues[0]?.message ?? "invalid"}` };
+  if (!parsed.success)
+    return { problem: `unreadable ${COMPLETION_FILE}: ${parsed.error.issues[0]?.message ?? "invalid"}` };
   return { record: parsed.data };
 }
 
@@ -180,7 +186,12 @@ export function detectScheduler(env: NodeJS.ProcessEnv): Launch["scheduler"] {
     };
   }
   if (v("JOB_COMPLETION_INDEX") !== undefined) {
-    return { kind: "kubernetes", job_name: v("HERMES_BATCH_K8S_JOB"), pod_name: v("HOSTNAME"), namespace: v("HERMES_BATCH_K8S_NAMESPACE") };
+    return {
+      kind: "kubernetes",
+      job_name: v("HERMES_BATCH_K8S_JOB"),
+      pod_name: v("HOSTNAME"),
+      namespace: v("HERMES_BATCH_K8S_NAMESPACE"),
+    };
   }
   return { kind: "shell" };
 }
@@ -213,8 +224,15 @@ export class ShardLedger {
   ) {
     this.earlier = previousInvocations(dir);
     // From now on the folder is unfinished until this invocation's end proves otherwise.
-    if (existsSync(join(dir, COMPLETION_FILE))) renameSync(join(dir, COMPLETION_FILE), join(dir, PREVIOUS_COMPLETION_FILE));
-    writeJsonAtomic(join(dir, LAUNCH_FILE), { version: 1, at: this.startedAt.toISOString(), shard: this.shard, run_name: runName, ...launch } satisfies Launch);
+    if (existsSync(join(dir, COMPLETION_FILE)))
+      renameSync(join(dir, COMPLETION_FILE), join(dir, PREVIOUS_COMPLETION_FILE));
+    writeJsonAtomic(join(dir, LAUNCH_FILE), {
+      version: 1,
+      at: this.startedAt.toISOString(),
+      shard: this.shard,
+      run_name: runName,
+      ...launch,
+    } satisfies Launch);
   }
 
   finish(end: ShardEnd): ShardCompletion {
@@ -250,7 +268,13 @@ export class ShardLedger {
       stopped_early: end.stoppedEarly,
       epochs: end.epochs,
       owned_ids: end.ownedIds,
-      counts: { owned: end.ownedIds.length * end.epochs, done, failed: failedIds.length, dropped, missing: missingIds.length },
+      counts: {
+        owned: end.ownedIds.length * end.epochs,
+        done,
+        failed: failedIds.length,
+        dropped,
+        missing: missingIds.length,
+      },
       failed_ids: failedIds,
       missing_ids: missingIds,
       started_at: invocations[0]!.started_at,

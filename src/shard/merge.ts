@@ -58,7 +58,9 @@ function readYamlObject(path: string): Record<string, unknown> | string {
 function readJsonObject(path: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(readFileSync(path, "utf8"));
-    return parsed && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return parsed && typeof parsed === "object" && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -72,7 +74,6 @@ function recordedShardText(value: unknown): string | undefined {
   }
   return undefined;
 }
-
 
 function loadFolder(dir: string, shard: Shard): ShardFolder {
   const folder: ShardFolder = { shard, dir, fingerprint: "" };
@@ -101,7 +102,9 @@ export function inspectShards(runDir: string): ShardInspection {
   const shardsDir = join(runDir, SHARDS_DIR);
   if (!existsSync(runDir)) throw new UserError(`run folder ${runDir} not found`);
   if (!existsSync(shardsDir)) {
-    throw new UserError(`${runDir} has no ${SHARDS_DIR}/ folder: a sharded run writes ${SHARDS_DIR}/<i>-of-<N>/ (hermes-batch run --shard i/N, a Slurm array or a Kubernetes Indexed Job)`);
+    throw new UserError(
+      `${runDir} has no ${SHARDS_DIR}/ folder: a sharded run writes ${SHARDS_DIR}/<i>-of-<N>/ (hermes-batch run --shard i/N, a Slurm array or a Kubernetes Indexed Job)`,
+    );
   }
   const warnings: string[] = [];
   const byCount = new Map<number, { name: string; shard: Shard }[]>();
@@ -131,7 +134,9 @@ export function inspectShards(runDir: string): ShardInspection {
     seen.set(e.shard.index, e.name);
   }
 
-  const folders = entries.map((e) => loadFolder(join(shardsDir, e.name), e.shard)).sort((a, b) => a.shard.index - b.shard.index);
+  const folders = entries
+    .map((e) => loadFolder(join(shardsDir, e.name), e.shard))
+    .sort((a, b) => a.shard.index - b.shard.index);
   const usable = new Set(folders.filter((f) => !f.unusable).map((f) => f.shard.index));
   for (const f of folders) if (f.unusable) warnings.push(`shard ${formatShard(f.shard)} (${f.dir}): ${f.unusable}`);
   const missing: number[] = [];
@@ -176,7 +181,10 @@ export function describeMismatch(inspection: ShardInspection): string {
  * A RunConfig from a shard's run.yaml, for the reports, which need only a few keys: keys the schema does
  * not know, and values it rejects (a run.yaml from another version), are left out and listed in `ignored`.
  */
-export function configFromRunYaml(runYaml: Record<string, unknown>, where: string): { config: RunConfig; ignored: string[] } {
+export function configFromRunYaml(
+  runYaml: Record<string, unknown>,
+  where: string,
+): { config: RunConfig; ignored: string[] } {
   const known = new Set(Object.keys(RunConfigSchema.shape));
   const picked: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(runYaml)) if (known.has(k) && v !== null) picked[k] = v;
@@ -217,7 +225,6 @@ export interface MergeCounts {
   badLines: number;
   badLineExamples: string[];
 }
-
 
 /** A line's task id, and its result key (the id with its epoch, for runs with --epochs). */
 function taskOf(text: string): { id: string; key: string } | undefined {
@@ -320,7 +327,8 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
     throw err;
   }
   for (const name of names) renameSync(tmp(name), join(outDir, name));
-  if (existsSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`)) renameSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`, join(outDir, RUN_FILES.rl));
+  if (existsSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`))
+    renameSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`, join(outDir, RUN_FILES.rl));
   counts.tasksInSeveralShards = multiShard.size;
   return counts;
 }
@@ -329,7 +337,11 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
  * rl.jsonl (`--rl-capture`) follows the results: a shard's line is kept when that shard's result of the task
  * and epoch was kept. Written to `rl.jsonl.merge-tmp` only when some shard has the file.
  */
-async function mergeRlFiles(order: ShardFolder[], outDir: string, kept: (key: string, shard: number) => boolean): Promise<void> {
+async function mergeRlFiles(
+  order: ShardFolder[],
+  outDir: string,
+  kept: (key: string, shard: number) => boolean,
+): Promise<void> {
   const sources = order.filter((f) => existsSync(join(f.dir, RUN_FILES.rl)));
   if (!sources.length) return;
   const tmp = `${join(outDir, RUN_FILES.rl)}.merge-tmp`;

@@ -26,7 +26,8 @@ function baseArgs(launch: Launch): string[] {
   }
   // Pin what a rerun must not pick differently, whatever the defaults of where it runs.
   if (!out.some((a) => a === "--run-name" || a.startsWith("--run-name="))) out.push("--run-name", launch.run_name);
-  if (!out.some((a) => a === "--output-dir" || a.startsWith("--output-dir="))) out.push("--output-dir", launch.output_dir);
+  if (!out.some((a) => a === "--output-dir" || a.startsWith("--output-dir=")))
+    out.push("--output-dir", launch.output_dir);
   return out;
 }
 
@@ -42,7 +43,12 @@ export interface RerunCommands {
  * `launches`: each shard's launch record (any shard's serves for one that never started: only the index
  * differs). `unfinished`: the shards to rerun.
  */
-export function rerunCommands(unfinished: ShardStatus[], count: number, launches: (Launch | undefined)[], mode: "resume" | "retry-failed" = "resume"): RerunCommands | undefined {
+export function rerunCommands(
+  unfinished: ShardStatus[],
+  count: number,
+  launches: (Launch | undefined)[],
+  mode: "resume" | "retry-failed" = "resume",
+): RerunCommands | undefined {
   // --retry-failed reruns only the shard's failed tasks (each resumes its folder either way).
   const again = mode === "retry-failed" ? "--retry-failed" : "--resume";
   const any = launches.find((l) => l !== undefined);
@@ -75,15 +81,21 @@ export function rerunCommands(unfinished: ShardStatus[], count: number, launches
     );
   }
   const flags = [...new Set(launches.flatMap((l) => l?.dropped_secret_flags ?? []))];
-  if (flags.length) out.keyNote = `the shards were started with ${flags.join(", ")} on the command line; the rerun takes the key from the environment (e.g. OPENAI_API_KEY) instead`;
+  if (flags.length)
+    out.keyNote = `the shards were started with ${flags.join(", ")} on the command line; the rerun takes the key from the environment (e.g. OPENAI_API_KEY) instead`;
   return out;
 }
 
 export function rerunText(r: RerunCommands | undefined, indent = "  "): string {
-  if (!r) return `${indent}(no shard recorded how it was started: rerun them as you started them, with --shard i/N --resume)\n`;
+  if (!r)
+    return `${indent}(no shard recorded how it was started: rerun them as you started them, with --shard i/N --resume)\n`;
   const lines: string[] = [];
   if (r.slurm) lines.push(`${indent}Slurm:`, `${indent}  ${r.slurm}`);
-  if (r.kubernetes) lines.push(`${indent}Kubernetes (one Job per shard, copied from the Indexed Job):`, ...r.kubernetes.map((c) => `${indent}  ${c}`));
+  if (r.kubernetes)
+    lines.push(
+      `${indent}Kubernetes (one Job per shard, copied from the Indexed Job):`,
+      ...r.kubernetes.map((c) => `${indent}  ${c}`),
+    );
   lines.push(`${indent}shell:`, ...r.shell.map((c) => `${indent}  ${c}`));
   if (r.keyNote) lines.push(`${indent}note: ${r.keyNote}`);
   return lines.join("\n") + "\n";

@@ -21,7 +21,11 @@ export type DatasetItem = { ok: true; value: { id: string } } | { ok: false };
  * Task ids of the dataset slice (`--offset`, `--max-samples`, counted over valid rows as `run` does), by shard,
  * in dataset order.
  */
-export async function ownershipByShard(rows: AsyncIterable<DatasetItem>, count: number, slice: { offset?: number; max_samples?: number }): Promise<string[][]> {
+export async function ownershipByShard(
+  rows: AsyncIterable<DatasetItem>,
+  count: number,
+  slice: { offset?: number; max_samples?: number },
+): Promise<string[][]> {
   const out: string[][] = Array.from({ length: count }, () => []);
   const offset = slice.offset ?? 0;
   const end = slice.max_samples !== undefined ? offset + slice.max_samples : Infinity;
@@ -61,7 +65,10 @@ function keyOf(text: string): { key: string; outcome?: string; error?: string } 
 /** The results of one run folder, read only (a torn last line is skipped, not repaired). */
 export async function folderResults(dir: string): Promise<FolderResults> {
   const res: FolderResults = { trajectories: new Set(), dropped: new Set(), failed: new Map() };
-  for (const [name, set] of [[RUN_FILES.trajectories, res.trajectories], [RUN_FILES.dropped, res.dropped]] as const) {
+  for (const [name, set] of [
+    [RUN_FILES.trajectories, res.trajectories],
+    [RUN_FILES.dropped, res.dropped],
+  ] as const) {
     for await (const { text } of readLines(join(dir, name))) {
       const k = keyOf(text);
       if (k) set.add(k.key);
@@ -69,9 +76,16 @@ export async function folderResults(dir: string): Promise<FolderResults> {
   }
   for await (const { text } of readLines(join(dir, RUN_FILES.failed))) {
     const k = keyOf(text);
-    if (k && !res.trajectories.has(k.key) && !res.dropped.has(k.key)) res.failed.set(k.key, { outcome: k.outcome ?? "model_error", error: k.error ?? "" });
+    if (k && !res.trajectories.has(k.key) && !res.dropped.has(k.key))
+      res.failed.set(k.key, { outcome: k.outcome ?? "model_error", error: k.error ?? "" });
   }
-  for (const name of [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed, RUN_FILES.checkpoint, RUN_FILES.events]) {
+  for (const name of [
+    RUN_FILES.trajectories,
+    RUN_FILES.dropped,
+    RUN_FILES.failed,
+    RUN_FILES.checkpoint,
+    RUN_FILES.events,
+  ]) {
     const path = join(dir, name);
     if (existsSync(path)) res.lastActivity = Math.max(res.lastActivity ?? 0, statSync(path).mtimeMs);
   }

@@ -49,7 +49,11 @@ function lockHolder(dir: string): { pid: number; host: string; alive: boolean } 
  * `ownedIds`: task ids per shard index from the dataset, or undefined when the dataset cannot be read (then
  * each shard's recorded ids are used).
  */
-export async function shardStatuses(inspection: ShardInspection, ownedIds: string[][] | undefined, epochs: number): Promise<ShardStatus[]> {
+export async function shardStatuses(
+  inspection: ShardInspection,
+  ownedIds: string[][] | undefined,
+  epochs: number,
+): Promise<ShardStatus[]> {
   const byIndex = new Map(inspection.folders.map((f) => [f.shard.index, f]));
   const out: ShardStatus[] = [];
   for (let index = 0; index < inspection.count; index++) {

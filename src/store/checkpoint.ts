@@ -50,7 +50,11 @@ function recordHead(text: string): { prompt_index: number; task_id: string; epoc
   const m = RECORD_HEAD.exec(text);
   if (!m || !text.endsWith("}")) return undefined;
   try {
-    return { prompt_index: Number(m[1]), task_id: JSON.parse(m[2]!) as string, ...(m[3] !== undefined ? { epoch: Number(m[3]) } : {}) };
+    return {
+      prompt_index: Number(m[1]),
+      task_id: JSON.parse(m[2]!) as string,
+      ...(m[3] !== undefined ? { epoch: Number(m[3]) } : {}),
+    };
   } catch {
     return undefined;
   }
@@ -98,7 +102,12 @@ export async function loadRunState(runDir: string): Promise<RunState> {
     const key = recordKey(v.task_id, (v as { epoch?: number }).epoch);
     if (state.done.has(key)) continue;
     const prev = state.failed.get(key);
-    state.failed.set(key, { outcome: v.outcome ?? "model_error", error: v.error ?? "", attempts: (prev?.attempts ?? 0) + 1, retryable: v.retryable !== false });
+    state.failed.set(key, {
+      outcome: v.outcome ?? "model_error",
+      error: v.error ?? "",
+      attempts: (prev?.attempts ?? 0) + 1,
+      retryable: v.retryable !== false,
+    });
   }
   for (const id of state.done) state.failed.delete(id);
   return state;
@@ -133,7 +142,11 @@ export function runHasResults(runDir: string): boolean {
  * into `superseded.jsonl` (atomic rename of a rewritten file), so a rerun never duplicates a task. With
  * `byKey` the ids are result keys (`recordKey`: one epoch of a task), as `--retry-unscored` chooses them.
  */
-export async function supersedeTasks(runDir: string, ids: Set<string>, opts: { byKey?: boolean } = {}): Promise<number> {
+export async function supersedeTasks(
+  runDir: string,
+  ids: Set<string>,
+  opts: { byKey?: boolean } = {},
+): Promise<number> {
   let moved = 0;
   const superseded = new JsonlAppender(join(runDir, "superseded.jsonl"), 0);
   try {
@@ -212,7 +225,8 @@ export class HermesCheckpoint {
 
   toJSON(): { completed_prompts: number[]; batch_stats: Record<string, HermesBatchStat> } {
     const batch_stats: Record<string, HermesBatchStat> = {};
-    for (const n of [...this.batches.keys()].sort((a, b) => a - b)) batch_stats[String(n)] = { ...this.batches.get(n)! };
+    for (const n of [...this.batches.keys()].sort((a, b) => a - b))
+      batch_stats[String(n)] = { ...this.batches.get(n)! };
     return { completed_prompts: [...this.completed].sort((a, b) => a - b), batch_stats };
   }
 }

@@ -2,7 +2,18 @@
  * Append-only JSONL files owned by the main thread: one writer, batched fsync, torn-tail repair,
  * and a streaming line reader that reports file:line for bad lines.
  */
-import { closeSync, createReadStream, existsSync, fsyncSync, openSync, readSync, fstatSync, ftruncateSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  fstatSync,
+  ftruncateSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createInterface } from "node:readline";
 
 export class JsonlAppender {

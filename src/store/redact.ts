@@ -55,6 +55,12 @@ export function createRedactor(secrets: string[]): Redactor {
   }
   // A URL's `user:pass@` is scrubbed whatever its length (a short password is still a password).
   if (forms.size === 0) return (t) => scrubUrlCredentials(t);
-  const re = new RegExp([...forms].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "g");
+  const re = new RegExp(
+    [...forms]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join("|"),
+    "g",
+  );
   return (text) => scrubUrlCredentials(text.replace(re, "<redacted>"));
 }

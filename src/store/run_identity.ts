@@ -88,7 +88,9 @@ export async function fileSha256(path: string, what: string): Promise<string> {
   try {
     for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   } catch (err) {
-    throw new UserError(`${what} ${path}: cannot read it to fingerprint the config (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new UserError(
+      `${what} ${path}: cannot read it to fingerprint the config (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
   return hash.digest("hex");
 }
@@ -98,7 +100,10 @@ export async function fileSha256(path: string, what: string): Promise<string> {
  * and the content of the dataset, distribution file and prefill file. `contentSha256` gives the hash of a
  * file already read (a dataset from stdin or a pipe, which cannot be read a second time).
  */
-export async function configFingerprint(config: RunConfig, contentSha256: Partial<Record<(typeof FINGERPRINT_FILE_KEYS)[number], string>> = {}): Promise<string> {
+export async function configFingerprint(
+  config: RunConfig,
+  contentSha256: Partial<Record<(typeof FINGERPRINT_FILE_KEYS)[number], string>> = {},
+): Promise<string> {
   const files: Record<string, string> = {};
   for (const key of FINGERPRINT_FILE_KEYS) {
     const path = config[key];
@@ -114,7 +119,9 @@ export async function configFingerprint(config: RunConfig, contentSha256: Partia
 
 /** `fields:<sha256>` of a run.yaml's comparable keys: the fingerprint of a folder that recorded none. */
 export function fieldsFingerprint(runYaml: Record<string, unknown>): string {
-  return `fields:${createHash("sha256").update(canonicalJson(comparableConfig(runYaml))).digest("hex")}`;
+  return `fields:${createHash("sha256")
+    .update(canonicalJson(comparableConfig(runYaml)))
+    .digest("hex")}`;
 }
 
 function shortValue(v: unknown): string {
@@ -127,5 +134,7 @@ export function configDifferences(a: Record<string, unknown>, b: Record<string, 
   const ca = comparableConfig(a);
   const cb = comparableConfig(b);
   const keys = [...new Set([...Object.keys(ca), ...Object.keys(cb)])].sort();
-  return keys.filter((k) => canonicalJson(ca[k]) !== canonicalJson(cb[k])).map((k) => `${k} (${shortValue(ca[k])} ≠ ${shortValue(cb[k])})`);
+  return keys
+    .filter((k) => canonicalJson(ca[k]) !== canonicalJson(cb[k]))
+    .map((k) => `${k} (${shortValue(ca[k])} ≠ ${shortValue(cb[k])})`);
 }

@@ -30,10 +30,14 @@ export function acquireRunLock(runDir: string): () => void {
         held = undefined; // torn or empty: its writer died mid-write
       }
       if (held && held.host !== me.host) {
-        throw new UserError(`run folder ${runDir} is in use by pid ${held.pid} on ${held.host} (since ${held.started}); if that run is gone, delete ${path}`);
+        throw new UserError(
+          `run folder ${runDir} is in use by pid ${held.pid} on ${held.host} (since ${held.started}); if that run is gone, delete ${path}`,
+        );
       }
       if (held && held.pid !== process.pid && pidAlive(held.pid)) {
-        throw new UserError(`run folder ${runDir} is in use by another hermes-batch (pid ${held.pid}, since ${held.started})`);
+        throw new UserError(
+          `run folder ${runDir} is in use by another hermes-batch (pid ${held.pid}, since ${held.started})`,
+        );
       }
       rmSync(path, { force: true }); // stale: its process is gone
       continue;

@@ -37,7 +37,10 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   return { ...env, ...extra };
 }
 
-export function runCli(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}): ResultPromise<{ reject: false; all: false; extendEnv: false }> {
+export function runCli(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): ResultPromise<{ reject: false; all: false; extendEnv: false }> {
   assertBuilt();
   return execa("node", [CLI, ...args], {
     cwd: opts.cwd ?? ROOT,

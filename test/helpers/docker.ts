@@ -20,7 +20,8 @@ declare module "vitest" {
 /** The test images made by the docker project's global setup (a file that uses Docker belongs in that project). */
 export async function ensureDockerTestImages(): Promise<DockerTestImages> {
   const images = inject("dockerTestImages");
-  if (!images) throw new Error("no Docker test images: this file needs the docker project's global setup (vitest.config.ts)");
+  if (!images)
+    throw new Error("no Docker test images: this file needs the docker project's global setup (vitest.config.ts)");
   return images;
 }
 

@@ -63,14 +63,17 @@ export function completion(opts: {
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: opts.model ?? "fake-model",
-      choices: [{ index: 0, message, finish_reason: opts.finishReason ?? (opts.toolCalls?.length ? "tool_calls" : "stop") }],
+      choices: [
+        { index: 0, message, finish_reason: opts.finishReason ?? (opts.toolCalls?.length ? "tool_calls" : "stop") },
+      ],
       ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
     },
   };
 }
 
 export const text = (content: string, extra: { reasoning?: string } = {}): Reply => completion({ content, ...extra });
-export const toolCalls = (calls: ToolCallSpec[], content: string | null = null): Reply => completion({ content, toolCalls: calls });
+export const toolCalls = (calls: ToolCallSpec[], content: string | null = null): Reply =>
+  completion({ content, toolCalls: calls });
 export const httpError = (status: number, message: string, headers: Record<string, string> = {}): Reply => ({
   kind: "json",
   status,
@@ -87,7 +90,8 @@ function streamChunks(reply: Extract<Reply, { kind: "json" }>): string[] {
   const chunks: unknown[] = [];
   chunks.push({ ...base, choices: [{ index: 0, delta: { role: "assistant" }, finish_reason: null }] });
   for (const field of ["reasoning_content", "reasoning"]) {
-    if (msg[field]) chunks.push({ ...base, choices: [{ index: 0, delta: { [field]: msg[field] }, finish_reason: null }] });
+    if (msg[field])
+      chunks.push({ ...base, choices: [{ index: 0, delta: { [field]: msg[field] }, finish_reason: null }] });
   }
   if (msg.content) {
     const mid = Math.ceil(msg.content.length / 2);
@@ -100,9 +104,33 @@ function streamChunks(reply: Extract<Reply, { kind: "json" }>): string[] {
     const mid = Math.ceil(args.length / 2);
     chunks.push({
       ...base,
-      choices: [{ index: 0, delta: { tool_calls: [{ index: i, id: tc.id, type: "function", function: { name: tc.function.name, arguments: args.slice(0, mid) } }] }, finish_reason: null }],
+      choices: [
+        {
+          index: 0,
+          delta: {
+            tool_calls: [
+              {
+                index: i,
+                id: tc.id,
+                type: "function",
+                function: { name: tc.function.name, arguments: args.slice(0, mid) },
+              },
+            ],
+          },
+          finish_reason: null,
+        },
+      ],
     });
-    chunks.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: i, function: { arguments: args.slice(mid) } }] }, finish_reason: null }] });
+    chunks.push({
+      ...base,
+      choices: [
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: i, function: { arguments: args.slice(mid) } }] },
+          finish_reason: null,
+        },
+      ],
+    });
   });
   chunks.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: choice.finish_reason }] });
   if (body.usage) chunks.push({ ...base, choices: [], usage: body.usage });
@@ -154,12 +182,20 @@ export async function startFakeOpenAI(handler: Handler, options: FakeOpenAIOptio
     } catch {
       body = Buffer.concat(chunks).toString("utf8");
     }
-    const recorded: RecordedRequest = { index: requests.length, at: Date.now(), path: req.url ?? "", headers: req.headers, body };
+    const recorded: RecordedRequest = {
+      index: requests.length,
+      at: Date.now(),
+      path: req.url ?? "",
+      headers: req.headers,
+      body,
+    };
     const isModelList = req.method === "GET" && /\/models\/?(\?.*)?$/.test(req.url ?? "");
     if (!isModelList) requests.push(recorded);
     let reply: Reply;
     try {
-      reply = isModelList ? (options.models?.() ?? { kind: "json", body: { object: "list", data: [] } }) : await current(recorded);
+      reply = isModelList
+        ? (options.models?.() ?? { kind: "json", body: { object: "list", data: [] } })
+        : await current(recorded);
     } catch (err) {
       reply = httpError(500, `test handler threw: ${String(err)}`);
     }

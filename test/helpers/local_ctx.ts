@@ -47,4 +47,3 @@ export function isAlive(pid: number): boolean {
   const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
   return state !== "Z" && state !== "X";
 }
-

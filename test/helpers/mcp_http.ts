@@ -11,7 +11,11 @@ import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const TOOLS = [
-  { name: "add", description: "Adds two numbers.", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] } },
+  {
+    name: "add",
+    description: "Adds two numbers.",
+    inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+  },
   { name: "fail", description: "Always fails.", inputSchema: { type: "object", properties: {} } },
   { name: "slow", description: "Waits.", inputSchema: { type: "object", properties: { ms: { type: "number" } } } },
   { name: "picture", description: "An image.", inputSchema: { type: "object" } },
@@ -43,7 +47,12 @@ function buildServer(pageSize: number): Server {
         await new Promise((r) => setTimeout(r, args.ms ?? 60_000));
         return { content: [{ type: "text", text: "late" }] };
       case "picture":
-        return { content: [{ type: "text", text: "a dot:" }, { type: "image", mimeType: "image/png", data: Buffer.alloc(3000).toString("base64") }] };
+        return {
+          content: [
+            { type: "text", text: "a dot:" },
+            { type: "image", mimeType: "image/png", data: Buffer.alloc(3000).toString("base64") },
+          ],
+        };
       case "weather":
         return { content: [], structuredContent: { temp: 21, unit: "C" } };
       default:
@@ -77,7 +86,11 @@ export async function startMcpHttpServer(opts: { pageSize?: number } = {}): Prom
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
-    close: () => new Promise<void>((resolve) => { http.closeAllConnections(); http.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
   };
 }
 
@@ -111,6 +124,10 @@ export async function startMcpSseServer(): Promise<McpTestServer> {
   return {
     url: `http://127.0.0.1:${port}/sse`,
     requests,
-    close: () => new Promise<void>((resolve) => { http.closeAllConnections(); http.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
   };
 }

@@ -35,20 +35,47 @@ export function trajectoryLine(spec: TaskSpec, index: number): Record<string, un
       role: "assistant",
       content: null,
       reasoning: `I should look at the folder first (${spec.id}).`,
-      tool_calls: [{ id: `call_${index}_1`, type: "function", function: { name: "terminal", arguments: JSON.stringify({ command }) } }],
+      tool_calls: [
+        {
+          id: `call_${index}_1`,
+          type: "function",
+          function: { name: "terminal", arguments: JSON.stringify({ command }) },
+        },
+      ],
     },
     {
       role: "tool",
       tool_call_id: `call_${index}_1`,
       name: "terminal",
-      content: spec.approval === "deny" ? "BLOCKED: the command was denied. Do NOT retry." : JSON.stringify({ output: "total 8\n-rw-r--r-- 1 agent agent 24 a.txt\n".repeat(spec.toolError ? 1 : 3), exit_code: spec.toolError ? 1 : 0 }),
+      content:
+        spec.approval === "deny"
+          ? "BLOCKED: the command was denied. Do NOT retry."
+          : JSON.stringify({
+              output: "total 8\n-rw-r--r-- 1 agent agent 24 a.txt\n".repeat(spec.toolError ? 1 : 3),
+              exit_code: spec.toolError ? 1 : 0,
+            }),
     },
   ];
   const extraTurns = Math.max(0, (spec.turns ?? 2) - 2);
   for (let t = 0; t < extraTurns; t++) {
     messages.push(
-      { role: "assistant", content: null, tool_calls: [{ id: `call_${index}_x${t}`, type: "function", function: { name: "read_file", arguments: JSON.stringify({ path: `f${t}.txt` }) } }] },
-      { role: "tool", tool_call_id: `call_${index}_x${t}`, name: "read_file", content: JSON.stringify({ content: `line ${t}` }) },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: `call_${index}_x${t}`,
+            type: "function",
+            function: { name: "read_file", arguments: JSON.stringify({ path: `f${t}.txt` }) },
+          },
+        ],
+      },
+      {
+        role: "tool",
+        tool_call_id: `call_${index}_x${t}`,
+        name: "read_file",
+        content: JSON.stringify({ content: `line ${t}` }),
+      },
     );
   }
   messages.push({ role: "assistant", content: `There are 3 files (${spec.id}).`, reasoning: "Counted them." });
@@ -74,7 +101,17 @@ export function trajectoryLine(spec: TaskSpec, index: number): Record<string, un
     tool_error_counts: spec.toolError ? { terminal: 1 } : {},
     usage: usage(turns),
     approvals: spec.approval
-      ? [{ command, pattern: "recursive delete", description: "recursive delete outside the working directory", decision: spec.approval, by: "smart", reason: spec.approval === "deny" ? "deletes outside the task folder" : "only a cache", latency_ms: 12 }]
+      ? [
+          {
+            command,
+            pattern: "recursive delete",
+            description: "recursive delete outside the working directory",
+            decision: spec.approval,
+            by: "smart",
+            reason: spec.approval === "deny" ? "deletes outside the task folder" : "only a cache",
+            latency_ms: 12,
+          },
+        ]
       : [],
     ...(spec.unscored
       ? {}
@@ -83,10 +120,26 @@ export function trajectoryLine(spec: TaskSpec, index: number): Record<string, un
             passed: spec.passed ?? null,
             value: scoreValue,
             scorers: [
-              { name: "expected", passed: spec.passed ?? null, value: scoreValue, reason: spec.passed ? "final answer includes '3'" : spec.passed === false ? "expected '4', got 'There are 3 files'" : "judge outage", details: { expected: "4" } },
+              {
+                name: "expected",
+                passed: spec.passed ?? null,
+                value: scoreValue,
+                reason: spec.passed
+                  ? "final answer includes '3'"
+                  : spec.passed === false
+                    ? "expected '4', got 'There are 3 files'"
+                    : "judge outage",
+                details: { expected: "4" },
+              },
             ],
           },
-          verify: { command: "test -f a.txt", exit_code: spec.passed ? 0 : 1, passed: spec.passed === true, output: spec.passed ? "" : "a.txt: missing", timed_out: false },
+          verify: {
+            command: "test -f a.txt",
+            exit_code: spec.passed ? 0 : 1,
+            passed: spec.passed === true,
+            output: spec.passed ? "" : "a.txt: missing",
+            timed_out: false,
+          },
         }),
     final_response: `There are 3 files (${spec.id}).`,
     duration_ms: 1000 + index * 37,
@@ -94,7 +147,17 @@ export function trajectoryLine(spec: TaskSpec, index: number): Record<string, un
 }
 
 export function failedLine(id: string, index: number): Record<string, unknown> {
-  return { prompt_index: index, task_id: id, outcome: "model_error", completed: false, partial: false, error: "HTTP 503 from the endpoint after 6 retries", toolsets_used: ["terminal"], metadata: {}, duration_ms: 500 };
+  return {
+    prompt_index: index,
+    task_id: id,
+    outcome: "model_error",
+    completed: false,
+    partial: false,
+    error: "HTTP 503 from the endpoint after 6 retries",
+    toolsets_used: ["terminal"],
+    metadata: {},
+    duration_ms: 500,
+  };
 }
 
 export interface RunFolderSpec {
@@ -110,15 +173,43 @@ export function writeRunFolder(root: string, spec: RunFolderSpec): string {
   mkdirSync(dir, { recursive: true });
   const lines = spec.tasks.map((t, i) => JSON.stringify(trajectoryLine(t, i)));
   writeFileSync(join(dir, "trajectories.jsonl"), lines.length ? lines.join("\n") + "\n" : "");
-  writeFileSync(join(dir, "failed.jsonl"), (spec.failed ?? []).map((id, i) => JSON.stringify(failedLine(id, 1000 + i)) + "\n").join(""));
-  writeFileSync(join(dir, "dropped.jsonl"), (spec.dropped ?? []).map((t, i) => JSON.stringify({ ...trajectoryLine(t, 2000 + i), dropped: "unknown_tools" }) + "\n").join(""));
-  writeFileSync(join(dir, "run.yaml"), `dataset: datasets/eval.jsonl\nmodel: ${spec.model ?? "scripted"}\nrun_name: ${spec.name}\ndistribution: default\nseed: 0\nmax_turns: 10\nenv: local\napproval: smart\n`);
+  writeFileSync(
+    join(dir, "failed.jsonl"),
+    (spec.failed ?? []).map((id, i) => JSON.stringify(failedLine(id, 1000 + i)) + "\n").join(""),
+  );
+  writeFileSync(
+    join(dir, "dropped.jsonl"),
+    (spec.dropped ?? [])
+      .map((t, i) => JSON.stringify({ ...trajectoryLine(t, 2000 + i), dropped: "unknown_tools" }) + "\n")
+      .join(""),
+  );
+  writeFileSync(
+    join(dir, "run.yaml"),
+    `dataset: datasets/eval.jsonl\nmodel: ${spec.model ?? "scripted"}\nrun_name: ${spec.name}\ndistribution: default\nseed: 0\nmax_turns: 10\nenv: local\napproval: smart\n`,
+  );
   const total = spec.tasks.length + (spec.failed?.length ?? 0) + (spec.dropped?.length ?? 0);
   writeFileSync(
     join(dir, "statistics.json"),
-    JSON.stringify({ run_name: spec.name, model: spec.model ?? "scripted", started_at: "2026-12-01T10:00:00.000Z", completed_at: "2026-12-01T10:04:10.000Z", duration_seconds: 250, total_prompts: total }),
+    JSON.stringify({
+      run_name: spec.name,
+      model: spec.model ?? "scripted",
+      started_at: "2026-12-01T10:00:00.000Z",
+      completed_at: "2026-12-01T10:04:10.000Z",
+      duration_seconds: 250,
+      total_prompts: total,
+    }),
   );
-  writeFileSync(join(dir, "checkpoint.json"), JSON.stringify({ run_name: spec.name, done: spec.tasks.length, failed: spec.failed?.length ?? 0, dropped: spec.dropped?.length ?? 0, total_in_dataset_slice: total, finished: true }));
+  writeFileSync(
+    join(dir, "checkpoint.json"),
+    JSON.stringify({
+      run_name: spec.name,
+      done: spec.tasks.length,
+      failed: spec.failed?.length ?? 0,
+      dropped: spec.dropped?.length ?? 0,
+      total_in_dataset_slice: total,
+      finished: true,
+    }),
+  );
   return dir;
 }
 
@@ -136,7 +227,18 @@ export function writeComparedRuns(root: string): { current: string; baseline: st
     { id: "t-09", passed: false, group: "easy", toolsets: ["web", "terminal"] },
     { id: "t-10", passed: true, group: "hard" },
   ];
-  const baseline = writeRunFolder(root, { name: "baseline-run", model: "model-a", tasks: tasks(false), failed: ["t-11"] });
-  const current = writeRunFolder(root, { name: "current-run", model: "model-b", tasks: tasks(true), failed: ["t-11"], dropped: [{ id: "t-12", passed: true }] });
+  const baseline = writeRunFolder(root, {
+    name: "baseline-run",
+    model: "model-a",
+    tasks: tasks(false),
+    failed: ["t-11"],
+  });
+  const current = writeRunFolder(root, {
+    name: "current-run",
+    model: "model-b",
+    tasks: tasks(true),
+    failed: ["t-11"],
+    dropped: [{ id: "t-12", passed: true }],
+  });
   return { current, baseline };
 }

@@ -5,7 +5,12 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/sandbox_gates.js";
 
-const { buffers, tasks, holdMs, dieHolding } = workerData as { buffers: SandboxGateBuffers; tasks: number; holdMs: number; dieHolding?: number };
+const { buffers, tasks, holdMs, dieHolding } = workerData as {
+  buffers: SandboxGateBuffers;
+  tasks: number;
+  holdMs: number;
+  dieHolding?: number;
+};
 const gates = new SandboxGates(buffers);
 if (dieHolding) {
   // A thread that dies under its tasks: permits taken (one warm), never released.

@@ -53,7 +53,15 @@ export function renderPrompt(body: { messages: any[]; tools?: unknown[] }): numb
   if (body.tools?.length) out.push(...ids(START, "tools\n", JSON.stringify(body.tools), END, "\n"));
   for (const m of body.messages) {
     const calls = (m.tool_calls ?? []).map((c: any) => ({ name: c.function.name, arguments: c.function.arguments }));
-    out.push(...ids(START, `${m.role}\n`, m.role === "assistant" ? bodyOf(m.content, calls) : String(m.content ?? ""), END, "\n"));
+    out.push(
+      ...ids(
+        START,
+        `${m.role}\n`,
+        m.role === "assistant" ? bodyOf(m.content, calls) : String(m.content ?? ""),
+        END,
+        "\n",
+      ),
+    );
   }
   out.push(...ids(START, "assistant\n"));
   return out;
@@ -63,12 +71,17 @@ export function renderPrompt(body: { messages: any[]; tools?: unknown[] }): numb
 const logprobOf = (id: number) => -(((id % 97) + 1) / 100);
 
 function logprobContent(tokens: number[]) {
-  return { content: tokens.map((id) => ({ token: `token_id:${id}`, logprob: logprobOf(id), bytes: [], top_logprobs: [] })) };
+  return {
+    content: tokens.map((id) => ({ token: `token_id:${id}`, logprob: logprobOf(id), bytes: [], top_logprobs: [] })),
+  };
 }
 
 let replyCounter = 0;
 
-export function tokenizingHandler(script: (req: RecordedRequest) => ScriptedTurn, opts: TokenServerOptions = {}): { handler: Handler; served: ServedCall[] } {
+export function tokenizingHandler(
+  script: (req: RecordedRequest) => ScriptedTurn,
+  opts: TokenServerOptions = {},
+): { handler: Handler; served: ServedCall[] } {
   const served: ServedCall[] = [];
   const handler: Handler = (req) => {
     const turn = script(req);
@@ -90,15 +103,50 @@ export function tokenizingHandler(script: (req: RecordedRequest) => ScriptedTurn
       role: "assistant",
       content: turn.content ?? null,
       ...(turn.reasoning ? { reasoning_content: turn.reasoning } : {}),
-      ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) } : {}),
+      ...(calls.length
+        ? {
+            tool_calls: calls.map((c) => ({
+              id: c.id,
+              type: "function",
+              function: { name: c.name, arguments: c.arguments },
+            })),
+          }
+        : {}),
     };
     const finish = turn.finishReason ?? (calls.length ? "tool_calls" : "stop");
-    const usage = { prompt_tokens: prompt.length + (opts.usagePromptSkew ?? 0), completion_tokens: completion.length, total_tokens: prompt.length + completion.length };
-    const base = { id: `chatcmpl-tok-${++replyCounter}`, created: Math.floor(Date.now() / 1000), model: req.body.model };
-    const lpsOf = (from: number, to: number) => (wantLogprobs ? { logprobs: logprobContent(completion.slice(from, to)) } : {});
-    if (req.body.stream === true) return streamReply(base, { prompt, completion, thinkIds, message, finish, usage, wantIds, lpsOf, calls });
-    const choice = { index: 0, message, finish_reason: finish, ...(wantIds ? { token_ids: completion } : {}), ...(wantLogprobs ? { logprobs: opts.dropLogprob ? logprobContent(completion.slice(1)) : logprobContent(completion) } : {}) };
-    return { kind: "json", body: { ...base, object: "chat.completion", choices: [choice], usage, ...(wantIds ? { prompt_token_ids: prompt } : {}) } };
+    const usage = {
+      prompt_tokens: prompt.length + (opts.usagePromptSkew ?? 0),
+      completion_tokens: completion.length,
+      total_tokens: prompt.length + completion.length,
+    };
+    const base = {
+      id: `chatcmpl-tok-${++replyCounter}`,
+      created: Math.floor(Date.now() / 1000),
+      model: req.body.model,
+    };
+    const lpsOf = (from: number, to: number) =>
+      wantLogprobs ? { logprobs: logprobContent(completion.slice(from, to)) } : {};
+    if (req.body.stream === true)
+      return streamReply(base, { prompt, completion, thinkIds, message, finish, usage, wantIds, lpsOf, calls });
+    const choice = {
+      index: 0,
+      message,
+      finish_reason: finish,
+      ...(wantIds ? { token_ids: completion } : {}),
+      ...(wantLogprobs
+        ? { logprobs: opts.dropLogprob ? logprobContent(completion.slice(1)) : logprobContent(completion) }
+        : {}),
+    };
+    return {
+      kind: "json",
+      body: {
+        ...base,
+        object: "chat.completion",
+        choices: [choice],
+        usage,
+        ...(wantIds ? { prompt_token_ids: prompt } : {}),
+      },
+    };
   };
   return { handler, served };
 }
@@ -120,14 +168,29 @@ function streamReply(base: object, p: StreamParts): Reply {
   const chunk = (delta: object, from: number, to: number, finish: string | null = null) => ({
     ...base,
     object: "chat.completion.chunk",
-    choices: [{ index: 0, delta, finish_reason: finish, ...(p.wantIds ? { token_ids: p.completion.slice(from, to) } : {}), ...(to > from ? p.lpsOf(from, to) : {}) }],
+    choices: [
+      {
+        index: 0,
+        delta,
+        finish_reason: finish,
+        ...(p.wantIds ? { token_ids: p.completion.slice(from, to) } : {}),
+        ...(to > from ? p.lpsOf(from, to) : {}),
+      },
+    ],
   });
   const think = p.thinkIds.length;
-  const chunks: object[] = [{ ...chunk({ role: "assistant", content: "" }, 0, 0), ...(p.wantIds ? { prompt_token_ids: p.prompt } : {}) }];
+  const chunks: object[] = [
+    { ...chunk({ role: "assistant", content: "" }, 0, 0), ...(p.wantIds ? { prompt_token_ids: p.prompt } : {}) },
+  ];
   if (think) chunks.push(chunk({ reasoning_content: p.message.reasoning_content }, 0, think));
   const mid = think + Math.ceil((p.completion.length - think) / 2);
   chunks.push(chunk({ content: p.message.content ?? "" }, think, mid));
-  const toolCalls = p.calls.map((c, index) => ({ index, id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+  const toolCalls = p.calls.map((c, index) => ({
+    index,
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: c.arguments },
+  }));
   chunks.push(chunk(toolCalls.length ? { tool_calls: toolCalls } : {}, mid, p.completion.length));
   chunks.push(chunk({}, 0, 0, p.finish));
   chunks.push({ ...base, object: "chat.completion.chunk", choices: [], usage: p.usage });

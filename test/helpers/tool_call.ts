@@ -3,7 +3,12 @@ import { createToolPipeline, type ToolPipelineOptions } from "../../tools/pipeli
 import type { ToolContext } from "../../tools/registry.js";
 
 /** The parsed JSON result of one call. Without `approval`, the gate denies what needs approval. */
-export async function callTool(name: string, args: Record<string, unknown> | string, ctx: ToolContext, opts: ToolPipelineOptions = {}): Promise<any> {
+export async function callTool(
+  name: string,
+  args: Record<string, unknown> | string,
+  ctx: ToolContext,
+  opts: ToolPipelineOptions = {},
+): Promise<any> {
   const text = await createToolPipeline(opts).call(name, args, ctx);
   return JSON.parse(text);
 }

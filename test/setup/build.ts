@@ -37,7 +37,11 @@ async function build(): Promise<void> {
   process.stderr.write("test setup: npm run build (a source is newer than dist/)\n");
   const started = Date.now();
   try {
-    execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+    execFileSync("npm", ["run", "--silent", "build"], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "pipe"],
+      encoding: "utf8",
+    });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     throw new Error(`npm run build failed:\n${e.stdout ?? ""}${e.stderr ?? ""}`);

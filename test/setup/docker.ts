@@ -13,16 +13,25 @@ const ROOT = resolve(import.meta.dirname, "..", "..");
 
 function script(name: string, timeoutMs: number): string {
   try {
-    return execFileSync("bash", [`${ROOT}/scripts/${name}`], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
+    return execFileSync("bash", [`${ROOT}/scripts/${name}`], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: timeoutMs,
+    });
   } catch (err) {
     const e = err as { status?: number; stdout?: string; stderr?: string };
-    throw new Error(`Docker tests need scripts/${name}, which failed (exit ${e.status}):\n${e.stdout ?? ""}${e.stderr ?? ""}`);
+    throw new Error(
+      `Docker tests need scripts/${name}, which failed (exit ${e.status}):\n${e.stdout ?? ""}${e.stderr ?? ""}`,
+    );
   }
 }
 
 export default function setup(project: TestProject): void {
   script("start-dockerd.sh", 120_000);
   const image = script("build-test-image.sh", 600_000).trim().split("\n").at(-1)!.trim();
-  const images: DockerTestImages = { image, busyboxImage: process.env.HERMES_TEST_BUSYBOX_IMAGE ?? "hermes-batch-test:busybox" };
+  const images: DockerTestImages = {
+    image,
+    busyboxImage: process.env.HERMES_TEST_BUSYBOX_IMAGE ?? "hermes-batch-test:busybox",
+  };
   project.provide("dockerTestImages", images);
 }

@@ -18,7 +18,11 @@ export function userConfigPath(): string {
 }
 
 const UserConfigSchema = z.looseObject({
-  command_allowlist: z.array(z.string({ error: "must be a pattern key (a string)" }).min(1, "an entry is empty"), { error: "must be a list of pattern keys (strings)" }).nullish(),
+  command_allowlist: z
+    .array(z.string({ error: "must be a pattern key (a string)" }).min(1, "an entry is empty"), {
+      error: "must be a list of pattern keys (strings)",
+    })
+    .nullish(),
 });
 
 async function readIfExists(path: string): Promise<string | undefined> {
@@ -32,7 +36,8 @@ async function readIfExists(path: string): Promise<string | undefined> {
 
 function parseConfig(text: string, path: string) {
   const doc = parseDocument(text);
-  if (doc.errors.length) throw new UserError(`${path}: invalid YAML: ${doc.errors[0]!.message.split("\n")[0]!.replace(/:$/, "")}`);
+  if (doc.errors.length)
+    throw new UserError(`${path}: invalid YAML: ${doc.errors[0]!.message.split("\n")[0]!.replace(/:$/, "")}`);
   const root = doc.contents;
   if (root !== null && !isMap(root)) throw new UserError(`${path}: the top level must be a mapping`);
   return doc;

@@ -58,8 +58,28 @@
 import { posix } from "node:path";
 import { normalizeCommand } from "./normalize.js";
 import { supplementaryFindings } from "./next/supplement.js";
-import { addFinding, INIT_IDIOM, interpreterLanguage, judgeCommand, producedLiteral, producerListsInside, type Finding, type JudgedArg, type JudgedRedirect, type Producer } from "./judge.js";
-import { assignmentOf, ENVIRONMENT_NAME, MAX_NESTING, paramValue, parseShell, wordText, type SimpleCommand, type Word } from "./shell.js";
+import {
+  addFinding,
+  INIT_IDIOM,
+  interpreterLanguage,
+  judgeCommand,
+  producedLiteral,
+  producerListsInside,
+  type Finding,
+  type JudgedArg,
+  type JudgedRedirect,
+  type Producer,
+} from "./judge.js";
+import {
+  assignmentOf,
+  ENVIRONMENT_NAME,
+  MAX_NESTING,
+  paramValue,
+  parseShell,
+  wordText,
+  type SimpleCommand,
+  type Word,
+} from "./shell.js";
 
 interface Tok {
   /** The word as the program receives it (quotes removed, known variables substituted). */
@@ -76,7 +96,12 @@ function isLiteral(word: Word, vars: ReadonlyMap<string, string>): boolean {
   return word.parts.every((p) => p.kind === "lit" || (p.kind === "param" && paramValue(p, vars) !== undefined));
 }
 
-const sanitize = (s: string): string => s.replace(/\|/g, "¦").replace(/</g, "‹").replace(/>/g, "›").replace(/[\n\t]+/g, " ");
+const sanitize = (s: string): string =>
+  s
+    .replace(/\|/g, "¦")
+    .replace(/</g, "‹")
+    .replace(/>/g, "›")
+    .replace(/[\n\t]+/g, " ");
 
 function shownOf(word: Word, vars: ReadonlyMap<string, string>): string {
   const s = word.parts
@@ -118,7 +143,10 @@ function braceExpand(chars: BraceChar[], budget = { left: MAX_BRACE_WORDS }): Br
         from = c + 1;
       }
     } else {
-      const body = chars.slice(open + 1, close).map((x) => x.c).join("");
+      const body = chars
+        .slice(open + 1, close)
+        .map((x) => x.c)
+        .join("");
       const m = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])$/.exec(body);
       if (!m) continue;
       const num = /\d/.test(m[1]!);
@@ -146,9 +174,22 @@ function braceExpand(chars: BraceChar[], budget = { left: MAX_BRACE_WORDS }): Br
 /** The words a word becomes after brace expansion, or null when it has no unquoted braces to expand. */
 function braceWords(word: Word, vars: ReadonlyMap<string, string>): string[] | null {
   if (!word.parts.some((p) => p.kind === "lit" && !p.quoted && p.text.includes("{"))) return null;
-  if (word.parts.reduce((n, p) => n + (p.kind === "subst" ? p.raw.length : p.kind === "lit" ? p.text.length : p.raw.length), 0) > 4096) return null;
+  if (
+    word.parts.reduce(
+      (n, p) => n + (p.kind === "subst" ? p.raw.length : p.kind === "lit" ? p.text.length : p.raw.length),
+      0,
+    ) > 4096
+  )
+    return null;
   const chars: BraceChar[] = word.parts.flatMap((p) => {
-    const text = p.kind === "lit" ? p.text : p.kind === "param" ? (paramValue(p, vars) ?? p.raw) : p.op === "`" ? `$(${p.raw})` : `${p.op}${p.raw})`;
+    const text =
+      p.kind === "lit"
+        ? p.text
+        : p.kind === "param"
+          ? (paramValue(p, vars) ?? p.raw)
+          : p.op === "`"
+            ? `$(${p.raw})`
+            : `${p.op}${p.raw})`;
     const active = p.kind === "lit" && !p.quoted;
     return [...text].map((c) => ({ c, active }));
   });
@@ -186,7 +227,12 @@ function toks(word: Word, vars: ReadonlyMap<string, string>): Tok[] {
   }
   const first = word.parts[0];
   const procSubst = first?.kind === "subst" && first.op === "<(";
-  const tok: Tok = { plain: wordText(word, vars), shown: shownOf(word, vars), literal: isLiteral(word, vars), procSubst };
+  const tok: Tok = {
+    plain: wordText(word, vars),
+    shown: shownOf(word, vars),
+    literal: isLiteral(word, vars),
+    procSubst,
+  };
   if (procSubst && word.parts.length === 1) tok.substOutput = literalOutput(first.raw);
   return [tok];
 }
@@ -408,9 +454,25 @@ const ARGV_WRAPPERS: Record<string, { shortArgs?: string; longArgs?: string[]; f
   unshare: { shortArgs: "", longArgs: ["--setuid", "--setgid", "--map-user", "--map-group", "--propagation", "--wd"] },
   taskset: { fixed: 1 },
   chrt: { fixed: 1 },
-  numactl: { shortArgs: "NmCpiP", longArgs: ["--cpunodebind", "--membind", "--physcpubind", "--preferred", "--interleave"] },
+  numactl: {
+    shortArgs: "NmCpiP",
+    longArgs: ["--cpunodebind", "--membind", "--physcpubind", "--preferred", "--interleave"],
+  },
   cgexec: { shortArgs: "g" },
-  "systemd-run": { shortArgs: "pEMu", longArgs: ["--unit", "--property", "--setenv", "--machine", "--uid", "--gid", "--working-directory", "--description", "--slice"] },
+  "systemd-run": {
+    shortArgs: "pEMu",
+    longArgs: [
+      "--unit",
+      "--property",
+      "--setenv",
+      "--machine",
+      "--uid",
+      "--gid",
+      "--working-directory",
+      "--description",
+      "--slice",
+    ],
+  },
   gosu: { fixed: 1 },
   "su-exec": { fixed: 1 },
   "s6-setuidgid": { fixed: 1 },
@@ -440,7 +502,8 @@ const ARGV_WRAPPERS: Record<string, { shortArgs?: string; longArgs?: string[]; f
 };
 
 /** Effects on files and the system of the machine a command runs on: inside a fresh container, they are the container's. */
-const CONTAINER_LOCAL = /^(?:delete_outside_workdir|delete_system_path|recursive_delete|move_system_path|move_outside_workdir|move_to_dev_null|overwrite_\w+|credential_write|chmod_\w+|world_writable|system_config_write|shell_rc_write|ssh_config_write|crontab_\w+|find_delete|find_exec_rm|xargs_rm|shred|symlink_outside_workdir|package_remove|mount_change|user_change|kernel_change|log_wipe|firewall_\w+|network_change|service_change|stop_service|kill_all_processes|pkill_force|killall|resource_exhaustion)$/;
+const CONTAINER_LOCAL =
+  /^(?:delete_outside_workdir|delete_system_path|recursive_delete|move_system_path|move_outside_workdir|move_to_dev_null|overwrite_\w+|credential_write|chmod_\w+|world_writable|system_config_write|shell_rc_write|ssh_config_write|crontab_\w+|find_delete|find_exec_rm|xargs_rm|shred|symlink_outside_workdir|package_remove|mount_change|user_change|kernel_change|log_wipe|firewall_\w+|network_change|service_change|stop_service|kill_all_processes|pkill_force|killall|resource_exhaustion)$/;
 
 /** The placeholder for a path read from stdin or found by find: inside when the producer lists paths inside. */
 function placeholderFor(inside: boolean, root = "."): string {
@@ -470,7 +533,13 @@ function unwrap(t: Tok[], depth: number, st: State, positional?: string): Unwrap
   }
 }
 
-function unwrapWith(t: Tok[], depth: number, st: State, positional: string | undefined, saved: Map<string, string | undefined>): Unwrapped {
+function unwrapWith(
+  t: Tok[],
+  depth: number,
+  st: State,
+  positional: string | undefined,
+  saved: Map<string, string | undefined>,
+): Unwrapped {
   let prefix = "";
   let i = 0;
   for (let guard = 0; guard < 32 && i < t.length; guard++) {
@@ -486,7 +555,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
     }
     if (i >= t.length) break;
     // `$SHELL -c …`, `${SHELL:-/bin/sh} -c …`, `$BASH`: the user's shell, whichever it is, runs the script.
-    if (/^\$(?:\{(?:SHELL|BASH)(?::?[-=][^}]*)?\}|SHELL|BASH)$/.test(t[i]!.plain)) t = [...t.slice(0, i), plainTok("sh"), ...t.slice(i + 1)];
+    if (/^\$(?:\{(?:SHELL|BASH)(?::?[-=][^}]*)?\}|SHELL|BASH)$/.test(t[i]!.plain))
+      t = [...t.slice(0, i), plainTok("sh"), ...t.slice(i + 1)];
     const name = displayName(t[i]!.plain);
     const rest = () => t.slice(i + 1);
     if (KEYWORDS.has(name)) {
@@ -495,7 +565,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
     }
     // Package runners (`npx cdk destroy`, `pnpm dlx`, `yarn dlx`, `bunx`, `bun x`, `npm exec --`): the tool they run
     // is the command; a package spec `tool@2` / `@scope/tool` names the tool.
-    const runner = name === "npx" || name === "pnpx" || name === "bunx" ? 1 : (name === "pnpm" || name === "yarn") && t[i + 1]?.plain === "dlx" ? 2 : name === "bun" && t[i + 1]?.plain === "x" ? 2 : name === "npm" && (t[i + 1]?.plain === "exec" || t[i + 1]?.plain === "x") ? 2 : 0;
+    const runner =
+      name === "npx" || name === "pnpx" || name === "bunx"
+        ? 1
+        : (name === "pnpm" || name === "yarn") && t[i + 1]?.plain === "dlx"
+          ? 2
+          : name === "bun" && t[i + 1]?.plain === "x"
+            ? 2
+            : name === "npm" && (t[i + 1]?.plain === "exec" || t[i + 1]?.plain === "x")
+              ? 2
+              : 0;
     if (runner) {
       let j = i + runner;
       while (j < t.length && /^-/.test(t[j]!.plain) && t[j]!.plain !== "--") {
@@ -513,12 +592,25 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
     }
     // Environment runners (`uv run`, `poetry run`, `pipenv run`, `conda run -n env`, `pixi run`, `uvx`, `pipx run`):
     // the command they run in the environment is the command.
-    const envRunner = /^(?:uv|poetry|pipenv|pdm|hatch|rye|conda|mamba|micromamba|pixi|pipx|bundle|dotenv|direnv|devbox|nix-shell|op)$/.test(name) && /^(?:run|exec)$/.test(t[i + 1]?.plain ?? "") ? 2 : name === "uvx" ? 1 : 0;
+    const envRunner =
+      /^(?:uv|poetry|pipenv|pdm|hatch|rye|conda|mamba|micromamba|pixi|pipx|bundle|dotenv|direnv|devbox|nix-shell|op)$/.test(
+        name,
+      ) && /^(?:run|exec)$/.test(t[i + 1]?.plain ?? "")
+        ? 2
+        : name === "uvx"
+          ? 1
+          : 0;
     if (envRunner && !(name === "nix-shell" || name === "devbox")) {
       let j = i + envRunner;
       while (j < t.length && t[j]!.plain.startsWith("-") && t[j]!.plain !== "--") {
         const w = t[j]!.plain;
-        j += !w.includes("=") && /^(?:-n|-p|-e|--name|--prefix|--python|--with|--with-requirements|--project|--directory|--env-file|--extra|--group|--package|--index|--from|--environment|--manifest-path|--spec|-f|--file|--env|--cwd)$/.test(w) ? 2 : 1;
+        j +=
+          !w.includes("=") &&
+          /^(?:-n|-p|-e|--name|--prefix|--python|--with|--with-requirements|--project|--directory|--env-file|--extra|--group|--package|--index|--from|--environment|--manifest-path|--spec|-f|--file|--env|--cwd)$/.test(
+            w,
+          )
+            ? 2
+            : 1;
       }
       if (t[j]?.plain === "--") j++;
       if (j < t.length) {
@@ -529,7 +621,19 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
     if (/^(?:sudo|doas|run0|pkexec)$/.test(name)) st.privileged = (st.privileged ?? 0) + 1;
     switch (name) {
       case "sudo":
-        i = skipOptions(t, i + 1, "CDghpRrtTUu", ["--close-from", "--chdir", "--group", "--host", "--prompt", "--chroot", "--role", "--type", "--command-timeout", "--other-user", "--user"]);
+        i = skipOptions(t, i + 1, "CDghpRrtTUu", [
+          "--close-from",
+          "--chdir",
+          "--group",
+          "--host",
+          "--prompt",
+          "--chroot",
+          "--role",
+          "--type",
+          "--command-timeout",
+          "--other-user",
+          "--user",
+        ]);
         continue;
       case "doas":
       case "run0":
@@ -543,21 +647,36 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
             j++;
             break;
           }
-          if (w === "-S" || w === "--split-string" || w.startsWith("--split-string=") || (w.startsWith("-S") && w.length > 2)) {
-            const value = w === "-S" || w === "--split-string" ? (t[j + 1]?.plain ?? "") : w.replace(/^(-S|--split-string=)/, "");
+          if (
+            w === "-S" ||
+            w === "--split-string" ||
+            w.startsWith("--split-string=") ||
+            (w.startsWith("-S") && w.length > 2)
+          ) {
+            const value =
+              w === "-S" || w === "--split-string" ? (t[j + 1]?.plain ?? "") : w.replace(/^(-S|--split-string=)/, "");
             const after = t.slice(j + (w === "-S" || w === "--split-string" ? 2 : 1));
             t = [...value.split(/\s+/).filter(Boolean).map(plainTok), ...after];
             i = 0;
             j = -1;
             break;
           }
-          if (w === "-" || /^-[i0v]+$/.test(w) || w === "--ignore-environment" || w === "--null" || w.startsWith("--unset=") || w.startsWith("--chdir=")) j++;
+          if (
+            w === "-" ||
+            /^-[i0v]+$/.test(w) ||
+            w === "--ignore-environment" ||
+            w === "--null" ||
+            w.startsWith("--unset=") ||
+            w.startsWith("--chdir=")
+          )
+            j++;
           else if (w === "-u" || w === "-C" || w === "--unset" || w === "--chdir") j += 2;
           else if (/^-[uC]./.test(w)) j++;
           else break;
         }
         // `env` (or `env -0`, `env X=1`) with no command prints the environment: it is the command.
-        if (j >= 0 && !t.slice(j).some((x) => !/^[A-Za-z_]\w*=/.test(x.plain))) return { prefix, argv: t.slice(i, i + 1) };
+        if (j >= 0 && !t.slice(j).some((x) => !/^[A-Za-z_]\w*=/.test(x.plain)))
+          return { prefix, argv: t.slice(i, i + 1) };
         if (j >= 0) i = j;
         continue;
       }
@@ -618,14 +737,20 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         let k = 0;
         while (k < r.length && r[k]!.plain.startsWith("-")) k += /^-[LSf]$/.test(r[k]!.plain) ? 2 : 1;
         const sub = r[k]?.plain ?? "";
-        if (/^(?:new|new-session|new-window|neww|split-window|splitw|run-shell|run|send-keys|send|respawn-pane|respawnp|respawn-window|respawnw)$/.test(sub)) {
+        if (
+          /^(?:new|new-session|new-window|neww|split-window|splitw|run-shell|run|send-keys|send|respawn-pane|respawnp|respawn-window|respawnw)$/.test(
+            sub,
+          )
+        ) {
           const words: string[] = [];
           for (let j = k + 1; j < r.length; j++) {
             const w = r[j]!.plain;
             if (/^-[ceFlnNstxy]$/.test(w) && !(sub.startsWith("send") && /^-[lF]$/.test(w))) j++;
             else if (!w.startsWith("-") || words.length) words.push(w);
           }
-          const keys = /^send/.test(sub) ? words.filter((w) => !/^(?:Enter|C-m|C-j|KPEnter|Escape|C-c|C-d)$/.test(w)) : words;
+          const keys = /^send/.test(sub)
+            ? words.filter((w) => !/^(?:Enter|C-m|C-j|KPEnter|Escape|C-c|C-d)$/.test(w))
+            : words;
           if (keys.length) analyseScript(keys.join(" ").replace(/\\n/g, "\n"), depth + 1, st);
         }
         return { prefix, argv: t.slice(i, i + 1) };
@@ -634,7 +759,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const r = rest();
         const x = r.findIndex((w) => w.plain === "-X");
         if (x >= 0) {
-          if (/^(?:stuff|exec|screen)$/.test(r[x + 1]?.plain ?? "")) analyseScript(r.slice(x + 2).map((w) => w.plain).join(" ").replace(/\\n|\\r|\^M/g, "\n"), depth + 1, st);
+          if (/^(?:stuff|exec|screen)$/.test(r[x + 1]?.plain ?? ""))
+            analyseScript(
+              r
+                .slice(x + 2)
+                .map((w) => w.plain)
+                .join(" ")
+                .replace(/\\n|\\r|\^M/g, "\n"),
+              depth + 1,
+              st,
+            );
           return { prefix, argv: t.slice(i, i + 1) };
         }
         i = skipOptions(t, i + 1, "ScehpTtlLsX", ["--logfile"]);
@@ -643,13 +777,28 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       }
       case "watch": {
         const j = skipOptions(t, i + 1, "nq", ["--interval", "--differences"]);
-        analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
+        analyseScript(
+          t
+            .slice(j)
+            .map((x) => x.plain)
+            .join(" "),
+          depth + 1,
+          st,
+        );
         return { prefix, argv: t.slice(i, i + 1) };
       }
       case "xargs": {
         prefix = "xargs ";
         const start = i + 1;
-        i = skipOptions(t, i + 1, "IJLnPsdEaR", ["--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--eof", "--process-slot-var"]);
+        i = skipOptions(t, i + 1, "IJLnPsdEaR", [
+          "--arg-file",
+          "--delimiter",
+          "--max-args",
+          "--max-procs",
+          "--max-chars",
+          "--eof",
+          "--process-slot-var",
+        ]);
         let replace: string | undefined;
         for (let k = start; k < i; k++) {
           const w = t[k]!.plain;
@@ -661,47 +810,146 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const fromFile = t.slice(start, i).some((x) => x.plain === "-a" || x.plain.startsWith("--arg-file"));
         // Unbounded parallelism (-P 0) over an endless input (`yes | xargs -P0 …`): processes without limit, a fork bomb.
         const opts = t.slice(start, i).map((x) => x.plain);
-        const unbounded = opts.some((w, k) => /^(?:-P0|--max-procs=0)$/.test(w) || ((w === "-P" || w === "--max-procs") && opts[k + 1] === "0"));
-        if (unbounded && !fromFile && st.stdin && /^(?:yes|seq|jot)$/.test(st.stdin.name) && (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))) addFinding(st.findings, "fork_bomb");
+        const unbounded = opts.some(
+          (w, k) => /^(?:-P0|--max-procs=0)$/.test(w) || ((w === "-P" || w === "--max-procs") && opts[k + 1] === "0"),
+        );
+        if (
+          unbounded &&
+          !fromFile &&
+          st.stdin &&
+          /^(?:yes|seq|jot)$/.test(st.stdin.name) &&
+          (st.stdin.name === "yes" || st.stdin.args.some((a) => /^inf/i.test(a.text)))
+        )
+          addFinding(st.findings, "fork_bomb");
         // As many processes at once as a long count gives (`seq 1 100000 | xargs -P 0 …`): the process table fills.
-        else if ((unbounded || opts.some((w, k) => /^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 1000) || opts.some((w) => /^-P\d{4,}$/.test(w))) && !fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000) addFinding(st.findings, "resource_exhaustion");
+        else if (
+          (unbounded ||
+            opts.some((w, k) => /^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 1000) ||
+            opts.some((w) => /^-P\d{4,}$/.test(w))) &&
+          !fromFile &&
+          st.stdin &&
+          /^(?:seq|jot)$/.test(st.stdin.name) &&
+          Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000
+        )
+          addFinding(st.findings, "resource_exhaustion");
         // Thousands of items each starting a detached container or pod (`seq 100000 | xargs -I{} docker run -d …`): they pile up.
-        else if (!fromFile && st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) && Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000 && /^(?:docker|podman|nerdctl) (?:container )?run (?:.* )?(?:-d|--detach|-[a-z]*d[a-z]*)\b|^kubectl (?:run|create)\b/.test(t.slice(i).map((x) => x.plain).join(" "))) addFinding(st.findings, "resource_exhaustion");
+        else if (
+          !fromFile &&
+          st.stdin &&
+          /^(?:seq|jot)$/.test(st.stdin.name) &&
+          Math.max(...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) >= 1000 &&
+          /^(?:docker|podman|nerdctl) (?:container )?run (?:.* )?(?:-d|--detach|-[a-z]*d[a-z]*)\b|^kubectl (?:run|create)\b/.test(
+            t
+              .slice(i)
+              .map((x) => x.plain)
+              .join(" "),
+          )
+        )
+          addFinding(st.findings, "resource_exhaustion");
         // An endless input fanned out to hundreds of processes at once (`yes /x | xargs -P 1000 -n 1 du -s`).
-        else if (!fromFile && st.stdin?.name === "yes" && opts.some((w, k) => (/^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 100) || /^-P\d{3,}$|^--max-procs=\d{3,}$/.test(w))) addFinding(st.findings, "resource_exhaustion");
+        else if (
+          !fromFile &&
+          st.stdin?.name === "yes" &&
+          opts.some(
+            (w, k) =>
+              (/^(?:-P|--max-procs)$/.test(opts[k - 1] ?? "") && Number(w) >= 100) ||
+              /^-P\d{3,}$|^--max-procs=\d{3,}$/.test(w),
+          )
+        )
+          addFinding(st.findings, "resource_exhaustion");
         const inside = !fromFile && st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root);
         // Paths found under literal roots outside (`find /opt -type d -print0 | xargs chmod 0777`) are paths under them.
-        const roots = !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal) ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x))) : [];
-        const item = roots.length ? posix.join(roots.find((r) => !startRelative(st.cwd, st.root, r)) ?? roots[0]!, "_item_") : placeholderFor(inside);
+        const roots =
+          !inside && !fromFile && st.stdin?.name === "find" && st.stdin.args.every((a) => a.literal)
+            ? st.stdin.args.map((a) => a.text).filter((_, k, xs) => !xs.slice(0, k + 1).some((x) => /^[-(!]/.test(x)))
+            : [];
+        const item = roots.length
+          ? posix.join(roots.find((r) => !startRelative(st.cwd, st.root, r)) ?? roots[0]!, "_item_")
+          : placeholderFor(inside);
         positional = item;
         // Items a literal gives (`echo /etc/ssl/private | xargs sudo chmod -R 755`) are those words.
-        const literalItems = !fromFile && st.stdin && /^(?:echo|printf)$/.test(st.stdin.name) ? producedLiteral(st.stdin) : null;
-        const given = literalItems !== null ? literalItems.split(/\s+/).filter((x) => x !== "").slice(0, 32) : [];
+        const literalItems =
+          !fromFile && st.stdin && /^(?:echo|printf)$/.test(st.stdin.name) ? producedLiteral(st.stdin) : null;
+        const given =
+          literalItems !== null
+            ? literalItems
+                .split(/\s+/)
+                .filter((x) => x !== "")
+                .slice(0, 32)
+            : [];
         if (given.length && !replace && i < t.length) {
           t = [...t, ...given.map((x) => plainTok(x))];
           positional = given[0]!;
           continue;
         }
         if (given.length && replace) {
-          t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(given[0]!)) : x))];
+          t = [
+            ...t.slice(0, i),
+            ...t
+              .slice(i)
+              .map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(given[0]!)) : x)),
+          ];
           continue;
         }
-        if (replace) t = [...t.slice(0, i), ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x))];
+        if (replace)
+          t = [
+            ...t.slice(0, i),
+            ...t.slice(i).map((x) => (x.plain.includes(replace!) ? plainTok(x.plain.split(replace!).join(item)) : x)),
+          ];
         // Without a replacement string the items are appended: chmod, chown and the like act on them.
-        else if (roots.length && /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp|gzip|pigz|bzip2|xz|lzma|zstd|compress)$/.test(displayName(t.slice(i).find((x) => !/^(?:sudo|doas|-\S+)$/.test(x.plain))?.plain ?? ""))) t = [...t, plainTok(item)];
+        else if (
+          roots.length &&
+          /^(?:chmod|chown|chgrp|setfacl|chattr|truncate|shred|mv|cp|gzip|pigz|bzip2|xz|lzma|zstd|compress)$/.test(
+            displayName(t.slice(i).find((x) => !/^(?:sudo|doas|-\S+)$/.test(x.plain))?.plain ?? ""),
+          )
+        )
+          t = [...t, plainTok(item)];
         continue;
       }
       case "parallel":
       case "sem": {
-        const j = skipOptions(t, i + 1, "jPSnNIdEa", ["--jobs", "--colsep", "--arg-file", "--delimiter", "--max-args", "--sshlogin", "--results", "--joblog", "--eta"]);
+        const j = skipOptions(t, i + 1, "jPSnNIdEa", [
+          "--jobs",
+          "--colsep",
+          "--arg-file",
+          "--delimiter",
+          "--max-args",
+          "--sshlogin",
+          "--results",
+          "--joblog",
+          "--eta",
+        ]);
         const sep = t.findIndex((x, k) => k >= j && /^:::+\+?$/.test(x.plain));
         // Every job at once (-j0, or a thousand slots) over thousands of inputs (`seq 100000 | parallel -j0 …`,
         // `::: $(seq 1 50000)`, `::: {1..50000}`): the process table and memory fill.
         {
           const popts = t.slice(i + 1, j).map((x) => x.plain);
-          const slots = popts.some((w, k) => (/^(?:-j|--jobs|-P)$/.test(popts[k - 1] ?? "") && (/^0$|^\d+%$/.test(w) && !/^\d{1,3}%$/.test(w) || w === "0" || Number(w) >= 1000)) || /^(?:-j0|--jobs=0|-P0|-j\d{4,}|--jobs=\d{4,})$/.test(w));
-          const count = (text: string) => Math.max(0, ...[...text.matchAll(/(?:\bseq|\bjot)\s+(?:-\S+\s+)*(\d+)(?:\s+(\d+))?|\{\d+\.\.(\d+)\}/g)].map((m) => Number(m[2] ?? m[1] ?? m[3])));
-          const many = (st.stdin && /^(?:seq|jot)$/.test(st.stdin.name) ? Math.max(0, ...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x))) : 0) >= 1000 || (sep >= 0 && (count(t.slice(sep + 1).map((x) => `${x.plain} ${x.shown}`).join(" ")) >= 1000 || t.length - sep > 1000)) || (st.stdin?.name === "yes");
+          const slots = popts.some(
+            (w, k) =>
+              (/^(?:-j|--jobs|-P)$/.test(popts[k - 1] ?? "") &&
+                ((/^0$|^\d+%$/.test(w) && !/^\d{1,3}%$/.test(w)) || w === "0" || Number(w) >= 1000)) ||
+              /^(?:-j0|--jobs=0|-P0|-j\d{4,}|--jobs=\d{4,})$/.test(w),
+          );
+          const count = (text: string) =>
+            Math.max(
+              0,
+              ...[...text.matchAll(/(?:\bseq|\bjot)\s+(?:-\S+\s+)*(\d+)(?:\s+(\d+))?|\{\d+\.\.(\d+)\}/g)].map((m) =>
+                Number(m[2] ?? m[1] ?? m[3]),
+              ),
+            );
+          const many =
+            (st.stdin && /^(?:seq|jot)$/.test(st.stdin.name)
+              ? Math.max(0, ...st.stdin.args.map((a) => Number(a.text)).filter((x) => Number.isFinite(x)))
+              : 0) >= 1000 ||
+            (sep >= 0 &&
+              (count(
+                t
+                  .slice(sep + 1)
+                  .map((x) => `${x.plain} ${x.shown}`)
+                  .join(" "),
+              ) >= 1000 ||
+                t.length - sep > 1000)) ||
+            st.stdin?.name === "yes";
           if (slots && many) addFinding(st.findings, "resource_exhaustion");
         }
         // parallel joins its command words with blanks and runs the line with a shell: a quoted command
@@ -709,14 +957,21 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const cmdWords = t.slice(j, sep < 0 ? t.length : sep);
         if (cmdWords.some((x) => /\s/.test(x.plain))) {
           const values = sep < 0 ? [] : t.slice(sep + 1).filter((x) => !/^:::+\+?$/.test(x.plain));
-          const item = sep >= 0 && values[0] ? values[0].plain : placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
-          const script = cmdWords.map((x) => x.plain).join(" ").replace(/\{(?:\.|\/|\/\/|\/\.|#|%|\d+)?\}/g, item);
+          const item =
+            sep >= 0 && values[0]
+              ? values[0].plain
+              : placeholderFor(st.stdin !== null && producerListsInside(st.stdin, st.cwd, st.root));
+          const script = cmdWords
+            .map((x) => x.plain)
+            .join(" ")
+            .replace(/\{(?:\.|\/|\/\/|\/\.|#|%|\d+)?\}/g, item);
           analyseScript(script, depth + 1, st);
           return { prefix, argv: t.slice(i, i + 1) };
         }
         // No command at all: every input line is a command line. Lines from the network are text fed into a shell.
         if (sep < 0 && j >= t.length) {
-          if (st.stdin && /^(?:curl|wget|nc|ncat|socat|aria2c|http|https|xh)$/.test(st.stdin.name)) addFinding(st.findings, "shell_input");
+          if (st.stdin && /^(?:curl|wget|nc|ncat|socat|aria2c|http|https|xh)$/.test(st.stdin.name))
+            addFinding(st.findings, "shell_input");
           else if (st.stdin) {
             const out = producedLiteral(st.stdin);
             if (out !== null) analyseScript(out, depth + 1, st);
@@ -734,7 +989,14 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const cmd = t.slice(j, sep);
         const hasSlot = cmd.some((x) => x.plain.includes("{}"));
         // Every value is an operand of the same command, so all of them are judged.
-        t = !hasSlot ? [...cmd, ...values] : [...cmd.map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(values[0]?.plain ?? "")) : x)), ...values.slice(1)];
+        t = !hasSlot
+          ? [...cmd, ...values]
+          : [
+              ...cmd.map((x) =>
+                x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(values[0]?.plain ?? "")) : x,
+              ),
+              ...values.slice(1),
+            ];
         i = 0;
         continue;
       }
@@ -762,7 +1024,16 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "cmd": {
         const r = rest();
         const c = r.findIndex((x) => /^\/[ck]$/i.test(x.plain));
-        if (c >= 0 && r[c + 1]) analyseScript(r.slice(c + 1).map((x) => x.plain).join(" ").replace(/\\/g, "\\\\"), depth + 1, st);
+        if (c >= 0 && r[c + 1])
+          analyseScript(
+            r
+              .slice(c + 1)
+              .map((x) => x.plain)
+              .join(" ")
+              .replace(/\\/g, "\\\\"),
+            depth + 1,
+            st,
+          );
         return { prefix, argv: t.slice(i) };
       }
       case "pwsh":
@@ -771,7 +1042,13 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         let c = r.findIndex((x) => /^-c(?:o(?:m(?:m(?:a(?:n(?:d)?)?)?)?)?)?$/i.test(x.plain));
         // Without -Command or -File the first word that is not an option starts the command (`powershell Stop-Service X`).
         if (c < 0 && !r.some((x) => /^-(?:f|fi|fil|file|e|ec|en|enc\w*|encodedcommand)$/i.test(x.plain))) {
-          const first = r.findIndex((x, k) => !x.plain.startsWith("-") && !/^-(?:ExecutionPolicy|ep|ex|WindowStyle|w|OutputFormat|of|InputFormat|if|ConfigurationName|config|WorkingDirectory|wd|Version|v|PSConsoleFile|CustomPipeName|SettingsFile)$/i.test(r[k - 1]?.plain ?? ""));
+          const first = r.findIndex(
+            (x, k) =>
+              !x.plain.startsWith("-") &&
+              !/^-(?:ExecutionPolicy|ep|ex|WindowStyle|w|OutputFormat|of|InputFormat|if|ConfigurationName|config|WorkingDirectory|wd|Version|v|PSConsoleFile|CustomPipeName|SettingsFile)$/i.test(
+                r[k - 1]?.plain ?? "",
+              ),
+          );
           if (first >= 0) c = first - 1;
         }
         const from = c + 1;
@@ -791,8 +1068,15 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
             })
             .join("");
           // `iex (iwr URL)`, `Invoke-Expression (New-Object Net.WebClient).DownloadString(URL)`: text fetched and run.
-          if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloaddata|webclient|start-bitstransfer|curl|wget)\b/i.test(script)) addFinding(st.findings, "remote_code_exec");
-          else if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iex|invoke-expression)\s*\(/i.test(script)) addFinding(st.findings, "shell_input");
+          if (
+            /\b(?:iex|invoke-expression)\b/i.test(script) &&
+            /\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloaddata|webclient|start-bitstransfer|curl|wget)\b/i.test(
+              script,
+            )
+          )
+            addFinding(st.findings, "remote_code_exec");
+          else if (/\b(?:iex|invoke-expression)\b/i.test(script) && /\b(?:iex|invoke-expression)\s*\(/i.test(script))
+            addFinding(st.findings, "shell_input");
           analyseScript(script, depth + 1, st);
         }
         return { prefix, argv: t.slice(i) };
@@ -801,18 +1085,33 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         const r = rest();
         const c = r.findIndex((x) => x.plain === "-c");
         if (c >= 0 && r[c + 1]) analyseScript(r[c + 1]!.plain, depth + 1, st);
-        else if (r.length > 1) analyseScript(r.slice(1).map((x) => x.plain).join(" "), depth + 1, st);
+        else if (r.length > 1)
+          analyseScript(
+            r
+              .slice(1)
+              .map((x) => x.plain)
+              .join(" "),
+            depth + 1,
+            st,
+          );
         return { prefix, argv: t.slice(i, i + 1) };
       }
       case "trap": {
         // `trap 'cmd' EXIT`: the action runs later, in this shell.
         const r = rest().filter((x, k) => !(k === 0 && x.plain === "--"));
-        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain)) (st.traps ??= []).push({ script: r[0]!.plain, depth });
+        if (r.length >= 2 && r[0]!.plain !== "-" && !/^-[lp]$/.test(r[0]!.plain))
+          (st.traps ??= []).push({ script: r[0]!.plain, depth });
         return { prefix, argv: t.slice(i) };
       }
       case "eval":
         if (rest().length === 1 && INIT_IDIOM.test(rest()[0]!.plain.trim())) return { prefix, argv: t.slice(i) };
-        analyseScript(rest().map((x) => x.plain).join(" "), depth + 1, st);
+        analyseScript(
+          rest()
+            .map((x) => x.plain)
+            .join(" "),
+          depth + 1,
+          st,
+        );
         return { prefix, argv: t.slice(i) };
       case "su":
       case "runuser": {
@@ -848,7 +1147,8 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           if (r.length) analyseScript(r.map((x) => x.plain).join(" "), depth + 1, st);
         }
         for (let k = j; k < t.length; k++) {
-          if ((t[k]!.plain === "-x" || t[k]!.plain === "--exec") && t[k + 1]) analyseScript(t[k + 1]!.plain, depth + 1, st);
+          if ((t[k]!.plain === "-x" || t[k]!.plain === "--exec") && t[k + 1])
+            analyseScript(t[k + 1]!.plain, depth + 1, st);
           else if (t[k]!.plain.startsWith("--exec=")) analyseScript(t[k]!.plain.slice(7), depth + 1, st);
         }
         return { prefix, argv: t.slice(i) };
@@ -857,7 +1157,15 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         let j = skipOptions(t, i + 1, "BbcDEeFIiJLlmOoPpQRSWw");
         j += 1; // the host
         st.remote = (st.remote ?? 0) + 1;
-        if (j < t.length) analyseScript(t.slice(j).map((x) => x.plain).join(" "), depth + 1, st);
+        if (j < t.length)
+          analyseScript(
+            t
+              .slice(j)
+              .map((x) => x.plain)
+              .join(" "),
+            depth + 1,
+            st,
+          );
         return { prefix, argv: t.slice(i, Math.min(j, t.length)) };
       }
       case "docker":
@@ -868,7 +1176,59 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
         // `amazon/aws-cli`) runs that tool with the arguments.
         if (t[i + 1]?.plain === "run" || (t[i + 1]?.plain === "container" && t[i + 2]?.plain === "run")) {
           const start = i + (t[i + 1]!.plain === "run" ? 2 : 3);
-          let j = skipOptions(t, start, "eEhlmpuvwc", ["--env", "--env-file", "--hostname", "--label", "--memory", "--publish", "--user", "--volume", "--workdir", "--name", "--network", "--net", "--mount", "--platform", "--cpus", "--restart", "--pull", "--add-host", "--cap-add", "--cap-drop", "--device", "--gpus", "--shm-size", "--ulimit", "--log-driver", "--log-opt", "--security-opt", "--tmpfs", "--cidfile", "--ipc", "--pid", "--runtime", "--entrypoint", "--label-file", "--dns", "--expose", "--link", "--cpuset-cpus", "--memory-swap", "--stop-signal", "--stop-timeout", "--health-cmd", "--userns", "--uts", "--cgroupns", "--group-add", "--volumes-from", "--annotation", "--secret", "--arch", "--os"]);
+          let j = skipOptions(t, start, "eEhlmpuvwc", [
+            "--env",
+            "--env-file",
+            "--hostname",
+            "--label",
+            "--memory",
+            "--publish",
+            "--user",
+            "--volume",
+            "--workdir",
+            "--name",
+            "--network",
+            "--net",
+            "--mount",
+            "--platform",
+            "--cpus",
+            "--restart",
+            "--pull",
+            "--add-host",
+            "--cap-add",
+            "--cap-drop",
+            "--device",
+            "--gpus",
+            "--shm-size",
+            "--ulimit",
+            "--log-driver",
+            "--log-opt",
+            "--security-opt",
+            "--tmpfs",
+            "--cidfile",
+            "--ipc",
+            "--pid",
+            "--runtime",
+            "--entrypoint",
+            "--label-file",
+            "--dns",
+            "--expose",
+            "--link",
+            "--cpuset-cpus",
+            "--memory-swap",
+            "--stop-signal",
+            "--stop-timeout",
+            "--health-cmd",
+            "--userns",
+            "--uts",
+            "--cgroupns",
+            "--group-add",
+            "--volumes-from",
+            "--annotation",
+            "--secret",
+            "--arch",
+            "--os",
+          ]);
           const entry = (() => {
             for (let k = start; k < j; k++) {
               if (t[k]!.plain === "--entrypoint") return t[k + 1]?.plain;
@@ -878,32 +1238,65 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
           })();
           const image = t[j]?.plain ?? "";
           j++;
-          const tool = (entry ?? /([^/:@]+)(?:[:@][^/]*)?$/.exec(image)?.[1] ?? "").replace(/-cli$/, "").replace(/^awscli$/, "aws");
+          const tool = (entry ?? /([^/:@]+)(?:[:@][^/]*)?$/.exec(image)?.[1] ?? "")
+            .replace(/-cli$/, "")
+            .replace(/^awscli$/, "aws");
           const first = t[j]?.plain ?? "";
-          const viaTool = entry !== undefined || (tool && first && first !== tool && /^(?:curl|wget|http|ncat|socat|terraform|tofu|terragrunt|pulumi|aws|gcloud|az|kubectl|helm|flux|argocd|velero|psql|mysql|redis-cli|mongosh|mongo|gsutil|doctl|eksctl|ansible-playbook|packer|vault|nomad|consul|rclone|restic)$/.test(tool) && !/^(?:\/|sh$|bash$|ash$)/.test(first));
-          const scripts = [...(viaTool ? [[tool, ...t.slice(j).map((x) => x.plain)]] : []), ...(entry === undefined && j < t.length ? [t.slice(j).map((x) => x.plain)] : [])];
+          const viaTool =
+            entry !== undefined ||
+            (tool &&
+              first &&
+              first !== tool &&
+              /^(?:curl|wget|http|ncat|socat|terraform|tofu|terragrunt|pulumi|aws|gcloud|az|kubectl|helm|flux|argocd|velero|psql|mysql|redis-cli|mongosh|mongo|gsutil|doctl|eksctl|ansible-playbook|packer|vault|nomad|consul|rclone|restic)$/.test(
+                tool,
+              ) &&
+              !/^(?:\/|sh$|bash$|ash$)/.test(first));
+          const scripts = [
+            ...(viaTool ? [[tool, ...t.slice(j).map((x) => x.plain)]] : []),
+            ...(entry === undefined && j < t.length ? [t.slice(j).map((x) => x.plain)] : []),
+          ];
           // The command runs in a fresh container: its file-system changes land in the container's own files (gone
           // with it), unless a host directory outside the working directory is mounted. Everything else it does
           // (downloads it runs, teardown, SQL, cluster and cloud changes) is judged as here.
           if (scripts.length) {
-            const mounts = t.slice(start, j).map((x, k, xs) => (/^(?:-v|--volume|--mount)$/.test(xs[k - 1]?.plain ?? "") ? x.plain : /^--(?:volume|mount)=/.test(x.plain) ? x.plain.replace(/^--\w+=/, "") : /^-v./.test(x.plain) ? x.plain.slice(2) : null)).filter((x): x is string => x !== null);
+            const mounts = t
+              .slice(start, j)
+              .map((x, k, xs) =>
+                /^(?:-v|--volume|--mount)$/.test(xs[k - 1]?.plain ?? "")
+                  ? x.plain
+                  : /^--(?:volume|mount)=/.test(x.plain)
+                    ? x.plain.replace(/^--\w+=/, "")
+                    : /^-v./.test(x.plain)
+                      ? x.plain.slice(2)
+                      : null,
+              )
+              .filter((x): x is string => x !== null);
             const hostOutside = mounts.some((m) => {
               const src = /(?:^|,)(?:source|src)=([^,]+)/.exec(m)?.[1] ?? m.split(":")[0]!;
-              return src.startsWith("/") || src.startsWith("~") || src.startsWith("$HOME") ? startRelative(st.cwd, st.root, src) === null : false;
+              return src.startsWith("/") || src.startsWith("~") || src.startsWith("$HOME")
+                ? startRelative(st.cwd, st.root, src) === null
+                : false;
             });
             const saved = { findings: st.findings, units: st.units.length, code: st.code.length };
             const inner: Finding[] = [];
             st.findings = inner;
             try {
-              for (const words of scripts) analyseScript(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
+              for (const words of scripts)
+                analyseScript(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
             } finally {
               st.findings = saved.findings;
             }
             st.units.length = saved.units;
             st.code.length = saved.code;
             // A system directory or the whole root mounted is flagged as a mount of the host (judge.ts hostAccess) already.
-            const hostSystem = mounts.some((m) => /^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(/(?:^|,)(?:source|src)=([^,]+)/.exec(m)?.[1] ?? m.split(":")[0]!));
-            const later = inner.filter((f) => (hostOutside && !hostSystem) || !CONTAINER_LOCAL.test(f.key)).map((f) => f.key);
+            const hostSystem = mounts.some((m) =>
+              /^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(
+                /(?:^|,)(?:source|src)=([^,]+)/.exec(m)?.[1] ?? m.split(":")[0]!,
+              ),
+            );
+            const later = inner
+              .filter((f) => (hostOutside && !hostSystem) || !CONTAINER_LOCAL.test(f.key))
+              .map((f) => f.key);
             return { prefix, argv: t.slice(i), later };
           }
           return { prefix, argv: t.slice(i) };
@@ -921,7 +1314,18 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       case "oc":
         if (/^(?:exec|debug|run)$/.test(t[i + 1]?.plain ?? "")) {
           // A pod run privileged or with the host's pids, network or files (`--overrides='{"spec":{"hostPID":true…}}'`).
-          if (t[i + 1]!.plain !== "exec" && t.some((x) => /"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:/.test(x.plain) || x.plain === "--privileged" || x.plain === "--profile=sysadmin")) addFinding(st.findings, "privilege_grant");
+          if (
+            t[i + 1]!.plain !== "exec" &&
+            t.some(
+              (x) =>
+                /"(?:privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:/.test(
+                  x.plain,
+                ) ||
+                x.plain === "--privileged" ||
+                x.plain === "--profile=sysadmin",
+            )
+          )
+            addFinding(st.findings, "privilege_grant");
           const dd = t.findIndex((x, k) => k > i && x.plain === "--");
           if (dd > 0 && dd + 1 < t.length) {
             i = dd + 1;
@@ -932,7 +1336,15 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
       default: {
         const wrapper = Object.prototype.hasOwnProperty.call(ARGV_WRAPPERS, name) ? ARGV_WRAPPERS[name]! : null;
         // `systemd-run --on-calendar=…` (or another timer option): the command is scheduled, itself a change of system state.
-        if (name === "systemd-run" && rest().some((x) => /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(x.plain))) addFinding(st.findings, "schedule_job");
+        if (
+          name === "systemd-run" &&
+          rest().some((x) =>
+            /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(
+              x.plain,
+            ),
+          )
+        )
+          addFinding(st.findings, "schedule_job");
         if (wrapper) {
           const j = skipOptions(t, i + 1, wrapper.shortArgs ?? "", wrapper.longArgs ?? []) + (wrapper.fixed ?? 0);
           if (j < t.length) {
@@ -956,13 +1368,21 @@ function unwrapWith(t: Tok[], depth: number, st: State, positional: string | und
               const given = at >= 0 ? r.slice(at + 2) : [];
               if (script && positional === undefined && given.length && given.every((x) => x.literal !== false)) {
                 const saved = new Map(st.vars);
-                setPositional(st.vars, given.map((x) => x.plain));
+                setPositional(
+                  st.vars,
+                  given.map((x) => x.plain),
+                );
                 try {
                   analyseScript(script.plain, depth + 1, st);
                 } finally {
                   st.vars = saved;
                 }
-              } else if (script) analyseScript(positional !== undefined ? script.plain.replace(POSITIONAL, positional) : script.plain, depth + 1, st);
+              } else if (script)
+                analyseScript(
+                  positional !== undefined ? script.plain.replace(POSITIONAL, positional) : script.plain,
+                  depth + 1,
+                  st,
+                );
               break;
             }
             if (!w.startsWith("-") && !w.startsWith("+")) break;
@@ -994,16 +1414,33 @@ const MKTEMP_DIR = "_mktemp_";
 function isMktemp(w: Word): boolean {
   const value = w.parts.filter((p) => !(p.kind === "lit" && p.text === ""));
   const last = value[value.length - 1];
-  return value.length >= 1 && last?.kind === "subst" && last.op !== "<(" && last.op !== ">(" && /^\s*(?:command\s+)?mktemp(?:\s+(?:-[dqut]+|-p\s+\S+|--tmpdir(?:=\S+)?|--directory|--suffix=\S+|[\w.\/-]*X{3,}[\w.-]*))*\s*$/.test(last.raw) && value.slice(0, -1).every((p) => p.kind === "lit" && /^[A-Za-z_]\w*\+?=$/.test(p.text));
+  return (
+    value.length >= 1 &&
+    last?.kind === "subst" &&
+    last.op !== "<(" &&
+    last.op !== ">(" &&
+    /^\s*(?:command\s+)?mktemp(?:\s+(?:-[dqut]+|-p\s+\S+|--tmpdir(?:=\S+)?|--directory|--suffix=\S+|[\w.\/-]*X{3,}[\w.-]*))*\s*$/.test(
+      last.raw,
+    ) &&
+    value.slice(0, -1).every((p) => p.kind === "lit" && /^[A-Za-z_]\w*\+?=$/.test(p.text))
+  );
 }
 
 /** `$(pwd)`, `` `pwd` ``, `$PWD` and `${PWD}` are the directory the command runs in. */
 function resolvePwd(word: Word, cwd: Cwd, vars: ReadonlyMap<string, string>): Word {
-  if (!word.parts.some((p) => (p.kind === "subst" && (p.op === "$(" || p.op === "`")) || (p.kind === "param" && p.name === "PWD"))) return word;
+  if (
+    !word.parts.some(
+      (p) => (p.kind === "subst" && (p.op === "$(" || p.op === "`")) || (p.kind === "param" && p.name === "PWD"),
+    )
+  )
+    return word;
   if (cwd.startsWith("$")) return word;
   return {
     parts: word.parts.map((p) =>
-      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) || (p.kind === "param" && (p.raw === "$PWD" || p.raw === "${PWD}" || /^\$\{PWD:?[?-][^}]*\}$/.test(p.raw)) && !vars.has("PWD"))
+      (p.kind === "subst" && (p.op === "$(" || p.op === "`") && /^\s*pwd(?:\s+-[LP])?\s*$/.test(p.raw)) ||
+      (p.kind === "param" &&
+        (p.raw === "$PWD" || p.raw === "${PWD}" || /^\$\{PWD:?[?-][^}]*\}$/.test(p.raw)) &&
+        !vars.has("PWD"))
         ? { kind: "lit", text: cwd, quoted: true }
         : p,
     ),
@@ -1020,7 +1457,9 @@ function resolveLiteralSubst(word: Word): Word {
     parts: word.parts.map((p) => {
       if (p.kind !== "subst" || (p.op !== "$(" && p.op !== "`")) return p;
       const out = literalOutput(p.raw);
-      return out === null ? p : { kind: "lit", text: out.replace(/\n+$/, ""), quoted: p.quoted === true, split: p.quoted !== true };
+      return out === null
+        ? p
+        : { kind: "lit", text: out.replace(/\n+$/, ""), quoted: p.quoted === true, split: p.quoted !== true };
     }),
   };
 }
@@ -1030,7 +1469,8 @@ function resolveLiteralSubst(word: Word): Word {
  * field separator after expansion: `rm${IFS}-rf${IFS}/etc` is the three words `rm -rf /etc`.
  */
 function splitIfs(word: Word, vars: ReadonlyMap<string, string>): Word[] {
-  const isSep = (p: Word["parts"][number]) => p.kind === "param" && !p.quoted && p.name === "IFS" && (p.raw === "$IFS" || p.raw === "${IFS}") && !vars.has("IFS");
+  const isSep = (p: Word["parts"][number]) =>
+    p.kind === "param" && !p.quoted && p.name === "IFS" && (p.raw === "$IFS" || p.raw === "${IFS}") && !vars.has("IFS");
   if (!word.parts.some(isSep)) return [word];
   const out: Word[] = [];
   let cur: Word["parts"] = [];
@@ -1071,12 +1511,17 @@ function loopItem(text: string): string | undefined {
   const m = /^\$\(([^()`]*)\)$|^`([^`]*)`$/s.exec(text.trim());
   if (!m) return undefined;
   const inner = (m[1] ?? m[2]!).trim();
-  const first = inner.split("|")[0]!.trim().split(/\s+/).map((w) => w.replace(/^(['"])(.*)\1$/, "$2"));
+  const first = inner
+    .split("|")[0]!
+    .trim()
+    .split(/\s+/)
+    .map((w) => w.replace(/^(['"])(.*)\1$/, "$2"));
   while (first[0] === "sudo" || first[0] === "command") first.shift();
   const [cmd = "", ...rest] = first;
   const ops = rest.filter((w) => !w.startsWith("-"));
   if (/\$|`/.test(ops.join(" "))) return undefined;
-  if (cmd === "ls" && ops.length === 1) return /[*?[]/.test(ops[0]!) ? posix.join(posix.dirname(ops[0]!), "_item_") : "_item_";
+  if (cmd === "ls" && ops.length === 1)
+    return /[*?[]/.test(ops[0]!) ? posix.join(posix.dirname(ops[0]!), "_item_") : "_item_";
   if (cmd === "find") {
     const roots: string[] = [];
     for (const w of rest) {
@@ -1091,16 +1536,25 @@ function loopItem(text: string): string | undefined {
 /** A value whose only expansions are the shell's process id (`/tmp/job-$$`, `${BASHPID}`). */
 const PID_ONLY = /^[^$`]*(?:\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})[^$`]*)+$/;
 
-function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Producer | null, stage: Stage): string | null {
+function renderCommand(
+  cmd: SimpleCommand,
+  depth: number,
+  st: State,
+  prev: Producer | null,
+  stage: Stage,
+): string | null {
   rememberAliases(cmd.words, st);
-  const words = expandAlias(cmd.words, st).flatMap((w) => splitIfs(w, st.vars)).map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
+  const words = expandAlias(cmd.words, st)
+    .flatMap((w) => splitIfs(w, st.vars))
+    .map((w) => resolveLiteralSubst(resolvePwd(w, st.cwd, st.vars)));
   // Assignments with no command (`a=rm`) are remembered for later `$a`.
   const assignments = words.map((w) => assignmentOf(w, st.vars));
   // A value computed at run time (`p=$(… | base64 -d)`) is unknown: `$p` stays an expansion.
   const remember = (w: Word, a: { name: string; value: string }) => {
     if (isLiteral(w, st.vars)) st.vars.set(a.name, a.value);
     else if (isMktemp(w)) st.vars.set(a.name, `${MKTEMP_DIR}/${a.name}`);
-    else if (PID_ONLY.test(a.value)) st.vars.set(a.name, a.value); // `d=/tmp/job-$$`: unique by the shell's pid, otherwise known
+    else if (PID_ONLY.test(a.value))
+      st.vars.set(a.name, a.value); // `d=/tmp/job-$$`: unique by the shell's pid, otherwise known
     else st.vars.delete(a.name);
   };
   if (words.length && assignments.every(Boolean)) {
@@ -1117,7 +1571,9 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   // A word that is only `$(mktemp …)` is a fresh temporary file or directory: the command's own.
   // (Not for cd: where a fresh directory is, and so what relative paths then name, is not known.)
   const movesCwd = words[0] !== undefined && /^(?:cd|pushd)$/.test(wordText(words[0], st.vars));
-  const t = words.flatMap((w, k) => (k > 0 && !movesCwd && !assignmentOf(w, st.vars) && isMktemp(w) ? [plainTok(`${MKTEMP_DIR}/new`)] : toks(w, st.vars)));
+  const t = words.flatMap((w, k) =>
+    k > 0 && !movesCwd && !assignmentOf(w, st.vars) && isMktemp(w) ? [plainTok(`${MKTEMP_DIR}/new`)] : toks(w, st.vars),
+  );
   st.stdin = prev;
   const unwrapped = unwrap(t, depth, st);
   const prefix = unwrapped.prefix;
@@ -1127,7 +1583,11 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   if (name === "set" && argv.length > 1 && (argv[1]!.plain === "--" || !/^[-+]/.test(argv[1]!.plain))) {
     // `set -- a b`: the positional parameters are these words from now on.
     const values = argv.slice(argv[1]!.plain === "--" ? 2 : 1);
-    if (values.every((v) => v.literal !== false)) setPositional(st.vars, values.map((v) => v.plain));
+    if (values.every((v) => v.literal !== false))
+      setPositional(
+        st.vars,
+        values.map((v) => v.plain),
+      );
     else for (const k of [...st.vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) st.vars.delete(k);
   }
   const fnBody = argv[0] && argv[0].literal !== false ? st.functions?.get(argv[0].plain) : undefined;
@@ -1138,7 +1598,11 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     (st.active ??= new Set()).add(fname);
     const saved = new Map(st.vars);
     const args = argv.slice(1);
-    if (args.every((v) => v.literal !== false)) setPositional(st.vars, args.map((v) => v.plain));
+    if (args.every((v) => v.literal !== false))
+      setPositional(
+        st.vars,
+        args.map((v) => v.plain),
+      );
     else for (const k of [...st.vars.keys()]) if (/^(?:[1-9]\d*|[@*#])$/.test(k)) st.vars.delete(k);
     try {
       analyseScript(fnBody, depth + 1, st);
@@ -1154,15 +1618,24 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     const values = argv[2]?.plain === "in" ? argv.slice(3) : null;
     // `for f in $(ls /etc/x/)`: the items of a listing (names, or paths under find's roots); `for p in $(pgrep x)`:
     // the command's output, kept as the substitution so that `kill -9 "$p"` is judged as `kill -9 $(pgrep x)`.
-    const bound = values && values.length === 1 && values[0]!.literal === false ? loopItem(values[0]!.plain) : undefined;
+    const bound =
+      values && values.length === 1 && values[0]!.literal === false ? loopItem(values[0]!.plain) : undefined;
     if (bound !== undefined) st.vars.set(loopVar, bound);
     else if (!values || !values.length || values.some((v) => v.literal === false)) st.vars.delete(loopVar);
     else {
-      const outside = values.find((v) => (v.plain.startsWith("/") || isOpaqueHead(v.plain) || v.plain.startsWith("..")) && startRelative(st.cwd, st.root, v.plain) === null);
+      const outside = values.find(
+        (v) =>
+          (v.plain.startsWith("/") || isOpaqueHead(v.plain) || v.plain.startsWith("..")) &&
+          startRelative(st.cwd, st.root, v.plain) === null,
+      );
       st.vars.set(loopVar, (outside ?? values[0]!).plain);
     }
   } else if (name === "cd" || name === "pushd" || name === "popd") {
-    const next = changeDir(st.cwd, name, argv.slice(1).map((x) => x.plain));
+    const next = changeDir(
+      st.cwd,
+      name,
+      argv.slice(1).map((x) => x.plain),
+    );
     const before = st.cwd;
     // `cd -` returns to the directory before the last cd; a plain `popd` to the one its `pushd` left.
     if (name === "popd" && argv.length === 1 && st.dirStack?.length) st.cwd = st.dirStack.pop()!;
@@ -1174,9 +1647,20 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     // `mktemp -d` directory: `mkdir -p /tmp/b && cp -r src /tmp/b && rm -rf /tmp/b` deletes nothing else.
     argv = argv.map((tok, k) => {
       // (A word whose only expansion is the shell's process id, `/tmp/scratch-$$`, names the same directory each time.)
-      if (k === 0 || !tok.plain.startsWith("/") || /[*?[]/.test(tok.plain) || (tok.literal === false && /\$(?!\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})|`/.test(tok.plain.replace(/\$(?:\$|\{\$\}|\{BASHPID\}|\{PPID\})/g, "")))) return tok;
+      if (
+        k === 0 ||
+        !tok.plain.startsWith("/") ||
+        /[*?[]/.test(tok.plain) ||
+        (tok.literal === false &&
+          /\$(?!\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})|`/.test(
+            tok.plain.replace(/\$(?:\$|\{\$\}|\{BASHPID\}|\{PPID\})/g, ""),
+          ))
+      )
+        return tok;
       const abs = posix.normalize(tok.plain).replace(/\/+$/, "");
-      const made = [...st.created].some((c) => c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/")));
+      const made = [...st.created].some(
+        (c) => c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/")),
+      );
       return made ? plainTok(`${MKTEMP_DIR}${abs}`) : tok;
     });
   } else if (name === "rm" && !insideStart(st.cwd)) {
@@ -1196,7 +1680,13 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
   const redirects: string[] = [];
   for (const r of cmd.redirects) {
     let target = r.target ? shownOf(r.target, st.vars) : "";
-    const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(target));
+    const writes =
+      r.op === ">" ||
+      r.op === ">>" ||
+      r.op === "&>" ||
+      r.op === "&>>" ||
+      r.op === "<>" ||
+      (r.op === ">&" && !/^(?:\d+|-)$/.test(target));
     if (r.target && writes && r.heredoc === undefined) {
       const moved = rebase(st.cwd, wordText(r.target, st.vars));
       if (moved !== null) target = sanitize(moved);
@@ -1216,7 +1706,14 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
     const quotedDelim = r.target?.parts.some((p) => p.kind === "lit" && p.quoted) ?? false;
     if (r.heredoc !== undefined && !quotedDelim) {
       const expanded = expandHeredoc(r.heredoc, st.vars);
-      if (expanded !== null) return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body: expanded, literal: true };
+      if (expanded !== null)
+        return {
+          op: r.op,
+          fd: r.fd,
+          target: r.target ? wordText(r.target, st.vars) : "",
+          body: expanded,
+          literal: true,
+        };
     }
     // `mysql db < <(echo "DELETE FROM orders")`: stdin is what the substitution writes, a literal like a here-string.
     const only = r.op === "<" && !r.fd && r.target?.parts.length === 1 ? r.target.parts[0]! : null;
@@ -1224,10 +1721,13 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
       const out = literalOutput(only.raw);
       if (out !== null) return { op: "<<<", fd: r.fd, target: wordText(r.target!, st.vars), body: out, literal: true };
     }
-    const literal = r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
+    const literal =
+      r.heredoc !== undefined ? quotedDelim || !/\$|`/.test(r.heredoc) : r.target ? isLiteral(r.target, st.vars) : true;
     return { op: r.op, fd: r.fd, target: r.target ? wordText(r.target, st.vars) : "", body, literal };
   });
-  const args: JudgedArg[] = argv.slice(1).map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst, substOutput: x.substOutput }));
+  const args: JudgedArg[] = argv
+    .slice(1)
+    .map((x) => ({ text: x.plain, literal: x.literal !== false, procSubst: x.procSubst, substOutput: x.substOutput }));
   // `kubectl delete … --dry-run=server`, `terraform destroy -help`: the tool only prints; its redirections still write.
   const inert = inertInvocation(name, args);
   judgeCommand({
@@ -1261,13 +1761,20 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
         let end = k + 1;
         while (end < argv.length && argv[end]!.plain !== ";" && argv[end]!.plain !== "+") end++;
         const item = findItem(argv, st);
-        const cmdToks = argv.slice(k + 1, end).map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(item)) : x));
+        const cmdToks = argv
+          .slice(k + 1, end)
+          .map((x) => (x.plain.includes("{}") ? plainTok(x.plain.split("{}").join(item)) : x));
         const inner = unwrap(cmdToks, depth + 1, st, item);
         if (inner.argv.length) st.units.push(renderArgv(inner.prefix, inner.argv, []));
         // The command runs once per found path (or with them all): judged as a command of its own, `{}`
         // standing for a path under the start directory. Deletes are judged by find's own rule.
         const innerName = posix.basename(inner.argv[0]?.plain ?? "");
-        if (inner.argv.length && !/^(?:rm|shred|unlink|rmdir)$/.test(innerName) && !SHELLS.has(innerName) && inner.argv.every((x) => !/[\n]/.test(x.plain))) {
+        if (
+          inner.argv.length &&
+          !/^(?:rm|shred|unlink|rmdir)$/.test(innerName) &&
+          !SHELLS.has(innerName) &&
+          inner.argv.every((x) => !/[\n]/.test(x.plain))
+        ) {
           analyseScript(inner.argv.map((x) => `'${x.plain.replace(/'/g, "'\\''")}'`).join(" "), depth + 1, st);
         }
         k = end;
@@ -1296,11 +1803,40 @@ function renderCommand(cmd: SimpleCommand, depth: number, st: State, prev: Produ
 
 // Not taken at their word: to some an operand spelled `--help` is a file name; others (docker run, ssh) pass
 // the words after their first operand to another program.
-const CORE_FILE_TOOLS = new Set(["rm", "unlink", "rmdir", "shred", "mv", "cp", "dd", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "find", "install", "env", "xargs", "parallel", "sed", "docker", "podman", "nerdctl", "ctr", "ssh", "lxc-attach", "machinectl", "vagrant"]);
+const CORE_FILE_TOOLS = new Set([
+  "rm",
+  "unlink",
+  "rmdir",
+  "shred",
+  "mv",
+  "cp",
+  "dd",
+  "truncate",
+  "chmod",
+  "chown",
+  "chgrp",
+  "ln",
+  "tee",
+  "find",
+  "install",
+  "env",
+  "xargs",
+  "parallel",
+  "sed",
+  "docker",
+  "podman",
+  "nerdctl",
+  "ctr",
+  "ssh",
+  "lxc-attach",
+  "machinectl",
+  "vagrant",
+]);
 const HELP_FLAG = /^(?:--help|-help|--usage|-\?)$/;
 // Dry runs and previews by their spellings across tools: `--preview-only` (pulumi destroy), `--assumeno` (dnf/yum answer no
 // to every question), `--pretend` (emerge), `--noop` (puppet), `--simulate`, `--no-act`, `-WhatIf`.
-const DRY_RUN_FLAG = /^--?(?:dry[-_]?run|dryrun|simulate|no-act|just-print|what-?if|preview-only|assumeno|assume-no|pretend|noop|plan-only)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
+const DRY_RUN_FLAG =
+  /^--?(?:dry[-_]?run|dryrun|simulate|no-act|just-print|what-?if|preview-only|assumeno|assume-no|pretend|noop|plan-only)(?:=(?!none$|false$|no$|0$|off$).*)?$/i;
 
 /**
  * A tool asked for its help or a dry run only prints (unknown options make a tool stop before acting).
@@ -1311,7 +1847,10 @@ function inertInvocation(name: string, args: JudgedArg[]): boolean {
   // `docker volume rm --help`: a container tool's own subcommand asked for help (not one that runs another program).
   if (/^(?:docker|podman|nerdctl)$/.test(name)) {
     const help = args.findIndex((a) => HELP_FLAG.test(a.text));
-    return help >= 0 && !args.slice(0, help).some((a) => /^(?:run|exec|create|start|attach|compose|buildx|debug)$/.test(a.text));
+    return (
+      help >= 0 &&
+      !args.slice(0, help).some((a) => /^(?:run|exec|create|start|attach|compose|buildx|debug)$/.test(a.text))
+    );
   }
   if (CORE_FILE_TOOLS.has(name)) return false;
   // Asked only for its version (`mkfs.ext4 -V`, `nft --version`): prints it and exits.
@@ -1319,18 +1858,39 @@ function inertInvocation(name: string, args: JudgedArg[]): boolean {
   // Read-only questions: `kubectl auth can-i delete ns` asks whether a verb is allowed; `explain` prints a schema.
   if (/^(?:kubectl|oc|k)$/.test(name)) {
     const first = args.find((a) => !a.text.startsWith("-"))?.text;
-    if (first === "explain" || (first === "auth" && args.some((a) => a.text === "can-i" || a.text === "whoami"))) return true;
+    if (first === "explain" || (first === "auth" && args.some((a) => a.text === "can-i" || a.text === "whoami")))
+      return true;
   }
   // `apt-get -s remove …`: -s / --simulate (and their aliases) only print what would be done.
-  if (/^(?:apt|apt-get|aptitude)$/.test(name) && args.some((a) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(a.text) && !/^-[a-zA-Z]*[oct]/.test(a.text))) return true;
+  if (
+    /^(?:apt|apt-get|aptitude)$/.test(name) &&
+    args.some((a) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(a.text) && !/^-[a-zA-Z]*[oct]/.test(a.text))
+  )
+    return true;
   // `pacman -Rns --print pkg`, `pacman -Rnsp pkg` (and its wrappers), `emerge -p`, `apk del -s`: print what would be done.
-  if (/^(?:pacman|yay|paru|pikaur|makepkg)$/.test(name) && args.some((a) => a.text === "--print" || /^-[A-Za-z]*[RSU][A-Za-z]*p[A-Za-z]*$|^-[A-Za-z]*p[A-Za-z]*[RSU][A-Za-z]*$/.test(a.text) || (/^-p$/.test(a.text) && args.some((b) => /^-[RSU]/.test(b.text))))) return true;
+  if (
+    /^(?:pacman|yay|paru|pikaur|makepkg)$/.test(name) &&
+    args.some(
+      (a) =>
+        a.text === "--print" ||
+        /^-[A-Za-z]*[RSU][A-Za-z]*p[A-Za-z]*$|^-[A-Za-z]*p[A-Za-z]*[RSU][A-Za-z]*$/.test(a.text) ||
+        (/^-p$/.test(a.text) && args.some((b) => /^-[RSU]/.test(b.text))),
+    )
+  )
+    return true;
   if (name === "emerge" && args.some((a) => /^-[A-Za-z]*p[A-Za-z]*$/.test(a.text))) return true;
   if (name === "apk" && args.some((a) => /^-[A-Za-z]*s$|^--simulate$/.test(a.text))) return true;
   // `useradd -D` alone prints the defaults for new users (with -b/-e/-f/-g/-s it changes them).
-  if (name === "useradd" && args.length === 1 && (args[0]!.text === "-D" || args[0]!.text === "--defaults")) return true;
+  if (name === "useradd" && args.length === 1 && (args[0]!.text === "-D" || args[0]!.text === "--defaults"))
+    return true;
   // `terraform destroy -h`, `helm uninstall -h`: the subcommand CLIs of infrastructure tools take -h for help.
-  if (/^(?:terraform|tofu|terragrunt|pulumi|helm|kubectl|oc|eksctl|kind|k3d|cdk|cdktf|flux|argocd|velero|doctl|hcloud|gh|glab|gcloud|vault|nomad|consul|packer|sst|serverless|sls|copilot|flyctl|fly|heroku|vercel|netlify|juju|azd)$/.test(name) && args.some((a) => a.text === "-h")) return true;
+  if (
+    /^(?:terraform|tofu|terragrunt|pulumi|helm|kubectl|oc|eksctl|kind|k3d|cdk|cdktf|flux|argocd|velero|doctl|hcloud|gh|glab|gcloud|vault|nomad|consul|packer|sst|serverless|sls|copilot|flyctl|fly|heroku|vercel|netlify|juju|azd)$/.test(
+      name,
+    ) &&
+    args.some((a) => a.text === "-h")
+  )
+    return true;
   let inert = false;
   for (const a of args) {
     if (a.text === "--") break;
@@ -1349,17 +1909,20 @@ function expandHeredoc(body: string, vars: ReadonlyMap<string, string>): string 
   if (!/[$`]/.test(body)) return body;
   if (body.includes("`") || body.length > 65_536) return null;
   let ok = true;
-  const out = body.replace(/\\\$|\$\(\(|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\$([$?#!])|\$/g, (m, braced?: string, bare?: string, special?: string) => {
-    if (m === "\\$" || m === "$((") return m;
-    const name = braced ?? bare;
-    if (name !== undefined) {
-      if (vars.has(name)) return vars.get(name)!;
-      if (ENVIRONMENT_NAME.test(name)) return m;
-    }
-    if (special !== undefined) return m;
-    ok = false;
-    return m;
-  });
+  const out = body.replace(
+    /\\\$|\$\(\(|\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)|\$([$?#!])|\$/g,
+    (m, braced?: string, bare?: string, special?: string) => {
+      if (m === "\\$" || m === "$((") return m;
+      const name = braced ?? bare;
+      if (name !== undefined) {
+        if (vars.has(name)) return vars.get(name)!;
+        if (ENVIRONMENT_NAME.test(name)) return m;
+      }
+      if (special !== undefined) return m;
+      ok = false;
+      return m;
+    },
+  );
   return ok ? out : null;
 }
 
@@ -1370,7 +1933,11 @@ function findItem(argv: Tok[], st: State): string {
   while (k < argv.length && /^-[HLP]$|^-O\d$/.test(argv[k]!.plain)) k++;
   for (; k < argv.length && !/^[-(!]/.test(argv[k]!.plain); k++) roots.push(argv[k]!.plain);
   if (!roots.length) roots.push(".");
-  const outside = roots.find((r) => startRelative(st.cwd, st.root, r) === null && !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)));
+  const outside = roots.find(
+    (r) =>
+      startRelative(st.cwd, st.root, r) === null &&
+      !insideStart(r.startsWith("/") || isOpaqueHead(r) ? r : joinDir(st.cwd, r)),
+  );
   const root = outside ?? roots[0]!;
   if (/\$|`/.test(root)) return "$INPUT_ITEM";
   return posix.join(outside === undefined ? (startRelative(st.cwd, st.root, root) ?? root) : root, "_item_");
@@ -1453,7 +2020,9 @@ export function codeOf(src: string): string {
  * Shell functions and array assignments, found where they stand unquoted at the top of a script:
  * `f() { …; }` / `function f { …; }` and `name=( … )` / `name+=( … )` (also after declare/local).
  */
-function topLevelDefinitions(src: string): { start: number; end: number; kind: "function" | "array"; name: string; body: string }[] {
+function topLevelDefinitions(
+  src: string,
+): { start: number; end: number; kind: "function" | "array"; name: string; body: string }[] {
   const out: { start: number; end: number; kind: "function" | "array"; name: string; body: string }[] = [];
   if (src.length > 65_536) return out;
   let quote = "";
@@ -1637,12 +2206,36 @@ export interface CommandAnalysis {
 export function analyseCommand(cmd: string, opts?: DetectOptions): CommandAnalysis {
   const normalized = normalizeCommand(cmd);
   const def = opts?.defaultCwd?.trim();
-  const st: State = { root: def && def.startsWith("/") ? posix.normalize(def) : undefined, cwd: startDir(opts), units: [], findings: [], insideTargets: [], fetched: new Set(), created: new Set(), links: new Map(), scripts: new Map(), comments: [], tooDeep: false, vars: new Map(), stdin: null, budget: 256, code: [] };
+  const st: State = {
+    root: def && def.startsWith("/") ? posix.normalize(def) : undefined,
+    cwd: startDir(opts),
+    units: [],
+    findings: [],
+    insideTargets: [],
+    fetched: new Set(),
+    created: new Set(),
+    links: new Map(),
+    scripts: new Map(),
+    comments: [],
+    tooDeep: false,
+    vars: new Map(),
+    stdin: null,
+    budget: 256,
+    code: [],
+  };
   try {
     analyseScript(normalized, 0, st);
   } catch {
     st.tooDeep = true; // the reader is total; this only guards against a bug turning into "safe"
   }
   for (const f of supplementaryFindings(cmd, opts)) if (!st.findings.some((g) => g.key === f.key)) st.findings.push(f);
-  return { normalized, units: st.units, comments: st.comments, tooDeep: st.tooDeep, findings: st.findings, insideTargets: st.insideTargets, code: st.code };
+  return {
+    normalized,
+    units: st.units,
+    comments: st.comments,
+    tooDeep: st.tooDeep,
+    findings: st.findings,
+    insideTargets: st.insideTargets,
+    code: st.code,
+  };
 }

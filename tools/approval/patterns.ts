@@ -110,7 +110,10 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     description: "delete the root, a system directory or the home directory",
     pattern: re(`${AT}rm\\s${ANY}(?:${SYS_TARGET}|--no-preserve-root)${EOT}`),
   },
-  { key: "format_filesystem", description: "create a file system (mkfs) on a device or a path outside the working directory" },
+  {
+    key: "format_filesystem",
+    description: "create a file system (mkfs) on a device or a path outside the working directory",
+  },
   {
     key: "disk_write",
     description: "write raw data onto a disk device",
@@ -121,18 +124,27 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
       String.raw`${AT}(?:cp|mv|install)\s[^|]*\s${DISK}${END_ARGS}`,
     ),
   },
-  { key: "erase_device", description: "erase a disk or its partition table (wipefs, blkdiscard, sgdisk --zap, parted mklabel)" },
+  {
+    key: "erase_device",
+    description: "erase a disk or its partition table (wipefs, blkdiscard, sgdisk --zap, parted mklabel)",
+  },
   { key: "shred", description: "irreversibly overwrite files or devices (shred)" },
   {
     key: "kill_all_processes",
     description: "kill init or every process (kill 1, kill -1, killall5)",
     // Signal 0 (`kill -0 1`, `kill -s 0 …`) delivers nothing: it only tests whether the process exists.
-    pattern: re(String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0|-SIG0)(?=\s|$))\s${ANY}-1${END_ARGS}`, String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0)(?=\s|$))(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`, `${AT}killall5${EOT}`),
+    pattern: re(
+      String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0|-SIG0)(?=\s|$))\s${ANY}-1${END_ARGS}`,
+      String.raw`${AT}kill(?![^|;&]*\s(?:-0|-s\s?0|-n\s?0|--signal[=\s]0)(?=\s|$))(?:\s-\S+)*(?:\s\d+)*\s1${EOT}`,
+      `${AT}killall5${EOT}`,
+    ),
   },
   {
     key: "reboot_shutdown",
     description: "reboot, shut down or halt the machine",
-    pattern: re(String.raw`${AT}(?:reboot|shutdown|halt|poweroff|kexec|(?:tel)?init\s+[06]|systemctl\s${ANY}(?:reboot|poweroff|halt|kexec|soft-reboot|rescue|emergency))${EOT}`),
+    pattern: re(
+      String.raw`${AT}(?:reboot|shutdown|halt|poweroff|kexec|(?:tel)?init\s+[06]|systemctl\s${ANY}(?:reboot|poweroff|halt|kexec|soft-reboot|rescue|emergency))${EOT}`,
+    ),
   },
   {
     key: "remote_code_exec",
@@ -168,7 +180,10 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "shell_rc_write",
     description: "write a shell startup file (~/.bashrc, ~/.profile, …)",
-    pattern: re(`(?:${WRITE_REDIR}|${AT}tee\\s${ANY}|${AT}(?:sed|perl)(?=\\s${ANY}(?:-[a-z]*i\\S*|--in-place\\S*)${EOT})\\s${ANY})${RC_TARGET}`, `${AT}${COPY}\\s[^|]*\\s${RC_PATH}${END_ARGS}`),
+    pattern: re(
+      `(?:${WRITE_REDIR}|${AT}tee\\s${ANY}|${AT}(?:sed|perl)(?=\\s${ANY}(?:-[a-z]*i\\S*|--in-place\\S*)${EOT})\\s${ANY})${RC_TARGET}`,
+      `${AT}${COPY}\\s[^|]*\\s${RC_PATH}${END_ARGS}`,
+    ),
   },
   { key: "sql_drop", description: "SQL DROP of a database, schema or table" },
   { key: "sql_truncate", description: "SQL TRUNCATE" },
@@ -211,7 +226,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "pkill_force",
     description: "force-kill processes by name (pkill -9)",
-    pattern: re(String.raw`${AT}pkill\s${ANY}(?:-9|-kill|-sigkill|--signal[=\s](?:9|kill|sigkill)|-s\s?(?:9|kill|sigkill))${EOT}`),
+    pattern: re(
+      String.raw`${AT}pkill\s${ANY}(?:-9|-kill|-sigkill|--signal[=\s](?:9|kill|sigkill)|-s\s?(?:9|kill|sigkill))${EOT}`,
+    ),
   },
   { key: "git_force_push", description: "git force-push or remote branch deletion (rewrites shared history)" },
   { key: "git_reset_hard", description: "git reset --hard (discards uncommitted work)" },
@@ -220,7 +237,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
     key: "git_history_rewrite",
     description: "git history rewrite (filter-branch, filter-repo, reflog expire)",
     // `git filter-repo --analyze` only writes a report about the history.
-    pattern: re(String.raw`${AT}(?:git${GITOPTS}\s(?:filter-branch|filter-repo(?![^|]*\s--analyze(?=\s|$))|reflog\s+expire)|git-filter-repo(?![^|]*\s--analyze(?=\s|$))|bfg)${EOT}`),
+    pattern: re(
+      String.raw`${AT}(?:git${GITOPTS}\s(?:filter-branch|filter-repo(?![^|]*\s--analyze(?=\s|$))|reflog\s+expire)|git-filter-repo(?![^|]*\s--analyze(?=\s|$))|bfg)${EOT}`,
+    ),
   },
   {
     key: "crontab_remove",
@@ -247,7 +266,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   {
     key: "kubectl_mass_delete",
     description: "delete all Kubernetes resources or a namespace",
-    pattern: re(String.raw`${AT}kubectl\s${ANY}delete\s${ANY}(?:--all|-a|--all-namespaces|namespaces?|ns)(?:=\S*)?${EOT}`),
+    pattern: re(
+      String.raw`${AT}kubectl\s${ANY}delete\s${ANY}(?:--all|-a|--all-namespaces|namespaces?|ns)(?:=\S*)?${EOT}`,
+    ),
   },
   {
     key: "computed_command",
@@ -262,7 +283,9 @@ export const DANGEROUS_PATTERNS: DangerousPattern[] = [
   // Endless load written as shell loops: CPU burners started in the background on every turn of a loop (`for i in $(seq
   // $(nproc)); do yes >/dev/null & done`), endless loops that nest directories (`while :; do mkdir d && cd d; done`) or
   // make uniquely named files and directories without pause.
-  ...EFFECT_CLASSES.map((c) => (c.key === "resource_exhaustion" ? { ...c, scope: "code" as const, pattern: ENDLESS_LOAD } : c)),
+  ...EFFECT_CLASSES.map((c) =>
+    c.key === "resource_exhaustion" ? { ...c, scope: "code" as const, pattern: ENDLESS_LOAD } : c,
+  ),
 ];
 
 for (const p of DANGEROUS_PATTERNS) if (!SHARED_DESCRIPTIONS.has(p.key)) SHARED_DESCRIPTIONS.set(p.key, p.description);
@@ -280,7 +303,14 @@ function scratchOnlyChmod(unit: string): boolean {
   if (words[0] !== "chmod") return false;
   const ops = words.slice(1).filter((w) => !w.startsWith("-"));
   const targets = ops.slice(1);
-  const scratch = (t: string) => !t.startsWith("/") && !t.startsWith("~") && !t.startsWith("$") && !/(?:^|\/)\.\.(?:\/|$)/.test(t) && /(?:^|\/)(?:\.?(?:cache|tmp|temp)|[\w.-]*[-_.](?:cache|tmp|temp)|(?:cache|tmp|temp)[-_.][\w.-]*|__pycache__)\/?$/i.test(t);
+  const scratch = (t: string) =>
+    !t.startsWith("/") &&
+    !t.startsWith("~") &&
+    !t.startsWith("$") &&
+    !/(?:^|\/)\.\.(?:\/|$)/.test(t) &&
+    /(?:^|\/)(?:\.?(?:cache|tmp|temp)|[\w.-]*[-_.](?:cache|tmp|temp)|(?:cache|tmp|temp)[-_.][\w.-]*|__pycache__)\/?$/i.test(
+      t,
+    );
   return targets.length > 0 && targets.every(scratch);
 }
 
@@ -289,7 +319,14 @@ export function matchPatterns(analysis: CommandAnalysis): { key: string; descrip
   const out: { key: string; description: string }[] = [];
   for (const p of DANGEROUS_PATTERNS) {
     const judged = analysis.findings.some((f) => f.key === p.key);
-    const hit = judged || (p.pattern !== undefined && (p.scope === "raw" ? p.pattern.test(analysis.normalized) : p.scope === "code" ? analysis.code.some((c) => p.pattern!.test(c)) : units.some((u) => p.pattern!.test(u) && !(p.key === "world_writable" && scratchOnlyChmod(u)))));
+    const hit =
+      judged ||
+      (p.pattern !== undefined &&
+        (p.scope === "raw"
+          ? p.pattern.test(analysis.normalized)
+          : p.scope === "code"
+            ? analysis.code.some((c) => p.pattern!.test(c))
+            : units.some((u) => p.pattern!.test(u) && !(p.key === "world_writable" && scratchOnlyChmod(u)))));
     if (hit) out.push({ key: p.key, description: p.description });
   }
   return out;
@@ -358,7 +395,10 @@ function insideDir(path: string, dir: string): boolean {
  */
 export async function detectDangerousCommandResolved(cmd: string, opts: ResolveOptions): Promise<Detection> {
   if (typeof cmd !== "string" || !cmd.trim()) return { dangerous: false };
-  const matches = await resolvedMatches(analyseCommand(cmd, { ...opts, defaultCwd: opts.defaultCwd ?? opts.workdir }), opts);
+  const matches = await resolvedMatches(
+    analyseCommand(cmd, { ...opts, defaultCwd: opts.defaultCwd ?? opts.workdir }),
+    opts,
+  );
   if (!matches.length) return { dangerous: false };
   return { dangerous: true, patternKey: matches[0]!.key, description: matches[0]!.description, matches };
 }
@@ -367,13 +407,18 @@ export async function detectDangerousCommandResolved(cmd: string, opts: ResolveO
  * The matches of an analysed command, plus the symlink class when a target inside the working directory resolves
  * outside it. `analysis` must come from analyseCommand with `defaultCwd` set to `opts.defaultCwd ?? opts.workdir`.
  */
-export async function resolvedMatches(analysis: CommandAnalysis, opts: ResolveOptions): Promise<{ key: string; description: string }[]> {
+export async function resolvedMatches(
+  analysis: CommandAnalysis,
+  opts: ResolveOptions,
+): Promise<{ key: string; description: string }[]> {
   const matches = matchPatterns(analysis);
   if (analysis.insideTargets.length && !matches.some((m) => m.key === SYMLINK_CLASS.key)) {
     const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
     for (const target of analysis.insideTargets) {
       // A glob is resolved at its directory; a file that does not exist yet, at its parent.
-      const plain = target.split("/").filter((seg, k, all) => !/[*?[]/.test(seg) && !all.slice(0, k).some((s) => /[*?[]/.test(s)));
+      const plain = target
+        .split("/")
+        .filter((seg, k, all) => !/[*?[]/.test(seg) && !all.slice(0, k).some((s) => /[*?[]/.test(s)));
       let path = posix.join(opts.workdir, ...plain);
       let real = await opts.realpath(path);
       while (real === null && path !== opts.workdir && insideDir(path, opts.workdir)) {

@@ -74,7 +74,21 @@ function decodeAnsiC(body: string): string {
       continue;
     }
     const n = body[++i]!;
-    const simple: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"', "?": "?" };
+    const simple: Record<string, string> = {
+      n: "\n",
+      t: "\t",
+      r: "\r",
+      a: "\x07",
+      b: "\b",
+      e: "\x1b",
+      E: "\x1b",
+      f: "\f",
+      v: "\v",
+      "\\": "\\",
+      "'": "'",
+      '"': '"',
+      "?": "?",
+    };
     if (n in simple) {
       out += simple[n];
     } else if (n === "x") {
@@ -307,7 +321,11 @@ class Reader {
     const start = this.pos;
     while (!this.eof()) {
       const c = this.peek();
-      if ((c === "<" || c === ">") && this.peek(1) === "(" && (this.pos === start || (parts.length === 0 && /^[A-Za-z_]\w*=$/.test(lit)))) {
+      if (
+        (c === "<" || c === ">") &&
+        this.peek(1) === "(" &&
+        (this.pos === start || (parts.length === 0 && /^[A-Za-z_]\w*=$/.test(lit)))
+      ) {
         flush(false);
         this.pos += 2;
         const raw = this.readSubstitution();
@@ -378,7 +396,7 @@ class Reader {
           this.pos += 2;
           continue;
         }
-        if ("$`\"\\".includes(n) && n !== "") {
+        if ('$`"\\'.includes(n) && n !== "") {
           lit += n;
           this.pos += 2;
           continue;
@@ -392,7 +410,7 @@ class Reader {
         parts.push({ ...this.readBackticks(), quoted: true } as WordPart);
         continue;
       }
-      if (c === "$" && this.peek(1) !== "'" ) {
+      if (c === "$" && this.peek(1) !== "'") {
         const part = this.readDollar();
         if (part.kind === "lit") lit += part.text;
         else {
@@ -530,7 +548,8 @@ export function wordText(word: Word, vars: ReadonlyMap<string, string> = new Map
 }
 
 /** Variables the task's environment may carry (its allow-list, the shell's own): their value is never assumed. */
-export const ENVIRONMENT_NAME = /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TERM|TZ|COLUMNS|LINES|HOSTNAME|IFS|CDPATH|LC_\w+|XDG_\w+)$/;
+export const ENVIRONMENT_NAME =
+  /^(?:HOME|PATH|PWD|OLDPWD|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TERM|TZ|COLUMNS|LINES|HOSTNAME|IFS|CDPATH|LC_\w+|XDG_\w+)$/;
 
 /**
  * The value of `$name` / `${name}` when known. `${name:-word}` (and `-`, `:=`, `=`) with a literal word
@@ -544,13 +563,20 @@ export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<s
   if (p.raw === "$" + p.name || p.raw === "${" + p.name + "}") return vars.get(p.name) ?? vars.get(`${p.name}[0]`);
   const indexed = /^\$\{([A-Za-z_]\w*)\[([^\]]*)\]\}$/.exec(p.raw);
   if (indexed) return vars.get(`${indexed[1]}[${indexed[2] === "*" ? "@" : indexed[2]!.replace(/^["']|["']$/g, "")}]`);
-  const edited = /^\$\{([A-Za-z_]\w*|[0-9@*])(?:(\/\/?|\/#|\/%)([^/}]*)(?:\/([^}]*))?|(##?|%%?)([^}]*)|:(-?\d+)(?::(-?\d+))?)\}$/s.exec(p.raw);
+  const edited =
+    /^\$\{([A-Za-z_]\w*|[0-9@*])(?:(\/\/?|\/#|\/%)([^/}]*)(?:\/([^}]*))?|(##?|%%?)([^}]*)|:(-?\d+)(?::(-?\d+))?)\}$/s.exec(
+      p.raw,
+    );
   if (edited && edited[1] === p.name) {
     const value = vars.get(p.name);
     if (value === undefined) return undefined;
     const pattern = edited[3] ?? edited[6];
     if (pattern !== undefined && /["'$`\\[]/.test(pattern)) return undefined;
-    const glob = (pat: string, greedy: boolean) => pat.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, greedy ? ".*" : ".*?").replace(/\?/g, ".");
+    const glob = (pat: string, greedy: boolean) =>
+      pat
+        .replace(/[.+^${}()|\\]/g, "\\$&")
+        .replace(/\*/g, greedy ? ".*" : ".*?")
+        .replace(/\?/g, ".");
     if (edited[2] !== undefined) {
       const written = edited[4] ?? "";
       if (/["'$`]/.test(written)) return undefined;
@@ -573,7 +599,9 @@ export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<s
     }
     const off = Number(edited[7]);
     const start = off < 0 ? Math.max(0, value.length + off) : off;
-    return edited[8] === undefined ? value.slice(start) : value.slice(start, Number(edited[8]) < 0 ? value.length + Number(edited[8]) : start + Number(edited[8]));
+    return edited[8] === undefined
+      ? value.slice(start)
+      : value.slice(start, Number(edited[8]) < 0 ? value.length + Number(edited[8]) : start + Number(edited[8]));
   }
   // `${name:?message}` / `${name?}`: the value when set (unset, the shell stops with the message instead).
   const check = /^\$\{([A-Za-z_]\w*)(:?)\?(.*)\}$/s.exec(p.raw);
@@ -593,7 +621,10 @@ export function paramValue(p: { name: string; raw: string }, vars: ReadonlyMap<s
 }
 
 /** `NAME=value` with the name unquoted: a variable assignment, not a command word. */
-export function assignmentOf(word: Word, vars: ReadonlyMap<string, string> = new Map()): { name: string; value: string } | null {
+export function assignmentOf(
+  word: Word,
+  vars: ReadonlyMap<string, string> = new Map(),
+): { name: string; value: string } | null {
   const first = word.parts[0];
   if (!first || first.kind !== "lit" || first.quoted) return null;
   const m = /^([A-Za-z_][A-Za-z0-9_]*)\+?=/.exec(first.text);

@@ -12,8 +12,10 @@ export type WinEffect = { key: string } | { delete: string; recursive: boolean }
 /** A Windows path that cannot be in the (POSIX) working directory: drive letters, UNC shares, environment folders. */
 const WIN_ABSOLUTE = /^(?:[A-Za-z]:(?![\w.-]*@)|\\\\|%[A-Za-z_]+%|\$env:|\$HOME\b|~)/i;
 /** System places on Windows. */
-const WIN_SYSTEM = /^(?:[A-Za-z]:[\\/]*$|[A-Za-z]:[\\/]*(?:Windows|Program Files|Program Files \(x86\)|ProgramData|Boot|Recovery|System Volume Information)(?:[\\/]|$)|%(?:SystemRoot|windir|ProgramFiles|ProgramData|ProgramFiles\(x86\))%|\$env:(?:SystemRoot|windir|ProgramFiles|ProgramData))/i;
-const WIN_CREDENTIAL = /[\\/](?:\.ssh|\.aws|\.kube|\.azure|\.gnupg|\.docker|\.git-credentials|\.netrc)(?:[\\/]|$)|[\\/]Microsoft[\\/](?:Credentials|Protect|Vault)(?:[\\/]|$)/i;
+const WIN_SYSTEM =
+  /^(?:[A-Za-z]:[\\/]*$|[A-Za-z]:[\\/]*(?:Windows|Program Files|Program Files \(x86\)|ProgramData|Boot|Recovery|System Volume Information)(?:[\\/]|$)|%(?:SystemRoot|windir|ProgramFiles|ProgramData|ProgramFiles\(x86\))%|\$env:(?:SystemRoot|windir|ProgramFiles|ProgramData))/i;
+const WIN_CREDENTIAL =
+  /[\\/](?:\.ssh|\.aws|\.kube|\.azure|\.gnupg|\.docker|\.git-credentials|\.netrc)(?:[\\/]|$)|[\\/]Microsoft[\\/](?:Credentials|Protect|Vault)(?:[\\/]|$)/i;
 
 /** Where a Windows path lands, as a class for a delete: null when it is a relative (working-directory) path. */
 /** A Windows path outside any POSIX working directory (a drive letter, a UNC share, `%VAR%`, `$env:`) written by a redirection. */
@@ -56,9 +58,13 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
       return k("delete_outside_workdir");
     // `robocopy SRC DEST /MIR` (or /PURGE) deletes what SRC lacks from DEST.
     case "robocopy":
-      return sw("/mir", "/purge") && words.length >= 2 && windowsDeleteClass(words[1]!, true) !== null ? [{ delete: words[1]!, recursive: true }] : [];
+      return sw("/mir", "/purge") && words.length >= 2 && windowsDeleteClass(words[1]!, true) !== null
+        ? [{ delete: words[1]!, recursive: true }]
+        : [];
     case "attrib":
-      return words.some((x) => WIN_ABSOLUTE.test(x) && !/^[~$]/.test(x)) && a.some((x) => /^[-+][rsh]$/.test(x)) ? k("chmod_outside_workdir") : [];
+      return words.some((x) => WIN_ABSOLUTE.test(x) && !/^[~$]/.test(x)) && a.some((x) => /^[-+][rsh]$/.test(x))
+        ? k("chmod_outside_workdir")
+        : [];
     // --- logs
     case "wevtutil":
       return /^(?:cl|clear-log|um|uninstall-manifest|sl|set-log)$/.test(w[0] ?? "") ? k("log_wipe") : [];
@@ -74,10 +80,18 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "remove-windowscapability":
       return k("package_remove");
     case "dism":
-      return a.some((x) => /^\/(?:disable-feature|remove-package|remove-capability|remove-provisionedappxpackage)/.test(x)) ? k("package_remove") : [];
+      return a.some((x) =>
+        /^\/(?:disable-feature|remove-package|remove-capability|remove-provisionedappxpackage)/.test(x),
+      )
+        ? k("package_remove")
+        : [];
     // --- macOS: shutdown or restart through AppleScript
     case "osascript":
-      return argv.some((x) => /\b(?:shut ?down|restart|log ?out)\b/i.test(x) && /System Events|Finder|loginwindow/i.test(x)) ? k("reboot_shutdown") : [];
+      return argv.some(
+        (x) => /\b(?:shut ?down|restart|log ?out)\b/i.test(x) && /System Events|Finder|loginwindow/i.test(x),
+      )
+        ? k("reboot_shutdown")
+        : [];
     // --- macOS system settings: disk encryption, remote login, kernel extensions, system defaults, power, updates that restart
     case "fdesetup":
       return /^(?:disable|remove|removerecovery|changerecovery)$/.test(w[0] ?? "") ? k("security_change") : [];
@@ -91,11 +105,17 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "kmutil":
       return /^(?:load|unload|install|create)$/.test(w[0] ?? "") ? k("kernel_change") : [];
     case "defaults":
-      return /^(?:write|delete|import|rename)$/.test(w[0] ?? "") && /^\/(?:Library|System)\//.test(words[1] ?? "") ? k("system_config_write") : [];
+      return /^(?:write|delete|import|rename)$/.test(w[0] ?? "") && /^\/(?:Library|System)\//.test(words[1] ?? "")
+        ? k("system_config_write")
+        : [];
     case "pmset":
-      return a.some((x) => /^-[abcu]$/.test(x)) || /^(?:sleepnow|restoredefaults|repeat|schedule)$/.test(w[0] ?? "") ? k("system_config_write") : [];
+      return a.some((x) => /^-[abcu]$/.test(x)) || /^(?:sleepnow|restoredefaults|repeat|schedule)$/.test(w[0] ?? "")
+        ? k("system_config_write")
+        : [];
     case "softwareupdate":
-      return a.some((x) => /^(?:-i|--install|-ia)$/.test(x)) && a.some((x) => /^(?:-R|--restart)$/.test(x)) ? k("reboot_shutdown") : [];
+      return a.some((x) => /^(?:-i|--install|-ia)$/.test(x)) && a.some((x) => /^(?:-R|--restart)$/.test(x))
+        ? k("reboot_shutdown")
+        : [];
     // --- disks, volumes and backups
     case "format":
       return words.some((x) => /^[A-Za-z]:$/.test(x)) ? k("format_filesystem") : [];
@@ -106,22 +126,44 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "wbadmin":
       return /^delete$/.test(w[0] ?? "") ? k("volume_destroy") : [];
     case "wmic":
-      return a.includes("shadowcopy") && a.includes("delete") ? k("volume_destroy") : a.includes("delete") || a.includes("call") && a.some((x) => /^(?:terminate|uninstall|delete|format)$/.test(x)) ? k("stop_service") : [];
+      return a.includes("shadowcopy") && a.includes("delete")
+        ? k("volume_destroy")
+        : a.includes("delete") ||
+            (a.includes("call") && a.some((x) => /^(?:terminate|uninstall|delete|format)$/.test(x)))
+          ? k("stop_service")
+          : [];
     case "cipher":
       return a.some((x) => x.startsWith("/w")) ? k("erase_device") : [];
     case "bcdedit":
-      return a.some((x) => /^\/(?:set|delete|deletevalue|default|import|create|copy|bootsequence)$/.test(x)) ? k("boot_config") : [];
+      return a.some((x) => /^\/(?:set|delete|deletevalue|default|import|create|copy|bootsequence)$/.test(x))
+        ? k("boot_config")
+        : [];
     case "diskutil": {
       const v = w[0] ?? "";
-      if (/^(?:erasedisk|erasevolume|zerodisk|randomdisk|secureerase|partitiondisk|reformat|splitpartition|mergepartitions|resizevolume)$/.test(v)) return k("erase_device");
-      if (v === "apfs" && /^(?:deletecontainer|deletevolume|erasevolume|deletesnapshot|resizecontainer|encryptvolume|decryptvolume)$/.test(w[1] ?? "")) return k("volume_destroy");
+      if (
+        /^(?:erasedisk|erasevolume|zerodisk|randomdisk|secureerase|partitiondisk|reformat|splitpartition|mergepartitions|resizevolume)$/.test(
+          v,
+        )
+      )
+        return k("erase_device");
+      if (
+        v === "apfs" &&
+        /^(?:deletecontainer|deletevolume|erasevolume|deletesnapshot|resizecontainer|encryptvolume|decryptvolume)$/.test(
+          w[1] ?? "",
+        )
+      )
+        return k("volume_destroy");
       if (v === "cs" && /^(?:delete|deletevolume)$/.test(w[1] ?? "")) return k("volume_destroy");
       if (v === "appleraid" && /^(?:delete|remove)$/.test(w[1] ?? "")) return k("volume_destroy");
       if (/^(?:unmount|unmountdisk|umount|umountdisk|eject|mount|mountdisk)$/.test(v)) return k("mount_change");
       return [];
     }
     case "tmutil":
-      return /^(?:delete|deleteinprogress|disable|removedestination|disablelocal|thinlocalsnapshots|deletelocalsnapshots)$/.test(w[0] ?? "") ? k("volume_destroy") : [];
+      return /^(?:delete|deleteinprogress|disable|removedestination|disablelocal|thinlocalsnapshots|deletelocalsnapshots)$/.test(
+        w[0] ?? "",
+      )
+        ? k("volume_destroy")
+        : [];
     case "asr":
       return /^(?:restore|erase)$/.test(w[0] ?? "") || sw("--erase") ? k("erase_device") : [];
     // --- services (Windows service control, macOS launchd)
@@ -136,36 +178,56 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
         if (v === "user" && words.length >= 3) return k("user_change"); // a new password
         return [];
       }
-      if (v === "accounts" && a.some((x) => /^\/(?:minpwlen|maxpwage|minpwage|uniquepw|lockoutthreshold)/.test(x))) return k("user_change");
-      if (v === "share" && (sw("/grant") || words.length >= 2 && words[1]!.includes("="))) return k("remote_access");
+      if (v === "accounts" && a.some((x) => /^\/(?:minpwlen|maxpwage|minpwage|uniquepw|lockoutthreshold)/.test(x)))
+        return k("user_change");
+      if (v === "share" && (sw("/grant") || (words.length >= 2 && words[1]!.includes("=")))) return k("remote_access");
       return [];
     }
     case "sc": {
       const v = w[0] === undefined ? "" : /^\\\\/.test(words[0]!) ? (w[1] ?? "") : w[0];
       if (/^(?:stop|delete|pause)$/.test(v)) return k("stop_service");
-      if (v === "config" && a.some((x) => /^start=/.test(x)) && a.some((x, j) => x === "disabled" || x === "start=disabled" || (a[j - 1] === "start=" && x === "disabled"))) return k("stop_service");
+      if (
+        v === "config" &&
+        a.some((x) => /^start=/.test(x)) &&
+        a.some((x, j) => x === "disabled" || x === "start=disabled" || (a[j - 1] === "start=" && x === "disabled"))
+      )
+        return k("stop_service");
       if (/^(?:create|config|start|failure|sdset|privs)$/.test(v)) return k("service_change");
       return [];
     }
     case "launchctl": {
       const v = w[0] ?? "";
       if (/^(?:unload|bootout|disable|remove|stop|kill)$/.test(v)) return k("stop_service");
-      if (/^(?:load|bootstrap|enable|submit|start|kickstart|setenv|config|reboot|limit)$/.test(v)) return k(v === "reboot" ? "reboot_shutdown" : "service_change");
+      if (/^(?:load|bootstrap|enable|submit|start|kickstart|setenv|config|reboot|limit)$/.test(v))
+        return k(v === "reboot" ? "reboot_shutdown" : "service_change");
       return [];
     }
     // --- processes: system processes killed by image name, or every process matched by a wildcard or filter
     case "taskkill": {
       const images = argv.filter((x, j) => /^\/im$/i.test(argv[j - 1] ?? "")).map((x) => x.toLowerCase());
-      if (images.some((x) => /^\*|^(?:lsass|csrss|winlogon|wininit|smss|services|svchost|msmpeng|explorer|system|dwm|spoolsv)(?:\.exe)?$/.test(x))) return k(images.some((x) => x.startsWith("*")) ? "kill_all_processes" : "stop_service");
-      if (a.some((x, j) => a[j - 1] === "/fi" && /username|status eq|imagename eq \*/.test(x))) return k("kill_all_processes");
+      if (
+        images.some((x) =>
+          /^\*|^(?:lsass|csrss|winlogon|wininit|smss|services|svchost|msmpeng|explorer|system|dwm|spoolsv)(?:\.exe)?$/.test(
+            x,
+          ),
+        )
+      )
+        return k(images.some((x) => x.startsWith("*")) ? "kill_all_processes" : "stop_service");
+      if (a.some((x, j) => a[j - 1] === "/fi" && /username|status eq|imagename eq \*/.test(x)))
+        return k("kill_all_processes");
       return [];
     }
     // --- firewall and network
     case "netsh": {
       const s = a.join(" ");
       if (/\b(?:show|dump|help|\?)\b/.test(s) && !/\b(?:set|add|delete|reset|import)\b/.test(s)) return [];
-      if (/\b(?:advfirewall|firewall|wfp)\b/.test(s) && /\b(?:set|add|delete|reset|import)\b/.test(s)) return k("firewall_change");
-      if (/\b(?:interface|int|winsock|winhttp|wlan|portproxy|routing|ras)\b/.test(s) && /\b(?:set|add|delete|reset|import|connect|disconnect)\b/.test(s)) return /\bportproxy\b/.test(s) ? k("remote_access") : k("network_change");
+      if (/\b(?:advfirewall|firewall|wfp)\b/.test(s) && /\b(?:set|add|delete|reset|import)\b/.test(s))
+        return k("firewall_change");
+      if (
+        /\b(?:interface|int|winsock|winhttp|wlan|portproxy|routing|ras)\b/.test(s) &&
+        /\b(?:set|add|delete|reset|import|connect|disconnect)\b/.test(s)
+      )
+        return /\bportproxy\b/.test(s) ? k("remote_access") : k("network_change");
       return [];
     }
     case "set-netfirewallprofile":
@@ -176,16 +238,24 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "enable-netfirewallrule":
       return k("firewall_change");
     case "socketfilterfw":
-      return a.some((x) => /^--(?:setglobalstate|add|remove|setallowsigned|setblockall|unblockapp|blockapp)/.test(x)) ? k("firewall_change") : [];
+      return a.some((x) => /^--(?:setglobalstate|add|remove|setallowsigned|setblockall|unblockapp|blockapp)/.test(x))
+        ? k("firewall_change")
+        : [];
     case "route":
-      return /^(?:add|delete|change|-f)$/.test(a[0] ?? "") || sw("-f") && a.length === 1 ? k("network_change") : [];
+      return /^(?:add|delete|change|-f)$/.test(a[0] ?? "") || (sw("-f") && a.length === 1) ? k("network_change") : [];
     case "networksetup":
       return a.some((x) => /^-(?:set|remove|delete|add|create)/.test(x)) ? k("network_change") : [];
     // --- users
     case "dscl":
       return a.some((x) => /^-(?:create|delete|passwd|append|merge|change)$/.test(x)) ? k("user_change") : [];
     case "sysadminctl":
-      return a.some((x) => /^-(?:adduser|deleteuser|resetpasswordfor|newpassword|secureTokenOn|secureTokenOff|guestAccount|automaticTime)$/i.test(x)) ? k("user_change") : [];
+      return a.some((x) =>
+        /^-(?:adduser|deleteuser|resetpasswordfor|newpassword|secureTokenOn|secureTokenOff|guestAccount|automaticTime)$/i.test(
+          x,
+        ),
+      )
+        ? k("user_change")
+        : [];
     case "dseditgroup":
       return a.some((x, j) => x === "-o" && /^(?:edit|create|delete)$/.test(a[j + 1] ?? "")) ? k("user_change") : [];
     case "new-localuser":
@@ -215,7 +285,9 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "remove-itemproperty":
     case "sp":
     case "rp":
-      return argv.some((x) => /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry)::?|^HKEY_/i.test(x)) ? k("system_config_write") : [];
+      return argv.some((x) => /^(?:HKLM|HKCU|HKCR|HKU|HKCC|Registry)::?|^HKEY_/i.test(x))
+        ? k("system_config_write")
+        : [];
     // --- power
     case "shutdown":
       return a.some((x) => /^\/(?:s|r|p|h|g|sg|l|f|fw|soft|o)$/.test(x)) && !sw("/a", "/?") ? k("reboot_shutdown") : [];
@@ -223,22 +295,43 @@ export function windowsEffects(name: string, argv: string[]): WinEffect[] {
     case "icacls":
     case "cacls":
     case "takeown": {
-      const changes = n === "takeown" || a.some((x) => /^\/(?:grant|grant:r|deny|remove|remove:g|remove:d|setowner|reset|inheritance:[rde]|setintegritylevel|restore|e|g|p)$/.test(x));
+      const changes =
+        n === "takeown" ||
+        a.some((x) =>
+          /^\/(?:grant|grant:r|deny|remove|remove:g|remove:d|setowner|reset|inheritance:[rde]|setintegritylevel|restore|e|g|p)$/.test(
+            x,
+          ),
+        );
       if (!changes) return [];
-      if (argv.some((x) => /^(?:\*S-1-1-0|Everyone|Users|\*S-1-5-32-545|Authenticated Users|BUILTIN\\Users)(?::|$)/i.test(x))) return k("world_writable");
+      if (
+        argv.some((x) =>
+          /^(?:\*S-1-1-0|Everyone|Users|\*S-1-5-32-545|Authenticated Users|BUILTIN\\Users)(?::|$)/i.test(x),
+        )
+      )
+        return k("world_writable");
       return words.some((x) => WIN_ABSOLUTE.test(x)) ? k("chmod_outside_workdir") : [];
     }
     // --- security features
     case "set-mppreference":
     case "add-mppreference":
-      return argv.some((x) => /^-(?:Disable\w+|ExclusionPath|ExclusionProcess|ExclusionExtension)$/i.test(x)) ? k("security_change") : [];
+      return argv.some((x) => /^-(?:Disable\w+|ExclusionPath|ExclusionProcess|ExclusionExtension)$/i.test(x))
+        ? k("security_change")
+        : [];
     case "set-executionpolicy":
-      return !a.includes("process") && words.some((x) => /^(?:unrestricted|bypass)$/i.test(x)) ? k("security_change") : [];
+      return !a.includes("process") && words.some((x) => /^(?:unrestricted|bypass)$/i.test(x))
+        ? k("security_change")
+        : [];
     case "csrutil":
     case "spctl":
-      return a.some((x) => /^(?:disable|--master-disable|--global-disable|authenticated-root|--disable|--add|clear)$/.test(x)) ? k("security_change") : [];
+      return a.some((x) =>
+        /^(?:disable|--master-disable|--global-disable|authenticated-root|--disable|--add|clear)$/.test(x),
+      )
+        ? k("security_change")
+        : [];
     case "nvram":
-      return words.some((x) => x.includes("=")) || sw("-d", "-c") || a.includes("-d") || a.includes("-c") ? k("boot_config") : [];
+      return words.some((x) => x.includes("=")) || sw("-d", "-c") || a.includes("-d") || a.includes("-c")
+        ? k("boot_config")
+        : [];
     case "bless":
       return k("boot_config");
     // --- WSL and Hyper-V

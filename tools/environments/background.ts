@@ -14,7 +14,15 @@
  *   cleanup: await this.background.cleanup();
  */
 import { randomBytes } from "node:crypto";
-import { DEFAULT_OUTPUT_CAP, shellQuote, type BackgroundStartOptions, type BackgroundStarted, type BackgroundStatus, type ExecOptions, type ExecResult } from "./base.js";
+import {
+  DEFAULT_OUTPUT_CAP,
+  shellQuote,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
+  type BackgroundStatus,
+  type ExecOptions,
+  type ExecResult,
+} from "./base.js";
 
 export type ExecFn = (command: string, opts?: ExecOptions) => Promise<ExecResult>;
 
@@ -128,9 +136,20 @@ export class BackgroundProcessManager {
     const res = await this.run(script, { cwd: opts.cwd, env: opts.env });
     const pid = Number(/pid=(\d+)/.exec(res.stdout)?.[1]);
     if (res.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
-      throw new Error(`could not start background process: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
+      throw new Error(
+        `could not start background process: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`,
+      );
     }
-    this.records.set(id, { id, pid, command, startedAt: Date.now(), cwd: opts.cwd, pty: opts.pty ?? false, finished: false, exitCode: null });
+    this.records.set(id, {
+      id,
+      pid,
+      command,
+      startedAt: Date.now(),
+      cwd: opts.cwd,
+      pty: opts.pty ?? false,
+      finished: false,
+      exitCode: null,
+    });
     return { id, pid };
   }
 
@@ -211,8 +230,13 @@ export class BackgroundProcessManager {
     const state = /state=(\w+)/.exec(res.stdout)?.[1];
     if (state === "written") return;
     if (state === "exited" || rec.finished) throw new Error(`process ${id} has exited; nothing was sent`);
-    if (state === "nostdin") throw new Error(`process ${id} has no open stdin (closed, or mkfifo is missing in this environment)`);
-    throw new Error(res.timedOut ? `process ${id} did not read its stdin (the pipe is full)` : `could not write to ${id}: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`);
+    if (state === "nostdin")
+      throw new Error(`process ${id} has no open stdin (closed, or mkfifo is missing in this environment)`);
+    throw new Error(
+      res.timedOut
+        ? `process ${id} did not read its stdin (the pipe is full)`
+        : `could not write to ${id}: ${(res.stderr || res.stdout).trim() || `exit ${res.exitCode}`}`,
+    );
   }
 
   /** Closes the process's stdin: it reads EOF once it has consumed what was sent. */
@@ -220,7 +244,9 @@ export class BackgroundProcessManager {
     this.record(id);
     const p = this.paths(id);
     const holder = shellQuote(p.holder);
-    await this.run(`if [ -f ${holder} ]; then kill $(cat ${holder} 2>/dev/null) 2>/dev/null; fi; rm -f ${shellQuote(p.stdin)} ${holder}; true`);
+    await this.run(
+      `if [ -f ${holder} ]; then kill $(cat ${holder} 2>/dev/null) 2>/dev/null; fi; rm -f ${shellQuote(p.stdin)} ${holder}; true`,
+    );
   }
 
   /** Ends the process and its whole process group: SIGTERM, then SIGKILL after about 1 s. */
@@ -261,7 +287,9 @@ export class BackgroundProcessManager {
     // Group kill is always safe while the group exists (Linux never hands out a pid equal to a live
     // pgid); a bare-pid kill only while the process is not known to have ended.
     const signal = (sig: string) =>
-      recs.map((r) => `kill -${sig} -${r.pid} 2>/dev/null${r.finished ? "" : `; kill -${sig} ${r.pid} 2>/dev/null`}`).join("; ");
+      recs
+        .map((r) => `kill -${sig} -${r.pid} 2>/dev/null${r.finished ? "" : `; kill -${sig} ${r.pid} 2>/dev/null`}`)
+        .join("; ");
     // A process group counts as alive while it has a member that is not a zombie (init may not reap).
     const groupAlive = `galive() { if [ ! -r /proc/self/stat ]; then kill -0 -$1 2>/dev/null; return; fi; for f in /proc/[0-9]*/stat; do read -r s 2>/dev/null < "$f" || continue; s=\${s##*) }; set -- $1 $s; [ "$4" = "$1" ] && case "$2" in Z*|X*) ;; *) return 0;; esac; done; return 1; }`;
     const anyAlive = recs.map((r) => `galive ${r.pid}`).join(" || ");

@@ -14,7 +14,17 @@
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, chmodSync, constants, copyFileSync, lstatSync, readdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  constants,
+  copyFileSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+} from "node:fs";
 import { randomInt } from "node:crypto";
 import { makeTempDirSync } from "./temp_dirs.js";
 import { join, posix } from "node:path";
@@ -67,7 +77,8 @@ const TMPFS_MOUNTS = new Set(["/tmp", "/var", "/var/tmp", "/run", "/home"]);
 /** Default size of each private tmpfs (/tmp, /var/tmp, /run, /home), MiB. */
 export const DEFAULT_SANDBOX_TMPFS_MB = 512;
 
-export const BWRAP_INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
+export const BWRAP_INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
 
 function executableOnPath(name: string, pathEnv: string | undefined): string | undefined {
   for (const dir of (pathEnv ?? "").split(":").filter(Boolean)) {
@@ -116,7 +127,13 @@ export function bwrapLauncher(bwrap: string): SandboxLauncher {
   const unshare = executableOnPath("unshare", path);
   return {
     bwrap,
-    wrapper: [executableOnPath("setpriv", path) ?? "/usr/bin/setpriv", `--reuid=${id}`, `--regid=${id}`, "--clear-groups", ...(unshare ? [unshare, "-c"] : [])],
+    wrapper: [
+      executableOnPath("setpriv", path) ?? "/usr/bin/setpriv",
+      `--reuid=${id}`,
+      `--regid=${id}`,
+      "--clear-groups",
+      ...(unshare ? [unshare, "-c"] : []),
+    ],
     options: ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
     uid: id,
     gid: id,
@@ -148,13 +165,37 @@ export interface SandboxLayout {
 /** bwrap's arguments up to and including `--` and the launcher's wrapper (the shell follows). */
 export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root = "/"): string[] {
   const userns = launcher.wrapper.length === 0 ? ["--unshare-user"] : [];
-  const args = ["--die-with-parent", ...userns, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"];
+  const args = [
+    "--die-with-parent",
+    ...userns,
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+  ];
   if (!layout.hostNetwork) args.push("--unshare-net");
   args.push("--new-session", "--size", String(1 << 20), "--tmpfs", "/");
   args.push(...systemLayout(root));
   // Made by bwrap as root when the harness is root: open to the shell's own uid. Each bounded.
   const size = String((layout.tmpfsMb ?? DEFAULT_SANDBOX_TMPFS_MB) * 1024 * 1024);
-  args.push("--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--size", size, "--tmpfs", "/tmp", "--perms", "1777", "--size", size, "--tmpfs", "/var/tmp");
+  args.push(
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--perms",
+    "1777",
+    "--size",
+    size,
+    "--tmpfs",
+    "/tmp",
+    "--perms",
+    "1777",
+    "--size",
+    size,
+    "--tmpfs",
+    "/var/tmp",
+  );
   args.push("--size", size, "--tmpfs", "/run");
   args.push("--size", size, "--tmpfs", "/home", "--perms", "0777", "--dir", SANDBOX_HOME);
   for (const dir of layout.readOnly ?? []) {
@@ -176,7 +217,8 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   if (layout.infoFd !== undefined) args.push("--info-fd", String(layout.infoFd));
   if (layout.extra) args.push(...layout.extra);
   // Its folder made by bwrap as root when the harness is root: open to the shell's own uid.
-  if (layout.shellCopy !== undefined) args.push("--perms", "0755", "--dir", posix.dirname(SANDBOX_SHELL), "--ro-bind", layout.shellCopy, SANDBOX_SHELL);
+  if (layout.shellCopy !== undefined)
+    args.push("--perms", "0755", "--dir", posix.dirname(SANDBOX_SHELL), "--ro-bind", layout.shellCopy, SANDBOX_SHELL);
   if (layout.asPid1) args.push("--as-pid-1");
   args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
@@ -209,7 +251,9 @@ export function systemLayout(root = "/"): string[] {
   }
   let sshKeys: string[] = [];
   try {
-    sshKeys = readdirSync(join(root, "etc/ssh")).filter((n) => /_key$/.test(n)).map((n) => `/etc/ssh/${n}`);
+    sshKeys = readdirSync(join(root, "etc/ssh"))
+      .filter((n) => /_key$/.test(n))
+      .map((n) => `/etc/ssh/${n}`);
   } catch {
     // no /etc/ssh
   }
@@ -242,16 +286,27 @@ let probed: { ok: true } | { ok: false; reason: string } | undefined;
 export function probeBwrap(): { ok: true } | { ok: false; reason: string } {
   if (probed) return probed;
   const bwrap = findBwrap();
-  if (!bwrap) return (probed = { ok: false, reason: `bwrap (bubblewrap) is not on PATH: ${BWRAP_INSTALL_HINT}, or use --env host (no sandbox) or --env docker` });
+  if (!bwrap)
+    return (probed = {
+      ok: false,
+      reason: `bwrap (bubblewrap) is not on PATH: ${BWRAP_INSTALL_HINT}, or use --env host (no sandbox) or --env docker`,
+    });
   const launcher = bwrapLauncher(bwrap);
-  const r = spawnSync(launcher.bwrap, [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"], {
-    encoding: "utf8",
-    timeout: 30_000,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const r = spawnSync(
+    launcher.bwrap,
+    [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"],
+    {
+      encoding: "utf8",
+      timeout: 30_000,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   if (r.status === 0) return (probed = { ok: true });
   const why = (r.stderr ?? "").trim().split("\n")[0] || r.error?.message || `exit ${r.status ?? r.signal}`;
-  return (probed = { ok: false, reason: `bubblewrap cannot start a sandbox here (${why}): allow user namespaces, or use --env host (no sandbox) or --env docker` });
+  return (probed = {
+    ok: false,
+    reason: `bubblewrap cannot start a sandbox here (${why}): allow user namespaces, or use --env host (no sandbox) or --env docker`,
+  });
 }
 
 let shellCopy: string | null | undefined;
@@ -297,7 +352,10 @@ export function pidNamespaceOf(hostPid: number): string | undefined {
 }
 
 /** The live processes in the pid namespace of `initHostPid` (the sandbox's init), or in namespace `ns`, with their pids as seen inside. */
-export function sandboxProcesses(initHostPid: number | undefined, ns = initHostPid === undefined ? undefined : pidNamespaceOf(initHostPid)): SandboxProcess[] {
+export function sandboxProcesses(
+  initHostPid: number | undefined,
+  ns = initHostPid === undefined ? undefined : pidNamespaceOf(initHostPid),
+): SandboxProcess[] {
   if (ns === undefined) return [];
   const found: SandboxProcess[] = [];
   for (const name of readdirSync("/proc")) {
@@ -305,9 +363,15 @@ export function sandboxProcesses(initHostPid: number | undefined, ns = initHostP
     try {
       if (readlinkSync(`/proc/${name}/ns/pid`) !== ns) continue;
       const status = readFileSync(`/proc/${name}/status`, "utf8");
-      const last = (key: string) => Number(new RegExp(`^${key}:\\s*([\\d\\s]+)$`, "m").exec(status)?.[1]?.trim().split(/\s+/).pop());
+      const last = (key: string) =>
+        Number(new RegExp(`^${key}:\\s*([\\d\\s]+)$`, "m").exec(status)?.[1]?.trim().split(/\s+/).pop());
       if (/^State:\s*[ZX]/m.test(status)) continue;
-      found.push({ hostPid: Number(name), hostPpid: Number(/^PPid:\s*(\d+)/m.exec(status)?.[1]), nsPid: last("NSpid"), nsPgid: last("NSpgid") });
+      found.push({
+        hostPid: Number(name),
+        hostPpid: Number(/^PPid:\s*(\d+)/m.exec(status)?.[1]),
+        nsPid: last("NSpid"),
+        nsPgid: last("NSpgid"),
+      });
     } catch {
       // gone
     }

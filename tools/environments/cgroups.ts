@@ -64,7 +64,10 @@ function probe(): Layout | null {
       layout = { version: 1, dirs };
     }
   } catch (err) {
-    why = (err as NodeJS.ErrnoException).code === "EACCES" || (err as NodeJS.ErrnoException).code === "EROFS" ? "no permission to make cgroups" : (err as Error).message;
+    why =
+      (err as NodeJS.ErrnoException).code === "EACCES" || (err as NodeJS.ErrnoException).code === "EROFS"
+        ? "no permission to make cgroups"
+        : (err as Error).message;
     layout = null;
   }
   return layout;
@@ -137,7 +140,12 @@ export class SandboxCgroup {
       write(join(cpu, "cpu.cfs_period_us"), String(CFS_PERIOD_US));
       write(join(cpu, "cpu.cfs_quota_us"), quota);
       write(join(pids, "pids.max"), String(limits.pids));
-      return new SandboxCgroup(1, made, [mem, cpu, pids].map((d) => join(d, "cgroup.procs")), limits);
+      return new SandboxCgroup(
+        1,
+        made,
+        [mem, cpu, pids].map((d) => join(d, "cgroup.procs")),
+        limits,
+      );
     } catch {
       for (const d of made.reverse()) {
         try {
@@ -152,7 +160,9 @@ export class SandboxCgroup {
 
   /** How many times the kernel's OOM killer killed a process of this cgroup. */
   oomKills(): number {
-    return this.version === 2 ? counter(join(this.dirs[0]!, "memory.events"), "oom_kill") : counter(join(this.dirs[0]!, "memory.oom_control"), "oom_kill");
+    return this.version === 2
+      ? counter(join(this.dirs[0]!, "memory.events"), "oom_kill")
+      : counter(join(this.dirs[0]!, "memory.oom_control"), "oom_kill");
   }
 
   /** How many forks failed at the process limit. */

@@ -40,12 +40,27 @@ export async function makeDisk(image: string, mountPoint: string, bytes: number)
     closeSync(fd);
   }
   mkdirSync(mountPoint, { recursive: true });
-  const mke2fs = ["mke2fs", "-q", "-t", "ext4", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard", image];
+  const mke2fs = [
+    "mke2fs",
+    "-q",
+    "-t",
+    "ext4",
+    "-F",
+    "-m",
+    "0",
+    "-O",
+    "^has_journal",
+    "-E",
+    "lazy_itable_init=1,nodiscard",
+    image,
+  ];
   const mount = ["mount", "-o", "loop,nosuid,nodev", image, mountPoint];
   // Empty, as a task folder starts (and as Docker wants a volume it fills from the image's folder).
   const rmdir = ["rmdir", join(mountPoint, "lost+found")];
   try {
-    await SpawnHelper.forThread().runCommand([mke2fs, mount, rmdir].map((w) => w.map(shellQuote).join(" ")).join(" && "));
+    await SpawnHelper.forThread().runCommand(
+      [mke2fs, mount, rmdir].map((w) => w.map(shellQuote).join(" ")).join(" && "),
+    );
   } catch (err) {
     await runTool("umount", ["-l", mountPoint]).catch(() => undefined);
     rmSync(image, { force: true });

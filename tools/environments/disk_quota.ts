@@ -36,7 +36,8 @@ export function diskQuotaUnavailable(): string | undefined {
 function probeDiskQuota(): string | undefined {
   if (process.getuid?.() !== 0) return "a disk quota needs a root harness (it mounts a file system per task)";
   if (!existsSync("/dev/loop-control")) return "no loop devices (/dev/loop-control)";
-  if (spawnSync("sh", ["-c", "command -v mke2fs && command -v mount"], { stdio: "ignore" }).status !== 0) return "mke2fs or mount is missing";
+  if (spawnSync("sh", ["-c", "command -v mke2fs && command -v mount"], { stdio: "ignore" }).status !== 0)
+    return "mke2fs or mount is missing";
   return undefined;
 }
 
@@ -67,7 +68,8 @@ export class DiskQuota {
     const slot = await diskPool(bytes).take(uid, gid);
     try {
       const st = lstatSync(dir, { throwIfNoEntry: false });
-      if (st?.isDirectory() && readdirSync(dir).length > 0) await runTool("cp", ["-a", "--", `${dir}/.`, `${slot.mountPoint}/`], 600);
+      if (st?.isDirectory() && readdirSync(dir).length > 0)
+        await runTool("cp", ["-a", "--", `${dir}/.`, `${slot.mountPoint}/`], 600);
       if (st) rmSync(dir, { recursive: true, force: true });
       mkdirSync(dirname(dir), { recursive: true });
       symlinkSync(slot.mountPoint, dir);

@@ -80,7 +80,8 @@ export const DEFAULT_DOCKER_IMAGE = "hermes-batch-test:bookworm";
 const DEFAULT_LIFETIME_SEC = 3600;
 const MAX_SHELL_RESTARTS = 3;
 /** What bash and sh say when fork() fails (EAGAIN under the pids limit). */
-const FORK_FAILURE = /fork: (retry: )?(Resource temporarily unavailable|Cannot allocate memory)|can't fork|Cannot fork/i;
+const FORK_FAILURE =
+  /fork: (retry: )?(Resource temporarily unavailable|Cannot allocate memory)|can't fork|Cannot fork/i;
 /** Liveness probes after a fork failure: how many, how far apart, how long each may take. */
 const PROBES = 3;
 const PROBE_GAP_MS = 500;
@@ -178,8 +179,12 @@ async function detectImageUser(imageName: string, image: ImageInfo, runName: str
   const cached = imageUserCache.get(image.id);
   if (cached) return cached;
   const pending = (async (): Promise<RunUser> => {
-    const regular = (await readImagePasswd(imageName, runName)).find((u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell));
-    return regular ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid } : { user: undefined, uid: 0, gid: 0 };
+    const regular = (await readImagePasswd(imageName, runName)).find(
+      (u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell),
+    );
+    return regular
+      ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid }
+      : { user: undefined, uid: 0, gid: 0 };
   })();
   imageUserCache.set(image.id, pending);
   pending.catch(() => imageUserCache.delete(image.id));
@@ -207,7 +212,12 @@ async function detectPasswdEntry(imageName: string, runName: string, name: strin
 }
 
 function sanitizeName(s: string, max: number): string {
-  return s.replace(/[^a-zA-Z0-9_.-]+/g, "-").replace(/^[^a-zA-Z0-9]+/, "").slice(0, max) || "x";
+  return (
+    s
+      .replace(/[^a-zA-Z0-9_.-]+/g, "-")
+      .replace(/^[^a-zA-Z0-9]+/, "")
+      .slice(0, max) || "x"
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -345,7 +355,9 @@ export class DockerEnvironment implements Environment {
         const shell = await this.getShell();
         // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
         if (shell?.alive && !shell.busy) {
-          return await this.afterCommand(await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }));
+          return await this.afterCommand(
+            await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }),
+          );
         }
       }
       const result = await runPlainCommand(this.container, {
@@ -392,14 +404,18 @@ export class DockerEnvironment implements Environment {
   private async forkProbe(): Promise<string> {
     const text = (b: Buffer) => b.toString("utf8").trim().slice(0, 200);
     const probe = (async () => {
-      const pids = await runExecRaw(this.container, { cmd: ["cat", "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids/pids.current"] });
+      const pids = await runExecRaw(this.container, {
+        cmd: ["cat", "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids/pids.current"],
+      });
       const current = Number(/\d+/.exec(pids.stdout.toString("utf8"))?.[0] ?? NaN);
       if (current >= this.options.pidsLimit - 2) return `${current} of ${this.options.pidsLimit} processes in use`;
       const r = await runExecRaw(this.container, { cmd: ["sh", "-c", "/bin/true & wait $!"], user: this.runUser.user });
       return r.exitCode === 0 ? "" : text(r.stderr) || `probe exit ${r.exitCode}`;
     })().catch((err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200));
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<string>((resolve) => (timer = setTimeout(() => resolve(`no answer in ${PROBE_MS / 1000} s`), PROBE_MS)));
+    const late = new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve(`no answer in ${PROBE_MS / 1000} s`), PROBE_MS)),
+    );
     try {
       return await Promise.race([probe, late]);
     } finally {
@@ -418,14 +434,19 @@ export class DockerEnvironment implements Environment {
 
   /** Turns engine errors into messages that say what happened to the sandbox. */
   private async explain(err: unknown): Promise<Error> {
-    if (err instanceof EnvironmentLostError || this.cleaning) return err instanceof Error ? err : new Error(String(err));
+    if (err instanceof EnvironmentLostError || this.cleaning)
+      return err instanceof Error ? err : new Error(String(err));
     // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
     // container is gone or stopped: then no later call can succeed and the task must not go on.
     const state = await this.container.inspect().then(
-      (i) => (i.State?.Running ? "running" : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`),
+      (i) =>
+        i.State?.Running
+          ? "running"
+          : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`,
       (e: unknown) => (statusCodeOf(e) === 404 ? "gone" : "running"),
     );
-    if (state !== "running") return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
+    if (state !== "running")
+      return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
     return err instanceof Error ? err : new Error(String(err));
   }
 
@@ -438,7 +459,10 @@ export class DockerEnvironment implements Environment {
     try {
       this.assertOpen();
       const full = this.resolvePath(path);
-      const res = await runExecRaw(this.container, { cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full], user: this.runUser.user });
+      const res = await runExecRaw(this.container, {
+        cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full],
+        user: this.runUser.user,
+      });
       const out = res.stdout.toString("utf8").trim();
       return res.exitCode === 0 && out.startsWith("/") ? out : null;
     } catch {
@@ -452,12 +476,18 @@ export class DockerEnvironment implements Environment {
     // As the task user in the running container (not the engine's archive API, which reads as root): a file
     // that user cannot read is not read, and a symlink resolves with that user's rights.
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", 'cat "$1"', "hb", full], user: this.runUser.user }).catch(async (err: unknown) => {
+    const res = await runExecRaw(this.container, {
+      cmd: ["sh", "-c", 'cat "$1"', "hb", full],
+      user: this.runUser.user,
+    }).catch(async (err: unknown) => {
       throw await this.explain(err);
     });
     if (res.exitCode !== 0) {
       const msg = res.stderr.toString("utf8").trim();
-      throw new ContainerFileError(`${full}: ${msg || "cannot read"}`, /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO");
+      throw new ContainerFileError(
+        `${full}: ${msg || "cannot read"}`,
+        /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO",
+      );
     }
     return res.stdout;
   }
@@ -469,7 +499,11 @@ export class DockerEnvironment implements Environment {
     // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target.
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
-    const res = await runExecRaw(this.container, { cmd: ["sh", "-c", script, "hb", full], user: this.runUser.user, stdin: buf }).catch(async (err: unknown) => {
+    const res = await runExecRaw(this.container, {
+      cmd: ["sh", "-c", script, "hb", full],
+      user: this.runUser.user,
+      stdin: buf,
+    }).catch(async (err: unknown) => {
       throw await this.explain(err);
     });
     if (res.exitCode !== 0) {
@@ -495,7 +529,13 @@ export class DockerEnvironment implements Environment {
   spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
     this.assertOpen();
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
-    return spawnInContainer(this.container, this.runUser.user, opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, argv, opts);
+    return spawnInContainer(
+      this.container,
+      this.runUser.user,
+      opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir,
+      argv,
+      opts,
+    );
   }
 
   async startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
@@ -541,8 +581,18 @@ export class DockerEnvironment implements Environment {
     const pass = async (user: string): Promise<string[]> => {
       const r = await runExecRaw(this.container, { cmd: ["sh", "-c", KILL_PASS], user });
       const out = r.stdout.toString("utf8");
-      if (!/^done$/m.test(out)) throw new Error(`could not end the agent's processes: ${r.stderr.toString("utf8").trim().slice(0, 200) || `exit ${r.exitCode}`}`);
-      return [...new Set(out.split("\n").filter((l) => /^left \d+$/.test(l)).map((l) => l.slice(5)))];
+      if (!/^done$/m.test(out))
+        throw new Error(
+          `could not end the agent's processes: ${r.stderr.toString("utf8").trim().slice(0, 200) || `exit ${r.exitCode}`}`,
+        );
+      return [
+        ...new Set(
+          out
+            .split("\n")
+            .filter((l) => /^left \d+$/.test(l))
+            .map((l) => l.slice(5)),
+        ),
+      ];
     };
     let left = await pass(this.runUser.user ?? "0:0");
     for (let round = 0; round < 3 && left.length > 0; round++) {
@@ -551,7 +601,8 @@ export class DockerEnvironment implements Environment {
       left = [...next];
     }
     const last = await pass("0:0");
-    if (last.length > 0) throw new Error(`processes of uid ${last.join(", ")} survived the end of the agent's processes`);
+    if (last.length > 0)
+      throw new Error(`processes of uid ${last.join(", ")} survived the end of the agent's processes`);
     this.stoppedForVerify = true;
   }
 
@@ -569,11 +620,15 @@ export class DockerEnvironment implements Environment {
     if (!this.stoppedForVerify) await this.stopProcesses();
     for (const f of opts.files ?? []) {
       const full = this.resolvePath(f.path);
-      const res = await runExecRaw(this.container, { cmd: ["sh", "-c", PUT_FILE, "hb", full, this.workdir], user: this.runUser.user, stdin: f.data });
+      const res = await runExecRaw(this.container, {
+        cmd: ["sh", "-c", PUT_FILE, "hb", full, this.workdir],
+        user: this.runUser.user,
+        stdin: f.data,
+      });
       if (res.exitCode !== 0) {
-      const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
-      throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
-    }
+        const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+        throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
+      }
     }
     return runPlainCommand(this.container, {
       command,
@@ -616,13 +671,28 @@ export class DockerEnvironment implements Environment {
     this.assertOpen();
     const source = this.source;
     if (!source) throw new Error("this docker sandbox was not started for a task: it has no snapshot source");
-    const committed = (await this.container.commit({ repo: "hermes-batch-verify", tag: randomBytes(6).toString("hex"), pause: true })) as { Id: string };
+    const committed = (await this.container.commit({
+      repo: "hermes-batch-verify",
+      tag: randomBytes(6).toString("hex"),
+      pause: true,
+    })) as { Id: string };
     const imageId = committed.Id;
-    const removeImage = () => dockerClient().getImage(imageId).remove({ force: true }).then(() => undefined, () => undefined);
+    const removeImage = () =>
+      dockerClient()
+        .getImage(imageId)
+        .remove({ force: true })
+        .then(
+          () => undefined,
+          () => undefined,
+        );
     try {
       const permit = await source.gates.acquireSandbox(signal);
       const image: ImageInfo = { id: imageId, user: source.plan.image.user, workingDir: this.workdir };
-      const copy = await startSandbox({ ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal }, permit, source.gates);
+      const copy = await startSandbox(
+        { ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal },
+        permit,
+        source.gates,
+      );
       copy.afterCleanup = removeImage;
       if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts)) {
         const tar = await this.container.getArchive({ path: this.workdir });
@@ -693,7 +763,11 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
     const runUser = await resolveRunUser(opts.user, imageName, image, plan.runName);
     const runAsRoot = runUser.uid === 0;
     const imageWorkdir = image.workingDir || "/work";
-    const workdir = plan.cwd ? (posix.isAbsolute(plan.cwd) ? posix.normalize(plan.cwd) : posix.join(imageWorkdir, plan.cwd)) : imageWorkdir;
+    const workdir = plan.cwd
+      ? posix.isAbsolute(plan.cwd)
+        ? posix.normalize(plan.cwd)
+        : posix.join(imageWorkdir, plan.cwd)
+      : imageWorkdir;
 
     const tmpfs: Record<string, string> = { "/tmp": `rw,nosuid,nodev,size=${opts.tmpSizeMb}m,mode=1777` };
     const mounts: Docker.MountConfig = [];
@@ -706,7 +780,13 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
       // A volume (not a tmpfs) keeps what the image has in the workdir (the engine copies it into an empty
       // volume) and is reachable by the archive API; it is anonymous, so removing the container (AutoRemove or
       // cleanup) removes it too. With a quota it is bound to the task's own file system.
-      const driver = quota ? { NoCopy: false, Labels: {}, DriverConfig: { Name: "local", Options: { type: "none", o: "bind", device: quota.mountPoint } } } : undefined;
+      const driver = quota
+        ? {
+            NoCopy: false,
+            Labels: {},
+            DriverConfig: { Name: "local", Options: { type: "none", o: "bind", device: quota.mountPoint } },
+          }
+        : undefined;
       mounts.push({ Type: "volume", Source: "", Target: workdir, ...(driver ? { VolumeOptions: driver } : {}) });
     }
 
@@ -723,11 +803,18 @@ async function startSandbox(plan: SandboxPlan, permit: SandboxPermit, gates: San
           Entrypoint: ["sleep"],
           Cmd: [String(plan.lifetimeSec)],
           WorkingDir: workdir,
-          ...(Object.keys(opts.containerEnv).length ? { Env: Object.entries(opts.containerEnv).map(([k, v]) => `${k}=${v}`) } : {}),
+          ...(Object.keys(opts.containerEnv).length
+            ? { Env: Object.entries(opts.containerEnv).map(([k, v]) => `${k}=${v}`) }
+            : {}),
           // The keep-alive runs as root when commands run as an unprivileged user, so a command such as
           // `pkill sleep` or `kill -9 -1` cannot end the sandbox; commands get the run user per exec.
           User: runAsRoot ? runUser.user : "0:0",
-          Labels: { [LABEL_RUN]: plan.runName, [LABEL_TASK]: plan.taskId, [LABEL_ROLE]: plan.role, [LABEL_OWNER]: sandboxOwner() },
+          Labels: {
+            [LABEL_RUN]: plan.runName,
+            [LABEL_TASK]: plan.taskId,
+            [LABEL_ROLE]: plan.role,
+            [LABEL_OWNER]: sandboxOwner(),
+          },
           HostConfig: {
             Init: true,
             AutoRemove: true,
@@ -818,7 +905,11 @@ function defaultImage(opts: DockerOptions): string {
 
 /** The task can use a warm sandbox: the run's default image, network and workdir. */
 function takesWarm(spec: EnvironmentSpec, opts: DockerOptions): boolean {
-  return !spec.cwd && imageFor(spec, opts) === defaultImage(opts) && networkModeFor(spec.network ?? opts.network) === networkModeFor(opts.network);
+  return (
+    !spec.cwd &&
+    imageFor(spec, opts) === defaultImage(opts) &&
+    networkModeFor(spec.network ?? opts.network) === networkModeFor(opts.network)
+  );
 }
 
 const gateIds = new WeakMap<SandboxGates, number>();
@@ -830,7 +921,11 @@ function gateId(gates: SandboxGates): number {
 }
 
 /** The warm pool for this run's defaults, (re)created when they change (e.g. a new run in the same process). */
-function warmPoolFor(spec: EnvironmentSpec, opts: DockerOptions, gates: SandboxGates): WarmPool<DockerEnvironment, WarmPermit> {
+function warmPoolFor(
+  spec: EnvironmentSpec,
+  opts: DockerOptions,
+  gates: SandboxGates,
+): WarmPool<DockerEnvironment, WarmPermit> {
   const key = JSON.stringify({ run: spec.runName, timeout: spec.taskTimeoutSec ?? null, gates: gateId(gates), opts });
   if (warm?.key === key) return warm.pool;
   if (warm) void warm.pool.drain();
@@ -851,7 +946,16 @@ function warmPoolFor(spec: EnvironmentSpec, opts: DockerOptions, gates: SandboxG
         throw err;
       }
       return startSandbox(
-        { imageName, image, opts, runName: spec.runName, taskId: "", role: "warm", network: opts.network, lifetimeSec: lifetime },
+        {
+          imageName,
+          image,
+          opts,
+          runName: spec.runName,
+          taskId: "",
+          role: "warm",
+          network: opts.network,
+          lifetimeSec: lifetime,
+        },
         permit,
         gates,
       );
@@ -881,7 +985,10 @@ export async function preflightDocker(spec: EnvironmentSpec, options: Environmen
   if (prewarmFor(gates) > 0 && !shuttingDown) warmPoolFor(spec, opts, gates);
 }
 
-export const createDockerEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+export const createDockerEnvironment: EnvironmentFactory = async (
+  spec: EnvironmentSpec,
+  options: EnvironmentOptions,
+) => {
   if (shuttingDown) throw new Error("shutting down: no new docker sandboxes");
   const opts = parseDockerOptions(options);
   const gates = gatesFor(options);

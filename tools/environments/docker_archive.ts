@@ -47,7 +47,10 @@ export class ContainerFileError extends Error {
 /** The engine's stat of a path, or undefined when it does not exist. */
 export async function statPath(container: Docker.Container, path: string): Promise<PathStat | undefined> {
   try {
-    const res = (await container.infoArchive({ path })) as { headers?: Record<string, string | undefined>; resume?: () => void };
+    const res = (await container.infoArchive({ path })) as {
+      headers?: Record<string, string | undefined>;
+      resume?: () => void;
+    };
     res.resume?.();
     const header = res.headers?.["x-docker-container-path-stat"];
     if (!header) return undefined;
@@ -139,7 +142,10 @@ export async function writeViaArchive(
 }
 
 /** The deepest existing ancestor of dir (where an archive is extracted) and the directories missing below it. */
-async function missingAncestors(container: Docker.Container, dir: string): Promise<{ base: string; missing: string[] }> {
+async function missingAncestors(
+  container: Docker.Container,
+  dir: string,
+): Promise<{ base: string; missing: string[] }> {
   const missing: string[] = [];
   let base = dir;
   for (;;) {
@@ -164,7 +170,11 @@ function addDirEntries(pack: tar.Pack, missing: string[], owner: { uid: number; 
 }
 
 /** `mkdir -p` through the archive API; new directories are owned by uid/gid. */
-export async function mkdirViaArchive(container: Docker.Container, dir: string, owner: { uid: number; gid: number }): Promise<void> {
+export async function mkdirViaArchive(
+  container: Docker.Container,
+  dir: string,
+  owner: { uid: number; gid: number },
+): Promise<void> {
   const { base, missing } = await missingAncestors(container, dir);
   if (missing.length === 0) return;
   const body = await packToBuffer((pack) => {

@@ -24,9 +24,15 @@ export const backend: EnvironmentBackend = {
   availability: () => dockerAvailability(2000),
   async preflightRun({ image, networks, options }) {
     const a = await dockerAvailability();
-    if (!a.available) throw new UserError(`--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`);
+    if (!a.available)
+      throw new UserError(
+        `--env docker: the Docker engine does not answer (${a.reason ?? "unknown reason"}); start it (e.g. scripts/start-dockerd.sh)`,
+      );
     const missing = await missingNetworks(networks ?? []);
-    if (missing.length) throw new UserError(`network ${missing.join(", ")}: no such network at the Docker engine (create it with docker network create, or use none)`);
+    if (missing.length)
+      throw new UserError(
+        `network ${missing.join(", ")}: no such network at the Docker engine (create it with docker network create, or use none)`,
+      );
     if (image !== undefined) {
       try {
         await ensureDockerImage(image, { pull: options.pull === true });
@@ -37,7 +43,8 @@ export const backend: EnvironmentBackend = {
     }
     // Memory, CPU and processes are the engine's own flags; the workdir's size is a file system of its own.
     const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
-    if (typeof options.disk === "string" && parseSize(options.disk) === undefined) throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
+    if (typeof options.disk === "string" && parseSize(options.disk) === undefined)
+      throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
     const why = typeof options.disk !== "string" ? "--disk none" : diskQuotaUnavailable();
     if (why === undefined) return;
     const line = `--env docker: limits not enforced here: disk (${why})`;
@@ -51,7 +58,10 @@ export const backend: EnvironmentBackend = {
   },
   async removeLeftovers(filter) {
     const { removed, failed } = await removeContainersByLabel(filter);
-    return { removed: removed.map(asLeftover), failed: failed.map((f) => ({ sandbox: asLeftover(f.container), error: f.error })) };
+    return {
+      removed: removed.map(asLeftover),
+      failed: failed.map((f) => ({ sandbox: asLeftover(f.container), error: f.error })),
+    };
   },
   async afterRun(runName, options) {
     if (gatesFor(options).prewarm === 0) return 0;

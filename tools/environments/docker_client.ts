@@ -46,7 +46,9 @@ export class DockerUnavailableError extends Error {
 
 export class DockerImageNotFoundError extends Error {
   constructor(readonly image: string) {
-    super(`image ${image} not found locally; build it (scripts/build-test-image.sh builds the test images) or pass --pull`);
+    super(
+      `image ${image} not found locally; build it (scripts/build-test-image.sh builds the test images) or pass --pull`,
+    );
     this.name = "DockerImageNotFoundError";
   }
 }
@@ -57,7 +59,9 @@ export async function dockerAvailability(timeoutMs = 5000): Promise<{ available:
   try {
     await Promise.race([
       dockerClient().ping(),
-      new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error(`no answer within ${timeoutMs} ms`)))),
+      new Promise((_, reject) =>
+        signal.addEventListener("abort", () => reject(new Error(`no answer within ${timeoutMs} ms`))),
+      ),
     ]);
     return { available: true };
   } catch (err) {
@@ -127,7 +131,9 @@ export interface LabelledContainer {
 }
 
 /** Containers carrying hermes-batch labels (all runs, or one run). */
-export async function listLabelledContainers(filter: { run?: string; task?: string; role?: string; owner?: string } = {}): Promise<LabelledContainer[]> {
+export async function listLabelledContainers(
+  filter: { run?: string; task?: string; role?: string; owner?: string } = {},
+): Promise<LabelledContainer[]> {
   const label = filter.run !== undefined ? [`${LABEL_RUN}=${filter.run}`] : [LABEL_RUN];
   if (filter.task !== undefined) label.push(`${LABEL_TASK}=${filter.task}`);
   if (filter.role !== undefined) label.push(`${LABEL_ROLE}=${filter.role}`);
@@ -159,7 +165,12 @@ export async function removeContainerById(id: string): Promise<void> {
 export async function removeContainersByLabel(
   filter: { run?: string; task?: string; role?: string; owner?: string; dryRun?: boolean } = {},
 ): Promise<{ removed: LabelledContainer[]; failed: { container: LabelledContainer; error: string }[] }> {
-  const found = await listLabelledContainers({ run: filter.run, task: filter.task, role: filter.role, owner: filter.owner });
+  const found = await listLabelledContainers({
+    run: filter.run,
+    task: filter.task,
+    role: filter.role,
+    owner: filter.owner,
+  });
   if (filter.dryRun) return { removed: found, failed: [] };
   const removed: LabelledContainer[] = [];
   const failed: { container: LabelledContainer; error: string }[] = [];

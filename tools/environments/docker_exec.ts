@@ -94,7 +94,11 @@ export async function runExecRaw(
   const { exec, stream } = await startExec(container, { ...o, attachStdin: o.stdin !== undefined });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  demux(stream, (b) => out.push(Buffer.from(b)), (b) => err.push(Buffer.from(b)));
+  demux(
+    stream,
+    (b) => out.push(Buffer.from(b)),
+    (b) => err.push(Buffer.from(b)),
+  );
   const closed = streamClosed(stream);
   if (o.stdin !== undefined) stream.end(o.stdin);
   await closed;
@@ -102,7 +106,11 @@ export async function runExecRaw(
 }
 
 /** SIGKILLs each process group (and the leader itself, in case it is not a group leader) inside the container. */
-export async function killInContainer(container: Docker.Container, user: string | undefined, pids: number[]): Promise<void> {
+export async function killInContainer(
+  container: Docker.Container,
+  user: string | undefined,
+  pids: number[],
+): Promise<void> {
   const valid = pids.filter((p) => Number.isInteger(p) && p > 1);
   if (valid.length === 0) return;
   const script = valid.map((p) => `kill -9 -${p} 2>/dev/null; kill -9 ${p} 2>/dev/null`).join("; ") + "; true";
@@ -118,7 +126,11 @@ export async function killInContainer(container: Docker.Container, user: string 
  * or setsid make it a group leader), found through /proc (its `children` file, else a scan of every process's
  * parent). A kill may race the fork of that child, so the search is repeated for a moment.
  */
-export async function killShellCommandInContainer(container: Docker.Container, user: string | undefined, shellPid: number): Promise<void> {
+export async function killShellCommandInContainer(
+  container: Docker.Container,
+  user: string | undefined,
+  shellPid: number,
+): Promise<void> {
   if (!Number.isInteger(shellPid) || shellPid <= 1) return;
   const s = shellPid;
   const script = [

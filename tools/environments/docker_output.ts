@@ -37,7 +37,8 @@ export class OutputCollector {
     const omitted = this.total - this.cap;
     // The last tailLen chars of the whole text: from the tail buffer, topped up from the head if short.
     let tailText = this.tail.slice(Math.max(0, this.tail.length - tailLen));
-    if (tailText.length < tailLen) tailText = this.head.slice(this.head.length - (tailLen - tailText.length)) + tailText;
+    if (tailText.length < tailLen)
+      tailText = this.head.slice(this.head.length - (tailLen - tailText.length)) + tailText;
     return {
       text: `${this.head.slice(0, headLen)}\n\n... [OUTPUT TRUNCATED - ${omitted} chars omitted out of ${this.total} total; cap is ${this.cap} chars] ...\n\n${tailText}`,
       truncated: true,

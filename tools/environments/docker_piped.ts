@@ -9,7 +9,13 @@ import type Docker from "dockerode";
 import { demux, startExec } from "./docker_exec.js";
 import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
 
-export async function spawnInContainer(container: Docker.Container, user: string | undefined, cwd: string, argv: string[], opts: PipedSpawnOptions = {}): Promise<PipedProcess> {
+export async function spawnInContainer(
+  container: Docker.Container,
+  user: string | undefined,
+  cwd: string,
+  argv: string[],
+  opts: PipedSpawnOptions = {},
+): Promise<PipedProcess> {
   if (argv.length === 0) throw new Error("no command to start");
   const { stream } = await startExec(container, {
     cmd: argv,

@@ -7,10 +7,21 @@ import { sleep } from "../../src/core/abort.js";
 import { dockerErrorMessage, statusCodeOf } from "./docker_client.js";
 
 const TRANSIENT_STATUS = new Set([409, 429, 500, 502, 503, 504]);
-const TRANSIENT_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "EAGAIN", "ECONNABORTED", "ENOTCONN", "UND_ERR_SOCKET"]);
-const TRANSIENT_TEXT = /socket hang up|resource temporarily unavailable|too many requests|connection reset|EAGAIN|timed? ?out|try again/i;
+const TRANSIENT_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EAGAIN",
+  "ECONNABORTED",
+  "ENOTCONN",
+  "UND_ERR_SOCKET",
+]);
+const TRANSIENT_TEXT =
+  /socket hang up|resource temporarily unavailable|too many requests|connection reset|EAGAIN|timed? ?out|try again/i;
 /** Engine answers with a 5xx that no retry can fix. */
-const DETERMINISTIC_TEXT = /no such image|executable file not found|invalid (argument|reference|mount|parameter)|not supported/i;
+const DETERMINISTIC_TEXT =
+  /no such image|executable file not found|invalid (argument|reference|mount|parameter)|not supported/i;
 
 /** True for an engine error worth another attempt. */
 export function isTransientEngineError(err: unknown): boolean {

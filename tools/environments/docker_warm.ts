@@ -71,7 +71,13 @@ export class WarmPool<T extends WarmItem, P = unknown> {
 
   stats(): WarmPoolStats {
     const ready = this.entries.filter((e) => e.value !== undefined).length;
-    return { size: this.o.size, ready, starting: this.entries.length - ready, taken: this.taken, evicted: this.evicted };
+    return {
+      size: this.o.size,
+      ready,
+      starting: this.entries.length - ready,
+      taken: this.taken,
+      evicted: this.evicted,
+    };
   }
 
   /** One re-check: give a sandbox up to a starved task, retire stale ones, refill. */
@@ -123,7 +129,8 @@ export class WarmPool<T extends WarmItem, P = unknown> {
     this.lastStaleCheck = this.now();
     const cutoff = this.now() - this.o.maxIdleMs;
     for (const e of [...this.entries]) {
-      if (e.value !== undefined && e.startedAt < cutoff && this.remove(e)) void e.value.cleanup().catch(() => undefined);
+      if (e.value !== undefined && e.startedAt < cutoff && this.remove(e))
+        void e.value.cleanup().catch(() => undefined);
     }
   }
 

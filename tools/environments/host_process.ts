@@ -48,9 +48,21 @@ export function killGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
+const SIGNAL_NUMBERS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGABRT: 6,
+  SIGKILL: 9,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
 
-export async function runInProcessGroup(file: string, args: string[], opts: HostProcessOptions): Promise<HostProcessResult> {
+export async function runInProcessGroup(
+  file: string,
+  args: string[],
+  opts: HostProcessOptions,
+): Promise<HostProcessResult> {
   const stdout = new OutputCollector(opts.maxOutputChars);
   const stderr = new OutputCollector(opts.maxOutputChars);
   const child = execa(file, args, {
@@ -72,7 +84,14 @@ export async function runInProcessGroup(file: string, args: string[], opts: Host
   const pid = child.pid;
   if (pid === undefined) {
     const err = await new Promise<Error>((res) => child.once("error", res));
-    return { exitCode: 127, stdout: "", stderr: `could not start ${file}: ${err.message}`, timedOut: false, truncated: false, spawnError: err };
+    return {
+      exitCode: 127,
+      stdout: "",
+      stderr: `could not start ${file}: ${err.message}`,
+      timedOut: false,
+      truncated: false,
+      spawnError: err,
+    };
   }
   opts.onGroup?.(pid, true);
 
@@ -142,7 +161,7 @@ const HOST_SHELL_BOOT_TIMEOUT_MS = 10_000;
 /** What HostShell needs of the process behind the shell: a child of this process, or one the spawn helper started. */
 interface ShellProcess {
   readonly pid: number | undefined;
-  readonly stdin: NodeJS.WritableStream & { destroy(): void } | null;
+  readonly stdin: (NodeJS.WritableStream & { destroy(): void }) | null;
   readonly stdout: (NodeJS.ReadableStream & { destroy(): void; setEncoding(e: BufferEncoding): unknown }) | null;
   readonly stderr: (NodeJS.ReadableStream & { destroy(): void; setEncoding(e: BufferEncoding): unknown }) | null;
   /** Handles that keep this thread alive while referenced. */
@@ -222,11 +241,20 @@ export class HostShell {
     preamble?: string;
     bootTimeoutMs?: number;
   }): Promise<HostShell | undefined> {
-    const outer = o.outerShell ?? (/(^|\/)bash$/.test(o.innerShell) ? o.innerShell : existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
+    const outer =
+      o.outerShell ??
+      (/(^|\/)bash$/.test(o.innerShell) ? o.innerShell : existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
     let proc: ShellProcess;
     try {
       if (o.launch) {
-        proc = launchedShell(await SpawnHelper.forThread().launch(o.launch.file, [...o.launch.args, outer], o.launch.extra, o.launch.enter));
+        proc = launchedShell(
+          await SpawnHelper.forThread().launch(
+            o.launch.file,
+            [...o.launch.args, outer],
+            o.launch.extra,
+            o.launch.enter,
+          ),
+        );
       } else {
         const child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
         child.once("error", () => undefined);

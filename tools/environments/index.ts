@@ -4,11 +4,24 @@
  * `register` line here and a module exporting `backend: EnvironmentBackend`.
  */
 import { createRegistry } from "../../src/core/registry.js";
-import type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
+import type {
+  BackendAvailability,
+  EnvironmentBackend,
+  LeftoverFilter,
+  LeftoverSandbox,
+  RemovedLeftovers,
+} from "./backend.js";
 import { sandboxOwner, type SandboxGates } from "./sandbox_gates.js";
 import { installTempSweeper } from "./temp_dirs.js";
 
-export type { BackendAvailability, EnvironmentBackend, LeftoverFilter, LeftoverSandbox, RemovedLeftovers, RunPreflight } from "./backend.js";
+export type {
+  BackendAvailability,
+  EnvironmentBackend,
+  LeftoverFilter,
+  LeftoverSandbox,
+  RemovedLeftovers,
+  RunPreflight,
+} from "./backend.js";
 export { SandboxGates, sandboxOwner, type SandboxGateBuffers, type SandboxGateLimits } from "./sandbox_gates.js";
 
 export const environments = createRegistry<EnvironmentBackend>("environment");
@@ -21,10 +34,26 @@ function registerBackend(name: string, runsWhere: string, load: () => Promise<En
   isolation.set(name, runsWhere);
 }
 
-registerBackend("local", "runs in a bubblewrap sandbox on the host machine: no network, host files read-only", async () => (await import("./local_backend.js")).backend);
-registerBackend("docker", "runs inside a disposable container", async () => (await import("./docker_backend.js")).backend);
-registerBackend("singularity", "runs inside a disposable container", async () => (await import("./singularity_backend.js")).backend);
-registerBackend("host", "runs directly on the host machine, no sandbox", async () => (await import("./host_backend.js")).backend);
+registerBackend(
+  "local",
+  "runs in a bubblewrap sandbox on the host machine: no network, host files read-only",
+  async () => (await import("./local_backend.js")).backend,
+);
+registerBackend(
+  "docker",
+  "runs inside a disposable container",
+  async () => (await import("./docker_backend.js")).backend,
+);
+registerBackend(
+  "singularity",
+  "runs inside a disposable container",
+  async () => (await import("./singularity_backend.js")).backend,
+);
+registerBackend(
+  "host",
+  "runs directly on the host machine, no sandbox",
+  async () => (await import("./host_backend.js")).backend,
+);
 
 /** The backend names in registration order (local first: the default), for option help and validation. */
 export function environmentNames(): [string, ...string[]] {

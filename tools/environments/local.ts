@@ -45,7 +45,6 @@ import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "./piped_
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
 export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE };
 
-
 /** A shell can export only names like these; commands with other names take the one-process path. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Starts of the persistent shell per environment (it is restarted if a command kills it). */
@@ -226,7 +225,11 @@ export class LocalEnvironment implements Environment {
 
   /** A process in the task's folder whose stdin and stdout the harness holds (an MCP server; piped_process.ts). */
   spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
-    return spawnOnHost(opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir, { ...this.baseEnv(), ...opts?.env }, argv);
+    return spawnOnHost(
+      opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir,
+      { ...this.baseEnv(), ...opts?.env },
+      argv,
+    );
   }
 
   startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
@@ -283,13 +286,17 @@ export class LocalEnvironment implements Environment {
 }
 
 /** Creates the task folder (spec.hostTaskDir) and a local environment working in it (or in spec.cwd). */
-export const createLocalEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+export const createLocalEnvironment: EnvironmentFactory = async (
+  spec: EnvironmentSpec,
+  options: EnvironmentOptions,
+) => {
   const taskDir = resolve(spec.hostTaskDir);
   await mkdir(taskDir, { recursive: true });
   let workdir = taskDir;
   if (spec.cwd && isAbsolute(spec.cwd)) {
     // An absolute cwd is a host path: use it only if it exists, never create host directories.
-    if (!isDirectory(spec.cwd)) throw new Error(`local environment: cwd '${spec.cwd}' is not an existing directory on this host`);
+    if (!isDirectory(spec.cwd))
+      throw new Error(`local environment: cwd '${spec.cwd}' is not an existing directory on this host`);
     workdir = resolve(spec.cwd);
   } else if (spec.cwd) {
     workdir = resolve(taskDir, spec.cwd);

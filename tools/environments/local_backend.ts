@@ -14,7 +14,9 @@ export const backend: EnvironmentBackend = {
   sandboxNoun: "sandbox",
   availability: async () => {
     const probe = probeBwrap();
-    return probe.ok ? { available: true, reason: "a bubblewrap sandbox per task on this machine" } : { available: false, reason: probe.reason };
+    return probe.ok
+      ? { available: true, reason: "a bubblewrap sandbox per task on this machine" }
+      : { available: false, reason: probe.reason };
   },
   preflightRun: async ({ options }) => {
     const probe = probeBwrap();
@@ -27,7 +29,8 @@ export const backend: EnvironmentBackend = {
     const { limitsNotEnforced } = await import("./cgroups.js");
     const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
     const asked = typeof options.disk === "string";
-    if (asked && parseSize(options.disk as string) === undefined) throw new UserError(`--disk ${String(options.disk)}: give a size such as 10g or 512m`);
+    if (asked && parseSize(options.disk as string) === undefined)
+      throw new UserError(`--disk ${String(options.disk)}: give a size such as 10g or 512m`);
     const { limits, why } = limitsNotEnforced({ asked, unavailable: asked ? diskQuotaUnavailable() : undefined });
     if (limits.length > 0) {
       const line = `--env local: limits not enforced here: ${limits.join(", ")} (${why})`;

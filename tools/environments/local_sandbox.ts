@@ -78,7 +78,11 @@ function pidsLimit(options: EnvironmentOptions): number {
 /** The sandbox's memory (MiB), CPUs and processes: the run's --memory-mb, --cpus, --pids-limit, else the defaults. */
 function sandboxLimits(options: EnvironmentOptions): SandboxLimits {
   const num = (v: unknown, d: number) => (typeof v === "number" && v > 0 ? v : d);
-  return { memoryMb: num(options.memoryMb, DEFAULT_LIMITS.memoryMb), cpus: num(options.cpus, DEFAULT_LIMITS.cpus), pids: pidsLimit(options) };
+  return {
+    memoryMb: num(options.memoryMb, DEFAULT_LIMITS.memoryMb),
+    cpus: num(options.cpus, DEFAULT_LIMITS.cpus),
+    pids: pidsLimit(options),
+  };
 }
 
 /** What of the host a run adds to its sandboxes' file system (`--sandbox-ro`), and their tmpfs size. */
@@ -135,14 +139,20 @@ export class SandboxEnvironment implements Environment {
   static async create(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<SandboxEnvironment> {
     const probe = probeBwrap();
     if (!probe.ok) throw new Error(probe.reason);
-    const { hostNetwork } = sandboxNetwork(typeof options.network === "string" ? options.network : undefined, spec.network);
+    const { hostNetwork } = sandboxNetwork(
+      typeof options.network === "string" ? options.network : undefined,
+      spec.network,
+    );
     const workdir = sandboxWorkdir(spec.cwd);
     const launcher = bwrapLauncher(findBwrap()!);
     const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
     await mkdir(taskDir, { recursive: true });
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
-    const quota = diskBytes !== undefined && diskQuotaUnavailable() === undefined ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
+    const quota =
+      diskBytes !== undefined && diskQuotaUnavailable() === undefined
+        ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid)
+        : undefined;
     const ioDir = await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
@@ -156,16 +166,31 @@ export class SandboxEnvironment implements Environment {
     let shell: HostShell | undefined;
     const holder: { env?: SandboxEnvironment; initPid?: number } = {};
     try {
-      fds.push(openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY));
+      fds.push(
+        openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
+        openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY),
+      );
       // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
-      const args = bwrapArgs({ hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy, ...fileSystemOptions(options) }, launcher);
+      const args = bwrapArgs(
+        { hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy, ...fileSystemOptions(options) },
+        launcher,
+      );
       shell = await HostShell.start({
         innerShell: "/bin/bash",
         // Unreadable to the sandbox, so not dumpable: commands cannot read the protocol's nonce from its memory.
         outerShell: shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash",
         cwd: tmpdir(),
         env: { PATH: env.PATH! },
-        launch: { file: launcher.bwrap, args, extra: [{ fd: 3, outputFile: true }, { fd: 4, dirFd: fds[0]! }, { fd: 5, dirFd: fds[1]! }], enter: cgroup?.procsFiles },
+        launch: {
+          file: launcher.bwrap,
+          args,
+          extra: [
+            { fd: 3, outputFile: true },
+            { fd: 4, dirFd: fds[0]! },
+            { fd: 5, dirFd: fds[1]! },
+          ],
+          enter: cgroup?.procsFiles,
+        },
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
         killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
@@ -192,7 +217,10 @@ export class SandboxEnvironment implements Environment {
     sandbox.quota = quota;
     shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
-      const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
+      const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, {
+        cwd: SANDBOX_WORKDIR,
+        timeoutMs: FILE_OP_TIMEOUT_MS,
+      });
       if (r.exitCode !== 0) {
         await sandbox.cleanup();
         throw new Error(`cannot create the row's cwd ${workdir}: ${r.stderr.trim()}`);
@@ -261,7 +289,14 @@ export class SandboxEnvironment implements Environment {
     if (this.cleaned || !this.shell) throw new Error("the sandbox was already cleaned up");
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.env ?? {})) {
-      if (!ENV_NAME_PATTERN.test(k)) return { exitCode: 2, stdout: "", stderr: `invalid environment variable name '${k}'`, timedOut: false, truncated: false };
+      if (!ENV_NAME_PATTERN.test(k))
+        return {
+          exitCode: 2,
+          stdout: "",
+          stderr: `invalid environment variable name '${k}'`,
+          timedOut: false,
+          truncated: false,
+        };
       env[k] = v;
     }
     let stdinFile: string | undefined;
@@ -286,14 +321,21 @@ export class SandboxEnvironment implements Environment {
       const ooms = this.cgroup?.oomKills() ?? 0;
       if (ooms > this.oomBaseline) {
         this.oomBaseline = ooms;
-        this.markLost(`memory_limit: a process of the task was killed for exceeding the sandbox's memory limit (${this.cgroup!.limits.memoryMb} MiB)`);
+        this.markLost(
+          `memory_limit: a process of the task was killed for exceeding the sandbox's memory limit (${this.cgroup!.limits.memoryMb} MiB)`,
+        );
       }
       // A write failed for the task folder's quota: the task ends (disk_limit).
       if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
-        this.markLost(`disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`);
+        this.markLost(
+          `disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`,
+        );
       }
       // The shell had to be killed (a command that never started: the sandbox cannot fork any more).
-      if (!this.shell.alive) this.markLost(`${this.cgroup && this.cgroup.pidsLimitHits() > 0 ? "pids_limit: " : ""}the sandbox stopped answering (no process could start in it)`);
+      if (!this.shell.alive)
+        this.markLost(
+          `${this.cgroup && this.cgroup.pidsLimitHits() > 0 ? "pids_limit: " : ""}the sandbox stopped answering (no process could start in it)`,
+        );
       return result;
     } finally {
       if (stdinFile) await unlink(join(this.ioDir, stdinFile)).catch(() => undefined);
@@ -303,7 +345,11 @@ export class SandboxEnvironment implements Environment {
   /** Writes data into the exchange folder (never through a symlink); returns its name there. */
   private async putFile(data: string | Buffer): Promise<string> {
     const name = `in-${randomBytes(8).toString("hex")}`;
-    const fh = await open(join(this.ioDir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    const fh = await open(
+      join(this.ioDir, name),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      0o644,
+    );
     try {
       await fh.writeFile(data);
     } finally {
@@ -328,7 +374,8 @@ export class SandboxEnvironment implements Environment {
     const hostPath = join(this.ioDir, name);
     try {
       if (r.exitCode === 3) throw notFound(`ENOENT: no such file or directory, open '${full}'`);
-      if (r.exitCode !== 0) throw new Error((r.stderr || r.stdout).trim() || `cannot read ${full} (exit ${r.exitCode})`);
+      if (r.exitCode !== 0)
+        throw new Error((r.stderr || r.stdout).trim() || `cannot read ${full} (exit ${r.exitCode})`);
       // Opened without following a link: the sandbox owns this folder and could have put one there.
       const fh = await open(hostPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
@@ -347,11 +394,15 @@ export class SandboxEnvironment implements Environment {
     const name = await this.putFile(data);
     try {
       const dir = posix.dirname(full);
-      const r = await this.exec(`mkdir -p -- ${shellQuote(dir)} && cat -- ${shellQuote(`${SANDBOX_IO_DIR}/${name}`)} > ${shellQuote(full)}`, {
-        cwd: SANDBOX_WORKDIR,
-        timeoutMs: FILE_OP_TIMEOUT_MS,
-      });
-      if (r.exitCode !== 0) throw new ShellWriteError((r.stderr || r.stdout).trim() || `cannot write ${full} (exit ${r.exitCode})`);
+      const r = await this.exec(
+        `mkdir -p -- ${shellQuote(dir)} && cat -- ${shellQuote(`${SANDBOX_IO_DIR}/${name}`)} > ${shellQuote(full)}`,
+        {
+          cwd: SANDBOX_WORKDIR,
+          timeoutMs: FILE_OP_TIMEOUT_MS,
+        },
+      );
+      if (r.exitCode !== 0)
+        throw new ShellWriteError((r.stderr || r.stdout).trim() || `cannot write ${full} (exit ${r.exitCode})`);
     } finally {
       await unlink(join(this.ioDir, name)).catch(() => undefined);
     }
@@ -360,7 +411,10 @@ export class SandboxEnvironment implements Environment {
   /** The real path of `path` inside the sandbox (for the approval gate); null when it does not exist. */
   async realpath(path: string): Promise<string | null> {
     if (this.lost || this.cleaned) return null;
-    const r = await this.exec(`realpath -e -- ${shellQuote(this.resolve(path))}`, { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS });
+    const r = await this.exec(`realpath -e -- ${shellQuote(this.resolve(path))}`, {
+      cwd: SANDBOX_WORKDIR,
+      timeoutMs: FILE_OP_TIMEOUT_MS,
+    });
     const out = r.stdout.trim();
     return r.exitCode === 0 && out.startsWith("/") ? out : null;
   }
@@ -431,25 +485,64 @@ export class SandboxEnvironment implements Environment {
       let n = 0;
       for (const f of opts.files ?? []) {
         const dest = posix.resolve(this.workdir, f.path);
-        if (dest !== SANDBOX_WORKDIR && !dest.startsWith(`${SANDBOX_WORKDIR}/`)) throw new Error(`verify file ${f.path} is outside ${SANDBOX_WORKDIR}`);
+        if (dest !== SANDBOX_WORKDIR && !dest.startsWith(`${SANDBOX_WORKDIR}/`))
+          throw new Error(`verify file ${f.path} is outside ${SANDBOX_WORKDIR}`);
         const name = `f${n++}`;
         await writeFile(join(filesDir, name), f.data, { mode: 0o644 });
-        puts.push(`hb_put ${name} ${shellQuote(dest)} || { echo "verify: cannot put ${dest.replace(/[^\w./-]/g, "?")} in place" >&2; exit 125; }`);
+        puts.push(
+          `hb_put ${name} ${shellQuote(dest)} || { echo "verify: cannot put ${dest.replace(/[^\w./-]/g, "?")} in place" >&2; exit 125; }`,
+        );
       }
-      fds.push(openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY), openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY));
+      fds.push(
+        openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
+        openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY),
+      );
       const shellCopy = sandboxShellCopy();
       const shell = shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash";
       const args = bwrapArgs(
-        { hostNetwork: this.hostNetwork, workspaceFd: 3, env: this.env, shellCopy, asPid1: true, extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR], ...fileSystemOptions(this.options) },
+        {
+          hostNetwork: this.hostNetwork,
+          workspaceFd: 3,
+          env: this.env,
+          shellCopy,
+          asPid1: true,
+          extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR],
+          ...fileSystemOptions(this.options),
+        },
         launcher,
       );
-      const script = [VERIFY_PUT, ...puts, `unset -f hb_put`, `cd -- "$1" || exit 1`, `exec ${shell} --norc --noprofile -c "$2"`].join("\n");
+      const script = [
+        VERIFY_PUT,
+        ...puts,
+        `unset -f hb_put`,
+        `cd -- "$1" || exit 1`,
+        `exec ${shell} --norc --noprofile -c "$2"`,
+      ].join("\n");
       // In the task's cgroup (its limits), entered by a small sh before it becomes bwrap.
       const enter = this.cgroup?.procsFiles ?? [];
-      const bwrapCommand = [launcher.bwrap, ...args, shell, "--norc", "--noprofile", "-c", script, "hb-verify", this.workdir, command];
+      const bwrapCommand = [
+        launcher.bwrap,
+        ...args,
+        shell,
+        "--norc",
+        "--noprofile",
+        "-c",
+        script,
+        "hb-verify",
+        this.workdir,
+        command,
+      ];
       return await runBwrap(
         enter.length ? "/bin/sh" : launcher.bwrap,
-        enter.length ? ["-c", `${enter.map((_, i) => `echo $$ > "$${i + 1}" 2>/dev/null;`).join(" ")} shift ${enter.length}; exec "$@"`, "hb-enter", ...enter, ...bwrapCommand] : bwrapCommand.slice(1),
+        enter.length
+          ? [
+              "-c",
+              `${enter.map((_, i) => `echo $$ > "$${i + 1}" 2>/dev/null;`).join(" ")} shift ${enter.length}; exec "$@"`,
+              "hb-enter",
+              ...enter,
+              ...bwrapCommand,
+            ]
+          : bwrapCommand.slice(1),
         { fds, timeoutMs: opts.timeoutMs, signal: opts.signal, cap: opts.maxOutputChars ?? this.maxOutputChars },
       );
     } finally {
@@ -468,7 +561,8 @@ export class SandboxEnvironment implements Environment {
     forgetTempDir(this.ioDir);
     if (this.quota) {
       // Its file system is unmounted once nothing of the sandbox holds a file in it.
-      for (let i = 0; i < 100 && sandboxProcesses(undefined, this.pidNs).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && sandboxProcesses(undefined, this.pidNs).length > 0; i++)
+        await new Promise((r) => setTimeout(r, 20));
       await this.quota.remove(this.options.removeTaskDirOnCleanup !== true);
     }
     await this.cgroup?.remove();
@@ -503,11 +597,20 @@ const VERIFY_PUT = [
  * output capped, a timeout or abort kills it (its sandbox dies with it: --die-with-parent), and the exit status is
  * the kernel's, as bwrap reports its pid 1's.
  */
-function runBwrap(file: string, args: string[], o: { fds: number[]; timeoutMs?: number; signal?: AbortSignal; cap: number }): Promise<ExecResult> {
+function runBwrap(
+  file: string,
+  args: string[],
+  o: { fds: number[]; timeoutMs?: number; signal?: AbortSignal; cap: number },
+): Promise<ExecResult> {
   return new Promise<ExecResult>((resolve) => {
     const stdout = new OutputCollector(o.cap);
     const stderr = new OutputCollector(o.cap);
-    const child = spawn(file, args, { cwd: tmpdir(), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe", ...o.fds], detached: true });
+    const child = spawn(file, args, {
+      cwd: tmpdir(),
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdio: ["ignore", "pipe", "pipe", ...o.fds],
+      detached: true,
+    });
     let timedOut = false;
     let aborted = false;
     const kill = () => {
@@ -517,7 +620,10 @@ function runBwrap(file: string, args: string[], o: { fds: number[]; timeoutMs?: 
         child.kill("SIGKILL");
       }
     };
-    const timer = o.timeoutMs !== undefined && o.timeoutMs > 0 ? setTimeout(() => ((timedOut = true), kill()), o.timeoutMs) : undefined;
+    const timer =
+      o.timeoutMs !== undefined && o.timeoutMs > 0
+        ? setTimeout(() => ((timedOut = true), kill()), o.timeoutMs)
+        : undefined;
     const onAbort = () => ((aborted = true), kill());
     if (o.signal?.aborted) onAbort();
     else o.signal?.addEventListener("abort", onAbort, { once: true });
@@ -534,7 +640,13 @@ function runBwrap(file: string, args: string[], o: { fds: number[]; timeoutMs?: 
       const out = stdout.render();
       const err = stderr.render();
       const exitCode = timedOut ? 124 : aborted ? 130 : error ? 127 : (code ?? 128 + (signal === "SIGKILL" ? 9 : 15));
-      resolve({ exitCode, stdout: out.text, stderr: error ? `could not start the verify sandbox: ${error.message}` : err.text, timedOut, truncated: out.truncated || err.truncated });
+      resolve({
+        exitCode,
+        stdout: out.text,
+        stderr: error ? `could not start the verify sandbox: ${error.message}` : err.text,
+        timedOut,
+        truncated: out.truncated || err.truncated,
+      });
     };
     child.once("error", (e) => finish(null, null, e));
     child.once("close", (code, signal) => finish(code, signal));

@@ -49,7 +49,13 @@ type Exec = (command: string, opts?: ExecOptions) => Promise<ExecResult>;
  * leads its own session (setsid), opens stderr to a file there, then its stdin and stdout FIFOs, which this side
  * opens as the other ends: each open waits for the other side, so once both are open the process runs.
  */
-export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: string, argv: string[], opts: PipedSpawnOptions = {}): Promise<PipedProcess> {
+export async function spawnThroughFifos(
+  exec: Exec,
+  hostDir: string,
+  innerDir: string,
+  argv: string[],
+  opts: PipedSpawnOptions = {},
+): Promise<PipedProcess> {
   if (argv.length === 0) throw new Error("no command to start");
   const name = `pp-${randomBytes(6).toString("hex")}`;
   const inner = (suffix: string) => shellQuote(`${innerDir}/${name}.${suffix}`);
@@ -63,7 +69,8 @@ export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: s
   ].join("\n");
   const r = await exec(script, { cwd: opts.cwd, env: opts.env, timeoutMs: 30_000 });
   const pid = Number(/pid=(\d+)/.exec(r.stdout)?.[1]);
-  if (r.exitCode !== 0 || !(pid > 0)) throw new Error(`could not start ${argv[0]}: ${(r.stderr || r.stdout).trim() || `exit ${r.exitCode}`}`);
+  if (r.exitCode !== 0 || !(pid > 0))
+    throw new Error(`could not start ${argv[0]}: ${(r.stderr || r.stdout).trim() || `exit ${r.exitCode}`}`);
 
   const fds: number[] = [];
   let startTimer: NodeJS.Timeout | undefined;
@@ -71,9 +78,16 @@ export async function spawnThroughFifos(exec: Exec, hostDir: string, innerDir: s
     startTimer = setTimeout(() => {
       // Unblocks this side's pending opens (a FIFO opened read-write never waits), then gives up.
       for (const s of ["in", "out"]) {
-        openFd(host(s), constants.O_RDWR | constants.O_NONBLOCK).then((fd) => setTimeout(() => closeCb(fd, () => undefined), 1000), () => undefined);
+        openFd(host(s), constants.O_RDWR | constants.O_NONBLOCK).then(
+          (fd) => setTimeout(() => closeCb(fd, () => undefined), 1000),
+          () => undefined,
+        );
       }
-      reject(new Error(`${argv[0]} did not open its stdin and stdout within ${Math.round((opts.startTimeoutMs ?? 30_000) / 1000)} s`));
+      reject(
+        new Error(
+          `${argv[0]} did not open its stdin and stdout within ${Math.round((opts.startTimeoutMs ?? 30_000) / 1000)} s`,
+        ),
+      );
     }, opts.startTimeoutMs ?? 30_000);
   });
   const stderrTail = async () => {

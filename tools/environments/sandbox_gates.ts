@@ -136,7 +136,8 @@ export class SandboxGates {
     const prewarm = count(limits.prewarm, "prewarm");
     const workers = Math.max(1, count(limits.workers ?? 1, "workers"));
     const rate = limits.startsPerSecond ?? DEFAULT_STARTS_PER_SECOND;
-    if (!(rate >= 0) || !Number.isFinite(rate)) throw new RangeError(`startsPerSecond must be a number >= 0, got ${String(rate)}`);
+    if (!(rate >= 0) || !Number.isFinite(rate))
+      throw new RangeError(`startsPerSecond must be a number >= 0, got ${String(rate)}`);
     const buffers: SandboxGateBuffers = {
       sandboxes: SharedSemaphore.create(max === 0 ? UNBOUNDED : max).buffer,
       warm: SharedSemaphore.create(Math.max(1, prewarm)).buffer,
@@ -261,7 +262,12 @@ let processGates: { key: string; gates: SandboxGates } | undefined;
  * The gates for a backend call: the run's (handed in with the options by the task runner), else one set per
  * process built from the options' limits (direct use, tests), kept while those limits stay the same.
  */
-export function gatesFor(options: { gates?: unknown; maxSandboxes?: unknown; prewarm?: unknown; startsPerSecond?: unknown }): SandboxGates {
+export function gatesFor(options: {
+  gates?: unknown;
+  maxSandboxes?: unknown;
+  prewarm?: unknown;
+  startsPerSecond?: unknown;
+}): SandboxGates {
   if (options.gates instanceof SandboxGates) return options.gates;
   const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : undefined);
   const limits: SandboxGateLimits = {

@@ -301,7 +301,8 @@ export class ShellSession {
       const signalCommand = (signal: "SIGTERM" | "SIGKILL") => {
         const pid = out.pid ?? err.pid;
         if (pid !== undefined) this.transport.kill([pid], signal);
-        else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined) this.transport.killCommand(this.pid, signal);
+        else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined)
+          this.transport.killCommand(this.pid, signal);
         // Before the command reported its pid, only killing the whole shell is sure to stop it.
         else if (this.pid !== undefined) this.transport.kill([this.pid], signal);
       };
@@ -342,7 +343,8 @@ export class ShellSession {
             // What ignored SIGTERM in the command's group (the group outlives its leader) dies now.
             const pid = out.pid ?? err.pid;
             if (pid !== undefined) this.transport.kill([pid], "SIGKILL");
-            else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined) this.transport.killCommand(this.pid, "SIGKILL");
+            else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined)
+              this.transport.killCommand(this.pid, "SIGKILL");
           }
           c.signal?.removeEventListener("abort", onAbort);
           out.flush();

@@ -67,7 +67,15 @@ function runtimeEnv(extra: Record<string, string> = {}): Record<string, string> 
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined) continue;
-    if (k === "PATH" || k === "HOME" || k === "USER" || k === "LANG" || k === "TMPDIR" || /^(APPTAINER|SINGULARITY)_/.test(k)) env[k] = v;
+    if (
+      k === "PATH" ||
+      k === "HOME" ||
+      k === "USER" ||
+      k === "LANG" ||
+      k === "TMPDIR" ||
+      /^(APPTAINER|SINGULARITY)_/.test(k)
+    )
+      env[k] = v;
   }
   return { ...env, ...extra };
 }
@@ -86,11 +94,20 @@ export async function singularityAvailability(): Promise<SingularityAvailability
   if (candidates.length === 0) return { available: false, reason: "neither apptainer nor singularity is on PATH" };
   const problems: string[] = [];
   for (const binary of candidates) {
-    const r = await execa(binary, ["--version"], { reject: false, timeout: 5000, env: runtimeEnv(), extendEnv: false, stdin: "ignore" });
+    const r = await execa(binary, ["--version"], {
+      reject: false,
+      timeout: 5000,
+      env: runtimeEnv(),
+      extendEnv: false,
+      stdin: "ignore",
+    });
     const out = `${r.stdout}`.trim();
     // Debian's `singularity` package is a game: accept only a runtime that names itself with a version.
-    if (r.exitCode === 0 && /(apptainer|singularity).*version|version \d/i.test(out)) return { available: true, binary, version: out };
-    problems.push(`${binary} --version: ${r.timedOut ? "no answer within 5 s" : out || `${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
+    if (r.exitCode === 0 && /(apptainer|singularity).*version|version \d/i.test(out))
+      return { available: true, binary, version: out };
+    problems.push(
+      `${binary} --version: ${r.timedOut ? "no answer within 5 s" : out || `${r.stderr}`.trim() || `exit ${r.exitCode}`}`,
+    );
   }
   return { available: false, reason: `no working Apptainer/Singularity (${problems.join("; ")})` };
 }
@@ -107,9 +124,13 @@ const helpCache = new Map<string, Promise<string>>();
 async function supportsNetworkNone(binary: string): Promise<boolean> {
   let help = helpCache.get(binary);
   if (!help) {
-    help = execa(binary, ["instance", "start", "--help"], { reject: false, timeout: 10_000, env: runtimeEnv(), extendEnv: false, stdin: "ignore" }).then(
-      (r) => `${r.stdout}\n${r.stderr}`,
-    );
+    help = execa(binary, ["instance", "start", "--help"], {
+      reject: false,
+      timeout: 10_000,
+      env: runtimeEnv(),
+      extendEnv: false,
+      stdin: "ignore",
+    }).then((r) => `${r.stdout}\n${r.stderr}`);
     helpCache.set(binary, help);
   }
   return (await help).includes("--network");
@@ -119,7 +140,11 @@ async function supportsNetworkNone(binary: string): Promise<boolean> {
 // Images and the SIF cache
 
 export function defaultSifCacheDir(): string {
-  return process.env.APPTAINER_CACHEDIR ?? process.env.SINGULARITY_CACHEDIR ?? join(homedir(), ".cache", "hermes-batch", "sif");
+  return (
+    process.env.APPTAINER_CACHEDIR ??
+    process.env.SINGULARITY_CACHEDIR ??
+    join(homedir(), ".cache", "hermes-batch", "sif")
+  );
 }
 
 /** `docker://python:3.11` → `<cache>/python-3.11.sif` (as Hermes names them). */
@@ -132,7 +157,11 @@ export function sifPathFor(image: string, cacheDir: string): string {
  * A lock shared by every process on the host: the lock file is created exclusively and holds the owner's
  * pid; a lock whose owner is gone is taken over.
  */
-export async function withFileLock<T>(lockPath: string, fn: () => Promise<T>, opts: { timeoutMs?: number; pollMs?: number } = {}): Promise<T> {
+export async function withFileLock<T>(
+  lockPath: string,
+  fn: () => Promise<T>,
+  opts: { timeoutMs?: number; pollMs?: number } = {},
+): Promise<T> {
   const deadline = Date.now() + (opts.timeoutMs ?? BUILD_TIMEOUT_MS + 60_000);
   await mkdir(dirname(lockPath), { recursive: true });
   for (;;) {
@@ -148,7 +177,8 @@ export async function withFileLock<T>(lockPath: string, fn: () => Promise<T>, op
         await unlink(lockPath).catch(() => undefined);
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockPath} (held by pid ${owner || "?"})`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out waiting for lock ${lockPath} (held by pid ${owner || "?"})`);
       await sleep(opts.pollMs ?? 200);
     }
   }
@@ -193,7 +223,9 @@ export async function resolveSingularityImage(
         return { image: sif };
       }
       await rm(tmp, { force: true });
-      const why = r.timedOut ? `timed out after ${BUILD_TIMEOUT_MS / 1000} s` : `${r.stderr}`.trim().split("\n").pop() || `exit ${r.exitCode}`;
+      const why = r.timedOut
+        ? `timed out after ${BUILD_TIMEOUT_MS / 1000} s`
+        : `${r.stderr}`.trim().split("\n").pop() || `exit ${r.exitCode}`;
       return { image, note: `building ${sif} failed (${why}); using ${image} directly` };
     });
   }
@@ -238,7 +270,9 @@ function parseOptions(options: EnvironmentOptions): SingularityOptions {
   );
   const parsed = singularityOptionsSchema.safeParse(picked);
   if (!parsed.success) {
-    throw new Error(`invalid singularity options: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new Error(
+      `invalid singularity options: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   }
   return parsed.data;
 }
@@ -258,7 +292,15 @@ export function instanceStartArgs(o: {
   cpus?: number;
   pidsLimit?: number;
 }): string[] {
-  const args = ["instance", "start", "--contain", "--cleanenv", "--writable-tmpfs", "--bind", `${o.hostDir}:${o.workdir}`];
+  const args = [
+    "instance",
+    "start",
+    "--contain",
+    "--cleanenv",
+    "--writable-tmpfs",
+    "--bind",
+    `${o.hostDir}:${o.workdir}`,
+  ];
   if (o.isolateNetwork) args.push("--net", "--network", "none");
   if (o.memoryMb) args.push("--memory", `${o.memoryMb}M`, "--memory-swap", `${o.memoryMb}M`);
   if (o.cpus) args.push("--cpus", String(o.cpus));
@@ -367,7 +409,10 @@ export class SingularityEnvironment implements Environment {
       stdin: "ignore",
       timeout: 60_000,
     });
-    if (r.exitCode !== 0) throw new Error(`${full}: ${Buffer.from(r.stderr).toString("utf8").trim() || `cannot read (exit ${r.exitCode})`}`);
+    if (r.exitCode !== 0)
+      throw new Error(
+        `${full}: ${Buffer.from(r.stderr).toString("utf8").trim() || `cannot read (exit ${r.exitCode})`}`,
+      );
     return Buffer.from(r.stdout);
   }
 
@@ -380,14 +425,19 @@ export class SingularityEnvironment implements Environment {
       return;
     }
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
-    const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "sh", "-c", script, "hb", full], {
-      env: runtimeEnv(),
-      extendEnv: false,
-      reject: false,
-      input: typeof data === "string" ? Buffer.from(data) : data,
-      timeout: 60_000,
-    });
-    if (r.exitCode !== 0) throw new ShellWriteError(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
+    const r = await execa(
+      this.binary,
+      ["exec", "--cleanenv", `instance://${this.instanceName}`, "sh", "-c", script, "hb", full],
+      {
+        env: runtimeEnv(),
+        extendEnv: false,
+        reject: false,
+        input: typeof data === "string" ? Buffer.from(data) : data,
+        timeout: 60_000,
+      },
+    );
+    if (r.exitCode !== 0)
+      throw new ShellWriteError(`${full}: ${`${r.stderr}`.trim() || `cannot write (exit ${r.exitCode})`}`);
   }
 
   startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
@@ -475,7 +525,9 @@ export function instanceNameFor(runName: string, taskId: string): string {
 const INSTANCE_NAME = /^hb_([0-9a-f]{8})([0-9a-f]{8})_([a-zA-Z0-9]+)_([a-zA-Z0-9]+)_[0-9a-f]{8}$/;
 
 const instanceListSchema = z.object({
-  instances: z.array(z.object({ instance: z.string(), pid: z.number().optional(), img: z.string().optional() }).passthrough()).nullish(),
+  instances: z
+    .array(z.object({ instance: z.string(), pid: z.number().optional(), img: z.string().optional() }).passthrough())
+    .nullish(),
 });
 
 /** This user's hermes-batch instances (`instance list --json`), of one run or task, or all. */
@@ -483,14 +535,23 @@ export async function listSingularityLeftovers(filter: LeftoverFilter = {}): Pro
   // Instances carry no owner mark (their task's crash clean-up finds them by run and task).
   if ((filter.role !== undefined && filter.role !== "task") || filter.owner !== undefined) return [];
   const binary = await requireRuntime();
-  const r = await execa(binary, ["instance", "list", "--json"], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: 30_000 });
-  if (r.exitCode !== 0) throw new Error(`${binary} instance list --json: ${`${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
+  const r = await execa(binary, ["instance", "list", "--json"], {
+    env: runtimeEnv(),
+    extendEnv: false,
+    reject: false,
+    stdin: "ignore",
+    timeout: 30_000,
+  });
+  if (r.exitCode !== 0)
+    throw new Error(`${binary} instance list --json: ${`${r.stderr}`.trim() || `exit ${r.exitCode}`}`);
   const text = `${r.stdout}`.trim();
   let parsed: z.infer<typeof instanceListSchema>;
   try {
     parsed = instanceListSchema.parse(text === "" ? {} : JSON.parse(text));
   } catch (err) {
-    throw new Error(`${binary} instance list --json printed something else than the documented JSON: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
+    throw new Error(
+      `${binary} instance list --json printed something else than the documented JSON: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`,
+    );
   }
   const out: LeftoverSandbox[] = [];
   for (const i of parsed.instances ?? []) {
@@ -512,7 +573,9 @@ export async function listSingularityLeftovers(filter: LeftoverFilter = {}): Pro
 }
 
 /** Stops the leftover instances (of one run, of one task, or all hermes-batch instances of this user). */
-export async function removeSingularityLeftovers(filter: LeftoverFilter & { dryRun?: boolean } = {}): Promise<RemovedLeftovers> {
+export async function removeSingularityLeftovers(
+  filter: LeftoverFilter & { dryRun?: boolean } = {},
+): Promise<RemovedLeftovers> {
   const found = await listSingularityLeftovers(filter);
   if (filter.dryRun) return { removed: found, failed: [] };
   const binary = await requireRuntime();
@@ -520,7 +583,13 @@ export async function removeSingularityLeftovers(filter: LeftoverFilter & { dryR
   const failed: RemovedLeftovers["failed"] = [];
   await Promise.all(
     found.map(async (c) => {
-      const r = await execa(binary, ["instance", "stop", c.name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
+      const r = await execa(binary, ["instance", "stop", c.name], {
+        env: runtimeEnv(),
+        extendEnv: false,
+        reject: false,
+        stdin: "ignore",
+        timeout: INSTANCE_STOP_TIMEOUT_MS,
+      });
       const msg = `${r.stderr}`.trim();
       if (r.exitCode === 0 || /no instance found|not found|does not exist/i.test(msg)) removed.push(c);
       else failed.push({ sandbox: c, error: msg || `exit ${r.exitCode}` });
@@ -545,7 +614,10 @@ export async function preflightSingularity(spec: EnvironmentSpec, options: Envir
   const opts = parseOptions(options);
   const binary = await requireRuntime();
   const image = spec.image ?? opts.image;
-  if (!image) throw new Error("singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image");
+  if (!image)
+    throw new Error(
+      "singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image",
+    );
   await resolveSingularityImage(binary, image, opts.singularityCacheDir ?? defaultSifCacheDir());
 }
 
@@ -573,7 +645,9 @@ async function startInstance(p: InstancePlan, permit: SandboxPermit): Promise<Si
     image: p.image,
     name: p.name,
     isolateNetwork: p.isolateNetwork,
-    ...(singularityCgroupLimits(p.opts) ? { memoryMb: p.opts.memoryMb, cpus: p.opts.cpus, pidsLimit: p.opts.pidsLimit } : {}),
+    ...(singularityCgroupLimits(p.opts)
+      ? { memoryMb: p.opts.memoryMb, cpus: p.opts.cpus, pidsLimit: p.opts.pidsLimit }
+      : {}),
   });
   const started = await execa(p.binary, args, {
     env: runtimeEnv(),
@@ -583,8 +657,16 @@ async function startInstance(p: InstancePlan, permit: SandboxPermit): Promise<Si
     timeout: INSTANCE_START_TIMEOUT_MS,
   });
   if (started.exitCode !== 0) {
-    await execa(p.binary, ["instance", "stop", p.name], { env: runtimeEnv(), extendEnv: false, reject: false, stdin: "ignore", timeout: INSTANCE_STOP_TIMEOUT_MS });
-    const why = started.timedOut ? `no answer within ${INSTANCE_START_TIMEOUT_MS / 1000} s` : `${started.stderr}`.trim() || `exit ${started.exitCode}`;
+    await execa(p.binary, ["instance", "stop", p.name], {
+      env: runtimeEnv(),
+      extendEnv: false,
+      reject: false,
+      stdin: "ignore",
+      timeout: INSTANCE_STOP_TIMEOUT_MS,
+    });
+    const why = started.timedOut
+      ? `no answer within ${INSTANCE_START_TIMEOUT_MS / 1000} s`
+      : `${started.stderr}`.trim() || `exit ${started.exitCode}`;
     throw new Error(`could not start singularity instance from ${p.image}: ${why}`);
   }
   const watchdog = startWatchdog(p.binary, p.name, p.lifetimeSec);
@@ -593,27 +675,51 @@ async function startInstance(p: InstancePlan, permit: SandboxPermit): Promise<Si
   return env;
 }
 
-export const createSingularityEnvironment: EnvironmentFactory = async (spec: EnvironmentSpec, options: EnvironmentOptions) => {
+export const createSingularityEnvironment: EnvironmentFactory = async (
+  spec: EnvironmentSpec,
+  options: EnvironmentOptions,
+) => {
   const opts = parseOptions(options);
   const binary = await requireRuntime();
   const imageRef = spec.image ?? opts.image;
-  if (!imageRef) throw new Error("singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image");
+  if (!imageRef)
+    throw new Error(
+      "singularity environment needs an image (a docker:// URI or a .sif file): give --image or the row's image",
+    );
   const { image } = await resolveSingularityImage(binary, imageRef, opts.singularityCacheDir ?? defaultSifCacheDir());
 
   const hostDir = resolveHost(spec.hostTaskDir);
   await mkdir(hostDir, { recursive: true });
   if (!(await stat(hostDir)).isDirectory()) throw new Error(`task folder ${hostDir} is not a directory`);
-  const workdir = spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
+  const workdir =
+    spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
   const isolateNetwork = networkOff(spec.network ?? opts.network) && (await supportsNetworkNone(binary));
-  const lifetimeSec = (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) + opts.deadmanMarginSec;
+  const lifetimeSec =
+    (spec.taskTimeoutSec && spec.taskTimeoutSec > 0 ? spec.taskTimeoutSec : DEFAULT_LIFETIME_SEC) +
+    opts.deadmanMarginSec;
 
   const gates = gatesFor(options);
   const permit = await gates.acquireSandbox(spec.signal);
   // The task folder as a file system of its own (root harness): the instance binds where it is mounted.
-  const quota = opts.disk !== undefined && diskQuotaUnavailable() === undefined ? await DiskQuota.create(hostDir, parseSize(opts.disk)!, process.getuid!(), process.getgid!()) : undefined;
+  const quota =
+    opts.disk !== undefined && diskQuotaUnavailable() === undefined
+      ? await DiskQuota.create(hostDir, parseSize(opts.disk)!, process.getuid!(), process.getgid!())
+      : undefined;
   try {
     await gates.startTurn(spec.signal);
-    const env = await startInstance({ binary, name: instanceNameFor(spec.runName, spec.taskId), image, hostDir: quota?.mountPoint ?? hostDir, workdir, isolateNetwork, lifetimeSec, opts }, permit);
+    const env = await startInstance(
+      {
+        binary,
+        name: instanceNameFor(spec.runName, spec.taskId),
+        image,
+        hostDir: quota?.mountPoint ?? hostDir,
+        workdir,
+        isolateNetwork,
+        lifetimeSec,
+        opts,
+      },
+      permit,
+    );
     env.quota = quota && { quota, keepFiles: options.removeTaskDirOnCleanup !== true };
     return env;
   } catch (err) {

@@ -23,9 +23,11 @@ export const backend: EnvironmentBackend = {
   },
   async preflightRun({ image, options }) {
     const a = await singularityAvailability();
-    if (!a.available) throw new UserError(`--env singularity: ${a.reason ?? "apptainer/singularity not found on PATH"}`);
+    if (!a.available)
+      throw new UserError(`--env singularity: ${a.reason ?? "apptainer/singularity not found on PATH"}`);
     const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
-    if (typeof options.disk === "string" && parseSize(options.disk) === undefined) throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
+    if (typeof options.disk === "string" && parseSize(options.disk) === undefined)
+      throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
     const missing: string[] = [];
     const why: string[] = [];
     if (!singularityCgroupLimits({ singularityCgroupLimits: options.singularityCgroupLimits === true })) {

@@ -82,7 +82,8 @@ export class SpawnHelper {
   }
 
   private ensureChild(): ChildProcess {
-    if (this.child && this.child.exitCode === null && this.child.signalCode === null && !this.child.killed) return this.child;
+    if (this.child && this.child.exitCode === null && this.child.signalCode === null && !this.child.killed)
+      return this.child;
     const child = spawn(this.bash, ["--norc", "--noprofile", "-c", HELPER_SCRIPT], {
       cwd: this.dir,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
@@ -100,7 +101,9 @@ export class SpawnHelper {
     const gone = () => {
       if (this.child !== child) return;
       this.child = undefined;
-      const err = new Error(`the spawn helper ended${this.stderrTail.trim() ? `: ${this.stderrTail.trim().split("\n").pop()}` : ""}`);
+      const err = new Error(
+        `the spawn helper ended${this.stderrTail.trim() ? `: ${this.stderrTail.trim().split("\n").pop()}` : ""}`,
+      );
       for (const p of this.pending.values()) p.reject(err);
       this.pending.clear();
     };
@@ -143,7 +146,9 @@ export class SpawnHelper {
     return new Promise<string>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
       this.setRef(true);
-      child.stdin!.write(answersItself ? `hb_seq=${seq}\n${line}\0` : `${line}\nprintf '%s %s\\n' ${seq} "${answer}"\0`);
+      child.stdin!.write(
+        answersItself ? `hb_seq=${seq}\n${line}\0` : `${line}\nprintf '%s %s\\n' ${seq} "${answer}"\0`,
+      );
     });
   }
 
@@ -152,10 +157,15 @@ export class SpawnHelper {
    * resolves with its exit status, or rejects with the last line it wrote on stderr.
    */
   async runCommand(line: string): Promise<void> {
-    const answer = await this.request(`( hb_err=$( { ${line} ; } 2>&1 >/dev/null ); hb_s=$?; printf '%s %s %s\\n' "$hb_seq" "$hb_s" "\${hb_err##*$'\\n'}" ) &`, "bg", true);
+    const answer = await this.request(
+      `( hb_err=$( { ${line} ; } 2>&1 >/dev/null ); hb_s=$?; printf '%s %s %s\\n' "$hb_seq" "$hb_s" "\${hb_err##*$'\\n'}" ) &`,
+      "bg",
+      true,
+    );
     const sp = answer.indexOf(" ");
     const status = answer.slice(0, sp < 0 ? undefined : sp);
-    if (status !== "0") throw new Error(`${line.split(" ")[0]}: ${(sp < 0 ? "" : answer.slice(sp + 1)) || `exit ${status}`}`);
+    if (status !== "0")
+      throw new Error(`${line.split(" ")[0]}: ${(sp < 0 ? "" : answer.slice(sp + 1)) || `exit ${status}`}`);
   }
 
   private async takeFifos(n: number): Promise<string[]> {
@@ -165,7 +175,10 @@ export class SpawnHelper {
         for (let i = 0; i < this.fifoBatch * 3; i++) names.push(join(this.dir, `f${++this.fifoSeq}`));
         this.fifoBatch = Math.min(FIFO_BATCH_MAX, this.fifoBatch * 2);
         const status = await this.request(`mkfifo -m 600 -- ${names.map(shellQuote).join(" ")}`, "$?");
-        if (status !== "0") throw new Error(`the spawn helper could not make FIFOs (mkfifo exit ${status}${this.stderrTail.trim() ? `: ${this.stderrTail.trim().split("\n").pop()}` : ""})`);
+        if (status !== "0")
+          throw new Error(
+            `the spawn helper could not make FIFOs (mkfifo exit ${status}${this.stderrTail.trim() ? `: ${this.stderrTail.trim().split("\n").pop()}` : ""})`,
+          );
         this.fifos.push(...names);
       })().finally(() => {
         this.making = undefined;
@@ -202,7 +215,9 @@ export class SpawnHelper {
       }
       // `enter`: files (cgroup.procs) the job writes its own pid to before it becomes `file`, so all it starts is counted there.
       const command = [file, ...args].map(shellQuote).join(" ");
-      const job = enter.length ? `{ ${enter.map((f) => `echo $BASHPID > ${shellQuote(f)} 2>/dev/null;`).join(" ")} exec ${command}; }` : command;
+      const job = enter.length
+        ? `{ ${enter.map((f) => `echo $BASHPID > ${shellQuote(f)} 2>/dev/null;`).join(" ")} exec ${command}; }`
+        : command;
       const pidText = await this.request(`${job} ${redirects.join(" ")} &`, "$!");
       const pid = Number(pidText);
       if (!Number.isInteger(pid) || pid <= 0) throw new Error(`the spawn helper did not start ${file}`);

@@ -6,7 +6,17 @@
  */
 
 /** Passed on from the harness's environment when set. */
-export const TASK_ENV_NAMES: readonly string[] = ["PATH", "LANG", "LANGUAGE", "TERM", "TZ", "USER", "LOGNAME", "COLUMNS", "LINES"];
+export const TASK_ENV_NAMES: readonly string[] = [
+  "PATH",
+  "LANG",
+  "LANGUAGE",
+  "TERM",
+  "TZ",
+  "USER",
+  "LOGNAME",
+  "COLUMNS",
+  "LINES",
+];
 
 /** Name prefixes passed on (locale categories). */
 export const TASK_ENV_PREFIXES: readonly string[] = ["LC_"];

@@ -58,7 +58,9 @@ export class PipedTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.closed) return reject(new Error("the server's process has ended"));
-      const ok = this.proc.stdin.write(serializeMessage(message), (err?: Error | null) => (err ? reject(err) : undefined));
+      const ok = this.proc.stdin.write(serializeMessage(message), (err?: Error | null) =>
+        err ? reject(err) : undefined,
+      );
       if (ok) resolve();
       else this.proc.stdin.once("drain", () => resolve());
     });
@@ -82,7 +84,12 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** Connects a client over `transport` (initialise handshake), recording the protocol version the server chose. */
-async function handshake(transport: Transport, server: McpServerConfig, stderrTail: () => Promise<string>, onClose: () => Promise<void>): Promise<McpConnection> {
+async function handshake(
+  transport: Transport,
+  server: McpServerConfig,
+  stderrTail: () => Promise<string>,
+  onClose: () => Promise<void>,
+): Promise<McpConnection> {
   let protocolVersion: string | undefined;
   const set = transport.setProtocolVersion?.bind(transport);
   transport.setProtocolVersion = (v: string) => {
@@ -91,7 +98,11 @@ async function handshake(transport: Transport, server: McpServerConfig, stderrTa
   };
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   try {
-    await withTimeout(client.connect(transport, { timeout: server.connectTimeoutSec * 1000 }), server.connectTimeoutSec * 1000, `MCP server '${server.name}'`);
+    await withTimeout(
+      client.connect(transport, { timeout: server.connectTimeoutSec * 1000 }),
+      server.connectTimeoutSec * 1000,
+      `MCP server '${server.name}'`,
+    );
   } catch (err) {
     await client.close().catch(() => undefined);
     await onClose().catch(() => undefined);
@@ -99,7 +110,10 @@ async function handshake(transport: Transport, server: McpServerConfig, stderrTa
     await new Promise((r) => setTimeout(r, 100));
     const tail = (await stderrTail().catch(() => "")).trim();
     const message = err instanceof Error ? err.message : String(err);
-    throw new Error(`MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`, { cause: err });
+    throw new Error(
+      `MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`,
+      { cause: err },
+    );
   }
   const info = client.getServerVersion();
   return {
@@ -121,14 +135,30 @@ async function connectHttp(server: McpServerConfig): Promise<McpConnection> {
   const none = async () => "";
   if (server.transport === "http") {
     try {
-      return await handshake(new StreamableHTTPClientTransport(url, { requestInit }), server, none, async () => undefined);
+      return await handshake(
+        new StreamableHTTPClientTransport(url, { requestInit }),
+        server,
+        none,
+        async () => undefined,
+      );
     } catch (err) {
       const cause = (err as Error).cause;
       const code = cause instanceof StreamableHTTPError ? cause.code : undefined;
       if (!(code !== undefined && code >= 400 && code < 500)) throw err;
     }
   }
-  return handshake(new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...server.headerValues, ...(init?.headers as Record<string, string>) } }) } }), server, none, async () => undefined);
+  return handshake(
+    new SSEClientTransport(url, {
+      requestInit,
+      eventSourceInit: {
+        fetch: (u, init) =>
+          fetch(u, { ...init, headers: { ...server.headerValues, ...(init?.headers as Record<string, string>) } }),
+      },
+    }),
+    server,
+    none,
+    async () => undefined,
+  );
 }
 
 /** A stdio server on this machine: the SDK's minimal environment, the --pass-env names, then the server's own env. */
@@ -136,25 +166,43 @@ async function connectHost(server: McpServerConfig, passEnv: readonly string[]):
   const env: Record<string, string> = getDefaultEnvironment();
   for (const name of passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
   Object.assign(env, server.envValues);
-  const transport = new StdioClientTransport({ command: server.command!, args: server.args, env, cwd: server.cwd, stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: server.command!,
+    args: server.args,
+    env,
+    cwd: server.cwd,
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString("utf8")).slice(-4000);
   });
-  return handshake(transport, server, async () => stderr, async () => undefined);
+  return handshake(
+    transport,
+    server,
+    async () => stderr,
+    async () => undefined,
+  );
 }
 
 /** A stdio server started inside the task's environment. */
 async function connectInEnvironment(server: McpServerConfig, env: Environment): Promise<McpConnection> {
   if (!canSpawnPiped(env)) {
-    throw new Error(`MCP server '${server.name}' runs in the task's sandbox (where: sandbox), which the ${env.kind} environment cannot do yet; use --env local, or where: host for trusted code`);
+    throw new Error(
+      `MCP server '${server.name}' runs in the task's sandbox (where: sandbox), which the ${env.kind} environment cannot do yet; use --env local, or where: host for trusted code`,
+    );
   }
   const proc = await env.spawnPiped([server.command!, ...(server.args ?? [])], {
     cwd: server.cwd,
     env: server.envValues,
     startTimeoutMs: server.connectTimeoutSec * 1000,
   });
-  return handshake(new PipedTransport(proc), server, () => proc.stderrTail(), () => proc.kill());
+  return handshake(
+    new PipedTransport(proc),
+    server,
+    () => proc.stderrTail(),
+    () => proc.kill(),
+  );
 }
 
 export interface ConnectOptions {
@@ -168,6 +216,7 @@ export interface ConnectOptions {
 export async function connectMcpServer(server: McpServerConfig, opts: ConnectOptions = {}): Promise<McpConnection> {
   if (server.transport !== "stdio") return connectHttp(server);
   if (server.where === "host") return connectHost(server, opts.passEnv ?? []);
-  if (!opts.getEnv) throw new Error(`MCP server '${server.name}' runs in the task's sandbox, and no environment was given`);
+  if (!opts.getEnv)
+    throw new Error(`MCP server '${server.name}' runs in the task's sandbox, and no environment was given`);
   return connectInEnvironment(server, await opts.getEnv());
 }

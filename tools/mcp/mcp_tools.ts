@@ -15,7 +15,14 @@
 import { createHash } from "node:crypto";
 import { UserError } from "../../src/core/errors.js";
 import type { Environment } from "../environments/base.js";
-import { registry as defaultRegistry, toolFailure, type JsonSchema, type RawContentPart, type ToolRegistry, type ToolResult } from "../registry.js";
+import {
+  registry as defaultRegistry,
+  toolFailure,
+  type JsonSchema,
+  type RawContentPart,
+  type ToolRegistry,
+  type ToolResult,
+} from "../registry.js";
 import { registerToolset, TOOLSETS } from "../toolsets.js";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { ConnectOptions, McpConnection } from "./client.js";
@@ -36,7 +43,10 @@ export function mcpToolsetName(server: string): string {
 /** The part of a config that decides what a server offers (secrets hashed, never kept). */
 export function mcpConfigHash(s: McpServerConfig): string {
   const { envValues, headerValues, ...rest } = s;
-  return createHash("sha256").update(JSON.stringify({ ...rest, envValues, headerValues })).digest("hex").slice(0, 16);
+  return createHash("sha256")
+    .update(JSON.stringify({ ...rest, envValues, headerValues }))
+    .digest("hex")
+    .slice(0, 16);
 }
 
 function objectSchema(schema: unknown): JsonSchema {
@@ -53,7 +63,10 @@ const listings = new Map<string, Promise<McpServerCatalog>>();
  * Connects to a server, lists its tools (every page), applies include/exclude and closes it again. Cached per
  * config hash in this process. `getEnv` gives an environment for a `where: sandbox` server.
  */
-export function discoverMcpServer(server: McpServerConfig, opts: { getEnv?: () => Promise<Environment>; passEnv?: readonly string[] } = {}): Promise<McpServerCatalog> {
+export function discoverMcpServer(
+  server: McpServerConfig,
+  opts: { getEnv?: () => Promise<Environment>; passEnv?: readonly string[] } = {},
+): Promise<McpServerCatalog> {
   const configHash = mcpConfigHash(server);
   let pending = listings.get(configHash);
   if (!pending) {
@@ -64,16 +77,24 @@ export function discoverMcpServer(server: McpServerConfig, opts: { getEnv?: () =
         let cursor: string | undefined;
         const seenCursors = new Set<string>();
         do {
-          const page = await conn.client.listTools(cursor ? { cursor } : undefined, { timeout: server.connectTimeoutSec * 1000 });
+          const page = await conn.client.listTools(cursor ? { cursor } : undefined, {
+            timeout: server.connectTimeoutSec * 1000,
+          });
           listed.push(...page.tools);
           cursor = page.nextCursor;
-          if (cursor !== undefined && seenCursors.has(cursor)) throw new Error(`MCP server '${server.name}' repeated the listTools cursor ${cursor}`);
+          if (cursor !== undefined && seenCursors.has(cursor))
+            throw new Error(`MCP server '${server.name}' repeated the listTools cursor ${cursor}`);
           if (cursor !== undefined) seenCursors.add(cursor);
         } while (cursor);
         const { include, exclude } = server.tools;
-        const wanted = listed.filter((t) => (include ? include.includes(t.name) : exclude ? !exclude.includes(t.name) : true));
+        const wanted = listed.filter((t) =>
+          include ? include.includes(t.name) : exclude ? !exclude.includes(t.name) : true,
+        );
         for (const name of include ?? []) {
-          if (!listed.some((t) => t.name === name)) throw new UserError(`MCP server '${server.name}': tools.include names '${name}', which the server does not offer (it offers: ${listed.map((t) => t.name).join(", ") || "nothing"})`);
+          if (!listed.some((t) => t.name === name))
+            throw new UserError(
+              `MCP server '${server.name}': tools.include names '${name}', which the server does not offer (it offers: ${listed.map((t) => t.name).join(", ") || "nothing"})`,
+            );
         }
         const tools: McpToolInfo[] = wanted.map((t) => ({
           name: t.name,
@@ -81,7 +102,13 @@ export function discoverMcpServer(server: McpServerConfig, opts: { getEnv?: () =
           description: t.description?.trim() || `The ${t.name} tool of the MCP server ${server.name}.`,
           inputSchema: objectSchema(t.inputSchema),
         }));
-        return { config: server, configHash, serverInfo: conn.serverInfo, protocolVersion: conn.protocolVersion, tools };
+        return {
+          config: server,
+          configHash,
+          serverInfo: conn.serverInfo,
+          protocolVersion: conn.protocolVersion,
+          tools,
+        };
       } finally {
         await conn.close();
       }
@@ -133,15 +160,22 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
   for (const c of catalogs) {
     const toolset = mcpToolsetName(c.config.name);
     if (Object.hasOwn(TOOLSETS, toolset) && !madeToolsets.has(toolset)) {
-      throw new UserError(`MCP server '${c.config.name}': a toolset named ${toolset} already exists (a plugin's); rename the server`);
+      throw new UserError(
+        `MCP server '${c.config.name}': a toolset named ${toolset} already exists (a plugin's); rename the server`,
+      );
     }
     for (const t of c.tools) {
       const what = `tool '${t.name}' of MCP server '${c.config.name}'`;
       const earlier = owner.get(t.registeredName);
-      if (earlier) throw new UserError(`MCP tool name collision: ${what} and ${earlier} would both be ${t.registeredName}; rename a server, or leave one out with tools.exclude`);
+      if (earlier)
+        throw new UserError(
+          `MCP tool name collision: ${what} and ${earlier} would both be ${t.registeredName}; rename a server, or leave one out with tools.exclude`,
+        );
       const existing = reg.get(t.registeredName);
       if (existing && existing.toolset !== toolset) {
-        throw new UserError(`MCP tool name collision: ${what} would be ${t.registeredName}, which the tool of toolset '${existing.toolset}' already is; rename the server, or leave the tool out with tools.exclude`);
+        throw new UserError(
+          `MCP tool name collision: ${what} would be ${t.registeredName}, which the tool of toolset '${existing.toolset}' already is; rename the server, or leave the tool out with tools.exclude`,
+        );
       }
       owner.set(t.registeredName, what);
     }
@@ -157,7 +191,15 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
         toolset,
         schema: { description: t.description, parameters: t.inputSchema },
         // What the server does is its own: the approver judges the call as data (the pipeline applies --mcp-approval).
-        effects: (args) => [{ kind: "call", server: c.config.name, where: mcpWhere(c.config), tool: t.name, arguments: args as Record<string, unknown> }],
+        effects: (args) => [
+          {
+            kind: "call",
+            server: c.config.name,
+            where: mcpWhere(c.config),
+            tool: t.name,
+            arguments: args as Record<string, unknown>,
+          },
+        ],
         needsEnvironment: c.config.transport === "stdio" && c.config.where === "sandbox",
         handler: async (args, ctx) => {
           const invalid = await argumentProblem(t, args);
@@ -167,9 +209,21 @@ export function registerMcpCatalog(catalogs: readonly McpServerCatalog[], reg: T
         },
       });
     }
-    const where = c.config.transport === "stdio" ? (c.config.where === "host" ? "on the host" : "in the task's sandbox") : `at ${c.config.url}`;
+    const where =
+      c.config.transport === "stdio"
+        ? c.config.where === "host"
+          ? "on the host"
+          : "in the task's sandbox"
+        : `at ${c.config.url}`;
     madeToolsets.add(toolset);
-    registerToolset(toolset, { description: `Tools of the MCP server ${c.config.name} (${c.config.transport}, ${where})`, tools: c.tools.map((t) => t.registeredName) }, { override: true });
+    registerToolset(
+      toolset,
+      {
+        description: `Tools of the MCP server ${c.config.name} (${c.config.transport}, ${where})`,
+        tools: c.tools.map((t) => t.registeredName),
+      },
+      { override: true },
+    );
   }
 }
 
@@ -206,7 +260,9 @@ export function ensureMcpRegistered(catalogs: readonly McpServerCatalog[], reg: 
     const earlier = registeredSignatures.get(c.config.name);
     if (earlier === undefined) fresh.push(c);
     else if (earlier !== toolsSignature(c)) {
-      throw new UserError(`MCP server '${c.config.name}' offers other tools than the server of that name registered before (from --mcp-config or another row): one name must offer the same tools in the whole run`);
+      throw new UserError(
+        `MCP server '${c.config.name}' offers other tools than the server of that name registered before (from --mcp-config or another row): one name must offer the same tools in the whole run`,
+      );
     }
   }
   if (fresh.length) registerMcpCatalog(fresh, reg);
@@ -231,7 +287,8 @@ export function mcpServersMetadata(catalogs: readonly McpServerCatalog[]): Recor
 
 /** An MCP content part as text: text as is; images, audio and resources as placeholders. */
 function partText(part: Record<string, unknown>): string {
-  const kb = (data: unknown) => (typeof data === "string" ? `${Math.max(1, Math.round((data.length * 3) / 4 / 1024))} KB` : "? KB");
+  const kb = (data: unknown) =>
+    typeof data === "string" ? `${Math.max(1, Math.round((data.length * 3) / 4 / 1024))} KB` : "? KB";
   switch (part.type) {
     case "text":
       return String(part.text ?? "");
@@ -242,7 +299,9 @@ function partText(part: Record<string, unknown>): string {
       return `[resource ${String(part.uri ?? "")}${part.name ? ` (${String(part.name)})` : ""}]`;
     case "resource": {
       const r = (part.resource ?? {}) as Record<string, unknown>;
-      return typeof r.text === "string" ? r.text : `[resource ${String(r.uri ?? "")} ${String(r.mimeType ?? "")}, ${kb(r.blob)}]`;
+      return typeof r.text === "string"
+        ? r.text
+        : `[resource ${String(r.uri ?? "")} ${String(r.mimeType ?? "")}, ${kb(r.blob)}]`;
     }
     default:
       return `[${String(part.type)} content]`;
@@ -255,13 +314,21 @@ const RAW_DATA_CAP = 2 * 2 ** 20;
 /** The parts of a callTool result that its text shows only as placeholders: images, audio, binary resources. */
 export function rawParts(result: Record<string, unknown>): RawContentPart[] {
   const parts = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
-  const capped = (data: unknown) => (typeof data === "string" && data.length > RAW_DATA_CAP ? { data: null, data_dropped_bytes: Math.round((data.length * 3) / 4) } : {});
+  const capped = (data: unknown) =>
+    typeof data === "string" && data.length > RAW_DATA_CAP
+      ? { data: null, data_dropped_bytes: Math.round((data.length * 3) / 4) }
+      : {};
   return parts.flatMap((part): RawContentPart[] => {
     if (part.type === "image" || part.type === "audio") return [{ ...part, ...capped(part.data) }];
     const resource = part.type === "resource" ? (part.resource as Record<string, unknown> | undefined) : undefined;
     if (resource && typeof resource.blob === "string") {
       const c = capped(resource.blob);
-      return [{ ...part, resource: "data" in c ? { ...resource, blob: null, blob_dropped_bytes: c.data_dropped_bytes } : resource }];
+      return [
+        {
+          ...part,
+          resource: "data" in c ? { ...resource, blob: null, blob_dropped_bytes: c.data_dropped_bytes } : resource,
+        },
+      ];
     }
     return [];
   });
@@ -272,7 +339,8 @@ export function mcpResultToToolResult(result: Record<string, unknown>): ToolResu
   const parts = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
   let text = parts.map(partText).join("\n");
   if (text === "" && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent);
-  if (text === "" && result.toolResult !== undefined) text = typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult);
+  if (text === "" && result.toolResult !== undefined)
+    text = typeof result.toolResult === "string" ? result.toolResult : JSON.stringify(result.toolResult);
   if (result.isError === true) return toolFailure(text || "the MCP tool reported an error without a message");
   return { content: { result: text } };
 }
@@ -287,7 +355,14 @@ const sharedConnections = new Map<string, Promise<McpConnection>>();
 export async function closeSharedMcpConnections(): Promise<void> {
   const all = [...sharedConnections.values()];
   sharedConnections.clear();
-  await Promise.all(all.map((p) => p.then((c) => c.close(), () => undefined)));
+  await Promise.all(
+    all.map((p) =>
+      p.then(
+        (c) => c.close(),
+        () => undefined,
+      ),
+    ),
+  );
 }
 
 function sharedConnection(server: McpServerConfig, passEnv: readonly string[] | undefined): Promise<McpConnection> {
@@ -317,7 +392,11 @@ export class McpTaskSessions {
 
   constructor(
     catalogs: readonly McpServerCatalog[],
-    private readonly opts: { getEnv: () => Promise<Environment>; passEnv?: readonly string[]; onStartFailure?: McpStartFailure },
+    private readonly opts: {
+      getEnv: () => Promise<Environment>;
+      passEnv?: readonly string[];
+      onStartFailure?: McpStartFailure;
+    },
   ) {
     this.servers = new Map(catalogs.map((c) => [c.config.name, c.config]));
   }
@@ -325,14 +404,22 @@ export class McpTaskSessions {
   private connection(server: McpServerConfig): Promise<McpConnection> {
     let pending = this.connections.get(server.name);
     if (!pending) {
-      pending = server.shared ? sharedConnection(server, this.opts.passEnv) : connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
+      pending = server.shared
+        ? sharedConnection(server, this.opts.passEnv)
+        : connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
       this.connections.set(server.name, pending);
       pending.catch((err: unknown) => this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err)));
     }
     return pending;
   }
 
-  async call(serverName: string, tool: string, args: Record<string, unknown>, signal?: AbortSignal, keepRaw?: (parts: RawContentPart[]) => void): Promise<ToolResult> {
+  async call(
+    serverName: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal?: AbortSignal,
+    keepRaw?: (parts: RawContentPart[]) => void,
+  ): Promise<ToolResult> {
     const server = this.servers.get(serverName);
     if (!server) return toolFailure(`unknown MCP server '${serverName}'`);
     if (this.closed) return toolFailure(`MCP server '${serverName}' was already closed for this task`);
@@ -363,6 +450,13 @@ export class McpTaskSessions {
     this.closed = true;
     const own = [...this.connections].filter(([name]) => !this.servers.get(name)?.shared).map(([, p]) => p);
     this.connections.clear();
-    await Promise.all(own.map((p) => p.then((c) => c.close(), () => undefined)));
+    await Promise.all(
+      own.map((p) =>
+        p.then(
+          (c) => c.close(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 }

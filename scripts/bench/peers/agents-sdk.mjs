@@ -8,7 +8,10 @@ import { parseArgs } from "node:util";
 import { TODO_PARAMETERS, contenderArgs, importPeer, pool } from "./common.mjs";
 
 const { baseUrl, tasks, concurrency, out, peersDir } = contenderArgs(parseArgs);
-const { Agent, run, tool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } = await importPeer(peersDir, "@openai/agents");
+const { Agent, run, tool, setDefaultOpenAIClient, setOpenAIAPI, setTracingDisabled } = await importPeer(
+  peersDir,
+  "@openai/agents",
+);
 const { default: OpenAI } = await importPeer(peersDir, "openai");
 setDefaultOpenAIClient(new OpenAI({ baseURL: baseUrl, apiKey: "k", maxRetries: 0 }));
 setOpenAIAPI("chat_completions");

@@ -11,14 +11,26 @@ const { baseUrl, tasks, concurrency, out, peersDir } = contenderArgs(parseArgs);
 const { generateText, tool, stepCountIs, jsonSchema } = await importPeer(peersDir, "ai");
 const { createOpenAI } = await importPeer(peersDir, "@ai-sdk/openai");
 const model = createOpenAI({ baseURL: baseUrl, apiKey: "k" }).chat("bench");
-const tools = { todo: tool({ description: "Keep a todo list.", inputSchema: jsonSchema(TODO_PARAMETERS), execute: async (args) => ({ todos: args.todos ?? [] }) }) };
+const tools = {
+  todo: tool({
+    description: "Keep a todo list.",
+    inputSchema: jsonSchema(TODO_PARAMETERS),
+    execute: async (args) => ({ todos: args.todos ?? [] }),
+  }),
+};
 
 const fd = openSync(out, "w");
 await pool(
   tasks,
   concurrency,
   async (i) => {
-    const r = await generateText({ model, prompt: `benchmark task ${i}`, tools, stopWhen: stepCountIs(20), maxRetries: 0 });
+    const r = await generateText({
+      model,
+      prompt: `benchmark task ${i}`,
+      tools,
+      stopWhen: stepCountIs(20),
+      maxRetries: 0,
+    });
     return { id: i, messages: r.response.messages };
   },
   (line) => writeSync(fd, line),

@@ -9,7 +9,11 @@ export const TODO_PARAMETERS = {
   properties: {
     todos: {
       type: "array",
-      items: { type: "object", properties: { id: { type: "string" }, content: { type: "string" }, status: { type: "string" } }, required: ["id", "content", "status"] },
+      items: {
+        type: "object",
+        properties: { id: { type: "string" }, content: { type: "string" }, status: { type: "string" } },
+        required: ["id", "content", "status"],
+      },
     },
   },
   required: ["todos"],
@@ -17,7 +21,13 @@ export const TODO_PARAMETERS = {
 
 export function contenderArgs(parseArgs) {
   const { values } = parseArgs({
-    options: { "base-url": { type: "string" }, tasks: { type: "string" }, concurrency: { type: "string" }, out: { type: "string" }, "peers-dir": { type: "string" } },
+    options: {
+      "base-url": { type: "string" },
+      tasks: { type: "string" },
+      concurrency: { type: "string" },
+      out: { type: "string" },
+      "peers-dir": { type: "string" },
+    },
   });
   const tasks = Number(values.tasks);
   const concurrency = Number(values.concurrency);

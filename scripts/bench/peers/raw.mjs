@@ -12,22 +12,32 @@ import { TODO_PARAMETERS, contenderArgs } from "./common.mjs";
 const { baseUrl, tasks, concurrency, out } = contenderArgs(parseArgs);
 const url = new URL(`${baseUrl.replace(/\/$/, "")}/chat/completions`);
 const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-const tools = [{ type: "function", function: { name: "todo", description: "Keep a todo list.", parameters: TODO_PARAMETERS } }];
+const tools = [
+  { type: "function", function: { name: "todo", description: "Keep a todo list.", parameters: TODO_PARAMETERS } },
+];
 
 function post(body) {
   return new Promise((resolve, reject) => {
     const data = Buffer.from(JSON.stringify(body));
-    const req = request(url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": data.length, authorization: "Bearer k" } }, (res) => {
-      const chunks = [];
-      res.on("data", (c) => chunks.push(c));
-      res.on("end", () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = request(
+      url,
+      {
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": data.length, authorization: "Bearer k" },
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on("error", reject);
     req.end(data);
   });

@@ -6,7 +6,12 @@
 import type { ChatMessage } from "../../core/chat.js";
 import type { RlBranch, RlLine, RlTurn } from "../../core/rl_record.js";
 import type { z } from "zod";
-import type { PrimeTrainingSampleSchema, SkyGeneratorOutputSchema, VfRolloutOutputSchema, VfTrajectoryStepSchema } from "./schemas.js";
+import type {
+  PrimeTrainingSampleSchema,
+  SkyGeneratorOutputSchema,
+  VfRolloutOutputSchema,
+  VfTrajectoryStepSchema,
+} from "./schemas.js";
 
 type PrimeSample = z.infer<typeof PrimeTrainingSampleSchema>;
 type SkyOutput = z.infer<typeof SkyGeneratorOutputSchema>;
@@ -62,7 +67,16 @@ export function emptySkyOutput(stepWise: boolean): SkyOutput {
   };
 }
 
-function pushRow(out: SkyOutput, l: RlLine, prompt: number[], response: number[], mask: (0 | 1)[], logprobs: number[], reward: number, last: boolean | undefined): void {
+function pushRow(
+  out: SkyOutput,
+  l: RlLine,
+  prompt: number[],
+  response: number[],
+  mask: (0 | 1)[],
+  logprobs: number[],
+  reward: number,
+  last: boolean | undefined,
+): void {
   out.prompt_token_ids.push(prompt);
   out.response_ids.push(response);
   (out.rewards as number[]).push(reward);
@@ -78,7 +92,16 @@ export function addSkyTrajectory(out: SkyOutput, l: RlLine): boolean {
   if (l.branches.length !== 1) return false;
   const b = l.branches[0]!;
   const p = b.prompt_length;
-  pushRow(out, l, b.token_ids.slice(0, p), b.token_ids.slice(p), b.loss_mask.slice(p), b.logprobs.slice(p), l.reward ?? 0, undefined);
+  pushRow(
+    out,
+    l,
+    b.token_ids.slice(0, p),
+    b.token_ids.slice(p),
+    b.loss_mask.slice(p),
+    b.logprobs.slice(p),
+    l.reward ?? 0,
+    undefined,
+  );
   return true;
 }
 
@@ -87,7 +110,16 @@ export function addSkySteps(out: SkyOutput, l: RlLine): void {
   for (const [i, t] of l.turns.entries()) {
     const last = i === l.turns.length - 1;
     const completion = t.completion_token_ids!;
-    pushRow(out, l, t.prompt_token_ids!, completion, completion.map(() => 1 as const), t.logprobs!, last ? (l.reward ?? 0) : 0, last);
+    pushRow(
+      out,
+      l,
+      t.prompt_token_ids!,
+      completion,
+      completion.map(() => 1 as const),
+      t.logprobs!,
+      last ? (l.reward ?? 0) : 0,
+      last,
+    );
   }
 }
 
@@ -105,7 +137,11 @@ function vfMessage(m: ChatMessage): Record<string, unknown> {
       role: "assistant",
       content: m.content,
       ...(m.reasoning ? { reasoning_content: m.reasoning } : {}),
-      ...(m.tool_calls?.length ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) } : {}),
+      ...(m.tool_calls?.length
+        ? {
+            tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+          }
+        : {}),
     };
   }
   if (m.role === "tool") return { role: "tool", tool_call_id: m.tool_call_id, content: m.content };
@@ -127,12 +163,19 @@ function vfStep(l: RlLine, t: RlTurn, messages: ChatMessage[], branchOf: Map<num
       id: `${l.task_id}#${l.epoch}.${t.call}`,
       created: 0,
       model: l.model,
-      usage: { prompt_tokens: prompt.length, reasoning_tokens: 0, completion_tokens: completion.length, total_tokens: prompt.length + completion.length },
+      usage: {
+        prompt_tokens: prompt.length,
+        reasoning_tokens: 0,
+        completion_tokens: completion.length,
+        total_tokens: prompt.length + completion.length,
+      },
       message: {
         role: "assistant",
         content: assistant?.content ?? null,
         reasoning_content: assistant?.reasoning ?? null,
-        tool_calls: assistant?.tool_calls?.length ? assistant.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })) : null,
+        tool_calls: assistant?.tool_calls?.length
+          ? assistant.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }))
+          : null,
         finish_reason: VF_FINISH.has(t.finish_reason) ? (t.finish_reason as "stop") : null,
         is_truncated: truncated,
         tokens: null,
@@ -171,8 +214,16 @@ export function toVerifiersRollout(l: RlLine, view: TrajectoryView): VfRollout {
     timing: { start_time: 0 },
     is_completed: l.stop_reason === "stop",
     is_truncated: l.stop_reason === "length" || l.stop_reason === "time_limit" || l.stop_reason === "context_length",
-    metrics: Object.fromEntries(Object.entries(l.rewards).filter((e): e is [string, number] => e[1] !== null && e[0] !== "reward")),
-    info: { task_id: l.task_id, epoch: l.epoch, train: l.train, advantage: l.advantage, branches: l.branches.map((b) => b.turns) },
+    metrics: Object.fromEntries(
+      Object.entries(l.rewards).filter((e): e is [string, number] => e[1] !== null && e[0] !== "reward"),
+    ),
+    info: {
+      task_id: l.task_id,
+      epoch: l.epoch,
+      train: l.train,
+      advantage: l.advantage,
+      branches: l.branches.map((b) => b.turns),
+    },
     error: null,
     stop_condition: l.stop_reason,
     trajectory: l.turns.map((t, i) => vfStep(l, t, view.messages, branchOf, i)),

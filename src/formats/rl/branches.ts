@@ -25,7 +25,16 @@ type FullTurn = RlTurn & { prompt_token_ids: number[]; completion_token_ids: num
 
 /** Every turn must have ids and as many logprobs as completion ids (see `tokenProblems`); else no branches. */
 export function buildBranches(turns: readonly RlTurn[]): RlBranch[] {
-  if (!turns.every((t): t is FullTurn => t.prompt_token_ids !== null && t.completion_token_ids !== null && t.logprobs !== null && t.logprobs.length === t.completion_token_ids.length)) return [];
+  if (
+    !turns.every(
+      (t): t is FullTurn =>
+        t.prompt_token_ids !== null &&
+        t.completion_token_ids !== null &&
+        t.logprobs !== null &&
+        t.logprobs.length === t.completion_token_ids.length,
+    )
+  )
+    return [];
   const branches: RlBranch[] = [];
   let current: RlBranch | undefined;
   for (const [i, t] of (turns as readonly FullTurn[]).entries()) {
@@ -36,7 +45,13 @@ export function buildBranches(turns: readonly RlTurn[]): RlBranch[] {
       pushRepeated(current.logprobs, 0, added);
       current.turns.push(i);
     } else {
-      current = { turns: [i], token_ids: [...t.prompt_token_ids], loss_mask: [], logprobs: [], prompt_length: t.prompt_token_ids.length };
+      current = {
+        turns: [i],
+        token_ids: [...t.prompt_token_ids],
+        loss_mask: [],
+        logprobs: [],
+        prompt_length: t.prompt_token_ids.length,
+      };
       pushRepeated(current.loss_mask, 0, t.prompt_token_ids.length);
       pushRepeated(current.logprobs, 0, t.prompt_token_ids.length);
       branches.push(current);

@@ -16,7 +16,10 @@ const bits = z.array(z.union([z.literal(0), z.literal(1)]));
 // ---------- verifiers ----------
 
 const VfToolCall = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
-const VfMessage = z.looseObject({ role: z.enum(["system", "user", "assistant", "tool"]), content: z.string().nullable() });
+const VfMessage = z.looseObject({
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.string().nullable(),
+});
 
 export const VfTrajectoryStepTokensSchema = z
   .object({
@@ -29,13 +32,26 @@ export const VfTrajectoryStepTokensSchema = z
     is_truncated: z.boolean(),
     routed_experts: z.null(),
   })
-  .refine((t) => t.prompt_mask.length === t.prompt_ids.length && t.completion_mask.length === t.completion_ids.length && t.completion_logprobs.length === t.completion_ids.length, "masks and logprobs must align with their ids");
+  .refine(
+    (t) =>
+      t.prompt_mask.length === t.prompt_ids.length &&
+      t.completion_mask.length === t.completion_ids.length &&
+      t.completion_logprobs.length === t.completion_ids.length,
+    "masks and logprobs must align with their ids",
+  );
 
 export const VfResponseSchema = z.object({
   id: z.string(),
   created: z.number().int(),
   model: z.string(),
-  usage: z.object({ prompt_tokens: z.number().int(), reasoning_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).nullable(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().int(),
+      reasoning_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+    })
+    .nullable(),
   message: z.object({
     role: z.literal("assistant"),
     content: z.string().nullable(),
@@ -94,7 +110,12 @@ export const VfGenerateOutputsSchema = z.object({
     pass_all_k: z.record(z.string(), z.number()),
     pass_threshold: z.number(),
     usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }).nullable(),
-    version_info: z.object({ vf_version: z.string(), vf_commit: z.string().nullable(), env_version: z.string().nullable(), env_commit: z.string().nullable() }),
+    version_info: z.object({
+      vf_version: z.string(),
+      vf_commit: z.string().nullable(),
+      env_version: z.string().nullable(),
+      env_commit: z.string().nullable(),
+    }),
     state_columns: z.array(z.string()),
     path_to_save: z.string(),
     tools: z.null(),
@@ -119,8 +140,19 @@ export const SkyGeneratorOutputSchema = z
   })
   .refine((o) => {
     const n = o.prompt_token_ids.length;
-    const sameCount = [o.response_ids, o.rewards, o.loss_masks, o.stop_reasons ?? o.response_ids, o.rollout_logprobs ?? o.response_ids, o.trajectory_ids ?? o.response_ids, o.is_last_step ?? o.response_ids].every((a) => a.length === n);
-    const aligned = o.response_ids.every((r, i) => o.loss_masks[i]!.length === r.length && (!o.rollout_logprobs || o.rollout_logprobs[i]!.length === r.length));
+    const sameCount = [
+      o.response_ids,
+      o.rewards,
+      o.loss_masks,
+      o.stop_reasons ?? o.response_ids,
+      o.rollout_logprobs ?? o.response_ids,
+      o.trajectory_ids ?? o.response_ids,
+      o.is_last_step ?? o.response_ids,
+    ].every((a) => a.length === n);
+    const aligned = o.response_ids.every(
+      (r, i) =>
+        o.loss_masks[i]!.length === r.length && (!o.rollout_logprobs || o.rollout_logprobs[i]!.length === r.length),
+    );
     return sameCount && aligned;
   }, "one entry per row in every list; loss masks and logprobs as long as their response");
 
@@ -136,4 +168,8 @@ export const PrimeTrainingSampleSchema = z
     advantages: floats.nullable(),
     reward: z.number().nullable(),
   })
-  .refine((s) => [s.mask, s.logprobs, s.temperatures, s.advantages ?? s.token_ids].every((a) => a.length === s.token_ids.length), "all per-token arrays share the length of token_ids");
+  .refine(
+    (s) =>
+      [s.mask, s.logprobs, s.temperatures, s.advantages ?? s.token_ids].every((a) => a.length === s.token_ids.length),
+    "all per-token arrays share the length of token_ids",
+  );

@@ -35,7 +35,14 @@ export const DETAIL_CHUNK = 500;
 function packDetails(details: TaskDetail[]): string {
   const chunks: string[] = [];
   for (let i = 0; i < details.length; i += DETAIL_CHUNK) {
-    chunks.push(packText(details.slice(i, i + DETAIL_CHUNK).map((d) => JSON.stringify(d)).join("\n")));
+    chunks.push(
+      packText(
+        details
+          .slice(i, i + DETAIL_CHUNK)
+          .map((d) => JSON.stringify(d))
+          .join("\n"),
+      ),
+    );
   }
   return chunks.join("\n");
 }
@@ -43,8 +50,16 @@ function packDetails(details: TaskDetail[]): string {
 /** The three data blocks of the page: the model without conversations, and the conversations of each run. */
 export function packModel(model: ReportModel): { main: string; details: string; base: string } {
   const { details, baseline, ...rest } = model;
-  const main = { ...rest, detail_chunk: DETAIL_CHUNK, baseline: baseline ? { run: baseline.run, comparison: baseline.comparison, rows: baseline.rows } : undefined };
-  return { main: packText(JSON.stringify(main)), details: packDetails(details), base: baseline ? packDetails(baseline.details) : "" };
+  const main = {
+    ...rest,
+    detail_chunk: DETAIL_CHUNK,
+    baseline: baseline ? { run: baseline.run, comparison: baseline.comparison, rows: baseline.rows } : undefined,
+  };
+  return {
+    main: packText(JSON.stringify(main)),
+    details: packDetails(details),
+    base: baseline ? packDetails(baseline.details) : "",
+  };
 }
 
 export interface PageOptions {
@@ -57,14 +72,17 @@ export interface PageOptions {
 export function renderPage(opts: PageOptions): string {
   const { css, js } = clientAssets();
   const csp = pageCsp(opts.live === true);
-  const block = (name: string, b64: string) => `<script type="application/gzip+base64" id="hb-${name}">${b64}</script>\n`;
+  const block = (name: string, b64: string) =>
+    `<script type="application/gzip+base64" id="hb-${name}">${b64}</script>\n`;
   return [
-    "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+    '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
     `<meta http-equiv="Content-Security-Policy" content="${escapeHtml(csp)}">\n`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">\n<meta name="referrer" content="no-referrer">\n',
     `<title>${escapeHtml(opts.title)}</title>\n<style>${css}</style>\n</head>\n`,
     `<body data-live="${opts.live ? "1" : "0"}">\n<header class="hb" id="hdr"><h1>${escapeHtml(opts.title)}</h1></header>\n<main id="view"><p class="sub">Loading…</p></main>\n`,
-    opts.data ? block("main", opts.data.main) + block("details", opts.data.details) + block("base", opts.data.base) : "",
+    opts.data
+      ? block("main", opts.data.main) + block("details", opts.data.details) + block("base", opts.data.base)
+      : "",
     `<script>${js}</script>\n</body>\n</html>\n`,
   ].join("");
 }

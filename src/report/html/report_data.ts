@@ -91,7 +91,15 @@ export interface RunHeader {
   /** Progress for a run still going: done/failed/dropped of the dataset slice. */
   progress: { done: number; failed: number; dropped: number; total: number | null; finished: boolean } | null;
   /** tokens = agent + approver + judge, as in statistics.json `tokens.total`; token_breakdown says who spent them. */
-  totals: { samples: number; tokens: number; token_breakdown: { agent: number; approver: number; judge: number }; duration_ms: number; tool_calls: number; tool_errors: number; approvals: number };
+  totals: {
+    samples: number;
+    tokens: number;
+    token_breakdown: { agent: number; approver: number; judge: number };
+    duration_ms: number;
+    tool_calls: number;
+    tool_errors: number;
+    approvals: number;
+  };
   outcomes: Record<string, number>;
   bad_lines: number;
 }
@@ -111,7 +119,20 @@ export interface ReportModel {
   baseline?: { run: RunHeader; comparison: Comparison; rows: TaskRow[]; details: TaskDetail[] };
 }
 
-const CONFIG_KEYS = ["distribution", "seed", "epochs", "max_turns", "env", "image", "workers", "concurrency", "approval", "judge_model", "task_timeout", "toolsets"];
+const CONFIG_KEYS = [
+  "distribution",
+  "seed",
+  "epochs",
+  "max_turns",
+  "env",
+  "image",
+  "workers",
+  "concurrency",
+  "approval",
+  "judge_model",
+  "task_timeout",
+  "toolsets",
+];
 
 type Line = Record<string, unknown>;
 
@@ -136,7 +157,14 @@ function readRunYaml(dir: string): Record<string, unknown> {
   }
 }
 
-const str = (v: unknown): string => (typeof v === "string" ? v : v === undefined || v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+const str = (v: unknown): string =>
+  typeof v === "string"
+    ? v
+    : v === undefined || v === null
+      ? ""
+      : typeof v === "object"
+        ? JSON.stringify(v)
+        : String(v);
 const num = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
@@ -206,7 +234,15 @@ async function readRun(dir: string): Promise<RunRead> {
   const scored: ScoredSample[] = [];
   const unscoredBy: Record<string, number> = {};
   let groupLabel = "";
-  const totals = { samples: 0, tokens: 0, token_breakdown: { agent: 0, approver: 0, judge: 0 }, duration_ms: 0, tool_calls: 0, tool_errors: 0, approvals: 0 };
+  const totals = {
+    samples: 0,
+    tokens: 0,
+    token_breakdown: { agent: 0, approver: 0, judge: 0 },
+    duration_ms: 0,
+    tool_calls: 0,
+    tool_errors: 0,
+    approvals: 0,
+  };
 
   for (const [key, { line, source }] of byKey) {
     const sample = samples.samples.get(key);
@@ -217,7 +253,9 @@ async function readRun(dir: string): Promise<RunRead> {
     if (gk && !groupLabel) groupLabel = gk;
     let tc = 0;
     let te = 0;
-    for (const [name, stat] of Object.entries((line.tool_stats as Record<string, { count?: number; failure?: number }>) ?? {})) {
+    for (const [name, stat] of Object.entries(
+      (line.tool_stats as Record<string, { count?: number; failure?: number }>) ?? {},
+    )) {
       const t = tools.get(name) ?? [0, 0];
       t[0] += num(stat?.count);
       t[1] += num(stat?.failure);
@@ -233,7 +271,10 @@ async function readRun(dir: string): Promise<RunRead> {
       else t[1]++;
       approvals.set(str(rec.pattern) || "(none)", t);
     }
-    const turns = typeof line.api_calls === "number" ? line.api_calls : messages.filter((m) => (m as { role?: unknown })?.role === "assistant").length;
+    const turns =
+      typeof line.api_calls === "number"
+        ? line.api_calls
+        : messages.filter((m) => (m as { role?: unknown })?.role === "assistant").length;
     const spent = (u: unknown) => num((u as { total_tokens?: unknown } | undefined)?.total_tokens);
     const tokens = { agent: spent(line.usage), approver: spent(line.approval_usage), judge: spent(line.judge_usage) };
     const score = line.score as { value?: unknown } | undefined;
@@ -270,7 +311,10 @@ async function readRun(dir: string): Promise<RunRead> {
       judge_usage: line.judge_usage,
       error: typeof line.error === "string" ? line.error : undefined,
       dropped: typeof line.dropped === "string" ? line.dropped : undefined,
-      final_response: typeof line.final_response === "string" || line.final_response === null ? (line.final_response as string | null) : undefined,
+      final_response:
+        typeof line.final_response === "string" || line.final_response === null
+          ? (line.final_response as string | null)
+          : undefined,
       toolsets_used: toolsets,
       metadata: line.metadata,
       duration_ms: typeof line.duration_ms === "number" ? line.duration_ms : undefined,
@@ -294,16 +338,31 @@ async function readRun(dir: string): Promise<RunRead> {
     if (gk) groups[gk] = g;
     scored.push({ taskId: row.id, epoch: row.ep, passed: row.p, groups });
     if (row.p === null) {
-      const why = source === "failed" ? "infrastructure failure" : source === "dropped" ? "dropped" : line.score ? "scorer undecided" : "no scorer";
+      const why =
+        source === "failed"
+          ? "infrastructure failure"
+          : source === "dropped"
+            ? "dropped"
+            : line.score
+              ? "scorer undecided"
+              : "no scorer";
       unscoredBy[why] = (unscoredBy[why] ?? 0) + 1;
     }
   }
 
   const metrics = runScoreMetrics(scored, samples.epochs);
   const progress = checkpoint
-    ? { done: num(checkpoint.done), failed: num(checkpoint.failed), dropped: num(checkpoint.dropped), total: typeof checkpoint.total_in_dataset_slice === "number" ? checkpoint.total_in_dataset_slice : null, finished: checkpoint.finished === true }
+    ? {
+        done: num(checkpoint.done),
+        failed: num(checkpoint.failed),
+        dropped: num(checkpoint.dropped),
+        total: typeof checkpoint.total_in_dataset_slice === "number" ? checkpoint.total_in_dataset_slice : null,
+        finished: checkpoint.finished === true,
+      }
     : null;
-  const configRows: [string, string][] = CONFIG_KEYS.filter((k) => config[k] !== undefined && config[k] !== null && str(config[k]) !== "").map((k) => [k, str(config[k])]);
+  const configRows: [string, string][] = CONFIG_KEYS.filter(
+    (k) => config[k] !== undefined && config[k] !== null && str(config[k]) !== "",
+  ).map((k) => [k, str(config[k])]);
   return {
     header: {
       name: str(stats?.run_name) || str(config.run_name) || samples.name,
@@ -322,11 +381,16 @@ async function readRun(dir: string): Promise<RunRead> {
     rows,
     details,
     charts: {
-      tools: [...tools].filter(([, [c]]) => c > 0).map(([n, [c, e]]) => [n, c, e] as [string, number, number]).sort((a, b) => b[1] - a[1]),
+      tools: [...tools]
+        .filter(([, [c]]) => c > 0)
+        .map(([n, [c, e]]) => [n, c, e] as [string, number, number])
+        .sort((a, b) => b[1] - a[1]),
       turns: rows.map((r) => r.t),
       tokens: rows.map((r) => r.tok),
       durations_ms: rows.map((r) => r.ms),
-      approvals: [...approvals].map(([p, [a, d]]) => [p, a, d] as [string, number, number]).sort((a, b) => b[1] + b[2] - (a[1] + a[2])),
+      approvals: [...approvals]
+        .map(([p, [a, d]]) => [p, a, d] as [string, number, number])
+        .sort((a, b) => b[1] + b[2] - (a[1] + a[2])),
       failures: [...failuresByOutcome].sort((a, b) => b[1] - a[1]),
     },
     scores: { ...metrics, unscored_by: unscoredBy },
@@ -348,7 +412,12 @@ export async function buildReportModel(dir: string, baselineDir?: string): Promi
   };
   if (baselineDir) {
     const base = await readRun(baselineDir);
-    model.baseline = { run: base.header, comparison: compareRuns(base.samples, current.samples, { allowDifferentDataset: true }), rows: base.rows, details: base.details };
+    model.baseline = {
+      run: base.header,
+      comparison: compareRuns(base.samples, current.samples, { allowDifferentDataset: true }),
+      rows: base.rows,
+      details: base.details,
+    };
   }
   return model;
 }

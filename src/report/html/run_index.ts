@@ -15,7 +15,14 @@ import { RUN_FILES } from "../../store/checkpoint.js";
 import { escapeHtml } from "./page.js";
 
 /** The files whose presence makes a folder a run folder (a run just started has run.yaml first). */
-const RUN_MARKERS = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped, RUN_FILES.checkpoint, RUN_FILES.config, RUN_FILES.statistics];
+const RUN_MARKERS = [
+  RUN_FILES.trajectories,
+  RUN_FILES.failed,
+  RUN_FILES.dropped,
+  RUN_FILES.checkpoint,
+  RUN_FILES.config,
+  RUN_FILES.statistics,
+];
 
 export function isRunFolder(dir: string): boolean {
   return RUN_MARKERS.some((f) => existsSync(join(dir, f)));
@@ -48,7 +55,15 @@ const StatisticsSchema = z.looseObject({
   started_at: z.string().optional().catch(undefined),
   completed_at: z.string().optional().catch(undefined),
   tasks: z.looseObject({ trajectories: count, failed: count, dropped: count }).optional().catch(undefined),
-  scores: z.looseObject({ scored: count, passed: count, unscored: count.optional(), pass_rate: z.number().min(0).max(1).nullable() }).optional().catch(undefined),
+  scores: z
+    .looseObject({
+      scored: count,
+      passed: count,
+      unscored: count.optional(),
+      pass_rate: z.number().min(0).max(1).nullable(),
+    })
+    .optional()
+    .catch(undefined),
 });
 const CheckpointSchema = z.looseObject({
   done: count.optional().catch(undefined),
@@ -110,7 +125,13 @@ export function summarizeRun(dir: string, name: string): RunSummary {
   }
   const model = stats?.model ?? (typeof runYaml?.model === "string" ? runYaml.model : "");
   const scores = stats?.scores;
-  const state: RunState = lockHeld(dir) ? "running" : checkpoint?.finished === true ? "finished" : checkpoint ? "interrupted" : "unknown";
+  const state: RunState = lockHeld(dir)
+    ? "running"
+    : checkpoint?.finished === true
+      ? "finished"
+      : checkpoint
+        ? "interrupted"
+        : "unknown";
   return {
     name,
     started,
@@ -167,14 +188,17 @@ function dateText(iso: string | null): string {
 }
 
 function passText(run: RunSummary): string {
-  if (run.pass_rate === null) return `<span class="sub">${run.unscored > 0 ? `nothing scored (${run.unscored} unscored)` : "not scored"}</span>`;
+  if (run.pass_rate === null)
+    return `<span class="sub">${run.unscored > 0 ? `nothing scored (${run.unscored} unscored)` : "not scored"}</span>`;
   const unscored = run.unscored > 0 ? `, ${run.unscored} unscored` : "";
   return `${(run.pass_rate * 100).toFixed(1)} %<br><span class="sub">${run.passed}/${run.scored} passed${unscored}</span>`;
 }
 
 function resultsText(run: RunSummary): string {
   if (run.done === null) return "";
-  const extra = [run.failed ? `${run.failed} failed` : "", run.dropped ? `${run.dropped} dropped` : ""].filter(Boolean).join(", ");
+  const extra = [run.failed ? `${run.failed} failed` : "", run.dropped ? `${run.dropped} dropped` : ""]
+    .filter(Boolean)
+    .join(", ");
   return `${run.done}${extra ? `<br><span class="sub">${extra}</span>` : ""}`;
 }
 
@@ -182,7 +206,12 @@ function resultsText(run: RunSummary): string {
  * The index page: `href(name)` gives each run's link (relative, already safe for a URL). Names and models come
  * from folder names and files anyone could have written, so all of it is escaped.
  */
-export function runIndexHtml(opts: { title: string; dir: string; runs: RunSummary[]; href: (name: string) => string }): string {
+export function runIndexHtml(opts: {
+  title: string;
+  dir: string;
+  runs: RunSummary[];
+  href: (name: string) => string;
+}): string {
   const rows = opts.runs.map(
     (r) =>
       `<tr data-run="${escapeHtml(r.name)}"><td class="name"><a href="${escapeHtml(opts.href(r.name))}">${escapeHtml(r.name)}</a></td>` +

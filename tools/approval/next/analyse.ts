@@ -40,10 +40,55 @@ interface LineState {
   depth: number;
 }
 
-const FETCHERS = new Set(["curl", "wget", "fetch", "http", "https", "aria2c", "lwp-request", "GET", "nc", "ncat", "socat"]);
+const FETCHERS = new Set([
+  "curl",
+  "wget",
+  "fetch",
+  "http",
+  "https",
+  "aria2c",
+  "lwp-request",
+  "GET",
+  "nc",
+  "ncat",
+  "socat",
+]);
 const DECODERS = /^(base64|base32|xxd|openssl|gpg|rev|tr|gunzip|zcat|uudecode|printf)$/;
-const INTERPRETERS = new Set(["python", "python2", "python3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php", "lua", "Rscript"]);
-const SENDERS = new Set(["curl", "wget", "scp", "rsync", "sftp", "nc", "ncat", "socat", "ftp", "aws", "gsutil", "rclone", "s3cmd", "azcopy", "sendmail", "mail", "mutt", "http", "gh"]);
+const INTERPRETERS = new Set([
+  "python",
+  "python2",
+  "python3",
+  "node",
+  "nodejs",
+  "deno",
+  "bun",
+  "perl",
+  "ruby",
+  "php",
+  "lua",
+  "Rscript",
+]);
+const SENDERS = new Set([
+  "curl",
+  "wget",
+  "scp",
+  "rsync",
+  "sftp",
+  "nc",
+  "ncat",
+  "socat",
+  "ftp",
+  "aws",
+  "gsutil",
+  "rclone",
+  "s3cmd",
+  "azcopy",
+  "sendmail",
+  "mail",
+  "mutt",
+  "http",
+  "gh",
+]);
 const MAX_DEPTH = 6;
 
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
@@ -58,7 +103,8 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
 }
 
 /** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
-const INIT_IDIOM = /^\$\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
+const INIT_IDIOM =
+  /^\$\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
 
 function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string, positional: Word[] = []): void {
   if (!code.literal) {
@@ -73,7 +119,8 @@ function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: 
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState): void {
   const feeders = upstream(inv.command).map(programOf);
-  if (feeders.some((p) => FETCHERS.has(p))) return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
+  if (feeders.some((p) => FETCHERS.has(p)))
+    return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
   if (feeders.some((p) => DECODERS.test(p))) return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
   const source = inv.command.stdin ?? literalOutput(inv.command.pipedFrom, s);
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
@@ -87,7 +134,14 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
   const p = programOf(cmd);
   if (p === "echo" || p === "printf") {
     const args = cmd.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
-    return { text: args.map((w) => w.text).join(" ").replace(/\\n/g, "\n"), literal: args.every((w) => w.literal), glob: false };
+    return {
+      text: args
+        .map((w) => w.text)
+        .join(" ")
+        .replace(/\\n/g, "\n"),
+      literal: args.every((w) => w.literal),
+      glob: false,
+    };
   }
   if (p === "cat" && cmd.argv[1]) {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
@@ -114,14 +168,18 @@ function judgeCode(code: string, s: LineState): void {
     const key = judgeWrite({ text: p, literal: true, glob: false }, s.ctx);
     if (key) add(s, key, `code writes ${p}`);
   }
-  for (const text of inline.shell) judgeShellText({ text, literal: true, glob: false }, s, s.ctx.cwd, "code runs a shell");
+  for (const text of inline.shell)
+    judgeShellText({ text, literal: true, glob: false }, s, s.ctx.cwd, "code runs a shell");
 }
 
 /** `python -c CODE`, `node -e CODE`, `python script.py` (a script written earlier). */
 function judgeInterpreter(inv: Invocation, s: LineState): void {
   const flag = inv.args.findIndex((w) => /^-[a-zA-Z]*[ceE]$|^--eval$|^--command$/.test(w.text));
   const code = flag >= 0 ? inv.args[flag + 1] : undefined;
-  if (code) return code.literal ? judgeCode(code.text, s) : add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
+  if (code)
+    return code.literal
+      ? judgeCode(code.text, s)
+      : add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
   const script = inv.args.find((w) => !w.text.startsWith("-"));
   if (!script) return judgeStdinProgram(inv, s);
   const text = fileText(script, s, inv.command.cwd);
@@ -129,33 +187,68 @@ function judgeInterpreter(inv: Invocation, s: LineState): void {
 }
 
 function judgeRunsFile(inv: Invocation, s: LineState): void {
-  const script = isShell(inv.program) || inv.program === "source" || inv.program === "." ? inv.args.find((w) => !w.text.startsWith("-")) : inv.word;
+  const script =
+    isShell(inv.program) || inv.program === "source" || inv.program === "."
+      ? inv.args.find((w) => !w.text.startsWith("-"))
+      : inv.word;
   if (!script) return judgeStdinProgram(inv, s);
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
-    return add(s, /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input", `${inv.program} runs the output of ${script.text}`);
+    return add(
+      s,
+      /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input",
+      `${inv.program} runs the output of ${script.text}`,
+    );
   }
   const text = fileText(script, s, inv.command.cwd);
-  if (text !== undefined) judgeShellText({ text, literal: true, glob: false }, s, inv.command.cwd, `script ${script.text}`);
+  if (text !== undefined)
+    judgeShellText({ text, literal: true, glob: false }, s, inv.command.cwd, `script ${script.text}`);
 }
 
 /** Programs that run files of the working directory: the files' text is judged when known. */
-const TASK_FILES: Record<string, (args: Word[]) => { files: string[]; extract?: (text: string, args: Word[]) => string }> = {
+const TASK_FILES: Record<
+  string,
+  (args: Word[]) => { files: string[]; extract?: (text: string, args: Word[]) => string }
+> = {
   make: () => ({ files: ["Makefile", "makefile", "GNUmakefile"], extract: makeRecipes }),
-  npm: (a) => ({ files: /^(test|t|start|run|run-script|install|ci|i)$/.test(a[0]?.text ?? "") ? ["package.json"] : [], extract: packageScripts }),
+  npm: (a) => ({
+    files: /^(test|t|start|run|run-script|install|ci|i)$/.test(a[0]?.text ?? "") ? ["package.json"] : [],
+    extract: packageScripts,
+  }),
   yarn: () => ({ files: ["package.json"], extract: packageScripts }),
   pnpm: () => ({ files: ["package.json"], extract: packageScripts }),
   pytest: () => ({ files: ["conftest.py", "tests/conftest.py", "test/conftest.py"] }),
-  git: (a) => ({ files: /^(commit|push|merge|checkout|rebase)$/.test(a[0]?.text ?? "") ? [".git/hooks/pre-commit", ".git/hooks/commit-msg", ".git/hooks/pre-push", ".git/hooks/post-checkout", ".git/hooks/post-merge"] : [] }),
+  git: (a) => ({
+    files: /^(commit|push|merge|checkout|rebase)$/.test(a[0]?.text ?? "")
+      ? [
+          ".git/hooks/pre-commit",
+          ".git/hooks/commit-msg",
+          ".git/hooks/pre-push",
+          ".git/hooks/post-checkout",
+          ".git/hooks/post-merge",
+        ]
+      : [],
+  }),
 };
 
 function makeRecipes(text: string): string {
-  return text.split("\n").filter((l) => l.startsWith("\t")).map((l) => l.slice(1).replace(/^[@-]+/, "").replace(/\$\$/g, "$")).join("\n");
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("\t"))
+    .map((l) =>
+      l
+        .slice(1)
+        .replace(/^[@-]+/, "")
+        .replace(/\$\$/g, "$"),
+    )
+    .join("\n");
 }
 
 function packageScripts(text: string): string {
   try {
     const scripts = (JSON.parse(text) as { scripts?: Record<string, unknown> }).scripts ?? {};
-    return Object.values(scripts).filter((v): v is string => typeof v === "string").join("\n");
+    return Object.values(scripts)
+      .filter((v): v is string => typeof v === "string")
+      .join("\n");
   } catch {
     return "";
   }
@@ -179,17 +272,23 @@ const SECRET_CLASSES = new Set(["home-secret", "ssh"]);
 function judgeExfiltration(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   const paths = inv.args.map((w) => ({ ...w, text: w.text.replace(/^@|^[a-z-]+=@?/, "") }));
-  const secret = (w: Word) => SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
-  const upstreamSecret = upstream(inv.command).some((c) => c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target)));
+  const secret = (w: Word) =>
+    SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
+  const upstreamSecret = upstream(inv.command).some(
+    (c) => c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target)),
+  );
   if (SENDERS.has(inv.program) || (inv.program === "git" && /^push$/.test(inv.args[0]?.text ?? ""))) {
-    const sendsSecret = paths.some(secret) || upstreamSecret || (inv.program === "git" && s.tainted.has("\u0000git-index"));
+    const sendsSecret =
+      paths.some(secret) || upstreamSecret || (inv.program === "git" && s.tainted.has("\u0000git-index"));
     if (sendsSecret) add(s, "credential_exfiltration", `${inv.program} sends secrets off the machine`);
     return;
   }
-  if (inv.program === "git" && inv.args[0]?.text === "add" && paths.slice(1).some(secret)) s.tainted.add("\u0000git-index");
+  if (inv.program === "git" && inv.args[0]?.text === "add" && paths.slice(1).some(secret))
+    s.tainted.add("\u0000git-index");
   if (paths.some(secret) || upstreamSecret) {
     for (const w of paths) if (!secret(w) && w.literal) s.tainted.add(absolutePath(w, ctx) ?? "\u0000");
-    for (const r of inv.command.redirects) if (r.op.includes(">")) s.tainted.add(absolutePath(r.target, ctx) ?? "\u0000");
+    for (const r of inv.command.redirects)
+      if (r.op.includes(">")) s.tainted.add(absolutePath(r.target, ctx) ?? "\u0000");
   }
 }
 
@@ -202,41 +301,70 @@ const bytesOf = (text: string) => {
 
 /** Endless or huge input into a buffering command, huge allocations on disk or in memory. */
 function judgeExhaustion(inv: Invocation, s: LineState): void {
-  const sizeArg = inv.args.find((w, i) => i > 0 && /^(-c|--bytes|-l|--length|-s|--size|count|bs)$/.test(inv.args[i - 1]!.text));
-  const size = bytesOf(sizeArg?.text ?? inv.args.find((w) => /^--bytes=|^bs=|^count=/.test(w.text))?.text.replace(/^[^=]+=/, "") ?? "");
-  if (inv.program === "head" && size >= 4 * 2 ** 30 && inv.args.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text))) return add(s, "resource_exhaustion", `head reads ${sizeArg?.text} of endless input`);
-  if (inv.program === "fallocate" && size >= 64 * 2 ** 30) return add(s, "resource_exhaustion", "allocates a huge file");
+  const sizeArg = inv.args.find(
+    (w, i) => i > 0 && /^(-c|--bytes|-l|--length|-s|--size|count|bs)$/.test(inv.args[i - 1]!.text),
+  );
+  const size = bytesOf(
+    sizeArg?.text ?? inv.args.find((w) => /^--bytes=|^bs=|^count=/.test(w.text))?.text.replace(/^[^=]+=/, "") ?? "",
+  );
+  if (inv.program === "head" && size >= 4 * 2 ** 30 && inv.args.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text)))
+    return add(s, "resource_exhaustion", `head reads ${sizeArg?.text} of endless input`);
+  if (inv.program === "fallocate" && size >= 64 * 2 ** 30)
+    return add(s, "resource_exhaustion", "allocates a huge file");
   if (/^(stress|stress-ng)$/.test(inv.program)) return add(s, "resource_exhaustion", "stress test");
   const feeders = upstream(inv.command);
-  const endless = feeders.some((c) => programOf(c) === "yes" || (programOf(c) === "cat" && c.argv.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text))));
-  if (endless && /^(sort|tac|tail|shuf|xargs|python3?|awk|sed)$/.test(inv.program)) add(s, "resource_exhaustion", `${inv.program} buffers endless input`);
+  const endless = feeders.some(
+    (c) =>
+      programOf(c) === "yes" || (programOf(c) === "cat" && c.argv.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text))),
+  );
+  if (endless && /^(sort|tac|tail|shuf|xargs|python3?|awk|sed)$/.test(inv.program))
+    add(s, "resource_exhaustion", `${inv.program} buffers endless input`);
 }
 
-const SQL_CLIENTS = new Set(["psql", "mysql", "mariadb", "sqlite3", "sqlcmd", "clickhouse-client", "cqlsh", "mongo", "mongosh"]);
+const SQL_CLIENTS = new Set([
+  "psql",
+  "mysql",
+  "mariadb",
+  "sqlite3",
+  "sqlcmd",
+  "clickhouse-client",
+  "cqlsh",
+  "mongo",
+  "mongosh",
+]);
 
 function judgeSql(inv: Invocation, s: LineState): void {
   if (!SQL_CLIENTS.has(inv.program)) return;
-  const sql = [...inv.args.map((w) => w.text), inv.command.stdin?.text ?? "", literalOutput(inv.command.pipedFrom, s)?.text ?? ""].join(" ");
+  const sql = [
+    ...inv.args.map((w) => w.text),
+    inv.command.stdin?.text ?? "",
+    literalOutput(inv.command.pipedFrom, s)?.text ?? "",
+  ].join(" ");
   if (inv.program === "sqlite3") {
     const db = inv.args.find((w) => !w.text.startsWith("-"));
     if (db && classifyPath(db, { ...s.ctx, cwd: inv.command.cwd }) === "inside") return;
   }
-  if (/\bdrop\s+(table|database|schema|user|role|index|view)\b|\bdropDatabase\(|\.drop\(/i.test(sql)) add(s, "sql_drop", "SQL drops an object");
+  if (/\bdrop\s+(table|database|schema|user|role|index|view)\b|\bdropDatabase\(|\.drop\(/i.test(sql))
+    add(s, "sql_drop", "SQL drops an object");
   else if (/\btruncate\s+(table\s+)?\w/i.test(sql)) add(s, "sql_truncate", "SQL truncates a table");
-  else if (/\bdelete\s+from\s+[\w."]+\s*(;|$|"|')/i.test(sql) || /\.deleteMany\(\s*\{\s*\}\s*\)/.test(sql)) add(s, "sql_delete_without_where", "DELETE without WHERE");
-  else if (/\bupdate\s+[\w."]+\s+set\b(?![^;]*\bwhere\b)/i.test(sql)) add(s, "sql_update_without_where", "UPDATE without WHERE");
+  else if (/\bdelete\s+from\s+[\w."]+\s*(;|$|"|')/i.test(sql) || /\.deleteMany\(\s*\{\s*\}\s*\)/.test(sql))
+    add(s, "sql_delete_without_where", "DELETE without WHERE");
+  else if (/\bupdate\s+[\w."]+\s+set\b(?![^;]*\bwhere\b)/i.test(sql))
+    add(s, "sql_update_without_where", "UPDATE without WHERE");
 }
 
 function judgeHttp(inv: Invocation, s: LineState): void {
   if (inv.program !== "curl" && inv.program !== "http") return;
   const text = inv.args.map((w) => w.text).join(" ");
-  if (/(-X|--request)\s*DELETE\b|^DELETE\s|\sDELETE\s/.test(text) && !/\/\/(localhost|127\.)/.test(text)) add(s, "http_delete", "HTTP DELETE to a remote service");
+  if (/(-X|--request)\s*DELETE\b|^DELETE\s|\sDELETE\s/.test(text) && !/\/\/(localhost|127\.)/.test(text))
+    add(s, "http_delete", "HTTP DELETE to a remote service");
 }
 
 function judgeInvocationEffects(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   for (const f of judgeInvocation(inv, ctx)) s.findings.push(f);
-  if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/")) judgeRunsFile(inv, s);
+  if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/"))
+    judgeRunsFile(inv, s);
   if (INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
   judgeTaskFiles(inv, s);
   judgeExfiltration(inv, s);
@@ -275,7 +403,8 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
 }
 
-const FORK_BOMB = /(\b\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&|\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
+const FORK_BOMB =
+  /(\b\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&|\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
 
 function judgeLine(source: string, s: LineState, vars?: Variables): void {
   if (FORK_BOMB.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");

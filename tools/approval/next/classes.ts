@@ -10,7 +10,8 @@ export const CLASSES = {
   kill_all_processes: "kill init or every process (kill 1, kill -1, killall5)",
   reboot_shutdown: "reboot, shut down or halt the machine",
   remote_code_exec: "run code downloaded from the network (curl/wget piped into a shell)",
-  decoded_code_exec: "run decoded or decrypted content (base64 -d, xxd -r, openssl -d piped into a shell or interpreter)",
+  decoded_code_exec:
+    "run decoded or decrypted content (base64 -d, xxd -r, openssl -d piped into a shell or interpreter)",
   system_config_write: "overwrite system files or configuration (/etc, /boot, /usr, /proc/sys)",
   ssh_config_write: "write SSH keys or configuration (~/.ssh)",
   shell_rc_write: "write a shell startup file (~/.bashrc, ~/.profile, …)",
@@ -67,11 +68,14 @@ export const CLASSES = {
   security_change: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)",
   service_change: "restart, reload or enable a system service, or end a user's session",
   schedule_job: "schedule a command to run later (at, batch, systemd timers)",
-  resource_exhaustion: "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)",
+  resource_exhaustion:
+    "exhaust the machine's disk, memory or processes (huge or endless files, memory bombs, unbounded stress or fan-out)",
   elevated_unreadable: "a program run with sudo/doas/pkexec/su or on another host whose effect is not known",
-  infra_apply: "apply infrastructure changes without a reviewed plan (terraform/tofu apply -auto-approve with no saved plan)",
+  infra_apply:
+    "apply infrastructure changes without a reviewed plan (terraform/tofu apply -auto-approve with no saved plan)",
   system_install: "install a build into system directories (sudo make install, make install PREFIX=/usr)",
-  credential_exfiltration: "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)",
+  credential_exfiltration:
+    "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)",
   symlink_outside_workdir: "a path in the working directory that resolves, through a symlink, outside it",
 } as const;
 

@@ -15,14 +15,17 @@ const WRITES_LAST = new Set(["cp", "mv", "install", "ln", "rsync"]);
 export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?: string }): string[] {
   const ctx = { ...(opts.defaultCwd ? { workdir: opts.defaultCwd } : {}) };
   const out = new Set<string>();
-  const line = modelCommandLine(command, { ...(opts.cwd ?? opts.defaultCwd ? { cwd: opts.cwd ?? opts.defaultCwd } : {}) });
+  const line = modelCommandLine(command, {
+    ...((opts.cwd ?? opts.defaultCwd) ? { cwd: opts.cwd ?? opts.defaultCwd } : {}),
+  });
   const keep = (text: string, cwd: string | undefined) => {
     const abs = absolutePath({ text, literal: true, glob: false }, { ...ctx, ...(cwd ? { cwd } : {}) });
     if (abs?.startsWith("/")) out.add(abs);
   };
   for (const r of line.redirects) if (r.op.includes(">") && r.target.literal) keep(r.target.text, opts.cwd);
   for (const cmd of line.commands) {
-    for (const r of cmd.redirects) if (r.op.includes(">") && r.target.literal && !/^&?\d*$/.test(r.target.text)) keep(r.target.text, cmd.cwd);
+    for (const r of cmd.redirects)
+      if (r.op.includes(">") && r.target.literal && !/^&?\d*$/.test(r.target.text)) keep(r.target.text, cmd.cwd);
     const program = basename(cmd.argv[0]?.text ?? "");
     const operands = cmd.argv.slice(1).filter((w) => w.literal && !w.text.startsWith("-"));
     if (program === "tee") for (const w of operands) keep(w.text, cmd.cwd);
@@ -36,9 +39,21 @@ export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?:
  * The classes a command falls in only because of files earlier calls wrote: judged with the files'
  * text, minus what the command alone already shows.
  */
-export function crossCallMatches(command: string, opts: JudgeOptions, files: ReadonlyMap<string, string>): { key: string; description: string }[] {
+export function crossCallMatches(
+  command: string,
+  opts: JudgeOptions,
+  files: ReadonlyMap<string, string>,
+): { key: string; description: string }[] {
   if (files.size === 0) return [];
   const alone = new Set(judgeCommand(command, opts).matches?.map((m) => m.key) ?? []);
-  const withFiles = judgeCommand(command, { ...opts, readWritten: (p) => files.get(p) ?? files.get(p.replace(/\/$/, "")) });
-  return (withFiles.matches ?? []).filter((m) => !alone.has(m.key)).map((m) => ({ key: m.key, description: `${CLASSES[m.key as keyof typeof CLASSES]} (in a file an earlier call wrote)` }));
+  const withFiles = judgeCommand(command, {
+    ...opts,
+    readWritten: (p) => files.get(p) ?? files.get(p.replace(/\/$/, "")),
+  });
+  return (withFiles.matches ?? [])
+    .filter((m) => !alone.has(m.key))
+    .map((m) => ({
+      key: m.key,
+      description: `${CLASSES[m.key as keyof typeof CLASSES]} (in a file an earlier call wrote)`,
+    }));
 }

@@ -16,11 +16,22 @@ export interface InlineFinding {
 }
 
 const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
-const DELETE_CALLS = new RegExp(String.raw`\b(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|File\.delete|rmtree)\s*\(\s*(?:${STR})?`, "g");
-const WRITE_CALLS = new RegExp(String.raw`\b(?:open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync\s*\(\s*${STR}|appendFileSync\s*\(\s*${STR}|write_text|File\.write\s*\(\s*${STR})`, "g");
-const SHELL_CALLS = new RegExp(String.raw`\b(?:os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run)\s*\(\s*(?:\[\s*)?${STR}`, "g");
-const COMPUTED_MEMBER = /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\(\s*\w+\s*,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()/;
-const NAMED_DANGEROUS_MEMBER = /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
+const DELETE_CALLS = new RegExp(
+  String.raw`\b(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|File\.delete|rmtree)\s*\(\s*(?:${STR})?`,
+  "g",
+);
+const WRITE_CALLS = new RegExp(
+  String.raw`\b(?:open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync\s*\(\s*${STR}|appendFileSync\s*\(\s*${STR}|write_text|File\.write\s*\(\s*${STR})`,
+  "g",
+);
+const SHELL_CALLS = new RegExp(
+  String.raw`\b(?:os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run)\s*\(\s*(?:\[\s*)?${STR}`,
+  "g",
+);
+const COMPUTED_MEMBER =
+  /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\(\s*\w+\s*,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()/;
+const NAMED_DANGEROUS_MEMBER =
+  /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
 const GIB = 1024 ** 3;
 
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
@@ -28,7 +39,8 @@ const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 /** Sizes written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`: the largest one, in bytes. */
 export function largestAllocation(code: string): number {
   let max = 0;
-  const alloc = /(bytearray|bytes|\bb?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+  const alloc =
+    /(bytearray|bytes|\bb?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
   for (const m of code.matchAll(alloc)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
@@ -67,10 +79,16 @@ export function analyseInlineCode(code: string): InlineFinding {
     const text = first(m);
     if (text !== undefined) out.shell.push(text);
   }
-  if (/\b(exec|eval)\s*\(.*\b(urlopen|requests\.get|fetch|urllib|http\.get|Net::HTTP|open-uri|URI\.open)/.test(code) || /\bfetch\([^)]*\)[\s\S]*\.then\(\s*eval\s*\)/.test(code)) {
+  if (
+    /\b(exec|eval)\s*\(.*\b(urlopen|requests\.get|fetch|urllib|http\.get|Net::HTTP|open-uri|URI\.open)/.test(code) ||
+    /\bfetch\([^)]*\)[\s\S]*\.then\(\s*eval\s*\)/.test(code)
+  ) {
     out.key = "remote_code_exec";
     out.reason = "runs code it downloads";
-  } else if (/\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect/.test(code) && /\b(pty\.spawn|dup2|\/bin\/(ba)?sh|exec\s*\(|subprocess|spawn\(|popen)/.test(code)) {
+  } else if (
+    /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect/.test(code) &&
+    /\b(pty\.spawn|dup2|\/bin\/(ba)?sh|exec\s*\(|subprocess|spawn\(|popen)/.test(code)
+  ) {
     out.key = "remote_access";
     out.reason = "connects a shell to a socket";
   } else if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code)) {
@@ -79,7 +97,9 @@ export function analyseInlineCode(code: string): InlineFinding {
   } else if (largestAllocation(code) >= 8 * GIB) {
     out.key = "resource_exhaustion";
     out.reason = "allocates gigabytes of memory";
-  } else if (/\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(os\.fork|fork\(\)|\.append\(|\.push\()/.test(code)) {
+  } else if (
+    /\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(os\.fork|fork\(\)|\.append\(|\.push\()/.test(code)
+  ) {
     out.key = code.includes("fork") ? "fork_bomb" : "resource_exhaustion";
     out.reason = "forks or allocates without end";
   }

@@ -18,7 +18,8 @@ export interface Finding {
 }
 
 /** A trial run or a help text: nothing changes. */
-const TRIAL = /(^|\s)(--dry-run(=\S+)?|--help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|-n\s+-v)(\s|$)/;
+const TRIAL =
+  /(^|\s)(--dry-run(=\S+)?|--help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|-n\s+-v)(\s|$)/;
 
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
 
@@ -36,10 +37,16 @@ function split(args: Word[]): { options: string[]; operands: Word[] } {
 }
 
 const RULES_BY_PROGRAM = new Map<string, Rule[]>();
-for (const rule of RULES) for (const p of rule.program) RULES_BY_PROGRAM.set(p, [...(RULES_BY_PROGRAM.get(p) ?? []), rule]);
+for (const rule of RULES)
+  for (const p of rule.program) RULES_BY_PROGRAM.set(p, [...(RULES_BY_PROGRAM.get(p) ?? []), rule]);
 
 function hasOption(options: string[], wanted: string[]): boolean {
-  return options.some((o) => wanted.includes(o) || wanted.some((w) => w.endsWith("=") && o.startsWith(w)) || (/^-[a-zA-Z]+$/.test(o) && wanted.some((w) => /^-[a-zA-Z]$/.test(w) && o.includes(w[1]!))));
+  return options.some(
+    (o) =>
+      wanted.includes(o) ||
+      wanted.some((w) => w.endsWith("=") && o.startsWith(w)) ||
+      (/^-[a-zA-Z]+$/.test(o) && wanted.some((w) => /^-[a-zA-Z]$/.test(w) && o.includes(w[1]!))),
+  );
 }
 
 function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operands: Word[] }): boolean {
@@ -49,7 +56,13 @@ function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operan
   if (rule.args && !rule.args.test(joined)) return false;
   if (rule.unless && rule.unless.test(joined)) return false;
   if ((rule.effect === "system" || rule.effect === "remote") && TRIAL.test(joined)) return false;
-  return !rule.when || rule.when(parts.operands.map((w) => w.text), parts.options);
+  return (
+    !rule.when ||
+    rule.when(
+      parts.operands.map((w) => w.text),
+      parts.options,
+    )
+  );
 }
 
 function pathsOf(rule: Rule, operands: Word[]): Word[] {
@@ -92,11 +105,14 @@ function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
 function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
     const c = classifyPath(p, ctx);
-    if (c === "system" || (c === "home" && /^~\/?$/.test(p.text))) return rule.key === "shred" ? "shred" : "delete_system_path";
-    if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx)) return "recursive_delete";
+    if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
+      return rule.key === "shred" ? "shred" : "delete_system_path";
+    if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx))
+      return "recursive_delete";
     if (c === "unknown" && recursive) return rule.key;
     if (c === "temp" && recursive && rule.key === "recursive_delete") return rule.key;
-    if (isForeign(c) && c !== "unknown") return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;
+    if (isForeign(c) && c !== "unknown")
+      return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;
   }
   return undefined;
 }
@@ -122,11 +138,21 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
   return undefined;
 }
 
-function judgeRule(rule: Rule, inv: Invocation, parts: { options: string[]; operands: Word[] }, ctx: PathContext): ClassKey | undefined {
+function judgeRule(
+  rule: Rule,
+  inv: Invocation,
+  parts: { options: string[]; operands: Word[] },
+  ctx: PathContext,
+): ClassKey | undefined {
   const paths = pathsOf(rule, parts.operands);
   switch (rule.effect) {
     case "delete":
-      return judgeDelete(rule, paths, !rule.recursive || hasOption(parts.options, rule.recursive) || inv.runtimeArgs, ctx);
+      return judgeDelete(
+        rule,
+        paths,
+        !rule.recursive || hasOption(parts.options, rule.recursive) || inv.runtimeArgs,
+        ctx,
+      );
     case "overwrite":
       if (inv.runtimeArgs) return undefined;
       for (const p of paths) {
@@ -145,7 +171,11 @@ function judgeRule(rule: Rule, inv: Invocation, parts: { options: string[]; oper
 
 /** The table's programs a globbed program word (`/bin/r?`, `r[m]`) can name. */
 function globbedPrograms(program: string): string[] {
-  const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".").replace(/\[!/g, "[^");
+  const source = program
+    .replace(/[.+^${}()|\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".")
+    .replace(/\[!/g, "[^");
   let re: RegExp;
   try {
     re = new RegExp(`^${source}$`);
@@ -169,8 +199,10 @@ function judgeAs(program: string, inv: Invocation, ctx: PathContext, source?: "g
 /** Every rule row that fires for one invocation. */
 export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
   const found: Finding[] = [];
-  if (!inv.word.literal || inv.word.glob) found.push({ key: "computed_command", reason: `the program word '${inv.word.text}' is only known when it runs` });
-  if (inv.word.glob) for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
+  if (!inv.word.literal || inv.word.glob)
+    found.push({ key: "computed_command", reason: `the program word '${inv.word.text}' is only known when it runs` });
+  if (inv.word.glob)
+    for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
   found.push(...judgeAs(inv.program, inv, ctx));
   return found;
 }

@@ -109,7 +109,12 @@ function walkWord(node: SyntaxNode, s: WalkState): void {
 function emit(cmd: SimpleCommand, s: WalkState): void {
   s.out.commands.push(cmd);
   const name = cmd.argv[0]?.text;
-  if (name === "cd" || name === "pushd") s.cwd = changeDirectory(s.cwd, cmd.argv.find((w, i) => i > 0 && !w.text.startsWith("-")), s.home);
+  if (name === "cd" || name === "pushd")
+    s.cwd = changeDirectory(
+      s.cwd,
+      cmd.argv.find((w, i) => i > 0 && !w.text.startsWith("-")),
+      s.home,
+    );
   if (cmd.argv.length === 0) for (const [k, v] of cmd.env) s.vars.set(k, v);
 }
 
@@ -215,8 +220,20 @@ export interface ModelOptions {
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
   // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
   return withParsedBash(source.normalize("NFKC"), (root) => {
-    const out: CommandLine = { commands: [], functions: new Set(), redirects: [], comments: [], hasError: root.hasError };
-    const state: WalkState = { vars: new Map(opts.vars ?? []), cwd: opts.cwd, home: opts.home ?? "~", out, nested: false };
+    const out: CommandLine = {
+      commands: [],
+      functions: new Set(),
+      redirects: [],
+      comments: [],
+      hasError: root.hasError,
+    };
+    const state: WalkState = {
+      vars: new Map(opts.vars ?? []),
+      cwd: opts.cwd,
+      home: opts.home ?? "~",
+      out,
+      nested: false,
+    };
     walkChildren(root, state);
     return out;
   });

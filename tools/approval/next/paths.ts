@@ -2,7 +2,17 @@
 import { posix } from "node:path";
 import { MKTEMP, type Word } from "./words.js";
 
-export type PathClass = "inside" | "temp" | "home-secret" | "home" | "shell-rc" | "ssh" | "device" | "system" | "outside" | "unknown";
+export type PathClass =
+  | "inside"
+  | "temp"
+  | "home-secret"
+  | "home"
+  | "shell-rc"
+  | "ssh"
+  | "device"
+  | "system"
+  | "outside"
+  | "unknown";
 
 export interface PathContext {
   /** The task's working directory; undefined = relative paths are the task's own. */
@@ -11,10 +21,13 @@ export interface PathContext {
   cwd?: string;
 }
 
-const SYSTEM = /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/;
+const SYSTEM =
+  /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/;
 const HARMLESS_DEVICES = /^\/dev\/(null|zero|u?random|stdout|stderr|stdin|tty|fd\/\d+|shm(\/|$))/;
-const SECRETS = /^~\/(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|^\/root\/\.ssh|^\/home\/[^/]+\/\.(ssh|aws|gnupg)/;
-const SHELL_RC = /^~\/\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout|inputrc)$|^\/etc\/(profile|bash\.bashrc|environment)(\.d\/|$)/;
+const SECRETS =
+  /^~\/(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|^\/root\/\.ssh|^\/home\/[^/]+\/\.(ssh|aws|gnupg)/;
+const SHELL_RC =
+  /^~\/\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout|inputrc)$|^\/etc\/(profile|bash\.bashrc|environment)(\.d\/|$)/;
 
 /** The absolute (or `~`-rooted) form of a path word, or undefined when computed. */
 export function absolutePath(word: Word, ctx: PathContext): string | undefined {

@@ -53,7 +53,23 @@ const WRAPPERS: Record<string, { valued: string[]; elevates?: boolean; positiona
   gosu: { valued: [], positional: 1, elevates: true },
   "su-exec": { valued: [], positional: 1, elevates: true },
   runuser: { valued: ["-u", "-g"], elevates: true },
-  xargs: { valued: ["-I", "-i", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--max-args", "--max-procs", "--delimiter", "--arg-file"] },
+  xargs: {
+    valued: [
+      "-I",
+      "-i",
+      "-n",
+      "-P",
+      "-L",
+      "-d",
+      "-E",
+      "-s",
+      "-a",
+      "--max-args",
+      "--max-procs",
+      "--delimiter",
+      "--arg-file",
+    ],
+  },
   parallel: { valued: ["-j", "--jobs", "-S"] },
   nsenter: { valued: ["-t", "--target"] },
   systemd_run: { valued: ["-p", "--unit", "-u"] },
@@ -101,7 +117,12 @@ function findExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
   const at = args.findIndex((w) => /^-(exec|execdir|ok|okdir)$/.test(w.text));
   if (at < 0) return undefined;
   const end = args.findIndex((w, i) => i > at && (w.text === ";" || w.text === "+"));
-  const roots = args.slice(0, args.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!")).filter((w) => w.text !== "");
+  const roots = args
+    .slice(
+      0,
+      args.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!"),
+    )
+    .filter((w) => w.text !== "");
   const exec = args.slice(at + 1, end < 0 ? undefined : end);
   return { exec, roots: roots.length ? roots : [{ text: ".", literal: true, glob: false }] };
 }
@@ -118,7 +139,15 @@ export function unwrap(command: SimpleCommand): Unwrapped {
   return out;
 }
 
-function unwrapWords(argv: Word[], command: SimpleCommand, elevated: boolean, via: string[], runtimeArgs: boolean, out: Unwrapped, depth: number): void {
+function unwrapWords(
+  argv: Word[],
+  command: SimpleCommand,
+  elevated: boolean,
+  via: string[],
+  runtimeArgs: boolean,
+  out: Unwrapped,
+  depth: number,
+): void {
   const word = argv[0];
   if (!word || depth > 8) return;
   const program = basename(word.text);
@@ -128,21 +157,50 @@ function unwrapWords(argv: Word[], command: SimpleCommand, elevated: boolean, vi
     const at = skipOptions(args, 0, spec);
     if (program === "env") {
       const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
-      if (split >= 0 && args[split + 1]) return void out.shellTexts.push({ code: args[split + 1]!, elevated, via: [...via, program], command });
+      if (split >= 0 && args[split + 1])
+        return void out.shellTexts.push({ code: args[split + 1]!, elevated, via: [...via, program], command });
     }
-    if (at < args.length) return unwrapWords(args.slice(at), command, elevated || !!spec.elevates, [...via, program], runtimeArgs || program === "xargs" || program === "parallel", out, depth + 1);
+    if (at < args.length)
+      return unwrapWords(
+        args.slice(at),
+        command,
+        elevated || !!spec.elevates,
+        [...via, program],
+        runtimeArgs || program === "xargs" || program === "parallel",
+        out,
+        depth + 1,
+      );
   }
   if (isShell(program) || program === "su" || program === "watch" || program === "script") {
-    const code = program === "su" || program === "script" ? args[args.findIndex((w) => w.text === "-c" || w.text === "--command") + 1] : program === "watch" ? args.at(-1) : shellCode(args);
-    const findsCode = program === "su" || program === "script" ? args.some((w) => w.text === "-c" || w.text === "--command") : !!code;
+    const code =
+      program === "su" || program === "script"
+        ? args[args.findIndex((w) => w.text === "-c" || w.text === "--command") + 1]
+        : program === "watch"
+          ? args.at(-1)
+          : shellCode(args);
+    const findsCode =
+      program === "su" || program === "script" ? args.some((w) => w.text === "-c" || w.text === "--command") : !!code;
     const positional = isShell(program) && code ? args.slice(args.indexOf(code) + 1) : [];
-    if (findsCode && code) return void out.shellTexts.push({ code, positional, elevated: elevated || program === "su", via: [...via, program], command });
+    if (findsCode && code)
+      return void out.shellTexts.push({
+        code,
+        positional,
+        elevated: elevated || program === "su",
+        via: [...via, program],
+        command,
+      });
   }
   const container = containerCommand(program, args);
   if (container) return unwrapWords(container, command, elevated, [...via, program], runtimeArgs, out, depth + 1);
   if (program === "ssh" && args.length) {
     const rest = sshRemoteCommand(args);
-    if (rest.length) return void out.shellTexts.push({ code: { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false }, elevated, via: [...via, "ssh"], command });
+    if (rest.length)
+      return void out.shellTexts.push({
+        code: { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false },
+        elevated,
+        via: [...via, "ssh"],
+        command,
+      });
   }
   if (program === "eval" && args.length) {
     const code = { text: args.map((w) => w.text).join(" "), literal: args.every((w) => w.literal), glob: false };
@@ -175,6 +233,30 @@ function containerCommand(program: string, args: Word[]): Word[] | undefined {
 
 /** The command words of `ssh [opts] HOST CMD…`. */
 function sshRemoteCommand(args: Word[]): Word[] {
-  const at = skipOptions(args, 0, { valued: ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-S", "-W", "-w", "-E", "-B", "-I", "-O", "-Q"] });
+  const at = skipOptions(args, 0, {
+    valued: [
+      "-p",
+      "-i",
+      "-l",
+      "-o",
+      "-F",
+      "-J",
+      "-L",
+      "-R",
+      "-D",
+      "-b",
+      "-c",
+      "-e",
+      "-m",
+      "-S",
+      "-W",
+      "-w",
+      "-E",
+      "-B",
+      "-I",
+      "-O",
+      "-Q",
+    ],
+  });
   return args.slice(at + 1);
 }

@@ -19,7 +19,20 @@ export type Variables = Map<string, Word>;
 /** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
 export const MKTEMP = "/tmp/\u0000mktemp";
 
-const ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", a: "\x07", b: "\b", e: "\x1b", E: "\x1b", f: "\f", v: "\v", "\\": "\\", "'": "'", '"': '"' };
+const ESCAPES: Record<string, string> = {
+  n: "\n",
+  t: "\t",
+  r: "\r",
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+};
 
 /** Decodes the body of `$'…'`. */
 export function decodeAnsiC(body: string): string {
@@ -51,12 +64,22 @@ function expansion(node: SyntaxNode, vars: Variables): Word {
 }
 
 function joined(parts: Word[]): Word {
-  return { text: parts.map((p) => p.text).join(""), literal: parts.every((p) => p.literal), glob: parts.some((p) => p.glob) };
+  return {
+    text: parts.map((p) => p.text).join(""),
+    literal: parts.every((p) => p.literal),
+    glob: parts.some((p) => p.glob),
+  };
 }
 
 function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   const parts: Word[] = [];
-  for (const c of node.namedChildren) if (c) parts.push(c.type === "string_content" ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false } : resolveWord(c, vars));
+  for (const c of node.namedChildren)
+    if (c)
+      parts.push(
+        c.type === "string_content"
+          ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false }
+          : resolveWord(c, vars),
+      );
   return { ...joined(parts), glob: false };
 }
 
@@ -65,7 +88,8 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
   switch (node.type) {
     case "word":
     case "command_name": {
-      if (node.type === "command_name" && node.namedChildren[0] && node.namedChildren[0].type !== "word") return resolveWord(node.namedChildren[0], vars);
+      if (node.type === "command_name" && node.namedChildren[0] && node.namedChildren[0].type !== "word")
+        return resolveWord(node.namedChildren[0], vars);
       const raw = node.text;
       return { text: raw.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(raw) };
     }
@@ -87,7 +111,8 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
     case "concatenation":
       return joined(node.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars)));
     case "command_substitution":
-      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text)) return { text: MKTEMP, literal: true, glob: false };
+      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text))
+        return { text: MKTEMP, literal: true, glob: false };
       if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return { text: ".", literal: true, glob: false };
       return unknown(node.text);
     default:

@@ -21,7 +21,10 @@ export const ttyPrompt: PromptFn = async (req) => {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
     process.stderr.write(`\n⚠️  Potentially dangerous command (${req.description}):\n    ${req.command}\n`);
-    const answer = await rl.question(`Allow? [o]nce | [s]ession | [a]lways | [d]eny (${Math.round(req.timeoutMs / 1000)} s → deny): `, { signal: req.signal });
+    const answer = await rl.question(
+      `Allow? [o]nce | [s]ession | [a]lways | [d]eny (${Math.round(req.timeoutMs / 1000)} s → deny): `,
+      { signal: req.signal },
+    );
     return parseChoice(answer);
   } finally {
     rl.close();
@@ -63,8 +66,16 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
       try {
         choice = await turn;
       } catch (err) {
-        const reason = err instanceof PromptTimeout ? `no answer within ${duration(promptTimeoutMs)}` : `prompt failed: ${err instanceof Error ? err.message : String(err)}`;
-        return { decision: "deny", by: "user", reason, message: `BLOCKED: ${reason}, so this potentially dangerous command (${description}) was denied. ${DO_NOT_RETRY}` };
+        const reason =
+          err instanceof PromptTimeout
+            ? `no answer within ${duration(promptTimeoutMs)}`
+            : `prompt failed: ${err instanceof Error ? err.message : String(err)}`;
+        return {
+          decision: "deny",
+          by: "user",
+          reason,
+          message: `BLOCKED: ${reason}, so this potentially dangerous command (${description}) was denied. ${DO_NOT_RETRY}`,
+        };
       }
       if (choice === "once") return { decision: "approve", by: "user", reason: "approved once" };
       if (choice === "session") {
@@ -82,10 +93,17 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
             failures.push(`${k}: ${err instanceof Error ? err.message : String(err)}`);
           }
         }
-        const reason = failures.length ? `approved always (could not save to command_allowlist: ${failures.join("; ")})` : "approved always (saved to command_allowlist)";
+        const reason = failures.length
+          ? `approved always (could not save to command_allowlist: ${failures.join("; ")})`
+          : "approved always (saved to command_allowlist)";
         return { decision: "approve", by: "user", reason };
       }
-      return { decision: "deny", by: "user", reason: "denied by the user", message: `BLOCKED: the user denied this potentially dangerous command (${description}). ${DO_NOT_RETRY}` };
+      return {
+        decision: "deny",
+        by: "user",
+        reason: "denied by the user",
+        message: `BLOCKED: the user denied this potentially dangerous command (${description}). ${DO_NOT_RETRY}`,
+      };
     },
   };
 };

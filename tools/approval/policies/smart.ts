@@ -14,7 +14,14 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
     const smart = opts.smart;
     // No approver model (the scripted demo, or no endpoint): fail-closed.
     if (!smart) {
-      return { verdict: { decision: "deny", reason: "approver error: smart approval is not configured (needs a model and a base URL)", error: true } as ApproverVerdict, cached: false };
+      return {
+        verdict: {
+          decision: "deny",
+          reason: "approver error: smart approval is not configured (needs a model and a base URL)",
+          error: true,
+        } as ApproverVerdict,
+        cached: false,
+      };
     }
     const key = `${normalizeCommand(req.command)}\u0000${req.cwd ?? ""}`;
     const pending = verdicts.get(key);
@@ -24,12 +31,14 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
     }
     state.counters.smart_calls++;
     const { command, matches, cwd, backend, comments } = req;
-    const promise = askApprover(smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then((v) => {
-      addUsage(state.usage, v.usage);
-      // A failure is not a verdict: the next identical command asks again.
-      if (v.error) verdicts.delete(key);
-      return v;
-    });
+    const promise = askApprover(smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then(
+      (v) => {
+        addUsage(state.usage, v.usage);
+        // A failure is not a verdict: the next identical command asks again.
+        if (v.error) verdicts.delete(key);
+        return v;
+      },
+    );
     verdicts.set(key, promise);
     return { verdict: await promise, cached: false };
   }

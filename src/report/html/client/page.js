@@ -38,7 +38,8 @@
   function s(tag, attrs, ...children) {
     const el = document.createElementNS(SVGNS, tag);
     for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
-    for (const c of children.flat(Infinity)) if (c !== undefined && c !== null) el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+    for (const c of children.flat(Infinity))
+      if (c !== undefined && c !== null) el.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
     return el;
   }
 
@@ -56,9 +57,22 @@
   function size(n) {
     return n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} kB` : `${(n / 1048576).toFixed(1)} MB`;
   }
-  const passBadge = (p) => (p === true ? h("span", { class: "badge pass" }, "passed") : p === false ? h("span", { class: "badge fail" }, "failed") : h("span", { class: "badge" }, "unscored"));
-  const outcomeBadge = (o) => h("span", { class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "time_limit" || o === "dropped" ? "warn" : "fail"}` }, o);
-  const taskHref = (id, ep, side) => `#task=${encodeURIComponent(id)}${ep ? `&epoch=${ep}` : ""}${side ? "&side=1" : ""}`;
+  const passBadge = (p) =>
+    p === true
+      ? h("span", { class: "badge pass" }, "passed")
+      : p === false
+        ? h("span", { class: "badge fail" }, "failed")
+        : h("span", { class: "badge" }, "unscored");
+  const outcomeBadge = (o) =>
+    h(
+      "span",
+      {
+        class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "time_limit" || o === "dropped" ? "warn" : "fail"}`,
+      },
+      o,
+    );
+  const taskHref = (id, ep, side) =>
+    `#task=${encodeURIComponent(id)}${ep ? `&epoch=${ep}` : ""}${side ? "&side=1" : ""}`;
 
   async function gunzipBase64(b64) {
     const bin = atob(b64.trim());
@@ -118,7 +132,11 @@
     const hdr = document.getElementById("hdr");
     hdr.replaceChildren();
     const meta = h("div", { class: "meta" });
-    const item = (label, value) => value !== null && value !== undefined && value !== "" && append(meta, [h("span", null, `${label} `, h("b", null, value))]);
+    const item = (label, value) =>
+      value !== null &&
+      value !== undefined &&
+      value !== "" &&
+      append(meta, [h("span", null, `${label} `, h("b", null, value))]);
     item("model", r.model);
     item("dataset", r.dataset);
     item("started", r.started_at ? r.started_at.replace("T", " ").replace(/\.\d+Z$/, " UTC") : null);
@@ -128,10 +146,17 @@
     item("tool calls", fmtInt(r.totals.tool_calls));
     if (LIVE && r.progress) {
       const p = r.progress;
-      append(meta, [h("span", { class: "live", id: "live" }, `${p.finished ? "finished" : "running"} · ${fmtInt(p.done + p.failed + p.dropped)}${p.total !== null ? ` / ${fmtInt(p.total)}` : ""} tasks · updated ${new Date().toLocaleTimeString("en-GB")}`)]);
+      append(meta, [
+        h(
+          "span",
+          { class: "live", id: "live" },
+          `${p.finished ? "finished" : "running"} · ${fmtInt(p.done + p.failed + p.dropped)}${p.total !== null ? ` / ${fmtInt(p.total)}` : ""} tasks · updated ${new Date().toLocaleTimeString("en-GB")}`,
+        ),
+      ]);
     }
     const tabs = h("nav", { class: "tabs" });
-    const tab = (name, label) => append(tabs, [h("a", { href: `#${name}`, class: view === name ? "on" : "", id: `tab-${name}` }, label)]);
+    const tab = (name, label) =>
+      append(tabs, [h("a", { href: `#${name}`, class: view === name ? "on" : "", id: `tab-${name}` }, label)]);
     tab("overview", "Overview");
     tab("tasks", `Tasks (${fmtInt(m.rows.length)})`);
     if (m.baseline) tab("baseline", `Baseline: ${m.baseline.comparison.newly_failing.length} newly failing`);
@@ -149,27 +174,79 @@
   }
   function scoresCard() {
     const sc = state.model.scores;
-    const unscoredWhy = Object.entries(sc.unscored_by || {}).map(([k, n]) => `${n} ${k}`).join(", ");
+    const unscoredWhy = Object.entries(sc.unscored_by || {})
+      .map(([k, n]) => `${n} ${k}`)
+      .join(", ");
     if (!sc.scored) {
-      return card("Scores", h("div", { class: "big" }, "no scorer"), h("p", { class: "sub", id: "no-scorer" }, `None of the ${fmtInt(sc.unscored)} tasks was scored${unscoredWhy ? ` (${unscoredWhy})` : ""}. Add expected, verify or rubric to the dataset rows to score them.`));
+      return card(
+        "Scores",
+        h("div", { class: "big" }, "no scorer"),
+        h(
+          "p",
+          { class: "sub", id: "no-scorer" },
+          `None of the ${fmtInt(sc.unscored)} tasks was scored${unscoredWhy ? ` (${unscoredWhy})` : ""}. Add expected, verify or rubric to the dataset rows to score them.`,
+        ),
+      );
     }
     const ks = Object.keys(sc.pass_at_k || {});
     return card(
       "Scores",
       h("div", { class: "big", id: "pass-rate" }, pct(sc.pass_rate)),
-      h("div", { class: "sub" }, sc.ci95 ? `95 % interval ${pct(sc.ci95[0])} – ${pct(sc.ci95[1])} · ` : "", `${fmtInt(sc.passed)} of ${fmtInt(sc.scored)} scored passed · `, h("b", null, `${fmtInt(sc.unscored)} unscored`), unscoredWhy ? ` (${unscoredWhy})` : ""),
+      h(
+        "div",
+        { class: "sub" },
+        sc.ci95 ? `95 % interval ${pct(sc.ci95[0])} – ${pct(sc.ci95[1])} · ` : "",
+        `${fmtInt(sc.passed)} of ${fmtInt(sc.scored)} scored passed · `,
+        h("b", null, `${fmtInt(sc.unscored)} unscored`),
+        unscoredWhy ? ` (${unscoredWhy})` : "",
+      ),
       ks.length > 1 || sc.epochs > 1
-        ? h("table", { class: "plain" }, h("tr", null, h("th", null, "k"), h("th", { class: "n" }, "pass@k"), h("th", { class: "n" }, "pass^k")), ks.map((k) => h("tr", null, h("td", null, k), h("td", { class: "n" }, pct(sc.pass_at_k[k])), h("td", { class: "n" }, pct(sc.pass_hat_k[k])))))
+        ? h(
+            "table",
+            { class: "plain" },
+            h("tr", null, h("th", null, "k"), h("th", { class: "n" }, "pass@k"), h("th", { class: "n" }, "pass^k")),
+            ks.map((k) =>
+              h(
+                "tr",
+                null,
+                h("td", null, k),
+                h("td", { class: "n" }, pct(sc.pass_at_k[k])),
+                h("td", { class: "n" }, pct(sc.pass_hat_k[k])),
+              ),
+            ),
+          )
         : null,
     );
   }
   function groupsCard() {
     const groups = state.model.scores.groups;
     if (!groups || !state.model.scores.scored) return null;
-    const table = h("table", { class: "plain" }, h("tr", null, h("th", null, "group"), h("th", { class: "n" }, "scored"), h("th", { class: "n" }, "pass rate"), h("th", null, "95 % interval"), h("th", { class: "n" }, "unscored")));
+    const table = h(
+      "table",
+      { class: "plain" },
+      h(
+        "tr",
+        null,
+        h("th", null, "group"),
+        h("th", { class: "n" }, "scored"),
+        h("th", { class: "n" }, "pass rate"),
+        h("th", null, "95 % interval"),
+        h("th", { class: "n" }, "unscored"),
+      ),
+    );
     for (const [key, values] of Object.entries(groups)) {
       for (const [value, g] of Object.entries(values)) {
-        append(table, [h("tr", null, h("td", null, `${key} = ${value}`), h("td", { class: "n" }, fmtInt(g.scored)), h("td", { class: "n" }, pct(g.pass_rate)), h("td", null, g.ci95 ? `${pct(g.ci95[0])} – ${pct(g.ci95[1])}` : "–"), h("td", { class: "n" }, fmtInt(g.unscored)))]);
+        append(table, [
+          h(
+            "tr",
+            null,
+            h("td", null, `${key} = ${value}`),
+            h("td", { class: "n" }, fmtInt(g.scored)),
+            h("td", { class: "n" }, pct(g.pass_rate)),
+            h("td", null, g.ci95 ? `${pct(g.ci95[0])} – ${pct(g.ci95[1])}` : "–"),
+            h("td", { class: "n" }, fmtInt(g.unscored)),
+          ),
+        ]);
       }
     }
     return card("Scores by group", table);
@@ -188,19 +265,40 @@
     shown.forEach((it, i) => {
       const y = i * rowH + 4;
       const label = String(it[0]);
-      append(svg, [s("text", { x: labelW - 6, y: y + (series.length * barH) / 2 + 4, "text-anchor": "end" }, label.length > 26 ? `${label.slice(0, 25)}…` : label, s("title", null, label))]);
+      append(svg, [
+        s(
+          "text",
+          { x: labelW - 6, y: y + (series.length * barH) / 2 + 4, "text-anchor": "end" },
+          label.length > 26 ? `${label.slice(0, 25)}…` : label,
+          s("title", null, label),
+        ),
+      ]);
       series.forEach((name, j) => {
         const v = it[j + 1];
         const w = ((W - labelW - 60) * v) / max;
         append(svg, [
-          s("rect", { x: labelW, y: y + j * barH, width: Math.max(v ? 1 : 0, w), height: barH - 2, fill: colors[j], rx: 2 }, s("title", null, `${label}: ${v} ${name}`)),
+          s(
+            "rect",
+            { x: labelW, y: y + j * barH, width: Math.max(v ? 1 : 0, w), height: barH - 2, fill: colors[j], rx: 2 },
+            s("title", null, `${label}: ${v} ${name}`),
+          ),
           s("text", { x: labelW + w + 4, y: y + j * barH + barH - 4, class: "muted" }, fmtInt(v)),
         ]);
       });
     });
-    const legend = h("div", { class: "legend" }, series.map((name, j) => h("span", null, h("span", { class: `sw sw${j}` }), name)));
+    const legend = h(
+      "div",
+      { class: "legend" },
+      series.map((name, j) => h("span", null, h("span", { class: `sw sw${j}` }), name)),
+    );
     legend.querySelectorAll(".sw").forEach((el, j) => (el.style.background = colors[j]));
-    return h("div", null, svg, series.length > 1 ? legend : null, items.length > shown.length ? h("p", { class: "sub" }, `and ${items.length - shown.length} more`) : null);
+    return h(
+      "div",
+      null,
+      svg,
+      series.length > 1 ? legend : null,
+      items.length > shown.length ? h("p", { class: "sub" }, `and ${items.length - shown.length} more`) : null,
+    );
   }
   function histogram(values, fmt) {
     if (!values.length) return h("p", { class: "empty" }, "no tasks");
@@ -224,7 +322,13 @@
     counts.forEach((c, i) => {
       const bh = (H * c) / top;
       const lo = min + i * width;
-      append(svg, [s("rect", { x: 30 + i * bw + 1, y: H - bh + 4, width: Math.max(1, bw - 2), height: bh, fill: COLORS[0], rx: 1 }, s("title", null, `${fmt(lo)} – ${fmt(lo + width)}: ${c} task(s)`))]);
+      append(svg, [
+        s(
+          "rect",
+          { x: 30 + i * bw + 1, y: H - bh + 4, width: Math.max(1, bw - 2), height: bh, fill: COLORS[0], rx: 1 },
+          s("title", null, `${fmt(lo)} – ${fmt(lo + width)}: ${c} task(s)`),
+        ),
+      ]);
     });
     append(svg, [
       s("line", { x1: 30, y1: H + 4, x2: W - 10, y2: H + 4, stroke: "#9aa3b2" }),
@@ -243,17 +347,41 @@
       h(
         "div",
         { class: "cards" },
-        card("Outcomes", h("div", { class: "big" }, fmtInt(m.run.totals.samples), h("span", { class: "sub" }, " tasks")), h("table", { class: "plain", id: "outcomes" }, outcomes.map(([o, n]) => h("tr", null, h("td", null, outcomeBadge(o)), h("td", { class: "n" }, fmtInt(n)))))),
+        card(
+          "Outcomes",
+          h("div", { class: "big" }, fmtInt(m.run.totals.samples), h("span", { class: "sub" }, " tasks")),
+          h(
+            "table",
+            { class: "plain", id: "outcomes" },
+            outcomes.map(([o, n]) => h("tr", null, h("td", null, outcomeBadge(o)), h("td", { class: "n" }, fmtInt(n)))),
+          ),
+        ),
         scoresCard(),
-        card("Run", kv([["folder", m.run.dir], ["finished", m.run.completed_at || "–"], ["tokens", tokensText(m.run.totals)], ["tool calls / errors", `${fmtInt(m.run.totals.tool_calls)} / ${fmtInt(m.run.totals.tool_errors)}`], ["approval decisions", fmtInt(m.run.totals.approvals)], ...m.run.config])),
+        card(
+          "Run",
+          kv([
+            ["folder", m.run.dir],
+            ["finished", m.run.completed_at || "–"],
+            ["tokens", tokensText(m.run.totals)],
+            ["tool calls / errors", `${fmtInt(m.run.totals.tool_calls)} / ${fmtInt(m.run.totals.tool_errors)}`],
+            ["approval decisions", fmtInt(m.run.totals.approvals)],
+            ...m.run.config,
+          ]),
+        ),
       ),
       h("div", { class: "cards" }, groupsCard()),
       h(
         "div",
         { class: "charts" },
         card("Tool calls and errors per tool", hbars(c.tools, ["calls", "errors"], [COLORS[0], COLORS[1]])),
-        card("Turns per task", histogram(c.turns, (v) => String(Math.round(v)))),
-        card("Tokens per task", histogram(c.tokens, (v) => fmtInt(v))),
+        card(
+          "Turns per task",
+          histogram(c.turns, (v) => String(Math.round(v))),
+        ),
+        card(
+          "Tokens per task",
+          histogram(c.tokens, (v) => fmtInt(v)),
+        ),
         card("Duration per task", histogram(c.durations_ms, dur)),
         card("Approval decisions by class", hbars(c.approvals, ["approved", "denied"], [COLORS[2], COLORS[1]])),
         card("Failures by outcome", hbars(c.failures, ["tasks"], [COLORS[3]])),
@@ -298,7 +426,12 @@
     return rows;
   }
   function select(id, label, values, current, onChange) {
-    const el = h("select", { id, "aria-label": label, onchange: (e) => onChange(e.target.value) }, h("option", { value: "" }, `${label}: all`), values.map((v) => h("option", { value: v }, v)));
+    const el = h(
+      "select",
+      { id, "aria-label": label, onchange: (e) => onChange(e.target.value) },
+      h("option", { value: "" }, `${label}: all`),
+      values.map((v) => h("option", { value: v }, v)),
+    );
     el.value = current;
     return el;
   }
@@ -357,13 +490,27 @@
     for (const [col, label] of COLUMNS) {
       const el = h("span", { "data-col": col, class: ["ep", "s", "t", "tok", "ms"].includes(col) ? "n" : "" }, label);
       el.addEventListener("click", () => {
-        state.sort = { col, dir: state.sort.col === col ? -state.sort.dir : col === "id" || col === "o" || col === "ts" || col === "g" ? 1 : -1 };
+        state.sort = {
+          col,
+          dir:
+            state.sort.col === col
+              ? -state.sort.dir
+              : col === "id" || col === "o" || col === "ts" || col === "g"
+                ? 1
+                : -1,
+        };
         refresh();
       });
       head.append(el);
     }
     let timer = 0;
-    const search = h("input", { id: "search", type: "search", placeholder: "search id, prompt or reason", "aria-label": "search", value: f.q });
+    const search = h("input", {
+      id: "search",
+      type: "search",
+      placeholder: "search id, prompt or reason",
+      "aria-label": "search",
+      value: f.q,
+    });
     search.addEventListener("input", () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
@@ -453,12 +600,35 @@
     let turn = 0;
     for (const msg of d.messages) {
       if (!msg || typeof msg !== "object") continue;
-      if (msg.role === "system") turns.append(h("div", { class: "msg system" }, folded(`system prompt (${size(String(msg.content || "").length)})`, h("div", { class: "text" }, String(msg.content || "")))));
-      else if (msg.role === "user") turns.append(h("div", { class: "msg user" }, h("div", { class: "who" }, "user"), h("div", { class: "text" }, String(msg.content || ""))));
+      if (msg.role === "system")
+        turns.append(
+          h(
+            "div",
+            { class: "msg system" },
+            folded(
+              `system prompt (${size(String(msg.content || "").length)})`,
+              h("div", { class: "text" }, String(msg.content || "")),
+            ),
+          ),
+        );
+      else if (msg.role === "user")
+        turns.append(
+          h(
+            "div",
+            { class: "msg user" },
+            h("div", { class: "who" }, "user"),
+            h("div", { class: "text" }, String(msg.content || "")),
+          ),
+        );
       else if (msg.role === "assistant") {
         turn++;
-        const box = h("div", { class: "msg assistant", "data-turn": turn }, h("div", { class: "who" }, `turn ${turn} · assistant`));
-        if (msg.reasoning) box.append(folded(`reasoning (${size(msg.reasoning.length)})`, h("div", { class: "text" }, msg.reasoning)));
+        const box = h(
+          "div",
+          { class: "msg assistant", "data-turn": turn },
+          h("div", { class: "who" }, `turn ${turn} · assistant`),
+        );
+        if (msg.reasoning)
+          box.append(folded(`reasoning (${size(msg.reasoning.length)})`, h("div", { class: "text" }, msg.reasoning)));
         if (msg.content) box.append(h("div", { class: "text" }, msg.content));
         for (const call of msg.tool_calls || []) {
           const fn = call.function || {};
@@ -471,23 +641,32 @@
               h("div", { class: "name" }, `→ ${fn.name || "?"}`),
               h("pre", { class: "args" }, prettyJson(String(fn.arguments || ""))),
               takeApprovals(call).map(approvalBox),
-              resText === null ? h("div", { class: "sub" }, "no result") : folded(`result (${size(resText.length)})`, h("pre", null, prettyJson(resText))),
+              resText === null
+                ? h("div", { class: "sub" }, "no result")
+                : folded(`result (${size(resText.length)})`, h("pre", null, prettyJson(resText))),
             ),
           );
         }
         turns.append(box);
       }
     }
-    if (pending.length) turns.append(h("div", { class: "msg" }, h("div", { class: "who" }, "other approval decisions"), pending.map(approvalBox)));
+    if (pending.length)
+      turns.append(
+        h("div", { class: "msg" }, h("div", { class: "who" }, "other approval decisions"), pending.map(approvalBox)),
+      );
     return turns;
   }
   // The run's tokens as the console and statistics.json give them: the total (agent + approver + judge), then by whom.
   function tokensText(t) {
     const b = t.token_breakdown;
-    return b ? `${fmtInt(t.tokens)} (agent ${fmtInt(b.agent)}, approver ${fmtInt(b.approver)}, judge ${fmtInt(b.judge)})` : fmtInt(t.tokens);
+    return b
+      ? `${fmtInt(t.tokens)} (agent ${fmtInt(b.agent)}, approver ${fmtInt(b.approver)}, judge ${fmtInt(b.judge)})`
+      : fmtInt(t.tokens);
   }
   function usageText(u) {
-    return u ? `${fmtInt(u.prompt_tokens)} in · ${fmtInt(u.completion_tokens)} out · ${fmtInt(u.total_tokens)} total` : "–";
+    return u
+      ? `${fmtInt(u.prompt_tokens)} in · ${fmtInt(u.completion_tokens)} out · ${fmtInt(u.total_tokens)} total`
+      : "–";
   }
   function renderTaskBody(d, row) {
     const box = h("div", { class: "task" });
@@ -495,7 +674,7 @@
       ["outcome", outcomeBadge(row ? row.o : d.outcome)],
       ["passed", passBadge(row ? row.p : null)],
       ["epoch", String(d.epoch)],
-      ["turns", String(row ? row.t : d.api_calls ?? "–")],
+      ["turns", String(row ? row.t : (d.api_calls ?? "–"))],
       ["duration", dur(d.duration_ms)],
       ["usage", usageText(d.usage)],
     ];
@@ -503,33 +682,79 @@
     if (d.judge_usage && d.judge_usage.total_tokens) facts.push(["judge usage", usageText(d.judge_usage)]);
     facts.push(["toolsets", d.toolsets_used.join(", ") || "–"]);
     if (d.dropped) facts.push(["dropped", d.dropped]);
-    box.append(h("div", { class: "card facts" }, facts.map(([k, v]) => h("span", null, h("span", { class: "k" }, k), v))));
+    box.append(
+      h(
+        "div",
+        { class: "card facts" },
+        facts.map(([k, v]) => h("span", null, h("span", { class: "k" }, k), v)),
+      ),
+    );
     if (d.error) box.append(h("div", { class: "card" }, h("h2", null, "Error"), h("pre", { class: "err" }, d.error)));
     const sc = d.score;
     const scoreCard = h("div", { class: "card", id: "score" }, h("h2", null, "Score"));
-    if (!sc) scoreCard.append(h("p", { class: "empty" }, d.source === "trajectory" ? "no scorer for this task" : d.source === "failed" ? `unscored: infrastructure failure (${d.outcome})` : `unscored: dropped (${d.dropped || "filtered"})`));
+    if (!sc)
+      scoreCard.append(
+        h(
+          "p",
+          { class: "empty" },
+          d.source === "trajectory"
+            ? "no scorer for this task"
+            : d.source === "failed"
+              ? `unscored: infrastructure failure (${d.outcome})`
+              : `unscored: dropped (${d.dropped || "filtered"})`,
+        ),
+      );
     else {
-      scoreCard.append(h("div", null, passBadge(sc.passed), sc.value !== null && sc.value !== undefined ? ` value ${Number(sc.value).toFixed(2)}` : ""));
+      scoreCard.append(
+        h(
+          "div",
+          null,
+          passBadge(sc.passed),
+          sc.value !== null && sc.value !== undefined ? ` value ${Number(sc.value).toFixed(2)}` : "",
+        ),
+      );
       for (const sr of sc.scorers || []) {
         scoreCard.append(
           h(
             "div",
             { class: "call" },
-            h("span", { class: "name" }, sr.name), " ", passBadge(sr.passed), sr.value !== null && sr.value !== undefined ? ` ${Number(sr.value).toFixed(2)}` : "",
+            h("span", { class: "name" }, sr.name),
+            " ",
+            passBadge(sr.passed),
+            sr.value !== null && sr.value !== undefined ? ` ${Number(sr.value).toFixed(2)}` : "",
             sr.reason ? h("div", { class: "text judge-reason" }, sr.reason) : null,
-            sr.details && Object.keys(sr.details).length ? folded("details", h("pre", null, JSON.stringify(sr.details, null, 2))) : null,
+            sr.details && Object.keys(sr.details).length
+              ? folded("details", h("pre", null, JSON.stringify(sr.details, null, 2)))
+              : null,
           ),
         );
       }
     }
     if (d.verify) {
       const v = d.verify;
-      scoreCard.append(h("div", { class: "call", id: "verify" }, h("span", { class: "name" }, "verify "), passBadge(v.passed), ` exit ${v.exit_code}${v.timed_out ? " · timed out" : ""}`, h("pre", null, v.command), v.output ? folded(`output (${size(String(v.output).length)})`, h("pre", null, v.output), !v.passed) : null));
+      scoreCard.append(
+        h(
+          "div",
+          { class: "call", id: "verify" },
+          h("span", { class: "name" }, "verify "),
+          passBadge(v.passed),
+          ` exit ${v.exit_code}${v.timed_out ? " · timed out" : ""}`,
+          h("pre", null, v.command),
+          v.output ? folded(`output (${size(String(v.output).length)})`, h("pre", null, v.output), !v.passed) : null,
+        ),
+      );
     }
     box.append(scoreCard);
-    box.append(h("h3", null, "Conversation"), d.messages.length ? renderConversation(d) : h("p", { class: "empty" }, "no conversation recorded"));
-    if (d.final_response) box.append(h("div", { class: "card" }, h("h2", null, "Final answer"), h("div", { class: "text" }, d.final_response)));
-    if (d.metadata && Object.keys(d.metadata).length) box.append(folded("metadata", h("pre", null, JSON.stringify(d.metadata, null, 2))));
+    box.append(
+      h("h3", null, "Conversation"),
+      d.messages.length ? renderConversation(d) : h("p", { class: "empty" }, "no conversation recorded"),
+    );
+    if (d.final_response)
+      box.append(
+        h("div", { class: "card" }, h("h2", null, "Final answer"), h("div", { class: "text" }, d.final_response)),
+      );
+    if (d.metadata && Object.keys(d.metadata).length)
+      box.append(folded("metadata", h("pre", null, JSON.stringify(d.metadata, null, 2))));
     return box;
   }
   async function renderTask(root, params) {
@@ -539,8 +764,16 @@
     const i = state.rowIndex.get(key);
     const row = i === undefined ? null : state.model.rows[i];
     const side = params.get("side") === "1" && state.model.baseline;
-    const title = h("div", { class: "filters" }, h("a", { href: side ? "#baseline" : "#tasks" }, "← back"), h("h2", { class: "title", id: "task-title" }, id, ep ? ` · epoch ${ep}` : ""));
-    if (state.model.baseline && state.baseIndex.has(key) && row) title.append(h("a", { href: taskHref(id, ep, !side) }, side ? "this run only" : "side by side with the baseline"));
+    const title = h(
+      "div",
+      { class: "filters" },
+      h("a", { href: side ? "#baseline" : "#tasks" }, "← back"),
+      h("h2", { class: "title", id: "task-title" }, id, ep ? ` · epoch ${ep}` : ""),
+    );
+    if (state.model.baseline && state.baseIndex.has(key) && row)
+      title.append(
+        h("a", { href: taskHref(id, ep, !side) }, side ? "this run only" : "side by side with the baseline"),
+      );
     root.append(title);
     if (!row && !(side && state.baseIndex.has(key))) {
       root.append(h("p", { class: "empty" }, `No task ${id} (epoch ${ep}) in this run.`));
@@ -553,8 +786,20 @@
     }
     const bi = state.baseIndex.get(key);
     const base = bi === undefined ? null : await detail("base", key);
-    const col = (label, d, r) => h("div", null, h("h3", null, label), d ? renderTaskBody(d, r) : h("p", { class: "empty" }, "not in this run"));
-    root.append(h("div", { class: "side" }, col(`baseline · ${state.model.baseline.run.name}`, base, bi === undefined ? null : state.model.baseline.rows[bi]), col(`current · ${state.model.run.name}`, cur, row)));
+    const col = (label, d, r) =>
+      h("div", null, h("h3", null, label), d ? renderTaskBody(d, r) : h("p", { class: "empty" }, "not in this run"));
+    root.append(
+      h(
+        "div",
+        { class: "side" },
+        col(
+          `baseline · ${state.model.baseline.run.name}`,
+          base,
+          bi === undefined ? null : state.model.baseline.rows[bi],
+        ),
+        col(`current · ${state.model.run.name}`, cur, row),
+      ),
+    );
   }
 
   // ---- baseline
@@ -569,11 +814,45 @@
       card(
         `${title} (${changes.length})`,
         changes.length
-          ? h("div", { class: "changes", id }, changes.slice(0, 2000).map((t) => h("a", { href: taskHref(t.task_id, t.epoch, true) }, h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"), ` ${t.task_id} · ${t.baseline} → ${t.current}`, t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "")))
+          ? h(
+              "div",
+              { class: "changes", id },
+              changes
+                .slice(0, 2000)
+                .map((t) =>
+                  h(
+                    "a",
+                    { href: taskHref(t.task_id, t.epoch, true) },
+                    h("span", { class: `badge ${cls}` }, cls === "fail" ? "newly failing" : "newly passing"),
+                    ` ${t.task_id} · ${t.baseline} → ${t.current}`,
+                    t.reason ? h("span", { class: "sub" }, ` — ${t.reason.slice(0, 200)}`) : "",
+                  ),
+                ),
+            )
           : h("p", { class: "empty" }, "none"),
       );
-    const only = (title, keys) => (keys.length ? card(`${title} (${keys.length})`, h("div", { class: "sub" }, keys.slice(0, 500).map((k) => k.replace(/#0$/, "")).join(", "))) : null);
-    root.append(h("div", { class: "stack" }, list("Newly failing", "newly-failing", c.newly_failing, "fail"), list("Newly passing", "newly-passing", c.newly_passing, "pass")));
+    const only = (title, keys) =>
+      keys.length
+        ? card(
+            `${title} (${keys.length})`,
+            h(
+              "div",
+              { class: "sub" },
+              keys
+                .slice(0, 500)
+                .map((k) => k.replace(/#0$/, ""))
+                .join(", "),
+            ),
+          )
+        : null;
+    root.append(
+      h(
+        "div",
+        { class: "stack" },
+        list("Newly failing", "newly-failing", c.newly_failing, "fail"),
+        list("Newly passing", "newly-passing", c.newly_passing, "pass"),
+      ),
+    );
     const sign = (x, f) => (x === null ? "–" : `${x > 0 ? "+" : ""}${f(x)}`);
     root.append(
       h(
@@ -581,9 +860,26 @@
         { class: "cards", id: "deltas" },
         card(
           "Pass rate change",
-          h("div", { class: "big" }, c.delta_pp === null ? "–" : `${c.delta_pp > 0 ? "+" : ""}${c.delta_pp.toFixed(1)} pp`),
-          h("div", { class: "sub" }, `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)} over ${fmtInt(c.paired)} tasks scored in both`, c.delta_ci95_pp ? ` · 95 % interval ${c.delta_ci95_pp[0].toFixed(1)} to ${c.delta_ci95_pp[1].toFixed(1)} pp` : ""),
-          h("div", { class: "sub" }, c.p_value === null ? "" : `${c.test === "mcnemar_exact" ? "exact McNemar" : "sign-flip permutation over tasks"} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`),
+          h(
+            "div",
+            { class: "big" },
+            c.delta_pp === null ? "–" : `${c.delta_pp > 0 ? "+" : ""}${c.delta_pp.toFixed(1)} pp`,
+          ),
+          h(
+            "div",
+            { class: "sub" },
+            `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)} over ${fmtInt(c.paired)} tasks scored in both`,
+            c.delta_ci95_pp
+              ? ` · 95 % interval ${c.delta_ci95_pp[0].toFixed(1)} to ${c.delta_ci95_pp[1].toFixed(1)} pp`
+              : "",
+          ),
+          h(
+            "div",
+            { class: "sub" },
+            c.p_value === null
+              ? ""
+              : `${c.test === "mcnemar_exact" ? "exact McNemar" : "sign-flip permutation over tasks"} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`,
+          ),
           h("div", { class: "sub" }, c.gate_note),
         ),
         card(
@@ -601,7 +897,12 @@
           ]),
         ),
       ),
-      h("div", { class: "stack" }, only("Only in the baseline", c.only_in_baseline), only("Only in the current run", c.only_in_current)),
+      h(
+        "div",
+        { class: "stack" },
+        only("Only in the baseline", c.only_in_baseline),
+        only("Only in the current run", c.only_in_current),
+      ),
     );
   }
 
@@ -653,7 +954,11 @@
       document.documentElement.dataset.ready = "1";
       if (LIVE) setTimeout(poll, 2000);
     } catch (err) {
-      document.getElementById("view").replaceChildren(h("pre", { class: "err" }, `The report could not be read: ${err && err.message ? err.message : err}`));
+      document
+        .getElementById("view")
+        .replaceChildren(
+          h("pre", { class: "err" }, `The report could not be read: ${err && err.message ? err.message : err}`),
+        );
       throw err;
     }
   }
