@@ -111,7 +111,13 @@ describe("terminal", () => {
     expect(seen).toEqual([
       {
         command: "touch should_not_exist",
-        info: { cwd: task.taskDir, workdir: task.taskDir, backend: "local", realpath: expect.any(Function) },
+        info: {
+          cwd: task.taskDir,
+          workdir: task.taskDir,
+          backend: "local",
+          realpath: expect.any(Function),
+          readFile: expect.any(Function),
+        },
       },
     ]);
     expect(existsSync(join(task.taskDir, "should_not_exist"))).toBe(false);

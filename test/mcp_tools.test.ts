@@ -101,8 +101,13 @@ describe("MCP tools", () => {
     expect(reg.get("mcp_api_picture")!.schema.parameters).toEqual({ type: "object", properties: {} });
 
     const sessions = new McpTaskSessions([catalog], { getEnv: noEnv });
-    const pipeline = createToolPipeline({ registry: reg });
+    // Without an approval service a judged call is denied (fail-closed): this test is about the calls themselves.
+    const unjudged = createToolPipeline({ registry: reg });
     const ctx = ctxWith(sessions);
+    expect(JSON.parse(await unjudged.call("mcp_api_add", { a: 2, b: 3 }, ctx)).error).toMatch(
+      /^BLOCKED: .*MCP server's tool/,
+    );
+    const pipeline = createToolPipeline({ registry: reg, mcpApproval: "none" });
     expect(JSON.parse(await pipeline.call("mcp_api_add", { a: 2, b: 3 }, ctx))).toEqual({ result: "sum=5" });
     expect(JSON.parse(await pipeline.call("mcp_api_fail", {}, ctx))).toEqual({ error: "the database is down" });
     // Arguments are checked against the inputSchema here, before the server is asked.
