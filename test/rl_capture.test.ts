@@ -241,6 +241,20 @@ describe("--rl-capture", () => {
     ]);
     expect(line!.turns.map((t) => t.logprobs)).toEqual([served[2]!.logprobs, served[3]!.logprobs]);
     expect(line!.branches.map((b) => b.turns)).toEqual([[0, 1]]);
+    // atif.jsonl's agent steps of the kept calls carry the same ids and logprobs, and so does export --format atif.
+    const withIds = (doc: any) =>
+      doc.steps.filter((st: any) => st.metrics?.prompt_token_ids).map((st: any) => st.metrics);
+    const expected = [2, 3].map((i) => ({
+      prompt_token_ids: served[i]!.prompt_token_ids,
+      completion_token_ids: served[i]!.token_ids,
+      logprobs: served[i]!.logprobs,
+    }));
+    const [doc] = readJsonl(join(run.runDir, "atif.jsonl"));
+    expect(withIds(doc)).toEqual(expected.map((e) => expect.objectContaining(e)));
+    const out = join(run.runDir, "export.atif.jsonl");
+    const exported = await runCli(["export", run.runDir, "--format", "atif", "--out", out]);
+    expect(exported.exitCode, exported.stderr).toBe(0);
+    expect(withIds(readJsonl(out)[0])).toEqual(withIds(doc));
   });
 });
 

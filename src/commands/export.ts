@@ -2,6 +2,8 @@
  * `hermes-batch export`: converts a run's trajectories.jsonl to a training format, streaming line by
  * line (never the whole file in memory). Bad lines are reported with file:line and skipped.
  */
+import { RUN_FILES } from "../store/checkpoint.js";
+import { RlTokenIndex } from "../store/rl_tokens.js";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import {
@@ -280,6 +282,11 @@ export const command: Command = {
       reasoningDetails,
       runName: basename(dirname(input)),
     };
+    if (format === "atif") {
+      // The engine's token ids of a run made with --rl-capture, as atif.jsonl carries them.
+      const rl = RlTokenIndex.open(join(dirname(input), RUN_FILES.rl));
+      if (rl) opts.tokensFor = (taskId, epoch) => rl.tokensFor(taskId, epoch);
+    }
     const toStdout = outPath === "-";
     if (split !== undefined && toStdout)
       throw new UserError("--split writes two files: give --out NAME.jsonl, not '-'");

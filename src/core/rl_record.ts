@@ -81,3 +81,10 @@ export type RlTurn = z.infer<typeof RlTurnSchema>;
 export type RlBranch = z.infer<typeof RlBranchSchema>;
 export type RlLine = z.infer<typeof RlLineSchema>;
 export type RlStopReason = (typeof RL_STOP_REASONS)[number];
+
+/** One kept model call's token data (of an rl.jsonl turn), by the index of the message it produced. */
+export interface CallTokens {
+  prompt_token_ids: number[];
+  completion_token_ids: number[];
+  logprobs: number[] | null;
+}

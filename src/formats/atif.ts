@@ -8,6 +8,7 @@
  * without `model_calls`, convert too (their agent steps have no times or metrics).
  */
 import { UserError } from "../core/errors.js";
+import type { CallTokens } from "../core/rl_record.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, Usage } from "../core/chat.js";
 import { z } from "zod";
 import {
@@ -51,7 +52,7 @@ function taskStart(entry: TrajectoryEntry): string | undefined {
   return new Date(end - entry.duration_ms).toISOString();
 }
 
-function metricsOf(call: ModelCallRecord): NonNullable<AtifStep["metrics"]> {
+function metricsOf(call: ModelCallRecord, tokens: CallTokens | undefined): NonNullable<AtifStep["metrics"]> {
   const u: Usage = call.usage;
   const extra: Extra = { total_tokens: u.total_tokens };
   if (u.completion_tokens_details) extra.reasoning_tokens = u.completion_tokens_details.reasoning_tokens;
@@ -60,6 +61,9 @@ function metricsOf(call: ModelCallRecord): NonNullable<AtifStep["metrics"]> {
     completion_tokens: u.completion_tokens,
     ...(u.prompt_tokens_details ? { cached_tokens: u.prompt_tokens_details.cached_tokens } : {}),
     ...(call.cost_usd !== undefined ? { cost_usd: call.cost_usd } : {}),
+    // The engine's own ids and logprobs (--rl-capture), as rl.jsonl keeps them.
+    ...(tokens ? { prompt_token_ids: tokens.prompt_token_ids, completion_token_ids: tokens.completion_token_ids } : {}),
+    ...(tokens?.logprobs ? { logprobs: tokens.logprobs } : {}),
     extra,
   };
 }
@@ -95,11 +99,12 @@ interface AgentStepInput {
   message: AssistantMessage;
   results: ToolMessage[];
   call?: ModelCallRecord;
+  tokens?: CallTokens;
   injected: boolean;
   approvals: Map<string, ApprovalRecord[]>;
 }
 
-function agentStep({ message, results, call, injected, approvals }: AgentStepInput): Step {
+function agentStep({ message, results, call, tokens, injected, approvals }: AgentStepInput): Step {
   const calls = message.tool_calls ?? [];
   const extra: Extra = {};
   if (message.content === null) extra.content_null = true;
@@ -114,13 +119,17 @@ function agentStep({ message, results, call, injected, approvals }: AgentStepInp
     ...(message.reasoning !== undefined ? { reasoning_content: message.reasoning } : {}),
     ...(calls.length ? { tool_calls: calls.map((c) => toolCallOf(c, approvals.get(c.id) ?? [])) } : {}),
     ...(results.length ? { observation: observationOf(results, calls) } : {}),
-    ...(call ? { metrics: metricsOf(call) } : {}),
+    ...(call ? { metrics: metricsOf(call, tokens) } : {}),
   };
   return withExtra(step, extra);
 }
 
 /** The steps of the saved messages, in order; tool results join the agent step of their assistant turn. */
-function stepsOf(entry: TrajectoryEntry, approvals: Map<string, ApprovalRecord[]>): Step[] {
+function stepsOf(
+  entry: TrajectoryEntry,
+  approvals: Map<string, ApprovalRecord[]>,
+  tokens: Map<number, CallTokens> | undefined,
+): Step[] {
   const messages: ChatMessage[] = entry.messages ?? [];
   const callOf = new Map(
     (entry.model_calls ?? []).filter((c) => c.message_index !== undefined).map((c) => [c.message_index!, c]),
@@ -140,7 +149,10 @@ function stepsOf(entry: TrajectoryEntry, approvals: Map<string, ApprovalRecord[]
       while (messages[i + 1]?.role === "tool") results.push(messages[++i] as ToolMessage);
       const call = callOf.get(i - results.length);
       if (call) lastEnd = call.ended_at;
-      steps.push(agentStep({ message: m, results, call, injected: injected.has(i - results.length), approvals }));
+      const at = i - results.length;
+      steps.push(
+        agentStep({ message: m, results, call, tokens: tokens?.get(at), injected: injected.has(at), approvals }),
+      );
     } else {
       // A tool result without its assistant turn (not written by this loop): a system step's observation.
       steps.push({ source: "system", message: "", observation: observationOf([m], []) });
@@ -185,14 +197,14 @@ function rootExtra(entry: TrajectoryEntry, unattributed: ApprovalRecord[]): Extr
 }
 
 /** The line as an ATIF document, not yet validated (`atifDocument` validates). */
-export function toAtif(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajectory {
+export function toAtif(entry: TrajectoryEntry, opts: AtifOptions, tokens?: Map<number, CallTokens>): AtifTrajectory {
   const approvals = new Map<string, ApprovalRecord[]>();
   const unattributed: ApprovalRecord[] = [];
   for (const a of entry.approvals ?? []) {
     if (a.tool_call_id === undefined) unattributed.push(a);
     else approvals.set(a.tool_call_id, [...(approvals.get(a.tool_call_id) ?? []), a]);
   }
-  const steps = stepsOf(entry, approvals).map((s, i) => ({ step_id: i + 1, ...s }));
+  const steps = stepsOf(entry, approvals, tokens).map((s, i) => ({ step_id: i + 1, ...s }));
   const model = typeof entry.metadata?.model === "string" ? entry.metadata.model : undefined;
   const discarded = (entry.model_calls ?? []).filter((c) => c.message_index === undefined).length;
   return {
@@ -231,14 +243,18 @@ const ConvertibleLineSchema = z.looseObject({
 });
 
 /** The line as a validated ATIF document; a line that cannot be read or gives an invalid document throws, naming its task. */
-export function atifDocument(entry: TrajectoryEntry, opts: AtifOptions): AtifTrajectory {
+export function atifDocument(
+  entry: TrajectoryEntry,
+  opts: AtifOptions,
+  tokens?: Map<number, CallTokens>,
+): AtifTrajectory {
   const name = `task ${entry.task_id}${entry.epoch === undefined ? "" : ` epoch ${entry.epoch}`}`;
   const readable = ConvertibleLineSchema.safeParse(entry);
   if (!readable.success)
     throw new AtifConversionError(
       `${name}: the trajectory line cannot be converted to ATIF: ${describeAtifIssues(readable.error)}`,
     );
-  const doc = toAtif(entry, opts);
+  const doc = toAtif(entry, opts, tokens);
   const checked = AtifTrajectorySchema.safeParse(doc);
   if (!checked.success)
     throw new AtifConversionError(

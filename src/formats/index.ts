@@ -2,6 +2,7 @@
  * Export formats: a registry of named converters from a trajectory entry to one output record, each
  * loading its module on first use. `hermes-batch export --format NAME` picks one.
  */
+import type { CallTokens } from "../core/rl_record.js";
 import type { OpenAITool } from "../core/chat.js";
 import type { TrajectoryEntry } from "../core/records.js";
 import { UserError } from "../core/errors.js";
@@ -18,6 +19,8 @@ export interface ExportOptions {
   reasoningDetails?: boolean;
   /** The run the trajectories come from (atif: the documents' session_id). */
   runName?: string;
+  /** atif: the engine's token data of a trajectory's calls (the run's rl.jsonl), by message index. */
+  tokensFor?: (taskId: string, epoch: number | undefined) => Map<number, CallTokens> | undefined;
 }
 
 /** Converts one trajectory entry to the record written as one line of the export. */
@@ -146,7 +149,12 @@ registerExportFormat(
       import("./atif.js"),
       import("../core/package_version.js"),
     ]);
-    return (entry, opts) => atifDocument(entry, { runName: opts.runName, agentVersion: packageVersion() });
+    return (entry, opts) =>
+      atifDocument(
+        entry,
+        { runName: opts.runName, agentVersion: packageVersion() },
+        opts.tokensFor?.(entry.task_id, entry.epoch),
+      );
   },
 );
 

@@ -8,6 +8,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import type { TrajectoryEntry } from "../core/records.js";
 import { errorMessage } from "../core/errors.js";
 import { atifDocument, type AtifOptions } from "../formats/atif.js";
+import type { CallTokens } from "../core/rl_record.js";
 
 export class AtifRunFile {
   private readonly tmp: string;
@@ -23,11 +24,11 @@ export class AtifRunFile {
     this.fd = openSync(this.tmp, "w");
   }
 
-  /** Converts one trajectory line; after the first failure the rest are not converted. */
-  add(entry: TrajectoryEntry): void {
+  /** Converts one trajectory line (with its calls' engine tokens, when captured); after a failure the rest are not. */
+  add(entry: TrajectoryEntry, tokens?: Map<number, CallTokens>): void {
     if (this.error) return;
     try {
-      this.pending.push(JSON.stringify(atifDocument(entry, this.opts)));
+      this.pending.push(JSON.stringify(atifDocument(entry, this.opts, tokens)));
     } catch (err) {
       this.error = errorMessage(err);
       return;

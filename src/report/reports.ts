@@ -2,6 +2,7 @@
  * statistics.json, summary.csv and atif.jsonl, rebuilt from the run's output files at the end of every invocation,
  * so a resumed run reports exactly what an uninterrupted one would.
  */
+import { RlTokenIndex } from "../store/rl_tokens.js";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
@@ -77,6 +78,8 @@ export async function writeRunReports(
     runName: config.run_name,
     agentVersion: packageVersion(),
   });
+  // --rl-capture: the engine's token ids join each call's ATIF step metrics.
+  const rlTokens = RlTokenIndex.open(join(runDir, RUN_FILES.rl));
   const doneIds = new Set<string>();
   const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
   // Score samples: one per task; a dropped or failed task is unscored, never a failure.
@@ -108,7 +111,7 @@ export async function writeRunReports(
     }
     sample(l.value, l.value.score?.passed ?? null);
     csv.write(summaryRowFromEntry(l.value));
-    atif.add(l.value);
+    atif.add(l.value, rlTokens?.tokensFor(l.value.task_id, l.value.epoch));
     report.done++;
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
