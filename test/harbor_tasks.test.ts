@@ -127,6 +127,30 @@ describe("Harbor task folders → rows", () => {
     expect(why.noimage).toMatch(/neither \[environment\].docker_image nor environment\/Dockerfile/);
   });
 
+  it("[[environment.mcp_servers]] become the row's mcp_servers (a URL server is SSE by default); bad ones are refused", () => {
+    const root = tempDir("hb-mcp-");
+    task(
+      root,
+      "mcp",
+      '[[environment.mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "python3"\nargs = ["-u", "/srv/mcp.py"]\n' +
+        '[[environment.mcp_servers]]\nname = "api"\nurl = "http://127.0.0.1:9/mcp"\n' +
+        '[[environment.mcp_servers]]\nname = "api2"\ntransport = "streamable-http"\nurl = "http://127.0.0.1:9/mcp"\n',
+    );
+    task(root, "noname", '[[environment.mcp_servers]]\ntransport = "stdio"\ncommand = "x"\n');
+    task(root, "badargs", '[[environment.mcp_servers]]\nname = "x"\ncommand = "x"\nargs = "not a list"\n');
+    const { rows, bad } = readHarborTasks(root);
+    expect(rows.map((r) => r.id)).toEqual(["mcp"]);
+    expect(rows[0]!.mcp_servers).toEqual([
+      { name: "fs", transport: "stdio", command: "python3", args: ["-u", "/srv/mcp.py"] },
+      { name: "api", url: "http://127.0.0.1:9/mcp", transport: "sse" },
+      { name: "api2", transport: "streamable-http", url: "http://127.0.0.1:9/mcp" },
+    ]);
+    expect(rows[0]!.harbor).not.toHaveProperty("mcp_servers");
+    const why = Object.fromEntries(bad.map((b) => [b.file.split("/").slice(-2, -1)[0], b.reason]));
+    expect(why.noname).toMatch(/^'environment\.mcp_servers\.0': each server of the list needs a 'name'/);
+    expect(why.badargs).toMatch(/^'environment\.mcp_servers\.x\.args'/);
+  });
+
   it("quantities of the 1.0 form and ${VAR} templates", () => {
     expect([quantityToMb("2G"), quantityToMb("512Mi"), quantityToMb("1.5Gi"), quantityToMb("lots")]).toEqual([
       2048,

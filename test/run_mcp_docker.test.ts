@@ -9,28 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
-
-/** A minimal MCP server over stdio (newline-delimited JSON-RPC): initialize, tools/list, tools/call of `where`. */
-const PY_SERVER = String.raw`
-import json, os, sys
-def send(o):
-    sys.stdout.write(json.dumps(o) + "\n"); sys.stdout.flush()
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    method, i = m.get("method"), m["id"]
-    if method == "initialize":
-        send({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "py-mcp", "version": "0.1"}}})
-    elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": i, "result": {"tools": [{"name": "where", "description": "Where the server runs.", "inputSchema": {"type": "object", "properties": {}}}]}})
-    elif method == "tools/call":
-        with open("made_by_mcp.txt", "w") as f:
-            f.write("hello")
-        send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "cwd=%s container=%s uid=%d" % (os.getcwd(), os.path.exists("/.dockerenv"), os.getuid())}]}})
-    else:
-        send({"jsonrpc": "2.0", "id": i, "error": {"code": -32601, "message": "unknown method"}})
-`;
+import { PY_MCP_SERVER } from "./helpers/py_mcp_server.js";
 
 describe("an MCP server inside a Docker task container", () => {
   let model: FakeOpenAI;
@@ -58,7 +37,7 @@ describe("an MCP server inside a Docker task container", () => {
     const runName = uniqueRunName("mcp");
     writeFileSync(
       join(dir, "mcp.json"),
-      JSON.stringify({ mcpServers: { py: { command: "python3", args: ["-u", "-c", PY_SERVER] } } }),
+      JSON.stringify({ mcpServers: { py: { command: "python3", args: ["-u", "-c", PY_MCP_SERVER] } } }),
     );
     writeFileSync(
       join(dir, "d.jsonl"),

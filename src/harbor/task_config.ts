@@ -5,6 +5,8 @@
  */
 import { parse as parseToml, TomlError } from "smol-toml";
 import { z } from "zod";
+import { parseRowMcpServers } from "../config/mcp_config.js";
+import { errorMessage } from "../core/errors.js";
 
 const num = z.number().finite();
 const envTable = z.record(z.string(), z.string()).prefault({});
@@ -36,7 +38,7 @@ const EnvironmentSchema = z.object({
   allow_internet: z.boolean().optional(),
   env: envTable,
   workdir: z.string().min(1).optional(),
-  mcp_servers: z.array(z.unknown()).default([]),
+  mcp_servers: z.array(z.record(z.string(), z.unknown())).default([]),
   healthcheck: HealthcheckSchema.optional(),
 });
 
@@ -90,6 +92,8 @@ export const HarborTaskSchema = z.object({
   workdir: z.string().optional(),
   env: z.record(z.string(), z.string()),
   healthcheck: HealthcheckSchema.optional(),
+  /** `[[environment.mcp_servers]]` in the list form a row's `mcp_servers` takes, Harbor's defaults applied. */
+  mcp_servers: z.array(z.record(z.string(), z.unknown())).optional(),
   agent: z.object({ timeout_sec: num.optional(), user: z.string().optional() }),
   verifier: z.object({ timeout_sec: num, env: z.record(z.string(), z.string()), user: z.string().optional() }),
   solution_env: z.record(z.string(), z.string()),
@@ -162,8 +166,6 @@ function refuse(t: TaskToml): void {
   if (t.environment.os === "windows") throw new TaskTomlError('Windows tasks (os = "windows") are not supported');
   if (t.steps?.length) throw new TaskTomlError("multi-step tasks ([[steps]]) are not supported yet");
   if (t.environment.tpu !== undefined) throw new TaskTomlError("TPU environments are not supported");
-  if (t.environment.mcp_servers.length)
-    throw new TaskTomlError("task MCP servers ([[environment.mcp_servers]]) are not supported yet");
   if (t.verifier.environment_mode === "separate")
     throw new TaskTomlError('a separate verifier environment (environment_mode = "separate") is not supported yet');
   if (t.agent.allowed_hosts.length || t.verifier.allowed_hosts.length)
@@ -193,6 +195,7 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
     ...(e.workdir ? { workdir: e.workdir } : {}),
     env: e.env,
     ...(e.healthcheck ? { healthcheck: e.healthcheck } : {}),
+    ...(e.mcp_servers.length ? { mcp_servers: harborMcpServers(e.mcp_servers) } : {}),
     agent: {
       ...(t.agent.timeout_sec !== undefined ? { timeout_sec: t.agent.timeout_sec } : {}),
       ...(t.agent.user ? { user: t.agent.user } : {}),
@@ -204,6 +207,24 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
     },
     solution_env: t.solution.env,
   };
+}
+
+/**
+ * `[[environment.mcp_servers]]` as a row's `mcp_servers` list: a URL server without a transport is SSE (Harbor's
+ * default, where a desktop config's default is streamable HTTP); a stdio server runs in the task's container. Its
+ * shape is checked here (`${VAR}` references are resolved, and checked, when the run starts).
+ */
+function harborMcpServers(servers: Record<string, unknown>[]): Record<string, unknown>[] {
+  const list = servers.map((s) =>
+    s.url !== undefined && s.transport === undefined && s.type === undefined ? { ...s, transport: "sse" } : s,
+  );
+  try {
+    parseRowMcpServers(list, new Proxy<NodeJS.ProcessEnv>({}, { get: () => "set" }));
+  } catch (err) {
+    const m = /^(\S+?): (.*)$/s.exec(errorMessage(err));
+    throw new TaskTomlError(m ? `'environment.${m[1]}': ${m[2]}` : `'environment.mcp_servers': ${errorMessage(err)}`);
+  }
+  return list;
 }
 
 export function taskName(t: TaskToml): string | undefined {

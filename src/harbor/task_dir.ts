@@ -14,6 +14,8 @@ export interface HarborRow {
   prompt: string;
   metadata: Record<string, unknown>;
   harbor: HarborTask;
+  /** The task's `[[environment.mcp_servers]]`: a row's own servers, run as any row's are. */
+  mcp_servers?: Record<string, unknown>[];
 }
 
 export interface HarborBad {
@@ -84,7 +86,7 @@ export function readHarborTask(dir: string): { ok: true; row: HarborRow } | { ok
   const file = join(dir, "task.toml");
   try {
     const toml = parseTaskToml(readFileSync(file, "utf8"));
-    const task = normaliseTask(toml, dir, taskDigest(dir));
+    const { mcp_servers, ...task } = normaliseTask(toml, dir, taskDigest(dir));
     checkLayout(dir, task);
     const prompt = readFileSync(join(dir, "instruction.md"), "utf8");
     if (prompt.trim() === "") throw new TaskTomlError("instruction.md is empty");
@@ -96,6 +98,7 @@ export function readHarborTask(dir: string): { ok: true; row: HarborRow } | { ok
         prompt,
         metadata: { ...toml.metadata, harbor: { task_dir: dir, digest: task.digest, schema: task.schema } },
         harbor: task,
+        ...(mcp_servers ? { mcp_servers } : {}),
       },
     };
   } catch (err) {

@@ -111,7 +111,8 @@ export function rowMcpServersSeen(): McpServerConfig[] {
  * Why a row's `mcp_servers` cannot be used, or undefined: checked like a config file's servers; a server name seen for
  * the first time is listed and registered (so the row's `toolsets` may name `mcp-<server>`), a name seen before
  * stands for the tools listed then (one name, one set of tools in a run), so rows that start a server each in their
- * own way do not start it here once per row.
+ * own way do not start it here once per row. A Harbor task's servers are only checked here (its image may not be built
+ * yet); its task lists them in its own sandbox.
  */
 export async function rowMcpProblem(config: RunConfig, row: object): Promise<string | undefined> {
   const value = (row as Record<string, unknown>).mcp_servers;
@@ -122,6 +123,11 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
     checkNoRunKeys(config, servers);
   } catch (err) {
     return errorMessage(err).replace(/^--mcp-config: /, "");
+  }
+  if ((row as Record<string, unknown>).harbor !== undefined) {
+    // A Harbor task's stdio servers run in its own image, which may not be built yet: listed when the task starts.
+    for (const server of servers) rowServers.set(mcpConfigHash(server), server);
+    return undefined;
   }
   const listing = listingEnvironment(config);
   try {

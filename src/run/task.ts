@@ -21,7 +21,7 @@ import type { RunModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
-import { isMcpTool, McpTaskSessions, mcpServersMetadata } from "../../tools/mcp/mcp_tools.js";
+import { isMcpTool, McpTaskSessions, mcpServersMetadata, mcpToolsetName } from "../../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
@@ -188,6 +188,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   // The run's servers and the row's own (listed in the try below); a row's server wins over the run's of its name.
   let mcpCatalogs: McpServerCatalog[] = deps.mcp ?? [];
   let mcpSessions: McpTaskSessions | undefined;
+  let ownMcpToolsets: string[] = [];
   const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
 
   let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
@@ -203,6 +204,17 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 
   try {
     if (harborProblem) throw new EnvironmentSetupError(harborProblem);
+    // A Harbor task's sandbox comes first: its image (built first when it comes from a Dockerfile) is where its
+    // own MCP servers run, and the environment reads its spec on creation.
+    if (harbor) {
+      try {
+        envSpec.image = await harborImage(harbor, signal);
+        await taskEnv.preflight();
+        await harborPrepare(harbor, await taskEnv.get(), signal);
+      } catch (err) {
+        throw new EnvironmentSetupError(errorText(err));
+      }
+    }
     if (spec.extra?.mcp_servers !== undefined) {
       try {
         // Loaded only by rows that have servers (it brings the config parsing along).
@@ -211,6 +223,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
         // Registered in this thread now: calls of them are calls of known tools.
         for (const c of own) for (const t of c.tools) deps.knownTools.add(t.registeredName);
         mcpCatalogs = [...mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
+        ownMcpToolsets = own.map((c) => mcpToolsetName(c.config.name));
       } catch (err) {
         throw new EnvironmentSetupError(errorText(err));
       }
@@ -226,18 +239,13 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       });
       ctx.mcp = mcpSessions;
     }
-    tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets: spec.toolsets }), mcpCatalogs);
-    const needsEnv =
-      tools.some((t) => registry.get(t.function.name)?.needsEnvironment) ||
-      spec.verify !== undefined ||
-      harbor !== undefined;
-    if (needsEnv) {
+    // A Harbor task's own servers are offered whatever toolsets were drawn, as Harbor's agents register them.
+    const enabledToolsets = harbor ? [...new Set([...spec.toolsets, ...ownMcpToolsets])] : spec.toolsets;
+    tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets }), mcpCatalogs);
+    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
+    if (needsEnv && !harbor) {
       try {
-        // A Harbor task's image is known only now (built first when it comes from a Dockerfile); the
-        // environment reads its spec on creation, which comes after this.
-        if (harbor) envSpec.image = await harborImage(harbor, signal);
         await taskEnv.preflight();
-        if (harbor) await harborPrepare(harbor, await taskEnv.get(), signal);
       } catch (err) {
         throw new EnvironmentSetupError(errorText(err));
       }
