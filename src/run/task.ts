@@ -12,12 +12,13 @@ import {
   EnvironmentLostError,
   type Environment,
   type EnvironmentOptions,
+  type EnvironmentSpec,
   type ExecResult,
 } from "../../tools/environments/base.js";
 import type { SandboxGates } from "../../tools/environments/index.js";
 import type { ApprovalGateOptions } from "../../tools/approval/gate.js";
-import { lazyApprovalGate } from "../../tools/lazy_approval.js";
-import type { RunModels } from "../scheduler/run_models.js";
+import { lazyApprovalGate, type LazyApprovalService } from "../../tools/lazy_approval.js";
+import type { RunModels, TaskModels } from "../scheduler/run_models.js";
 import type { ModelEvent } from "../scheduler/scheduler.js";
 import { getToolDefinitions } from "../../tools/model_tools.js";
 import { createToolPipeline } from "../../tools/pipeline.js";
@@ -36,7 +37,7 @@ import {
 import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
-import { linkedAbort } from "../core/abort.js";
+import { linkedAbort, type LinkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
 import { ProcessNotices } from "../../tools/process_notices.js";
@@ -109,7 +110,58 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
+/** One task's state while it runs: what prepareTask set up, and what each later phase found. */
+interface TaskRun {
+  spec: TaskSpec;
+  deps: TaskRunnerDeps;
+  cancel: AbortSignal;
+  started: number;
+  harbor?: HarborPlan;
+  harborProblem?: string;
+  /** Cancel, the task's deadline, and a lost sandbox all abort its signal. */
+  taskAbort: LinkedAbort;
+  signal: AbortSignal;
+  /** The first failure of the sandbox (lost, could not start) or of an MCP server start, if any. */
+  envFailure?: unknown;
+  envSpec: EnvironmentSpec;
+  taskEnv: TaskEnvironment;
+  environmentEvents: { at: number; message: string }[];
+  modelEvents: ModelEvent[];
+  models: TaskModels;
+  approval: LazyApprovalService;
+  pipeline: ReturnType<typeof createToolPipeline>;
+  ctx: ToolContext;
+  /** The run's servers and the row's own; a row's server wins over the run's of its name. */
+  mcpCatalogs: McpServerCatalog[];
+  mcpSessions?: McpTaskSessions;
+  tools: Awaited<ReturnType<typeof getToolDefinitions>>;
+  loop?: AgentLoopResult;
+  outcome: Outcome;
+  error?: string;
+  verify?: VerifyResult;
+  stack?: string;
+  scored?: ScorerOutput[];
+  deterministic: boolean;
+  tokenLedger?: TokenLedger;
+  harborVerdict?: HarborVerdict;
+}
+
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
+  const t = prepareTask(spec, deps, cancel);
+  try {
+    await setUpToolsAndSandbox(t);
+    const loop = await runAgent(t);
+    await verifyAndScore(t, loop);
+  } catch (err) {
+    recordFailure(t, err);
+  } finally {
+    await cleanUpTask(t);
+  }
+  return outcomeMessage(t, trajectoryEntry(t));
+}
+
+/** Prepare: the task's abort signal, its sandbox (created on first use), models, approval gate and tool context. */
+function prepareTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): TaskRun {
   const { config } = deps;
   const started = Date.now();
   let harbor: HarborPlan | undefined;
@@ -124,9 +176,90 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   // letting the model talk to a corpse) all abort the task's signal.
   const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
-  let envFailure: unknown;
   const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
-  const envOptions: EnvironmentOptions = {
+  const environmentEvents: { at: number; message: string }[] = [];
+  const envSpec: EnvironmentSpec = {
+    runName: config.run_name!,
+    taskId: specKey(spec),
+    hostTaskDir,
+    image: spec.image ?? config.image,
+    cwd: harbor?.task.workdir ?? spec.cwd,
+    network: harbor?.network ?? spec.network ?? config.network,
+    taskTimeoutSec,
+    signal,
+    reportLost: (reason: string) => {
+      t.envFailure ??= new EnvironmentLostError(reason);
+      taskAbort.abort(t.envFailure);
+    },
+    onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
+  };
+  const taskEnv = new TaskEnvironment(config.env, envSpec, taskEnvOptions(spec, deps, harbor));
+
+  const modelEvents: ModelEvent[] = [];
+  const models = deps.models.forTask((e) => modelEvents.push(e));
+  // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
+  const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
+  const pipeline = createToolPipeline({ approval, mcpApproval: config.mcp_approval });
+
+  const ctx = toolContext(spec, deps, taskEnv, signal, (err) => {
+    t.envFailure ??= err;
+  });
+  const t: TaskRun = {
+    spec,
+    deps,
+    cancel,
+    started,
+    harbor,
+    harborProblem,
+    taskAbort,
+    signal,
+    envSpec,
+    taskEnv,
+    environmentEvents,
+    modelEvents,
+    models,
+    approval,
+    pipeline,
+    ctx,
+    mcpCatalogs: deps.mcp ?? [],
+    tools: [],
+    outcome: "completed",
+    deterministic: false,
+    ...(config.rl_capture ? { tokenLedger: new TokenLedger() } : {}),
+  };
+  return t;
+}
+
+/** What every tool call of the task sees; a sandbox that cannot be had is noted as the task's failure. */
+function toolContext(
+  spec: TaskSpec,
+  deps: TaskRunnerDeps,
+  taskEnv: TaskEnvironment,
+  signal: AbortSignal,
+  noteEnvFailure: (err: unknown) => void,
+): ToolContext {
+  return {
+    taskId: spec.id,
+    envKind: deps.config.env,
+    getEnv: async () => {
+      try {
+        return await taskEnv.get();
+      } catch (err) {
+        noteEnvFailure(err);
+        throw err;
+      }
+    },
+    signal,
+    logger: deps.logger,
+    userTask: spec.prompt,
+    notices: new ProcessNotices(),
+  };
+}
+
+/** The sandbox's limits and options for this task (the row's limits over the run's). */
+function taskEnvOptions(spec: TaskSpec, deps: TaskRunnerDeps, harbor: HarborPlan | undefined): EnvironmentOptions {
+  const { config } = deps;
+  return {
     image: config.image,
     network: config.network,
     memoryMb: spec.limits?.memory_mb ?? config.memory_mb,
@@ -144,199 +277,187 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     disk: diskOption(spec.limits?.disk ?? config.disk),
     ...(harbor ? harborEnvOptions(harbor) : {}),
   };
-  const environmentEvents: { at: number; message: string }[] = [];
-  const envSpec = {
-    runName: config.run_name!,
-    taskId: specKey(spec),
-    hostTaskDir,
-    image: spec.image ?? config.image,
-    cwd: harbor?.task.workdir ?? spec.cwd,
-    network: harbor?.network ?? spec.network ?? config.network,
-    taskTimeoutSec,
-    signal,
-    reportLost: (reason: string) => {
-      envFailure ??= new EnvironmentLostError(reason);
-      taskAbort.abort(envFailure);
-    },
-    onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
-  };
-  const taskEnv = new TaskEnvironment(config.env, envSpec, envOptions);
+}
 
-  const modelEvents: ModelEvent[] = [];
-  const models = deps.models.forTask((e) => modelEvents.push(e));
-  // Every policy goes through the gate, so even `allow` leaves a record of each flagged command.
-  const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
-  const pipeline = createToolPipeline({ approval, mcpApproval: config.mcp_approval });
-
-  const ctx: ToolContext = {
-    taskId: spec.id,
-    envKind: config.env,
-    getEnv: async () => {
-      try {
-        return await taskEnv.get();
-      } catch (err) {
-        envFailure ??= err;
-        throw err;
-      }
-    },
-    signal,
-    logger: deps.logger,
-    userTask: spec.prompt,
-    notices: new ProcessNotices(),
-  };
-  // The task's MCP servers: each started on the first call of one of its tools, closed when the agent loop ends.
-  // The run's servers and the row's own (listed in the try below); a row's server wins over the run's of its name.
-  let mcpCatalogs: McpServerCatalog[] = deps.mcp ?? [];
-  let mcpSessions: McpTaskSessions | undefined;
-  let ownMcpToolsets: string[] = [];
-  const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
-
-  let tools: Awaited<ReturnType<typeof getToolDefinitions>> = [];
-  let loop: AgentLoopResult | undefined;
-  let outcome: Outcome = "completed";
-  let error: string | undefined;
-  let verify: VerifyResult | undefined;
-  let stack: string | undefined;
-  let scored: ScorerOutput[] | undefined;
-  let deterministic = false;
-  const tokenLedger = config.rl_capture ? new TokenLedger() : undefined;
-  let harborVerdict: HarborVerdict | undefined;
-
-  try {
-    if (harborProblem) throw new EnvironmentSetupError(harborProblem);
-    // A Harbor task's sandbox comes first: its image (built first when it comes from a Dockerfile) is where its
-    // own MCP servers run, and the environment reads its spec on creation.
-    if (harbor) {
-      try {
-        envSpec.image = await harborImage(harbor, signal);
-        await taskEnv.preflight();
-        await harborPrepare(harbor, await taskEnv.get(), signal);
-      } catch (err) {
-        throw new EnvironmentSetupError(errorText(err));
-      }
-    }
-    if (spec.extra?.mcp_servers !== undefined) {
-      try {
-        // Loaded only by rows that have servers (it brings the config parsing along).
-        const { taskRowMcp } = await import("./mcp_setup.js");
-        const own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
-        // Registered in this thread now: calls of them are calls of known tools.
-        for (const c of own) for (const t of c.tools) deps.knownTools.add(t.registeredName);
-        mcpCatalogs = [...mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
-        ownMcpToolsets = own.map((c) => mcpToolsetName(c.config.name));
-      } catch (err) {
-        throw new EnvironmentSetupError(errorText(err));
-      }
-    }
-    if (mcpCatalogs.length) {
-      mcpSessions = new McpTaskSessions(mcpCatalogs, {
-        getEnv: ctx.getEnv,
-        passEnv: config.pass_env,
-        onStartFailure: (reason) => {
-          envFailure ??= new EnvironmentSetupError(reason);
-          taskAbort.abort(envFailure);
-        },
-      });
-      ctx.mcp = mcpSessions;
-    }
-    // A Harbor task's own servers are offered whatever toolsets were drawn, as Harbor's agents register them.
-    const enabledToolsets = harbor ? [...new Set([...spec.toolsets, ...ownMcpToolsets])] : spec.toolsets;
-    tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets }), mcpCatalogs);
-    const needsEnv = tools.some((t) => registry.get(t.function.name)?.needsEnvironment) || spec.verify !== undefined;
-    if (needsEnv && !harbor) {
-      try {
-        await taskEnv.preflight();
-      } catch (err) {
-        throw new EnvironmentSetupError(errorText(err));
-      }
-    }
-    const agentLoop = (loopSignal: AbortSignal) =>
-      runAgentLoop({
-        model: models.agent,
-        prompt: spec.prompt,
-        tools,
-        systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
-        ephemeralSystemPrompt: config.ephemeral_system_prompt,
-        prefill: deps.prefill,
-        maxTurns: config.max_turns,
-        maxConsecutiveToolErrors: config.max_consecutive_tool_errors,
-        toolConcurrency: config.tool_concurrency,
-        executeTool,
-        ctx,
-        signal: loopSignal,
-        // The continued answer's reasoning only reaches the model when reasoning is sent back.
-        continueReasoningOnly: config.preserve_reasoning,
-        ...(tokenLedger ? { tokenLedger } : {}),
-      });
-    let timeLimited = false;
-    if (harbor) ({ loop, timeLimited } = await harborAgentPhase(harbor, spec, taskEnv, agentLoop, signal));
-    else loop = await agentLoop(signal);
-    outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
-    // Before verify and scoring: the task's MCP servers are the agent's processes too.
-    await mcpSessions?.close();
-    if (envFailure) {
-      outcome = "environment_error";
-      error = `environment failed: ${errorText(envFailure)}`;
-    } else if (harbor) {
-      harborVerdict = await harborVerifierPhase(
-        harbor,
-        taskEnv,
-        join(deps.runDir, "harbor", taskDirName(specKey(spec))),
-        signal,
-      );
-    } else if (spec.verify) {
-      verify = await runVerify(
-        spec,
-        taskEnv,
-        { timeoutSec: config.verify_timeout, isolated: config.verify_isolated },
-        signal,
-      );
-    }
-    if (
-      DONE_OUTCOMES.has(outcome) &&
-      (spec.expected !== undefined || spec.rubric !== undefined || verify || harborVerdict)
-    ) {
-      // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
-      const { scoreTask } = await import("../score/scorers.js");
-      scored = await scoreTask({
-        prompt: spec.prompt,
-        finalResponse: loop.finalResponse,
-        expected: spec.expected,
-        rubric: spec.rubric,
-        verify,
-        ...(harborVerdict ? { harbor: harborVerdict } : {}),
-        judge: models.judge,
-        signal,
-      });
-    }
-  } catch (err) {
-    if (err instanceof AgentLoopAborted) loop = err.partialResult;
-    outcome =
-      envFailure && !cancel.aborted && !taskAbort.timedOut
-        ? "environment_error"
-        : classifyError(err instanceof AgentLoopAborted ? err.cause : err, signal, taskAbort.timedOut);
-    error =
-      outcome === "timeout"
-        ? `task timed out after ${config.task_timeout} s`
-        : outcome === "cancelled"
-          ? "cancelled (run interrupted)"
-          : errorText(envFailure ?? err);
-    const cause = err instanceof AgentLoopAborted ? err.cause : err;
-    deterministic = outcome === "model_error" && cause instanceof ModelError && cause.deterministic;
-    if (outcome === "internal_error") {
-      stack = cause instanceof Error ? cause.stack : undefined;
-    }
-  } finally {
-    await mcpSessions?.close().catch(() => undefined);
+/**
+ * Prepare, continued: the task's MCP servers (each started on the first call of one of its tools), the tool
+ * definitions offered to the model, and the sandbox checked before the first turn when a tool or verify needs it.
+ */
+async function setUpToolsAndSandbox(t: TaskRun): Promise<void> {
+  const { spec, deps, ctx, signal } = t;
+  const { config } = deps;
+  if (t.harborProblem) throw new EnvironmentSetupError(t.harborProblem);
+  // A Harbor task's sandbox comes first: its image (built first when it comes from a Dockerfile) is where its own
+  // MCP servers run, and the environment reads its spec on creation.
+  if (t.harbor) await setUpHarborSandbox(t.harbor, t, signal);
+  const ownMcpToolsets = await setUpMcp(t);
+  // A Harbor task's own servers are offered whatever toolsets were drawn, as Harbor's agents register them.
+  const enabledToolsets = t.harbor ? [...new Set([...spec.toolsets, ...ownMcpToolsets])] : spec.toolsets;
+  t.tools = withoutOtherMcpTools(await getToolDefinitions({ enabledToolsets }), t.mcpCatalogs);
+  const needsEnv =
+    t.tools.some((tool) => registry.get(tool.function.name)?.needsEnvironment) || spec.verify !== undefined;
+  if (needsEnv && !t.harbor) {
     try {
-      await taskEnv.cleanup();
+      await t.taskEnv.preflight();
     } catch (err) {
-      deps.logger.warn(`task ${spec.id}: environment cleanup failed: ${errorText(err)}`);
+      throw new EnvironmentSetupError(errorText(err));
     }
-    taskAbort.dispose();
   }
+}
 
-  const modelRetries = modelEvents.filter((e) => e.kind === "retry").length;
+async function setUpHarborSandbox(harbor: HarborPlan, t: TaskRun, signal: AbortSignal): Promise<void> {
+  try {
+    t.envSpec.image = await harborImage(harbor, signal);
+    await t.taskEnv.preflight();
+    await harborPrepare(harbor, await t.taskEnv.get(), signal);
+  } catch (err) {
+    throw new EnvironmentSetupError(errorText(err));
+  }
+}
+
+/** The task's MCP servers: the run's and the row's own (a row's wins over the run's of its name); its own toolsets. */
+async function setUpMcp(t: TaskRun): Promise<string[]> {
+  const { spec, deps, ctx } = t;
+  const { config } = deps;
+  let own: McpServerCatalog[] = [];
+  if (spec.extra?.mcp_servers !== undefined) {
+    try {
+      // Loaded only by rows that have servers (it brings the config parsing along).
+      const { taskRowMcp } = await import("./mcp_setup.js");
+      own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
+      // Registered in this thread now: calls of them are calls of known tools.
+      for (const c of own) for (const tool of c.tools) deps.knownTools.add(tool.registeredName);
+      t.mcpCatalogs = [...t.mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
+    } catch (err) {
+      throw new EnvironmentSetupError(errorText(err));
+    }
+  }
+  if (t.mcpCatalogs.length) {
+    t.mcpSessions = new McpTaskSessions(t.mcpCatalogs, {
+      getEnv: ctx.getEnv,
+      passEnv: config.pass_env,
+      onStartFailure: (reason) => {
+        t.envFailure ??= new EnvironmentSetupError(reason);
+        t.taskAbort.abort(t.envFailure);
+      },
+    });
+    ctx.mcp = t.mcpSessions;
+  }
+  return own.map((c) => mcpToolsetName(c.config.name));
+}
+
+/** Run the agent: the loop (inside a Harbor trial's agent phase for Harbor tasks), and its outcome. */
+async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
+  const { spec, deps, ctx, pipeline, tokenLedger } = t;
+  const { config } = deps;
+  const executeTool = (name: string, args: Record<string, unknown>, c: ToolContext) => pipeline.call(name, args, c);
+  const agentLoop = (loopSignal: AbortSignal) =>
+    runAgentLoop({
+      model: t.models.agent,
+      prompt: spec.prompt,
+      tools: t.tools,
+      systemPrompt: config.system_prompt ?? DEFAULT_SYSTEM_PROMPT,
+      ephemeralSystemPrompt: config.ephemeral_system_prompt,
+      prefill: deps.prefill,
+      maxTurns: config.max_turns,
+      maxConsecutiveToolErrors: config.max_consecutive_tool_errors,
+      toolConcurrency: config.tool_concurrency,
+      executeTool,
+      ctx,
+      signal: loopSignal,
+      // The continued answer's reasoning only reaches the model when reasoning is sent back.
+      continueReasoningOnly: config.preserve_reasoning,
+      ...(tokenLedger ? { tokenLedger } : {}),
+    });
+  let timeLimited = false;
+  let loop: AgentLoopResult;
+  if (t.harbor) ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
+  else loop = await agentLoop(t.signal);
+  t.loop = loop;
+  t.outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
+  // Before verify and scoring: the task's MCP servers are the agent's processes too.
+  await t.mcpSessions?.close();
+  return loop;
+}
+
+/** Score: the verify command (or a Harbor verifier), then the scorers, for a task that ended as done. */
+async function verifyAndScore(t: TaskRun, loop: AgentLoopResult): Promise<void> {
+  const { spec, deps, signal } = t;
+  const { config } = deps;
+  if (t.envFailure) {
+    t.outcome = "environment_error";
+    t.error = `environment failed: ${errorText(t.envFailure)}`;
+  } else if (t.harbor) {
+    t.harborVerdict = await harborVerifierPhase(
+      t.harbor,
+      t.taskEnv,
+      join(deps.runDir, "harbor", taskDirName(specKey(spec))),
+      signal,
+    );
+  } else if (spec.verify) {
+    t.verify = await runVerify(
+      spec,
+      t.taskEnv,
+      { timeoutSec: config.verify_timeout, isolated: config.verify_isolated },
+      signal,
+    );
+  }
+  if (
+    DONE_OUTCOMES.has(t.outcome) &&
+    (spec.expected !== undefined || spec.rubric !== undefined || t.verify || t.harborVerdict)
+  ) {
+    // Loaded only by runs that score (its schemas and matchers are not needed otherwise).
+    const { scoreTask } = await import("../score/scorers.js");
+    t.scored = await scoreTask({
+      prompt: spec.prompt,
+      finalResponse: loop.finalResponse,
+      expected: spec.expected,
+      rubric: spec.rubric,
+      verify: t.verify,
+      ...(t.harborVerdict ? { harbor: t.harborVerdict } : {}),
+      judge: t.models.judge,
+      signal,
+    });
+  }
+}
+
+/** A phase threw: the task's outcome class and error text (a lost sandbox wins over what it caused). */
+function recordFailure(t: TaskRun, err: unknown): void {
+  const { config } = t.deps;
+  if (err instanceof AgentLoopAborted) t.loop = err.partialResult;
+  t.outcome =
+    t.envFailure && !t.cancel.aborted && !t.taskAbort.timedOut
+      ? "environment_error"
+      : classifyError(err instanceof AgentLoopAborted ? err.cause : err, t.signal, t.taskAbort.timedOut);
+  t.error =
+    t.outcome === "timeout"
+      ? `task timed out after ${config.task_timeout} s`
+      : t.outcome === "cancelled"
+        ? "cancelled (run interrupted)"
+        : errorText(t.envFailure ?? err);
+  const cause = err instanceof AgentLoopAborted ? err.cause : err;
+  t.deterministic = t.outcome === "model_error" && cause instanceof ModelError && cause.deterministic;
+  if (t.outcome === "internal_error") {
+    t.stack = cause instanceof Error ? cause.stack : undefined;
+  }
+}
+
+/** The task's MCP servers and sandbox removed, its deadline timer ended; a failed clean-up is only logged. */
+async function cleanUpTask(t: TaskRun): Promise<void> {
+  await t.mcpSessions?.close().catch(() => undefined);
+  try {
+    await t.taskEnv.cleanup();
+  } catch (err) {
+    t.deps.logger.warn(`task ${t.spec.id}: environment cleanup failed: ${errorText(err)}`);
+  }
+  t.taskAbort.dispose();
+}
+
+/** Record: the task's trajectory entry (what every output line of it holds). */
+function trajectoryEntry(t: TaskRun): TrajectoryEntry {
+  const { spec, loop, tools, approval, outcome, error, verify } = t;
+  const { config } = t.deps;
+  const modelRetries = t.modelEvents.filter((e) => e.kind === "retry").length;
   const messages = loop?.messages ?? [];
   const usage: Usage = loop?.usage ?? emptyUsage();
   const { tool_stats, tool_error_counts } = extractToolStats(messages, statsToolNames(registry.names()));
@@ -358,7 +479,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       attempt: spec.attempt,
       ...(spec.metadata ? { dataset_metadata: spec.metadata } : {}),
       ...(spec.extra && Object.keys(spec.extra).length ? { dataset_fields: spec.extra } : {}),
-      ...mcpMetadata(mcpCatalogs, tools),
+      ...mcpMetadata(t.mcpCatalogs, tools),
     },
     completed: outcome === "completed",
     partial: outcome === "partial",
@@ -375,22 +496,29 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
     ...(verify ? { verify } : {}),
     final_response: loop?.finalResponse ?? null,
     ...(error ? { error } : {}),
-    duration_ms: Date.now() - started,
+    duration_ms: Date.now() - t.started,
     ...(modelRetries ? { model_retries: modelRetries } : {}),
-    ...scoreFields(scored),
+    ...scoreFields(t.scored),
   };
   const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
   if (cost !== undefined) entry.cost_usd = cost;
+  return entry;
+}
 
+/** Record, continued: the message to the main thread: the output line, its kind (failed, dropped or not), tokens. */
+function outcomeMessage(t: TaskRun, entry: TrajectoryEntry): TaskOutcomeMessage {
+  const { spec, loop, approval, outcome, error, envFailure, tokenLedger, deterministic, stack } = t;
+  const { config } = t.deps;
+  const messages = loop?.messages ?? [];
   const tokens = {
-    agent: usage.total_tokens,
+    agent: entry.usage.total_tokens,
     approver: approval?.usage.total_tokens ?? 0,
     judge: entry.judge_usage?.total_tokens ?? 0,
   };
   const approverErrors = (approval?.records ?? []).filter((r) => r.error);
   const reported = {
-    ...(modelEvents.length ? { modelEvents } : {}),
-    ...(environmentEvents.length ? { environmentEvents } : {}),
+    ...(t.modelEvents.length ? { modelEvents: t.modelEvents } : {}),
+    ...(t.environmentEvents.length ? { environmentEvents: t.environmentEvents } : {}),
     ...(approverErrors.length
       ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } }
       : {}),
@@ -433,7 +561,7 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
       ...rlLineOf(),
     };
   }
-  const dropReason = dropReasonFor(loop, messages, deps.knownTools, config.require_reasoning);
+  const dropReason = dropReasonFor(loop, messages, t.deps.knownTools, config.require_reasoning);
   if (dropReason) {
     return {
       taskId: spec.id,

@@ -1,0 +1,92 @@
+/**
+ * The record step of a run, on the main thread (the single writer): each task's outcome message becomes its line
+ * in trajectories/failed/dropped.jsonl (and rl.jsonl), its events go to events.log, and the counts move on.
+ */
+import { join } from "node:path";
+import type { RunConfig } from "../config/run_config.js";
+import { JsonlAppender } from "../store/jsonl_file.js";
+import { HermesCheckpoint, RUN_FILES } from "../store/checkpoint.js";
+import { describeModelEvent } from "../scheduler/scheduler.js";
+import { FailureReasons } from "./failure_reasons.js";
+import type { Progress, ProgressCounts } from "./progress.js";
+import { failureEvent, type TaskOutcomeMessage } from "./task_spec.js";
+
+export interface RecorderContext {
+  progress: Progress;
+  logEvent: (msg: string, at?: Date) => void;
+  redact: (text: string) => string;
+  /** The model connection counts shown beside the task counts. */
+  modelCounts: () => Pick<ProgressCounts, "model">;
+  /** Sees every outcome before it is written (the dead-endpoint watch). */
+  observe: (msg: TaskOutcomeMessage) => void;
+}
+
+export type ResultRecorder = ReturnType<typeof createResultRecorder>;
+
+export function createResultRecorder(
+  config: RunConfig,
+  runDir: string,
+  doneIndices: Set<number>,
+  context: RecorderContext,
+) {
+  const { progress, logEvent, redact, modelCounts } = context;
+  const files = {
+    trajectory: new JsonlAppender(join(runDir, RUN_FILES.trajectories)),
+    failed: new JsonlAppender(join(runDir, RUN_FILES.failed)),
+    dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
+    rl: config.rl_capture ? new JsonlAppender(join(runDir, RUN_FILES.rl)) : undefined,
+  };
+  const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
+  // This invocation's tokens by who spent them; counts.tokens is their total (agent + approver + judge).
+  const tokensBy = { agent: 0, approver: 0, judge: 0 };
+  const outcomesThisTime = new Map<string, number>();
+  const failureReasons = new FailureReasons();
+  const noUsageWarned = new Set<string>();
+  const approverFailures = { count: 0, first: undefined as string | undefined };
+  const hermesCheckpoint = new HermesCheckpoint(config.batch_size, doneIndices);
+  const write = (msg: TaskOutcomeMessage, promptIndex: number) => {
+    context.observe(msg);
+    hermesCheckpoint.record(promptIndex, msg.kind, msg.error);
+    outcomesThisTime.set(msg.outcome, (outcomesThisTime.get(msg.outcome) ?? 0) + (msg.kind === "dropped" ? 0 : 1));
+    for (const e of msg.modelEvents ?? []) {
+      if (e.kind === "no_usage" || e.kind === "bad_usage") {
+        // Once per endpoint for the whole run, on the console too.
+        if (noUsageWarned.has(`${e.kind} ${e.endpoint}`)) continue;
+        noUsageWarned.add(`${e.kind} ${e.endpoint}`);
+        progress.log(redact(describeModelEvent(e)));
+      }
+      logEvent(`task ${msg.taskId}: ${describeModelEvent(e)}`, new Date(e.at));
+    }
+    for (const e of msg.environmentEvents ?? []) logEvent(`task ${msg.taskId}: ${e.message}`, new Date(e.at));
+    if (msg.consoleNotes?.length) logEvent(`task ${msg.taskId}: printed by a library: ${msg.consoleNotes.join(" | ")}`);
+    if (msg.approverErrors) {
+      approverFailures.count += msg.approverErrors.count;
+      approverFailures.first ??= `task ${msg.taskId}: ${msg.approverErrors.first}`;
+    }
+    // The rl line first: a crash between the two leaves a line a rerun supersedes (readers keep the last per
+    // task and epoch), never a result without its tokens.
+    if (msg.rlLine !== undefined) files.rl?.appendLine(redact(msg.rlLine));
+    if (msg.rlProblems)
+      logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
+    files[msg.kind].appendLine(redact(msg.line));
+    tokensBy.agent += msg.tokens.agent;
+    tokensBy.approver += msg.tokens.approver;
+    tokensBy.judge += msg.tokens.judge;
+    counts.tokens += msg.tokens.agent + msg.tokens.approver + msg.tokens.judge;
+    if (msg.kind === "trajectory") counts.done++;
+    else if (msg.kind === "dropped") counts.dropped++;
+    else {
+      counts.failed++;
+      failureReasons.add(msg.taskId, msg.outcome, msg.error);
+      logEvent(failureEvent(msg));
+    }
+    progress.update({ ...counts, ...modelCounts() });
+  };
+  const close = () => {
+    files.trajectory.close();
+    files.failed.close();
+    files.dropped.close();
+    files.rl?.close();
+  };
+  return { write, close, counts, tokensBy, outcomesThisTime, failureReasons, approverFailures, hermesCheckpoint };
+}

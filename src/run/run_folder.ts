@@ -1,0 +1,91 @@
+/**
+ * The run folder before a run writes to it: where it may be, whether a resume changed the experiment, and the
+ * run.yaml that records the configuration.
+ */
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import YAML from "yaml";
+import { publicConfig, type RunConfig } from "../config/run_config.js";
+import { UserError, errorMessage } from "../core/errors.js";
+import { inMemorySha256, type DatasetSource } from "./dataset.js";
+import { RUN_FILES } from "../store/checkpoint.js";
+import { configDifferences } from "../store/run_identity.js";
+
+/**
+ * A resume whose dataset, model or settings changed would mix two experiments in one run folder: it stops
+ * (exit 3) naming what changed, unless --allow-config-change, which is then recorded. Returns the change.
+ */
+export function checkConfigChange(runDir: string, config: RunConfig, fingerprint: string): string | undefined {
+  const path = join(runDir, RUN_FILES.config);
+  if (!existsSync(path)) return;
+  let previous: Record<string, unknown>;
+  try {
+    previous = (YAML.parse(readFileSync(path, "utf8")) ?? {}) as Record<string, unknown>;
+  } catch (err) {
+    // The check only warns, so an unreadable run.yaml (hand-edited, torn) must not stop the resume either.
+    process.stderr.write(
+      `warning: ${path}: cannot compare with the earlier configuration (${errorMessage(err).split("\n")[0]})\n`,
+    );
+    return;
+  }
+  if (previous.config_fingerprint === undefined || previous.config_fingerprint === fingerprint) return;
+  // Growing the slice (--max-samples, --offset) is what resuming is for; everything else changes the experiment.
+  const all = configDifferences(previous, publicConfig(config));
+  const diffs = all.filter((d) => !/^(max_samples|offset) /.test(d));
+  if (all.length > 0 && diffs.length === 0) return;
+  const what = diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed";
+  if (!config.allow_config_change) {
+    throw new UserError(
+      `${runDir} was started with a different configuration (${what}); resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly`,
+      3,
+    );
+  }
+  process.stderr.write(
+    `warning: ${runDir} was started with a different configuration (${what}); going on (--allow-config-change)\n`,
+  );
+  return what;
+}
+
+/**
+ * The run folder and its result files must be what they claim before anything runs: a folder (not a file),
+ * outside /proc and /sys (where a recursive mkdir never returns), and its result files plain files.
+ */
+export function checkOutputLocation(runDir: string): void {
+  if (/^\/(proc|sys)(\/|$)/.test(runDir))
+    throw new UserError(`--output-dir: ${runDir} is inside a kernel file system; choose a real folder`);
+  let dir = runDir;
+  // The nearest existing ancestor must be a writable folder.
+  while (!existsSync(dir)) dir = dirname(dir);
+  if (!statSync(dir).isDirectory())
+    throw new UserError(`--output-dir: ${dir} is a file, not a folder (run folder ${runDir})`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new UserError(`--output-dir: ${dir} is not writable (run folder ${runDir})`);
+  }
+  for (const name of [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped]) {
+    const path = join(runDir, name);
+    if (existsSync(path) && !statSync(path).isFile())
+      throw new UserError(`run folder ${runDir}: ${name} is not a file`);
+  }
+}
+
+/** The configuration changes an earlier --allow-config-change recorded in run.yaml (kept across resumes). */
+export function earlierConfigChanges(runDir: string): { at: string; changed: string }[] {
+  try {
+    const previous = YAML.parse(readFileSync(join(runDir, RUN_FILES.config), "utf8")) as {
+      allowed_config_changes?: unknown;
+    };
+    return Array.isArray(previous?.allowed_config_changes)
+      ? (previous.allowed_config_changes as { at: string; changed: string }[])
+      : [];
+  } catch {
+    return []; // unreadable: checkConfigChange already warned about it
+  }
+}
+
+/** run.yaml's record of a dataset read from stdin or a pipe: its name and the hash of what was read. */
+export function datasetRecord(dataset: DatasetSource): Record<string, string> {
+  const sha256 = inMemorySha256(dataset);
+  return sha256 === undefined ? {} : { dataset: dataset.name, dataset_sha256: sha256 };
+}
