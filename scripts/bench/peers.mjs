@@ -17,7 +17,10 @@
  *  - first request: from the process's start to the server's first request.
  *   node scripts/bench/peers.mjs [--tasks 2048] [--concurrency 256] [--latency-ms 200] [--turns 2] [--rounds 3]
  *        [--baseline-tasks 8] [--peers-dir /tmp/peers] [--only raw,hermes-batch] [--cli dist/src/cli.js]
- * --cli: the hermes-batch CLI to run (another checkout's build, for a before/after).
+ *        [--cli-before /tmp/before/dist/src/cli.js] [--hermes-args "--workers 1"]
+ * --cli: the hermes-batch CLI to run (another checkout's build); --cli-before: a second build run as the contender
+ * `hermes-batch-before`, interleaved with the first (a before/after in one run); --hermes-args: extra `run` flags
+ * for both (e.g. "--workers 1").
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +41,8 @@ const { values } = parseArgs({
     "peers-dir": { type: "string" },
     only: { type: "string" },
     cli: { type: "string" },
+    "cli-before": { type: "string" },
+    "hermes-args": { type: "string", default: "" },
   },
 });
 const num = (k) => {
@@ -58,42 +63,17 @@ const [tasks, concurrency, latencyMs, turns, rounds, baselineTasks] = [
 ].map(num);
 const peersDir = values["peers-dir"] ? resolve(values["peers-dir"]) : undefined;
 const CLI = values.cli ? resolve(values.cli) : join(ROOT, "dist", "src", "cli.js");
+const CLI_BEFORE = values["cli-before"] ? resolve(values["cli-before"]) : undefined;
 
 const contenders = [
   { name: "raw", argv: (o) => ["node", join(HERE, "peers", "raw.mjs"), ...common(o)] },
   {
     name: "hermes-batch",
-    argv: (o) => {
-      const dataset = join(o.dir, "d.jsonl");
-      writeFileSync(
-        dataset,
-        Array.from({ length: o.tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `benchmark task ${i}` })).join(
-          "\n",
-        ) + "\n",
-      );
-      return [
-        "node",
-        CLI,
-        "run",
-        dataset,
-        "--model",
-        "bench",
-        "--base-url",
-        o.baseUrl,
-        "--api-key",
-        "k",
-        "--toolsets",
-        "todo",
-        "--concurrency",
-        String(o.concurrency),
-        "--progress",
-        "none",
-        "--output-dir",
-        o.dir,
-        "--run-name",
-        "r",
-      ];
-    },
+    argv: (o) => hermesArgv(CLI, o),
+  },
+  {
+    name: "hermes-batch-before",
+    argv: (o) => hermesArgv(CLI_BEFORE, o),
   },
   {
     name: "ai-sdk",
@@ -108,8 +88,43 @@ const contenders = [
 ].filter(
   (c) =>
     (!c.peer || (peersDir && existsSync(join(peersDir, "node_modules", c.peer)))) &&
-    (!values.only || values.only.split(",").includes(c.name)),
+    (!values.only || values.only.split(",").includes(c.name)) &&
+    (c.name !== "hermes-batch-before" || CLI_BEFORE !== undefined),
 );
+
+/** The hermes-batch command line of one run, for the CLI build at `cli`. */
+function hermesArgv(cli, o) {
+  const dataset = join(o.dir, "d.jsonl");
+  writeFileSync(
+    dataset,
+    Array.from({ length: o.tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `benchmark task ${i}` })).join(
+      "\n",
+    ) + "\n",
+  );
+  return [
+    "node",
+    cli,
+    "run",
+    dataset,
+    "--model",
+    "bench",
+    "--base-url",
+    o.baseUrl,
+    "--api-key",
+    "k",
+    "--toolsets",
+    "todo",
+    "--concurrency",
+    String(o.concurrency),
+    "--progress",
+    "none",
+    "--output-dir",
+    o.dir,
+    "--run-name",
+    "r",
+    ...values["hermes-args"].split(" ").filter(Boolean),
+  ];
+}
 
 function common(o) {
   return [
