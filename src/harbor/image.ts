@@ -5,7 +5,6 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { dockerClient } from "../../tools/environments/docker_client.js";
 import type { HarborTask } from "./task_config.js";
 
 export function harborImageTag(task: Pick<HarborTask, "task_dir" | "digest">): string {
@@ -23,6 +22,8 @@ const building = new Map<string, Promise<void>>();
 
 async function imageExists(tag: string): Promise<boolean> {
   try {
+    // Loaded on first use: every worker thread imports this module, and dockerode costs ~0.3 s of start-up.
+    const { dockerClient } = await import("../../tools/environments/docker_client.js");
     await dockerClient().getImage(tag).inspect();
     return true;
   } catch {
