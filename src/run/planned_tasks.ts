@@ -16,6 +16,7 @@ import type { TaskSpec } from "./task_spec.js";
 import { harborRowProblem } from "../harbor/checks.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
 import { rowMcpProblem } from "./mcp_setup.js";
+import { SandboxNeed } from "./sandbox_need.js";
 
 const KNOWN_ROW_FIELDS = new Set([
   "id",
@@ -201,6 +202,7 @@ export async function countTasks(
   const rows = { n: 0 };
   const networks = new Set<string>();
   const unscoredPlanned = new Set<string>();
+  const sandboxNeed = new SandboxNeed(config);
   for await (const spec of plannedTasks(
     config,
     dataset,
@@ -215,11 +217,12 @@ export async function countTasks(
     rowProblem,
   )) {
     n++;
+    sandboxNeed.add(spec);
     if (sel.unscored.has(recordKey(spec.id, spec.epoch))) unscoredPlanned.add(recordKey(spec.id, spec.epoch));
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);
   }
-  return { n, draws, bad, rows: rows.n, networks, unscoredPlanned };
+  return { n, draws, bad, rows: rows.n, networks, unscoredPlanned, needsSandbox: await sandboxNeed.any() };
 }
 
 /** Why a row's own toolsets would give the model no tool at all (each tool's reason), or undefined. */

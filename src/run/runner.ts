@@ -128,7 +128,7 @@ async function checkAndRun(
     printPlan(config, runDir, shard, counted, state, out);
     return EXIT.ok;
   }
-  await preflightRun(config, counted.networks, total, out);
+  await preflightRun(config, counted, total, out);
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -225,6 +225,8 @@ interface CountedTasks {
   total: number;
   draws: Map<string, number>;
   networks: Set<string>;
+  /** Whether any planned task can create a sandbox (src/run/sandbox_need.ts). */
+  needsSandbox: boolean;
 }
 
 /** Counts the tasks to run in one pass over the dataset, and stops on bad rows, an empty slice or unknown ids. */
@@ -244,6 +246,7 @@ async function countAndCheckRows(
     rows,
     networks,
     unscoredPlanned,
+    needsSandbox,
   } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
@@ -265,7 +268,7 @@ async function countAndCheckRows(
         `--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`,
       );
   }
-  return { total, draws, networks };
+  return { total, draws, networks, needsSandbox };
 }
 
 /** --dry-run: what would run, and the toolset draws. */
@@ -291,7 +294,7 @@ function printPlan(
 /** The backend and the models must answer before any task spends tokens: one clear error instead of one per task. */
 async function preflightRun(
   config: RunConfig,
-  networks: Set<string>,
+  { networks, needsSandbox }: { networks: Set<string>; needsSandbox: boolean },
   total: number,
   out: NodeJS.WritableStream,
 ): Promise<void> {
@@ -303,16 +306,18 @@ async function preflightRun(
   }
   const runNetwork = namedNetwork(config.network);
   if (runNetwork !== undefined) networks.add(runNetwork);
-  await backend.preflightRun({
-    image: config.image,
-    networks: [...networks],
-    options: {
-      pull: config.pull,
-      network: config.network,
-      requireLimits: config.require_limits,
-      disk: diskOption(config.disk),
-    },
-  });
+  // A run whose tasks never create a sandbox does not pay for the backend's check (src/run/sandbox_need.ts).
+  if (needsSandbox)
+    await backend.preflightRun({
+      image: config.image,
+      networks: [...networks],
+      options: {
+        pull: config.pull,
+        network: config.network,
+        requireLimits: config.require_limits,
+        disk: diskOption(config.disk),
+      },
+    });
   if (total > 0) await preflightModels(config, out);
 }
 
