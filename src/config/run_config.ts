@@ -10,7 +10,7 @@ import { z } from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";
-import { RunConfigSchema, flagOf } from "./run_options.js";
+import { RunConfigSchema, defaultWorkers, flagOf } from "./run_options.js";
 
 export { APPROVAL_POLICIES, OUTCOME_POLICIES, RunConfigSchema } from "./run_options.js";
 
@@ -147,6 +147,8 @@ export function resolveRunConfig(
     throw new UserError(messages.join("; "));
   }
   const config = parsed.data;
+  // The default depends on --concurrency, which the schema's per-key defaults cannot see.
+  if (merged.workers === undefined) config.workers = defaultWorkers(config.concurrency);
   checkHeaderReferences(config, flags, configPath);
   if (opts.combinations) checkCombinations(config, merged);
   config.api_key ??= defaultApiKey(config.base_url);

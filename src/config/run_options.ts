@@ -3,7 +3,7 @@
  * zod schema), help text and section. From this table come `run --help`, the argv parsing, the config-file
  * keys and RunConfigSchema. The flag of a key is `--` + the key with `-` for `_` (`max_turns` ⇔ `--max-turns`).
  */
-import { cpus } from "node:os";
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { environmentNames } from "../../tools/environments/index.js";
 import { HeadersSchema } from "./headers.js";
@@ -47,6 +47,19 @@ function option<const K extends string, S extends z.ZodType>(def: OptionDef<K, S
 }
 
 const positiveInt = z.number().int().min(1);
+
+const DEFAULT_CONCURRENCY = 32;
+/** Agent loops one worker thread carries before another pays for itself (measured: docs/benchmarks.md). */
+const LOOPS_PER_WORKER = 256;
+
+/**
+ * The default --workers: one thread per LOOPS_PER_WORKER loops, at most one fewer than the cores (the main
+ * thread, the GC threads and the tools' processes need a core too), at least 1. On 2 cores a second worker gave
+ * no more throughput at 256 loops and cost 11 % more CPU and 42 MB more memory.
+ */
+export function defaultWorkers(concurrency: number, cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores - 1, Math.ceil(concurrency / LOOPS_PER_WORKER)));
+}
 /** Node timers take at most 2^31 - 1 ms; a larger value silently becomes 1 ms, so it is refused here. */
 const seconds = z.number().positive().max(2_147_483);
 
@@ -383,16 +396,16 @@ export const RUN_OPTIONS = [
     kind: "int",
     section: "Parallelism",
     arg: "W",
-    schema: positiveInt.default(Math.max(1, cpus().length)),
-    help: "worker threads",
-    defaultHelp: "the number of cores",
+    schema: positiveInt.default(defaultWorkers(DEFAULT_CONCURRENCY)),
+    help: "worker threads (each runs many agent loops at once)",
+    defaultHelp: `one per ${LOOPS_PER_WORKER} loops of --concurrency, at most one fewer than the cores, at least 1`,
   }),
   option({
     key: "concurrency",
     kind: "int",
     section: "Parallelism",
     arg: "C",
-    schema: positiveInt.default(32),
+    schema: positiveInt.default(DEFAULT_CONCURRENCY),
     help: "agent loops in flight across all workers",
   }),
   // Environments
