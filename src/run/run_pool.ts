@@ -52,6 +52,8 @@ export function startRunPool(config: RunConfig, runDir: string, inputs: RunInput
     maxThreads: config.workers,
     concurrentTasksPerWorker: perWorker,
     maxQueue: "auto",
+    // An idle thread then waits in its event loop, not in Atomics.wait: its set-up runs before the first task.
+    atomics: "disabled",
     idleTimeout: 60_000,
     resourceLimits: WORKER_RESOURCE_LIMITS,
     workerData,

@@ -87,4 +87,11 @@ export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutco
 // (it still builds the module's CommonJS facade after this line ran) aborts Node 20. A microtask queued here
 // runs only once the require has returned. (Not a macrotask: an idle piscina thread blocks in Atomics.wait.)
 const loadedCounter = (workerData as WorkerData | null)?.loaded;
-if (loadedCounter) queueMicrotask(() => Atomics.add(loadedCounter, 0, 1));
+if (loadedCounter)
+  queueMicrotask(() => {
+    Atomics.add(loadedCounter, 0, 1);
+    // The set-up (tool modules, model clients) starts now, while the main thread still checks the run, instead
+    // of when the first task arrives (the pool runs without Atomics waits, so this thread's loop is free).
+    // A failure is the first task's to report.
+    setUp().catch(() => undefined);
+  });
