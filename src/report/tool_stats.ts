@@ -33,13 +33,24 @@ export function isToolResultFailure(content: string | null | undefined): boolean
   return parsed.success === false;
 }
 
+/** Key sets already sorted and without duplicates (what `statsToolNames` returns), by identity. */
+const sortedKeySets = new WeakSet<readonly string[]>();
+let lastKeySet: { registered: string; names: readonly string[] } | undefined;
+
 /**
  * The key set of an entry's `tool_stats` and `tool_error_counts`: every tool the original registers plus
  * every tool registered here, so lines of the original and ours load as one table (batch_runner
- * `_normalize_tool_stats`).
+ * `_normalize_tool_stats`). Sorted; the same array while the registered names stay the same.
  */
-export function statsToolNames(registered: Iterable<string>): string[] {
-  return [...new Set([...HERMES_TOOL_NAMES, ...registered])];
+export function statsToolNames(registered: Iterable<string>): readonly string[] {
+  const list = [...registered];
+  const key = list.join("\n");
+  if (lastKeySet?.registered !== key) {
+    const names = Object.freeze([...new Set([...HERMES_TOOL_NAMES, ...list])].sort());
+    sortedKeySets.add(names);
+    lastKeySet = { registered: key, names };
+  }
+  return lastKeySet.names;
 }
 
 /** Of the toolsets drawn for a task, those that gave the model at least one tool here (in draw order). */
@@ -61,18 +72,21 @@ export interface ToolStatsResult {
   tool_error_counts: Record<string, number>;
 }
 
+/** The value of a tool that was not called (shared: entries are serialised, never changed). */
+const NOT_CALLED: ToolStat = Object.freeze({ count: 0, success: 0, failure: 0 });
+
 /**
  * Counts calls per tool name and classifies each result, matched to its call by `tool_call_id`
  * (falling back to the tool message's `name`). A call without a result counts in `count` only.
+ * Only the tools called are counted; the known ones that were not get zeros.
  */
 export function extractToolStats(messages: readonly ChatMessage[], knownTools: Iterable<string>): ToolStatsResult {
-  const stats = new Map<string, ToolStat>();
+  const used = new Map<string, ToolStat>();
   const stat = (name: string): ToolStat => {
-    let s = stats.get(name);
-    if (!s) stats.set(name, (s = { count: 0, success: 0, failure: 0 }));
+    let s = used.get(name);
+    if (!s) used.set(name, (s = { count: 0, success: 0, failure: 0 }));
     return s;
   };
-  for (const name of knownTools) stat(name);
   const callNames = new Map<string, string>();
   for (const msg of messages) {
     if (msg.role === "assistant") {
@@ -88,13 +102,25 @@ export function extractToolStats(messages: readonly ChatMessage[], knownTools: I
       else s.success++;
     }
   }
+  const known = sortedKeySets.has(knownTools as readonly string[])
+    ? (knownTools as readonly string[])
+    : [...new Set(knownTools)].sort();
+  const knownSet = known.length > 8 ? new Set(known) : undefined;
+  const others = [...used.keys()].filter((n) => !(knownSet ? knownSet.has(n) : known.includes(n))).sort();
   const tool_stats: Record<string, ToolStat> = {};
   const tool_error_counts: Record<string, number> = {};
-  for (const name of [...stats.keys()].sort()) {
-    const s = stats.get(name)!;
+  const put = (name: string) => {
+    const s = used.get(name) ?? NOT_CALLED;
     tool_stats[name] = s;
     tool_error_counts[name] = s.failure;
+  };
+  // Both lists are sorted: merged, the keys come out in the order of one sort over all of them.
+  let o = 0;
+  for (const name of known) {
+    while (o < others.length && others[o]! < name) put(others[o++]!);
+    put(name);
   }
+  while (o < others.length) put(others[o++]!);
   return { tool_stats, tool_error_counts };
 }
 
