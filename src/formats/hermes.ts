@@ -266,6 +266,7 @@ export function pyJsonDumps(value: unknown): string {
 const PY_WS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const PY_LEADING_WS = new RegExp(`^[${PY_WS}]+`);
 const PY_TRAILING_WS = new RegExp(`[${PY_WS}]+$`);
+const PY_LEADING_WS_AT = new RegExp(`[${PY_WS}]+`, "y");
 
 export function pyRstrip(s: string): string {
   return s.replace(PY_TRAILING_WS, "");
@@ -378,7 +379,9 @@ function gptTurnFinal(msg: AssistantMessage, reasoning: string | undefined): str
 
 /** Tool content as Hermes embeds it: parsed JSON when it starts with `{` or `[`, otherwise the string. */
 function toolContentValue(content: string): unknown {
-  const head = pyStrip(content)[0];
+  // The first character after Python's leading whitespace (no copy of the content for it).
+  PY_LEADING_WS_AT.lastIndex = 0;
+  const head = content[PY_LEADING_WS_AT.test(content) ? PY_LEADING_WS_AT.lastIndex : 0];
   if (head !== "{" && head !== "[") return content;
   try {
     return parsePyJson(content);
