@@ -35,7 +35,7 @@
  *
  * Usage (build first: npm run build):
  *   node scripts/bench/throughput.mjs [--tasks 4096] [--terminal-tasks 256] [--concurrency 256] [--latency-ms 200] [--turns 2]
- *        [--workers 2] [--toolsets todo --toolsets terminal] [--json FILE] [--cli dist/src/cli.js]
+ *        [--workers W] [--toolsets todo --toolsets terminal] [--json FILE] [--cli dist/src/cli.js]
  *        [--cpu-prof DIR] [--node-flag FLAG]… [--keep] [--timeout-s 300] [--target-ratio R]
  * --toolsets may be repeated: one variant per value (a value is passed to the CLI's --toolsets as is).
  *   Default: `todo` (an in-loop tool, no subprocess) and `terminal` (runs `true` in the local environment:
@@ -99,7 +99,7 @@ const { values: opt } = parseArgs({
     concurrency: { type: "string", default: "256" },
     "latency-ms": { type: "string", default: "200" },
     turns: { type: "string", default: "2" },
-    workers: { type: "string", default: "2" },
+    workers: { type: "string" },
     toolsets: { type: "string", multiple: true },
     "baseline-tasks": { type: "string", default: "4" },
     "sample-ms": { type: "string", default: "100" },
@@ -136,7 +136,8 @@ const cfg = {
   concurrency: intOpt("concurrency", 2),
   latencyMs: intOpt("latency-ms", 1),
   turns: intOpt("turns", 0),
-  workers: intOpt("workers", 1),
+  // Unset: the CLI's own default (from the cores and --concurrency).
+  workers: opt.workers === undefined ? undefined : intOpt("workers", 1),
   baselineTasks: intOpt("baseline-tasks", 1),
   sampleMs: intOpt("sample-ms", 10),
   timeoutS: intOpt("timeout-s", 1),
@@ -309,8 +310,7 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
     String(concurrency),
     "--max-connections",
     String(concurrency),
-    "--workers",
-    String(cfg.workers),
+    ...(cfg.workers === undefined ? [] : ["--workers", String(cfg.workers)]),
     "--toolsets",
     toolsets,
     "--max-turns",
@@ -757,7 +757,7 @@ function printVariant(v) {
   const { main, base, result: r } = v;
   const out = [];
   out.push(
-    `\n=== toolsets ${v.toolsets}: ${main.tasks} tasks, concurrency ${main.concurrency}, ${cfg.workers} workers, ${callsPerTask} model calls/task, latency ${cfg.latencyMs} ms`,
+    `\n=== toolsets ${v.toolsets}: ${main.tasks} tasks, concurrency ${main.concurrency}, ${cfg.workers ?? "default"} workers, ${callsPerTask} model calls/task, latency ${cfg.latencyMs} ms`,
   );
   out.push(
     `  start-up        CLI start → first request at the model server ${f2(main.startupMs / 1000)} s  (target <= ${TARGETS.startupMs / 1000} s)  ${pass(r.pass.startup)}`,
