@@ -33,8 +33,8 @@ export function isToolResultFailure(content: string | null | undefined): boolean
   return parsed.success === false;
 }
 
-/** Key sets already sorted and without duplicates (what `statsToolNames` returns), by identity. */
-const sortedKeySets = new WeakSet<readonly string[]>();
+/** Key sets already sorted and without duplicates (what `statsToolNames` returns), by identity, as sets. */
+const sortedKeySets = new WeakMap<readonly string[], ReadonlySet<string>>();
 let lastKeySet: { registered: string; names: readonly string[] } | undefined;
 
 /**
@@ -47,7 +47,7 @@ export function statsToolNames(registered: Iterable<string>): readonly string[] 
   const key = list.join("\n");
   if (lastKeySet?.registered !== key) {
     const names = Object.freeze([...new Set([...HERMES_TOOL_NAMES, ...list])].sort());
-    sortedKeySets.add(names);
+    sortedKeySets.set(names, new Set(names));
     lastKeySet = { registered: key, names };
   }
   return lastKeySet.names;
@@ -102,11 +102,13 @@ export function extractToolStats(messages: readonly ChatMessage[], knownTools: I
       else s.success++;
     }
   }
-  const known = sortedKeySets.has(knownTools as readonly string[])
-    ? (knownTools as readonly string[])
-    : [...new Set(knownTools)].sort();
-  const knownSet = known.length > 8 ? new Set(known) : undefined;
-  const others = [...used.keys()].filter((n) => !(knownSet ? knownSet.has(n) : known.includes(n))).sort();
+  let knownSet = sortedKeySets.get(knownTools as readonly string[]);
+  let known = knownTools as readonly string[];
+  if (!knownSet) {
+    knownSet = new Set(knownTools);
+    known = [...knownSet].sort();
+  }
+  const others = [...used.keys()].filter((n) => !knownSet.has(n)).sort();
   const tool_stats: Record<string, ToolStat> = {};
   const tool_error_counts: Record<string, number> = {};
   const put = (name: string) => {
