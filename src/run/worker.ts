@@ -85,7 +85,8 @@ export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutco
 
 // Piscina loads this module with a synchronous require(); ending the thread before that require has returned
 // (it still builds the module's CommonJS facade after this line ran) aborts Node 20. A microtask queued here
-// runs only once the require has returned. (Not a macrotask: an idle piscina thread blocks in Atomics.wait.)
+// runs only once the require has returned (a microtask, not a macrotask: with piscina's default atomics an idle
+// thread blocks in Atomics.wait before any macrotask runs).
 const loadedCounter = (workerData as WorkerData | null)?.loaded;
 if (loadedCounter)
   queueMicrotask(() => {
