@@ -1,0 +1,526 @@
+/**
+ * One Docker sandbox (a container) as an Environment: commands in a persistent shell or one exec each, files
+ * through the archive API or a shell, background processes, the verify step, snapshots, and clean-up.
+ */
+import { sleep } from "../../src/core/abort.js";
+import { networkModeFor } from "./docker_network.js";
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import type Docker from "dockerode";
+import { BackgroundProcessManager } from "./background.js";
+import {
+  type BackgroundStatus,
+  type Environment,
+  type ExecOptions,
+  type ExecResult,
+  type VerifyOptions,
+  EnvironmentLostError,
+  shellWriteErrorCode,
+  type BackgroundStartOptions,
+  type BackgroundStarted,
+} from "./base.js";
+import { ContainerFileError } from "./docker_archive.js";
+import {
+  dockerClient,
+  dockerErrorMessage,
+  removeContainerById,
+  statusCodeOf,
+  type ImageInfo,
+} from "./docker_client.js";
+import { runExecRaw, runPlainCommand } from "./docker_exec.js";
+import { PersistentShell } from "./docker_shell.js";
+import { spawnInContainer } from "./docker_piped.js";
+import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
+import { DiskQuota } from "./disk_quota.js";
+import type { RunUser } from "./docker_user.js";
+import { workdirQuota, type DockerOptions } from "./docker_options.js";
+import type { SandboxPlan } from "./docker_start.js";
+import { liveContainers } from "./docker_live.js";
+import { type SandboxGates, type SandboxPermit } from "./sandbox_gates.js";
+const MAX_SHELL_RESTARTS = 3;
+/** What bash and sh say when fork() fails (EAGAIN under the pids limit). */
+const FORK_FAILURE =
+  /fork: (retry: )?(Resource temporarily unavailable|Cannot allocate memory)|can't fork|Cannot fork/i;
+/** Liveness probes after a fork failure: how many, how far apart, how long each may take. */
+const PROBES = 3;
+const PROBE_GAP_MS = 500;
+const PROBE_MS = 15_000;
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * One pass of stopProcesses, as whichever user runs it (POSIX sh, builtins only: no process of its own): SIGKILL
+ * to every process but the container's init (pid 1), the keep-alive (init's earliest child) and itself, repeated
+ * while any was signalled (forks that raced a pass); then `left UID` for each process still there (one another
+ * uid owns) and `done`.
+ */
+const KILL_PASS = [
+  `keep=; best=`,
+  `for d in /proc/[0-9]*; do read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$best" ] || [ "\${20}" -lt "$best" ]; then best=\${20}; keep=\${d#/proc/}; fi; done`,
+  `i=0; while [ $i -lt 50 ]; do n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -KILL "$p" 2>/dev/null && n=$((n+1)); done; [ $n -eq 0 ] && break; i=$((i+1)); done`,
+  `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done < "$d/status"; done`,
+  `echo done`,
+].join("\n");
+
+/** $1 the file, $2 the workdir: folders under the workdir on the way made real (links and files there removed), whatever is at $1 removed, then stdin written there. */
+const PUT_FILE = [
+  `f=$1; base=$2; rel=\${f#"$base"/}; p=$base; d=`,
+  `case $f in "$base"/*) case $rel in */*) d=\${rel%/*} ;; esac ;; *) p=; d=\${f%/*}; d=\${d#/} ;; esac`,
+  `IFS=/; set -f; for c in $d; do [ -n "$c" ] || continue; p=$p/$c; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || exit 1; fi; [ -d "$p" ] || mkdir -- "$p" || exit 1; done; unset IFS; set +f`,
+  `rm -rf -- "$f" && cat > "$f"`,
+].join("\n");
+
+export class DockerEnvironment implements Environment {
+  readonly kind = "docker";
+  private shell: PersistentShell | undefined;
+  private shellStarting: Promise<PersistentShell | undefined> | undefined;
+  private shellFailures = 0;
+  private shellDisabled: boolean;
+  private background: BackgroundProcessManager | undefined;
+  private cleaning: Promise<void> | undefined;
+  /** How this sandbox was made, so `isolatedCopy` can make another like it from a snapshot. */
+  source:
+    | {
+        plan: SandboxPlan;
+        gates: SandboxGates;
+        start: (plan: SandboxPlan, permit: SandboxPermit, gates: SandboxGates) => Promise<DockerEnvironment>;
+      }
+    | undefined;
+  /** The task's EnvironmentSpec.reportLost, set when a task takes this sandbox. */
+  onLost: ((reason: string) => void) | undefined;
+  private lostReason: string | undefined;
+  /** Runs after the container is removed (a snapshot copy removes its image). */
+  private afterCleanup: (() => Promise<void>) | undefined;
+  /** The workdir's own file system (`disk`), removed after the container. */
+  quota: DiskQuota | undefined;
+
+  constructor(
+    readonly container: Docker.Container,
+    readonly workdir: string,
+    private readonly runUser: RunUser,
+    /** Mount points the archive API cannot see into (tmpfs). */
+    private readonly tmpfsMounts: string[],
+    private readonly options: DockerOptions,
+    /** The run-wide sandbox permit (and, while in the warm pool, the warm one), released by cleanup. */
+    readonly permit: SandboxPermit,
+  ) {
+    this.shellDisabled = !options.persistentShell;
+  }
+
+  get containerId(): string {
+    return this.container.id;
+  }
+
+  /** The user commands run as ("uid:gid"), or undefined for the image default (root). */
+  get user(): string | undefined {
+    return this.runUser.user;
+  }
+
+  resolvePath(path: string): string {
+    return posix.isAbsolute(path) ? posix.normalize(path) : posix.normalize(posix.join(this.workdir, path));
+  }
+
+  private assertOpen(): void {
+    if (this.cleaning) throw new Error(`docker environment ${this.container.id.slice(0, 12)} was already cleaned up`);
+  }
+
+  private async getShell(): Promise<PersistentShell | undefined> {
+    if (this.shellDisabled) return undefined;
+    if (this.shell?.alive) return this.shell;
+    this.shellStarting ??= (async () => {
+      try {
+        const shell = await PersistentShell.start(this.container, this.runUser.user);
+        if (!shell) this.shellDisabled = true;
+        this.shell = shell;
+        return shell;
+      } catch {
+        if (++this.shellFailures >= MAX_SHELL_RESTARTS) this.shellDisabled = true;
+        return undefined;
+      } finally {
+        this.shellStarting = undefined;
+      }
+    })();
+    const shell = await this.shellStarting;
+    if (shell && !shell.alive && ++this.shellFailures >= MAX_SHELL_RESTARTS) this.shellDisabled = true;
+    return shell;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    this.assertOpen();
+    for (const name of Object.keys(opts.env ?? {})) {
+      if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name '${name}'`);
+    }
+    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    try {
+      if (opts.stdin === undefined) {
+        const shell = await this.getShell();
+        // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
+        if (shell?.alive && !shell.busy) {
+          return await this.afterCommand(
+            await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }),
+          );
+        }
+      }
+      const result = await runPlainCommand(this.container, {
+        command,
+        cwd,
+        env: opts.env,
+        user: this.runUser.user,
+        stdin: opts.stdin,
+        timeoutMs: opts.timeoutMs,
+        signal: opts.signal,
+        cap,
+      });
+      return await this.afterCommand(result);
+    } catch (err) {
+      throw await this.explain(err);
+    }
+  }
+
+  /**
+   * A command that could not fork may have met a passing peak of the pids limit, or a sandbox that a fork bomb
+   * keeps full: probes (one fork inside the sandbox, by dash, which does not retry) tell them apart. The sandbox
+   * is lost when PROBES in a row, PROBE_GAP_MS apart, cannot fork or do not answer within PROBE_MS.
+   */
+  private async afterCommand(result: ExecResult): Promise<ExecResult> {
+    if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
+      this.lose(`disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`);
+      return result;
+    }
+    if (!FORK_FAILURE.test(result.stderr) && !FORK_FAILURE.test(result.stdout)) return result;
+    let why = "";
+    for (let attempt = 0; attempt < PROBES; attempt++) {
+      if (attempt > 0) await sleep(PROBE_GAP_MS);
+      why = await this.forkProbe();
+      if (why === "") return result;
+    }
+    this.lose(`sandbox can no longer start a process (its pids limit stays full, e.g. a fork bomb): ${why}`);
+    return result;
+  }
+
+  /**
+   * "" when the sandbox has room for processes, else why not: a fork by dash inside it fails, or the pids
+   * cgroup (v2 or v1) stays within 2 of its limit, which a fork bomb's churn keeps it at.
+   */
+  private async forkProbe(): Promise<string> {
+    const text = (b: Buffer) => b.toString("utf8").trim().slice(0, 200);
+    const probe = (async () => {
+      const pids = await runExecRaw(this.container, {
+        cmd: ["cat", "/sys/fs/cgroup/pids.current", "/sys/fs/cgroup/pids/pids.current"],
+      });
+      const current = Number(/\d+/.exec(pids.stdout.toString("utf8"))?.[0] ?? NaN);
+      if (current >= this.options.pidsLimit - 2) return `${current} of ${this.options.pidsLimit} processes in use`;
+      const r = await runExecRaw(this.container, { cmd: ["sh", "-c", "/bin/true & wait $!"], user: this.runUser.user });
+      return r.exitCode === 0 ? "" : text(r.stderr) || `probe exit ${r.exitCode}`;
+    })().catch((err: unknown) => (err instanceof Error ? err.message : String(err)).slice(0, 200));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>(
+      (resolve) => (timer = setTimeout(() => resolve(`no answer in ${PROBE_MS / 1000} s`), PROBE_MS)),
+    );
+    try {
+      return await Promise.race([probe, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Marks the sandbox lost once and tells the task (EnvironmentSpec.reportLost). */
+  private lose(reason: string): EnvironmentLostError {
+    if (this.lostReason === undefined) {
+      this.lostReason = reason;
+      this.onLost?.(reason);
+    }
+    return new EnvironmentLostError(this.lostReason);
+  }
+
+  /** Turns engine errors into messages that say what happened to the sandbox. */
+  private async explain(err: unknown): Promise<Error> {
+    if (err instanceof EnvironmentLostError || this.cleaning)
+      return err instanceof Error ? err : new Error(String(err));
+    // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
+    // container is gone or stopped: then no later call can succeed and the task must not go on.
+    const state = await this.container.inspect().then(
+      (i) =>
+        i.State?.Running
+          ? "running"
+          : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`,
+      (e: unknown) => (statusCodeOf(e) === 404 ? "gone" : "running"),
+    );
+    if (state !== "running")
+      return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
+    return err instanceof Error ? err : new Error(String(err));
+  }
+
+  /**
+   * The real path of `path` inside the container as the task user resolves it, for the approval gate (a
+   * delete through a link is judged by where it leads); null when it does not exist or cannot be resolved.
+   */
+  async realpath(path: string): Promise<string | null> {
+    if (this.lostReason !== undefined) return null;
+    try {
+      this.assertOpen();
+      const full = this.resolvePath(path);
+      const res = await runExecRaw(this.container, {
+        cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full],
+        user: this.runUser.user,
+      });
+      const out = res.stdout.toString("utf8").trim();
+      return res.exitCode === 0 && out.startsWith("/") ? out : null;
+    } catch {
+      return null;
+    }
+  }
+
+  async readFile(path: string): Promise<Buffer> {
+    this.assertOpen();
+    const full = this.resolvePath(path);
+    // As the task user in the running container (not the engine's archive API, which reads as root): a file
+    // that user cannot read is not read, and a symlink resolves with that user's rights.
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, {
+      cmd: ["sh", "-c", 'cat "$1"', "hb", full],
+      user: this.runUser.user,
+    }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
+    if (res.exitCode !== 0) {
+      const msg = res.stderr.toString("utf8").trim();
+      throw new ContainerFileError(
+        `${full}: ${msg || "cannot read"}`,
+        /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO",
+      );
+    }
+    return res.stdout;
+  }
+
+  async writeFile(path: string, data: string | Buffer): Promise<void> {
+    this.assertOpen();
+    const full = this.resolvePath(path);
+    const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target.
+    const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    const res = await runExecRaw(this.container, {
+      cmd: ["sh", "-c", script, "hb", full],
+      user: this.runUser.user,
+      stdin: buf,
+    }).catch(async (err: unknown) => {
+      throw await this.explain(err);
+    });
+    if (res.exitCode !== 0) {
+      const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+      throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
+    }
+  }
+
+  private async backgroundManager(): Promise<BackgroundProcessManager> {
+    if (!this.background) {
+      const probe = await this.exec("command -v bash >/dev/null 2>&1 && echo bash || echo sh", { timeoutMs: 10_000 });
+      const shell = probe.stdout.trim() === "bash" ? "bash" : "sh";
+      this.background ??= new BackgroundProcessManager((cmd, o) => this.exec(cmd, o), {
+        stateDir: "/tmp/.hermes-bg",
+        shell,
+        maxOutputChars: this.options.maxOutputChars,
+      });
+    }
+    return this.background;
+  }
+
+  /** A process in the container whose stdin and stdout the harness holds (an MCP server; docker_piped.ts). */
+  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+    this.assertOpen();
+    if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    return spawnInContainer(
+      this.container,
+      this.runUser.user,
+      opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir,
+      argv,
+      opts,
+    );
+  }
+
+  async startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
+    this.assertOpen();
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    return (await this.backgroundManager()).start(command, { ...opts, cwd });
+  }
+
+  async pollBackground(id: string): Promise<BackgroundStatus> {
+    return (await this.backgroundManager()).poll(id);
+  }
+
+  async killBackground(id: string): Promise<void> {
+    return (await this.backgroundManager()).kill(id);
+  }
+
+  async writeBackground(id: string, data: string): Promise<void> {
+    return (await this.backgroundManager()).writeStdin(id, data);
+  }
+
+  async closeBackgroundStdin(id: string): Promise<void> {
+    return (await this.backgroundManager()).closeStdin(id);
+  }
+
+  async listBackground(): Promise<BackgroundStatus[]> {
+    if (!this.background) return [];
+    return this.background.list();
+  }
+
+  /**
+   * Ends every process the agent started, tracked or not (`cmd &`, `nohup`, `setsid`, a uid it switched to as
+   * root), its persistent shell included, and makes sure none is left: passes of SIGKILL to every process of the
+   * container but its init, the keep-alive and the pass itself, as the run user and then as the uid of each
+   * survivor (root in a container has no CAP_KILL over other uids), until a last pass as root finds none. Throws
+   * when some survive (verify must not run then). Later commands of this sandbox use one exec each, never a
+   * persistent shell again.
+   */
+  async stopProcesses(): Promise<void> {
+    this.assertOpen();
+    this.shell?.close();
+    this.shell = undefined;
+    this.shellDisabled = true;
+    const pass = async (user: string): Promise<string[]> => {
+      const r = await runExecRaw(this.container, { cmd: ["sh", "-c", KILL_PASS], user });
+      const out = r.stdout.toString("utf8");
+      if (!/^done$/m.test(out))
+        throw new Error(
+          `could not end the agent's processes: ${r.stderr.toString("utf8").trim().slice(0, 200) || `exit ${r.exitCode}`}`,
+        );
+      return [
+        ...new Set(
+          out
+            .split("\n")
+            .filter((l) => /^left \d+$/.test(l))
+            .map((l) => l.slice(5)),
+        ),
+      ];
+    };
+    let left = await pass(this.runUser.user ?? "0:0");
+    for (let round = 0; round < 3 && left.length > 0; round++) {
+      const next = new Set<string>();
+      for (const uid of left) for (const u of await pass(`${uid}:${uid}`)) next.add(u);
+      left = [...next];
+    }
+    const last = await pass("0:0");
+    if (last.length > 0)
+      throw new Error(`processes of uid ${last.join(", ")} survived the end of the agent's processes`);
+    this.stoppedForVerify = true;
+  }
+
+  /** stopProcesses() ran: nothing of the agent's runs in the container any more. */
+  private stoppedForVerify = false;
+
+  /**
+   * The verify step out of the agent's reach: after stopProcesses, each verify file is written by an exec of its
+   * own (over whatever is at its path: a link there is removed, not written through; a link or file on the way
+   * under the workdir becomes a real folder), then the command runs in a new exec whose exit code the engine
+   * reports: no persistent shell, no marker.
+   */
+  async runVerify(command: string, opts: VerifyOptions = {}): Promise<ExecResult> {
+    this.assertOpen();
+    if (!this.stoppedForVerify) await this.stopProcesses();
+    for (const f of opts.files ?? []) {
+      const full = this.resolvePath(f.path);
+      const res = await runExecRaw(this.container, {
+        cmd: ["sh", "-c", PUT_FILE, "hb", full, this.workdir],
+        user: this.runUser.user,
+        stdin: f.data,
+      });
+      if (res.exitCode !== 0) {
+        const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+        throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
+      }
+    }
+    return runPlainCommand(this.container, {
+      command,
+      cwd: this.workdir,
+      user: this.runUser.user,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      cap: opts.maxOutputChars ?? this.options.maxOutputChars,
+    });
+  }
+
+  async execAs(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult> {
+    this.assertOpen();
+    return runPlainCommand(this.container, {
+      command,
+      cwd: opts.cwd ? this.resolvePath(opts.cwd) : this.workdir,
+      user: opts.user ?? this.runUser.user,
+      env: opts.env,
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      cap: opts.maxOutputChars ?? this.options.maxOutputChars,
+    });
+  }
+
+  async setNetwork(network: string, connected: boolean): Promise<void> {
+    this.assertOpen();
+    const net = dockerClient().getNetwork(networkModeFor(network));
+    if (connected) await net.connect({ Container: this.container.id });
+    else await net.disconnect({ Container: this.container.id, Force: true });
+  }
+
+  /**
+   * A fresh sandbox from a snapshot of this one, with none of its processes (`--verify-isolated`): the
+   * container's filesystem is committed as an image (the workdir copied over when it is a volume), a new
+   * hardened container with the same labels, user and limits starts from it, and removing that container
+   * removes the image too.
+   */
+  async isolatedCopy(signal?: AbortSignal): Promise<Environment> {
+    this.assertOpen();
+    const source = this.source;
+    if (!source) throw new Error("this docker sandbox was not started for a task: it has no snapshot source");
+    const committed = (await this.container.commit({
+      repo: "hermes-batch-verify",
+      tag: randomBytes(6).toString("hex"),
+      pause: true,
+    })) as { Id: string };
+    const imageId = committed.Id;
+    const removeImage = () =>
+      dockerClient()
+        .getImage(imageId)
+        .remove({ force: true })
+        .then(
+          () => undefined,
+          () => undefined,
+        );
+    try {
+      const permit = await source.gates.acquireSandbox(signal);
+      const image: ImageInfo = { id: imageId, user: source.plan.image.user, workingDir: this.workdir };
+      const copy = await source.start(
+        { ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal },
+        permit,
+        source.gates,
+      );
+      copy.afterCleanup = removeImage;
+      if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts)) {
+        const tar = await this.container.getArchive({ path: this.workdir });
+        await copy.container.putArchive(tar, { path: posix.dirname(this.workdir) });
+      }
+      return copy;
+    } catch (err) {
+      await removeImage();
+      throw err;
+    }
+  }
+
+  /** Removes the container (which ends every process in it, background ones included). Idempotent. */
+  cleanup(): Promise<void> {
+    this.cleaning ??= (async () => {
+      this.shell?.close();
+      try {
+        await removeContainerById(this.container.id);
+      } finally {
+        liveContainers.delete(this.container.id);
+        this.permit.release();
+        await this.afterCleanup?.();
+        await this.quota?.remove(false);
+      }
+    })();
+    return this.cleaning;
+  }
+}

@@ -1,0 +1,55 @@
+/** write_file: the whole file written through the task's environment, folders made on the way. */
+import { posix } from "node:path";
+import { z } from "zod";
+import { shellQuote, type Environment } from "./environments/base.js";
+import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
+import { nonEmptyString } from "./tool_args.js";
+import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
+import { writeFailure, pyDirname, PATH_DESCRIPTION } from "./file_tool_common.js";
+
+/** write_file and patch declare a write of the resolved path; the gate decides which paths are sensitive. */
+export async function writeEffects(args: { path: string }, ctx: ToolContext): Promise<ToolEffect[]> {
+  const env = await ctx.getEnv();
+  return [{ kind: "write", path: absolutePath(env, args.path), workdir: env.workdir }];
+}
+
+// ---------------------------------------------------------------- write_file
+
+export const writeArgs = z.object({
+  path: nonEmptyString().describe(PATH_DESCRIPTION),
+  content: z.string().describe("The complete new content of the file."),
+});
+
+/**
+ * write_file with the original's result `{bytes_written, dirs_created}`: dirs_created is true whenever
+ * the path names a folder (the original runs `mkdir -p` on it then), false for a bare file name.
+ */
+export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: ToolContext): Promise<ToolResult> {
+  const env = await ctx.getEnv();
+  const warnings = await staleWarnings(env, ctx, [args.path]);
+  const result = await writeFile(args, env);
+  if (succeeded(result)) await noteWrites(env, ctx, [args.path]);
+  return withWarnings(result, warnings);
+}
+
+export async function writeFile(args: z.infer<typeof writeArgs>, env: Environment): Promise<ToolResult> {
+  const { path, content } = args;
+  const full = absolutePath(env, path);
+  const dirsCreated = pyDirname(path) !== "";
+  try {
+    await env.writeFile(full, content);
+  } catch (err) {
+    // As the original: dirs_created says whether the folder is there (its `mkdir -p` succeeded).
+    const parent = await env
+      .exec(`test -d ${shellQuote(posix.dirname(full))}`, { timeoutMs: 10_000 })
+      .catch(() => undefined);
+    return {
+      content: {
+        bytes_written: 0,
+        dirs_created: dirsCreated && parent?.exitCode === 0,
+        error: `Failed to write file: ${writeFailure(path, err)}`,
+      },
+    };
+  }
+  return { content: { bytes_written: Buffer.byteLength(content, "utf8"), dirs_created: dirsCreated } };
+}
