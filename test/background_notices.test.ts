@@ -15,7 +15,7 @@ import {
   cleanupAllDockerEnvironments,
   createDockerEnvironment,
   removeContainersByLabel,
-} from "../tools/environments/docker.js";
+} from "../tools/environments/docker/docker.js";
 import { localTask, waitUntil, type LocalTaskFixture } from "./helpers/local_ctx.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { startFakeOpenAI, taskTurn, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";

@@ -20,9 +20,9 @@ import {
   listLabelledContainers,
   preflightDocker,
   removeContainersByLabel,
-} from "../tools/environments/docker.js";
-import { dockerClient } from "../tools/environments/docker_client.js";
-import { OutputCollector } from "../tools/environments/docker_output.js";
+} from "../tools/environments/docker/docker.js";
+import { dockerClient } from "../tools/environments/docker/docker_client.js";
+import { OutputCollector } from "../tools/environments/shell/output_capture.js";
 import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/wait.js";
@@ -380,7 +380,7 @@ describe("lifecycle", () => {
 describe("leaks after a crash", () => {
   it("the dead-man's switch ends an abandoned container by itself (AutoRemove deletes it)", async () => {
     const script = `
-      import { createDockerEnvironment } from "./tools/environments/docker.ts";
+      import { createDockerEnvironment } from "./tools/environments/docker/docker.ts";
       const env = await createDockerEnvironment({ runName: ${JSON.stringify(RUN)}, taskId: "deadman", hostTaskDir: "/tmp/x", taskTimeoutSec: 2 }, { image: ${JSON.stringify(busybox)}, deadmanMarginSec: 0 });
       console.log("ID " + env.containerId);
       process.exit(0); // no cleanup: simulates a run that vanished
@@ -398,7 +398,7 @@ describe("leaks after a crash", () => {
   it("gc removes what a kill -9 of the run left behind, and says how many", async () => {
     const gcRun = `${RUN}-gc`;
     const script = `
-      import { createDockerEnvironment } from "./tools/environments/docker.ts";
+      import { createDockerEnvironment } from "./tools/environments/docker/docker.ts";
       const a = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "a", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
       const b = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "b", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
       console.log("READY");

@@ -18,8 +18,8 @@ import {
   preflightDocker,
   removeContainersByLabel,
   warmPoolStats,
-} from "../tools/environments/docker.js";
-import { LABEL_ROLE, dockerClient } from "../tools/environments/docker_client.js";
+} from "../tools/environments/docker/docker.js";
+import { LABEL_ROLE, dockerClient } from "../tools/environments/docker/docker_client.js";
 import { SandboxGates } from "../tools/environments/sandbox_gates.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/wait.js";

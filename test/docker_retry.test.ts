@@ -1,6 +1,6 @@
 /** Which engine errors a sandbox start retries, and how long it waits (no engine needed). */
 import { describe, expect, it } from "vitest";
-import { backOffMs, isTransientEngineError, withEngineRetry } from "../tools/environments/docker_retry.js";
+import { backOffMs, isTransientEngineError, withEngineRetry } from "../tools/environments/docker/docker_retry.js";
 
 /** An error shaped like dockerode's: status code and the engine's JSON body. */
 function engineError(statusCode: number, message: string): Error {

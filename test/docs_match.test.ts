@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { runOptionsHelp } from "../src/config/run_flags.js";
 import { exportFormats } from "../src/formats/index.js";
 import { shardDirName } from "../src/shard/assign.js";
-import { DEFAULT_DOCKER_IMAGE } from "../tools/environments/docker.js";
+import { DEFAULT_DOCKER_IMAGE } from "../tools/environments/docker/docker.js";
 
 const README = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
 const SHARDING = readFileSync(join(import.meta.dirname, "..", "docs", "sharding.md"), "utf8");

@@ -137,7 +137,7 @@ describe("hermes-batch gc --env", () => {
     };
     // A run that vanished without cleanup: two instances of "crashed", one of "alive".
     const script = `
-      import { createSingularityEnvironment } from "./tools/environments/singularity.ts";
+      import { createSingularityEnvironment } from "./tools/environments/singularity/singularity.ts";
       const s = (run, task) => ({ runName: run, taskId: task, hostTaskDir: ${JSON.stringify(join(base, "tasks"))} + "/" + task, image: ${JSON.stringify(join(base, "image.sif"))}, taskTimeoutSec: 90 });
       // (Their watchdogs would stop them after 90 s; gc must not wait for that.)
       for (const [run, task] of [["crashed", "a"], ["crashed", "b"], ["alive", "c"]]) await createSingularityEnvironment(s(run, task), { deadmanMarginSec: 0 });

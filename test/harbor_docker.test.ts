@@ -18,7 +18,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
-import { dockerClient } from "../tools/environments/docker_client.js";
+import { dockerClient } from "../tools/environments/docker/docker_client.js";
 import { buildReportModel } from "../src/report/html/report_data.js";
 
 const FIXTURES = join(ROOT, "test", "fixtures", "harbor");

@@ -9,7 +9,7 @@ import {
   LocalEnvironment,
   processesWithMarker,
   scrubbedProcessEnv,
-} from "../tools/environments/local.js";
+} from "../tools/environments/local/local.js";
 import { isAlive, waitUntil } from "./helpers/local_ctx.js";
 
 let root: string;

@@ -7,7 +7,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/environments/local_sandbox.js";
+import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/environments/local/local_sandbox.js";
 import { taskEnvironment } from "../tools/environments/task_env.js";
 import { detectDangerousCommandResolved } from "../tools/approval/gate.js";
 import { silentLogger, waitUntil } from "./helpers/local_ctx.js";

@@ -10,9 +10,9 @@ import { parseMcpConfig } from "../src/config/mcp_config.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { rowMcpProblem } from "../src/run/mcp_setup.js";
 import { UserError } from "../src/core/errors.js";
-import { probeBwrap } from "../tools/environments/bwrap.js";
-import { createLocalEnvironment } from "../tools/environments/local.js";
-import { SandboxEnvironment } from "../tools/environments/local_sandbox.js";
+import { probeBwrap } from "../tools/environments/local/bwrap.js";
+import { createLocalEnvironment } from "../tools/environments/local/local.js";
+import { SandboxEnvironment } from "../tools/environments/local/local_sandbox.js";
 import {
   closeSharedMcpConnections,
   discoverMcpServer,
@@ -337,7 +337,7 @@ describe("MCP tools", () => {
       APPTAINER_CACHEDIR: join(base, "cache"),
     });
     const { createSingularityEnvironment, cleanupAllSingularityEnvironments } = await import(
-      "../tools/environments/singularity.js"
+      "../tools/environments/singularity/singularity.js"
     );
     try {
       const env = await createSingularityEnvironment(

@@ -8,7 +8,7 @@ import {
   cleanupAllDockerEnvironments,
   createDockerEnvironment,
   removeContainersByLabel,
-} from "../tools/environments/docker.js";
+} from "../tools/environments/docker/docker.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/local_ctx.js";
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { planToolCalls } from "../src/models/scripted.js";
-import { listLabelledContainers } from "../tools/environments/docker.js";
+import { listLabelledContainers } from "../tools/environments/docker/docker.js";
 import {
   startFakeOpenAI,
   text,

@@ -16,7 +16,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-import { listLabelledContainers, removeContainerById } from "../tools/environments/docker_client.js";
+import { listLabelledContainers, removeContainerById } from "../tools/environments/docker/docker_client.js";
 
 function readJsonl(path: string): any[] {
   return existsSync(path)

@@ -16,8 +16,8 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-import { isPrivilegedNetwork, networkModeFor, networkRefusal } from "../tools/environments/docker_network.js";
-import { dockerClient } from "../tools/environments/docker_client.js";
+import { isPrivilegedNetwork, networkModeFor, networkRefusal } from "../tools/environments/docker/docker_network.js";
+import { dockerClient } from "../tools/environments/docker/docker_client.js";
 
 function reply(req: RecordedRequest): Reply {
   const turn = (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length;

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { probeBwrap } from "../tools/environments/bwrap.js";
+import { probeBwrap } from "../tools/environments/local/bwrap.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 import {
   startFakeOpenAI,

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
+import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 import {
   startFakeOpenAI,
   text,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
-import { listLabelledContainers } from "../tools/environments/docker.js";
+import { listLabelledContainers } from "../tools/environments/docker/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";

@@ -15,7 +15,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker.js";
+import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 
 const CRASH_PLUGIN = `
 const { registry } = globalThis.hermesBatch;

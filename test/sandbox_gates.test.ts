@@ -6,7 +6,7 @@
 import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { SandboxGates, gatesFor, type WarmPermit } from "../tools/environments/sandbox_gates.js";
-import { WarmPool } from "../tools/environments/docker_warm.js";
+import { WarmPool } from "../tools/environments/docker/docker_warm.js";
 import { waitUntil } from "./helpers/wait.js";
 
 function runWorker(gates: SandboxGates, tasks: number, holdMs: number): Promise<{ done: number; overLimit: number }> {

@@ -1,10 +1,10 @@
 /**
- * The persistent-shell protocol's host side (tools/environments/shell_session.ts) against scripted shell
+ * The persistent-shell protocol's host side (tools/environments/shell/shell_session.ts) against scripted shell
  * output: the markers may arrive split anywhere, the pid line may land inside the command's stderr, and
  * output before the start marker (left by an earlier command's background process) is dropped.
  */
 import { describe, expect, it } from "vitest";
-import { ShellSession, type ShellTransport } from "../tools/environments/shell_session.js";
+import { ShellSession, type ShellTransport } from "../tools/environments/shell/shell_session.js";
 import { waitUntil } from "./helpers/wait.js";
 
 interface Fake {

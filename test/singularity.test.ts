@@ -21,7 +21,7 @@ import {
   resolveSingularityImage,
   sifPathFor,
   singularityAvailability,
-} from "../tools/environments/singularity.js";
+} from "../tools/environments/singularity/singularity.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FAKE = join(ROOT, "test/fixtures/fake-apptainer");
@@ -341,7 +341,7 @@ describe("docker:// images and the SIF cache", () => {
     const cache = join(base, "cache-race");
     process.env.APPTAINER_FAKE_BUILD_SLEEP = "1";
     const script = `
-      import { resolveSingularityImage } from "./tools/environments/singularity.ts";
+      import { resolveSingularityImage } from "./tools/environments/singularity/singularity.ts";
       const r = await resolveSingularityImage(${JSON.stringify(join(binDir, "apptainer"))}, "docker://busybox:1.36", ${JSON.stringify(cache)});
       console.log(r.image);
     `;

@@ -2,7 +2,7 @@ import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { SpawnHelper, type LaunchedProcess } from "../tools/environments/spawn_helper.js";
+import { SpawnHelper, type LaunchedProcess } from "../tools/environments/shell/spawn_helper.js";
 
 const dir = mkdtempSync(join(tmpdir(), "spawn-helper-test-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -26,7 +26,7 @@ import {
   preflightDocker,
   warmPoolStats,
   type DockerEnvironment,
-} from "../../tools/environments/docker.js";
+} from "../../tools/environments/docker/docker.js";
 
 const { values: args } = parseArgs({
   options: {

@@ -1,6 +1,6 @@
 /** Cost of a file read as the task user (docker exec of cat) against the engine's archive API (as root); one run. */
-import { createDockerEnvironment } from "../../tools/environments/docker.js";
-import { readViaArchive } from "../../tools/environments/docker_archive.js";
+import { createDockerEnvironment } from "../../tools/environments/docker/docker.js";
+import { readViaArchive } from "../../tools/environments/docker/docker_archive.js";
 const env: any = await createDockerEnvironment({ runName: "fbench", taskId: "t", hostTaskDir: "/tmp" }, {});
 await env.exec("echo hi > f.txt");
 const N = 30;

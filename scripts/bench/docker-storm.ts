@@ -13,7 +13,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { listLabelledContainers, removeContainersByLabel } from "../../tools/environments/docker.js";
+import { listLabelledContainers, removeContainersByLabel } from "../../tools/environments/docker/docker.js";
 
 const { values: args } = parseArgs({
   options: {

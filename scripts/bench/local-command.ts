@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SandboxEnvironment } from "../../tools/environments/local_sandbox.js";
+import { SandboxEnvironment } from "../../tools/environments/local/local_sandbox.js";
 import { procCpu } from "./proc_cpu.mjs";
 
 const n = Number(process.argv[2] ?? 400);

@@ -5,7 +5,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
-import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
+import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { unpassedVariables } from "./env_template.js";
 import { HarborTaskSchema, type HarborTask } from "./task_config.js";
 import { shownPath } from "./task_dir.js";

@@ -23,7 +23,7 @@ const building = new Map<string, Promise<void>>();
 async function imageExists(tag: string): Promise<boolean> {
   try {
     // Loaded on first use: every worker thread imports this module, and dockerode costs ~0.3 s of start-up.
-    const { dockerClient } = await import("../../tools/environments/docker_client.js");
+    const { dockerClient } = await import("../../tools/environments/docker/docker_client.js");
     await dockerClient().getImage(tag).inspect();
     return true;
   } catch {

@@ -4,7 +4,7 @@
  */
 import type { RunConfig } from "../config/run_config.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
-import { namedNetwork } from "../../tools/environments/docker_network.js";
+import { namedNetwork } from "../../tools/environments/docker/docker_network.js";
 import { resolveEnvTable } from "./env_template.js";
 import { HarborTaskSchema, type HarborTask } from "./task_config.js";
 import type { HarborRunSettings } from "./trial.js";

@@ -14,7 +14,7 @@ import { taskInShard, type Shard } from "../shard/assign.js";
 import { environmentBackend } from "../../tools/environments/index.js";
 import type { TaskSpec } from "./task_spec.js";
 import { harborRowProblem } from "../harbor/checks.js";
-import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
+import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { rowMcpProblem } from "./mcp_setup.js";
 import { SandboxNeed } from "./sandbox_need.js";
 

@@ -35,7 +35,7 @@ import type { FailureRecord } from "../core/records.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import { harborDatasetSource } from "../harbor/source.js";
 import { tokenTotals, tokenTotalsText } from "../core/chat.js";
-import { namedNetwork, networkRefusal } from "../../tools/environments/docker_network.js";
+import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { mcpSecretValues, publicMcpServers } from "../config/mcp_config.js";
 import { rowMcpServersSeen } from "./mcp_setup.js";
 import { countTasks, datasetIds, plannedTasks, type Selection } from "./planned_tasks.js";

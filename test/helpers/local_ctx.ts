@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Environment } from "../../tools/environments/base.js";
-import { createLocalEnvironment } from "../../tools/environments/local.js";
+import { createLocalEnvironment } from "../../tools/environments/local/local.js";
 import type { Logger, ToolContext } from "../../tools/registry.js";
 
 export { waitUntil } from "./wait.js";

@@ -10,7 +10,7 @@
 import { chownSync, closeSync, ftruncateSync, mkdirSync, openSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { makeTempDirSync } from "./temp_dirs.js";
-import { SpawnHelper } from "./spawn_helper.js";
+import { SpawnHelper } from "./shell/spawn_helper.js";
 import { shellQuote } from "./base.js";
 
 /** A ready file system: its image and where it is mounted now. */

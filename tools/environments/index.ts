@@ -37,22 +37,22 @@ function registerBackend(name: string, runsWhere: string, load: () => Promise<En
 registerBackend(
   "local",
   "runs in a bubblewrap sandbox on the host machine: no network, host files read-only",
-  async () => (await import("./local_backend.js")).backend,
+  async () => (await import("./local/local_backend.js")).backend,
 );
 registerBackend(
   "docker",
   "runs inside a disposable container",
-  async () => (await import("./docker_backend.js")).backend,
+  async () => (await import("./docker/docker_backend.js")).backend,
 );
 registerBackend(
   "singularity",
   "runs inside a disposable container",
-  async () => (await import("./singularity_backend.js")).backend,
+  async () => (await import("./singularity/singularity_backend.js")).backend,
 );
 registerBackend(
   "host",
   "runs directly on the host machine, no sandbox",
-  async () => (await import("./host_backend.js")).backend,
+  async () => (await import("./local/host_backend.js")).backend,
 );
 
 /** The backend names in registration order (local first: the default), for option help and validation. */

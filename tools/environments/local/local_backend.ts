@@ -3,8 +3,8 @@
  * without a working bwrap stops before any task with one line and the install hint; nothing is left behind
  * (each sandbox dies with the harness), so there are no leftovers to list.
  */
-import { UserError } from "../../src/core/errors.js";
-import type { EnvironmentBackend } from "./backend.js";
+import { UserError } from "../../../src/core/errors.js";
+import type { EnvironmentBackend } from "../backend.js";
 import { probeBwrap } from "./bwrap.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 
@@ -27,7 +27,7 @@ export const backend: EnvironmentBackend = {
       throw new UserError((err as Error).message);
     }
     const { limitsNotEnforced } = await import("./cgroups.js");
-    const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
+    const { diskQuotaUnavailable, parseSize } = await import("../disk_quota.js");
     const asked = typeof options.disk === "string";
     if (asked && parseSize(options.disk as string) === undefined)
       throw new UserError(`--disk ${String(options.disk)}: give a size such as 10g or 512m`);

@@ -6,8 +6,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { execa } from "execa";
-import type { ExecResult } from "./base.js";
-import { OutputCollector } from "./docker_output.js";
+import type { ExecResult } from "../base.js";
+import { OutputCollector } from "./output_capture.js";
 import { ShellSession, type ShellCommand } from "./shell_session.js";
 import { SpawnHelper, type ExtraFd, type LaunchedProcess } from "./spawn_helper.js";
 

@@ -15,7 +15,7 @@
  * Not run against a real Apptainer on this project's machine (Debian 12 has no package): the command lines
  * and the lifecycle are tested against test/fixtures/fake-apptainer.
  */
-import { DiskQuota, diskQuotaUnavailable, parseSize } from "./disk_quota.js";
+import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, existsSync } from "node:fs";
@@ -24,7 +24,7 @@ import { homedir } from "node:os";
 import { delimiter, dirname, join, posix, resolve as resolveHost } from "node:path";
 import { execa } from "execa";
 import { z } from "zod";
-import { BackgroundProcessManager } from "./background.js";
+import { BackgroundProcessManager } from "../background.js";
 import {
   DEFAULT_OUTPUT_CAP,
   type BackgroundStatus,
@@ -37,13 +37,13 @@ import {
   ShellWriteError,
   type BackgroundStartOptions,
   type BackgroundStarted,
-} from "./base.js";
-import { runInProcessGroup } from "./host_process.js";
-import { gatesFor, type SandboxPermit } from "./sandbox_gates.js";
-import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "./backend.js";
-import { sleep } from "../../src/core/abort.js";
-import { pidAlive } from "../../src/core/pid_alive.js";
-import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
+} from "../base.js";
+import { runInProcessGroup } from "../shell/host_process.js";
+import { gatesFor, type SandboxPermit } from "../sandbox_gates.js";
+import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "../backend.js";
+import { sleep } from "../../../src/core/abort.js";
+import { pidAlive } from "../../../src/core/pid_alive.js";
+import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;

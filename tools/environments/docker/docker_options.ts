@@ -1,8 +1,8 @@
 /** The Docker backend's options (validated with zod), the capabilities it grants, and the sandbox's lifetime. */
-import type { EnvironmentOptions, EnvironmentSpec } from "./base.js";
-import { DEFAULT_OUTPUT_CAP } from "./base.js";
+import type { EnvironmentOptions, EnvironmentSpec } from "../base.js";
+import { DEFAULT_OUTPUT_CAP } from "../base.js";
 import { z } from "zod";
-import { diskQuotaUnavailable } from "./disk_quota.js";
+import { diskQuotaUnavailable } from "../disk_quota.js";
 
 /** Used when neither the row nor the run names an image: what scripts/build-test-image.sh builds. */
 export const DEFAULT_DOCKER_IMAGE = "hermes-batch-test:bookworm";

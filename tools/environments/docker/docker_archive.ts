@@ -8,7 +8,7 @@ import { posix } from "node:path";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import tar from "tar-stream";
-import type { ShellWriteErrorCode } from "./base.js";
+import type { ShellWriteErrorCode } from "../base.js";
 import { dockerErrorMessage, statusCodeOf } from "./docker_client.js";
 
 /** What the engine reports about a path (Go's os.FileMode in `mode`). */

@@ -14,12 +14,12 @@ import {
   type ImageInfo,
 } from "./docker_client.js";
 import { withEngineRetry } from "./docker_retry.js";
-import { DiskQuota, parseSize } from "./disk_quota.js";
+import { DiskQuota, parseSize } from "../disk_quota.js";
 import { resolveRunUser } from "./docker_user.js";
 import { capabilitiesFor, workdirQuota, type DockerOptions } from "./docker_options.js";
 import { liveContainers, shutdown } from "./docker_live.js";
 import { DockerEnvironment } from "./docker_environment.js";
-import { sandboxOwner, type SandboxGates, type SandboxPermit } from "./sandbox_gates.js";
+import { sandboxOwner, type SandboxGates, type SandboxPermit } from "../sandbox_gates.js";
 function sanitizeName(s: string, max: number): string {
   return (
     s

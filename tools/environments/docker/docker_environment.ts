@@ -2,12 +2,12 @@
  * One Docker sandbox (a container) as an Environment: commands in a persistent shell or one exec each, files
  * through the archive API or a shell, background processes, the verify step, snapshots, and clean-up.
  */
-import { sleep } from "../../src/core/abort.js";
+import { sleep } from "../../../src/core/abort.js";
 import { networkModeFor } from "./docker_network.js";
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type Docker from "dockerode";
-import { BackgroundProcessManager } from "./background.js";
+import { BackgroundProcessManager } from "../background.js";
 import {
   type BackgroundStatus,
   type Environment,
@@ -18,7 +18,7 @@ import {
   shellWriteErrorCode,
   type BackgroundStartOptions,
   type BackgroundStarted,
-} from "./base.js";
+} from "../base.js";
 import { ContainerFileError } from "./docker_archive.js";
 import {
   dockerClient,
@@ -30,13 +30,13 @@ import {
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
 import { PersistentShell } from "./docker_shell.js";
 import { spawnInContainer } from "./docker_piped.js";
-import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
-import { DiskQuota } from "./disk_quota.js";
+import type { PipedProcess, PipedSpawnOptions } from "../piped_process.js";
+import { DiskQuota } from "../disk_quota.js";
 import type { RunUser } from "./docker_user.js";
 import { workdirQuota, type DockerOptions } from "./docker_options.js";
 import type { SandboxPlan } from "./docker_start.js";
 import { liveContainers } from "./docker_live.js";
-import { type SandboxGates, type SandboxPermit } from "./sandbox_gates.js";
+import { type SandboxGates, type SandboxPermit } from "../sandbox_gates.js";
 const MAX_SHELL_RESTARTS = 3;
 /** What bash and sh say when fork() fails (EAGAIN under the pids limit). */
 const FORK_FAILURE =

@@ -3,7 +3,7 @@
  * transient error (overload, a conflict of the moment, a dropped connection, a failed fork); a deterministic
  * error (a missing image, a bad option) goes up at once.
  */
-import { sleep } from "../../src/core/abort.js";
+import { sleep } from "../../../src/core/abort.js";
 import { dockerErrorMessage, statusCodeOf } from "./docker_client.js";
 
 const TRANSIENT_STATUS = new Set([409, 429, 500, 502, 503, 504]);

@@ -26,7 +26,7 @@ import {
   statSync,
 } from "node:fs";
 import { randomInt } from "node:crypto";
-import { makeTempDirSync } from "./temp_dirs.js";
+import { makeTempDirSync } from "../temp_dirs.js";
 import { join, posix } from "node:path";
 
 export const SANDBOX_WORKDIR = "/workspace";

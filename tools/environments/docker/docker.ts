@@ -1,9 +1,9 @@
 import { networkModeFor } from "./docker_network.js";
 export { networkModeFor };
-import { type EnvironmentFactory, type EnvironmentOptions, type EnvironmentSpec } from "./base.js";
+import { type EnvironmentFactory, type EnvironmentOptions, type EnvironmentSpec } from "../base.js";
 import { ensureDockerImage, removeContainerById, type ImageInfo } from "./docker_client.js";
 import { WarmPool, type WarmPoolStats } from "./docker_warm.js";
-import { gatesFor, type SandboxGates, type WarmPermit } from "./sandbox_gates.js";
+import { gatesFor, type SandboxGates, type WarmPermit } from "../sandbox_gates.js";
 
 export {
   DockerImageNotFoundError,

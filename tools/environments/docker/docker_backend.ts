@@ -1,6 +1,6 @@
 /** The Docker backend behind the common interface: engine checks, containers per task, leftovers by label. */
-import { UserError } from "../../src/core/errors.js";
-import type { EnvironmentBackend, LeftoverSandbox } from "./backend.js";
+import { UserError } from "../../../src/core/errors.js";
+import type { EnvironmentBackend, LeftoverSandbox } from "../backend.js";
 import { createDockerEnvironment, preflightDocker } from "./docker.js";
 import {
   DockerImageNotFoundError,
@@ -11,8 +11,8 @@ import {
   removeContainersByLabel,
   type LabelledContainer,
 } from "./docker_client.js";
-import { gatesFor } from "./sandbox_gates.js";
-import { sleep } from "../../src/core/abort.js";
+import { gatesFor } from "../sandbox_gates.js";
+import { sleep } from "../../../src/core/abort.js";
 
 const asLeftover = (c: LabelledContainer): LeftoverSandbox => ({ backend: "docker", ...c });
 
@@ -42,7 +42,7 @@ export const backend: EnvironmentBackend = {
       }
     }
     // Memory, CPU and processes are the engine's own flags; the workdir's size is a file system of its own.
-    const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
+    const { diskQuotaUnavailable, parseSize } = await import("../disk_quota.js");
     if (typeof options.disk === "string" && parseSize(options.disk) === undefined)
       throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
     const why = typeof options.disk !== "string" ? "--disk none" : diskQuotaUnavailable();

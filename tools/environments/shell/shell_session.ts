@@ -21,8 +21,8 @@
  * A shell with neither job control nor `setsid` reports UNSUPPORTED and the caller falls back to one process per command.
  */
 import { randomBytes } from "node:crypto";
-import { shellQuote, type ExecResult } from "./base.js";
-import { OutputCollector } from "./docker_output.js";
+import { shellQuote, type ExecResult } from "../base.js";
+import { OutputCollector } from "./output_capture.js";
 
 export const TIMEOUT_EXIT_CODE = 124;
 export const INTERRUPT_EXIT_CODE = 130;

@@ -19,7 +19,7 @@ import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readd
 import { chmod, mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
-import { BackgroundProcessManager } from "./background.js";
+import { BackgroundProcessManager } from "../background.js";
 import {
   DEFAULT_OUTPUT_CAP,
   EnvironmentLostError,
@@ -34,7 +34,7 @@ import {
   ShellWriteError,
   type BackgroundStartOptions,
   type BackgroundStarted,
-} from "./base.js";
+} from "../base.js";
 import {
   SANDBOX_HOME,
   SANDBOX_IO_DIR,
@@ -49,14 +49,14 @@ import {
   sandboxShellCopy,
   type SandboxLauncher,
 } from "./bwrap.js";
-import { OutputCollector } from "./docker_output.js";
+import { OutputCollector } from "../shell/output_capture.js";
 import { DEFAULT_LIMITS, SandboxCgroup, type SandboxLimits } from "./cgroups.js";
-import { DiskQuota, diskQuotaUnavailable, parseSize } from "./disk_quota.js";
-import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
-import { HostShell } from "./host_process.js";
-import { ENV_NAME_PATTERN, taskEnvironment } from "./task_env.js";
+import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
+import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
+import { HostShell } from "../shell/host_process.js";
+import { ENV_NAME_PATTERN, taskEnvironment } from "../task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
-import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
+import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
 
 export { sandboxNetwork, sandboxWorkdir };
 

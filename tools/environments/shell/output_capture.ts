@@ -3,7 +3,7 @@
  * so a command printing gigabytes costs bounded memory, and renders exactly like `capOutput` would have
  * rendered the whole text.
  */
-import { DEFAULT_OUTPUT_CAP } from "./base.js";
+import { DEFAULT_OUTPUT_CAP } from "../base.js";
 
 export class OutputCollector {
   private head = "";

@@ -10,11 +10,11 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
-import type { ExecResult } from "./base.js";
+import type { ExecResult } from "../base.js";
 import { demux, killInContainer, killShellCommandInContainer, startExec } from "./docker_exec.js";
-import { ShellSession, type ShellCommand } from "./shell_session.js";
+import { ShellSession, type ShellCommand } from "../shell/shell_session.js";
 
-export type { ShellCommand } from "./shell_session.js";
+export type { ShellCommand } from "../shell/shell_session.js";
 
 const BOOT_TIMEOUT_MS = 15_000;
 /** The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process). */

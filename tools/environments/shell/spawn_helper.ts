@@ -18,11 +18,11 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, closeSync, constants, openSync, readFileSync, unlinkSync } from "node:fs";
-import { makeTempDirSync } from "./temp_dirs.js";
+import { makeTempDirSync } from "../temp_dirs.js";
 import { Socket } from "node:net";
 import { join } from "node:path";
-import { shellQuote } from "./base.js";
-import { pidAlive } from "../../src/core/pid_alive.js";
+import { shellQuote } from "../base.js";
+import { pidAlive } from "../../../src/core/pid_alive.js";
 
 const HELPER_SCRIPT = `while IFS= read -r -d '' hb_req; do eval "$hb_req"; done`;
 /** FIFOs made by one `mkfifo` call: enough for this many launches (doubles up to the cap as launches come). */

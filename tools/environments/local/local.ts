@@ -20,10 +20,16 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import { forgetTempDir, makeTempDir } from "./temp_dirs.js";
+import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { BackgroundProcessManager } from "./background.js";
-import { HostShell, INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE, killGroup, runInProcessGroup } from "./host_process.js";
+import { BackgroundProcessManager } from "../background.js";
+import {
+  HostShell,
+  INTERRUPT_EXIT_CODE,
+  TIMEOUT_EXIT_CODE,
+  killGroup,
+  runInProcessGroup,
+} from "../shell/host_process.js";
 import {
   DEFAULT_OUTPUT_CAP,
   type BackgroundStatus,
@@ -35,11 +41,11 @@ import {
   type ExecResult,
   type BackgroundStartOptions,
   type BackgroundStarted,
-} from "./base.js";
-import { sleep } from "../../src/core/abort.js";
-import { taskEnvironment } from "./task_env.js";
-import { looksLikeSecretName } from "../../src/core/secret_names.js";
-import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "./piped_process.js";
+} from "../base.js";
+import { sleep } from "../../../src/core/abort.js";
+import { taskEnvironment } from "../task_env.js";
+import { looksLikeSecretName } from "../../../src/core/secret_names.js";
+import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";

@@ -2,8 +2,8 @@
 import { constants as fsConstants } from "node:fs";
 import { access } from "node:fs/promises";
 import { resolve } from "node:path";
-import { UserError } from "../../src/core/errors.js";
-import type { EnvironmentBackend } from "./backend.js";
+import { UserError } from "../../../src/core/errors.js";
+import type { EnvironmentBackend } from "../backend.js";
 import {
   createSingularityEnvironment,
   listSingularityLeftovers,
@@ -25,7 +25,7 @@ export const backend: EnvironmentBackend = {
     const a = await singularityAvailability();
     if (!a.available)
       throw new UserError(`--env singularity: ${a.reason ?? "apptainer/singularity not found on PATH"}`);
-    const { diskQuotaUnavailable, parseSize } = await import("./disk_quota.js");
+    const { diskQuotaUnavailable, parseSize } = await import("../disk_quota.js");
     if (typeof options.disk === "string" && parseSize(options.disk) === undefined)
       throw new UserError(`--disk ${options.disk}: give a size such as 10g or 512m`);
     const missing: string[] = [];

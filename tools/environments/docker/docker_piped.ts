@@ -7,7 +7,7 @@
 import { PassThrough, type Duplex } from "node:stream";
 import type Docker from "dockerode";
 import { demux, startExec } from "./docker_exec.js";
-import type { PipedProcess, PipedSpawnOptions } from "./piped_process.js";
+import type { PipedProcess, PipedSpawnOptions } from "../piped_process.js";
 
 export async function spawnInContainer(
   container: Docker.Container,

@@ -2,7 +2,7 @@
  * `--env host`: commands run directly on this machine, in the task's folder, with no sandbox (local.ts). Asked
  * for by name only, and announced with a warning at the start of the run.
  */
-import type { EnvironmentBackend } from "./backend.js";
+import type { EnvironmentBackend } from "../backend.js";
 import { createLocalEnvironment } from "./local.js";
 
 export const HOST_WARNING =

@@ -11,9 +11,9 @@ import { randomBytes } from "node:crypto";
 import type { Duplex } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
-import type { ExecResult } from "./base.js";
-import { OutputCollector } from "./docker_output.js";
-import { sleep } from "../../src/core/abort.js";
+import type { ExecResult } from "../base.js";
+import { OutputCollector } from "../shell/output_capture.js";
+import { sleep } from "../../../src/core/abort.js";
 
 /** Exit codes as the local backend reports them. */
 export const TIMEOUT_EXIT_CODE = 124;
