@@ -16,8 +16,8 @@ import { OutputCollector } from "../shell/output_capture.js";
 import { sleep } from "../../../src/core/abort.js";
 
 /** Exit codes as the local backend reports them. */
-export const TIMEOUT_EXIT_CODE = 124;
-export const INTERRUPT_EXIT_CODE = 130;
+export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "../shell/command_stop.js";
+import { CommandStop } from "../shell/command_stop.js";
 
 /** After the exec's process ended, how long children may keep its output pipes open. */
 const LINGER_MS = 300;
@@ -198,8 +198,6 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
   const closed = streamClosed(stream);
   if (c.stdin !== undefined) stream.end(c.stdin);
 
-  let timedOut = false;
-  let aborted = false;
   let killing: Promise<void> | undefined;
   const stop = () => {
     killing ??= (async () => {
@@ -208,19 +206,7 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
       if (pid !== undefined) await killInContainer(container, c.user, [pid]);
     })();
   };
-  const timer =
-    c.timeoutMs !== undefined && c.timeoutMs > 0
-      ? setTimeout(() => {
-          timedOut = true;
-          stop();
-        }, c.timeoutMs)
-      : undefined;
-  const onAbort = () => {
-    aborted = true;
-    stop();
-  };
-  if (c.signal?.aborted) onAbort();
-  else c.signal?.addEventListener("abort", onAbort, { once: true });
+  const limits = new CommandStop(c, stop);
 
   // Children that keep the output pipes open (e.g. `server &`) must not hold the result: once the exec's
   // own process has ended, give them LINGER_MS and then drop the stream.
@@ -245,20 +231,22 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
       await killing;
     }
   } finally {
-    if (timer) clearTimeout(timer);
+    limits.dispose();
     clearTimeout(lingerWatch);
     if (lingerPoll) clearInterval(lingerPoll);
-    c.signal?.removeEventListener("abort", onAbort);
   }
   if (errHead) stderr.push(errHead);
   stdout.push(outDecoder.end());
   stderr.push(errDecoder.end());
 
-  let exitCode: number;
-  if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
-  else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
-  else exitCode = (await execExitCode(exec)) ?? -1;
+  const exitCode = limits.stopped ? limits.exitCode(-1) : ((await execExitCode(exec)) ?? -1);
   const out = stdout.render();
   const err = stderr.render();
-  return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
+  return {
+    exitCode,
+    stdout: out.text,
+    stderr: err.text,
+    timedOut: limits.timedOut,
+    truncated: out.truncated || err.truncated,
+  };
 }

@@ -13,6 +13,7 @@
  *   command), is reported with `spec.reportLost` and every later call fails: the task ends as environment_error.
  * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
  */
+import { CommandStop } from "../shell/command_stop.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
@@ -611,8 +612,6 @@ function runBwrap(
       stdio: ["ignore", "pipe", "pipe", ...o.fds],
       detached: true,
     });
-    let timedOut = false;
-    let aborted = false;
     const kill = () => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
@@ -620,13 +619,7 @@ function runBwrap(
         child.kill("SIGKILL");
       }
     };
-    const timer =
-      o.timeoutMs !== undefined && o.timeoutMs > 0
-        ? setTimeout(() => ((timedOut = true), kill()), o.timeoutMs)
-        : undefined;
-    const onAbort = () => ((aborted = true), kill());
-    if (o.signal?.aborted) onAbort();
-    else o.signal?.addEventListener("abort", onAbort, { once: true });
+    const limits = new CommandStop(o, kill);
     child.stdout!.setEncoding("utf8");
     child.stderr!.setEncoding("utf8");
     child.stdout!.on("data", (t: string) => stdout.push(t));
@@ -635,16 +628,15 @@ function runBwrap(
     const finish = (code: number | null, signal: NodeJS.Signals | null, error?: Error) => {
       if (settled) return;
       settled = true;
-      if (timer) clearTimeout(timer);
-      o.signal?.removeEventListener("abort", onAbort);
+      limits.dispose();
       const out = stdout.render();
       const err = stderr.render();
-      const exitCode = timedOut ? 124 : aborted ? 130 : error ? 127 : (code ?? 128 + (signal === "SIGKILL" ? 9 : 15));
+      const exitCode = limits.exitCode(error ? 127 : (code ?? 128 + (signal === "SIGKILL" ? 9 : 15)));
       resolve({
         exitCode,
         stdout: out.text,
         stderr: error ? `could not start the verify sandbox: ${error.message}` : err.text,
-        timedOut,
+        timedOut: limits.timedOut,
         truncated: out.truncated || err.truncated,
       });
     };

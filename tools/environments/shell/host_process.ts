@@ -11,8 +11,8 @@ import { OutputCollector } from "./output_capture.js";
 import { ShellSession, type ShellCommand } from "./shell_session.js";
 import { SpawnHelper, type ExtraFd, type LaunchedProcess } from "./spawn_helper.js";
 
-export const TIMEOUT_EXIT_CODE = 124;
-export const INTERRUPT_EXIT_CODE = 130;
+export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "./command_stop.js";
+import { CommandStop } from "./command_stop.js";
 const KILL_GRACE_MS = 1000;
 /** How long a live process group may hold the pipes after the command itself exited. */
 const LINGER_MS = 300;
@@ -95,26 +95,12 @@ export async function runInProcessGroup(
   }
   opts.onGroup?.(pid, true);
 
-  let timedOut = false;
-  let aborted = false;
   let killTimer: NodeJS.Timeout | undefined;
   const stop = () => {
     killGroup(pid, "SIGTERM");
     killTimer ??= setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
   };
-  const timeoutTimer =
-    opts.timeoutMs !== undefined && opts.timeoutMs > 0
-      ? setTimeout(() => {
-          timedOut = true;
-          stop();
-        }, opts.timeoutMs)
-      : undefined;
-  const onAbort = () => {
-    aborted = true;
-    stop();
-  };
-  if (opts.signal?.aborted) onAbort();
-  else opts.signal?.addEventListener("abort", onAbort, { once: true });
+  const limits = new CommandStop(opts, stop);
 
   const streamsClosed = new Promise<void>((res) => child.once("close", () => res()));
   const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((res) =>
@@ -122,7 +108,7 @@ export async function runInProcessGroup(
   );
   // Only a live process group can hold the pipes open (`server &`); otherwise the rest of the output is
   // still in flight (slow under load) and is waited for.
-  const wait = timedOut || aborted ? KILL_GRACE_MS + 200 : killGroup(pid, 0) ? LINGER_MS : STREAM_DRAIN_MAX_MS;
+  const wait = limits.stopped ? KILL_GRACE_MS + 200 : killGroup(pid, 0) ? LINGER_MS : STREAM_DRAIN_MAX_MS;
   let lingerTimer: NodeJS.Timeout | undefined;
   const lingered = await Promise.race([
     streamsClosed.then(() => false),
@@ -135,17 +121,15 @@ export async function runInProcessGroup(
     child.stdout?.destroy();
     child.stderr?.destroy();
   }
-  if (timeoutTimer) clearTimeout(timeoutTimer);
-  opts.signal?.removeEventListener("abort", onAbort);
-  if (timedOut || aborted) killGroup(pid, "SIGKILL");
+  limits.dispose();
+  if (limits.stopped) killGroup(pid, "SIGKILL");
   if (killTimer) clearTimeout(killTimer);
   opts.onGroup?.(pid, false);
 
   const out = stdout.render();
   const err = stderr.render();
-  let exitCode = code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 1) : 0);
-  if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
-  else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
+  const exitCode = limits.exitCode(code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 1) : 0));
+  const { timedOut } = limits;
   return { exitCode, stdout: out.text, stderr: err.text, timedOut, truncated: out.truncated || err.truncated };
 }
 

@@ -24,8 +24,8 @@ import { randomBytes } from "node:crypto";
 import { shellQuote, type ExecResult } from "../base.js";
 import { OutputCollector } from "./output_capture.js";
 
-export const TIMEOUT_EXIT_CODE = 124;
-export const INTERRUPT_EXIT_CODE = 130;
+export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "./command_stop.js";
+import { CommandStop } from "./command_stop.js";
 
 /**
  * Under bash, the shell runs with job control (`set -m`): each command's subshell leads its own process group
@@ -294,8 +294,6 @@ export class ShellSession {
     const err = new StreamCut(`${tag}S`, `${tag}P`, `\n${tag}E`, stderr);
 
     return new Promise<ExecResult>((resolve) => {
-      let timedOut = false;
-      let aborted = false;
       let killTimer: NodeJS.Timeout | undefined;
       let graceTimer: NodeJS.Timeout | undefined;
       const signalCommand = (signal: "SIGTERM" | "SIGKILL") => {
@@ -317,17 +315,7 @@ export class ShellSession {
         // The shell did not report the end: it is wedged; give up on it.
         graceTimer ??= setTimeout(() => this.close(), this.afterKillGraceMs + (termGrace ?? 0));
       };
-      const timer =
-        c.timeoutMs !== undefined && c.timeoutMs > 0
-          ? setTimeout(() => {
-              timedOut = true;
-              stop();
-            }, c.timeoutMs)
-          : undefined;
-      const onAbort = () => {
-        aborted = true;
-        stop();
-      };
+      const limits = new CommandStop(c, stop);
 
       this.current = {
         seq,
@@ -336,7 +324,7 @@ export class ShellSession {
         finish: (ended) => {
           if (this.current?.seq !== seq) return;
           this.current = undefined;
-          if (timer) clearTimeout(timer);
+          limits.dispose();
           if (graceTimer) clearTimeout(graceTimer);
           if (killTimer) {
             clearTimeout(killTimer);
@@ -346,23 +334,18 @@ export class ShellSession {
             else if (this.options.reportPid === false && this.transport.killCommand && this.pid !== undefined)
               this.transport.killCommand(this.pid, "SIGKILL");
           }
-          c.signal?.removeEventListener("abort", onAbort);
           out.flush();
           err.flush();
-          let exitCode = out.exitCode ?? err.exitCode ?? -1;
-          if (timedOut) exitCode = TIMEOUT_EXIT_CODE;
-          else if (aborted) exitCode = INTERRUPT_EXIT_CODE;
+          const { timedOut } = limits;
+          const exitCode = limits.exitCode(out.exitCode ?? err.exitCode ?? -1);
           const o = stdout.render();
           const e = stderr.render();
-          if (ended === "shell-died" && !timedOut && !aborted) {
+          if (ended === "shell-died" && !limits.stopped) {
             e.text += `${e.text && !e.text.endsWith("\n") ? "\n" : ""}[sandbox shell ended unexpectedly]`;
           }
           resolve({ exitCode, stdout: o.text, stderr: e.text, timedOut, truncated: o.truncated || e.truncated });
         },
       };
-      if (c.signal?.aborted) onAbort();
-      else c.signal?.addEventListener("abort", onAbort, { once: true });
-
       const args = [String(seq), shellQuote(c.cwd), shellQuote(c.command)];
       for (const [k, v] of Object.entries(c.env ?? {})) args.push(shellQuote(v === null ? k : `${k}=${v}`));
       this.transport.write(`hb_run ${args.join(" ")}\n`);
