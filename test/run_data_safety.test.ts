@@ -544,7 +544,7 @@ describe("the preflight before the first task", () => {
 });
 
 describe("what libraries print", () => {
-  it("an unparsable stream chunk fails its task with one line; the SDK's own dump goes to events.log, not the terminal", async () => {
+  it("an unparsable stream chunk fails its task with one line, in failed.jsonl and events.log, not on the terminal", async () => {
     const { startFakeOpenAI } = await import("./helpers/fake_openai.js");
     const server = await startFakeOpenAI(() => ({
       kind: "raw",
@@ -574,12 +574,12 @@ describe("what libraries print", () => {
         "none",
       ]);
       expect(r.exitCode).toBe(1);
-      expect(r.stderr + r.stdout).not.toContain("Could not parse message into JSON");
-      expect(r.stderr + r.stdout).not.toContain("From chunk");
+      expect(r.stderr + r.stdout).not.toContain("{not json at all");
       const events = readFileSync(join(dir, "runs", "d", "events.log"), "utf8");
-      expect(events).toMatch(/task s: printed by a library: Could not parse message into JSON/);
+      expect(events).toMatch(/task s: model_error: .*unparsable response: /);
       const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
       expect(failed).toHaveLength(1);
+      expect(String(failed[0]!.error)).toMatch(/unparsable response: /);
       expect(String(failed[0]!.error)).not.toContain("\n");
     } finally {
       await server.close();

@@ -640,7 +640,7 @@ async function compareClients() {
     maxSockets: inFlight,
   });
   const clients = {
-    "hermes-batch `openai` provider (SDK over http_fetch.ts)": () =>
+    "hermes-batch `openai` provider (http_transport.ts)": () =>
       provider.complete({ messages: body.messages, tools: body.tools, signal: new AbortController().signal }),
     "openai SDK (chat.completions.create)": () =>
       sdk.chat.completions.create(body, { signal: new AbortController().signal }),

@@ -1,22 +1,24 @@
 /**
  * What an endpoint said when it refused a request, whatever the body's shape: OpenAI's `{"error": {...}}`,
  * another JSON (`{"detail": …}`, `{"message": …}`, `{"errors": [...]}`), HTML from a proxy, plain text or
- * nothing. The SDK only understands the first shape (anything else became "400 status code (no body)"),
- * so the transport reads error bodies itself (`withErrorBodies`) and hands them over as `HttpStatusError`.
+ * nothing. The transport (http_transport.ts) reads the body of every refusal and hands it over as `HttpStatusError`.
  */
+
+/** Response headers as `node:http` gives them (names lowercased). */
+export type ReplyHeaders = Record<string, string | string[] | undefined>;
 
 /** Characters of an error body kept in messages (failed.jsonl, events.log). */
 export const ERROR_BODY_MAX_CHARS = 600;
 
 /**
- * A response with status >= 400, thrown by the transport. Its `message` never holds the body: the SDK
- * decides "timeout" by matching its errors' text, and a body saying "Gateway Timeout" must not fool it.
+ * A response with a status outside 2xx, thrown by the transport. Its `message` never holds the body: a body
+ * saying "Gateway Timeout" must not read as a client timeout.
  */
 export class HttpStatusError extends Error {
   override readonly name = "HttpStatusError";
   constructor(
     readonly status: number,
-    readonly headers: Headers,
+    readonly headers: ReplyHeaders,
     readonly body: string,
   ) {
     super(`HTTP status ${status}`);
@@ -24,7 +26,7 @@ export class HttpStatusError extends Error {
 
   /** The body as one readable line, truncated. */
   get detail(): string {
-    return describeErrorBody(this.body, this.headers.get("content-type") ?? "");
+    return describeErrorBody(this.body, String(this.headers["content-type"] ?? ""));
   }
 }
 
@@ -108,27 +110,4 @@ export function describeErrorBody(body: string, contentType = ""): string {
   if (/html/i.test(contentType) || looksLikeHtml(trimmed))
     return truncate(textOfHtml(trimmed) || "(HTML page without text)");
   return truncate(oneLine(trimmed));
-}
-
-/**
- * A fetch that throws `HttpStatusError` (with the body read) for any status >= 400, so the body reaches
- * the failure classification whatever its shape. The SDK wraps it as the cause of a connection error.
- */
-export function withErrorBodies(inner: typeof fetch): typeof fetch {
-  return (async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-    const res = await inner(input, init);
-    if (res.status < 400) return res;
-    const body = await res
-      .text()
-      .catch((err: unknown) => `(body unreadable: ${err instanceof Error ? err.message : String(err)})`);
-    throw new HttpStatusError(res.status, res.headers, body);
-  }) as typeof fetch;
-}
-
-/** The HttpStatusError inside an error's cause chain, if any. */
-export function findHttpStatusError(err: unknown): HttpStatusError | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof HttpStatusError) return e;
-  }
-  return undefined;
 }

@@ -10,6 +10,7 @@
 import { UserError } from "../core/errors.js";
 import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
 import type { ModelEndpoint } from "./factory.js";
+import { getText } from "./http_transport.js";
 
 const PREFLIGHT_TIMEOUT_MS = 20_000;
 const SKIP_HINT = "(--no-preflight skips this check)";
@@ -139,38 +140,6 @@ async function preflightOne(
       `the ${what} does not list model '${ep.options.model}' (${ids.length} listed${shown ? `, e.g. ${shown}` : ""}) ${SKIP_HINT}`,
     );
   }
-}
-
-/**
- * One GET through node:http(s). Not `fetch`: its first use loads undici on the main thread while the workers
- * load. Errors carry the socket error as
- * `cause`, as fetch's do; an abort rejects with the signal's reason.
- */
-async function getText(
-  url: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): Promise<{ status: number; ok: boolean; text: string }> {
-  const target = new URL(url);
-  if (target.protocol !== "http:" && target.protocol !== "https:")
-    throw new TypeError(`unsupported protocol ${target.protocol}`, {
-      cause: { message: `unsupported protocol ${target.protocol}` },
-    });
-  const { request } = target.protocol === "https:" ? await import("node:https") : await import("node:http");
-  signal.throwIfAborted();
-  return new Promise((resolve, reject) => {
-    const req = request(target, { method: "GET", headers, signal, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const status = res.statusCode ?? 0;
-        resolve({ status, ok: status >= 200 && status < 300, text: Buffer.concat(chunks).toString("utf8") });
-      });
-      res.on("error", (err) => reject(signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err })));
-    });
-    req.on("error", (err) => reject(signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err })));
-    req.end();
-  });
 }
 
 /** The ids of an OpenAI-shaped model list (`{data: [{id}]}`), or null for any other answer. */

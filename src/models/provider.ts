@@ -17,7 +17,7 @@ export interface ModelEndpointOptions {
   /** Merged into every request body last (provider routing, vendor options, …). */
   extraBody?: Record<string, unknown>;
   stream?: boolean;
-  /** Extra HTTP headers on every request (gateways); they win over the SDK's own, `Authorization` included. */
+  /** Extra HTTP headers on every request (gateways); they win over ours, `Authorization` included. */
   headers?: Record<string, string>;
   /** OpenRouter provider routing, sent as the body's `provider` (before extraBody, which may replace it). */
   providerRouting?: ProviderRouting;
@@ -27,8 +27,6 @@ export interface ModelEndpointOptions {
   rlCapture?: boolean;
   /** Sockets of the keep-alive pool (the run's connection limit). */
   maxSockets?: number;
-  /** The transport; default a `node:http` keep-alive fetch owned by the provider (see http_fetch.ts). */
-  fetch?: typeof fetch;
 }
 
 /** OpenRouter's `provider` preferences, named as in Hermes' flags (providers_allowed → only, …). */

@@ -1,0 +1,231 @@
+/**
+ * The one HTTP transport of every model call (chat completions, plain and streaming, and the preflight's
+ * `GET /models`): `node:http`/`node:https` with one keep-alive Agent per model.
+ *
+ * Why this one (scripts/bench/http-clients.mjs, docs/benchmarks.md): undici's fetch costs ~3.5× the CPU of a
+ * `node:http` request and the `openai` SDK over it ~6×; undici's `Pool.request` is ~30 % cheaper than
+ * `node:http` per request, but it is a dependency whose load costs ~90 ms of CPU in every thread that makes
+ * model calls, more than it saves in a run of a few thousand calls.
+ *
+ * What it does not do: follow redirects, keep cookies, retry (the scheduler owns retries and deadlines, through
+ * the request's signal). A gzip/deflate/br body is decoded although none is asked for. Aborting destroys the
+ * request; a body being read then fails.
+ */
+import http from "node:http";
+import https from "node:https";
+import type { Readable } from "node:stream";
+import zlib from "node:zlib";
+import { HttpStatusError, type ReplyHeaders } from "./error_body.js";
+
+export interface HttpTransportOptions {
+  /** Sockets per origin (the run's connection limit). Default: unlimited. */
+  maxSockets?: number;
+}
+
+/** A reply at its headers, with its (decoded) body still to read. */
+export interface HttpReply {
+  status: number;
+  headers: ReplyHeaders;
+  body: Readable;
+}
+
+/** Where one model's requests go and with which headers, validated and laid out once. */
+export interface PostTarget {
+  readonly isHttps: boolean;
+  readonly options: { host: string; port: number; path: string; method: "POST" };
+  /** Header names and values, alternating, `host` first (node:http sends such a list as is). */
+  readonly headers: readonly string[];
+}
+
+/** Prepares the target of `POST url` with `headers` (names are sent lowercased). Throws on a bad header. */
+export function postTarget(url: URL, headers: Record<string, string>): PostTarget {
+  const list = ["host", url.host];
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower === "host" || lower === "content-length") continue;
+    http.validateHeaderName(lower);
+    http.validateHeaderValue(lower, value);
+    list.push(lower, value);
+  }
+  const isHttps = url.protocol === "https:";
+  if (!isHttps && url.protocol !== "http:") throw new TypeError(`unsupported protocol ${url.protocol} in ${url.href}`);
+  return {
+    isHttps,
+    options: {
+      host: url.hostname.replace(/^\[|\]$/g, ""),
+      port: Number(url.port) || (isHttps ? 443 : 80),
+      path: url.pathname + url.search,
+      method: "POST",
+    },
+    headers: list,
+  };
+}
+
+export interface HttpTransport {
+  /** POSTs `body`; a status outside 2xx rejects with `HttpStatusError` carrying the body read whole. */
+  post(target: PostTarget, body: string, signal?: AbortSignal): Promise<HttpReply>;
+  /** Closes the idle sockets; later requests open new ones. */
+  destroy(): void;
+}
+
+export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransport {
+  const maxSockets = opts.maxSockets ?? Infinity;
+  const agentOptions: http.AgentOptions = {
+    keepAlive: true,
+    maxSockets,
+    maxFreeSockets: Number.isFinite(maxSockets) ? maxSockets : 256,
+    scheduling: "lifo",
+  };
+  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+
+  function post(target: PostTarget, body: string, signal?: AbortSignal): Promise<HttpReply> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const headers = [...target.headers, "content-length", String(Buffer.byteLength(body))];
+    const agent = target.isHttps ? agents.https : agents.http;
+    return new Promise<HttpReply>((resolve, reject) => {
+      const req = (target.isHttps ? https : http).request(
+        { ...target.options, headers: headers as unknown as http.OutgoingHttpHeaders, agent, signal },
+        (res) => {
+          const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
+          if (reply.status >= 200 && reply.status < 300) return resolve(reply);
+          readText(reply).then(
+            (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
+            (err: unknown) =>
+              reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
+          );
+        },
+      );
+      req.on("error", (err) => reject(signal?.aborted ? signal.reason : err));
+      req.end(body);
+    });
+  }
+
+  return {
+    post,
+    destroy() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The body with its content-encoding undone (a socket closed early errors the result, not ends it). */
+function decoded(res: http.IncomingMessage): Readable {
+  const enc = String(res.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
+  let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
+  if (enc === "gzip" || enc === "x-gzip") decoder = zlib.createGunzip();
+  else if (enc === "deflate") decoder = zlib.createInflate();
+  else if (enc === "br") decoder = zlib.createBrotliDecompress();
+  // A reader's own listeners see a body's error; this one only keeps an unread one from being uncaught.
+  if (!decoder) return res.on("error", ignore);
+  res.on("error", (err) => decoder!.destroy(err));
+  // A reader that stops early destroys the decoder: the socket must go too (it still holds unread bytes).
+  decoder.once("close", () => res.complete || res.destroy());
+  return res.pipe(decoder).on("error", ignore);
+}
+
+function ignore(): void {}
+
+/** The whole body as UTF-8 text. */
+export function readText(reply: { body: Readable }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const body = reply.body;
+    body.on("data", (c: Buffer) => chunks.push(c));
+    body.once("error", reject);
+    body.once("end", () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")));
+  });
+}
+
+/** The content type's media type, lowercased (`application/json` of `application/json; charset=utf-8`). */
+export function mediaType(headers: ReplyHeaders): string {
+  const value = headers["content-type"];
+  return (Array.isArray(value) ? value[0] : (value ?? "")).split(";")[0]!.trim().toLowerCase();
+}
+
+/** One server-sent event: its `event` name (null when none) and its data lines joined by "\n". */
+export interface ServerSentEvent {
+  event: string | null;
+  data: string;
+}
+
+/**
+ * The events of a `text/event-stream` body as they arrive, up to the end of the body. Comments and fields
+ * other than `event` and `data` are skipped; lines may end in LF or CRLF.
+ */
+export async function* serverSentEvents(body: Readable): AsyncGenerator<ServerSentEvent> {
+  body.setEncoding("utf8");
+  let pending = "";
+  let event: string | null = null;
+  let data: string[] = [];
+  const line = (text: string): ServerSentEvent | undefined => {
+    if (text === "") {
+      const done = data.length || event !== null ? { event, data: data.join("\n") } : undefined;
+      event = null;
+      data = [];
+      return done;
+    }
+    const colon = text.indexOf(":");
+    const field = colon === -1 ? text : text.slice(0, colon);
+    let value = colon === -1 ? "" : text.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "data") data.push(value);
+    else if (field === "event") event = value;
+    return undefined;
+  };
+  for await (const chunk of body as AsyncIterable<string>) {
+    pending += chunk;
+    let start = 0;
+    let nl: number;
+    while ((nl = pending.indexOf("\n", start)) !== -1) {
+      const ev = line(pending.slice(start, pending.charCodeAt(nl - 1) === 13 ? nl - 1 : nl));
+      start = nl + 1;
+      if (ev) yield ev;
+    }
+    pending = pending.slice(start);
+  }
+  // A body that ends inside an event still gives it (a lenient reading: the standard drops it).
+  const rest = pending.replace(/\r$/, "");
+  if (rest) line(rest);
+  const last = line("");
+  if (last) yield last;
+}
+
+/**
+ * One GET with a fresh connection (the preflight's `GET /models`): status and body text. A failure before a
+ * status is a `TypeError("fetch failed")` with the socket error as `cause`, as fetch's are; an abort rejects
+ * with the signal's reason.
+ */
+export async function getText(
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<{ status: number; ok: boolean; text: string }> {
+  const target = new URL(url);
+  if (target.protocol !== "http:" && target.protocol !== "https:")
+    throw new TypeError(`unsupported protocol ${target.protocol}`, {
+      cause: { message: `unsupported protocol ${target.protocol}` },
+    });
+  signal.throwIfAborted();
+  const failed = (err: unknown) => (signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err }));
+  return new Promise((resolve, reject) => {
+    const request = target.protocol === "https:" ? https.request : http.request;
+    const req = request(target, { method: "GET", headers, signal, agent: false }, (res) => {
+      readText({ body: decoded(res) }).then(
+        (text) => {
+          const status = res.statusCode ?? 0;
+          resolve({ status, ok: status >= 200 && status < 300, text });
+        },
+        (err: unknown) => reject(failed(err)),
+      );
+    });
+    req.on("error", (err) => reject(failed(err)));
+    req.end();
+  });
+}

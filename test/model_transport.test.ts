@@ -1,0 +1,313 @@
+/**
+ * The one transport of model calls (src/models/http_transport.ts) under the `openai` provider, against raw
+ * HTTP servers on 127.0.0.1: what goes on the wire, how each kind of failure is classified, keep-alive reuse
+ * (streaming too), content-encoding, server-sent events as they arrive, and aborts.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { gzipSync } from "node:zlib";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHttpTransport, postTarget, serverSentEvents } from "../src/models/http_transport.js";
+import { openaiProvider, serializeRequestBody } from "../src/models/openai_compatible.js";
+import type { ModelEndpointOptions } from "../src/models/provider.js";
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+const servers: Server[] = [];
+afterEach(async () => {
+  while (servers.length) {
+    const s = servers.pop()!;
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+interface Seen {
+  method?: string;
+  url?: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
+
+/** A raw server that records each request and counts the TCP connections it accepted and saw closed. */
+async function serve(handler: Handler) {
+  const seen: Seen[] = [];
+  const stats = { connections: 0, closed: 0 };
+  const srv = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      handler(req, res);
+    });
+  });
+  srv.on("connection", (sock) => {
+    stats.connections++;
+    sock.on("close", () => stats.closed++);
+  });
+  servers.push(srv);
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen, stats };
+}
+
+const completionBody = JSON.stringify({
+  choices: [{ message: { role: "assistant", content: "pong" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+});
+const ok: Handler = (_req, res) => {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(completionBody);
+};
+const sse = (chunks: object[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+const streamed: Handler = (_req, res) => {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.end(
+    sse([
+      { choices: [{ index: 0, delta: { role: "assistant", content: "po" } }] },
+      { choices: [{ index: 0, delta: { content: "ng" }, finish_reason: "stop" }] },
+      { choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } },
+    ]),
+  );
+};
+const ask = {
+  messages: [{ role: "user" as const, content: "ping" }],
+  tools: [{ type: "function" as const, function: { name: "todo", description: "d", parameters: { type: "object" } } }],
+};
+
+function client(options: Omit<ModelEndpointOptions, "model">) {
+  return openaiProvider.create({ model: "m", ...options });
+}
+
+async function outcome(p: Promise<{ message: { content: string | null } }>): Promise<unknown> {
+  return p.then(
+    (r) => ({ content: r.message.content }),
+    (e: any) => ({
+      name: e?.name,
+      message: e?.message,
+      status: e?.status,
+      retryable: e?.retryable,
+      rateLimited: e?.rateLimited,
+      retryAfterMs: e?.retryAfterMs,
+    }),
+  );
+}
+
+describe("the request on the wire", () => {
+  it.each([false, true])(
+    "POST to <base>/chat/completions with our headers only and the serialised body (stream: %s)",
+    async (stream) => {
+      const s = await serve(stream ? streamed : ok);
+      const opts = { baseURL: `${s.url}/v1/`, apiKey: "k", stream, headers: { "X-Gateway": " g1 " } };
+      expect(await outcome(client(opts).complete(ask))).toEqual({ content: "pong" });
+      const [req] = s.seen;
+      expect([req!.method, req!.url]).toEqual(["POST", "/v1/chat/completions"]);
+      expect(req!.body).toBe(serializeRequestBody({ model: "m", ...opts }, ask));
+      expect(JSON.parse(req!.body).stream).toBe(stream ? true : undefined);
+      const { host, connection, ...rest } = req!.headers;
+      expect(rest).toEqual({
+        accept: "application/json",
+        "content-type": "application/json",
+        "user-agent": "hermes-batch",
+        authorization: "Bearer k",
+        "x-gateway": "g1",
+        "content-length": String(Buffer.byteLength(req!.body)),
+      });
+      expect(connection).toBe("keep-alive");
+    },
+  );
+
+  it("keeps the base URL's query; a configured Authorization replaces the key's", async () => {
+    const s = await serve(ok);
+    const m = client({
+      baseURL: `${s.url}/openai?api-version=2024-10-21`,
+      apiKey: "k",
+      headers: { Authorization: "Key x" },
+    });
+    await m.complete(ask);
+    expect(s.seen[0]!.url).toBe("/openai/chat/completions?api-version=2024-10-21");
+    expect(s.seen[0]!.headers.authorization).toBe("Key x");
+  });
+});
+
+describe("each failure, classified for the retry layer", () => {
+  const cases: [string, Handler, object][] = [
+    [
+      "a 429 with retry-after",
+      (_q, r) =>
+        void r
+          .writeHead(429, { "content-type": "application/json", "retry-after": "2" })
+          .end('{"error":{"message":"slow down"}}'),
+      { message: "429 rate limited: slow down", status: 429, retryable: true, rateLimited: true, retryAfterMs: 2000 },
+    ],
+    [
+      "a 503 HTML page",
+      (_q, r) =>
+        void r
+          .writeHead(503, { "content-type": "text/html" })
+          .end("<html><title>503 Service Unavailable</title></html>"),
+      { message: "503: 503 Service Unavailable", status: 503, retryable: true, rateLimited: false },
+    ],
+    [
+      "a 401 (the key refused)",
+      (_q, r) => void r.writeHead(401, { "content-type": "application/json" }).end('{"error":{"message":"bad key"}}'),
+      { message: "model endpoint returned 401: bad key", status: 401, retryable: false },
+    ],
+    [
+      "a 400 without a body",
+      (_q, r) => void r.writeHead(400).end(),
+      { message: "model endpoint returned 400: (empty body)", status: 400, retryable: false },
+    ],
+    [
+      "an HTML page with status 200",
+      (_q, r) => void r.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>Login</title>"),
+      { message: expect.stringMatching(/^the endpoint answered with an HTML page \("Login"\)/), retryable: true },
+    ],
+    [
+      "invalid JSON",
+      (_q, r) => void r.writeHead(200, { "content-type": "application/json" }).end('{"choices": ['),
+      { message: expect.stringMatching(/^unparsable response: /), retryable: true },
+    ],
+    [
+      "an empty JSON body",
+      (_q, r) => void r.writeHead(200, { "content-type": "application/json", "content-length": "0" }).end(),
+      { message: "model returned empty choices", retryable: true },
+    ],
+    ["204", (_q, r) => void r.writeHead(204).end(), { message: "model returned empty choices", retryable: true }],
+    [
+      "JSON without choices",
+      (_q, r) =>
+        void r.writeHead(200, { "content-type": "application/json; charset=utf-8" }).end('{"object":"list","data":[]}'),
+      {
+        message: 'the endpoint answered with JSON that is not a chat completion (no "choices"; keys: object, data)',
+        retryable: true,
+      },
+    ],
+    [
+      "a vendor JSON type",
+      (_q, r) => void r.writeHead(200, { "content-type": "application/vnd.api+json" }).end(completionBody),
+      { content: "pong" },
+    ],
+    [
+      "a body cut off",
+      (_q, r) => {
+        r.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+        r.write(completionBody.slice(0, 10));
+        setTimeout(() => r.socket?.destroy(), 10);
+      },
+      { message: expect.stringMatching(/^connection error: aborted \(ECONNRESET\)/), retryable: true },
+    ],
+    [
+      "a connection closed before any answer",
+      (q) => q.socket.destroy(),
+      { message: "connection error: socket hang up (ECONNRESET)", retryable: true },
+    ],
+  ];
+  for (const [label, handler, expected] of cases) {
+    it(label, async () => {
+      const s = await serve(handler);
+      expect(await outcome(client({ baseURL: `${s.url}/v1`, apiKey: "k" }).complete(ask))).toMatchObject(expected);
+    });
+  }
+
+  it("a refused connection", async () => {
+    const s = await serve(ok);
+    servers.pop()!.close();
+    expect(await outcome(client({ baseURL: `${s.url}/v1` }).complete(ask))).toMatchObject({
+      message: expect.stringMatching(/^connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/),
+      retryable: true,
+    });
+  });
+});
+
+describe("the transport", () => {
+  it("reuses keep-alive connections, streaming or not; concurrent requests open at most maxSockets", async () => {
+    for (const stream of [false, true]) {
+      const s = await serve((req, res) => setTimeout(() => (stream ? streamed : ok)(req, res), 20));
+      const m = client({ baseURL: `${s.url}/v1`, stream, maxSockets: 3 });
+      for (let i = 0; i < 5; i++) expect(await outcome(m.complete(ask))).toEqual({ content: "pong" });
+      expect(s.stats.connections).toBe(1);
+      const all = await Promise.all(Array.from({ length: 12 }, () => outcome(m.complete(ask))));
+      expect(all.every((r) => (r as { content?: string }).content === "pong")).toBe(true);
+      expect(s.stats.connections).toBe(3);
+    }
+  });
+
+  it("decodes a gzip reply it did not ask for, plain and streamed", async () => {
+    const s = await serve((req, res) => {
+      const isStream = req.headers["x-stream"] === "1";
+      res.writeHead(200, {
+        "content-type": isStream ? "text/event-stream" : "application/json",
+        "content-encoding": "gzip",
+      });
+      res.end(
+        gzipSync(
+          isStream ? sse([{ choices: [{ delta: { content: "pong" }, finish_reason: "stop" }] }]) : completionBody,
+        ),
+      );
+    });
+    expect(await outcome(client({ baseURL: s.url }).complete(ask))).toEqual({ content: "pong" });
+    const streaming = client({ baseURL: s.url, stream: true, headers: { "x-stream": "1" } });
+    expect(await outcome(streaming.complete(ask))).toEqual({ content: "pong" });
+  });
+
+  it("reads a JSON answer to a streaming request as a completion", async () => {
+    const s = await serve(ok);
+    expect(await outcome(client({ baseURL: s.url, stream: true }).complete(ask))).toEqual({ content: "pong" });
+  });
+
+  it("gives the events of a stream as they arrive", async () => {
+    let sendRest!: () => void;
+    const restAllowed = new Promise<void>((r) => (sendRest = r));
+    const s = await serve(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write('data: {"n":1}\n\n');
+      await restAllowed; // nothing more until the reader has seen the first event
+      res.end('data: {"n":2}\n\n');
+    });
+    const transport = createHttpTransport();
+    try {
+      const reply = await transport.post(postTarget(new URL(s.url), {}), "{}");
+      const seen: string[] = [];
+      for await (const ev of serverSentEvents(reply.body)) {
+        seen.push(ev.data);
+        if (seen.length === 1) sendRest();
+      }
+      expect(seen).toEqual(['{"n":1}', '{"n":2}']);
+    } finally {
+      transport.destroy();
+    }
+  });
+
+  it("parses events split anywhere, with CRLF, comments, event names and multi-line data", async () => {
+    const text = ': keep-alive\r\nevent: delta\r\ndata: {"a":\r\ndata: 1}\r\n\r\ndata: x\n\nid: 7\ndata: tail';
+    const pieces = text.match(/.{1,3}/gs)!;
+    const events = [];
+    for await (const ev of serverSentEvents(Readable.from(pieces.map((p) => Buffer.from(p))))) events.push(ev);
+    expect(events).toEqual([
+      { event: "delta", data: '{"a":\n1}' },
+      { event: null, data: "x" },
+      { event: null, data: "tail" },
+    ]);
+  });
+
+  it.each([false, true])(
+    "an abort before the answer or inside a stream rejects and closes the connection (stream: %s)",
+    async (stream) => {
+      const s = await serve((req, res) => {
+        if (!stream) return; // never answers
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: "par" } }] })}\n\n`);
+      });
+      const ac = new AbortController();
+      const pending = client({ baseURL: s.url, stream }).complete({ ...ask, signal: ac.signal });
+      await expect.poll(() => s.seen.length).toBe(1);
+      setTimeout(() => ac.abort(new Error("stop")), 30);
+      await expect(pending).rejects.toThrow("stop");
+      await expect.poll(() => s.stats.closed).toBe(1);
+      await expect(client({ baseURL: s.url }).complete({ ...ask, signal: AbortSignal.abort() })).rejects.toMatchObject({
+        name: "AbortError",
+      });
+      expect(s.seen).toHaveLength(1);
+    },
+  );
+});
