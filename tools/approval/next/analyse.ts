@@ -7,6 +7,7 @@
 import { CLASSES, type ClassKey } from "./classes.js";
 import { analyseInlineCode } from "./inline.js";
 import { judgeInvocation, judgeWrite, type Finding } from "./judges.js";
+import { judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
@@ -371,6 +372,13 @@ function judgeInvocationEffects(inv: Invocation, s: LineState): void {
   judgeExhaustion(inv, s);
   judgeSql(inv, s);
   judgeHttp(inv, s);
+  // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts).
+  const view = {
+    ctx,
+    fileText: (w: Word, cwd?: string) => fileText(w, s, cwd),
+    printed: (c?: SimpleCommand) => literalOutput(c, s),
+  };
+  for (const f of judgeRemote(inv, view)) s.findings.push(f);
 }
 
 /** Records what a command writes on this line (here-docs into files keep their text). */

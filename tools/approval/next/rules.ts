@@ -4,6 +4,7 @@
  * them (test/approval_rules.test.ts). See README.md for how to add a row.
  */
 import type { ClassKey } from "./classes.js";
+import { REMOTE_RULES } from "./rules/remote.js";
 
 /**
  * What a matched row does:
@@ -657,3 +658,6 @@ export const RULES: Rule[] = [
     pass: [],
   },
 ];
+
+// Remote and shared state (rules/remote.ts).
+RULES.push(...REMOTE_RULES);

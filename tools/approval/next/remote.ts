@@ -1,0 +1,186 @@
+/**
+ * Remote and shared state judged over the whole invocation: verbs of infrastructure CLIs read by their
+ * words, tools run through launchers (`npx prisma …`), services scaled to zero, HTTP deletes of whole
+ * stores, and what database and cache clients are told to run (SQL, Redis, Cypher, Mongo), from their
+ * arguments, standard input, here-docs or a script file. The tables are in rules/remote.ts.
+ */
+import type { ClassKey } from "./classes.js";
+import { judgeInvocation, type Finding } from "./judges.js";
+import type { SimpleCommand } from "./model.js";
+import { classifyPath, type PathContext } from "./paths.js";
+import {
+  DESTRUCTIVE_VERBS,
+  INFRA_CLIS,
+  LAUNCHERS,
+  READ_VERBS,
+  STORE_SEGMENTS,
+  VALUED_GLOBALS,
+} from "./rules/remote.js";
+import { basename, type Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
+
+/** What the line judge lends: where paths point, and the text of files and of simple producers. */
+export interface LineView {
+  ctx: PathContext;
+  /** Text of a file written on this line or by an earlier call. */
+  fileText: (word: Word, cwd: string | undefined) => string | undefined;
+  /** What `echo`/`printf`/`cat FILE` prints, when known. */
+  printed: (cmd: SimpleCommand | undefined) => Word | undefined;
+}
+
+const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
+const texts = (inv: Invocation) => inv.args.map((w) => w.text);
+const TRIAL = /^(--dry-run(=.*)?|--dryrun|--dry_run|--help|-h|--what-if|--noop|--validate|--check)$/;
+
+/** The non-option words after global options, lower-cased. */
+function verbWords(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const t = args[i]!;
+    if (VALUED_GLOBALS.test(t)) i++;
+    else if (!t.startsWith("-")) out.push(t.toLowerCase());
+  }
+  return out;
+}
+
+/** `az keyvault secret purge`, `gh repo delete`, `velero backup delete`: a destroying verb of a known CLI. */
+function destructiveVerb(inv: Invocation): Finding | undefined {
+  if (!INFRA_CLIS.has(inv.program)) return undefined;
+  const verbs = verbWords(texts(inv))
+    .slice(0, 4)
+    .filter((w) => !/[/=@$]|^\d/.test(w));
+  const pieces = [...verbs, ...verbs.flatMap((w) => w.split(/[:._-]+/))];
+  if (pieces.some((p) => READ_VERBS.test(p)) || !pieces.some((p) => DESTRUCTIVE_VERBS.test(p))) return undefined;
+  return found("infra_teardown", `${inv.program} ${verbs.join(" ")}`);
+}
+
+/** `docker service scale api=0`, `--desired-capacity 0`, `resize --size 0`, `--node-count 0`. */
+function scalesToZero(inv: Invocation): Finding | undefined {
+  const t = texts(inv);
+  const at = t.findIndex((w) => /(^|[:_-])(scale|resize)([:_-]|$)|^update-auto-scaling-group$/.test(w));
+  if (at < 0) return undefined;
+  const rest = t.slice(at + 1);
+  const zero =
+    rest.some((w) => /^[\w.-]+=0+$/.test(w) && !w.startsWith("-")) ||
+    rest.some((w, k) => /^(count|--count|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(rest[k - 1] ?? "") && /^0+$/.test(w)) ||
+    rest.some((w) => /^--(count|replicas|size|num-nodes|node-count|desired-capacity|max-size|instances)=0+$/.test(w));
+  return zero ? found("cluster_teardown", `${inv.program} scales to zero`) : undefined;
+}
+
+/** The tool a launcher runs (`npx prisma …`, `bundle exec rake …`), as an invocation of its own. */
+function launched(inv: Invocation): Invocation | undefined {
+  const spec = LAUNCHERS[inv.program];
+  if (!spec) return undefined;
+  let i = 0;
+  if (spec.verbs) {
+    if (!spec.verbs.includes(inv.args[0]?.text ?? "")) return undefined;
+    i = 1;
+  }
+  while (i < inv.args.length && (spec.skip.test(inv.args[i]!.text) || inv.args[i]!.text === "--")) i++;
+  const word = inv.args[i];
+  if (!word || word.text.startsWith("-")) return undefined;
+  const program = basename(word.text).replace(/@[^/]*$/, "");
+  return { ...inv, program, word, args: inv.args.slice(i + 1) };
+}
+
+/** `curl -X DELETE` of a store (an index, `_all`, a top-level path) or of anything on another host. */
+function httpDelete(inv: Invocation): Finding | undefined {
+  if (!/^(curl|wget|http|https|xh|xhs)$/.test(inv.program)) return undefined;
+  const t = texts(inv);
+  const joined = t.join(" ");
+  if (/\/_delete_by_query\b/.test(joined) && (/match_all|"query"\s*:\s*\{\s*\}/.test(joined) || !/"query"/.test(joined)))
+    return found("http_delete", "deletes every document of an index");
+  if (/<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"/i.test(joined))
+    return found("http_delete", "deletes every document of a Solr core");
+  if (/"purge_everything"\s*:\s*true|purge_everything=true|\/purge_?all\b|\/purge-all\b|\/flushall\b/i.test(joined))
+    return found("cache_flush", "purges a whole cache");
+  const del =
+    /(^|\s)(-[a-zA-Z]*X\s*|--request[= ]|--method[= ])DELETE(\s|$)/i.test(joined) ||
+    (inv.program !== "curl" && inv.program !== "wget" && t.some((w) => /^delete$/i.test(w)));
+  if (!del) return undefined;
+  const credentials = /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i.test(joined);
+  for (const u of t.filter((w) => /^(https?:\/\/|localhost|\d+(\.\d+){3}|:\d*\/|\$\{?\w+\}?\/)/i.test(w))) {
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
+    const local = /^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[::1\])$/i.test(m[1]!);
+    const segments = m[2]!.split("/").filter(Boolean);
+    const whole =
+      segments.length <= 1 ||
+      segments.some((s) => /[*,]|^_all$/.test(s)) ||
+      (segments.length >= 2 && STORE_SEGMENTS.test(segments.at(-2)!));
+    if (whole || (!local && !credentials) || u.startsWith("$")) return found("http_delete", `DELETE ${u}`);
+  }
+  return undefined;
+}
+
+/** Every remote-state finding of one invocation. */
+export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
+  if (inv.args.some((w) => TRIAL.test(w.text))) return [];
+  const out: Finding[] = [];
+  const inner = launched(inv);
+  if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
+  for (const f of [destructiveVerb(inv), scalesToZero(inv), httpDelete(inv), judgeDatabase(inv, view)])
+    if (f) out.push(f);
+  return out;
+}
+
+const DB_CLIENTS =
+  /^(psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|clickhouse|cqlsh|mongo|mongosh|cypher-shell|redis-cli|valkey-cli|keydb-cli|bq|duckdb|snowsql|trino|presto|usql|pgcli|mycli|litecli|cockroach|influx)$/;
+
+/** The text a database client is told to run: arguments, standard input, a piped producer, `-f FILE`. */
+function clientInput(inv: Invocation, view: LineView): string[] {
+  const out = inv.args.map((w) => w.text);
+  if (inv.command.stdin) out.push(inv.command.stdin.text);
+  const piped = view.printed(inv.command.pipedFrom);
+  if (piped) out.push(piped.text);
+  const cwd = inv.command.cwd;
+  inv.args.forEach((w, i) => {
+    const prev = inv.args[i - 1]?.text ?? "";
+    if (/^(-f|--file|-i|--source)$/.test(prev) || /\.(sql|cql|cypher|redis)$/.test(w.text)) {
+      const text = view.fileText(w, cwd);
+      if (text) out.push(text);
+    }
+  });
+  for (const r of inv.command.redirects) {
+    if (r.op !== "<") continue;
+    const text = view.fileText(r.target, cwd);
+    if (text) out.push(text);
+  }
+  return out;
+}
+
+/** SQL and store commands that drop or empty a whole table, database, keyspace or cache. */
+export function classifyStatements(text: string): ClassKey | undefined {
+  for (const raw of text.split(/;|\n(?=\s*[A-Za-z])/)) {
+    const st = raw.trim().replace(/^["']|["']$/g, "").trim();
+    if (/\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(st))
+      return "sql_drop";
+    if (/\btruncate\s+(table\s+)?[\w."`]/i.test(st)) return "sql_truncate";
+    if (/^\s*(delete\s+from|alter\s+table\s+\S+\s+delete)\s*[\w."`]*\s*(where\s+(1\s*=\s*1|true|1)\s*)?$/i.test(st) || /\bdelete\s+from\s+[\w."`]+\s*(where\s+(1\s*=\s*1|true)\s*)?$/i.test(st))
+      return "sql_delete_without_where";
+    if (/\bdeleteMany\s*\(\s*\{\s*\}\s*\)|\bremove\s*\(\s*\{\s*\}\s*\)|\bmatch\s*\(\s*\w*\s*\)\s*(detach\s+)?delete\b/i.test(st))
+      return "sql_delete_without_where";
+    if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b/i.test(st)) return "sql_update_without_where";
+    if (/^\s*(flushall|flushdb)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st)) return "cache_flush";
+  }
+  return undefined;
+}
+
+function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
+  if (!DB_CLIENTS.test(inv.program)) return undefined;
+  if (inv.program === "sqlite3" || inv.program === "duckdb" || inv.program === "litecli") {
+    const db = inv.args.find((w) => !w.text.startsWith("-"));
+    const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
+    if (where === "inside" || where === "temp" || db?.text === ":memory:") return undefined;
+  }
+  if (/^(redis|valkey|keydb)-cli$/.test(inv.program)) {
+    const words = inv.args.map((w) => w.text.toLowerCase());
+    const cmdAt = words.findIndex((w) => /^(del|unlink)$/.test(w));
+    if (cmdAt >= 0 && (inv.runtimeArgs || inv.args.slice(cmdAt + 1).some((w) => w.glob || !w.literal)))
+      return found("cache_flush", "deletes keys found at run time");
+  }
+  for (const text of clientInput(inv, view)) {
+    const key = classifyStatements(text);
+    if (key) return found(key, `${inv.program} runs: ${text.slice(0, 60)}`);
+  }
+  return undefined;
+}
