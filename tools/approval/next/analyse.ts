@@ -5,8 +5,10 @@
  * line (or an earlier tool call of the task) wrote and now runs.
  */
 import { CLASSES, type ClassKey } from "./classes.js";
-import { analyseInlineCode } from "./inline.js";
+import { analyseInlineCode, inlineProgram } from "./inline.js";
 import { judgeInvocation, judgeWrite, type Finding } from "./judges.js";
+import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
+import { judgeFetchedCode } from "./fetch_exec.js";
 import { judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
@@ -157,8 +159,8 @@ function fileText(word: Word, s: LineState, cwd: string | undefined): string | u
   return s.written.get(path) ?? s.opts.readWritten?.(path);
 }
 
-function judgeCode(code: string, s: LineState): void {
-  const inline = analyseInlineCode(code);
+function judgeCode(code: string, s: LineState, argv?: string[]): void {
+  const inline = analyseInlineCode(code, argv);
   if (inline.key) add(s, inline.key, inline.reason);
   for (const p of inline.deletes) {
     const c = p === "\u0000computed" ? "unknown" : classifyPath({ text: p, literal: true, glob: false }, s.ctx);
@@ -379,6 +381,11 @@ function judgeInvocationEffects(inv: Invocation, s: LineState): void {
     printed: (c?: SimpleCommand) => literalOutput(c, s),
   };
   for (const f of judgeRemote(inv, view)) s.findings.push(f);
+  const shell = (text: Word, why: string) => judgeShellText(text, s, inv.command.cwd, why);
+  for (const f of judgeFetchedCode(inv, { ...view, lineKey: s.findings, judgeShell: shell })) s.findings.push(f);
+  for (const f of judgeExfil(inv, { ctx, lineKey: s.findings })) s.findings.push(f);
+  const program = inlineProgram(inv);
+  if (program) judgeCode(program.code, s, program.argv);
 }
 
 /** Records what a command writes on this line (here-docs into files keep their text). */
@@ -403,6 +410,7 @@ function judgeModel(line: CommandLine, s: LineState): void {
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
     for (const t of shellTexts) judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional);
+    if (!invocations.length) for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
     for (const inv of invocations) {
       if (line.functions.has(inv.program)) continue;
       judgeInvocationEffects(inv, s);

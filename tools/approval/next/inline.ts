@@ -1,9 +1,32 @@
 /**
- * Interpreters' inline code (`python -c`, `node -e`, `perl -e`, `ruby -e`, scripts written earlier): the
- * calls that delete, write or run a shell, with their string arguments; shell text is handed back to
- * the line judge. Code that hides its calls (computed member names, decoded strings) is unanalysable.
+ * Interpreters' inline code (`python -c`, `node -e`, `perl -e`, `ruby -e`, `php -r`, `deno eval`, awk
+ * programs, scripts written earlier): the calls that delete, write or run a shell, with their string
+ * arguments (paths built on the home directory read as `~/…`, the script's own arguments substituted);
+ * shell text is handed back to the line judge. Code that downloads and runs, decodes and runs, computes
+ * the names it calls, sends secrets, empties stores or exhausts memory is classed here. The tables are
+ * in rules/inline.ts.
  */
 import type { ClassKey } from "./classes.js";
+import {
+  DELETE_CALL_NAMES,
+  DOWNLOADS,
+  EVALUATES,
+  EVALUATES_COMPUTED,
+  HOME_EXPRESSIONS,
+  LOCAL_TARGET,
+  REDIRECT_WRITES,
+  SECRET_ENV_READ,
+  SECRET_PATH_IN_CODE,
+  SENDS,
+  SHELL_CALL_NAMES,
+  SHELL_ON_SOCKET,
+  SOCKETS,
+  STORE_WIPES,
+  STR,
+  WHOLE_ENVIRONMENT,
+  WRITE_CALL_NAMES,
+} from "./rules/inline.js";
+import type { Invocation } from "./unwrap.js";
 
 export interface InlineFinding {
   key?: ClassKey;
@@ -15,21 +38,16 @@ export interface InlineFinding {
   reason: string;
 }
 
-const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
-const DELETE_CALLS = new RegExp(
-  String.raw`\b(?:shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|File\.delete|rmtree)\s*\(\s*(?:${STR})?`,
-  "g",
-);
-const WRITE_CALLS = new RegExp(
-  String.raw`\b(?:open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync\s*\(\s*${STR}|appendFileSync\s*\(\s*${STR}|write_text|File\.write\s*\(\s*${STR})`,
-  "g",
-);
+const DELETE_CALLS = new RegExp(String.raw`\b(?:${DELETE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
+const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
+/** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
 const SHELL_CALLS = new RegExp(
-  String.raw`\b(?:os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run)\s*\(\s*(?:\[\s*)?${STR}`,
+  String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
   "g",
 );
+const AWK_SHELL = new RegExp(String.raw`${STR}\s*\|\s*getline|print\s+${STR}\s*\|\s*['"](?:ba)?sh['"]`, "g");
 const COMPUTED_MEMBER =
-  /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\(\s*\w+\s*,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()/;
+  /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\([^,]+,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|import_module\s*\(\s*['"][^'"]*['"]\s*\+|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()|sprintf\s*\(\s*"%c/;
 const NAMED_DANGEROUS_MEMBER =
   /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
 const GIB = 1024 ** 3;
@@ -40,7 +58,7 @@ const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 export function largestAllocation(code: string): number {
   let max = 0;
   const alloc =
-    /(bytearray|bytes|\bb?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+    /(bytearray|bytes|\bb?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
   for (const m of code.matchAll(alloc)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
@@ -63,45 +81,116 @@ function evaluateSize(expr: string): number {
   return any ? total : 0;
 }
 
-/** What one piece of inline code does. */
-export function analyseInlineCode(code: string): InlineFinding {
-  const out: InlineFinding = { deletes: [], writes: [], shell: [], reason: "" };
-  for (const m of code.matchAll(DELETE_CALLS)) {
-    const path = first(m);
-    if (path !== undefined) out.deletes.push(path);
-    else out.deletes.push("\u0000computed");
-  }
-  for (const m of code.matchAll(WRITE_CALLS)) {
-    const path = first(m);
-    if (path !== undefined) out.writes.push(path);
-  }
+/** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
+function repetitions(code: string): number {
+  if (/iter\(\s*int\s*,\s*1\s*\)|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]|loop\s*(do|\{)/.test(code))
+    return Infinity;
+  let max = 1;
+  for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
+    max = Math.max(max, evaluateSize((m[1] ?? m[2] ?? "1").replace(/[_\s]/g, "")));
+  return max;
+}
+
+/** Reads paths built on the home directory as `~/…`, and the script's own arguments as literals. */
+export function normaliseCode(code: string, argv: string[] = []): string {
+  let out = code.replace(HOME_EXPRESSIONS, "'~'");
+  out = out.replace(/['"]~['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'~/$1'");
+  const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
+  return out
+    .replace(/\bsys\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m)
+    .replace(/\$?ARGV\[(\d+)\]/g, (m, n: string) => arg(Number(n)) ?? m)
+    .replace(/\bprocess\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m);
+}
+
+/** The shell text a call runs: its string, a list's strings joined, a computed tail as `$COMPUTED`. */
+function shellTexts(code: string): string[] {
+  const out: string[] = [];
   for (const m of code.matchAll(SHELL_CALLS)) {
+    if (m[1]!.startsWith("[")) {
+      const parts = [...m[1]!.matchAll(new RegExp(STR, "g"))].map((p) => first(p) ?? "");
+      if (parts.length) out.push(parts.join(" "));
+      continue;
+    }
+    const text = m[2] ?? m[3] ?? m[4];
+    if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
+  }
+  for (const m of code.matchAll(AWK_SHELL)) {
     const text = first(m);
-    if (text !== undefined) out.shell.push(text);
+    if (text !== undefined) out.push(text);
   }
-  if (
-    /\b(exec|eval)\s*\(.*\b(urlopen|requests\.get|fetch|urllib|http\.get|Net::HTTP|open-uri|URI\.open)/.test(code) ||
-    /\bfetch\([^)]*\)[\s\S]*\.then\(\s*eval\s*\)/.test(code)
-  ) {
-    out.key = "remote_code_exec";
-    out.reason = "runs code it downloads";
-  } else if (
-    /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect/.test(code) &&
-    /\b(pty\.spawn|dup2|\/bin\/(ba)?sh|exec\s*\(|subprocess|spawn\(|popen)/.test(code)
-  ) {
-    out.key = "remote_access";
-    out.reason = "connects a shell to a socket";
-  } else if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code)) {
-    out.key = "inline_code_unanalysable";
-    out.reason = "the code computes the name of what it calls";
-  } else if (largestAllocation(code) >= 8 * GIB) {
-    out.key = "resource_exhaustion";
-    out.reason = "allocates gigabytes of memory";
-  } else if (
-    /\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(os\.fork|fork\(\)|\.append\(|\.push\()/.test(code)
-  ) {
-    out.key = code.includes("fork") ? "fork_bomb" : "resource_exhaustion";
-    out.reason = "forks or allocates without end";
-  }
+  const assigned = /(\w+)\s*=\s*"([^"]*)"[\s\S]*?\b\1\s*\|\s*getline/.exec(code);
+  if (assigned) out.push(assigned[2]!);
   return out;
+}
+
+function pathsOf(re: RegExp, code: string): string[] {
+  return [...code.matchAll(re)].map((m) => first(m) ?? "\u0000computed");
+}
+
+/** Secrets (a secret file, a secret variable, the whole environment) sent over the network. */
+function exfiltrates(code: string): boolean {
+  if (!SENDS.test(code) || LOCAL_TARGET.test(code)) return false;
+  if (WHOLE_ENVIRONMENT.test(code) || SECRET_PATH_IN_CODE.test(code)) return true;
+  return SECRET_ENV_READ.test(code) && /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/.test(code);
+}
+
+/** The class of what the code does as a whole, first match wins. */
+function classify(code: string): [ClassKey, string] | undefined {
+  if (EVALUATES.test(code) && DOWNLOADS.test(code)) return ["remote_code_exec", "runs code it downloads"];
+  if (SOCKETS.test(code) && SHELL_ON_SOCKET.test(code)) return ["remote_access", "connects a shell to a socket"];
+  if (exfiltrates(code)) return ["credential_exfiltration", "sends secrets over the network"];
+  if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code) || EVALUATES_COMPUTED.test(code))
+    return ["inline_code_unanalysable", "the code computes what it calls or runs"];
+  for (const [re, key] of STORE_WIPES) if (re.test(code)) return [key, "empties a whole store"];
+  const size = largestAllocation(code);
+  if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
+    return ["resource_exhaustion", "allocates gigabytes of memory"];
+  if (/\bfork\b/.test(code) && /\bwhile\b|\bloop\b|for\s*\(\s*;\s*;\s*\)/.test(code)) return ["fork_bomb", "forks without end"];
+  if (/\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(\.append\(|\.push\()/.test(code))
+    return ["resource_exhaustion", "allocates without end"];
+  return undefined;
+}
+
+/** What one piece of inline code does. */
+export function analyseInlineCode(source: string, argv: string[] = []): InlineFinding {
+  const code = normaliseCode(source, argv);
+  const writes = pathsOf(WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
+  for (const re of REDIRECT_WRITES) writes.push(...pathsOf(re, code));
+  const out: InlineFinding = { deletes: pathsOf(DELETE_CALLS, code), writes, shell: shellTexts(code), reason: "" };
+  const found = classify(code);
+  if (found) [out.key, out.reason] = found;
+  return out;
+}
+
+/**
+ * Inline code the line judge does not route itself, or routes without the script's arguments:
+ * `php -r`, `deno eval`, `elixir -e`, awk programs, `rails runner`, and `-c`/`-e` code reading its argv.
+ */
+export function inlineProgram(inv: Invocation): { code: string; argv: string[] } | undefined {
+  const t = inv.args.map((w) => w.text);
+  const after = (i: number) => (i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined);
+  switch (inv.program) {
+    case "php":
+      return after(t.indexOf("-r"));
+    case "deno":
+      return t[0] === "eval" ? { code: t.filter((w, i) => i > 0 && !w.startsWith("-"))[0] ?? "", argv: [] } : undefined;
+    case "elixir":
+    case "iex":
+      return after(t.indexOf("-e"));
+    case "rails":
+      return t[0] === "runner" ? { code: t[1] ?? "", argv: [] } : undefined;
+    case "awk":
+    case "gawk":
+    case "mawk":
+    case "nawk":
+    case "busybox": {
+      const program = t.find((w, i) => !w.startsWith("-") && !/^-[vfF]$/.test(t[i - 1] ?? ""));
+      return program === undefined || inv.program === "busybox" ? undefined : { code: program, argv: [] };
+    }
+    default: {
+      const at = t.findIndex((w) => /^-[a-zA-Z]*[ce]$/.test(w));
+      const found = after(at);
+      return found && found.argv.length && /argv|ARGV/.test(found.code) ? found : undefined;
+    }
+  }
 }

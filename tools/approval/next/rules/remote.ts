@@ -298,6 +298,14 @@ export const REMOTE_RULES: Rule[] = [
     flag: ["az storage blob delete-batch -s uploads --account-name prodstore"],
     pass: ["az storage blob list --account-name prodstore -c uploads"],
   },
+  {
+    program: ["aws"],
+    args: /(^|\s)(purge-queue|schedule-key-deletion|batch-delete-\S+|delete-objects|stop-instances|disable-key)(\s|$)/,
+    effect: "remote",
+    key: "infra_teardown",
+    flag: ["aws sqs purge-queue --queue-url https://sqs.us-east-1.amazonaws.com/1/jobs", "aws kms schedule-key-deletion --key-id k"],
+    pass: ["aws sqs list-queues"],
+  },
   // git hosting
   {
     program: ["gh", "glab"],
@@ -411,7 +419,6 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "az keyvault secret list --vault-name kv-dev",
     "docker service scale web=3",
     "curl -X DELETE http://localhost:8000/api/items/3",
-    "curl -X DELETE https://api.example.com/v1/users/123 -H \"Authorization: Bearer $TOKEN\"",
     "npx prisma generate",
     "aws s3 ls",
   ],

@@ -1,0 +1,181 @@
+/**
+ * Credential exfiltration: a secret (a credential file, a secret variable, a token a CLI prints, the
+ * whole environment) sent off the machine, directly or staged through files across `&&`/`;`: posted or
+ * uploaded (`curl -d @- / -T / -F`), piped to a socket or another host (`nc`, `socat`, `ssh`), copied
+ * (`scp`, `rsync`), mailed, looked up as a DNS name, pasted as a gist, or committed and pushed. Public
+ * keys, local destinations and a project's own secrets copied to a server (a deploy) pass. The tables
+ * are in rules/exfil.ts.
+ */
+import type { Finding } from "./judges.js";
+import type { SimpleCommand } from "./model.js";
+import { absolutePath, type PathContext } from "./paths.js";
+import {
+  COPIERS,
+  COPY_SENDERS,
+  DNS_LOOKUPS,
+  LOCAL_HOST,
+  MAIL_SENDERS,
+  NET_SENDERS,
+  PROJECT_SECRET,
+  SECRET_FILE,
+  SECRET_PRINTERS,
+  SECRET_VAR,
+} from "./rules/exfil.js";
+import { basename, type Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
+
+export interface ExfilView {
+  ctx: PathContext;
+  lineKey: object;
+}
+
+/** Per line: files that now hold secrets, remotes added, whether a secret was staged in git. */
+interface ExfilState {
+  tainted: Set<string>;
+  remotes: Set<string>;
+  staged: boolean;
+}
+const STATES = new WeakMap<object, ExfilState>();
+
+const secretText = (text: string, personal = false) =>
+  SECRET_FILE.test(" " + (personal ? text.replace(PROJECT_SECRET, " ") : text));
+
+function stateOf(view: ExfilView): ExfilState {
+  let s = STATES.get(view.lineKey);
+  if (!s) STATES.set(view.lineKey, (s = { tainted: new Set(), remotes: new Set(), staged: false }));
+  return s;
+}
+
+const pathOf = (w: string, cwd: string | undefined, view: ExfilView) =>
+  absolutePath({ text: w, literal: true, glob: false }, { ...view.ctx, cwd });
+
+/** Does this word name a secret (a secret file, a file holding one, a secret variable or substitution)? */
+function secretWord(w: Word, cwd: string | undefined, view: ExfilView, st: ExfilState, personal = false): boolean {
+  const text = w.text.replace(/^(@|[\w:-]+=@?|FILE:|OPEN:|GOPEN:)/i, "");
+  if (secretText(text, personal)) return true;
+  const abs = w.literal ? pathOf(text, cwd, view) : undefined;
+  if (abs && [...st.tainted].some((t) => abs === t || abs.startsWith(`${t}/`))) return true;
+  if (SECRET_VAR.test(w.text)) return true;
+  const subst = /\$\((.*)\)|`(.*)`/s.exec(w.text);
+  return subst !== null && printsSecret((subst[1] ?? subst[2] ?? "").trim().split(/\s+/), personal);
+}
+
+/** A command (as words) that prints a secret: `gh auth token`, `cat ~/.netrc`, `env`. */
+function printsSecret(words: string[], personal = false): boolean {
+  const program = basename(words[0] ?? "");
+  const args = words.slice(1).join(" ");
+  for (const [programs, test] of SECRET_PRINTERS) {
+    if (!programs.test(program)) continue;
+    if (test === "FILE" ? secretText(args.replace(/[*?]/g, ""), personal) : test.test(args)) return true;
+  }
+  return false;
+}
+
+/** What feeds this command's standard input carries a secret. */
+function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, personal = false): boolean {
+  if (cmd.redirects.some((r) => r.op === "<" && secretWord(r.target, cmd.cwd, view, st, personal))) return true;
+  if (cmd.stdin && (SECRET_VAR.test(cmd.stdin.text) || /\$\(/.test(cmd.stdin.text) && secretText(cmd.stdin.text)))
+    return true;
+  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) {
+    if (printsSecret(c.argv.map((w) => w.text), personal)) return true;
+    if (c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal))) return true;
+    if (stdinSecretRedirect(c, view, st, personal)) return true;
+  }
+  return false;
+}
+
+const stdinSecretRedirect = (c: SimpleCommand, view: ExfilView, st: ExfilState, personal: boolean) =>
+  c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
+
+const hostOf = (u: string) => /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(u)?.[1] ?? "";
+const remoteUrl = (u: string) => /^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) && !LOCAL_HOST.test(hostOf(u));
+const remoteCopyTarget = (w: string) => {
+  const m = /^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):/.exec(w);
+  return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !LOCAL_HOST.test(m[1]!);
+};
+
+/** The words this sender sends, and whether it sends its standard input; undefined when it sends nothing away. */
+function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: boolean } | undefined {
+  const t = inv.args.map((w) => w.text);
+  const p = inv.program;
+  if (p === "curl" || p === "wget" || /^(http|https|xh)$/.test(p)) {
+    const urls = inv.args.filter((w) => remoteUrl(w.text));
+    if (!urls.length) return undefined;
+    const data = inv.args.filter((w, i) =>
+      /^(-d|--data\S*|-F|--form\S*|-T|--upload-file|--json|--post-file|--post-data|--body-file|--body-data)$/.test(t[i - 1] ?? "") ||
+      /^(--data\S*|--post-file|--post-data|--body-\w+)=/.test(w.text) || /^-[dFT]\S/.test(w.text),
+    );
+    const stdin = data.some((w) => /(^|[=@<])-$|^@?-$|\/dev\/stdin/.test(w.text));
+    return { payload: [...data, ...urls], stdin: stdin || /^(http|https|xh)$/.test(p) };
+  }
+  if (NET_SENDERS.test(p)) {
+    if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
+    const hosts = p === "socat" ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1] ?? "").filter(Boolean) : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
+    if (!hosts.length || hosts.every((h) => LOCAL_HOST.test(h))) return undefined;
+    return { payload: inv.args.filter((w) => /^(FILE|OPEN|GOPEN):/i.test(w.text)), stdin: true };
+  }
+  if (COPY_SENDERS.test(p)) {
+    const ops = inv.args.filter((w, i) => !w.text.startsWith("-") && !/^-[ioPFcJSlBe]$|^--rsh$/.test(t[i - 1] ?? ""));
+    if (ops.length < 2 || !remoteCopyTarget(ops.at(-1)!.text)) return undefined;
+    return { payload: ops.slice(0, -1), stdin: false, personal: true };
+  }
+  if (p === "ssh") {
+    const host = t.find((x, k) => !x.startsWith("-") && !/^-[bcDEeFIiJLlmOopQRSWw]$/.test(t[k - 1] ?? ""));
+    return host && !LOCAL_HOST.test(host.replace(/^[^@]*@/, "")) ? { payload: [], stdin: true } : undefined;
+  }
+  if (MAIL_SENDERS.test(p)) return { payload: inv.args.filter((_, i) => /^-[aA]$/.test(t[i - 1] ?? "")), stdin: true };
+  if ((p === "gh" && t[0] === "gist" && /^(create|new|edit)$/.test(t[1] ?? "")) || (p === "glab" && t[0] === "snippet"))
+    return { payload: inv.args.slice(2).filter((w) => !w.text.startsWith("-")), stdin: t.includes("-") };
+  if (DNS_LOOKUPS.test(p)) return { payload: inv.args.filter((w) => /\$\(|`|\$\{?\w/.test(w.text)), stdin: false };
+  return undefined;
+}
+
+/** A plain-http or bare-address remote: not a hosting service the task's own repository lives on. */
+const rawHost = (url: string) => /^http:\/\//.test(url) || /^\d+(\.\d+){3}$/.test(hostOf(url).replace(/^.*@/, ""));
+
+/** Records files that now hold secrets (copies, archives, redirects of a secret) and git staging. */
+function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
+  const cwd = inv.command.cwd;
+  const t = inv.args.map((w) => w.text);
+  if (inv.program === "git" && t[0] === "remote" && t[1] === "add" && t[2] && rawHost(t[3] ?? "")) st.remotes.add(t[2]);
+  if (inv.program === "git" && t[0] === "add" && inv.args.slice(1).some((w) => secretWord(w, cwd, view, st))) st.staged = true;
+  const fromSecret = inv.args.some((w) => secretWord(w, cwd, view, st)) || stdinSecret(inv.command, view, st);
+  if (!fromSecret && !printsSecret([inv.program, ...t])) return;
+  for (const r of inv.command.redirects)
+    if (r.op.includes(">") && r.target.literal) st.tainted.add(pathOf(r.target.text, cwd, view) ?? "\u0000");
+  if (!COPIERS.test(inv.program)) return;
+  const operands = inv.args.filter((w) => !w.text.startsWith("-") && w.literal);
+  const out = inv.program === "tar" || inv.program === "zip" || inv.program === "7z"
+    ? operands.find((w) => /\.(tgz|tar|gz|zip|7z|bz2|xz)$/.test(w.text))
+    : operands.at(-1);
+  if (!out || secretWord(out, cwd, view, st)) return;
+  const abs = pathOf(out.text, cwd, view);
+  if (abs) st.tainted.add(abs);
+}
+
+/** `ssh HOST CMD`, which the unwrapper turns into shell text: what the pipe feeds it goes to the host. */
+export function judgeRemoteShellExfil(cmd: SimpleCommand, view: ExfilView): Finding[] {
+  const word = cmd.argv[0];
+  if (!word || basename(word.text) !== "ssh") return [];
+  const inv: Invocation = { program: "ssh", args: cmd.argv.slice(1), word, elevated: false, runtimeArgs: false, via: [], command: cmd };
+  return judgeExfil(inv, view);
+}
+
+/** `credential_exfiltration` when this invocation sends a secret off the machine. */
+export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
+  const st = stateOf(view);
+  const cwd = inv.command.cwd;
+  const out: Finding[] = [];
+  const s = sink(inv);
+  const pushesSecret =
+    inv.program === "git" &&
+    inv.args[0]?.text === "push" &&
+    (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
+  if (
+    pushesSecret ||
+    (s && (s.payload.some((w) => secretWord(w, cwd, view, st, s.personal)) || (s.stdin && stdinSecret(inv.command, view, st, s.personal))))
+  )
+    out.push({ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` });
+  record(inv, view, st);
+  return out;
+}

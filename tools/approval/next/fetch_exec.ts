@@ -1,0 +1,279 @@
+/**
+ * Running code that was fetched, decoded or hidden in a setting: files a line downloads (`curl -o`,
+ * `wget`, `git clone`, `… | base64 -d > f`) and later runs (`sh f`, `./f`, `dpkg -i f`, `LD_PRELOAD=f`),
+ * `<(curl …)` handed to an interpreter, package sources outside the trusted hosts, shell text carried by
+ * settings (`GIT_PAGER=…`, `git config alias.x '!…'`), and PowerShell's encoded or downloaded commands.
+ * The tables are in rules/fetch.ts.
+ */
+import type { ClassKey } from "./classes.js";
+import type { Finding } from "./judges.js";
+import type { SimpleCommand } from "./model.js";
+import { absolutePath, classifyPath, type PathContext } from "./paths.js";
+import {
+  DECODER_PROGRAMS,
+  DOWNLOADERS,
+  GIT_SHELL_KEYS,
+  INSTALLERS,
+  INSTALLS_FILE,
+  LOCAL_HOST,
+  HOOK_FILES,
+  PIPE_EXECUTORS,
+  PRELOAD_ENV,
+  RUNS_FILE_ARG,
+  SHELL_TEXT_ENV,
+  SOURCE_CONFIG_KEYS,
+  SOURCE_ENV,
+  SOURCE_OPTIONS,
+  TRUSTED_HOSTS,
+  UNPACKERS,
+} from "./rules/fetch.js";
+import { basename, type Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
+
+type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
+
+/** Per line: files holding fetched or decoded code, and whether a fetched archive was unpacked. */
+interface FetchState {
+  files: Map<string, CodeKey>;
+  unpacked?: CodeKey;
+}
+
+export interface FetchView {
+  ctx: PathContext;
+  /** What a producer prints, when known (`printf '…' > .git/hooks/x`). */
+  printed: (cmd: SimpleCommand | undefined) => Word | undefined;
+  /** One object per judged line (nested lines share it): the key of this module's line state. */
+  lineKey: object;
+  /** Judges shell text as a line of its own. */
+  judgeShell: (text: Word, why: string) => void;
+}
+
+const STATES = new WeakMap<object, FetchState>();
+const lit = (text: string): Word => ({ text, literal: true, glob: false });
+const PACKAGE_FILE = /\.(deb|rpm|whl|tgz|tar\.gz|snap|apk|pkg|gem|msi|flatpak|AppImage)$|^\.{0,2}\//;
+const URL = /^(https?|ftp):\/\/|^git@|^[\w.-]+\.(com|org|net|io|dev|xyz|sh)\//i;
+
+function stateOf(view: FetchView): FetchState {
+  let s = STATES.get(view.lineKey);
+  if (!s) STATES.set(view.lineKey, (s = { files: new Map() }));
+  return s;
+}
+
+const pathOf = (text: string, inv: Invocation, view: FetchView) =>
+  absolutePath(lit(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
+
+/** The files a downloader writes: `-o F`, `-O` (the URL's name), wget's default, `git clone URL [DIR]`. */
+function downloadedFiles(inv: Invocation): string[] {
+  const t = inv.args.map((w) => w.text);
+  const url = t.find((w) => URL.test(w));
+  const urlName = url ? basename(url.replace(/[?#].*$/, "").replace(/\/+$/, "")) : "";
+  if (inv.program === "git") {
+    if (t[0] !== "clone" || !url) return [];
+    const operands = t.slice(1).filter((w) => !w.startsWith("-"));
+    return [operands[1] ?? urlName.replace(/\.git$/, "")];
+  }
+  const out: string[] = [];
+  const curl = inv.program === "curl";
+  t.forEach((w, i) => {
+    const long = /^--(output|output-document)(=(.*))?$/.exec(w);
+    const short = /^-[a-zA-Z]*?([oO])(.*)$/.exec(w);
+    if (/^--remote-name/.test(w) || (curl && short?.[1] === "O" && !short[2])) return void out.push(urlName);
+    const value = long ? (long[3] ?? t[i + 1]) : short && !w.startsWith("--") ? short[2] || t[i + 1] : undefined;
+    if (value && value !== "-") out.push(value);
+  });
+  if (inv.program === "wget" && !t.some((w) => /^-[a-zA-Z]*O|^--output-document/.test(w)) && urlName)
+    out.push(urlName);
+  return out.filter(Boolean);
+}
+
+/** Records what this invocation writes that holds fetched or decoded code; returns hooks it writes. */
+function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Word | undefined)[] {
+  const hooks: (CodeKey | Word | undefined)[] = [];
+  const feeders: string[] = [];
+  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) feeders.push(basename(c.argv[0]?.text ?? ""));
+  const chain = [inv.program, ...feeders];
+  const key: CodeKey | undefined = chain.some((p) => DOWNLOADERS.has(p))
+    ? "remote_code_exec"
+    : chain.some((p) => DECODER_PROGRAMS.test(p))
+      ? "decoded_code_exec"
+      : undefined;
+  const keep = (text: string, k: CodeKey) => {
+    const abs = pathOf(text, inv, view);
+    if (abs) st.files.set(abs, k);
+  };
+  if (DOWNLOADERS.has(inv.program) || inv.program === "git")
+    for (const f of downloadedFiles(inv)) keep(f, "remote_code_exec");
+  for (const r of inv.command.redirects) {
+    if (!r.op.includes(">") || /^&?\d*$/.test(r.target.text)) continue;
+    if (key) keep(r.target.text, key);
+    if (HOOK_FILES.test(pathOf(r.target.text, inv, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
+  }
+  if (UNPACKERS.test(inv.program)) {
+    const from = fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined);
+    if (from) st.unpacked = from;
+  }
+  return hooks;
+}
+
+/** The class of the first argument naming fetched code, if any. */
+function fetchedArg(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
+  for (const w of inv.args) {
+    if (w.text.startsWith("-") && !w.text.includes("=")) continue;
+    const abs = pathOf(w.text.replace(/^[\w-]+=/, ""), inv, view);
+    if (abs === undefined) continue;
+    for (const [file, key] of st.files) if (abs === file || abs.startsWith(`${file}/`)) return key;
+  }
+  return undefined;
+}
+
+/** The file a shell or interpreter runs: its first operand (`-f FILE` for make), none with `-m`/`-c`/`-e`. */
+function scriptArg(args: Word[]): Word | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const t = args[i]!.text;
+    if (t === "-f" || t === "--file") return args[i + 1];
+    if (/^-[a-zA-Z]*[mceE]$|^--(eval|command)$/.test(t)) return undefined;
+    if (!t.startsWith("-")) return args[i];
+  }
+  return undefined;
+}
+
+/** No script, no inline code: the program is read from standard input. */
+function readsProgramFromStdin(args: Word[]): boolean {
+  if (args.some((w) => /^-[a-zA-Z]*[mceEr]$|^--(eval|command)$/.test(w.text))) return false;
+  const script = scriptArg(args);
+  return !script || script.text === "-" || script.text === "/dev/stdin";
+}
+
+/** Running fetched code: the program word, a shell or interpreter's script, a package file, a preload. */
+function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
+  const own = inv.word.text.includes("/") ? fetchedArg({ ...inv, args: [inv.word] }, view, st) : undefined;
+  if (own) return own;
+  if (st.unpacked && /^\.{0,2}\//.test(inv.word.text) && !inv.word.text.startsWith("/")) return st.unpacked;
+  if (INSTALLS_FILE.test(inv.program)) {
+    const files = inv.args.filter((w) => PACKAGE_FILE.test(w.text));
+    const key = fetchedArg({ ...inv, args: files }, view, st);
+    if (key) return key;
+  }
+  if (RUNS_FILE_ARG.test(inv.program)) {
+    const script = scriptArg(inv.args);
+    const key = script && fetchedArg({ ...inv, args: [script] }, view, st);
+    if (key) return key;
+  }
+  for (const [name, value] of inv.command.env)
+    if (PRELOAD_ENV.test(name)) {
+      const key = fetchedArg({ ...inv, args: [value] }, view, st);
+      if (key) return key;
+    }
+  const fetches = /^<\(\s*(\S*\/)?(curl|wget|fetch|http)\b|^\$\(\s*(\S*\/)?(curl|wget)\b/;
+  if (RUNS_FILE_ARG.test(inv.program) && inv.args.some((w) => fetches.test(w.text))) return "remote_code_exec";
+  if (RUNS_FILE_ARG.test(inv.program) && inv.command.redirects.some((r) => r.op === "<" && fetches.test(r.target.text)))
+    return "remote_code_exec";
+  if (RUNS_FILE_ARG.test(inv.program) && inv.command.stdin && /\$\(\s*(curl|wget)\b/.test(inv.command.stdin.text))
+    return "remote_code_exec";
+  return pipedFetch(inv);
+}
+
+/** Downloaded or decoded text piped into a program that runs it (a shell, a SQL client, `kubectl apply -f -`). */
+function pipedFetch(inv: Invocation): CodeKey | undefined {
+  const runsStdin =
+    PIPE_EXECUTORS.test(inv.program) || (RUNS_FILE_ARG.test(inv.program) && readsProgramFromStdin(inv.args)) ||
+    (inv.program !== "curl" && inv.args.some((w) => w.text === "-" && inv.args.some((v) => /^(-f|--filename)$/.test(v.text))));
+  if (!runsStdin || inv.args.some((w) => /^--dry-run/.test(w.text))) return undefined;
+  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
+    const words = c.argv.map((w) => basename(w.text));
+    const p = words[0] === "busybox" ? (words[1] ?? "") : (words[0] ?? "");
+    if (DOWNLOADERS.has(p) && !c.argv.some((w) => LOCAL_HOST.test(hostOf(w.text)))) return "remote_code_exec";
+    if (DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text))) return "decoded_code_exec";
+  }
+  return undefined;
+}
+
+const hostOf = (url: string) =>
+  /^(?:[a-z+]+:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(url.replace(/^git\+/, ""))?.[1] ?? "";
+
+/** A package source a task should not install from: plain http to another host, a bare IP, an unknown host. */
+function untrustedSource(url: string): boolean {
+  if (!/^(git\+)?(https?|ftp):\/\//i.test(url)) return false;
+  const host = hostOf(url);
+  if (LOCAL_HOST.test(host)) return false;
+  return /^http:|^git\+http:/i.test(url) || /^\d+(\.\d+){3}$/.test(host) || !TRUSTED_HOSTS.test(host);
+}
+
+/** `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `npm i -g https://x/t.tgz`. */
+function installsFromUntrusted(inv: Invocation): boolean {
+  for (const [name, value] of inv.command.env) if (SOURCE_ENV.test(name) && untrustedSource(value.text)) return true;
+  if (!INSTALLERS.test(inv.program) && !INSTALLS_FILE.test(inv.program)) return false;
+  const t = inv.args.map((w) => w.text);
+  if (t[0] === "config" && t[1] === "set") {
+    const [key, value] = t[2]?.includes("=") ? t[2].split(/=(.*)/) : [t[2], t[3]];
+    return SOURCE_CONFIG_KEYS.test(key ?? "") && untrustedSource(value ?? "");
+  }
+  return t.some(
+    (w, i) =>
+      untrustedSource(w.replace(/^[\w.-]+\s*@\s*/, "").replace(/^--[\w-]+=/, "")) ||
+      (SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)),
+  );
+}
+
+/** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
+function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
+  for (const [name, value] of inv.command.env)
+    if (SHELL_TEXT_ENV.has(name)) view.judgeShell({ ...value, text: value.text.replace(/^\|/, "") }, name);
+  const t = inv.args.map((w) => w.text);
+  const settings: [string, string][] = [];
+  if (inv.program === "git") {
+    t.forEach((w, i) => {
+      if (t[i - 1] === "-c" && w.includes("=")) settings.push(w.split(/=(.*)/s).slice(0, 2) as [string, string]);
+    });
+    const at = t.indexOf("config");
+    if (at >= 0) {
+      const rest = t.slice(at + 1).filter((w) => !w.startsWith("-"));
+      if (rest.length >= 2) settings.push([rest[0]!, rest[1]!]);
+    }
+  }
+  if (/^(npm|pnpm)$/.test(inv.program) && t[0] === "pkg" && t[1] === "set")
+    for (const w of t.slice(2)) if (/^scripts\./.test(w)) settings.push(["alias.script", `!${w.split(/=(.*)/s)[1] ?? ""}`]);
+  let hooks: Finding | undefined;
+  for (const [key, value] of settings) {
+    if (/^core\.hookspath$/i.test(key) && classifyPath(lit(value), view.ctx) !== "inside")
+      hooks = { key: "shell_input", reason: `git runs hooks from ${value}, outside the working directory` };
+    if (!GIT_SHELL_KEYS.test(key) || (/^alias\./i.test(key) && !value.startsWith("!"))) continue;
+    view.judgeShell(lit(value.replace(/^!/, "")), `git setting ${key}`);
+  }
+  return hooks;
+}
+
+/** PowerShell's `-EncodedCommand`, and `-Command` text that downloads and runs (`iwr … | iex`). */
+function powershell(inv: Invocation): CodeKey | undefined {
+  if (!/^(pwsh|powershell|powershell\.exe|pwsh\.exe)$/i.test(inv.program)) return undefined;
+  const t = inv.args.map((w) => w.text);
+  if (t.some((w) => /^[-/](e|ec|enc|encodedcommand)$/i.test(w))) return "decoded_code_exec";
+  const text = t.join(" ");
+  if (/\b(iex|Invoke-Expression)\b/i.test(text) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i.test(text))
+    return "remote_code_exec";
+  return undefined;
+}
+
+/** `busybox wget …`, `busybox sh`: the applet as the program. */
+function busybox(inv: Invocation): Invocation {
+  const applet = inv.args[0];
+  if (inv.program !== "busybox" || !applet) return inv;
+  return { ...inv, program: applet.text, word: applet, args: inv.args.slice(1) };
+}
+
+/** Every fetched-code finding of one invocation (and records what it writes for later commands). */
+export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] {
+  const inv = busybox(whole);
+  const st = stateOf(view);
+  const out: Finding[] = [];
+  const runs = runsFetched(inv, view, st) ?? powershell(inv);
+  if (runs) out.push({ key: runs, reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code` });
+  if (installsFromUntrusted(inv)) out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
+  const hooks = configuredShell(inv, view);
+  if (hooks) out.push(hooks);
+  for (const hook of record(inv, view, st)) {
+    if (typeof hook === "string") out.push({ key: hook, reason: "writes fetched code into a git hook" });
+    else if (hook) view.judgeShell(hook, "a git hook written on this line");
+  }
+  return out;
+}
