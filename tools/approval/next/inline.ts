@@ -51,6 +51,15 @@ const COMPUTED_MEMBER =
 const NAMED_DANGEROUS_MEMBER =
   /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
 const GIB = 1024 ** 3;
+const ENDLESS =
+  /iter\(\s*int\s*,\s*1\s*\)|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]?|\bloop\s*(do|\{)|for\s*\(\s*;\s*;\s*\)|\bwhile\s+true\b|\buntil\s+false\b/;
+/** Code that lists a directory or a glob: what a computed delete or chmod in it acts on. */
+const LISTED = new RegExp(
+  String.raw`\b(?:(?:glob\.i?glob|Dir\.glob|Dir|os\.listdir|os\.scandir|os\.walk|readdirSync|Path\(\s*${STR}\s*\)\.(?:r?glob|iterdir))\s*[([]|find\s*\(\s*sub\s*\{[^}]*\}\s*,)\s*${STR}`,
+  "g",
+);
+/** Encoded text handed to a shell call: decoded and judged as shell text. */
+const ENCODED_SHELL = /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
 
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 
@@ -58,7 +67,7 @@ const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 export function largestAllocation(code: string): number {
   let max = 0;
   const alloc =
-    /(bytearray|bytes|\bb?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
   for (const m of code.matchAll(alloc)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
@@ -83,7 +92,7 @@ function evaluateSize(expr: string): number {
 
 /** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
 function repetitions(code: string): number {
-  if (/iter\(\s*int\s*,\s*1\s*\)|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]|loop\s*(do|\{)/.test(code))
+  if (ENDLESS.test(code))
     return Infinity;
   let max = 1;
   for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
@@ -93,7 +102,10 @@ function repetitions(code: string): number {
 
 /** Reads paths built on the home directory as `~/…`, and the script's own arguments as literals. */
 export function normaliseCode(code: string, argv: string[] = []): string {
-  let out = code.replace(HOME_EXPRESSIONS, "'~'");
+  let out = code
+    .replace(/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1")
+    .replace(HOME_EXPRESSIONS, "'~'")
+    .replace(/(?:File\.join|os\.path\.join|path\.join)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'");
   out = out.replace(/['"]~['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'~/$1'");
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   return out
@@ -117,6 +129,10 @@ function shellTexts(code: string): string[] {
   for (const m of code.matchAll(AWK_SHELL)) {
     const text = first(m);
     if (text !== undefined) out.push(text);
+  }
+  for (const m of code.matchAll(ENCODED_SHELL)) {
+    const text = m[1] ? Buffer.from(m[1], "base64").toString("latin1") : Buffer.from(m[2] ?? m[3]!, "hex").toString("latin1");
+    if (/^[\x20-\x7e\n\t]+$/.test(text)) out.push(text);
   }
   const assigned = /(\w+)\s*=\s*"([^"]*)"[\s\S]*?\b\1\s*\|\s*getline/.exec(code);
   if (assigned) out.push(assigned[2]!);
@@ -145,7 +161,8 @@ function classify(code: string): [ClassKey, string] | undefined {
   const size = largestAllocation(code);
   if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
     return ["resource_exhaustion", "allocates gigabytes of memory"];
-  if (/\bfork\b/.test(code) && /\bwhile\b|\bloop\b|for\s*\(\s*;\s*;\s*\)/.test(code)) return ["fork_bomb", "forks without end"];
+  if (/fork\b|\bspawn\(|\bPopen\(|exe\b.*\.Start\(\)/.test(code) && (ENDLESS.test(code) || /\bfork\s+while\b/.test(code)))
+    return ["fork_bomb", "forks without end"];
   if (/\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(\.append\(|\.push\()/.test(code))
     return ["resource_exhaustion", "allocates without end"];
   return undefined;
@@ -156,7 +173,11 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
   const code = normaliseCode(source, argv);
   const writes = pathsOf(WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
   for (const re of REDIRECT_WRITES) writes.push(...pathsOf(re, code));
-  const out: InlineFinding = { deletes: pathsOf(DELETE_CALLS, code), writes, shell: shellTexts(code), reason: "" };
+  const deletes = pathsOf(DELETE_CALLS, code);
+  const listed = pathsOf(LISTED, code).filter((p) => p !== "\u0000computed");
+  if (deletes.includes("\u0000computed")) deletes.push(...listed);
+  if (/\b(os\.chmod|os\.chown|File\.chmod|chmodSync)\s*\(\s*[\w$]/.test(code)) writes.push(...listed);
+  const out: InlineFinding = { deletes, writes, shell: shellTexts(code), reason: "" };
   const found = classify(code);
   if (found) [out.key, out.reason] = found;
   return out;
