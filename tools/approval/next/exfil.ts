@@ -13,6 +13,7 @@ import {
   COPIERS,
   COPY_SENDERS,
   DNS_LOOKUPS,
+  DROP_HOSTS,
   LOCAL_HOST,
   MAIL_SENDERS,
   NET_SENDERS,
@@ -56,7 +57,7 @@ function secretWord(w: Word, cwd: string | undefined, view: ExfilView, st: Exfil
   const abs = w.literal ? pathOf(text, cwd, view) : undefined;
   if (abs && [...st.tainted].some((t) => abs === t || abs.startsWith(`${t}/`))) return true;
   if (SECRET_VAR.test(w.text)) return true;
-  const subst = /\$\((.*)\)|`(.*)`/s.exec(w.text);
+  const subst = /[$<]\((.*)\)|`(.*)`/s.exec(w.text);
   return subst !== null && printsSecret((subst[1] ?? subst[2] ?? "").trim().split(/\s+/), personal);
 }
 
@@ -106,7 +107,9 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
       /^(--data\S*|--post-file|--post-data|--body-\w+)=/.test(w.text) || /^-[dFT]\S/.test(w.text),
     );
     const stdin = data.some((w) => /(^|[=@<])-$|^@?-$|\/dev\/stdin/.test(w.text));
-    return { payload: [...data, ...urls], stdin: stdin || /^(http|https|xh)$/.test(p) };
+    const dropped = urls.some((u) => DROP_HOSTS.test(hostOf(u.text)) || /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/.test(u.text));
+    const headers = dropped ? inv.args.filter((_, i) => /^(-H|--header)$/.test(t[i - 1] ?? "")) : [];
+    return { payload: [...data, ...urls, ...headers], stdin: stdin || /^(http|https|xh)$/.test(p) };
   }
   if (NET_SENDERS.test(p)) {
     if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
@@ -138,6 +141,11 @@ function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
   const cwd = inv.command.cwd;
   const t = inv.args.map((w) => w.text);
   if (inv.program === "git" && t[0] === "remote" && t[1] === "add" && t[2] && rawHost(t[3] ?? "")) st.remotes.add(t[2]);
+  if (/^(docker|podman)$/.test(inv.program) && t[0] === "run")
+    t.forEach((w, i) => {
+      const mount = /^(-v|--volume)$/.test(t[i - 1] ?? "") ? /^([^:]+):([^:]+)/.exec(w) : null;
+      if (mount && secretText(mount[1]!)) st.tainted.add(mount[2]!.replace(/\/$/, ""));
+    });
   if (inv.program === "git" && t[0] === "add" && inv.args.slice(1).some((w) => secretWord(w, cwd, view, st))) st.staged = true;
   const fromSecret = inv.args.some((w) => secretWord(w, cwd, view, st)) || stdinSecret(inv.command, view, st);
   if (!fromSecret && !printsSecret([inv.program, ...t])) return;

@@ -20,6 +20,7 @@ import {
   PIPE_EXECUTORS,
   PRELOAD_ENV,
   RUNS_FILE_ARG,
+  SHELL_OPTIONS,
   SHELL_TEXT_ENV,
   SOURCE_CONFIG_KEYS,
   SOURCE_ENV,
@@ -160,6 +161,8 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
     if (key) return key;
   }
   for (const [name, value] of inv.command.env)
+    if (/^(BASH_ENV|ENV)$/.test(name) && /^<\(\s*(curl|wget)\b/.test(value.text)) return "remote_code_exec";
+  for (const [name, value] of inv.command.env)
     if (PRELOAD_ENV.test(name)) {
       const key = fetchedArg({ ...inv, args: [value] }, view, st);
       if (key) return key;
@@ -219,6 +222,15 @@ function installsFromUntrusted(inv: Invocation): boolean {
 function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
   for (const [name, value] of inv.command.env)
     if (SHELL_TEXT_ENV.has(name)) view.judgeShell({ ...value, text: value.text.replace(/^\|/, "") }, name);
+  for (const w of inv.args)
+    for (const re of SHELL_OPTIONS) {
+      const m = re.exec(w.text);
+      if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
+    }
+  if (/^(tmux|screen)$/.test(inv.program) && inv.args.some((w) => /^(new|new-session|new-window|split-window|-dm|-dmS)$/.test(w.text))) {
+    const last = inv.args.at(-1);
+    if (last && !last.text.startsWith("-")) view.judgeShell(last, inv.program);
+  }
   const t = inv.args.map((w) => w.text);
   const settings: [string, string][] = [];
   if (inv.program === "git") {

@@ -12,6 +12,7 @@ import {
   DESTRUCTIVE_VERBS,
   INFRA_CLIS,
   LAUNCHERS,
+  PRODUCTION,
   READ_VERBS,
   STORE_SEGMENTS,
   VALUED_GLOBALS,
@@ -62,7 +63,7 @@ function scalesToZero(inv: Invocation): Finding | undefined {
   const rest = t.slice(at + 1);
   const zero =
     rest.some((w) => /^[\w.-]+=0+$/.test(w) && !w.startsWith("-")) ||
-    rest.some((w, k) => /^(count|--count|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(rest[k - 1] ?? "") && /^0+$/.test(w)) ||
+    rest.some((w, k) => /^(count|--count|--nodes|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(rest[k - 1] ?? "") && /^0+$/.test(w)) ||
     rest.some((w) => /^--(count|replicas|size|num-nodes|node-count|desired-capacity|max-size|instances)=0+$/.test(w));
   return zero ? found("cluster_teardown", `${inv.program} scales to zero`) : undefined;
 }
@@ -112,19 +113,39 @@ function httpDelete(inv: Invocation): Finding | undefined {
   return undefined;
 }
 
+/**
+ * Containers and pods on a shared daemon or cluster: `docker -H tcp://… rm`, `DOCKER_HOST=tcp://…`, a
+ * production context, or `xargs kubectl delete` (targets known only at run time).
+ */
+function sharedDaemon(inv: Invocation): Finding | undefined {
+  const t = texts(inv);
+  if (/^(kubectl|oc)$/.test(inv.program) && inv.runtimeArgs && t.includes("delete"))
+    return found("cluster_teardown", `${inv.program} deletes what a pipe lists`);
+  if (!/^(docker|podman|docker-compose)$/.test(inv.program)) return undefined;
+  const env = inv.command.env;
+  const remote =
+    /^(tcp|ssh):\/\//.test(env.get("DOCKER_HOST")?.text ?? "") ||
+    PRODUCTION.test(env.get("DOCKER_CONTEXT")?.text ?? "") ||
+    t.some((w, i) => (/^(-H|--host)$/.test(t[i - 1] ?? "") && /^(tcp|ssh):/.test(w)) || (t[i - 1] === "--context" && PRODUCTION.test(w)));
+  const verbs = verbWords(t);
+  return remote && verbs.some((v) => /^(rm|rmi|stop|kill|down|prune|restart)$/.test(v))
+    ? found("cluster_teardown", `${inv.program} ${verbs[0]} on a shared daemon`)
+    : undefined;
+}
+
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (inv.args.some((w) => TRIAL.test(w.text))) return [];
   const out: Finding[] = [];
   const inner = launched(inv);
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
-  for (const f of [destructiveVerb(inv), scalesToZero(inv), httpDelete(inv), judgeDatabase(inv, view)])
+  for (const f of [destructiveVerb(inv), scalesToZero(inv), httpDelete(inv), judgeDatabase(inv, view), sharedDaemon(inv)])
     if (f) out.push(f);
   return out;
 }
 
 const DB_CLIENTS =
-  /^(psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|clickhouse|cqlsh|mongo|mongosh|cypher-shell|redis-cli|valkey-cli|keydb-cli|bq|duckdb|snowsql|trino|presto|usql|pgcli|mycli|litecli|cockroach|influx)$/;
+  /^(nc|ncat|netcat|telnet|psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|clickhouse|cqlsh|mongo|mongosh|cypher-shell|redis-cli|valkey-cli|keydb-cli|bq|duckdb|snowsql|trino|presto|usql|pgcli|mycli|litecli|cockroach|influx)$/;
 
 /** The text a database client is told to run: arguments, standard input, a piped producer, `-f FILE`. */
 function clientInput(inv: Invocation, view: LineView): string[] {
@@ -135,7 +156,7 @@ function clientInput(inv: Invocation, view: LineView): string[] {
   const cwd = inv.command.cwd;
   inv.args.forEach((w, i) => {
     const prev = inv.args[i - 1]?.text ?? "";
-    if (/^(-f|--file|-i|--source)$/.test(prev) || /\.(sql|cql|cypher|redis)$/.test(w.text)) {
+    if (/^(-f|--file|-i|--source)$/.test(prev) || !w.text.startsWith("-")) {
       const text = view.fileText(w, cwd);
       if (text) out.push(text);
     }
@@ -152,6 +173,7 @@ function clientInput(inv: Invocation, view: LineView): string[] {
 export function classifyStatements(text: string): ClassKey | undefined {
   for (const raw of text.split(/;|\n(?=\s*[A-Za-z])/)) {
     const st = raw.trim().replace(/^["']|["']$/g, "").trim();
+    if (/\balter\s+table\s+\S+\s+drop\s+(column\s+)?[\w"`]/i.test(st)) return "sql_drop";
     if (/\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(st))
       return "sql_drop";
     if (/\btruncate\s+(table\s+)?[\w."`]/i.test(st)) return "sql_truncate";
@@ -160,7 +182,7 @@ export function classifyStatements(text: string): ClassKey | undefined {
     if (/\bdeleteMany\s*\(\s*\{\s*\}\s*\)|\bremove\s*\(\s*\{\s*\}\s*\)|\bmatch\s*\(\s*\w*\s*\)\s*(detach\s+)?delete\b/i.test(st))
       return "sql_delete_without_where";
     if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b/i.test(st)) return "sql_update_without_where";
-    if (/^\s*(flushall|flushdb)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st)) return "cache_flush";
+    if (/^\s*(flushall|flushdb|flush_all)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st)) return "cache_flush";
   }
   return undefined;
 }
@@ -175,7 +197,9 @@ function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
   if (/^(redis|valkey|keydb)-cli$/.test(inv.program)) {
     const words = inv.args.map((w) => w.text.toLowerCase());
     const cmdAt = words.findIndex((w) => /^(del|unlink)$/.test(w));
-    if (cmdAt >= 0 && (inv.runtimeArgs || inv.args.slice(cmdAt + 1).some((w) => w.glob || !w.literal)))
+    const host = inv.args.find((_, i) => /^(-h|--host)$/.test(inv.args[i - 1]?.text ?? ""))?.text ?? "localhost";
+    const remoteHost = !/^(localhost|127(\.\d+){3}|::1)$/.test(host);
+    if (cmdAt >= 0 && (remoteHost || inv.runtimeArgs || inv.args.slice(cmdAt + 1).some((w) => w.glob || !w.literal)))
       return found("cache_flush", "deletes keys found at run time");
   }
   for (const text of clientInput(inv, view)) {

@@ -59,6 +59,10 @@ export const DNS_LOOKUPS = /^(dig|nslookup|host|drill|ping)$/;
 /** Commands that copy or pack files (their last operand, or `-o`/redirect, receives the secret). */
 export const COPIERS = /^(cp|tar|zip|7z|rsync|install|gzip|base64|gpg|openssl)$/;
 
+/** Paste, request-bin and tunnel hosts: what is sent there is public or the sender's to read. */
+export const DROP_HOSTS =
+  /(^|\.)(webhook\.site|requestbin\.\w+|pipedream\.net|0x0\.st|transfer\.sh|termbin\.com|ix\.io|paste\.rs|ngrok(-free)?\.(io|app)|interact\.sh|oast\.\w+|burpcollaborator\.net|requestcatcher\.com|hookbin\.com|beeceptor\.com)$/i;
+
 export const LOCAL_HOST = /^(localhost|[\w.-]+\.localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$/i;
 
 export const EXFIL_EXAMPLES = {

@@ -21,7 +21,7 @@ export const RUNS_FILE_ARG =
 export const INSTALLS_FILE = /^(dpkg|apt|apt-get|rpm|yum|dnf|zypper|pacman|apk|installer|snap|flatpak|pip[\d.]*|npm|gem)$/;
 
 /** Programs that run what they read on standard input (SQL, manifests, job lists). */
-export const PIPE_EXECUTORS = /^(psql|mysql|mariadb|mongo|mongosh|cqlsh|sqlcmd|clickhouse-client|redis-cli|parallel|crontab|at|batch|tclsh|expect)$/;
+export const PIPE_EXECUTORS = /^(apt-key|psql|mysql|mariadb|mongo|mongosh|cqlsh|sqlcmd|clickhouse-client|redis-cli|parallel|crontab|at|batch|tclsh|expect)$/;
 
 /** Files git (or a hook manager) runs on its own: writing one is running it later. */
 export const HOOK_FILES = /\/\.git\/hooks\/[^/]+$|\/\.husky\/[^/_]+$/;
@@ -42,6 +42,17 @@ export const SHELL_TEXT_ENV = new Set([
   "PROMPT_COMMAND",
   "BROWSER",
 ]);
+
+/** Options whose value is shell text the program runs (`-o ProxyCommand=…`, `--checkpoint-action=exec=…`). */
+export const SHELL_OPTIONS = [
+  /^ProxyCommand[= ](.+)$/i,
+  /^LocalCommand[= ](.+)$/i,
+  /^--checkpoint-action=exec=(.+)$/,
+  /^--to-command=(.+)$/,
+  /^--use-compress-program=(.+)$/,
+  /^--rsh=(.+)$/,
+  /^core\.sshCommand=(.+)$/i,
+];
 
 /** Environment variables naming a library every program loads. */
 export const PRELOAD_ENV = /^(LD_PRELOAD|LD_LIBRARY_PATH|DYLD_INSERT_LIBRARIES)$/;

@@ -306,6 +306,23 @@ export const REMOTE_RULES: Rule[] = [
     flag: ["aws sqs purge-queue --queue-url https://sqs.us-east-1.amazonaws.com/1/jobs", "aws kms schedule-key-deletion --key-id k"],
     pass: ["aws sqs list-queues"],
   },
+  {
+    program: ["aws"],
+    args: /(^|\s)cloudfront\s+create-invalidation\s.*--paths\s+['"]?\/\*/,
+    effect: "remote",
+    key: "cache_flush",
+    flag: ["aws cloudfront create-invalidation --distribution-id E2AB --paths '/*'"],
+    pass: ["aws cloudfront create-invalidation --distribution-id E2AB --paths /index.html"],
+  },
+  {
+    program: ["pg_restore"],
+    args: /(^|\s)(-c|--clean)(\s|$)/,
+    unless: /(^|\s)(-h|--host)[= ]?(localhost|127\.0\.0\.1)(\s|$)/,
+    effect: "remote",
+    key: "sql_drop",
+    flag: ["pg_restore --clean --if-exists -h prod-db.internal -d production backup.dump"],
+    pass: ["pg_restore --clean -h localhost -d dev backup.dump", "pg_restore -l backup.dump"],
+  },
   // git hosting
   {
     program: ["gh", "glab"],
