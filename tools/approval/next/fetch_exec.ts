@@ -266,6 +266,17 @@ function powershell(inv: Invocation): CodeKey | undefined {
   return undefined;
 }
 
+/** `sh -i < fifo | nc HOST PORT`: an interactive shell whose input and output travel over a socket. */
+function shellToSocket(inv: Invocation): boolean {
+  if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return false;
+  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
+    const p = basename(c.argv[0]?.text ?? "");
+    if (RUNS_FILE_ARG.test(p) && /^(sh|bash|zsh|dash|ksh|ash)$/.test(p) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text)))
+      return true;
+  }
+  return false;
+}
+
 /** `busybox wget …`, `busybox sh`: the applet as the program. */
 function busybox(inv: Invocation): Invocation {
   const applet = inv.args[0];
@@ -278,6 +289,7 @@ export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] 
   const inv = busybox(whole);
   const st = stateOf(view);
   const out: Finding[] = [];
+  if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });
   const runs = runsFetched(inv, view, st) ?? powershell(inv);
   if (runs) out.push({ key: runs, reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code` });
   if (installsFromUntrusted(inv)) out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
