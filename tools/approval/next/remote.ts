@@ -121,8 +121,10 @@ function sharedDaemon(inv: Invocation): Finding | undefined {
   const t = texts(inv);
   if (/^(kubectl|oc)$/.test(inv.program) && inv.runtimeArgs && t.includes("delete"))
     return found("cluster_teardown", `${inv.program} deletes what a pipe lists`);
-  if (!/^(docker|podman|docker-compose)$/.test(inv.program)) return undefined;
+  if (!/^(docker|podman|docker-compose|terraform|tofu|terragrunt)$/.test(inv.program)) return undefined;
   const env = inv.command.env;
+  if (/^(terraform|tofu|terragrunt)$/.test(inv.program) && [...env].some(([k, v]) => /^TF_CLI_ARGS/.test(k) && /-destroy\b/.test(v.text)))
+    return found("infra_teardown", `${inv.program} told to destroy through TF_CLI_ARGS`);
   const remote =
     /^(tcp|ssh):\/\//.test(env.get("DOCKER_HOST")?.text ?? "") ||
     PRODUCTION.test(env.get("DOCKER_CONTEXT")?.text ?? "") ||

@@ -382,7 +382,8 @@ export const INFRA_CLIS = new Set([
   "twilio", "doppler", "infisical", "op", "bw", "vault", "nomad", "consul", "boundary", "packer", "gh",
   "glab", "tea", "circleci", "velero", "argocd", "flux", "helm", "eksctl", "kind", "minikube", "k3d", "rancher",
   "borg", "restic", "snapper", "ceph", "rbd", "security", "openstack", "virsh", "vagrant", "multipass",
-  "lxc", "incus", "pulumi", "cdk", "serverless", "sls", "wsl", "vssadmin", "wmic",
+  "lxc", "incus", "pulumi", "cdk", "serverless", "sls", "wsl", "vssadmin", "wmic", "helmfile", "cdktf", "juju",
+  "kapp", "algolia", "rpk", "gluster",
 ]);
 
 /** Verbs (or parts of one) that destroy, empty, stop or cut off. */
@@ -429,6 +430,8 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "curl -X DELETE 'http://localhost:9200/logs-*'",
     "curl -X POST 'http://es:9200/orders/_delete_by_query' -d '{\"query\":{\"match_all\":{}}}'",
     "bundle exec rails db:drop",
+    "helmfile -e production destroy",
+    "TF_CLI_ARGS_apply='-auto-approve -destroy' terraform apply",
     "aws sqs purge-queue --queue-url https://sqs.us-east-1.amazonaws.com/1/jobs",
   ],
   pass: [
