@@ -21,7 +21,10 @@ describe("generic judges' examples", () => {
   for (const [name, examples] of Object.entries(tables)) {
     it(`${name}: must-flag examples are flagged`, () => {
       for (const command of examples.flag)
-        expect({ command, dangerous: judgeCommand(command, inWorkspace).dangerous }).toEqual({ command, dangerous: true });
+        expect({ command, dangerous: judgeCommand(command, inWorkspace).dangerous }).toEqual({
+          command,
+          dangerous: true,
+        });
     });
     it(`${name}: must-pass examples pass`, () => {
       for (const command of examples.pass)

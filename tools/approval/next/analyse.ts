@@ -410,7 +410,8 @@ function judgeModel(line: CommandLine, s: LineState): void {
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
     for (const t of shellTexts) judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional);
-    if (!invocations.length) for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
+    if (!invocations.length)
+      for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
     for (const inv of invocations) {
       if (line.functions.has(inv.program)) continue;
       judgeInvocationEffects(inv, s);

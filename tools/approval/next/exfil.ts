@@ -75,10 +75,16 @@ function printsSecret(words: string[], personal = false): boolean {
 /** What feeds this command's standard input carries a secret. */
 function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, personal = false): boolean {
   if (cmd.redirects.some((r) => r.op === "<" && secretWord(r.target, cmd.cwd, view, st, personal))) return true;
-  if (cmd.stdin && (SECRET_VAR.test(cmd.stdin.text) || /\$\(/.test(cmd.stdin.text) && secretText(cmd.stdin.text)))
+  if (cmd.stdin && (SECRET_VAR.test(cmd.stdin.text) || (/\$\(/.test(cmd.stdin.text) && secretText(cmd.stdin.text))))
     return true;
   for (let c = cmd.pipedFrom; c; c = c.pipedFrom) {
-    if (printsSecret(c.argv.map((w) => w.text), personal)) return true;
+    if (
+      printsSecret(
+        c.argv.map((w) => w.text),
+        personal,
+      )
+    )
+      return true;
     if (c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal))) return true;
     if (stdinSecretRedirect(c, view, st, personal)) return true;
   }
@@ -89,7 +95,8 @@ const stdinSecretRedirect = (c: SimpleCommand, view: ExfilView, st: ExfilState, 
   c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
 
 const hostOf = (u: string) => /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(u)?.[1] ?? "";
-const remoteUrl = (u: string) => /^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) && !LOCAL_HOST.test(hostOf(u));
+const remoteUrl = (u: string) =>
+  /^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) && !LOCAL_HOST.test(hostOf(u));
 const remoteCopyTarget = (w: string) => {
   const m = /^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):/.exec(w);
   return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !LOCAL_HOST.test(m[1]!);
@@ -102,18 +109,27 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
   if (p === "curl" || p === "wget" || /^(http|https|xh)$/.test(p)) {
     const urls = inv.args.filter((w) => remoteUrl(w.text));
     if (!urls.length) return undefined;
-    const data = inv.args.filter((w, i) =>
-      /^(-d|--data\S*|-F|--form\S*|-T|--upload-file|--json|--post-file|--post-data|--body-file|--body-data)$/.test(t[i - 1] ?? "") ||
-      /^(--data\S*|--post-file|--post-data|--body-\w+)=/.test(w.text) || /^-[dFT]\S/.test(w.text),
+    const data = inv.args.filter(
+      (w, i) =>
+        /^(-d|--data\S*|-F|--form\S*|-T|--upload-file|--json|--post-file|--post-data|--body-file|--body-data)$/.test(
+          t[i - 1] ?? "",
+        ) ||
+        /^(--data\S*|--post-file|--post-data|--body-\w+)=/.test(w.text) ||
+        /^-[dFT]\S/.test(w.text),
     );
     const stdin = data.some((w) => /(^|[=@<])-$|^@?-$|\/dev\/stdin/.test(w.text));
-    const dropped = urls.some((u) => DROP_HOSTS.test(hostOf(u.text)) || /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/.test(u.text));
+    const dropped = urls.some(
+      (u) => DROP_HOSTS.test(hostOf(u.text)) || /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/.test(u.text),
+    );
     const headers = dropped ? inv.args.filter((_, i) => /^(-H|--header)$/.test(t[i - 1] ?? "")) : [];
     return { payload: [...data, ...urls, ...headers], stdin: stdin || /^(http|https|xh)$/.test(p) };
   }
   if (NET_SENDERS.test(p)) {
     if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
-    const hosts = p === "socat" ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1] ?? "").filter(Boolean) : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
+    const hosts =
+      p === "socat"
+        ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1] ?? "").filter(Boolean)
+        : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
     if (!hosts.length || hosts.every((h) => LOCAL_HOST.test(h))) return undefined;
     return { payload: inv.args.filter((w) => /^(FILE|OPEN|GOPEN):/i.test(w.text)), stdin: true };
   }
@@ -146,16 +162,18 @@ function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
       const mount = /^(-v|--volume)$/.test(t[i - 1] ?? "") ? /^([^:]+):([^:]+)/.exec(w) : null;
       if (mount && secretText(mount[1]!)) st.tainted.add(mount[2]!.replace(/\/$/, ""));
     });
-  if (inv.program === "git" && t[0] === "add" && inv.args.slice(1).some((w) => secretWord(w, cwd, view, st))) st.staged = true;
+  if (inv.program === "git" && t[0] === "add" && inv.args.slice(1).some((w) => secretWord(w, cwd, view, st)))
+    st.staged = true;
   const fromSecret = inv.args.some((w) => secretWord(w, cwd, view, st)) || stdinSecret(inv.command, view, st);
   if (!fromSecret && !printsSecret([inv.program, ...t])) return;
   for (const r of inv.command.redirects)
     if (r.op.includes(">") && r.target.literal) st.tainted.add(pathOf(r.target.text, cwd, view) ?? "\u0000");
   if (!COPIERS.test(inv.program)) return;
   const operands = inv.args.filter((w) => !w.text.startsWith("-") && w.literal);
-  const out = inv.program === "tar" || inv.program === "zip" || inv.program === "7z"
-    ? operands.find((w) => /\.(tgz|tar|gz|zip|7z|bz2|xz)$/.test(w.text))
-    : operands.at(-1);
+  const out =
+    inv.program === "tar" || inv.program === "zip" || inv.program === "7z"
+      ? operands.find((w) => /\.(tgz|tar|gz|zip|7z|bz2|xz)$/.test(w.text))
+      : operands.at(-1);
   if (!out || secretWord(out, cwd, view, st)) return;
   const abs = pathOf(out.text, cwd, view);
   if (abs) st.tainted.add(abs);
@@ -165,7 +183,15 @@ function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
 export function judgeRemoteShellExfil(cmd: SimpleCommand, view: ExfilView): Finding[] {
   const word = cmd.argv[0];
   if (!word || basename(word.text) !== "ssh") return [];
-  const inv: Invocation = { program: "ssh", args: cmd.argv.slice(1), word, elevated: false, runtimeArgs: false, via: [], command: cmd };
+  const inv: Invocation = {
+    program: "ssh",
+    args: cmd.argv.slice(1),
+    word,
+    elevated: false,
+    runtimeArgs: false,
+    via: [],
+    command: cmd,
+  };
   return judgeExfil(inv, view);
 }
 
@@ -181,7 +207,9 @@ export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
     (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
   if (
     pushesSecret ||
-    (s && (s.payload.some((w) => secretWord(w, cwd, view, st, s.personal)) || (s.stdin && stdinSecret(inv.command, view, st, s.personal))))
+    (s &&
+      (s.payload.some((w) => secretWord(w, cwd, view, st, s.personal)) ||
+        (s.stdin && stdinSecret(inv.command, view, st, s.personal))))
   )
     out.push({ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` });
   record(inv, view, st);

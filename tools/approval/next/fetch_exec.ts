@@ -82,8 +82,7 @@ function downloadedFiles(inv: Invocation): string[] {
     const value = long ? (long[3] ?? t[i + 1]) : short && !w.startsWith("--") ? short[2] || t[i + 1] : undefined;
     if (value && value !== "-") out.push(value);
   });
-  if (inv.program === "wget" && !t.some((w) => /^-[a-zA-Z]*O|^--output-document/.test(w)) && urlName)
-    out.push(urlName);
+  if (inv.program === "wget" && !t.some((w) => /^-[a-zA-Z]*O|^--output-document/.test(w)) && urlName) out.push(urlName);
   return out.filter(Boolean);
 }
 
@@ -179,14 +178,17 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
 /** Downloaded or decoded text piped into a program that runs it (a shell, a SQL client, `kubectl apply -f -`). */
 function pipedFetch(inv: Invocation): CodeKey | undefined {
   const runsStdin =
-    PIPE_EXECUTORS.test(inv.program) || (RUNS_FILE_ARG.test(inv.program) && readsProgramFromStdin(inv.args)) ||
-    (inv.program !== "curl" && inv.args.some((w) => w.text === "-" && inv.args.some((v) => /^(-f|--filename)$/.test(v.text))));
+    PIPE_EXECUTORS.test(inv.program) ||
+    (RUNS_FILE_ARG.test(inv.program) && readsProgramFromStdin(inv.args)) ||
+    (inv.program !== "curl" &&
+      inv.args.some((w) => w.text === "-" && inv.args.some((v) => /^(-f|--filename)$/.test(v.text))));
   if (!runsStdin || inv.args.some((w) => /^--dry-run/.test(w.text))) return undefined;
   for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
     const words = c.argv.map((w) => basename(w.text));
     const p = words[0] === "busybox" ? (words[1] ?? "") : (words[0] ?? "");
     if (DOWNLOADERS.has(p) && !c.argv.some((w) => LOCAL_HOST.test(hostOf(w.text)))) return "remote_code_exec";
-    if (DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text))) return "decoded_code_exec";
+    if (DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text)))
+      return "decoded_code_exec";
   }
   return undefined;
 }
@@ -227,7 +229,10 @@ function configuredShell(inv: Invocation, view: FetchView): Finding | undefined 
       const m = re.exec(w.text);
       if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
     }
-  if (/^(tmux|screen)$/.test(inv.program) && inv.args.some((w) => /^(new|new-session|new-window|split-window|-dm|-dmS)$/.test(w.text))) {
+  if (
+    /^(tmux|screen)$/.test(inv.program) &&
+    inv.args.some((w) => /^(new|new-session|new-window|split-window|-dm|-dmS)$/.test(w.text))
+  ) {
     const last = inv.args.at(-1);
     if (last && !last.text.startsWith("-")) view.judgeShell(last, inv.program);
   }
@@ -244,7 +249,8 @@ function configuredShell(inv: Invocation, view: FetchView): Finding | undefined 
     }
   }
   if (/^(npm|pnpm)$/.test(inv.program) && t[0] === "pkg" && t[1] === "set")
-    for (const w of t.slice(2)) if (/^scripts\./.test(w)) settings.push(["alias.script", `!${w.split(/=(.*)/s)[1] ?? ""}`]);
+    for (const w of t.slice(2))
+      if (/^scripts\./.test(w)) settings.push(["alias.script", `!${w.split(/=(.*)/s)[1] ?? ""}`]);
   let hooks: Finding | undefined;
   for (const [key, value] of settings) {
     if (/^core\.hookspath$/i.test(key) && classifyPath(lit(value), view.ctx) !== "inside")
@@ -261,7 +267,10 @@ function powershell(inv: Invocation): CodeKey | undefined {
   const t = inv.args.map((w) => w.text);
   if (t.some((w) => /^[-/](e|ec|enc|encodedcommand)$/i.test(w))) return "decoded_code_exec";
   const text = t.join(" ");
-  if (/\b(iex|Invoke-Expression)\b/i.test(text) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i.test(text))
+  if (
+    /\b(iex|Invoke-Expression)\b/i.test(text) &&
+    /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i.test(text)
+  )
     return "remote_code_exec";
   return undefined;
 }
@@ -271,7 +280,11 @@ function shellToSocket(inv: Invocation): boolean {
   if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return false;
   for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
     const p = basename(c.argv[0]?.text ?? "");
-    if (RUNS_FILE_ARG.test(p) && /^(sh|bash|zsh|dash|ksh|ash)$/.test(p) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text)))
+    if (
+      RUNS_FILE_ARG.test(p) &&
+      /^(sh|bash|zsh|dash|ksh|ash)$/.test(p) &&
+      c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text))
+    )
       return true;
   }
   return false;
@@ -291,8 +304,13 @@ export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] 
   const out: Finding[] = [];
   if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });
   const runs = runsFetched(inv, view, st) ?? powershell(inv);
-  if (runs) out.push({ key: runs, reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code` });
-  if (installsFromUntrusted(inv)) out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
+  if (runs)
+    out.push({
+      key: runs,
+      reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code`,
+    });
+  if (installsFromUntrusted(inv))
+    out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
   const hooks = configuredShell(inv, view);
   if (hooks) out.push(hooks);
   for (const hook of record(inv, view, st)) {

@@ -59,7 +59,8 @@ const LISTED = new RegExp(
   "g",
 );
 /** Encoded text handed to a shell call: decoded and judged as shell text. */
-const ENCODED_SHELL = /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
+const ENCODED_SHELL =
+  /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
 
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 
@@ -92,8 +93,7 @@ function evaluateSize(expr: string): number {
 
 /** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
 function repetitions(code: string): number {
-  if (ENDLESS.test(code))
-    return Infinity;
+  if (ENDLESS.test(code)) return Infinity;
   let max = 1;
   for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
     max = Math.max(max, evaluateSize((m[1] ?? m[2] ?? "1").replace(/[_\s]/g, "")));
@@ -131,7 +131,9 @@ function shellTexts(code: string): string[] {
     if (text !== undefined) out.push(text);
   }
   for (const m of code.matchAll(ENCODED_SHELL)) {
-    const text = m[1] ? Buffer.from(m[1], "base64").toString("latin1") : Buffer.from(m[2] ?? m[3]!, "hex").toString("latin1");
+    const text = m[1]
+      ? Buffer.from(m[1], "base64").toString("latin1")
+      : Buffer.from(m[2] ?? m[3]!, "hex").toString("latin1");
     if (/^[\x20-\x7e\n\t]+$/.test(text)) out.push(text);
   }
   const assigned = /(\w+)\s*=\s*"([^"]*)"[\s\S]*?\b\1\s*\|\s*getline/.exec(code);
@@ -147,7 +149,10 @@ function pathsOf(re: RegExp, code: string): string[] {
 function exfiltrates(code: string): boolean {
   if (!SENDS.test(code) || LOCAL_TARGET.test(code)) return false;
   if (WHOLE_ENVIRONMENT.test(code) || SECRET_PATH_IN_CODE.test(code)) return true;
-  return SECRET_ENV_READ.test(code) && /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/.test(code);
+  return (
+    SECRET_ENV_READ.test(code) &&
+    /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/.test(code)
+  );
 }
 
 /** The class of what the code does as a whole, first match wins. */
@@ -161,7 +166,10 @@ function classify(code: string): [ClassKey, string] | undefined {
   const size = largestAllocation(code);
   if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
     return ["resource_exhaustion", "allocates gigabytes of memory"];
-  if (/fork\b|\bspawn\(|\bPopen\(|exe\b.*\.Start\(\)/.test(code) && (ENDLESS.test(code) || /\bfork\s+while\b/.test(code)))
+  if (
+    /fork\b|\bspawn\(|\bPopen\(|exe\b.*\.Start\(\)/.test(code) &&
+    (ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
+  )
     return ["fork_bomb", "forks without end"];
   if (/\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(\.append\(|\.push\()/.test(code))
     return ["resource_exhaustion", "allocates without end"];
@@ -189,7 +197,8 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
  */
 export function inlineProgram(inv: Invocation): { code: string; argv: string[] } | undefined {
   const t = inv.args.map((w) => w.text);
-  const after = (i: number) => (i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined);
+  const after = (i: number) =>
+    i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined;
   switch (inv.program) {
     case "php":
       return after(t.indexOf("-r"));

@@ -63,7 +63,12 @@ function scalesToZero(inv: Invocation): Finding | undefined {
   const rest = t.slice(at + 1);
   const zero =
     rest.some((w) => /^[\w.-]+=0+$/.test(w) && !w.startsWith("-")) ||
-    rest.some((w, k) => /^(count|--count|--nodes|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(rest[k - 1] ?? "") && /^0+$/.test(w)) ||
+    rest.some(
+      (w, k) =>
+        /^(count|--count|--nodes|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(
+          rest[k - 1] ?? "",
+        ) && /^0+$/.test(w),
+    ) ||
     rest.some((w) => /^--(count|replicas|size|num-nodes|node-count|desired-capacity|max-size|instances)=0+$/.test(w));
   return zero ? found("cluster_teardown", `${inv.program} scales to zero`) : undefined;
 }
@@ -89,7 +94,10 @@ function httpDelete(inv: Invocation): Finding | undefined {
   if (!/^(curl|wget|http|https|xh|xhs)$/.test(inv.program)) return undefined;
   const t = texts(inv);
   const joined = t.join(" ");
-  if (/\/_delete_by_query\b/.test(joined) && (/match_all|"query"\s*:\s*\{\s*\}/.test(joined) || !/"query"/.test(joined)))
+  if (
+    /\/_delete_by_query\b/.test(joined) &&
+    (/match_all|"query"\s*:\s*\{\s*\}/.test(joined) || !/"query"/.test(joined))
+  )
     return found("http_delete", "deletes every document of an index");
   if (/<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"/i.test(joined))
     return found("http_delete", "deletes every document of a Solr core");
@@ -99,9 +107,14 @@ function httpDelete(inv: Invocation): Finding | undefined {
     /(^|\s)(-[a-zA-Z]*X\s*|--request[= ]|--method[= ])DELETE(\s|$)/i.test(joined) ||
     (inv.program !== "curl" && inv.program !== "wget" && t.some((w) => /^delete$/i.test(w)));
   if (!del) return undefined;
-  const credentials = /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i.test(joined);
+  const credentials =
+    /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i.test(
+      joined,
+    );
   for (const u of t.filter((w) => /^(https?:\/\/|localhost|\d+(\.\d+){3}|:\d*\/|\$\{?\w+\}?\/)/i.test(w))) {
-    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(u.startsWith(":") ? `localhost${u}` : u)!;
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(
+      u.startsWith(":") ? `localhost${u}` : u,
+    )!;
     const local = /^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[::1\])$/i.test(m[1]!);
     const segments = m[2]!.split("/").filter(Boolean);
     const whole =
@@ -123,12 +136,19 @@ function sharedDaemon(inv: Invocation): Finding | undefined {
     return found("cluster_teardown", `${inv.program} deletes what a pipe lists`);
   if (!/^(docker|podman|docker-compose|terraform|tofu|terragrunt)$/.test(inv.program)) return undefined;
   const env = inv.command.env;
-  if (/^(terraform|tofu|terragrunt)$/.test(inv.program) && [...env].some(([k, v]) => /^TF_CLI_ARGS/.test(k) && /-destroy\b/.test(v.text)))
+  if (
+    /^(terraform|tofu|terragrunt)$/.test(inv.program) &&
+    [...env].some(([k, v]) => /^TF_CLI_ARGS/.test(k) && /-destroy\b/.test(v.text))
+  )
     return found("infra_teardown", `${inv.program} told to destroy through TF_CLI_ARGS`);
   const remote =
     /^(tcp|ssh):\/\//.test(env.get("DOCKER_HOST")?.text ?? "") ||
     PRODUCTION.test(env.get("DOCKER_CONTEXT")?.text ?? "") ||
-    t.some((w, i) => (/^(-H|--host)$/.test(t[i - 1] ?? "") && /^(tcp|ssh):/.test(w)) || (t[i - 1] === "--context" && PRODUCTION.test(w)));
+    t.some(
+      (w, i) =>
+        (/^(-H|--host)$/.test(t[i - 1] ?? "") && /^(tcp|ssh):/.test(w)) ||
+        (t[i - 1] === "--context" && PRODUCTION.test(w)),
+    );
   const verbs = verbWords(t);
   return remote && verbs.some((v) => /^(rm|rmi|stop|kill|down|prune|restart)$/.test(v))
     ? found("cluster_teardown", `${inv.program} ${verbs[0]} on a shared daemon`)
@@ -141,7 +161,13 @@ export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   const out: Finding[] = [];
   const inner = launched(inv);
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
-  for (const f of [destructiveVerb(inv), scalesToZero(inv), httpDelete(inv), judgeDatabase(inv, view), sharedDaemon(inv)])
+  for (const f of [
+    destructiveVerb(inv),
+    scalesToZero(inv),
+    httpDelete(inv),
+    judgeDatabase(inv, view),
+    sharedDaemon(inv),
+  ])
     if (f) out.push(f);
   return out;
 }
@@ -174,17 +200,32 @@ function clientInput(inv: Invocation, view: LineView): string[] {
 /** SQL and store commands that drop or empty a whole table, database, keyspace or cache. */
 export function classifyStatements(text: string): ClassKey | undefined {
   for (const raw of text.split(/;|\n(?=\s*[A-Za-z])/)) {
-    const st = raw.trim().replace(/^["']|["']$/g, "").trim();
+    const st = raw
+      .trim()
+      .replace(/^["']|["']$/g, "")
+      .trim();
     if (/\balter\s+table\s+\S+\s+drop\s+(column\s+)?[\w"`]/i.test(st)) return "sql_drop";
-    if (/\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(st))
+    if (
+      /\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(
+        st,
+      )
+    )
       return "sql_drop";
     if (/\btruncate\s+(table\s+)?[\w."`]/i.test(st)) return "sql_truncate";
-    if (/^\s*(delete\s+from|alter\s+table\s+\S+\s+delete)\s*[\w."`]*\s*(where\s+(1\s*=\s*1|true|1)\s*)?$/i.test(st) || /\bdelete\s+from\s+[\w."`]+\s*(where\s+(1\s*=\s*1|true)\s*)?$/i.test(st))
+    if (
+      /^\s*(delete\s+from|alter\s+table\s+\S+\s+delete)\s*[\w."`]*\s*(where\s+(1\s*=\s*1|true|1)\s*)?$/i.test(st) ||
+      /\bdelete\s+from\s+[\w."`]+\s*(where\s+(1\s*=\s*1|true)\s*)?$/i.test(st)
+    )
       return "sql_delete_without_where";
-    if (/\bdeleteMany\s*\(\s*\{\s*\}\s*\)|\bremove\s*\(\s*\{\s*\}\s*\)|\bmatch\s*\(\s*\w*\s*\)\s*(detach\s+)?delete\b/i.test(st))
+    if (
+      /\bdeleteMany\s*\(\s*\{\s*\}\s*\)|\bremove\s*\(\s*\{\s*\}\s*\)|\bmatch\s*\(\s*\w*\s*\)\s*(detach\s+)?delete\b/i.test(
+        st,
+      )
+    )
       return "sql_delete_without_where";
     if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b/i.test(st)) return "sql_update_without_where";
-    if (/^\s*(flushall|flushdb|flush_all)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st)) return "cache_flush";
+    if (/^\s*(flushall|flushdb|flush_all)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st))
+      return "cache_flush";
   }
   return undefined;
 }
