@@ -11,7 +11,8 @@ import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode } from "./fetch_exec.js";
 import { judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
-import { absolutePath, classifyPath, type PathContext } from "./paths.js";
+import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
+import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/fs_system.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
 import type { Variables, Word } from "./words.js";
 
@@ -41,6 +42,12 @@ interface LineState {
   tainted: Set<string>;
   findings: Finding[];
   depth: number;
+  /** The line runs with raised rights (`sudo sh -c …`). */
+  elevated: boolean;
+  /** Aliases defined on the line: name → its text. */
+  aliases: Map<string, Word>;
+  /** Functions whose body is being judged (a function calling itself is not expanded again). */
+  calling: Set<string>;
 }
 
 const FETCHERS = new Set([
@@ -109,14 +116,24 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
 const INIT_IDIOM =
   /^\$\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
 
-function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string, positional: Word[] = []): void {
+function judgeShellText(
+  code: Word,
+  s: LineState,
+  cwd: string | undefined,
+  why: string,
+  positional: Word[] = [],
+  extra: { env?: Variables; elevated?: boolean } = {},
+): void {
   if (!code.literal) {
     if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim())) return;
     return add(s, "shell_input", `${why}: shell text only known when it runs`);
   }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
-  const vars = new Map(positional.map((w, i) => [String(i), w] as const));
-  judgeLine(code.text, { ...s, depth: s.depth + 1, ctx: { ...s.ctx, cwd } }, vars);
+  const vars = new Map([...(extra.env ?? []), ...positional.map((w, i) => [String(i), w] as const)]);
+  // "$@" of a single argument is that argument.
+  if (positional.length === 2) vars.set("@", positional[1]!).set("*", positional[1]!);
+  const elevated = s.elevated || !!extra.elevated;
+  judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
 }
 
 /** A shell or interpreter reading its program from standard input. */
@@ -363,7 +380,23 @@ function judgeHttp(inv: Invocation, s: LineState): void {
     add(s, "http_delete", "HTTP DELETE to a remote service");
 }
 
+/** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
+function judgeElevated(inv: Invocation, s: LineState, before: number): void {
+  if (!(inv.elevated || s.elevated) || s.findings.length > before) return;
+  if (ELEVATED_EXEMPT.has(inv.program) || READ_ONLY_MODES[inv.program]?.test(inv.args.map((w) => w.text).join(" ")))
+    return;
+  if (INTERPRETERS.has(interpreterName(inv.program)) && inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text)))
+    return;
+  add(s, "elevated_unreadable", `${inv.program} runs with raised rights and no rule reads what it does`);
+}
+
 function judgeInvocationEffects(inv: Invocation, s: LineState): void {
+  const before = s.findings.length;
+  judgeInvocationKinds(inv, s);
+  judgeElevated(inv, s, before);
+}
+
+function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   for (const f of judgeInvocation(inv, ctx)) s.findings.push(f);
   if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/"))
@@ -402,6 +435,39 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
   }
 }
 
+/** Temporary directories the command makes: the line's own afterwards. */
+function recordMade(cmd: SimpleCommand, s: LineState): void {
+  if (programOf(cmd) !== "mkdir") return;
+  for (const w of cmd.argv.slice(1)) {
+    const key = pathKey(w, { ...s.ctx, cwd: cmd.cwd });
+    if (!w.text.startsWith("-") && /^\/(var\/)?tmp\/[^/]/.test(key)) (s.ctx.made ??= new Set()).add(key);
+  }
+}
+
+/** A function or alias the line defined runs its text with the call's arguments; `alias` records one. */
+function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boolean {
+  const body = line.functionBodies.get(inv.program);
+  const cwd = inv.command.cwd;
+  if (body !== undefined && !s.calling.has(inv.program)) {
+    const calling = new Set([...s.calling, inv.program]);
+    const code: Word = { text: body, literal: true, glob: false };
+    judgeShellText(code, { ...s, calling }, cwd, `function ${inv.program}`, [inv.word, ...inv.args]);
+  }
+  if (line.functions.has(inv.program)) return true;
+  const alias = s.aliases.get(inv.program);
+  if (alias) {
+    const text = [alias.text, ...inv.args.map((w) => w.text)].join(" ");
+    judgeShellText({ ...alias, text }, s, cwd, `alias ${inv.program}`);
+    return true;
+  }
+  if (inv.program === "alias")
+    for (const w of inv.args) {
+      const m = /^([\w.:-]+)=(.*)$/s.exec(w.text);
+      if (m) s.aliases.set(m[1]!, { ...w, text: m[2]! });
+    }
+  return false;
+}
+
 function judgeModel(line: CommandLine, s: LineState): void {
   for (const r of line.redirects) {
     const key = r.op.includes(">") ? judgeWrite(r.target, s.ctx) : undefined;
@@ -409,31 +475,50 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
-    for (const t of shellTexts) judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional);
+    for (const t of shellTexts)
+      judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional, {
+        env: new Map([...line.vars, ...(t.env ?? [])]),
+        elevated: t.elevated,
+      });
     if (!invocations.length)
       for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
-    for (const inv of invocations) {
-      if (line.functions.has(inv.program)) continue;
-      judgeInvocationEffects(inv, s);
-    }
+    for (const inv of invocations) if (!judgeDefinedCall(inv, line, s)) judgeInvocationEffects(inv, s);
     recordWrites(cmd, s);
+    recordMade(cmd, s);
   }
 }
 
-const FORK_BOMB =
-  /(\b\w+|:)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&|\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
+/** A function that pipes into itself in the background, defined on this line (not only written as text). */
+const SELF_PIPING = /^(\S+)\s*\(\)\s*\{[^}]*?(?:^|[\s;{])\1\s*\|\s*\1\s*&/;
+const FORK_LOOPS = /\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
+
+function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {
+  const selfPiping = [...line.functionBodies].some(([name, body]) => SELF_PIPING.test(`${name}() ${body}`));
+  if (selfPiping || FORK_LOOPS.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");
+}
 
 function judgeLine(source: string, s: LineState, vars?: Variables): void {
-  if (FORK_BOMB.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");
-  const line = modelCommandLine(source, { ...(s.ctx.cwd ? { cwd: s.ctx.cwd } : {}), ...(vars ? { vars } : {}) });
+  const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
+  const line = modelCommandLine(source, { cwd, ...(vars ? { vars } : {}) });
+  judgeForkBomb(source, line, s);
   judgeModel(line, s);
 }
 
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
   const workdir = opts.defaultCwd;
-  const ctx: PathContext = { ...(workdir ? { workdir } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}) };
-  const s: LineState = { ctx, opts, written: new Map(), tainted: new Set(), findings: [], depth: 0 };
+  const ctx: PathContext = { ...(workdir ? { workdir } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), made: new Set() };
+  const s: LineState = {
+    ctx,
+    opts,
+    written: new Map(),
+    tainted: new Set(),
+    findings: [],
+    depth: 0,
+    elevated: false,
+    aliases: new Map(),
+    calling: new Set(),
+  };
   judgeLine(command, s);
   const keys = [...new Set(s.findings.map((f) => f.key))];
   if (!keys.length) return { dangerous: false, findings: [] };

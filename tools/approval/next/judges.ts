@@ -3,7 +3,7 @@
  * effect says whether this invocation's paths make it dangerous.
  */
 import type { ClassKey } from "./classes.js";
-import { absolutePath, classifyPath, isForeign, type PathClass, type PathContext } from "./paths.js";
+import { absolutePath, classifyPath, isForeign, madeOnLine, type PathClass, type PathContext } from "./paths.js";
 import { RULES, type Rule } from "./rules.js";
 import type { Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -104,6 +104,7 @@ function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
 
 function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
+    if (madeOnLine(p, ctx)) continue;
     const c = classifyPath(p, ctx);
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
@@ -144,15 +145,12 @@ function judgeRule(
   parts: { options: string[]; operands: Word[] },
   ctx: PathContext,
 ): ClassKey | undefined {
-  const paths = pathsOf(rule, parts.operands);
+  const given = pathsOf(rule, parts.operands);
+  // xargs/find -exec with input the line does not show: the paths are unknown.
+  const paths = given.length || !inv.runtimeArgs ? given : [{ text: "$input", literal: false, glob: false }];
   switch (rule.effect) {
     case "delete":
-      return judgeDelete(
-        rule,
-        paths,
-        !rule.recursive || hasOption(parts.options, rule.recursive) || inv.runtimeArgs,
-        ctx,
-      );
+      return judgeDelete(rule, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
     case "overwrite":
       if (inv.runtimeArgs) return undefined;
       for (const p of paths) {

@@ -35,11 +35,15 @@ export interface CommandLine {
   commands: SimpleCommand[];
   /** Names of functions the line defines. */
   functions: Set<string>;
+  /** Each defined function's body (shell text), judged where the function is called. */
+  functionBodies: Map<string, string>;
   /** Bare `> file` redirections (no command). */
   redirects: Redirect[];
   comments: string[];
   /** The parser could not read part of the line. */
   hasError: boolean;
+  /** Variables as the line leaves them (what a `trap` or a later nested text sees). */
+  vars: Variables;
 }
 
 interface WalkState {
@@ -170,12 +174,11 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
       assign(node, s.vars, s);
       return undefined;
     case "function_definition": {
+      // The body runs where the function is called, with the call's arguments (analyse.ts).
       const name = node.childForFieldName("name")?.text;
+      const body = node.childForFieldName("body")?.text;
       if (name) s.out.functions.add(name);
-      const nested = s.nested;
-      s.nested = true;
-      walkChildren(node, s);
-      s.nested = nested;
+      if (name && body !== undefined) s.out.functionBodies.set(name, body);
       return undefined;
     }
     case "comment":
@@ -223,9 +226,11 @@ export function modelCommandLine(source: string, opts: ModelOptions = {}): Comma
     const out: CommandLine = {
       commands: [],
       functions: new Set(),
+      functionBodies: new Map(),
       redirects: [],
       comments: [],
       hasError: root.hasError,
+      vars: new Map(),
     };
     const state: WalkState = {
       vars: new Map(opts.vars ?? []),
@@ -235,6 +240,7 @@ export function modelCommandLine(source: string, opts: ModelOptions = {}): Comma
       nested: false,
     };
     walkChildren(root, state);
+    out.vars = state.vars;
     return out;
   });
 }

@@ -19,7 +19,12 @@ export interface PathContext {
   workdir?: string;
   /** Directory the command runs in; undefined = the working directory. */
   cwd?: string;
+  /** Directories this line made (`mkdir`): the line's own, like the working directory. */
+  made?: Set<string>;
 }
+
+/** Stands for the working directory when none is given: relative paths are the task's own. */
+export const NO_WORKDIR = "/\u0000workdir";
 
 const SYSTEM =
   /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/;
@@ -35,21 +40,30 @@ export function absolutePath(word: Word, ctx: PathContext): string | undefined {
   const text = word.text;
   if (text.startsWith("~")) return posix.normalize(text.replace(/^~[^/]*/, "~"));
   if (text.startsWith("/")) return posix.normalize(text);
-  const base = ctx.cwd ?? ctx.workdir ?? "/\u0000workdir";
-  return posix.join(base, text);
+  return posix.join(ctx.cwd ?? ctx.workdir ?? NO_WORKDIR, text);
+}
+
+/** The path a word names, read as written even when part of it is computed (`/tmp/build-$$`). */
+export const pathKey = (word: Word, ctx: PathContext) => absolutePath({ ...word, literal: true }, ctx) ?? "";
+
+/** A directory the line made itself, or a path under one. */
+export function madeOnLine(word: Word, ctx: PathContext): boolean {
+  const key = pathKey(word, ctx);
+  for (const dir of ctx.made ?? []) if (key === dir || key.startsWith(`${dir}/`)) return true;
+  return false;
 }
 
 /** Classifies a path word. */
 export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const abs = absolutePath(word, ctx);
   if (abs === undefined) return "unknown";
-  const root = ctx.workdir ?? "/\u0000workdir";
+  const root = ctx.workdir ?? NO_WORKDIR;
   if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";
   if (SECRETS.test(abs)) return "home-secret";
   if (SHELL_RC.test(abs)) return "shell-rc";
   if (abs.startsWith("~")) return abs.startsWith("~/.ssh") ? "ssh" : "home";
-  if (/^\/(tmp|var\/tmp)\/./.test(abs)) return "temp";
+  if (/^\/(tmp|var\/tmp)(\/|$)/.test(abs)) return "temp";
   if (abs.startsWith("/dev/")) return HARMLESS_DEVICES.test(abs) ? "temp" : "device";
   if (SYSTEM.test(abs)) return "system";
   return "outside";

@@ -1,8 +1,21 @@
 /**
  * Wrappers unwrapped once: `sudo`, `env`, `nohup`, `timeout`, `xargs`, `find -exec`, … hand over to the
- * command they run; `sh -c`, `eval`, `su -c`, `watch` hand over shell text, judged as a line of its own.
+ * command they run; `sh -c`, `eval`, `su -c`, `watch`, `trap`, tmux/screen, shell escapes of editors and
+ * database shells, remote-execution tools' module arguments hand over shell text, judged as a line of its
+ * own. The tables are in rules/wrappers.ts.
  */
 import type { SimpleCommand, Word } from "./model.js";
+import {
+  ANSIBLE_MODULES,
+  COMMAND_ENV,
+  MULTIPLEXERS,
+  PATH_PARAMS,
+  SALT_FUNCTIONS,
+  SHELL_ESCAPES,
+  SHELL_TEXT_TAKERS,
+  WRAPPERS,
+} from "./rules/wrappers.js";
+import type { Variables } from "./words.js";
 
 export interface Invocation {
   /** The program (basename, as run) and its arguments. */
@@ -24,79 +37,52 @@ export interface ShellText {
   code: Word;
   /** `sh -c CODE $0 $1 …`: the words the code sees as its positional parameters. */
   positional?: Word[];
+  /** Variables the code sees (`X=1 sh -c …`, `env X=1 sh -c …`). */
+  env?: Variables;
   elevated: boolean;
   via: string[];
   command: SimpleCommand;
 }
 
-/** Wrapper → options that take a value (so the wrapped command starts after them). */
-const WRAPPERS: Record<string, { valued: string[]; elevates?: boolean; positional?: number }> = {
-  sudo: { valued: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"], elevates: true },
-  doas: { valued: ["-u", "-C"], elevates: true },
-  pkexec: { valued: ["--user"], elevates: true },
-  env: { valued: ["-u", "--unset", "-C", "--chdir"] },
-  nohup: { valued: [] },
-  time: { valued: ["-f", "-o"] },
-  nice: { valued: ["-n", "--adjustment"] },
-  ionice: { valued: ["-c", "-n", "-p"] },
-  timeout: { valued: ["-s", "--signal", "-k", "--kill-after"], positional: 1 },
-  stdbuf: { valued: ["-i", "-o", "-e"] },
-  command: { valued: [] },
-  builtin: { valued: [] },
-  exec: { valued: ["-a"] },
-  setsid: { valued: [] },
-  unbuffer: { valued: [] },
-  chrt: { valued: [], positional: 1 },
-  taskset: { valued: [], positional: 1 },
-  flock: { valued: ["-w", "-E"], positional: 1 },
-  chroot: { valued: [], positional: 1 },
-  gosu: { valued: [], positional: 1, elevates: true },
-  "su-exec": { valued: [], positional: 1, elevates: true },
-  runuser: { valued: ["-u", "-g"], elevates: true },
-  xargs: {
-    valued: [
-      "-I",
-      "-i",
-      "-n",
-      "-P",
-      "-L",
-      "-d",
-      "-E",
-      "-s",
-      "-a",
-      "--max-args",
-      "--max-procs",
-      "--delimiter",
-      "--arg-file",
-    ],
-  },
-  parallel: { valued: ["-j", "--jobs", "-S"] },
-  nsenter: { valued: ["-t", "--target"] },
-  systemd_run: { valued: ["-p", "--unit", "-u"] },
-  firejail: { valued: [] },
-  proxychains: { valued: ["-f"] },
-  torsocks: { valued: [] },
-  caffeinate: { valued: [] },
-  strace: { valued: ["-e", "-o", "-p"] },
-  ltrace: { valued: ["-e", "-o"] },
-  valgrind: { valued: [] },
-  "dbus-launch": { valued: [] },
-};
+export interface Unwrapped {
+  invocations: Invocation[];
+  shellTexts: ShellText[];
+}
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "busybox sh", "fish", "mksh"]);
+interface Frame {
+  command: SimpleCommand;
+  elevated: boolean;
+  via: string[];
+  runtimeArgs: boolean;
+  env: Variables;
+  depth: number;
+}
+
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "rbash", "tcsh", "csh"]);
 export const isShell = (program: string) => SHELLS.has(program);
 
 export const basename = (text: string) => text.slice(text.lastIndexOf("/") + 1);
 
+const literal = (text: string): Word => ({ text, literal: true, glob: false });
+const joinWords = (words: Word[]): Word => ({
+  text: words.map((w) => w.text).join(" "),
+  literal: words.every((w) => w.literal),
+  glob: false,
+});
+const isOption = (t: string) => t.startsWith("-") && t.length > 1;
+
 /** Skips a wrapper's options (and its positional arguments); returns the index of the wrapped command. */
-function skipOptions(args: Word[], from: number, spec: { valued: string[]; positional?: number }): number {
+function skipOptions(args: Word[], from: number, spec: { valued: string[]; positional?: number }, env?: Variables) {
   let i = from;
   while (i < args.length) {
     const t = args[i]!.text;
     if (t === "--") return i + 1 + (spec.positional ?? 0);
-    if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(t)) i++;
-    else if (spec.valued.includes(t)) i += 2;
-    else if (t.startsWith("-") && t.length > 1) i++;
+    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(t);
+    if (assignment) {
+      env?.set(assignment[1]!, { ...args[i]!, text: assignment[2]! });
+      i++;
+    } else if (spec.valued.includes(t)) i += 2;
+    else if (isOption(t)) i++;
     else break;
   }
   return i + (spec.positional ?? 0);
@@ -117,104 +103,216 @@ function findExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
   const at = args.findIndex((w) => /^-(exec|execdir|ok|okdir)$/.test(w.text));
   if (at < 0) return undefined;
   const end = args.findIndex((w, i) => i > at && (w.text === ";" || w.text === "+"));
-  const roots = args
-    .slice(
-      0,
-      args.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!"),
-    )
-    .filter((w) => w.text !== "");
-  const exec = args.slice(at + 1, end < 0 ? undefined : end);
-  return { exec, roots: roots.length ? roots : [{ text: ".", literal: true, glob: false }] };
+  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: findRoots(args) };
 }
 
-export interface Unwrapped {
-  invocations: Invocation[];
-  shellTexts: ShellText[];
+function findRoots(args: Word[]): Word[] {
+  const end = args.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!");
+  const roots = args.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
+  return roots.length ? roots : [literal(".")];
+}
+
+/** What find/ls list under a path: never the path itself. */
+const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
+
+/** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
+function pipedWords(cmd: SimpleCommand): Word[] | undefined {
+  let origin = cmd.pipedFrom;
+  if (!origin) return undefined;
+  while (origin.pipedFrom) origin = origin.pipedFrom;
+  let argv = origin.argv;
+  if (/^(busybox|toybox|sudo)$/.test(basename(argv[0]?.text ?? ""))) argv = argv.slice(1);
+  const program = basename(argv[0]?.text ?? "");
+  const operands = argv.slice(1).filter((w) => !isOption(w.text));
+  if (program === "find") return findRoots(argv.slice(1)).map(under);
+  if (program === "ls") return operands.length ? operands.map(under) : [under(literal("."))];
+  if (program === "echo") return operands;
+  if (program === "printf") return operands.slice(1);
+  return undefined;
+}
+
+/** xargs/parallel: the command they run with the input words put where they go. */
+function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): { argv: Word[]; known: boolean } {
+  let argv = args.slice(at);
+  let input = pipedWords(cmd);
+  const triple = argv.findIndex((w) => w.text === ":::");
+  if (program === "parallel" && triple >= 0) [argv, input] = [argv.slice(0, triple), argv.slice(triple + 1)];
+  if (!input) return { argv, known: false };
+  const flagAt = args.findIndex((w, i) => i < at && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
+  const flag = args[flagAt]?.text ?? "";
+  const mark =
+    program === "parallel"
+      ? "{}"
+      : /^-(I|J)$/.test(flag)
+        ? args[flagAt + 1]?.text
+        : flag === "-i"
+          ? "{}"
+          : flag.replace(/^-I|^--replace=?/, "") || undefined;
+  if (mark && argv.some((w) => w.text.includes(mark)))
+    return {
+      argv: argv.flatMap((w) =>
+        w.text.includes(mark) ? input.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) })) : [w],
+      ),
+      known: true,
+    };
+  return { argv: [...argv, ...input], known: true };
+}
+
+/** A wrapper (`sudo`, `env`, `xargs`, `uv run`, …): unwraps to the command it runs; false if not one. */
+function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
+  const spec = WRAPPERS[program];
+  if (!spec || !args.length) return false;
+  if (spec.verb && !spec.verb.includes(args[0]!.text)) return false;
+  const env: Variables = new Map(f.env);
+  const at = skipOptions(args, spec.verb ? 1 : 0, spec, env);
+  const via = [...f.via, program];
+  if (program === "env") {
+    const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
+    if (split >= 0 && args[split + 1]) {
+      out.shellTexts.push({ code: args[split + 1]!, env, elevated: f.elevated, via, command: f.command });
+      return true;
+    }
+  }
+  if (at >= args.length) return false;
+  const fan = program === "xargs" || program === "parallel" ? fanOut(program, args, at, f.command) : undefined;
+  const next: Frame = {
+    ...f,
+    elevated: f.elevated || !!spec.elevates,
+    via,
+    env,
+    runtimeArgs: f.runtimeArgs || (fan !== undefined && !fan.known),
+    depth: f.depth + 1,
+  };
+  commandEnv(env, next, out);
+  unwrapWords(fan?.argv ?? args.slice(at), next, out);
+  return true;
+}
+
+/** Environment variables that hold a command (`GIT_PAGER='…' git log`). */
+function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
+  for (const [name, value] of env)
+    if (COMMAND_ENV.test(name) && value.text.trim())
+      out.shellTexts.push({ code: value, elevated: f.elevated, via: [...f.via, name], command: f.command });
+}
+
+/** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `pssh … CMD`). */
+function textArgument(program: string, args: Word[]): { code: Word; positional: Word[] } | undefined {
+  if (isShell(program)) {
+    const code = shellCode(args);
+    return code ? { code, positional: args.slice(args.indexOf(code) + 1) } : undefined;
+  }
+  const spec = SHELL_TEXT_TAKERS[program];
+  if (!spec) return undefined;
+  const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text)) : -1;
+  const code = spec.flag
+    ? flagged >= 0
+      ? args[flagged + 1]
+      : undefined
+    : spec.last
+      ? args.at(-1)
+      : args.find((w) => w.text !== "--");
+  return code && code.text !== "-" ? { code, positional: [] } : undefined;
+}
+
+/** tmux/screen: text typed into a window or run in a new one. */
+function multiplexerText(program: string, args: Word[]): Word | undefined {
+  const spec = MULTIPLEXERS[program];
+  const verbAt = spec ? args.findIndex((w) => spec.verbs.includes(w.text)) : -1;
+  if (!spec || verbAt < 0) return undefined;
+  if (program === "screen") {
+    const stuff = args.findIndex((w) => w.text === "stuff");
+    if (stuff >= 0) return args[stuff + 1];
+    const at = skipOptions(args, 0, spec);
+    return at < args.length ? joinWords(args.slice(at)) : undefined;
+  }
+  const words: Word[] = [];
+  for (let i = verbAt + 1; i < args.length; i++) {
+    const t = args[i]!.text;
+    if (spec.valued.includes(t)) i++;
+    else if (!isOption(t) && !spec.keys?.test(t)) words.push(args[i]!);
+  }
+  return words.length ? joinWords(words) : undefined;
+}
+
+/** `key=value` parameters of an Ansible `-a` string. */
+function moduleParams(text: string): Map<string, string> {
+  const params = new Map<string, string>();
+  for (const m of text.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)) params.set(m[1]!, m[2]!.replace(/^['"]|['"]$/g, ""));
+  return params;
+}
+
+/** `ansible HOSTS -m MODULE -a ARGS` and `salt TARGET FUNCTION ARGS`: the local command of the same effect. */
+function remoteModuleText(program: string, args: Word[]): Word | undefined {
+  if (/^salt(-ssh|-call)?$/.test(program)) {
+    const at = args.findIndex((w) => SALT_FUNCTIONS[w.text] !== undefined);
+    if (at < 0) return undefined;
+    const rest = joinWords(args.slice(at + 1));
+    return { ...rest, text: SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
+  }
+  if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
+  const valueOf = (flags: string[]) => args[args.findIndex((w) => flags.includes(w.text)) + 1];
+  const module = valueOf(["-m", "--module-name"])?.text ?? "command";
+  const free = valueOf(["-a", "--args"]);
+  if (!free) return undefined;
+  const params = moduleParams(free.text);
+  const path = PATH_PARAMS.map((p) => params.get(p)).find((v) => v !== undefined);
+  const state = (params.get("state") ?? "").replace(/^(stop|start|restart|reload)p?ed$/, "$1");
+  const vars: Record<string, string | undefined> = { ...Object.fromEntries(params), free: free.text, path, state };
+  for (const row of ANSIBLE_MODULES) {
+    if (!row.modules.includes(module)) continue;
+    if (row.when && !Object.entries(row.when).every(([k, re]) => re.test(params.get(k) ?? ""))) continue;
+    const text = row.command.replace(/\$(\w+)/g, (_, k: string) => vars[k] ?? "\u0000");
+    if (!text.includes("\u0000")) return { text, literal: free.literal, glob: false };
+  }
+  return undefined;
+}
+
+/** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
+function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
+  const re = SHELL_ESCAPES[program];
+  if (!re) return;
+  for (const w of args) {
+    const m = re.exec(w.text);
+    const code = m?.slice(1).find((g) => g !== undefined);
+    if (code) out.shellTexts.push({ code: { ...w, text: code }, elevated: f.elevated, via: [...f.via, program], command: f.command });
+  }
 }
 
 /** The programs one simple command runs, wrappers unwrapped (at most a few levels deep). */
 export function unwrap(command: SimpleCommand): Unwrapped {
   const out: Unwrapped = { invocations: [], shellTexts: [] };
-  unwrapWords(command.argv, command, false, [], false, out, 0);
+  const frame: Frame = { command, elevated: false, via: [], runtimeArgs: false, env: new Map(command.env), depth: 0 };
+  commandEnv(command.env, frame, out);
+  unwrapWords(command.argv, frame, out);
   return out;
 }
 
-function unwrapWords(
-  argv: Word[],
-  command: SimpleCommand,
-  elevated: boolean,
-  via: string[],
-  runtimeArgs: boolean,
-  out: Unwrapped,
-  depth: number,
-): void {
+function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const word = argv[0];
-  if (!word || depth > 8) return;
+  if (!word || f.depth > 8) return;
   const program = basename(word.text);
   const args = argv.slice(1);
-  const spec = WRAPPERS[program];
-  if (spec && args.length) {
-    const at = skipOptions(args, 0, spec);
-    if (program === "env") {
-      const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
-      if (split >= 0 && args[split + 1])
-        return void out.shellTexts.push({ code: args[split + 1]!, elevated, via: [...via, program], command });
-    }
-    if (at < args.length)
-      return unwrapWords(
-        args.slice(at),
-        command,
-        elevated || !!spec.elevates,
-        [...via, program],
-        runtimeArgs || program === "xargs" || program === "parallel",
-        out,
-        depth + 1,
-      );
+  if (unwrapWrapper(program, args, f, out)) return;
+  const via = [...f.via, program];
+  const text = textArgument(program, args);
+  if (text) {
+    const elevated = f.elevated || !!SHELL_TEXT_TAKERS[program]?.elevates;
+    out.shellTexts.push({ ...text, env: f.env, elevated, via, command: f.command });
+    return;
   }
-  if (isShell(program) || program === "su" || program === "watch" || program === "script") {
-    const code =
-      program === "su" || program === "script"
-        ? args[args.findIndex((w) => w.text === "-c" || w.text === "--command") + 1]
-        : program === "watch"
-          ? args.at(-1)
-          : shellCode(args);
-    const findsCode =
-      program === "su" || program === "script" ? args.some((w) => w.text === "-c" || w.text === "--command") : !!code;
-    const positional = isShell(program) && code ? args.slice(args.indexOf(code) + 1) : [];
-    if (findsCode && code)
-      return void out.shellTexts.push({
-        code,
-        positional,
-        elevated: elevated || program === "su",
-        via: [...via, program],
-        command,
-      });
-  }
+  const handed = multiplexerText(program, args) ?? remoteModuleText(program, args) ?? sshRemoteCommand(program, args);
+  if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
+  if (program === "eval" && args.length)
+    return void out.shellTexts.push({ code: joinWords(args), elevated: f.elevated, via, command: f.command });
   const container = containerCommand(program, args);
-  if (container) return unwrapWords(container, command, elevated, [...via, program], runtimeArgs, out, depth + 1);
-  if (program === "ssh" && args.length) {
-    const rest = sshRemoteCommand(args);
-    if (rest.length)
-      return void out.shellTexts.push({
-        code: { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false },
-        elevated,
-        via: [...via, "ssh"],
-        command,
-      });
-  }
-  if (program === "eval" && args.length) {
-    const code = { text: args.map((w) => w.text).join(" "), literal: args.every((w) => w.literal), glob: false };
-    return void out.shellTexts.push({ code, elevated, via: [...via, "eval"], command });
-  }
-  out.invocations.push({ program, args, word, elevated, runtimeArgs, via, command });
-  if (program === "find") {
-    const fe = findExec(args);
-    if (fe?.exec.length) {
-      // `{}` is what find found under its start paths, never a start path itself.
-      const found = fe.roots.map((r) => ({ ...r, text: `${r.text.replace(/\/$/, "")}/\u0000found` }));
-      const exec = fe.exec.flatMap((w) => (w.text === "{}" ? found : [w]));
-      unwrapWords(exec, command, elevated, [...via, "find -exec"], false, out, depth + 1);
-    }
+  if (container) return unwrapWords(container, { ...f, via, depth: f.depth + 1 }, out);
+  escapes(program, args, f, out);
+  out.invocations.push({ program, args, word, elevated: f.elevated, runtimeArgs: f.runtimeArgs, via: f.via, command: f.command });
+  const fe = program === "find" ? findExec(args) : undefined;
+  if (fe?.exec.length) {
+    const found = fe.roots.map(under);
+    const exec = fe.exec.flatMap((w) => (w.text === "{}" ? found : [w]));
+    unwrapWords(exec, { ...f, via: [...f.via, "find -exec"], depth: f.depth + 1 }, out);
   }
 }
 
@@ -231,32 +329,11 @@ function containerCommand(program: string, args: Word[]): Word[] | undefined {
   return undefined;
 }
 
-/** The command words of `ssh [opts] HOST CMD…`. */
-function sshRemoteCommand(args: Word[]): Word[] {
-  const at = skipOptions(args, 0, {
-    valued: [
-      "-p",
-      "-i",
-      "-l",
-      "-o",
-      "-F",
-      "-J",
-      "-L",
-      "-R",
-      "-D",
-      "-b",
-      "-c",
-      "-e",
-      "-m",
-      "-S",
-      "-W",
-      "-w",
-      "-E",
-      "-B",
-      "-I",
-      "-O",
-      "-Q",
-    ],
-  });
-  return args.slice(at + 1);
+const SSH_VALUED = ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-S", "-W", "-w"];
+
+/** The command of `ssh [opts] HOST CMD…`, as shell text. */
+function sshRemoteCommand(program: string, args: Word[]): Word | undefined {
+  if (program !== "ssh" || !args.length) return undefined;
+  const rest = args.slice(skipOptions(args, 0, { valued: [...SSH_VALUED, "-E", "-B", "-I", "-O", "-Q"] }) + 1);
+  return rest.length ? joinWords(rest) : undefined;
 }

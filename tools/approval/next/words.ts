@@ -45,9 +45,13 @@ export function decodeAnsiC(body: string): string {
 
 const unknown = (text: string): Word => ({ text, literal: false, glob: false });
 
+/** Shell parameters that hold a number (a process id, a status, a count): never a path or a command. */
+const NUMERIC = /^([$!?#]|RANDOM|BASHPID|PPID|LINENO|SECONDS|EPOCHSECONDS|UID|EUID)$/;
+
 function variable(name: string, vars: Variables): Word {
   const known = vars.get(name);
   if (known) return { ...known, glob: false };
+  if (NUMERIC.test(name)) return { text: "0", literal: true, glob: false };
   if (name === "HOME") return { text: "~", literal: true, glob: false };
   if (name === "PWD") return { text: ".", literal: true, glob: false };
   return unknown(`$${name}`);
@@ -58,9 +62,9 @@ function expansion(node: SyntaxNode, vars: Variables): Word {
   if (!name) return unknown(node.text);
   const value = variable(name, vars);
   if (value.literal) return value;
-  // ${X:-default}: the default is what an unset X gives.
   const fallback = node.namedChildren.find((c) => c && c !== node.namedChildren[0] && c.type !== "variable_name");
-  return fallback && /:?-/.test(node.text) ? { ...resolveWord(fallback, vars), literal: false } : value;
+  // ${X:-default}, ${X:=default}: the default is what an unset X gives (what the author meant it to be).
+  return fallback && /^\$\{\w+:?[-=]/.test(node.text) ? resolveWord(fallback, vars) : value;
 }
 
 function joined(parts: Word[]): Word {
@@ -93,6 +97,7 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
       const raw = node.text;
       return { text: raw.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(raw) };
     }
+    case "brace_expression":
     case "number":
       return { text: node.text, literal: true, glob: false };
     case "raw_string":

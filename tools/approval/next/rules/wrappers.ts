@@ -1,0 +1,187 @@
+/**
+ * Wrappers as data: programs that run another command (unwrap.ts reads these tables). A wrapper's
+ * options are skipped; `valued` options take the next word; `positional` words follow before the
+ * wrapped command (`timeout 5 CMD`); `elevates` marks raised rights.
+ */
+export interface WrapperSpec {
+  valued: string[];
+  elevates?: boolean;
+  positional?: number;
+  /** Leading words that must follow for the wrapper to run a command (`uv run CMD`). */
+  verb?: string[];
+}
+
+export const WRAPPERS: Record<string, WrapperSpec> = {
+  sudo: { valued: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"], elevates: true },
+  doas: { valued: ["-u", "-C"], elevates: true },
+  pkexec: { valued: ["--user"], elevates: true },
+  run0: { valued: ["-u", "--user"], elevates: true },
+  env: { valued: ["-u", "--unset", "-C", "--chdir"] },
+  nohup: { valued: [] },
+  time: { valued: ["-f", "-o"] },
+  nice: { valued: ["-n", "--adjustment"] },
+  ionice: { valued: ["-c", "-n", "-p"] },
+  timeout: { valued: ["-s", "--signal", "-k", "--kill-after"], positional: 1 },
+  stdbuf: { valued: ["-i", "-o", "-e"] },
+  command: { valued: [] },
+  builtin: { valued: [] },
+  exec: { valued: ["-a"] },
+  setsid: { valued: [] },
+  unbuffer: { valued: [] },
+  chrt: { valued: [], positional: 1 },
+  taskset: { valued: [], positional: 1 },
+  flock: { valued: ["-w", "-E"], positional: 1 },
+  chroot: { valued: [], positional: 1 },
+  gosu: { valued: [], positional: 1, elevates: true },
+  "su-exec": { valued: [], positional: 1, elevates: true },
+  runuser: { valued: ["-u", "-g"], elevates: true },
+  xargs: {
+    valued: ["-I", "-i", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-J", "--max-args", "--max-procs", "--delimiter"],
+  },
+  parallel: { valued: ["-j", "--jobs", "-S"] },
+  nsenter: { valued: ["-t", "--target"] },
+  "systemd-run": {
+    valued: ["-p", "--property", "--unit", "-u", "-M", "--machine", "-E", "--setenv", "--uid", "--gid", "--slice"],
+  },
+  fakeroot: { valued: ["-l", "-s", "-i", "--lib", "--faked"] },
+  unshare: { valued: ["--map-user", "--map-group", "-S", "-G", "--setuid", "--setgid"] },
+  firejail: { valued: [] },
+  bwrap: { valued: ["--bind", "--ro-bind", "--dev-bind", "--chdir", "--tmpfs", "--proc", "--dev"] },
+  proxychains: { valued: ["-f"] },
+  proxychains4: { valued: ["-f"] },
+  torsocks: { valued: [] },
+  tsocks: { valued: [] },
+  caffeinate: { valued: [] },
+  strace: { valued: ["-e", "-o", "-p", "-s"] },
+  ltrace: { valued: ["-e", "-o"] },
+  valgrind: { valued: [] },
+  "dbus-launch": { valued: [] },
+  eatmydata: { valued: [] },
+  faketime: { valued: [], positional: 1 },
+  catchsegv: { valued: [] },
+  chpst: { valued: ["-u", "-U", "-e", "-n", "-l", "-L"] },
+  cgexec: { valued: ["-g"] },
+  numactl: { valued: ["-C", "-N", "-m", "--cpunodebind", "--membind", "--physcpubind"] },
+  prlimit: { valued: ["-p", "--pid"] },
+  busybox: { valued: [] },
+  toybox: { valued: [] },
+  watchexec: { valued: ["-w", "-e", "--exts", "--watch"] },
+  entr: { valued: [] },
+  npx: { valued: ["-p", "--package", "-c", "--call"] },
+  bunx: { valued: [] },
+  pnpx: { valued: [] },
+  uv: { valued: ["--python", "--with", "-p", "--directory", "--project"], verb: ["run"] },
+  uvx: { valued: ["--python", "--with", "--from"] },
+  poetry: { valued: [], verb: ["run"] },
+  pipenv: { valued: [], verb: ["run"] },
+  pdm: { valued: [], verb: ["run"] },
+  hatch: { valued: [], verb: ["run"] },
+  conda: { valued: ["-n", "--name", "-p", "--prefix"], verb: ["run"] },
+  mamba: { valued: ["-n", "--name", "-p", "--prefix"], verb: ["run"] },
+  bundle: { valued: [], verb: ["exec"] },
+  pnpm: { valued: [], verb: ["exec", "dlx"] },
+  yarn: { valued: [], verb: ["dlx", "exec"] },
+};
+
+/** Programs that take a shell command as text: `-c CODE` (`sg GROUP -c CODE`), or another spelling. */
+export const SHELL_TEXT_TAKERS: Record<string, { flag?: string[]; last?: boolean; first?: boolean; elevates?: boolean }> =
+  {
+    su: { flag: ["-c", "--command"], elevates: true },
+    sg: { flag: ["-c"] },
+    script: { flag: ["-c", "--command"] },
+    watch: { last: true },
+    trap: { first: true },
+    "nix-shell": { flag: ["--run", "--command"] },
+    "flatpak-spawn": { last: true },
+    pssh: { last: true },
+    "parallel-ssh": { last: true },
+    pdsh: { last: true },
+    clush: { last: true },
+    "salt-ssh": { last: true },
+    mssh: { last: true },
+  };
+
+/**
+ * Arguments that carry a shell command to run (shell escapes of editors, debuggers, database shells,
+ * ProxyCommand, git aliases, rsync's remote shell): the program → a regex whose group 1 is the command.
+ */
+export const SHELL_ESCAPES: Record<string, RegExp> = {
+  vim: /^(?:\+|-c\s*)?:?(?:\d*,?\d*|%)?!(.+)$/s,
+  nvim: /^(?:\+|-c\s*)?:?(?:\d*,?\d*|%)?!(.+)$/s,
+  vi: /^(?:\+|-c\s*)?:?(?:\d*,?\d*|%)?!(.+)$/s,
+  ex: /^(?:\+|-c\s*)?:?(?:\d*,?\d*|%)?!(.+)$/s,
+  view: /^(?:\+|-c\s*)?:?(?:\d*,?\d*|%)?!(.+)$/s,
+  gdb: /^(?:!|shell\s+)(.+)$/s,
+  lldb: /^(?:platform shell\s+|script\s+os\.system\()(.+)$/s,
+  psql: /^\\!\s*(.+)$/s,
+  sqlite3: /^\.(?:system|shell)\s+(.+)$/s,
+  mysql: /^(?:system|\\!)\s+(.+)$/s,
+  mariadb: /^(?:system|\\!)\s+(.+)$/s,
+  ssh: /^-oProxyCommand=(.+)$|^ProxyCommand[= ](.+)$|^-oLocalCommand=(.+)$|^LocalCommand[= ](.+)$/is,
+  scp: /^-oProxyCommand=(.+)$|^ProxyCommand[= ](.+)$/is,
+  rsync: /^(?:-e|--rsh=?)\s*(.+)$|^--rsync-path=(.+)$/s,
+  git: /^(?:(?:core\.(?:pager|editor|sshCommand|fsmonitor)|diff\.external|sequence\.editor|alias\.[\w-]+)=!?|!)(.+)$/s,
+  tar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
+  less: /^\+?!(.+)$/s,
+};
+
+/** Environment variables whose value a program runs as a command. */
+export const COMMAND_ENV = /^(GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
+
+/** `tmux`/`screen` subcommands that run shell text in a new window or type it into one. */
+export const MULTIPLEXERS: Record<string, { verbs: string[]; valued: string[]; keys?: RegExp }> = {
+  tmux: {
+    verbs: ["send-keys", "send", "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane"],
+    valued: ["-t", "-s", "-n", "-c", "-e", "-x", "-y", "-F", "-l", "-p"],
+    keys: /^(Enter|C-m|C-j|KPEnter|Escape|C-c|Space|Tab)$/,
+  },
+  screen: { verbs: ["-X", "-dm", "-dmS", "-d", "-m", "-S"], valued: ["-S", "-p", "-t"] },
+};
+
+/**
+ * Remote-execution tools whose module arguments say what they do: the module's parameters read as the
+ * local command of the same effect (`ansible all -m file -a 'path=/x state=absent'` → `rm -rf /x`).
+ * `$path`, `$name`… are the module's parameters; a row applies when its `when` parameters match.
+ */
+export const ANSIBLE_MODULES: { modules: string[]; when?: Record<string, RegExp>; command: string }[] = [
+  { modules: ["shell", "command", "raw", "ansible.builtin.shell", "ansible.builtin.command"], command: "$free" },
+  { modules: ["file", "ansible.builtin.file"], when: { state: /^absent$/ }, command: "rm -rf $path" },
+  { modules: ["file", "ansible.builtin.file"], when: { mode: /./ }, command: "chmod $mode $path" },
+  { modules: ["file", "ansible.builtin.file"], when: { owner: /./ }, command: "chown $owner $path" },
+  { modules: ["copy", "template", "get_url", "unarchive", "synchronize", "fetch"], command: "cp $src $path" },
+  {
+    modules: ["lineinfile", "blockinfile", "replace", "ini_file", "ansible.builtin.lineinfile"],
+    command: "tee $path",
+  },
+  { modules: ["systemd", "service", "ansible.builtin.systemd", "sysvinit"], when: { state: /./ }, command: "systemctl $state $name" },
+  { modules: ["systemd", "service"], when: { enabled: /^(no|false)$/ }, command: "systemctl disable $name" },
+  { modules: ["user", "group"], when: { state: /^absent$/ }, command: "userdel $name" },
+  { modules: ["user"], when: { password: /./ }, command: "usermod -p x $name" },
+  { modules: ["apt", "yum", "dnf", "package", "pip"], when: { state: /^absent$/ }, command: "apt-get remove $name" },
+  { modules: ["reboot"], command: "reboot" },
+  { modules: ["sysctl"], command: "sysctl -w $name=$value" },
+  { modules: ["mount"], command: "mount $path" },
+  { modules: ["cron"], when: { state: /^absent$/ }, command: "crontab -r" },
+  { modules: ["iptables", "ufw", "firewalld"], command: "ufw disable" },
+  { modules: ["authorized_key"], command: "tee ~/.ssh/authorized_keys" },
+];
+
+/** Parameter names a module's path goes by. */
+export const PATH_PARAMS = ["path", "dest", "name", "destfile"];
+
+/** `salt TARGET FUNCTION ARGS…`: functions that run shell text or remove files. */
+export const SALT_FUNCTIONS: Record<string, string> = {
+  "cmd.run": "$args",
+  "cmd.shell": "$args",
+  "cmd.run_all": "$args",
+  "cmd.script": "bash $args",
+  "file.remove": "rm -rf $args",
+  "file.directory": "mkdir $args",
+  "service.stop": "systemctl stop $args",
+  "service.disable": "systemctl disable $args",
+  "pkg.remove": "apt-get remove $args",
+  "pkg.purge": "apt-get purge $args",
+  "system.reboot": "reboot",
+  "system.shutdown": "shutdown",
+  "user.delete": "userdel $args",
+};
