@@ -6,7 +6,7 @@
  */
 import { CLASSES, type ClassKey } from "./classes.js";
 import { analyseInlineCode, inlineProgram } from "./inline.js";
-import { judgeInvocation, judgeWrite, type Finding } from "./judges.js";
+import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode } from "./fetch_exec.js";
 import { judgeRemote } from "./remote.js";
@@ -383,14 +383,16 @@ function judgeHttp(inv: Invocation, s: LineState): void {
 /** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
 function judgeElevated(inv: Invocation, s: LineState, before: number): void {
   if (!(inv.elevated || s.elevated) || s.findings.length > before) return;
-  if (ELEVATED_EXEMPT.has(inv.program) || READ_ONLY_MODES[inv.program]?.test(inv.args.map((w) => w.text).join(" ")))
+  const joined = inv.args.map((w) => w.text).join(" ");
+  if (ELEVATED_EXEMPT.has(inv.program) || rulesFor(inv.program).length || READ_ONLY_MODES[inv.program]?.test(joined))
     return;
   if (INTERPRETERS.has(interpreterName(inv.program)) && inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text)))
     return;
   add(s, "elevated_unreadable", `${inv.program} runs with raised rights and no rule reads what it does`);
 }
 
-function judgeInvocationEffects(inv: Invocation, s: LineState): void {
+function judgeInvocationEffects(given: Invocation, s: LineState): void {
+  const inv = s.elevated && !given.elevated ? { ...given, elevated: true } : given;
   const before = s.findings.length;
   judgeInvocationKinds(inv, s);
   judgeElevated(inv, s, before);
@@ -435,8 +437,19 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
   }
 }
 
+/** Links the command makes: a later path through the link is a path under its target. */
+function recordLinks(cmd: SimpleCommand, s: LineState): void {
+  if (programOf(cmd) !== "ln") return;
+  const operands = cmd.argv.slice(1).filter((w) => !w.text.startsWith("-"));
+  if (operands.length !== 2) return;
+  const ctx = { ...s.ctx, cwd: cmd.cwd };
+  const [target, link] = [absolutePath(operands[0]!, ctx), absolutePath(operands[1]!, ctx)];
+  if (target && link && target !== link) (s.ctx.links ??= new Map()).set(link.replace(/(.)\/$/, "$1"), target);
+}
+
 /** Temporary directories the command makes: the line's own afterwards. */
 function recordMade(cmd: SimpleCommand, s: LineState): void {
+  recordLinks(cmd, s);
   if (programOf(cmd) !== "mkdir") return;
   for (const w of cmd.argv.slice(1)) {
     const key = pathKey(w, { ...s.ctx, cwd: cmd.cwd });
@@ -507,7 +520,7 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
   const workdir = opts.defaultCwd;
-  const ctx: PathContext = { ...(workdir ? { workdir } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), made: new Set() };
+  const ctx: PathContext = { ...(workdir ? { workdir } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), made: new Set(), links: new Map() };
   const s: LineState = {
     ctx,
     opts,

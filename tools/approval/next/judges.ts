@@ -3,7 +3,15 @@
  * effect says whether this invocation's paths make it dangerous.
  */
 import type { ClassKey } from "./classes.js";
-import { absolutePath, classifyPath, isForeign, madeOnLine, type PathClass, type PathContext } from "./paths.js";
+import {
+  absolutePath,
+  classifyPath,
+  isForeign,
+  isLinkItself,
+  madeOnLine,
+  type PathClass,
+  type PathContext,
+} from "./paths.js";
 import { RULES, type Rule } from "./rules.js";
 import type { Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -23,17 +31,27 @@ const TRIAL =
 
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
 
+interface Parts {
+  options: string[];
+  operands: Word[];
+  /** Values of the row's `globalValued` options (`-C DIR`). */
+  values: Map<string, Word>;
+}
+
 /** Arguments before `--` that are not options, and options (option values are not told apart). */
-function split(args: Word[]): { options: string[]; operands: Word[] } {
-  const options: string[] = [];
-  const operands: Word[] = [];
+function split(args: Word[], rule?: Rule): Parts {
+  const parts: Parts = { options: [], operands: [], values: new Map() };
   let afterDashes = false;
-  for (const w of args) {
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
     if (!afterDashes && w.text === "--") afterDashes = true;
-    else if (!afterDashes && isOption(w)) options.push(w.text);
-    else operands.push(w);
+    else if (!afterDashes && rule?.globalValued?.includes(w.text) && !parts.operands.length && args[i + 1]) {
+      parts.options.push(w.text);
+      parts.values.set(w.text, args[++i]!);
+    } else if (!afterDashes && isOption(w) && !rule?.optionLike?.test(w.text)) parts.options.push(w.text);
+    else parts.operands.push(w);
   }
-  return { options, operands };
+  return parts;
 }
 
 const RULES_BY_PROGRAM = new Map<string, Rule[]>();
@@ -49,8 +67,9 @@ function hasOption(options: string[], wanted: string[]): boolean {
   );
 }
 
-function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operands: Word[] }): boolean {
+function matches(rule: Rule, inv: Invocation, parts: Parts): boolean {
   const joined = inv.args.map((w) => w.text).join(" ");
+  if (rule.elevated && !inv.elevated) return false;
   if (rule.verbs && !rule.verbs.every((alts, i) => alts.includes(parts.operands[i]?.text ?? ""))) return false;
   if (rule.anyOption && !hasOption(parts.options, rule.anyOption)) return false;
   if (rule.args && !rule.args.test(joined)) return false;
@@ -65,7 +84,23 @@ function matches(rule: Rule, inv: Invocation, parts: { options: string[]; operan
   );
 }
 
-function pathsOf(rule: Rule, operands: Word[]): Word[] {
+/** The values of options (`-C DIR`, `-CDIR`, `--directory=DIR`) and of `key=` operands (`of=FILE`). */
+function optionPaths(spec: { option?: string[]; prefix?: string; fallback?: string }, args: Word[]): Word[] {
+  const found: Word[] = [];
+  args.forEach((w, i) => {
+    for (const o of spec.option ?? []) {
+      const bundled = /^-[a-zA-Z]$/.test(o) && /^-[a-zA-Z]+$/.test(w.text) && w.text.endsWith(o[1]!);
+      if ((w.text === o || bundled) && args[i + 1]) found.push(args[i + 1]!);
+      else if (w.text.startsWith(o.startsWith("--") ? `${o}=` : o) && w.text.length > o.length)
+        found.push({ ...w, text: w.text.slice(o.length).replace(/^=/, "") });
+    }
+    if (spec.prefix && w.text.startsWith(spec.prefix)) found.push({ ...w, text: w.text.slice(spec.prefix.length) });
+  });
+  return found.length || !spec.fallback ? found : [{ text: spec.fallback, literal: true, glob: false }];
+}
+
+function pathsOf(rule: Rule, operands: Word[], args: Word[]): Word[] {
+  if (typeof rule.paths === "object") return optionPaths(rule.paths, args);
   switch (rule.paths) {
     case "last":
       return operands.slice(-1);
@@ -104,7 +139,7 @@ function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
 
 function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
-    if (madeOnLine(p, ctx)) continue;
+    if (madeOnLine(p, ctx) || isLinkItself(p, ctx)) continue;
     const c = classifyPath(p, ctx);
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
@@ -139,13 +174,10 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
   return undefined;
 }
 
-function judgeRule(
-  rule: Rule,
-  inv: Invocation,
-  parts: { options: string[]; operands: Word[] },
-  ctx: PathContext,
-): ClassKey | undefined {
-  const given = pathsOf(rule, parts.operands);
+function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
+  const dir = parts.values.get("-C");
+  if (dir) ctx = { ...ctx, cwd: absolutePath(dir, ctx) ?? "/\u0000unknown" };
+  const given = pathsOf(rule, parts.operands, inv.args);
   // xargs/find -exec with input the line does not show: the paths are unknown.
   const paths = given.length || !inv.runtimeArgs ? given : [{ text: "$input", literal: false, glob: false }];
   switch (rule.effect) {
@@ -185,8 +217,9 @@ function globbedPrograms(program: string): string[] {
 
 function judgeAs(program: string, inv: Invocation, ctx: PathContext, source?: "glob"): Finding[] {
   const found: Finding[] = [];
-  const parts = split(inv.args);
+  const plain = split(inv.args);
   for (const rule of RULES_BY_PROGRAM.get(program) ?? []) {
+    const parts = rule.globalValued || rule.optionLike ? split(inv.args, rule) : plain;
     if (!matches(rule, inv, parts)) continue;
     const key = judgeRule(rule, inv, parts, ctx);
     if (key) found.push({ key, reason: `${program}: ${rule.effect}`, rule, ...(source ? { source } : {}) });

@@ -61,7 +61,7 @@ export function changeDirectory(cwd: string | undefined, arg: Word | undefined, 
   if (!arg) return home;
   if (!arg.literal || arg.glob) return undefined;
   const text = arg.text.replace(/^~(?=\/|$)/, home);
-  if (text.startsWith("/")) return posix.normalize(text);
+  if (text.startsWith("/") || text.startsWith("~")) return posix.normalize(text);
   return cwd === undefined ? undefined : posix.join(cwd, text);
 }
 

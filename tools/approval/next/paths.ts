@@ -21,6 +21,8 @@ export interface PathContext {
   cwd?: string;
   /** Directories this line made (`mkdir`): the line's own, like the working directory. */
   made?: Set<string>;
+  /** Links this line made (`ln -s TARGET LINK`): link path → target path. */
+  links?: Map<string, string>;
 }
 
 /** Stands for the working directory when none is given: relative paths are the task's own. */
@@ -38,13 +40,30 @@ const SHELL_RC =
 export function absolutePath(word: Word, ctx: PathContext): string | undefined {
   if (!word.literal) return undefined;
   const text = word.text;
-  if (text.startsWith("~")) return posix.normalize(text.replace(/^~[^/]*/, "~"));
-  if (text.startsWith("/")) return posix.normalize(text);
-  return posix.join(ctx.cwd ?? ctx.workdir ?? NO_WORKDIR, text);
+  const abs = text.startsWith("~")
+    ? posix.normalize(text.replace(/^~[^/]*/, "~"))
+    : text.startsWith("/")
+      ? posix.normalize(text)
+      : posix.join(ctx.cwd ?? ctx.workdir ?? NO_WORKDIR, text);
+  return ctx.links?.size ? throughLinks(abs.replace(/(.)\/$/, "$1"), ctx.links) : abs;
+}
+
+/** A path under a link the line made, read as the path under the link's target. */
+function throughLinks(abs: string, links: Map<string, string>): string {
+  for (const [link, target] of links)
+    if (abs === link || abs.startsWith(`${link}/`)) return posix.normalize(target + abs.slice(link.length));
+  return abs;
 }
 
 /** The path a word names, read as written even when part of it is computed (`/tmp/build-$$`). */
 export const pathKey = (word: Word, ctx: PathContext) => absolutePath({ ...word, literal: true }, ctx) ?? "";
+
+/** The word names a link the line made, not a path through it (`rm cfg` removes the link). */
+export function isLinkItself(word: Word, ctx: PathContext): boolean {
+  if (!ctx.links?.size || word.text.endsWith("/")) return false;
+  const abs = absolutePath(word, { ...ctx, links: new Map() });
+  return abs !== undefined && ctx.links.has(abs);
+}
 
 /** A directory the line made itself, or a path under one. */
 export function madeOnLine(word: Word, ctx: PathContext): boolean {

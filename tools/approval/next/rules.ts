@@ -3,45 +3,18 @@
  * the rows; every row carries commands it must flag and commands it must pass, and the test suite runs
  * them (test/approval_rules.test.ts). See README.md for how to add a row.
  */
-import type { ClassKey } from "./classes.js";
+import type { Rule } from "./rules/types.js";
+import { FS_SYSTEM_RULES } from "./rules/fs_system.js";
 import { REMOTE_RULES } from "./rules/remote.js";
 
-/**
- * What a matched row does:
- * - path effects (delete, overwrite, move, permission): judged by where the path arguments point;
- * - the rest: the row's class when it matches.
- */
-export type Effect = "delete" | "overwrite" | "move" | "permission" | "system" | "remote" | "exhaust" | "execute";
-
-export interface Rule {
-  /** Program names (basename as run). */
-  program: string[];
-  /** Leading non-option words that must follow (`kubectl delete`), any of each position. */
-  verbs?: string[][];
-  /** Matches only when one of these options (or `--opt=` prefixes) is present. */
-  anyOption?: string[];
-  /** Matches only when the arguments, joined by spaces, match. */
-  args?: RegExp;
-  /** Never matches when the arguments, joined by spaces, match. */
-  unless?: RegExp;
-  /** A last test over the non-option arguments and the options, where a regex cannot say it. */
-  when?: (operands: string[], options: string[]) => boolean;
-  effect: Effect;
-  key: ClassKey;
-  /** Path effects: which arguments are the paths (default: every non-option argument). */
-  paths?: "operands" | "last" | "allButLast" | "afterVerbs";
-  /** Options that make a delete recursive. */
-  recursive?: string[];
-  flag: string[];
-  pass: string[];
-}
+export type { Effect, Rule } from "./rules/types.js";
 
 const SHARED_BRANCH =
   /^(refs\/heads\/)?(main|master|trunk|develop|dev|prod|production|staging|release|stable|HEAD|gh-pages)([/-].*)?$/;
 
 const R = ["-r", "-R", "--recursive", "-rf", "-fr", "-Rf", "-fR", "-rF"];
 
-export const RULES: Rule[] = [
+const BASE_RULES: Rule[] = [
   // delete
   {
     program: ["rm"],
@@ -93,11 +66,11 @@ export const RULES: Rule[] = [
   },
   // overwrite / move / permission
   {
-    program: ["cp", "install", "rsync"],
+    program: ["cp", "install", "rsync", "scp"],
     effect: "overwrite",
     key: "overwrite_outside_workdir",
     paths: "last",
-    unless: /(^|\s)\S+@?\S*:/,
+    unless: /(^|\s)\S+@?\S*:|(^|\s)(--dry-run|-[a-zA-Z]*n[a-zA-Z]*)(\s|$)/,
     flag: ["cp evil /etc/passwd", "cp x ~/.bashrc", "cp key ~/.ssh/authorized_keys"],
     pass: ["cp a.txt b.txt", "cp /etc/hosts hosts.bak"],
   },
@@ -160,7 +133,6 @@ export const RULES: Rule[] = [
       "mkfs.btrfs",
       "mke2fs",
       "mkswap",
-      "wipefs",
       "fdisk",
       "sfdisk",
       "parted",
@@ -168,7 +140,7 @@ export const RULES: Rule[] = [
       "cfdisk",
     ],
     args: /(^|\s)\/dev\//,
-    unless: /(^|\s)(-l|--list|--dump|-d|print|-p|--print)(\s|$)/,
+    unless: /(^|\s)(-l|--list|--dump|-d|print|-p|--print|-n|--no-act|--dry-run)(\s|$)/,
     effect: "system",
     key: "format_filesystem",
     flag: ["mkfs.ext4 /dev/sdb1", "wipefs -a /dev/sda"],
@@ -343,7 +315,7 @@ export const RULES: Rule[] = [
   },
   {
     program: ["update-grub", "grub-install", "grub2-mkconfig", "efibootmgr", "bootctl"],
-    unless: /^(-v|--verbose)?$/,
+    unless: /^(-v|--verbose)?$|(^|\s)(status|list|--help|-h)(\s|$)/,
     effect: "system",
     key: "boot_config",
     flag: ["grub-install /dev/sda", "efibootmgr -b 0001 -B"],
@@ -538,6 +510,7 @@ export const RULES: Rule[] = [
   {
     program: ["zfs", "zpool", "btrfs"],
     args: /(^|\s)(destroy|delete|remove)(\s|$)/,
+    unless: /(^|\s)-[a-zA-Z]*n[a-zA-Z]*(\s|$)/,
     effect: "remote",
     key: "volume_destroy",
     flag: ["zfs destroy -r tank/data", "zpool destroy tank"],
@@ -545,6 +518,7 @@ export const RULES: Rule[] = [
   },
   {
     program: ["lvremove", "vgremove", "pvremove"],
+    unless: /(^|\s)(-t|--test)(\s|$)/,
     effect: "remote",
     key: "volume_destroy",
     flag: ["lvremove -f vg0/data"],
@@ -659,5 +633,5 @@ export const RULES: Rule[] = [
   },
 ];
 
-// Remote and shared state (rules/remote.ts).
-RULES.push(...REMOTE_RULES);
+// File and system state (rules/fs_system.ts), remote and shared state (rules/remote.ts).
+export const RULES: Rule[] = [...BASE_RULES, ...FS_SYSTEM_RULES, ...REMOTE_RULES];

@@ -5,7 +5,7 @@
  * by the words of their verbs, launchers that run a tool (`npx prisma`, `bundle exec rails`), and HTTP paths
  * that name a whole store. Data, not code.
  */
-import type { Rule } from "../rules.js";
+import type { Rule } from "./types.js";
 
 /** Rows in the rule table's format (concatenated into RULES). */
 export const REMOTE_RULES: Rule[] = [
