@@ -6,6 +6,7 @@
  */
 import { CLASSES, type ClassKey } from "./classes.js";
 import { analyseInlineCode, inlineProgram } from "./inline.js";
+import { exhaustion, fanOut, loopExhaustion } from "./exhaust.js";
 import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode } from "./fetch_exec.js";
@@ -130,8 +131,6 @@ function judgeShellText(
   }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
   const vars = new Map([...(extra.env ?? []), ...positional.map((w, i) => [String(i), w] as const)]);
-  // "$@" of a single argument is that argument.
-  if (positional.length === 2) vars.set("@", positional[1]!).set("*", positional[1]!);
   const elevated = s.elevated || !!extra.elevated;
   judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
 }
@@ -312,33 +311,9 @@ function judgeExfiltration(inv: Invocation, s: LineState): void {
   }
 }
 
-const SIZE = /^(\d+(?:\.\d+)?)([KMGTP]i?B?|[kmgtp])?$/;
-const UNITS: Record<string, number> = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50 };
-const bytesOf = (text: string) => {
-  const m = SIZE.exec(text);
-  return m ? Number(m[1]) * (UNITS[(m[2] ?? "")[0]?.toLowerCase() ?? ""] ?? 1) : 0;
-};
-
-/** Endless or huge input into a buffering command, huge allocations on disk or in memory. */
 function judgeExhaustion(inv: Invocation, s: LineState): void {
-  const sizeArg = inv.args.find(
-    (w, i) => i > 0 && /^(-c|--bytes|-l|--length|-s|--size|count|bs)$/.test(inv.args[i - 1]!.text),
-  );
-  const size = bytesOf(
-    sizeArg?.text ?? inv.args.find((w) => /^--bytes=|^bs=|^count=/.test(w.text))?.text.replace(/^[^=]+=/, "") ?? "",
-  );
-  if (inv.program === "head" && size >= 4 * 2 ** 30 && inv.args.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text)))
-    return add(s, "resource_exhaustion", `head reads ${sizeArg?.text} of endless input`);
-  if (inv.program === "fallocate" && size >= 64 * 2 ** 30)
-    return add(s, "resource_exhaustion", "allocates a huge file");
-  if (/^(stress|stress-ng)$/.test(inv.program)) return add(s, "resource_exhaustion", "stress test");
-  const feeders = upstream(inv.command);
-  const endless = feeders.some(
-    (c) =>
-      programOf(c) === "yes" || (programOf(c) === "cat" && c.argv.some((w) => /^\/dev\/(zero|u?random)$/.test(w.text))),
-  );
-  if (endless && /^(sort|tac|tail|shuf|xargs|python3?|awk|sed)$/.test(inv.program))
-    add(s, "resource_exhaustion", `${inv.program} buffers endless input`);
+  const reason = exhaustion(inv);
+  if (reason) add(s, "resource_exhaustion", reason);
 }
 
 const SQL_CLIENTS = new Set([
@@ -488,6 +463,8 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
+    const fan = fanOut(cmd);
+    if (fan) add(s, "resource_exhaustion", fan);
     for (const t of shellTexts)
       judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional, {
         env: new Map([...line.vars, ...(t.env ?? [])]),
@@ -501,12 +478,13 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
 }
 
-/** A function that pipes into itself in the background, defined on this line (not only written as text). */
-const SELF_PIPING = /^(\S+)\s*\(\)\s*\{[^}]*?(?:^|[\s;{])\1\s*\|\s*\1\s*&/;
+/** A function defined on this line that calls itself in the background or into a pipe (not only written as text). */
+const callsItselfAsync = (name: string, body: string) =>
+  new RegExp(`(^|[\\s;{|&(])${name.replace(/\W/g, "\\$&")}\\s*(\\||&(?!&))`).test(body);
 const FORK_LOOPS = /\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
 
 function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {
-  const selfPiping = [...line.functionBodies].some(([name, body]) => SELF_PIPING.test(`${name}() ${body}`));
+  const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));
   if (selfPiping || FORK_LOOPS.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");
 }
 
@@ -514,6 +492,8 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
   const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
   const line = modelCommandLine(source, { cwd, ...(vars ? { vars } : {}) });
   judgeForkBomb(source, line, s);
+  const loop = loopExhaustion(line);
+  if (loop) add(s, "resource_exhaustion", loop);
   judgeModel(line, s);
 }
 

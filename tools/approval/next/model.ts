@@ -29,6 +29,20 @@ export interface SimpleCommand {
   cwd: string | undefined;
   /** Inside `$(…)`, `<(…)` or a function body. */
   nested: boolean;
+  /** Run in the background (`cmd &`, or inside a backgrounded group). */
+  background?: boolean;
+  /** The loop whose body runs it (the innermost). */
+  loop?: Loop;
+}
+
+/** A loop: how many times its body runs, when the line says. */
+export interface Loop {
+  /** `for i in {1..N}`, `$(seq N)`, `for ((…; i<N; …))`; undefined when not known. */
+  count?: number;
+  /** `while :`, `while true`, `until false`. */
+  endless: boolean;
+  /** Loops it runs inside (a loop in a loop). */
+  outer?: Loop;
 }
 
 export interface CommandLine {
@@ -52,6 +66,8 @@ interface WalkState {
   home: string;
   out: CommandLine;
   nested: boolean;
+  background: boolean;
+  loop?: Loop;
 }
 
 const named = (n: SyntaxNode): SyntaxNode[] => n.namedChildren.filter((c): c is SyntaxNode => c !== null);
@@ -95,10 +111,27 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
       if (w) stdin = resolveWord(w, s.vars);
     } else if (c.type !== "comment") {
       walkWord(c, s);
-      argv.push(...expandBraces(resolveWord(c, s.vars)));
+      argv.push(...(positionalWords(c, s.vars) ?? expandBraces(resolveWord(c, s.vars))));
     }
   }
-  return { argv, redirects, env, cwd: s.cwd, nested: s.nested, ...(stdin ? { stdin } : {}) };
+  return {
+    argv,
+    redirects,
+    env,
+    cwd: s.cwd,
+    nested: s.nested,
+    ...(stdin ? { stdin } : {}),
+    ...(s.background ? { background: true } : {}),
+    ...(s.loop ? { loop: s.loop } : {}),
+  };
+}
+
+/** `"$@"`, `$*`: the positional parameters, each a word, when the line was given them. */
+function positionalWords(node: SyntaxNode, vars: Variables): Word[] | undefined {
+  if (!/^"?\$\{?[@*]\}?"?$/.test(node.text) || !vars.has("1")) return undefined;
+  const words: Word[] = [];
+  for (let i = 1; vars.has(String(i)); i++) words.push(vars.get(String(i))!);
+  return words;
 }
 
 /** Runs the substitutions inside a word (they run before the command). */
@@ -187,10 +220,18 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
     case "for_statement": {
       // The loop variable is judged as the first listed value (when the list is known).
       const name = node.childForFieldName("variable")?.text;
-      const first = node.childrenForFieldName("value").find((v) => v !== null);
-      if (name && first) s.vars.set(name, resolveWord(first, s.vars));
-      walkChildren(node, s);
-      return undefined;
+      const values = node.childrenForFieldName("value").filter((v): v is SyntaxNode => v !== null);
+      if (name && values[0]) s.vars.set(name, loopValue(values, s.vars));
+      return walkLoop(node, s, { count: listCount(values), endless: false });
+    }
+    case "c_style_for_statement": {
+      const bound = /<=?\s*(\d+)/.exec(node.childForFieldName("condition")?.text ?? "");
+      return walkLoop(node, s, { ...(bound ? { count: Number(bound[1]) } : {}), endless: !bound });
+    }
+    case "while_statement": {
+      const condition = node.childForFieldName("condition")?.text.replace(/;$/, "").trim() ?? "";
+      const endless = node.children[0]?.type === "until" ? /^false$/.test(condition) : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
+      return walkLoop(node, s, { endless });
     }
     case "subshell": {
       const cwd = s.cwd;
@@ -204,11 +245,46 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
   }
 }
 
+/**
+ * What the loop variable is judged as: the first absolute or home path listed (the value that reaches
+ * furthest), else the first value; `$(ls DIR)` and `$(find DIR …)` stand for what they list.
+ */
+function loopValue(values: SyntaxNode[], vars: Variables): Word {
+  const listing = /^\$\(\s*(ls|find)\s+(?:-\S+\s+)*([^\s)$]+)[^)]*\)$/.exec(values.map((v) => v.text).join(" "));
+  if (listing) {
+    const dir = listing[2]!.replace(/\/$/, "");
+    return { text: listing[1] === "ls" ? "\u0000found" : `${dir}/\u0000found`, literal: true, glob: false };
+  }
+  const words = values.flatMap((v) => expandBraces(resolveWord(v, vars)));
+  return words.find((w) => /^[/~]/.test(w.text)) ?? words[0]!;
+}
+
+/** How many values `for x in …` goes through: `{1..N}`, `$(seq [A] N)`, or the listed words. */
+function listCount(values: SyntaxNode[]): number | undefined {
+  const text = values.map((v) => v.text).join(" ");
+  const range = /^\{(-?\d+)\.\.(-?\d+)(\.\.\d+)?\}$/.exec(text);
+  if (range) return Math.abs(Number(range[2]) - Number(range[1])) + 1;
+  const seq = /^\$\(\s*seq\s+(?:(-?\d+)\s+)?(?:\d+\s+)?(\d+)\s*\)$/.exec(text);
+  if (seq) return Number(seq[2]) - Number(seq[1] ?? 1) + 1;
+  return values.some((v) => v.type === "command_substitution" || v.type === "expansion") ? undefined : values.length;
+}
+
+function walkLoop(node: SyntaxNode, s: WalkState, loop: Loop): undefined {
+  const outer = s.loop;
+  s.loop = outer ? { ...loop, outer } : loop;
+  walkChildren(node, s);
+  s.loop = outer;
+  return undefined;
+}
+
 function walkChildren(node: SyntaxNode, s: WalkState): void {
   for (const c of named(node)) {
+    const background = s.background;
+    if (c.nextSibling?.type === "&") s.background = true;
     if (c.type === "command_substitution" || c.type === "process_substitution") walkWord(c, s);
     else if (c.type === "variable_assignment") assign(c, s.vars, s);
     else walkStage(c, s);
+    s.background = background;
   }
 }
 
@@ -238,6 +314,7 @@ export function modelCommandLine(source: string, opts: ModelOptions = {}): Comma
       home: opts.home ?? "~",
       out,
       nested: false,
+      background: false,
     };
     walkChildren(root, state);
     out.vars = state.vars;

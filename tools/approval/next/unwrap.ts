@@ -184,6 +184,11 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
     depth: f.depth + 1,
   };
   commandEnv(env, next, out);
+  // `parallel 'cmd {}' ::: …`: one quoted word is shell text.
+  if (fan?.argv.length && fan.argv.every((w) => /\s/.test(w.text))) {
+    for (const code of fan.argv) out.shellTexts.push({ code, env, elevated: next.elevated, via, command: f.command });
+    return true;
+  }
   unwrapWords(fan?.argv ?? args.slice(at), next, out);
   return true;
 }

@@ -371,6 +371,14 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["dd if=/dev/zero of=./disk.img bs=1k count=1"],
   },
   {
+    program: ["truncate"],
+    args: /(^|\s)(-s\s*0|--size[= ]0)(\s.*)?\s\S+\.(db|sqlite3?|mdb)(\s|$)/,
+    effect: "system",
+    key: "overwrite_data_file",
+    flag: ["truncate -s 0 data.db", "truncate -s0 app.sqlite3"],
+    pass: ["truncate -s 0 app.log"],
+  },
+  {
     program: ["cp", "mv", "install", "cat"],
     args: /^(-\S+\s+)*\/dev\/(null|zero)\s+\S+\.(db|sqlite3?|mdb)$/,
     effect: "system",
@@ -424,6 +432,31 @@ export const FS_SYSTEM_RULES: Rule[] = [
     when: (ops) => ops[0] === "/",
     flag: ["find / -xdev -type f -exec cp --parents {} ./mirror/ \\;"],
     pass: ["find . -name '*.txt' -exec cp {} ./out/ \\;"],
+  },
+  {
+    program: ["kubectl", "oc"],
+    verbs: [["scale"]],
+    args: /--replicas[= ](\d{3,})/,
+    effect: "exhaust",
+    key: "resource_exhaustion",
+    flag: ["oc scale dc/worker --replicas 3000", "kubectl scale deploy/api --replicas=500"],
+    pass: ["kubectl scale deploy/api --replicas=3"],
+  },
+  {
+    program: ["docker", "docker-compose", "podman", "podman-compose"],
+    args: /--scale[= ]\S+=(\d{3,})/,
+    effect: "exhaust",
+    key: "resource_exhaustion",
+    flag: ["docker compose up -d --scale worker=2000"],
+    pass: ["docker compose up -d --scale worker=3"],
+  },
+  {
+    program: ["aws"],
+    args: /--(desired-capacity|max-size|desired-count)[= ](\d{3,})/,
+    effect: "exhaust",
+    key: "resource_exhaustion",
+    flag: ["aws autoscaling set-desired-capacity --auto-scaling-group-name web --desired-capacity 5000"],
+    pass: ["aws autoscaling set-desired-capacity --auto-scaling-group-name web --desired-capacity 4"],
   },
   {
     program: ["cp", "rsync"],
@@ -1120,3 +1153,32 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["rsync -a --delete ./site/ ./public/", "rsync -an --delete ./dist/ /srv/www/"],
   },
 ];
+
+/** Exhaustion knowledge (exhaust.ts reads it). */
+export const EXHAUST = {
+  /** Sources that never end. */
+  endlessFiles: /^\/dev\/(zero|u?random|full)$/,
+  /** Programs that print forever on their own. */
+  endlessPrograms: new Set(["yes"]),
+  /** Programs that hold all their input before writing (memory grows with endless input). */
+  buffering: new Set(["sort", "tac", "shuf", "tail", "xargs", "python", "python3", "awk", "gawk", "sed", "perl", "ruby", "node", "jq", "rev", "uniq"]),
+  /** Programs that stop endless input (a pipeline through them is bounded). */
+  limiters: new Set(["head", "dd", "timeout", "pv", "read"]),
+  /** Programs that burn a CPU forever on endless input. */
+  cpuBurners: new Set(["sha256sum", "sha1sum", "md5sum", "sha512sum", "b2sum", "gzip", "bzip2", "xz", "cat", "yes", "openssl"]),
+  /** Programs a loop body runs that leave something behind each time (files, processes, containers). */
+  creators: new Set(["touch", "mkdir", "cp", "mktemp", "tempfile", "dd", "fallocate", "docker", "podman", "nerdctl", "kubectl", "tmux", "screen", "nohup", "setsid", "truncate", "ln", "git", "curl", "wget", "nc", "ssh"]),
+  /** Programs that end or pace a loop. */
+  pacers: new Set(["sleep", "break", "exit", "return", "read", "wait", "timeout", "inotifywait"]),
+  /** Load generators: programs whose job is to flood a service. */
+  loadTools: new Set(["wrk", "wrk2", "siege", "bombardier", "oha", "vegeta", "hey", "ab", "k6", "locust", "artillery", "h2load", "slowhttptest", "goldeneye", "hping3", "ping", "t50", "mz"]),
+  /** Sizes at or above these are huge. */
+  hugeFile: 64 * 2 ** 30,
+  hugeRead: 4 * 2 ** 30,
+  /** Loops that run this many times or more, by what their body does. */
+  manyBackground: 500,
+  manyContainers: 1000,
+  manyFiles: 100_000,
+  /** Parallel fan-out above this many at once (xargs -P, parallel -j). */
+  manyParallel: 100,
+};
