@@ -15,7 +15,7 @@ import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/fs_system.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
-import type { Variables, Word } from "./words.js";
+import { decodeAnsiC, type Variables, type Word } from "./words.js";
 
 export interface JudgeOptions {
   /** Directory the command starts in. */
@@ -153,14 +153,8 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
   const p = programOf(cmd);
   if (p === "echo" || p === "printf") {
     const args = cmd.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
-    return {
-      text: args
-        .map((w) => w.text)
-        .join(" ")
-        .replace(/\\n/g, "\n"),
-      literal: args.every((w) => w.literal),
-      glob: false,
-    };
+    const joined = args.map((w) => w.text).join(" ");
+    return { text: decodeAnsiC(joined.replace(/%%/g, "%")), literal: args.every((w) => w.literal), glob: false };
   }
   if (p === "cat" && cmd.argv[1]) {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
@@ -228,7 +222,12 @@ const TASK_FILES: Record<
   string,
   (args: Word[]) => { files: string[]; extract?: (text: string, args: Word[]) => string }
 > = {
-  make: () => ({ files: ["Makefile", "makefile", "GNUmakefile"], extract: makeRecipes }),
+  make: (a) => ({
+    files: [...fileOption(a, "-f"), "Makefile", "makefile", "GNUmakefile"],
+    extract: makeRecipes,
+  }),
+  just: () => ({ files: ["justfile", "Justfile", ".justfile"], extract: indentedRecipes }),
+  task: () => ({ files: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml"], extract: yamlCommands }),
   npm: (a) => ({
     files: /^(test|t|start|run|run-script|install|ci|i)$/.test(a[0]?.text ?? "") ? ["package.json"] : [],
     extract: packageScripts,
@@ -239,6 +238,8 @@ const TASK_FILES: Record<
   git: (a) => ({
     files: /^(commit|push|merge|checkout|rebase)$/.test(a[0]?.text ?? "")
       ? [
+          ".husky/pre-commit",
+          ".husky/pre-push",
           ".git/hooks/pre-commit",
           ".git/hooks/commit-msg",
           ".git/hooks/pre-push",
@@ -249,16 +250,32 @@ const TASK_FILES: Record<
   }),
 };
 
+/** `make -f FILE`: the file named. */
+const fileOption = (args: Word[], flag: string) =>
+  args.flatMap((w, i) => (w.text === flag && args[i + 1] ? [args[i + 1]!.text] : []));
+
+/** A justfile's recipe lines (indented under a recipe name). */
+const indentedRecipes = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => /^\s+\S/.test(l))
+    .map((l) => l.trim().replace(/^[@-]+/, ""))
+    .join("\n");
+
+/** A Taskfile's `cmds:` entries (`- cmd`). */
+const yamlCommands = (text: string) =>
+  [...text.matchAll(/^\s*-\s+(?:cmd:\s*)?(.+)$/gm)].map((m) => m[1]!.replace(/^(['"])(.*)\1$/, "$2")).join("\n");
+
+/** Files that run by themselves later (hooks, cron, shell start-up): what the line writes there is judged now. */
+const AUTORUN = /(^|\/)(\.git\/hooks\/[\w-]+|\.husky\/[\w-]+|etc\/cron\.[\w]+\/[^/]+|etc\/rc\.local|etc\/profile\.d\/[^/]+)$/;
+
+/** A Makefile's recipe lines: tab-led (or led by `.RECIPEPREFIX`), and `target: ; cmd`. */
 function makeRecipes(text: string): string {
+  const prefix = /^\.RECIPEPREFIX\s*:?=\s*(\S)/m.exec(text)?.[1] ?? "\t";
   return text
     .split("\n")
-    .filter((l) => l.startsWith("\t"))
-    .map((l) =>
-      l
-        .slice(1)
-        .replace(/^[@-]+/, "")
-        .replace(/\$\$/g, "$"),
-    )
+    .flatMap((l) => (l.startsWith(prefix) ? [l.slice(1)] : (/^[^\s#=][^=]*?:[^=]*?;(.+)$/.exec(l)?.slice(1) ?? [])))
+    .map((l) => l.trim().replace(/^[@-]+/, "").replace(/\$\$/g, "$"))
     .join("\n");
 }
 
@@ -277,7 +294,8 @@ function judgeTaskFiles(inv: Invocation, s: LineState): void {
   const spec = TASK_FILES[inv.program]?.(inv.args);
   if (!spec) return;
   for (const name of spec.files) {
-    const text = fileText({ text: name, literal: true, glob: false }, s, inv.command.cwd);
+    const text =
+      name === "-" ? inv.command.stdin?.text : fileText({ text: name, literal: true, glob: false }, s, inv.command.cwd);
     if (text === undefined) continue;
     const body = spec.extract ? spec.extract(text, inv.args) : text;
     if (name.endsWith(".py")) judgeCode(body, s);
@@ -407,6 +425,8 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
     const p = programOf(cmd);
     const text = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
     s.written.set(path, p === "cat" || p === "echo" || p === "printf" ? text : undefined);
+    if (AUTORUN.test(path) && text !== undefined && (p === "cat" || p === "echo" || p === "printf"))
+      judgeShellText({ text, literal: true, glob: false }, s, cmd.cwd, `${path} runs later`);
     const key = judgeWrite(r.target, { ...s.ctx, cwd: cmd.cwd });
     if (key && !(key === "disk_write" && r.target.text.startsWith("/dev/tty"))) add(s, key, `writes ${r.target.text}`);
   }

@@ -5,7 +5,7 @@
  */
 import { posix } from "node:path";
 import { withParsedBash, type SyntaxNode } from "./parser.js";
-import { expandBraces, resolveWord, type Variables, type Word } from "./words.js";
+import { expandBraces, resolveWord, splitUnquoted, type Variables, type Word } from "./words.js";
 
 export type { Word } from "./words.js";
 
@@ -111,7 +111,8 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
       if (w) stdin = resolveWord(w, s.vars);
     } else if (c.type !== "comment") {
       walkWord(c, s);
-      argv.push(...(positionalWords(c, s.vars) ?? expandBraces(resolveWord(c, s.vars))));
+      const word = resolveWord(c, s.vars);
+      argv.push(...(positionalWords(c, s.vars) ?? splitUnquoted(commandWord(c), word, s.vars).flatMap(expandBraces)));
     }
   }
   return {
@@ -125,6 +126,9 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
     ...(s.loop ? { loop: s.loop } : {}),
   };
 }
+
+/** The node a command-name node wraps (`$s` as the program word). */
+const commandWord = (n: SyntaxNode): SyntaxNode => (n.type === "command_name" && n.namedChildren[0]) || n;
 
 /** `"$@"`, `$*`: the positional parameters, each a word, when the line was given them. */
 function positionalWords(node: SyntaxNode, vars: Variables): Word[] | undefined {

@@ -295,9 +295,12 @@ export function unwrap(command: SimpleCommand): Unwrapped {
 function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const word = argv[0];
   if (!word || f.depth > 8) return;
+  const initScript = /^\/etc\/(init\.d|rc\.d)\/([^/]+)$/.exec(word.text);
+  if (initScript) return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
   const program = basename(word.text);
   const args = argv.slice(1);
-  if (unwrapWrapper(program, args, f, out)) return;
+  if (!SHELL_TEXT_TAKERS[program]?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out))
+    return;
   const via = [...f.via, program];
   const text = textArgument(program, args);
   if (text) {

@@ -57,10 +57,39 @@ function variable(name: string, vars: Variables): Word {
   return unknown(`$${name}`);
 }
 
+/** A shell pattern (`*`, `?`) as a regex source. */
+const patternSource = (p: string) => p.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+
+/** `${X%suffix}`, `${X#prefix}`, `${X/a/b}`, `${X//a/b}` of a known value; undefined for other operators. */
+function operate(value: string, op: string): string | undefined {
+  const m = /^(%%?|##?|\/\/?)(.*)$/s.exec(op);
+  if (!m) return undefined;
+  const [, kind, rest] = m as unknown as [string, string, string];
+  if (kind.startsWith("/")) {
+    const [from = "", to = ""] = rest.split(/(?<!\\)\//);
+    const re = new RegExp(patternSource(from), kind === "//" ? "g" : "");
+    return value.replace(re, to.replace(/\\(.)/g, "$1"));
+  }
+  const whole = new RegExp(`^${patternSource(rest)}$`, "s");
+  const cuts = [...Array(value.length + 1).keys()];
+  // `%`/`#` remove the shortest match, `%%`/`##` the longest.
+  if (kind.startsWith("%")) {
+    const at = (kind === "%" ? cuts.reverse() : cuts).find((i) => whole.test(value.slice(i)));
+    return at === undefined ? value : value.slice(0, at);
+  }
+  const at = (kind === "#" ? cuts : cuts.reverse()).find((i) => whole.test(value.slice(0, i)));
+  return at === undefined ? value : value.slice(at);
+}
+
 function expansion(node: SyntaxNode, vars: Variables): Word {
   const name = node.namedChildren.find((c) => c?.type === "variable_name")?.text;
   if (!name) return unknown(node.text);
   const value = variable(name, vars);
+  const op = node.text.slice(2 + name.length, -1);
+  if (op && !/^:?[-=+?]/.test(op)) {
+    const result = value.literal ? operate(value.text, op) : undefined;
+    return result === undefined ? unknown(node.text) : { text: result, literal: true, glob: false };
+  }
   if (value.literal) return value;
   const fallback = node.namedChildren.find((c) => c && c !== node.namedChildren[0] && c.type !== "variable_name");
   // ${X:-default}, ${X:=default}: the default is what an unset X gives (what the author meant it to be).
@@ -131,4 +160,12 @@ export function expandBraces(word: Word): Word[] {
   const m = /^(.*?)\{([^{}]*,[^{}]*)\}(.*)$/s.exec(word.text);
   if (!m || !word.literal) return [word];
   return m[2]!.split(",").flatMap((alt) => expandBraces({ ...word, text: `${m[1]}${alt}${m[3]}` }));
+}
+
+/** An unquoted expansion's value split into words at IFS (`w="rm -rf /"; $w`). */
+export function splitUnquoted(node: SyntaxNode, word: Word, vars: Variables): Word[] {
+  if (!word.literal || (node.type !== "simple_expansion" && node.type !== "expansion")) return [word];
+  const ifs = vars.get("IFS")?.text ?? " \t\n";
+  const parts = word.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, "\\$&")}]+`)).filter((p) => p !== "");
+  return parts.length > 1 ? parts.map((text) => ({ text, literal: true, glob: false })) : [word];
 }

@@ -92,6 +92,7 @@ export const SHELL_TEXT_TAKERS: Record<string, { flag?: string[]; last?: boolean
     watch: { last: true },
     trap: { first: true },
     "nix-shell": { flag: ["--run", "--command"] },
+    flock: { flag: ["-c", "--command"] },
     "flatpak-spawn": { last: true },
     pssh: { last: true },
     "parallel-ssh": { last: true },
@@ -123,6 +124,7 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   git: /^(?:(?:core\.(?:pager|editor|sshCommand|fsmonitor)|diff\.external|sequence\.editor|alias\.[\w-]+)=!?|!)(.+)$/s,
   tar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
   less: /^\+?!(.+)$/s,
+  sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$/s,
 };
 
 /** Environment variables whose value a program runs as a command. */
