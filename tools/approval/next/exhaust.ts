@@ -120,7 +120,8 @@ function loadGenerator(inv: Invocation): string | undefined {
 
 /** Judges one invocation; returns the reason it exhausts the machine, if it does. */
 export function exhaustion(inv: Invocation): string | undefined {
-  if (/^(stress|stress-ng)$/.test(inv.program) && !inv.args.some((w) => /^(-t|--timeout)$/.test(w.text)))
+  const timeout = optionValue(texts(inv.args), /^(-t|--timeout)$/);
+  if (/^(stress|stress-ng)$/.test(inv.program) && (timeout === undefined || /^0+[smhd]?$/.test(timeout)))
     return "stress test";
   return endlessStream(inv) ?? hugeSizes(inv) ?? loadGenerator(inv);
 }

@@ -139,14 +139,16 @@ function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
 
 function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
-    if (madeOnLine(p, ctx) || isLinkItself(p, ctx)) continue;
+    // `rm link` removes the link; find, chmod and the rest go through it.
+    if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
     if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx))
       return "recursive_delete";
     if (c === "unknown" && recursive) return rule.key;
-    if (c === "temp" && recursive && rule.key === "recursive_delete") return rule.key;
+    if (c === "temp" && recursive && (rule.key === "recursive_delete" || /^\/(var\/)?tmp\/?$/.test(absolutePath(p, ctx) ?? "")))
+      return rule.key;
     if (isForeign(c) && c !== "unknown")
       return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;
   }
@@ -184,7 +186,6 @@ function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext):
     case "delete":
       return judgeDelete(rule, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
     case "overwrite":
-      if (inv.runtimeArgs) return undefined;
       for (const p of paths) {
         const key = judgeWrite(p, ctx);
         if (key) return rule.key === "overwrite_outside_workdir" ? key : rule.key;

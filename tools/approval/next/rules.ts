@@ -197,7 +197,7 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["pkill"],
-    args: /(^|\s)-(9|KILL|SIGKILL)\b|(^|\s)(-u|-U)\s+root|(^|\s)(sshd|systemd|init|dockerd|containerd|postgres|mysqld)(\s|$)/,
+    args: /(^|\s)-(9|KILL|SIGKILL)\b|(^|\s)(--signal[= ]|-s\s*)(9|KILL|SIGKILL)\b|(^|\s)(-u|-U)\s+root|(^|\s)(sshd|systemd|init|dockerd|containerd|postgres|mysqld)(\s|$)/,
     effect: "system",
     key: "pkill_force",
     flag: ["pkill -9 python", "pkill -u root"],
@@ -237,7 +237,7 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["ip", "ifconfig", "route", "nmcli", "brctl"],
-    args: /(^|\s)(down|del|delete|flush|add|set|change|replace)(\s|$)/,
+    args: /(^|\s)(down|del|delete|flush|add|set|change|replace|delbr|addbr|delif|addif)(\s|$)/,
     effect: "system",
     key: "network_change",
     flag: ["ip link set eth0 down", "ifconfig eth0 down", "ip route del default"],

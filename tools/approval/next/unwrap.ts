@@ -107,8 +107,10 @@ function findExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
 }
 
 function findRoots(args: Word[]): Word[] {
-  const end = args.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!");
-  const roots = args.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
+  const from = args.findIndex((w) => !/^-[HLP]$|^-O\d$/.test(w.text));
+  const rest = from < 0 ? [] : args.slice(from);
+  const end = rest.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!");
+  const roots = rest.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
   return roots.length ? roots : [literal(".")];
 }
 
@@ -118,6 +120,8 @@ const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   let origin = cmd.pipedFrom;
+  if (!origin && cmd.stdin?.literal)
+    return cmd.stdin.text.split(/\s+/).filter(Boolean).map((text) => ({ text, literal: true, glob: false }));
   if (!origin) return undefined;
   while (origin.pipedFrom) origin = origin.pipedFrom;
   let argv = origin.argv;
@@ -208,7 +212,8 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
   }
   const spec = SHELL_TEXT_TAKERS[program];
   if (!spec) return undefined;
-  const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text)) : -1;
+  const bundled = (t: string) => spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
+  const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text) || bundled(w.text)) : -1;
   const code = spec.flag
     ? flagged >= 0
       ? args[flagged + 1]
@@ -278,7 +283,7 @@ function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void 
   if (!re) return;
   for (const w of args) {
     const m = re.exec(w.text);
-    const code = m?.slice(1).find((g) => g !== undefined);
+    const code = m?.slice(1).findLast((g) => g !== undefined);
     if (code) out.shellTexts.push({ code: { ...w, text: code }, elevated: f.elevated, via: [...f.via, program], command: f.command });
   }
 }

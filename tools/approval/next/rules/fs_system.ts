@@ -424,6 +424,32 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["cpio -idm < a.cpio", "cpio -t < a.cpio"],
   },
   {
+    program: ["cpio"],
+    args: /(^|\s)-[a-zA-Z]*p|--pass-through/,
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: "operands",
+    flag: ["find . -depth | cpio -pdm /srv/mirror"],
+    pass: ["find . -depth | cpio -pdm ./mirror"],
+  },
+  {
+    program: ["tar", "gtar", "bsdtar"],
+    args: /--to-command[= ]\S*\b(sh|bash|zsh|dash|python\d*|perl|node|ruby|php)\b/,
+    effect: "execute",
+    key: "shell_input",
+    flag: ["tar xzf scripts.tgz --to-command=bash", "gtar -xf payload.tar --to-command 'python3'"],
+    pass: ["tar xzf a.tgz --to-command='wc -c'"],
+  },
+  {
+    program: ["fusermount", "fusermount3"],
+    args: /(^|\s)-[a-zA-Z]*u/,
+    when: (ops) => ops.some((o) => /^[/~]/.test(o) && !/^\/tmp\//.test(o)),
+    effect: "system",
+    key: "mount_change",
+    flag: ["fusermount -u /mnt/data", "fusermount3 -uz ~/mnt/s3"],
+    pass: ["fusermount -u ./mnt"],
+  },
+  {
     program: ["find"],
     args: /\s-exec(dir)?\s+cp\s/,
     unless: /-maxdepth/,
@@ -632,11 +658,11 @@ export const FS_SYSTEM_RULES: Rule[] = [
   {
     program: ["systemctl"],
     args: /(^|\s)(enable|reenable|link|add-wants|add-requires|preset|preset-all|unmask|set-default|isolate|daemon-reexec|switch-root|edit|set-property|revert)(\s|$)/,
-    unless: /(^|\s)(--user|--dry-run|--help)(\s|$)/,
+    unless: /(^|\s)(--dry-run|--help)(\s|$)/,
     effect: "system",
     key: "service_change",
-    flag: ["systemctl enable nginx", "systemctl set-default multi-user.target"],
-    pass: ["systemctl --user enable app", "systemctl is-enabled nginx"],
+    flag: ["systemctl enable nginx", "systemctl set-default multi-user.target", "systemctl --user enable --now sync.timer"],
+    pass: ["systemctl is-enabled nginx"],
   },
   {
     program: ["systemctl"],
@@ -1011,7 +1037,7 @@ export const FS_SYSTEM_RULES: Rule[] = [
     args: /(^|\s)(uninstall|remove|rm|un|r|erase)(\s|$)/,
     unless: /(^|\s)(--dry-run|-n|--help|-h)(\s|$)/,
     when: (ops, opts) =>
-      opts.some((o) => /^(--all|-a|-x|--executables)$/.test(o)) ||
+      opts.some((o) => /^(--all|--executables)$|^-[a-zA-Z]*[ax]/.test(o)) ||
       ops.some((o) => /^(pip|pip3|npm|setuptools|wheel|certifi|openssl|python3?|node|yarn|bundler|corepack)$/.test(o)),
     effect: "system",
     key: "package_remove",

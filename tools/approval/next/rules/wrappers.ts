@@ -122,9 +122,11 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   scp: /^-oProxyCommand=(.+)$|^ProxyCommand[= ](.+)$/is,
   rsync: /^(?:-e|--rsh=?)\s*(.+)$|^--rsync-path=(.+)$/s,
   git: /^(?:(?:core\.(?:pager|editor|sshCommand|fsmonitor)|diff\.external|sequence\.editor|alias\.[\w-]+)=!?|!)(.+)$/s,
+  gtar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
+  bsdtar: /^--(?:checkpoint-action=exec|to-command|use-compress-program)=(.+)$/s,
   tar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
   less: /^\+?!(.+)$/s,
-  sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$/s,
+  sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$|^s(.)(?:(?!\2).)*\2((?:(?!\2).)*)\2[gpiI0-9]*e[gpiI0-9]*$/s,
 };
 
 /** Environment variables whose value a program runs as a command. */
