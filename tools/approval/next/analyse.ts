@@ -115,7 +115,7 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
 
 /** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
 const INIT_IDIOM =
-  /^\$\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
+  /^[$<]\(\s*[\w-]+ completions?\b|^[$<]\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
 
 function judgeShellText(
   code: Word,
@@ -126,7 +126,7 @@ function judgeShellText(
   extra: { env?: Variables; elevated?: boolean } = {},
 ): void {
   if (!code.literal) {
-    if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim())) return;
+    if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
     return add(s, "shell_input", `${why}: shell text only known when it runs`);
   }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
@@ -206,6 +206,7 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
       : inv.word;
   if (!script) return judgeStdinProgram(inv, s);
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
+    if (INIT_IDIOM.test(script.text)) return;
     return add(
       s,
       /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input",

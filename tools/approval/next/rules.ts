@@ -206,6 +206,8 @@ const BASE_RULES: Rule[] = [
   {
     program: ["mount", "umount", "swapoff", "swapon"],
     unless: /^(-l|--list|-a -l|--show|-s)?$|^--show/,
+    // A loop image of the working directory mounted on a folder of it is the task's own.
+    when: (ops, opts) => (ops.length ? ops.some((o) => /^[/~$]/.test(o) || o.includes(":")) : opts.length > 0),
     effect: "system",
     key: "mount_change",
     flag: ["mount /dev/sdb1 /mnt", "umount -l /", "swapoff -a"],
@@ -259,11 +261,11 @@ const BASE_RULES: Rule[] = [
       "gpasswd",
       "vipw",
     ],
-    unless: /^(--help|-h|-S|--status|-D)$/,
+    unless: /^(--help|-h|-D)$|(^|\s)(-S|--status)(\s|$)/,
     effect: "system",
     key: "user_change",
-    flag: ["userdel -r alice", "passwd -d root", "usermod -aG sudo bob"],
-    pass: ["passwd --help"],
+    flag: ["userdel -r alice", "passwd -d root", "usermod -aG sudo bob", "sudo passwd -l ubuntu"],
+    pass: ["passwd --help", "passwd -S root"],
   },
   {
     program: ["crontab"],
@@ -275,7 +277,7 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["crontab"],
-    args: /^(?!.*(^|\s)-[lr](\s|$)).+/,
+    args: /^(?!.*(^|\s)-[lrh](\s|$)).+/,
     effect: "system",
     key: "crontab_replace",
     flag: ["crontab jobs.txt", "crontab -"],
@@ -308,6 +310,7 @@ const BASE_RULES: Rule[] = [
   {
     program: ["apt", "apt-get", "aptitude", "dnf", "yum", "zypper", "pacman", "apk", "snap", "dpkg", "rpm"],
     args: /(^|\s)(remove|purge|autoremove|erase|del|-R[a-z]*|-r|-P|-e|--purge|--remove|--erase)(\s|$)/,
+    unless: /(^|\s)(-s|--simulate|--dry-run|--just-print|--no-act|-p|--print|--test|-[a-zA-Z]*p[a-zA-Z]*)(\s|$)|(^|\s)-R[a-z]*p/,
     effect: "system",
     key: "package_remove",
     flag: ["apt-get remove -y openssh-server", "yum erase -y kernel", "pacman -Rns systemd", "dpkg --purge libc6"],
@@ -339,6 +342,7 @@ const BASE_RULES: Rule[] = [
   {
     program: ["ssh-keygen"],
     args: /(^|\s)-f\s+~?\/?\S*\.ssh\/(id_|authorized)/,
+    unless: /(^|\s)-[a-zA-Z]*[ylLB][a-zA-Z]*(\s|$)/,
     effect: "overwrite",
     key: "credential_write",
     flag: ["ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -N '' -q <<< y"],
@@ -394,24 +398,8 @@ const BASE_RULES: Rule[] = [
     flag: ["git branch -D main"],
     pass: ["git branch -d merged-feature", "git branch -D spike/old-experiment"],
   },
-  {
-    program: ["git"],
-    verbs: [["checkout", "restore"]],
-    args: /(^|\s)(\.|--\s+\.|-f|--force)(\s|$)/,
-    effect: "remote",
-    key: "git_reset_hard",
-    flag: ["git checkout -- ."],
-    pass: ["git checkout main"],
-  },
-  {
-    program: ["git"],
-    verbs: [["stash"]],
-    args: /(^|\s)(clear|drop)(\s|$)/,
-    effect: "remote",
-    key: "git_reset_hard",
-    flag: ["git stash clear"],
-    pass: ["git stash list"],
-  },
+
+
   {
     program: ["terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"],
     args: /(^|\s)(destroy|-destroy|down|remove)(\s|$)/,
@@ -593,11 +581,12 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["ssh"],
-    args: /(^|\s)-[a-zA-Z]*[RD][a-zA-Z]*\s*(0\.0\.0\.0|\*)?:?\d+/,
+    // Reverse forwards; SOCKS proxies open to every interface or left running in the background.
+    args: /(^|\s)-[a-zA-Z]*R[a-zA-Z]*\s*(0\.0\.0\.0|\*)?:?\d+|(^|\s)-[a-zA-Z]*D[a-zA-Z]*\s*(0\.0\.0\.0|\*):\d+|(^|\s)-[a-zA-Z]*f[a-zA-Z]*\s(.*\s)?-[a-zA-Z]*D|(^|\s)-[a-zA-Z]*D[a-zA-Z]*\s+\S+\s(.*\s)?-[a-zA-Z]*f/,
     effect: "execute",
     key: "remote_access",
     flag: ["ssh -N -R 0.0.0.0:8022:127.0.0.1:22 relay@203.0.113.50"],
-    pass: ["ssh -L 5432:localhost:5432 db-bastion"],
+    pass: ["ssh -L 5432:localhost:5432 db-bastion", "ssh -N -D 1080 bastion"],
   },
   {
     program: ["tmate", "sshx", "upterm"],
@@ -609,6 +598,7 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["setcap"],
+    unless: /(^|\s)-v(\s|$)/,
     effect: "system",
     key: "privilege_grant",
     flag: ["setcap cap_sys_admin+eip /usr/local/bin/helper"],

@@ -53,6 +53,7 @@ function variable(name: string, vars: Variables): Word {
   if (known) return { ...known, glob: false };
   if (NUMERIC.test(name)) return { text: "0", literal: true, glob: false };
   if (name === "HOME") return { text: "~", literal: true, glob: false };
+  if (name === "SHELL") return { text: "bash", literal: true, glob: false };
   if (name === "PWD") return { text: ".", literal: true, glob: false };
   return unknown(`$${name}`);
 }
@@ -148,11 +149,34 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
       if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text))
         return { text: MKTEMP, literal: true, glob: false };
       if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return { text: ".", literal: true, glob: false };
-      return unknown(node.text);
+      return printed(node, vars) ?? unknown(node.text);
     default:
       // command and process substitution, arithmetic, arrays: known only when run.
       return unknown(node.text);
   }
+}
+
+/** `printf FORMAT ARGS…` with `%s` and escapes, as printf prints it. */
+function printfOutput(args: string[]): string {
+  const [format = "", ...rest] = args;
+  let i = 0;
+  const once = () => decodeAnsiC(format).replace(/%[sd]/g, () => rest[i++] ?? "").replace(/%%/g, "%");
+  let out = once();
+  while (i > 0 && i < rest.length) out += once();
+  return out;
+}
+
+/** `$(printf …)`, `$(echo …)` of known words: what they print (trailing newlines dropped, as `$(…)` does). */
+function printed(node: SyntaxNode, vars: Variables): Word | undefined {
+  const inner = node.namedChildren.filter((c): c is SyntaxNode => c !== null);
+  if (inner.length !== 1 || inner[0]!.type !== "command") return undefined;
+  const words = inner[0]!.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars));
+  const [program, ...args] = words;
+  if (!program || !words.every((w) => w.literal && !w.glob)) return undefined;
+  const texts = args.map((w) => w.text);
+  if (program.text === "printf") return { text: printfOutput(texts).replace(/\n+$/, ""), literal: true, glob: false };
+  if (program.text === "echo") return { text: texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "), literal: true, glob: false };
+  return undefined;
 }
 
 /** `{a,b}` brace expansion of an unquoted literal word (one level, as agents write it). */
