@@ -89,9 +89,22 @@ function redirectOf(node: SyntaxNode, s: WalkState): Redirect | undefined {
   return { op, ...(fd ? { fd } : {}), target: resolveWord(dest, s.vars) };
 }
 
+/** `a=(x y)`, `declare -A m=([k]=v)`: each element as `a[0]`, `m[k]`; `a[@]` holds how many. */
+function assignArray(name: string, value: SyntaxNode, vars: Variables, s: WalkState): void {
+  const elements = named(value);
+  elements.forEach((e, i) => {
+    const keyed = /^\[([^\]]+)\]=(.*)$/s.exec(e.text);
+    const word = resolveWord(e, s.vars);
+    if (keyed) vars.set(`${name}[${keyed[1]}]`, { ...word, glob: false, text: word.text.replace(/^\[[^\]]+\]=/, "") });
+    else vars.set(`${name}[${i}]`, word);
+  });
+  vars.set(`${name}[@]`, { text: String(elements.length), literal: true, glob: false });
+}
+
 function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
   const name = node.childForFieldName("name")?.text;
   const value = node.childForFieldName("value");
+  if (name && value?.type === "array") return assignArray(name, value, vars, s);
   if (name) vars.set(name, value ? resolveWord(value, s.vars) : { text: "", literal: true, glob: false });
   if (value) walkChildren(value, s);
 }
@@ -112,7 +125,10 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
     } else if (c.type !== "comment") {
       walkWord(c, s);
       const word = resolveWord(c, s.vars);
-      argv.push(...(positionalWords(c, s.vars) ?? splitUnquoted(commandWord(c), word, s.vars).flatMap(expandBraces)));
+      argv.push(
+        ...(positionalWords(commandWord(c), s.vars) ??
+          splitUnquoted(commandWord(c), word, s.vars).flatMap(expandBraces)),
+      );
     }
   }
   return {
@@ -132,6 +148,11 @@ const commandWord = (n: SyntaxNode): SyntaxNode => (n.type === "command_name" &&
 
 /** `"$@"`, `$*`: the positional parameters, each a word, when the line was given them. */
 function positionalWords(node: SyntaxNode, vars: Variables): Word[] | undefined {
+  const array = /^"?\$\{(\w+)\[[@*]\]\}"?$/.exec(node.text)?.[1];
+  if (array && vars.has(`${array}[@]`)) {
+    const count = Number(vars.get(`${array}[@]`)!.text);
+    return [...Array(count).keys()].flatMap((i) => vars.get(`${array}[${i}]`) ?? []);
+  }
   if (!/^"?\$\{?[@*]\}?"?$/.test(node.text) || !vars.has("1")) return undefined;
   const words: Word[] = [];
   for (let i = 1; vars.has(String(i)); i++) words.push(vars.get(String(i))!);

@@ -3,7 +3,7 @@
  * packages, installs into the system), and the programs a privileged invocation may run without being
  * asked about. Rows follow the shape of `Rule` (../rules.ts); every row carries its examples.
  */
-import type { Rule } from "../rules.js";
+import type { Rule } from "./types.js";
 
 /**
  * Programs run with sudo/doas/su whose effect is read or is only printing: read-only programs, and
