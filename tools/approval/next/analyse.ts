@@ -138,12 +138,22 @@ function judgeShellText(
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState): void {
   const feeders = upstream(inv.command).map(programOf);
+  const input = inv.command.redirects.find((r) => r.op === "<" || r.op === "<&");
+  if (input) {
+    // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known.
+    if (!input.target.literal || /^&?\d+$/.test(input.target.text))
+      return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
+    const text = fileText(input.target, s, inv.command.cwd);
+    if (text !== undefined) judgeShellText({ text, literal: true, glob: false }, s, inv.command.cwd, inv.program);
+    return;
+  }
   if (feeders.some((p) => FETCHERS.has(p)))
     return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
   if (feeders.some((p) => DECODERS.test(p))) return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
   const source = inv.command.stdin ?? literalOutput(inv.command.pipedFrom, s);
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
-  if (isShell(inv.program)) judgeShellText(source, s, inv.command.cwd, inv.program);
+  if (isShell(inv.program) || inv.program === "source" || inv.program === ".")
+    judgeShellText(source, s, inv.command.cwd, inv.program);
   else judgeCode(source.text, s);
 }
 
@@ -204,7 +214,7 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
     isShell(inv.program) || inv.program === "source" || inv.program === "."
       ? inv.args.find((w) => !w.text.startsWith("-"))
       : inv.word;
-  if (!script) return judgeStdinProgram(inv, s);
+  if (!script || /^\/dev\/(stdin|fd\/0)$|^-$/.test(script.text)) return judgeStdinProgram(inv, s);
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
     if (INIT_IDIOM.test(script.text)) return;
     return add(
@@ -417,6 +427,9 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   if (program) judgeCode(program.code, s, program.argv);
 }
 
+/** Database files: emptying one loses its data even inside the working directory. */
+const DATA_FILE = /\.(db|sqlite3?|mdb|duckdb)$/;
+
 /** Records what a command writes on this line (here-docs into files keep their text). */
 function recordWrites(cmd: SimpleCommand, s: LineState): void {
   for (const r of cmd.redirects) {
@@ -428,6 +441,7 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
     s.written.set(path, p === "cat" || p === "echo" || p === "printf" ? text : undefined);
     if (AUTORUN.test(path) && text !== undefined && (p === "cat" || p === "echo" || p === "printf"))
       judgeShellText({ text, literal: true, glob: false }, s, cmd.cwd, `${path} runs later`);
+    if (/^(:|true)?$/.test(p) && r.op === ">" && DATA_FILE.test(path)) add(s, "overwrite_data_file", `empties ${path}`);
     const key = judgeWrite(r.target, { ...s.ctx, cwd: cmd.cwd });
     if (key && !(key === "disk_write" && r.target.text.startsWith("/dev/tty"))) add(s, key, `writes ${r.target.text}`);
   }

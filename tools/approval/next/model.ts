@@ -170,11 +170,12 @@ function walkWord(node: SyntaxNode, s: WalkState): void {
 
 function emit(cmd: SimpleCommand, s: WalkState): void {
   s.out.commands.push(cmd);
-  const name = cmd.argv[0]?.text;
+  const at = /^(builtin|command)$/.test(cmd.argv[0]?.text ?? "") ? 1 : 0;
+  const name = cmd.argv[at]?.text;
   if (name === "cd" || name === "pushd")
     s.cwd = changeDirectory(
       s.cwd,
-      cmd.argv.find((w, i) => i > 0 && !w.text.startsWith("-")),
+      cmd.argv.find((w, i) => i > at && !w.text.startsWith("-")),
       s.home,
     );
   if (cmd.argv.length === 0) for (const [k, v] of cmd.env) s.vars.set(k, v);
@@ -197,6 +198,11 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
       const quoted = /^['"]|\\/.test(named(c).find((h) => h.type === "heredoc_start")?.text ?? "");
       if (text) stdin = { text: text.text, literal: quoted || !/[$`]/.test(text.text), glob: false };
       tail = named(c).filter((h) => !h.type.startsWith("heredoc_") && h.type !== "file_redirect");
+      // `cat <<EOF > FILE`: the grammar puts the file redirect inside the here-doc node.
+      for (const r of named(c).filter((h) => h.type === "file_redirect")) {
+        const redirect = redirectOf(r, s);
+        if (redirect) extra.push(redirect);
+      }
     } else if (c.type === "herestring_redirect") {
       const w = named(c)[0];
       if (w) stdin = resolveWord(w, s.vars);

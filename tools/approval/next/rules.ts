@@ -580,7 +580,7 @@ const BASE_RULES: Rule[] = [
     pass: ["unzip -o tools.zip -d ./tools"],
   },
   {
-    program: ["ssh"],
+    program: ["ssh", "autossh"],
     // Reverse forwards; SOCKS proxies open to every interface or left running in the background.
     args: /(^|\s)-[a-zA-Z]*R[a-zA-Z]*\s*(0\.0\.0\.0|\*)?:?\d+|(^|\s)-[a-zA-Z]*D[a-zA-Z]*\s*(0\.0\.0\.0|\*):\d+|(^|\s)-[a-zA-Z]*f[a-zA-Z]*\s(.*\s)?-[a-zA-Z]*D|(^|\s)-[a-zA-Z]*D[a-zA-Z]*\s+\S+\s(.*\s)?-[a-zA-Z]*f/,
     effect: "execute",

@@ -260,7 +260,10 @@ function remoteModuleText(program: string, args: Word[]): Word | undefined {
     return { ...rest, text: SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
-  const valueOf = (flags: string[]) => args[args.findIndex((w) => flags.includes(w.text)) + 1];
+  const valueOf = (flags: string[]) => {
+    const at = args.findIndex((w) => flags.includes(w.text));
+    return at < 0 ? undefined : args[at + 1];
+  };
   const module = valueOf(["-m", "--module-name"])?.text ?? "command";
   const free = valueOf(["-a", "--args"]);
   if (!free) return undefined;

@@ -598,6 +598,14 @@ export const FS_SYSTEM_RULES: Rule[] = [
     flag: ["ssh-add -D"],
     pass: ["ssh-add -l"],
   },
+  {
+    program: ["certbot"],
+    verbs: [["delete", "revoke"]],
+    effect: "system",
+    key: "credential_write",
+    flag: ["certbot delete --cert-name acme.io --non-interactive"],
+    pass: ["certbot certificates"],
+  },
   // permissions
   {
     program: ["chmod"],
@@ -930,7 +938,7 @@ export const FS_SYSTEM_RULES: Rule[] = [
   },
   {
     program: ["zpool", "zfs", "diskutil", "ceph", "gluster", "snapper", "btrfs"],
-    args: /(^|\s)(create\s.*\/dev\/|labelclear\s.*\/dev\/|destroy|offline|detach|remove|split|clear|eraseDisk|erasevolume|partitionDisk|zeroDisk|secureErase|unmountDisk|osd\s+(purge|destroy|rm)|volume\s+(delete|stop)|pool\s+(delete|rm)|delete|rollback|undochange|balance|device\s+(remove|delete)|subvolume\s+delete)(\s|$)/,
+    args: /(^|\s)(create\s.*\/dev\/|labelclear\s.*\/dev\/|destroy|offline|detach|remove|split|clear|deleteVolume|deleteContainer|eraseDisk|erasevolume|partitionDisk|zeroDisk|secureErase|unmountDisk|osd\s+(purge|destroy|rm)|volume\s+(delete|stop)|pool\s+(delete|rm)|delete|rollback|undochange|balance|device\s+(remove|delete)|subvolume\s+delete)(\s|$)/,
     unless: /(^|\s)(-[a-zA-Z]*n[a-zA-Z]*|--dry-run|list|status)(\s|$)/,
     effect: "system",
     key: "volume_destroy",
@@ -971,6 +979,23 @@ export const FS_SYSTEM_RULES: Rule[] = [
     key: "mount_change",
     flag: ["exportfs -a", "exportfs -o rw,no_root_squash *:/srv"],
     pass: ["exportfs -v"],
+  },
+  {
+    program: ["dmsetup"],
+    args: /(^|\s)(remove|remove_all|wipe_table|clear|reload|suspend)(\s|$)/,
+    effect: "system",
+    key: "volume_destroy",
+    flag: ["dmsetup remove vg0-data", "dmsetup remove_all --force"],
+    pass: ["dmsetup ls"],
+  },
+  {
+    program: ["borg", "restic", "kopia", "duplicity", "rdiff-backup", "tarsnap"],
+    args: /(^|\s)(delete|forget|prune|rm|remove-older-than|remove-all-but-n-full|-d|--delete-archive|snapshot\s+delete)(\s|$)/,
+    unless: /(^|\s)(--dry-run|-n)(\s|$)/,
+    effect: "system",
+    key: "volume_destroy",
+    flag: ["borg delete /mnt/backup/repo", "restic forget --prune --keep-last 1"],
+    pass: ["borg list /mnt/backup/repo", "restic forget --dry-run --keep-last 1"],
   },
   // boot, kernel, security
   {

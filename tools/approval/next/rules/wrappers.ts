@@ -130,7 +130,7 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
 };
 
 /** Environment variables whose value a program runs as a command. */
-export const COMMAND_ENV = /^(GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
+export const COMMAND_ENV = /^(BASH_ENV|ENV|GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
 
 /** `tmux`/`screen` subcommands that run shell text in a new window or type it into one. */
 export const MULTIPLEXERS: Record<string, { verbs: string[]; valued: string[]; keys?: RegExp }> = {
@@ -161,6 +161,9 @@ export const ANSIBLE_MODULES: { modules: string[]; when?: Record<string, RegExp>
   { modules: ["systemd", "service"], when: { enabled: /^(no|false)$/ }, command: "systemctl disable $name" },
   { modules: ["user", "group"], when: { state: /^absent$/ }, command: "userdel $name" },
   { modules: ["user"], when: { password: /./ }, command: "usermod -p x $name" },
+  { modules: ["user"], when: { groups: /\b(sudo|wheel|admin|root|docker)\b/ }, command: "usermod -aG $groups $name" },
+  { modules: ["user"], when: { uid: /^0$/ }, command: "usermod -u 0 $name" },
+  { modules: ["cron"], when: { job: /./ }, command: "crontab jobs.txt" },
   { modules: ["apt", "yum", "dnf", "package", "pip"], when: { state: /^absent$/ }, command: "apt-get remove $name" },
   { modules: ["reboot"], command: "reboot" },
   { modules: ["sysctl"], command: "sysctl -w $name=$value" },
