@@ -278,7 +278,8 @@ const yamlCommands = (text: string) =>
   [...text.matchAll(/^\s*-\s+(?:cmd:\s*)?(.+)$/gm)].map((m) => m[1]!.replace(/^(['"])(.*)\1$/, "$2")).join("\n");
 
 /** Files that run by themselves later (hooks, cron, shell start-up): what the line writes there is judged now. */
-const AUTORUN = /(^|\/)(\.git\/hooks\/[\w-]+|\.husky\/[\w-]+|etc\/cron\.[\w]+\/[^/]+|etc\/rc\.local|etc\/profile\.d\/[^/]+)$/;
+const AUTORUN =
+  /(^|\/)(\.git\/hooks\/[\w-]+|\.husky\/[\w-]+|etc\/cron\.[\w]+\/[^/]+|etc\/rc\.local|etc\/profile\.d\/[^/]+)$/;
 
 /** A Makefile's recipe lines: tab-led (or led by `.RECIPEPREFIX`), and `target: ; cmd`. */
 function makeRecipes(text: string): string {
@@ -286,7 +287,12 @@ function makeRecipes(text: string): string {
   return text
     .split("\n")
     .flatMap((l) => (l.startsWith(prefix) ? [l.slice(1)] : (/^[^\s#=][^=]*?:[^=]*?;(.+)$/.exec(l)?.slice(1) ?? [])))
-    .map((l) => l.trim().replace(/^[@-]+/, "").replace(/\$\$/g, "$"))
+    .map((l) =>
+      l
+        .trim()
+        .replace(/^[@-]+/, "")
+        .replace(/\$\$/g, "$"),
+    )
     .join("\n");
 }
 
@@ -535,7 +541,12 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
   const workdir = opts.defaultCwd;
-  const ctx: PathContext = { ...(workdir ? { workdir } : {}), ...(opts.cwd ? { cwd: opts.cwd } : {}), made: new Set(), links: new Map() };
+  const ctx: PathContext = {
+    ...(workdir ? { workdir } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    made: new Set(),
+    links: new Map(),
+  };
   const s: LineState = {
     ctx,
     opts,

@@ -37,7 +37,10 @@ export function isEndless(cmd: SimpleCommand): boolean {
   const args = texts(cmd.argv.slice(1));
   if (EXHAUST.endlessPrograms.has(p)) return true;
   if (p === "head" || p === "dd") return false;
-  const reads = [...args.filter((a) => !a.startsWith("-")), ...cmd.redirects.filter((r) => r.op === "<").map((r) => r.target.text)];
+  const reads = [
+    ...args.filter((a) => !a.startsWith("-")),
+    ...cmd.redirects.filter((r) => r.op === "<").map((r) => r.target.text),
+  ];
   return reads.some((a) => EXHAUST.endlessFiles.test(a)) && !/^(ls|stat|file|test|\[|echo|printf|mknod|chmod)$/.test(p);
 }
 
@@ -58,12 +61,21 @@ function endlessStream(inv: Invocation): string | undefined {
   const start = stages.findIndex(isEndless);
   if (start < 0) return undefined;
   const after = stages.slice(start);
-  if (after.slice(1).some((c) => EXHAUST.limiters.has(programOf(c)) || /^-[a-z]*[cn]$/.test(c.argv[1]?.text ?? "") && programOf(c) === "tr"))
+  if (
+    after
+      .slice(1)
+      .some(
+        (c) =>
+          EXHAUST.limiters.has(programOf(c)) || (/^-[a-z]*[cn]$/.test(c.argv[1]?.text ?? "") && programOf(c) === "tr"),
+      )
+  )
     return undefined;
   if (stages.at(-1) !== inv.command) return undefined;
-  if (writesFile(inv.command) && !EXHAUST.limiters.has(inv.program)) return `${inv.program} writes endless input to a file`;
+  if (writesFile(inv.command) && !EXHAUST.limiters.has(inv.program))
+    return `${inv.program} writes endless input to a file`;
   if (after.length > 1 && EXHAUST.buffering.has(inv.program)) return `${inv.program} buffers endless input`;
-  if (after.length === 1 && EXHAUST.buffering.has(inv.program) && inv.program !== "xargs") return `${inv.program} reads endless input`;
+  if (after.length === 1 && EXHAUST.buffering.has(inv.program) && inv.program !== "xargs")
+    return `${inv.program} reads endless input`;
   return undefined;
 }
 
@@ -75,13 +87,15 @@ function hugeSizes(inv: Invocation): string | undefined {
     const to = optionValue(args, /^of$/);
     const count = optionValue(args, /^count$/);
     if (!EXHAUST.endlessFiles.test(from) || !to || to === "/dev/null") return undefined;
-    if (count === undefined && !args.some((a) => /^iflag=.*count_bytes/.test(a))) return "dd copies endless input into a file";
+    if (count === undefined && !args.some((a) => /^iflag=.*count_bytes/.test(a)))
+      return "dd copies endless input into a file";
     if (bytesOf(optionValue(args, /^bs$/) ?? "512") * Number(count) >= EXHAUST.hugeFile) return "dd writes a huge file";
   }
   const size = bytesOf(optionValue(args, /^(-c|--bytes|-l|--length|-s|--size)$/) ?? "");
   if (inv.program === "head" && size >= EXHAUST.hugeRead && args.some((a) => EXHAUST.endlessFiles.test(a)))
     return `head reads ${size} bytes of endless input`;
-  if ((inv.program === "fallocate" || inv.program === "truncate") && size >= EXHAUST.hugeFile) return "allocates a huge file";
+  if ((inv.program === "fallocate" || inv.program === "truncate") && size >= EXHAUST.hugeFile)
+    return "allocates a huge file";
   return undefined;
 }
 
@@ -98,7 +112,8 @@ export function fanOut(cmd: SimpleCommand): string | undefined {
   if (!unbounded) return undefined;
   const feeder = pipeline(cmd)[0]!;
   const listed = feeder.argv.map((w) => Number(w.text)).filter((n) => Number.isFinite(n));
-  const long = programOf(feeder) === "seq" && (Math.max(0, ...listed) >= 10_000 || feeder.argv.some((w) => w.text === "inf"));
+  const long =
+    programOf(feeder) === "seq" && (Math.max(0, ...listed) >= 10_000 || feeder.argv.some((w) => w.text === "inf"));
   const seqAfter = /:::\s.*\$\(seq\s+(\d+\s+)?(\d+)\)/.exec(texts(args).join(" "));
   const literal = seqAfter !== null && Number(seqAfter[2]) >= 1000;
   return long || isEndless(feeder) || literal ? `${program} runs without a bound on processes` : undefined;
@@ -110,10 +125,15 @@ function loadGenerator(inv: Invocation): string | undefined {
   const args = texts(inv.args);
   const target = args.find((a) => /^(https?:\/\/|\d+\.\d+\.\d+\.\d+|[\w-]+\.[\w.-]+)/.test(a)) ?? "";
   if (/^(https?:\/\/)?(localhost|127\.|\[?::1)/.test(target)) return undefined;
-  if (args.some((a) => /^(--flood|-f|--faster)$/.test(a)) && /^(ping|hping3|t50)$/.test(inv.program)) return "floods a host";
+  if (args.some((a) => /^(--flood|-f|--faster)$/.test(a)) && /^(ping|hping3|t50)$/.test(inv.program))
+    return "floods a host";
   const numbers = args.flatMap((a) => a.split(/[=,]/)).map((a) => Number(a.replace(/^-+\w+=?/, "")));
-  const durations = args.filter((a) => /^(\d+)(h|H)$|^\d+(m|M)$/.test(a) && parseInt(a) >= (/h/i.test(a) ? 1 : 30));
-  if (EXHAUST.loadTools.has(inv.program) && !/^(ping|hping3)$/.test(inv.program) && (numbers.some((n) => n >= 500) || durations.length))
+  const durations = args.filter((a) => /^(\d+)(h|H)$|^\d+(m|M)$/.test(a) && parseInt(a, 10) >= (/h/i.test(a) ? 1 : 30));
+  if (
+    EXHAUST.loadTools.has(inv.program) &&
+    !/^(ping|hping3)$/.test(inv.program) &&
+    (numbers.some((n) => n >= 500) || durations.length)
+  )
     return `${inv.program} loads ${target || "a host"} heavily`;
   return undefined;
 }
@@ -129,11 +149,12 @@ export function exhaustion(inv: Invocation): string | undefined {
 /** Loops that fork or create without end, or very many times. */
 export function loopExhaustion(line: CommandLine): string | undefined {
   const bodies = new Map<Loop, SimpleCommand[]>();
-  for (const c of line.commands)
-    for (let l = c.loop; l; l = l.outer) bodies.set(l, [...(bodies.get(l) ?? []), c]);
+  for (const c of line.commands) for (let l = c.loop; l; l = l.outer) bodies.set(l, [...(bodies.get(l) ?? []), c]);
   for (const [loop, body] of bodies) {
     const programs = body.map(programOf);
-    const background = body.some((c) => c.background && c.loop === loop) || body.some((c) => c.background && c.loop !== loop && c.loop?.endless);
+    const background =
+      body.some((c) => c.background && c.loop === loop) ||
+      body.some((c) => c.background && c.loop !== loop && c.loop?.endless);
     const creates = programs.some((p) => EXHAUST.creators.has(p)) || body.some(writesFile);
     const total = count(loop);
     if (loop.endless && !programs.some((p) => EXHAUST.pacers.has(p)) && (creates || background))
@@ -141,8 +162,14 @@ export function loopExhaustion(line: CommandLine): string | undefined {
     if (total === undefined && background && body.some((c) => c.background && (isEndless(c) || c.loop?.endless)))
       return "a loop that starts endless processes in the background";
     if (total === undefined) continue;
-    const containers = body.some((c) => /^(docker|podman|nerdctl|kubectl)$/.test(programOf(c)) && /^(run|create)$/.test(c.argv[1]?.text ?? ""));
-    if ((background && total >= EXHAUST.manyBackground) || (containers && total >= EXHAUST.manyContainers) || (creates && total >= EXHAUST.manyFiles))
+    const containers = body.some(
+      (c) => /^(docker|podman|nerdctl|kubectl)$/.test(programOf(c)) && /^(run|create)$/.test(c.argv[1]?.text ?? ""),
+    );
+    if (
+      (background && total >= EXHAUST.manyBackground) ||
+      (containers && total >= EXHAUST.manyContainers) ||
+      (creates && total >= EXHAUST.manyFiles)
+    )
       return `a loop that runs ${total} times, leaving processes or files behind`;
     if (background && body.some((c) => c.background && (isEndless(c) || c.loop?.endless)) && total >= 4)
       return "a loop that starts endless processes in the background";

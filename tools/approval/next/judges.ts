@@ -147,7 +147,11 @@ function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathCon
     if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx))
       return "recursive_delete";
     if (c === "unknown" && recursive) return rule.key;
-    if (c === "temp" && recursive && (rule.key === "recursive_delete" || /^\/(var\/)?tmp\/?$/.test(absolutePath(p, ctx) ?? "")))
+    if (
+      c === "temp" &&
+      recursive &&
+      (rule.key === "recursive_delete" || /^\/(var\/)?tmp\/?$/.test(absolutePath(p, ctx) ?? ""))
+    )
       return rule.key;
     if (isForeign(c) && c !== "unknown")
       return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;

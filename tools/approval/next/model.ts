@@ -261,7 +261,10 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
     }
     case "while_statement": {
       const condition = node.childForFieldName("condition")?.text.replace(/;$/, "").trim() ?? "";
-      const endless = node.children[0]?.type === "until" ? /^false$/.test(condition) : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
+      const endless =
+        node.children[0]?.type === "until"
+          ? /^false$/.test(condition)
+          : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
       return walkLoop(node, s, { endless });
     }
     case "subshell": {

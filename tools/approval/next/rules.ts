@@ -310,7 +310,8 @@ const BASE_RULES: Rule[] = [
   {
     program: ["apt", "apt-get", "aptitude", "dnf", "yum", "zypper", "pacman", "apk", "snap", "dpkg", "rpm"],
     args: /(^|\s)(remove|purge|autoremove|erase|del|-R[a-z]*|-r|-P|-e|--purge|--remove|--erase)(\s|$)/,
-    unless: /(^|\s)(-s|--simulate|--dry-run|--just-print|--no-act|-p|--print|--test|-[a-zA-Z]*p[a-zA-Z]*)(\s|$)|(^|\s)-R[a-z]*p/,
+    unless:
+      /(^|\s)(-s|--simulate|--dry-run|--just-print|--no-act|-p|--print|--test|-[a-zA-Z]*p[a-zA-Z]*)(\s|$)|(^|\s)-R[a-z]*p/,
     effect: "system",
     key: "package_remove",
     flag: ["apt-get remove -y openssh-server", "yum erase -y kernel", "pacman -Rns systemd", "dpkg --purge libc6"],
@@ -398,7 +399,6 @@ const BASE_RULES: Rule[] = [
     flag: ["git branch -D main"],
     pass: ["git branch -d merged-feature", "git branch -D spike/old-experiment"],
   },
-
 
   {
     program: ["terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"],

@@ -121,7 +121,10 @@ const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   let origin = cmd.pipedFrom;
   if (!origin && cmd.stdin?.literal)
-    return cmd.stdin.text.split(/\s+/).filter(Boolean).map((text) => ({ text, literal: true, glob: false }));
+    return cmd.stdin.text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((text) => ({ text, literal: true, glob: false }));
   if (!origin) return undefined;
   while (origin.pipedFrom) origin = origin.pipedFrom;
   let argv = origin.argv;
@@ -212,7 +215,8 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
   }
   const spec = SHELL_TEXT_TAKERS[program];
   if (!spec) return undefined;
-  const bundled = (t: string) => spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
+  const bundled = (t: string) =>
+    spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
   const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text) || bundled(w.text)) : -1;
   const code = spec.flag
     ? flagged >= 0
@@ -287,7 +291,13 @@ function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void 
   for (const w of args) {
     const m = re.exec(w.text);
     const code = m?.slice(1).findLast((g) => g !== undefined);
-    if (code) out.shellTexts.push({ code: { ...w, text: code }, elevated: f.elevated, via: [...f.via, program], command: f.command });
+    if (code)
+      out.shellTexts.push({
+        code: { ...w, text: code },
+        elevated: f.elevated,
+        via: [...f.via, program],
+        command: f.command,
+      });
   }
 }
 
@@ -304,10 +314,14 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const word = argv[0];
   if (!word || f.depth > 8) return;
   const initScript = /^\/etc\/(init\.d|rc\.d)\/([^/]+)$/.exec(word.text);
-  if (initScript) return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
+  if (initScript)
+    return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
   const program = basename(word.text);
   const args = argv.slice(1);
-  if (!SHELL_TEXT_TAKERS[program]?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out))
+  if (
+    !SHELL_TEXT_TAKERS[program]?.flag?.some((o) => args.some((w) => w.text === o)) &&
+    unwrapWrapper(program, args, f, out)
+  )
     return;
   const via = [...f.via, program];
   const text = textArgument(program, args);
@@ -323,7 +337,15 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const container = containerCommand(program, args);
   if (container) return unwrapWords(container, { ...f, via, depth: f.depth + 1 }, out);
   escapes(program, args, f, out);
-  out.invocations.push({ program, args, word, elevated: f.elevated, runtimeArgs: f.runtimeArgs, via: f.via, command: f.command });
+  out.invocations.push({
+    program,
+    args,
+    word,
+    elevated: f.elevated,
+    runtimeArgs: f.runtimeArgs,
+    via: f.via,
+    command: f.command,
+  });
   const fe = program === "find" ? findExec(args) : undefined;
   if (fe?.exec.length) {
     const found = fe.roots.map(under);

@@ -59,7 +59,11 @@ function variable(name: string, vars: Variables): Word {
 }
 
 /** A shell pattern (`*`, `?`) as a regex source. */
-const patternSource = (p: string) => p.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+const patternSource = (p: string) =>
+  p
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
 
 /** `${X%suffix}`, `${X#prefix}`, `${X/a/b}`, `${X//a/b}` of a known value; undefined for other operators. */
 function operate(value: string, op: string): string | undefined {
@@ -85,7 +89,9 @@ function operate(value: string, op: string): string | undefined {
 function expansion(node: SyntaxNode, vars: Variables): Word {
   const subscript = node.namedChildren.find((c) => c?.type === "subscript");
   if (subscript) {
-    const element = vars.get(`${subscript.childForFieldName("name")?.text}[${subscript.childForFieldName("index")?.text}]`);
+    const element = vars.get(
+      `${subscript.childForFieldName("name")?.text}[${subscript.childForFieldName("index")?.text}]`,
+    );
     return element && /^\$\{[\w]+\[[^\]@*]+\]\}$/.test(node.text) ? element : unknown(node.text);
   }
   const name = node.namedChildren.find((c) => c?.type === "variable_name")?.text;
@@ -165,7 +171,10 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
 function printfOutput(args: string[]): string {
   const [format = "", ...rest] = args;
   let i = 0;
-  const once = () => decodeAnsiC(format).replace(/%[sd]/g, () => rest[i++] ?? "").replace(/%%/g, "%");
+  const once = () =>
+    decodeAnsiC(format)
+      .replace(/%[sd]/g, () => rest[i++] ?? "")
+      .replace(/%%/g, "%");
   let out = once();
   while (i > 0 && i < rest.length) out += once();
   return out;
@@ -180,7 +189,8 @@ function printed(node: SyntaxNode, vars: Variables): Word | undefined {
   if (!program || !words.every((w) => w.literal && !w.glob)) return undefined;
   const texts = args.map((w) => w.text);
   if (program.text === "printf") return { text: printfOutput(texts).replace(/\n+$/, ""), literal: true, glob: false };
-  if (program.text === "echo") return { text: texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "), literal: true, glob: false };
+  if (program.text === "echo")
+    return { text: texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "), literal: true, glob: false };
   return undefined;
 }
 

@@ -84,23 +84,25 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
 };
 
 /** Programs that take a shell command as text: `-c CODE` (`sg GROUP -c CODE`), or another spelling. */
-export const SHELL_TEXT_TAKERS: Record<string, { flag?: string[]; last?: boolean; first?: boolean; elevates?: boolean }> =
-  {
-    su: { flag: ["-c", "--command"], elevates: true },
-    sg: { flag: ["-c"] },
-    script: { flag: ["-c", "--command"] },
-    watch: { last: true },
-    trap: { first: true },
-    "nix-shell": { flag: ["--run", "--command"] },
-    flock: { flag: ["-c", "--command"] },
-    "flatpak-spawn": { last: true },
-    pssh: { last: true },
-    "parallel-ssh": { last: true },
-    pdsh: { last: true },
-    clush: { last: true },
-    "salt-ssh": { last: true },
-    mssh: { last: true },
-  };
+export const SHELL_TEXT_TAKERS: Record<
+  string,
+  { flag?: string[]; last?: boolean; first?: boolean; elevates?: boolean }
+> = {
+  su: { flag: ["-c", "--command"], elevates: true },
+  sg: { flag: ["-c"] },
+  script: { flag: ["-c", "--command"] },
+  watch: { last: true },
+  trap: { first: true },
+  "nix-shell": { flag: ["--run", "--command"] },
+  flock: { flag: ["-c", "--command"] },
+  "flatpak-spawn": { last: true },
+  pssh: { last: true },
+  "parallel-ssh": { last: true },
+  pdsh: { last: true },
+  clush: { last: true },
+  "salt-ssh": { last: true },
+  mssh: { last: true },
+};
 
 /**
  * Arguments that carry a shell command to run (shell escapes of editors, debuggers, database shells,
@@ -130,7 +132,8 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
 };
 
 /** Environment variables whose value a program runs as a command. */
-export const COMMAND_ENV = /^(BASH_ENV|ENV|GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
+export const COMMAND_ENV =
+  /^(BASH_ENV|ENV|GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
 
 /** `tmux`/`screen` subcommands that run shell text in a new window or type it into one. */
 export const MULTIPLEXERS: Record<string, { verbs: string[]; valued: string[]; keys?: RegExp }> = {
@@ -157,7 +160,11 @@ export const ANSIBLE_MODULES: { modules: string[]; when?: Record<string, RegExp>
     modules: ["lineinfile", "blockinfile", "replace", "ini_file", "ansible.builtin.lineinfile"],
     command: "tee $path",
   },
-  { modules: ["systemd", "service", "ansible.builtin.systemd", "sysvinit"], when: { state: /./ }, command: "systemctl $state $name" },
+  {
+    modules: ["systemd", "service", "ansible.builtin.systemd", "sysvinit"],
+    when: { state: /./ },
+    command: "systemctl $state $name",
+  },
   { modules: ["systemd", "service"], when: { enabled: /^(no|false)$/ }, command: "systemctl disable $name" },
   { modules: ["user", "group"], when: { state: /^absent$/ }, command: "userdel $name" },
   { modules: ["user"], when: { password: /./ }, command: "usermod -p x $name" },
