@@ -2,7 +2,7 @@
  * The bubblewrap sandbox of `--env local`, driven directly: what a task can see and change, its files through
  * the sandbox's own view, its processes, and what happens when the sandbox breaks. Needs bwrap (bubblewrap).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -188,6 +188,15 @@ describe("local sandbox: what a task sees", () => {
     const again = await SandboxEnvironment.create({ runName: "r", taskId: "again", hostTaskDir: first.taskDir }, {});
     envs.push(again);
     expect(await again.exec("echo 2 >> deep/er/f && cat deep/er/f")).toMatchObject({ exitCode: 0, stdout: "1\n2\n" });
+  });
+
+  it("a task folder left as a link by a killed run (its disk slot gone) is started afresh", async () => {
+    const taskDir = join(root, "killed-task");
+    symlinkSync(join(root, "slot-swept-away"), taskDir);
+    const env = await SandboxEnvironment.create({ runName: "r", taskId: "killed", hostTaskDir: taskDir }, {});
+    envs.push(env);
+    expect(await env.exec("echo fresh > f && cat f")).toMatchObject({ exitCode: 0, stdout: "fresh\n" });
+    expect(readFileSync(join(env.taskDir, "f"), "utf8")).toBe("fresh\n");
   });
 
   it("a row's cwd lives inside /workspace; one outside it is refused", async () => {

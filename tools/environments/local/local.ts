@@ -46,6 +46,7 @@ import { sleep } from "../../../src/core/abort.js";
 import { taskEnvironment } from "../task_env.js";
 import { looksLikeSecretName } from "../../../src/core/secret_names.js";
 import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
+import { makeTaskDir } from "../task_dir.js";
 
 /** Variable set in every command's environment, so cleanup can find leftovers. */
 export const ENV_MARKER_VAR = "HERMES_BATCH_ENV_ID";
@@ -297,7 +298,7 @@ export const createLocalEnvironment: EnvironmentFactory = async (
   options: EnvironmentOptions,
 ) => {
   const taskDir = resolve(spec.hostTaskDir);
-  await mkdir(taskDir, { recursive: true });
+  await makeTaskDir(taskDir);
   let workdir = taskDir;
   if (spec.cwd && isAbsolute(spec.cwd)) {
     // An absolute cwd is a host path: use it only if it exists, never create host directories.

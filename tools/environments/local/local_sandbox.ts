@@ -58,6 +58,7 @@ import { HostShell } from "../shell/host_process.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "../task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
+import { makeTaskDir } from "../task_dir.js";
 
 export { sandboxNetwork, sandboxWorkdir };
 
@@ -148,7 +149,7 @@ export class SandboxEnvironment implements Environment {
     const launcher = bwrapLauncher(findBwrap()!);
     const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
-    await mkdir(taskDir, { recursive: true });
+    await makeTaskDir(taskDir);
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
     const quota =
       diskBytes !== undefined && diskQuotaUnavailable() === undefined

@@ -44,6 +44,7 @@ import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "../backe
 import { sleep } from "../../../src/core/abort.js";
 import { pidAlive } from "../../../src/core/pid_alive.js";
 import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
+import { makeTaskDir } from "../task_dir.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -689,7 +690,7 @@ export const createSingularityEnvironment: EnvironmentFactory = async (
   const { image } = await resolveSingularityImage(binary, imageRef, opts.singularityCacheDir ?? defaultSifCacheDir());
 
   const hostDir = resolveHost(spec.hostTaskDir);
-  await mkdir(hostDir, { recursive: true });
+  await makeTaskDir(hostDir);
   if (!(await stat(hostDir)).isDirectory()) throw new Error(`task folder ${hostDir} is not a directory`);
   const workdir =
     spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
