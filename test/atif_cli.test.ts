@@ -18,19 +18,14 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { AtifTrajectorySchema, type AtifTrajectory } from "../src/formats/atif_schema.js";
 import { messagesFromAtif } from "../src/formats/atif.js";
 
-const readJsonl = (path: string): any[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-
 /** Every line of atif.jsonl valid, one per trajectory line in the same order, each giving back its messages. */
 function expectAtifMatches(runDir: string): AtifTrajectory[] {
-  const entries = readJsonl(join(runDir, "trajectories.jsonl"));
-  const docs = readJsonl(join(runDir, "atif.jsonl")) as AtifTrajectory[];
+  const entries = readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true });
+  const docs = readJsonl(join(runDir, "atif.jsonl"), { mustExist: true }) as AtifTrajectory[];
   expect(docs.map((d) => d.extra?.task_id)).toEqual(entries.map((e) => e.task_id));
   docs.forEach((doc, i) => {
     const parsed = AtifTrajectorySchema.safeParse(doc);
@@ -125,7 +120,9 @@ describe("ATIF trajectories", () => {
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const runDir = join(dir, "runs", "a");
     const docs = expectAtifMatches(runDir);
-    const entries = Object.fromEntries(readJsonl(join(runDir, "trajectories.jsonl")).map((e) => [e.task_id, e]));
+    const entries = Object.fromEntries(
+      readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true }).map((e) => [e.task_id, e]),
+    );
     const doc = Object.fromEntries(docs.map((d) => [d.extra!.task_id as string, d]));
 
     // calls: three model calls, the empty answer thrown away; its tokens only in the totals.
@@ -181,7 +178,9 @@ describe("ATIF trajectories", () => {
     expect(split.exitCode, split.stderr).toBe(0);
     expect(split.stderr).toMatch(/exported 2 of 2 trajectories .* as atif to .*atif-files \(one file per trajectory\)/);
     expect(readdirSync(files).sort()).toEqual(["calls.json", "cut.json"]);
-    const byTask = Object.fromEntries(readJsonl(join(runDir, "atif.jsonl")).map((d) => [d.extra.task_id, d]));
+    const byTask = Object.fromEntries(
+      readJsonl(join(runDir, "atif.jsonl"), { mustExist: true }).map((d) => [d.extra.task_id, d]),
+    );
     for (const id of ["calls", "cut"])
       expect(JSON.parse(readFileSync(join(files, `${id}.json`), "utf8"))).toEqual(byTask[id]);
 
@@ -192,7 +191,7 @@ describe("ATIF trajectories", () => {
 
   it("a line that gives no valid document: export exits 2 naming the task, writing nothing", async () => {
     const bad = join(dir, "bad.jsonl");
-    const line = readJsonl(join(dir, "runs", "a", "trajectories.jsonl"))[0];
+    const line = readJsonl(join(dir, "runs", "a", "trajectories.jsonl"), { mustExist: true })[0];
     writeFileSync(bad, JSON.stringify({ ...line, task_id: "broken-task", messages: [] }) + "\n");
     const files = join(dir, "bad-files");
     const r = await runCli(["export", bad, "--format", "atif", "--split-files", files]);
@@ -227,7 +226,7 @@ describe("ATIF trajectories", () => {
     ).toEqual(["flaky-1", "r1", "r2"]);
 
     // A line the run did not write itself (hand-edited) with no messages: no atif.jsonl that disagrees.
-    const line = readJsonl(join(runDir, "trajectories.jsonl"))[0];
+    const line = readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true })[0];
     appendFileSync(
       join(runDir, "trajectories.jsonl"),
       JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n",

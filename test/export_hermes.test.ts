@@ -8,14 +8,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 import { completion, startFakeOpenAI, text, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const FIXTURE = join(ROOT, "test", "fixtures", "hermes", "original_batch_entry.jsonl");
-
-const readJsonl = (path: string): any[] =>
-  readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l));
 
 const keysOf = (o: Record<string, unknown>) => Object.keys(o).sort();
 
@@ -93,9 +88,9 @@ describe("export --format hermes and the original's files", () => {
     const out = join(dir, "hermes.jsonl");
     const r = await runCli(["export", runDir, "--format", "hermes", "--out", out]);
     expect(r.exitCode, r.stderr).toBe(0);
-    const ours = readJsonl(out);
+    const ours = readJsonl(out, { mustExist: true });
     expect(ours).toHaveLength(5);
-    const [original] = readJsonl(FIXTURE);
+    const [original] = readJsonl(FIXTURE, { mustExist: true });
     const table = [original, ...ours];
 
     const entryKeys = new Set(table.map((e) => JSON.stringify(keysOf(e))));
@@ -140,7 +135,10 @@ describe("export --format hermes and the original's files", () => {
   });
 
   it("records the drawn toolsets in upstream's order, unprovided ones included, and what was offered apart", () => {
-    const entries = [...readJsonl(join(runDir, "trajectories.jsonl")), ...readJsonl(join(runDir, "failed.jsonl"))];
+    const entries = [
+      ...readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true }),
+      ...readJsonl(join(runDir, "failed.jsonl"), { mustExist: true }),
+    ];
     expect(entries).toHaveLength(5);
     const order = ["terminal", "file", "moa", "web", "vision"]; // upstream's development distribution
     let sawUnprovided = false;

@@ -4,7 +4,7 @@
  * server), the verifier matrix, the network per phase, --resume after a task changed, compare and report.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import YAML from "yaml";
@@ -18,19 +18,11 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { dockerClient } from "../tools/environments/docker/docker_client.js";
 import { buildReportModel } from "../src/report/html/report_data.js";
 
 const FIXTURES = join(ROOT, "test", "fixtures", "harbor");
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 function byId(entries: any[]): Record<string, any> {
   return Object.fromEntries(entries.map((e) => [e.task_id, e]));

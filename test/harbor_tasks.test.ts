@@ -10,6 +10,7 @@ import { quantityToMb } from "../src/harbor/task_config.js";
 import { resolveEnvTable, unpassedVariables } from "../src/harbor/env_template.js";
 import { readRewardFiles } from "../src/score/harbor_reward.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { harborEnvOptions, harborPlan } from "../src/harbor/task_hooks.js";
 
@@ -224,10 +225,7 @@ describe("harbor import and run --harbor (CLI)", () => {
     const out = join(root, "rows.jsonl");
     const ok = await runCli(["harbor", "import", join(root, "tasks"), "-o", out]);
     expect(ok.exitCode, ok.stderr).toBe(0);
-    const rows = readFileSync(out, "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const rows = readJsonl(out, { mustExist: true });
     expect(rows.map((r) => r.id)).toEqual([
       "edit-greeting",
       "hermes-tests/slow-agent",

@@ -5,25 +5,18 @@
  * group advantages sum to zero, and every trainer format validates against its schema.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
 import { tokenizingHandler, type ScriptedTurn, type ServedCall } from "./helpers/token_server.js";
 import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { RlLineSchema, type RlLine } from "../src/core/rl_record.js";
 import {
   PrimeTrainingSampleSchema,
   SkyGeneratorOutputSchema,
   VfGenerateOutputsSchema,
 } from "../src/formats/rl/schemas.js";
-
-const readJsonl = (path: string): any[] =>
-  existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
 
 /** The task a request belongs to; undefined for the preflight's one tiny request. */
 const taskOf = (req: RecordedRequest) =>

@@ -4,7 +4,7 @@
  * denying approver the later command never runs. Agent and approver are the local fake OpenAI server.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   completion,
@@ -16,15 +16,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 describe("approval across tool calls", () => {
   let server: FakeOpenAI;

@@ -17,6 +17,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 
 const SECRET = "sk-test-SECRET-0123456789";
@@ -34,14 +35,6 @@ function scriptedHandler(script: Script) {
     if (!key) return httpError(400, `no script for prompt ${prompt.slice(0, 40)}`);
     return script[key]!(turn, req);
   };
-}
-
-function readJsonl(path: string): any[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
 }
 
 function writeDataset(dir: string, rows: unknown[]): string {

@@ -3,7 +3,7 @@
  * The server plays the scripted demo's plan over the wire, so every tool runs inside the container.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { planToolCalls } from "../src/models/scripted.js";
 import { listLabelledContainers } from "../tools/environments/docker/docker.js";
@@ -17,15 +17,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 function planOverHttp(req: RecordedRequest): Reply {
   const messages = req.body.messages as { role: string; content: string }[];

@@ -20,15 +20,7 @@ import {
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { startFlakyDockerProxy, type FaultRule } from "./helpers/flaky_docker_proxy.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 /** Each task: one command printing its id, then a final answer. */
 function echoTask(req: RecordedRequest): Reply {

@@ -4,7 +4,7 @@
  * (retryable, in failed.jsonl), never as a completed trajectory; a fork failure the sandbox recovers from does not.
  */
 import { beforeAll, afterAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   startFakeOpenAI,
@@ -16,16 +16,8 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { listLabelledContainers, removeContainerById } from "../tools/environments/docker/docker_client.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 // A fork bomb that keeps the pids limit full (dash forks without bash's retry loop), and a foreground loop
 // that meets "Cannot fork" once the limit is reached.

@@ -16,6 +16,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { isPrivilegedNetwork, networkModeFor, networkRefusal } from "../tools/environments/docker/docker_network.js";
 import { dockerClient } from "../tools/environments/docker/docker_client.js";
 
@@ -126,10 +127,7 @@ describe("network policy through the CLI", () => {
     ]);
     const r = await runCli([...base(file, dir, runName), "--allow-network", "host"], { timeoutMs: 300_000 });
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    const lines = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l));
+    const lines = readJsonl(join(dir, "runs", runName, "trajectories.jsonl"), { mustExist: true });
     const devLines = (id: string) =>
       Number(
         JSON.parse(

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execa } from "execa";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 import {
@@ -20,15 +20,7 @@ import {
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/wait.js";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 const TASKS = ["a", "b", "c"];
 let hang = true;

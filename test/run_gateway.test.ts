@@ -18,6 +18,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { parseJsonl, readJsonl } from "./helpers/jsonl.js";
 
 const servers: FakeOpenAI[] = [];
 afterEach(async () => {
@@ -28,15 +29,6 @@ async function serve(handler: (req: RecordedRequest) => Reply | Promise<Reply>):
   const s = await startFakeOpenAI(handler);
   servers.push(s);
   return s;
-}
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
 }
 
 /** Every file under a folder, with its text. */
@@ -539,11 +531,6 @@ describe("approval check --file", () => {
     writeFileSync(file, "# a comment\n\n   \nrm -rf /\n  # indented comment\nls -la\n");
     const r = await runCli(["approval", "check", "--file", file]);
     expect(r.exitCode).toBe(0);
-    expect(
-      r.stdout
-        .trim()
-        .split("\n")
-        .map((l) => JSON.parse(l).command),
-    ).toEqual(["rm -rf /", "ls -la"]);
+    expect(parseJsonl(r.stdout).map((l) => l.command)).toEqual(["rm -rf /", "ls -la"]);
   });
 });

@@ -3,7 +3,7 @@
  * real tools in a local task folder.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   completion,
@@ -16,18 +16,11 @@ import {
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { DroppedRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 import { LENGTH_CONTINUATION_MESSAGE, MAX_TURNS_MESSAGE } from "../src/agent/loop.js";
 
 type Script = Record<string, (turn: number, req: RecordedRequest) => Reply>;
-
-function readJsonl(path: string): any[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
 
 describe("the Hermes agent loop through the CLI", () => {
   let server: FakeOpenAI;

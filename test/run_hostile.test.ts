@@ -23,6 +23,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { waitUntil } from "./helpers/local_ctx.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const API_KEY = "sk-hostile-endpoint-7f3a9c2e51b04d8f";
 const APPROVER_KEY = "sk-hostile-approver-c81d2e7a44f09b36";
@@ -55,15 +56,6 @@ function filesUnder(dir: string): string[] {
     else if (entry.isFile()) out.push(path);
   }
   return out;
-}
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
 }
 
 function cli(args: string[], env: Record<string, string> = {}) {

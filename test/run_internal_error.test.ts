@@ -2,17 +2,15 @@
  * internal_error through the CLI: --resume and --retry-failed leave such tasks, --retry-internal reruns them;
  * the inputs every worker needs (prefill file, command allowlist) are checked once, as one clear line.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 function ids(path: string): string[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l).task_id)
+  return readJsonl(path)
+    .map((l) => l.task_id)
     .sort();
 }
 

@@ -18,6 +18,7 @@ import {
   type ToolCallSpec,
 } from "./helpers/fake_openai.js";
 import { startMcpHttpServer, type McpTestServer } from "./helpers/mcp_http.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
 const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
@@ -374,10 +375,7 @@ describe("MCP servers in a run", () => {
       timeoutMs: 180_000,
     });
     expect(r.exitCode, r.stderr).toBe(0);
-    const entries = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const entries = readJsonl(join(dir, "runs", "r", "trajectories.jsonl"), { mustExist: true });
     const own = entries.find((e) => e.task_id === "own");
     const plain = entries.find((e) => e.task_id === "plain");
     expect(own.tools.map((t: any) => t.function.name)).toEqual([

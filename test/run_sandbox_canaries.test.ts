@@ -24,6 +24,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, assertBuilt, cleanEnv } from "./helpers/cli.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const TOKEN = `HBCANARY${randomBytes(4).toString("hex")}`;
 const canary = (where: string) => `${TOKEN}-${where}`;
@@ -39,15 +40,6 @@ let base: string;
 let server: FakeOpenAI;
 const madeSystemDirs: string[] = [];
 const systemCanaries: string[] = [];
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 beforeAll(async () => {
   mkdirSync(join(ROOT, "runs"), { recursive: true });

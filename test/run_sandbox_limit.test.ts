@@ -5,7 +5,7 @@
  * rounded up (the old way), 2 threads would have allowed 2 + 2 = 4.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+
 import { join } from "node:path";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 import {
@@ -18,6 +18,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 /** Each task: one command that keeps its container busy for two seconds, then a final answer. */
 function busyTask(req: RecordedRequest): Reply {
@@ -98,10 +99,7 @@ describe("run-wide --max-sandboxes across worker threads (Docker)", () => {
     await recorder;
 
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    const entries = readFileSync(join(dir, "runs", runName, "trajectories.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const entries = readJsonl(join(dir, "runs", runName, "trajectories.jsonl"), { mustExist: true });
     expect(entries).toHaveLength(8);
     for (const e of entries) {
       const out = JSON.parse(e.messages.find((m: { role: string }) => m.role === "tool").content);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages } from "./helpers/docker.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const COMMANDS: Record<string, string> = {
   hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
@@ -33,15 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 type Task = string | { id: string; limits: Record<string, unknown>; cwd?: string };
 

@@ -16,15 +16,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 describe("scores in a batch run", () => {
   let judge: FakeOpenAI;

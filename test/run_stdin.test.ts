@@ -13,15 +13,7 @@ import YAML from "yaml";
 import { describe, expect, it } from "vitest";
 import { openDatasetSource, readDataset } from "../src/run/dataset.js";
 import { CLI, assertBuilt, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 /** Six valid rows, toolsets fixed so the scripted model needs nothing from the host. */
 const ROWS = Array.from({ length: 6 }, (_, i) =>

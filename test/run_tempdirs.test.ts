@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, assertBuilt, cleanEnv, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { waitUntil } from "./helpers/local_ctx.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 let server: FakeOpenAI;
 
@@ -109,10 +110,7 @@ describe("a run's temporary folders", () => {
     const { dir, child } = start(tmp, ["a", "b"], true);
     const r = await child;
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = readFileSync(join(dir, "runs", "r", "trajectories.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const lines = readJsonl(join(dir, "runs", "r", "trajectories.jsonl"), { mustExist: true });
     expect(lines.map((l) => l.verify?.passed)).toEqual([true, true]);
     expect(folders(tmp)).toEqual([]);
   });

@@ -5,7 +5,7 @@
  * the rubric judge are one local OpenAI-compatible server, each with its own token counts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildReportModel } from "../src/report/html/report_data.js";
 import {
@@ -16,15 +16,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 describe("tokens by who spent them, and summary.csv per epoch", () => {
   let server: FakeOpenAI;

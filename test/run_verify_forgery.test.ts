@@ -13,12 +13,13 @@
  * - `honest`: a task that did the work still passes.
  */
 import { execa } from "execa";
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 /** Finds every `__HB_<16 hex>__` in the writable memory of every process it may read (itself and its ancestors excepted). */
 const SCAN_PY = `
@@ -74,15 +75,6 @@ sys.exit(1)
 `;
 
 const DAEMON = `setsid nohup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo started`;
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 const write = (path: string, content: string): ToolCallSpec => ({ name: "write_file", arguments: { path, content } });

@@ -4,22 +4,14 @@
  * are gone afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
 import { listLabelledContainers } from "../tools/environments/docker/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 describe("--verify-isolated", () => {
   let server: FakeOpenAI;

@@ -3,7 +3,7 @@
  * once, and a task that kills its worker every time is recorded as failed — the run goes on.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   startFakeOpenAI,
@@ -15,6 +15,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 
 const CRASH_PLUGIN = `
@@ -26,15 +27,6 @@ registry.register({
   handler: () => { process.exit(3); },
 });
 `;
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 describe("worker crash", () => {
   let server: FakeOpenAI;

@@ -18,15 +18,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { CLI, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
 
 const byId = (lines: any[]) => Object.fromEntries(lines.map((l) => [l.task_id, l]));
 

@@ -12,20 +12,12 @@ import { shardOfTask } from "../src/shard/assign.js";
 import { cleanEnv, CLI, NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { waitUntil } from "./helpers/wait.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const KEY = "sk-test-shard-proof-0123456789";
 const N = 3;
 const KILLED = 2;
 const IDS = Array.from({ length: 15 }, (_, i) => `t${i}`);
-
-function readJsonl(path: string): Record<string, any>[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
 
 describe("merge by proof: a shard killed before its first checkpoint", () => {
   let dir: string;

@@ -8,16 +8,10 @@ import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_SCHEDULER, ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { toolsByFirstUse } from "../src/report/statistics.js";
 
 const DATASET = join(ROOT, "datasets", "smoke.jsonl");
-
-function readJsonl(path: string): Record<string, any>[] {
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
 
 describe("sharded run + merge = unsharded run", () => {
   let out: string;
@@ -75,8 +69,8 @@ describe("sharded run + merge = unsharded run", () => {
           .map((e) => [e.task_id, `${e.prompt_index} ${e.toolsets_used.join("+")}`])
           .sort(([a], [b]) => (a < b ? -1 : 1)),
       );
-    const single = readJsonl(join(out, "single", "trajectories.jsonl"));
-    const merged = readJsonl(join(out, "exp", "trajectories.jsonl"));
+    const single = readJsonl(join(out, "single", "trajectories.jsonl"), { mustExist: true });
+    const merged = readJsonl(join(out, "exp", "trajectories.jsonl"), { mustExist: true });
     expect(merged).toHaveLength(single.length);
     expect(draws(merged)).toEqual(draws(single));
     const a = JSON.parse(readFileSync(join(out, "single", "statistics.json"), "utf8"));

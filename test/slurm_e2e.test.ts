@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 
 const SUBMIT = join(ROOT, "scripts", "slurm", "submit.sh");
 const KEY = "sk-slurm-e2e-secret-0123456789";
@@ -67,12 +68,7 @@ async function jobExitCode(id: string): Promise<number | undefined> {
 }
 
 function ids(path: string): string[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l).task_id as string)
-    : [];
+  return readJsonl(path).map((l) => l.task_id as string);
 }
 
 // In CI a missing cluster is a failing test (counted as failed), not a skipped file.
