@@ -11,6 +11,7 @@ import {
   detectDangerousCommand,
   normalizeCommand,
 } from "../tools/approval/gate.js";
+import { parseJsonl } from "./helpers/jsonl.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -283,7 +284,7 @@ describe("normalizeCommand", () => {
 describe("hermes-batch approval CLI", () => {
   const exec = promisify(execFile);
   const cli = (...args: string[]) =>
-    exec(process.execPath, ["--import", "tsx", join(root, "src/cli.ts"), "approval", ...args], { cwd: root });
+    exec(process.execPath, [join(root, "dist/src/cli.js"), "approval", ...args], { cwd: root });
 
   it("check prints the detection as JSON and exits 0 either way; --file gives one object a line", async () => {
     const one = await cli("check", "rm -rf /tmp/x");
@@ -294,10 +295,7 @@ describe("hermes-batch approval CLI", () => {
     });
     const file = join(here, "fixtures", "approval_harmless.txt");
     const many = await cli("check", "--file", file);
-    const lines = many.stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const lines = parseJsonl(many.stdout);
     const expected = readFileSync(file, "utf8")
       .split("\n")
       .filter((l) => l.trim() !== "" && !l.startsWith("#"));
@@ -314,10 +312,7 @@ describe("hermes-batch approval CLI", () => {
       "# a comment\n\n   # indented comment\nterraform destroy -auto-approve\n> /etc/passwd\nls -la\n",
     );
     const { stdout } = await cli("check", "--file", file);
-    const lines = stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const lines = parseJsonl(stdout);
     expect(lines.map((l) => [l.command, l.patternKey ?? null])).toEqual([
       ["terraform destroy -auto-approve", "infra_teardown"],
       ["> /etc/passwd", "system_config_write"],
@@ -355,10 +350,7 @@ describe("hermes-batch approval CLI", () => {
       "cd /workspace && rm -rf coverage\n# workdir: /workspace\ncd /workspace && rm -rf coverage\nrm -rf /etc\n",
     );
     const { stdout } = await cli("check", "--file", file);
-    const lines = stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const lines = parseJsonl(stdout);
     expect(lines.map((l) => [l.dangerous, l.cwd ?? null])).toEqual([
       [true, null],
       [false, "/workspace"],
@@ -394,10 +386,7 @@ describe("hermes-batch approval CLI", () => {
 
   it("patterns lists every key with its description", async () => {
     const { stdout } = await cli("patterns", "--json");
-    const listed = stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const listed = parseJsonl(stdout);
     expect(listed).toEqual(DANGEROUS_PATTERNS.map((p) => ({ key: p.key, description: p.description })));
   });
 });

@@ -1,19 +1,17 @@
 /**
- * The info commands, run as real processes: `node --import tsx src/cli.ts …` from a temporary project
+ * The info commands, run as real processes: the built CLI (`node dist/src/cli.js …`) from a temporary project
  * folder holding a plugin (so the assertions do not depend on which built-in tools exist yet).
  */
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prepareDistribution, registerDistribution } from "../toolset_distributions.js";
 import { registerToolset } from "../tools/toolsets.js";
 
 const ROOT = join(import.meta.dirname, "..");
-const CLI = join(ROOT, "src", "cli.ts");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
+const CLI = join(ROOT, "dist", "src", "cli.js");
 const FIXTURES = join(ROOT, "test", "fixtures", "distributions");
 
 interface Result {
@@ -29,7 +27,7 @@ function run(args: string[]): Promise<Result> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", TSX, CLI, ...args],
+      [CLI, ...args],
       { cwd: project, env: { ...process.env, HOME: home, NO_COLOR: "1" }, timeout: 90_000 },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;

@@ -415,13 +415,13 @@ describe("leaks after a crash", () => {
     child.kill("SIGKILL");
     expect((await listLabelledContainers({ run: gcRun })).length).toBe(2);
 
-    const dry = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", gcRun, "--dry-run"], {
+    const dry = await execa("node", ["dist/src/cli.js", "gc", "--run", gcRun, "--dry-run"], {
       cwd: ROOT,
     });
     expect(dry.stdout).toContain(`would remove 2 containers of run ${gcRun}`);
     expect((await listLabelledContainers({ run: gcRun })).length).toBe(2);
 
-    const gc = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", gcRun], { cwd: ROOT });
+    const gc = await execa("node", ["dist/src/cli.js", "gc", "--run", gcRun], { cwd: ROOT });
     expect(gc.stdout).toContain(`removed 2 containers of run ${gcRun}`);
     expect(await listLabelledContainers({ run: gcRun })).toEqual([]);
   });

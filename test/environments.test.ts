@@ -101,7 +101,7 @@ describe("environment registry", () => {
 
 describe("hermes-batch gc --env", () => {
   it("an unknown backend is one clear line, exit 2", async () => {
-    const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "podman"], {
+    const r = await execa("node", ["dist/src/cli.js", "gc", "--run", "x", "--env", "podman"], {
       cwd: ROOT,
       reject: false,
     });
@@ -111,7 +111,7 @@ describe("hermes-batch gc --env", () => {
 
   it("a named backend that cannot run here is an error naming it", async () => {
     const empty = mkdtempSync(join(tmpdir(), "hb-nopath-"));
-    const r = await execa("node", ["--import", "tsx", "src/cli.ts", "gc", "--run", "x", "--env", "singularity"], {
+    const r = await execa("node", ["dist/src/cli.js", "gc", "--run", "x", "--env", "singularity"], {
       cwd: ROOT,
       reject: false,
       env: {
@@ -145,7 +145,7 @@ describe("hermes-batch gc --env", () => {
     `;
     await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env });
     const gc = (...args: string[]) =>
-      execa("node", ["--import", "tsx", "src/cli.ts", "gc", ...args, "--env", "singularity"], {
+      execa("node", ["dist/src/cli.js", "gc", ...args, "--env", "singularity"], {
         cwd: ROOT,
         env,
         reject: false,

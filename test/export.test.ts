@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,12 +8,14 @@ import type { OpenAITool } from "../tools/registry.js";
 import type { ChatMessage } from "../src/core/chat.js";
 import type { TrajectoryEntry } from "../src/core/records.js";
 import { toHermesConversations } from "../src/formats/hermes.js";
+import { parseJsonl, readJsonl } from "./helpers/jsonl.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const CLI = join(ROOT, "src/cli.ts");
+// The built CLI (the cli project builds it once): a tsx start compiles the sources again, ~5× the CPU.
+const CLI = join(ROOT, "dist/src/cli.js");
 
 function cli(args: string[]) {
-  const r = spawnSync(process.execPath, ["--import", "tsx", CLI, ...args], {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     encoding: "utf8",
     timeout: 60_000,
@@ -104,13 +106,6 @@ afterAll(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-function readJsonl(path: string): any[] {
-  return readFileSync(path, "utf8")
-    .trimEnd()
-    .split("\n")
-    .map((l) => JSON.parse(l));
-}
-
 describe("hermes-batch export", () => {
   it("exports sharegpt beside the input by default, reporting bad lines with file:line", () => {
     const r = cli(["export", dir, "--format", "sharegpt"]);
@@ -123,7 +118,7 @@ describe("hermes-batch export", () => {
     expect(r.stderr).toContain("3 bad lines skipped");
     expect(r.code).toBe(0);
     const out = join(dir, "export.sharegpt.jsonl");
-    const rows = readJsonl(out);
+    const rows = readJsonl(out, { mustExist: true });
     expect(rows).toEqual([
       { conversations: E0.conversations },
       { conversations: E1.conversations },
@@ -145,7 +140,7 @@ describe("hermes-batch export", () => {
       file,
       JSON.stringify(entry(9, { messages: msgs, conversations: toHermesConversations(msgs, TOOLS) })) + "\n",
     );
-    const gpt = (out: string) => readJsonl(out)[0].conversations[2].value as string;
+    const gpt = (out: string) => readJsonl(out, { mustExist: true })[0].conversations[2].value as string;
     const plain = join(dir, "details.plain.jsonl");
     expect(cli(["export", file, "--format", "hermes", "--out", plain]).code).toBe(0);
     expect(gpt(plain).startsWith("<think>\n</think>\n<tool_call>")).toBe(true);
@@ -177,7 +172,7 @@ describe("hermes-batch export", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("exported 1 of 3 trajectories");
     expect(r.stderr).toContain("filtered: 1 not completed, 1 without reasoning");
-    const rows = readJsonl(out);
+    const rows = readJsonl(out, { mustExist: true });
     expect(rows).toHaveLength(1);
     expect(Object.keys(rows[0])).toEqual(["messages", "tools"]);
     expect(rows[0].tools).toEqual(TOOLS);
@@ -197,10 +192,7 @@ describe("hermes-batch export", () => {
   it("exports Hermes batch entries to stdout, keeping only passing verifies", () => {
     const r = cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--out", "-"]);
     expect(r.code).toBe(0);
-    const rows = r.stdout
-      .trimEnd()
-      .split("\n")
-      .map((l) => JSON.parse(l));
+    const rows = parseJsonl(r.stdout);
     expect(rows).toHaveLength(1);
     const { tool_stats, tool_error_counts, ...rest } = rows[0];
     expect(rest).toEqual({
@@ -258,11 +250,7 @@ describe("hermes-batch export", () => {
   it("streams: output appears before the input has ended (reads a FIFO)", async () => {
     const fifo = join(dir, "live.jsonl");
     execFileSync("mkfifo", [fifo]);
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", CLI, "export", fifo, "--format", "sharegpt", "--out", "-"],
-      { cwd: ROOT },
-    );
+    const child = spawn(process.execPath, [CLI, "export", fifo, "--format", "sharegpt", "--out", "-"], { cwd: ROOT });
     let stdout = "";
     const firstLine = new Promise<void>((res) =>
       child.stdout.on("data", (d: Buffer) => {
@@ -355,7 +343,7 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(two.stderr).toContain("a --split from 0.25 to 0.7499");
     const twoOk = cli(["export", sdir, "--only-passed", "--split", "0.25", "--out", out]);
     expect(twoOk.code).toBe(0);
-    expect(readJsonl(join(sdir, "empty-side.val.jsonl"))).toHaveLength(2);
+    expect(readJsonl(join(sdir, "empty-side.val.jsonl"), { mustExist: true })).toHaveLength(2);
     rmSync(join(sdir, "empty-side.val.jsonl"));
     rmSync(join(sdir, "empty-side.train.jsonl"));
     const best = cli([

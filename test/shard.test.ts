@@ -6,7 +6,6 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunConfigSchema } from "../src/config/run_config.js";
@@ -23,10 +22,8 @@ import {
 } from "../src/shard/assign.js";
 
 const ROOT = join(import.meta.dirname, "..");
-const TSX = pathToFileURL(join(ROOT, "node_modules", "tsx", "dist", "loader.mjs")).href;
-const CLI_HAS_MERGE = /\bmerge:/.test(readFileSync(join(ROOT, "src", "cli.ts"), "utf8"));
-/** The real CLI once `merge` is in its COMMANDS map; until then the command module with the CLI's exit codes. */
-const ENTRY = CLI_HAS_MERGE ? [join(ROOT, "src", "cli.ts")] : [join(ROOT, "test", "helpers", "run_command.ts")];
+/** The built CLI (the cli project builds it once): a tsx start compiles the sources again, ~5× the CPU. */
+const CLI = join(ROOT, "dist", "src", "cli.js");
 
 let work: string;
 beforeAll(() => {
@@ -242,7 +239,7 @@ function merge(args: string[]): Promise<Result> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", TSX, ...ENTRY, "merge", ...args],
+      [CLI, "merge", ...args],
       { cwd: work, env: { ...process.env, HOME: work, NO_COLOR: "1" }, timeout: 90_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
