@@ -8,15 +8,8 @@ import { readDataset } from "../src/run/dataset.js";
 import { taskDirName } from "../src/run/task.js";
 import { execa } from "execa";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  return existsSync(path)
-    ? readFileSync(path, "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l))
-    : [];
-}
+import { readJsonl } from "./helpers/jsonl.js";
+import { waitUntil } from "./helpers/wait.js";
 
 describe("task folder names", () => {
   it("are never empty, '.', '..' or outside their parent, for every id the reader accepts", () => {
@@ -406,10 +399,13 @@ describe("the resume hint", () => {
       { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false },
     );
     const trajectories = join(dir, "runs", "d", "trajectories.jsonl");
-    const deadline = Date.now() + 60_000;
     // A first finished task means the run is past start-up and its Ctrl-C handler is in place.
-    while (!(existsSync(trajectories) && readFileSync(trajectories, "utf8").length > 0) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+    const started = await waitUntil(
+      () => existsSync(trajectories) && readFileSync(trajectories, "utf8").length > 0,
+      60_000,
+      20,
+    );
+    expect(started, "a first task finished before Ctrl-C").toBe(true);
     child.kill("SIGINT");
     const r = await child;
     expect(r.exitCode).toBe(130);

@@ -7,14 +7,8 @@ import { execa } from "execa";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
-
-function readJsonl(path: string): any[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-}
+import { readJsonl } from "./helpers/jsonl.js";
+import { waitUntil } from "./helpers/wait.js";
 
 function countLines(path: string): number {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).length : 0;
@@ -69,8 +63,7 @@ describe("resume after SIGKILL", () => {
       reject: false,
     });
     const trajectories = join(dir, "runs", "killed", "trajectories.jsonl");
-    const deadline = Date.now() + 60_000;
-    while (countLines(trajectories) < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await waitUntil(() => countLines(trajectories) >= 6, 60_000, 25);
     child.kill("SIGKILL");
     await child;
     const before = countLines(trajectories);
@@ -154,8 +147,7 @@ describe("Ctrl-C", () => {
     ];
     const child = execa("node", [CLI, ...args], { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false });
     const trajectories = join(dir, "runs", "int", "trajectories.jsonl");
-    const deadline = Date.now() + 60_000;
-    while (countLines(trajectories) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => countLines(trajectories) >= 2, 60_000, 20);
     child.kill("SIGINT");
     const r = await child;
     expect(r.exitCode).toBe(130);

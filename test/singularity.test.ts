@@ -22,6 +22,7 @@ import {
   sifPathFor,
   singularityAvailability,
 } from "../tools/environments/singularity/singularity.js";
+import { waitUntil } from "./helpers/wait.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FAKE = join(ROOT, "test/fixtures/fake-apptainer");
@@ -48,6 +49,9 @@ async function calls(): Promise<Call[]> {
       return { args: args.split("\x1f").slice(0, -1), envNames: env.split(",").filter(Boolean) };
     });
 }
+
+/** The command lines of every process on this machine (a killed command must be gone from them). */
+const processArgs = () => execFileSync("ps", ["-eo", "args"]).toString();
 
 function spec(taskId: string, extra: Record<string, unknown> = {}) {
   return {
@@ -198,9 +202,10 @@ describe("instance lifecycle and command lines", () => {
     const r = await env.exec("sh -c 'sleep 101.5' & sleep 101.5; echo survived", { timeoutMs: 500 });
     expect(r).toMatchObject({ timedOut: true, exitCode: 124 });
     expect(r.stdout).not.toContain("survived");
-    await new Promise((res) => setTimeout(res, 200));
-    const ps = execFileSync("ps", ["-eo", "args"]).toString();
-    expect(ps).not.toContain("sleep 101.5");
+    expect(
+      await waitUntil(() => !processArgs().includes("sleep 101.5")),
+      "the timed-out command's children are gone",
+    ).toBe(true);
   });
 
   it("file tools: the workdir is the host task folder; other paths go through the instance", async () => {
@@ -292,13 +297,12 @@ describe("instance lifecycle and command lines", () => {
   it("cleanup kills background processes (instance stop ends everything in it)", async () => {
     const env = await createSingularityEnvironment(spec("bg"), {});
     const { id } = await env.startBackground("echo started; sleep 102.5");
-    await new Promise((res) => setTimeout(res, 400));
-    const st = await env.pollBackground(id);
-    expect(st.running).toBe(true);
-    expect(st.output).toContain("started");
+    expect(await waitUntil(async () => (await env.pollBackground(id)).output.includes("started")), "output").toBe(true);
+    expect((await env.pollBackground(id)).running).toBe(true);
     await env.cleanup();
-    await new Promise((res) => setTimeout(res, 200));
-    expect(execFileSync("ps", ["-eo", "args"]).toString()).not.toContain("sleep 102.5");
+    expect(await waitUntil(() => !processArgs().includes("sleep 102.5")), "cleanup ended the background command").toBe(
+      true,
+    );
   });
 
   it("the watchdog stops an abandoned instance after the task timeout plus margin", async () => {
@@ -306,12 +310,8 @@ describe("instance lifecycle and command lines", () => {
       deadmanMarginSec: 0,
     })) as SingularityEnvironment;
     expect(existsSync(join(stateDir, env.instanceName))).toBe(true);
-    let gone = false;
-    for (let i = 0; i < 100 && !gone; i++) {
-      await new Promise((res) => setTimeout(res, 200));
-      gone = !existsSync(join(stateDir, env.instanceName));
-    }
-    expect(gone).toBe(true);
+    const gone = await waitUntil(() => !existsSync(join(stateDir, env.instanceName)), 20_000, 200);
+    expect(gone, "the watchdog stopped the instance").toBe(true);
     await env.cleanup(); // already stopped: still fine
   });
 });
@@ -440,7 +440,7 @@ describe("through the backend interface", () => {
     let secondStarted = false;
     const second = createSingularityEnvironment(spec("gate-2"), { gates }).then((e) => ((secondStarted = true), e));
     // The second creation is queued at the gate (counted as waiting), not started.
-    for (let i = 0; i < 100 && gates.waiting === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil(() => gates.waiting > 0, 2000, 20);
     expect(gates.waiting).toBe(1);
     expect(secondStarted).toBe(false);
     expect((await calls()).filter((c) => c.args[1] === "start" && !c.args.includes("--help"))).toHaveLength(1);
