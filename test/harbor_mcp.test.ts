@@ -5,13 +5,14 @@
  * environment error. The real `@modelcontextprotocol/server-filesystem` is installed into a task image built from
  * the task's Dockerfile (FROM the local test image, with this machine's node and the server bundled by esbuild).
  */
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
 import { PY_MCP_SERVER } from "./helpers/py_mcp_server.js";
 
 const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
@@ -127,11 +128,7 @@ describe("a Harbor task's MCP servers", () => {
       ],
       { cwd: root, timeoutMs: 400_000 },
     );
-    const read = (file: string) =>
-      readFileSync(join(root, "runs", runName, file), "utf8")
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l));
+    const read = (file: string) => readJsonl(join(root, "runs", runName, file), { mustExist: true });
     const entries = Object.fromEntries(read("trajectories.jsonl").map((e) => [e.task_id, e]));
     expect(Object.keys(entries).sort(), r.stderr).toEqual(["filesystem-mcp", "python-mcp"]);
     const results = (id: string) =>
