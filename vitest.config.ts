@@ -6,9 +6,7 @@ import { defineConfig } from "vitest/config";
 /**
  * The suite in five projects, by what a file needs (`npm test` runs them all, `npm run test:unit` the first):
  *  - unit: in process, from the sources: no build, no Docker, no sandbox or CLI child process (< 60 s on 2 cores);
- *    its files share their worker processes (isolate: false: each file's imports are not loaded again, less than
- *    half the CPU), so a unit test file leaves no global state behind: registries, process.env, timers, cwd;
- *  - cli: child processes: the built CLI (`dist/`), scripts from the sources (tsx), local sandboxes, MCP servers;
+ *  - cli: child processes: the built CLI (`dist/`), the CLI from the sources (tsx), local sandboxes, MCP servers;
  *    a file in none of the lists lands here (the safe default: it gets the build);
  *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts);
  *  - browser: drives Debian's chromium;
@@ -84,7 +82,7 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
+      { extends: true, test: { name: "unit", include: UNIT } },
       {
         extends: true,
         test: {
