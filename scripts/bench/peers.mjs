@@ -30,8 +30,15 @@ import { parseArgs } from "node:util";
 
 const HERE = import.meta.dirname;
 const ROOT = resolve(HERE, "..", "..");
-const { values } = parseArgs({
+const USAGE = readFileSync(new URL(import.meta.url), "utf8")
+  .split("*/")[0]
+  .split("\n")
+  .slice(2)
+  .map((l) => l.replace(/^ \* ?/, ""))
+  .join("\n");
+const { values } = parseOptions({
   options: {
+    help: { type: "boolean", short: "h", default: false },
     tasks: { type: "string", default: "2048" },
     concurrency: { type: "string", default: "256" },
     "latency-ms": { type: "string", default: "200" },
@@ -45,6 +52,20 @@ const { values } = parseArgs({
     "hermes-args": { type: "string", default: "" },
   },
 });
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+
+/** parseArgs, with a bad flag reported in one line (exit 2) instead of a stack trace. */
+function parseOptions(config) {
+  try {
+    return parseArgs(config);
+  } catch (err) {
+    process.stderr.write(`peers: ${err.message} (see --help)\n`);
+    process.exit(2);
+  }
+}
 const num = (k) => {
   const n = Number(values[k]);
   if (!Number.isInteger(n) || n < 0) {

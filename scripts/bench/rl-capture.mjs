@@ -5,10 +5,12 @@
  * with capture, `prompt_token_ids`, `token_ids` and `logprobs` in the body; without, the same answer without
  * them. Each loop makes TURNS calls whose prompt grows by PROMPT_STEP ids; with capture, every answer goes
  * through the token ledger and the loop ends with its rl.jsonl line built and serialised, as a task does.
- * Build first: npm run build. Usage: node --expose-gc scripts/bench/rl-capture.mjs [loops=64] [turns=10]
+ * Runs on the sources (loaded through tsx: the bundled build exports only the CLI), so no build is needed.
+ * Usage: node --expose-gc scripts/bench/rl-capture.mjs [loops=64] [turns=10]
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { register } from "tsx/esm/api";
 
 const LOOPS = Number(process.argv[2] ?? 64);
 const TURNS = Number(process.argv[3] ?? 10);
@@ -16,10 +18,11 @@ const PROMPT_START = 2000;
 const PROMPT_STEP = 400;
 const COMPLETION = 200;
 
-const dist = (p) => new URL(`../../dist/src/${p}`, import.meta.url).href;
-const { openaiProvider } = await import(dist("models/openai_compatible.js"));
-const { TokenLedger } = await import(dist("agent/token_ledger.js"));
-const { buildRlLine } = await import(dist("run/rl_line.js"));
+register();
+const src = (p) => new URL(`../../src/${p}`, import.meta.url).href;
+const { openaiProvider } = await import(src("models/openai_compatible.ts"));
+const { TokenLedger } = await import(src("agent/token_ledger.ts"));
+const { buildRlLine } = await import(src("run/rl_line.ts"));
 
 const serverCode = `
 const http = require("node:http");
