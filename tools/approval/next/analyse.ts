@@ -10,7 +10,7 @@ import { exhaustion, fanOut, loopExhaustion } from "./exhaust.js";
 import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode } from "./fetch_exec.js";
-import { judgeRemote } from "./remote.js";
+import { isTrialRun, judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/fs_system.js";
@@ -351,45 +351,6 @@ function judgeExhaustion(inv: Invocation, s: LineState): void {
   if (reason) add(s, "resource_exhaustion", reason);
 }
 
-const SQL_CLIENTS = new Set([
-  "psql",
-  "mysql",
-  "mariadb",
-  "sqlite3",
-  "sqlcmd",
-  "clickhouse-client",
-  "cqlsh",
-  "mongo",
-  "mongosh",
-]);
-
-function judgeSql(inv: Invocation, s: LineState): void {
-  if (!SQL_CLIENTS.has(inv.program)) return;
-  const sql = [
-    ...inv.args.map((w) => w.text),
-    inv.command.stdin?.text ?? "",
-    literalOutput(inv.command.pipedFrom, s)?.text ?? "",
-  ].join(" ");
-  if (inv.program === "sqlite3") {
-    const db = inv.args.find((w) => !w.text.startsWith("-"));
-    if (db && classifyPath(db, { ...s.ctx, cwd: inv.command.cwd }) === "inside") return;
-  }
-  if (/\bdrop\s+(table|database|schema|user|role|index|view)\b|\bdropDatabase\(|\.drop\(/i.test(sql))
-    add(s, "sql_drop", "SQL drops an object");
-  else if (/\btruncate\s+(table\s+)?\w/i.test(sql)) add(s, "sql_truncate", "SQL truncates a table");
-  else if (/\bdelete\s+from\s+[\w."]+\s*(;|$|"|')/i.test(sql) || /\.deleteMany\(\s*\{\s*\}\s*\)/.test(sql))
-    add(s, "sql_delete_without_where", "DELETE without WHERE");
-  else if (/\bupdate\s+[\w."]+\s+set\b(?![^;]*\bwhere\b)/i.test(sql))
-    add(s, "sql_update_without_where", "UPDATE without WHERE");
-}
-
-function judgeHttp(inv: Invocation, s: LineState): void {
-  if (inv.program !== "curl" && inv.program !== "http") return;
-  const text = inv.args.map((w) => w.text).join(" ");
-  if (/(-X|--request)\s*DELETE\b|^DELETE\s|\sDELETE\s/.test(text) && !/\/\/(localhost|127\.)/.test(text))
-    add(s, "http_delete", "HTTP DELETE to a remote service");
-}
-
 /** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
 function judgeElevated(inv: Invocation, s: LineState, before: number): void {
   if (!(inv.elevated || s.elevated) || s.findings.length > before) return;
@@ -408,17 +369,20 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
   judgeElevated(inv, s, before);
 }
 
+/** The keys of a program's rows on remote state (a trial run of the program changes none of it). */
+const remoteKeys = (program: string) =>
+  new Set(rulesFor(program).flatMap((r) => (r.effect === "remote" ? [r.key] : [])));
+
 function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
-  for (const f of judgeInvocation(inv, ctx)) s.findings.push(f);
+  const trialKeys = isTrialRun(inv) ? remoteKeys(inv.program) : undefined;
+  for (const f of judgeInvocation(inv, ctx)) if (!trialKeys?.has(f.key)) s.findings.push(f);
   if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/"))
     judgeRunsFile(inv, s);
   if (INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
   judgeTaskFiles(inv, s);
   judgeExfiltration(inv, s);
   judgeExhaustion(inv, s);
-  judgeSql(inv, s);
-  judgeHttp(inv, s);
   // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts).
   const view = {
     ctx,

@@ -31,7 +31,18 @@ export interface LineView {
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
 const texts = (inv: Invocation) => inv.args.map((w) => w.text);
-const TRIAL = /^(--dry-run(=.*)?|--dryrun|--dry_run|--help|-h|--what-if|--noop|--validate|--check)$/;
+const TRIAL =
+  /^(--dry-run(=(client|server|true|1))?|--dryrun|--dry_run|--help|-help|--what-if|--noop|--validate|--check|--preview-only)$/;
+
+/**
+ * A trial or help run changes no remote state: `--dry-run`, `--help`, `terraform destroy -help`, `helm
+ * uninstall -h` (`-h` only as the last word: `mysql -h HOST` names a host), `git push -n`.
+ */
+export function isTrialRun(inv: Invocation): boolean {
+  const t = texts(inv);
+  if (t.some((w) => TRIAL.test(w)) || t.at(-1) === "-h") return true;
+  return inv.program === "git" && t[0] === "push" && t.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w));
+}
 
 /** The non-option words after global options, lower-cased. */
 function verbWords(args: string[]): string[] {
@@ -89,6 +100,11 @@ function launched(inv: Invocation): Invocation | undefined {
   return { ...inv, program, word, args: inv.args.slice(i + 1) };
 }
 
+/** Words naming a URL: with a scheme, a loopback or IP address, `:PORT/`, `$BASE/`, or `host.tld/…` (httpie). */
+const URL_WORD =
+  /^(https?:\/\/|localhost|\d+(\.\d+){3}|:\d*\/|\$\{?\w+\}?\/|[a-z\d-]+(\.[a-z\d-]+)*\.[a-z]{2,}(:\d+)?\/)/i;
+const BULK_QUERY = /[?&](all|purge|recursive|force|cascade)=(true|1|yes)\b/i;
+
 /** `curl -X DELETE` of a store (an index, `_all`, a top-level path) or of anything on another host. */
 function httpDelete(inv: Invocation): Finding | undefined {
   if (!/^(curl|wget|http|https|xh|xhs)$/.test(inv.program)) return undefined;
@@ -111,8 +127,8 @@ function httpDelete(inv: Invocation): Finding | undefined {
     /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i.test(
       joined,
     );
-  for (const u of t.filter((w) => /^(https?:\/\/|localhost|\d+(\.\d+){3}|:\d*\/|\$\{?\w+\}?\/)/i.test(w))) {
-    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)/i.exec(
+  for (const u of t.filter((w) => URL_WORD.test(w))) {
+    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)(\?[^#]*)?/i.exec(
       u.startsWith(":") ? `localhost${u}` : u,
     )!;
     const local = /^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[::1\])$/i.test(m[1]!);
@@ -121,7 +137,10 @@ function httpDelete(inv: Invocation): Finding | undefined {
       segments.length <= 1 ||
       segments.some((s) => /[*,]|^_all$/.test(s)) ||
       (segments.length >= 2 && STORE_SEGMENTS.test(segments.at(-2)!));
-    if (whole || (!local && !credentials) || u.startsWith("$")) return found("http_delete", `DELETE ${u}`);
+    // An authorised DELETE of one item (`/users/123`) is an API call; of a collection (`/users`, `?all=true`) not.
+    const oneItem =
+      /\d/.test(segments.at(-1) ?? "") && !/^v\d+$/.test(segments.at(-1)!) && !BULK_QUERY.test(m[3] ?? "");
+    if (whole || (!local && !(credentials && oneItem)) || u.startsWith("$")) return found("http_delete", `DELETE ${u}`);
   }
   return undefined;
 }
@@ -157,7 +176,7 @@ function sharedDaemon(inv: Invocation): Finding | undefined {
 
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
-  if (inv.args.some((w) => TRIAL.test(w.text))) return [];
+  if (isTrialRun(inv)) return [];
   const out: Finding[] = [];
   const inner = launched(inv);
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
@@ -197,13 +216,29 @@ function clientInput(inv: Invocation, view: LineView): string[] {
   return out;
 }
 
+/** One statement without its SQL comments and the text of its string literals (`LIKE '%DROP TABLE%'`). */
+const withoutLiterals = (raw: string) =>
+  raw
+    .trim()
+    .replace(/^(["'])([^"']*)\1$/, "$2")
+    .replace(/\/\*[\s\S]*?\*\/|(^|\s)--[^\n]*/g, " ")
+    .replace(/'(?:[^'\n]|'')*'/g, "''")
+    .trim();
+
 /** SQL and store commands that drop or empty a whole table, database, keyspace or cache. */
-export function classifyStatements(text: string): ClassKey | undefined {
-  for (const raw of text.split(/;|\n(?=\s*[A-Za-z])/)) {
-    const st = raw
-      .trim()
-      .replace(/^["']|["']$/g, "")
-      .trim();
+export function classifyStatements(text: string, literalsRun = false): ClassKey | undefined {
+  if (/\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(text)) return "cache_flush";
+  const temporary = new Set(
+    [...text.matchAll(/\bcreate\s+(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?([\w."]+)/gi)].map((m) =>
+      m[1]!.toLowerCase(),
+    ),
+  );
+  const guarded = text.replace(/'(?:[^'\n]|'')*'/g, (m) => m.replace(/;/g, ","));
+  for (const raw of guarded.split(/;|\n(?=\s*[A-Za-z])/)) {
+    const st = literalsRun ? raw.trim() : withoutLiterals(raw);
+    if (/^explain\b(?!\s*\(?\s*analy[sz]e)/i.test(st)) continue;
+    const dropped = /^drop\s+table\s+(?:if\s+exists\s+)?([\w.", ]+)$/i.exec(st)?.[1];
+    if (dropped?.split(/\s*,\s*/).every((t) => temporary.has(t.toLowerCase()))) continue;
     if (/\balter\s+table\s+\S+\s+drop\s+(column\s+)?[\w"`]/i.test(st)) return "sql_drop";
     if (
       /\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(
@@ -224,8 +259,7 @@ export function classifyStatements(text: string): ClassKey | undefined {
     )
       return "sql_delete_without_where";
     if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b/i.test(st)) return "sql_update_without_where";
-    if (/^\s*(flushall|flushdb|flush_all)\b|\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(st))
-      return "cache_flush";
+    if (/^\s*(flushall|flushdb|flush_all)\b/i.test(st)) return "cache_flush";
   }
   return undefined;
 }
@@ -244,6 +278,12 @@ function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
     const remoteHost = !/^(localhost|127(\.\d+){3}|::1)$/.test(host);
     if (cmdAt >= 0 && (remoteHost || inv.runtimeArgs || inv.args.slice(cmdAt + 1).some((w) => w.glob || !w.literal)))
       return found("cache_flush", "deletes keys found at run time");
+  }
+  // SQL a client prints for this one to run (`psql -c "SELECT 'DROP TABLE ' || …" | psql`): its strings are SQL.
+  const producer = inv.command.pipedFrom;
+  if (producer && DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""))) {
+    const key = classifyStatements(producer.argv.map((w) => w.text).join("\n"), true);
+    if (key) return found(key, `${inv.program} runs SQL another client generates`);
   }
   for (const text of clientInput(inv, view)) {
     const key = classifyStatements(text);
