@@ -9,7 +9,7 @@ import { analyseInlineCode, inlineProgram } from "./inline.js";
 import { exhaustion, fanOut, loopExhaustion } from "./exhaust.js";
 import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
-import { judgeFetchedCode } from "./fetch_exec.js";
+import { judgeFetchedCode, syntaxCheckOnly } from "./fetch_exec.js";
 import { isTrialRun, judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
@@ -117,6 +117,12 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
 const INIT_IDIOM =
   /^[$<]\(\s*[\w-]+ completions?\b|^[$<]\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
 
+/**
+ * Shell text computed only by variables (`cat <<EOF | bash` with `echo "$USER"`): judged as written, the
+ * variables left to the inner shell (unknown ones stay computed there). Command substitution is not.
+ */
+const onlyVariables = (text: string) => /\$/.test(text) && !/\$\(|`|<\(|>\(/.test(text);
+
 function judgeShellText(
   code: Word,
   s: LineState,
@@ -125,7 +131,7 @@ function judgeShellText(
   positional: Word[] = [],
   extra: { env?: Variables; elevated?: boolean } = {},
 ): void {
-  if (!code.literal) {
+  if (!code.literal && !onlyVariables(code.text)) {
     if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
     return add(s, "shell_input", `${why}: shell text only known when it runs`);
   }
@@ -149,12 +155,24 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
   }
   if (feeders.some((p) => FETCHERS.has(p)))
     return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
-  if (feeders.some((p) => DECODERS.test(p))) return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
+  const printed = feeders.length === 1 && /^(echo|printf)$/.test(feeders[0]!);
+  if (!printed && feeders.some((p) => DECODERS.test(p)))
+    return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
   const source = inv.command.stdin ?? literalOutput(inv.command.pipedFrom, s);
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
   if (isShell(inv.program) || inv.program === "source" || inv.program === ".")
     judgeShellText(source, s, inv.command.cwd, inv.program);
   else judgeCode(source.text, s);
+}
+
+/** What `printf FORMAT ARGS…` prints: `%s`-style conversions take the arguments in turn, the format repeating. */
+function printfText([format = "", ...args]: string[]): string {
+  if (!/%[-+ #0-9.]*[sbdiqcxXoufeEgG]/.test(format)) return [format, ...args].join(" ").replace(/%%/g, "%");
+  let out = "";
+  let next = 0;
+  do out += format.replace(/%%|%[-+ #0-9.]*[sbdiqcxXoufeEgG]/g, (m) => (m === "%%" ? "%" : (args[next++] ?? "")));
+  while (next < args.length);
+  return out;
 }
 
 /** What `echo`/`printf`/`cat FILE` prints, when known. */
@@ -163,8 +181,9 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
   const p = programOf(cmd);
   if (p === "echo" || p === "printf") {
     const args = cmd.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
-    const joined = args.map((w) => w.text).join(" ");
-    return { text: decodeAnsiC(joined.replace(/%%/g, "%")), literal: args.every((w) => w.literal), glob: false };
+    const texts = args.map((w) => w.text);
+    const joined = p === "printf" ? printfText(texts) : texts.join(" ");
+    return { text: decodeAnsiC(joined), literal: args.every((w) => w.literal), glob: false };
   }
   if (p === "cat" && cmd.argv[1]) {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
@@ -209,7 +228,17 @@ function judgeInterpreter(inv: Invocation, s: LineState): void {
   if (text !== undefined) judgeCode(text, s);
 }
 
+/** What `<(echo …)` / `<(printf …)` prints, when it is one such command of known words. */
+function printedBySubstitution(text: string, s: LineState): Word | undefined {
+  const inner = /^<\((.*)\)$/s.exec(text)?.[1];
+  if (!inner) return undefined;
+  const { commands } = modelCommandLine(inner, { cwd: s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR });
+  const only = commands.length === 1 ? commands[0] : undefined;
+  return only && /^(echo|printf)$/.test(programOf(only)) && !only.pipedFrom ? literalOutput(only, s) : undefined;
+}
+
 function judgeRunsFile(inv: Invocation, s: LineState): void {
+  if (syntaxCheckOnly(inv)) return;
   const script =
     isShell(inv.program) || inv.program === "source" || inv.program === "."
       ? inv.args.find((w) => !w.text.startsWith("-"))
@@ -217,6 +246,8 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
   if (!script || /^\/dev\/(stdin|fd\/0)$|^-$/.test(script.text)) return judgeStdinProgram(inv, s);
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
     if (INIT_IDIOM.test(script.text)) return;
+    const printed = printedBySubstitution(script.text, s);
+    if (printed?.literal) return judgeShellText(printed, s, inv.command.cwd, `${inv.program} ${script.text}`);
     return add(
       s,
       /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input",

@@ -297,13 +297,17 @@ function busybox(inv: Invocation): Invocation {
   return { ...inv, program: applet.text, word: applet, args: inv.args.slice(1) };
 }
 
+/** `bash -n`: the shell only reads the text for syntax, running none of it. */
+export const syntaxCheckOnly = (inv: Invocation) =>
+  /^(sh|bash|zsh|dash|ksh|ash)$/.test(inv.program) && inv.args.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w.text));
+
 /** Every fetched-code finding of one invocation (and records what it writes for later commands). */
 export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] {
   const inv = busybox(whole);
   const st = stateOf(view);
   const out: Finding[] = [];
   if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });
-  const runs = runsFetched(inv, view, st) ?? powershell(inv);
+  const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
   if (runs)
     out.push({
       key: runs,
