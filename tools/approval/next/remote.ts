@@ -10,6 +10,7 @@ import type { SimpleCommand } from "./model.js";
 import { classifyPath, type PathContext } from "./paths.js";
 import {
   DESTRUCTIVE_VERBS,
+  SQL_GRANTS,
   INFRA_CLIS,
   LAUNCHERS,
   PRODUCTION,
@@ -239,6 +240,7 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
     if (/^explain\b(?!\s*\(?\s*analy[sz]e)/i.test(st)) continue;
     const dropped = /^drop\s+table\s+(?:if\s+exists\s+)?([\w.", ]+)$/i.exec(st)?.[1];
     if (dropped?.split(/\s*,\s*/).every((t) => temporary.has(t.toLowerCase()))) continue;
+    if (SQL_GRANTS.some((g) => g.test(raw))) return "privilege_grant";
     if (/\balter\s+table\s+\S+\s+drop\s+(column\s+)?[\w"`]/i.test(st)) return "sql_drop";
     if (
       /\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(

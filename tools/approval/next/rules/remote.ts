@@ -9,6 +9,129 @@ import type { Rule } from "./types.js";
 
 /** Rows in the rule table's format (concatenated into RULES). */
 export const REMOTE_RULES: Rule[] = [
+  // grants of admin rights and exposure of shared services to everyone
+  {
+    program: ["aws"],
+    verbs: [["iam"]],
+    args: /(attach|put)-(user|role|group)-policy\s.*(AdministratorAccess|IAMFullAccess|PowerUserAccess|"Action"\s*:\s*"\*")|(^|\s)(create-access-key|create-login-profile|update-assume-role-policy)(\s|$)/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: [
+      "aws iam attach-user-policy --user-name ci --policy-arn arn:aws:iam::aws:policy/AdministratorAccess",
+      "aws iam create-access-key --user-name admin",
+    ],
+    pass: [
+      "aws iam list-users",
+      "aws iam attach-role-policy --role-name r --policy-arn arn:aws:iam::aws:policy/ReadOnlyAccess",
+    ],
+  },
+  {
+    program: ["gcloud"],
+    args: /add-iam-policy-binding\s.*(roles\/(owner|editor|[\w.]*[aA]dmin)\b|allUsers|allAuthenticatedUsers)/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: [
+      "gcloud projects add-iam-policy-binding p --member=user:x@gmail.com --role=roles/owner",
+      "gcloud functions add-iam-policy-binding fn --member=allUsers --role=roles/cloudfunctions.invoker",
+    ],
+    pass: ["gcloud projects add-iam-policy-binding p --member=serviceAccount:ci@p.iam --role=roles/viewer"],
+  },
+  {
+    program: ["gsutil"],
+    args: /(^|\s)(iam|acl|defacl)\s+(ch|set)\s.*(allUsers|allAuthenticatedUsers|public-read)/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["gsutil iam ch allUsers:objectViewer gs://ml-datasets"],
+    pass: ["gsutil iam get gs://ml-datasets"],
+  },
+  {
+    program: ["aws"],
+    args: /put-(bucket|object)-acl\s.*public-read|put-bucket-policy\s.*"Principal"\s*:\s*("\*"|\{\s*"AWS"\s*:\s*"\*")|delete-public-access-block/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["aws s3api put-bucket-acl --bucket reports --acl public-read"],
+    pass: ["aws s3api put-bucket-acl --bucket reports --acl private"],
+  },
+  {
+    program: ["az"],
+    args: /(^|\s)role\s+assignment\s+create\s.*--role[= ]("|')?(Owner|Contributor|User Access Administrator)\b|--public-access\s+(blob|container)|--allow-blob-public-access\s+true/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: [
+      "az role assignment create --assignee dev@contoso.com --role Owner --scope /subscriptions/x",
+      "az storage container set-permission --account-name a --name e --public-access blob",
+    ],
+    pass: [
+      "az role assignment list --assignee dev@contoso.com",
+      "az role assignment create --assignee x --role Reader",
+    ],
+  },
+  {
+    program: ["aws", "gcloud", "az"],
+    args: /(authorize-security-group-ingress|firewall-rules\s+(create|update)|nsg\s+rule\s+(create|update))\s.*(0\.0\.0\.0\/0|::\/0|--source-address-prefix(es)?[= ]("|')?(\*|Internet|Any)\b)/,
+    effect: "remote",
+    key: "firewall_change",
+    flag: [
+      "aws ec2 authorize-security-group-ingress --group-id sg-1 --protocol tcp --port 22 --cidr 0.0.0.0/0",
+      "gcloud compute firewall-rules create allow-all --allow all --source-ranges 0.0.0.0/0",
+    ],
+    pass: ["aws ec2 authorize-security-group-ingress --group-id sg-1 --protocol tcp --port 443 --cidr 10.0.0.0/8"],
+  },
+  {
+    program: ["kubectl", "oc"],
+    verbs: [["create"], ["clusterrolebinding", "rolebinding"]],
+    args: /--clusterrole[= ](cluster-admin|admin)\b/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["kubectl create clusterrolebinding x --clusterrole=cluster-admin --serviceaccount=default:default"],
+    pass: ["kubectl create rolebinding x --clusterrole=view --user=dev -n dev"],
+  },
+  {
+    program: ["vault"],
+    verbs: [["token"], ["create"]],
+    args: /-policy[= ]root\b/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["vault token create -policy=root -ttl=0"],
+    pass: ["vault token create -policy=reader -ttl=1h"],
+  },
+  {
+    program: ["redis-cli", "valkey-cli", "keydb-cli"],
+    args: /(^|\s)config\s+set\s+(requirepass\s*(""|''|$)|protected-mode\s+no)/i,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ['redis-cli CONFIG SET requirepass ""', "redis-cli config set protected-mode no"],
+    pass: ["redis-cli CONFIG GET maxmemory"],
+  },
+  {
+    program: ["localtunnel", "lt", "serveo", "pinggy", "tunnelmole", "zrok"],
+    unless: /^(--version|--help|-h)$/,
+    effect: "execute",
+    key: "remote_access",
+    flag: ["localtunnel --port 3000"],
+    pass: ["lt --help"],
+  },
+  {
+    program: ["php"],
+    args: /(^|\s)-S\s+(0\.0\.0\.0|\[::\]):\d+\s.*-t\s+\/(\s|$)/,
+    effect: "execute",
+    key: "remote_access",
+    flag: ["php -S 0.0.0.0:8000 -t /"],
+    pass: ["php -S 127.0.0.1:8000 -t public"],
+  },
+  {
+    program: ["docker", "podman", "nerdctl"],
+    verbs: [["run", "create"]],
+    // a service without a password published on every interface
+    args: /^(?=.*(^|\s)(-p|--publish)[= ](0\.0\.0\.0:)?\d+:\d+)(?=.*(HOST_AUTH_METHOD=trust|ALLOW_EMPTY_PASSWORD=(yes|true|1)|--protected-mode\s+no))/,
+    effect: "execute",
+    key: "remote_access",
+    flag: ["docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16"],
+    pass: [
+      "docker run -d -p 127.0.0.1:5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16",
+      "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=dev postgres:16",
+    ],
+  },
   // migration tools and frameworks that drop or empty every table
   {
     program: ["flyway"],
@@ -542,6 +665,16 @@ export const STORE_SEGMENTS =
   /^(indexes|indices|index|collections|collection|buckets|bucket|databases|database|dbs|db|keyspaces|tables|zones|topics|queues|vhosts|exchanges|namespaces|projects|repos|repositories|schemas|clusters|volumes|snapshots|streams|datasets|spaces|tenants)$/i;
 
 /** Examples of the generic remote judges (verbs of infrastructure CLIs, launchers, scale to zero, HTTP). */
+/**
+ * SQL that hands out every right or opens an account to anyone: `GRANT ALL … TO PUBLIC`/`'x'@'%'`/`WITH
+ * GRANT OPTION`, SUPERUSER, an empty or default password. Read over the statement with its literals.
+ */
+export const SQL_GRANTS = [
+  /\bgrant\s+all\b[^;]*\bto\s+(public\b|\S*@\s*'%')|\bwith\s+grant\s+option\b/i,
+  /\b(alter|create)\s+(user|role)\b[^;]*\b(superuser|createrole)\b/i,
+  /\b(alter|create)\s+(user|role)\b[^;]*\b(password|identified\s+by)\s+'(|password|postgres|root|admin|changeme|123456)'/i,
+];
+
 export const GENERIC_REMOTE_EXAMPLES = {
   flag: [
     "gh repo delete acme/legacy-api --yes",
@@ -562,6 +695,9 @@ export const GENERIC_REMOTE_EXAMPLES = {
     'curl -X DELETE "https://api.example.com/v1/users?all=true" -H "Authorization: Bearer $T"',
     "http DELETE example.org/api/users/1",
     "psql -c 'CREATE TEMP TABLE t AS SELECT 1; DROP TABLE orders'",
+    "psql -c 'ALTER ROLE app SUPERUSER'",
+    `mysql -e "GRANT ALL PRIVILEGES ON *.* TO 'app'@'%' WITH GRANT OPTION"`,
+    `psql -c "ALTER USER postgres WITH PASSWORD 'postgres'"`,
   ],
   pass: [
     "terraform destroy -help",
@@ -576,6 +712,8 @@ export const GENERIC_REMOTE_EXAMPLES = {
     'psql -c "SELECT 1 -- DROP TABLE users"',
     "psql -c 'EXPLAIN DELETE FROM events'",
     "psql -c 'CREATE TEMP TABLE t AS SELECT 1; DROP TABLE t;'",
+    `psql -c "GRANT SELECT ON orders TO reporting"`,
+    `psql -c "ALTER USER app WITH PASSWORD 'x9!Lq2#vT'"`,
     "gh repo view acme/api",
     "az keyvault secret list --vault-name kv-dev",
     "docker service scale web=3",
