@@ -38,7 +38,12 @@ export interface InlineFinding {
   reason: string;
 }
 
-const DELETE_CALLS = new RegExp(String.raw`\b(?:${DELETE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
+const NAME_END = String.raw`(?:(?<=\w)(?!\w)|(?<!\w))`;
+// A name ends where no word character follows (`rm` is not `rmtree`); `unlink glob "/etc/*"` deletes the glob.
+const DELETE_CALLS = new RegExp(
+  String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
+  "g",
+);
 const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
 /** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
 const SHELL_CALLS = new RegExp(

