@@ -354,10 +354,22 @@ const BASE_RULES: Rule[] = [
     program: ["git"],
     verbs: [["push"]],
     args: /(^|\s)(--mirror|--delete|-d|--prune)(\s|$|=)|(^|\s):\S+/,
+    // Deleting a remote feature branch is routine; a shared branch, a mirror or a prune is not.
+    when: (ops, options) =>
+      options.some((o) => /^--(mirror|prune)/.test(o)) ||
+      ops.length < 3 ||
+      ops
+        .slice(2)
+        .some((r) => /^\+?:?(refs\/tags\/|v?\d+(\.\d+)+$)|\$/.test(r) || SHARED_BRANCH.test(r.replace(/^\+?:?/, ""))),
     effect: "remote",
     key: "git_force_push",
-    flag: ["git push origin :main", "git push --mirror backup"],
-    pass: ["git push origin feature/x"],
+    flag: [
+      "git push origin :main",
+      "git push --mirror backup",
+      "git push origin --delete release/2.1",
+      "git push origin :refs/tags/v1.0.0",
+    ],
+    pass: ["git push origin feature/x", "git push origin --delete feature/old-spike", "git push origin :fix/typo"],
   },
   {
     program: ["git"],
