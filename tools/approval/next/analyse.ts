@@ -78,6 +78,9 @@ const INTERPRETERS = new Set([
   "php",
   "lua",
   "Rscript",
+  "julia",
+  "tclsh",
+  "wish",
 ]);
 const SENDERS = new Set([
   "curl",

@@ -8,6 +8,7 @@
  */
 import type { ClassKey } from "./classes.js";
 import {
+  BARE_EXEC,
   DELETE_CALL_NAMES,
   DOWNLOADS,
   EVALUATES,
@@ -131,6 +132,7 @@ function shellTexts(code: string): string[] {
     const text = m[2] ?? m[3] ?? m[4];
     if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
   }
+  for (const m of code.matchAll(BARE_EXEC)) out.push(m[1]!.trim());
   for (const m of code.matchAll(AWK_SHELL)) {
     const text = first(m);
     if (text !== undefined) out.push(text);

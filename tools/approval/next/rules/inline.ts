@@ -23,6 +23,9 @@ export const REDIRECT_WRITES = [
 /** Calls that run shell text. */
 export const SHELL_CALL_NAMES = String.raw`os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|%x`;
 
+/** Tcl's `exec PROGRAM ARGS…` (a bare word after `exec`, not a quoted string or a call): the words run as a command. */
+export const BARE_EXEC = /(?:^|[;[{\n])\s*exec\s+([a-zA-Z/][^\]\n;}]*)/g;
+
 /** Expressions that stand for the home directory (a path built on them is under `~`). */
 export const HOME_EXPRESSIONS =
   /os\.path\.expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|pathlib\.Path\.home\(\)|os\.homedir\(\)|require\(\s*['"](?:node:)?os['"]\s*\)\.homedir\(\)|process\.env\.HOME|process\.env\[\s*['"]HOME['"]\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"]\s*\)|os\.getenv\(\s*['"]HOME['"]\s*\)|getenv\(\s*['"]HOME['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|Deno\.env\.get\(\s*['"]HOME['"]\s*\)|Bun\.env\.HOME|System\.user_home!?\(\)|\$_SERVER\[\s*['"]HOME['"]\s*\]/g;
@@ -86,6 +89,8 @@ export const INLINE_EXAMPLES = {
     "python manage.py shell -c 'from shop.models import Order; Order.objects.all().delete()'",
     "perl -e 'use File::Path; rmtree(\"/var/lib/docker\")'",
     "perl -e 'unlink glob \"/etc/cron.d/*\"'",
+    "tclsh <<< 'exec rm -rf /var/spool/cron'",
+    "julia -e 'rm(\"/opt/models\"; recursive=true)'",
     'php -r \'array_map("unlink", glob("/var/www/html/*.php"));\'',
   ],
   pass: [
@@ -97,6 +102,8 @@ export const INLINE_EXAMPLES = {
     "python3 -c \"import os; print(os.environ.get('HOME'))\"",
     "ruby -e 'puts Dir.home'",
     "perl -e 'use File::Path; rmtree(\"build\")'",
+    "tclsh <<< 'puts [exec ls -la]'",
+    "julia -e 'println(1 + 1)'",
     'php -r \'array_map("unlink", glob("cache/*.tmp"));\'',
   ],
 };
