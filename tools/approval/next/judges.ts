@@ -27,7 +27,7 @@ export interface Finding {
 
 /** A trial run or a help text: nothing changes. */
 const TRIAL =
-  /(^|\s)(--dry-run(=\S+)?|--help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|-n\s+-v)(\s|$)/;
+  /(^|\s)(--dry-?run(=(?!none|false)\S+)?|--dry_run|--help|-help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|--preview-only|-n\s+-v)(\s|$)|(^|\s)-h$/;
 
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
 

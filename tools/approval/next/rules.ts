@@ -6,9 +6,11 @@
 import type { Rule } from "./rules/types.js";
 import { FS_SYSTEM_RULES } from "./rules/fs_system.js";
 import { REMOTE_RULES } from "./rules/remote.js";
+import { WINDOWS_RULES } from "./rules/windows.js";
 
 export type { Effect, Rule } from "./rules/types.js";
 
+  /^(feature|feat|fix|bugfix|hotfix|chore|spike|wip|topic|tmp|experiment|dependabot|renovate|docs|refactor)\/[^/]/;
 const SHARED_BRANCH =
   /^(refs\/heads\/)?(main|master|trunk|develop|dev|prod|production|staging|release|stable|HEAD|gh-pages)([/-].*)?$/;
 
@@ -354,6 +356,7 @@ const BASE_RULES: Rule[] = [
     program: ["git"],
     verbs: [["push"]],
     args: /(^|\s)(--mirror|--delete|-d|--prune)(\s|$|=)|(^|\s):\S+/,
+    unless: /(^|\s)(-n|--dry-run)(\s|$)/,
     // Deleting a remote feature branch is routine; a shared branch, a mirror or a prune is not.
     when: (ops, options) =>
       options.some((o) => /^--(mirror|prune)/.test(o)) ||
@@ -375,6 +378,7 @@ const BASE_RULES: Rule[] = [
     program: ["git"],
     verbs: [["push"]],
     args: /(^|\s)(-f|--force|--force-with-lease|--force-if-includes)(\s|$|=)|(^|\s)\+\S+/,
+    unless: /(^|\s)(-n|--dry-run)(\s|$)|(^|\s)-[a-zA-Z]*n[a-zA-Z]*(\s|$)/,
     when: (ops) =>
       ops.length < 3 || ops.slice(2).some((r) => SHARED_BRANCH.test(r.replace(/^\+/, "").replace(/^.*:/, ""))),
     effect: "remote",
@@ -636,4 +640,4 @@ const BASE_RULES: Rule[] = [
 ];
 
 // File and system state (rules/fs_system.ts), remote and shared state (rules/remote.ts).
-export const RULES: Rule[] = [...BASE_RULES, ...FS_SYSTEM_RULES, ...REMOTE_RULES];
+export const RULES: Rule[] = [...BASE_RULES, ...FS_SYSTEM_RULES, ...REMOTE_RULES, ...WINDOWS_RULES];

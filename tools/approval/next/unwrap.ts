@@ -16,6 +16,7 @@ import {
   WRAPPERS,
 } from "./rules/wrappers.js";
 import type { Variables } from "./words.js";
+import { windowsShellText } from "./windows.js";
 
 export interface Invocation {
   /** The program (basename, as run) and its arguments. */
@@ -61,7 +62,11 @@ interface Frame {
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "rbash", "tcsh", "csh"]);
 export const isShell = (program: string) => SHELLS.has(program);
 
-export const basename = (text: string) => text.slice(text.lastIndexOf("/") + 1);
+/** The name a program word runs (`/usr/bin/rm` → `rm`; `C:\\Windows\\sc.exe` → `sc.exe`). */
+export const basename = (text: string) =>
+  /^[a-zA-Z]:\\/.test(text)
+    ? text.slice(text.lastIndexOf("\\") + 1).toLowerCase()
+    : text.slice(text.lastIndexOf("/") + 1);
 
 const literal = (text: string): Word => ({ text, literal: true, glob: false });
 const joinWords = (words: Word[]): Word => ({
@@ -330,6 +335,8 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
     out.shellTexts.push({ ...text, env: f.env, elevated, via, command: f.command });
     return;
   }
+  const windows = windowsShellText(program, args);
+  if (windows) out.shellTexts.push({ code: windows, elevated: f.elevated, via, command: f.command });
   const handed = multiplexerText(program, args) ?? remoteModuleText(program, args) ?? sshRemoteCommand(program, args);
   if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
   if (program === "eval" && args.length)

@@ -1,0 +1,55 @@
+/**
+ * Windows shells: the command text `cmd /c …` and `powershell -Command …` run, rewritten so the bash
+ * model can read it (drive paths as `/c/…`, `\` as `/`, names lower-cased: cmdlets and switches are
+ * case-insensitive). The programs it names are rows of rules/windows.ts.
+ */
+import { WINDOWS_SHELLS } from "./rules/windows.js";
+import type { Word } from "./words.js";
+
+/** `gci DIR … | Remove-Item`: what is removed is what DIR lists. */
+const LISTED_REMOVAL = /\b(get-childitem|gci|dir|ls)\s+([^|;]*)\|\s*(remove-item|ri|rm|del)\b/g;
+const LIST_VALUED = /^-(filter|include|exclude|depth|attributes)$/;
+
+function listedRemoval(_: string, _list: string, listArgs: string): string {
+  const words = listArgs.trim().split(/\s+/);
+  const at = words.findIndex(
+    (w, i) => /^-(path|literalpath)$/.test(w) || (!w.startsWith("-") && !LIST_VALUED.test(words[i - 1] ?? "")),
+  );
+  const dir = (/^-/.test(words[at] ?? "") ? words[at + 1] : words[at]) ?? ".";
+  return `remove-item -recurse ${dir.replace(/\/$/, "")}/*`;
+}
+
+/** `C:\Users\x` → `/c/users/x`; `$HOME\.aws`, `$env:USERPROFILE` → `~/.aws`; `$x` → `x` (not bash's). */
+export function windowsText(text: string): string {
+  return (
+    text
+      .replace(/\$(env:)?(home|userprofile)\b/gi, "~")
+      .replace(/\$(?=[\w:]+)/g, "")
+      .replace(/(^|[\s"'=(])([a-z]):[\\/]*/gi, (_, pre: string, drive: string) => `${pre}/${drive.toLowerCase()}/`)
+      .replace(/\\/g, "/")
+      .toLowerCase()
+      // cmd's switches `/s`, `/q` read as options, not as paths under /.
+      .replace(/(^|\s)\/([a-z?]{1,2})(?=\s|$)/g, "$1-$2")
+      .replace(LISTED_REMOVAL, listedRemoval)
+  );
+}
+
+/** The text a Windows shell runs: the words after its command switch, or from the first cmdlet on. */
+export function windowsShellText(program: string, args: Word[]): Word | undefined {
+  const spec = WINDOWS_SHELLS[program.toLowerCase()];
+  if (!spec) return undefined;
+  let at = args.findIndex((w) => spec.command.includes(w.text.toLowerCase()));
+  if (at >= 0) at++;
+  else
+    at = args.findIndex(
+      (w, i) => spec.bare.test(w.text) && !spec.valued.includes(args[i - 1]?.text.toLowerCase() ?? ""),
+    );
+  const rest = at >= 0 ? args.slice(at) : [];
+  if (!rest.length) return undefined;
+  return {
+    text: windowsText(rest.map((w) => w.text).join(" ")),
+    // PowerShell's own `$x` are not bash's; a command substitution or backquote still is.
+    literal: rest.every((w) => w.literal || !/\$\(|`/.test(w.text)),
+    glob: false,
+  };
+}
