@@ -12,6 +12,7 @@ import {
   type PathClass,
   type PathContext,
 } from "./paths.js";
+import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import type { Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -240,6 +241,9 @@ export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
   if (inv.word.glob)
     for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
   found.push(...judgeAs(inv.program, inv, ctx));
+  const pkill = killAsPkill(inv);
+  if (pkill === "all") found.push({ key: "kill_all_processes", reason: "kill of every listed process" });
+  else if (pkill) found.push(...judgeAs("pkill", pkill, ctx));
   return found;
 }
 

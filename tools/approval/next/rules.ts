@@ -199,11 +199,22 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["pkill"],
-    args: /(^|\s)-(9|KILL|SIGKILL)\b|(^|\s)(--signal[= ]|-s\s*)(9|KILL|SIGKILL)\b|(^|\s)(-u|-U)\s+root|(^|\s)(sshd|systemd|init|dockerd|containerd|postgres|mysqld)(\s|$)/,
+    args: /(^|\s)-(SIG)?(9|19|KILL|STOP)\b|(^|\s)(--signal[= ]|-s\s*)(SIG)?(9|19|KILL|STOP)\b|(^|\s)(-u|-U)\s+root|(^|\s)(sshd|systemd|init|dockerd|containerd|postgres|mysqld)(\s|$)/,
+    // A signal that asks, not ends: reload, user signals, a liveness probe.
+    unless: /(^|\s)-(SIG)?(0|HUP|USR1|USR2|CONT|WINCH)(\s|$)/i,
     effect: "system",
     key: "pkill_force",
-    flag: ["pkill -9 python", "pkill -u root"],
-    pass: ["pkill -f 'my_dev_server.py'", "pkill node"],
+    flag: ["pkill -9 python", "pkill -u root", "kill -9 $(pgrep -f worker.py)", "pgrep -f celery | xargs kill -STOP"],
+    pass: ["pkill -f 'my_dev_server.py'", "pkill node", "pgrep -f pytest | xargs kill", "kill -USR1 $(pidof dockerd)"],
+  },
+  {
+    program: ["pkill", "killall"],
+    // Every process of a user, with no name to narrow it.
+    args: /^((-\S+|-s\s+\S+)\s+)*-[uU]\s+\S+(\s+-\S+)*$/,
+    effect: "system",
+    key: "kill_all_processes",
+    flag: ["pkill -u alice", "pkill -KILL -u alice"],
+    pass: ["pkill -u $USER -f 'node server.js'"],
   },
   {
     program: ["mount", "umount", "swapoff", "swapon"],
