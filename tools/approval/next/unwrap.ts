@@ -143,6 +143,8 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   return undefined;
 }
 
+const ONE_TARGET = /^(ssh|mosh|telnet|rsh)$/;
+
 /** xargs/parallel: the command they run with the input words put where they go. */
 function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): { argv: Word[]; known: boolean } {
   let argv = args.slice(at);
@@ -160,10 +162,13 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
         : flag === "-i"
           ? "{}"
           : flag.replace(/^-I|^--replace=?/, "") || undefined;
+  // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
+  // program of one target (ssh HOST CMD) is judged with the first.
+  const each = ONE_TARGET.test(basename(argv[0]?.text ?? "")) ? input.slice(0, 1) : input;
   if (mark && argv.some((w) => w.text.includes(mark)))
     return {
       argv: argv.flatMap((w) =>
-        w.text.includes(mark) ? input.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) })) : [w],
+        w.text.includes(mark) ? each.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) })) : [w],
       ),
       known: true,
     };
@@ -337,7 +342,10 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   }
   const windows = windowsShellText(program, args);
   if (windows) out.shellTexts.push({ code: windows, elevated: f.elevated, via, command: f.command });
-  const handed = multiplexerText(program, args) ?? remoteModuleText(program, args) ?? sshRemoteCommand(program, args);
+  const remote = sshRemoteCommand(program, args);
+  // What ssh runs acts on a server (a shared machine): judged as if with raised rights.
+  if (remote) return void out.shellTexts.push({ code: remote, elevated: true, via, command: f.command });
+  const handed = multiplexerText(program, args) ?? remoteModuleText(program, args);
   if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
   if (program === "eval" && args.length)
     return void out.shellTexts.push({ code: joinWords(args), elevated: f.elevated, via, command: f.command });

@@ -702,6 +702,17 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["systemctl restart nginx", "systemctl --user restart app", "systemctl status sshd"],
   },
   {
+    // With raised rights (or on a server through ssh) a restart of any system service is a change to it.
+    program: ["systemctl", "service", "rc-service", "invoke-rc.d"],
+    args: /(^|\s)(start|restart|reload|try-restart|reload-or-restart|try-reload-or-restart|condrestart|force-reload|zap)(\s|$)/,
+    unless: /(^|\s)(--user|--dry-run|--help|--query)(\s|$)/,
+    elevated: true,
+    effect: "system",
+    key: "service_change",
+    flag: ["sudo service apache2 restart", "sudo systemctl restart nginx", "ssh web-2 systemctl restart caddy"],
+    pass: ["systemctl restart nginx", "sudo systemctl status nginx", "ssh web-2 'systemctl status caddy --no-pager'"],
+  },
+  {
     program: ["service", "rc-service", "invoke-rc.d"],
     args: /(^|\s)(restart|reload|start|force-reload|try-restart|condrestart|zap)(\s|$)/,
     unless: /(^|\s)(--query|--help)(\s|$)/,
