@@ -5,7 +5,7 @@
  */
 import { posix } from "node:path";
 import { withParsedBash, type SyntaxNode } from "./parser.js";
-import { expandBraces, resolveWord, splitUnquoted, type Variables, type Word } from "./words.js";
+import { bracesExpand, expandBraces, resolveWord, splitUnquoted, type Variables, type Word } from "./words.js";
 
 export type { Word } from "./words.js";
 
@@ -127,7 +127,9 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
       const word = resolveWord(c, s.vars);
       argv.push(
         ...(positionalWords(commandWord(c), s.vars) ??
-          splitUnquoted(commandWord(c), word, s.vars).flatMap(expandBraces)),
+          splitUnquoted(commandWord(c), word, s.vars).flatMap((w) =>
+            bracesExpand(commandWord(c)) ? expandBraces(w) : [w],
+          )),
       );
     }
   }

@@ -16,12 +16,17 @@ const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-b
 const parser = new Parser();
 parser.setLanguage(bash);
 
+/** `{rm,-r,/etc}` as a command: bash expands it into words; the grammar would read `{` as a group. */
+const BRACE_COMMAND = /(^|[;&|(]\s*|\n\s*)\{([^{}\s$]*,[^{}\s]*)\}(?=[\s;&|)]|$)/g;
+
 /**
  * Parses `source` and hands the root to `use`; the tree is freed afterwards (it lives in wasm memory),
  * so nodes must not escape `use`.
  */
 export function withParsedBash<T>(source: string, use: (root: Node) => T): T {
-  const tree = parser.parse(source);
+  const tree = parser.parse(
+    source.replace(BRACE_COMMAND, (_, before: string, body: string) => before + body.split(",").join(" ")),
+  );
   if (!tree) throw new Error("tree-sitter returned no tree");
   try {
     return use(tree.rootNode);

@@ -118,13 +118,19 @@ function joined(parts: Word[]): Word {
 
 function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   const parts: Word[] = [];
-  for (const c of node.namedChildren)
-    if (c)
-      parts.push(
-        c.type === "string_content"
-          ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false }
-          : resolveWord(c, vars),
-      );
+  let row = node.startPosition.row;
+  for (const c of node.namedChildren) {
+    if (!c) continue;
+    // The grammar splits string content at line ends: the newlines between the pieces are the string's.
+    if (c.startPosition.row > row)
+      parts.push({ text: "\n".repeat(c.startPosition.row - row), literal: true, glob: false });
+    row = c.endPosition.row;
+    parts.push(
+      c.type === "string_content"
+        ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false }
+        : resolveWord(c, vars),
+    );
+  }
   return { ...joined(parts), glob: false };
 }
 
@@ -193,6 +199,12 @@ function printed(node: SyntaxNode, vars: Variables): Word | undefined {
     return { text: texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "), literal: true, glob: false };
   return undefined;
 }
+
+/** Whether a word's braces are unquoted (only those expand). */
+export const bracesExpand = (node: SyntaxNode): boolean =>
+  node.type === "word" ||
+  (node.type === "concatenation" &&
+    !node.namedChildren.some((c) => c && /string$/.test(c.type) && /[{},]/.test(c.text)));
 
 /** `{a,b}` brace expansion of an unquoted literal word (one level, as agents write it). */
 export function expandBraces(word: Word): Word[] {

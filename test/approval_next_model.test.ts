@@ -1,0 +1,56 @@
+/**
+ * The rebuilt analyser's command model (tools/approval/next/model.ts, words.ts, parser.ts) and the
+ * readings built on it (windows.ts, pids.ts): words as bash makes them, and what is judged from them.
+ */
+import { describe, expect, it } from "vitest";
+import { judgeCommand } from "../tools/approval/next/analyse.js";
+import { modelCommandLine } from "../tools/approval/next/model.js";
+import { windowsText } from "../tools/approval/next/windows.js";
+
+const inWorkspace = { cwd: "/workspace", defaultCwd: "/workspace" };
+const argv = (line: string) => modelCommandLine(line).commands[0]!.argv.map((w) => w.text);
+const flagged = (line: string) => judgeCommand(line, inWorkspace).dangerous;
+
+describe("words", () => {
+  it("expands unquoted braces only", () => {
+    expect(argv("rm -rf /etc/{nginx,apache2}")).toEqual(["rm", "-rf", "/etc/nginx", "/etc/apache2"]);
+    expect(argv('node -e "const f = (a, b) => { return a, b }"')).toEqual([
+      "node",
+      "-e",
+      "const f = (a, b) => { return a, b }",
+    ]);
+  });
+  it("keeps the newlines of a double-quoted string", () => {
+    expect(argv('python3 -c "import os\nwhile True: os.fork()"')[2]).toBe("import os\nwhile True: os.fork()");
+  });
+  it("reads a brace expansion in the command word as the words it makes", () => {
+    expect(argv("{rm,-r,/etc/nginx}")).toEqual(["rm", "-r", "/etc/nginx"]);
+    expect(flagged("{rm,-r,/etc/nginx}")).toBe(true);
+    expect(flagged("{ ls; pwd; }")).toBe(false);
+  });
+});
+
+describe("Windows shells", () => {
+  it("rewrites drive paths, separators, switches and case", () => {
+    expect(windowsText("rmdir /s /q D:\\builds\\cache")).toBe("rmdir -s -q /d/builds/cache");
+    expect(windowsText("Remove-Item -Force $HOME\\.aws")).toBe("remove-item -force ~/.aws");
+  });
+  it("judges what cmd /c and powershell -Command run", () => {
+    expect(flagged('cmd /c "rmdir /s /q D:\\builds\\cache"')).toBe(true);
+    expect(flagged('cmd /c "rd /s /q build"')).toBe(false);
+    expect(flagged('pwsh -Command "Get-ChildItem C:\\Users\\dev\\Documents -Recurse | Remove-Item -Force"')).toBe(true);
+    expect(flagged('powershell -Command "Get-ChildItem -Path . -Recurse -Include *.tmp | Remove-Item"')).toBe(false);
+    expect(flagged("pwsh -c '$files = Get-ChildItem ./build; $files.Count'")).toBe(false);
+  });
+});
+
+describe("kill of listed process ids", () => {
+  it("reads the pids' lister as the pkill it equals", () => {
+    expect(flagged("for p in $(pgrep -f celery); do kill -9 $p; done")).toBe(true);
+    expect(flagged("pidof -x job.sh | xargs kill -s KILL")).toBe(true);
+    expect(flagged("ps -e -o pid= | xargs -n1 kill")).toBe(true);
+    expect(flagged("pgrep -f pytest | xargs kill")).toBe(false);
+    expect(flagged("ps aux | grep '[n]ode server.js' | awk '{print $2}' | xargs kill")).toBe(false);
+    expect(flagged("kill -0 $(pidof sshd)")).toBe(false);
+  });
+});
