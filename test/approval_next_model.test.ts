@@ -30,6 +30,18 @@ describe("words", () => {
   });
 });
 
+describe("computed words that are known", () => {
+  it('splits at ${IFS}, expands set -- into "$@", reads time (…) as its text', () => {
+    expect(argv("ls${IFS}-la")).toEqual(["ls", "-la"]);
+    expect(flagged("ls${IFS}-la")).toBe(false);
+    expect(flagged("rm${IFS}-rf${IFS}/etc")).toBe(true);
+    expect(flagged('set -- pytest -k smoke; "$@"')).toBe(false);
+    expect(flagged('set -- rm -rf /etc; "$@"')).toBe(true);
+    expect(flagged("time (make clean && make -j8)")).toBe(false);
+    expect(flagged("time (rm -rf /etc)")).toBe(true);
+  });
+});
+
 describe("Windows shells", () => {
   it("rewrites drive paths, separators, switches and case", () => {
     expect(windowsText("rmdir /s /q D:\\builds\\cache")).toBe("rmdir -s -q /d/builds/cache");

@@ -181,6 +181,9 @@ function emit(cmd: SimpleCommand, s: WalkState): void {
       s.home,
     );
   if (cmd.argv.length === 0) for (const [k, v] of cmd.env) s.vars.set(k, v);
+  // `set -- a b c`: the positional parameters `"$@"` expands to.
+  if (name === "set" && cmd.argv[at + 1]?.text === "--")
+    cmd.argv.slice(at + 2).forEach((w, i) => s.vars.set(String(i + 1), w));
 }
 
 function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {

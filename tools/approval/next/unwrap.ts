@@ -323,6 +323,15 @@ export function unwrap(command: SimpleCommand): Unwrapped {
 function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const word = argv[0];
   if (!word || f.depth > 8) return;
+  // `time (a && b)`: the grammar hands the subshell to the keyword as one word; it is shell text.
+  const group = /^\((.*)\)$/s.exec(word.text);
+  if (group && argv.length === 1 && f.via.length)
+    return void out.shellTexts.push({
+      code: { text: group[1]!, literal: true, glob: false },
+      elevated: f.elevated,
+      via: f.via,
+      command: f.command,
+    });
   const initScript = /^\/etc\/(init\.d|rc\.d)\/([^/]+)$/.exec(word.text);
   if (initScript)
     return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);

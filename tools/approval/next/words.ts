@@ -54,6 +54,7 @@ function variable(name: string, vars: Variables): Word {
   if (NUMERIC.test(name)) return { text: "0", literal: true, glob: false };
   if (name === "HOME") return { text: "~", literal: true, glob: false };
   if (name === "SHELL") return { text: "bash", literal: true, glob: false };
+  if (name === "IFS") return { text: " ", literal: true, glob: false };
   if (name === "PWD") return { text: ".", literal: true, glob: false };
   return unknown(`$${name}`);
 }
@@ -215,7 +216,13 @@ export function expandBraces(word: Word): Word[] {
 
 /** An unquoted expansion's value split into words at IFS (`w="rm -rf /"; $w`). */
 export function splitUnquoted(node: SyntaxNode, word: Word, vars: Variables): Word[] {
-  if (!word.literal || (node.type !== "simple_expansion" && node.type !== "expansion")) return [word];
+  const expansions = /^(simple_)?expansion$/;
+  // `ls${IFS}-la`: a concatenation of bare words and expansions splits where the expansions hold IFS.
+  const spliced =
+    node.type === "concatenation" &&
+    node.namedChildren.some((c) => c && expansions.test(c.type)) &&
+    node.namedChildren.every((c) => c && (c.type === "word" || expansions.test(c.type)));
+  if (!word.literal || (!expansions.test(node.type) && !spliced)) return [word];
   const ifs = vars.get("IFS")?.text ?? " \t\n";
   const parts = word.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, "\\$&")}]+`)).filter((p) => p !== "");
   return parts.length > 1 ? parts.map((text) => ({ text, literal: true, glob: false })) : [word];
