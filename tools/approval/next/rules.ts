@@ -439,10 +439,12 @@ const BASE_RULES: Rule[] = [
   {
     program: ["terraform", "tofu", "pulumi"],
     args: /(^|\s)(apply|up)(\s|$).*(-auto-approve|--yes|-y)|(-auto-approve|--yes|-y).*(^|\s)(apply|up)(\s|$)/,
+    // `terraform apply PLANFILE` applies a plan already saved (and reviewed); without one it plans and applies.
+    when: (ops) => !(ops[0] === "apply" && ops.length > 1 && !ops.slice(1).some((o) => /\.tfvars$/.test(o))),
     effect: "remote",
     key: "infra_apply",
-    flag: ["terraform apply -auto-approve"],
-    pass: ["terraform validate"],
+    flag: ["terraform apply -auto-approve", "tofu apply -auto-approve -var-file=prod.tfvars"],
+    pass: ["terraform validate", "terraform apply -auto-approve tfplan"],
   },
   {
     program: ["kubectl", "oc"],
