@@ -62,11 +62,12 @@ interface Frame {
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "rbash", "tcsh", "csh"]);
 export const isShell = (program: string) => SHELLS.has(program);
 
-/** The name a program word runs (`/usr/bin/rm` → `rm`; `C:\\Windows\\sc.exe` → `sc.exe`). */
+/** The name a program word runs (`/usr/bin/rm` → `rm`; `C:\\Windows\\sc.exe` → `sc`). */
 export const basename = (text: string) =>
-  /^[a-zA-Z]:\\/.test(text)
+  (/^[a-zA-Z]:\\/.test(text)
     ? text.slice(text.lastIndexOf("\\") + 1).toLowerCase()
-    : text.slice(text.lastIndexOf("/") + 1);
+    : text.slice(text.lastIndexOf("/") + 1)
+  ).replace(/\.exe$/i, "");
 
 const literal = (text: string): Word => ({ text, literal: true, glob: false });
 const joinWords = (words: Word[]): Word => ({

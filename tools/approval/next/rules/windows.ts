@@ -269,6 +269,14 @@ export const WINDOWS_RULES: Rule[] = [
     pass: ["powershell Set-ExecutionPolicy RemoteSigned -Scope CurrentUser"],
   },
   {
+    program: ["takeown"],
+    args: /(^|\s)[-/]f\s+\S*(windows|program ?files|programdata)/i,
+    effect: "system",
+    key: "chmod_outside_workdir",
+    flag: ['cmd /c "takeown /f C:\\Windows\\System32\\drivers\\etc\\hosts"', "takeown /f C:\\Windows\\System32"],
+    pass: ['cmd /c "takeown /f build"'],
+  },
+  {
     program: ["icacls", "icacls.exe"],
     args: /[-/]grant\S*\s+["']?(everyone|users|\*s-1-1-0|authenticated users)/i,
     effect: "system",
