@@ -10,7 +10,6 @@ import { WINDOWS_RULES } from "./rules/windows.js";
 
 export type { Effect, Rule } from "./rules/types.js";
 
-  /^(feature|feat|fix|bugfix|hotfix|chore|spike|wip|topic|tmp|experiment|dependabot|renovate|docs|refactor)\/[^/]/;
 const SHARED_BRANCH =
   /^(refs\/heads\/)?(main|master|trunk|develop|dev|prod|production|staging|release|stable|HEAD|gh-pages)([/-].*)?$/;
 
