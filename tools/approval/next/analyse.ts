@@ -79,6 +79,7 @@ const INTERPRETERS = new Set([
   "lua",
   "Rscript",
   "julia",
+  "groovy",
   "tclsh",
   "wish",
 ]);

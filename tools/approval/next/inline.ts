@@ -9,6 +9,9 @@
 import type { ClassKey } from "./classes.js";
 import {
   BARE_EXEC,
+  QUOTED_SHELL,
+  STR_PLAIN,
+  COPY_CALLS,
   DELETE_CALL_NAMES,
   DOWNLOADS,
   EVALUATES,
@@ -48,7 +51,7 @@ const DELETE_CALLS = new RegExp(
 const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
 /** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
 const SHELL_CALLS = new RegExp(
-  String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
+  String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR_PLAIN}(?:\s*,\s*(?:${STR_PLAIN}|\[[^\]]*\]))+|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
   "g",
 );
 const AWK_SHELL = new RegExp(String.raw`${STR}\s*\|\s*getline|print\s+${STR}\s*\|\s*['"](?:ba)?sh['"]`, "g");
@@ -111,6 +114,7 @@ export function normaliseCode(code: string, argv: string[] = []): string {
   let out = code
     .replace(/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1")
     .replace(HOME_EXPRESSIONS, "'~'")
+    .replace(/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'")
     .replace(/(?:File\.join|os\.path\.join|path\.join)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'");
   out = out.replace(/['"]~['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'~/$1'");
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
@@ -124,7 +128,7 @@ export function normaliseCode(code: string, argv: string[] = []): string {
 function shellTexts(code: string): string[] {
   const out: string[] = [];
   for (const m of code.matchAll(SHELL_CALLS)) {
-    if (m[1]!.startsWith("[")) {
+    if (m[1]!.startsWith("[") || (m[2] ?? m[3] ?? m[4]) === undefined) {
       const parts = [...m[1]!.matchAll(new RegExp(STR, "g"))].map((p) => first(p) ?? "");
       if (parts.length) out.push(parts.join(" "));
       continue;
@@ -133,6 +137,7 @@ function shellTexts(code: string): string[] {
     if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
   }
   for (const m of code.matchAll(BARE_EXEC)) out.push(m[1]!.trim());
+  for (const m of code.matchAll(QUOTED_SHELL)) out.push(first(m)!.trim());
   for (const m of code.matchAll(AWK_SHELL)) {
     const text = first(m);
     if (text !== undefined) out.push(text);
@@ -188,6 +193,7 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
   const code = normaliseCode(source, argv);
   const writes = pathsOf(WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
   for (const re of REDIRECT_WRITES) writes.push(...pathsOf(re, code));
+  for (const m of code.matchAll(COPY_CALLS)) writes.push(m[4] ?? m[5] ?? m[6] ?? "");
   const deletes = pathsOf(DELETE_CALLS, code);
   const listed = pathsOf(LISTED, code).filter((p) => p !== "\u0000computed");
   if (deletes.includes("\u0000computed")) deletes.push(...listed);

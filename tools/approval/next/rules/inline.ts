@@ -4,19 +4,31 @@
  * signs of downloaded, decoded or exfiltrating code; examples the test suite runs. Data, not code.
  */
 
+/** A string literal without capture groups. */
+export const STR_PLAIN = String.raw`(?:'[^'\\]*'|"[^"\\]*"|\`[^\`\\$]*\`)`;
+
+/** Shell text in back quotes or `qx{…}` (Ruby, Perl), or a Groovy string's `.execute()`. */
+export const QUOTED_SHELL = /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|\bqx\s*[{(]([^})]+)[})]|"([^"]+)"\.execute\(\)/g;
+
 /** A string literal in any of the languages (single, double or back quotes without interpolation). */
 export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
 
 /** Calls whose first string argument is a path they delete. */
-export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)`;
+export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)|(?<![.\w])remove|new\s+File\s*\(\s*(?=${STR}\s*\)\s*\.(?:delete|deleteDir)\s*\(\))`;
 
 /** Calls whose first string argument is a path they write, change or move away. */
-export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes`;
+export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes|IO\.(?:bin)?write|(?<![.\w])write|(?<![.\w])truncate`;
+
+/** Copies whose second string argument is the path written: `copyFileSync(a, '/etc/hosts')`. */
+export const COPY_CALLS = new RegExp(
+  String.raw`\b(?:copyFileSync|cpSync|shutil\.copy(?:file|2|tree)?|FileUtils\.(?:cp_r|cp|copy)|File\.copy|copy)\s*\(\s*${STR}\s*,\s*${STR}`,
+  "g",
+);
 
 /** Perl/awk/shell-like writes: `open(F, ">>/etc/passwd")`, `print "" > "/etc/hosts"`. */
 export const REDIRECT_WRITES = [
   /\bopen\s*\(?\s*[\w$]+\s*,\s*['"]\+?>{1,2}\s*([^'"\s]+)['"]/g,
-  /\bopen\s*\(?\s*[\w$]+\s*,\s*['"]\+?>{1,2}['"]\s*,\s*['"]([^'"]+)['"]/g,
+  /\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*['"]\+?>{1,2}['"]\s*,\s*['"]([^'"]+)['"]/g,
   /\b(?:print|printf)\b[^;|]*?>{1,2}\s*"([^"]+)"/g,
 ];
 
@@ -92,6 +104,13 @@ export const INLINE_EXAMPLES = {
     "tclsh <<< 'exec rm -rf /var/spool/cron'",
     "julia -e 'rm(\"/opt/models\"; recursive=true)'",
     'php -r \'array_map("unlink", glob("/var/www/html/*.php"));\'',
+    'perl -e \'system("rm", "-rf", "/etc")\'',
+    "ruby -e '`rm -rf /etc`'",
+    'perl -e \'open(my $f, ">", "/etc/motd"); print $f "x"\'',
+    "node -e \"require('fs').copyFileSync('evil', '/etc/hosts')\"",
+    "perl -e 'unlink </etc/cron.d/*>'",
+    "python3 -c \"from os import remove; remove('/etc/hosts')\"",
+    "groovy -e '\"rm -rf /opt\".execute().waitFor()'",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -105,5 +124,9 @@ export const INLINE_EXAMPLES = {
     "tclsh <<< 'puts [exec ls -la]'",
     "julia -e 'println(1 + 1)'",
     'php -r \'array_map("unlink", glob("cache/*.tmp"));\'',
+    'perl -e \'system("ls", "-la", "build")\'',
+    'python3 -c "l=[1,2]; l.remove(1); print(l)"',
+    "node -e \"require('fs').copyFileSync('a', 'dist/a')\"",
+    "ruby -e 'puts `git rev-parse HEAD`'",
   ],
 };

@@ -132,6 +132,25 @@ export const REMOTE_RULES: Rule[] = [
       "docker run -d -p 5432:5432 -e POSTGRES_PASSWORD=dev postgres:16",
     ],
   },
+  {
+    program: ["docker", "podman", "nerdctl"],
+    verbs: [["run", "create"]],
+    // a container with the host's powers: privileged, in the host's pid space, or with / or /etc bound in
+    args: /(^|\s)(--privileged(=true)?|--pid[= ]host)(\s|$)|(^|\s)(-v|--volume)[= ]\/(etc|root|boot|dev|proc|sys)?\/?:|(^|\s)--mount[= ]\S*\b(source|src)=\/(etc|root|boot)?\/?(,|\s|$)/,
+    effect: "execute",
+    key: "mount_change",
+    flag: [
+      "docker run --privileged -it ubuntu bash",
+      "docker run --rm -v /:/host alpine rm -rf /host/etc",
+      "podman run --rm -v /etc:/mnt alpine sh",
+      "docker run --rm --pid=host alpine nsenter -t 1 -m sh",
+    ],
+    pass: [
+      'docker run --rm -v "$PWD":/w -w /w node:20 npm test',
+      "docker run --rm -v /etc/localtime:/etc/localtime:ro alpine date",
+      "docker run --rm -v ./data:/data alpine ls /data",
+    ],
+  },
   // migration tools and frameworks that drop or empty every table
   {
     program: ["flyway"],
