@@ -16,6 +16,9 @@ import {
   DOWNLOADS,
   EVALUATES,
   EVALUATES_COMPUTED,
+  FILE_WRITES,
+  KILLS_ALL,
+  PAUSES,
   HOME_EXPRESSIONS,
   LOCAL_TARGET,
   REDIRECT_WRITES,
@@ -77,7 +80,7 @@ const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 export function largestAllocation(code: string): number {
   let max = 0;
   const alloc =
-    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
   for (const m of code.matchAll(alloc)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
@@ -116,7 +119,9 @@ export function normaliseCode(code: string, argv: string[] = []): string {
     .replace(HOME_EXPRESSIONS, "'~'")
     .replace(/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'")
     .replace(/(?:File\.join|os\.path\.join|path\.join)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'");
-  out = out.replace(/['"]~['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'~/$1'");
+  for (let i = 0; i < 4; i++)
+    out = out.replace(/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'");
+  out = out.replace(/(?<![\w.])\(\s*('[^']*')\s*\)\.(unlink|rmdir)\(/g, "Path($1).$2(");
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   return out
     .replace(/\bsys\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m)
@@ -183,8 +188,16 @@ function classify(code: string): [ClassKey, string] | undefined {
     (ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
   )
     return ["fork_bomb", "forks without end"];
-  if (/\bwhile\s*(True|1|\(\s*(true|1)\s*\))\s*:?\s*\{?[^}]*(\.append\(|\.push\()/.test(code))
+  return endlessGrowth(code);
+}
+
+/** Endless loops that grow a list, double a value, or write files without a pause. */
+function endlessGrowth(code: string): [ClassKey, string] | undefined {
+  if (KILLS_ALL.test(code)) return ["kill_all_processes", "signals every process"];
+  if (!ENDLESS.test(code) || PAUSES.test(code)) return undefined;
+  if (/\.append\(|\.push\(|\bpush\s+@|\b(\w+)\s*=\s*\1\s*[+*]\s*\1\b|\b(\w+)\s*[+*]=\s*\2\b/.test(code))
     return ["resource_exhaustion", "allocates without end"];
+  if (FILE_WRITES.test(code)) return ["resource_exhaustion", "writes files without end"];
   return undefined;
 }
 

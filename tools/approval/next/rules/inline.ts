@@ -53,9 +53,10 @@ export const EVALUATES_COMPUTED =
   /\b(system|shell_exec|passthru|popen)\s*\(\s*(\$?[A-Za-z_]\w*(\[\w+\])?|\$\d+)\s*\)|\b(eval|loadstring|Code\.eval_string|instance_eval)\s*\(?\s*(?!['"`]|\)|$)|\bload\s*\(\s*string\.char|\beval\s*$|;\s*eval\b\s*['"]?$|\beval\s+(pack|decode_base64|unpack|\$)/;
 
 /** ORM and client calls that empty a whole table, store or cache. */
-export const STORE_WIPES: [RegExp, "sql_delete_without_where" | "cache_flush" | "sql_drop"][] = [
+export const STORE_WIPES: [RegExp, "sql_delete_without_where" | "cache_flush" | "sql_drop" | "sql_truncate"][] = [
+  [/\b(execute|query|exec|raw|run)\s*\(\s*['"`]\s*TRUNCATE\b/i, "sql_truncate"],
   [
-    /\.objects\.all\(\)\.delete\(\)|\.query\.delete\(\)|\b[A-Z]\w*(\.all)?\.(delete_all|destroy_all)\b|\bknex\([^)]*\)\.del\(\)|->delete\(\)\s*;|\.deleteMany\(\s*\{\s*\}\s*\)|\.objects\.all\(\)\s*\]|\.delete_objects\(|\.delete_blob\(/,
+    /\b(execute|query|exec|raw|run)\s*\(\s*['"`]\s*DELETE\s+FROM\s+[\w."`]+\s*;?\s*['"`]|\.delete\(\)\.execute\(\)|\.objects\.all\(\)\.delete\(\)|\.query\.delete\(\)|\b[A-Z]\w*(\.all)?\.(delete_all|destroy_all)\b|\bknex\([^)]*\)\.del\(\)|->delete\(\)\s*;|\.deleteMany\(\s*\{\s*\}\s*\)|\.objects\.all\(\)\s*\]|\.delete_objects\(|\.delete_blob\(/,
     "sql_delete_without_where",
   ],
   [/\.flushall\(\)|\.flushdb\(\)|execute_command\(\s*['"]FLUSH(ALL|DB)/i, "cache_flush"],
@@ -75,6 +76,13 @@ export const SECRET_ENV_READ =
 export const SECRET_PATH_IN_CODE =
   /~\/?\.(ssh|aws|netrc|npmrc|pgpass|git-credentials|kube|docker\/config|gnupg)|['"]\/?\.?(ssh\/id_\w+|aws\/credentials|netrc|npmrc|pgpass|git-credentials|kube\/config)['"]|\/root\/\.(ssh|aws|netrc)|\/etc\/shadow|id_(rsa|ed25519|ecdsa)\b/;
 export const LOCAL_TARGET = /(https?:\/\/|['"])(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/'"]/;
+
+/** Signals sent to every process (`kill 9, -1`, `process.kill(-1)`, `os.kill(-1, 9)`). */
+export const KILLS_ALL = /\bkill\s*\(?\s*(?:['"]?\w+['"]?\s*,\s*)?-1\b(?!\d)/;
+
+/** Writes to files, which an endless loop without a pause turns into a full disk. */
+export const FILE_WRITES = /appendFileSync|writeFileSync|\bopen\s*\(|\bFile\.(?:write|open)\b|\bprint\s+\$?\w+\s/;
+export const PAUSES = /\bsleep\b|setTimeout|setInterval|\bbreak\b/;
 
 /** Sockets tied to a shell: a reverse shell. */
 export const SOCKETS = /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect|IO::Socket|\/inet\/tcp\//;
@@ -111,6 +119,11 @@ export const INLINE_EXAMPLES = {
     "perl -e 'unlink </etc/cron.d/*>'",
     "python3 -c \"from os import remove; remove('/etc/hosts')\"",
     "groovy -e '\"rm -rf /opt\".execute().waitFor()'",
+    "python3 -c \"from pathlib import Path; (Path.home() / '.aws' / 'credentials').unlink()\"",
+    "node -e \"require('pg').Pool().query('DELETE FROM sessions')\"",
+    "perl -e 'kill 9, -1'",
+    "perl -e 'while(1){ push @a, \"x\" x 1e6 }'",
+    "node -e \"for(;;) require('fs').appendFileSync('/tmp/big.log', 'x'.repeat(1e6))\"",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -128,5 +141,8 @@ export const INLINE_EXAMPLES = {
     'python3 -c "l=[1,2]; l.remove(1); print(l)"',
     "node -e \"require('fs').copyFileSync('a', 'dist/a')\"",
     "ruby -e 'puts `git rev-parse HEAD`'",
+    "node -e \"require('pg').Pool().query('DELETE FROM sessions WHERE expires < now()')\"",
+    "perl -e 'kill 0, $pid'",
+    "python3 -c \"import time\nwhile True: open('beat','w').write('x'); time.sleep(5)\"",
   ],
 };
