@@ -260,7 +260,9 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
       )
     )
       return "sql_delete_without_where";
-    if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b/i.test(st)) return "sql_update_without_where";
+    if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b(?!\s+(1\s*=\s*1|true)\s*$)/i.test(st))
+      return "sql_update_without_where";
+    if (/\bupdateMany\s*\(\s*\{\s*\}/i.test(st)) return "sql_update_without_where";
     if (/^\s*(flushall|flushdb|flush_all)\b/i.test(st)) return "cache_flush";
   }
   return undefined;

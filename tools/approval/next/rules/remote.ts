@@ -151,6 +151,57 @@ export const REMOTE_RULES: Rule[] = [
       "docker run --rm -v ./data:/data alpine ls /data",
     ],
   },
+  {
+    program: ["redis-cli", "valkey-cli", "keydb-cli"],
+    // the server's dump file moved where a write plants keys or cron jobs
+    args: /(^|\s)config\s+set\s+(dir|dbfilename)\s/i,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["redis-cli -h cache.prod CONFIG SET dir /root/.ssh"],
+    pass: ["redis-cli CONFIG GET dir"],
+  },
+  {
+    program: ["kubectl", "oc"],
+    // every pod of a namespace, with the namespace option before the verb
+    args: /(^|\s)delete\s+\S+\s(.*\s)?--all(\s|$)/,
+    effect: "remote",
+    key: "kubectl_mass_delete",
+    flag: ["kubectl -n prod delete pods --all --grace-period=0 --force"],
+    pass: ["kubectl -n dev delete pod api-7d9f"],
+  },
+  {
+    program: ["kubectl", "oc"],
+    // a shell in the node's root file system, or a service published on a public load balancer
+    args: /(^|\s)(debug\s+(node\/\S+|nodes?\s)(.*\s)?(chroot|--profile[= ]sysadmin)|node-shell\s)|(^|\s)(patch|expose)\s.*LoadBalancer/,
+    effect: "remote",
+    key: "remote_access",
+    flag: [
+      "kubectl debug node/node-3 -it --image=busybox -- chroot /host rm -rf /etc/kubernetes",
+      "kubectl node-shell node-3 -- rm -rf /var/lib/kubelet",
+      'kubectl patch svc grafana -n monitoring -p \'{"spec":{"type":"LoadBalancer"}}\'',
+      "kubectl expose deployment admin-panel --type=LoadBalancer --port=80",
+    ],
+    pass: ["kubectl debug -it api-7d9f --image=busybox", "kubectl expose deployment api --port=80"],
+  },
+  {
+    program: ["az"],
+    // a Complete-mode deployment deletes every resource of the group that the template does not name
+    verbs: [["deployment"], ["group", "sub", "mg", "tenant"], ["create"]],
+    args: /--mode[= ]complete/i,
+    effect: "remote",
+    key: "infra_teardown",
+    flag: ["az deployment group create --mode Complete --template-file empty.json -g prod-rg"],
+    pass: ["az deployment group what-if --mode Complete --template-file main.bicep -g dev-rg"],
+  },
+  {
+    program: ["aws"],
+    verbs: [["ecs"], ["update-service"]],
+    args: /--desired-count[= ]0(\s|$)/,
+    effect: "remote",
+    key: "cluster_teardown",
+    flag: ["aws ecs update-service --cluster prod --service api --desired-count 0"],
+    pass: ["aws ecs update-service --cluster dev --service api --desired-count 2"],
+  },
   // migration tools and frameworks that drop or empty every table
   {
     program: ["flyway"],
@@ -706,6 +757,8 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "curl -X POST 'http://es:9200/orders/_delete_by_query' -d '{\"query\":{\"match_all\":{}}}'",
     "bundle exec rails db:drop",
     "helmfile -e production destroy",
+    'psql -c "UPDATE accounts SET balance = 0 WHERE true"',
+    "mongosh app --eval 'db.users.updateMany({}, {$set: {plan: \"free\"}})'",
     "TF_CLI_ARGS_apply='-auto-approve -destroy' terraform apply",
     "aws sqs purge-queue --queue-url https://sqs.us-east-1.amazonaws.com/1/jobs",
     "mysql -h db.prod -e 'DROP DATABASE shop'",
@@ -730,6 +783,8 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "psql -c \"SELECT 'DROP TABLE ' || tablename FROM pg_tables\"",
     'psql -c "SELECT 1 -- DROP TABLE users"',
     "psql -c 'EXPLAIN DELETE FROM events'",
+    'psql -c "UPDATE accounts SET balance = 0 WHERE id = 1"',
+    'mongosh app --eval \'db.users.updateMany({plan: "trial"}, {$set: {plan: "free"}})\'',
     "psql -c 'CREATE TEMP TABLE t AS SELECT 1; DROP TABLE t;'",
     `psql -c "GRANT SELECT ON orders TO reporting"`,
     `psql -c "ALTER USER app WITH PASSWORD 'x9!Lq2#vT'"`,
