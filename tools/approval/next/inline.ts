@@ -124,8 +124,13 @@ export function normaliseCode(code: string, argv: string[] = []): string {
   for (let i = 0; i < 4; i++)
     out = out.replace(/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'");
   out = out.replace(/(?<![\w.])\(\s*('[^']*')\s*\)\.(unlink|rmdir)\(/g, "Path($1).$2(");
+  for (let i = 0; i < 4; i++) out = out.replace(/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'");
+  out = out
+    .replace(/\bchmod\s*\(?\s*0?[0-7]{3,4}\s*,\s*/g, "chmod(")
+    .replace(/\bfile\s+delete\s+(?:-force\s+)?(?:--\s+)?([^\s\]};"]+)/g, "rmtree('$1')");
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   return out
+    .replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m)
     .replace(/\bsys\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m)
     .replace(/\$?ARGV\[(\d+)\]/g, (m, n: string) => arg(Number(n)) ?? m)
     .replace(/\bprocess\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m);
@@ -186,7 +191,7 @@ function classify(code: string): [ClassKey, string] | undefined {
   if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
     return ["resource_exhaustion", "allocates gigabytes of memory"];
   if (
-    /fork\b|\bspawn\(|\bPopen\(|exe\b.*\.Start\(\)/.test(code) &&
+    /fork\b|\bspawn\(|\bPopen\(|\bProcess\(|exe\b.*\.Start\(\)/.test(code) &&
     (ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
   )
     return ["fork_bomb", "forks without end"];
@@ -252,7 +257,7 @@ export function inlineProgram(inv: Invocation): { code: string; argv: string[] }
     default: {
       const at = t.findIndex((w) => /^-[a-zA-Z]*[ce]$/.test(w));
       const found = after(at);
-      return found && found.argv.length && /argv|ARGV/.test(found.code) ? found : undefined;
+      return found && found.argv.length && /argv|ARGV|\bshift\b/.test(found.code) ? found : undefined;
     }
   }
 }

@@ -56,7 +56,14 @@ export const EVALUATES_COMPUTED =
 /** ORM and client calls that empty a whole table, store or cache. */
 export const STORE_WIPES: [
   RegExp,
-  "sql_delete_without_where" | "sql_update_without_where" | "cache_flush" | "sql_drop" | "sql_truncate",
+  (
+    | "sql_delete_without_where"
+    | "sql_update_without_where"
+    | "cache_flush"
+    | "sql_drop"
+    | "sql_truncate"
+    | "cloud_storage_delete"
+  ),
 ][] = [
   [
     /[(,]\s*['"`]\s*TRUNCATE\s+(TABLE\s+)?[\w."]+(\s+(CASCADE|RESTRICT|(RESTART|CONTINUE)\s+IDENTITY))*\s*;?\s*['"`]\s*[),]/i,
@@ -67,6 +74,7 @@ export const STORE_WIPES: [
     /[(,]\s*['"`]\s*DELETE\s+FROM\s+[\w."`]+\s*;?\s*['"`]\s*[),]|\.delete\(\)\.execute\(\)|\.objects\.all\(\)\.delete\(\)|\.query\.delete\(\)|\b[A-Z]\w*(\.all)?\.(delete_all|destroy_all)\b|\bknex\([^)]*\)\.del\(\)|(?:::query\(\)|::all\(\)|table\([^)]*\))->delete\(\)|\.deleteMany\(\s*(\{\s*\})?\s*\)|\.objects\.all\(\)\s*\]|\.delete_objects\(|\.delete_blob\(/,
     "sql_delete_without_where",
   ],
+  [/\.delete\(\)\s+for\s+\w+\s+in\s+[^\]]*\.(list_blobs|list_objects(_v2)?|scan_iter)\(/, "cloud_storage_delete"],
   [/\.flushall\(\)|\.flushdb\(\)|execute_command\(\s*['"]FLUSH(ALL|DB)/i, "cache_flush"],
   [
     /\.drop_all\(\)|\.dropDatabase\(\)|\.drop_database\(|\b(execute|executescript|query|exec|raw|run)\s*\(\s*['"`]\s*DROP\s+(TABLE|DATABASE|SCHEMA)\b/i,
@@ -139,6 +147,12 @@ export const INLINE_EXAMPLES = {
     "mix run -e 'MyApp.Repo.delete_all(MyApp.Accounts.User)'",
     "perl -MFile::Path=remove_tree -e 'remove_tree(\"$ENV{HOME}/.config\")'",
     "sudo python3 -c \"open('/dev/sda','r+b').write(b'0'*512)\"",
+    "perl -e 'chmod 0777, \"/etc/passwd\"'",
+    "tclsh <<< 'file delete -force /etc/nginx'",
+    "python3 -c \"import os; os.system('rm -rf ' + os.path.expanduser('~/.ssh'))\"",
+    "perl -MFile::Path=rmtree -e 'rmtree shift' /etc",
+    'python3 -c "import multiprocessing as m\\nwhile True: m.Process(target=print).start()"',
+    "python -c \"from google.cloud import storage; [b.delete() for b in storage.Client().bucket('d').list_blobs()]\"",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -161,6 +175,9 @@ export const INLINE_EXAMPLES = {
     "php artisan tinker --execute='App\\Models\\Invoice::find(1)->delete();'",
     "node -e \"console.log('DELETE FROM users;'.length)\"",
     "python3 -c \"print('TRUNCATE is a SQL verb')\"",
+    "perl -e 'chmod 0755, \"bin/run\"'",
+    "tclsh <<< 'file delete -force build'",
+    "perl -MFile::Path=rmtree -e 'rmtree shift' build",
     "python3 -c \"import time\nwhile True: open('beat','w').write('x'); time.sleep(5)\"",
   ],
 };
