@@ -202,6 +202,23 @@ export const REMOTE_RULES: Rule[] = [
     flag: ["aws ecs update-service --cluster prod --service api --desired-count 0"],
     pass: ["aws ecs update-service --cluster dev --service api --desired-count 2"],
   },
+  {
+    program: ["docker", "podman", "nerdctl"],
+    verbs: [["run", "create"]],
+    // the docker socket relayed onto a TCP port, or a notebook/IDE published with no token
+    args: /^(?=.*docker\.sock)(?=.*(tcp-listen|(^|\s)(-p|--publish)[= ](0\.0\.0\.0:)?\d+:(2375|2376)(\s|$)))|^(?=.*(^|\s)(-p|--publish)[= ](0\.0\.0\.0:)?\d+:\d+)(?=.*(^|\s)(-e|--env)[= ](JUPYTER_TOKEN|PASSWORD)=(\s|$)|.*(^|\s)(-e|--env)[= ]AUTH=none(\s|$))/i,
+    effect: "execute",
+    key: "remote_access",
+    flag: [
+      "docker run -d -p 2375:2375 -v /var/run/docker.sock:/var/run/docker.sock alpine/socat tcp-listen:2375,fork unix-connect:/var/run/docker.sock",
+      "docker run -d -p 8888:8888 -e JUPYTER_TOKEN= jupyter/base-notebook",
+    ],
+    pass: [
+      "docker run --rm -v /var/run/docker.sock:/var/run/docker.sock docker:cli docker ps",
+      "docker run -d -p 127.0.0.1:8888:8888 -e JUPYTER_TOKEN= jupyter/base-notebook",
+      "docker run -d -p 8888:8888 -e JUPYTER_TOKEN=s3cr3t jupyter/base-notebook",
+    ],
+  },
   // migration tools and frameworks that drop or empty every table
   {
     program: ["flyway"],
