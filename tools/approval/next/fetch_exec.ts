@@ -10,6 +10,7 @@ import type { Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import {
+  FETCHED_WORD,
   DECODER_PROGRAMS,
   DOWNLOADERS,
   GIT_SHELL_KEYS,
@@ -172,7 +173,16 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
     return "remote_code_exec";
   if (RUNS_FILE_ARG.test(inv.program) && inv.command.stdin && /\$\(\s*(curl|wget)\b/.test(inv.command.stdin.text))
     return "remote_code_exec";
-  return pipedFetch(inv);
+  return fetchedArguments(inv) ?? pipedFetch(inv);
+}
+
+/** A download read as the commands xargs runs (`xargs -a <(curl …)`) or as the packages an installer installs. */
+function fetchedArguments(inv: Invocation): CodeKey | undefined {
+  const words = inv.command.argv.map((w) => w.text);
+  const fileOf = words.findIndex((w, i) => FETCHED_WORD.test(w) && /^(-a|--arg-file)$/.test(words[i - 1] ?? ""));
+  if (basename(words[0] ?? "") === "xargs" && fileOf > 0) return "remote_code_exec";
+  const installs = INSTALLERS.test(inv.program) && /^(install|add|i)$/.test(inv.args[0]?.text ?? "");
+  return installs && inv.args.some((w) => FETCHED_WORD.test(w.text)) ? "remote_code_exec" : undefined;
 }
 
 /** Downloaded or decoded text piped into a program that runs it (a shell, a SQL client, `kubectl apply -f -`). */
