@@ -1130,6 +1130,25 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["launchctl bootstrap gui/501 ./dev.plist"],
   },
   {
+    // a script run with raised rights: what it does is in a file the line does not show
+    program: ["python", "python3", "node", "ruby", "perl", "php", "deno", "bun"],
+    args: /^(-[a-zA-Z]+\s+)*[^\s-]\S*\.(py|js|mjs|cjs|ts|rb|pl|php)(\s|$)/,
+    elevated: true,
+    effect: "system",
+    key: "elevated_unreadable",
+    flag: ["sudo python3 tools/repair_db.py --apply", "sudo -E node ./scripts/migrate.js"],
+    pass: ["python3 tools/repair_db.py --apply", "sudo python3 -c 'print(1)'"],
+  },
+  {
+    program: ["python", "python3"],
+    args: /(^|\s)-m\s+(tarfile|zipfile)\s+(.*\s)?(-e|--extract)\s/,
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: "last",
+    flag: ["sudo python3 -m tarfile -e ./rootfs.tar /", "python3 -m zipfile -e x.zip /etc"],
+    pass: ["python3 -m tarfile -e ./rootfs.tar ./out", "python3 -m tarfile -l x.tar"],
+  },
+  {
     program: ["fsfreeze"],
     args: /(^|\s)(-f|--freeze)(\s|$)/,
     effect: "system",
