@@ -66,3 +66,14 @@ describe("kill of listed process ids", () => {
     expect(flagged("kill -0 $(pidof sshd)")).toBe(false);
   });
 });
+
+describe("a directory only known when the line runs", () => {
+  it('reads paths after cd "$DIR", cd - or popd as unknown', () => {
+    expect(flagged('cd "$TARGET" && rm -rf build')).toBe(true);
+    expect(flagged("popd && rm -rf build")).toBe(true);
+    expect(flagged("cd - && rm -rf dist")).toBe(true);
+    expect(flagged('cd "$TARGET" && rm -f x.o')).toBe(false);
+    expect(flagged('cd "$TARGET" && ls -la')).toBe(false);
+    expect(flagged("cd sub && rm -rf build")).toBe(false);
+  });
+});

@@ -15,7 +15,7 @@ import {
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import type { Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { UNKNOWN_DIR, type Word } from "./words.js";
 
 export interface Finding {
   key: ClassKey;
@@ -183,7 +183,7 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
 
 function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
   const dir = parts.values.get("-C");
-  if (dir) ctx = { ...ctx, cwd: absolutePath(dir, ctx) ?? "/\u0000unknown" };
+  if (dir) ctx = { ...ctx, cwd: absolutePath(dir, ctx) ?? UNKNOWN_DIR };
   const given = pathsOf(rule, parts.operands, inv.args);
   // xargs/find -exec with input the line does not show: the paths are unknown.
   const paths = given.length || !inv.runtimeArgs ? given : [{ text: "$input", literal: false, glob: false }];

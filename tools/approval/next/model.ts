@@ -5,7 +5,15 @@
  */
 import { posix } from "node:path";
 import { withParsedBash, type SyntaxNode } from "./parser.js";
-import { bracesExpand, expandBraces, resolveWord, splitUnquoted, type Variables, type Word } from "./words.js";
+import {
+  bracesExpand,
+  expandBraces,
+  resolveWord,
+  splitUnquoted,
+  UNKNOWN_DIR,
+  type Variables,
+  type Word,
+} from "./words.js";
 
 export type { Word } from "./words.js";
 
@@ -75,7 +83,7 @@ const named = (n: SyntaxNode): SyntaxNode[] => n.namedChildren.filter((c): c is 
 /** The directory `cd ARG` moves to from `cwd`. */
 export function changeDirectory(cwd: string | undefined, arg: Word | undefined, home: string): string | undefined {
   if (!arg) return home;
-  if (!arg.literal || arg.glob) return undefined;
+  if (!arg.literal || arg.glob || arg.text === "-") return UNKNOWN_DIR;
   const text = arg.text.replace(/^~(?=\/|$)/, home);
   if (text.startsWith("/") || text.startsWith("~")) return posix.normalize(text);
   return cwd === undefined ? undefined : posix.join(cwd, text);
@@ -180,6 +188,7 @@ function emit(cmd: SimpleCommand, s: WalkState): void {
       cmd.argv.find((w, i) => i > at && !w.text.startsWith("-")),
       s.home,
     );
+  if (name === "popd") s.cwd = UNKNOWN_DIR;
   if (cmd.argv.length === 0) for (const [k, v] of cmd.env) s.vars.set(k, v);
   // `set -- a b c`: the positional parameters `"$@"` expands to.
   if (name === "set" && cmd.argv[at + 1]?.text === "--")

@@ -1,6 +1,6 @@
 /** Where a path argument points, relative to the task's working directory. */
 import { posix } from "node:path";
-import { MKTEMP, type Word } from "./words.js";
+import { MKTEMP, UNKNOWN_DIR, type Word } from "./words.js";
 
 export type PathClass =
   | "inside"
@@ -75,7 +75,7 @@ export function madeOnLine(word: Word, ctx: PathContext): boolean {
 /** Classifies a path word. */
 export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const abs = absolutePath(word, ctx);
-  if (abs === undefined) return "unknown";
+  if (abs === undefined || abs === UNKNOWN_DIR || abs.startsWith(`${UNKNOWN_DIR}/`)) return "unknown";
   const root = ctx.workdir ?? NO_WORKDIR;
   if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";

@@ -17,6 +17,8 @@ export interface Word {
 export type Variables = Map<string, Word>;
 
 /** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
+/** The directory after `cd "$DIR"`, `cd -` or `popd`: only known when the line runs. */
+export const UNKNOWN_DIR = "/\u0000unknown";
 export const MKTEMP = "/tmp/\u0000mktemp";
 
 const ESCAPES: Record<string, string> = {
