@@ -77,3 +77,17 @@ describe("a directory only known when the line runs", () => {
     expect(flagged("cd sub && rm -rf build")).toBe(false);
   });
 });
+
+describe("deletes of what find and fd list", () => {
+  it("reads fd -x/-X as its command run on what fd finds", () => {
+    expect(flagged("fd -e log . /var/log -X rm")).toBe(true);
+    expect(flagged("fd -H -t f . /var/spool -x sudo rm")).toBe(true);
+    expect(flagged("fd -e pyc . src -X rm {}")).toBe(false);
+    expect(flagged("fd -e o -x rm")).toBe(false);
+  });
+  it("reads a listed folder emptied through xargs as a recursive delete", () => {
+    expect(flagged("find /var/tmp/cache -name '*.tmp' | xargs rm")).toBe(true);
+    expect(flagged("fd -e log . /var/log | xargs rm")).toBe(true);
+    expect(flagged("find . -name '*.o' | xargs rm")).toBe(false);
+  });
+});

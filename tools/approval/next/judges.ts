@@ -143,19 +143,20 @@ function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathCon
     // `rm link` removes the link; find, chmod and the rest go through it.
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);
+    // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
+    const deep = recursive || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
-    if (c === "inside" && recursive && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx))
-      return "recursive_delete";
-    if (c === "unknown" && recursive) return rule.key;
+    if (c === "inside" && deep && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx)) return "recursive_delete";
+    if (c === "unknown" && deep) return rule.key;
     if (
       c === "temp" &&
-      recursive &&
+      deep &&
       (rule.key === "recursive_delete" || /^\/(var\/)?tmp\/?$/.test(absolutePath(p, ctx) ?? ""))
     )
       return rule.key;
     if (isForeign(c) && c !== "unknown")
-      return rule.key === "recursive_delete" ? (recursive ? "recursive_delete" : "delete_outside_workdir") : rule.key;
+      return rule.key === "recursive_delete" ? (deep ? "recursive_delete" : "delete_outside_workdir") : rule.key;
   }
   return undefined;
 }

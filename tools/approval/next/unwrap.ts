@@ -120,6 +120,30 @@ function findRoots(args: Word[]): Word[] {
   return roots.length ? roots : [literal(".")];
 }
 
+const FD_VALUED = new Set(
+  "-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth -S --size --changed-within --changed-before -o --owner -j --threads --max-results -c --color --base-directory --search-path --ignore-file --and".split(
+    " ",
+  ),
+);
+
+/** fd's `-x/-X CMD`: CMD, run on what fd finds under its search paths (default `.`). */
+function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
+  const at = args.findIndex((w) => /^(-x|--exec|-X|--exec-batch)$/.test(w.text));
+  if (at < 0) return undefined;
+  const end = args.findIndex((w, i) => i > at && w.text === ";");
+  const operands: Word[] = [];
+  const searched: Word[] = [];
+  for (let i = 0; i < at; i++) {
+    const t = args[i]!.text;
+    if (FD_VALUED.has(t)) {
+      if (t === "--search-path" && args[i + 1]) searched.push(args[i + 1]!);
+      i++;
+    } else if (!t.startsWith("-")) operands.push(args[i]!);
+  }
+  const roots = [...searched, ...operands.slice(1)];
+  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: roots.length ? roots : [literal(".")] };
+}
+
 /** What find/ls list under a path: never the path itself. */
 const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
 
@@ -138,6 +162,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   const program = basename(argv[0]?.text ?? "");
   const operands = argv.slice(1).filter((w) => !isOption(w.text));
   if (program === "find") return findRoots(argv.slice(1)).map(under);
+  if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literal("-x")])!.roots.map(under);
   if (program === "ls") return operands.length ? operands.map(under) : [under(literal("."))];
   if (program === "echo") return operands;
   if (program === "printf") return operands.slice(1);
@@ -371,11 +396,16 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
     via: f.via,
     command: f.command,
   });
-  const fe = program === "find" ? findExec(args) : undefined;
+  const fe = program === "find" ? findExec(args) : program === "fd" || program === "fdfind" ? fdExec(args) : undefined;
   if (fe?.exec.length) {
     const found = fe.roots.map(under);
-    const exec = fe.exec.flatMap((w) => (w.text === "{}" ? found : [w]));
-    unwrapWords(exec, { ...f, via: [...f.via, "find -exec"], depth: f.depth + 1 }, out);
+    const marked = fe.exec.some((w) => /^\{[/.]*\}$/.test(w.text));
+    // fd puts the found path last when the command names no placeholder
+    const exec =
+      marked || program === "find"
+        ? fe.exec.flatMap((w) => (/^\{[/.]*\}$/.test(w.text) ? found : [w]))
+        : [...fe.exec, ...found];
+    unwrapWords(exec, { ...f, via: [...f.via, `${program} -exec`], depth: f.depth + 1 }, out);
   }
 }
 
