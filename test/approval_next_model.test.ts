@@ -91,3 +91,15 @@ describe("deletes of what find and fd list", () => {
     expect(flagged("find . -name '*.o' | xargs rm")).toBe(false);
   });
 });
+
+describe("shell text in another program's options", () => {
+  it("reads an option's value given as the next word, and mvn's exec program with its args", () => {
+    expect(flagged(`rsync -a -e 'sh -c "rm -rf /opt/*"' ./src host:/srv`)).toBe(true);
+    expect(flagged("rsync -a -e 'ssh -p 2222' ./src host:/srv")).toBe(false);
+    expect(flagged("zip -q /tmp/b.zip ./notes.txt -T --unzip-command 'crontab -r;'")).toBe(true);
+    expect(flagged("zip -T --unzip-command 'unzip -t' a.zip x")).toBe(false);
+    expect(flagged(`mvn exec:exec -Dexec.executable=bash -Dexec.args="-c 'rm -rf ~/.m2'"`)).toBe(true);
+    expect(flagged("mvn exec:exec -Dexec.executable=rm -Dexec.args='-rf /opt/tomcat/webapps'")).toBe(true);
+    expect(flagged("mvn exec:exec -Dexec.executable=echo -Dexec.args=hi")).toBe(false);
+  });
+});

@@ -11,6 +11,7 @@ import {
   MULTIPLEXERS,
   PATH_PARAMS,
   SALT_FUNCTIONS,
+  OPTION_COMMANDS,
   SHELL_ESCAPES,
   SHELL_TEXT_TAKERS,
   WRAPPERS,
@@ -322,18 +323,29 @@ function remoteModuleText(program: string, args: Word[]): Word | undefined {
 
 /** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
+  const push = (w: Word, text: string) =>
+    out.shellTexts.push({ code: { ...w, text }, elevated: f.elevated, via: [...f.via, program], command: f.command });
   const re = SHELL_ESCAPES[program];
-  if (!re) return;
-  for (const w of args) {
-    const m = re.exec(w.text);
-    const code = m?.slice(1).findLast((g) => g !== undefined);
-    if (code)
-      out.shellTexts.push({
-        code: { ...w, text: code },
-        elevated: f.elevated,
-        via: [...f.via, program],
-        command: f.command,
-      });
+  for (let i = 0; re && i < args.length; i++) {
+    const w = args[i]!;
+    let code = re
+      .exec(w.text)
+      ?.slice(1)
+      .findLast((g) => g !== undefined);
+    // the option's value as the next word (`rsync -e 'sh -c …'`, `zip --unzip-command CMD`)
+    const next = args[i + 1];
+    if (!code && next && /^-[^=]*$/.test(w.text))
+      code = re
+        .exec(`${w.text} ${next.text}`)
+        ?.slice(1)
+        .findLast((g) => g !== undefined);
+    if (code) push(w, code);
+  }
+  const spec = OPTION_COMMANDS[program];
+  const run = spec && args.map((w) => spec.program.exec(w.text)?.[1]).find((t) => t !== undefined);
+  if (run) {
+    const given = args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
+    push(args[0]!, given ? `${run} ${given}` : run);
   }
 }
 

@@ -128,7 +128,17 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   bsdtar: /^--(?:checkpoint-action=exec|to-command|use-compress-program)=(.+)$/s,
   tar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
   less: /^\+?!(.+)$/s,
+  zip: /^(?:-TT|--unzip-command)(?:=|\s+)?(.+)$/s,
   sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$|^s(.)(?:(?!\2).)*\2((?:(?!\2).)*)\2[gpiI0-9]*e[gpiI0-9]*$/s,
+};
+
+/**
+ * A program and its arguments given as two options (`mvn exec:exec -Dexec.executable=bash
+ * -Dexec.args="-c …"`): run as the shell text `PROGRAM ARGS`.
+ */
+export const OPTION_COMMANDS: Record<string, { program: RegExp; args: RegExp }> = {
+  mvn: { program: /^-Dexec\.executable=(.+)$/s, args: /^-Dexec\.args=(.*)$/s },
+  mvnw: { program: /^-Dexec\.executable=(.+)$/s, args: /^-Dexec\.args=(.*)$/s },
 };
 
 /** Environment variables whose value a program runs as a command. */
