@@ -1602,6 +1602,17 @@ export const FS_SYSTEM_RULES: Rule[] = [
     flag: ["rsync -a --delete ./empty/ /var/www/"],
     pass: ["rsync -a --delete ./site/ ./public/", "rsync -an --delete ./dist/ /srv/www/"],
   },
+  {
+    // a mirror onto another host deletes there what the source lacks
+    program: ["rsync"],
+    args: /--del(ete)?\S*(\s|$)/,
+    unless: /(^|\s)(-[a-zA-Z]*n[a-zA-Z]*|--dry-run)(\s|$)/,
+    when: (ops) => ops.length > 1 && /^([\w.-]+@)?[\w.-]+::?|^rsync:\/\//.test(ops.at(-1)!),
+    effect: "system",
+    key: "recursive_delete",
+    flag: ["rsync -a --del ./public/ www@web01:/srv/www/", "rsync -az --delete dist/ deploy@host:/var/www"],
+    pass: ["rsync -an --delete ./dist/ host:/srv/www/", "rsync -a --delete host:/srv/www/ ./mirror/"],
+  },
 ];
 
 /** Exhaustion knowledge (exhaust.ts reads it). */
