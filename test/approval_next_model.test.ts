@@ -103,3 +103,11 @@ describe("shell text in another program's options", () => {
     expect(flagged("mvn exec:exec -Dexec.executable=echo -Dexec.args=hi")).toBe(false);
   });
 });
+
+describe("configuration DSLs run from the line", () => {
+  it("judges the command of chef-apply's execute and puppet's exec", () => {
+    expect(flagged(`chef-apply -e 'execute "wipe" do command "rm -rf /var/lib/docker" end'`)).toBe(true);
+    expect(flagged(`puppet apply -e 'exec { "wipe": command => "/bin/rm -rf /srv/data" }'`)).toBe(true);
+    expect(flagged(`puppet apply -e 'exec { "hi": command => "/bin/echo hi" }'`)).toBe(false);
+  });
+});

@@ -1148,6 +1148,45 @@ export const FS_SYSTEM_RULES: Rule[] = [
     flag: ["sudo python3 -m tarfile -e ./rootfs.tar /", "python3 -m zipfile -e x.zip /etc"],
     pass: ["python3 -m tarfile -e ./rootfs.tar ./out", "python3 -m tarfile -l x.tar"],
   },
+  // configuration DSLs run from the line (chef-apply -e, puppet apply -e): their resources
+  {
+    program: ["chef-apply", "puppet"],
+    args: /\bpackage\b[^}]*ensure\s*=>\s*["']?(absent|purged)|\bpackage\b.*\baction\s*\[?[^\]]*:(remove|purge)/s,
+    effect: "system",
+    key: "package_remove",
+    flag: [
+      `puppet apply -e 'package { "openssh-server": ensure => purged }'`,
+      `chef-apply -e 'package "nginx" do action :purge end'`,
+    ],
+    pass: [`puppet apply -e 'package { "jq": ensure => installed }'`],
+  },
+  {
+    program: ["chef-apply", "puppet"],
+    args: /\b(file|directory)\b[^}]*ensure\s*=>\s*["']?absent|\b(file|directory)\b.*\baction\s*\[?[^\]]*:delete/s,
+    effect: "system",
+    key: "delete_system_path",
+    flag: [
+      `puppet apply -e 'file { "/etc/hosts": ensure => absent }'`,
+      `chef-apply -e 'directory "/opt/app" do recursive true; action :delete end'`,
+    ],
+    pass: [`puppet apply -e 'file { "/tmp/x": ensure => file }'`],
+  },
+  {
+    program: ["chef-apply", "puppet"],
+    args: /\bservice\b[^}]*ensure\s*=>\s*["']?(stopped|false)|\bservice\b.*\baction\s*\[?[^\]]*:(stop|disable)/s,
+    effect: "system",
+    key: "stop_service",
+    flag: [`chef-apply -e 'service "cron" do action [:stop, :disable] end'`],
+    pass: [`puppet apply -e 'service { "nginx": ensure => running }'`],
+  },
+  {
+    program: ["chef-apply", "puppet"],
+    args: /\b(user|group)\b[^}]*(groups|members)\s*=>?\s*\[?[^\]]*\b(sudo|wheel|admin|root|docker)\b|\buser\b[^}]*ensure\s*=>\s*["']?absent|\buser\b.*\baction\s*:remove/s,
+    effect: "system",
+    key: "privilege_grant",
+    flag: [`puppet apply -e 'user { "svc": ensure => present, groups => ["sudo"] }'`],
+    pass: [`puppet apply -e 'user { "svc": ensure => present, groups => ["staff"] }'`],
+  },
   {
     program: ["fsfreeze"],
     args: /(^|\s)(-f|--freeze)(\s|$)/,

@@ -129,6 +129,9 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   tar: /^--(?:checkpoint-action=exec|to-command|use-compress-program|rsh-command|info-script|new-volume-script)=(.+)$/s,
   less: /^\+?!(.+)$/s,
   zip: /^(?:-TT|--unzip-command)(?:=|\s+)?(.+)$/s,
+  // configuration DSLs: `execute "x" do command "…" end`, `exec { "x": command => "…" }`
+  "chef-apply": /\bcommand\s*(?:=>\s*)?(?:"([^"]+)"|'([^']+)')/s,
+  puppet: /\bcommand\s*(?:=>\s*)?(?:"([^"]+)"|'([^']+)')/s,
   sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$|^s(.)(?:(?!\2).)*\2((?:(?!\2).)*)\2[gpiI0-9]*e[gpiI0-9]*$/s,
 };
 
