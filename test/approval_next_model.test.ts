@@ -111,3 +111,13 @@ describe("configuration DSLs run from the line", () => {
     expect(flagged(`puppet apply -e 'exec { "hi": command => "/bin/echo hi" }'`)).toBe(false);
   });
 });
+
+describe("programs built on the line", () => {
+  it("judges a program compiled from a file written on the line by that file", () => {
+    const c = (body: string) => `cat > w.c <<'EOF'\n#include <stdlib.h>\nint main(){${body}}\nEOF\n`;
+    expect(flagged(`${c('return system("rm -rf /var/lib/app");')}cc w.c -o w && ./w`)).toBe(true);
+    expect(flagged(`${c('return system("rm -rf /var/lib/app");')}gcc w.c && ./a.out`)).toBe(true);
+    expect(flagged(`${c('return system("rm -rf /var/lib/app");')}cc w.c -o w`)).toBe(false);
+    expect(flagged(`${c('puts("hi"); return 0;')}cc w.c -o w && ./w`)).toBe(false);
+  });
+});

@@ -5,6 +5,7 @@
  * line (or an earlier tool call of the task) wrote and now runs.
  */
 import { CLASSES, type ClassKey } from "./classes.js";
+import { BUILT, compiledFrom } from "./built.js";
 import { analyseInlineCode, inlineProgram } from "./inline.js";
 import { exhaustion, fanOut, loopExhaustion } from "./exhaust.js";
 import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
@@ -218,6 +219,27 @@ function judgeCode(code: string, s: LineState, argv?: string[]): void {
     judgeShellText({ text, literal: true, glob: false }, s, s.ctx.cwd, "code runs a shell");
 }
 
+/** A compiler run keeps its sources' text for the program it builds; running that program judges them. */
+function judgeBuilt(inv: Invocation, s: LineState): void {
+  const ctx = { ...s.ctx, cwd: inv.command.cwd };
+  const build = compiledFrom(inv);
+  if (build) {
+    const texts = build.sources.map((w) => fileText(w, s, inv.command.cwd)).filter((t) => t !== undefined);
+    const out = absolutePath(build.output, ctx);
+    if (texts.length && out) s.written.set(`${BUILT}${out}`, texts.join("\n"));
+    return;
+  }
+  // `go run x.go`: built and run at once
+  if (inv.program === "go" && inv.args[0]?.text === "run")
+    for (const w of inv.args.filter((a) => /\.go$/.test(a.text))) {
+      const text = fileText(w, s, inv.command.cwd);
+      if (text !== undefined) judgeCode(text, s);
+    }
+  const path = inv.word.text.includes("/") ? absolutePath(inv.word, ctx) : undefined;
+  const text = path === undefined ? undefined : s.written.get(`${BUILT}${path}`);
+  if (text !== undefined) judgeCode(text, s);
+}
+
 /** `python -c CODE`, `node -e CODE`, `python script.py` (a script written earlier). */
 function judgeInterpreter(inv: Invocation, s: LineState): void {
   const flag = inv.args.findIndex((w) => /^-[a-zA-Z]*[ceE]$|^--eval$|^--command$/.test(w.text));
@@ -415,6 +437,7 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/"))
     judgeRunsFile(inv, s);
   if (INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
+  judgeBuilt(inv, s);
   judgeTaskFiles(inv, s);
   judgeExfiltration(inv, s);
   judgeExhaustion(inv, s);

@@ -212,3 +212,22 @@ export const SALT_FUNCTIONS: Record<string, string> = {
   "system.shutdown": "shutdown",
   "user.delete": "userdel $args",
 };
+
+/**
+ * Compilers whose output is run on the same line (`cc w.c -o w && ./w`): the verb they need, the option
+ * naming the output, the source files they read, and the output's name when none is given (`stem`: the
+ * first source without its suffix).
+ */
+export const COMPILERS: Record<string, { verb?: string; output: string; sources: RegExp; fallback: string }> = {
+  cc: { output: "-o", sources: /\.[ch]$/, fallback: "a.out" },
+  gcc: { output: "-o", sources: /\.[ch]$/, fallback: "a.out" },
+  clang: { output: "-o", sources: /\.[ch]$/, fallback: "a.out" },
+  tcc: { output: "-o", sources: /\.[ch]$/, fallback: "a.out" },
+  "g++": { output: "-o", sources: /\.(c|cc|cpp|cxx|h|hpp)$/, fallback: "a.out" },
+  "c++": { output: "-o", sources: /\.(c|cc|cpp|cxx|h|hpp)$/, fallback: "a.out" },
+  "clang++": { output: "-o", sources: /\.(c|cc|cpp|cxx|h|hpp)$/, fallback: "a.out" },
+  rustc: { output: "-o", sources: /\.rs$/, fallback: "stem" },
+  go: { verb: "build", output: "-o", sources: /\.go$/, fallback: "stem" },
+  nim: { verb: "c", output: "-o", sources: /\.nim$/, fallback: "stem" },
+  zig: { verb: "build-exe", output: "-femit-bin", sources: /\.zig$/, fallback: "stem" },
+};

@@ -1,0 +1,30 @@
+/** Programs built on the line: which source files a compiler reads and where it puts the program. */
+import { COMPILERS } from "./rules/wrappers.js";
+import type { Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
+
+/** Key under which a built program's sources are kept with the line's written files. */
+export const BUILT = "\u0000built:";
+
+/** The sources and output of a compiler run (`cc w.c -o w`, `go build -o x x.go`, `rustc m.rs`). */
+export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word } | undefined {
+  const spec = COMPILERS[inv.program];
+  if (!spec) return undefined;
+  const args = spec.verb ? inv.args.slice(1) : inv.args;
+  if (spec.verb && inv.args[0]?.text !== spec.verb) return undefined;
+  let output: Word | undefined;
+  const sources: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const t = args[i]!.text;
+    if (t === spec.output) output = args[++i];
+    else if (t.startsWith(`${spec.output}=`) || (spec.output === "-o" && /^-o./.test(t)))
+      output = { ...args[i]!, text: t.replace(/^-o=?|^-femit-bin=/, "") };
+    else if (!t.startsWith("-") && spec.sources.test(t)) sources.push(args[i]!);
+  }
+  if (!sources.length) return undefined;
+  const stem = sources[0]!.text.replace(/^.*\//, "").replace(/\.[^.]+$/, "");
+  return {
+    sources,
+    output: output ?? { text: spec.fallback === "stem" ? stem : spec.fallback, literal: true, glob: false },
+  };
+}
