@@ -121,3 +121,11 @@ describe("programs built on the line", () => {
     expect(flagged(`${c('puts("hi"); return 0;')}cc w.c -o w && ./w`)).toBe(false);
   });
 });
+
+describe("scripts written by tee", () => {
+  it("judges a script tee wrote on the line when it is run", () => {
+    expect(flagged("tee /tmp/run.sh <<< 'crontab -r' && sh /tmp/run.sh")).toBe(true);
+    expect(flagged("echo 'crontab -r' | tee /tmp/run.sh && bash /tmp/run.sh")).toBe(true);
+    expect(flagged("tee /tmp/run.sh <<< 'echo hi' && sh /tmp/run.sh")).toBe(false);
+  });
+});

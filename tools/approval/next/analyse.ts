@@ -458,6 +458,16 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
 /** Database files: emptying one loses its data even inside the working directory. */
 const DATA_FILE = /\.(db|sqlite3?|mdb|duckdb)$/;
 
+/** `tee FILE <<< TEXT`, `echo TEXT | tee FILE`: the files keep the text (a script run later on the line). */
+function recordTee(cmd: SimpleCommand, s: LineState): void {
+  if (programOf(cmd) !== "tee") return;
+  const text = cmd.stdin?.literal ? cmd.stdin.text : literalOutput(cmd.pipedFrom, s)?.text;
+  for (const w of cmd.argv.slice(1).filter((a) => !a.text.startsWith("-"))) {
+    const path = absolutePath(w, { ...s.ctx, cwd: cmd.cwd });
+    if (path !== undefined) s.written.set(path, text);
+  }
+}
+
 /** Records what a command writes on this line (here-docs into files keep their text). */
 function recordWrites(cmd: SimpleCommand, s: LineState): void {
   for (const r of cmd.redirects) {
@@ -537,6 +547,7 @@ function judgeModel(line: CommandLine, s: LineState): void {
       for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
     for (const inv of invocations) if (!judgeDefinedCall(inv, line, s)) judgeInvocationEffects(inv, s);
     recordWrites(cmd, s);
+    recordTee(cmd, s);
     recordMade(cmd, s);
   }
 }
