@@ -218,6 +218,16 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
     }
   }
   if (at >= args.length) return false;
+  if (spec.judged)
+    out.invocations.push({
+      program,
+      args,
+      word: literal(program),
+      elevated: f.elevated,
+      runtimeArgs: f.runtimeArgs,
+      via: f.via,
+      command: f.command,
+    });
   const fan = program === "xargs" || program === "parallel" ? fanOut(program, args, at, f.command) : undefined;
   const next: Frame = {
     ...f,

@@ -1188,6 +1188,14 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: [`puppet apply -e 'user { "svc": ensure => present, groups => ["staff"] }'`],
   },
   {
+    program: ["systemd-run"],
+    args: /(^|\s)--on-(calendar|active|boot|startup|unit-active|unit-inactive|clock-change|timezone-change)\b/,
+    effect: "system",
+    key: "schedule_job",
+    flag: ["sudo systemd-run --on-active=30m /usr/bin/true", "systemd-run --on-calendar=hourly /usr/local/bin/sync.sh"],
+    pass: ["systemd-run --user --scope make -j4"],
+  },
+  {
     program: ["fsfreeze"],
     args: /(^|\s)(-f|--freeze)(\s|$)/,
     effect: "system",
@@ -1559,8 +1567,8 @@ export const FS_SYSTEM_RULES: Rule[] = [
     pass: ["wsl -l -v"],
   },
   {
-    program: ["shutdown.exe", "Restart-Computer", "Stop-Computer", "rundll32", "systemd-run"],
-    args: /(^|\s)(\/s|\/r|\/p|\/h|-s|-r|-Force|user32\.dll,LockWorkStation|powrprof)|--on-calendar|--on-active/i,
+    program: ["shutdown.exe", "Restart-Computer", "Stop-Computer", "rundll32"],
+    args: /(^|\s)(\/s|\/r|\/p|\/h|-s|-r|-Force|user32\.dll,LockWorkStation|powrprof)/i,
     effect: "system",
     key: "reboot_shutdown",
     flag: ["shutdown.exe /r /t 0"],

@@ -9,6 +9,8 @@ export interface WrapperSpec {
   positional?: number;
   /** Leading words that must follow for the wrapper to run a command (`uv run CMD`). */
   verb?: string[];
+  /** The wrapper's own rows are judged too (`systemd-run --on-active` schedules its command). */
+  judged?: boolean;
 }
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
@@ -42,6 +44,7 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   nsenter: { valued: ["-t", "--target"] },
   "systemd-run": {
     valued: ["-p", "--property", "--unit", "-u", "-M", "--machine", "-E", "--setenv", "--uid", "--gid", "--slice"],
+    judged: true,
   },
   fakeroot: { valued: ["-l", "-s", "-i", "--lib", "--faked"] },
   unshare: { valued: ["--map-user", "--map-group", "-S", "-G", "--setuid", "--setgid"] },
