@@ -129,3 +129,12 @@ describe("scripts written by tee", () => {
     expect(flagged("tee /tmp/run.sh <<< 'echo hi' && sh /tmp/run.sh")).toBe(false);
   });
 });
+
+describe("interpreter modules that are programs", () => {
+  it("reads python3 -m pip as pip", () => {
+    expect(flagged("python3 -m pip uninstall -y pip")).toBe(true);
+    expect(flagged("sudo -H python3 -m pip install --break-system-packages numpy")).toBe(true);
+    expect(flagged("python3 -m pip install -r requirements.txt")).toBe(false);
+    expect(flagged("python3 -m http.server 8000")).toBe(false);
+  });
+});

@@ -8,6 +8,7 @@ import type { SimpleCommand, Word } from "./model.js";
 import {
   ANSIBLE_MODULES,
   COMMAND_ENV,
+  MODULE_PROGRAMS,
   MULTIPLEXERS,
   PATH_PARAMS,
   SALT_FUNCTIONS,
@@ -406,6 +407,8 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
   if (program === "eval" && args.length)
     return void out.shellTexts.push({ code: joinWords(args), elevated: f.elevated, via, command: f.command });
+  const module = args[0]?.text === "-m" ? MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
+  if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], { ...f, depth: f.depth + 1 }, out);
   const container = containerCommand(program, args);
   if (container) return unwrapWords(container, { ...f, via, depth: f.depth + 1 }, out);
   escapes(program, args, f, out);

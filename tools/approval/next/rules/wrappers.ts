@@ -234,3 +234,9 @@ export const COMPILERS: Record<string, { verb?: string; output: string; sources:
   nim: { verb: "c", output: "-o", sources: /\.nim$/, fallback: "stem" },
   zig: { verb: "build-exe", output: "-femit-bin", sources: /\.zig$/, fallback: "stem" },
 };
+
+/** Modules an interpreter runs as the program of the same name (`python3 -m pip uninstall …` is pip). */
+export const MODULE_PROGRAMS: Record<string, Record<string, string>> = {
+  python: { pip: "pip", pip3: "pip" },
+  python3: { pip: "pip", pip3: "pip" },
+};
