@@ -14,7 +14,7 @@ import { judgeFetchedCode, syntaxCheckOnly } from "./fetch_exec.js";
 import { isTrialRun, judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
-import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/fs_system.js";
+import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
 import { decodeAnsiC, type Variables, type Word } from "./words.js";
 

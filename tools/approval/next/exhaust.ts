@@ -1,10 +1,10 @@
 /**
  * Exhaustion of the machine's disk, memory or processes: endless input into a file or a buffering
  * program, huge allocations, loops that fork or create without end, unbounded fan-out, load generators.
- * The knowledge (which programs never end, buffer, create, pace a loop) is data in rules/fs_system.ts.
+ * The knowledge (which programs never end, buffer, create, pace a loop) is data in rules/exhaustion.ts.
  */
 import type { CommandLine, Loop, SimpleCommand } from "./model.js";
-import { EXHAUST } from "./rules/fs_system.js";
+import { EXHAUST } from "./rules/exhaustion.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 

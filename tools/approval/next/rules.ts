@@ -4,7 +4,9 @@
  * them (test/approval_rules.test.ts). See README.md for how to add a row.
  */
 import type { Rule } from "./rules/types.js";
-import { FS_SYSTEM_RULES } from "./rules/fs_system.js";
+import { DISK_RULES } from "./rules/disks.js";
+import { FILE_RULES } from "./rules/files.js";
+import { SYSTEM_RULES } from "./rules/system.js";
 import { REMOTE_RULES } from "./rules/remote.js";
 import { WINDOWS_RULES } from "./rules/windows.js";
 
@@ -651,5 +653,12 @@ const BASE_RULES: Rule[] = [
   },
 ];
 
-// File and system state (rules/fs_system.ts), remote and shared state (rules/remote.ts).
-export const RULES: Rule[] = [...BASE_RULES, ...FS_SYSTEM_RULES, ...REMOTE_RULES, ...WINDOWS_RULES];
+// Files, system state and disks (rules/files.ts, system.ts, disks.ts), remote and shared state (rules/remote.ts).
+export const RULES: Rule[] = [
+  ...BASE_RULES,
+  ...FILE_RULES,
+  ...SYSTEM_RULES,
+  ...DISK_RULES,
+  ...REMOTE_RULES,
+  ...WINDOWS_RULES,
+];

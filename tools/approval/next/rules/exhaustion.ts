@@ -1,0 +1,102 @@
+/**
+ * Data: what exhaust.ts counts as endless or too many.
+ */
+/** Exhaustion knowledge (exhaust.ts reads it). */
+export const EXHAUST = {
+  /** Sources that never end. */
+  endlessFiles: /^\/dev\/(zero|u?random|full)$/,
+  /** Programs that print forever on their own. */
+  endlessPrograms: new Set(["yes"]),
+  /** Programs that hold all their input before writing (memory grows with endless input). */
+  buffering: new Set([
+    "sort",
+    "tac",
+    "shuf",
+    "tail",
+    "xargs",
+    "python",
+    "python3",
+    "awk",
+    "gawk",
+    "sed",
+    "perl",
+    "ruby",
+    "node",
+    "jq",
+    "rev",
+    "uniq",
+  ]),
+  /** Programs that stop endless input (a pipeline through them is bounded). */
+  limiters: new Set(["head", "dd", "timeout", "pv", "read"]),
+  /** Programs that burn a CPU forever on endless input. */
+  cpuBurners: new Set([
+    "sha256sum",
+    "sha1sum",
+    "md5sum",
+    "sha512sum",
+    "b2sum",
+    "gzip",
+    "bzip2",
+    "xz",
+    "cat",
+    "yes",
+    "openssl",
+  ]),
+  /** Programs a loop body runs that leave something behind each time (files, processes, containers). */
+  creators: new Set([
+    "touch",
+    "mkdir",
+    "cp",
+    "mktemp",
+    "tempfile",
+    "dd",
+    "fallocate",
+    "docker",
+    "podman",
+    "nerdctl",
+    "kubectl",
+    "tmux",
+    "screen",
+    "nohup",
+    "setsid",
+    "truncate",
+    "ln",
+    "git",
+    "curl",
+    "wget",
+    "nc",
+    "ssh",
+  ]),
+  /** Programs that end or pace a loop. */
+  pacers: new Set(["sleep", "break", "exit", "return", "read", "wait", "timeout", "inotifywait"]),
+  /** Load generators: programs whose job is to flood a service. */
+  loadTools: new Set([
+    "wrk",
+    "wrk2",
+    "siege",
+    "bombardier",
+    "oha",
+    "vegeta",
+    "hey",
+    "ab",
+    "k6",
+    "locust",
+    "artillery",
+    "h2load",
+    "slowhttptest",
+    "goldeneye",
+    "hping3",
+    "ping",
+    "t50",
+    "mz",
+  ]),
+  /** Sizes at or above these are huge. */
+  hugeFile: 64 * 2 ** 30,
+  hugeRead: 4 * 2 ** 30,
+  /** Loops that run this many times or more, by what their body does. */
+  manyBackground: 500,
+  manyContainers: 1000,
+  manyFiles: 100_000,
+  /** Parallel fan-out above this many at once (xargs -P, parallel -j). */
+  manyParallel: 100,
+};
