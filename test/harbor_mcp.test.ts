@@ -17,16 +17,15 @@ import { PY_MCP_SERVER } from "./helpers/py_mcp_server.js";
 
 const FILESYSTEM = join(ROOT, "node_modules", "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
 
-/** A task whose image is the test image, or (`dockerfile`) built from its environment/ folder. */
-function writeTask(root: string, name: string, servers: string, dockerfile?: string): string {
+/** A task whose image is the test image, or (`built`) built from its environment/Dockerfile, written by the caller. */
+function writeTask(root: string, name: string, servers: string, built = false): string {
   const dir = join(root, name);
   mkdirSync(join(dir, "tests"), { recursive: true });
   mkdirSync(join(dir, "environment"), { recursive: true });
-  if (dockerfile) writeFileSync(join(dir, "environment", "Dockerfile"), dockerfile);
   writeFileSync(
     join(dir, "task.toml"),
     `schema_version = "1.4"\n[agent]\ntimeout_sec = 120.0\n[verifier]\ntimeout_sec = 30.0\n[environment]\n` +
-      `${dockerfile ? "" : 'docker_image = "hermes-batch-test:bookworm"\n'}network_mode = "no-network"\n${servers}`,
+      `${built ? "" : 'docker_image = "hermes-batch-test:bookworm"\n'}network_mode = "no-network"\n${servers}`,
   );
   writeFileSync(join(dir, "instruction.md"), `Task ${name}: use the MCP server.\n`);
   writeFileSync(
@@ -38,7 +37,7 @@ function writeTask(root: string, name: string, servers: string, dockerfile?: str
 }
 
 /** The filesystem server installed into a task's image: this machine's node and the server in one file. */
-async function installFilesystemServer(taskDir: string): Promise<string> {
+async function installFilesystemServer(taskDir: string): Promise<void> {
   const env = join(taskDir, "environment");
   copyFileSync(process.execPath, join(env, "node"));
   await build({
@@ -50,7 +49,10 @@ async function installFilesystemServer(taskDir: string): Promise<string> {
     banner: { js: "import { createRequire as __cr } from 'module'; const require = __cr(import.meta.url);" },
     logLevel: "error",
   });
-  return "FROM hermes-batch-test:bookworm\nCOPY node /usr/local/bin/node\nCOPY fs.mjs /opt/mcp-fs/fs.mjs\nWORKDIR /app\n";
+  writeFileSync(
+    join(env, "Dockerfile"),
+    "FROM hermes-batch-test:bookworm\nCOPY node /usr/local/bin/node\nCOPY fs.mjs /opt/mcp-fs/fs.mjs\nWORKDIR /app\n",
+  );
 }
 
 describe("a Harbor task's MCP servers", () => {
@@ -87,9 +89,9 @@ describe("a Harbor task's MCP servers", () => {
       tasks,
       "filesystem-mcp",
       `[[environment.mcp_servers]]\nname = "fs"\ntransport = "stdio"\ncommand = "node"\nargs = ["/opt/mcp-fs/fs.mjs", "/app"]\n`,
-      "FROM scratch\n",
+      true,
     );
-    writeFileSync(join(fsTask, "environment", "Dockerfile"), await installFilesystemServer(fsTask));
+    await installFilesystemServer(fsTask);
     writeFileSync(
       join(fsTask, "tests", "test.sh"),
       '#!/bin/bash\n[ "$(cat /app/made_by_mcp.txt)" = "written through MCP" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n',
