@@ -13,7 +13,7 @@ import {
   type ApprovalGate,
   type PromptRequest,
 } from "../tools/approval/gate.js";
-import { commandAsRun } from "../tools/approval/effects.js";
+import { commandAsRun } from "../tools/gate_effects.js";
 import { localTask, type LocalTaskFixture } from "./helpers/local_ctx.js";
 import { callTool } from "./helpers/tool_call.js";
 

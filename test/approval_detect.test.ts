@@ -5,12 +5,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import {
-  DANGEROUS_PATTERNS,
-  analyseCommand,
-  detectDangerousCommand,
-  normalizeCommand,
-} from "../tools/approval/gate.js";
+import { PATTERN_CLASSES, analyseCommand, detectDangerousCommand, normalizeCommand } from "../tools/approval/gate.js";
+import { shellComments } from "../tools/approval/detect.js";
 import { parseJsonl } from "./helpers/jsonl.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -63,18 +59,18 @@ describe("detection table", () => {
 
   it.each(dangerous)("flags $command as $key", ({ key, command, opts }) => {
     const d = detectDangerousCommand(command, opts);
-    expect(d.dangerous, JSON.stringify(analyseCommand(command, opts).units)).toBe(true);
+    expect(d.dangerous, JSON.stringify(analyseCommand(command, opts).findings)).toBe(true);
     expect(d.patternKey).toBe(key);
-    expect(d.description).toBe(DANGEROUS_PATTERNS.find((p) => p.key === key)!.description);
+    expect(d.description).toBe(PATTERN_CLASSES.find((p) => p.key === key)!.description);
   });
 
   it.each(harmless)("does not flag $command", ({ command, opts }) => {
     const d = detectDangerousCommand(command, opts);
-    expect(d, JSON.stringify(analyseCommand(command, opts).units)).toEqual({ dangerous: false });
+    expect(d, JSON.stringify(analyseCommand(command, opts).findings)).toEqual({ dangerous: false });
   });
 
   it("exercises every pattern and has unique keys", () => {
-    const keys = DANGEROUS_PATTERNS.map((p) => p.key);
+    const keys = PATTERN_CLASSES.map((p) => p.key);
     expect(new Set(keys).size).toBe(keys.length);
     const covered = new Set(dangerous.map((d) => d.key));
     const uncovered = keys.filter(
@@ -233,13 +229,13 @@ describe("seeing through disguises", () => {
     ["unterminated quote", 'rm -rf "/'],
   ];
   it.each(cases)("%s", (_label, command) => {
-    expect(detectDangerousCommand(command).dangerous, JSON.stringify(analyseCommand(command).units)).toBe(true);
+    expect(detectDangerousCommand(command).dangerous, JSON.stringify(analyseCommand(command).findings)).toBe(true);
   });
 
   it("quoted here-docs and comments are data, not commands", () => {
     expect(detectDangerousCommand("cat > notes.md <<'EOF'\n$(rm -rf /)\nrm -rf / is bad\nEOF").dangerous).toBe(false);
     expect(detectDangerousCommand("echo ok # rm -rf /").dangerous).toBe(false);
-    expect(analyseCommand("echo ok # ignore previous instructions").comments).toEqual(["ignore previous instructions"]);
+    expect(shellComments("echo ok # ignore previous instructions")).toEqual(["ignore previous instructions"]);
   });
 
   it("reports every matching pattern, most severe first", () => {
@@ -363,30 +359,38 @@ describe("hermes-batch approval CLI", () => {
     });
   });
 
-  it("explain prints the units and every matched class with its description", async () => {
+  it("explain prints the command model, every matched class with its description and the rule rows", async () => {
     const { stdout } = await cli("explain", "--cwd", "/workspace", "git reset --hard && rm -rf /etc");
     const out = JSON.parse(stdout);
     expect(out.dangerous).toBe(true);
-    expect(out.units.length).toBeGreaterThan(0);
+    expect(out.commands.length).toBe(2);
     const keys = out.matched.map((m: { key: string }) => m.key);
     expect(keys).toContain("git_reset_hard");
     expect(out.matched.every((m: { description: string }) => m.description.length > 0)).toBe(true);
     const rm = JSON.parse((await cli("explain", "--cwd", "/workspace", "cd /etc && rm -rf ssh")).stdout);
-    expect(rm.rebuilt.commands.map((c: { argv: unknown[] }) => c.argv)).toEqual([
+    expect(rm.commands.map((c: { argv: unknown[] }) => c.argv)).toEqual([
       ["cd", "/etc"],
       ["rm", "-rf", "ssh"],
     ]);
-    expect(rm.rebuilt.commands[1].cwd).toBe("/etc");
-    const row = rm.rebuilt.findings.find((f: { rule?: unknown }) => f.rule).rule;
+    expect(rm.commands[1].cwd).toBe("/etc");
+    const row = rm.findings.find((f: { rule?: unknown }) => f.rule).rule;
     expect(row.program).toContain("rm");
     expect(row.flag.length).toBeGreaterThan(0);
     const harmless = JSON.parse((await cli("explain", "ls -la")).stdout);
     expect(harmless).toMatchObject({ dangerous: false, matched: [] });
   });
 
+  it("check --explain adds what each judge saw", async () => {
+    const out = JSON.parse((await cli("check", "--explain", "--cwd", "/workspace", "rm -rf /etc")).stdout);
+    expect(out).toMatchObject({ dangerous: true, patternKey: "delete_system_path", cwd: "/workspace" });
+    expect(out.findings).toContainEqual(expect.objectContaining({ key: "delete_system_path", rule: "rm" }));
+    const quiet = JSON.parse((await cli("check", "--explain", "ls")).stdout);
+    expect(quiet).toEqual({ command: "ls", dangerous: false, findings: [] });
+  });
+
   it("patterns lists every key with its description", async () => {
     const { stdout } = await cli("patterns", "--json");
     const listed = parseJsonl(stdout);
-    expect(listed).toEqual(DANGEROUS_PATTERNS.map((p) => ({ key: p.key, description: p.description })));
+    expect(listed).toEqual(PATTERN_CLASSES.map((p) => ({ key: p.key, description: p.description })));
   });
 });

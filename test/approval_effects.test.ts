@@ -7,7 +7,7 @@ import { realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { commandAsRun, effectForGate } from "../tools/approval/effects.js";
+import { commandAsRun, effectForGate } from "../tools/gate_effects.js";
 import {
   createApprovalGate,
   detectDangerousCommand,

@@ -12,7 +12,7 @@ import type { ApprovalRecord } from "../src/core/records.js";
 import type { BackgroundStartOptions, Environment, ExecOptions } from "./environments/base.js";
 import type { ApprovalGate, ApprovalService } from "./approval/gate.js";
 import { lazyApprovalGate } from "./lazy_approval.js";
-import { MCP_CALL_MATCH, effectForGate } from "./approval/effects.js";
+import { MCP_CALL_MATCH, effectForGate } from "./gate_effects.js";
 import { toolHooks, type ToolHook } from "./plugins.js";
 import {
   errorTypeAndMessage,

@@ -4,8 +4,8 @@
  * class the detector named. Blank and # lines are skipped; a literal \n stands for a newline.
  *   npx tsx scripts/bench/approval-corpus.ts [--quiet] [fixture-name-substring ...]
  * Each file's line also gives p50/p99 of the time per command (ms); the last line gives them over all
- * commands. --quiet leaves out the per-line lists of wrong decisions. --next measures the rebuilt analyser
- * (tools/approval/next/, not yet wired into the gate) instead of the current one. --repeat N times each command
+ * commands. --quiet leaves out the per-line lists of wrong decisions. --next is accepted and changes nothing
+ * (it once chose the rebuilt analyser, which is now the only one). --repeat N times each command
  * N times (after one untimed run, as every command is) and keeps its fastest run (on a loaded machine one run's p99 is the scheduler's, not the detector's).
  * With no argument every test/fixtures/approval_*_{dangerous,harmless}.txt (and the plain tables) is measured.
  * A fixture whose header holds `# workdir: /path` is measured with that working directory
@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { detectDangerousCommand as current } from "../../tools/approval/patterns.js";
+import { detectDangerousCommand } from "../../tools/approval/detect.js";
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "test", "fixtures");
 const quiet = process.argv.includes("--quiet");
@@ -27,13 +27,6 @@ if (!Number.isInteger(repeat) || repeat < 1) {
 const filters = process.argv
   .slice(2)
   .filter((a, i, all) => a !== "--quiet" && a !== "--next" && a !== "--repeat" && all[i - 1] !== "--repeat");
-type Detect = (
-  command: string,
-  opts?: { cwd: string; defaultCwd: string },
-) => { dangerous: boolean; patternKey?: string };
-const detectDangerousCommand: Detect = process.argv.includes("--next")
-  ? (await import("../../tools/approval/next/analyse.js")).judgeCommand
-  : current;
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 const timing = (times: number[]) => {

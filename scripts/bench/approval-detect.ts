@@ -3,7 +3,7 @@
  * function name): the case that once backtracked for seconds. Speed is measured here, not asserted in tests.
  *   npx tsx scripts/bench/approval-detect.ts [N]
  */
-import { detectDangerousCommand } from "../../tools/approval/patterns.js";
+import { detectDangerousCommand } from "../../tools/approval/detect.js";
 
 const n = Number(process.argv[2] ?? 20);
 const blob = "a".repeat(100_000);

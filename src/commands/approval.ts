@@ -1,7 +1,6 @@
-/** `hermes-batch approval`: check commands against the dangerous-command patterns, list the patterns. */
+/** `hermes-batch approval`: check commands against the dangerous-command classes, explain a verdict, list the classes. */
 import { readFile } from "node:fs/promises";
-import { DANGEROUS_PATTERNS, analyseCommand, detectDangerousCommand } from "../../tools/approval/gate.js";
-import { judgeCommand } from "../../tools/approval/next/analyse.js";
+import { PATTERN_CLASSES, analyseCommand, normalizeCommand, toDetection } from "../../tools/approval/detect.js";
 import { modelCommandLine } from "../../tools/approval/next/model.js";
 import { UserError } from "../core/errors.js";
 import type { Command } from "./types.js";
@@ -12,11 +11,12 @@ const HELP = `Usage:
                                                           # lines skipped), one JSON object a line; a line
                                                           "# workdir: /path" sets the working directory for the
                                                           lines after it (as --cwd does)
-  hermes-batch approval explain [--cwd DIR] "<command>"   the command as the detector sees it (units), every
-                                                          class that matched with its description, and (under
-                                                          "rebuilt") the rebuilt analyser's command model and
-                                                          the rule rows that fired with their examples, as JSON
-  hermes-batch approval patterns [--json]                 list the dangerous-command patterns (key, description)
+  hermes-batch approval explain [--cwd DIR] "<command>"   the command model (simple commands with their words,
+                                                          computed ones marked, redirections, the directory each
+                                                          runs in), every class that matched with its
+                                                          description, and the findings: what each judge saw and
+                                                          the rule row that fired with its flag/pass examples
+  hermes-batch approval patterns [--json]                 list the dangerous-command classes (key, description)
 
 --cwd DIR judges the command as the gate does in a task whose working directory is DIR (an absolute path):
 paths inside it are the task's own, so "cd /workspace && rm -rf coverage" with --cwd /workspace is not flagged.
@@ -25,8 +25,8 @@ Without it no working directory is known and every relative path counts as possi
 Everything after "check" (and its options) is the command, so quoting it is optional:
   hermes-batch approval check -- rm -rf /
 
---explain adds "units": the command as the patterns see it (one line per pipeline, wrappers removed).
-Pattern keys are what the user config's command_allowlist (~/.hermes-batch/config.yaml) stores.`;
+--explain adds "findings": what each judge saw ({key, reason}, and the rule row's program when one fired).
+Class keys are what the user config's command_allowlist (~/.hermes-batch/config.yaml) stores.`;
 
 type Workdir = { cwd: string; defaultCwd: string } | undefined;
 
@@ -37,15 +37,21 @@ const workdirOf = (dir: string | undefined, flag: string): Workdir => {
 };
 
 function detectionJson(command: string, explain: boolean, workdir: Workdir): string {
-  const d = detectDangerousCommand(command, workdir);
+  const { matches, findings } = analyseCommand(command, workdir);
+  const d = toDetection(matches);
   const out: Record<string, unknown> = { command, dangerous: d.dangerous };
   if (d.dangerous) {
     out.patternKey = d.patternKey;
     out.description = d.description;
-    if (d.matches && d.matches.length > 1) out.matches = d.matches.map((m) => m.key);
+    if (matches.length > 1) out.matches = matches.map((m) => m.key);
   }
   if (workdir) out.cwd = workdir.cwd;
-  if (explain) out.units = analyseCommand(command, workdir).units;
+  if (explain)
+    out.findings = findings.map((f) => ({
+      key: f.key,
+      reason: f.reason,
+      ...(f.rule ? { rule: f.rule.program[0] } : {}),
+    }));
   return JSON.stringify(out);
 }
 
@@ -128,42 +134,22 @@ async function check(args: string[], verb: "check" | "explain"): Promise<number>
   return 0;
 }
 
+/** The command model, the classes that matched and the findings with the rule rows that fired. */
 function explainJson(command: string, workdir: Workdir): string {
-  const d = detectDangerousCommand(command, workdir);
-  const analysis = analyseCommand(command, workdir);
-  const descriptions = new Map(DANGEROUS_PATTERNS.map((p) => [p.key, p.description]));
-  const matched = (d.matches ?? (d.dangerous ? [{ key: d.patternKey!, description: d.description! }] : [])).map(
-    (m) => ({
-      key: m.key,
-      description: descriptions.get(m.key) ?? m.description,
-    }),
-  );
-  return JSON.stringify(
-    {
-      command,
-      ...(workdir ? { cwd: workdir.cwd } : {}),
-      dangerous: d.dangerous,
-      units: analysis.units,
-      matched,
-      rebuilt: rebuiltExplanation(command, workdir),
-    },
-    null,
-    2,
-  );
-}
-
-/** The rebuilt analyser's view (tools/approval/next/, not yet deciding): its command model and the rule rows that fired. */
-function rebuiltExplanation(command: string, workdir: Workdir) {
-  const model = modelCommandLine(command, workdir ? { cwd: workdir.cwd } : {});
-  const verdict = judgeCommand(command, workdir);
-  return {
+  const { matches, findings } = analyseCommand(command, workdir);
+  const model = modelCommandLine(normalizeCommand(command), workdir ? { cwd: workdir.cwd } : {});
+  const explained = {
+    command,
+    ...(workdir ? { cwd: workdir.cwd } : {}),
+    dangerous: matches.length > 0,
+    matched: matches,
     commands: model.commands.map((c) => ({
       argv: c.argv.map((w) => (w.literal ? w.text : { computed: w.text })),
       ...(c.redirects.length ? { redirects: c.redirects.map((r) => `${r.fd ?? ""}${r.op} ${r.target.text}`) } : {}),
       ...(c.pipedFrom ? { piped: true } : {}),
       ...(c.cwd ? { cwd: c.cwd } : {}),
     })),
-    findings: verdict.findings.map((f) => ({
+    findings: findings.map((f) => ({
       key: f.key,
       reason: f.reason,
       ...(f.rule
@@ -171,6 +157,7 @@ function rebuiltExplanation(command: string, workdir: Workdir) {
         : {}),
     })),
   };
+  return JSON.stringify(explained, null, 2);
 }
 
 function patterns(args: string[]): number {
@@ -178,17 +165,17 @@ function patterns(args: string[]): number {
   const unknown = args.filter((a) => a !== "--json");
   if (unknown.length) throw new UserError(`unknown argument '${unknown[0]}' (see --help)`);
   if (json) {
-    for (const p of DANGEROUS_PATTERNS)
+    for (const p of PATTERN_CLASSES)
       process.stdout.write(JSON.stringify({ key: p.key, description: p.description }) + "\n");
     return 0;
   }
-  const width = Math.max(...DANGEROUS_PATTERNS.map((p) => p.key.length));
-  for (const p of DANGEROUS_PATTERNS) process.stdout.write(`${p.key.padEnd(width)}  ${p.description}\n`);
+  const width = Math.max(...PATTERN_CLASSES.map((p) => p.key.length));
+  for (const p of PATTERN_CLASSES) process.stdout.write(`${p.key.padEnd(width)}  ${p.description}\n`);
   return 0;
 }
 
 export const command: Command = {
-  summary: "check commands against the dangerous-command patterns; list the patterns",
+  summary: "check commands against the dangerous-command classes; explain a verdict; list the classes",
   help: HELP,
   async run(argv) {
     const [sub, ...rest] = argv;

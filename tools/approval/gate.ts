@@ -1,32 +1,46 @@
 /**
- * Dangerous-command approval: one gate per task that every flagged command passes. Detection
- * (patterns.ts, shell.ts), the policies (policy.ts, policies/), the user allowlist (allowlist.ts),
- * and the record of every decision.
+ * Dangerous-command approval: one gate per task that every command passes. Detection (detect.ts over
+ * the analyser in next/), the policies (policy.ts, policies/), the user allowlist (allowlist.ts), the
+ * files earlier calls wrote (written_files.ts), and the record of every decision. README.md tells the whole.
  *
  * Order of a decision for a flagged command:
- *   policy `allow` → every matched pattern in the allowlist → every matched pattern approved for
+ *   policy `allow` → every matched class in the allowlist → every matched class approved for
  *   this task's session → the policy (`deny`, `smart`, `interactive`).
- * When several patterns match, allowlist and session approval need all of them, so approving
+ * When several classes match, allowlist and session approval need all of them, so approving
  * `git_reset_hard` never lets `git reset --hard && rm -rf /` through.
  */
 import { performance } from "node:perf_hooks";
 import { shellQuote } from "../environments/base.js";
 import type { Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
-import { analyseCommand, classNames, matchPatterns, resolvedMatches, type PathResolver } from "./patterns.js";
-import { approvalPolicies, type ApprovalPolicyImpl, type GateState, type PolicyDecision } from "./policy.js";
+import { classNames } from "./allowlist.js";
+import { analyseCommand, shellComments, withSymlinkClass, type PathResolver, type PatternMatch } from "./detect.js";
+import {
+  DO_NOT_RETRY,
+  approvalPolicies,
+  type ApprovalPolicyImpl,
+  type GateState,
+  type PolicyDecision,
+} from "./policy.js";
 import type { SmartApprovalOptions } from "./smart.js";
+import { writtenFilesTracker } from "./written_files.js";
 
 export {
-  DANGEROUS_PATTERNS,
-  HERMES_KEYS,
+  PATTERN_CLASSES,
+  analyseCommand,
   detectDangerousCommand,
   detectDangerousCommandResolved,
   normalizeCommand,
-  analyseCommand,
-} from "./patterns.js";
-export type { DangerousPattern, Detection, CommandAnalysis, PathResolver } from "./patterns.js";
-export { appendToAllowlist, loadUserAllowlist, userConfigDir, userConfigPath } from "./allowlist.js";
+} from "./detect.js";
+export type { Detection, DetectOptions, PathResolver, PatternMatch } from "./detect.js";
+export {
+  HERMES_KEYS,
+  appendToAllowlist,
+  classNames,
+  loadUserAllowlist,
+  userConfigDir,
+  userConfigPath,
+} from "./allowlist.js";
 export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
 export type { SmartApprovalOptions } from "./smart.js";
 export type { ApprovalRecord };
@@ -160,49 +174,33 @@ function workingDirectory(command: string, info: { cwd?: string; workdir?: strin
   return info.cwd;
 }
 
-/** Files named by their role, run by a runner (make, npm, pytest, git) without being named. */
-const RUN_BY_ROLE = /(^|\/)(Makefile|makefile|GNUmakefile|package\.json|conftest\.py|\.git\/hooks\/[\w-]+)$/;
-const MAX_REMEMBERED = 64;
-const MAX_FILE_CHARS = 256 * 1024;
+type GateInfo = Parameters<ApprovalGate>[1];
 
-/**
- * What this task's earlier calls wrote, and the classes a command falls in by running those files.
- * The rebuilt analyser (next/) does both; it is loaded only by a gate that can read files.
- */
-function crossCallTracker() {
-  const written = new Set<string>();
-  const load = () => import("./next/cross_call.js");
-  return {
-    async remember(command: string, cwd: string | undefined, root: string | undefined): Promise<void> {
-      for (const p of (await load()).writtenPaths(command, {
-        ...(cwd ? { cwd } : {}),
-        ...(root ? { defaultCwd: root } : {}),
-      })) {
-        written.delete(p);
-        written.add(p);
-        if (written.size > MAX_REMEMBERED) written.delete(written.values().next().value!);
-      }
-    },
-    async matches(
-      command: string,
-      cwd: string | undefined,
-      root: string | undefined,
-      read: (path: string) => Promise<string | undefined>,
-    ) {
-      const names = [...written].map((p) => p.slice(p.lastIndexOf("/") + 1));
-      if (!names.some((n, i) => command.includes(n) || RUN_BY_ROLE.test([...written][i]!))) return [];
-      const files = new Map<string, string>();
-      for (const p of written) {
-        const text = await read(p).catch(() => undefined);
-        if (text !== undefined) files.set(p, text.slice(0, MAX_FILE_CHARS));
-      }
-      return (await load()).crossCallMatches(
-        command,
-        { ...(cwd ? { cwd } : {}), ...(root ? { defaultCwd: root } : {}) },
-        files,
-      );
-    },
-  };
+/** The classes a command falls in, as the gate judges it in its task. */
+async function matchesFor(
+  command: string,
+  info: GateInfo,
+  tracker: ReturnType<typeof writtenFilesTracker>,
+): Promise<PatternMatch[]> {
+  if (info.flagged) return [info.flagged];
+  const root = workingDirectory(command, info);
+  let matches = analyseCommand(command, root ? { cwd: info.cwd, defaultCwd: root } : {}).matches;
+  if (root && info.realpath)
+    matches = await withSymlinkClass(command, matches, { ...info, workdir: root, realpath: info.realpath });
+  if (info.readFile)
+    matches.push(...(await tracker.matches(command, { cwd: info.cwd, root: root ?? info.workdir }, info.readFile)));
+  return matches;
+}
+
+/** What the allowlist and this task's session approvals decide, before the policy is asked. */
+function approvedBefore(matches: PatternMatch[], state: GateState): PolicyDecision | undefined {
+  const allowlisted = (m: PatternMatch) => classNames(m).some((n) => state.allow.has(n));
+  const keys = matches.map((m) => m.key).join(", ");
+  if (matches.every(allowlisted))
+    return { decision: "approve", by: "allowlist", reason: `pattern ${keys} is in command_allowlist` };
+  if (matches.every((m) => state.session.has(m.key) || allowlisted(m)))
+    return { decision: "approve", by: "session", reason: "pattern approved earlier in this task's session" };
+  return undefined;
 }
 
 export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
@@ -215,95 +213,64 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
   };
   let policy: Promise<ApprovalPolicyImpl> | undefined;
   const loadPolicy = () => (policy ??= approvalPolicies.load(opts.policy).then((factory) => factory(opts, state)));
+  const tracker = writtenFilesTracker();
 
-  const allowlisted = (m: { key: string; description: string }) => classNames(m).some((n) => state.allow.has(n));
-
-  const crossCall = crossCallTracker();
-
-  const decideCommand: ApprovalGate = async (command, info) => {
-    const started = performance.now();
-    const root = workingDirectory(command, info);
-    const detectOpts = root ? { cwd: info.cwd, defaultCwd: root } : undefined;
-    const analysis = analyseCommand(info.flagged ? "" : command, detectOpts);
-    const matches = [
-      ...(root && info.realpath
-        ? await resolvedMatches(analysis, { ...detectOpts, workdir: root, realpath: info.realpath })
-        : matchPatterns(analysis)),
-    ];
-    if (info.flagged) matches.push(info.flagged);
-    if (info.readFile)
-      matches.push(...(await crossCall.matches(command, info.cwd, root ?? info.workdir, info.readFile)));
-    if (!matches.length) return { allowed: true };
-    const keys = matches.map((m) => m.key);
-    const description = matches.map((m) => m.description).join("; ");
-    const decide = (d: PolicyDecision) => {
-      const rec: ApprovalRecord = {
-        command,
-        pattern: keys[0]!,
-        description,
-        decision: d.decision,
-        by: d.by,
-        reason: d.reason,
-        latency_ms: Math.round(performance.now() - started),
-      };
-      if (d.cached) rec.cached = true;
-      if (info.toolCallId) rec.tool_call_id = info.toolCallId;
-      if (d.error) (rec as ApprovalRecord & { error?: boolean }).error = true;
-      records.push(rec);
-      opts.onRecord?.(rec);
-      return d.decision === "approve"
-        ? { allowed: true, record: rec }
-        : { allowed: false, message: d.message ?? `BLOCKED: ${d.reason}`, record: rec };
+  const record = (command: string, info: GateInfo, matches: PatternMatch[], started: number, d: PolicyDecision) => {
+    const rec: ApprovalRecord = {
+      command,
+      pattern: matches[0]!.key,
+      description: matches.map((m) => m.description).join("; "),
+      decision: d.decision,
+      by: d.by,
+      reason: d.reason,
+      latency_ms: Math.round(performance.now() - started),
     };
+    if (d.cached) rec.cached = true;
+    if (info.toolCallId) rec.tool_call_id = info.toolCallId;
+    if (d.error) (rec as ApprovalRecord & { error?: boolean }).error = true;
+    records.push(rec);
+    opts.onRecord?.(rec);
+    return d.decision === "approve"
+      ? { allowed: true, record: rec }
+      : { allowed: false, message: d.message ?? `BLOCKED: ${d.reason}`, record: rec };
+  };
 
+  const decide = async (command: string, info: GateInfo, matches: PatternMatch[]): Promise<PolicyDecision> => {
     let impl: ApprovalPolicyImpl;
     try {
       impl = await loadPolicy();
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
-      return decide({
-        decision: "deny",
-        by: "policy",
-        reason,
-        message: `BLOCKED: ${reason}. Do NOT retry this command; find a safer way.`,
-      });
+      return { decision: "deny", by: "policy", reason, message: `BLOCKED: ${reason}. ${DO_NOT_RETRY}` };
     }
-    if (impl.consultsAllowlist) {
-      if (matches.every(allowlisted))
-        return decide({
-          decision: "approve",
-          by: "allowlist",
-          reason: `pattern ${keys.join(", ")} is in command_allowlist`,
-        });
-      if (matches.every((m) => state.session.has(m.key) || allowlisted(m))) {
-        return decide({
-          decision: "approve",
-          by: "session",
-          reason: "pattern approved earlier in this task's session",
-        });
-      }
-    }
-    return decide(
-      await impl.decide({
-        command,
-        cwd: info.cwd,
-        backend: info.backend,
-        matches,
-        keys,
-        description,
-        comments: analysis.comments,
-      }),
-    );
+    const early = impl.consultsAllowlist ? approvedBefore(matches, state) : undefined;
+    if (early) return early;
+    return impl.decide({
+      command,
+      cwd: info.cwd,
+      backend: info.backend,
+      matches,
+      keys: matches.map((m) => m.key),
+      description: matches.map((m) => m.description).join("; "),
+      comments: info.flagged ? [] : shellComments(command),
+    });
   };
 
   const gate: ApprovalGate = async (command, info) => {
-    const verdict = await decideCommand(command, info);
-    // Only a call that runs can have written anything.
-    // A failure to remember must not turn an allowed call into a blocked one; the later run is still judged alone.
-    if (verdict.allowed && info.readFile)
-      await crossCall
-        .remember(command, info.cwd, workingDirectory(command, info) ?? info.workdir)
-        .catch(() => undefined);
+    const started = performance.now();
+    const matches = await matchesFor(command, info, tracker);
+    const verdict = matches.length
+      ? record(command, info, matches, started, await decide(command, info, matches))
+      : { allowed: true };
+    // Only a call that runs can have written anything. A failure to remember must not turn an allowed
+    // call into a blocked one; the later run is still judged alone.
+    if (verdict.allowed && info.readFile) {
+      try {
+        tracker.remember(command, { cwd: info.cwd, root: workingDirectory(command, info) ?? info.workdir });
+      } catch {
+        /* judged alone later */
+      }
+    }
     return verdict;
   };
 

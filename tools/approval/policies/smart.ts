@@ -2,7 +2,7 @@
  * Policy `smart`: an auxiliary model judges each flagged command (tools/approval/smart.ts). Verdicts
  * are cached per normalised command and cwd within the task; a failure is a deny and is not cached.
  */
-import { normalizeCommand } from "../patterns.js";
+import { normalizeCommand } from "../normalize.js";
 import { addUsage } from "../../../src/core/chat.js";
 import { askApprover, type ApproverVerdict } from "../smart.js";
 import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";

@@ -3,8 +3,8 @@
  * dangerous-command detection reads, and the directory it runs in.
  */
 import { posix } from "node:path";
-import { shellQuote } from "../environments/base.js";
-import type { ToolEffect } from "../registry.js";
+import { shellQuote } from "./environments/base.js";
+import type { ToolEffect } from "./registry.js";
 
 /**
  * The command as the gate must judge it: run from a `workdir` outside the task's working

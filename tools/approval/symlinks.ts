@@ -1,0 +1,70 @@
+/**
+ * Paths that look inside the working directory but lead out of it through a symlink: `rm -rf build/*`
+ * where `build` links to a host folder. The paths a command deletes, writes, moves or changes the
+ * mode of are resolved with the environment's realpath.
+ */
+import { posix } from "node:path";
+import { rulesFor } from "./next/judges.js";
+import { modelCommandLine, type Word } from "./next/model.js";
+import { absolutePath, classifyPath, type PathContext } from "./next/paths.js";
+import { unwrap } from "./next/unwrap.js";
+
+/** The real path of a path in the task's environment (symlinks resolved); null when it cannot be resolved. */
+export type PathResolver = (path: string) => Promise<string | null>;
+
+const PATH_EFFECTS = new Set(["delete", "overwrite", "move", "permission"]);
+const MAX_TARGETS = 64;
+
+const changesPaths = (program: string) => rulesFor(program).some((r) => PATH_EFFECTS.has(r.effect));
+
+/** Absolute paths inside the working directory that the command deletes, writes, moves or chmods. */
+export function insideTargets(command: string, workdir: string, cwd?: string): string[] {
+  const ctx: PathContext = { workdir, cwd: cwd ?? workdir };
+  const line = modelCommandLine(command, { cwd: ctx.cwd });
+  const words: { word: Word; cwd: string | undefined }[] = [];
+  for (const r of line.redirects) if (r.op.includes(">")) words.push({ word: r.target, cwd: ctx.cwd });
+  for (const cmd of line.commands) {
+    for (const r of cmd.redirects) if (r.op.includes(">")) words.push({ word: r.target, cwd: cmd.cwd });
+    for (const inv of unwrap(cmd).invocations)
+      if (changesPaths(inv.program))
+        for (const word of inv.args) if (!word.text.startsWith("-")) words.push({ word, cwd: inv.command.cwd });
+  }
+  const out = new Set<string>();
+  for (const { word, cwd: at } of words) {
+    const where = { ...ctx, cwd: at ?? ctx.cwd };
+    if (!/^&?\d*$/.test(word.text) && classifyPath(word, where) === "inside") {
+      const abs = absolutePath(word, where);
+      if (abs?.startsWith("/")) out.add(abs);
+    }
+    if (out.size >= MAX_TARGETS) break;
+  }
+  return [...out];
+}
+
+function insideDir(path: string, dir: string): boolean {
+  const rel = posix.relative(dir, path);
+  return rel === "" || (!rel.startsWith("../") && rel !== ".." && !posix.isAbsolute(rel));
+}
+
+/** Does one of the command's targets inside `workdir` resolve, in the environment, to a place outside it? */
+export async function escapesThroughSymlink(
+  command: string,
+  opts: { workdir: string; cwd?: string; realpath: PathResolver },
+): Promise<boolean> {
+  const targets = insideTargets(command, opts.workdir, opts.cwd);
+  if (!targets.length) return false;
+  const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
+  for (const target of targets) {
+    // A glob is resolved at its directory; a file that does not exist yet, at its parent.
+    const segments = target.split("/");
+    const firstGlob = segments.findIndex((s) => /[*?[]/.test(s));
+    let path = firstGlob < 0 ? target : segments.slice(0, firstGlob).join("/") || "/";
+    let real = await opts.realpath(path);
+    while (real === null && path !== opts.workdir && insideDir(path, opts.workdir)) {
+      path = posix.dirname(path);
+      real = await opts.realpath(path);
+    }
+    if (real !== null && !insideDir(real, root)) return true;
+  }
+  return false;
+}
