@@ -11,18 +11,21 @@
  */
 import { performance } from "node:perf_hooks";
 import { shellQuote } from "../environments/base.js";
-import type { Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import { classNames } from "./allowlist.js";
 import { analyseCommand, shellComments, withSymlinkClass, type PathResolver, type PatternMatch } from "./detect.js";
+import { approvalPolicies } from "./policy.js";
 import {
   DO_NOT_RETRY,
-  approvalPolicies,
+  type ApprovalGate,
+  type ApprovalGateOptions,
   type ApprovalPolicyImpl,
+  type ApprovalService,
+  type ApprovalSummary,
+  type GateInfo,
   type GateState,
   type PolicyDecision,
-} from "./policy.js";
-import type { SmartApprovalOptions } from "./smart.js";
+} from "./types.js";
 import { writtenFilesTracker } from "./written_files.js";
 
 export {
@@ -43,96 +46,19 @@ export {
 } from "./allowlist.js";
 export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
 export type { SmartApprovalOptions } from "./smart.js";
+export { DEFAULT_PROMPT_TIMEOUT_MS } from "./types.js";
+export type {
+  ApprovalGate,
+  ApprovalGateOptions,
+  ApprovalService,
+  ApprovalStats,
+  ApprovalSummary,
+  GateInfo,
+  PromptChoice,
+  PromptFn,
+  PromptRequest,
+} from "./types.js";
 export type { ApprovalRecord };
-
-/** Decides one command (and records the decision when the command was flagged). */
-export type ApprovalGate = (
-  command: string,
-  info: {
-    cwd?: string;
-    backend: string;
-    /**
-     * The task's working directory and its environment's realpath: given both, targets inside the
-     * working directory are resolved through symlinks (symlink_outside_workdir). The pipeline passes
-     * the environment's `realpath` where it has one (local sandbox, host).
-     */
-    workdir?: string;
-    realpath?: PathResolver;
-    /** The tool call the command belongs to: named in the record. */
-    toolCallId?: string;
-    /**
-     * Reads a file's text where the command will run (undefined when it cannot be read). Given, the gate
-     * remembers what each allowed call wrote and judges a later command that runs one of those files
-     * (a script, Makefile, package.json script, conftest.py, git hook) by the file's text.
-     */
-    readFile?: (path: string) => Promise<string | undefined>;
-    /** Judge it whatever detection says (an MCP call: `command` is its description, read as data). */
-    flagged?: { key: string; description: string };
-  },
-) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
-
-export type PromptChoice = "once" | "session" | "always" | "deny";
-
-export interface PromptRequest {
-  command: string;
-  patternKey: string;
-  description: string;
-  cwd?: string;
-  backend: string;
-  timeoutMs: number;
-  /** Aborted when the prompt timed out: a prompt should stop waiting for input. */
-  signal: AbortSignal;
-}
-
-export type PromptFn = (req: PromptRequest) => Promise<PromptChoice>;
-
-export interface ApprovalGateOptions {
-  /** A name in the policy registry (policy.ts): allow, deny, smart, interactive. Unknown names deny. */
-  policy: string;
-  taskId: string;
-  /** The task's prompt, shown (truncated, as untrusted data) to the smart approver. */
-  userTask?: string;
-  smart?: SmartApprovalOptions;
-  /** Interactive prompt; default asks on the terminal (denies when stdin is not a TTY). */
-  prompt?: PromptFn;
-  /** Interactive prompt timeout; default 60 s, after which the command is denied. */
-  promptTimeoutMs?: number;
-  /** Pattern keys from the user config's `command_allowlist`. */
-  allowlist?: string[];
-  /** Saves a pattern key approved "always"; default appends to the user config. */
-  persistAllowlist?: (key: string) => Promise<void>;
-  onRecord?: (rec: ApprovalRecord) => void;
-  /** The gate of a task without an approval service: policy `deny`, saying so. */
-  unconfigured?: boolean;
-}
-
-export interface ApprovalSummary {
-  total: number;
-  approved: number;
-  /** Includes the errors. */
-  denied: number;
-  /** Denied because the auxiliary model failed (error, timeout, refusal, invalid answer). */
-  errors: number;
-  by_pattern: Record<string, { approved: number; denied: number; errors: number }>;
-}
-
-export interface ApprovalStats extends ApprovalSummary {
-  /** Requests sent to the approver model. */
-  smart_calls: number;
-  /** Decisions answered from this task's verdict cache. */
-  cache_hits: number;
-  usage: Usage;
-}
-
-export interface ApprovalService {
-  gate: ApprovalGate;
-  records: ApprovalRecord[];
-  /** The approver model's tokens, apart from the agent's. */
-  usage: Usage;
-  stats(): ApprovalStats;
-}
-
-export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
 /** A record that is a deny because the approver failed. */
 export function isApproverError(rec: ApprovalRecord): boolean {
@@ -173,8 +99,6 @@ function workingDirectory(command: string, info: { cwd?: string; workdir?: strin
   if (command.startsWith(`cd ${shellQuote(info.cwd)} && `)) return undefined;
   return info.cwd;
 }
-
-type GateInfo = Parameters<ApprovalGate>[1];
 
 /** The classes a command falls in, as the gate judges it in its task. */
 async function matchesFor(

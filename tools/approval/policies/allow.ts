@@ -1,5 +1,5 @@
 /** Policy `allow`: every flagged command runs; the decision is still recorded. */
-import type { ApprovalPolicyFactory } from "../policy.js";
+import type { ApprovalPolicyFactory } from "../types.js";
 
 export const allowPolicy: ApprovalPolicyFactory = () => ({
   consultsAllowlist: false,

@@ -1,5 +1,5 @@
 /** Policy `deny` (and the gate of a task with no approval service): every flagged command is refused. */
-import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
+import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../types.js";
 
 export const denyPolicy: ApprovalPolicyFactory = (opts) => {
   const why = opts.unconfigured ? "no approval service is configured" : "approval policy is 'deny'";

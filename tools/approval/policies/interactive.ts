@@ -4,8 +4,14 @@
  */
 import { createInterface } from "node:readline/promises";
 import { appendToAllowlist } from "../allowlist.js";
-import { DEFAULT_PROMPT_TIMEOUT_MS, type PromptChoice, type PromptFn, type PromptRequest } from "../gate.js";
-import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
+import {
+  DEFAULT_PROMPT_TIMEOUT_MS,
+  DO_NOT_RETRY,
+  type ApprovalPolicyFactory,
+  type PromptChoice,
+  type PromptFn,
+  type PromptRequest,
+} from "../types.js";
 
 function parseChoice(answer: string): PromptChoice {
   const a = answer.trim().toLowerCase();

@@ -5,7 +5,7 @@
 import { normalizeCommand } from "../normalize.js";
 import { addUsage } from "../../../src/core/chat.js";
 import { askApprover, type ApproverVerdict } from "../smart.js";
-import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../policy.js";
+import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../types.js";
 
 export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
   const verdicts = new Map<string, Promise<ApproverVerdict>>();
