@@ -25,6 +25,7 @@ const UNIT = files(
   "approval_policy",
   "approval_rules",
   "approval_smart",
+  "approval_structure",
   "build_test_image",
   "config",
   "core_gates",
