@@ -250,7 +250,7 @@ describe("files, network, limits", () => {
   });
 
   it("resolves paths inside the container for the approval gate: a delete through a link out of the workdir is flagged", async () => {
-    const { detectDangerousCommandResolved } = await import("../tools/approval/patterns.js");
+    const { detectDangerousCommandResolved } = await import("../tools/approval/gate.js");
     await env.exec("rm -rf build own; ln -s /usr/share build && mkdir -p own");
     expect(await (env as { realpath(p: string): Promise<string | null> }).realpath("build")).toBe("/usr/share");
     expect(await (env as { realpath(p: string): Promise<string | null> }).realpath("nothing-here")).toBeNull();
