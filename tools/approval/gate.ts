@@ -13,7 +13,7 @@ import { performance } from "node:perf_hooks";
 import { shellQuote } from "../environments/base.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import { classNames } from "./allowlist.js";
-import { analyseCommand, shellComments, withSymlinkClass, type PathResolver, type PatternMatch } from "./detect.js";
+import { analyseCommand, shellComments, withSymlinkClass, type PatternMatch } from "./detect.js";
 import { approvalPolicies } from "./policy.js";
 import {
   DO_NOT_RETRY,
@@ -28,6 +28,7 @@ import {
 } from "./types.js";
 import { writtenFilesTracker } from "./written_files.js";
 
+// The API the rest of the program and the tests use, in one place.
 export {
   PATTERN_CLASSES,
   analyseCommand,
@@ -35,25 +36,13 @@ export {
   detectDangerousCommandResolved,
   normalizeCommand,
 } from "./detect.js";
-export type { Detection, DetectOptions, PathResolver, PatternMatch } from "./detect.js";
-export {
-  HERMES_KEYS,
-  appendToAllowlist,
-  classNames,
-  loadUserAllowlist,
-  userConfigDir,
-  userConfigPath,
-} from "./allowlist.js";
-export { APPROVER_SYSTEM_PROMPT, VERDICT_JSON_SCHEMA, buildApproverMessages, quoteData } from "./smart.js";
-export type { SmartApprovalOptions } from "./smart.js";
-export { DEFAULT_PROMPT_TIMEOUT_MS } from "./types.js";
+export type { PathResolver } from "./detect.js";
+export { appendToAllowlist, loadUserAllowlist, userConfigPath } from "./allowlist.js";
+export { APPROVER_SYSTEM_PROMPT } from "./smart.js";
 export type {
   ApprovalGate,
   ApprovalGateOptions,
   ApprovalService,
-  ApprovalStats,
-  ApprovalSummary,
-  GateInfo,
   PromptChoice,
   PromptFn,
   PromptRequest,
@@ -72,17 +61,13 @@ export function summarizeApprovals(records: readonly ApprovalRecord[]): Approval
   const out: ApprovalSummary = { total: 0, approved: 0, denied: 0, errors: 0, by_pattern: {} };
   for (const rec of records) {
     const p = (out.by_pattern[rec.pattern] ??= { approved: 0, denied: 0, errors: 0 });
+    const field = rec.decision === "approve" ? "approved" : "denied";
     out.total++;
-    if (rec.decision === "approve") {
-      out.approved++;
-      p.approved++;
-    } else {
-      out.denied++;
-      p.denied++;
-      if (isApproverError(rec)) {
-        out.errors++;
-        p.errors++;
-      }
+    out[field]++;
+    p[field]++;
+    if (field === "denied" && isApproverError(rec)) {
+      out.errors++;
+      p.errors++;
     }
   }
   return out;

@@ -3,7 +3,7 @@ import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../types.js";
 
 export const denyPolicy: ApprovalPolicyFactory = (opts) => {
   const why = opts.unconfigured ? "no approval service is configured" : "approval policy is 'deny'";
-  const cause = opts.unconfigured ? "no approval service is configured" : "the approval policy is 'deny'";
+  const cause = opts.unconfigured ? why : `the ${why}`;
   return {
     consultsAllowlist: true,
     decide: async (req) => ({

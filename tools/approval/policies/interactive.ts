@@ -8,18 +8,19 @@ import {
   DEFAULT_PROMPT_TIMEOUT_MS,
   DO_NOT_RETRY,
   type ApprovalPolicyFactory,
+  type PolicyDecision,
   type PromptChoice,
   type PromptFn,
   type PromptRequest,
 } from "../types.js";
 
-function parseChoice(answer: string): PromptChoice {
+const CHOICES: Record<string, PromptChoice> = { o: "once", s: "session", a: "always" };
+
+/** `o`/`once`, `s`/`session`, `a`/`always`; anything else denies. */
+const parseChoice = (answer: string): PromptChoice => {
   const a = answer.trim().toLowerCase();
-  if (a === "o" || a === "once") return "once";
-  if (a === "s" || a === "session") return "session";
-  if (a === "a" || a === "always") return "always";
-  return "deny";
-}
+  return CHOICES[a] ?? (Object.values(CHOICES).includes(a as PromptChoice) ? (a as PromptChoice) : "deny");
+};
 
 /** The default interactive prompt, on the terminal. */
 export const ttyPrompt: PromptFn = async (req) => {
@@ -40,76 +41,74 @@ export const ttyPrompt: PromptFn = async (req) => {
 class PromptTimeout extends Error {}
 
 const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Asks with a deadline: past it the prompt's signal is aborted and the answer is a PromptTimeout. */
+async function askWithin(prompt: PromptFn, req: Omit<PromptRequest, "signal">): Promise<PromptChoice> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      controller.abort();
+      reject(new PromptTimeout());
+    }, req.timeoutMs);
+  });
+  try {
+    return await Promise.race([prompt({ ...req, signal: controller.signal }), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
-  const promptTimeoutMs = opts.promptTimeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS;
+  const timeoutMs = opts.promptTimeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS;
   const persist = opts.persistAllowlist ?? ((key: string) => appendToAllowlist(key));
   let promptQueue: Promise<unknown> = Promise.resolve();
+  const deny = (reason: string, message: string): PolicyDecision => ({
+    decision: "deny",
+    by: "user",
+    reason,
+    message: `BLOCKED: ${message}. ${DO_NOT_RETRY}`,
+  });
 
-  async function ask(req: Omit<PromptRequest, "signal" | "timeoutMs">): Promise<PromptChoice> {
-    const prompt = opts.prompt ?? ttyPrompt;
-    const controller = new AbortController();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        reject(new PromptTimeout());
-      }, promptTimeoutMs);
-    });
-    try {
-      return await Promise.race([prompt({ ...req, timeoutMs: promptTimeoutMs, signal: controller.signal }), timeout]);
-    } finally {
-      clearTimeout(timer);
+  /** "always": approved for the session and saved to command_allowlist; a failure to save is said, not fatal. */
+  async function always(keys: string[]): Promise<PolicyDecision> {
+    const failures: string[] = [];
+    for (const k of keys) {
+      state.session.add(k);
+      state.allow.add(k);
+      try {
+        await persist(k);
+      } catch (err) {
+        failures.push(`${k}: ${errorText(err)}`);
+      }
     }
+    const reason = failures.length
+      ? `approved always (could not save to command_allowlist: ${failures.join("; ")})`
+      : "approved always (saved to command_allowlist)";
+    return { decision: "approve", by: "user", reason };
   }
 
   return {
     consultsAllowlist: true,
     async decide({ command, keys, description, cwd, backend }) {
-      const turn = promptQueue.then(() => ask({ command, patternKey: keys[0]!, description, cwd, backend }));
+      const req = { command, patternKey: keys[0]!, description, cwd, backend, timeoutMs };
+      const turn = promptQueue.then(() => askWithin(opts.prompt ?? ttyPrompt, req));
       promptQueue = turn.catch(() => undefined);
       let choice: PromptChoice;
       try {
         choice = await turn;
       } catch (err) {
-        const reason =
-          err instanceof PromptTimeout
-            ? `no answer within ${duration(promptTimeoutMs)}`
-            : `prompt failed: ${err instanceof Error ? err.message : String(err)}`;
-        return {
-          decision: "deny",
-          by: "user",
-          reason,
-          message: `BLOCKED: ${reason}, so this potentially dangerous command (${description}) was denied. ${DO_NOT_RETRY}`,
-        };
+        const why =
+          err instanceof PromptTimeout ? `no answer within ${duration(timeoutMs)}` : `prompt failed: ${errorText(err)}`;
+        return deny(why, `${why}, so this potentially dangerous command (${description}) was denied`);
       }
       if (choice === "once") return { decision: "approve", by: "user", reason: "approved once" };
-      if (choice === "session") {
-        for (const k of keys) state.session.add(k);
-        return { decision: "approve", by: "user", reason: "approved for this task's session" };
-      }
-      if (choice === "always") {
-        const failures: string[] = [];
-        for (const k of keys) {
-          state.session.add(k);
-          state.allow.add(k);
-          try {
-            await persist(k);
-          } catch (err) {
-            failures.push(`${k}: ${err instanceof Error ? err.message : String(err)}`);
-          }
-        }
-        const reason = failures.length
-          ? `approved always (could not save to command_allowlist: ${failures.join("; ")})`
-          : "approved always (saved to command_allowlist)";
-        return { decision: "approve", by: "user", reason };
-      }
-      return {
-        decision: "deny",
-        by: "user",
-        reason: "denied by the user",
-        message: `BLOCKED: the user denied this potentially dangerous command (${description}). ${DO_NOT_RETRY}`,
-      };
+      if (choice === "always") return always(keys);
+      if (choice === "deny")
+        return deny("denied by the user", `the user denied this potentially dangerous command (${description})`);
+      for (const k of keys) state.session.add(k);
+      return { decision: "approve", by: "user", reason: "approved for this task's session" };
     },
   };
 };
