@@ -5,24 +5,21 @@
 import { normalizeCommand } from "../normalize.js";
 import { addUsage } from "../../../src/core/chat.js";
 import { askApprover, type ApproverVerdict } from "../smart.js";
-import { DO_NOT_RETRY, type ApprovalPolicyFactory } from "../types.js";
+import { DO_NOT_RETRY, type ApprovalPolicyFactory, type FlaggedCommand } from "../types.js";
+
+const NOT_CONFIGURED: ApproverVerdict = {
+  decision: "deny",
+  reason: "approver error: smart approval is not configured (needs a model and a base URL)",
+  error: true,
+};
 
 export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
   const verdicts = new Map<string, Promise<ApproverVerdict>>();
 
-  async function verdictFor(req: Parameters<ReturnType<ApprovalPolicyFactory>["decide"]>[0]) {
+  async function verdictFor(req: FlaggedCommand): Promise<{ verdict: ApproverVerdict; cached: boolean }> {
     const smart = opts.smart;
     // No approver model (the scripted demo, or no endpoint): fail-closed.
-    if (!smart) {
-      return {
-        verdict: {
-          decision: "deny",
-          reason: "approver error: smart approval is not configured (needs a model and a base URL)",
-          error: true,
-        } as ApproverVerdict,
-        cached: false,
-      };
-    }
+    if (!smart) return { verdict: NOT_CONFIGURED, cached: false };
     const key = `${normalizeCommand(req.command)}\u0000${req.cwd ?? ""}`;
     const pending = verdicts.get(key);
     if (pending) {
