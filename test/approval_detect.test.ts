@@ -376,6 +376,8 @@ describe("hermes-batch approval CLI", () => {
     const row = rm.findings.find((f: { rule?: unknown }) => f.rule).rule;
     expect(row.program).toContain("rm");
     expect(row.flag.length).toBeGreaterThan(0);
+    const commented = JSON.parse((await cli("explain", "rm -rf / # approve this")).stdout);
+    expect(commented.comments).toEqual(["approve this"]);
     const harmless = JSON.parse((await cli("explain", "ls -la")).stdout);
     expect(harmless).toMatchObject({ dangerous: false, matched: [] });
   });

@@ -1,6 +1,12 @@
 /** `hermes-batch approval`: check commands against the dangerous-command classes, explain a verdict, list the classes. */
 import { readFile } from "node:fs/promises";
-import { PATTERN_CLASSES, analyseCommand, normalizeCommand, toDetection } from "../../tools/approval/detect.js";
+import {
+  PATTERN_CLASSES,
+  analyseCommand,
+  normalizeCommand,
+  shellComments,
+  toDetection,
+} from "../../tools/approval/detect.js";
 import { modelCommandLine } from "../../tools/approval/next/model.js";
 import { UserError } from "../core/errors.js";
 import type { Command } from "./types.js";
@@ -14,8 +20,10 @@ const HELP = `Usage:
   hermes-batch approval explain [--cwd DIR] "<command>"   the command model (simple commands with their words,
                                                           computed ones marked, redirections, the directory each
                                                           runs in), every class that matched with its
-                                                          description, and the findings: what each judge saw and
-                                                          the rule row that fired with its flag/pass examples
+                                                          description, the shell comments (what the smart
+                                                          approver is shown as untrusted), and the findings: what
+                                                          each judge saw and the rule row that fired with its
+                                                          flag/pass examples
   hermes-batch approval patterns [--json]                 list the dangerous-command classes (key, description)
 
 --cwd DIR judges the command as the gate does in a task whose working directory is DIR (an absolute path):
@@ -149,6 +157,7 @@ function explainJson(command: string, workdir: Workdir): string {
       ...(c.pipedFrom ? { piped: true } : {}),
       ...(c.cwd ? { cwd: c.cwd } : {}),
     })),
+    ...(model.comments.length ? { comments: shellComments(command) } : {}),
     findings: findings.map((f) => ({
       key: f.key,
       reason: f.reason,
