@@ -18,8 +18,6 @@ export interface DetectOptions {
   cwd?: string;
   /** The task's working directory (absolute): paths under it are the task's own. */
   defaultCwd?: string;
-  /** Text of a file an earlier tool call of this task wrote (absolute path), if any. */
-  readWritten?: (path: string) => string | undefined;
 }
 
 export interface PatternMatch {
@@ -73,7 +71,6 @@ export function analyseCommand(
   const judgeOpts: JudgeOptions = {
     ...(cwd ? { cwd } : {}),
     ...(opts.defaultCwd ? { defaultCwd: opts.defaultCwd } : {}),
-    ...(opts.readWritten ? { readWritten: opts.readWritten } : {}),
   };
   try {
     const verdict = judgeCommand(text, judgeOpts);
