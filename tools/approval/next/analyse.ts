@@ -50,6 +50,8 @@ interface LineState {
   aliases: Map<string, Word>;
   /** Functions whose body is being judged (a function calling itself is not expanded again). */
   calling: Set<string>;
+  /** What earlier commands left for later ones (remote.ts: destroy plans, git aliases). */
+  notes: Map<string, string>;
 }
 
 const FETCHERS = new Set([
@@ -447,8 +449,9 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
     fileText: (w: Word, cwd?: string) => fileText(w, s, cwd),
     printed: (c?: SimpleCommand) => literalOutput(c, s),
   };
-  for (const f of judgeRemote(inv, view)) s.findings.push(f);
-  const shell = (text: Word, why: string) => judgeShellText(text, s, inv.command.cwd, why);
+  const shell = (text: Word, why: string, elevated = false) =>
+    judgeShellText(text, s, inv.command.cwd, why, [], { elevated });
+  for (const f of judgeRemote(inv, { ...view, judgeShell: shell, notes: s.notes })) s.findings.push(f);
   for (const f of judgeFetchedCode(inv, { ...view, lineKey: s.findings, judgeShell: shell })) s.findings.push(f);
   for (const f of judgeExfil(inv, { ctx, lineKey: s.findings })) s.findings.push(f);
   const program = inlineProgram(inv);
@@ -590,6 +593,7 @@ export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict 
     elevated: false,
     aliases: new Map(),
     calling: new Set(),
+    notes: new Map(),
   };
   judgeLine(command, s);
   const keys = [...new Set(s.findings.map((f) => f.key))];

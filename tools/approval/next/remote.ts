@@ -1,47 +1,39 @@
 /**
  * Remote and shared state judged over the whole invocation: verbs of infrastructure CLIs read by their
- * words, tools run through launchers (`npx prisma …`), services scaled to zero, HTTP deletes of whole
- * stores, and what database and cache clients are told to run (SQL, Redis, Cypher, Mongo), from their
- * arguments, standard input, here-docs or a script file. The tables are in rules/remote.ts.
+ * words, tools run through launchers (`npx cdk@2 …`) or as a container's entry point, deletes fed in
+ * bulk by xargs, HTTP writes to whole stores, commands run on other hosts, and what database and cache
+ * clients are told to run, from their arguments, standard input, here-docs or a script file. The tables
+ * (`table.*`) are in rules/remote.ts.
  */
 import type { ClassKey } from "./classes.js";
 import { judgeInvocation, type Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
-import { classifyPath, type PathContext } from "./paths.js";
-import {
-  DESTRUCTIVE_VERBS,
-  SQL_GRANTS,
-  INFRA_CLIS,
-  LAUNCHERS,
-  PRODUCTION,
-  READ_VERBS,
-  STORE_SEGMENTS,
-  VALUED_GLOBALS,
-} from "./rules/remote.js";
+import { absolutePath, classifyPath, type PathContext } from "./paths.js";
+import * as table from "./rules/remote.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
-/** What the line judge lends: where paths point, and the text of files and of simple producers. */
+/** What the line judge lends: where paths point, the text of files and simple producers, line notes. */
 export interface LineView {
   ctx: PathContext;
   /** Text of a file written on this line or by an earlier call. */
   fileText: (word: Word, cwd: string | undefined) => string | undefined;
   /** What `echo`/`printf`/`cat FILE` prints, when known. */
   printed: (cmd: SimpleCommand | undefined) => Word | undefined;
+  /** Judges shell text as a line of its own (`elevated`: run on a server). */
+  judgeShell?: (code: Word, why: string, elevated: boolean) => void;
+  /** What earlier commands of the line left for later ones (a destroy plan's file, a git alias). */
+  notes?: Map<string, string>;
 }
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
 const texts = (inv: Invocation) => inv.args.map((w) => w.text);
-const TRIAL =
-  /^(--dry-run(=(client|server|true|1))?|--dryrun|--dry_run|--help|-help|--what-if|--noop|--validate|--check|--preview-only)$/;
+const literal = (text: string): Word => ({ text, literal: true, glob: false });
 
-/**
- * A trial or help run changes no remote state: `--dry-run`, `--help`, `terraform destroy -help`, `helm
- * uninstall -h` (`-h` only as the last word: `mysql -h HOST` names a host), `git push -n`.
- */
+/** A trial or help run changes no remote state: `--dry-run`, `--help`, a final `-h`, `git push -n`. */
 export function isTrialRun(inv: Invocation): boolean {
   const t = texts(inv);
-  if (t.some((w) => TRIAL.test(w)) || t.at(-1) === "-h") return true;
+  if (t.some((w) => table.TRIAL_WORD.test(w)) || t.at(-1) === "-h") return true;
   return inv.program === "git" && t[0] === "push" && t.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w));
 }
 
@@ -50,129 +42,158 @@ function verbWords(args: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const t = args[i]!;
-    if (VALUED_GLOBALS.test(t)) i++;
+    if (table.VALUED_GLOBALS.test(t)) i++;
     else if (!t.startsWith("-")) out.push(t.toLowerCase());
   }
   return out;
 }
 
-/** `az keyvault secret purge`, `gh repo delete`, `velero backup delete`: a destroying verb of a known CLI. */
+/**
+ * `az keyvault secret purge`, `heroku ps:stop`, `doctl … power-off`: a destroying verb of a known CLI. A word
+ * is read by its parts (`stop-instances` → stop); a part that destroys outweighs a reading part of the same word.
+ */
 function destructiveVerb(inv: Invocation): Finding | undefined {
-  if (!INFRA_CLIS.has(inv.program)) return undefined;
+  if (!table.INFRA_CLIS.has(inv.program)) return undefined;
   const verbs = verbWords(texts(inv))
     .slice(0, 4)
     .filter((w) => !/[/=@$]|^\d/.test(w));
-  const pieces = [...verbs, ...verbs.flatMap((w) => w.split(/[:._-]+/))];
-  if (pieces.some((p) => READ_VERBS.test(p)) || !pieces.some((p) => DESTRUCTIVE_VERBS.test(p))) return undefined;
-  return found("infra_teardown", `${inv.program} ${verbs.join(" ")}`);
+  const parts = verbs.map((w) => [w, w.replace(/[:._-]+/g, ""), ...w.split(/[:._-]+/)]);
+  const destroys = parts.map((p) => p.some((x) => table.DESTRUCTIVE_VERBS.test(x)));
+  const reads = parts.some(
+    (p, i) => table.READ_VERBS.test(p[0]!) || (!destroys[i] && p.some((x) => table.READ_VERBS.test(x))),
+  );
+  return destroys.includes(true) && !reads ? found("infra_teardown", `${inv.program} ${verbs.join(" ")}`) : undefined;
 }
 
-/** `docker service scale api=0`, `--desired-capacity 0`, `resize --size 0`, `--node-count 0`. */
-function scalesToZero(inv: Invocation): Finding | undefined {
-  const t = texts(inv);
-  const at = t.findIndex((w) => /(^|[:_-])(scale|resize)([:_-]|$)|^update-auto-scaling-group$/.test(w));
-  if (at < 0) return undefined;
-  const rest = t.slice(at + 1);
-  const zero =
-    rest.some((w) => /^[\w.-]+=0+$/.test(w) && !w.startsWith("-")) ||
-    rest.some(
-      (w, k) =>
-        /^(count|--count|--nodes|--replicas|--size|--num-nodes|--node-count|--desired(-capacity)?|--max-size|--instances)$/.test(
-          rest[k - 1] ?? "",
-        ) && /^0+$/.test(w),
-    ) ||
-    rest.some((w) => /^--(count|replicas|size|num-nodes|node-count|desired-capacity|max-size|instances)=0+$/.test(w));
-  return zero ? found("cluster_teardown", `${inv.program} scales to zero`) : undefined;
-}
-
-/** The tool a launcher runs (`npx prisma …`, `bundle exec rake …`), as an invocation of its own. */
+/**
+ * The tool a launcher runs (`dotenv -e .env prisma …`), a versioned package a wrapper runs (`npx cdk@2 …`),
+ * or the tool a container image runs as its entry point (`docker run hashicorp/terraform:1.7 destroy`).
+ */
 function launched(inv: Invocation): Invocation | undefined {
-  const spec = LAUNCHERS[inv.program];
-  if (!spec) return undefined;
-  let i = 0;
-  if (spec.verbs) {
-    if (!spec.verbs.includes(inv.args[0]?.text ?? "")) return undefined;
-    i = 1;
+  const bare = /^(@?[^@]+)@[^@/]*$/.exec(inv.program)?.[1];
+  if (bare && table.PACKAGE_RUNNERS.test(inv.via.at(-1) ?? "")) return { ...inv, program: basename(bare) };
+  const spec = table.LAUNCHERS[inv.program];
+  const image = /^(docker|podman|nerdctl)$/.test(inv.program) && /^(run|create)$/.test(inv.args[0]?.text ?? "");
+  if (!spec && !image) return undefined;
+  let i = image ? 1 : 0;
+  for (; i < inv.args.length; i++) {
+    const t = inv.args[i]!.text;
+    if (image && table.CONTAINER_VALUED.has(t)) i++;
+    else if (!(spec ? spec.skip.test(t) || t === "--" : t.startsWith("-"))) break;
   }
-  while (i < inv.args.length && (spec.skip.test(inv.args[i]!.text) || inv.args[i]!.text === "--")) i++;
   const word = inv.args[i];
   if (!word || word.text.startsWith("-")) return undefined;
-  const program = basename(word.text).replace(/@[^/]*$/, "");
-  return { ...inv, program, word, args: inv.args.slice(i + 1) };
+  const name = basename(word.text.replace(/[:@][^/]*$/, ""));
+  const program = image ? table.IMAGE_TOOLS[name] : name.replace(/@[^/]*$/, "");
+  if (!program) return undefined;
+  const args = inv.args.slice(i + 1);
+  return { ...inv, program, word, args: image && args[0]?.text === program ? args.slice(1) : args };
 }
 
-/** Words naming a URL: with a scheme, a loopback or IP address, `:PORT/`, `$BASE/`, or `host.tld/…` (httpie). */
-const URL_WORD =
-  /^(https?:\/\/|localhost|\d+(\.\d+){3}|:\d*\/|\$\{?\w+\}?\/|[a-z\d-]+(\.[a-z\d-]+)*\.[a-z]{2,}(:\d+)?\/)/i;
-const BULK_QUERY = /[?&](all|purge|recursive|force|cascade)=(true|1|yes)\b/i;
+/** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
+function fedDelete(inv: Invocation): Finding | undefined {
+  const spec = table.FED_DELETES[inv.program];
+  if (!inv.runtimeArgs || !spec || !verbWords(texts(inv)).some((v) => spec.verb.test(v))) return undefined;
+  return found(spec.key, `${inv.program} deletes what a pipe lists`);
+}
 
-/** `curl -X DELETE` of a store (an index, `_all`, a top-level path) or of anything on another host. */
-function httpDelete(inv: Invocation): Finding | undefined {
+/**
+ * HTTP writes: a whole index wiped or a cache purged (any method); `DELETE` of a store (an index, `_all`, a
+ * top-level path) or of anything on another host; `PUT`/`PATCH` of a collection on another host; a `POST`
+ * to a bulk-delete endpoint. An authorised write of one item (`/users/123`) is an API call.
+ */
+function httpWrite(inv: Invocation): Finding | undefined {
   if (!/^(curl|wget|http|https|xh|xhs)$/.test(inv.program)) return undefined;
   const t = texts(inv);
   const joined = t.join(" ");
-  if (
-    /\/_delete_by_query\b/.test(joined) &&
-    (/match_all|"query"\s*:\s*\{\s*\}/.test(joined) || !/"query"/.test(joined))
-  )
-    return found("http_delete", "deletes every document of an index");
-  if (/<delete>\s*<query>\s*\*:\*\s*<\/query>|"delete"\s*:\s*\{\s*"query"\s*:\s*"\*:\*"/i.test(joined))
-    return found("http_delete", "deletes every document of a Solr core");
-  if (/"purge_everything"\s*:\s*true|purge_everything=true|\/purge_?all\b|\/purge-all\b|\/flushall\b/i.test(joined))
-    return found("cache_flush", "purges a whole cache");
-  const del =
-    /(^|\s)(-[a-zA-Z]*X\s*|--request[= ]|--method[= ])DELETE(\s|$)/i.test(joined) ||
-    (inv.program !== "curl" && inv.program !== "wget" && t.some((w) => /^delete$/i.test(w)));
-  if (!del) return undefined;
-  const credentials =
-    /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i.test(
-      joined,
-    );
-  for (const u of t.filter((w) => URL_WORD.test(w))) {
+  const wipe = table.HTTP.wipes.find((w) => w.test.test(joined));
+  if (wipe) return found(wipe.key, wipe.what);
+  const httpie = inv.program !== "curl" && inv.program !== "wget";
+  const method = (
+    table.HTTP.method.exec(joined)?.[3] ?? (httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : "")
+  )?.toUpperCase();
+  if (!method || !/^(DELETE|PUT|PATCH|POST)$/.test(method)) return undefined;
+  const credentials = table.HTTP.credentials.test(joined);
+  for (const u of t.filter((w) => table.HTTP.url.test(w))) {
     const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)(\?[^#]*)?/i.exec(
       u.startsWith(":") ? `localhost${u}` : u,
     )!;
-    const local = /^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[::1\])$/i.test(m[1]!);
+    const local = table.HTTP.local.test(m[1]!);
     const segments = m[2]!.split("/").filter(Boolean);
+    const bulk = table.HTTP.bulkQuery.test(m[3] ?? "");
     const whole =
       segments.length <= 1 ||
+      bulk ||
       segments.some((s) => /[*,]|^_all$/.test(s)) ||
-      (segments.length >= 2 && STORE_SEGMENTS.test(segments.at(-2)!));
-    // An authorised DELETE of one item (`/users/123`) is an API call; of a collection (`/users`, `?all=true`) not.
-    const oneItem =
-      /\d/.test(segments.at(-1) ?? "") && !/^v\d+$/.test(segments.at(-1)!) && !BULK_QUERY.test(m[3] ?? "");
-    if (whole || (!local && !(credentials && oneItem)) || u.startsWith("$")) return found("http_delete", `DELETE ${u}`);
+      (segments.length >= 2 && table.STORE_SEGMENTS.test(segments.at(-2)!));
+    const oneItem = /\d/.test(segments.at(-1) ?? "") && !/^v\d+$/.test(segments.at(-1)!) && !bulk;
+    const elsewhere = !local || u.startsWith("$");
+    if (method === "DELETE" && (whole || (!local && !(credentials && oneItem)) || u.startsWith("$")))
+      return found("http_delete", `DELETE ${u}`);
+    if (method === "POST" && elsewhere && table.HTTP.bulkPost.test(m[2]!)) return found("http_delete", `POST ${u}`);
+    // a collection is named in the plural (`/v2/customers`); `/repos/acme/infra` is one resource
+    if (/^(PUT|PATCH)$/.test(method) && elsewhere && (bulk || table.HTTP.collection.test(segments.at(-1) ?? "")))
+      return found("http_bulk_update", `${method} ${u}`);
   }
   return undefined;
 }
 
+/** Tools told through the environment: `TF_CLI_ARGS_apply=-destroy`, `DOCKER_HOST=tcp://…` (ENV_EFFECTS). */
+function toldByEnv(inv: Invocation): Finding | undefined {
+  const env = [...inv.command.env].map(([k, v]) => `${k}=${v.text}`);
+  const args = texts(inv).join(" ");
+  const row = table.ENV_EFFECTS.find(
+    (e) => e.program.test(inv.program) && e.args.test(args) && env.some((x) => e.env.test(x)),
+  );
+  return row && found(row.key, `${inv.program} ${row.what}`);
+}
+
 /**
- * Containers and pods on a shared daemon or cluster: `docker -H tcp://… rm`, `DOCKER_HOST=tcp://…`, a
- * production context, or `xargs kubectl delete` (targets known only at run time).
+ * What earlier commands of the line set up for later ones: a saved destroy plan (`terraform plan -destroy
+ * -out f && terraform apply f`) and git aliases (`git config alias.x 'push --force …' && git x`).
  */
-function sharedDaemon(inv: Invocation): Finding | undefined {
+function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
+  const notes = view.notes;
+  if (!notes) return undefined;
   const t = texts(inv);
-  if (/^(kubectl|oc)$/.test(inv.program) && inv.runtimeArgs && t.includes("delete"))
-    return found("cluster_teardown", `${inv.program} deletes what a pipe lists`);
-  if (!/^(docker|podman|docker-compose|terraform|tofu|terragrunt)$/.test(inv.program)) return undefined;
-  const env = inv.command.env;
-  if (
-    /^(terraform|tofu|terragrunt)$/.test(inv.program) &&
-    [...env].some(([k, v]) => /^TF_CLI_ARGS/.test(k) && /-destroy\b/.test(v.text))
-  )
-    return found("infra_teardown", `${inv.program} told to destroy through TF_CLI_ARGS`);
-  const remote =
-    /^(tcp|ssh):\/\//.test(env.get("DOCKER_HOST")?.text ?? "") ||
-    PRODUCTION.test(env.get("DOCKER_CONTEXT")?.text ?? "") ||
-    t.some(
-      (w, i) =>
-        (/^(-H|--host)$/.test(t[i - 1] ?? "") && /^(tcp|ssh):/.test(w)) ||
-        (t[i - 1] === "--context" && PRODUCTION.test(w)),
-    );
-  const verbs = verbWords(t);
-  return remote && verbs.some((v) => /^(rm|rmi|stop|kill|down|prune|restart)$/.test(v))
-    ? found("cluster_teardown", `${inv.program} ${verbs[0]} on a shared daemon`)
-    : undefined;
+  if (/^(terraform|tofu|terragrunt)$/.test(inv.program)) {
+    const out = t.flatMap((w, i) => (w === "-out" ? [t[i + 1] ?? ""] : w.startsWith("-out=") ? [w.slice(5)] : []));
+    const where = (p: string) => absolutePath(literal(p), { ...view.ctx, cwd: inv.command.cwd }) ?? p;
+    if (t.includes("plan") && t.includes("-destroy")) for (const f of out) notes.set(`tfplan:${where(f)}`, "destroy");
+    const applied = t.slice(t.indexOf("apply") + 1).find((w) => !w.startsWith("-"));
+    if (t.includes("apply") && applied && notes.get(`tfplan:${where(applied)}`))
+      return found("infra_teardown", `${inv.program} applies a destroy plan`);
+  }
+  if (inv.program !== "git") return undefined;
+  const at = t.findIndex((w) => /^alias\.[\w-]+(=|$)/.test(w));
+  const [name, value] = at >= 0 ? t[at]!.slice(6).split(/=(.*)/s) : [];
+  if (name && (t.includes("config") || t.includes("-c"))) notes.set(`git-alias:${name}`, value ?? t[at + 1] ?? "");
+  const verb = verbWords(t)[0];
+  const expanded = verb && notes.get(`git-alias:${verb}`);
+  if (expanded && !expanded.startsWith("!"))
+    view.judgeShell?.(literal(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
+  return undefined;
+}
+
+/**
+ * `git reset --hard` with no working directory known: the repository whose uncommitted work it discards may
+ * not be the task's (a feature branch reset to its remote is routine). With one, the rule row judges the path.
+ */
+function resetHard(inv: Invocation, view: LineView): Finding | undefined {
+  const t = texts(inv);
+  if (view.ctx.workdir || inv.program !== "git" || !t.includes("reset") || !t.includes("--hard")) return undefined;
+  return t.some((w) => table.FEATURE_REF.test(w))
+    ? undefined
+    : found("git_reset_hard", "git reset --hard of a repository not known");
+}
+
+/** `fab -H web1 -- CMD`, `pyinfra HOST exec -- CMD`: shell text run on other hosts, judged as on a server. */
+function remoteRunner(inv: Invocation, view: LineView): void {
+  const dashes = inv.args.findIndex((w) => w.text === "--");
+  if (!table.REMOTE_RUNNERS.test(inv.program) || dashes < 0 || dashes === inv.args.length - 1) return;
+  const rest = inv.args.slice(dashes + 1);
+  const code = { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false };
+  view.judgeShell?.(code, `${inv.program} on other hosts`, true);
 }
 
 /** Every remote-state finding of one invocation. */
@@ -181,37 +202,52 @@ export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   const out: Finding[] = [];
   const inner = launched(inv);
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
+  remoteRunner(inv, view);
   for (const f of [
     destructiveVerb(inv),
-    scalesToZero(inv),
-    httpDelete(inv),
+    fedDelete(inv),
+    httpWrite(inv),
     judgeDatabase(inv, view),
-    sharedDaemon(inv),
+    toldByEnv(inv),
+    lineNotes(inv, view),
+    resetHard(inv, view),
   ])
     if (f) out.push(f);
   return out;
 }
 
-const DB_CLIENTS =
-  /^(nc|ncat|netcat|telnet|psql|mysql|mariadb|sqlite3|sqlcmd|clickhouse-client|clickhouse|cqlsh|mongo|mongosh|cypher-shell|redis-cli|valkey-cli|keydb-cli|bq|duckdb|snowsql|trino|presto|usql|pgcli|mycli|litecli|cockroach|influx)$/;
+/** The words a key-value client runs as its command (after the connection options). */
+function kvCommand(args: Word[]): Word[] {
+  let i = 0;
+  while (i < args.length && args[i]!.text.startsWith("-")) i += table.KV_VALUED.test(args[i]!.text) ? 2 : 1;
+  return args.slice(i);
+}
 
-/** The text a database client is told to run: arguments, standard input, a piped producer, `-f FILE`. */
+/**
+ * The text a database client is told to run: arguments (`--execute=SQL` read as SQL; a key-value client's
+ * command as one statement), standard input, a piped producer, `-f FILE`, `< FILE`, `< <(echo SQL)`.
+ */
 function clientInput(inv: Invocation, view: LineView): string[] {
-  const out = inv.args.map((w) => w.text);
+  const kv = table.KV_CLIENTS.test(inv.program);
+  const out = kv
+    ? [
+        kvCommand(inv.args)
+          .map((w) => w.text)
+          .join(" "),
+      ]
+    : inv.args.map((w) => w.text.replace(/^--?[\w-]+=/, ""));
   if (inv.command.stdin) out.push(inv.command.stdin.text);
   const piped = view.printed(inv.command.pipedFrom);
   if (piped) out.push(piped.text);
   const cwd = inv.command.cwd;
   inv.args.forEach((w, i) => {
     const prev = inv.args[i - 1]?.text ?? "";
-    if (/^(-f|--file|-i|--source)$/.test(prev) || !w.text.startsWith("-")) {
-      const text = view.fileText(w, cwd);
-      if (text) out.push(text);
-    }
+    const text = (/^(-f|--file|-i|--source)$/.test(prev) || !w.text.startsWith("-")) && view.fileText(w, cwd);
+    if (text) out.push(text);
   });
-  for (const r of inv.command.redirects) {
-    if (r.op !== "<") continue;
-    const text = view.fileText(r.target, cwd);
+  for (const r of inv.command.redirects.filter((x) => x.op === "<")) {
+    const sub = /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(r.target.text)?.[1];
+    const text = sub ?? view.fileText(r.target, cwd);
     if (text) out.push(text);
   }
   return out;
@@ -226,13 +262,15 @@ const withoutLiterals = (raw: string) =>
     .replace(/'(?:[^'\n]|'')*'/g, "''")
     .trim();
 
-/** SQL and store commands that drop or empty a whole table, database, keyspace or cache. */
+/** SQL and store commands that drop or empty a whole table, database, keyspace or cache (SQL_EFFECTS). */
 export function classifyStatements(text: string, literalsRun = false): ClassKey | undefined {
-  if (/\bredis\.call\s*\(\s*['"](del|unlink|flushall|flushdb)['"]/i.test(text)) return "cache_flush";
   const temporary = new Set(
-    [...text.matchAll(/\bcreate\s+(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?([\w."]+)/gi)].map((m) =>
-      m[1]!.toLowerCase(),
-    ),
+    // a table the same text created (a temporary one, or one that did not exist before: no IF NOT EXISTS)
+    [
+      ...text.matchAll(
+        /\bcreate\s+(?:(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?|table\s+(?!if\b))([\w."]+)/gi,
+      ),
+    ].map((m) => m[1]!.toLowerCase()),
   );
   const guarded = text.replace(/'(?:[^'\n]|'')*'/g, (m) => m.replace(/;/g, ","));
   for (const raw of guarded.split(/;|\n(?=\s*[A-Za-z])/)) {
@@ -240,52 +278,32 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
     if (/^explain\b(?!\s*\(?\s*analy[sz]e)/i.test(st)) continue;
     const dropped = /^drop\s+table\s+(?:if\s+exists\s+)?([\w.", ]+)$/i.exec(st)?.[1];
     if (dropped?.split(/\s*,\s*/).every((t) => temporary.has(t.toLowerCase()))) continue;
-    if (SQL_GRANTS.some((g) => g.test(raw))) return "privilege_grant";
-    if (/\balter\s+table\s+\S+\s+drop\s+(column\s+)?[\w"`]/i.test(st)) return "sql_drop";
-    if (
-      /\bdrop\s+(table|database|schema|keyspace|user|role|view|collection|owned|materialized\s+view)\b|\bdropDatabase\s*\(|\.drop\s*\(\s*\)|\bdropAll\b/i.test(
-        st,
-      )
-    )
-      return "sql_drop";
-    if (/\btruncate\s+(table\s+)?[\w."`]/i.test(st)) return "sql_truncate";
-    if (
-      /^\s*(delete\s+from|alter\s+table\s+\S+\s+delete)\s*[\w."`]*\s*(where\s+(1\s*=\s*1|true|1)\s*)?$/i.test(st) ||
-      /\bdelete\s+from\s+[\w."`]+\s*(where\s+(1\s*=\s*1|true)\s*)?$/i.test(st)
-    )
-      return "sql_delete_without_where";
-    if (
-      /\bdeleteMany\s*\(\s*\{\s*\}\s*\)|\bremove\s*\(\s*\{\s*\}\s*\)|\bmatch\s*\(\s*\w*\s*\)\s*(detach\s+)?delete\b/i.test(
-        st,
-      )
-    )
-      return "sql_delete_without_where";
-    if (/^\s*update\s+[\w."`]+\s+set\b/i.test(st) && !/\bwhere\b(?!\s+(1\s*=\s*1|true)\s*$)/i.test(st))
-      return "sql_update_without_where";
-    if (/\bupdateMany\s*\(\s*\{\s*\}/i.test(st)) return "sql_update_without_where";
-    if (/^\s*(flushall|flushdb|flush_all)\b/i.test(st)) return "cache_flush";
+    const effect = table.SQL_EFFECTS.find((e) => e.test.test(e.raw ? raw : st));
+    if (effect) return effect.key;
   }
   return undefined;
 }
 
 function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
-  if (!DB_CLIENTS.test(inv.program)) return undefined;
-  if (inv.program === "sqlite3" || inv.program === "duckdb" || inv.program === "litecli") {
+  if (!table.DB_CLIENTS.test(inv.program)) return undefined;
+  if (table.FILE_DATABASES.test(inv.program)) {
+    // a database file inside the known working directory (or /tmp, or in memory) is the task's own
     const db = inv.args.find((w) => !w.text.startsWith("-"));
     const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
-    if (where === "inside" || where === "temp" || db?.text === ":memory:") return undefined;
+    if ((where === "inside" && (view.ctx.workdir || !db)) || where === "temp" || db?.text === ":memory:")
+      return undefined;
   }
-  if (/^(redis|valkey|keydb)-cli$/.test(inv.program)) {
-    const words = inv.args.map((w) => w.text.toLowerCase());
-    const cmdAt = words.findIndex((w) => /^(del|unlink)$/.test(w));
+  if (table.KV_CLIENTS.test(inv.program)) {
+    const command = kvCommand(inv.args);
     const host = inv.args.find((_, i) => /^(-h|--host)$/.test(inv.args[i - 1]?.text ?? ""))?.text ?? "localhost";
     const remoteHost = !/^(localhost|127(\.\d+){3}|::1)$/.test(host);
-    if (cmdAt >= 0 && (remoteHost || inv.runtimeArgs || inv.args.slice(cmdAt + 1).some((w) => w.glob || !w.literal)))
+    const deletes = /^(del|unlink)$/i.test(command[0]?.text ?? "");
+    if (deletes && (remoteHost || inv.runtimeArgs || command.slice(1).some((w) => w.glob || !w.literal)))
       return found("cache_flush", "deletes keys found at run time");
   }
   // SQL a client prints for this one to run (`psql -c "SELECT 'DROP TABLE ' || …" | psql`): its strings are SQL.
   const producer = inv.command.pipedFrom;
-  if (producer && DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""))) {
+  if (producer && table.DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""))) {
     const key = classifyStatements(producer.argv.map((w) => w.text).join("\n"), true);
     if (key) return found(key, `${inv.program} runs SQL another client generates`);
   }

@@ -15,6 +15,21 @@ export type { Effect, Rule } from "./rules/types.js";
 const SHARED_BRANCH =
   /^(refs\/heads\/)?(main|master|trunk|develop|dev|prod|production|staging|release|stable|HEAD|gh-pages)([/-].*)?$/;
 
+/** git's options that take a value before the verb (`git -C DIR push`, `git -c k=v push`). */
+const GIT_GLOBALS = ["-C", "-c", "--git-dir", "--work-tree", "--namespace"];
+/** kubectl's options that take a value before the verb (`kubectl -n kube-system delete …`). */
+const KUBE_GLOBALS = [
+  "-n",
+  "--namespace",
+  "--context",
+  "--kubeconfig",
+  "--cluster",
+  "-s",
+  "--server",
+  "--as",
+  "--user",
+];
+
 const R = ["-r", "-R", "--recursive", "-rf", "-fr", "-Rf", "-fR", "-rF"];
 
 const BASE_RULES: Rule[] = [
@@ -367,6 +382,7 @@ const BASE_RULES: Rule[] = [
   {
     program: ["git"],
     verbs: [["push"]],
+    globalValued: GIT_GLOBALS,
     args: /(^|\s)(--mirror|--delete|-d|--prune)(\s|$|=)|(^|\s):\S+/,
     unless: /(^|\s)(-n|--dry-run)(\s|$)/,
     // Deleting a remote feature branch is routine; a shared branch, a mirror or a prune is not.
@@ -389,24 +405,38 @@ const BASE_RULES: Rule[] = [
   {
     program: ["git"],
     verbs: [["push"]],
+    globalValued: GIT_GLOBALS,
     args: /(^|\s)(-f|--force|--force-with-lease|--force-if-includes)(\s|$|=)|(^|\s)\+\S+/,
     unless: /(^|\s)(-n|--dry-run)(\s|$)|(^|\s)-[a-zA-Z]*n[a-zA-Z]*(\s|$)/,
     when: (ops) =>
       ops.length < 3 || ops.slice(2).some((r) => SHARED_BRANCH.test(r.replace(/^\+/, "").replace(/^.*:/, ""))),
     effect: "remote",
     key: "git_force_push",
-    flag: ["git push -f origin main", "git push --force", "git push origin +main"],
+    flag: [
+      "git push -f origin main",
+      "git push --force",
+      "git push origin +main",
+      "git -C repo push --force-with-lease origin master",
+      "git -c push.default=current push --force",
+    ],
     pass: ["git push --force origin feature/retry-logic", "git push -u origin my-branch"],
   },
   {
     program: ["git"],
     verbs: [["reset"]],
+    globalValued: GIT_GLOBALS,
     args: /--hard/,
-    unless: /--hard\s+(origin|upstream)\/(?!(main|master)(\s|$))\S+/,
-    effect: "remote",
+    // Uncommitted work of the repository it runs in is lost: the task's own inside the working directory,
+    // not elsewhere (`git -C /srv/app`, `--work-tree=/etc`). With no working directory known, remote.ts judges it.
+    paths: { option: ["--work-tree", "--git-dir"], fallback: "." },
+    effect: "delete",
     key: "git_reset_hard",
-    flag: ["git reset --hard HEAD~3"],
-    pass: ["git reset HEAD file.txt", "git reset --hard origin/feature/login-form"],
+    flag: [
+      "git -C /srv/app reset --hard HEAD~3",
+      "git --git-dir=/etc/.git --work-tree=/etc reset --hard",
+      "cd ~/dotfiles && git reset --hard",
+    ],
+    pass: ["git reset HEAD file.txt", "git reset --hard origin/feature/login-form", "git reset --hard HEAD~1"],
   },
   {
     program: ["git"],
@@ -420,6 +450,7 @@ const BASE_RULES: Rule[] = [
   {
     program: ["git"],
     verbs: [["branch"]],
+    globalValued: GIT_GLOBALS,
     args: /(^|\s)-D(\s|$)/,
     when: (ops) => ops.slice(1).some((b) => SHARED_BRANCH.test(b)),
     effect: "remote",
@@ -438,32 +469,51 @@ const BASE_RULES: Rule[] = [
     pass: ["terraform plan"],
   },
   {
-    program: ["terraform", "tofu", "pulumi"],
-    args: /(^|\s)(apply|up)(\s|$).*(-auto-approve|--yes|-y)|(-auto-approve|--yes|-y).*(^|\s)(apply|up)(\s|$)/,
+    program: ["terraform", "tofu", "terragrunt"],
+    args: /(^|\s)apply(\s|$).*(-auto-approve|--terragrunt-non-interactive|--non-interactive)|(-auto-approve|--terragrunt-non-interactive|--non-interactive).*(^|\s)apply(\s|$)/,
+    globalValued: ["-chdir"],
     // `terraform apply PLANFILE` applies a plan already saved (and reviewed); without one it plans and applies.
-    when: (ops) => !(ops[0] === "apply" && ops.length > 1 && !ops.slice(1).some((o) => /\.tfvars$/.test(o))),
+    // (`pulumi up --yes` shows its preview first and is left to the gate's other checks.)
+    when: (ops) => {
+      const at = ops.indexOf("apply");
+      return !(at >= 0 && ops.length > at + 1 && !ops.slice(at + 1).some((o) => /\.tfvars$/.test(o)));
+    },
     effect: "remote",
     key: "infra_apply",
-    flag: ["terraform apply -auto-approve", "tofu apply -auto-approve -var-file=prod.tfvars"],
-    pass: ["terraform validate", "terraform apply -auto-approve tfplan"],
+    flag: [
+      "terraform apply -auto-approve",
+      "tofu apply -auto-approve -var-file=prod.tfvars",
+      "terragrunt run-all apply --terragrunt-non-interactive",
+    ],
+    pass: ["terraform validate", "terraform apply -auto-approve tfplan", "terragrunt run-all plan"],
   },
   {
     program: ["kubectl", "oc"],
     verbs: [["delete"]],
+    globalValued: KUBE_GLOBALS,
     args: /(^|\s)(--all|-A|--all-namespaces|ns|namespaces?|nodes?|no|pv|pvc|persistentvolumes?|persistentvolumeclaims?|crds?|customresourcedefinitions?|-l|--selector|clusterroles?|clusterrolebindings?)(\s|$|=|\/)|(^|\s)(ns|namespace|node|pv|pvc|crd)\//,
     effect: "remote",
     key: "kubectl_mass_delete",
-    flag: ["kubectl delete ns production", "kubectl delete pods --all -A"],
+    flag: [
+      "kubectl delete ns production",
+      "kubectl delete pods --all -A",
+      "kubectl -n kube-system delete pod -l k8s-app=kube-dns",
+    ],
     pass: ["kubectl get pods", "kubectl delete pod api-7d9f -n dev"],
   },
   {
     program: ["kubectl", "oc"],
-    verbs: [["drain", "cordon", "scale"]],
-    args: /drain|cordon|--replicas[= ]0/,
+    // nodes taken out of service (cordon, drain, a taint that evicts or bars pods), or scaled to nothing
+    args: /(^|\s)(adm\s+)?(drain|cordon)(\s|$)|(^|\s)taint\s.*:(NoExecute|NoSchedule)(\s|$)|(^|\s)scale\s.*--replicas[= ]0(\s|$)/,
     effect: "remote",
     key: "cluster_teardown",
-    flag: ["kubectl drain node-1 --force", "kubectl scale deploy/api --replicas=0"],
-    pass: ["kubectl scale deploy/api --replicas=3"],
+    flag: [
+      "kubectl drain node-1 --force",
+      "kubectl scale deploy/api --replicas=0",
+      "oc adm cordon worker-2",
+      "kubectl taint nodes node-1 dedicated=gpu:NoExecute",
+    ],
+    pass: ["kubectl scale deploy/api --replicas=3", "kubectl taint nodes node-1 dedicated=gpu:NoExecute-"],
   },
   {
     program: ["helm"],
@@ -510,20 +560,32 @@ const BASE_RULES: Rule[] = [
     pass: ["docker ps -a", "docker rm my-test-container", "docker system prune -f"],
   },
   {
-    program: ["redis-cli"],
-    args: /\b(flushall|flushdb)\b/i,
+    program: ["redis-cli", "valkey-cli", "keydb-cli"],
+    // the command word (after the connection options), not a key or value named so
+    args: /^((-[hpanu]|--user|--pass)\s+\S+\s+|-\S+\s+)*(flushall|flushdb)(\s|$)/i,
     effect: "remote",
     key: "cache_flush",
-    flag: ["redis-cli FLUSHALL"],
-    pass: ["redis-cli ping"],
+    flag: ["redis-cli FLUSHALL", "redis-cli -h cache.prod -n 2 flushdb"],
+    pass: ["redis-cli ping", "redis-cli SET flushall 1"],
   },
   {
-    program: ["vault", "consul", "etcdctl"],
+    program: ["vault", "consul"],
     args: /(^|\s)(delete|del|destroy|rm|kv delete)(\s|$)/,
     effect: "remote",
     key: "infra_teardown",
-    flag: ["etcdctl del --prefix /"],
+    flag: ["vault kv delete secret/prod/db"],
     pass: ["vault status"],
+  },
+  {
+    program: ["etcdctl"],
+    // a range of keys (a prefix, everything from a key on), or the root; one lock or key is routine
+    args: /(^|\s)(del|delete|rm)(\s|$)/,
+    when: (ops, options) =>
+      options.some((o) => /^--(prefix|from-key)$/.test(o)) || ops.slice(1).some((k) => /^("|'|\/)?$|^\/?\*/.test(k)),
+    effect: "remote",
+    key: "infra_teardown",
+    flag: ["etcdctl del --prefix /", "etcdctl del / --from-key"],
+    pass: ["etcdctl del /locks/job-17", "etcdctl get /config --prefix"],
   },
   {
     program: ["zfs", "zpool", "btrfs"],
