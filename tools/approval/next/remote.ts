@@ -28,6 +28,7 @@ export interface LineView {
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
 const texts = (inv: Invocation) => inv.args.map((w) => w.text);
+const joined = (words: Word[]) => words.map((w) => w.text).join(" ");
 const literal = (text: string): Word => ({ text, literal: true, glob: false });
 
 /** A trial or help run changes no remote state: `--dry-run`, `--help`, a final `-h`, `git push -n`. */
@@ -65,29 +66,47 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
   return destroys.includes(true) && !reads ? found("infra_teardown", `${inv.program} ${verbs.join(" ")}`) : undefined;
 }
 
-/**
- * The tool a launcher runs (`dotenv -e .env prisma …`), a versioned package a wrapper runs (`npx cdk@2 …`),
- * or the tool a container image runs as its entry point (`docker run hashicorp/terraform:1.7 destroy`).
- */
+/** The tool a launcher runs (`dotenv -e .env prisma …`), or a versioned package a wrapper runs (`npx cdk@2 …`). */
 function launched(inv: Invocation): Invocation | undefined {
   const bare = /^(@?[^@]+)@[^@/]*$/.exec(inv.program)?.[1];
   if (bare && table.PACKAGE_RUNNERS.test(inv.via.at(-1) ?? "")) return { ...inv, program: basename(bare) };
   const spec = table.LAUNCHERS[inv.program];
-  const image = /^(docker|podman|nerdctl)$/.test(inv.program) && /^(run|create)$/.test(inv.args[0]?.text ?? "");
-  if (!spec && !image) return undefined;
-  let i = image ? 1 : 0;
-  for (; i < inv.args.length; i++) {
-    const t = inv.args[i]!.text;
-    if (image && table.CONTAINER_VALUED.has(t)) i++;
-    else if (!(spec ? spec.skip.test(t) || t === "--" : t.startsWith("-"))) break;
-  }
-  const word = inv.args[i];
+  const at = spec ? inv.args.findIndex((w) => !spec.skip.test(w.text) && w.text !== "--") : -1;
+  const word = inv.args[at];
   if (!word || word.text.startsWith("-")) return undefined;
-  const name = basename(word.text.replace(/[:@][^/]*$/, ""));
-  const program = image ? table.IMAGE_TOOLS[name] : name.replace(/@[^/]*$/, "");
-  if (!program) return undefined;
-  const args = inv.args.slice(i + 1);
-  return { ...inv, program, word, args: image && args[0]?.text === program ? args.slice(1) : args };
+  return { ...inv, program: basename(word.text).replace(/@[^/]*$/, ""), word, args: inv.args.slice(at + 1) };
+}
+
+/**
+ * What `docker run [options] IMAGE ARGS…` runs, judged as a line of this machine: a tool image's arguments
+ * as the tool (`hashicorp/terraform destroy`), or a command whose paths reach host folders bound in with
+ * `-v HOST:PATH` (`-v /var/lib/docker/volumes:/v alpine rm -rf /v/pgdata`, `-v ~/.aws:/c … curl -F f=@/c/…`).
+ */
+function judgeContainer(inv: Invocation, view: LineView): void {
+  if (!/^(docker|podman|nerdctl)$/.test(inv.program) || !/^(run|create)$/.test(inv.args[0]?.text ?? "")) return;
+  const binds: string[][] = [];
+  let i = 1;
+  for (; i < inv.args.length && inv.args[i]!.text.startsWith("-"); i++) {
+    const [flag, value] = [inv.args[i]!.text, inv.args[i + 1]?.text ?? ""];
+    if (/^(-v|--volume)$/.test(flag))
+      binds.push(value.replace(table.HOST_DIRS.here, ".").replace(table.HOST_DIRS.home, "~").split(":"));
+    if (table.CONTAINER_VALUED.has(flag)) i++;
+  }
+  const tool = table.IMAGE_TOOLS[basename(inv.args[i]?.text.replace(/[:@][^/]*$/, "") ?? "")];
+  const args = inv.args.slice(i + 1 + (tool && inv.args[i + 1]?.text === tool ? 1 : 0));
+  let mapped = false;
+  const words = args.map((w) => {
+    let text = w.text;
+    for (const [host, path] of binds.filter(([h, p]) => h && p?.startsWith("/")))
+      text = text.replace(new RegExp(`(^|[\\s'"=@])${path!.replace(/\W/g, "\\$&")}(?=/|[\\s'"]|$)`, "g"), (_, b) => {
+        mapped = true;
+        return b + host;
+      });
+    // a word known only at run time stays an expansion for the inner line (`"$(id -u)"`)
+    return w.literal && /[\s'"|&;<>()$`]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
+  });
+  const code = { text: [tool, ...words].filter(Boolean).join(" "), literal: true, glob: false };
+  if (tool || mapped) view.judgeShell?.(code, `${inv.program} run`, false);
 }
 
 /** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
@@ -141,7 +160,7 @@ function httpWrite(inv: Invocation): Finding | undefined {
 /** Tools told through the environment: `TF_CLI_ARGS_apply=-destroy`, `DOCKER_HOST=tcp://…` (ENV_EFFECTS). */
 function toldByEnv(inv: Invocation): Finding | undefined {
   const env = [...inv.command.env].map(([k, v]) => `${k}=${v.text}`);
-  const args = texts(inv).join(" ");
+  const args = joined(inv.args);
   const row = table.ENV_EFFECTS.find(
     (e) => e.program.test(inv.program) && e.args.test(args) && env.some((x) => e.env.test(x)),
   );
@@ -192,7 +211,7 @@ function remoteRunner(inv: Invocation, view: LineView): void {
   const dashes = inv.args.findIndex((w) => w.text === "--");
   if (!table.REMOTE_RUNNERS.test(inv.program) || dashes < 0 || dashes === inv.args.length - 1) return;
   const rest = inv.args.slice(dashes + 1);
-  const code = { text: rest.map((w) => w.text).join(" "), literal: rest.every((w) => w.literal), glob: false };
+  const code = { text: joined(rest), literal: rest.every((w) => w.literal), glob: false };
   view.judgeShell?.(code, `${inv.program} on other hosts`, true);
 }
 
@@ -203,6 +222,7 @@ export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   const inner = launched(inv);
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
   remoteRunner(inv, view);
+  judgeContainer(inv, view);
   for (const f of [
     destructiveVerb(inv),
     fedDelete(inv),
@@ -228,13 +248,8 @@ function kvCommand(args: Word[]): Word[] {
  * command as one statement), standard input, a piped producer, `-f FILE`, `< FILE`, `< <(echo SQL)`.
  */
 function clientInput(inv: Invocation, view: LineView): string[] {
-  const kv = table.KV_CLIENTS.test(inv.program);
-  const out = kv
-    ? [
-        kvCommand(inv.args)
-          .map((w) => w.text)
-          .join(" "),
-      ]
+  const out = table.KV_CLIENTS.test(inv.program)
+    ? [joined(kvCommand(inv.args))]
     : inv.args.map((w) => w.text.replace(/^--?[\w-]+=/, ""));
   if (inv.command.stdin) out.push(inv.command.stdin.text);
   const piped = view.printed(inv.command.pipedFrom);
@@ -292,14 +307,6 @@ function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
     const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
     if ((where === "inside" && (view.ctx.workdir || !db)) || where === "temp" || db?.text === ":memory:")
       return undefined;
-  }
-  if (table.KV_CLIENTS.test(inv.program)) {
-    const command = kvCommand(inv.args);
-    const host = inv.args.find((_, i) => /^(-h|--host)$/.test(inv.args[i - 1]?.text ?? ""))?.text ?? "localhost";
-    const remoteHost = !/^(localhost|127(\.\d+){3}|::1)$/.test(host);
-    const deletes = /^(del|unlink)$/i.test(command[0]?.text ?? "");
-    if (deletes && (remoteHost || inv.runtimeArgs || command.slice(1).some((w) => w.glob || !w.literal)))
-      return found("cache_flush", "deletes keys found at run time");
   }
   // SQL a client prints for this one to run (`psql -c "SELECT 'DROP TABLE ' || …" | psql`): its strings are SQL.
   const producer = inv.command.pipedFrom;

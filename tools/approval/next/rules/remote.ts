@@ -1016,6 +1016,44 @@ export const REMOTE_RULES: Rule[] = [
     flag: ["docker -H tcp://10.0.0.5:2375 rm -f web", "docker --context prod-eu stop api"],
     pass: ["docker -H tcp://10.0.0.5:2375 ps", "docker --context dev rm -f web"],
   },
+  {
+    program: ["redis-cli", "valkey-cli", "keydb-cli"],
+    // keys deleted on another host, or keys named by a pattern or found at run time
+    args: /^(?=.*(^|\s)(-h|--host)\s+(?!(localhost|127\.\d+\.\d+\.\d+|::1)(\s|$))\S)(.*\s)?(del|unlink)(\s|$)|(^|\s)(del|unlink)\s.*(\*|\$\()/i,
+    effect: "remote",
+    key: "cache_flush",
+    flag: [
+      "redis-cli -h redis.prod.internal DEL user:sessions orders:queue",
+      "redis-cli DEL $(redis-cli KEYS 'tmp:*')",
+    ],
+    pass: ["redis-cli -h 127.0.0.1 DEL cache:build", "redis-cli -n 3 DEL rate:user:1234"],
+  },
+  {
+    program: ["salt", "salt-ssh", "salt-call"],
+    // state functions that schedule commands or let a key in on every targeted minion
+    args: /(^|\s)(cron\.(present|set_job|set_special|file)|at\.at|schedule\.add)(\s|$)/,
+    effect: "system",
+    key: "schedule_job",
+    flag: ["salt '*' cron.present '/usr/local/bin/collect.sh' user=root minute='*/2'"],
+    pass: ["salt '*' cron.list_tab root"],
+  },
+  {
+    program: ["salt", "salt-ssh", "salt-call"],
+    args: /(^|\s)(ssh\.set_auth_key|ssh\.set_auth_key_from_file|user\.chgroups\s.*\b(sudo|wheel|root)\b|sudoers\.\S+)(\s|$)/,
+    effect: "system",
+    key: "privilege_grant",
+    flag: ["salt 'web*' ssh.set_auth_key root 'AAAAB3Nza…' enc=ssh-ed25519"],
+    pass: ["salt 'web*' ssh.auth_keys root"],
+  },
+  {
+    program: ["git"],
+    // stored credentials in clear text in a shared folder, or for every user of the machine
+    args: /(^|\s)config\s(.*\s)?(--system\s(.*\s)?credential\.\S+|credential\.helper\s+['"]?store\s+--file[= ]?\/(tmp|var\/tmp|dev\/shm)\/)/,
+    effect: "system",
+    key: "credential_write",
+    flag: ["git config --system credential.helper 'store --file /tmp/creds'"],
+    pass: ["git config --global credential.helper 'cache --timeout=3600'", "git config credential.helper store"],
+  },
   // package registries: installs redirected to a host nobody vouches for
   {
     program: ["yarn", "npm", "pnpm", "pip", "pip3", "poetry", "bundle", "gem"],
@@ -1170,7 +1208,11 @@ export const IMAGE_TOOLS: Record<string, string> = {
   doctl: "doctl",
   flyctl: "fly",
   "gh-cli": "gh",
+  curl: "curl",
 };
+
+/** Host folders of a bind mount written with variables: the current directory and home. */
+export const HOST_DIRS = { here: /^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=:|\/)/, home: /^(\$HOME|\$\{HOME\})(?=:|\/)/ };
 
 /** `docker run` options that take the next word as their value. */
 export const CONTAINER_VALUED = new Set(
@@ -1207,6 +1249,8 @@ export const FED_DELETES: Record<string, { verb: RegExp; key: Rule["key"] }> = {
   gh: { verb: /^delete$/, key: "infra_teardown" },
   vault: { verb: /^(delete|destroy)$/, key: "infra_teardown" },
   "redis-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
+  "valkey-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
+  "keydb-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
 };
 
 /** Tools told what to do through the environment: the program, its arguments, the variable (`NAME=value`). */
