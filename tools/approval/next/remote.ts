@@ -39,15 +39,10 @@ export function isTrialRun(inv: Invocation): boolean {
 }
 
 /** The non-option words after global options, lower-cased. */
-function verbWords(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const t = args[i]!;
-    if (table.VALUED_GLOBALS.test(t)) i++;
-    else if (!t.startsWith("-")) out.push(t.toLowerCase());
-  }
-  return out;
-}
+const verbWords = (args: string[]) =>
+  args
+    .filter((t, i) => !t.startsWith("-") && !table.VALUED_GLOBALS.test(args[i - 1] ?? ""))
+    .map((t) => t.toLowerCase());
 
 /**
  * `az keyvault secret purge`, `heroku ps:stop`, `doctl … power-off`: a destroying verb of a known CLI. A word
@@ -200,19 +195,29 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
  */
 function resetHard(inv: Invocation, view: LineView): Finding | undefined {
   const t = texts(inv);
-  if (view.ctx.workdir || inv.program !== "git" || !t.includes("reset") || !t.includes("--hard")) return undefined;
-  return t.some((w) => table.FEATURE_REF.test(w))
-    ? undefined
-    : found("git_reset_hard", "git reset --hard of a repository not known");
+  const reset = inv.program === "git" && t.includes("reset") && t.includes("--hard") && !view.ctx.workdir;
+  return reset && !t.some((w) => table.FEATURE_REF.test(w))
+    ? found("git_reset_hard", "a repository not known")
+    : undefined;
 }
 
-/** `fab -H web1 -- CMD`, `pyinfra HOST exec -- CMD`: shell text run on other hosts, judged as on a server. */
+/**
+ * Shell text run on other hosts (REMOTE_RUNNERS): `fab -H web1 -- CMD`, `knife ssh QUERY CMD`, `gcloud compute
+ * ssh VM --command CMD`, `aws ssm send-command --parameters commands=CMD`; judged as run on a server.
+ */
 function remoteRunner(inv: Invocation, view: LineView): void {
-  const dashes = inv.args.findIndex((w) => w.text === "--");
-  if (!table.REMOTE_RUNNERS.test(inv.program) || dashes < 0 || dashes === inv.args.length - 1) return;
-  const rest = inv.args.slice(dashes + 1);
-  const code = { text: joined(rest), literal: rest.every((w) => w.literal), glob: false };
-  view.judgeShell?.(code, `${inv.program} on other hosts`, true);
+  const spec = table.REMOTE_RUNNERS[inv.program];
+  const t = texts(inv);
+  if (!spec || !spec.verbs.every((v) => t.includes(v))) return;
+  const at = spec.option ? t.findIndex((w) => spec.option!.test(w)) : spec.last ? t.length - 2 : t.indexOf("--");
+  const inline = spec.option && at >= 0 ? t[at]!.replace(spec.option, "") : "";
+  const rest = inline ? [{ ...inv.args[at]!, text: inline }] : at < 0 ? [] : inv.args.slice(at + 1);
+  const code = {
+    text: joined(rest).replace(spec.strip ?? /^$/, ""),
+    literal: rest.every((w) => w.literal),
+    glob: false,
+  };
+  if (code.text) view.judgeShell?.(code, `${inv.program} on other hosts`, true);
 }
 
 /** Every remote-state finding of one invocation. */

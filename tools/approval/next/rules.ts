@@ -440,12 +440,19 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["git"],
-    verbs: [["filter-branch", "filter-repo", "replace"]],
+    // history rewritten, or what would recover it thrown away (reflog expired now, a shared branch's ref deleted)
+    args: /(^|\s)(filter-branch|filter-repo|replace)(\s|$)|(^|\s)reflog\s+(expire\s.*--expire(-unreachable)?=(now|all|0)|delete)|(^|\s)update-ref\s+-d\s+(refs\/heads\/)?(main|master|trunk|develop|release|production|prod)(\s|$)/,
+    when: (ops) => /^(filter-branch|filter-repo|replace|reflog|update-ref)$/.test(ops[0] ?? ""),
+    globalValued: GIT_GLOBALS,
     unless: /--analyze/,
     effect: "remote",
     key: "git_history_rewrite",
-    flag: ["git filter-branch --tree-filter 'rm -f x' HEAD"],
-    pass: [],
+    flag: [
+      "git filter-branch --tree-filter 'rm -f x' HEAD",
+      "git reflog expire --expire=now --all",
+      "git update-ref -d refs/heads/main",
+    ],
+    pass: ["git reflog", "git update-ref -d refs/heads/spike/old", "git commit -m 'replace the parser'"],
   },
   {
     program: ["git"],
@@ -460,7 +467,7 @@ const BASE_RULES: Rule[] = [
   },
 
   {
-    program: ["terraform", "tofu", "terragrunt", "pulumi", "cdk", "serverless", "sls"],
+    program: ["terraform", "tofu", "terragrunt", "pulumi", "cdk", "aws-cdk", "cdktf", "serverless", "sls", "sst"],
     args: /(^|\s)(destroy|-destroy|down|remove)(\s|$)/,
     unless: /(^|\s)(plan|preview)(\s|$)/,
     effect: "remote",

@@ -38,10 +38,10 @@ export const REMOTE_RULES: Rule[] = [
   },
   {
     program: ["gsutil"],
-    args: /(^|\s)(iam|acl|defacl)\s+(ch|set)\s.*(allUsers|allAuthenticatedUsers|public-read)/,
+    args: /(^|\s)(iam|acl|defacl)\s+(ch|set)\s.*(allUsers|allAuthenticatedUsers|public-read)/i,
     effect: "remote",
     key: "privilege_grant",
-    flag: ["gsutil iam ch allUsers:objectViewer gs://ml-datasets"],
+    flag: ["gsutil iam ch allUsers:objectViewer gs://ml-datasets", "gsutil acl ch -u AllUsers:R gs://b/report.pdf"],
     pass: ["gsutil iam get gs://ml-datasets"],
   },
   {
@@ -650,8 +650,8 @@ export const REMOTE_RULES: Rule[] = [
   {
     program: ["kubectl", "oc"],
     verbs: [["apply", "create", "replace"]],
-    // manifests from a plain-http host, an address, a gist or a personal repository (not a project's own)
-    args: /(^|\s)(-f|--filename|-k|--kustomize)[= ]?(http:\/\/|https?:\/\/\d|https:\/\/gist\.|(https:\/\/)?(raw\.githubusercontent\.com|github\.com)\/(?!(kubernetes(-sigs|-csi)?|cert-manager|jetstack|argoproj|istio|cilium|projectcalico|prometheus-operator|helm|fluxcd|kedacore|knative|tektoncd|open-policy-agent|kyverno|grafana|elastic|hashicorp|aws|Azure|GoogleCloudPlatform|rancher|longhorn|metallb|traefik|nginxinc|kubeflow|strimzi|minio|openebs|linkerd|crossplane|operator-framework|vmware-tanzu|bitnami-labs|kubevirt|dapr|flannel-io|coreos|weaveworks|envoyproxy|open-telemetry|jaegertracing|external-secrets|NVIDIA|kubereboot|bitnami|argoproj-labs|chaos-mesh|prometheus-community|tigera|zalando|cloudnative-pg|k3s-io|fluent|falcosecurity|aquasecurity|kong|apache|keycloak|openshift|cockroachdb|ray-project|kserve|volcano-sh)\/))/i,
+    // manifests from a host or a personal repository nobody vouches for (not a project's own releases)
+    args: /(^|\s)(-f|--filename|-k|--kustomize)[= ]?(?!(https:\/\/)?(raw\.githubusercontent\.com|github\.com)\/(kubernetes(-sigs|-csi)?|cert-manager|jetstack|argoproj|istio|cilium|projectcalico|prometheus-operator|helm|fluxcd|kedacore|knative|tektoncd|open-policy-agent|kyverno|grafana|elastic|hashicorp|aws|Azure|GoogleCloudPlatform|rancher|longhorn|metallb|traefik|nginxinc|kubeflow|strimzi|minio|openebs|linkerd|crossplane|operator-framework|vmware-tanzu|bitnami-labs|kubevirt|dapr|flannel-io|coreos|weaveworks|envoyproxy|open-telemetry|jaegertracing|external-secrets|NVIDIA|kubereboot|bitnami|argoproj-labs|chaos-mesh|prometheus-community|tigera|zalando|cloudnative-pg|k3s-io|fluent|falcosecurity|aquasecurity|kong|apache|keycloak|openshift|cockroachdb|ray-project|kserve|volcano-sh)\/|https:\/\/([\w-]+\.)*(k8s\.io|kubernetes\.io|projectcalico\.org|tigera\.io|istio\.io|cilium\.io|linkerd\.io|jetstack\.io|cert-manager\.io|fluxcd\.io|argoproj\.io|knative\.dev|amazonaws\.com|googleapis\.com|azure\.com|microsoft\.com)\/)(https?:\/\/|(github\.com|gitlab\.com|bitbucket\.org)\/)/i,
     effect: "remote",
     key: "remote_code_exec",
     flag: [
@@ -659,10 +659,13 @@ export const REMOTE_RULES: Rule[] = [
       "kubectl create -f https://gist.githubusercontent.com/anon/abc/raw/pod.yaml",
       "kubectl apply -f https://raw.githubusercontent.com/unknown-user/manifests/main/all.yaml",
       "kubectl apply -k github.com/anon/deploy//overlays/prod",
+      "kubectl apply -f https://example.com/manifests/agent.yaml",
     ],
     pass: [
       "kubectl apply -f https://raw.githubusercontent.com/flannel-io/flannel/master/Documentation/kube-flannel.yml",
       "kubectl apply -k ./k8s/overlays/dev",
+      "kubectl apply -f https://docs.projectcalico.org/manifests/calico.yaml",
+      "kubectl apply -f https://github.com/cert-manager/cert-manager/releases/download/v1.14.0/cert-manager.yaml",
       "kubectl apply -f https://raw.githubusercontent.com/unknown-user/m/main/all.yaml --dry-run=client -o yaml",
     ],
   },
@@ -850,12 +853,16 @@ export const REMOTE_RULES: Rule[] = [
     pass: ["aws ec2 run-instances --image-id ami-1 --count 2 --instance-type t3.micro"],
   },
   {
-    program: ["aws"],
-    // an auto-scaling group or service set to run nothing
-    args: /(^|\s)--(desired-capacity|max-size|desired-count)[= ]0(\s|$)/,
+    program: ["aws", "az", "gcloud", "doctl", "hcloud", "oci", "linode-cli", "scw", "eksctl", "ibmcloud"],
+    // an auto-scaling group, node pool or service set to run nothing, whatever the verb
+    args: /(^|\s)--(desired-capacity|max-size|desired-count|new-capacity|node-count|num-nodes|count|size|target-size|max-nodes|instance-count|max-replicas)[= ]0(\s|$)/,
     effect: "remote",
     key: "cluster_teardown",
-    flag: ["aws autoscaling set-desired-capacity --auto-scaling-group-name workers --desired-capacity 0"],
+    flag: [
+      "aws autoscaling set-desired-capacity --auto-scaling-group-name workers --desired-capacity 0",
+      "az vmss scale -g rg -n web --new-capacity 0",
+      "doctl kubernetes cluster node-pool update c p --count 0",
+    ],
     pass: ["aws autoscaling set-desired-capacity --auto-scaling-group-name workers --desired-capacity 4"],
   },
   // infrastructure state, firewalls open to everyone
@@ -882,11 +889,20 @@ export const REMOTE_RULES: Rule[] = [
   // brokers, secret stores, databases administered directly
   {
     program: ["rabbitmqctl"],
-    args: /(^|\s)set_user_tags\s+\S+\s+.*\badministrator\b|(^|\s)set_permissions\s.*(\.\*.*){3}|(^|\s)(delete_vhost|reset|force_reset|stop_app|delete_queue|purge_queue)(\s|$)/,
+    args: /(^|\s)set_user_tags\s+\S+\s+.*\badministrator\b|(^|\s)set_permissions\s.*(\.\*.*){3}/,
     effect: "remote",
     key: "privilege_grant",
     flag: ["rabbitmqctl set_user_tags guest administrator", 'rabbitmqctl set_permissions -p / guest ".*" ".*" ".*"'],
     pass: ["rabbitmqctl list_queues name messages"],
+  },
+  {
+    program: ["rabbitmqctl", "rabbitmqadmin"],
+    // a broker's queues emptied or deleted, or the node wiped
+    args: /(^|\s)(delete_vhost|reset|force_reset|delete_queue|purge_queue|purge\s+queue|delete\s+(queue|vhost|exchange))(\s|$)/,
+    effect: "remote",
+    key: "cache_flush",
+    flag: ["rabbitmqctl purge_queue orders", "rabbitmqctl force_reset"],
+    pass: ["rabbitmqctl list_queues", "rabbitmqctl status"],
   },
   {
     program: ["vault"],
@@ -1222,10 +1238,25 @@ export const CONTAINER_VALUED = new Set(
 );
 
 /**
- * Remote-execution tools that run the shell text after `--` on other hosts (`fab -H web1 -- CMD`, `invoke
- * -H app1 -- CMD`, `pyinfra HOST exec -- CMD`): judged as a line run on a server (with raised rights).
+ * Tools that run shell text on other hosts, judged as a line run on a server (with raised rights): after `--`
+ * (`fab -H web1 -- CMD`), the last word (`knife ssh QUERY CMD`), or an option's value (`gcloud compute ssh VM
+ * --command CMD`, `--command=CMD`), less `strip`; `verbs` must all be present.
  */
-export const REMOTE_RUNNERS = /^(fab|fab2|invoke|inv|pyinfra|mssh|orgalorg)$/;
+export const REMOTE_RUNNERS: Record<string, { verbs: string[]; option?: RegExp; last?: boolean; strip?: RegExp }> = {
+  fab: { verbs: [] },
+  fab2: { verbs: [] },
+  invoke: { verbs: [] },
+  inv: { verbs: [] },
+  pyinfra: { verbs: [] },
+  knife: { verbs: ["ssh"], last: true },
+  gcloud: { verbs: ["ssh"], option: /^--command(=|$)/ },
+  az: { verbs: ["run-command"], option: /^--scripts(=|$)/ },
+  aws: {
+    verbs: ["send-command"],
+    option: /^--parameters(=|$)/,
+    strip: /^commands=|^\{\s*"commands"\s*:\s*\[\s*"|"\s*\]\s*\}$/g,
+  },
+};
 
 /**
  * Deletes fed by xargs from a listing the line does not show (`gsutil ls … | xargs gsutil rm`, `docker volume
