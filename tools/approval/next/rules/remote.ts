@@ -1070,13 +1070,38 @@ export const REMOTE_RULES: Rule[] = [
     flag: ["git config --system credential.helper 'store --file /tmp/creds'"],
     pass: ["git config --global credential.helper 'cache --timeout=3600'", "git config credential.helper store"],
   },
+  {
+    program: ["docker", "podman", "nerdctl"],
+    // every pod, container, image or volume of the engine removed at once
+    args: /(^|\s)(pod|container|image|volume|network)\s+(rm|prune)\s(.*\s)?(-[a-z]*a[a-z]*|--all)(\s|$)/,
+    effect: "remote",
+    key: "container_mass_delete",
+    flag: ["podman pod rm -af", "docker container rm --all --force", "docker image prune -a -f"],
+    pass: ["podman pod rm web-pod", "docker image prune -f"],
+  },
+  {
+    program: ["pulumi"],
+    // applied with no preview shown at all (`pulumi up --yes` still prints its preview first)
+    args: /(^|\s)(up|update)(\s|$)/,
+    when: (_, options) =>
+      options.some((o) => /^--(skip-preview|yes|y)$|^-[a-z]*[yf][a-z]*$/.test(o)) &&
+      options.some((o) => /^(--skip-preview|-[a-z]*f[a-z]*)$/.test(o)),
+    effect: "remote",
+    key: "infra_apply",
+    flag: ["pulumi up --yes --stack prod --skip-preview", "pulumi up -yf"],
+    pass: ["pulumi up --yes", "pulumi preview --stack prod"],
+  },
   // package registries: installs redirected to a host nobody vouches for
   {
     program: ["yarn", "npm", "pnpm", "pip", "pip3", "poetry", "bundle", "gem"],
-    args: /(^|\s)config\s+set\s.*(registry|npmRegistryServer|index-url|trusted-host|mirror)\S*[= ]\s*['"]?(http:\/\/|https?:\/\/\d)/i,
+    args: /(^|\s)config\s+set\s.*(registry|npmRegistryServer|index-url|mirror)\S*[= ]\s*['"]?(http:\/\/|https?:\/\/\d)|(^|\s)config\s+set\s+\S*trusted-host\s/i,
     effect: "execute",
     key: "remote_code_exec",
-    flag: ["yarn config set npmRegistryServer http://npm.example.xyz", "npm config set registry http://10.0.0.5:4873/"],
+    flag: [
+      "yarn config set npmRegistryServer http://npm.example.xyz",
+      "npm config set registry http://10.0.0.5:4873/",
+      "pip config set global.trusted-host evil.example",
+    ],
     pass: ["npm config set registry https://registry.npmjs.org/", "bundle config set --local path vendor/bundle"],
   },
 ];
