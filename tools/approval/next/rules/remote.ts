@@ -1325,6 +1325,13 @@ export const ENV_EFFECTS: { program: RegExp; args: RegExp; env: RegExp; key: Rul
     key: "cluster_teardown",
     what: "removes or stops containers on a shared daemon",
   },
+  {
+    program: /^git$/,
+    args: /(^|\s)(reset\s(.*\s)?--hard|clean\s(.*\s)?-[a-zA-Z]*f)(\s|$)/,
+    env: /^GIT_(DIR|WORK_TREE)=(\/(etc|usr|srv|opt|var|home|root|boot)(\/|$)|~)/,
+    key: "git_reset_hard",
+    what: "discards the work of a repository in a system or home folder",
+  },
 ];
 
 /** A ref a feature branch is reset to (`origin/feature/x`): routine, unlike `origin/main`, `HEAD~3`, `@{u}`. */
@@ -1445,6 +1452,7 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "mongosh app --eval 'db.users.updateMany({}, {$set: {plan: \"free\"}})'",
     "TF_CLI_ARGS_apply='-auto-approve -destroy' terraform apply",
     "DOCKER_HOST=ssh://deploy@prod-1 docker compose down",
+    "GIT_DIR=/srv/app/.git git reset --hard HEAD~2",
     "aws sqs purge-queue --queue-url https://sqs.us-east-1.amazonaws.com/1/jobs",
     "mysql -h db.prod -e 'DROP DATABASE shop'",
     "psql -tc \"SELECT 'DROP TABLE ' || tablename || ';' FROM pg_tables\" | psql",
@@ -1503,6 +1511,7 @@ export const GENERIC_REMOTE_EXAMPLES = {
     "redis-cli SET flushall 1",
     'sqlite3 ./t.db "CREATE TABLE scratch(x); DROP TABLE scratch;"',
     "heroku ps:scale web=2",
+    "GIT_DIR=/tmp/scratch/.git git reset --hard",
     "npx prisma generate",
     "aws s3 ls",
   ],
