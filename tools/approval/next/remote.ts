@@ -228,16 +228,10 @@ export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
   remoteRunner(inv, view);
   judgeContainer(inv, view);
-  for (const f of [
-    destructiveVerb(inv),
-    fedDelete(inv),
-    httpWrite(inv),
-    judgeDatabase(inv, view),
-    toldByEnv(inv),
-    lineNotes(inv, view),
-    resetHard(inv, view),
-  ])
+  for (const check of [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard]) {
+    const f = check(inv, view);
     if (f) out.push(f);
+  }
   return out;
 }
 
