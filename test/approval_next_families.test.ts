@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { judgeCommand } from "../tools/approval/next/analyse.js";
+import { ACCESS_EXAMPLES } from "../tools/approval/next/rules/access.js";
 import { EXFIL_EXAMPLES } from "../tools/approval/next/rules/exfil.js";
 import { FETCH_EXAMPLES } from "../tools/approval/next/rules/fetch.js";
 import { INLINE_EXAMPLES } from "../tools/approval/next/rules/inline.js";
@@ -14,6 +15,7 @@ const tables = {
   "remote state": GENERIC_REMOTE_EXAMPLES,
   "fetched or decoded code": FETCH_EXAMPLES,
   exfiltration: EXFIL_EXAMPLES,
+  "remote access": ACCESS_EXAMPLES,
   "inline interpreter code": INLINE_EXAMPLES,
 };
 

@@ -10,25 +10,34 @@ import type { Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import {
+  CLONERS,
+  CODE_HOSTS,
   FETCHED_WORD,
   DECODER_PROGRAMS,
+  DOWNLOAD_OUTPUT,
   DOWNLOADERS,
   GIT_SHELL_KEYS,
   INSTALLERS,
   INSTALLS_FILE,
   LOCAL_HOST,
   HOOK_FILES,
+  PACKAGE_FILE,
   PIPE_EXECUTORS,
   PRELOAD_ENV,
+  REMOTE_SCRIPT_RUNNERS,
   RUNS_FILE_ARG,
   SHELL_OPTIONS,
   SHELL_TEXT_ENV,
   SOURCE_CONFIG_KEYS,
   SOURCE_ENV,
   SOURCE_OPTIONS,
+  TRUSTED_HOST_OPTIONS,
   TRUSTED_HOSTS,
-  UNPACKERS,
+  UNPACK_INTO,
+  URL_WORD,
+  VOUCHED_OWNERS,
 } from "./rules/fetch.js";
+import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
@@ -52,8 +61,6 @@ export interface FetchView {
 
 const STATES = new WeakMap<object, FetchState>();
 const lit = (text: string): Word => ({ text, literal: true, glob: false });
-const PACKAGE_FILE = /\.(deb|rpm|whl|tgz|tar\.gz|snap|apk|pkg|gem|msi|flatpak|AppImage)$|^\.{0,2}\//;
-const URL = /^(https?|ftp):\/\/|^git@|^[\w.-]+\.(com|org|net|io|dev|xyz|sh)\//i;
 
 function stateOf(view: FetchView): FetchState {
   let s = STATES.get(view.lineKey);
@@ -64,27 +71,47 @@ function stateOf(view: FetchView): FetchState {
 const pathOf = (text: string, inv: Invocation, view: FetchView) =>
   absolutePath(lit(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
 
-/** The files a downloader writes: `-o F`, `-O` (the URL's name), wget's default, `git clone URL [DIR]`. */
+/** The value of one of `names` at word `i` (`-o F`, `-oF`, `-sSLo F`, `--output=F`, `--output F`). */
+function optionValue(t: string[], i: number, names: string[]): string | undefined {
+  const w = t[i]!;
+  for (const name of names) {
+    if (name.startsWith("--")) {
+      if (w === name) return t[i + 1];
+      if (w.startsWith(`${name}=`)) return w.slice(name.length + 1);
+    } else if (!w.startsWith("--")) {
+      const m = new RegExp(`^-[a-zA-Z]*?${name[1]}(.*)$`).exec(w);
+      if (m) return m[1] || t[i + 1];
+    }
+  }
+  return undefined;
+}
+
+/** The files a downloader writes (`-o F`, `-O`, `-P DIR`, wget's default) or a clone makes (`git clone URL [DIR]`). */
 function downloadedFiles(inv: Invocation): string[] {
   const t = inv.args.map((w) => w.text);
-  const url = t.find((w) => URL.test(w));
-  const urlName = url ? basename(url.replace(/[?#].*$/, "").replace(/\/+$/, "")) : "";
-  if (inv.program === "git") {
-    if (t[0] !== "clone" || !url) return [];
-    const operands = t.slice(1).filter((w) => !w.startsWith("-"));
-    return [operands[1] ?? urlName.replace(/\.git$/, "")];
+  const urlAt = t.findIndex((w) => URL_WORD.test(w));
+  const urlName = urlAt < 0 ? "" : basename(t[urlAt]!.replace(/[?#].*$/, "").replace(/\/+$/, ""));
+  const clone = CLONERS[inv.program];
+  if (clone) {
+    const dir = t[urlAt + 1];
+    if (!clone.includes(t[0] ?? "") || urlAt < 0) return [];
+    return [dir && !dir.startsWith("-") ? dir : urlName.replace(/\.git$/, "")];
   }
-  const out: string[] = [];
-  const curl = inv.program === "curl";
+  const spec = DOWNLOAD_OUTPUT[inv.program];
+  if (!spec) return [];
+  const files: string[] = [];
+  let dir = "";
+  let named = spec.byDefault === true;
   t.forEach((w, i) => {
-    const long = /^--(output|output-document)(=(.*))?$/.exec(w);
-    const short = /^-[a-zA-Z]*?([oO])(.*)$/.exec(w);
-    if (/^--remote-name/.test(w) || (curl && short?.[1] === "O" && !short[2])) return void out.push(urlName);
-    const value = long ? (long[3] ?? t[i + 1]) : short && !w.startsWith("--") ? short[2] || t[i + 1] : undefined;
-    if (value && value !== "-") out.push(value);
+    const file = optionValue(t, i, spec.file);
+    if (file && file !== "-") files.push(file);
+    if (file) named = false;
+    dir = optionValue(t, i, spec.dir) ?? dir;
+    if (spec.urlName.some((o) => w === o || (o[1] !== "-" && new RegExp(`^-[a-zA-Z]*${o[1]}[a-zA-Z]*$`).test(w))))
+      named = true;
   });
-  if (inv.program === "wget" && !t.some((w) => /^-[a-zA-Z]*O|^--output-document/.test(w)) && urlName) out.push(urlName);
-  return out.filter(Boolean);
+  if (named && urlName) files.push(urlName);
+  return files.map((f) => (dir && !f.startsWith("/") ? `${dir}/${f}` : f));
 }
 
 /** Records what this invocation writes that holds fetched or decoded code; returns hooks it writes. */
@@ -102,16 +129,19 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
     const abs = pathOf(text, inv, view);
     if (abs) st.files.set(abs, k);
   };
-  if (DOWNLOADERS.has(inv.program) || inv.program === "git")
-    for (const f of downloadedFiles(inv)) keep(f, "remote_code_exec");
+  for (const f of downloadedFiles(inv)) keep(f, "remote_code_exec");
   for (const r of inv.command.redirects) {
     if (!r.op.includes(">") || /^&?\d*$/.test(r.target.text)) continue;
     if (key) keep(r.target.text, key);
     if (HOOK_FILES.test(pathOf(r.target.text, inv, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
   }
-  if (UNPACKERS.test(inv.program)) {
-    const from = fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined);
-    if (from) st.unpacked = from;
+  const into = UNPACK_INTO[inv.program];
+  const from = into && (fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined));
+  if (into && from) {
+    const t = inv.args.map((w) => w.text);
+    const dir = t.map((_, i) => optionValue(t, i, into)).findLast((d) => d !== undefined);
+    if (dir) keep(dir, from);
+    else st.unpacked = from;
   }
   return hooks;
 }
@@ -206,27 +236,45 @@ function pipedFetch(inv: Invocation): CodeKey | undefined {
 const hostOf = (url: string) =>
   /^(?:[a-z+]+:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(url.replace(/^git\+/, ""))?.[1] ?? "";
 
-/** A package source a task should not install from: plain http to another host, a bare IP, an unknown host. */
-function untrustedSource(url: string): boolean {
-  if (!/^(git\+)?(https?|ftp):\/\//i.test(url)) return false;
+/**
+ * A package source a task should not install from: plain http to another host, a bare IP, an unknown host,
+ * or a repository (`git+https://…`, `github:x/y`) of an owner nobody vouches for.
+ */
+function untrustedSource(word: string): boolean {
+  const url = word.replace(/^[\w.-]+\s*@\s*|^--[\w-]+=/g, "").replace(/^(github|gitlab):/i, "https://$1.com/");
+  if (!/^(git\+)?(https?|ftp|oci):\/\//i.test(url)) return false;
   const host = hostOf(url);
   if (LOCAL_HOST.test(host)) return false;
-  return /^http:|^git\+http:/i.test(url) || /^\d+(\.\d+){3}$/.test(host) || !TRUSTED_HOSTS.test(host);
+  if (/^http:|^git\+http:/i.test(url) || /^\d+(\.\d+){3}$/.test(host) || !TRUSTED_HOSTS.test(host)) return true;
+  const owner = /^(?:[a-z+]+:\/\/)?[^/]+\/([^/]+)/i.exec(url.replace(/^git\+/, ""))?.[1] ?? "";
+  return CODE_HOSTS.test(host) && !VOUCHED_OWNERS.has(owner.toLowerCase());
 }
 
-/** `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `npm i -g https://x/t.tgz`. */
+/** A kustomization's remote address (`github.com/x/y//dir`) as a URL. */
+const remote = (w: string) => w.replace(/^[\w.-]+\.(com|org)\/(?=[\w.-]+\/)/i, "https://$&");
+const untrustedHost = (host: string) => !LOCAL_HOST.test(host) && !TRUSTED_HOSTS.test(host);
+const trial = (t: string[]) => t.some((w) => /^--dry-run(=(client|server))?$/.test(w));
+
+/** `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `kubectl apply -f URL`, `npx URL`. */
 function installsFromUntrusted(inv: Invocation): boolean {
   for (const [name, value] of inv.command.env) if (SOURCE_ENV.test(name) && untrustedSource(value.text)) return true;
-  if (!INSTALLERS.test(inv.program) && !INSTALLS_FILE.test(inv.program)) return false;
   const t = inv.args.map((w) => w.text);
+  if (URL_WORD.test(inv.word.text)) return untrustedSource(inv.word.text);
+  const runner = REMOTE_SCRIPT_RUNNERS[inv.program];
+  if (runner && runner.verbs.includes(t[0] ?? ""))
+    return t.some((w) => runner.powers.test(w)) && t.some((w) => URL_WORD.test(w) && untrustedSource(w));
+  if (/^(kubectl|oc)$/.test(inv.program) && /^(apply|create|replace)$/.test(t[0] ?? "") && !trial(t))
+    return t.some((w, i) => /^(-f|--filename|-k|--kustomize)$/.test(t[i - 1] ?? "") && untrustedSource(remote(w)));
+  if (!INSTALLERS.test(inv.program) && !INSTALLS_FILE.test(inv.program)) return false;
   if (t[0] === "config" && t[1] === "set") {
     const [key, value] = t[2]?.includes("=") ? t[2].split(/=(.*)/) : [t[2], t[3]];
     return SOURCE_CONFIG_KEYS.test(key ?? "") && untrustedSource(value ?? "");
   }
   return t.some(
     (w, i) =>
-      untrustedSource(w.replace(/^[\w.-]+\s*@\s*/, "").replace(/^--[\w-]+=/, "")) ||
-      (SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)),
+      untrustedSource(w) ||
+      (SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)) ||
+      (TRUSTED_HOST_OPTIONS.test(t[i - 1] ?? "") && untrustedHost(w)),
   );
 }
 
@@ -300,6 +348,19 @@ function shellToSocket(inv: Invocation): boolean {
   return false;
 }
 
+/** A terminal shown on another machine's display, or a file server of a directory the task does not own. */
+function opensAccess(inv: Invocation, view: FetchView): string | undefined {
+  const display = inv.command.env.get("DISPLAY")?.text;
+  if (display && X_TERMINALS.test(inv.program) && !/^(:|localhost:|127\.|unix:)/.test(display))
+    return `${inv.program} on the display ${display}`;
+  const t = inv.args.map((w) => w.text);
+  const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
+  if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
+  const dir = t.map((_, i) => optionValue(t, i, server.dir)).findLast((d) => d !== undefined) ?? ".";
+  const where = classifyPath(lit(dir), { ...view.ctx, cwd: inv.command.cwd });
+  return /^(system|home|home-secret|ssh)$/.test(where) ? `${inv.program} serves ${dir} to the network` : undefined;
+}
+
 /** `busybox wget …`, `busybox sh`: the applet as the program. */
 function busybox(inv: Invocation): Invocation {
   const applet = inv.args[0];
@@ -317,6 +378,8 @@ export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] 
   const st = stateOf(view);
   const out: Finding[] = [];
   if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });
+  const access = opensAccess(inv, view);
+  if (access) out.push({ key: "remote_access", reason: access });
   const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
   if (runs)
     out.push({

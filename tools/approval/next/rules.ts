@@ -8,6 +8,8 @@ import { DISK_RULES } from "./rules/disks.js";
 import { FILE_RULES } from "./rules/files.js";
 import { SYSTEM_RULES } from "./rules/system.js";
 import { REMOTE_RULES } from "./rules/remote.js";
+import { ACCESS_RULES } from "./rules/access.js";
+import { FETCH_RULES } from "./rules/fetch.js";
 import { WINDOWS_RULES } from "./rules/windows.js";
 
 export type { Effect, Rule } from "./rules/types.js";
@@ -729,5 +731,7 @@ export const RULES: Rule[] = [
   ...SYSTEM_RULES,
   ...DISK_RULES,
   ...REMOTE_RULES,
+  ...ACCESS_RULES,
+  ...FETCH_RULES,
   ...WINDOWS_RULES,
 ];
