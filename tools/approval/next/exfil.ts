@@ -10,6 +10,7 @@ import type { Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
 import { absolutePath, type PathContext } from "./paths.js";
 import {
+  CONTAINER_SENDS,
   COPIERS,
   COPY_SENDERS,
   DNS_LOOKUPS,
@@ -18,11 +19,14 @@ import {
   MAIL_SENDERS,
   NET_SENDERS,
   PROJECT_SECRET,
+  PUBLIC_ACL,
   SECRET_FILE,
   SECRET_PRINTERS,
   SECRET_VAR,
+  SERVICE_SECRETS,
+  UPLOADERS,
 } from "./rules/exfil.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { basename, unwrap, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
 export interface ExfilView {
@@ -78,10 +82,13 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
   if (cmd.stdin && (SECRET_VAR.test(cmd.stdin.text) || (/\$\(/.test(cmd.stdin.text) && secretText(cmd.stdin.text))))
     return true;
   for (let c = cmd.pipedFrom; c; c = c.pipedFrom) {
+    const runs = [c.argv, ...unwrap(c).invocations.map((i) => [i.word, ...i.args])];
     if (
-      printsSecret(
-        c.argv.map((w) => w.text),
-        personal,
+      runs.some((words) =>
+        printsSecret(
+          words.map((w) => w.text),
+          personal,
+        ),
       )
     )
       return true;
@@ -96,7 +103,13 @@ const stdinSecretRedirect = (c: SimpleCommand, view: ExfilView, st: ExfilState, 
 
 const hostOf = (u: string) => /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(u)?.[1] ?? "";
 const remoteUrl = (u: string) =>
-  /^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) && !LOCAL_HOST.test(hostOf(u));
+  (/^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) || DROP_HOSTS.test(u)) && !LOCAL_HOST.test(hostOf(u));
+
+/** A header naming a service's secret variable (`$OPENAI_API_KEY`), sent to a host not of that service. */
+const leaksServiceSecret = (header: string, hosts: string[]) =>
+  [...header.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)].some(([, name]) =>
+    SERVICE_SECRETS.some(([v, h]) => v.test(name!) && hosts.some((x) => !h.test(x))),
+  );
 const remoteCopyTarget = (w: string) => {
   const m = /^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):/.exec(w);
   return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !LOCAL_HOST.test(m[1]!);
@@ -121,7 +134,10 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
     const dropped = urls.some(
       (u) => DROP_HOSTS.test(hostOf(u.text)) || /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/.test(u.text),
     );
-    const headers = dropped ? inv.args.filter((_, i) => /^(-H|--header)$/.test(t[i - 1] ?? "")) : [];
+    const hosts = urls.map((u) => hostOf(u.text));
+    const headers = inv.args.filter(
+      (w, i) => /^(-H|--header)$/.test(t[i - 1] ?? "") && (dropped || leaksServiceSecret(w.text, hosts)),
+    );
     return { payload: [...data, ...urls, ...headers], stdin: stdin || /^(http|https|xh)$/.test(p) };
   }
   if (NET_SENDERS.test(p)) {
@@ -132,6 +148,20 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
         : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
     if (!hosts.length || hosts.every((h) => LOCAL_HOST.test(h))) return undefined;
     return { payload: inv.args.filter((w) => /^(FILE|OPEN|GOPEN):/i.test(w.text)), stdin: true };
+  }
+  if (p === "openssl" && t[0] === "s_client") {
+    const host = t[t.indexOf("-connect") + 1] ?? "";
+    return t.includes("-connect") && !LOCAL_HOST.test(hostOf(host)) ? { payload: [], stdin: true } : undefined;
+  }
+  if (UPLOADERS.test(p) && t.some((w) => PUBLIC_ACL.test(w))) {
+    const ops = inv.args.filter((w) => !w.text.startsWith("-") && !PUBLIC_ACL.test(w.text));
+    return { payload: ops.slice(0, -1), stdin: false };
+  }
+  if (/^(sftp|ftp|lftp)$/.test(p) && inv.command.stdin) {
+    const host = t.find((x) => !x.startsWith("-") && x !== "-")?.replace(/^[^@]*@/, "") ?? "";
+    if (LOCAL_HOST.test(host)) return undefined;
+    const words = inv.command.stdin.text.split(/\s+/).map((text) => ({ text, literal: true, glob: false }));
+    return { payload: words, stdin: false, personal: true };
   }
   if (COPY_SENDERS.test(p)) {
     const ops = inv.args.filter((w, i) => !w.text.startsWith("-") && !/^-[ioPFcJSlBe]$|^--rsh$/.test(t[i - 1] ?? ""));
@@ -147,6 +177,18 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
     return { payload: inv.args.slice(2).filter((w) => !w.text.startsWith("-")), stdin: t.includes("-") };
   if (DNS_LOOKUPS.test(p)) return { payload: inv.args.filter((w) => /\$\(|`|\$\{?\w/.test(w.text)), stdin: false };
   return undefined;
+}
+
+/** `docker run -v ~/.aws:/c IMAGE …`: a secret mounted into a container whose command sends to a remote host. */
+function containerSends(inv: Invocation): boolean {
+  const t = inv.args.map((w) => w.text);
+  if (!/^(docker|podman|nerdctl)$/.test(inv.program) || t[0] !== "run") return false;
+  const mountsSecret = t.some((w, i) => /^(-v|--volume)$/.test(t[i - 1] ?? "") && secretText(w.split(":")[0]!));
+  const remote = t.some(
+    (w) =>
+      /https?:\/\/(?!localhost|127\.)|(^|[\s@])(?!127\.|0\.)\d+(\.\d+){3}(?![\d.]*:\d+:)/.test(w) && !/^-p$/.test(w),
+  );
+  return mountsSecret && remote && t.some((w) => CONTAINER_SENDS.test(w));
 }
 
 /** A plain-http or bare-address remote: not a hosting service the task's own repository lives on. */
@@ -207,6 +249,7 @@ export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
     (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
   if (
     pushesSecret ||
+    containerSends(inv) ||
     (s &&
       (s.payload.some((w) => secretWord(w, cwd, view, st, s.personal)) ||
         (s.stdin && stdinSecret(inv.command, view, st, s.personal))))

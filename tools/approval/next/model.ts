@@ -251,6 +251,15 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
     case "variable_assignment":
       assign(node, s.vars, s);
       return undefined;
+    case "declaration_command": {
+      // `export -p`, `declare -x`: with no assignment, a command that prints variables.
+      if (named(node).some((c) => c.type === "variable_assignment")) return void walkChildren(node, s);
+      const cmd = buildCommand(node, s);
+      cmd.argv.unshift({ text: node.children[0]?.text ?? "", literal: true, glob: false });
+      if (pipedFrom) cmd.pipedFrom = pipedFrom;
+      emit(cmd, s);
+      return cmd;
+    }
     case "function_definition": {
       // The body runs where the function is called, with the call's arguments (analyse.ts).
       const name = node.childForFieldName("name")?.text;

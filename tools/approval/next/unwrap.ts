@@ -8,13 +8,21 @@ import type { SimpleCommand, Word } from "./model.js";
 import {
   ANSIBLE_MODULES,
   COMMAND_ENV,
+  CONTAINER_EXEC_VALUED,
+  FD_VALUED,
+  INPUT_PARTS,
+  LISTS_EVERYWHERE,
   MODULE_PROGRAMS,
   MULTIPLEXERS,
+  ONE_TARGET,
   PATH_PARAMS,
   SALT_FUNCTIONS,
   OPTION_COMMANDS,
+  SCRIPT_OPTIONS,
   SHELL_ESCAPES,
+  SHELL_SINKS,
   SHELL_TEXT_TAKERS,
+  SSH_VALUED,
   WRAPPERS,
 } from "./rules/wrappers.js";
 import type { Variables } from "./words.js";
@@ -72,11 +80,16 @@ export const basename = (text: string) =>
   ).replace(/\.exe$/i, "");
 
 const literal = (text: string): Word => ({ text, literal: true, glob: false });
+/** Words as shell text (words with blanks quoted again). */
 const joinWords = (words: Word[]): Word => ({
-  text: words.map((w) => w.text).join(" "),
+  text: words
+    .map((w) => (/\s/.test(w.text) && words.length > 1 ? `'${w.text.replace(/'/g, "'\\''")}'` : w.text))
+    .join(" "),
   literal: words.every((w) => w.literal),
   glob: false,
 });
+/** Shell text only the running program knows (what awk prints into `sh`). */
+const computed = (program: string): Word => ({ text: `$(${program})`, literal: false, glob: false });
 const isOption = (t: string) => t.startsWith("-") && t.length > 1;
 
 /** Skips a wrapper's options (and its positional arguments); returns the index of the wrapped command. */
@@ -122,12 +135,6 @@ function findRoots(args: Word[]): Word[] {
   return roots.length ? roots : [literal(".")];
 }
 
-const FD_VALUED = new Set(
-  "-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth -S --size --changed-within --changed-before -o --owner -j --threads --max-results -c --color --base-directory --search-path --ignore-file --and".split(
-    " ",
-  ),
-);
-
 /** fd's `-x/-X CMD`: CMD, run on what fd finds under its search paths (default `.`). */
 function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
   const at = args.findIndex((w) => /^(-x|--exec|-X|--exec-batch)$/.test(w.text));
@@ -166,20 +173,21 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (program === "find") return findRoots(argv.slice(1)).map(under);
   if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literal("-x")])!.roots.map(under);
   if (program === "ls") return operands.length ? operands.map(under) : [under(literal("."))];
+  if (LISTS_EVERYWHERE.test(program)) return [under(literal("/"))];
   if (program === "echo") return operands;
   if (program === "printf") return operands.slice(1);
   return undefined;
 }
 
-const ONE_TARGET = /^(ssh|mosh|telnet|rsh)$/;
-
 /** xargs/parallel: the command they run with the input words put where they go. */
 function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): { argv: Word[]; known: boolean } {
   let argv = args.slice(at);
-  let input = pipedWords(cmd);
+  // `xargs -a LIST`: what a list names is taken to live where the list does
+  const list = args.findIndex((w, i) => i < at && /^(-a|--arg-file)$/.test(w.text));
+  const listed = list >= 0 && args[list + 1]?.literal ? /^[/~].*\//.exec(args[list + 1]!.text)?.[0] : undefined;
+  let input = listed ? [under(literal(listed))] : pipedWords(cmd);
   const triple = argv.findIndex((w) => w.text === ":::");
   if (program === "parallel" && triple >= 0) [argv, input] = [argv.slice(0, triple), argv.slice(triple + 1)];
-  if (!input) return { argv, known: false };
   const flagAt = args.findIndex((w, i) => i < at && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
   const flag = args[flagAt]?.text ?? "";
   const mark =
@@ -190,6 +198,12 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
         : flag === "-i"
           ? "{}"
           : flag.replace(/^-I|^--replace=?/, "") || undefined;
+  // unknown input in the command word or as a shell's whole code (`sh -c '{}'`): code known only when it runs
+  if (!input)
+    return {
+      argv: argv.map((w, i) => (w.text === mark && (i === 0 || i === 2) ? { ...w, literal: false } : w)),
+      known: false,
+    };
   // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
   // program of one target (ssh HOST CMD) is judged with the first.
   const each = ONE_TARGET.test(basename(argv[0]?.text ?? "")) ? input.slice(0, 1) : input;
@@ -207,9 +221,10 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
 function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
   const spec = WRAPPERS[program];
   if (!spec || !args.length) return false;
-  if (spec.verb && !spec.verb.includes(args[0]!.text)) return false;
+  const verb = spec.verb?.find((v) => v.split(" ").every((part, i) => args[i]?.text === part));
+  if (spec.verb && !verb) return false;
   const env: Variables = new Map(f.env);
-  const at = skipOptions(args, spec.verb ? 1 : 0, spec, env);
+  const at = skipOptions(args, verb ? verb.split(" ").length : 0, spec, env);
   const via = [...f.via, program];
   if (program === "env") {
     const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
@@ -266,6 +281,9 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
   const bundled = (t: string) =>
     spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
   const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text) || bundled(w.text)) : -1;
+  const dashes = args.findIndex((w) => w.text === "--");
+  if (spec.afterDashes)
+    return dashes >= 0 && args[dashes + 1] ? { code: joinWords(args.slice(dashes + 1)), positional: [] } : undefined;
   const code = spec.flag
     ? flagged >= 0
       ? args[flagged + 1]
@@ -334,10 +352,9 @@ function remoteModuleText(program: string, args: Word[]): Word | undefined {
 
 /** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
-  const push = (w: Word, text: string) =>
-    out.shellTexts.push({ code: { ...w, text }, elevated: f.elevated, via: [...f.via, program], command: f.command });
-  const re = SHELL_ESCAPES[program];
-  for (let i = 0; re && i < args.length; i++) {
+  const shell = { elevated: f.elevated, via: [...f.via, program], command: f.command };
+  const re = SHELL_ESCAPES[program] ?? /$^/;
+  for (let i = 0; i < args.length; i++) {
     const w = args[i]!;
     let code = re
       .exec(w.text)
@@ -350,13 +367,20 @@ function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void 
         .exec(`${w.text} ${next.text}`)
         ?.slice(1)
         .findLast((g) => g !== undefined);
-    if (code) push(w, code);
+    if (code)
+      out.shellTexts.push({
+        ...shell,
+        code: INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code },
+      });
+    const script = SCRIPT_OPTIONS[program]?.exec(w.text) && (w.text.startsWith("+") ? w : next);
+    if (script && !script.literal && /\$\(|`/.test(script.text)) out.shellTexts.push({ ...shell, code: script });
+    if (SHELL_SINKS[program]?.test(w.text)) out.shellTexts.push({ ...shell, code: computed(program) });
   }
   const spec = OPTION_COMMANDS[program];
   const run = spec && args.map((w) => spec.program.exec(w.text)?.[1]).find((t) => t !== undefined);
   if (run) {
     const given = args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
-    push(args[0]!, given ? `${run} ${given}` : run);
+    out.shellTexts.push({ ...shell, code: { ...args[0]!, text: given ? `${run} ${given}` : run } });
   }
 }
 
@@ -400,6 +424,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   }
   const windows = windowsShellText(program, args);
   if (windows) out.shellTexts.push({ code: windows, elevated: f.elevated, via, command: f.command });
+  escapes(program, args, f, out);
   const remote = sshRemoteCommand(program, args);
   // What ssh runs acts on a server (a shared machine): judged as if with raised rights.
   if (remote) return void out.shellTexts.push({ code: remote, elevated: true, via, command: f.command });
@@ -411,7 +436,6 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], { ...f, depth: f.depth + 1 }, out);
   const container = containerCommand(program, args);
   if (container) return unwrapWords(container, { ...f, via, depth: f.depth + 1 }, out);
-  escapes(program, args, f, out);
   out.invocations.push({
     program,
     args,
@@ -437,7 +461,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
 /** `docker exec [opts] CONTAINER CMD…`, `kubectl exec POD -- CMD…`: the command run inside. */
 function containerCommand(program: string, args: Word[]): Word[] | undefined {
   if (/^(docker|podman|nerdctl)$/.test(program) && args[0]?.text === "exec") {
-    const at = skipOptions(args, 1, { valued: ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"] });
+    const at = skipOptions(args, 1, { valued: CONTAINER_EXEC_VALUED });
     return at + 1 < args.length ? args.slice(at + 1) : undefined;
   }
   if (/^(kubectl|oc)$/.test(program) && args[0]?.text === "exec") {
@@ -446,8 +470,6 @@ function containerCommand(program: string, args: Word[]): Word[] | undefined {
   }
   return undefined;
 }
-
-const SSH_VALUED = ["-p", "-i", "-l", "-o", "-F", "-J", "-L", "-R", "-D", "-b", "-c", "-e", "-m", "-S", "-W", "-w"];
 
 /** The command of `ssh [opts] HOST CMD…`, as shell text. */
 function sshRemoteCommand(program: string, args: Word[]): Word | undefined {

@@ -68,8 +68,14 @@ const patternSource = (p: string) =>
     .replace(/\*/g, ".*")
     .replace(/\?/g, ".");
 
-/** `${X%suffix}`, `${X#prefix}`, `${X/a/b}`, `${X//a/b}` of a known value; undefined for other operators. */
+/** `${X%suffix}`, `${X#prefix}`, `${X/a/b}`, `${X//a/b}`, `${X:1:3}` of a known value; undefined for others. */
 function operate(value: string, op: string): string | undefined {
+  const sub = /^:\s*\(?(-?\d+)\)?(?::\s*(-?\d+))?$/.exec(op);
+  if (sub) {
+    const from = Math.max(0, Number(sub[1]) < 0 ? value.length + Number(sub[1]) : Number(sub[1]));
+    const length = sub[2] === undefined ? value.length : Number(sub[2]);
+    return value.slice(from, length < 0 ? value.length + length : from + length);
+  }
   const m = /^(%%?|##?|\/\/?)(.*)$/s.exec(op);
   if (!m) return undefined;
   const [, kind, rest] = m as unknown as [string, string, string];

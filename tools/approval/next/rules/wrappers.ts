@@ -7,7 +7,7 @@ export interface WrapperSpec {
   valued: string[];
   elevates?: boolean;
   positional?: number;
-  /** Leading words that must follow for the wrapper to run a command (`uv run CMD`). */
+  /** Leading words that must follow for the wrapper to run a command (`uv run CMD`, `git bisect run CMD`). */
   verb?: string[];
   /** The wrapper's own rows are judged too (`systemd-run --on-active` schedules its command). */
   judged?: boolean;
@@ -84,12 +84,13 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   bundle: { valued: [], verb: ["exec"] },
   pnpm: { valued: [], verb: ["exec", "dlx"] },
   yarn: { valued: [], verb: ["dlx", "exec"] },
+  git: { valued: [], verb: ["bisect run"] },
 };
 
 /** Programs that take a shell command as text: `-c CODE` (`sg GROUP -c CODE`), or another spelling. */
 export const SHELL_TEXT_TAKERS: Record<
   string,
-  { flag?: string[]; last?: boolean; first?: boolean; elevates?: boolean }
+  { flag?: string[]; last?: boolean; first?: boolean; afterDashes?: boolean; elevates?: boolean }
 > = {
   su: { flag: ["-c", "--command"], elevates: true },
   sg: { flag: ["-c"] },
@@ -105,6 +106,10 @@ export const SHELL_TEXT_TAKERS: Record<
   clush: { last: true },
   "salt-ssh": { last: true },
   mssh: { last: true },
+  // remote execution: what follows `--` runs on the hosts (shared machines, judged as with raised rights)
+  fab: { afterDashes: true, elevates: true },
+  invoke: { afterDashes: true, elevates: true },
+  pyinfra: { afterDashes: true, elevates: true },
 };
 
 /**
@@ -120,7 +125,9 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   gdb: /^(?:!|shell\s+)(.+)$/s,
   lldb: /^(?:platform shell\s+|script\s+os\.system\()(.+)$/s,
   psql: /^\\!\s*(.+)$/s,
-  sqlite3: /^\.(?:system|shell)\s+(.+)$/s,
+  sqlite3: /^(?:-c(?:md)?\s+)?\.(?:system|shell)\s+(.+)$/s,
+  duckdb: /^(?:-c(?:md)?\s+)?\.(?:system|shell)\s+(.+)$/s,
+  man: /^(?:-P|--pager=?)\s*(.+)$/s,
   mysql: /^(?:system|\\!)\s+(.+)$/s,
   mariadb: /^(?:system|\\!)\s+(.+)$/s,
   ssh: /^-oProxyCommand=(.+)$|^ProxyCommand[= ](.+)$|^-oLocalCommand=(.+)$|^LocalCommand[= ](.+)$/is,
@@ -137,6 +144,58 @@ export const SHELL_ESCAPES: Record<string, RegExp> = {
   puppet: /\bcommand\s*(?:=>\s*)?(?:"([^"]+)"|'([^']+)')/s,
   sed: /^(?:\$|\d+|\/[^/]*\/)?e\s+(.+)$|^s(.)(?:(?!\2).)*\2((?:(?!\2).)*)\2[gpiI0-9]*e[gpiI0-9]*$/s,
 };
+
+/** Parts of an escape's command filled from the input at run time (sed's `&`, `\1` in `s/…/…/e`). */
+export const INPUT_PARTS: Record<string, RegExp> = { sed: /&|\\[1-9]/ };
+
+/** Options whose value is the program's own command language: computed (`-c "$(curl …)"`), it is unknown code. */
+export const SCRIPT_OPTIONS: Record<string, RegExp> = {
+  vim: /^(-c|--cmd|-S|\+.*)$/,
+  nvim: /^(-c|--cmd|-S|\+.*)$/,
+  vi: /^(-c|--cmd|-S|\+.*)$/,
+  ex: /^(-c|--cmd|-S|\+.*)$/,
+  gdb: /^(-ex|--eval-command|-x|--command)$/,
+  sqlite3: /^(-cmd)$/,
+  duckdb: /^(-c|-cmd)$/,
+};
+
+/** awk code that hands what it prints (its input) to a shell: `print | "sh"`, `system("rm " $0)`. */
+export const SHELL_SINKS: Record<string, RegExp> = Object.fromEntries(
+  ["awk", "gawk", "mawk", "nawk"].map((p) => [p, /\|\s*"\s*(\S*\/)?(ba|da|z|k)?sh\b|system\s*\([^)]*\$/]),
+);
+
+/** Programs that list paths anywhere on the machine (what xargs then gets). */
+export const LISTS_EVERYWHERE = /^(locate|plocate|mlocate|slocate)$/;
+
+/** Options of fd that take a value. */
+export const FD_VALUED = new Set(
+  "-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth -S --size --changed-within --changed-before -o --owner -j --threads --max-results -c --color --base-directory --search-path --ignore-file --and".split(
+    " ",
+  ),
+);
+
+/** Programs of one target (`ssh HOST CMD`): xargs runs them once per input, judged with the first. */
+export const ONE_TARGET = /^(ssh|mosh|telnet|rsh)$/;
+
+export const SSH_VALUED = [
+  "-p",
+  "-i",
+  "-l",
+  "-o",
+  "-F",
+  "-J",
+  "-L",
+  "-R",
+  "-D",
+  "-b",
+  "-c",
+  "-e",
+  "-m",
+  "-S",
+  "-W",
+  "-w",
+];
+export const CONTAINER_EXEC_VALUED = ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"];
 
 /**
  * A program and its arguments given as two options (`mvn exec:exec -Dexec.executable=bash
@@ -158,7 +217,7 @@ export const MULTIPLEXERS: Record<string, { verbs: string[]; valued: string[]; k
     valued: ["-t", "-s", "-n", "-c", "-e", "-x", "-y", "-F", "-l", "-p"],
     keys: /^(Enter|C-m|C-j|KPEnter|Escape|C-c|Space|Tab)$/,
   },
-  screen: { verbs: ["-X", "-dm", "-dmS", "-d", "-m", "-S"], valued: ["-S", "-p", "-t"] },
+  screen: { verbs: ["-X", "-dm", "-dmS", "-d", "-m", "-S"], valued: ["-S", "-dmS", "-p", "-t"] },
 };
 
 /**
