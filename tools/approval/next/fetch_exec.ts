@@ -27,7 +27,6 @@ import {
   REMOTE_SCRIPT_RUNNERS,
   RUNS_FILE_ARG,
   SHELL_OPTIONS,
-  SHELL_TEXT_ENV,
   SOURCE_CONFIG_KEYS,
   SOURCE_ENV,
   SOURCE_OPTIONS,
@@ -197,11 +196,13 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
       const key = fetchedArg({ ...inv, args: [value] }, view, st);
       if (key) return key;
     }
-  const fetches = /^<\(\s*(\S*\/)?(curl|wget|fetch|http)\b|^\$\(\s*(\S*\/)?(curl|wget)\b/;
-  if (RUNS_FILE_ARG.test(inv.program) && inv.args.some((w) => fetches.test(w.text))) return "remote_code_exec";
-  if (RUNS_FILE_ARG.test(inv.program) && inv.command.redirects.some((r) => r.op === "<" && fetches.test(r.target.text)))
-    return "remote_code_exec";
-  if (RUNS_FILE_ARG.test(inv.program) && inv.command.stdin && /\$\(\s*(curl|wget)\b/.test(inv.command.stdin.text))
+  // a download as the script, as its standard input, or inside the here-doc it reads
+  const fetched = [...inv.args, ...inv.command.redirects.flatMap((r) => (r.op === "<" ? [r.target] : []))];
+  const stdin = inv.command.stdin?.text ?? "";
+  if (
+    RUNS_FILE_ARG.test(inv.program) &&
+    (fetched.some((w) => FETCHED_WORD.test(w.text)) || /\$\(\s*(curl|wget)\b/.test(stdin))
+  )
     return "remote_code_exec";
   return fetchedArguments(inv) ?? pipedFetch(inv);
 }
@@ -280,20 +281,11 @@ function installsFromUntrusted(inv: Invocation): boolean {
 
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
 function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
-  for (const [name, value] of inv.command.env)
-    if (SHELL_TEXT_ENV.has(name)) view.judgeShell({ ...value, text: value.text.replace(/^\|/, "") }, name);
   for (const w of inv.args)
     for (const re of SHELL_OPTIONS) {
       const m = re.exec(w.text);
       if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
     }
-  if (
-    /^(tmux|screen)$/.test(inv.program) &&
-    inv.args.some((w) => /^(new|new-session|new-window|split-window|-dm|-dmS)$/.test(w.text))
-  ) {
-    const last = inv.args.at(-1);
-    if (last && !last.text.startsWith("-")) view.judgeShell(last, inv.program);
-  }
   const t = inv.args.map((w) => w.text);
   const settings: [string, string][] = [];
   if (inv.program === "git") {
@@ -361,20 +353,12 @@ function opensAccess(inv: Invocation, view: FetchView): string | undefined {
   return /^(system|home|home-secret|ssh)$/.test(where) ? `${inv.program} serves ${dir} to the network` : undefined;
 }
 
-/** `busybox wget …`, `busybox sh`: the applet as the program. */
-function busybox(inv: Invocation): Invocation {
-  const applet = inv.args[0];
-  if (inv.program !== "busybox" || !applet) return inv;
-  return { ...inv, program: applet.text, word: applet, args: inv.args.slice(1) };
-}
-
 /** `bash -n`: the shell only reads the text for syntax, running none of it. */
 export const syntaxCheckOnly = (inv: Invocation) =>
   /^(sh|bash|zsh|dash|ksh|ash)$/.test(inv.program) && inv.args.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w.text));
 
 /** Every fetched-code finding of one invocation (and records what it writes for later commands). */
-export function judgeFetchedCode(whole: Invocation, view: FetchView): Finding[] {
-  const inv = busybox(whole);
+export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
   const st = stateOf(view);
   const out: Finding[] = [];
   if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });

@@ -8,7 +8,6 @@ import type { SimpleCommand, Word } from "./model.js";
 import {
   ANSIBLE_MODULES,
   COMMAND_ENV,
-  CONTAINER_EXEC_VALUED,
   FD_VALUED,
   INPUT_PARTS,
   LISTS_EVERYWHERE,
@@ -22,7 +21,6 @@ import {
   SHELL_ESCAPES,
   SHELL_SINKS,
   SHELL_TEXT_TAKERS,
-  SSH_VALUED,
   WRAPPERS,
 } from "./rules/wrappers.js";
 import type { Variables } from "./words.js";
@@ -80,11 +78,9 @@ export const basename = (text: string) =>
   ).replace(/\.exe$/i, "");
 
 const literal = (text: string): Word => ({ text, literal: true, glob: false });
-/** Words as shell text (words with blanks quoted again). */
-const joinWords = (words: Word[]): Word => ({
-  text: words
-    .map((w) => (/\s/.test(w.text) && words.length > 1 ? `'${w.text.replace(/'/g, "'\\''")}'` : w.text))
-    .join(" "),
+/** Words as shell text: joined as `eval`/ssh join them, or (`quote`) each word kept whole, as exec runs them. */
+const joinWords = (words: Word[], quote = false): Word => ({
+  text: words.map((w) => (quote && /\s/.test(w.text) ? `'${w.text.replace(/'/g, "'\\''")}'` : w.text)).join(" "),
   literal: words.every((w) => w.literal),
   glob: false,
 });
@@ -224,7 +220,13 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
   const verb = spec.verb?.find((v) => v.split(" ").every((part, i) => args[i]?.text === part));
   if (spec.verb && !verb) return false;
   const env: Variables = new Map(f.env);
-  const at = skipOptions(args, verb ? verb.split(" ").length : 0, spec, env);
+  const skipped = skipOptions(args, verb ? verb.split(" ").length : 0, spec, env);
+  const dashes = args.findIndex((w) => w.text === "--");
+  const at = spec.afterDashes
+    ? dashes < 0
+      ? args.length
+      : dashes + 1
+    : skipped + (args[skipped]?.text === "--" ? 1 : 0);
   const via = [...f.via, program];
   if (program === "env") {
     const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
@@ -267,10 +269,15 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
 function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
   for (const [name, value] of env)
     if (COMMAND_ENV.test(name) && value.text.trim())
-      out.shellTexts.push({ code: value, elevated: f.elevated, via: [...f.via, name], command: f.command });
+      out.shellTexts.push({
+        code: { ...value, text: value.text.replace(/^\|/, "") },
+        elevated: f.elevated,
+        via: [...f.via, name],
+        command: f.command,
+      });
 }
 
-/** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `pssh … CMD`). */
+/** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `eval`, `ssh HOST CMD`, `fab -- CMD`). */
 function textArgument(program: string, args: Word[]): { code: Word; positional: Word[] } | undefined {
   if (isShell(program)) {
     const code = shellCode(args);
@@ -281,16 +288,24 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
   const bundled = (t: string) =>
     spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
   const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text) || bundled(w.text)) : -1;
-  const dashes = args.findIndex((w) => w.text === "--");
-  if (spec.afterDashes)
-    return dashes >= 0 && args[dashes + 1] ? { code: joinWords(args.slice(dashes + 1)), positional: [] } : undefined;
+  // the words after `--`, after the host (`ssh [opts] HOST CMD…`), or all of them (`eval`), joined
+  const from =
+    spec.rest === "--"
+      ? args.findIndex((w) => w.text === "--") + 1 || args.length
+      : spec.rest === "all"
+        ? 0
+        : skipOptions(args, 0, { valued: spec.rest ?? [] }) + 1;
   const code = spec.flag
     ? flagged >= 0
       ? args[flagged + 1]
       : undefined
     : spec.last
       ? args.at(-1)
-      : args.find((w) => w.text !== "--");
+      : spec.rest
+        ? args.length > from
+          ? joinWords(args.slice(from))
+          : undefined
+        : args.find((w) => w.text !== "--");
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
 }
 
@@ -303,7 +318,7 @@ function multiplexerText(program: string, args: Word[]): Word | undefined {
     const stuff = args.findIndex((w) => w.text === "stuff");
     if (stuff >= 0) return args[stuff + 1];
     const at = skipOptions(args, 0, spec);
-    return at < args.length ? joinWords(args.slice(at)) : undefined;
+    return at < args.length ? joinWords(args.slice(at), true) : undefined;
   }
   const words: Word[] = [];
   for (let i = verbAt + 1; i < args.length; i++) {
@@ -416,6 +431,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   )
     return;
   const via = [...f.via, program];
+  escapes(program, args, f, out);
   const text = textArgument(program, args);
   if (text) {
     const elevated = f.elevated || !!SHELL_TEXT_TAKERS[program]?.elevates;
@@ -424,18 +440,10 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   }
   const windows = windowsShellText(program, args);
   if (windows) out.shellTexts.push({ code: windows, elevated: f.elevated, via, command: f.command });
-  escapes(program, args, f, out);
-  const remote = sshRemoteCommand(program, args);
-  // What ssh runs acts on a server (a shared machine): judged as if with raised rights.
-  if (remote) return void out.shellTexts.push({ code: remote, elevated: true, via, command: f.command });
   const handed = multiplexerText(program, args) ?? remoteModuleText(program, args);
   if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
-  if (program === "eval" && args.length)
-    return void out.shellTexts.push({ code: joinWords(args), elevated: f.elevated, via, command: f.command });
   const module = args[0]?.text === "-m" ? MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
   if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], { ...f, depth: f.depth + 1 }, out);
-  const container = containerCommand(program, args);
-  if (container) return unwrapWords(container, { ...f, via, depth: f.depth + 1 }, out);
   out.invocations.push({
     program,
     args,
@@ -456,24 +464,4 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
         : [...fe.exec, ...found];
     unwrapWords(exec, { ...f, via: [...f.via, `${program} -exec`], depth: f.depth + 1 }, out);
   }
-}
-
-/** `docker exec [opts] CONTAINER CMD…`, `kubectl exec POD -- CMD…`: the command run inside. */
-function containerCommand(program: string, args: Word[]): Word[] | undefined {
-  if (/^(docker|podman|nerdctl)$/.test(program) && args[0]?.text === "exec") {
-    const at = skipOptions(args, 1, { valued: CONTAINER_EXEC_VALUED });
-    return at + 1 < args.length ? args.slice(at + 1) : undefined;
-  }
-  if (/^(kubectl|oc)$/.test(program) && args[0]?.text === "exec") {
-    const dashes = args.findIndex((w) => w.text === "--");
-    return dashes > 0 ? args.slice(dashes + 1) : undefined;
-  }
-  return undefined;
-}
-
-/** The command of `ssh [opts] HOST CMD…`, as shell text. */
-function sshRemoteCommand(program: string, args: Word[]): Word | undefined {
-  if (program !== "ssh" || !args.length) return undefined;
-  const rest = args.slice(skipOptions(args, 0, { valued: [...SSH_VALUED, "-E", "-B", "-I", "-O", "-Q"] }) + 1);
-  return rest.length ? joinWords(rest) : undefined;
 }

@@ -97,23 +97,6 @@ export const PIPE_EXECUTORS =
 /** Files git (or a hook manager) runs on its own: writing one is running it later. */
 export const HOOK_FILES = /\/\.git\/hooks\/[^/]+$|\/\.husky\/[^/_]+$/;
 
-/** Environment variables whose value is shell text some program runs. */
-export const SHELL_TEXT_ENV = new Set([
-  "GIT_PAGER",
-  "PAGER",
-  "MANPAGER",
-  "GIT_SSH_COMMAND",
-  "GIT_EDITOR",
-  "GIT_SEQUENCE_EDITOR",
-  "EDITOR",
-  "VISUAL",
-  "LESSOPEN",
-  "LESSCLOSE",
-  "GIT_EXTERNAL_DIFF",
-  "PROMPT_COMMAND",
-  "BROWSER",
-]);
-
 /** Options whose value is shell text the program runs (`-o ProxyCommand=…`, `--checkpoint-action=exec=…`). */
 export const SHELL_OPTIONS = [
   /^ProxyCommand[= ](.+)$/i,

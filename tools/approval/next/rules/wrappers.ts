@@ -9,9 +9,14 @@ export interface WrapperSpec {
   positional?: number;
   /** Leading words that must follow for the wrapper to run a command (`uv run CMD`, `git bisect run CMD`). */
   verb?: string[];
+  /** The command is what follows `--` (`kubectl exec POD -n NS -- CMD`). */
+  afterDashes?: boolean;
   /** The wrapper's own rows are judged too (`systemd-run --on-active` schedules its command). */
   judged?: boolean;
 }
+
+const SSH_VALUED = "-p -i -l -o -F -J -L -R -D -b -c -e -m -S -W -w".split(" ");
+const CONTAINER_EXEC_VALUED = ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"];
 
 export const WRAPPERS: Record<string, WrapperSpec> = {
   sudo: { valued: ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"], elevates: true },
@@ -85,18 +90,33 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   pnpm: { valued: [], verb: ["exec", "dlx"] },
   yarn: { valued: [], verb: ["dlx", "exec"] },
   git: { valued: [], verb: ["bisect run"] },
+  // `docker exec [opts] CONTAINER CMD…`, `kubectl exec POD -- CMD…`: the command run inside
+  docker: { valued: CONTAINER_EXEC_VALUED, verb: ["exec"], positional: 1 },
+  podman: { valued: CONTAINER_EXEC_VALUED, verb: ["exec"], positional: 1 },
+  nerdctl: { valued: CONTAINER_EXEC_VALUED, verb: ["exec"], positional: 1 },
+  kubectl: { valued: [], verb: ["exec"], afterDashes: true },
+  oc: { valued: [], verb: ["exec"], afterDashes: true },
 };
 
 /** Programs that take a shell command as text: `-c CODE` (`sg GROUP -c CODE`), or another spelling. */
 export const SHELL_TEXT_TAKERS: Record<
   string,
-  { flag?: string[]; last?: boolean; first?: boolean; afterDashes?: boolean; elevates?: boolean }
+  {
+    flag?: string[];
+    last?: boolean;
+    /** The words after `--`, all words (`eval`), or after the host, skipping these valued options. */
+    rest?: "--" | "all" | string[];
+    elevates?: boolean;
+  }
 > = {
+  eval: { rest: "all" },
+  // What ssh runs acts on a server (a shared machine): judged as if with raised rights.
+  ssh: { rest: [...SSH_VALUED, "-E", "-B", "-I", "-O", "-Q"], elevates: true },
   su: { flag: ["-c", "--command"], elevates: true },
   sg: { flag: ["-c"] },
   script: { flag: ["-c", "--command"] },
   watch: { last: true },
-  trap: { first: true },
+  trap: {},
   "nix-shell": { flag: ["--run", "--command"] },
   flock: { flag: ["-c", "--command"] },
   "flatpak-spawn": { last: true },
@@ -107,9 +127,9 @@ export const SHELL_TEXT_TAKERS: Record<
   "salt-ssh": { last: true },
   mssh: { last: true },
   // remote execution: what follows `--` runs on the hosts (shared machines, judged as with raised rights)
-  fab: { afterDashes: true, elevates: true },
-  invoke: { afterDashes: true, elevates: true },
-  pyinfra: { afterDashes: true, elevates: true },
+  fab: { rest: "--", elevates: true },
+  invoke: { rest: "--", elevates: true },
+  pyinfra: { rest: "--", elevates: true },
 };
 
 /**
@@ -177,26 +197,6 @@ export const FD_VALUED = new Set(
 /** Programs of one target (`ssh HOST CMD`): xargs runs them once per input, judged with the first. */
 export const ONE_TARGET = /^(ssh|mosh|telnet|rsh)$/;
 
-export const SSH_VALUED = [
-  "-p",
-  "-i",
-  "-l",
-  "-o",
-  "-F",
-  "-J",
-  "-L",
-  "-R",
-  "-D",
-  "-b",
-  "-c",
-  "-e",
-  "-m",
-  "-S",
-  "-W",
-  "-w",
-];
-export const CONTAINER_EXEC_VALUED = ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"];
-
 /**
  * A program and its arguments given as two options (`mvn exec:exec -Dexec.executable=bash
  * -Dexec.args="-c …"`): run as the shell text `PROGRAM ARGS`.
@@ -208,7 +208,7 @@ export const OPTION_COMMANDS: Record<string, { program: RegExp; args: RegExp }> 
 
 /** Environment variables whose value a program runs as a command. */
 export const COMMAND_ENV =
-  /^(BASH_ENV|ENV|GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
+  /^(BASH_ENV|ENV|GIT_PAGER|GIT_EDITOR|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|GIT_SEQUENCE_EDITOR|PAGER|MANPAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|PROMPT_COMMAND|BROWSER|SYSTEMD_PAGER)$/;
 
 /** `tmux`/`screen` subcommands that run shell text in a new window or type it into one. */
 export const MULTIPLEXERS: Record<string, { verbs: string[]; valued: string[]; keys?: RegExp }> = {
