@@ -70,4 +70,13 @@ describe("shell text behind options and wrappers", () => {
     expect(keys("screen -dmS x bash -c 'dd if=/dev/zero of=/dev/sdb bs=1M'").length).toBeGreaterThan(0);
     expect(keys("xargs -0 -a /srv/files.lst rm -f").length).toBeGreaterThan(0);
   });
+  it("an unfiltered listing fed to xargs is every item of its kind", () => {
+    expect(keys("docker volume ls -q | xargs -r docker volume rm")).toContain("volume_destroy");
+    expect(keys("docker volume ls -q --filter dangling=true | xargs -r docker volume rm")).toEqual([]);
+    expect(keys("git ls-files -z --others | xargs -0 rm -f")).toEqual([]);
+  });
+  it("an interpreter reading a variable's text as its program", () => {
+    expect(keys('echo "$script" | python3')).toContain("inline_code_unanalysable");
+    expect(keys('cat <<EOF | python3\nprint("$USER")\nEOF')).toEqual([]);
+  });
 });

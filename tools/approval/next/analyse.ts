@@ -169,6 +169,8 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
   if (isShell(inv.program) || inv.program === "source" || inv.program === ".")
     judgeShellText(source, s, inv.command.cwd, inv.program);
+  else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text))
+    add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
   else judgeCode(source.text, s);
 }
 

@@ -12,6 +12,7 @@ import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import {
   CLONERS,
   CODE_HOSTS,
+  CODE_PATH_ENV,
   FETCHED_WORD,
   DECODER_PROGRAMS,
   DOWNLOAD_OUTPUT,
@@ -26,6 +27,7 @@ import {
   PRELOAD_ENV,
   REMOTE_SCRIPT_RUNNERS,
   RUNS_FILE_ARG,
+  SCRIPT_INTERPRETERS,
   SHELL_OPTIONS,
   SOURCE_CONFIG_KEYS,
   SOURCE_ENV,
@@ -46,6 +48,8 @@ type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
 interface FetchState {
   files: Map<string, CodeKey>;
   unpacked?: CodeKey;
+  /** git aliases set on the line: name → the git words they stand for. */
+  aliases: Map<string, string>;
 }
 
 export interface FetchView {
@@ -63,7 +67,7 @@ const lit = (text: string): Word => ({ text, literal: true, glob: false });
 
 function stateOf(view: FetchView): FetchState {
   let s = STATES.get(view.lineKey);
-  if (!s) STATES.set(view.lineKey, (s = { files: new Map() }));
+  if (!s) STATES.set(view.lineKey, (s = { files: new Map(), aliases: new Map() }));
   return s;
 }
 
@@ -280,7 +284,7 @@ function installsFromUntrusted(inv: Invocation): boolean {
 }
 
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
-function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
+function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
   for (const w of inv.args)
     for (const re of SHELL_OPTIONS) {
       const m = re.exec(w.text);
@@ -305,8 +309,12 @@ function configuredShell(inv: Invocation, view: FetchView): Finding | undefined 
   for (const [key, value] of settings) {
     if (/^core\.hookspath$/i.test(key) && classifyPath(lit(value), view.ctx) !== "inside")
       hooks = { key: "shell_input", reason: `git runs hooks from ${value}, outside the working directory` };
-    if (!GIT_SHELL_KEYS.test(key) || (/^alias\./i.test(key) && !value.startsWith("!"))) continue;
-    view.judgeShell(lit(value.replace(/^!/, "")), `git setting ${key}`);
+    const store = /^credential\.helper$/i.test(key) && /^store\b.*--file[= ]\s*(\S+)/.exec(value)?.[1];
+    if (store && classifyPath(lit(store), view.ctx) === "temp")
+      hooks = { key: "credential_exfiltration", reason: `git stores credentials in ${store}, readable by all` };
+    const alias = /^alias\.(.+)$/i.exec(key)?.[1];
+    if (alias && !value.startsWith("!")) st.aliases.set(alias, value);
+    else if (GIT_SHELL_KEYS.test(key)) view.judgeShell(lit(value.replace(/^!/, "")), `git setting ${key}`);
   }
   return hooks;
 }
@@ -372,8 +380,16 @@ export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
     });
   if (installsFromUntrusted(inv))
     out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
-  const hooks = configuredShell(inv, view);
+  const hooks = configuredShell(inv, view, st);
   if (hooks) out.push(hooks);
+  const alias = inv.program === "git" ? st.aliases.get(inv.args[0]?.text ?? "") : undefined;
+  if (alias) view.judgeShell(lit(["git", alias, ...inv.args.slice(1).map((w) => w.text)].join(" ")), "git alias");
+  const script = SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
+  if (script && !script.literal && script.text.startsWith("<("))
+    out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
+  const loads = inv.command.argv.map((w) => CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
+  if (inv.elevated && loads && classifyPath(lit(loads), { ...view.ctx, cwd: inv.command.cwd }) !== "inside")
+    out.push({ key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` });
   for (const hook of record(inv, view, st)) {
     if (typeof hook === "string") out.push({ key: hook, reason: "writes fetched code into a git hook" });
     else if (hook) view.judgeShell(hook, "a git hook written on this line");

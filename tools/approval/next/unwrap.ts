@@ -170,6 +170,15 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literal("-x")])!.roots.map(under);
   if (program === "ls") return operands.length ? operands.map(under) : [under(literal("."))];
   if (LISTS_EVERYWHERE.test(program)) return [under(literal("/"))];
+  // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
+  const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
+  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || cmd.pipedFrom?.argv[0]?.text === "grep";
+  const prefix =
+    argv
+      .slice(verb + 1)
+      .find((w) => !isOption(w.text))
+      ?.text.replace(/\/?$/, "/") ?? "";
+  if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
   if (program === "echo") return operands;
   if (program === "printf") return operands.slice(1);
   return undefined;
