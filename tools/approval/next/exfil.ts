@@ -225,16 +225,8 @@ function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
 export function judgeRemoteShellExfil(cmd: SimpleCommand, view: ExfilView): Finding[] {
   const word = cmd.argv[0];
   if (!word || basename(word.text) !== "ssh") return [];
-  const inv: Invocation = {
-    program: "ssh",
-    args: cmd.argv.slice(1),
-    word,
-    elevated: false,
-    runtimeArgs: false,
-    via: [],
-    command: cmd,
-  };
-  return judgeExfil(inv, view);
+  const base = { word, elevated: false, runtimeArgs: false, via: [], command: cmd };
+  return judgeExfil({ ...base, program: "ssh", args: cmd.argv.slice(1) }, view);
 }
 
 /** `credential_exfiltration` when this invocation sends a secret off the machine. */

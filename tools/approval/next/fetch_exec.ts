@@ -39,7 +39,7 @@ import {
   VOUCHED_OWNERS,
 } from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { basename, isShell, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
 type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
@@ -180,32 +180,23 @@ function readsProgramFromStdin(args: Word[]): boolean {
 
 /** Running fetched code: the program word, a shell or interpreter's script, a package file, a preload. */
 function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
-  const own = inv.word.text.includes("/") ? fetchedArg({ ...inv, args: [inv.word] }, view, st) : undefined;
-  if (own) return own;
-  if (st.unpacked && /^\.{0,2}\//.test(inv.word.text) && !inv.word.text.startsWith("/")) return st.unpacked;
-  if (INSTALLS_FILE.test(inv.program)) {
-    const files = inv.args.filter((w) => PACKAGE_FILE.test(w.text));
-    const key = fetchedArg({ ...inv, args: files }, view, st);
-    if (key) return key;
-  }
-  if (RUNS_FILE_ARG.test(inv.program)) {
-    const script = scriptArg(inv.args);
-    const key = script && fetchedArg({ ...inv, args: [script] }, view, st);
-    if (key) return key;
-  }
-  for (const [name, value] of inv.command.env)
-    if (/^(BASH_ENV|ENV)$/.test(name) && /^<\(\s*(curl|wget)\b/.test(value.text)) return "remote_code_exec";
-  for (const [name, value] of inv.command.env)
-    if (PRELOAD_ENV.test(name)) {
-      const key = fetchedArg({ ...inv, args: [value] }, view, st);
-      if (key) return key;
-    }
-  // a download as the script, as its standard input, or inside the here-doc it reads
+  const script = RUNS_FILE_ARG.test(inv.program) ? scriptArg(inv.args) : undefined;
+  const env = [...inv.command.env];
+  const named = [
+    ...(inv.word.text.includes("/") ? [inv.word] : []),
+    ...(INSTALLS_FILE.test(inv.program) ? inv.args.filter((w) => PACKAGE_FILE.test(w.text)) : []),
+    ...(script ? [script] : []),
+    ...env.flatMap(([name, value]) => (PRELOAD_ENV.test(name) ? [value] : [])),
+  ];
+  const key = fetchedArg({ ...inv, args: named }, view, st);
+  if (key) return key;
+  if (st.unpacked && /^\.{1,2}\//.test(inv.word.text)) return st.unpacked;
+  // a download as the script, its standard input, the here-doc it reads, or the start-up file (BASH_ENV)
   const fetched = [...inv.args, ...inv.command.redirects.flatMap((r) => (r.op === "<" ? [r.target] : []))];
-  const stdin = inv.command.stdin?.text ?? "";
   if (
-    RUNS_FILE_ARG.test(inv.program) &&
-    (fetched.some((w) => FETCHED_WORD.test(w.text)) || /\$\(\s*(curl|wget)\b/.test(stdin))
+    (RUNS_FILE_ARG.test(inv.program) &&
+      (fetched.some((w) => FETCHED_WORD.test(w.text)) || /\$\(\s*(curl|wget)\b/.test(inv.command.stdin?.text ?? ""))) ||
+    env.some(([name, value]) => /^(BASH_ENV|ENV)$/.test(name) && FETCHED_WORD.test(value.text))
   )
     return "remote_code_exec";
   return fetchedArguments(inv) ?? pipedFetch(inv);
@@ -336,15 +327,8 @@ function powershell(inv: Invocation): CodeKey | undefined {
 /** `sh -i < fifo | nc HOST PORT`: an interactive shell whose input and output travel over a socket. */
 function shellToSocket(inv: Invocation): boolean {
   if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return false;
-  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
-    const p = basename(c.argv[0]?.text ?? "");
-    if (
-      RUNS_FILE_ARG.test(p) &&
-      /^(sh|bash|zsh|dash|ksh|ash)$/.test(p) &&
-      c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text))
-    )
-      return true;
-  }
+  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom)
+    if (isShell(basename(c.argv[0]?.text ?? "")) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text))) return true;
   return false;
 }
 

@@ -119,7 +119,8 @@ function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
 
 function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
   const env: Map<string, Word> = new Map();
-  const argv: Word[] = [];
+  const argv: Word[] =
+    node.type === "declaration_command" ? [{ text: node.children[0]!.text, literal: true, glob: false }] : [];
   const redirects: Redirect[] = [];
   let stdin: Word | undefined;
   for (const c of named(node)) {
@@ -234,7 +235,11 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
 
 /** Walks one pipeline stage (or any statement); returns its last simple command. */
 function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
+  // `export -p`, `declare -x`: with no assignment, a command that prints variables
+  if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment"))
+    return void walkChildren(node, s);
   switch (node.type) {
+    case "declaration_command":
     case "command": {
       const cmd = buildCommand(node, s);
       if (pipedFrom) cmd.pipedFrom = pipedFrom;
@@ -251,15 +256,6 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
     case "variable_assignment":
       assign(node, s.vars, s);
       return undefined;
-    case "declaration_command": {
-      // `export -p`, `declare -x`: with no assignment, a command that prints variables.
-      if (named(node).some((c) => c.type === "variable_assignment")) return void walkChildren(node, s);
-      const cmd = buildCommand(node, s);
-      cmd.argv.unshift({ text: node.children[0]?.text ?? "", literal: true, glob: false });
-      if (pipedFrom) cmd.pipedFrom = pipedFrom;
-      emit(cmd, s);
-      return cmd;
-    }
     case "function_definition": {
       // The body runs where the function is called, with the call's arguments (analyse.ts).
       const name = node.childForFieldName("name")?.text;
