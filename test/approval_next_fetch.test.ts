@@ -70,6 +70,10 @@ describe("shell text behind options and wrappers", () => {
     expect(keys("screen -dmS x bash -c 'dd if=/dev/zero of=/dev/sdb bs=1M'").length).toBeGreaterThan(0);
     expect(keys("xargs -0 -a /srv/files.lst rm -f").length).toBeGreaterThan(0);
   });
+  it("find -exec runs on files of the -name pattern under the roots", () => {
+    expect(keys("find /dev -name 'nvme?n1' -exec blkdiscard -f {} \\;")).toContain("erase_device");
+    expect(keys("find . -name '*.pyc' -exec rm -f {} +")).toEqual([]);
+  });
   it("an unfiltered listing fed to xargs is every item of its kind", () => {
     expect(keys("docker volume ls -q | xargs -r docker volume rm")).toContain("volume_destroy");
     expect(keys("docker volume ls -q --filter dangling=true | xargs -r docker volume rm")).toEqual([]);

@@ -464,7 +464,11 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   });
   const fe = program === "find" ? findExec(args) : program === "fd" || program === "fdfind" ? fdExec(args) : undefined;
   if (fe?.exec.length) {
-    const found = fe.roots.map(under);
+    // what `-name PATTERN` finds is a file of that name under the roots
+    const name = program === "find" ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "")) : undefined;
+    const found = fe.roots.map((r) =>
+      name && !name.text.includes("/") ? { ...r, text: `${r.text}/${name.text}` } : under(r),
+    );
     const marked = fe.exec.some((w) => /^\{[/.]*\}$/.test(w.text));
     // fd puts the found path last when the command names no placeholder
     const exec =
