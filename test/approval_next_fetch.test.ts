@@ -79,6 +79,12 @@ describe("shell text behind options and wrappers", () => {
     expect(keys("docker volume ls -q --filter dangling=true | xargs -r docker volume rm")).toEqual([]);
     expect(keys("git ls-files -z --others | xargs -0 rm -f")).toEqual([]);
   });
+  it("make -f - reads its Makefile from the here-doc", () => {
+    expect(keys("make -f - <<'EOF'\n.RECIPEPREFIX = >\nx:\n> sudo systemctl stop kubelet\nEOF")).toContain(
+      "stop_service",
+    );
+    expect(keys("make -f - <<'EOF'\nx:\n\techo hi\nEOF")).toEqual([]);
+  });
   it("an interpreter reading a variable's text as its program", () => {
     expect(keys('echo "$script" | python3')).toContain("inline_code_unanalysable");
     expect(keys('cat <<EOF | python3\nprint("$USER")\nEOF')).toEqual([]);

@@ -322,9 +322,9 @@ const TASK_FILES: Record<
   }),
 };
 
-/** `make -f FILE`: the file named. */
+/** `make -f FILE`: the file named (the grammar drops a last `-`: `make -f - <<EOF` reads standard input). */
 const fileOption = (args: Word[], flag: string) =>
-  args.flatMap((w, i) => (w.text === flag && args[i + 1] ? [args[i + 1]!.text] : []));
+  args.flatMap((w, i) => (w.text === flag ? [args[i + 1]?.text ?? "-"] : []));
 
 /** A justfile's recipe lines (indented under a recipe name). */
 const indentedRecipes = (text: string) =>
