@@ -259,8 +259,6 @@ function installsFromUntrusted(inv: Invocation): boolean {
   const runner = REMOTE_SCRIPT_RUNNERS[inv.program];
   if (runner && runner.verbs.includes(t[0] ?? ""))
     return t.some((w) => runner.powers.test(w)) && t.some((w) => URL_WORD.test(w) && untrustedSource(w));
-  if (/^(kubectl|oc)$/.test(inv.program) && /^(apply|create|replace)$/.test(t[0] ?? "") && !trial(t))
-    return t.some((w, i) => /^(-f|--filename|-k|--kustomize)$/.test(t[i - 1] ?? "") && untrustedSource(remote(w)));
   if (!INSTALLERS.test(inv.program) && !INSTALLS_FILE.test(inv.program)) return false;
   if (t[0] === "config" && t[1] === "set") {
     const [key, value] = t[2]?.includes("=") ? t[2].split(/=(.*)/) : [t[2], t[3]];

@@ -1296,8 +1296,6 @@ export const FED_DELETES: Record<string, { verb: RegExp; key: Rule["key"] }> = {
   s5cmd: { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
   rclone: { verb: /^(delete|purge|deletefile)$/, key: "cloud_storage_delete" },
   mc: { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
-  docker: { verb: /^(rm|rmi|kill)$/, key: "container_mass_delete" },
-  podman: { verb: /^(rm|rmi|kill)$/, key: "container_mass_delete" },
   kubectl: { verb: /^delete$/, key: "cluster_teardown" },
   oc: { verb: /^delete$/, key: "cluster_teardown" },
   helm: { verb: /^(uninstall|delete)$/, key: "cluster_teardown" },
