@@ -238,6 +238,36 @@ describe("ATIF trajectories", () => {
     expect(existsSync(join(runDir, "statistics.json"))).toBe(true);
   });
 
+  it("--resume still checks a hand-edited line written before the lines it adds (its own are not re-checked)", async () => {
+    const data = join(dir, "h.jsonl");
+    writeFileSync(
+      data,
+      ["h1", "flaky-h"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
+    );
+    state.healthy = false;
+    expect((await runCli(["run", data, ...base("h")])).exitCode).toBe(1);
+    const runDir = join(dir, "runs", "h");
+    const line = readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true })[0];
+    appendFileSync(
+      join(runDir, "trajectories.jsonl"),
+      JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n",
+    );
+    state.healthy = true;
+    const resumed = await runCli(["run", data, ...base("h"), "--resume"]);
+    expect(resumed.exitCode).toBe(1);
+    expect(resumed.stdout).toMatch(/error: .*atif\.jsonl not written: task hand-made: not a valid ATIF-v1\.7 document/);
+    expect(existsSync(join(runDir, "atif.jsonl"))).toBe(false);
+    // Without the bad line, the same folder's documents (the added task's included) are all valid.
+    const lines = readFileSync(join(runDir, "trajectories.jsonl"), "utf8").split("\n");
+    writeFileSync(join(runDir, "trajectories.jsonl"), lines.filter((l) => !l.includes('"hand-made"')).join("\n"));
+    expect((await runCli(["run", data, ...base("h"), "--resume"])).exitCode).toBe(0);
+    expect(
+      expectAtifMatches(runDir)
+        .map((d) => d.extra?.task_id)
+        .sort(),
+    ).toEqual(["flaky-h", "h1"]);
+  });
+
   it("merge writes atif.jsonl for the merged trajectories", async () => {
     const data = join(dir, "m.jsonl");
     writeFileSync(

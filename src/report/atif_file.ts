@@ -7,7 +7,7 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import type { TrajectoryEntry } from "../core/records.js";
 import { errorMessage } from "../core/errors.js";
-import { atifDocument, type AtifOptions } from "../formats/atif.js";
+import { atifDocument, toAtif, type AtifOptions } from "../formats/atif.js";
 import type { CallTokens } from "../core/rl_record.js";
 
 export class AtifRunFile {
@@ -24,11 +24,16 @@ export class AtifRunFile {
     this.fd = openSync(this.tmp, "w");
   }
 
-  /** Converts one trajectory line (with its calls' engine tokens, when captured); after a failure the rest are not. */
-  add(entry: TrajectoryEntry, tokens?: Map<number, CallTokens>): void {
+  /**
+   * Converts one trajectory line (with its calls' engine tokens, when captured); after a failure the rest are not.
+   * `checked: false` is for a line this run built itself: converted without the schema checks (see atifDocument).
+   */
+  add(entry: TrajectoryEntry, tokens?: Map<number, CallTokens>, { checked = true } = {}): void {
     if (this.error) return;
     try {
-      this.pending.push(JSON.stringify(atifDocument(entry, this.opts, tokens)));
+      this.pending.push(
+        JSON.stringify(checked ? atifDocument(entry, this.opts, tokens) : toAtif(entry, this.opts, tokens)),
+      );
     } catch (err) {
       this.error = errorMessage(err);
       return;

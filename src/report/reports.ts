@@ -3,7 +3,7 @@
  * so a resumed run reports exactly what an uninterrupted one would.
  */
 import { RlTokenIndex } from "../store/rl_tokens.js";
-import { renameSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import { readJsonl } from "../store/jsonl_file.js";
@@ -55,6 +55,37 @@ export interface ReportTiming {
   modelCalls?: ModelCallCounts;
   /** When the run ended (default now): a merge gives its shards' last end. */
   completedAt?: Date;
+  /**
+   * Where the lines this invocation wrote to trajectories.jsonl start (bytes). Those lines were built by the run
+   * itself, so their atif.jsonl documents skip the schema checks; every line before (an earlier invocation's,
+   * possibly edited by hand) is checked. Absent: every line is checked.
+   */
+  ownTrajectoriesFrom?: number;
+}
+
+/** The number of lines in the first `bytes` bytes of a file, split as node:readline splits (LF, CRLF or CR). */
+function linesBefore(path: string, bytes: number): number {
+  if (bytes <= 0) return 0;
+  const fd = openSync(path, "r");
+  try {
+    const chunk = Buffer.alloc(Math.min(bytes, 1 << 20));
+    let lines = 0;
+    let lastCr = false;
+    for (let at = 0; at < bytes; ) {
+      const n = readSync(fd, chunk, 0, Math.min(chunk.length, bytes - at), at);
+      if (n === 0) break;
+      for (let i = 0; i < n; i++) {
+        const b = chunk[i];
+        // CRLF is one break (counted at its CR), a lone CR or LF one each.
+        if (b === 0x0d || (b === 0x0a && !lastCr)) lines++;
+        lastCr = b === 0x0d;
+      }
+      at += n;
+    }
+    return lines;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export async function writeRunReports(
@@ -100,7 +131,10 @@ export async function writeRunReports(
     samples.push({ taskId: line.task_id, epoch: line.epoch ?? 0, passed, groups: groupLabels(line, groupBy) });
   };
 
-  for await (const l of readJsonl<TrajectoryEntry>(join(runDir, RUN_FILES.trajectories))) {
+  const trajectoriesPath = join(runDir, RUN_FILES.trajectories);
+  const ownLinesAfter =
+    timing.ownTrajectoriesFrom === undefined ? Infinity : linesBefore(trajectoriesPath, timing.ownTrajectoriesFrom);
+  for await (const l of readJsonl<TrajectoryEntry>(trajectoriesPath)) {
     if (!l.value) continue;
     doneIds.add(recordKey(l.value.task_id, l.value.epoch));
     stats.addEntry(l.value);
@@ -111,7 +145,7 @@ export async function writeRunReports(
     }
     sample(l.value, l.value.score?.passed ?? null);
     csv.write(summaryRowFromEntry(l.value));
-    atif.add(l.value, rlTokens?.tokensFor(l.value.task_id, l.value.epoch));
+    atif.add(l.value, rlTokens?.tokensFor(l.value.task_id, l.value.epoch), { checked: l.line <= ownLinesAfter });
     report.done++;
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {

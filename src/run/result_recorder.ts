@@ -2,6 +2,7 @@
  * The record step of a run, on the main thread (the single writer): each task's outcome message becomes its line
  * in trajectories/failed/dropped.jsonl (and rl.jsonl), its events go to events.log, and the counts move on.
  */
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import { JsonlAppender } from "../store/jsonl_file.js";
@@ -36,6 +37,9 @@ export function createResultRecorder(
     dropped: new JsonlAppender(join(runDir, RUN_FILES.dropped)),
     rl: config.rl_capture ? new JsonlAppender(join(runDir, RUN_FILES.rl)) : undefined,
   };
+  // Where this invocation's lines of trajectories.jsonl start (bytes, after the appender's torn-tail repair):
+  // the lines after it were built by this run, not read from a file someone may have edited.
+  const ownTrajectoriesFrom = statSync(files.trajectory.path).size;
   const counts: ProgressCounts = { done: 0, failed: 0, dropped: 0, tokens: 0 };
   // This invocation's tokens by who spent them; counts.tokens is their total (agent + approver + judge).
   const tokensBy = { agent: 0, approver: 0, judge: 0 };
@@ -88,5 +92,15 @@ export function createResultRecorder(
     files.dropped.close();
     files.rl?.close();
   };
-  return { write, close, counts, tokensBy, outcomesThisTime, failureReasons, approverFailures, hermesCheckpoint };
+  return {
+    write,
+    close,
+    ownTrajectoriesFrom,
+    counts,
+    tokensBy,
+    outcomesThisTime,
+    failureReasons,
+    approverFailures,
+    hermesCheckpoint,
+  };
 }

@@ -616,6 +616,7 @@ async function recordRunEnd(
     startedAt,
     totalPrompts: total + state.done.size,
     modelCalls: modelGates.counts(),
+    ownTrajectoriesFrom: recorder.ownTrajectoriesFrom,
   });
   writeCheckpoint(
     runDir,
