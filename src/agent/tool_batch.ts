@@ -98,6 +98,8 @@ export async function runToolBatch(
   run: (call: PlannedCall) => Promise<string>,
   concurrency: number,
 ): Promise<string[]> {
+  // The common turn: one call, nothing to share or to run together.
+  if (calls.length === 1) return [await run(calls[0]!)];
   const unique = new Map<string, PlannedCall>();
   for (const call of calls) if (!unique.has(callKey(call))) unique.set(callKey(call), call);
   const distinct = [...unique.entries()];
