@@ -44,6 +44,7 @@ import { resumeCommand } from "./resume_command.js";
 import { readRunInputs, type RunInputs } from "./run_inputs.js";
 import { reclaimGoneThreads, removeLeftSandboxes, startRunPool, type RunPool } from "./run_pool.js";
 import { createResultRecorder, type ResultRecorder } from "./result_recorder.js";
+import { InFlightTasks } from "./in_flight.js";
 import { createRunControl, type RunControl, type RunStop } from "./run_control.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
@@ -475,7 +476,7 @@ async function runTasks(
   const modelTimer = setInterval(() => progress.update({ ...counts, ...modelCounts() }), 2_000);
   modelTimer.unref();
 
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new InFlightTasks();
   let dispatchError: unknown;
   try {
     await dispatchTasks(config, plan, runPool, { log, progress, control, recorder, inFlight });
@@ -504,7 +505,7 @@ interface Dispatch {
   progress: Progress;
   control: RunControl;
   recorder: ResultRecorder;
-  inFlight: Set<Promise<void>>;
+  inFlight: InFlightTasks;
 }
 
 /** Feeds the pool with back-pressure (at most --concurrency tasks in flight) until the plan ends or the run stops. */
@@ -526,18 +527,18 @@ async function dispatchTasks(config: RunConfig, plan: RunPlan, runPool: RunPool,
       shard,
     )) {
       if (stop.stopping) break;
-      while (d.inFlight.size >= config.concurrency && !stop.stopping) await Promise.race(d.inFlight);
+      while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
       if (stop.stopping) break;
       submit(spec);
     }
     for (const b of badRows) d.log.logEvent(`skipped bad row: ${b}`);
     if (badRows.length) d.progress.log(`skipped ${badRows.length} bad row(s); see ${d.log.events}`);
-    while (d.inFlight.size) await Promise.race(d.inFlight);
+    while (d.inFlight.size) await d.inFlight.next();
   } catch (err) {
     // Reading the dataset or writing failed: stop, and let the tasks in flight end before the files close.
     stop.stopping = true;
     d.control.abortAll();
-    await Promise.allSettled([...d.inFlight]);
+    await d.inFlight.settled();
     throw err;
   }
 }
@@ -554,22 +555,20 @@ function taskSubmitter(config: RunConfig, runPool: RunPool, d: Dispatch): (spec:
   const crashRetries = pLimit(1);
   const submit = (spec: TaskSpec): Promise<void> => {
     const run = (): Promise<TaskOutcomeMessage> => pool.run(spec);
-    const p: Promise<void> = (spec.attempt > 0 ? crashRetries(run) : run())
-      .then(
-        (msg: TaskOutcomeMessage) => write(msg, spec.index),
-        async (err: unknown) => {
-          // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
-          await removeLeftSandboxes(config, specKey(spec), sandboxGates, logEvent);
-          // Retry once on a fresh worker, then record it.
-          if (spec.attempt === 0 && !d.control.stop.stopping) {
-            logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);
-            const retry = submit({ ...spec, attempt: 1 });
-            return retry;
-          }
-          write(crashedWorkerResult(spec, err), spec.index);
-        },
-      )
-      .finally(() => inFlight.delete(p));
+    const p: Promise<void> = (spec.attempt > 0 ? crashRetries(run) : run()).then(
+      (msg: TaskOutcomeMessage) => write(msg, spec.index),
+      async (err: unknown) => {
+        // The worker thread died under this task: its `finally` never ran, so remove its sandbox here.
+        await removeLeftSandboxes(config, specKey(spec), sandboxGates, logEvent);
+        // Retry once on a fresh worker, then record it.
+        if (spec.attempt === 0 && !d.control.stop.stopping) {
+          logEvent(`task ${spec.id}: worker crashed (${errorMessage(err)}); retrying once`);
+          const retry = submit({ ...spec, attempt: 1 });
+          return retry;
+        }
+        write(crashedWorkerResult(spec, err), spec.index);
+      },
+    );
     inFlight.add(p);
     return p;
   };
