@@ -15,6 +15,8 @@ function runWorker(
     });
     w.once("message", resolve);
     w.once("error", reject);
+    // After its message this is a no-op; before it, a thread gone without an answer fails the test at once.
+    w.once("exit", (code) => reject(new Error(`worker thread exited (${code}) without its result`)));
   });
 }
 

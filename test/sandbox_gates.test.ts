@@ -21,6 +21,8 @@ function runWorker(gates: SandboxGates, tasks: number, holdMs: number): Promise<
     });
     w.once("message", resolve);
     w.once("error", reject);
+    // After its message this is a no-op; before it, a thread gone without an answer fails the test at once.
+    w.once("exit", (code) => reject(new Error(`worker thread exited (${code}) without its result`)));
   });
 }
 
@@ -89,8 +91,12 @@ describe("SandboxGates", () => {
       },
     });
     const id = w.threadId; // (-1 once the thread has exited)
-    const held = await new Promise((resolve) => w.once("message", resolve));
-    const exitCode = await new Promise((resolve) => w.once("exit", resolve));
+    // Both listeners before any await: a worker that posts and exits at once can deliver 'message' and 'exit'
+    // in the same tick, and an 'exit' listener added after the message would wait forever.
+    const message = new Promise((resolve) => w.once("message", resolve));
+    const exited = new Promise((resolve) => w.once("exit", resolve));
+    const held = await message;
+    const exitCode = await exited;
     expect(held).toEqual({ held: 3 });
     expect(exitCode).toBe(3);
     expect(gates.live).toBe(3);
