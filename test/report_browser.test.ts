@@ -228,6 +228,7 @@ describe("view: the live page", () => {
       env: cleanEnv(),
       extendEnv: false,
       reject: false,
+      forceKillAfterDelay: false, // the exit after SIGTERM is checked: no SIGKILL 5 s later
     });
     try {
       const url = await new Promise<string>((resolve, reject) => {

@@ -86,6 +86,7 @@ describe("signals of a docker run (CLI)", () => {
         extendEnv: false,
         reject: false,
         timeout: 240_000,
+        forceKillAfterDelay: false, // execa's SIGKILL 5 s after a SIGTERM would cut the clean-up under test
       });
 
       const ours = () => server.requests.filter((q) => JSON.stringify(q.body).includes(runName));

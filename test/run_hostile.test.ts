@@ -324,7 +324,8 @@ describe("local sandbox faults through the CLI", () => {
           "none",
           ...extra,
         ],
-        { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false, timeout: 240_000 },
+        // forceKillAfterDelay: false: execa's SIGKILL 5 s after a SIGTERM would cut the clean-up under test.
+        { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false, timeout: 240_000, forceKillAfterDelay: false },
       );
       return { dir, child };
     }

@@ -99,7 +99,15 @@ function start(tmp: string, prompts: string[], verify = false) {
       "--concurrency",
       "2",
     ],
-    { cwd: ROOT, env: cleanEnv({ TMPDIR: tmp }), extendEnv: false, reject: false, timeout: 240_000 },
+    // forceKillAfterDelay: false: execa's SIGKILL 5 s after a SIGTERM would cut the clean-up under test.
+    {
+      cwd: ROOT,
+      env: cleanEnv({ TMPDIR: tmp }),
+      extendEnv: false,
+      reject: false,
+      timeout: 240_000,
+      forceKillAfterDelay: false,
+    },
   );
   return { dir, child };
 }

@@ -370,6 +370,7 @@ describe("hermes-batch score", () => {
           env: cleanEnv(),
           extendEnv: false,
           reject: false,
+          forceKillAfterDelay: false, // the exit after SIGTERM is checked: no SIGKILL 5 s later
         });
         // Wait until the temporary file holds some lines: the kill lands in the middle of the rewrite.
         const tmp = join(copy, "trajectories.jsonl.rescore.tmp");

@@ -22,7 +22,13 @@ let url: string;
 
 /** Starts `view DIR --port 0` and resolves with the URL it prints. */
 function startView(dir: string): Promise<string> {
-  child = execa("node", [CLI, "view", dir, "--port", "0"], { env: cleanEnv(), extendEnv: false, reject: false });
+  // forceKillAfterDelay: false: the test checks the exit after SIGTERM, which execa would turn into a SIGKILL after 5 s.
+  child = execa("node", [CLI, "view", dir, "--port", "0"], {
+    env: cleanEnv(),
+    extendEnv: false,
+    reject: false,
+    forceKillAfterDelay: false,
+  });
   return new Promise<string>((resolve, reject) => {
     let out = "";
     child!.stdout!.on("data", (d: Buffer) => {
