@@ -51,3 +51,63 @@ export function runCli(
     timeout: opts.timeoutMs ?? 120_000,
   } as const);
 }
+
+/** What a CLI call gave: its exit code and everything it wrote. */
+export interface CliResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+let inProcessQueue: Promise<unknown> = Promise.resolve();
+
+/**
+ * `hermes-batch ARGS` in this test process: src/cli_main.ts `main` from the sources, stdout and stderr captured,
+ * the working directory and the environment (cleaned as for `runCli`) set for the call and restored after. For
+ * the commands that need no process of their own (score, compare, merge, shards, export, report): no node start
+ * and no bundle load per call. Not for `run` (its worker threads load dist/), signals, stdin or a crash: those
+ * stay with `runCli`. Calls in one process run one at a time.
+ */
+export function runCliInProcess(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const call = inProcessQueue.then(() => callMain(args, opts));
+  inProcessQueue = call.catch(() => undefined);
+  return call;
+}
+
+async function callMain(args: string[], opts: { cwd?: string; env?: Record<string, string> }): Promise<CliResult> {
+  const { main } = await import("../../src/cli_main.js");
+  const saved = { cwd: process.cwd(), env: { ...process.env }, exitCode: process.exitCode };
+  const out = { stdout: "", stderr: "" };
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const capture = (name: "stdout" | "stderr") =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      out[name] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
+      const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
+      if (done) process.nextTick(done);
+      return true;
+    }) as typeof process.stdout.write;
+  try {
+    replaceEnv(cleanEnv(opts.env));
+    process.chdir(opts.cwd ?? ROOT);
+    process.stdout.write = capture("stdout");
+    process.stderr.write = capture("stderr");
+    const exitCode = await main(args);
+    // As execa gives a child's output: without its final newline.
+    return { exitCode, stdout: withoutFinalNewline(out.stdout), stderr: withoutFinalNewline(out.stderr) };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+    process.chdir(saved.cwd);
+    replaceEnv(saved.env);
+    process.exitCode = saved.exitCode;
+  }
+}
+
+function replaceEnv(env: Record<string, string | undefined>): void {
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key];
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) process.env[key] = value;
+}
+
+function withoutFinalNewline(text: string): string {
+  return text.replace(/\r?\n$/, "");
+}
