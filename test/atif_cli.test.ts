@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import {
   completion,
   httpError,
@@ -169,12 +169,12 @@ describe("ATIF trajectories", () => {
     const runDir = join(dir, "runs", "a");
     const inRun = readFileSync(join(runDir, "atif.jsonl"), "utf8");
     const out = join(dir, "export.atif.jsonl");
-    const jsonl = await runCli(["export", runDir, "--format", "atif", "--out", out]);
+    const jsonl = await runCliInProcess(["export", runDir, "--format", "atif", "--out", out]);
     expect(jsonl.exitCode, jsonl.stderr).toBe(0);
     expect(readFileSync(out, "utf8")).toBe(inRun);
 
     const files = join(dir, "atif-files");
-    const split = await runCli(["export", runDir, "--format", "atif", "--split-files", files]);
+    const split = await runCliInProcess(["export", runDir, "--format", "atif", "--split-files", files]);
     expect(split.exitCode, split.stderr).toBe(0);
     expect(split.stderr).toMatch(/exported 2 of 2 trajectories .* as atif to .*atif-files \(one file per trajectory\)/);
     expect(readdirSync(files).sort()).toEqual(["calls.json", "cut.json"]);
@@ -184,7 +184,7 @@ describe("ATIF trajectories", () => {
     for (const id of ["calls", "cut"])
       expect(JSON.parse(readFileSync(join(files, `${id}.json`), "utf8"))).toEqual(byTask[id]);
 
-    const wrongFormat = await runCli(["export", runDir, "--format", "openai", "--split-files", files]);
+    const wrongFormat = await runCliInProcess(["export", runDir, "--format", "openai", "--split-files", files]);
     expect(wrongFormat.exitCode).toBe(2);
     expect(wrongFormat.stderr).toMatch(/--split-files is for --format atif/);
   });
@@ -194,7 +194,7 @@ describe("ATIF trajectories", () => {
     const line = readJsonl(join(dir, "runs", "a", "trajectories.jsonl"), { mustExist: true })[0];
     writeFileSync(bad, JSON.stringify({ ...line, task_id: "broken-task", messages: [] }) + "\n");
     const files = join(dir, "bad-files");
-    const r = await runCli(["export", bad, "--format", "atif", "--split-files", files]);
+    const r = await runCliInProcess(["export", bad, "--format", "atif", "--split-files", files]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/task broken-task: not a valid ATIF-v1\.7 document: steps/);
     expect(existsSync(files) ? readdirSync(files) : []).toEqual([]);
@@ -278,7 +278,7 @@ describe("ATIF trajectories", () => {
       const r = await runCli(["run", data, ...base("m"), "--shard", shard], { env: NO_SCHEDULER });
       expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     }
-    const merged = await runCli(["merge", join(dir, "runs", "m")], { env: NO_SCHEDULER });
+    const merged = await runCliInProcess(["merge", join(dir, "runs", "m")], { env: NO_SCHEDULER });
     expect(merged.exitCode, merged.stderr + merged.stdout).toBe(0);
     const docs = expectAtifMatches(join(dir, "runs", "m"));
     expect(docs.map((d) => d.extra?.task_id).sort()).toEqual(["m1", "m2", "m3", "m4"]);

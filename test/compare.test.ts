@@ -6,7 +6,7 @@ import { compareRuns } from "../src/report/compare.js";
 import { comparisonMarkdown, comparisonText } from "../src/report/compare_text.js";
 import { runToJUnit } from "../src/report/junit.js";
 import { loadRunSamples } from "../src/report/run_samples.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 
 type Line = {
   id: string;
@@ -422,25 +422,25 @@ describe("hermes-batch compare (CLI)", () => {
   });
 
   it("exit 0 without regression, 1 on a regression, 3 when nothing is in common, 2 on bad input", async () => {
-    const ok = await runCli(["compare", join(root, "base"), join(root, "same"), "--max-drop", "0"]);
+    const ok = await runCliInProcess(["compare", join(root, "base"), join(root, "same"), "--max-drop", "0"]);
     expect(ok.exitCode).toBe(0);
     expect(ok.stdout).toContain("no regression");
-    const bad = await runCli(["compare", join(root, "base"), join(root, "worse"), "--max-drop", "5"]);
+    const bad = await runCliInProcess(["compare", join(root, "base"), join(root, "worse"), "--max-drop", "5"]);
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout.indexOf("newly failing (4)")).toBe(0);
     expect(bad.stdout).toContain("REGRESSION: pass rate dropped by 40.0 points");
-    const none = await runCli(["compare", join(root, "base"), join(root, "other")]);
+    const none = await runCliInProcess(["compare", join(root, "base"), join(root, "other")]);
     expect(none.exitCode).toBe(3);
     expect(none.stdout).toContain("no task in common");
-    const usage = await runCli(["compare", join(root, "base")]);
+    const usage = await runCliInProcess(["compare", join(root, "base")]);
     expect(usage.exitCode).toBe(2);
     expect(usage.stderr.trim().split("\n")).toHaveLength(1);
-    const flag = await runCli(["compare", join(root, "base"), join(root, "same"), "--max-drop", "-3"]);
+    const flag = await runCliInProcess(["compare", join(root, "base"), join(root, "same"), "--max-drop", "-3"]);
     expect(flag.exitCode).toBe(2);
-    const missing = await runCli(["compare", join(root, "base"), join(root, "nope")]);
+    const missing = await runCliInProcess(["compare", join(root, "base"), join(root, "nope")]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("no such run folder");
-    const outDir = await runCli([
+    const outDir = await runCliInProcess([
       "compare",
       join(root, "base"),
       join(root, "same"),
@@ -449,14 +449,14 @@ describe("hermes-batch compare (CLI)", () => {
     ]);
     expect(outDir.exitCode).toBe(2);
     for (const bad of ["1.5", "abc", "150%", "-1"]) {
-      const r = await runCli(["compare", join(root, "base"), join(root, "same"), "--max-unscored", bad]);
+      const r = await runCliInProcess(["compare", join(root, "base"), join(root, "same"), "--max-unscored", bad]);
       expect(r.exitCode, bad).toBe(2);
       expect(r.stderr.trim().split("\n"), bad).toHaveLength(1);
       expect(r.stderr).toContain("--max-unscored");
     }
-    expect((await runCli(["compare", join(root, "base"), join(root, "same"), "--max-unscored", "20%"])).exitCode).toBe(
-      0,
-    );
+    expect(
+      (await runCliInProcess(["compare", join(root, "base"), join(root, "same"), "--max-unscored", "20%"])).exitCode,
+    ).toBe(0);
   });
 
   it("writes JUnit XML a parser accepts (one testcase per task, failures say why), Markdown and JSON", async () => {
@@ -464,7 +464,7 @@ describe("hermes-batch compare (CLI)", () => {
     const md = join(root, "pr.md");
     const json = join(root, "cmp.json");
     // No gate flag: the default gate fails on the 4 lost tasks, and every output file is still written.
-    const r = await runCli([
+    const r = await runCliInProcess([
       "compare",
       join(root, "base"),
       join(root, "worse"),

@@ -6,7 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { completion, startFakeOpenAI, text, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
@@ -86,7 +86,7 @@ describe("export --format hermes and the original's files", () => {
   it("loads with a line of the original's as one table: the same keys in every entry, metadata and tool stats", async () => {
     expect(runResult.exitCode, runResult.stderr).toBe(0);
     const out = join(dir, "hermes.jsonl");
-    const r = await runCli(["export", runDir, "--format", "hermes", "--out", out]);
+    const r = await runCliInProcess(["export", runDir, "--format", "hermes", "--out", out]);
     expect(r.exitCode, r.stderr).toBe(0);
     const ours = readJsonl(out, { mustExist: true });
     expect(ours).toHaveLength(5);

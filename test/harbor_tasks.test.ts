@@ -9,7 +9,7 @@ import { readHarborTasks, taskDigest } from "../src/harbor/task_dir.js";
 import { quantityToMb } from "../src/harbor/task_config.js";
 import { resolveEnvTable, unpassedVariables } from "../src/harbor/env_template.js";
 import { readRewardFiles } from "../src/score/harbor_reward.js";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { harborEnvOptions, harborPlan } from "../src/harbor/task_hooks.js";
@@ -223,7 +223,7 @@ describe("harbor import and run --harbor (CLI)", () => {
     const root = tempDir("hb-import-");
     cpSync(FIXTURES, join(root, "tasks"), { recursive: true });
     const out = join(root, "rows.jsonl");
-    const ok = await runCli(["harbor", "import", join(root, "tasks"), "-o", out]);
+    const ok = await runCliInProcess(["harbor", "import", join(root, "tasks"), "-o", out]);
     expect(ok.exitCode, ok.stderr).toBe(0);
     const rows = readJsonl(out, { mustExist: true });
     expect(rows.map((r) => r.id)).toEqual([
@@ -233,10 +233,10 @@ describe("harbor import and run --harbor (CLI)", () => {
       "hermes-tests/verifier-env",
     ]);
     task(join(root, "tasks"), "zz-windows", 'os = "windows"\n');
-    const refused = await runCli(["harbor", "import", join(root, "tasks"), "-o", join(root, "none.jsonl")]);
+    const refused = await runCliInProcess(["harbor", "import", join(root, "tasks"), "-o", join(root, "none.jsonl")]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/zz-windows\/task.toml: Windows tasks \(os = "windows"\) are not supported/);
-    const skipped = await runCli(["harbor", "import", join(root, "tasks"), "--on-bad-row", "skip"]);
+    const skipped = await runCliInProcess(["harbor", "import", join(root, "tasks"), "--on-bad-row", "skip"]);
     expect(skipped.exitCode).toBe(0);
     expect(skipped.stdout.trim().split("\n")).toHaveLength(4);
     expect(skipped.stderr).toMatch(/skipped: .*zz-windows\/task.toml/);

@@ -6,7 +6,7 @@ import { gunzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildReportModel } from "../src/report/html/report_data.js";
 import { escapeHtml, reportHtml } from "../src/report/html/page.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { HOSTILE_PROMPT, writeComparedRuns, writeRunFolder } from "./helpers/report_fixture.js";
 
 let runs: { current: string; baseline: string };
@@ -172,30 +172,30 @@ describe("report page", () => {
 describe("report command", () => {
   it("writes RUN_DIR/report.html by default", async () => {
     const dir = writeRunFolder(root, { name: "default-out", tasks: [{ id: "x", passed: true }] });
-    const res = await runCli(["report", dir]);
+    const res = await runCliInProcess(["report", dir]);
     expect(res.exitCode).toBe(0);
     expect(res.stdout).toMatch(/^report: 1 task\(s\), \d+ kB → .*default-out\/report\.html$/);
     expect(readFileSync(join(dir, "report.html"), "utf8")).toMatch(/^<!doctype html>/);
   });
 
   it("bad input is one line and exit 2", async () => {
-    const missing = await runCli(["report", join(root, "nope")]);
+    const missing = await runCliInProcess(["report", join(root, "nope")]);
     expect([missing.exitCode, missing.stderr]).toEqual([
       2,
       `hermes-batch report: ${join(root, "nope")}: no such run folder`,
     ]);
-    const noBaseline = await runCli(["report", runs.current, "--baseline", join(root, "nope")]);
+    const noBaseline = await runCliInProcess(["report", runs.current, "--baseline", join(root, "nope")]);
     expect(noBaseline.exitCode).toBe(2);
-    const badOut = await runCli(["report", runs.current, "-o", join(root, "no-dir", "r.html")]);
+    const badOut = await runCliInProcess(["report", runs.current, "-o", join(root, "no-dir", "r.html")]);
     expect(badOut.exitCode).toBe(2);
     expect(badOut.stderr).toMatch(/^hermes-batch report: -o .*: folder .*no-dir does not exist$/);
     const notRun = tempDir("hb-empty-");
     writeFileSync(join(notRun, "notes.txt"), "x");
-    const empty = await runCli(["report", notRun]);
+    const empty = await runCliInProcess(["report", notRun]);
     expect(empty.exitCode).toBe(2);
     expect(empty.stderr).toContain("not a run folder");
     expect(existsSync(join(notRun, "report.html"))).toBe(false);
-    const view = await runCli(["view", runs.current, "--port", "70000"]);
+    const view = await runCliInProcess(["view", runs.current, "--port", "70000"]);
     expect([view.exitCode, view.stderr]).toEqual([2, "hermes-batch view: --port must be at most 65535, got 70000"]);
   });
 });

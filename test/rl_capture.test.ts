@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
 import { tokenizingHandler, type ScriptedTurn, type ServedCall } from "./helpers/token_server.js";
-import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { RlLineSchema, type RlLine } from "../src/core/rl_record.js";
 import {
@@ -185,7 +185,7 @@ describe("--rl-capture", () => {
     expect(flat.map((l) => l.reward).sort()).toEqual([0, 1]);
 
     const exp = async (format: string, extra: string[] = []) => {
-      const r = await runCli(["export", run.runDir, "--format", format, ...extra]);
+      const r = await runCliInProcess(["export", run.runDir, "--format", format, ...extra]);
       expect(r.stderr).not.toMatch(/does not match/);
       expect(r.exitCode).toBe(0);
       return join(run.runDir, `export.${format}.${format === "rl" || format === "prime" ? "jsonl" : "json"}`);
@@ -245,7 +245,7 @@ describe("--rl-capture", () => {
     const [doc] = readJsonl(join(run.runDir, "atif.jsonl"));
     expect(withIds(doc)).toEqual(expected.map((e) => expect.objectContaining(e)));
     const out = join(run.runDir, "export.atif.jsonl");
-    const exported = await runCli(["export", run.runDir, "--format", "atif", "--out", out]);
+    const exported = await runCliInProcess(["export", run.runDir, "--format", "atif", "--out", out]);
     expect(exported.exitCode, exported.stderr).toBe(0);
     expect(withIds(readJsonl(out)[0])).toEqual(withIds(doc));
   });
@@ -296,7 +296,7 @@ describe("--rl-capture against endpoints that do not return ids", () => {
         expect(readFileSync(join(run.runDir, "events.log"), "utf8")).toMatch(
           /task flat: rl\.jsonl line excluded, bad token data: turn 0: /,
         );
-        const exp = await runCli(["export", run.runDir, "--format", "prime"]);
+        const exp = await runCliInProcess(["export", run.runDir, "--format", "prime"]);
         expect(exp.exitCode).toBe(1);
         expect(exp.stderr).toMatch(/1 excluded/);
       } finally {
@@ -353,7 +353,7 @@ describe("the train verdict by cause", () => {
         train: "masked",
         tokens: "engine",
       });
-      const prime = await runCli(["export", run.runDir, "--format", "prime", "--out", "-"]);
+      const prime = await runCliInProcess(["export", run.runDir, "--format", "prime", "--out", "-"]);
       expect(prime.exitCode).toBe(0);
       const samples = prime.stdout
         .trim()
@@ -426,7 +426,7 @@ describe("rl.jsonl across --resume and merge", () => {
         );
         expect(r.exitCode).toBe(0);
       }
-      const merged = await runCli(["merge", join(shards, "s")], { env: NO_SCHEDULER });
+      const merged = await runCliInProcess(["merge", join(shards, "s")], { env: NO_SCHEDULER });
       expect(merged.exitCode).toBe(0);
       const rl = readJsonl(join(shards, "s", "rl.jsonl")).map((l) => RlLineSchema.parse(l));
       expect(rl.map((l) => l.task_id).sort()).toEqual(["a", "b", "c"]);

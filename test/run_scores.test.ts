@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("scores in a batch run", () => {
@@ -180,10 +180,10 @@ describe("scores in a batch run", () => {
     ]);
     expect(r2.exitCode).toBe(0);
     // 3 of 8 tasks are unscored by design (judge garbage, judge down, no scorer): over the default 10 %.
-    const notComparable = await runCli(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
+    const notComparable = await runCliInProcess(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
     expect(notComparable.exitCode).toBe(3);
     expect(notComparable.stdout).toContain("3 of 8 task(s) are unscored");
-    const cmp = await runCli([
+    const cmp = await runCliInProcess([
       "compare",
       join(out, "base"),
       join(out, "cur"),

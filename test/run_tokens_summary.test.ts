@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("tokens by who spent them, and summary.csv per epoch", () => {
@@ -131,7 +131,7 @@ describe("tokens by who spent them, and summary.csv per epoch", () => {
     expect(model.run.totals.tokens).toBe(total);
     expect(model.run.totals.token_breakdown).toEqual({ agent, approver, judge });
     expect(model.rows.reduce((n, row) => n + row.tok, 0)).toBe(total);
-    const report = await runCli(["report", join(out, "t")]);
+    const report = await runCliInProcess(["report", join(out, "t")]);
     expect(report.exitCode, report.stderr).toBe(0);
     expect(readFileSync(join(out, "t", "report.html"), "utf8")).toContain("function tokensText(t)");
 

@@ -17,7 +17,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { CLI, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 const byId = (lines: any[]) => Object.fromEntries(lines.map((l) => [l.task_id, l]));
@@ -162,7 +162,7 @@ describe("hermes-batch score", () => {
     );
     const fixed = writeDataset(dir, "fixed.jsonl", corrected);
     judged.length = 0;
-    const r = await runCli(["score", runDir, "--dataset", fixed, ...judgeFlags()]);
+    const r = await runCliInProcess(["score", runDir, "--dataset", fixed, ...judgeFlags()]);
     expect(r.stderr).toBe("");
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("re-scored 7 of 7 task line(s)");
@@ -203,7 +203,7 @@ describe("hermes-batch score", () => {
 
     // Without --dataset, run.yaml's dataset: the original answers come back.
     // (From another folder: run.yaml's relative path is found from where the run started.)
-    const back = await runCli(["score", runDir, ...judgeFlags()], { cwd: join(dir, "runs") });
+    const back = await runCliInProcess(["score", runDir, ...judgeFlags()], { cwd: join(dir, "runs") });
     expect(back.exitCode).toBe(0);
     expect(back.stdout).toContain("(run.yaml's dataset)");
     expect(back.stdout).toContain("pass → fail: 1 (capital)");
@@ -214,7 +214,7 @@ describe("hermes-batch score", () => {
     // --scorers expected: only the answers are matched again; no judge call, rubric results and judge records kept.
     const kept = byId(readJsonl(join(runDir, "trajectories.jsonl")));
     judged.length = 0;
-    const cheap = await runCli(["score", runDir, "--dataset", fixed, "--scorers", "expected"]);
+    const cheap = await runCliInProcess(["score", runDir, "--dataset", fixed, "--scorers", "expected"]);
     expect(cheap.exitCode).toBe(0);
     expect(judged).toHaveLength(0);
     expect(cheap.stdout).toContain("pass → fail: 1 (mul)");
@@ -222,7 +222,7 @@ describe("hermes-batch score", () => {
     const now = byId(readJsonl(join(runDir, "trajectories.jsonl")));
     for (const id of ["judge-a", "judge-b", "file"]) expect(now[id]).toEqual(kept[id]);
     expectStatisticsAgree(runDir);
-    const bogus = await runCli(["score", runDir, "--scorers", "expected,bogus"]);
+    const bogus = await runCliInProcess(["score", runDir, "--scorers", "expected,bogus"]);
     expect(bogus.exitCode).toBe(2);
     expect(bogus.stderr).toContain("--scorers expected,bogus: name one or more of expected, rubric, verify");
   });
@@ -237,7 +237,7 @@ describe("hermes-batch score", () => {
     // The judge still fails: files are written, exit 1 names the unscored tasks and why. (No flags: the judge
     // model, endpoint and retries recorded in run.yaml are used again.)
     judged.length = 0;
-    const still = await runCli(["score", runDir], { cwd: join(runDir, "..", "..") });
+    const still = await runCliInProcess(["score", runDir], { cwd: join(runDir, "..", "..") });
     expect(judged.map((q) => q.body.model)).toEqual(["grader", "grader"]);
     expect(still.exitCode).toBe(1);
     expect(still.stdout).toContain("unscored: 2 (judge-a, judge-b)");
@@ -246,7 +246,7 @@ describe("hermes-batch score", () => {
 
     mode = "fail";
     judged.length = 0;
-    const r = await runCli(["score", runDir, ...judgeFlags(), "--concurrency", "1"]);
+    const r = await runCliInProcess(["score", runDir, ...judgeFlags(), "--concurrency", "1"]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("unscored: 0");
     expect(r.stdout).toContain("judge tokens: 30");
@@ -264,10 +264,10 @@ describe("hermes-batch score", () => {
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.scores.judge_usage.total_tokens).toBe(30);
     // A report.html of the run is rebuilt with the new scores.
-    expect((await runCli(["report", runDir])).exitCode).toBe(0);
+    expect((await runCliInProcess(["report", runDir])).exitCode).toBe(0);
     const html = readFileSync(join(runDir, "report.html"), "utf8");
     mode = "pass";
-    const again = await runCli(["score", runDir, ...judgeFlags()]);
+    const again = await runCliInProcess(["score", runDir, ...judgeFlags()]);
     expect(again.stdout).toContain("fail → pass: 2 (judge-a, judge-b)");
     expect(again.stderr).toBe("");
     expect(readFileSync(join(runDir, "report.html"), "utf8")).not.toBe(html);
@@ -282,18 +282,18 @@ describe("hermes-batch score", () => {
       "partial.jsonl",
       ROWS.filter((r) => r.id !== "add" && r.id !== "plain"),
     );
-    const missing = await runCli(["score", runDir, "--dataset", partial, ...judgeFlags()]);
+    const missing = await runCliInProcess(["score", runDir, "--dataset", partial, ...judgeFlags()]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toMatch(
       /2 task id\(s\) of the run have no row in .*partial\.jsonl \(nothing was re-scored\): add, plain/,
     );
-    const notRun = await runCli(["score", dir]);
+    const notRun = await runCliInProcess(["score", dir]);
     expect(notRun.exitCode).toBe(2);
     expect(notRun.stderr).toContain("not a run folder (no trajectories.jsonl)");
-    const noFile = await runCli(["score", runDir, "--dataset", join(dir, "nope.jsonl")]);
+    const noFile = await runCliInProcess(["score", runDir, "--dataset", join(dir, "nope.jsonl")]);
     expect(noFile.exitCode).toBe(2);
     expect(readFileSync(join(runDir, "trajectories.jsonl")).equals(original)).toBe(true);
-    const help = await runCli(["score", "--help"]);
+    const help = await runCliInProcess(["score", "--help"]);
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain("Exit codes: 0 re-scored");
   });
@@ -302,7 +302,7 @@ describe("hermes-batch score", () => {
     const dir = tempDir();
     const { runDir } = await baseRun(dir, "pass", ["--keep-workspaces"]);
     const stricter = ROWS.map((r) => (r.id === "file" ? { ...r, verify: "grep -qx 'bye eval' greeting.txt" } : r));
-    const r = await runCli([
+    const r = await runCliInProcess([
       "score",
       runDir,
       "--dataset",
@@ -356,7 +356,7 @@ describe("hermes-batch score", () => {
     // The complete new file: the same re-score, judged "fail", run to the end on a copy.
     mode = "fail";
     cpSync(origDir, join(out, "full"), { recursive: true });
-    const full = await runCli(["score", join(out, "full"), ...judgeFlags()]);
+    const full = await runCliInProcess(["score", join(out, "full"), ...judgeFlags()]);
     expect(full.exitCode).toBe(0);
     const complete = readFileSync(join(out, "full", "trajectories.jsonl"), "utf8");
     expect(complete).not.toBe(original);
@@ -389,7 +389,7 @@ describe("hermes-batch score", () => {
           expect(existsSync(tmp)).toBe(false);
         }
         // A leftover of a killed re-score is no obstacle: the next one completes.
-        const again = await runCli(["score", copy, ...judgeFlags(), "--concurrency", "8"]);
+        const again = await runCliInProcess(["score", copy, ...judgeFlags(), "--concurrency", "8"]);
         expect(again.exitCode).toBe(0);
         expect(readFileSync(join(copy, "trajectories.jsonl"), "utf8")).toBe(complete);
         expect(readdirSync(copy).filter((f) => f.includes(".tmp"))).toEqual([]);

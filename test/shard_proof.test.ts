@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
-import { cleanEnv, CLI, NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { cleanEnv, CLI, NO_SCHEDULER, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, type FakeOpenAI, type RecordedRequest, type Reply } from "./helpers/fake_openai.js";
 import { waitUntil } from "./helpers/wait.js";
 import { readJsonl } from "./helpers/jsonl.js";
@@ -82,16 +82,22 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
       runYaml: existsSync(join(killedDir, "run.yaml")),
     };
     killedLaunch = readFileSync(join(killedDir, "launch.json"), "utf8");
-    r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
-    r.partial = await runCli(["merge", join(dir, "runs", "exp"), "--allow-partial"], { cwd: dir, env: NO_SCHEDULER });
-    r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
-    r.shardsJson = await runCli(["shards", join(dir, "runs", "exp"), "--json"], { cwd: dir, env: NO_SCHEDULER });
+    r.merge = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.partial = await runCliInProcess(["merge", join(dir, "runs", "exp"), "--allow-partial"], {
+      cwd: dir,
+      env: NO_SCHEDULER,
+    });
+    r.shards = await runCliInProcess(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.shardsJson = await runCliInProcess(["shards", join(dir, "runs", "exp"), "--json"], {
+      cwd: dir,
+      env: NO_SCHEDULER,
+    });
     hang = false;
     const rerun = /shell:\n\s+(cd .*)\n/.exec(r.shards.stdout)?.[1];
     expect(rerun, r.shards.stdout).toBeDefined();
     r.rerun = await execa("bash", ["-c", rerun!], { env: cleanEnv(env), extendEnv: false, reject: false });
-    r.shardsAfter = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
-    r.mergeAfter = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.shardsAfter = await runCliInProcess(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.mergeAfter = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
   }, 180_000);
 
   afterAll(async () => {
@@ -212,8 +218,8 @@ describe("early stop per shard: the single run's rule (the endpoint dies mid-run
         { cwd: dir, env: NO_SCHEDULER },
       );
     [r.s0, r.s1] = await Promise.all([run(0), run(1)]);
-    r.shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
-    r.merge = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.shards = await runCliInProcess(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+    r.merge = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
   }, 120_000);
 
   afterAll(async () => {
@@ -287,7 +293,7 @@ describe("shards of a dataset read from stdin", () => {
         readFileSync(join(dir, "runs", "exp", "shards", "0000-of-0002", "shard-complete.json"), "utf8"),
       );
       expect(rec.owned_ids).toEqual(ids.filter((id) => shardOfTask(id, 2) === 0));
-      const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      const merged = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(merged.exitCode, merged.stderr).toBe(0);
       expect(merged.stderr).toContain("each shard's own record of its task ids is used");
       expect(
@@ -342,10 +348,10 @@ describe("a finished shard with a failed task", () => {
           { cwd: dir, env: NO_SCHEDULER },
         );
       await Promise.all([run(0), run(1)]);
-      const first = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      const first = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(first.exitCode, first.stderr).toBe(1);
       expect(first.stdout).toContain(`shard ${shardOfTask("t3", 2)}/2: t3`);
-      const shards = await runCli(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      const shards = await runCliInProcess(["shards", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(shards.exitCode).toBe(0);
       expect(shards.stdout).toContain("t3 (model_error)");
       const rerun = /shell:\n\s+(cd .*)(?:\n|$)/.exec(shards.stdout)?.[1];
@@ -357,7 +363,7 @@ describe("a finished shard with a failed task", () => {
         reject: false,
       });
       expect(again.exitCode, String(again.stderr)).toBe(0);
-      const merged = await runCli(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
+      const merged = await runCliInProcess(["merge", join(dir, "runs", "exp")], { cwd: dir, env: NO_SCHEDULER });
       expect(merged.exitCode, merged.stdout + merged.stderr).toBe(0);
       expect(
         readJsonl(join(dir, "runs", "exp", "trajectories.jsonl"))
