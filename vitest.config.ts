@@ -6,6 +6,8 @@ import { defineConfig } from "vitest/config";
 /**
  * The suite in five projects, by what a file needs (`npm test` runs them all, `npm run test:unit` the first):
  *  - unit: in process, from the sources: no build, no Docker, no sandbox or CLI child process (< 60 s on 2 cores);
+ *    its files share their worker processes (isolate: false: each file's imports are not loaded again, less than
+ *    half the CPU), so a unit test file leaves no global state behind: registries, process.env, timers, cwd;
  *  - cli: child processes: the built CLI (`dist/`), the CLI from the sources (tsx), local sandboxes, MCP servers;
  *    a file in none of the lists lands here (the safe default: it gets the build);
  *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts);
@@ -27,6 +29,8 @@ const UNIT = files(
   "approval_smart",
   "approval_structure",
   "build_test_image",
+  "command_stop",
+  "compare",
   "config",
   "core_gates",
   "dataset",
@@ -49,6 +53,7 @@ const UNIT = files(
   "progress",
   "reasoning",
   "records",
+  "report_html",
   "registry",
   "run_options",
   "sandbox_gates",
@@ -60,6 +65,7 @@ const UNIT = files(
   "statistics",
   "strict_json",
   "task_outcome",
+  "tool_stats_keys",
   "tools_agent_web",
   "toolsets",
   "unified_diff",
@@ -83,7 +89,7 @@ export default defineConfig({
     fileParallelism: true,
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "unit", include: UNIT } },
+      { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
       {
         extends: true,
         test: {
@@ -91,6 +97,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...UNIT, ...DOCKER, ...BROWSER, ...CLUSTER],
           globalSetup: [BUILD],
+          // A test here chains up to four CLI runs; at a load of 20 on 2 cores one run can take 15 s.
+          testTimeout: 180_000,
         },
       },
       { extends: true, test: { name: "docker", include: DOCKER, globalSetup: [BUILD, "test/setup/docker.ts"] } },
