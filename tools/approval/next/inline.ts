@@ -9,6 +9,8 @@
 import type { ClassKey } from "./classes.js";
 import {
   BARE_EXEC,
+  CODE_REWRITES,
+  PATH_OBJECT_REWRITES,
   QUOTED_SHELL,
   STR_PLAIN,
   COPY_CALLS,
@@ -28,6 +30,7 @@ import {
   SHELL_CALL_NAMES,
   SHELL_ON_SOCKET,
   SOCKETS,
+  STATE_CALLS,
   STORE_WIPES,
   STR,
   WHOLE_ENVIRONMENT,
@@ -51,7 +54,7 @@ const DELETE_CALLS = new RegExp(
   String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
   "g",
 );
-const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:${STR})?`, "g");
+const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`, "g");
 /** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
 const SHELL_CALLS = new RegExp(
   String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR_PLAIN}(?:\s*,\s*(?:${STR_PLAIN}|\[[^\]]*\]))+|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
@@ -64,10 +67,10 @@ const NAMED_DANGEROUS_MEMBER =
   /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
 const GIB = 1024 ** 3;
 const ENDLESS =
-  /iter\(\s*int\s*,\s*1\s*\)|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]?|\bloop\s*(do|\{)|for\s*\(\s*;\s*;\s*\)|\bwhile\s+true\b|\buntil\s+false\b/;
+  /iter\(\s*int\s*,\s*1\s*\)|\bfor\s*\{|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]?|\bloop\s*(do|\{)|for\s*\(\s*;\s*;\s*\)|\bwhile\s+true\b|\buntil\s+false\b/;
 /** Code that lists a directory or a glob: what a computed delete or chmod in it acts on. */
 const LISTED = new RegExp(
-  String.raw`\b(?:(?:glob\.i?glob|Dir\.glob|Dir|os\.listdir|os\.scandir|os\.walk|readdirSync|Path\(\s*${STR}\s*\)\.(?:r?glob|iterdir))\s*[([]|find\s*\(\s*sub\s*\{[^}]*\}\s*,)\s*${STR}`,
+  String.raw`\b(?:(?:glob\.i?glob|Dir\.glob|Dir|os\.listdir|os\.scandir|os\.walk|readdirSync|Path\(\s*${STR}\s*\)\.(?:r?glob|iterdir))\s*[([]|find\s*\(\s*sub\s*\{[^}]*\}\s*,)\s*(?:${STR})?`,
   "g",
 );
 /** Encoded text handed to a shell call: decoded and judged as shell text. */
@@ -80,7 +83,7 @@ const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 export function largestAllocation(code: string): number {
   let max = 0;
   const alloc =
-    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|['"][^'"]{0,4}['"]\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
   for (const m of code.matchAll(alloc)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
@@ -105,29 +108,36 @@ function evaluateSize(expr: string): number {
 
 /** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
 function repetitions(code: string): number {
-  if (ENDLESS.test(code)) return Infinity;
+  if (ENDLESS.test(code) || /\bsetInterval\s*\(/.test(code)) return Infinity;
   let max = 1;
   for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
     max = Math.max(max, evaluateSize((m[1] ?? m[2] ?? "1").replace(/[_\s]/g, "")));
   return max;
 }
 
+/** `p = '/etc/x'` assigned once: later bare uses of `p` as a call's argument read as the string. */
+function substituteAssigned(code: string): string {
+  const seen = new Map<string, string | undefined>();
+  for (const m of code.matchAll(
+    /(?:^|[;\s(])(?:my\s+|const\s+|let\s+|var\s+)?(\$?[A-Za-z_]\w*)\s*=\s*('[^'\\]*'|"[^"\\$]*")(?=\s*[;\n,)]|\s*$)/g,
+  ))
+    seen.set(m[1]!, seen.has(m[1]!) ? undefined : m[2]!);
+  let out = code;
+  for (const [name, value] of seen)
+    if (value !== undefined)
+      out = out.replace(new RegExp(String.raw`([(,]\s*)${name.replace(/\$/g, "\\$")}(?=\s*[,)])`, "g"), `$1${value}`);
+  return out;
+}
+
+const rewrite = (code: string, table: [RegExp, string][]) => table.reduce((c, [re, to]) => c.replace(re, to), code);
+
 /** Reads paths built on the home directory as `~/…`, and the script's own arguments as literals. */
 export function normaliseCode(code: string, argv: string[] = []): string {
-  let out = code
-    .replace(/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1")
-    .replace(HOME_EXPRESSIONS, "'~'")
-    .replace(/\$\{\s*'~'\s*\}/g, "~")
-    .replace(/"'~'\//g, '"~/')
-    .replace(/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'")
-    .replace(/(?:File\.join|os\.path\.join|path\.join)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'");
+  let out = rewrite(substituteAssigned(code), CODE_REWRITES);
   for (let i = 0; i < 4; i++)
     out = out.replace(/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'");
-  out = out.replace(/(?<![\w.])\(\s*('[^']*')\s*\)\.(unlink|rmdir)\(/g, "Path($1).$2(");
   for (let i = 0; i < 4; i++) out = out.replace(/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'");
-  out = out
-    .replace(/\bchmod\s*\(?\s*0?[0-7]{3,4}\s*,\s*/g, "chmod(")
-    .replace(/\bfile\s+delete\s+(?:-force\s+)?(?:--\s+)?([^\s\]};"]+)/g, "rmtree('$1')");
+  out = rewrite(out, PATH_OBJECT_REWRITES);
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   return out
     .replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m)
@@ -187,6 +197,7 @@ function classify(code: string): [ClassKey, string] | undefined {
   if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code) || EVALUATES_COMPUTED.test(code))
     return ["inline_code_unanalysable", "the code computes what it calls or runs"];
   for (const [re, key] of STORE_WIPES) if (re.test(code)) return [key, "empties a whole store"];
+  for (const [re, key] of STATE_CALLS) if (re.test(code)) return [key, "changes the machine's state"];
   const size = largestAllocation(code);
   if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
     return ["resource_exhaustion", "allocates gigabytes of memory"];
@@ -221,6 +232,9 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
   const out: InlineFinding = { deletes, writes, shell: shellTexts(code), reason: "" };
   const found = classify(code);
   if (found) [out.key, out.reason] = found;
+  // What /tmp holds is every task's and program's: emptying it is not the line's own.
+  else if (deletes.some((p) => /^\/(var\/)?tmp\/?\*?$/.test(p)))
+    [out.key, out.reason] = ["recursive_delete", "empties /tmp"];
   return out;
 }
 
@@ -244,8 +258,15 @@ export function inlineProgram(inv: Invocation): { code: string; argv: string[] }
     case "elixir":
     case "iex":
       return after(t.indexOf("-e"));
-    case "rails":
-      return t[0] === "runner" ? { code: t[1] ?? "", argv: [] } : undefined;
+    case "rails": {
+      // `rails runner [-e ENV] CODE`
+      const code = t
+        .slice(1)
+        .find((w, i, rest) => !w.startsWith("-") && !/^(-e|--environment)$/.test(rest[i - 1] ?? ""));
+      return t[0] === "runner" ? { code: code ?? "", argv: [] } : undefined;
+    }
+    case "erl":
+      return after(t.indexOf("-eval"));
     case "awk":
     case "gawk":
     case "mawk":

@@ -102,13 +102,14 @@ const BASE_RULES: Rule[] = [
     pass: ["mv a.txt b.txt", "mv /tmp/x.tgz ."],
   },
   {
+    // the link is made where the last operand points (with one operand, in the current directory)
     program: ["ln"],
-    anyOption: ["-f", "-sf", "-fs", "--force", "-snf", "-sfn"],
+    when: (ops) => ops.length >= 2,
     effect: "overwrite",
     key: "symlink_outside_workdir",
     paths: "last",
-    flag: ["ln -sf /dev/null /etc/resolv.conf"],
-    pass: ["ln -sf ../lib lib"],
+    flag: ["ln -sf /dev/null /etc/resolv.conf", "ln -s /lib/systemd/system/x.service /etc/systemd/system/"],
+    pass: ["ln -sf ../lib lib", "ln -s /usr/share/dict/words ./words", "ln -sf /opt/tool/bin/tool"],
   },
   {
     program: ["tee"],
@@ -340,21 +341,37 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["apt", "apt-get", "aptitude", "dnf", "yum", "zypper", "pacman", "apk", "snap", "dpkg", "rpm"],
-    args: /(^|\s)(remove|purge|autoremove|erase|del|-R[a-z]*|-r|-P|-e|--purge|--remove|--erase)(\s|$)/,
+    args: /(^|\s)(remove|rm|purge|autoremove|erase|del|dselect-upgrade|-R[a-z]*|-r|-P|-e|--purge|--remove|--erase)(\s|$)/,
     unless:
       /(^|\s)(-s|--simulate|--dry-run|--just-print|--no-act|-p|--print|--test|-[a-zA-Z]*p[a-zA-Z]*)(\s|$)|(^|\s)-R[a-z]*p/,
     effect: "system",
     key: "package_remove",
-    flag: ["apt-get remove -y openssh-server", "yum erase -y kernel", "pacman -Rns systemd", "dpkg --purge libc6"],
+    flag: [
+      "apt-get remove -y openssh-server",
+      "yum erase -y kernel",
+      "pacman -Rns systemd",
+      "dpkg --purge libc6",
+      "zypper rm -y sudo",
+      "apt-get -y dselect-upgrade",
+    ],
     pass: ["apt-get install -y jq", "rpm -qa"],
   },
   {
-    program: ["update-grub", "grub-install", "grub2-mkconfig", "efibootmgr", "bootctl"],
+    program: ["grub-install", "grub2-mkconfig", "efibootmgr", "bootctl"],
     unless: /^(-v|--verbose)?$|(^|\s)(status|list|--help|-h)(\s|$)/,
     effect: "system",
     key: "boot_config",
     flag: ["grub-install /dev/sda", "efibootmgr -b 0001 -B"],
-    pass: [],
+    pass: ["efibootmgr", "bootctl status"],
+  },
+  {
+    // run alone, it rewrites the boot menu
+    program: ["update-grub", "update-grub2"],
+    unless: /(^|\s)(--help|-h|--version|-V)(\s|$)/,
+    effect: "system",
+    key: "boot_config",
+    flag: ["update-grub", "update-grub2"],
+    pass: ["update-grub --help"],
   },
   {
     program: ["setenforce", "aa-disable", "aa-complain", "setsebool"],

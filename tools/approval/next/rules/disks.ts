@@ -3,7 +3,9 @@
  */
 import type { Rule } from "./types.js";
 
-const DISK = /(^|\s)\/dev\/(sd|nvme|hd|vd|xvd|mmcblk|md|dm-|mapper|loop|disk|mtd|sr)\S*/;
+/** Block and SCSI devices (`/dev/\u0000found`: what `find /dev … -exec` hands over, any of them). */
+const DISK =
+  /(^|\s)\/dev\/(sd|sg\d|nvme|hd|vd|xvd|mmcblk|md|dm-|mapper|loop|disk|mtd|sr|nbd|rbd|zd|bcache|\u0000found)\S*/;
 
 export const DISK_RULES: Rule[] = [
   // disks and volumes
@@ -107,6 +109,8 @@ export const DISK_RULES: Rule[] = [
       "sgdisk --zap-all /dev/sda",
       "tune2fs -O ^has_journal /dev/sda1",
       "ddrescue /dev/zero /dev/sdb",
+      "sg_format --format /dev/sg2",
+      "find /dev -name 'sd?' -exec blkdiscard {} \\;",
     ],
     pass: ["sgdisk -p /dev/sda", "e2fsck -n /dev/sda1", "hdparm -I /dev/sda"],
   },
@@ -210,11 +214,15 @@ export const DISK_RULES: Rule[] = [
   {
     // a script run with raised rights: what it does is in a file the line does not show
     program: ["python", "python3", "node", "ruby", "perl", "php", "deno", "bun"],
-    args: /^(-[a-zA-Z]+\s+)*[^\s-]\S*\.(py|js|mjs|cjs|ts|rb|pl|php)(\s|$)/,
+    args: /^(-[a-zA-Z]+\s+)*([^\s-]\S*\.(py|js|mjs|cjs|ts|rb|pl|php)|\.{0,2}\/\S+)(\s|$)/,
     elevated: true,
     effect: "system",
     key: "elevated_unreadable",
-    flag: ["sudo python3 tools/repair_db.py --apply", "sudo -E node ./scripts/migrate.js"],
+    flag: [
+      "sudo python3 tools/repair_db.py --apply",
+      "sudo -E node ./scripts/migrate.js",
+      "sudo python3 /usr/sbin/tool",
+    ],
     pass: ["python3 tools/repair_db.py --apply", "sudo python3 -c 'print(1)'"],
   },
   {

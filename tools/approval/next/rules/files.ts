@@ -181,14 +181,49 @@ export const FILE_RULES: Rule[] = [
     pass: ["patch -p1 < fix.diff"],
   },
   {
-    program: ["ed", "ex", "vim", "vi", "nvim", "crudini", "augtool", "gawk"],
-    args: /(^|\s)(-s|-es|-e|--set|--del|-i\s+inplace|-i inplace|-c)(\s|$)/,
+    program: ["ed", "ex", "vim", "vi", "nvim", "crudini", "augtool"],
+    args: /(^|\s)(-[a-zA-Z]*[sec][a-zA-Z]*|--set|--del)(\s|$)/,
     effect: "overwrite",
     key: "overwrite_outside_workdir",
     paths: "operands",
     when: (ops) => ops.some((o) => /^\/(etc|usr|boot|var|opt|root|srv)\//.test(o)),
-    flag: ["ed -s /etc/fstab <<< x", "crudini --set /etc/php/8.2/fpm/php.ini PHP display_errors On"],
+    flag: [
+      "ed -s /etc/fstab <<< x",
+      "crudini --set /etc/php/8.2/fpm/php.ini PHP display_errors On",
+      "ex -sc 'g/^#/d|x' /etc/hosts",
+    ],
     pass: ["ed -s notes.txt <<< x"],
+  },
+  {
+    program: ["gawk", "awk"],
+    args: /(^|\s)-i\s*inplace(\s|$)/,
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: "operands",
+    when: (ops) => ops.some((o) => /^(\/|~)/.test(o)),
+    flag: ["awk -i inplace '!/x/' /etc/passwd", "gawk -i inplace '{sub(/a/,\"b\")}1' ~/.bashrc"],
+    pass: ["gawk -i inplace '{sub(/a/,\"b\")}1' notes.txt", "gawk -e '{print}' /etc/passwd"],
+  },
+  {
+    // keys, certificates and outputs named by -out/-keyout
+    program: ["openssl"],
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: { option: ["-out", "-keyout"] },
+    flag: [
+      "openssl req -x509 -nodes -newkey rsa:2048 -keyout /etc/ssl/private/x.key -out /etc/ssl/certs/x.crt -subj /CN=x",
+    ],
+    pass: ["openssl req -x509 -nodes -newkey rsa:2048 -keyout ./certs/k.pem -out ./certs/c.pem -subj /CN=x"],
+  },
+  {
+    // in-place edits of structured files (XML, YAML, JSON, TOML)
+    program: ["xmlstarlet", "xml", "yq", "dasel", "tomlq"],
+    anyOption: ["-L", "--inplace", "-i", "--in-place", "-w", "--write"],
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: "last",
+    flag: ["xmlstarlet ed -L -d '//proxy' ~/.m2/settings.xml", "yq -i '.x = 1' /etc/app/config.yaml"],
+    pass: ["xmlstarlet ed -L -u '//version' -v 2 pom.xml", "xmlstarlet sel -t -v '//id' ~/.m2/settings.xml"],
   },
   {
     program: ["curl"],

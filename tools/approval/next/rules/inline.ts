@@ -15,10 +15,10 @@ export const QUOTED_SHELL =
 export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
 
 /** Calls whose first string argument is a path they delete. */
-export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir)|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)|(?<![.\w])remove|new\s+File\s*\(\s*(?=${STR}\s*\)\s*\.(?:delete|deleteDir)\s*\(\))`;
+export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir|delete|deleteDir|deleteRecursively)|os\.RemoveAll|os\.Remove|file:del_dir_r|file:del_dir|file:delete|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)|(?<![.\w])remove`;
 
 /** Calls whose first string argument is a path they write, change or move away. */
-export const WRITE_CALL_NAMES = String.raw`open\s*\(\s*${STR}\s*,\s*['"](?:[wa]|r\+)|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes|IO\.(?:bin)?write|(?<![.\w])write|(?<![.\w])truncate`;
+export const WRITE_CALL_NAMES = String.raw`Path\(\s*${STR}\s*\)\.(?:write_text|write_bytes|touch|chmod|symlink_to|text\s*=|setText|write|append|open\s*\(\s*['"][wa])|open\s*\(\s*${STR}\s*,\s*['"](?:[wa]|r\+)|writeFileSync|appendFileSync|writeFile|appendFile|File\.write|File\.open\s*\(\s*${STR}\s*,\s*['"][wa]|file_put_contents|os\.chmod|os\.chown|os\.rename|os\.replace|shutil\.move|shutil\.copy(?:file|2)?\s*\(\s*${STR}\s*,|chmodSync|chownSync|truncateSync|ftruncateSync|renameSync|copyFileSync\s*\(\s*${STR}\s*,|Deno\.writeTextFile|Deno\.writeFile|Bun\.write|File\.chmod|(?:FileUtils\.)?ch(?:mod|own)_R|chmod|chown|rename|symlink|symlinkSync|os\.symlink|write_text|write_bytes|IO\.(?:bin)?write|(?<![.\w])write|(?<![.\w])truncate`;
 
 /** Copies whose second string argument is the path written: `copyFileSync(a, '/etc/hosts')`. */
 export const COPY_CALLS = new RegExp(
@@ -30,18 +30,50 @@ export const COPY_CALLS = new RegExp(
 export const REDIRECT_WRITES = [
   /\bopen\s*\(?\s*[\w$]+\s*,\s*['"]\+?>{1,2}\s*([^'"\s]+)['"]/g,
   /\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*['"]\+?>{1,2}['"]\s*,\s*['"]([^'"]+)['"]/g,
-  /\b(?:print|printf)\b[^;|]*?>{1,2}\s*"([^"]+)"/g,
+  /\b(?:print|printf)\b(?:\s*"[^"]*"|[^;|"])*?>{1,2}\s*"([^"]+)"/g,
 ];
 
 /** Calls that run shell text. */
-export const SHELL_CALL_NAMES = String.raw`os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|%x`;
+export const SHELL_CALL_NAMES = String.raw`commandLine|os\.exec[lv]p?e?|os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|%x`;
 
 /** Tcl's `exec PROGRAM ARGS…` (a bare word after `exec`, not a quoted string or a call): the words run as a command. */
 export const BARE_EXEC = /(?:^|[;[{\n])\s*exec\s+([a-zA-Z/][^\]\n;}]*)/g;
 
 /** Expressions that stand for the home directory (a path built on them is under `~`). */
 export const HOME_EXPRESSIONS =
-  /os\.path\.expanduser\(\s*['"]~['"]\s*\)|Path\.home\(\)|pathlib\.Path\.home\(\)|os\.homedir\(\)|require\(\s*['"](?:node:)?os['"]\s*\)\.homedir\(\)|process\.env\.HOME|process\.env\[\s*['"]HOME['"]\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"]\s*\)|os\.getenv\(\s*['"]HOME['"]\s*\)|getenv\(\s*['"]HOME['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|Deno\.env\.get\(\s*['"]HOME['"]\s*\)|Bun\.env\.HOME|System\.user_home!?\(\)|\$_SERVER\[\s*['"]HOME['"]\s*\]/g;
+  /os\.path\.expanduser\(\s*['"]~['"]\s*\)|(?<![\w.])homedir\(\)|Path\.home\(\)|pathlib\.Path\.home\(\)|os\.homedir\(\)|require\(\s*['"](?:node:)?os['"]\s*\)\.homedir\(\)|process\.env\.HOME|process\.env\[\s*['"]HOME['"]\s*\]|os\.environ\[\s*['"]HOME['"]\s*\]|os\.environ\.get\(\s*['"]HOME['"]\s*\)|os\.getenv\(\s*['"]HOME['"]\s*\)|getenv\(\s*['"]HOME['"]\s*\)|\$ENV\{\s*['"]?HOME['"]?\s*\}|ENV\[\s*['"]HOME['"]\s*\]|Dir\.home|Deno\.env\.get\(\s*['"]HOME['"]\s*\)|Bun\.env\.HOME|System\.user_home!?\(\)|\$_SERVER\[\s*['"]HOME['"]\s*\]/g;
+
+/**
+ * Rewrites that bring code to the forms the call tables read, in order: modules imported by expression
+ * named, home-directory and `expanduser` paths as `'~/…'`, `Path(…)`/`File(…)` objects joined and used as
+ * receivers (`Path.home().joinpath('.ssh').glob('id_*')` is `Path('~/.ssh').glob('id_*')`), Perl's
+ * `unlink for glob(…)` and `unlink <…>`, modes dropped from chmod calls, Tcl's `file delete`.
+ * `$H` stands for the home-expression table and `$S` for a string literal; the loops in ../inline.ts
+ * fold string concatenation between these steps.
+ */
+export const CODE_REWRITES: [RegExp, string][] = [
+  [/__import__\(\s*['"]([\w.]+)['"]\s*\)/g, "$1"],
+  [/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1"],
+  [HOME_EXPRESSIONS, "'~'"],
+  [/\$\{\s*'~'\s*\}/g, "~"],
+  [/"'~'\//g, '"~/'],
+  [/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'"],
+  [/\b(unlink|chmod|chown)(\s+[^;]*?)?\s+for\s+(glob\b)?/g, "$1$2 glob "],
+  [/(?:File\.join|os\.path\.join|path\.join|(?<![\w.])joinpath)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'"],
+  [/new\s+File\s*\(\s*('[^']*'|"[^"]*")\s*\)/g, "Path($1)"],
+];
+
+/** `Path(P).joinpath(Q)`, `'P'.joinpath(Q)`, and string receivers of pathlib methods, after the concatenation loops. */
+export const PATH_OBJECT_REWRITES: [RegExp, string][] = [
+  [/(?:(?:pathlib\.)?Path\(\s*)?['"]([^'"]*)['"]\s*\)?\s*\.joinpath\(\s*['"]([^'"]*)['"]\s*\)/g, "Path('$1/$2')"],
+  [
+    /(?<![\w.])\(?\s*('[^']*')\s*\)?\s*\.(unlink|rmdir|write_text|write_bytes|touch|chmod|glob|rglob|iterdir|symlink_to)\(/g,
+    "Path($1).$2(",
+  ],
+  [/\b((?:FileUtils\.)?ch(?:mod|own)(?:_R)?)\s*\(?\s*0?[0-7]{3,4}\s*,\s*/g, "$1("],
+  [/\b(FileUtils\.chown(?:_R)?)\s*\(\s*(?:[\w'"]+)\s*,\s*(?:[\w'"]+)\s*,\s*/g, "$1("],
+  [/\bfile\s+delete\s+(?:-force\s+)?(?:--\s+)?([^\s\]};"]+)/g, "rmtree('$1')"],
+];
 
 /** Code runs something it downloads: an evaluating call and a download in the same code. */
 export const EVALUATES =
@@ -51,7 +83,7 @@ export const DOWNLOADS =
 
 /** Evaluation of something that is not a literal (decoded, computed, read from the environment or input). */
 export const EVALUATES_COMPUTED =
-  /\b(system|shell_exec|passthru|popen)\s*\(\s*(\$?[A-Za-z_]\w*(\[\w+\])?|\$\d+)\s*\)|\b(eval|loadstring|Code\.eval_string|instance_eval)\s*\(?\s*(?!['"`]|\)|$)|\bload\s*\(\s*string\.char|\beval\s*$|;\s*eval\b\s*['"]?$|\beval\s+(pack|decode_base64|unpack|\$)/;
+  /\b(?:os\.system|os\.popen|system|shell_exec|passthru|popen|execSync)\s*\(\s*(?:scalar\b|join\b|reverse\b|map\b|pack\b|sprintf\b|[\w.]+\s*\()|\bnew\s+Function\s*\(\s*(?!['"`])|(?<!['"]\s*)\|\s*["'](?:ba|z|da)?sh["']|\b(system|shell_exec|passthru|popen)\s*\(\s*(\$?[A-Za-z_]\w*(\[\w+\])?|\$\d+)\s*\)|\b(eval|loadstring|Code\.eval_string|instance_eval)\s*\(?\s*(?!['"`]|\)|$)|\bload\s*\(\s*string\.char|\beval\s*$|;\s*eval\b\s*['"]?$|\beval\s+(pack|decode_base64|unpack|\$)/;
 
 /** ORM and client calls that empty a whole table, store or cache. */
 export const STORE_WIPES: [
@@ -67,6 +99,10 @@ export const STORE_WIPES: [
 ][] = [
   [
     /[(,]\s*['"`]\s*TRUNCATE\s+(TABLE\s+)?[\w."]+(\s+(CASCADE|RESTRICT|(RESTART|CONTINUE)\s+IDENTITY))*\s*;?\s*['"`]\s*[),]/i,
+    "sql_truncate",
+  ],
+  [
+    /\bknex\([^)]*\)\.truncate\(\)|->truncate\(\)|\b[A-Z]\w*\.truncate\(\s*(\{[^}]*\})?\s*\)|\.destroy\(\s*\{\s*truncate:\s*true/,
     "sql_truncate",
   ],
   [/\.update_all\(|\.updateMany\(\s*\{\s*\}/, "sql_update_without_where"],
@@ -94,7 +130,14 @@ export const SECRET_PATH_IN_CODE =
 export const LOCAL_TARGET = /(https?:\/\/|['"])(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])[:/'"]/;
 
 /** Signals sent to every process (`kill 9, -1`, `process.kill(-1)`, `os.kill(-1, 9)`). */
-export const KILLS_ALL = /\bkill\s*\(?\s*(?:['"]?\w+['"]?\s*,\s*)?-1\b(?!\d)/;
+export const KILLS_ALL =
+  /\bkill\s*\(?\s*(?:['"]?\w+['"]?\s*,\s*)?-1\b(?!\d)|\bkill\s*\(\s*1\s*,|\bkill\s+['"]?-?\w+['"]?\s*,\s*1\b(?![\d.])/;
+
+/** Calls that change the machine's state (clock, host name, reboot): the class they fall in. */
+export const STATE_CALLS: [RegExp, "kernel_change" | "reboot_shutdown"][] = [
+  [/\b(clock_settime|settimeofday|stime|adjtimex|sethostname|setdomainname)\s*\(/, "kernel_change"],
+  [/\b(?:os\.)?reboot\s*\(\s*(?:os\.)?(?:RB_|LINUX_REBOOT)|\bsyscall\.Reboot\(/, "reboot_shutdown"],
+];
 
 /** Writes to files, which an endless loop without a pause turns into a full disk. */
 export const FILE_WRITES = /appendFileSync|writeFileSync|\bopen\s*\(|\bFile\.(?:write|open)\b|\bprint\s+\$?\w+\s/;
@@ -153,6 +196,29 @@ export const INLINE_EXAMPLES = {
     "perl -MFile::Path=rmtree -e 'rmtree shift' /etc",
     'python3 -c "import multiprocessing as m\\nwhile True: m.Process(target=print).start()"',
     "python -c \"from google.cloud import storage; [b.delete() for b in storage.Client().bucket('d').list_blobs()]\"",
+    "python3 -c \"import pathlib; pathlib.Path('/etc/motd').write_bytes(b'')\"",
+    "python3 -c \"import pathlib; pathlib.Path.home().joinpath('.profile').write_text('x')\"",
+    "python3 -c \"import pathlib; [f.unlink() for f in pathlib.Path.home().joinpath('.gnupg').iterdir()]\"",
+    "python3 -c \"__import__('os').remove(__import__('os').path.expanduser('~/.netrc'))\"",
+    'groovy -e \'new File("/etc/hosts").write("")\'',
+    "python3 -c \"f='/etc/resolv.conf'; open(f, 'w').close()\"",
+    "julia -e 'rm(joinpath(homedir(), \".ssh\"); recursive=true)'",
+    "erl -noshell -eval 'file:delete(\"/etc/passwd\"), halt().'",
+    "node -e \"require('fs').truncateSync('/var/lib/app/state.json')\"",
+    "ruby -rfileutils -e 'FileUtils.chown_R(0, 0, \"/srv\")'",
+    "perl -e 'unlink for glob \"/var/log/*.log\"'",
+    'python3 -c "import os; os.kill(1, 9)"',
+    'python3 -c "import time; time.clock_settime(time.CLOCK_REALTIME, 1e9)"',
+    "node -e \"require('./db').knex('orders').truncate().then(() => process.exit())\"",
+    "rails runner -e production 'Order.delete_all'",
+    "python3 -c \"import os, base64; os.system(base64.b64decode(os.environ['C']).decode())\"",
+    'node -e "new Function(process.argv[1])()" x',
+    "perl -e '@a = (\"x\" x (2**36))'",
+    'node -e "const k = []; setInterval(() => k.push(Buffer.alloc(2e9)), 10)"',
+    "gawk '{ print | \"bash\" }' list.txt",
+    'awk \'BEGIN { print "a|b" > "/etc/issue" }\'',
+    "python3 -c \"import os; os.execv('/bin/rm', ['rm', '-rf', '/usr'])\"",
+    "python3 -c \"import os; [os.unlink(os.path.join('/var/tmp', n)) for n in os.listdir('/var/tmp')]\"",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -179,5 +245,16 @@ export const INLINE_EXAMPLES = {
     "tclsh <<< 'file delete -force build'",
     "perl -MFile::Path=rmtree -e 'rmtree shift' build",
     "python3 -c \"import time\nwhile True: open('beat','w').write('x'); time.sleep(5)\"",
+    "python3 -c \"import pathlib; pathlib.Path('out/report.txt').write_text('ok')\"",
+    "python3 -c \"import pathlib; [p.unlink() for p in pathlib.Path('build').glob('*.o')]\"",
+    "python3 -c \"print(__import__('os').path.expanduser('~'))\"",
+    "python3 -c \"p='result.json'; open(p, 'w').write('{}')\"",
+    "julia -e 'println(homedir())'",
+    'python3 -c "import os; os.kill(pid, 1)"',
+    'ruby -e \'puts "hello".delete("l")\'',
+    "awk '{ print $1 | \"sort -u\" }' access.log",
+    "python3 -c \"import os; os.system('make ' + target)\"",
+    'node -e "const a = []; setInterval(() => a.push(Date.now()), 1000)"',
+    'python3 -c "import tempfile, shutil; d = tempfile.mkdtemp(); shutil.rmtree(d)"',
   ],
 };

@@ -13,6 +13,9 @@ const isSystemUnit = (u: string) => SYSTEM_UNIT.test(u);
 const SYSTEM_DAEMONS =
   /\b(sshd?|systemd\S*|init|dockerd|containerd|kubelet|postgres\S*|mysqld|mariadbd|nginx|apache2|httpd|cron|crond|rsyslogd|journald|NetworkManager|sssd|chronyd|ntpd|redis-server|mongod|etcd|dbus\S*|polkitd|auditd|firewalld|udevd)\b/;
 
+/** A pkill/killall pattern that is exactly a system daemon's name or program path. */
+const DAEMON_PATTERN = new RegExp(`^(/\\S*/)?${SYSTEM_DAEMONS.source}$`);
+
 export const SYSTEM_RULES: Rule[] = [
   // services
   {
@@ -127,6 +130,51 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["kill $(jobs -p)"],
   },
   {
+    // a system daemon named by its name or its program path (`pkill -f /usr/sbin/rsyslogd`)
+    program: ["pkill", "killall"],
+    when: (ops) => ops.some((o) => DAEMON_PATTERN.test(o)),
+    unless: /(^|\s)-(s\s+)?(SIG)?(0|HUP|USR1|USR2|CONT|WINCH|l|-list)(\s|$)/i,
+    effect: "system",
+    key: "stop_service",
+    flag: ["pkill -f /usr/sbin/sshd", "pkill kubelet", "killall -TERM containerd"],
+    pass: ["pkill -HUP -x rsyslogd", "pkill -f 'nginx -c /workspace/nginx.conf'", "killall -0 nginx"],
+  },
+  {
+    // macOS: System Events asked to shut down, restart or log out
+    program: ["osascript"],
+    args: /System Events"?\s+to\s+(shut\s*down|restart|log\s*out|sleep)/i,
+    effect: "system",
+    key: "reboot_shutdown",
+    flag: ["osascript -e 'tell app \"System Events\" to restart'"],
+    pass: ["osascript -e 'display notification \"done\"'"],
+  },
+  {
+    // ansible's reboot/shutdown modules (ad hoc), on every host named
+    program: ["ansible"],
+    args: /(^|\s)(-m|--module-name)[= ]?(ansible\.builtin\.|community\.general\.)?(reboot|shutdown)(\s|$)/,
+    effect: "system",
+    key: "reboot_shutdown",
+    flag: ["ansible web -m ansible.builtin.reboot", "ansible all -b -m shutdown"],
+    pass: ["ansible all -m ping"],
+  },
+  {
+    // local database servers' own tools that delete a cluster or a database with its files
+    program: ["pg_dropcluster"],
+    unless: /(^|\s)(--help|-h)(\s|$)/,
+    effect: "system",
+    key: "sql_drop",
+    flag: ["pg_dropcluster --stop 16 main"],
+    pass: ["pg_dropcluster --help"],
+  },
+  {
+    program: ["neo4j-admin"],
+    verbs: [["database"], ["delete", "drop"]],
+    effect: "system",
+    key: "sql_drop",
+    flag: ["neo4j-admin database delete graph"],
+    pass: ["neo4j-admin database info"],
+  },
+  {
     program: ["loginctl"],
     args: /(^|\s)(terminate-\S+|kill-\S+|poweroff|reboot|hibernate|suspend|hybrid-sleep|disable-linger|lock-sessions)(\s|$)/,
     effect: "system",
@@ -176,7 +224,7 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["hostname -f", "hostname -I"],
   },
   {
-    program: ["chronyc", "ntpdate", "sntp"],
+    program: ["chronyc", "sntp"],
     args: /(^|\s)(makestep|settime|burst|offline|delete|-s|-b)(\s|$)|^(?!-)\S+$/,
     unless: /(^|\s)(tracking|sources|sourcestats|-q|-d)(\s|$)/,
     effect: "system",
@@ -184,7 +232,30 @@ export const SYSTEM_RULES: Rule[] = [
     flag: ["chronyc makestep", "ntpdate pool.ntp.org"],
     pass: ["chronyc tracking", "ntpdate -q pool.ntp.org"],
   },
+  {
+    // ntpdate sets the clock unless it only queries (-q) or debugs (-d)
+    program: ["ntpdate"],
+    unless: /(^|\s)(-q|-d|--help|-h)(\s|$)/,
+    effect: "system",
+    key: "kernel_change",
+    flag: ["ntpdate -u pool.ntp.org", "ntpdate -b time.example.net"],
+    pass: ["ntpdate -q pool.ntp.org"],
+  },
   // network
+  {
+    // `ifconfig IFACE` shows; any setting after it (address, mtu, hw ether, up/down, promisc) changes the link
+    program: ["ifconfig"],
+    when: (ops, opts) => ops.length >= 2 || (ops.length === 1 && opts.some((o) => /^-(arp|promisc|allmulti)$/.test(o))),
+    unless: /(^|\s)(-a|-s|-l|--help)(\s|$)/,
+    effect: "system",
+    key: "network_change",
+    flag: [
+      "ifconfig eth0 mtu 1400",
+      "ifconfig wlan0 hw ether 02:00:00:00:00:01",
+      "ifconfig eth1 192.0.2.5 netmask 255.255.255.0",
+    ],
+    pass: ["ifconfig eth0", "ifconfig -a", "ifconfig"],
+  },
   {
     program: ["tc"],
     args: /(^|\s)(add|del|delete|change|replace|flush)(\s|$)/,
@@ -535,6 +606,30 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["busybox httpd -f -p 8080 -h ./public"],
   },
   // packages and installs into the system
+  {
+    // a package file from the disk, not a repository: unsigned, its install scripts run as root
+    program: ["dpkg", "apt", "apt-get", "dnf", "yum", "zypper", "rpm", "snap"],
+    args: /(^|\s)(-i|--install|-[a-zA-Z]*[iU][a-zA-Z]*|install|localinstall|reinstall)(\s.*)?\s\S+\.(deb|rpm|snap)(\s|$)|(^|\s)--(dangerous|devmode)(\s|$)/,
+    unless: /(^|\s)(--dry-run|-s|--simulate|--test|--help|-q[a-zA-Z]*)(\s|$)/,
+    effect: "system",
+    key: "remote_code_exec",
+    flag: [
+      "sudo dpkg -i /tmp/vendor.deb",
+      "apt-get install -y ./pkg/tool_2.0_amd64.deb",
+      "snap install --dangerous tool.snap",
+      "rpm -Uvh ./agent.rpm",
+    ],
+    pass: ["sudo apt-get install -y jq", "snap install jq", "dpkg -l", "dpkg -I ./x.deb"],
+  },
+  {
+    // every installed package, listed by the package manager itself
+    program: ["pip", "pip3"],
+    args: /(^|\s)(uninstall|remove)(\s.*)?\s(-r|--requirement)\s+<\(\s*(\S*\/)?pip\d?(\.\d+)?\s+(freeze|list)/,
+    effect: "system",
+    key: "package_remove",
+    flag: ["pip uninstall -y -r <(pip freeze)"],
+    pass: ["pip uninstall -y -r old-requirements.txt"],
+  },
   {
     program: ["brew", "snap", "flatpak", "port", "opkg", "nix-env", "choco", "winget", "scoop"],
     args: /(^|\s)(uninstall|remove|rm|erase|--uninstall|-e|purge|--purge)(\s|$)/,
