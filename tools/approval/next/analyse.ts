@@ -6,7 +6,7 @@
  */
 import { CLASSES, type ClassKey } from "./classes.js";
 import { BUILT, compiledFrom } from "./built.js";
-import { analyseInlineCode, inlineProgram } from "./inline.js";
+import { analyseInlineCode, inlineProgram, unknownCode } from "./inline.js";
 import { exhaustion, fanOut, loopExhaustion } from "./exhaust.js";
 import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js";
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
@@ -228,7 +228,9 @@ function judgeBuilt(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   const build = compiledFrom(inv);
   if (build) {
-    const texts = build.sources.map((w) => fileText(w, s, inv.command.cwd)).filter((t) => t !== undefined);
+    const texts = [...build.sources.map((w) => fileText(w, s, inv.command.cwd)), build.stdin].filter(
+      (t) => t !== undefined,
+    );
     const out = absolutePath(build.output, ctx);
     if (texts.length && out) s.written.set(`${BUILT}${out}`, texts.join("\n"));
     return;
@@ -307,6 +309,8 @@ const TASK_FILES: Record<
   yarn: () => ({ files: ["package.json"], extract: packageScripts }),
   pnpm: () => ({ files: ["package.json"], extract: packageScripts }),
   pytest: () => ({ files: ["conftest.py", "tests/conftest.py", "test/conftest.py"] }),
+  gradle: () => ({ files: ["build.gradle", "build.gradle.kts"] }),
+  gradlew: () => ({ files: ["build.gradle", "build.gradle.kts"] }),
   git: (a) => ({
     files: /^(commit|push|merge|checkout|rebase)$/.test(a[0]?.text ?? "")
       ? [
@@ -376,7 +380,7 @@ function judgeTaskFiles(inv: Invocation, s: LineState): void {
       name === "-" ? inv.command.stdin?.text : fileText({ text: name, literal: true, glob: false }, s, inv.command.cwd);
     if (text === undefined) continue;
     const body = spec.extract ? spec.extract(text, inv.args) : text;
-    if (name.endsWith(".py")) judgeCode(body, s);
+    if (/\.(py|gradle|kts)$/.test(name)) judgeCode(body, s);
     else judgeShellText({ text: body, literal: true, glob: false }, s, inv.command.cwd, `${inv.program} runs ${name}`);
   }
 }
@@ -457,7 +461,9 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   for (const f of judgeFetchedCode(inv, { ...view, lineKey: s.findings, judgeShell: shell })) s.findings.push(f);
   for (const f of judgeExfil(inv, { ctx, lineKey: s.findings })) s.findings.push(f);
   const program = inlineProgram(inv);
-  if (program) judgeCode(program.code, s, program.argv);
+  if (program && inv.args.some((w) => w.text === program.code && unknownCode(w)))
+    add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
+  else if (program) judgeCode(program.code, s, program.argv);
 }
 
 /** Database files: emptying one loses its data even inside the working directory. */

@@ -6,8 +6,11 @@ import type { Word } from "./words.js";
 /** Key under which a built program's sources are kept with the line's written files. */
 export const BUILT = "\u0000built:";
 
-/** The sources and output of a compiler run (`cc w.c -o w`, `go build -o x x.go`, `rustc m.rs`). */
-export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word } | undefined {
+/**
+ * The sources and output of a compiler run (`cc w.c -o w`, `go build -o x x.go`, `rustc m.rs`); a source
+ * `-` is the compiler's standard input (`clang -x c -o p - <<< 'int main(){…}'`), kept as `stdin`.
+ */
+export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word; stdin?: string } | undefined {
   const spec = COMPILERS[inv.program];
   if (!spec) return undefined;
   const args = spec.verb ? inv.args.slice(1) : inv.args;
@@ -21,10 +24,12 @@ export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word }
       output = { ...args[i]!, text: t.replace(/^-o=?|^-femit-bin=/, "") };
     else if (!t.startsWith("-") && spec.sources.test(t)) sources.push(args[i]!);
   }
-  if (!sources.length) return undefined;
-  const stem = sources[0]!.text.replace(/^.*\//, "").replace(/\.[^.]+$/, "");
+  const stdin = inv.args.some((w) => w.text === "-") && inv.command.stdin?.literal ? inv.command.stdin.text : undefined;
+  if (!sources.length && stdin === undefined) return undefined;
+  const stem = sources[0]?.text.replace(/^.*\//, "").replace(/\.[^.]+$/, "") ?? "a.out";
   return {
     sources,
     output: output ?? { text: spec.fallback === "stem" ? stem : spec.fallback, literal: true, glob: false },
+    ...(stdin === undefined ? {} : { stdin }),
   };
 }

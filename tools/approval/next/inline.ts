@@ -37,6 +37,7 @@ import {
   WRITE_CALL_NAMES,
 } from "./rules/inline.js";
 import type { Invocation } from "./unwrap.js";
+import type { Word } from "./words.js";
 
 export interface InlineFinding {
   key?: ClassKey;
@@ -151,8 +152,9 @@ function shellTexts(code: string): string[] {
   const out: string[] = [];
   for (const m of code.matchAll(SHELL_CALLS)) {
     if (m[1]!.startsWith("[") || (m[2] ?? m[3] ?? m[4]) === undefined) {
+      // an argv list: a part with spaces stays one word (`["sh", "-c", "rm -rf /x"]`)
       const parts = [...m[1]!.matchAll(new RegExp(STR, "g"))].map((p) => first(p) ?? "");
-      if (parts.length) out.push(parts.join(" "));
+      if (parts.length) out.push(parts.map((p) => (/\s/.test(p) ? `'${p.replace(/'/g, "'\\''")}'` : p)).join(" "));
       continue;
     }
     const text = m[2] ?? m[3] ?? m[4];
@@ -237,6 +239,10 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
     [out.key, out.reason] = ["recursive_delete", "empties /tmp"];
   return out;
 }
+
+/** Code only known when it runs: a command substitution, or nothing but variables (`echo "$script" | python3`). */
+export const unknownCode = (w: Word): boolean =>
+  !w.literal && (/\$\(|`/.test(w.text) || /^\s*("?\$\{?\w+\}?"?\s*)+$/.test(w.text));
 
 /**
  * Inline code the line judge does not route itself, or routes without the script's arguments:

@@ -14,7 +14,8 @@ import {
 } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
-import type { Invocation } from "./unwrap.js";
+import { FIND_WHOLE_TREE } from "./rules/files.js";
+import { basename, type Invocation } from "./unwrap.js";
 import { UNKNOWN_DIR, type Word } from "./words.js";
 
 export interface Finding {
@@ -135,10 +136,49 @@ export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
 function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
   const abs = absolutePath(p, ctx);
   const root = ctx.workdir ?? "/\u0000workdir";
-  return abs === root || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`));
+  return abs === root || abs === `${root}/\u0000found` || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`));
 }
 
-function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathContext): ClassKey | undefined {
+/** A find test that selects (`-name`, `-mtime`, `-type l`), skipping what `-exec … ;` runs. */
+function findNarrows(args: string[]): boolean {
+  let inExec = false;
+  for (const [i, a] of args.entries()) {
+    if (inExec) inExec = !/^(;|\\;|\+)$/.test(a);
+    else if (/^-(exec|execdir|ok|okdir)$/.test(a)) inExec = true;
+    else if (args[i - 1] === "-type" ? !/^[fd]$/.test(a) : /^[-!(]/.test(a) && !FIND_WHOLE_TREE.test(a)) return true;
+  }
+  return false;
+}
+
+/**
+ * What a delete of `p` acts on: the whole listing (`find . -delete`, `ls | xargs rm`), unless a find test or
+ * a filter between the listing and xargs (`grep`, `tail -n +6`) selects part of it. A path a listing found
+ * (`…/\u0000found`) whose listing this command does not show (`find … -exec sh -c 'rm "$1"'`) is not known
+ * to be all of it.
+ */
+function listsWholeTree(inv: Invocation, p: Word): boolean {
+  let origin = inv.command;
+  for (let hops = 0; origin.pipedFrom; hops++) {
+    if (hops > 0) return false;
+    origin = origin.pipedFrom;
+  }
+  const words = origin.argv.map((w) => w.text);
+  const at = words.findIndex((w) => /^(find|fd|fdfind|ls)$/.test(basename(w)));
+  if (at < 0) return !p.text.endsWith("/\u0000found");
+  return !findNarrows(words.slice(at + 1));
+}
+
+/** The class of emptying the working directory's root: named for the listing that fed the delete. */
+const wholeTreeKey = (rule: Rule, inv: Invocation): ClassKey =>
+  inv.via.includes("find -exec") ? "find_exec_rm" : inv.via.includes("xargs") ? "xargs_rm" : rule.key;
+
+function judgeDelete(
+  rule: Rule,
+  inv: Invocation,
+  paths: Word[],
+  recursive: boolean,
+  ctx: PathContext,
+): ClassKey | undefined {
   for (const p of paths) {
     // `rm link` removes the link; find, chmod and the rest go through it.
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
@@ -147,7 +187,14 @@ function judgeDelete(rule: Rule, paths: Word[], recursive: boolean, ctx: PathCon
     const deep = recursive || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
-    if (c === "inside" && deep && rule.key === "recursive_delete" && isWorkdirRoot(p, ctx)) return "recursive_delete";
+    if (
+      c === "inside" &&
+      deep &&
+      /^(recursive|find)_delete$/.test(rule.key) &&
+      isWorkdirRoot(p, ctx) &&
+      listsWholeTree(inv, p)
+    )
+      return wholeTreeKey(rule, inv);
     if (c === "unknown" && deep) return rule.key;
     if (
       c === "temp" &&
@@ -190,7 +237,7 @@ function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext):
   const paths = given.length || !inv.runtimeArgs ? given : [{ text: "$input", literal: false, glob: false }];
   switch (rule.effect) {
     case "delete":
-      return judgeDelete(rule, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
+      return judgeDelete(rule, inv, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
     case "overwrite":
       for (const p of paths) {
         const key = judgeWrite(p, ctx);

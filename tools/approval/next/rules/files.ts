@@ -7,6 +7,13 @@ import type { Rule } from "./types.js";
 const SCRATCH =
   /(^|\/)(\.?(cache|tmp|temp)|[\w.-]*[-_.](cache|tmp|temp)|(cache|tmp|temp)[-_.][\w.-]*|__pycache__)\/?$/i;
 
+/**
+ * find expressions that do not narrow what find lists (with the value after `-type`, f or d): a delete of
+ * what such a find lists at the working directory's root empties the whole of the task's work.
+ */
+export const FIND_WHOLE_TREE =
+  /^(-type|f|d|-xdev|-mount|-depth|-d|-mindepth|-maxdepth|\d+|-print0?|-delete|-L|-H|-P|-follow|-noleaf|-ignore_readdir_race|-daystart|-nowarn|-true|-o|-a|-and|-or|\(|\))$/;
+
 export const FILE_RULES: Rule[] = [
   // files: writes named by options or key=value operands
   {
