@@ -31,7 +31,30 @@ describe("deleting everything a listing finds at the working directory's root", 
   });
 });
 
+describe("deletes of paths the line does not show", () => {
+  it("reads what a file index lists as any path of the machine", () => {
+    expect(keyOf("plocate '*.bak' | xargs rm -f", inWorkspace)).toBe("recursive_delete");
+    expect(keyOf("git ls-files -z | xargs -0 rm -f", inWorkspace)).toBe("pass");
+  });
+
+  it("asks about a path only known when it runs, deleted with raised rights", () => {
+    expect(keyOf('sudo rm -f "$TARGET"', inWorkspace)).toBe("delete_outside_workdir");
+    expect(keyOf('rm -f "$TARGET"', inWorkspace)).toBe("pass");
+  });
+});
+
+describe("exhaustion", () => {
+  it("reads every file of the machine written into one file as endless input", () => {
+    expect(keyOf("find / -type f -exec cat {} + > all.bin", inWorkspace)).toBe("resource_exhaustion");
+    expect(keyOf("find . -type f -exec cat {} + > all.bin", inWorkspace)).toBe("pass");
+  });
+});
+
 describe("inline code", () => {
+  it("reads shell text in a string with escaped quotes", () => {
+    expect(keyOf('php -r \'system("rm -rf \\"/srv/www\\"");\'', inWorkspace)).toBe("delete_system_path");
+  });
+
   it("reads a string assigned once where it is passed to a call", () => {
     expect(keyOf("python3 -c \"p='/etc/ssh/sshd_config'; open(p, 'w').write('')\"", inWorkspace)).toBe(
       "system_config_write",

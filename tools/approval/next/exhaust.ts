@@ -35,7 +35,7 @@ function optionValue(args: string[], names: RegExp): string | undefined {
 export function isEndless(cmd: SimpleCommand): boolean {
   const p = programOf(cmd);
   const args = texts(cmd.argv.slice(1));
-  if (EXHAUST.endlessPrograms.has(p)) return true;
+  if (EXHAUST.endlessPrograms.has(p) || (p === "find" && EXHAUST.wholeFilesystem.test(args.join(" ")))) return true;
   if (p === "head" || p === "dd") return false;
   const reads = [
     ...args.filter((a) => !a.startsWith("-")),

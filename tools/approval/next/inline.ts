@@ -157,7 +157,7 @@ function shellTexts(code: string): string[] {
       if (parts.length) out.push(parts.map((p) => (/\s/.test(p) ? `'${p.replace(/'/g, "'\\''")}'` : p)).join(" "));
       continue;
     }
-    const text = m[2] ?? m[3] ?? m[4];
+    const text = (m[2] ?? m[3] ?? m[4])?.replace(/\\(["\\])/g, "$1");
     if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
   }
   for (const m of code.matchAll(BARE_EXEC)) out.push(m[1]!.trim());

@@ -14,7 +14,7 @@ import {
 } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
-import { FIND_WHOLE_TREE } from "./rules/files.js";
+import { FIND_WHOLE_TREE, MACHINE_LISTINGS } from "./rules/files.js";
 import { basename, type Invocation } from "./unwrap.js";
 import { UNKNOWN_DIR, type Word } from "./words.js";
 
@@ -196,6 +196,8 @@ function judgeDelete(
     )
       return wholeTreeKey(rule, inv);
     if (c === "unknown" && deep) return rule.key;
+    // with raised rights, a path only known when it runs can be any file of the machine
+    if (c === "unknown" && inv.elevated) return "delete_outside_workdir";
     if (
       c === "temp" &&
       deep &&
@@ -229,12 +231,22 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
   return undefined;
 }
 
+/** What xargs hands over when the line does not show it: any path of the machine after a file index. */
+function runtimeInput(inv: Invocation): Word {
+  let origin = inv.command;
+  while (origin.pipedFrom) origin = origin.pipedFrom;
+  const anywhere = MACHINE_LISTINGS.test(basename(origin.argv[0]?.text ?? ""));
+  return anywhere
+    ? { text: "/\u0000found", literal: true, glob: false }
+    : { text: "$input", literal: false, glob: false };
+}
+
 function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
   const dir = parts.values.get("-C");
   if (dir) ctx = { ...ctx, cwd: absolutePath(dir, ctx) ?? UNKNOWN_DIR };
   const given = pathsOf(rule, parts.operands, inv.args);
-  // xargs/find -exec with input the line does not show: the paths are unknown.
-  const paths = given.length || !inv.runtimeArgs ? given : [{ text: "$input", literal: false, glob: false }];
+  // xargs/find -exec with input the line does not show: the paths are unknown, or anywhere (`locate … |`).
+  const paths = given.length || !inv.runtimeArgs ? given : [runtimeInput(inv)];
   switch (rule.effect) {
     case "delete":
       return judgeDelete(rule, inv, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);

@@ -7,6 +7,8 @@ export const EXHAUST = {
   endlessFiles: /^\/dev\/(zero|u?random|full)$/,
   /** Programs that print forever on their own. */
   endlessPrograms: new Set(["yes"]),
+  /** find's arguments that print every file of the machine (`find / -type f -exec cat {} +`): as good as endless. */
+  wholeFilesystem: /^\/\s(.*\s)?-exec(dir)?\s+(cat|strings|xxd|od|hexdump|base64)\s/,
   /** Programs that hold all their input before writing (memory grows with endless input). */
   buffering: new Set([
     "sort",

@@ -14,6 +14,9 @@ const SCRATCH =
 export const FIND_WHOLE_TREE =
   /^(-type|f|d|-xdev|-mount|-depth|-d|-mindepth|-maxdepth|\d+|-print0?|-delete|-L|-H|-P|-follow|-noleaf|-ignore_readdir_race|-daystart|-nowarn|-true|-o|-a|-and|-or|\(|\))$/;
 
+/** Listings of the whole machine (a file index): what they feed to xargs can be any path, anywhere. */
+export const MACHINE_LISTINGS = /^(locate|mlocate|plocate|slocate)$/;
+
 export const FILE_RULES: Rule[] = [
   // files: writes named by options or key=value operands
   {

@@ -12,7 +12,7 @@ export const QUOTED_SHELL =
   /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|\bqx\s*[{(]([^})]+)[})]|"([^"]+)"\.execute\(\)|\$`([^`]+)`/g;
 
 /** A string literal in any of the languages (single, double or back quotes without interpolation). */
-export const STR = String.raw`(?:'([^'\\]*)'|"([^"\\]*)"|\`([^\`\\$]*)\`)`;
+export const STR = String.raw`(?:'([^'\\]*)'|"((?:[^"\\]|\\.)*)"|\`([^\`\\$]*)\`)`;
 
 /** Calls whose first string argument is a path they delete. */
 export const DELETE_CALL_NAMES = String.raw`shutil\.rmtree|os\.remove|os\.unlink|os\.rmdir|os\.removedirs|Path\(\s*${STR}\s*\)\.(?:unlink|rmdir|delete|deleteDir|deleteRecursively)|os\.RemoveAll|os\.Remove|file:del_dir_r|file:del_dir|file:delete|rmSync|rmdirSync|unlinkSync|rm|rmdir|unlink|remove_dir_all|remove_file|FileUtils\.rm_rf|FileUtils\.rm_r|FileUtils\.rm|FileUtils\.remove_dir|FileUtils\.remove_entry|File\.delete|File\.rm_rf!?|File\.rm!?|Deno\.remove|Deno\.removeSync|rmtree|remove_tree|fs\.promises\.rm|rimraf(?:\.sync)?|os\.remove|array_map\(\s*['"]unlink['"]\s*,|os\.truncate\s*\(\s*${STR}\s*,\s*0\s*\)|(?<![.\w])remove`;
