@@ -43,6 +43,15 @@ describe("deletes of paths the line does not show", () => {
   });
 });
 
+describe("system programs whose arguments come from the input", () => {
+  it("asks about a program that changes the machine when xargs gives all its arguments", () => {
+    expect(keyOf("iptables-save | grep DROP | sed 's/-A/-D/' | xargs -L1 iptables", inWorkspace)).toBe(
+      "firewall_change",
+    );
+    expect(keyOf("cat units.txt | xargs systemctl status", inWorkspace)).toBe("pass");
+  });
+});
+
 describe("exhaustion", () => {
   it("reads every file of the machine written into one file as endless input", () => {
     expect(keyOf("find / -type f -exec cat {} + > all.bin", inWorkspace)).toBe("resource_exhaustion");

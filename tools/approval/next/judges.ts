@@ -15,6 +15,7 @@ import {
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import { FIND_WHOLE_TREE, MACHINE_LISTINGS } from "./rules/files.js";
+import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, type Invocation } from "./unwrap.js";
 import { UNKNOWN_DIR, type Word } from "./words.js";
 
@@ -301,6 +302,8 @@ export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
   if (inv.word.glob)
     for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
   found.push(...judgeAs(inv.program, inv, ctx));
+  const runtime = inv.runtimeArgs && !inv.args.length ? RUNTIME_ARGUMENT_PROGRAMS[inv.program] : undefined;
+  if (runtime) found.push({ key: runtime, reason: `${inv.program} runs with arguments only known when it runs` });
   const pkill = killAsPkill(inv);
   if (pkill === "all") found.push({ key: "kill_all_processes", reason: "kill of every listed process" });
   else if (pkill) found.push(...judgeAs("pkill", pkill, ctx));

@@ -113,7 +113,7 @@ export const STORE_WIPES: [
   [/\.delete\(\)\s+for\s+\w+\s+in\s+[^\]]*\.(list_blobs|list_objects(_v2)?|scan_iter)\(/, "cloud_storage_delete"],
   [/\.flushall\(\)|\.flushdb\(\)|execute_command\(\s*['"]FLUSH(ALL|DB)/i, "cache_flush"],
   [
-    /\.drop_all\(\)|\.dropDatabase\(\)|\.drop_database\(|\b(execute|executescript|query|exec|raw|run)\s*\(\s*['"`]\s*DROP\s+(TABLE|DATABASE|SCHEMA)\b/i,
+    /\bmnesia\W+(?:delete_table|del_table_copy)\b|\.drop_all\(\)|\.dropDatabase\(\)|\.drop_database\(|\b(execute|executescript|query|exec|raw|run)\s*\(\s*['"`]\s*DROP\s+(TABLE|DATABASE|SCHEMA)\b/i,
     "sql_drop",
   ],
 ];
@@ -219,6 +219,7 @@ export const INLINE_EXAMPLES = {
     'awk \'BEGIN { print "a|b" > "/etc/issue" }\'',
     "python3 -c \"import os; os.execv('/bin/rm', ['rm', '-rf', '/usr'])\"",
     "python3 -c \"import os; [os.unlink(os.path.join('/var/tmp', n)) for n in os.listdir('/var/tmp')]\"",
+    "erl -noshell -eval 'mnesia:delete_table(sessions), halt().'",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",

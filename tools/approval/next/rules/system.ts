@@ -1,7 +1,35 @@
 /**
  * Data: Rows for system state: services, time and host identity, network, users, configuration DSLs run from the line, boot, kernel and security, packages and installs into the system. Rows follow the shape of `Rule` (types.ts); every row carries its examples.
  */
+import type { ClassKey } from "../classes.js";
 import type { Rule } from "./types.js";
+
+/**
+ * Programs that change the machine's state by what their arguments say: run with every argument taken from
+ * the input (`… | sed 's/-A/-D/' | xargs -L1 iptables`), they are asked about as the class given.
+ */
+export const RUNTIME_ARGUMENT_PROGRAMS: Record<string, ClassKey> = {
+  iptables: "firewall_change",
+  ip6tables: "firewall_change",
+  nft: "firewall_change",
+  ufw: "firewall_change",
+  "firewall-cmd": "firewall_change",
+  ip: "network_change",
+  ifconfig: "network_change",
+  route: "network_change",
+  tc: "network_change",
+  systemctl: "service_change",
+  service: "service_change",
+  sysctl: "kernel_change",
+  modprobe: "kernel_change",
+  rmmod: "kernel_change",
+  useradd: "user_change",
+  userdel: "user_change",
+  usermod: "user_change",
+  passwd: "user_change",
+  mount: "mount_change",
+  umount: "mount_change",
+};
 
 /**
  * System services whose restart interrupts the machine's own work (remote login, the container runtime,
@@ -620,6 +648,15 @@ export const SYSTEM_RULES: Rule[] = [
       "rpm -Uvh ./agent.rpm",
     ],
     pass: ["sudo apt-get install -y jq", "snap install jq", "dpkg -l", "dpkg -I ./x.deb"],
+  },
+  {
+    // an editor extension from a file, not the marketplace: code nobody vouched for, run by the editor
+    program: ["code", "code-insiders", "codium", "cursor"],
+    args: /--install-extension[= ]\S+\.vsix(\s|$)/,
+    effect: "system",
+    key: "remote_code_exec",
+    flag: ["code --install-extension /tmp/helper-1.0.vsix"],
+    pass: ["code --install-extension ms-python.python"],
   },
   {
     // every installed package, listed by the package manager itself
