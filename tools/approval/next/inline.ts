@@ -7,35 +7,7 @@
  * in rules/inline.ts.
  */
 import type { ClassKey } from "./classes.js";
-import {
-  BARE_EXEC,
-  CODE_REWRITES,
-  PATH_OBJECT_REWRITES,
-  QUOTED_SHELL,
-  STR_PLAIN,
-  COPY_CALLS,
-  DELETE_CALL_NAMES,
-  DOWNLOADS,
-  EVALUATES,
-  EVALUATES_COMPUTED,
-  FILE_WRITES,
-  KILLS_ALL,
-  PAUSES,
-  HOME_EXPRESSIONS,
-  LOCAL_TARGET,
-  REDIRECT_WRITES,
-  SECRET_ENV_READ,
-  SECRET_PATH_IN_CODE,
-  SENDS,
-  SHELL_CALL_NAMES,
-  SHELL_ON_SOCKET,
-  SOCKETS,
-  STATE_CALLS,
-  STORE_WIPES,
-  STR,
-  WHOLE_ENVIRONMENT,
-  WRITE_CALL_NAMES,
-} from "./rules/inline.js";
+import * as T from "./rules/inline.js";
 import type { Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
@@ -49,43 +21,12 @@ export interface InlineFinding {
   reason: string;
 }
 
-const NAME_END = String.raw`(?:(?<=\w)(?!\w)|(?<!\w))`;
-// A name ends where no word character follows (`rm` is not `rmtree`); `unlink glob "/etc/*"` deletes the glob.
-const DELETE_CALLS = new RegExp(
-  String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
-  "g",
-);
-const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`, "g");
-/** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
-const SHELL_CALLS = new RegExp(
-  String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR_PLAIN}(?:\s*,\s*(?:${STR_PLAIN}|\[[^\]]*\]))+|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
-  "g",
-);
-const AWK_SHELL = new RegExp(String.raw`${STR}\s*\|\s*getline|print\s+${STR}\s*\|\s*['"](?:ba)?sh['"]`, "g");
-const COMPUTED_MEMBER =
-  /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\([^,]+,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|import_module\s*\(\s*['"][^'"]*['"]\s*\+|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()|sprintf\s*\(\s*"%c/;
-const NAMED_DANGEROUS_MEMBER =
-  /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
-const GIB = 1024 ** 3;
-const ENDLESS =
-  /iter\(\s*int\s*,\s*1\s*\)|\bfor\s*\{|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]?|\bloop\s*(do|\{)|for\s*\(\s*;\s*;\s*\)|\bwhile\s+true\b|\buntil\s+false\b/;
-/** Code that lists a directory or a glob: what a computed delete or chmod in it acts on. */
-const LISTED = new RegExp(
-  String.raw`\b(?:(?:glob\.i?glob|Dir\.glob|Dir|os\.listdir|os\.scandir|os\.walk|readdirSync|Path\(\s*${STR}\s*\)\.(?:r?glob|iterdir))\s*[([]|find\s*\(\s*sub\s*\{[^}]*\}\s*,)\s*(?:${STR})?`,
-  "g",
-);
-/** Encoded text handed to a shell call: decoded and judged as shell text. */
-const ENCODED_SHELL =
-  /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
-
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 
 /** Sizes written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`: the largest one, in bytes. */
 export function largestAllocation(code: string): number {
   let max = 0;
-  const alloc =
-    /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|['"][^'"]{0,4}['"]\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
-  for (const m of code.matchAll(alloc)) {
+  for (const m of code.matchAll(T.ALLOCATIONS)) {
     const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
     const value = evaluateSize(expr);
     if (value > max) max = value;
@@ -109,7 +50,7 @@ function evaluateSize(expr: string): number {
 
 /** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
 function repetitions(code: string): number {
-  if (ENDLESS.test(code) || /\bsetInterval\s*\(/.test(code)) return Infinity;
+  if (T.ENDLESS.test(code) || /\bsetInterval\s*\(/.test(code)) return Infinity;
   let max = 1;
   for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
     max = Math.max(max, evaluateSize((m[1] ?? m[2] ?? "1").replace(/[_\s]/g, "")));
@@ -134,11 +75,11 @@ const rewrite = (code: string, table: [RegExp, string][]) => table.reduce((c, [r
 
 /** Reads paths built on the home directory as `~/…`, and the script's own arguments as literals. */
 export function normaliseCode(code: string, argv: string[] = []): string {
-  let out = rewrite(substituteAssigned(code), CODE_REWRITES);
+  let out = rewrite(substituteAssigned(code), T.CODE_REWRITES);
   for (let i = 0; i < 4; i++)
     out = out.replace(/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'");
   for (let i = 0; i < 4; i++) out = out.replace(/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'");
-  out = rewrite(out, PATH_OBJECT_REWRITES);
+  out = rewrite(out, T.PATH_OBJECT_REWRITES);
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   return out
     .replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m)
@@ -150,23 +91,23 @@ export function normaliseCode(code: string, argv: string[] = []): string {
 /** The shell text a call runs: its string, a list's strings joined, a computed tail as `$COMPUTED`. */
 function shellTexts(code: string): string[] {
   const out: string[] = [];
-  for (const m of code.matchAll(SHELL_CALLS)) {
+  for (const m of code.matchAll(T.SHELL_CALLS)) {
     if (m[1]!.startsWith("[") || (m[2] ?? m[3] ?? m[4]) === undefined) {
       // an argv list: a part with spaces stays one word (`["sh", "-c", "rm -rf /x"]`)
-      const parts = [...m[1]!.matchAll(new RegExp(STR, "g"))].map((p) => first(p) ?? "");
+      const parts = [...m[1]!.matchAll(new RegExp(T.STR, "g"))].map((p) => first(p) ?? "");
       if (parts.length) out.push(parts.map((p) => (/\s/.test(p) ? `'${p.replace(/'/g, "'\\''")}'` : p)).join(" "));
       continue;
     }
     const text = (m[2] ?? m[3] ?? m[4])?.replace(/\\(["\\])/g, "$1");
     if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
   }
-  for (const m of code.matchAll(BARE_EXEC)) out.push(m[1]!.trim());
-  for (const m of code.matchAll(QUOTED_SHELL)) out.push(first(m)!.trim());
-  for (const m of code.matchAll(AWK_SHELL)) {
+  for (const m of code.matchAll(T.BARE_EXEC)) out.push(m[1]!.trim());
+  for (const m of code.matchAll(T.QUOTED_SHELL)) out.push(first(m)!.trim());
+  for (const m of code.matchAll(T.AWK_SHELL)) {
     const text = first(m);
     if (text !== undefined) out.push(text);
   }
-  for (const m of code.matchAll(ENCODED_SHELL)) {
+  for (const m of code.matchAll(T.ENCODED_SHELL)) {
     const text = m[1]
       ? Buffer.from(m[1], "base64").toString("latin1")
       : Buffer.from(m[2] ?? m[3]!, "hex").toString("latin1");
@@ -183,29 +124,29 @@ function pathsOf(re: RegExp, code: string): string[] {
 
 /** Secrets (a secret file, a secret variable, the whole environment) sent over the network. */
 function exfiltrates(code: string): boolean {
-  if (!SENDS.test(code) || LOCAL_TARGET.test(code)) return false;
-  if (WHOLE_ENVIRONMENT.test(code) || SECRET_PATH_IN_CODE.test(code)) return true;
+  if (!T.SENDS.test(code) || T.LOCAL_TARGET.test(code)) return false;
+  if (T.WHOLE_ENVIRONMENT.test(code) || T.SECRET_PATH_IN_CODE.test(code)) return true;
   return (
-    SECRET_ENV_READ.test(code) &&
+    T.SECRET_ENV_READ.test(code) &&
     /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/.test(code)
   );
 }
 
 /** The class of what the code does as a whole, first match wins. */
 function classify(code: string): [ClassKey, string] | undefined {
-  if (EVALUATES.test(code) && DOWNLOADS.test(code)) return ["remote_code_exec", "runs code it downloads"];
-  if (SOCKETS.test(code) && SHELL_ON_SOCKET.test(code)) return ["remote_access", "connects a shell to a socket"];
+  if (T.EVALUATES.test(code) && T.DOWNLOADS.test(code)) return ["remote_code_exec", "runs code it downloads"];
+  if (T.SOCKETS.test(code) && T.SHELL_ON_SOCKET.test(code)) return ["remote_access", "connects a shell to a socket"];
   if (exfiltrates(code)) return ["credential_exfiltration", "sends secrets over the network"];
-  if (COMPUTED_MEMBER.test(code) || NAMED_DANGEROUS_MEMBER.test(code) || EVALUATES_COMPUTED.test(code))
+  if (T.COMPUTED_MEMBER.test(code) || T.NAMED_DANGEROUS_MEMBER.test(code) || T.EVALUATES_COMPUTED.test(code))
     return ["inline_code_unanalysable", "the code computes what it calls or runs"];
-  for (const [re, key] of STORE_WIPES) if (re.test(code)) return [key, "empties a whole store"];
-  for (const [re, key] of STATE_CALLS) if (re.test(code)) return [key, "changes the machine's state"];
+  for (const [re, key] of T.STORE_WIPES) if (re.test(code)) return [key, "empties a whole store"];
+  for (const [re, key] of T.STATE_CALLS) if (re.test(code)) return [key, "changes the machine's state"];
   const size = largestAllocation(code);
-  if (size >= 8 * GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * GIB))
+  if (size >= 8 * T.GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * T.GIB))
     return ["resource_exhaustion", "allocates gigabytes of memory"];
   if (
     /fork\b|\bspawn\(|\bPopen\(|\bProcess\(|exe\b.*\.Start\(\)/.test(code) &&
-    (ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
+    (T.ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
   )
     return ["fork_bomb", "forks without end"];
   return endlessGrowth(code);
@@ -213,22 +154,22 @@ function classify(code: string): [ClassKey, string] | undefined {
 
 /** Endless loops that grow a list, double a value, or write files without a pause. */
 function endlessGrowth(code: string): [ClassKey, string] | undefined {
-  if (KILLS_ALL.test(code)) return ["kill_all_processes", "signals every process"];
-  if (!ENDLESS.test(code) || PAUSES.test(code)) return undefined;
+  if (T.KILLS_ALL.test(code)) return ["kill_all_processes", "signals every process"];
+  if (!T.ENDLESS.test(code) || T.PAUSES.test(code)) return undefined;
   if (/\.append\(|\.push\(|\bpush\s+@|\b(\w+)\s*=\s*\1\s*[+*]\s*\1\b|\b(\w+)\s*[+*]=\s*\2\b/.test(code))
     return ["resource_exhaustion", "allocates without end"];
-  if (FILE_WRITES.test(code)) return ["resource_exhaustion", "writes files without end"];
+  if (T.FILE_WRITES.test(code)) return ["resource_exhaustion", "writes files without end"];
   return undefined;
 }
 
 /** What one piece of inline code does. */
 export function analyseInlineCode(source: string, argv: string[] = []): InlineFinding {
   const code = normaliseCode(source, argv);
-  const writes = pathsOf(WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
-  for (const re of REDIRECT_WRITES) writes.push(...pathsOf(re, code));
-  for (const m of code.matchAll(COPY_CALLS)) writes.push(m[4] ?? m[5] ?? m[6] ?? "");
-  const deletes = pathsOf(DELETE_CALLS, code);
-  const listed = pathsOf(LISTED, code).filter((p) => p !== "\u0000computed");
+  const writes = pathsOf(T.WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
+  for (const re of T.REDIRECT_WRITES) writes.push(...pathsOf(re, code));
+  for (const m of code.matchAll(T.COPY_CALLS)) writes.push(m[4] ?? m[5] ?? m[6] ?? "");
+  const deletes = pathsOf(T.DELETE_CALLS, code);
+  const listed = pathsOf(T.LISTED, code).filter((p) => p !== "\u0000computed");
   if (deletes.includes("\u0000computed")) deletes.push(...listed);
   if (/\b(os\.chmod|os\.chown|File\.chmod|chmodSync)\s*\(\s*[\w$]/.test(code)) writes.push(...listed);
   const out: InlineFinding = { deletes, writes, shell: shellTexts(code), reason: "" };

@@ -9,12 +9,13 @@ import {
   isForeign,
   isLinkItself,
   madeOnLine,
-  type PathClass,
+  NO_WORKDIR,
   type PathContext,
 } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
-import { FIND_WHOLE_TREE, MACHINE_LISTINGS } from "./rules/files.js";
+import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES } from "./rules/files.js";
+import type { SimpleCommand } from "./model.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, type Invocation } from "./unwrap.js";
 import { UNKNOWN_DIR, type Word } from "./words.js";
@@ -27,10 +28,6 @@ export interface Finding {
   /** "glob": found by reading a globbed program word as the table programs it can match. */
   source?: "glob";
 }
-
-/** A trial run or a help text: nothing changes. */
-const TRIAL =
-  /(^|\s)(--dry-?run(=(?!none|false)\S+)?|--dry_run|--help|-help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|--preview-only|-n\s+-v)(\s|$)|(^|\s)-h$/;
 
 const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
 
@@ -77,14 +74,9 @@ function matches(rule: Rule, inv: Invocation, parts: Parts): boolean {
   if (rule.anyOption && !hasOption(parts.options, rule.anyOption)) return false;
   if (rule.args && !rule.args.test(joined)) return false;
   if (rule.unless && rule.unless.test(joined)) return false;
-  if ((rule.effect === "system" || rule.effect === "remote") && TRIAL.test(joined)) return false;
-  return (
-    !rule.when ||
-    rule.when(
-      parts.operands.map((w) => w.text),
-      parts.options,
-    )
-  );
+  if ((rule.effect === "system" || rule.effect === "remote") && TRIAL_RUN.test(joined)) return false;
+  const operands = parts.operands.map((w) => w.text);
+  return !rule.when || rule.when(operands, parts.options);
 }
 
 /** The values of options (`-C DIR`, `-CDIR`, `--directory=DIR`) and of `key=` operands (`of=FILE`). */
@@ -118,26 +110,16 @@ function pathsOf(rule: Rule, operands: Word[], args: Word[]): Word[] {
   }
 }
 
-const OVERWRITE_KEYS: Partial<Record<PathClass, ClassKey>> = {
-  system: "system_config_write",
-  "shell-rc": "shell_rc_write",
-  ssh: "ssh_config_write",
-  "home-secret": "credential_write",
-  device: "disk_write",
-  home: "overwrite_outside_workdir",
-  outside: "overwrite_outside_workdir",
-};
-
 /** The class a write to `path` falls in, if it is dangerous. */
-export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
-  return OVERWRITE_KEYS[classifyPath(path, ctx)];
-}
+export const judgeWrite = (path: Word, ctx: PathContext): ClassKey | undefined =>
+  WRITE_CLASSES[classifyPath(path, ctx)];
 
-/** `.`, `*`, `./*` at the working directory's root: the whole of the task's work. */
-function isWorkdirRoot(p: Word, ctx: PathContext): boolean {
-  const abs = absolutePath(p, ctx);
-  const root = ctx.workdir ?? "/\u0000workdir";
-  return abs === root || abs === `${root}/\u0000found` || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`));
+/** The first command of the pipeline `cmd` ends (itself when nothing is piped into it). */
+function pipeOrigin(cmd: SimpleCommand): { origin: SimpleCommand; filtered: boolean } {
+  let origin = cmd;
+  let hops = 0;
+  for (; origin.pipedFrom; hops++) origin = origin.pipedFrom;
+  return { origin, filtered: hops > 1 };
 }
 
 /** A find test that selects (`-name`, `-mtime`, `-type l`), skipping what `-exec … ;` runs. */
@@ -146,38 +128,34 @@ function findNarrows(args: string[]): boolean {
   for (const [i, a] of args.entries()) {
     if (inExec) inExec = !/^(;|\\;|\+)$/.test(a);
     else if (/^-(exec|execdir|ok|okdir)$/.test(a)) inExec = true;
-    else if (args[i - 1] === "-type" ? !/^[fd]$/.test(a) : /^[-!(]/.test(a) && !FIND_WHOLE_TREE.test(a)) return true;
+    else if (args[i - 1] === "-type" ? !/^[fd]$/.test(a) : /^[-!(]/.test(a) && !LISTINGS.wholeTree.test(a)) return true;
   }
   return false;
 }
 
 /**
- * What a delete of `p` acts on: the whole listing (`find . -delete`, `ls | xargs rm`), unless a find test or
- * a filter between the listing and xargs (`grep`, `tail -n +6`) selects part of it. A path a listing found
- * (`…/\u0000found`) whose listing this command does not show (`find … -exec sh -c 'rm "$1"'`) is not known
- * to be all of it.
+ * A delete of all the task's work: `.`, `*`, `./*` at the working directory's root, or all a listing there
+ * finds (`find . -delete`, `ls | xargs rm`) unless a find test or a filter between the listing and xargs
+ * (`grep`, `tail -n +6`) selects part of it. A found path (`…/\u0000found`) whose listing this command
+ * does not show (`find … -exec sh -c 'rm "$1"'`) is not known to be all of it.
  */
-function listsWholeTree(inv: Invocation, p: Word): boolean {
-  let origin = inv.command;
-  for (let hops = 0; origin.pipedFrom; hops++) {
-    if (hops > 0) return false;
-    origin = origin.pipedFrom;
-  }
+function emptiesWorkdir(rule: Rule, inv: Invocation, p: Word, ctx: PathContext): boolean {
+  const abs = absolutePath(p, ctx);
+  const root = ctx.workdir ?? NO_WORKDIR;
+  const found = abs === `${root}/\u0000found`;
+  if (!/^(recursive|find)_delete$/.test(rule.key)) return false;
+  if (!(abs === root || found || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`)))) return false;
+  const { origin, filtered } = pipeOrigin(inv.command);
   const words = origin.argv.map((w) => w.text);
-  const at = words.findIndex((w) => /^(find|fd|fdfind|ls)$/.test(basename(w)));
-  if (at < 0) return !p.text.endsWith("/\u0000found");
-  return !findNarrows(words.slice(at + 1));
+  const at = words.findIndex((w) => LISTINGS.listers.test(basename(w)));
+  return at < 0 ? !found : !filtered && !findNarrows(words.slice(at + 1));
 }
-
-/** The class of emptying the working directory's root: named for the listing that fed the delete. */
-const wholeTreeKey = (rule: Rule, inv: Invocation): ClassKey =>
-  inv.via.includes("find -exec") ? "find_exec_rm" : inv.via.includes("xargs") ? "xargs_rm" : rule.key;
 
 function judgeDelete(
   rule: Rule,
   inv: Invocation,
   paths: Word[],
-  recursive: boolean,
+  deep0: boolean,
   ctx: PathContext,
 ): ClassKey | undefined {
   for (const p of paths) {
@@ -185,25 +163,15 @@ function judgeDelete(
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);
     // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
-    const deep = recursive || p.text.endsWith("/\u0000found");
+    const deep = deep0 || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
       return rule.key === "shred" ? "shred" : "delete_system_path";
-    if (
-      c === "inside" &&
-      deep &&
-      /^(recursive|find)_delete$/.test(rule.key) &&
-      isWorkdirRoot(p, ctx) &&
-      listsWholeTree(inv, p)
-    )
-      return wholeTreeKey(rule, inv);
+    if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx))
+      return LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] ?? rule.key;
     if (c === "unknown" && deep) return rule.key;
     // with raised rights, a path only known when it runs can be any file of the machine
     if (c === "unknown" && inv.elevated) return "delete_outside_workdir";
-    if (
-      c === "temp" &&
-      deep &&
-      (rule.key === "recursive_delete" || /^\/(var\/)?tmp\/?$/.test(absolutePath(p, ctx) ?? ""))
-    )
+    if (c === "temp" && deep && (rule.key === "recursive_delete" || TEMP_ROOT.test(absolutePath(p, ctx) ?? "")))
       return rule.key;
     if (isForeign(c) && c !== "unknown")
       return rule.key === "recursive_delete" ? (deep ? "recursive_delete" : "delete_outside_workdir") : rule.key;
@@ -233,14 +201,10 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
 }
 
 /** What xargs hands over when the line does not show it: any path of the machine after a file index. */
-function runtimeInput(inv: Invocation): Word {
-  let origin = inv.command;
-  while (origin.pipedFrom) origin = origin.pipedFrom;
-  const anywhere = MACHINE_LISTINGS.test(basename(origin.argv[0]?.text ?? ""));
-  return anywhere
+const runtimeInput = (inv: Invocation): Word =>
+  LISTINGS.machine.test(basename(pipeOrigin(inv.command).origin.argv[0]?.text ?? ""))
     ? { text: "/\u0000found", literal: true, glob: false }
     : { text: "$input", literal: false, glob: false };
-}
 
 function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
   const dir = parts.values.get("-C");

@@ -1,5 +1,6 @@
 /** Where a path argument points, relative to the task's working directory. */
 import { posix } from "node:path";
+import { PATH_PATTERNS as P } from "./rules/files.js";
 import { MKTEMP, UNKNOWN_DIR, type Word } from "./words.js";
 
 export type PathClass =
@@ -27,14 +28,6 @@ export interface PathContext {
 
 /** Stands for the working directory when none is given: relative paths are the task's own. */
 export const NO_WORKDIR = "/\u0000workdir";
-
-const SYSTEM =
-  /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/;
-const HARMLESS_DEVICES = /^\/dev\/(null|zero|u?random|stdout|stderr|stdin|tty|fd\/\d+|shm(\/|$))/;
-const SECRETS =
-  /^~\/(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|^\/root\/\.ssh|^\/home\/[^/]+\/\.(ssh|aws|gnupg)/;
-const SHELL_RC =
-  /^~\/\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout|inputrc)$|^\/etc\/(profile|bash\.bashrc|environment)(\.d\/|$)/;
 
 /** The absolute (or `~`-rooted) form of a path word, or undefined when computed. */
 export function absolutePath(word: Word, ctx: PathContext): string | undefined {
@@ -79,12 +72,12 @@ export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const root = ctx.workdir ?? NO_WORKDIR;
   if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";
-  if (SECRETS.test(abs)) return "home-secret";
-  if (SHELL_RC.test(abs)) return "shell-rc";
+  if (P.secrets.test(abs)) return "home-secret";
+  if (P.shellRc.test(abs)) return "shell-rc";
   if (abs.startsWith("~")) return abs.startsWith("~/.ssh") ? "ssh" : "home";
   if (/^\/(tmp|var\/tmp)(\/|$)/.test(abs)) return "temp";
-  if (abs.startsWith("/dev/")) return HARMLESS_DEVICES.test(abs) ? "temp" : "device";
-  if (SYSTEM.test(abs)) return "system";
+  if (abs.startsWith("/dev/")) return P.harmlessDevices.test(abs) ? "temp" : "device";
+  if (P.system.test(abs)) return "system";
   return "outside";
 }
 

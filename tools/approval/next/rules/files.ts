@@ -1,21 +1,60 @@
 /**
  * Data: Rows for files: writes named by options, credentials kept on this machine, permissions. Rows follow the shape of `Rule` (types.ts); every row carries its examples.
  */
+import type { ClassKey } from "../classes.js";
 import type { Rule } from "./types.js";
+
+/** Where paths point (paths.ts): system directories, devices that hold nothing, secrets, shell start-up files. */
+export const PATH_PATTERNS = {
+  system:
+    /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/,
+  harmlessDevices: /^\/dev\/(null|zero|u?random|stdout|stderr|stdin|tty|fd\/\d+|shm(\/|$))/,
+  secrets:
+    /^~\/(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|^\/root\/\.ssh|^\/home\/[^/]+\/\.(ssh|aws|gnupg)/,
+  shellRc:
+    /^~\/\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout|inputrc)$|^\/etc\/(profile|bash\.bashrc|environment)(\.d\/|$)/,
+};
+
+/** The class of a write by where it lands (paths.ts' classes); the task's own places are absent. */
+export const WRITE_CLASSES: Record<string, ClassKey> = {
+  system: "system_config_write",
+  "shell-rc": "shell_rc_write",
+  ssh: "ssh_config_write",
+  "home-secret": "credential_write",
+  device: "disk_write",
+  home: "overwrite_outside_workdir",
+  outside: "overwrite_outside_workdir",
+};
+
+/** /tmp itself: emptying it is not the line's own, even when the rest of /tmp is. */
+export const TEMP_ROOT = /^\/(var\/)?tmp\/?\*?$/;
+
+/** Options that make a run a trial or a help text: nothing changes (system and remote rows do not fire). */
+export const TRIAL_RUN =
+  /(^|\s)(--dry-?run(=(?!none|false)\S+)?|--dry_run|--help|-help|--simulate|--just-print|--assumeno|--what-if|--check|--noop|--validate|--preview-only|-n\s+-v)(\s|$)|(^|\s)-h$/;
 
 /** Directories open to everyone by design: caches and scratch space of the working directory. */
 const SCRATCH =
   /(^|\/)(\.?(cache|tmp|temp)|[\w.-]*[-_.](cache|tmp|temp)|(cache|tmp|temp)[-_.][\w.-]*|__pycache__)\/?$/i;
 
-/**
- * find expressions that do not narrow what find lists (with the value after `-type`, f or d): a delete of
- * what such a find lists at the working directory's root empties the whole of the task's work.
- */
-export const FIND_WHOLE_TREE =
-  /^(-type|f|d|-xdev|-mount|-depth|-d|-mindepth|-maxdepth|\d+|-print0?|-delete|-L|-H|-P|-follow|-noleaf|-ignore_readdir_race|-daystart|-nowarn|-true|-o|-a|-and|-or|\(|\))$/;
-
-/** Listings of the whole machine (a file index): what they feed to xargs can be any path, anywhere. */
-export const MACHINE_LISTINGS = /^(locate|mlocate|plocate|slocate)$/;
+/** What judges.ts reads about listings whose paths a delete acts on. */
+export const LISTINGS = {
+  /** Programs that list a tree. */
+  listers: /^(find|fd|fdfind|ls)$/,
+  /**
+   * find expressions that do not narrow what find lists (with the value after `-type`, f or d): a delete of
+   * what such a find lists at the working directory's root empties the whole of the task's work.
+   */
+  wholeTree:
+    /^(-type|f|d|-xdev|-mount|-depth|-d|-mindepth|-maxdepth|\d+|-print0?|-delete|-L|-H|-P|-follow|-noleaf|-ignore_readdir_race|-daystart|-nowarn|-true|-o|-a|-and|-or|\(|\))$/,
+  /** Listings of the whole machine (a file index): what they feed to xargs can be any path, anywhere. */
+  machine: /^(locate|mlocate|plocate|slocate)$/,
+  /** What a delete of a whole listing reads as, by the wrapper that fed it. */
+  keys: [
+    ["find -exec", "find_exec_rm"],
+    ["xargs", "xargs_rm"],
+  ] as [via: string, key: ClassKey][],
+};
 
 export const FILE_RULES: Rule[] = [
   // files: writes named by options or key=value operands

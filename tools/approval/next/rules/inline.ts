@@ -148,6 +148,40 @@ export const SOCKETS = /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect|
 export const SHELL_ON_SOCKET =
   /pty\.spawn|dup2|\/bin\/(ba)?sh\b|\bexec\s*[("]|\bsubprocess\b|\bspawn\(|\bpopen\b|\bproc_open\b|\|&|\bgetline\b|["'](ba)?sh["']/;
 
+/** The call and sign patterns ../inline.ts matches, built from the tables above. */
+export const NAME_END = String.raw`(?:(?<=\w)(?!\w)|(?<!\w))`;
+// A name ends where no word character follows (`rm` is not `rmtree`); `unlink glob "/etc/*"` deletes the glob.
+export const DELETE_CALLS = new RegExp(
+  String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
+  "g",
+);
+export const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`, "g");
+/** A shell call's argument: a string, a list of strings, or a string joined with something computed. */
+export const SHELL_CALLS = new RegExp(
+  String.raw`(?:\b|%x)(?:${SHELL_CALL_NAMES})\s*\(?\s*(\[[^\]]*\]|${STR_PLAIN}(?:\s*,\s*(?:${STR_PLAIN}|\[[^\]]*\]))+|${STR}(\s*(?:\+|\.\.?|,|\s)\s*[\w$]+)?)`,
+  "g",
+);
+export const AWK_SHELL = new RegExp(String.raw`${STR}\s*\|\s*getline|print\s+${STR}\s*\|\s*['"](?:ba)?sh['"]`, "g");
+export const COMPUTED_MEMBER =
+  /\[\s*(['"`][^'"`]*['"`]\s*\+|[a-zA-Z_$][\w$]*\s*\+\s*['"`]|atob|Buffer\.from|String\.fromCharCode|\w+\s*\(\s*\)\s*\])|getattr\s*\([^,]+,\s*(?!['"][a-z_]+['"]\s*\))|__import__\s*\(\s*(?!['"])|import_module\s*\(\s*['"][^'"]*['"]\s*\+|\b(eval|exec)\s*\(\s*(?:base64|codecs|bytes\.fromhex|zlib|atob|Buffer|['"][^'"]*['"]\s*\+|\w+\s*\()|sprintf\s*\(\s*"%c/;
+export const NAMED_DANGEROUS_MEMBER =
+  /\[\s*['"`](rmSync|rmdirSync|unlinkSync|execSync|exec|spawn|spawnSync|writeFileSync|rm|rmtree|system|remove|unlink)['"`]\s*\]/;
+export const ENDLESS =
+  /iter\(\s*int\s*,\s*1\s*\)|\bfor\s*\{|itertools\.count\(|while\s*\(?\s*(True|1|true)\s*\)?\s*[:{]?|\bloop\s*(do|\{)|for\s*\(\s*;\s*;\s*\)|\bwhile\s+true\b|\buntil\s+false\b/;
+/** Code that lists a directory or a glob: what a computed delete or chmod in it acts on. */
+export const LISTED = new RegExp(
+  String.raw`\b(?:(?:glob\.i?glob|Dir\.glob|Dir|os\.listdir|os\.scandir|os\.walk|readdirSync|Path\(\s*${STR}\s*\)\.(?:r?glob|iterdir))\s*[([]|find\s*\(\s*sub\s*\{[^}]*\}\s*,)\s*(?:${STR})?`,
+  "g",
+);
+/** Encoded text handed to a shell call: decoded and judged as shell text. */
+export const ENCODED_SHELL =
+  /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
+
+/** Allocations with their sizes (`bytearray(N)`, `Buffer.alloc(N)`, `"x" * N`, Perl's `"x" x N`). */
+export const ALLOCATIONS =
+  /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|['"][^'"]{0,4}['"]\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
+export const GIB = 1024 ** 3;
+
 export const INLINE_EXAMPLES = {
   flag: [
     "python3 -c \"import shutil; shutil.rmtree('/etc')\"",
