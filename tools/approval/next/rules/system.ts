@@ -636,8 +636,8 @@ export const SYSTEM_RULES: Rule[] = [
   // packages and installs into the system
   {
     // a package file from the disk, not a repository: unsigned, its install scripts run as root
-    program: ["dpkg", "apt", "apt-get", "dnf", "yum", "zypper", "rpm", "snap"],
-    args: /(^|\s)(-i|--install|-[a-zA-Z]*[iU][a-zA-Z]*|install|localinstall|reinstall)(\s.*)?\s\S+\.(deb|rpm|snap)(\s|$)|(^|\s)--(dangerous|devmode)(\s|$)/,
+    program: ["dpkg", "apt", "apt-get", "dnf", "yum", "zypper", "rpm", "snap", "pacman", "apk"],
+    args: /(^|\s)(-i|--install|-[a-zA-Z]*[iU][a-zA-Z]*|install|localinstall|reinstall|add)(\s.*)?\s\S+\.(deb|rpm|snap|pkg\.tar\.\w+|apk)(\s|$)|(^|\s)--(dangerous|devmode|allow-untrusted)(\s|$)/,
     unless: /(^|\s)(--dry-run|-s|--simulate|--test|--help|-q[a-zA-Z]*)(\s|$)/,
     effect: "system",
     key: "remote_code_exec",
@@ -646,6 +646,7 @@ export const SYSTEM_RULES: Rule[] = [
       "apt-get install -y ./pkg/tool_2.0_amd64.deb",
       "snap install --dangerous tool.snap",
       "rpm -Uvh ./agent.rpm",
+      "pacman -U ./tool-1.0-1-x86_64.pkg.tar.zst",
     ],
     pass: ["sudo apt-get install -y jq", "snap install jq", "dpkg -l", "dpkg -I ./x.deb"],
   },
