@@ -60,6 +60,13 @@ describe("exhaustion", () => {
 });
 
 describe("inline code", () => {
+  it("reads awk's input line as a path the listing feeding it found", () => {
+    expect(keyOf("find /usr/lib -name '*.so' | awk '{ system(\"rm -f \" $0) }'", inWorkspace)).toBe(
+      "delete_system_path",
+    );
+    expect(keyOf("find ./out -name '*.so' | awk '{ system(\"rm -f \" $0) }'", inWorkspace)).toBe("pass");
+  });
+
   it("reads shell text in a string with escaped quotes", () => {
     expect(keyOf('php -r \'system("rm -rf \\"/srv/www\\"");\'', inWorkspace)).toBe("delete_system_path");
   });

@@ -8,7 +8,7 @@
  */
 import type { ClassKey } from "./classes.js";
 import * as T from "./rules/inline.js";
-import type { Invocation } from "./unwrap.js";
+import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
 export interface InlineFinding {
@@ -185,6 +185,15 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
 export const unknownCode = (w: Word): boolean =>
   !w.literal && (/\$\(|`/.test(w.text) || /^\s*("?\$\{?\w+\}?"?\s*)+$/.test(w.text));
 
+/** The folder a `find`/`ls` at the head of the pipe into `inv` lists. */
+function listingRoot(inv: Invocation): string | undefined {
+  let origin = inv.command;
+  while (origin.pipedFrom) origin = origin.pipedFrom;
+  const [program, ...args] = origin.argv.map((w) => w.text);
+  if (origin === inv.command || !/^(find|ls)$/.test(basename(program ?? ""))) return undefined;
+  return (args.find((a) => !a.startsWith("-")) ?? ".").replace(/\/$/, "");
+}
+
 /**
  * Inline code the line judge does not route itself, or routes without the script's arguments:
  * `php -r`, `deno eval`, `elixir -e`, awk programs, `rails runner`, and `-c`/`-e` code reading its argv.
@@ -220,7 +229,10 @@ export function inlineProgram(inv: Invocation): { code: string; argv: string[] }
     case "nawk":
     case "busybox": {
       const program = t.find((w, i) => !w.startsWith("-") && !/^-[vfF]$/.test(t[i - 1] ?? ""));
-      return program === undefined || inv.program === "busybox" ? undefined : { code: program, argv: [] };
+      if (program === undefined || inv.program === "busybox") return undefined;
+      // a line of input is a path the feeding listing found (`find /etc … | awk '{system("rm " $0)}'`)
+      const root = listingRoot(inv);
+      return { code: root ? program.replace(/\$0\b/g, `"${root}/\u0000found"`) : program, argv: [] };
     }
     default: {
       const at = t.findIndex((w) => /^-[a-zA-Z]*[ce]$/.test(w));

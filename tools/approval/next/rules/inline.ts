@@ -61,6 +61,8 @@ export const CODE_REWRITES: [RegExp, string][] = [
   [/\b(unlink|chmod|chown)(\s+[^;]*?)?\s+for\s+(glob\b)?/g, "$1$2 glob "],
   [/(?:File\.join|os\.path\.join|path\.join|(?<![\w.])joinpath)\(\s*'~'\s*,\s*['"]([^'"]*)['"]\s*\)/g, "'~/$1'"],
   [/new\s+File\s*\(\s*('[^']*'|"[^"]*")\s*\)/g, "Path($1)"],
+  // adjacent literals are one string (awk, Python, Ruby, C): `"rm -f " "/etc/x"`
+  [/"([^"\\]*)"[ \t]+"([^"\\]*)"/g, '"$1$2"'],
 ];
 
 /** `Path(P).joinpath(Q)`, `'P'.joinpath(Q)`, and string receivers of pathlib methods, after the concatenation loops. */
