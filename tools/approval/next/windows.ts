@@ -20,7 +20,7 @@ function listedRemoval(_: string, _list: string, listArgs: string): string {
 }
 
 /** `C:\Users\x` → `/c/users/x`; `$HOME\.aws`, `$env:USERPROFILE` → `~/.aws`; `$x` → `x` (not bash's). */
-export function windowsText(text: string): string {
+export function windowsText(text: string, switches?: RegExp): string {
   return (
     text
       .replace(/\$(env:)?(home|userprofile)\b/gi, "~")
@@ -30,6 +30,7 @@ export function windowsText(text: string): string {
       .toLowerCase()
       // cmd's switches `/s`, `/q` read as options, not as paths under /.
       .replace(/(^|\s)\/([a-z?]{1,2})(?=\s|$)/g, "$1-$2")
+      .replace(switches ?? /$^/, "$1-$2")
       .replace(LISTED_REMOVAL, listedRemoval)
   );
 }
@@ -47,7 +48,7 @@ export function windowsShellText(program: string, args: Word[]): Word | undefine
   const rest = at >= 0 ? args.slice(at) : [];
   if (!rest.length) return undefined;
   return {
-    text: windowsText(rest.map((w) => w.text).join(" ")),
+    text: windowsText(rest.map((w) => w.text).join(" "), spec.switches),
     // PowerShell's own `$x` are not bash's; a command substitution or backquote still is.
     literal: rest.every((w) => w.literal || !/\$\(|`/.test(w.text)),
     glob: false,

@@ -13,6 +13,8 @@ export interface WindowsShell {
   bare: RegExp;
   /** Options that take a value (that value is never the text). */
   valued: string[];
+  /** Longer switches of the shell's tools (`/mir`, `/purge`, `/active:yes`), read as options, not paths. */
+  switches?: RegExp;
 }
 
 const POWERSHELL: WindowsShell = {
@@ -20,7 +22,12 @@ const POWERSHELL: WindowsShell = {
   bare: /^["']?[a-z]+-[a-z]+/i,
   valued: ["-executionpolicy", "-ep", "-windowstyle", "-w", "-configurationname", "-workingdirectory", "-wd"],
 };
-const CMD: WindowsShell = { command: ["/c", "/k", "/r"], bare: /^$/, valued: [] };
+const CMD: WindowsShell = {
+  command: ["/c", "/k", "/r"],
+  bare: /^$/,
+  valued: [],
+  switches: /(^|\s)\/([a-z]{3,12})(?=[\s:]|$)/g,
+};
 
 export const WINDOWS_SHELLS: Record<string, WindowsShell> = {
   powershell: POWERSHELL,
@@ -64,7 +71,16 @@ export const WINDOWS_RULES: Rule[] = [
     paths: "last",
     unless: /(^|\s)[-/]l(\s|$)/i,
     flag: ['cmd.exe /c "robocopy C:\\empty C:\\Users\\dev\\Projects /MIR"'],
-    pass: ['cmd /c "robocopy src dist /E"'],
+    pass: ['cmd /c "robocopy src dist /E"', 'cmd /c "robocopy .\\src .\\backup /MIR"'],
+  },
+  {
+    // diskpart runs partitioning commands (clean, format, delete) from its script or its input
+    program: ["diskpart", "diskpart.exe"],
+    unless: /(^|\s)[-/]\?(\s|$)/,
+    effect: "system",
+    key: "erase_device",
+    flag: ['cmd /c "diskpart /s C:\\ops\\clean.txt"'],
+    pass: ['cmd /c "diskpart /?"'],
   },
   {
     program: ["cipher"],
@@ -156,7 +172,7 @@ export const WINDOWS_RULES: Rule[] = [
   {
     program: ["net", "net.exe"],
     verbs: [["user", "localgroup", "group"]],
-    args: /(^|\s)\/(add|delete|del|active)\b/i,
+    args: /(^|\s)[-/](add|delete|del|active)\b/i,
     effect: "system",
     key: "user_change",
     flag: ["net localgroup administrators bob /add"],
