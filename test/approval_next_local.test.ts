@@ -91,6 +91,11 @@ describe("inline code", () => {
     expect(keyOf("python3 -c \"import subprocess; subprocess.run(['sh', '-c', 'ls -la /srv'])\"")).toBe("pass");
   });
 
+  it("reads an interpreter's program taken from a process substitution as a shell's", () => {
+    expect(keyOf("node <(cat /tmp/job.js)", inWorkspace)).toBe("shell_input");
+    expect(keyOf("node scripts/job.js", inWorkspace)).toBe("pass");
+  });
+
   it("asks about code that is only known when it runs", () => {
     expect(keyOf('php -r "$(cat snippet.php)"')).toBe("inline_code_unanalysable");
     expect(keyOf('echo "$code" | python3')).toBe("inline_code_unanalysable");

@@ -256,6 +256,11 @@ function judgeInterpreter(inv: Invocation, s: LineState): void {
       : add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
   const script = inv.args.find((w) => !w.text.startsWith("-"));
   if (!script) return judgeStdinProgram(inv, s);
+  // `python3 <(cat x.py)`: the program is a command's output, as `bash <(…)` is
+  if (!script.literal && script.text.startsWith("<(")) {
+    const key = /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input";
+    return add(s, key, `${inv.program} runs the output of ${script.text}`);
+  }
   const text = fileText(script, s, inv.command.cwd);
   if (text !== undefined) judgeCode(text, s);
 }
