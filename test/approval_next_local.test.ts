@@ -37,6 +37,11 @@ describe("deletes of paths the line does not show", () => {
     expect(keyOf("git ls-files -z | xargs -0 rm -f", inWorkspace)).toBe("pass");
   });
 
+  it("reads what a list kept outside the task names as paths outside it", () => {
+    expect(keyOf("xargs -a /var/backups/old.lst rm -f", inWorkspace)).toBe("recursive_delete");
+    expect(keyOf("xargs -a stale-files.txt rm -f", inWorkspace)).toBe("pass");
+  });
+
   it("asks about a path only known when it runs, deleted with raised rights", () => {
     expect(keyOf('sudo rm -f "$TARGET"', inWorkspace)).toBe("delete_outside_workdir");
     expect(keyOf('rm -f "$TARGET"', inWorkspace)).toBe("pass");

@@ -200,18 +200,27 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
   return undefined;
 }
 
-/** What xargs hands over when the line does not show it: any path of the machine after a file index. */
-const runtimeInput = (inv: Invocation): Word =>
-  LISTINGS.machine.test(basename(pipeOrigin(inv.command).origin.argv[0]?.text ?? ""))
+/**
+ * What xargs hands over when the line does not show it: any path of the machine after a file index, or
+ * from a list kept outside the task (`xargs -a /srv/files.lst rm`); else only known when it runs.
+ */
+function runtimeInput(inv: Invocation, ctx: PathContext): Word {
+  const argv = pipeOrigin(inv.command).origin.argv;
+  const list =
+    argv.find((w, i) => /^(-a|--arg-file)$/.test(argv[i - 1]?.text ?? "")) ??
+    argv.find((w) => /^--arg-file=/.test(w.text));
+  const listed = list && isForeign(classifyPath({ ...list, text: list.text.replace(/^--arg-file=/, "") }, ctx));
+  return LISTINGS.machine.test(basename(argv[0]?.text ?? "")) || listed
     ? { text: "/\u0000found", literal: true, glob: false }
     : { text: "$input", literal: false, glob: false };
+}
 
 function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
   const dir = parts.values.get("-C");
   if (dir) ctx = { ...ctx, cwd: absolutePath(dir, ctx) ?? UNKNOWN_DIR };
   const given = pathsOf(rule, parts.operands, inv.args);
   // xargs/find -exec with input the line does not show: the paths are unknown, or anywhere (`locate … |`).
-  const paths = given.length || !inv.runtimeArgs ? given : [runtimeInput(inv)];
+  const paths = given.length || !inv.runtimeArgs ? given : [runtimeInput(inv, ctx)];
   switch (rule.effect) {
     case "delete":
       return judgeDelete(rule, inv, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
