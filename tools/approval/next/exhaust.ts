@@ -8,14 +8,11 @@ import { EXHAUST } from "./rules/exhaustion.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
-const SIZE = /^(\d+(?:\.\d+)?)([KMGTPE]i?B?|[kmgtpe])?$/;
-const UNITS: Record<string, number> = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50, e: 2 ** 60 };
-
 /** `30G`, `4M`, `1e12` as bytes (0 when not a size). */
 export function bytesOf(text: string): number {
-  const m = SIZE.exec(text);
+  const m = EXHAUST.size.exec(text);
   if (!m) return /^\d+(\.\d+)?e\d+$/i.test(text) ? Number(text) : 0;
-  return Number(m[1]) * (UNITS[(m[2] ?? "")[0]?.toLowerCase() ?? ""] ?? 1);
+  return Number(m[1]) * (EXHAUST.units[(m[2] ?? "")[0]?.toLowerCase() ?? ""] ?? 1);
 }
 
 const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");

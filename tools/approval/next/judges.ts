@@ -205,12 +205,12 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
  * from a list kept outside the task (`xargs -a /srv/files.lst rm`); else only known when it runs.
  */
 function runtimeInput(inv: Invocation, ctx: PathContext): Word {
-  const argv = pipeOrigin(inv.command).origin.argv;
+  const argv = pipeOrigin(inv.command).origin.argv.map((w) => w.text);
   const list =
-    argv.find((w, i) => /^(-a|--arg-file)$/.test(argv[i - 1]?.text ?? "")) ??
-    argv.find((w) => /^--arg-file=/.test(w.text));
-  const listed = list && isForeign(classifyPath({ ...list, text: list.text.replace(/^--arg-file=/, "") }, ctx));
-  return LISTINGS.machine.test(basename(argv[0]?.text ?? "")) || listed
+    argv.find((_, i) => /^(-a|--arg-file)$/.test(argv[i - 1] ?? "")) ?? argv.find((w) => /^--arg-file=/.test(w));
+  const listed =
+    list && isForeign(classifyPath({ text: list.replace(/^--arg-file=/, ""), literal: true, glob: false }, ctx));
+  return listed || LISTINGS.machine.test(basename(argv[0] ?? ""))
     ? { text: "/\u0000found", literal: true, glob: false }
     : { text: "$input", literal: false, glob: false };
 }

@@ -5,14 +5,8 @@
  */
 import type { SimpleCommand } from "./model.js";
 import type { Invocation } from "./unwrap.js";
+import { PID_LISTINGS as L } from "./rules/system.js";
 import type { Word } from "./words.js";
-
-const SUBSTITUTED = /^\$\(\s*(pgrep|pidof)\s+([^)|`]*)\)$/;
-/** Filters that narrow a `ps` listing to some processes (grep, or awk with a pattern or a comparison). */
-const NARROWING = /^(grep|egrep|fgrep|rg)$/;
-const AWK_PATTERN = /\/[^/]+\/|==|~/;
-/** `ps` options that already select processes (by pid, user, command). */
-const PS_SELECTS = /^-[a-zA-Z]*[pCuUgGt]|^--(pid|ppid|user|group)/;
 
 const word = (text: string): Word => ({
   text: text.replace(/^['"]|['"]$/g, "").replace(/\[(\w)\]/g, "$1"),
@@ -39,7 +33,7 @@ const programOf = (c: SimpleCommand) => (c.argv[0]?.text ?? "").replace(/^.*\//,
 /** The lister's words as pkill arguments, or "all" for an unfiltered process list. */
 function listed(inv: Invocation): Word[] | "all" | undefined {
   for (const a of inv.args) {
-    const m = SUBSTITUTED.exec(a.text);
+    const m = L.substituted.exec(a.text);
     if (m)
       return m[2]!
         .trim()
@@ -53,9 +47,9 @@ function listed(inv: Invocation): Word[] | "all" | undefined {
   const program = programOf(origin);
   if (program === "pgrep" || program === "pidof") return origin.argv.slice(1).map((w) => word(w.text));
   if (program !== "ps") return undefined;
-  if (origin.argv.slice(1).some((w) => PS_SELECTS.test(w.text))) return undefined;
+  if (origin.argv.slice(1).some((w) => L.psSelects.test(w.text))) return undefined;
   const narrowing = filters.filter(
-    (f) => NARROWING.test(programOf(f)) || (programOf(f) === "awk" && AWK_PATTERN.test(f.argv[1]?.text ?? "")),
+    (f) => L.narrowing.test(programOf(f)) || (programOf(f) === "awk" && L.awkPattern.test(f.argv[1]?.text ?? "")),
   );
   if (!narrowing.length) return "all";
   return narrowing.flatMap((f) =>

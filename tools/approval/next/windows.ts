@@ -3,12 +3,8 @@
  * model can read it (drive paths as `/c/…`, `\` as `/`, names lower-cased: cmdlets and switches are
  * case-insensitive). The programs it names are rows of rules/windows.ts.
  */
-import { WINDOWS_SHELLS } from "./rules/windows.js";
+import { LISTED_REMOVAL, LIST_VALUED, WINDOWS_SHELLS } from "./rules/windows.js";
 import type { Word } from "./words.js";
-
-/** `gci DIR … | Remove-Item`: what is removed is what DIR lists. */
-const LISTED_REMOVAL = /\b(get-childitem|gci|dir|ls)\s+([^|;]*)\|\s*(remove-item|ri|rm|del)\b/g;
-const LIST_VALUED = /^-(filter|include|exclude|depth|attributes)$/;
 
 function listedRemoval(_: string, _list: string, listArgs: string): string {
   const words = listArgs.trim().split(/\s+/);

@@ -3,6 +3,9 @@
  */
 /** Exhaustion knowledge (exhaust.ts reads it). */
 export const EXHAUST = {
+  /** Sizes as `30G`, `4MiB`, `512k`, and what their units are worth in bytes. */
+  size: /^(\d+(?:\.\d+)?)([KMGTPE]i?B?|[kmgtpe])?$/,
+  units: { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50, e: 2 ** 60 } as Record<string, number>,
   /** Sources that never end. */
   endlessFiles: /^\/dev\/(zero|u?random|full)$/,
   /** Programs that print forever on their own. */

@@ -8,6 +8,16 @@ import type { Rule } from "./types.js";
  * Programs that change the machine's state by what their arguments say: run with every argument taken from
  * the input (`… | sed 's/-A/-D/' | xargs -L1 iptables`), they are asked about as the class given.
  */
+/** What pids.ts reads of process listers: `$(pgrep …)`, filters that narrow a `ps` listing, `ps` selections. */
+export const PID_LISTINGS = {
+  substituted: /^\$\(\s*(pgrep|pidof)\s+([^)|`]*)\)$/,
+  /** Filters that narrow a `ps` listing to some processes (grep, or awk with a pattern or a comparison). */
+  narrowing: /^(grep|egrep|fgrep|rg)$/,
+  awkPattern: /\/[^/]+\/|==|~/,
+  /** `ps` options that already select processes (by pid, user, command). */
+  psSelects: /^-[a-zA-Z]*[pCuUgGt]|^--(pid|ppid|user|group)/,
+};
+
 export const RUNTIME_ARGUMENT_PROGRAMS: Record<string, ClassKey> = {
   iptables: "firewall_change",
   ip6tables: "firewall_change",

@@ -22,6 +22,10 @@ const POWERSHELL: WindowsShell = {
   bare: /^["']?[a-z]+-[a-z]+/i,
   valued: ["-executionpolicy", "-ep", "-windowstyle", "-w", "-configurationname", "-workingdirectory", "-wd"],
 };
+/** `gci DIR … | Remove-Item`: what is removed is what DIR lists (../windows.ts); the listing's valued options. */
+export const LISTED_REMOVAL = /\b(get-childitem|gci|dir|ls)\s+([^|;]*)\|\s*(remove-item|ri|rm|del)\b/g;
+export const LIST_VALUED = /^-(filter|include|exclude|depth|attributes)$/;
+
 const CMD: WindowsShell = {
   command: ["/c", "/k", "/r"],
   bare: /^$/,
