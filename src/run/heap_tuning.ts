@@ -28,12 +28,22 @@ const HEAP_GROWING_PERCENT = 50;
  */
 const MAX_INLINED_BYTECODE_CUMULATIVE = 230;
 
+/**
+ * WebAssembly is compiled by the baseline compiler (Liftoff) only. The one module a run loads is the bash grammar
+ * of the approval parser (tree-sitter-bash.wasm, 1.4 MB), and V8 then optimised most of it with TurboFan in the
+ * background: about 0.7 s of CPU per process that parses a command, while a parse was no faster for it (57–58 µs
+ * either way; the time is in the JS glue). Measured parsing 10, 1,000 and 20,000 commands in one process: 0.76,
+ * 0.79, 1.93 s of CPU with TurboFan against 0.07, 0.14, 1.21 s without (docs/benchmarks.md).
+ */
+const WASM_FLAG = "--liftoff-only";
+
 let tuned = false;
 
 /**
- * Sets the old-generation growing factor and the inlining budget for every isolate of the process (the main
- * thread and the workers). Both are read when used (at each collection, at each optimisation), so setting them
- * after start-up is safe. Each is skipped when the user passed their own on the node command line.
+ * Sets the old-generation growing factor, the inlining budget and Liftoff-only WebAssembly for every isolate of the
+ * process (the main thread and the workers). Each is read when used (at each collection, at each optimisation, at
+ * each module's compilation, which comes later, in the worker threads), so setting them after start-up is safe.
+ * Each is skipped when the user passed their own on the node command line.
  */
 export function tuneHeapGrowth(): void {
   if (tuned) return;
@@ -42,4 +52,5 @@ export function tuneHeapGrowth(): void {
   if (!given("heap-growing-percent")) setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   if (!given("max-inlined-bytecode-size-cumulative"))
     setFlagsFromString(`--max-inlined-bytecode-size-cumulative=${MAX_INLINED_BYTECODE_CUMULATIVE}`);
+  if (!given("liftoff") && !given("wasm-tier")) setFlagsFromString(WASM_FLAG);
 }
