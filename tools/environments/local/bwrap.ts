@@ -13,7 +13,7 @@
  * - `--die-with-parent`, so the sandbox dies with the harness thread that started it;
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   accessSync,
   chmodSync,
@@ -27,6 +27,7 @@ import {
 } from "node:fs";
 import { randomInt } from "node:crypto";
 import { makeTempDirSync } from "../temp_dirs.js";
+import { executableOnPath } from "../executable_on_path.js";
 import { join, posix } from "node:path";
 
 export const SANDBOX_WORKDIR = "/workspace";
@@ -79,19 +80,6 @@ export const DEFAULT_SANDBOX_TMPFS_MB = 512;
 
 export const BWRAP_INSTALL_HINT =
   "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
-
-function executableOnPath(name: string, pathEnv: string | undefined): string | undefined {
-  for (const dir of (pathEnv ?? "").split(":").filter(Boolean)) {
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 /** The bwrap executable on PATH (the harness's own PATH: no fixed fallback, so a PATH without it means "missing"). */
 export function findBwrap(pathEnv = process.env.PATH): string | undefined {
@@ -277,36 +265,61 @@ export function systemLayout(root = "/"): string[] {
   return args;
 }
 
-let probed: { ok: true } | { ok: false; reason: string } | undefined;
+type BwrapProbe = { ok: true } | { ok: false; reason: string };
+
+let probed: BwrapProbe | undefined;
+let probing: Promise<BwrapProbe> | undefined;
+
+function missingBwrap(): BwrapProbe {
+  return {
+    ok: false,
+    reason: `bwrap (bubblewrap) is not on PATH: ${BWRAP_INSTALL_HINT}, or use --env host (no sandbox) or --env docker`,
+  };
+}
+
+function probeCommand(bwrap: string): [string, string[]] {
+  const launcher = bwrapLauncher(bwrap);
+  return [launcher.bwrap, [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"]];
+}
+
+function probeAnswer(status: number | null, stderr: string, error: string | undefined, signal: string | null): BwrapProbe {
+  if (status === 0) return { ok: true };
+  const why = stderr.trim().split("\n")[0] || error || `exit ${status ?? signal}`;
+  return {
+    ok: false,
+    reason: `bubblewrap cannot start a sandbox here (${why}): allow user namespaces, or use --env host (no sandbox) or --env docker`,
+  };
+}
 
 /**
  * Whether a sandbox can start here (bwrap on PATH, user namespaces allowed): starts one that runs `true`.
- * The answer is kept for the life of the process.
+ * The answer is kept for the life of the thread. Prefer probeBwrapAsync: this one blocks the thread until the
+ * sandbox exits (0.2 s and more on a loaded machine).
  */
-export function probeBwrap(): { ok: true } | { ok: false; reason: string } {
+export function probeBwrap(): BwrapProbe {
   if (probed) return probed;
   const bwrap = findBwrap();
-  if (!bwrap)
-    return (probed = {
-      ok: false,
-      reason: `bwrap (bubblewrap) is not on PATH: ${BWRAP_INSTALL_HINT}, or use --env host (no sandbox) or --env docker`,
-    });
-  const launcher = bwrapLauncher(bwrap);
-  const r = spawnSync(
-    launcher.bwrap,
-    [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"],
-    {
-      encoding: "utf8",
-      timeout: 30_000,
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  if (r.status === 0) return (probed = { ok: true });
-  const why = (r.stderr ?? "").trim().split("\n")[0] || r.error?.message || `exit ${r.status ?? r.signal}`;
-  return (probed = {
-    ok: false,
-    reason: `bubblewrap cannot start a sandbox here (${why}): allow user namespaces, or use --env host (no sandbox) or --env docker`,
-  });
+  if (!bwrap) return (probed = missingBwrap());
+  const [file, args] = probeCommand(bwrap);
+  const r = spawnSync(file, args, { encoding: "utf8", timeout: 30_000, stdio: ["ignore", "ignore", "pipe"] });
+  return (probed = probeAnswer(r.status, r.stderr ?? "", r.error?.message, r.signal));
+}
+
+/** probeBwrap without blocking the thread: the event loop keeps serving while the probe's sandbox runs. */
+export function probeBwrapAsync(): Promise<BwrapProbe> {
+  if (probed) return Promise.resolve(probed);
+  probing ??= new Promise<BwrapProbe>((resolveProbe) => {
+    const bwrap = findBwrap();
+    if (!bwrap) return resolveProbe(missingBwrap());
+    const [file, args] = probeCommand(bwrap);
+    let stderr = "";
+    const child = spawn(file, args, { timeout: 30_000, stdio: ["ignore", "ignore", "pipe"] });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    // A failed spawn may not close: its error is the answer (the first of the two settles the promise).
+    child.on("error", (err) => resolveProbe(probeAnswer(null, stderr, err.message, null)));
+    child.on("close", (status, signal) => resolveProbe(probeAnswer(status, stderr, undefined, signal)));
+  }).then((answer) => (probed ??= answer));
+  return probing;
 }
 
 let shellCopy: string | null | undefined;

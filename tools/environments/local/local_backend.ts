@@ -5,7 +5,7 @@
  */
 import { UserError } from "../../../src/core/errors.js";
 import type { EnvironmentBackend } from "../backend.js";
-import { probeBwrap } from "./bwrap.js";
+import { probeBwrapAsync } from "./bwrap.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 
 export const backend: EnvironmentBackend = {
@@ -13,13 +13,13 @@ export const backend: EnvironmentBackend = {
   sandboxed: true,
   sandboxNoun: "sandbox",
   availability: async () => {
-    const probe = probeBwrap();
+    const probe = await probeBwrapAsync();
     return probe.ok
       ? { available: true, reason: "a bubblewrap sandbox per task on this machine" }
       : { available: false, reason: probe.reason };
   },
   preflightRun: async ({ options }) => {
-    const probe = probeBwrap();
+    const probe = await probeBwrapAsync();
     if (!probe.ok) throw new UserError(`--env local: ${probe.reason}`);
     try {
       sandboxNetwork(typeof options.network === "string" ? options.network : undefined, undefined);

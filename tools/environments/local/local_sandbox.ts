@@ -45,7 +45,7 @@ import {
   bwrapLauncher,
   findBwrap,
   pidNamespaceOf,
-  probeBwrap,
+  probeBwrapAsync,
   sandboxProcesses,
   sandboxShellCopy,
   type SandboxLauncher,
@@ -139,7 +139,7 @@ export class SandboxEnvironment implements Environment {
 
   /** Starts the sandbox of one task: its folder (spec.hostTaskDir) at /workspace, the shell inside. */
   static async create(spec: EnvironmentSpec, options: EnvironmentOptions): Promise<SandboxEnvironment> {
-    const probe = probeBwrap();
+    const probe = await probeBwrapAsync();
     if (!probe.ok) throw new Error(probe.reason);
     const { hostNetwork } = sandboxNetwork(
       typeof options.network === "string" ? options.network : undefined,
