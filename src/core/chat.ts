@@ -163,8 +163,18 @@ export function tokenTotals(agent: number, approver: number, judge: number): Tok
   return { agent, approver, judge, total: agent + approver + judge };
 }
 
+/** 1234567 → "1,234,567", as `toLocaleString("en-US")` prints an integer, without loading ICU's locale data. */
+export function groupThousands(x: number): string {
+  if (!Number.isSafeInteger(x)) return x.toLocaleString("en-US");
+  const digits = String(Math.abs(x));
+  const head = digits.length % 3 || 3;
+  let out = digits.slice(0, head);
+  for (let i = head; i < digits.length; i += 3) out += `,${digits.slice(i, i + 3)}`;
+  return x < 0 ? `-${out}` : out;
+}
+
 /** "1,234 tokens (agent 1,000, approver 200, judge 34)". */
 export function tokenTotalsText(t: TokenTotals): string {
-  const n = (x: number) => x.toLocaleString("en-US");
+  const n = groupThousands;
   return `${n(t.total)} tokens (agent ${n(t.agent)}, approver ${n(t.approver)}, judge ${n(t.judge)})`;
 }
