@@ -4,7 +4,7 @@ import { Piscina } from "piscina";
 import type { RunConfig } from "../config/run_config.js";
 import { errorMessage } from "../core/errors.js";
 import type { WorkerData } from "./worker.js";
-import { WORKER_RESOURCE_LIMITS, tuneHeapGrowth } from "./heap_tuning.js";
+import { WORKER_RESOURCE_LIMITS } from "./heap_tuning.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
 import type { RunInputs } from "./run_inputs.js";
@@ -45,7 +45,6 @@ export function startRunPool(config: RunConfig, runDir: string, inputs: RunInput
     loaded,
   };
   const perWorker = Math.max(1, Math.ceil(config.concurrency / config.workers));
-  tuneHeapGrowth();
   const pool = new Piscina({
     filename: fileURLToPath(new URL("./worker.js", import.meta.url)),
     minThreads: config.workers,

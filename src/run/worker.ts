@@ -10,6 +10,7 @@ import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
+import { tuneHeapGrowth } from "./heap_tuning.js";
 import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
@@ -58,6 +59,9 @@ function setUp(): Promise<TaskRunnerDeps> {
       if (data.mcp) registerMcpCatalog(data.mcp);
       const models = await createRunModels(data.config, new ModelGates(data.modelGates));
       const { prefill, allowlist } = data;
+      // Only now: a V8 flag set at run time makes every thread started after it compile Node's own modules without
+      // their built-in code cache (about twice the CPU for this thread's start-up); see heap_tuning.ts.
+      tuneHeapGrowth();
       return {
         config: data.config,
         runDir: data.runDir,
