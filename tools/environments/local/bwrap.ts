@@ -279,10 +279,18 @@ function missingBwrap(): BwrapProbe {
 
 function probeCommand(bwrap: string): [string, string[]] {
   const launcher = bwrapLauncher(bwrap);
-  return [launcher.bwrap, [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"]];
+  return [
+    launcher.bwrap,
+    [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"],
+  ];
 }
 
-function probeAnswer(status: number | null, stderr: string, error: string | undefined, signal: string | null): BwrapProbe {
+function probeAnswer(
+  status: number | null,
+  stderr: string,
+  error: string | undefined,
+  signal: string | null,
+): BwrapProbe {
   if (status === 0) return { ok: true };
   const why = stderr.trim().split("\n")[0] || error || `exit ${status ?? signal}`;
   return {
