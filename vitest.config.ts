@@ -65,6 +65,7 @@ const UNIT = files(
   "statistics",
   "strict_json",
   "task_outcome",
+  "token_totals",
   "tool_stats_keys",
   "tools_agent_web",
   "toolsets",
