@@ -138,3 +138,18 @@ describe("interpreter modules that are programs", () => {
     expect(flagged("python3 -m http.server 8000")).toBe(false);
   });
 });
+
+describe("here-documents and long input", () => {
+  it("runs an unquoted here-doc's command substitutions, not a quoted one's", () => {
+    const keysOf = (line: string) => judgeCommand(line, inWorkspace).findings.map((f) => f.key);
+    expect(keysOf("cat <<EOF\n$(rm -rf /)\nEOF")).toContain("delete_system_path");
+    expect(keysOf("cat <<EOF > notes.txt\nbuilt `rm -rf /etc` at $(date)\nEOF")).toContain("delete_system_path");
+    expect(keysOf("cat <<'EOF'\n$(rm -rf /)\nEOF")).toEqual([]);
+    expect(keysOf("cat <<EOF > notes.txt\nbuilt at $(date) by $USER\nEOF")).toEqual([]);
+  });
+  it("judges a 50,000-character function name without failing (a fork bomb is still one)", () => {
+    const name = "x".repeat(50_000);
+    expect(judgeCommand(`${name}(){ :; }; echo ok`, inWorkspace).dangerous).toBe(false);
+    expect(judgeCommand(`${name}(){ ${name} | ${name} & }; ${name}`, inWorkspace).patternKey).toBe("fork_bomb");
+  });
+});

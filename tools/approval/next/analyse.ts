@@ -569,8 +569,15 @@ function judgeModel(line: CommandLine, s: LineState): void {
 }
 
 /** A function defined on this line that calls itself in the background or into a pipe (not only written as text). */
-const callsItselfAsync = (name: string, body: string) =>
-  new RegExp(`(^|[\\s;{|&(])${name.replace(/\W/g, "\\$&")}\\s*(\\||&(?!&))`).test(body);
+/** `f(){ f | f & }`: the body calls the function into a pipe or the background (a string search: names may be huge). */
+function callsItselfAsync(name: string, body: string): boolean {
+  for (let at = body.indexOf(name); at >= 0; at = body.indexOf(name, at + 1)) {
+    if (at > 0 && !/[\s;{|&(]/.test(body[at - 1]!)) continue;
+    const after = body.slice(at + name.length, at + name.length + 64).trimStart();
+    if (after.startsWith("|") || (after.startsWith("&") && !after.startsWith("&&"))) return true;
+  }
+  return false;
+}
 const FORK_LOOPS = /\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
 
 function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {

@@ -179,6 +179,15 @@ function walkWord(node: SyntaxNode, s: WalkState): void {
   s.nested = nested;
 }
 
+/** An unquoted here-doc's `$(…)` (parsed by the grammar) and `` `…` `` (not parsed there: modelled apart). */
+function walkHeredoc(body: SyntaxNode, s: WalkState): void {
+  walkWord(body, s);
+  for (const [, inner] of body.text.matchAll(/`((?:[^`\\]|\\.)+)`/g)) {
+    const nested = modelCommandLine(inner!, { vars: s.vars, ...(s.cwd ? { cwd: s.cwd } : {}), home: s.home });
+    s.out.commands.push(...nested.commands.map((c) => ({ ...c, nested: true })));
+  }
+}
+
 function emit(cmd: SimpleCommand, s: WalkState): void {
   s.out.commands.push(cmd);
   const at = /^(builtin|command)$/.test(cmd.argv[0]?.text ?? "") ? 1 : 0;
@@ -212,6 +221,8 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
       const text = named(c).find((h) => h.type === "heredoc_body");
       const quoted = /^['"]|\\/.test(named(c).find((h) => h.type === "heredoc_start")?.text ?? "");
       if (text) stdin = { text: text.text, literal: quoted || !/[$`]/.test(text.text), glob: false };
+      // an unquoted here-doc's command substitutions run when the shell reads it
+      if (text && !quoted) walkHeredoc(text, s);
       tail = named(c).filter((h) => !h.type.startsWith("heredoc_") && h.type !== "file_redirect");
       // `cat <<EOF > FILE`: the grammar puts the file redirect inside the here-doc node.
       for (const r of named(c).filter((h) => h.type === "file_redirect")) {
