@@ -15,6 +15,8 @@ import { isTrialRun, judgeRemote } from "./remote.js";
 import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
+import { SUBSTITUTED_CODE } from "./rules/fetch.js";
+import { SHELL_SINKS } from "./rules/wrappers.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
 import { decodeAnsiC, type Variables, type Word } from "./words.js";
 
@@ -67,7 +69,7 @@ const FETCHERS = new Set([
   "ncat",
   "socat",
 ]);
-const DECODERS = /^(base64|base32|xxd|openssl|gpg|rev|tr|gunzip|zcat|uudecode|printf)$/;
+const DECODERS = /^(base64|base32|xxd|openssl|gpg|tr|gunzip|zcat|uudecode|printf)$/;
 const INTERPRETERS = new Set([
   "python",
   "python2",
@@ -139,14 +141,27 @@ function judgeShellText(
   extra: { env?: Variables; elevated?: boolean } = {},
 ): void {
   if (!code.literal && !onlyVariables(code.text)) {
-    if (why.endsWith("eval") && INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
-    return add(s, "shell_input", `${why}: shell text only known when it runs`);
+    const evaluated = why.endsWith("eval");
+    if (evaluated && INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
+    // eval's words are the command itself: what it runs is a command computed at run time
+    const runner = why.split(" ").at(-1) ?? "";
+    const computed = evaluated || isShell(runner) ? substitutedCode(code.text) : undefined;
+    // awk's `print | "sh"`: inline code that runs the commands it computes
+    const fallback = SHELL_SINKS[runner] ? "inline_code_unanalysable" : "shell_input";
+    const key = computed ?? (evaluated ? "computed_command" : fallback);
+    return add(s, key, `${why}: shell text only known when it runs`);
   }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
   const vars = new Map([...(extra.env ?? []), ...positional.map((w, i) => [String(i), w] as const)]);
   const elevated = s.elevated || !!extra.elevated;
   judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
 }
+
+/** The class of shell text a substitution computes: downloaded, decoded, or neither (SUBSTITUTED_CODE). */
+const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE.find(([re]) => re.test(text))?.[1];
+
+/** A line of shell text that is one variable (`$CMD`): what the shell runs is only known then. */
+const VARIABLE_LINE = /^[ \t]*"?\$\{?\w+\}?"?[ \t]*$/m;
 
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState): void {
@@ -167,9 +182,20 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
     return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
   const source = inv.command.stdin ?? literalOutput(inv.command.pipedFrom, s);
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
-  if (isShell(inv.program) || inv.program === "source" || inv.program === ".")
-    judgeShellText(source, s, inv.command.cwd, inv.program);
-  else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text))
+  if (isShell(inv.program) || inv.program === "source" || inv.program === ".") {
+    if (!source.literal && !onlyVariables(source.text))
+      return add(s, "shell_input", `${inv.program} runs text only known when it runs`);
+    // a line that is one variable (`$CMD`) is text only known when it runs; the other lines are judged
+    if (!source.literal && VARIABLE_LINE.test(source.text))
+      add(s, "shell_input", `${inv.program} runs a variable's text`);
+    const rest = source.text.replace(new RegExp(VARIABLE_LINE, "gm"), "");
+    judgeShellText(
+      { ...source, text: rest, literal: source.literal || !rest.includes("$") },
+      s,
+      inv.command.cwd,
+      inv.program,
+    );
+  } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text))
     add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
   else judgeCode(source.text, s);
 }
@@ -192,13 +218,16 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
     const args = cmd.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
     const texts = args.map((w) => w.text);
     const joined = p === "printf" ? printfText(texts) : texts.join(" ");
-    return { text: decodeAnsiC(joined), literal: args.every((w) => w.literal), glob: false };
+    // echo decodes `\x72` only with -e (or in shells whose echo does): what runs is not known for sure
+    const escapes = p === "echo" && !cmd.argv.some((w) => /^-[nE]*e[neE]*$/.test(w.text)) && /\\(x|u|0)/.test(joined);
+    return { text: decodeAnsiC(joined), literal: !escapes && args.every((w) => w.literal), glob: false };
   }
   if (p === "cat" && cmd.argv[1]) {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
     return text === undefined ? undefined : { text, literal: true, glob: false };
   }
-  return cmd.stdin;
+  // a filter (`rev`, `tr`) prints something other than its input
+  return p === "cat" || p === "tee" ? cmd.stdin : undefined;
 }
 
 function fileText(word: Word, s: LineState, cwd: string | undefined): string | undefined {
@@ -285,11 +314,7 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
     if (INIT_IDIOM.test(script.text)) return;
     const printed = printedBySubstitution(script.text, s);
     if (printed?.literal) return judgeShellText(printed, s, inv.command.cwd, `${inv.program} ${script.text}`);
-    return add(
-      s,
-      /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input",
-      `${inv.program} runs the output of ${script.text}`,
-    );
+    return add(s, substitutedCode(script.text) ?? "shell_input", `${inv.program} runs the output of ${script.text}`);
   }
   const text = fileText(script, s, inv.command.cwd);
   if (text !== undefined)

@@ -12,6 +12,7 @@ export const CLASSES = {
   remote_code_exec: "run code downloaded from the network (curl/wget piped into a shell)",
   decoded_code_exec:
     "run decoded or decrypted content (base64 -d, xxd -r, openssl -d piped into a shell or interpreter)",
+  remote_access: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel",
   system_config_write: "overwrite system files or configuration (/etc, /boot, /usr, /proc/sys)",
   ssh_config_write: "write SSH keys or configuration (~/.ssh)",
   shell_rc_write: "write a shell startup file (~/.bashrc, ~/.profile, …)",
@@ -62,7 +63,6 @@ export const CLASSES = {
   package_remove: "remove system packages (apt/dpkg/dnf/yum/pacman/apk/snap/rpm remove or purge)",
   http_delete: "HTTP DELETE of a resource on another host, or of a whole index or collection",
   http_bulk_update: "HTTP PATCH or PUT of a whole collection (every record at once) on another host",
-  remote_access: "give a remote host a way in: a reverse shell (a connection with a shell on it) or a reverse tunnel",
   boot_config: "change how the machine boots (default boot target, boot loader, firmware flash)",
   privilege_grant: "grant privileges: cloud IAM admin roles and policies, file capabilities",
   security_change: "weaken or change a security module (AppArmor, SELinux, Secure Boot, kernel lockdown)",

@@ -58,7 +58,9 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
   const reads = parts.some(
     (p, i) => table.READ_VERBS.test(p[0]!) || (!destroys[i] && p.some((x) => table.READ_VERBS.test(x))),
   );
-  return destroys.includes(true) && !reads ? found("infra_teardown", `${inv.program} ${verbs.join(" ")}`) : undefined;
+  if (!destroys.includes(true) || reads) return undefined;
+  const key = table.VERB_CLASSES[`${inv.program} ${verbs[0]}`] ?? table.VERB_CLASSES[inv.program];
+  return found(key ?? "infra_teardown", `${inv.program} ${verbs.join(" ")}`);
 }
 
 /** The tool a launcher runs (`dotenv -e .env prisma …`), or a versioned package a wrapper runs (`npx cdk@2 …`). */
@@ -106,9 +108,9 @@ function judgeContainer(inv: Invocation, view: LineView): void {
 
 /** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
 function fedDelete(inv: Invocation): Finding | undefined {
-  const spec = table.FED_DELETES[inv.program];
-  if (!inv.runtimeArgs || !spec || !verbWords(texts(inv)).some((v) => spec.verb.test(v))) return undefined;
-  return found(spec.key, `${inv.program} deletes what a pipe lists`);
+  const verbs = inv.runtimeArgs ? verbWords(texts(inv)) : [];
+  const spec = table.FED_DELETES[inv.program]?.find((f) => verbs.some((v) => f.verb.test(v)));
+  return spec && found(spec.key, `${inv.program} deletes what a pipe lists`);
 }
 
 /**

@@ -544,9 +544,10 @@ const BASE_RULES: Rule[] = [
   {
     program: ["helm"],
     verbs: [["uninstall", "delete", "del"]],
+    globalValued: ["-n", "--namespace", "--kubeconfig", "--kube-context"],
     effect: "remote",
     key: "cluster_teardown",
-    flag: ["helm uninstall prod-db"],
+    flag: ["helm uninstall prod-db", "helm --namespace prod uninstall payments"],
     pass: ["helm list"],
   },
   {
@@ -559,15 +560,22 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["aws"],
-    args: /(^|\s)(rb|delete-\S+|terminate-instances|deregister-\S+|remove-\S+)(\s|$)|(^|\s)rm\s.*(--recursive|s3:\/\/[^/\s]+\/?(\s|$))/,
+    // object stores: a bucket removed or emptied, or its objects deleted one by one
+    args: /(^|\s)(rb|delete-(bucket|objects?)\S*)(\s|$)|(^|\s)rm\s.*(--recursive|s3:\/\/[^/\s]+\/?(\s|$))/,
     effect: "remote",
     key: "cloud_storage_delete",
-    flag: [
-      "aws s3 rm s3://bucket --recursive",
-      "aws ec2 terminate-instances --instance-ids i-1",
-      "aws s3 rb s3://b --force",
-    ],
+    flag: ["aws s3 rm s3://bucket --recursive", "aws s3 rb s3://b --force", "aws s3api delete-bucket --bucket b"],
     pass: ["aws s3 ls", "aws s3 cp s3://b/x .", "aws s3 rm s3://bucket/reports/old.csv"],
+  },
+  {
+    program: ["aws"],
+    // every other service's resources: instances, databases, secrets, queues
+    args: /(^|\s)(delete-\S+|terminate-instances|deregister-\S+|remove-\S+)(\s|$)/,
+    unless: /(^|\s)delete-(bucket|objects?)\S*(\s|$)/,
+    effect: "remote",
+    key: "infra_teardown",
+    flag: ["aws ec2 terminate-instances --instance-ids i-1", "aws rds delete-db-instance --db-instance-identifier p"],
+    pass: ["aws ec2 describe-instances"],
   },
   {
     program: ["gsutil", "gcloud", "rclone", "s3cmd", "mc", "azcopy"],
@@ -596,11 +604,21 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["vault", "consul"],
-    args: /(^|\s)(delete|del|destroy|rm|kv delete)(\s|$)/,
+    args: /(^|\s)(delete|del|destroy|rm)(\s|$)/,
+    unless: /^kv\s/,
     effect: "remote",
     key: "infra_teardown",
-    flag: ["vault kv delete secret/prod/db"],
-    pass: ["vault status"],
+    flag: ["vault kv delete secret/prod/db", "consul acl token delete -id x"],
+    pass: ["vault status", "consul members"],
+  },
+  {
+    program: ["consul"],
+    // the key-value store: the keys of a prefix deleted wholesale
+    args: /^kv\s+delete\s/,
+    effect: "remote",
+    key: "cache_flush",
+    flag: ["consul kv delete -recurse app/"],
+    pass: ["consul kv get app/x"],
   },
   {
     program: ["etcdctl"],
@@ -609,7 +627,7 @@ const BASE_RULES: Rule[] = [
     when: (ops, options) =>
       options.some((o) => /^--(prefix|from-key)$/.test(o)) || ops.slice(1).some((k) => /^("|'|\/)?$|^\/?\*/.test(k)),
     effect: "remote",
-    key: "infra_teardown",
+    key: "cache_flush",
     flag: ["etcdctl del --prefix /", "etcdctl del / --from-key"],
     pass: ["etcdctl del /locks/job-17", "etcdctl get /config --prefix"],
   },

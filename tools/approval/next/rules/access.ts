@@ -11,6 +11,32 @@ const SERVICE_PORTS = "22|23|1433|1521|2375|2376|3306|5432|5984|6379|9042|9200|1
 
 export const ACCESS_RULES: Rule[] = [
   {
+    program: ["tailscale"],
+    // this machine published on the internet, or a whole subnet routed to the tailnet through it
+    args: /(^|\s)funnel\s+(?!(status|reset|off)(\s|$))|--advertise-routes[= ]\S/,
+    effect: "system",
+    key: "remote_access",
+    flag: ["tailscale funnel 3000", "sudo tailscale up --advertise-routes=10.0.0.0/24"],
+    pass: ["tailscale funnel status", "tailscale status"],
+  },
+  {
+    program: ["systemsetup"],
+    args: /-setremotelogin\s+on|-setremoteappleevents\s+on/i,
+    effect: "system",
+    key: "remote_access",
+    flag: ["sudo systemsetup -setremotelogin on"],
+    pass: ["sudo systemsetup -getremotelogin"],
+  },
+  {
+    program: ["exportfs"],
+    // a folder shared with every host
+    args: /(^|\s)['"]?\*:\//,
+    effect: "system",
+    key: "remote_access",
+    flag: ["exportfs -o rw,insecure '*:/home'"],
+    pass: ["exportfs -v"],
+  },
+  {
     program: ["socat"],
     // a shell (or any program) on the far end of a connection, in either case (`EXEC:'bash -li'`)
     args: /(^|[\s,!])(exec|system):/i,

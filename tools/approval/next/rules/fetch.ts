@@ -8,6 +8,16 @@ import type { Rule } from "./types.js";
 /** Packages nobody vouches for: local package files installed as root, unsigned or unconfined snaps. */
 export const FETCH_RULES: Rule[] = [
   {
+    program: ["npm", "pnpm", "yarn"],
+    // a registry package's install scripts run as root, not dropped to an unprivileged user
+    args: /--unsafe-perm(=true)?(\s|$)/,
+    elevated: true,
+    effect: "execute",
+    key: "remote_code_exec",
+    flag: ["sudo npm i -g @anon/cli --unsafe-perm=true", "sudo yarn global add --unsafe-perm evil-cli"],
+    pass: ["sudo npm install -g typescript", "npm i --unsafe-perm"],
+  },
+  {
     program: ["apt", "apt-get", "dnf", "yum", "zypper", "dpkg", "rpm", "pacman"],
     args: /(^|\s)\S*\.(deb|rpm|pkg\.tar\.\w+)(\s|$)/,
     unless: /(^|\s)(-c|--contents|-I|--info|-q\w*|--query|-K|--checksig|download)(\s|$)/,
@@ -85,6 +95,18 @@ export const PACKAGE_FILE = /\.(deb|rpm|whl|tgz|tar\.gz|snap|apk|pkg|gem|msi|fla
 /** Programs that run a file given as their first operand. */
 export const RUNS_FILE_ARG =
   /^(sh|bash|zsh|dash|ksh|ash|mksh|fish|source|\.|python[\d.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|tclsh|pwsh|powershell|java|make|gmake|osascript)$/;
+
+/**
+ * Shell text a command substitution computes (`bash -c "$(…)"`, `eval "$(…)"`, `sh <(…)`): the class by what
+ * computes it — a download, or a decoder — first match wins.
+ */
+export const SUBSTITUTED_CODE: [RegExp, "remote_code_exec" | "decoded_code_exec"][] = [
+  [/(^|[\s(|;&/])(curl|wget|aria2c|fetch|lwp-request)(\s|$)/, "remote_code_exec"],
+  [
+    /(^|[\s(|;&/])(base(64|32)|basenc)\s(.*\s)?(-\w*d|-D|--decode)\b|\bxxd\s(.*\s)?-\w*r|\b(openssl\s.*\s-d|gpg\s(.*\s)?(-d|--decrypt))\b|\b(uudecode|gunzip|zcat)\b/,
+    "decoded_code_exec",
+  ],
+];
 
 /** Interpreters whose script operand is code (`python3 <(cat x)`: code only known when it runs). */
 export const SCRIPT_INTERPRETERS =

@@ -5,6 +5,7 @@
  * by the words of their verbs, launchers that run a tool (`npx prisma`, `bundle exec rails`), and HTTP paths
  * that name a whole store. Data, not code.
  */
+import type { ClassKey } from "../classes.js";
 import type { Rule } from "./types.js";
 
 /** Rows in the rule table's format (concatenated into RULES). */
@@ -172,7 +173,7 @@ export const REMOTE_RULES: Rule[] = [
   {
     program: ["kubectl", "oc"],
     // a shell in the node's root file system, or a service published on a public load balancer
-    args: /(^|\s)(debug\s+(node\/\S+|nodes?\s)(.*\s)?(chroot|--profile[= ]sysadmin)|node-shell\s)|(^|\s)(patch|expose)\s.*LoadBalancer/,
+    args: /(^|\s)(debug\s+(node\/\S+|nodes?\s)(.*\s)?chroot|node-shell\s)|(^|\s)(patch|expose)\s.*LoadBalancer/,
     effect: "remote",
     key: "remote_access",
     flag: [
@@ -336,18 +337,21 @@ export const REMOTE_RULES: Rule[] = [
   },
   {
     program: ["influx"],
-    args: /(^|\s)(bucket|org|v1\s+dbrp)\s+delete(\s|$)|(^|\s)delete\s.*--start/,
-    unless: /--predicate|(^|\s)-p\s/,
+    args: /(^|\s)(bucket|org|v1\s+dbrp)\s+delete(\s|$)/,
     effect: "remote",
     key: "sql_drop",
-    flag: [
-      "influx bucket delete -n metrics -o acme",
-      "influx delete --bucket b --start 1970-01-01T00:00:00Z --stop 2100-01-01T00:00:00Z",
-    ],
-    pass: [
-      "influx bucket list",
-      "influx delete --bucket b --start 2024-01-01T00:00:00Z --predicate '_measurement=\"test\"'",
-    ],
+    flag: ["influx bucket delete -n metrics -o acme"],
+    pass: ["influx bucket list"],
+  },
+  {
+    program: ["influx"],
+    // points deleted by time range with no predicate: a DELETE without WHERE
+    args: /(^|\s)delete\s.*--start/,
+    unless: /--predicate|(^|\s)-p\s/,
+    effect: "remote",
+    key: "sql_delete_without_where",
+    flag: ["influx delete --bucket b --start 1970-01-01T00:00:00Z --stop 2100-01-01T00:00:00Z"],
+    pass: ["influx delete --bucket b --start 2024-01-01T00:00:00Z --predicate '_measurement=\"test\"'"],
   },
   // brokers and caches
   {
@@ -484,7 +488,7 @@ export const REMOTE_RULES: Rule[] = [
     args: /(^|\s)volume\s+(rm|remove)(\s|$)/,
     when: (ops) => ops.slice(2).some((v) => !/^(tmp|test|scratch|cache)/i.test(v)),
     effect: "remote",
-    key: "volume_destroy",
+    key: "container_mass_delete",
     flag: ["docker volume rm pgdata", "podman volume rm postgres_data"],
     pass: ["docker volume rm scratch", "docker volume ls"],
   },
@@ -639,13 +643,17 @@ export const REMOTE_RULES: Rule[] = [
     program: ["kubectl", "oc"],
     verbs: [["run", "debug", "create", "apply"]],
     // a pod in the host's pid/network namespace, privileged, or with the host's file system
-    args: /"(privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:|(^|\s)--privileged(=true)?(\s|$)/,
+    args: /"(privileged|hostPID|hostNetwork|hostIPC|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"\s*:|(^|\s)--privileged(=true)?(\s|$)|(^|\s)--profile[= ]sysadmin(\s|$)/,
     effect: "remote",
     key: "privilege_grant",
     flag: [
       'kubectl run shell --image=alpine --overrides=\'{"spec":{"hostPID":true,"containers":[{"name":"s","image":"alpine","securityContext":{"privileged":true}}]}}\' -- sh',
+      "kubectl debug node/worker-1 -it --image=busybox --profile=sysadmin",
     ],
-    pass: ["kubectl run tmp --image=busybox --rm -it -- sh"],
+    pass: [
+      "kubectl run tmp --image=busybox --rm -it -- sh",
+      "kubectl debug -it api-7d9f --image=busybox --profile=general",
+    ],
   },
   {
     program: ["kubectl", "oc"],
@@ -885,6 +893,15 @@ export const REMOTE_RULES: Rule[] = [
       "az network nsg rule create -g rg --nsg-name n -n rdp --priority 100 --source-address-prefixes '*' --destination-port-ranges 3389",
     ],
     pass: ["gcloud compute firewall-rules create allow-int --allow tcp:22 --source-ranges 10.0.0.0/8"],
+  },
+  {
+    program: ["socketfilterfw"],
+    // macOS's application firewall turned off, or told to let a program through
+    args: /--(setglobalstate|setblockall|setstealthmode)\s+off|--(add|unblockapp|remove)(\s|$)/,
+    effect: "system",
+    key: "firewall_change",
+    flag: ["sudo /usr/libexec/ApplicationFirewall/socketfilterfw --setglobalstate off"],
+    pass: ["/usr/libexec/ApplicationFirewall/socketfilterfw --getglobalstate"],
   },
   // brokers, secret stores, databases administered directly
   {
@@ -1210,6 +1227,30 @@ export const INFRA_CLIS = new Set([
   "gluster",
 ]);
 
+/**
+ * The class a destroying verb of an INFRA_CLIS program names, by program or `program verb` (the first verb
+ * word); infra_teardown when neither is listed. Workloads of a cluster, volumes and backups, key-value stores.
+ */
+export const VERB_CLASSES: Record<string, ClassKey> = {
+  helm: "cluster_teardown",
+  argocd: "cluster_teardown",
+  flux: "cluster_teardown",
+  kapp: "cluster_teardown",
+  velero: "volume_destroy",
+  snapper: "volume_destroy",
+  restic: "volume_destroy",
+  borg: "volume_destroy",
+  ceph: "volume_destroy",
+  rbd: "volume_destroy",
+  gluster: "volume_destroy",
+  vssadmin: "volume_destroy",
+  "wmic shadowcopy": "volume_destroy",
+  "virsh vol-delete": "volume_destroy",
+  "virsh pool-delete": "volume_destroy",
+  "consul kv": "cache_flush",
+  rpk: "cache_flush",
+};
+
 /** Verbs (or parts of one) that destroy, empty, stop or cut off. */
 export const DESTRUCTIVE_VERBS =
   /^(destroy|delete|remove|rm|del|purge|reset|drop|wipe|erase|terminate|stop|disable|revoke|deregister|unregister|truncate|flush|kill|uninstall|deactivate|suspend|shutdown|poweroff|halt|decommission|nuke|teardown|forget|prune|undefine|leave|labelclear|unregister|deletion)$/;
@@ -1287,24 +1328,27 @@ export const REMOTE_RUNNERS: Record<string, { verbs: string[]; option?: RegExp; 
  * Deletes fed by xargs from a listing the line does not show (`gsutil ls … | xargs gsutil rm`, `docker volume
  * ls -q | xargs docker volume rm`): as many deletes as there are lines. Program → the verb that deletes and the class.
  */
-export const FED_DELETES: Record<string, { verb: RegExp; key: Rule["key"] }> = {
-  aws: { verb: /^(rm|rb|delete-\S+|terminate-instances|deregister-\S+)$/, key: "cloud_storage_delete" },
-  gsutil: { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
-  gcloud: { verb: /^delete$/, key: "infra_teardown" },
-  az: { verb: /^delete$/, key: "infra_teardown" },
-  s3cmd: { verb: /^(rm|del|rb)$/, key: "cloud_storage_delete" },
-  s5cmd: { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
-  rclone: { verb: /^(delete|purge|deletefile)$/, key: "cloud_storage_delete" },
-  mc: { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
-  kubectl: { verb: /^delete$/, key: "cluster_teardown" },
-  oc: { verb: /^delete$/, key: "cluster_teardown" },
-  helm: { verb: /^(uninstall|delete)$/, key: "cluster_teardown" },
-  doctl: { verb: /^(delete|rm)$/, key: "infra_teardown" },
-  gh: { verb: /^delete$/, key: "infra_teardown" },
-  vault: { verb: /^(delete|destroy)$/, key: "infra_teardown" },
-  "redis-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
-  "valkey-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
-  "keydb-cli": { verb: /^(del|unlink)$/i, key: "cache_flush" },
+export const FED_DELETES: Record<string, { verb: RegExp; key: Rule["key"] }[]> = {
+  aws: [
+    { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
+    { verb: /^(delete-\S+|terminate-instances|deregister-\S+)$/, key: "infra_teardown" },
+  ],
+  gsutil: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+  gcloud: [{ verb: /^delete$/, key: "infra_teardown" }],
+  az: [{ verb: /^delete$/, key: "infra_teardown" }],
+  s3cmd: [{ verb: /^(rm|del|rb)$/, key: "cloud_storage_delete" }],
+  s5cmd: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+  rclone: [{ verb: /^(delete|purge|deletefile)$/, key: "cloud_storage_delete" }],
+  mc: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+  kubectl: [{ verb: /^delete$/, key: "cluster_teardown" }],
+  oc: [{ verb: /^delete$/, key: "cluster_teardown" }],
+  helm: [{ verb: /^(uninstall|delete)$/, key: "cluster_teardown" }],
+  doctl: [{ verb: /^(delete|rm)$/, key: "infra_teardown" }],
+  gh: [{ verb: /^delete$/, key: "infra_teardown" }],
+  vault: [{ verb: /^(delete|destroy)$/, key: "infra_teardown" }],
+  "redis-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
+  "valkey-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
+  "keydb-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
 };
 
 /** Tools told what to do through the environment: the program, its arguments, the variable (`NAME=value`). */
