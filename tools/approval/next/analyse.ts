@@ -16,9 +16,22 @@ import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
+import {
+  AUTORUN,
+  DATA_FILE,
+  DECODERS,
+  FETCHERS,
+  FORK_LOOPS,
+  INIT_IDIOM,
+  INTERPRETERS,
+  SECRET_CLASSES,
+  SENDERS,
+  TASK_FILES,
+  VARIABLE_LINE,
+} from "./rules/line.js";
 import { SHELL_SINKS } from "./rules/wrappers.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
-import { decodeAnsiC, type Variables, type Word } from "./words.js";
+import { decodeAnsiC, literalWord, type Variables, type Word } from "./words.js";
 
 export interface JudgeOptions {
   /** Directory the command starts in. */
@@ -56,59 +69,6 @@ interface LineState {
   notes: Map<string, string>;
 }
 
-const FETCHERS = new Set([
-  "curl",
-  "wget",
-  "fetch",
-  "http",
-  "https",
-  "aria2c",
-  "lwp-request",
-  "GET",
-  "nc",
-  "ncat",
-  "socat",
-]);
-const DECODERS = /^(base64|base32|xxd|openssl|gpg|tr|gunzip|zcat|uudecode|printf)$/;
-const INTERPRETERS = new Set([
-  "python",
-  "python2",
-  "python3",
-  "node",
-  "nodejs",
-  "deno",
-  "bun",
-  "perl",
-  "ruby",
-  "php",
-  "lua",
-  "Rscript",
-  "julia",
-  "groovy",
-  "tclsh",
-  "wish",
-]);
-const SENDERS = new Set([
-  "curl",
-  "wget",
-  "scp",
-  "rsync",
-  "sftp",
-  "nc",
-  "ncat",
-  "socat",
-  "ftp",
-  "aws",
-  "gsutil",
-  "rclone",
-  "s3cmd",
-  "azcopy",
-  "sendmail",
-  "mail",
-  "mutt",
-  "http",
-  "gh",
-]);
 const MAX_DEPTH = 6;
 
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
@@ -121,10 +81,6 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
   for (let c = cmd.pipedFrom; c; c = c.pipedFrom) out.push(c);
   return out;
 }
-
-/** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
-const INIT_IDIOM =
-  /^[$<]\(\s*[\w-]+ completions?\b|^[$<]\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
 
 /**
  * Shell text computed only by variables (`cat <<EOF | bash` with `echo "$USER"`): judged as written, the
@@ -160,9 +116,6 @@ function judgeShellText(
 /** The class of shell text a substitution computes: downloaded, decoded, or neither (SUBSTITUTED_CODE). */
 const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE.find(([re]) => re.test(text))?.[1];
 
-/** A line of shell text that is one variable (`$CMD`): what the shell runs is only known then. */
-const VARIABLE_LINE = /^[ \t]*"?\$\{?\w+\}?"?[ \t]*$/m;
-
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState): void {
   const feeders = upstream(inv.command).map(programOf);
@@ -172,7 +125,7 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
     if (!input.target.literal || /^&?\d+$/.test(input.target.text))
       return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
     const text = fileText(input.target, s, inv.command.cwd);
-    if (text !== undefined) judgeShellText({ text, literal: true, glob: false }, s, inv.command.cwd, inv.program);
+    if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, inv.program);
     return;
   }
   if (feeders.some((p) => FETCHERS.has(p)))
@@ -224,7 +177,7 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
   }
   if (p === "cat" && cmd.argv[1]) {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
-    return text === undefined ? undefined : { text, literal: true, glob: false };
+    return text === undefined ? undefined : literalWord(text);
   }
   // a filter (`rev`, `tr`) prints something other than its input
   return p === "cat" || p === "tee" ? cmd.stdin : undefined;
@@ -240,16 +193,15 @@ function judgeCode(code: string, s: LineState, argv?: string[]): void {
   const inline = analyseInlineCode(code, argv);
   if (inline.key) add(s, inline.key, inline.reason);
   for (const p of inline.deletes) {
-    const c = p === "\u0000computed" ? "unknown" : classifyPath({ text: p, literal: true, glob: false }, s.ctx);
+    const c = p === "\u0000computed" ? "unknown" : classifyPath(literalWord(p), s.ctx);
     if (c === "system" || (c === "home" && /^~\/?$/.test(p))) add(s, "delete_system_path", `code deletes ${p}`);
     else if (c !== "inside" && c !== "temp" && c !== "unknown") add(s, "delete_outside_workdir", `code deletes ${p}`);
   }
   for (const p of inline.writes) {
-    const key = judgeWrite({ text: p, literal: true, glob: false }, s.ctx);
+    const key = judgeWrite(literalWord(p), s.ctx);
     if (key) add(s, key, `code writes ${p}`);
   }
-  for (const text of inline.shell)
-    judgeShellText({ text, literal: true, glob: false }, s, s.ctx.cwd, "code runs a shell");
+  for (const text of inline.shell) judgeShellText(literalWord(text), s, s.ctx.cwd, "code runs a shell");
 }
 
 /** A compiler run keeps its sources' text for the program it builds; running that program judges them. */
@@ -317,44 +269,8 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
     return add(s, substitutedCode(script.text) ?? "shell_input", `${inv.program} runs the output of ${script.text}`);
   }
   const text = fileText(script, s, inv.command.cwd);
-  if (text !== undefined)
-    judgeShellText({ text, literal: true, glob: false }, s, inv.command.cwd, `script ${script.text}`);
+  if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, `script ${script.text}`);
 }
-
-/** Programs that run files of the working directory: the files' text is judged when known. */
-const TASK_FILES: Record<
-  string,
-  (args: Word[]) => { files: string[]; extract?: (text: string, args: Word[]) => string }
-> = {
-  make: (a) => ({
-    files: [...fileOption(a, "-f"), "Makefile", "makefile", "GNUmakefile"],
-    extract: makeRecipes,
-  }),
-  just: () => ({ files: ["justfile", "Justfile", ".justfile"], extract: indentedRecipes }),
-  task: () => ({ files: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml"], extract: yamlCommands }),
-  npm: (a) => ({
-    files: /^(test|t|start|run|run-script|install|ci|i)$/.test(a[0]?.text ?? "") ? ["package.json"] : [],
-    extract: packageScripts,
-  }),
-  yarn: () => ({ files: ["package.json"], extract: packageScripts }),
-  pnpm: () => ({ files: ["package.json"], extract: packageScripts }),
-  pytest: () => ({ files: ["conftest.py", "tests/conftest.py", "test/conftest.py"] }),
-  gradle: () => ({ files: ["build.gradle", "build.gradle.kts"] }),
-  gradlew: () => ({ files: ["build.gradle", "build.gradle.kts"] }),
-  git: (a) => ({
-    files: /^(commit|push|merge|checkout|rebase)$/.test(a[0]?.text ?? "")
-      ? [
-          ".husky/pre-commit",
-          ".husky/pre-push",
-          ".git/hooks/pre-commit",
-          ".git/hooks/commit-msg",
-          ".git/hooks/pre-push",
-          ".git/hooks/post-checkout",
-          ".git/hooks/post-merge",
-        ]
-      : [],
-  }),
-};
 
 /** `make -f FILE`: the file named (the grammar drops a last `-`: `make -f - <<EOF` reads standard input). */
 const fileOption = (args: Word[], flag: string) =>
@@ -371,10 +287,6 @@ const indentedRecipes = (text: string) =>
 /** A Taskfile's `cmds:` entries (`- cmd`). */
 const yamlCommands = (text: string) =>
   [...text.matchAll(/^\s*-\s+(?:cmd:\s*)?(.+)$/gm)].map((m) => m[1]!.replace(/^(['"])(.*)\1$/, "$2")).join("\n");
-
-/** Files that run by themselves later (hooks, cron, shell start-up): what the line writes there is judged now. */
-const AUTORUN =
-  /(^|\/)(\.git\/hooks\/[\w-]+|\.husky\/[\w-]+|etc\/cron\.[\w]+\/[^/]+|etc\/rc\.local|etc\/profile\.d\/[^/]+)$/;
 
 /** A Makefile's recipe lines: tab-led (or led by `.RECIPEPREFIX`), and `target: ; cmd`. */
 function makeRecipes(text: string): string {
@@ -402,20 +314,26 @@ function packageScripts(text: string): string {
   }
 }
 
+/** How the text a task runner runs is read from its file (TASK_FILES names the reader). */
+const EXTRACTORS: Record<string, (text: string) => string> = {
+  make: makeRecipes,
+  recipes: indentedRecipes,
+  yaml: yamlCommands,
+  package: packageScripts,
+};
+
 function judgeTaskFiles(inv: Invocation, s: LineState): void {
-  const spec = TASK_FILES[inv.program]?.(inv.args);
-  if (!spec) return;
-  for (const name of spec.files) {
-    const text =
-      name === "-" ? inv.command.stdin?.text : fileText({ text: name, literal: true, glob: false }, s, inv.command.cwd);
+  const spec = TASK_FILES[inv.program];
+  if (!spec || (spec.verbs && !spec.verbs.test(inv.args[0]?.text ?? ""))) return;
+  const named = spec.fileOption ? fileOption(inv.args, spec.fileOption) : [];
+  for (const name of [...named, ...spec.files]) {
+    const text = name === "-" ? inv.command.stdin?.text : fileText(literalWord(name), s, inv.command.cwd);
     if (text === undefined) continue;
-    const body = spec.extract ? spec.extract(text, inv.args) : text;
+    const body = spec.extract ? EXTRACTORS[spec.extract]!(text) : text;
     if (/\.(py|gradle|kts)$/.test(name)) judgeCode(body, s);
-    else judgeShellText({ text: body, literal: true, glob: false }, s, inv.command.cwd, `${inv.program} runs ${name}`);
+    else judgeShellText(literalWord(body), s, inv.command.cwd, `${inv.program} runs ${name}`);
   }
 }
-
-const SECRET_CLASSES = new Set(["home-secret", "ssh"]);
 
 /** Secrets copied or archived into a file, and secrets (or such files) sent off the machine. */
 function judgeExfiltration(inv: Invocation, s: LineState): void {
@@ -496,9 +414,6 @@ function judgeInvocationKinds(inv: Invocation, s: LineState): void {
   else if (program) judgeCode(program.code, s, program.argv);
 }
 
-/** Database files: emptying one loses its data even inside the working directory. */
-const DATA_FILE = /\.(db|sqlite3?|mdb|duckdb)$/;
-
 /** `tee FILE <<< TEXT`, `echo TEXT | tee FILE`: the files keep the text (a script run later on the line). */
 function recordTee(cmd: SimpleCommand, s: LineState): void {
   if (programOf(cmd) !== "tee") return;
@@ -519,7 +434,7 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
     const text = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
     s.written.set(path, p === "cat" || p === "echo" || p === "printf" ? text : undefined);
     if (AUTORUN.test(path) && text !== undefined && (p === "cat" || p === "echo" || p === "printf"))
-      judgeShellText({ text, literal: true, glob: false }, s, cmd.cwd, `${path} runs later`);
+      judgeShellText(literalWord(text), s, cmd.cwd, `${path} runs later`);
     if (/^(:|true)?$/.test(p) && r.op === ">" && DATA_FILE.test(path)) add(s, "overwrite_data_file", `empties ${path}`);
     const key = judgeWrite(r.target, { ...s.ctx, cwd: cmd.cwd });
     if (key && !(key === "disk_write" && r.target.text.startsWith("/dev/tty"))) add(s, key, `writes ${r.target.text}`);
@@ -552,7 +467,7 @@ function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boo
   const cwd = inv.command.cwd;
   if (body !== undefined && !s.calling.has(inv.program)) {
     const calling = new Set([...s.calling, inv.program]);
-    const code: Word = { text: body, literal: true, glob: false };
+    const code: Word = literalWord(body);
     judgeShellText(code, { ...s, calling }, cwd, `function ${inv.program}`, [inv.word, ...inv.args]);
   }
   if (line.functions.has(inv.program)) return true;
@@ -603,7 +518,6 @@ function callsItselfAsync(name: string, body: string): boolean {
   }
   return false;
 }
-const FORK_LOOPS = /\bfork\s*while\s*fork|while\s*(true|:)\s*;\s*do\s*\$0\s*&/;
 
 function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {
   const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));

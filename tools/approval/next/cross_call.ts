@@ -8,6 +8,7 @@ import { CLASSES } from "./classes.js";
 import { modelCommandLine } from "./model.js";
 import { absolutePath } from "./paths.js";
 import { basename } from "./unwrap.js";
+import { literalWord } from "./words.js";
 
 const WRITES_LAST = new Set(["cp", "mv", "install", "ln", "rsync"]);
 
@@ -19,7 +20,7 @@ export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?:
     ...((opts.cwd ?? opts.defaultCwd) ? { cwd: opts.cwd ?? opts.defaultCwd } : {}),
   });
   const keep = (text: string, cwd: string | undefined) => {
-    const abs = absolutePath({ text, literal: true, glob: false }, { ...ctx, ...(cwd ? { cwd } : {}) });
+    const abs = absolutePath(literalWord(text), { ...ctx, ...(cwd ? { cwd } : {}) });
     if (abs?.startsWith("/")) out.add(abs);
   };
   for (const r of line.redirects) if (r.op.includes(">") && r.target.literal) keep(r.target.text, opts.cwd);

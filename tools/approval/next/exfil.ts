@@ -27,7 +27,7 @@ import {
   UPLOADERS,
 } from "./rules/exfil.js";
 import { basename, unwrap, type Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { hostOf, literalWord, type Word } from "./words.js";
 
 export interface ExfilView {
   ctx: PathContext;
@@ -52,7 +52,7 @@ function stateOf(view: ExfilView): ExfilState {
 }
 
 const pathOf = (w: string, cwd: string | undefined, view: ExfilView) =>
-  absolutePath({ text: w, literal: true, glob: false }, { ...view.ctx, cwd });
+  absolutePath(literalWord(w), { ...view.ctx, cwd });
 
 /** Does this word name a secret (a secret file, a file holding one, a secret variable or substitution)? */
 function secretWord(w: Word, cwd: string | undefined, view: ExfilView, st: ExfilState, personal = false): boolean {
@@ -101,7 +101,6 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
 const stdinSecretRedirect = (c: SimpleCommand, view: ExfilView, st: ExfilState, personal: boolean) =>
   c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
 
-const hostOf = (u: string) => /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(u)?.[1] ?? "";
 const remoteUrl = (u: string) =>
   (/^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) || DROP_HOSTS.test(u)) && !LOCAL_HOST.test(hostOf(u));
 
@@ -160,7 +159,7 @@ function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: bo
   if (/^(sftp|ftp|lftp)$/.test(p) && inv.command.stdin) {
     const host = t.find((x) => !x.startsWith("-") && x !== "-")?.replace(/^[^@]*@/, "") ?? "";
     if (LOCAL_HOST.test(host)) return undefined;
-    const words = inv.command.stdin.text.split(/\s+/).map((text) => ({ text, literal: true, glob: false }));
+    const words = inv.command.stdin.text.split(/\s+/).map((text) => literalWord(text));
     return { payload: words, stdin: false, personal: true };
   }
   if (COPY_SENDERS.test(p)) {

@@ -40,7 +40,7 @@ import {
 } from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import { basename, isShell, type Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { hostOf, literalWord, type Word } from "./words.js";
 
 type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
 
@@ -63,7 +63,6 @@ export interface FetchView {
 }
 
 const STATES = new WeakMap<object, FetchState>();
-const lit = (text: string): Word => ({ text, literal: true, glob: false });
 
 function stateOf(view: FetchView): FetchState {
   let s = STATES.get(view.lineKey);
@@ -72,7 +71,7 @@ function stateOf(view: FetchView): FetchState {
 }
 
 const pathOf = (text: string, inv: Invocation, view: FetchView) =>
-  absolutePath(lit(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
+  absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
 
 /** The value of one of `names` at word `i` (`-o F`, `-oF`, `-sSLo F`, `--output=F`, `--output F`). */
 function optionValue(t: string[], i: number, names: string[]): string | undefined {
@@ -229,9 +228,6 @@ function pipedFetch(inv: Invocation): CodeKey | undefined {
   return undefined;
 }
 
-const hostOf = (url: string) =>
-  /^(?:[a-z+]+:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(url.replace(/^git\+/, ""))?.[1] ?? "";
-
 /**
  * A package source a task should not install from: plain http to another host, a bare IP, an unknown host,
  * or a repository (`git+https://…`, `github:x/y`) of an owner nobody vouches for.
@@ -296,14 +292,14 @@ function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Find
       if (/^scripts\./.test(w)) settings.push(["alias.script", `!${w.split(/=(.*)/s)[1] ?? ""}`]);
   let hooks: Finding | undefined;
   for (const [key, value] of settings) {
-    if (/^core\.hookspath$/i.test(key) && classifyPath(lit(value), view.ctx) !== "inside")
+    if (/^core\.hookspath$/i.test(key) && classifyPath(literalWord(value), view.ctx) !== "inside")
       hooks = { key: "shell_input", reason: `git runs hooks from ${value}, outside the working directory` };
     const store = /^credential\.helper$/i.test(key) && /^store\b.*--file[= ]\s*(\S+)/.exec(value)?.[1];
-    if (store && classifyPath(lit(store), view.ctx) === "temp")
+    if (store && classifyPath(literalWord(store), view.ctx) === "temp")
       hooks = { key: "credential_exfiltration", reason: `git stores credentials in ${store}, readable by all` };
     const alias = /^alias\.(.+)$/i.exec(key)?.[1];
     if (alias && !value.startsWith("!")) st.aliases.set(alias, value);
-    else if (GIT_SHELL_KEYS.test(key)) view.judgeShell(lit(value.replace(/^!/, "")), `git setting ${key}`);
+    else if (GIT_SHELL_KEYS.test(key)) view.judgeShell(literalWord(value.replace(/^!/, "")), `git setting ${key}`);
   }
   return hooks;
 }
@@ -339,7 +335,7 @@ function opensAccess(inv: Invocation, view: FetchView): string | undefined {
   const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
   if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
   const dir = t.map((_, i) => optionValue(t, i, server.dir)).findLast((d) => d !== undefined) ?? ".";
-  const where = classifyPath(lit(dir), { ...view.ctx, cwd: inv.command.cwd });
+  const where = classifyPath(literalWord(dir), { ...view.ctx, cwd: inv.command.cwd });
   return /^(system|home|home-secret|ssh)$/.test(where) ? `${inv.program} serves ${dir} to the network` : undefined;
 }
 
@@ -365,12 +361,13 @@ export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
   const hooks = configuredShell(inv, view, st);
   if (hooks) out.push(hooks);
   const alias = inv.program === "git" ? st.aliases.get(inv.args[0]?.text ?? "") : undefined;
-  if (alias) view.judgeShell(lit(["git", alias, ...inv.args.slice(1).map((w) => w.text)].join(" ")), "git alias");
+  if (alias)
+    view.judgeShell(literalWord(["git", alias, ...inv.args.slice(1).map((w) => w.text)].join(" ")), "git alias");
   const script = SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
   if (script && !script.literal && script.text.startsWith("<("))
     out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
   const loads = inv.command.argv.map((w) => CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
-  if (inv.elevated && loads && classifyPath(lit(loads), { ...view.ctx, cwd: inv.command.cwd }) !== "inside")
+  if (inv.elevated && loads && classifyPath(literalWord(loads), { ...view.ctx, cwd: inv.command.cwd }) !== "inside")
     out.push({ key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` });
   for (const hook of record(inv, view, st)) {
     if (typeof hook === "string") out.push({ key: hook, reason: "writes fetched code into a git hook" });

@@ -8,6 +8,7 @@ import { withParsedBash, type SyntaxNode } from "./parser.js";
 import {
   bracesExpand,
   expandBraces,
+  literalWord,
   resolveWord,
   splitUnquoted,
   UNKNOWN_DIR,
@@ -106,21 +107,20 @@ function assignArray(name: string, value: SyntaxNode, vars: Variables, s: WalkSt
     if (keyed) vars.set(`${name}[${keyed[1]}]`, { ...word, glob: false, text: word.text.replace(/^\[[^\]]+\]=/, "") });
     else vars.set(`${name}[${i}]`, word);
   });
-  vars.set(`${name}[@]`, { text: String(elements.length), literal: true, glob: false });
+  vars.set(`${name}[@]`, literalWord(String(elements.length)));
 }
 
 function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
   const name = node.childForFieldName("name")?.text;
   const value = node.childForFieldName("value");
   if (name && value?.type === "array") return assignArray(name, value, vars, s);
-  if (name) vars.set(name, value ? resolveWord(value, s.vars) : { text: "", literal: true, glob: false });
+  if (name) vars.set(name, value ? resolveWord(value, s.vars) : literalWord(""));
   if (value) walkChildren(value, s);
 }
 
 function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
   const env: Map<string, Word> = new Map();
-  const argv: Word[] =
-    node.type === "declaration_command" ? [{ text: node.children[0]!.text, literal: true, glob: false }] : [];
+  const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
   const redirects: Redirect[] = [];
   let stdin: Word | undefined;
   for (const c of named(node)) {

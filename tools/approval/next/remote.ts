@@ -11,7 +11,7 @@ import type { SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import * as table from "./rules/remote.js";
 import { basename, type Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { literalWord, type Word } from "./words.js";
 
 /** What the line judge lends: where paths point, the text of files and simple producers, line notes. */
 export interface LineView {
@@ -29,7 +29,6 @@ export interface LineView {
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
 const texts = (inv: Invocation) => inv.args.map((w) => w.text);
 const joined = (words: Word[]) => words.map((w) => w.text).join(" ");
-const literal = (text: string): Word => ({ text, literal: true, glob: false });
 
 /** A trial or help run changes no remote state: `--dry-run`, `--help`, a final `-h`, `git push -n`. */
 export function isTrialRun(inv: Invocation): boolean {
@@ -102,7 +101,7 @@ function judgeContainer(inv: Invocation, view: LineView): void {
     // a word known only at run time stays an expansion for the inner line (`"$(id -u)"`)
     return w.literal && /[\s'"|&;<>()$`]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
   });
-  const code = { text: [tool, ...words].filter(Boolean).join(" "), literal: true, glob: false };
+  const code = literalWord([tool, ...words].filter(Boolean).join(" "));
   if (tool || mapped) view.judgeShell?.(code, `${inv.program} run`, false);
 }
 
@@ -174,7 +173,7 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const t = texts(inv);
   if (/^(terraform|tofu|terragrunt)$/.test(inv.program)) {
     const out = t.flatMap((w, i) => (w === "-out" ? [t[i + 1] ?? ""] : w.startsWith("-out=") ? [w.slice(5)] : []));
-    const where = (p: string) => absolutePath(literal(p), { ...view.ctx, cwd: inv.command.cwd }) ?? p;
+    const where = (p: string) => absolutePath(literalWord(p), { ...view.ctx, cwd: inv.command.cwd }) ?? p;
     if (t.includes("plan") && t.includes("-destroy")) for (const f of out) notes.set(`tfplan:${where(f)}`, "destroy");
     const applied = t.slice(t.indexOf("apply") + 1).find((w) => !w.startsWith("-"));
     if (t.includes("apply") && applied && notes.get(`tfplan:${where(applied)}`))
@@ -187,7 +186,7 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const verb = verbWords(t)[0];
   const expanded = verb && notes.get(`git-alias:${verb}`);
   if (expanded && !expanded.startsWith("!"))
-    view.judgeShell?.(literal(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
+    view.judgeShell?.(literalWord(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
   return undefined;
 }
 

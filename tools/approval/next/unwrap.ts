@@ -23,7 +23,7 @@ import {
   SHELL_TEXT_TAKERS,
   WRAPPERS,
 } from "./rules/wrappers.js";
-import type { Variables } from "./words.js";
+import { literalWord, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
 
 export interface Invocation {
@@ -77,7 +77,6 @@ export const basename = (text: string) =>
     : text.slice(text.lastIndexOf("/") + 1)
   ).replace(/\.exe$/i, "");
 
-const literal = (text: string): Word => ({ text, literal: true, glob: false });
 /** Words as shell text: joined as `eval`/ssh join them, or (`quote`) each word kept whole, as exec runs them. */
 const joinWords = (words: Word[], quote = false): Word => ({
   text: words.map((w) => (quote && /\s/.test(w.text) ? `'${w.text.replace(/'/g, "'\\''")}'` : w.text)).join(" "),
@@ -128,7 +127,7 @@ function findRoots(args: Word[]): Word[] {
   const rest = from < 0 ? [] : args.slice(from);
   const end = rest.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!");
   const roots = rest.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
-  return roots.length ? roots : [literal(".")];
+  return roots.length ? roots : [literalWord(".")];
 }
 
 /** fd's `-x/-X CMD`: CMD, run on what fd finds under its search paths (default `.`). */
@@ -146,7 +145,7 @@ function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
     } else if (!t.startsWith("-")) operands.push(args[i]!);
   }
   const roots = [...searched, ...operands.slice(1)];
-  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: roots.length ? roots : [literal(".")] };
+  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: roots.length ? roots : [literalWord(".")] };
 }
 
 /** What find/ls list under a path: never the path itself. */
@@ -159,7 +158,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
     return cmd.stdin.text
       .split(/\s+/)
       .filter(Boolean)
-      .map((text) => ({ text, literal: true, glob: false }));
+      .map((text) => literalWord(text));
   if (!origin) return undefined;
   while (origin.pipedFrom) origin = origin.pipedFrom;
   let argv = origin.argv;
@@ -167,9 +166,9 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   const program = basename(argv[0]?.text ?? "");
   const operands = argv.slice(1).filter((w) => !isOption(w.text));
   if (program === "find") return findRoots(argv.slice(1)).map(under);
-  if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literal("-x")])!.roots.map(under);
-  if (program === "ls") return operands.length ? operands.map(under) : [under(literal("."))];
-  if (LISTS_EVERYWHERE.test(program)) return [under(literal("/"))];
+  if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literalWord("-x")])!.roots.map(under);
+  if (program === "ls") return operands.length ? operands.map(under) : [under(literalWord("."))];
+  if (LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
   const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || cmd.pipedFrom?.argv[0]?.text === "grep";
@@ -190,7 +189,7 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
   // `xargs -a LIST`: what a list names is taken to live where the list does
   const list = args.findIndex((w, i) => i < at && /^(-a|--arg-file)$/.test(w.text));
   const listed = list >= 0 && args[list + 1]?.literal ? /^[/~].*\//.exec(args[list + 1]!.text)?.[0] : undefined;
-  let input = listed ? [under(literal(listed))] : pipedWords(cmd);
+  let input = listed ? [under(literalWord(listed))] : pipedWords(cmd);
   const triple = argv.findIndex((w) => w.text === ":::");
   if (program === "parallel" && triple >= 0) [argv, input] = [argv.slice(0, triple), argv.slice(triple + 1)];
   const flagAt = args.findIndex((w, i) => i < at && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
@@ -249,7 +248,7 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
     out.invocations.push({
       program,
       args,
-      word: literal(program),
+      word: literalWord(program),
       elevated: f.elevated,
       runtimeArgs: f.runtimeArgs,
       via: f.via,
@@ -424,7 +423,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   const group = /^\((.*)\)$/s.exec(word.text);
   if (group && argv.length === 1 && f.via.length)
     return void out.shellTexts.push({
-      code: { text: group[1]!, literal: true, glob: false },
+      code: literalWord(group[1]!),
       elevated: f.elevated,
       via: f.via,
       command: f.command,

@@ -3,6 +3,7 @@
  * whether that text is known (`literal`) or depends on something only the running shell knows.
  */
 import type { SyntaxNode } from "./parser.js";
+import { ANSI_C_ESCAPES, NUMERIC_PARAMETERS } from "./rules/line.js";
 
 export interface Word {
   /** The resolved text; an unknown part keeps its source spelling (`$X`, `$(…)`). */
@@ -21,43 +22,32 @@ export type Variables = Map<string, Word>;
 export const UNKNOWN_DIR = "/\u0000unknown";
 export const MKTEMP = "/tmp/\u0000mktemp";
 
-const ESCAPES: Record<string, string> = {
-  n: "\n",
-  t: "\t",
-  r: "\r",
-  a: "\x07",
-  b: "\b",
-  e: "\x1b",
-  E: "\x1b",
-  f: "\f",
-  v: "\v",
-  "\\": "\\",
-  "'": "'",
-  '"': '"',
-};
+/** A word known as written. */
+export const literalWord = (text: string): Word => ({ text, literal: true, glob: false });
+
+/** The host a URL or `user@host:path` word names (scheme and user stripped). */
+export const hostOf = (url: string) =>
+  /^(?:[a-z][\w+.-]*:\/\/)?(?:[^@/\s]*@)?(\[[^\]]+\]|[^:/\s?#]+)/i.exec(url)?.[1] ?? "";
 
 /** Decodes the body of `$'…'`. */
 export function decodeAnsiC(body: string): string {
   return body.replace(/\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|[0-7]{1,3}|.)/g, (_, e: string) => {
     if (e[0] === "x" || e[0] === "u") return String.fromCharCode(parseInt(e.slice(1), 16));
     if (/^[0-7]/.test(e)) return String.fromCharCode(parseInt(e, 8));
-    return ESCAPES[e] ?? `\\${e}`;
+    return ANSI_C_ESCAPES[e] ?? `\\${e}`;
   });
 }
 
 const unknown = (text: string): Word => ({ text, literal: false, glob: false });
 
-/** Shell parameters that hold a number (a process id, a status, a count): never a path or a command. */
-const NUMERIC = /^([$!?#]|RANDOM|BASHPID|PPID|LINENO|SECONDS|EPOCHSECONDS|UID|EUID)$/;
-
 function variable(name: string, vars: Variables): Word {
   const known = vars.get(name);
   if (known) return { ...known, glob: false };
-  if (NUMERIC.test(name)) return { text: "0", literal: true, glob: false };
-  if (name === "HOME") return { text: "~", literal: true, glob: false };
-  if (name === "SHELL") return { text: "bash", literal: true, glob: false };
-  if (name === "IFS") return { text: " ", literal: true, glob: false };
-  if (name === "PWD") return { text: ".", literal: true, glob: false };
+  if (NUMERIC_PARAMETERS.test(name)) return literalWord("0");
+  if (name === "HOME") return literalWord("~");
+  if (name === "SHELL") return literalWord("bash");
+  if (name === "IFS") return literalWord(" ");
+  if (name === "PWD") return literalWord(".");
   return unknown(`$${name}`);
 }
 
@@ -109,7 +99,7 @@ function expansion(node: SyntaxNode, vars: Variables): Word {
   const op = node.text.slice(2 + name.length, -1);
   if (op && !/^:?[-=+?]/.test(op)) {
     const result = value.literal ? operate(value.text, op) : undefined;
-    return result === undefined ? unknown(node.text) : { text: result, literal: true, glob: false };
+    return result === undefined ? unknown(node.text) : literalWord(result);
   }
   if (value.literal) return value;
   const fallback = node.namedChildren.find((c) => c && c !== node.namedChildren[0] && c.type !== "variable_name");
@@ -131,13 +121,10 @@ function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   for (const c of node.namedChildren) {
     if (!c) continue;
     // The grammar splits string content at line ends: the newlines between the pieces are the string's.
-    if (c.startPosition.row > row)
-      parts.push({ text: "\n".repeat(c.startPosition.row - row), literal: true, glob: false });
+    if (c.startPosition.row > row) parts.push(literalWord("\n".repeat(c.startPosition.row - row)));
     row = c.endPosition.row;
     parts.push(
-      c.type === "string_content"
-        ? { text: c.text.replace(/\\([$`"\\\n])/g, "$1"), literal: true, glob: false }
-        : resolveWord(c, vars),
+      c.type === "string_content" ? literalWord(c.text.replace(/\\([$`"\\\n])/g, "$1")) : resolveWord(c, vars),
     );
   }
   return { ...joined(parts), glob: false };
@@ -155,11 +142,11 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
     }
     case "brace_expression":
     case "number":
-      return { text: node.text, literal: true, glob: false };
+      return literalWord(node.text);
     case "raw_string":
-      return { text: node.text.slice(1, -1), literal: true, glob: false };
+      return literalWord(node.text.slice(1, -1));
     case "ansi_c_string":
-      return { text: decodeAnsiC(node.text.slice(2, -1)), literal: true, glob: false };
+      return literalWord(decodeAnsiC(node.text.slice(2, -1)));
     case "string":
     case "translated_string":
       return doubleQuoted(node.type === "string" ? node : (node.namedChildren[0] ?? node), vars);
@@ -172,9 +159,8 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
     case "concatenation":
       return joined(node.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars)));
     case "command_substitution":
-      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text))
-        return { text: MKTEMP, literal: true, glob: false };
-      if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return { text: ".", literal: true, glob: false };
+      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text)) return literalWord(MKTEMP);
+      if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return literalWord(".");
       return printed(node, vars) ?? unknown(node.text);
     default:
       // command and process substitution, arithmetic, arrays: known only when run.
@@ -203,9 +189,8 @@ function printed(node: SyntaxNode, vars: Variables): Word | undefined {
   const [program, ...args] = words;
   if (!program || !words.every((w) => w.literal && !w.glob)) return undefined;
   const texts = args.map((w) => w.text);
-  if (program.text === "printf") return { text: printfOutput(texts).replace(/\n+$/, ""), literal: true, glob: false };
-  if (program.text === "echo")
-    return { text: texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "), literal: true, glob: false };
+  if (program.text === "printf") return literalWord(printfOutput(texts).replace(/\n+$/, ""));
+  if (program.text === "echo") return literalWord(texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "));
   return undefined;
 }
 
@@ -233,5 +218,5 @@ export function splitUnquoted(node: SyntaxNode, word: Word, vars: Variables): Wo
   if (!word.literal || (!expansions.test(node.type) && !spliced)) return [word];
   const ifs = vars.get("IFS")?.text ?? " \t\n";
   const parts = word.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, "\\$&")}]+`)).filter((p) => p !== "");
-  return parts.length > 1 ? parts.map((text) => ({ text, literal: true, glob: false })) : [word];
+  return parts.length > 1 ? parts.map((text) => literalWord(text)) : [word];
 }
