@@ -551,12 +551,32 @@ const BASE_RULES: Rule[] = [
     pass: ["helm list"],
   },
   {
-    program: ["kind", "minikube", "k3d", "eksctl", "gcloud", "az", "doctl"],
+    program: ["kind", "minikube", "k3d", "eksctl"],
     args: /(^|\s)(delete|destroy|remove|rm)(\s|$)/,
     effect: "remote",
     key: "cluster_teardown",
-    flag: ["eksctl delete cluster prod", "gcloud compute instances delete vm-1", "az group delete -n rg"],
-    pass: ["gcloud config list"],
+    flag: ["eksctl delete cluster prod", "kind delete cluster --name dev-shared"],
+    pass: ["eksctl get cluster"],
+  },
+  {
+    program: ["gcloud", "az", "doctl"],
+    // the clouds' own Kubernetes services (their other deletes are infra_teardown)
+    args: /^(--\S+\s+)*(container|aks|kubernetes)\s(.*\s)?(delete|destroy|remove|rm)(\s|$)/,
+    effect: "remote",
+    key: "cluster_teardown",
+    flag: ["gcloud container clusters delete prod", "az aks delete -g rg -n prod"],
+    pass: ["gcloud config list", "az aks list"],
+  },
+  {
+    program: ["gcloud", "az", "doctl"],
+    // any other resource deleted (`gcloud pubsub topics delete events`: no listing verb spares it);
+    // object storage has its own rows
+    args: /(^|\s)(delete|destroy|remove|rm)(\s|$)/,
+    unless: /^(--\S+\s+)*(container|aks|kubernetes|storage)\s/,
+    effect: "remote",
+    key: "infra_teardown",
+    flag: ["gcloud compute instances delete vm-1", "az group delete -n rg", "gcloud pubsub topics delete events"],
+    pass: ["gcloud compute instances list"],
   },
   {
     program: ["aws"],

@@ -1233,6 +1233,15 @@ export const INFRA_CLIS = new Set([
  */
 export const VERB_CLASSES: Record<string, ClassKey> = {
   helm: "cluster_teardown",
+  eksctl: "cluster_teardown",
+  kind: "cluster_teardown",
+  minikube: "cluster_teardown",
+  k3d: "cluster_teardown",
+  "nomad job": "cluster_teardown",
+  "gcloud container": "cluster_teardown",
+  "az aks": "cluster_teardown",
+  "doctl kubernetes": "cluster_teardown",
+  "gcloud storage": "cloud_storage_delete",
   argocd: "cluster_teardown",
   flux: "cluster_teardown",
   kapp: "cluster_teardown",
