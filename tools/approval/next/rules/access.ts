@@ -11,6 +11,15 @@ const SERVICE_PORTS = "22|23|1433|1521|2375|2376|3306|5432|5984|6379|9042|9200|1
 
 export const ACCESS_RULES: Rule[] = [
   {
+    program: ["ssh-copy-id"],
+    // a key installed into an account of another host: a standing login there (`-n` only shows the keys)
+    unless: /(^|\s)(-n|-h|-\?)(\s|$)/,
+    effect: "remote",
+    key: "privilege_grant",
+    flag: ["ssh-copy-id root@db1.internal", "ssh-copy-id -i ~/.ssh/id_ed25519.pub admin@prod-web-01"],
+    pass: ["ssh-copy-id -n root@db1.internal"],
+  },
+  {
     program: ["tailscale"],
     // this machine published on the internet, or a whole subnet routed to the tailnet through it
     args: /(^|\s)funnel\s+(?!(status|reset|off)(\s|$))|--advertise-routes[= ]\S/,
