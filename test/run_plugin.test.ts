@@ -35,7 +35,10 @@ describe("a run with a plugin tool", () => {
       if (turn > 0) return text(`done: ${req.body.messages.filter((m: any) => m.role === "tool").at(-1).content}`);
       return toolCalls([
         { name: "plug_shell", arguments: { command: `touch ${join(markers, "safe")}` } },
-        { name: "plug_shell", arguments: { command: `touch ${join(markers, "flagged")} && git reset --hard` } },
+        {
+          name: "plug_shell",
+          arguments: { command: `touch ${join(markers, "flagged")} && git -C ~/dotfiles reset --hard` },
+        },
       ]);
     });
   });
