@@ -78,7 +78,7 @@ describe("inline code", () => {
   });
 
   it("reads shell text in a string with escaped quotes", () => {
-    expect(keyOf('php -r \'system("rm -rf \\"/srv/www\\"");\'', inWorkspace)).toBe("delete_system_path");
+    expect(keyOf('php -r \'system("rm -rf \\"/srv/www\\"");\'', inWorkspace)).toBe("recursive_delete");
   });
 
   it("reads a string assigned once where it is passed to a call", () => {

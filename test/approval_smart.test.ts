@@ -127,10 +127,10 @@ describe("smart approval against a local OpenAI-compatible server", () => {
   it("deny: blocked with the approver's reason in a Hermes-like message", async () => {
     server.setHandler(() => verdict("deny", "deletes a system directory"));
     const svc = gateFor();
-    const res = await svc.gate("rm -rf /usr/lib", info);
+    const res = await svc.gate("rm -rf /usr/lib && rm -rf /srv/old", info);
     expect(res.allowed).toBe(false);
     expect(res.message).toBe(
-      "BLOCKED by smart approval: delete the root, a system directory or the home directory; recursive delete of a path outside the working directory or not known in advance. Reason: deletes a system directory. Do NOT retry this command; find a safer way.",
+      "BLOCKED by smart approval: delete the root, a system path (/etc, /usr, /boot, … at any depth; a top-level folder such as /srv or /opt; /var/log, a user's home) or the home directory; recursive delete of a path outside the working directory (below the system paths: /opt/app, /srv/data, /var/lib/mysql) or not known in advance. Reason: deletes a system directory. Do NOT retry this command; find a safer way.",
     );
     expect(res.record).toMatchObject({ decision: "deny", by: "smart", reason: "deletes a system directory" });
     expect(summarizeApprovals(svc.records).errors).toBe(0);

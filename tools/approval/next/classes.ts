@@ -2,7 +2,8 @@
 export const CLASSES = {
   fork_bomb: "fork bomb",
   unanalysable: "command nested too deeply to analyse",
-  delete_system_path: "delete the root, a system directory or the home directory",
+  delete_system_path:
+    "delete the root, a system path (/etc, /usr, /boot, … at any depth; a top-level folder such as /srv or /opt; /var/log, a user's home) or the home directory",
   format_filesystem: "create a file system (mkfs) on a device or a path outside the working directory",
   disk_write: "write raw data onto a disk device",
   erase_device: "erase a disk or its partition table (wipefs, blkdiscard, sgdisk --zap, parted mklabel)",
@@ -22,8 +23,9 @@ export const CLASSES = {
   find_delete: "find -delete outside the working directory",
   find_exec_rm: "find -exec rm outside the working directory",
   xargs_rm: "xargs with rm of paths not known to be in the working directory",
-  recursive_delete: "recursive delete of a path outside the working directory or not known in advance",
-  chmod_chown_system: "recursive chmod/chown of the root, a system directory or the home directory",
+  recursive_delete:
+    "recursive delete of a path outside the working directory (below the system paths: /opt/app, /srv/data, /var/lib/mysql) or not known in advance",
+  chmod_chown_system: "chmod/chown of the root, a system path, the home directory or a credential or SSH file",
   world_writable: "world-writable permissions (777) applied recursively or on a system path",
   stop_service: "stop, disable or mask a system service",
   killall: "kill processes by name (killall)",
@@ -38,7 +40,7 @@ export const CLASSES = {
   kubectl_mass_delete: "delete all Kubernetes resources or a namespace",
   computed_command: "command name computed at run time by a command substitution",
   move_to_dev_null: "move files onto /dev/null",
-  delete_outside_workdir: "delete a file outside the working directory or on a credential path",
+  delete_outside_workdir: "delete a file outside the working directory",
   move_system_path: "move or rename a system directory, system file or credential",
   move_outside_workdir: "move files from or into a place outside the working directory",
   overwrite_data_file: "truncate or overwrite a database file",

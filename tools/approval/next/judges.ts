@@ -10,11 +10,12 @@ import {
   isLinkItself,
   madeOnLine,
   NO_WORKDIR,
+  type PathClass,
   type PathContext,
 } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
-import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES } from "./rules/files.js";
+import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./rules/files.js";
 import type { SimpleCommand } from "./model.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, type Invocation } from "./unwrap.js";
@@ -111,8 +112,11 @@ function pathsOf(rule: Rule, operands: Word[], args: Word[]): Word[] {
 }
 
 /** The class a write to `path` falls in, if it is dangerous. */
-export const judgeWrite = (path: Word, ctx: PathContext): ClassKey | undefined =>
-  WRITE_CLASSES[classifyPath(path, ctx)];
+export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
+  const key = WRITE_CLASSES[classifyPath(path, ctx)];
+  const abs = key && absolutePath(path, ctx);
+  return (abs && WRITE_PLACES.find(([place]) => place.test(abs))?.[1]) || key;
+}
 
 /** The first command of the pipeline `cmd` ends (itself when nothing is piped into it). */
 function pipeOrigin(cmd: SimpleCommand): { origin: SimpleCommand; filtered: boolean } {
@@ -164,7 +168,7 @@ function judgeDelete(
     const c = classifyPath(p, ctx);
     // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
     const deep = deep0 || p.text.endsWith("/\u0000found");
-    if (c === "system" || (c === "home" && /^~\/?$/.test(p.text)))
+    if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(absolutePath(p, ctx) ?? "")))
       return rule.key === "shred" ? "shred" : "delete_system_path";
     if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx))
       return LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] ?? rule.key;
@@ -173,11 +177,14 @@ function judgeDelete(
     if (c === "unknown" && inv.elevated) return "delete_outside_workdir";
     if (c === "temp" && deep && (rule.key === "recursive_delete" || TEMP_ROOT.test(absolutePath(p, ctx) ?? "")))
       return rule.key;
+    if (isForeign(c) && c !== "unknown" && rule.key !== "recursive_delete") return rule.key;
     if (isForeign(c) && c !== "unknown")
-      return rule.key === "recursive_delete" ? (deep ? "recursive_delete" : "delete_outside_workdir") : rule.key;
+      return deep ? "recursive_delete" : isSecret(c) ? "credential_write" : "delete_outside_workdir";
   }
   return undefined;
 }
+
+const isSecret = (c: PathClass) => c === "home-secret" || c === "ssh";
 
 function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
   const target = paths.at(-1);
@@ -186,6 +193,7 @@ function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
   for (const p of paths.slice(0, -1)) {
     const c = classifyPath(p, ctx);
     if (c === "system") return "move_system_path";
+    if (isSecret(c)) return "credential_write";
     if (isForeign(c) && c !== "unknown") return "move_outside_workdir";
   }
   return judgeWrite(target, ctx);
@@ -194,7 +202,9 @@ function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
 function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
     const c = classifyPath(p, ctx);
-    if (c === "system") return "chmod_chown_system";
+    // the system's, the home directory itself, and credentials: who may read them is the machine's security
+    if (c === "system" || isSecret(c) || (c === "home" && /^~\/?$/.test(absolutePath(p, ctx) ?? "")))
+      return "chmod_chown_system";
     if (isForeign(c) && c !== "unknown") return "chmod_outside_workdir";
   }
   return undefined;

@@ -65,19 +65,33 @@ export function madeOnLine(word: Word, ctx: PathContext): boolean {
   return false;
 }
 
-/** Classifies a path word. */
+/** A relative path that climbs above a working directory nobody named (`..`): outside, not the root. */
+const abovePlaceholder = (word: Word, abs: string, ctx: PathContext) =>
+  !ctx.workdir &&
+  (ctx.cwd ?? NO_WORKDIR) === NO_WORKDIR &&
+  /^\.\.(\/|$)/.test(word.text) &&
+  !abs.startsWith(NO_WORKDIR);
+
+/**
+ * Classifies a path word. Credentials, SSH files and shell start-up files count wherever they sit outside
+ * the working directory (under --env host a home can be anywhere).
+ */
 export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const abs = absolutePath(word, ctx);
   if (abs === undefined || abs === UNKNOWN_DIR || abs.startsWith(`${UNKNOWN_DIR}/`)) return "unknown";
   const root = ctx.workdir ?? NO_WORKDIR;
   if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";
+  if (P.ssh.test(abs)) return "ssh";
   if (P.secrets.test(abs)) return "home-secret";
   if (P.shellRc.test(abs)) return "shell-rc";
-  if (abs.startsWith("~")) return abs.startsWith("~/.ssh") ? "ssh" : "home";
+  if (abs.startsWith("~")) return "home";
   if (/^\/(tmp|var\/tmp)(\/|$)/.test(abs)) return "temp";
   if (abs.startsWith("/dev/")) return P.harmlessDevices.test(abs) ? "temp" : "device";
-  if (P.system.test(abs)) return "system";
+  if (abovePlaceholder(word, abs, ctx)) return "outside";
+  // every entry of a folder (`/opt/*`, `~/*`) weighs as much as the folder
+  const whole = word.glob ? /^(.*?)\/\.?\*$/.exec(abs)?.[1] : undefined;
+  if (P.system.test(abs) || (whole !== undefined && P.system.test(whole || "/"))) return "system";
   return "outside";
 }
 

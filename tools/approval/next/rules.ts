@@ -393,7 +393,7 @@ const BASE_RULES: Rule[] = [
     args: /(^|\s)-f\s+~?\/?\S*\.ssh\/(id_|authorized)/,
     unless: /(^|\s)-[a-zA-Z]*[ylLB][a-zA-Z]*(\s|$)/,
     effect: "overwrite",
-    key: "credential_write",
+    key: "ssh_config_write",
     flag: ["ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -N '' -q <<< y"],
     pass: ["ssh-keygen -t ed25519 -f ./deploy_key -N ''"],
   },

@@ -6,13 +6,23 @@ import type { Rule } from "./types.js";
 
 /** Where paths point (paths.ts): system directories, devices that hold nothing, secrets, shell start-up files. */
 export const PATH_PATTERNS = {
+  /**
+   * System paths: the root; the operating system's trees at any depth (/etc, /usr, /boot, …, Windows'
+   * own folders); the top-level folders (/var, /opt, /srv, /home, …) themselves; and the folders one
+   * level down in /var and /home (`/var/log`, `/var/www`, a user's home). Below that (`/opt/app`,
+   * `/srv/data`, `/var/lib/mysql`) a path is outside the working directory but not the system's.
+   */
   system:
-    /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|var|opt|root|srv|home|mnt|media|snap|run|selinux)?(\/|$)/,
+    /^\/(etc|usr|bin|sbin|lib|lib32|lib64|libx32|boot|proc|sys|selinux|[a-z]\/(windows|programdata|program files( \(x86\))?))(\/|$)|^\/((var|opt|root|srv|home|mnt|media|snap|run)\/?)?$|^\/(var|home)\/[^/]+\/?$/,
   harmlessDevices: /^\/dev\/(null|zero|u?random|stdout|stderr|stdin|tty|fd\/\d+|shm(\/|$))/,
+  /** SSH keys and configuration, wherever the folder sits (a home can be anywhere under --env host). */
+  ssh: /(^~|\/)\.ssh(\/|$)/,
+  /** Credential folders and files, wherever they sit. */
   secrets:
-    /^~\/(\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store)(\/|$)|^\/etc\/(shadow|gshadow|sudoers)|^\/root\/\.ssh|^\/home\/[^/]+\/\.(ssh|aws|gnupg)/,
+    /(^~|\/)(\.aws|\.gnupg|\.kube|\.docker|\.config\/gcloud|\.azure|\.netrc|\.git-credentials|\.pgpass|\.npmrc|\.pypirc|\.vault-token|\.password-store|\.hermes-batch)(\/|$)/,
+  /** A user's shell start-up files, wherever the home is (those under /etc are system configuration). */
   shellRc:
-    /^~\/\.(bashrc|bash_profile|profile|zshrc|zprofile|bash_login|bash_logout|inputrc)$|^\/etc\/(profile|bash\.bashrc|environment)(\.d\/|$)/,
+    /(^~|\/)\.(bashrc|bash_profile|bash_aliases|profile|zshrc|zshenv|zprofile|zlogin|zsh_aliases|bash_login|bash_logout|inputrc)$/,
 };
 
 /** The class of a write by where it lands (paths.ts' classes); the task's own places are absent. */
@@ -25,6 +35,12 @@ export const WRITE_CLASSES: Record<string, ClassKey> = {
   home: "overwrite_outside_workdir",
   outside: "overwrite_outside_workdir",
 };
+
+/** Places outside the task whose writes have a class of their own, before the class of where they land. */
+export const WRITE_PLACES: [RegExp, ClassKey][] = [
+  [/^\/(var\/spool\/cron\/|etc\/crontab$|etc\/cron\.d\/)/, "crontab_replace"],
+  [/^\/var\/lib\/(mysql|mariadb|postgresql|pgsql|mongodb)\//, "overwrite_data_file"],
+];
 
 /** /tmp itself: emptying it is not the line's own, even when the rest of /tmp is. */
 export const TEMP_ROOT = /^\/(var\/)?tmp\/?\*?$/;
