@@ -360,7 +360,7 @@ describe("hermes-batch approval CLI", () => {
   });
 
   it("explain prints the command model, every matched class with its description and the rule rows", async () => {
-    const { stdout } = await cli("explain", "--cwd", "/workspace", "git reset --hard && rm -rf /etc");
+    const { stdout } = await cli("explain", "--cwd", "/workspace", "git -C /srv/app reset --hard && rm -rf /etc");
     const out = JSON.parse(stdout);
     expect(out.dangerous).toBe(true);
     expect(out.commands.length).toBe(2);

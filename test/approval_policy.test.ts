@@ -73,11 +73,11 @@ describe("policies deny and allow", () => {
 
   it("the allowlist approves only when every matched pattern is allowlisted", async () => {
     const svc = createApprovalGate({ policy: "deny", taskId: "t1", allowlist: ["git_reset_hard"] });
-    expect((await svc.gate("git reset --hard HEAD~1", info)).record).toMatchObject({
+    expect((await svc.gate("git -C /srv/app reset --hard HEAD~1", info)).record).toMatchObject({
       decision: "approve",
       by: "allowlist",
     });
-    const both = await svc.gate("git reset --hard && rm -rf /tmp/x", info);
+    const both = await svc.gate("git -C /srv/app reset --hard && rm -rf /tmp/x", info);
     expect(both.allowed).toBe(false);
     expect(both.record!.pattern).toBe("recursive_delete");
     expect(both.record!.description).toContain("git reset --hard");
@@ -107,8 +107,8 @@ describe("interactive policy (injected prompt)", () => {
   it("session approves the pattern for the rest of this task only", async () => {
     const p = scriptedPrompt("session", "deny");
     const svc = createApprovalGate({ policy: "interactive", taskId: "t1", prompt: p.fn });
-    expect((await svc.gate("git reset --hard", info)).allowed).toBe(true);
-    const again = await svc.gate("git reset --hard origin/main", info);
+    expect((await svc.gate("git -C /srv/app reset --hard", info)).allowed).toBe(true);
+    const again = await svc.gate("git -C /srv/app reset --hard origin/main", info);
     expect(again.record).toMatchObject({ decision: "approve", by: "session" });
     expect(p.asked).toHaveLength(1);
     // Another pattern still asks.
@@ -117,7 +117,7 @@ describe("interactive policy (injected prompt)", () => {
     // Another task (another gate) does not inherit the session approval.
     const q = scriptedPrompt("deny");
     const other = createApprovalGate({ policy: "interactive", taskId: "t2", prompt: q.fn });
-    expect((await other.gate("git reset --hard", info)).allowed).toBe(false);
+    expect((await other.gate("git -C /srv/app reset --hard", info)).allowed).toBe(false);
     expect(q.asked).toHaveLength(1);
   });
 

@@ -266,13 +266,13 @@ describe("the approval gate", () => {
   it("policy deny: a flagged call is refused before the handler runs, and recorded", async () => {
     const approval = createApprovalGate({ policy: "deny", taskId: "t" });
     const p = createToolPipeline({ registry: reg, approval });
-    const r = JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx));
+    const r = JSON.parse(await p.call("runner", { command: "git -C /srv/app reset --hard" }, noEnvCtx));
     expect(r.status).toBe("blocked");
     expect(r.error).toMatch(/^BLOCKED: .*git reset --hard.*approval policy is 'deny'/);
     expect(ran).toEqual([]);
     expect(p.approvals).toEqual([
       expect.objectContaining({
-        command: "git reset --hard",
+        command: "git -C /srv/app reset --hard",
         pattern: "git_reset_hard",
         decision: "deny",
         by: "policy",
@@ -284,8 +284,8 @@ describe("the approval gate", () => {
 
   it("policy allow: the call runs and the decision is recorded", async () => {
     const p = createToolPipeline({ registry: reg, approval: createApprovalGate({ policy: "allow", taskId: "t" }) });
-    expect(JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx))).toEqual({
-      ran: "git reset --hard",
+    expect(JSON.parse(await p.call("runner", { command: "git -C /srv/app reset --hard" }, noEnvCtx))).toEqual({
+      ran: "git -C /srv/app reset --hard",
     });
     expect(p.approvals).toEqual([
       expect.objectContaining({ decision: "approve", by: "policy", reason: "approval policy is 'allow'" }),
@@ -294,7 +294,7 @@ describe("the approval gate", () => {
 
   it("no approval service: fail-closed, with the reason recorded", async () => {
     const p = createToolPipeline({ registry: reg });
-    const r = JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx));
+    const r = JSON.parse(await p.call("runner", { command: "git -C /srv/app reset --hard" }, noEnvCtx));
     expect(r).toEqual({
       error: expect.stringMatching(/^BLOCKED: .*and no approval service is configured\. Do NOT retry/),
       status: "blocked",
@@ -323,7 +323,7 @@ describe("the approval gate", () => {
       registry: reg,
       approval: createApprovalGate({ policy: "yolo" as never, taskId: "t" }),
     });
-    const r = JSON.parse(await p.call("runner", { command: "git reset --hard" }, noEnvCtx));
+    const r = JSON.parse(await p.call("runner", { command: "git -C /srv/app reset --hard" }, noEnvCtx));
     expect(r.error).toMatch(/unknown approval policy 'yolo'; known: allow, deny, interactive, smart/);
     expect(ran).toEqual([]);
   });
@@ -361,14 +361,16 @@ describe("a plugin tool that uses the environment and declares nothing", () => {
     const t = fixture();
     const marker = join(t.taskDir, "marker");
     const p = createToolPipeline({ registry: reg });
-    const r = JSON.parse(await p.call("plug_shell", { command: `touch ${marker} && git reset --hard` }, t.ctx));
+    const r = JSON.parse(
+      await p.call("plug_shell", { command: `touch ${marker} && git -C /srv/app reset --hard` }, t.ctx),
+    );
     expect(r).toEqual({
       error: expect.stringMatching(/^BLOCKED: .*git reset --hard.*no approval service is configured/),
       status: "blocked",
     });
     expect(existsSync(marker)).toBe(false);
     expect(p.approvals).toEqual([
-      expect.objectContaining({ command: `touch ${marker} && git reset --hard`, decision: "deny" }),
+      expect.objectContaining({ command: `touch ${marker} && git -C /srv/app reset --hard`, decision: "deny" }),
     ]);
   });
 
@@ -385,7 +387,9 @@ describe("a plugin tool that uses the environment and declares nothing", () => {
       registry: reg,
       approval: createApprovalGate({ policy: "allow", taskId: "t" }),
     });
-    const r = JSON.parse(await allowing.call("plug_shell", { command: `touch ${marker} && git reset --hard` }, t.ctx));
+    const r = JSON.parse(
+      await allowing.call("plug_shell", { command: `touch ${marker} && git -C /srv/app reset --hard` }, t.ctx),
+    );
     expect(r.exit_code).not.toBe(0); // not a git repository: git fails, after touch ran
     expect(existsSync(marker)).toBe(true);
     expect(allowing.approvals).toEqual([expect.objectContaining({ decision: "approve", by: "policy" })]);
@@ -403,11 +407,13 @@ describe("a plugin tool that uses the environment and declares nothing", () => {
     const t = fixture();
     const declared = registryWith({
       ...plugin,
-      effects: (args) => [{ kind: "run", command: `${String(args.command)} && git reset --hard`, workdir: t.taskDir }],
+      effects: (args) => [
+        { kind: "run", command: `${String(args.command)} && git -C /srv/app reset --hard`, workdir: t.taskDir },
+      ],
     });
     const p = createToolPipeline({ registry: declared });
     const r = JSON.parse(await p.call("plug_shell", { command: "echo declared" }, t.ctx));
     expect(r.status).toBe("blocked");
-    expect(p.approvals[0]!.command).toBe("echo declared && git reset --hard");
+    expect(p.approvals[0]!.command).toBe("echo declared && git -C /srv/app reset --hard");
   });
 });
