@@ -34,13 +34,13 @@ describe("deleting everything a listing finds at the working directory's root", 
 
 describe("deletes of paths the line does not show", () => {
   it("reads what a file index lists as any path of the machine", () => {
-    expect(keyOf("plocate '*.bak' | xargs rm -f", inWorkspace)).toBe("recursive_delete");
+    expect(keyOf("plocate '*.bak' | xargs rm -f", inWorkspace)).toBe("xargs_rm");
     expect(keyOf("git ls-files -z | xargs -0 rm -f", inWorkspace)).toBe("pass");
   });
 
   it("reads what a list kept outside the task names as paths outside it", () => {
     expect(keysOf("xargs -a /var/backups/old.lst rm -f", inWorkspace)).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^(recursive_delete|delete_system_path)$/)]),
+      expect.arrayContaining([expect.stringMatching(/^(xargs_rm|recursive_delete|delete_system_path)$/)]),
     );
     expect(keyOf("xargs -a stale-files.txt rm -f", inWorkspace)).toBe("pass");
   });

@@ -170,16 +170,17 @@ function judgeDelete(
     const deep = deep0 || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(absolutePath(p, ctx) ?? "")))
       return rule.key === "shred" ? "shred" : "delete_system_path";
-    if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx))
-      return LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] ?? rule.key;
-    if (c === "unknown" && deep) return rule.key;
+    // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
+    const fed = rule.key === "recursive_delete" ? LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] : undefined;
+    if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx)) return fed ?? rule.key;
+    if (c === "unknown" && deep) return fed ?? rule.key;
     // with raised rights, a path only known when it runs can be any file of the machine
     if (c === "unknown" && inv.elevated) return "delete_outside_workdir";
     if (c === "temp" && deep && (rule.key === "recursive_delete" || TEMP_ROOT.test(absolutePath(p, ctx) ?? "")))
-      return rule.key;
+      return fed ?? rule.key;
     if (isForeign(c) && c !== "unknown" && rule.key !== "recursive_delete") return rule.key;
     if (isForeign(c) && c !== "unknown")
-      return deep ? "recursive_delete" : isSecret(c) ? "credential_write" : "delete_outside_workdir";
+      return deep ? (fed ?? "recursive_delete") : isSecret(c) ? "credential_write" : "delete_outside_workdir";
   }
   return undefined;
 }

@@ -145,27 +145,23 @@ const BASE_RULES: Rule[] = [
   },
   // system state
   {
-    program: [
-      "mkfs",
-      "mkfs.ext4",
-      "mkfs.ext3",
-      "mkfs.xfs",
-      "mkfs.vfat",
-      "mkfs.btrfs",
-      "mke2fs",
-      "mkswap",
-      "fdisk",
-      "sfdisk",
-      "parted",
-      "sgdisk",
-      "cfdisk",
-    ],
+    program: ["mkfs", "mkfs.ext4", "mkfs.ext3", "mkfs.xfs", "mkfs.vfat", "mkfs.btrfs", "mke2fs", "mkswap"],
     args: /(^|\s)\/dev\//,
     unless: /(^|\s)(-l|--list|--dump|-d|print|-p|--print|-n|--no-act|--dry-run)(\s|$)/,
     effect: "system",
     key: "format_filesystem",
     flag: ["mkfs.ext4 /dev/sdb1", "wipefs -a /dev/sda"],
-    pass: ["fdisk -l", "mkfs.ext4 -F disk.img", "parted /dev/sda print"],
+    pass: ["mkfs.ext4 -F disk.img"],
+  },
+  {
+    // a new or edited partition table: what was on the disk is lost
+    program: ["fdisk", "sfdisk", "parted", "sgdisk", "cfdisk"],
+    args: /(^|\s)\/dev\//,
+    unless: /(^|\s)(-l|--list|--dump|-d|print|-p|--print|-n|--no-act|--dry-run)(\s|$)/,
+    effect: "system",
+    key: "erase_device",
+    flag: ["echo ',,83' | sfdisk /dev/vdb", "parted /dev/sda rm 1"],
+    pass: ["fdisk -l", "parted /dev/sda print"],
   },
   {
     program: ["blkdiscard", "hdparm", "nvme"],
@@ -185,7 +181,7 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["systemctl"],
-    verbs: [["reboot", "poweroff", "halt", "kexec", "suspend", "hibernate", "isolate", "rescue", "emergency"]],
+    verbs: [["reboot", "poweroff", "halt", "kexec", "suspend", "hibernate", "rescue", "emergency"]],
     effect: "system",
     key: "reboot_shutdown",
     flag: ["systemctl reboot"],
@@ -198,6 +194,15 @@ const BASE_RULES: Rule[] = [
     key: "stop_service",
     flag: ["systemctl stop sshd", "service nginx stop", "systemctl disable --now firewalld"],
     pass: ["systemctl status sshd", "service nginx status"],
+  },
+  {
+    // every unit the target does not want is stopped
+    program: ["systemctl"],
+    verbs: [["isolate"]],
+    effect: "system",
+    key: "stop_service",
+    flag: ["systemctl isolate multi-user.target"],
+    pass: ["systemctl list-units --type=target"],
   },
   {
     program: ["kill"],
@@ -236,14 +241,22 @@ const BASE_RULES: Rule[] = [
     pass: ["pkill -u $USER -f 'node server.js'"],
   },
   {
-    program: ["mount", "umount", "swapoff", "swapon"],
+    program: ["mount", "umount"],
     unless: /^(-l|--list|-a -l|--show|-s)?$|^--show/,
     // A loop image of the working directory mounted on a folder of it is the task's own.
     when: (ops, opts) => (ops.length ? ops.some((o) => /^[/~$]/.test(o) || o.includes(":")) : opts.length > 0),
     effect: "system",
     key: "mount_change",
-    flag: ["mount /dev/sdb1 /mnt", "umount -l /", "swapoff -a"],
+    flag: ["mount /dev/sdb1 /mnt", "umount -l /"],
     pass: ["mount"],
+  },
+  {
+    program: ["swapoff", "swapon"],
+    unless: /^(-s|--show|--summary)?$|^--show/,
+    effect: "system",
+    key: "kernel_change",
+    flag: ["swapoff -a", "swapon /dev/sdb2"],
+    pass: ["swapon --show"],
   },
   {
     program: ["losetup"],

@@ -58,16 +58,32 @@ export const SYSTEM_RULES: Rule[] = [
   // services
   {
     program: ["systemctl"],
-    args: /(^|\s)(enable|reenable|link|add-wants|add-requires|preset|preset-all|unmask|set-default|isolate|daemon-reexec|switch-root|edit|set-property|revert)(\s|$)/,
+    args: /(^|\s)(enable|reenable|link|add-wants|add-requires|preset|preset-all|unmask|daemon-reexec|switch-root|edit|set-property|revert)(\s|$)/,
     unless: /(^|\s)(--dry-run|--help)(\s|$)/,
+    // timers alone are schedule_job (below)
+    when: (ops) => ops.length < 2 || !ops.slice(1).every((o) => o.endsWith(".timer")),
     effect: "system",
     key: "service_change",
-    flag: [
-      "systemctl enable nginx",
-      "systemctl set-default multi-user.target",
-      "systemctl --user enable --now sync.timer",
-    ],
+    flag: ["systemctl enable nginx"],
     pass: ["systemctl is-enabled nginx"],
+  },
+  {
+    program: ["systemctl"],
+    verbs: [["set-default"]],
+    effect: "system",
+    key: "boot_config",
+    flag: ["systemctl set-default multi-user.target"],
+    pass: ["systemctl get-default"],
+  },
+  {
+    // a timer started: a command scheduled to run later
+    program: ["systemctl"],
+    args: /(^|\s)(enable|start|reenable)(\s.*)?\s\S+\.timer(\s|$)/,
+    unless: /(^|\s)(--dry-run|--help)(\s|$)/,
+    effect: "system",
+    key: "schedule_job",
+    flag: ["systemctl enable --now logrotate.timer", "systemctl --user enable --now sync.timer"],
+    pass: ["systemctl list-timers"],
   },
   {
     program: ["systemctl"],
@@ -214,11 +230,19 @@ export const SYSTEM_RULES: Rule[] = [
   },
   {
     program: ["loginctl"],
-    args: /(^|\s)(terminate-\S+|kill-\S+|poweroff|reboot|hibernate|suspend|hybrid-sleep|disable-linger|lock-sessions)(\s|$)/,
+    args: /(^|\s)(terminate-\S+|kill-\S+|disable-linger|lock-sessions)(\s|$)/,
     effect: "system",
     key: "service_change",
-    flag: ["loginctl terminate-user deploy", "loginctl hibernate"],
+    flag: ["loginctl terminate-user deploy"],
     pass: ["loginctl list-sessions"],
+  },
+  {
+    program: ["loginctl"],
+    verbs: [["poweroff", "reboot", "hibernate", "suspend", "hybrid-sleep", "halt"]],
+    effect: "system",
+    key: "reboot_shutdown",
+    flag: ["loginctl hibernate"],
+    pass: ["loginctl show-session 2"],
   },
   // time, host identity
   {
@@ -688,6 +712,15 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["snap list", "flatpak list"],
   },
   {
+    program: ["pkg", "emerge"],
+    args: /(^|\s)(delete|remove|autoremove|-C|--unmerge|--depclean)(\s|$)/,
+    unless: /(^|\s)(-n|--dry-run|-p|--pretend|--help|-h)(\s|$)/,
+    effect: "system",
+    key: "package_remove",
+    flag: ["pkg delete -y nginx", "emerge --unmerge sys-apps/foo"],
+    pass: ["pkg info nginx", "emerge --pretend --unmerge sys-apps/foo"],
+  },
+  {
     program: ["pip", "pip3", "gem", "npm", "cargo", "conda", "pipx", "pnpm", "yarn"],
     args: /(^|\s)(uninstall|remove|rm|un|r|erase)(\s|$)/,
     unless: /(^|\s)(--dry-run|-n|--help|-h)(\s|$)/,
@@ -814,8 +847,6 @@ export const SYSTEM_RULES: Rule[] = [
       "scutil",
       "nvram",
       "networksetup",
-      "dscl",
-      "sysadminctl",
       "tmutil",
       "fdesetup",
       "profiles",
@@ -826,16 +857,34 @@ export const SYSTEM_RULES: Rule[] = [
     unless: /^(read|-g|list|-l|status|-getremotelogin|-list\S*|--list|-read\S*|listbackups)(\s|$)/,
     effect: "system",
     key: "system_config_write",
-    flag: ["pmset -a sleep 0 disablesleep 1", "softwareupdate --install --all --restart", "dscl . -delete /Users/bob"],
+    flag: ["pmset -a sleep 0 disablesleep 1", "softwareupdate --install --all --restart"],
     pass: ["defaults read com.apple.dock", "pmset -g"],
   },
   {
+    // macOS directory services: users, groups and their passwords
+    program: ["dscl", "sysadminctl", "dseditgroup"],
+    args: /(^|\s)(-create|-append|-merge|-delete|-passwd|-change|-addUser|-deleteUser|-resetPasswordFor|-adminUser|-o\s+edit)(\s|$)/,
+    effect: "system",
+    key: "user_change",
+    flag: ["dscl . -delete /Users/bob", "sysadminctl -addUser tmpadmin -password x -admin"],
+    pass: ["dscl . -list /Users", "dscl . -read /Users/bob"],
+  },
+  {
     program: ["wsl", "wsl.exe"],
-    args: /(^|\s)(--shutdown|-t|--terminate|--unregister|--uninstall|--set-default|--import)(\s|$)/,
+    args: /(^|\s)(--shutdown|--unregister|--uninstall|--set-default|--import)(\s|$)/,
     effect: "system",
     key: "reboot_shutdown",
-    flag: ["wsl --shutdown", "wsl -t Ubuntu"],
+    flag: ["wsl --shutdown"],
     pass: ["wsl -l -v"],
+  },
+  {
+    // one distribution stopped, the machine keeps running
+    program: ["wsl", "wsl.exe"],
+    args: /(^|\s)(-t|--terminate)(\s|$)/,
+    effect: "system",
+    key: "stop_service",
+    flag: ["wsl -t Ubuntu"],
+    pass: ["wsl --status"],
   },
   {
     program: ["shutdown.exe", "Restart-Computer", "Stop-Computer", "rundll32"],
