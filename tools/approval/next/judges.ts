@@ -169,7 +169,7 @@ function judgeDelete(
     // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
     const deep = deep0 || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(absolutePath(p, ctx) ?? "")))
-      return rule.key === "shred" ? "shred" : "delete_system_path";
+      return "delete_system_path";
     // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
     const fed = rule.key === "recursive_delete" ? LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] : undefined;
     if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx)) return fed ?? rule.key;
@@ -197,7 +197,9 @@ function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
     if (isSecret(c)) return "credential_write";
     if (isForeign(c) && c !== "unknown") return "move_outside_workdir";
   }
-  return judgeWrite(target, ctx);
+  // into a place outside: a move (a system, credential or start-up file keeps its write class)
+  const key = judgeWrite(target, ctx);
+  return key === "overwrite_outside_workdir" ? "move_outside_workdir" : key;
 }
 
 function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined {

@@ -106,7 +106,7 @@ const BASE_RULES: Rule[] = [
     program: ["ln"],
     when: (ops) => ops.length >= 2,
     effect: "overwrite",
-    key: "symlink_outside_workdir",
+    key: "overwrite_outside_workdir",
     paths: "last",
     flag: ["ln -sf /dev/null /etc/resolv.conf", "ln -s /lib/systemd/system/x.service /etc/systemd/system/"],
     pass: ["ln -sf ../lib lib", "ln -s /usr/share/dict/words ./words", "ln -sf /opt/tool/bin/tool"],
