@@ -162,7 +162,10 @@ function judgeDelete(
   deep0: boolean,
   ctx: PathContext,
 ): ClassKey | undefined {
-  for (const p of paths) {
+  // a find that selects (`-mtime +7`, `-name`) deletes what it finds below its start points, not them
+  const below = rule.key === "find_delete" && findNarrows(inv.args.map((w) => w.text));
+  for (const given of paths) {
+    const p = below && given.literal ? { ...given, text: `${given.text.replace(/\/$/, "")}/\u0000found` } : given;
     // `rm link` removes the link; find, chmod and the rest go through it.
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);
