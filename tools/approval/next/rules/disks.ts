@@ -11,16 +11,35 @@ export const DISK_RULES: Rule[] = [
   // disks and volumes
   {
     program: ["cryptsetup"],
-    args: /(^|\s)(luksFormat|format|erase|luksErase|luksKillSlot|luksRemoveKey|reencrypt|luksAddKey|luksChangeKey|open|luksOpen|close|luksClose|repair|resize|convert|tcryptDump)(\s|$)/,
+    args: /(^|\s)(luksFormat|format|erase|luksErase|luksKillSlot|luksRemoveKey|reencrypt|luksAddKey|luksChangeKey|repair|resize|convert|tcryptDump)(\s|$)/,
     when: (ops) => ops.some((o) => o.startsWith("/dev/")),
     effect: "system",
     key: "erase_device",
-    flag: ["cryptsetup luksFormat -q /dev/sdb", "cryptsetup erase /dev/sdb2", "cryptsetup open /dev/sdb1 vault"],
+    flag: ["cryptsetup luksFormat -q /dev/sdb", "cryptsetup erase /dev/sdb2"],
     pass: [
       "cryptsetup status vault",
       "cryptsetup luksDump /dev/sdb1",
       "cryptsetup luksFormat --batch-mode ./vault.img ./k",
     ],
+  },
+  {
+    // an encrypted device opened or closed: a mapping appears or goes, like a mount
+    program: ["cryptsetup"],
+    args: /(^|\s)(open|luksOpen|close|luksClose)(\s|$)/,
+    effect: "system",
+    key: "mount_change",
+    flag: ["cryptsetup open /dev/sdb1 vault"],
+    pass: ["cryptsetup status vault"],
+  },
+  {
+    // a device given to LVM: its label and what it held are overwritten
+    program: ["pvcreate", "vgcreate", "vgextend"],
+    args: /(^|\s)\/dev\//,
+    unless: /(^|\s)(-t|--test|--help|-h)(\s|$)/,
+    effect: "system",
+    key: "erase_device",
+    flag: ["pvcreate /dev/nvme1n1", "vgextend vg0 /dev/sde"],
+    pass: ["pvcreate --test /dev/sdb"],
   },
   {
     program: ["mdadm"],
@@ -32,8 +51,6 @@ export const DISK_RULES: Rule[] = [
   },
   {
     program: [
-      "pvcreate",
-      "vgcreate",
       "lvcreate",
       "pvremove",
       "vgremove",
@@ -42,7 +59,6 @@ export const DISK_RULES: Rule[] = [
       "lvresize",
       "vgreduce",
       "pvmove",
-      "vgextend",
       "lvconvert",
       "vgchange",
       "lvchange",
@@ -55,8 +71,8 @@ export const DISK_RULES: Rule[] = [
     unless: /(^|\s)(-t|--test|--help|-h)(\s|$)|(^|\s)(\.{1,2}\/)?[\w.-]+\.(img|raw|qcow2)(\s|$)/,
     effect: "system",
     key: "volume_destroy",
-    flag: ["pvcreate /dev/sdb", "lvreduce -f -L 1G /dev/vg0/data", "vgchange -an vg0"],
-    pass: ["vgremove --test vg1", "lvremove -t vg0/data", "pvcreate ./loop.img"],
+    flag: ["lvreduce -f -L 1G /dev/vg0/data", "vgchange -an vg0"],
+    pass: ["vgremove --test vg1", "lvremove -t vg0/data"],
   },
   {
     program: ["badblocks"],
