@@ -6,7 +6,7 @@
 import type { Rule } from "./rules/types.js";
 import { DISK_RULES } from "./rules/disks.js";
 import { FILE_RULES } from "./rules/files.js";
-import { SYSTEM_RULES } from "./rules/system.js";
+import { SYSTEM_DAEMONS, SYSTEM_RULES } from "./rules/system.js";
 import { REMOTE_RULES } from "./rules/remote.js";
 import { ACCESS_RULES } from "./rules/access.js";
 import { FETCH_RULES } from "./rules/fetch.js";
@@ -235,6 +235,8 @@ const BASE_RULES: Rule[] = [
     program: ["pkill", "killall"],
     // Every process of a user, with no name to narrow it.
     args: /^((-\S+|-s\s+\S+)\s+)*-[uU]\s+\S+(\s+-\S+)*$/,
+    // a service's own account: the service is stopped (stop_service), not every process
+    unless: new RegExp(String.raw`-[uU]\s+${SYSTEM_DAEMONS.source}`),
     effect: "system",
     key: "kill_all_processes",
     flag: ["pkill -u alice", "pkill -KILL -u alice"],

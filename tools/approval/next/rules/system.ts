@@ -48,7 +48,7 @@ export const RUNTIME_ARGUMENT_PROGRAMS: Record<string, ClassKey> = {
 const SYSTEM_UNIT =
   /^(systemd-[\w-]+|systemd|ssh|sshd|openssh-server|docker|containerd|crio|cri-o|kubelet|k3s(-agent)?|rke2-(server|agent)|etcd|postgresql(@[\w.-]+)?|postgres|mysql|mysqld|mariadb|mongod|mongodb|cron|crond|cronie|anacron|atd|rsyslog|syslog-ng|dbus|dbus-broker|NetworkManager|networking|network|wpa_supplicant|chronyd|chrony|ntp|ntpd|auditd|polkit|udev|snapd|firewalld|ufw|nftables|iptables|netfilter-persistent|apparmor|selinux|sssd|libvirtd|getty@[\w.-]+|multipathd|iscsid|lvm2-\S+|zfs-\S+|kube-\S+)(\.(service|socket))?$/;
 const isSystemUnit = (u: string) => SYSTEM_UNIT.test(u);
-const SYSTEM_DAEMONS =
+export const SYSTEM_DAEMONS =
   /\b(sshd?|systemd\S*|init|dockerd|containerd|kubelet|postgres\S*|mysqld|mariadbd|nginx|apache2|httpd|cron|crond|rsyslogd|journald|NetworkManager|sssd|chronyd|ntpd|redis-server|mongod|etcd|dbus\S*|polkitd|auditd|firewalld|udevd)\b/;
 
 /** A pkill/killall pattern that is exactly a system daemon's name or program path. */
