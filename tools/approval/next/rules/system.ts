@@ -847,8 +847,6 @@ export const SYSTEM_RULES: Rule[] = [
       "scutil",
       "nvram",
       "networksetup",
-      "tmutil",
-      "fdesetup",
       "profiles",
       "kextload",
       "kextunload",
@@ -861,6 +859,39 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["defaults read com.apple.dock", "pmset -g"],
   },
   {
+    program: ["softwareupdate"],
+    args: /(^|\s)(--restart|-R)(\s|$)/,
+    effect: "system",
+    key: "reboot_shutdown",
+    flag: ["softwareupdate --install --all --restart"],
+    pass: ["softwareupdate --list"],
+  },
+  {
+    // FileVault: the disk's encryption
+    program: ["fdesetup"],
+    args: /(^|\s)(disable|enable|remove|changerecovery|removerecovery|add)(\s|$)/,
+    effect: "system",
+    key: "security_change",
+    flag: ["fdesetup disable"],
+    pass: ["fdesetup status"],
+  },
+  {
+    program: ["tmutil"],
+    args: /(^|\s)(delete|deletelocalsnapshots|thinlocalsnapshots|deleteinprogress)(\s|$)/,
+    effect: "system",
+    key: "volume_destroy",
+    flag: ["tmutil delete /Volumes/Backup/Backups.backupdb/mac/2024-01-01-000000"],
+    pass: ["tmutil listbackups"],
+  },
+  {
+    program: ["tmutil"],
+    args: /(^|\s)(disable|setdestination|removedestination|addexclusion|setquota|disablelocal)(\s|$)/,
+    effect: "system",
+    key: "system_config_write",
+    flag: ["tmutil disable"],
+    pass: ["tmutil destinationinfo"],
+  },
+  {
     // macOS directory services: users, groups and their passwords
     program: ["dscl", "sysadminctl", "dseditgroup"],
     args: /(^|\s)(-create|-append|-merge|-delete|-passwd|-change|-addUser|-deleteUser|-resetPasswordFor|-adminUser|-o\s+edit)(\s|$)/,
@@ -871,7 +902,7 @@ export const SYSTEM_RULES: Rule[] = [
   },
   {
     program: ["wsl", "wsl.exe"],
-    args: /(^|\s)(--shutdown|--unregister|--uninstall|--set-default|--import)(\s|$)/,
+    args: /(^|\s)(--shutdown|--uninstall|--set-default|--import)(\s|$)/,
     effect: "system",
     key: "reboot_shutdown",
     flag: ["wsl --shutdown"],
@@ -885,6 +916,15 @@ export const SYSTEM_RULES: Rule[] = [
     key: "stop_service",
     flag: ["wsl -t Ubuntu"],
     pass: ["wsl --status"],
+  },
+  {
+    // a distribution unregistered: its virtual disk is deleted
+    program: ["wsl", "wsl.exe"],
+    args: /(^|\s)--unregister(\s|$)/,
+    effect: "system",
+    key: "volume_destroy",
+    flag: ["wsl --unregister Debian"],
+    pass: ["wsl --list --verbose"],
   },
   {
     program: ["shutdown.exe", "Restart-Computer", "Stop-Computer", "rundll32"],
