@@ -151,6 +151,13 @@ function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
 /** What find/ls list under a path: never the path itself. */
 const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
 
+/** A filter stands between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`). */
+function narrowed(cmd: SimpleCommand): boolean {
+  for (let c = cmd.pipedFrom; c?.pipedFrom; c = c.pipedFrom)
+    if (/^(grep|egrep|fgrep|rg|head|tail)$/.test(basename(c.argv[0]?.text ?? ""))) return true;
+  return false;
+}
+
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   let origin = cmd.pipedFrom;
@@ -171,7 +178,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
-  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || cmd.pipedFrom?.argv[0]?.text === "grep";
+  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd);
   const prefix =
     argv
       .slice(verb + 1)
@@ -463,8 +470,11 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   });
   const fe = program === "find" ? findExec(args) : program === "fd" || program === "fdfind" ? fdExec(args) : undefined;
   if (fe?.exec.length) {
-    // what `-name PATTERN` finds is a file of that name under the roots
-    const name = program === "find" ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "")) : undefined;
+    // what `-name PATTERN` finds is a file of that name under the roots (`! -name X`: anything but X)
+    const name =
+      program === "find"
+        ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "") && !/^(!|-not)$/.test(args[i - 2]?.text ?? ""))
+        : undefined;
     const found = fe.roots.map((r) =>
       name && !name.text.includes("/") ? { ...r, text: `${r.text}/${name.text}` } : under(r),
     );
