@@ -595,11 +595,16 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["aws"],
-    // object stores: a bucket removed or emptied, or its objects deleted one by one
-    args: /(^|\s)(rb|delete-(bucket|objects?)\S*)(\s|$)|(^|\s)rm\s.*(--recursive|s3:\/\/[^/\s]+\/?(\s|$))/,
+    // object stores: a bucket removed or emptied, or its objects deleted one by one (every key a listing fed in)
+    args: /(^|\s)(rb|delete-(bucket|objects?)\S*)(\s|$)|(^|\s)rm\s.*(--recursive|s3:\/\/[^/\s]+\/?(\s|$)|s3:\/\/\S*\*)/,
     effect: "remote",
     key: "cloud_storage_delete",
-    flag: ["aws s3 rm s3://bucket --recursive", "aws s3 rb s3://b --force", "aws s3api delete-bucket --bucket b"],
+    flag: [
+      "aws s3 rm s3://bucket --recursive",
+      "aws s3 rb s3://b --force",
+      "aws s3api delete-bucket --bucket b",
+      "aws s3 ls s3://logs/ | awk '{print $4}' | xargs -I{} aws s3 rm s3://logs/{}",
+    ],
     pass: ["aws s3 ls", "aws s3 cp s3://b/x .", "aws s3 rm s3://bucket/reports/old.csv"],
   },
   {
