@@ -152,11 +152,9 @@ function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
 const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
 
 /** A filter stands between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`). */
-function narrowed(cmd: SimpleCommand): boolean {
-  for (let c = cmd.pipedFrom; c?.pipedFrom; c = c.pipedFrom)
-    if (/^(grep|egrep|fgrep|rg|head|tail)$/.test(basename(c.argv[0]?.text ?? ""))) return true;
-  return false;
-}
+const narrowed = (c?: SimpleCommand): boolean =>
+  !!c?.pipedFrom &&
+  (/^(grep|egrep|fgrep|rg|head|tail)$/.test(basename(c.argv[0]?.text ?? "")) || narrowed(c.pipedFrom));
 
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
@@ -178,7 +176,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
-  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd);
+  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd.pipedFrom);
   const prefix =
     argv
       .slice(verb + 1)
