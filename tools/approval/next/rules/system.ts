@@ -1,45 +1,9 @@
 /**
  * Data: Rows for system state: services, time and host identity, network, users, configuration DSLs run from the line, boot, kernel and security, packages and installs into the system. Rows follow the shape of `Rule` (types.ts); every row carries its examples.
  */
-import type { ClassKey } from "../classes.js";
 import type { Rule } from "./types.js";
 
-/**
- * Programs that change the machine's state by what their arguments say: run with every argument taken from
- * the input (`… | sed 's/-A/-D/' | xargs -L1 iptables`), they are asked about as the class given.
- */
-/** What pids.ts reads of process listers: `$(pgrep …)`, filters that narrow a `ps` listing, `ps` selections. */
-export const PID_LISTINGS = {
-  substituted: /^\$\(\s*(pgrep|pidof)\s+([^)|`]*)\)$/,
-  /** Filters that narrow a `ps` listing to some processes (grep, or awk with a pattern or a comparison). */
-  narrowing: /^(grep|egrep|fgrep|rg)$/,
-  awkPattern: /\/[^/]+\/|==|~/,
-  /** `ps` options that already select processes (by pid, user, command). */
-  psSelects: /^-[a-zA-Z]*[pCuUgGt]|^--(pid|ppid|user|group)/,
-};
-
-export const RUNTIME_ARGUMENT_PROGRAMS: Record<string, ClassKey> = {
-  iptables: "firewall_change",
-  ip6tables: "firewall_change",
-  nft: "firewall_change",
-  ufw: "firewall_change",
-  "firewall-cmd": "firewall_change",
-  ip: "network_change",
-  ifconfig: "network_change",
-  route: "network_change",
-  tc: "network_change",
-  systemctl: "service_change",
-  service: "service_change",
-  sysctl: "kernel_change",
-  modprobe: "kernel_change",
-  rmmod: "kernel_change",
-  useradd: "user_change",
-  userdel: "user_change",
-  usermod: "user_change",
-  passwd: "user_change",
-  mount: "mount_change",
-  umount: "mount_change",
-};
+export * from "./system_lists.js";
 
 /**
  * System services whose restart interrupts the machine's own work (remote login, the container runtime,
