@@ -242,12 +242,12 @@ function untrustedSource(word: string): boolean {
   return CODE_HOSTS.test(host) && !VOUCHED_OWNERS.has(owner.toLowerCase());
 }
 
-/** A kustomization's remote address (`github.com/x/y//dir`) as a URL. */
-const remote = (w: string) => w.replace(/^[\w.-]+\.(com|org)\/(?=[\w.-]+\/)/i, "https://$&");
 const untrustedHost = (host: string) => !LOCAL_HOST.test(host) && !TRUSTED_HOSTS.test(host);
-const trial = (t: string[]) => t.some((w) => /^--dry-run(=(client|server))?$/.test(w));
 
-/** `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `kubectl apply -f URL`, `npx URL`. */
+/**
+ * `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `npx URL` (`kubectl apply -f URL` is a
+ * row of rules/remote_exposure.ts).
+ */
 function installsFromUntrusted(inv: Invocation): boolean {
   for (const [name, value] of inv.command.env) if (SOURCE_ENV.test(name) && untrustedSource(value.text)) return true;
   const t = inv.args.map((w) => w.text);
