@@ -1,8 +1,9 @@
 /**
  * The shape issue 26 asks of tools/approval/, measured from the sources with the TypeScript compiler:
- *  - code lines ≤ MAX_CODE_LINES (issue 26: 3,000): lines of .ts files holding at least one token that is not a comment, over every
- *    file under tools/approval/ except the data tables (files in a `rules/` folder, and files named
- *    `classes.ts` or `rules.ts`);
+ *  - code lines ≤ MAX_CODE_LINES (issue 26: 3,000): lines of .ts files holding at least one token that is not a
+ *    comment, over every file under tools/approval/ but the data tables (files in a `rules/` folder, and files
+ *    named `classes.ts` or `rules.ts`), plus the lines of any function in a table (a row's `when` predicate is
+ *    code, not data);
  *  - no function over 80 lines: every function, method, accessor, constructor and arrow function, from its
  *    first line to its last, in every file (tables included);
  *  - no import circle among its files (static, type-only, re-export and `import("…")` imports alike);
@@ -19,10 +20,10 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const APPROVAL = join(ROOT, "tools/approval");
 /**
- * Issue 26 asks for at most 3,000. The wired analyser measured 3,874 (2026-12-06): the limit is a ratchet at
- * that figure, lowered as code moves into tables, so it can fall but never grow.
+ * Issue 26 asks for at most 3,000. The wired analyser measured 3,974 (2026-12-06, tables' predicates counted):
+ * the limit is a ratchet at that figure, lowered as the code shrinks, so it can fall but never grow.
  */
-const MAX_CODE_LINES = 3_880;
+const MAX_CODE_LINES = 3_974;
 const MAX_FUNCTION_LINES = 80;
 const ALLOWED_OUTSIDE = [/^src\/core\//, /^tools\/environments\/(base|index)\.ts$/];
 
@@ -40,18 +41,20 @@ const parse = (file: string) =>
   ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
 
 /** Lines holding a token of the syntax tree (comments are not tokens; a template over several lines counts each). */
-export function codeLines(source: ts.SourceFile): number {
+export function codeLines(source: ts.SourceFile, onlyFunctions = false): number {
   const lines = new Set<number>();
-  const visit = (node: ts.Node) => {
+  const visit = (node: ts.Node, inFunction: boolean) => {
     if (node.kind >= ts.SyntaxKind.FirstJSDocNode && node.kind <= ts.SyntaxKind.LastJSDocNode) return;
     const children = node.getChildren(source);
-    if (children.length) return children.forEach(visit);
+    const counted = inFunction || ts.isFunctionLike(node);
+    if (children.length) return children.forEach((c) => visit(c, counted));
+    if (onlyFunctions && !counted) return;
     if (node.kind === ts.SyntaxKind.EndOfFileToken) return;
     const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
     const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
     for (let l = first; l <= last; l++) lines.add(l);
   };
-  visit(source);
+  visit(source, !onlyFunctions);
   return lines.size;
 }
 
@@ -121,8 +124,7 @@ const sources = new Map(files.map((f) => [f, parse(f)]));
 describe("tools/approval structure (issue 26)", () => {
   it(`has at most ${MAX_CODE_LINES} lines of code outside the data tables`, () => {
     const perFile = files
-      .filter((f) => !isDataTable(f))
-      .map((f) => ({ file: rel(f), lines: codeLines(sources.get(f)!) }))
+      .map((f) => ({ file: rel(f), lines: codeLines(sources.get(f)!, isDataTable(f)) }))
       .sort((a, b) => b.lines - a.lines);
     const total = perFile.reduce((n, f) => n + f.lines, 0);
     const largest = perFile.slice(0, 8).map((f) => `${f.file} ${f.lines}`);
