@@ -44,7 +44,7 @@ import { ProcessNotices } from "../../tools/process_notices.js";
 import { TokenLedger } from "../agent/token_ledger.js";
 import { buildRlLine } from "./rl_line.js";
 import { taskDirName } from "../core/task_dir_name.js";
-import { harborPlan, harborEnvOptions, type HarborPlan } from "../harbor/task_hooks.js";
+import type { HarborPlan } from "../harbor/task_hooks.js";
 import { harborAgentPhase, harborImage, harborPrepare, harborVerifierPhase } from "../harbor/phases.js";
 import type { HarborVerdict } from "../score/harbor_reward.js";
 
@@ -147,7 +147,9 @@ interface TaskRun {
 }
 
 export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): Promise<TaskOutcomeMessage> {
-  const t = prepareTask(spec, deps, cancel);
+  // Only a Harbor row loads the Harbor modules (and their YAML and TOML parsers): not every worker's start-up.
+  const harborHooks = spec.extra?.harbor === undefined ? undefined : await import("../harbor/task_hooks.js");
+  const t = prepareTask(spec, deps, cancel, harborHooks);
   try {
     await setUpToolsAndSandbox(t);
     const loop = await runAgent(t);
@@ -161,13 +163,18 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
 }
 
 /** Prepare: the task's abort signal, its sandbox (created on first use), models, approval gate and tool context. */
-function prepareTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal): TaskRun {
+function prepareTask(
+  spec: TaskSpec,
+  deps: TaskRunnerDeps,
+  cancel: AbortSignal,
+  harborHooks: typeof import("../harbor/task_hooks.js") | undefined,
+): TaskRun {
   const { config } = deps;
   const started = Date.now();
   let harbor: HarborPlan | undefined;
   let harborProblem: string | undefined;
   try {
-    harbor = harborPlan(spec.extra, config);
+    harbor = harborHooks?.harborPlan(spec.extra, config);
   } catch (err) {
     harborProblem = errorText(err);
   }
@@ -193,7 +200,11 @@ function prepareTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: AbortSignal):
     },
     onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
   };
-  const taskEnv = new TaskEnvironment(config.env, envSpec, taskEnvOptions(spec, deps, harbor));
+  const taskEnv = new TaskEnvironment(
+    config.env,
+    envSpec,
+    taskEnvOptions(spec, deps, harbor && harborHooks ? harborHooks.harborEnvOptions(harbor) : {}),
+  );
 
   const modelEvents: ModelEvent[] = [];
   const models = deps.models.forTask((e) => modelEvents.push(e));
@@ -257,7 +268,11 @@ function toolContext(
 }
 
 /** The sandbox's limits and options for this task (the row's limits over the run's). */
-function taskEnvOptions(spec: TaskSpec, deps: TaskRunnerDeps, harbor: HarborPlan | undefined): EnvironmentOptions {
+function taskEnvOptions(
+  spec: TaskSpec,
+  deps: TaskRunnerDeps,
+  harborOptions: Partial<EnvironmentOptions>,
+): EnvironmentOptions {
   const { config } = deps;
   return {
     image: config.image,
@@ -275,7 +290,7 @@ function taskEnvOptions(spec: TaskSpec, deps: TaskRunnerDeps, harbor: HarborPlan
     passEnv: config.pass_env,
     sandboxRo: config.sandbox_ro,
     disk: diskOption(spec.limits?.disk ?? config.disk),
-    ...(harbor ? harborEnvOptions(harbor) : {}),
+    ...harborOptions,
   };
 }
 
