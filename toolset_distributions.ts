@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "./src/core/errors.js";
 import { canonicalToolsetName, listToolsets, validateToolset } from "./tools/toolsets.js";
 

@@ -10,7 +10,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { describe, expect, it } from "vitest";
 import { rerunCommands } from "../src/shard/rerun.js";
 import type { Launch } from "../src/shard/completion.js";

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { createApprovalGate, type ApprovalGate } from "../tools/approval/gate.js";
 import { ensureToolsLoaded } from "../tools/model_tools.js";
 import { addToolHook } from "../tools/plugins.js";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, requiredInSchema, withDefault } from "./tool_args.js";

@@ -1,6 +1,6 @@
 /** read_file: numbered lines in pages, with the original's errors, hints and refusals (binary, devices, size). */
 import { posix } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, withDefault } from "./tool_args.js";

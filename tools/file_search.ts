@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { shellQuote } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";

@@ -1,6 +1,6 @@
 /** write_file: the whole file written through the task's environment, folders made on the way. */
 import { posix } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { nonEmptyString } from "./tool_args.js";

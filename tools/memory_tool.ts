@@ -3,7 +3,7 @@
  * user ("user"). In batch runs the store lives in memory for one task (Hermes' batch mode had no store
  * at all, so every call failed). A loop tool: each task's pipeline holds its own MemoryStore.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { noEffects, registry, toolFailure, type ToolResult } from "./registry.js";
 
 export type MemoryTarget = "memory" | "user";

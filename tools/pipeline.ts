@@ -7,7 +7,7 @@
  * (a plugin's default) gets an environment whose commands and writes pass the gate as they happen.
  * Without an approval service the gate denies whatever the detection flags (fail-closed).
  */
-import type { z } from "zod";
+import type * as z from "zod";
 import type { ApprovalRecord } from "../src/core/records.js";
 import type { BackgroundStartOptions, Environment, ExecOptions } from "./environments/base.js";
 import type { ApprovalGate, ApprovalService } from "./approval/gate.js";

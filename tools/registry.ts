@@ -8,7 +8,7 @@ import type { Environment } from "./environments/base.js";
 import type { ProcessNotices } from "./process_notices.js";
 import type { JsonSchema, OpenAITool, ToolSchema } from "../src/core/chat.js";
 import type { ApprovalRecord } from "../src/core/records.js";
-import type { z } from "zod";
+import type * as z from "zod";
 import { toolParameters } from "./tool_args.js";
 
 export type { JsonSchema, OpenAITool, ToolSchema, ApprovalRecord };

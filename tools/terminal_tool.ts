@@ -3,7 +3,7 @@
  * in the foreground with a timeout, or in the background managed through `process`.
  */
 import { posix } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";

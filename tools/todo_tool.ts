@@ -2,7 +2,7 @@
  * The `todo` tool (toolset "todo"): the agent's task list for one task, a loop tool: each task's
  * pipeline holds its own TodoStore.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { noEffects, registry, type ToolResult } from "./registry.js";
 import { booleanArg, toolParameters, withDefault } from "./tool_args.js";
 

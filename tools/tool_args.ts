@@ -3,7 +3,7 @@
  * for 30, "true" for true) before validating, so the JSON Schema derived for the model stays the
  * plain one (`{"type": "integer", "minimum": 1}`).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export interface IntegerArg {
   min?: number;

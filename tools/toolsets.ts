@@ -5,7 +5,7 @@
  * Some toolsets (vision, image_gen, moa, browser) are known but not provided by this build: their names
  * validate, but no module registers their tools, so they resolve to names the registry filters out.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "../src/core/errors.js";
 import { BROWSER_TOOLS, HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
 

@@ -2,7 +2,7 @@
  * web_search and web_extract (toolset "web") through a Firecrawl-compatible HTTP API.
  * Available only when FIRECRAWL_API_KEY is set; FIRECRAWL_API_URL points at another compatible server.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, nonEmptyString } from "./tool_args.js";
 

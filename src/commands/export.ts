@@ -18,7 +18,7 @@ import {
   type WriteStream,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { readJsonl } from "../store/jsonl_file.js";
 import { reasoningStats } from "../report/tool_stats.js";
 import { ReadableTrajectorySchema, type TrajectoryEntry } from "../core/records.js";

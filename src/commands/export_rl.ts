@@ -5,7 +5,7 @@
  */
 import { existsSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { z } from "zod";
+import type * as z from "zod";
 import { UserError } from "../core/errors.js";
 import { RlLineSchema, type RlLine } from "../core/rl_record.js";
 import type { ChatMessage } from "../core/chat.js";

@@ -2,7 +2,7 @@
  * Extra HTTP headers for model requests (`--header 'Name: value'`, `headers:` in the config): their syntax,
  * `${VAR}` values read from the environment at start, which endpoint gets which, and how they are shown.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { EnvReferenceError, envReferences, expandEnvReferences } from "../core/env_refs.js";
 
 /** An HTTP field name (RFC 9110 token). */

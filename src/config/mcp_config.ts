@@ -7,7 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import YAML from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { envReferences, expandEnvReferences } from "../core/env_refs.js";
 import { looksLikeSecretName } from "../core/secret_names.js";

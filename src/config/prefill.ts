@@ -1,6 +1,6 @@
 /** `--prefill-messages-file`: read and validated once, in the main thread; the workers get the messages. */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import type { ChatMessage } from "../core/chat.js";
 import { UserError } from "../core/errors.js";
 

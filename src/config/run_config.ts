@@ -6,7 +6,7 @@ import { readFileSync, realpathSync, statSync } from "node:fs";
 import { cpus, homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";

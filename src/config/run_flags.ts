@@ -1,5 +1,5 @@
 /** `hermes-batch run`'s flags and `--help`, generated from the option table (run_options.ts). */
-import type { z } from "zod";
+import type * as z from "zod";
 import { UserError } from "../core/errors.js";
 import { parseHeaderLine } from "./headers.js";
 import { INVOCATION_FLAGS, RUN_OPTIONS, SECTIONS, flagOf, type OptionDef } from "./run_options.js";

@@ -4,7 +4,7 @@
  * keys and RunConfigSchema. The flag of a key is `--` + the key with `-` for `_` (`max_turns` ⇔ `--max-turns`).
  */
 import { availableParallelism } from "node:os";
-import { z } from "zod";
+import * as z from "zod";
 import { environmentNames } from "../../tools/environments/index.js";
 import { HeadersSchema } from "./headers.js";
 

@@ -1,5 +1,5 @@
 /** JSON Schemas of the output records, generated from the zod schemas in records.ts (`npm run schemas`). */
-import { z } from "zod";
+import * as z from "zod";
 import {
   ApprovalRecordSchema,
   DroppedRecordSchema,

@@ -4,7 +4,7 @@
  * docs/schemas/*.schema.json are generated from these (`npm run schemas`). Field names are Hermes'
  * and must not change: datasets written by either tool are mixed.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, Usage } from "./chat.js";
 
 import { DONE_OUTCOMES, FAILURE_OUTCOMES, OUTCOMES, type Outcome } from "./outcomes.js";

@@ -3,7 +3,7 @@
  * every kept model call, chained into branches for trainers (see README "RL rollouts"). Group statistics and
  * advantages need every epoch of a task, so the run writes them as null and `export --format rl` fills them.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const RL_SCHEMA_ID = "hermes-batch.rl/1";
 

@@ -10,7 +10,7 @@
 import { UserError } from "../core/errors.js";
 import type { CallTokens } from "../core/rl_record.js";
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, Usage } from "../core/chat.js";
-import { z } from "zod";
+import * as z from "zod";
 import {
   ApprovalRecordSchema,
   ChatMessageSchema,

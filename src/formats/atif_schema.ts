@@ -6,7 +6,7 @@
  * `llm_call_count: 0`, timestamps in ISO 8601, resolvable subagent references and unique embedded ids.
  * Optional fields accept null, as the reference's `X | None` fields do.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const ATIF_SCHEMA_VERSION = "ATIF-v1.7";
 const SCHEMA_VERSIONS = [

@@ -4,7 +4,7 @@
  * here with the reason (`unsupportedReason`), so each task is accepted or refused on its own.
  */
 import { parse as parseToml, TomlError } from "smol-toml";
-import { z } from "zod";
+import * as z from "zod";
 import { parseRowMcpServers } from "../config/mcp_config.js";
 import { errorMessage } from "../core/errors.js";
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "../core/errors.js";
 import { RUN_FILES } from "../store/checkpoint.js";
 import { readJsonl } from "../store/jsonl_file.js";

@@ -10,7 +10,7 @@ import { dirname, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { UserError } from "../core/errors.js";
-import { z } from "zod";
+import * as z from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
 import { harborDatasetSource } from "../harbor/source.js";
 

@@ -3,7 +3,7 @@
  * number), as in Harbor's verifier.py; missing, empty, unparsable or timed out → no reward, with the reason.
  * The `harbor` scorer turns it into a score: value = the reward, passed = value ≥ the run's threshold.
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export interface HarborVerdict {
   /** The task's reward (`reward` of reward.json, else the mean of its numbers), or null with `reason`. */

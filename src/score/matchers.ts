@@ -2,7 +2,7 @@
  * The `expected` scorer's matchers: a row's expected answer against the agent's final answer.
  * A plain string means a normalised "includes" match (case, whitespace and edge punctuation ignored).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 export const MATCH_KINDS = ["exact", "includes", "regex", "number"] as const;
 export type MatchKind = (typeof MATCH_KINDS)[number];

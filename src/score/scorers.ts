@@ -2,7 +2,7 @@
  * Scorers: each decides one thing about a finished task. A row names any combination (`expected`,
  * `verify`, `rubric`); all must pass. Scorers are a registry, so a plugin can add one.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { parseJsonStrict } from "../core/strict_json.js";
 import { errorMessage } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";

@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import type { Shard } from "./assign.js";
 import { resultKeys } from "./results.js";
 

@@ -1,6 +1,6 @@
 /** Asserts that an output line is exactly a record of the schema: valid, and no key the schema does not know. */
 import { expect } from "vitest";
-import type { z } from "zod";
+import type * as z from "zod";
 
 export function expectExactRecord(schema: z.ZodType, value: unknown, what = "record"): void {
   const parsed = schema.safeParse(value);

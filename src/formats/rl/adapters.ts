@@ -5,7 +5,7 @@
  */
 import type { ChatMessage } from "../../core/chat.js";
 import type { RlBranch, RlLine, RlTurn } from "../../core/rl_record.js";
-import type { z } from "zod";
+import type * as z from "zod";
 import type {
   PrimeTrainingSampleSchema,
   SkyGeneratorOutputSchema,

@@ -7,7 +7,7 @@
  * - prime-rl `TrainingSample` (one branch as one flat sequence): PrimeIntellect-ai/prime-rl
  *   `src/prime_rl/transport/types.py` (its msgpack form is array-like; this JSON form names the fields).
  */
-import { z } from "zod";
+import * as z from "zod";
 
 const ints = z.array(z.number().int().min(0));
 const floats = z.array(z.number());

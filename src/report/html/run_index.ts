@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { pidAlive } from "../../core/pid_alive.js";
 import { RUN_FILES } from "../../store/checkpoint.js";
 import { escapeHtml } from "./page.js";

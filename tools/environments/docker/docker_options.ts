@@ -1,7 +1,7 @@
 /** The Docker backend's options (validated with zod), the capabilities it grants, and the sandbox's lifetime. */
 import type { EnvironmentOptions, EnvironmentSpec } from "../base.js";
 import { DEFAULT_OUTPUT_CAP } from "../base.js";
-import { z } from "zod";
+import * as z from "zod";
 import { diskQuotaUnavailable } from "../disk_quota.js";
 
 /** Used when neither the row nor the run names an image: what scripts/build-test-image.sh builds. */

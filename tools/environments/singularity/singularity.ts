@@ -23,7 +23,7 @@ import { access, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } fr
 import { homedir } from "node:os";
 import { delimiter, dirname, join, posix, resolve as resolveHost } from "node:path";
 import { execa } from "execa";
-import { z } from "zod";
+import * as z from "zod";
 import { BackgroundProcessManager } from "../background.js";
 import {
   DEFAULT_OUTPUT_CAP,
