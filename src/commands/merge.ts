@@ -168,7 +168,7 @@ export async function loadShardStatuses(runDir: string, datasetOverride?: string
   let datasetNote: string | undefined;
   if (dataset) {
     const { readDataset, recordedDatasetSource } = await import("../run/dataset.js");
-    owned = await ownershipByShard(readDataset(recordedDatasetSource(dataset)), inspection.count, {
+    owned = await ownershipByShard(readDataset(await recordedDatasetSource(dataset)), inspection.count, {
       offset: typeof slice.offset === "number" ? slice.offset : 0,
       max_samples: typeof slice.max_samples === "number" ? slice.max_samples : undefined,
     });

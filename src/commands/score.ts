@@ -190,7 +190,7 @@ export const command: Command = {
     const { readDataset, formatBadRow, recordedDatasetSource } = await import("../run/dataset.js");
     const rows = new Map<string, import("../run/dataset.js").DatasetLine>();
     const bad: string[] = [];
-    for await (const item of readDataset(recordedDatasetSource(dataset))) {
+    for await (const item of readDataset(await recordedDatasetSource(dataset))) {
       if (item.ok) rows.set(item.value.id, item.value);
       else bad.push(formatBadRow(item.bad));
     }

@@ -12,7 +12,6 @@ import { createGunzip } from "node:zlib";
 import { UserError } from "../core/errors.js";
 import * as z from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
-import { harborDatasetSource } from "../harbor/source.js";
 
 /** A row's own sandbox limits, over the run's --memory-mb, --cpus, --pids-limit and --disk. */
 export const TaskLimitsSchema = z
@@ -185,8 +184,9 @@ export async function openDatasetSource(
 }
 
 /** A dataset path as run.yaml records it, for a later reader (merge, score): a folder is Harbor tasks (run --harbor), read as its rows. */
-export function recordedDatasetSource(path: string): string | DatasetSource {
-  return statSync(path, { throwIfNoEntry: false })?.isDirectory() ? harborDatasetSource(path) : path;
+export async function recordedDatasetSource(path: string): Promise<string | DatasetSource> {
+  if (!statSync(path, { throwIfNoEntry: false })?.isDirectory()) return path;
+  return (await import("../harbor/source.js")).harborDatasetSource(path);
 }
 
 /** sha256 (hex) of a dataset held in memory; undefined for a regular file (the fingerprint streams that one). */

@@ -13,7 +13,6 @@ import type { ToolsetPlanner } from "./planner.js";
 import { taskInShard, type Shard } from "../shard/assign.js";
 import { environmentBackend } from "../../tools/environments/index.js";
 import type { TaskSpec } from "./task_spec.js";
-import { harborRowProblem } from "../harbor/checks.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { rowMcpProblem } from "./mcp_setup.js";
 import { SandboxNeed } from "./sandbox_need.js";
@@ -105,7 +104,11 @@ async function rowRefusal(item: DatasetLine, check: RowCheck): Promise<string | 
   if (networkBad) {
     return `${dataset.name}:${item.line}: 'network': ${networkBad}`;
   }
-  const harborBad = harborRowProblem(item.row, config, `${dataset.name}:${item.line}`);
+  // The Harbor checks (and their TOML and YAML parsers) load only for a run that has a Harbor row or --model oracle.
+  const harborBad =
+    item.row.harbor === undefined && config.model !== "oracle"
+      ? undefined
+      : (await import("../harbor/checks.js")).harborRowProblem(item.row, config, `${dataset.name}:${item.line}`);
   if (harborBad) {
     return harborBad;
   }

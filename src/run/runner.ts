@@ -33,7 +33,6 @@ import { removeEmptyTaskFolders, taskFoldersDir } from "./task_folders.js";
 import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { FailureRecord } from "../core/records.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
-import { harborDatasetSource } from "../harbor/source.js";
 import { tokenTotals, tokenTotalsText } from "../core/chat.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { mcpSecretValues, publicMcpServers } from "../config/mcp_config.js";
@@ -67,7 +66,9 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     : resolve(config.output_dir, config.run_name);
   // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
   const dataset =
-    config.harbor !== undefined ? harborDatasetSource(config.harbor) : await openDatasetSource(config.dataset);
+    config.harbor !== undefined
+      ? (await import("../harbor/source.js")).harborDatasetSource(config.harbor)
+      : await openDatasetSource(config.dataset);
   if (config.max_drop !== undefined && !config.baseline)
     throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
   if (config.max_unscored !== undefined && !config.baseline)
