@@ -22,16 +22,11 @@ export interface InlineFinding {
 }
 
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
+const COMPUTED = "\u0000computed";
 
 /** Sizes written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`: the largest one, in bytes. */
 export function largestAllocation(code: string): number {
-  let max = 0;
-  for (const m of code.matchAll(T.ALLOCATIONS)) {
-    const expr = m[2]!.replace(/_/g, "").replace(/\s+/g, "");
-    const value = evaluateSize(expr);
-    if (value > max) max = value;
-  }
-  return max;
+  return Math.max(0, ...[...code.matchAll(T.ALLOCATIONS)].map((m) => evaluateSize(m[2]!.replace(/[_\s]/g, ""))));
 }
 
 function evaluateSize(expr: string): number {
@@ -60,10 +55,7 @@ function repetitions(code: string): number {
 /** `p = '/etc/x'` assigned once: later bare uses of `p` as a call's argument read as the string. */
 function substituteAssigned(code: string): string {
   const seen = new Map<string, string | undefined>();
-  for (const m of code.matchAll(
-    /(?:^|[;\s(])(?:my\s+|const\s+|let\s+|var\s+)?(\$?[A-Za-z_]\w*)\s*=\s*('[^'\\]*'|"[^"\\$]*")(?=\s*[;\n,)]|\s*$)/g,
-  ))
-    seen.set(m[1]!, seen.has(m[1]!) ? undefined : m[2]!);
+  for (const m of code.matchAll(T.STRING_ASSIGNMENTS)) seen.set(m[1]!, seen.has(m[1]!) ? undefined : m[2]!);
   let out = code;
   for (const [name, value] of seen)
     if (value !== undefined)
@@ -81,36 +73,29 @@ export function normaliseCode(code: string, argv: string[] = []): string {
   for (let i = 0; i < 4; i++) out = out.replace(/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'");
   out = rewrite(out, T.PATH_OBJECT_REWRITES);
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
-  return out
-    .replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m)
-    .replace(/\bsys\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m)
-    .replace(/\$?ARGV\[(\d+)\]/g, (m, n: string) => arg(Number(n)) ?? m)
-    .replace(/\bprocess\.argv\[(\d+)\]/g, (m, n: string) => arg(Number(n) - 1) ?? m);
+  out = out.replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m);
+  for (const [re, offset] of T.ARGV_READS) out = out.replace(re, (m, n: string) => arg(Number(n) + offset) ?? m);
+  return out;
+}
+
+/** An argv list as shell text: a part with spaces stays one word (`["sh", "-c", "rm -rf /x"]`). */
+function argvText(list: string): string[] {
+  const parts = [...list.matchAll(new RegExp(T.STR, "g"))].map((p) => first(p) ?? "");
+  return parts.length ? [parts.map((p) => (/\s/.test(p) ? `'${p.replace(/'/g, "'\\''")}'` : p)).join(" ")] : [];
 }
 
 /** The shell text a call runs: its string, a list's strings joined, a computed tail as `$COMPUTED`. */
 function shellTexts(code: string): string[] {
   const out: string[] = [];
   for (const m of code.matchAll(T.SHELL_CALLS)) {
-    if (m[1]!.startsWith("[") || (m[2] ?? m[3] ?? m[4]) === undefined) {
-      // an argv list: a part with spaces stays one word (`["sh", "-c", "rm -rf /x"]`)
-      const parts = [...m[1]!.matchAll(new RegExp(T.STR, "g"))].map((p) => first(p) ?? "");
-      if (parts.length) out.push(parts.map((p) => (/\s/.test(p) ? `'${p.replace(/'/g, "'\\''")}'` : p)).join(" "));
-      continue;
-    }
     const text = (m[2] ?? m[3] ?? m[4])?.replace(/\\(["\\])/g, "$1");
-    if (text !== undefined) out.push(m[5] ? `${text} "$COMPUTED"` : text);
+    if (text === undefined) out.push(...argvText(m[1]!));
+    else out.push(m[5] ? `${text} "$COMPUTED"` : text);
   }
-  for (const m of code.matchAll(T.BARE_EXEC)) out.push(m[1]!.trim());
-  for (const m of code.matchAll(T.QUOTED_SHELL)) out.push(first(m)!.trim());
-  for (const m of code.matchAll(T.AWK_SHELL)) {
-    const text = first(m);
-    if (text !== undefined) out.push(text);
-  }
+  for (const re of [T.BARE_EXEC, T.QUOTED_SHELL, T.AWK_SHELL])
+    for (const m of code.matchAll(re)) out.push(first(m)!.trim());
   for (const m of code.matchAll(T.ENCODED_SHELL)) {
-    const text = m[1]
-      ? Buffer.from(m[1], "base64").toString("latin1")
-      : Buffer.from(m[2] ?? m[3]!, "hex").toString("latin1");
+    const text = Buffer.from(first(m)!, m[1] ? "base64" : "hex").toString("latin1");
     if (/^[\x20-\x7e\n\t]+$/.test(text)) out.push(text);
   }
   const assigned = /(\w+)\s*=\s*"([^"]*)"[\s\S]*?\b\1\s*\|\s*getline/.exec(code);
@@ -118,62 +103,54 @@ function shellTexts(code: string): string[] {
   return out;
 }
 
-function pathsOf(re: RegExp, code: string): string[] {
-  return [...code.matchAll(re)].map((m) => first(m) ?? "\u0000computed");
-}
+const pathsOf = (re: RegExp, code: string) => [...code.matchAll(re)].map((m) => first(m) ?? COMPUTED);
 
 /** Secrets (a secret file, a secret variable, the whole environment) sent over the network. */
 function exfiltrates(code: string): boolean {
   if (!T.SENDS.test(code) || T.LOCAL_TARGET.test(code)) return false;
-  if (T.WHOLE_ENVIRONMENT.test(code) || T.SECRET_PATH_IN_CODE.test(code)) return true;
-  return (
-    T.SECRET_ENV_READ.test(code) &&
-    /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/.test(code)
-  );
+  const secretEnv = T.SECRET_ENV_READ.test(code) && T.UNTRUSTED_SINK.test(code);
+  return secretEnv || T.WHOLE_ENVIRONMENT.test(code) || T.SECRET_PATH_IN_CODE.test(code);
 }
 
-/** The class of what the code does as a whole, first match wins. */
-function classify(code: string): [ClassKey, string] | undefined {
-  if (T.EVALUATES.test(code) && T.DOWNLOADS.test(code)) return ["remote_code_exec", "runs code it downloads"];
-  if (T.SOCKETS.test(code) && T.SHELL_ON_SOCKET.test(code)) return ["remote_access", "connects a shell to a socket"];
-  if (exfiltrates(code)) return ["credential_exfiltration", "sends secrets over the network"];
-  if (T.COMPUTED_MEMBER.test(code) || T.NAMED_DANGEROUS_MEMBER.test(code) || T.EVALUATES_COMPUTED.test(code))
-    return ["inline_code_unanalysable", "the code computes what it calls or runs"];
-  for (const [re, key] of T.STORE_WIPES) if (re.test(code)) return [key, "empties a whole store"];
-  for (const [re, key] of T.STATE_CALLS) if (re.test(code)) return [key, "changes the machine's state"];
+const allocatesGigabytes = (code: string) => {
   const size = largestAllocation(code);
-  if (size >= 8 * T.GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * T.GIB))
-    return ["resource_exhaustion", "allocates gigabytes of memory"];
-  if (
-    /fork\b|\bspawn\(|\bPopen\(|\bProcess\(|exe\b.*\.Start\(\)/.test(code) &&
-    (T.ENDLESS.test(code) || /\bfork\s+while\b/.test(code))
-  )
-    return ["fork_bomb", "forks without end"];
-  return endlessGrowth(code);
-}
+  return size >= 8 * T.GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * T.GIB);
+};
+const endlessUnpaused = (code: string) => T.ENDLESS.test(code) && !T.PAUSES.test(code);
 
-/** Endless loops that grow a list, double a value, or write files without a pause. */
-function endlessGrowth(code: string): [ClassKey, string] | undefined {
-  if (T.KILLS_ALL.test(code)) return ["kill_all_processes", "signals every process"];
-  if (!T.ENDLESS.test(code) || T.PAUSES.test(code)) return undefined;
-  if (/\.append\(|\.push\(|\bpush\s+@|\b(\w+)\s*=\s*\1\s*[+*]\s*\1\b|\b(\w+)\s*[+*]=\s*\2\b/.test(code))
-    return ["resource_exhaustion", "allocates without end"];
-  if (T.FILE_WRITES.test(code)) return ["resource_exhaustion", "writes files without end"];
-  return undefined;
-}
+type CodeClass = [ClassKey, string, (code: string) => boolean];
+const matching = (rows: [RegExp, ClassKey][], reason: string) =>
+  rows.map(([re, key]): CodeClass => [key, reason, (c) => re.test(c)]);
+const computesWhatItRuns = (c: string) =>
+  [T.COMPUTED_MEMBER, T.NAMED_DANGEROUS_MEMBER, T.EVALUATES_COMPUTED].some((re) => re.test(c));
+
+/** What the code does as a whole, first match wins. */
+const CODE_CLASSES: CodeClass[] = [
+  ["remote_code_exec", "runs code it downloads", (c) => T.EVALUATES.test(c) && T.DOWNLOADS.test(c)],
+  ["remote_access", "connects a shell to a socket", (c) => T.SOCKETS.test(c) && T.SHELL_ON_SOCKET.test(c)],
+  ["credential_exfiltration", "sends secrets over the network", exfiltrates],
+  ["inline_code_unanalysable", "the code computes what it calls or runs", computesWhatItRuns],
+  ...matching(T.STORE_WIPES, "empties a whole store"),
+  ...matching(T.STATE_CALLS, "changes the machine's state"),
+  ["resource_exhaustion", "allocates gigabytes of memory", allocatesGigabytes],
+  ["fork_bomb", "forks without end", (c) => T.STARTS_PROCESSES.test(c) && (T.ENDLESS.test(c) || T.FORK_WHILE.test(c))],
+  ["kill_all_processes", "signals every process", (c) => T.KILLS_ALL.test(c)],
+  ["resource_exhaustion", "allocates without end", (c) => endlessUnpaused(c) && T.GROWS.test(c)],
+  ["resource_exhaustion", "writes files without end", (c) => endlessUnpaused(c) && T.FILE_WRITES.test(c)],
+];
 
 /** What one piece of inline code does. */
 export function analyseInlineCode(source: string, argv: string[] = []): InlineFinding {
   const code = normaliseCode(source, argv);
-  const writes = pathsOf(T.WRITE_CALLS, code).filter((p) => p !== "\u0000computed");
+  const writes = pathsOf(T.WRITE_CALLS, code).filter((p) => p !== COMPUTED);
   for (const re of T.REDIRECT_WRITES) writes.push(...pathsOf(re, code));
   for (const m of code.matchAll(T.COPY_CALLS)) writes.push(m[4] ?? m[5] ?? m[6] ?? "");
   const deletes = pathsOf(T.DELETE_CALLS, code);
-  const listed = pathsOf(T.LISTED, code).filter((p) => p !== "\u0000computed");
-  if (deletes.includes("\u0000computed")) deletes.push(...listed);
-  if (/\b(os\.chmod|os\.chown|File\.chmod|chmodSync)\s*\(\s*[\w$]/.test(code)) writes.push(...listed);
+  const listed = pathsOf(T.LISTED, code).filter((p) => p !== COMPUTED);
+  if (deletes.includes(COMPUTED)) deletes.push(...listed);
+  if (T.CHMOD_COMPUTED.test(code)) writes.push(...listed);
   const out: InlineFinding = { deletes, writes, shell: shellTexts(code), reason: "" };
-  const found = classify(code);
+  const found = CODE_CLASSES.find(([, , applies]) => applies(code));
   if (found) [out.key, out.reason] = found;
   // What /tmp holds is every task's and program's: emptying it is not the line's own.
   else if (deletes.some((p) => /^\/(var\/)?tmp\/?\*?$/.test(p)))
@@ -194,50 +171,38 @@ function listingRoot(inv: Invocation): string | undefined {
   return (args.find((a) => !a.startsWith("-")) ?? ".").replace(/\/$/, "");
 }
 
+const codeAfter = (t: string[], i: number) =>
+  i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined;
+
+/** `php artisan tinker --execute=CODE`. */
+const tinkerCode = (t: string[]) =>
+  t[0] === "artisan" && t[1] === "tinker"
+    ? t.find((w) => w.startsWith("--execute="))?.replace(/^--execute=/, "")
+    : undefined;
+
 /**
  * Inline code the line judge does not route itself, or routes without the script's arguments:
  * `php -r`, `deno eval`, `elixir -e`, awk programs, `rails runner`, and `-c`/`-e` code reading its argv.
  */
 export function inlineProgram(inv: Invocation): { code: string; argv: string[] } | undefined {
   const t = inv.args.map((w) => w.text);
-  const after = (i: number) =>
-    i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined;
-  switch (inv.program) {
-    case "php": {
-      const tinker = t[0] === "artisan" && t[1] === "tinker" ? t.find((w) => w.startsWith("--execute=")) : undefined;
-      return tinker ? { code: tinker.slice("--execute=".length), argv: [] } : after(t.indexOf("-r"));
-    }
-    case "mix":
-      return t[0] === "run" ? after(t.indexOf("-e")) : undefined;
-    case "deno":
-      return t[0] === "eval" ? { code: t.filter((w, i) => i > 0 && !w.startsWith("-"))[0] ?? "", argv: [] } : undefined;
-    case "elixir":
-    case "iex":
-      return after(t.indexOf("-e"));
-    case "rails": {
-      // `rails runner [-e ENV] CODE`
-      const code = t
-        .slice(1)
-        .find((w, i, rest) => !w.startsWith("-") && !/^(-e|--environment)$/.test(rest[i - 1] ?? ""));
-      return t[0] === "runner" ? { code: code ?? "", argv: [] } : undefined;
-    }
-    case "erl":
-      return after(t.indexOf("-eval"));
-    case "awk":
-    case "gawk":
-    case "mawk":
-    case "nawk":
-    case "busybox": {
-      const program = t.find((w, i) => !w.startsWith("-") && !/^-[vfF]$/.test(t[i - 1] ?? ""));
-      if (program === undefined || inv.program === "busybox") return undefined;
-      // a line of input is a path the feeding listing found (`find /etc … | awk '{system("rm " $0)}'`)
-      const root = listingRoot(inv);
-      return { code: root ? program.replace(/\$0\b/g, `"${root}/\u0000found"`) : program, argv: [] };
-    }
-    default: {
-      const at = t.findIndex((w) => /^-[a-zA-Z]*[ce]$/.test(w));
-      const found = after(at);
-      return found && found.argv.length && /argv|ARGV|\bshift\b/.test(found.code) ? found : undefined;
-    }
+  const tinker = inv.program === "php" ? tinkerCode(t) : undefined;
+  if (tinker !== undefined) return { code: tinker, argv: [] };
+  const spec = T.CODE_ARGUMENTS.get(inv.program);
+  if (!spec) {
+    const found = codeAfter(
+      t,
+      t.findIndex((w) => T.CODE_OPTION.test(w)),
+    );
+    return found?.argv.length && /argv|ARGV|\bshift\b/.test(found.code) ? found : undefined;
   }
+  if (spec.subcommand !== undefined && t[0] !== spec.subcommand) return undefined;
+  const words = spec.subcommand === undefined ? t : t.slice(1);
+  if (spec.option) return codeAfter(words, words.indexOf(spec.option));
+  const valued = spec.operand;
+  const code = valued && words.find((w, i) => !w.startsWith("-") && !valued.includes(words[i - 1] ?? ""));
+  if (code === undefined) return undefined;
+  // a line of input is a path the feeding listing found (`find /etc … | awk '{system("rm " $0)}'`)
+  const root = spec.lines ? listingRoot(inv) : undefined;
+  return { code: root ? code.replace(/\$0\b/g, `"${root}/\u0000found"`) : code, argv: [] };
 }

@@ -185,6 +185,61 @@ export const ALLOCATIONS =
   /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|['"][^'"]{0,4}['"]\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
 export const GIB = 1024 ** 3;
 
+/** `p = '/etc/x'`, `my $p = "…"`, `const p = '…'`: a name assigned a plain string. */
+export const STRING_ASSIGNMENTS =
+  /(?:^|[;\s(])(?:my\s+|const\s+|let\s+|var\s+)?(\$?[A-Za-z_]\w*)\s*=\s*('[^'\\]*'|"[^"\\$]*")(?=\s*[;\n,)]|\s*$)/g;
+
+/** Where the script's own arguments are read, and which argument each index names (`sys.argv[1]` is the first). */
+export const ARGV_READS: [RegExp, number][] = [
+  [/\bsys\.argv\[(\d+)\]/g, -1],
+  [/\$?ARGV\[(\d+)\]/g, 0],
+  [/\bprocess\.argv\[(\d+)\]/g, -1],
+];
+
+/** Secrets read from the environment are exfiltration when sent in the clear, to a bare address or a drop site. */
+export const UNTRUSTED_SINK = /https?:\/\/(\d+\.){3}\d+|http:\/\/|webhook\.site|requestbin|0x0\.st|termbin/;
+
+/** Code that starts processes (a fork bomb when it does so in an endless loop, or `fork while …`). */
+export const STARTS_PROCESSES = /fork\b|\bspawn\(|\bPopen\(|\bProcess\(|exe\b.*\.Start\(\)/;
+export const FORK_WHILE = /\bfork\s+while\b/;
+
+/** Code that grows a value: appends to a list, pushes, doubles or adds a variable to itself. */
+export const GROWS = /\.append\(|\.push\(|\bpush\s+@|\b(\w+)\s*=\s*\1\s*[+*]\s*\1\b|\b(\w+)\s*[+*]=\s*\2\b/;
+
+/** chmod/chown calls on a computed path (a name from a listing). */
+export const CHMOD_COMPUTED = /\b(os\.chmod|os\.chown|File\.chmod|chmodSync)\s*\(\s*[\w$]/;
+
+/**
+ * Where programs take inline code that the line judge does not route itself (../inline.ts `inlineProgram`):
+ * `subcommand`, when set, must be the first argument (and is skipped); the code then follows `option`, or is
+ * the first `operand` (an argument that is no option nor the value of one of the options listed).
+ * `lines`: a line of input is `$0` (awk). busybox runs its applets, which are unwrapped before: no code here.
+ */
+/** Other interpreters: code after `-c`/`-e` (any flags joined before it) is read only when it reads its argv. */
+export const CODE_OPTION = /^-[a-zA-Z]*[ce]$/;
+export interface CodeArgument {
+  subcommand?: string;
+  option?: string;
+  operand?: string[];
+  lines?: true;
+}
+const AWK: CodeArgument = { operand: ["-v", "-f", "-F"], lines: true };
+export const CODE_ARGUMENTS = new Map<string, CodeArgument>([
+  ["php", { option: "-r" }],
+  ["mix", { subcommand: "run", option: "-e" }],
+  ["deno", { subcommand: "eval", operand: [] }],
+  ["elixir", { option: "-e" }],
+  ["iex", { option: "-e" }],
+  // `rails runner [-e ENV] CODE`
+  ["rails", { subcommand: "runner", operand: ["-e", "--environment"] }],
+  ["erl", { option: "-eval" }],
+  ["awk", AWK],
+  ["gawk", AWK],
+  ["mawk", AWK],
+  ["nawk", AWK],
+  ["busybox", {}],
+]);
+
 export const INLINE_EXAMPLES = {
   flag: [
     "python3 -c \"import shutil; shutil.rmtree('/etc')\"",
