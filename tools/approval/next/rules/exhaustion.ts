@@ -12,6 +12,8 @@ export const EXHAUST = {
   endlessPrograms: new Set(["yes"]),
   /** find's arguments that print every file of the machine (`find / -type f -exec cat {} +`): as good as endless. */
   wholeFilesystem: /^\/\s(.*\s)?-exec(dir)?\s+(cat|strings|xxd|od|hexdump|base64)\s/,
+  /** Programs that name an endless source without reading it forever (they stop at a count, or only look at it). */
+  boundedReaders: new Set(["head", "dd", "ls", "stat", "file", "test", "[", "echo", "printf", "mknod", "chmod"]),
   /** Programs that hold all their input before writing (memory grows with endless input). */
   buffering: new Set([
     "sort",
@@ -33,20 +35,6 @@ export const EXHAUST = {
   ]),
   /** Programs that stop endless input (a pipeline through them is bounded). */
   limiters: new Set(["head", "dd", "timeout", "pv", "read"]),
-  /** Programs that burn a CPU forever on endless input. */
-  cpuBurners: new Set([
-    "sha256sum",
-    "sha1sum",
-    "md5sum",
-    "sha512sum",
-    "b2sum",
-    "gzip",
-    "bzip2",
-    "xz",
-    "cat",
-    "yes",
-    "openssl",
-  ]),
   /** Programs a loop body runs that leave something behind each time (files, processes, containers). */
   creators: new Set([
     "touch",
@@ -95,6 +83,14 @@ export const EXHAUST = {
     "t50",
     "mz",
   ]),
+  /** Flooding options, and the programs that take them (ping and hping3 load a host only so). */
+  floodOptions: /^(--flood|-f|--faster)$/,
+  flooders: new Set(["ping", "hping3", "t50"]),
+  floodOnly: new Set(["ping", "hping3"]),
+  /** Container engines whose `run`/`create` in a loop leaves a container behind each time. */
+  containerEngines: new Set(["docker", "podman", "nerdctl", "kubectl"]),
+  /** Options giving the size head, fallocate and truncate read or allocate. */
+  sizeOptions: ["-c", "--bytes", "-l", "--length", "-s", "--size"],
   /** Sizes at or above these are huge. */
   hugeFile: 64 * 2 ** 30,
   hugeRead: 4 * 2 ** 30,
