@@ -40,11 +40,7 @@ export function isEndless(cmd: SimpleCommand): boolean {
 }
 
 /** The pipeline from its first command to `cmd`. */
-function pipeline(cmd: SimpleCommand): SimpleCommand[] {
-  const stages = [cmd];
-  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) stages.unshift(c);
-  return stages;
-}
+const pipeline = (cmd: SimpleCommand): SimpleCommand[] => (cmd.pipedFrom ? [...pipeline(cmd.pipedFrom), cmd] : [cmd]);
 
 const writesFile = (cmd: SimpleCommand) =>
   cmd.redirects.some((r) => r.op.includes(">") && !/^&?\d*$/.test(r.target.text) && r.target.text !== "/dev/null") ||
@@ -96,9 +92,8 @@ export function fanOut(cmd: SimpleCommand): string | undefined {
   const procs = Number(optionValue(split, ["-P", "--max-procs", "-j", "--jobs"]));
   if (procs !== 0 && !(procs >= EXHAUST.manyParallel)) return undefined;
   const feeder = pipeline(cmd)[0]!;
-  const listed = feeder.argv.map((w) => Number(w.text)).filter((n) => Number.isFinite(n));
-  const long =
-    programOf(feeder) === "seq" && (Math.max(0, ...listed) >= 10_000 || feeder.argv.some((w) => w.text === "inf"));
+  const manyNumbers = (w: Word) => w.text === "inf" || (Number(w.text) >= 10_000 && Number.isFinite(Number(w.text)));
+  const long = programOf(feeder) === "seq" && feeder.argv.some(manyNumbers);
   const literal = Number(/:::\s.*\$\(seq\s+(\d+\s+)?(\d+)\)/.exec(args.join(" "))?.[2]) >= 1000;
   return long || isEndless(feeder) || literal ? `${program} runs without a bound on processes` : undefined;
 }
@@ -153,11 +148,8 @@ export function loopExhaustion(line: CommandLine): string | undefined {
 }
 
 /** How many times a loop's body runs, counting outer loops. */
-function count(loop: Loop): number | undefined {
-  let total = 1;
-  for (let l: Loop | undefined = loop; l; l = l.outer) {
-    if (l.count === undefined) return undefined;
-    total *= l.count;
-  }
-  return total;
+function count(loop: Loop | undefined): number | undefined {
+  if (!loop) return 1;
+  const outer = count(loop.outer);
+  return loop.count === undefined || outer === undefined ? undefined : loop.count * outer;
 }

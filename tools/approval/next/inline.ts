@@ -26,30 +26,24 @@ const COMPUTED = "\u0000computed";
 
 /** Sizes written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`: the largest one, in bytes. */
 export function largestAllocation(code: string): number {
-  return Math.max(0, ...[...code.matchAll(T.ALLOCATIONS)].map((m) => evaluateSize(m[2]!.replace(/[_\s]/g, ""))));
+  return Math.max(0, ...[...code.matchAll(T.ALLOCATIONS)].map((m) => evaluateSize(m[2]!)));
 }
 
-function evaluateSize(expr: string): number {
+/** `N<<K`, or the product of the `N`, `N**K` and `NeK` factors read before the first other one (0 if none). */
+function evaluateSize(text: string): number {
+  const expr = text.replace(/[_\s]/g, "");
   const shift = /^\(?(\d+)<<(\d+)\)?/.exec(expr);
   if (shift) return Number(shift[1]) * 2 ** Number(shift[2]);
-  let total = 1;
-  let any = false;
-  for (const factor of expr.replace(/[()]/g, "").split(/(?<!\*)\*(?!\*)/)) {
-    const pow = /^(\d+(?:\.\d+)?)(?:\*\*(\d+))?$/.exec(factor) ?? /^(\d+(?:\.\d+)?)e(\d+)$/.exec(factor);
-    if (!pow) break;
-    total *= factor.includes("e") ? Number(factor) : Number(pow[1]) ** Number(pow[2] ?? 1);
-    any = true;
-  }
-  return any ? total : 0;
+  const factors = expr.replace(/[()]/g, "").split(/(?<!\*)\*(?!\*)/);
+  const end = factors.findIndex((f) => !T.SIZE_FACTOR.test(f));
+  const values = factors.slice(0, end < 0 ? undefined : end).map((f) => f.split("**").map(Number));
+  return values.length ? values.reduce((total, [base, exp = 1]) => total * base! ** exp, 1) : 0;
 }
 
 /** How many times an allocation in a loop or comprehension repeats (Infinity for endless loops). */
 function repetitions(code: string): number {
   if (T.ENDLESS.test(code) || /\bsetInterval\s*\(/.test(code)) return Infinity;
-  let max = 1;
-  for (const m of code.matchAll(/\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g))
-    max = Math.max(max, evaluateSize((m[1] ?? m[2] ?? "1").replace(/[_\s]/g, "")));
-  return max;
+  return Math.max(1, ...[...code.matchAll(T.REPEATS)].map((m) => evaluateSize(m[1] ?? m[2] ?? "1")));
 }
 
 /** `p = '/etc/x'` assigned once: later bare uses of `p` as a call's argument read as the string. */
@@ -68,9 +62,7 @@ const rewrite = (code: string, table: [RegExp, string][]) => table.reduce((c, [r
 /** Reads paths built on the home directory as `~/…`, and the script's own arguments as literals. */
 export function normaliseCode(code: string, argv: string[] = []): string {
   let out = rewrite(substituteAssigned(code), T.CODE_REWRITES);
-  for (let i = 0; i < 4; i++)
-    out = out.replace(/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'");
-  for (let i = 0; i < 4; i++) out = out.replace(/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'");
+  for (const [re, to] of T.CONCATENATIONS) for (let i = 0; i < 4; i++) out = out.replace(re, to);
   out = rewrite(out, T.PATH_OBJECT_REWRITES);
   const arg = (i: number) => (argv[i] !== undefined ? `'${argv[i]}'` : undefined);
   out = out.replace(/\bshift(?:\s*\(\s*@ARGV\s*\))?(?![\w(])/g, (m) => arg(0) ?? m);
@@ -174,26 +166,19 @@ function listingRoot(inv: Invocation): string | undefined {
 const codeAfter = (t: string[], i: number) =>
   i >= 0 && t[i + 1] !== undefined ? { code: t[i + 1]!, argv: t.slice(i + 2) } : undefined;
 
-/** `php artisan tinker --execute=CODE`. */
-const tinkerCode = (t: string[]) =>
-  t[0] === "artisan" && t[1] === "tinker"
-    ? t.find((w) => w.startsWith("--execute="))?.replace(/^--execute=/, "")
-    : undefined;
-
 /**
  * Inline code the line judge does not route itself, or routes without the script's arguments:
  * `php -r`, `deno eval`, `elixir -e`, awk programs, `rails runner`, and `-c`/`-e` code reading its argv.
  */
 export function inlineProgram(inv: Invocation): { code: string; argv: string[] } | undefined {
   const t = inv.args.map((w) => w.text);
-  const tinker = inv.program === "php" ? tinkerCode(t) : undefined;
-  if (tinker !== undefined) return { code: tinker, argv: [] };
+  const tinker = inv.program === "php" && t[0] === "artisan" && t[1] === "tinker";
+  const execute = tinker ? t.find((w) => w.startsWith("--execute=")) : undefined;
+  if (execute !== undefined) return { code: execute.slice("--execute=".length), argv: [] };
   const spec = T.CODE_ARGUMENTS.get(inv.program);
   if (!spec) {
-    const found = codeAfter(
-      t,
-      t.findIndex((w) => T.CODE_OPTION.test(w)),
-    );
+    const at = t.findIndex((w) => T.CODE_OPTION.test(w));
+    const found = codeAfter(t, at);
     return found?.argv.length && /argv|ARGV|\bshift\b/.test(found.code) ? found : undefined;
   }
   if (spec.subcommand !== undefined && t[0] !== spec.subcommand) return undefined;

@@ -48,8 +48,8 @@ export const HOME_EXPRESSIONS =
  * named, home-directory and `expanduser` paths as `'~/…'`, `Path(…)`/`File(…)` objects joined and used as
  * receivers (`Path.home().joinpath('.ssh').glob('id_*')` is `Path('~/.ssh').glob('id_*')`), Perl's
  * `unlink for glob(…)` and `unlink <…>`, modes dropped from chmod calls, Tcl's `file delete`.
- * `$H` stands for the home-expression table and `$S` for a string literal; the loops in ../inline.ts
- * fold string concatenation between these steps.
+ * `$H` stands for the home-expression table and `$S` for a string literal; CONCATENATIONS below are
+ * folded between these steps and PATH_OBJECT_REWRITES.
  */
 export const CODE_REWRITES: [RegExp, string][] = [
   [/__import__\(\s*['"]([\w.]+)['"]\s*\)/g, "$1"],
@@ -63,6 +63,15 @@ export const CODE_REWRITES: [RegExp, string][] = [
   [/new\s+File\s*\(\s*('[^']*'|"[^"]*")\s*\)/g, "Path($1)"],
   // adjacent literals are one string (awk, Python, Ruby, C): `"rm -f " "/etc/x"`
   [/"([^"\\]*)"[ \t]+"([^"\\]*)"/g, '"$1$2"'],
+];
+
+/**
+ * String concatenation folded between the two rewrite steps (each row up to four times, for chains): a path
+ * joined onto `'~'` (by `+`, `.`, `..`, `/` or a join's `,`) becomes one `'~/…'` string; `'a' + 'b'` is `'ab'`.
+ */
+export const CONCATENATIONS: [RegExp, string][] = [
+  [/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'"],
+  [/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'"],
 ];
 
 /** `Path(P).joinpath(Q)`, `'P'.joinpath(Q)`, and string receivers of pathlib methods, after the concatenation loops. */
@@ -184,6 +193,10 @@ export const ENCODED_SHELL =
 export const ALLOCATIONS =
   /(bytearray|bytes|(?:\bb)?['"][^'"]{0,4}['"]\s*\*|Buffer\.alloc(?:Unsafe)?|new\s+(?:Array|ArrayBuffer|Uint8Array|Float64Array)|np\.(?:zeros|ones|empty)|malloc|\[0\]\s*\*|\)\s*x|['"][^'"]{0,4}['"]\s*x|range|\.repeat)\s*\(?\s*([\d\s*()<+.x_e]+)/g;
 export const GIB = 1024 ** 3;
+/** A factor of a size expression: `N`, `N.M`, `N**K`, `NeK`. */
+export const SIZE_FACTOR = /^\d+(\.\d+)?(\*\*\d+|e\d+)?$/;
+/** Loops and fills that repeat an allocation: `for _ in range(N)`, `N.times`, `Array(N).fill`. */
+export const REPEATS = /\bin\s+range\s*\(\s*([\d\s*()<+.x_e]+)\)|\.times\b|Array\((\d+)\)\.fill/g;
 
 /** `p = '/etc/x'`, `my $p = "…"`, `const p = '…'`: a name assigned a plain string. */
 export const STRING_ASSIGNMENTS =
