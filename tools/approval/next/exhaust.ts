@@ -58,6 +58,7 @@ function endlessStream(inv: Invocation): string | undefined {
   const buffers = EXHAUST.buffering.has(inv.program);
   if (writesFile(inv.command) && !EXHAUST.limiters.has(inv.program))
     return `${inv.program} writes endless input to a file`;
+  // a buffering stage after the endless one holds all it gets; one that reads an endless file itself reads forever
   if (buffers && start < stages.length - 1) return `${inv.program} buffers endless input`;
   if (buffers && inv.program !== "xargs") return `${inv.program} reads endless input`;
   return undefined;
@@ -92,8 +93,9 @@ export function fanOut(cmd: SimpleCommand): string | undefined {
   const procs = Number(optionValue(split, ["-P", "--max-procs", "-j", "--jobs"]));
   if (procs !== 0 && !(procs >= EXHAUST.manyParallel)) return undefined;
   const feeder = pipeline(cmd)[0]!;
-  const manyNumbers = (w: Word) => w.text === "inf" || (Number(w.text) >= 10_000 && Number.isFinite(Number(w.text)));
-  const long = programOf(feeder) === "seq" && feeder.argv.some(manyNumbers);
+  // `seq 100000`, `seq inf`: a list too long to run at once
+  const endsFar = (w: Word) => w.text === "inf" || (Number(w.text) >= 10_000 && Number.isFinite(Number(w.text)));
+  const long = programOf(feeder) === "seq" && feeder.argv.some(endsFar);
   const literal = Number(/:::\s.*\$\(seq\s+(\d+\s+)?(\d+)\)/.exec(args.join(" "))?.[2]) >= 1000;
   return long || isEndless(feeder) || literal ? `${program} runs without a bound on processes` : undefined;
 }
