@@ -222,14 +222,14 @@ export const GROWS = /\.append\(|\.push\(|\bpush\s+@|\b(\w+)\s*=\s*\1\s*[+*]\s*\
 /** chmod/chown calls on a computed path (a name from a listing). */
 export const CHMOD_COMPUTED = /\b(os\.chmod|os\.chown|File\.chmod|chmodSync)\s*\(\s*[\w$]/;
 
+/** Other interpreters: code after `-c`/`-e` (any flags joined before it) is read only when it reads its argv. */
+export const CODE_OPTION = /^-[a-zA-Z]*[ce]$/;
 /**
  * Where programs take inline code that the line judge does not route itself (../inline.ts `inlineProgram`):
  * `subcommand`, when set, must be the first argument (and is skipped); the code then follows `option`, or is
  * the first `operand` (an argument that is no option nor the value of one of the options listed).
  * `lines`: a line of input is `$0` (awk). busybox runs its applets, which are unwrapped before: no code here.
  */
-/** Other interpreters: code after `-c`/`-e` (any flags joined before it) is read only when it reads its argv. */
-export const CODE_OPTION = /^-[a-zA-Z]*[ce]$/;
 export interface CodeArgument {
   subcommand?: string;
   option?: string;
