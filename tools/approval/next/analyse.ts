@@ -16,19 +16,7 @@ import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
-import {
-  AUTORUN,
-  DATA_FILE,
-  DECODERS,
-  FETCHERS,
-  FORK_LOOPS,
-  INIT_IDIOM,
-  INTERPRETERS,
-  SECRET_CLASSES,
-  SENDERS,
-  TASK_FILES,
-  VARIABLE_LINE,
-} from "./rules/line.js";
+import * as LINE from "./rules/line.js";
 import { SHELL_SINKS } from "./rules/wrappers.js";
 import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
 import { decodeAnsiC, literalWord, type Variables, type Word } from "./words.js";
@@ -70,10 +58,14 @@ interface LineState {
 }
 
 const MAX_DEPTH = 6;
+/** Marks, among the line's tainted files, that a secret was staged in git (`git add`). */
+const GIT_INDEX = "\u0000git-index";
 
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
 const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");
 const interpreterName = (p: string) => p.replace(/[\d.]+$/, "") || p;
+/** Programs that run a file's (or their input's) text as shell commands. */
+const runsShellText = (p: string) => isShell(p) || p === "source" || p === ".";
 
 /** The commands feeding `cmd` through pipes, nearest first. */
 function upstream(cmd: SimpleCommand): SimpleCommand[] {
@@ -98,7 +90,7 @@ function judgeShellText(
 ): void {
   if (!code.literal && !onlyVariables(code.text)) {
     const evaluated = why.endsWith("eval");
-    if (evaluated && INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
+    if (evaluated && LINE.INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
     // eval's words are the command itself: what it runs is a command computed at run time
     const runner = why.split(" ").at(-1) ?? "";
     const computed = evaluated || isShell(runner) ? substitutedCode(code.text) : undefined;
@@ -128,20 +120,20 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
     if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, inv.program);
     return;
   }
-  if (feeders.some((p) => FETCHERS.has(p)))
+  if (feeders.some((p) => LINE.FETCHERS.has(p)))
     return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
   const printed = feeders.length === 1 && /^(echo|printf)$/.test(feeders[0]!);
-  if (!printed && feeders.some((p) => DECODERS.test(p)))
+  if (!printed && feeders.some((p) => LINE.DECODERS.test(p)))
     return add(s, "decoded_code_exec", `${inv.program} runs decoded text`);
   const source = inv.command.stdin ?? literalOutput(inv.command.pipedFrom, s);
   if (!source) return inv.command.pipedFrom ? add(s, "shell_input", `${inv.program} runs text from a pipe`) : undefined;
-  if (isShell(inv.program) || inv.program === "source" || inv.program === ".") {
+  if (runsShellText(inv.program)) {
     if (!source.literal && !onlyVariables(source.text))
       return add(s, "shell_input", `${inv.program} runs text only known when it runs`);
     // a line that is one variable (`$CMD`) is text only known when it runs; the other lines are judged
-    if (!source.literal && VARIABLE_LINE.test(source.text))
+    if (!source.literal && LINE.VARIABLE_LINE.test(source.text))
       add(s, "shell_input", `${inv.program} runs a variable's text`);
-    const rest = source.text.replace(new RegExp(VARIABLE_LINE, "gm"), "");
+    const rest = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
     judgeShellText(
       { ...source, text: rest, literal: source.literal || !rest.includes("$") },
       s,
@@ -257,13 +249,10 @@ function printedBySubstitution(text: string, s: LineState): Word | undefined {
 
 function judgeRunsFile(inv: Invocation, s: LineState): void {
   if (syntaxCheckOnly(inv)) return;
-  const script =
-    isShell(inv.program) || inv.program === "source" || inv.program === "."
-      ? inv.args.find((w) => !w.text.startsWith("-"))
-      : inv.word;
+  const script = runsShellText(inv.program) ? inv.args.find((w) => !w.text.startsWith("-")) : inv.word;
   if (!script || /^\/dev\/(stdin|fd\/0)$|^-$/.test(script.text)) return judgeStdinProgram(inv, s);
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
-    if (INIT_IDIOM.test(script.text)) return;
+    if (LINE.INIT_IDIOM.test(script.text)) return;
     const printed = printedBySubstitution(script.text, s);
     if (printed?.literal) return judgeShellText(printed, s, inv.command.cwd, `${inv.program} ${script.text}`);
     return add(s, substitutedCode(script.text) ?? "shell_input", `${inv.program} runs the output of ${script.text}`);
@@ -272,64 +261,47 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
   if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, `script ${script.text}`);
 }
 
-/** `make -f FILE`: the file named (the grammar drops a last `-`: `make -f - <<EOF` reads standard input). */
-const fileOption = (args: Word[], flag: string) =>
-  args.flatMap((w, i) => (w.text === flag ? [args[i + 1]?.text ?? "-"] : []));
-
-/** A justfile's recipe lines (indented under a recipe name). */
-const indentedRecipes = (text: string) =>
-  text
-    .split("\n")
-    .filter((l) => /^\s+\S/.test(l))
-    .map((l) => l.trim().replace(/^[@-]+/, ""))
-    .join("\n");
-
-/** A Taskfile's `cmds:` entries (`- cmd`). */
-const yamlCommands = (text: string) =>
-  [...text.matchAll(/^\s*-\s+(?:cmd:\s*)?(.+)$/gm)].map((m) => m[1]!.replace(/^(['"])(.*)\1$/, "$2")).join("\n");
+/** A recipe line as the shell runs it: `@` (silent) and `-` (errors ignored) dropped. */
+const recipeLine = (line: string) => line.trim().replace(/^[@-]+/, "");
 
 /** A Makefile's recipe lines: tab-led (or led by `.RECIPEPREFIX`), and `target: ; cmd`. */
-function makeRecipes(text: string): string {
+function makeRecipes(text: string): string[] {
   const prefix = /^\.RECIPEPREFIX\s*:?=\s*(\S)/m.exec(text)?.[1] ?? "\t";
-  return text
-    .split("\n")
-    .flatMap((l) => (l.startsWith(prefix) ? [l.slice(1)] : (/^[^\s#=][^=]*?:[^=]*?;(.+)$/.exec(l)?.slice(1) ?? [])))
-    .map((l) =>
-      l
-        .trim()
-        .replace(/^[@-]+/, "")
-        .replace(/\$\$/g, "$"),
-    )
-    .join("\n");
+  return text.split("\n").flatMap((l) => {
+    const recipe = l.startsWith(prefix) ? l.slice(1) : /^[^\s#=][^=]*?:[^=]*?;(.+)$/.exec(l)?.[1];
+    return recipe === undefined ? [] : [recipeLine(recipe).replace(/\$\$/g, "$")];
+  });
 }
 
-function packageScripts(text: string): string {
+/** package.json's scripts (a file that is not JSON has none). */
+function packageScripts(text: string): string[] {
   try {
     const scripts = (JSON.parse(text) as { scripts?: Record<string, unknown> }).scripts ?? {};
-    return Object.values(scripts)
-      .filter((v): v is string => typeof v === "string")
-      .join("\n");
+    return Object.values(scripts).filter((v) => typeof v === "string");
   } catch {
-    return "";
+    return [];
   }
 }
 
-/** How the text a task runner runs is read from its file (TASK_FILES names the reader). */
-const EXTRACTORS: Record<string, (text: string) => string> = {
+/** How the commands a task runner runs are read from its file (TASK_FILES names the reader). */
+const EXTRACTORS: Record<string, (text: string) => string[]> = {
   make: makeRecipes,
-  recipes: indentedRecipes,
-  yaml: yamlCommands,
+  // a justfile's recipe lines are indented under a recipe name
+  recipes: (text) => text.split("\n").flatMap((l) => (/^\s+\S/.test(l) ? [recipeLine(l)] : [])),
+  // a Taskfile's `cmds:` entries (`- cmd`)
+  yaml: (text) => [...text.matchAll(/^\s*-\s+(?:cmd:\s*)?(.+)$/gm)].map((m) => m[1]!.replace(/^(['"])(.*)\1$/, "$2")),
   package: packageScripts,
 };
 
 function judgeTaskFiles(inv: Invocation, s: LineState): void {
-  const spec = TASK_FILES[inv.program];
+  const spec = LINE.TASK_FILES[inv.program];
   if (!spec || (spec.verbs && !spec.verbs.test(inv.args[0]?.text ?? ""))) return;
-  const named = spec.fileOption ? fileOption(inv.args, spec.fileOption) : [];
+  // `make -f FILE` (the grammar drops a last `-`: `make -f - <<EOF` reads standard input)
+  const named = inv.args.flatMap((w, i) => (w.text === spec.fileOption ? [inv.args[i + 1]?.text ?? "-"] : []));
   for (const name of [...named, ...spec.files]) {
     const text = name === "-" ? inv.command.stdin?.text : fileText(literalWord(name), s, inv.command.cwd);
     if (text === undefined) continue;
-    const body = spec.extract ? EXTRACTORS[spec.extract]!(text) : text;
+    const body = spec.extract ? EXTRACTORS[spec.extract]!(text).join("\n") : text;
     if (/\.(py|gradle|kts)$/.test(name)) judgeCode(body, s);
     else judgeShellText(literalWord(body), s, inv.command.cwd, `${inv.program} runs ${name}`);
   }
@@ -340,125 +312,116 @@ function judgeExfiltration(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   const paths = inv.args.map((w) => ({ ...w, text: w.text.replace(/^@|^[a-z-]+=@?/, "") }));
   const secret = (w: Word) =>
-    SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
-  const upstreamSecret = upstream(inv.command).some(
-    (c) => c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target)),
-  );
-  if (SENDERS.has(inv.program) || (inv.program === "git" && /^push$/.test(inv.args[0]?.text ?? ""))) {
-    const sendsSecret =
-      paths.some(secret) || upstreamSecret || (inv.program === "git" && s.tainted.has("\u0000git-index"));
-    if (sendsSecret) add(s, "credential_exfiltration", `${inv.program} sends secrets off the machine`);
+    LINE.SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
+  const carriesSecret =
+    paths.some(secret) ||
+    upstream(inv.command).some(
+      (c) => c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target)),
+    );
+  const git = inv.program === "git" ? inv.args[0]?.text : undefined;
+  if (LINE.SENDERS.has(inv.program) || git === "push") {
+    if (carriesSecret || (git === "push" && s.tainted.has(GIT_INDEX)))
+      add(s, "credential_exfiltration", `${inv.program} sends secrets off the machine`);
     return;
   }
-  if (inv.program === "git" && inv.args[0]?.text === "add" && paths.slice(1).some(secret))
-    s.tainted.add("\u0000git-index");
-  if (paths.some(secret) || upstreamSecret) {
-    for (const w of paths) if (!secret(w) && w.literal) s.tainted.add(absolutePath(w, ctx) ?? "\u0000");
-    for (const r of inv.command.redirects)
-      if (r.op.includes(">")) s.tainted.add(absolutePath(r.target, ctx) ?? "\u0000");
-  }
-}
-
-function judgeExhaustion(inv: Invocation, s: LineState): void {
-  const reason = exhaustion(inv);
-  if (reason) add(s, "resource_exhaustion", reason);
+  if (!carriesSecret) return;
+  if (git === "add" && paths.slice(1).some(secret)) s.tainted.add(GIT_INDEX);
+  for (const w of paths) if (!secret(w) && w.literal) s.tainted.add(absolutePath(w, ctx) ?? "\u0000");
+  for (const r of inv.command.redirects) if (r.op.includes(">")) s.tainted.add(absolutePath(r.target, ctx) ?? "\u0000");
 }
 
 /** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
 function judgeElevated(inv: Invocation, s: LineState, before: number): void {
-  if (!(inv.elevated || s.elevated) || s.findings.length > before) return;
+  if (!inv.elevated || s.findings.length > before) return;
   const joined = inv.args.map((w) => w.text).join(" ");
   if (ELEVATED_EXEMPT.has(inv.program) || rulesFor(inv.program).length || READ_ONLY_MODES[inv.program]?.test(joined))
     return;
-  if (INTERPRETERS.has(interpreterName(inv.program)) && inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text)))
+  if (
+    LINE.INTERPRETERS.has(interpreterName(inv.program)) &&
+    inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text))
+  )
     return;
   add(s, "elevated_unreadable", `${inv.program} runs with raised rights and no rule reads what it does`);
-}
-
-function judgeInvocationEffects(given: Invocation, s: LineState): void {
-  const inv = s.elevated && !given.elevated ? { ...given, elevated: true } : given;
-  const before = s.findings.length;
-  judgeInvocationKinds(inv, s);
-  judgeElevated(inv, s, before);
 }
 
 /** The keys of a program's rows on remote state (a trial run of the program changes none of it). */
 const remoteKeys = (program: string) =>
   new Set(rulesFor(program).flatMap((r) => (r.effect === "remote" ? [r.key] : [])));
 
-function judgeInvocationKinds(inv: Invocation, s: LineState): void {
+function judgeInvocationEffects(given: Invocation, s: LineState): void {
+  const inv = s.elevated && !given.elevated ? { ...given, elevated: true } : given;
+  const before = s.findings.length;
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   const trialKeys = isTrialRun(inv) ? remoteKeys(inv.program) : undefined;
   for (const f of judgeInvocation(inv, ctx)) if (!trialKeys?.has(f.key)) s.findings.push(f);
-  if (isShell(inv.program) || inv.program === "source" || inv.program === "." || inv.word.text.includes("/"))
-    judgeRunsFile(inv, s);
-  if (INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
+  if (runsShellText(inv.program) || inv.word.text.includes("/")) judgeRunsFile(inv, s);
+  if (LINE.INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
   judgeBuilt(inv, s);
   judgeTaskFiles(inv, s);
   judgeExfiltration(inv, s);
-  judgeExhaustion(inv, s);
-  // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts).
+  const exhausts = exhaustion(inv);
+  if (exhausts) add(s, "resource_exhaustion", exhausts);
+  // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts), one view of the line for all.
   const view = {
     ctx,
+    lineKey: s.findings,
+    notes: s.notes,
     fileText: (w: Word, cwd?: string) => fileText(w, s, cwd),
     printed: (c?: SimpleCommand) => literalOutput(c, s),
+    judgeShell: (text: Word, why: string, elevated = false) =>
+      judgeShellText(text, s, inv.command.cwd, why, [], { elevated }),
   };
-  const shell = (text: Word, why: string, elevated = false) =>
-    judgeShellText(text, s, inv.command.cwd, why, [], { elevated });
-  for (const f of judgeRemote(inv, { ...view, judgeShell: shell, notes: s.notes })) s.findings.push(f);
-  for (const f of judgeFetchedCode(inv, { ...view, lineKey: s.findings, judgeShell: shell })) s.findings.push(f);
-  for (const f of judgeExfil(inv, { ctx, lineKey: s.findings })) s.findings.push(f);
+  s.findings.push(...judgeRemote(inv, view));
+  s.findings.push(...judgeFetchedCode(inv, view));
+  s.findings.push(...judgeExfil(inv, view));
   const program = inlineProgram(inv);
   if (program && inv.args.some((w) => w.text === program.code && unknownCode(w)))
     add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
   else if (program) judgeCode(program.code, s, program.argv);
+  judgeElevated(inv, s, before);
 }
 
-/** `tee FILE <<< TEXT`, `echo TEXT | tee FILE`: the files keep the text (a script run later on the line). */
-function recordTee(cmd: SimpleCommand, s: LineState): void {
-  if (programOf(cmd) !== "tee") return;
-  const text = cmd.stdin?.literal ? cmd.stdin.text : literalOutput(cmd.pipedFrom, s)?.text;
-  for (const w of cmd.argv.slice(1).filter((a) => !a.text.startsWith("-"))) {
-    const path = absolutePath(w, { ...s.ctx, cwd: cmd.cwd });
-    if (path !== undefined) s.written.set(path, text);
-  }
-}
-
-/** Records what a command writes on this line (here-docs into files keep their text). */
+/** Records what a command writes on this line (here-docs into files keep their text), and judges the writes. */
 function recordWrites(cmd: SimpleCommand, s: LineState): void {
+  const ctx = { ...s.ctx, cwd: cmd.cwd };
+  const p = programOf(cmd);
   for (const r of cmd.redirects) {
     if (!r.op.includes(">") || /^&?\d*$/.test(r.target.text)) continue;
-    const path = absolutePath(r.target, { ...s.ctx, cwd: cmd.cwd });
+    const path = absolutePath(r.target, ctx);
     if (path === undefined) continue;
-    const p = programOf(cmd);
-    const text = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
-    s.written.set(path, p === "cat" || p === "echo" || p === "printf" ? text : undefined);
-    if (AUTORUN.test(path) && text !== undefined && (p === "cat" || p === "echo" || p === "printf"))
+    // what cat/echo/printf print is the file's text: a script run later on the line is judged from it
+    const printed = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
+    const text = p === "cat" || p === "echo" || p === "printf" ? printed : undefined;
+    s.written.set(path, text);
+    if (LINE.AUTORUN.test(path) && text !== undefined)
       judgeShellText(literalWord(text), s, cmd.cwd, `${path} runs later`);
-    if (/^(:|true)?$/.test(p) && r.op === ">" && DATA_FILE.test(path)) add(s, "overwrite_data_file", `empties ${path}`);
-    const key = judgeWrite(r.target, { ...s.ctx, cwd: cmd.cwd });
+    if (/^(:|true)?$/.test(p) && r.op === ">" && LINE.DATA_FILE.test(path))
+      add(s, "overwrite_data_file", `empties ${path}`);
+    const key = judgeWrite(r.target, ctx);
     if (key && !(key === "disk_write" && r.target.text.startsWith("/dev/tty"))) add(s, key, `writes ${r.target.text}`);
   }
 }
 
-/** Links the command makes: a later path through the link is a path under its target. */
-function recordLinks(cmd: SimpleCommand, s: LineState): void {
-  if (programOf(cmd) !== "ln") return;
-  const operands = cmd.argv.slice(1).filter((w) => !w.text.startsWith("-"));
-  if (operands.length !== 2) return;
-  const ctx = { ...s.ctx, cwd: cmd.cwd };
-  const [target, link] = [absolutePath(operands[0]!, ctx), absolutePath(operands[1]!, ctx)];
-  if (target && link && target !== link) (s.ctx.links ??= new Map()).set(link.replace(/(.)\/$/, "$1"), target);
-}
-
-/** Temporary directories the command makes: the line's own afterwards. */
+/**
+ * What `tee`, `ln` and `mkdir` leave for later commands of the line: `tee FILE` keeps the text it is fed
+ * (a script run later), a link makes a later path through it a path under its target, and temporary
+ * directories the line makes are its own.
+ */
 function recordMade(cmd: SimpleCommand, s: LineState): void {
-  recordLinks(cmd, s);
-  if (programOf(cmd) !== "mkdir") return;
-  for (const w of cmd.argv.slice(1)) {
-    const key = pathKey(w, { ...s.ctx, cwd: cmd.cwd });
-    if (!w.text.startsWith("-") && /^\/(var\/)?tmp\/[^/]/.test(key)) (s.ctx.made ??= new Set()).add(key);
+  const ctx = { ...s.ctx, cwd: cmd.cwd };
+  const operands = cmd.argv.slice(1).filter((w) => !w.text.startsWith("-"));
+  const program = programOf(cmd);
+  if (program === "tee") {
+    const text = cmd.stdin?.literal ? cmd.stdin.text : literalOutput(cmd.pipedFrom, s)?.text;
+    for (const path of operands.map((w) => absolutePath(w, ctx))) if (path !== undefined) s.written.set(path, text);
   }
+  if (program === "ln" && operands.length === 2) {
+    const [target, link] = operands.map((w) => absolutePath(w, ctx));
+    if (target && link && target !== link) (s.ctx.links ??= new Map()).set(link.replace(/(.)\/$/, "$1"), target);
+  }
+  if (program === "mkdir")
+    for (const key of operands.map((w) => pathKey(w, ctx)))
+      if (/^\/(var\/)?tmp\/[^/]/.test(key)) (s.ctx.made ??= new Set()).add(key);
 }
 
 /** A function or alias the line defined runs its text with the call's arguments; `alias` records one. */
@@ -467,8 +430,7 @@ function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boo
   const cwd = inv.command.cwd;
   if (body !== undefined && !s.calling.has(inv.program)) {
     const calling = new Set([...s.calling, inv.program]);
-    const code: Word = literalWord(body);
-    judgeShellText(code, { ...s, calling }, cwd, `function ${inv.program}`, [inv.word, ...inv.args]);
+    judgeShellText(literalWord(body), { ...s, calling }, cwd, `function ${inv.program}`, [inv.word, ...inv.args]);
   }
   if (line.functions.has(inv.program)) return true;
   const alias = s.aliases.get(inv.program);
@@ -503,7 +465,6 @@ function judgeModel(line: CommandLine, s: LineState): void {
       for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
     for (const inv of invocations) if (!judgeDefinedCall(inv, line, s)) judgeInvocationEffects(inv, s);
     recordWrites(cmd, s);
-    recordTee(cmd, s);
     recordMade(cmd, s);
   }
 }
@@ -521,7 +482,8 @@ function callsItselfAsync(name: string, body: string): boolean {
 
 function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {
   const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));
-  if (selfPiping || FORK_LOOPS.test(source)) add(s, "fork_bomb", "a function that pipes into itself in the background");
+  if (selfPiping || LINE.FORK_LOOPS.test(source))
+    add(s, "fork_bomb", "a function that pipes into itself in the background");
 }
 
 function judgeLine(source: string, s: LineState, vars?: Variables): void {
@@ -535,15 +497,8 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
 
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
-  const workdir = opts.defaultCwd;
-  const ctx: PathContext = {
-    ...(workdir ? { workdir } : {}),
-    ...(opts.cwd ? { cwd: opts.cwd } : {}),
-    made: new Set(),
-    links: new Map(),
-  };
   const s: LineState = {
-    ctx,
+    ctx: { workdir: opts.defaultCwd || undefined, cwd: opts.cwd || undefined, made: new Set(), links: new Map() },
     opts,
     written: new Map(),
     tainted: new Set(),
