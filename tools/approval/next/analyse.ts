@@ -62,8 +62,13 @@ const MAX_DEPTH = 6;
 const GIT_INDEX = "\u0000git-index";
 
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
+/** A finding when a check gave its reason (checks return undefined when they find nothing). */
+const addIf = (s: LineState, key: ClassKey, reason: string | undefined) => reason && add(s, key, reason);
 const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");
-const interpreterName = (p: string) => p.replace(/[\d.]+$/, "") || p;
+/** An interpreter whose code inline.ts reads (`python3.12` is `python`). */
+const interprets = (p: string) => LINE.INTERPRETERS.has(p.replace(/[\d.]+$/, "") || p);
+const runsUnknownCode = (inv: Invocation, s: LineState) =>
+  add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
 /** Programs that run a file's (or their input's) text as shell commands. */
 const runsShellText = (p: string) => isShell(p) || p === "source" || p === ".";
 
@@ -80,14 +85,14 @@ function upstream(cmd: SimpleCommand): SimpleCommand[] {
  */
 const onlyVariables = (text: string) => /\$/.test(text) && !/\$\(|`|<\(|>\(/.test(text);
 
-function judgeShellText(
-  code: Word,
-  s: LineState,
-  cwd: string | undefined,
-  why: string,
-  positional: Word[] = [],
-  extra: { env?: Variables; elevated?: boolean } = {},
-): void {
+/** How nested shell text runs: the words it sees as `$0 $1 …`, its variables, with raised rights or not. */
+interface NestedRun {
+  positional?: Word[];
+  env?: Variables;
+  elevated?: boolean;
+}
+
+function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string, run: NestedRun = {}): void {
   if (!code.literal && !onlyVariables(code.text)) {
     const evaluated = why.endsWith("eval");
     if (evaluated && LINE.INIT_IDIOM.test(code.text.trim().replace(/^`(.*)`$/s, "$$($1)"))) return;
@@ -100,8 +105,8 @@ function judgeShellText(
     return add(s, key, `${why}: shell text only known when it runs`);
   }
   if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
-  const vars = new Map([...(extra.env ?? []), ...positional.map((w, i) => [String(i), w] as const)]);
-  const elevated = s.elevated || !!extra.elevated;
+  const vars = new Map([...(run.env ?? []), ...(run.positional ?? []).map((w, i) => [String(i), w] as const)]);
+  const elevated = s.elevated || !!run.elevated;
   judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
 }
 
@@ -133,15 +138,10 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
     // a line that is one variable (`$CMD`) is text only known when it runs; the other lines are judged
     if (!source.literal && LINE.VARIABLE_LINE.test(source.text))
       add(s, "shell_input", `${inv.program} runs a variable's text`);
-    const rest = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
-    judgeShellText(
-      { ...source, text: rest, literal: source.literal || !rest.includes("$") },
-      s,
-      inv.command.cwd,
-      inv.program,
-    );
-  } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text))
-    add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
+    const text = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
+    const rest = { ...source, text, literal: source.literal || !text.includes("$") };
+    judgeShellText(rest, s, inv.command.cwd, inv.program);
+  } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text)) runsUnknownCode(inv, s);
   else judgeCode(source.text, s);
 }
 
@@ -181,7 +181,9 @@ function fileText(word: Word, s: LineState, cwd: string | undefined): string | u
   return s.written.get(path) ?? s.opts.readWritten?.(path);
 }
 
-function judgeCode(code: string, s: LineState, argv?: string[]): void {
+/** Judges an interpreter's program text (inline.ts), when known. */
+function judgeCode(code: string | undefined, s: LineState, argv?: string[]): void {
+  if (code === undefined) return;
   const inline = analyseInlineCode(code, argv);
   if (inline.key) add(s, inline.key, inline.reason);
   for (const p of inline.deletes) {
@@ -201,32 +203,24 @@ function judgeBuilt(inv: Invocation, s: LineState): void {
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
   const build = compiledFrom(inv);
   if (build) {
-    const texts = [...build.sources.map((w) => fileText(w, s, inv.command.cwd)), build.stdin].filter(
-      (t) => t !== undefined,
-    );
+    const sources = build.sources.map((w) => fileText(w, s, inv.command.cwd));
+    const texts = [...sources, build.stdin].filter((t) => t !== undefined);
     const out = absolutePath(build.output, ctx);
     if (texts.length && out) s.written.set(`${BUILT}${out}`, texts.join("\n"));
     return;
   }
   // `go run x.go`: built and run at once
   if (inv.program === "go" && inv.args[0]?.text === "run")
-    for (const w of inv.args.filter((a) => /\.go$/.test(a.text))) {
-      const text = fileText(w, s, inv.command.cwd);
-      if (text !== undefined) judgeCode(text, s);
-    }
+    for (const w of inv.args.filter((a) => /\.go$/.test(a.text))) judgeCode(fileText(w, s, inv.command.cwd), s);
   const path = inv.word.text.includes("/") ? absolutePath(inv.word, ctx) : undefined;
-  const text = path === undefined ? undefined : s.written.get(`${BUILT}${path}`);
-  if (text !== undefined) judgeCode(text, s);
+  if (path !== undefined) judgeCode(s.written.get(`${BUILT}${path}`), s);
 }
 
 /** `python -c CODE`, `node -e CODE`, `python script.py` (a script written earlier). */
 function judgeInterpreter(inv: Invocation, s: LineState): void {
   const flag = inv.args.findIndex((w) => /^-[a-zA-Z]*[ceE]$|^--eval$|^--command$/.test(w.text));
   const code = flag >= 0 ? inv.args[flag + 1] : undefined;
-  if (code)
-    return code.literal
-      ? judgeCode(code.text, s)
-      : add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
+  if (code) return code.literal ? judgeCode(code.text, s) : runsUnknownCode(inv, s);
   const script = inv.args.find((w) => !w.text.startsWith("-"));
   if (!script) return judgeStdinProgram(inv, s);
   // `python3 <(cat x.py)`: the program is a command's output, as `bash <(…)` is
@@ -234,8 +228,7 @@ function judgeInterpreter(inv: Invocation, s: LineState): void {
     const key = /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input";
     return add(s, key, `${inv.program} runs the output of ${script.text}`);
   }
-  const text = fileText(script, s, inv.command.cwd);
-  if (text !== undefined) judgeCode(text, s);
+  judgeCode(fileText(script, s, inv.command.cwd), s);
 }
 
 /** What `<(echo …)` / `<(printf …)` prints, when it is one such command of known words. */
@@ -332,15 +325,11 @@ function judgeExfiltration(inv: Invocation, s: LineState): void {
 
 /** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
 function judgeElevated(inv: Invocation, s: LineState, before: number): void {
-  if (!inv.elevated || s.findings.length > before) return;
-  const joined = inv.args.map((w) => w.text).join(" ");
-  if (ELEVATED_EXEMPT.has(inv.program) || rulesFor(inv.program).length || READ_ONLY_MODES[inv.program]?.test(joined))
+  if (!inv.elevated || s.findings.length > before || ELEVATED_EXEMPT.has(inv.program) || rulesFor(inv.program).length)
     return;
-  if (
-    LINE.INTERPRETERS.has(interpreterName(inv.program)) &&
-    inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text))
-  )
-    return;
+  if (READ_ONLY_MODES[inv.program]?.test(inv.args.map((w) => w.text).join(" "))) return;
+  // an interpreter's inline code is read by inline.ts
+  if (interprets(inv.program) && inv.args.some((w) => /^-[a-zA-Z]*[ceE]$|^--eval$/.test(w.text))) return;
   add(s, "elevated_unreadable", `${inv.program} runs with raised rights and no rule reads what it does`);
 }
 
@@ -355,12 +344,11 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
   const trialKeys = isTrialRun(inv) ? remoteKeys(inv.program) : undefined;
   for (const f of judgeInvocation(inv, ctx)) if (!trialKeys?.has(f.key)) s.findings.push(f);
   if (runsShellText(inv.program) || inv.word.text.includes("/")) judgeRunsFile(inv, s);
-  if (LINE.INTERPRETERS.has(interpreterName(inv.program))) judgeInterpreter(inv, s);
+  if (interprets(inv.program)) judgeInterpreter(inv, s);
   judgeBuilt(inv, s);
   judgeTaskFiles(inv, s);
   judgeExfiltration(inv, s);
-  const exhausts = exhaustion(inv);
-  if (exhausts) add(s, "resource_exhaustion", exhausts);
+  addIf(s, "resource_exhaustion", exhaustion(inv));
   // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts), one view of the line for all.
   const view = {
     ctx,
@@ -369,14 +357,13 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
     fileText: (w: Word, cwd?: string) => fileText(w, s, cwd),
     printed: (c?: SimpleCommand) => literalOutput(c, s),
     judgeShell: (text: Word, why: string, elevated = false) =>
-      judgeShellText(text, s, inv.command.cwd, why, [], { elevated }),
+      judgeShellText(text, s, inv.command.cwd, why, { elevated }),
   };
   s.findings.push(...judgeRemote(inv, view));
   s.findings.push(...judgeFetchedCode(inv, view));
   s.findings.push(...judgeExfil(inv, view));
   const program = inlineProgram(inv);
-  if (program && inv.args.some((w) => w.text === program.code && unknownCode(w)))
-    add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
+  if (program && inv.args.some((w) => w.text === program.code && unknownCode(w))) runsUnknownCode(inv, s);
   else if (program) judgeCode(program.code, s, program.argv);
   judgeElevated(inv, s, before);
 }
@@ -430,7 +417,8 @@ function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boo
   const cwd = inv.command.cwd;
   if (body !== undefined && !s.calling.has(inv.program)) {
     const calling = new Set([...s.calling, inv.program]);
-    judgeShellText(literalWord(body), { ...s, calling }, cwd, `function ${inv.program}`, [inv.word, ...inv.args]);
+    const positional = [inv.word, ...inv.args];
+    judgeShellText(literalWord(body), { ...s, calling }, cwd, `function ${inv.program}`, { positional });
   }
   if (line.functions.has(inv.program)) return true;
   const alias = s.aliases.get(inv.program);
@@ -454,15 +442,10 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
-    const fan = fanOut(cmd);
-    if (fan) add(s, "resource_exhaustion", fan);
+    addIf(s, "resource_exhaustion", fanOut(cmd));
     for (const t of shellTexts)
-      judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), t.positional, {
-        env: new Map([...line.vars, ...(t.env ?? [])]),
-        elevated: t.elevated,
-      });
-    if (!invocations.length)
-      for (const f of judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings })) s.findings.push(f);
+      judgeShellText(t.code, s, cmd.cwd, t.via.join(" "), { ...t, env: new Map([...line.vars, ...(t.env ?? [])]) });
+    if (!invocations.length) s.findings.push(...judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings }));
     for (const inv of invocations) if (!judgeDefinedCall(inv, line, s)) judgeInvocationEffects(inv, s);
     recordWrites(cmd, s);
     recordMade(cmd, s);
@@ -490,8 +473,7 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
   const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
   const line = modelCommandLine(source, { cwd, ...(vars ? { vars } : {}) });
   judgeForkBomb(source, line, s);
-  const loop = loopExhaustion(line);
-  if (loop) add(s, "resource_exhaustion", loop);
+  addIf(s, "resource_exhaustion", loopExhaustion(line));
   judgeModel(line, s);
 }
 

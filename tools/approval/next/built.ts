@@ -1,7 +1,7 @@
 /** Programs built on the line: which source files a compiler reads and where it puts the program. */
 import { COMPILERS } from "./rules/wrappers.js";
 import type { Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { literalWord, type Word } from "./words.js";
 
 /** Key under which a built program's sources are kept with the line's written files. */
 export const BUILT = "\u0000built:";
@@ -12,9 +12,8 @@ export const BUILT = "\u0000built:";
  */
 export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word; stdin?: string } | undefined {
   const spec = COMPILERS[inv.program];
-  if (!spec) return undefined;
+  if (!spec || (spec.verb && inv.args[0]?.text !== spec.verb)) return undefined;
   const args = spec.verb ? inv.args.slice(1) : inv.args;
-  if (spec.verb && inv.args[0]?.text !== spec.verb) return undefined;
   let output: Word | undefined;
   const sources: Word[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -27,9 +26,5 @@ export function compiledFrom(inv: Invocation): { sources: Word[]; output: Word; 
   const stdin = inv.args.some((w) => w.text === "-") && inv.command.stdin?.literal ? inv.command.stdin.text : undefined;
   if (!sources.length && stdin === undefined) return undefined;
   const stem = sources[0]?.text.replace(/^.*\//, "").replace(/\.[^.]+$/, "") ?? "a.out";
-  return {
-    sources,
-    output: output ?? { text: spec.fallback === "stem" ? stem : spec.fallback, literal: true, glob: false },
-    ...(stdin === undefined ? {} : { stdin }),
-  };
+  return { sources, output: output ?? literalWord(spec.fallback === "stem" ? stem : spec.fallback), stdin };
 }

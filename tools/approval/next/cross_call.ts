@@ -4,7 +4,6 @@
  * conftest.py, git hooks), judged from the file's text as read from the sandbox.
  */
 import { judgeCommand, type JudgeOptions } from "./analyse.js";
-import { CLASSES } from "./classes.js";
 import { modelCommandLine } from "./model.js";
 import { absolutePath } from "./paths.js";
 import { basename } from "./unwrap.js";
@@ -14,13 +13,10 @@ const WRITES_LAST = new Set(["cp", "mv", "install", "ln", "rsync"]);
 
 /** Absolute paths a command line writes: redirect targets, `tee` files, copy and move destinations. */
 export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?: string }): string[] {
-  const ctx = { ...(opts.defaultCwd ? { workdir: opts.defaultCwd } : {}) };
   const out = new Set<string>();
-  const line = modelCommandLine(command, {
-    ...((opts.cwd ?? opts.defaultCwd) ? { cwd: opts.cwd ?? opts.defaultCwd } : {}),
-  });
+  const line = modelCommandLine(command, { cwd: (opts.cwd ?? opts.defaultCwd) || undefined });
   const keep = (text: string, cwd: string | undefined) => {
-    const abs = absolutePath(literalWord(text), { ...ctx, ...(cwd ? { cwd } : {}) });
+    const abs = absolutePath(literalWord(text), { workdir: opts.defaultCwd || undefined, cwd: cwd || undefined });
     if (abs?.startsWith("/")) out.add(abs);
   };
   for (const r of line.redirects) if (r.op.includes(">") && r.target.literal) keep(r.target.text, opts.cwd);
@@ -47,14 +43,7 @@ export function crossCallMatches(
 ): { key: string; description: string }[] {
   if (files.size === 0) return [];
   const alone = new Set(judgeCommand(command, opts).matches?.map((m) => m.key) ?? []);
-  const withFiles = judgeCommand(command, {
-    ...opts,
-    readWritten: (p) => files.get(p) ?? files.get(p.replace(/\/$/, "")),
-  });
-  return (withFiles.matches ?? [])
-    .filter((m) => !alone.has(m.key))
-    .map((m) => ({
-      key: m.key,
-      description: `${CLASSES[m.key as keyof typeof CLASSES]} (in a file an earlier call wrote)`,
-    }));
+  const readWritten = (p: string) => files.get(p) ?? files.get(p.replace(/\/$/, ""));
+  const fresh = (judgeCommand(command, { ...opts, readWritten }).matches ?? []).filter((m) => !alone.has(m.key));
+  return fresh.map((m) => ({ key: m.key, description: `${m.description} (in a file an earlier call wrote)` }));
 }

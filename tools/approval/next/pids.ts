@@ -4,15 +4,12 @@
  * equals, so the pkill rows judge it; an unfiltered `ps` listing kills everything.
  */
 import type { SimpleCommand } from "./model.js";
-import type { Invocation } from "./unwrap.js";
+import { basename, type Invocation } from "./unwrap.js";
 import { PID_LISTINGS as L } from "./rules/system.js";
-import type { Word } from "./words.js";
+import { literalWord, type Word } from "./words.js";
 
-const word = (text: string): Word => ({
-  text: text.replace(/^['"]|['"]$/g, "").replace(/\[(\w)\]/g, "$1"),
-  literal: true,
-  glob: false,
-});
+/** A lister's word as pkill reads it: quotes dropped, `[n]ginx` (the grep-excluding trick) as `nginx`. */
+const word = (text: string) => literalWord(text.replace(/^['"]|['"]$/g, "").replace(/\[(\w)\]/g, "$1"));
 
 /** kill's signal, spelled as pkill takes it (`-s KILL` → `-KILL`). */
 function signal(args: Word[]): Word[] {
@@ -21,28 +18,21 @@ function signal(args: Word[]): Word[] {
   return args.filter((w) => /^-(SIG)?[A-Z0-9]+$/i.test(w.text) && w.text !== "--").slice(0, 1);
 }
 
-/** The commands feeding xargs, first to last. */
-function feeders(cmd: SimpleCommand): SimpleCommand[] {
-  const chain: SimpleCommand[] = [];
-  for (let c = cmd.pipedFrom; c && chain.length < 8; c = c.pipedFrom) chain.unshift(c);
-  return chain;
-}
-
-const programOf = (c: SimpleCommand) => (c.argv[0]?.text ?? "").replace(/^.*\//, "");
+const programOf = (c: SimpleCommand) => basename(c.argv[0]?.text ?? "");
 
 /** The lister's words as pkill arguments, or "all" for an unfiltered process list. */
 function listed(inv: Invocation): Word[] | "all" | undefined {
   for (const a of inv.args) {
-    const m = L.substituted.exec(a.text);
-    if (m)
-      return m[2]!
-        .trim()
-        .split(/\s+/)
-        .filter((w) => m[1] === "pgrep" || !w.startsWith("-"))
-        .map(word);
+    const [, lister, words] = L.substituted.exec(a.text) ?? [];
+    // pgrep's options select processes (`pgrep -u pg`): they stay; pidof's do not
+    const texts = words?.trim().split(/\s+/);
+    if (texts) return texts.flatMap((w) => (lister === "pgrep" || !w.startsWith("-") ? [word(w)] : []));
   }
   if (!inv.via.includes("xargs")) return undefined;
-  const [origin, ...filters] = feeders(inv.command);
+  // the commands feeding xargs, first to last
+  const feeders: SimpleCommand[] = [];
+  for (let c = inv.command.pipedFrom; c && feeders.length < 8; c = c.pipedFrom) feeders.unshift(c);
+  const [origin, ...filters] = feeders;
   if (!origin) return undefined;
   const program = programOf(origin);
   if (program === "pgrep" || program === "pidof") return origin.argv.slice(1).map((w) => word(w.text));
@@ -52,12 +42,7 @@ function listed(inv: Invocation): Word[] | "all" | undefined {
     (f) => L.narrowing.test(programOf(f)) || (programOf(f) === "awk" && L.awkPattern.test(f.argv[1]?.text ?? "")),
   );
   if (!narrowing.length) return "all";
-  return narrowing.flatMap((f) =>
-    f.argv
-      .slice(1)
-      .filter((w) => !w.text.startsWith("-"))
-      .map((w) => word(w.text)),
-  );
+  return narrowing.flatMap((f) => f.argv.slice(1).flatMap((w) => (w.text.startsWith("-") ? [] : [word(w.text)])));
 }
 
 /** The pkill invocation a kill of listed pids equals, or "all", or undefined when its pids are given. */
