@@ -73,11 +73,8 @@ const runsUnknownCode = (inv: Invocation, s: LineState) =>
 const runsShellText = (p: string) => isShell(p) || p === "source" || p === ".";
 
 /** The commands feeding `cmd` through pipes, nearest first. */
-function upstream(cmd: SimpleCommand): SimpleCommand[] {
-  const out: SimpleCommand[] = [];
-  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) out.push(c);
-  return out;
-}
+const upstream = (cmd: SimpleCommand): SimpleCommand[] =>
+  cmd.pipedFrom ? [cmd.pipedFrom, ...upstream(cmd.pipedFrom)] : [];
 
 /**
  * Shell text computed only by variables (`cat <<EOF | bash` with `echo "$USER"`): judged as written, the
@@ -110,21 +107,22 @@ function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: 
   judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
 }
 
+/** Judges a file's (or a here-doc's) shell text, when known. */
+const judgeScript = (text: string | undefined, s: LineState, cwd: string | undefined, why: string) =>
+  text === undefined ? undefined : judgeShellText(literalWord(text), s, cwd, why);
+
 /** The class of shell text a substitution computes: downloaded, decoded, or neither (SUBSTITUTED_CODE). */
 const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE.find(([re]) => re.test(text))?.[1];
 
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState): void {
-  const feeders = upstream(inv.command).map(programOf);
+  const cwd = inv.command.cwd;
   const input = inv.command.redirects.find((r) => r.op === "<" || r.op === "<&");
-  if (input) {
-    // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known.
-    if (!input.target.literal || /^&?\d+$/.test(input.target.text))
-      return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
-    const text = fileText(input.target, s, inv.command.cwd);
-    if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, inv.program);
-    return;
-  }
+  // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known.
+  if (input && (!input.target.literal || /^&?\d+$/.test(input.target.text)))
+    return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
+  if (input) return judgeScript(fileText(input.target, s, cwd), s, cwd, inv.program);
+  const feeders = upstream(inv.command).map(programOf);
   if (feeders.some((p) => LINE.FETCHERS.has(p)))
     return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
   const printed = feeders.length === 1 && /^(echo|printf)$/.test(feeders[0]!);
@@ -140,7 +138,7 @@ function judgeStdinProgram(inv: Invocation, s: LineState): void {
       add(s, "shell_input", `${inv.program} runs a variable's text`);
     const text = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
     const rest = { ...source, text, literal: source.literal || !text.includes("$") };
-    judgeShellText(rest, s, inv.command.cwd, inv.program);
+    judgeShellText(rest, s, cwd, inv.program);
   } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text)) runsUnknownCode(inv, s);
   else judgeCode(source.text, s);
 }
@@ -181,6 +179,12 @@ function fileText(word: Word, s: LineState, cwd: string | undefined): string | u
   return s.written.get(path) ?? s.opts.readWritten?.(path);
 }
 
+/** A write to `target` a rule flags (a terminal is no disk). */
+function judgeWriteTo(target: Word, ctx: PathContext, s: LineState, why = "writes"): void {
+  const key = judgeWrite(target, ctx);
+  if (key && !(key === "disk_write" && target.text.startsWith("/dev/tty"))) add(s, key, `${why} ${target.text}`);
+}
+
 /** Judges an interpreter's program text (inline.ts), when known. */
 function judgeCode(code: string | undefined, s: LineState, argv?: string[]): void {
   if (code === undefined) return;
@@ -191,10 +195,7 @@ function judgeCode(code: string | undefined, s: LineState, argv?: string[]): voi
     if (c === "system" || (c === "home" && /^~\/?$/.test(p))) add(s, "delete_system_path", `code deletes ${p}`);
     else if (c !== "inside" && c !== "temp" && c !== "unknown") add(s, "delete_outside_workdir", `code deletes ${p}`);
   }
-  for (const p of inline.writes) {
-    const key = judgeWrite(literalWord(p), s.ctx);
-    if (key) add(s, key, `code writes ${p}`);
-  }
+  for (const p of inline.writes) judgeWriteTo(literalWord(p), s.ctx, s, "code writes");
   for (const text of inline.shell) judgeShellText(literalWord(text), s, s.ctx.cwd, "code runs a shell");
 }
 
@@ -250,8 +251,7 @@ function judgeRunsFile(inv: Invocation, s: LineState): void {
     if (printed?.literal) return judgeShellText(printed, s, inv.command.cwd, `${inv.program} ${script.text}`);
     return add(s, substitutedCode(script.text) ?? "shell_input", `${inv.program} runs the output of ${script.text}`);
   }
-  const text = fileText(script, s, inv.command.cwd);
-  if (text !== undefined) judgeShellText(literalWord(text), s, inv.command.cwd, `script ${script.text}`);
+  judgeScript(fileText(script, s, inv.command.cwd), s, inv.command.cwd, `script ${script.text}`);
 }
 
 /** A recipe line as the shell runs it: `@` (silent) and `-` (errors ignored) dropped. */
@@ -306,11 +306,9 @@ function judgeExfiltration(inv: Invocation, s: LineState): void {
   const paths = inv.args.map((w) => ({ ...w, text: w.text.replace(/^@|^[a-z-]+=@?/, "") }));
   const secret = (w: Word) =>
     LINE.SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
-  const carriesSecret =
-    paths.some(secret) ||
-    upstream(inv.command).some(
-      (c) => c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target)),
-    );
+  const readsSecret = (c: SimpleCommand) =>
+    c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target));
+  const carriesSecret = paths.some(secret) || upstream(inv.command).some(readsSecret);
   const git = inv.program === "git" ? inv.args[0]?.text : undefined;
   if (LINE.SENDERS.has(inv.program) || git === "push") {
     if (carriesSecret || (git === "push" && s.tainted.has(GIT_INDEX)))
@@ -380,12 +378,10 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
     const printed = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
     const text = p === "cat" || p === "echo" || p === "printf" ? printed : undefined;
     s.written.set(path, text);
-    if (LINE.AUTORUN.test(path) && text !== undefined)
-      judgeShellText(literalWord(text), s, cmd.cwd, `${path} runs later`);
+    if (LINE.AUTORUN.test(path)) judgeScript(text, s, cmd.cwd, `${path} runs later`);
     if (/^(:|true)?$/.test(p) && r.op === ">" && LINE.DATA_FILE.test(path))
       add(s, "overwrite_data_file", `empties ${path}`);
-    const key = judgeWrite(r.target, ctx);
-    if (key && !(key === "disk_write" && r.target.text.startsWith("/dev/tty"))) add(s, key, `writes ${r.target.text}`);
+    judgeWriteTo(r.target, ctx, s);
   }
 }
 
@@ -427,19 +423,15 @@ function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boo
     judgeShellText({ ...alias, text }, s, cwd, `alias ${inv.program}`);
     return true;
   }
-  if (inv.program === "alias")
-    for (const w of inv.args) {
-      const m = /^([\w.:-]+)=(.*)$/s.exec(w.text);
-      if (m) s.aliases.set(m[1]!, { ...w, text: m[2]! });
-    }
+  for (const w of inv.program === "alias" ? inv.args : []) {
+    const [, name, text] = /^([\w.:-]+)=(.*)$/s.exec(w.text) ?? [];
+    if (name !== undefined) s.aliases.set(name, { ...w, text: text! });
+  }
   return false;
 }
 
 function judgeModel(line: CommandLine, s: LineState): void {
-  for (const r of line.redirects) {
-    const key = r.op.includes(">") ? judgeWrite(r.target, s.ctx) : undefined;
-    if (key) add(s, key, `writes ${r.target.text}`);
-  }
+  for (const r of line.redirects) if (r.op.includes(">")) judgeWriteTo(r.target, s.ctx, s);
   for (const cmd of line.commands) {
     const { invocations, shellTexts } = unwrap(cmd);
     addIf(s, "resource_exhaustion", fanOut(cmd));
@@ -452,7 +444,6 @@ function judgeModel(line: CommandLine, s: LineState): void {
   }
 }
 
-/** A function defined on this line that calls itself in the background or into a pipe (not only written as text). */
 /** `f(){ f | f & }`: the body calls the function into a pipe or the background (a string search: names may be huge). */
 function callsItselfAsync(name: string, body: string): boolean {
   for (let at = body.indexOf(name); at >= 0; at = body.indexOf(name, at + 1)) {
@@ -463,16 +454,12 @@ function callsItselfAsync(name: string, body: string): boolean {
   return false;
 }
 
-function judgeForkBomb(source: string, line: CommandLine, s: LineState): void {
+function judgeLine(source: string, s: LineState, vars?: Variables): void {
+  const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
+  const line = modelCommandLine(source, { cwd, vars });
   const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));
   if (selfPiping || LINE.FORK_LOOPS.test(source))
     add(s, "fork_bomb", "a function that pipes into itself in the background");
-}
-
-function judgeLine(source: string, s: LineState, vars?: Variables): void {
-  const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
-  const line = modelCommandLine(source, { cwd, ...(vars ? { vars } : {}) });
-  judgeForkBomb(source, line, s);
   addIf(s, "resource_exhaustion", loopExhaustion(line));
   judgeModel(line, s);
 }

@@ -13,8 +13,7 @@ const require = createRequire(import.meta.url);
 // Both wasm files are found through the packages, not beside this module: the build bundles this code.
 await Parser.init({ locateFile: (name: string) => require.resolve(`web-tree-sitter/${name}`) });
 const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
-const parser = new Parser();
-parser.setLanguage(bash);
+const parser = new Parser().setLanguage(bash);
 
 /** `{rm,-r,/etc}` as a command: bash expands it into words; the grammar would read `{` as a group. */
 const BRACE_COMMAND = /(^|[;&|(]\s*|\n\s*)\{([^{}\s$]*,[^{}\s]*)\}(?=[\s;&|)]|$)/g;
@@ -24,9 +23,8 @@ const BRACE_COMMAND = /(^|[;&|(]\s*|\n\s*)\{([^{}\s$]*,[^{}\s]*)\}(?=[\s;&|)]|$)
  * so nodes must not escape `use`.
  */
 export function withParsedBash<T>(source: string, use: (root: Node) => T): T {
-  const tree = parser.parse(
-    source.replace(BRACE_COMMAND, (_, before: string, body: string) => before + body.split(",").join(" ")),
-  );
+  const braced = source.replace(BRACE_COMMAND, (_, before: string, body: string) => before + body.split(",").join(" "));
+  const tree = parser.parse(braced);
   if (!tree) throw new Error("tree-sitter returned no tree");
   try {
     return use(tree.rootNode);

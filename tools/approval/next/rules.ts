@@ -32,6 +32,10 @@ const KUBE_GLOBALS = [
   "--user",
 ];
 
+/** A ref deleting which hurts others: a tag, a version, a computed name, or a shared branch (`:main`). */
+const sharedOrTagRef = (ref: string) =>
+  /^\+?:?(refs\/tags\/|v?\d+(\.\d+)+$)|\$/.test(ref) || SHARED_BRANCH.test(ref.replace(/^\+?:?/, ""));
+
 const R = ["-r", "-R", "--recursive", "-rf", "-fr", "-Rf", "-fR", "-rF"];
 
 const BASE_RULES: Rule[] = [
@@ -421,11 +425,7 @@ const BASE_RULES: Rule[] = [
     unless: /(^|\s)(-n|--dry-run)(\s|$)/,
     // Deleting a remote feature branch is routine; a shared branch, a mirror or a prune is not.
     when: (ops, options) =>
-      options.some((o) => /^--(mirror|prune)/.test(o)) ||
-      ops.length < 3 ||
-      ops
-        .slice(2)
-        .some((r) => /^\+?:?(refs\/tags\/|v?\d+(\.\d+)+$)|\$/.test(r) || SHARED_BRANCH.test(r.replace(/^\+?:?/, ""))),
+      options.some((o) => /^--(mirror|prune)/.test(o)) || ops.length < 3 || ops.slice(2).some(sharedOrTagRef),
     effect: "remote",
     key: "git_force_push",
     flag: [
