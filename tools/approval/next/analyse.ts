@@ -18,7 +18,7 @@ import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
 import * as LINE from "./rules/line.js";
 import { SHELL_SINKS } from "./rules/wrappers.js";
-import { basename, isShell, unwrap, type Invocation } from "./unwrap.js";
+import { basename, isShell, unwrap, type Invocation, type ShellText } from "./unwrap.js";
 import { decodeAnsiC, literalWord, type Variables, type Word } from "./words.js";
 
 export interface JudgeOptions {
@@ -30,32 +30,40 @@ export interface JudgeOptions {
   readWritten?: (path: string) => string | undefined;
 }
 
+/** A class a command falls in, with the class's description. */
+export type Match = { key: string; description: string };
+
 export interface Verdict {
   dangerous: boolean;
   patternKey?: string;
   description?: string;
-  matches?: { key: string; description: string }[];
+  matches?: Match[];
   findings: Finding[];
 }
 
-interface LineState {
-  ctx: PathContext;
-  opts: JudgeOptions;
-  /** Files written on this line: path → text when known. */
-  written: Map<string, string | undefined>;
-  /** Files holding secrets copied or archived on this line. */
-  tainted: Set<string>;
-  findings: Finding[];
-  depth: number;
-  /** The line runs with raised rights (`sudo sh -c …`). */
-  elevated: boolean;
-  /** Aliases defined on the line: name → its text. */
-  aliases: Map<string, Word>;
-  /** Functions whose body is being judged (a function calling itself is not expanded again). */
-  calling: Set<string>;
-  /** What earlier commands left for later ones (remote.ts: destroy plans, git aliases). */
-  notes: Map<string, string>;
+/** What judging one line keeps; nested shell text shares it but for its own ctx, depth, rights and calls. */
+function newLineState(opts: JudgeOptions) {
+  const ctx: PathContext = { workdir: opts.defaultCwd || undefined, cwd: opts.cwd || undefined };
+  return {
+    ctx: { ...ctx, made: new Set<string>(), links: new Map<string, string>() },
+    opts,
+    /** Files written on this line: path → text when known. */
+    written: new Map<string, string | undefined>(),
+    /** Files holding secrets copied or archived on this line. */
+    tainted: new Set<string>(),
+    findings: [] as Finding[],
+    depth: 0,
+    /** The line runs with raised rights (`sudo sh -c …`). */
+    elevated: false,
+    /** Aliases defined on the line: name → its text. */
+    aliases: new Map<string, Word>(),
+    /** Functions whose body is being judged (a function calling itself is not expanded again). */
+    calling: new Set<string>(),
+    /** What earlier commands left for later ones (remote.ts: destroy plans, git aliases). */
+    notes: new Map<string, string>(),
+  };
 }
+type LineState = ReturnType<typeof newLineState>;
 
 const MAX_DEPTH = 6;
 /** Marks, among the line's tainted files, that a secret was staged in git (`git add`). */
@@ -82,12 +90,8 @@ const upstream = (cmd: SimpleCommand): SimpleCommand[] =>
  */
 const onlyVariables = (text: string) => /\$/.test(text) && !/\$\(|`|<\(|>\(/.test(text);
 
-/** How nested shell text runs: the words it sees as `$0 $1 …`, its variables, with raised rights or not. */
-interface NestedRun {
-  positional?: Word[];
-  env?: Variables;
-  elevated?: boolean;
-}
+/** How nested shell text runs, as a wrapper hands it over: its `$0 $1 …`, its variables, raised rights or not. */
+type NestedRun = Partial<Pick<ShellText, "positional" | "env" | "elevated">>;
 
 function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: string, run: NestedRun = {}): void {
   if (!code.literal && !onlyVariables(code.text)) {
@@ -400,11 +404,10 @@ function recordMade(cmd: SimpleCommand, s: LineState): void {
   }
   if (program === "ln" && operands.length === 2) {
     const [target, link] = operands.map((w) => absolutePath(w, ctx));
-    if (target && link && target !== link) (s.ctx.links ??= new Map()).set(link.replace(/(.)\/$/, "$1"), target);
+    if (target && link && target !== link) s.ctx.links.set(link.replace(/(.)\/$/, "$1"), target);
   }
   if (program === "mkdir")
-    for (const key of operands.map((w) => pathKey(w, ctx)))
-      if (/^\/(var\/)?tmp\/[^/]/.test(key)) (s.ctx.made ??= new Set()).add(key);
+    for (const key of operands.map((w) => pathKey(w, ctx))) if (/^\/(var\/)?tmp\/[^/]/.test(key)) s.ctx.made.add(key);
 }
 
 /** A function or alias the line defined runs its text with the call's arguments; `alias` records one. */
@@ -466,18 +469,7 @@ function judgeLine(source: string, s: LineState, vars?: Variables): void {
 
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
-  const s: LineState = {
-    ctx: { workdir: opts.defaultCwd || undefined, cwd: opts.cwd || undefined, made: new Set(), links: new Map() },
-    opts,
-    written: new Map(),
-    tainted: new Set(),
-    findings: [],
-    depth: 0,
-    elevated: false,
-    aliases: new Map(),
-    calling: new Set(),
-    notes: new Map(),
-  };
+  const s = newLineState(opts);
   judgeLine(command, s);
   const keys = [...new Set(s.findings.map((f) => f.key))];
   if (!keys.length) return { dangerous: false, findings: [] };

@@ -3,7 +3,7 @@
  * later command does by running one of those files (scripts, Makefiles, package.json scripts,
  * conftest.py, git hooks), judged from the file's text as read from the sandbox.
  */
-import { judgeCommand, type JudgeOptions } from "./analyse.js";
+import { judgeCommand, type JudgeOptions, type Match } from "./analyse.js";
 import { modelCommandLine } from "./model.js";
 import { absolutePath } from "./paths.js";
 import { basename } from "./unwrap.js";
@@ -36,11 +36,7 @@ export function writtenPaths(command: string, opts: { cwd?: string; defaultCwd?:
  * The classes a command falls in only because of files earlier calls wrote: judged with the files'
  * text, minus what the command alone already shows.
  */
-export function crossCallMatches(
-  command: string,
-  opts: JudgeOptions,
-  files: ReadonlyMap<string, string>,
-): { key: string; description: string }[] {
+export function crossCallMatches(command: string, opts: JudgeOptions, files: ReadonlyMap<string, string>): Match[] {
   if (files.size === 0) return [];
   const alone = new Set(judgeCommand(command, opts).matches?.map((m) => m.key) ?? []);
   const readWritten = (p: string) => files.get(p) ?? files.get(p.replace(/\/$/, ""));
