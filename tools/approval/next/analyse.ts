@@ -458,8 +458,7 @@ function callsItselfAsync(name: string, body: string): boolean {
 }
 
 function judgeLine(source: string, s: LineState, vars?: Variables): void {
-  const cwd = s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR;
-  const line = modelCommandLine(source, { cwd, vars });
+  const line = modelCommandLine(source, { cwd: s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR, vars });
   const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));
   if (selfPiping || LINE.FORK_LOOPS.test(source))
     add(s, "fork_bomb", "a function that pipes into itself in the background");

@@ -36,8 +36,7 @@ function listed(inv: Invocation): Word[] | "all" | undefined {
   if (!origin) return undefined;
   const program = programOf(origin);
   if (program === "pgrep" || program === "pidof") return origin.argv.slice(1).map((w) => word(w.text));
-  if (program !== "ps") return undefined;
-  if (origin.argv.slice(1).some((w) => L.psSelects.test(w.text))) return undefined;
+  if (program !== "ps" || origin.argv.slice(1).some((w) => L.psSelects.test(w.text))) return undefined;
   const narrowing = filters.filter(
     (f) => L.narrowing.test(programOf(f)) || (programOf(f) === "awk" && L.awkPattern.test(f.argv[1]?.text ?? "")),
   );
