@@ -14,10 +14,11 @@ import {
   MODULE_PROGRAMS,
   MULTIPLEXERS,
   ONE_TARGET,
+  OPTION_COMMANDS,
   PATH_PARAMS,
   SALT_FUNCTIONS,
-  OPTION_COMMANDS,
   SCRIPT_OPTIONS,
+  SEARCH_EXEC,
   SHELL_ESCAPES,
   SHELL_SINKS,
   SHELL_TEXT_TAKERS,
@@ -77,6 +78,22 @@ export const basename = (text: string) =>
     : text.slice(text.lastIndexOf("/") + 1)
   ).replace(/\.exe$/i, "");
 
+/** The program an argv runs. */
+const programOf = (argv: Word[]) => basename(argv[0]?.text ?? "");
+
+/** `program ARGS` run with the frame's rights, through the frame's wrappers. */
+function invocation(f: Frame, program: string, args: Word[], word = literalWord(program)): Invocation {
+  return { program, args, word, elevated: f.elevated, runtimeArgs: f.runtimeArgs, via: f.via, command: f.command };
+}
+
+/** Shell text handed over in the frame, through the wrappers `via`. */
+function shellText(f: Frame, code: Word, via = f.via): ShellText {
+  return { code, elevated: f.elevated, via, command: f.command };
+}
+
+/** The frame of a command one wrapper further in. */
+const inner = (f: Frame, change: Partial<Frame>): Frame => ({ ...f, ...change, depth: f.depth + 1 });
+
 /** Words as shell text: joined as `eval`/ssh join them, or (`quote`) each word kept whole, as exec runs them. */
 const joinWords = (words: Word[], quote = false): Word => ({
   text: words.map((w) => (quote && /\s/.test(w.text) ? `'${w.text.replace(/'/g, "'\\''")}'` : w.text)).join(" "),
@@ -87,21 +104,26 @@ const joinWords = (words: Word[], quote = false): Word => ({
 const computed = (program: string): Word => ({ text: `$(${program})`, literal: false, glob: false });
 const isOption = (t: string) => t.startsWith("-") && t.length > 1;
 
+/** The word after the first of these options among the first `before` words (`-m MODULE`, `-a LIST`). */
+function optionValue(args: Word[], names: string[], before = args.length): Word | undefined {
+  const at = args.findIndex((w, i) => i < before && names.includes(w.text));
+  return at < 0 ? undefined : args[at + 1];
+}
+
+/** Where the words after `--` start (the end when there is no `--`). */
+const afterDashes = (args: Word[]) => args.findIndex((w) => w.text === "--") + 1 || args.length;
+
 /** Skips a wrapper's options (and its positional arguments); returns the index of the wrapped command. */
 function skipOptions(args: Word[], from: number, spec: { valued: string[]; positional?: number }, env?: Variables) {
   let i = from;
-  while (i < args.length) {
+  for (; i < args.length && args[i]!.text !== "--"; i++) {
     const t = args[i]!.text;
-    if (t === "--") return i + 1 + (spec.positional ?? 0);
-    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(t);
-    if (assignment) {
-      env?.set(assignment[1]!, { ...args[i]!, text: assignment[2]! });
-      i++;
-    } else if (spec.valued.includes(t)) i += 2;
-    else if (isOption(t)) i++;
-    else break;
+    const assignment = /^([A-Za-z_]\w*)=(.*)$/s.exec(t);
+    if (assignment) env?.set(assignment[1]!, { ...args[i]!, text: assignment[2]! });
+    else if (spec.valued.includes(t)) i++;
+    else if (!isOption(t)) break;
   }
-  return i + (spec.positional ?? 0);
+  return i + (args[i]?.text === "--" ? 1 : 0) + (spec.positional ?? 0);
 }
 
 /** `-c CODE` of a shell (also `-lc`, `-ec`, `--login -c`). */
@@ -114,38 +136,52 @@ function shellCode(args: Word[]): Word | undefined {
   return undefined;
 }
 
-/** Replaces find's `-exec CMD {} ;` by CMD; the `{}` become find's start paths. */
-function findExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
-  const at = args.findIndex((w) => /^-(exec|execdir|ok|okdir)$/.test(w.text));
-  if (at < 0) return undefined;
-  const end = args.findIndex((w, i) => i > at && (w.text === ";" || w.text === "+"));
-  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: findRoots(args) };
+/** find/fd: the paths they search (default `.`) and the command their `-exec`/`-x` runs (none: empty). */
+function search(program: string, args: Word[]): { roots: Word[]; exec: Word[] } | undefined {
+  const spec = SEARCH_EXEC[program];
+  if (!spec) return undefined;
+  const at = args.findIndex((w) => spec.exec.test(w.text));
+  const end = args.findIndex((w, i) => i > at && spec.end.test(w.text));
+  const roots = program === "find" ? findRoots(args) : fdRoots(args, at < 0 ? args.length : at);
+  const exec = at < 0 ? [] : args.slice(at + 1, end < 0 ? undefined : end);
+  return { roots: roots.length ? roots : [literalWord(".")], exec };
 }
 
+/** find's start paths: the words before its first test. */
 function findRoots(args: Word[]): Word[] {
   const from = args.findIndex((w) => !/^-[HLP]$|^-O\d$/.test(w.text));
   const rest = from < 0 ? [] : args.slice(from);
   const end = rest.findIndex((w) => w.text.startsWith("-") || w.text === "(" || w.text === "!");
-  const roots = rest.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
-  return roots.length ? roots : [literalWord(".")];
+  return rest.slice(0, end < 0 ? undefined : end).filter((w) => w.text !== "");
 }
 
-/** fd's `-x/-X CMD`: CMD, run on what fd finds under its search paths (default `.`). */
-function fdExec(args: Word[]): { exec: Word[]; roots: Word[] } | undefined {
-  const at = args.findIndex((w) => /^(-x|--exec|-X|--exec-batch)$/.test(w.text));
-  if (at < 0) return undefined;
-  const end = args.findIndex((w, i) => i > at && w.text === ";");
+/** fd's search paths among its words before `-x`: `--search-path` values and the operands after the pattern. */
+function fdRoots(args: Word[], before: number): Word[] {
   const operands: Word[] = [];
   const searched: Word[] = [];
-  for (let i = 0; i < at; i++) {
+  for (let i = 0; i < before; i++) {
     const t = args[i]!.text;
     if (FD_VALUED.has(t)) {
       if (t === "--search-path" && args[i + 1]) searched.push(args[i + 1]!);
       i++;
     } else if (!t.startsWith("-")) operands.push(args[i]!);
   }
-  const roots = [...searched, ...operands.slice(1)];
-  return { exec: args.slice(at + 1, end < 0 ? undefined : end), roots: roots.length ? roots : [literalWord(".")] };
+  return [...searched, ...operands.slice(1)];
+}
+
+/** The command find/fd run, with what they found where `{}` stands (fd: last when the command has no `{}`). */
+function execOnFound(program: string, args: Word[], { roots, exec }: { roots: Word[]; exec: Word[] }): Word[] {
+  // what `-name PATTERN` finds is a file of that name under the roots (`! -name X`: anything but X)
+  const name =
+    program === "find"
+      ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "") && !/^(!|-not)$/.test(args[i - 2]?.text ?? ""))
+      : undefined;
+  const found = roots.map((r) =>
+    name && !name.text.includes("/") ? { ...r, text: `${r.text}/${name.text}` } : under(r),
+  );
+  const placeholder = (w: Word) => /^\{[/.]*\}$/.test(w.text);
+  if (program !== "find" && !exec.some(placeholder)) return [...exec, ...found];
+  return exec.flatMap((w) => (placeholder(w) ? found : [w]));
 }
 
 /** What find/ls list under a path: never the path itself. */
@@ -153,77 +189,62 @@ const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u
 
 /** A filter stands between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`). */
 const narrowed = (c?: SimpleCommand): boolean =>
-  !!c?.pipedFrom &&
-  (/^(grep|egrep|fgrep|rg|head|tail)$/.test(basename(c.argv[0]?.text ?? "")) || narrowed(c.pipedFrom));
+  !!c?.pipedFrom && (/^(grep|egrep|fgrep|rg|head|tail)$/.test(programOf(c.argv)) || narrowed(c.pipedFrom));
 
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   let origin = cmd.pipedFrom;
-  if (!origin && cmd.stdin?.literal)
-    return cmd.stdin.text
-      .split(/\s+/)
-      .filter(Boolean)
-      .map((text) => literalWord(text));
+  if (!origin && cmd.stdin?.literal) return cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord);
   if (!origin) return undefined;
   while (origin.pipedFrom) origin = origin.pipedFrom;
   let argv = origin.argv;
-  if (/^(busybox|toybox|sudo)$/.test(basename(argv[0]?.text ?? ""))) argv = argv.slice(1);
-  const program = basename(argv[0]?.text ?? "");
-  const operands = argv.slice(1).filter((w) => !isOption(w.text));
-  if (program === "find") return findRoots(argv.slice(1)).map(under);
-  if (program === "fd" || program === "fdfind") return fdExec([...argv.slice(1), literalWord("-x")])!.roots.map(under);
-  if (program === "ls") return operands.length ? operands.map(under) : [under(literalWord("."))];
+  if (/^(busybox|toybox|sudo)$/.test(programOf(argv))) argv = argv.slice(1);
+  const program = programOf(argv);
+  const operands = (from: number) => argv.slice(from).filter((w) => !isOption(w.text));
+  const listed = search(program, argv.slice(1))?.roots;
+  if (listed) return listed.map(under);
+  if (program === "ls") return operands(1).length ? operands(1).map(under) : [under(literalWord("."))];
   if (LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
   const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd.pipedFrom);
-  const prefix =
-    argv
-      .slice(verb + 1)
-      .find((w) => !isOption(w.text))
-      ?.text.replace(/\/?$/, "/") ?? "";
+  const prefix = operands(verb + 1)[0]?.text.replace(/\/?$/, "/") ?? "";
   if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
-  if (program === "echo") return operands;
-  if (program === "printf") return operands.slice(1);
+  if (program === "echo") return operands(1);
+  if (program === "printf") return operands(1).slice(1);
   return undefined;
+}
+
+/** xargs' replace-string: `-I X`, `-J X`, `-IX`, `--replace=X`; `{}` for `-i`. */
+function replaceString(args: Word[], before: number): string | undefined {
+  const at = args.findIndex((w, i) => i < before && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
+  const flag = args[at]?.text ?? "";
+  if (flag === "-i") return "{}";
+  if (flag === "-I" || flag === "-J") return args[at + 1]?.text;
+  return flag.replace(/^-I|^--replace=?/, "") || undefined;
 }
 
 /** xargs/parallel: the command they run with the input words put where they go. */
 function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): { argv: Word[]; known: boolean } {
   let argv = args.slice(at);
   // `xargs -a LIST`: what a list names is taken to live where the list does
-  const list = args.findIndex((w, i) => i < at && /^(-a|--arg-file)$/.test(w.text));
-  const listed = list >= 0 && args[list + 1]?.literal ? /^[/~].*\//.exec(args[list + 1]!.text)?.[0] : undefined;
+  const list = optionValue(args, ["-a", "--arg-file"], at);
+  const listed = list?.literal ? /^[/~].*\//.exec(list.text)?.[0] : undefined;
   let input = listed ? [under(literalWord(listed))] : pipedWords(cmd);
   const triple = argv.findIndex((w) => w.text === ":::");
   if (program === "parallel" && triple >= 0) [argv, input] = [argv.slice(0, triple), argv.slice(triple + 1)];
-  const flagAt = args.findIndex((w, i) => i < at && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
-  const flag = args[flagAt]?.text ?? "";
-  const mark =
-    program === "parallel"
-      ? "{}"
-      : /^-(I|J)$/.test(flag)
-        ? args[flagAt + 1]?.text
-        : flag === "-i"
-          ? "{}"
-          : flag.replace(/^-I|^--replace=?/, "") || undefined;
+  const mark = program === "parallel" ? "{}" : replaceString(args, at);
   // unknown input in the command word or as a shell's whole code (`sh -c '{}'`): code known only when it runs
-  if (!input)
-    return {
-      argv: argv.map((w, i) => (w.text === mark && (i === 0 || i === 2) ? { ...w, literal: false } : w)),
-      known: false,
-    };
+  if (!input) {
+    const unknownCode = (w: Word, i: number) => w.text === mark && (i === 0 || i === 2);
+    return { argv: argv.map((w, i) => (unknownCode(w, i) ? { ...w, literal: false } : w)), known: false };
+  }
+  if (!mark || !argv.some((w) => w.text.includes(mark))) return { argv: [...argv, ...input], known: true };
   // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
   // program of one target (ssh HOST CMD) is judged with the first.
-  const each = ONE_TARGET.test(basename(argv[0]?.text ?? "")) ? input.slice(0, 1) : input;
-  if (mark && argv.some((w) => w.text.includes(mark)))
-    return {
-      argv: argv.flatMap((w) =>
-        w.text.includes(mark) ? each.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) })) : [w],
-      ),
-      known: true,
-    };
-  return { argv: [...argv, ...input], known: true };
+  const each = ONE_TARGET.test(programOf(argv)) ? input.slice(0, 1) : input;
+  const filled = (w: Word) => each.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) }));
+  return { argv: argv.flatMap((w) => (w.text.includes(mark) ? filled(w) : [w])), known: true };
 }
 
 /** A wrapper (`sudo`, `env`, `xargs`, `uv run`, …): unwraps to the command it runs; false if not one. */
@@ -234,47 +255,23 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
   if (spec.verb && !verb) return false;
   const env: Variables = new Map(f.env);
   const skipped = skipOptions(args, verb ? verb.split(" ").length : 0, spec, env);
-  const dashes = args.findIndex((w) => w.text === "--");
-  const at = spec.afterDashes
-    ? dashes < 0
-      ? args.length
-      : dashes + 1
-    : skipped + (args[skipped]?.text === "--" ? 1 : 0);
+  const at = spec.afterDashes ? afterDashes(args) : skipped + (args[skipped]?.text === "--" ? 1 : 0);
   const via = [...f.via, program];
-  if (program === "env") {
-    const split = args.findIndex((w) => w.text === "-S" || w.text === "--split-string");
-    if (split >= 0 && args[split + 1]) {
-      out.shellTexts.push({ code: args[split + 1]!, env, elevated: f.elevated, via, command: f.command });
-      return true;
-    }
-  }
-  if (at >= args.length) return false;
-  if (spec.judged)
-    out.invocations.push({
-      program,
-      args,
-      word: literalWord(program),
-      elevated: f.elevated,
-      runtimeArgs: f.runtimeArgs,
-      via: f.via,
-      command: f.command,
-    });
-  const fan = program === "xargs" || program === "parallel" ? fanOut(program, args, at, f.command) : undefined;
-  const next: Frame = {
-    ...f,
-    elevated: f.elevated || !!spec.elevates,
-    via,
-    env,
-    runtimeArgs: f.runtimeArgs || (fan !== undefined && !fan.known),
-    depth: f.depth + 1,
-  };
-  commandEnv(env, next, out);
-  // `parallel 'cmd {}' ::: …`: one quoted word is shell text.
-  if (fan?.argv.length && fan.argv.every((w) => /\s/.test(w.text))) {
-    for (const code of fan.argv) out.shellTexts.push({ code, env, elevated: next.elevated, via, command: f.command });
+  const text = spec.textOptions && optionValue(args, spec.textOptions);
+  if (text) {
+    out.shellTexts.push({ ...shellText(f, text, via), env });
     return true;
   }
-  unwrapWords(fan?.argv ?? args.slice(at), next, out);
+  if (at >= args.length) return false;
+  if (spec.judged) out.invocations.push(invocation(f, program, args));
+  const fan = spec.fansOut ? fanOut(program, args, at, f.command) : undefined;
+  const runtimeArgs = f.runtimeArgs || fan?.known === false;
+  const next = inner(f, { elevated: f.elevated || !!spec.elevates, via, env, runtimeArgs });
+  commandEnv(env, next, out);
+  // `parallel 'cmd {}' ::: …`: one quoted word is shell text.
+  if (fan?.argv.length && fan.argv.every((w) => /\s/.test(w.text)))
+    for (const code of fan.argv) out.shellTexts.push({ ...shellText(next, code), env });
+  else unwrapWords(fan?.argv ?? args.slice(at), next, out);
   return true;
 }
 
@@ -282,12 +279,7 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
 function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
   for (const [name, value] of env)
     if (COMMAND_ENV.test(name) && value.text.trim())
-      out.shellTexts.push({
-        code: { ...value, text: value.text.replace(/^\|/, "") },
-        elevated: f.elevated,
-        via: [...f.via, name],
-        command: f.command,
-      });
+      out.shellTexts.push(shellText(f, { ...value, text: value.text.replace(/^\|/, "") }, [...f.via, name]));
 }
 
 /** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `eval`, `ssh HOST CMD`, `fab -- CMD`). */
@@ -297,29 +289,25 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
     return code ? { code, positional: args.slice(args.indexOf(code) + 1) } : undefined;
   }
   const spec = SHELL_TEXT_TAKERS[program];
-  if (!spec) return undefined;
-  const bundled = (t: string) =>
-    spec.flag!.some((o) => /^-[a-z]$/.test(o) && new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t));
-  const flagged = spec.flag ? args.findIndex((w) => spec.flag!.includes(w.text) || bundled(w.text)) : -1;
-  // the words after `--`, after the host (`ssh [opts] HOST CMD…`), or all of them (`eval`), joined
-  const from =
-    spec.rest === "--"
-      ? args.findIndex((w) => w.text === "--") + 1 || args.length
-      : spec.rest === "all"
-        ? 0
-        : skipOptions(args, 0, { valued: spec.rest ?? [] }) + 1;
-  const code = spec.flag
-    ? flagged >= 0
-      ? args[flagged + 1]
-      : undefined
-    : spec.last
-      ? args.at(-1)
-      : spec.rest
-        ? args.length > from
-          ? joinWords(args.slice(from))
-          : undefined
-        : args.find((w) => w.text !== "--");
+  const code = spec && takenText(spec, args);
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
+}
+
+/** The shell text of a SHELL_TEXT_TAKERS row: after its flag, the last word, the rest joined, or the first word. */
+function takenText(spec: (typeof SHELL_TEXT_TAKERS)[string], args: Word[]): Word | undefined {
+  const { flag, rest } = spec;
+  if (flag) {
+    // a one-letter flag may end a bundle (`su -lc CMD`)
+    const flagged = (t: string) =>
+      flag.some((o) => (/^-[a-z]$/.test(o) ? new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t) : o === t));
+    const at = args.findIndex((w) => flagged(w.text));
+    return at < 0 ? undefined : args[at + 1];
+  }
+  if (spec.last) return args.at(-1);
+  if (!rest) return args.find((w) => w.text !== "--");
+  // the words after `--`, after the host (`ssh [opts] HOST CMD…`), or all of them (`eval`), joined
+  const from = rest === "--" ? afterDashes(args) : rest === "all" ? 0 : skipOptions(args, 0, { valued: rest }) + 1;
+  return args.length > from ? joinWords(args.slice(from)) : undefined;
 }
 
 /** tmux/screen: text typed into a window or run in a new one. */
@@ -343,11 +331,10 @@ function multiplexerText(program: string, args: Word[]): Word | undefined {
 }
 
 /** `key=value` parameters of an Ansible `-a` string. */
-function moduleParams(text: string): Map<string, string> {
-  const params = new Map<string, string>();
-  for (const m of text.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)) params.set(m[1]!, m[2]!.replace(/^['"]|['"]$/g, ""));
-  return params;
-}
+const moduleParams = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    [...text.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)].map((m) => [m[1], m[2]!.replace(/^['"]|['"]$/g, "")]),
+  );
 
 /** `ansible HOSTS -m MODULE -a ARGS` and `salt TARGET FUNCTION ARGS`: the local command of the same effect. */
 function remoteModuleText(program: string, args: Word[]): Word | undefined {
@@ -358,58 +345,44 @@ function remoteModuleText(program: string, args: Word[]): Word | undefined {
     return { ...rest, text: SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
-  const valueOf = (flags: string[]) => {
-    const at = args.findIndex((w) => flags.includes(w.text));
-    return at < 0 ? undefined : args[at + 1];
-  };
-  const module = valueOf(["-m", "--module-name"])?.text ?? "command";
-  const free = valueOf(["-a", "--args"]);
+  const module = optionValue(args, ["-m", "--module-name"])?.text ?? "command";
+  const free = optionValue(args, ["-a", "--args"]);
   if (!free) return undefined;
   const params = moduleParams(free.text);
-  const path = PATH_PARAMS.map((p) => params.get(p)).find((v) => v !== undefined);
-  const state = (params.get("state") ?? "").replace(/^(stop|start|restart|reload)p?ed$/, "$1");
-  const vars: Record<string, string | undefined> = { ...Object.fromEntries(params), free: free.text, path, state };
+  const path = PATH_PARAMS.map((p) => params[p]).find((v) => v !== undefined);
+  const state = (params.state ?? "").replace(/^(stop|start|restart|reload)p?ed$/, "$1");
+  const vars: Record<string, string | undefined> = { ...params, free: free.text, path, state };
   for (const row of ANSIBLE_MODULES) {
     if (!row.modules.includes(module)) continue;
-    if (row.when && !Object.entries(row.when).every(([k, re]) => re.test(params.get(k) ?? ""))) continue;
+    if (row.when && !Object.entries(row.when).every(([k, re]) => re.test(params[k] ?? ""))) continue;
     const text = row.command.replace(/\$(\w+)/g, (_, k: string) => vars[k] ?? "\u0000");
     if (!text.includes("\u0000")) return { text, literal: free.literal, glob: false };
   }
   return undefined;
 }
 
+/** The command a SHELL_ESCAPES pattern captured (a pattern may spell it in several groups). */
+const escapedCommand = (m: RegExpExecArray | null | undefined) => m?.slice(1).findLast((g) => g !== undefined);
+
 /** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
-  const shell = { elevated: f.elevated, via: [...f.via, program], command: f.command };
-  const re = SHELL_ESCAPES[program] ?? /$^/;
-  for (let i = 0; i < args.length; i++) {
-    const w = args[i]!;
-    let code = re
-      .exec(w.text)
-      ?.slice(1)
-      .findLast((g) => g !== undefined);
-    // the option's value as the next word (`rsync -e 'sh -c …'`, `zip --unzip-command CMD`)
+  const via = [...f.via, program];
+  const hand = (code: Word) => out.shellTexts.push(shellText(f, code, via));
+  const re = SHELL_ESCAPES[program];
+  for (const [i, w] of args.entries()) {
     const next = args[i + 1];
-    if (!code && next && /^-[^=]*$/.test(w.text))
-      code = re
-        .exec(`${w.text} ${next.text}`)
-        ?.slice(1)
-        .findLast((g) => g !== undefined);
-    if (code)
-      out.shellTexts.push({
-        ...shell,
-        code: INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code },
-      });
+    // the option's value as the next word (`rsync -e 'sh -c …'`, `zip --unzip-command CMD`)
+    const joined = next && /^-[^=]*$/.test(w.text) ? `${w.text} ${next.text}` : undefined;
+    const code = escapedCommand(re?.exec(w.text)) || (joined && escapedCommand(re?.exec(joined)));
+    if (code) hand(INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code });
     const script = SCRIPT_OPTIONS[program]?.exec(w.text) && (w.text.startsWith("+") ? w : next);
-    if (script && !script.literal && /\$\(|`/.test(script.text)) out.shellTexts.push({ ...shell, code: script });
-    if (SHELL_SINKS[program]?.test(w.text)) out.shellTexts.push({ ...shell, code: computed(program) });
+    if (script && !script.literal && /\$\(|`/.test(script.text)) hand(script);
+    if (SHELL_SINKS[program]?.test(w.text)) hand(computed(program));
   }
   const spec = OPTION_COMMANDS[program];
   const run = spec && args.map((w) => spec.program.exec(w.text)?.[1]).find((t) => t !== undefined);
-  if (run) {
-    const given = args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
-    out.shellTexts.push({ ...shell, code: { ...args[0]!, text: given ? `${run} ${given}` : run } });
-  }
+  const given = spec && args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
+  if (run) hand({ ...args[0]!, text: given ? `${run} ${given}` : run });
 }
 
 /** The programs one simple command runs, wrappers unwrapped (at most a few levels deep). */
@@ -426,62 +399,27 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (!word || f.depth > 8) return;
   // `time (a && b)`: the grammar hands the subshell to the keyword as one word; it is shell text.
   const group = /^\((.*)\)$/s.exec(word.text);
-  if (group && argv.length === 1 && f.via.length)
-    return void out.shellTexts.push({
-      code: literalWord(group[1]!),
-      elevated: f.elevated,
-      via: f.via,
-      command: f.command,
-    });
+  if (group && argv.length === 1 && f.via.length) return void out.shellTexts.push(shellText(f, literalWord(group[1]!)));
   const initScript = /^\/etc\/(init\.d|rc\.d)\/([^/]+)$/.exec(word.text);
   if (initScript)
     return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
   const program = basename(word.text);
   const args = argv.slice(1);
-  if (
-    !SHELL_TEXT_TAKERS[program]?.flag?.some((o) => args.some((w) => w.text === o)) &&
-    unwrapWrapper(program, args, f, out)
-  )
-    return;
+  const taker = SHELL_TEXT_TAKERS[program];
+  if (!taker?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out)) return;
   const via = [...f.via, program];
   escapes(program, args, f, out);
   const text = textArgument(program, args);
-  if (text) {
-    const elevated = f.elevated || !!SHELL_TEXT_TAKERS[program]?.elevates;
-    out.shellTexts.push({ ...text, env: f.env, elevated, via, command: f.command });
-    return;
-  }
+  const elevated = f.elevated || !!taker?.elevates;
+  if (text) return void out.shellTexts.push({ ...shellText(f, text.code, via), ...text, env: f.env, elevated });
   const windows = windowsShellText(program, args);
-  if (windows) out.shellTexts.push({ code: windows, elevated: f.elevated, via, command: f.command });
+  if (windows) out.shellTexts.push(shellText(f, windows, via));
   const handed = multiplexerText(program, args) ?? remoteModuleText(program, args);
-  if (handed) return void out.shellTexts.push({ code: handed, elevated: f.elevated, via, command: f.command });
+  if (handed) return void out.shellTexts.push(shellText(f, handed, via));
   const module = args[0]?.text === "-m" ? MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
-  if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], { ...f, depth: f.depth + 1 }, out);
-  out.invocations.push({
-    program,
-    args,
-    word,
-    elevated: f.elevated,
-    runtimeArgs: f.runtimeArgs,
-    via: f.via,
-    command: f.command,
-  });
-  const fe = program === "find" ? findExec(args) : program === "fd" || program === "fdfind" ? fdExec(args) : undefined;
-  if (fe?.exec.length) {
-    // what `-name PATTERN` finds is a file of that name under the roots (`! -name X`: anything but X)
-    const name =
-      program === "find"
-        ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "") && !/^(!|-not)$/.test(args[i - 2]?.text ?? ""))
-        : undefined;
-    const found = fe.roots.map((r) =>
-      name && !name.text.includes("/") ? { ...r, text: `${r.text}/${name.text}` } : under(r),
-    );
-    const marked = fe.exec.some((w) => /^\{[/.]*\}$/.test(w.text));
-    // fd puts the found path last when the command names no placeholder
-    const exec =
-      marked || program === "find"
-        ? fe.exec.flatMap((w) => (/^\{[/.]*\}$/.test(w.text) ? found : [w]))
-        : [...fe.exec, ...found];
-    unwrapWords(exec, { ...f, via: [...f.via, `${program} -exec`], depth: f.depth + 1 }, out);
-  }
+  if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], inner(f, {}), out);
+  out.invocations.push(invocation(f, program, args, word));
+  const searched = search(program, args);
+  if (searched?.exec.length)
+    unwrapWords(execOnFound(program, args, searched), inner(f, { via: [...f.via, `${program} -exec`] }), out);
 }

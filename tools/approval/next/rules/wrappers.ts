@@ -13,6 +13,10 @@ export interface WrapperSpec {
   afterDashes?: boolean;
   /** The wrapper's own rows are judged too (`systemd-run --on-active` schedules its command). */
   judged?: boolean;
+  /** Options whose value is shell text the wrapper runs (`env -S 'CMD ARGS'`). */
+  textOptions?: string[];
+  /** Runs the command once per input word (`xargs`, `parallel`): where the words go is worked out. */
+  fansOut?: boolean;
 }
 
 const SSH_VALUED = "-p -i -l -o -F -J -L -R -D -b -c -e -m -S -W -w".split(" ");
@@ -23,7 +27,7 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   doas: { valued: ["-u", "-C"], elevates: true },
   pkexec: { valued: ["--user"], elevates: true },
   run0: { valued: ["-u", "--user"], elevates: true },
-  env: { valued: ["-u", "--unset", "-C", "--chdir"] },
+  env: { valued: ["-u", "--unset", "-C", "--chdir"], textOptions: ["-S", "--split-string"] },
   nohup: { valued: [] },
   time: { valued: ["-f", "-o"] },
   nice: { valued: ["-n", "--adjustment"] },
@@ -44,8 +48,9 @@ export const WRAPPERS: Record<string, WrapperSpec> = {
   runuser: { valued: ["-u", "-g"], elevates: true },
   xargs: {
     valued: ["-I", "-i", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "-J", "--max-args", "--max-procs", "--delimiter"],
+    fansOut: true,
   },
-  parallel: { valued: ["-j", "--jobs", "-S"] },
+  parallel: { valued: ["-j", "--jobs", "-S"], fansOut: true },
   nsenter: { valued: ["-t", "--target"] },
   "systemd-run": {
     valued: ["-p", "--property", "--unit", "-u", "-M", "--machine", "-E", "--setenv", "--uid", "--gid", "--slice"],
@@ -193,6 +198,13 @@ export const FD_VALUED = new Set(
     " ",
   ),
 );
+
+/** find and fd: the option that starts the command they run on what they find, and the word that ends it. */
+export const SEARCH_EXEC: Record<string, { exec: RegExp; end: RegExp }> = {
+  find: { exec: /^-(exec|execdir|ok|okdir)$/, end: /^[;+]$/ },
+  fd: { exec: /^(-x|--exec|-X|--exec-batch)$/, end: /^;$/ },
+  fdfind: { exec: /^(-x|--exec|-X|--exec-batch)$/, end: /^;$/ },
+};
 
 /** Programs of one target (`ssh HOST CMD`): xargs runs them once per input, judged with the first. */
 export const ONE_TARGET = /^(ssh|mosh|telnet|rsh)$/;
