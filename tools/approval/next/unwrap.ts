@@ -8,7 +8,6 @@ import type { SimpleCommand, Word } from "./model.js";
 import {
   ANSIBLE_MODULES,
   COMMAND_ENV,
-  FD_VALUED,
   INPUT_PARTS,
   LISTS_EVERYWHERE,
   MODULE_PROGRAMS,
@@ -27,31 +26,32 @@ import {
 import { literalWord, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
 
-export interface Invocation {
-  /** The program (basename, as run) and its arguments. */
-  program: string;
-  args: Word[];
-  /** The program word itself (computed or globbed ones go to the smart approver). */
-  word: Word;
+/** Where a program or shell text runs: the command it came from, the wrappers passed and their rights. */
+export interface Context {
   /** Runs with raised rights (sudo, doas, su, pkexec, runuser). */
   elevated: boolean;
-  /** Arguments appended at run time (xargs, find -exec {}): targets unknown from the line. */
-  runtimeArgs: boolean;
   /** The wrappers passed through, outermost first. */
   via: string[];
   command: SimpleCommand;
 }
 
+export interface Invocation extends Context {
+  /** The program (basename, as run) and its arguments. */
+  program: string;
+  args: Word[];
+  /** The program word itself (computed or globbed ones go to the smart approver). */
+  word: Word;
+  /** Arguments appended at run time (xargs, find -exec {}): targets unknown from the line. */
+  runtimeArgs: boolean;
+}
+
 /** Shell text a wrapper hands over, to be modelled as a line of its own. */
-export interface ShellText {
+export interface ShellText extends Context {
   code: Word;
   /** `sh -c CODE $0 $1 …`: the words the code sees as its positional parameters. */
   positional?: Word[];
   /** Variables the code sees (`X=1 sh -c …`, `env X=1 sh -c …`). */
   env?: Variables;
-  elevated: boolean;
-  via: string[];
-  command: SimpleCommand;
 }
 
 export interface Unwrapped {
@@ -59,10 +59,7 @@ export interface Unwrapped {
   shellTexts: ShellText[];
 }
 
-interface Frame {
-  command: SimpleCommand;
-  elevated: boolean;
-  via: string[];
+interface Frame extends Context {
   runtimeArgs: boolean;
   env: Variables;
   depth: number;
@@ -126,14 +123,10 @@ function skipOptions(args: Word[], from: number, spec: { valued: string[]; posit
   return i + (args[i]?.text === "--" ? 1 : 0) + (spec.positional ?? 0);
 }
 
-/** `-c CODE` of a shell (also `-lc`, `-ec`, `--login -c`). */
+/** `-c CODE` of a shell (also `-lc`, `-ec`, `--login -c`): the word after the first option holding `c`. */
 function shellCode(args: Word[]): Word | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const t = args[i]!.text;
-    if (!t.startsWith("-")) return undefined;
-    if (/^-[a-zA-Z]*c[a-zA-Z]*$/.test(t)) return args[i + 1];
-  }
-  return undefined;
+  const at = args.findIndex((w) => !w.text.startsWith("-") || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
+  return args[at]?.text.startsWith("-") ? args[at + 1] : undefined;
 }
 
 /** find/fd: the paths they search (default `.`) and the command their `-exec`/`-x` runs (none: empty). */
@@ -142,7 +135,7 @@ function search(program: string, args: Word[]): { roots: Word[]; exec: Word[] } 
   if (!spec) return undefined;
   const at = args.findIndex((w) => spec.exec.test(w.text));
   const end = args.findIndex((w, i) => i > at && spec.end.test(w.text));
-  const roots = program === "find" ? findRoots(args) : fdRoots(args, at < 0 ? args.length : at);
+  const roots = spec.valued ? fdRoots(args, at < 0 ? args.length : at, spec.valued) : findRoots(args);
   const exec = at < 0 ? [] : args.slice(at + 1, end < 0 ? undefined : end);
   return { roots: roots.length ? roots : [literalWord(".")], exec };
 }
@@ -156,12 +149,12 @@ function findRoots(args: Word[]): Word[] {
 }
 
 /** fd's search paths among its words before `-x`: `--search-path` values and the operands after the pattern. */
-function fdRoots(args: Word[], before: number): Word[] {
+function fdRoots(args: Word[], before: number, valued: Set<string>): Word[] {
   const operands: Word[] = [];
   const searched: Word[] = [];
   for (let i = 0; i < before; i++) {
     const t = args[i]!.text;
-    if (FD_VALUED.has(t)) {
+    if (valued.has(t)) {
       if (t === "--search-path" && args[i + 1]) searched.push(args[i + 1]!);
       i++;
     } else if (!t.startsWith("-")) operands.push(args[i]!);

@@ -35,12 +35,9 @@ export function windowsText(text: string, switches?: RegExp): string {
 export function windowsShellText(program: string, args: Word[]): Word | undefined {
   const spec = WINDOWS_SHELLS[program.toLowerCase()];
   if (!spec) return undefined;
-  let at = args.findIndex((w) => spec.command.includes(w.text.toLowerCase()));
-  if (at >= 0) at++;
-  else
-    at = args.findIndex(
-      (w, i) => spec.bare.test(w.text) && !spec.valued.includes(args[i - 1]?.text.toLowerCase() ?? ""),
-    );
+  const cmdlet = (w: Word, i: number) =>
+    spec.bare.test(w.text) && !spec.valued.includes(args[i - 1]?.text.toLowerCase() ?? "");
+  const at = args.findIndex((w) => spec.command.includes(w.text.toLowerCase())) + 1 || args.findIndex(cmdlet);
   const rest = at >= 0 ? args.slice(at) : [];
   if (!rest.length) return undefined;
   return {

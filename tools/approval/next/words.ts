@@ -4,6 +4,7 @@
  */
 import type { SyntaxNode } from "./parser.js";
 import { ANSI_C_ESCAPES, NUMERIC_PARAMETERS } from "./rules/line.js";
+import { PRESET_VARIABLES } from "./rules/words_values.js";
 
 export interface Word {
   /** The resolved text; an unknown part keeps its source spelling (`$X`, `$(…)`). */
@@ -43,12 +44,8 @@ const unknown = (text: string): Word => ({ text, literal: false, glob: false });
 function variable(name: string, vars: Variables): Word {
   const known = vars.get(name);
   if (known) return { ...known, glob: false };
-  if (NUMERIC_PARAMETERS.test(name)) return literalWord("0");
-  if (name === "HOME") return literalWord("~");
-  if (name === "SHELL") return literalWord("bash");
-  if (name === "IFS") return literalWord(" ");
-  if (name === "PWD") return literalWord(".");
-  return unknown(`$${name}`);
+  const preset = NUMERIC_PARAMETERS.test(name) ? "0" : PRESET_VARIABLES.get(name);
+  return preset === undefined ? unknown(`$${name}`) : literalWord(preset);
 }
 
 /** A shell pattern (`*`, `?`) as a regex source. */
@@ -107,13 +104,11 @@ function expansion(node: SyntaxNode, vars: Variables): Word {
   return fallback && /^\$\{\w+:?[-=]/.test(node.text) ? resolveWord(fallback, vars) : value;
 }
 
-function joined(parts: Word[]): Word {
-  return {
-    text: parts.map((p) => p.text).join(""),
-    literal: parts.every((p) => p.literal),
-    glob: parts.some((p) => p.glob),
-  };
-}
+const joined = (parts: Word[]): Word => ({
+  text: parts.map((p) => p.text).join(""),
+  literal: parts.every((p) => p.literal),
+  glob: parts.some((p) => p.glob),
+});
 
 function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   const parts: Word[] = [];
@@ -150,10 +145,8 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
     case "string":
     case "translated_string":
       return doubleQuoted(node.type === "string" ? node : (node.namedChildren[0] ?? node), vars);
-    case "simple_expansion": {
-      const name = node.namedChildren[0]?.text ?? node.text.slice(1);
-      return variable(name, vars);
-    }
+    case "simple_expansion":
+      return variable(node.namedChildren[0]?.text ?? node.text.slice(1), vars);
     case "expansion":
       return expansion(node, vars);
     case "concatenation":
@@ -172,10 +165,8 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
 function printfOutput(args: string[]): string {
   const [format = "", ...rest] = args;
   let i = 0;
-  const once = () =>
-    decodeAnsiC(format)
-      .replace(/%[sd]/g, () => rest[i++] ?? "")
-      .replace(/%%/g, "%");
+  const nextArg = () => rest[i++] ?? "";
+  const once = () => decodeAnsiC(format).replace(/%[sd]/g, nextArg).replace(/%%/g, "%");
   let out = once();
   while (i > 0 && i < rest.length) out += once();
   return out;
