@@ -2,27 +2,10 @@
  * Wrappers unwrapped once: `sudo`, `env`, `nohup`, `timeout`, `xargs`, `find -exec`, … hand over to the
  * command they run; `sh -c`, `eval`, `su -c`, `watch`, `trap`, tmux/screen, shell escapes of editors and
  * database shells, remote-execution tools' module arguments hand over shell text, judged as a line of its
- * own. The tables are in rules/wrappers.ts.
+ * own. The tables (`table.*`) are in rules/wrappers.ts.
  */
 import type { SimpleCommand, Word } from "./model.js";
-import {
-  ANSIBLE_MODULES,
-  COMMAND_ENV,
-  INPUT_PARTS,
-  LISTS_EVERYWHERE,
-  MODULE_PROGRAMS,
-  MULTIPLEXERS,
-  ONE_TARGET,
-  OPTION_COMMANDS,
-  PATH_PARAMS,
-  SALT_FUNCTIONS,
-  SCRIPT_OPTIONS,
-  SEARCH_EXEC,
-  SHELL_ESCAPES,
-  SHELL_SINKS,
-  SHELL_TEXT_TAKERS,
-  WRAPPERS,
-} from "./rules/wrappers.js";
+import * as table from "./rules/wrappers.js";
 import { literalWord, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
 
@@ -107,6 +90,16 @@ function optionValue(args: Word[], names: string[], before = args.length): Word 
   return at < 0 ? undefined : args[at + 1];
 }
 
+/** The words that are neither options nor the values of `valued` options. */
+function operands(args: Word[], valued: string[]): Word[] {
+  const found: Word[] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (valued.includes(args[i]!.text)) i++;
+    else if (!isOption(args[i]!.text)) found.push(args[i]!);
+  }
+  return found;
+}
+
 /** Where the words after `--` start (the end when there is no `--`). */
 const afterDashes = (args: Word[]) => args.findIndex((w) => w.text === "--") + 1 || args.length;
 
@@ -131,11 +124,11 @@ function shellCode(args: Word[]): Word | undefined {
 
 /** find/fd: the paths they search (default `.`) and the command their `-exec`/`-x` runs (none: empty). */
 function search(program: string, args: Word[]): { roots: Word[]; exec: Word[] } | undefined {
-  const spec = SEARCH_EXEC[program];
+  const spec = table.SEARCH_EXEC[program];
   if (!spec) return undefined;
   const at = args.findIndex((w) => spec.exec.test(w.text));
   const end = args.findIndex((w, i) => i > at && spec.end.test(w.text));
-  const roots = spec.valued ? fdRoots(args, at < 0 ? args.length : at, spec.valued) : findRoots(args);
+  const roots = spec.valued ? fdRoots(args.slice(0, at < 0 ? undefined : at), spec.valued) : findRoots(args);
   const exec = at < 0 ? [] : args.slice(at + 1, end < 0 ? undefined : end);
   return { roots: roots.length ? roots : [literalWord(".")], exec };
 }
@@ -149,17 +142,9 @@ function findRoots(args: Word[]): Word[] {
 }
 
 /** fd's search paths among its words before `-x`: `--search-path` values and the operands after the pattern. */
-function fdRoots(args: Word[], before: number, valued: Set<string>): Word[] {
-  const operands: Word[] = [];
-  const searched: Word[] = [];
-  for (let i = 0; i < before; i++) {
-    const t = args[i]!.text;
-    if (valued.has(t)) {
-      if (t === "--search-path" && args[i + 1]) searched.push(args[i + 1]!);
-      i++;
-    } else if (!t.startsWith("-")) operands.push(args[i]!);
-  }
-  return [...searched, ...operands.slice(1)];
+function fdRoots(args: Word[], valued: string[]): Word[] {
+  const searched = args.filter((_, i) => args[i - 1]?.text === "--search-path");
+  return [...searched, ...operands(args, valued).slice(1)];
 }
 
 /** The command find/fd run, with what they found where `{}` stands (fd: last when the command has no `{}`). */
@@ -197,7 +182,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   const listed = search(program, argv.slice(1))?.roots;
   if (listed) return listed.map(under);
   if (program === "ls") return operands(1).length ? operands(1).map(under) : [under(literalWord("."))];
-  if (LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
+  if (table.LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
   const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd.pipedFrom);
@@ -235,14 +220,14 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
   if (!mark || !argv.some((w) => w.text.includes(mark))) return { argv: [...argv, ...input], known: true };
   // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
   // program of one target (ssh HOST CMD) is judged with the first.
-  const each = ONE_TARGET.test(programOf(argv)) ? input.slice(0, 1) : input;
+  const each = table.ONE_TARGET.test(programOf(argv)) ? input.slice(0, 1) : input;
   const filled = (w: Word) => each.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) }));
   return { argv: argv.flatMap((w) => (w.text.includes(mark) ? filled(w) : [w])), known: true };
 }
 
 /** A wrapper (`sudo`, `env`, `xargs`, `uv run`, …): unwraps to the command it runs; false if not one. */
 function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
-  const spec = WRAPPERS[program];
+  const spec = table.WRAPPERS[program];
   if (!spec || !args.length) return false;
   const verb = spec.verb?.find((v) => v.split(" ").every((part, i) => args[i]?.text === part));
   if (spec.verb && !verb) return false;
@@ -271,7 +256,7 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
 /** Environment variables that hold a command (`GIT_PAGER='…' git log`). */
 function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
   for (const [name, value] of env)
-    if (COMMAND_ENV.test(name) && value.text.trim())
+    if (table.COMMAND_ENV.test(name) && value.text.trim())
       out.shellTexts.push(shellText(f, { ...value, text: value.text.replace(/^\|/, "") }, [...f.via, name]));
 }
 
@@ -281,13 +266,13 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
     const code = shellCode(args);
     return code ? { code, positional: args.slice(args.indexOf(code) + 1) } : undefined;
   }
-  const spec = SHELL_TEXT_TAKERS[program];
+  const spec = table.SHELL_TEXT_TAKERS[program];
   const code = spec && takenText(spec, args);
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
 }
 
 /** The shell text of a SHELL_TEXT_TAKERS row: after its flag, the last word, the rest joined, or the first word. */
-function takenText(spec: (typeof SHELL_TEXT_TAKERS)[string], args: Word[]): Word | undefined {
+function takenText(spec: (typeof table.SHELL_TEXT_TAKERS)[string], args: Word[]): Word | undefined {
   const { flag, rest } = spec;
   if (flag) {
     // a one-letter flag may end a bundle (`su -lc CMD`)
@@ -305,7 +290,7 @@ function takenText(spec: (typeof SHELL_TEXT_TAKERS)[string], args: Word[]): Word
 
 /** tmux/screen: text typed into a window or run in a new one. */
 function multiplexerText(program: string, args: Word[]): Word | undefined {
-  const spec = MULTIPLEXERS[program];
+  const spec = table.MULTIPLEXERS[program];
   const verbAt = spec ? args.findIndex((w) => spec.verbs.includes(w.text)) : -1;
   if (!spec || verbAt < 0) return undefined;
   if (program === "screen") {
@@ -314,12 +299,7 @@ function multiplexerText(program: string, args: Word[]): Word | undefined {
     const at = skipOptions(args, 0, spec);
     return at < args.length ? joinWords(args.slice(at), true) : undefined;
   }
-  const words: Word[] = [];
-  for (let i = verbAt + 1; i < args.length; i++) {
-    const t = args[i]!.text;
-    if (spec.valued.includes(t)) i++;
-    else if (!isOption(t) && !spec.keys?.test(t)) words.push(args[i]!);
-  }
+  const words = operands(args.slice(verbAt + 1), spec.valued).filter((w) => !spec.keys?.test(w.text));
   return words.length ? joinWords(words) : undefined;
 }
 
@@ -332,20 +312,20 @@ const moduleParams = (text: string): Record<string, string> =>
 /** `ansible HOSTS -m MODULE -a ARGS` and `salt TARGET FUNCTION ARGS`: the local command of the same effect. */
 function remoteModuleText(program: string, args: Word[]): Word | undefined {
   if (/^salt(-ssh|-call)?$/.test(program)) {
-    const at = args.findIndex((w) => SALT_FUNCTIONS[w.text] !== undefined);
+    const at = args.findIndex((w) => table.SALT_FUNCTIONS[w.text] !== undefined);
     if (at < 0) return undefined;
     const rest = joinWords(args.slice(at + 1));
-    return { ...rest, text: SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
+    return { ...rest, text: table.SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
   const module = optionValue(args, ["-m", "--module-name"])?.text ?? "command";
   const free = optionValue(args, ["-a", "--args"]);
   if (!free) return undefined;
   const params = moduleParams(free.text);
-  const path = PATH_PARAMS.map((p) => params[p]).find((v) => v !== undefined);
+  const path = table.PATH_PARAMS.map((p) => params[p]).find((v) => v !== undefined);
   const state = (params.state ?? "").replace(/^(stop|start|restart|reload)p?ed$/, "$1");
   const vars: Record<string, string | undefined> = { ...params, free: free.text, path, state };
-  for (const row of ANSIBLE_MODULES) {
+  for (const row of table.ANSIBLE_MODULES) {
     if (!row.modules.includes(module)) continue;
     if (row.when && !Object.entries(row.when).every(([k, re]) => re.test(params[k] ?? ""))) continue;
     const text = row.command.replace(/\$(\w+)/g, (_, k: string) => vars[k] ?? "\u0000");
@@ -361,18 +341,18 @@ const escapedCommand = (m: RegExpExecArray | null | undefined) => m?.slice(1).fi
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
   const via = [...f.via, program];
   const hand = (code: Word) => out.shellTexts.push(shellText(f, code, via));
-  const re = SHELL_ESCAPES[program];
+  const re = table.SHELL_ESCAPES[program];
   for (const [i, w] of args.entries()) {
     const next = args[i + 1];
     // the option's value as the next word (`rsync -e 'sh -c …'`, `zip --unzip-command CMD`)
     const joined = next && /^-[^=]*$/.test(w.text) ? `${w.text} ${next.text}` : undefined;
     const code = escapedCommand(re?.exec(w.text)) || (joined && escapedCommand(re?.exec(joined)));
-    if (code) hand(INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code });
-    const script = SCRIPT_OPTIONS[program]?.exec(w.text) && (w.text.startsWith("+") ? w : next);
+    if (code) hand(table.INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code });
+    const script = table.SCRIPT_OPTIONS[program]?.exec(w.text) && (w.text.startsWith("+") ? w : next);
     if (script && !script.literal && /\$\(|`/.test(script.text)) hand(script);
-    if (SHELL_SINKS[program]?.test(w.text)) hand(computed(program));
+    if (table.SHELL_SINKS[program]?.test(w.text)) hand(computed(program));
   }
-  const spec = OPTION_COMMANDS[program];
+  const spec = table.OPTION_COMMANDS[program];
   const run = spec && args.map((w) => spec.program.exec(w.text)?.[1]).find((t) => t !== undefined);
   const given = spec && args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
   if (run) hand({ ...args[0]!, text: given ? `${run} ${given}` : run });
@@ -398,7 +378,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
     return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
   const program = basename(word.text);
   const args = argv.slice(1);
-  const taker = SHELL_TEXT_TAKERS[program];
+  const taker = table.SHELL_TEXT_TAKERS[program];
   if (!taker?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out)) return;
   const via = [...f.via, program];
   escapes(program, args, f, out);
@@ -409,7 +389,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (windows) out.shellTexts.push(shellText(f, windows, via));
   const handed = multiplexerText(program, args) ?? remoteModuleText(program, args);
   if (handed) return void out.shellTexts.push(shellText(f, handed, via));
-  const module = args[0]?.text === "-m" ? MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
+  const module = args[0]?.text === "-m" ? table.MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
   if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], inner(f, {}), out);
   out.invocations.push(invocation(f, program, args, word));
   const searched = search(program, args);

@@ -193,17 +193,16 @@ export const SHELL_SINKS: Record<string, RegExp> = Object.fromEntries(
 export const LISTS_EVERYWHERE = /^(locate|plocate|mlocate|slocate)$/;
 
 /** Options of fd that take a value. */
-const FD_VALUED = new Set(
+const FD_VALUED =
   "-e --extension -t --type -E --exclude -d --max-depth --min-depth --exact-depth -S --size --changed-within --changed-before -o --owner -j --threads --max-results -c --color --base-directory --search-path --ignore-file --and".split(
     " ",
-  ),
-);
+  );
 
 /**
  * find and fd: the option that starts the command they run on what they find, the word that ends it, and
  * (fd) the options that take a value: fd's search paths are its operands after the pattern.
  */
-export const SEARCH_EXEC: Record<string, { exec: RegExp; end: RegExp; valued?: Set<string> }> = {
+export const SEARCH_EXEC: Record<string, { exec: RegExp; end: RegExp; valued?: string[] }> = {
   find: { exec: /^-(exec|execdir|ok|okdir)$/, end: /^[;+]$/ },
   fd: { exec: /^(-x|--exec|-X|--exec-batch)$/, end: /^;$/, valued: FD_VALUED },
   fdfind: { exec: /^(-x|--exec|-X|--exec-batch)$/, end: /^;$/, valued: FD_VALUED },
