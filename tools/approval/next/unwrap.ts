@@ -48,8 +48,7 @@ interface Frame extends Context {
   depth: number;
 }
 
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "rbash", "tcsh", "csh"]);
-export const isShell = (program: string) => SHELLS.has(program);
+export const isShell = (program: string) => table.SHELLS.has(program);
 
 /** The name a program word runs (`/usr/bin/rm` → `rm`; `C:\\Windows\\sc.exe` → `sc`). */
 export const basename = (text: string) =>
@@ -116,10 +115,11 @@ function skipOptions(args: Word[], from: number, spec: { valued: string[]; posit
   return i + (args[i]?.text === "--" ? 1 : 0) + (spec.positional ?? 0);
 }
 
-/** `-c CODE` of a shell (also `-lc`, `-ec`, `--login -c`): the word after the first option holding `c`. */
-function shellCode(args: Word[]): Word | undefined {
+/** `-c CODE ARGS…` of a shell (also `-lc`, `-ec`, `--login -c`): the word after the first option holding `c`. */
+function shellCode(args: Word[]): { code: Word; positional: Word[] } | undefined {
   const at = args.findIndex((w) => !w.text.startsWith("-") || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
-  return args[at]?.text.startsWith("-") ? args[at + 1] : undefined;
+  const code = args[at + 1];
+  return args[at]?.text.startsWith("-") && code ? { code, positional: args.slice(at + 2) } : undefined;
 }
 
 /** find/fd: the paths they search (default `.`) and the command their `-exec`/`-x` runs (none: empty). */
@@ -150,13 +150,10 @@ function fdRoots(args: Word[], valued: string[]): Word[] {
 /** The command find/fd run, with what they found where `{}` stands (fd: last when the command has no `{}`). */
 function execOnFound(program: string, args: Word[], { roots, exec }: { roots: Word[]; exec: Word[] }): Word[] {
   // what `-name PATTERN` finds is a file of that name under the roots (`! -name X`: anything but X)
-  const name =
-    program === "find"
-      ? args.find((_, i) => /^-i?name$/.test(args[i - 1]?.text ?? "") && !/^(!|-not)$/.test(args[i - 2]?.text ?? ""))
-      : undefined;
-  const found = roots.map((r) =>
-    name && !name.text.includes("/") ? { ...r, text: `${r.text}/${name.text}` } : under(r),
-  );
+  const afterName = (_: Word, i: number) =>
+    /^-i?name$/.test(args[i - 1]?.text ?? "") && !/^(!|-not)$/.test(args[i - 2]?.text ?? "");
+  const name = program === "find" ? args.find(afterName)?.text : undefined;
+  const found = roots.map((r) => (name && !name.includes("/") ? { ...r, text: `${r.text}/${name}` } : under(r)));
   const placeholder = (w: Word) => /^\{[/.]*\}$/.test(w.text);
   if (program !== "find" && !exec.some(placeholder)) return [...exec, ...found];
   return exec.flatMap((w) => (placeholder(w) ? found : [w]));
@@ -171,9 +168,9 @@ const narrowed = (c?: SimpleCommand): boolean =>
 
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
+  if (!cmd.pipedFrom)
+    return cmd.stdin?.literal ? cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord) : undefined;
   let origin = cmd.pipedFrom;
-  if (!origin && cmd.stdin?.literal) return cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord);
-  if (!origin) return undefined;
   while (origin.pipedFrom) origin = origin.pipedFrom;
   let argv = origin.argv;
   if (/^(busybox|toybox|sudo)$/.test(programOf(argv))) argv = argv.slice(1);
@@ -262,10 +259,7 @@ function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
 
 /** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `eval`, `ssh HOST CMD`, `fab -- CMD`). */
 function textArgument(program: string, args: Word[]): { code: Word; positional: Word[] } | undefined {
-  if (isShell(program)) {
-    const code = shellCode(args);
-    return code ? { code, positional: args.slice(args.indexOf(code) + 1) } : undefined;
-  }
+  if (isShell(program)) return shellCode(args);
   const spec = table.SHELL_TEXT_TAKERS[program];
   const code = spec && takenText(spec, args);
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
@@ -294,8 +288,7 @@ function multiplexerText(program: string, args: Word[]): Word | undefined {
   const verbAt = spec ? args.findIndex((w) => spec.verbs.includes(w.text)) : -1;
   if (!spec || verbAt < 0) return undefined;
   if (program === "screen") {
-    const stuff = args.findIndex((w) => w.text === "stuff");
-    if (stuff >= 0) return args[stuff + 1];
+    if (args.some((w) => w.text === "stuff")) return optionValue(args, ["stuff"]);
     const at = skipOptions(args, 0, spec);
     return at < args.length ? joinWords(args.slice(at), true) : undefined;
   }
@@ -339,8 +332,7 @@ const escapedCommand = (m: RegExpExecArray | null | undefined) => m?.slice(1).fi
 
 /** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
-  const via = [...f.via, program];
-  const hand = (code: Word) => out.shellTexts.push(shellText(f, code, via));
+  const hand = (code: Word) => out.shellTexts.push(shellText(f, code, [...f.via, program]));
   const re = table.SHELL_ESCAPES[program];
   for (const [i, w] of args.entries()) {
     const next = args[i + 1];

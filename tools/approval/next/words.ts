@@ -85,10 +85,9 @@ function operate(value: string, op: string): string | undefined {
 function expansion(node: SyntaxNode, vars: Variables): Word {
   const subscript = node.namedChildren.find((c) => c?.type === "subscript");
   if (subscript) {
-    const element = vars.get(
-      `${subscript.childForFieldName("name")?.text}[${subscript.childForFieldName("index")?.text}]`,
-    );
-    return element && /^\$\{[\w]+\[[^\]@*]+\]\}$/.test(node.text) ? element : unknown(node.text);
+    const key = `${subscript.childForFieldName("name")?.text}[${subscript.childForFieldName("index")?.text}]`;
+    const element = /^\$\{[\w]+\[[^\]@*]+\]\}$/.test(node.text) ? vars.get(key) : undefined;
+    return element ?? unknown(node.text);
   }
   const name = node.namedChildren.find((c) => c?.type === "variable_name")?.text;
   if (!name) return unknown(node.text);

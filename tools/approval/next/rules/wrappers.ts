@@ -19,6 +19,9 @@ export interface WrapperSpec {
   fansOut?: boolean;
 }
 
+/** Shells: `-c CODE` is shell text (unwrap.ts). */
+export const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "mksh", "rbash", "tcsh", "csh"]);
+
 const SSH_VALUED = "-p -i -l -o -F -J -L -R -D -b -c -e -m -S -W -w".split(" ");
 const CONTAINER_EXEC_VALUED = ["-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file"];
 
