@@ -175,18 +175,18 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   let argv = origin.argv;
   if (/^(busybox|toybox|sudo)$/.test(programOf(argv))) argv = argv.slice(1);
   const program = programOf(argv);
-  const operands = (from: number) => argv.slice(from).filter((w) => !isOption(w.text));
+  const words = operands(argv.slice(1), []);
   const listed = search(program, argv.slice(1))?.roots;
   if (listed) return listed.map(under);
-  if (program === "ls") return operands(1).length ? operands(1).map(under) : [under(literalWord("."))];
+  if (program === "ls") return words.length ? words.map(under) : [under(literalWord("."))];
   if (table.LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
   const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd.pipedFrom);
-  const prefix = operands(verb + 1)[0]?.text.replace(/\/?$/, "/") ?? "";
+  const prefix = operands(argv.slice(verb + 1), [])[0]?.text.replace(/\/?$/, "/") ?? "";
   if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
-  if (program === "echo") return operands(1);
-  if (program === "printf") return operands(1).slice(1);
+  if (program === "echo") return words;
+  if (program === "printf") return words.slice(1);
   return undefined;
 }
 

@@ -4,7 +4,7 @@
  */
 import type { SyntaxNode } from "./parser.js";
 import { ANSI_C_ESCAPES, NUMERIC_PARAMETERS } from "./rules/line.js";
-import { PRESET_VARIABLES } from "./rules/words_values.js";
+import { GLOB_REGEX, PRESET_VARIABLES } from "./rules/words_values.js";
 
 export interface Word {
   /** The resolved text; an unknown part keeps its source spelling (`$X`, `$(…)`). */
@@ -49,11 +49,7 @@ function variable(name: string, vars: Variables): Word {
 }
 
 /** A shell pattern (`*`, `?`) as a regex source. */
-const patternSource = (p: string) =>
-  p
-    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".");
+const patternSource = (p: string) => p.replace(/[.+^${}()|[\]\\*?]/g, (c) => GLOB_REGEX[c] ?? `\\${c}`);
 
 /** `${X%suffix}`, `${X#prefix}`, `${X/a/b}`, `${X//a/b}`, `${X:1:3}` of a known value; undefined for others. */
 function operate(value: string, op: string): string | undefined {
@@ -72,14 +68,13 @@ function operate(value: string, op: string): string | undefined {
     return value.replace(re, to.replace(/\\(.)/g, "$1"));
   }
   const whole = new RegExp(`^${patternSource(rest)}$`, "s");
-  const cuts = [...Array(value.length + 1).keys()];
-  // `%`/`#` remove the shortest match, `%%`/`##` the longest.
-  if (kind.startsWith("%")) {
-    const at = (kind === "%" ? cuts.reverse() : cuts).find((i) => whole.test(value.slice(i)));
-    return at === undefined ? value : value.slice(0, at);
-  }
-  const at = (kind === "#" ? cuts : cuts.reverse()).find((i) => whole.test(value.slice(0, i)));
-  return at === undefined ? value : value.slice(at);
+  // `#`/`%` remove the shortest matching prefix/suffix, `##`/`%%` the longest.
+  const suffix = kind.startsWith("%");
+  const lengths = [...Array(value.length + 1).keys()];
+  if (kind.length === 2) lengths.reverse();
+  const cut = lengths.find((n) => whole.test(suffix ? value.slice(value.length - n) : value.slice(0, n)));
+  if (cut === undefined) return value;
+  return suffix ? value.slice(0, value.length - cut) : value.slice(cut);
 }
 
 function expansion(node: SyntaxNode, vars: Variables): Word {

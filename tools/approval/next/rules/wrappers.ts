@@ -188,9 +188,8 @@ export const SCRIPT_OPTIONS: Record<string, RegExp> = {
 };
 
 /** awk code that hands what it prints (its input) to a shell: `print | "sh"`, `system("rm " $0)`. */
-export const SHELL_SINKS: Record<string, RegExp> = Object.fromEntries(
-  ["awk", "gawk", "mawk", "nawk"].map((p) => [p, /\|\s*"\s*(\S*\/)?(ba|da|z|k)?sh\b|system\s*\([^)]*\$/]),
-);
+const AWK_SINK = /\|\s*"\s*(\S*\/)?(ba|da|z|k)?sh\b|system\s*\([^)]*\$/;
+export const SHELL_SINKS: Record<string, RegExp> = { awk: AWK_SINK, gawk: AWK_SINK, mawk: AWK_SINK, nawk: AWK_SINK };
 
 /** Programs that list paths anywhere on the machine (what xargs then gets). */
 export const LISTS_EVERYWHERE = /^(locate|plocate|mlocate|slocate)$/;
