@@ -3,7 +3,7 @@
  * model can read it (drive paths as `/c/…`, `\` as `/`, names lower-cased: cmdlets and switches are
  * case-insensitive). The programs it names are rows of rules/windows.ts.
  */
-import { LISTED_REMOVAL, LIST_VALUED, WINDOWS_SHELLS } from "./rules/windows.js";
+import { CMD_SWITCHES, LISTED_REMOVAL, LIST_VALUED, WINDOWS_REWRITES, WINDOWS_SHELLS } from "./rules/windows.js";
 import type { Word } from "./words.js";
 
 function listedRemoval(_: string, _list: string, listArgs: string): string {
@@ -17,18 +17,10 @@ function listedRemoval(_: string, _list: string, listArgs: string): string {
 
 /** `C:\Users\x` → `/c/users/x`; `$HOME\.aws`, `$env:USERPROFILE` → `~/.aws`; `$x` → `x` (not bash's). */
 export function windowsText(text: string, switches?: RegExp): string {
-  return (
-    text
-      .replace(/\$(env:)?(home|userprofile)\b/gi, "~")
-      .replace(/\$(?=[\w:]+)/g, "")
-      .replace(/(^|[\s"'=(])([a-z]):[\\/]*/gi, (_, pre: string, drive: string) => `${pre}/${drive.toLowerCase()}/`)
-      .replace(/\\/g, "/")
-      .toLowerCase()
-      // cmd's switches `/s`, `/q` read as options, not as paths under /.
-      .replace(/(^|\s)\/([a-z?]{1,2})(?=\s|$)/g, "$1-$2")
-      .replace(switches ?? /$^/, "$1-$2")
-      .replace(LISTED_REMOVAL, listedRemoval)
-  );
+  const bashLike = WINDOWS_REWRITES.reduce((t, [re, to]) => t.replace(re, to), text).toLowerCase();
+  // cmd's switches `/s`, `/q` (and the shell's longer ones) read as options, not as paths under /.
+  const options = bashLike.replace(CMD_SWITCHES, "$1-$2").replace(switches ?? /$^/, "$1-$2");
+  return options.replace(LISTED_REMOVAL, listedRemoval);
 }
 
 /** The text a Windows shell runs: the words after its command switch, or from the first cmdlet on. */

@@ -22,6 +22,19 @@ const POWERSHELL: WindowsShell = {
   bare: /^["']?[a-z]+-[a-z]+/i,
   valued: ["-executionpolicy", "-ep", "-windowstyle", "-w", "-configurationname", "-workingdirectory", "-wd"],
 };
+/**
+ * The rewrites that make Windows command text read as bash (../windows.ts applies them in order, then
+ * lower-cases the text): home directories as `~`, PowerShell's `$x` as `x`, drive paths as `/c/…`, `\` as `/`.
+ */
+export const WINDOWS_REWRITES: [RegExp, string][] = [
+  [/\$(env:)?(home|userprofile)\b/gi, "~"],
+  [/\$(?=[\w:]+)/g, ""],
+  [/(^|[\s"'=(])([a-z]):[\\/]*/gi, "$1/$2/"],
+  [/\\/g, "/"],
+];
+/** cmd's one- and two-letter switches (`/s`, `/q`, `/?`) in the lower-cased text: options, not paths under /. */
+export const CMD_SWITCHES = /(^|\s)\/([a-z?]{1,2})(?=\s|$)/g;
+
 /** `gci DIR … | Remove-Item`: what is removed is what DIR lists (../windows.ts); the listing's valued options. */
 export const LISTED_REMOVAL = /\b(get-childitem|gci|dir|ls)\s+([^|;]*)\|\s*(remove-item|ri|rm|del)\b/g;
 export const LIST_VALUED = /^-(filter|include|exclude|depth|attributes)$/;
