@@ -83,9 +83,10 @@ const joinWords = (words: Word[], quote = false): Word => ({
 const computed = (program: string): Word => ({ text: `$(${program})`, literal: false, glob: false });
 const isOption = (t: string) => t.startsWith("-") && t.length > 1;
 
-/** The word after the first of these options among the first `before` words (`-m MODULE`, `-a LIST`). */
-function optionValue(args: Word[], names: string[], before = args.length): Word | undefined {
-  const at = args.findIndex((w, i) => i < before && names.includes(w.text));
+/** The word after the first of these options (or the first matching) among the first `before` words (`-m MODULE`). */
+function optionValue(args: Word[], names: string[] | RegExp, before = args.length): Word | undefined {
+  const named = (t: string) => (Array.isArray(names) ? names.includes(t) : names.test(t));
+  const at = args.findIndex((w, i) => i < before && named(w.text));
   return at < 0 ? undefined : args[at + 1];
 }
 
@@ -172,8 +173,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
     return cmd.stdin?.literal ? cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord) : undefined;
   let origin = cmd.pipedFrom;
   while (origin.pipedFrom) origin = origin.pipedFrom;
-  let argv = origin.argv;
-  if (/^(busybox|toybox|sudo)$/.test(programOf(argv))) argv = argv.slice(1);
+  const argv = /^(busybox|toybox|sudo)$/.test(programOf(origin.argv)) ? origin.argv.slice(1) : origin.argv;
   const program = programOf(argv);
   const words = operands(argv.slice(1), []);
   const listed = search(program, argv.slice(1))?.roots;
@@ -210,10 +210,8 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
   if (program === "parallel" && triple >= 0) [argv, input] = [argv.slice(0, triple), argv.slice(triple + 1)];
   const mark = program === "parallel" ? "{}" : replaceString(args, at);
   // unknown input in the command word or as a shell's whole code (`sh -c '{}'`): code known only when it runs
-  if (!input) {
-    const unknownCode = (w: Word, i: number) => w.text === mark && (i === 0 || i === 2);
-    return { argv: argv.map((w, i) => (unknownCode(w, i) ? { ...w, literal: false } : w)), known: false };
-  }
+  const unknownCode = (w: Word, i: number) => w.text === mark && (i === 0 || i === 2);
+  if (!input) return { argv: argv.map((w, i) => (unknownCode(w, i) ? { ...w, literal: false } : w)), known: false };
   if (!mark || !argv.some((w) => w.text.includes(mark))) return { argv: [...argv, ...input], known: true };
   // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
   // program of one target (ssh HOST CMD) is judged with the first.
@@ -268,13 +266,9 @@ function textArgument(program: string, args: Word[]): { code: Word; positional: 
 /** The shell text of a SHELL_TEXT_TAKERS row: after its flag, the last word, the rest joined, or the first word. */
 function takenText(spec: (typeof table.SHELL_TEXT_TAKERS)[string], args: Word[]): Word | undefined {
   const { flag, rest } = spec;
-  if (flag) {
-    // a one-letter flag may end a bundle (`su -lc CMD`)
-    const flagged = (t: string) =>
-      flag.some((o) => (/^-[a-z]$/.test(o) ? new RegExp(`^-[a-zA-Z]*${o[1]}$`).test(t) : o === t));
-    const at = args.findIndex((w) => flagged(w.text));
-    return at < 0 ? undefined : args[at + 1];
-  }
+  // a one-letter flag may end a bundle (`su -lc CMD`)
+  const bundled = flag?.map((o) => (/^-[a-z]$/.test(o) ? `-[a-zA-Z]*${o[1]}` : o)).join("|");
+  if (flag) return optionValue(args, new RegExp(`^(${bundled})$`));
   if (spec.last) return args.at(-1);
   if (!rest) return args.find((w) => w.text !== "--");
   // the words after `--`, after the host (`ssh [opts] HOST CMD…`), or all of them (`eval`), joined
@@ -306,9 +300,8 @@ const moduleParams = (text: string): Record<string, string> =>
 function remoteModuleText(program: string, args: Word[]): Word | undefined {
   if (/^salt(-ssh|-call)?$/.test(program)) {
     const at = args.findIndex((w) => table.SALT_FUNCTIONS[w.text] !== undefined);
-    if (at < 0) return undefined;
     const rest = joinWords(args.slice(at + 1));
-    return { ...rest, text: table.SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
+    return at < 0 ? undefined : { ...rest, text: table.SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
   const module = optionValue(args, ["-m", "--module-name"])?.text ?? "command";

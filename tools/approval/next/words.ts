@@ -124,10 +124,9 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
   switch (node.type) {
     case "word":
     case "command_name": {
-      if (node.type === "command_name" && node.namedChildren[0] && node.namedChildren[0].type !== "word")
-        return resolveWord(node.namedChildren[0], vars);
-      const raw = node.text;
-      return { text: raw.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(raw) };
+      const inner = node.type === "command_name" ? node.namedChildren[0] : null;
+      if (inner && inner.type !== "word") return resolveWord(inner, vars);
+      return { text: node.text.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(node.text) };
     }
     case "brace_expression":
     case "number":
