@@ -42,8 +42,7 @@ export interface Unwrapped {
   shellTexts: ShellText[];
 }
 
-interface Frame extends Context {
-  runtimeArgs: boolean;
+interface Frame extends Context, Pick<Invocation, "runtimeArgs"> {
   env: Variables;
   depth: number;
 }

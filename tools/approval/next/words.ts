@@ -107,8 +107,7 @@ const joined = (parts: Word[]): Word => ({
 function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   const parts: Word[] = [];
   let row = node.startPosition.row;
-  for (const c of node.namedChildren) {
-    if (!c) continue;
+  for (const c of node.namedChildren.filter((c): c is SyntaxNode => c !== null)) {
     // The grammar splits string content at line ends: the newlines between the pieces are the string's.
     if (c.startPosition.row > row) parts.push(literalWord("\n".repeat(c.startPosition.row - row)));
     row = c.endPosition.row;
@@ -195,10 +194,8 @@ export function expandBraces(word: Word): Word[] {
 export function splitUnquoted(node: SyntaxNode, word: Word, vars: Variables): Word[] {
   const expansions = /^(simple_)?expansion$/;
   // `ls${IFS}-la`: a concatenation of bare words and expansions splits where the expansions hold IFS.
-  const spliced =
-    node.type === "concatenation" &&
-    node.namedChildren.some((c) => c && expansions.test(c.type)) &&
-    node.namedChildren.every((c) => c && (c.type === "word" || expansions.test(c.type)));
+  const kinds = node.type === "concatenation" ? node.namedChildren.map((c) => c?.type ?? "") : [];
+  const spliced = kinds.some((k) => expansions.test(k)) && kinds.every((k) => k === "word" || expansions.test(k));
   if (!word.literal || (!expansions.test(node.type) && !spliced)) return [word];
   const ifs = vars.get("IFS")?.text ?? " \t\n";
   const parts = word.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, "\\$&")}]+`)).filter((p) => p !== "");
