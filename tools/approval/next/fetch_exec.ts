@@ -7,37 +7,9 @@
  */
 import type { ClassKey } from "./classes.js";
 import type { Finding } from "./judges.js";
-import type { SimpleCommand } from "./model.js";
+import { upstream, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
-import {
-  CLONERS,
-  CODE_HOSTS,
-  CODE_PATH_ENV,
-  FETCHED_WORD,
-  DECODER_PROGRAMS,
-  DOWNLOAD_OUTPUT,
-  DOWNLOADERS,
-  GIT_SHELL_KEYS,
-  INSTALLERS,
-  INSTALLS_FILE,
-  LOCAL_HOST,
-  HOOK_FILES,
-  PACKAGE_FILE,
-  PIPE_EXECUTORS,
-  PRELOAD_ENV,
-  REMOTE_SCRIPT_RUNNERS,
-  RUNS_FILE_ARG,
-  SCRIPT_INTERPRETERS,
-  SHELL_OPTIONS,
-  SOURCE_CONFIG_KEYS,
-  SOURCE_ENV,
-  SOURCE_OPTIONS,
-  TRUSTED_HOST_OPTIONS,
-  TRUSTED_HOSTS,
-  UNPACK_INTO,
-  URL_WORD,
-  VOUCHED_OWNERS,
-} from "./rules/fetch.js";
+import * as table from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import { basename, isShell, type Invocation } from "./unwrap.js";
 import { hostOf, literalWord, type Word } from "./words.js";
@@ -88,18 +60,25 @@ function optionValue(t: string[], i: number, names: string[]): string | undefine
   return undefined;
 }
 
+/** The value the last of `names` in `t` gives (a later option overrides an earlier one). */
+const lastOptionValue = (t: string[], names: string[]) =>
+  t.map((_, i) => optionValue(t, i, names)).findLast((v) => v !== undefined);
+
+const texts = (words: Word[]) => words.map((w) => w.text);
+const programOf = (cmd: SimpleCommand) => basename(cmd.argv[0]?.text ?? "");
+
 /** The files a downloader writes (`-o F`, `-O`, `-P DIR`, wget's default) or a clone makes (`git clone URL [DIR]`). */
 function downloadedFiles(inv: Invocation): string[] {
-  const t = inv.args.map((w) => w.text);
-  const urlAt = t.findIndex((w) => URL_WORD.test(w));
+  const t = texts(inv.args);
+  const urlAt = t.findIndex((w) => table.URL_WORD.test(w));
   const urlName = urlAt < 0 ? "" : basename(t[urlAt]!.replace(/[?#].*$/, "").replace(/\/+$/, ""));
-  const clone = CLONERS[inv.program];
+  const clone = table.CLONERS[inv.program];
   if (clone) {
     const dir = t[urlAt + 1];
     if (!clone.includes(t[0] ?? "") || urlAt < 0) return [];
     return [dir && !dir.startsWith("-") ? dir : urlName.replace(/\.git$/, "")];
   }
-  const spec = DOWNLOAD_OUTPUT[inv.program];
+  const spec = table.DOWNLOAD_OUTPUT[inv.program];
   if (!spec) return [];
   const files: string[] = [];
   let dir = "";
@@ -119,12 +98,10 @@ function downloadedFiles(inv: Invocation): string[] {
 /** Records what this invocation writes that holds fetched or decoded code; returns hooks it writes. */
 function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Word | undefined)[] {
   const hooks: (CodeKey | Word | undefined)[] = [];
-  const feeders: string[] = [];
-  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) feeders.push(basename(c.argv[0]?.text ?? ""));
-  const chain = [inv.program, ...feeders];
-  const key: CodeKey | undefined = chain.some((p) => DOWNLOADERS.has(p))
+  const chain = [inv.program, ...upstream(inv.command).map(programOf)];
+  const key: CodeKey | undefined = chain.some((p) => table.DOWNLOADERS.has(p))
     ? "remote_code_exec"
-    : chain.some((p) => DECODER_PROGRAMS.test(p))
+    : chain.some((p) => table.DECODER_PROGRAMS.test(p))
       ? "decoded_code_exec"
       : undefined;
   const keep = (text: string, k: CodeKey) => {
@@ -135,13 +112,12 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
   for (const r of inv.command.redirects) {
     if (!r.op.includes(">") || /^&?\d*$/.test(r.target.text)) continue;
     if (key) keep(r.target.text, key);
-    if (HOOK_FILES.test(pathOf(r.target.text, inv, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
+    if (table.HOOK_FILES.test(pathOf(r.target.text, inv, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
   }
-  const into = UNPACK_INTO[inv.program];
+  const into = table.UNPACK_INTO[inv.program];
   const from = into && (fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined));
   if (into && from) {
-    const t = inv.args.map((w) => w.text);
-    const dir = t.map((_, i) => optionValue(t, i, into)).findLast((d) => d !== undefined);
+    const dir = lastOptionValue(texts(inv.args), into);
     if (dir) keep(dir, from);
     else st.unpacked = from;
   }
@@ -179,13 +155,13 @@ function readsProgramFromStdin(args: Word[]): boolean {
 
 /** Running fetched code: the program word, a shell or interpreter's script, a package file, a preload. */
 function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
-  const script = RUNS_FILE_ARG.test(inv.program) ? scriptArg(inv.args) : undefined;
+  const script = table.RUNS_FILE_ARG.test(inv.program) ? scriptArg(inv.args) : undefined;
   const env = [...inv.command.env];
   const named = [
     ...(inv.word.text.includes("/") ? [inv.word] : []),
-    ...(INSTALLS_FILE.test(inv.program) ? inv.args.filter((w) => PACKAGE_FILE.test(w.text)) : []),
+    ...(table.INSTALLS_FILE.test(inv.program) ? inv.args.filter((w) => table.PACKAGE_FILE.test(w.text)) : []),
     ...(script ? [script] : []),
-    ...env.flatMap(([name, value]) => (PRELOAD_ENV.test(name) ? [value] : [])),
+    ...env.flatMap(([name, value]) => (table.PRELOAD_ENV.test(name) ? [value] : [])),
   ];
   const key = fetchedArg({ ...inv, args: named }, view, st);
   if (key) return key;
@@ -193,9 +169,10 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
   // a download as the script, its standard input, the here-doc it reads, or the start-up file (BASH_ENV)
   const fetched = [...inv.args, ...inv.command.redirects.flatMap((r) => (r.op === "<" ? [r.target] : []))];
   if (
-    (RUNS_FILE_ARG.test(inv.program) &&
-      (fetched.some((w) => FETCHED_WORD.test(w.text)) || /\$\(\s*(curl|wget)\b/.test(inv.command.stdin?.text ?? ""))) ||
-    env.some(([name, value]) => /^(BASH_ENV|ENV)$/.test(name) && FETCHED_WORD.test(value.text))
+    (table.RUNS_FILE_ARG.test(inv.program) &&
+      (fetched.some((w) => table.FETCHED_WORD.test(w.text)) ||
+        /\$\(\s*(curl|wget)\b/.test(inv.command.stdin?.text ?? ""))) ||
+    env.some(([name, value]) => /^(BASH_ENV|ENV)$/.test(name) && table.FETCHED_WORD.test(value.text))
   )
     return "remote_code_exec";
   return fetchedArguments(inv) ?? pipedFetch(inv);
@@ -203,26 +180,27 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
 
 /** A download read as the commands xargs runs (`xargs -a <(curl …)`) or as the packages an installer installs. */
 function fetchedArguments(inv: Invocation): CodeKey | undefined {
-  const words = inv.command.argv.map((w) => w.text);
-  const fileOf = words.findIndex((w, i) => FETCHED_WORD.test(w) && /^(-a|--arg-file)$/.test(words[i - 1] ?? ""));
+  const words = texts(inv.command.argv);
+  const fileOf = words.findIndex((w, i) => table.FETCHED_WORD.test(w) && /^(-a|--arg-file)$/.test(words[i - 1] ?? ""));
   if (basename(words[0] ?? "") === "xargs" && fileOf > 0) return "remote_code_exec";
-  const installs = INSTALLERS.test(inv.program) && /^(install|add|i)$/.test(inv.args[0]?.text ?? "");
-  return installs && inv.args.some((w) => FETCHED_WORD.test(w.text)) ? "remote_code_exec" : undefined;
+  const installs = table.INSTALLERS.test(inv.program) && /^(install|add|i)$/.test(inv.args[0]?.text ?? "");
+  return installs && inv.args.some((w) => table.FETCHED_WORD.test(w.text)) ? "remote_code_exec" : undefined;
 }
 
 /** Downloaded or decoded text piped into a program that runs it (a shell, a SQL client, `kubectl apply -f -`). */
 function pipedFetch(inv: Invocation): CodeKey | undefined {
   const runsStdin =
-    PIPE_EXECUTORS.test(inv.program) ||
-    (RUNS_FILE_ARG.test(inv.program) && readsProgramFromStdin(inv.args)) ||
+    table.PIPE_EXECUTORS.test(inv.program) ||
+    (table.RUNS_FILE_ARG.test(inv.program) && readsProgramFromStdin(inv.args)) ||
     (inv.program !== "curl" &&
       inv.args.some((w) => w.text === "-" && inv.args.some((v) => /^(-f|--filename)$/.test(v.text))));
   if (!runsStdin || inv.args.some((w) => /^--dry-run/.test(w.text))) return undefined;
-  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom) {
+  for (const c of upstream(inv.command)) {
     const words = c.argv.map((w) => basename(w.text));
     const p = words[0] === "busybox" ? (words[1] ?? "") : (words[0] ?? "");
-    if (DOWNLOADERS.has(p) && !c.argv.some((w) => LOCAL_HOST.test(hostOf(w.text)))) return "remote_code_exec";
-    if (DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text)))
+    if (table.DOWNLOADERS.has(p) && !c.argv.some((w) => table.LOCAL_HOST.test(hostOf(w.text))))
+      return "remote_code_exec";
+    if (table.DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text)))
       return "decoded_code_exec";
   }
   return undefined;
@@ -236,62 +214,60 @@ function untrustedSource(word: string): boolean {
   const url = word.replace(/^[\w.-]+\s*@\s*|^--[\w-]+=/g, "").replace(/^(github|gitlab):/i, "https://$1.com/");
   if (!/^(git\+)?(https?|ftp|oci):\/\//i.test(url)) return false;
   const host = hostOf(url);
-  if (LOCAL_HOST.test(host)) return false;
-  if (/^http:|^git\+http:/i.test(url) || /^\d+(\.\d+){3}$/.test(host) || !TRUSTED_HOSTS.test(host)) return true;
+  if (table.LOCAL_HOST.test(host)) return false;
+  if (/^http:|^git\+http:/i.test(url) || /^\d+(\.\d+){3}$/.test(host) || !table.TRUSTED_HOSTS.test(host)) return true;
   const owner = /^(?:[a-z+]+:\/\/)?[^/]+\/([^/]+)/i.exec(url.replace(/^git\+/, ""))?.[1] ?? "";
-  return CODE_HOSTS.test(host) && !VOUCHED_OWNERS.has(owner.toLowerCase());
+  return table.CODE_HOSTS.test(host) && !table.VOUCHED_OWNERS.has(owner.toLowerCase());
 }
 
-const untrustedHost = (host: string) => !LOCAL_HOST.test(host) && !TRUSTED_HOSTS.test(host);
+const untrustedHost = (host: string) => !table.LOCAL_HOST.test(host) && !table.TRUSTED_HOSTS.test(host);
 
 /**
  * `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `npx URL` (`kubectl apply -f URL` is a
  * row of rules/remote_exposure.ts).
  */
 function installsFromUntrusted(inv: Invocation): boolean {
-  for (const [name, value] of inv.command.env) if (SOURCE_ENV.test(name) && untrustedSource(value.text)) return true;
-  const t = inv.args.map((w) => w.text);
-  if (URL_WORD.test(inv.word.text)) return untrustedSource(inv.word.text);
-  const runner = REMOTE_SCRIPT_RUNNERS[inv.program];
+  for (const [name, value] of inv.command.env)
+    if (table.SOURCE_ENV.test(name) && untrustedSource(value.text)) return true;
+  const t = texts(inv.args);
+  if (table.URL_WORD.test(inv.word.text)) return untrustedSource(inv.word.text);
+  const runner = table.REMOTE_SCRIPT_RUNNERS[inv.program];
   if (runner && runner.verbs.includes(t[0] ?? ""))
-    return t.some((w) => runner.powers.test(w)) && t.some((w) => URL_WORD.test(w) && untrustedSource(w));
-  if (!INSTALLERS.test(inv.program) && !INSTALLS_FILE.test(inv.program)) return false;
+    return t.some((w) => runner.powers.test(w)) && t.some((w) => table.URL_WORD.test(w) && untrustedSource(w));
+  if (!table.INSTALLERS.test(inv.program) && !table.INSTALLS_FILE.test(inv.program)) return false;
   if (t[0] === "config" && t[1] === "set") {
     const [key, value] = t[2]?.includes("=") ? t[2].split(/=(.*)/) : [t[2], t[3]];
-    return SOURCE_CONFIG_KEYS.test(key ?? "") && untrustedSource(value ?? "");
+    return table.SOURCE_CONFIG_KEYS.test(key ?? "") && untrustedSource(value ?? "");
   }
   return t.some(
     (w, i) =>
       untrustedSource(w) ||
-      (SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)) ||
-      (TRUSTED_HOST_OPTIONS.test(t[i - 1] ?? "") && untrustedHost(w)),
+      (table.SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)) ||
+      (table.TRUSTED_HOST_OPTIONS.test(t[i - 1] ?? "") && untrustedHost(w)),
   );
+}
+
+const splitSetting = (w: string) => w.split(/=(.*)/s).slice(0, 2) as [string, string];
+
+/** Settings an invocation makes: `git -c K=V`, `git config K V`, `npm pkg set scripts.x=…` (as a shell alias). */
+function settingsOf(program: string, t: string[]): [string, string][] {
+  if (/^(npm|pnpm)$/.test(program) && t[0] === "pkg" && t[1] === "set")
+    return t.slice(2).flatMap((w) => (/^scripts\./.test(w) ? [["alias.script", `!${splitSetting(w)[1] ?? ""}`]] : []));
+  if (program !== "git") return [];
+  const config = t.slice(t.indexOf("config") + 1).filter((w) => !w.startsWith("-"));
+  const set = t.includes("config") && config.length >= 2 ? [[config[0]!, config[1]!] as [string, string]] : [];
+  return [...t.filter((w, i) => t[i - 1] === "-c" && w.includes("=")).map(splitSetting), ...set];
 }
 
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
 function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
   for (const w of inv.args)
-    for (const re of SHELL_OPTIONS) {
+    for (const re of table.SHELL_OPTIONS) {
       const m = re.exec(w.text);
       if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
     }
-  const t = inv.args.map((w) => w.text);
-  const settings: [string, string][] = [];
-  if (inv.program === "git") {
-    t.forEach((w, i) => {
-      if (t[i - 1] === "-c" && w.includes("=")) settings.push(w.split(/=(.*)/s).slice(0, 2) as [string, string]);
-    });
-    const at = t.indexOf("config");
-    if (at >= 0) {
-      const rest = t.slice(at + 1).filter((w) => !w.startsWith("-"));
-      if (rest.length >= 2) settings.push([rest[0]!, rest[1]!]);
-    }
-  }
-  if (/^(npm|pnpm)$/.test(inv.program) && t[0] === "pkg" && t[1] === "set")
-    for (const w of t.slice(2))
-      if (/^scripts\./.test(w)) settings.push(["alias.script", `!${w.split(/=(.*)/s)[1] ?? ""}`]);
   let hooks: Finding | undefined;
-  for (const [key, value] of settings) {
+  for (const [key, value] of settingsOf(inv.program, texts(inv.args))) {
     if (/^core\.hookspath$/i.test(key) && classifyPath(literalWord(value), view.ctx) !== "inside")
       hooks = { key: "shell_input", reason: `git runs hooks from ${value}, outside the working directory` };
     const store = /^credential\.helper$/i.test(key) && /^store\b.*--file[= ]\s*(\S+)/.exec(value)?.[1];
@@ -299,44 +275,59 @@ function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Find
       hooks = { key: "credential_exfiltration", reason: `git stores credentials in ${store}, readable by all` };
     const alias = /^alias\.(.+)$/i.exec(key)?.[1];
     if (alias && !value.startsWith("!")) st.aliases.set(alias, value);
-    else if (GIT_SHELL_KEYS.test(key)) view.judgeShell(literalWord(value.replace(/^!/, "")), `git setting ${key}`);
+    else if (table.GIT_SHELL_KEYS.test(key))
+      view.judgeShell(literalWord(value.replace(/^!/, "")), `git setting ${key}`);
   }
   return hooks;
 }
 
 /** PowerShell's `-EncodedCommand`, and `-Command` text that downloads and runs (`iwr … | iex`). */
 function powershell(inv: Invocation): CodeKey | undefined {
-  if (!/^(pwsh|powershell|powershell\.exe|pwsh\.exe)$/i.test(inv.program)) return undefined;
-  const t = inv.args.map((w) => w.text);
-  if (t.some((w) => /^[-/](e|ec|enc|encodedcommand)$/i.test(w))) return "decoded_code_exec";
+  const { program, encoded, runs, downloads } = table.POWERSHELL;
+  if (!program.test(inv.program)) return undefined;
+  const t = texts(inv.args);
+  if (t.some((w) => encoded.test(w))) return "decoded_code_exec";
   const text = t.join(" ");
-  if (
-    /\b(iex|Invoke-Expression)\b/i.test(text) &&
-    /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i.test(text)
-  )
-    return "remote_code_exec";
-  return undefined;
+  return runs.test(text) && downloads.test(text) ? "remote_code_exec" : undefined;
 }
 
 /** `sh -i < fifo | nc HOST PORT`: an interactive shell whose input and output travel over a socket. */
-function shellToSocket(inv: Invocation): boolean {
-  if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return false;
-  for (let c = inv.command.pipedFrom; c; c = c.pipedFrom)
-    if (isShell(basename(c.argv[0]?.text ?? "")) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text))) return true;
-  return false;
+function shellToSocket(inv: Invocation): Finding | undefined {
+  if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return undefined;
+  const interactive = (c: SimpleCommand) => c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text));
+  return upstream(inv.command).some((c) => isShell(programOf(c)) && interactive(c))
+    ? { key: "remote_access", reason: `an interactive shell piped to ${inv.program}` }
+    : undefined;
 }
 
 /** A terminal shown on another machine's display, or a file server of a directory the task does not own. */
-function opensAccess(inv: Invocation, view: FetchView): string | undefined {
+function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
   const display = inv.command.env.get("DISPLAY")?.text;
   if (display && X_TERMINALS.test(inv.program) && !/^(:|localhost:|127\.|unix:)/.test(display))
-    return `${inv.program} on the display ${display}`;
-  const t = inv.args.map((w) => w.text);
+    return { key: "remote_access", reason: `${inv.program} on the display ${display}` };
+  const t = texts(inv.args);
   const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
   if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
-  const dir = t.map((_, i) => optionValue(t, i, server.dir)).findLast((d) => d !== undefined) ?? ".";
+  const dir = lastOptionValue(t, server.dir) ?? ".";
   const where = classifyPath(literalWord(dir), { ...view.ctx, cwd: inv.command.cwd });
-  return /^(system|home|home-secret|ssh)$/.test(where) ? `${inv.program} serves ${dir} to the network` : undefined;
+  if (!/^(system|home|home-secret|ssh)$/.test(where)) return undefined;
+  return { key: "remote_access", reason: `${inv.program} serves ${dir} to the network` };
+}
+
+/** Code run from what fetched or decoded it, or from a substitution an interpreter reads as its script. */
+function runsComputed(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
+  const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
+  if (runs)
+    return { key: runs, reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code` };
+  return undefined;
+}
+
+/** `sudo PYTHONPATH=/tmp/x python3 …`: code loaded from outside the task under raised rights. */
+function elevatedCodePath(inv: Invocation, view: FetchView): Finding | undefined {
+  const loads = inv.command.argv.map((w) => table.CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
+  if (!inv.elevated || !loads) return undefined;
+  if (classifyPath(literalWord(loads), { ...view.ctx, cwd: inv.command.cwd }) === "inside") return undefined;
+  return { key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` };
 }
 
 /** `bash -n`: the shell only reads the text for syntax, running none of it. */
@@ -346,32 +337,24 @@ export const syntaxCheckOnly = (inv: Invocation) =>
 /** Every fetched-code finding of one invocation (and records what it writes for later commands). */
 export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
   const st = stateOf(view);
-  const out: Finding[] = [];
-  if (shellToSocket(inv)) out.push({ key: "remote_access", reason: `an interactive shell piped to ${inv.program}` });
-  const access = opensAccess(inv, view);
-  if (access) out.push({ key: "remote_access", reason: access });
-  const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
-  if (runs)
-    out.push({
-      key: runs,
-      reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code`,
-    });
-  if (installsFromUntrusted(inv))
-    out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
-  const hooks = configuredShell(inv, view, st);
-  if (hooks) out.push(hooks);
+  const script = table.SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
+  const out = [
+    shellToSocket(inv),
+    opensAccess(inv, view),
+    runsComputed(inv, view, st),
+    installsFromUntrusted(inv)
+      ? { key: "remote_code_exec" as const, reason: `${inv.program} installs from an untrusted source` }
+      : undefined,
+    configuredShell(inv, view, st),
+  ];
   const alias = inv.program === "git" ? st.aliases.get(inv.args[0]?.text ?? "") : undefined;
-  if (alias)
-    view.judgeShell(literalWord(["git", alias, ...inv.args.slice(1).map((w) => w.text)].join(" ")), "git alias");
-  const script = SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
+  if (alias) view.judgeShell(literalWord(["git", alias, ...texts(inv.args.slice(1))].join(" ")), "git alias");
   if (script && !script.literal && script.text.startsWith("<("))
     out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
-  const loads = inv.command.argv.map((w) => CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
-  if (inv.elevated && loads && classifyPath(literalWord(loads), { ...view.ctx, cwd: inv.command.cwd }) !== "inside")
-    out.push({ key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` });
+  out.push(elevatedCodePath(inv, view));
   for (const hook of record(inv, view, st)) {
     if (typeof hook === "string") out.push({ key: hook, reason: "writes fetched code into a git hook" });
     else if (hook) view.judgeShell(hook, "a git hook written on this line");
   }
-  return out;
+  return out.filter((f): f is Finding => f !== undefined);
 }

@@ -79,6 +79,13 @@ interface WalkState {
   loop?: Loop;
 }
 
+/** The commands feeding `cmd` through pipes, nearest first. */
+export function upstream(cmd: SimpleCommand): SimpleCommand[] {
+  const out: SimpleCommand[] = [];
+  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) out.push(c);
+  return out;
+}
+
 const named = (n: SyntaxNode): SyntaxNode[] => n.namedChildren.filter((c): c is SyntaxNode => c !== null);
 
 /** The directory `cd ARG` moves to from `cwd`. */

@@ -191,6 +191,14 @@ export const REMOTE_SCRIPT_RUNNERS: Record<string, { verbs: string[]; powers: Re
   deno: { verbs: ["run", "install"], powers: /^(-A|--allow-all|--allow-run|--allow-write|--allow-ffi)(=|$)/ },
 };
 
+/** PowerShell, its encoded-command option, and the words of a `-Command` text that downloads and runs. */
+export const POWERSHELL = {
+  program: /^(pwsh|powershell|powershell\.exe|pwsh\.exe)$/i,
+  encoded: /^[-/](e|ec|enc|encodedcommand)$/i,
+  runs: /\b(iex|Invoke-Expression)\b/i,
+  downloads: /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i,
+};
+
 export const LOCAL_HOST = /^(localhost|[\w.-]+\.localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$/i;
 
 export const FETCH_EXAMPLES = {
