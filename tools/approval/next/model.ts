@@ -105,6 +105,35 @@ function redirectOf(node: SyntaxNode, s: WalkState): Redirect | undefined {
   return { op, ...(fd ? { fd } : {}), target: resolveWord(dest, s.vars) };
 }
 
+/** What a command's redirections say: files, its standard input, and commands a here-doc line goes on with. */
+interface Redirections {
+  redirects: Redirect[];
+  stdin?: Word;
+  /** `cat <<EOF | sh`: the grammar puts what follows the here-doc's start inside its node. */
+  tail: SyntaxNode[];
+}
+
+/** Reads a redirection node into `into`; false when `c` is not one. */
+function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boolean {
+  const parts = named(c);
+  if (c.type === "file_redirect") {
+    const r = redirectOf(c, s);
+    if (r) into.redirects.push(r);
+  } else if (c.type === "herestring_redirect") {
+    if (parts[0]) into.stdin = resolveWord(parts[0], s.vars);
+  } else if (c.type === "heredoc_redirect") {
+    const text = parts.find((h) => h.type === "heredoc_body");
+    const quoted = /^['"]|\\/.test(parts.find((h) => h.type === "heredoc_start")?.text ?? "");
+    if (text) into.stdin = { text: text.text, literal: quoted || !/[$`]/.test(text.text), glob: false };
+    // an unquoted here-doc's command substitutions run when the shell reads it
+    if (text && !quoted) walkHeredoc(text, s);
+    into.tail = parts.filter((h) => !h.type.startsWith("heredoc_") && h.type !== "file_redirect");
+    // `cat <<EOF > FILE`: the grammar puts the file redirect inside the here-doc node.
+    for (const r of parts) if (r.type === "file_redirect") readRedirection(r, s, into);
+  } else return false;
+  return true;
+}
+
 /** `a=(x y)`, `declare -A m=([k]=v)`: each element as `a[0]`, `m[k]`; `a[@]` holds how many. */
 function assignArray(name: string, value: SyntaxNode, vars: Variables, s: WalkState): void {
   const elements = named(value);
@@ -128,37 +157,31 @@ function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
 function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
   const env: Map<string, Word> = new Map();
   const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
-  const redirects: Redirect[] = [];
-  let stdin: Word | undefined;
+  const io: Redirections = { redirects: [], tail: [] };
   for (const c of named(node)) {
     if (c.type === "variable_assignment") assign(c, env, s);
-    else if (c.type === "file_redirect") {
-      const r = redirectOf(c, s);
-      if (r) redirects.push(r);
-    } else if (c.type === "herestring_redirect") {
-      const w = named(c)[0];
-      if (w) stdin = resolveWord(w, s.vars);
-    } else if (c.type !== "comment") {
-      walkWord(c, s);
-      const word = resolveWord(c, s.vars);
-      argv.push(
-        ...(positionalWords(commandWord(c), s.vars) ??
-          splitUnquoted(commandWord(c), word, s.vars).flatMap((w) =>
-            bracesExpand(commandWord(c)) ? expandBraces(w) : [w],
-          )),
-      );
-    }
+    else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
   }
   return {
     argv,
-    redirects,
+    redirects: io.redirects,
     env,
     cwd: s.cwd,
     nested: s.nested,
-    ...(stdin ? { stdin } : {}),
+    ...(io.stdin ? { stdin: io.stdin } : {}),
     ...(s.background ? { background: true } : {}),
     ...(s.loop ? { loop: s.loop } : {}),
   };
+}
+
+/** The words an argument stands for (split, brace-expanded, `"$@"` spread), after its substitutions ran. */
+function argumentWords(c: SyntaxNode, s: WalkState): Word[] {
+  walkWord(c, s);
+  const node = commandWord(c);
+  const positional = positionalWords(node, s.vars);
+  if (positional) return positional;
+  const words = splitUnquoted(node, resolveWord(c, s.vars), s.vars);
+  return bracesExpand(node) ? words.flatMap(expandBraces) : words;
 }
 
 /** The node a command-name node wraps (`$s` as the program word). */
@@ -177,13 +200,20 @@ function positionalWords(node: SyntaxNode, vars: Variables): Word[] | undefined 
   return words;
 }
 
+const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
+
 /** Runs the substitutions inside a word (they run before the command). */
-function walkWord(node: SyntaxNode, s: WalkState): void {
-  if (node.type !== "command_substitution" && node.type !== "process_substitution") return walkChildren(node, s);
-  const nested = s.nested;
-  s.nested = true;
-  walkChildren(node, s);
-  s.nested = nested;
+function walkWord(node: SyntaxNode, s: WalkState): undefined {
+  return walkWith(node, s, SUBSTITUTIONS.has(node.type) ? { nested: true } : {});
+}
+
+/** Walks the children of `node` with `patch` applied to the state, then restores the fields it patched. */
+function walkWith(node: SyntaxNode, s: WalkState, patch: Partial<WalkState>, walk: Stage = walkChildren): undefined {
+  const saved = Object.fromEntries(Object.keys(patch).map((k) => [k, s[k as keyof WalkState]]));
+  Object.assign(s, patch);
+  walk(node, s);
+  Object.assign(s, saved);
+  return undefined;
 }
 
 /** An unquoted here-doc's `$(…)` (parsed by the grammar) and `` `…` `` (not parsed there: modelled apart). */
@@ -199,12 +229,8 @@ function emit(cmd: SimpleCommand, s: WalkState): void {
   s.out.commands.push(cmd);
   const at = /^(builtin|command)$/.test(cmd.argv[0]?.text ?? "") ? 1 : 0;
   const name = cmd.argv[at]?.text;
-  if (name === "cd" || name === "pushd")
-    s.cwd = changeDirectory(
-      s.cwd,
-      cmd.argv.find((w, i) => i > at && !w.text.startsWith("-")),
-      s.home,
-    );
+  const operand = cmd.argv.find((w, i) => i > at && !w.text.startsWith("-"));
+  if (name === "cd" || name === "pushd") s.cwd = changeDirectory(s.cwd, operand, s.home);
   if (name === "popd") s.cwd = UNKNOWN_DIR;
   if (cmd.argv.length === 0) for (const [k, v] of cmd.env) s.vars.set(k, v);
   // `set -- a b c`: the positional parameters `"$@"` expands to.
@@ -216,104 +242,85 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
   const body = node.childForFieldName("body");
   const before = s.out.commands.length;
   const last = body ? walkStage(body, s, pipedFrom) : undefined;
-  const extra: Redirect[] = [];
-  let stdin: Word | undefined;
-  let tail: SyntaxNode[] = [];
-  for (const c of named(node)) {
-    if (c === body) continue;
-    if (c.type === "file_redirect") {
-      const r = redirectOf(c, s);
-      if (r) extra.push(r);
-    } else if (c.type === "heredoc_redirect") {
-      const text = named(c).find((h) => h.type === "heredoc_body");
-      const quoted = /^['"]|\\/.test(named(c).find((h) => h.type === "heredoc_start")?.text ?? "");
-      if (text) stdin = { text: text.text, literal: quoted || !/[$`]/.test(text.text), glob: false };
-      // an unquoted here-doc's command substitutions run when the shell reads it
-      if (text && !quoted) walkHeredoc(text, s);
-      tail = named(c).filter((h) => !h.type.startsWith("heredoc_") && h.type !== "file_redirect");
-      // `cat <<EOF > FILE`: the grammar puts the file redirect inside the here-doc node.
-      for (const r of named(c).filter((h) => h.type === "file_redirect")) {
-        const redirect = redirectOf(r, s);
-        if (redirect) extra.push(redirect);
-      }
-    } else if (c.type === "herestring_redirect") {
-      const w = named(c)[0];
-      if (w) stdin = resolveWord(w, s.vars);
-    }
-  }
+  const io: Redirections = { redirects: [], tail: [] };
+  for (const c of named(node)) if (c !== body) readRedirection(c, s, io);
   const target = last ?? s.out.commands.slice(before).findLast((c) => c.nested === s.nested);
   if (target) {
-    target.redirects.push(...extra);
-    if (stdin) target.stdin = stdin;
-  } else s.out.redirects.push(...extra);
-  let prev = target;
-  for (const t of tail) prev = walkStage(t, s, prev) ?? prev;
+    target.redirects.push(...io.redirects);
+    if (io.stdin) target.stdin = io.stdin;
+  } else s.out.redirects.push(...io.redirects);
+  return walkPipeline(io.tail, s, target);
+}
+
+/** Walks stages, each fed by the one before; returns the last simple command. */
+function walkPipeline(stages: SyntaxNode[], s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
+  let prev = pipedFrom;
+  for (const c of stages) prev = walkStage(c, s, prev) ?? prev;
   return prev;
 }
 
-/** Walks one pipeline stage (or any statement); returns its last simple command. */
-function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
+type Stage = (node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand) => SimpleCommand | undefined;
+
+function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
   // `export -p`, `declare -x`: with no assignment, a command that prints variables
   if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment"))
     return void walkChildren(node, s);
-  switch (node.type) {
-    case "declaration_command":
-    case "command": {
-      const cmd = buildCommand(node, s);
-      if (pipedFrom) cmd.pipedFrom = pipedFrom;
-      emit(cmd, s);
-      return cmd;
-    }
-    case "redirected_statement":
-      return redirected(node, s, pipedFrom);
-    case "pipeline": {
-      let prev = pipedFrom;
-      for (const c of named(node)) prev = walkStage(c, s, prev) ?? prev;
-      return prev;
-    }
-    case "variable_assignment":
-      assign(node, s.vars, s);
-      return undefined;
-    case "function_definition": {
-      // The body runs where the function is called, with the call's arguments (analyse.ts).
-      const name = node.childForFieldName("name")?.text;
-      const body = node.childForFieldName("body")?.text;
-      if (name) s.out.functions.add(name);
-      if (name && body !== undefined) s.out.functionBodies.set(name, body);
-      return undefined;
-    }
-    case "comment":
-      s.out.comments.push(node.text);
-      return undefined;
-    case "for_statement": {
-      // The loop variable is judged as the first listed value (when the list is known).
-      const name = node.childForFieldName("variable")?.text;
-      const values = node.childrenForFieldName("value").filter((v): v is SyntaxNode => v !== null);
-      if (name && values[0]) s.vars.set(name, loopValue(values, s.vars));
-      return walkLoop(node, s, { count: listCount(values), endless: false });
-    }
-    case "c_style_for_statement": {
-      const bound = /<=?\s*(\d+)/.exec(node.childForFieldName("condition")?.text ?? "");
-      return walkLoop(node, s, { ...(bound ? { count: Number(bound[1]) } : {}), endless: !bound });
-    }
-    case "while_statement": {
-      const condition = node.childForFieldName("condition")?.text.replace(/;$/, "").trim() ?? "";
-      const endless =
-        node.children[0]?.type === "until"
-          ? /^false$/.test(condition)
-          : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
-      return walkLoop(node, s, { endless });
-    }
-    case "subshell": {
-      const cwd = s.cwd;
-      walkChildren(node, s);
-      s.cwd = cwd;
-      return undefined;
-    }
-    default:
-      walkChildren(node, s);
-      return undefined;
-  }
+  const cmd = buildCommand(node, s);
+  if (pipedFrom) cmd.pipedFrom = pipedFrom;
+  emit(cmd, s);
+  return cmd;
+}
+
+/** The body runs where the function is called, with the call's arguments (analyse.ts). */
+function defineFunction(node: SyntaxNode, s: WalkState): undefined {
+  const name = node.childForFieldName("name")?.text;
+  const body = node.childForFieldName("body")?.text;
+  if (name) s.out.functions.add(name);
+  if (name && body !== undefined) s.out.functionBodies.set(name, body);
+  return undefined;
+}
+
+function forLoop(node: SyntaxNode, s: WalkState): undefined {
+  // The loop variable is judged as the first listed value (when the list is known).
+  const name = node.childForFieldName("variable")?.text;
+  const values = node.childrenForFieldName("value").filter((v): v is SyntaxNode => v !== null);
+  if (name && values[0]) s.vars.set(name, loopValue(values, s.vars));
+  return walkLoop(node, s, { count: listCount(values), endless: false });
+}
+
+function whileLoop(node: SyntaxNode, s: WalkState): undefined {
+  const condition = node.childForFieldName("condition")?.text.replace(/;$/, "").trim() ?? "";
+  const endless =
+    node.children[0]?.type === "until"
+      ? /^false$/.test(condition)
+      : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
+  return walkLoop(node, s, { endless });
+}
+
+function cStyleLoop(node: SyntaxNode, s: WalkState): undefined {
+  const bound = /<=?\s*(\d+)/.exec(node.childForFieldName("condition")?.text ?? "");
+  return walkLoop(node, s, { ...(bound ? { count: Number(bound[1]) } : {}), endless: !bound });
+}
+
+/** How each kind of statement is walked; any other node, by its children. */
+const STAGES: Record<string, Stage> = {
+  command: simpleCommand,
+  declaration_command: simpleCommand,
+  redirected_statement: redirected,
+  pipeline: (node, s, pipedFrom) => walkPipeline(named(node), s, pipedFrom),
+  variable_assignment: (node, s) => void assign(node, s.vars, s),
+  function_definition: defineFunction,
+  comment: (node, s) => void s.out.comments.push(node.text),
+  for_statement: forLoop,
+  c_style_for_statement: cStyleLoop,
+  while_statement: whileLoop,
+  subshell: (node, s) => walkWith(node, s, { cwd: s.cwd }),
+};
+
+/** Walks one pipeline stage (or any statement); returns its last simple command. */
+function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
+  const stage = STAGES[node.type];
+  return stage ? stage(node, s, pipedFrom) : walkChildren(node, s);
 }
 
 /**
@@ -341,22 +348,17 @@ function listCount(values: SyntaxNode[]): number | undefined {
 }
 
 function walkLoop(node: SyntaxNode, s: WalkState, loop: Loop): undefined {
-  const outer = s.loop;
-  s.loop = outer ? { ...loop, outer } : loop;
-  walkChildren(node, s);
-  s.loop = outer;
-  return undefined;
+  return walkWith(node, s, { loop: s.loop ? { ...loop, outer: s.loop } : loop });
 }
 
-function walkChildren(node: SyntaxNode, s: WalkState): void {
+/** Walks each child statement; one followed by `&` runs in the background. */
+function walkChildren(node: SyntaxNode, s: WalkState): undefined {
   for (const c of named(node)) {
-    const background = s.background;
-    if (c.nextSibling?.type === "&") s.background = true;
-    if (c.type === "command_substitution" || c.type === "process_substitution") walkWord(c, s);
-    else if (c.type === "variable_assignment") assign(c, s.vars, s);
-    else walkStage(c, s);
-    s.background = background;
+    const walk = SUBSTITUTIONS.has(c.type) ? walkWord : walkStage;
+    if (c.nextSibling?.type === "&") walkWith(c, s, { background: true }, walk);
+    else walk(c, s);
   }
+  return undefined;
 }
 
 export interface ModelOptions {

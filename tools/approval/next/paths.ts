@@ -1,6 +1,6 @@
 /** Where a path argument points, relative to the task's working directory. */
 import { posix } from "node:path";
-import { PATH_PATTERNS as P } from "./rules/files.js";
+import { PATH_PATTERNS as P, PLACES } from "./rules/files.js";
 import { MKTEMP, UNKNOWN_DIR, type Word } from "./words.js";
 
 export type PathClass =
@@ -82,12 +82,8 @@ export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const root = ctx.workdir ?? NO_WORKDIR;
   if (abs.startsWith(MKTEMP)) return "inside";
   if (abs === root || abs.startsWith(`${root}/`)) return "inside";
-  if (P.ssh.test(abs)) return "ssh";
-  if (P.secrets.test(abs)) return "home-secret";
-  if (P.shellRc.test(abs)) return "shell-rc";
-  if (abs.startsWith("~")) return "home";
-  if (/^\/(tmp|var\/tmp)(\/|$)/.test(abs)) return "temp";
-  if (abs.startsWith("/dev/")) return P.harmlessDevices.test(abs) ? "temp" : "device";
+  const place = PLACES.find(([pattern]) => pattern.test(abs));
+  if (place) return place[1];
   if (abovePlaceholder(word, abs, ctx)) return "outside";
   // every entry of a folder (`/opt/*`, `~/*`) weighs as much as the folder
   const whole = word.glob ? /^(.*?)\/\.?\*$/.exec(abs)?.[1] : undefined;

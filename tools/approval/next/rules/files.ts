@@ -25,6 +25,20 @@ export const PATH_PATTERNS = {
     /(^~|\/)\.(bashrc|bash_profile|bash_aliases|profile|zshrc|zshenv|zprofile|zlogin|zsh_aliases|bash_login|bash_logout|inputrc)$/,
 };
 
+/**
+ * Where a path outside the working directory lands (paths.ts' classes), first match wins; a path none of
+ * them matches is the system's or just outside.
+ */
+export const PLACES = [
+  [PATH_PATTERNS.ssh, "ssh"],
+  [PATH_PATTERNS.secrets, "home-secret"],
+  [PATH_PATTERNS.shellRc, "shell-rc"],
+  [/^~/, "home"],
+  [/^\/(tmp|var\/tmp)(\/|$)/, "temp"],
+  [PATH_PATTERNS.harmlessDevices, "temp"],
+  [/^\/dev\//, "device"],
+] as const;
+
 /** The class of a write by where it lands (paths.ts' classes); the task's own places are absent. */
 export const WRITE_CLASSES: Record<string, ClassKey> = {
   system: "system_config_write",
