@@ -36,11 +36,8 @@ export interface FetchView {
 
 const STATES = new WeakMap<object, FetchState>();
 
-function stateOf(view: FetchView): FetchState {
-  let s = STATES.get(view.lineKey);
-  if (!s) STATES.set(view.lineKey, (s = { files: new Map(), aliases: new Map() }));
-  return s;
-}
+const stateOf = (view: FetchView): FetchState =>
+  STATES.get(view.lineKey) ?? STATES.set(view.lineKey, { files: new Map(), aliases: new Map() }).get(view.lineKey)!;
 
 const pathOf = (text: string, inv: Invocation, view: FetchView) =>
   absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
@@ -65,6 +62,7 @@ const lastOptionValue = (t: string[], names: string[]) =>
   t.map((_, i) => optionValue(t, i, names)).findLast((v) => v !== undefined);
 
 const texts = (words: Word[]) => words.map((w) => w.text);
+const isFetched = (w: Word) => table.FETCHED_WORD.test(w.text);
 const programOf = (cmd: SimpleCommand) => basename(cmd.argv[0]?.text ?? "");
 
 /** The files a downloader writes (`-o F`, `-O`, `-P DIR`, wget's default) or a clone makes (`git clone URL [DIR]`). */
@@ -167,13 +165,10 @@ function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey 
   if (key) return key;
   if (st.unpacked && /^\.{1,2}\//.test(inv.word.text)) return st.unpacked;
   // a download as the script, its standard input, the here-doc it reads, or the start-up file (BASH_ENV)
-  const fetched = [...inv.args, ...inv.command.redirects.flatMap((r) => (r.op === "<" ? [r.target] : []))];
-  if (
-    (table.RUNS_FILE_ARG.test(inv.program) &&
-      (fetched.some((w) => table.FETCHED_WORD.test(w.text)) ||
-        /\$\(\s*(curl|wget)\b/.test(inv.command.stdin?.text ?? ""))) ||
-    env.some(([name, value]) => /^(BASH_ENV|ENV)$/.test(name) && table.FETCHED_WORD.test(value.text))
-  )
+  const input = [...inv.args, ...inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target)];
+  const startUp = env.filter(([name]) => /^(BASH_ENV|ENV)$/.test(name)).map(([, value]) => value);
+  const hereDoc = /\$\(\s*(curl|wget)\b/.test(inv.command.stdin?.text ?? "");
+  if ((table.RUNS_FILE_ARG.test(inv.program) && (input.some(isFetched) || hereDoc)) || startUp.some(isFetched))
     return "remote_code_exec";
   return fetchedArguments(inv) ?? pipedFetch(inv);
 }
@@ -184,7 +179,7 @@ function fetchedArguments(inv: Invocation): CodeKey | undefined {
   const fileOf = words.findIndex((w, i) => table.FETCHED_WORD.test(w) && /^(-a|--arg-file)$/.test(words[i - 1] ?? ""));
   if (basename(words[0] ?? "") === "xargs" && fileOf > 0) return "remote_code_exec";
   const installs = table.INSTALLERS.test(inv.program) && /^(install|add|i)$/.test(inv.args[0]?.text ?? "");
-  return installs && inv.args.some((w) => table.FETCHED_WORD.test(w.text)) ? "remote_code_exec" : undefined;
+  return installs && inv.args.some(isFetched) ? "remote_code_exec" : undefined;
 }
 
 /** Downloaded or decoded text piped into a program that runs it (a shell, a SQL client, `kubectl apply -f -`). */
@@ -317,9 +312,8 @@ function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
 /** Code run from what fetched or decoded it, or from a substitution an interpreter reads as its script. */
 function runsComputed(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
   const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
-  if (runs)
-    return { key: runs, reason: `${inv.program} runs ${runs === "decoded_code_exec" ? "decoded" : "downloaded"} code` };
-  return undefined;
+  const what = runs === "decoded_code_exec" ? "decoded" : "downloaded";
+  return runs && { key: runs, reason: `${inv.program} runs ${what} code` };
 }
 
 /** `sudo PYTHONPATH=/tmp/x python3 …`: code loaded from outside the task under raised rights. */

@@ -97,14 +97,6 @@ export function changeDirectory(cwd: string | undefined, arg: Word | undefined, 
   return cwd === undefined ? undefined : posix.join(cwd, text);
 }
 
-function redirectOf(node: SyntaxNode, s: WalkState): Redirect | undefined {
-  const dest = node.childForFieldName("destination") ?? named(node).find((c) => c.type !== "file_descriptor");
-  if (!dest) return undefined;
-  const op = node.children.find((c) => c && !c.isNamed)?.text ?? ">";
-  const fd = named(node).find((c) => c.type === "file_descriptor")?.text;
-  return { op, ...(fd ? { fd } : {}), target: resolveWord(dest, s.vars) };
-}
-
 /** What a command's redirections say: files, its standard input, and commands a here-doc line goes on with. */
 interface Redirections {
   redirects: Redirect[];
@@ -117,8 +109,10 @@ interface Redirections {
 function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boolean {
   const parts = named(c);
   if (c.type === "file_redirect") {
-    const r = redirectOf(c, s);
-    if (r) into.redirects.push(r);
+    const target = c.childForFieldName("destination") ?? parts.find((p) => p.type !== "file_descriptor");
+    const op = c.children.find((k) => k && !k.isNamed)?.text ?? ">";
+    const fd = parts.find((p) => p.type === "file_descriptor")?.text;
+    if (target) into.redirects.push({ op, ...(fd ? { fd } : {}), target: resolveWord(target, s.vars) });
   } else if (c.type === "herestring_redirect") {
     if (parts[0]) into.stdin = resolveWord(parts[0], s.vars);
   } else if (c.type === "heredoc_redirect") {
