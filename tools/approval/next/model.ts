@@ -198,7 +198,7 @@ const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
 
 /** Runs the substitutions inside a word (they run before the command). */
 function walkWord(node: SyntaxNode, s: WalkState): undefined {
-  return walkWith(node, s, SUBSTITUTIONS.has(node.type) ? { nested: true } : {});
+  return SUBSTITUTIONS.has(node.type) ? walkWith(node, s, { nested: true }) : walkChildren(node, s);
 }
 
 /** Walks the children of `node` with `patch` applied to the state, then restores the fields it patched. */

@@ -3,17 +3,8 @@ import { posix } from "node:path";
 import { PATH_PATTERNS as P, PLACES } from "./rules/files.js";
 import { MKTEMP, UNKNOWN_DIR, type Word } from "./words.js";
 
-export type PathClass =
-  | "inside"
-  | "temp"
-  | "home-secret"
-  | "home"
-  | "shell-rc"
-  | "ssh"
-  | "device"
-  | "system"
-  | "outside"
-  | "unknown";
+/** Where a path lands: the task's own (`inside`), a place of the PLACES table, the system's, or just outside. */
+export type PathClass = "inside" | (typeof PLACES)[number][1] | "system" | "outside" | "unknown";
 
 export interface PathContext {
   /** The task's working directory; undefined = relative paths are the task's own. */
