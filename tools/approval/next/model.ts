@@ -5,6 +5,7 @@
  */
 import { posix } from "node:path";
 import { withParsedBash, type SyntaxNode } from "./parser.js";
+import { ENDLESS_CONDITION } from "./rules/model_loops.js";
 import {
   bracesExpand,
   expandBraces,
@@ -284,10 +285,7 @@ function forLoop(node: SyntaxNode, s: WalkState): undefined {
 
 function whileLoop(node: SyntaxNode, s: WalkState): undefined {
   const condition = node.childForFieldName("condition")?.text.replace(/;$/, "").trim() ?? "";
-  const endless =
-    node.children[0]?.type === "until"
-      ? /^false$/.test(condition)
-      : /^(:|true|\[\s*1\s*\]|\(\(\s*1\s*\)\))$/.test(condition);
+  const endless = ENDLESS_CONDITION[node.children[0]?.type === "until" ? "until" : "while"].test(condition);
   return walkLoop(node, s, { endless });
 }
 
@@ -373,10 +371,10 @@ export function modelCommandLine(source: string, opts: ModelOptions = {}): Comma
       redirects: [],
       comments: [],
       hasError: root.hasError,
-      vars: new Map(),
+      vars: new Map(opts.vars ?? []),
     };
     const state: WalkState = {
-      vars: new Map(opts.vars ?? []),
+      vars: out.vars,
       cwd: opts.cwd,
       home: opts.home ?? "~",
       out,
@@ -384,7 +382,6 @@ export function modelCommandLine(source: string, opts: ModelOptions = {}): Comma
       background: false,
     };
     walkChildren(root, state);
-    out.vars = state.vars;
     return out;
   });
 }
