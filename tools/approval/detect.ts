@@ -4,7 +4,8 @@
  * rule tables), its classes put in the order of the class list (the most severe first).
  */
 import { posix } from "node:path";
-import { judgeCommand, type JudgeOptions } from "./next/analyse.js";
+import { errorMessage } from "../../src/core/errors.js";
+import { judgeCommand, type JudgeOptions, type Verdict } from "./next/analyse.js";
 import { CLASSES, type ClassKey } from "./next/classes.js";
 import type { Finding } from "./next/judges.js";
 import { modelCommandLine } from "./next/model.js";
@@ -13,26 +14,22 @@ import { escapesThroughSymlink, type PathResolver } from "./symlinks.js";
 
 export { normalizeCommand, type PathResolver };
 
-export interface DetectOptions {
-  /** Directory the command starts in (absolute). */
-  cwd?: string;
-  /** The task's working directory (absolute): paths under it are the task's own. */
-  defaultCwd?: string;
-}
+/**
+ * `cwd`: the directory the command starts in (absolute); `defaultCwd`: the task's working directory
+ * (absolute): paths under it are the task's own.
+ */
+export type DetectOptions = Pick<JudgeOptions, "cwd" | "defaultCwd">;
 
 export interface PatternMatch {
   key: string;
   description: string;
 }
 
-export interface Detection {
-  dangerous: boolean;
-  /** The first (most severe) matching class. */
-  patternKey?: string;
-  description?: string;
-  /** Every matching class, in class-list order. Approval by allowlist or session needs all of them. */
-  matches?: PatternMatch[];
-}
+/**
+ * `matches`: every matching class, in class-list order (approval by allowlist or session needs all of
+ * them); `patternKey` and `description`: the first, most severe, one.
+ */
+export type Detection = Omit<Verdict, "findings">;
 
 /** Every class the detection can name, in severity order: what `approval patterns` lists. */
 export const PATTERN_CLASSES: readonly PatternMatch[] = Object.entries(CLASSES).map(([key, description]) => ({
@@ -67,18 +64,13 @@ export function analyseCommand(
 ): { matches: PatternMatch[]; findings: Finding[] } {
   const text = normalizeCommand(command);
   if (!text) return { matches: [], findings: [] };
-  const cwd = startDirectory(opts);
-  const judgeOpts: JudgeOptions = {
-    ...(cwd ? { cwd } : {}),
-    ...(opts.defaultCwd ? { defaultCwd: opts.defaultCwd } : {}),
-  };
   try {
-    const verdict = judgeCommand(text, judgeOpts);
+    const verdict = judgeCommand(text, { cwd: startDirectory(opts), defaultCwd: opts.defaultCwd });
     return { matches: inClassOrder(verdict.matches ?? []), findings: verdict.findings };
   } catch (err) {
     // Fail closed: a command the analyser cannot read is asked about, never passed.
     const key: ClassKey = "unanalysable";
-    const reason = `the analyser failed: ${err instanceof Error ? err.message : String(err)}`;
+    const reason = `the analyser failed: ${errorMessage(err)}`;
     return { matches: [{ key, description: CLASSES[key] }], findings: [{ key, reason }] };
   }
 }

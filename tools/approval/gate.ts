@@ -10,10 +10,11 @@
  * `git_reset_hard` never lets `git reset --hard && rm -rf /` through.
  */
 import { performance } from "node:perf_hooks";
-import { shellQuote } from "../environments/base.js";
+import { errorMessage } from "../../src/core/errors.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
+import { shellQuote } from "../environments/base.js";
 import { classNames } from "./allowlist.js";
-import { analyseCommand, shellComments, withSymlinkClass, type PatternMatch } from "./detect.js";
+import { analyseCommand, shellComments, withSymlinkClass, type DetectOptions, type PatternMatch } from "./detect.js";
 import { approvalPolicies } from "./policy.js";
 import {
   DO_NOT_RETRY,
@@ -26,7 +27,7 @@ import {
   type GateState,
   type PolicyDecision,
 } from "./types.js";
-import { writtenFilesTracker } from "./written_files.js";
+import { writtenFilesTracker, type WrittenFiles } from "./written_files.js";
 
 // The API the rest of the program and the tests use, in one place.
 export {
@@ -39,22 +40,11 @@ export {
 export type { PathResolver } from "./detect.js";
 export { appendToAllowlist, loadUserAllowlist, userConfigPath } from "./allowlist.js";
 export { APPROVER_SYSTEM_PROMPT } from "./smart.js";
-export type {
-  ApprovalGate,
-  ApprovalGateOptions,
-  ApprovalService,
-  PromptChoice,
-  PromptFn,
-  PromptRequest,
-} from "./types.js";
-export type { ApprovalRecord };
+export type * from "./types.js";
 
 /** A record that is a deny because the approver failed. */
 export function isApproverError(rec: ApprovalRecord): boolean {
-  return (
-    (rec as ApprovalRecord & { error?: boolean }).error === true ||
-    (rec.by === "smart" && rec.reason.startsWith("approver error:"))
-  );
+  return rec.error === true || (rec.by === "smart" && rec.reason.startsWith("approver error:"));
 }
 
 export function summarizeApprovals(records: readonly ApprovalRecord[]): ApprovalSummary {
@@ -85,19 +75,19 @@ function workingDirectory(command: string, info: { cwd?: string; workdir?: strin
   return info.cwd;
 }
 
-/** The classes a command falls in, as the gate judges it in its task. */
+/** The classes a command falls in, as the gate judges it where it runs (`where.defaultCwd`: the working directory). */
 async function matchesFor(
   command: string,
   info: GateInfo,
-  tracker: ReturnType<typeof writtenFilesTracker>,
+  where: DetectOptions,
+  tracker: WrittenFiles,
 ): Promise<PatternMatch[]> {
   if (info.flagged) return [info.flagged];
-  const root = workingDirectory(command, info);
-  let matches = analyseCommand(command, root ? { cwd: info.cwd, defaultCwd: root } : {}).matches;
+  const root = where.defaultCwd;
+  let matches = analyseCommand(command, root ? where : {}).matches;
   if (root && info.realpath)
-    matches = await withSymlinkClass(command, matches, { ...info, workdir: root, realpath: info.realpath });
-  if (info.readFile)
-    matches.push(...(await tracker.matches(command, { cwd: info.cwd, root: root ?? info.workdir }, info.readFile)));
+    matches = await withSymlinkClass(command, matches, { cwd: info.cwd, workdir: root, realpath: info.realpath });
+  if (info.readFile) matches.push(...(await tracker.matches(command, where, info.readFile)));
   return matches;
 }
 
@@ -136,7 +126,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     };
     if (d.cached) rec.cached = true;
     if (info.toolCallId) rec.tool_call_id = info.toolCallId;
-    if (d.error) (rec as ApprovalRecord & { error?: boolean }).error = true;
+    if (d.error) rec.error = true;
     records.push(rec);
     opts.onRecord?.(rec);
     return d.decision === "approve"
@@ -149,7 +139,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     try {
       impl = await loadPolicy();
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = errorMessage(err);
       return { decision: "deny", by: "policy", reason, message: `BLOCKED: ${reason}. ${DO_NOT_RETRY}` };
     }
     const early = impl.consultsAllowlist ? approvedBefore(matches, state) : undefined;
@@ -159,7 +149,6 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
       cwd: info.cwd,
       backend: info.backend,
       matches,
-      keys: matches.map((m) => m.key),
       description: matches.map((m) => m.description).join("; "),
       comments: info.flagged ? [] : shellComments(command),
     });
@@ -167,7 +156,9 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
 
   const gate: ApprovalGate = async (command, info) => {
     const started = performance.now();
-    const matches = await matchesFor(command, info, tracker);
+    // An empty cwd is none.
+    const where = { cwd: info.cwd || undefined, defaultCwd: workingDirectory(command, info) };
+    const matches = await matchesFor(command, info, where, tracker);
     const verdict = matches.length
       ? record(command, info, matches, started, await decide(command, info, matches))
       : { allowed: true };
@@ -175,7 +166,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     // call into a blocked one; the later run is still judged alone.
     if (verdict.allowed && info.readFile) {
       try {
-        tracker.remember(command, { cwd: info.cwd, root: workingDirectory(command, info) ?? info.workdir });
+        tracker.remember(command, where);
       } catch {
         /* judged alone later */
       }

@@ -5,9 +5,6 @@
 import { createRegistry } from "../../src/core/registry.js";
 import type { ApprovalPolicyFactory } from "./types.js";
 
-export { DO_NOT_RETRY } from "./types.js";
-export type { ApprovalPolicyFactory, ApprovalPolicyImpl, FlaggedCommand, GateState, PolicyDecision } from "./types.js";
-
 export const approvalPolicies = createRegistry<ApprovalPolicyFactory>("approval policy");
 approvalPolicies.register("allow", async () => (await import("./policies/allow.js")).allowPolicy);
 approvalPolicies.register("deny", async () => (await import("./policies/deny.js")).denyPolicy);

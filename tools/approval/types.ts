@@ -1,5 +1,5 @@
 /**
- * The types the gate, its policies and its callers share (no code but two constants), so that the
+ * The types the gate, its policies and its callers share (no code but one constant), so that the
  * policies, loaded by name from policy.ts, need not import the gate that loads them.
  */
 import type { Usage } from "../../src/core/chat.js";
@@ -95,8 +95,6 @@ export interface ApprovalService {
   stats(): ApprovalStats;
 }
 
-export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
-
 /** What the gate knows about a command besides its text. */
 export type GateInfo = Parameters<ApprovalGate>[1];
 
@@ -109,7 +107,6 @@ export interface FlaggedCommand {
   backend: string;
   /** Every class that matched (trusted: from our detector). */
   matches: PatternMatch[];
-  keys: string[];
   /** The matched patterns' descriptions, joined. */
   description: string;
   /** Shell comments in the command (untrusted). */

@@ -3,9 +3,9 @@
  * no answer within the timeout (default 60 s) is a deny.
  */
 import { createInterface } from "node:readline/promises";
+import { errorMessage } from "../../../src/core/errors.js";
 import { appendToAllowlist } from "../allowlist.js";
 import {
-  DEFAULT_PROMPT_TIMEOUT_MS,
   DO_NOT_RETRY,
   type ApprovalPolicyFactory,
   type PolicyDecision,
@@ -14,12 +14,12 @@ import {
   type PromptRequest,
 } from "../types.js";
 
-const CHOICES: Record<string, PromptChoice> = { o: "once", s: "session", a: "always" };
+export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
 /** `o`/`once`, `s`/`session`, `a`/`always`; anything else denies. */
 const parseChoice = (answer: string): PromptChoice => {
   const a = answer.trim().toLowerCase();
-  return CHOICES[a] ?? (Object.values(CHOICES).includes(a as PromptChoice) ? (a as PromptChoice) : "deny");
+  return (["once", "session", "always"] as const).find((c) => a === c || a === c[0]) ?? "deny";
 };
 
 /** The default interactive prompt, on the terminal. */
@@ -41,16 +41,15 @@ export const ttyPrompt: PromptFn = async (req) => {
 class PromptTimeout extends Error {}
 
 const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`);
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Asks with a deadline: past it the prompt's signal is aborted and the answer is a PromptTimeout. */
+/** Asks with a deadline: past it the prompt's signal is aborted and the answer is a PromptTimeout saying so. */
 async function askWithin(prompt: PromptFn, req: Omit<PromptRequest, "signal">): Promise<PromptChoice> {
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       controller.abort();
-      reject(new PromptTimeout());
+      reject(new PromptTimeout(`no answer within ${duration(req.timeoutMs)}`));
     }, req.timeoutMs);
   });
   try {
@@ -64,6 +63,7 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
   const timeoutMs = opts.promptTimeoutMs ?? DEFAULT_PROMPT_TIMEOUT_MS;
   const persist = opts.persistAllowlist ?? ((key: string) => appendToAllowlist(key));
   let promptQueue: Promise<unknown> = Promise.resolve();
+  const approve = (reason: string): PolicyDecision => ({ decision: "approve", by: "user", reason });
   const deny = (reason: string, message: string): PolicyDecision => ({
     decision: "deny",
     by: "user",
@@ -80,18 +80,17 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
       try {
         await persist(k);
       } catch (err) {
-        failures.push(`${k}: ${errorText(err)}`);
+        failures.push(`${k}: ${errorMessage(err)}`);
       }
     }
-    const reason = failures.length
-      ? `approved always (could not save to command_allowlist: ${failures.join("; ")})`
-      : "approved always (saved to command_allowlist)";
-    return { decision: "approve", by: "user", reason };
+    if (!failures.length) return approve("approved always (saved to command_allowlist)");
+    return approve(`approved always (could not save to command_allowlist: ${failures.join("; ")})`);
   }
 
   return {
     consultsAllowlist: true,
-    async decide({ command, keys, description, cwd, backend }) {
+    async decide({ command, matches, description, cwd, backend }) {
+      const keys = matches.map((m) => m.key);
       const req = { command, patternKey: keys[0]!, description, cwd, backend, timeoutMs };
       const turn = promptQueue.then(() => askWithin(opts.prompt ?? ttyPrompt, req));
       promptQueue = turn.catch(() => undefined);
@@ -99,16 +98,15 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
       try {
         choice = await turn;
       } catch (err) {
-        const why =
-          err instanceof PromptTimeout ? `no answer within ${duration(timeoutMs)}` : `prompt failed: ${errorText(err)}`;
+        const why = err instanceof PromptTimeout ? err.message : `prompt failed: ${errorMessage(err)}`;
         return deny(why, `${why}, so this potentially dangerous command (${description}) was denied`);
       }
-      if (choice === "once") return { decision: "approve", by: "user", reason: "approved once" };
+      if (choice === "once") return approve("approved once");
       if (choice === "always") return always(keys);
       if (choice === "deny")
         return deny("denied by the user", `the user denied this potentially dangerous command (${description})`);
       for (const k of keys) state.session.add(k);
-      return { decision: "approve", by: "user", reason: "approved for this task's session" };
+      return approve("approved for this task's session");
     },
   };
 };
