@@ -10,12 +10,8 @@ import { z } from "zod";
 import { UserError } from "../../src/core/errors.js";
 import { HERMES_KEYS } from "./next/rules/hermes_keys.js";
 
-export function userConfigDir(): string {
-  return process.env.HERMES_BATCH_CONFIG_DIR || join(homedir(), ".hermes-batch");
-}
-
 export function userConfigPath(): string {
-  return join(userConfigDir(), "config.yaml");
+  return join(process.env.HERMES_BATCH_CONFIG_DIR || join(homedir(), ".hermes-batch"), "config.yaml");
 }
 
 const UserConfigSchema = z.looseObject({
@@ -49,12 +45,9 @@ function parseConfig(text: string, path: string) {
  * be read or parsed, or has the wrong shape, is a UserError naming the file and the reason.
  */
 export async function loadUserAllowlist(path: string = userConfigPath()): Promise<string[]> {
-  let text: string | undefined;
-  try {
-    text = await readIfExists(path);
-  } catch (err) {
-    throw new UserError(`${path}: cannot read the user config (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
-  }
+  const text = await readIfExists(path).catch((err: NodeJS.ErrnoException) => {
+    throw new UserError(`${path}: cannot read the user config (${err.code ?? String(err)})`);
+  });
   if (text === undefined) return [];
   const doc = parseConfig(text, path);
   const result = UserConfigSchema.safeParse(doc.toJS() ?? {});

@@ -21,22 +21,19 @@ const changesPaths = (program: string) => rulesFor(program).some((r) => PATH_EFF
 export function insideTargets(command: string, workdir: string, cwd?: string): string[] {
   const ctx: PathContext = { workdir, cwd: cwd ?? workdir };
   const line = modelCommandLine(command, { cwd: ctx.cwd });
-  const words: { word: Word; cwd: string | undefined }[] = [];
-  for (const r of line.redirects) if (r.op.includes(">")) words.push({ word: r.target, cwd: ctx.cwd });
+  const out = new Set<string>();
+  const keep = (word: Word, at: string | undefined) => {
+    const where = { ...ctx, cwd: at ?? ctx.cwd };
+    if (out.size >= MAX_TARGETS || /^&?\d*$/.test(word.text) || classifyPath(word, where) !== "inside") return;
+    const abs = absolutePath(word, where);
+    if (abs?.startsWith("/")) out.add(abs);
+  };
+  for (const r of line.redirects) if (r.op.includes(">")) keep(r.target, ctx.cwd);
   for (const cmd of line.commands) {
-    for (const r of cmd.redirects) if (r.op.includes(">")) words.push({ word: r.target, cwd: cmd.cwd });
+    for (const r of cmd.redirects) if (r.op.includes(">")) keep(r.target, cmd.cwd);
     for (const inv of unwrap(cmd).invocations)
       if (changesPaths(inv.program))
-        for (const word of inv.args) if (!word.text.startsWith("-")) words.push({ word, cwd: inv.command.cwd });
-  }
-  const out = new Set<string>();
-  for (const { word, cwd: at } of words) {
-    const where = { ...ctx, cwd: at ?? ctx.cwd };
-    if (!/^&?\d*$/.test(word.text) && classifyPath(word, where) === "inside") {
-      const abs = absolutePath(word, where);
-      if (abs?.startsWith("/")) out.add(abs);
-    }
-    if (out.size >= MAX_TARGETS) break;
+        for (const word of inv.args) if (!word.text.startsWith("-")) keep(word, inv.command.cwd);
   }
   return [...out];
 }
