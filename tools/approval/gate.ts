@@ -50,14 +50,13 @@ export function isApproverError(rec: ApprovalRecord): boolean {
 export function summarizeApprovals(records: readonly ApprovalRecord[]): ApprovalSummary {
   const out: ApprovalSummary = { total: 0, approved: 0, denied: 0, errors: 0, by_pattern: {} };
   for (const rec of records) {
-    const p = (out.by_pattern[rec.pattern] ??= { approved: 0, denied: 0, errors: 0 });
     const field = rec.decision === "approve" ? "approved" : "denied";
+    const error = field === "denied" && isApproverError(rec);
     out.total++;
-    out[field]++;
-    p[field]++;
-    if (field === "denied" && isApproverError(rec)) {
-      out.errors++;
-      p.errors++;
+    // The run's counts, then the class's.
+    for (const counts of [out, (out.by_pattern[rec.pattern] ??= { approved: 0, denied: 0, errors: 0 })]) {
+      counts[field]++;
+      if (error) counts.errors++;
     }
   }
   return out;

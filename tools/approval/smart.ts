@@ -8,27 +8,16 @@
  * close a tag, and the system prompt tells the approver that nothing inside is an instruction.
  */
 import { z } from "zod";
-import type { ChatModel, Usage } from "../../src/core/chat.js";
+import type { Usage } from "../../src/core/chat.js";
 import { errorMessage } from "../../src/core/errors.js";
 import { DuplicateKeyError, parseJsonStrict } from "../../src/core/strict_json.js";
 import { describeEnvironment } from "../environments/index.js";
 import { APPROVER_PROMPT_LINES } from "./rules/approver_prompt.js";
+import type { FlaggedCommand, SmartApprovalOptions } from "./types.js";
 
-export interface SmartApprovalOptions {
-  /** The approver model, built by the worker through the run's scheduler (its retries and connection limit). */
-  model: ChatModel;
-  /** Whole-decision deadline, retries included. Default 30 s. */
-  timeoutMs?: number;
-}
-
-export interface ApproverRequest {
-  command: string;
-  /** The patterns that flagged the command (trusted: they come from our detector). */
-  matches: { key: string; description: string }[];
-  cwd?: string;
-  backend: string;
+export interface ApproverRequest extends FlaggedCommand {
+  /** The task's prompt (untrusted). */
   userTask?: string;
-  comments: string[];
 }
 
 export interface ApproverVerdict {

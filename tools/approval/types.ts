@@ -2,10 +2,9 @@
  * The types the gate, its policies and its callers share (no code but one constant), so that the
  * policies, loaded by name from policy.ts, need not import the gate that loads them.
  */
-import type { Usage } from "../../src/core/chat.js";
+import type { ChatModel, Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import type { PatternMatch } from "./detect.js";
-import type { SmartApprovalOptions } from "./smart.js";
 import type { PathResolver } from "./symlinks.js";
 
 /** Decides one command (and records the decision when the command was flagged). */
@@ -33,6 +32,13 @@ export type ApprovalGate = (
     flagged?: PatternMatch;
   },
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
+
+export interface SmartApprovalOptions {
+  /** The approver model, built by the worker through the run's scheduler (its retries and connection limit). */
+  model: ChatModel;
+  /** Whole-decision deadline, retries included. Default 30 s. */
+  timeoutMs?: number;
+}
 
 export type PromptChoice = "once" | "session" | "always" | "deny";
 
@@ -79,13 +85,7 @@ export interface ApprovalSummary {
   by_pattern: Record<string, { approved: number; denied: number; errors: number }>;
 }
 
-export interface ApprovalStats extends ApprovalSummary {
-  /** Requests sent to the approver model. */
-  smart_calls: number;
-  /** Decisions answered from this task's verdict cache. */
-  cache_hits: number;
-  usage: Usage;
-}
+export type ApprovalStats = ApprovalSummary & GateState["counters"] & { usage: Usage };
 
 export interface ApprovalService {
   gate: ApprovalGate;
@@ -133,6 +133,7 @@ export interface GateState {
   allow: Set<string>;
   /** The approver model's tokens. */
   usage: Usage;
+  /** Requests sent to the approver model, and decisions answered from this task's verdict cache. */
   counters: { smart_calls: number; cache_hits: number };
 }
 

@@ -27,15 +27,12 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
       return { verdict: await pending, cached: true };
     }
     state.counters.smart_calls++;
-    const { command, matches, cwd, backend, comments } = req;
-    const promise = askApprover(smart, { command, matches, cwd, backend, userTask: opts.userTask, comments }).then(
-      (v) => {
-        addUsage(state.usage, v.usage);
-        // A failure is not a verdict: the next identical command asks again.
-        if (v.error) verdicts.delete(key);
-        return v;
-      },
-    );
+    const promise = askApprover(smart, { ...req, userTask: opts.userTask }).then((v) => {
+      addUsage(state.usage, v.usage);
+      // A failure is not a verdict: the next identical command asks again.
+      if (v.error) verdicts.delete(key);
+      return v;
+    });
     verdicts.set(key, promise);
     return { verdict: await promise, cached: false };
   }
