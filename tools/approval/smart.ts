@@ -20,14 +20,6 @@ export interface ApproverRequest extends FlaggedCommand {
   userTask?: string;
 }
 
-export interface ApproverVerdict {
-  decision: "approve" | "deny";
-  reason: string;
-  /** True when the deny is the fail-closed result of an approver failure. */
-  error: boolean;
-  usage?: Usage;
-}
-
 export const DEFAULT_SMART_TIMEOUT_MS = 30_000;
 const TASK_PROMPT_MAX_CHARS = 2_000;
 const COMMAND_MAX_CHARS = 8_000;
@@ -37,6 +29,12 @@ export const APPROVER_SYSTEM_PROMPT = APPROVER_PROMPT_LINES.join("\n");
 /** The verdict as the request asks for it: a strict JSON schema (sent without its `$schema` key). */
 const Verdict = z.strictObject({ decision: z.enum(["approve", "deny"]), reason: z.string() });
 const { $schema, ...VERDICT_JSON_SCHEMA } = z.toJSONSchema(Verdict);
+
+export type ApproverVerdict = z.infer<typeof Verdict> & {
+  /** True when the deny is the fail-closed result of an approver failure. */
+  error: boolean;
+  usage?: Usage;
+};
 
 /** The verdict as it is read: blanks and case around the decision forgiven, other keys ignored. */
 const VerdictSchema = z.object({
@@ -98,7 +96,7 @@ function conflictingVerdictKeys(data: unknown): string | undefined {
   return `${JSON.stringify(keys[fields.indexOf(fields[again]!)])} and ${JSON.stringify(keys[again])}`;
 }
 
-function parseVerdictText(content: string): { decision: "approve" | "deny"; reason: string } {
+function parseVerdictText(content: string): z.infer<typeof Verdict> {
   const invalid = (why: string) => new Error(`invalid answer (${why}): ${truncate(content, 200)}`);
   const text = content.trim();
   let data: unknown;

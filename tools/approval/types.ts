@@ -42,12 +42,9 @@ export interface SmartApprovalOptions {
 
 export type PromptChoice = "once" | "session" | "always" | "deny";
 
-export interface PromptRequest {
-  command: string;
+/** What a person is asked about: the flagged command, its first class, the time to answer. */
+export interface PromptRequest extends Pick<FlaggedCommand, "command" | "description" | "cwd" | "backend"> {
   patternKey: string;
-  description: string;
-  cwd?: string;
-  backend: string;
   timeoutMs: number;
   /** Aborted when the prompt timed out: a prompt should stop waiting for input. */
   signal: AbortSignal;

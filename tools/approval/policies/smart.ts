@@ -41,15 +41,10 @@ export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
     consultsAllowlist: true,
     async decide(req) {
       const { verdict, cached } = await verdictFor(req);
-      if (verdict.decision === "approve") return { decision: "approve", by: "smart", reason: verdict.reason, cached };
-      return {
-        decision: "deny",
-        by: "smart",
-        reason: verdict.reason,
-        message: `BLOCKED by smart approval: ${req.description}. Reason: ${verdict.reason}. ${DO_NOT_RETRY}`,
-        cached,
-        error: verdict.error,
-      };
+      const { decision, reason, error } = verdict;
+      // The message is what the model is told on a deny.
+      const message = `BLOCKED by smart approval: ${req.description}. Reason: ${reason}. ${DO_NOT_RETRY}`;
+      return { decision, by: "smart", reason, message, cached, error };
     },
   };
 };
