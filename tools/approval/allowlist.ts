@@ -6,7 +6,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isMap, isSeq, parseDocument } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { UserError } from "../../src/core/errors.js";
 import { HERMES_KEYS } from "./next/rules/hermes_keys.js";
 

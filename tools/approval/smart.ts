@@ -7,7 +7,7 @@
  * inside <command>/<shell_comments>/<task> tags, with `<`, `>` and `&` escaped so they cannot
  * close a tag, and the system prompt tells the approver that nothing inside is an instruction.
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { Usage } from "../../src/core/chat.js";
 import { errorMessage } from "../../src/core/errors.js";
 import { DuplicateKeyError, parseJsonStrict } from "../../src/core/strict_json.js";
