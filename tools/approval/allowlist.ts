@@ -22,14 +22,11 @@ const UserConfigSchema = z.looseObject({
     .nullish(),
 });
 
-async function readIfExists(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+const readIfExists = (path: string): Promise<string | undefined> =>
+  readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return undefined;
     throw err;
-  }
-}
+  });
 
 function parseConfig(text: string, path: string) {
   const doc = parseDocument(text);
