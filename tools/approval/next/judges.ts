@@ -68,6 +68,12 @@ function hasOption(options: string[], wanted: string[]): boolean {
   );
 }
 
+/** The row's `word` test: a non-option argument from `from` on (or, with `options`, an option) that matches. */
+function hasWord(spec: NonNullable<Rule["word"]>, parts: Parts): boolean {
+  const words = [...parts.operands.slice(spec.from).map((w) => w.text), ...(spec.options ? parts.options : [])];
+  return words.some((w) => (spec.test?.test(w) ?? true) && !spec.except?.test(w));
+}
+
 function matches(rule: Rule, inv: Invocation, parts: Parts): boolean {
   const joined = inv.args.map((w) => w.text).join(" ");
   if (rule.elevated && !inv.elevated) return false;
@@ -76,6 +82,7 @@ function matches(rule: Rule, inv: Invocation, parts: Parts): boolean {
   if (rule.args && !rule.args.test(joined)) return false;
   if (rule.unless && rule.unless.test(joined)) return false;
   if ((rule.effect === "system" || rule.effect === "remote") && TRIAL_RUN.test(joined)) return false;
+  if (rule.word && !hasWord(rule.word, parts)) return false;
   const operands = parts.operands.map((w) => w.text);
   return !rule.when || rule.when(operands, parts.options);
 }

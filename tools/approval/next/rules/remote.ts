@@ -6,7 +6,7 @@
  * that name a whole store. Data, not code.
  */
 import { EXPOSURE_RULES } from "./remote_exposure.js";
-import { PRODUCTION, WORKLOAD_KINDS } from "./remote_lists.js";
+import { PRODUCTION_SETTING, SHARED_REF, WORKLOAD_KINDS } from "./remote_lists.js";
 import type { Rule } from "./types.js";
 
 export * from "./remote_lists.js";
@@ -406,8 +406,7 @@ export const REMOTE_RULES: Rule[] = [
   },
   {
     program: ["valkey-cli", "keydb-cli", "memcflush"],
-    when: (operands, options) =>
-      operands.some((o) => /^(flushall|flushdb)$/i.test(o)) || options.some((o) => o.startsWith("--servers")),
+    word: { test: /^(flushall|flushdb)$|^--servers/i, options: true },
     effect: "remote",
     key: "cache_flush",
     flag: ["valkey-cli FLUSHALL", "memcflush --servers=cache1:11211"],
@@ -418,11 +417,7 @@ export const REMOTE_RULES: Rule[] = [
     program: ["kubectl", "oc"],
     args: /(^|\s)delete(\s|$)/,
     unless: /(^|\s)auth\s+can-i(\s|$)/,
-    when: (ops) => {
-      const at = ops.indexOf("delete");
-      const kind = (ops[at + 1] ?? "").toLowerCase().split(/[/.]/)[0] ?? "";
-      return WORKLOAD_KINDS.test(kind);
-    },
+    when: (ops) => WORKLOAD_KINDS.test(ops[ops.indexOf("delete") + 1] ?? ""),
     effect: "remote",
     key: "cluster_teardown",
     flag: ["kubectl delete deploy api -n prod", "kubectl -n data delete pvc --all", "oc delete project billing"],
@@ -439,7 +434,7 @@ export const REMOTE_RULES: Rule[] = [
   {
     program: ["kubectl", "oc"],
     args: /(^|\s)(rollout\s+(restart|undo)|set\s+(env|image|resources))(\s|$)/,
-    when: (ops, options) => [...ops, ...options].some((w) => PRODUCTION.test(w.replace(/^--(namespace|context)=/, ""))),
+    word: { test: PRODUCTION_SETTING, options: true },
     effect: "remote",
     key: "cluster_teardown",
     flag: [
@@ -489,7 +484,7 @@ export const REMOTE_RULES: Rule[] = [
   {
     program: ["docker", "podman", "nerdctl"],
     args: /(^|\s)volume\s+(rm|remove)(\s|$)/,
-    when: (ops) => ops.slice(2).some((v) => !/^(tmp|test|scratch|cache)/i.test(v)),
+    word: { from: 2, except: /^(tmp|test|scratch|cache)/i },
     effect: "remote",
     key: "container_mass_delete",
     flag: ["docker volume rm pgdata", "podman volume rm postgres_data"],
@@ -597,13 +592,8 @@ export const REMOTE_RULES: Rule[] = [
   {
     program: ["git"],
     args: /(^|\s)push(\s|$)/,
-    when: (ops, options) =>
-      options.some((o) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(o) && !o.startsWith("--")) &&
-      ops
-        .slice(ops.indexOf("push") + 2)
-        .some((r) =>
-          /^\+?(refs\/heads\/)?(HEAD:)?(main|master|trunk|develop|prod|production|release([/-].*)?|stable)$/.test(r),
-        ),
+    anyOption: ["-f"],
+    when: (ops) => ops.slice(ops.indexOf("push") + 2).some((ref) => SHARED_REF.test(ref)),
     effect: "remote",
     key: "git_force_push",
     flag: ["git push -uf origin release-1.4", "git -C ../shared push -f origin main"],

@@ -11,7 +11,7 @@ export const EXPOSURE_RULES: Rule[] = [
     program: ["kubectl", "oc"],
     args: /(^|\s)delete(\s|$)/,
     // anything deleted in the cluster's own namespace takes down DNS, networking or access for everyone
-    when: (ops, options) => options.some((o) => /^--namespace=kube-system$/.test(o)) || ops.includes("kube-system"),
+    word: { test: /^(--namespace=)?kube-system$/, options: true },
     effect: "remote",
     key: "kubectl_mass_delete",
     flag: ["kubectl delete serviceaccount ci-deployer -n kube-system", "kubectl -n kube-system delete ds kube-proxy"],
@@ -108,10 +108,7 @@ export const EXPOSURE_RULES: Rule[] = [
     program: ["docker", "podman", "nerdctl", "docker-compose"],
     // a production service stopped, killed or restarted, by container name or compose project/file
     args: /(^|\s)(container\s+)?(stop|kill|restart|down|pause)(\s|$)/,
-    when: (ops, options) =>
-      [...ops, ...options].some(
-        (w) => /(^|[-_./=])(prod|production|live)([-_.\d]|$)/.test(w) && !/^-|(^|[-_.])(test|tmp|ci)([-_.]|$)/.test(w),
-      ),
+    word: { test: /(^|[-_./=])(prod|production|live)([-_.\d]|$)/, except: /^-|(^|[-_.])(test|tmp|ci)([-_.]|$)/ },
     effect: "remote",
     key: "stop_service",
     flag: [
@@ -136,16 +133,12 @@ export const EXPOSURE_RULES: Rule[] = [
     verbs: [["run", "create"]],
     // the daemon's socket (root on the host) handed to an image of an unknown publisher
     args: /docker\.sock:/,
-    when: (ops) =>
-      ops
-        .slice(1)
-        .some(
-          (o) =>
-            /^[\w.-]+\/[\w.-]+(:[\w.-]+)?$/.test(o) &&
-            !/^(docker|library|portainer|traefik|containrrr|amazon|google|gcr\.io|mcr\.microsoft\.com|bitnami|hashicorp|grafana|prom|gitlab|jenkins|moby|testcontainers|alpine|curlimages)\//.test(
-              o,
-            ),
-        ),
+    word: {
+      from: 1,
+      test: /^[\w.-]+\/[\w.-]+(:[\w.-]+)?$/,
+      except:
+        /^(docker|library|portainer|traefik|containrrr|amazon|google|gcr\.io|mcr\.microsoft\.com|bitnami|hashicorp|grafana|prom|gitlab|jenkins|moby|testcontainers|alpine|curlimages)\//,
+    },
     effect: "execute",
     key: "remote_access",
     flag: ["docker run --rm -v /var/run/docker.sock:/var/run/docker.sock randomuser/helper:latest"],
@@ -324,8 +317,7 @@ export const EXPOSURE_RULES: Rule[] = [
     program: ["mongorestore"],
     // a restore that drops each collection first, on another host
     args: /(^|\s)--drop(\s|$)/,
-    when: (_, options) =>
-      !options.some((o) => /^--(uri|host)=mongodb:\/\/(localhost|127\.)|^--host=(localhost|127\.)/.test(o)),
+    unless: /(^|\s)(--(uri|host)=mongodb:\/\/(localhost|127\.)|--host=(localhost|127\.))/,
     effect: "remote",
     key: "sql_drop",
     flag: ["mongorestore --drop --uri mongodb://db.prod.internal:27017 dump/"],
@@ -489,9 +481,7 @@ export const EXPOSURE_RULES: Rule[] = [
     program: ["pulumi"],
     // applied with no preview shown at all (`pulumi up --yes` still prints its preview first)
     args: /(^|\s)(up|update)(\s|$)/,
-    when: (_, options) =>
-      options.some((o) => /^--(skip-preview|yes|y)$|^-[a-z]*[yf][a-z]*$/.test(o)) &&
-      options.some((o) => /^(--skip-preview|-[a-z]*f[a-z]*)$/.test(o)),
+    anyOption: ["--skip-preview", "-f"],
     effect: "remote",
     key: "infra_apply",
     flag: ["pulumi up --yes --stack prod --skip-preview", "pulumi up -yf"],

@@ -5,12 +5,19 @@
 import type { ClassKey } from "../classes.js";
 import type { Rule } from "./types.js";
 
-/** A namespace, context or environment name that says production. */
-export const PRODUCTION = /^(prod|production|live)([-_.].*)?$|[-_.](prod|production)$/;
+/** A namespace, context or environment name that says production, alone or set (`--namespace=prod`). */
+export const PRODUCTION_SETTING = /^(--(namespace|context)=)?(prod|production|live)([-_.].*)?$|[-_.](prod|production)$/;
 
-/** kubectl kinds whose deletion takes down a service or its data (a single pod or job is rescheduled). */
+/** Branches others build on: a force-push to one rewrites their history. */
+export const SHARED_REF =
+  /^\+?(refs\/heads\/)?(HEAD:)?(main|master|trunk|develop|prod|production|release([/-].*)?|stable)$/;
+
+/**
+ * kubectl kinds whose deletion takes down a service or its data (a single pod or job is rescheduled), also
+ * as `KIND/NAME` or `KIND.GROUP`, in any case.
+ */
 export const WORKLOAD_KINDS =
-  /^(ns|namespace|namespaces|pv|pvc|persistentvolume|persistentvolumes|persistentvolumeclaim|persistentvolumeclaims|node|nodes|crd|crds|deploy|deployment|deployments|deploys|sts|statefulset|statefulsets|ds|daemonset|daemonsets|svc|service|services|ingress|ingresses|ing|project|projects|storageclass|storageclasses|sc|secret|secrets|application|applications|hpa|rs|replicaset|replicasets|cronjob|cronjobs|cj|all|mutatingwebhookconfiguration|validatingwebhookconfiguration)$/;
+  /^(ns|namespace|namespaces|pv|pvc|persistentvolume|persistentvolumes|persistentvolumeclaim|persistentvolumeclaims|node|nodes|crd|crds|deploy|deployment|deployments|deploys|sts|statefulset|statefulsets|ds|daemonset|daemonsets|svc|service|services|ingress|ingresses|ing|project|projects|storageclass|storageclasses|sc|secret|secrets|application|applications|hpa|rs|replicaset|replicasets|cronjob|cronjobs|cj|all|mutatingwebhookconfiguration|validatingwebhookconfiguration)([/.]|$)/i;
 
 /**
  * Infrastructure, platform and service CLIs judged by the words of their verbs (a verb never seen before is

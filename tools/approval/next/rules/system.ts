@@ -11,7 +11,6 @@ export * from "./system_lists.js";
  */
 const SYSTEM_UNIT =
   /^(systemd-[\w-]+|systemd|ssh|sshd|openssh-server|docker|containerd|crio|cri-o|kubelet|k3s(-agent)?|rke2-(server|agent)|etcd|postgresql(@[\w.-]+)?|postgres|mysql|mysqld|mariadb|mongod|mongodb|cron|crond|cronie|anacron|atd|rsyslog|syslog-ng|dbus|dbus-broker|NetworkManager|networking|network|wpa_supplicant|chronyd|chrony|ntp|ntpd|auditd|polkit|udev|snapd|firewalld|ufw|nftables|iptables|netfilter-persistent|apparmor|selinux|sssd|libvirtd|getty@[\w.-]+|multipathd|iscsid|lvm2-\S+|zfs-\S+|kube-\S+)(\.(service|socket))?$/;
-const isSystemUnit = (u: string) => SYSTEM_UNIT.test(u);
 export const SYSTEM_DAEMONS =
   /\b(sshd?|systemd\S*|init|dockerd|containerd|kubelet|postgres\S*|mysqld|mariadbd|nginx|apache2|httpd|cron|crond|rsyslogd|journald|NetworkManager|sssd|chronyd|ntpd|redis-server|mongod|etcd|dbus\S*|polkitd|auditd|firewalld|udevd)\b/;
 
@@ -64,7 +63,7 @@ export const SYSTEM_RULES: Rule[] = [
       ],
     ],
     unless: /(^|\s)(--user|--dry-run|--help)(\s|$)/,
-    when: (ops) => ops.slice(1).some(isSystemUnit),
+    word: { test: SYSTEM_UNIT, from: 1 },
     effect: "system",
     key: "service_change",
     flag: ["systemctl restart sshd", "systemctl start postgresql"],
@@ -85,7 +84,7 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["service", "rc-service", "invoke-rc.d"],
     args: /(^|\s)(restart|reload|start|force-reload|try-restart|condrestart|zap)(\s|$)/,
     unless: /(^|\s)(--query|--help)(\s|$)/,
-    when: (ops) => isSystemUnit(ops[0] ?? ""),
+    when: (ops) => SYSTEM_UNIT.test(ops[0] ?? ""),
     effect: "system",
     key: "service_change",
     flag: ["service ssh restart", "rc-service sshd restart"],
@@ -110,7 +109,7 @@ export const SYSTEM_RULES: Rule[] = [
   {
     program: ["supervisorctl", "pm2", "forever", "s6-svc", "circusctl", "monit"],
     args: /(^|\s)(stop|kill|delete|del|remove|shutdown|unmonitor|stopall|-d|-k)(\s|$)/,
-    when: (ops) => ops.some((o) => o === "all" || isSystemUnit(o)) || ops.length === 1,
+    when: (ops) => ops.some((o) => o === "all" || SYSTEM_UNIT.test(o)) || ops.length === 1,
     effect: "system",
     key: "stop_service",
     flag: ["supervisorctl stop all", "pm2 stop all", "pm2 delete all", "pm2 kill"],
@@ -150,7 +149,7 @@ export const SYSTEM_RULES: Rule[] = [
   {
     // a system daemon named by its name or its program path (`pkill -f /usr/sbin/rsyslogd`)
     program: ["pkill", "killall"],
-    when: (ops) => ops.some((o) => DAEMON_PATTERN.test(o)),
+    word: { test: DAEMON_PATTERN },
     unless: /(^|\s)-(s\s+)?(SIG)?(0|HUP|USR1|USR2|CONT|WINCH|l|-list)(\s|$)/i,
     effect: "system",
     key: "stop_service",
@@ -441,14 +440,7 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["zpool"],
     verbs: [["create", "add", "attach", "replace"]],
     // bare vdev names are devices (/dev/NAME)
-    when: (ops) =>
-      ops
-        .slice(2)
-        .some(
-          (o) =>
-            !/^(mirror|raidz\d?|draid\S*|log|cache|spare|special|dedup)$/.test(o) &&
-            (!o.includes("/") || o.startsWith("/dev/")),
-        ),
+    word: { from: 2, test: /^([^/]*$|\/dev\/)/, except: /^(mirror|raidz\d?|draid\S*|log|cache|spare|special|dedup)$/ },
     effect: "system",
     key: "erase_device",
     flag: ["zpool add tank nvme1n1", "zpool create tank mirror sda sdb"],
@@ -476,7 +468,7 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["wipefs"],
     args: /(^|\s)(-a|--all|-o|--offset|-[a-zA-Z]*a[a-zA-Z]*)(\s|$)/,
     unless: /(^|\s)(-n|--no-act)(\s|$)/,
-    when: (ops) => ops.some((o) => o.startsWith("/dev/")),
+    word: { test: /^\/dev\// },
     effect: "system",
     key: "erase_device",
     flag: ["wipefs -a /dev/sda"],
@@ -688,9 +680,11 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["pip", "pip3", "gem", "npm", "cargo", "conda", "pipx", "pnpm", "yarn"],
     args: /(^|\s)(uninstall|remove|rm|un|r|erase)(\s|$)/,
     unless: /(^|\s)(--dry-run|-n|--help|-h)(\s|$)/,
-    when: (ops, opts) =>
-      opts.some((o) => /^(--all|--executables)$|^-[a-zA-Z]*[ax]/.test(o)) ||
-      ops.some((o) => /^(pip|pip3|npm|setuptools|wheel|certifi|openssl|python3?|node|yarn|bundler|corepack)$/.test(o)),
+    // every package, or the package manager itself and what it stands on
+    word: {
+      test: /^(--all|--executables)$|^-[a-zA-Z]*[ax]|^(pip|pip3|npm|setuptools|wheel|certifi|openssl|python3?|node|yarn|bundler|corepack)$/,
+      options: true,
+    },
     effect: "system",
     key: "package_remove",
     flag: ["npm uninstall -g npm", "gem uninstall --all --executables rails", "pip3 uninstall -y pip"],
@@ -755,8 +749,7 @@ export const SYSTEM_RULES: Rule[] = [
   {
     program: ["make", "ninja", "cmake", "meson"],
     args: /(^|\s)install(\s|$)|--install/,
-    when: (ops, opts) =>
-      ops.concat(opts).some((o) => /^(PREFIX|DESTDIR|prefix|--prefix)=\/(usr|etc|opt|bin|sbin|lib)/.test(o)),
+    word: { test: /^(PREFIX|DESTDIR|prefix|--prefix)=\/(usr|etc|opt|bin|sbin|lib)/, options: true },
     effect: "system",
     key: "system_install",
     flag: ["make install PREFIX=/usr/local", "make install DESTDIR=/usr"],
@@ -950,7 +943,8 @@ export const SYSTEM_RULES: Rule[] = [
     effect: "delete",
     key: "recursive_delete",
     paths: "operands",
-    when: (ops) => ops.length > 1,
+    // an archive and something to put in it
+    word: { from: 1 },
     flag: ["tar -cf backup.tar /var/lib/app --remove-files"],
     pass: ["tar -cf b.tar ./old --remove-files"],
   },

@@ -19,7 +19,12 @@ export interface Rule {
   args?: RegExp;
   /** Never matches when the arguments, joined by spaces, match. */
   unless?: RegExp;
-  /** A last test over the non-option arguments and the options, where a regex cannot say it. */
+  /**
+   * Matches only when a word matches `test` (any word, when absent) and not `except`: a non-option argument
+   * from index `from` on (default 0), or with `options`, an option too (`--namespace=prod`).
+   */
+  word?: { test?: RegExp; except?: RegExp; from?: number; options?: boolean };
+  /** A last test over the non-option arguments and the options, where no other field can say it. */
   when?: (operands: string[], options: string[]) => boolean;
   effect: Effect;
   key: ClassKey;
