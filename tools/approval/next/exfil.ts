@@ -4,28 +4,12 @@
  * uploaded (`curl -d @- / -T / -F`), piped to a socket or another host (`nc`, `socat`, `ssh`), copied
  * (`scp`, `rsync`), mailed, looked up as a DNS name, pasted as a gist, or committed and pushed. Public
  * keys, local destinations and a project's own secrets copied to a server (a deploy) pass. The tables
- * are in rules/exfil.ts.
+ * are in rules/exfil.ts (`table.*`).
  */
 import type { Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
 import { absolutePath, type PathContext } from "./paths.js";
-import {
-  CONTAINER_SENDS,
-  COPIERS,
-  COPY_SENDERS,
-  DNS_LOOKUPS,
-  DROP_HOSTS,
-  LOCAL_HOST,
-  MAIL_SENDERS,
-  NET_SENDERS,
-  PROJECT_SECRET,
-  PUBLIC_ACL,
-  SECRET_FILE,
-  SECRET_PRINTERS,
-  SECRET_VAR,
-  SERVICE_SECRETS,
-  UPLOADERS,
-} from "./rules/exfil.js";
+import * as table from "./rules/exfil.js";
 import { basename, unwrap, type Invocation } from "./unwrap.js";
 import { hostOf, literalWord, type Word } from "./words.js";
 
@@ -43,13 +27,15 @@ interface ExfilState {
 const STATES = new WeakMap<object, ExfilState>();
 
 const secretText = (text: string, personal = false) =>
-  SECRET_FILE.test(" " + (personal ? text.replace(PROJECT_SECRET, " ") : text));
+  table.SECRET_FILE.test(" " + (personal ? text.replace(table.PROJECT_SECRET, " ") : text));
 
 function stateOf(view: ExfilView): ExfilState {
   let s = STATES.get(view.lineKey);
   if (!s) STATES.set(view.lineKey, (s = { tainted: new Set(), remotes: new Set(), staged: false }));
   return s;
 }
+
+const texts = (words: Word[]) => words.map((w) => w.text);
 
 const pathOf = (w: string, cwd: string | undefined, view: ExfilView) =>
   absolutePath(literalWord(w), { ...view.ctx, cwd });
@@ -60,134 +46,123 @@ function secretWord(w: Word, cwd: string | undefined, view: ExfilView, st: Exfil
   if (secretText(text, personal)) return true;
   const abs = w.literal ? pathOf(text, cwd, view) : undefined;
   if (abs && [...st.tainted].some((t) => abs === t || abs.startsWith(`${t}/`))) return true;
-  if (SECRET_VAR.test(w.text)) return true;
+  if (table.SECRET_VAR.test(w.text)) return true;
   const subst = /[$<]\((.*)\)|`(.*)`/s.exec(w.text);
   return subst !== null && printsSecret((subst[1] ?? subst[2] ?? "").trim().split(/\s+/), personal);
 }
 
 /** A command (as words) that prints a secret: `gh auth token`, `cat ~/.netrc`, `env`. */
 function printsSecret(words: string[], personal = false): boolean {
-  const program = basename(words[0] ?? "");
   const args = words.slice(1).join(" ");
-  for (const [programs, test] of SECRET_PRINTERS) {
-    if (!programs.test(program)) continue;
-    if (test === "FILE" ? secretText(args.replace(/[*?]/g, ""), personal) : test.test(args)) return true;
-  }
-  return false;
+  const prints = (test: RegExp | "FILE") =>
+    test === "FILE" ? secretText(args.replace(/[*?]/g, ""), personal) : test.test(args);
+  return table.SECRET_PRINTERS.some(([programs, test]) => programs.test(basename(words[0] ?? "")) && prints(test));
 }
 
 /** What feeds this command's standard input carries a secret. */
 function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, personal = false): boolean {
-  if (cmd.redirects.some((r) => r.op === "<" && secretWord(r.target, cmd.cwd, view, st, personal))) return true;
-  if (cmd.stdin && (SECRET_VAR.test(cmd.stdin.text) || (/\$\(/.test(cmd.stdin.text) && secretText(cmd.stdin.text))))
-    return true;
+  const readsSecret = (c: SimpleCommand) =>
+    c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
+  const text = cmd.stdin?.text ?? "";
+  if (readsSecret(cmd) || table.SECRET_VAR.test(text) || (/\$\(/.test(text) && secretText(text))) return true;
   for (let c = cmd.pipedFrom; c; c = c.pipedFrom) {
     const runs = [c.argv, ...unwrap(c).invocations.map((i) => [i.word, ...i.args])];
-    if (
-      runs.some((words) =>
-        printsSecret(
-          words.map((w) => w.text),
-          personal,
-        ),
-      )
-    )
-      return true;
+    if (runs.some((words) => printsSecret(texts(words), personal)) || readsSecret(c)) return true;
     if (c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal))) return true;
-    if (stdinSecretRedirect(c, view, st, personal)) return true;
   }
   return false;
 }
 
-const stdinSecretRedirect = (c: SimpleCommand, view: ExfilView, st: ExfilState, personal: boolean) =>
-  c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
-
 const remoteUrl = (u: string) =>
-  (/^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) || DROP_HOSTS.test(u)) && !LOCAL_HOST.test(hostOf(u));
+  (/^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) || table.DROP_HOSTS.test(u)) &&
+  !table.LOCAL_HOST.test(hostOf(u));
 
 /** A header naming a service's secret variable (`$OPENAI_API_KEY`), sent to a host not of that service. */
 const leaksServiceSecret = (header: string, hosts: string[]) =>
   [...header.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)].some(([, name]) =>
-    SERVICE_SECRETS.some(([v, h]) => v.test(name!) && hosts.some((x) => !h.test(x))),
+    table.SERVICE_SECRETS.some(([v, h]) => v.test(name!) && hosts.some((x) => !h.test(x))),
   );
 const remoteCopyTarget = (w: string) => {
   const m = /^(?:[\w.-]+@)?(\[[^\]]+\]|[\w.-]+):/.exec(w);
-  return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !LOCAL_HOST.test(m[1]!);
+  return m !== null && !/^[A-Za-z]$/.test(m[1]!) && !table.LOCAL_HOST.test(m[1]!);
 };
 
+/** What a sender sends: these words, its standard input (`stdin`); `personal`: a project's own secrets pass. */
+interface Sink {
+  payload: Word[];
+  stdin: boolean;
+  personal?: boolean;
+}
+
+/** What an HTTP client sends to a remote URL: its data and upload options, the URLs, telling headers. */
+function httpSink(inv: Invocation, t: string[]): Sink | undefined {
+  const urls = inv.args.filter((w) => remoteUrl(w.text));
+  if (!urls.length) return undefined;
+  const data = inv.args.filter(
+    (w, i) => table.HTTP_SENDS.valued.test(t[i - 1] ?? "") || table.HTTP_SENDS.joined.test(w.text),
+  );
+  const hosts = urls.map((u) => hostOf(u.text));
+  const dropped = urls.some((u, k) => table.DROP_HOSTS.test(hosts[k]!) || table.HTTP_SENDS.rawHost.test(u.text));
+  const headers = inv.args.filter(
+    (w, i) => /^(-H|--header)$/.test(t[i - 1] ?? "") && (dropped || leaksServiceSecret(w.text, hosts)),
+  );
+  const stdin = data.some((w) => table.HTTP_SENDS.stdin.test(w.text)) || /^(http|https|xh)$/.test(inv.program);
+  return { payload: [...data, ...urls, ...headers], stdin };
+}
+
 /** The words this sender sends, and whether it sends its standard input; undefined when it sends nothing away. */
-function sink(inv: Invocation): { payload: Word[]; stdin: boolean; personal?: boolean } | undefined {
-  const t = inv.args.map((w) => w.text);
+function sink(inv: Invocation): Sink | undefined {
+  const t = texts(inv.args);
   const p = inv.program;
-  if (p === "curl" || p === "wget" || /^(http|https|xh)$/.test(p)) {
-    const urls = inv.args.filter((w) => remoteUrl(w.text));
-    if (!urls.length) return undefined;
-    const data = inv.args.filter(
-      (w, i) =>
-        /^(-d|--data\S*|-F|--form\S*|-T|--upload-file|--json|--post-file|--post-data|--body-file|--body-data)$/.test(
-          t[i - 1] ?? "",
-        ) ||
-        /^(--data\S*|--post-file|--post-data|--body-\w+)=/.test(w.text) ||
-        /^-[dFT]\S/.test(w.text),
-    );
-    const stdin = data.some((w) => /(^|[=@<])-$|^@?-$|\/dev\/stdin/.test(w.text));
-    const dropped = urls.some(
-      (u) => DROP_HOSTS.test(hostOf(u.text)) || /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/.test(u.text),
-    );
-    const hosts = urls.map((u) => hostOf(u.text));
-    const headers = inv.args.filter(
-      (w, i) => /^(-H|--header)$/.test(t[i - 1] ?? "") && (dropped || leaksServiceSecret(w.text, hosts)),
-    );
-    return { payload: [...data, ...urls, ...headers], stdin: stdin || /^(http|https|xh)$/.test(p) };
-  }
-  if (NET_SENDERS.test(p)) {
+  const operands = inv.args.filter((w) => !w.text.startsWith("-"));
+  if (/^(curl|wget|http|https|xh)$/.test(p)) return httpSink(inv, t);
+  if (table.NET_SENDERS.test(p)) {
     if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
     const hosts =
       p === "socat"
         ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1] ?? "").filter(Boolean)
         : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
-    if (!hosts.length || hosts.every((h) => LOCAL_HOST.test(h))) return undefined;
+    if (hosts.every((h) => table.LOCAL_HOST.test(h))) return undefined;
     return { payload: inv.args.filter((w) => /^(FILE|OPEN|GOPEN):/i.test(w.text)), stdin: true };
   }
   if (p === "openssl" && t[0] === "s_client") {
     const host = t[t.indexOf("-connect") + 1] ?? "";
-    return t.includes("-connect") && !LOCAL_HOST.test(hostOf(host)) ? { payload: [], stdin: true } : undefined;
+    return t.includes("-connect") && !table.LOCAL_HOST.test(hostOf(host)) ? { payload: [], stdin: true } : undefined;
   }
-  if (UPLOADERS.test(p) && t.some((w) => PUBLIC_ACL.test(w))) {
-    const ops = inv.args.filter((w) => !w.text.startsWith("-") && !PUBLIC_ACL.test(w.text));
-    return { payload: ops.slice(0, -1), stdin: false };
-  }
+  if (table.UPLOADERS.test(p) && t.some((w) => table.PUBLIC_ACL.test(w)))
+    return { payload: operands.filter((w) => !table.PUBLIC_ACL.test(w.text)).slice(0, -1), stdin: false };
   if (/^(sftp|ftp|lftp)$/.test(p) && inv.command.stdin) {
     const host = t.find((x) => !x.startsWith("-") && x !== "-")?.replace(/^[^@]*@/, "") ?? "";
-    if (LOCAL_HOST.test(host)) return undefined;
     const words = inv.command.stdin.text.split(/\s+/).map((text) => literalWord(text));
-    return { payload: words, stdin: false, personal: true };
+    return table.LOCAL_HOST.test(host) ? undefined : { payload: words, stdin: false, personal: true };
   }
-  if (COPY_SENDERS.test(p)) {
-    const ops = inv.args.filter((w, i) => !w.text.startsWith("-") && !/^-[ioPFcJSlBe]$|^--rsh$/.test(t[i - 1] ?? ""));
+  if (table.COPY_SENDERS.test(p)) {
+    const ops = inv.args.filter((w, i) => !w.text.startsWith("-") && !table.COPY_VALUED.test(t[i - 1] ?? ""));
     if (ops.length < 2 || !remoteCopyTarget(ops.at(-1)!.text)) return undefined;
     return { payload: ops.slice(0, -1), stdin: false, personal: true };
   }
   if (p === "ssh") {
     const host = t.find((x, k) => !x.startsWith("-") && !/^-[bcDEeFIiJLlmOopQRSWw]$/.test(t[k - 1] ?? ""));
-    return host && !LOCAL_HOST.test(host.replace(/^[^@]*@/, "")) ? { payload: [], stdin: true } : undefined;
+    return host && !table.LOCAL_HOST.test(host.replace(/^[^@]*@/, "")) ? { payload: [], stdin: true } : undefined;
   }
-  if (MAIL_SENDERS.test(p)) return { payload: inv.args.filter((_, i) => /^-[aA]$/.test(t[i - 1] ?? "")), stdin: true };
+  if (table.MAIL_SENDERS.test(p))
+    return { payload: inv.args.filter((_, i) => /^-[aA]$/.test(t[i - 1] ?? "")), stdin: true };
   if ((p === "gh" && t[0] === "gist" && /^(create|new|edit)$/.test(t[1] ?? "")) || (p === "glab" && t[0] === "snippet"))
     return { payload: inv.args.slice(2).filter((w) => !w.text.startsWith("-")), stdin: t.includes("-") };
-  if (DNS_LOOKUPS.test(p)) return { payload: inv.args.filter((w) => /\$\(|`|\$\{?\w/.test(w.text)), stdin: false };
+  if (table.DNS_LOOKUPS.test(p))
+    return { payload: inv.args.filter((w) => /\$\(|`|\$\{?\w/.test(w.text)), stdin: false };
   return undefined;
 }
 
+/** The `-v HOST:PATH` mounts of a container run, split at `:`. */
+const mounts = (t: string[]) => t.flatMap((w, i) => (/^(-v|--volume)$/.test(t[i - 1] ?? "") ? [w.split(":")] : []));
+
 /** `docker run -v ~/.aws:/c IMAGE …`: a secret mounted into a container whose command sends to a remote host. */
 function containerSends(inv: Invocation): boolean {
-  const t = inv.args.map((w) => w.text);
+  const t = texts(inv.args);
   if (!/^(docker|podman|nerdctl)$/.test(inv.program) || t[0] !== "run") return false;
-  const mountsSecret = t.some((w, i) => /^(-v|--volume)$/.test(t[i - 1] ?? "") && secretText(w.split(":")[0]!));
-  const remote = t.some(
-    (w) =>
-      /https?:\/\/(?!localhost|127\.)|(^|[\s@])(?!127\.|0\.)\d+(\.\d+){3}(?![\d.]*:\d+:)/.test(w) && !/^-p$/.test(w),
-  );
-  return mountsSecret && remote && t.some((w) => CONTAINER_SENDS.test(w));
+  const remote = t.some((w) => table.CONTAINER_REMOTE.test(w));
+  return mounts(t).some(([host]) => secretText(host!)) && remote && t.some((w) => table.CONTAINER_SENDS.test(w));
 }
 
 /** A plain-http or bare-address remote: not a hosting service the task's own repository lives on. */
@@ -196,28 +171,24 @@ const rawHost = (url: string) => /^http:\/\//.test(url) || /^\d+(\.\d+){3}$/.tes
 /** Records files that now hold secrets (copies, archives, redirects of a secret) and git staging. */
 function record(inv: Invocation, view: ExfilView, st: ExfilState): void {
   const cwd = inv.command.cwd;
-  const t = inv.args.map((w) => w.text);
+  const t = texts(inv.args);
+  const taint = (path: string) => {
+    const abs = pathOf(path, cwd, view);
+    if (abs) st.tainted.add(abs);
+  };
   if (inv.program === "git" && t[0] === "remote" && t[1] === "add" && t[2] && rawHost(t[3] ?? "")) st.remotes.add(t[2]);
   if (/^(docker|podman)$/.test(inv.program) && t[0] === "run")
-    t.forEach((w, i) => {
-      const mount = /^(-v|--volume)$/.test(t[i - 1] ?? "") ? /^([^:]+):([^:]+)/.exec(w) : null;
-      if (mount && secretText(mount[1]!)) st.tainted.add(mount[2]!.replace(/\/$/, ""));
-    });
+    for (const [host, path] of mounts(t)) if (host && path && secretText(host)) st.tainted.add(path.replace(/\/$/, ""));
   if (inv.program === "git" && t[0] === "add" && inv.args.slice(1).some((w) => secretWord(w, cwd, view, st)))
     st.staged = true;
   const fromSecret = inv.args.some((w) => secretWord(w, cwd, view, st)) || stdinSecret(inv.command, view, st);
   if (!fromSecret && !printsSecret([inv.program, ...t])) return;
-  for (const r of inv.command.redirects)
-    if (r.op.includes(">") && r.target.literal) st.tainted.add(pathOf(r.target.text, cwd, view) ?? "\u0000");
-  if (!COPIERS.test(inv.program)) return;
+  for (const r of inv.command.redirects) if (r.op.includes(">") && r.target.literal) taint(r.target.text);
+  if (!table.COPIERS.test(inv.program)) return;
   const operands = inv.args.filter((w) => !w.text.startsWith("-") && w.literal);
-  const out =
-    inv.program === "tar" || inv.program === "zip" || inv.program === "7z"
-      ? operands.find((w) => /\.(tgz|tar|gz|zip|7z|bz2|xz)$/.test(w.text))
-      : operands.at(-1);
-  if (!out || secretWord(out, cwd, view, st)) return;
-  const abs = pathOf(out.text, cwd, view);
-  if (abs) st.tainted.add(abs);
+  const archive = /^(tar|zip|7z)$/.test(inv.program);
+  const out = archive ? operands.find((w) => /\.(tgz|tar|gz|zip|7z|bz2|xz)$/.test(w.text)) : operands.at(-1);
+  if (out && !secretWord(out, cwd, view, st)) taint(out.text);
 }
 
 /** `ssh HOST CMD`, which the unwrapper turns into shell text: what the pipe feeds it goes to the host. */
@@ -231,21 +202,15 @@ export function judgeRemoteShellExfil(cmd: SimpleCommand, view: ExfilView): Find
 /** `credential_exfiltration` when this invocation sends a secret off the machine. */
 export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
   const st = stateOf(view);
-  const cwd = inv.command.cwd;
-  const out: Finding[] = [];
   const s = sink(inv);
+  const secretSent =
+    s?.payload.some((w) => secretWord(w, inv.command.cwd, view, st, s.personal)) ||
+    (s?.stdin && stdinSecret(inv.command, view, st, s.personal));
   const pushesSecret =
     inv.program === "git" &&
     inv.args[0]?.text === "push" &&
     (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
-  if (
-    pushesSecret ||
-    containerSends(inv) ||
-    (s &&
-      (s.payload.some((w) => secretWord(w, cwd, view, st, s.personal)) ||
-        (s.stdin && stdinSecret(inv.command, view, st, s.personal))))
-  )
-    out.push({ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` });
+  const sends = pushesSecret || containerSends(inv) || secretSent;
   record(inv, view, st);
-  return out;
+  return sends ? [{ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` }] : [];
 }

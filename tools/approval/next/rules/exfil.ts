@@ -56,6 +56,16 @@ export const NET_SENDERS = /^(nc|ncat|netcat|socat|telnet|cryptcat|pwncat)$/;
 export const COPY_SENDERS = /^(scp|sftp|rsync)$/;
 export const MAIL_SENDERS = /^(mail|mailx|sendmail|mutt|msmtp)$/;
 export const DNS_LOOKUPS = /^(dig|nslookup|host|drill|ping)$/;
+/** How an HTTP client sends: options whose value is sent, options with the value joined, stdin, raw hosts. */
+export const HTTP_SENDS = {
+  valued: /^(-d|--data\S*|-F|--form\S*|-T|--upload-file|--json|--post-file|--post-data|--body-file|--body-data)$/,
+  joined: /^(--data\S*|--post-file|--post-data|--body-\w+)=|^-[dFT]\S/,
+  stdin: /(^|[=@<])-$|^@?-$|\/dev\/stdin/,
+  /** Plain http or a bare address: not a service's API. */
+  rawHost: /^http:\/\/|^https?:\/\/\d+(\.\d+){3}/,
+};
+/** Options of scp, sftp and rsync that take a value (the value is not a file sent). */
+export const COPY_VALUED = /^-[ioPFcJSlBe]$|^--rsh$/;
 /** Commands that copy or pack files (their last operand, or `-o`/redirect, receives the secret). */
 export const COPIERS = /^(cp|tar|zip|7z|rsync|install|gzip|base64|gpg|openssl)$/;
 
@@ -85,6 +95,8 @@ export const PUBLIC_ACL = /^(public-read|public-read-write)$|AllUsers|allUsers|^
 /** Object-store uploaders (their last operand is the destination). */
 export const UPLOADERS = /^(aws|gsutil|s3cmd|mc|rclone)$/;
 /** Sending programs named inside a container's command or image (`alpine/curl`, `sh -c '… | nc …'`). */
+/** A remote host named in a container's arguments (a URL or an address, not a published port). */
+export const CONTAINER_REMOTE = /https?:\/\/(?!localhost|127\.)|(^|[\s@])(?!127\.|0\.)\d+(\.\d+){3}(?![\d.]*:\d+:)/;
 export const CONTAINER_SENDS = /(^|[\s/|;&])(curl|wget|nc|ncat|socat|scp|rsync|ftp)([\s:]|$)/;
 
 export const LOCAL_HOST = /^(localhost|[\w.-]+\.localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$/i;
