@@ -39,9 +39,7 @@ export function isTrialRun(inv: Invocation): boolean {
 
 /** The non-option words after global options, lower-cased. */
 const verbWords = (args: string[]) =>
-  args
-    .filter((t, i) => !t.startsWith("-") && !table.VALUED_GLOBALS.test(args[i - 1] ?? ""))
-    .map((t) => t.toLowerCase());
+  args.flatMap((t, i) => (t.startsWith("-") || table.VALUED_GLOBALS.test(args[i - 1] ?? "") ? [] : [t.toLowerCase()]));
 
 /**
  * `az keyvault secret purge`, `heroku ps:stop`, `doctl … power-off`: a destroying verb of a known CLI. A word
@@ -49,9 +47,7 @@ const verbWords = (args: string[]) =>
  */
 function destructiveVerb(inv: Invocation): Finding | undefined {
   if (!table.INFRA_CLIS.has(inv.program)) return undefined;
-  const verbs = verbWords(texts(inv))
-    .slice(0, 4)
-    .filter((w) => !/[/=@$]|^\d/.test(w));
+  const verbs = verbWords(texts(inv)).filter((w, i) => i < 4 && !/[/=@$]|^\d/.test(w));
   const parts = verbs.map((w) => [w, w.replace(/[:._-]+/g, ""), ...w.split(/[:._-]+/)]);
   const destroys = parts.map((p) => p.some((x) => table.DESTRUCTIVE_VERBS.test(x)));
   const reads = parts.some(
@@ -130,17 +126,13 @@ function httpWrite(inv: Invocation): Finding | undefined {
   if (!method || !/^(DELETE|PUT|PATCH|POST)$/.test(method)) return undefined;
   const credentials = table.HTTP.credentials.test(joined);
   for (const u of t.filter((w) => table.HTTP.url.test(w))) {
-    const m = /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)(\?[^#]*)?/i.exec(
-      u.startsWith(":") ? `localhost${u}` : u,
-    )!;
+    const m = table.HTTP.parts.exec(u.startsWith(":") ? `localhost${u}` : u)!;
     const local = table.HTTP.local.test(m[1]!);
     const segments = m[2]!.split("/").filter(Boolean);
     const bulk = table.HTTP.bulkQuery.test(m[3] ?? "");
-    const whole =
-      segments.length <= 1 ||
-      bulk ||
-      segments.some((s) => /[*,]|^_all$/.test(s)) ||
-      (segments.length >= 2 && table.STORE_SEGMENTS.test(segments.at(-2)!));
+    // a wildcard or `_all`, or a store named before its id (`/indexes/logs`)
+    const named = segments.some((s) => /[*,]|^_all$/.test(s)) || table.STORE_SEGMENTS.test(segments.at(-2) ?? "");
+    const whole = segments.length <= 1 || bulk || named;
     const oneItem = /\d/.test(segments.at(-1) ?? "") && !/^v\d+$/.test(segments.at(-1)!) && !bulk;
     const elsewhere = !local || u.startsWith("$");
     if (method === "DELETE" && (whole || (!local && !(credentials && oneItem)) || u.startsWith("$")))
@@ -197,9 +189,7 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
 function resetHard(inv: Invocation, view: LineView): Finding | undefined {
   const t = texts(inv);
   const reset = inv.program === "git" && t.includes("reset") && t.includes("--hard") && !view.ctx.workdir;
-  return reset && !t.some((w) => table.FEATURE_REF.test(w))
-    ? found("git_reset_hard", "a repository not known")
-    : undefined;
+  if (reset && !t.some((w) => table.FEATURE_REF.test(w))) return found("git_reset_hard", "a repository not known");
 }
 
 /**
@@ -224,16 +214,14 @@ function remoteRunner(inv: Invocation, view: LineView): void {
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (isTrialRun(inv)) return [];
-  const out: Finding[] = [];
   const inner = launched(inv);
-  if (inner) out.push(...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view));
+  const out = inner
+    ? [...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view)]
+    : [];
   remoteRunner(inv, view);
   judgeContainer(inv, view);
-  for (const check of [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard]) {
-    const f = check(inv, view);
-    if (f) out.push(f);
-  }
-  return out;
+  const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard];
+  return [...out, ...checks.flatMap((check) => check(inv, view) ?? [])];
 }
 
 /** The words a key-value client runs as its command (after the connection options). */
@@ -255,17 +243,13 @@ function clientInput(inv: Invocation, view: LineView): string[] {
   const piped = view.printed(inv.command.pipedFrom);
   if (piped) out.push(piped.text);
   const cwd = inv.command.cwd;
-  inv.args.forEach((w, i) => {
-    const prev = inv.args[i - 1]?.text ?? "";
-    const text = (/^(-f|--file|-i|--source)$/.test(prev) || !w.text.startsWith("-")) && view.fileText(w, cwd);
-    if (text) out.push(text);
-  });
-  for (const r of inv.command.redirects.filter((x) => x.op === "<")) {
-    const sub = /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(r.target.text)?.[1];
-    const text = sub ?? view.fileText(r.target, cwd);
-    if (text) out.push(text);
-  }
-  return out;
+  const files = inv.args.filter(
+    (w, i) => /^(-f|--file|-i|--source)$/.test(inv.args[i - 1]?.text ?? "") || !w.text.startsWith("-"),
+  );
+  const redirected = inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target);
+  const printed = redirected.map((w) => /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(w.text)?.[1] ?? view.fileText(w, cwd));
+  const all = [...out, ...files.map((w) => view.fileText(w, cwd)), ...printed];
+  return all.filter((text): text is string => Boolean(text));
 }
 
 /** One statement without its SQL comments and the text of its string literals (`LIKE '%DROP TABLE%'`). */
@@ -279,14 +263,7 @@ const withoutLiterals = (raw: string) =>
 
 /** SQL and store commands that drop or empty a whole table, database, keyspace or cache (SQL_EFFECTS). */
 export function classifyStatements(text: string, literalsRun = false): ClassKey | undefined {
-  const temporary = new Set(
-    // a table the same text created (a temporary one, or one that did not exist before: no IF NOT EXISTS)
-    [
-      ...text.matchAll(
-        /\bcreate\s+(?:(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?|table\s+(?!if\b))([\w."]+)/gi,
-      ),
-    ].map((m) => m[1]!.toLowerCase()),
-  );
+  const temporary = new Set([...text.matchAll(table.CREATED_TABLE)].map((m) => m[1]!.toLowerCase()));
   const guarded = text.replace(/'(?:[^'\n]|'')*'/g, (m) => m.replace(/;/g, ","));
   for (const raw of guarded.split(/;|\n(?=\s*[A-Za-z])/)) {
     const st = literalsRun ? raw.trim() : withoutLiterals(raw);

@@ -289,6 +289,8 @@ export const HTTP = {
   credentials:
     /(^|\s)(Authorization|X-Api-Key|X-Auth-Token|Private-Token)\s*:|(^|\s)(-u|--user|--auth|--oauth2-bearer)(\s|$)/i,
   local: /^(localhost|127(\.\d+){3}|0\.0\.0\.0|\[::1\])$/i,
+  /** a URL's host, path and query (scheme, user and port skipped) */
+  parts: /^(?:https?:\/\/)?(?:[^@/]*@)?(\[[^\]]*\]|[^/:?#]*)(?::\d+)?([^?#]*)(\?[^#]*)?/i,
   method: /(^|\s)(-[a-zA-Z]*X\s*|--request[= ]|--method[= ])(DELETE|PUT|PATCH|POST)(\s|$)/i,
   /** whole-index deletes and purges, whatever the method */
   wipes: [
@@ -324,6 +326,10 @@ export const FILE_DATABASES = /^(sqlite3|duckdb|litecli)$/;
 /** Key-value store clients: their options with a value come before the command word. */
 export const KV_CLIENTS = /^(redis|valkey|keydb)-cli$/;
 export const KV_VALUED = /^-(h|p|a|n|u|s|r|i|d|D|-user|-pass|-askpass|-cacert|-cert|-key|-sni)$/;
+
+/** A table the same SQL text creates (a temporary one, or one that did not exist before: no IF NOT EXISTS). */
+export const CREATED_TABLE =
+  /\bcreate\s+(?:(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?|table\s+(?!if\b))([\w."]+)/gi;
 
 /** The last path segment before an id that names a whole store rather than one of its records. */
 export const STORE_SEGMENTS =
