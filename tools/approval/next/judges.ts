@@ -17,9 +17,10 @@ import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./rules/files.js";
 import type { SimpleCommand } from "./model.js";
+import { MOVE_FROM_CLASSES, PERMISSION_CLASSES } from "./rules/judges_paths.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, type Invocation } from "./unwrap.js";
-import { UNKNOWN_DIR, type Word } from "./words.js";
+import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
 
 export interface Finding {
   key: ClassKey;
@@ -99,23 +100,16 @@ function optionPaths(spec: { option?: string[]; prefix?: string; fallback?: stri
     }
     if (spec.prefix && w.text.startsWith(spec.prefix)) found.push({ ...w, text: w.text.slice(spec.prefix.length) });
   });
-  return found.length || !spec.fallback ? found : [{ text: spec.fallback, literal: true, glob: false }];
+  return found.length || !spec.fallback ? found : [literalWord(spec.fallback)];
 }
 
 function pathsOf(rule: Rule, operands: Word[], args: Word[]): Word[] {
   if (typeof rule.paths === "object") return optionPaths(rule.paths, args);
-  switch (rule.paths) {
-    case "last":
-      return operands.slice(-1);
-    case "allButLast":
-      return operands.slice(1);
-    case "afterVerbs": {
-      const rest = operands.slice(rule.verbs?.length ?? 0);
-      return rest.length ? rest : [{ text: ".", literal: true, glob: false }];
-    }
-    default:
-      return operands;
-  }
+  if (rule.paths === "last") return operands.slice(-1);
+  if (rule.paths === "allButLast") return operands.slice(1);
+  if (rule.paths !== "afterVerbs") return operands;
+  const rest = operands.slice(rule.verbs?.length ?? 0);
+  return rest.length ? rest : [literalWord(".")];
 }
 
 /** The class a write to `path` falls in, if it is dangerous. */
@@ -171,26 +165,28 @@ function judgeDelete(
 ): ClassKey | undefined {
   // a find that selects (`-mtime +7`, `-name`) deletes what it finds below its start points, not them
   const below = rule.key === "find_delete" && findNarrows(inv.args.map((w) => w.text));
+  // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
+  const fed = rule.key === "recursive_delete" ? LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] : undefined;
   for (const given of paths) {
     const p = below && given.literal ? { ...given, text: `${given.text.replace(/\/$/, "")}/\u0000found` } : given;
     // `rm link` removes the link; find, chmod and the rest go through it.
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);
+    const abs = absolutePath(p, ctx) ?? "";
     // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
     const deep = deep0 || p.text.endsWith("/\u0000found");
-    if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(absolutePath(p, ctx) ?? "")))
-      return "delete_system_path";
-    // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
-    const fed = rule.key === "recursive_delete" ? LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] : undefined;
-    if (c === "inside" && deep && emptiesWorkdir(rule, inv, p, ctx)) return fed ?? rule.key;
-    if (c === "unknown" && deep) return fed ?? rule.key;
+    if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(abs))) return "delete_system_path";
+    const emptied =
+      deep &&
+      (c === "unknown" ||
+        (c === "inside" && emptiesWorkdir(rule, inv, p, ctx)) ||
+        (c === "temp" && (rule.key === "recursive_delete" || TEMP_ROOT.test(abs))));
+    if (emptied) return fed ?? rule.key;
     // with raised rights, a path only known when it runs can be any file of the machine
     if (c === "unknown" && inv.elevated) return "delete_outside_workdir";
-    if (c === "temp" && deep && (rule.key === "recursive_delete" || TEMP_ROOT.test(absolutePath(p, ctx) ?? "")))
-      return fed ?? rule.key;
-    if (isForeign(c) && c !== "unknown" && rule.key !== "recursive_delete") return rule.key;
-    if (isForeign(c) && c !== "unknown")
-      return deep ? (fed ?? "recursive_delete") : isSecret(c) ? "credential_write" : "delete_outside_workdir";
+    if (!isForeign(c) || c === "unknown") continue;
+    if (rule.key !== "recursive_delete") return rule.key;
+    return deep ? (fed ?? "recursive_delete") : isSecret(c) ? "credential_write" : "delete_outside_workdir";
   }
   return undefined;
 }
@@ -201,24 +197,18 @@ function judgeMove(paths: Word[], ctx: PathContext): ClassKey | undefined {
   const target = paths.at(-1);
   if (!target || paths.length < 2) return undefined;
   if (target.text === "/dev/null") return "move_to_dev_null";
-  for (const p of paths.slice(0, -1)) {
-    const c = classifyPath(p, ctx);
-    if (c === "system") return "move_system_path";
-    if (isSecret(c)) return "credential_write";
-    if (isForeign(c) && c !== "unknown") return "move_outside_workdir";
-  }
+  const away = paths.slice(0, -1).map((p) => MOVE_FROM_CLASSES[classifyPath(p, ctx)]);
   // into a place outside: a move (a system, credential or start-up file keeps its write class)
-  const key = judgeWrite(target, ctx);
+  const key = away.find(Boolean) ?? judgeWrite(target, ctx);
   return key === "overwrite_outside_workdir" ? "move_outside_workdir" : key;
 }
 
 function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined {
   for (const p of paths) {
     const c = classifyPath(p, ctx);
-    // the system's, the home directory itself, and credentials: who may read them is the machine's security
-    if (c === "system" || isSecret(c) || (c === "home" && /^~\/?$/.test(absolutePath(p, ctx) ?? "")))
-      return "chmod_chown_system";
-    if (isForeign(c) && c !== "unknown") return "chmod_outside_workdir";
+    // the home directory itself, like the system's and credentials: who may read it is the machine's security
+    if (c === "home" && /^~\/?$/.test(absolutePath(p, ctx) ?? "")) return "chmod_chown_system";
+    if (PERMISSION_CLASSES[c]) return PERMISSION_CLASSES[c];
   }
   return undefined;
 }
@@ -231,11 +221,9 @@ function runtimeInput(inv: Invocation, ctx: PathContext): Word {
   const argv = pipeOrigin(inv.command).origin.argv.map((w) => w.text);
   const list =
     argv.find((_, i) => /^(-a|--arg-file)$/.test(argv[i - 1] ?? "")) ?? argv.find((w) => /^--arg-file=/.test(w));
-  const listed =
-    list && isForeign(classifyPath({ text: list.replace(/^--arg-file=/, ""), literal: true, glob: false }, ctx));
-  return listed || LISTINGS.machine.test(basename(argv[0] ?? ""))
-    ? { text: "/\u0000found", literal: true, glob: false }
-    : { text: "$input", literal: false, glob: false };
+  const listed = list && isForeign(classifyPath(literalWord(list.replace(/^--arg-file=/, "")), ctx));
+  const anywhere = listed || LISTINGS.machine.test(basename(argv[0] ?? ""));
+  return anywhere ? literalWord("/\u0000found") : { text: "$input", literal: false, glob: false };
 }
 
 function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext): ClassKey | undefined {
@@ -244,31 +232,21 @@ function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext):
   const given = pathsOf(rule, parts.operands, inv.args);
   // xargs/find -exec with input the line does not show: the paths are unknown, or anywhere (`locate … |`).
   const paths = given.length || !inv.runtimeArgs ? given : [runtimeInput(inv, ctx)];
-  switch (rule.effect) {
-    case "delete":
-      return judgeDelete(rule, inv, paths, !rule.recursive || hasOption(parts.options, rule.recursive), ctx);
-    case "overwrite":
-      for (const p of paths) {
-        const key = judgeWrite(p, ctx);
-        if (key) return rule.key === "overwrite_outside_workdir" ? key : rule.key;
-      }
-      return undefined;
-    case "move":
-      return judgeMove(paths, ctx);
-    case "permission":
-      return judgePermission(paths, ctx);
-    default:
-      return rule.key;
-  }
+  const deep = !rule.recursive || hasOption(parts.options, rule.recursive);
+  if (rule.effect === "delete") return judgeDelete(rule, inv, paths, deep, ctx);
+  if (rule.effect === "move") return judgeMove(paths, ctx);
+  if (rule.effect === "permission") return judgePermission(paths, ctx);
+  if (rule.effect !== "overwrite") return rule.key;
+  // a write's own class (a crontab, a data file) unless the row names one
+  const key = paths.map((p) => judgeWrite(p, ctx)).find(Boolean);
+  return key && (rule.key === "overwrite_outside_workdir" ? key : rule.key);
 }
+
+const GLOB_TO_REGEX: Record<string, string> = { "*": ".*", "?": ".", "[!": "[^" };
 
 /** The table's programs a globbed program word (`/bin/r?`, `r[m]`) can name. */
 function globbedPrograms(program: string): string[] {
-  const source = program
-    .replace(/[.+^${}()|\\]/g, "\\$&")
-    .replace(/\*/g, ".*")
-    .replace(/\?/g, ".")
-    .replace(/\[!/g, "[^");
+  const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*|\?|\[!/g, (g) => GLOB_TO_REGEX[g]!);
   let re: RegExp;
   try {
     re = new RegExp(`^${source}$`);
