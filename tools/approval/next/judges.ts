@@ -3,16 +3,8 @@
  * effect says whether this invocation's paths make it dangerous.
  */
 import type { ClassKey } from "./classes.js";
-import {
-  absolutePath,
-  classifyPath,
-  isForeign,
-  isLinkItself,
-  madeOnLine,
-  NO_WORKDIR,
-  type PathClass,
-  type PathContext,
-} from "./paths.js";
+import { absolutePath, classifyPath, isForeign, isLinkItself, madeOnLine, NO_WORKDIR } from "./paths.js";
+import type { PathClass, PathContext } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./rules/files.js";
@@ -60,13 +52,10 @@ const RULES_BY_PROGRAM = new Map<string, Rule[]>();
 for (const rule of RULES)
   for (const p of rule.program) RULES_BY_PROGRAM.set(p, [...(RULES_BY_PROGRAM.get(p) ?? []), rule]);
 
+/** An option given as itself, as a `--opt=` prefix, or bundled with other short options (`-rf` has `-f`). */
 function hasOption(options: string[], wanted: string[]): boolean {
-  return options.some(
-    (o) =>
-      wanted.includes(o) ||
-      wanted.some((w) => w.endsWith("=") && o.startsWith(w)) ||
-      (/^-[a-zA-Z]+$/.test(o) && wanted.some((w) => /^-[a-zA-Z]$/.test(w) && o.includes(w[1]!))),
-  );
+  const bundled = (o: string, w: string) => /^-[a-zA-Z]$/.test(w) && /^-[a-zA-Z]+$/.test(o) && o.includes(w[1]!);
+  return options.some((o) => wanted.some((w) => o === w || (w.endsWith("=") && o.startsWith(w)) || bundled(o, w)));
 }
 
 /** The row's `word` test: a non-option argument from `from` on (or, with `options`, an option) that matches. */
@@ -156,13 +145,7 @@ function emptiesWorkdir(rule: Rule, inv: Invocation, p: Word, ctx: PathContext):
   return at < 0 ? !found : !filtered && !findNarrows(words.slice(at + 1));
 }
 
-function judgeDelete(
-  rule: Rule,
-  inv: Invocation,
-  paths: Word[],
-  deep0: boolean,
-  ctx: PathContext,
-): ClassKey | undefined {
+function judgeDelete(rule: Rule, inv: Invocation, paths: Word[], recursive: boolean, ctx: PathContext) {
   // a find that selects (`-mtime +7`, `-name`) deletes what it finds below its start points, not them
   const below = rule.key === "find_delete" && findNarrows(inv.args.map((w) => w.text));
   // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
@@ -174,7 +157,7 @@ function judgeDelete(
     const c = classifyPath(p, ctx);
     const abs = absolutePath(p, ctx) ?? "";
     // what find/fd/ls list under a folder, deleted one by one, empties it like a recursive delete
-    const deep = deep0 || p.text.endsWith("/\u0000found");
+    const deep = recursive || p.text.endsWith("/\u0000found");
     if (c === "system" || (c === "home" && /^~\/?(\.?\*)?$/.test(abs))) return "delete_system_path";
     const emptied =
       deep &&
@@ -232,8 +215,8 @@ function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext):
   const given = pathsOf(rule, parts.operands, inv.args);
   // xargs/find -exec with input the line does not show: the paths are unknown, or anywhere (`locate … |`).
   const paths = given.length || !inv.runtimeArgs ? given : [runtimeInput(inv, ctx)];
-  const deep = !rule.recursive || hasOption(parts.options, rule.recursive);
-  if (rule.effect === "delete") return judgeDelete(rule, inv, paths, deep, ctx);
+  const recursive = !rule.recursive || hasOption(parts.options, rule.recursive);
+  if (rule.effect === "delete") return judgeDelete(rule, inv, paths, recursive, ctx);
   if (rule.effect === "move") return judgeMove(paths, ctx);
   if (rule.effect === "permission") return judgePermission(paths, ctx);
   if (rule.effect !== "overwrite") return rule.key;

@@ -119,11 +119,12 @@ function httpWrite(inv: Invocation): Finding | undefined {
   const joined = t.join(" ");
   const wipe = table.HTTP.wipes.find((w) => w.test.test(joined));
   if (wipe) return found(wipe.key, wipe.what);
-  const httpie = inv.program !== "curl" && inv.program !== "wget";
-  const method = (
-    table.HTTP.method.exec(joined)?.[3] ?? (httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : "")
-  )?.toUpperCase();
-  if (!method || !/^(DELETE|PUT|PATCH|POST)$/.test(method)) return undefined;
+  // curl and wget take the method as an option, HTTPie and xh as a word (`http DELETE URL`)
+  const httpie = !/^(curl|wget)$/.test(inv.program);
+  const given =
+    table.HTTP.method.exec(joined)?.[3] ?? (httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : "");
+  const method = given?.toUpperCase();
+  if (!method) return undefined;
   const credentials = table.HTTP.credentials.test(joined);
   for (const u of t.filter((w) => table.HTTP.url.test(w))) {
     const m = table.HTTP.parts.exec(u.startsWith(":") ? `localhost${u}` : u)!;
@@ -254,12 +255,7 @@ function clientInput(inv: Invocation, view: LineView): string[] {
 
 /** One statement without its SQL comments and the text of its string literals (`LIKE '%DROP TABLE%'`). */
 const withoutLiterals = (raw: string) =>
-  raw
-    .trim()
-    .replace(/^(["'])([^"']*)\1$/, "$2")
-    .replace(/\/\*[\s\S]*?\*\/|(^|\s)--[^\n]*/g, " ")
-    .replace(/'(?:[^'\n]|'')*'/g, "''")
-    .trim();
+  table.SQL_NOISE.reduce((statement, [noise, by]) => statement.replace(noise, by), raw.trim()).trim();
 
 /** SQL and store commands that drop or empty a whole table, database, keyspace or cache (SQL_EFFECTS). */
 export function classifyStatements(text: string, literalsRun = false): ClassKey | undefined {

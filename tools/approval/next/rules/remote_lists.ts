@@ -327,6 +327,13 @@ export const FILE_DATABASES = /^(sqlite3|duckdb|litecli)$/;
 export const KV_CLIENTS = /^(redis|valkey|keydb)-cli$/;
 export const KV_VALUED = /^-(h|p|a|n|u|s|r|i|d|D|-user|-pass|-askpass|-cacert|-cert|-key|-sni)$/;
 
+/** What a statement is read without, in order: quotes around all of it, its comments, its string literals' text. */
+export const SQL_NOISE: [RegExp, string][] = [
+  [/^(["'])([^"']*)\1$/, "$2"],
+  [/\/\*[\s\S]*?\*\/|(^|\s)--[^\n]*/g, " "],
+  [/'(?:[^'\n]|'')*'/g, "''"],
+];
+
 /** A table the same SQL text creates (a temporary one, or one that did not exist before: no IF NOT EXISTS). */
 export const CREATED_TABLE =
   /\bcreate\s+(?:(?:temp|temporary)\s+table\s+(?:if\s+not\s+exists\s+)?|table\s+(?!if\b))([\w."]+)/gi;

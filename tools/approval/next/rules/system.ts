@@ -127,7 +127,8 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["kill", "pkill", "killall"],
     args: /\$\(\s*(pidof|pgrep)\b[^)]*\)|\$\(\s*cat\s+\/(var\/)?run\/|`(pidof|pgrep)\b/,
     unless: /(^|\s)-(s\s+)?(SIG)?(0|HUP|USR1|USR2|CONT|WINCH|1|10|12|18|28)(\s|$)/i,
-    when: (ops, opts) => SYSTEM_DAEMONS.test([...ops, ...opts].join(" ")) || ops.some((o) => /\/(var\/)?run\//.test(o)),
+    // a daemon named, or its pid file read (`$(cat /run/sshd.pid)`)
+    word: { test: new RegExp(`${SYSTEM_DAEMONS.source}|\\/(var\\/)?run\\/`), options: true },
     effect: "system",
     key: "stop_service",
     flag: ["kill $(pidof sshd)", "kill -9 $(pgrep -x containerd)", "kill -TERM $(cat /var/run/sshd.pid)"],
