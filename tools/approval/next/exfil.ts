@@ -206,10 +206,8 @@ export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
   const secretSent =
     s?.payload.some((w) => secretWord(w, inv.command.cwd, view, st, s.personal)) ||
     (s?.stdin && stdinSecret(inv.command, view, st, s.personal));
-  const pushesSecret =
-    inv.program === "git" &&
-    inv.args[0]?.text === "push" &&
-    (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
+  const pushes = inv.program === "git" && inv.args[0]?.text === "push";
+  const pushesSecret = pushes && (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
   const sends = pushesSecret || containerSends(inv) || secretSent;
   record(inv, view, st);
   return sends ? [{ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` }] : [];

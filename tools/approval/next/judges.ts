@@ -58,9 +58,12 @@ function hasOption(options: string[], wanted: string[]): boolean {
   return options.some((o) => wanted.some((w) => o === w || (w.endsWith("=") && o.startsWith(w)) || bundled(o, w)));
 }
 
-/** The row's `word` test: a non-option argument from `from` on (or, with `options`, an option) that matches. */
+/** The row's `word` test: a non-option argument from `from` to `to` (or, with `options`, an option) that matches. */
 function hasWord(spec: NonNullable<Rule["word"]>, parts: Parts): boolean {
-  const words = [...parts.operands.slice(spec.from).map((w) => w.text), ...(spec.options ? parts.options : [])];
+  const words = [
+    ...parts.operands.slice(spec.from, spec.to).map((w) => w.text),
+    ...(spec.options ? parts.options : []),
+  ];
   return words.some((w) => (spec.test?.test(w) ?? true) && !spec.except?.test(w));
 }
 
@@ -230,25 +233,21 @@ const GLOB_TO_REGEX: Record<string, string> = { "*": ".*", "?": ".", "[!": "[^" 
 /** The table's programs a globbed program word (`/bin/r?`, `r[m]`) can name. */
 function globbedPrograms(program: string): string[] {
   const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*|\?|\[!/g, (g) => GLOB_TO_REGEX[g]!);
-  let re: RegExp;
   try {
-    re = new RegExp(`^${source}$`);
+    const re = new RegExp(`^${source}$`);
+    return [...RULES_BY_PROGRAM.keys()].filter((p) => re.test(p));
   } catch {
-    return [];
+    return []; // not a pattern (`r[m`): it names no program of the tables
   }
-  return [...RULES_BY_PROGRAM.keys()].filter((p) => re.test(p));
 }
 
 function judgeAs(program: string, inv: Invocation, ctx: PathContext, source?: "glob"): Finding[] {
-  const found: Finding[] = [];
   const plain = split(inv.args);
-  for (const rule of RULES_BY_PROGRAM.get(program) ?? []) {
+  return (RULES_BY_PROGRAM.get(program) ?? []).flatMap((rule) => {
     const parts = rule.globalValued || rule.optionLike ? split(inv.args, rule) : plain;
-    if (!matches(rule, inv, parts)) continue;
-    const key = judgeRule(rule, inv, parts, ctx);
-    if (key) found.push({ key, reason: `${program}: ${rule.effect}`, rule, ...(source ? { source } : {}) });
-  }
-  return found;
+    const key = matches(rule, inv, parts) ? judgeRule(rule, inv, parts, ctx) : undefined;
+    return key ? [{ key, reason: `${program}: ${rule.effect}`, rule, ...(source ? { source } : {}) }] : [];
+  });
 }
 
 /** Every rule row that fires for one invocation. */

@@ -121,9 +121,8 @@ function httpWrite(inv: Invocation): Finding | undefined {
   if (wipe) return found(wipe.key, wipe.what);
   // curl and wget take the method as an option, HTTPie and xh as a word (`http DELETE URL`)
   const httpie = !/^(curl|wget)$/.test(inv.program);
-  const given =
-    table.HTTP.method.exec(joined)?.[3] ?? (httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : "");
-  const method = given?.toUpperCase();
+  const word = httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : undefined;
+  const method = (table.HTTP.method.exec(joined)?.[3] ?? word)?.toUpperCase();
   if (!method) return undefined;
   const credentials = table.HTTP.credentials.test(joined);
   for (const u of t.filter((w) => table.HTTP.url.test(w))) {
@@ -283,10 +282,9 @@ function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
   }
   // SQL a client prints for this one to run (`psql -c "SELECT 'DROP TABLE ' || …" | psql`): its strings are SQL.
   const producer = inv.command.pipedFrom;
-  if (producer && table.DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""))) {
-    const key = classifyStatements(producer.argv.map((w) => w.text).join("\n"), true);
-    if (key) return found(key, `${inv.program} runs SQL another client generates`);
-  }
+  const fromClient = producer && table.DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""));
+  const generated = fromClient && classifyStatements(producer.argv.map((w) => w.text).join("\n"), true);
+  if (generated) return found(generated, `${inv.program} runs SQL another client generates`);
   for (const text of clientInput(inv, view)) {
     const key = classifyStatements(text);
     if (key) return found(key, `${inv.program} runs: ${text.slice(0, 60)}`);

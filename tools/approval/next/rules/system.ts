@@ -84,7 +84,7 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["service", "rc-service", "invoke-rc.d"],
     args: /(^|\s)(restart|reload|start|force-reload|try-restart|condrestart|zap)(\s|$)/,
     unless: /(^|\s)(--query|--help)(\s|$)/,
-    when: (ops) => SYSTEM_UNIT.test(ops[0] ?? ""),
+    word: { test: SYSTEM_UNIT, to: 1 },
     effect: "system",
     key: "service_change",
     flag: ["service ssh restart", "rc-service sshd restart"],
@@ -896,7 +896,8 @@ export const SYSTEM_RULES: Rule[] = [
     program: ["atrm", "atq"],
     args: /\S/,
     unless: /^(-q\s*\S+|-V)$/,
-    when: (ops) => ops.length > 0,
+    // a job named (`atq` with a queue only lists)
+    word: {},
     effect: "system",
     key: "schedule_job",
     flag: ["atrm 3"],

@@ -21,9 +21,10 @@ export interface Rule {
   unless?: RegExp;
   /**
    * Matches only when a word matches `test` (any word, when absent) and not `except`: a non-option argument
-   * from index `from` on (default 0), or with `options`, an option too (`--namespace=prod`).
+   * from index `from` (default 0) up to, not including, `to` (default: all), or with `options`, an option too
+   * (`--namespace=prod`).
    */
-  word?: { test?: RegExp; except?: RegExp; from?: number; options?: boolean };
+  word?: { test?: RegExp; except?: RegExp; from?: number; to?: number; options?: boolean };
   /** A last test over the non-option arguments and the options, where no other field can say it. */
   when?: (operands: string[], options: string[]) => boolean;
   effect: Effect;
