@@ -30,9 +30,8 @@ const secretText = (text: string, personal = false) =>
   table.SECRET_FILE.test(" " + (personal ? text.replace(table.PROJECT_SECRET, " ") : text));
 
 function stateOf(view: ExfilView): ExfilState {
-  let s = STATES.get(view.lineKey);
-  if (!s) STATES.set(view.lineKey, (s = { tainted: new Set(), remotes: new Set(), staged: false }));
-  return s;
+  if (!STATES.has(view.lineKey)) STATES.set(view.lineKey, { tainted: new Set(), remotes: new Set(), staged: false });
+  return STATES.get(view.lineKey)!;
 }
 
 const texts = (words: Word[]) => words.map((w) => w.text);
@@ -74,8 +73,7 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
 }
 
 const remoteUrl = (u: string) =>
-  (/^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i.test(u) || table.DROP_HOSTS.test(u)) &&
-  !table.LOCAL_HOST.test(hostOf(u));
+  (table.URL_LIKE.test(u) || table.DROP_HOSTS.test(u)) && !table.LOCAL_HOST.test(hostOf(u));
 
 /** A header naming a service's secret variable (`$OPENAI_API_KEY`), sent to a host not of that service. */
 const leaksServiceSecret = (header: string, hosts: string[]) =>

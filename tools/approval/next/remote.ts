@@ -203,21 +203,16 @@ function remoteRunner(inv: Invocation, view: LineView): void {
   const at = spec.option ? t.findIndex((w) => spec.option!.test(w)) : spec.last ? t.length - 2 : t.indexOf("--");
   const inline = spec.option && at >= 0 ? t[at]!.replace(spec.option, "") : "";
   const rest = inline ? [{ ...inv.args[at]!, text: inline }] : at < 0 ? [] : inv.args.slice(at + 1);
-  const code = {
-    text: joined(rest).replace(spec.strip ?? /^$/, ""),
-    literal: rest.every((w) => w.literal),
-    glob: false,
-  };
-  if (code.text) view.judgeShell?.(code, `${inv.program} on other hosts`, true);
+  const code = { text: joined(rest).replace(spec.strip ?? /^$/, ""), literal: rest.every((w) => w.literal) };
+  if (code.text) view.judgeShell?.({ ...code, glob: false }, `${inv.program} on other hosts`, true);
 }
 
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (isTrialRun(inv)) return [];
   const inner = launched(inv);
-  const out = inner
-    ? [...judgeInvocation(inner, { ...view.ctx, cwd: inv.command.cwd }), ...judgeRemote(inner, view)]
-    : [];
+  const ctx = { ...view.ctx, cwd: inv.command.cwd };
+  const out = inner ? [...judgeInvocation(inner, ctx), ...judgeRemote(inner, view)] : [];
   remoteRunner(inv, view);
   judgeContainer(inv, view);
   const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard];
@@ -236,19 +231,17 @@ function kvCommand(args: Word[]): Word[] {
  * command as one statement), standard input, a piped producer, `-f FILE`, `< FILE`, `< <(echo SQL)`.
  */
 function clientInput(inv: Invocation, view: LineView): string[] {
-  const out = table.KV_CLIENTS.test(inv.program)
+  const args = table.KV_CLIENTS.test(inv.program)
     ? [joined(kvCommand(inv.args))]
     : inv.args.map((w) => w.text.replace(/^--?[\w-]+=/, ""));
-  if (inv.command.stdin) out.push(inv.command.stdin.text);
-  const piped = view.printed(inv.command.pipedFrom);
-  if (piped) out.push(piped.text);
+  const piped = view.printed(inv.command.pipedFrom)?.text;
   const cwd = inv.command.cwd;
   const files = inv.args.filter(
     (w, i) => /^(-f|--file|-i|--source)$/.test(inv.args[i - 1]?.text ?? "") || !w.text.startsWith("-"),
   );
   const redirected = inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target);
   const printed = redirected.map((w) => /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(w.text)?.[1] ?? view.fileText(w, cwd));
-  const all = [...out, ...files.map((w) => view.fileText(w, cwd)), ...printed];
+  const all = [...args, inv.command.stdin?.text, piped, ...files.map((w) => view.fileText(w, cwd)), ...printed];
   return all.filter((text): text is string => Boolean(text));
 }
 

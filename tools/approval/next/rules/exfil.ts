@@ -69,6 +69,9 @@ export const COPY_VALUED = /^-[ioPFcJSlBe]$|^--rsh$/;
 /** Commands that copy or pack files (their last operand, or `-o`/redirect, receives the secret). */
 export const COPIERS = /^(cp|tar|zip|7z|rsync|install|gzip|base64|gpg|openssl)$/;
 
+/** A word that names a URL: a scheme, or a host name with a path (`up.example.com/x`). */
+export const URL_LIKE = /^(https?|ftps?):\/\/|^[\w-]+(\.[\w-]+)+(:\d+)?\//i;
+
 /** Paste, request-bin and tunnel hosts: what is sent there is public or the sender's to read. */
 export const DROP_HOSTS =
   /(^|\.)(webhook\.site|requestbin\.\w+|pipedream\.net|0x0\.st|transfer\.sh|termbin\.com|ix\.io|paste\.rs|ngrok(-free)?\.(io|app)|interact\.sh|oast\.\w+|burpcollaborator\.net|requestcatcher\.com|hookbin\.com|beeceptor\.com)$/i;
