@@ -264,15 +264,16 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
   return undefined;
 }
 
+/** A database file inside the known working directory (or /tmp, or in memory) is the task's own. */
+function ownDatabaseFile(inv: Invocation, view: LineView): boolean {
+  const db = inv.args.find((w) => !w.text.startsWith("-"));
+  const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
+  return (where === "inside" && (Boolean(view.ctx.workdir) || !db)) || where === "temp" || db?.text === ":memory:";
+}
+
 function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
   if (!table.DB_CLIENTS.test(inv.program)) return undefined;
-  if (table.FILE_DATABASES.test(inv.program)) {
-    // a database file inside the known working directory (or /tmp, or in memory) is the task's own
-    const db = inv.args.find((w) => !w.text.startsWith("-"));
-    const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
-    if ((where === "inside" && (view.ctx.workdir || !db)) || where === "temp" || db?.text === ":memory:")
-      return undefined;
-  }
+  if (table.FILE_DATABASES.test(inv.program) && ownDatabaseFile(inv, view)) return undefined;
   // SQL a client prints for this one to run (`psql -c "SELECT 'DROP TABLE ' || …" | psql`): its strings are SQL.
   const producer = inv.command.pipedFrom;
   const fromClient = producer && table.DB_CLIENTS.test(basename(producer.argv[0]?.text ?? ""));
