@@ -87,6 +87,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // The built CLI, when a test calls its `main` in process (test/helpers/cli.ts): loaded by Node, not transformed.
+    server: { deps: { external: [/\/dist\/src\//] } },
     fileParallelism: true,
     maxWorkers: 2,
     projects: [

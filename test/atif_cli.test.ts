@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { NO_SCHEDULER, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
 import {
   completion,
   httpError,
@@ -116,7 +116,7 @@ describe("ATIF trajectories", () => {
       data,
       ["calls", "cut"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
     );
-    const r = await runCli(["run", data, ...base("a"), "--price-input", "1", "--price-output", "2"]);
+    const r = await runCliInProcess(["run", data, ...base("a"), "--price-input", "1", "--price-output", "2"]);
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const runDir = join(dir, "runs", "a");
     const docs = expectAtifMatches(runDir);
@@ -207,7 +207,7 @@ describe("ATIF trajectories", () => {
       ["r1", "flaky-1", "r2"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
     );
     state.healthy = false;
-    const first = await runCli(["run", data, ...base("r")]);
+    const first = await runCliInProcess(["run", data, ...base("r")]);
     expect(first.exitCode).toBe(1);
     const runDir = join(dir, "runs", "r");
     expect(
@@ -217,7 +217,7 @@ describe("ATIF trajectories", () => {
     ).toEqual(["r1", "r2"]);
 
     state.healthy = true;
-    const resumed = await runCli(["run", data, ...base("r"), "--resume"]);
+    const resumed = await runCliInProcess(["run", data, ...base("r"), "--resume"]);
     expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(0);
     expect(
       expectAtifMatches(runDir)
@@ -231,7 +231,7 @@ describe("ATIF trajectories", () => {
       join(runDir, "trajectories.jsonl"),
       JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n",
     );
-    const again = await runCli(["run", data, ...base("r"), "--resume"]);
+    const again = await runCliInProcess(["run", data, ...base("r"), "--resume"]);
     expect(again.exitCode).toBe(1);
     expect(again.stdout).toMatch(/error: .*atif\.jsonl not written: task hand-made: not a valid ATIF-v1\.7 document/);
     expect(existsSync(join(runDir, "atif.jsonl"))).toBe(false);
@@ -245,7 +245,7 @@ describe("ATIF trajectories", () => {
       ["h1", "flaky-h"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
     );
     state.healthy = false;
-    expect((await runCli(["run", data, ...base("h")])).exitCode).toBe(1);
+    expect((await runCliInProcess(["run", data, ...base("h")])).exitCode).toBe(1);
     const runDir = join(dir, "runs", "h");
     const line = readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true })[0];
     appendFileSync(
@@ -253,14 +253,14 @@ describe("ATIF trajectories", () => {
       JSON.stringify({ ...line, task_id: "hand-made", messages: [] }) + "\n",
     );
     state.healthy = true;
-    const resumed = await runCli(["run", data, ...base("h"), "--resume"]);
+    const resumed = await runCliInProcess(["run", data, ...base("h"), "--resume"]);
     expect(resumed.exitCode).toBe(1);
     expect(resumed.stdout).toMatch(/error: .*atif\.jsonl not written: task hand-made: not a valid ATIF-v1\.7 document/);
     expect(existsSync(join(runDir, "atif.jsonl"))).toBe(false);
     // Without the bad line, the same folder's documents (the added task's included) are all valid.
     const lines = readFileSync(join(runDir, "trajectories.jsonl"), "utf8").split("\n");
     writeFileSync(join(runDir, "trajectories.jsonl"), lines.filter((l) => !l.includes('"hand-made"')).join("\n"));
-    expect((await runCli(["run", data, ...base("h"), "--resume"])).exitCode).toBe(0);
+    expect((await runCliInProcess(["run", data, ...base("h"), "--resume"])).exitCode).toBe(0);
     expect(
       expectAtifMatches(runDir)
         .map((d) => d.extra?.task_id)
@@ -275,7 +275,7 @@ describe("ATIF trajectories", () => {
       ["m1", "m2", "m3", "m4"].map((id) => JSON.stringify({ id, prompt: `task:${id} go` })).join("\n") + "\n",
     );
     for (const shard of ["0/2", "1/2"]) {
-      const r = await runCli(["run", data, ...base("m"), "--shard", shard], { env: NO_SCHEDULER });
+      const r = await runCliInProcess(["run", data, ...base("m"), "--shard", shard], { env: NO_SCHEDULER });
       expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     }
     const merged = await runCliInProcess(["merge", join(dir, "runs", "m")], { env: NO_SCHEDULER });

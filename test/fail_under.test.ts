@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { flagsToConfig } from "../src/commands/run.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { runOptionsHelp } from "../src/config/run_flags.js";
-import { assertBuilt, runCli, tempDir } from "./helpers/cli.js";
+import { assertBuilt, runCliInProcess, tempDir } from "./helpers/cli.js";
 
 const failUnder = (value: string) =>
   resolveRunConfig(flagsToConfig(["d.jsonl", "--fail-under", value]).flags).fail_under;
@@ -73,11 +73,11 @@ describe("--fail-under takes a percent", () => {
       ].join("\n") + "\n",
     );
     const base = ["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"];
-    const bad = await runCli([...base, "--run-name", "frac", "--fail-under", "0.5"]);
+    const bad = await runCliInProcess([...base, "--run-name", "frac", "--fail-under", "0.5"]);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     expect(bad.stderr).toContain("--fail-under takes a percent: 0.5 would mean 0.5 %; did you mean 50 %?");
-    const gated = await runCli([...base, "--run-name", "pct", "--fail-under", "50%"]);
+    const gated = await runCliInProcess([...base, "--run-name", "pct", "--fail-under", "50%"]);
     expect(gated.stdout).toMatch(/pass rate 0\.0 % is under --fail-under 50 %/);
     expect(gated.exitCode).toBe(1);
   }, 120_000);

@@ -17,7 +17,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { dockerClient } from "../tools/environments/docker/docker_client.js";
 import { buildReportModel } from "../src/report/html/report_data.js";
@@ -73,7 +73,7 @@ describe("run --harbor with --env docker", () => {
   });
 
   it("the oracle passes every fixture task, with the verifier's logs copied into the run folder", async () => {
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "--harbor",
@@ -113,7 +113,7 @@ describe("run --harbor with --env docker", () => {
     expect(stats.harbor).toEqual({ trials: 4, rewarded: 4, mean_reward: 1 });
     expect(readFileSync(join(runDir, "harbor", "edit-greeting", "verifier", "reward.txt"), "utf8").trim()).toBe("1");
     // `score` cannot run the verifier again (its container is gone): it keeps each task's Harbor verdict.
-    const rescored = await runCli(["score", runDir]);
+    const rescored = await runCliInProcess(["score", runDir]);
     expect(rescored.exitCode, rescored.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).harbor).toEqual({
       trials: 4,
@@ -127,7 +127,7 @@ describe("run --harbor with --env docker", () => {
   }, 420_000);
 
   it("a model over HTTP is scored by the tasks' own tests; the time limit is a graded outcome; /tests is absent meanwhile", async () => {
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "--harbor",
@@ -172,11 +172,11 @@ describe("run --harbor with --env docker", () => {
     expect(stats.scores.passed).toBe(2);
 
     // Against the oracle's run: the two tasks the model failed are a regression (exit 1), named by task.
-    const cmp = await runCli(["compare", join(out, oracleRun), runDir]);
+    const cmp = await runCliInProcess(["compare", join(out, oracleRun), runDir]);
     expect(cmp.exitCode, cmp.stderr).toBe(1);
     expect(cmp.stdout).toMatch(/REGRESSION: 2 task\(s\).*hermes-tests\/slow-agent, hermes-tests\/two-rewards/);
     const html = join(out, "report.html");
-    const rep = await runCli(["report", runDir, "--baseline", join(out, oracleRun), "-o", html]);
+    const rep = await runCliInProcess(["report", runDir, "--baseline", join(out, oracleRun), "-o", html]);
     expect(rep.exitCode, rep.stderr).toBe(0);
     expect(readFileSync(html, "utf8")).toMatch(/^<!doctype html>/i);
     const model = await buildReportModel(runDir, join(out, oracleRun));
@@ -199,7 +199,7 @@ describe("run --harbor with --env docker", () => {
     writeTask(root, "slow-verifier", "sleep 30; echo 1 > /logs/verifier/reward.txt");
     writeTask(root, "half", "echo 0.5 > /logs/verifier/reward.txt; exit 1");
     const run = uniqueRunName("hb-matrix");
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "--harbor",
@@ -246,7 +246,7 @@ describe("run --harbor with --env docker", () => {
     );
     const toml = join(root, "net", "task.toml");
     writeFileSync(toml, readFileSync(toml, "utf8").replace('network_mode = "no-network"\n', ""));
-    const refused = await runCli([
+    const refused = await runCliInProcess([
       "run",
       "--harbor",
       root,
@@ -268,7 +268,7 @@ describe("run --harbor with --env docker", () => {
     const net = await dockerClient().createNetwork({ Name: run, Internal: true });
     let r;
     try {
-      r = await runCli(
+      r = await runCliInProcess(
         [
           "run",
           "--harbor",
@@ -309,7 +309,7 @@ describe("run --harbor with --env docker", () => {
       '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n',
     );
     const run = uniqueRunName("hb-health");
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "--harbor",
@@ -352,10 +352,10 @@ describe("run --harbor with --env docker", () => {
       "--progress",
       "none",
     ];
-    expect((await runCli(args, { timeoutMs: 120_000 })).exitCode).toBe(0);
-    expect((await runCli([...args, "--resume"], { timeoutMs: 120_000 })).exitCode).toBe(0);
+    expect((await runCliInProcess(args, { timeoutMs: 120_000 })).exitCode).toBe(0);
+    expect((await runCliInProcess([...args, "--resume"], { timeoutMs: 120_000 })).exitCode).toBe(0);
     writeFileSync(join(root, "slow-agent", "tests", "test.sh"), "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n");
-    const changed = await runCli([...args, "--resume"], { timeoutMs: 120_000 });
+    const changed = await runCliInProcess([...args, "--resume"], { timeoutMs: 120_000 });
     expect(changed.exitCode, changed.stderr).toBe(3);
   }, 300_000);
 });

@@ -9,7 +9,7 @@ import { readHarborTasks, taskDigest } from "../src/harbor/task_dir.js";
 import { quantityToMb } from "../src/harbor/task_config.js";
 import { resolveEnvTable, unpassedVariables } from "../src/harbor/env_template.js";
 import { readRewardFiles } from "../src/score/harbor_reward.js";
-import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { harborEnvOptions, harborPlan } from "../src/harbor/task_hooks.js";
@@ -258,7 +258,7 @@ describe("harbor import and run --harbor (CLI)", () => {
     task(root, "d-var", '[verifier.env]\nTOKEN = "${HB_FIXTURE_TOKEN}"\n');
     const common = ["run", "--harbor", root, "--env", "docker", "--dry-run", "--output-dir", join(root, "runs")];
     const model = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"];
-    const r = await runCli([...common, "--model", "oracle"]);
+    const r = await runCliInProcess([...common, "--model", "oracle"]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/b-public\/task.toml: network_mode is public .*--allow-network bridge/);
     expect(r.stderr).toMatch(/c-build\/task.toml: .*pass --allow-build/);
@@ -266,7 +266,7 @@ describe("harbor import and run --harbor (CLI)", () => {
       /d-var\/task.toml: its env reads \$\{HB_FIXTURE_TOKEN\} from the host: pass --pass-env HB_FIXTURE_TOKEN/,
     );
     expect(r.stderr).toMatch(/a-ok\/task.toml: --model oracle needs solution\/solve.sh/);
-    const all = await runCli([
+    const all = await runCliInProcess([
       ...common,
       ...model,
       "--allow-network",
@@ -277,10 +277,10 @@ describe("harbor import and run --harbor (CLI)", () => {
     ]);
     expect(all.exitCode, all.stderr).toBe(0);
     expect(all.stdout).toMatch(/tasks to run: 4 /);
-    const skip = await runCli([...common, ...model, "--on-bad-row", "skip"]);
+    const skip = await runCliInProcess([...common, ...model, "--on-bad-row", "skip"]);
     expect(skip.exitCode, skip.stderr).toBe(0);
     expect(skip.stdout).toMatch(/tasks to run: 1 /);
-    const local = await runCli([
+    const local = await runCliInProcess([
       "run",
       "--harbor",
       join(root, "a-ok"),
@@ -292,7 +292,7 @@ describe("harbor import and run --harbor (CLI)", () => {
     ]);
     expect(local.exitCode).toBe(2);
     expect(local.stderr).toMatch(/a-ok\/task.toml: Harbor tasks run only with --env docker/);
-    const both = await runCli(["run", "x.jsonl", "--harbor", root, "--model", "m"]);
+    const both = await runCliInProcess(["run", "x.jsonl", "--harbor", root, "--model", "m"]);
     expect(both.exitCode).toBe(2);
     expect(both.stderr).toMatch(/--harbor .* replaces DATASET/);
   });

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
 import { tokenizingHandler, type ScriptedTurn, type ServedCall } from "./helpers/token_server.js";
-import { NO_SCHEDULER, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { RlLineSchema, type RlLine } from "../src/core/rl_record.js";
 import {
@@ -88,7 +88,7 @@ async function runWith(
       )
       .join("\n") + "\n",
   );
-  const r = await runCli(
+  const r = await runCliInProcess(
     [
       "run",
       dataset,
@@ -376,7 +376,7 @@ describe("rl.jsonl across --resume and merge", () => {
       const first = await runWith(server, ["a", "b", "c"], ["--rl-capture", "--epochs", "1"]);
       expect(first.exitCode).toBe(0);
       const dataset = join(first.dir, "tasks.jsonl");
-      const resumed = await runCli(
+      const resumed = await runCliInProcess(
         [
           "run",
           dataset,
@@ -404,7 +404,7 @@ describe("rl.jsonl across --resume and merge", () => {
 
       const shards = join(first.dir, "sharded");
       for (const i of [0, 1]) {
-        const r = await runCli(
+        const r = await runCliInProcess(
           [
             "run",
             dataset,

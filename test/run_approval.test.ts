@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("smart approval in a batch run", () => {
@@ -61,7 +61,7 @@ describe("smart approval in a batch run", () => {
         .map((v) => JSON.stringify({ id: v, prompt: `Clean up ${v} please` }))
         .join("\n") + "\n",
     );
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -72,6 +72,9 @@ describe("smart approval in a batch run", () => {
       "k",
       "--approval-model",
       "approver-model",
+      // The outage is retried until this limit, then denied (the default 30 s would be spent waiting here).
+      "--approval-timeout",
+      "5",
       "--toolsets",
       "terminal",
       "--output-dir",
@@ -119,7 +122,7 @@ describe("smart approval in a batch run", () => {
     writeFileSync(join(victim, "precious.txt"), "keep me");
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ id: "x", prompt: `Please run \`rm -rf ${victim}\`` }) + "\n");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",

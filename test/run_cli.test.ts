@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
@@ -117,7 +117,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
   async function run(rows: unknown[], extra: string[] = []) {
     const dir = tempDir();
     const dataset = writeDataset(dir, rows);
-    const result = await runCli([
+    const result = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -202,7 +202,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
   it("never writes a secret to any output file, even when a tool or the model prints it", async () => {
     const dir = tempDir();
     const dataset = writeDataset(dir, [{ id: "leak", prompt: "leak attempt" }]);
-    const result = await runCli(
+    const result = await runCliInProcess(
       [
         "run",
         dataset,
@@ -313,7 +313,7 @@ describe("hermes-batch run input validation", () => {
     const dir = tempDir();
     const path = join(dir, "bad.jsonl");
     writeFileSync(path, `{"prompt": "ok"}\n{"prompt": 5}\nnot json\n{"id": "x"}\n`);
-    const r = await runCli(["run", path, "--model", "scripted", "--output-dir", join(dir, "runs")]);
+    const r = await runCliInProcess(["run", path, "--model", "scripted", "--output-dir", join(dir, "runs")]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${path}:2`);
     expect(r.stderr).toContain(`${path}:3: invalid JSON`);
@@ -325,7 +325,14 @@ describe("hermes-batch run input validation", () => {
   it("names the key of a bad config file", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "run.yaml"), "max_turns: lots\nbogus_key: 1\n");
-    const r = await runCli(["run", "datasets/smoke.jsonl", "--config", join(dir, "run.yaml"), "--model", "scripted"]);
+    const r = await runCliInProcess([
+      "run",
+      "datasets/smoke.jsonl",
+      "--config",
+      join(dir, "run.yaml"),
+      "--model",
+      "scripted",
+    ]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("max_turns");
     expect(r.stderr).toContain("bogus_key");
@@ -345,11 +352,11 @@ describe("hermes-batch run input validation", () => {
       "--approval",
       "deny",
     ];
-    expect((await runCli(args)).exitCode).toBe(0);
-    const again = await runCli(args);
+    expect((await runCliInProcess(args)).exitCode).toBe(0);
+    const again = await runCliInProcess(args);
     expect(again.exitCode).toBe(2);
     expect(again.stderr).toContain("--resume");
-    const resumed = await runCli([...args, "--resume"]);
+    const resumed = await runCliInProcess([...args, "--resume"]);
     expect(resumed.exitCode).toBe(0);
     expect(readJsonl(join(dir, "runs", "smoke", "trajectories.jsonl"))).toHaveLength(1);
   });
@@ -372,6 +379,7 @@ describe("hermes-batch run input validation", () => {
       "--progress",
       "none",
     ];
+    // Child processes: in process, the lock's pid (this test process) would be the run's own.
     writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "earlier" }));
     const locked = await runCli(args);
     expect(locked.exitCode).toBe(2);
@@ -384,7 +392,7 @@ describe("hermes-batch run input validation", () => {
 
   it("--dry-run prints the plan and writes nothing", async () => {
     const dir = tempDir();
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       "datasets/smoke.jsonl",
       "--model",

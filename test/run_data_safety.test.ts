@@ -7,7 +7,7 @@ import { gzipSync } from "node:zlib";
 import { readDataset } from "../src/run/dataset.js";
 import { taskDirName } from "../src/run/task.js";
 import { execa } from "execa";
-import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { waitUntil } from "./helpers/wait.js";
 
@@ -62,7 +62,7 @@ describe("task folder names", () => {
         .join("\n") + "\n",
     );
     const out = join(dir, "runs");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -89,7 +89,7 @@ describe("run names", () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ prompt: "p" }) + "\n");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -118,7 +118,7 @@ describe("resuming a changed experiment", () => {
       JSON.stringify({ id: "a", prompt: "Use the shell to compute 1 + 1.", toolsets: ["terminal"] }) + "\n",
     );
     const base = ["run", dataset, "--output-dir", out, "--run-name", "exp", "--progress", "none"];
-    expect((await runCli([...base, "--model", "scripted"])).exitCode).toBe(0);
+    expect((await runCliInProcess([...base, "--model", "scripted"])).exitCode).toBe(0);
     writeFileSync(
       dataset,
       [
@@ -126,16 +126,16 @@ describe("resuming a changed experiment", () => {
         JSON.stringify({ id: "b", prompt: "changed", toolsets: ["terminal"] }),
       ].join("\n") + "\n",
     );
-    const refused = await runCli([...base, "--model", "scripted", "--resume"]);
+    const refused = await runCliInProcess([...base, "--model", "scripted", "--resume"]);
     expect(refused.exitCode).toBe(3);
     expect(refused.stderr).toContain(
       "was started with a different configuration (the dataset or a referenced file changed)",
     );
     expect(readJsonl(join(out, "exp", "trajectories.jsonl"))).toHaveLength(1);
-    const model = await runCli([...base, "--model", "scripted:1", "--resume"]);
+    const model = await runCliInProcess([...base, "--model", "scripted:1", "--resume"]);
     expect(model.exitCode).toBe(3);
     expect(model.stderr).toContain("model");
-    const allowed = await runCli([...base, "--model", "scripted", "--resume", "--allow-config-change"]);
+    const allowed = await runCliInProcess([...base, "--model", "scripted", "--resume", "--allow-config-change"]);
     expect(allowed.exitCode).toBe(0);
     expect(readJsonl(join(out, "exp", "trajectories.jsonl")).map((l) => l.task_id)).toEqual(["a", "b"]);
     const runYaml = YAML.parse(readFileSync(join(out, "exp", "run.yaml"), "utf8"));
@@ -162,7 +162,7 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
   // (--resume of a run that does not exist starts it: test/run_stdin.test.ts)
   it.each([["--retry-failed"], ["--only", "a"]])("%s on a run that does not exist", async (...flag) => {
     const { dir, file } = dataset();
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -181,10 +181,22 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     const { dir, file } = dataset();
     const out = join(dir, "runs");
     expect(
-      (await runCli(["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"]))
-        .exitCode,
+      (
+        await runCliInProcess([
+          "run",
+          file,
+          "--model",
+          "scripted",
+          "--output-dir",
+          out,
+          "--run-name",
+          "r",
+          "--progress",
+          "none",
+        ])
+      ).exitCode,
     ).toBe(0);
-    const only = await runCli([
+    const only = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -200,7 +212,7 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     ]);
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain("--only names task id(s) not in the dataset: zzz");
-    const offset = await runCli([
+    const offset = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -215,7 +227,7 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     expect(offset.exitCode).toBe(2);
     expect(offset.stderr).toContain("--offset 5 is past the end of the dataset (2 valid row(s))");
     writeFileSync(join(dir, "afile"), "x");
-    const isFile = await runCli([
+    const isFile = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -271,7 +283,7 @@ describe("dataset files", () => {
   it("a binary file is one line saying what it is, exit 2, not pages of control characters", async () => {
     const file = join(tempDir(), "paper.jsonl");
     writeFileSync(file, Buffer.concat([Buffer.from("%PDF-1.7\n"), Buffer.alloc(2000, 1)]));
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -323,7 +335,7 @@ describe("the end-of-run line", () => {
         .join("\n") + "\n",
     );
     // --max-turns 2: the short task answers on its first call (completed); an answer on the last allowed call would not be (Hermes' rule).
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -348,7 +360,7 @@ describe("a row that would offer no tool", () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
     writeFileSync(file, JSON.stringify({ id: "w", prompt: "search the web", toolsets: ["web"] }) + "\n");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       file,
       "--model",
@@ -430,7 +442,7 @@ describe("an endpoint that cannot work", () => {
           JSON.stringify({ id: `t${i}`, prompt: `task ${i}`, toolsets: ["terminal"] }),
         ).join("\n") + "\n",
       );
-      const r = await runCli([
+      const r = await runCliInProcess([
         "run",
         file,
         "--model",
@@ -475,7 +487,7 @@ describe("the preflight before the first task", () => {
     return file;
   };
   const run = (file: string, dir: string, extra: string[]) =>
-    runCli([
+    runCliInProcess([
       "run",
       file,
       "--model",
@@ -552,7 +564,7 @@ describe("what libraries print", () => {
       const dir = tempDir();
       const file = join(dir, "d.jsonl");
       writeFileSync(file, JSON.stringify({ id: "s", prompt: "hello", toolsets: ["terminal"] }) + "\n");
-      const r = await runCli([
+      const r = await runCliInProcess([
         "run",
         file,
         "--model",
@@ -618,13 +630,13 @@ describe("answers that are not what they claim", () => {
         "--workers",
         "1",
       ];
-      const r1 = await runCli(["run", file, "--base-url", html.baseURL, "--run-name", "html", ...common]);
+      const r1 = await runCliInProcess(["run", file, "--base-url", html.baseURL, "--run-name", "html", ...common]);
       expect(r1.exitCode).toBe(1);
       expect(r1.stdout).toContain(
         'the endpoint answered with an HTML page ("Sign in - Corp SSO"), not a chat completion',
       );
       expect(r1.stdout).not.toContain("empty choices");
-      const r2 = await runCli(["run", file, "--base-url", odd.baseURL, "--run-name", "odd", ...common]);
+      const r2 = await runCliInProcess(["run", file, "--base-url", odd.baseURL, "--run-name", "odd", ...common]);
       expect(r2.exitCode).toBe(0);
       expect(
         r2.stderr.match(
@@ -652,7 +664,7 @@ describe("a row cwd the sandbox can never have", () => {
         JSON.stringify({ id: "b", prompt: "y", cwd: "sub/dir" }),
       ].join("\n") + "\n",
     );
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       file,
       "--model",

@@ -16,7 +16,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 function planOverHttp(req: RecordedRequest): Reply {
@@ -47,7 +47,7 @@ describe("batch run with --env docker", () => {
   it("runs the bundled dataset end to end in containers and leaves none behind", async () => {
     const dir = tempDir();
     const runName = uniqueRunName("e2e");
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "datasets/smoke.jsonl",
@@ -94,7 +94,7 @@ describe("batch run with --env docker", () => {
     const dir = tempDir();
     const runName = uniqueRunName("noimg");
     const before = server.requests.length;
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         "datasets/smoke.jsonl",
@@ -138,7 +138,7 @@ describe("batch run with --env docker", () => {
     ];
     writeFileSync(join(dir, "d.jsonl"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
     const before = server.requests.length;
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         join(dir, "d.jsonl"),

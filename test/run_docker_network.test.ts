@@ -15,7 +15,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { isPrivilegedNetwork, networkModeFor, networkRefusal } from "../tools/environments/docker/docker_network.js";
 import { dockerClient } from "../tools/environments/docker/docker_client.js";
@@ -98,7 +98,7 @@ describe("network policy through the CLI", () => {
       { id: "h", prompt: "b", network: "host" },
     ]);
     const before = server.requests.length;
-    const r = await runCli(base(file, dir, uniqueRunName("net")), { timeoutMs: 120_000 });
+    const r = await runCliInProcess(base(file, dir, uniqueRunName("net")), { timeoutMs: 120_000 });
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain(`${file}:2: 'network': network host`);
     expect(r.stderr).toContain("--allow-network host");
@@ -109,11 +109,13 @@ describe("network policy through the CLI", () => {
   it("refuses --network bridge without --allow-network, and an unknown network up front", async () => {
     const dir = tempDir();
     const file = dataset(dir, [{ id: "a", prompt: "a" }]);
-    const r1 = await runCli([...base(file, dir, uniqueRunName("net")), "--network", "bridge"], { timeoutMs: 120_000 });
+    const r1 = await runCliInProcess([...base(file, dir, uniqueRunName("net")), "--network", "bridge"], {
+      timeoutMs: 120_000,
+    });
     expect(r1.exitCode, r1.stderr).toBe(2);
     expect(r1.stderr).toMatch(/--network: network bridge .*--allow-network bridge/);
     const file2 = dataset(dir, [{ id: "a", prompt: "a", network: "hb-no-such-net-xyz" }]);
-    const r2 = await runCli(base(file2, dir, uniqueRunName("net")), { timeoutMs: 120_000 });
+    const r2 = await runCliInProcess(base(file2, dir, uniqueRunName("net")), { timeoutMs: 120_000 });
     expect(r2.exitCode, r2.stderr).toBe(2);
     expect(r2.stderr).toContain("network hb-no-such-net-xyz: no such network");
   });
@@ -125,7 +127,7 @@ describe("network policy through the CLI", () => {
       { id: "u", prompt: "a", network: userNet },
       { id: "h", prompt: "b", network: "host" },
     ]);
-    const r = await runCli([...base(file, dir, runName), "--allow-network", "host"], { timeoutMs: 300_000 });
+    const r = await runCliInProcess([...base(file, dir, runName), "--allow-network", "host"], { timeoutMs: 300_000 });
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const lines = readJsonl(join(dir, "runs", runName, "trajectories.jsonl"), { mustExist: true });
     const devLines = (id: string) =>

@@ -17,7 +17,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { parseJsonl, readJsonl } from "./helpers/jsonl.js";
 
 const servers: FakeOpenAI[] = [];
@@ -60,7 +60,7 @@ function run(
   env: Record<string, string> = {},
 ) {
   const base = typeof server === "string" ? server : server.baseURL;
-  return runCli(
+  return runCliInProcess(
     [
       "run",
       data,
@@ -158,7 +158,7 @@ describe("headers on every model request", () => {
     expect(multiline.stderr).not.toContain("line2-secret");
     const file = join(dir, "run.yaml");
     writeFileSync(file, "headers:\n  X-Key: ${HB_TEST_UNSET_VAR}\n");
-    const fromFile = await runCli([
+    const fromFile = await runCliInProcess([
       "run",
       data,
       "--config",
@@ -420,7 +420,7 @@ describe("OpenRouter request options", () => {
       sort: "throughput",
     });
 
-    const off = await runCli([
+    const off = await runCliInProcess([
       "run",
       data,
       "--model",
@@ -442,7 +442,7 @@ describe("OpenRouter request options", () => {
     expect(s.requests[1]!.body.reasoning).toEqual({ effort: "none" });
     expect(s.requests[1]!.body.provider).toBeUndefined();
 
-    const plain = await runCli([
+    const plain = await runCliInProcess([
       "run",
       data,
       "--model",
@@ -529,7 +529,7 @@ describe("approval check --file", () => {
     const dir = tempDir();
     const file = join(dir, "cmds.txt");
     writeFileSync(file, "# a comment\n\n   \nrm -rf /\n  # indented comment\nls -la\n");
-    const r = await runCli(["approval", "check", "--file", file]);
+    const r = await runCliInProcess(["approval", "check", "--file", file]);
     expect(r.exitCode).toBe(0);
     expect(parseJsonl(r.stdout).map((l) => l.command)).toEqual(["rm -rf /", "ls -la"]);
   });

@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 function ids(path: string): string[] {
@@ -57,7 +57,7 @@ describe("internal_error on resume", () => {
     };
     writeFileSync(join(runDir, "failed.jsonl"), JSON.stringify(failure) + "\n");
 
-    const resumed = await runCli([...args, "--resume"]);
+    const resumed = await runCliInProcess([...args, "--resume"]);
     expect(resumed.exitCode, resumed.stderr).toBe(1);
     expect(resumed.stderr).toMatch(/1 task\(s\) ended in internal_error .*--retry-internal/);
     expect(resumed.stdout).toMatch(/1 of them ended in internal_error.*--retry-internal reruns them/);
@@ -65,10 +65,10 @@ describe("internal_error on resume", () => {
     const stats = JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8"));
     expect(stats.outcomes.internal_error).toBe(1);
 
-    expect((await runCli([...args, "--retry-failed"])).exitCode).toBe(1);
+    expect((await runCliInProcess([...args, "--retry-failed"])).exitCode).toBe(1);
     expect(ids(join(runDir, "trajectories.jsonl"))).toEqual(["task-1"]);
 
-    const retried = await runCli([...args, "--retry-internal"]);
+    const retried = await runCliInProcess([...args, "--retry-internal"]);
     expect(retried.exitCode, retried.stderr).toBe(0);
     expect(ids(join(runDir, "trajectories.jsonl"))).toEqual(["task-0", "task-1"]);
   });
@@ -79,7 +79,7 @@ describe("inputs read once in the main thread", () => {
     const { dir, args } = setUp();
     const prefill = join(dir, "prefill.json");
     writeFileSync(prefill, JSON.stringify([{ role: "robot", content: "hi" }]));
-    const r = await runCli([...args, "--prefill-messages-file", prefill]);
+    const r = await runCliInProcess([...args, "--prefill-messages-file", prefill]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(`--prefill-messages-file ${prefill}: [0.role]`);
@@ -90,7 +90,7 @@ describe("inputs read once in the main thread", () => {
     const configDir = join(dir, "hermes-config");
     mkdirSync(configDir);
     writeFileSync(join(configDir, "config.yaml"), "command_allowlist: [rm\n");
-    const r = await runCli(args, { env: { HERMES_BATCH_CONFIG_DIR: configDir } });
+    const r = await runCliInProcess(args, { env: { HERMES_BATCH_CONFIG_DIR: configDir } });
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toContain(join(configDir, "config.yaml"));

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { execa } from "execa";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { waitUntil } from "./helpers/wait.js";
 
@@ -70,13 +70,13 @@ describe("resume after SIGKILL", () => {
     expect(before).toBeGreaterThanOrEqual(6);
     expect(before).toBeLessThan(24);
 
-    const resumed = await runCli(["run", data, "--run-name", "killed", "--resume", ...common]);
+    const resumed = await runCliInProcess(["run", data, "--run-name", "killed", "--resume", ...common]);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     const ids = readJsonl(trajectories).map((e) => e.task_id);
     expect(ids).toHaveLength(24);
     expect(new Set(ids).size).toBe(24);
 
-    const clean = await runCli(["run", data, "--run-name", "clean", ...common]);
+    const clean = await runCliInProcess(["run", data, "--run-name", "clean", ...common]);
     expect(clean.exitCode, clean.stderr).toBe(0);
     const a = JSON.parse(readFileSync(join(dir, "runs", "killed", "statistics.json"), "utf8"));
     const b = JSON.parse(readFileSync(join(dir, "runs", "clean", "statistics.json"), "utf8"));
@@ -100,12 +100,12 @@ describe("resume after SIGKILL", () => {
       "--toolsets",
       "terminal",
     ];
-    expect((await runCli([...args, "--max-samples", "2"])).exitCode).toBe(0);
+    expect((await runCliInProcess([...args, "--max-samples", "2"])).exitCode).toBe(0);
     const path = join(dir, "runs", "torn", "trajectories.jsonl");
     const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
     // Simulate a crash in the middle of writing the second line.
     writeFileSync(path, `${lines[0]}\n${lines[1]!.slice(0, 40)}`);
-    const r = await runCli([...args, "--resume"]);
+    const r = await runCliInProcess([...args, "--resume"]);
     expect(r.exitCode, r.stderr).toBe(0);
     const entries = readJsonl(path);
     expect(entries.map((e) => e.task_id).sort()).toEqual(["task-0", "task-1", "task-2"]);
@@ -116,7 +116,7 @@ describe("resume after SIGKILL", () => {
         /ended in a torn line \(40 bytes, left by an interrupted run\): moved to .*trajectories\.jsonl\.torn/g,
       ),
     ).toHaveLength(1);
-    const again = await runCli([...args, "--resume"]);
+    const again = await runCliInProcess([...args, "--resume"]);
     expect(again.stderr).not.toContain("torn line");
   });
 });
@@ -158,7 +158,7 @@ describe("Ctrl-C", () => {
     expect(readJsonl(join(dir, "runs", "int", "failed.jsonl"))).toEqual([]);
     const hint = /Resume with: npx hermes-batch (.*)$/m.exec(r.stdout)![1]!;
     expect(hint).toContain("--resume");
-    const resumed = await runCli(hint.split(" "));
+    const resumed = await runCliInProcess(hint.split(" "));
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(new Set(readJsonl(trajectories).map((e) => e.task_id)).size).toBe(12);
     expect(readJsonl(trajectories)).toHaveLength(12);
@@ -170,7 +170,7 @@ describe("determinism", () => {
     const dir = tempDir();
     const data = dataset(dir, 16);
     const draws = async (name: string, workers: string, seed: string) => {
-      const r = await runCli([
+      const r = await runCliInProcess([
         "run",
         data,
         "--model",

@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("scores in a batch run", () => {
@@ -94,7 +94,7 @@ describe("scores in a batch run", () => {
     const dataset = join(dir, "eval.jsonl");
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
     const out = join(dir, "runs");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -160,7 +160,7 @@ describe("scores in a batch run", () => {
     // The same dataset where the arithmetic row now expects another number: a newly failing task.
     const changed = rows.map((row) => (row.id === "mul" ? { ...row, expected: { value: 1, match: "number" } } : row));
     writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
-    const r2 = await runCli([
+    const r2 = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -196,7 +196,7 @@ describe("scores in a batch run", () => {
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
 
     // The same gate in one step, with prices: run, compare with the baseline, exit 1 on the drop.
-    const r3 = await runCli([
+    const r3 = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -233,7 +233,7 @@ describe("scores in a batch run", () => {
     const gatedStats = JSON.parse(readFileSync(join(out, "gated", "statistics.json"), "utf8"));
     expect(gatedStats.cost.usd).toBeGreaterThan(0);
     expect(gatedStats.cost.per_passed_task_usd).toBeCloseTo(gatedStats.cost.usd / gatedStats.scores.passed, 5);
-    const missing = await runCli([
+    const missing = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -278,7 +278,7 @@ describe("scores in a batch run", () => {
       "--progress",
       "none",
     ];
-    const r = await runCli(args);
+    const r = await runCliInProcess(args);
     expect(r.exitCode).toBe(0);
     const trajPath = join(out, "ep", "trajectories.jsonl");
     const lines = readJsonl(trajPath);
@@ -301,14 +301,14 @@ describe("scores in a batch run", () => {
     // Lose one epoch's line (as a crash would): --resume reruns exactly that (task, epoch).
     const kept = lines.filter((l) => !(l.task_id === "wrong" && l.epoch === 1));
     writeFileSync(trajPath, kept.map((l) => JSON.stringify(l)).join("\n") + "\n");
-    const again = await runCli([...args, "--resume"]);
+    const again = await runCliInProcess([...args, "--resume"]);
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toContain("1 completed, 0 failed, 0 dropped this time (9 done in total)");
     // The pass rate gates when asked ("wrong" fails in every epoch, "right" passes in every one).
-    const gate = await runCli([...args, "--resume", "--fail-under", "99"]);
+    const gate = await runCliInProcess([...args, "--resume", "--fail-under", "99"]);
     expect(gate.exitCode).toBe(1);
     expect(gate.stdout).toMatch(/pass rate \d+\.\d % is under --fail-under 99 %/);
-    expect((await runCli([...args, "--resume", "--fail-under", "30"])).exitCode).toBe(0);
+    expect((await runCliInProcess([...args, "--resume", "--fail-under", "30"])).exitCode).toBe(0);
     const after = readJsonl(trajPath);
     expect(after).toHaveLength(9);
     expect(after.at(-1)).toMatchObject({ task_id: "wrong", epoch: 1 });
@@ -359,7 +359,7 @@ describe("scores in a batch run", () => {
     });
     try {
       const out = join(dir, "runs");
-      const r = await runCli([
+      const r = await runCliInProcess([
         "run",
         dataset,
         "--model",
@@ -396,7 +396,7 @@ describe("scores in a batch run", () => {
     const dir = tempDir();
     const dataset = join(dir, "v.jsonl");
     writeFileSync(dataset, `${JSON.stringify({ prompt: "p", verify: "true", verify_files: "nope" })}\n`);
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -417,7 +417,7 @@ describe("scores in a batch run", () => {
       dataset,
       `${JSON.stringify({ prompt: "ok" })}\n${JSON.stringify({ prompt: "x", expected: { value: "(", match: "regex" } })}\n`,
     );
-    const r = await runCli(
+    const r = await runCliInProcess(
       ["run", dataset, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"],
       { cwd: ROOT },
     );

@@ -10,7 +10,7 @@ import { execa } from "execa";
 import { listLabelledContainers } from "../tools/environments/docker/docker.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("--verify-isolated", () => {
@@ -59,7 +59,7 @@ describe("--verify-isolated", () => {
     );
     const run = uniqueRunName("iso");
     const imagesBefore = (await execa("docker", ["images", "-q", "hermes-batch-verify"])).stdout.trim();
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -92,7 +92,7 @@ describe("--verify-isolated", () => {
 
     // Verified in its own sandbox, the untracked process is gone too: every process of the (unprivileged) run
     // user is ended before verify.
-    const plain = await runCli([
+    const plain = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -123,7 +123,7 @@ describe("--verify-isolated", () => {
     const dir = tempDir();
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, JSON.stringify({ prompt: "p", verify: "true" }) + "\n");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",

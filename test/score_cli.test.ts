@@ -17,7 +17,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { CLI, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { CLI, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 const byId = (lines: any[]) => Object.fromEntries(lines.map((l) => [l.task_id, l]));
@@ -137,7 +137,7 @@ describe("hermes-batch score", () => {
       "1",
       ...extra,
     ];
-    const r = await runCli(runArgs, { cwd: dir });
+    const r = await runCliInProcess(runArgs, { cwd: dir });
     expect(r.stderr).not.toMatch(/internal error/);
     expect(r.exitCode).toBe(0);
     return { runDir: join(out, "base"), dataset, out, runArgs };
@@ -333,7 +333,7 @@ describe("hermes-batch score", () => {
     mode = "pass";
     const dataset = writeDataset(dir, "many.jsonl", rows);
     const out = join(dir, "runs");
-    const run = await runCli([
+    const run = await runCliInProcess([
       "run",
       dataset,
       "--model",
@@ -455,7 +455,7 @@ describe("run --resume --retry-unscored", () => {
       "--workers",
       "1",
     ];
-    const first = await runCli(args);
+    const first = await runCliInProcess(args);
     expect(first.exitCode).toBe(0);
     expect(first.stdout).toContain("3 unscored"); // the two the judge failed, and the row without a scorer
     const runDir = join(out, "u");
@@ -469,13 +469,13 @@ describe("run --resume --retry-unscored", () => {
 
     // A plain --resume has nothing to do: unscored tasks are done.
     judged.length = 0;
-    const resume = await runCli([...args, "--resume"]);
+    const resume = await runCliInProcess([...args, "--resume"]);
     expect(resume.exitCode).toBe(0);
     expect(resume.stdout).toContain("0 completed");
     expect(judged).toHaveLength(0);
 
     down = false;
-    const retry = await runCli([...args, "--resume", "--retry-unscored"]);
+    const retry = await runCliInProcess([...args, "--resume", "--retry-unscored"]);
     expect(retry.stderr).toContain("moved 2 unscored result(s) to superseded.jsonl");
     expect(retry.exitCode).toBe(0);
     expect(retry.stdout).toContain("2 completed");
@@ -502,11 +502,11 @@ describe("run --resume --retry-unscored", () => {
     expect(readFileSync(join(runDir, "events.log"), "utf8")).toMatch(/start: 2 task\(s\) to run/);
 
     // Nothing unscored any more: --retry-unscored alone runs nothing.
-    const none = await runCli([...args, "--retry-unscored"]);
+    const none = await runCliInProcess([...args, "--retry-unscored"]);
     expect(none.exitCode).toBe(0);
     expect(none.stdout).toContain("0 completed");
     // It does not combine with --only.
-    const both = await runCli([...args, "--retry-unscored", "--only", "steady"]);
+    const both = await runCliInProcess([...args, "--retry-unscored", "--only", "steady"]);
     expect(both.exitCode).toBe(2);
     expect(both.stderr).toContain("--retry-unscored reruns the unscored tasks: it does not combine with --only");
   });
@@ -547,12 +547,12 @@ describe("run --resume --retry-unscored", () => {
       ++calls === 1 ? httpError(503, "judge down") : text(JSON.stringify({ score: 1, passed: true, reason: "fine" })),
     );
     try {
-      expect((await runCli(args)).exitCode).toBe(0);
+      expect((await runCliInProcess(args)).exitCode).toBe(0);
       const runDir = join(out, "e");
       const before = readJsonl(join(runDir, "trajectories.jsonl"));
       const unscored = before.filter((l) => l.score.passed === null);
       expect(unscored).toHaveLength(1);
-      const retry = await runCli([...args, "--retry-unscored"]);
+      const retry = await runCliInProcess([...args, "--retry-unscored"]);
       expect(retry.exitCode).toBe(0);
       expect(retry.stdout).toContain("1 completed");
       expect(calls).toBe(3);

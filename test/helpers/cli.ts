@@ -1,8 +1,10 @@
 /** Runs the built CLI (dist/, built by `npm test`) as a real child process. */
 import { execa, type ResultPromise } from "execa";
+import { Console } from "node:console";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
 export const ROOT = resolve(import.meta.dirname, "..", "..");
 export const CLI = join(ROOT, "dist", "src", "cli.js");
@@ -62,23 +64,60 @@ export interface CliResult {
 let inProcessQueue: Promise<unknown> = Promise.resolve();
 
 /**
- * `hermes-batch ARGS` in this test process: src/cli_main.ts `main` from the sources, stdout and stderr captured,
- * the working directory and the environment (cleaned as for `runCli`) set for the call and restored after. For
- * the commands that need no process of their own (score, compare, merge, shards, export, report): no node start
- * and no bundle load per call. Not for `run` (its worker threads load dist/), signals, stdin or a crash: those
- * stay with `runCli`. Calls in one process run one at a time.
+ * `hermes-batch ARGS` in this test process, stdout and stderr captured, the working directory and the environment
+ * (cleaned as for `runCli`) set for the call and restored after. `run` calls the built CLI's `main` (dist/src/cli.js,
+ * imported natively, as the executable loads it: its worker threads start dist/src/worker.js beside it); the other
+ * commands call src/cli_main.ts `main` from the sources. No node start and no bundle load per call (about half the
+ * CPU of a small `run`). Not for signals, stdin, a crash, runs that must overlap, what a process does at its exit
+ * (temporary folders, open handles), or a test that needs a fresh process (a lock naming this pid, state a run
+ * leaves in its process: MCP servers and plugins registered): those stay with `runCli`. Calls in one process run
+ * one at a time; `timeoutMs` fails a call that has not returned by then.
  */
-export function runCliInProcess(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
-  const call = inProcessQueue.then(() => callMain(args, opts));
+export function runCliInProcess(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  const call = inProcessQueue.then(() => withTimeLimit(callMain(args, opts), args, opts.timeoutMs));
   inProcessQueue = call.catch(() => undefined);
   return call;
 }
 
+/** As `runCli`'s timeout fails a hung child: the call fails (the command cannot be killed in process). */
+function withTimeLimit<T>(call: Promise<T>, args: string[], timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return call;
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`hermes-batch ${args.join(" ")}: not done after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([call, limit]).finally(() => clearTimeout(timer));
+}
+
+type Main = (argv: string[]) => Promise<number>;
+let builtMain: Promise<Main> | undefined;
+
+/** dist/src/cli.js's `main`, loaded once per process; src/cli.ts skips running it as the executable on this flag. */
+function loadBuiltMain(): Promise<Main> {
+  assertBuilt();
+  (globalThis as Record<symbol, unknown>)[Symbol.for("hermes-batch.cli.in-process")] = true;
+  // vitest.config.ts externalizes dist/: Node's own loader imports it, as it does for the executable.
+  return import(/* @vite-ignore */ pathToFileURL(CLI).href).then((m: { main: Main }) => m.main);
+}
+
+async function mainFor(command: string | undefined): Promise<Main> {
+  if (command === "run") return (builtMain ??= loadBuiltMain());
+  return (await import("../../src/cli_main.js")).main;
+}
+
 async function callMain(args: string[], opts: { cwd?: string; env?: Record<string, string> }): Promise<CliResult> {
-  const { main } = await import("../../src/cli_main.js");
-  const saved = { cwd: process.cwd(), env: { ...process.env }, exitCode: process.exitCode };
+  const main = await mainFor(args[0]);
+  const saved = { cwd: process.cwd(), env: { ...process.env }, exitCode: process.exitCode, argv: process.argv };
   const out = { stdout: "", stderr: "" };
   const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const ttys = { stdout: process.stdout.isTTY, stderr: process.stderr.isTTY };
+  const testConsole = globalThis.console;
   const capture = (name: "stdout" | "stderr") =>
     ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       out[name] += typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8");
@@ -89,15 +128,25 @@ async function callMain(args: string[], opts: { cwd?: string; env?: Record<strin
   try {
     replaceEnv(cleanEnv(opts.env));
     process.chdir(opts.cwd ?? ROOT);
+    // What the executable sees (a resume hint repeats the command line from it).
+    process.argv = [process.execPath, CLI, ...args];
     process.stdout.write = capture("stdout");
     process.stderr.write = capture("stderr");
+    // As for a child whose output is a pipe (`--progress auto` then logs lines instead of drawing a bar).
+    process.stdout.isTTY = process.stderr.isTTY = false;
+    // vitest's console reports to the test runner: a process's console writes to its stdout and stderr.
+    globalThis.console = new Console({ stdout: process.stdout, stderr: process.stderr });
     const exitCode = await main(args);
     // As execa gives a child's output: without its final newline.
     return { exitCode, stdout: withoutFinalNewline(out.stdout), stderr: withoutFinalNewline(out.stderr) };
   } finally {
     process.stdout.write = writes.stdout;
     process.stderr.write = writes.stderr;
+    globalThis.console = testConsole;
+    process.stdout.isTTY = ttys.stdout;
+    process.stderr.isTTY = ttys.stderr;
     process.chdir(saved.cwd);
+    process.argv = saved.argv;
     replaceEnv(saved.env);
     process.exitCode = saved.exitCode;
   }
