@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import SuiteSequencer from "./test/setup/sequencer.js";
 
 /**
  * The suite in five projects, by what a file needs (`npm test` runs them all, `npm run test:unit` the first):
@@ -90,7 +91,10 @@ export default defineConfig({
     // The built CLI, when a test calls its `main` in process (test/helpers/cli.ts): loaded by Node, not transformed.
     server: { deps: { external: [/\/dist\/src\//] } },
     fileParallelism: true,
-    maxWorkers: 2,
+    // Three files at a time on 2 cores: the docker, cluster and browser files mostly wait (on the engine, Slurm,
+    // chromium, a scripted model's latency), and test/setup/sequencer.ts starts them beside the files that compute.
+    maxWorkers: 3,
+    sequence: { sequencer: SuiteSequencer },
     projects: [
       { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
       {
