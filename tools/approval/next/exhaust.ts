@@ -3,7 +3,7 @@
  * program, huge allocations, loops that fork or create without end, unbounded fan-out, load generators.
  * The knowledge (which programs never end, buffer, create, pace a loop) is data in rules/exhaustion.ts.
  */
-import type { CommandLine, Loop, SimpleCommand } from "./model.js";
+import { optionValue, type CommandLine, type Loop, type SimpleCommand } from "./model.js";
 import { EXHAUST } from "./rules/exhaustion.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -17,16 +17,6 @@ export function bytesOf(text: string): number {
 
 const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");
 const texts = (words: Word[]) => words.map((w) => w.text);
-
-/** The value of `-c N`, `--bytes=N`, `bs=N`, … for any of `names`. */
-function optionValue(args: string[], names: string[]): string | undefined {
-  for (let i = 0; i < args.length; i++) {
-    const eq = /^([^=]+)=(.*)$/.exec(args[i]!);
-    if (eq && names.includes(eq[1]!)) return eq[2];
-    if (names.includes(args[i]!) && args[i + 1] !== undefined) return args[i + 1];
-  }
-  return undefined;
-}
 
 /** A command whose output never ends: `yes`, `cat /dev/zero`, `tr … < /dev/urandom`. */
 export function isEndless(cmd: SimpleCommand): boolean {
@@ -89,8 +79,7 @@ export function fanOut(cmd: SimpleCommand): string | undefined {
   const program = programOf(cmd);
   if (program !== "xargs" && program !== "parallel") return undefined;
   const args = texts(cmd.argv.slice(1));
-  const split = args.flatMap((a) => (/^-[Pj]\d+$/.test(a) ? [a.slice(0, 2), a.slice(2)] : [a]));
-  const procs = Number(optionValue(split, ["-P", "--max-procs", "-j", "--jobs"]));
+  const procs = Number(optionValue(args, ["-P", "--max-procs", "-j", "--jobs"]));
   if (procs !== 0 && !(procs >= EXHAUST.manyParallel)) return undefined;
   const feeder = pipeline(cmd)[0]!;
   // `seq 100000`, `seq inf`: a list too long to run at once

@@ -7,7 +7,7 @@
  */
 import type { ClassKey } from "./classes.js";
 import type { Finding } from "./judges.js";
-import { upstream, type SimpleCommand } from "./model.js";
+import { optionAt, optionValue, upstream, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import * as table from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
@@ -42,25 +42,6 @@ const stateOf = (view: FetchView): FetchState =>
 const pathOf = (text: string, inv: Invocation, view: FetchView) =>
   absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
 
-/** The value of one of `names` at word `i` (`-o F`, `-oF`, `-sSLo F`, `--output=F`, `--output F`). */
-function optionValue(t: string[], i: number, names: string[]): string | undefined {
-  const w = t[i]!;
-  for (const name of names) {
-    if (name.startsWith("--")) {
-      if (w === name) return t[i + 1];
-      if (w.startsWith(`${name}=`)) return w.slice(name.length + 1);
-    } else if (!w.startsWith("--")) {
-      const m = new RegExp(`^-[a-zA-Z]*?${name[1]}(.*)$`).exec(w);
-      if (m) return m[1] || t[i + 1];
-    }
-  }
-  return undefined;
-}
-
-/** The value the last of `names` in `t` gives (a later option overrides an earlier one). */
-const lastOptionValue = (t: string[], names: string[]) =>
-  t.map((_, i) => optionValue(t, i, names)).findLast((v) => v !== undefined);
-
 const texts = (words: Word[]) => words.map((w) => w.text);
 const isFetched = (w: Word) => table.FETCHED_WORD.test(w.text);
 const programOf = (cmd: SimpleCommand) => basename(cmd.argv[0]?.text ?? "");
@@ -82,10 +63,10 @@ function downloadedFiles(inv: Invocation): string[] {
   let dir = "";
   let named = spec.byDefault === true;
   t.forEach((w, i) => {
-    const file = optionValue(t, i, spec.file);
+    const file = optionAt(t, i, spec.file);
     if (file && file !== "-") files.push(file);
     if (file) named = false;
-    dir = optionValue(t, i, spec.dir) ?? dir;
+    dir = optionAt(t, i, spec.dir) ?? dir;
     if (spec.urlName.some((o) => w === o || (o[1] !== "-" && new RegExp(`^-[a-zA-Z]*${o[1]}[a-zA-Z]*$`).test(w))))
       named = true;
   });
@@ -115,7 +96,7 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
   const into = table.UNPACK_INTO[inv.program];
   const from = into && (fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined));
   if (into && from) {
-    const dir = lastOptionValue(texts(inv.args), into);
+    const dir = optionValue(texts(inv.args), into);
     if (dir) keep(dir, from);
     else st.unpacked = from;
   }
@@ -303,7 +284,7 @@ function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
   const t = texts(inv.args);
   const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
   if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
-  const dir = lastOptionValue(t, server.dir) ?? ".";
+  const dir = optionValue(t, server.dir) ?? ".";
   const where = classifyPath(literalWord(dir), { ...view.ctx, cwd: inv.command.cwd });
   if (!/^(system|home|home-secret|ssh)$/.test(where)) return undefined;
   return { key: "remote_access", reason: `${inv.program} serves ${dir} to the network` };

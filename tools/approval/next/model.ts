@@ -55,37 +55,61 @@ export interface Loop {
   outer?: Loop;
 }
 
-export interface CommandLine {
-  commands: SimpleCommand[];
+/** An empty model of a line; `hasError`: the parser could not read part of it. */
+const newCommandLine = (hasError: boolean, vars: Variables) => ({
+  commands: [] as SimpleCommand[],
   /** Names of functions the line defines. */
-  functions: Set<string>;
+  functions: new Set<string>(),
   /** Each defined function's body (shell text), judged where the function is called. */
-  functionBodies: Map<string, string>;
+  functionBodies: new Map<string, string>(),
   /** Bare `> file` redirections (no command). */
-  redirects: Redirect[];
-  comments: string[];
-  /** The parser could not read part of the line. */
-  hasError: boolean;
+  redirects: [] as Redirect[],
+  comments: [] as string[],
+  hasError,
   /** Variables as the line leaves them (what a `trap` or a later nested text sees). */
-  vars: Variables;
+  vars,
+});
+export type CommandLine = ReturnType<typeof newCommandLine>;
+
+export interface ModelOptions {
+  cwd?: string;
+  home?: string;
+  /** Variables known before the line (e.g. from an enclosing `sh -c`). */
+  vars?: Variables;
 }
 
-interface WalkState {
-  vars: Variables;
-  cwd: string | undefined;
-  home: string;
-  out: CommandLine;
-  nested: boolean;
-  background: boolean;
-  loop?: Loop;
-}
+/** Where the walk is: what the commands it meets run in and under, and the model it fills. */
+const newWalkState = (out: CommandLine, opts: ModelOptions) => ({
+  vars: out.vars,
+  cwd: opts.cwd,
+  home: opts.home ?? "~",
+  out,
+  nested: false,
+  background: false,
+  loop: undefined as Loop | undefined,
+});
+type WalkState = ReturnType<typeof newWalkState>;
 
 /** The commands feeding `cmd` through pipes, nearest first. */
-export function upstream(cmd: SimpleCommand): SimpleCommand[] {
-  const out: SimpleCommand[] = [];
-  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) out.push(c);
-  return out;
+export const upstream = (cmd: SimpleCommand): SimpleCommand[] =>
+  cmd.pipedFrom ? [cmd.pipedFrom, ...upstream(cmd.pipedFrom)] : [];
+
+/** The value of one of `names` at word `i` (`-o F`, `-oF`, `-sSLo F`, `--output=F`, `--output F`, `bs=N`). */
+export function optionAt(words: string[], i: number, names: string[]): string | undefined {
+  const w = words[i]!;
+  for (const name of names) {
+    if (/^-[^-]/.test(name)) {
+      const m = !w.startsWith("--") && new RegExp(`^-[a-zA-Z]*?${name[1]}(.*)$`).exec(w);
+      if (m) return m[1] || words[i + 1];
+    } else if (w === name) return words[i + 1];
+    else if (w.startsWith(`${name}=`)) return w.slice(name.length + 1);
+  }
+  return undefined;
 }
+
+/** The value the last of `names` in `words` gives (a later option overrides an earlier one). */
+export const optionValue = (words: string[], names: string[]) =>
+  words.map((_, i) => optionAt(words, i, names)).findLast((v) => v !== undefined);
 
 const named = (n: SyntaxNode): SyntaxNode[] => n.namedChildren.filter((c): c is SyntaxNode => c !== null);
 
@@ -98,13 +122,11 @@ export function changeDirectory(cwd: string | undefined, arg: Word | undefined, 
   return cwd === undefined ? undefined : posix.join(cwd, text);
 }
 
-/** What a command's redirections say: files, its standard input, and commands a here-doc line goes on with. */
-interface Redirections {
-  redirects: Redirect[];
-  stdin?: Word;
-  /** `cat <<EOF | sh`: the grammar puts what follows the here-doc's start inside its node. */
-  tail: SyntaxNode[];
-}
+/**
+ * What a command's redirections say: files, its standard input, and `tail`, the commands a here-doc line goes on
+ * with (`cat <<EOF | sh`: the grammar puts what follows the here-doc's start inside its node).
+ */
+type Redirections = Pick<SimpleCommand, "redirects" | "stdin"> & { tail: SyntaxNode[] };
 
 /** Reads a redirection node into `into`; false when `c` is not one. */
 function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boolean {
@@ -113,7 +135,7 @@ function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boole
     const target = c.childForFieldName("destination") ?? parts.find((p) => p.type !== "file_descriptor");
     const op = c.children.find((k) => k && !k.isNamed)?.text ?? ">";
     const fd = parts.find((p) => p.type === "file_descriptor")?.text;
-    if (target) into.redirects.push({ op, ...(fd ? { fd } : {}), target: resolveWord(target, s.vars) });
+    if (target) into.redirects.push({ op, fd, target: resolveWord(target, s.vars) });
   } else if (c.type === "herestring_redirect") {
     if (parts[0]) into.stdin = resolveWord(parts[0], s.vars);
   } else if (c.type === "heredoc_redirect") {
@@ -157,16 +179,8 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
     if (c.type === "variable_assignment") assign(c, env, s);
     else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
   }
-  return {
-    argv,
-    redirects: io.redirects,
-    env,
-    cwd: s.cwd,
-    nested: s.nested,
-    ...(io.stdin ? { stdin: io.stdin } : {}),
-    ...(s.background ? { background: true } : {}),
-    ...(s.loop ? { loop: s.loop } : {}),
-  };
+  const { cwd, nested, background, loop } = s;
+  return { argv, env, redirects: io.redirects, stdin: io.stdin, cwd, nested, background, loop };
 }
 
 /** The words an argument stands for (split, brace-expanded, `"$@"` spread), after its substitutions ran. */
@@ -215,7 +229,7 @@ function walkWith(node: SyntaxNode, s: WalkState, patch: Partial<WalkState>, wal
 function walkHeredoc(body: SyntaxNode, s: WalkState): void {
   walkWord(body, s);
   for (const [, inner] of body.text.matchAll(/`((?:[^`\\]|\\.)+)`/g)) {
-    const nested = modelCommandLine(inner!, { vars: s.vars, ...(s.cwd ? { cwd: s.cwd } : {}), home: s.home });
+    const nested = modelCommandLine(inner!, { vars: s.vars, cwd: s.cwd, home: s.home });
     s.out.commands.push(...nested.commands.map((c) => ({ ...c, nested: true })));
   }
 }
@@ -353,35 +367,12 @@ function walkChildren(node: SyntaxNode, s: WalkState): undefined {
   return undefined;
 }
 
-export interface ModelOptions {
-  cwd?: string;
-  home?: string;
-  /** Variables known before the line (e.g. from an enclosing `sh -c`). */
-  vars?: Variables;
-}
-
 /** The command model of one bash line (or script). */
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
   // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
   return withParsedBash(source.normalize("NFKC"), (root) => {
-    const out: CommandLine = {
-      commands: [],
-      functions: new Set(),
-      functionBodies: new Map(),
-      redirects: [],
-      comments: [],
-      hasError: root.hasError,
-      vars: new Map(opts.vars ?? []),
-    };
-    const state: WalkState = {
-      vars: out.vars,
-      cwd: opts.cwd,
-      home: opts.home ?? "~",
-      out,
-      nested: false,
-      background: false,
-    };
+    const state = newWalkState(newCommandLine(root.hasError, new Map(opts.vars ?? [])), opts);
     walkChildren(root, state);
-    return out;
+    return state.out;
   });
 }
