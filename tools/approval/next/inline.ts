@@ -7,6 +7,7 @@
  * in rules/inline.ts.
  */
 import type { ClassKey } from "./classes.js";
+import { upstream } from "./model.js";
 import * as T from "./rules/inline.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -108,28 +109,11 @@ const allocatesGigabytes = (code: string) => {
   const size = largestAllocation(code);
   return size >= 8 * T.GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * T.GIB);
 };
-const endlessUnpaused = (code: string) => T.ENDLESS.test(code) && !T.PAUSES.test(code);
 
-type CodeClass = [ClassKey, string, (code: string) => boolean];
-const matching = (rows: [RegExp, ClassKey][], reason: string) =>
-  rows.map(([re, key]): CodeClass => [key, reason, (c) => re.test(c)]);
-const computesWhatItRuns = (c: string) =>
-  [T.COMPUTED_MEMBER, T.NAMED_DANGEROUS_MEMBER, T.EVALUATES_COMPUTED].some((re) => re.test(c));
-
-/** What the code does as a whole, first match wins. */
-const CODE_CLASSES: CodeClass[] = [
-  ["remote_code_exec", "runs code it downloads", (c) => T.EVALUATES.test(c) && T.DOWNLOADS.test(c)],
-  ["remote_access", "connects a shell to a socket", (c) => T.SOCKETS.test(c) && T.SHELL_ON_SOCKET.test(c)],
-  ["credential_exfiltration", "sends secrets over the network", exfiltrates],
-  ["inline_code_unanalysable", "the code computes what it calls or runs", computesWhatItRuns],
-  ...matching(T.STORE_WIPES, "empties a whole store"),
-  ...matching(T.STATE_CALLS, "changes the machine's state"),
-  ["resource_exhaustion", "allocates gigabytes of memory", allocatesGigabytes],
-  ["fork_bomb", "forks without end", (c) => T.STARTS_PROCESSES.test(c) && (T.ENDLESS.test(c) || T.FORK_WHILE.test(c))],
-  ["kill_all_processes", "signals every process", (c) => T.KILLS_ALL.test(c)],
-  ["resource_exhaustion", "allocates without end", (c) => endlessUnpaused(c) && T.GROWS.test(c)],
-  ["resource_exhaustion", "writes files without end", (c) => endlessUnpaused(c) && T.FILE_WRITES.test(c)],
-];
+/** The tests a CODE_CLASSES row names by `check`. */
+const CHECKS = { exfiltrates, allocatesGigabytes };
+const applies = (row: T.CodeClass, code: string) =>
+  row.all.every((re) => re.test(code)) && !row.none?.test(code) && (!row.check || CHECKS[row.check](code));
 
 /** What one piece of inline code does. */
 export function analyseInlineCode(source: string, argv: string[] = []): InlineFinding {
@@ -142,8 +126,8 @@ export function analyseInlineCode(source: string, argv: string[] = []): InlineFi
   if (deletes.includes(COMPUTED)) deletes.push(...listed);
   if (T.CHMOD_COMPUTED.test(code)) writes.push(...listed);
   const out: InlineFinding = { deletes, writes, shell: shellTexts(code), reason: "" };
-  const found = CODE_CLASSES.find(([, , applies]) => applies(code));
-  if (found) [out.key, out.reason] = found;
+  const found = T.CODE_CLASSES.find((row) => applies(row, code));
+  if (found) [out.key, out.reason] = [found.key, found.reason];
   // What /tmp holds is every task's and program's: emptying it is not the line's own.
   else if (deletes.some((p) => /^\/(var\/)?tmp\/?\*?$/.test(p)))
     [out.key, out.reason] = ["recursive_delete", "empties /tmp"];
@@ -156,10 +140,8 @@ export const unknownCode = (w: Word): boolean =>
 
 /** The folder a `find`/`ls` at the head of the pipe into `inv` lists. */
 function listingRoot(inv: Invocation): string | undefined {
-  let origin = inv.command;
-  while (origin.pipedFrom) origin = origin.pipedFrom;
-  const [program, ...args] = origin.argv.map((w) => w.text);
-  if (origin === inv.command || !/^(find|ls)$/.test(basename(program ?? ""))) return undefined;
+  const [program = "", ...args] = (upstream(inv.command).at(-1)?.argv ?? []).map((w) => w.text);
+  if (!/^(find|ls)$/.test(basename(program))) return undefined;
   return (args.find((a) => !a.startsWith("-")) ?? ".").replace(/\/$/, "");
 }
 

@@ -20,22 +20,21 @@ export interface PathContext {
 /** Stands for the working directory when none is given: relative paths are the task's own. */
 export const NO_WORKDIR = "/\u0000workdir";
 
+/** `path` is `dir` or a path under it. */
+export const within = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+
 /** The absolute (or `~`-rooted) form of a path word, or undefined when computed. */
 export function absolutePath(word: Word, ctx: PathContext): string | undefined {
   if (!word.literal) return undefined;
-  const text = word.text;
-  const abs = text.startsWith("~")
-    ? posix.normalize(text.replace(/^~[^/]*/, "~"))
-    : text.startsWith("/")
-      ? posix.normalize(text)
-      : posix.join(ctx.cwd ?? ctx.workdir ?? NO_WORKDIR, text);
+  const abs = /^[~/]/.test(word.text)
+    ? posix.normalize(word.text.replace(/^~[^/]*/, "~"))
+    : posix.join(ctx.cwd ?? ctx.workdir ?? NO_WORKDIR, word.text);
   return ctx.links?.size ? throughLinks(abs.replace(/(.)\/$/, "$1"), ctx.links) : abs;
 }
 
 /** A path under a link the line made, read as the path under the link's target. */
 function throughLinks(abs: string, links: Map<string, string>): string {
-  for (const [link, target] of links)
-    if (abs === link || abs.startsWith(`${link}/`)) return posix.normalize(target + abs.slice(link.length));
+  for (const [link, target] of links) if (within(abs, link)) return posix.normalize(target + abs.slice(link.length));
   return abs;
 }
 
@@ -50,11 +49,8 @@ export function isLinkItself(word: Word, ctx: PathContext): boolean {
 }
 
 /** A directory the line made itself, or a path under one. */
-export function madeOnLine(word: Word, ctx: PathContext): boolean {
-  const key = pathKey(word, ctx);
-  for (const dir of ctx.made ?? []) if (key === dir || key.startsWith(`${dir}/`)) return true;
-  return false;
-}
+export const madeOnLine = (word: Word, ctx: PathContext): boolean =>
+  [...(ctx.made ?? [])].some((dir) => within(pathKey(word, ctx), dir));
 
 /** A relative path that climbs above a working directory nobody named (`..`): outside, not the root. */
 const abovePlaceholder = (word: Word, abs: string, ctx: PathContext) =>
@@ -69,10 +65,8 @@ const abovePlaceholder = (word: Word, abs: string, ctx: PathContext) =>
  */
 export function classifyPath(word: Word, ctx: PathContext): PathClass {
   const abs = absolutePath(word, ctx);
-  if (abs === undefined || abs === UNKNOWN_DIR || abs.startsWith(`${UNKNOWN_DIR}/`)) return "unknown";
-  const root = ctx.workdir ?? NO_WORKDIR;
-  if (abs.startsWith(MKTEMP)) return "inside";
-  if (abs === root || abs.startsWith(`${root}/`)) return "inside";
+  if (abs === undefined || within(abs, UNKNOWN_DIR)) return "unknown";
+  if (abs.startsWith(MKTEMP) || within(abs, ctx.workdir ?? NO_WORKDIR)) return "inside";
   const place = PLACES.find(([pattern]) => pattern.test(abs));
   if (place) return place[1];
   if (abovePlaceholder(word, abs, ctx)) return "outside";

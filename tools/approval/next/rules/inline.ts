@@ -3,6 +3,7 @@
  * Python, Node, Deno, Perl, Ruby, PHP, Lua, Elixir and awk; what stands for the home directory; the
  * signs of downloaded, decoded or exfiltrating code; examples the test suite runs. Data, not code.
  */
+import type { ClassKey } from "../classes.js";
 
 /** A string literal without capture groups. */
 export const STR_PLAIN = String.raw`(?:'[^'\\]*'|"[^"\\]*"|\`[^\`\\$]*\`)`;
@@ -252,6 +253,35 @@ export const CODE_ARGUMENTS = new Map<string, CodeArgument>([
   ["nawk", AWK],
   ["busybox", {}],
 ]);
+
+/**
+ * What code does as a whole (../inline.ts), first match wins: a row matches when every pattern of `all` does,
+ * `none` does not, and the test of inline.ts that `check` names (secrets sent, gigabytes allocated) passes.
+ */
+export interface CodeClass {
+  key: ClassKey;
+  reason: string;
+  all: RegExp[];
+  none?: RegExp;
+  check?: "exfiltrates" | "allocatesGigabytes";
+}
+const COMPUTES = "the code computes what it calls or runs";
+export const CODE_CLASSES: CodeClass[] = [
+  { key: "remote_code_exec", reason: "runs code it downloads", all: [EVALUATES, DOWNLOADS] },
+  { key: "remote_access", reason: "connects a shell to a socket", all: [SOCKETS, SHELL_ON_SOCKET] },
+  { key: "credential_exfiltration", reason: "sends secrets over the network", all: [], check: "exfiltrates" },
+  { key: "inline_code_unanalysable", reason: COMPUTES, all: [COMPUTED_MEMBER] },
+  { key: "inline_code_unanalysable", reason: COMPUTES, all: [NAMED_DANGEROUS_MEMBER] },
+  { key: "inline_code_unanalysable", reason: COMPUTES, all: [EVALUATES_COMPUTED] },
+  ...STORE_WIPES.map(([re, key]): CodeClass => ({ key, reason: "empties a whole store", all: [re] })),
+  ...STATE_CALLS.map(([re, key]): CodeClass => ({ key, reason: "changes the machine's state", all: [re] })),
+  { key: "resource_exhaustion", reason: "allocates gigabytes of memory", all: [], check: "allocatesGigabytes" },
+  { key: "fork_bomb", reason: "forks without end", all: [STARTS_PROCESSES, ENDLESS] },
+  { key: "fork_bomb", reason: "forks without end", all: [STARTS_PROCESSES, FORK_WHILE] },
+  { key: "kill_all_processes", reason: "signals every process", all: [KILLS_ALL] },
+  { key: "resource_exhaustion", reason: "allocates without end", all: [ENDLESS, GROWS], none: PAUSES },
+  { key: "resource_exhaustion", reason: "writes files without end", all: [ENDLESS, FILE_WRITES], none: PAUSES },
+];
 
 export const INLINE_EXAMPLES = {
   flag: [
