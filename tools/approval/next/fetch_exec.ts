@@ -8,7 +8,7 @@
 import type { ClassKey } from "./classes.js";
 import type { Finding } from "./judges.js";
 import { optionAt, optionValue, upstream, type SimpleCommand } from "./model.js";
-import { absolutePath, classifyPath, type PathContext } from "./paths.js";
+import { absolutePath, classifyPath, within, type PathContext } from "./paths.js";
 import * as table from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import { basename, isShell, type Invocation } from "./unwrap.js";
@@ -20,8 +20,6 @@ type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
 interface FetchState {
   files: Map<string, CodeKey>;
   unpacked?: CodeKey;
-  /** git aliases set on the line: name → the git words they stand for. */
-  aliases: Map<string, string>;
 }
 
 export interface FetchView {
@@ -37,7 +35,7 @@ export interface FetchView {
 const STATES = new WeakMap<object, FetchState>();
 
 const stateOf = (view: FetchView): FetchState =>
-  STATES.get(view.lineKey) ?? STATES.set(view.lineKey, { files: new Map(), aliases: new Map() }).get(view.lineKey)!;
+  STATES.get(view.lineKey) ?? STATES.set(view.lineKey, { files: new Map() }).get(view.lineKey)!;
 
 const pathOf = (text: string, inv: Invocation, view: FetchView) =>
   absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
@@ -109,7 +107,7 @@ function fetchedArg(inv: Invocation, view: FetchView, st: FetchState): CodeKey |
     if (w.text.startsWith("-") && !w.text.includes("=")) continue;
     const abs = pathOf(w.text.replace(/^[\w-]+=/, ""), inv, view);
     if (abs === undefined) continue;
-    for (const [file, key] of st.files) if (abs === file || abs.startsWith(`${file}/`)) return key;
+    for (const [file, key] of st.files) if (within(abs, file)) return key;
   }
   return undefined;
 }
@@ -236,7 +234,7 @@ function settingsOf(program: string, t: string[]): [string, string][] {
 }
 
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
-function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
+function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
   for (const w of inv.args)
     for (const re of table.SHELL_OPTIONS) {
       const m = re.exec(w.text);
@@ -249,9 +247,9 @@ function configuredShell(inv: Invocation, view: FetchView, st: FetchState): Find
     const store = /^credential\.helper$/i.test(key) && /^store\b.*--file[= ]\s*(\S+)/.exec(value)?.[1];
     if (store && classifyPath(literalWord(store), view.ctx) === "temp")
       hooks = { key: "credential_exfiltration", reason: `git stores credentials in ${store}, readable by all` };
-    const alias = /^alias\.(.+)$/i.exec(key)?.[1];
-    if (alias && !value.startsWith("!")) st.aliases.set(alias, value);
-    else if (table.GIT_SHELL_KEYS.test(key))
+    // an alias of git words (no `!`) is expanded where it is used (remote.ts)
+    const gitWords = /^alias\./i.test(key) && !value.startsWith("!");
+    if (table.GIT_SHELL_KEYS.test(key) && !gitWords)
       view.judgeShell(literalWord(value.replace(/^!/, "")), `git setting ${key}`);
   }
   return hooks;
@@ -320,10 +318,8 @@ export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
     installsFromUntrusted(inv)
       ? { key: "remote_code_exec" as const, reason: `${inv.program} installs from an untrusted source` }
       : undefined,
-    configuredShell(inv, view, st),
+    configuredShell(inv, view),
   ];
-  const alias = inv.program === "git" ? st.aliases.get(inv.args[0]?.text ?? "") : undefined;
-  if (alias) view.judgeShell(literalWord(["git", alias, ...texts(inv.args.slice(1))].join(" ")), "git alias");
   if (script && !script.literal && script.text.startsWith("<("))
     out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
   out.push(elevatedCodePath(inv, view));
