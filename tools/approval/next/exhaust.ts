@@ -3,7 +3,7 @@
  * program, huge allocations, loops that fork or create without end, unbounded fan-out, load generators.
  * The knowledge (which programs never end, buffer, create, pace a loop) is data in rules/exhaustion.ts.
  */
-import { optionValue, type CommandLine, type Loop, type SimpleCommand } from "./model.js";
+import { optionValue, upstream, type CommandLine, type Loop, type SimpleCommand } from "./model.js";
 import { EXHAUST } from "./rules/exhaustion.js";
 import { basename, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
@@ -30,7 +30,7 @@ export function isEndless(cmd: SimpleCommand): boolean {
 }
 
 /** The pipeline from its first command to `cmd`. */
-const pipeline = (cmd: SimpleCommand): SimpleCommand[] => (cmd.pipedFrom ? [...pipeline(cmd.pipedFrom), cmd] : [cmd]);
+const pipeline = (cmd: SimpleCommand): SimpleCommand[] => [...upstream(cmd).reverse(), cmd];
 
 const writesFile = (cmd: SimpleCommand) =>
   cmd.redirects.some((r) => r.op.includes(">") && !/^&?\d*$/.test(r.target.text) && r.target.text !== "/dev/null") ||

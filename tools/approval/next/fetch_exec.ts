@@ -57,18 +57,15 @@ function downloadedFiles(inv: Invocation): string[] {
   }
   const spec = table.DOWNLOAD_OUTPUT[inv.program];
   if (!spec) return [];
-  const files: string[] = [];
-  let dir = "";
-  let named = spec.byDefault === true;
-  t.forEach((w, i) => {
-    const file = optionAt(t, i, spec.file);
-    if (file && file !== "-") files.push(file);
-    if (file) named = false;
-    dir = optionAt(t, i, spec.dir) ?? dir;
-    if (spec.urlName.some((o) => w === o || (o[1] !== "-" && new RegExp(`^-[a-zA-Z]*${o[1]}[a-zA-Z]*$`).test(w))))
-      named = true;
-  });
-  if (named && urlName) files.push(urlName);
+  const named = t.map((_, i) => optionAt(t, i, spec.file));
+  const bundled = (o: string) => new RegExp(`^-[a-zA-Z]*${o[1]}[a-zA-Z]*$`);
+  const lastUrlName = t.findLastIndex((w) => spec.urlName.some((o) => w === o || (o[1] !== "-" && bundled(o).test(w))));
+  const lastNamed = named.findLastIndex((f) => f !== undefined);
+  // the URL's own name when asked for after the last file named, or by default when neither is
+  const byUrl = lastUrlName < 0 && lastNamed < 0 ? spec.byDefault : lastUrlName >= lastNamed;
+  const files = named.filter((f): f is string => f !== undefined && f !== "-");
+  if (byUrl && urlName) files.push(urlName);
+  const dir = optionValue(t, spec.dir);
   return files.map((f) => (dir && !f.startsWith("/") ? `${dir}/${f}` : f));
 }
 
@@ -194,8 +191,6 @@ function untrustedSource(word: string): boolean {
   return table.CODE_HOSTS.test(host) && !table.VOUCHED_OWNERS.has(owner.toLowerCase());
 }
 
-const untrustedHost = (host: string) => !table.LOCAL_HOST.test(host) && !table.TRUSTED_HOSTS.test(host);
-
 /**
  * `pip install -i http://…`, `npm config set registry …`, `PIP_INDEX_URL=…`, `npx URL` (`kubectl apply -f URL` is a
  * row of rules/remote_exposure.ts).
@@ -217,7 +212,7 @@ function installsFromUntrusted(inv: Invocation): boolean {
     (w, i) =>
       untrustedSource(w) ||
       (table.SOURCE_OPTIONS.test(t[i - 1] ?? "") && /^\d+(\.\d+){3}/.test(w)) ||
-      (table.TRUSTED_HOST_OPTIONS.test(t[i - 1] ?? "") && untrustedHost(w)),
+      (table.TRUSTED_HOST_OPTIONS.test(t[i - 1] ?? "") && !table.LOCAL_HOST.test(w) && !table.TRUSTED_HOSTS.test(w)),
   );
 }
 
@@ -236,10 +231,8 @@ function settingsOf(program: string, t: string[]): [string, string][] {
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
 function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
   for (const w of inv.args)
-    for (const re of table.SHELL_OPTIONS) {
-      const m = re.exec(w.text);
+    for (const m of table.SHELL_OPTIONS.map((re) => re.exec(w.text)))
       if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
-    }
   let hooks: Finding | undefined;
   for (const [key, value] of settingsOf(inv.program, texts(inv.args))) {
     if (/^core\.hookspath$/i.test(key) && classifyPath(literalWord(value), view.ctx) !== "inside")
