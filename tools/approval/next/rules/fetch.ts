@@ -110,7 +110,7 @@ export const SUBSTITUTED_CODE: [RegExp, "remote_code_exec" | "decoded_code_exec"
 
 /** Interpreters whose script operand is code (`python3 <(cat x)`: code only known when it runs). */
 export const SCRIPT_INTERPRETERS =
-  /^(python[\d.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|tclsh|pwsh|powershell|osascript)$/;
+  /^(python[\d.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|julia|groovy|tclsh|wish|pwsh|powershell|osascript)$/;
 
 /** Variables naming where a program loads code from: under raised rights, pointing outside the task, a way in. */
 export const CODE_PATH_ENV =
