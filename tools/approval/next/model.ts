@@ -171,7 +171,7 @@ function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
   if (value) walkChildren(value, s);
 }
 
-function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
+function buildCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand {
   const env: Map<string, Word> = new Map();
   const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
   const io: Redirections = { redirects: [], tail: [] };
@@ -180,7 +180,7 @@ function buildCommand(node: SyntaxNode, s: WalkState): SimpleCommand {
     else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
   }
   const { cwd, nested, background, loop } = s;
-  return { argv, env, redirects: io.redirects, stdin: io.stdin, cwd, nested, background, loop };
+  return { argv, env, redirects: io.redirects, stdin: io.stdin, pipedFrom, cwd, nested, background, loop };
 }
 
 /** The words an argument stands for (split, brace-expanded, `"$@"` spread), after its substitutions ran. */
@@ -254,10 +254,8 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
   const io: Redirections = { redirects: [], tail: [] };
   for (const c of named(node)) if (c !== body) readRedirection(c, s, io);
   const target = last ?? s.out.commands.slice(before).findLast((c) => c.nested === s.nested);
-  if (target) {
-    target.redirects.push(...io.redirects);
-    if (io.stdin) target.stdin = io.stdin;
-  } else s.out.redirects.push(...io.redirects);
+  (target?.redirects ?? s.out.redirects).push(...io.redirects);
+  if (target && io.stdin) target.stdin = io.stdin;
   return walkPipeline(io.tail, s, target);
 }
 
@@ -274,8 +272,7 @@ function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand
   // `export -p`, `declare -x`: with no assignment, a command that prints variables
   if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment"))
     return void walkChildren(node, s);
-  const cmd = buildCommand(node, s);
-  if (pipedFrom) cmd.pipedFrom = pipedFrom;
+  const cmd = buildCommand(node, s, pipedFrom);
   emit(cmd, s);
   return cmd;
 }

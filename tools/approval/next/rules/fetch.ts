@@ -199,7 +199,8 @@ export const POWERSHELL = {
   downloads: /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|WebClient|curl|wget)\b/i,
 };
 
-export const LOCAL_HOST = /^(localhost|[\w.-]+\.localhost|127(\.\d+){3}|0\.0\.0\.0|\[?::1\]?|host\.docker\.internal)$/i;
+/** This machine's own names (one list with exfiltration's). */
+export { LOCAL_HOST } from "./exfil.js";
 
 export const FETCH_EXAMPLES = {
   flag: [
