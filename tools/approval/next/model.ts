@@ -55,8 +55,11 @@ export interface Loop {
   outer?: Loop;
 }
 
-/** An empty model of a line; `hasError`: the parser could not read part of it. */
-const newCommandLine = (hasError: boolean, vars: Variables) => ({
+/**
+ * An empty model of a line; `hasError`: the parser could not read part of it; `openQuote`: the quote the line
+ * leaves open at its end (`cmd /c "cipher /w:C:\"`), which bash refuses to run.
+ */
+const newCommandLine = (hasError: boolean, openQuote: string | undefined, vars: Variables) => ({
   commands: [] as SimpleCommand[],
   /** Names of functions the line defines. */
   functions: new Set<string>(),
@@ -66,6 +69,7 @@ const newCommandLine = (hasError: boolean, vars: Variables) => ({
   redirects: [] as Redirect[],
   comments: [] as string[],
   hasError,
+  openQuote,
   /** Variables as the line leaves them (what a `trap` or a later nested text sees). */
   vars,
 });
@@ -365,10 +369,21 @@ function walkChildren(node: SyntaxNode, s: WalkState): undefined {
 }
 
 /** The command model of one bash line (or script). */
+/** The quote that opens an unreadable tail of the line (the parser's last ERROR node, reaching the end). */
+function openQuote(root: SyntaxNode): string | undefined {
+  for (let n = root.lastChild; n; n = n.lastChild)
+    if (n.type === "ERROR" && n.endIndex === root.endIndex) {
+      const quote = /^\s*(["'])/.exec(n.text)?.[1];
+      if (quote) return quote;
+    }
+  return undefined;
+}
+
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
   // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
   return withParsedBash(source.normalize("NFKC"), (root) => {
-    const state = newWalkState(newCommandLine(root.hasError, new Map(opts.vars ?? [])), opts);
+    const line = newCommandLine(root.hasError, root.hasError ? openQuote(root) : undefined, new Map(opts.vars ?? []));
+    const state = newWalkState(line, opts);
     walkChildren(root, state);
     return state.out;
   });
