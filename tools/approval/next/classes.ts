@@ -78,6 +78,8 @@ export const CLASSES = {
   system_install: "install a build into system directories (sudo make install, make install PREFIX=/usr)",
   credential_exfiltration:
     "send credentials or secrets off the machine (key files, cloud and cluster credentials, tokens, the environment posted, piped to a socket or copied to another host)",
+  repository_exfiltration:
+    "send every branch of the repository to a place it did not have (git push --all/--mirror to a URL, or to a remote the same line added under another name than origin)",
   symlink_outside_workdir: "a path in the working directory that resolves, through a symlink, outside it",
 } as const;
 
