@@ -12,7 +12,7 @@ import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode, syntaxCheckOnly } from "./fetch_exec.js";
 import { isTrialRun, judgeRemote } from "./remote.js";
-import { modelCommandLine, type CommandLine, type SimpleCommand } from "./model.js";
+import { modelCommandLine, upstream, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
@@ -49,8 +49,6 @@ function newLineState(opts: JudgeOptions) {
     opts,
     /** Files written on this line: path → text when known. */
     written: new Map<string, string | undefined>(),
-    /** Files holding secrets copied or archived on this line. */
-    tainted: new Set<string>(),
     findings: [] as Finding[],
     depth: 0,
     /** The line runs with raised rights (`sudo sh -c …`). */
@@ -66,8 +64,6 @@ function newLineState(opts: JudgeOptions) {
 type LineState = ReturnType<typeof newLineState>;
 
 const MAX_DEPTH = 6;
-/** Marks, among the line's tainted files, that a secret was staged in git (`git add`). */
-const GIT_INDEX = "\u0000git-index";
 
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
 /** A finding when a check gave its reason (checks return undefined when they find nothing). */
@@ -79,10 +75,6 @@ const runsUnknownCode = (inv: Invocation, s: LineState) =>
   add(s, "inline_code_unanalysable", `${inv.program} runs code only known when it runs`);
 /** Programs that run a file's (or their input's) text as shell commands. */
 const runsShellText = (p: string) => isShell(p) || p === "source" || p === ".";
-
-/** The commands feeding `cmd` through pipes, nearest first. */
-const upstream = (cmd: SimpleCommand): SimpleCommand[] =>
-  cmd.pipedFrom ? [cmd.pipedFrom, ...upstream(cmd.pipedFrom)] : [];
 
 /**
  * Shell text computed only by variables (`cat <<EOF | bash` with `echo "$USER"`): judged as written, the
@@ -304,27 +296,6 @@ function judgeTaskFiles(inv: Invocation, s: LineState): void {
   }
 }
 
-/** Secrets copied or archived into a file, and secrets (or such files) sent off the machine. */
-function judgeExfiltration(inv: Invocation, s: LineState): void {
-  const ctx = { ...s.ctx, cwd: inv.command.cwd };
-  const paths = inv.args.map((w) => ({ ...w, text: w.text.replace(/^@|^[a-z-]+=@?/, "") }));
-  const secret = (w: Word) =>
-    LINE.SECRET_CLASSES.has(classifyPath(w, ctx)) || s.tainted.has(absolutePath(w, ctx) ?? "\u0000");
-  const readsSecret = (c: SimpleCommand) =>
-    c.argv.slice(1).some(secret) || c.redirects.some((r) => r.op === "<" && secret(r.target));
-  const carriesSecret = paths.some(secret) || upstream(inv.command).some(readsSecret);
-  const git = inv.program === "git" ? inv.args[0]?.text : undefined;
-  if (LINE.SENDERS.has(inv.program) || git === "push") {
-    if (carriesSecret || (git === "push" && s.tainted.has(GIT_INDEX)))
-      add(s, "credential_exfiltration", `${inv.program} sends secrets off the machine`);
-    return;
-  }
-  if (!carriesSecret) return;
-  if (git === "add" && paths.slice(1).some(secret)) s.tainted.add(GIT_INDEX);
-  for (const w of paths) if (!secret(w) && w.literal) s.tainted.add(absolutePath(w, ctx) ?? "\u0000");
-  for (const r of inv.command.redirects) if (r.op.includes(">")) s.tainted.add(absolutePath(r.target, ctx) ?? "\u0000");
-}
-
 /** Programs run with raised rights whose effect no rule read: asked about (ELEVATED_EXEMPT lists the known ones). */
 function judgeElevated(inv: Invocation, s: LineState, before: number): void {
   if (!inv.elevated || s.findings.length > before || ELEVATED_EXEMPT.has(inv.program) || rulesFor(inv.program).length)
@@ -349,7 +320,6 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
   if (interprets(inv.program)) judgeInterpreter(inv, s);
   judgeBuilt(inv, s);
   judgeTaskFiles(inv, s);
-  judgeExfiltration(inv, s);
   addIf(s, "resource_exhaustion", exhaustion(inv));
   // Remote state, exfiltration, fetched code (remote.ts, exfil.ts, fetch_exec.ts), one view of the line for all.
   const view = {

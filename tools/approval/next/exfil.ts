@@ -7,8 +7,8 @@
  * are in rules/exfil.ts (`table.*`).
  */
 import type { Finding } from "./judges.js";
-import type { SimpleCommand } from "./model.js";
-import { absolutePath, type PathContext } from "./paths.js";
+import { upstream, type SimpleCommand } from "./model.js";
+import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import * as table from "./rules/exfil.js";
 import { basename, unwrap, type Invocation } from "./unwrap.js";
 import { hostOf, literalWord, type Word } from "./words.js";
@@ -64,7 +64,7 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
     c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
   const text = cmd.stdin?.text ?? "";
   if (readsSecret(cmd) || table.SECRET_VAR.test(text) || (/\$\(/.test(text) && secretText(text))) return true;
-  for (let c = cmd.pipedFrom; c; c = c.pipedFrom) {
+  for (const c of upstream(cmd)) {
     const runs = [c.argv, ...unwrap(c).invocations.map((i) => [i.word, ...i.args])];
     if (runs.some((words) => printsSecret(texts(words), personal)) || readsSecret(c)) return true;
     if (c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal))) return true;
@@ -127,12 +127,15 @@ function sink(inv: Invocation): Sink | undefined {
     const host = t[t.indexOf("-connect") + 1] ?? "";
     return t.includes("-connect") && !table.LOCAL_HOST.test(hostOf(host)) ? { payload: [], stdin: true } : undefined;
   }
-  if (table.UPLOADERS.test(p) && t.some((w) => table.PUBLIC_ACL.test(w)))
-    return { payload: operands.filter((w) => !table.PUBLIC_ACL.test(w.text)).slice(0, -1), stdin: false };
   if (/^(sftp|ftp|lftp)$/.test(p) && inv.command.stdin) {
     const host = t.find((x) => !x.startsWith("-") && x !== "-")?.replace(/^[^@]*@/, "") ?? "";
     const words = inv.command.stdin.text.split(/\s+/).map((text) => literalWord(text));
     return table.LOCAL_HOST.test(host) ? undefined : { payload: words, stdin: false, personal: true };
+  }
+  // an object store is the task's own unless the upload is made public: a project's secrets may go there
+  if (table.UPLOADERS.test(p)) {
+    const files = operands.filter((w) => w.literal);
+    return { payload: files, stdin: false, personal: !t.some((w) => table.PUBLIC_ACL.test(w)) };
   }
   if (table.COPY_SENDERS.test(p)) {
     const ops = inv.args.filter((w, i) => !w.text.startsWith("-") && !table.COPY_VALUED.test(t[i - 1] ?? ""));
@@ -145,7 +148,7 @@ function sink(inv: Invocation): Sink | undefined {
   }
   if (table.MAIL_SENDERS.test(p))
     return { payload: inv.args.filter((_, i) => /^-[aA]$/.test(t[i - 1] ?? "")), stdin: true };
-  if ((p === "gh" && t[0] === "gist" && /^(create|new|edit)$/.test(t[1] ?? "")) || (p === "glab" && t[0] === "snippet"))
+  if ((p === "gh" && table.GH_UPLOADS.test(`${t[0]} ${t[1]}`)) || (p === "glab" && t[0] === "snippet"))
     return { payload: inv.args.slice(2).filter((w) => !w.text.startsWith("-")), stdin: t.includes("-") };
   if (table.DNS_LOOKUPS.test(p))
     return { payload: inv.args.filter((w) => /\$\(|`|\$\{?\w/.test(w.text)), stdin: false };
@@ -197,16 +200,28 @@ export function judgeRemoteShellExfil(cmd: SimpleCommand, view: ExfilView): Find
   return judgeExfil({ ...base, program: "ssh", args: cmd.argv.slice(1) }, view);
 }
 
+/**
+ * `curl -o ~/.ssh/authorized_keys URL`: a download into a secret place. Not a leak, but the line judge
+ * has always counted it here as well (the corpora's verdicts keep it).
+ */
+function downloadsIntoSecrets(inv: Invocation, view: ExfilView): boolean {
+  const ctx = { ...view.ctx, cwd: inv.command.cwd };
+  const output = inv.args.filter((_, i) => table.HTTP_SENDS.output.test(inv.args[i - 1]?.text ?? ""));
+  return /^(curl|wget)$/.test(inv.program) && output.some((w) => table.SECRET_PLACES.has(classifyPath(w, ctx)));
+}
+
 /** `credential_exfiltration` when this invocation sends a secret off the machine. */
 export function judgeExfil(inv: Invocation, view: ExfilView): Finding[] {
   const st = stateOf(view);
   const s = sink(inv);
+  // xargs hands what it reads to the sender as arguments
+  const sendsStdin = s?.stdin || (s && inv.via.includes("xargs"));
   const secretSent =
     s?.payload.some((w) => secretWord(w, inv.command.cwd, view, st, s.personal)) ||
-    (s?.stdin && stdinSecret(inv.command, view, st, s.personal));
+    (sendsStdin && stdinSecret(inv.command, view, st, s?.personal));
   const pushes = inv.program === "git" && inv.args[0]?.text === "push";
   const pushesSecret = pushes && (st.staged || inv.args.some((w) => st.remotes.has(w.text)));
-  const sends = pushesSecret || containerSends(inv) || secretSent;
+  const sends = pushesSecret || containerSends(inv) || secretSent || downloadsIntoSecrets(inv, view);
   record(inv, view, st);
   return sends ? [{ key: "credential_exfiltration", reason: `${inv.program} sends a secret off the machine` }] : [];
 }

@@ -3,7 +3,7 @@
  * `for p in $(pidof x); do kill $p; done`, `ps aux | grep x | awk … | xargs kill`) read as the `pkill` it
  * equals, so the pkill rows judge it; an unfiltered `ps` listing kills everything.
  */
-import type { SimpleCommand } from "./model.js";
+import { upstream, type SimpleCommand } from "./model.js";
 import { basename, type Invocation } from "./unwrap.js";
 import { PID_LISTINGS as L } from "./rules/system.js";
 import { literalWord, type Word } from "./words.js";
@@ -29,10 +29,8 @@ function listed(inv: Invocation): Word[] | "all" | undefined {
     if (texts) return texts.flatMap((w) => (lister === "pgrep" || !w.startsWith("-") ? [word(w)] : []));
   }
   if (!inv.via.includes("xargs")) return undefined;
-  // the commands feeding xargs, first to last
-  const feeders: SimpleCommand[] = [];
-  for (let c = inv.command.pipedFrom; c && feeders.length < 8; c = c.pipedFrom) feeders.unshift(c);
-  const [origin, ...filters] = feeders;
+  // the (nearest 8) commands feeding xargs, first to last
+  const [origin, ...filters] = upstream(inv.command).slice(0, 8).reverse();
   if (!origin) return undefined;
   const program = programOf(origin);
   if (program === "pgrep" || program === "pidof") return origin.argv.slice(1).map((w) => word(w.text));

@@ -1,6 +1,6 @@
 /**
- * Data for what spans the commands of a line (../analyse.ts): programs that download, decode, interpret
- * code or send; set-up text tools print for `eval`; files that run by themselves later; the files task
+ * Data for what spans the commands of a line (../analyse.ts): programs that download, decode or interpret
+ * code; set-up text tools print for `eval`; files that run by themselves later; the files task
  * runners run. Data, not code.
  */
 
@@ -14,14 +14,6 @@ export const DECODERS = /^(base64|base32|xxd|openssl|gpg|tr|gunzip|zcat|uudecode
 export const INTERPRETERS = new Set(
   "python python2 python3 node nodejs deno bun perl ruby php lua Rscript julia groovy tclsh wish".split(" "),
 );
-
-/** Programs that send files or text off the machine (staged exfiltration). */
-export const SENDERS = new Set(
-  "curl wget scp rsync sftp nc ncat socat ftp aws gsutil rclone s3cmd azcopy sendmail mail mutt http gh".split(" "),
-);
-
-/** Where a path holds secrets (paths.ts classes): copying it taints the copy. */
-export const SECRET_CLASSES = new Set(["home-secret", "ssh"]);
 
 /** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
 export const INIT_IDIOM =
