@@ -161,7 +161,7 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
     const escapes = p === "echo" && !cmd.argv.some((w) => /^-[nE]*e[neE]*$/.test(w.text)) && /\\(x|u|0)/.test(joined);
     return { text: decodeAnsiC(joined), literal: !escapes && args.every((w) => w.literal), glob: false };
   }
-  if (p === "cat" && cmd.argv[1]) {
+  if (p === "cat" && cmd.argv[1] && cmd.argv[1].text !== "-") {
     const text = fileText(cmd.argv[1], s, cmd.cwd);
     return text === undefined ? undefined : literalWord(text);
   }
@@ -349,8 +349,7 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
     const path = absolutePath(r.target, ctx);
     if (path === undefined) continue;
     // what cat/echo/printf print is the file's text: a script run later on the line is judged from it
-    const printed = p === "cat" && cmd.stdin ? cmd.stdin.text : literalOutput(cmd, s)?.text;
-    const text = p === "cat" || p === "echo" || p === "printf" ? printed : undefined;
+    const text = p === "tee" ? undefined : literalOutput(cmd, s)?.text;
     s.written.set(path, text);
     if (LINE.AUTORUN.test(path)) judgeScript(text, s, cmd.cwd, `${path} runs later`);
     if (/^(:|true)?$/.test(p) && r.op === ">" && LINE.DATA_FILE.test(path))

@@ -64,12 +64,11 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
     c.redirects.some((r) => r.op === "<" && secretWord(r.target, c.cwd, view, st, personal));
   const text = cmd.stdin?.text ?? "";
   if (readsSecret(cmd) || table.SECRET_VAR.test(text) || (/\$\(/.test(text) && secretText(text))) return true;
-  for (const c of upstream(cmd)) {
+  return upstream(cmd).some((c) => {
     const runs = [c.argv, ...unwrap(c).invocations.map((i) => [i.word, ...i.args])];
-    if (runs.some((words) => printsSecret(texts(words), personal)) || readsSecret(c)) return true;
-    if (c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal))) return true;
-  }
-  return false;
+    const printed = runs.some((words) => printsSecret(texts(words), personal));
+    return printed || readsSecret(c) || c.argv.slice(1).some((w) => secretWord(w, c.cwd, view, st, personal));
+  });
 }
 
 const remoteUrl = (u: string) =>
