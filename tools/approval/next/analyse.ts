@@ -331,9 +331,7 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
     judgeShell: (text: Word, why: string, elevated = false) =>
       judgeShellText(text, s, inv.command.cwd, why, { elevated }),
   };
-  s.findings.push(...judgeRemote(inv, view));
-  s.findings.push(...judgeFetchedCode(inv, view));
-  s.findings.push(...judgeExfil(inv, view));
+  for (const judge of [judgeRemote, judgeFetchedCode, judgeExfil]) s.findings.push(...judge(inv, view));
   const program = inlineProgram(inv);
   if (program && inv.args.some((w) => w.text === program.code && unknownCode(w))) runsUnknownCode(inv, s);
   else if (program) judgeCode(program.code, s, program.argv);
