@@ -58,6 +58,22 @@ describe("command model", () => {
   });
 });
 
+describe("lines bash refuses or reads through /dev/stdin", () => {
+  const judged = (command: string) => judgeCommand(command, inWorkspace).matches?.[0]?.key ?? "-";
+  it("reads a line that leaves a quote open as if the quote were closed", () => {
+    expect(judged('cmd /c "cipher /w:C:\\"')).toBe("erase_device");
+    expect(judged("rm -rf '/etc")).toBe("delete_system_path");
+    expect(judged('echo "abc')).toBe("-");
+    expect(judged("echo 'it is")).toBe("-");
+  });
+  it("asks about a file of unknown text run through /dev/stdin, not about the plain run of it", () => {
+    expect(judged(". /dev/stdin < payload")).toBe("shell_input");
+    expect(judged("bash /proc/self/fd/0 < job.sh")).toBe("shell_input");
+    expect(judged("bash < payload")).toBe("-");
+    expect(judged(". ./payload")).toBe("-");
+  });
+});
+
 describe("issue 26 classes", () => {
   const dangerous = [
     "/bin/r? -rf /etc",

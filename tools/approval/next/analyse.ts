@@ -111,13 +111,18 @@ const judgeScript = (text: string | undefined, s: LineState, cwd: string | undef
 const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE.find(([re]) => re.test(text))?.[1];
 
 /** A shell or interpreter reading its program from standard input. */
-function judgeStdinProgram(inv: Invocation, s: LineState): void {
+function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
   const cwd = inv.command.cwd;
   const input = inv.command.redirects.find((r) => r.op === "<" || r.op === "<&");
-  // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known.
-  if (input && (!input.target.literal || /^&?\d+$/.test(input.target.text)))
-    return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
-  if (input) return judgeScript(fileText(input.target, s, cwd), s, cwd, inv.program);
+  // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known. Naming the input as the script
+  // (`. /dev/stdin < FILE`) runs a file of unknown text the way no plain run would: asked about.
+  if (input) {
+    const readable = input.target.literal && !/^&?\d+$/.test(input.target.text);
+    const text = readable ? fileText(input.target, s, cwd) : undefined;
+    if (!readable || (named && text === undefined))
+      return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
+    return judgeScript(text, s, cwd, inv.program);
+  }
   const feeders = upstream(inv.command).map(programOf);
   if (feeders.some((p) => LINE.FETCHERS.has(p)))
     return add(s, "remote_code_exec", `${inv.program} runs what a download printed`);
@@ -240,7 +245,8 @@ function printedBySubstitution(text: string, s: LineState): Word | undefined {
 function judgeRunsFile(inv: Invocation, s: LineState): void {
   if (syntaxCheckOnly(inv)) return;
   const script = runsShellText(inv.program) ? inv.args.find((w) => !w.text.startsWith("-")) : inv.word;
-  if (!script || /^\/dev\/(stdin|fd\/0)$|^-$/.test(script.text)) return judgeStdinProgram(inv, s);
+  if (!script || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$|^-$/.test(script.text))
+    return judgeStdinProgram(inv, s, !!script?.text.startsWith("/"));
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
     if (LINE.INIT_IDIOM.test(script.text)) return;
     const printed = printedBySubstitution(script.text, s);
@@ -424,19 +430,22 @@ function callsItselfAsync(name: string, body: string): boolean {
   return false;
 }
 
-function judgeLine(source: string, s: LineState, vars?: Variables): void {
+function judgeLine(source: string, s: LineState, vars?: Variables): CommandLine {
   const line = modelCommandLine(source, { cwd: s.ctx.cwd ?? s.ctx.workdir ?? NO_WORKDIR, vars });
   const selfPiping = [...line.functionBodies].some(([name, body]) => callsItselfAsync(name, body));
   if (selfPiping || LINE.FORK_LOOPS.test(source))
     add(s, "fork_bomb", "a function that pipes into itself in the background");
   addIf(s, "resource_exhaustion", loopExhaustion(line));
   judgeModel(line, s);
+  return line;
 }
 
 /** Judges one command line as the gate does. */
 export function judgeCommand(command: string, opts: JudgeOptions = {}): Verdict {
   const s = newLineState(opts);
-  judgeLine(command, s);
+  // A line that leaves a quote open is refused by bash, but says what it meant: judged with the quote closed too.
+  const { openQuote } = judgeLine(command, s);
+  if (openQuote) judgeLine(command + openQuote, s);
   const keys = [...new Set(s.findings.map((f) => f.key))];
   if (!keys.length) return { dangerous: false, findings: [] };
   const matches = keys.map((key) => ({ key, description: CLASSES[key] }));
