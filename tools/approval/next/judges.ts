@@ -258,7 +258,7 @@ export function judgeInvocation(inv: Invocation, ctx: PathContext): Finding[] {
   if (inv.word.glob)
     for (const p of globbedPrograms(inv.program)) found.push(...judgeAs(p, { ...inv, program: p }, ctx, "glob"));
   found.push(...judgeAs(inv.program, inv, ctx));
-  const runtime = inv.runtimeArgs && !inv.args.length ? RUNTIME_ARGUMENT_PROGRAMS[inv.program] : undefined;
+  const runtime = inv.runtimeArgs && !inv.args.length ? RUNTIME_ARGUMENT_PROGRAMS.get(inv.program) : undefined;
   if (runtime) found.push({ key: runtime, reason: `${inv.program} runs with arguments only known when it runs` });
   const pkill = killAsPkill(inv);
   if (pkill === "all") found.push({ key: "kill_all_processes", reason: "kill of every listed process" });

@@ -54,7 +54,7 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
     (p, i) => table.READ_VERBS.test(p[0]!) || (!destroys[i] && p.some((x) => table.READ_VERBS.test(x))),
   );
   if (!destroys.includes(true) || reads) return undefined;
-  const key = table.VERB_CLASSES[`${inv.program} ${verbs[0]}`] ?? table.VERB_CLASSES[inv.program];
+  const key = table.VERB_CLASSES.get(`${inv.program} ${verbs[0]}`) ?? table.VERB_CLASSES.get(inv.program);
   return found(key ?? "infra_teardown", `${inv.program} ${verbs.join(" ")}`);
 }
 
@@ -62,7 +62,7 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
 function launched(inv: Invocation): Invocation | undefined {
   const bare = /^(@?[^@]+)@[^@/]*$/.exec(inv.program)?.[1];
   if (bare && table.PACKAGE_RUNNERS.test(inv.via.at(-1) ?? "")) return { ...inv, program: basename(bare) };
-  const spec = table.LAUNCHERS[inv.program];
+  const spec = table.LAUNCHERS.get(inv.program);
   const at = spec ? inv.args.findIndex((w) => !spec.skip.test(w.text) && w.text !== "--") : -1;
   const word = inv.args[at];
   if (!word || word.text.startsWith("-")) return undefined;
@@ -84,7 +84,7 @@ function judgeContainer(inv: Invocation, view: LineView): void {
       binds.push(value.replace(table.HOST_DIRS.here, ".").replace(table.HOST_DIRS.home, "~").split(":"));
     if (table.CONTAINER_VALUED.has(flag)) i++;
   }
-  const tool = table.IMAGE_TOOLS[basename(inv.args[i]?.text.replace(/[:@][^/]*$/, "") ?? "")];
+  const tool = table.IMAGE_TOOLS.get(basename(inv.args[i]?.text.replace(/[:@][^/]*$/, "") ?? ""));
   const args = inv.args.slice(i + 1 + (tool && inv.args[i + 1]?.text === tool ? 1 : 0));
   let mapped = false;
   const words = args.map((w) => {
@@ -104,7 +104,7 @@ function judgeContainer(inv: Invocation, view: LineView): void {
 /** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
 function fedDelete(inv: Invocation): Finding | undefined {
   const verbs = inv.runtimeArgs ? verbWords(texts(inv)) : [];
-  const spec = table.FED_DELETES[inv.program]?.find((f) => verbs.some((v) => f.verb.test(v)));
+  const spec = table.FED_DELETES.get(inv.program)?.find((f) => verbs.some((v) => f.verb.test(v)));
   return spec && found(spec.key, `${inv.program} deletes what a pipe lists`);
 }
 
@@ -197,7 +197,7 @@ function resetHard(inv: Invocation, view: LineView): Finding | undefined {
  * ssh VM --command CMD`, `aws ssm send-command --parameters commands=CMD`; judged as run on a server.
  */
 function remoteRunner(inv: Invocation, view: LineView): void {
-  const spec = table.REMOTE_RUNNERS[inv.program];
+  const spec = table.REMOTE_RUNNERS.get(inv.program);
   const t = texts(inv);
   if (!spec || !spec.verbs.every((v) => t.includes(v))) return;
   const at = spec.option ? t.findIndex((w) => spec.option!.test(w)) : spec.last ? t.length - 2 : t.indexOf("--");

@@ -124,7 +124,7 @@ function shellCode(args: Word[]): { code: Word; positional: Word[] } | undefined
 
 /** find/fd: the paths they search (default `.`) and the command their `-exec`/`-x` runs (none: empty). */
 function search(program: string, args: Word[]): { roots: Word[]; exec: Word[] } | undefined {
-  const spec = table.SEARCH_EXEC[program];
+  const spec = table.SEARCH_EXEC.get(program);
   if (!spec) return undefined;
   const at = args.findIndex((w) => spec.exec.test(w.text));
   const end = args.findIndex((w, i) => i > at && spec.end.test(w.text));
@@ -221,7 +221,7 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
 
 /** A wrapper (`sudo`, `env`, `xargs`, `uv run`, …): unwraps to the command it runs; false if not one. */
 function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
-  const spec = table.WRAPPERS[program];
+  const spec = table.WRAPPERS.get(program);
   if (!spec || !args.length) return false;
   const verb = spec.verb?.find((v) => v.split(" ").every((part, i) => args[i]?.text === part));
   if (spec.verb && !verb) return false;
@@ -257,13 +257,13 @@ function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
 /** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `eval`, `ssh HOST CMD`, `fab -- CMD`). */
 function textArgument(program: string, args: Word[]): { code: Word; positional: Word[] } | undefined {
   if (isShell(program)) return shellCode(args);
-  const spec = table.SHELL_TEXT_TAKERS[program];
+  const spec = table.SHELL_TEXT_TAKERS.get(program);
   const code = spec && takenText(spec, args);
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
 }
 
 /** The shell text of a SHELL_TEXT_TAKERS row: after its flag, the last word, the rest joined, or the first word. */
-function takenText(spec: (typeof table.SHELL_TEXT_TAKERS)[string], args: Word[]): Word | undefined {
+function takenText(spec: table.ShellTextTaker, args: Word[]): Word | undefined {
   const { flag, rest } = spec;
   // a one-letter flag may end a bundle (`su -lc CMD`)
   const bundled = flag?.map((o) => (/^-[a-z]$/.test(o) ? `-[a-zA-Z]*${o[1]}` : o)).join("|");
@@ -277,7 +277,7 @@ function takenText(spec: (typeof table.SHELL_TEXT_TAKERS)[string], args: Word[])
 
 /** tmux/screen: text typed into a window or run in a new one. */
 function multiplexerText(program: string, args: Word[]): Word | undefined {
-  const spec = table.MULTIPLEXERS[program];
+  const spec = table.MULTIPLEXERS.get(program);
   const verbAt = spec ? args.findIndex((w) => spec.verbs.includes(w.text)) : -1;
   if (!spec || verbAt < 0) return undefined;
   if (program === "screen") {
@@ -298,9 +298,11 @@ const moduleParams = (text: string): Record<string, string> =>
 /** `ansible HOSTS -m MODULE -a ARGS` and `salt TARGET FUNCTION ARGS`: the local command of the same effect. */
 function remoteModuleText(program: string, args: Word[]): Word | undefined {
   if (/^salt(-ssh|-call)?$/.test(program)) {
-    const at = args.findIndex((w) => table.SALT_FUNCTIONS[w.text] !== undefined);
+    const at = args.findIndex((w) => table.SALT_FUNCTIONS.has(w.text));
     const rest = joinWords(args.slice(at + 1));
-    return at < 0 ? undefined : { ...rest, text: table.SALT_FUNCTIONS[args[at]!.text]!.replace("$args", rest.text) };
+    return at < 0
+      ? undefined
+      : { ...rest, text: table.SALT_FUNCTIONS.get(args[at]!.text)!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
   const module = optionValue(args, ["-m", "--module-name"])?.text ?? "command";
@@ -325,18 +327,18 @@ const escapedCommand = (m: RegExpExecArray | null | undefined) => m?.slice(1).fi
 /** Shell text in an argument: an editor's `:!cmd`, psql's `\!`, ssh's ProxyCommand, git's `-c …=!cmd`. */
 function escapes(program: string, args: Word[], f: Frame, out: Unwrapped): void {
   const hand = (code: Word) => out.shellTexts.push(shellText(f, code, [...f.via, program]));
-  const re = table.SHELL_ESCAPES[program];
+  const re = table.SHELL_ESCAPES.get(program);
   for (const [i, w] of args.entries()) {
     const next = args[i + 1];
     // the option's value as the next word (`rsync -e 'sh -c …'`, `zip --unzip-command CMD`)
     const joined = next && /^-[^=]*$/.test(w.text) ? `${w.text} ${next.text}` : undefined;
     const code = escapedCommand(re?.exec(w.text)) || (joined && escapedCommand(re?.exec(joined)));
-    if (code) hand(table.INPUT_PARTS[program]?.test(code) ? computed(program) : { ...w, text: code });
-    const script = table.SCRIPT_OPTIONS[program]?.exec(w.text) && (w.text.startsWith("+") ? w : next);
+    if (code) hand(table.INPUT_PARTS.get(program)?.test(code) ? computed(program) : { ...w, text: code });
+    const script = table.SCRIPT_OPTIONS.get(program)?.exec(w.text) && (w.text.startsWith("+") ? w : next);
     if (script && !script.literal && /\$\(|`/.test(script.text)) hand(script);
     if (table.SHELL_SINKS[program]?.test(w.text)) hand(computed(program));
   }
-  const spec = table.OPTION_COMMANDS[program];
+  const spec = table.OPTION_COMMANDS.get(program);
   const run = spec && args.map((w) => spec.program.exec(w.text)?.[1]).find((t) => t !== undefined);
   const given = spec && args.map((w) => spec.args.exec(w.text)?.[1]).find((t) => t !== undefined);
   if (run) hand({ ...args[0]!, text: given ? `${run} ${given}` : run });
@@ -362,7 +364,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
     return unwrapWords([{ ...word, text: "service" }, { ...word, text: initScript[2]! }, ...argv.slice(1)], f, out);
   const program = basename(word.text);
   const args = argv.slice(1);
-  const taker = table.SHELL_TEXT_TAKERS[program];
+  const taker = table.SHELL_TEXT_TAKERS.get(program);
   if (!taker?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out)) return;
   const via = [...f.via, program];
   escapes(program, args, f, out);
@@ -373,7 +375,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (windows) out.shellTexts.push(shellText(f, windows, via));
   const handed = multiplexerText(program, args) ?? remoteModuleText(program, args);
   if (handed) return void out.shellTexts.push(shellText(f, handed, via));
-  const module = args[0]?.text === "-m" ? table.MODULE_PROGRAMS[program]?.[args[1]?.text ?? ""] : undefined;
+  const module = args[0]?.text === "-m" ? table.MODULE_PROGRAMS.get(`${program} ${args[1]?.text}`) : undefined;
   if (module) return unwrapWords([{ ...word, text: module }, ...args.slice(2)], inner(f, {}), out);
   out.invocations.push(invocation(f, program, args, word));
   const searched = search(program, args);

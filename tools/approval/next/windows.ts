@@ -25,7 +25,7 @@ export function windowsText(text: string, switches?: RegExp): string {
 
 /** The text a Windows shell runs: the words after its command switch, or from the first cmdlet on. */
 export function windowsShellText(program: string, args: Word[]): Word | undefined {
-  const spec = WINDOWS_SHELLS[program.toLowerCase()];
+  const spec = WINDOWS_SHELLS.get(program.toLowerCase());
   if (!spec) return undefined;
   const cmdlet = (w: Word, i: number) =>
     spec.bare.test(w.text) && !spec.valued.includes(args[i - 1]?.text.toLowerCase() ?? "");

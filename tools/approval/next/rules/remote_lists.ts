@@ -120,34 +120,36 @@ export const INFRA_CLIS = new Set([
  * The class a destroying verb of an INFRA_CLIS program names, by program or `program verb` (the first verb
  * word); infra_teardown when neither is listed. Workloads of a cluster, volumes and backups, key-value stores.
  */
-export const VERB_CLASSES: Record<string, ClassKey> = {
-  helm: "cluster_teardown",
-  eksctl: "cluster_teardown",
-  kind: "cluster_teardown",
-  minikube: "cluster_teardown",
-  k3d: "cluster_teardown",
-  "nomad job": "cluster_teardown",
-  "gcloud container": "cluster_teardown",
-  "az aks": "cluster_teardown",
-  "doctl kubernetes": "cluster_teardown",
-  "gcloud storage": "cloud_storage_delete",
-  argocd: "cluster_teardown",
-  flux: "cluster_teardown",
-  kapp: "cluster_teardown",
-  velero: "volume_destroy",
-  snapper: "volume_destroy",
-  restic: "volume_destroy",
-  borg: "volume_destroy",
-  ceph: "volume_destroy",
-  rbd: "volume_destroy",
-  gluster: "volume_destroy",
-  vssadmin: "volume_destroy",
-  "wmic shadowcopy": "volume_destroy",
-  "virsh vol-delete": "volume_destroy",
-  "virsh pool-delete": "volume_destroy",
-  "consul kv": "cache_flush",
-  rpk: "cache_flush",
-};
+export const VERB_CLASSES = new Map(
+  Object.entries<ClassKey>({
+    helm: "cluster_teardown",
+    eksctl: "cluster_teardown",
+    kind: "cluster_teardown",
+    minikube: "cluster_teardown",
+    k3d: "cluster_teardown",
+    "nomad job": "cluster_teardown",
+    "gcloud container": "cluster_teardown",
+    "az aks": "cluster_teardown",
+    "doctl kubernetes": "cluster_teardown",
+    "gcloud storage": "cloud_storage_delete",
+    argocd: "cluster_teardown",
+    flux: "cluster_teardown",
+    kapp: "cluster_teardown",
+    velero: "volume_destroy",
+    snapper: "volume_destroy",
+    restic: "volume_destroy",
+    borg: "volume_destroy",
+    ceph: "volume_destroy",
+    rbd: "volume_destroy",
+    gluster: "volume_destroy",
+    vssadmin: "volume_destroy",
+    "wmic shadowcopy": "volume_destroy",
+    "virsh vol-delete": "volume_destroy",
+    "virsh pool-delete": "volume_destroy",
+    "consul kv": "cache_flush",
+    rpk: "cache_flush",
+  }),
+);
 
 /** Verbs (or parts of one) that destroy, empty, stop or cut off. */
 export const DESTRUCTIVE_VERBS =
@@ -166,30 +168,34 @@ export const VALUED_GLOBALS =
  * bunx, `bundle exec`, `uv run`, … are wrappers, rules/wrappers.ts; a versioned package name they run,
  * `cdk@2`, `cdktf@latest`, is judged by its name.)
  */
-export const LAUNCHERS: Record<string, { skip: RegExp }> = {
-  dotenv: { skip: /^(-e|-c)$/ },
-};
+export const LAUNCHERS = new Map(
+  Object.entries<{ skip: RegExp }>({
+    dotenv: { skip: /^(-e|-c)$/ },
+  }),
+);
 
 /** Wrappers that run a package by a name that may carry a version (`npx cdk@2 destroy`). */
 export const PACKAGE_RUNNERS = /^(npx|bunx|pnpx|pnpm|yarn|uvx)$/;
 
 /** Container images whose entry point is a tool (`docker run hashicorp/terraform destroy`): the tool's name. */
-export const IMAGE_TOOLS: Record<string, string> = {
-  terraform: "terraform",
-  tofu: "tofu",
-  opentofu: "tofu",
-  terragrunt: "terragrunt",
-  pulumi: "pulumi",
-  "aws-cli": "aws",
-  "azure-cli": "az",
-  "cloud-sdk": "gcloud",
-  kubectl: "kubectl",
-  helm: "helm",
-  doctl: "doctl",
-  flyctl: "fly",
-  "gh-cli": "gh",
-  curl: "curl",
-};
+export const IMAGE_TOOLS = new Map(
+  Object.entries<string>({
+    terraform: "terraform",
+    tofu: "tofu",
+    opentofu: "tofu",
+    terragrunt: "terragrunt",
+    pulumi: "pulumi",
+    "aws-cli": "aws",
+    "azure-cli": "az",
+    "cloud-sdk": "gcloud",
+    kubectl: "kubectl",
+    helm: "helm",
+    doctl: "doctl",
+    flyctl: "fly",
+    "gh-cli": "gh",
+    curl: "curl",
+  }),
+);
 
 /** Host folders of a bind mount written with variables: the current directory and home. */
 export const HOST_DIRS = { here: /^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=:|\/)/, home: /^(\$HOME|\$\{HOME\})(?=:|\/)/ };
@@ -206,48 +212,52 @@ export const CONTAINER_VALUED = new Set(
  * (`fab -H web1 -- CMD`), the last word (`knife ssh QUERY CMD`), or an option's value (`gcloud compute ssh VM
  * --command CMD`, `--command=CMD`), less `strip`; `verbs` must all be present.
  */
-export const REMOTE_RUNNERS: Record<string, { verbs: string[]; option?: RegExp; last?: boolean; strip?: RegExp }> = {
-  fab: { verbs: [] },
-  fab2: { verbs: [] },
-  invoke: { verbs: [] },
-  inv: { verbs: [] },
-  pyinfra: { verbs: [] },
-  knife: { verbs: ["ssh"], last: true },
-  gcloud: { verbs: ["ssh"], option: /^--command(=|$)/ },
-  az: { verbs: ["run-command"], option: /^--scripts(=|$)/ },
-  aws: {
-    verbs: ["send-command"],
-    option: /^--parameters(=|$)/,
-    strip: /^commands=|^\{\s*"commands"\s*:\s*\[\s*"|"\s*\]\s*\}$/g,
-  },
-};
+export const REMOTE_RUNNERS = new Map(
+  Object.entries<{ verbs: string[]; option?: RegExp; last?: boolean; strip?: RegExp }>({
+    fab: { verbs: [] },
+    fab2: { verbs: [] },
+    invoke: { verbs: [] },
+    inv: { verbs: [] },
+    pyinfra: { verbs: [] },
+    knife: { verbs: ["ssh"], last: true },
+    gcloud: { verbs: ["ssh"], option: /^--command(=|$)/ },
+    az: { verbs: ["run-command"], option: /^--scripts(=|$)/ },
+    aws: {
+      verbs: ["send-command"],
+      option: /^--parameters(=|$)/,
+      strip: /^commands=|^\{\s*"commands"\s*:\s*\[\s*"|"\s*\]\s*\}$/g,
+    },
+  }),
+);
 
 /**
  * Deletes fed by xargs from a listing the line does not show (`gsutil ls … | xargs gsutil rm`, `docker volume
  * ls -q | xargs docker volume rm`): as many deletes as there are lines. Program → the verb that deletes and the class.
  */
-export const FED_DELETES: Record<string, { verb: RegExp; key: Rule["key"] }[]> = {
-  aws: [
-    { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
-    { verb: /^(delete-\S+|terminate-instances|deregister-\S+)$/, key: "infra_teardown" },
-  ],
-  gsutil: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
-  gcloud: [{ verb: /^delete$/, key: "infra_teardown" }],
-  az: [{ verb: /^delete$/, key: "infra_teardown" }],
-  s3cmd: [{ verb: /^(rm|del|rb)$/, key: "cloud_storage_delete" }],
-  s5cmd: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
-  rclone: [{ verb: /^(delete|purge|deletefile)$/, key: "cloud_storage_delete" }],
-  mc: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
-  kubectl: [{ verb: /^delete$/, key: "cluster_teardown" }],
-  oc: [{ verb: /^delete$/, key: "cluster_teardown" }],
-  helm: [{ verb: /^(uninstall|delete)$/, key: "cluster_teardown" }],
-  doctl: [{ verb: /^(delete|rm)$/, key: "infra_teardown" }],
-  gh: [{ verb: /^delete$/, key: "infra_teardown" }],
-  vault: [{ verb: /^(delete|destroy)$/, key: "infra_teardown" }],
-  "redis-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
-  "valkey-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
-  "keydb-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
-};
+export const FED_DELETES = new Map(
+  Object.entries<{ verb: RegExp; key: Rule["key"] }[]>({
+    aws: [
+      { verb: /^(rm|rb)$/, key: "cloud_storage_delete" },
+      { verb: /^(delete-\S+|terminate-instances|deregister-\S+)$/, key: "infra_teardown" },
+    ],
+    gsutil: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+    gcloud: [{ verb: /^delete$/, key: "infra_teardown" }],
+    az: [{ verb: /^delete$/, key: "infra_teardown" }],
+    s3cmd: [{ verb: /^(rm|del|rb)$/, key: "cloud_storage_delete" }],
+    s5cmd: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+    rclone: [{ verb: /^(delete|purge|deletefile)$/, key: "cloud_storage_delete" }],
+    mc: [{ verb: /^(rm|rb)$/, key: "cloud_storage_delete" }],
+    kubectl: [{ verb: /^delete$/, key: "cluster_teardown" }],
+    oc: [{ verb: /^delete$/, key: "cluster_teardown" }],
+    helm: [{ verb: /^(uninstall|delete)$/, key: "cluster_teardown" }],
+    doctl: [{ verb: /^(delete|rm)$/, key: "infra_teardown" }],
+    gh: [{ verb: /^delete$/, key: "infra_teardown" }],
+    vault: [{ verb: /^(delete|destroy)$/, key: "infra_teardown" }],
+    "redis-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
+    "valkey-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
+    "keydb-cli": [{ verb: /^(del|unlink)$/i, key: "cache_flush" }],
+  }),
+);
 
 /** Tools told what to do through the environment: the program, its arguments, the variable (`NAME=value`). */
 export const ENV_EFFECTS: { program: RegExp; args: RegExp; env: RegExp; key: Rule["key"]; what: string }[] = [

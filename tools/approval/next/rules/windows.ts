@@ -46,14 +46,16 @@ const CMD: WindowsShell = {
   switches: /(^|\s)\/([a-z]{3,12})(?=[\s:]|$)/g,
 };
 
-export const WINDOWS_SHELLS: Record<string, WindowsShell> = {
-  powershell: POWERSHELL,
-  "powershell.exe": POWERSHELL,
-  pwsh: POWERSHELL,
-  "pwsh.exe": POWERSHELL,
-  cmd: CMD,
-  "cmd.exe": CMD,
-};
+export const WINDOWS_SHELLS = new Map(
+  Object.entries<WindowsShell>({
+    powershell: POWERSHELL,
+    "powershell.exe": POWERSHELL,
+    pwsh: POWERSHELL,
+    "pwsh.exe": POWERSHELL,
+    cmd: CMD,
+    "cmd.exe": CMD,
+  }),
+);
 
 /** Processes whose end stops the machine's own services. */
 const CRITICAL = /(^|\s)(lsass|csrss|winlogon|wininit|services|smss|svchost|msmpeng|explorer)(\.exe)?(\s|"|$)/i;
