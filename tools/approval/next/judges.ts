@@ -8,10 +8,11 @@ import type { PathClass, PathContext } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./rules/files.js";
-import type { SimpleCommand } from "./model.js";
+import { upstream, type SimpleCommand } from "./model.js";
 import { MOVE_FROM_CLASSES, PERMISSION_CLASSES } from "./rules/judges_paths.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, type Invocation } from "./unwrap.js";
+import { GLOB_REGEX } from "./rules/words_values.js";
 import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
 
 export interface Finding {
@@ -112,12 +113,7 @@ export function judgeWrite(path: Word, ctx: PathContext): ClassKey | undefined {
 }
 
 /** The first command of the pipeline `cmd` ends (itself when nothing is piped into it). */
-function pipeOrigin(cmd: SimpleCommand): { origin: SimpleCommand; filtered: boolean } {
-  let origin = cmd;
-  let hops = 0;
-  for (; origin.pipedFrom; hops++) origin = origin.pipedFrom;
-  return { origin, filtered: hops > 1 };
-}
+const pipeStart = (cmd: SimpleCommand) => upstream(cmd).at(-1) ?? cmd;
 
 /** A find test that selects (`-name`, `-mtime`, `-type l`), skipping what `-exec … ;` runs. */
 function findNarrows(args: string[]): boolean {
@@ -142,9 +138,10 @@ function emptiesWorkdir(rule: Rule, inv: Invocation, p: Word, ctx: PathContext):
   const found = abs === `${root}/\u0000found`;
   if (!/^(recursive|find)_delete$/.test(rule.key)) return false;
   if (!(abs === root || found || (p.glob && (abs === `${root}/*` || abs === `${root}/.*`)))) return false;
-  const { origin, filtered } = pipeOrigin(inv.command);
-  const words = origin.argv.map((w) => w.text);
+  const words = pipeStart(inv.command).argv.map((w) => w.text);
   const at = words.findIndex((w) => LISTINGS.listers.test(basename(w)));
+  // a command between the listing and this one (`grep`, `tail -n +6`) filters it
+  const filtered = upstream(inv.command).length > 1;
   return at < 0 ? !found : !filtered && !findNarrows(words.slice(at + 1));
 }
 
@@ -174,7 +171,6 @@ function judgeDelete(rule: Rule, inv: Invocation, paths: Word[], recursive: bool
     if (rule.key !== "recursive_delete") return rule.key;
     return deep ? (fed ?? "recursive_delete") : isSecret(c) ? "credential_write" : "delete_outside_workdir";
   }
-  return undefined;
 }
 
 const isSecret = (c: PathClass) => c === "home-secret" || c === "ssh";
@@ -196,7 +192,6 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
     if (c === "home" && /^~\/?$/.test(absolutePath(p, ctx) ?? "")) return "chmod_chown_system";
     if (PERMISSION_CLASSES[c]) return PERMISSION_CLASSES[c];
   }
-  return undefined;
 }
 
 /**
@@ -204,7 +199,7 @@ function judgePermission(paths: Word[], ctx: PathContext): ClassKey | undefined 
  * from a list kept outside the task (`xargs -a /srv/files.lst rm`); else only known when it runs.
  */
 function runtimeInput(inv: Invocation, ctx: PathContext): Word {
-  const argv = pipeOrigin(inv.command).origin.argv.map((w) => w.text);
+  const argv = pipeStart(inv.command).argv.map((w) => w.text);
   const list =
     argv.find((_, i) => /^(-a|--arg-file)$/.test(argv[i - 1] ?? "")) ?? argv.find((w) => /^--arg-file=/.test(w));
   const listed = list && isForeign(classifyPath(literalWord(list.replace(/^--arg-file=/, "")), ctx));
@@ -228,11 +223,9 @@ function judgeRule(rule: Rule, inv: Invocation, parts: Parts, ctx: PathContext):
   return key && (rule.key === "overwrite_outside_workdir" ? key : rule.key);
 }
 
-const GLOB_TO_REGEX: Record<string, string> = { "*": ".*", "?": ".", "[!": "[^" };
-
 /** The table's programs a globbed program word (`/bin/r?`, `r[m]`) can name. */
 function globbedPrograms(program: string): string[] {
-  const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*|\?|\[!/g, (g) => GLOB_TO_REGEX[g]!);
+  const source = program.replace(/[.+^${}()|\\]/g, "\\$&").replace(/\*|\?|\[!/g, (g) => GLOB_REGEX[g]!);
   try {
     const re = new RegExp(`^${source}$`);
     return [...RULES_BY_PROGRAM.keys()].filter((p) => re.test(p));

@@ -142,15 +142,13 @@ function httpWrite(inv: Invocation): Finding | undefined {
     if (/^(PUT|PATCH)$/.test(method) && elsewhere && (bulk || table.HTTP.collection.test(segments.at(-1) ?? "")))
       return found("http_bulk_update", `${method} ${u}`);
   }
-  return undefined;
 }
 
 /** Tools told through the environment: `TF_CLI_ARGS_apply=-destroy`, `DOCKER_HOST=tcp://…` (ENV_EFFECTS). */
 function toldByEnv(inv: Invocation): Finding | undefined {
   const env = [...inv.command.env].map(([k, v]) => `${k}=${v.text}`);
-  const args = joined(inv.args);
   const row = table.ENV_EFFECTS.find(
-    (e) => e.program.test(inv.program) && e.args.test(args) && env.some((x) => e.env.test(x)),
+    (e) => e.program.test(inv.program) && e.args.test(joined(inv.args)) && env.some((x) => e.env.test(x)),
   );
   return row && found(row.key, `${inv.program} ${row.what}`);
 }
@@ -179,7 +177,6 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const expanded = verb && notes.get(`git-alias:${verb}`);
   if (expanded && !expanded.startsWith("!"))
     view.judgeShell?.(literalWord(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
-  return undefined;
 }
 
 /**
@@ -261,7 +258,6 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
     const effect = table.SQL_EFFECTS.find((e) => e.test.test(e.raw ? raw : st));
     if (effect) return effect.key;
   }
-  return undefined;
 }
 
 /** A database file inside the known working directory (or /tmp, or in memory) is the task's own. */
@@ -283,5 +279,4 @@ function judgeDatabase(inv: Invocation, view: LineView): Finding | undefined {
     const key = classifyStatements(text);
     if (key) return found(key, `${inv.program} runs: ${text.slice(0, 60)}`);
   }
-  return undefined;
 }

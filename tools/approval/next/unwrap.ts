@@ -4,7 +4,7 @@
  * database shells, remote-execution tools' module arguments hand over shell text, judged as a line of its
  * own. The tables (`table.*`) are in rules/wrappers.ts.
  */
-import type { SimpleCommand, Word } from "./model.js";
+import { upstream, type SimpleCommand, type Word } from "./model.js";
 import * as table from "./rules/wrappers.js";
 import { literalWord, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
@@ -162,16 +162,11 @@ function execOnFound(program: string, args: Word[], { roots, exec }: { roots: Wo
 /** What find/ls list under a path: never the path itself. */
 const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
 
-/** A filter stands between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`). */
-const narrowed = (c?: SimpleCommand): boolean =>
-  !!c?.pipedFrom && (/^(grep|egrep|fgrep|rg|head|tail)$/.test(programOf(c.argv)) || narrowed(c.pipedFrom));
-
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (!cmd.pipedFrom)
     return cmd.stdin?.literal ? cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord) : undefined;
-  let origin = cmd.pipedFrom;
-  while (origin.pipedFrom) origin = origin.pipedFrom;
+  const [origin, ...between] = upstream(cmd).reverse();
   const argv = /^(busybox|toybox|sudo)$/.test(programOf(origin.argv)) ? origin.argv.slice(1) : origin.argv;
   const program = programOf(argv);
   const words = operands(argv.slice(1), []);
@@ -181,12 +176,13 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (table.LISTS_EVERYWHERE.test(program)) return [under(literalWord("/"))];
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
-  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed(cmd.pipedFrom);
+  // a filter between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`) selects part of it
+  const narrowed = between.some((c) => /^(grep|egrep|fgrep|rg|head|tail)$/.test(programOf(c.argv)));
+  const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed;
   const prefix = operands(argv.slice(verb + 1), [])[0]?.text.replace(/\/?$/, "/") ?? "";
   if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
   if (program === "echo") return words;
   if (program === "printf") return words.slice(1);
-  return undefined;
 }
 
 /** xargs' replace-string: `-I X`, `-J X`, `-IX`, `--replace=X`; `{}` for `-i`. */
@@ -318,7 +314,6 @@ function remoteModuleText(program: string, args: Word[]): Word | undefined {
     const text = row.command.replace(/\$(\w+)/g, (_, k: string) => vars[k] ?? "\u0000");
     if (!text.includes("\u0000")) return { text, literal: free.literal, glob: false };
   }
-  return undefined;
 }
 
 /** The command a SHELL_ESCAPES pattern captured (a pattern may spell it in several groups). */

@@ -174,7 +174,6 @@ function printed(node: SyntaxNode, vars: Variables): Word | undefined {
   const texts = args.map((w) => w.text);
   if (program.text === "printf") return literalWord(printfOutput(texts).replace(/\n+$/, ""));
   if (program.text === "echo") return literalWord(texts.filter((t) => !/^-[neE]+$/.test(t)).join(" "));
-  return undefined;
 }
 
 /** Whether a word's braces are unquoted (only those expand). */

@@ -11,5 +11,8 @@ export const PRESET_VARIABLES: ReadonlyMap<string, string> = new Map([
   ["PWD", "."],
 ]);
 
-/** A shell pattern's wildcards as regex source (every other special character is escaped). */
-export const GLOB_REGEX: Readonly<Record<string, string>> = { "*": ".*", "?": "." };
+/**
+ * A shell pattern's wildcards as regex source (every other special character is escaped); a globbed program
+ * word (`r[!x]`) keeps its bracket classes, negated with `[!`.
+ */
+export const GLOB_REGEX: Readonly<Record<string, string>> = { "*": ".*", "?": ".", "[!": "[^" };
