@@ -6,7 +6,7 @@
  * (`table.*`) are in rules/remote.ts.
  */
 import type { ClassKey } from "./classes.js";
-import { judgeInvocation, type Finding } from "./judges.js";
+import type { Finding } from "./judges.js";
 import type { SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import * as table from "./rules/remote.js";
@@ -56,17 +56,6 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
   if (!destroys.includes(true) || reads) return undefined;
   const key = table.VERB_CLASSES.get(`${inv.program} ${verbs[0]}`) ?? table.VERB_CLASSES.get(inv.program);
   return found(key ?? "infra_teardown", `${inv.program} ${verbs.join(" ")}`);
-}
-
-/** The tool a launcher runs (`dotenv -e .env prisma …`), or a versioned package a wrapper runs (`npx cdk@2 …`). */
-function launched(inv: Invocation): Invocation | undefined {
-  const bare = /^(@?[^@]+)@[^@/]*$/.exec(inv.program)?.[1];
-  if (bare && table.PACKAGE_RUNNERS.test(inv.via.at(-1) ?? "")) return { ...inv, program: basename(bare) };
-  const spec = table.LAUNCHERS.get(inv.program);
-  const at = spec ? inv.args.findIndex((w) => !spec.skip.test(w.text) && w.text !== "--") : -1;
-  const word = inv.args[at];
-  if (!word || word.text.startsWith("-")) return undefined;
-  return { ...inv, program: basename(word.text).replace(/@[^/]*$/, ""), word, args: inv.args.slice(at + 1) };
 }
 
 /**
@@ -207,13 +196,10 @@ function remoteRunner(inv: Invocation, view: LineView): void {
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (isTrialRun(inv)) return [];
-  const inner = launched(inv);
-  const ctx = { ...view.ctx, cwd: inv.command.cwd };
-  const out = inner ? [...judgeInvocation(inner, ctx), ...judgeRemote(inner, view)] : [];
   remoteRunner(inv, view);
   judgeContainer(inv, view);
   const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard];
-  return [...out, ...checks.flatMap((check) => check(inv, view) ?? [])];
+  return checks.flatMap((check) => check(inv, view) ?? []);
 }
 
 /** The words a key-value client runs as its command (after the connection options). */

@@ -215,6 +215,10 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
   return { argv: argv.flatMap((w) => (w.text.includes(mark) ? filled(w) : [w])), known: true };
 }
 
+/** A package run by a versioned name (`npx cdk@2 destroy`, `npx @scope/cli@latest`) is judged by the name. */
+const withoutVersion = (argv: Word[], packages?: boolean): Word[] =>
+  packages ? [{ ...argv[0]!, text: argv[0]!.text.replace(/^(@?[^@]+)@[^@/]*$/, "$1") }, ...argv.slice(1)] : argv;
+
 /** A wrapper (`sudo`, `env`, `xargs`, `uv run`, …): unwraps to the command it runs; false if not one. */
 function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
   const spec = table.WRAPPERS.get(program);
@@ -239,7 +243,7 @@ function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped):
   // `parallel 'cmd {}' ::: …`: one quoted word is shell text.
   if (fan?.argv.length && fan.argv.every((w) => /\s/.test(w.text)))
     for (const code of fan.argv) out.shellTexts.push({ ...shellText(next, code), env });
-  else unwrapWords(fan?.argv ?? args.slice(at), next, out);
+  else unwrapWords(fan?.argv ?? withoutVersion(args.slice(at), spec.packages), next, out);
   return true;
 }
 

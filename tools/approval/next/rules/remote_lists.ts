@@ -163,20 +163,6 @@ export const READ_VERBS =
 export const VALUED_GLOBALS =
   /^(-n|--namespace|--context|--kube-context|--kubeconfig|-H|--host|-c|--config|-C|-p|--project|--profile|--region|-r|-g|--resource-group|-s|--subscription|-o|--org|-a|--app|--cluster|--zone)$/;
 
-/**
- * Tools run by a launcher (`dotenv -e .env.prod prisma …`): the tool is judged as if run directly. (npx,
- * bunx, `bundle exec`, `uv run`, … are wrappers, rules/wrappers.ts; a versioned package name they run,
- * `cdk@2`, `cdktf@latest`, is judged by its name.)
- */
-export const LAUNCHERS = new Map(
-  Object.entries<{ skip: RegExp }>({
-    dotenv: { skip: /^(-e|-c)$/ },
-  }),
-);
-
-/** Wrappers that run a package by a name that may carry a version (`npx cdk@2 destroy`). */
-export const PACKAGE_RUNNERS = /^(npx|bunx|pnpx|pnpm|yarn|uvx)$/;
-
 /** Container images whose entry point is a tool (`docker run hashicorp/terraform destroy`): the tool's name. */
 export const IMAGE_TOOLS = new Map(
   Object.entries<string>({

@@ -17,6 +17,8 @@ export interface WrapperSpec {
   textOptions?: string[];
   /** Runs the command once per input word (`xargs`, `parallel`): where the words go is worked out. */
   fansOut?: boolean;
+  /** Runs a package by a name that may carry a version (`npx cdk@2 destroy`): judged by the name. */
+  packages?: boolean;
 }
 
 /** Shells: `-c CODE` is shell text (unwrap.ts). */
@@ -84,11 +86,11 @@ export const WRAPPERS = new Map(
     toybox: { valued: [] },
     watchexec: { valued: ["-w", "-e", "--exts", "--watch"] },
     entr: { valued: [] },
-    npx: { valued: ["-p", "--package", "-c", "--call"] },
-    bunx: { valued: [] },
-    pnpx: { valued: [] },
+    npx: { valued: ["-p", "--package", "-c", "--call"], packages: true },
+    bunx: { valued: [], packages: true },
+    pnpx: { valued: [], packages: true },
     uv: { valued: ["--python", "--with", "-p", "--directory", "--project"], verb: ["run"] },
-    uvx: { valued: ["--python", "--with", "--from"] },
+    uvx: { valued: ["--python", "--with", "--from"], packages: true },
     poetry: { valued: [], verb: ["run"] },
     pipenv: { valued: [], verb: ["run"] },
     pdm: { valued: [], verb: ["run"] },
@@ -96,8 +98,10 @@ export const WRAPPERS = new Map(
     conda: { valued: ["-n", "--name", "-p", "--prefix"], verb: ["run"] },
     mamba: { valued: ["-n", "--name", "-p", "--prefix"], verb: ["run"] },
     bundle: { valued: [], verb: ["exec"] },
-    pnpm: { valued: [], verb: ["exec", "dlx"] },
-    yarn: { valued: [], verb: ["dlx", "exec"] },
+    pnpm: { valued: [], verb: ["exec", "dlx"], packages: true },
+    yarn: { valued: [], verb: ["dlx", "exec"], packages: true },
+    // `dotenv -e .env.prod prisma migrate reset`: the tool runs with the file's variables
+    dotenv: { valued: ["-e", "-v", "-p"] },
     git: { valued: [], verb: ["bisect run"] },
     // `docker exec [opts] CONTAINER CMD…`, `kubectl exec POD -- CMD…`: the command run inside
     docker: { valued: CONTAINER_EXEC_VALUED, verb: ["exec"], positional: 1 },
