@@ -11,7 +11,7 @@ import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./r
 import { upstream, type SimpleCommand } from "./model.js";
 import { MOVE_FROM_CLASSES, PERMISSION_CLASSES } from "./rules/judges_paths.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { basename, isOption, type Invocation } from "./unwrap.js";
 import { GLOB_REGEX } from "./rules/words_values.js";
 import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
 
@@ -24,18 +24,12 @@ export interface Finding {
   source?: "glob";
 }
 
-const isOption = (w: Word) => w.text.startsWith("-") && w.text.length > 1;
-
-interface Parts {
-  options: string[];
-  operands: Word[];
-  /** Values of the row's `globalValued` options (`-C DIR`). */
-  values: Map<string, Word>;
-}
-
-/** Arguments before `--` that are not options, and options (option values are not told apart). */
-function split(args: Word[], rule?: Rule): Parts {
-  const parts: Parts = { options: [], operands: [], values: new Map() };
+/**
+ * Arguments before `--` that are not options, and options (option values are not told apart); `values` holds
+ * those of the row's `globalValued` options (`-C DIR`).
+ */
+function split(args: Word[], rule?: Rule) {
+  const parts = { options: [] as string[], operands: [] as Word[], values: new Map<string, Word>() };
   let afterDashes = false;
   for (let i = 0; i < args.length; i++) {
     const w = args[i]!;
@@ -43,11 +37,12 @@ function split(args: Word[], rule?: Rule): Parts {
     else if (!afterDashes && rule?.globalValued?.includes(w.text) && !parts.operands.length && args[i + 1]) {
       parts.options.push(w.text);
       parts.values.set(w.text, args[++i]!);
-    } else if (!afterDashes && isOption(w) && !rule?.optionLike?.test(w.text)) parts.options.push(w.text);
+    } else if (!afterDashes && isOption(w.text) && !rule?.optionLike?.test(w.text)) parts.options.push(w.text);
     else parts.operands.push(w);
   }
   return parts;
 }
+type Parts = ReturnType<typeof split>;
 
 const RULES_BY_PROGRAM = new Map<string, Rule[]>();
 for (const rule of RULES)

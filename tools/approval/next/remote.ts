@@ -109,8 +109,7 @@ function httpWrite(inv: Invocation): Finding | undefined {
   const wipe = table.HTTP.wipes.find((w) => w.test.test(joined));
   if (wipe) return found(wipe.key, wipe.what);
   // curl and wget take the method as an option, HTTPie and xh as a word (`http DELETE URL`)
-  const httpie = !/^(curl|wget)$/.test(inv.program);
-  const word = httpie ? t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w)) : undefined;
+  const word = /^(curl|wget)$/.test(inv.program) ? undefined : t.find((w) => /^(DELETE|PUT|PATCH|POST)$/i.test(w));
   const method = (table.HTTP.method.exec(joined)?.[3] ?? word)?.toUpperCase();
   if (!method) return undefined;
   const credentials = table.HTTP.credentials.test(joined);

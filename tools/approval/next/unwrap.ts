@@ -80,7 +80,7 @@ const joinWords = (words: Word[], quote = false): Word => ({
 });
 /** Shell text only the running program knows (what awk prints into `sh`). */
 const computed = (program: string): Word => ({ text: `$(${program})`, literal: false, glob: false });
-const isOption = (t: string) => t.startsWith("-") && t.length > 1;
+export const isOption = (t: string) => t.startsWith("-") && t.length > 1;
 
 /** The word after the first of these options (or the first matching) among the first `before` words (`-m MODULE`). */
 function optionValue(args: Word[], names: string[] | RegExp, before = args.length): Word | undefined {

@@ -72,8 +72,7 @@ function operate(value: string, op: string): string | undefined {
   const suffix = kind.startsWith("%");
   const lengths = [...Array(value.length + 1).keys()];
   if (kind.length === 2) lengths.reverse();
-  const cut = lengths.find((n) => whole.test(suffix ? value.slice(value.length - n) : value.slice(0, n)));
-  if (cut === undefined) return value;
+  const cut = lengths.find((n) => whole.test(suffix ? value.slice(value.length - n) : value.slice(0, n))) ?? 0;
   return suffix ? value.slice(0, value.length - cut) : value.slice(cut);
 }
 
