@@ -11,7 +11,7 @@ import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./r
 import { upstream, type SimpleCommand } from "./model.js";
 import { MOVE_FROM_CLASSES, PERMISSION_CLASSES } from "./rules/judges_paths.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
-import { basename, isOption, type Invocation } from "./unwrap.js";
+import { basename, isOption, under, type Invocation } from "./unwrap.js";
 import { GLOB_REGEX } from "./rules/words_values.js";
 import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
 
@@ -146,7 +146,7 @@ function judgeDelete(rule: Rule, inv: Invocation, paths: Word[], recursive: bool
   // what xargs or find -exec hands a delete is named by the wrapper (xargs_rm, find_exec_rm)
   const fed = rule.key === "recursive_delete" ? LISTINGS.keys.find(([via]) => inv.via.includes(via))?.[1] : undefined;
   for (const given of paths) {
-    const p = below && given.literal ? { ...given, text: `${given.text.replace(/\/$/, "")}/\u0000found` } : given;
+    const p = below && given.literal ? under(given) : given;
     // `rm link` removes the link; find, chmod and the rest go through it.
     if (madeOnLine(p, ctx) || (isLinkItself(p, ctx) && rule.program.some((n) => /^(rm|unlink)$/.test(n)))) continue;
     const c = classifyPath(p, ctx);

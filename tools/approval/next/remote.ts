@@ -50,9 +50,8 @@ function destructiveVerb(inv: Invocation): Finding | undefined {
   const verbs = verbWords(texts(inv)).filter((w, i) => i < 4 && !/[/=@$]|^\d/.test(w));
   const parts = verbs.map((w) => [w, w.replace(/[:._-]+/g, ""), ...w.split(/[:._-]+/)]);
   const destroys = parts.map((p) => p.some((x) => table.DESTRUCTIVE_VERBS.test(x)));
-  const reads = parts.some(
-    (p, i) => table.READ_VERBS.test(p[0]!) || (!destroys[i] && p.some((x) => table.READ_VERBS.test(x))),
-  );
+  // the word itself reads, or a part of a word that does not destroy
+  const reads = parts.some((p, i) => p.some((x, j) => table.READ_VERBS.test(x) && (j === 0 || !destroys[i])));
   if (!destroys.includes(true) || reads) return undefined;
   const key = table.VERB_CLASSES.get(`${inv.program} ${verbs[0]}`) ?? table.VERB_CLASSES.get(inv.program);
   return found(key ?? "infra_teardown", `${inv.program} ${verbs.join(" ")}`);

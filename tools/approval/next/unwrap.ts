@@ -160,7 +160,7 @@ function execOnFound(program: string, args: Word[], { roots, exec }: { roots: Wo
 }
 
 /** What find/ls list under a path: never the path itself. */
-const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
+export const under = (w: Word): Word => ({ ...w, text: `${w.text.replace(/\/$/, "")}/\u0000found` });
 
 /** The words a pipeline feeds into xargs/parallel, when its first command says what they are. */
 function pipedWords(cmd: SimpleCommand): Word[] | undefined {
