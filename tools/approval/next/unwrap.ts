@@ -291,9 +291,7 @@ function multiplexerText(program: string, args: Word[]): Word | undefined {
 
 /** `key=value` parameters of an Ansible `-a` string. */
 const moduleParams = (text: string): Record<string, string> =>
-  Object.fromEntries(
-    [...text.matchAll(/(\w+)=("[^"]*"|'[^']*'|\S+)/g)].map((m) => [m[1], m[2]!.replace(/^['"]|['"]$/g, "")]),
-  );
+  Object.fromEntries([...text.matchAll(table.MODULE_PARAM)].map((m) => [m[1], m[2]!.replace(/^['"]|['"]$/g, "")]));
 
 /** `ansible HOSTS -m MODULE -a ARGS` and `salt TARGET FUNCTION ARGS`: the local command of the same effect. */
 function remoteModuleText(program: string, args: Word[]): Word | undefined {

@@ -172,7 +172,7 @@ export const WINDOWS_RULES: Rule[] = [
   {
     program: ["net", "net.exe"],
     verbs: [["stop", "pause"]],
-    when: (ops) => ops.length > 1,
+    word: { from: 1 },
     effect: "system",
     key: "stop_service",
     flag: ['net stop "Windows Defender Antivirus Service"'],
@@ -321,7 +321,7 @@ export const WINDOWS_RULES: Rule[] = [
   },
   {
     program: ["wevtutil", "wevtutil.exe", "clear-eventlog"],
-    when: (ops, opts) => ops.length + opts.length > 0,
+    word: { options: true },
     unless: /^(qe|gl|el|query-events|get-log|enum-logs)\b/i,
     effect: "system",
     key: "log_wipe",

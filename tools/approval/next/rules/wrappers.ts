@@ -305,6 +305,9 @@ export const ANSIBLE_MODULES: { modules: string[]; when?: Record<string, RegExp>
   { modules: ["authorized_key"], command: "tee ~/.ssh/authorized_keys" },
 ];
 
+/** A `key=value` parameter of a module's `-a` string (the value quoted or a bare word). */
+export const MODULE_PARAM = /(\w+)=("[^"]*"|'[^']*'|\S+)/g;
+
 /** Parameter names a module's path goes by. */
 export const PATH_PARAMS = ["path", "dest", "name", "destfile"];
 
