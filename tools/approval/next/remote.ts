@@ -74,14 +74,11 @@ function judgeContainer(inv: Invocation, view: LineView): void {
   }
   const tool = table.IMAGE_TOOLS.get(basename(inv.args[i]?.text.replace(/[:@][^/]*$/, "") ?? ""));
   const args = inv.args.slice(i + 1 + (tool && inv.args[i + 1]?.text === tool ? 1 : 0));
-  let mapped = false;
+  const mounts = binds.filter(([host, path]) => host && path?.startsWith("/"));
+  const bound = (path: string) => new RegExp(`(^|[\\s'"=@])${path.replace(/\W/g, "\\$&")}(?=/|[\\s'"]|$)`, "g");
+  const mapped = args.some((w) => mounts.some(([, path]) => bound(path!).test(w.text)));
   const words = args.map((w) => {
-    let text = w.text;
-    for (const [host, path] of binds.filter(([h, p]) => h && p?.startsWith("/")))
-      text = text.replace(new RegExp(`(^|[\\s'"=@])${path!.replace(/\W/g, "\\$&")}(?=/|[\\s'"]|$)`, "g"), (_, b) => {
-        mapped = true;
-        return b + host;
-      });
+    const text = mounts.reduce((t, [host, path]) => t.replace(bound(path!), (_, before) => before + host), w.text);
     // a word known only at run time stays an expansion for the inner line (`"$(id -u)"`)
     return w.literal && /[\s'"|&;<>()$`]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
   });
@@ -215,14 +212,13 @@ function clientInput(inv: Invocation, view: LineView): string[] {
   const args = table.KV_CLIENTS.test(inv.program)
     ? [joined(kvCommand(inv.args))]
     : inv.args.map((w) => w.text.replace(/^--?[\w-]+=/, ""));
-  const piped = view.printed(inv.command.pipedFrom)?.text;
   const cwd = inv.command.cwd;
-  const files = inv.args.filter(
-    (w, i) => /^(-f|--file|-i|--source)$/.test(inv.args[i - 1]?.text ?? "") || !w.text.startsWith("-"),
-  );
+  const files = inv.args
+    .filter((w, i) => /^(-f|--file|-i|--source)$/.test(inv.args[i - 1]?.text ?? "") || !w.text.startsWith("-"))
+    .map((w) => view.fileText(w, cwd));
   const redirected = inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target);
   const printed = redirected.map((w) => /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(w.text)?.[1] ?? view.fileText(w, cwd));
-  const all = [...args, inv.command.stdin?.text, piped, ...files.map((w) => view.fileText(w, cwd)), ...printed];
+  const all = [...args, inv.command.stdin?.text, view.printed(inv.command.pipedFrom)?.text, ...files, ...printed];
   return all.filter((text): text is string => Boolean(text));
 }
 
