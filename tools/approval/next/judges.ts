@@ -230,9 +230,8 @@ function globbedPrograms(program: string): string[] {
 }
 
 function judgeAs(program: string, inv: Invocation, ctx: PathContext, source?: "glob"): Finding[] {
-  const plain = split(inv.args);
   return (RULES_BY_PROGRAM.get(program) ?? []).flatMap((rule) => {
-    const parts = rule.globalValued || rule.optionLike ? split(inv.args, rule) : plain;
+    const parts = split(inv.args, rule);
     const key = matches(rule, inv, parts) ? judgeRule(rule, inv, parts, ctx) : undefined;
     return key ? [{ key, reason: `${program}: ${rule.effect}`, rule, ...(source ? { source } : {}) }] : [];
   });

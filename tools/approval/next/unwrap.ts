@@ -255,10 +255,9 @@ function commandEnv(env: Variables, f: Frame, out: Unwrapped): void {
 }
 
 /** Shell text a program takes as an argument (`sh -c`, `su -c`, `watch`, `trap`, `eval`, `ssh HOST CMD`, `fab -- CMD`). */
-function textArgument(program: string, args: Word[]): { code: Word; positional: Word[] } | undefined {
+function textArgument(program: string, args: Word[], taker?: table.ShellTextTaker) {
   if (isShell(program)) return shellCode(args);
-  const spec = table.SHELL_TEXT_TAKERS.get(program);
-  const code = spec && takenText(spec, args);
+  const code = taker && takenText(taker, args);
   return code && code.text !== "-" ? { code, positional: [] } : undefined;
 }
 
@@ -365,7 +364,7 @@ function unwrapWords(argv: Word[], f: Frame, out: Unwrapped): void {
   if (!taker?.flag?.some((o) => args.some((w) => w.text === o)) && unwrapWrapper(program, args, f, out)) return;
   const via = [...f.via, program];
   escapes(program, args, f, out);
-  const text = textArgument(program, args);
+  const text = textArgument(program, args, taker);
   const elevated = f.elevated || !!taker?.elevates;
   if (text) return void out.shellTexts.push({ ...shellText(f, text.code, via), ...text, env: f.env, elevated });
   const windows = windowsShellText(program, args);

@@ -18,9 +18,9 @@ export interface Word {
 /** What a variable holds, as far as this line (or the environment) tells. */
 export type Variables = Map<string, Word>;
 
-/** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
 /** The directory after `cd "$DIR"`, `cd -` or `popd`: only known when the line runs. */
 export const UNKNOWN_DIR = "/\u0000unknown";
+/** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
 export const MKTEMP = "/tmp/\u0000mktemp";
 
 /** A word known as written. */
