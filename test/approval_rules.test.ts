@@ -66,6 +66,11 @@ describe("lines bash refuses or reads through /dev/stdin", () => {
     expect(judged('echo "abc')).toBe("-");
     expect(judged("echo 'it is")).toBe("-");
   });
+  it("reads a program named like an object property as any other program (tables are not prototype lookups)", () => {
+    for (const command of ["constructor foo", "toString -c x", "__proto__ x", "salt x constructor", "hasOwnProperty"])
+      expect(judged(command)).toBe("-");
+    expect(judged("constructor && rm -rf /etc")).toBe("delete_system_path");
+  });
   it("asks about a file of unknown text run through /dev/stdin, not about the plain run of it", () => {
     expect(judged(". /dev/stdin < payload")).toBe("shell_input");
     expect(judged("bash /proc/self/fd/0 < job.sh")).toBe("shell_input");

@@ -125,14 +125,17 @@ export const ACCESS_RULES: Rule[] = [
 export const X_TERMINALS = /^(xterm|urxvt|rxvt|xfce4-terminal|gnome-terminal|konsole|kitty|alacritty|st)$/;
 
 /** File servers: how a program is asked to serve, and the options naming the directory served (default: here). */
-export const FILE_SERVERS: Record<string, { serves: RegExp; dir: string[]; local: RegExp }> = {
-  python: {
-    serves: /(^|\s)-m\s+(http\.server|SimpleHTTPServer)(\s|$)/,
-    dir: ["--directory", "-d"],
-    local: /(^|\s)(--bind|-b)[= ](127\.|localhost|::1)/,
+export const FILE_SERVERS: Record<string, { serves: RegExp; dir: string[]; local: RegExp }> = Object.assign(
+  Object.create(null),
+  {
+    python: {
+      serves: /(^|\s)-m\s+(http\.server|SimpleHTTPServer)(\s|$)/,
+      dir: ["--directory", "-d"],
+      local: /(^|\s)(--bind|-b)[= ](127\.|localhost|::1)/,
+    },
+    php: { serves: /(^|\s)-S\s/, dir: ["-t"], local: /(^|\s)-S\s+(127\.|localhost|\[::1\])/ },
   },
-  php: { serves: /(^|\s)-S\s/, dir: ["-t"], local: /(^|\s)-S\s+(127\.|localhost|\[::1\])/ },
-};
+);
 
 export const ACCESS_EXAMPLES = {
   flag: [

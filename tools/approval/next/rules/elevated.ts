@@ -305,7 +305,7 @@ export const ELEVATED_EXEMPT = new Set<string>([
 ]);
 
 /** Programs exempt only in their read-only modes (`nginx -t`, `apachectl configtest`). */
-export const READ_ONLY_MODES: Record<string, RegExp> = {
+export const READ_ONLY_MODES: Record<string, RegExp> = Object.assign(Object.create(null), {
   nginx: /(^|\s)-[tTvV](\s|$)/,
   apachectl: /(^|\s)(-t|-S|-M|configtest|status|-v|-V)(\s|$)/,
   apache2ctl: /(^|\s)(-t|-S|-M|configtest|status|-v|-V)(\s|$)/,
@@ -332,4 +332,4 @@ export const READ_ONLY_MODES: Record<string, RegExp> = {
   dmsetup: /^(ls|info|status|table)(\s|$)/,
   ipset: /^(list|-L|save)(\s|$)/,
   exportfs: /^(-v)?$/,
-};
+});

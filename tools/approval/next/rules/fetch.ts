@@ -58,7 +58,7 @@ export const DOWNLOADERS = new Set(["curl", "wget", "aria2c", "http", "https", "
 export const DECODER_PROGRAMS = /^(base64|base32|basenc|xxd|uudecode|openssl|gpg|rev|gunzip|zcat|bunzip2|xz|unxz)$/;
 
 /** Programs that unpack an archive, with the options naming the directory they unpack into (default: here). */
-export const UNPACK_INTO: Record<string, string[]> = {
+export const UNPACK_INTO: Record<string, string[]> = Object.assign(Object.create(null), {
   tar: ["-C", "--directory"],
   gtar: ["-C", "--directory"],
   bsdtar: ["-C", "--directory"],
@@ -67,24 +67,29 @@ export const UNPACK_INTO: Record<string, string[]> = {
   "7za": ["-o"],
   unrar: [],
   cpio: ["-D", "--directory"],
-};
+});
 
 /**
  * Where a downloader writes: options naming the file, the directory, or asking for the URL's own name;
  * `byDefault`: the URL's name when no file is named.
  */
-export const DOWNLOAD_OUTPUT: Record<string, { file: string[]; dir: string[]; urlName: string[]; byDefault?: true }> = {
-  curl: { file: ["-o", "--output"], dir: ["--output-dir"], urlName: ["-O", "--remote-name", "--remote-name-all"] },
-  wget: { file: ["-O", "--output-document"], dir: ["-P", "--directory-prefix"], urlName: [], byDefault: true },
-  aria2c: { file: ["-o", "--out"], dir: ["-d", "--dir"], urlName: [], byDefault: true },
-  http: { file: ["-o", "--output"], dir: [], urlName: [] },
-  https: { file: ["-o", "--output"], dir: [], urlName: [] },
-  xh: { file: ["-o", "--output"], dir: [], urlName: [] },
-  fetch: { file: ["-o"], dir: [], urlName: [], byDefault: true },
-};
+export const DOWNLOAD_OUTPUT: Record<string, { file: string[]; dir: string[]; urlName: string[]; byDefault?: true }> =
+  Object.assign(Object.create(null), {
+    curl: { file: ["-o", "--output"], dir: ["--output-dir"], urlName: ["-O", "--remote-name", "--remote-name-all"] },
+    wget: { file: ["-O", "--output-document"], dir: ["-P", "--directory-prefix"], urlName: [], byDefault: true },
+    aria2c: { file: ["-o", "--out"], dir: ["-d", "--dir"], urlName: [], byDefault: true },
+    http: { file: ["-o", "--output"], dir: [], urlName: [] },
+    https: { file: ["-o", "--output"], dir: [], urlName: [] },
+    xh: { file: ["-o", "--output"], dir: [], urlName: [] },
+    fetch: { file: ["-o"], dir: [], urlName: [], byDefault: true },
+  });
 
 /** Programs that copy a repository (`git clone URL [DIR]`): the verbs that do. */
-export const CLONERS: Record<string, string[]> = { git: ["clone"], hg: ["clone"], svn: ["checkout", "co", "export"] };
+export const CLONERS: Record<string, string[]> = Object.assign(Object.create(null), {
+  git: ["clone"],
+  hg: ["clone"],
+  svn: ["checkout", "co", "export"],
+});
 
 /** A word that names a download (a URL, an scp-style git address, `host.tld/path`). */
 export const URL_WORD = /^(https?|ftp):\/\/|^git@|^[\w.-]+\.(com|org|net|io|dev|xyz|sh)\//i;
@@ -187,9 +192,12 @@ export const VOUCHED_OWNERS = new Set(
 );
 
 /** Launchers that run a remote script, and the options that give it the machine (`deno run -A URL`). */
-export const REMOTE_SCRIPT_RUNNERS: Record<string, { verbs: string[]; powers: RegExp }> = {
-  deno: { verbs: ["run", "install"], powers: /^(-A|--allow-all|--allow-run|--allow-write|--allow-ffi)(=|$)/ },
-};
+export const REMOTE_SCRIPT_RUNNERS: Record<string, { verbs: string[]; powers: RegExp }> = Object.assign(
+  Object.create(null),
+  {
+    deno: { verbs: ["run", "install"], powers: /^(-A|--allow-all|--allow-run|--allow-write|--allow-ffi)(=|$)/ },
+  },
+);
 
 /** PowerShell, its encoded-command option, and the words of a `-Command` text that downloads and runs. */
 export const POWERSHELL = {

@@ -42,7 +42,7 @@ const GIT_HOOKS = ["pre-commit", "commit-msg", "pre-push", "post-checkout", "pos
 export const TASK_FILES: Record<
   string,
   { files: string[]; verbs?: RegExp; fileOption?: string; extract?: "make" | "recipes" | "yaml" | "package" }
-> = {
+> = Object.assign(Object.create(null), {
   make: { files: ["Makefile", "makefile", "GNUmakefile"], fileOption: "-f", extract: "make" },
   just: { files: ["justfile", "Justfile", ".justfile"], extract: "recipes" },
   task: { files: ["Taskfile.yml", "Taskfile.yaml", "taskfile.yml"], extract: "yaml" },
@@ -56,7 +56,7 @@ export const TASK_FILES: Record<
     files: [".husky/pre-commit", ".husky/pre-push", ...GIT_HOOKS.map((h) => `.git/hooks/${h}`)],
     verbs: /^(commit|push|merge|checkout|rebase)$/,
   },
-};
+});
 
 /** The escapes of `$'…'` (and `echo -e`) besides `\xHH`, `\uHHHH` and octal. */
 export const ANSI_C_ESCAPES: Record<string, string> = {
