@@ -164,6 +164,19 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
 }
 
 /**
+ * `git push --all|--mirror` to a URL, or to a remote the line added under another name than origin: the whole
+ * repository sent to a place it did not have (`git remote add origin URL && git push -u origin --all` is a new
+ * repository's first push).
+ */
+function pushedAway(inv: Invocation, view: LineView): Finding | undefined {
+  const words = inv.program === "git" ? verbWords(texts(inv)) : [];
+  if (words[0] === "remote" && words[1] === "add" && words[2]) view.notes?.set(`git-remote:${words[2]}`, "added");
+  const target = words[0] === "push" && texts(inv).some((w) => /^--(all|mirror)$/.test(w)) ? words[1] : undefined;
+  if (target && (table.GIT_URL.test(target) || (target !== "origin" && view.notes?.has(`git-remote:${target}`))))
+    return found("repository_exfiltration", `git push sends every branch to ${target}`);
+}
+
+/**
  * `git reset --hard` with no working directory known: the repository whose uncommitted work it discards may
  * not be the task's (a feature branch reset to its remote is routine). With one, the rule row judges the path.
  */
@@ -193,7 +206,7 @@ export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (isTrialRun(inv)) return [];
   remoteRunner(inv, view);
   judgeContainer(inv, view);
-  const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard];
+  const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard, pushedAway];
   return checks.flatMap((check) => check(inv, view) ?? []);
 }
 

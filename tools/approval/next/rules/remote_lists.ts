@@ -385,8 +385,13 @@ export const SQL_EFFECTS: { test: RegExp; key: Rule["key"]; raw?: boolean }[] = 
   { test: /^\s*(flushall|flushdb|flush_all)\b/i, key: "cache_flush" },
 ];
 
+/** A git remote given as a URL (`https://…`, `ssh://…`, `git@host:owner/repo`), not a configured remote's name. */
+export const GIT_URL = /^[a-z][a-z0-9+.-]*:\/\/|^[\w.-]+@[\w.-]+:/i;
+
 export const GENERIC_REMOTE_EXAMPLES = {
   flag: [
+    "git remote add copy https://github.com/someone/x.git && git push copy --all",
+    "git push --mirror git@example.com:someone/x.git",
     "gh repo delete acme/legacy-api --yes",
     "az keyvault secret purge --vault-name kv-prod --name db-password",
     "velero backup delete --all --confirm",
@@ -431,6 +436,8 @@ export const GENERIC_REMOTE_EXAMPLES = {
     `psql -c "ALTER USER postgres WITH PASSWORD 'postgres'"`,
   ],
   pass: [
+    "git remote add origin git@github.com:me/new.git && git push -u origin --all",
+    "git push origin --all",
     "terraform destroy -help",
     "helm uninstall -h",
     "aws s3 rm s3://prod-backups --recursive --dryrun",
