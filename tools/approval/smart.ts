@@ -29,6 +29,7 @@ export const APPROVER_SYSTEM_PROMPT = APPROVER_PROMPT_LINES.join("\n");
 /** The verdict as the request asks for it: a strict JSON schema (sent without its `$schema` key). */
 const Verdict = z.strictObject({ decision: z.enum(["approve", "deny"]), reason: z.string() });
 const { $schema, ...VERDICT_JSON_SCHEMA } = z.toJSONSchema(Verdict);
+const VERDICT_FORMAT = { name: "approval_verdict", strict: true, schema: VERDICT_JSON_SCHEMA };
 
 export type ApproverVerdict = z.infer<typeof Verdict> & {
   /** True when the deny is the fail-closed result of an approver failure. */
@@ -117,30 +118,20 @@ function parseVerdictText(content: string): z.infer<typeof Verdict> {
 /** Asks the approver once. Never throws: failures come back as `{decision:"deny", error:true}`. */
 export async function askApprover(opts: SmartApprovalOptions, req: ApproverRequest): Promise<ApproverVerdict> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_SMART_TIMEOUT_MS;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const signal = AbortSignal.timeout(timeoutMs);
   let usage: Usage | undefined;
   try {
     const response = await opts.model.complete({
       messages: buildApproverMessages(req),
-      responseFormat: {
-        type: "json_schema",
-        json_schema: {
-          name: "approval_verdict",
-          strict: true,
-          schema: VERDICT_JSON_SCHEMA,
-        },
-      },
-      signal: controller.signal,
+      responseFormat: { type: "json_schema", json_schema: VERDICT_FORMAT },
+      signal,
     });
     usage = response.usage;
     if (response.refusal) throw new Error(`refused: ${truncate(response.refusal, 200)}`);
     if (!response.message.content) throw new Error("invalid answer: empty content");
     return { ...parseVerdictText(response.message.content), error: false, usage };
   } catch (err) {
-    const reason = controller.signal.aborted ? `timed out after ${timeoutMs} ms` : errorMessage(err);
+    const reason = signal.aborted ? `timed out after ${timeoutMs} ms` : errorMessage(err);
     return { decision: "deny", reason: `approver error: ${reason}`, error: true, usage };
-  } finally {
-    clearTimeout(timer);
   }
 }
