@@ -17,7 +17,7 @@ import { classNames } from "./allowlist.js";
 import { analyseCommand, shellComments, withSymlinkClass, type DetectOptions, type PatternMatch } from "./detect.js";
 import { approvalPolicies } from "./policy.js";
 import {
-  DO_NOT_RETRY,
+  blocked,
   type ApprovalGate,
   type ApprovalGateOptions,
   type ApprovalPolicyImpl,
@@ -42,16 +42,12 @@ export { appendToAllowlist, loadUserAllowlist, userConfigPath } from "./allowlis
 export { APPROVER_SYSTEM_PROMPT } from "./smart.js";
 export type * from "./types.js";
 
-/** A record that is a deny because the approver failed. */
-export function isApproverError(rec: ApprovalRecord): boolean {
-  return rec.error === true || (rec.by === "smart" && rec.reason.startsWith("approver error:"));
-}
-
 export function summarizeApprovals(records: readonly ApprovalRecord[]): ApprovalSummary {
   const out: ApprovalSummary = { total: 0, approved: 0, denied: 0, errors: 0, by_pattern: {} };
   for (const rec of records) {
     const field = rec.decision === "approve" ? "approved" : "denied";
-    const error = field === "denied" && isApproverError(rec);
+    // A deny because the approver failed (older records say so only in the reason).
+    const error = field === "denied" && (rec.error || (rec.by === "smart" && rec.reason.startsWith("approver error:")));
     out.total++;
     // The run's counts, then the class's.
     for (const counts of [out, (out.by_pattern[rec.pattern] ??= { approved: 0, denied: 0, errors: 0 })]) {
@@ -138,8 +134,7 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     try {
       impl = await loadPolicy();
     } catch (err) {
-      const reason = errorMessage(err);
-      return { decision: "deny", by: "policy", reason, message: `BLOCKED: ${reason}. ${DO_NOT_RETRY}` };
+      return blocked("policy", errorMessage(err));
     }
     const early = impl.consultsAllowlist ? approvedBefore(matches, state) : undefined;
     if (early) return early;

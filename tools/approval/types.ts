@@ -1,36 +1,39 @@
 /**
- * The types the gate, its policies and its callers share (no code but one constant), so that the
- * policies, loaded by name from policy.ts, need not import the gate that loads them.
+ * The types the gate, its policies and its callers share (no code but the deny they all build), so
+ * that the policies, loaded by name from policy.ts, need not import the gate that loads them.
  */
 import type { ChatModel, Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import type { PatternMatch } from "./detect.js";
 import type { PathResolver } from "./symlinks.js";
 
+/** What the gate knows about a command besides its text. */
+export interface GateInfo {
+  cwd?: string;
+  backend: string;
+  /**
+   * The task's working directory and its environment's realpath: given both, targets inside the
+   * working directory are resolved through symlinks (symlink_outside_workdir). The pipeline passes
+   * the environment's `realpath` where it has one (local sandbox, host).
+   */
+  workdir?: string;
+  realpath?: PathResolver;
+  /** The tool call the command belongs to: named in the record. */
+  toolCallId?: string;
+  /**
+   * Reads a file's text where the command will run (undefined when it cannot be read). Given, the gate
+   * remembers what each allowed call wrote and judges a later command that runs one of those files
+   * (a script, Makefile, package.json script, conftest.py, git hook) by the file's text.
+   */
+  readFile?: (path: string) => Promise<string | undefined>;
+  /** Judge it whatever detection says (an MCP call: `command` is its description, read as data). */
+  flagged?: PatternMatch;
+}
+
 /** Decides one command (and records the decision when the command was flagged). */
 export type ApprovalGate = (
   command: string,
-  info: {
-    cwd?: string;
-    backend: string;
-    /**
-     * The task's working directory and its environment's realpath: given both, targets inside the
-     * working directory are resolved through symlinks (symlink_outside_workdir). The pipeline passes
-     * the environment's `realpath` where it has one (local sandbox, host).
-     */
-    workdir?: string;
-    realpath?: PathResolver;
-    /** The tool call the command belongs to: named in the record. */
-    toolCallId?: string;
-    /**
-     * Reads a file's text where the command will run (undefined when it cannot be read). Given, the gate
-     * remembers what each allowed call wrote and judges a later command that runs one of those files
-     * (a script, Makefile, package.json script, conftest.py, git hook) by the file's text.
-     */
-    readFile?: (path: string) => Promise<string | undefined>;
-    /** Judge it whatever detection says (an MCP call: `command` is its description, read as data). */
-    flagged?: PatternMatch;
-  },
+  info: GateInfo,
 ) => Promise<{ allowed: boolean; message?: string; record?: ApprovalRecord }>;
 
 export interface SmartApprovalOptions {
@@ -72,15 +75,10 @@ export interface ApprovalGateOptions {
   unconfigured?: boolean;
 }
 
-export interface ApprovalSummary {
-  total: number;
-  approved: number;
-  /** Includes the errors. */
-  denied: number;
-  /** Denied because the auxiliary model failed (error, timeout, refusal, invalid answer). */
-  errors: number;
-  by_pattern: Record<string, { approved: number; denied: number; errors: number }>;
-}
+/** `denied` includes the `errors`: denies because the auxiliary model failed (error, timeout, refusal, invalid answer). */
+type DecisionCounts = { approved: number; denied: number; errors: number };
+
+export type ApprovalSummary = DecisionCounts & { total: number; by_pattern: Record<string, DecisionCounts> };
 
 export type ApprovalStats = ApprovalSummary & GateState["counters"] & { usage: Usage };
 
@@ -92,16 +90,11 @@ export interface ApprovalService {
   stats(): ApprovalStats;
 }
 
-/** What the gate knows about a command besides its text. */
-export type GateInfo = Parameters<ApprovalGate>[1];
-
 export const DO_NOT_RETRY = "Do NOT retry this command; find a safer way.";
 
 /** A command the detection flagged, as a policy sees it. */
-export interface FlaggedCommand {
+export interface FlaggedCommand extends Pick<GateInfo, "cwd" | "backend"> {
   command: string;
-  cwd?: string;
-  backend: string;
   /** Every class that matched (trusted: from our detector). */
   matches: PatternMatch[];
   /** The matched patterns' descriptions, joined. */
@@ -110,16 +103,14 @@ export interface FlaggedCommand {
   comments: string[];
 }
 
-export interface PolicyDecision {
-  decision: "approve" | "deny";
-  /** Who decided: policy, smart, user. */
-  by: string;
-  reason: string;
-  /** What the model is told on a deny. */
+/** A policy's decision: the fields of the record it sets, and what the model is told on a deny. */
+export type PolicyDecision = Pick<ApprovalRecord, "decision" | "by" | "reason" | "cached" | "error"> & {
   message?: string;
-  cached?: boolean;
-  /** A deny because the deciding service failed. */
-  error?: boolean;
+};
+
+/** A deny by `by` (policy, user): the model is told `BLOCKED: <said>` and not to retry. */
+export function blocked(by: string, reason: string, said = reason): PolicyDecision {
+  return { decision: "deny", by, reason, message: `BLOCKED: ${said}. ${DO_NOT_RETRY}` };
 }
 
 /** What a task's gate shares with its policy. */

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { errorMessage } from "../../../src/core/errors.js";
 import { appendToAllowlist } from "../allowlist.js";
 import {
-  DO_NOT_RETRY,
+  blocked,
   type ApprovalPolicyFactory,
   type PolicyDecision,
   type PromptChoice,
@@ -64,12 +64,6 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
   const persist = opts.persistAllowlist ?? ((key: string) => appendToAllowlist(key));
   let promptQueue: Promise<unknown> = Promise.resolve();
   const approve = (reason: string): PolicyDecision => ({ decision: "approve", by: "user", reason });
-  const deny = (reason: string, message: string): PolicyDecision => ({
-    decision: "deny",
-    by: "user",
-    reason,
-    message: `BLOCKED: ${message}. ${DO_NOT_RETRY}`,
-  });
 
   /** "always": approved for the session and saved to command_allowlist; a failure to save is said, not fatal. */
   async function always(keys: string[]): Promise<PolicyDecision> {
@@ -91,6 +85,7 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
     consultsAllowlist: true,
     async decide({ command, matches, description, cwd, backend }) {
       const keys = matches.map((m) => m.key);
+      const what = `this potentially dangerous command (${description})`;
       const req = { command, patternKey: keys[0]!, description, cwd, backend, timeoutMs };
       const turn = promptQueue.then(() => askWithin(opts.prompt ?? ttyPrompt, req));
       promptQueue = turn.catch(() => undefined);
@@ -99,12 +94,11 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
         choice = await turn;
       } catch (err) {
         const why = err instanceof PromptTimeout ? err.message : `prompt failed: ${errorMessage(err)}`;
-        return deny(why, `${why}, so this potentially dangerous command (${description}) was denied`);
+        return blocked("user", why, `${why}, so ${what} was denied`);
       }
       if (choice === "once") return approve("approved once");
       if (choice === "always") return always(keys);
-      if (choice === "deny")
-        return deny("denied by the user", `the user denied this potentially dangerous command (${description})`);
+      if (choice === "deny") return blocked("user", "denied by the user", `the user denied ${what}`);
       for (const k of keys) state.session.add(k);
       return approve("approved for this task's session");
     },
