@@ -23,6 +23,7 @@ import {
   type ApprovalPolicyImpl,
   type ApprovalService,
   type ApprovalSummary,
+  type FlaggedCommand,
   type GateInfo,
   type GateState,
   type PolicyDecision,
@@ -106,14 +107,28 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
     counters: { smart_calls: 0, cache_hits: 0 },
   };
   let policy: Promise<ApprovalPolicyImpl> | undefined;
-  const loadPolicy = () => (policy ??= approvalPolicies.load(opts.policy).then((factory) => factory(opts, state)));
+  // A policy that cannot be loaded (an unknown name) denies every flagged command, allowlisted or not.
+  const loadPolicy = () =>
+    (policy ??= approvalPolicies
+      .load(opts.policy)
+      .then((factory) => factory(opts, state))
+      .catch((err) => ({ consultsAllowlist: false, decide: async () => blocked("policy", errorMessage(err)) })));
   const tracker = writtenFilesTracker();
 
-  const record = (command: string, info: GateInfo, matches: PatternMatch[], started: number, d: PolicyDecision) => {
+  const decide = async (req: FlaggedCommand): Promise<PolicyDecision> => {
+    const impl = await loadPolicy();
+    return (impl.consultsAllowlist && approvedBefore(req.matches, state)) || impl.decide(req);
+  };
+
+  /** Decides a flagged command and records the decision. */
+  const judgeFlagged = async (command: string, info: GateInfo, matches: PatternMatch[], started: number) => {
+    const description = matches.map((m) => m.description).join("; ");
+    const comments = info.flagged ? [] : shellComments(command);
+    const d = await decide({ command, cwd: info.cwd, backend: info.backend, matches, description, comments });
     const rec: ApprovalRecord = {
       command,
       pattern: matches[0]!.key,
-      description: matches.map((m) => m.description).join("; "),
+      description,
       decision: d.decision,
       by: d.by,
       reason: d.reason,
@@ -129,33 +144,12 @@ export function createApprovalGate(opts: ApprovalGateOptions): ApprovalService {
       : { allowed: false, message: d.message ?? `BLOCKED: ${d.reason}`, record: rec };
   };
 
-  const decide = async (command: string, info: GateInfo, matches: PatternMatch[]): Promise<PolicyDecision> => {
-    let impl: ApprovalPolicyImpl;
-    try {
-      impl = await loadPolicy();
-    } catch (err) {
-      return blocked("policy", errorMessage(err));
-    }
-    const early = impl.consultsAllowlist ? approvedBefore(matches, state) : undefined;
-    if (early) return early;
-    return impl.decide({
-      command,
-      cwd: info.cwd,
-      backend: info.backend,
-      matches,
-      description: matches.map((m) => m.description).join("; "),
-      comments: info.flagged ? [] : shellComments(command),
-    });
-  };
-
   const gate: ApprovalGate = async (command, info) => {
     const started = performance.now();
     // An empty cwd is none.
     const where = { cwd: info.cwd || undefined, defaultCwd: workingDirectory(command, info) };
     const matches = await matchesFor(command, info, where, tracker);
-    const verdict = matches.length
-      ? record(command, info, matches, started, await decide(command, info, matches))
-      : { allowed: true };
+    const verdict = matches.length ? await judgeFlagged(command, info, matches, started) : { allowed: true };
     // Only a call that runs can have written anything. A failure to remember must not turn an allowed
     // call into a blocked one; the later run is still judged alone.
     if (verdict.allowed && info.readFile) {
