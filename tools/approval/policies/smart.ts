@@ -16,32 +16,30 @@ const NOT_CONFIGURED: ApproverVerdict = {
 export const smartPolicy: ApprovalPolicyFactory = (opts, state) => {
   const verdicts = new Map<string, Promise<ApproverVerdict>>();
 
-  async function verdictFor(req: FlaggedCommand): Promise<{ verdict: ApproverVerdict; cached: boolean }> {
-    const smart = opts.smart;
+  async function verdictFor(req: FlaggedCommand): Promise<ApproverVerdict & { cached?: boolean }> {
     // No approver model (the scripted demo, or no endpoint): fail-closed.
-    if (!smart) return { verdict: NOT_CONFIGURED, cached: false };
+    if (!opts.smart) return NOT_CONFIGURED;
     const key = `${normalizeCommand(req.command)}\u0000${req.cwd ?? ""}`;
     const pending = verdicts.get(key);
     if (pending) {
       state.counters.cache_hits++;
-      return { verdict: await pending, cached: true };
+      return { ...(await pending), cached: true };
     }
     state.counters.smart_calls++;
-    const promise = askApprover(smart, { ...req, userTask: opts.userTask }).then((v) => {
+    const promise = askApprover(opts.smart, { ...req, userTask: opts.userTask }).then((v) => {
       addUsage(state.usage, v.usage);
       // A failure is not a verdict: the next identical command asks again.
       if (v.error) verdicts.delete(key);
       return v;
     });
     verdicts.set(key, promise);
-    return { verdict: await promise, cached: false };
+    return promise;
   }
 
   return {
     consultsAllowlist: true,
     async decide(req) {
-      const { verdict, cached } = await verdictFor(req);
-      const { decision, reason, error } = verdict;
+      const { decision, reason, error, cached } = await verdictFor(req);
       // The message is what the model is told on a deny.
       const message = `BLOCKED by smart approval: ${req.description}. Reason: ${reason}. ${DO_NOT_RETRY}`;
       return { decision, by: "smart", reason, message, cached, error };
