@@ -63,16 +63,12 @@ export async function appendToAllowlist(key: string, path: string = userConfigPa
   if (!key) throw new Error("appendToAllowlist needs a pattern key");
   const text = (await readIfExists(path)) ?? "";
   const doc = parseConfig(text, path);
-  const list = doc.get("command_allowlist");
-  if (list === undefined || list === null) {
-    doc.set("command_allowlist", doc.createNode([key]));
-  } else if (isSeq(list)) {
-    const current = (list.toJSON() as unknown[]).map(String);
-    if (current.includes(key)) return;
-    list.add(doc.createNode(key));
-  } else {
-    throw new UserError(`${path}: command_allowlist: must be a list of pattern keys (strings)`);
-  }
+  // A missing or empty (`command_allowlist:`) list is a new one.
+  const list = doc.get("command_allowlist") ?? doc.createNode([]);
+  if (!isSeq(list)) throw new UserError(`${path}: command_allowlist: must be a list of pattern keys (strings)`);
+  if ((list.toJSON() as unknown[]).map(String).includes(key)) return;
+  list.add(doc.createNode(key));
+  doc.set("command_allowlist", list);
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
   await writeFile(tmp, doc.toString(), "utf8");
