@@ -16,12 +16,6 @@ import {
 
 export const DEFAULT_PROMPT_TIMEOUT_MS = 60_000;
 
-/** `o`/`once`, `s`/`session`, `a`/`always`; anything else denies. */
-const parseChoice = (answer: string): PromptChoice => {
-  const a = answer.trim().toLowerCase();
-  return (["once", "session", "always"] as const).find((c) => a === c || a === c[0]) ?? "deny";
-};
-
 /** The default interactive prompt, on the terminal. */
 export const ttyPrompt: PromptFn = async (req) => {
   if (!process.stdin.isTTY) throw new Error("no terminal to ask (stdin is not a TTY)");
@@ -32,7 +26,9 @@ export const ttyPrompt: PromptFn = async (req) => {
       `Allow? [o]nce | [s]ession | [a]lways | [d]eny (${Math.round(req.timeoutMs / 1000)} s → deny): `,
       { signal: req.signal },
     );
-    return parseChoice(answer);
+    // `o`/`once`, `s`/`session`, `a`/`always`; anything else denies.
+    const a = answer.trim().toLowerCase();
+    return (["once", "session", "always"] as const).find((c) => a === c || a === c[0]) ?? "deny";
   } finally {
     rl.close();
   }
@@ -71,11 +67,7 @@ export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
     for (const k of keys) {
       state.session.add(k);
       state.allow.add(k);
-      try {
-        await persist(k);
-      } catch (err) {
-        failures.push(`${k}: ${errorMessage(err)}`);
-      }
+      await persist(k).catch((err) => failures.push(`${k}: ${errorMessage(err)}`));
     }
     if (!failures.length) return approve("approved always (saved to command_allowlist)");
     return approve(`approved always (could not save to command_allowlist: ${failures.join("; ")})`);
