@@ -66,8 +66,7 @@ export function summarizeApprovals(records: readonly ApprovalRecord[]): Approval
  */
 function workingDirectory(command: string, info: { cwd?: string; workdir?: string }): string | undefined {
   if (info.workdir) return info.workdir;
-  if (!info.cwd || !info.cwd.startsWith("/")) return undefined;
-  if (command.startsWith(`cd ${shellQuote(info.cwd)} && `)) return undefined;
+  if (!info.cwd?.startsWith("/") || command.startsWith(`cd ${shellQuote(info.cwd)} && `)) return undefined;
   return info.cwd;
 }
 

@@ -89,8 +89,8 @@ export function buildApproverMessages(req: ApproverRequest): { role: "system" | 
 
 /** Keys that spell a verdict field twice (`decision` and `Decision `): the answer is ambiguous. */
 function conflictingVerdictKeys(data: unknown): string | undefined {
-  if (!data || typeof data !== "object" || Array.isArray(data)) return undefined;
-  const keys = Object.keys(data);
+  // An array or a scalar has no such keys.
+  const keys = Object.keys(data ?? {});
   const fields = keys.map((k) => k.trim().toLowerCase());
   const again = fields.findIndex((f, i) => (f === "decision" || f === "reason") && fields.indexOf(f) < i);
   if (again < 0) return undefined;
