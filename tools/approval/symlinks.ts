@@ -38,10 +38,8 @@ export function insideTargets(command: string, workdir: string, cwd?: string): s
   return [...out];
 }
 
-function insideDir(path: string, dir: string): boolean {
-  const rel = posix.relative(dir, path);
-  return rel === "" || (!rel.startsWith("../") && rel !== ".." && !posix.isAbsolute(rel));
-}
+/** The path is the directory or below it: the way from the directory to it does not climb (`..`). */
+const insideDir = (path: string, dir: string) => !/^\.\.(\/|$)/.test(posix.relative(dir, path));
 
 /** Does one of the command's targets inside `workdir` resolve, in the environment, to a place outside it? */
 export async function escapesThroughSymlink(
