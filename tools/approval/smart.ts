@@ -13,12 +13,10 @@ import { errorMessage } from "../../src/core/errors.js";
 import { DuplicateKeyError, parseJsonStrict } from "../../src/core/strict_json.js";
 import { describeEnvironment } from "../environments/index.js";
 import { APPROVER_PROMPT_LINES } from "./rules/approver_prompt.js";
-import type { FlaggedCommand, SmartApprovalOptions } from "./types.js";
+import type { ApprovalGateOptions, FlaggedCommand, SmartApprovalOptions } from "./types.js";
 
-export interface ApproverRequest extends FlaggedCommand {
-  /** The task's prompt (untrusted). */
-  userTask?: string;
-}
+/** A flagged command and the task's prompt (untrusted). */
+export type ApproverRequest = FlaggedCommand & Pick<ApprovalGateOptions, "userTask">;
 
 export const DEFAULT_SMART_TIMEOUT_MS = 30_000;
 const TASK_PROMPT_MAX_CHARS = 2_000;
