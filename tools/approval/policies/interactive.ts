@@ -41,18 +41,12 @@ const duration = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 10
 /** Asks with a deadline: past it the prompt's signal is aborted and the answer is a PromptTimeout saying so. */
 async function askWithin(prompt: PromptFn, req: Omit<PromptRequest, "signal">): Promise<PromptChoice> {
   const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new PromptTimeout(`no answer within ${duration(req.timeoutMs)}`));
-    }, req.timeoutMs);
+  const { signal } = controller;
+  const timedOut = new Promise<never>((_, reject) => {
+    signal.addEventListener("abort", () => reject(new PromptTimeout(`no answer within ${duration(req.timeoutMs)}`)));
   });
-  try {
-    return await Promise.race([prompt({ ...req, signal: controller.signal }), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const timer = setTimeout(() => controller.abort(), req.timeoutMs);
+  return Promise.race([prompt({ ...req, signal }), timedOut]).finally(() => clearTimeout(timer));
 }
 
 export const interactivePolicy: ApprovalPolicyFactory = (opts, state) => {
