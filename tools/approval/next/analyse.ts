@@ -176,8 +176,7 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
 
 function fileText(word: Word, s: LineState, cwd: string | undefined): string | undefined {
   const path = absolutePath(word, { ...s.ctx, cwd });
-  if (path === undefined) return undefined;
-  return s.written.get(path) ?? s.opts.readWritten?.(path);
+  return path === undefined ? undefined : (s.written.get(path) ?? s.opts.readWritten?.(path));
 }
 
 /** A write to `target` a rule flags (a terminal is no disk). */
@@ -312,16 +311,13 @@ function judgeElevated(inv: Invocation, s: LineState, before: number): void {
   add(s, "elevated_unreadable", `${inv.program} runs with raised rights and no rule reads what it does`);
 }
 
-/** The keys of a program's rows on remote state (a trial run of the program changes none of it). */
-const remoteKeys = (program: string) =>
-  new Set(rulesFor(program).flatMap((r) => (r.effect === "remote" ? [r.key] : [])));
-
 function judgeInvocationEffects(given: Invocation, s: LineState): void {
   const inv = s.elevated && !given.elevated ? { ...given, elevated: true } : given;
   const before = s.findings.length;
   const ctx = { ...s.ctx, cwd: inv.command.cwd };
-  const trialKeys = isTrialRun(inv) ? remoteKeys(inv.program) : undefined;
-  for (const f of judgeInvocation(inv, ctx)) if (!trialKeys?.has(f.key)) s.findings.push(f);
+  // a trial run changes no remote state: the program's remote rows are dropped
+  const remoteRows = isTrialRun(inv) ? rulesFor(inv.program).filter((r) => r.effect === "remote") : [];
+  for (const f of judgeInvocation(inv, ctx)) if (!remoteRows.some((r) => r.key === f.key)) s.findings.push(f);
   if (runsShellText(inv.program) || inv.word.text.includes("/")) judgeRunsFile(inv, s);
   if (interprets(inv.program)) judgeInterpreter(inv, s);
   judgeBuilt(inv, s);
@@ -344,7 +340,11 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
   judgeElevated(inv, s, before);
 }
 
-/** Records what a command writes on this line (here-docs into files keep their text), and judges the writes. */
+/**
+ * Records what a command leaves for later commands of the line, and judges its writes: files it writes
+ * (here-docs and `tee` keep the text they are fed: a script run later), a link makes a later path through it
+ * a path under its target, and temporary directories the line makes are its own.
+ */
 function recordWrites(cmd: SimpleCommand, s: LineState): void {
   const ctx = { ...s.ctx, cwd: cmd.cwd };
   const p = programOf(cmd);
@@ -360,26 +360,16 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
       add(s, "overwrite_data_file", `empties ${path}`);
     judgeWriteTo(r.target, ctx, s);
   }
-}
-
-/**
- * What `tee`, `ln` and `mkdir` leave for later commands of the line: `tee FILE` keeps the text it is fed
- * (a script run later), a link makes a later path through it a path under its target, and temporary
- * directories the line makes are its own.
- */
-function recordMade(cmd: SimpleCommand, s: LineState): void {
-  const ctx = { ...s.ctx, cwd: cmd.cwd };
   const operands = cmd.argv.slice(1).filter((w) => !w.text.startsWith("-"));
-  const program = programOf(cmd);
-  if (program === "tee") {
+  if (p === "tee") {
     const text = cmd.stdin?.literal ? cmd.stdin.text : literalOutput(cmd.pipedFrom, s)?.text;
     for (const path of operands.map((w) => absolutePath(w, ctx))) if (path !== undefined) s.written.set(path, text);
   }
-  if (program === "ln" && operands.length === 2) {
+  if (p === "ln" && operands.length === 2) {
     const [target, link] = operands.map((w) => absolutePath(w, ctx));
     if (target && link && target !== link) s.ctx.links.set(link.replace(/(.)\/$/, "$1"), target);
   }
-  if (program === "mkdir")
+  if (p === "mkdir")
     for (const key of operands.map((w) => pathKey(w, ctx))) if (/^\/(var\/)?tmp\/[^/]/.test(key)) s.ctx.made.add(key);
 }
 
@@ -416,7 +406,6 @@ function judgeModel(line: CommandLine, s: LineState): void {
     if (!invocations.length) s.findings.push(...judgeRemoteShellExfil(cmd, { ctx: s.ctx, lineKey: s.findings }));
     for (const inv of invocations) if (!judgeDefinedCall(inv, line, s)) judgeInvocationEffects(inv, s);
     recordWrites(cmd, s);
-    recordMade(cmd, s);
   }
 }
 

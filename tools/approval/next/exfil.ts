@@ -19,18 +19,15 @@ export interface ExfilView {
 }
 
 /** Per line: files that now hold secrets, remotes added, whether a secret was staged in git. */
-interface ExfilState {
-  tainted: Set<string>;
-  remotes: Set<string>;
-  staged: boolean;
-}
+const newState = () => ({ tainted: new Set<string>(), remotes: new Set<string>(), staged: false });
+type ExfilState = ReturnType<typeof newState>;
 const STATES = new WeakMap<object, ExfilState>();
 
 const secretText = (text: string, personal = false) =>
   table.SECRET_FILE.test(" " + (personal ? text.replace(table.PROJECT_SECRET, " ") : text));
 
 function stateOf(view: ExfilView): ExfilState {
-  if (!STATES.has(view.lineKey)) STATES.set(view.lineKey, { tainted: new Set(), remotes: new Set(), staged: false });
+  if (!STATES.has(view.lineKey)) STATES.set(view.lineKey, newState());
   return STATES.get(view.lineKey)!;
 }
 
@@ -111,7 +108,6 @@ function httpSink(inv: Invocation, t: string[]): Sink | undefined {
 function sink(inv: Invocation): Sink | undefined {
   const t = texts(inv.args);
   const p = inv.program;
-  const operands = inv.args.filter((w) => !w.text.startsWith("-"));
   if (/^(curl|wget|http|https|xh)$/.test(p)) return httpSink(inv, t);
   if (table.NET_SENDERS.test(p)) {
     if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
@@ -133,7 +129,7 @@ function sink(inv: Invocation): Sink | undefined {
   }
   // an object store is the task's own unless the upload is made public: a project's secrets may go there
   if (table.UPLOADERS.test(p)) {
-    const files = operands.filter((w) => w.literal);
+    const files = inv.args.filter((w) => w.literal && !w.text.startsWith("-"));
     return { payload: files, stdin: false, personal: !t.some((w) => table.PUBLIC_ACL.test(w)) };
   }
   if (table.COPY_SENDERS.test(p)) {
