@@ -63,8 +63,6 @@ function newLineState(opts: JudgeOptions) {
 }
 type LineState = ReturnType<typeof newLineState>;
 
-const MAX_DEPTH = 6;
-
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
 /** A finding when a check gave its reason (checks return undefined when they find nothing). */
 const addIf = (s: LineState, key: ClassKey, reason: string | undefined) => reason && add(s, key, reason);
@@ -97,7 +95,7 @@ function judgeShellText(code: Word, s: LineState, cwd: string | undefined, why: 
     const key = computed ?? (evaluated ? "computed_command" : fallback);
     return add(s, key, `${why}: shell text only known when it runs`);
   }
-  if (s.depth >= MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
+  if (s.depth >= LINE.MAX_DEPTH) return add(s, "unanalysable", "nested too deeply");
   const vars = new Map([...(run.env ?? []), ...(run.positional ?? []).map((w, i) => [String(i), w] as const)]);
   const elevated = s.elevated || !!run.elevated;
   judgeLine(code.text, { ...s, depth: s.depth + 1, elevated, ctx: { ...s.ctx, cwd } }, vars);
@@ -225,10 +223,8 @@ function judgeInterpreter(inv: Invocation, s: LineState): void {
   const script = inv.args.find((w) => !w.text.startsWith("-"));
   if (!script) return judgeStdinProgram(inv, s);
   // `python3 <(cat x.py)`: the program is a command's output, as `bash <(…)` is
-  if (!script.literal && script.text.startsWith("<(")) {
-    const key = /\b(curl|wget)\b/.test(script.text) ? "remote_code_exec" : "shell_input";
-    return add(s, key, `${inv.program} runs the output of ${script.text}`);
-  }
+  if (!script.literal && script.text.startsWith("<("))
+    return add(s, substitutedCode(script.text) ?? "shell_input", `${inv.program} runs the output of ${script.text}`);
   judgeCode(fileText(script, s, inv.command.cwd), s);
 }
 

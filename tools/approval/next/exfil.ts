@@ -26,10 +26,9 @@ const STATES = new WeakMap<object, ExfilState>();
 const secretText = (text: string, personal = false) =>
   table.SECRET_FILE.test(" " + (personal ? text.replace(table.PROJECT_SECRET, " ") : text));
 
-function stateOf(view: ExfilView): ExfilState {
-  if (!STATES.has(view.lineKey)) STATES.set(view.lineKey, newState());
-  return STATES.get(view.lineKey)!;
-}
+/** The line's state, made on first use. */
+const stateOf = (view: ExfilView) =>
+  STATES.get(view.lineKey) ?? STATES.set(view.lineKey, newState()).get(view.lineKey)!;
 
 const texts = (words: Word[]) => words.map((w) => w.text);
 

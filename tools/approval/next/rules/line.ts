@@ -4,6 +4,9 @@
  * runners run. Data, not code.
  */
 
+/** How deep shell text nested in shell text (`sh -c "eval '…'"`) is read before it counts as unanalysable. */
+export const MAX_DEPTH = 6;
+
 /** Programs whose output piped into a shell is downloaded code. */
 export const FETCHERS = new Set("curl wget fetch http https aria2c lwp-request GET nc ncat socat".split(" "));
 
