@@ -110,16 +110,15 @@ const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE
 
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
-  const cwd = inv.command.cwd;
   const input = inv.command.redirects.find((r) => r.op === "<" || r.op === "<&");
   // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known. Naming the input as the script
   // (`. /dev/stdin < FILE`) runs a file of unknown text the way no plain run would: asked about.
   if (input) {
     const readable = input.target.literal && !/^&?\d+$/.test(input.target.text);
-    const text = readable ? fileText(input.target, s, cwd) : undefined;
+    const text = readable ? fileText(input.target, s, inv.command.cwd) : undefined;
     if (!readable || (named && text === undefined))
       return add(s, "shell_input", `${inv.program} runs a file's text as commands`);
-    return judgeScript(text, s, cwd, inv.program);
+    return judgeScript(text, s, inv.command.cwd, inv.program);
   }
   const feeders = upstream(inv.command).map(programOf);
   if (feeders.some((p) => LINE.FETCHERS.has(p)))
@@ -137,7 +136,7 @@ function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
       add(s, "shell_input", `${inv.program} runs a variable's text`);
     const text = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
     const rest = { ...source, text, literal: source.literal || !text.includes("$") };
-    judgeShellText(rest, s, cwd, inv.program);
+    judgeShellText(rest, s, inv.command.cwd, inv.program);
   } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text)) runsUnknownCode(inv, s);
   else judgeCode(source.text, s);
 }
@@ -266,8 +265,7 @@ function makeRecipes(text: string): string[] {
 /** package.json's scripts (a file that is not JSON has none). */
 function packageScripts(text: string): string[] {
   try {
-    const scripts = (JSON.parse(text) as { scripts?: Record<string, unknown> }).scripts ?? {};
-    return Object.values(scripts).filter((v) => typeof v === "string");
+    return Object.values((JSON.parse(text) as { scripts?: object }).scripts ?? {}).filter((v) => typeof v === "string");
   } catch {
     return [];
   }
@@ -372,17 +370,16 @@ function recordWrites(cmd: SimpleCommand, s: LineState): void {
 /** A function or alias the line defined runs its text with the call's arguments; `alias` records one. */
 function judgeDefinedCall(inv: Invocation, line: CommandLine, s: LineState): boolean {
   const body = line.functionBodies.get(inv.program);
-  const cwd = inv.command.cwd;
   if (body !== undefined && !s.calling.has(inv.program)) {
     const calling = new Set([...s.calling, inv.program]);
     const positional = [inv.word, ...inv.args];
-    judgeShellText(literalWord(body), { ...s, calling }, cwd, `function ${inv.program}`, { positional });
+    judgeShellText(literalWord(body), { ...s, calling }, inv.command.cwd, `function ${inv.program}`, { positional });
   }
   if (line.functions.has(inv.program)) return true;
   const alias = s.aliases.get(inv.program);
   if (alias) {
     const text = [alias.text, ...inv.args.map((w) => w.text)].join(" ");
-    judgeShellText({ ...alias, text }, s, cwd, `alias ${inv.program}`);
+    judgeShellText({ ...alias, text }, s, inv.command.cwd, `alias ${inv.program}`);
     return true;
   }
   for (const w of inv.program === "alias" ? inv.args : []) {

@@ -38,10 +38,9 @@ const pathOf = (w: string, cwd: string | undefined, view: ExfilView) =>
 /** Does this word name a secret (a secret file, a file holding one, a secret variable or substitution)? */
 function secretWord(w: Word, cwd: string | undefined, view: ExfilView, st: ExfilState, personal = false): boolean {
   const text = w.text.replace(/^(@|[\w:-]+=@?|FILE:|OPEN:|GOPEN:)/i, "");
-  if (secretText(text, personal)) return true;
+  if (secretText(text, personal) || table.SECRET_VAR.test(w.text)) return true;
   const abs = w.literal ? pathOf(text, cwd, view) : undefined;
   if (abs && [...st.tainted].some((t) => abs === t || abs.startsWith(`${t}/`))) return true;
-  if (table.SECRET_VAR.test(w.text)) return true;
   const subst = /[$<]\((.*)\)|`(.*)`/s.exec(w.text);
   return subst !== null && printsSecret((subst[1] ?? subst[2] ?? "").trim().split(/\s+/), personal);
 }
