@@ -108,7 +108,7 @@ const BASE_RULES: Rule[] = [
   {
     // the link is made where the last operand points (with one operand, in the current directory)
     program: ["ln"],
-    when: (ops) => ops.length >= 2,
+    word: { from: 1 },
     effect: "overwrite",
     key: "overwrite_outside_workdir",
     paths: "last",
@@ -476,7 +476,7 @@ const BASE_RULES: Rule[] = [
     program: ["git"],
     // history rewritten, or what would recover it thrown away (reflog expired now, a shared branch's ref deleted)
     args: /(^|\s)(filter-branch|filter-repo|replace)(\s|$)|(^|\s)reflog\s+(expire\s.*--expire(-unreachable)?=(now|all|0)|delete)|(^|\s)update-ref\s+-d\s+(refs\/heads\/)?(main|master|trunk|develop|release|production|prod)(\s|$)/,
-    when: (ops) => /^(filter-branch|filter-repo|replace|reflog|update-ref)$/.test(ops[0] ?? ""),
+    word: { test: /^(filter-branch|filter-repo|replace|reflog|update-ref)$/, to: 1 },
     globalValued: GIT_GLOBALS,
     unless: /--analyze/,
     effect: "remote",
@@ -493,7 +493,7 @@ const BASE_RULES: Rule[] = [
     verbs: [["branch"]],
     globalValued: GIT_GLOBALS,
     args: /(^|\s)-D(\s|$)/,
-    when: (ops) => ops.slice(1).some((b) => SHARED_BRANCH.test(b)),
+    word: { test: SHARED_BRANCH, from: 1 },
     effect: "remote",
     key: "git_history_rewrite",
     flag: ["git branch -D main"],
