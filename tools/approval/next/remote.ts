@@ -15,6 +15,7 @@ import { literalWord, type Word } from "./words.js";
 
 /** What the line judge lends: where paths point, the text of files and simple producers, line notes. */
 export interface LineView {
+  /** Where paths point, from the invocation's own directory. */
   ctx: PathContext;
   /** Text of a file written on this line or by an earlier call. */
   fileText: (word: Word, cwd: string | undefined) => string | undefined;
@@ -147,7 +148,7 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const t = texts(inv);
   if (/^(terraform|tofu|terragrunt)$/.test(inv.program)) {
     const out = t.flatMap((w, i) => (w === "-out" ? [t[i + 1] ?? ""] : w.startsWith("-out=") ? [w.slice(5)] : []));
-    const where = (p: string) => absolutePath(literalWord(p), { ...view.ctx, cwd: inv.command.cwd }) ?? p;
+    const where = (p: string) => absolutePath(literalWord(p), view.ctx) ?? p;
     if (t.includes("plan") && t.includes("-destroy")) for (const f of out) notes.set(`tfplan:${where(f)}`, "destroy");
     const applied = t.slice(t.indexOf("apply") + 1).find((w) => !w.startsWith("-"));
     if (t.includes("apply") && applied && notes.get(`tfplan:${where(applied)}`))
@@ -256,7 +257,7 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
 /** A database file inside the known working directory (or /tmp, or in memory) is the task's own. */
 function ownDatabaseFile(inv: Invocation, view: LineView): boolean {
   const db = inv.args.find((w) => !w.text.startsWith("-"));
-  const where = db ? classifyPath(db, { ...view.ctx, cwd: inv.command.cwd }) : "inside";
+  const where = db ? classifyPath(db, view.ctx) : "inside";
   return (where === "inside" && (Boolean(view.ctx.workdir) || !db)) || where === "temp" || db?.text === ":memory:";
 }
 

@@ -200,11 +200,9 @@ export const CONTAINER_VALUED = new Set(
  */
 export const REMOTE_RUNNERS = new Map(
   Object.entries<{ verbs: string[]; option?: RegExp; last?: boolean; strip?: RegExp }>({
-    fab: { verbs: [] },
+    // fab, invoke and pyinfra are wrappers (rules/wrappers.ts SHELL_TEXT_TAKERS): what follows `--` is unwrapped there
     fab2: { verbs: [] },
-    invoke: { verbs: [] },
     inv: { verbs: [] },
-    pyinfra: { verbs: [] },
     knife: { verbs: ["ssh"], last: true },
     gcloud: { verbs: ["ssh"], option: /^--command(=|$)/ },
     az: { verbs: ["run-command"], option: /^--scripts(=|$)/ },
