@@ -6,9 +6,9 @@
  * The tables are in rules/fetch.ts.
  */
 import type { ClassKey } from "./classes.js";
-import type { Finding } from "./judges.js";
+import type { Finding, LineView } from "./judges.js";
 import { optionAt, optionValue, upstream, type SimpleCommand } from "./model.js";
-import { absolutePath, classifyPath, within, type PathContext } from "./paths.js";
+import { absolutePath, classifyPath, within } from "./paths.js";
 import * as table from "./rules/fetch.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import { basename, isShell, type Invocation } from "./unwrap.js";
@@ -22,23 +22,12 @@ interface FetchState {
   unpacked?: CodeKey;
 }
 
-export interface FetchView {
-  /** Where paths point, from the invocation's own directory. */
-  ctx: PathContext;
-  /** What a producer prints, when known (`printf '…' > .git/hooks/x`). */
-  printed: (cmd: SimpleCommand | undefined) => Word | undefined;
-  /** One object per judged line (nested lines share it): the key of this module's line state. */
-  lineKey: object;
-  /** Judges shell text as a line of its own. */
-  judgeShell: (text: Word, why: string) => void;
-}
-
 const STATES = new WeakMap<object, FetchState>();
 
-const stateOf = (view: FetchView): FetchState =>
+const stateOf = (view: LineView): FetchState =>
   STATES.get(view.lineKey) ?? STATES.set(view.lineKey, { files: new Map() }).get(view.lineKey)!;
 
-const pathOf = (text: string, view: FetchView) =>
+const pathOf = (text: string, view: LineView) =>
   absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), view.ctx);
 
 const texts = (words: Word[]) => words.map((w) => w.text);
@@ -71,7 +60,7 @@ function downloadedFiles(inv: Invocation): string[] {
 }
 
 /** Records what this invocation writes that holds fetched or decoded code; returns hooks it writes. */
-function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Word | undefined)[] {
+function record(inv: Invocation, view: LineView, st: FetchState): (CodeKey | Word | undefined)[] {
   const hooks: (CodeKey | Word | undefined)[] = [];
   const chain = [inv.program, ...upstream(inv.command).map(programOf)];
   const key: CodeKey | undefined = chain.some((p) => table.DOWNLOADERS.has(p))
@@ -100,7 +89,7 @@ function record(inv: Invocation, view: FetchView, st: FetchState): (CodeKey | Wo
 }
 
 /** The class of the first argument naming fetched code, if any. */
-function fetchedArg(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
+function fetchedArg(inv: Invocation, view: LineView, st: FetchState): CodeKey | undefined {
   for (const w of inv.args) {
     if (w.text.startsWith("-") && !w.text.includes("=")) continue;
     const abs = pathOf(w.text.replace(/^[\w-]+=/, ""), view);
@@ -127,7 +116,7 @@ function readsProgramFromStdin(args: Word[]): boolean {
 }
 
 /** Running fetched code: the program word, a shell or interpreter's script, a package file, a preload. */
-function runsFetched(inv: Invocation, view: FetchView, st: FetchState): CodeKey | undefined {
+function runsFetched(inv: Invocation, view: LineView, st: FetchState): CodeKey | undefined {
   const script = table.RUNS_FILE_ARG.test(inv.program) ? scriptArg(inv.args) : undefined;
   const env = [...inv.command.env];
   const named = [
@@ -227,7 +216,7 @@ function settingsOf(program: string, t: string[]): [string, string][] {
 }
 
 /** Shell text in settings: `GIT_PAGER=…`, `git config alias.x '!…'`, `git -c core.pager=…`, npm scripts. */
-function configuredShell(inv: Invocation, view: FetchView): Finding | undefined {
+function configuredShell(inv: Invocation, view: LineView): Finding | undefined {
   for (const w of inv.args)
     for (const m of table.SHELL_OPTIONS.map((re) => re.exec(w.text)))
       if (m?.[1]) view.judgeShell({ ...w, text: m[1].replace(/^['"]|['"]$/g, "") }, `option ${w.text.slice(0, 30)}`);
@@ -264,7 +253,7 @@ function shellToSocket(inv: Invocation): Finding | undefined {
 }
 
 /** A terminal shown on another machine's display, or a file server of a directory the task does not own. */
-function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
+function opensAccess(inv: Invocation, view: LineView): Finding | undefined {
   const display = inv.command.env.get("DISPLAY")?.text;
   if (display && X_TERMINALS.test(inv.program) && !/^(:|localhost:|127\.|unix:)/.test(display))
     return { key: "remote_access", reason: `${inv.program} on the display ${display}` };
@@ -278,14 +267,14 @@ function opensAccess(inv: Invocation, view: FetchView): Finding | undefined {
 }
 
 /** Code run from what fetched or decoded it, or from a substitution an interpreter reads as its script. */
-function runsComputed(inv: Invocation, view: FetchView, st: FetchState): Finding | undefined {
+function runsComputed(inv: Invocation, view: LineView, st: FetchState): Finding | undefined {
   const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
   const what = runs === "decoded_code_exec" ? "decoded" : "downloaded";
   return runs && { key: runs, reason: `${inv.program} runs ${what} code` };
 }
 
 /** `sudo PYTHONPATH=/tmp/x python3 …`: code loaded from outside the task under raised rights. */
-function elevatedCodePath(inv: Invocation, view: FetchView): Finding | undefined {
+function elevatedCodePath(inv: Invocation, view: LineView): Finding | undefined {
   const loads = inv.command.argv.map((w) => table.CODE_PATH_ENV.exec(w.text)?.[2]).find((v) => v !== undefined);
   if (!inv.elevated || !loads || classifyPath(literalWord(loads), view.ctx) === "inside") return undefined;
   return { key: "privilege_grant", reason: `${inv.program} runs with raised rights, loading code from ${loads}` };
@@ -296,7 +285,7 @@ export const syntaxCheckOnly = (inv: Invocation) =>
   /^(sh|bash|zsh|dash|ksh|ash)$/.test(inv.program) && inv.args.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w.text));
 
 /** Every fetched-code finding of one invocation (and records what it writes for later commands). */
-export function judgeFetchedCode(inv: Invocation, view: FetchView): Finding[] {
+export function judgeFetchedCode(inv: Invocation, view: LineView): Finding[] {
   const st = stateOf(view);
   const script = table.SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
   const out = [

@@ -15,6 +15,22 @@ import { basename, isOption, under, type Invocation } from "./unwrap.js";
 import { GLOB_REGEX } from "./rules/words_values.js";
 import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
 
+/** What the line judge lends the judges of remote state and fetched code (remote.ts, fetch_exec.ts). */
+export interface LineView {
+  /** Where paths point, from the invocation's own directory. */
+  ctx: PathContext;
+  /** Text of a file written on this line or by an earlier call. */
+  fileText: (word: Word, cwd: string | undefined) => string | undefined;
+  /** What `echo`/`printf`/`cat FILE` prints, when known (`printf '…' > .git/hooks/x`). */
+  printed: (cmd: SimpleCommand | undefined) => Word | undefined;
+  /** Judges shell text as a line of its own (`elevated`: run on a server). */
+  judgeShell: (code: Word, why: string, elevated?: boolean) => void;
+  /** What earlier commands of the line left for later ones (a destroy plan's file, a git alias). */
+  notes: Map<string, string>;
+  /** One object per judged line (nested lines share it): the key of fetch_exec.ts's line state. */
+  lineKey: object;
+}
+
 export interface Finding {
   key: ClassKey;
   /** What the judge saw, for `approval explain`. */

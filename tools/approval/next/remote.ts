@@ -6,26 +6,11 @@
  * (`table.*`) are in rules/remote.ts.
  */
 import type { ClassKey } from "./classes.js";
-import type { Finding } from "./judges.js";
-import type { SimpleCommand } from "./model.js";
-import { absolutePath, classifyPath, type PathContext } from "./paths.js";
+import type { Finding, LineView } from "./judges.js";
+import { absolutePath, classifyPath } from "./paths.js";
 import * as table from "./rules/remote.js";
 import { basename, type Invocation } from "./unwrap.js";
 import { literalWord, type Word } from "./words.js";
-
-/** What the line judge lends: where paths point, the text of files and simple producers, line notes. */
-export interface LineView {
-  /** Where paths point, from the invocation's own directory. */
-  ctx: PathContext;
-  /** Text of a file written on this line or by an earlier call. */
-  fileText: (word: Word, cwd: string | undefined) => string | undefined;
-  /** What `echo`/`printf`/`cat FILE` prints, when known. */
-  printed: (cmd: SimpleCommand | undefined) => Word | undefined;
-  /** Judges shell text as a line of its own (`elevated`: run on a server). */
-  judgeShell?: (code: Word, why: string, elevated: boolean) => void;
-  /** What earlier commands of the line left for later ones (a destroy plan's file, a git alias). */
-  notes?: Map<string, string>;
-}
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
 const texts = (inv: Invocation) => inv.args.map((w) => w.text);
@@ -84,7 +69,7 @@ function judgeContainer(inv: Invocation, view: LineView): void {
     return w.literal && /[\s'"|&;<>()$`]/.test(text) ? `'${text.replace(/'/g, `'\\''`)}'` : text;
   });
   const code = literalWord([tool, ...words].filter(Boolean).join(" "));
-  if (tool || mapped) view.judgeShell?.(code, `${inv.program} run`, false);
+  if (tool || mapped) view.judgeShell(code, `${inv.program} run`, false);
 }
 
 /** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
@@ -144,7 +129,6 @@ function toldByEnv(inv: Invocation): Finding | undefined {
  */
 function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const notes = view.notes;
-  if (!notes) return undefined;
   const t = texts(inv);
   if (/^(terraform|tofu|terragrunt)$/.test(inv.program)) {
     const out = t.flatMap((w, i) => (w === "-out" ? [t[i + 1] ?? ""] : w.startsWith("-out=") ? [w.slice(5)] : []));
@@ -161,7 +145,7 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const verb = verbWords(t)[0];
   const expanded = verb && notes.get(`git-alias:${verb}`);
   if (expanded && !expanded.startsWith("!"))
-    view.judgeShell?.(literalWord(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
+    view.judgeShell(literalWord(`git ${expanded} ${t.slice(t.indexOf(verb) + 1).join(" ")}`), "git alias", false);
 }
 
 /**
@@ -171,9 +155,9 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
  */
 function pushedAway(inv: Invocation, view: LineView): Finding | undefined {
   const words = inv.program === "git" ? verbWords(texts(inv)) : [];
-  if (words[0] === "remote" && words[1] === "add" && words[2]) view.notes?.set(`git-remote:${words[2]}`, "added");
+  if (words[0] === "remote" && words[1] === "add" && words[2]) view.notes.set(`git-remote:${words[2]}`, "added");
   const target = words[0] === "push" && texts(inv).some((w) => /^--(all|mirror)$/.test(w)) ? words[1] : undefined;
-  if (target && (table.GIT_URL.test(target) || (target !== "origin" && view.notes?.has(`git-remote:${target}`))))
+  if (target && (table.GIT_URL.test(target) || (target !== "origin" && view.notes.has(`git-remote:${target}`))))
     return found("repository_exfiltration", `git push sends every branch to ${target}`);
 }
 
@@ -199,7 +183,7 @@ function remoteRunner(inv: Invocation, view: LineView): void {
   const inline = spec.option && at >= 0 ? t[at]!.replace(spec.option, "") : "";
   const rest = inline ? [{ ...inv.args[at]!, text: inline }] : at < 0 ? [] : inv.args.slice(at + 1);
   const code = { text: joined(rest).replace(spec.strip ?? /^$/, ""), literal: rest.every((w) => w.literal) };
-  if (code.text) view.judgeShell?.({ ...code, glob: false }, `${inv.program} on other hosts`, true);
+  if (code.text) view.judgeShell({ ...code, glob: false }, `${inv.program} on other hosts`, true);
 }
 
 /** Every remote-state finding of one invocation. */
