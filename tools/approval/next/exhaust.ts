@@ -5,7 +5,7 @@
  */
 import { optionValue, upstream, type CommandLine, type Loop, type SimpleCommand } from "./model.js";
 import { EXHAUST } from "./rules/exhaustion.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { programOf, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
 /** `30G`, `4M`, `1e12` as bytes (0 when not a size). */
@@ -15,7 +15,6 @@ export function bytesOf(text: string): number {
   return Number(m[1]) * (EXHAUST.units[(m[2] ?? "")[0]?.toLowerCase() ?? ""] ?? 1);
 }
 
-const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");
 const texts = (words: Word[]) => words.map((w) => w.text);
 
 /** A command whose output never ends: `yes`, `cat /dev/zero`, `tr … < /dev/urandom`. */

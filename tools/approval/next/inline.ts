@@ -25,11 +25,6 @@ export interface InlineFinding {
 const first = (m: RegExpExecArray) => m.slice(1).find((g) => g !== undefined);
 const COMPUTED = "\u0000computed";
 
-/** Sizes written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`: the largest one, in bytes. */
-export function largestAllocation(code: string): number {
-  return Math.max(0, ...[...code.matchAll(T.ALLOCATIONS)].map((m) => evaluateSize(m[2]!)));
-}
-
 /** `N<<K`, or the product of the `N`, `N**K` and `NeK` factors read before the first other one (0 if none). */
 function evaluateSize(text: string): number {
   const expr = text.replace(/[_\s]/g, "");
@@ -106,7 +101,8 @@ function exfiltrates(code: string): boolean {
 }
 
 const allocatesGigabytes = (code: string) => {
-  const size = largestAllocation(code);
+  // the largest size written as `N * 1024**3`, `N << 30`, `10**10`, `N * 2**30`, `NGB`, in bytes
+  const size = Math.max(0, ...[...code.matchAll(T.ALLOCATIONS)].map((m) => evaluateSize(m[2]!)));
   return size >= 8 * T.GIB || (size >= 2 ** 20 && size * repetitions(code) >= 8 * T.GIB);
 };
 

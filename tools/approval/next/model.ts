@@ -175,18 +175,6 @@ function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
   if (value) walkChildren(value, s);
 }
 
-function buildCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand {
-  const env: Map<string, Word> = new Map();
-  const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
-  const io: Redirections = { redirects: [], tail: [] };
-  for (const c of named(node)) {
-    if (c.type === "variable_assignment") assign(c, env, s);
-    else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
-  }
-  const { cwd, nested, background, loop } = s;
-  return { argv, env, redirects: io.redirects, stdin: io.stdin, pipedFrom, cwd, nested, background, loop };
-}
-
 /** The words an argument stands for (split, brace-expanded, `"$@"` spread), after its substitutions ran. */
 function argumentWords(c: SyntaxNode, s: WalkState): Word[] {
   walkWord(c, s);
@@ -276,7 +264,15 @@ function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand
   // `export -p`, `declare -x`: with no assignment, a command that prints variables
   if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment"))
     return void walkChildren(node, s);
-  const cmd = buildCommand(node, s, pipedFrom);
+  const env: Map<string, Word> = new Map();
+  const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
+  const io: Redirections = { redirects: [], tail: [] };
+  for (const c of named(node)) {
+    if (c.type === "variable_assignment") assign(c, env, s);
+    else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
+  }
+  const { cwd, nested, background, loop } = s;
+  const cmd = { argv, env, redirects: io.redirects, stdin: io.stdin, pipedFrom, cwd, nested, background, loop };
   emit(cmd, s);
   return cmd;
 }
@@ -368,7 +364,6 @@ function walkChildren(node: SyntaxNode, s: WalkState): undefined {
   return undefined;
 }
 
-/** The command model of one bash line (or script). */
 /** The quote that opens an unreadable tail of the line (the parser's last ERROR node, reaching the end). */
 function openQuote(root: SyntaxNode): string | undefined {
   for (let n = root.lastChild; n; n = n.lastChild)
@@ -379,6 +374,7 @@ function openQuote(root: SyntaxNode): string | undefined {
   return undefined;
 }
 
+/** The command model of one bash line (or script). */
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
   // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
   return withParsedBash(source.normalize("NFKC"), (root) => {

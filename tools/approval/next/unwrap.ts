@@ -56,8 +56,8 @@ export const basename = (text: string) =>
     : text.slice(text.lastIndexOf("/") + 1)
   ).replace(/\.exe$/i, "");
 
-/** The program an argv runs. */
-const programOf = (argv: Word[]) => basename(argv[0]?.text ?? "");
+/** The program a command runs (its first word's basename; "" for none). */
+export const programOf = (c: SimpleCommand | undefined) => basename(c?.argv[0]?.text ?? "");
 
 /** `program ARGS` run with the frame's rights, through the frame's wrappers. */
 function invocation(f: Frame, program: string, args: Word[], word = literalWord(program)): Invocation {
@@ -167,8 +167,8 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   if (!cmd.pipedFrom)
     return cmd.stdin?.literal ? cmd.stdin.text.split(/\s+/).filter(Boolean).map(literalWord) : undefined;
   const [origin, ...between] = upstream(cmd).reverse();
-  const argv = /^(busybox|toybox|sudo)$/.test(programOf(origin.argv)) ? origin.argv.slice(1) : origin.argv;
-  const program = programOf(argv);
+  const argv = /^(busybox|toybox|sudo)$/.test(programOf(origin)) ? origin.argv.slice(1) : origin.argv;
+  const program = basename(argv[0]?.text ?? "");
   const words = operands(argv.slice(1), []);
   const listed = search(program, argv.slice(1))?.roots;
   if (listed) return listed.map(under);
@@ -177,7 +177,7 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   // `docker volume ls -q`, `gsutil ls gs://b/`: every item of a kind or under a prefix (`npm ls` lists no kind)
   const verb = argv.findIndex((w, i) => i > 0 && /^(ls|list)$/.test(w.text));
   // a filter between the listing and xargs (`… | grep 2023 | awk '{print $4}' | xargs …`) selects part of it
-  const narrowed = between.some((c) => /^(grep|egrep|fgrep|rg|head|tail)$/.test(programOf(c.argv)));
+  const narrowed = between.some((c) => /^(grep|egrep|fgrep|rg|head|tail)$/.test(programOf(c)));
   const filtered = argv.some((w) => /^(-f|--filter)/.test(w.text)) || narrowed;
   const prefix = operands(argv.slice(verb + 1), [])[0]?.text.replace(/\/?$/, "/") ?? "";
   if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
@@ -210,7 +210,7 @@ function fanOut(program: string, args: Word[], at: number, cmd: SimpleCommand): 
   if (!mark || !argv.some((w) => w.text.includes(mark))) return { argv: [...argv, ...input], known: true };
   // Each run gets one input; listing them all reads the same for a program of many operands (rm), but a
   // program of one target (ssh HOST CMD) is judged with the first.
-  const each = table.ONE_TARGET.test(programOf(argv)) ? input.slice(0, 1) : input;
+  const each = table.ONE_TARGET.test(basename(argv[0]?.text ?? "")) ? input.slice(0, 1) : input;
   const filled = (w: Word) => each.map((i) => ({ ...w, text: w.text.split(mark).join(i.text) }));
   return { argv: argv.flatMap((w) => (w.text.includes(mark) ? filled(w) : [w])), known: true };
 }
@@ -296,10 +296,9 @@ const moduleParams = (text: string): Record<string, string> =>
 function remoteModuleText(program: string, args: Word[]): Word | undefined {
   if (/^salt(-ssh|-call)?$/.test(program)) {
     const at = args.findIndex((w) => table.SALT_FUNCTIONS.has(w.text));
+    if (at < 0) return undefined;
     const rest = joinWords(args.slice(at + 1));
-    return at < 0
-      ? undefined
-      : { ...rest, text: table.SALT_FUNCTIONS.get(args[at]!.text)!.replace("$args", rest.text) };
+    return { ...rest, text: table.SALT_FUNCTIONS.get(args[at]!.text)!.replace("$args", rest.text) };
   }
   if (program !== "ansible" || args.some((w) => w.text === "--check" || w.text === "-C")) return undefined;
   const module = optionValue(args, ["-m", "--module-name"])?.text ?? "command";
