@@ -177,7 +177,7 @@ function assign(node: SyntaxNode, vars: Variables, s: WalkState): void {
 
 /** The words an argument stands for (split, brace-expanded, `"$@"` spread), after its substitutions ran. */
 function argumentWords(c: SyntaxNode, s: WalkState): Word[] {
-  walkWord(c, s);
+  walkStage(c, s); // runs the substitutions in the word first
   const node = commandWord(c);
   const positional = positionalWords(node, s.vars);
   if (positional) return positional;
@@ -201,12 +201,8 @@ function positionalWords(node: SyntaxNode, vars: Variables): Word[] | undefined 
   return words;
 }
 
-const SUBSTITUTIONS = new Set(["command_substitution", "process_substitution"]);
-
-/** Runs the substitutions inside a word (they run before the command). */
-function walkWord(node: SyntaxNode, s: WalkState): undefined {
-  return SUBSTITUTIONS.has(node.type) ? walkWith(node, s, { nested: true }) : walkChildren(node, s);
-}
+/** A command or process substitution: it runs before the command it sits in. */
+const walkSubstitution = (node: SyntaxNode, s: WalkState) => walkWith(node, s, { nested: true });
 
 /** Walks the children of `node` with `patch` applied to the state, then restores the fields it patched. */
 function walkWith(node: SyntaxNode, s: WalkState, patch: Partial<WalkState>, walk: Stage = walkChildren): undefined {
@@ -219,7 +215,7 @@ function walkWith(node: SyntaxNode, s: WalkState, patch: Partial<WalkState>, wal
 
 /** An unquoted here-doc's `$(…)` (parsed by the grammar) and `` `…` `` (not parsed there: modelled apart). */
 function walkHeredoc(body: SyntaxNode, s: WalkState): void {
-  walkWord(body, s);
+  walkStage(body, s);
   for (const [, inner] of body.text.matchAll(/`((?:[^`\\]|\\.)+)`/g)) {
     const nested = modelCommandLine(inner!, { vars: s.vars, cwd: s.cwd, home: s.home });
     s.out.commands.push(...nested.commands.map((c) => ({ ...c, nested: true })));
@@ -318,6 +314,8 @@ const STAGES: Record<string, Stage> = {
   c_style_for_statement: cStyleLoop,
   while_statement: whileLoop,
   subshell: (node, s) => walkWith(node, s, { cwd: s.cwd }),
+  command_substitution: walkSubstitution,
+  process_substitution: walkSubstitution,
 };
 
 /** Walks one pipeline stage (or any statement); returns its last simple command. */
@@ -357,20 +355,18 @@ function walkLoop(node: SyntaxNode, s: WalkState, loop: Loop): undefined {
 /** Walks each child statement; one followed by `&` runs in the background. */
 function walkChildren(node: SyntaxNode, s: WalkState): undefined {
   for (const c of named(node)) {
-    const walk = SUBSTITUTIONS.has(c.type) ? walkWord : walkStage;
-    if (c.nextSibling?.type === "&") walkWith(c, s, { background: true }, walk);
-    else walk(c, s);
+    if (c.nextSibling?.type === "&") walkWith(c, s, { background: true }, walkStage);
+    else walkStage(c, s);
   }
   return undefined;
 }
 
 /** The quote that opens an unreadable tail of the line (the parser's last ERROR node, reaching the end). */
 function openQuote(root: SyntaxNode): string | undefined {
-  for (let n = root.lastChild; n; n = n.lastChild)
-    if (n.type === "ERROR" && n.endIndex === root.endIndex) {
-      const quote = /^\s*(["'])/.exec(n.text)?.[1];
-      if (quote) return quote;
-    }
+  for (let n = root.lastChild; n; n = n.lastChild) {
+    const quote = n.type === "ERROR" && n.endIndex === root.endIndex && /^\s*(["'])/.exec(n.text)?.[1];
+    if (quote) return quote;
+  }
   return undefined;
 }
 

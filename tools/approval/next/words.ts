@@ -120,12 +120,10 @@ function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
 /** The word a syntax node stands for. */
 export function resolveWord(node: SyntaxNode, vars: Variables): Word {
   switch (node.type) {
+    case "command_name":
+      return node.firstNamedChild ? resolveWord(node.firstNamedChild, vars) : unknown(node.text);
     case "word":
-    case "command_name": {
-      const inner = node.type === "command_name" ? node.namedChildren[0] : null;
-      if (inner && inner.type !== "word") return resolveWord(inner, vars);
       return { text: node.text.replace(/\\(.)/gs, "$1"), literal: true, glob: /(^|[^\\])[*?[]/.test(node.text) };
-    }
     case "brace_expression":
     case "number":
       return literalWord(node.text);
