@@ -124,11 +124,10 @@ export function loopExhaustion(line: CommandLine): string | undefined {
     if (loop.endless && !programs.some((p) => EXHAUST.pacers.has(p)) && (creates || background))
       return "an endless loop that creates files or processes";
     const total = count(loop);
-    const containers = body.some(startsContainer);
     const many =
       total !== undefined &&
       ((background && total >= EXHAUST.manyBackground) ||
-        (containers && total >= EXHAUST.manyContainers) ||
+        (body.some(startsContainer) && total >= EXHAUST.manyContainers) ||
         (creates && total >= EXHAUST.manyFiles));
     if (many) return `a loop that runs ${total} times, leaving processes or files behind`;
     if (endlessInBackground && (total === undefined || total >= 4))

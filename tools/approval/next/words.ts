@@ -59,9 +59,8 @@ function operate(value: string, op: string): string | undefined {
     const length = sub[2] === undefined ? value.length : Number(sub[2]);
     return value.slice(from, length < 0 ? value.length + length : from + length);
   }
-  const m = /^(%%?|##?|\/\/?)(.*)$/s.exec(op);
-  if (!m) return undefined;
-  const [, kind, rest] = m as unknown as [string, string, string];
+  const [, kind, rest = ""] = /^(%%?|##?|\/\/?)(.*)$/s.exec(op) ?? [];
+  if (!kind) return undefined;
   if (kind.startsWith("/")) {
     const [from = "", to = ""] = rest.split(/(?<!\\)\//);
     const re = new RegExp(patternSource(from), kind === "//" ? "g" : "");
