@@ -44,8 +44,7 @@ export const pathKey = (word: Word, ctx: PathContext) => absolutePath({ ...word,
 /** The word names a link the line made, not a path through it (`rm cfg` removes the link). */
 export function isLinkItself(word: Word, ctx: PathContext): boolean {
   if (!ctx.links?.size || word.text.endsWith("/")) return false;
-  const abs = absolutePath(word, { ...ctx, links: new Map() });
-  return abs !== undefined && ctx.links.has(abs);
+  return ctx.links.has(absolutePath(word, { ...ctx, links: new Map() }) ?? "");
 }
 
 /** A directory the line made itself, or a path under one. */
