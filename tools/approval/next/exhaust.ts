@@ -28,9 +28,6 @@ export function isEndless(cmd: SimpleCommand): boolean {
   return args.some(endless) || cmd.redirects.some((r) => r.op === "<" && endless(r.target.text));
 }
 
-/** The pipeline from its first command to `cmd`. */
-const pipeline = (cmd: SimpleCommand): SimpleCommand[] => [...upstream(cmd).reverse(), cmd];
-
 const writesFile = (cmd: SimpleCommand) =>
   cmd.redirects.some((r) => r.op.includes(">") && !/^&?\d*$/.test(r.target.text) && r.target.text !== "/dev/null") ||
   (programOf(cmd) === "tee" && cmd.argv.length > 1);
@@ -41,7 +38,7 @@ const bounds = (c: SimpleCommand) =>
 
 /** Endless input written to a file or held by a buffering program. */
 function endlessStream(inv: Invocation): string | undefined {
-  const stages = pipeline(inv.command);
+  const stages = [...upstream(inv.command).reverse(), inv.command];
   const start = stages.findIndex(isEndless);
   if (start < 0 || stages.slice(start + 1).some(bounds)) return undefined;
   const buffers = EXHAUST.buffering.has(inv.program);
@@ -80,7 +77,7 @@ export function fanOut(cmd: SimpleCommand): string | undefined {
   const args = texts(cmd.argv.slice(1));
   const procs = Number(optionValue(args, ["-P", "--max-procs", "-j", "--jobs"]));
   if (procs !== 0 && !(procs >= EXHAUST.manyParallel)) return undefined;
-  const feeder = pipeline(cmd)[0]!;
+  const feeder = upstream(cmd).at(-1) ?? cmd;
   // `seq 100000`, `seq inf`: a list too long to run at once
   const endsFar = (w: Word) => w.text === "inf" || (Number(w.text) >= 10_000 && Number.isFinite(Number(w.text)));
   const long = programOf(feeder) === "seq" && feeder.argv.some(endsFar);

@@ -330,10 +330,8 @@ function walkStage(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): S
  */
 function loopValue(values: SyntaxNode[], vars: Variables): Word {
   const listing = /^\$\(\s*(ls|find)\s+(?:-\S+\s+)*([^\s)$]+)[^)]*\)$/.exec(values.map((v) => v.text).join(" "));
-  if (listing) {
-    const dir = listing[2]!.replace(/\/$/, "");
-    return { text: listing[1] === "ls" ? "\u0000found" : `${dir}/\u0000found`, literal: true, glob: false };
-  }
+  if (listing)
+    return literalWord(listing[1] === "ls" ? "\u0000found" : `${listing[2]!.replace(/\/$/, "")}/\u0000found`);
   const words = values.flatMap((v) => expandBraces(resolveWord(v, vars)));
   return words.find((w) => /^[/~]/.test(w.text)) ?? words[0]!;
 }
