@@ -143,8 +143,7 @@ function findRoots(args: Word[]): Word[] {
 
 /** fd's search paths among its words before `-x`: `--search-path` values and the operands after the pattern. */
 function fdRoots(args: Word[], valued: string[]): Word[] {
-  const searched = args.filter((_, i) => args[i - 1]?.text === "--search-path");
-  return [...searched, ...operands(args, valued).slice(1)];
+  return [...args.filter((_, i) => args[i - 1]?.text === "--search-path"), ...operands(args, valued).slice(1)];
 }
 
 /** The command find/fd run, with what they found where `{}` stands (fd: last when the command has no `{}`). */
