@@ -9,7 +9,7 @@
 import type { ClassKey } from "./classes.js";
 import { upstream } from "./model.js";
 import * as T from "./rules/inline.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { programOf, type Invocation } from "./unwrap.js";
 import type { Word } from "./words.js";
 
 export interface InlineFinding {
@@ -136,9 +136,9 @@ export const unknownCode = (w: Word): boolean =>
 
 /** The folder a `find`/`ls` at the head of the pipe into `inv` lists. */
 function listingRoot(inv: Invocation): string | undefined {
-  const [program = "", ...args] = (upstream(inv.command).at(-1)?.argv ?? []).map((w) => w.text);
-  if (!/^(find|ls)$/.test(basename(program))) return undefined;
-  return (args.find((a) => !a.startsWith("-")) ?? ".").replace(/\/$/, "");
+  const origin = upstream(inv.command).at(-1);
+  if (!origin || !/^(find|ls)$/.test(programOf(origin))) return undefined;
+  return (origin.argv.find((w, i) => i > 0 && !w.text.startsWith("-"))?.text ?? ".").replace(/\/$/, "");
 }
 
 const codeAfter = (t: string[], i: number) =>
