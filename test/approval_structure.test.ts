@@ -20,10 +20,11 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const APPROVAL = join(ROOT, "tools/approval");
 /**
- * Issue 26 asks for at most 3,000. The wired analyser measured 3,974 (2026-12-06, tables' predicates counted), 3,225
- * after a first round of cuts: the limit is a ratchet at the latest figure, so it can fall but never grow.
+ * Issue 26's limit. The wired analyser measured 3,974 (2026-12-06, tables' predicates counted); three rounds of cuts
+ * (shared constructors, rules as table rows, duplicates folded, dead code removed; every verdict kept, checked with
+ * scripts/approval-snapshot.ts) brought it to 2,974.
  */
-const MAX_CODE_LINES = 3_225;
+const MAX_CODE_LINES = 3_000;
 const MAX_FUNCTION_LINES = 80;
 const ALLOWED_OUTSIDE = [/^src\/core\//, /^tools\/environments\/(base|index)\.ts$/];
 
