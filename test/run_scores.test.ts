@@ -379,7 +379,9 @@ describe("scores in a batch run", () => {
       ]);
       expect(r.exitCode).toBe(0);
       const byId = Object.fromEntries(readJsonl(join(out, "v", "trajectories.jsonl")).map((l) => [l.task_id, l]));
-      expect(byId.honest.verify).toMatchObject({ exit_code: 0, passed: true });
+      // On a failure, the honest task's conversation says why (its tool call's output, the verify's own output).
+      const honestTurns = JSON.stringify({ verify: byId.honest.verify, conversations: byId.honest.conversations });
+      expect(byId.honest.verify, honestTurns).toMatchObject({ exit_code: 0, passed: true });
       expect(byId.honest.score.passed).toBe(true);
       expect(byId.forger.verify.passed).toBe(false);
       expect(byId.forger.score).toMatchObject({ passed: false });
