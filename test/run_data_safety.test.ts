@@ -180,36 +180,9 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
   it("--only naming unknown ids, --offset past the end, an output dir that is a file or under /proc", async () => {
     const { dir, file } = dataset();
     const out = join(dir, "runs");
-    expect(
-      (
-        await runCliInProcess([
-          "run",
-          file,
-          "--model",
-          "scripted",
-          "--output-dir",
-          out,
-          "--run-name",
-          "r",
-          "--progress",
-          "none",
-        ])
-      ).exitCode,
-    ).toBe(0);
-    const only = await runCliInProcess([
-      "run",
-      file,
-      "--model",
-      "scripted",
-      "--output-dir",
-      out,
-      "--run-name",
-      "r",
-      "--progress",
-      "none",
-      "--only",
-      "a,zzz",
-    ]);
+    const args = ["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"];
+    expect((await runCliInProcess(args)).exitCode).toBe(0);
+    const only = await runCliInProcess([...args, "--only", "a,zzz"]);
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain("--only names task id(s) not in the dataset: zzz");
     const offset = await runCliInProcess([
