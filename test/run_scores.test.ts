@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("scores in a batch run", () => {
@@ -359,7 +359,8 @@ describe("scores in a batch run", () => {
     });
     try {
       const out = join(dir, "runs");
-      const r = await runCliInProcess([
+      // A process of its own: the test stops the agent's processes (in process it failed twice in CI).
+      const r = await runCli([
         "run",
         dataset,
         "--model",
@@ -377,7 +378,7 @@ describe("scores in a batch run", () => {
         "--progress",
         "none",
       ]);
-      expect(r.exitCode).toBe(0);
+      expect(r.exitCode, r.stderr).toBe(0);
       const byId = Object.fromEntries(readJsonl(join(out, "v", "trajectories.jsonl")).map((l) => [l.task_id, l]));
       // On a failure, the honest task's conversation says why (its tool call's output, the verify's own output).
       const honestTurns = JSON.stringify({ verify: byId.honest.verify, conversations: byId.honest.conversations });
