@@ -18,7 +18,7 @@ import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
 import * as LINE from "./rules/line.js";
 import { SHELL_SINKS } from "./rules/wrappers.js";
-import { basename, isShell, unwrap, type Invocation, type ShellText } from "./unwrap.js";
+import { basename, isShell, programOf, unwrap, type Invocation, type ShellText } from "./unwrap.js";
 import { decodeAnsiC, literalWord, type Variables, type Word } from "./words.js";
 
 export interface JudgeOptions {
@@ -66,7 +66,6 @@ type LineState = ReturnType<typeof newLineState>;
 const add = (s: LineState, key: ClassKey, reason: string): void => void s.findings.push({ key, reason });
 /** A finding when a check gave its reason (checks return undefined when they find nothing). */
 const addIf = (s: LineState, key: ClassKey, reason: string | undefined) => reason && add(s, key, reason);
-const programOf = (c: SimpleCommand | undefined) => (c?.argv[0] ? basename(c.argv[0].text) : "");
 /** An interpreter whose code inline.ts reads (`python3.12` is `python`). */
 const interprets = (p: string) => LINE.INTERPRETERS.has(p.replace(/[\d.]+$/, "") || p);
 const runsUnknownCode = (inv: Invocation, s: LineState) =>

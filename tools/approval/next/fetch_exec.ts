@@ -7,10 +7,10 @@
  */
 import type { ClassKey } from "./classes.js";
 import type { Finding, LineView } from "./judges.js";
-import { optionAt, optionValue, upstream, type SimpleCommand } from "./model.js";
+import { optionAt, optionValue, upstream } from "./model.js";
 import { absolutePath, classifyPath, within } from "./paths.js";
 import * as table from "./rules/fetch.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { basename, programOf, type Invocation } from "./unwrap.js";
 import { hostOf, literalWord, type Word } from "./words.js";
 
 type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
@@ -31,7 +31,6 @@ const pathOf = (text: string, view: LineView) =>
 
 const texts = (words: Word[]) => words.map((w) => w.text);
 const isFetched = (w: Word) => table.FETCHED_WORD.test(w.text);
-const programOf = (cmd: SimpleCommand) => basename(cmd.argv[0]?.text ?? "");
 
 /** The files a downloader writes (`-o F`, `-O`, `-P DIR`, wget's default) or a clone makes (`git clone URL [DIR]`). */
 function downloadedFiles(inv: Invocation): string[] {

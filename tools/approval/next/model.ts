@@ -56,10 +56,10 @@ export interface Loop {
 }
 
 /**
- * An empty model of a line; `hasError`: the parser could not read part of it; `openQuote`: the quote the line
- * leaves open at its end (`cmd /c "cipher /w:C:\"`), which bash refuses to run.
+ * An empty model of a line; `openQuote`: the quote the line leaves open at its end (`cmd /c "cipher /w:C:\"`), which
+ * bash refuses to run.
  */
-const newCommandLine = (hasError: boolean, openQuote: string | undefined, vars: Variables) => ({
+const newCommandLine = (openQuote: string | undefined, vars: Variables) => ({
   commands: [] as SimpleCommand[],
   /** Names of functions the line defines. */
   functions: new Set<string>(),
@@ -68,7 +68,6 @@ const newCommandLine = (hasError: boolean, openQuote: string | undefined, vars: 
   /** Bare `> file` redirections (no command). */
   redirects: [] as Redirect[],
   comments: [] as string[],
-  hasError,
   openQuote,
   /** Variables as the line leaves them (what a `trap` or a later nested text sees). */
   vars,
@@ -372,7 +371,7 @@ function openQuote(root: SyntaxNode): string | undefined {
 export function modelCommandLine(source: string, opts: ModelOptions = {}): CommandLine {
   // Fullwidth and other compatibility forms (`ｒｍ`) read as the characters they look like.
   return withParsedBash(source.normalize("NFKC"), (root) => {
-    const line = newCommandLine(root.hasError, root.hasError ? openQuote(root) : undefined, new Map(opts.vars ?? []));
+    const line = newCommandLine(root.hasError ? openQuote(root) : undefined, new Map(opts.vars ?? []));
     const state = newWalkState(line, opts);
     walkChildren(root, state);
     return state.out;

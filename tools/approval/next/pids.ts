@@ -3,8 +3,8 @@
  * `for p in $(pidof x); do kill $p; done`, `ps aux | grep x | awk … | xargs kill`) read as the `pkill` it
  * equals, so the pkill rows judge it; an unfiltered `ps` listing kills everything.
  */
-import { upstream, type SimpleCommand } from "./model.js";
-import { basename, type Invocation } from "./unwrap.js";
+import { upstream } from "./model.js";
+import { basename, programOf, type Invocation } from "./unwrap.js";
 import { PID_LISTINGS as L } from "./rules/system.js";
 import { literalWord, type Word } from "./words.js";
 
@@ -17,8 +17,6 @@ function signal(args: Word[]): Word[] {
   if (at >= 0 && args[at + 1]) return [word(`-${args[at + 1]!.text}`)];
   return args.filter((w) => /^-(SIG)?[A-Z0-9]+$/i.test(w.text) && w.text !== "--").slice(0, 1);
 }
-
-const programOf = (c: SimpleCommand) => basename(c.argv[0]?.text ?? "");
 
 /** The lister's words as pkill arguments, or "all" for an unfiltered process list. */
 function listed(inv: Invocation): Word[] | "all" | undefined {
