@@ -467,7 +467,7 @@ async function runCli({ label, toolsets, tasks, concurrency, nodeFlags = opt["no
  */
 async function processFloor() {
   const { bwrapArgs, bwrapLauncher, findBwrap } = await tsImport(
-    join(ROOT, "tools", "environments", "bwrap.ts"),
+    join(ROOT, "tools", "environments", "local", "bwrap.ts"),
     import.meta.url,
   );
   const bwrap = findBwrap();
