@@ -68,6 +68,7 @@ const UNIT = files(
   "task_outcome",
   "token_totals",
   "tool_stats_keys",
+  "trajectory_line",
   "tools_agent_web",
   "toolsets",
   "unified_diff",

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../src/core/chat.js";
 import { HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
-import { extractToolStats, statsToolNames } from "../src/report/tool_stats.js";
+import { countToolCalls, extractToolStats, statsToolNames, toolStatsJson } from "../src/report/tool_stats.js";
 
 const call = (id: string, name: string) => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
 const MESSAGES: ChatMessage[] = [
@@ -49,5 +49,40 @@ describe("tool stats keys", () => {
     const b = statsToolNames(["todo", "terminal", "mcp_x_y"]);
     expect(b).not.toBe(a);
     expect(b).toContain("mcp_x_y");
+  });
+
+  it("writes the JSON of extractToolStats byte for byte from the zero-filled texts, whatever was called", () => {
+    const known = statsToolNames(["terminal", "todo", "read_file"]);
+    const cases: ChatMessage[][] = [
+      [],
+      MESSAGES,
+      // Names before the first known one, after the last, between two, and one known tool called twice.
+      [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [call("a", "!first"), call("b", "~last"), call("c", "todo"), call("d", "todo"), call("e", "~~")],
+        },
+        { role: "tool", tool_call_id: "a", content: "" },
+        { role: "tool", tool_call_id: "c", content: '{"success": false}' },
+        { role: "tool", tool_call_id: "d", content: "fine" },
+        { role: "tool", tool_call_id: "x", name: "orphan", content: "error: lost" },
+      ],
+      // Keys an object does not keep in sorted order: array indexes come first, __proto__ is no key.
+      [
+        { role: "assistant", content: null, tool_calls: [call("1", "42"), call("2", "__proto__"), call("3", 'b"q')] },
+        { role: "tool", tool_call_id: "1", content: "error: x" },
+      ],
+    ];
+    for (const messages of cases) {
+      const objects = extractToolStats(messages, known);
+      const texts = toolStatsJson(countToolCalls(messages), known);
+      expect(texts.tool_stats).toBe(JSON.stringify(objects.tool_stats));
+      expect(texts.tool_error_counts).toBe(JSON.stringify(objects.tool_error_counts));
+    }
+    // A key list that is not statsToolNames' own array gives the same texts.
+    const plain = toolStatsJson(countToolCalls(MESSAGES), ["todo", "terminal", ...HERMES_TOOL_NAMES]);
+    expect(plain.tool_stats).toBe(JSON.stringify(extractToolStats(MESSAGES, known).tool_stats));
   });
 });

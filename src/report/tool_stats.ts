@@ -35,7 +35,13 @@ export function isToolResultFailure(content: string | null | undefined): boolean
 
 /** Key sets already sorted and without duplicates (what `statsToolNames` returns), by identity, as sets. */
 const sortedKeySets = new WeakMap<readonly string[], ReadonlySet<string>>();
-let lastKeySet: { registered: string; names: readonly string[] } | undefined;
+let lastKeySet: { registered: readonly string[]; names: readonly string[] } | undefined;
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
 
 /**
  * The key set of an entry's `tool_stats` and `tool_error_counts`: every tool the original registers plus
@@ -44,11 +50,10 @@ let lastKeySet: { registered: string; names: readonly string[] } | undefined;
  */
 export function statsToolNames(registered: Iterable<string>): readonly string[] {
   const list = [...registered];
-  const key = list.join("\n");
-  if (lastKeySet?.registered !== key) {
+  if (!lastKeySet || !sameList(lastKeySet.registered, list)) {
     const names = Object.freeze([...new Set([...HERMES_TOOL_NAMES, ...list])].sort());
     sortedKeySets.set(names, new Set(names));
-    lastKeySet = { registered: key, names };
+    lastKeySet = { registered: list, names };
   }
   return lastKeySet.names;
 }
@@ -78,9 +83,9 @@ const NOT_CALLED: ToolStat = Object.freeze({ count: 0, success: 0, failure: 0 })
 /**
  * Counts calls per tool name and classifies each result, matched to its call by `tool_call_id`
  * (falling back to the tool message's `name`). A call without a result counts in `count` only.
- * Only the tools called are counted; the known ones that were not get zeros.
+ * Only the tools called are in the map, in the order first seen.
  */
-export function extractToolStats(messages: readonly ChatMessage[], knownTools: Iterable<string>): ToolStatsResult {
+export function countToolCalls(messages: readonly ChatMessage[]): Map<string, ToolStat> {
   const used = new Map<string, ToolStat>();
   const stat = (name: string): ToolStat => {
     let s = used.get(name);
@@ -102,6 +107,19 @@ export function extractToolStats(messages: readonly ChatMessage[], knownTools: I
       else s.success++;
     }
   }
+  return used;
+}
+
+/**
+ * Counts calls per tool name and classifies each result (see `countToolCalls`). Only the tools called are
+ * counted; the known ones that were not get zeros.
+ */
+export function extractToolStats(messages: readonly ChatMessage[], knownTools: Iterable<string>): ToolStatsResult {
+  return toolStatsRecords(countToolCalls(messages), knownTools);
+}
+
+/** `tool_stats` and `tool_error_counts` of the counted tools over the known ones, as objects. */
+function toolStatsRecords(used: ReadonlyMap<string, ToolStat>, knownTools: Iterable<string>): ToolStatsResult {
   let knownSet = sortedKeySets.get(knownTools as readonly string[]);
   let known = knownTools as readonly string[];
   if (!knownSet) {
@@ -124,6 +142,131 @@ export function extractToolStats(messages: readonly ChatMessage[], knownTools: I
   }
   while (o < others.length) put(others[o++]!);
   return { tool_stats, tool_error_counts };
+}
+
+/** `JSON.stringify` of `tool_stats` and of `tool_error_counts`. */
+export interface ToolStatsJson {
+  tool_stats: string;
+  tool_error_counts: string;
+}
+
+/**
+ * The JSON texts of `extractToolStats`' two objects, byte for byte, from the counted tools: the known tools'
+ * zero-filled texts are made once per key list (`statsToolNames`' array), and only the tools called are
+ * written into them (a line's tool stats are ~5 KB of zeros over every known tool, the same for every task).
+ */
+export function toolStatsJson(used: ReadonlyMap<string, ToolStat>, knownTools: Iterable<string>): ToolStatsJson {
+  const known = knownTools as readonly string[];
+  const template = sortedKeySets.has(known) ? zeroTemplate(known) : undefined;
+  if (!template || [...used.keys()].some(isUnorderedKey)) {
+    const records = toolStatsRecords(used, knownTools);
+    return {
+      tool_stats: JSON.stringify(records.tool_stats),
+      tool_error_counts: JSON.stringify(records.tool_error_counts),
+    };
+  }
+  const stats = new TemplatePatch(template.stats, template.statsSpans);
+  const errors = new TemplatePatch(template.errors, template.errorsSpans);
+  for (const name of [...used.keys()].sort()) {
+    const s = used.get(name)!;
+    const key = JSON.stringify(name);
+    const statText = `${key}:{"count":${s.count},"success":${s.success},"failure":${s.failure}}`;
+    const errorText = `${key}:${s.failure}`;
+    const at = sortedIndex(known, name);
+    const replaces = known[at] === name;
+    stats.put(at, statText, replaces);
+    errors.put(at, errorText, replaces);
+  }
+  return { tool_stats: stats.done(), tool_error_counts: errors.done() };
+}
+
+/** An array index comes first in an object's key order whatever its place, `__proto__` is no key at all. */
+function isUnorderedKey(name: string): boolean {
+  return name === "__proto__" || /^(?:0|[1-9]\d{0,9})$/.test(name);
+}
+
+/** The zero-filled texts of a key list and where each key's member starts and ends in them. */
+interface ZeroTemplate {
+  stats: string;
+  statsSpans: Int32Array;
+  errors: string;
+  errorsSpans: Int32Array;
+}
+
+const zeroTemplates = new WeakMap<readonly string[], ZeroTemplate | null>();
+
+/** null for a key list whose object key order is not its sorted order. */
+function zeroTemplate(known: readonly string[]): ZeroTemplate | null {
+  let t = zeroTemplates.get(known);
+  if (t === undefined) {
+    if (known.some(isUnorderedKey)) {
+      zeroTemplates.set(known, null);
+      return null;
+    }
+    const build = (member: (key: string) => string) => {
+      const spans = new Int32Array(known.length * 2);
+      let text = "{";
+      known.forEach((name, i) => {
+        if (i > 0) text += ",";
+        spans[2 * i] = text.length;
+        text += member(JSON.stringify(name));
+        spans[2 * i + 1] = text.length;
+      });
+      return { text: `${text}}`, spans };
+    };
+    const stats = build((key) => `${key}:{"count":0,"success":0,"failure":0}`);
+    const errors = build((key) => `${key}:0`);
+    t = { stats: stats.text, statsSpans: stats.spans, errors: errors.text, errorsSpans: errors.spans };
+    zeroTemplates.set(known, t);
+  }
+  return t;
+}
+
+/** The first index of a sorted list whose name is not below `name` (the list's length when none). */
+function sortedIndex(sorted: readonly string[], name: string): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** A zero-filled object text with members replaced or inserted, in key order. */
+class TemplatePatch {
+  private out = "";
+  private cursor = 0;
+  private written = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly spans: Int32Array,
+  ) {}
+
+  /** The member of key index `at` replaced by `member`, or `member` inserted before it (at the end: after all). */
+  put(at: number, member: string, replaces: boolean): void {
+    const count = this.spans.length / 2;
+    if (at < count) {
+      const start = this.spans[2 * at]!;
+      this.out += this.text.slice(this.cursor, start) + member;
+      if (replaces) this.cursor = this.spans[2 * at + 1]!;
+      else {
+        this.out += ",";
+        this.cursor = start;
+      }
+    } else {
+      const end = count ? this.spans[2 * count - 1]! : 1;
+      this.out += this.text.slice(this.cursor, end) + (count || this.written ? "," : "") + member;
+      this.cursor = end;
+    }
+    this.written++;
+  }
+
+  done(): string {
+    return this.out + this.text.slice(this.cursor);
+  }
 }
 
 /** Names of tools called in `messages` that are not in `known` (for the unknown-tools filter). */

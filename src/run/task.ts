@@ -27,11 +27,13 @@ import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
+import { conversationsJson, JsonText, recordJson, toolsJson } from "../formats/trajectory_line.js";
 import {
-  extractToolStats,
+  countToolCalls,
   offeredToolsets,
   reasoningStats,
   statsToolNames,
+  toolStatsJson,
   unknownToolsCalled,
 } from "../report/tool_stats.js";
 import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
@@ -468,60 +470,86 @@ async function cleanUpTask(t: TaskRun): Promise<void> {
   t.taskAbort.dispose();
 }
 
+/**
+ * A trajectory entry whose biggest parts are already JSON (`recordJson` writes them as they are): the
+ * conversation, the tool list and the zero-filled tool stats. Keys with an undefined value are left out of the
+ * line, as `JSON.stringify` leaves them out, so every entry has the same keys in the same order (one shape).
+ */
+type LineEntry = Omit<TrajectoryEntry, "conversations" | "tools" | "tool_stats" | "tool_error_counts"> & {
+  conversations: JsonText;
+  tools: JsonText;
+  tool_stats: JsonText;
+  tool_error_counts: JsonText;
+};
+
 /** Record: the task's trajectory entry (what every output line of it holds). */
-function trajectoryEntry(t: TaskRun): TrajectoryEntry {
+function trajectoryEntry(t: TaskRun): LineEntry {
   const { spec, loop, tools, approval, outcome, error, verify } = t;
   const { config } = t.deps;
-  const modelRetries = t.modelEvents.filter((e) => e.kind === "retry").length;
+  let modelRetries = 0;
+  for (const e of t.modelEvents) if (e.kind === "retry") modelRetries++;
   const messages = loop?.messages ?? [];
   const usage: Usage = loop?.usage ?? emptyUsage();
-  const { tool_stats, tool_error_counts } = extractToolStats(messages, statsToolNames(registry.names()));
-  const entry: TrajectoryEntry = {
+  const toolStats = toolStatsJson(countToolCalls(messages), statsToolNames(registry.names()));
+  const { score, judge, judge_usage } = scoreFields(t.scored);
+  const entry: LineEntry = {
     prompt_index: spec.index,
     task_id: spec.id,
-    ...(spec.epoch !== undefined ? { epoch: spec.epoch } : {}),
-    conversations: toHermesConversations(messages, tools),
+    epoch: spec.epoch,
+    conversations: new JsonText(conversationsJson(toHermesConversations(messages, tools))),
     messages,
-    tools: [...tools],
-    metadata: {
-      batch_num: Math.floor(spec.index / config.batch_size),
-      timestamp: new Date().toISOString(),
-      model: config.model,
-      seed: config.seed,
-      distribution: config.toolsets ? null : config.distribution,
-      env: config.env,
-      dataset_line: spec.line,
-      attempt: spec.attempt,
-      ...(spec.metadata ? { dataset_metadata: spec.metadata } : {}),
-      ...(spec.extra && Object.keys(spec.extra).length ? { dataset_fields: spec.extra } : {}),
-      ...mcpMetadata(t.mcpCatalogs, tools),
-    },
+    tools: new JsonText(toolsJson(tools)),
+    metadata: entryMetadata(t),
     completed: outcome === "completed",
     partial: outcome === "partial",
     outcome,
     api_calls: loop?.apiCalls ?? 0,
     toolsets_used: spec.toolsets,
     toolsets_offered: offeredToolsets(spec.toolsets, tools),
-    tool_stats,
-    tool_error_counts,
+    tool_stats: new JsonText(toolStats.tool_stats),
+    tool_error_counts: new JsonText(toolStats.tool_error_counts),
     usage,
     approval_usage: approval?.usage,
     approvals: approval?.records ?? [],
-    ...(loop ? { model_calls: pricedCalls(config, loop.modelCalls), injected_messages: loop.injectedMessages } : {}),
-    ...(verify ? { verify } : {}),
+    model_calls: loop ? pricedCalls(config, loop.modelCalls) : undefined,
+    injected_messages: loop?.injectedMessages,
+    verify,
     final_response: loop?.finalResponse ?? null,
-    ...(error ? { error } : {}),
+    error: error || undefined,
     duration_ms: Date.now() - t.started,
-    ...(modelRetries ? { model_retries: modelRetries } : {}),
-    ...scoreFields(t.scored),
+    model_retries: modelRetries || undefined,
+    score,
+    judge,
+    judge_usage,
+    cost_usd: undefined,
   };
-  const cost = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
-  if (cost !== undefined) entry.cost_usd = cost;
+  entry.cost_usd = taskCost(config, [entry.usage, entry.approval_usage, entry.judge_usage]);
   return entry;
 }
 
+/** The entry's `metadata`: the original's three keys, then ours (the optional ones only when they have a value). */
+function entryMetadata(t: TaskRun): Record<string, unknown> {
+  const { spec, tools } = t;
+  const { config } = t.deps;
+  const metadata: Record<string, unknown> = {
+    batch_num: Math.floor(spec.index / config.batch_size),
+    timestamp: new Date().toISOString(),
+    model: config.model,
+    seed: config.seed,
+    distribution: config.toolsets ? null : config.distribution,
+    env: config.env,
+    dataset_line: spec.line,
+    attempt: spec.attempt,
+  };
+  if (spec.metadata) metadata.dataset_metadata = spec.metadata;
+  if (spec.extra && Object.keys(spec.extra).length) metadata.dataset_fields = spec.extra;
+  const mcpServers = mcpMetadata(t.mcpCatalogs, tools);
+  if (mcpServers) metadata.mcp_servers = mcpServers;
+  return metadata;
+}
+
 /** Record, continued: the message to the main thread: the output line, its kind (failed, dropped or not), tokens. */
-function outcomeMessage(t: TaskRun, entry: TrajectoryEntry): TaskOutcomeMessage {
+function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
   const { spec, loop, approval, outcome, error, envFailure, tokenLedger, deterministic, stack } = t;
   const { config } = t.deps;
   const messages = loop?.messages ?? [];
@@ -559,11 +587,7 @@ function outcomeMessage(t: TaskRun, entry: TrajectoryEntry): TaskOutcomeMessage 
       outcome === "environment_error" && envFailure instanceof Error
         ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1]
         : undefined;
-    const line = JSON.stringify({
-      ...entry,
-      ...(deterministic ? { retryable: false } : {}),
-      ...(limit ? { reason: limit } : {}),
-    });
+    const line = recordJson(entry, { retryable: deterministic ? false : undefined, reason: limit });
     return {
       taskId: spec.id,
       kind: "failed",
@@ -582,7 +606,7 @@ function outcomeMessage(t: TaskRun, entry: TrajectoryEntry): TaskOutcomeMessage 
       taskId: spec.id,
       kind: "dropped",
       outcome,
-      line: JSON.stringify({ ...entry, dropped: dropReason }),
+      line: recordJson(entry, { dropped: dropReason }),
       tokens,
       error: dropReason,
       ...reported,
@@ -593,7 +617,7 @@ function outcomeMessage(t: TaskRun, entry: TrajectoryEntry): TaskOutcomeMessage 
     taskId: spec.id,
     kind: "trajectory",
     outcome,
-    line: JSON.stringify(entry),
+    line: recordJson(entry),
     tokens,
     ...reported,
     ...rlLineOf(),
@@ -614,11 +638,11 @@ function withoutOtherMcpTools<T extends { function: { name: string } }>(
 function mcpMetadata(
   catalogs: McpServerCatalog[] | undefined,
   tools: readonly { function: { name: string } }[],
-): { mcp_servers?: Record<string, unknown>[] } {
-  if (!catalogs?.length) return {};
+): Record<string, unknown>[] | undefined {
+  if (!catalogs?.length) return undefined;
   const offered = new Set(tools.map((t) => t.function.name));
   const used = catalogs.filter((c) => c.tools.some((t) => offered.has(t.registeredName)));
-  return used.length ? { mcp_servers: mcpServersMetadata(used) } : {};
+  return used.length ? mcpServersMetadata(used) : undefined;
 }
 
 /** USD for the given usages at the run's prices per million tokens; undefined without prices. */
@@ -640,6 +664,7 @@ function pricedCalls(
   config: Pick<RunConfig, "price_input" | "price_output">,
   calls: ModelCallRecord[],
 ): ModelCallRecord[] {
+  if (config.price_input === undefined && config.price_output === undefined) return calls;
   return calls.map((c) => {
     const cost = taskCost(config, [c.usage]);
     return cost === undefined ? c : { ...c, cost_usd: cost };

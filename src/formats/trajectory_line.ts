@@ -1,0 +1,61 @@
+/**
+ * A trajectory line's JSON text, the bytes `JSON.stringify` gives, with the parts that are the same for many
+ * tasks serialised once: the tool list, the conversation's system turn (the tool list again, as Python JSON
+ * inside a string), and the zero-filled tool stats (see report/tool_stats.ts `toolStatsJson`).
+ */
+import type { ConversationTurn } from "../core/records.js";
+
+/** A value already serialised: written into the line as it is. */
+export class JsonText {
+  constructor(readonly json: string) {}
+}
+
+/**
+ * `JSON.stringify({...record, ...extra})` where a JsonText value stands for its text. The extra keys must not
+ * be keys of `record` (they come after its keys; a spread would keep a repeated key at its first place).
+ */
+export function recordJson(record: object, extra?: object): string {
+  let out = "{";
+  const write = (from: object) => {
+    for (const [key, value] of Object.entries(from)) {
+      const json = value instanceof JsonText ? value.json : JSON.stringify(value);
+      if (json === undefined) continue;
+      out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${json}`;
+    }
+  };
+  write(record);
+  if (extra) write(extra);
+  return `${out}}`;
+}
+
+/** The last big turn value serialised (the system turn: the same string object for every task of a tool list). */
+let lastTurn: { value: string; json: string } | undefined;
+
+/** `JSON.stringify(turns)` of a Hermes conversation. */
+export function conversationsJson(turns: readonly ConversationTurn[]): string {
+  let out = "[";
+  for (let i = 0; i < turns.length; i++) {
+    const { from, value } = turns[i]!;
+    let json: string;
+    if (lastTurn?.value === value) json = lastTurn.json;
+    else {
+      json = JSON.stringify(value);
+      if (i === 0) lastTurn = { value, json };
+    }
+    out += `${i ? "," : ""}{"from":${JSON.stringify(from)},"value":${json}}`;
+  }
+  return `${out}]`;
+}
+
+const toolListJson = new WeakMap<readonly unknown[], string>();
+
+/**
+ * `JSON.stringify(tools)` of a tool list, kept per frozen list (getToolDefinitions gives the same deep-frozen
+ * array to every task of a toolset choice).
+ */
+export function toolsJson(tools: readonly unknown[]): string {
+  if (!Object.isFrozen(tools)) return JSON.stringify(tools);
+  let json = toolListJson.get(tools);
+  if (json === undefined) toolListJson.set(tools, (json = JSON.stringify(tools)));
+  return json;
+}
