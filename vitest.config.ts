@@ -52,6 +52,7 @@ const UNIT = files(
   "paired_stats",
   "pipeline",
   "progress",
+  "py_json",
   "reasoning",
   "records",
   "report_html",

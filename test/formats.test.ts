@@ -8,6 +8,7 @@ import {
   parsePyJson,
   pyFloatRepr,
   pyJsonDumps,
+  pyRstrip,
   pyStrip,
   toHermesConversations,
 } from "../src/formats/hermes.js";
@@ -69,6 +70,13 @@ describe("pyJsonDumps (Python json.dumps, ensure_ascii=False)", () => {
   it("strips Python whitespace, not JS whitespace", () => {
     expect(pyStrip(" \x1c a \x1f\x85")).toBe("a");
     expect(pyStrip("\ufeffa")).toBe("\ufeffa");
+    // Every code unit: Python's str.isspace() set is exactly these.
+    const python = new Set([..."\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"]);
+    for (let c = 0x2000; c <= 0x200a; c++) python.add(String.fromCharCode(c));
+    for (let c = 0; c < 0x10000; c++) {
+      const ch = String.fromCharCode(c);
+      expect(pyRstrip(`a${ch}${ch}`), `U+${c.toString(16)}`).toBe(python.has(ch) ? "a" : `a${ch}${ch}`);
+    }
   });
 });
 

@@ -4,7 +4,7 @@
  *
  * Byte compatibility needs Python's `json.dumps(..., ensure_ascii=False)` formatting (", " and ": "
  * separators, Python float repr) applied to values parsed the way Python's `json.loads` parses them
- * (dict key order kept, ints vs floats kept: `1.0` stays `1.0`). `parsePyJson` + `pyJsonDumps` do that.
+ * (dict key order kept, ints vs floats kept: `1.0` stays `1.0`): see py_json.ts.
  *
  * Deliberate improvements over Hermes (§7 item 12): a tool response's `name` is matched by
  * `tool_call_id` (Hermes matches by position), tool messages without a preceding call are kept rather
@@ -12,264 +12,37 @@
  */
 import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, ToolMessage } from "../core/chat.js";
 import type { ConversationTurn } from "../core/records.js";
+import { parsePyJson, pyJsonDumps, pyJsonText } from "./py_json.js";
 
-// ---------------------------------------------------------------------------------------------
-// Python-compatible JSON
-
-/** A number as Python's json module would print it after `json.loads` (int stays int, float stays float). */
-class PyNumber {
-  constructor(readonly text: string) {}
-}
-
-const NUMBER_RE = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y;
-// eslint-disable-next-line no-control-regex
-const PLAIN_RUN_RE = /[^"\\\x00-\x1f]*/y;
-
-/**
- * Parses JSON the way Python's `json.loads` does, into a tree `pyJsonDumps` prints exactly as Python
- * would: objects become Maps (insertion order kept, also for integer-like keys), numbers keep their
- * int/float nature, and NaN / Infinity / -Infinity are accepted. Throws SyntaxError on bad input.
- */
-export function parsePyJson(text: string): unknown {
-  let i = 0;
-  const n = text.length;
-  const fail = (what: string): never => {
-    throw new SyntaxError(`${what} at position ${i}`);
-  };
-  const ws = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i++;
-      else break;
-    }
-  };
-  const literal = (word: string, value: unknown): unknown => {
-    if (text.startsWith(word, i)) {
-      i += word.length;
-      return value;
-    }
-    return fail("Expecting value");
-  };
-  const str = (): string => {
-    i++; // opening quote
-    let out = "";
-    let start = i;
-    for (;;) {
-      if (i >= n) fail("Unterminated string");
-      const c = text.charCodeAt(i);
-      if (c === 0x22) {
-        out += text.slice(start, i);
-        i++;
-        return out;
-      }
-      if (c < 0x20) fail("Invalid control character");
-      if (c !== 0x5c) {
-        PLAIN_RUN_RE.lastIndex = i;
-        PLAIN_RUN_RE.test(text);
-        i = Math.max(i + 1, PLAIN_RUN_RE.lastIndex);
-        continue;
-      }
-      out += text.slice(start, i);
-      const e = text[i + 1];
-      i += 2;
-      switch (e) {
-        case '"':
-          out += '"';
-          break;
-        case "\\":
-          out += "\\";
-          break;
-        case "/":
-          out += "/";
-          break;
-        case "b":
-          out += "\b";
-          break;
-        case "f":
-          out += "\f";
-          break;
-        case "n":
-          out += "\n";
-          break;
-        case "r":
-          out += "\r";
-          break;
-        case "t":
-          out += "\t";
-          break;
-        case "u": {
-          const hex = text.slice(i, i + 4);
-          if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("Invalid \\uXXXX escape");
-          out += String.fromCharCode(Number.parseInt(hex, 16));
-          i += 4;
-          break;
-        }
-        default:
-          i -= 2;
-          fail("Invalid \\escape");
-      }
-      start = i;
-    }
-  };
-  const num = (): PyNumber => {
-    NUMBER_RE.lastIndex = i;
-    const m = NUMBER_RE.exec(text);
-    if (!m) return fail("Expecting value");
-    i += m[0].length;
-    if (m[1] === undefined && m[2] === undefined) return new PyNumber(BigInt(m[0]).toString());
-    return new PyNumber(pyFloatRepr(Number(m[0])));
-  };
-  const value = (): unknown => {
-    ws();
-    const c = text[i];
-    switch (c) {
-      case "{": {
-        i++;
-        const map = new Map<string, unknown>();
-        ws();
-        if (text[i] === "}") {
-          i++;
-          return map;
-        }
-        for (;;) {
-          ws();
-          if (text[i] !== '"') fail("Expecting property name enclosed in double quotes");
-          const key = str();
-          ws();
-          if (text[i] !== ":") fail("Expecting ':' delimiter");
-          i++;
-          map.set(key, value());
-          ws();
-          if (text[i] === ",") {
-            i++;
-            continue;
-          }
-          if (text[i] === "}") {
-            i++;
-            return map;
-          }
-          fail("Expecting ',' delimiter");
-        }
-      }
-      case "[": {
-        i++;
-        const arr: unknown[] = [];
-        ws();
-        if (text[i] === "]") {
-          i++;
-          return arr;
-        }
-        for (;;) {
-          arr.push(value());
-          ws();
-          if (text[i] === ",") {
-            i++;
-            continue;
-          }
-          if (text[i] === "]") {
-            i++;
-            return arr;
-          }
-          fail("Expecting ',' delimiter");
-        }
-      }
-      case '"':
-        return str();
-      case "t":
-        return literal("true", true);
-      case "f":
-        return literal("false", false);
-      case "n":
-        return literal("null", null);
-      case "N":
-        return literal("NaN", new PyNumber("NaN"));
-      case "I":
-        return literal("Infinity", new PyNumber("Infinity"));
-      case "-":
-        if (text.startsWith("-Infinity", i)) return literal("-Infinity", new PyNumber("-Infinity"));
-        return num();
-      default:
-        return num();
-    }
-  };
-  const result = value();
-  ws();
-  if (i !== n) fail("Extra data");
-  return result;
-}
-
-/** Python's `repr(float)`: shortest round-trip digits, exponent form below 1e-4 and from 1e16 on. */
-export function pyFloatRepr(x: number): string {
-  if (Number.isNaN(x)) return "NaN";
-  if (x === Infinity) return "Infinity";
-  if (x === -Infinity) return "-Infinity";
-  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
-  const sign = x < 0 ? "-" : "";
-  const [mant, expText] = Math.abs(x).toExponential().split("e") as [string, string];
-  const digits = mant.replace(".", "");
-  const e = Number(expText);
-  if (e >= -4 && e < 16) {
-    if (e < 0) return `${sign}0.${"0".repeat(-e - 1)}${digits}`;
-    const intPart = digits.slice(0, e + 1).padEnd(e + 1, "0");
-    return `${sign}${intPart}.${digits.slice(e + 1) || "0"}`;
-  }
-  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${sign}${m}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-}
-
-function pyNumber(x: number): string {
-  if (Number.isInteger(x)) return Number.isSafeInteger(x) ? String(x === 0 ? 0 : x) : BigInt(x).toString();
-  return pyFloatRepr(x);
-}
-
-/**
- * `json.dumps(value, ensure_ascii=False)` of Python: `{"a": [1, 2], "b": "é"}`. Accepts plain JS
- * values (integral numbers print as ints) and the trees of `parsePyJson`.
- */
-export function pyJsonDumps(value: unknown): string {
-  if (value === null || value === undefined) return "null";
-  switch (typeof value) {
-    case "string":
-      // JSON.stringify escapes exactly what Python does with ensure_ascii=False (", \, \b \f \n \r \t,
-      // other controls as lowercase \u00xx); only lone surrogates differ (escaped here, raw in Python).
-      return JSON.stringify(value);
-    case "boolean":
-      return value ? "true" : "false";
-    case "number":
-      return pyNumber(value);
-    case "bigint":
-      return value.toString();
-    case "function":
-    case "symbol":
-      return "null";
-  }
-  if (value instanceof PyNumber) return value.text;
-  if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(", ")}]`;
-  if (value instanceof Map) {
-    const parts: string[] = [];
-    for (const [k, v] of value) parts.push(`${JSON.stringify(String(k))}: ${pyJsonDumps(v)}`);
-    return `{${parts.join(", ")}}`;
-  }
-  const obj = value as { toJSON?: () => unknown };
-  if (typeof obj.toJSON === "function") return pyJsonDumps(obj.toJSON());
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (v === undefined || typeof v === "function" || typeof v === "symbol") continue;
-    parts.push(`${JSON.stringify(k)}: ${pyJsonDumps(v)}`);
-  }
-  return `{${parts.join(", ")}}`;
-}
+export { parsePyJson, pyFloatRepr, pyJsonDumps } from "./py_json.js";
 
 // ---------------------------------------------------------------------------------------------
 // Python string helpers (str.strip uses Python's whitespace set, which differs slightly from JS's)
 
 const PY_WS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const PY_LEADING_WS = new RegExp(`^[${PY_WS}]+`);
-const PY_TRAILING_WS = new RegExp(`[${PY_WS}]+$`);
 const PY_LEADING_WS_AT = new RegExp(`[${PY_WS}]+`, "y");
 
+/** Python's whitespace (`str.isspace`), the characters of PY_WS. */
+function isPyWhitespace(c: number): boolean {
+  if (c < 0x80) return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20);
+  return (
+    c === 0x85 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000
+  );
+}
+
 export function pyRstrip(s: string): string {
-  return s.replace(PY_TRAILING_WS, "");
+  let end = s.length;
+  while (end > 0 && isPyWhitespace(s.charCodeAt(end - 1))) end--;
+  return end === s.length ? s : s.slice(0, end);
 }
 export function pyStrip(s: string): string {
   return pyRstrip(s).replace(PY_LEADING_WS, "");
@@ -360,12 +133,18 @@ function parseArguments(args: unknown): unknown {
   }
 }
 
+/** `pyJsonDumps({ name, arguments: parseArguments(args) })`, in one pass over the arguments' text when it can. */
+function toolCallJson(name: unknown, args: unknown): string {
+  const argsJson = typeof name === "string" && typeof args === "string" ? pyJsonText(args) : undefined;
+  if (argsJson === undefined) return pyJsonDumps({ name, arguments: parseArguments(args) });
+  return `{"name": ${JSON.stringify(name)}, "arguments": ${argsJson}}`;
+}
+
 function gptTurnWithCalls(msg: AssistantMessage, calls: ToolCall[], reasoning: string | undefined): string {
   let value = thinkBlock(reasoning);
   if (msg.content && pyStrip(msg.content)) value += scratchpadToThink(msg.content) + "\n";
   for (const call of calls) {
-    const body = pyJsonDumps({ name: call.function.name, arguments: parseArguments(call.function.arguments) });
-    value += `<tool_call>\n${body}\n</tool_call>\n`;
+    value += `<tool_call>\n${toolCallJson(call.function.name, call.function.arguments)}\n</tool_call>\n`;
   }
   if (!value.includes("<think>")) value = "<think>\n</think>\n" + value;
   return pyRstrip(value);
@@ -377,12 +156,17 @@ function gptTurnFinal(msg: AssistantMessage, reasoning: string | undefined): str
   return pyStrip(value);
 }
 
-/** Tool content as Hermes embeds it: parsed JSON when it starts with `{` or `[`, otherwise the string. */
-function toolContentValue(content: string): unknown {
+/** Whether Hermes embeds tool content as parsed JSON: it starts with `{` or `[` (after Python's whitespace). */
+function looksLikeJson(content: string): boolean {
   // The first character after Python's leading whitespace (no copy of the content for it).
   PY_LEADING_WS_AT.lastIndex = 0;
   const head = content[PY_LEADING_WS_AT.test(content) ? PY_LEADING_WS_AT.lastIndex : 0];
-  if (head !== "{" && head !== "[") return content;
+  return head === "{" || head === "[";
+}
+
+/** Tool content as Hermes embeds it: parsed JSON when it starts with `{` or `[`, otherwise the string. */
+function toolContentValue(content: string): unknown {
+  if (!looksLikeJson(content)) return content;
   try {
     return parsePyJson(content);
   } catch {
@@ -390,19 +174,32 @@ function toolContentValue(content: string): unknown {
   }
 }
 
+/** `pyJsonDumps({ tool_call_id, name, content: toolContentValue(content) })`, in one pass when it can. */
+function toolResultJson(toolCallId: unknown, name: unknown, content: string): string {
+  const contentJson =
+    typeof toolCallId !== "string" || typeof name !== "string"
+      ? undefined
+      : looksLikeJson(content)
+        ? pyJsonText(content)
+        : JSON.stringify(content);
+  if (contentJson === undefined) {
+    return pyJsonDumps({ tool_call_id: toolCallId, name, content: toolContentValue(content) });
+  }
+  const head = `{"tool_call_id": ${JSON.stringify(toolCallId)}, "name": ${JSON.stringify(name)}`;
+  return `${head}, "content": ${contentJson}}`;
+}
+
 function toolTurn(results: ToolMessage[], calls: ToolCall[]): string {
-  const byId = new Map(calls.map((c) => [c.id, c.function.name] as const));
-  return results
-    .map((tm, k) => {
-      const name = byId.get(tm.tool_call_id) ?? tm.name ?? calls[k]?.function.name ?? "unknown";
-      const body = pyJsonDumps({
-        tool_call_id: tm.tool_call_id ?? "",
-        name,
-        content: toolContentValue(tm.content ?? ""),
-      });
-      return `<tool_response>\n${body}\n</tool_response>`;
-    })
-    .join("\n");
+  let out = "";
+  for (let k = 0; k < results.length; k++) {
+    const tm = results[k]!;
+    // The last call of an id, as a Map built from the calls would give.
+    const callName = calls.findLast((c) => c.id === tm.tool_call_id)?.function.name;
+    const name = callName ?? tm.name ?? calls[k]?.function.name ?? "unknown";
+    const body = toolResultJson(tm.tool_call_id ?? "", name, tm.content ?? "");
+    out += `${k ? "\n" : ""}<tool_response>\n${body}\n</tool_response>`;
+  }
+  return out;
 }
 
 /**
