@@ -38,6 +38,13 @@ describe("isToolResultFailure (Hermes rule)", () => {
     ["error without colon", false],
     ["plain output", false],
     ["{not json", false],
+    // Keys spelled with \u escapes, and whitespace JSON does not skip but JS trims.
+    ['{"\\u0065rror": "escaped key"}', true],
+    ['{"\\u0073uccess": false}', true],
+    ['{"content": {"\\u0065rror": 1}}', true],
+    ['{"ok": "\\u00e9"}', false],
+    ["\u00a0\u2003", true],
+    ["\u00a0ERROR: after a no-break space", true],
   ];
   it.each(table)("%s → failure %s", (content, failure) => {
     expect(isToolResultFailure(content)).toBe(failure);

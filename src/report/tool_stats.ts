@@ -12,6 +12,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+const FAILURE_WORDS = /error|success|\\u/i;
+
 /**
  * Whether one tool result counts as a failure. JSON results fail on a non-null top-level `error`, a
  * non-null `content.error`, or `success: false`; a non-zero `exit_code` is not a failure (the model can
@@ -19,6 +21,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
  */
 export function isToolResultFailure(content: string | null | undefined): boolean {
   const text = content ?? "";
+  // Without the words (and without \u escapes that could spell them) no rule can apply: no parse needed.
+  if (!FAILURE_WORDS.test(text) && text.trimStart().length > 0) return false;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

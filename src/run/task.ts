@@ -185,12 +185,15 @@ function prepareTask(
   // letting the model talk to a corpse) all abort the task's signal.
   const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
-  const hostTaskDir = join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec)));
   const environmentEvents: { at: number; message: string }[] = [];
+  let hostTaskDir: string | undefined;
   const envSpec: EnvironmentSpec = {
     runName: config.run_name!,
     taskId: specKey(spec),
-    hostTaskDir,
+    // Only a task whose environment is created needs its folder's path.
+    get hostTaskDir() {
+      return (hostTaskDir ??= join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec))));
+    },
     image: spec.image ?? config.image,
     cwd: harbor?.task.workdir ?? spec.cwd,
     network: harbor?.network ?? spec.network ?? config.network,
