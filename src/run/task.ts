@@ -553,37 +553,15 @@ function entryMetadata(t: TaskRun): Record<string, unknown> {
 
 /** Record, continued: the message to the main thread: the output line, its kind (failed, dropped or not), tokens. */
 function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
-  const { spec, loop, approval, outcome, error, envFailure, tokenLedger, deterministic, stack } = t;
+  const { spec, loop, approval, outcome, error, envFailure, deterministic, stack } = t;
   const { config } = t.deps;
-  const messages = loop?.messages ?? [];
   const tokens = {
     agent: entry.usage.total_tokens,
     approver: approval?.usage.total_tokens ?? 0,
     judge: entry.judge_usage?.total_tokens ?? 0,
   };
-  const approverErrors = (approval?.records ?? []).filter((r) => r.error);
-  const reported = {
-    ...(t.modelEvents.length ? { modelEvents: t.modelEvents } : {}),
-    ...(t.environmentEvents.length ? { environmentEvents: t.environmentEvents } : {}),
-    ...(approverErrors.length
-      ? { approverErrors: { count: approverErrors.length, first: approverErrors[0]!.reason } }
-      : {}),
-  };
-  const rlLineOf = (dropped?: string) => {
-    if (!tokenLedger) return {};
-    const rl = buildRlLine({
-      taskId: spec.id,
-      epoch: spec.epoch,
-      config,
-      loop,
-      ledger: tokenLedger,
-      outcome,
-      error,
-      score: entry.score,
-      dropped,
-    });
-    return { rlLine: JSON.stringify(rl), ...(rl.problems.length ? { rlProblems: rl.problems } : {}) };
-  };
+  let msg: TaskOutcomeMessage;
+  let dropReason: DropReason | undefined;
   if (!DONE_OUTCOMES.has(outcome)) {
     // A sandbox that hit one of its limits says which (its lost reason starts with it).
     const limit =
@@ -591,40 +569,46 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
         ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1]
         : undefined;
     const line = recordJson(entry, { retryable: deterministic ? false : undefined, reason: limit });
-    return {
-      taskId: spec.id,
-      kind: "failed",
-      outcome,
-      line,
-      tokens,
-      error,
-      ...(stack ? { stack } : {}),
-      ...reported,
-      ...rlLineOf(),
-    };
+    msg = { taskId: spec.id, kind: "failed", outcome, line, tokens, error };
+    if (stack) msg.stack = stack;
+  } else {
+    dropReason = dropReasonFor(loop, loop?.messages ?? [], t.deps.knownTools, config.require_reasoning);
+    msg = dropReason
+      ? { taskId: spec.id, kind: "dropped", outcome, line: recordJson(entry, { dropped: dropReason }), tokens }
+      : { taskId: spec.id, kind: "trajectory", outcome, line: recordJson(entry), tokens };
+    if (dropReason) msg.error = dropReason;
   }
-  const dropReason = dropReasonFor(loop, messages, t.deps.knownTools, config.require_reasoning);
-  if (dropReason) {
-    return {
-      taskId: spec.id,
-      kind: "dropped",
-      outcome,
-      line: recordJson(entry, { dropped: dropReason }),
-      tokens,
-      error: dropReason,
-      ...reported,
-      ...rlLineOf(dropReason),
-    };
+  addReported(msg, t);
+  if (t.tokenLedger) addRlLine(msg, t, entry, dropReason);
+  return msg;
+}
+
+/** What events.log reports of the task: its model and environment events, its approver failures. */
+function addReported(msg: TaskOutcomeMessage, t: TaskRun): void {
+  if (t.modelEvents.length) msg.modelEvents = t.modelEvents;
+  if (t.environmentEvents.length) msg.environmentEvents = t.environmentEvents;
+  const records = t.approval?.records;
+  if (records?.length) {
+    const approverErrors = records.filter((r) => r.error);
+    if (approverErrors.length) msg.approverErrors = { count: approverErrors.length, first: approverErrors[0]!.reason };
   }
-  return {
-    taskId: spec.id,
-    kind: "trajectory",
-    outcome,
-    line: recordJson(entry),
-    tokens,
-    ...reported,
-    ...rlLineOf(),
-  };
+}
+
+/** `--rl-capture`: the task's rl.jsonl line, and what made its token data untrustworthy. */
+function addRlLine(msg: TaskOutcomeMessage, t: TaskRun, entry: LineEntry, dropped: string | undefined): void {
+  const rl = buildRlLine({
+    taskId: t.spec.id,
+    epoch: t.spec.epoch,
+    config: t.deps.config,
+    loop: t.loop,
+    ledger: t.tokenLedger!,
+    outcome: t.outcome,
+    error: t.error,
+    score: entry.score,
+    dropped,
+  });
+  msg.rlLine = JSON.stringify(rl);
+  if (rl.problems.length) msg.rlProblems = rl.problems;
 }
 
 /** The definitions without the MCP tools of servers this task does not have (another row's own servers). */
