@@ -143,11 +143,13 @@ function toolCallJson(name: unknown, args: unknown): string {
 function gptTurnWithCalls(msg: AssistantMessage, calls: ToolCall[], reasoning: string | undefined): string {
   let value = thinkBlock(reasoning);
   if (msg.content && pyStrip(msg.content)) value += scratchpadToThink(msg.content) + "\n";
-  for (const call of calls) {
-    value += `<tool_call>\n${toolCallJson(call.function.name, call.function.arguments)}\n</tool_call>\n`;
+  for (let k = 0; k < calls.length; k++) {
+    const call = calls[k]!;
+    value += `${k ? "\n" : ""}<tool_call>\n${toolCallJson(call.function.name, call.function.arguments)}\n</tool_call>`;
   }
   if (!value.includes("<think>")) value = "<think>\n</think>\n" + value;
-  return pyRstrip(value);
+  // After a call the text ends with "</tool_call>": nothing for Python's rstrip to take.
+  return calls.length ? value : pyRstrip(value);
 }
 
 function gptTurnFinal(msg: AssistantMessage, reasoning: string | undefined): string {
