@@ -74,6 +74,8 @@ describe("tool stats keys", () => {
         { role: "assistant", content: null, tool_calls: [call("1", "42"), call("2", "__proto__"), call("3", 'b"q')] },
         { role: "tool", tool_call_id: "1", content: "error: x" },
       ],
+      // A malformed call without a name.
+      [{ role: "assistant", content: null, tool_calls: [call("1", undefined as unknown as string)] }],
     ];
     for (const messages of cases) {
       const objects = extractToolStats(messages, known);

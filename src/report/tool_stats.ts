@@ -184,9 +184,12 @@ export function toolStatsJson(used: ReadonlyMap<string, ToolStat>, knownTools: I
   return { tool_stats: stats.done(), tool_error_counts: errors.done() };
 }
 
-/** An array index comes first in an object's key order whatever its place, `__proto__` is no key at all. */
-function isUnorderedKey(name: string): boolean {
-  return name === "__proto__" || /^(?:0|[1-9]\d{0,9})$/.test(name);
+/**
+ * An array index comes first in an object's key order whatever its place, `__proto__` is no key at all, and a
+ * name that is not a string (a malformed call) sorts last as the text of its value.
+ */
+function isUnorderedKey(name: unknown): boolean {
+  return typeof name !== "string" || name === "__proto__" || /^(?:0|[1-9]\d{0,9})$/.test(name);
 }
 
 /** The zero-filled texts of a key list and where each key's member starts and ends in them. */
