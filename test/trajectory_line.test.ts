@@ -41,6 +41,8 @@ describe("trajectory line", () => {
     const other = [{ from: "system" as const, value: `${system} ` }, ...turns.slice(1)];
     expect(conversationsJson(other)).toBe(JSON.stringify(other));
     expect(conversationsJson([])).toBe("[]");
+    const odd = [{ from: "human", value: undefined }, ...turns] as unknown as typeof turns;
+    expect(conversationsJson(odd)).toBe(JSON.stringify(odd));
     expect(toolsJson(TOOLS)).toBe(JSON.stringify(TOOLS));
     expect(toolsJson(TOOLS)).toBe(JSON.stringify(TOOLS));
     const open = [...TOOLS];

@@ -35,7 +35,12 @@ let lastTurn: { value: string; json: string } | undefined;
 export function conversationsJson(turns: readonly ConversationTurn[]): string {
   let out = "[";
   for (let i = 0; i < turns.length; i++) {
-    const { from, value } = turns[i]!;
+    const turn = turns[i]!;
+    const { from, value } = turn;
+    if (typeof from !== "string" || typeof value !== "string") {
+      out += `${i ? "," : ""}${JSON.stringify(turn)}`;
+      continue;
+    }
     let json: string;
     if (lastTurn?.value === value) json = lastTurn.json;
     else {
