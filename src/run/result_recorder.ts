@@ -24,6 +24,17 @@ export interface RecorderContext {
 
 export type ResultRecorder = ReturnType<typeof createResultRecorder>;
 
+/**
+ * Drops a written message's lines (11.7 KB each at 3 calls per task). The message is still referenced by the
+ * task's promise in piscina, which has lived as long as the task and sits in old space: a young object an old one
+ * points to survives every scavenge until the next full collection, dead or not. Kept, every line of a run was
+ * promoted (the main thread's old space grew 11 → 49 MB over 2,048 tasks, about 0.1 MB of RSS per loop).
+ */
+function releaseLines(msg: TaskOutcomeMessage): void {
+  msg.line = "";
+  if (msg.rlLine !== undefined) msg.rlLine = "";
+}
+
 export function createResultRecorder(
   config: RunConfig,
   runDir: string,
@@ -73,6 +84,7 @@ export function createResultRecorder(
     if (msg.rlProblems)
       logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
     files[msg.kind].appendLine(redact(msg.line));
+    releaseLines(msg);
     tokensBy.agent += msg.tokens.agent;
     tokensBy.approver += msg.tokens.approver;
     tokensBy.judge += msg.tokens.judge;
