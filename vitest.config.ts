@@ -42,6 +42,7 @@ const UNIT = files(
   "early_stop",
   "export_curate",
   "formats",
+  "jsonl_file",
   "gateway_client",
   "import_rules",
   "library_console",

@@ -1,0 +1,91 @@
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { afterEach, describe, expect, it } from "vitest";
+import { readJsonl, readLines } from "../src/store/jsonl_file.js";
+
+/** What node:readline (crlfDelay: Infinity) makes of a file: the reference readLines keeps. */
+async function readlineLines(path: string): Promise<{ line: number; text: string }[]> {
+  const out: { line: number; text: string }[] = [];
+  let line = 0;
+  for await (const text of createInterface({ input: createReadStream(path, "utf8"), crlfDelay: Infinity })) {
+    line++;
+    if (text.trim()) out.push({ line, text });
+  }
+  return out;
+}
+
+async function collect<T>(gen: AsyncGenerator<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of gen) out.push(x);
+  return out;
+}
+
+describe("readLines", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+  const file = (content: string | Buffer) => {
+    dir ??= mkdtempSync(join(tmpdir(), "jsonl-"));
+    const path = join(dir, `f${Math.random()}.jsonl`);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  it("splits and numbers lines as node:readline does: LF, CRLF, lone CR, blank lines, no final newline", async () => {
+    const cases = [
+      "",
+      "\n",
+      "a",
+      "a\n",
+      "a\nb",
+      "a\r\nb\r\n",
+      "a\rb\n",
+      "a\r\r\n",
+      "a\r",
+      "\r\n\r\n",
+      "a\n\n  \nb\n",
+      '{"x":1}\r\n\r{"y":"é💥"}\n\r',
+      '\ufeff{"bom":true}\n',
+    ];
+    for (const content of cases) {
+      const path = file(content);
+      expect(await collect(readLines(path)), JSON.stringify(content)).toEqual(await readlineLines(path));
+    }
+  });
+
+  it("keeps lines whole across its read chunks: long lines, multi-byte characters at every offset", async () => {
+    const lines: string[] = [];
+    let size = 0;
+    for (let i = 0; size < 3.5 * 2 ** 20; i++) {
+      const text = JSON.stringify({ i, s: "é💥x".repeat((i * 7919) % 4000), crlf: i % 3 === 0 });
+      lines.push(i % 3 === 0 ? `${text}\r` : text);
+      size += text.length * 2;
+    }
+    lines.push("x".repeat(2.5 * 2 ** 20)); // longer than a chunk
+    lines.push('{"last":true}');
+    const path = file(lines.join("\n"));
+    const ours = await collect(readLines(path));
+    expect(ours.length).toBe(lines.length);
+    expect(ours).toEqual(await readlineLines(path));
+  });
+
+  it("reads invalid UTF-8 as the stream decoder does", async () => {
+    const path = file(
+      Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc3, 0x0a, 0xff, 0xe2, 0x82]), Buffer.from('"}\n')]),
+    );
+    expect(await collect(readLines(path))).toEqual(await readlineLines(path));
+  });
+
+  it("stops reading when the consumer stops, and a missing file has no lines", async () => {
+    const path = file("1\n2\n3\n");
+    for await (const l of readJsonl<number>(path)) {
+      expect(l).toEqual({ line: 1, value: 1 });
+      break;
+    }
+    expect(await collect(readLines(join(dir!, "absent.jsonl")))).toEqual([]);
+  });
+});
