@@ -2,10 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, appendFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { stringify } from "csv-stringify/sync";
 import type { ApprovalRecord } from "../tools/registry.js";
 import type { ChatMessage } from "../src/core/chat.js";
 import { NumberBuffer, RunStatistics, isApprovalError, percent } from "../src/report/statistics.js";
 import {
+  SUMMARY_COLUMNS,
+  type SummaryRow,
   SummaryCsvWriter,
   formatSummaryCsv,
   summaryRowFromEntry,
@@ -495,6 +498,31 @@ describe("summary.csv", () => {
       "2,,,rubric:unscored",
       "3,,,",
     ]);
+  });
+
+  it("writes every cell as csv-stringify with its defaults does (the library it replaces)", () => {
+    const pieces = ["", "a", ",", '"', "\n", "\r", "\r\n", " ", "é", "💥", ";", "'", "=1", "-2", "0", "null"];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const cell = (): string | number | boolean | null => {
+      const kind = Math.floor(random() * 6);
+      if (kind === 0) return null;
+      if (kind === 1) return random() < 0.5;
+      if (kind === 2) return [0, -0, 1.5, -3, 1e21, 1e-7, 123456789, Number.NaN][Math.floor(random() * 8)]!;
+      return Array.from({ length: Math.floor(random() * 5) }, () => pieces[Math.floor(random() * pieces.length)]).join(
+        "",
+      );
+    };
+    const rows = Array.from(
+      { length: 500 },
+      () => Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c, cell()])) as SummaryRow,
+    );
+    const library = stringify(rows, {
+      columns: [...SUMMARY_COLUMNS],
+      cast: { boolean: (v: boolean) => (v ? "true" : "false") },
+      header: true,
+    });
+    expect(formatSummaryCsv(rows)).toBe(library);
   });
 
   it("appends rows, writing the header once across reopenings and repairing a torn last row", () => {

@@ -300,12 +300,16 @@ export class RunStatistics {
     if (entry.partial) this.partial++;
     // Entries list every known tool with zeros (their tool_stats); the original lists only the tools used,
     // in first-use order: a used tool is registered here in its message order, the first time any entry uses it.
-    const used = Object.entries(entry.tool_stats ?? {}).filter(
-      ([, s]) => s.count > 0 || s.success > 0 || s.failure > 0,
-    );
-    const usedNames = new Set(used.map(([name]) => name));
+    // (for-in, not Object.entries: ~70 tools per entry, all but a few of them zeros)
+    const toolStats = entry.tool_stats ?? {};
+    const usedNames = new Set<string>();
+    for (const name in toolStats) {
+      const s = toolStats[name]!;
+      if (s.count > 0 || s.success > 0 || s.failure > 0) usedNames.add(name);
+    }
     for (const name of toolsByFirstUse(entry.messages ?? [])) if (usedNames.has(name)) this.tool(name);
-    for (const [name, s] of used) {
+    for (const name of usedNames) {
+      const s = toolStats[name]!;
       const t = this.tool(name);
       t.count += s.count;
       t.success += s.success;

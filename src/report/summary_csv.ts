@@ -9,7 +9,6 @@
  *             pass, fail or unscored (e.g. "expected:pass;rubric:fail"); empty without scorers
  */
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
-import { stringify } from "csv-stringify/sync";
 import { repairTornTail } from "../store/jsonl_file.js";
 import type { ScoreRecord, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
@@ -108,33 +107,65 @@ export function summaryRowFromFailure(rec: StoredFailureRecord): SummaryRow {
   };
 }
 
-const CSV_OPTIONS = {
-  columns: [...SUMMARY_COLUMNS],
-  cast: { boolean: (v: boolean) => (v ? "true" : "false") },
-} as const;
+/**
+ * One CSV cell as csv-stringify 6 writes it with its defaults (which this file used): empty for null, `true`/`false`,
+ * numbers as `String(n)`, quoted (inner quotes doubled) when the text holds a comma, a quote, a CR or an LF. By
+ * hand because the library's per-row set-up (options, column normalisation, casts) was most of summary.csv's cost.
+ */
+function csvCell(value: unknown): string {
+  if (value === null || value === undefined || value === "") return "";
+  const text =
+    typeof value === "string"
+      ? value
+      : typeof value === "boolean"
+        ? String(value)
+        : typeof value === "object"
+          ? JSON.stringify(value) // a hand-edited line's odd value, as the library casts it
+          : `${value as number}`;
+  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** One row as its CSV line, newline included. */
+export function summaryCsvLine(row: SummaryRow): string {
+  let line = csvCell(row[SUMMARY_COLUMNS[0]]);
+  for (let i = 1; i < SUMMARY_COLUMNS.length; i++) line += `,${csvCell(row[SUMMARY_COLUMNS[i]!])}`;
+  return `${line}\n`;
+}
+
+const HEADER_LINE = `${SUMMARY_COLUMNS.join(",")}\n`;
 
 /** The CSV text of `rows`, header included. */
 export function formatSummaryCsv(rows: readonly SummaryRow[]): string {
-  return stringify(rows as SummaryRow[], { ...CSV_OPTIONS, header: true });
+  return HEADER_LINE + rows.map(summaryCsvLine).join("");
 }
 
-/** Appends rows to summary.csv; writes the header only when the file is new or empty. */
+/** Appends rows to summary.csv (256 rows a write, the rest at close); the header only when the file is new or empty. */
 export class SummaryCsvWriter {
   private fd: number;
+  private pending = "";
+  private pendingRows = 0;
 
   constructor(readonly path: string) {
     repairTornTail(path);
     const fresh = !existsSync(path) || statSync(path).size === 0;
     this.fd = openSync(path, "a");
-    if (fresh) writeSync(this.fd, stringify([], { ...CSV_OPTIONS, header: true }));
+    if (fresh) writeSync(this.fd, HEADER_LINE);
   }
 
   write(row: SummaryRow): void {
-    writeSync(this.fd, stringify([row], { ...CSV_OPTIONS, header: false }));
+    this.pending += summaryCsvLine(row);
+    if (++this.pendingRows >= 256) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending) writeSync(this.fd, this.pending);
+    this.pending = "";
+    this.pendingRows = 0;
   }
 
   close(): void {
     if (this.fd < 0) return;
+    this.flush();
     fsyncSync(this.fd);
     closeSync(this.fd);
     this.fd = -1;
