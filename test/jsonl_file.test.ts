@@ -1,9 +1,9 @@
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { afterEach, describe, expect, it } from "vitest";
-import { readJsonl, readLines } from "../src/store/jsonl_file.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { JsonlAppender, readJsonl, readLines } from "../src/store/jsonl_file.js";
 
 /** What node:readline (crlfDelay: Infinity) makes of a file: the reference readLines keeps. */
 async function readlineLines(path: string): Promise<{ line: number; text: string }[]> {
@@ -87,5 +87,33 @@ describe("readLines", () => {
       break;
     }
     expect(await collect(readLines(join(dir!, "absent.jsonl")))).toEqual([]);
+  });
+});
+
+describe("JsonlAppender", () => {
+  const openFds = () => readdirSync("/proc/self/fd").length;
+
+  it("fsyncs in the background; close() during that fsync keeps every line and closes its descriptor after it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "jsonl-"));
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    try {
+      const before = openFds();
+      const path = join(dir, "t.jsonl");
+      const out = new JsonlAppender(path, 1000);
+      for (let i = 0; i < 500; i++) out.append({ i, text: "x".repeat(1000) });
+      vi.advanceTimersByTime(1000); // the background fsync starts; its callback cannot run before close()
+      out.append({ last: true });
+      out.close();
+      out.close();
+      const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+      expect(lines.length).toBe(501);
+      expect(JSON.parse(lines.at(-1)!)).toEqual({ last: true });
+      expect(openFds()).toBe(before + 1); // still open: the fsync in flight has it
+      for (let i = 0; i < 200 && openFds() > before; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(openFds()).toBe(before);
+    } finally {
+      vi.useRealTimers();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
