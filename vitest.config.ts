@@ -85,6 +85,7 @@ const BROWSER = files("report_browser", "view_runs");
 const CLUSTER = files("slurm_e2e");
 
 const BUILD = "test/setup/build.ts";
+const TMP = "test/setup/tmp_dir.ts";
 
 export default defineConfig({
   test: {
@@ -99,21 +100,21 @@ export default defineConfig({
     maxWorkers: 3,
     sequence: { sequencer: SuiteSequencer },
     projects: [
-      { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
+      { extends: true, test: { name: "unit", include: UNIT, isolate: false, globalSetup: [TMP] } },
       {
         extends: true,
         test: {
           name: "cli",
           include: ["test/**/*.test.ts"],
           exclude: [...UNIT, ...DOCKER, ...BROWSER, ...CLUSTER],
-          globalSetup: [BUILD],
+          globalSetup: [TMP, BUILD],
           // A test here chains up to four CLI runs; at a load of 20 on 2 cores one run can take 15 s.
           testTimeout: 180_000,
         },
       },
-      { extends: true, test: { name: "docker", include: DOCKER, globalSetup: [BUILD, "test/setup/docker.ts"] } },
-      { extends: true, test: { name: "browser", include: BROWSER, globalSetup: [BUILD] } },
-      { extends: true, test: { name: "cluster", include: CLUSTER, globalSetup: [BUILD] } },
+      { extends: true, test: { name: "docker", include: DOCKER, globalSetup: [TMP, BUILD, "test/setup/docker.ts"] } },
+      { extends: true, test: { name: "browser", include: BROWSER, globalSetup: [TMP, BUILD] } },
+      { extends: true, test: { name: "cluster", include: CLUSTER, globalSetup: [TMP, BUILD] } },
     ],
   },
 });
