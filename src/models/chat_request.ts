@@ -84,23 +84,44 @@ function toolsJson(tools: readonly unknown[]): string {
   return json;
 }
 
+/** The JSON around the messages and tools of one request: `{"model":…,"messages":[` and the fields after them. */
+interface BodyFrame {
+  head: string;
+  /** `}`, or `,"max_tokens":…}` and the other fields after the tools. */
+  tail: string;
+}
+
+function bodyFrame(opts: ModelEndpointOptions, responseFormat: ChatRequest["responseFormat"]): BodyFrame {
+  const { model, messages: _none, ...rest } = buildRequestBody(opts, { messages: [], responseFormat });
+  const fields = JSON.stringify(rest);
+  return {
+    head: `{"model":${JSON.stringify(model)},"messages":[`,
+    tail: fields === "{}" ? "}" : `,${fields.slice(1)}`,
+  };
+}
+
 /**
  * `JSON.stringify(buildRequestBody(opts, req))` with the same keys in the same order, built from cached message
- * and tool JSON. An `extraBody` that sets `messages` or `tools` itself takes the plain path.
+ * and tool JSON; what surrounds them is made once for `opts` (a model's options never change). An `extraBody`
+ * that sets `messages` or `tools` itself takes the plain path.
  */
-export function serializeRequestBody(opts: ModelEndpointOptions, req: ChatRequest): string {
+export function requestBodySerializer(opts: ModelEndpointOptions): (req: ChatRequest) => string {
   if (opts.extraBody && ("messages" in opts.extraBody || "tools" in opts.extraBody))
-    return JSON.stringify(buildRequestBody(opts, req));
-  const {
-    model,
-    messages: _none,
-    ...rest
-  } = buildRequestBody(opts, { messages: [], responseFormat: req.responseFormat });
+    return (req) => JSON.stringify(buildRequestBody(opts, req));
+  const plain = bodyFrame(opts, undefined);
   const reasoningBack = !!opts.sendReasoningBack;
-  let json = `{"model":${JSON.stringify(model)},"messages":[`;
-  for (let i = 0; i < req.messages.length; i++) json += (i ? "," : "") + messageJson(req.messages[i]!, reasoningBack);
-  json += "]";
-  if (req.tools?.length) json += `,"tools":${toolsJson(req.tools)}`;
-  const tail = JSON.stringify(rest);
-  return tail === "{}" ? `${json}}` : `${json},${tail.slice(1)}`;
+  return (req) => {
+    const { head, tail } = req.responseFormat ? bodyFrame(opts, req.responseFormat) : plain;
+    let json = head;
+    const messages = req.messages;
+    for (let i = 0; i < messages.length; i++) json += (i ? "," : "") + messageJson(messages[i]!, reasoningBack);
+    json += "]";
+    if (req.tools?.length) json += `,"tools":${toolsJson(req.tools)}`;
+    return json + tail;
+  };
+}
+
+/** One request's body (see `requestBodySerializer`, which a model client keeps). */
+export function serializeRequestBody(opts: ModelEndpointOptions, req: ChatRequest): string {
+  return requestBodySerializer(opts)(req);
 }

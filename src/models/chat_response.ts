@@ -8,6 +8,7 @@ import { extractReasoning } from "./reasoning.js";
 import { StreamTokens, tokensOfCompletion } from "./token_capture.js";
 
 const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+const countOrAbsent = (v: unknown): boolean => v === undefined || v === null || finite(v);
 
 /** The usage as reported; cached and reasoning tokens kept when given (also under their older names). */
 export function normalizeUsage(u: unknown): Usage {
@@ -35,12 +36,23 @@ export function usageMissing(u: unknown): boolean {
 export function invalidUsageFields(u: unknown): string[] {
   if (!u || typeof u !== "object") return [];
   const r = u as Record<string, any>;
+  const cached = r.prompt_tokens_details?.cached_tokens;
+  const reasoning = r.completion_tokens_details?.reasoning_tokens;
+  // The usual usage: every field a count or absent, nothing to name (and nothing to allocate).
+  if (
+    countOrAbsent(r.prompt_tokens) &&
+    countOrAbsent(r.completion_tokens) &&
+    countOrAbsent(r.total_tokens) &&
+    countOrAbsent(cached) &&
+    countOrAbsent(reasoning)
+  )
+    return [];
   const fields: Array<[string, unknown]> = [
     ["prompt_tokens", r.prompt_tokens],
     ["completion_tokens", r.completion_tokens],
     ["total_tokens", r.total_tokens],
-    ["prompt_tokens_details.cached_tokens", r.prompt_tokens_details?.cached_tokens],
-    ["completion_tokens_details.reasoning_tokens", r.completion_tokens_details?.reasoning_tokens],
+    ["prompt_tokens_details.cached_tokens", cached],
+    ["completion_tokens_details.reasoning_tokens", reasoning],
   ];
   return fields
     .filter(([, v]) => v !== undefined && v !== null && !finite(v))

@@ -63,7 +63,7 @@ export function postTarget(url: URL, headers: Record<string, string>): PostTarge
 
 export interface HttpTransport {
   /** POSTs `body`; a status outside 2xx rejects with `HttpStatusError` carrying the body read whole. */
-  post(target: PostTarget, body: string, signal?: AbortSignal): Promise<HttpReply>;
+  post(target: PostTarget, body: string | Buffer, signal?: AbortSignal): Promise<HttpReply>;
   /** Closes the idle sockets; later requests open new ones. */
   destroy(): void;
 }
@@ -78,25 +78,31 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
   };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
 
-  function post(target: PostTarget, body: string, signal?: AbortSignal): Promise<HttpReply> {
+  function post(target: PostTarget, body: string | Buffer, signal?: AbortSignal): Promise<HttpReply> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    const headers = [...target.headers, "content-length", String(Buffer.byteLength(body))];
-    const agent = target.isHttps ? agents.https : agents.http;
+    const data = typeof body === "string" ? Buffer.from(body) : body;
+    const { host, port, path, method } = target.options;
+    const options: http.RequestOptions = {
+      host,
+      port,
+      path,
+      method,
+      headers: target.headers.concat("content-length", String(data.length)) as unknown as http.OutgoingHttpHeaders,
+      agent: target.isHttps ? agents.https : agents.http,
+    };
     return new Promise<HttpReply>((resolve, reject) => {
-      const req = (target.isHttps ? https : http).request(
-        { ...target.options, headers: headers as unknown as http.OutgoingHttpHeaders, agent, signal },
-        (res) => {
-          const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
-          if (reply.status >= 200 && reply.status < 300) return resolve(reply);
-          readText(reply).then(
-            (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
-            (err: unknown) =>
-              reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
-          );
-        },
-      );
+      const req = (target.isHttps ? https : http).request(options, (res) => {
+        const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
+        if (reply.status >= 200 && reply.status < 300) return resolve(reply);
+        readText(reply).then(
+          (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
+          (err: unknown) =>
+            reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
+        );
+      });
+      if (signal) abortOnSignal(req, signal);
       req.on("error", (err) => reject(signal?.aborted ? signal.reason : err));
-      req.end(body);
+      req.end(data);
     });
   }
 
@@ -107,6 +113,24 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
       agents.https.destroy();
     },
   };
+}
+
+/**
+ * Destroys `req` (and with it a body being read) when `signal` aborts, until the request closes: after its
+ * body was read, or when it failed. One listener, where node's own `signal` option adds an end-of-stream
+ * watcher to every request as well.
+ */
+function abortOnSignal(req: http.ClientRequest, signal: AbortSignal): void {
+  // The error node's `signal` option destroys with (its AbortError), so the failure reads the same.
+  const onAbort = () =>
+    req.destroy(
+      Object.assign(new Error("The operation was aborted", { cause: signal.reason }), {
+        name: "AbortError",
+        code: "ABORT_ERR",
+      }),
+    );
+  signal.addEventListener("abort", onAbort, { once: true });
+  req.once("close", () => signal.removeEventListener("abort", onAbort));
 }
 
 function messageOf(err: unknown): string {

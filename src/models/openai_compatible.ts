@@ -6,7 +6,7 @@
 import { basicAuthorization, splitUrlCredentials } from "../core/url_credentials.js";
 import type { ChatModel, ChatRequest, ChatResponse } from "../core/chat.js";
 import type { SamplingSent } from "../core/rl_tokens.js";
-import { buildRequestBody, serializeRequestBody } from "./chat_request.js";
+import { buildRequestBody, requestBodySerializer } from "./chat_request.js";
 import { parseCompletion, StreamAssembler } from "./chat_response.js";
 import { HttpStatusError } from "./error_body.js";
 import { classifyFailure, ConnectionFailure, StreamErrorEvent } from "./failure.js";
@@ -58,10 +58,9 @@ export function requestHeaders(opts: ModelEndpointOptions, basic: string | undef
 }
 
 /** A 2xx body that is not an event stream, as the completion parser takes it (undefined/null when empty). */
-async function jsonOrText(reply: HttpReply): Promise<unknown> {
+async function jsonOrText(reply: HttpReply, type: string): Promise<unknown> {
   const text = await readText(reply);
   if (reply.status === 204) return null;
-  const type = mediaType(reply.headers);
   if (type.includes("application/json") || type.endsWith("+json")) return text === "" ? undefined : JSON.parse(text);
   return text;
 }
@@ -96,20 +95,23 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   }
   // The sampling parameters every request of this model sends (the same for each: they come from the options).
   const capture = opts.rlCapture ? samplingSent(buildRequestBody(opts, { messages: [] })) : undefined;
+  const requestBody = requestBodySerializer(opts);
 
   async function attempt(req: ChatRequest): Promise<ChatResponse> {
     if (target instanceof Error)
       throw new ProviderError(`model request failed: ${target.message}`, { retryable: false });
     let reply: HttpReply;
     try {
-      reply = await transport.post(target, serializeRequestBody(opts, req), req.signal);
+      reply = await transport.post(target, requestBody(req), req.signal);
     } catch (err) {
       throw err instanceof HttpStatusError ? err : new ConnectionFailure(err);
     }
     // A server that ignores `stream: true` and answers with one JSON body is read as such.
-    const streamed = mediaType(reply.headers) === "text/event-stream";
+    const type = mediaType(reply.headers);
     try {
-      return streamed ? await readStream(reply, capture) : parseCompletion(await jsonOrText(reply), capture);
+      return type === "text/event-stream"
+        ? await readStream(reply, capture)
+        : parseCompletion(await jsonOrText(reply, type), capture);
     } catch (err) {
       throw isTransportError(err) ? new ConnectionFailure(err) : err;
     }
