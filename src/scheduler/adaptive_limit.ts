@@ -138,6 +138,13 @@ export class SharedAdaptiveLimiter {
     this.note(1);
   }
 
+  /** Takes a permit if one is free now, without waiting; true when it did. Pair with `release()`. */
+  tryAcquire(): boolean {
+    if (!this.gate.tryAcquire()) return false;
+    this.note(1);
+    return true;
+  }
+
   release(): void {
     this.note(-1);
     this.gate.release();

@@ -4,7 +4,6 @@
  * what may be retried (retryable statuses, Retry-After, back-off), feeds the adaptive limit, and reports
  * each retry and each limit change as an event.
  */
-import { raceAbort } from "../core/abort.js";
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
 import { ModelAbortError, ProviderError } from "../models/provider.js";
 import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
@@ -84,23 +83,38 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
 
   async function attempt(req: ChatRequest): Promise<ChatResponse> {
     const userSignal = req.signal;
-    try {
-      await limiter?.acquire(userSignal);
-    } catch (err) {
-      throw userSignal?.aborted ? new ModelAbortError(userSignal.reason) : err;
+    // A free permit is taken at once; only a full gate costs the wait (and its promises).
+    if (limiter && !limiter.tryAcquire()) {
+      try {
+        await limiter.acquire(userSignal);
+      } catch (err) {
+        throw userSignal?.aborted ? new ModelAbortError(userSignal.reason) : err;
+      }
     }
     limiter?.noteCall();
-    // One controller per attempt: the caller's abort and the attempt's deadline both end it.
+    // One controller per attempt: the caller's abort and the attempt's deadline both end it, at once (a
+    // provider that ignores its signal must not hold the call).
     const ctl = new AbortController();
     let timedOut = false;
+    let stop!: (reason: unknown) => void;
+    const answer = new Promise<ChatResponse>((resolve, reject) => {
+      stop = reject;
+      provider
+        .complete({ messages: req.messages, tools: req.tools, signal: ctl.signal, responseFormat: req.responseFormat })
+        .then(resolve, reject);
+    });
+    const abort = (reason: unknown) => {
+      ctl.abort(reason);
+      stop(ctl.signal.reason);
+    };
     const cancelTimer = clock.setTimer(policy.requestTimeoutMs, () => {
       timedOut = true;
-      ctl.abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
+      abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
     });
-    const onUserAbort = () => ctl.abort(userSignal!.reason);
+    const onUserAbort = () => abort(userSignal!.reason);
     userSignal?.addEventListener("abort", onUserAbort, { once: true });
     try {
-      const res = await raceAbort(provider.complete({ ...req, signal: ctl.signal }), ctl.signal);
+      const res = await answer;
       emitChange(limiter?.recordSuccess());
       if (res.usageMissing && !noUsageReported) {
         noUsageReported = true;
