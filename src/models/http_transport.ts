@@ -77,6 +77,7 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
     scheduling: "lifo",
   };
   const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const watch = new AbortWatch();
 
   function post(target: PostTarget, body: string | Buffer, signal?: AbortSignal): Promise<HttpReply> {
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -100,7 +101,7 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
             reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
         );
       });
-      if (signal) abortOnSignal(req, signal);
+      if (signal) watch.add(req, signal);
       req.on("error", (err) => reject(signal?.aborted ? signal.reason : err));
       req.end(data);
     });
@@ -116,21 +117,41 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
 }
 
 /**
- * Destroys `req` (and with it a body being read) when `signal` aborts, until the request closes: after its
- * body was read, or when it failed. One listener, where node's own `signal` option adds an end-of-stream
- * watcher to every request as well.
+ * Destroys the requests of a signal (and with them a body being read) when it aborts, from their start until
+ * they close (after the body was read, or on failure). One listener per signal, whatever the number of its
+ * requests (a model's attempts share their signal while none is aborted, src/scheduler/attempt_signal.ts),
+ * where node's own `signal` option adds a listener and an end-of-stream watcher to every request.
  */
-function abortOnSignal(req: http.ClientRequest, signal: AbortSignal): void {
-  // The error node's `signal` option destroys with (its AbortError), so the failure reads the same.
-  const onAbort = () =>
-    req.destroy(
-      Object.assign(new Error("The operation was aborted", { cause: signal.reason }), {
-        name: "AbortError",
-        code: "ABORT_ERR",
-      }),
-    );
-  signal.addEventListener("abort", onAbort, { once: true });
-  req.once("close", () => signal.removeEventListener("abort", onAbort));
+class AbortWatch {
+  private readonly requests = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
+
+  add(req: http.ClientRequest, signal: AbortSignal): void {
+    let open = this.requests.get(signal);
+    if (!open) {
+      const requests = new Set<http.ClientRequest>();
+      open = requests;
+      this.requests.set(signal, requests);
+      signal.addEventListener(
+        "abort",
+        () => {
+          for (const r of requests) r.destroy(abortError(signal));
+          requests.clear();
+        },
+        { once: true },
+      );
+    }
+    const requests = open;
+    requests.add(req);
+    req.once("close", () => requests.delete(req));
+  }
+}
+
+/** The error node's `signal` option destroys a request with (its AbortError), so a failure reads the same. */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error("The operation was aborted", { cause: signal.reason }), {
+    name: "AbortError",
+    code: "ABORT_ERR",
+  });
 }
 
 function messageOf(err: unknown): string {

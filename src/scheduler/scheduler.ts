@@ -6,6 +6,7 @@
  */
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
 import { ModelAbortError, ProviderError } from "../models/provider.js";
+import { AttemptSignals } from "./attempt_signal.js";
 import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
 import { DEFAULT_RETRY_POLICY, retryDelay, systemClock, type Clock, type RetryPolicy } from "./retry.js";
 
@@ -75,6 +76,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
   const clock = opts.clock ?? systemClock;
   const { limiter, endpoint, purpose } = opts;
 
+  const signals = new AttemptSignals();
   let noUsageReported = false;
   let badUsageReported = false;
   const emitChange = (change: LimitChange | undefined) => {
@@ -92,27 +94,26 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       }
     }
     limiter?.noteCall();
-    // One controller per attempt: the caller's abort and the attempt's deadline both end it, at once (a
-    // provider that ignores its signal must not hold the call).
-    const ctl = new AbortController();
+    // The caller's abort and the attempt's deadline both abort the provider's signal and end the attempt at
+    // once (a provider that ignores its signal must not hold the call).
     let timedOut = false;
     let stop!: (reason: unknown) => void;
+    const bound = signals.take(userSignal, (reason) => stop(reason));
     const answer = new Promise<ChatResponse>((resolve, reject) => {
       stop = reject;
       provider
-        .complete({ messages: req.messages, tools: req.tools, signal: ctl.signal, responseFormat: req.responseFormat })
+        .complete({
+          messages: req.messages,
+          tools: req.tools,
+          signal: bound.signal,
+          responseFormat: req.responseFormat,
+        })
         .then(resolve, reject);
     });
-    const abort = (reason: unknown) => {
-      ctl.abort(reason);
-      stop(ctl.signal.reason);
-    };
     const cancelTimer = clock.setTimer(policy.requestTimeoutMs, () => {
       timedOut = true;
-      abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
+      bound.abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
     });
-    const onUserAbort = () => abort(userSignal!.reason);
-    userSignal?.addEventListener("abort", onUserAbort, { once: true });
     try {
       const res = await answer;
       emitChange(limiter?.recordSuccess());
@@ -132,7 +133,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       throw err;
     } finally {
       cancelTimer();
-      userSignal?.removeEventListener("abort", onUserAbort);
+      signals.give(bound);
       limiter?.release();
     }
   }
