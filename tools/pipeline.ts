@@ -92,6 +92,14 @@ export function parseToolArguments(
       error: `Invalid JSON in the arguments of ${name}: ${(err as Error).message}. Send the arguments as one JSON object.`,
     };
   }
+  return toolArgumentsObject(name, parsed);
+}
+
+/** Parsed arguments as the object a tool takes, or the error the model is told. */
+export function toolArgumentsObject(
+  name: string,
+  parsed: unknown,
+): { ok: true; value: Record<string, unknown> } | { ok: false; error: string } {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return {
       ok: false,
@@ -252,7 +260,9 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
           return toolFailure(`Tool execution failed: ${type}: ${message}`);
         }
       }
-      let result = (await approve(name, effects, ctx)) ?? (await dispatch(entry, args, ctx));
+      // A call with nothing to approve (todo, reads) skips the gate's async step.
+      const refused = effects.length > 0 ? await approve(name, effects, ctx) : undefined;
+      let result = refused ?? (await dispatch(entry, args, ctx));
 
       for (const hook of active) {
         if (!hook.post) continue;

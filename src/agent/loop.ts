@@ -21,7 +21,7 @@
  * in `apiCalls` (every other request is, retries included); the tokens of all of them are in `usage`.
  */
 import type { OpenAITool, ToolContext } from "../../tools/registry.js";
-import { parseToolArguments } from "../../tools/pipeline.js";
+import { parseToolArguments, toolArgumentsObject } from "../../tools/pipeline.js";
 import {
   addUsage,
   emptyUsage,
@@ -33,8 +33,8 @@ import {
   type ToolMessage,
   type Usage,
 } from "../core/chat.js";
-import { raceAbort } from "../core/abort.js";
 import { createHash } from "node:crypto";
+import { AbortRace } from "./abort_race.js";
 import { judgeArguments } from "./tool_arguments.js";
 import { runToolBatch, type PlannedCall } from "./tool_batch.js";
 import { ModelCallLog } from "./call_log.js";
@@ -137,18 +137,20 @@ interface PreparedCall {
   error?: string;
 }
 
-function prepareCall(call: ToolCall, known: Set<string>): PreparedCall {
+/** `value`: the arguments already parsed by the argument check (undefined when they were repaired). */
+function prepareCall(call: ToolCall, known: Set<string>, value: unknown): PreparedCall {
   const name = call.function?.name;
   if (!name || !known.has(name)) {
     const list = [...known].sort().join(", ") || "(none)";
     return { call, error: `Unknown tool '${name ?? ""}'. Available tools: ${list}` };
   }
-  const parsed = parseToolArguments(name, call.function.arguments ?? "");
+  const parsed =
+    value !== undefined ? toolArgumentsObject(name, value) : parseToolArguments(name, call.function.arguments ?? "");
   return parsed.ok ? { call, planned: { name, args: parsed.value, id: call.id } } : { call, error: parsed.error };
 }
 
 /** What the argument check decided for a whole turn. */
-type ArgumentsCheck = { kind: "ok"; calls: ToolCall[] } | { kind: "unrepairable" };
+type ArgumentsCheck = { kind: "ok"; calls: ToolCall[]; values: unknown[] } | { kind: "unrepairable" };
 
 /** The original's id for a tool call the server sent without one (`_deterministic_call_id`). */
 export function derivedCallId(name: string, args: string, index: number): string {
@@ -161,15 +163,17 @@ export function derivedCallId(name: string, args: string, index: number): string
  */
 function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
   const out: ToolCall[] = [];
+  const values: unknown[] = [];
   for (const [i, call] of calls.entries()) {
     const verdict = judgeArguments(call.function?.arguments ?? "");
     if (verdict.kind === "unrepairable") return { kind: "unrepairable" };
+    values.push(verdict.kind === "valid" ? verdict.value : undefined);
     const fn = { ...call.function, arguments: verdict.text };
     const id =
       typeof call.id === "string" && call.id.trim() ? call.id.trim() : derivedCallId(fn.name ?? "", verdict.text, i);
     out.push({ ...call, id, function: fn });
   }
-  return { kind: "ok", calls: out };
+  return { kind: "ok", calls: out, values };
 }
 
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
@@ -268,6 +272,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   let malformedTurns = 0;
   // The repeated request for a cut tool call is not a new turn for the budget, as in the original.
   let repeat = false;
+  // A tool that ignores the signal must not hold the task past its timeout or a cancel.
+  const toolTurns = new AbortRace(opts.signal);
 
   try {
     while (repeat || result.apiCalls < opts.maxTurns) {
@@ -304,22 +310,20 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           emptyRetries = 0;
         }
         save(assistantOf(response, checked.calls), "model");
-        const prepared = checked.calls.map((c) => prepareCall(c, known));
+        const prepared = checked.calls.map((c, i) => prepareCall(c, known, checked.values[i]));
         const runnable = prepared.filter((p) => p.planned);
-        // A tool that ignores the signal must not hold the task past its timeout or a cancel.
         const raw = new Map<PlannedCall, Record<string, unknown>[]>();
         const contextOf = (c: PlannedCall): ToolContext => ({
           ...opts.ctx,
           ...(c.id ? { toolCallId: c.id } : {}),
           keepRawContent: (parts) => raw.set(c, parts),
         });
-        const outputs = await raceAbort(
+        const outputs = await toolTurns.race(
           runToolBatch(
             runnable.map((p) => p.planned!),
             (c) => opts.executeTool(c.name, c.args, contextOf(c)),
             opts.toolConcurrency,
           ),
-          opts.signal,
         );
         const byCall = new Map(runnable.map((p, i) => [p, outputs[i]!]));
         for (const p of prepared) {
@@ -388,5 +392,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   } catch (err) {
     settle();
     throw new AgentLoopAborted(err, result);
+  } finally {
+    toolTurns.dispose();
   }
 }

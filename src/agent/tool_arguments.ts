@@ -7,9 +7,8 @@
  */
 
 export type ArgumentsVerdict =
-  | { kind: "valid"; text: string }
-  | { kind: "repaired"; text: string }
-  | { kind: "unrepairable" };
+  /** `value` is the text parsed (the tool pipeline takes it as is instead of parsing the text again). */
+  { kind: "valid"; text: string; value: unknown } | { kind: "repaired"; text: string } | { kind: "unrepairable" };
 
 /** Control characters inside JSON strings written as `\u00XX` (already escaped characters untouched). */
 function escapeControlCharsInStrings(raw: string): string {
@@ -80,9 +79,20 @@ export function repairArguments(raw: string): string {
   return "{}";
 }
 
+const NOT_JSON = Symbol("not JSON");
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
 export function judgeArguments(raw: string): ArgumentsVerdict {
-  if (raw.trim() === "") return { kind: "valid", text: "{}" };
-  if (parses(raw)) return { kind: "valid", text: raw };
+  if (raw.trim() === "") return { kind: "valid", text: "{}", value: {} };
+  const value = parsed(raw);
+  if (value !== NOT_JSON) return { kind: "valid", text: raw, value };
   const repaired = repairArguments(raw);
   return repaired === "{}" ? { kind: "unrepairable" } : { kind: "repaired", text: repaired };
 }
