@@ -3,6 +3,7 @@
  * HTTP servers on 127.0.0.1: what goes on the wire, how each kind of failure is classified, keep-alive reuse
  * (streaming too), content-encoding, server-sent events as they arrive, and aborts.
  */
+import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
@@ -11,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createHttpTransport, postTarget, serverSentEvents } from "../src/models/http_transport.js";
 import { openaiProvider, serializeRequestBody } from "../src/models/openai_compatible.js";
 import type { ModelEndpointOptions } from "../src/models/provider.js";
+import { scheduleModel } from "../src/scheduler/scheduler.js";
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const servers: Server[] = [];
@@ -289,6 +291,26 @@ describe("the transport", () => {
       { event: null, data: "tail" },
     ]);
   });
+
+  it.each([false, true])(
+    "many calls under one signal leave at most one listener on it; its abort still ends the next call (stream: %s)",
+    async (stream) => {
+      let answer = true;
+      const s = await serve((req, res) => (answer ? (stream ? streamed : ok)(req, res) : undefined));
+      const model = scheduleModel(client({ baseURL: s.url, stream }), { endpoint: "e", purpose: "agent" });
+      const task = new AbortController();
+      for (let i = 0; i < 5; i++)
+        expect((await model.complete({ ...ask, signal: task.signal })).message.content).toBe("pong");
+      expect(getEventListeners(task.signal, "abort").length).toBeLessThanOrEqual(1);
+      answer = false;
+      const pending = model.complete({ ...ask, signal: task.signal });
+      await expect.poll(() => s.seen.length).toBe(6);
+      const reason = new Error("task cancelled");
+      task.abort(reason);
+      await expect(pending).rejects.toMatchObject({ name: "AbortError", cause: reason });
+      await expect.poll(() => s.stats.closed).toBe(1);
+    },
+  );
 
   it.each([false, true])(
     "an abort before the answer or inside a stream rejects and closes the connection (stream: %s)",
