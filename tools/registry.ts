@@ -189,6 +189,28 @@ export function errorTypeAndMessage(err: unknown): [string, string] {
   return [typeof err, String(err)];
 }
 
+/**
+ * The tool's schema as the model sees it. A zod `args` schema becomes JSON Schema on first use, not at
+ * registration: every thread registers every built-in tool at start-up, and a run offers only a few of them.
+ */
+function toolSchema(input: ToolEntryInput<any, any>): ToolSchema {
+  const schema = { ...input.schema, name: input.name, parameters: input.schema.parameters } as ToolSchema;
+  const args = input.args;
+  if (!args) return schema;
+  // Redefining the property keeps its place in the key order, so the JSON the model sees does not change.
+  const settle = (value: Record<string, unknown>) => {
+    Object.defineProperty(schema, "parameters", { value, writable: true, enumerable: true, configurable: true });
+    return value;
+  };
+  Object.defineProperty(schema, "parameters", {
+    enumerable: true,
+    configurable: true,
+    get: () => settle(toolParameters(args)),
+    set: settle,
+  });
+  return schema;
+}
+
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolEntry>();
   logger: Logger = consoleLogger;
@@ -203,7 +225,6 @@ export class ToolRegistry {
       );
     }
     if (input.loopTool && !input.createState) throw new Error(`tool ${input.name}: a loop tool needs createState`);
-    const parameters = input.args ? toolParameters(input.args) : input.schema.parameters!;
     const previous = this.tools.get(input.name);
     if (previous) {
       this.logger.warn(
@@ -212,7 +233,7 @@ export class ToolRegistry {
     }
     this.tools.set(input.name, {
       ...(input as ToolEntryInput<unknown, unknown>),
-      schema: { ...input.schema, name: input.name, parameters } as ToolSchema,
+      schema: toolSchema(input),
       requiresEnv: input.requiresEnv ?? [],
       isAsync: input.isAsync ?? false,
       loopTool: input.loopTool ?? false,
