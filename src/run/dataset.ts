@@ -149,10 +149,12 @@ async function readAll(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
  */
 export async function openDatasetSource(
   path: string,
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+  stdinStream?: NodeJS.ReadableStream & { isTTY?: boolean },
 ): Promise<DatasetSource> {
   const name = STDIN_PATHS.has(path) ? STDIN_NAME : path;
   const fromStdin = async (): Promise<DatasetSource> => {
+    // Only here: process.stdin is made on first access (a stream and its handle), which a file's run never needs.
+    const stdin = stdinStream ?? process.stdin;
     if (stdin.isTTY)
       throw new UserError(
         `dataset ${path}: reads the rows from stdin, but stdin is a terminal; pipe them in (run - < data.jsonl)`,
