@@ -19,6 +19,18 @@ const COMMANDS: Record<string, string> = {
   calm: "sleep 2; echo calm",
   fill: "dd if=/dev/zero of=big bs=1M count=200 status=none; echo rc=$?; ls -la",
   size: "echo size_kb=$(df -k --output=size . | tail -1 | tr -d ' '); ls -A; echo listed",
+  // Leaves what a task could leave behind in its folder for the next task of the same file system.
+  dirty: [
+    "echo secret > s.txt; mkdir -p d/e; echo x > d/e/f; ln s.txt hard; ln -s /etc/passwd link; mkfifo p",
+    "chmod 000 d/e s.txt; chmod 000 d; dd if=/dev/zero of=big bs=1M count=8 status=none",
+    `python3 -c "import os; os.setxattr('.', 'user.secret', b'x')"; chmod 700 .`,
+    "sleep 300 > held & echo dev=$(awk '$5 == \"/workspace\" {print $3}' /proc/self/mountinfo); echo dirtied",
+  ].join("; "),
+  clean: [
+    "echo dev=$(awk '$5 == \"/workspace\" {print $3}' /proc/self/mountinfo)",
+    "echo used_kb=$(df -k --output=used . | tail -1 | tr -d ' ') inodes=$(df --output=iused . | tail -1 | tr -d ' ')",
+    `python3 -c "import os; print('xattrs', os.listxattr('.'), oct(os.stat('.').st_mode & 0o7777))"; ls -A; echo listed`,
+  ].join("; "),
   // Two busy loops for 4 s; their CPU seconds over the wall time, from /proc (clock ticks).
   cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done' & done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
 };
@@ -133,6 +145,31 @@ describe("local sandbox limits", () => {
       expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
       // It starts empty, as a task folder does (no lost+found).
       expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
+      expectNothingLeft(dir);
+    },
+  );
+
+  it.runIf(root)(
+    "a file system given back to the pool starts the next task empty, whole and without the last task's marks",
+    { timeout: 300_000 },
+    async () => {
+      const { r, lines, dir } = await run(
+        ["dirty", "clean-1", "clean-2", "clean-3"],
+        ["--disk", "64m", "--concurrency", "1"],
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const dirty = toolText(lines.get("dirty"));
+      expect(dirty).toMatch(/dirtied/);
+      const device = (text: string) => /dev=(\d+:\d+)/.exec(text)?.[1];
+      const cleans = ["clean-1", "clean-2", "clean-3"].map((id) => toolText(lines.get(id)));
+      // One task after it ran on the same file system (the pool's last given back is taken first).
+      expect(cleans.map(device)).toContain(device(dirty));
+      for (const text of cleans) {
+        expect(text).toMatch(/xattrs \[\] 0o755\\+nlisted/);
+        // Only the file system's own blocks and inodes are used: nothing of the last task is left.
+        expect(Number(/used_kb=(\d+)/.exec(text)?.[1])).toBeLessThan(1024);
+        expect(Number(/inodes=(\d+)/.exec(text)?.[1])).toBeLessThan(16);
+      }
       expectNothingLeft(dir);
     },
   );

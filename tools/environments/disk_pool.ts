@@ -4,10 +4,21 @@
  * a slot is a sparse ext4 image mounted (nosuid,nodev) at a folder of the thread's `hermes-disk-*` temporary
  * folder. Taking a slot starts making the next one in the background; a pool that is empty makes one on the spot.
  *
+ * A sandbox's task folder is a fresh folder inside a slot (takeFolder), never the slot's root: the root stays
+ * root's, out of every sandbox's reach (no sandbox can set a mode, a flag, an ACL or an extended attribute on it).
+ * When the task is over and none of its processes is left (local_sandbox.ts checks its cgroup), the slot comes
+ * back (giveBack): its folder is removed by this process (no link followed) and the slot is taken again only if
+ * the file system is then exactly as it was made: no file of the task left anywhere (the free inode count is
+ * back to the fresh one, so not even a file held open is left) and every block free again. Otherwise, or when
+ * enough slots are ready, it is unmounted and its image removed. Making, mounting, unmounting and removing an
+ * image cost 15–20 ms of CPU per task (mke2fs, mount, umount, and the unlink of a written sparse image blocks
+ * its thread for 20–80 ms); a slot given back costs an rmdir.
+ *
  * Slots left at exit are unmounted by the temporary-folder sweep (temp_dirs.ts unmounts what it finds mounted
  * below a folder before removing it), the images go with their folder.
  */
-import { chownSync, closeSync, ftruncateSync, mkdirSync, openSync, rmSync } from "node:fs";
+import { chownSync, closeSync, ftruncateSync, mkdirSync, openSync, rmdirSync, statfsSync } from "node:fs";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDirSync } from "./temp_dirs.js";
 import { SpawnHelper } from "./shell/spawn_helper.js";
@@ -21,6 +32,8 @@ export interface DiskSlot {
 
 /** How many made slots a pool keeps ready (a worker runs several tasks at once). */
 const READY = 2;
+/** How many slots given back a pool keeps for the next tasks; the rest are unmounted (the run is winding down). */
+const KEEP_GIVEN_BACK = 4;
 
 /**
  * Runs a system tool from this thread's spawn helper (a fork of a small bash, not of the harness), as its
@@ -49,27 +62,56 @@ export async function makeDisk(image: string, mountPoint: string, bytes: number)
     "-m",
     "0",
     "-O",
-    "^has_journal",
+    "^has_journal,^resize_inode",
     "-E",
     "lazy_itable_init=1,nodiscard",
     image,
   ];
   const mount = ["mount", "-o", "loop,nosuid,nodev", image, mountPoint];
-  // Empty, as a task folder starts (and as Docker wants a volume it fills from the image's folder).
-  const rmdir = ["rmdir", join(mountPoint, "lost+found")];
   try {
-    await SpawnHelper.forThread().runCommand(
-      [mke2fs, mount, rmdir].map((w) => w.map(shellQuote).join(" ")).join(" && "),
-    );
+    await SpawnHelper.forThread().runCommand([mke2fs, mount].map((w) => w.map(shellQuote).join(" ")).join(" && "));
+    // Empty, as a task folder starts (and as Docker wants a volume it fills from the image's folder): removed by
+    // this process, a fresh file system of root's own (no process for it).
+    rmdirSync(join(mountPoint, "lost+found"));
   } catch (err) {
     await runTool("umount", ["-l", mountPoint]).catch(() => undefined);
-    rmSync(image, { force: true });
+    await rm(image, { force: true });
     throw err;
   }
 }
 
+/** Unmounts, lazily when something still holds a file of it. */
+export async function unmount(point: string): Promise<void> {
+  await runTool("umount", [point]).catch(() => runTool("umount", ["-l", point]).catch(() => undefined));
+}
+
+/** Unmounts a slot and removes its image and folder (off this thread: unlinking a written image takes a while). */
+export async function discardSlot(slot: DiskSlot): Promise<void> {
+  await unmount(slot.mountPoint);
+  await rm(slot.image, { force: true });
+  await rm(slot.mountPoint, { recursive: true, force: true });
+}
+
+/** What a file system looks like when made: its free inodes and blocks. */
+interface Fresh {
+  files: number;
+  blocks: number;
+}
+
+function usage(mountPoint: string): Fresh {
+  const s = statfsSync(mountPoint);
+  return { files: s.ffree, blocks: s.bfree };
+}
+
+interface ReadySlot {
+  slot: DiskSlot;
+  fresh: Fresh;
+}
+
 class DiskPool {
-  private readonly ready: DiskSlot[] = [];
+  private readonly ready: ReadySlot[] = [];
+  /** The fresh usage of each slot handed out, by mount point. */
+  private readonly out = new Map<string, Fresh>();
   private making = 0;
   private next = 0;
   private dir: string | undefined;
@@ -78,10 +120,50 @@ class DiskPool {
 
   /** A mounted, empty file system for one task, its root owned by uid:gid (made now when none is ready). */
   async take(uid: number, gid: number): Promise<DiskSlot> {
-    const slot = this.ready.shift() ?? (await this.make());
-    this.refill();
+    const { slot } = await this.takeReady();
     chownSync(slot.mountPoint, uid, gid);
     return slot;
+  }
+
+  /** A mounted file system with one new, empty folder in it owned by uid:gid (mode 0755): a task's folder. */
+  async takeFolder(uid: number, gid: number): Promise<{ slot: DiskSlot; folder: string }> {
+    const { slot, fresh } = await this.takeReady();
+    const folder = join(slot.mountPoint, `t${this.next++}`);
+    try {
+      await mkdir(folder, { mode: 0o755 });
+      chownSync(folder, uid, gid);
+    } catch (err) {
+      await discardSlot(slot);
+      throw err;
+    }
+    this.out.set(slot.mountPoint, fresh);
+    return { slot, folder };
+  }
+
+  /**
+   * Takes back a slot of takeFolder once nothing of its task can run any more: removes its folder and keeps the
+   * slot when the file system is as made again, else unmounts it and removes its image.
+   */
+  async giveBack(slot: DiskSlot, folder: string): Promise<void> {
+    const fresh = this.out.get(slot.mountPoint);
+    this.out.delete(slot.mountPoint);
+    try {
+      if (!fresh || this.ready.length >= KEEP_GIVEN_BACK) throw new Error("not kept");
+      await rm(folder, { recursive: true, force: true });
+      const now = usage(slot.mountPoint);
+      if ((await readdir(slot.mountPoint)).length > 0 || now.files !== fresh.files || now.blocks !== fresh.blocks)
+        throw new Error("not as made");
+      this.ready.push({ slot, fresh });
+    } catch {
+      await discardSlot(slot);
+    }
+  }
+
+  private async takeReady(): Promise<ReadySlot> {
+    // The slot given back last first (its pages are the warmest).
+    const ready = this.ready.pop() ?? (await this.make());
+    this.refill();
+    return ready;
   }
 
   private refill(): void {
@@ -94,19 +176,19 @@ class DiskPool {
     }
   }
 
-  private async make(): Promise<DiskSlot> {
+  private async make(): Promise<ReadySlot> {
     this.dir ??= makeTempDirSync("disk");
     const n = this.next++;
     const slot = { image: join(this.dir, `${n}.img`), mountPoint: join(this.dir, String(n)) };
     await makeDisk(slot.image, slot.mountPoint, this.bytes);
-    return slot;
+    return { slot, fresh: usage(slot.mountPoint) };
   }
 }
 
 const pools = new Map<number, DiskPool>();
 
 /** This thread's pool of file systems of `bytes` (each sandbox has a uid of its own: the owner is set when taken). */
-export function diskPool(bytes: number): { take(uid: number, gid: number): Promise<DiskSlot> } {
+export function diskPool(bytes: number): DiskPool {
   let pool = pools.get(bytes);
   if (!pool) pools.set(bytes, (pool = new DiskPool(bytes)));
   return pool;

@@ -5,12 +5,14 @@
  * watcher: the kernel refuses the write. The file systems are made ahead in a pool (disk_pool.ts), and a task's
  * folder becomes a link to a ready one, so a task's start pays no process for it.
  *
- * The image and its mount point live in the thread's `hermes-disk-*` temporary folder and are removed after the
- * task; a folder kept by `--keep-workspaces` gets its files copied out of the image before the image goes.
+ * The image and its mount point live in the thread's `hermes-disk-*` temporary folder. A sandbox's task folder is a
+ * folder inside the file system (disk_pool.ts): after the task it is removed and the file system goes back to the
+ * pool when the caller says nothing of the task can run any more, else the image is unmounted and removed. A folder
+ * kept by `--keep-workspaces` gets its files copied out first.
  */
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, statfsSync, symlinkSync } from "node:fs";
 import { dirname } from "node:path";
-import { diskPool, runTool } from "./disk_pool.js";
+import { diskPool, discardSlot, runTool, type DiskSlot } from "./disk_pool.js";
 import { executableOnPath } from "./executable_on_path.js";
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgt]i?b?)?$/i;
@@ -46,40 +48,45 @@ export class DiskQuota {
   private mounted = true;
 
   private constructor(
-    /** Where the file system is mounted (a folder of the thread's pool). */
-    readonly mountPoint: string,
-    readonly image: string,
+    private readonly slot: DiskSlot,
     readonly bytes: number,
-    /** The task folder, a link to the mount point (none for a container's volume). */
+    /** The task's folder inside the file system (none for a container's volume: the whole file system). */
+    private readonly folder?: string,
+    /** The task folder, a link to `folder`. */
     readonly link?: string,
   ) {}
+
+  /** Where the file system is mounted (a folder of the thread's pool). */
+  get mountPoint(): string {
+    return this.slot.mountPoint;
+  }
 
   /** A file system of `bytes` owned by uid:gid that stays at its pool folder (a container binds it as a volume). */
   static async forContainer(bytes: number, uid: number, gid: number): Promise<DiskQuota> {
     const slot = await diskPool(bytes).take(uid, gid);
-    return new DiskQuota(slot.mountPoint, slot.image, bytes);
+    return new DiskQuota(slot, bytes);
   }
 
   /**
-   * Makes the task folder `dir` a link to a ready-made `bytes`-sized file system of this thread's pool, owned by
-   * uid:gid; the sandbox binds what the link names, so the task's whole folder is that file system. Files already
-   * in `dir` (a folder kept from an earlier attempt, or files put there before the sandbox) are copied into it.
+   * Makes the task folder `dir` a link to a new folder owned by uid:gid in a ready-made `bytes`-sized file system
+   * of this thread's pool; the sandbox binds what the link names, so the task's folder holds that file system's
+   * whole space. Files already in `dir` (a folder kept from an earlier attempt, or files put there before the
+   * sandbox) are copied into it.
    */
   static async create(dir: string, bytes: number, uid: number, gid: number): Promise<DiskQuota> {
-    const slot = await diskPool(bytes).take(uid, gid);
+    const { slot, folder } = await diskPool(bytes).takeFolder(uid, gid);
     try {
       const st = lstatSync(dir, { throwIfNoEntry: false });
       if (st?.isDirectory() && readdirSync(dir).length > 0)
-        await runTool("cp", ["-a", "--", `${dir}/.`, `${slot.mountPoint}/`], 600);
+        await runTool("cp", ["-a", "--", `${dir}/.`, `${folder}/`], 600);
       if (st) rmSync(dir, { recursive: true, force: true });
       mkdirSync(dirname(dir), { recursive: true });
-      symlinkSync(slot.mountPoint, dir);
+      symlinkSync(folder, dir);
     } catch (err) {
-      await unmount(slot.mountPoint);
-      rmSync(slot.image, { force: true });
+      await discardSlot(slot);
       throw err;
     }
-    return new DiskQuota(slot.mountPoint, slot.image, bytes, dir);
+    return new DiskQuota(slot, bytes, folder, dir);
   }
 
   /** True when the file system is (nearly) full: a write that failed with ENOSPC met the quota. */
@@ -93,31 +100,28 @@ export class DiskQuota {
     }
   }
 
-  /** Unmounts (copying the files out to the task folder first when `keep`), then removes the image. */
-  async remove(keep: boolean): Promise<void> {
+  /**
+   * Copies the files out to the task folder first when `keep`; then gives the file system back to the pool when
+   * `reuse` (the caller knows that no process of the task is left, nor can start) and it can be reused, else
+   * unmounts it and removes its image.
+   */
+  async remove(keep: boolean, reuse = false): Promise<void> {
     if (!this.mounted) return;
     this.mounted = false;
     try {
       if (keep && this.link) {
         const out = `${this.link}.kept`;
         mkdirSync(out, { recursive: true });
-        await runTool("cp", ["-a", "--", `${this.mountPoint}/.`, `${out}/`], 600).catch(() => undefined);
+        await runTool("cp", ["-a", "--", `${this.folder}/.`, `${out}/`], 600).catch(() => undefined);
         rmSync(this.link, { force: true });
         renameSync(out, this.link);
       } else if (this.link) {
         rmSync(this.link, { force: true });
       }
-      await unmount(this.mountPoint);
     } catch {
       // A folder that could not be put back stays as `<folder>.kept`.
-    } finally {
-      rmSync(this.image, { force: true });
-      rmSync(this.mountPoint, { recursive: true, force: true });
     }
+    if (reuse && this.folder) await diskPool(this.bytes).giveBack(this.slot, this.folder);
+    else await discardSlot(this.slot);
   }
-}
-
-/** Unmounts, lazily when something still holds a file of it. */
-async function unmount(point: string): Promise<void> {
-  await runTool("umount", [point]).catch(() => runTool("umount", ["-l", point]).catch(() => undefined));
 }

@@ -170,6 +170,15 @@ export class SandboxCgroup {
     return counter(join(this.version === 2 ? this.dirs[0]! : this.dirs[2]!, "pids.events"), "max");
   }
 
+  /** True when no process is left in the cgroup (every process the sandbox started, wherever it went, is gone). */
+  empty(): boolean {
+    try {
+      return this.procsFiles.every((f) => readFileSync(f, "utf8").trim() === "");
+    } catch {
+      return false;
+    }
+  }
+
   /** Removes the cgroup once its processes are gone (retried for a moment while they die). */
   async remove(): Promise<void> {
     if (this.removed) return;

@@ -149,12 +149,11 @@ export class SandboxEnvironment implements Environment {
     const launcher = bwrapLauncher(findBwrap()!);
     const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
-    await makeTaskDir(taskDir);
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
-    const quota =
-      diskBytes !== undefined && diskQuotaUnavailable() === undefined
-        ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid)
-        : undefined;
+    // With a quota the task folder becomes a link to a folder in its file system (a stale link is dropped there).
+    const withQuota = diskBytes !== undefined && diskQuotaUnavailable() === undefined;
+    if (!withQuota) await makeTaskDir(taskDir);
+    const quota = withQuota ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
     const ioDir = await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
@@ -562,13 +561,27 @@ export class SandboxEnvironment implements Environment {
     await rm(this.ioDir, { recursive: true, force: true });
     forgetTempDir(this.ioDir);
     if (this.quota) {
-      // Its file system is unmounted once nothing of the sandbox holds a file in it.
-      for (let i = 0; i < 100 && sandboxProcesses(undefined, this.pidNs).length > 0; i++)
-        await new Promise((r) => setTimeout(r, 20));
-      await this.quota.remove(this.options.removeTaskDirOnCleanup !== true);
+      // Its file system is unmounted (or given back to the pool) once nothing of the sandbox holds a file in it.
+      const gone = await this.waitUntilGone();
+      // Reused only when the cgroup shows every process the task started gone (the verify step's included).
+      await this.quota.remove(this.options.removeTaskDirOnCleanup !== true, gone && this.cgroup !== undefined);
     }
     await this.cgroup?.remove();
     if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
+  }
+
+  /**
+   * Waits (2 s at most) until no process of the sandbox is left: its cgroup is empty, or without one, its pid
+   * namespace. One read of the cgroup's process list instead of a scan of every process on the host.
+   */
+  private async waitUntilGone(): Promise<boolean> {
+    const cgroup = this.cgroup;
+    const gone = cgroup ? () => cgroup.empty() : () => sandboxProcesses(undefined, this.pidNs).length === 0;
+    for (let i = 0; i < 100; i++) {
+      if (gone()) return true;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return gone();
   }
 }
 
