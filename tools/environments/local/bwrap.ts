@@ -83,8 +83,13 @@ export const BWRAP_INSTALL_HINT =
 
 /** The bwrap executable on PATH (the harness's own PATH: no fixed fallback, so a PATH without it means "missing"). */
 export function findBwrap(pathEnv = process.env.PATH): string | undefined {
-  return executableOnPath("bwrap", pathEnv);
+  // Looked up once per PATH value: a task's sandbox asks for it again each time.
+  if (!foundBwrap || foundBwrap.path !== pathEnv)
+    foundBwrap = { path: pathEnv, bwrap: executableOnPath("bwrap", pathEnv) };
+  return foundBwrap.bwrap;
 }
+
+let foundBwrap: { path: string | undefined; bwrap: string | undefined } | undefined;
 
 /**
  * How a sandbox is started by this process. Not root: bwrap as is (its user namespace makes `ulimit -u` count
@@ -111,21 +116,29 @@ export function bwrapLauncher(bwrap: string): SandboxLauncher {
   const gid = process.getgid?.() ?? SANDBOX_UNPRIVILEGED_ID;
   if (uid !== 0) return { bwrap, wrapper: [], options: [], uid, gid };
   const id = SANDBOX_UID_BASE + randomInt(SANDBOX_UID_SPAN);
-  const path = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
-  const unshare = executableOnPath("unshare", path);
+  const { setpriv, unshare } = rootWrapperTools();
   return {
     bwrap,
-    wrapper: [
-      executableOnPath("setpriv", path) ?? "/usr/bin/setpriv",
-      `--reuid=${id}`,
-      `--regid=${id}`,
-      "--clear-groups",
-      ...(unshare ? [unshare, "-c"] : []),
-    ],
+    wrapper: [setpriv, `--reuid=${id}`, `--regid=${id}`, "--clear-groups", ...(unshare ? [unshare, "-c"] : [])],
     options: ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"],
     uid: id,
     gid: id,
   };
+}
+
+let wrapperTools: { path: string; setpriv: string; unshare: string | undefined } | undefined;
+
+/** setpriv and unshare on this thread's PATH, looked up once per PATH (a dozen file system calls a sandbox). */
+function rootWrapperTools(): { setpriv: string; unshare: string | undefined } {
+  const path = `${process.env.PATH ?? ""}:/usr/bin:/bin`;
+  if (wrapperTools?.path !== path) {
+    wrapperTools = {
+      path,
+      setpriv: executableOnPath("setpriv", path) ?? "/usr/bin/setpriv",
+      unshare: executableOnPath("unshare", path),
+    };
+  }
+  return wrapperTools;
 }
 
 export interface SandboxLayout {
