@@ -264,7 +264,12 @@ export class HostShell {
           proc.launched?.destroy();
         },
       },
-      { termGraceMs: KILL_GRACE_MS, innerShell: o.innerShell, reportPid: !o.killCommand },
+      {
+        termGraceMs: KILL_GRACE_MS,
+        innerShell: o.innerShell,
+        reportPid: !o.killCommand,
+        bashReader: /(^|\/)bash$/.test(outer),
+      },
     );
     proc.stdin?.on("error", () => undefined);
     proc.stdout?.setEncoding("utf8");

@@ -182,6 +182,16 @@ export interface ShellSessionOptions {
    * `termGraceMs` only: after its leader ends, what is left of a command's group is no longer the shell's child.
    */
   reportPid?: boolean;
+  /**
+   * The shell reading the protocol is bash: the boot script is sent after a line that reads it whole (bash reads a
+   * script from a pipe one byte per system call, 2 KB of them; `read -N` takes it in one).
+   */
+  bashReader?: boolean;
+}
+
+/** A bash line that reads `script` (ASCII) from stdin in one read and runs it; the copy in a variable is dropped. */
+function inOneRead(script: string): string {
+  return `IFS= read -r -N ${script.length} hb_boot; eval "$hb_boot"; unset hb_boot\n${script}`;
 }
 
 export interface ShellCommand {
@@ -230,7 +240,8 @@ export class ShellSession {
         resolve(ok);
       };
       if (this.dead) return this.bootWaiter(false);
-      this.transport.write(bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false));
+      const script = bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
+      this.transport.write(this.options.bashReader && /^[\x01-\x7f]*$/.test(script) ? inOneRead(script) : script);
     });
   }
 

@@ -6,8 +6,8 @@
  * fraction of that and stalls nothing here.
  *
  * One helper per thread, started on first use (one fork of the harness), spawned in its own session (a Ctrl-C
- * at the terminal does not reach it). It reads NUL-terminated shell lines on its stdin and answers with one
- * line each on its stdout. A launched process is the helper's background job with its stdio on FIFOs that this
+ * at the terminal does not reach it). It reads shell lines on its stdin, each after its length, and answers with
+ * one line each on its stdout. A launched process is the helper's background job with its stdio on FIFOs that this
  * process opens itself (never blocking: both ends are opened here before the helper's child opens its end, and
  * the write ends of stdout/stderr kept by this process until `started()`, so an early read never sees EOF).
  * Extra descriptors are passed as `/proc/<this pid>/fd/N` (a directory opened here, without a new path lookup)
@@ -24,7 +24,11 @@ import { join } from "node:path";
 import { shellQuote } from "../base.js";
 import { pidAlive } from "../../../src/core/pid_alive.js";
 
-const HELPER_SCRIPT = `while IFS= read -r -d '' hb_req; do eval "$hb_req"; done`;
+/**
+ * Each request is its length in bytes on a line, then that many bytes: `read -N` takes them from the pipe in one
+ * read (LC_ALL=C: characters are bytes), where `read -d ''` made one read system call per byte (2 KB a launch).
+ */
+const HELPER_SCRIPT = `while IFS= read -r hb_n && IFS= read -r -N "$hb_n" hb_req; do eval "$hb_req"; done`;
 /** FIFOs made by one `mkfifo` call: enough for this many launches (doubles up to the cap as launches come). */
 const FIFO_BATCH_START = 4;
 const FIFO_BATCH_MAX = 64;
@@ -146,9 +150,8 @@ export class SpawnHelper {
     return new Promise<string>((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
       this.setRef(true);
-      child.stdin!.write(
-        answersItself ? `hb_seq=${seq}\n${line}\0` : `${line}\nprintf '%s %s\\n' ${seq} "${answer}"\0`,
-      );
+      const payload = answersItself ? `hb_seq=${seq}\n${line}` : `${line}\nprintf '%s %s\\n' ${seq} "${answer}"`;
+      child.stdin!.write(`${Buffer.byteLength(payload)}\n${payload}`);
     });
   }
 
