@@ -9,8 +9,9 @@
  * When the task is over and none of its processes is left (local_sandbox.ts checks its cgroup), the slot comes
  * back (giveBack): its folder is removed by this process (no link followed) and the slot is taken again only if
  * the file system is then exactly as it was made: no file of the task left anywhere (the free inode count is
- * back to the fresh one, so not even a file held open is left) and every block free again. Otherwise, or when
- * enough slots are ready, it is unmounted and its image removed. Making, mounting, unmounting and removing an
+ * back to the fresh one, so not even a file held open is left) and every block free again, and as many slots are
+ * kept ready as were ever out at once (tasks of a worker end and start in waves), until no slot is out (then all
+ * but READY go). Otherwise it is unmounted and its image removed. Making, mounting, unmounting and removing an
  * image cost 15–20 ms of CPU per task (mke2fs, mount, umount, and the unlink of a written sparse image blocks
  * its thread for 20–80 ms); a slot given back costs an rmdir.
  *
@@ -32,8 +33,6 @@ export interface DiskSlot {
 
 /** How many made slots a pool keeps ready (a worker runs several tasks at once). */
 const READY = 2;
-/** How many slots given back a pool keeps for the next tasks; the rest are unmounted (the run is winding down). */
-const KEEP_GIVEN_BACK = 4;
 
 /**
  * Runs a system tool from this thread's spawn helper (a fork of a small bash, not of the harness), as its
@@ -112,6 +111,8 @@ class DiskPool {
   private readonly ready: ReadySlot[] = [];
   /** The fresh usage of each slot handed out, by mount point. */
   private readonly out = new Map<string, Fresh>();
+  /** The most slots out at once: as many given back are kept (tasks end and start in waves); more are unmounted. */
+  private peakOut = 0;
   private making = 0;
   private next = 0;
   private dir: string | undefined;
@@ -137,6 +138,7 @@ class DiskPool {
       throw err;
     }
     this.out.set(slot.mountPoint, fresh);
+    this.peakOut = Math.max(this.peakOut, this.out.size);
     return { slot, folder };
   }
 
@@ -148,7 +150,7 @@ class DiskPool {
     const fresh = this.out.get(slot.mountPoint);
     this.out.delete(slot.mountPoint);
     try {
-      if (!fresh || this.ready.length >= KEEP_GIVEN_BACK) throw new Error("not kept");
+      if (!fresh || this.ready.length >= Math.max(READY, this.peakOut)) throw new Error("not kept");
       await rm(folder, { recursive: true, force: true });
       const now = usage(slot.mountPoint);
       if ((await readdir(slot.mountPoint)).length > 0 || now.files !== fresh.files || now.blocks !== fresh.blocks)
@@ -157,6 +159,18 @@ class DiskPool {
     } catch {
       await discardSlot(slot);
     }
+    if (this.out.size === 0) await this.trim();
+  }
+
+  /**
+   * No task of this thread holds a slot (its last task ended, often the run's end): the slots beyond READY are
+   * unmounted now, while the run writes its reports, and not by the exit's sweep (unlinking a written image takes
+   * 20–80 ms each).
+   */
+  private async trim(): Promise<void> {
+    // The oldest go: the last given back are taken first.
+    const extra = this.ready.splice(0, Math.max(0, this.ready.length - READY));
+    await Promise.all(extra.map((r) => discardSlot(r.slot)));
   }
 
   private async takeReady(): Promise<ReadySlot> {
