@@ -74,21 +74,33 @@ export async function makeDisk(image: string, mountPoint: string, bytes: number)
     rmdirSync(join(mountPoint, "lost+found"));
   } catch (err) {
     await runTool("umount", ["-l", mountPoint]).catch(() => undefined);
-    await rm(image, { force: true });
+    await rm(image, { force: true }).catch(() => undefined);
     throw err;
   }
 }
 
-/** Unmounts, lazily when something still holds a file of it. */
-export async function unmount(point: string): Promise<void> {
-  await runTool("umount", [point]).catch(() => runTool("umount", ["-l", point]).catch(() => undefined));
+/**
+ * Unmounts, lazily when something still holds a file of one (then the rest are retried lazily too: umount of a
+ * point no longer mounted fails alone). One umount for many: 0.4 ms of CPU a file system instead of 1.5–2.
+ */
+export async function unmount(points: string[]): Promise<void> {
+  await runTool("umount", points).catch(() => runTool("umount", ["-l", ...points]).catch(() => undefined));
 }
 
-/** Unmounts a slot and removes its image and folder (off this thread: unlinking a written image takes a while). */
-export async function discardSlot(slot: DiskSlot): Promise<void> {
-  await unmount(slot.mountPoint);
-  await rm(slot.image, { force: true });
-  await rm(slot.mountPoint, { recursive: true, force: true });
+/** Unmounts slots and removes their images and folders (off this thread: unlinking a written image takes a while). */
+export async function discardSlots(slots: DiskSlot[]): Promise<void> {
+  if (slots.length === 0) return;
+  await unmount(slots.map((s) => s.mountPoint));
+  await Promise.all(
+    slots.map(async (slot) => {
+      await rm(slot.image, { force: true }).catch(() => undefined);
+      await rm(slot.mountPoint, { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
+}
+
+export function discardSlot(slot: DiskSlot): Promise<void> {
+  return discardSlots([slot]);
 }
 
 /** What a file system looks like when made: its free inodes and blocks. */
@@ -170,7 +182,7 @@ class DiskPool {
   private async trim(): Promise<void> {
     // The oldest go: the last given back are taken first.
     const extra = this.ready.splice(0, Math.max(0, this.ready.length - READY));
-    await Promise.all(extra.map((r) => discardSlot(r.slot)));
+    await discardSlots(extra.map((r) => r.slot));
   }
 
   private async takeReady(): Promise<ReadySlot> {
