@@ -5,7 +5,7 @@
  * run's start and exit, got slower with each of them (10,000 entries cost a run ~70 ms of main-thread CPU).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -33,6 +33,8 @@ export function setup(): () => void {
   if (globalThis.hermesSuiteTmp) return () => undefined;
   const dir = mkdtempSync(join(tmpdir(), "hb-suite-"));
   globalThis.hermesSuiteTmp = dir;
+  // As /tmp: tests that run the harness as another user (uid 1000) make their folders here too.
+  chmodSync(dir, 0o1777);
   // Read by os.tmpdir() in this process and in every test worker and child process started after this.
   process.env.TMPDIR = dir;
   return () => {
