@@ -23,25 +23,12 @@ const PY_WS = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\
 const PY_LEADING_WS = new RegExp(`^[${PY_WS}]+`);
 const PY_LEADING_WS_AT = new RegExp(`[${PY_WS}]+`, "y");
 
-/** Python's whitespace (`str.isspace`), the characters of PY_WS. */
-function isPyWhitespace(c: number): boolean {
-  if (c < 0x80) return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20);
-  return (
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
-  );
-}
+/** One character of PY_WS: tested on the trailing characters only (a `[…]+$` regex scans the whole string). */
+const PY_WS_CHAR = new RegExp(`[${PY_WS}]`);
 
 export function pyRstrip(s: string): string {
   let end = s.length;
-  while (end > 0 && isPyWhitespace(s.charCodeAt(end - 1))) end--;
+  while (end > 0 && PY_WS_CHAR.test(s[end - 1]!)) end--;
   return end === s.length ? s : s.slice(0, end);
 }
 export function pyStrip(s: string): string {
