@@ -9,9 +9,10 @@
  * When the task is over and none of its processes is left (local_sandbox.ts checks its cgroup), the slot comes
  * back (giveBack): its folder is removed by this process (no link followed) and the slot is taken again only if
  * the file system is then exactly as it was made: no file of the task left anywhere (the free inode count is
- * back to the fresh one, so not even a file held open is left) and every block free again, and as many slots are
- * kept ready as were ever out at once (tasks of a worker end and start in waves), until no slot is out (then all
- * but READY go). Otherwise it is unmounted and its image removed. Making, mounting, unmounting and removing an
+ * back to the fresh one, so not even a file held open is left) and every block free again; it is the next one
+ * taken, and as many slots are kept ready as were ever out at once (tasks of a worker end and start in waves: the
+ * oldest ready slot goes beyond that), until no slot is out (then all but READY go). Otherwise it is unmounted and
+ * its image removed. Making, mounting, unmounting and removing an
  * image cost 15–20 ms of CPU per task (mke2fs, mount, umount, and the unlink of a written sparse image blocks
  * its thread for 20–80 ms); a slot given back costs an rmdir.
  *
@@ -162,12 +163,16 @@ class DiskPool {
     const fresh = this.out.get(slot.mountPoint);
     this.out.delete(slot.mountPoint);
     try {
-      if (!fresh || this.ready.length >= Math.max(READY, this.peakOut)) throw new Error("not kept");
+      if (!fresh) throw new Error("not of takeFolder");
       await rm(folder, { recursive: true, force: true });
       const now = usage(slot.mountPoint);
       if ((await readdir(slot.mountPoint)).length > 0 || now.files !== fresh.files || now.blocks !== fresh.blocks)
         throw new Error("not as made");
+      // Taken next (the last pushed); beyond what is kept, the oldest ready slot goes instead: either costs one
+      // unmount, and whether a slot comes back no longer depends on whether the refill ended first.
       this.ready.push({ slot, fresh });
+      const beyond = this.ready.length - Math.max(READY, this.peakOut);
+      if (beyond > 0) await discardSlots(this.ready.splice(0, beyond).map((r) => r.slot));
     } catch {
       await discardSlot(slot);
     }
