@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/environments/local/local_sandbox.js";
 import { taskEnvironment } from "../tools/environments/task_env.js";
+import { shellQuote } from "../tools/environments/base.js";
 import { detectDangerousCommandResolved } from "../tools/approval/gate.js";
 import { silentLogger, waitUntil } from "./helpers/local_ctx.js";
 import { createToolPipeline } from "../tools/pipeline.js";
@@ -282,6 +283,36 @@ describe("local sandbox: processes", () => {
       ),
     ).toBe(true);
     expect((await env.exec("echo still")).stdout).toBe("still\n");
+  });
+
+  it("a command, its cwd and its env reach the shell byte for byte, in the C and a UTF-8 locale", async () => {
+    const saved = process.env.LC_ALL;
+    try {
+      for (const [locale, chars] of [
+        ["C", "5"],
+        ["C.UTF-8", "2"],
+      ]) {
+        process.env.LC_ALL = locale;
+        const env = await sandbox();
+        // The command runs in the task's locale: a UTF-8 character counts once there, as its bytes in C.
+        expect((await env.exec("v='é✓'; echo ${#v}")).stdout, locale).toBe(`${chars}\n`);
+        const text = "héllo ✓ 'q' \\ \\x41 $HOME `x` \u{1F600}\t\u0001\u007f";
+        expect((await env.exec(`printf '%s' ${shellQuote(text)}`)).stdout, locale).toBe(text);
+        const heredoc = "cat <<'EOF'\nline 1\n  é 2\nEOF\necho done";
+        expect((await env.exec(heredoc)).stdout, locale).toBe("line 1\n  é 2\ndone\n");
+        // A NUL is dropped, as bash drops it from a line it reads.
+        expect((await env.exec("echo a\u0000b")).stdout, locale).toBe("ab\n");
+        const long = "é".repeat(150_000);
+        expect((await env.exec(`printf %s ${long} | wc -c`)).stdout.trim(), locale).toBe("300000");
+        await env.exec("mkdir dïr");
+        const r = await env.exec('printf %s "$V"; pwd', { env: { V: "ü\n'x" }, cwd: "dïr" });
+        expect(r.stdout, locale).toBe("ü\n'x/workspace/dïr\n");
+        expect((await env.exec("echo ok")).stdout, locale).toBe("ok\n");
+      }
+    } finally {
+      if (saved === undefined) delete process.env.LC_ALL;
+      else process.env.LC_ALL = saved;
+    }
   });
 
   it("`kill $$` ends the command, not the sandbox's shell", async () => {

@@ -16,8 +16,12 @@
  * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
  * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
  * previous command left running) is dropped.
- * The shell prints every marker itself, so the command's subshell writes nothing of the protocol: every write
- * costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon).
+ * The shell prints every marker itself, each in one write, so the command's subshell writes nothing of the
+ * protocol: every write costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon)
+ * and of this process.
+ * A bash that reads the protocol (`bashReader`) gets each request framed instead of as a line: its length in
+ * FRAME_HEADER characters, then the request, all ASCII (framedRequest), so that bash takes it in two reads
+ * (`read -N`) instead of one read system call per byte of a line.
  * A shell with neither job control nor `setsid` reports UNSUPPORTED and the caller falls back to one process per command.
  */
 import { randomBytes } from "node:crypto";
@@ -39,6 +43,8 @@ import { CommandStop } from "./command_stop.js";
 export function bootScript(mark: string, innerShell?: string, reportPid = true): string {
   return [
     `hb_mark='${mark}'`,
+    // A newline for the end markers (portable: sh has no $'\n').
+    `hb_nl='\n'`,
     innerShell !== undefined
       ? `hb_shell=${shellQuote(innerShell)}`
       : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
@@ -60,15 +66,17 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     // `set -m` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
     // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
     // one command as `bash -c` does.
-    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc`,
+    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc hb_nl hb_end hb_n hb_req`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
     ...(reportPid ? [`  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`] : []),
     `  wait $hb_waitf $! 2>/dev/null`,
     `  hb_rc=$?`,
-    `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc"`,
-    `  printf '\\n%s %s E%s\\n' "$hb_mark" "$hb_seq" "$hb_rc" >&2`,
+    // One write each: a literal newline in printf's format is flushed by itself (stdout is line-buffered).
+    `  hb_end="$hb_nl$hb_mark $hb_seq E$hb_rc$hb_nl"`,
+    `  printf '%s' "$hb_end"`,
+    `  printf '%s' "$hb_end" >&2`,
     `}`,
     `if [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
     ``,
@@ -189,9 +197,32 @@ export interface ShellSessionOptions {
   bashReader?: boolean;
 }
 
-/** A bash line that reads `script` (ASCII) from stdin in one read and runs it; the copy in a variable is dropped. */
+/**
+ * A bash line that reads `script` (ASCII) from stdin in one read and runs it (the copy in a variable is dropped
+ * before any command runs: it holds the nonce), then reads framed requests (framedRequest) until stdin ends.
+ */
 function inOneRead(script: string): string {
-  return `IFS= read -r -N ${script.length} hb_boot; eval "$hb_boot"; unset hb_boot\n${script}`;
+  const requests = `while IFS= read -r -N ${FRAME_HEADER} hb_n && IFS= read -r -N "$((hb_n))" hb_req; do eval "$hb_req"; done`;
+  return `IFS= read -r -N ${script.length} hb_boot; eval "$hb_boot"; unset hb_boot; ${requests}\n${script}`;
+}
+
+/** Characters of a frame's header: the request's length, space-padded, and a newline. */
+const FRAME_HEADER = 12;
+
+/**
+ * One request (`command`, ASCII, then `words` quoted) for bash's `read -N`, which counts characters of the shell's locale (the task's, possibly UTF-8):
+ * every word is made ASCII, so characters are bytes whatever the locale. A word with other characters is
+ * quoted `$'…'` with each byte of its UTF-8 as `\xHH`, which bash turns back into that byte. NUL characters
+ * are dropped, as bash drops them from a line it parses (`read` drops them without counting them).
+ */
+export function framedRequest(command: string, words: string[]): string {
+  const body = [command, ...words.map((w) => (/^[\x01-\x7f]*$/.test(w) ? shellQuote(w) : bytesQuote(w)))].join(" ");
+  return `${String(body.length).padStart(FRAME_HEADER - 1)}\n${body}`;
+}
+
+function bytesQuote(word: string): string {
+  const bytes = Buffer.from(word.replaceAll("\0", ""), "utf8").toString("latin1");
+  return `$'${bytes.replace(/[^\x20-\x26\x28-\x5b\x5d-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)}'`;
 }
 
 export interface ShellCommand {
@@ -222,6 +253,8 @@ export class ShellSession {
   private readonly afterKillGraceMs: number;
   private readonly goneListeners: (() => void)[] = [];
   private closing = false;
+  /** Requests go framed (inOneRead), not as lines. */
+  private framed = false;
 
   constructor(
     private readonly transport: ShellTransport,
@@ -241,7 +274,8 @@ export class ShellSession {
       };
       if (this.dead) return this.bootWaiter(false);
       const script = bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
-      this.transport.write(this.options.bashReader && /^[\x01-\x7f]*$/.test(script) ? inOneRead(script) : script);
+      this.framed = this.options.bashReader === true && /^[\x01-\x7f]*$/.test(script);
+      this.transport.write(this.framed ? inOneRead(script) : script);
     });
   }
 
@@ -357,9 +391,11 @@ export class ShellSession {
           resolve({ exitCode, stdout: o.text, stderr: e.text, timedOut, truncated: o.truncated || e.truncated });
         },
       };
-      const args = [String(seq), shellQuote(c.cwd), shellQuote(c.command)];
-      for (const [k, v] of Object.entries(c.env ?? {})) args.push(shellQuote(v === null ? k : `${k}=${v}`));
-      this.transport.write(`hb_run ${args.join(" ")}\n`);
+      const words = [c.cwd, c.command];
+      for (const [k, v] of Object.entries(c.env ?? {})) words.push(v === null ? k : `${k}=${v}`);
+      this.transport.write(
+        this.framed ? framedRequest(`hb_run ${seq}`, words) : `hb_run ${seq} ${words.map(shellQuote).join(" ")}\n`,
+      );
     });
   }
 
