@@ -19,8 +19,8 @@
  * Slots left at exit are unmounted by the temporary-folder sweep (temp_dirs.ts unmounts what it finds mounted
  * below a folder before removing it), the images go with their folder.
  */
-import { chownSync, closeSync, ftruncateSync, mkdirSync, openSync, rmdirSync, statfsSync } from "node:fs";
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { chownSync, closeSync, ftruncateSync, mkdirSync, openSync, statfsSync } from "node:fs";
+import { mkdir, readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
 import { makeTempDirSync } from "./temp_dirs.js";
 import { SpawnHelper } from "./shell/spawn_helper.js";
@@ -71,8 +71,9 @@ export async function makeDisk(image: string, mountPoint: string, bytes: number)
   try {
     await SpawnHelper.forThread().runCommand([mke2fs, mount].map((w) => w.map(shellQuote).join(" ")).join(" && "));
     // Empty, as a task folder starts (and as Docker wants a volume it fills from the image's folder): removed by
-    // this process, a fresh file system of root's own (no process for it).
-    rmdirSync(join(mountPoint, "lost+found"));
+    // this process, a fresh file system of root's own (no process for it), off the event loop (its blocks are
+    // read through the loop device: milliseconds of waiting).
+    await rmdir(join(mountPoint, "lost+found"));
   } catch (err) {
     await runTool("umount", ["-l", mountPoint]).catch(() => undefined);
     await rm(image, { force: true }).catch(() => undefined);

@@ -8,6 +8,7 @@
  * A disk quota is disk_quota.ts's (`--disk`); the tmpfs folders of a sandbox are bounded by their size.
  */
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { rmdir } from "node:fs/promises";
 import { join } from "node:path";
 
 export interface SandboxLimits {
@@ -186,7 +187,8 @@ export class SandboxCgroup {
     for (const d of [...this.dirs].reverse()) {
       for (let i = 0; i < 50; i++) {
         try {
-          rmdirSync(d);
+          // Off the event loop: removing a memory cgroup (v1) can take milliseconds of the kernel's work.
+          await rmdir(d);
           break;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === "ENOENT") break;
