@@ -207,8 +207,8 @@ export class HostShell {
    * `launch` starts the shell through a wrapper (`file args... outerShell`, e.g. a sandbox) from this thread's
    * spawn helper (spawn_helper.ts: no fork of this process), with `extra` descriptors; the wrapper then runs in
    * the helper's folder with its environment (PATH only), so it must set the shell's own; `kill` then replaces the
-   * host's group kill (the pids a sandboxed shell reports are its own); `preamble` is written before the boot
-   * script.
+   * host's group kill (the pids a sandboxed shell reports are its own); `preamble` runs before the boot script
+   * (sent with it).
    */
   static async start(o: {
     outerShell?: string;
@@ -269,6 +269,7 @@ export class HostShell {
         innerShell: o.innerShell,
         reportPid: !o.killCommand,
         bashReader: /(^|\/)bash$/.test(outer),
+        ...(o.preamble ? { preamble: o.preamble } : {}),
       },
     );
     proc.stdin?.on("error", () => undefined);
@@ -280,7 +281,6 @@ export class HostShell {
     // the short delay after "exit" lets output the shell wrote before dying arrive first.
     proc.watch((how) => (how === "close" ? session.onGone() : setTimeout(() => session.onGone(), 200).unref()));
     const shell = new HostShell(proc, session);
-    if (o.preamble && proc.pid !== undefined) proc.stdin?.write(o.preamble);
     if (proc.pid === undefined || !(await session.boot(o.bootTimeoutMs ?? HOST_SHELL_BOOT_TIMEOUT_MS))) {
       session.close();
       return undefined;

@@ -195,6 +195,8 @@ export interface ShellSessionOptions {
    * script from a pipe one byte per system call, 2 KB of them; `read -N` takes it in one).
    */
   bashReader?: boolean;
+  /** Shell lines run before the boot script, sent with it (one write, and inside its single read for bash). */
+  preamble?: string;
 }
 
 /**
@@ -273,7 +275,9 @@ export class ShellSession {
         resolve(ok);
       };
       if (this.dead) return this.bootWaiter(false);
-      const script = bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
+      const script =
+        (this.options.preamble ?? "") +
+        bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
       this.framed = this.options.bashReader === true && /^[\x01-\x7f]*$/.test(script);
       this.transport.write(this.framed ? inOneRead(script) : script);
     });
