@@ -7,7 +7,7 @@
  *
  * A disk quota is disk_quota.ts's (`--disk`); the tmpfs folders of a sandbox are bounded by their size.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmdirSync, writeFileSync } from "node:fs";
 import { rmdir } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -98,6 +98,9 @@ function counter(path: string, key: string): number {
   }
 }
 
+/** memory.events (v2) or memory.oom_control (v1): a few short lines. */
+const oomBuffer = Buffer.alloc(1024);
+
 export class SandboxCgroup {
   private removed = false;
 
@@ -159,11 +162,19 @@ export class SandboxCgroup {
     }
   }
 
+  /** The OOM counter's file, kept open: it is read after every command (one pread instead of open, read, close). */
+  private oomFd: number | undefined;
+
   /** How many times the kernel's OOM killer killed a process of this cgroup. */
   oomKills(): number {
-    return this.version === 2
-      ? counter(join(this.dirs[0]!, "memory.events"), "oom_kill")
-      : counter(join(this.dirs[0]!, "memory.oom_control"), "oom_kill");
+    if (this.removed) return 0;
+    try {
+      this.oomFd ??= openSync(join(this.dirs[0]!, this.version === 2 ? "memory.events" : "memory.oom_control"), "r");
+      const n = readSync(this.oomFd, oomBuffer, 0, oomBuffer.length, 0);
+      return Number(/^oom_kill (\d+)$/m.exec(oomBuffer.toString("latin1", 0, n))?.[1] ?? 0);
+    } catch {
+      return 0;
+    }
   }
 
   /** How many forks failed at the process limit. */
@@ -184,6 +195,8 @@ export class SandboxCgroup {
   async remove(): Promise<void> {
     if (this.removed) return;
     this.removed = true;
+    if (this.oomFd !== undefined) closeSync(this.oomFd);
+    this.oomFd = undefined;
     for (const d of [...this.dirs].reverse()) {
       for (let i = 0; i < 50; i++) {
         try {
