@@ -163,7 +163,7 @@ export class SandboxEnvironment implements Environment {
     const passEnv = Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [];
     const env = taskEnvironment(process.env, passEnv, { HOME: SANDBOX_HOME });
     const fds: number[] = [];
-    const cgroup = SandboxCgroup.create(sandboxLimits(options));
+    const cgroup = await SandboxCgroup.create(sandboxLimits(options));
     let shell: HostShell | undefined;
     const holder: { env?: SandboxEnvironment; initPid?: number } = {};
     try {
