@@ -327,7 +327,7 @@ export class SandboxEnvironment implements Environment {
         );
       }
       // A write failed for the task folder's quota: the task ends (disk_limit).
-      if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
+      if (this.quota && /No space left on device/.test(result.stdout + result.stderr) && this.quota.full()) {
         this.markLost(
           `disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`,
         );
