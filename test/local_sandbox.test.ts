@@ -308,6 +308,9 @@ describe("local sandbox: processes", () => {
         const r = await env.exec('printf %s "$V"; pwd', { env: { V: "ü\n'x" }, cwd: "dïr" });
         expect(r.stdout, locale).toBe("ü\n'x/workspace/dïr\n");
         expect((await env.exec("echo ok")).stdout, locale).toBe("ok\n");
+        // The protocol's own variables (the frame read, the end marker with its nonce) are not the command's.
+        const own = "${hb_req-u}${hb_n-u}${hb_end-u}${hb_boot-u}${hb_mark-u}${hb_nl-u}";
+        expect((await env.exec(`echo "${own}"`)).stdout, locale).toBe("uuuuuu\n");
       }
     } finally {
       if (saved === undefined) delete process.env.LC_ALL;
