@@ -56,9 +56,11 @@ function joinCpuacct(): (() => number) | undefined {
   } catch {
     return undefined;
   }
+  // Everything still in it (this process, its spawn helper) goes back to the root first, or rmdir fails.
   process.once("exit", () => {
     try {
-      writeFileSync(join(root, "cgroup.procs"), String(process.pid));
+      for (const pid of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean))
+        writeFileSync(join(root, "cgroup.procs"), pid);
       rmdirSync(dir);
     } catch {
       // left for the system

@@ -11,8 +11,8 @@
  * are taken from here), measured in alternation with this one, rounds interleaved (before/after in one run).
  * Loads the TypeScript sources through tsx. Needs bwrap.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -153,9 +153,11 @@ for (const [label, rs] of ratios) {
     `${label}: median ${sorted[Math.floor(sorted.length / 2)].toFixed(2)}x the floor (range ${sorted[0].toFixed(2)}-${sorted.at(-1).toFixed(2)})`,
   );
 }
+// Everything still in the cgroup (this process, its spawn helper) goes back to the root first, or rmdir fails.
 try {
-  writeFileSync(join(v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpuacct", "cgroup.procs"), String(process.pid));
-  execFileSync("rmdir", [cg], { stdio: "ignore" });
+  for (const pid of readFileSync(join(cg, "cgroup.procs"), "utf8").split("\n").filter(Boolean))
+    writeFileSync(join(v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpuacct", "cgroup.procs"), pid);
+  rmdirSync(cg);
 } catch {
   // not made
 }
