@@ -212,10 +212,11 @@ function inOneRead(script: string): string {
 const FRAME_HEADER = 12;
 
 /**
- * One request (`command`, ASCII, then `words` quoted) for bash's `read -N`, which counts characters of the shell's locale (the task's, possibly UTF-8):
- * every word is made ASCII, so characters are bytes whatever the locale. A word with other characters is
- * quoted `$'…'` with each byte of its UTF-8 as `\xHH`, which bash turns back into that byte. NUL characters
- * are dropped, as bash drops them from a line it parses (`read` drops them without counting them).
+ * One request (`command`, ASCII, then `words` quoted) for bash's `read -N`, which counts characters of the
+ * shell's locale (the task's, possibly UTF-8): every word is made ASCII, so characters are bytes whatever the
+ * locale. A word with other characters is quoted `$'…'` with each byte of its UTF-8 as `\xHH`, which bash turns
+ * back into that byte. NUL characters are dropped, as bash drops them from a line it parses (`read` drops them
+ * without counting them, which would break the frame).
  */
 export function framedRequest(command: string, words: string[]): string {
   const body = [command, ...words.map((w) => (/^[\x01-\x7f]*$/.test(w) ? shellQuote(w) : bytesQuote(w)))].join(" ");
