@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,19 +8,17 @@ import type { OpenAITool } from "../tools/registry.js";
 import type { ChatMessage } from "../src/core/chat.js";
 import type { TrajectoryEntry } from "../src/core/records.js";
 import { toHermesConversations } from "../src/formats/hermes.js";
+import { runCliInProcess } from "./helpers/cli.js";
 import { parseJsonl, readJsonl } from "./helpers/jsonl.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
-// The built CLI (the cli project builds it once): a tsx start compiles the sources again, ~5× the CPU.
+// The built CLI (the cli project builds it once), for the one test that needs a process of its own.
 const CLI = join(ROOT, "dist/src/cli.js");
 
-function cli(args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/** `hermes-batch ARGS` in process (no test here but the FIFO one is about the process itself). */
+async function cli(args: string[]) {
+  const r = await runCliInProcess(args, { cwd: ROOT, timeoutMs: 60_000 });
+  return { code: r.exitCode, stdout: r.stdout, stderr: r.stderr };
 }
 
 const TOOLS: OpenAITool[] = [
@@ -107,8 +105,8 @@ afterAll(() => {
 });
 
 describe("hermes-batch export", () => {
-  it("exports sharegpt beside the input by default, reporting bad lines with file:line", () => {
-    const r = cli(["export", dir, "--format", "sharegpt"]);
+  it("exports sharegpt beside the input by default, reporting bad lines with file:line", async () => {
+    const r = await cli(["export", dir, "--format", "sharegpt"]);
     expect(r.stderr).toContain(`${trajectories}:3: skipped bad line`);
     expect(r.stderr).toMatch(
       new RegExp(`${trajectories.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}:5: skipped bad line: .*messages\\.0\\.role`),
@@ -132,7 +130,7 @@ describe("hermes-batch export", () => {
     expect(readdirSync(dir).filter((f) => f.includes(".tmp"))).toEqual([]);
   });
 
-  it("leaves reasoning sent only in reasoning_details out of hermes/sharegpt unless --reasoning-details", () => {
+  it("leaves reasoning sent only in reasoning_details out of hermes/sharegpt unless --reasoning-details", async () => {
     const msgs = messages("from details", "answer 9");
     (msgs[1] as Extract<ChatMessage, { role: "assistant" }>).reasoning_without_details = "";
     const file = join(dir, "details.jsonl");
@@ -142,24 +140,33 @@ describe("hermes-batch export", () => {
     );
     const gpt = (out: string) => readJsonl(out, { mustExist: true })[0].conversations[2].value as string;
     const plain = join(dir, "details.plain.jsonl");
-    expect(cli(["export", file, "--format", "hermes", "--out", plain]).code).toBe(0);
+    expect((await cli(["export", file, "--format", "hermes", "--out", plain])).code).toBe(0);
     expect(gpt(plain).startsWith("<think>\n</think>\n<tool_call>")).toBe(true);
     // By default the conversation has no reasoning, so --require-reasoning filters it; with the flag it is kept.
     expect(
-      cli(["export", file, "--format", "hermes", "--require-reasoning", "--out", join(dir, "none.jsonl")]).code,
+      (await cli(["export", file, "--format", "hermes", "--require-reasoning", "--out", join(dir, "none.jsonl")])).code,
     ).toBe(1);
     const kept = join(dir, "details.kept.jsonl");
-    const r = cli(["export", file, "--format", "hermes", "--reasoning-details", "--require-reasoning", "--out", kept]);
+    const r = await cli([
+      "export",
+      file,
+      "--format",
+      "hermes",
+      "--reasoning-details",
+      "--require-reasoning",
+      "--out",
+      kept,
+    ]);
     expect(r.code).toBe(0);
     expect(gpt(kept).startsWith("<think>\nfrom details\n</think>\n<tool_call>")).toBe(true);
-    const bad = cli(["export", file, "--format", "openai", "--reasoning-details"]);
+    const bad = await cli(["export", file, "--format", "openai", "--reasoning-details"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--reasoning-details is for the sharegpt and hermes formats");
   });
 
-  it("exports openai fine-tuning records with filters", () => {
+  it("exports openai fine-tuning records with filters", async () => {
     const out = join(dir, "ft.jsonl");
-    const r = cli([
+    const r = await cli([
       "export",
       trajectories,
       "--format",
@@ -189,8 +196,8 @@ describe("hermes-batch export", () => {
     ]);
   });
 
-  it("exports Hermes batch entries to stdout, keeping only passing verifies", () => {
-    const r = cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--out", "-"]);
+  it("exports Hermes batch entries to stdout, keeping only passing verifies", async () => {
+    const r = await cli(["export", trajectories, "--format", "hermes", "--min-verify-pass", "--out", "-"]);
     expect(r.code).toBe(0);
     const rows = parseJsonl(r.stdout);
     expect(rows).toHaveLength(1);
@@ -219,28 +226,28 @@ describe("hermes-batch export", () => {
     expect(tool_stats.browser_cdp).toEqual({ count: 0, success: 0, failure: 0 });
     expect(Object.keys(tool_error_counts)).toEqual(Object.keys(tool_stats));
     expect(r.stderr).toContain("filtered: 2 without a passing verify");
-    const withMeta = cli(["export", trajectories, "--format", "hermes", "--metadata", "--out", "-"]);
+    const withMeta = await cli(["export", trajectories, "--format", "hermes", "--metadata", "--out", "-"]);
     expect(withMeta.code).toBe(2);
     expect(withMeta.stderr).toMatch(
       /--metadata: the hermes format has the original's metadata \{batch_num, timestamp, model\}/,
     );
   });
 
-  it("rejects bad input with exit code 2", () => {
-    const missing = cli(["export", join(dir, "nope"), "--format", "openai"]);
+  it("rejects bad input with exit code 2", async () => {
+    const missing = await cli(["export", join(dir, "nope"), "--format", "openai"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("no such file or folder");
-    const badFormat = cli(["export", dir, "--format", "csv"]);
+    const badFormat = await cli(["export", dir, "--format", "csv"]);
     expect(badFormat.code).toBe(2);
     expect(badFormat.stderr).toContain("unknown export format 'csv'. Formats: sharegpt, hermes, openai, atif, groups");
     const emptyDir = mkdtempSync(join(dir, "empty-"));
-    const noFile = cli(["export", emptyDir]);
+    const noFile = await cli(["export", emptyDir]);
     expect(noFile.code).toBe(2);
     expect(noFile.stderr).toContain("no trajectories.jsonl");
     expect(existsSync(join(emptyDir, "export.sharegpt.jsonl"))).toBe(false);
     const allBad = join(dir, "all-bad.jsonl");
     writeFileSync(allBad, "nope\n[1]\n");
-    const r = cli(["export", allBad, "--out", join(dir, "all-bad.out.jsonl")]);
+    const r = await cli(["export", allBad, "--out", join(dir, "all-bad.out.jsonl")]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${allBad}:2: skipped bad line`);
     expect(r.stderr).toContain("export: nothing written: no valid line (0 of 0 trajectories from all-bad.jsonl)");
@@ -300,11 +307,11 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     if (sdir) rmSync(sdir, { recursive: true, force: true });
   });
 
-  it("--split 0.34 on 6 tasks puts exactly round(0.34 × 6) = 2 tasks, every epoch of each, in validation, for seeds 1, 2 and 3", () => {
+  it("--split 0.34 on 6 tasks puts exactly round(0.34 × 6) = 2 tasks, every epoch of each, in validation, for seeds 1, 2 and 3", async () => {
     const valSets = new Set<string>();
     for (const seed of ["1", "2", "3"]) {
       const out = join(sdir, `s${seed}.jsonl`);
-      const r = cli(["export", sdir, "--metadata", "--split", "0.34", "--seed", seed, "--out", out]);
+      const r = await cli(["export", sdir, "--metadata", "--split", "0.34", "--seed", seed, "--out", out]);
       expect(r.code).toBe(0);
       const train = ids(join(sdir, `s${seed}.train.jsonl`));
       const val = ids(join(sdir, `s${seed}.val.jsonl`));
@@ -318,35 +325,46 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
       // The same seed and ids give the same split, whatever order the lines come in.
       const again = join(sdir, `r${seed}.jsonl`);
       expect(
-        cli(["export", join(sdir, "reversed.jsonl"), "--metadata", "--split", "0.34", "--seed", seed, "--out", again])
-          .code,
+        (
+          await cli([
+            "export",
+            join(sdir, "reversed.jsonl"),
+            "--metadata",
+            "--split",
+            "0.34",
+            "--seed",
+            seed,
+            "--out",
+            again,
+          ])
+        ).code,
       ).toBe(0);
       expect(new Set(ids(join(sdir, `r${seed}.val.jsonl`)))).toEqual(new Set(val));
     }
     expect(valSets.size).toBeGreaterThan(1); // the seed does choose
   }, 120_000);
 
-  it("a split with an empty side writes nothing and exits 1, saying which --split would do", () => {
+  it("a split with an empty side writes nothing and exits 1, saying which --split would do", async () => {
     const out = join(sdir, "empty-side.jsonl");
-    const few = cli(["export", sdir, "--split", "0.05", "--out", out]);
+    const few = await cli(["export", sdir, "--split", "0.05", "--out", out]);
     expect(few.code).toBe(1);
     expect(few.stderr).toContain(
       "export: nothing written: --split 0.05 puts round(0.05 × 6) = 0 of the 6 exported tasks in validation: with 6 tasks, a --split from 0.0834 to 0.9166 leaves at least one task on each side",
     );
-    const many = cli(["export", sdir, "--split", "0.95", "--out", out]);
+    const many = await cli(["export", sdir, "--split", "0.95", "--out", out]);
     expect(many.code).toBe(1);
     expect(many.stderr).toContain("= 6 of the 6 exported tasks in validation and none in training");
     // n counts the tasks left after the filters: only task-0 and task-3 passed.
-    const two = cli(["export", sdir, "--only-passed", "--split", "0.2", "--out", out]);
+    const two = await cli(["export", sdir, "--only-passed", "--split", "0.2", "--out", out]);
     expect(two.code).toBe(1);
     expect(two.stderr).toContain("round(0.2 × 2) = 0 of the 2 exported tasks");
     expect(two.stderr).toContain("a --split from 0.25 to 0.7499");
-    const twoOk = cli(["export", sdir, "--only-passed", "--split", "0.25", "--out", out]);
+    const twoOk = await cli(["export", sdir, "--only-passed", "--split", "0.25", "--out", out]);
     expect(twoOk.code).toBe(0);
     expect(readJsonl(join(sdir, "empty-side.val.jsonl"), { mustExist: true })).toHaveLength(2);
     rmSync(join(sdir, "empty-side.val.jsonl"));
     rmSync(join(sdir, "empty-side.train.jsonl"));
-    const best = cli([
+    const best = await cli([
       "export",
       sdir,
       "--metadata",
@@ -365,7 +383,7 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     ]);
     const single = join(sdir, "single.jsonl");
     writeFileSync(single, JSON.stringify(entry(9, {})) + "\n");
-    const lone = cli(["export", single, "--split", "0.5", "--out", join(sdir, "lone.jsonl")]);
+    const lone = await cli(["export", single, "--split", "0.5", "--out", join(sdir, "lone.jsonl")]);
     expect(lone.code).toBe(1);
     expect(lone.stderr).toContain(
       "0.5 × 1) = 1 of the 1 exported task in validation and none in training: a split needs at least 2 tasks, one on each side",
@@ -375,31 +393,31 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(readdirSync(sdir).filter((f) => f.includes(".tmp") || f.includes("staging"))).toEqual([]);
   }, 120_000);
 
-  it("an export that keeps no line exits 1 as --help says, and writes no file", () => {
+  it("an export that keeps no line exits 1 as --help says, and writes no file", async () => {
     const out = join(sdir, "none.jsonl");
-    const r = cli(["export", sdir, "--only-passed", "--min-score", "1", "--max-turns", "0", "--out", out]);
+    const r = await cli(["export", sdir, "--only-passed", "--min-score", "1", "--max-turns", "0", "--out", out]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
       "export: nothing written: no line passed the filters (0 of 12 trajectories from trajectories.jsonl); filtered: 4 too many turns, 8 not passed",
     );
     expect(existsSync(out)).toBe(false);
-    const stdout = cli(["export", sdir, "--only-passed", "--max-turns", "0", "--out", "-"]);
+    const stdout = await cli(["export", sdir, "--only-passed", "--max-turns", "0", "--out", "-"]);
     expect(stdout.code).toBe(1);
     expect(stdout.stdout).toBe("");
     const empty = join(sdir, "empty.jsonl");
     writeFileSync(empty, "");
-    const e = cli(["export", empty, "--out", join(sdir, "empty.out.jsonl")]);
+    const e = await cli(["export", empty, "--out", join(sdir, "empty.out.jsonl")]);
     expect(e.code).toBe(1);
     expect(e.stderr).toContain("nothing written: the input has no lines");
-    const help = cli(["export", "--help"]);
+    const help = await cli(["export", "--help"]);
     expect(help.stdout.replace(/\s+/g, " ")).toContain(
       "Exit codes: 0 written (bad lines only warn); 1 nothing written: no line left after bad lines and filters, or a --split with an empty side",
     );
   }, 60_000);
 
-  it("--min-score outside 0..1 is exit 2 with one line naming the flag", () => {
+  it("--min-score outside 0..1 is exit 2 with one line naming the flag", async () => {
     for (const bad of ["2", "-0.1", "1.5", "x"]) {
-      const r = cli(["export", sdir, "--only-passed", `--min-score=${bad}`, "--out", join(sdir, "ms.jsonl")]);
+      const r = await cli(["export", sdir, "--only-passed", `--min-score=${bad}`, "--out", join(sdir, "ms.jsonl")]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toContain(`--min-score must be a number from 0 to 1 (score values are in 0..1), got '${bad}'`);
@@ -407,13 +425,13 @@ describe("hermes-batch export: split sizes, empty results and flag ranges", () =
     expect(existsSync(join(sdir, "ms.jsonl"))).toBe(false);
   }, 60_000);
 
-  it("every format is named where formats are listed: the error for an unknown one, --help and the summary", () => {
-    const r = cli(["export", sdir, "--format", "bogus"]);
+  it("every format is named where formats are listed: the error for an unknown one, --help and the summary", async () => {
+    const r = await cli(["export", sdir, "--format", "bogus"]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(/unknown export format 'bogus'\. Formats: sharegpt, hermes, openai, atif, groups$/);
-    const help = cli(["export", "--help"]).stdout;
+    const help = (await cli(["export", "--help"])).stdout;
     for (const f of ["sharegpt", "hermes", "openai", "atif", "groups"])
       expect(help).toMatch(new RegExp(`^ +${f}: `, "m"));
-    expect(cli(["--help"]).stdout).toContain("sharegpt, hermes, openai, atif or groups");
+    expect((await cli(["--help"])).stdout).toContain("sharegpt, hermes, openai, atif or groups");
   }, 60_000);
 });
