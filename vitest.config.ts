@@ -10,7 +10,9 @@ import SuiteSequencer from "./test/setup/sequencer.js";
  *    its files share their worker processes (isolate: false: each file's imports are not loaded again, less than
  *    half the CPU), so a unit test file leaves no global state behind: registries, process.env, timers, cwd;
  *  - cli: child processes: the built CLI (`dist/`), the CLI from the sources (tsx), local sandboxes, MCP servers;
- *    a file in none of the lists lands here (the safe default: it gets the build);
+ *    a file in none of the lists lands here (the safe default: it gets the build); its files share their worker
+ *    processes too (each would otherwise start a process and load vitest, the helpers and the CLI's modules again:
+ *    ~1 s of CPU a file), so the same rule holds: a file restores what it changes (process.env, cwd, timers);
  *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts);
  *  - browser: drives Debian's chromium;
  *  - cluster: the one-node Slurm cluster.
@@ -108,6 +110,7 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...UNIT, ...DOCKER, ...BROWSER, ...CLUSTER],
           globalSetup: [TMP, BUILD],
+          isolate: false,
           // A test here chains up to four CLI runs; at a load of 20 on 2 cores one run can take 15 s.
           testTimeout: 180_000,
         },

@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prepareDistribution, registerDistribution } from "../toolset_distributions.js";
-import { registerToolset } from "../tools/toolsets.js";
+import { prepareDistribution, registerDistribution, resetExtraDistributions } from "../toolset_distributions.js";
+import { registerToolset, resetToolsets } from "../tools/toolsets.js";
 
 const ROOT = join(import.meta.dirname, "..");
 const CLI = join(ROOT, "dist", "src", "cli.js");
@@ -213,13 +213,20 @@ describe("hermes-batch sample", () => {
       Array.from({ length: 12 }, (_, i) => `task_${i}`),
     );
 
+    // The in-process twin is registered for this comparison only: the cli project's files share their process.
     registerToolset("hbtest", { description: "in-process twin of the plugin toolset", tools: ["hbtest_echo"] });
     registerDistribution("cli_mix", MIX);
-    const sampler = prepareDistribution("cli_mix", { available: new Set(["hbtest"]) });
-    const expected = Array.from({ length: 12 }, (_, i) => ({
-      task_id: `task_${i}`,
-      toolsets: sampler.sample({ seed: 5, taskId: `task_${i}` }),
-    }));
+    let expected: { task_id: string; toolsets: string[] }[];
+    try {
+      const sampler = prepareDistribution("cli_mix", { available: new Set(["hbtest"]) });
+      expected = Array.from({ length: 12 }, (_, i) => ({
+        task_id: `task_${i}`,
+        toolsets: sampler.sample({ seed: 5, taskId: `task_${i}` }),
+      }));
+    } finally {
+      resetToolsets();
+      resetExtraDistributions();
+    }
     expect(out.draws).toEqual(expected);
     for (const d of out.draws) expect(d.toolsets).toEqual(["hbtest"]);
     const notes = r.stderr.split("\n").filter((l) => l.includes("does not provide"));

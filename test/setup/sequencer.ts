@@ -51,12 +51,17 @@ function longestFirst(specs: TestSpecification[]): TestSpecification[] {
   return [...specs].sort((a, b) => rank(a) - rank(b) || size(b) - size(a));
 }
 
-/** a0, b0, a1, b1, … and the rest of the longer list. */
-function interleave<T>(a: T[], b: T[]): T[] {
+/**
+ * One waiting file, then a run of busy ones: w0, b0, b1, b2, w1, b3, b4, b5, …, each kind spread evenly. The busy
+ * files in a row share their worker process (the cli project is not isolated): vitest hands a finished worker the
+ * next file only when that file is of the same project, so each waiting file between them ends one worker process.
+ */
+function interleave<T>(waiting: T[], busy: T[]): T[] {
+  const run = Math.max(1, Math.ceil(busy.length / Math.max(waiting.length, 1)));
   const out: T[] = [];
-  for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (i < a.length) out.push(a[i]!);
-    if (i < b.length) out.push(b[i]!);
+  for (let i = 0; i < Math.max(waiting.length, Math.ceil(busy.length / run)); i++) {
+    if (i < waiting.length) out.push(waiting[i]!);
+    out.push(...busy.slice(i * run, (i + 1) * run));
   }
   return out;
 }
