@@ -14,7 +14,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { DroppedRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
@@ -70,7 +70,8 @@ describe("the Hermes agent loop through the CLI", () => {
     const dir = tempDir();
     const dataset = join(dir, "data.jsonl");
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
-    const result = await runCli([
+    // In process: these tests are about the loop and its records, not the process.
+    const result = await runCliInProcess([
       "run",
       dataset,
       "--model",

@@ -12,7 +12,7 @@ import { execa } from "execa";
 import YAML from "yaml";
 import { describe, expect, it } from "vitest";
 import { openDatasetSource, readDataset } from "../src/run/dataset.js";
-import { CLI, assertBuilt, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, assertBuilt, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 /** Six valid rows, toolsets fixed so the scripted model needs nothing from the host. */
@@ -97,7 +97,8 @@ describe("run -: the dataset from stdin", () => {
     const fifo = join(dir, "rows.fifo");
     await execa("mkfifo", [fifo]);
     const writer = execa("bash", ["-c", `cat "${file}" > "${fifo}"`], { reject: false });
-    const viaFifo = await runCli(["run", fifo, ...common(out)], { cwd: dir });
+    // In process: the run reads the FIFO's path as a child would (only stdin needs a process of its own).
+    const viaFifo = await runCliInProcess(["run", fifo, ...common(out)], { cwd: dir });
     await writer;
     expect(viaFifo.exitCode).toBe(0);
     expect(readJsonl(join(out, "rows", "trajectories.jsonl"))).toHaveLength(6);
@@ -206,24 +207,25 @@ describe("run -: the dataset from stdin", () => {
   });
 });
 
+// In process: nothing here is about the process (stdin, signals, its exit).
 describe("--resume of a run folder that does not exist yet", () => {
   it("starts the run fresh and prints one line saying so (it was an error); --retry-failed and --only still refuse", async () => {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
     writeFileSync(file, DATA);
     const out = join(dir, "runs");
-    const r = await runCli(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
+    const r = await runCliInProcess(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
     expect(r.exitCode).toBe(0);
     const notes = r.stderr.split("\n").filter((l) => l.includes("fresh"));
     expect(notes).toEqual([`note: --resume: run folder ${join(out, "requeue")} has no results yet; starting it fresh`]);
     expect(readJsonl(join(out, "requeue", "trajectories.jsonl"))).toHaveLength(6);
     // The same command again continues it, silently.
-    const again = await runCli(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
+    const again = await runCliInProcess(["run", file, ...common(out), "--run-name", "requeue", "--resume"]);
     expect(again.exitCode).toBe(0);
     expect(again.stderr).not.toContain("fresh");
     expect(again.stdout).toContain("(6 done in total)");
     for (const flag of [["--retry-failed"], ["--only", "t1"]]) {
-      const refused = await runCli(["run", file, ...common(out), "--run-name", "nothing", ...flag]);
+      const refused = await runCliInProcess(["run", file, ...common(out), "--run-name", "nothing", ...flag]);
       expect(refused.exitCode).toBe(2);
       expect(refused.stderr).toContain("has no results to continue");
     }
