@@ -6,7 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { completion, startFakeOpenAI, text, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
@@ -50,7 +50,7 @@ beforeAll(async () => {
   const dataset = join(dir, "rows.jsonl");
   const rows = Array.from({ length: 5 }, (_, i) => JSON.stringify({ id: `r${i}`, prompt: `task ${i}` }));
   writeFileSync(dataset, rows.join("\n") + "\n");
-  runResult = await runCli([
+  runResult = await runCliInProcess([
     "run",
     dataset,
     "--model",

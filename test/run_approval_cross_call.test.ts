@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("approval across tool calls", () => {
@@ -69,7 +69,7 @@ describe("approval across tool calls", () => {
         .map((p, i) => JSON.stringify({ id: ids[i], prompt: p }))
         .join("\n") + "\n",
     );
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",

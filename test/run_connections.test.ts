@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { httpError, startFakeOpenAI, text, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
 
 const servers: FakeOpenAI[] = [];
@@ -49,7 +49,7 @@ async function run(server: FakeOpenAI, tasks: number, extra: string[]) {
     dataset,
     Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `question ${i}` })).join("\n") + "\n",
   );
-  const result = await runCli([
+  const result = await runCliInProcess([
     "run",
     dataset,
     "--model",

@@ -15,7 +15,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "./helpers/fake_openai.js";
-import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("tokens by who spent them, and summary.csv per epoch", () => {
@@ -72,7 +72,7 @@ describe("tokens by who spent them, and summary.csv per epoch", () => {
         .join("\n") + "\n",
     );
     const out = join(dir, "runs");
-    const r = await runCli([
+    const r = await runCliInProcess([
       "run",
       dataset,
       "--model",
