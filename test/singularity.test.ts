@@ -27,6 +27,7 @@ import { waitUntil } from "./helpers/wait.js";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const FAKE = join(ROOT, "test/fixtures/fake-apptainer");
 const ORIGINAL_PATH = process.env.PATH ?? "/usr/bin:/bin";
+const ORIGINAL_ENV = { ...process.env };
 
 let base: string;
 let binDir: string;
@@ -94,7 +95,9 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  process.env.PATH = ORIGINAL_PATH;
+  // The whole environment as it was: the cli project's files share their process.
+  for (const k of Object.keys(process.env)) if (!(k in ORIGINAL_ENV)) delete process.env[k];
+  Object.assign(process.env, ORIGINAL_ENV);
   await rm(base, { recursive: true, force: true });
 });
 
