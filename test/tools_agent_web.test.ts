@@ -10,9 +10,9 @@ import { localTask } from "./helpers/local_ctx.js";
 import { callTool } from "./helpers/tool_call.js";
 
 /** The JSON text the model would see for a call on a store (arguments validated as the pipeline does). */
-const handleTodo = (store: TodoStore, args: unknown) => JSON.stringify(todoCall(store, todoArgs.parse(args)).content);
+const handleTodo = (store: TodoStore, args: unknown) => JSON.stringify(todoCall(store, todoArgs().parse(args)).content);
 const handleMemory = (store: MemoryStore, args: unknown) =>
-  JSON.stringify(memoryCall(store, memoryArgs.parse(args)).content);
+  JSON.stringify(memoryCall(store, memoryArgs().parse(args)).content);
 
 const task = localTask();
 afterAll(() => task.dispose());

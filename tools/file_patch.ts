@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, requiredInSchema, withDefault } from "./tool_args.js";
@@ -8,43 +9,45 @@ import { fuzzyFindAndReplace, NO_MATCH_ERROR, noMatchHint } from "./fuzzy_match.
 import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
 import { writeFailure, errMessage, pySplitext } from "./file_tool_common.js";
 
-export const patchArgs = z.object({
-  // Listed as required, as in the original's schema; a call without it is a replace (its handler's default).
-  mode: requiredInSchema(
-    withDefault(
-      z
-        .string()
-        .optional()
-        .meta({ enum: ["replace", "patch"] })
-        .describe(
-          "Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only.",
-        ),
-      "replace",
+export const patchArgs = lazy(() =>
+  z.object({
+    // Listed as required, as in the original's schema; a call without it is a replace (its handler's default).
+    mode: requiredInSchema(
+      withDefault(
+        z
+          .string()
+          .optional()
+          .meta({ enum: ["replace", "patch"] })
+          .describe(
+            "Edit mode. 'replace' (default): requires path + old_string + new_string. 'patch': requires patch content only.",
+          ),
+        "replace",
+      ),
     ),
-  ),
-  path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
-  old_string: z
-    .string()
-    .optional()
-    .describe(
-      "REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness.",
+    path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
+    old_string: z
+      .string()
+      .optional()
+      .describe(
+        "REQUIRED when mode='replace'. Exact text to find and replace. Must be unique in the file unless replace_all=true. Include surrounding context lines to ensure uniqueness.",
+      ),
+    new_string: z
+      .string()
+      .optional()
+      .describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
+    replace_all: withDefault(
+      booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"),
+      false,
     ),
-  new_string: z
-    .string()
-    .optional()
-    .describe("REQUIRED when mode='replace'. Replacement text. Pass empty string '' to delete the matched text."),
-  replace_all: withDefault(
-    booleanArg().optional().describe("Replace all occurrences instead of requiring a unique match (default: false)"),
-    false,
-  ),
-  patch: z
-    .string()
-    .optional()
-    .describe(
-      "REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch",
-    ),
-});
-type PatchArgs = z.infer<typeof patchArgs>;
+    patch: z
+      .string()
+      .optional()
+      .describe(
+        "REQUIRED when mode='patch'. V4A format patch content. Format:\n*** Begin Patch\n*** Update File: path/to/file\n@@ context hint @@\n context line\n-removed line\n+added line\n*** End Patch",
+      ),
+  }),
+);
+type PatchArgs = z.infer<ReturnType<typeof patchArgs>>;
 
 /** The original's PatchResult keys: `success` first, then those set (empty lists left out). */
 function patchResult(fields: {

@@ -1,6 +1,7 @@
 /** read_file: numbered lines in pages, with the original's errors, hints and refusals (binary, devices, size). */
 import { posix } from "node:path";
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, withDefault } from "./tool_args.js";
@@ -138,23 +139,25 @@ function numberLines(text: string, start: number): string {
     .join("\n");
 }
 
-export const readArgs = z.object({
-  path: z.string().describe(PATH_DESCRIPTION),
-  offset: withDefault(
-    integerArg({ min: 1, clamp: "both" })
-      .optional()
-      .describe("Line number to start reading from (1-indexed, default: 1)"),
-    1,
-  ),
-  // The original advertises only the maximum; a limit below 1 is read as 1 (its normalize_read_pagination).
-  limit: withDefault(
-    integerArg({ max: READ_MAX_LIMIT, clamp: "max" })
-      .optional()
-      .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
-    READ_DEFAULT_LIMIT,
-  ),
-});
-type ReadArgs = z.infer<typeof readArgs>;
+export const readArgs = lazy(() =>
+  z.object({
+    path: z.string().describe(PATH_DESCRIPTION),
+    offset: withDefault(
+      integerArg({ min: 1, clamp: "both" })
+        .optional()
+        .describe("Line number to start reading from (1-indexed, default: 1)"),
+      1,
+    ),
+    // The original advertises only the maximum; a limit below 1 is read as 1 (its normalize_read_pagination).
+    limit: withDefault(
+      integerArg({ max: READ_MAX_LIMIT, clamp: "max" })
+        .optional()
+        .describe(`Maximum number of lines to read (default: ${READ_DEFAULT_LIMIT}, max: ${READ_MAX_LIMIT})`),
+      READ_DEFAULT_LIMIT,
+    ),
+  }),
+);
+type ReadArgs = z.infer<ReturnType<typeof readArgs>>;
 
 /**
  * read_file with the original's result: `{content, total_lines, file_size, truncated, [hint], is_binary,

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { shellQuote } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
@@ -13,50 +14,52 @@ const PRUNED_DIRS = ["node_modules", "__pycache__"];
 
 const OUTPUT_MODES = ["content", "files_only", "count"] as const;
 
-export const searchArgs = z.object({
-  pattern: nonEmptyString().describe(
-    "Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search",
-  ),
-  // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
-  target: withDefault(
-    z
+export const searchArgs = lazy(() =>
+  z.object({
+    pattern: nonEmptyString().describe(
+      "Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search",
+    ),
+    // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
+    target: withDefault(
+      z
+        .string()
+        .optional()
+        .meta({ enum: ["content", "files"] })
+        .describe("'content' searches inside file contents, 'files' searches for files by name"),
+      "content",
+    ),
+    path: withDefault(
+      z.string().optional().describe("Directory or file to search in (default: current working directory)"),
+      ".",
+    ),
+    file_glob: z
       .string()
       .optional()
-      .meta({ enum: ["content", "files"] })
-      .describe("'content' searches inside file contents, 'files' searches for files by name"),
-    "content",
-  ),
-  path: withDefault(
-    z.string().optional().describe("Directory or file to search in (default: current working directory)"),
-    ".",
-  ),
-  file_glob: z
-    .string()
-    .optional()
-    .describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
-  // No advertised bounds, as in the original; the handler brings values into range as its pagination does.
-  limit: withDefault(
-    integerArg().optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
-    SEARCH_DEFAULT_LIMIT,
-  ),
-  offset: withDefault(integerArg().optional().describe("Skip first N results for pagination (default: 0)"), 0),
-  output_mode: withDefault(
-    z
-      .string()
-      .optional()
-      .meta({ enum: [...OUTPUT_MODES] })
-      .describe(
-        "Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file",
-      ),
-    "content",
-  ),
-  context: withDefault(
-    integerArg().optional().describe("Number of context lines before and after each match (grep mode only)"),
-    0,
-  ),
-  // An older name of `target`.
-  kind: unadvertisedArg(z.string().optional()),
-});
+      .describe("Filter files by pattern in grep mode (e.g., '*.py' to only search Python files)"),
+    // No advertised bounds, as in the original; the handler brings values into range as its pagination does.
+    limit: withDefault(
+      integerArg().optional().describe(`Maximum number of results to return (default: ${SEARCH_DEFAULT_LIMIT})`),
+      SEARCH_DEFAULT_LIMIT,
+    ),
+    offset: withDefault(integerArg().optional().describe("Skip first N results for pagination (default: 0)"), 0),
+    output_mode: withDefault(
+      z
+        .string()
+        .optional()
+        .meta({ enum: [...OUTPUT_MODES] })
+        .describe(
+          "Output format for grep mode: 'content' shows matching lines with line numbers, 'files_only' lists file paths, 'count' shows match counts per file",
+        ),
+      "content",
+    ),
+    context: withDefault(
+      integerArg().optional().describe("Number of context lines before and after each match (grep mode only)"),
+      0,
+    ),
+    // An older name of `target`.
+    kind: unadvertisedArg(z.string().optional()),
+  }),
+);
 
 const TARGET_ALIASES: Record<string, "content" | "files"> = {
   content: "content",
@@ -193,7 +196,10 @@ function parseGrepLines(lines: string[]): GrepLine[] {
  * truncated result is followed by the original's "[Hint: Results truncated…]" line after the JSON.
  * Hidden files and folders are skipped, as ripgrep skips them.
  */
-export async function handleSearchFiles(a: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
+export async function handleSearchFiles(
+  a: z.infer<ReturnType<typeof searchArgs>>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const target = TARGET_ALIASES[(a.target ?? a.kind ?? "content").toLowerCase()] ?? "content";
   const mode = (a.output_mode ?? "content") as string;
   const context = target === "content" && mode === "content" ? Math.max(0, a.context ?? 0) : 0;

@@ -1,6 +1,7 @@
 /** write_file: the whole file written through the task's environment, folders made on the way. */
 import { posix } from "node:path";
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { nonEmptyString } from "./tool_args.js";
@@ -15,16 +16,21 @@ export async function writeEffects(args: { path: string }, ctx: ToolContext): Pr
 
 // ---------------------------------------------------------------- write_file
 
-export const writeArgs = z.object({
-  path: nonEmptyString().describe(PATH_DESCRIPTION),
-  content: z.string().describe("The complete new content of the file."),
-});
+export const writeArgs = lazy(() =>
+  z.object({
+    path: nonEmptyString().describe(PATH_DESCRIPTION),
+    content: z.string().describe("The complete new content of the file."),
+  }),
+);
 
 /**
  * write_file with the original's result `{bytes_written, dirs_created}`: dirs_created is true whenever
  * the path names a folder (the original runs `mkdir -p` on it then), false for a bare file name.
  */
-export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: ToolContext): Promise<ToolResult> {
+export async function handleWriteFile(
+  args: z.infer<ReturnType<typeof writeArgs>>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const env = await ctx.getEnv();
   const warnings = await staleWarnings(env, ctx, [args.path]);
   const result = await writeFile(args, env);
@@ -32,7 +38,7 @@ export async function handleWriteFile(args: z.infer<typeof writeArgs>, ctx: Tool
   return withWarnings(result, warnings);
 }
 
-export async function writeFile(args: z.infer<typeof writeArgs>, env: Environment): Promise<ToolResult> {
+export async function writeFile(args: z.infer<ReturnType<typeof writeArgs>>, env: Environment): Promise<ToolResult> {
   const { path, content } = args;
   const full = absolutePath(env, path);
   const dirsCreated = pyDirname(path) !== "";

@@ -4,6 +4,7 @@
  * at all, so every call failed). A loop tool: each task's pipeline holds its own MemoryStore.
  */
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { noEffects, registry, toolFailure, type ToolResult } from "./registry.js";
 
 export type MemoryTarget = "memory" | "user";
@@ -123,15 +124,17 @@ export class MemoryStore {
   }
 }
 
-export const memoryArgs = z.object({
-  action: z.enum(["add", "replace", "remove"]).describe("What to do."),
-  target: z.enum(["memory", "user"]).describe("Which store."),
-  content: z.string().optional().describe("Entry text (add, replace)."),
-  old_text: z.string().optional().describe("Unique substring of the entry to replace or remove."),
-});
+export const memoryArgs = lazy(() =>
+  z.object({
+    action: z.enum(["add", "replace", "remove"]).describe("What to do."),
+    target: z.enum(["memory", "user"]).describe("Which store."),
+    content: z.string().optional().describe("Entry text (add, replace)."),
+    old_text: z.string().optional().describe("Unique substring of the entry to replace or remove."),
+  }),
+);
 
 /** Runs one `memory` call against the store. */
-export function handleMemory(store: MemoryStore, args: z.infer<typeof memoryArgs>): ToolResult {
+export function handleMemory(store: MemoryStore, args: z.infer<ReturnType<typeof memoryArgs>>): ToolResult {
   const { action, target, content, old_text } = args;
   const missing = (field: string) =>
     toolFailure(`Invalid arguments for memory: '${field}': required for action '${action}'`);

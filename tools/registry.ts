@@ -129,8 +129,11 @@ export interface ToolEntryInput<A = Record<string, unknown>, S = undefined> {
    * (plugins may register that way); with `args` it is derived from the zod schema.
    */
   schema: { name?: string; description: string; parameters?: JsonSchema };
-  /** The zod schema that arguments are validated against; the model's JSON Schema is derived from it. */
-  args?: z.ZodType<A>;
+  /**
+   * The zod schema that arguments are validated against; the model's JSON Schema is derived from it. A function
+   * returning it is called on first use: every thread registers every built-in tool, and a run offers a few.
+   */
+  args?: z.ZodType<A> | (() => z.ZodType<A>);
   handler: ToolHandler<A, S>;
   /**
    * What a call will do, for the approval gate. Absent (a plugin's default): every command and write
@@ -151,6 +154,7 @@ export interface ToolEntryInput<A = Record<string, unknown>, S = undefined> {
 
 export interface ToolEntry extends ToolEntryInput<any, any> {
   schema: ToolSchema;
+  args?: z.ZodType;
   requiresEnv: string[];
   isAsync: boolean;
   loopTool: boolean;
@@ -193,9 +197,8 @@ export function errorTypeAndMessage(err: unknown): [string, string] {
  * The tool's schema as the model sees it. A zod `args` schema becomes JSON Schema on first use, not at
  * registration: every thread registers every built-in tool at start-up, and a run offers only a few of them.
  */
-function toolSchema(input: ToolEntryInput<any, any>): ToolSchema {
+function toolSchema(input: ToolEntryInput<any, any>, args: (() => z.ZodType) | undefined): ToolSchema {
   const schema = { ...input.schema, name: input.name, parameters: input.schema.parameters } as ToolSchema;
-  const args = input.args;
   if (!args) return schema;
   // Redefining the property keeps its place in the key order, so the JSON the model sees does not change.
   const settle = (value: Record<string, unknown>) => {
@@ -205,10 +208,18 @@ function toolSchema(input: ToolEntryInput<any, any>): ToolSchema {
   Object.defineProperty(schema, "parameters", {
     enumerable: true,
     configurable: true,
-    get: () => settle(toolParameters(args)),
+    get: () => settle(toolParameters(args())),
     set: settle,
   });
   return schema;
+}
+
+/** A tool's argument schema as a function that builds it once (a given schema is returned as is). */
+function argsSchema(args: ToolEntryInput<any, any>["args"]): (() => z.ZodType) | undefined {
+  if (!args) return undefined;
+  if (typeof args !== "function") return () => args;
+  let built: z.ZodType | undefined;
+  return () => (built ??= args());
 }
 
 export class ToolRegistry {
@@ -231,16 +242,22 @@ export class ToolRegistry {
         `tool '${input.name}' registered again (toolset '${input.toolset}', was '${previous.toolset}'); the later registration wins`,
       );
     }
-    this.tools.set(input.name, {
+    const args = argsSchema(input.args);
+    const entry: ToolEntry = {
       ...(input as ToolEntryInput<unknown, unknown>),
-      schema: toolSchema(input),
+      args: undefined,
+      schema: toolSchema(input, args),
       requiresEnv: input.requiresEnv ?? [],
       isAsync: input.isAsync ?? false,
       loopTool: input.loopTool ?? false,
       needsEnvironment: input.needsEnvironment ?? false,
       description: input.description ?? input.schema.description,
       emoji: input.emoji ?? "",
-    });
+    };
+    // `args` keeps its place among the keys; given as a function, it is built on first read.
+    if (args) Object.defineProperty(entry, "args", { enumerable: true, get: args });
+    else delete entry.args;
+    this.tools.set(input.name, entry);
   }
 
   get(name: string): ToolEntry | undefined {

@@ -4,6 +4,7 @@
  */
 import { posix } from "node:path";
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";
@@ -33,52 +34,54 @@ const TERMINAL_DESCRIPTION = [
 ].join(" ");
 
 /** The parameters, order and bounds of the original's terminal schema (upstream cb51baec). */
-export const terminalArgs = z.object({
-  command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
-  background: withDefault(
-    booleanArg()
+export const terminalArgs = lazy(() =>
+  z.object({
+    command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
+    background: withDefault(
+      booleanArg()
+        .optional()
+        .describe(
+          "Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it.",
+        ),
+      false,
+    ),
+    timeout: integerArg({ min: 1, clamp: "both" })
       .optional()
       .describe(
-        "Run in the background and return a session_id at once; use the process tool to poll, wait, write to or kill it.",
+        `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}; in the foreground at most ${MAX_TERMINAL_TIMEOUT_S}, ` +
+          "more is refused: run longer commands with background=true).",
       ),
-    false,
-  ),
-  timeout: integerArg({ min: 1, clamp: "both" })
-    .optional()
-    .describe(
-      `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}; in the foreground at most ${MAX_TERMINAL_TIMEOUT_S}, ` +
-        "more is refused: run longer commands with background=true).",
-    ),
-  workdir: z
-    .string()
-    .optional()
-    .describe(
-      "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",
-    ),
-  pty: withDefault(
-    booleanArg()
+    workdir: z
+      .string()
       .optional()
       .describe(
-        "With background=true: run on a pseudo-terminal, for interactive programs (REPLs, prompts that need a TTY); answer them with the process tool. A foreground command runs without one.",
+        "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",
       ),
-    false,
-  ),
-  notify_on_complete: withDefault(
-    booleanArg()
+    pty: withDefault(
+      booleanArg()
+        .optional()
+        .describe(
+          "With background=true: run on a pseudo-terminal, for interactive programs (REPLs, prompts that need a TTY); answer them with the process tool. A foreground command runs without one.",
+        ),
+      false,
+    ),
+    notify_on_complete: withDefault(
+      booleanArg()
+        .optional()
+        .describe(
+          "With background=true: be told once when the process ends (a message after your answer, with its exit code and last output). The right choice for long builds and test runs.",
+        ),
+      false,
+    ),
+    watch_patterns: z
+      .array(z.string())
       .optional()
       .describe(
-        "With background=true: be told once when the process ends (a message after your answer, with its exit code and last output). The right choice for long builds and test runs.",
+        "With background=true: strings to watch for in the output (e.g. a server's readiness line); a match is told as a message after your answer, at most one per 15 s per process. Dropped when notify_on_complete is set.",
       ),
-    false,
-  ),
-  watch_patterns: z
-    .array(z.string())
-    .optional()
-    .describe(
-      "With background=true: strings to watch for in the output (e.g. a server's readiness line); a match is told as a message after your answer, at most one per 15 s per process. Dropped when notify_on_complete is set.",
-    ),
-});
-type TerminalArgs = z.infer<typeof terminalArgs>;
+  }),
+);
+type TerminalArgs = z.infer<ReturnType<typeof terminalArgs>>;
 
 /** Resolves a relative workdir against the environment's workdir (POSIX paths in every backend). */
 function resolveWorkdir(env: Environment, workdir: string | undefined): string | undefined {
@@ -200,32 +203,34 @@ registry.register({
 
 // ---------------------------------------------------------------- process
 
-const processArgs = z.object({
-  action: z
-    .enum(["list", "poll", "log", "wait", "kill", "write", "submit", "close"])
-    .describe("Action to perform on background processes"),
-  session_id: z
-    .string()
-    .optional()
-    .describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
-  data: z.string().optional().describe("Text to send to process stdin (for 'write' and 'submit' actions)"),
-  timeout: withDefault(
-    integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
+const processArgs = lazy(() =>
+  z.object({
+    action: z
+      .enum(["list", "poll", "log", "wait", "kill", "write", "submit", "close"])
+      .describe("Action to perform on background processes"),
+    session_id: z
+      .string()
       .optional()
-      .describe(
-        `Max seconds to block for 'wait' action (max ${MAX_TERMINAL_TIMEOUT_S}). Returns partial output on timeout.`,
-      ),
-    DEFAULT_WAIT_S,
-  ),
-  offset: integerArg({ min: 0, clamp: "both" })
-    .optional()
-    .describe(`Line offset for 'log' action, 0-based (default: last ${DEFAULT_LOG_LINES} lines)`),
-  limit: withDefault(
-    integerArg({ min: 1, clamp: "both" }).optional().describe("Max lines to return for 'log' action"),
-    DEFAULT_LOG_LINES,
-  ),
-});
-type ProcessArgs = z.infer<typeof processArgs>;
+      .describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
+    data: z.string().optional().describe("Text to send to process stdin (for 'write' and 'submit' actions)"),
+    timeout: withDefault(
+      integerArg({ min: 1, max: MAX_TERMINAL_TIMEOUT_S, clamp: "both" })
+        .optional()
+        .describe(
+          `Max seconds to block for 'wait' action (max ${MAX_TERMINAL_TIMEOUT_S}). Returns partial output on timeout.`,
+        ),
+      DEFAULT_WAIT_S,
+    ),
+    offset: integerArg({ min: 0, clamp: "both" })
+      .optional()
+      .describe(`Line offset for 'log' action, 0-based (default: last ${DEFAULT_LOG_LINES} lines)`),
+    limit: withDefault(
+      integerArg({ min: 1, clamp: "both" }).optional().describe("Max lines to return for 'log' action"),
+      DEFAULT_LOG_LINES,
+    ),
+  }),
+);
+type ProcessArgs = z.infer<ReturnType<typeof processArgs>>;
 
 /** What a process call does for the gate: data sent to a stdin may be a command for a shell reading it. */
 export async function processEffects(args: ProcessArgs, ctx: ToolContext): Promise<ToolEffect[]> {

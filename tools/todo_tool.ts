@@ -3,6 +3,7 @@
  * pipeline holds its own TodoStore.
  */
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { noEffects, registry, type ToolResult } from "./registry.js";
 import { booleanArg, toolParameters, withDefault } from "./tool_args.js";
 
@@ -89,26 +90,30 @@ export class TodoStore {
 }
 
 /** The item shape the model is shown. Items are normalised leniently (Hermes' semantics: merge takes partial items). */
-const todoItem = z.object({
-  id: z.string().describe("Unique item id."),
-  content: z.string().describe("What to do."),
-  status: z.enum(TODO_STATUSES).describe("Current status."),
-});
+const todoItem = lazy(() =>
+  z.object({
+    id: z.string().describe("Unique item id."),
+    content: z.string().describe("What to do."),
+    status: z.enum(TODO_STATUSES).describe("Current status."),
+  }),
+);
 
-export const todoArgs = z.object({
-  todos: z
-    .array(z.record(z.string(), z.unknown()), { error: "must be an array of {id, content, status} objects" })
-    .meta({ items: toolParameters(todoItem) })
-    .optional()
-    .describe("The task items to write."),
-  merge: withDefault(
-    booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."),
-    false,
-  ),
-});
+export const todoArgs = lazy(() =>
+  z.object({
+    todos: z
+      .array(z.record(z.string(), z.unknown()), { error: "must be an array of {id, content, status} objects" })
+      .meta({ items: toolParameters(todoItem()) })
+      .optional()
+      .describe("The task items to write."),
+    merge: withDefault(
+      booleanArg().optional().describe("Merge into the existing list by id instead of replacing it (default false)."),
+      false,
+    ),
+  }),
+);
 
 /** Runs one `todo` call against the store. */
-export function handleTodo(store: TodoStore, args: z.infer<typeof todoArgs>): ToolResult {
+export function handleTodo(store: TodoStore, args: z.infer<ReturnType<typeof todoArgs>>): ToolResult {
   const { todos, merge } = args;
   const list = todos === undefined ? store.read() : store.write(todos, merge ?? false);
   return { content: { todos: list, summary: store.summary() } };

@@ -6,6 +6,7 @@
  * validate, but no module registers their tools, so they resolve to names the registry filters out.
  */
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { UserError } from "../src/core/errors.js";
 import { BROWSER_TOOLS, HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
 
@@ -198,16 +199,20 @@ export function toolsetInfo(name: string): ToolsetInfo {
   };
 }
 
-const toolsetNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a toolset name is letters, digits, '_', '.', '-'")
-  .refine((n) => !ALL_ALIASES.has(n) && !Object.hasOwn(LEGACY_TOOLSET_MAP, n), "reserved toolset name");
+const toolsetNameSchema = lazy(() =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a toolset name is letters, digits, '_', '.', '-'")
+    .refine((n) => !ALL_ALIASES.has(n) && !Object.hasOwn(LEGACY_TOOLSET_MAP, n), "reserved toolset name"),
+);
 
-const toolsetDefSchema = z.object({
-  description: z.string().min(1),
-  tools: z.array(z.string().min(1)).default([]),
-  includes: z.array(z.string().min(1)).default([]),
-});
+const toolsetDefSchema = lazy(() =>
+  z.object({
+    description: z.string().min(1),
+    tools: z.array(z.string().min(1)).default([]),
+    includes: z.array(z.string().min(1)).default([]),
+  }),
+);
 
 /**
  * Adds a toolset at run time (plugins). Replacing an existing one needs `override`. Includes are checked
@@ -218,10 +223,10 @@ export function registerToolset(
   def: { description: string; tools?: string[]; includes?: string[] },
   opts: { override?: boolean } = {},
 ): void {
-  const nameCheck = toolsetNameSchema.safeParse(name);
+  const nameCheck = toolsetNameSchema().safeParse(name);
   if (!nameCheck.success)
     throw new ToolsetError(`Invalid toolset name '${name}': ${nameCheck.error.issues[0]?.message}`);
-  const parsed = toolsetDefSchema.safeParse(def);
+  const parsed = toolsetDefSchema().safeParse(def);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new ToolsetError(`Invalid toolset '${name}': ${issue?.path.join(".") || "definition"}: ${issue?.message}`);

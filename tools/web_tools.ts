@@ -3,6 +3,7 @@
  * Available only when FIRECRAWL_API_KEY is set; FIRECRAWL_API_URL points at another compatible server.
  */
 import * as z from "zod";
+import { lazy } from "../src/core/lazy.js";
 import { noEffects, registry, toolFailure, type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, nonEmptyString } from "./tool_args.js";
 
@@ -53,12 +54,17 @@ async function firecrawlPost(path: string, body: unknown, signal?: AbortSignal):
 
 // ---------------------------------------------------------------- web_search
 
-const searchArgs = z.object({
-  query: nonEmptyString({ blankOk: false }).describe("The search query."),
-  limit: integerArg({ min: 1, max: 100 }).optional().describe("Number of results (default 5)."),
-});
+const searchArgs = lazy(() =>
+  z.object({
+    query: nonEmptyString({ blankOk: false }).describe("The search query."),
+    limit: integerArg({ min: 1, max: 100 }).optional().describe("Number of results (default 5)."),
+  }),
+);
 
-export async function handleWebSearch(args: z.infer<typeof searchArgs>, ctx: ToolContext): Promise<ToolResult> {
+export async function handleWebSearch(
+  args: z.infer<ReturnType<typeof searchArgs>>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const { query } = args;
   const limit = args.limit ?? 5;
   let json: any;
@@ -88,14 +94,16 @@ function isUrl(text: string): boolean {
   }
 }
 
-const extractArgs = z.object({
-  urls: z
-    .array(z.string().refine(isUrl, "must be an http(s) URL"))
-    .refine((urls) => urls.length > 0, "needs at least one URL")
-    // More URLs are cut to the first ones with a note, so the limit is advertised, not enforced.
-    .meta({ maxItems: MAX_EXTRACT_URLS })
-    .describe("The http(s) URLs to read."),
-});
+const extractArgs = lazy(() =>
+  z.object({
+    urls: z
+      .array(z.string().refine(isUrl, "must be an http(s) URL"))
+      .refine((urls) => urls.length > 0, "needs at least one URL")
+      // More URLs are cut to the first ones with a note, so the limit is advertised, not enforced.
+      .meta({ maxItems: MAX_EXTRACT_URLS })
+      .describe("The http(s) URLs to read."),
+  }),
+);
 
 interface ExtractResult {
   url: string;
@@ -129,7 +137,10 @@ async function extractOne(url: string, signal?: AbortSignal): Promise<ExtractRes
   return { url, title, content: markdown };
 }
 
-export async function handleWebExtract(args: z.infer<typeof extractArgs>, ctx: ToolContext): Promise<ToolResult> {
+export async function handleWebExtract(
+  args: z.infer<ReturnType<typeof extractArgs>>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const urls = args.urls.slice(0, MAX_EXTRACT_URLS);
   const results = await Promise.all(urls.map((u) => extractOne(u, ctx.signal)));
   const out: Record<string, unknown> = { results };
