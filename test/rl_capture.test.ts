@@ -152,7 +152,7 @@ describe("--rl-capture", () => {
     for (const r of agentRequests)
       expect(r.body).toMatchObject({ logprobs: true, top_logprobs: 0, return_token_ids: true, temperature: 0.7 });
 
-    const lines = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+    const lines = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema().parse(l));
     expect(lines.map((l) => `${l.task_id}#${l.epoch}`).sort()).toEqual(["flat#0", "flat#1", "reason#0", "reason#1"]);
     for (const l of lines) {
       expectServedIds(l, state.served);
@@ -190,7 +190,7 @@ describe("--rl-capture", () => {
       expect(r.exitCode).toBe(0);
       return join(run.runDir, `export.${format}.${format === "rl" || format === "prime" ? "jsonl" : "json"}`);
     };
-    const exported = readJsonl(await exp("rl")).map((l) => RlLineSchema.parse(l));
+    const exported = readJsonl(await exp("rl")).map((l) => RlLineSchema().parse(l));
     const byGroup = new Map<string, RlLine[]>();
     for (const l of exported) byGroup.set(l.group_id, [...(byGroup.get(l.group_id) ?? []), l]);
     for (const members of byGroup.values())
@@ -222,7 +222,7 @@ describe("--rl-capture", () => {
   it("streaming: the same ids from id deltas; retried and discarded calls are left out and counted", async () => {
     const run = await runWith(server, ["discard"], ["--rl-capture", "strict", "--stream"]);
     expect(run.exitCode).toBe(0);
-    const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+    const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema().parse(l));
     const served = state.byTask.get("discard")!;
     expect(served).toHaveLength(4);
     expect(line!.discarded_calls).toBe(2);
@@ -274,7 +274,7 @@ describe("--rl-capture against endpoints that do not return ids", () => {
       const best = await runWith(plain, ["flat"], ["--rl-capture", "best-effort"]);
       expect(best.exitCode).toBe(0);
       expect(best.stdout + best.stderr).toMatch(/best-effort/);
-      const [line] = readJsonl(join(best.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+      const [line] = readJsonl(join(best.runDir, "rl.jsonl")).map((l) => RlLineSchema().parse(l));
       expect(line).toMatchObject({ tokens: null, train: "excluded", train_cause: "no_token_ids", branches: [] });
     } finally {
       await plain.close();
@@ -288,7 +288,7 @@ describe("--rl-capture against endpoints that do not return ids", () => {
       try {
         const run = await runWith(bad, ["flat"], ["--rl-capture", "best-effort"]);
         expect(run.exitCode).toBe(0);
-        const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+        const [line] = readJsonl(join(run.runDir, "rl.jsonl")).map((l) => RlLineSchema().parse(l));
         expect(line!.train).toBe("excluded");
         expect(line!.problems[0]).toMatch(
           opts.usagePromptSkew ? /prompt ids, usage says/ : /logprobs for \d+ completion ids/,
@@ -335,7 +335,7 @@ describe("the train verdict by cause", () => {
       const run = await runWith(server, ["ctx", "slow"], ["--rl-capture", "--task-timeout", "3"]);
       expect(run.exitCode).toBe(1); // both tasks failed (model_error, timeout)
       const byId = Object.fromEntries(
-        readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema.parse(l)]),
+        readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema().parse(l)]),
       );
       expect(byId.ctx).toMatchObject({
         outcome: "context_length",
@@ -428,7 +428,7 @@ describe("rl.jsonl across --resume and merge", () => {
       }
       const merged = await runCliInProcess(["merge", join(shards, "s")], { env: NO_SCHEDULER });
       expect(merged.exitCode).toBe(0);
-      const rl = readJsonl(join(shards, "s", "rl.jsonl")).map((l) => RlLineSchema.parse(l));
+      const rl = readJsonl(join(shards, "s", "rl.jsonl")).map((l) => RlLineSchema().parse(l));
       expect(rl.map((l) => l.task_id).sort()).toEqual(["a", "b", "c"]);
     } finally {
       await server.close();

@@ -39,7 +39,7 @@ async function loadRlLines(input: string): Promise<Loaded> {
   let bad = 0;
   let superseded = 0;
   for await (const l of readJsonl<unknown>(input)) {
-    const parsed = l.error === undefined ? RlLineSchema.safeParse(l.value) : undefined;
+    const parsed = l.error === undefined ? RlLineSchema().safeParse(l.value) : undefined;
     if (!parsed?.success) {
       bad++;
       const why =
@@ -104,7 +104,7 @@ async function render(
     case "rl":
       return {
         text: lines
-          .map((l) => JSON.stringify(checked(RlLineSchema, l, `line ${l.task_id}#${l.epoch}`)) + "\n")
+          .map((l) => JSON.stringify(checked(RlLineSchema(), l, `line ${l.task_id}#${l.epoch}`)) + "\n")
           .join(""),
         records: lines.length,
         skipped: 0,

@@ -18,7 +18,7 @@ const RECORDS = {
     title: "hermes-batch approval record (an element of a trajectory's approvals)",
   },
   outcome: { schema: OutcomeSchema, title: "hermes-batch task outcome" },
-  rl: { schema: RlLineSchema, title: "hermes-batch.rl/1 (a line of rl.jsonl, written by run --rl-capture)" },
+  rl: { schema: RlLineSchema(), title: "hermes-batch.rl/1 (a line of rl.jsonl, written by run --rl-capture)" },
 } as const;
 
 /** File name under docs/schemas/ → its exact text (2-space JSON, trailing newline). */

@@ -8,7 +8,8 @@ import type { AgentLoopResult, LoopEnd } from "../agent/loop.js";
 import type { KeptCall, TokenLedger } from "../agent/token_ledger.js";
 import type { RunConfig } from "../config/run_config.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
-import { RL_SCHEMA_ID, type RlLine, type RlStopReason, type RlTurn } from "../core/rl_record.js";
+import type { RlLine, RlStopReason, RlTurn } from "../core/rl_record.js";
+import { RL_SCHEMA_ID } from "../core/rl_schema_id.js";
 import { buildBranches, tokenProblems } from "../formats/rl/branches.js";
 import type { Score } from "../score/summary.js";
 

@@ -21,7 +21,7 @@ export class RlTokenIndex {
     if (!existsSync(path)) return undefined;
     const lines = new Map<string, { start: number; length: number }>();
     for (const { start, text } of readLines(path)) {
-      const parsed = RlLineSchema.pick({ task_id: true, epoch: true }).safeParse(safeJson(text));
+      const parsed = RlLineSchema().pick({ task_id: true, epoch: true }).safeParse(safeJson(text));
       if (parsed.success)
         lines.set(key(parsed.data.task_id, parsed.data.epoch), { start, length: Buffer.byteLength(text) });
     }
@@ -39,7 +39,7 @@ export class RlTokenIndex {
     } finally {
       closeSync(fd);
     }
-    const line = RlLineSchema.safeParse(safeJson(buf.toString("utf8")));
+    const line = RlLineSchema().safeParse(safeJson(buf.toString("utf8")));
     if (!line.success) return undefined;
     const out = new Map<number, CallTokens>();
     for (const t of line.data.turns) {
