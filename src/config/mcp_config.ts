@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import YAML from "yaml";
 import * as z from "zod";
+import { lazy } from "../core/lazy.js";
 import { UserError, errorMessage } from "../core/errors.js";
 import { envReferences, expandEnvReferences } from "../core/env_refs.js";
 import { looksLikeSecretName } from "../core/secret_names.js";
@@ -18,7 +19,6 @@ import type { McpServerConfig } from "../../tools/mcp/types.js";
 
 export type { McpServerConfig };
 
-const seconds = z.number().positive().max(2_147_483);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A server's name becomes the toolset `mcp-<name>`: what a toolset name may hold. */
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -31,62 +31,66 @@ const TRANSPORTS: Record<string, McpServerConfig["transport"]> = {
   streamableHttp: "http",
   sse: "sse",
 };
-const transportName = z.enum(Object.keys(TRANSPORTS) as [string, ...string[]]);
 
 /** One server, as either shape writes it (the keys of both; Hermes' tuning keys are accepted and not used). */
-const ServerEntrySchema = z
-  .object({
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).optional(),
-    env: z.record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string()).optional(),
-    cwd: z.string().min(1).optional(),
-    url: z.string().url().optional(),
-    headers: HeadersSchema,
-    type: transportName.optional(),
-    transport: transportName.optional(),
-    where: z.enum(["host", "sandbox"]).optional(),
-    tools: z
-      .object({ include: z.array(z.string().min(1)).optional(), exclude: z.array(z.string().min(1)).optional() })
-      .strict()
-      .optional(),
-    timeout: seconds.optional(),
-    connect_timeout: seconds.optional(),
-    shared: z.boolean().optional(),
-    disabled: z.boolean().optional(),
-    enabled: z.boolean().optional(),
-    // Hermes' keys for its long-lived sessions: accepted so that its config reads as is, not used by a batch run.
-    keepalive_interval: z.unknown().optional(),
-    sampling: z.unknown().optional(),
-    supports_parallel_tool_calls: z.unknown().optional(),
-    skip_preflight: z.unknown().optional(),
-  })
-  .strict()
-  .superRefine((s, ctx) => {
-    const add = (path: string, message: string) =>
-      ctx.addIssue({ code: "custom", path: [path], message, input: undefined });
-    if (s.command === undefined && s.url === undefined)
-      add("command", "a server needs 'command' (stdio) or 'url' (HTTP)");
-    if (s.command !== undefined && s.url !== undefined) add("url", "give 'command' (stdio) or 'url' (HTTP), not both");
-    const declared = s.type ?? s.transport;
-    const kind = declared === undefined ? undefined : TRANSPORTS[declared];
-    if (kind === "stdio" && s.command === undefined) add("command", "a stdio server needs 'command'");
-    if ((kind === "http" || kind === "sse") && s.url === undefined) add("url", `a ${declared} server needs 'url'`);
-    if (s.url !== undefined) {
-      if (!/^https?:\/\//i.test(s.url)) add("url", "must be an http:// or https:// URL");
-      for (const k of ["args", "env", "cwd", "where"] as const)
-        if (s[k] !== undefined) add(k, `applies to stdio servers (command), not to a server at a URL`);
-    }
-    if (s.command !== undefined && s.headers !== undefined)
-      add("headers", "applies to servers at a URL, not to stdio servers (use 'env')");
-    if (s.tools?.include && s.tools.exclude) add("tools", "give 'include' or 'exclude', not both");
-    if (s.shared === true && s.command !== undefined && (s.where ?? "sandbox") === "sandbox")
-      add(
-        "shared",
-        "a server in the task's sandbox belongs to its task: shared applies to where: host and URL servers",
-      );
-  });
+const ServerEntrySchema = lazy(() => {
+  const seconds = z.number().positive().max(2_147_483);
+  const transportName = z.enum(Object.keys(TRANSPORTS) as [string, ...string[]]);
+  return z
+    .object({
+      command: z.string().min(1).optional(),
+      args: z.array(z.string()).optional(),
+      env: z.record(z.string().regex(ENV_NAME, "must be an environment variable name"), z.string()).optional(),
+      cwd: z.string().min(1).optional(),
+      url: z.string().url().optional(),
+      headers: HeadersSchema,
+      type: transportName.optional(),
+      transport: transportName.optional(),
+      where: z.enum(["host", "sandbox"]).optional(),
+      tools: z
+        .object({ include: z.array(z.string().min(1)).optional(), exclude: z.array(z.string().min(1)).optional() })
+        .strict()
+        .optional(),
+      timeout: seconds.optional(),
+      connect_timeout: seconds.optional(),
+      shared: z.boolean().optional(),
+      disabled: z.boolean().optional(),
+      enabled: z.boolean().optional(),
+      // Hermes' keys for its long-lived sessions: accepted so that its config reads as is, not used by a batch run.
+      keepalive_interval: z.unknown().optional(),
+      sampling: z.unknown().optional(),
+      supports_parallel_tool_calls: z.unknown().optional(),
+      skip_preflight: z.unknown().optional(),
+    })
+    .strict()
+    .superRefine((s, ctx) => {
+      const add = (path: string, message: string) =>
+        ctx.addIssue({ code: "custom", path: [path], message, input: undefined });
+      if (s.command === undefined && s.url === undefined)
+        add("command", "a server needs 'command' (stdio) or 'url' (HTTP)");
+      if (s.command !== undefined && s.url !== undefined)
+        add("url", "give 'command' (stdio) or 'url' (HTTP), not both");
+      const declared = s.type ?? s.transport;
+      const kind = declared === undefined ? undefined : TRANSPORTS[declared];
+      if (kind === "stdio" && s.command === undefined) add("command", "a stdio server needs 'command'");
+      if ((kind === "http" || kind === "sse") && s.url === undefined) add("url", `a ${declared} server needs 'url'`);
+      if (s.url !== undefined) {
+        if (!/^https?:\/\//i.test(s.url)) add("url", "must be an http:// or https:// URL");
+        for (const k of ["args", "env", "cwd", "where"] as const)
+          if (s[k] !== undefined) add(k, `applies to stdio servers (command), not to a server at a URL`);
+      }
+      if (s.command !== undefined && s.headers !== undefined)
+        add("headers", "applies to servers at a URL, not to stdio servers (use 'env')");
+      if (s.tools?.include && s.tools.exclude) add("tools", "give 'include' or 'exclude', not both");
+      if (s.shared === true && s.command !== undefined && (s.where ?? "sandbox") === "sandbox")
+        add(
+          "shared",
+          "a server in the task's sandbox belongs to its task: shared applies to where: host and URL servers",
+        );
+    });
+});
 
-type ServerEntry = z.infer<typeof ServerEntrySchema>;
+type ServerEntry = z.infer<ReturnType<typeof ServerEntrySchema>>;
 
 /** The 1-based line of the node at `path` in a YAML (or JSON) document, else of its nearest ancestor that is there. */
 function lineAt(doc: YAML.Document, lines: YAML.LineCounter, path: readonly PropertyKey[]): number | undefined {
@@ -174,7 +178,7 @@ function normaliseServers(
       throw new UserError(
         `${at([...prefix, name])}: ${[...prefix, name].join(".")}: a server name is letters, digits, '_', '.', '-' (it names the toolset mcp-<name>)`,
       );
-    const parsed = ServerEntrySchema.safeParse(raw);
+    const parsed = ServerEntrySchema().safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const path = [...prefix, name, ...issue.path];

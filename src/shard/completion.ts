@@ -13,6 +13,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod";
+import { lazy } from "../core/lazy.js";
 import type { Shard } from "./assign.js";
 import { resultKeys } from "./results.js";
 
@@ -20,99 +21,107 @@ export const COMPLETION_FILE = "shard-complete.json";
 export const PREVIOUS_COMPLETION_FILE = "shard-complete.previous.json";
 export const LAUNCH_FILE = "launch.json";
 
-const ModelCallsSchema = z.object({
-  calls: z.number(),
-  retries: z.number(),
-  rate_limited: z.number(),
-  failed_calls: z.number(),
-  limit_decreases: z.number(),
-  limit_increases: z.number(),
-  endpoints: z.record(z.string(), z.unknown()),
-});
-export type ModelCalls = z.infer<typeof ModelCallsSchema>;
+const ModelCallsSchema = lazy(() =>
+  z.object({
+    calls: z.number(),
+    retries: z.number(),
+    rate_limited: z.number(),
+    failed_calls: z.number(),
+    limit_decreases: z.number(),
+    limit_increases: z.number(),
+    endpoints: z.record(z.string(), z.unknown()),
+  }),
+);
+export type ModelCalls = z.infer<ReturnType<typeof ModelCallsSchema>>;
 
-const InvocationSchema = z.object({
-  started_at: z.string(),
-  ended_at: z.string(),
-  busy_seconds: z.number().nonnegative(),
-  state: z.enum(["finished", "stopped_early", "interrupted"]),
-  exit_code: z.number().int(),
-  done: z.number().int().nonnegative(),
-  failed: z.number().int().nonnegative(),
-  dropped: z.number().int().nonnegative(),
-  model_calls: ModelCallsSchema.optional(),
-});
-export type Invocation = z.infer<typeof InvocationSchema>;
-
-export const ShardCompletionSchema = z.object({
-  version: z.literal(1),
-  shard: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
-  run_name: z.string(),
-  config_fingerprint: z.string(),
-  /** finished: every owned task has a result (or was skipped as a bad row); else why not. */
-  state: z.enum(["finished", "stopped_early", "interrupted"]),
-  stopped_early: z
-    .object({ reason: z.string(), after_failures: z.number().int(), what: z.string().optional() })
-    .nullable(),
-  epochs: z.number().int().positive(),
-  /** Task ids of the dataset slice that hash to this shard, in dataset order. */
-  owned_ids: z.array(z.string()),
-  counts: z.object({
-    owned: z.number().int().nonnegative(),
+const InvocationSchema = lazy(() =>
+  z.object({
+    started_at: z.string(),
+    ended_at: z.string(),
+    busy_seconds: z.number().nonnegative(),
+    state: z.enum(["finished", "stopped_early", "interrupted"]),
+    exit_code: z.number().int(),
     done: z.number().int().nonnegative(),
     failed: z.number().int().nonnegative(),
     dropped: z.number().int().nonnegative(),
-    missing: z.number().int().nonnegative(),
+    model_calls: ModelCallsSchema().optional(),
   }),
-  /** Result keys (task id, `#epoch` after the first) whose latest attempt failed. */
-  failed_ids: z.array(z.string()),
-  /** Result keys with no result at all. */
-  missing_ids: z.array(z.string()),
-  /** First invocation's start, this invocation's end, the summed wall time of every recorded invocation. */
-  started_at: z.string(),
-  ended_at: z.string(),
-  busy_seconds: z.number().nonnegative(),
-  invocations: z.array(InvocationSchema),
-});
-export type ShardCompletion = z.infer<typeof ShardCompletionSchema>;
+);
+export type Invocation = z.infer<ReturnType<typeof InvocationSchema>>;
 
-export const LaunchSchema = z.object({
-  version: z.literal(1),
-  at: z.string(),
-  shard: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
-  run_name: z.string(),
-  /** Absolute --output-dir. */
-  output_dir: z.string(),
-  cwd: z.string(),
-  /** The node binary and the CLI script that ran. */
-  node: z.string(),
-  cli: z.string(),
-  /** `run …` arguments as given, secret flags and their values removed, other secret values redacted. */
-  args: z.array(z.string()),
-  /** Secret flags that were given on the command line (their values are never recorded). */
-  dropped_secret_flags: z.array(z.string()),
-  scheduler: z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("shell") }),
-    z.object({
-      kind: z.literal("slurm"),
-      job_id: z.string().optional(),
-      array_job_id: z.string().optional(),
-      array_task_id: z.string().optional(),
-      restart_count: z.string().optional(),
-      /** From scripts/slurm/submit.sh: itself, the sbatch options and the arguments it was given. */
-      submit_script: z.string().optional(),
-      sbatch_options: z.string().optional(),
-      script_args: z.string().optional(),
+export const ShardCompletionSchema = lazy(() =>
+  z.object({
+    version: z.literal(1),
+    shard: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
+    run_name: z.string(),
+    config_fingerprint: z.string(),
+    /** finished: every owned task has a result (or was skipped as a bad row); else why not. */
+    state: z.enum(["finished", "stopped_early", "interrupted"]),
+    stopped_early: z
+      .object({ reason: z.string(), after_failures: z.number().int(), what: z.string().optional() })
+      .nullable(),
+    epochs: z.number().int().positive(),
+    /** Task ids of the dataset slice that hash to this shard, in dataset order. */
+    owned_ids: z.array(z.string()),
+    counts: z.object({
+      owned: z.number().int().nonnegative(),
+      done: z.number().int().nonnegative(),
+      failed: z.number().int().nonnegative(),
+      dropped: z.number().int().nonnegative(),
+      missing: z.number().int().nonnegative(),
     }),
-    z.object({
-      kind: z.literal("kubernetes"),
-      job_name: z.string().optional(),
-      pod_name: z.string().optional(),
-      namespace: z.string().optional(),
-    }),
-  ]),
-});
-export type Launch = z.infer<typeof LaunchSchema>;
+    /** Result keys (task id, `#epoch` after the first) whose latest attempt failed. */
+    failed_ids: z.array(z.string()),
+    /** Result keys with no result at all. */
+    missing_ids: z.array(z.string()),
+    /** First invocation's start, this invocation's end, the summed wall time of every recorded invocation. */
+    started_at: z.string(),
+    ended_at: z.string(),
+    busy_seconds: z.number().nonnegative(),
+    invocations: z.array(InvocationSchema()),
+  }),
+);
+export type ShardCompletion = z.infer<ReturnType<typeof ShardCompletionSchema>>;
+
+export const LaunchSchema = lazy(() =>
+  z.object({
+    version: z.literal(1),
+    at: z.string(),
+    shard: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
+    run_name: z.string(),
+    /** Absolute --output-dir. */
+    output_dir: z.string(),
+    cwd: z.string(),
+    /** The node binary and the CLI script that ran. */
+    node: z.string(),
+    cli: z.string(),
+    /** `run …` arguments as given, secret flags and their values removed, other secret values redacted. */
+    args: z.array(z.string()),
+    /** Secret flags that were given on the command line (their values are never recorded). */
+    dropped_secret_flags: z.array(z.string()),
+    scheduler: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("shell") }),
+      z.object({
+        kind: z.literal("slurm"),
+        job_id: z.string().optional(),
+        array_job_id: z.string().optional(),
+        array_task_id: z.string().optional(),
+        restart_count: z.string().optional(),
+        /** From scripts/slurm/submit.sh: itself, the sbatch options and the arguments it was given. */
+        submit_script: z.string().optional(),
+        sbatch_options: z.string().optional(),
+        script_args: z.string().optional(),
+      }),
+      z.object({
+        kind: z.literal("kubernetes"),
+        job_name: z.string().optional(),
+        pod_name: z.string().optional(),
+        namespace: z.string().optional(),
+      }),
+    ]),
+  }),
+);
+export type Launch = z.infer<ReturnType<typeof LaunchSchema>>;
 
 function writeJsonAtomic(path: string, value: unknown): void {
   writeFileSync(`${path}.tmp`, JSON.stringify(value, null, 2) + "\n");
@@ -131,21 +140,21 @@ function readJson(path: string): unknown {
 export function readCompletion(dir: string): { record?: ShardCompletion; problem?: string } {
   const path = join(dir, COMPLETION_FILE);
   if (!existsSync(path)) return { problem: `no ${COMPLETION_FILE} (killed, or still running)` };
-  const parsed = ShardCompletionSchema.safeParse(readJson(path));
+  const parsed = ShardCompletionSchema().safeParse(readJson(path));
   if (!parsed.success)
     return { problem: `unreadable ${COMPLETION_FILE}: ${parsed.error.issues[0]?.message ?? "invalid"}` };
   return { record: parsed.data };
 }
 
 export function readLaunch(dir: string): Launch | undefined {
-  const parsed = LaunchSchema.safeParse(readJson(join(dir, LAUNCH_FILE)));
+  const parsed = LaunchSchema().safeParse(readJson(join(dir, LAUNCH_FILE)));
   return parsed.success ? parsed.data : undefined;
 }
 
 /** Earlier invocations' records, carried over into the next completion record (timing, model calls). */
 function previousInvocations(dir: string): Invocation[] {
   for (const name of [COMPLETION_FILE, PREVIOUS_COMPLETION_FILE]) {
-    const parsed = ShardCompletionSchema.safeParse(readJson(join(dir, name)));
+    const parsed = ShardCompletionSchema().safeParse(readJson(join(dir, name)));
     if (parsed.success) return parsed.data.invocations;
   }
   return [];
