@@ -25,3 +25,6 @@ export const FAILURE_OUTCOMES = OUTCOMES.filter((o) => !DONE_OUTCOMES.has(o)) as
   Outcome,
   "completed" | "max_turns" | "partial" | "time_limit"
 >[];
+
+/** Why a filter removed a finished trajectory (dropped.jsonl's `dropped`). */
+export const DROP_REASONS = ["unknown_tools", "no_reasoning", "empty_response"] as const;

@@ -18,8 +18,8 @@ import {
   UsageSchema,
   type ApprovalRecord,
   type ModelCallRecord,
-  type TrajectoryEntry,
-} from "../core/records.js";
+} from "../core/record_parts.js";
+import type { TrajectoryEntry } from "../core/records.js";
 import {
   ATIF_SCHEMA_VERSION,
   AtifTrajectorySchema,

@@ -52,14 +52,8 @@
 import { addUsage, tokenTotals, type ChatMessage, type TokenTotals, type Usage } from "../core/chat.js";
 import { reasoningStats } from "./tool_stats.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
-import {
-  OUTCOMES,
-  type ApprovalRecord,
-  type DropReason,
-  type StoredFailureRecord,
-  type Outcome,
-  type TrajectoryEntry,
-} from "../core/records.js";
+import { OUTCOMES, type Outcome } from "../core/outcomes.js";
+import type { ApprovalRecord, DropReason, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 
 export interface ApprovalCounts {
   approved: number;

@@ -7,7 +7,7 @@ import { parseJsonStrict } from "../core/strict_json.js";
 import { errorMessage } from "../core/errors.js";
 import { createRegistry } from "../core/registry.js";
 import type { ChatModel } from "../core/chat.js";
-import { JudgeRecordSchema, type VerifyResult } from "../core/records.js";
+import type { JudgeRecordSchema, VerifyResult } from "../core/records.js";
 import { ExpectedSchema, matchExpected, type Expected } from "./matchers.js";
 import type { ScorerResult } from "./summary.js";
 import type { HarborVerdict } from "./harbor_reward.js";

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
-import { OUTCOMES } from "../../core/records.js";
+import { OUTCOMES } from "../../core/outcomes.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../../score/summary.js";
 import { RUN_FILES } from "../../store/checkpoint.js";
 import { readJsonl } from "../../store/jsonl_file.js";
