@@ -1,11 +1,11 @@
 // The build: esbuild bundles the CLI and the Piscina worker entry, with the dependencies they load, into
-// dist/src/ (cli.js, worker.js and the chunks they share, split at the code's dynamic imports so a command
+// dist/src/ (cli.js, worker.js and their chunks, split at the code's dynamic imports so a command
 // loads only what it uses). One file per chunk instead of hundreds of modules: Node's ES module loader pays
 // per file (resolution, package.json lookups, a compile and link), three times per run (the main thread and
 // each worker thread). Type checking is `npm run typecheck` (tsc), not part of the build.
 // Left outside the bundle: piscina (it starts its own worker script from its folder) and dockerode (loaded
 // only by the Docker backend; its ssh transport has an optional native part).
-import { chmodSync, cpSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -15,11 +15,10 @@ const DIST = join(ROOT, "dist");
 
 const started = performance.now();
 rmSync(DIST, { recursive: true, force: true });
-await build({
+const options = {
   absWorkingDir: ROOT,
   // Output names keep the paths the code relies on: src/run/runner.ts starts `./worker.js` beside itself and
   // src/report/html/page.ts reads `./client/` beside itself, so every chunk lands in dist/src/ with them.
-  entryPoints: { "src/cli": "src/cli.ts", "src/worker": "src/run/worker.ts" },
   chunkNames: "src/[name]-[hash]",
   outdir: DIST,
   bundle: true,
@@ -34,7 +33,28 @@ await build({
     js: 'import { createRequire as __hermesCreateRequire } from "node:module"; const require = __hermesCreateRequire(import.meta.url);',
   },
   logLevel: "warning",
-});
+  write: false,
+};
+// The CLI and the worker are bundled apart. Bundled together, every module both threads load sat in a chunk per
+// combination of users: a worker loaded 37 files before its first line ran, each one a resolution, a read and a
+// compile. Apart, each thread's modules split only at its own dynamic imports (21 files for the worker). A chunk's
+// name carries a hash of its content, so a name both builds write must hold the same text: checked before writing.
+const outputs = new Map();
+for (const result of await Promise.all([
+  build({ ...options, entryPoints: { "src/cli": "src/cli.ts" } }),
+  build({ ...options, entryPoints: { "src/worker": "src/run/worker.ts" } }),
+])) {
+  for (const file of result.outputFiles) {
+    const earlier = outputs.get(file.path);
+    if (earlier !== undefined && Buffer.compare(earlier, file.contents) !== 0)
+      throw new Error(`build: ${file.path} differs between the CLI and the worker bundles`);
+    outputs.set(file.path, file.contents);
+  }
+}
+for (const [path, contents] of outputs) {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, contents);
+}
 // The report page's browser assets (plain JS and CSS, not bundled) beside the chunk that reads them.
 cpSync(join(ROOT, "src", "report", "html", "client"), join(DIST, "src", "client"), { recursive: true });
 // npm links bin files executable, but a plain `node dist/...` or `./dist/src/cli.js` user may not go through npm.
