@@ -6,7 +6,8 @@ import { RL_CAPTURE_MODES } from "../config/run_options.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
-const help = `Usage: hermes-batch run DATASET.jsonl [options]
+/** The text of `run --help`, built when asked for: most invocations never print it. */
+const help = () => `Usage: hermes-batch run DATASET.jsonl [options]
        hermes-batch run - [options] < DATASET.jsonl
        hermes-batch run --harbor TASKS_DIR --env docker [options]
 
@@ -66,7 +67,9 @@ export function configFromArgv(argv: string[]): RunConfig {
 
 export const command: Command = {
   summary: "run an agent over every row of a JSONL dataset (the main job)",
-  help,
+  get help() {
+    return help();
+  },
   async run(argv) {
     const config = configFromArgv(argv);
     const { shard, shardCount } = flagsToConfig(argv);
