@@ -3,15 +3,35 @@
 // loads only what it uses). One file per chunk instead of hundreds of modules: Node's ES module loader pays
 // per file (resolution, package.json lookups, a compile and link), three times per run (the main thread and
 // each worker thread). Type checking is `npm run typecheck` (tsc), not part of the build.
-// Left outside the bundle: piscina (it starts its own worker script from its folder) and dockerode (loaded
-// only by the Docker backend; its ssh transport has an optional native part).
+// Left outside the bundle: dockerode (loaded only by the Docker backend; its ssh transport has an optional native
+// part) and piscina's optional native helper for thread priorities.
 import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readFile } from "node:fs/promises";
 import { build } from "esbuild";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
+
+/**
+ * Piscina is bundled too (as a dependency it was 14 CommonJS files for the main thread and 3 more for each worker).
+ * It starts its threads on `worker.js` beside its own index.js: in the bundle that is its worker bundled on its own
+ * as dist/src/piscina_worker.js, beside the chunk that holds piscina.
+ */
+const piscinaWorkerBeside = {
+  name: "piscina-worker-beside",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]piscina[\\/]dist[\\/]index\.js$/ }, async (args) => {
+      const text = await readFile(args.path, "utf8");
+      const from = "(0, node_path_1.resolve)(__dirname, 'worker.js')";
+      if (!text.includes(from)) throw new Error(`build: piscina's worker path not found in ${args.path}`);
+      // Resolved at run time by the chunk's own require (the banner's, relative to the chunk), not by the bundler.
+      const to = 'require.resolve(["./piscina_worker.js"][0])';
+      return { contents: text.replace(from, to), loader: "js" };
+    });
+  },
+};
 
 const started = performance.now();
 rmSync(DIST, { recursive: true, force: true });
@@ -27,7 +47,8 @@ const options = {
   platform: "node",
   target: "node20",
   sourcemap: "linked",
-  external: ["piscina", "dockerode"],
+  external: ["dockerode", "@napi-rs/nice"],
+  plugins: [piscinaWorkerBeside],
   // CommonJS dependencies inside an ES module bundle call require() for Node's built-ins.
   banner: {
     js: 'import { createRequire as __hermesCreateRequire } from "node:module"; const require = __hermesCreateRequire(import.meta.url);',
@@ -42,7 +63,10 @@ const options = {
 const outputs = new Map();
 for (const result of await Promise.all([
   build({ ...options, entryPoints: { "src/cli": "src/cli.ts" } }),
-  build({ ...options, entryPoints: { "src/worker": "src/run/worker.ts" } }),
+  build({
+    ...options,
+    entryPoints: { "src/worker": "src/run/worker.ts", "src/piscina_worker": "node_modules/piscina/dist/worker.js" },
+  }),
 ])) {
   for (const file of result.outputFiles) {
     const earlier = outputs.get(file.path);
