@@ -1,9 +1,10 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { ToolRegistry, type Logger, type ToolContext } from "../tools/registry.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { toolParameters } from "../tools/tool_args.js";
+import { registerToolset, resetToolsets } from "../tools/toolsets.js";
 
 const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const ctx: ToolContext = {
@@ -74,5 +75,43 @@ describe("a tool whose args are given as a function", () => {
     expect(await pipeline.call("count", { count: "3" }, ctx)).toContain("Invalid arguments for count");
     expect(await pipeline.call("count", { count: 3 }, ctx)).toBe('{"got":3}');
     expect(builds()).toBe(1);
+  });
+});
+
+describe("getOfferedToolNames", () => {
+  afterEach(() => resetToolsets());
+
+  it("names the tools getToolDefinitions gives, in its order, without building their JSON Schemas", async () => {
+    const { getOfferedToolNames, getToolDefinitions } = await import("../tools/model_tools.js");
+    registerToolset("offered_names_demo", { description: "Demo tools.", tools: ["zeta", "alpha", "hidden"] });
+    let builds = 0;
+    const reg = new ToolRegistry();
+    reg.logger = quiet;
+    for (const [name, available] of [
+      ["zeta", true],
+      ["alpha", true],
+      ["hidden", false],
+    ] as const) {
+      reg.register({
+        name,
+        toolset: "offered_names_demo",
+        schema: { description: `The ${name} tool.` },
+        args: () => {
+          builds++;
+          return z.object({ n: z.number() });
+        },
+        checkFn: () => available,
+        handler: () => "{}",
+      });
+    }
+    const sel = { enabledToolsets: ["offered_names_demo"] };
+    const names = await getOfferedToolNames(sel, { registry: reg });
+    expect(names).toEqual(["alpha", "zeta"]);
+    expect(builds).toBe(0);
+    const defs = await getToolDefinitions(sel, { registry: reg });
+    expect(defs.map((d) => d.function.name)).toEqual(names);
+    await expect(getOfferedToolNames({ enabledToolsets: ["no_such_toolset"] }, { registry: reg })).rejects.toThrow(
+      /no_such_toolset/,
+    );
   });
 });

@@ -151,9 +151,12 @@ function selectionKey(sel: ToolSelection): string {
 
 const definitionCache = new WeakMap<ToolRegistry, Map<string, Promise<OpenAITool[]>>>();
 
+const namesCache = new WeakMap<ToolRegistry, Map<string, Promise<readonly string[]>>>();
+
 /** Forgets memoized definitions (e.g. after an API key was set, so a checkFn may now pass). */
 export function clearToolDefinitionCache(reg: ToolRegistry = defaultRegistry): void {
   definitionCache.delete(reg);
+  namesCache.delete(reg);
 }
 
 /**
@@ -185,6 +188,32 @@ export async function getToolDefinitions(
   }
   // The same frozen array for every task of a combination: no copy per task, and per-array caches
   // (the Hermes system prompt) hit.
+  return pending;
+}
+
+/**
+ * The names of the tools `getToolDefinitions` would give for a selection, in its order, without building their
+ * JSON Schemas (the main thread only asks which tools a combination offers; the schemas are the worker's).
+ * Memoized and throwing like it.
+ */
+export async function getOfferedToolNames(
+  sel: ToolSelection = {},
+  opts: { registry?: ToolRegistry } = {},
+): Promise<readonly string[]> {
+  const reg = opts.registry ?? defaultRegistry;
+  const names = selectToolNames(sel);
+  const key = `${selectionKey(sel)}|${toolsetsGeneration()}|${registrySignature(reg)}`;
+  let perRegistry = namesCache.get(reg);
+  if (!perRegistry) {
+    perRegistry = new Map();
+    namesCache.set(reg, perRegistry);
+  }
+  let pending = perRegistry.get(key);
+  if (!pending) {
+    pending = reg.availableNames(names).then((offered) => Object.freeze(offered));
+    perRegistry.set(key, pending);
+    pending.catch(() => perRegistry!.delete(key));
+  }
   return pending;
 }
 

@@ -328,13 +328,19 @@ export class ToolRegistry {
     return out;
   }
 
-  /** OpenAI tool definitions for the available tools among `names`, sorted by name. */
-  async getDefinitions(names: Iterable<string>): Promise<OpenAITool[]> {
+  /** The registered and available tools among `names`, sorted: the ones `getDefinitions` lists. */
+  async availableNames(names: Iterable<string>): Promise<string[]> {
     const wanted = [...new Set(names)].filter((n) => this.tools.has(n)).sort();
     const avail = await this.availability(wanted);
-    return wanted
-      .filter((n) => avail.get(n)?.available)
-      .map((n) => ({ type: "function" as const, function: structuredClone(this.tools.get(n)!.schema) }));
+    return wanted.filter((n) => avail.get(n)?.available);
+  }
+
+  /** OpenAI tool definitions for the available tools among `names`, sorted by name. */
+  async getDefinitions(names: Iterable<string>): Promise<OpenAITool[]> {
+    return (await this.availableNames(names)).map((n) => ({
+      type: "function" as const,
+      function: structuredClone(this.tools.get(n)!.schema),
+    }));
   }
 }
 

@@ -6,7 +6,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import { formatBadRow, readDataset, type DatasetLine, type DatasetSource } from "./dataset.js";
-import { getToolDefinitions, selectToolNames } from "../../tools/model_tools.js";
+import { getOfferedToolNames, selectToolNames } from "../../tools/model_tools.js";
 import { registry } from "../../tools/registry.js";
 import { recordKey } from "../store/checkpoint.js";
 import type { ToolsetPlanner } from "./planner.js";
@@ -230,7 +230,7 @@ export async function countTasks(
 
 /** Why a row's own toolsets would give the model no tool at all (each tool's reason), or undefined. */
 async function whyNoTool(toolsets: string[]): Promise<string | undefined> {
-  if ((await getToolDefinitions({ enabledToolsets: toolsets })).length > 0) return undefined;
+  if ((await getOfferedToolNames({ enabledToolsets: toolsets })).length > 0) return undefined;
   const names = selectToolNames({ enabledToolsets: toolsets });
   if (names.length === 0) return "they hold no tool";
   const avail = await registry.availability(names);

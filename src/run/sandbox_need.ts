@@ -5,7 +5,7 @@
  */
 import type { RunConfig } from "../config/run_config.js";
 import { registry } from "../../tools/registry.js";
-import { getToolDefinitions } from "../../tools/model_tools.js";
+import { getOfferedToolNames } from "../../tools/model_tools.js";
 import type { TaskSpec } from "./task_spec.js";
 
 export class SandboxNeed {
@@ -38,8 +38,8 @@ export class SandboxNeed {
 
 async function toolsetsNeedSandbox(toolsets: string[]): Promise<boolean> {
   try {
-    const defs = await getToolDefinitions({ enabledToolsets: toolsets });
-    return defs.some((d) => registry.get(d.function.name)?.needsEnvironment !== false);
+    const names = await getOfferedToolNames({ enabledToolsets: toolsets });
+    return names.some((n) => registry.get(n)?.needsEnvironment !== false);
   } catch {
     // A combination that cannot be resolved here is left to the backend's check.
     return true;
