@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import * as z from "zod";
+import { lazy } from "./src/core/lazy.js";
 import { UserError } from "./src/core/errors.js";
 import { canonicalToolsetName, listToolsets, validateToolset } from "./tools/toolsets.js";
 
@@ -171,12 +172,14 @@ export function resetExtraDistributions(): void {
   extraDistributions.clear();
 }
 
-const fileSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a distribution name is letters, digits, '_', '.', '-'"),
-  z.strictObject({
-    description: z.string().min(1).optional(),
-    toolsets: z.record(z.string(), z.number().min(0).max(100)),
-  }),
+const fileSchema = lazy(() =>
+  z.record(
+    z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a distribution name is letters, digits, '_', '.', '-'"),
+    z.strictObject({
+      description: z.string().min(1).optional(),
+      toolsets: z.record(z.string(), z.number().min(0).max(100)),
+    }),
+  ),
 );
 
 /**
@@ -199,7 +202,7 @@ export function loadDistributionFile(path: string): string[] {
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new DistributionError(`${path}: expected a mapping of distribution names to {description, toolsets}`);
   }
-  const parsed = fileSchema.safeParse(raw);
+  const parsed = fileSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const [name, ...rest] = issue.path.map(String);
