@@ -55,6 +55,10 @@ export function startRunPool(config: RunConfig, runDir: string, inputs: RunInput
     atomics: "disabled",
     idleTimeout: 60_000,
     resourceLimits: WORKER_RESOURCE_LIMITS,
+    // The sandboxes' FIFOs are opened with fs and then read and written as sockets, which close them without fs:
+    // tracked, their numbers stayed listed as open, and Node warned when the kernel handed a number out again
+    // ("opened in unmanaged mode twice"), and would close a reused number, another thread's, if the worker ended.
+    trackUnmanagedFds: false,
     workerData,
   });
   const threadIds = new Set<number>();
