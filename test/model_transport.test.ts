@@ -5,9 +5,9 @@
  */
 import { getEventListeners } from "node:events";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { Readable } from "node:stream";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpTransport, postTarget, serverSentEvents } from "../src/models/http_transport.js";
 import { openaiProvider, serializeRequestBody } from "../src/models/openai_compatible.js";
@@ -234,15 +234,19 @@ describe("the transport", () => {
     }
   });
 
-  it("decodes a gzip reply it did not ask for, plain and streamed", async () => {
+  it.each([
+    ["gzip", gzipSync],
+    ["deflate", deflateSync],
+    ["br", brotliCompressSync],
+  ] as const)("decodes a %s reply it did not ask for, plain and streamed", async (encoding, compress) => {
     const s = await serve((req, res) => {
       const isStream = req.headers["x-stream"] === "1";
       res.writeHead(200, {
         "content-type": isStream ? "text/event-stream" : "application/json",
-        "content-encoding": "gzip",
+        "content-encoding": encoding,
       });
       res.end(
-        gzipSync(
+        compress(
           isStream ? sse([{ choices: [{ delta: { content: "pong" }, finish_reason: "stop" }] }]) : completionBody,
         ),
       );
@@ -250,6 +254,27 @@ describe("the transport", () => {
     expect(await outcome(client({ baseURL: s.url }).complete(ask))).toEqual({ content: "pong" });
     const streaming = client({ baseURL: s.url, stream: true, headers: { "x-stream": "1" } });
     expect(await outcome(streaming.complete(ask))).toEqual({ content: "pong" });
+  });
+
+  it("speaks TLS to an https:// endpoint (a ClientHello), and a peer that is not TLS fails the request", async () => {
+    const firstBytes: Buffer[] = [];
+    const srv = createTcpServer((sock) =>
+      sock.once("data", (b: Buffer) => {
+        firstBytes.push(b);
+        sock.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+      }),
+    );
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const transport = createHttpTransport();
+    try {
+      const url = new URL(`https://127.0.0.1:${(srv.address() as AddressInfo).port}/v1/chat/completions`);
+      await expect(transport.post(postTarget(url, {}), "{}")).rejects.toThrow();
+      // A TLS handshake record (0x16) of version 3.x, not an HTTP request line.
+      expect([firstBytes[0]?.[0], firstBytes[0]?.[1]]).toEqual([0x16, 0x03]);
+    } finally {
+      transport.destroy();
+      await new Promise((r) => srv.close(r));
+    }
   });
 
   it("reads a JSON answer to a streaming request as a completion", async () => {

@@ -12,10 +12,19 @@
  * request; a body being read then fails.
  */
 import http from "node:http";
-import https from "node:https";
+import type https from "node:https";
+import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
-import zlib from "node:zlib";
+import type zlib from "node:zlib";
 import { HttpStatusError, type ReplyHeaders } from "./error_body.js";
+
+// node:https (with tls and crypto) and node:zlib load on first use: a thread whose endpoint is http:// and whose
+// replies are not compressed never needs them, and loading them costs every worker thread a few ms of CPU.
+const require = createRequire(import.meta.url);
+let httpsModule: typeof https | undefined;
+let zlibModule: typeof zlib | undefined;
+const loadHttps = (): typeof https => (httpsModule ??= require("node:https") as typeof https);
+const loadZlib = (): typeof zlib => (zlibModule ??= require("node:zlib") as typeof zlib);
 
 export interface HttpTransportOptions {
   /** Sockets per origin (the run's connection limit). Default: unlimited. */
@@ -76,7 +85,8 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
     maxFreeSockets: Number.isFinite(maxSockets) ? maxSockets : 256,
     scheduling: "lifo",
   };
-  const agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+  const httpAgent = new http.Agent(agentOptions);
+  let httpsAgent: https.Agent | undefined;
   const watch = new AbortWatch();
 
   function post(target: PostTarget, body: string | Buffer, signal?: AbortSignal): Promise<HttpReply> {
@@ -89,10 +99,10 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
       path,
       method,
       headers: target.headers.concat("content-length", String(data.length)) as unknown as http.OutgoingHttpHeaders,
-      agent: target.isHttps ? agents.https : agents.http,
+      agent: target.isHttps ? (httpsAgent ??= new (loadHttps().Agent)(agentOptions)) : httpAgent,
     };
     return new Promise<HttpReply>((resolve, reject) => {
-      const req = (target.isHttps ? https : http).request(options, (res) => {
+      const req = (target.isHttps ? loadHttps() : http).request(options, (res) => {
         const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
         if (reply.status >= 200 && reply.status < 300) return resolve(reply);
         readText(reply).then(
@@ -110,8 +120,8 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
   return {
     post,
     destroy() {
-      agents.http.destroy();
-      agents.https.destroy();
+      httpAgent.destroy();
+      httpsAgent?.destroy();
     },
   };
 }
@@ -164,9 +174,9 @@ function decoded(res: http.IncomingMessage): Readable {
     .trim()
     .toLowerCase();
   let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
-  if (enc === "gzip" || enc === "x-gzip") decoder = zlib.createGunzip();
-  else if (enc === "deflate") decoder = zlib.createInflate();
-  else if (enc === "br") decoder = zlib.createBrotliDecompress();
+  if (enc === "gzip" || enc === "x-gzip") decoder = loadZlib().createGunzip();
+  else if (enc === "deflate") decoder = loadZlib().createInflate();
+  else if (enc === "br") decoder = loadZlib().createBrotliDecompress();
   // A reader's own listeners see a body's error; this one only keeps an unread one from being uncaught.
   if (!decoder) return res.on("error", ignore);
   res.on("error", (err) => decoder!.destroy(err));
@@ -260,7 +270,7 @@ export async function getText(
   signal.throwIfAborted();
   const failed = (err: unknown) => (signal.aborted ? signal.reason : new TypeError("fetch failed", { cause: err }));
   return new Promise((resolve, reject) => {
-    const request = target.protocol === "https:" ? https.request : http.request;
+    const request = target.protocol === "https:" ? loadHttps().request : http.request;
     const req = request(target, { method: "GET", headers, signal, agent: false }, (res) => {
       readText({ body: decoded(res) }).then(
         (text) => {
