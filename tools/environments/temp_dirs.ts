@@ -9,9 +9,10 @@
  * - and, for a process killed outright (SIGKILL), by the next run's start, which sweeps the folders of pids that
  *   are no longer alive.
  */
-import { spawnSync } from "node:child_process";
+import type { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isMainThread } from "node:worker_threads";
@@ -19,6 +20,12 @@ import { pidAlive } from "../../src/core/pid_alive.js";
 
 export type TempKind = "spawn" | "shell" | "io" | "verify" | "bg" | "disk";
 const NAME = /^hermes-(?:spawn|shell|io|verify|bg|disk)-(\d+)-[A-Za-z0-9]{6}$/;
+
+// node:child_process (and with it net and dgram) loads only to unmount a disk slot: every worker thread imports
+// this module, few of them ever unmount.
+const require = createRequire(import.meta.url);
+const loadSpawnSync = (): typeof spawnSync =>
+  (require("node:child_process") as typeof import("node:child_process")).spawnSync;
 
 const dirs = new Set<string>();
 let hooked = false;
@@ -112,7 +119,7 @@ function removeQuietly(dirs: string[]): number {
   // A file system mounted below (a disk slot) is unmounted first: rm would empty it and then fail on its folder.
   // One umount for all of them: each process costs 10–20 ms of waiting, more on a loaded machine.
   const points = mountsBelow(dirs);
-  if (points.length > 0) spawnSync("umount", ["-l", ...points], { stdio: "ignore" });
+  if (points.length > 0) loadSpawnSync()("umount", ["-l", ...points], { stdio: "ignore" });
   let removed = 0;
   for (const dir of dirs) {
     try {
