@@ -47,7 +47,8 @@ import { TokenLedger } from "../agent/token_ledger.js";
 import { buildRlLine } from "./rl_line.js";
 import { taskDirName } from "../core/task_dir_name.js";
 import type { HarborPlan } from "../harbor/task_hooks.js";
-import { harborAgentPhase, harborImage, harborPrepare, harborVerifierPhase } from "../harbor/phases.js";
+// Loaded only for a Harbor task: it brings node:child_process (and net, dgram) into the worker thread.
+const harborPhases = () => import("../harbor/phases.js");
 import type { HarborVerdict } from "../score/harbor_reward.js";
 
 export { taskDirName };
@@ -327,6 +328,7 @@ async function setUpToolsAndSandbox(t: TaskRun): Promise<void> {
 
 async function setUpHarborSandbox(harbor: HarborPlan, t: TaskRun, signal: AbortSignal): Promise<void> {
   try {
+    const { harborImage, harborPrepare } = await harborPhases();
     t.envSpec.image = await harborImage(harbor, signal);
     await t.taskEnv.preflight();
     await harborPrepare(harbor, await t.taskEnv.get(), signal);
@@ -391,8 +393,10 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
     });
   let timeLimited = false;
   let loop: AgentLoopResult;
-  if (t.harbor) ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
-  else loop = await agentLoop(t.signal);
+  if (t.harbor) {
+    const { harborAgentPhase } = await harborPhases();
+    ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
+  } else loop = await agentLoop(t.signal);
   t.loop = loop;
   t.outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
   // Before verify and scoring: the task's MCP servers are the agent's processes too.
@@ -408,6 +412,7 @@ async function verifyAndScore(t: TaskRun, loop: AgentLoopResult): Promise<void> 
     t.outcome = "environment_error";
     t.error = `environment failed: ${errorText(t.envFailure)}`;
   } else if (t.harbor) {
+    const { harborVerifierPhase } = await harborPhases();
     t.harborVerdict = await harborVerifierPhase(
       t.harbor,
       t.taskEnv,
