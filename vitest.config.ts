@@ -69,6 +69,7 @@ const UNIT = files(
   "scorers",
   "shell_session",
   "spawn_helper",
+  "start_turns",
   "statistics",
   "strict_json",
   "task_outcome",

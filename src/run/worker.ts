@@ -11,6 +11,7 @@ import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler
 import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
 import { tuneHeapGrowth } from "./heap_tuning.js";
+import { StartTurns } from "./start_turns.js";
 import { CANCEL_CHANNEL, type CancelMessage } from "./cancel_channel.js";
 import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "./library_console.js";
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
@@ -40,6 +41,7 @@ export { CANCEL_CHANNEL, type CancelMessage };
 
 let deps: Promise<TaskRunnerDeps> | undefined;
 const abortAll = new AbortController();
+const startTurns = new StartTurns();
 // Every task in flight on this thread listens to it (core/abort.ts linkedAbort): hundreds at once are expected.
 setMaxListeners(0, abortAll.signal);
 
@@ -83,6 +85,7 @@ captureLibraryConsole();
 
 export default async function runTaskInWorker(spec: TaskSpec): Promise<TaskOutcomeMessage> {
   const taskDeps = await setUp();
+  await startTurns.next();
   const { value, notes } = await withConsoleNotes(() => runTask(spec, taskDeps, abortAll.signal));
   return notes.length ? { ...value, consoleNotes: notes } : value;
 }
