@@ -171,24 +171,10 @@ export async function getToolDefinitions(
 ): Promise<readonly OpenAITool[]> {
   const reg = opts.registry ?? defaultRegistry;
   const names = selectToolNames(sel); // throws for unknown names, before anything is cached
-  const key = `${selectionKey(sel)}|${toolsetsGeneration()}|${registrySignature(reg)}`;
-  let perRegistry = definitionCache.get(reg);
-  if (!perRegistry) {
-    perRegistry = new Map();
-    definitionCache.set(reg, perRegistry);
-  }
-  let pending = perRegistry.get(key);
-  if (!pending) {
-    pending = (async () => {
-      const defs = await reg.getDefinitions(names);
-      return deepFreeze(patchToolSchemas(defs, new Set([...reg.names(), ...allKnownToolNames()])));
-    })();
-    perRegistry.set(key, pending);
-    pending.catch(() => perRegistry!.delete(key));
-  }
-  // The same frozen array for every task of a combination: no copy per task, and per-array caches
-  // (the Hermes system prompt) hit.
-  return pending;
+  return memoized(definitionCache, reg, sel, async () => {
+    const defs = await reg.getDefinitions(names);
+    return deepFreeze(patchToolSchemas(defs, new Set([...reg.names(), ...allKnownToolNames()])));
+  });
 }
 
 /**
@@ -202,17 +188,32 @@ export async function getOfferedToolNames(
 ): Promise<readonly string[]> {
   const reg = opts.registry ?? defaultRegistry;
   const names = selectToolNames(sel);
+  return memoized(namesCache, reg, sel, async () => Object.freeze(await reg.availableNames(names)));
+}
+
+/**
+ * One promise per registry, toolset combination, registry state and toolset generation, made once: every task of a
+ * combination gets the same frozen value (no copy per task, and per-array caches such as the Hermes system prompt
+ * hit). A failed promise is forgotten, so the next call tries again.
+ */
+function memoized<T>(
+  cache: WeakMap<ToolRegistry, Map<string, Promise<T>>>,
+  reg: ToolRegistry,
+  sel: ToolSelection,
+  make: () => Promise<T>,
+): Promise<T> {
   const key = `${selectionKey(sel)}|${toolsetsGeneration()}|${registrySignature(reg)}`;
-  let perRegistry = namesCache.get(reg);
+  let perRegistry = cache.get(reg);
   if (!perRegistry) {
     perRegistry = new Map();
-    namesCache.set(reg, perRegistry);
+    cache.set(reg, perRegistry);
   }
-  let pending = perRegistry.get(key);
+  const entries = perRegistry;
+  let pending = entries.get(key);
   if (!pending) {
-    pending = reg.availableNames(names).then((offered) => Object.freeze(offered));
-    perRegistry.set(key, pending);
-    pending.catch(() => perRegistry!.delete(key));
+    pending = make();
+    entries.set(key, pending);
+    pending.catch(() => entries.delete(key));
   }
   return pending;
 }
