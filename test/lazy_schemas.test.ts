@@ -1,17 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
 import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
-import { ToolRegistry, type Logger, type ToolContext } from "../tools/registry.js";
+import { ToolRegistry, type ToolContext } from "../tools/registry.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { toolParameters } from "../tools/tool_args.js";
 import { registerToolset, resetToolsets } from "../tools/toolsets.js";
+import { silentLogger } from "./helpers/local_ctx.js";
 
-const quiet: Logger = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const ctx: ToolContext = {
   taskId: "t1",
   envKind: "local",
   getEnv: () => Promise.reject(new Error("no environment in this test")),
-  logger: quiet,
+  logger: silentLogger,
 };
 
 describe("lazy()", () => {
@@ -44,7 +44,7 @@ describe("a tool whose args are given as a function", () => {
       return z.object({ count: z.number().int().min(1).describe("How many.") });
     };
     const reg = new ToolRegistry();
-    reg.logger = quiet;
+    reg.logger = silentLogger;
     reg.register({
       name: "count",
       toolset: "demo",
@@ -86,7 +86,7 @@ describe("getOfferedToolNames", () => {
     registerToolset("offered_names_demo", { description: "Demo tools.", tools: ["zeta", "alpha", "hidden"] });
     let builds = 0;
     const reg = new ToolRegistry();
-    reg.logger = quiet;
+    reg.logger = silentLogger;
     for (const [name, available] of [
       ["zeta", true],
       ["alpha", true],
