@@ -37,6 +37,7 @@ const UNIT = files(
   "compare",
   "config",
   "core_gates",
+  "worker_inputs",
   "dataset",
   "discovery",
   "distributions",
