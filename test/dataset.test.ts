@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readDataset, scanDataset } from "../src/run/dataset.js";
+import { openDatasetSource, readDataset, scanDataset, type DatasetSource } from "../src/run/dataset.js";
 import { JsonlAppender, readJsonl, repairTornTail } from "../src/store/jsonl_file.js";
 import { loadRunState, supersedeTasks } from "../src/store/checkpoint.js";
 import { tempDir } from "./helpers/cli.js";
@@ -71,6 +71,42 @@ describe("dataset reader", () => {
     const items = await collect("/nonexistent/x.jsonl");
     expect(items).toHaveLength(1);
     expect(items[0]!.ok).toBe(false);
+  });
+});
+
+describe("a dataset read twice in one run", () => {
+  async function pass(source: DatasetSource) {
+    const out = [];
+    for await (const x of readDataset(source)) out.push(x);
+    return out;
+  }
+
+  it("keeps a small dataset's first complete pass: the second gives the same lines without reading the file", async () => {
+    const f = join(tempDir(), "d.jsonl");
+    writeFileSync(f, `{"prompt":"a"}\nnot json\n{"prompt":"b","id":"x"}\n`);
+    const source = await openDatasetSource(f);
+    const first = await pass(source);
+    rmSync(f);
+    expect(await pass(source)).toEqual(first);
+    expect(first.map((i) => (i.ok ? i.value.id : i.bad.line))).toEqual([expect.any(String), 2, "x"]);
+  });
+
+  it("reads again a pass that stopped early, and a dataset over the size kept", async () => {
+    const dir = tempDir();
+    const f = join(dir, "d.jsonl");
+    writeFileSync(f, `{"prompt":"a"}\n{"prompt":"b"}\n`);
+    const source = await openDatasetSource(f);
+    for await (const _ of readDataset(source)) break;
+    writeFileSync(f, `{"prompt":"c"}\n`);
+    expect((await pass(source)).map((i) => i.ok && i.value.row.prompt)).toEqual(["c"]);
+
+    const big = join(dir, "big.jsonl");
+    const prompt = "p".repeat(1000);
+    writeFileSync(big, Array.from({ length: 5000 }, (_, i) => JSON.stringify({ id: `t${i}`, prompt })).join("\n"));
+    const bigSource = await openDatasetSource(big);
+    expect((await pass(bigSource)).length).toBe(5000);
+    writeFileSync(big, `{"prompt":"changed"}\n`);
+    expect((await pass(bigSource)).map((i) => i.ok && i.value.row.prompt)).toEqual(["changed"]);
   });
 });
 

@@ -111,7 +111,15 @@ export interface DatasetSource {
   dir: string;
   /** Refusals found while the rows were made (Harbor tasks that cannot run), reported before the rows. */
   refused?: BadRow[];
+  /** Every line of a first complete pass, kept when the dataset is small: later passes read them (see readDataset). */
+  parsed?: ParsedLine[];
 }
+
+/**
+ * A run reads its dataset twice (counted and checked before any task starts, then again as tasks are dispatched).
+ * Up to this many bytes of rows, the first pass's parsed and validated lines are kept for the second.
+ */
+const KEEP_PARSED_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Paths that are this process's stdin under another name. */
 const STDIN_PATHS = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
@@ -201,6 +209,28 @@ export function inMemorySha256(source: DatasetSource): string | undefined {
  * an explicit duplicate id is a bad row; a duplicate derived id gets an occurrence suffix.
  */
 export async function* readDataset(source: string | DatasetSource): AsyncGenerator<ParsedLine> {
+  if (typeof source !== "string" && source.parsed) {
+    yield* source.parsed;
+    return;
+  }
+  const pass: PassRecord | undefined =
+    typeof source === "string" ? undefined : { lines: [], bytes: 0, complete: false };
+  for await (const item of parseDataset(source, pass)) {
+    if (pass && pass.bytes <= KEEP_PARSED_MAX_BYTES) pass.lines.push(item);
+    else if (pass?.lines.length) pass.lines = [];
+    yield item;
+  }
+  if (pass?.complete && pass.bytes <= KEEP_PARSED_MAX_BYTES) (source as DatasetSource).parsed = pass.lines;
+}
+
+/** What one pass over a dataset saw, for readDataset to keep: complete when the input was read to its end. */
+interface PassRecord {
+  lines: ParsedLine[];
+  bytes: number;
+  complete: boolean;
+}
+
+async function* parseDataset(source: string | DatasetSource, pass?: PassRecord): AsyncGenerator<ParsedLine> {
   const file = typeof source === "string" ? source : source.name;
   const input =
     typeof source === "string" || source.bytes === undefined
@@ -216,6 +246,7 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
   try {
     for await (const bytes of lines) {
       lineNo++;
+      if (pass) pass.bytes += bytes.length;
       let text: string;
       try {
         text = utf8.decode(
@@ -264,6 +295,7 @@ export async function* readDataset(source: string | DatasetSource): AsyncGenerat
       seenIds.set(id, lineNo);
       yield { ok: true, value: { line: lineNo, index: index++, id, row } };
     }
+    if (pass) pass.complete = true;
   } catch (err) {
     if (err instanceof UserError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
