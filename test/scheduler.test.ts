@@ -389,6 +389,26 @@ describe("the run's endpoints and gates", () => {
     expect(worker.counts()).toMatchObject({ rate_limited: 1, limit_decreases: 1 });
   });
 
+  it("a task's approver is scheduled like its agent: retried through the run's gate, its events the task's", async () => {
+    const { ModelGates, createRunModels } = await import("../src/scheduler/run_models.js");
+    const { httpError, startFakeOpenAI, text } = await import("./helpers/fake_openai.js");
+    const server = await startFakeOpenAI((r) =>
+      r.index === 0 ? httpError(503, "busy", { "retry-after": "0" }) : text("ok"),
+    );
+    try {
+      const cfg = await config({ approval: "smart", base_url: server.baseURL });
+      const gates = ModelGates.create(cfg);
+      const events: ModelEvent[] = [];
+      const { approver } = (await createRunModels(cfg, gates)).forTask((e) => events.push(e));
+      const res = await approver!.complete({ messages: [{ role: "user", content: "allow?" }] });
+      expect(res.message.content).toBe("ok");
+      expect(events).toMatchObject([{ kind: "retry", purpose: "approver", status: 503, attempt: 1 }]);
+      expect(gates.counts()).toMatchObject({ calls: 2, retries: 1 });
+    } finally {
+      await server.close();
+    }
+  });
+
   it("builds the task's models through the registry: the scripted demo has no approver (fail-closed)", async () => {
     const { ModelGates, createRunModels } = await import("../src/scheduler/run_models.js");
     const scripted = await config({ model: "scripted", base_url: undefined, approval: "smart" });

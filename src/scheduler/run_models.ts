@@ -5,7 +5,7 @@
  * 429 back-off hold for the whole run, whatever the thread count.
  */
 import type { RunConfig } from "../config/run_config.js";
-import type { ChatModel } from "../core/chat.js";
+import type { ChatModel, ChatRequest, ChatResponse } from "../core/chat.js";
 import { modelProviders, runEndpoints, type ModelEndpoint, type RunEndpoints } from "../models/factory.js";
 import { SharedAdaptiveLimiter, type AdaptiveLimitBuffers, type LimiterCounts } from "./adaptive_limit.js";
 import type { RetryPolicy } from "./retry.js";
@@ -102,19 +102,48 @@ export async function createRunModels(config: RunConfig, gates: ModelGates): Pro
     local.get(key) ??
     local.set(key, SharedAdaptiveLimiter.create(connectionLimit(config))).get(key)!;
 
-  const builders: [ModelPurpose, (onEvent?: (e: ModelEvent) => void) => ChatModel][] = [];
+  const builders: ModelBuilder[] = [];
   for (const [purpose, ep] of Object.entries(runEndpoints(config)) as [ModelPurpose, ModelEndpoint | undefined][]) {
     if (!ep) continue;
     const provider = await modelProviders.load(ep.provider);
     const limiter = limiterOf(ep.key);
     const model = provider.create({ ...ep.options, maxSockets: limiter.max });
-    builders.push([
+    builders.push({
       purpose,
-      (onEvent) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent }),
-    ]);
+      name: model.name,
+      build: (onEvent) => scheduleModel(model, { endpoint: ep.key, purpose, limiter, policy, onEvent }),
+    });
   }
   return {
-    forTask: (onEvent) =>
-      Object.fromEntries(builders.map(([purpose, build]) => [purpose, build(onEvent)])) as TaskModels,
+    forTask(onEvent) {
+      const models: Partial<Record<ModelPurpose, ChatModel>> = {};
+      for (const b of builders)
+        models[b.purpose] = b.purpose === "agent" ? b.build(onEvent) : new LazyModel(b.name, b.build, onEvent);
+      return models as TaskModels;
+    },
   };
+}
+
+interface ModelBuilder {
+  purpose: ModelPurpose;
+  name: string;
+  build: (onEvent?: (e: ModelEvent) => void) => ChatModel;
+}
+
+/**
+ * A task's approver or judge, scheduled on its first call: most tasks never call them, and a scheduled model
+ * (its retry policy, attempt signals and closures) would otherwise be made for each task and kept to its end.
+ */
+class LazyModel implements ChatModel {
+  private model: ChatModel | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly build: ModelBuilder["build"],
+    private readonly onEvent: ((e: ModelEvent) => void) | undefined,
+  ) {}
+
+  complete(req: ChatRequest): Promise<ChatResponse> {
+    return (this.model ??= this.build(this.onEvent)).complete(req);
+  }
 }
