@@ -6,8 +6,17 @@
 import type { ChatMessage, ChatResponse } from "../core/chat.js";
 import type { ModelCallRecord } from "../core/records.js";
 
+/**
+ * A finished call as it was seen: times as epoch ms and the answer's own usage object. The record's ISO strings
+ * and usage copy are made once, at the end of the loop: made per call, they would be kept across every later
+ * model call of the task (and copied by the young-generation GC each time).
+ */
 interface LoggedCall {
-  record: Omit<ModelCallRecord, "message_index">;
+  startedMs: number;
+  endedMs: number;
+  model: string;
+  finishReason: ModelCallRecord["finish_reason"];
+  usage: ModelCallRecord["usage"];
   message?: ChatMessage;
 }
 
@@ -17,16 +26,14 @@ export class ModelCallLog {
 
   constructor(private readonly configuredModel: string) {}
 
-  /** Records a finished call; `started` is when its request was sent. */
-  add(started: Date, response: ChatResponse): void {
+  /** Records a finished call; `startedMs` is when its request was sent (`Date.now()`). */
+  add(startedMs: number, response: ChatResponse): void {
     this.calls.push({
-      record: {
-        started_at: started.toISOString(),
-        ended_at: new Date().toISOString(),
-        model: response.model ?? this.configuredModel,
-        finish_reason: response.finishReason,
-        usage: { ...response.usage },
-      },
+      startedMs,
+      endedMs: Date.now(),
+      model: response.model ?? this.configuredModel,
+      finishReason: response.finishReason,
+      usage: response.usage,
     });
   }
 
@@ -43,9 +50,17 @@ export class ModelCallLog {
 
   /** Every call in order, with the index of its message in `messages` when that message is still there. */
   records(messages: readonly ChatMessage[]): ModelCallRecord[] {
-    return this.calls.map(({ record, message }) => {
-      const index = message ? messages.indexOf(message) : -1;
-      return index >= 0 ? { ...record, message_index: index } : { ...record };
+    return this.calls.map((call) => {
+      const record: ModelCallRecord = {
+        started_at: new Date(call.startedMs).toISOString(),
+        ended_at: new Date(call.endedMs).toISOString(),
+        model: call.model,
+        finish_reason: call.finishReason,
+        usage: { ...call.usage },
+      };
+      const index = call.message ? messages.indexOf(call.message) : -1;
+      if (index >= 0) record.message_index = index;
+      return record;
     });
   }
 
