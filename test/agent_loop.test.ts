@@ -109,6 +109,31 @@ describe("agent loop", () => {
     expect(requests[1]!.messages).toHaveLength(5);
   });
 
+  it("loops with the same system text and prefill send the same head objects; any change gives its own head", async () => {
+    const prefill: AgentLoopOptions["prefill"] = [{ role: "user", content: "PREFILL" }];
+    const heads: ChatRequest["messages"][] = [];
+    const run = async (over: Partial<AgentLoopOptions>) => {
+      const { model, requests } = scriptedModel([{ content: "done" }]);
+      await runAgentLoop(options(model, over));
+      heads.push(requests[0]!.messages);
+    };
+    await run({ ephemeralSystemPrompt: "E1", prefill });
+    await run({ ephemeralSystemPrompt: "E1", prefill });
+    await run({ ephemeralSystemPrompt: "E2", prefill });
+    await run({ ephemeralSystemPrompt: "E2" });
+    await run({ systemPrompt: undefined, ephemeralSystemPrompt: "E2" });
+    await run({ systemPrompt: undefined });
+    expect(heads[1]![0]).toBe(heads[0]![0]);
+    expect(heads.map((m) => m.map((x) => x.content))).toEqual([
+      ["SYSTEM\n\nE1", "PREFILL", "do the thing"],
+      ["SYSTEM\n\nE1", "PREFILL", "do the thing"],
+      ["SYSTEM\n\nE2", "PREFILL", "do the thing"],
+      ["SYSTEM\n\nE2", "do the thing"],
+      ["E2", "do the thing"],
+      ["do the thing"],
+    ]);
+  });
+
   it("at max turns: the original's closing human turn, one call without tools, not completed", async () => {
     const { model, requests } = scriptedModel((n) =>
       n < 3 ? { tool_calls: [call("terminal", `{"n":${n}}`)] } : { content: "  summary of work  " },

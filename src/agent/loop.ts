@@ -176,6 +176,30 @@ function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
   return { kind: "ok", calls: out, values };
 }
 
+/** The last request head made: the tasks of a run share their system prompt and prefill. */
+let lastHead: { system: string; prefill: ChatMessage[] | undefined; head: readonly ChatMessage[] } | undefined;
+
+/**
+ * The head of every request (the system turn with the ephemeral part, then the prefill), the same objects for
+ * every task that has the same system text and prefill: the model client caches each message's JSON by identity,
+ * so the system turn is serialised once per run rather than once per task.
+ */
+function requestHead(
+  opts: Pick<AgentLoopOptions, "systemPrompt" | "ephemeralSystemPrompt" | "prefill">,
+): readonly ChatMessage[] {
+  const system =
+    opts.systemPrompt && opts.ephemeralSystemPrompt
+      ? `${opts.systemPrompt}\n\n${opts.ephemeralSystemPrompt}`
+      : opts.systemPrompt || opts.ephemeralSystemPrompt || "";
+  if (lastHead?.system === system && lastHead.prefill === opts.prefill) return lastHead.head;
+  const head: readonly ChatMessage[] = [
+    ...(system ? [{ role: "system", content: system } as const] : []),
+    ...(opts.prefill ?? []),
+  ];
+  lastHead = { system, prefill: opts.prefill, head };
+  return head;
+}
+
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
   const known = new Set(opts.tools.map((t) => t.function.name));
   const messages: ChatMessage[] = [];
@@ -211,12 +235,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     return result;
   };
 
-  // The head of every request, built once: the model client caches each message's JSON by identity.
-  const system = [opts.systemPrompt, opts.ephemeralSystemPrompt].filter(Boolean).join("\n\n");
-  const head: readonly ChatMessage[] = [
-    ...(system ? [{ role: "system", content: system } as const] : []),
-    ...(opts.prefill ?? []),
-  ];
+  const head = requestHead(opts);
   const savedStart = opts.systemPrompt ? 1 : 0;
   const requestMessages = (): ChatMessage[] => {
     const out = head.slice();
@@ -225,7 +244,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   };
   const call = async (withTools: boolean): Promise<ChatResponse> => {
     opts.signal?.throwIfAborted();
-    const started = new Date();
+    const started = Date.now();
     const response = await opts.model.complete({
       messages: requestMessages(),
       tools: withTools && opts.tools.length ? opts.tools : undefined,
