@@ -97,41 +97,39 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
   const capture = opts.rlCapture ? samplingSent(buildRequestBody(opts, { messages: [] })) : undefined;
   const requestBody = requestBodySerializer(opts);
 
-  async function attempt(req: ChatRequest): Promise<ChatResponse> {
-    if (target instanceof Error)
-      throw new ProviderError(`model request failed: ${target.message}`, { retryable: false });
-    let reply: HttpReply;
+  // One async function per call (not an attempt inside a wrapper): its frame is kept while the answer is awaited.
+  async function complete(req: ChatRequest): Promise<ChatResponse> {
     try {
-      reply = await transport.post(target, requestBody(req), req.signal);
+      if (target instanceof Error)
+        throw new ProviderError(`model request failed: ${target.message}`, { retryable: false });
+      let reply: HttpReply;
+      try {
+        reply = await transport.post(target, requestBody(req), req.signal);
+      } catch (err) {
+        throw err instanceof HttpStatusError ? err : new ConnectionFailure(err);
+      }
+      // A server that ignores `stream: true` and answers with one JSON body is read as such.
+      const type = mediaType(reply.headers);
+      let response: ChatResponse;
+      try {
+        response =
+          type === "text/event-stream"
+            ? await readStream(reply, capture)
+            : parseCompletion(await jsonOrText(reply, type), capture);
+      } catch (err) {
+        throw isTransportError(err) ? new ConnectionFailure(err) : err;
+      }
+      // A stream cut by an abort may end quietly: never take the partial answer.
+      req.signal?.throwIfAborted();
+      return response;
     } catch (err) {
-      throw err instanceof HttpStatusError ? err : new ConnectionFailure(err);
-    }
-    // A server that ignores `stream: true` and answers with one JSON body is read as such.
-    const type = mediaType(reply.headers);
-    try {
-      return type === "text/event-stream"
-        ? await readStream(reply, capture)
-        : parseCompletion(await jsonOrText(reply, type), capture);
-    } catch (err) {
-      throw isTransportError(err) ? new ConnectionFailure(err) : err;
+      // Whatever broke when the signal fired, the abort is what happened (the scheduler names it).
+      if (req.signal?.aborted) throw req.signal.reason;
+      throw classifyFailure(err);
     }
   }
 
-  return {
-    name: opts.model,
-    async complete(req) {
-      try {
-        const response = await attempt(req);
-        // A stream cut by an abort may end quietly: never take the partial answer.
-        req.signal?.throwIfAborted();
-        return response;
-      } catch (err) {
-        // Whatever broke when the signal fired, the abort is what happened (the scheduler names it).
-        if (req.signal?.aborted) throw req.signal.reason;
-        throw classifyFailure(err);
-      }
-    },
-  };
+  return { name: opts.model, complete };
 }
 
 /** An error of the socket or of the body's decoding (not of our parsing): it has a Node error code. */
