@@ -15,17 +15,33 @@ export class JsonText {
  * be keys of `record` (they come after its keys; a spread would keep a repeated key at its first place).
  */
 export function recordJson(record: object, extra?: object): string {
-  let out = "{";
+  const parts: string[] = [];
   const write = (from: object) => {
-    for (const [key, value] of Object.entries(from)) {
+    for (const key in from) {
+      const value = (from as Record<string, unknown>)[key];
       const json = value instanceof JsonText ? value.json : JSON.stringify(value);
       if (json === undefined) continue;
-      out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${json}`;
+      parts.push(`${parts.length ? "," : "{"}${keyJson(key)}:`, json);
     }
   };
   write(record);
   if (extra) write(extra);
-  return `${out}}`;
+  if (!parts.length) return "{}";
+  parts.push("}");
+  // One flat string: a `+=` chain is a rope that postMessage would flatten into a copy of its own.
+  return parts.join("");
+}
+
+const keyJsonCache = new Map<string, string>();
+
+/** A key's JSON (`"task_id"`), made once per key name. */
+function keyJson(key: string): string {
+  let json = keyJsonCache.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(key);
+    if (keyJsonCache.size < 256) keyJsonCache.set(key, json);
+  }
+  return json;
 }
 
 /** The last big turn value serialised (the system turn: the same string object for every task of a tool list). */
