@@ -5,6 +5,7 @@
  */
 import type { ChatMessage, ChatResponse } from "../core/chat.js";
 import type { ModelCallRecord } from "../core/records.js";
+import { isoTime } from "./iso_time.js";
 
 /**
  * A finished call as it was seen: times as epoch ms and the answer's own usage object. The record's ISO strings
@@ -52,8 +53,8 @@ export class ModelCallLog {
   records(messages: readonly ChatMessage[]): ModelCallRecord[] {
     return this.calls.map((call) => {
       const record: ModelCallRecord = {
-        started_at: new Date(call.startedMs).toISOString(),
-        ended_at: new Date(call.endedMs).toISOString(),
+        started_at: isoTime(call.startedMs),
+        ended_at: isoTime(call.endedMs),
         model: call.model,
         finish_reason: call.finishReason,
         usage: { ...call.usage },

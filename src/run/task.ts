@@ -44,6 +44,7 @@ import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
 import { ProcessNotices } from "../../tools/process_notices.js";
 import { TokenLedger } from "../agent/token_ledger.js";
+import { isoTime } from "../agent/iso_time.js";
 import { buildRlLine } from "./rl_line.js";
 import { taskDirName } from "../core/task_dir_name.js";
 import type { HarborPlan } from "../harbor/task_hooks.js";
@@ -541,7 +542,7 @@ function entryMetadata(t: TaskRun): Record<string, unknown> {
   const { config } = t.deps;
   const metadata: Record<string, unknown> = {
     batch_num: Math.floor(spec.index / config.batch_size),
-    timestamp: new Date().toISOString(),
+    timestamp: isoTime(Date.now()),
     model: config.model,
     seed: config.seed,
     distribution: config.toolsets ? null : config.distribution,
