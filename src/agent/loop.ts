@@ -237,9 +237,12 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
 
   const head = requestHead(opts);
   const savedStart = opts.systemPrompt ? 1 : 0;
+  // Made at its final length (a copy of the head grown by pushes reallocates its store and leaves the old one).
   const requestMessages = (): ChatMessage[] => {
-    const out = head.slice();
-    for (let i = savedStart; i < messages.length; i++) out.push(messages[i]!);
+    const out = new Array<ChatMessage>(head.length + messages.length - savedStart);
+    let n = 0;
+    for (const m of head) out[n++] = m;
+    for (let i = savedStart; i < messages.length; i++) out[n++] = messages[i]!;
     return out;
   };
   const call = async (withTools: boolean): Promise<ChatResponse> => {
@@ -278,6 +281,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   // once anything else follows them (a cut answer's continuation turn) they stay, as in the original.
   const reasoningOnly = new Set<ChatMessage>();
   const dropTrailingReasoningOnly = (): boolean => {
+    if (reasoningOnly.size === 0) return false;
     let dropped = false;
     while (messages.length && reasoningOnly.has(messages.at(-1)!)) {
       reasoningOnly.delete(messages.pop()!);
