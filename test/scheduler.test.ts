@@ -143,6 +143,41 @@ describe("retry layer (fake clock)", () => {
     expect(clock.now()).toBe(3 * 150_000 + 2 * 5);
   });
 
+  it("attempts of several models started at different times each end at their own deadline; no timer is left after", async () => {
+    const clock = new FakeClock();
+    const policy = { maxRetries: 0, requestTimeoutMs: 1000 };
+    const models = [0, 1, 2].map(() =>
+      scheduleModel(scripted(["hang"]).model, { endpoint: "e", purpose: "agent", clock, policy }),
+    );
+    const ended: [number, number][] = [];
+    const calls: Promise<unknown>[] = [];
+    const start = (i: number) =>
+      calls.push(models[i]!.complete(ask).catch((e: Error) => ended.push([i, clock.now()]) && e.message));
+    start(0);
+    await clock.settle();
+    clock.setTimer(300, () => start(1));
+    let timersWithThreeInFlight = -1;
+    clock.setTimer(700, () => {
+      start(2);
+      timersWithThreeInFlight = clock.pendingTimers;
+    });
+    while (ended.length < 3 && (await clock.fireNext()));
+    expect(ended).toEqual([
+      [0, 1000],
+      [1, 1300],
+      [2, 1700],
+    ]);
+    expect(await Promise.all(calls)).toEqual(
+      Array(3).fill("model request failed after 0 retries: request timed out after 1000 ms"),
+    );
+    // One timer for all of them while any is in flight, none once they ended (it would keep a process up).
+    expect(timersWithThreeInFlight).toBe(1);
+    expect(clock.pendingTimers).toBe(0);
+    const ok1 = scheduleModel(scripted([ok("fine")]).model, { endpoint: "e", purpose: "agent", clock, policy });
+    expect((await ok1.complete(ask)).message.content).toBe("fine");
+    expect(clock.pendingTimers).toBe(0);
+  });
+
   it("stops at once when the caller aborts during a back-off, and while a request is in flight", async () => {
     const ac = new AbortController();
     const p = scripted([rateLimited(30_000)]);

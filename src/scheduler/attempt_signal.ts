@@ -4,12 +4,19 @@
  * that signal: an agent loop's calls come one at a time, so most attempts create no controller and add no
  * listener (node makes an AbortController and an event listener at a cost above the rest of the scheduling).
  */
+import type { DeadlineEntry } from "./deadlines.js";
 
-/** One attempt's controller, bound to the caller's signal. */
-export class AttemptSignal {
+/** One attempt's controller, bound to the caller's signal; its deadline is kept in a `Deadlines` list. */
+export class AttemptSignal implements DeadlineEntry {
   readonly controller = new AbortController();
   /** Told the reason when the attempt is aborted (by the caller or by `abort`); cleared between attempts. */
   onAbort: ((reason: unknown) => void) | undefined;
+  /** The attempt was aborted by its deadline. */
+  timedOut = false;
+  deadline = 0;
+  prevDeadline: DeadlineEntry | undefined;
+  nextDeadline: DeadlineEntry | undefined;
+  linked = false;
   private readonly forward = () => this.abort(this.caller!.reason);
 
   constructor(readonly caller: AbortSignal | undefined) {
@@ -18,6 +25,11 @@ export class AttemptSignal {
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  expire(timeoutMs: number): void {
+    this.timedOut = true;
+    this.abort(new Error(`request timed out after ${timeoutMs} ms`));
   }
 
   abort(reason: unknown): void {
@@ -35,14 +47,15 @@ export class AttemptSignal {
 export class AttemptSignals {
   private spare: AttemptSignal | undefined;
 
-  take(caller: AbortSignal | undefined, onAbort: (reason: unknown) => void): AttemptSignal {
+  /** A signal for an attempt of `caller`'s; the attempt sets its `onAbort`. */
+  take(caller: AbortSignal | undefined): AttemptSignal {
     let bound = this.spare;
     this.spare = undefined;
     if (!bound || bound.caller !== caller || bound.signal.aborted) {
       bound?.dispose();
       bound = new AttemptSignal(caller);
     }
-    bound.onAbort = onAbort;
+    bound.timedOut = false;
     return bound;
   }
 

@@ -28,6 +28,8 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 /** Time for the retry layer: the real one, or a fake in tests (no real sleeps). */
 export interface Clock {
   now(): number;
+  /** Milliseconds from any start that never jump (attempt deadlines); `now()` when absent. */
+  monotonicNow?(): number;
   /** Resolves after `ms`; rejects with the signal's reason when it aborts first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** Calls `fn` after `ms`; the returned function cancels it. */
@@ -38,6 +40,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonicNow: () => performance.now(),
   sleep: abortableSleep,
   setTimer(ms, fn) {
     const t = setTimeout(fn, Math.min(MAX_TIMER_MS, Math.max(0, ms)));

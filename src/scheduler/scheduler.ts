@@ -7,6 +7,7 @@
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
 import { ModelAbortError, ProviderError } from "../models/provider.js";
 import { AttemptSignals } from "./attempt_signal.js";
+import { deadlinesFor } from "./deadlines.js";
 import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
 import { DEFAULT_RETRY_POLICY, retryDelay, systemClock, type Clock, type RetryPolicy } from "./retry.js";
 
@@ -77,6 +78,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
   const { limiter, endpoint, purpose } = opts;
 
   const signals = new AttemptSignals();
+  const deadlines = deadlinesFor(clock, policy.requestTimeoutMs);
   let noUsageReported = false;
   let badUsageReported = false;
   const emitChange = (change: LimitChange | undefined) => {
@@ -96,11 +98,9 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     limiter?.noteCall();
     // The caller's abort and the attempt's deadline both abort the provider's signal and end the attempt at
     // once (a provider that ignores its signal must not hold the call).
-    let timedOut = false;
-    let stop!: (reason: unknown) => void;
-    const bound = signals.take(userSignal, (reason) => stop(reason));
+    const bound = signals.take(userSignal);
     const answer = new Promise<ChatResponse>((resolve, reject) => {
-      stop = reject;
+      bound.onAbort = reject;
       provider
         .complete({
           messages: req.messages,
@@ -110,10 +110,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
         })
         .then(resolve, reject);
     });
-    const cancelTimer = clock.setTimer(policy.requestTimeoutMs, () => {
-      timedOut = true;
-      bound.abort(new Error(`request timed out after ${policy.requestTimeoutMs} ms`));
-    });
+    deadlines.add(bound);
     try {
       const res = await answer;
       emitChange(limiter?.recordSuccess());
@@ -128,11 +125,11 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       return res;
     } catch (err) {
       if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
-      if (timedOut)
+      if (bound.timedOut)
         throw new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
       throw err;
     } finally {
-      cancelTimer();
+      deadlines.remove(bound);
       signals.give(bound);
       limiter?.release();
     }
