@@ -9,7 +9,7 @@ import { type AddressInfo, createServer as createTcpServer } from "node:net";
 import { Readable } from "node:stream";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpTransport, postTarget, serverSentEvents } from "../src/models/http_transport.js";
+import { createHttpTransport, postTarget, readText, serverSentEvents } from "../src/models/http_transport.js";
 import { openaiProvider, serializeRequestBody } from "../src/models/openai_compatible.js";
 import type { ModelEndpointOptions } from "../src/models/provider.js";
 import { scheduleModel } from "../src/scheduler/scheduler.js";
@@ -336,6 +336,23 @@ describe("the transport", () => {
       await expect.poll(() => s.stats.closed).toBe(1);
     },
   );
+
+  it("an abort of a signal whose requests all ended leaves alone the connection they used, now another's", async () => {
+    let held: ServerResponse | undefined;
+    const s = await serve((req, res) => (s.seen.length === 2 ? (held = res) : ok(req, res)));
+    const transport = createHttpTransport({ maxSockets: 1 });
+    const target = postTarget(new URL(`${s.url}/v1/chat/completions`), {});
+    const first = new AbortController();
+    expect(await readText(await transport.post(target, "{}", first.signal))).toBe(completionBody);
+    const second = new AbortController();
+    const pending = transport.post(target, "{}", second.signal);
+    await expect.poll(() => held !== undefined).toBe(true);
+    first.abort(new Error("the first task is cancelled"));
+    ok(undefined as unknown as IncomingMessage, held!);
+    expect(await readText(await pending)).toBe(completionBody);
+    expect(s.stats).toEqual({ connections: 1, closed: 0 });
+    transport.destroy();
+  });
 
   it.each([false, true])(
     "an abort before the answer or inside a stream rejects and closes the connection (stream: %s)",

@@ -131,6 +131,9 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
  * they close (after the body was read, or on failure). One listener per signal, whatever the number of its
  * requests (a model's attempts share their signal while none is aborted, src/scheduler/attempt_signal.ts),
  * where node's own `signal` option adds a listener and an end-of-stream watcher to every request.
+ * A closed request is dropped from its signal's set when the next one is added, not by a `close` listener of
+ * its own (a listener, its once-wrapper and closure per request, kept for the whole wait for the answer):
+ * node marks a request `destroyed` when it closes, and destroying it again does nothing.
  */
 class AbortWatch {
   private readonly requests = new WeakMap<AbortSignal, Set<http.ClientRequest>>();
@@ -149,10 +152,10 @@ class AbortWatch {
         },
         { once: true },
       );
+    } else {
+      for (const r of open) if (r.destroyed) open.delete(r);
     }
-    const requests = open;
-    requests.add(req);
-    req.once("close", () => requests.delete(req));
+    open.add(req);
   }
 }
 
