@@ -93,28 +93,28 @@ export function createHttpTransport(opts: HttpTransportOptions = {}): HttpTransp
     if (signal?.aborted) return Promise.reject(signal.reason);
     const data = typeof body === "string" ? Buffer.from(body) : body;
     const { host, port, path, method } = target.options;
-    const options: http.RequestOptions = {
-      host,
-      port,
-      path,
-      method,
-      headers: target.headers.concat("content-length", String(data.length)) as unknown as http.OutgoingHttpHeaders,
-      agent: target.isHttps ? (httpsAgent ??= new (loadHttps().Agent)(agentOptions)) : httpAgent,
-    };
-    return new Promise<HttpReply>((resolve, reject) => {
-      const req = (target.isHttps ? loadHttps() : http).request(options, (res) => {
-        const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
-        if (reply.status >= 200 && reply.status < 300) return resolve(reply);
-        readText(reply).then(
-          (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
-          (err: unknown) =>
-            reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
-        );
+    let req: http.ClientRequest;
+    try {
+      req = (target.isHttps ? loadHttps() : http).request({
+        host,
+        port,
+        path,
+        method,
+        headers: target.headers.concat("content-length", String(data.length)) as unknown as http.OutgoingHttpHeaders,
+        agent: target.isHttps ? (httpsAgent ??= new (loadHttps().Agent)(agentOptions)) : httpAgent,
       });
-      if (signal) watch.add(req, signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (signal) watch.add(req, signal);
+    // The listeners keep only what they use while the answer is awaited (not the body or the options); `on`,
+    // not `once` (a wrapper per listener): a request emits one response, and errors only until it closes.
+    const reply = new Promise<HttpReply>((resolve, reject) => {
+      req.on("response", (res: http.IncomingMessage) => settle(res, resolve, reject));
       req.on("error", (err) => reject(signal?.aborted ? signal.reason : err));
-      req.end(data);
     });
+    req.end(data);
+    return reply;
   }
 
   return {
@@ -157,6 +157,16 @@ class AbortWatch {
     }
     open.add(req);
   }
+}
+
+/** A reply at its headers: resolved when 2xx, else rejected with its status and body once read. */
+function settle(res: http.IncomingMessage, resolve: (r: HttpReply) => void, reject: (e: unknown) => void): void {
+  const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
+  if (reply.status >= 200 && reply.status < 300) return resolve(reply);
+  readText(reply).then(
+    (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
+    (err: unknown) => reject(new HttpStatusError(reply.status, res.headers, `(body unreadable: ${messageOf(err)})`)),
+  );
 }
 
 /** The error node's `signal` option destroys a request with (its AbortError), so a failure reads the same. */
