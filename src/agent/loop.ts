@@ -245,14 +245,19 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     for (let i = savedStart; i < messages.length; i++) out[n++] = messages[i]!;
     return out;
   };
-  const call = async (withTools: boolean): Promise<ChatResponse> => {
+  // A model call is `received(await send(…))` in the loop itself, not an async function of its own: that
+  // function's frame, promise and await would be kept for the whole wait for the answer, on every call.
+  let started = 0;
+  const send = (withTools: boolean): Promise<ChatResponse> => {
     opts.signal?.throwIfAborted();
-    const started = Date.now();
-    const response = await opts.model.complete({
+    started = Date.now();
+    return opts.model.complete({
       messages: requestMessages(),
       tools: withTools && opts.tools.length ? opts.tools : undefined,
       signal: opts.signal,
     });
+  };
+  const received = (response: ChatResponse): ChatResponse => {
     addUsage(result.usage, response.usage);
     log.add(started, response);
     opts.tokenLedger?.sent(response);
@@ -302,7 +307,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
     while (repeat || result.apiCalls < opts.maxTurns) {
       const counted = !repeat;
       repeat = false;
-      const response = await call(true);
+      const response = received(await send(true));
       if (counted) result.apiCalls++;
       const calls = response.message.tool_calls ?? [];
 
@@ -404,8 +409,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
 
     // The budget is spent without a final answer: the original's closing turn and one call without tools.
     save({ role: "user", content: MAX_TURNS_MESSAGE }, "harness");
-    let summary = await call(false);
-    if (!hasText(summary.message.content)) summary = await call(false);
+    let summary = received(await send(false));
+    if (!hasText(summary.message.content)) summary = received(await send(false));
     const text = hasText(summary.message.content) ? summary.message.content.trim() : null;
     if (text) {
       const summaryMsg = save({ role: "assistant", content: text }, "model");
