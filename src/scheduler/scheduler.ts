@@ -85,8 +85,14 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     if (change) opts.onEvent?.({ kind: "limit", at: clock.now(), purpose, endpoint, ...change });
   };
 
-  async function attempt(req: ChatRequest): Promise<ChatResponse> {
+  /**
+   * One attempt, and on a retryable failure the wait and the next attempt. The attempt is in this frame rather
+   * than in an async function of its own: a second frame, promise and await per call were kept for the whole
+   * wait for the answer. A retry calls this again from the frame of the failed attempt (retries are rare).
+   */
+  async function complete(req: ChatRequest, tryNo = 0): Promise<ChatResponse> {
     const userSignal = req.signal;
+    if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
     // A free permit is taken at once; only a full gate costs the wait (and its promises).
     if (limiter && !limiter.tryAcquire()) {
       try {
@@ -111,76 +117,74 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
         .then(resolve, reject);
     });
     deadlines.add(bound);
+    let failure: ModelError;
     try {
       const res = await answer;
       emitChange(limiter?.recordSuccess());
-      if (res.usageMissing && !noUsageReported) {
-        noUsageReported = true;
-        opts.onEvent?.({ kind: "no_usage", at: clock.now(), purpose, endpoint });
-      }
-      if (res.usageInvalid && !badUsageReported) {
-        badUsageReported = true;
-        opts.onEvent?.({ kind: "bad_usage", at: clock.now(), purpose, endpoint, fields: res.usageInvalid });
-      }
+      noteUsage(res);
       return res;
     } catch (err) {
       if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
       if (bound.timedOut)
-        throw new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
-      throw err;
+        failure = new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
+      // An exception that is not a model failure (a bug) is not retried.
+      else if (!(err instanceof ModelError)) throw err;
+      else failure = err;
     } finally {
       deadlines.remove(bound);
       signals.give(bound);
       limiter?.release();
     }
+    await waitToRetry(failure, tryNo, req.signal);
+    return complete(req, tryNo + 1);
   }
 
-  async function complete(req: ChatRequest): Promise<ChatResponse> {
-    let last: ModelError | undefined;
-    for (let tryNo = 0; tryNo <= policy.maxRetries; tryNo++) {
-      if (req.signal?.aborted) throw new ModelAbortError(req.signal.reason);
-      let failure: ModelError;
-      try {
-        return await attempt(req);
-      } catch (err) {
-        // An abort, or an exception that is not a model failure (a bug), is not retried.
-        if (!(err instanceof ModelError)) throw err;
-        failure = err;
-      }
-      if (failure instanceof ProviderError && failure.rateLimited) emitChange(limiter?.recordRateLimit());
-      if (!failure.retryable) {
-        limiter?.noteFailure();
-        throw new ModelError(failure.message, failure.status, false);
-      }
-      last = failure;
-      if (tryNo === policy.maxRetries) break;
-      const retryAfterMs = failure instanceof ProviderError ? failure.retryAfterMs : undefined;
-      const delayMs = retryDelay(tryNo + 1, retryAfterMs, policy, () => clock.random());
-      limiter?.noteRetry();
-      opts.onEvent?.({
-        kind: "retry",
-        at: clock.now(),
-        purpose,
-        endpoint,
-        attempt: tryNo + 1,
-        maxRetries: policy.maxRetries,
-        delayMs,
-        status: failure.status,
-        reason: failure.message,
-      });
-      try {
-        await clock.sleep(delayMs, req.signal);
-      } catch {
-        throw new ModelAbortError(req.signal?.reason);
-      }
+  function noteUsage(res: ChatResponse): void {
+    if (res.usageMissing && !noUsageReported) {
+      noUsageReported = true;
+      opts.onEvent?.({ kind: "no_usage", at: clock.now(), purpose, endpoint });
     }
-    limiter?.noteFailure();
-    throw new ModelError(
-      `model request failed after ${policy.maxRetries} retries: ${last?.message ?? "unknown error"}`,
-      last?.status,
-      true,
-    );
+    if (res.usageInvalid && !badUsageReported) {
+      badUsageReported = true;
+      opts.onEvent?.({ kind: "bad_usage", at: clock.now(), purpose, endpoint, fields: res.usageInvalid });
+    }
   }
 
-  return { name: provider.name, complete };
+  /** After failed attempt `tryNo`: the back-off (reported), or the call's final error when no retry is left. */
+  async function waitToRetry(failure: ModelError, tryNo: number, signal: AbortSignal | undefined): Promise<void> {
+    if (failure instanceof ProviderError && failure.rateLimited) emitChange(limiter?.recordRateLimit());
+    if (!failure.retryable) {
+      limiter?.noteFailure();
+      throw new ModelError(failure.message, failure.status, false);
+    }
+    if (tryNo >= policy.maxRetries) {
+      limiter?.noteFailure();
+      throw new ModelError(
+        `model request failed after ${policy.maxRetries} retries: ${failure.message}`,
+        failure.status,
+        true,
+      );
+    }
+    const retryAfterMs = failure instanceof ProviderError ? failure.retryAfterMs : undefined;
+    const delayMs = retryDelay(tryNo + 1, retryAfterMs, policy, () => clock.random());
+    limiter?.noteRetry();
+    opts.onEvent?.({
+      kind: "retry",
+      at: clock.now(),
+      purpose,
+      endpoint,
+      attempt: tryNo + 1,
+      maxRetries: policy.maxRetries,
+      delayMs,
+      status: failure.status,
+      reason: failure.message,
+    });
+    try {
+      await clock.sleep(delayMs, signal);
+    } catch {
+      throw new ModelAbortError(signal?.reason);
+    }
+  }
+
+  return { name: provider.name, complete: (req) => complete(req) };
 }
