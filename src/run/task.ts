@@ -166,6 +166,43 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
   return outcomeMessage(t, trajectoryEntry(t));
 }
 
+/**
+ * A task's environment spec whose folder path is made on first use: only a task whose environment is created
+ * needs it, and it takes a few path resolutions. A class, its getter on the prototype: an object literal with a
+ * getter of its own is kept in dictionary mode, several times the size, for the whole task.
+ */
+class TaskEnvSpec implements EnvironmentSpec {
+  runName: string;
+  taskId: string;
+  image?: string;
+  cwd?: string;
+  network?: string;
+  taskTimeoutSec?: number;
+  signal?: AbortSignal;
+  reportLost?: (reason: string) => void;
+  onEvent?: (message: string) => void;
+  private folder: string | undefined;
+
+  constructor(
+    fields: Omit<EnvironmentSpec, "hostTaskDir">,
+    private readonly folderOf: () => string,
+  ) {
+    this.runName = fields.runName;
+    this.taskId = fields.taskId;
+    this.image = fields.image;
+    this.cwd = fields.cwd;
+    this.network = fields.network;
+    this.taskTimeoutSec = fields.taskTimeoutSec;
+    this.signal = fields.signal;
+    this.reportLost = fields.reportLost;
+    this.onEvent = fields.onEvent;
+  }
+
+  get hostTaskDir(): string {
+    return (this.folder ??= this.folderOf());
+  }
+}
+
 /** Prepare: the task's abort signal, its sandbox (created on first use), models, approval gate and tool context. */
 function prepareTask(
   spec: TaskSpec,
@@ -188,25 +225,23 @@ function prepareTask(
   const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
   const environmentEvents: { at: number; message: string }[] = [];
-  let hostTaskDir: string | undefined;
-  const envSpec: EnvironmentSpec = {
-    runName: config.run_name!,
-    taskId: specKey(spec),
-    // Only a task whose environment is created needs its folder's path.
-    get hostTaskDir() {
-      return (hostTaskDir ??= join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec))));
+  const envSpec = new TaskEnvSpec(
+    {
+      runName: config.run_name!,
+      taskId: specKey(spec),
+      image: spec.image ?? config.image,
+      cwd: harbor?.task.workdir ?? spec.cwd,
+      network: harbor?.network ?? spec.network ?? config.network,
+      taskTimeoutSec,
+      signal,
+      reportLost: (reason: string) => {
+        t.envFailure ??= new EnvironmentLostError(reason);
+        taskAbort.abort(t.envFailure);
+      },
+      onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
     },
-    image: spec.image ?? config.image,
-    cwd: harbor?.task.workdir ?? spec.cwd,
-    network: harbor?.network ?? spec.network ?? config.network,
-    taskTimeoutSec,
-    signal,
-    reportLost: (reason: string) => {
-      t.envFailure ??= new EnvironmentLostError(reason);
-      taskAbort.abort(t.envFailure);
-    },
-    onEvent: (message: string) => void environmentEvents.push({ at: Date.now(), message }),
-  };
+    () => join(taskFoldersDir(config.output_dir, deps.runDir), taskDirName(specKey(spec))),
+  );
   const taskEnv = new TaskEnvironment(
     config.env,
     envSpec,
