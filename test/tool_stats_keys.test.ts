@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../src/core/chat.js";
 import { HERMES_TOOL_NAMES } from "../src/core/hermes_tool_names.js";
 import { countToolCalls, extractToolStats, statsToolNames, toolStatsJson } from "../src/report/tool_stats.js";
+import { ToolRegistry } from "../tools/registry.js";
+import { silentLogger } from "./helpers/local_ctx.js";
 
 const call = (id: string, name: string) => ({ id, type: "function" as const, function: { name, arguments: "{}" } });
 const MESSAGES: ChatMessage[] = [
@@ -49,6 +51,27 @@ describe("tool stats keys", () => {
     const b = statsToolNames(["todo", "terminal", "mcp_x_y"]);
     expect(b).not.toBe(a);
     expect(b).toContain("mcp_x_y");
+  });
+
+  it("follows the registry's sorted names: the same list until a tool is registered or removed", () => {
+    const registry = new ToolRegistry();
+    registry.logger = silentLogger;
+    const add = (name: string) =>
+      registry.register({ name, toolset: "t", schema: { name, description: name, parameters: { type: "object" } } });
+    add("zz_tool");
+    add("aa_tool");
+    const first = registry.sortedNames();
+    expect(first).toEqual(["aa_tool", "zz_tool"]);
+    expect(registry.sortedNames()).toBe(first);
+    const a = statsToolNames(first);
+    expect(statsToolNames(registry.sortedNames())).toBe(a);
+    add("mm_tool");
+    expect(registry.sortedNames()).toEqual(["aa_tool", "mm_tool", "zz_tool"]);
+    const b = statsToolNames(registry.sortedNames());
+    expect(b).toContain("mm_tool");
+    registry.deregister("mm_tool");
+    expect(statsToolNames(registry.sortedNames())).not.toContain("mm_tool");
+    expect(registry.names()).toEqual(["aa_tool", "zz_tool"]);
   });
 
   it("writes the JSON of extractToolStats byte for byte from the zero-filled texts, whatever was called", () => {

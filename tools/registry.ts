@@ -224,6 +224,8 @@ function argsSchema(args: ToolEntryInput<any, any>["args"]): (() => z.ZodType) |
 
 export class ToolRegistry {
   private readonly tools = new Map<string, ToolEntry>();
+  /** The names, sorted, until a tool is registered or removed (every task's record asks for them). */
+  private sorted: readonly string[] | undefined;
   logger: Logger = consoleLogger;
 
   register<A, S>(input: ToolEntryInput<A, S>): void {
@@ -258,6 +260,7 @@ export class ToolRegistry {
     if (args) Object.defineProperty(entry, "args", { enumerable: true, get: args });
     else delete entry.args;
     this.tools.set(input.name, entry);
+    this.sorted = undefined;
   }
 
   get(name: string): ToolEntry | undefined {
@@ -269,7 +272,12 @@ export class ToolRegistry {
   }
 
   names(): string[] {
-    return [...this.tools.keys()].sort();
+    return [...this.sortedNames()];
+  }
+
+  /** The names, sorted: the same frozen array until a tool is registered or removed. */
+  sortedNames(): readonly string[] {
+    return (this.sorted ??= Object.freeze([...this.tools.keys()].sort()));
   }
 
   entries(): ToolEntry[] {
@@ -282,6 +290,7 @@ export class ToolRegistry {
 
   /** Removes a tool (tests and plugins replacing a built-in). */
   deregister(name: string): boolean {
+    this.sorted = undefined;
     return this.tools.delete(name);
   }
 

@@ -39,7 +39,9 @@ export function isToolResultFailure(content: string | null | undefined): boolean
 
 /** Key sets already sorted and without duplicates (what `statsToolNames` returns), by identity, as sets. */
 const sortedKeySets = new WeakMap<readonly string[], ReadonlySet<string>>();
-let lastKeySet: { registered: readonly string[]; names: readonly string[] } | undefined;
+let lastKeySet:
+  | { registered: readonly string[]; names: readonly string[]; source: Iterable<string> | undefined }
+  | undefined;
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
@@ -53,12 +55,15 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
  * `_normalize_tool_stats`). Sorted; the same array while the registered names stay the same.
  */
 export function statsToolNames(registered: Iterable<string>): readonly string[] {
+  // A frozen list given again (the registry's sortedNames) cannot have changed: no copy, no comparison.
+  if (lastKeySet?.source === registered && Object.isFrozen(registered)) return lastKeySet.names;
   const list = [...registered];
   if (!lastKeySet || !sameList(lastKeySet.registered, list)) {
     const names = Object.freeze([...new Set([...HERMES_TOOL_NAMES, ...list])].sort());
     sortedKeySets.set(names, new Set(names));
-    lastKeySet = { registered: list, names };
+    lastKeySet = { registered: list, names, source: undefined };
   }
+  lastKeySet.source = registered;
   return lastKeySet.names;
 }
 
