@@ -77,6 +77,9 @@ export interface TaskRunnerDeps {
   mcp?: McpServerCatalog[];
 }
 
+/** A batch run never writes the user's config: "always" is an interactive-only answer. */
+const keepAllowlistUnwritten = async (): Promise<void> => {};
+
 /** The approver model comes from the run's scheduler; without one, smart approval denies (fail-closed). */
 export function approvalOptions(
   config: RunConfig,
@@ -89,8 +92,7 @@ export function approvalOptions(
     taskId: spec.id,
     userTask: spec.prompt,
     allowlist,
-    // A batch run never writes the user's config: "always" is an interactive-only answer.
-    persistAllowlist: async () => {},
+    persistAllowlist: keepAllowlistUnwritten,
     smart: approver ? { model: approver, timeoutMs: config.approval_timeout * 1000 } : undefined,
   };
 }
@@ -534,7 +536,7 @@ function trajectoryEntry(t: TaskRun): LineEntry {
   for (const e of t.modelEvents) if (e.kind === "retry") modelRetries++;
   const messages = loop?.messages ?? [];
   const usage: Usage = loop?.usage ?? emptyUsage();
-  const toolStats = toolStatsJson(countToolCalls(messages), statsToolNames(registry.names()));
+  const toolStats = toolStatsJson(countToolCalls(messages), statsToolNames(registry.sortedNames()));
   const { score, judge, judge_usage } = scoreFields(t.scored);
   const entry: LineEntry = {
     prompt_index: spec.index,
