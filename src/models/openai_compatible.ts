@@ -19,7 +19,13 @@ import {
   type HttpReply,
   type PostTarget,
 } from "./http_transport.js";
-import { isOpenRouter, ProviderError, type ModelEndpointOptions, type ModelProvider } from "./provider.js";
+import {
+  isOpenRouter,
+  ProviderError,
+  settlesOnAbort,
+  type ModelEndpointOptions,
+  type ModelProvider,
+} from "./provider.js";
 import { samplingSent } from "./token_capture.js";
 
 export { isOpenRouter };
@@ -129,7 +135,9 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
     }
   }
 
-  return { name: opts.model, complete };
+  // Every wait of a call ends when its signal aborts: the transport destroys the request (and a body being
+  // read), and what is read after an abort is never taken.
+  return settlesOnAbort({ name: opts.model, complete });
 }
 
 /** An error of the socket or of the body's decoding (not of our parsing): it has a Node error code. */

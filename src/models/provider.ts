@@ -51,6 +51,21 @@ export interface ModelProvider {
   create(options: ModelEndpointOptions): ChatModel;
 }
 
+const settlingOnAbort = new WeakSet<ChatModel>();
+
+/**
+ * Marks a model whose `complete` settles by itself as soon as its request's signal aborts (it rejects with
+ * the signal's reason): the scheduler then awaits it directly instead of racing it against the signal.
+ */
+export function settlesOnAbort<M extends ChatModel>(model: M): M {
+  settlingOnAbort.add(model);
+  return model;
+}
+
+export function isSettlingOnAbort(model: ChatModel): boolean {
+  return settlingOnAbort.has(model);
+}
+
 /** One failed attempt, classified by the provider for the retry layer. */
 export class ProviderError extends ModelError {
   readonly rateLimited: boolean;

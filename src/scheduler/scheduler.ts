@@ -5,7 +5,7 @@
  * each retry and each limit change as an event.
  */
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
-import { ModelAbortError, ProviderError } from "../models/provider.js";
+import { isSettlingOnAbort, ModelAbortError, ProviderError } from "../models/provider.js";
 import { AttemptSignals } from "./attempt_signal.js";
 import { deadlinesFor } from "./deadlines.js";
 import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
@@ -78,6 +78,8 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
   const { limiter, endpoint, purpose } = opts;
 
   const signals = new AttemptSignals();
+  // No race (a promise, its resolvers and a reaction kept per call for the whole wait) when not needed.
+  const settlesByItself = isSettlingOnAbort(provider);
   const deadlines = deadlinesFor(clock, policy.requestTimeoutMs);
   let noUsageReported = false;
   let badUsageReported = false;
@@ -103,19 +105,20 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     }
     limiter?.noteCall();
     // The caller's abort and the attempt's deadline both abort the provider's signal and end the attempt at
-    // once (a provider that ignores its signal must not hold the call).
+    // once: a provider that ignores its signal is raced against it, so it cannot hold the call.
     const bound = signals.take(userSignal);
-    const answer = new Promise<ChatResponse>((resolve, reject) => {
-      bound.onAbort = reject;
-      provider
-        .complete({
-          messages: req.messages,
-          tools: req.tools,
-          signal: bound.signal,
-          responseFormat: req.responseFormat,
-        })
-        .then(resolve, reject);
-    });
+    const request: ChatRequest = {
+      messages: req.messages,
+      tools: req.tools,
+      signal: bound.signal,
+      responseFormat: req.responseFormat,
+    };
+    const answer = settlesByItself
+      ? provider.complete(request)
+      : new Promise<ChatResponse>((resolve, reject) => {
+          bound.onAbort = reject;
+          provider.complete(request).then(resolve, reject);
+        });
     deadlines.add(bound);
     let failure: ModelError;
     try {
