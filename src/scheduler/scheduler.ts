@@ -7,7 +7,7 @@
 import { ModelError, type ChatModel, type ChatRequest, type ChatResponse } from "../core/chat.js";
 import { isSettlingOnAbort, ModelAbortError, ProviderError } from "../models/provider.js";
 import { AttemptSignals } from "./attempt_signal.js";
-import { deadlinesFor } from "./deadlines.js";
+import { deadlinesFor, type Deadlines } from "./deadlines.js";
 import type { LimitChange, SharedAdaptiveLimiter } from "./adaptive_limit.js";
 import { DEFAULT_RETRY_POLICY, retryDelay, systemClock, type Clock, type RetryPolicy } from "./retry.js";
 
@@ -69,30 +69,61 @@ export interface ScheduleOptions {
 
 /** `provider` makes one attempt per call; the result retries and respects the run's limiter. */
 export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatModel {
+  return new ScheduledModel(provider, opts);
+}
+
+/** Retry policies resolved from the partial one a run gives every task's models (one object per run). */
+const resolvedPolicies = new WeakMap<Partial<RetryPolicy>, RetryPolicy>();
+
+function resolvePolicy(given: Partial<RetryPolicy> | undefined): RetryPolicy {
+  const known = given && resolvedPolicies.get(given);
+  if (known) return known;
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
-    ...opts.policy,
-    backoff: { ...DEFAULT_RETRY_POLICY.backoff, ...opts.policy?.backoff },
+    ...given,
+    backoff: { ...DEFAULT_RETRY_POLICY.backoff, ...given?.backoff },
   };
-  const clock = opts.clock ?? systemClock;
-  const { limiter, endpoint, purpose } = opts;
+  if (given) resolvedPolicies.set(given, policy);
+  return policy;
+}
 
-  const signals = new AttemptSignals();
-  // No race (a promise, its resolvers and a reaction kept per call for the whole wait) when not needed.
-  const settlesByItself = isSettlingOnAbort(provider);
-  const deadlines = deadlinesFor(clock, policy.requestTimeoutMs);
-  let noUsageReported = false;
-  let badUsageReported = false;
-  const emitChange = (change: LimitChange | undefined) => {
-    if (change) opts.onEvent?.({ kind: "limit", at: clock.now(), purpose, endpoint, ...change });
-  };
+/**
+ * A scheduled model: a class, not closures, because one is made for every task (its methods shared, its
+ * state a few fields).
+ */
+class ScheduledModel implements ChatModel {
+  readonly name: string;
+  private readonly policy: RetryPolicy;
+  private readonly clock: Clock;
+  private readonly signals = new AttemptSignals();
+  /** No race (a promise, its resolvers and a reaction kept per call for the whole wait) when not needed. */
+  private readonly settlesByItself: boolean;
+  private readonly deadlines: Deadlines;
+  private noUsageReported = false;
+  private badUsageReported = false;
+
+  constructor(
+    private readonly provider: ChatModel,
+    private readonly opts: ScheduleOptions,
+  ) {
+    this.name = provider.name;
+    this.policy = resolvePolicy(opts.policy);
+    this.clock = opts.clock ?? systemClock;
+    this.settlesByItself = isSettlingOnAbort(provider);
+    this.deadlines = deadlinesFor(this.clock, this.policy.requestTimeoutMs);
+  }
+
+  complete(req: ChatRequest): Promise<ChatResponse> {
+    return this.attempt(req, 0);
+  }
 
   /**
    * One attempt, and on a retryable failure the wait and the next attempt. The attempt is in this frame rather
    * than in an async function of its own: a second frame, promise and await per call were kept for the whole
    * wait for the answer. A retry calls this again from the frame of the failed attempt (retries are rare).
    */
-  async function complete(req: ChatRequest, tryNo = 0): Promise<ChatResponse> {
+  private async attempt(req: ChatRequest, tryNo: number): Promise<ChatResponse> {
+    const { limiter } = this.opts;
     const userSignal = req.signal;
     if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
     // A free permit is taken at once; only a full gate costs the wait (and its promises).
@@ -106,56 +137,64 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     limiter?.noteCall();
     // The caller's abort and the attempt's deadline both abort the provider's signal and end the attempt at
     // once: a provider that ignores its signal is raced against it, so it cannot hold the call.
-    const bound = signals.take(userSignal);
+    const bound = this.signals.take(userSignal);
     const request: ChatRequest = {
       messages: req.messages,
       tools: req.tools,
       signal: bound.signal,
       responseFormat: req.responseFormat,
     };
-    const answer = settlesByItself
-      ? provider.complete(request)
+    const answer = this.settlesByItself
+      ? this.provider.complete(request)
       : new Promise<ChatResponse>((resolve, reject) => {
           bound.onAbort = reject;
-          provider.complete(request).then(resolve, reject);
+          this.provider.complete(request).then(resolve, reject);
         });
-    deadlines.add(bound);
+    this.deadlines.add(bound);
     let failure: ModelError;
     try {
       const res = await answer;
-      emitChange(limiter?.recordSuccess());
-      noteUsage(res);
+      this.emitChange(limiter?.recordSuccess());
+      this.noteUsage(res);
       return res;
     } catch (err) {
       if (userSignal?.aborted) throw new ModelAbortError(userSignal.reason);
       if (bound.timedOut)
-        failure = new ProviderError(`request timed out after ${policy.requestTimeoutMs} ms`, { retryable: true });
+        failure = new ProviderError(`request timed out after ${this.policy.requestTimeoutMs} ms`, { retryable: true });
       // An exception that is not a model failure (a bug) is not retried.
       else if (!(err instanceof ModelError)) throw err;
       else failure = err;
     } finally {
-      deadlines.remove(bound);
-      signals.give(bound);
+      this.deadlines.remove(bound);
+      this.signals.give(bound);
       limiter?.release();
     }
-    await waitToRetry(failure, tryNo, req.signal);
-    return complete(req, tryNo + 1);
+    await this.waitToRetry(failure, tryNo, req.signal);
+    return this.attempt(req, tryNo + 1);
   }
 
-  function noteUsage(res: ChatResponse): void {
-    if (res.usageMissing && !noUsageReported) {
-      noUsageReported = true;
-      opts.onEvent?.({ kind: "no_usage", at: clock.now(), purpose, endpoint });
+  private emitChange(change: LimitChange | undefined): void {
+    const { purpose, endpoint } = this.opts;
+    if (change) this.opts.onEvent?.({ kind: "limit", at: this.clock.now(), purpose, endpoint, ...change });
+  }
+
+  private noteUsage(res: ChatResponse): void {
+    const { purpose, endpoint, onEvent } = this.opts;
+    if (res.usageMissing && !this.noUsageReported) {
+      this.noUsageReported = true;
+      onEvent?.({ kind: "no_usage", at: this.clock.now(), purpose, endpoint });
     }
-    if (res.usageInvalid && !badUsageReported) {
-      badUsageReported = true;
-      opts.onEvent?.({ kind: "bad_usage", at: clock.now(), purpose, endpoint, fields: res.usageInvalid });
+    if (res.usageInvalid && !this.badUsageReported) {
+      this.badUsageReported = true;
+      onEvent?.({ kind: "bad_usage", at: this.clock.now(), purpose, endpoint, fields: res.usageInvalid });
     }
   }
 
   /** After failed attempt `tryNo`: the back-off (reported), or the call's final error when no retry is left. */
-  async function waitToRetry(failure: ModelError, tryNo: number, signal: AbortSignal | undefined): Promise<void> {
-    if (failure instanceof ProviderError && failure.rateLimited) emitChange(limiter?.recordRateLimit());
+  private async waitToRetry(failure: ModelError, tryNo: number, signal: AbortSignal | undefined): Promise<void> {
+    const { limiter, purpose, endpoint } = this.opts;
+    const { policy, clock } = this;
+    if (failure instanceof ProviderError && failure.rateLimited) this.emitChange(limiter?.recordRateLimit());
     if (!failure.retryable) {
       limiter?.noteFailure();
       throw new ModelError(failure.message, failure.status, false);
@@ -171,7 +210,7 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
     const retryAfterMs = failure instanceof ProviderError ? failure.retryAfterMs : undefined;
     const delayMs = retryDelay(tryNo + 1, retryAfterMs, policy, () => clock.random());
     limiter?.noteRetry();
-    opts.onEvent?.({
+    this.opts.onEvent?.({
       kind: "retry",
       at: clock.now(),
       purpose,
@@ -188,6 +227,4 @@ export function scheduleModel(provider: ChatModel, opts: ScheduleOptions): ChatM
       throw new ModelAbortError(signal?.reason);
     }
   }
-
-  return { name: provider.name, complete: (req) => complete(req) };
 }
