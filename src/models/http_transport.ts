@@ -205,9 +205,10 @@ export function readText(reply: { body: Readable }): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const body = reply.body;
+    // `on`, not `once` (a wrapper per listener): a body ends once, and a settled promise ignores the rest.
     body.on("data", (c: Buffer) => chunks.push(c));
-    body.once("error", reject);
-    body.once("end", () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")));
+    body.on("error", reject);
+    body.on("end", () => resolve((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")));
   });
 }
 
