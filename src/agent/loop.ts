@@ -168,10 +168,13 @@ function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
     const verdict = judgeArguments(call.function?.arguments ?? "");
     if (verdict.kind === "unrepairable") return { kind: "unrepairable" };
     values.push(verdict.kind === "valid" ? verdict.value : undefined);
-    const fn = { ...call.function, arguments: verdict.text };
     const id =
-      typeof call.id === "string" && call.id.trim() ? call.id.trim() : derivedCallId(fn.name ?? "", verdict.text, i);
-    out.push({ ...call, id, function: fn });
+      typeof call.id === "string" && call.id.trim()
+        ? call.id.trim()
+        : derivedCallId(call.function?.name ?? "", verdict.text, i);
+    // A call that needs no change (the usual case) is kept as it came, not copied (the copy is kept to the end).
+    if (call.id === id && call.function?.arguments === verdict.text) out.push(call);
+    else out.push({ ...call, id, function: { ...call.function, arguments: verdict.text } });
   }
   return { kind: "ok", calls: out, values };
 }
