@@ -256,6 +256,38 @@ describe("the transport", () => {
     expect(await outcome(streaming.complete(ask))).toEqual({ content: "pong" });
   });
 
+  it("reads content-type and content-encoding as node's header object has them: any case, first type, codings joined", async () => {
+    const reply = (head: string, body: Buffer) =>
+      Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\n${head}content-length: ${body.length}\r\n\r\n`), body]);
+    const replies = [
+      // Upper-case names and values; a second content-type is ignored, as node ignores it.
+      reply(
+        "CONTENT-TYPE: Application/JSON; charset=utf-8\r\nContent-Type: text/plain\r\nContent-Encoding: GZIP\r\n",
+        gzipSync(completionBody),
+      ),
+      // Two content-encoding lines are one list ("gzip, gzip"), which is not decoded: the body is read as it came.
+      reply(
+        "content-type: text/plain\r\ncontent-encoding: gzip\r\ncontent-encoding: gzip\r\n",
+        Buffer.from("plain text"),
+      ),
+    ];
+    const srv = createTcpServer((sock) => sock.once("data", () => sock.end(replies.shift())));
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const transport = createHttpTransport();
+    try {
+      const url = new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/v1/chat/completions`);
+      const first = await transport.post(postTarget(url, {}), "{}");
+      expect(first.mediaType).toBe("application/json");
+      expect(await readText(first)).toBe(completionBody);
+      const second = await transport.post(postTarget(url, {}), "{}");
+      expect([second.mediaType, second.headers["content-encoding"]]).toEqual(["text/plain", "gzip, gzip"]);
+      expect(await readText(second)).toBe("plain text");
+    } finally {
+      transport.destroy();
+      srv.close();
+    }
+  });
+
   it("speaks TLS to an https:// endpoint (a ClientHello), and a peer that is not TLS fails the request", async () => {
     const firstBytes: Buffer[] = [];
     const srv = createTcpServer((sock) =>

@@ -33,9 +33,44 @@ export interface HttpTransportOptions {
 
 /** A reply at its headers, with its (decoded) body still to read. */
 export interface HttpReply {
-  status: number;
-  headers: ReplyHeaders;
-  body: Readable;
+  readonly status: number;
+  /** All its headers (node makes this object on first read: a reply that is read as it should never does). */
+  readonly headers: ReplyHeaders;
+  /** Its content-type's media type, lowercased (`application/json`); "" without one. */
+  readonly mediaType: string;
+  readonly body: Readable;
+}
+
+/** A reply whose two headers the transport reads (content-type, content-encoding) come from its raw list. */
+class Reply implements HttpReply {
+  readonly status: number;
+  readonly mediaType: string;
+  readonly body: Readable;
+
+  constructor(private readonly res: http.IncomingMessage) {
+    this.status = res.statusCode ?? 0;
+    this.mediaType = mediaTypeOf(rawHeader(res.rawHeaders, "content-type", false));
+    this.body = decoded(res);
+  }
+
+  get headers(): ReplyHeaders {
+    return this.res.headers;
+  }
+}
+
+/**
+ * A header's value from a raw name/value list, as node's header object has it: the first value of a header it
+ * keeps once (content-type), else every value joined by ", " (content-encoding). Names match case-insensitively.
+ */
+function rawHeader(raw: readonly string[], name: string, joined: boolean): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const field = raw[i]!;
+    if (field.length !== name.length || field.toLowerCase() !== name) continue;
+    if (!joined) return raw[i + 1];
+    value = value === undefined ? raw[i + 1] : `${value}, ${raw[i + 1]}`;
+  }
+  return value;
 }
 
 /** Where one model's requests go and with which headers, validated and laid out once. */
@@ -161,7 +196,7 @@ class AbortWatch {
 
 /** A reply at its headers: resolved when 2xx, else rejected with its status and body once read. */
 function settle(res: http.IncomingMessage, resolve: (r: HttpReply) => void, reject: (e: unknown) => void): void {
-  const reply = { status: res.statusCode ?? 0, headers: res.headers, body: decoded(res) };
+  const reply = new Reply(res);
   if (reply.status >= 200 && reply.status < 300) return resolve(reply);
   readText(reply).then(
     (text) => reject(new HttpStatusError(reply.status, res.headers, text)),
@@ -183,7 +218,7 @@ function messageOf(err: unknown): string {
 
 /** The body with its content-encoding undone (a socket closed early errors the result, not ends it). */
 function decoded(res: http.IncomingMessage): Readable {
-  const enc = String(res.headers["content-encoding"] ?? "")
+  const enc = String(rawHeader(res.rawHeaders, "content-encoding", true) ?? "")
     .trim()
     .toLowerCase();
   let decoder: zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined;
@@ -213,9 +248,8 @@ export function readText(reply: { body: Readable }): Promise<string> {
 }
 
 /** The content type's media type, lowercased (`application/json` of `application/json; charset=utf-8`). */
-export function mediaType(headers: ReplyHeaders): string {
-  const value = headers["content-type"];
-  return (Array.isArray(value) ? value[0] : (value ?? "")).split(";")[0]!.trim().toLowerCase();
+function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
 /** One server-sent event: its `event` name (null when none) and its data lines joined by "\n". */

@@ -12,7 +12,6 @@ import { HttpStatusError } from "./error_body.js";
 import { classifyFailure, ConnectionFailure, StreamErrorEvent } from "./failure.js";
 import {
   createHttpTransport,
-  mediaType,
   postTarget,
   readText,
   serverSentEvents,
@@ -115,7 +114,7 @@ function createOpenAIChatModel(opts: ModelEndpointOptions): ChatModel {
         throw err instanceof HttpStatusError ? err : new ConnectionFailure(err);
       }
       // A server that ignores `stream: true` and answers with one JSON body is read as such.
-      const type = mediaType(reply.headers);
+      const type = reply.mediaType;
       let response: ChatResponse;
       try {
         response =
