@@ -118,6 +118,16 @@ describe("the request on the wire", () => {
     },
   );
 
+  it("sends a body with characters beyond ASCII whole, its content-length in bytes", async () => {
+    const s = await serve(ok);
+    const text = { messages: [{ role: "user" as const, content: "é ü € 😀 — naïve" }] };
+    expect(await outcome(client({ baseURL: s.url }).complete(text))).toEqual({ content: "pong" });
+    const [req] = s.seen;
+    expect(req!.body).toBe(serializeRequestBody({ model: "m", baseURL: s.url }, text));
+    expect(Number(req!.headers["content-length"])).toBe(Buffer.byteLength(req!.body));
+    expect(Buffer.byteLength(req!.body)).toBeGreaterThan(req!.body.length);
+  });
+
   it("keeps the base URL's query; a configured Authorization replaces the key's", async () => {
     const s = await serve(ok);
     const m = client({
