@@ -23,7 +23,8 @@ interface LoggedCall {
 
 export class ModelCallLog {
   private readonly calls: LoggedCall[] = [];
-  private readonly injected = new Set<ChatMessage>();
+  /** Made on the first harness message (most loops have none). */
+  private injected: Set<ChatMessage> | undefined;
 
   constructor(private readonly configuredModel: string) {}
 
@@ -46,7 +47,7 @@ export class ModelCallLog {
 
   /** The message just saved was written by the harness (a continuation or closing turn, a stand-in answer). */
   inject(message: ChatMessage): void {
-    this.injected.add(message);
+    (this.injected ??= new Set()).add(message);
   }
 
   /** Every call in order, with the index of its message in `messages` when that message is still there. */
@@ -68,7 +69,8 @@ export class ModelCallLog {
   /** Indexes in `messages` of the harness-written messages still there. */
   injectedIndexes(messages: readonly ChatMessage[]): number[] {
     const out: number[] = [];
-    messages.forEach((m, i) => this.injected.has(m) && out.push(i));
+    const injected = this.injected;
+    if (injected) messages.forEach((m, i) => injected.has(m) && out.push(i));
     return out;
   }
 }

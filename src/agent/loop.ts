@@ -138,7 +138,7 @@ interface PreparedCall {
 }
 
 /** `value`: the arguments already parsed by the argument check (undefined when they were repaired). */
-function prepareCall(call: ToolCall, known: Set<string>, value: unknown): PreparedCall {
+function prepareCall(call: ToolCall, known: ReadonlySet<string>, value: unknown): PreparedCall {
   const name = call.function?.name;
   if (!name || !known.has(name)) {
     const list = [...known].sort().join(", ") || "(none)";
@@ -179,6 +179,18 @@ function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
   return { kind: "ok", calls: out, values };
 }
 
+const toolNameSets = new WeakMap<readonly OpenAITool[], ReadonlySet<string>>();
+
+/** The names of a tool list; one set per frozen list (the tasks of a toolset choice share theirs). */
+function toolNames(tools: readonly OpenAITool[]): ReadonlySet<string> {
+  let names = toolNameSets.get(tools);
+  if (!names) {
+    names = new Set(tools.map((t) => t.function.name));
+    if (Object.isFrozen(tools)) toolNameSets.set(tools, names);
+  }
+  return names;
+}
+
 /** The last request head made: the tasks of a run share their system prompt and prefill. */
 let lastHead: { system: string; prefill: ChatMessage[] | undefined; head: readonly ChatMessage[] } | undefined;
 
@@ -204,7 +216,7 @@ function requestHead(
 }
 
 export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopResult> {
-  const known = new Set(opts.tools.map((t) => t.function.name));
+  const known = toolNames(opts.tools);
   const messages: ChatMessage[] = [];
   if (opts.systemPrompt) messages.push({ role: "system", content: opts.systemPrompt });
   messages.push({ role: "user", content: opts.prompt });
@@ -287,9 +299,9 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   let reasoningOnlyContinuations = 0;
   // Reasoning-only answers being continued. A real turn replaces those still at the end of the messages;
   // once anything else follows them (a cut answer's continuation turn) they stay, as in the original.
-  const reasoningOnly = new Set<ChatMessage>();
+  let reasoningOnly: Set<ChatMessage> | undefined;
   const dropTrailingReasoningOnly = (): boolean => {
-    if (reasoningOnly.size === 0) return false;
+    if (!reasoningOnly?.size) return false;
     let dropped = false;
     while (messages.length && reasoningOnly.has(messages.at(-1)!)) {
       reasoningOnly.delete(messages.pop()!);
@@ -382,7 +394,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           reasoningOnlyContinuations < REASONING_ONLY_CONTINUATIONS
         ) {
           reasoningOnlyContinuations++;
-          reasoningOnly.add(save(assistantOf(response), "model"));
+          (reasoningOnly ??= new Set()).add(save(assistantOf(response), "model"));
           continue;
         }
         if (emptyRetries < EMPTY_RETRIES) {
