@@ -151,9 +151,11 @@ export class SandboxCgroup {
       write(join(cpu, "cpu.cfs_period_us"), String(CFS_PERIOD_US));
       write(join(cpu, "cpu.cfs_quota_us"), quota);
       write(join(pids, "pids.max"), String(limits.pids));
+      // In this order whatever order the folders were made in (made lists them as their mkdir finished): the
+      // memory folder first (the OOM counter), the pids folder third (its events).
       return new SandboxCgroup(
         1,
-        made,
+        [mem, cpu, pids],
         [mem, cpu, pids].map((d) => join(d, "cgroup.procs")),
         limits,
       );
