@@ -13,22 +13,32 @@ export type LazyApprovalService = Pick<ApprovalService, "gate" | "records" | "us
 const NO_RECORDS: readonly ApprovalRecord[] = Object.freeze([]);
 
 export function lazyApprovalGate(options: ApprovalGateOptions): LazyApprovalService {
-  let loading: Promise<ApprovalService> | undefined;
-  let service: ApprovalService | undefined;
-  const load = () =>
-    (loading ??= import("./approval/gate.js").then((m) => {
-      service = m.createApprovalGate(options);
-      return service;
-    }));
-  const gate: ApprovalGate = async (command, info) => (await load()).gate(command, info);
-  return {
-    gate,
-    get records(): ApprovalRecord[] {
-      return service?.records ?? (NO_RECORDS as ApprovalRecord[]);
-    },
-    // The gate's own starting value until it exists (its approver has spent nothing before then).
-    get usage(): Usage {
-      return service?.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    },
-  };
+  return new LazyApproval(options);
+}
+
+/** A class, not an object literal with getters (which V8 keeps as a slow dictionary): one is made per task. */
+class LazyApproval implements LazyApprovalService {
+  private loading: Promise<ApprovalService> | undefined;
+  private service: ApprovalService | undefined;
+
+  constructor(private readonly options: ApprovalGateOptions) {}
+
+  readonly gate: ApprovalGate = async (command, info) => (await this.load()).gate(command, info);
+
+  get records(): ApprovalRecord[] {
+    return this.service?.records ?? (NO_RECORDS as ApprovalRecord[]);
+  }
+
+  /** The gate's own starting value until it exists (its approver has spent nothing before then). */
+  get usage(): Usage {
+    return this.service?.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  }
+
+  private load(): Promise<ApprovalService> {
+    this.loading ??= import("./approval/gate.js").then((m) => {
+      this.service = m.createApprovalGate(this.options);
+      return this.service;
+    });
+    return this.loading;
+  }
 }
