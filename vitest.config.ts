@@ -37,7 +37,6 @@ const UNIT = files(
   "compare",
   "config",
   "core_gates",
-  "worker_inputs",
   "dataset",
   "discovery",
   "distributions",

@@ -62,12 +62,6 @@ export function configFromArgv(argv: string[]): RunConfig {
       "--approval interactive is for single sessions; a batch run has nobody to ask. Use smart (default), deny or allow",
     );
   }
-  if (config.max_drop !== undefined && !config.baseline)
-    throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
-  if (config.max_unscored !== undefined && !config.baseline)
-    throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
-  if (config.significant_only && config.max_drop === undefined)
-    throw new UserError("--significant-only needs --max-drop P (see run --help)");
   return config;
 }
 
@@ -81,15 +75,7 @@ export const command: Command = {
     const { shard, shardCount } = flagsToConfig(argv);
     const { resolveShard } = await import("../shard/assign.js");
     const resolved = resolveShard({ shard, shardCount, env: process.env });
-    // The worker threads start before the runner's modules load: they load theirs meanwhile, on the other cores.
-    const pool = config.dry_run ? undefined : (await import("../run/run_pool.js")).startRunPool(config);
-    let runner: typeof import("../run/runner.js");
-    try {
-      runner = await import("../run/runner.js");
-    } catch (err) {
-      await pool?.close();
-      throw err;
-    }
-    return runner.runBatch(config, { shard: resolved, pool });
+    const { runBatch } = await import("../run/runner.js");
+    return runBatch(config, { shard: resolved });
   },
 };

@@ -7,7 +7,7 @@ import type { WorkerData } from "./worker.js";
 import { WORKER_RESOURCE_LIMITS } from "./heap_tuning.js";
 import { SandboxGates, environmentBackend, reclaimThread } from "../../tools/environments/index.js";
 import { ModelGates } from "../scheduler/run_models.js";
-import { offerWorkerInputs, workerInputsChannelName, type WorkerInputs } from "./worker_inputs.js";
+import type { RunInputs } from "./run_inputs.js";
 
 /** The run's worker pool and the run-wide gates it shares. */
 export interface RunPool {
@@ -16,8 +16,6 @@ export interface RunPool {
   modelGates: ModelGates;
   /** Every worker thread the pool started (from its first one on): a gone thread's permits are reclaimed by id. */
   threadIds: Set<number>;
-  /** Hands the threads what they need before their first task (once: the run folder, the final config, inputs). */
-  provideInputs(inputs: WorkerInputs): void;
   /** Ends the pool once (later calls wait for the first); safe while threads are still loading their modules. */
   close(): Promise<void>;
 }
@@ -25,11 +23,8 @@ export interface RunPool {
 /** How long an unused pool waits for its threads to finish loading before it ends them anyway. */
 const POOL_LOAD_WAIT_MS = 15_000;
 
-/**
- * Starts the run's worker threads with the run-wide gates they share, as soon as the configuration is parsed: the
- * threads load their modules while the main thread loads its own and checks the run, and wait for `provideInputs`.
- */
-export function startRunPool(config: RunConfig): RunPool {
+/** Starts the run's worker threads with the run-wide gates they share. */
+export function startRunPool(config: RunConfig, runDir: string, inputs: RunInputs): RunPool {
   const sandboxGates = SandboxGates.create({
     maxSandboxes: config.max_sandboxes,
     prewarm: config.prewarm,
@@ -38,10 +33,13 @@ export function startRunPool(config: RunConfig): RunPool {
   // One limiter per model endpoint for the whole run: every worker thread shares its permits and its back-off.
   const modelGates = ModelGates.create(config);
   const loaded = new Int32Array(new SharedArrayBuffer(4));
-  const inputsChannel = workerInputsChannelName();
-  const offer = offerWorkerInputs(inputsChannel);
   const workerData: WorkerData = {
-    inputsChannel,
+    config,
+    runDir,
+    workers: config.workers,
+    prefill: inputs.prefill,
+    allowlist: inputs.allowlist,
+    mcp: inputs.mcp,
     sandboxGates: sandboxGates.buffers,
     modelGates: modelGates.buffers,
     loaded,
@@ -74,9 +72,8 @@ export function startRunPool(config: RunConfig): RunPool {
       while (Atomics.load(loaded, 0) < config.workers && Date.now() < deadline)
         await new Promise((r) => setTimeout(r, 5));
       await pool.destroy();
-      offer.close();
     })());
-  return { pool, sandboxGates, modelGates, threadIds, provideInputs: offer.provide, close };
+  return { pool, sandboxGates, modelGates, threadIds, close };
 }
 
 /**

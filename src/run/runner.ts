@@ -55,36 +55,38 @@ export function defaultRunName(dataset: string): string {
 export interface RunOptions {
   /** This process's shard (from resolveShard); the run then writes <output-dir>/<run-name>/shards/<i>-of-<N>/. */
   shard?: Shard;
-  /** The run's pool, started as soon as the configuration was parsed (see startRunPool); the run ends it. */
-  pool?: RunPool;
 }
 
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
   const { shard } = opts;
-  const runPool = config.dry_run ? undefined : (opts.pool ?? startRunPool(config));
+  const inputs = await readRunInputs(config);
+  config.run_name ??= defaultRunName(config.dataset);
+  const runDir = shard
+    ? shardRunDir(config.output_dir, config.run_name, shard)
+    : resolve(config.output_dir, config.run_name);
+  // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
+  const dataset =
+    config.harbor !== undefined
+      ? (await import("../harbor/source.js")).harborDatasetSource(config.harbor)
+      : await openDatasetSource(config.dataset);
+  if (config.max_drop !== undefined && !config.baseline)
+    throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
+  if (config.max_unscored !== undefined && !config.baseline)
+    throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
+  if (config.significant_only && config.max_drop === undefined)
+    throw new UserError("--significant-only needs --max-drop P (see run --help)");
+  if (
+    config.baseline &&
+    !(existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed)))
+  ) {
+    throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
+  }
+  // The worker threads load their modules while this thread checks the run (about as long, each): a check that
+  // fails ends the pool again (it waits for them to finish loading: see startRunPool).
+  const runPool = config.dry_run ? undefined : startRunPool(config, runDir, inputs);
   try {
-    const inputs = await readRunInputs(config);
-    config.run_name ??= defaultRunName(config.dataset);
-    const runDir = shard
-      ? shardRunDir(config.output_dir, config.run_name, shard)
-      : resolve(config.output_dir, config.run_name);
-    // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
-    const dataset =
-      config.harbor !== undefined
-        ? (await import("../harbor/source.js")).harborDatasetSource(config.harbor)
-        : await openDatasetSource(config.dataset);
-    if (
-      config.baseline &&
-      !(
-        existsSync(join(config.baseline, RUN_FILES.trajectories)) || existsSync(join(config.baseline, RUN_FILES.failed))
-      )
-    ) {
-      throw new UserError(`--baseline ${config.baseline}: not a run folder (no ${RUN_FILES.trajectories})`);
-    }
-    runPool?.provideInputs({ config, runDir, ...inputs });
     return await checkAndRun(config, dataset, runDir, inputs, shard, runPool);
   } finally {
-    // A check that failed ends the pool too (it waits for its threads to finish loading: see startRunPool).
     await runPool?.close();
   }
 }

@@ -4,9 +4,11 @@
  */
 import { setMaxListeners } from "node:events";
 import { BroadcastChannel, workerData } from "node:worker_threads";
-import { consoleLogger, discoverBuiltinTools, registry } from "../../tools/registry.js";
+import type { RunConfig } from "../config/run_config.js";
+import { consoleLogger, registry } from "../../tools/registry.js";
 import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
+import type { ChatMessage } from "../core/chat.js";
 import { runTask, type TaskRunnerDeps } from "./task.js";
 import { tuneHeapGrowth } from "./heap_tuning.js";
 import { StartTurns } from "./start_turns.js";
@@ -15,11 +17,18 @@ import { captureLibraryConsole, tieConsoleToTasks, withConsoleNotes } from "./li
 import { SandboxGates, type SandboxGateBuffers } from "../../tools/environments/index.js";
 import type { TaskOutcomeMessage, TaskSpec } from "./task_spec.js";
 import { registerMcpCatalog } from "../../tools/mcp/mcp_tools.js";
-import { receiveWorkerInputs } from "./worker_inputs.js";
+import type { McpServerCatalog } from "../../tools/mcp/types.js";
 
 export interface WorkerData {
-  /** Where the main thread hands over the run's configuration, folder and inputs (see worker_inputs.ts). */
-  inputsChannel: string;
+  config: RunConfig;
+  runDir: string;
+  workers: number;
+  /** The prefill messages, read and validated once by the main thread. */
+  prefill?: ChatMessage[];
+  /** The user's command_allowlist, read once by the main thread (a bad file stops the run there). */
+  allowlist: string[];
+  /** The run's MCP servers and their tools, listed once by the main thread. */
+  mcp?: McpServerCatalog[];
   /** The run-wide sandbox gates' shared state (created once by the main thread). */
   sandboxGates?: SandboxGateBuffers;
   /** The run-wide model connection limiters' shared state (created once by the main thread). */
@@ -40,31 +49,31 @@ function setUp(): Promise<TaskRunnerDeps> {
   if (!deps) {
     deps = (async () => {
       const data = workerData as WorkerData;
-      const { config, runDir, prefill, allowlist, mcp } = await receiveWorkerInputs(data.inputsChannel);
       const channel = new BroadcastChannel(CANCEL_CHANNEL);
       channel.onmessage = (ev) => {
         const msg = (ev as unknown as { data: CancelMessage }).data;
-        if (msg?.type === "abort-all" && msg.runDir === runDir) abortAll.abort(new Error("run interrupted"));
+        if (msg?.type === "abort-all" && msg.runDir === data.runDir) abortAll.abort(new Error("run interrupted"));
       };
       // The channel must not keep the worker alive once the pool is done with it.
       (channel as unknown as { unref?: () => void }).unref?.();
-      tieConsoleToTasks(config.stream === true);
-      await ensureToolsLoaded({ packages: config.plugins });
-      if (mcp) registerMcpCatalog(mcp);
-      const models = await createRunModels(config, new ModelGates(data.modelGates));
+      tieConsoleToTasks(data.config.stream === true);
+      await ensureToolsLoaded({ packages: data.config.plugins });
+      if (data.mcp) registerMcpCatalog(data.mcp);
+      const models = await createRunModels(data.config, new ModelGates(data.modelGates));
+      const { prefill, allowlist } = data;
       // Only now: a V8 flag set at run time makes every thread started after it compile Node's own modules without
       // their built-in code cache (about twice the CPU for this thread's start-up); see heap_tuning.ts.
       tuneHeapGrowth();
       return {
-        config,
-        runDir,
+        config: data.config,
+        runDir: data.runDir,
         models,
         prefill,
         logger: consoleLogger,
         knownTools: new Set(registry.names()),
         allowlist,
-        workers: config.workers,
-        mcp,
+        workers: data.workers,
+        mcp: data.mcp,
         sandboxGates: data.sandboxGates ? new SandboxGates(data.sandboxGates) : undefined,
       };
     })();
@@ -89,9 +98,8 @@ const loadedCounter = (workerData as WorkerData | null)?.loaded;
 if (loadedCounter)
   queueMicrotask(() => {
     Atomics.add(loadedCounter, 0, 1);
-    // The set-up starts now, while the main thread still loads its modules and checks the run, instead of when the
-    // first task arrives (the pool runs without Atomics waits, so this thread's loop is free): the built-in tool
-    // modules load at once, the rest once the inputs come. A failure is the first task's to report.
-    discoverBuiltinTools().catch(() => undefined);
+    // The set-up (tool modules, model clients) starts now, while the main thread still checks the run, instead
+    // of when the first task arrives (the pool runs without Atomics waits, so this thread's loop is free).
+    // A failure is the first task's to report.
     setUp().catch(() => undefined);
   });
