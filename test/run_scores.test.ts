@@ -247,6 +247,15 @@ describe("scores in a batch run", () => {
     ]);
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain("--baseline");
+    for (const [flags, message] of [
+      [["--max-drop", "5"], "--max-drop needs --baseline RUN_DIR"],
+      [["--max-unscored", "2"], "--max-unscored needs --baseline RUN_DIR"],
+      [["--significant-only", "--baseline", join(out, "base")], "--significant-only needs --max-drop P"],
+    ] as const) {
+      const r = await runCliInProcess(["run", dataset, "--model", "scripted", "--output-dir", out, ...flags]);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr.trim()).toBe(`hermes-batch run: ${message} (see run --help)`);
+    }
   });
 
   it("--epochs K runs every task K times; pass@k for k <= K; resume works per (task, epoch)", async () => {
