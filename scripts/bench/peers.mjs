@@ -9,12 +9,13 @@
  *    given by --peers-dir (never dependencies of this project), e.g.
  *      mkdir /tmp/peers && cd /tmp/peers && npm init -y && npm install ai @ai-sdk/openai @openai/agents openai
  * Per contender and round: a run of --baseline-tasks at one loop, then --tasks at --concurrency loops, each with a
- * fresh model server. Printed, medians over --rounds:
+ * fresh model server. Printed, medians over --rounds (the mean of the middle two for an even count):
  *  - ratio of ideal: tasks ÷ (last answer − first request, as the server saw them) against concurrency ÷ (calls
  *    per task × latency);
  *  - CPU per model call: user + sys of the contender's process tree (bash `times`) ÷ requests;
  *  - memory per loop: (peak RSS at --concurrency − peak RSS at one loop) ÷ (concurrency − 1), from VmHWM;
- *  - first request: from the process's start to the server's first request.
+ *  - first request: from the process's start to the server's first request;
+ *  - with the raw loop in the run: each round's CPU per call over the raw loop's of the same round.
  *   node scripts/bench/peers.mjs [--tasks 2048] [--concurrency 256] [--latency-ms 200] [--turns 2] [--rounds 3]
  *        [--baseline-tasks 8] [--peers-dir /tmp/peers] [--only raw,hermes-batch] [--cli dist/src/cli.js]
  *        [--cli-before /tmp/before/dist/src/cli.js] [--hermes-args "--workers 1"]
@@ -236,7 +237,11 @@ async function runOnce(contender, taskCount, loops) {
   };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
 const results = new Map(contenders.map((c) => [c.name, []]));
 for (let round = 0; round < rounds; round++) {
   for (const c of contenders) {
@@ -254,12 +259,19 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 const f = (x, d) => x.toFixed(d);
-console.log(`| contender | ratio of ideal | CPU per model call | memory per loop | first request |`);
-console.log(`|---|---|---|---|---|`);
+// The machine's speed drifts between rounds (a VM's host): a contender's CPU is compared with the raw loop's of the
+// same round, and the table gives each round's multiple.
+const raw = results.get("raw");
+const timesRaw = (rows) =>
+  raw ? ` | ${rows.map((r, i) => `${f(r.cpuPerCallMs / raw[i].cpuPerCallMs, 1)}×`).join(", ")}` : "";
+console.log(
+  `| contender | ratio of ideal | CPU per model call | memory per loop | first request |${raw ? " CPU ÷ raw's, per round |" : ""}`,
+);
+console.log(`|---|---|---|---|---|${raw ? "---|" : ""}`);
 for (const [name, rows] of results) {
   const m = (k) => median(rows.map((r) => r[k]));
   console.log(
-    `| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s |`,
+    `| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s${timesRaw(rows)} |`,
   );
 }
 console.log(
