@@ -174,8 +174,9 @@ export async function runTask(spec: TaskSpec, deps: TaskRunnerDeps, cancel: Abor
  * getter of its own is kept in dictionary mode, several times the size, for the whole task.
  */
 class TaskEnvSpec implements EnvironmentSpec {
-  runName: string;
-  taskId: string;
+  // Declared here, in one order, so that every task's spec has the same shape; set from `fields`.
+  runName!: string;
+  taskId!: string;
   image?: string;
   cwd?: string;
   network?: string;
@@ -189,15 +190,7 @@ class TaskEnvSpec implements EnvironmentSpec {
     fields: Omit<EnvironmentSpec, "hostTaskDir">,
     private readonly folderOf: () => string,
   ) {
-    this.runName = fields.runName;
-    this.taskId = fields.taskId;
-    this.image = fields.image;
-    this.cwd = fields.cwd;
-    this.network = fields.network;
-    this.taskTimeoutSec = fields.taskTimeoutSec;
-    this.signal = fields.signal;
-    this.reportLost = fields.reportLost;
-    this.onEvent = fields.onEvent;
+    Object.assign(this, fields);
   }
 
   get hostTaskDir(): string {
