@@ -188,6 +188,33 @@ export async function* plannedTasks(
   }
 }
 
+/**
+ * Up to this many tasks, the count pass keeps the tasks it planned and the run dispatches those (see
+ * `PlannedTaskList`); above it, or when the dataset's rows were not kept (readDataset), the run plans them again.
+ */
+const KEEP_PLANNED_MAX = 65_536;
+
+/** The tasks a count pass planned, handed to the dispatch once: each is dropped as it is taken. */
+export class PlannedTaskList {
+  private at = 0;
+  constructor(private readonly specs: (TaskSpec | undefined)[]) {}
+  *take(): Generator<TaskSpec> {
+    while (this.at < this.specs.length) {
+      const spec = this.specs[this.at]!;
+      this.specs[this.at++] = undefined;
+      yield spec;
+    }
+  }
+}
+
+/** The environment's own check of a row (a local sandbox's cwd), the same for every pass over the dataset. */
+export async function rowProblemOf(
+  config: RunConfig,
+): Promise<((row: { cwd?: string; network?: string }) => string | undefined) | undefined> {
+  const backend = await environmentBackend(config.env);
+  return backend.rowProblem?.bind(backend);
+}
+
 export async function countTasks(
   config: RunConfig,
   dataset: DatasetSource,
@@ -197,8 +224,7 @@ export async function countTasks(
   sel: Selection,
   shard?: Shard,
 ) {
-  const backend = await environmentBackend(config.env);
-  const rowProblem = backend.rowProblem?.bind(backend);
+  const rowProblem = await rowProblemOf(config);
   let n = 0;
   const draws = new Map<string, number>();
   const bad: string[] = [];
@@ -206,6 +232,7 @@ export async function countTasks(
   const networks = new Set<string>();
   const unscoredPlanned = new Set<string>();
   const sandboxNeed = new SandboxNeed(config);
+  let specs: TaskSpec[] | undefined = [];
   for await (const spec of plannedTasks(
     config,
     dataset,
@@ -220,15 +247,28 @@ export async function countTasks(
     rowProblem,
   )) {
     n++;
+    if (specs && specs.push(spec) > KEEP_PLANNED_MAX) specs = undefined;
     sandboxNeed.add(spec);
     if (sel.unscored.has(recordKey(spec.id, spec.epoch))) unscoredPlanned.add(recordKey(spec.id, spec.epoch));
     const key = spec.toolsets.join("+") || "(none)";
     draws.set(key, (draws.get(key) ?? 0) + 1);
   }
-  return { n, draws, bad, rows: rows.n, networks, unscoredPlanned, needsSandbox: await sandboxNeed.any() };
+  // Kept only when the dataset's rows were (a small dataset, read to its end): a second pass would read those same
+  // rows and plan the same tasks again, its row checks and all (and TurboFan would compile the planning code again:
+  // its first optimised code is dropped when the first pass ends).
+  const planned = specs && dataset.parsed ? new PlannedTaskList(specs) : undefined;
+  return {
+    n,
+    draws,
+    bad,
+    rows: rows.n,
+    networks,
+    unscoredPlanned,
+    needsSandbox: await sandboxNeed.any(),
+    planned,
+  };
 }
 
-/** Why a row's own toolsets would give the model no tool at all (each tool's reason), or undefined. */
 async function whyNoTool(toolsets: string[]): Promise<string | undefined> {
   if ((await getOfferedToolNames({ enabledToolsets: toolsets })).length > 0) return undefined;
   const names = selectToolNames({ enabledToolsets: toolsets });

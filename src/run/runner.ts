@@ -37,7 +37,14 @@ import { tokenTotals, tokenTotalsText } from "../core/chat.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { mcpSecretValues, publicMcpServers } from "../config/mcp_config.js";
 import { rowMcpServersSeen } from "./mcp_setup.js";
-import { countTasks, datasetIds, plannedTasks, type Selection } from "./planned_tasks.js";
+import {
+  countTasks,
+  datasetIds,
+  plannedTasks,
+  rowProblemOf,
+  type PlannedTaskList,
+  type Selection,
+} from "./planned_tasks.js";
 import { checkConfigChange, checkOutputLocation, datasetRecord, earlierConfigChanges } from "./run_folder.js";
 import { resumeCommand } from "./resume_command.js";
 import { readRunInputs, type RunInputs } from "./run_inputs.js";
@@ -137,7 +144,21 @@ async function checkAndRun(
     return await runLocked(
       config,
       runDir,
-      { dataset, shard, shardInfo, fingerprint, sel, state, failedIds, total, planner, inputs, configChange },
+      {
+        dataset,
+        shard,
+        shardInfo,
+        fingerprint,
+        sel,
+        state,
+        failedIds,
+        total,
+        planner,
+        inputs,
+        configChange,
+        countedBad: counted.bad,
+        planned: counted.planned,
+      },
       runPool!,
     );
   } finally {
@@ -229,6 +250,10 @@ interface CountedTasks {
   networks: Set<string>;
   /** Whether any planned task can create a sandbox (src/run/sandbox_need.ts). */
   needsSandbox: boolean;
+  /** The bad rows the count found (skipped with --on-bad-row skip). */
+  bad: string[];
+  /** The tasks the count planned, when it kept them for the dispatch. */
+  planned?: PlannedTaskList;
 }
 
 /** Counts the tasks to run in one pass over the dataset, and stops on bad rows, an empty slice or unknown ids. */
@@ -249,6 +274,7 @@ async function countAndCheckRows(
     networks,
     unscoredPlanned,
     needsSandbox,
+    planned,
   } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
@@ -270,7 +296,7 @@ async function countAndCheckRows(
         `--only names task id(s) not in the dataset: ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", …" : ""}`,
       );
   }
-  return { total, draws, networks, needsSandbox };
+  return { total, draws, networks, needsSandbox, bad, planned };
 }
 
 /** --dry-run: what would run, and the toolset draws. */
@@ -352,6 +378,10 @@ interface RunPlan {
   planner: ToolsetPlanner;
   /** What changed since the run started, when --allow-config-change let the resume go on. */
   configChange?: string;
+  /** The bad rows of the count pass (logged as skipped when the dispatch takes `planned`). */
+  countedBad: string[];
+  /** The tasks the count pass planned, when it kept them: the dispatch takes these instead of a second pass. */
+  planned?: PlannedTaskList;
 }
 
 /** completed / (done + failed) over the whole run folder, from statistics.json's outcome counts. */
@@ -515,18 +545,23 @@ async function dispatchTasks(config: RunConfig, plan: RunPlan, runPool: RunPool,
   const { stop } = d.control;
   const submit = taskSubmitter(config, runPool, d);
   try {
-    const badRows: string[] = [];
-    for await (const spec of plannedTasks(
-      config,
-      dataset,
-      planner,
-      state.done,
-      failedIds,
-      sel,
-      (m) => badRows.push(m),
-      undefined,
-      shard,
-    )) {
+    const badRows: string[] = plan.planned ? plan.countedBad : [];
+    const specs =
+      plan.planned?.take() ??
+      plannedTasks(
+        config,
+        dataset,
+        planner,
+        state.done,
+        failedIds,
+        sel,
+        (m) => badRows.push(m),
+        undefined,
+        shard,
+        undefined,
+        await rowProblemOf(config),
+      );
+    for await (const spec of specs) {
       if (stop.stopping) break;
       while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
       if (stop.stopping) break;
