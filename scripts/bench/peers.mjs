@@ -15,10 +15,14 @@
  *  - CPU per model call: user + sys of the contender's process tree (bash `times`) ÷ requests;
  *  - memory per loop: (peak RSS at --concurrency − peak RSS at one loop) ÷ (concurrency − 1), from VmHWM;
  *  - first request: from the process's start to the server's first request;
- *  - with the raw loop in the run: each round's CPU per call over the raw loop's of the same round.
+ *  - with the raw loop in the run: each round's CPU per call over the raw loop's of the same round;
+ *  - with --steady: each contender also runs 2 × --tasks at --concurrency loops, and the CPU per call of the
+ *    extra calls is printed: (CPU at 2N − CPU at N) ÷ (requests at 2N − requests at N). That leaves out what a
+ *    run pays once (start-up, the first round's JIT compilation, the end-of-run reports), which the whole-run
+ *    figure spreads over N tasks; with the raw loop in the run, each round's multiple of the raw loop's.
  *   node scripts/bench/peers.mjs [--tasks 2048] [--concurrency 256] [--latency-ms 200] [--turns 2] [--rounds 3]
  *        [--baseline-tasks 8] [--peers-dir /tmp/peers] [--only raw,hermes-batch] [--cli dist/src/cli.js]
- *        [--cli-before /tmp/before/dist/src/cli.js] [--hermes-args "--workers 1"]
+ *        [--cli-before /tmp/before/dist/src/cli.js] [--hermes-args "--workers 1"] [--steady]
  * --cli: the hermes-batch CLI to run (another checkout's build); --cli-before: a second build run as the contender
  * `hermes-batch-before`, interleaved with the first (a before/after in one run); --hermes-args: extra `run` flags
  * for both (e.g. "--workers 1").
@@ -51,6 +55,7 @@ const { values } = parseOptions({
     cli: { type: "string" },
     "cli-before": { type: "string" },
     "hermes-args": { type: "string", default: "" },
+    steady: { type: "boolean", default: false },
   },
 });
 if (values.help) {
@@ -248,11 +253,13 @@ for (let round = 0; round < rounds; round++) {
     const base = await runOnce(c, baselineTasks, 1);
     const full = await runOnce(c, tasks, concurrency);
     const ideal = concurrency / ((turns + 1) * (latencyMs / 1000));
+    const double = values.steady ? await runOnce(c, 2 * tasks, concurrency) : undefined;
     const row = {
       ratio: full.finished / (full.windowMs / 1000) / ideal,
       cpuPerCallMs: full.cpuMs / full.requests,
       mbPerLoop: (full.peakKb - base.peakKb) / 1024 / Math.max(1, concurrency - 1),
       firstRequestS: full.firstRequestMs / 1000,
+      ...(double ? { steadyCpuPerCallMs: (double.cpuMs - full.cpuMs) / (double.requests - full.requests) } : {}),
     };
     results.get(c.name).push(row);
     process.stderr.write(`round ${round + 1} ${c.name}: ${JSON.stringify(row)}\n`);
@@ -262,16 +269,17 @@ const f = (x, d) => x.toFixed(d);
 // The machine's speed drifts between rounds (a VM's host): a contender's CPU is compared with the raw loop's of the
 // same round, and the table gives each round's multiple.
 const raw = results.get("raw");
-const timesRaw = (rows) =>
-  raw ? ` | ${rows.map((r, i) => `${f(r.cpuPerCallMs / raw[i].cpuPerCallMs, 1)}×`).join(", ")}` : "";
+const timesRaw = (rows, key) => (raw ? ` | ${rows.map((r, i) => `${f(r[key] / raw[i][key], 1)}×`).join(", ")}` : "");
+const steadyHead = values.steady ? ` steady CPU per call (2N − N) |${raw ? " ÷ raw's |" : ""}` : "";
 console.log(
-  `| contender | ratio of ideal | CPU per model call | memory per loop | first request |${raw ? " CPU ÷ raw's, per round |" : ""}`,
+  `| contender | ratio of ideal | CPU per model call | memory per loop | first request |${raw ? " CPU ÷ raw's, per round |" : ""}${steadyHead}`,
 );
-console.log(`|---|---|---|---|---|${raw ? "---|" : ""}`);
+console.log(`|---|---|---|---|---|${raw ? "---|" : ""}${values.steady ? `---|${raw ? "---|" : ""}` : ""}`);
 for (const [name, rows] of results) {
   const m = (k) => median(rows.map((r) => r[k]));
+  const steady = values.steady ? ` | ${f(m("steadyCpuPerCallMs"), 2)} ms${timesRaw(rows, "steadyCpuPerCallMs")}` : "";
   console.log(
-    `| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s${timesRaw(rows)} |`,
+    `| ${name} | ${f(m("ratio"), 3)} | ${f(m("cpuPerCallMs"), 2)} ms | ${f(m("mbPerLoop"), 3)} MB | ${f(m("firstRequestS"), 2)} s${timesRaw(rows, "cpuPerCallMs")}${steady} |`,
   );
 }
 console.log(
