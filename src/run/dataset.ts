@@ -116,8 +116,10 @@ export interface DatasetSource {
 }
 
 /**
- * A run reads its dataset twice (counted and checked before any task starts, then again as tasks are dispatched).
- * Up to this many bytes of rows, the first pass's parsed and validated lines are kept for the second.
+ * A run counts and checks its dataset before any task starts, then dispatches its tasks. Up to this many bytes of
+ * rows, the first pass's parsed and validated lines are kept: the dispatch then takes the tasks the count planned
+ * (src/run/planned_tasks.ts), and `--only` and the shard ledger read the kept lines. A bigger dataset is read
+ * again for each of them.
  */
 const KEEP_PARSED_MAX_BYTES = 4 * 1024 * 1024;
 
