@@ -1,0 +1,245 @@
+/**
+ * Numbers a CI team gates on, end to end with the built CLI and the scripted model (no network): results that a
+ * shard holds for a task it does not own never replace the owner's result in a merge; JUnit marks as absent only
+ * tasks the current run lacks, not epochs a run with fewer epochs never had; the end-of-run scores line never
+ * prints a pass@k that no task could be measured for; bad --max-drop values are refused.
+ */
+import { execFileSync } from "node:child_process";
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shardOfTask } from "../src/shard/assign.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, httpError, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
+
+/** Rows the scripted model answers right (expected = a + 1) or wrong (expected far off). */
+function dataset(path: string, pattern: string): string {
+  const rows = [...pattern].map((c, i) =>
+    JSON.stringify({
+      id: `t${i}`,
+      prompt: `Use the shell to compute ${i + 1} + 1 and tell me the result.`,
+      toolsets: ["terminal"],
+      expected: { value: c === "P" ? i + 2 : i + 1002, match: "number" },
+    }),
+  );
+  writeFileSync(path, rows.join("\n") + "\n");
+  return path;
+}
+
+const readLines = (path: string) =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
+
+describe("merge keeps each task's result from the shard that owns it", () => {
+  let dir: string;
+  const N = 3;
+  beforeAll(async () => {
+    dir = tempDir("hb-ci-merge-");
+    const data = dataset(join(dir, "data.jsonl"), "PPPPPPPPPPFFFFFFFFFF");
+    for (let i = 0; i < N; i++) {
+      const r = await runCliInProcess([
+        "run",
+        data,
+        "--model",
+        "scripted",
+        "--run-name",
+        "exp",
+        "--output-dir",
+        join(dir, "runs"),
+        "--progress",
+        "none",
+        "--shard",
+        `${i}/${N}`,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+  }, 120_000);
+
+  it("a copy of another shard's task, with another verdict, in a lower shard's folder changes no number", async () => {
+    const exact = await runCliInProcess(["merge", join(dir, "runs", "exp"), "--out", join(dir, "exact")]);
+    expect(exact.exitCode, exact.stderr).toBe(0);
+    const exactStats = JSON.parse(readFileSync(join(dir, "exact", "statistics.json"), "utf8"));
+
+    // A stale folder copy: shard 0's folder also holds a result of a task shard 2 owns, with the opposite verdict,
+    // and one of a task id the dataset does not have at all.
+    const run = join(dir, "tampered");
+    mkdirSync(run);
+    cpSync(join(dir, "runs", "exp", "shards"), join(run, "shards"), { recursive: true });
+    const pad = (i: number) => `${String(i).padStart(4, "0")}-of-${String(N).padStart(4, "0")}`;
+    const owner = readLines(join(run, "shards", pad(2), "trajectories.jsonl"))[0]!;
+    expect(shardOfTask(owner.task_id, N)).toBe(2);
+    const copy = { ...owner, score: { ...owner.score, passed: !owner.score.passed } };
+    const ghostId = ["ghost", "ghost1", "ghost2", "ghost3", "ghost4"].find((id) => shardOfTask(id, N) === 0)!;
+    const ghost = { ...owner, task_id: ghostId, score: { ...owner.score, passed: true } };
+    appendFileSync(
+      join(run, "shards", pad(0), "trajectories.jsonl"),
+      `${JSON.stringify(copy)}\n${JSON.stringify(ghost)}\n`,
+    );
+
+    const r = await runCliInProcess(["merge", run]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const merged = readLines(join(run, "trajectories.jsonl"));
+    expect(merged.map((l) => l.task_id).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `t${i}`).sort());
+    expect(merged.find((l) => l.task_id === owner.task_id)!.score.passed).toBe(owner.score.passed);
+    const stats = JSON.parse(readFileSync(join(run, "statistics.json"), "utf8"));
+    expect(stats.scores.passed).toBe(exactStats.scores.passed);
+    expect(stats.scores.scored).toBe(20);
+    expect(stats.tasks).toEqual(exactStats.tasks);
+    // Both left-out lines are named.
+    expect(r.stderr).toContain(owner.task_id);
+    expect(r.stderr).toContain(ghostId);
+    const info = JSON.parse(readFileSync(join(run, "merge.json"), "utf8"));
+    expect(info.left_out_lines).toBe(2);
+  }, 120_000);
+});
+
+describe("JUnit and a baseline with more epochs than the current run", () => {
+  it("no task present in both runs is <skipped> as absent from the current run", async () => {
+    const dir = tempDir("hb-ci-junit-");
+    const data = dataset(join(dir, "data.jsonl"), "PPF");
+    const base = ["run", data, "--model", "scripted", "--output-dir", join(dir, "runs"), "--progress", "none"];
+    expect((await runCliInProcess([...base, "--run-name", "three", "--epochs", "3"])).exitCode).toBe(0);
+    expect((await runCliInProcess([...base, "--run-name", "one"])).exitCode).toBe(0);
+    // And a current run without t2 at all: that one task is absent.
+    const partial = join(dir, "partial.jsonl");
+    writeFileSync(partial, readFileSync(data, "utf8").split("\n").slice(0, 2).join("\n") + "\n");
+    expect(
+      (
+        await runCliInProcess([
+          "run",
+          partial,
+          "--model",
+          "scripted",
+          "--output-dir",
+          join(dir, "runs"),
+          "--progress",
+          "none",
+          "--run-name",
+          "two",
+        ])
+      ).exitCode,
+    ).toBe(0);
+    const junitOf = async (current: string) => {
+      const file = join(dir, `${current}.xml`);
+      const r = await runCliInProcess([
+        "compare",
+        join(dir, "runs", "three"),
+        join(dir, "runs", current),
+        "--junit",
+        file,
+        "--max-unscored",
+        "100%",
+      ]);
+      const parsed = execFileSync(
+        "python3",
+        [
+          "-c",
+          "import sys,json,xml.etree.ElementTree as ET; s=ET.parse(sys.argv[1]).getroot().find('testsuite'); print(json.dumps({'skipped':s.get('skipped'),'tests':s.get('tests'),'cases':[[c.get('name'),[e.tag for e in c]] for c in s.findall('testcase')]}))",
+          file,
+        ],
+        { encoding: "utf8" },
+      );
+      return { r, x: JSON.parse(parsed) as { skipped: string; tests: string; cases: [string, string[]][] } };
+    };
+    const one = await junitOf("one");
+    expect(one.r.stdout).not.toContain("absent from the current run");
+    expect(one.x.skipped).toBe("0");
+    expect(one.x.cases.filter(([, tags]) => tags.includes("skipped"))).toEqual([]);
+    const two = await junitOf("two");
+    expect(two.r.stdout).toContain("1 absent from the current run");
+    expect(two.x.skipped).toBe("1");
+    expect(two.x.cases.filter(([, tags]) => tags.includes("skipped")).map(([name]) => name)).toEqual(["t2 [epoch 0]"]);
+  }, 120_000);
+});
+
+describe("the end-of-run scores line and pass@k when some epochs are unscored", () => {
+  let server: FakeOpenAI;
+  const seen = new Map<string, number>();
+  beforeAll(async () => {
+    // Every task's first request is answered right, every later one fails (no retries): one scored epoch each.
+    server = await startFakeOpenAI((req): Reply => {
+      const id = /key=(\w+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+      const n = (seen.get(id) ?? 0) + 1;
+      seen.set(id, n);
+      return n === 1 ? text("ANSWER-OK") : httpError(500, "boom");
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it("prints no pass@3 when no task has 3 scored epochs, and says over how many tasks each k is measured", async () => {
+    const dir = tempDir("hb-ci-passk-");
+    const data = join(dir, "data.jsonl");
+    writeFileSync(
+      data,
+      ["a", "b"]
+        .map((k) => JSON.stringify({ id: k, prompt: `Say it. key=${k}`, toolsets: ["todo"], expected: "ANSWER-OK" }))
+        .join("\n") + "\n",
+    );
+    const r = await runCliInProcess([
+      "run",
+      data,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "sk-test",
+      "--run-name",
+      "k",
+      "--output-dir",
+      join(dir, "runs"),
+      "--epochs",
+      "3",
+      "--max-retries",
+      "0",
+      "--concurrency",
+      "1",
+      "--stop-after-failures",
+      "0",
+      "--progress",
+      "none",
+    ]);
+    expect(r.exitCode, r.stderr).toBe(1); // the failed epochs
+    const line = r.stdout.split("\n").find((l) => l.startsWith("scores:"))!;
+    expect(line).toContain("100.0 % passed (2/2 scored");
+    expect(line).not.toMatch(/pass@3 0\.0 %/);
+    const stats = JSON.parse(readFileSync(join(dir, "runs", "k", "statistics.json"), "utf8"));
+    expect(stats.scores.pass_at_k).toEqual({ "1": 1 });
+    expect(stats.scores.pass_at_k_tasks).toEqual({ "1": 2, "2": 0, "3": 0 });
+  }, 120_000);
+});
+
+describe("compare --max-drop takes decimal points only", () => {
+  it("refuses hexadecimal, binary and exponent forms with one line and exit 2", async () => {
+    const dir = tempDir("hb-ci-flags-");
+    const data = dataset(join(dir, "data.jsonl"), "P");
+    expect(
+      (
+        await runCliInProcess([
+          "run",
+          data,
+          "--model",
+          "scripted",
+          "--run-name",
+          "a",
+          "--output-dir",
+          join(dir, "runs"),
+          "--progress",
+          "none",
+        ])
+      ).exitCode,
+    ).toBe(0);
+    const a = join(dir, "runs", "a");
+    for (const bad of ["0x10", "0b11", "0o7", "1e1"]) {
+      const r = await runCliInProcess(["compare", a, a, "--max-drop", bad]);
+      expect(r.exitCode, bad).toBe(2);
+      expect(r.stderr.trim().split("\n"), bad).toHaveLength(1);
+      expect(r.stderr, bad).toContain("--max-drop");
+    }
+    for (const good of ["5", "2.5", " 10 ", "0", "100"]) {
+      expect((await runCliInProcess(["compare", a, a, "--max-drop", good])).exitCode, good).toBe(0);
+    }
+  }, 120_000);
+});
