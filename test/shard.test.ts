@@ -497,28 +497,33 @@ describe("hermes-batch merge", () => {
     );
   }, 300_000);
 
-  it("merges three shards: one line per task, bytes unchanged, done wins over a failure in another shard", () => {
+  it("merges three shards: one line per task, bytes unchanged, only the owning shard's results", () => {
     expect(r.good.code, r.good.stderr).toBe(1); // merged; B and F failed
     const traj = lines(join(dirs.good, "trajectories.jsonl"));
     expect(traj).toEqual([entry(A, 0), entry(D, 3), entry(E, 4), entry(G, 6)]);
     expect(lines(join(dirs.good, "dropped.jsonl"))).toEqual([dropped(C)]);
-    // B's two attempts are its own shard's history; D failed in shard 2 but is done in shard 1.
+    // B's two attempts are its own shard's history; D's failure in shard 2, which does not own D, is left out.
     expect(lines(join(dirs.good, "failed.jsonl"))).toEqual([failure(B, 1), failure(B, 2), failure(F, 1)]);
     for (const f of ["trajectories.jsonl", "failed.jsonl", "dropped.jsonl"])
       expect(existsSync(join(dirs.good, `${f}.merge-tmp`))).toBe(false);
   });
 
-  it("warns about duplicates and the torn line, and prints a summary", () => {
+  it("warns about lines of tasks a shard does not own and the torn line, and prints a summary", () => {
     expect(r.good.stdout).toContain(`merged all 3 shard(s) from ${join(dirs.good, "shards")} → ${dirs.good}`);
     expect(r.good.stdout).toContain(
       `2 task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${dirs.good}\` prints the commands), then merge again:\n    shard 0/3: ${B}\n    shard 1/3: ${F}\n`,
     );
     expect(r.good.stdout).toContain("tasks: 4 done, 2 failed, 1 dropped");
-    expect(r.good.stdout).toContain("duplicates skipped: 2 (2 task(s) in more than one shard)");
+    expect(r.good.stdout).toContain("duplicates skipped: 0\n");
+    expect(r.good.stdout).toContain("left out: 2 line(s) of tasks their shard does not own");
     expect(r.good.stdout).toContain(`config fingerprint: sha256:${"a".repeat(64)} (all shards agree)`);
-    expect(r.good.stderr).toMatch(/warning: 2 duplicate line\(s\) skipped \(2 task\(s\) found in more than one shard/);
+    expect(r.good.stderr).not.toContain("duplicate line(s) skipped");
     expect(r.good.stderr).toMatch(/warning: skipped 1 unreadable line.*0002-of-0003\/trajectories\.jsonl:2/);
-    expect(r.good.stderr).toMatch(/warning: 2 line\(s\) are in a shard their task id does not hash to/);
+    expect(r.good.stderr).toMatch(
+      /warning: left out 2 result line\(s\) of tasks their shard does not own: 2 in a shard their task id does not hash to/,
+    );
+    expect(r.good.stderr).toContain(`0001-of-0003/trajectories.jsonl:3 (${A})`);
+    expect(r.good.stderr).toContain(`0002-of-0003/failed.jsonl:1 (${D})`);
   });
 
   it("rebuilds statistics.json, summary.csv, run.yaml, checkpoint.json and merge.json from the merged files", () => {
@@ -589,8 +594,10 @@ describe("hermes-batch merge", () => {
       ],
       timing: { started_at: "2026-01-01T00:00:00.000Z", ended_at: "2026-01-01T01:02:00.000Z", busy_seconds: 10800 },
       lines: { trajectories: 4, failed: 3, dropped: 1 },
-      duplicates: { done: 1, failed_in_two_shards: 0, failed_but_done_elsewhere: 1, tasks_in_several_shards: 2 },
+      duplicates: { done: 0, failed_in_two_shards: 0, failed_but_done_elsewhere: 0, tasks_in_several_shards: 0 },
       misplaced_lines: 2,
+      not_in_dataset_lines: 0,
+      left_out_lines: 2,
       bad_lines: 1,
     });
   });
@@ -633,8 +640,8 @@ describe("hermes-batch merge", () => {
     expect(r.partial.stdout).toContain("left out: 3 task(s) of shard(s) 1");
     expect(r.partial.stdout).not.toContain("merged all");
     expect(lines(join(dirs.missing, "trajectories.jsonl"))).toEqual([entry(A, 0), entry(G, 6)]);
-    // Without shard 1, D's failure in shard 2 is the only record of D.
-    expect(lines(join(dirs.missing, "failed.jsonl"))).toEqual([failure(B, 1), failure(B, 2), failure(D, 1)]);
+    // Without shard 1, D has no result: its failure in shard 2, which does not own it, is no result of D.
+    expect(lines(join(dirs.missing, "failed.jsonl"))).toEqual([failure(B, 1), failure(B, 2)]);
     const info = JSON.parse(readFileSync(join(dirs.missing, "merge.json"), "utf8"));
     expect(info).toMatchObject({ merged_shards: [0, 2], missing_shards: [1] });
     expect(JSON.parse(readFileSync(join(dirs.missing, "checkpoint.json"), "utf8")).finished).toBe(false);

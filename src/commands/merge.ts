@@ -223,7 +223,8 @@ export const command: Command = {
     checkOutput(outDir, inspection.shardsDir, force);
     mkdirSync(outDir, { recursive: true });
 
-    const counts = await mergeShardFiles(usable, outDir, count);
+    const ownedKeys = new Map(statuses.flatMap((s) => (s.owned ? [[s.index, new Set(s.owned)] as const] : [])));
+    const counts = await mergeShardFiles(usable, outDir, count, ownedKeys);
     if (counts.badLines) {
       warn(
         `skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`,
@@ -236,10 +237,18 @@ export const command: Command = {
           `result was kept, a done result wins over a failure): shards should never share a task — were folders copied between runs?`,
       );
     }
-    if (counts.misplaced)
+    const leftOutLines = counts.misplaced + counts.notInDataset;
+    if (leftOutLines) {
+      const why = [
+        counts.misplaced
+          ? `${counts.misplaced} in a shard their task id does not hash to (a folder copied between runs, or a different shard count?)`
+          : "",
+        counts.notInDataset ? `${counts.notInDataset} of task ids the dataset does not give that shard` : "",
+      ].filter(Boolean);
       warn(
-        `${counts.misplaced} line(s) are in a shard their task id does not hash to (a renamed folder, or a different shard count?)`,
+        `left out ${leftOutLines} result line(s) of tasks their shard does not own: ${why.join("; ")}; only the owning shard's result counts. E.g. ${counts.leftOutExamples.slice(0, 5).join(", ")}`,
       );
+    }
 
     // Plugins add tools to the statistics' tool list; the merge still works without them.
     try {
@@ -327,6 +336,8 @@ export const command: Command = {
         tasks_in_several_shards: counts.tasksInSeveralShards,
       },
       misplaced_lines: counts.misplaced,
+      not_in_dataset_lines: counts.notInDataset,
+      left_out_lines: counts.misplaced + counts.notInDataset,
       bad_lines: counts.badLines,
     };
     const infoPath = join(outDir, MERGE_INFO_FILE);
@@ -349,6 +360,7 @@ export const command: Command = {
     out.write(
       `  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`,
     );
+    if (leftOutLines) out.write(`  left out: ${leftOutLines} line(s) of tasks their shard does not own\n`);
     out.write(
       `  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`,
     );

@@ -219,8 +219,15 @@ export interface MergeCounts {
   duplicateFailed: number;
   /** Distinct task ids that appeared in more than one shard. */
   tasksInSeveralShards: number;
-  /** Lines of a shard whose task id does not hash to that shard (a renamed folder or a different N). */
+  /**
+   * Lines left out because the shard does not own their task: its id hashes to another shard (a folder copied
+   * between runs, a different N), or the dataset slice has no such task (a row removed since). Only the owning
+   * shard's result of a task counts, as only its folder is proved complete.
+   */
   misplaced: number;
+  notInDataset: number;
+  /** `path:line (task id)` of some left-out lines. */
+  leftOutExamples: string[];
   /** Unparsable lines or lines without a task_id (e.g. a torn last line of a crashed shard), skipped. */
   badLines: number;
   badLineExamples: string[];
@@ -245,7 +252,13 @@ type ResultFile = typeof RUN_FILES.trajectories | typeof RUN_FILES.failed | type
  * byte for byte). Memory: one map entry per task id. Each file is written to a temporary name and renamed
  * into place once all three are complete.
  */
-export async function mergeShardFiles(folders: ShardFolder[], outDir: string, count: number): Promise<MergeCounts> {
+export async function mergeShardFiles(
+  folders: ShardFolder[],
+  outDir: string,
+  count: number,
+  /** Per shard index, the result keys it owns (from the dataset or its record); absent: the id hash alone decides. */
+  ownedKeys?: ReadonlyMap<number, ReadonlySet<string>>,
+): Promise<MergeCounts> {
   const counts: MergeCounts = {
     trajectories: 0,
     failed: 0,
@@ -255,6 +268,8 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
     duplicateFailed: 0,
     tasksInSeveralShards: 0,
     misplaced: 0,
+    notInDataset: 0,
+    leftOutExamples: [],
     badLines: 0,
     badLineExamples: [],
   };
@@ -282,8 +297,17 @@ export async function mergeShardFiles(folders: ShardFolder[], outDir: string, co
             if (counts.badLineExamples.length < 10) counts.badLineExamples.push(`${path}:${line}`);
             continue;
           }
-          // Shards are assigned by task id (every epoch of a task in one shard); results are kept per (task, epoch).
-          if (shardOfTask(task.id, count) !== here) counts.misplaced++;
+          // Shards are assigned by task id (every epoch of a task in one shard); results are kept per (task, epoch),
+          // and only from the shard that owns the task: another shard's copy (first in shard order) must not
+          // replace the owner's own result, and a task the dataset does not have is no result of this run.
+          const foreign = shardOfTask(task.id, count) !== here;
+          const owned = ownedKeys?.get(here);
+          if (foreign || (owned !== undefined && !owned.has(task.key))) {
+            if (foreign) counts.misplaced++;
+            else counts.notInDataset++;
+            if (counts.leftOutExamples.length < 10) counts.leftOutExamples.push(`${path}:${line} (${task.id})`);
+            continue;
+          }
           const id = task.key;
           if (name === RUN_FILES.failed) {
             const doneShard = doneIn.get(id);
