@@ -3,7 +3,7 @@
  * not be scored (infrastructure failure, dropped, judge failed) an <error> with the reason, and only a task
  * of the baseline that is absent from this run is <skipped>.
  */
-import type { RunSamples } from "./run_samples.js";
+import type { RunSample, RunSamples } from "./run_samples.js";
 
 const INVALID_XML = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
 
@@ -43,17 +43,24 @@ function toCases(run: RunSamples, baseline: RunSamples | undefined): Case[] {
     type: s.outcome,
     body: [s.reason, s.details].filter(Boolean).join("\n"),
   }));
-  for (const [key, s] of baseline?.samples ?? []) {
-    if (!run.samples.has(key))
-      cases.push({
-        taskId: s.taskId,
-        epoch: s.epoch,
-        durationMs: 0,
-        kind: "skipped",
-        message: "absent from the current run",
-        type: "absent",
-        body: "",
-      });
+  // A task of the baseline that this run does not have at all: one <skipped> per task, at its first baseline epoch.
+  // Epochs the baseline ran and this run did not (3 epochs against 1) are no absence: the task is here.
+  const present = new Set([...run.samples.values()].map((s) => s.taskId));
+  const absent = new Map<string, RunSample>();
+  for (const s of baseline?.samples.values() ?? []) {
+    const first = absent.get(s.taskId);
+    if (!present.has(s.taskId) && (!first || s.epoch < first.epoch)) absent.set(s.taskId, s);
+  }
+  for (const s of absent.values()) {
+    cases.push({
+      taskId: s.taskId,
+      epoch: s.epoch,
+      durationMs: 0,
+      kind: "skipped",
+      message: "absent from the current run",
+      type: "absent",
+      body: "",
+    });
   }
   return cases.sort((a, b) => (a.taskId === b.taskId ? a.epoch - b.epoch : a.taskId < b.taskId ? -1 : 1));
 }
