@@ -214,6 +214,16 @@ export function scoresLine(m: RunScoreMetrics): string {
     m.pass_rate === null
       ? "no task scored"
       : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : ""})`;
-  const k = m.epochs > 1 ? `, pass@${m.epochs} ${pct(m.pass_at_k[String(m.epochs)] ?? 0)}` : "";
+  // pass@K of the run's K epochs, over the tasks with K scored epochs; said so when that is not every scored task,
+  // and never a number when no task has K scored epochs.
+  const K = String(m.epochs);
+  const over = m.pass_at_k_tasks[K] ?? 0;
+  const of = m.pass_at_k_tasks["1"] ?? 0;
+  const k =
+    m.epochs <= 1
+      ? ""
+      : m.pass_at_k[K] === undefined
+        ? `, pass@${K} n/a (no task has ${K} scored epochs)`
+        : `, pass@${K} ${pct(m.pass_at_k[K])}${over < of ? ` (over the ${over} of ${of} tasks with ${K} scored epochs)` : ""}`;
   return `scores: ${rate}${k}, ${m.unscored} unscored`;
 }

@@ -48,6 +48,12 @@ export interface ScoreMetrics {
   /** k → mean over tasks of the unbiased pass@k (tasks with at least k scored epochs). */
   pass_at_k: Record<string, number>;
   pass_hat_k: Record<string, number>;
+  /**
+   * k → how many tasks pass@k and pass^k are means over (those with at least k scored epochs), for every k up to
+   * the run's epochs: 0 where no task could be measured (that k is then absent from pass_at_k). A task with
+   * unscored epochs drops out of the larger k, so pass@k of different k may be over different tasks.
+   */
+  pass_at_k_tasks: Record<string, number>;
 }
 
 export interface RunScoreMetrics extends ScoreMetrics {
@@ -84,8 +90,10 @@ export function scoreMetrics(samples: readonly ScoredSample[], epochs: number): 
   const ci95 = tasks.every((t) => t.n === 1) ? wilson(passed, scored) : taskInterval(tasks);
   const pass_at_k: Record<string, number> = {};
   const pass_hat_k: Record<string, number> = {};
+  const pass_at_k_tasks: Record<string, number> = {};
   for (let k = 1; k <= Math.max(1, epochs); k++) {
     const eligible = tasks.filter((t) => t.n >= k);
+    pass_at_k_tasks[k] = eligible.length;
     if (eligible.length === 0) continue;
     pass_at_k[k] = eligible.reduce((sum, t) => sum + passAtK(t.n, t.c, k), 0) / eligible.length;
     pass_hat_k[k] = eligible.reduce((sum, t) => sum + passHatK(t.n, t.c, k), 0) / eligible.length;
@@ -98,6 +106,7 @@ export function scoreMetrics(samples: readonly ScoredSample[], epochs: number): 
     ci95,
     pass_at_k,
     pass_hat_k,
+    pass_at_k_tasks,
   };
 }
 

@@ -188,7 +188,9 @@
         ),
       );
     }
-    const ks = Object.keys(sc.pass_at_k || {});
+    // Every k up to the epochs, with how many tasks it is measured over (tasks with k scored epochs).
+    const over = sc.pass_at_k_tasks || {};
+    const ks = [...new Set([...Object.keys(sc.pass_at_k || {}), ...Object.keys(over)])].sort((a, b) => a - b);
     return card(
       "Scores",
       h("div", { class: "big", id: "pass-rate" }, pct(sc.pass_rate)),
@@ -204,14 +206,22 @@
         ? h(
             "table",
             { class: "plain" },
-            h("tr", null, h("th", null, "k"), h("th", { class: "n" }, "pass@k"), h("th", { class: "n" }, "pass^k")),
+            h(
+              "tr",
+              null,
+              h("th", null, "k"),
+              h("th", { class: "n" }, "pass@k"),
+              h("th", { class: "n" }, "pass^k"),
+              h("th", { class: "n" }, "tasks"),
+            ),
             ks.map((k) =>
               h(
                 "tr",
                 null,
                 h("td", null, k),
-                h("td", { class: "n" }, pct(sc.pass_at_k[k])),
-                h("td", { class: "n" }, pct(sc.pass_hat_k[k])),
+                h("td", { class: "n" }, sc.pass_at_k[k] === undefined ? "n/a" : pct(sc.pass_at_k[k])),
+                h("td", { class: "n" }, sc.pass_hat_k[k] === undefined ? "n/a" : pct(sc.pass_hat_k[k])),
+                h("td", { class: "n" }, over[k] === undefined ? "" : fmtInt(over[k])),
               ),
             ),
           )
