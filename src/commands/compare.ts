@@ -50,8 +50,9 @@ const options = {
 
 function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0 || n > 100)
+  // Decimal points only: Number() would also take 0x10, 0b11 and 1e1.
+  const n = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n) || n > 100)
     throw new UserError(`${flag} must be a number of points from 0 to 100, got '${value}'`);
   return n;
 }
