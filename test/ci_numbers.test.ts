@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
 import { runCliInProcess, tempDir } from "./helpers/cli.js";
@@ -241,5 +242,71 @@ describe("compare --max-drop takes decimal points only", () => {
     for (const good of ["5", "2.5", " 10 ", "0", "100"]) {
       expect((await runCliInProcess(["compare", a, a, "--max-drop", good])).exitCode, good).toBe(0);
     }
+  }, 120_000);
+});
+
+describe("report --baseline says what compare says", () => {
+  const mainModel = (html: string) => {
+    const m = /<script type="application\/gzip\+base64" id="hb-main">([^<]*)<\/script>/.exec(html)!;
+    return JSON.parse(gunzipSync(Buffer.from(m[1]!.trim(), "base64")).toString("utf8"));
+  };
+
+  it("not comparable when the prompts differ, and the regression's reasons when there is one", async () => {
+    const dir = tempDir("hb-ci-report-");
+    const data = dataset(join(dir, "a.jsonl"), "PPPP");
+    writeFileSync(join(dir, "b.jsonl"), readFileSync(data, "utf8").replaceAll("tell me the result", "say the result"));
+    dataset(join(dir, "c.jsonl"), "PPPF");
+    const run = async (file: string, name: string) =>
+      expect(
+        (
+          await runCliInProcess([
+            "run",
+            join(dir, file),
+            "--model",
+            "scripted",
+            "--run-name",
+            name,
+            "--output-dir",
+            join(dir, "runs"),
+            "--progress",
+            "none",
+          ])
+        ).exitCode,
+      ).toBe(0);
+    await run("a.jsonl", "a");
+    await run("b.jsonl", "b");
+    await run("c.jsonl", "c");
+    const runs = join(dir, "runs");
+
+    const cmp = await runCliInProcess(["compare", join(runs, "a"), join(runs, "b")]);
+    expect(cmp.exitCode).toBe(3);
+    expect(cmp.stdout).toContain("NOT COMPARABLE: the dataset differs");
+    const rep = await runCliInProcess([
+      "report",
+      join(runs, "b"),
+      "--baseline",
+      join(runs, "a"),
+      "-o",
+      join(dir, "b.html"),
+    ]);
+    expect(rep.exitCode, rep.stderr).toBe(0);
+    const b = mainModel(readFileSync(join(dir, "b.html"), "utf8")).baseline.comparison;
+    expect(b.verdict).toBe("not_comparable");
+    expect(b.gate_note).toContain("the dataset differs");
+
+    const worse = await runCliInProcess(["compare", join(runs, "a"), join(runs, "c")]);
+    expect(worse.exitCode).toBe(1);
+    const repC = await runCliInProcess([
+      "report",
+      join(runs, "c"),
+      "--baseline",
+      join(runs, "a"),
+      "-o",
+      join(dir, "c.html"),
+    ]);
+    expect(repC.exitCode, repC.stderr).toBe(0);
+    const c = mainModel(readFileSync(join(dir, "c.html"), "utf8")).baseline.comparison;
+    expect(c.verdict).toBe("regression");
+    expect(c.regressions.join("; ")).toContain("1 task(s) passed every epoch of the baseline");
   }, 120_000);
 });
