@@ -414,7 +414,7 @@ export async function buildReportModel(dir: string, baselineDir?: string): Promi
     const base = await readRun(baselineDir);
     model.baseline = {
       run: base.header,
-      comparison: compareRuns(base.samples, current.samples, { allowDifferentDataset: true }),
+      comparison: compareRuns(base.samples, current.samples),
       rows: base.rows,
       details: base.details,
     };

@@ -890,7 +890,11 @@
               ? ""
               : `${c.test === "mcnemar_exact" ? "exact McNemar" : "sign-flip permutation over tasks"} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`,
           ),
-          h("div", { class: "sub" }, c.gate_note),
+          h("div", { class: "sub", id: "gate-note" }, c.gate_note),
+          // The verdict as compare prints it (its exit 1): which gate failed, and why.
+          c.verdict === "regression"
+            ? h("div", { class: "sub", id: "gate-regressions" }, h("b", null, "REGRESSION: "), c.regressions.join("; "))
+            : null,
         ),
         card(
           "Runs",
