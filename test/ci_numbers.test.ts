@@ -310,3 +310,56 @@ describe("report --baseline says what compare says", () => {
     expect(c.regressions.join("; ")).toContain("1 task(s) passed every epoch of the baseline");
   }, 120_000);
 });
+
+describe("a passing verdict names the baseline tasks it did not compare", () => {
+  let server: FakeOpenAI;
+  let crash = new Set<string>();
+  beforeAll(async () => {
+    server = await startFakeOpenAI((req): Reply => {
+      const id = /key=(\w+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+      return crash.has(id) ? httpError(500, "boom") : text("ANSWER-OK");
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it("two tasks that passed in the baseline crash now: within --max-unscored, yet said on the verdict line", async () => {
+    const dir = tempDir("hb-ci-unscored-");
+    const data = join(dir, "data.jsonl");
+    const ids = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    writeFileSync(
+      data,
+      ids
+        .map((k) => JSON.stringify({ id: k, prompt: `Say it. key=${k}`, toolsets: ["todo"], expected: "ANSWER-OK" }))
+        .join("\n") + "\n",
+    );
+    const run = (name: string) =>
+      runCliInProcess([
+        "run",
+        data,
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "sk-test",
+        "--run-name",
+        name,
+        "--output-dir",
+        join(dir, "runs"),
+        "--max-retries",
+        "0",
+        "--progress",
+        "none",
+      ]);
+    expect((await run("base")).exitCode).toBe(0);
+    crash = new Set(["k3", "k7"]);
+    expect((await run("cur")).exitCode).toBe(1);
+    const md = join(dir, "pr.md");
+    const r = await runCliInProcess(["compare", join(dir, "runs", "base"), join(dir, "runs", "cur"), "--markdown", md]);
+    expect(r.exitCode).toBe(0); // 2 of 20 is within the default --max-unscored 10 %
+    const verdict = r.stdout.trim().split("\n").at(-1)!;
+    expect(verdict).toMatch(/^no regression: ±0\.0 pp/);
+    expect(verdict).toContain("2 of 20 baseline task(s) not compared (2 model_error), within --max-unscored 10 %");
+    expect(readFileSync(md, "utf8").split("\n")[0]).toContain("2 of 20 baseline task\\(s\\) not compared");
+  }, 120_000);
+});
