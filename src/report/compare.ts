@@ -315,6 +315,23 @@ function comparability(
   return { reasons, unscored, limit, byReason };
 }
 
+/**
+ * A passing verdict says which baseline tasks it could not judge (unscored in a run, or absent from the current
+ * run) when the limit allowed them: a task that passed in the baseline and crashes now is not compared.
+ */
+function notComparedNote(
+  comparable: { unscored: number; byReason: Record<string, number> },
+  compared: number,
+  opts: CompareOptions,
+): string {
+  if (comparable.unscored === 0) return "";
+  const reasons = Object.entries(comparable.byReason)
+    .sort((a, b) => b[1] - a[1])
+    .map(([r, n]) => `${n} ${r}`)
+    .join(", ");
+  return `; ${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons}), within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`;
+}
+
 export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOptions = {}): Comparison {
   const alpha = opts.alpha ?? 0.05;
   const baseTasks = byTask(base);
@@ -380,7 +397,10 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     significant: stats.pTwo !== null && stats.pTwo < alpha,
     significant_drop: stats.delta !== null && stats.delta < 0 && stats.pDrop !== null && stats.pDrop < alpha,
     gate: gate.gate,
-    gate_note: verdict === "not_comparable" ? `not comparable: ${comparable.reasons.join("; ")}` : gate.note,
+    gate_note:
+      verdict === "not_comparable"
+        ? `not comparable: ${comparable.reasons.join("; ")}`
+        : gate.note + (verdict === "ok" ? notComparedNote(comparable, common.length + onlyBase.length, opts) : ""),
     mean_tokens_delta: perTaskDelta((s) => s.tokens + s.approverTokens + s.judgeTokens),
     mean_duration_ms_delta: perTaskDelta((s) => s.durationMs),
     cost_usd_delta:
