@@ -144,6 +144,9 @@ describe("JUnit and a baseline with more epochs than the current run", () => {
       );
       return { r, x: JSON.parse(parsed) as { skipped: string; tests: string; cases: [string, string[]][] } };
     };
+    // The report counts tasks as tasks, not task × epoch results.
+    const rep = await runCliInProcess(["report", join(dir, "runs", "three"), "-o", join(dir, "three.html")]);
+    expect(rep.stdout).toMatch(/^report: 3 task\(s\) × 3 epochs \(9 results\), \d+ kB/);
     const one = await junitOf("one");
     expect(one.r.stdout).not.toContain("absent from the current run");
     expect(one.x.skipped).toBe("0");
