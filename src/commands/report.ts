@@ -57,9 +57,12 @@ export const command: Command = {
     for (const run of [model.run, model.baseline?.run]) {
       if (run?.bad_lines) process.stderr.write(`warning: ${run.dir}: ${run.bad_lines} unreadable line(s) skipped\n`);
     }
-    process.stdout.write(
-      `report: ${model.rows.length} task(s), ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`,
-    );
+    // Tasks are tasks: with epochs, one row per task and epoch, counted apart.
+    const tasks = new Set(model.rows.map((r) => r.id)).size;
+    const epochs = model.rows.reduce((k, r) => Math.max(k, r.ep + 1), 1);
+    const count =
+      epochs > 1 ? `${tasks} task(s) × ${epochs} epochs (${model.rows.length} results)` : `${tasks} task(s)`;
+    process.stdout.write(`report: ${count}, ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`);
     return 0;
   },
 };
