@@ -366,3 +366,67 @@ describe("a passing verdict names the baseline tasks it did not compare", () => 
     expect(readFileSync(md, "utf8").split("\n")[0]).toContain("2 of 20 baseline task\\(s\\) not compared");
   }, 120_000);
 });
+
+describe("task ids with '#' and epochs", () => {
+  // Task "a" epoch 1 and task "a#1" epoch 0 are two results; a key "id#epoch" made them one.
+  const rows = ["a", "a#1"].map((id, i) =>
+    JSON.stringify({
+      id,
+      prompt: `Use the shell to compute ${i + 1} + 1 and tell me the result.`,
+      toolsets: ["terminal"],
+      expected: { value: i + 2, match: "number" },
+    }),
+  );
+  const pairs = (path: string) =>
+    readLines(path)
+      .map((l) => `${l.task_id}@${l.epoch ?? 0}`)
+      .sort();
+  const ALL = ["a#1@0", "a#1@1", "a@0", "a@1"];
+
+  it("--resume after only 'a' epoch 1 was written still runs 'a#1' epoch 0", async () => {
+    const dir = tempDir("hb-ci-hash-");
+    const data = join(dir, "data.jsonl");
+    writeFileSync(data, rows.join("\n") + "\n");
+    const args = ["run", data, "--model", "scripted", "--output-dir", join(dir, "runs"), "--run-name", "h"];
+    expect((await runCliInProcess([...args, "--epochs", "2", "--progress", "none"])).exitCode).toBe(0);
+    const traj = join(dir, "runs", "h", "trajectories.jsonl");
+    expect(pairs(traj)).toEqual(ALL);
+    // As if killed when only "a" epoch 1 had finished.
+    const kept = readFileSync(traj, "utf8")
+      .split("\n")
+      .filter((l) => l && JSON.parse(l).task_id === "a" && JSON.parse(l).epoch === 1);
+    writeFileSync(traj, kept.join("\n") + "\n");
+    const r = await runCliInProcess([...args, "--epochs", "2", "--progress", "none", "--resume"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(pairs(traj)).toEqual(ALL);
+  }, 120_000);
+
+  it("merge keeps 'a' epoch 1 and 'a#1' epoch 0 both", async () => {
+    const dir = tempDir("hb-ci-hash-merge-");
+    const data = join(dir, "data.jsonl");
+    writeFileSync(data, rows.join("\n") + "\n");
+    for (const i of [0, 1]) {
+      const r = await runCliInProcess([
+        "run",
+        data,
+        "--model",
+        "scripted",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "h",
+        "--epochs",
+        "2",
+        "--progress",
+        "none",
+        "--shard",
+        `${i}/2`,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    const r = await runCliInProcess(["merge", join(dir, "runs", "h")]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("duplicate");
+    expect(pairs(join(dir, "runs", "h", "trajectories.jsonl"))).toEqual(ALL);
+  }, 120_000);
+});
