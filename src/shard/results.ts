@@ -11,7 +11,7 @@ import { shardOfTask } from "./assign.js";
 
 /** A result's keys for a task: the id, then `id#1`, `id#2`… with --epochs. */
 export function resultKeys(id: string, epochs: number): string[] {
-  return epochs > 1 ? Array.from({ length: epochs }, (_, e) => recordKey(id, e)) : [id];
+  return epochs > 1 ? Array.from({ length: epochs }, (_, e) => recordKey(id, e)) : [recordKey(id, 0)];
 }
 
 /** A dataset line as `readDataset` yields it; only the id of a valid row matters here. */

@@ -22,9 +22,15 @@ export const RUN_FILES = {
   rl: "rl.jsonl",
 } as const;
 
-/** A result's key: the task id, with `#epoch` for epochs after the first (--epochs). */
+/**
+ * A result's key: the task id, with `#epoch` for epochs after the first (--epochs). A `#` or `\` in the id is
+ * escaped with `\`, so every (id, epoch) has its own key: task `a` epoch 1 is `a#1`, task `a#1` epoch 0 is `a\#1`
+ * (unescaped, both were `a#1`, and the second result counted as done when the first was). Ids without either
+ * character keep their plain key.
+ */
 export function recordKey(taskId: string, epoch: number | undefined): string {
-  return epoch === undefined || epoch === 0 ? taskId : `${taskId}#${epoch}`;
+  const id = /[#\\]/.test(taskId) ? taskId.replace(/[#\\]/g, "\\$&") : taskId;
+  return epoch === undefined || epoch === 0 ? id : `${id}#${epoch}`;
 }
 
 export interface RunState {
