@@ -5,12 +5,13 @@
  * prints a pass@k that no task could be measured for; bad --max-drop values are refused.
  */
 import { execFileSync } from "node:child_process";
-import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execa } from "execa";
+import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { cleanEnv, NO_SCHEDULER, ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, httpError, type FakeOpenAI, type Reply } from "./helpers/fake_openai.js";
 
 /** Rows the scripted model answers right (expected = a + 1) or wrong (expected far off). */
@@ -428,5 +429,75 @@ describe("task ids with '#' and epochs", () => {
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stderr).not.toContain("duplicate");
     expect(pairs(join(dir, "runs", "h", "trajectories.jsonl"))).toEqual(ALL);
+  }, 120_000);
+});
+
+describe("the rerun of a shard's failed tasks, as `shards` prints it", () => {
+  let server: FakeOpenAI;
+  const seen = new Map<string, number>();
+  beforeAll(async () => {
+    // k1 fails its first request (no retries), then answers.
+    server = await startFakeOpenAI((req): Reply => {
+      const id = /key=(\w+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+      const n = (seen.get(id) ?? 0) + 1;
+      seen.set(id, n);
+      return id === "k1" && n === 1 ? httpError(500, "boom") : text("ANSWER-OK");
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it("Slurm: the batch script with --retry-failed reruns the failed task (it always adds --resume)", async () => {
+    const dir = tempDir("hb-ci-sbatch-");
+    const data = join(dir, "data.jsonl");
+    const ids = ["k0", "k1", "k2", "k3", "k4", "k5"];
+    writeFileSync(
+      data,
+      ids
+        .map((k) => JSON.stringify({ id: k, prompt: `Say it. key=${k}`, toolsets: ["todo"], expected: "ANSWER-OK" }))
+        .join("\n") + "\n",
+    );
+    const shard = shardOfTask("k1", 2);
+    const owned = ids.filter((k) => shardOfTask(k, 2) === shard);
+    const env = {
+      ...cleanEnv({ ...NO_SCHEDULER, OPENAI_API_KEY: "sk-test" }),
+      SLURM_ARRAY_TASK_ID: String(shard),
+      SLURM_ARRAY_JOB_ID: "77",
+      SLURM_JOB_ID: "78",
+      HERMES_BATCH_SHARD_COUNT: "2",
+      HERMES_BATCH_CHECKOUT: ROOT,
+      HERMES_BATCH_NODE: process.execPath,
+      OUTPUT_DIR: join(dir, "runs"),
+    };
+    const sbatch = (extra: string[]) =>
+      execa(
+        "bash",
+        [
+          join(ROOT, "scripts", "slurm", "hermes-batch.sbatch"),
+          data,
+          "exp",
+          "--model",
+          "m",
+          "--base-url",
+          server.baseURL,
+          "--max-retries",
+          "0",
+          ...extra,
+        ],
+        { cwd: dir, env, extendEnv: false, reject: false },
+      );
+    const shardDir = join(dir, "runs", "exp", "shards", `${String(shard).padStart(4, "0")}-of-0002`);
+    const log = () =>
+      readdirSync(shardDir)
+        .filter((f) => f.endsWith(".log") && f.startsWith("slurm-"))
+        .map((f) => readFileSync(join(shardDir, f), "utf8"))
+        .join("\n");
+    expect((await sbatch([])).exitCode, log()).toBe(1); // k1 failed
+    const again = await sbatch(["--retry-failed"]);
+    expect(again.exitCode, log()).toBe(0);
+    expect(
+      readLines(join(shardDir, "trajectories.jsonl"))
+        .map((l) => l.task_id)
+        .sort(),
+    ).toEqual([...owned].sort());
   }, 120_000);
 });
