@@ -446,7 +446,7 @@ describe("the rerun of a shard's failed tasks, as `shards` prints it", () => {
   });
   afterAll(async () => server?.close());
 
-  it("Slurm: the batch script with --retry-failed reruns the failed task (it always adds --resume)", async () => {
+  it("Slurm: the batch script given --retry-failed reruns the shard's failed task", async () => {
     const dir = tempDir("hb-ci-sbatch-");
     const data = join(dir, "data.jsonl");
     const ids = ["k0", "k1", "k2", "k3", "k4", "k5"];
