@@ -240,5 +240,21 @@ describe("scripts/k8s manifests", () => {
     expect(env.find((e) => e.name === "JOB_COMPLETION_INDEX")?.value).toBe("3");
     expect(env.find((e) => e.name === "HERMES_BATCH_SHARD_COUNT")?.value).toBe("16");
     expect(one.spec.template.spec.containers[0]!.args).toContain("--resume");
+
+    // The rerun of a finished shard's failed tasks: --retry-failed in place of the Job's --resume, which run
+    // refuses beside it (exit 2, and the pod failure policy does not retry exit 2: nothing would rerun).
+    const retry = rerunCommands([status], 16, [launch], "retry-failed")!.kubernetes![0]!;
+    const retryFilter = /\| jq '(.*)' \| kubectl/.exec(retry)![1]!.replace(/'\\''/g, "'");
+    const retried = Job.parse(
+      JSON.parse(
+        execFileSync("jq", [retryFilter], {
+          input: JSON.stringify({ ...job, status: {}, metadata: { ...job.metadata, uid: "u" } }),
+        }).toString(),
+      ),
+    );
+    const args = retried.spec.template.spec.containers[0]!.args!;
+    expect(args).toContain("--retry-failed");
+    expect(args).not.toContain("--resume");
+    expect(args.slice(0, -1)).toEqual(job.spec.template.spec.containers[0]!.args!.filter((a) => a !== "--resume"));
   });
 });
