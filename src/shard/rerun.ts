@@ -72,11 +72,12 @@ export function rerunCommands(
   const k8s = launches.map((l) => l?.scheduler).find((s) => s?.kind === "kubernetes" && s.job_name !== undefined);
   if (k8s?.kind === "kubernetes") {
     const ns = k8s.namespace ? ` -n ${shellQuote(k8s.namespace)}` : "";
-    // One plain Job per shard, copied from the Indexed Job, with the index given by JOB_COMPLETION_INDEX itself.
+    // One plain Job per shard, copied from the Indexed Job, with the index given by JOB_COMPLETION_INDEX itself;
+    // a rerun of failed tasks puts --retry-failed in place of the Job's --resume (run refuses the two together).
     out.kubernetes = unfinished.map(
       (s) =>
         `kubectl get job${ns} ${shellQuote(k8s.job_name!)} -o json | jq ${shellQuote(
-          `{apiVersion, kind, metadata: {name: (.metadata.name + "-rerun-${s.index}")}, spec: (.spec | del(.selector, .completionMode, .backoffLimitPerIndex, .maxFailedIndexes, .podFailurePolicy) | .completions = 1 | .parallelism = 1 | .backoffLimit = 2 | .template.metadata.labels = {} | .template.spec.containers[0].env += [{name: "JOB_COMPLETION_INDEX", value: "${s.index}"}]${mode === "retry-failed" ? ` | .template.spec.containers[0].args += ["--retry-failed"]` : ""})}`,
+          `{apiVersion, kind, metadata: {name: (.metadata.name + "-rerun-${s.index}")}, spec: (.spec | del(.selector, .completionMode, .backoffLimitPerIndex, .maxFailedIndexes, .podFailurePolicy) | .completions = 1 | .parallelism = 1 | .backoffLimit = 2 | .template.metadata.labels = {} | .template.spec.containers[0].env += [{name: "JOB_COMPLETION_INDEX", value: "${s.index}"}]${mode === "retry-failed" ? ` | .template.spec.containers[0].args |= (map(select(. != "--resume")) + ["--retry-failed"])` : ""})}`,
         )} | kubectl create${ns} -f -`,
     );
   }
