@@ -501,3 +501,74 @@ describe("the rerun of a shard's failed tasks, as `shards` prints it", () => {
     ).toEqual([...owned].sort());
   }, 120_000);
 });
+
+describe("the pass rate and its interval with unscored epochs", () => {
+  let server: FakeOpenAI;
+  const seen = new Map<string, number>();
+  beforeAll(async () => {
+    // k0…k4 pass their first epoch and fail the other nine for the endpoint (unscored); k5 fails all ten.
+    server = await startFakeOpenAI((req): Reply => {
+      const id = /key=(\w+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
+      const n = (seen.get(id) ?? 0) + 1;
+      seen.set(id, n);
+      if (id === "k5") return text("wrong");
+      return n === 1 ? text("ANSWER-OK") : httpError(500, "boom");
+    });
+  });
+  afterAll(async () => server?.close());
+
+  it("the task is the unit: the rate is the mean of task rates, inside its own 95 % interval", async () => {
+    const dir = tempDir("hb-ci-skew-");
+    const data = join(dir, "data.jsonl");
+    writeFileSync(
+      data,
+      ["k0", "k1", "k2", "k3", "k4", "k5"]
+        .map((k) => JSON.stringify({ id: k, prompt: `Say it. key=${k}`, toolsets: ["todo"], expected: "ANSWER-OK" }))
+        .join("\n") + "\n",
+    );
+    const r = await runCliInProcess([
+      "run",
+      data,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "sk-test",
+      "--run-name",
+      "s",
+      "--output-dir",
+      join(dir, "runs"),
+      "--epochs",
+      "10",
+      "--max-retries",
+      "0",
+      "--concurrency",
+      "1",
+      "--stop-after-failures",
+      "0",
+      "--progress",
+      "none",
+    ]);
+    expect(r.exitCode).toBe(1);
+    const s = JSON.parse(readFileSync(join(dir, "runs", "s", "statistics.json"), "utf8")).scores;
+    expect([s.passed, s.scored, s.unscored]).toEqual([5, 15, 45]);
+    // Five tasks passed every scored epoch, one failed all: 5 of 6 tasks, not 5 of 15 epochs.
+    expect(s.pass_rate).toBeCloseTo(5 / 6, 12);
+    expect(s.pass_rate).toBeGreaterThanOrEqual(s.ci95[0]);
+    expect(s.pass_rate).toBeLessThanOrEqual(s.ci95[1]);
+    const line = r.stdout.split("\n").find((l) => l.startsWith("scores:"))!;
+    expect(line).toMatch(
+      /^scores: 83\.3 % passed \(mean of 6 tasks' rates; 5\/15 scored epochs passed, 95 % CI 43\.6 %–97\.0 %\)/,
+    );
+    // compare shows the same rate for the run.
+    const c = await runCliInProcess([
+      "compare",
+      join(dir, "runs", "s"),
+      join(dir, "runs", "s"),
+      "--max-unscored",
+      "100%",
+    ]);
+    expect(c.stdout).toContain("83.3 % passed");
+  }, 120_000);
+});
