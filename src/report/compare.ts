@@ -134,6 +134,7 @@ function summarize(run: RunSamples, tasks: Map<string, TaskRecord>): SideSummary
   const agent = sum((s) => s.tokens);
   const approver = sum((s) => s.approverTokens);
   const judge = sum((s) => s.judgeTokens);
+  const metrics = scoreMetrics(all, run.epochs);
   return {
     run: run.dir,
     tasks: tasks.size,
@@ -142,8 +143,9 @@ function summarize(run: RunSamples, tasks: Map<string, TaskRecord>): SideSummary
     scored: scored.length,
     unscored: all.length - scored.length,
     passed,
-    pass_rate: scored.length ? passed / scored.length : null,
-    ci95: scoreMetrics(all, run.epochs).ci95,
+    // The task as the unit, as statistics.json: the mean of the tasks' rates, with its interval.
+    pass_rate: metrics.pass_rate,
+    ci95: metrics.ci95,
     tokens: { agent, approver, judge, total: agent + approver + judge },
     duration_ms: sum((s) => s.durationMs),
     cost_usd: costs.length ? costs.reduce((a, b) => a + b, 0) : null,

@@ -34,8 +34,11 @@ function pairedLine(c: Comparison): string {
 
 const tokens = (s: SideSummary) =>
   `agent ${s.tokens.agent}, approver ${s.tokens.approver}, judge ${s.tokens.judge}, total ${s.tokens.total}`;
+/** Whether the rate (the mean of the tasks' rates) differs from passed/scored: unequal scored epochs per task. */
+const taskMean = (s: SideSummary) =>
+  s.pass_rate !== null && s.scored > 0 && Math.abs(s.pass_rate - s.passed / s.scored) > 1e-9;
 const side = (s: SideSummary) =>
-  `${pct(s.pass_rate)} passed${s.ci95 ? ` (95 % CI ${pct(s.ci95[0])}–${pct(s.ci95[1])})` : ""} (${s.passed}/${s.scored} scored, ${s.unscored} unscored; ${plural(s.tasks, "task")} × ${plural(s.epochs, "epoch")})`;
+  `${pct(s.pass_rate)} passed${taskMean(s) ? " (mean of the tasks' rates)" : ""}${s.ci95 ? ` (95 % CI ${pct(s.ci95[0])}–${pct(s.ci95[1])})` : ""} (${s.passed}/${s.scored} scored, ${s.unscored} unscored; ${plural(s.tasks, "task")} × ${plural(s.epochs, "epoch")})`;
 
 function changeText(t: TaskChange, perEpoch: boolean): string {
   return perEpoch ? `${t.task_id}  ${t.baseline} → ${t.current}` : t.task_id;

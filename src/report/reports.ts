@@ -210,10 +210,16 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** One console line for a run's scores: pass rate over scored tasks, its interval, the unscored apart. */
 export function scoresLine(m: RunScoreMetrics): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const ci = m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : "";
+  // The rate is the mean of the tasks' rates; it differs from passed/scored only when tasks have unequal
+  // numbers of scored epochs, and then the line says which it is.
+  const byEpochs = m.scored > 0 && Math.abs((m.pass_rate ?? 0) - m.passed / m.scored) > 1e-9;
   const rate =
     m.pass_rate === null
       ? "no task scored"
-      : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${m.ci95 ? `, 95 % CI ${pct(m.ci95[0])}–${pct(m.ci95[1])}` : ""})`;
+      : byEpochs
+        ? `${pct(m.pass_rate)} passed (mean of ${m.pass_at_k_tasks["1"] ?? 0} tasks' rates; ${m.passed}/${m.scored} scored epochs passed${ci})`
+        : `${pct(m.pass_rate)} passed (${m.passed}/${m.scored} scored${ci})`;
   // pass@K of the run's K epochs, over the tasks with K scored epochs; said so when that is not every scored task,
   // and never a number when no task has K scored epochs.
   const K = String(m.epochs);

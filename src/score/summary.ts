@@ -102,7 +102,10 @@ export function scoreMetrics(samples: readonly ScoredSample[], epochs: number): 
     scored,
     unscored: samples.length - scored,
     passed,
-    pass_rate: scored ? passed / scored : null,
+    // The task is the unit, as in the interval: the mean of the tasks' rates (each its share of its scored
+    // epochs that passed). It is passed/scored whenever every task has as many scored epochs; with unscored
+    // epochs spread unevenly, passed/scored would weigh tasks by how many epochs the infrastructure let through.
+    pass_rate: tasks.length ? tasks.reduce((sum, t) => sum + t.c / t.n, 0) / tasks.length : null,
     ci95,
     pass_at_k,
     pass_hat_k,

@@ -199,6 +199,10 @@
         { class: "sub" },
         sc.ci95 ? `95 % interval ${pct(sc.ci95[0])} – ${pct(sc.ci95[1])} · ` : "",
         `${fmtInt(sc.passed)} of ${fmtInt(sc.scored)} scored passed · `,
+        // The rate is the mean of the tasks' rates: said so when tasks have unequal numbers of scored epochs.
+        sc.scored && Math.abs(sc.pass_rate - sc.passed / sc.scored) > 1e-9
+          ? "rate: the mean of the tasks' rates · "
+          : "",
         h("b", null, `${fmtInt(sc.unscored)} unscored`),
         unscoredWhy ? ` (${unscoredWhy})` : "",
       ),
