@@ -336,25 +336,25 @@ describe("a passing verdict names the baseline tasks it did not compare", () => 
         .map((k) => JSON.stringify({ id: k, prompt: `Say it. key=${k}`, toolsets: ["todo"], expected: "ANSWER-OK" }))
         .join("\n") + "\n",
     );
-    const run = (name: string) =>
-      runCliInProcess([
-        "run",
-        data,
-        "--model",
-        "m",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "sk-test",
-        "--run-name",
-        name,
-        "--output-dir",
-        join(dir, "runs"),
-        "--max-retries",
-        "0",
-        "--progress",
-        "none",
-      ]);
+    const runArgs = (name: string) => [
+      "run",
+      data,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "sk-test",
+      "--run-name",
+      name,
+      "--output-dir",
+      join(dir, "runs"),
+      "--max-retries",
+      "0",
+      "--progress",
+      "none",
+    ];
+    const run = (name: string) => runCliInProcess(runArgs(name));
     expect((await run("base")).exitCode).toBe(0);
     crash = new Set(["k3", "k7"]);
     expect((await run("cur")).exitCode).toBe(1);
@@ -365,6 +365,12 @@ describe("a passing verdict names the baseline tasks it did not compare", () => 
     expect(verdict).toMatch(/^no regression: ±0\.0 pp/);
     expect(verdict).toContain("2 of 20 baseline task(s) not compared (2 model_error), within --max-unscored 10 %");
     expect(readFileSync(md, "utf8").split("\n")[0]).toContain("2 of 20 baseline task\\(s\\) not compared");
+    // A baseline that stopped short (15 of the 20 tasks): the 5 others are judged by nothing, and the verdict says so.
+    crash = new Set();
+    expect((await runCliInProcess([...runArgs("short"), "--max-samples", "15"])).exitCode).toBe(0);
+    const short = await runCliInProcess(["compare", join(dir, "runs", "short"), join(dir, "runs", "base")]);
+    expect(short.exitCode).toBe(0);
+    expect(short.stdout.trim().split("\n").at(-1)).toContain("5 task(s) only in the current run, not compared");
   }, 120_000);
 });
 
