@@ -324,14 +324,22 @@ function comparability(
 function notComparedNote(
   comparable: { unscored: number; byReason: Record<string, number> },
   compared: number,
+  onlyCurrent: number,
   opts: CompareOptions,
 ): string {
-  if (comparable.unscored === 0) return "";
-  const reasons = Object.entries(comparable.byReason)
-    .sort((a, b) => b[1] - a[1])
-    .map(([r, n]) => `${n} ${r}`)
-    .join(", ");
-  return `; ${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons}), within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`;
+  const notes: string[] = [];
+  if (comparable.unscored > 0) {
+    const reasons = Object.entries(comparable.byReason)
+      .sort((a, b) => b[1] - a[1])
+      .map(([r, n]) => `${n} ${r}`)
+      .join(", ");
+    notes.push(
+      `${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons}), within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`,
+    );
+  }
+  // Tasks the baseline lacks (a baseline that stopped short, or new rows) are judged by nothing.
+  if (onlyCurrent > 0) notes.push(`${onlyCurrent} task(s) only in the current run, not compared`);
+  return notes.map((n) => `; ${n}`).join("");
 }
 
 export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOptions = {}): Comparison {
@@ -402,7 +410,8 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     gate_note:
       verdict === "not_comparable"
         ? `not comparable: ${comparable.reasons.join("; ")}`
-        : gate.note + (verdict === "ok" ? notComparedNote(comparable, common.length + onlyBase.length, opts) : ""),
+        : gate.note +
+          (verdict === "ok" ? notComparedNote(comparable, common.length + onlyBase.length, onlyCur.length, opts) : ""),
     mean_tokens_delta: perTaskDelta((s) => s.tokens + s.approverTokens + s.judgeTokens),
     mean_duration_ms_delta: perTaskDelta((s) => s.durationMs),
     cost_usd_delta:
