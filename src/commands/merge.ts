@@ -29,7 +29,8 @@ const help = `Usage: hermes-batch merge RUN_DIR [--out DIR] [--dataset FILE] [--
 
 Merges the shards of a sharded run (RUN_DIR/shards/<i>-of-<N>/, written by \`hermes-batch run\` under a
 Slurm job array, a Kubernetes Indexed Job or --shard i/N) into one run folder: trajectories.jsonl,
-failed.jsonl and dropped.jsonl (one line per task), then statistics.json, summary.csv, atif.jsonl, run.yaml,
+failed.jsonl and dropped.jsonl (each task's results once, from the shard that owns it; lines of tasks a
+shard does not own are left out and named), then statistics.json, summary.csv, atif.jsonl, run.yaml,
 checkpoint.json and merge.json, as an unsharded run over the same tasks writes them. Shard folders are
 only read; merging again after rerunning shards is safe.
 
