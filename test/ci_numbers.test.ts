@@ -578,3 +578,35 @@ describe("the pass rate and its interval with unscored epochs", () => {
     expect(c.stdout).toContain("83.3 % passed");
   }, 120_000);
 });
+
+describe("submit.sh and the array indexes it is given", () => {
+  it("ARRAY with a step (0-3:2) makes each shard's folder; a malformed ARRAY is refused before sbatch", async () => {
+    const dir = tempDir("hb-ci-submit-");
+    writeFileSync(join(dir, "data.jsonl"), '{"prompt":"x"}\n');
+    // A fake sbatch on PATH that records its arguments and answers a job id.
+    writeFileSync(join(dir, "sbatch"), `#!/bin/sh\necho "$@" >> "${join(dir, "sbatch.calls")}"\necho 42\n`, {
+      mode: 0o755,
+    });
+    const env = { ...cleanEnv(NO_SCHEDULER), PATH: `${dir}:${process.env.PATH}`, OUTPUT_DIR: join(dir, "runs") };
+    const submit = (array: string) =>
+      execa("bash", [join(ROOT, "scripts", "slurm", "submit.sh"), "--", "data.jsonl", "exp", "--model", "m"], {
+        cwd: dir,
+        env: { ...env, SHARDS: "4", ARRAY: array },
+        extendEnv: false,
+        reject: false,
+      });
+    const stepped = await submit("0-3:2");
+    expect(stepped.exitCode, stepped.stderr).toBe(0);
+    expect(stepped.stderr).toBe("");
+    // Slurm opens each task's --output file in its shard folder before the script runs: the folders must exist.
+    expect(readdirSync(join(dir, "runs", "exp", "shards")).sort()).toEqual(["0000-of-0004", "0002-of-0004"]);
+    for (const bad of ["0-3:x", "a", "1-", "0-9"]) {
+      const r = await submit(bad);
+      expect(r.exitCode, bad).toBe(2);
+      expect(r.stderr, bad).toMatch(/^submit\.sh: /);
+      expect(r.stderr.trim().split("\n"), bad).toHaveLength(1);
+    }
+    // Only the stepped submission reached sbatch (the array and its merge job).
+    expect(readFileSync(join(dir, "sbatch.calls"), "utf8").trim().split("\n")).toHaveLength(2);
+  });
+});
