@@ -38,6 +38,12 @@ done
 SHARDS=${SHARDS:-4}
 [[ "$SHARDS" =~ ^[1-9][0-9]*$ ]] || { echo "submit.sh: SHARDS must be a whole number ≥ 1, got '$SHARDS'" >&2; exit 2; }
 ARRAY=${ARRAY:-0-$((SHARDS - 1))}
+# Slurm's index syntax: 0-15, 1,3, 0-15:2 (a step), with an optional %N throttle.
+range='[0-9]+(-[0-9]+(:[1-9][0-9]*)?)?'
+[[ "$ARRAY" =~ ^$range(,$range)*(%[1-9][0-9]*)?$ ]] || {
+  echo "submit.sh: ARRAY must be array indexes such as 0-15, 1,3 or 0-15:2 (optionally %N), got '$ARRAY'" >&2
+  exit 2
+}
 OUTPUT_DIR=${OUTPUT_DIR:-runs}
 mkdir -p "$OUTPUT_DIR"
 OUTPUT_DIR=$(cd "$OUTPUT_DIR" && pwd)
@@ -57,10 +63,12 @@ all_opts=("${defaults[@]}" "${sbatch_opts[@]}")
 w=${#SHARDS}; (( w < 4 )) && w=4
 run_dir="$OUTPUT_DIR/$RUN_NAME"
 printf -v count_pad "%0${w}d" "$SHARDS"
-expand_array() { # 0-3,7 → 0 1 2 3 7 (the %… throttle suffix ignored)
-  local part; IFS=, read -ra parts <<<"${1%%\%*}"
+expand_array() { # 0-3,7 → 0 1 2 3 7; 0-6:2 → 0 2 4 6 (the %… throttle suffix ignored)
+  local part step; IFS=, read -ra parts <<<"${1%%\%*}"
   for part in "${parts[@]}"; do
-    if [[ "$part" == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
+    step=1
+    if [[ "$part" == *:* ]]; then step=${part#*:}; part=${part%:*}; fi
+    if [[ "$part" == *-* ]]; then seq "${part%-*}" "$step" "${part#*-}"; else echo "$part"; fi
   done
 }
 for i in $(expand_array "$ARRAY"); do
