@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { execa } from "execa";
-import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -216,8 +216,8 @@ describe("the end-of-run scores line and pass@k when some epochs are unscored", 
   }, 120_000);
 });
 
-describe("compare --max-drop takes decimal points only", () => {
-  it("refuses hexadecimal, binary and exponent forms with one line and exit 2", async () => {
+describe("compare: the flag values and folders it refuses", () => {
+  it("--max-drop in decimal points only (exit 2); a run folder compared with itself is not comparable (exit 3)", async () => {
     const dir = tempDir("hb-ci-flags-");
     const data = dataset(join(dir, "data.jsonl"), "P");
     expect(
@@ -237,14 +237,25 @@ describe("compare --max-drop takes decimal points only", () => {
       ).exitCode,
     ).toBe(0);
     const a = join(dir, "runs", "a");
+    // A copy: a run folder compared with itself is refused (see below).
+    const b = join(dir, "runs", "b");
+    cpSync(a, b, { recursive: true });
     for (const bad of ["0x10", "0b11", "0o7", "1e1"]) {
-      const r = await runCliInProcess(["compare", a, a, "--max-drop", bad]);
+      const r = await runCliInProcess(["compare", a, b, "--max-drop", bad]);
       expect(r.exitCode, bad).toBe(2);
       expect(r.stderr.trim().split("\n"), bad).toHaveLength(1);
       expect(r.stderr, bad).toContain("--max-drop");
     }
     for (const good of ["5", "2.5", " 10 ", "0", "100"]) {
-      expect((await runCliInProcess(["compare", a, a, "--max-drop", good])).exitCode, good).toBe(0);
+      expect((await runCliInProcess(["compare", a, b, "--max-drop", good])).exitCode, good).toBe(0);
+    }
+    // The same folder twice (a CI job whose current run reuses the baseline's name, or a symlink to it) passes
+    // any gate: it is not a comparison.
+    symlinkSync(a, join(dir, "link"));
+    for (const other of [a, join(dir, "link"), `${a}/`]) {
+      const r = await runCliInProcess(["compare", a, other]);
+      expect(r.exitCode, other).toBe(3);
+      expect(r.stdout, other).toContain("NOT COMPARABLE: the baseline and the current run are the same folder");
     }
   }, 120_000);
 });
