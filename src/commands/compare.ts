@@ -35,7 +35,7 @@ Options
 
 All output files are written before the exit code is decided, whatever the verdict.
 Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset,
-too many unscored or missing tasks).
+too many unscored or missing tasks, the same run folder twice).
 `;
 
 const options = {

@@ -9,6 +9,8 @@
  * - --max-drop P: a drop of more than P points (with --significant-only, and significant).
  * Too many unscored or missing tasks make the runs not comparable.
  */
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { mcnemar } from "../score/metrics.js";
 import { scoreMetrics } from "../score/summary.js";
 import { pairedTest } from "../score/paired_test.js";
@@ -270,13 +272,25 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   };
 }
 
+/** The folder itself, whatever the path (a symlink, a trailing slash); the path as given when it cannot be resolved. */
+function folderIdentity(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+}
+
 function comparability(
   opts: CompareOptions,
   common: [TaskRecord, TaskRecord][],
   paired: number,
   onlyBase: string[],
+  sameFolder: boolean,
 ): { reasons: string[]; unscored: number; limit: number; byReason: Record<string, number> } {
   const reasons: string[] = [];
+  // A run compared with itself passes any gate: a CI job whose current run reused the baseline's folder.
+  if (sameFolder) reasons.push("the baseline and the current run are the same folder");
   if (common.length === 0) reasons.push("no task in common (tasks are paired by id)");
   else if (paired === 0) reasons.push("no task is scored in both runs");
   if (!opts.allowDifferentDataset) {
@@ -375,7 +389,8 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     .map(([, c]) => c.taskId)
     .sort();
 
-  const comparable = comparability(opts, common, pairs.length, onlyBase);
+  const sameFolder = folderIdentity(base.dir) === folderIdentity(cur.dir);
+  const comparable = comparability(opts, common, pairs.length, onlyBase, sameFolder);
   const gate = applyGate(opts, alpha, stats, lost);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.
   const perTaskDelta = (f: (s: RunSample) => number) =>
