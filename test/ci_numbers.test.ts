@@ -6,7 +6,16 @@
  */
 import { execFileSync } from "node:child_process";
 import { execa } from "execa";
-import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -621,4 +630,41 @@ describe("submit.sh and the array indexes it is given", () => {
     // Only the stepped submission reached sbatch (the array and its merge job).
     expect(readFileSync(join(dir, "sbatch.calls"), "utf8").trim().split("\n")).toHaveLength(2);
   });
+});
+
+describe("a shard whose lock names a host that is gone", () => {
+  it("shards and merge say how to release it: the rerun they print would stop on that lock", async () => {
+    const dir = tempDir("hb-ci-lock-");
+    const data = dataset(join(dir, "data.jsonl"), "PPPPPP");
+    for (const i of [0, 1]) {
+      const r = await runCliInProcess([
+        "run",
+        data,
+        "--model",
+        "scripted",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "x",
+        "--progress",
+        "none",
+        "--shard",
+        `${i}/2`,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    // Shard 1 as a node that died mid-run leaves it: no completion record, its lock naming that node.
+    const shard = join(dir, "runs", "x", "shards", "0001-of-0002");
+    rmSync(join(shard, "shard-complete.json"));
+    writeFileSync(
+      join(shard, ".lock"),
+      JSON.stringify({ pid: 4242, host: "node-gone-17", started: "2026-01-01T00:00:00Z" }),
+    );
+    const s = await runCliInProcess(["shards", join(dir, "runs", "x")]);
+    expect(s.exitCode).toBe(4);
+    expect(s.stdout).toContain(`if node-gone-17 is gone, delete ${join(shard, ".lock")}`);
+    const m = await runCliInProcess(["merge", join(dir, "runs", "x")]);
+    expect(m.exitCode).toBe(4);
+    expect(m.stderr).toContain(`if node-gone-17 is gone, delete ${join(shard, ".lock")}`);
+  }, 120_000);
 });
