@@ -86,8 +86,14 @@ export async function shardStatuses(
     if (!record) {
       const lock = lockHolder(folder.dir);
       status.state = lock?.alive ? "running" : "killed";
+      // Another host's process cannot be checked from here: a node lost mid-run leaves its lock, and the rerun
+      // printed below stops on it until it is deleted.
+      const elsewhere =
+        lock && lock.host !== hostname()
+          ? `; if ${lock.host} is gone, delete ${join(folder.dir, ".lock")} and rerun`
+          : "";
       status.why = lock?.alive
-        ? `still running (pid ${lock.pid} on ${lock.host}); ${problem}`
+        ? `still running (pid ${lock.pid} on ${lock.host})${elsewhere}; ${problem}`
         : `${problem}: its last invocation ended without writing it (killed: kill -9, scancel, out of memory, node lost)`;
     } else if (record.config_fingerprint !== folder.fingerprint) {
       status.state = "interrupted";
