@@ -183,6 +183,11 @@ describe("run options table", () => {
     expect(run("--seed", "x")).toBe("--seed must be a whole number, got 'x'");
     expect(run("--task-timeout", "0")).toBe("--task-timeout must be greater than 0, got 0");
     expect(run("--temperature", "abc")).toBe("--temperature must be a number, got 'abc'");
+    // Decimal points only: Number() also reads hex, binary, octal and exponents, and a CI gate must not move on a typo.
+    for (const odd of ["0x10", "0b11", "0o7", "1e1", "1_0"])
+      expect(run("--max-drop", odd)).toBe(`--max-drop must be a number, got '${odd}'`);
+    expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--max-drop", "2.5"]).flags).max_drop).toBe(2.5);
+    expect(resolveRunConfig(flagsToConfig(["d.jsonl", "--temperature", ".7"]).flags).temperature).toBe(0.7);
     expect(run("--temperature", "3")).toBe("--temperature must be at most 2, got 3");
     expect(run("--env", "podman")).toBe("--env must be one of local|docker|singularity|host, got 'podman'");
     expect(run("--base-url", "nope")).toBe("--base-url must be a URL, got 'nope'");

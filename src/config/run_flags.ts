@@ -88,7 +88,8 @@ function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string |
       if (!/^-?\d+$/.test(raw.trim())) throw new UserError(`${flag} must be a whole number, got '${raw}'`);
       return Number.parseInt(raw, 10);
     case "number": {
-      const n = raw.trim() === "" ? Number.NaN : Number(raw);
+      // Decimal points only: Number() would also take 0x10, 0b11, 0o7 and 1e1 (a typo that moves a CI gate).
+      const n = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/.test(raw) ? Number(raw) : Number.NaN;
       if (!Number.isFinite(n)) throw new UserError(`${flag} must be a number, got '${raw}'`);
       return n;
     }
