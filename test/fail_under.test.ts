@@ -4,11 +4,12 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flagsToConfig } from "../src/commands/run.js";
 import { resolveRunConfig } from "../src/config/run_config.js";
 import { runOptionsHelp } from "../src/config/run_flags.js";
 import { assertBuilt, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, text, type FakeOpenAI } from "./helpers/fake_openai.js";
 
 const failUnder = (value: string) =>
   resolveRunConfig(flagsToConfig(["d.jsonl", "--fail-under", value]).flags).fail_under;
@@ -81,4 +82,85 @@ describe("--fail-under takes a percent", () => {
     expect(gated.stdout).toMatch(/pass rate 0\.0 % is under --fail-under 50 %/);
     expect(gated.exitCode).toBe(1);
   }, 120_000);
+});
+
+describe("--fail-under with tasks whose scorer could not decide", () => {
+  let judge: FakeOpenAI;
+  beforeAll(async () => {
+    // The judge grades the one row that asks for it and talks garbage for the rest (a broken judge).
+    judge = await startFakeOpenAI((req) => {
+      const asked: string = req.body.messages.at(-1).content;
+      return asked.includes("judge-yes")
+        ? text(JSON.stringify({ score: 0.9, passed: true, reason: "meets the rubric" }))
+        : text("Looks fine to me!");
+    });
+  });
+  afterAll(async () => {
+    await judge.close();
+  });
+
+  it("is not met while more than --max-unscored of the scored rows are undecided (exit 1, saying so)", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    const rows = Array.from({ length: 10 }, (_, i) =>
+      JSON.stringify({
+        id: `t${i}`,
+        prompt: i === 0 ? "say hi (judge-yes)" : `say hi (${i})`,
+        rubric: "a friendly greeting",
+      }),
+    );
+    writeFileSync(dataset, `${rows.join("\n")}\n`);
+    const base = [
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--judge-model",
+      "judge",
+      "--judge-base-url",
+      judge.baseURL,
+      "--judge-api-key",
+      "k",
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+      "--fail-under",
+      "80",
+    ];
+    const gated = await runCliInProcess([...base, "--run-name", "default"]);
+    expect(gated.stdout).toContain("100.0 % passed (1/1 scored");
+    expect(gated.stdout).toContain(
+      "--fail-under 80 %: no verdict, 9 of 10 scored row result(s) undecided by their scorer, more than --max-unscored 10 %",
+    );
+    expect(gated.exitCode).toBe(1);
+    const allowed = await runCliInProcess([...base, "--run-name", "allowed", "--max-unscored", "90%"]);
+    expect(allowed.stdout).not.toContain("no verdict");
+    expect(allowed.exitCode).toBe(0);
+  }, 120_000);
+});
+
+describe("run --baseline of one shard", () => {
+  it("is refused before anything runs: a shard is compared after the merge (exit 2, one line)", async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    writeFileSync(dataset, '{"id": "a", "prompt": "say hi"}\n{"id": "b", "prompt": "say hi"}\n');
+    const r = await runCliInProcess([
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--shard",
+      "0/2",
+      "--baseline",
+      join(dir, "runs", "base"),
+      "--output-dir",
+      join(dir, "runs"),
+      "--progress",
+      "none",
+    ]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("--baseline compares a whole run, not shard 0/2: merge the shards (hermes-batch merge)");
+  });
 });

@@ -249,7 +249,7 @@ describe("scores in a batch run", () => {
     expect(missing.stderr).toContain("--baseline");
     for (const [flags, message] of [
       [["--max-drop", "5"], "--max-drop needs --baseline RUN_DIR"],
-      [["--max-unscored", "2"], "--max-unscored needs --baseline RUN_DIR"],
+      [["--max-unscored", "2"], "--max-unscored needs --baseline RUN_DIR or --fail-under PCT"],
       [["--significant-only", "--baseline", join(out, "base")], "--significant-only needs --max-drop P"],
     ] as const) {
       const r = await runCliInProcess(["run", dataset, "--model", "scripted", "--output-dir", out, ...flags]);

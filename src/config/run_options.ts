@@ -700,7 +700,7 @@ export const RUN_OPTIONS = [
       .regex(/^\s*(\d+|\d+(\.\d+)?\s*%)\s*$/, "must be a whole number of tasks or a percentage such as 10%")
       .refine((v) => !v.includes("%") || parseFloat(v) <= 100, "a percentage is at most 100%")
       .optional(),
-    help: "with --baseline: not comparable (exit 3) when more than N tasks (or P %) are unscored or missing",
+    help: "with --baseline: not comparable (exit 3) when more than N tasks (or P %) are unscored or missing;\nwith --fail-under: not met (exit 1) when more than N (or P %) of the results whose row names a\nscorer were left undecided by it",
     defaultHelp: "10%",
   }),
   option({

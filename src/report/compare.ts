@@ -20,7 +20,7 @@ import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 /** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
 export type UnscoredLimit = { count: number } | { percent: number };
 
-const DEFAULT_MAX_UNSCORED: UnscoredLimit = { percent: 10 };
+export const DEFAULT_MAX_UNSCORED: UnscoredLimit = { percent: 10 };
 
 export interface CompareOptions {
   /** Replaces the default gate: a regression when the pass rate drops by more than this many points. */
@@ -158,7 +158,7 @@ const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.l
 const rate = (t: TaskRecord) => t.passed / t.scored;
 
 /** The limit as a number of tasks out of `of`. */
-function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
+export function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
   return "count" in limit ? limit.count : (limit.percent / 100) * of;
 }
 
@@ -171,7 +171,7 @@ export function parseUnscoredLimit(value: string): UnscoredLimit | null {
   return Number.isInteger(n) ? { count: n } : null;
 }
 
-function describeUnscoredLimit(limit: UnscoredLimit): string {
+export function describeUnscoredLimit(limit: UnscoredLimit): string {
   return "count" in limit ? `${limit.count}` : `${limit.percent} %`;
 }
 

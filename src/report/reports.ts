@@ -43,6 +43,9 @@ export interface RunReport {
   internal: number;
   /** The run's score metrics, when any row names a scorer. */
   scores?: RunScoreMetrics;
+  /** Finished results whose row names a scorer, and of them those the scorer could not decide (`passed: null`). */
+  withScorer: number;
+  undecided: number;
   /** Why atif.jsonl could not be written (naming the task whose line failed); the file is then absent. */
   atifError?: string;
 }
@@ -113,7 +116,7 @@ export async function writeRunReports(
   // --rl-capture: the engine's token ids join each call's ATIF step metrics.
   const rlTokens = RlTokenIndex.open(join(runDir, RUN_FILES.rl));
   const doneIds = new Set<string>();
-  const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0 };
+  const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0, withScorer: 0, undecided: 0 };
   // Score samples: one per task; a dropped or failed task is unscored, never a failure.
   const samples: ScoredSample[] = [];
   let anyScore = false;
@@ -139,7 +142,11 @@ export async function writeRunReports(
     if (!l.value) continue;
     doneIds.add(recordKey(l.value.task_id, l.value.epoch));
     stats.addEntry(l.value);
-    if (l.value.score) anyScore = true;
+    if (l.value.score) {
+      anyScore = true;
+      report.withScorer++;
+      if (l.value.score.passed === null) report.undecided++;
+    }
     addCost(l.value);
     if (l.value.judge_usage) {
       addUsage(judgeUsage, l.value.judge_usage);

@@ -78,8 +78,12 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
       : await openDatasetSource(config.dataset);
   if (config.max_drop !== undefined && !config.baseline)
     throw new UserError("--max-drop needs --baseline RUN_DIR (see run --help)");
-  if (config.max_unscored !== undefined && !config.baseline)
-    throw new UserError("--max-unscored needs --baseline RUN_DIR (see run --help)");
+  if (config.max_unscored !== undefined && !config.baseline && config.fail_under === undefined)
+    throw new UserError("--max-unscored needs --baseline RUN_DIR or --fail-under PCT (see run --help)");
+  if (config.baseline && shard)
+    throw new UserError(
+      `--baseline compares a whole run, not shard ${formatShard(shard)}: merge the shards (hermes-batch merge), then hermes-batch compare ${config.baseline} MERGED_RUN`,
+    );
   if (config.significant_only && config.max_drop === undefined)
     throw new UserError("--significant-only needs --max-drop P (see run --help)");
   if (
@@ -721,6 +725,25 @@ async function printRunSummary(
   }
 }
 
+/**
+ * With --fail-under: why the finished results whose row names a scorer are too often undecided by it (a judge
+ * that answers garbage, a verify that cannot run) for their pass rate to be a verdict; undefined within
+ * --max-unscored (default 10 %, as `compare`'s).
+ */
+async function undecidedOverLimit(config: RunConfig, report: RunReport): Promise<string | undefined> {
+  if (report.undecided === 0) return undefined;
+  const { DEFAULT_MAX_UNSCORED, describeUnscoredLimit, parseUnscoredLimit, unscoredLimitOf } = await import(
+    "../report/compare.js"
+  );
+  const limit = config.max_unscored === undefined ? DEFAULT_MAX_UNSCORED : parseUnscoredLimit(config.max_unscored);
+  if (limit === null)
+    throw new UserError(
+      `--max-unscored ${config.max_unscored}: must be a whole number of tasks or a percentage such as 10%`,
+    );
+  if (report.undecided <= unscoredLimitOf(limit, report.withScorer)) return undefined;
+  return `${report.undecided} of ${report.withScorer} scored row result(s) undecided by their scorer, more than --max-unscored ${describeUnscoredLimit(limit)} (in summary.csv: scorers named, passed empty)`;
+}
+
 /** The exit code, with the line that explains it: interrupted, stopped early, the CI gates, failed tasks. */
 async function runExitCode(
   config: RunConfig,
@@ -749,6 +772,12 @@ async function runExitCode(
     : undefined;
   if (gateExit !== undefined && gateExit !== EXIT.ok) return gateExit;
   if (config.fail_under !== undefined) {
+    // A pass rate over the few rows a broken judge or verify could decide is no verdict: held to --max-unscored.
+    const undecided = await undecidedOverLimit(config, report);
+    if (undecided) {
+      out.write(`--fail-under ${config.fail_under} %: no verdict, ${undecided}\n`);
+      return EXIT.someFailed;
+    }
     // On the pass rate once rows are scored, else on the completion rate of the whole run.
     const rate = report.scores?.pass_rate ?? (await completionRate(runDir, report));
     const what = report.scores ? "pass rate" : "completion rate";
