@@ -308,6 +308,33 @@ describe("a gate that fails safe (cases a CI team hit)", () => {
     expect(c.gate_note).toContain("more than --max-drop 5 but not significant");
   });
 
+  it("unequal epochs: the test takes each task's first epochs, as many as both runs scored, and says so", async () => {
+    const root = tempDir();
+    // 20 tasks: the baseline ran 1 epoch (all passed), the current 10 (9 of 10 passed in each task). Over every
+    // epoch each task "dropped" by 0.1, and a sign-flip over those differences calls that a significant drop; on
+    // the first epoch of each, nothing changed.
+    const base = writeRun(
+      join(root, "base"),
+      ids(20).map((id) => ({ id, passed: true })),
+    );
+    const cur = writeRun(
+      join(root, "cur"),
+      ids(20).flatMap((id) => Array.from({ length: 10 }, (_, epoch) => ({ id, epoch, passed: epoch !== 9 }))),
+    );
+    const c = compareRuns(await load(base), await load(cur));
+    expect(c.test_on_common_epochs).toBe(true);
+    expect(c.p_value_drop).toBe(1);
+    expect(c.delta_pp).toBeCloseTo(-10);
+    expect(c.verdict).toBe("ok");
+    expect(comparisonText(c)).toContain("on each task's first epochs, as many as both runs scored");
+    // As many epochs on both sides: the sign-flip over every epoch, as before.
+    const cur1 = writeRun(
+      join(root, "cur1"),
+      ids(20).map((id) => ({ id, passed: true })),
+    );
+    expect(compareRuns(await load(base), await load(cur1)).test_on_common_epochs).toBe(false);
+  });
+
   it("token totals are agent / approver / judge with one total", async () => {
     const root = tempDir();
     const base = writeRun(join(root, "base"), [

@@ -3,7 +3,7 @@
  * permutation test: tasks are the unit, epochs repeated measures.
  */
 import { describe, expect, it } from "vitest";
-import { mcnemar, taskInterval, wilson } from "../src/score/metrics.js";
+import { mcnemar, seededRandom, taskInterval, wilson } from "../src/score/metrics.js";
 import { pairedRateInterval, pairedTest } from "../src/score/paired_test.js";
 import { scoreMetrics, type ScoredSample } from "../src/score/summary.js";
 
@@ -179,5 +179,42 @@ describe("two runs: the test over tasks, and an interval that agrees with it", (
     expect(t.ci95[1]).toBeGreaterThan(0.3);
     expect(pairedTest([1], [0])!.ci95[0]).toBeLessThan(-0.9);
     expect(pairedTest([], [])).toBeNull();
+  });
+});
+
+describe("two runs with unequal epochs per task: the test takes the epochs both runs have", () => {
+  /** Bernoulli outcomes of `n` epochs at rate p, from `rnd`. */
+  const outcomes = (rnd: () => number, p: number, n: number) => Array.from({ length: n }, () => rnd() < p);
+  const rateOf = (xs: boolean[]) => xs.filter(Boolean).length / xs.length;
+
+  it("keeps its level under 'no change' (1 epoch against 10, tasks that mostly pass); all epochs would not", () => {
+    // The sign-flip test assumes each task's difference is symmetric about 0 under no change; a 0/1 rate against
+    // a tenth-step one is not, and over every epoch the test rejected about twice as often as alpha. Over each
+    // task's first epoch in both runs it is McNemar's situation again.
+    const rnd = seededRandom(7);
+    const trials = 400;
+    let common = 0;
+    let all = 0;
+    for (let t = 0; t < trials; t++) {
+      const tasks = Array.from({ length: 30 }, () => {
+        const p = 0.85 + 0.15 * rnd();
+        return { base: outcomes(rnd, p, 1), cur: outcomes(rnd, p, 10) };
+      });
+      const opts = { resamples: 2000, seed: t + 1 };
+      const first = pairedTest(
+        tasks.map((x) => rateOf(x.base)),
+        tasks.map((x) => rateOf(x.cur.slice(0, 1))),
+        opts,
+      )!;
+      const every = pairedTest(
+        tasks.map((x) => rateOf(x.base)),
+        tasks.map((x) => rateOf(x.cur)),
+        opts,
+      )!;
+      if (first.p_drop < 0.05) common++;
+      if (every.p_drop < 0.05) all++;
+    }
+    expect(common / trials).toBeLessThan(0.075);
+    expect(all / trials).toBeGreaterThan(0.09);
   });
 });

@@ -2,7 +2,7 @@
  * Compares two runs with the task as the unit: epochs are repeated measures of a task, so each task's
  * pass rate (over its scored epochs) is paired with the same task's rate in the other run. The change is
  * tested by a sign-flip permutation test over the tasks' differences (exact McNemar when both runs have one
- * epoch) and its 95 % interval agrees with that test (see score/paired_test.ts); the CI verdict applies one
+ * epoch; over each task's first epochs, as many as both runs scored, when their counts differ) and its 95 % interval agrees with that test (see score/paired_test.ts); the CI verdict applies one
  * of two gates:
  * - default: a significant drop (one-sided, alpha 0.05), or a task that passed every epoch of the
  *   baseline and failed every epoch of the current run;
@@ -13,7 +13,7 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { mcnemar } from "../score/metrics.js";
 import { scoreMetrics } from "../score/summary.js";
-import { pairedTest } from "../score/paired_test.js";
+import { pairedTest, type PairedTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 
@@ -90,6 +90,11 @@ export interface Comparison {
   p_value: number | null;
   p_value_drop: number | null;
   test: "mcnemar_exact" | "sign_flip_exact" | "sign_flip_monte_carlo" | null;
+  /**
+   * The test's rates are each task's first epochs, as many as both runs scored (a task has more scored epochs in
+   * one run than in the other); the change and its interval are over all of them.
+   */
+  test_on_common_epochs: boolean;
   alpha: number;
   significant: boolean;
   significant_drop: boolean;
@@ -201,6 +206,14 @@ interface Stats {
   pTwo: number | null;
   pDrop: number | null;
   test: Comparison["test"];
+  /** The test took each task's first epochs, as many as both runs scored (their counts differ). */
+  commonEpochs: boolean;
+}
+
+/** A task's rate over its first `n` scored epochs (by epoch number). */
+function rateOverFirst(t: TaskRecord, n: number): number {
+  const scored = t.samples.filter((s) => s.passed !== null).sort((a, b) => a.epoch - b.epoch);
+  return scored.slice(0, n).filter((s) => s.passed).length / n;
 }
 
 function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed: number, alpha: number): Stats {
@@ -208,14 +221,35 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
   const curRates = pairs.map(([, c]) => rate(c));
   const lost = pairs.filter(([b, c]) => rate(c) < rate(b)).length;
   const gained = pairs.filter(([b, c]) => rate(c) > rate(b)).length;
-  const t = pairedTest(baseRates, curRates, { seed, alpha, exactP: oneEpoch ? mcnemar(lost, gained) : undefined });
-  if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null };
+  // The sign-flip test needs each task's difference to be symmetric about 0 under "no change", which holds when
+  // the task has as many scored epochs in both runs. Otherwise (1 epoch against 10, unscored epochs) it rejected a
+  // true "no change" about twice as often as alpha says: the test then takes each task's first epochs, as many
+  // as both runs scored; the change and its interval are still over every scored epoch.
+  const commonEpochs = !oneEpoch && pairs.some(([b, c]) => b.scored !== c.scored);
+  let exactP = oneEpoch ? mcnemar(lost, gained) : undefined;
+  let method: PairedTest["method"] | undefined;
+  if (commonEpochs) {
+    const n = pairs.map(([b, c]) => Math.min(b.scored, c.scored));
+    const common = pairedTest(
+      pairs.map(([b], i) => rateOverFirst(b, n[i]!)),
+      pairs.map(([, c], i) => rateOverFirst(c, n[i]!)),
+      { seed, alpha },
+    );
+    if (common) {
+      exactP = { twoSided: common.p_two_sided, drop: common.p_drop };
+      method = common.method;
+    }
+  }
+  const t = pairedTest(baseRates, curRates, { seed, alpha, exactP });
+  if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null, commonEpochs: false };
+  method ??= t.method;
   return {
     delta: t.mean_delta * 100,
     ci: [t.ci95[0] * 100, t.ci95[1] * 100],
     pTwo: t.p_two_sided,
     pDrop: t.p_drop,
-    test: oneEpoch ? "mcnemar_exact" : t.method === "exact" ? "sign_flip_exact" : "sign_flip_monte_carlo",
+    test: oneEpoch ? "mcnemar_exact" : method === "exact" ? "sign_flip_exact" : "sign_flip_monte_carlo",
+    commonEpochs,
   };
 }
 
@@ -418,6 +452,7 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     p_value: stats.pTwo,
     p_value_drop: stats.pDrop,
     test: stats.test,
+    test_on_common_epochs: stats.commonEpochs,
     alpha,
     significant: stats.pTwo !== null && stats.pTwo < alpha,
     significant_drop: stats.delta !== null && stats.delta < 0 && stats.pDrop !== null && stats.pDrop < alpha,

@@ -23,7 +23,9 @@ function verdictLine(c: Comparison): string {
 }
 
 function pairedLine(c: Comparison): string {
-  const test = c.test ? ` (${TEST_NAMES[c.test]})` : "";
+  const test = c.test
+    ? ` (${TEST_NAMES[c.test]}${c.test_on_common_epochs ? ", on each task's first epochs, as many as both runs scored" : ""})`
+    : "";
   const drop = c.p_value_drop !== null ? `; one-sided p of a drop = ${pval(c.p_value_drop)}` : "";
   return (
     `paired over ${plural(c.paired, "task")} scored in both (${plural(c.baseline.epochs, "epoch")} baseline, ${c.current.epochs} current): ` +

@@ -892,7 +892,7 @@
             { class: "sub" },
             c.p_value === null
               ? ""
-              : `${c.test === "mcnemar_exact" ? "exact McNemar" : "sign-flip permutation over tasks"} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`,
+              : `${c.test === "mcnemar_exact" ? "exact McNemar" : `sign-flip permutation over tasks${c.test_on_common_epochs ? " (each task's first epochs, as many as both runs scored)" : ""}`} p = ${c.p_value.toPrecision(3)} two-sided${c.significant_drop ? " (significant drop)" : ""}`,
           ),
           h("div", { class: "sub", id: "gate-note" }, c.gate_note),
           // The verdict as compare prints it (its exit 1): which gate failed, and why.
