@@ -66,6 +66,7 @@ const UNIT = files(
   "sandbox_gates",
   "scheduler",
   "score_metrics",
+  "score_criteria",
   "scorers",
   "shell_session",
   "spawn_helper",

@@ -279,15 +279,18 @@ describe("report --baseline says what compare says", () => {
     const dir = tempDir("hb-ci-report-");
     const data = dataset(join(dir, "a.jsonl"), "PPPP");
     writeFileSync(join(dir, "b.jsonl"), readFileSync(data, "utf8").replaceAll("tell me the result", "say the result"));
-    dataset(join(dir, "c.jsonl"), "PPPF");
-    const run = async (file: string, name: string) =>
+    // The regression comes from the model, on the same rows: another answer key would make the runs not comparable.
+    const wrongOnLast = await startFakeOpenAI((req): Reply => {
+      const n = Number(/compute (\d+) \+ 1/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? 0);
+      return text(String(n === 4 ? 1004 : n + 1));
+    });
+    const run = async (file: string, name: string, model = ["--model", "scripted"]) =>
       expect(
         (
           await runCliInProcess([
             "run",
             join(dir, file),
-            "--model",
-            "scripted",
+            ...model,
             "--run-name",
             name,
             "--output-dir",
@@ -299,7 +302,8 @@ describe("report --baseline says what compare says", () => {
       ).toBe(0);
     await run("a.jsonl", "a");
     await run("b.jsonl", "b");
-    await run("c.jsonl", "c");
+    await run("a.jsonl", "c", ["--model", "m", "--base-url", wrongOnLast.baseURL, "--api-key", "k"]);
+    await wrongOnLast.close();
     const runs = join(dir, "runs");
 
     const cmp = await runCliInProcess(["compare", join(runs, "a"), join(runs, "b")]);

@@ -17,6 +17,7 @@ type Line = {
   reason?: string;
   approverTokens?: number;
   judgeTokens?: number;
+  criteria?: string;
 };
 
 function writeRun(
@@ -46,6 +47,7 @@ function writeRun(
         scorers: [
           { name: "expected", passed: l.passed, reason: l.reason ?? (l.passed ? "ok" : `expected "4", got "5"`) },
         ],
+        ...(l.criteria ? { criteria: l.criteria } : {}),
       },
     }),
   );
@@ -333,6 +335,30 @@ describe("a gate that fails safe (cases a CI team hit)", () => {
       ids(20).map((id) => ({ id, passed: true })),
     );
     expect(compareRuns(await load(base), await load(cur1)).test_on_common_epochs).toBe(false);
+  });
+
+  it("the same prompts graded against other criteria are not comparable; a run that records none is", async () => {
+    const root = tempDir();
+    const base = writeRun(
+      join(root, "base"),
+      ids(4).map((id) => ({ id, passed: true, criteria: `sha256:${id}-key` })),
+    );
+    const fixedKey = writeRun(
+      join(root, "fixed"),
+      ids(4).map((id, i) => ({ id, passed: true, criteria: i === 2 ? "sha256:new-key" : `sha256:${id}-key` })),
+    );
+    const c = compareRuns(await load(base), await load(fixedKey));
+    expect(c.verdict).toBe("not_comparable");
+    expect(c.not_comparable.join("; ")).toContain(
+      `the scoring differs: 1 task(s) are graded against other criteria (expected, verify, verify_files or rubric; first: ${ids(4)[2]})`,
+    );
+    expect(compareRuns(await load(base), await load(fixedKey), { allowDifferentDataset: true }).verdict).toBe("ok");
+    // A run from before the digest was recorded: nothing to compare it with, so nothing is refused.
+    const older = writeRun(
+      join(root, "older"),
+      ids(4).map((id) => ({ id, passed: true })),
+    );
+    expect(compareRuns(await load(older), await load(fixedKey)).verdict).toBe("ok");
   });
 
   it("token totals are agent / approver / judge with one total", async () => {

@@ -89,6 +89,7 @@ const SAMPLES: Record<string, [string | true, unknown]> = {
   baseline: ["runs/old", "runs/old"],
   max_drop: ["2.5", 2.5],
   significant_only: [true, true],
+  allow_different_dataset: [true, true],
   max_unscored: ["10%", "10%"],
   price_input: ["3", 3],
   price_output: ["15", 15],

@@ -157,7 +157,8 @@ describe("scores in a batch run", () => {
         expect(readFileSync(join(out, "base", f), "utf8")).not.toContain("judge-secret-key-123");
     }
 
-    // The same dataset where the arithmetic row now expects another number: a newly failing task.
+    // The same dataset where the arithmetic row now expects another number: a newly failing task. Another answer
+    // key makes the runs not comparable unless the comparison is told to go on (--allow-different-dataset).
     const changed = rows.map((row) => (row.id === "mul" ? { ...row, expected: { value: 1, match: "number" } } : row));
     writeFileSync(dataset, changed.map((row) => JSON.stringify(row)).join("\n") + "\n");
     const r2 = await runCliInProcess([
@@ -180,7 +181,17 @@ describe("scores in a batch run", () => {
     ]);
     expect(r2.exitCode).toBe(0);
     // 3 of 8 tasks are unscored by design (judge garbage, judge down, no scorer): over the default 10 %.
-    const notComparable = await runCliInProcess(["compare", join(out, "base"), join(out, "cur"), "--max-drop", "5"]);
+    const regraded = await runCliInProcess(["compare", join(out, "base"), join(out, "cur")]);
+    expect(regraded.exitCode).toBe(3);
+    expect(regraded.stdout).toContain("the scoring differs: 1 task(s) are graded against other criteria");
+    const notComparable = await runCliInProcess([
+      "compare",
+      join(out, "base"),
+      join(out, "cur"),
+      "--max-drop",
+      "5",
+      "--allow-different-dataset",
+    ]);
     expect(notComparable.exitCode).toBe(3);
     expect(notComparable.stdout).toContain("3 of 8 task(s) are unscored");
     const cmp = await runCliInProcess([
@@ -191,6 +202,7 @@ describe("scores in a batch run", () => {
       "5",
       "--max-unscored",
       "3",
+      "--allow-different-dataset",
     ]);
     expect(cmp.exitCode).toBe(1);
     expect(cmp.stdout).toMatch(/^newly failing \(1\):\n  mul /);
@@ -219,6 +231,7 @@ describe("scores in a batch run", () => {
       "5",
       "--max-unscored",
       "50%",
+      "--allow-different-dataset",
       "--price-input",
       "3",
       "--price-output",
@@ -436,5 +449,26 @@ describe("scores in a batch run", () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain(`${dataset}:2:`);
     expect(r.stderr).toContain("expected");
+  });
+
+  it("a run graded against another answer key is not comparable until it is scored again against the same one", async () => {
+    const dir = tempDir();
+    const out = join(dir, "runs");
+    const row = (expected: string) =>
+      `${JSON.stringify({ id: "sum", prompt: "What is 2+2? Answer with the number.", expected })}\n${JSON.stringify({ id: "hi", prompt: "say hi", expected: "hi" })}\n`;
+    writeFileSync(join(dir, "key.jsonl"), row("4"));
+    writeFileSync(join(dir, "edited.jsonl"), row("5"));
+    const run = (dataset: string, name: string) =>
+      runCliInProcess(["run", join(dir, dataset), "--model", "scripted", "--output-dir", out, "--run-name", name]);
+    expect((await run("key.jsonl", "base")).exitCode).toBe(0);
+    await run("edited.jsonl", "cur");
+    const cmp = await runCliInProcess(["compare", join(out, "base"), join(out, "cur")]);
+    expect(cmp.exitCode).toBe(3);
+    expect(cmp.stdout).toContain("the scoring differs: 1 task(s) are graded against other criteria");
+    const rescored = await runCliInProcess(["score", join(out, "cur"), "--dataset", join(dir, "key.jsonl")]);
+    expect(rescored.exitCode, rescored.stderr).toBe(0);
+    const again = await runCliInProcess(["compare", join(out, "base"), join(out, "cur")]);
+    expect(again.stdout).not.toContain("the scoring differs");
+    expect(again.exitCode).toBe(0);
   });
 });

@@ -691,6 +691,13 @@ export const RUN_OPTIONS = [
     help: "with --max-drop: only a drop that is also significant (one-sided p < 0.05)",
   }),
   option({
+    key: "allow_different_dataset",
+    kind: "boolean",
+    section: "Scoring",
+    schema: z.boolean().default(false),
+    help: "with --baseline: compare even where a paired task's prompt or grading criteria changed\n(an answer key fixed since the baseline ran; or grade the baseline again: hermes-batch score)",
+  }),
+  option({
     key: "max_unscored",
     kind: "string",
     section: "Scoring",

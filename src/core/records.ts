@@ -65,6 +65,8 @@ export const ScoreSchema = z.object({
   passed: z.boolean().nullable(),
   value: z.number().nullable(),
   scorers: z.array(ScorerResultSchema),
+  /** What the row is graded against, as a digest (src/score/criteria.ts); absent in older runs. */
+  criteria: z.string().optional(),
 });
 export type ScoreRecord = z.infer<typeof ScoreSchema>;
 

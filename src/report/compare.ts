@@ -338,6 +338,17 @@ function comparability(
         `the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`,
       );
     }
+    // The same prompt graded against another answer key, verify command, hidden test or rubric.
+    const regraded = common.filter(([b, c]) => {
+      const bc = b.samples.find((s) => s.criteria !== undefined)?.criteria;
+      const cc = c.samples.find((s) => s.criteria !== undefined)?.criteria;
+      return bc !== undefined && cc !== undefined && bc !== cc;
+    });
+    if (regraded.length > 0) {
+      reasons.push(
+        `the scoring differs: ${regraded.length} task(s) are graded against other criteria (expected, verify, verify_files or rubric; first: ${regraded[0]![1].taskId}); --allow-different-dataset compares anyway`,
+      );
+    }
   }
   const byReason: Record<string, number> = {};
   let unscored = 0;

@@ -60,6 +60,8 @@ export interface RunSample {
   /** Extra text for a report (verify output tail). */
   details?: string;
   prompt?: string;
+  /** What the row was graded against (`score.criteria`, src/score/criteria.ts); absent in older runs. */
+  criteria?: string;
   /** The agent's tokens; the approver's and the judge's are counted apart. */
   tokens: number;
   approverTokens: number;
@@ -113,6 +115,7 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     reason,
     details: line.verify?.output ? `verify exit ${line.verify.exit_code}: ${tail(line.verify.output)}` : undefined,
     prompt: firstUserPrompt(line.messages),
+    criteria: typeof score?.criteria === "string" ? score.criteria : undefined,
     tokens: line.usage?.total_tokens ?? 0,
     approverTokens: line.approval_usage?.total_tokens ?? 0,
     judgeTokens: line.judge_usage?.total_tokens ?? 0,

@@ -16,6 +16,7 @@ export async function baselineGate(config: RunConfig, runDir: string, out: NodeJ
     maxDropPp: config.max_drop,
     significantOnly: config.significant_only,
     maxUnscored,
+    allowDifferentDataset: config.allow_different_dataset,
   });
   out.write(`\ncompared with the baseline ${config.baseline}:\n${comparisonText(comparison)}`);
   return comparison.verdict === "not_comparable" ? 3 : comparison.verdict === "regression" ? 1 : 0;

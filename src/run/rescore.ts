@@ -18,6 +18,7 @@ import { runVerify, scoreFields, taskCost, taskDirName } from "./task.js";
 import { TaskEnvironment } from "../../tools/environments/manager.js";
 import { specKey } from "./task_spec.js";
 import { taskFoldersDir } from "./task_folders.js";
+import { scoringCriteria } from "../score/criteria.js";
 
 /** Environments whose task folder on the host is the task's file system: a kept one can run `verify` again. */
 export const VERIFY_RERUN_ENVS: ReadonlySet<string> = new Set(["local", "host"]);
@@ -198,6 +199,16 @@ async function rescoreEntry(
     scored = [...scored, ...kept].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
   const fields = scoreFields(scored);
+  // Graded against the dataset given now: its criteria, not the run's.
+  const criteria =
+    fields.score &&
+    scoringCriteria({
+      expected: row.expected,
+      verify: row.verify,
+      rubric: row.rubric,
+      verifyFiles: row.verify_files === undefined ? undefined : o.verifyFilesDir(row),
+    });
+  if (fields.score && criteria) fields.score.criteria = criteria;
   // A rubric result kept from the run keeps the judge call it came from.
   if (keptJudge && entry.judge)
     Object.assign(fields, { judge: entry.judge, ...(entry.judge_usage ? { judge_usage: entry.judge_usage } : {}) });

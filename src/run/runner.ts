@@ -84,6 +84,8 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
     throw new UserError(
       `--baseline compares a whole run, not shard ${formatShard(shard)}: merge the shards (hermes-batch merge), then hermes-batch compare ${config.baseline} MERGED_RUN`,
     );
+  if (config.allow_different_dataset && !config.baseline)
+    throw new UserError("--allow-different-dataset needs --baseline RUN_DIR (see run --help)");
   if (config.significant_only && config.max_drop === undefined)
     throw new UserError("--significant-only needs --max-drop P (see run --help)");
   if (

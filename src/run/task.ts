@@ -39,6 +39,7 @@ import {
 import { diskOption, specKey, type TaskOutcomeMessage, type TaskSpec } from "./task_spec.js";
 import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
+import { scoringCriteria } from "../score/criteria.js";
 import { linkedAbort, type LinkedAbort } from "../core/abort.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
 import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
@@ -531,6 +532,10 @@ function trajectoryEntry(t: TaskRun): LineEntry {
   const usage: Usage = loop?.usage ?? emptyUsage();
   const toolStats = toolStatsJson(countToolCalls(messages), statsToolNames(registry.sortedNames()));
   const { score, judge, judge_usage } = scoreFields(t.scored);
+  if (score) {
+    const criteria = scoringCriteria(spec);
+    if (criteria) score.criteria = criteria;
+  }
   const entry: LineEntry = {
     prompt_index: spec.index,
     task_id: spec.id,

@@ -18,6 +18,8 @@ export interface Score {
   passed: boolean | null;
   value: number | null;
   scorers: ScorerResult[];
+  /** What the row is graded against, as a digest (src/score/criteria.ts): compare refuses to pair other criteria. */
+  criteria?: string;
 }
 
 /** All scorers a row names must pass; one undecided scorer leaves the task unscored. */

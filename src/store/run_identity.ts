@@ -45,6 +45,7 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "fail_under",
   "allow_config_change",
   "max_drop",
+  "allow_different_dataset",
   "group_by",
   "price_input",
   "price_output",
