@@ -3,7 +3,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openDatasetSource, readDataset, scanDataset, type DatasetSource } from "../src/run/dataset.js";
 import { JsonlAppender, readJsonl, repairTornTail } from "../src/store/jsonl_file.js";
-import { loadRunState, supersedeTasks } from "../src/store/checkpoint.js";
+import { loadRunState, recordKey, supersedeTasks } from "../src/store/checkpoint.js";
 import { tempDir } from "./helpers/cli.js";
 
 async function collect(file: string) {
@@ -149,7 +149,9 @@ describe("run files", () => {
     t.appendLine('{"prompt_index":3,"task_id":"damaged","conversations":[{"from":');
     t.close();
     const state = await loadRunState(dir);
-    expect([...state.done].sort()).toEqual(['q"uote\\back#1', "other-order#2", "plain"].sort());
+    // Keys escape a `\` in the id (recordKey), so that no two (id, epoch) share one.
+    expect([...state.done].sort()).toEqual([recordKey('q"uote\\back', 1), "other-order#2", "plain"].sort());
+    expect(recordKey('q"uote\\back', 1)).toBe('q"uote\\\\back#1');
     expect(state.badLines.map((b) => b.line)).toEqual([4]);
   });
 
