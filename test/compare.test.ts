@@ -267,6 +267,36 @@ describe("a gate that fails safe (cases a CI team hit)", () => {
     expect(compareRuns(await load(base), await load(cur), { maxUnscored: { percent: 20 } }).verdict).toBe("ok");
   });
 
+  it("one epoch, one flip: the default gate fails and says how to gate a model that samples", async () => {
+    const root = tempDir();
+    const base = writeRun(
+      join(root, "base"),
+      ids(20).map((id) => ({ id, passed: true })),
+    );
+    const cur = writeRun(
+      join(root, "cur"),
+      ids(20).map((id, i) => ({ id, passed: i !== 7 })),
+    );
+    const c = compareRuns(await load(base), await load(cur));
+    expect(c.verdict).toBe("regression");
+    expect(c.significant_drop).toBe(false);
+    expect(c.regressions.join("; ")).toContain(
+      "with one epoch per task one flip is a loss: for a model that samples, run --epochs K or gate with --max-drop P --significant-only",
+    );
+    // With epochs, a task lost in all of them is no accident: no such note.
+    const base3 = writeRun(
+      join(root, "base3"),
+      ids(20).flatMap((id) => [0, 1, 2].map((epoch) => ({ id, epoch, passed: true }))),
+    );
+    const cur3 = writeRun(
+      join(root, "cur3"),
+      ids(20).flatMap((id, i) => [0, 1, 2].map((epoch) => ({ id, epoch, passed: i !== 7 }))),
+    );
+    const c3 = compareRuns(await load(base3), await load(cur3));
+    expect(c3.verdict).toBe("regression");
+    expect(c3.regressions.join("; ")).not.toContain("one flip");
+  });
+
   it("4 tasks flipped: a wide interval that holds 0 beside p = 0.125, not [−100, −100]", async () => {
     const root = tempDir();
     const base = writeRun(
