@@ -55,6 +55,7 @@ import { DEFAULT_LIMITS, SandboxCgroup, type SandboxLimits } from "./cgroups.js"
 import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { HostShell } from "../shell/host_process.js";
+import { closeInheritedFds } from "../shell/spawn_helper.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "../task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
@@ -519,7 +520,8 @@ export class SandboxEnvironment implements Environment {
         `cd -- "$1" || exit 1`,
         `exec ${shell} --norc --noprofile -c "$2"`,
       ].join("\n");
-      // In the task's cgroup (its limits), entered by a small sh before it becomes bwrap.
+      // In the task's cgroup (its limits), entered by a small bash before it becomes bwrap; that bash first closes
+      // every descriptor this process inherited (only the task folder and the verify files go in: fds 3 and 4).
       const enter = this.cgroup?.procsFiles ?? [];
       const bwrapCommand = [
         launcher.bwrap,
@@ -534,16 +536,16 @@ export class SandboxEnvironment implements Environment {
         command,
       ];
       return await runBwrap(
-        enter.length ? "/bin/sh" : launcher.bwrap,
-        enter.length
-          ? [
-              "-c",
-              `${enter.map((_, i) => `echo $$ > "$${i + 1}" 2>/dev/null;`).join(" ")} shift ${enter.length}; exec "$@"`,
-              "hb-enter",
-              ...enter,
-              ...bwrapCommand,
-            ]
-          : bwrapCommand.slice(1),
+        "/bin/bash",
+        [
+          "--norc",
+          "--noprofile",
+          "-c",
+          `${closeInheritedFds(2 + fds.length)}; ${enter.map((_, i) => `echo $$ > "$${i + 1}" 2>/dev/null;`).join(" ")} shift ${enter.length}; exec "$@"`,
+          "hb-enter",
+          ...enter,
+          ...bwrapCommand,
+        ],
         { fds, timeoutMs: opts.timeoutMs, signal: opts.signal, cap: opts.maxOutputChars ?? this.maxOutputChars },
       );
     } finally {

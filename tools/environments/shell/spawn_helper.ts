@@ -25,10 +25,22 @@ import { shellQuote } from "../base.js";
 import { pidAlive } from "../../../src/core/pid_alive.js";
 
 /**
+ * A bash line that closes every descriptor above `highest` the shell has. A process started from this one inherits
+ * whatever descriptors it holds without close-on-exec, and Node passes on those this process itself inherited
+ * (a parent's `exec 100<DIR`, a job runner's pipe): in a sandbox, an open folder reaches every host file below it
+ * through `/proc/self/fd/N/…` and an open file is written outside the sandbox. A launched process gets only the
+ * descriptors named for it.
+ */
+export function closeInheritedFds(highest: number): string {
+  return `for hb_fd in /proc/$$/fd/*; do hb_fd=\${hb_fd##*/}; [ "$hb_fd" -gt ${highest} ] 2>/dev/null && eval "exec $hb_fd>&-"; done; unset hb_fd`;
+}
+
+/**
  * Each request is its length in bytes on a line, then that many bytes: `read -N` takes them from the pipe in one
  * read (LC_ALL=C: characters are bytes), where `read -d ''` made one read system call per byte (2 KB a launch).
  */
-const HELPER_SCRIPT = `while IFS= read -r hb_n && IFS= read -r -N "$hb_n" hb_req; do eval "$hb_req"; done`;
+const HELPER_SCRIPT = `${closeInheritedFds(2)}
+while IFS= read -r hb_n && IFS= read -r -N "$hb_n" hb_req; do eval "$hb_req"; done`;
 /** FIFOs made by one `mkfifo` call: enough for this many launches (doubles up to the cap as launches come). */
 const FIFO_BATCH_START = 4;
 const FIFO_BATCH_MAX = 64;
