@@ -10,6 +10,8 @@
  *   written through (through it the check would be empty, and pass).
  * - `daemon`: a detached process left running (setsid, nohup) that would create the file once the verify files
  *   arrive is gone before verify starts.
+ * - `pyc`, `pkg`: what Python imports instead of a verify file `checks/hidden.py` (an unchecked hash-based .pyc in
+ *   `checks/__pycache__/`, a package folder `checks/hidden/`), planted by the agent, is gone when verify runs.
  * - `honest`: a task that did the work still passes.
  */
 import { execa } from "execa";
@@ -76,6 +78,18 @@ sys.exit(1)
 
 const DAEMON = `setsid nohup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo started`;
 
+/**
+ * Python caches that would be imported instead of a verify file `checks/hidden.py`: bytecode compiled from the
+ * agent's own `checks/hidden.py` as an unchecked hash-based .pyc (PEP 552: never compared with the source), and a
+ * package folder `checks/hidden/` (found before the module of the same name). Each prints a pass and exits 0.
+ */
+const PLANT_PYC =
+  `mkdir -p checks && touch checks/__init__.py && printf 'print("FORGED")\\n' > checks/hidden.py && ` +
+  `python3 -c "import py_compile as c, importlib.util as u; c.compile('checks/hidden.py', cfile=u.cache_from_source('checks/hidden.py'), invalidation_mode=c.PycInvalidationMode.UNCHECKED_HASH)" && ` +
+  `rm checks/hidden.py && ls checks/__pycache__`;
+const PLANT_PACKAGE = `mkdir -p checks/hidden && touch checks/__init__.py && printf 'print("FORGED")\\n' > checks/hidden/__init__.py`;
+const HIDDEN_TEST = `import sys\nprint("the real test")\nsys.exit(1)\n`;
+
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 const write = (path: string, content: string): ToolCallSpec => ({ name: "write_file", arguments: { path, content } });
 
@@ -89,6 +103,8 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   link: [term("mkdir -p checks && ln -sf /dev/null checks/check.sh && ls -l checks")],
   daemon: [term(DAEMON)],
   honest: [term("echo 42 > answer.txt")],
+  pyc: [term(PLANT_PYC)],
+  pkg: [term(PLANT_PACKAGE)],
 };
 
 interface Row {
@@ -102,7 +118,11 @@ const ROWS: Row[] = [
   { id: "link", verify: "sh checks/check.sh", files: { "checks/check.sh": "test -f NEVER_CREATED.txt\n" } },
   { id: "daemon", verify: "sleep 1; test -f NEVER_CREATED.txt", files: { "checks/go": "go\n" } },
   { id: "honest", verify: "grep -qx 42 answer.txt" },
+  { id: "pyc", verify: "python3 -m checks.hidden", files: { "checks/hidden.py": HIDDEN_TEST } },
+  { id: "pkg", verify: "python3 -m checks.hidden", files: { "checks/hidden.py": HIDDEN_TEST } },
 ];
+/** The rows that need python3 in the environment. */
+const PYTHON_ROWS = ["mem", "pyc", "pkg"];
 
 let server: FakeOpenAI;
 
@@ -193,6 +213,14 @@ function toolOutputs(line: any): string {
   return JSON.stringify(line.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content));
 }
 
+/** The verify of the Python rows ran the row's own file, not what the agent planted beside it. */
+function expectRealTestsRan(lines: Map<string, any>): void {
+  for (const id of ["pyc", "pkg"]) {
+    expect(lines.get(id).verify.output, id).toContain("the real test");
+    expect(lines.get(id).verify.output, id).not.toContain("FORGED");
+  }
+}
+
 function expectForgeriesFail(lines: Map<string, any>, ids: string[]): void {
   for (const id of ids) {
     const line = lines.get(id);
@@ -208,7 +236,8 @@ describe("verify cannot be forged", () => {
     timeout: 300_000,
   }, async () => {
     const { lines } = await run(ROWS, ["--env", "local"]);
-    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+    expectForgeriesFail(lines, ["mem", "link", "daemon", "pyc", "pkg"]);
+    expectRealTestsRan(lines);
     // The persistent shell's memory was not readable: no nonce was found while the agent ran.
     expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
     expect(lines.get("link").verify.passed).toBe(false);
@@ -220,7 +249,8 @@ describe("verify cannot be forged", () => {
     { timeout: 300_000 },
     async () => {
       const { lines } = await run(ROWS, ["--env", "local"], 1000);
-      expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+      expectForgeriesFail(lines, ["mem", "link", "daemon", "pyc", "pkg"]);
+      expectRealTestsRan(lines);
       expect(toolOutputs(lines.get("mem"))).toContain("NONCES:none");
       expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
     },
@@ -231,7 +261,8 @@ describe("verify cannot be forged", () => {
   }, async () => {
     const { image } = await ensureDockerTestImages();
     const { lines } = await run(ROWS, ["--env", "docker", "--image", image]);
-    expectForgeriesFail(lines, ["mem", "link", "daemon"]);
+    expectForgeriesFail(lines, ["mem", "link", "daemon", "pyc", "pkg"]);
+    expectRealTestsRan(lines);
     // Same uid, no user namespace: the shell's memory is readable in Docker, and the nonce was found.
     expect(toolOutputs(lines.get("mem"))).toMatch(/NONCES:__HB_[0-9a-f]{16}__/);
     expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
@@ -241,7 +272,7 @@ describe("verify cannot be forged", () => {
     timeout: 600_000,
   }, async () => {
     const { busyboxImage } = await ensureDockerTestImages();
-    const rows = ROWS.filter((r) => r.id !== "mem");
+    const rows = ROWS.filter((r) => !PYTHON_ROWS.includes(r.id));
     const { lines } = await run(rows, ["--env", "docker", "--image", busyboxImage]);
     expectForgeriesFail(lines, ["link", "daemon"]);
     expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });

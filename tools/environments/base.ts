@@ -201,3 +201,16 @@ export class ShellWriteError extends Error {
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
+
+/**
+ * Shell text (POSIX sh) for the verify step: for a verify file `D/N.py` just put at the path in `$var`, removes
+ * what Python would import instead of it, which the agent could have left: its bytecode in `D/__pycache__/` (an
+ * unchecked hash-based .pyc is never compared with its source: PEP 552), an extension module `D/N.so` or
+ * `D/N.*.so`, and a package folder `D/N/` (each found before the module). `fail` runs when one cannot be removed.
+ */
+export function removePythonShadows(variable: string, fail: string): string {
+  return (
+    `case $${variable} in *.py) hb_d=\${${variable}%/*}; hb_n=\${${variable}##*/}; hb_n=\${hb_n%.py}; ` +
+    `rm -rf -- "$hb_d/$hb_n" "$hb_d/__pycache__/$hb_n".*pyc "$hb_d/$hb_n".so "$hb_d/$hb_n".*.so || ${fail} ;; esac`
+  );
+}

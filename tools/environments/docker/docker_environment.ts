@@ -15,6 +15,7 @@ import {
   type ExecResult,
   type VerifyOptions,
   EnvironmentLostError,
+  removePythonShadows,
   shellWriteErrorCode,
   type BackgroundStartOptions,
   type BackgroundStarted,
@@ -67,7 +68,8 @@ const PUT_FILE = [
   `f=$1; base=$2; rel=\${f#"$base"/}; p=$base; d=`,
   `case $f in "$base"/*) case $rel in */*) d=\${rel%/*} ;; esac ;; *) p=; d=\${f%/*}; d=\${d#/} ;; esac`,
   `IFS=/; set -f; for c in $d; do [ -n "$c" ] || continue; p=$p/$c; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || exit 1; fi; [ -d "$p" ] || mkdir -- "$p" || exit 1; done; unset IFS; set +f`,
-  `rm -rf -- "$f" && cat > "$f"`,
+  `rm -rf -- "$f" && cat > "$f" || exit 1`,
+  removePythonShadows("f", "exit 1"),
 ].join("\n");
 
 export class DockerEnvironment implements Environment {

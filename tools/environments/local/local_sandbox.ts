@@ -24,6 +24,7 @@ import { BackgroundProcessManager } from "../background.js";
 import {
   DEFAULT_OUTPUT_CAP,
   EnvironmentLostError,
+  removePythonShadows,
   shellQuote,
   type BackgroundStatus,
   type Environment,
@@ -605,7 +606,8 @@ const VERIFY_PUT = [
   `    chmod u+rwx -- "$p" 2>/dev/null`,
   `  done`,
   `  set +f`,
-  `  rm -rf -- "$2" && cp -- "${VERIFY_FILES_DIR}/$1" "$2"`,
+  `  rm -rf -- "$2" && cp -- "${VERIFY_FILES_DIR}/$1" "$2" || return 1`,
+  `  ${removePythonShadows("2", "return 1")}`,
   `}`,
 ].join("\n");
 
