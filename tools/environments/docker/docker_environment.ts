@@ -72,6 +72,46 @@ const PUT_FILE = [
   removePythonShadows("f", "exit 1"),
 ].join("\n");
 
+/**
+ * The container's processes other than its init and keep-alive, as the engine lists them (`ps` on the engine's
+ * host, not a program of the container's): `PID COMMAND` of each, zombies aside. The keep-alive is init's child
+ * running the container's own command; an agent's process cannot stand in for it, since init and the whole
+ * container end when the keep-alive does.
+ */
+async function processesLeft(container: Docker.Container): Promise<string[]> {
+  const [top, info] = await Promise.all([
+    container.top({ ps_args: "-o pid,ppid,stat,args" }) as Promise<{ Processes?: string[][] }>,
+    container.inspect(),
+  ]);
+  const init = String(info.State.Pid);
+  const keepAlive = [...(info.Config.Entrypoint ?? []), ...(info.Config.Cmd ?? [])].join(" ");
+  let keptAlive = false;
+  const left: string[] = [];
+  for (const [pid, ppid, stat, args] of top.Processes ?? []) {
+    if (pid === init || stat?.startsWith("Z")) continue;
+    if (!keptAlive && ppid === init && args === keepAlive) {
+      keptAlive = true;
+      continue;
+    }
+    left.push(`${pid} ${args ?? ""}`);
+  }
+  return left;
+}
+
+/** Where `sh` is found on an image's PATH, and the files every dynamically linked shell loads first. */
+const SHELL_FILES =
+  /^(?:\/usr)?(?:\/local)?\/s?bin\/(?:sh|dash|bash|ash|busybox)$|^\/etc\/ld\.so\.preload$|^(?:\/usr)?\/lib(?:32|64|x32)?\/(?:[^/]+\/)?(?:ld-linux[^/]*|ld-musl[^/]*|libc\.so[^/]*|libc\.musl[^/]*|libc-[\d.]+\.so)$/;
+
+/**
+ * What of the shell the verify step runs through (`sh -c`, found on the image's PATH) the agent added, changed or
+ * removed outside its folders, from the engine's diff of the container against its image: a root agent's own
+ * `/bin/sh` (or `/usr/local/bin/sh` ahead of it on PATH, an `/etc/ld.so.preload`, a loader or libc) would decide
+ * the verify's exit status.
+ */
+function shellFilesChanged(changes: { Path: string; Kind: number }[] | null | undefined): string[] {
+  return (changes ?? []).filter((c) => SHELL_FILES.test(c.Path)).map((c) => c.Path);
+}
+
 export class DockerEnvironment implements Environment {
   readonly kind = "docker";
   private shell: PersistentShell | undefined;
@@ -408,6 +448,16 @@ export class DockerEnvironment implements Environment {
     const last = await pass("0:0");
     if (last.length > 0)
       throw new Error(`processes of uid ${last.join(", ")} survived the end of the agent's processes`);
+    // The passes ran the container's own `sh`, which an agent running as root may have replaced by one that
+    // prints `done` and kills nothing: what is left, and what the verify's `sh` is, are read from the engine.
+    const survivors = await processesLeft(this.container);
+    if (survivors.length > 0)
+      throw new Error(
+        `${survivors.length} process(es) of the agent survived the end of its processes (seen by the engine: ${survivors.join("; ").slice(0, 200)})`,
+      );
+    const changed = shellFilesChanged(await this.container.changes());
+    if (changed.length > 0)
+      throw new Error(`the agent changed ${changed.slice(0, 5).join(", ")}, which the verify step runs through`);
     this.stoppedForVerify = true;
   }
 
