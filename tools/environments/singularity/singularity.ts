@@ -19,7 +19,7 @@ import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, existsSync } from "node:fs";
-import { access, mkdir, open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { access, lstat, mkdir, open, readFile, realpath, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, dirname, join, posix, resolve as resolveHost } from "node:path";
 import { execa } from "execa";
@@ -398,9 +398,41 @@ export class SingularityEnvironment implements Environment {
     return execResult;
   }
 
+  /**
+   * The host path to read or write a workdir path at from here, when every link on the way (the agent makes
+   * them) stays inside the task folder; otherwise undefined, and the container resolves the path itself (with
+   * --contain it sees none of the host's files). Read from here, a link `leak -> /home/u/.ssh/id_rsa` in the task
+   * folder would show the agent the host's file, and a write through one overwrite it, with the harness's rights.
+   * A path that does not exist yet is judged by the deepest folder on the way that does; a link that leads
+   * nowhere goes to the container (written through here, it would create its target on the host).
+   */
+  private async hostPathInside(containerPath: string): Promise<string | undefined> {
+    const host = this.hostPathOf(containerPath);
+    if (!host) return undefined;
+    const root = await realpath(this.hostDir).catch(() => undefined);
+    if (!root) return undefined;
+    let probe = host;
+    for (;;) {
+      const real = await realpath(probe).catch(() => undefined);
+      if (real !== undefined) {
+        if (real !== root && !real.startsWith(`${root}/`)) return undefined;
+        return probe === host ? real : join(real, host.slice(probe.length + 1));
+      }
+      if (
+        await lstat(probe).then(
+          () => true,
+          () => false,
+        )
+      )
+        return undefined; // a link to nothing, or unreadable
+      if (probe === this.hostDir || dirname(probe) === probe) return undefined;
+      probe = dirname(probe);
+    }
+  }
+
   async readFile(path: string): Promise<Buffer> {
     const full = this.resolvePath(path);
-    const host = this.hostPathOf(full);
+    const host = await this.hostPathInside(full);
     if (host) return readFile(host);
     const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "cat", full], {
       env: runtimeEnv(),
@@ -419,7 +451,7 @@ export class SingularityEnvironment implements Environment {
 
   async writeFile(path: string, data: string | Buffer): Promise<void> {
     const full = this.resolvePath(path);
-    const host = this.hostPathOf(full);
+    const host = await this.hostPathInside(full);
     if (host) {
       await mkdir(dirname(host), { recursive: true });
       await writeFile(host, data);
