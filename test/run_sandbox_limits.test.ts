@@ -3,7 +3,7 @@
  * file systems (root here): a 3 GiB allocation under the default 2 GiB ends its task as environment_error with
  * `reason: memory_limit` while a concurrent well-behaved task completes; two busy loops are held to `--cpus`; the
  * task folder is a file system of its own (10 GiB by default, a row's `limits.disk` or `--disk` otherwise), in
- * local and Docker, and writing past it ends the task with `disk_limit`; with `--disk none` the start-up line
+ * local and Docker, and writing past it (in the harness's exchange folder too) ends the task with `disk_limit`; with `--disk none` the start-up line
  * names the limit not enforced and `--require-limits` makes that exit 2.
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -18,6 +18,8 @@ const COMMANDS: Record<string, string> = {
   hog: `python3 -c "b = bytearray(3 * 1024 ** 3); print('allocated', len(b))"; echo rc=$?`,
   calm: "sleep 2; echo calm",
   fill: "dd if=/dev/zero of=big bs=1M count=200 status=none; echo rc=$?; ls -la",
+  // The harness's exchange folder is writable by the task too: it counts in the same quota.
+  iofill: "dd if=/dev/zero of=/tmp/.hermes-io/big bs=1M count=200 status=none; echo rc=$?; ls -la /tmp/.hermes-io",
   size: "echo size_kb=$(df -k --output=size . | tail -1 | tr -d ' '); ls -A; echo listed",
   // Leaves what a task could leave behind in its folder for the next task of the same file system.
   dirty: [
@@ -175,13 +177,15 @@ describe("local sandbox limits", () => {
   );
 
   it.runIf(root)(
-    "writing past --disk ends its task with disk_limit; the image and its mount are gone afterwards",
+    "writing past --disk (in the task folder or the exchange folder) ends its task with disk_limit; the image and its mount are gone afterwards",
     { timeout: 300_000 },
     async () => {
-      const { r, lines, dir } = await run(["fill", "calm"], ["--disk", "64m"]);
+      const { r, lines, dir } = await run(["fill", "iofill", "calm"], ["--disk", "64m"]);
       expect(r.exitCode, r.stderr).toBe(1);
-      expect(lines.get("fill")).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
-      expect(lines.get("fill").error).toMatch(/disk_limit: .*64 MiB/);
+      for (const id of ["fill", "iofill"]) {
+        expect(lines.get(id), id).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+        expect(lines.get(id).error).toMatch(/disk_limit: .*64 MiB/);
+      }
       expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
       expect(r.stderr).not.toMatch(/limits not enforced/);
       expectNothingLeft(dir);

@@ -17,7 +17,7 @@ import { CommandStop } from "../shell/command_stop.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
-import { chmod, mkdir, open, rm, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
 import { BackgroundProcessManager } from "../background.js";
@@ -156,7 +156,9 @@ export class SandboxEnvironment implements Environment {
     const withQuota = diskBytes !== undefined && diskQuotaUnavailable() === undefined;
     if (!withQuota) await makeTaskDir(taskDir);
     const quota = withQuota ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
-    const ioDir = await makeTempDir("io");
+    // The exchange folder is writable by the task: with a quota it is in the task's file system, which bounds it
+    // (in $TMPDIR, a task could fill the host's disk through it).
+    const ioDir = quota ? await mkdtemp(join(quota.mountPoint, "io-")) : await makeTempDir("io");
     if (process.getuid?.() === 0) {
       // The sandbox's own uid: a kept folder of an earlier attempt belongs to that attempt's uid.
       chownTree(taskDir, launcher.uid, launcher.gid);
