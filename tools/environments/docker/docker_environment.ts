@@ -98,15 +98,18 @@ async function processesLeft(container: Docker.Container): Promise<string[]> {
   return left;
 }
 
-/** Where `sh` is found on an image's PATH, and the files every dynamically linked shell loads first. */
-const SHELL_FILES =
-  /^(?:\/usr)?(?:\/local)?\/s?bin\/(?:sh|dash|bash|ash|busybox)$|^\/etc\/ld\.so\.preload$|^(?:\/usr)?\/lib(?:32|64|x32)?\/(?:[^/]+\/)?(?:ld-linux[^/]*|ld-musl[^/]*|libc\.so[^/]*|libc\.musl[^/]*|libc-[\d.]+\.so)$/;
+/**
+ * Where `sh` is found on an image's PATH, and the file that makes every dynamically linked program load a library
+ * first. Not the loader and libc: an `apt-get install` upgrades them for good reasons (libc6), and a library put
+ * ahead through `ldconfig` is not seen here either.
+ */
+const SHELL_FILES = /^(?:\/usr)?(?:\/local)?\/s?bin\/(?:sh|dash|bash|ash|busybox)$|^\/etc\/ld\.so\.preload$/;
 
 /**
  * What of the shell the verify step runs through (`sh -c`, found on the image's PATH) the agent added, changed or
  * removed outside its folders, from the engine's diff of the container against its image: a root agent's own
- * `/bin/sh` (or `/usr/local/bin/sh` ahead of it on PATH, an `/etc/ld.so.preload`, a loader or libc) would decide
- * the verify's exit status.
+ * `/bin/sh` (or `/usr/local/bin/sh` ahead of it on PATH, or an `/etc/ld.so.preload`) would decide the verify's
+ * exit status.
  */
 function shellFilesChanged(changes: { Path: string; Kind: number }[] | null | undefined): string[] {
   return (changes ?? []).filter((c) => SHELL_FILES.test(c.Path)).map((c) => c.Path);
