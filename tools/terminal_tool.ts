@@ -232,11 +232,32 @@ const processArgs = lazy(() =>
 );
 type ProcessArgs = z.infer<ReturnType<typeof processArgs>>;
 
+/**
+ * What each background process's stdin was sent so far, per environment and session. A shell reading its stdin
+ * runs what several writes spell together (`rm -r`, `f /tmp/vic`, `tim` is `rm -rf /tmp/victim`): the gate judges
+ * each write with everything sent before it.
+ */
+const sentToStdin = new WeakMap<Environment, Map<string, string>>();
+
+function stdinSoFar(env: Environment, id: string | undefined): string {
+  return id === undefined ? "" : (sentToStdin.get(env)?.get(id) ?? "");
+}
+
+function recordStdin(env: Environment, id: string, data: string): void {
+  let sessions = sentToStdin.get(env);
+  if (!sessions) sentToStdin.set(env, (sessions = new Map()));
+  sessions.set(id, (sessions.get(id) ?? "") + data);
+}
+
+/** The text a write or submit sends (submit adds the Enter). */
+const sentBy = (a: ProcessArgs) => (a.action === "submit" ? `${a.data ?? ""}\n` : (a.data ?? ""));
+
 /** What a process call does for the gate: data sent to a stdin may be a command for a shell reading it. */
 export async function processEffects(args: ProcessArgs, ctx: ToolContext): Promise<ToolEffect[]> {
   if ((args.action !== "write" && args.action !== "submit") || !args.data) return [];
   const env = await ctx.getEnv();
-  return [{ kind: "run", command: args.data, workdir: env.workdir }];
+  const before = stdinSoFar(env, args.session_id);
+  return [{ kind: "run", command: before ? `${before}${sentBy(args)}` : args.data, workdir: env.workdir }];
 }
 
 type ProcessAnswer = Record<string, unknown>;
@@ -328,9 +349,10 @@ async function stdinAnswer(env: Environment, a: ProcessArgs, id: string): Promis
       await env.closeBackgroundStdin(id);
       return { status: "ok", message: s.started?.pty ? "EOF sent" : "stdin closed" };
     }
-    const data = a.action === "submit" ? `${a.data ?? ""}\n` : (a.data ?? "");
+    const data = sentBy(a);
     if (!env.writeBackground) throw new Error("Process stdin not available (non-local backend or stdin closed)");
     await env.writeBackground(id, data);
+    recordStdin(env, id, data);
     return { status: "ok", bytes_written: [...data].length };
   } catch (err) {
     return { status: "error", error: err instanceof Error ? err.message : String(err) };

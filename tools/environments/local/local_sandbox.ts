@@ -441,6 +441,14 @@ export class SandboxEnvironment implements Environment {
     return this.background.kill(id);
   }
 
+  writeBackground(id: string, data: string): Promise<void> {
+    return this.background.writeStdin(id, data);
+  }
+
+  closeBackgroundStdin(id: string): Promise<void> {
+    return this.background.closeStdin(id);
+  }
+
   listBackground(): Promise<BackgroundStatus[]> {
     return this.background.list();
   }
