@@ -2,7 +2,16 @@
  * The bubblewrap sandbox of `--env local`, driven directly: what a task can see and change, its files through
  * the sandbox's own view, its processes, and what happens when the sandbox breaks. Needs bwrap (bubblewrap).
  */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -71,6 +80,40 @@ afterEach(async () => {
 
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
+});
+
+describe("local sandbox: a task folder an earlier attempt left", () => {
+  // A kept folder (--keep-workspaces) holds what the last verify put there: the row's hidden tests.
+  const leftBehind = (name: string) => {
+    const dir = join(root, name);
+    mkdirSync(join(dir, "checks"), { recursive: true });
+    writeFileSync(join(dir, "checks", "hidden.sh"), "echo the hidden test\n");
+    writeFileSync(join(dir, "solution.txt"), "the last attempt's work\n");
+    return dir;
+  };
+  const start = async (dir: string, fresh: boolean, disk?: string) => {
+    const env = await SandboxEnvironment.create(
+      { runName: "r", taskId: `again-${envs.length}`, hostTaskDir: dir, ...(fresh ? { freshTaskDir: true } : {}) },
+      disk ? { disk } : {},
+    );
+    envs.push(env);
+    return env;
+  };
+  const disks = process.getuid?.() === 0 ? [undefined, "64m"] : [undefined];
+
+  for (const disk of disks) {
+    it(`is empty for a new attempt (freshTaskDir)${disk ? ", with a disk quota" : ""}`, async () => {
+      const env = await start(leftBehind(`fresh-${disk ?? "plain"}`), true, disk);
+      const r = await env.exec("ls -A; echo listed");
+      expect(r.stdout).toBe("listed\n");
+    });
+
+    it(`is the task's folder when looked at again (score)${disk ? ", with a disk quota" : ""}`, async () => {
+      const env = await start(leftBehind(`again-${disk ?? "plain"}`), false, disk);
+      const r = await env.exec("ls -A; cat checks/hidden.sh");
+      expect(r.stdout).toBe("checks\nsolution.txt\necho the hidden test\n");
+    });
+  }
 });
 
 describe("local sandbox: what a task sees", () => {

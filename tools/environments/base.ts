@@ -126,6 +126,12 @@ export interface EnvironmentSpec {
   reportLost?: (reason: string) => void;
   /** Something about this task's environment for the run's events.log (e.g. a sandbox start retried). */
   onEvent?: (message: string) => void;
+  /**
+   * A new attempt of its task (not a look at a kept folder, as `score` takes): whatever an earlier attempt left at
+   * hostTaskDir (a `--keep-workspaces` folder, a killed run's) is removed first, so the agent starts in an empty
+   * folder and never sees the verify files an earlier verify put there, nor the earlier agent's work.
+   */
+  freshTaskDir?: boolean;
 }
 
 /** Thrown by a backend's operations once its sandbox is lost (see `EnvironmentSpec.reportLost`). */

@@ -71,13 +71,13 @@ export class DiskQuota {
    * Makes the task folder `dir` a link to a new folder owned by uid:gid in a ready-made `bytes`-sized file system
    * of this thread's pool; the sandbox binds what the link names, so the task's folder holds that file system's
    * whole space. Files already in `dir` (a folder kept from an earlier attempt, or files put there before the
-   * sandbox) are copied into it.
+   * sandbox) are copied into it, unless `fresh` (a new attempt: they are removed).
    */
-  static async create(dir: string, bytes: number, uid: number, gid: number): Promise<DiskQuota> {
+  static async create(dir: string, bytes: number, uid: number, gid: number, fresh = false): Promise<DiskQuota> {
     const { slot, folder } = await diskPool(bytes).takeFolder(uid, gid);
     try {
       const st = lstatSync(dir, { throwIfNoEntry: false });
-      if (st?.isDirectory() && readdirSync(dir).length > 0)
+      if (!fresh && st?.isDirectory() && readdirSync(dir).length > 0)
         await runTool("cp", ["-a", "--", `${dir}/.`, `${folder}/`], 600);
       if (st) rmSync(dir, { recursive: true, force: true });
       mkdirSync(dirname(dir), { recursive: true });

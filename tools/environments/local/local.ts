@@ -298,7 +298,7 @@ export const createLocalEnvironment: EnvironmentFactory = async (
   options: EnvironmentOptions,
 ) => {
   const taskDir = resolve(spec.hostTaskDir);
-  await makeTaskDir(taskDir);
+  await makeTaskDir(taskDir, spec.freshTaskDir);
   let workdir = taskDir;
   if (spec.cwd && isAbsolute(spec.cwd)) {
     // An absolute cwd is a host path: use it only if it exists, never create host directories.

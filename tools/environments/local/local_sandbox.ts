@@ -154,8 +154,10 @@ export class SandboxEnvironment implements Environment {
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
     // With a quota the task folder becomes a link to a folder in its file system (a stale link is dropped there).
     const withQuota = diskBytes !== undefined && diskQuotaUnavailable() === undefined;
-    if (!withQuota) await makeTaskDir(taskDir);
-    const quota = withQuota ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid) : undefined;
+    if (!withQuota) await makeTaskDir(taskDir, spec.freshTaskDir);
+    const quota = withQuota
+      ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid, spec.freshTaskDir)
+      : undefined;
     // The exchange folder is writable by the task: with a quota it is in the task's file system, which bounds it
     // (in $TMPDIR, a task could fill the host's disk through it).
     const ioDir = quota ? await mkdtemp(join(quota.mountPoint, "io-")) : await makeTempDir("io");

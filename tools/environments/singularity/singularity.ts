@@ -722,7 +722,7 @@ export const createSingularityEnvironment: EnvironmentFactory = async (
   const { image } = await resolveSingularityImage(binary, imageRef, opts.singularityCacheDir ?? defaultSifCacheDir());
 
   const hostDir = resolveHost(spec.hostTaskDir);
-  await makeTaskDir(hostDir);
+  await makeTaskDir(hostDir, spec.freshTaskDir);
   if (!(await stat(hostDir)).isDirectory()) throw new Error(`task folder ${hostDir} is not a directory`);
   const workdir =
     spec.cwd && posix.isAbsolute(spec.cwd) ? posix.normalize(spec.cwd) : posix.join(DEFAULT_WORKDIR, spec.cwd ?? "");
@@ -736,7 +736,7 @@ export const createSingularityEnvironment: EnvironmentFactory = async (
   // The task folder as a file system of its own (root harness): the instance binds where it is mounted.
   const quota =
     opts.disk !== undefined && diskQuotaUnavailable() === undefined
-      ? await DiskQuota.create(hostDir, parseSize(opts.disk)!, process.getuid!(), process.getgid!())
+      ? await DiskQuota.create(hostDir, parseSize(opts.disk)!, process.getuid!(), process.getgid!(), spec.freshTaskDir)
       : undefined;
   try {
     await gates.startTurn(spec.signal);
