@@ -6,8 +6,8 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { constants, open as openCb, close as closeCb } from "node:fs";
-import { readFile, unlink } from "node:fs/promises";
+import { constants, open as openCb, close as closeCb, fstatSync } from "node:fs";
+import { open, unlink, type FileHandle } from "node:fs/promises";
 import { Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -78,7 +78,7 @@ export async function spawnThroughFifos(
     startTimer = setTimeout(() => {
       // Unblocks this side's pending opens (a FIFO opened read-write never waits), then gives up.
       for (const s of ["in", "out"]) {
-        openFd(host(s), constants.O_RDWR | constants.O_NONBLOCK).then(
+        openFd(host(s), constants.O_RDWR | constants.O_NONBLOCK | constants.O_NOFOLLOW).then(
           (fd) => setTimeout(() => closeCb(fd, () => undefined), 1000),
           () => undefined,
         );
@@ -90,12 +90,21 @@ export async function spawnThroughFifos(
       );
     }, opts.startTimeoutMs ?? 30_000);
   });
+  // The folder is the task's too: what it holds is opened without following a link (the task could put one to a
+  // host file there, such as /proc/self/environ: the harness's own), and only as what it must be.
   const stderrTail = async () => {
+    let fh: FileHandle | undefined;
     try {
-      const text = await readFile(host("err"), "utf8");
-      return text.slice(-2000);
+      fh = await open(host("err"), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      const st = await fh.stat();
+      if (!st.isFile()) return "";
+      const length = Math.min(st.size, 64 * 1024);
+      const { buffer, bytesRead } = await fh.read(Buffer.alloc(length), 0, length, st.size - length);
+      return buffer.subarray(0, bytesRead).toString("utf8").slice(-2000);
     } catch {
       return "";
+    } finally {
+      await fh?.close().catch(() => undefined);
     }
   };
   // TERM to its process group, up to 3 s to end, then KILL: once this returns the process is gone.
@@ -112,8 +121,11 @@ export async function spawnThroughFifos(
   let failed = false;
   // An open that completes after the start gave up is closed at once.
   const opening = (path: string, flags: number) =>
-    openFd(path, flags).then((fd) => {
-      if (failed) closeCb(fd, () => undefined);
+    openFd(path, flags | constants.O_NOFOLLOW).then((fd) => {
+      if (failed || !fstatSync(fd).isFIFO()) {
+        closeCb(fd, () => undefined);
+        if (!failed) throw new Error(`${path} is not the FIFO made for ${argv[0]}`);
+      }
       return fd;
     });
   try {
