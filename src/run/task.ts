@@ -185,6 +185,8 @@ class TaskEnvSpec implements EnvironmentSpec {
   signal?: AbortSignal;
   reportLost?: (reason: string) => void;
   onEvent?: (message: string) => void;
+  /** Every attempt starts in an empty folder: an earlier attempt's kept one holds its verify's hidden files. */
+  readonly freshTaskDir = true;
   private folder: string | undefined;
 
   constructor(
