@@ -12,6 +12,24 @@ describe("expected matchers", () => {
     expect(normalizeAnswer("  «Hello,  World»!! ")).toBe("hello, world");
   });
 
+  it("includes matches whole words and numbers, not part of another", () => {
+    // A plain substring passed "1420" for 42 and "this" for "hi": a false pass for any short answer.
+    expect(matchExpected("42", "The answer is 1420.").passed).toBe(false);
+    expect(matchExpected("hi", "this is it").passed).toBe(false);
+    expect(matchExpected("4", "3.14").passed).toBe(false);
+    expect(matchExpected("42", "The answer is 42.").passed).toBe(true);
+    expect(matchExpected("42", "42").passed).toBe(true);
+    expect(matchExpected("hi", "Hi! How are you?").passed).toBe(true);
+    expect(matchExpected("new york", "It is New York, of course").passed).toBe(true);
+    expect(matchExpected({ value: "42", match: "includes" }, "x=42;").passed).toBe(true);
+    // An expected text that starts or ends with a symbol is matched as written at that end.
+    expect(matchExpected("$5", "it costs $50").passed).toBe(false);
+    expect(matchExpected("#1", "ranked #1!").passed).toBe(true);
+    // Scripts written without spaces between words are matched inside a run of letters.
+    expect(matchExpected("東京", "日本の首都は東京です").passed).toBe(true);
+    expect(matchExpected("Москва", "Столица — Москва.").passed).toBe(true);
+  });
+
   it("exact compares the normalised whole answer", () => {
     expect(matchExpected({ value: "42", match: "exact" }, " 42. ").passed).toBe(true);
     expect(matchExpected({ value: "42", match: "exact" }, "about 42").passed).toBe(false);

@@ -1,6 +1,7 @@
 /**
  * The `expected` scorer's matchers: a row's expected answer against the agent's final answer.
- * A plain string means a normalised "includes" match (case, whitespace and edge punctuation ignored).
+ * A plain string means a normalised "includes" match (case, whitespace and edge punctuation ignored) of whole
+ * words: "42" is not found in "1420", nor "hi" in "this".
  */
 import * as z from "zod";
 
@@ -72,6 +73,27 @@ function numbersIn(text: string): number[] {
   return out;
 }
 
+/**
+ * Letters and digits of scripts written with spaces between words: a match may not start or end inside a run of
+ * them. Scripts without spaces (Chinese, Japanese, Thai, …) have no such edge to test, and match anywhere.
+ */
+const SPACED_WORD_CHAR =
+  /[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Armenian}\p{Script=Georgian}\p{Nd}_]/u;
+
+/** `needle` in `haystack` where it is not the middle of a longer word or number (both normalised). */
+function includesWhole(haystack: string, needle: string): boolean {
+  const word = (c: string | undefined) => c !== undefined && SPACED_WORD_CHAR.test(c);
+  const startsWord = word(needle[0]);
+  const endsWord = word(needle.at(-1));
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    if (startsWord && word(haystack[at - 1])) continue;
+    if (endsWord && word(haystack[end])) continue;
+    return true;
+  }
+  return false;
+}
+
 function clip(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -91,7 +113,7 @@ export function matchExpected(expected: Expected, answer: string | null): MatchR
     case "exact":
       return says(normalizeAnswer(got) === normalizeAnswer(want), "exactly");
     case "includes":
-      return says(normalizeAnswer(got).includes(normalizeAnswer(want)), "an answer including");
+      return says(includesWhole(normalizeAnswer(got), normalizeAnswer(want)), "an answer including");
     case "regex":
       return says(new RegExp(want).test(got), "a match of /regex/");
     case "number": {
