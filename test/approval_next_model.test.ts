@@ -37,6 +37,12 @@ describe("computed words that are known", () => {
     expect(flagged("rm${IFS}-rf${IFS}/etc")).toBe(true);
     expect(flagged('set -- pytest -k smoke; "$@"')).toBe(false);
     expect(flagged('set -- rm -rf /etc; "$@"')).toBe(true);
+    // A name reference (`declare -n`, `local -n`, `typeset -n`) reads the variable it names.
+    expect(flagged("declare -n r=HOME; rm -rf $r")).toBe(true);
+    expect(flagged('target=/etc; typeset -n t=target; rm -rf "$t"')).toBe(true);
+    expect(flagged("f() { local -n d=$1; rm -rf $d/*; }; f HOME")).toBe(true);
+    expect(flagged("declare -n r=BUILD_DIR; BUILD_DIR=out; rm -rf $r")).toBe(false);
+    expect(flagged("declare r=HOME; rm -rf $r")).toBe(false);
     expect(flagged("time (make clean && make -j8)")).toBe(false);
     expect(flagged("time (rm -rf /etc)")).toBe(true);
   });

@@ -11,6 +11,7 @@ import {
   expandBraces,
   literalWord,
   resolveWord,
+  nameRefKey,
   splitUnquoted,
   UNKNOWN_DIR,
   type Variables,
@@ -257,8 +258,17 @@ type Stage = (node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand) => Simp
 
 function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
   // `export -p`, `declare -x`: with no assignment, a command that prints variables
-  if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment"))
-    return void walkChildren(node, s);
+  if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment")) {
+    walkChildren(node, s);
+    // `declare -n r=HOME` (local, typeset): `$r` is HOME's value, whenever it is read.
+    if (named(node).some((c) => c.type === "word" && /^-[a-zA-Z]*n/.test(c.text)))
+      for (const a of named(node)) {
+        const name = a.type === "variable_assignment" ? a.childForFieldName("name")?.text : undefined;
+        const value = a.childForFieldName("value");
+        if (name && value) s.vars.set(nameRefKey(name), resolveWord(value, s.vars));
+      }
+    return;
+  }
   const env: Map<string, Word> = new Map();
   const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
   const io: Redirections = { redirects: [], tail: [] };

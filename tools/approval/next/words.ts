@@ -41,7 +41,12 @@ export function decodeAnsiC(body: string): string {
 
 const unknown = (text: string): Word => ({ text, literal: false, glob: false });
 
-function variable(name: string, vars: Variables): Word {
+/** The key under which `declare -n NAME=TARGET` keeps TARGET: `$NAME` reads TARGET's value when it is used. */
+export const nameRefKey = (name: string) => `&${name}`;
+
+function variable(name: string, vars: Variables, depth = 0): Word {
+  const target = vars.get(nameRefKey(name))?.text;
+  if (target !== undefined && /^\w+$/.test(target) && depth < 8) return variable(target, vars, depth + 1);
   const known = vars.get(name);
   if (known) return { ...known, glob: false };
   const preset = NUMERIC_PARAMETERS.test(name) ? "0" : PRESET_VARIABLES.get(name);
