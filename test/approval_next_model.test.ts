@@ -43,6 +43,11 @@ describe("computed words that are known", () => {
     expect(flagged("f() { local -n d=$1; rm -rf $d/*; }; f HOME")).toBe(true);
     expect(flagged("declare -n r=BUILD_DIR; BUILD_DIR=out; rm -rf $r")).toBe(false);
     expect(flagged("declare r=HOME; rm -rf $r")).toBe(false);
+    // BASH_ENV (bash) and ENV (sh) name a file a non-interactive shell runs first: judged as a script it runs.
+    expect(flagged("echo 'rm -rf /etc' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c true")).toBe(true);
+    expect(flagged("export BASH_ENV=<(echo rm -rf /etc); bash -c true")).toBe(true);
+    expect(flagged("ENV=<(echo rm -rf ~) sh -c 'echo hi'")).toBe(true);
+    expect(flagged("echo 'set -e' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c 'make test'")).toBe(false);
     expect(flagged("time (make clean && make -j8)")).toBe(false);
     expect(flagged("time (rm -rf /etc)")).toBe(true);
   });

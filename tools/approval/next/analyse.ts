@@ -12,7 +12,7 @@ import { judgeInvocation, judgeWrite, rulesFor, type Finding } from "./judges.js
 import { judgeExfil, judgeRemoteShellExfil } from "./exfil.js";
 import { judgeFetchedCode, syntaxCheckOnly } from "./fetch_exec.js";
 import { isTrialRun, judgeRemote } from "./remote.js";
-import { modelCommandLine, upstream, type CommandLine, type SimpleCommand } from "./model.js";
+import { modelCommandLine, STARTUP_FILE_VARIABLES, upstream, type CommandLine, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, NO_WORKDIR, pathKey, type PathContext } from "./paths.js";
 import { ELEVATED_EXEMPT, READ_ONLY_MODES } from "./rules/elevated.js";
 import { SUBSTITUTED_CODE } from "./rules/fetch.js";
@@ -312,6 +312,12 @@ function judgeInvocationEffects(given: Invocation, s: LineState): void {
   const remoteRows = isTrialRun(inv) ? rulesFor(inv.program).filter((r) => r.effect === "remote") : [];
   for (const f of judgeInvocation(inv, ctx)) if (!remoteRows.some((r) => r.key === f.key)) s.findings.push(f);
   if (runsShellText(inv.program) || inv.word.text.includes("/")) judgeRunsFile(inv, s);
+  // BASH_ENV (bash) and ENV (sh in POSIX mode) name a file the shell runs before its own commands.
+  if (isShell(inv.program))
+    for (const name of STARTUP_FILE_VARIABLES) {
+      const file = inv.command.env.get(name);
+      if (file?.text) judgeRunsFile({ ...inv, program: "source", args: [file] }, s);
+    }
   if (interprets(inv.program)) judgeInterpreter(inv, s);
   judgeBuilt(inv, s);
   judgeTaskFiles(inv, s);

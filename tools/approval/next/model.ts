@@ -155,6 +155,12 @@ function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boole
   return true;
 }
 
+/** Variables naming a file a shell runs at its start (BASH_ENV for bash, ENV for sh); exported ones reach later shells. */
+export const STARTUP_FILE_VARIABLES = ["BASH_ENV", "ENV"] as const;
+
+/** The key under which an exported variable's value is kept for the commands started after the export. */
+const exportedKey = (name: string) => `^${name}`;
+
 /** `a=(x y)`, `declare -A m=([k]=v)`: each element as `a[0]`, `m[k]`; `a[@]` holds how many. */
 function assignArray(name: string, value: SyntaxNode, vars: Variables, s: WalkState): void {
   const elements = named(value);
@@ -260,13 +266,17 @@ function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand
   // `export -p`, `declare -x`: with no assignment, a command that prints variables
   if (node.type === "declaration_command" && named(node).some((c) => c.type === "variable_assignment")) {
     walkChildren(node, s);
-    // `declare -n r=HOME` (local, typeset): `$r` is HOME's value, whenever it is read.
-    if (named(node).some((c) => c.type === "word" && /^-[a-zA-Z]*n/.test(c.text)))
-      for (const a of named(node)) {
-        const name = a.type === "variable_assignment" ? a.childForFieldName("name")?.text : undefined;
-        const value = a.childForFieldName("value");
-        if (name && value) s.vars.set(nameRefKey(name), resolveWord(value, s.vars));
-      }
+    // `export X=…` (declare -x): the value later commands see in their environment. `declare -n r=HOME` (local,
+    // typeset): `$r` is HOME's value, whenever it is read.
+    const flags = named(node).flatMap((c) => (c.type === "word" ? [c.text] : []));
+    const exported = node.children[0]?.text === "export" || flags.some((f) => /^-[a-zA-Z]*x/.test(f));
+    const nameRef = flags.some((f) => /^-[a-zA-Z]*n/.test(f));
+    for (const a of named(node).filter((c) => c.type === "variable_assignment")) {
+      const name = a.childForFieldName("name")?.text;
+      const value = a.childForFieldName("value");
+      if (name && value && nameRef) s.vars.set(nameRefKey(name), resolveWord(value, s.vars));
+      if (name && exported && s.vars.has(name)) s.vars.set(exportedKey(name), s.vars.get(name)!);
+    }
     return;
   }
   const env: Map<string, Word> = new Map();
@@ -275,6 +285,11 @@ function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand
   for (const c of named(node)) {
     if (c.type === "variable_assignment") assign(c, env, s);
     else if (c.type !== "comment" && !readRedirection(c, s, io)) argv.push(...argumentWords(c, s));
+  }
+  // An exported BASH_ENV or ENV reaches every shell started later on the line.
+  for (const name of STARTUP_FILE_VARIABLES) {
+    const exported = s.vars.get(exportedKey(name));
+    if (exported && !env.has(name)) env.set(name, exported);
   }
   const { cwd, nested, background, loop } = s;
   const cmd = { argv, env, redirects: io.redirects, stdin: io.stdin, pipedFrom, cwd, nested, background, loop };
