@@ -48,6 +48,9 @@ describe("computed words that are known", () => {
     expect(flagged("export BASH_ENV=<(echo rm -rf /etc); bash -c true")).toBe(true);
     expect(flagged("ENV=<(echo rm -rf ~) sh -c 'echo hi'")).toBe(true);
     expect(flagged("echo 'set -e' > /tmp/e.sh; BASH_ENV=/tmp/e.sh bash -c 'make test'")).toBe(false);
+    // A task file read from standard input under its device name is the here-doc's text.
+    expect(flagged("make -f /dev/stdin <<EOF\nall:\n\trm -rf /etc\nEOF")).toBe(true);
+    expect(flagged("make -f /dev/stdin <<EOF\nall:\n\tpytest -q\nEOF")).toBe(false);
     expect(flagged("time (make clean && make -j8)")).toBe(false);
     expect(flagged("time (rm -rf /etc)")).toBe(true);
   });

@@ -286,7 +286,8 @@ function judgeTaskFiles(inv: Invocation, s: LineState): void {
   // `make -f FILE` (the grammar drops a last `-`: `make -f - <<EOF` reads standard input)
   const named = inv.args.flatMap((w, i) => (w.text === spec.fileOption ? [inv.args[i + 1]?.text ?? "-"] : []));
   for (const name of [...named, ...spec.files]) {
-    const text = name === "-" ? inv.command.stdin?.text : fileText(literalWord(name), s, inv.command.cwd);
+    const stdin = name === "-" || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$/.test(name);
+    const text = stdin ? inv.command.stdin?.text : fileText(literalWord(name), s, inv.command.cwd);
     if (text === undefined) continue;
     const body = spec.extract ? EXTRACTORS[spec.extract]!(text).join("\n") : text;
     if (/\.(py|gradle|kts)$/.test(name)) judgeCode(body, s);
