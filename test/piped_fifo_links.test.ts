@@ -22,6 +22,9 @@ let base: string;
 beforeAll(() => {
   base = mkdtempSync(join(tmpdir(), "hb-fifo-links-"));
   writeFileSync(join(base, "secret.txt"), `TOKEN=${SECRET}\n`);
+  // The first test's own target: its stand-in sandbox is the host, and its process may still open its stderr
+  // through the swapped link (truncating the file) after the swap; in a real sandbox that open stays inside.
+  writeFileSync(join(base, "secret-err.txt"), `TOKEN=${SECRET}\n`);
 });
 
 afterAll(() => {
@@ -49,7 +52,7 @@ describe("spawnThroughFifos and links the task put in the exchange folder", () =
     const dir = join(base, "err");
     mkdirSync(dir);
     const exec = racingExec(dir, async (name) => {
-      await replaceWithLink(join(dir, `${name}.err`), join(base, "secret.txt"));
+      await replaceWithLink(join(dir, `${name}.err`), join(base, "secret-err.txt"));
       await replaceWithLink(join(dir, `${name}.in`), join(base, "nowhere"));
     });
     const err = await spawnThroughFifos(exec, dir, `${dir}-inner`, ["sleep", "5"], { startTimeoutMs: 3000 }).then(
