@@ -192,7 +192,7 @@ describe("two runs with unequal epochs per task: the test takes the epochs both 
     // a tenth-step one is not, and over every epoch the test rejected about twice as often as alpha. Over each
     // task's first epoch in both runs it is McNemar's situation again.
     const rnd = seededRandom(7);
-    const trials = 400;
+    const trials = 200;
     let common = 0;
     let all = 0;
     for (let t = 0; t < trials; t++) {
