@@ -312,6 +312,15 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   };
 }
 
+/** The paired tasks whose runs recorded different values of `field` (a run that recorded none is not compared). */
+function differing(common: [TaskRecord, TaskRecord][], field: "prompt" | "criteria"): [TaskRecord, TaskRecord][] {
+  const valueOf = (t: TaskRecord) => t.samples.find((s) => s[field] !== undefined)?.[field];
+  return common.filter(([b, c]) => {
+    const [bv, cv] = [valueOf(b), valueOf(c)];
+    return bv !== undefined && cv !== undefined && bv !== cv;
+  });
+}
+
 /** The folder itself, whatever the path (a symlink, a trailing slash); the path as given when it cannot be resolved. */
 function folderIdentity(dir: string): string {
   try {
@@ -334,22 +343,14 @@ function comparability(
   if (common.length === 0) reasons.push("no task in common (tasks are paired by id)");
   else if (paired === 0) reasons.push("no task is scored in both runs");
   if (!opts.allowDifferentDataset) {
-    const changed = common.filter(([b, c]) => {
-      const bp = b.samples.find((s) => s.prompt !== undefined)?.prompt;
-      const cp = c.samples.find((s) => s.prompt !== undefined)?.prompt;
-      return bp !== undefined && cp !== undefined && bp !== cp;
-    });
+    const changed = differing(common, "prompt");
     if (changed.length > 0) {
       reasons.push(
         `the dataset differs: ${changed.length} task(s) have another prompt (first: ${changed[0]![1].taskId}); --allow-different-dataset compares anyway`,
       );
     }
     // The same prompt graded against another answer key, verify command, hidden test or rubric.
-    const regraded = common.filter(([b, c]) => {
-      const bc = b.samples.find((s) => s.criteria !== undefined)?.criteria;
-      const cc = c.samples.find((s) => s.criteria !== undefined)?.criteria;
-      return bc !== undefined && cc !== undefined && bc !== cc;
-    });
+    const regraded = differing(common, "criteria");
     if (regraded.length > 0) {
       reasons.push(
         `the scoring differs: ${regraded.length} task(s) are graded against other criteria (expected, verify, verify_files or rubric; first: ${regraded[0]![1].taskId}); --allow-different-dataset compares anyway`,
