@@ -734,14 +734,8 @@ async function printRunSummary(
  */
 async function undecidedOverLimit(config: RunConfig, report: RunReport): Promise<string | undefined> {
   if (report.undecided === 0) return undefined;
-  const { DEFAULT_MAX_UNSCORED, describeUnscoredLimit, parseUnscoredLimit, unscoredLimitOf } = await import(
-    "../report/compare.js"
-  );
-  const limit = config.max_unscored === undefined ? DEFAULT_MAX_UNSCORED : parseUnscoredLimit(config.max_unscored);
-  if (limit === null)
-    throw new UserError(
-      `--max-unscored ${config.max_unscored}: must be a whole number of tasks or a percentage such as 10%`,
-    );
+  const { DEFAULT_MAX_UNSCORED, describeUnscoredLimit, unscoredLimitOf } = await import("../report/compare.js");
+  const limit = (await import("./baseline_gate.js")).maxUnscoredOf(config) ?? DEFAULT_MAX_UNSCORED;
   if (report.undecided <= unscoredLimitOf(limit, report.withScorer)) return undefined;
   return `${report.undecided} of ${report.withScorer} scored row result(s) undecided by their scorer, more than --max-unscored ${describeUnscoredLimit(limit)} (in summary.csv: scorers named, passed empty)`;
 }
