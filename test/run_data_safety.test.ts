@@ -655,74 +655,36 @@ describe("a row cwd the sandbox can never have", () => {
     expect(existsSync(join(dir, "runs", "d", "trajectories.jsonl"))).toBe(false);
   });
 
-  it("with --on-bad-row skip, a row the environment refuses is skipped and said so, never run", async () => {
+  /** Runs `rows` with --on-bad-row skip (and `extra` flags); the row with id `outside` names a cwd outside /workspace. */
+  async function skipRun(rows: object[], extra: string[] = []) {
     const dir = tempDir();
     const file = join(dir, "d.jsonl");
-    writeFileSync(
-      file,
-      [
-        JSON.stringify({ id: "good", prompt: "say hi" }),
-        JSON.stringify({ id: "outside", prompt: "say hi", cwd: "/etc" }),
-      ].join("\n") + "\n",
-    );
+    writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
     const runDir = join(dir, "runs", "d");
     const r = await runCliInProcess([
       "run",
       file,
-      "--model",
-      "scripted",
-      "--toolsets",
-      "terminal",
-      "--on-bad-row",
-      "skip",
-      "--output-dir",
-      join(dir, "runs"),
-      "--progress",
-      "none",
+      ...["--model", "scripted", "--toolsets", "terminal", "--on-bad-row", "skip", ...extra],
+      ...["--output-dir", join(dir, "runs"), "--progress", "none"],
     ]);
     expect(r.exitCode).toBe(0);
     expect(readJsonl(join(runDir, "trajectories.jsonl")).map((l) => l.task_id)).toEqual(["good"]);
     expect(readFileSync(join(runDir, "failed.jsonl"), "utf8")).toBe("");
-    expect(readFileSync(join(runDir, "events.log"), "utf8")).toContain(
-      `skipped bad row: ${file}:2: 'cwd' is outside the task folder`,
-    );
+    return { r, file, events: readFileSync(join(runDir, "events.log"), "utf8") };
+  }
+  const good = { id: "good", prompt: "say hi" };
+  const outside = { id: "outside", prompt: "say hi", cwd: "/etc" };
+
+  it("with --on-bad-row skip, a row the environment refuses is skipped and said so, never run", async () => {
+    const { r, file, events } = await skipRun([good, outside]);
+    expect(events).toContain(`skipped bad row: ${file}:2: 'cwd' is outside the task folder`);
     expect(r.stdout + r.stderr).toContain("skipped 1 bad row(s)");
   });
 
   it("the same when the dataset is too big to keep and is read a second time to dispatch", async () => {
-    const dir = tempDir();
-    const file = join(dir, "d.jsonl");
     // Over the 4 MB of rows a run keeps from its first pass (src/run/dataset.ts); --offset 1 leaves the big row out.
-    writeFileSync(
-      file,
-      [
-        JSON.stringify({ id: "big", prompt: "say hi", metadata: { pad: "x".repeat(5 * 1024 * 1024) } }),
-        JSON.stringify({ id: "good", prompt: "say hi" }),
-        JSON.stringify({ id: "outside", prompt: "say hi", cwd: "/etc" }),
-      ].join("\n") + "\n",
-    );
-    const runDir = join(dir, "runs", "d");
-    const r = await runCliInProcess([
-      "run",
-      file,
-      "--model",
-      "scripted",
-      "--toolsets",
-      "terminal",
-      "--on-bad-row",
-      "skip",
-      "--offset",
-      "1",
-      "--output-dir",
-      join(dir, "runs"),
-      "--progress",
-      "none",
-    ]);
-    expect(r.exitCode).toBe(0);
-    expect(readJsonl(join(runDir, "trajectories.jsonl")).map((l) => l.task_id)).toEqual(["good"]);
-    expect(readFileSync(join(runDir, "failed.jsonl"), "utf8")).toBe("");
-    expect(readFileSync(join(runDir, "events.log"), "utf8")).toContain(
-      `skipped bad row: ${file}:3: 'cwd' is outside the task folder`,
-    );
+    const big = { id: "big", prompt: "say hi", metadata: { pad: "x".repeat(5 * 1024 * 1024) } };
+    const { file, events } = await skipRun([big, good, outside], ["--offset", "1"]);
+    expect(events).toContain(`skipped bad row: ${file}:3: 'cwd' is outside the task folder`);
   });
 });
