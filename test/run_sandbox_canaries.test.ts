@@ -29,12 +29,20 @@ import { readJsonl } from "./helpers/jsonl.js";
 const TOKEN = `HBCANARY${randomBytes(4).toString("hex")}`;
 const canary = (where: string) => `${TOKEN}-${where}`;
 
-/** File names and file contents anywhere it can see (/proc, /sys, /dev aside); one line per token found. */
+/** Files changed from a minute before this file loaded on: every canary is written after that. */
+const SINCE = Math.floor(Date.now() / 1000) - 60;
+const PRUNE = `\\( -path /proc -o -path /sys -o -path /dev \\) -prune -o`;
+
+/**
+ * File names anywhere it can see (/proc, /sys, /dev aside) and the text of every file changed since SINCE (a
+ * canary is new, and a bind mount or copy of its file is as new), one line per token found. The task writes a
+ * control canary into its own folder first, which the text search must find: a search that reads nothing fails.
+ * (Reading every file's text instead, /usr's 6 GB included, took the suite ~50 s of CPU.)
+ */
 const SEARCH =
-  `sleep 2; ls -a /; echo ---; ` +
-  `find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name '*${TOKEN}*' -print 2>/dev/null | sed 's/^/NAME /'; ` +
-  `grep -rIoah --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr '${TOKEN}-[a-z-]*' / 2>/dev/null | sort -u | sed 's/^/FOUND /'; ` +
-  `grep -rIoah '${TOKEN}-[a-z-]*' /usr 2>/dev/null | sort -u | sed 's/^/FOUND /'; echo searched`;
+  `echo ${TOKEN}-control > control.txt; sleep 2; ls -a /; echo ---; ` +
+  `find / ${PRUNE} -name '*${TOKEN}*' -print 2>/dev/null | sed 's/^/NAME /'; ` +
+  `find / ${PRUNE} -type f -newermt @${SINCE} -print0 2>/dev/null | xargs -0 -r grep -Ioah '${TOKEN}-[a-z-]*' 2>/dev/null | sort -u | sed 's/^/FOUND /'; echo searched`;
 
 let base: string;
 let server: FakeOpenAI;
@@ -200,7 +208,9 @@ describe("a local sandbox sees only what a task needs", () => {
           "utf8",
         ),
       ).toContain(canary("workspace"));
-      expect(output.match(new RegExp(`(FOUND|NAME) .*${TOKEN}.*`, "g")) ?? []).toEqual([]);
+      expect(output).toContain(`FOUND ${TOKEN}-control`);
+      const found = output.match(new RegExp(`(FOUND|NAME) .*${TOKEN}.*`, "g")) ?? [];
+      expect(found.filter((f) => f !== `FOUND ${TOKEN}-control`)).toEqual([]);
       // Only the allow-listed entries at the top of its tree.
       const top = output
         .slice(0, output.indexOf("---"))
