@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, readdirSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { hostname } from "node:os";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { join } from "node:path";
 import {
   completion,
@@ -18,6 +20,7 @@ import {
 import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { expectExactRecord } from "./helpers/records.js";
 import { readJsonl } from "./helpers/jsonl.js";
+import { waitUntil } from "./helpers/wait.js";
 import { DroppedRecordSchema, FailureRecordSchema, TrajectoryEntrySchema } from "../src/core/records.js";
 
 const SECRET = "sk-test-SECRET-0123456789";
@@ -388,6 +391,37 @@ describe("hermes-batch run input validation", () => {
     const stale = await runCli(args);
     expect(stale.exitCode, stale.stderr).toBe(0);
     expect(existsSync(join(runDir, ".lock"))).toBe(false);
+  });
+
+  it("takes over a lock whose process was killed and is left unreaped (a zombie, as under a container's shell)", async () => {
+    const dir = tempDir();
+    const runDir = join(dir, "runs", "smoke");
+    mkdirSync(runDir, { recursive: true });
+    // The short sleep ends after its parent has become the long one, which never reaps it: a zombie meanwhile.
+    const parent = spawn("sh", ["-c", "sleep 0.2 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const [first] = (await once(parent.stdout!, "data")) as [Buffer];
+      const zombie = Number(first.toString().trim());
+      expect(await waitUntil(() => /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${zombie}/stat`, "utf8")), 10_000)).toBe(
+        true,
+      );
+      writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: zombie, host: hostname(), started: "earlier" }));
+      const r = await runCliInProcess([
+        "run",
+        "datasets/smoke.jsonl",
+        "--model",
+        "scripted",
+        "--output-dir",
+        join(dir, "runs"),
+        "--max-samples",
+        "1",
+        "--progress",
+        "none",
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    } finally {
+      parent.kill("SIGKILL");
+    }
   });
 
   it("--dry-run prints the plan and writes nothing", async () => {
