@@ -19,7 +19,7 @@ import { SUBSTITUTED_CODE } from "./rules/fetch.js";
 import * as LINE from "./rules/line.js";
 import { SHELL_SINKS } from "./rules/wrappers.js";
 import { basename, isShell, programOf, unwrap, type Invocation, type ShellText } from "./unwrap.js";
-import { decodeAnsiC, literalWord, type Variables, type Word } from "./words.js";
+import { decodeAnsiC, literalWord, printfOutput, type Variables, type Word } from "./words.js";
 
 export interface JudgeOptions {
   /** Directory the command starts in. */
@@ -140,16 +140,6 @@ function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
   else judgeCode(source.text, s);
 }
 
-/** What `printf FORMAT ARGS…` prints: `%s`-style conversions take the arguments in turn, the format repeating. */
-function printfText([format = "", ...args]: string[]): string {
-  if (!/%[-+ #0-9.]*[sbdiqcxXoufeEgG]/.test(format)) return [format, ...args].join(" ").replace(/%%/g, "%");
-  let out = "";
-  let next = 0;
-  do out += format.replace(/%%|%[-+ #0-9.]*[sbdiqcxXoufeEgG]/g, (m) => (m === "%%" ? "%" : (args[next++] ?? "")));
-  while (next < args.length);
-  return out;
-}
-
 /** What `echo`/`printf`/`cat FILE` prints, when known. */
 function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | undefined {
   if (!cmd) return undefined;
@@ -157,10 +147,11 @@ function literalOutput(cmd: SimpleCommand | undefined, s: LineState): Word | und
   if (p === "echo" || p === "printf") {
     const args = cmd.argv.slice(1).filter((w) => !/^-[neE]+$/.test(w.text));
     const texts = args.map((w) => w.text);
-    const joined = p === "printf" ? printfText(texts) : texts.join(" ");
+    const joined = texts.join(" ");
     // echo decodes `\x72` only with -e (or in shells whose echo does): what runs is not known for sure
     const escapes = p === "echo" && !cmd.argv.some((w) => /^-[nE]*e[neE]*$/.test(w.text)) && /\\(x|u|0)/.test(joined);
-    return { text: decodeAnsiC(joined), literal: !escapes && args.every((w) => w.literal), glob: false };
+    const text = p === "printf" ? printfOutput(texts) : decodeAnsiC(joined);
+    return { text, literal: !escapes && args.every((w) => w.literal), glob: false };
   }
   if (p === "cat" && cmd.argv[1] && cmd.argv[1].text !== "-") {
     const text = fileText(cmd.argv[1], s, cmd.cwd);

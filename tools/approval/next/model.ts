@@ -137,7 +137,8 @@ function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boole
   const parts = named(c);
   if (c.type === "file_redirect") {
     const target = c.childForFieldName("destination") ?? parts.find((p) => p.type !== "file_descriptor");
-    const op = c.children.find((k) => k && !k.isNamed)?.text ?? ">";
+    // `<>` (read and write) is no token of the grammar: read from the text
+    const op = /^\d*([<>&|]+)/.exec(c.text)?.[1] ?? ">";
     const fd = parts.find((p) => p.type === "file_descriptor")?.text;
     if (target) into.redirects.push({ op, fd, target: resolveWord(target, s.vars) });
   } else if (c.type === "herestring_redirect") {
@@ -253,6 +254,13 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
   return walkPipeline(io.tail, s, target);
 }
 
+/** `( … )` (its own directory) and `{ …; }`: the last command feeds a pipe after it (`(curl …) | sh`). */
+function grouped(node: SyntaxNode, s: WalkState): SimpleCommand | undefined {
+  const before = s.out.commands.length;
+  walkWith(node, s, node.type === "subshell" ? { cwd: s.cwd } : {});
+  return s.out.commands.slice(before).findLast((c) => c.nested === s.nested);
+}
+
 /** Walks stages, each fed by the one before; returns the last simple command. */
 function walkPipeline(stages: SyntaxNode[], s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
   let prev = pipedFrom;
@@ -280,7 +288,7 @@ function simpleCommand(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand
     return;
   }
   const env: Map<string, Word> = new Map();
-  const argv: Word[] = node.type === "declaration_command" ? [literalWord(node.children[0]!.text)] : [];
+  const argv: Word[] = /^(declaration|unset)_command$/.test(node.type) ? [literalWord(node.children[0]!.text)] : [];
   const io: Redirections = { redirects: [], tail: [] };
   for (const c of named(node)) {
     if (c.type === "variable_assignment") assign(c, env, s);
@@ -329,6 +337,7 @@ function cStyleLoop(node: SyntaxNode, s: WalkState): undefined {
 const STAGES: Record<string, Stage> = {
   command: simpleCommand,
   declaration_command: simpleCommand,
+  unset_command: simpleCommand,
   redirected_statement: redirected,
   pipeline: (node, s, pipedFrom) => walkPipeline(named(node), s, pipedFrom),
   variable_assignment: (node, s) => void assign(node, s.vars, s),
@@ -337,7 +346,8 @@ const STAGES: Record<string, Stage> = {
   for_statement: forLoop,
   c_style_for_statement: cStyleLoop,
   while_statement: whileLoop,
-  subshell: (node, s) => walkWith(node, s, { cwd: s.cwd }),
+  subshell: grouped,
+  compound_statement: grouped,
   command_substitution: walkSubstitution,
   process_substitution: walkSubstitution,
 };

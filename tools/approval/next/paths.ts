@@ -1,7 +1,8 @@
 /** Where a path argument points, relative to the task's working directory. */
 import { posix } from "node:path";
 import { PATH_PATTERNS as P, PLACES } from "./rules/files.js";
-import { MKTEMP, UNKNOWN_DIR, type Word } from "./words.js";
+import { MKTEMP } from "./rules/words_values.js";
+import { UNKNOWN_DIR, type Word } from "./words.js";
 
 /** Where a path lands: the task's own (`inside`), a place of the PLACES table, the system's, or just outside. */
 export type PathClass = "inside" | (typeof PLACES)[number][1] | "system" | "outside" | "unknown";

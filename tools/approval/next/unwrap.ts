@@ -6,7 +6,7 @@
  */
 import { upstream, type SimpleCommand, type Word } from "./model.js";
 import * as table from "./rules/wrappers.js";
-import { literalWord, type Variables } from "./words.js";
+import { literalWord, printfOutput, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
 
 /** Where a program or shell text runs: the command it came from, the wrappers passed and their rights. */
@@ -181,7 +181,9 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
   const prefix = operands(argv.slice(verb + 1), [])[0]?.text.replace(/\/?$/, "/") ?? "";
   if ((verb > 1 || (verb > 0 && prefix)) && !filtered) return [{ text: `${prefix}*`, literal: true, glob: true }];
   if (program === "echo") return words;
-  if (program === "printf") return words.slice(1);
+  // what printf prints, split as xargs splits it (blanks, newlines, NULs of `xargs -0`)
+  const printed = words.every((w) => w.literal) && printfOutput(words.map((w) => w.text)).split(/[\s\0]+/);
+  if (program === "printf") return printed ? printed.filter(Boolean).map(literalWord) : words.slice(1);
 }
 
 /** xargs' replace-string: `-I X`, `-J X`, `-IX`, `--replace=X`; `{}` for `-i`. */

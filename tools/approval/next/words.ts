@@ -4,7 +4,7 @@
  */
 import type { SyntaxNode } from "./parser.js";
 import { ANSI_C_ESCAPES, NUMERIC_PARAMETERS } from "./rules/line.js";
-import { GLOB_REGEX, PRESET_VARIABLES } from "./rules/words_values.js";
+import { GLOB_REGEX, KNOWN_SUBSTITUTIONS, PRESET_VARIABLES } from "./rules/words_values.js";
 
 export interface Word {
   /** The resolved text; an unknown part keeps its source spelling (`$X`, `$(…)`). */
@@ -20,8 +20,6 @@ export type Variables = Map<string, Word>;
 
 /** The directory after `cd "$DIR"`, `cd -` or `popd`: only known when the line runs. */
 export const UNKNOWN_DIR = "/\u0000unknown";
-/** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
-export const MKTEMP = "/tmp/\u0000mktemp";
 
 /** A word known as written. */
 export const literalWord = (text: string): Word => ({ text, literal: true, glob: false });
@@ -145,25 +143,31 @@ export function resolveWord(node: SyntaxNode, vars: Variables): Word {
     case "concatenation":
       return joined(node.namedChildren.filter((c): c is SyntaxNode => c !== null).map((c) => resolveWord(c, vars)));
     case "command_substitution":
-      if (/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/.test(node.text)) return literalWord(MKTEMP);
-      if (/^\$\(\s*pwd\s*\)$|^`pwd`$/.test(node.text)) return literalWord(".");
-      return printed(node, vars) ?? unknown(node.text);
+      return substituted(node.text) ?? printed(node, vars) ?? unknown(node.text);
     default:
       // command and process substitution, arithmetic, arrays: known only when run.
       return unknown(node.text);
   }
 }
 
-/** `printf FORMAT ARGS…` with `%s` and escapes, as printf prints it. */
-function printfOutput(args: string[]): string {
-  const [format = "", ...rest] = args;
-  let i = 0;
-  const nextArg = () => rest[i++] ?? "";
-  const once = () => decodeAnsiC(format).replace(/%[sd]/g, nextArg).replace(/%%/g, "%");
-  let out = once();
-  while (i > 0 && i < rest.length) out += once();
+/**
+ * What `printf FORMAT ARGS…` prints: the format's escapes decoded, its conversions taking the arguments in turn,
+ * the format repeating while arguments are left (with no conversion, the arguments are kept: a caution).
+ */
+export function printfOutput([format = "", ...args]: string[]): string {
+  const conversion = /%%|%[-+ #0-9.]*[sbdiqcxXoufeEgG]/g;
+  if (!/%[-+ #0-9.]*[sbdiqcxXoufeEgG]/.test(format))
+    return decodeAnsiC([format, ...args].join(" ").replace(/%%/g, "%"));
+  let out = "";
+  let next = 0;
+  do out += decodeAnsiC(format).replace(conversion, (m) => (m === "%%" ? "%" : (args[next++] ?? "")));
+  while (next < args.length);
   return out;
 }
+
+/** A substitution whose output is known without running it (KNOWN_SUBSTITUTIONS). */
+const substituted = (text: string) =>
+  KNOWN_SUBSTITUTIONS.filter(([re]) => re.test(text)).map(([re, to]) => literalWord(text.replace(re, to)))[0];
 
 /** `$(printf …)`, `$(echo …)` of known words: what they print (trailing newlines dropped, as `$(…)` does). */
 function printed(node: SyntaxNode, vars: Variables): Word | undefined {

@@ -1,6 +1,7 @@
 /**
  * Values a shell word takes that the line itself does not say (words.ts reads these): variables the
- * judges assume when the line leaves them unset; what a shell pattern's wildcards match, as regex.
+ * judges assume when the line leaves them unset; substitutions whose output is known; what a shell pattern's
+ * wildcards match, as regex.
  */
 
 /** `$HOME` is the user's home (`~`), `$SHELL` a bash, `$IFS` splits at spaces, `$PWD` is the working directory. */
@@ -10,6 +11,20 @@ export const PRESET_VARIABLES: ReadonlyMap<string, string> = new Map([
   ["IFS", " "],
   ["PWD", "."],
 ]);
+
+/** What `$(mktemp …)` stands for: a fresh path the command made, as much its own as the working directory. */
+export const MKTEMP = "/tmp/\u0000mktemp";
+
+/**
+ * Command substitutions whose output is known (the text they stand for, `$1` the name they print): a fresh
+ * temporary path, the working directory, the program `which`/`type -P` finds (`$(which python3) -V`). `command -v`
+ * would read the same, but the curated table keeps `${RM:-$(command -v rm)}` as its computed_command example.
+ */
+export const KNOWN_SUBSTITUTIONS: [RegExp, string][] = [
+  [/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/, MKTEMP],
+  [/^\$\(\s*pwd\s*\)$|^`pwd`$/, "."],
+  [/^(?:\$\(|`)\s*(?:which|type\s+-P)\s+([\w.+-]+)\s*(?:\)|`)$/, "$1"],
+];
 
 /**
  * A shell pattern's wildcards as regex source (every other special character is escaped); a globbed program
