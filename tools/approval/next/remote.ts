@@ -233,12 +233,12 @@ function clientInput(inv: Invocation, view: LineView): string[] {
     ? [joined(kvCommand(inv.args))]
     : inv.args.map((w) => w.text.replace(/^--?[\w-]+=/, ""));
   const cwd = inv.command.cwd;
+  // a file, or what `<(echo SQL)` prints, named by `-f`, as an operand or read from `<`
+  const text = (w: Word) => /^<\(\s*(?:echo|printf)\s+(['"]?)(.*)\1\s*\)$/s.exec(w.text)?.[2] ?? view.fileText(w, cwd);
   const files = inv.args
     .filter((w, i) => /^(-f|--file|-i|--source)$/.test(inv.args[i - 1]?.text ?? "") || !w.text.startsWith("-"))
-    .map((w) => view.fileText(w, cwd));
-  const redirected = inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target);
-  const printed = redirected.map((w) => /^<\(\s*(?:echo|printf)\s+(.*)\)$/s.exec(w.text)?.[1] ?? view.fileText(w, cwd));
-  const all = [...args, inv.command.stdin?.text, view.printed(inv.command.pipedFrom)?.text, ...files, ...printed];
+    .concat(inv.command.redirects.filter((r) => r.op === "<").map((r) => r.target));
+  const all = [...args, inv.command.stdin?.text, view.printed(inv.command.pipedFrom)?.text, ...files.map(text)];
   return all.filter((text): text is string => Boolean(text));
 }
 
@@ -262,7 +262,9 @@ export function classifyStatements(text: string, literalsRun = false): ClassKey 
 
 /** A database file inside the known working directory (or /tmp, or in memory) is the task's own. */
 function ownDatabaseFile(inv: Invocation, view: LineView): boolean {
-  const db = inv.args.find((w) => !w.text.startsWith("-"));
+  const db = inv.args.find(
+    (w, i) => !w.text.startsWith("-") && !table.FILE_DB_VALUED.test(inv.args[i - 1]?.text ?? ""),
+  );
   const where = db ? classifyPath(db, view.ctx) : "inside";
   return (where === "inside" && (Boolean(view.ctx.workdir) || !db)) || where === "temp" || db?.text === ":memory:";
 }

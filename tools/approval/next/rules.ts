@@ -177,11 +177,12 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["reboot", "shutdown", "halt", "poweroff", "init", "telinit"],
-    unless: /^(--help|-h)$/,
+    // `shutdown -c` cancels a shutdown that was scheduled
+    unless: /^(--help|-h)$|^-c(\s|$)/,
     effect: "system",
     key: "reboot_shutdown",
     flag: ["reboot", "shutdown -h now", "init 0"],
-    pass: ["shutdown --help"],
+    pass: ["shutdown --help", "shutdown -c", "sudo shutdown -c 'maintenance moved'"],
   },
   {
     program: ["systemctl"],
@@ -245,6 +246,16 @@ const BASE_RULES: Rule[] = [
     key: "kill_all_processes",
     flag: ["pkill -u alice", "pkill -KILL -u alice"],
     pass: ["pkill -u $USER -f 'node server.js'"],
+  },
+  {
+    // a pattern every process name matches (`.`, `.*`, `^`, `''`): every process of the machine
+    program: ["pkill", "killall"],
+    word: { test: /^\^?(\.[*+]?)?\$?$/ },
+    unless: /(^|\s)-(SIG)?(0|HUP|USR1|USR2|CONT|WINCH|l|-list)(\s|$)/i,
+    effect: "system",
+    key: "kill_all_processes",
+    flag: ["pkill .", "pkill -f '.*'", "pgrep . | xargs kill", "kill $(pgrep -f '^')"],
+    pass: ["pkill -f 'node server.js'", "pkill -0 .", "pkill -f ./server.py"],
   },
   {
     program: ["mount", "umount"],

@@ -222,10 +222,12 @@ export const FILE_RULES: Rule[] = [
     program: ["cp", "rsync"],
     args: /(^|\s)\/\/?(\s|$)/,
     anyOption: ["-a", "-r", "-R", "--recursive", "--archive", "-aH", "-av", "-rv", "-ra"],
+    // the whole tree copied: `/` as the source (as the destination, the overwrite rows judge it), not a trial run
+    unless: /(^|\s)\/\/?$|(^|\s)--dry-run(\s|$)/,
     effect: "exhaust",
     key: "resource_exhaustion",
     flag: ["cp -a / ./rootfs-copy", "rsync -aH --info=progress2 / ./snapshot/"],
-    pass: ["cp -a ./src ./dst"],
+    pass: ["cp -a ./src ./dst", "rsync -n -av --delete ./dist/ /", "rsync -a --dry-run / ./snapshot/"],
   },
   {
     program: ["sort", "crudini"],
@@ -433,5 +435,51 @@ export const FILE_RULES: Rule[] = [
     paths: "afterVerbs",
     flag: ["git -C /srv/app clean -fdx", "cd /opt/repo && git clean --force -d", "git -C ~ clean -fdx"],
     pass: ["git -C ./sub clean -fdx", "git clean -n"],
+  },
+  {
+    // the files deleted are those of the work tree named (`--work-tree=/etc`), not of the working directory
+    program: ["git"],
+    verbs: [["clean"]],
+    globalValued: ["-C", "-c", "--git-dir", "--work-tree"],
+    args: /(^|\s)(-[a-zA-Z]*f[a-zA-Z]*|--force)(\s|$)/,
+    effect: "delete",
+    key: "git_clean_force",
+    paths: { option: ["--work-tree"] },
+    flag: ["git --work-tree=/etc --git-dir=/etc/.git clean -fdx", "git --work-tree ~/dotfiles clean -fd"],
+    pass: ["git --work-tree=./site clean -fdx", "git --work-tree=/etc clean -n"],
+  },
+  {
+    // an archive written (`-cf FILE`, `--file=FILE`): FILE is overwritten, a disk device or a system file included
+    program: ["tar", "bsdtar", "gtar"],
+    args: /(^|\s)(-[a-zA-Z]*[crAu][a-zA-Z]*|--create|--append|--update|--concatenate)(\s|$)/,
+    effect: "overwrite",
+    key: "overwrite_outside_workdir",
+    paths: { option: ["-f", "--file"] },
+    flag: ["tar -cf /dev/sda .", "tar -czf /etc/passwd ./x", "tar --create --file=/usr/bin/ls ."],
+    pass: ["tar -czf /tmp/backup.tgz .", "tar -cf dist.tar ./dist", "tar -czf - . | wc -c", "tar -xf a.tar"],
+  },
+  {
+    // the old spelling without a dash (`tar cf FILE …`): FILE is the first operand after the letters
+    program: ["tar", "bsdtar", "gtar"],
+    args: /^[a-zA-Z]*[crAu][a-zA-Z]*f(\s|$)/,
+    word: { test: /^\/dev\/(sd|nvme|hd|vd|xvd|mmcblk|md|dm-|mapper|disk|loop)/, from: 1, to: 2 },
+    effect: "system",
+    key: "disk_write",
+    flag: ["tar cf /dev/sda .", "tar czvf /dev/nvme0n1 /home"],
+    pass: ["tar cf /tmp/b.tar /dev/sda", "tar cf /dev/st0 /home", "tar xf /dev/sr0"],
+  },
+  {
+    // sed's `w FILE` command (and the `w` flag of `s///`) writes FILE
+    program: ["sed", "gsed"],
+    word: { test: /(^|[\s;{}\d$/])w\s+(?!\/(tmp|dev\/(stdout|stderr|null))\b)[/~]/ },
+    effect: "system",
+    key: "overwrite_outside_workdir",
+    flag: ["sed -n '1w /etc/passwd' /dev/null", "sed 's/a/b/w ~/.bashrc' x", "sed -n '/root/w /etc/cron.d/x' in"],
+    pass: [
+      "sed -n '1w out.txt' in",
+      "sed -n '/x/w /dev/stdout' in",
+      "sed -n '/w/p' /etc/hosts",
+      "sed -n 'w /tmp/x' in",
+    ],
   },
 ];

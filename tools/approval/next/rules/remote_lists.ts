@@ -316,6 +316,9 @@ export const DB_CLIENTS =
 
 /** Clients of a database in a local file: on a file inside the working directory the data is the task's own. */
 export const FILE_DATABASES = /^(sqlite3|duckdb|litecli)$/;
+/** Their options that take a value (`sqlite3 -cmd SQL DB`): the value is not the database file. */
+export const FILE_DB_VALUED =
+  /^--?(cmd|init|separator|newline|nullvalue|c|s|f|o|readonly-attached|ascii-separator|output|execute|init-file)$/;
 
 /** Key-value store clients: their options with a value come before the command word. */
 export const KV_CLIENTS = /^(redis|valkey|keydb)-cli$/;

@@ -790,6 +790,15 @@ export const SYSTEM_RULES: Rule[] = [
     pass: ["history | tail"],
   },
   {
+    // the shell stops keeping its history: what runs next leaves no trace there
+    program: ["unset", "set"],
+    args: /(^|\s)HIST(FILE|SIZE|FILESIZE)(\s|$)|(^|\s)\+o\s+history(\s|$)/,
+    effect: "system",
+    key: "log_wipe",
+    flag: ["unset HISTFILE", "set +o history", "unset -v HISTSIZE HISTFILE"],
+    pass: ["unset FOO", "set -o history", "set +o xtrace", "unset HISTCONTROL"],
+  },
+  {
     program: ["defaults"],
     args: /(^|\s)(write|delete|import)\s+(\/Library|\/System|com\.apple\.|-g(\s|$)|NSGlobalDomain)/,
     effect: "system",
