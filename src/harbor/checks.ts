@@ -7,7 +7,7 @@ import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
 import { unpassedVariables } from "./env_template.js";
-import { HarborTaskSchema, type HarborTask } from "./task_config.js";
+import { HarborTaskSchema, needsNetwork, type HarborTask } from "./task_config.js";
 import { shownPath } from "./task_dir.js";
 
 type HarborFlags = Pick<RunConfig, "env" | "allow_network" | "allow_build" | "pass_env" | "model" | "network">;
@@ -16,11 +16,11 @@ function problem(task: HarborTask, config: HarborFlags): string | undefined {
   if (config.env !== "docker") return `Harbor tasks run only with --env docker (this run: --env ${config.env})`;
   if (!existsSync(task.task_dir)) return "the task folder is gone";
   if (
-    task.network === "public" &&
+    needsNetwork(task) &&
     namedNetwork(config.network) === undefined &&
     networkRefusal("bridge", config.allow_network)
   ) {
-    return "network_mode is public (Harbor's default: its tests usually download their tools), so the sandbox needs a network: pass --allow-network bridge (or --network NAME, a network of your own)";
+    return `${task.network === "public" ? "network_mode" : "a phase's network_mode"} is public (Harbor's default: its tests usually download their tools), so the sandbox needs a network: pass --allow-network bridge (or --network NAME, a network of your own)`;
   }
   if (!task.docker_image && !config.allow_build)
     return "its image is built from environment/Dockerfile, which runs the task author's code on this host: pass --allow-build (or set [environment].docker_image)";

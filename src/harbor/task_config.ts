@@ -9,6 +9,11 @@ import { parseRowMcpServers } from "../config/mcp_config.js";
 import { errorMessage } from "../core/errors.js";
 
 const num = z.number().finite();
+/** A user name or a UID (Harbor: `str | int`), as the name docker exec takes. */
+const userField = z
+  .union([z.string().min(1), z.number().int().nonnegative()])
+  .transform((u) => String(u))
+  .optional();
 const envTable = z.record(z.string(), z.string()).prefault({});
 
 const HealthcheckSchema = z.object({
@@ -23,7 +28,7 @@ const HealthcheckSchema = z.object({
 const EnvironmentSchema = z.object({
   docker_image: z.string().min(1).optional(),
   build_timeout_sec: num.positive().default(600),
-  os: z.enum(["linux", "windows"]).default("linux"),
+  os: z.preprocess((v) => (typeof v === "string" ? v.toLowerCase() : v), z.enum(["linux", "windows"])).default("linux"),
   cpus: num.positive().optional(),
   memory_mb: num.positive().optional(),
   storage_mb: num.positive().optional(),
@@ -53,7 +58,7 @@ const TaskTomlSchema = z.object({
   agent: z
     .object({
       timeout_sec: num.positive().optional(),
-      user: z.string().min(1).optional(),
+      user: userField,
       network_mode: z.string().optional(),
       allowed_hosts: z.array(z.string()).default([]),
     })
@@ -62,8 +67,10 @@ const TaskTomlSchema = z.object({
     .object({
       timeout_sec: num.positive().default(600),
       env: envTable,
-      user: z.string().min(1).optional(),
-      environment_mode: z.enum(["shared", "separate"]).default("shared"),
+      user: userField,
+      environment_mode: z.enum(["shared", "separate"]).optional(),
+      /** A separate verifier's own environment (same schema as [environment]); its presence implies "separate". */
+      environment: z.record(z.string(), z.unknown()).optional(),
       network_mode: z.string().optional(),
       allowed_hosts: z.array(z.string()).default([]),
     })
@@ -87,8 +94,12 @@ export const HarborTaskSchema = z.object({
   memory_mb: num.optional(),
   storage_mb: num.optional(),
   gpus: z.number().int(),
-  /** "public" or "none". */
+  /** The [environment] baseline: "public" or "none". */
   network: z.enum(["public", "none"]),
+  /** The agent phase's network when [agent].network_mode overrides the baseline (Harbor's phase policy). */
+  agent_network: z.enum(["public", "none"]).optional(),
+  /** The verifier phase's network when [verifier].network_mode overrides the baseline. */
+  verifier_network: z.enum(["public", "none"]).optional(),
   workdir: z.string().optional(),
   env: z.record(z.string(), z.string()),
   healthcheck: HealthcheckSchema.optional(),
@@ -100,6 +111,13 @@ export const HarborTaskSchema = z.object({
 });
 
 export type HarborTask = z.infer<typeof HarborTaskSchema>;
+
+/** The network of each phase: its table's override, else the [environment] baseline. */
+export const agentNetwork = (t: HarborTask): "public" | "none" => t.agent_network ?? t.network;
+export const verifierNetwork = (t: HarborTask): "public" | "none" => t.verifier_network ?? t.network;
+/** Whether any phase (setup, agent, verifier) needs the sandbox to have a network. */
+export const needsNetwork = (t: HarborTask): boolean =>
+  t.network === "public" || agentNetwork(t) === "public" || verifierNetwork(t) === "public";
 export type Healthcheck = z.infer<typeof HealthcheckSchema>;
 
 export const SUPPORTED_SCHEMAS = ["1.0", "1.1", "1.2", "1.3", "1.4"];
@@ -114,12 +132,12 @@ export class TaskTomlError extends Error {
   }
 }
 
-/** "2G", "512Mi", "1.5Gi", "2048" (bytes) → MiB. */
+/** "2G", "512Mi", "1.5Gi" → MiB; a size without a unit is refused, as Harbor's `_parse_size_to_mb` refuses it. */
 export function quantityToMb(q: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?)?\s*$/i.exec(q);
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?)\s*$/i.exec(q);
   if (!m) return undefined;
   const unit = (m[2] ?? "").toUpperCase();
-  const pow = { "": 0, K: 1, M: 2, G: 3, T: 4 }[unit.replace("I", "")]!;
+  const pow = { K: 1, M: 2, G: 3, T: 4 }[unit.replace("I", "")]!;
   // As Harbor maps the 1.0 form ("2G" → memory_mb 2048): G and Gi alike are binary.
   const bytes = Number(m[1]) * 1024 ** pow;
   return Math.max(1, Math.round(bytes / 1024 / 1024));
@@ -152,13 +170,41 @@ function schemaOf(t: TaskToml): string {
   return v;
 }
 
-function networkOf(env: TaskToml["environment"]): "public" | "none" {
-  const mode = env.network_mode ?? (env.allow_internet === false ? "no-network" : "public");
+type Network = "public" | "none";
+
+/** A network_mode value as a network, or a refusal naming the key. */
+function modeOf(mode: string, key: string): Network {
   if (mode === "public") return "public";
   if (mode === "no-network" || mode === "none") return "none";
-  if (mode === "allowlist" || env.allowed_hosts.length)
-    throw new TaskTomlError('allow-list networking (network_mode = "allowlist") is not supported yet');
-  throw new TaskTomlError(`unknown network_mode '${mode}'`);
+  if (mode === "allowlist")
+    throw new TaskTomlError(`allow-list networking ('${key}' = "allowlist") is not supported yet`);
+  throw new TaskTomlError(`unknown '${key}' '${mode}' (Harbor's are public, no-network, allowlist)`);
+}
+
+/**
+ * The [environment] baseline (`network_mode`, else the deprecated `allow_internet`, else public) and the agent
+ * and verifier phases, each its own table's `network_mode` when set, else the baseline (Harbor's
+ * `trial/network_policy.py`). `allowed_hosts` is valid upstream only with "allowlist", which is refused.
+ */
+function networksOf(t: TaskToml): { network: Network; agent: Network; verifier: Network } {
+  const e = t.environment;
+  for (const [key, hosts] of [
+    ["environment", e.allowed_hosts],
+    ["agent", t.agent.allowed_hosts],
+    ["verifier", t.verifier.allowed_hosts],
+  ] as const) {
+    if (hosts.length) throw new TaskTomlError(`allow-list networking ('${key}.allowed_hosts') is not supported yet`);
+  }
+  const network = modeOf(
+    e.network_mode ?? (e.allow_internet === false ? "no-network" : "public"),
+    "environment.network_mode",
+  );
+  const phase = (mode: string | undefined, key: string) => (mode === undefined ? network : modeOf(mode, key));
+  return {
+    network,
+    agent: phase(t.agent.network_mode, "agent.network_mode"),
+    verifier: phase(t.verifier.network_mode, "verifier.network_mode"),
+  };
 }
 
 /** Why hermes-batch cannot run this task (independent of the run's flags), or undefined. */
@@ -166,10 +212,26 @@ function refuse(t: TaskToml): void {
   if (t.environment.os === "windows") throw new TaskTomlError('Windows tasks (os = "windows") are not supported');
   if (t.steps?.length) throw new TaskTomlError("multi-step tasks ([[steps]]) are not supported yet");
   if (t.environment.tpu !== undefined) throw new TaskTomlError("TPU environments are not supported");
-  if (t.verifier.environment_mode === "separate")
-    throw new TaskTomlError('a separate verifier environment (environment_mode = "separate") is not supported yet');
-  if (t.agent.allowed_hosts.length || t.verifier.allowed_hosts.length)
-    throw new TaskTomlError("allow-list networking (allowed_hosts) is not supported yet");
+  // Harbor: a [verifier.environment] table without environment_mode means "separate"; with "shared" it is invalid.
+  if (t.verifier.environment_mode === "separate" || t.verifier.environment !== undefined)
+    throw new TaskTomlError(
+      t.verifier.environment_mode === "shared"
+        ? '[verifier].environment_mode = "shared" conflicts with a [verifier.environment] table'
+        : 'a separate verifier environment (environment_mode = "separate" or a [verifier.environment] table) is not supported yet',
+    );
+}
+
+/** The 1.0 form's size (`memory = "2G"`) beside the current `<key>_mb`: refused when unreadable or in conflict, as Harbor does. */
+function legacySize(quantity: string | undefined, mb: number | undefined, key: string): number | undefined {
+  if (quantity === undefined) return mb;
+  const fromQuantity = quantityToMb(quantity);
+  if (fromQuantity === undefined)
+    throw new TaskTomlError(`'environment.${key}': '${quantity}' is not a size such as 2G or 512M`);
+  if (mb !== undefined && mb !== fromQuantity)
+    throw new TaskTomlError(
+      `'environment.${key}' = '${quantity}' (${fromQuantity} MB) conflicts with 'environment.${key}_mb' = ${mb}`,
+    );
+  return fromQuantity;
 }
 
 /** The normalised task; `digest` and `task_dir` from the caller (they are about the folder, not the TOML). */
@@ -177,10 +239,9 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
   const schema = schemaOf(t);
   refuse(t);
   const e = t.environment;
-  const memory = e.memory_mb ?? (e.memory !== undefined ? quantityToMb(e.memory) : undefined);
-  if (e.memory !== undefined && memory === undefined)
-    throw new TaskTomlError(`'environment.memory': '${e.memory}' is not a size such as 2G`);
-  const storage = e.storage_mb ?? (e.storage !== undefined ? quantityToMb(e.storage) : undefined);
+  const memory = legacySize(e.memory, e.memory_mb, "memory");
+  const storage = legacySize(e.storage, e.storage_mb, "storage");
+  const net = networksOf(t);
   return {
     task_dir: taskDir,
     digest,
@@ -191,7 +252,9 @@ export function normaliseTask(t: TaskToml, taskDir: string, digest: string): Har
     ...(memory !== undefined ? { memory_mb: memory } : {}),
     ...(storage !== undefined ? { storage_mb: storage } : {}),
     gpus: e.gpus,
-    network: networkOf(e),
+    network: net.network,
+    ...(net.agent !== net.network ? { agent_network: net.agent } : {}),
+    ...(net.verifier !== net.network ? { verifier_network: net.verifier } : {}),
     ...(e.workdir ? { workdir: e.workdir } : {}),
     env: e.env,
     ...(e.healthcheck ? { healthcheck: e.healthcheck } : {}),

@@ -6,7 +6,7 @@ import type { RunConfig } from "../config/run_config.js";
 import type { EnvironmentOptions } from "../../tools/environments/base.js";
 import { namedNetwork } from "../../tools/environments/docker/docker_network.js";
 import { resolveEnvTable } from "./env_template.js";
-import { HarborTaskSchema, type HarborTask } from "./task_config.js";
+import { HarborTaskSchema, needsNetwork, type HarborTask } from "./task_config.js";
 import type { HarborRunSettings } from "./trial.js";
 
 export interface HarborPlan {
@@ -16,7 +16,7 @@ export interface HarborPlan {
   oracle: boolean;
   /** [agent].timeout_sec × --timeout-multiplier; undefined = no limit. */
   agentTimeoutMs?: number;
-  /** The sandbox's network: "none", or for a public task the engine's bridge or the user-defined network --network names. */
+  /** The sandbox's network: "none", or when a phase is public the engine's bridge or the user-defined network --network names. */
   network: string;
   /** The task's wall clock: the run's --task-timeout, raised to fit the agent and verifier limits plus setup. */
   taskTimeoutSec: number;
@@ -31,7 +31,9 @@ export function harborPlan(extra: Record<string, unknown> | undefined, config: R
   const task = parsed.data;
   const multiplier = config.timeout_multiplier;
   const agentSec = task.agent.timeout_sec !== undefined ? task.agent.timeout_sec * multiplier : undefined;
-  const network = task.network === "public" ? (namedNetwork(config.network) ?? "bridge") : "none";
+  // The sandbox is made with the network when any phase needs it (Docker cannot connect a container made with
+  // none later); the phases that must not have it are disconnected (trial.ts).
+  const network = needsNetwork(task) ? (namedNetwork(config.network) ?? "bridge") : "none";
   const needed = (agentSec ?? 0) + task.verifier.timeout_sec * multiplier + task.build_timeout_sec + 120;
   return {
     task,

@@ -9,7 +9,7 @@ import { sleep } from "../core/abort.js";
 import type { Environment, ExecResult } from "../../tools/environments/base.js";
 import { readRewardFiles, type HarborVerdict } from "../score/harbor_reward.js";
 import { resolveEnvTable } from "./env_template.js";
-import type { HarborTask } from "./task_config.js";
+import { agentNetwork, verifierNetwork, type HarborTask } from "./task_config.js";
 
 const ROOT = "0:0";
 /** Per copied log file and per task, so a runaway log does not fill the run folder. */
@@ -62,7 +62,26 @@ async function healthcheck(env: Environment, task: HarborTask, signal?: AbortSig
   throw new Error(`healthcheck failed ${h.retries + 1} time(s): ${last}`);
 }
 
-/** Before the agent: /logs/{agent,verifier,artifacts}, the healthcheck, and the agent offline when asked. */
+/**
+ * Connects or disconnects the sandbox's network for a phase that wants `want` (Harbor's per-phase policy,
+ * `trial/network_policy.py`); a sandbox made without a network has none to give. The state is kept on the
+ * environment object, which lives for the task.
+ */
+const connectedState = new WeakMap<Environment, boolean>();
+async function networkFor(env: Environment, settings: HarborRunSettings, want: "public" | "none"): Promise<void> {
+  if (settings.taskNetwork === "none") return;
+  const connected = connectedState.get(env) ?? true;
+  const on = want === "public";
+  if (on === connected) return;
+  await env.setNetwork!(settings.taskNetwork, on);
+  connectedState.set(env, on);
+}
+
+/** The agent phase's network: its own, or none with --harbor-network agent-none. */
+const agentPhaseNetwork = (task: HarborTask, settings: HarborRunSettings) =>
+  settings.network === "agent-none" ? "none" : agentNetwork(task);
+
+/** Before the agent: /logs/{agent,verifier,artifacts}, the healthcheck (on the baseline network), then the agent's network. */
 export async function prepareHarborSandbox(
   env: Environment,
   task: HarborTask,
@@ -74,9 +93,9 @@ export async function prepareHarborSandbox(
     "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts",
   );
   if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
+  await networkFor(env, settings, task.network);
   if (task.healthcheck) await healthcheck(env, task, signal);
-  if (settings.network === "agent-none" && settings.taskNetwork !== "none")
-    await env.setNetwork!(settings.taskNetwork, false);
+  await networkFor(env, settings, agentPhaseNetwork(task, settings));
 }
 
 /** Files under a host folder, relative, sorted. */
@@ -136,8 +155,7 @@ export async function runHarborVerifier(
 ): Promise<HarborVerdict> {
   const base = { threshold: settings.passThreshold };
   if (env.stopProcesses) await env.stopProcesses();
-  if (settings.network === "agent-none" && settings.taskNetwork !== "none")
-    await env.setNetwork!(settings.taskNetwork, true);
+  await networkFor(env, settings, verifierNetwork(task));
   await asRoot(env, "rm -f /logs/verifier/reward.json /logs/verifier/reward.txt");
   await upload(env, join(task.task_dir, "tests"), "/tests");
   const timeoutSec = task.verifier.timeout_sec * settings.timeoutMultiplier;
