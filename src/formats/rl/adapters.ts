@@ -46,7 +46,6 @@ export function toPrimeSamples(l: RlLine): PrimeSample[] {
       temperatures,
       env_name: l.env_name,
       advantages: mask.map((m) => (m ? adv : 0)),
-      reward: l.reward,
     };
   });
 }

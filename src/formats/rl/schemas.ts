@@ -5,7 +5,8 @@
  *   `Response`: PrimeIntellect-ai/verifiers `verifiers/legacy/types.py` (2026);
  * - SkyRL `GeneratorOutput` and `TrajectoryID`: NovaSky-AI/SkyRL `skyrl-train/skyrl_train/generators/base.py`;
  * - prime-rl `TrainingSample` (one branch as one flat sequence): PrimeIntellect-ai/prime-rl
- *   `src/prime_rl/transport/types.py` (its msgpack form is array-like; this JSON form names the fields).
+ *   `src/prime_rl/transports/rollouts/types.py` (559b447, 2026-08; its msgpack form is array-like; this JSON form
+ *   names the fields, and only its fields: a msgspec Struct's constructor refuses any other key).
  */
 import * as z from "zod";
 
@@ -159,14 +160,13 @@ export const SkyGeneratorOutputSchema = z
 // ---------- prime-rl ----------
 
 export const PrimeTrainingSampleSchema = z
-  .object({
+  .strictObject({
     token_ids: ints,
     mask: z.array(z.boolean()),
     logprobs: floats,
     temperatures: floats,
     env_name: z.string(),
     advantages: floats.nullable(),
-    reward: z.number().nullable(),
   })
   .refine(
     (s) =>
