@@ -124,20 +124,22 @@ async function connectMcpServer(server: McpServerConfig, opts: ConnectOptions = 
   return (await import("./client.js")).connectMcpServer(server, opts);
 }
 
-let ajv: Promise<{ getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> }> | undefined;
+let ajvModule: Promise<typeof import("@modelcontextprotocol/sdk/validation/ajv")> | undefined;
 const validators = new Map<string, JsonSchemaValidator<unknown> | null>();
 
 /**
  * What is wrong with a call's arguments by the tool's inputSchema (checked here, as every tool's arguments are,
  * before the server is asked), or undefined. A schema this validator cannot compile is left to the server.
+ * Each schema gets a validator (an Ajv instance) of its own: Ajv registers a schema by its `$id`, so tools whose
+ * schemas share one (a generator's fixed `$id`) would otherwise all be checked against the first one's.
  */
 async function argumentProblem(tool: McpToolInfo, args: unknown): Promise<string | undefined> {
   const key = `${tool.registeredName}\n${JSON.stringify(tool.inputSchema)}`;
   let validate = validators.get(key);
   if (validate === undefined) {
     try {
-      ajv ??= import("@modelcontextprotocol/sdk/validation/ajv").then((m) => new m.AjvJsonSchemaValidator());
-      validate = (await ajv).getValidator(tool.inputSchema as JsonSchemaType);
+      ajvModule ??= import("@modelcontextprotocol/sdk/validation/ajv");
+      validate = new (await ajvModule).AjvJsonSchemaValidator().getValidator(tool.inputSchema as JsonSchemaType);
     } catch {
       validate = null;
     }
