@@ -180,7 +180,13 @@ describe("Harbor task folders → rows", () => {
     });
     expect(readRewardFiles("", "1")).toMatchObject({ reward: null, reason: "reward.json is empty" });
     expect(readRewardFiles("{nope", "1").reward).toBeNull();
-    expect(readRewardFiles('{"reward": "1"}', undefined).reward).toBeNull();
+    // As pydantic's lax float reads them upstream: a bool is 1/0, a numeric string its number, anything else no reward.
+    expect(readRewardFiles('{"reward": "1"}', undefined).reward).toBe(1);
+    expect(readRewardFiles('{"reward": true}', undefined)).toMatchObject({ reward: 1, rewards: { reward: 1 } });
+    expect(readRewardFiles('{"tests": false, "lint": " 0.5 "}', undefined).reward).toBe(0.25);
+    expect(readRewardFiles('{"reward": "pass"}', undefined).reward).toBeNull();
+    expect(readRewardFiles('{"reward": "NaN"}', undefined).reward).toBeNull();
+    expect(readRewardFiles('{"reward": null}', undefined).reward).toBeNull();
     expect(readRewardFiles(undefined, "").reason).toBe("reward.txt is empty");
     expect(readRewardFiles(undefined, "1 2").reason).toBe("reward.txt is not a number");
     expect(readRewardFiles(undefined, "NaN").reward).toBeNull();

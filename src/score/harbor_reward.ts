@@ -1,5 +1,5 @@
 /**
- * A Harbor verifier's verdict: /logs/verifier/reward.json (a flat object of numbers) wins over reward.txt (one
+ * A Harbor verifier's verdict: /logs/verifier/reward.json (a flat object of numbers, booleans or numeric strings) wins over reward.txt (one
  * number), as in Harbor's verifier.py; missing, empty, unparsable or timed out → no reward, with the reason.
  * The `harbor` scorer turns it into a score: value = the reward, passed = value ≥ the run's threshold.
  */
@@ -20,7 +20,20 @@ export interface HarborVerdict {
   output_tail?: string;
 }
 
-const RewardJsonSchema = z.record(z.string(), z.number().finite());
+/**
+ * Harbor reads reward.json into pydantic's `dict[str, float | int]`, whose lax mode takes `true`/`false` as 1/0 and a
+ * numeric string as its number (a test.sh that dumps Python's `passed` bool writes `{"reward": true}`): so here.
+ */
+const RewardValue = z.union([
+  z.number().finite(),
+  z.boolean().transform(Number),
+  z
+    .string()
+    .regex(/^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/)
+    .transform(Number)
+    .pipe(z.number().finite()),
+]);
+const RewardJsonSchema = z.record(z.string(), RewardValue);
 
 /** What the two files hold (undefined = absent) → the verdict's reward fields. */
 export function readRewardFiles(
