@@ -17,13 +17,12 @@ export const MKTEMP = "/tmp/\u0000mktemp";
 
 /**
  * Command substitutions whose output is known (the text they stand for, `$1` the name they print): a fresh
- * temporary path, the working directory, the program `which`/`type -P` finds (`$(which python3) -V`). `command -v`
- * would read the same, but the curated table keeps `${RM:-$(command -v rm)}` as its computed_command example.
+ * temporary path, the working directory, the program `which`/`type -P`/`command -v` finds (`$(which python3) -V`).
  */
 export const KNOWN_SUBSTITUTIONS: [RegExp, string][] = [
   [/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/, MKTEMP],
   [/^\$\(\s*pwd\s*\)$|^`pwd`$/, "."],
-  [/^(?:\$\(|`)\s*(?:which|type\s+-P)\s+([\w.+-]+)\s*(?:\)|`)$/, "$1"],
+  [/^(?:\$\(|`)\s*(?:which|type\s+-P|command\s+-v)\s+([\w.+-]+)\s*(?:\)|`)$/, "$1"],
 ];
 
 /**
