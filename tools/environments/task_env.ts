@@ -45,6 +45,18 @@ export function taskEnvironment(
   for (const [name, value] of Object.entries(source)) {
     if (value !== undefined && allowed(name, extra)) env[name] = value;
   }
-  env.PATH ||= DEFAULT_TASK_PATH;
+  env.PATH = absolutePath(env.PATH) || DEFAULT_TASK_PATH;
   return { ...env, ...overrides };
+}
+
+/**
+ * A PATH value with only its absolute folders. An empty entry (`:/usr/bin`, `a::b`, a trailing `:`), `.` or any
+ * other relative folder is searched from the current folder, which in a task is the agent's folder: a verify run
+ * there would start the agent's own `python3` or `pytest` instead of the system's.
+ */
+export function absolutePath(path: string | undefined): string {
+  return (path ?? "")
+    .split(":")
+    .filter((dir) => dir.startsWith("/"))
+    .join(":");
 }

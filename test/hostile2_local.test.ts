@@ -1,0 +1,133 @@
+/**
+ * A hostile tester's second round, local sandbox, end to end through the built CLI with a scripted agent
+ * (`--approval allow`: only the sandbox stands between the agent and the grade):
+ * - a harness started with a relative entry in its PATH (an empty one: `:/usr/bin`, `/usr/bin::/bin`, a trailing
+ *   `:`; `.`; `bin`), which a shell searches from its current folder: the task's PATH must not carry it into the
+ *   sandbox, where the verify runs from the task folder and would run the agent's own `python3`;
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
+
+const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
+
+/** An executable `NAME` in the task folder and in its `bin/` that exits 0: what a relative PATH entry would find. */
+const plant = (name: string) =>
+  `mkdir -p bin && for f in ${name} bin/${name}; do printf '#!/bin/sh\\necho FORGED\\nexit 0\\n' > $f; chmod +x $f; done; echo "PATH=$PATH"`;
+
+const SCRIPTS: Record<string, ToolCallSpec[]> = {
+  pathplant: [term(plant("python3"))],
+  honest: [term("echo 42 > answer.txt")],
+};
+
+interface Row {
+  id: string;
+  verify: string;
+  files?: Record<string, string>;
+}
+
+let server: FakeOpenAI;
+
+beforeAll(async () => {
+  server = await startFakeOpenAI(scriptedPerTask((id) => SCRIPTS[id]!));
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+async function run(
+  rows: Row[],
+  opts: { env?: Record<string, string>; args?: string[] } = {},
+): Promise<{ lines: Map<string, any>; stdout: string; stderr: string; dir: string }> {
+  const dir = tempDir("hb-hostile2-");
+  const dataset = rows.map((r) => {
+    const row: Record<string, unknown> = { id: r.id, prompt: `task:${r.id}`, verify: r.verify, toolsets: ["terminal"] };
+    if (r.files) {
+      for (const [rel, content] of Object.entries(r.files)) {
+        mkdirSync(join(dir, `files-${r.id}`, rel, ".."), { recursive: true });
+        writeFileSync(join(dir, `files-${r.id}`, rel), content);
+      }
+      row.verify_files = `files-${r.id}`;
+    }
+    return JSON.stringify(row);
+  });
+  writeFileSync(join(dir, "d.jsonl"), dataset.join("\n") + "\n");
+  const r = await runCli(
+    [
+      "run",
+      join(dir, "d.jsonl"),
+      "--model",
+      "agent",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--env",
+      "local",
+      "--output-dir",
+      join(dir, "runs"),
+      "--run-name",
+      "h",
+      "--progress",
+      "none",
+      "--concurrency",
+      "2",
+      ...(opts.args ?? []),
+    ],
+    { timeoutMs: 280_000, env: opts.env },
+  );
+  expect(r.stderr).not.toMatch(/internal error/);
+  const lines = new Map<string, any>();
+  for (const f of ["trajectories.jsonl", "failed.jsonl"])
+    for (const l of readJsonl(join(dir, "runs", "h", f))) lines.set(l.task_id, l);
+  return { lines, stdout: r.stdout, stderr: r.stderr, dir };
+}
+
+function toolOutputs(line: any): string {
+  return line.messages
+    .filter((m: any) => m.role === "tool")
+    .map((m: any) => JSON.parse(m.content).output)
+    .join("\n");
+}
+
+describe("a relative entry in the harness's PATH", () => {
+  const harnessPath = process.env.PATH ?? "/usr/bin:/bin";
+  it.each([
+    ["an empty first entry", `:${harnessPath}`],
+    ["an empty entry inside", `${harnessPath.split(":")[0]}::${harnessPath}`],
+    ["'.' first", `.:${harnessPath}`],
+    ["'bin' first", `bin:${harnessPath}`],
+  ])(
+    "(%s) does not let the agent's own python3 in the task folder decide the verify",
+    {
+      timeout: 300_000,
+    },
+    async (_what, path) => {
+      const { lines, stderr } = await run(
+        [
+          { id: "pathplant", verify: "python3 -c 'import sys; sys.exit(1)'" },
+          { id: "honest", verify: "grep -qx 42 answer.txt" },
+        ],
+        { env: { PATH: path } },
+      );
+      const forged = lines.get("pathplant");
+      expect(forged, stderr).toBeDefined();
+      expect(forged.verify, JSON.stringify(forged.verify)).toMatchObject({ passed: false, exit_code: 1 });
+      expect(forged.verify.output).not.toContain("FORGED");
+      expect(forged.score.passed).toBe(false);
+      // The task's PATH has only absolute folders.
+      const taskPath = /PATH=(.*)/.exec(toolOutputs(forged))![1]!;
+      expect(
+        taskPath.split(":").every((d) => d.startsWith("/")),
+        taskPath,
+      ).toBe(true);
+      expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+    },
+  );
+});
