@@ -4,6 +4,9 @@
  * - a harness started with a relative entry in its PATH (an empty one: `:/usr/bin`, `/usr/bin::/bin`, a trailing
  *   `:`; `.`; `bin`), which a shell searches from its current folder: the task's PATH must not carry it into the
  *   sandbox, where the verify runs from the task folder and would run the agent's own `python3`;
+ * - read_file of a link the agent made to /dev/zero, /dev/urandom or a FIFO: the harness's copy of the file (into
+ *   the exchange folder: the task's --disk file system, else the host's $TMPDIR) must not fill the disk nor block,
+ *   so the read fails at once and the task is graded, not ended with disk_limit (out of the pass rate).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,6 +24,14 @@ const plant = (name: string) =>
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
   pathplant: [term(plant("python3"))],
   honest: [term("echo 42 > answer.txt")],
+  // read_file of links to endless or blocking files: the harness's own copy of the file must stay bounded.
+  devlink: [
+    term("ln -s /dev/zero zero; ln -s /dev/urandom rnd; mkfifo fifo; echo made"),
+    { name: "read_file", arguments: { path: "zero" } },
+    { name: "read_file", arguments: { path: "rnd" } },
+    { name: "read_file", arguments: { path: "fifo" } },
+    term("echo still-here"),
+  ],
 };
 
 interface Row {
@@ -45,7 +56,12 @@ async function run(
 ): Promise<{ lines: Map<string, any>; stdout: string; stderr: string; dir: string }> {
   const dir = tempDir("hb-hostile2-");
   const dataset = rows.map((r) => {
-    const row: Record<string, unknown> = { id: r.id, prompt: `task:${r.id}`, verify: r.verify, toolsets: ["terminal"] };
+    const row: Record<string, unknown> = {
+      id: r.id,
+      prompt: `task:${r.id}`,
+      verify: r.verify,
+      toolsets: ["terminal", "file"],
+    };
     if (r.files) {
       for (const [rel, content] of Object.entries(r.files)) {
         mkdirSync(join(dir, `files-${r.id}`, rel, ".."), { recursive: true });
@@ -128,6 +144,28 @@ describe("a relative entry in the harness's PATH", () => {
         taskPath,
       ).toBe(true);
       expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+    },
+  );
+});
+
+describe("read_file of a link to an endless or blocking file", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "fails at once, fills no disk, and the task is graded (--disk 64m)",
+    { timeout: 300_000 },
+    async () => {
+      const started = Date.now();
+      const { lines, stdout, stderr } = await run([{ id: "devlink", verify: "false" }], { args: ["--disk", "64m"] });
+      const line = lines.get("devlink");
+      expect(line, `${stdout}\n${stderr}`).toBeDefined();
+      expect(line.outcome, line.error).toBe("completed");
+      expect(line.verify).toMatchObject({ passed: false, exit_code: 1 });
+      expect(line.score.passed).toBe(false);
+      const results = line.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
+      expect(results).toHaveLength(5);
+      for (const r of results.slice(1, 4)) expect(r.error, JSON.stringify(r).slice(0, 300)).toBeDefined();
+      expect(results[4].output).toBe("still-here");
+      // The FIFO was not waited on for the file operations' 2 minutes.
+      expect(Date.now() - started).toBeLessThan(100_000);
     },
   );
 });

@@ -375,7 +375,11 @@ export class SandboxEnvironment implements Environment {
     const out = `${SANDBOX_IO_DIR}/${name}`;
     const r = await this.exec(
       `f=${shellQuote(full)}; [ -e "$f" ] || { echo "No such file or directory: $f" >&2; exit 3; }; [ -d "$f" ] && { echo "Is a directory: $f" >&2; exit 4; }; ` +
-        `[ "$(stat -c %s -- "$f")" -le ${MAX_READ_BYTES} ] || { echo "File is larger than ${MAX_READ_BYTES} bytes: $f" >&2; exit 5; }; cat -- "$f" > ${shellQuote(out)}`,
+        // Only a regular file, its size that of what a link leads to, and the copy bounded all the same: a link to
+        // /dev/zero or a FIFO would otherwise fill the exchange folder's disk or block the read.
+        `[ -f "$f" ] || { echo "Not a regular file: $f" >&2; exit 6; }; ` +
+        `[ "$(stat -L -c %s -- "$f")" -le ${MAX_READ_BYTES} ] || { echo "File is larger than ${MAX_READ_BYTES} bytes: $f" >&2; exit 5; }; ` +
+        `head -c ${MAX_READ_BYTES + 1} -- "$f" > ${shellQuote(out)}`,
       { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS },
     );
     const hostPath = join(this.ioDir, name);
@@ -386,7 +390,9 @@ export class SandboxEnvironment implements Environment {
       // Opened without following a link: the sandbox owns this folder and could have put one there.
       const fh = await open(hostPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
-        if (!(await fh.stat()).isFile()) throw new Error(`cannot read ${full}: not a regular file`);
+        const st = await fh.stat();
+        if (!st.isFile()) throw new Error(`cannot read ${full}: not a regular file`);
+        if (st.size > MAX_READ_BYTES) throw new Error(`File is larger than ${MAX_READ_BYTES} bytes: ${full}`);
         return await fh.readFile();
       } finally {
         await fh.close();
