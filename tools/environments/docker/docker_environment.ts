@@ -63,6 +63,21 @@ const KILL_PASS = [
   `echo done`,
 ].join("\n");
 
+/** A file read is cut here (the local sandbox's limit). */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
+
+/**
+ * $1 the file, $2 how many bytes at most: a regular file (through links) is copied to stdout; anything else (a FIFO
+ * that would block, a device such as /dev/zero without end) is refused. The errors say what `cat` would say.
+ */
+const READ_FILE = [
+  `f=$1`,
+  `[ -e "$f" ] || { echo "$f: No such file or directory" >&2; exit 1; }`,
+  `[ -d "$f" ] && { echo "$f: Is a directory" >&2; exit 1; }`,
+  `[ -f "$f" ] || { echo "$f: Not a regular file" >&2; exit 1; }`,
+  `exec head -c "$2" -- "$f"`,
+].join("\n");
+
 /** $1 the file, $2 the workdir: folders under the workdir on the way made real (links and files there removed), whatever is at $1 removed, then stdin written there. */
 const PUT_FILE = [
   `f=$1; base=$2; rel=\${f#"$base"/}; p=$base; d=`,
@@ -324,8 +339,10 @@ export class DockerEnvironment implements Environment {
     // As the task user in the running container (not the engine's archive API, which reads as root): a file
     // that user cannot read is not read, and a symlink resolves with that user's rights.
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    // Only a regular file (what a link leads to), and at most MAX_READ_BYTES + 1 of it: the whole output is kept in
+    // memory and the exec has no time limit, so a FIFO would hold the task and a link to /dev/zero grow this process.
     const res = await runExecRaw(this.container, {
-      cmd: ["sh", "-c", 'cat "$1"', "hb", full],
+      cmd: ["sh", "-c", READ_FILE, "hb", full, String(MAX_READ_BYTES + 1)],
       user: this.runUser.user,
     }).catch(async (err: unknown) => {
       throw await this.explain(err);
@@ -337,6 +354,8 @@ export class DockerEnvironment implements Environment {
         /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO",
       );
     }
+    if (res.stdout.length > MAX_READ_BYTES)
+      throw new ContainerFileError(`${full}: File is larger than ${MAX_READ_BYTES} bytes`, "EIO");
     return res.stdout;
   }
 
