@@ -3,7 +3,8 @@
  * - read_file of a FIFO, or of a link the agent made to /dev/zero or /dev/urandom (the tool blocks only those literal
  *   paths): the harness reads a file with an exec whose whole output it keeps in memory, without a time limit, so
  *   a FIFO held the task until its --task-timeout (then a `timeout` in failed.jsonl, out of the pass rate) and
- *   /dev/zero grew the harness's memory without bound. The read fails at once and the task is graded.
+ *   /dev/zero grew the harness's memory without bound. The read fails at once and the task is graded. write_file
+ *   to a FIFO held the task the same way.
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +24,7 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
     read("fifo"),
     read("zero"),
     read("rnd"),
+    { name: "write_file", arguments: { path: "fifo", content: "x" } },
     term("echo still-here"),
   ],
   honest: [term("echo 42 > answer.txt"), read("answer.txt")],
@@ -38,7 +40,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe("read_file in Docker of a FIFO or a link to an endless device", () => {
+describe("read_file and write_file in Docker of a FIFO or a link to an endless device", () => {
   it("fails at once and the task is graded, not held until its timeout", { timeout: 300_000 }, async () => {
     const { image } = await ensureDockerTestImages();
     const dir = tempDir("hb-hostile2-docker-");
@@ -88,9 +90,9 @@ describe("read_file in Docker of a FIFO or a link to an endless device", () => {
     expect(line.verify).toMatchObject({ passed: false, exit_code: 1 });
     expect(line.score.passed).toBe(false);
     const results = line.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
-    expect(results).toHaveLength(5);
-    for (const res of results.slice(1, 4)) expect(res.error, JSON.stringify(res).slice(0, 300)).toBeDefined();
-    expect(results[4].output).toBe("still-here");
+    expect(results).toHaveLength(6);
+    for (const res of results.slice(1, 5)) expect(res.error, JSON.stringify(res).slice(0, 300)).toBeTruthy();
+    expect(results[5].output).toBe("still-here");
     expect(Date.now() - started).toBeLessThan(50_000);
     // A regular file still reads.
     const honest = lines.get("honest");

@@ -363,8 +363,11 @@ export class DockerEnvironment implements Environment {
     this.assertOpen();
     const full = this.resolvePath(path);
     const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target.
-    const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
+    // As the task user, through the kernel: a write through a symlink lands on (and is allowed by) its target. Not
+    // into a FIFO or a device (the exec has no time limit: a FIFO nobody reads would hold the task).
+    const script =
+      'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; ' +
+      'if [ -e "$1" ] && [ ! -f "$1" ] && [ ! -d "$1" ]; then echo "$1: Not a regular file" >&2; exit 1; fi; cat > "$1"';
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
     const res = await runExecRaw(this.container, {
       cmd: ["sh", "-c", script, "hb", full],
