@@ -5,16 +5,23 @@
  *   a FIFO held the task until its --task-timeout (then a `timeout` in failed.jsonl, out of the pass rate) and
  *   /dev/zero grew the harness's memory without bound. The read fails at once and the task is graded. write_file
  *   to a FIFO held the task the same way.
+ * - a folder on the way to a verify file (or the workdir) that the agent, its owner, left read-only: the verify
+ *   files could not be put in place, the verify did not run and the task was unscored (out of the pass rate). The
+ *   local sandbox's put makes each folder writable first; Docker's now does too. Likewise what the put removes (a
+ *   folder at the verify file's path, a `__pycache__`, a package folder) with a read-only folder inside: there in
+ *   both backends.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
+import { RO_ROWS, RO_TREES } from "./helpers/hostile2_trees.js";
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
+
 const read = (path: string): ToolCallSpec => ({ name: "read_file", arguments: { path } });
 
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
@@ -28,6 +35,10 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
     term("echo still-here"),
   ],
   honest: [term("echo 42 > answer.txt"), read("answer.txt")],
+  // Folders on the way to a verify file, and the workdir itself, left without write permission by their owner.
+  rodir: [term("mkdir -p checks && chmod 555 checks && ls -ld checks")],
+  rowork: [term("chmod 555 . && ls -ld .")],
+  ...RO_TREES,
 };
 
 let server: FakeOpenAI;
@@ -98,5 +109,64 @@ describe("read_file and write_file in Docker of a FIFO or a link to an endless d
     const honest = lines.get("honest");
     expect(JSON.parse(honest.messages.filter((m: any) => m.role === "tool")[1].content).content).toMatch(/42/);
     expect(honest.verify).toMatchObject({ passed: true });
+  });
+});
+
+describe("read-only folders where the verify files go (Docker)", () => {
+  it("are made writable: the verify runs and fails as it should", { timeout: 300_000 }, async () => {
+    const { image } = await ensureDockerTestImages();
+    const dir = tempDir("hb-hostile2-docker-");
+    mkdirSync(join(dir, "files", "checks"), { recursive: true });
+    writeFileSync(join(dir, "files", "checks", "check.sh"), "exit 1\n");
+    writeFileSync(join(dir, "files", "checks", "check.py"), "import sys\nsys.exit(1)\n");
+    const rows = [
+      { id: "rodir", verify: "sh checks/check.sh" },
+      { id: "rowork", verify: "sh checks/check.sh" },
+      ...RO_ROWS,
+    ].map(({ id, verify }) =>
+      JSON.stringify({
+        id,
+        prompt: `task:${id}`,
+        verify,
+        verify_files: "files",
+        toolsets: ["terminal", "file"],
+      }),
+    );
+    writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
+    const name = uniqueRunName("hostile2-ro");
+    const r = await runCli(
+      [
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "agent",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--approval",
+        "allow",
+        "--env",
+        "docker",
+        "--image",
+        image,
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        name,
+        "--progress",
+        "none",
+      ],
+      { timeoutMs: 280_000 },
+    );
+    const lines = new Map<string, any>(
+      readJsonl(join(dir, "runs", name, "trajectories.jsonl")).map((l) => [l.task_id, l]),
+    );
+    for (const id of ["rodir", "rowork", ...RO_ROWS.map((r) => r.id)]) {
+      const line = lines.get(id);
+      expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
+      expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, exit_code: 1 });
+      expect(line.score.passed, id).toBe(false);
+    }
   });
 });

@@ -6,7 +6,9 @@
  *   sandbox, where the verify runs from the task folder and would run the agent's own `python3`;
  * - read_file of a link the agent made to /dev/zero, /dev/urandom or a FIFO: the harness's copy of the file (into
  *   the exchange folder: the task's --disk file system, else the host's $TMPDIR) must not fill the disk nor block,
- *   so the read fails at once and the task is graded, not ended with disk_limit (out of the pass rate).
+ *   so the read fails at once and the task is graded, not ended with disk_limit (out of the pass rate);
+ * - what the verify's put removes (a folder at a verify file's path, a `__pycache__`, a package folder of its name)
+ *   left with a read-only folder inside: `rm -rf` failed, the verify did not run and the task was unscored.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
+import { RO_ROWS, RO_TREES } from "./helpers/hostile2_trees.js";
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 
@@ -32,6 +35,7 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
     { name: "read_file", arguments: { path: "fifo" } },
     term("echo still-here"),
   ],
+  ...RO_TREES,
 };
 
 interface Row {
@@ -168,4 +172,18 @@ describe("read_file of a link to an endless or blocking file", () => {
       expect(Date.now() - started).toBeLessThan(100_000);
     },
   );
+});
+
+describe("read-only folders inside what the verify's put removes", () => {
+  it("are removed all the same: the verify runs and fails as it should", { timeout: 300_000 }, async () => {
+    const files = (id: string) =>
+      id === "rofile" ? { "checks/check.sh": "exit 1\n" } : { "checks/check.py": "import sys\nsys.exit(1)\n" };
+    const { lines, stdout, stderr } = await run(RO_ROWS.map((r) => ({ ...r, files: files(r.id) })));
+    for (const { id } of RO_ROWS) {
+      const line = lines.get(id);
+      expect(line, `${stdout}\n${stderr}`).toBeDefined();
+      expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, exit_code: 1 });
+      expect(line.score.passed, id).toBe(false);
+    }
+  });
 });

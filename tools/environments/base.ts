@@ -217,6 +217,16 @@ export function shellQuote(s: string): string {
 export function removePythonShadows(variable: string, fail: string): string {
   return (
     `case $${variable} in *.py) hb_d=\${${variable}%/*}; hb_n=\${${variable}##*/}; hb_n=\${hb_n%.py}; ` +
+    `${writableTree('"$hb_d/$hb_n"')}; ${writableTree('"$hb_d/__pycache__"')}; ` +
     `rm -rf -- "$hb_d/$hb_n" "$hb_d/__pycache__/$hb_n".*pyc "$hb_d/$hb_n".so "$hb_d/$hb_n".*.so || ${fail} ;; esac`
   );
+}
+
+/**
+ * POSIX sh: a folder at `path` (a quoted shell word; not a link) and everything in it made writable by its owner, so
+ * that `rm -rf` can remove it: a folder the agent left read-only inside it would otherwise keep the verify's files
+ * from being put in place (and the verify from running).
+ */
+export function writableTree(path: string): string {
+  return `if [ -d ${path} ] && [ ! -L ${path} ]; then chmod -R u+rwx -- ${path} 2>/dev/null; fi`;
 }

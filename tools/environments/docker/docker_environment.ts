@@ -16,6 +16,7 @@ import {
   type VerifyOptions,
   EnvironmentLostError,
   removePythonShadows,
+  writableTree,
   shellWriteErrorCode,
   type BackgroundStartOptions,
   type BackgroundStarted,
@@ -78,11 +79,17 @@ const READ_FILE = [
   `exec head -c "$2" -- "$f"`,
 ].join("\n");
 
-/** $1 the file, $2 the workdir: folders under the workdir on the way made real (links and files there removed), whatever is at $1 removed, then stdin written there. */
+/**
+ * $1 the file, $2 the workdir: folders under the workdir on the way made real (links and files there removed) and
+ * writable by their owner (an agent may have left its own folders read-only: the files could not be put and the
+ * verify would not run), whatever is at $1 removed, then stdin written there.
+ */
 const PUT_FILE = [
   `f=$1; base=$2; rel=\${f#"$base"/}; p=$base; d=`,
   `case $f in "$base"/*) case $rel in */*) d=\${rel%/*} ;; esac ;; *) p=; d=\${f%/*}; d=\${d#/} ;; esac`,
-  `IFS=/; set -f; for c in $d; do [ -n "$c" ] || continue; p=$p/$c; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || exit 1; fi; [ -d "$p" ] || mkdir -- "$p" || exit 1; done; unset IFS; set +f`,
+  `[ -n "$p" ] && chmod u+rwx -- "$p" 2>/dev/null`,
+  `IFS=/; set -f; for c in $d; do [ -n "$c" ] || continue; p=$p/$c; if [ -L "$p" ] || { [ -e "$p" ] && [ ! -d "$p" ]; }; then rm -rf -- "$p" || exit 1; fi; [ -d "$p" ] || mkdir -- "$p" || exit 1; chmod u+rwx -- "$p" 2>/dev/null; done; unset IFS; set +f`,
+  writableTree('"$f"'),
   `rm -rf -- "$f" && cat > "$f" || exit 1`,
   removePythonShadows("f", "exit 1"),
 ].join("\n");
