@@ -10,6 +10,9 @@
  *   local sandbox's put makes each folder writable first; Docker's now does too. Likewise what the put removes (a
  *   folder at the verify file's path, a `__pycache__`, a package folder) with a read-only folder inside: there in
  *   both backends.
+ * - an agent that quietly fills its workdir's file system (--disk): the verify files could not be written, the
+ *   verify did not run and the task was unscored; a put that fails inside the container (the engine answered) is a
+ *   failed verify, exit 125, as in the local sandbox.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -39,6 +42,8 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   rodir: [term("mkdir -p checks && chmod 555 checks && ls -ld checks")],
   rowork: [term("chmod 555 . && ls -ld .")],
   ...RO_TREES,
+  // The workdir's file system (--disk) filled quietly, so no command's output says so.
+  diskfull: [term("dd if=/dev/zero of=fill bs=1M >/dev/null 2>&1; echo filled")],
 };
 
 let server: FakeOpenAI;
@@ -169,4 +174,56 @@ describe("read-only folders where the verify files go (Docker)", () => {
       expect(line.score.passed, id).toBe(false);
     }
   });
+});
+
+describe("a full workdir when the verify files are put (Docker, --disk)", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "is a failed verify (exit 125), not an undecided one",
+    { timeout: 300_000 },
+    async () => {
+      const { image } = await ensureDockerTestImages();
+      const dir = tempDir("hb-hostile2-docker-");
+      mkdirSync(join(dir, "files", "checks"), { recursive: true });
+      writeFileSync(join(dir, "files", "checks", "check.sh"), `exit 0\n${"#".repeat(1 << 20)}\n`);
+      const row = { id: "diskfull", prompt: "task:diskfull", verify: "sh checks/check.sh", verify_files: "files" };
+      writeFileSync(join(dir, "d.jsonl"), `${JSON.stringify({ ...row, toolsets: ["terminal"] })}\n`);
+      const name = uniqueRunName("hostile2-disk");
+      const r = await runCli(
+        [
+          "run",
+          join(dir, "d.jsonl"),
+          "--model",
+          "agent",
+          "--base-url",
+          server.baseURL,
+          "--api-key",
+          "k",
+          "--approval",
+          "allow",
+          "--env",
+          "docker",
+          "--image",
+          image,
+          "--disk",
+          "64m",
+          "--output-dir",
+          join(dir, "runs"),
+          "--run-name",
+          name,
+          "--progress",
+          "none",
+        ],
+        { timeoutMs: 280_000 },
+      );
+      const [line] = [
+        ...readJsonl(join(dir, "runs", name, "trajectories.jsonl")),
+        ...readJsonl(join(dir, "runs", name, "failed.jsonl")),
+      ];
+      expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
+      expect(line.outcome, line.error).toBe("completed");
+      expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed: false, exit_code: 125 });
+      expect(line.verify.output).toMatch(/No space left/);
+      expect(line.score.passed).toBe(false);
+    },
+  );
 });

@@ -514,6 +514,16 @@ export class DockerEnvironment implements Environment {
       });
       if (res.exitCode !== 0) {
         const msg = `${full}: ${res.stderr.toString("utf8").trim() || "cannot write"}`;
+        // The engine ran the put and the container refused it (its file system full, a folder of the agent's): a
+        // failed verify, as in the local sandbox, not an undecided one that the agent could choose to be.
+        if (res.exitCode !== null)
+          return {
+            exitCode: 125,
+            stdout: "",
+            stderr: `verify: cannot put ${msg}`,
+            timedOut: false,
+            truncated: false,
+          };
         throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
       }
     }
