@@ -10,10 +10,11 @@
  * - what the verify's put removes (a folder at a verify file's path, a `__pycache__`, a package folder of its name)
  *   left with a read-only folder inside: `rm -rf` failed, the verify did not run and the task was unscored.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execa } from "execa";
+import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { RO_ROWS, RO_TREES } from "./helpers/hostile2_trees.js";
@@ -36,6 +37,9 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
     term("echo still-here"),
   ],
   ...RO_TREES,
+  // The task folder itself left unreadable by its owner (the harness's own uid when it is not root).
+  lockws: [term("chmod 000 /workspace; echo locked")],
+  lockwsfiles: [term("chmod 000 /workspace; echo locked")],
 };
 
 interface Row {
@@ -56,9 +60,10 @@ afterAll(async () => {
 
 async function run(
   rows: Row[],
-  opts: { env?: Record<string, string>; args?: string[] } = {},
+  opts: { env?: Record<string, string>; args?: string[]; uid?: number } = {},
 ): Promise<{ lines: Map<string, any>; stdout: string; stderr: string; dir: string }> {
   const dir = tempDir("hb-hostile2-");
+  if (opts.uid !== undefined) chmodSync(dir, 0o755);
   const dataset = rows.map((r) => {
     const row: Record<string, unknown> = {
       id: r.id,
@@ -76,32 +81,50 @@ async function run(
     return JSON.stringify(row);
   });
   writeFileSync(join(dir, "d.jsonl"), dataset.join("\n") + "\n");
-  const r = await runCli(
-    [
-      "run",
-      join(dir, "d.jsonl"),
-      "--model",
-      "agent",
-      "--base-url",
-      server.baseURL,
-      "--api-key",
-      "k",
-      "--approval",
-      "allow",
-      "--env",
-      "local",
-      "--output-dir",
-      join(dir, "runs"),
-      "--run-name",
-      "h",
-      "--progress",
-      "none",
-      "--concurrency",
-      "2",
-      ...(opts.args ?? []),
-    ],
-    { timeoutMs: 280_000, env: opts.env },
-  );
+  const args = [
+    "run",
+    join(dir, "d.jsonl"),
+    "--model",
+    "agent",
+    "--base-url",
+    server.baseURL,
+    "--api-key",
+    "k",
+    "--approval",
+    "allow",
+    "--env",
+    "local",
+    "--output-dir",
+    join(dir, "runs"),
+    "--run-name",
+    "h",
+    "--progress",
+    "none",
+    "--concurrency",
+    "2",
+    ...(opts.args ?? []),
+  ];
+  let r: { stdout: string; stderr: string };
+  if (opts.uid === undefined) r = await runCli(args, { timeoutMs: 280_000, env: opts.env });
+  else {
+    // As a harness of another uid: it owns the dataset and the output dir.
+    const chownAll = (p: string) => {
+      chownSync(p, opts.uid!, opts.uid!);
+      if (statSync(p).isDirectory()) for (const e of readdirSync(p)) chownAll(join(p, e));
+    };
+    chownAll(dir);
+    r = await execa(
+      "setpriv",
+      [`--reuid=${opts.uid}`, `--regid=${opts.uid}`, "--clear-groups", process.execPath, CLI, ...args],
+      {
+        cwd: ROOT,
+        env: cleanEnv({ HOME: dir, ...opts.env }),
+        extendEnv: false,
+        reject: false,
+        timeout: 280_000,
+      },
+    );
+  }
   expect(r.stderr).not.toMatch(/internal error/);
   const lines = new Map<string, any>();
   for (const f of ["trajectories.jsonl", "failed.jsonl"])
@@ -186,4 +209,23 @@ describe("read-only folders inside what the verify's put removes", () => {
       expect(line.score.passed, id).toBe(false);
     }
   });
+});
+
+describe("a task folder its owner left unreadable (chmod 000)", () => {
+  for (const uid of process.getuid?.() === 0 ? [0, 1000] : [process.getuid!()])
+    it(`does not keep the verify from running (harness uid ${uid})`, { timeout: 300_000 }, async () => {
+      const { lines, stdout, stderr } = await run(
+        [
+          { id: "lockws", verify: "false" },
+          { id: "lockwsfiles", verify: "sh checks/check.sh", files: { "checks/check.sh": "exit 1\n" } },
+        ],
+        uid === process.getuid?.() ? {} : { uid },
+      );
+      for (const id of ["lockws", "lockwsfiles"]) {
+        const line = lines.get(id);
+        expect(line, `${stdout}\n${stderr}`).toBeDefined();
+        expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, exit_code: 1 });
+        expect(line.score.passed, id).toBe(false);
+      }
+    });
 });

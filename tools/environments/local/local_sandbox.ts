@@ -16,7 +16,7 @@
 import { CommandStop } from "../shell/command_stop.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, closeSync, constants, lchownSync, openSync, readdirSync } from "node:fs";
+import { chmodSync, chownSync, closeSync, constants, lchownSync, lstatSync, openSync, readdirSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -515,6 +515,7 @@ export class SandboxEnvironment implements Environment {
           `hb_put ${name} ${shellQuote(dest)} || { echo "verify: cannot put ${dest.replace(/[^\w./-]/g, "?")} in place" >&2; exit 125; }`,
         );
       }
+      openableByOwner(this.taskDir);
       fds.push(
         openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
         openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY),
@@ -686,6 +687,21 @@ function runBwrap(
 /** The host pid of the sandbox's init, from bwrap's `--info-fd` (fd 3): `{"child-pid": N}`, written before the shell started. */
 function initPidOf(shell: HostShell): number | undefined {
   return Number(/"child-pid"\s*:\s*(\d+)/.exec(shell.takeOutput(3) ?? "")?.[1]) || undefined;
+}
+
+/**
+ * A task folder its owner left unreadable (`chmod 000 /workspace`) made readable again before the verify opens it:
+ * a harness that is not root owns it (the sandbox runs as its uid) and could not open it, so the verify would not
+ * run and the task would be unscored. Only a real folder of this process's uid (no link is followed).
+ */
+function openableByOwner(dir: string): void {
+  try {
+    const st = lstatSync(dir);
+    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o700) !== 0o700)
+      chmodSync(dir, (st.mode & 0o7777) | 0o700);
+  } catch {
+    // opening it says what is wrong
+  }
 }
 
 /** lchown of a folder and everything under it (links are not followed). */
