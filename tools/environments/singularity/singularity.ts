@@ -19,7 +19,7 @@ import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { constants as fsConstants, existsSync } from "node:fs";
-import { access, lstat, mkdir, open, readFile, realpath, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { access, lstat, mkdir, open, readFile, realpath, rename, rm, stat, unlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, dirname, join, posix, resolve as resolveHost } from "node:path";
 import { execa } from "execa";
@@ -433,7 +433,7 @@ export class SingularityEnvironment implements Environment {
   async readFile(path: string): Promise<Buffer> {
     const full = this.resolvePath(path);
     const host = await this.hostPathInside(full);
-    if (host) return readFile(host);
+    if (host) return readRegularFile(host);
     const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "cat", full], {
       env: runtimeEnv(),
       extendEnv: false,
@@ -454,7 +454,7 @@ export class SingularityEnvironment implements Environment {
     const host = await this.hostPathInside(full);
     if (host) {
       await mkdir(dirname(host), { recursive: true });
-      await writeFile(host, data);
+      await writeRegularFile(host, data);
       return;
     }
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
@@ -761,3 +761,40 @@ export const createSingularityEnvironment: EnvironmentFactory = async (
     throw err;
   }
 };
+
+/** A host read is cut here (the local sandbox's limit). */
+const MAX_READ_BYTES = 256 * 1024 * 1024;
+
+/**
+ * A file of the task folder read from the host: opened without blocking and without following a last link, and only
+ * a regular file is read. A FIFO the agent made would otherwise block the open until a writer comes, in one of the
+ * process's four libuv threads, for good: four of them stop every file operation of the run.
+ */
+async function readRegularFile(path: string): Promise<Buffer> {
+  const fh = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "EINVAL" });
+    if (st.size > MAX_READ_BYTES)
+      throw Object.assign(new Error(`${path}: File is larger than ${MAX_READ_BYTES} bytes`), { code: "EFBIG" });
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A file of the task folder written from the host: as readRegularFile, a FIFO or device there is refused, not waited on. */
+async function writeRegularFile(path: string, data: string | Buffer): Promise<void> {
+  const fh = await open(
+    path,
+    fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW,
+    0o666,
+  );
+  try {
+    if (!(await fh.stat()).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "EINVAL" });
+    await fh.truncate(0);
+    await fh.writeFile(data);
+  } finally {
+    await fh.close();
+  }
+}
