@@ -4,7 +4,8 @@
  * the host when they lie inside the bound folder. A FIFO the agent made there was opened by the host: the open
  * blocks until a writer (or reader) comes, in one of the process's four libuv threads, for good. Five parallel
  * read_file calls of FIFOs took every such thread: the task, and every file operation of the run after it (its
- * results included), never ended. A FIFO (or any file but a regular one) is refused at once now.
+ * results included), never ended. A FIFO (or any file but a regular one) is refused at once now. `--env host` read
+ * and wrote the task's files the same way (no sandbox there, but the run must still end).
  */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,6 +87,51 @@ describe("--env singularity and FIFOs in the task folder", () => {
     const [line] = [
       ...readJsonl(join(base, "runs", "fifo", "trajectories.jsonl")),
       ...readJsonl(join(base, "runs", "fifo", "failed.jsonl")),
+    ];
+    expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
+    expect(line.outcome, line.error).toBe("completed");
+    const results = line.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
+    expect(results).toHaveLength(8);
+    for (const res of results.slice(1, 7)) expect(res.error, JSON.stringify(res).slice(0, 300)).toBeTruthy();
+    expect(results[7].output).toBe("still-here");
+  });
+});
+
+describe("--env host and FIFOs in the task folder", () => {
+  it("read_file and write_file of a FIFO fail at once; the run ends", { timeout: 150_000 }, async () => {
+    writeFileSync(
+      join(base, "h.jsonl"),
+      `${JSON.stringify({ id: "fifo", prompt: "task:fifo", verify: "false", toolsets: ["terminal", "file"] })}\n`,
+    );
+    const r = await runCli(
+      [
+        "run",
+        join(base, "h.jsonl"),
+        "--model",
+        "agent",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--approval",
+        "allow",
+        "--env",
+        "host",
+        "--output-dir",
+        join(base, "runs"),
+        "--run-name",
+        "host",
+        "--progress",
+        "none",
+        "--task-timeout",
+        "30",
+      ],
+      { timeoutMs: 90_000 },
+    );
+    expect(r.timedOut, "the run did not end").toBe(false);
+    const [line] = [
+      ...readJsonl(join(base, "runs", "host", "trajectories.jsonl")),
+      ...readJsonl(join(base, "runs", "host", "failed.jsonl")),
     ];
     expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
     expect(line.outcome, line.error).toBe("completed");

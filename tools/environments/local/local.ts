@@ -19,7 +19,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, realpath, rm } from "node:fs/promises";
+import { readRegularFile, writeRegularFile } from "../host_files.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { BackgroundProcessManager } from "../background.js";
@@ -213,7 +214,7 @@ export class LocalEnvironment implements Environment {
   }
 
   async readFile(path: string): Promise<Buffer> {
-    return readFile(this.resolvePath(path));
+    return readRegularFile(this.resolvePath(path), { followLinks: true });
   }
 
   async realpath(path: string): Promise<string | null> {
@@ -227,7 +228,7 @@ export class LocalEnvironment implements Environment {
   async writeFile(path: string, data: string | Buffer): Promise<void> {
     const full = this.resolvePath(path);
     await mkdir(dirname(full), { recursive: true });
-    await writeFile(full, data);
+    await writeRegularFile(full, data, { followLinks: true });
   }
 
   /** A process in the task's folder whose stdin and stdout the harness holds (an MCP server; piped_process.ts). */

@@ -45,6 +45,7 @@ import { sleep } from "../../../src/core/abort.js";
 import { pidAlive } from "../../../src/core/pid_alive.js";
 import { spawnOnHost, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
 import { makeTaskDir } from "../task_dir.js";
+import { readRegularFile, writeRegularFile } from "../host_files.js";
 
 const DEFAULT_WORKDIR = "/work";
 const DEFAULT_LIFETIME_SEC = 3600;
@@ -433,7 +434,7 @@ export class SingularityEnvironment implements Environment {
   async readFile(path: string): Promise<Buffer> {
     const full = this.resolvePath(path);
     const host = await this.hostPathInside(full);
-    if (host) return readRegularFile(host);
+    if (host) return readRegularFile(host, { followLinks: false });
     const r = await execa(this.binary, ["exec", "--cleanenv", `instance://${this.instanceName}`, "cat", full], {
       env: runtimeEnv(),
       extendEnv: false,
@@ -454,7 +455,7 @@ export class SingularityEnvironment implements Environment {
     const host = await this.hostPathInside(full);
     if (host) {
       await mkdir(dirname(host), { recursive: true });
-      await writeRegularFile(host, data);
+      await writeRegularFile(host, data, { followLinks: false });
       return;
     }
     const script = 'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; cat > "$1"';
@@ -761,40 +762,3 @@ export const createSingularityEnvironment: EnvironmentFactory = async (
     throw err;
   }
 };
-
-/** A host read is cut here (the local sandbox's limit). */
-const MAX_READ_BYTES = 256 * 1024 * 1024;
-
-/**
- * A file of the task folder read from the host: opened without blocking and without following a last link, and only
- * a regular file is read. A FIFO the agent made would otherwise block the open until a writer comes, in one of the
- * process's four libuv threads, for good: four of them stop every file operation of the run.
- */
-async function readRegularFile(path: string): Promise<Buffer> {
-  const fh = await open(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
-  try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "EINVAL" });
-    if (st.size > MAX_READ_BYTES)
-      throw Object.assign(new Error(`${path}: File is larger than ${MAX_READ_BYTES} bytes`), { code: "EFBIG" });
-    return await fh.readFile();
-  } finally {
-    await fh.close();
-  }
-}
-
-/** A file of the task folder written from the host: as readRegularFile, a FIFO or device there is refused, not waited on. */
-async function writeRegularFile(path: string, data: string | Buffer): Promise<void> {
-  const fh = await open(
-    path,
-    fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW,
-    0o666,
-  );
-  try {
-    if (!(await fh.stat()).isFile()) throw Object.assign(new Error(`${path}: not a regular file`), { code: "EINVAL" });
-    await fh.truncate(0);
-    await fh.writeFile(data);
-  } finally {
-    await fh.close();
-  }
-}
