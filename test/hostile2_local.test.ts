@@ -11,7 +11,7 @@
  *   left with a read-only folder inside: `rm -rf` failed, the verify did not run and the task was unscored.
  */
 import { execa } from "execa";
-import { chmodSync, chownSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
@@ -40,6 +40,8 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   // The task folder itself left unreadable by its owner (the harness's own uid when it is not root).
   lockws: [term("chmod 000 /workspace; echo locked")],
   lockwsfiles: [term("chmod 000 /workspace; echo locked")],
+  // A tree with a read-only folder inside left in the task folder (under a harness that is not root, its owner).
+  rotree: [term("mkdir -p d/s && touch d/s/x && chmod 555 d/s && chmod 000 d && echo left")],
 };
 
 interface Row {
@@ -228,4 +230,18 @@ describe("a task folder its owner left unreadable (chmod 000)", () => {
         expect(line.score.passed, id).toBe(false);
       }
     });
+});
+
+describe("a read-only tree left in the task folder", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "is removed with the task folder under a harness that is not root (uid 1000)",
+    { timeout: 300_000 },
+    async () => {
+      const { lines, stdout, stderr, dir } = await run([{ id: "rotree", verify: "false" }], { uid: 1000 });
+      expect(lines.get("rotree")?.verify, `${stdout}\n${stderr}`).toMatchObject({ passed: false, exit_code: 1 });
+      expect(stderr).not.toMatch(/cleanup failed/);
+      const workspaces = join(dir, "runs", ".workspaces", "h");
+      expect(existsSync(workspaces) ? readdirSync(workspaces) : []).toEqual([]);
+    },
+  );
 });

@@ -61,7 +61,7 @@ import { closeInheritedFds } from "../shell/spawn_helper.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "../task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
 import { spawnThroughFifos, type PipedProcess, type PipedSpawnOptions } from "../piped_process.js";
-import { makeTaskDir } from "../task_dir.js";
+import { makeTaskDir, removeTaskDir } from "../task_dir.js";
 
 export { sandboxNetwork, sandboxWorkdir };
 
@@ -590,7 +590,7 @@ export class SandboxEnvironment implements Environment {
       await this.quota.remove(this.options.removeTaskDirOnCleanup !== true, gone && this.cgroup !== undefined);
     }
     await this.cgroup?.remove();
-    if (this.options.removeTaskDirOnCleanup === true) await rm(this.taskDir, { recursive: true, force: true });
+    if (this.options.removeTaskDirOnCleanup === true) await removeTaskDir(this.taskDir);
   }
 
   /**
