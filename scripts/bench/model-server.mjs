@@ -14,8 +14,12 @@
  * counters and its own CPU use. It exits by itself after --timeout-s, when its parent dies, or on
  * `POST /shutdown`, SIGTERM or SIGINT.
  *
- *   node scripts/bench/model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600]
+ * --log FILE: on exit, writes one JSON array per request, `[epoch ms at arrival, task, assistant messages]`, where
+ * task is the number after "Benchmark task " in the request (scripts/bench/task-gaps.mjs reads it).
+ *
+ *   node scripts/bench/model-server.mjs --latency-ms 200 --turns 2 [--port 0] [--timeout-s 600] [--log FILE]
  */
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { parseArgs } from "node:util";
 import { procCpu } from "./proc_cpu.mjs";
@@ -26,6 +30,7 @@ const { values } = parseArgs({
     turns: { type: "string", default: "2" },
     port: { type: "string", default: "0" },
     "timeout-s": { type: "string", default: "600" },
+    log: { type: "string" },
   },
 });
 
@@ -44,6 +49,9 @@ const port = intOption("port", 0);
 const timeoutS = intOption("timeout-s", 1);
 
 const ASSISTANT = Buffer.from('"role":"assistant"');
+const TASK_MARK = Buffer.from("Benchmark task ");
+/** --log: one entry per request, kept in memory until exit. */
+const requestLog = values.log ? [] : undefined;
 const TERMINAL_TOOL = Buffer.from('"name":"terminal"');
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
@@ -154,6 +162,12 @@ const server = createServer((req, res) => {
     const assistantCount = countOccurrences(body, ASSISTANT);
     const useTerminal = body.indexOf(TERMINAL_TOOL) >= 0;
     const now = performance.now() - started;
+    if (requestLog) {
+      const at = body.indexOf(TASK_MARK);
+      const task =
+        at < 0 ? -1 : Number.parseInt(body.toString("latin1", at + TASK_MARK.length, at + TASK_MARK.length + 12));
+      requestLog.push(`[${(performance.timeOrigin + performance.now()).toFixed(3)},${task},${assistantCount}]`);
+    }
     stats.requests++;
     if (stats.firstRequestAt === null) {
       stats.firstRequestAt = now;
@@ -184,6 +198,8 @@ server.keepAliveTimeout = 30_000;
 server.maxRequestsPerSocket = 0;
 
 function shutdown(code) {
+  if (requestLog) writeFileSync(values.log, `${requestLog.join("\n")}\n`);
+  requestLog?.splice(0);
   clearInterval(parentWatch);
   clearTimeout(deadline);
   server.close();
