@@ -333,7 +333,7 @@ describe("the train verdict by cause", () => {
     });
     try {
       const run = await runWith(server, ["ctx", "slow"], ["--rl-capture", "--task-timeout", "3"]);
-      expect(run.exitCode).toBe(1); // both tasks failed (model_error, timeout)
+      expect(run.exitCode).toBe(1); // the context overflow failed (model_error)
       const byId = Object.fromEntries(
         readJsonl(join(run.runDir, "rl.jsonl")).map((l) => [l.task_id, RlLineSchema().parse(l)]),
       );
@@ -346,10 +346,12 @@ describe("the train verdict by cause", () => {
         tokens: "engine",
       });
       expect(byId.ctx!.turns).toHaveLength(1);
+      // A scored row's agent stopped by --task-timeout is graded (a failed task), and its tokens not trained on.
       expect(byId.slow).toMatchObject({
-        outcome: "timeout",
+        outcome: "time_limit",
         stop_reason: "time_limit",
-        reward: null,
+        reward: 0,
+        passed: false,
         train: "masked",
         tokens: "engine",
       });

@@ -312,7 +312,7 @@ export const RUN_OPTIONS = [
     section: "Tasks",
     arg: "SEC",
     schema: seconds.default(1800),
-    help: "wall clock per task",
+    help: "wall clock per task; a scored row's agent stops there and the task is graded (time_limit)",
   }),
   option({
     key: "system_prompt",

@@ -102,8 +102,13 @@ export class EnvironmentSetupError extends Error {
   override name = "EnvironmentSetupError";
 }
 
+/** The task's deadline passed before its agent could start (a slow sandbox start): a timeout, not a graded limit. */
+class DeadlineBeforeAgentError extends Error {
+  override name = "DeadlineBeforeAgentError";
+}
+
 function classifyError(err: unknown, signal: AbortSignal, timedOut: boolean): Outcome {
-  if (timedOut) return "timeout";
+  if (timedOut || err instanceof DeadlineBeforeAgentError) return "timeout";
   if (signal.aborted) return "cancelled";
   if (err instanceof EnvironmentSetupError) return "environment_error";
   if (err instanceof ModelError) return "model_error";
@@ -117,6 +122,9 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
+/** Beyond a graded row's verify timeout: the verify files put in place, the judge's call. */
+const GRADING_MARGIN_SEC = 300;
+
 /** One task's state while it runs: what prepareTask set up, and what each later phase found. */
 interface TaskRun {
   spec: TaskSpec;
@@ -128,6 +136,12 @@ interface TaskRun {
   /** Cancel, the task's deadline, and a lost sandbox all abort its signal. */
   taskAbort: LinkedAbort;
   signal: AbortSignal;
+  /**
+   * A scored row's --task-timeout, for its set-up, agent loop and tool calls: when it passes the agent stops and the
+   * task is graded (`time_limit`); the task's own deadline is later by the grading's time. Undefined for other rows
+   * (the task's deadline ends the task).
+   */
+  agentAbort?: LinkedAbort;
   /** The first failure of the sandbox (lost, could not start) or of an MCP server start, if any. */
   envFailure?: unknown;
   envSpec: EnvironmentSpec;
@@ -217,11 +231,20 @@ function prepareTask(
   } catch (err) {
     harborProblem = errorText(err);
   }
-  const taskTimeoutSec = harbor?.taskTimeoutSec ?? config.task_timeout;
+  // A scored row whose agent reaches --task-timeout is graded all the same (`time_limit`), as Harbor grades a
+  // trial at its agent's time limit and inspect_ai a sample at its limits: a task the agent never finishes is a
+  // failed task, not one left out of the pass rate. Its grading (verify, judge) runs past that deadline.
+  const gradedAtLimit =
+    harbor === undefined &&
+    harborProblem === undefined &&
+    (spec.expected !== undefined || spec.rubric !== undefined || spec.verify !== undefined);
+  const gradingSec = gradedAtLimit ? (spec.verify ? config.verify_timeout : 0) + GRADING_MARGIN_SEC : 0;
+  const taskTimeoutSec = (harbor?.taskTimeoutSec ?? config.task_timeout) + gradingSec;
   // Cancel, the task's deadline, and a lost sandbox (which ends the task at once, environment_error, rather than
   // letting the model talk to a corpse) all abort the task's signal.
   const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
+  const agentAbort = gradedAtLimit ? linkedAbort([signal], config.task_timeout * 1000) : undefined;
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = new TaskEnvSpec(
     {
@@ -252,7 +275,7 @@ function prepareTask(
   const approval = lazyApprovalGate(approvalOptions(config, spec, deps.allowlist, models.approver));
   const pipeline = createToolPipeline({ approval, mcpApproval: config.mcp_approval });
 
-  const ctx = toolContext(spec, deps, taskEnv, signal, (err) => {
+  const ctx = toolContext(spec, deps, taskEnv, agentAbort?.signal ?? signal, (err) => {
     t.envFailure ??= err;
   });
   const t: TaskRun = {
@@ -275,6 +298,7 @@ function prepareTask(
     mcpCatalogs: deps.mcp ?? [],
     tools: [],
     outcome: "completed",
+    ...(agentAbort ? { agentAbort } : {}),
     deterministic: false,
     ...(config.rl_capture ? { tokenLedger: new TokenLedger() } : {}),
   };
@@ -430,12 +454,34 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
   if (t.harbor) {
     const { harborAgentPhase } = await harborPhases();
     ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
+  } else if (t.agentAbort) {
+    ({ loop, timeLimited } = await untilAgentDeadline(t.agentAbort, agentLoop, t.signal));
   } else loop = await agentLoop(t.signal);
   t.loop = loop;
   t.outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
   // Before verify and scoring: the task's MCP servers are the agent's processes too.
   await t.mcpSessions?.close();
   return loop;
+}
+
+/**
+ * A scored row's agent loop, stopped at its deadline (`limit`, which its tool calls share): then what it did so
+ * far, `timeLimited` (the task is graded). A deadline that passed before the agent started (a slow sandbox start)
+ * is the task's timeout, not graded.
+ */
+async function untilAgentDeadline(
+  limit: LinkedAbort,
+  agentLoop: (signal: AbortSignal) => Promise<AgentLoopResult>,
+  signal: AbortSignal,
+): Promise<{ loop: AgentLoopResult; timeLimited: boolean }> {
+  if (limit.timedOut) throw new DeadlineBeforeAgentError("the task's time ran out before its agent started");
+  try {
+    return { loop: await agentLoop(limit.signal), timeLimited: false };
+  } catch (err) {
+    if (err instanceof AgentLoopAborted && limit.timedOut && !signal.aborted)
+      return { loop: err.partialResult, timeLimited: true };
+    throw err;
+  }
 }
 
 /** Score: the verify command (or a Harbor verifier), then the scorers, for a task that ended as done. */
@@ -509,6 +555,7 @@ async function cleanUpTask(t: TaskRun): Promise<void> {
   } catch (err) {
     t.deps.logger.warn(`task ${t.spec.id}: environment cleanup failed: ${errorText(err)}`);
   }
+  t.agentAbort?.dispose();
   t.taskAbort.dispose();
 }
 
