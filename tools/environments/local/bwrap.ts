@@ -55,6 +55,10 @@ const SECRET_FILES = [
   "/etc/ipsec.secrets",
   "/etc/ppp/chap-secrets",
   "/etc/ppp/pap-secrets",
+  // World-readable by default, and where a machine keeps a package index's or a proxy's password.
+  "/etc/pip.conf",
+  "/etc/apt/auth.conf",
+  "/etc/environment",
 ];
 /** Folders under /etc that hold keys or credentials, each replaced by an empty read-only one when present. */
 const SECRET_DIRS = [
@@ -69,6 +73,7 @@ const SECRET_DIRS = [
   "/etc/rancher",
   "/etc/credstore",
   "/etc/credstore.encrypted",
+  "/etc/apt/auth.conf.d",
 ];
 /** Top-level folders of the sandbox that are mounts of their own (a path under one needs no folders made). */
 const MOUNTED_TOP = new Set([...SYSTEM_ENTRIES, "proc", "dev", "tmp", "var", "run", "home", "workspace"]);
