@@ -62,17 +62,6 @@ export function parseNumber(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Every number in a text, in order (for `number` matches against prose answers). */
-function numbersIn(text: string): number[] {
-  const out: number[] = [];
-  for (const m of text.matchAll(/[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:e[-+]?\d+)?%?/gi)) {
-    if (!/\d/.test(m[0])) continue;
-    const n = parseNumber(m[0]);
-    if (n !== undefined) out.push(n);
-  }
-  return out;
-}
-
 /**
  * Letters and digits of scripts written with spaces between words: a match may not start or end inside a run of
  * them. Scripts without spaces (Chinese, Japanese, Thai, …) have no such edge to test, and match anywhere.
@@ -80,50 +69,157 @@ function numbersIn(text: string): number[] {
 const SPACED_WORD_CHAR =
   /[\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Armenian}\p{Script=Georgian}\p{Nd}_]/u;
 
-/** `needle` in `haystack` where it is not the middle of a longer word or number (both normalised). */
-function includesWhole(haystack: string, needle: string): boolean {
-  const word = (c: string | undefined) => c !== undefined && SPACED_WORD_CHAR.test(c);
-  const startsWord = word(needle[0]);
-  const endsWord = word(needle.at(-1));
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) {
-    const end = at + needle.length;
-    if (startsWord && word(haystack[at - 1])) continue;
-    if (endsWord && word(haystack[end])) continue;
-    return true;
+/**
+ * The text as it is compared: compatibility forms folded (full-width digits, ligatures), invisible format
+ * characters dropped (a zero-width space must not split "142" into "1" and "42"), lower case, whitespace runs as
+ * one space. Positions in it are what echoes and negations are looked up by.
+ */
+function fold(text: string): string {
+  return text
+    .normalize("NFKC")
+    .replace(/\p{Cf}/gu, "")
+    .replace(/\u2212/g, "-")
+    .toLowerCase()
+    .replace(/\s+/g, " ");
+}
+
+/**
+ * A number as written in prose: a sign only where it is no hyphen (not after a letter or digit), thousands groups
+ * of three digits, a decimal part, an exponent, a percent sign; never part of a longer word or number ("42" is
+ * not in "1420", "1.42", "42.5", "42nd" or "-42").
+ */
+const NUMBER_TOKEN =
+  /(?<![\p{L}\p{N}_])(?<!\d[.,])(?:(?<![\p{L}\p{N}_])[-+])?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?(?:e[-+]?\d+)?(?![\p{L}\p{N}_])(?!\.\d)%?/giu;
+
+interface Found {
+  start: number;
+  end: number;
+  value?: number;
+}
+
+function numberTokens(folded: string): Found[] {
+  const out: Found[] = [];
+  for (const m of folded.matchAll(NUMBER_TOKEN)) {
+    const value = parseNumber(m[0]);
+    if (value !== undefined) out.push({ start: m.index, end: m.index + m[0].length, value });
+  }
+  return out;
+}
+
+/** Context an occurrence needs around it, copied from the prompt as well, to be an echo of the task. */
+const ECHO_CONTEXT = 12;
+
+/**
+ * Whether `answer[start, end)` is inside text copied from the prompt with at least ECHO_CONTEXT characters around
+ * it: "a) paris b) london" repeats the options, "paris" alone or "the answer is a) paris" answers.
+ */
+function echoed(answer: string, { start, end }: Found, prompt: string): boolean {
+  if (!prompt || !prompt.includes(answer.slice(start, end))) return false;
+  // The copied spans around an occurrence shrink on one side as they grow on the other: one pass over the left.
+  let right = Math.min(ECHO_CONTEXT, answer.length - end);
+  for (let left = 0; left <= Math.min(ECHO_CONTEXT, start); left++) {
+    while (right >= 0 && !prompt.includes(answer.slice(start - left, end + right))) right--;
+    if (right < 0) return false;
+    if (left + right >= ECHO_CONTEXT) return true;
   }
   return false;
+}
+
+/** Words that deny what follows them: "not 42", "isn't paris", "≠ 42", "rather than 42". */
+const NEGATION = /(?:\b(?:not|no|never|nor)|n['’]t|≠|!=|\brather than|\binstead of|\bother than)\s*$/u;
+
+function negated(answer: string, { start }: Found): boolean {
+  return NEGATION.test(answer.slice(Math.max(0, start - 20), start));
+}
+
+/** What may stand between the items of a list of numbers: "1, 2, … 100", "41 or 42", "42 / 43", one a line. */
+const LIST_GAP = /^(?:[\s,;/|…]|\.{2,}|\bor\b|\band\b)*$/u;
+
+/** Whether the number at `at` is one item of a list holding another value: a hedge, not an answer. */
+function hedged(answer: string, tokens: readonly Found[], at: number): boolean {
+  const linked = (i: number) => LIST_GAP.test(answer.slice(tokens[i]!.end, tokens[i + 1]!.start));
+  for (let i = at; i > 0 && linked(i - 1); i--) if (tokens[i - 1]!.value !== tokens[at]!.value) return true;
+  for (let i = at; i < tokens.length - 1 && linked(i); i++) if (tokens[i + 1]!.value !== tokens[at]!.value) return true;
+  return false;
+}
+
+/** Whether an occurrence is the answer's own word: not denied, not a copy of the task's text. */
+const says = (answer: string, f: Found, prompt: string) => !negated(answer, f) && !echoed(answer, f, prompt);
+
+/** `needle` in `haystack` where it is not the middle of a longer word or number (both folded). */
+function occurrences(haystack: string, needle: string): Found[] {
+  const word = (c: string | undefined) => c !== undefined && SPACED_WORD_CHAR.test(c);
+  const digit = (c: string | undefined) => c !== undefined && /\d/.test(c);
+  const startsWord = word(needle[0]);
+  const endsWord = word(needle.at(-1));
+  const out: Found[] = [];
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    const before = haystack[at - 1];
+    if (startsWord && word(before)) continue;
+    if (digit(needle[0]) && /[.,]/.test(before ?? "") && digit(haystack[at - 2])) continue; // "1.42", "1,42"
+    if (digit(needle[0]) && /[-+]/.test(before ?? "") && !word(haystack[at - 2])) continue; // "-42", not "10-42"
+    if (endsWord && word(haystack[end])) continue;
+    if (digit(needle.at(-1)) && /[.,]/.test(haystack[end] ?? "") && digit(haystack[end + 1])) continue; // "42.5"
+    out.push({ start: at, end });
+  }
+  return out;
 }
 
 function clip(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-export function matchExpected(expected: Expected, answer: string | null): MatchResult {
+/**
+ * The answer against the row's `expected`. `prompt` is the task's prompt: an occurrence inside a copy of it is
+ * the question repeated, not an answer. See the README ("Dataset and output") for the rules.
+ */
+export function matchExpected(expected: Expected, answer: string | null, prompt = ""): MatchResult {
   const spec = ExpectedSchema.parse(expected);
   const { value, match, tolerance } =
     typeof spec === "string" ? { value: spec, match: "includes" as const, tolerance: undefined } : spec;
   const want = String(value);
   const got = answer ?? "";
-  const says = (ok: boolean, how: string) => ({
+  const verdict = (ok: boolean, how: string) => ({
     passed: ok,
     reason: `expected ${how} ${JSON.stringify(clip(want))}, got ${JSON.stringify(clip(got))}`,
   });
   if (answer === null) return { passed: false, reason: `expected ${JSON.stringify(clip(want))}, got no final answer` };
+  const text = fold(got);
+  const task = fold(prompt);
   switch (match) {
     case "exact":
-      return says(normalizeAnswer(got) === normalizeAnswer(want), "exactly");
-    case "includes":
-      return says(includesWhole(normalizeAnswer(got), normalizeAnswer(want)), "an answer including");
+      return verdict(normalizeAnswer(got) === normalizeAnswer(want), "exactly");
+    case "includes": {
+      const needle = normalizeAnswer(want);
+      // The sign is part of a number (edge punctuation is not stripped from it): "-42" is not 42.
+      const target = parseNumber(fold(want).trim()) ?? parseNumber(needle);
+      if (target !== undefined) {
+        // A number: any spelling of its value ("42.0", "1,234", "４２"), once, as the answer's own and not as
+        // one item of a list of candidates.
+        const tokens = numberTokens(text);
+        const ok = tokens.some((t, i) => t.value === target && says(text, t, task) && !hedged(text, tokens, i));
+        return verdict(ok, "an answer including the number");
+      }
+      return verdict(
+        occurrences(text, needle).some((f) => says(text, f, task)),
+        "an answer including",
+      );
+    }
     case "regex":
-      return says(new RegExp(want).test(got), "a match of /regex/");
+      return verdict(new RegExp(want).test(got), "a match of /regex/");
     case "number": {
       const target = parseNumber(want)!;
       const tol = tolerance ?? 0;
-      const whole = parseNumber(got);
-      const candidates = whole !== undefined ? [whole] : numbersIn(got);
-      // A prose answer passes on its last number (the conclusion), as graders of numeric answers usually do.
-      const last = candidates.at(-1);
-      return says(
+      const whole = parseNumber(fold(got).trim());
+      // A prose answer passes on its last number (the conclusion), as graders of numeric answers usually do;
+      // a number it denies ("41, not 42") or that is part of a copy of the task is not its conclusion.
+      const last =
+        whole ??
+        numberTokens(text)
+          .filter((t) => says(text, t, task))
+          .at(-1)?.value;
+      return verdict(
         last !== undefined && Math.abs(last - target) <= tol,
         tol ? `a number within ${tol} of` : "the number",
       );

@@ -47,7 +47,7 @@ const expectedScorer: Scorer = {
   name: "expected",
   applies: (i) => i.expected !== undefined,
   async score(i) {
-    const r = matchExpected(i.expected!, i.finalResponse);
+    const r = matchExpected(i.expected!, i.finalResponse, i.prompt);
     return { name: "expected", passed: r.passed, value: r.passed ? 1 : 0, reason: r.reason };
   },
 };
