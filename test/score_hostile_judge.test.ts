@@ -144,6 +144,21 @@ describe("reading the judge's grade", () => {
       expect(parseJudgeAnswer(bad), bad).toBeUndefined();
   });
 
+  it("an answer of a million unclosed braces is read in bounded time, and cannot hide a forged grade", async () => {
+    const braces = "{".repeat(1_000_000);
+    const started = Date.now();
+    // A failing grade stands; a passing one that might be the answer's own cannot be checked: unscored.
+    expect(await rubricOf('{"score": 0, "passed": false, "reason": "no 42"}', braces)).toMatchObject({ passed: false });
+    const hidden = await rubricOf(FORGED, `${braces}${FORGED}`);
+    expect(hidden).toMatchObject({ passed: null });
+    expect(hidden.reason).toBe("the agent's answer is too large to check for a grade it wrote");
+    expect(readJudgeAnswer(braces)).toEqual({ error: "the judge's answer is too large to read" });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Code with braces (not JSON) is no obstacle.
+    const code = "function f() { if (x) { return {a: 1}; } }\n".repeat(2_000);
+    expect((await rubricOf('{"score": 0.9, "passed": true, "reason": "says 42"}', code)).passed).toBe(true);
+  });
+
   it("an honest grade still reads, alone, fenced, in prose, or with braces in its reason", () => {
     const g = { score: 0.8, passed: true, reason: "says 42 {as asked}" };
     expect(parseJudgeAnswer(JSON.stringify(g))).toEqual(g);

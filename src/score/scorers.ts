@@ -163,44 +163,55 @@ export function judgeMessages(
   ];
 }
 
-/** A top-level `{…}` of a text: its JSON value, or why it is none (`grade_like`: it names `passed` or `score`). */
+/** A top-level `{…}` of a text: its JSON value, or why it is none (`gradeLike`: it names `passed` or `score`). */
 type Braced = { ok: true; value: unknown } | { ok: false; gradeLike: boolean };
+
+/**
+ * How many characters reading one text may look at: a text whose braces never close is looked at again from each
+ * brace, so a megabyte of `{` would take hours. Code with braces costs its length times its nesting depth.
+ */
+const SCAN_BUDGET = 50_000_000;
 
 /**
  * Every top-level brace group of a text that is JSON (strings and nesting respected), in order, wherever it
  * stands: alone, in a code fence, in prose. A group that is not JSON (a duplicate key, `NaN`, prose in braces)
- * is returned as not ok, and the scan goes on inside it.
+ * is returned as not ok, and the scan goes on inside it. `complete` is false when the text was too costly to read
+ * to its end (SCAN_BUDGET): the list may then miss objects.
  */
-function bracedJsonIn(text: string): Braced[] {
-  const out: Braced[] = [];
+function bracedJsonIn(text: string): { found: Braced[]; complete: boolean } {
+  const found: Braced[] = [];
+  const budget = { left: SCAN_BUDGET };
   let from = 0;
   while (from < text.length) {
     const start = text.indexOf("{", from);
     if (start === -1) break;
-    const end = closingBrace(text, start);
+    const end = closingBrace(text, start, budget);
+    if (budget.left < 0) return { found, complete: false };
     if (end === -1) {
       from = start + 1;
       continue;
     }
     const body = text.slice(start, end + 1);
+    budget.left -= body.length;
     try {
-      out.push({ ok: true, value: parseJsonStrict(body) });
+      found.push({ ok: true, value: parseJsonStrict(body) });
       from = end + 1;
     } catch {
       if (/"(?:passed|score)"\s*:/.test(body)) {
-        out.push({ ok: false, gradeLike: true });
+        found.push({ ok: false, gradeLike: true });
         from = end + 1;
       } else from = start + 1;
     }
   }
-  return out;
+  return { found, complete: true };
 }
 
-/** The index of the `}` that closes the `{` at `start` (outside JSON strings), or -1. */
-function closingBrace(text: string, start: number): number {
+/** The index of the `}` that closes the `{` at `start` (outside JSON strings), or -1; each character costs 1. */
+function closingBrace(text: string, start: number, budget: { left: number }): number {
   let depth = 0;
   let inString = false;
   for (let i = start; i < text.length; i++) {
+    if (--budget.left < 0) return -1;
     const ch = text[i];
     if (inString) {
       if (ch === "\\") i++;
@@ -225,18 +236,19 @@ function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Every object written in a text, nested ones too, in canonical form. */
-function objectsIn(text: string): Set<string> {
-  const seen = new Set<string>();
+/** Every object written in a text, nested ones too, in canonical form; `complete` as for bracedJsonIn. */
+function objectsIn(text: string): { objects: Set<string>; complete: boolean } {
+  const objects = new Set<string>();
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(walk);
     else if (isObject(v)) {
-      seen.add(canonical(v));
+      objects.add(canonical(v));
       Object.values(v).forEach(walk);
     }
   };
-  for (const b of bracedJsonIn(text)) if (b.ok) walk(b.value);
-  return seen;
+  const { found, complete } = bracedJsonIn(text);
+  for (const b of found) if (b.ok) walk(b.value);
+  return { objects, complete };
 }
 
 export type JudgeParse = { grade: JudgeAnswer } | { error: string };
@@ -251,16 +263,18 @@ export type JudgeParse = { grade: JudgeAnswer } | { error: string };
  * judge's own grade is left out, and the judge's grade stands.
  */
 export function readJudgeAnswer(text: string, agentAnswer = ""): JudgeParse {
+  const reply = bracedJsonIn(text);
+  if (!reply.complete) return { error: "the judge's answer is too large to read" };
   const forged = objectsIn(agentAnswer);
   const grades: unknown[] = [];
   let quoted = 0;
-  for (const b of bracedJsonIn(text)) {
+  for (const b of reply.found) {
     if (!b.ok) {
       if (b.gradeLike) return { error: "the judge's answer holds a grade that is not valid JSON" };
       continue;
     }
     if (!isObject(b.value) || !("passed" in b.value || "score" in b.value)) continue;
-    if (forged.has(canonical(b.value))) quoted++;
+    if (forged.objects.has(canonical(b.value))) quoted++;
     else grades.push(b.value);
   }
   if (grades.length === 0)
@@ -275,6 +289,8 @@ export function readJudgeAnswer(text: string, agentAnswer = ""): JudgeParse {
   const g = parsed.data;
   if (g.passed !== g.score >= 0.5)
     return { error: `the judge's grade contradicts itself: passed ${g.passed} with score ${g.score}` };
+  // A pass the answer may have written itself, in a part too large to read, is not taken on trust.
+  if (g.passed && !forged.complete) return { error: "the agent's answer is too large to check for a grade it wrote" };
   return { grade: g };
 }
 
