@@ -48,6 +48,19 @@ describe("a plain number is matched as a number", () => {
   });
 });
 
+describe("long answers", () => {
+  it("are matched in bounded time", () => {
+    const started = Date.now();
+    expect(pass("42", `${"42 ".repeat(100_000)}43`)).toBe(false); // one list holding 43
+    expect(pass("42", `${"41, ".repeat(100_000)}42`)).toBe(false);
+    expect(pass("42", `${"42 x ".repeat(100_000)}43`)).toBe(true);
+    const prompt = `Is it 42 or 41? ${"x".repeat(5_000)}`;
+    expect(pass({ value: 42, match: "number" }, "Is it 42 or 41? ".repeat(50_000), prompt)).toBe(false);
+    expect(pass("42", "Is it 42 or 41? ".repeat(50_000), prompt)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
 describe("negations and echoes of the question", () => {
   it("a negated occurrence is no answer", () => {
     expect(pass("42", "The answer is not 42.")).toBe(false);

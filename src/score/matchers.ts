@@ -106,6 +106,24 @@ function numberTokens(folded: string): Found[] {
   return out;
 }
 
+/** The folded prompt, and whether it contains a text (remembered: a repetitive answer asks the same again). */
+interface Prompt {
+  text: string;
+  has(part: string): boolean;
+}
+
+function promptOf(text: string): Prompt {
+  const seen = new Map<string, boolean>();
+  return {
+    text,
+    has(part) {
+      let r = seen.get(part);
+      if (r === undefined) seen.set(part, (r = text.includes(part)));
+      return r;
+    },
+  };
+}
+
 /** Context an occurrence needs around it, copied from the prompt as well, to be an echo of the task. */
 const ECHO_CONTEXT = 12;
 
@@ -113,12 +131,12 @@ const ECHO_CONTEXT = 12;
  * Whether `answer[start, end)` is inside text copied from the prompt with at least ECHO_CONTEXT characters around
  * it: "a) paris b) london" repeats the options, "paris" alone or "the answer is a) paris" answers.
  */
-function echoed(answer: string, { start, end }: Found, prompt: string): boolean {
-  if (!prompt || !prompt.includes(answer.slice(start, end))) return false;
+function echoed(answer: string, { start, end }: Found, prompt: Prompt): boolean {
+  if (!prompt.text || !prompt.has(answer.slice(start, end))) return false;
   // The copied spans around an occurrence shrink on one side as they grow on the other: one pass over the left.
   let right = Math.min(ECHO_CONTEXT, answer.length - end);
   for (let left = 0; left <= Math.min(ECHO_CONTEXT, start); left++) {
-    while (right >= 0 && !prompt.includes(answer.slice(start - left, end + right))) right--;
+    while (right >= 0 && !prompt.has(answer.slice(start - left, end + right))) right--;
     if (right < 0) return false;
     if (left + right >= ECHO_CONTEXT) return true;
   }
@@ -135,16 +153,26 @@ function negated(answer: string, { start }: Found): boolean {
 /** What may stand between the items of a list of numbers: "1, 2, … 100", "41 or 42", "42 / 43", one a line. */
 const LIST_GAP = /^(?:[\s,;/|…]|\.{2,}|\bor\b|\band\b)*$/u;
 
-/** Whether the number at `at` is one item of a list holding another value: a hedge, not an answer. */
-function hedged(answer: string, tokens: readonly Found[], at: number): boolean {
-  const linked = (i: number) => LIST_GAP.test(answer.slice(tokens[i]!.end, tokens[i + 1]!.start));
-  for (let i = at; i > 0 && linked(i - 1); i--) if (tokens[i - 1]!.value !== tokens[at]!.value) return true;
-  for (let i = at; i < tokens.length - 1 && linked(i); i++) if (tokens[i + 1]!.value !== tokens[at]!.value) return true;
-  return false;
+/**
+ * For each number, whether it is one item of a list holding another value: a hedge, not an answer. One pass: the
+ * numbers linked by LIST_GAP form runs, and a run with two values hedges all of its items.
+ */
+function hedges(answer: string, tokens: readonly Found[]): boolean[] {
+  const out = new Array<boolean>(tokens.length).fill(false);
+  let runStart = 0;
+  for (let i = 0; i <= tokens.length; i++) {
+    const linked = i > 0 && i < tokens.length && LIST_GAP.test(answer.slice(tokens[i - 1]!.end, tokens[i]!.start));
+    if (i > 0 && !linked) {
+      const run = tokens.slice(runStart, i);
+      if (run.some((t) => t.value !== run[0]!.value)) out.fill(true, runStart, i);
+      runStart = i;
+    }
+  }
+  return out;
 }
 
 /** Whether an occurrence is the answer's own word: not denied, not a copy of the task's text. */
-const says = (answer: string, f: Found, prompt: string) => !negated(answer, f) && !echoed(answer, f, prompt);
+const says = (answer: string, f: Found, prompt: Prompt) => !negated(answer, f) && !echoed(answer, f, prompt);
 
 /** `needle` in `haystack` where it is not the middle of a longer word or number (both folded). */
 function occurrences(haystack: string, needle: string): Found[] {
@@ -186,7 +214,7 @@ export function matchExpected(expected: Expected, answer: string | null, prompt 
   });
   if (answer === null) return { passed: false, reason: `expected ${JSON.stringify(clip(want))}, got no final answer` };
   const text = fold(got);
-  const task = fold(prompt);
+  const task = promptOf(fold(prompt));
   switch (match) {
     case "exact":
       return verdict(normalizeAnswer(got) === normalizeAnswer(want), "exactly");
@@ -198,7 +226,8 @@ export function matchExpected(expected: Expected, answer: string | null, prompt 
         // A number: any spelling of its value ("42.0", "1,234", "４２"), once, as the answer's own and not as
         // one item of a list of candidates.
         const tokens = numberTokens(text);
-        const ok = tokens.some((t, i) => t.value === target && says(text, t, task) && !hedged(text, tokens, i));
+        const hedged = hedges(text, tokens);
+        const ok = tokens.some((t, i) => t.value === target && !hedged[i] && says(text, t, task));
         return verdict(ok, "an answer including the number");
       }
       return verdict(
@@ -214,11 +243,7 @@ export function matchExpected(expected: Expected, answer: string | null, prompt 
       const whole = parseNumber(fold(got).trim());
       // A prose answer passes on its last number (the conclusion), as graders of numeric answers usually do;
       // a number it denies ("41, not 42") or that is part of a copy of the task is not its conclusion.
-      const last =
-        whole ??
-        numberTokens(text)
-          .filter((t) => says(text, t, task))
-          .at(-1)?.value;
+      const last = whole ?? numberTokens(text).findLast((t) => says(text, t, task))?.value;
       return verdict(
         last !== undefined && Math.abs(last - target) <= tol,
         tol ? `a number within ${tol} of` : "the number",
