@@ -48,6 +48,25 @@ describe("a plain number is matched as a number", () => {
   });
 });
 
+describe("exact", () => {
+  it("keeps a number's sign: -42 is not exactly 42; the same value is", () => {
+    expect(pass({ value: "42", match: "exact" }, "-42")).toBe(false);
+    expect(pass({ value: "42", match: "exact" }, "+42")).toBe(true);
+    expect(pass({ value: "42", match: "exact" }, "42.0")).toBe(true);
+    expect(pass({ value: "42", match: "exact" }, "42.5")).toBe(false);
+    expect(pass({ value: "-42", match: "exact" }, "42")).toBe(false);
+    expect(pass({ value: "-42", match: "exact" }, " -42. ")).toBe(true);
+    expect(pass({ value: "-42", match: "exact" }, "(−42)")).toBe(true);
+    expect(pass({ value: "42", match: "exact" }, "«42»!")).toBe(true);
+    // A leading zero makes an identifier, not a quantity.
+    expect(pass({ value: "02139", match: "exact" }, "2139")).toBe(false);
+    expect(pass("02139", "The zip code is 2139.")).toBe(false);
+    expect(pass("2139", "The zip code is 02139.")).toBe(false);
+    expect(pass("02139", "The zip code is 02139.")).toBe(true);
+    expect(pass("0.5", "It is 0.50")).toBe(true);
+  });
+});
+
 describe("long answers", () => {
   it("are matched in bounded time", () => {
     const started = Date.now();

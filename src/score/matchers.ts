@@ -44,11 +44,12 @@ export interface MatchResult {
   reason: string;
 }
 
-const EDGE_PUNCTUATION = /^[\s\p{P}\p{S}]+|[\s\p{P}\p{S}]+$/gu;
+/** Punctuation and symbols at either end, but a number's sign: "-42" is not "42". */
+const EDGE_PUNCTUATION = /^(?:(?![-+]\d)[\s\p{P}\p{S}])+|[\s\p{P}\p{S}]+$/gu;
 
-/** Lower case, whitespace runs as one space, punctuation and symbols stripped from both ends. */
+/** Folded as compared (see fold), punctuation and symbols stripped from both ends but a leading sign. */
 export function normalizeAnswer(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").replace(EDGE_PUNCTUATION, "");
+  return fold(text).replace(EDGE_PUNCTUATION, "");
 }
 
 /** A number written in the usual ways: `1,234.5`, `-3`, `4e3`, `50%` (= 50). Undefined when none. */
@@ -60,6 +61,14 @@ export function parseNumber(text: string): number | undefined {
   if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(cleaned)) return undefined;
   const n = Number(cleaned);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/**
+ * A number that reads as a quantity: with a leading zero (`007`, `02139`) it is an identifier, compared as text,
+ * so `02139` is neither `2139` nor found in `the zip is 2139`.
+ */
+function quantity(text: string): number | undefined {
+  return /^[-+]?0\d/.test(text.trim()) ? undefined : parseNumber(text);
 }
 
 /**
@@ -100,7 +109,7 @@ interface Found {
 function numberTokens(folded: string): Found[] {
   const out: Found[] = [];
   for (const m of folded.matchAll(NUMBER_TOKEN)) {
-    const value = parseNumber(m[0]);
+    const value = quantity(m[0]);
     if (value !== undefined) out.push({ start: m.index, end: m.index + m[0].length, value });
   }
   return out;
@@ -216,12 +225,16 @@ export function matchExpected(expected: Expected, answer: string | null, prompt 
   const text = fold(got);
   const task = promptOf(fold(prompt));
   switch (match) {
-    case "exact":
-      return verdict(normalizeAnswer(got) === normalizeAnswer(want), "exactly");
+    case "exact": {
+      // Two numbers are the same answer when their values are: "+42", "42.0" and "42" (not "-42").
+      const [a, b] = [normalizeAnswer(got), normalizeAnswer(want)];
+      const [x, y] = [quantity(a), quantity(b)];
+      return verdict(x !== undefined && y !== undefined ? x === y : a === b, "exactly");
+    }
     case "includes": {
       const needle = normalizeAnswer(want);
       // The sign is part of a number (edge punctuation is not stripped from it): "-42" is not 42.
-      const target = parseNumber(fold(want).trim()) ?? parseNumber(needle);
+      const target = quantity(fold(want).trim()) ?? quantity(needle);
       if (target !== undefined) {
         // A number: any spelling of its value ("42.0", "1,234", "４２"), once, as the answer's own and not as
         // one item of a list of candidates.
