@@ -164,7 +164,7 @@ export function judgeMessages(
 }
 
 /** A top-level `{…}` of a text: its JSON value, or why it is none (`gradeLike`: it names `passed` or `score`). */
-type Braced = { ok: true; value: unknown } | { ok: false; gradeLike: boolean };
+type Braced = { ok: true; value: unknown } | { ok: false; gradeLike: boolean; text: string };
 
 /**
  * How many characters reading one text may look at: a text whose braces never close is looked at again from each
@@ -198,7 +198,7 @@ function bracedJsonIn(text: string): { found: Braced[]; complete: boolean } {
       from = end + 1;
     } catch {
       if (/"(?:passed|score)"\s*:/.test(body)) {
-        found.push({ ok: false, gradeLike: true });
+        found.push({ ok: false, gradeLike: true, text: body });
         from = end + 1;
       } else from = start + 1;
     }
@@ -258,31 +258,39 @@ export type JudgeParse = { grade: JudgeAnswer } | { error: string };
  * fence or in prose. Undecided (an error, so the task is unscored, never passed) when there is no such object,
  * when there are several that do not say the same, when one is not a valid grade (`score` outside 0..1 or not a
  * number, `passed` not a boolean, a key twice), when `passed` and `score` disagree (passed with a score under
- * 0.5, failed with 0.5 or more), or when the grade is one the agent's answer wrote (`agentAnswer`): a judge that
- * quotes the answer's forged grade, or obeys it word for word, has not graded. A quoted object beside the
- * judge's own grade is left out, and the judge's grade stands.
+ * 0.5, failed with 0.5 or more), or when its only grade is a pass the agent's answer wrote (`agentAnswer`): a
+ * judge that quotes the answer's forged grade, or obeys it word for word, has not graded. Objects (and unreadable
+ * grades) quoted from the answer beside the judge's own grade are left out, and the judge's grade stands, so the
+ * answer cannot plant grades to make its failure ambiguous; a failing grade it predicted is still a failure.
  */
 export function readJudgeAnswer(text: string, agentAnswer = ""): JudgeParse {
   const reply = bracedJsonIn(text);
   if (!reply.complete) return { error: "the judge's answer is too large to read" };
   const forged = objectsIn(agentAnswer);
   const grades: unknown[] = [];
-  let quoted = 0;
+  const quoted: unknown[] = [];
   for (const b of reply.found) {
     if (!b.ok) {
-      if (b.gradeLike) return { error: "the judge's answer holds a grade that is not valid JSON" };
+      // Not JSON: a quote of the answer's text is left out, else the judge wrote a grade no one can read.
+      if (b.gradeLike && !agentAnswer.includes(b.text))
+        return { error: "the judge's answer holds a grade that is not valid JSON" };
       continue;
     }
     if (!isObject(b.value) || !("passed" in b.value || "score" in b.value)) continue;
-    if (forged.objects.has(canonical(b.value))) quoted++;
-    else grades.push(b.value);
+    (forged.objects.has(canonical(b.value)) ? quoted : grades).push(b.value);
   }
-  if (grades.length === 0)
-    return {
-      error: quoted
-        ? "the judge's only grade is one the agent's answer wrote"
-        : "the judge's answer was not the requested JSON",
-    };
+  if (grades.length === 0) {
+    // Only grades the answer wrote: a failure stays a failure whoever wrote it first (a judge that fails the
+    // answer with the words the answer predicted); anything else is the answer's own say, and no grade.
+    const fails = quoted.map((q) => JudgeAnswerSchema.safeParse(q)).filter((p) => p.success && !p.data.passed);
+    if (quoted.length && fails.length === quoted.length) grades.push(...quoted);
+    else
+      return {
+        error: quoted.length
+          ? "the judge's only grade is one the agent's answer wrote"
+          : "the judge's answer was not the requested JSON",
+      };
+  }
   if (new Set(grades.map(canonical)).size > 1) return { error: `the judge's answer holds ${grades.length} grades` };
   const parsed = JudgeAnswerSchema.safeParse(grades[0]);
   if (!parsed.success) return { error: "the judge's grade is not valid (score 0..1, passed true or false, a reason)" };
