@@ -275,7 +275,12 @@ describe("files, network, limits", () => {
     const hc = info.HostConfig;
     expect(hc.NetworkMode).toBe("none");
     expect(hc.CapDrop).toEqual(["ALL"]);
-    expect(hc.CapAdd ?? []).toEqual([]);
+    // KILL only, held by root alone (the harness's kill passes before the verify, which a process of uid 1000 left
+    // killing its own uid would otherwise kill); uid 1000 has no effective capability, and no-new-privileges keeps it so.
+    expect(hc.CapAdd ?? []).toEqual(["KILL"]);
+    expect((await env.exec("grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status")).stdout).toMatch(
+      /^CapInh:\s+0+\nCapPrm:\s+0+\nCapEff:\s+0+\nCapAmb:\s+0+\n$/,
+    );
     expect(hc.SecurityOpt).toEqual(["no-new-privileges"]);
     expect(hc.Memory).toBe(256 * 1024 * 1024);
     expect(hc.PidsLimit).toBe(64);

@@ -48,18 +48,24 @@ const PROBES = 3;
 const PROBE_GAP_MS = 500;
 const PROBE_MS = 15_000;
 
+/** How many times a kill pass that did not finish is tried, and the pause before each retry (times the attempt). */
+const KILL_PASS_ATTEMPTS = 5;
+const KILL_PASS_RETRY_MS = 200;
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * One pass of stopProcesses, as whichever user runs it (POSIX sh, builtins only: no process of its own): SIGKILL
- * to every process but the container's init (pid 1), the keep-alive (init's earliest child) and itself, repeated
- * while any was signalled (forks that raced a pass); then `left UID` for each process still there (one another
+ * One pass of stopProcesses, as whichever user runs it (POSIX sh, builtins only: no process of its own): SIGSTOP,
+ * then SIGKILL, to every process but the container's init (pid 1), the keep-alive (init's earliest child) and
+ * itself, repeated while any was signalled (forks that raced a pass); a stopped process forks no more, so a fork
+ * bomb cannot refill the pids limit between the two. Then `left UID` for each process still there (one another
  * uid owns) and `done`.
  */
 const KILL_PASS = [
   `keep=; best=`,
   `for d in /proc/[0-9]*; do read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$best" ] || [ "\${20}" -lt "$best" ]; then best=\${20}; keep=\${d#/proc/}; fi; done`,
-  `i=0; while [ $i -lt 50 ]; do n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -KILL "$p" 2>/dev/null && n=$((n+1)); done; [ $n -eq 0 ] && break; i=$((i+1)); done`,
+  `sig() { s=$1; n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -$s "$p" 2>/dev/null && n=$((n+1)); done; }`,
+  `i=0; while [ $i -lt 50 ]; do sig STOP; sig KILL; [ $n -eq 0 ] && break; i=$((i+1)); done`,
   `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done < "$d/status"; done`,
   `echo done`,
 ].join("\n");
@@ -444,18 +450,20 @@ export class DockerEnvironment implements Environment {
 
   /**
    * Ends every process the agent started, tracked or not (`cmd &`, `nohup`, `setsid`, a uid it switched to as
-   * root), its persistent shell included, and makes sure none is left: passes of SIGKILL to every process of the
-   * container but its init, the keep-alive and the pass itself, as the run user and then as the uid of each
-   * survivor (root in a container has no CAP_KILL over other uids), until a last pass as root finds none. Throws
-   * when some survive (verify must not run then). Later commands of this sandbox use one exec each, never a
-   * persistent shell again.
+   * root), its persistent shell included, and makes sure none is left: passes of SIGSTOP then SIGKILL to every
+   * process of the container but its init, the keep-alive and the pass itself, first as root (which holds CAP_KILL
+   * in a sandbox of an unprivileged run user: `capabilitiesFor`), then as the uid of each survivor (a root run user
+   * has no CAP_KILL over the uids it switched to), until a last pass as root finds none. A pass that did not finish
+   * (killed by a process it raced, or unable to fork under a full pids limit) is tried again. Throws when some
+   * survive (verify must not run then). Later commands of this sandbox use one exec each, never a persistent shell
+   * again.
    */
   async stopProcesses(): Promise<void> {
     this.assertOpen();
     this.shell?.close();
     this.shell = undefined;
     this.shellDisabled = true;
-    const pass = async (user: string): Promise<string[]> => {
+    const once = async (user: string): Promise<string[]> => {
       const r = await runExecRaw(this.container, { cmd: ["sh", "-c", KILL_PASS], user });
       const out = r.stdout.toString("utf8");
       if (!/^done$/m.test(out))
@@ -471,7 +479,17 @@ export class DockerEnvironment implements Environment {
         ),
       ];
     };
-    let left = await pass(this.runUser.user ?? "0:0");
+    const pass = async (user: string): Promise<string[]> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once(user);
+        } catch (err) {
+          if (attempt >= KILL_PASS_ATTEMPTS) throw err;
+          await sleep(KILL_PASS_RETRY_MS * attempt);
+        }
+      }
+    };
+    let left = await pass("0:0");
     for (let round = 0; round < 3 && left.length > 0; round++) {
       const next = new Set<string>();
       for (const uid of left) for (const u of await pass(`${uid}:${uid}`)) next.add(u);

@@ -52,13 +52,17 @@ export function parseDockerOptions(options: EnvironmentOptions): DockerOptions {
 }
 
 /**
- * Capabilities on top of CapDrop ALL. An unprivileged user gets none (a non-root process has no effective
- * capabilities anyway, and no-new-privileges blocks setuid/file-capability binaries). Root gets only what
- * ordinary package and file work needs: CHOWN/FOWNER/DAC_OVERRIDE (pip, tar, files owned by other users)
- * and SETUID/SETGID (apt drops to its _apt user). No NET_*, SYS_*, MKNOD, KILL beyond own uid.
+ * Capabilities on top of CapDrop ALL. Root gets only what ordinary package and file work needs:
+ * CHOWN/FOWNER/DAC_OVERRIDE (pip, tar, files owned by other users) and SETUID/SETGID (apt drops to its _apt user);
+ * no NET_*, SYS_*, MKNOD, KILL beyond its own uid. With an unprivileged run user, KILL only: held by root alone in
+ * that container (the keep-alive and the harness's own execs as 0:0), so the kill passes before the verify
+ * (`stopProcesses`) end the run user's processes as root, which a process of that uid cannot kill (a left
+ * `while :; do kill -9 -1; done` kills any pass of its own uid: the verify would not run). The run user itself has
+ * no effective capabilities (a non-root exec starts with none, Docker sets no ambient ones), and no-new-privileges
+ * keeps setuid and file-capability binaries from raising them.
  */
 export function capabilitiesFor(runAsRoot: boolean): string[] {
-  return runAsRoot ? ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"] : [];
+  return runAsRoot ? ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID"] : ["KILL"];
 }
 
 /** The workdir gets a file system of its own: a size was asked for, and this harness can make one. */
