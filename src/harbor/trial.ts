@@ -156,7 +156,17 @@ export async function runHarborVerifier(
   const base = { threshold: settings.passThreshold };
   if (env.stopProcesses) await env.stopProcesses();
   await networkFor(env, settings, verifierNetwork(task));
-  await asRoot(env, "rm -f /logs/verifier/reward.json /logs/verifier/reward.txt");
+  // A new folder, not the agent's: /logs/verifier is writable by every user, and the root verifier would write
+  // through what an agent of another uid left there (test-stdout.txt a link to reward.json or /tests/test.sh, a
+  // folder at reward.txt). Moved aside first (/logs is root's), since root may lack the capabilities to remove a
+  // tree the agent made read-only.
+  const renew = await asRoot(
+    env,
+    'old=/logs/.verifier-agent-$$; rm -rf "$old"; if [ -e /logs/verifier ] || [ -L /logs/verifier ]; then mv /logs/verifier "$old" || exit 1; fi; mkdir -m 777 /logs/verifier || exit 1; rm -rf "$old" 2>/dev/null; exit 0',
+  );
+  if (renew.exitCode !== 0)
+    throw new Error(`could not make /logs/verifier anew: ${(renew.stderr || renew.stdout).trim().slice(-200)}`);
+  renewedLogs.add(env);
   await upload(env, join(task.task_dir, "tests"), "/tests");
   const timeoutSec = task.verifier.timeout_sec * settings.timeoutMultiplier;
   const r = await need(env).execAs("(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1", {
@@ -174,19 +184,39 @@ export async function runHarborVerifier(
   return { ...withTail, ...readRewardFiles(json, txt) };
 }
 
-/** /logs/verifier/* and /logs/agent/* into `dest` (each file capped at LOG_FILE_CAP bytes, LOG_TOTAL_CAP in all). */
+/** The sandboxes whose /logs/verifier the harness made anew after the agent's processes ended. */
+const renewedLogs = new WeakSet<Environment>();
+
+/**
+ * /logs/verifier/* and /logs/agent/* into `dest` (each file capped at LOG_FILE_CAP bytes, LOG_TOTAL_CAP in all): only
+ * regular files, no link followed. /logs/agent, which the agent wrote, is read as the agent's user, so whatever it
+ * swapped in leads only to what that user could read anyway; /logs/verifier as root once it was made anew for the
+ * verifier, else (the agent's processes may not have ended) as the agent's user too.
+ */
 export async function copyHarborLogs(env: Environment, dest: string): Promise<void> {
-  const list = await asRoot(env, "cd /logs && find agent verifier -type f 2>/dev/null | head -n 200");
   let total = 0;
-  for (const rel of list.stdout.split("\n").filter(Boolean)) {
-    if (total >= LOG_TOTAL_CAP) break;
-    const r = await asRoot(env, `head -c ${LOG_FILE_CAP} "$HB_PATH" | base64`, { path: `/logs/${rel}` });
-    if (r.exitCode !== 0) continue;
-    const data = Buffer.from(r.stdout.replace(/\s+/g, ""), "base64");
-    total += data.length;
-    const out = join(dest, rel);
-    if (relative(dest, out).startsWith("..")) continue;
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, data);
+  for (const folder of ["verifier", "agent"]) {
+    const user = folder === "verifier" && renewedLogs.has(env) ? ROOT : undefined;
+    const as = (command: string, path?: string) =>
+      need(env).execAs(command, {
+        ...(user ? { user } : {}),
+        maxOutputChars: 20_000_000,
+        ...(path !== undefined ? { env: { HB_PATH: path } } : {}),
+      });
+    const list = await as(`cd /logs && find ${folder} -type f 2>/dev/null | head -n 200`);
+    for (const rel of list.stdout.split("\n").filter(Boolean)) {
+      if (total >= LOG_TOTAL_CAP) break;
+      const out = join(dest, rel);
+      if (relative(dest, out).startsWith("..")) continue;
+      const r = await as(
+        `[ -f "$HB_PATH" ] && [ ! -L "$HB_PATH" ] || exit 3; head -c ${LOG_FILE_CAP} "$HB_PATH" | base64`,
+        `/logs/${rel}`,
+      );
+      if (r.exitCode !== 0) continue;
+      const data = Buffer.from(r.stdout.replace(/\s+/g, ""), "base64");
+      total += data.length;
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, data);
+    }
   }
 }
