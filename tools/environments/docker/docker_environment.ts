@@ -59,14 +59,15 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * then SIGKILL, to every process but the container's init (pid 1), the keep-alive (init's earliest child) and
  * itself, repeated while any was signalled (forks that raced a pass); a stopped process forks no more, so a fork
  * bomb cannot refill the pids limit between the two. Then `left UID` for each process still there (one another
- * uid owns) and `done`.
+ * uid owns) and `done`. A redirection's error goes where the redirections before it on the line say (dash), so
+ * `2>/dev/null` comes first: a process gone since the listing is not one line of stderr each.
  */
 const KILL_PASS = [
   `keep=; best=`,
-  `for d in /proc/[0-9]*; do read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$best" ] || [ "\${20}" -lt "$best" ]; then best=\${20}; keep=\${d#/proc/}; fi; done`,
-  `sig() { s=$1; n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -$s "$p" 2>/dev/null && n=$((n+1)); done; }`,
+  `for d in /proc/[0-9]*; do read -r l 2>/dev/null < "$d/stat" || continue; r=\${l##*) }; set -- $r; [ "$2" = 1 ] || continue; if [ -z "$best" ] || [ "\${20}" -lt "$best" ]; then best=\${20}; keep=\${d#/proc/}; fi; done`,
+  `sig() { s=$1; n=0; for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l 2>/dev/null < "$d/stat" || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; kill -$s "$p" 2>/dev/null && n=$((n+1)); done; }`,
   `i=0; while [ $i -lt 50 ]; do sig STOP; sig KILL; [ $n -eq 0 ] && break; i=$((i+1)); done`,
-  `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l < "$d/stat" 2>/dev/null || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done < "$d/status"; done`,
+  `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l 2>/dev/null < "$d/stat" || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done 2>/dev/null < "$d/status"; done`,
   `echo done`,
 ].join("\n");
 
