@@ -18,6 +18,7 @@ import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { RO_ROWS, RO_TREES } from "./helpers/hostile2_trees.js";
+import { absolutePath } from "../tools/environments/task_env.js";
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 
@@ -144,37 +145,37 @@ function toolOutputs(line: any): string {
 describe("a relative entry in the harness's PATH", () => {
   const harnessPath = process.env.PATH ?? "/usr/bin:/bin";
   it.each([
-    ["an empty first entry", `:${harnessPath}`],
-    ["an empty entry inside", `${harnessPath.split(":")[0]}::${harnessPath}`],
-    ["'.' first", `.:${harnessPath}`],
-    ["'bin' first", `bin:${harnessPath}`],
-  ])(
-    "(%s) does not let the agent's own python3 in the task folder decide the verify",
-    {
-      timeout: 300_000,
-    },
-    async (_what, path) => {
-      const { lines, stderr } = await run(
-        [
-          { id: "pathplant", verify: "python3 -c 'import sys; sys.exit(1)'" },
-          { id: "honest", verify: "grep -qx 42 answer.txt" },
-        ],
-        { env: { PATH: path } },
-      );
-      const forged = lines.get("pathplant");
-      expect(forged, stderr).toBeDefined();
-      expect(forged.verify, JSON.stringify(forged.verify)).toMatchObject({ passed: false, exit_code: 1 });
-      expect(forged.verify.output).not.toContain("FORGED");
-      expect(forged.score.passed).toBe(false);
-      // The task's PATH has only absolute folders.
-      const taskPath = /PATH=(.*)/.exec(toolOutputs(forged))![1]!;
-      expect(
-        taskPath.split(":").every((d) => d.startsWith("/")),
-        taskPath,
-      ).toBe(true);
-      expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
-    },
-  );
+    ["an empty first entry", `:${harnessPath}`, harnessPath],
+    ["an empty entry inside", `/usr/bin::${harnessPath}`, `/usr/bin:${harnessPath}`],
+    ["a trailing empty entry", `${harnessPath}:`, harnessPath],
+    ["'.' first", `.:${harnessPath}`, harnessPath],
+    ["'bin' first", `bin:${harnessPath}`, harnessPath],
+  ])("(%s) is left out of the task's PATH", (_what, path, kept) => {
+    expect(absolutePath(path)).toBe(kept);
+  });
+
+  // Every form at once, end to end (one run: each is a CLI process and a sandbox per row).
+  it("does not let the agent's own python3 in the task folder decide the verify", { timeout: 300_000 }, async () => {
+    const { lines, stderr } = await run(
+      [
+        { id: "pathplant", verify: "python3 -c 'import sys; sys.exit(1)'" },
+        { id: "honest", verify: "grep -qx 42 answer.txt" },
+      ],
+      { env: { PATH: `:bin:.:${harnessPath.split(":")[0]}::${harnessPath}:` } },
+    );
+    const forged = lines.get("pathplant");
+    expect(forged, stderr).toBeDefined();
+    expect(forged.verify, JSON.stringify(forged.verify)).toMatchObject({ passed: false, exit_code: 1 });
+    expect(forged.verify.output).not.toContain("FORGED");
+    expect(forged.score.passed).toBe(false);
+    // The task's PATH has only absolute folders.
+    const taskPath = /PATH=(.*)/.exec(toolOutputs(forged))![1]!;
+    expect(
+      taskPath.split(":").every((d) => d.startsWith("/")),
+      taskPath,
+    ).toBe(true);
+    expect(lines.get("honest").verify).toMatchObject({ passed: true, exit_code: 0 });
+  });
 });
 
 describe("read_file of a link to an endless or blocking file", () => {

@@ -20,7 +20,7 @@ describe("an agent stopped by --task-timeout", () => {
       if (prompt.startsWith("slow") && !called)
         // A background writer that would make the verify pass if it outlived the agent, then a long command.
         return toolCalls([
-          { name: "terminal", arguments: { command: "(sleep 6; echo forged > done.txt) & sleep 120", timeout: 170 } },
+          { name: "terminal", arguments: { command: "(sleep 5; echo forged > done.txt) & sleep 120", timeout: 170 } },
         ]);
       return text(prompt === "good" ? "42" : "41");
     });
@@ -36,7 +36,7 @@ describe("an agent stopped by --task-timeout", () => {
       { id: "good", prompt: "good", expected: "42" },
       { id: "bad", prompt: "bad", expected: "42" },
       { id: "slow", prompt: "slow", expected: "42" },
-      { id: "slow-verify", prompt: "slow, verified", verify: "sleep 8; test -f done.txt" },
+      { id: "slow-verify", prompt: "slow, verified", verify: "sleep 5; test -f done.txt" },
       { id: "slow-plain", prompt: "slow, not scored" },
     ];
     writeFileSync(dataset, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
@@ -53,7 +53,7 @@ describe("an agent stopped by --task-timeout", () => {
       "--toolsets",
       "terminal",
       "--task-timeout",
-      "3",
+      "2",
       "--output-dir",
       join(dir, "runs"),
       "--run-name",

@@ -165,7 +165,7 @@ const server = createServer((req, res) => {
     if (requestLog) {
       const at = body.indexOf(TASK_MARK);
       const task =
-        at < 0 ? -1 : Number.parseInt(body.toString("latin1", at + TASK_MARK.length, at + TASK_MARK.length + 12));
+        at < 0 ? -1 : Number.parseInt(body.toString("latin1", at + TASK_MARK.length, at + TASK_MARK.length + 12), 10);
       requestLog.push(`[${(performance.timeOrigin + performance.now()).toFixed(3)},${task},${assistantCount}]`);
     }
     stats.requests++;
