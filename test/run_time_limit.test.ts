@@ -4,10 +4,10 @@
  * rate instead of leaving it. Its verify still runs, after the agent's processes are ended. A row without a scorer
  * still fails as `timeout`. End to end with the built CLI, local sandboxes and a local model server.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
@@ -75,5 +75,51 @@ describe("an agent stopped by --task-timeout", () => {
     const [failed] = readJsonl(join(dir, "runs", "r", "failed.jsonl"));
     expect(failed).toMatchObject({ task_id: "slow-plain", outcome: "timeout" });
     expect(r.stdout).toMatch(/scores: 25\.0 % passed \(1\/4 scored/);
+  });
+
+  it("is a timeout, not graded, when the time went to a sandbox that was still starting", async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, "bin"));
+    symlinkSync(join(ROOT, "test", "fixtures", "fake-apptainer"), join(dir, "bin", "apptainer"));
+    const dataset = join(dir, "d.jsonl");
+    writeFileSync(dataset, `${JSON.stringify({ id: "slow", prompt: "slow", expected: "42" })}\n`);
+    const r = await runCli(
+      [
+        "run",
+        dataset,
+        "--model",
+        "m",
+        "--base-url",
+        agent.baseURL,
+        "--api-key",
+        "k",
+        "--toolsets",
+        "terminal",
+        "--env",
+        "singularity",
+        "--image",
+        "docker://debian:bookworm",
+        "--task-timeout",
+        "2",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "r",
+        "--progress",
+        "none",
+      ],
+      {
+        env: {
+          PATH: `${join(dir, "bin")}:${process.env.PATH}`,
+          APPTAINER_FAKE_START_SLEEP: "6",
+          APPTAINER_FAKE_STATE: join(dir, "state"),
+          APPTAINER_CACHEDIR: join(dir, "cache"),
+        },
+      },
+    );
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(readJsonl(join(dir, "runs", "r", "trajectories.jsonl"))).toEqual([]);
+    const [failed] = readJsonl(join(dir, "runs", "r", "failed.jsonl"));
+    expect(failed, r.stderr).toMatchObject({ task_id: "slow", outcome: "timeout" });
   });
 });

@@ -102,7 +102,7 @@ export class EnvironmentSetupError extends Error {
   override name = "EnvironmentSetupError";
 }
 
-/** The task's deadline passed before its agent could start (a slow sandbox start): a timeout, not a graded limit. */
+/** The task's deadline passed before its agent could work (a slow sandbox start): a timeout, not a graded limit. */
 class DeadlineBeforeAgentError extends Error {
   override name = "DeadlineBeforeAgentError";
 }
@@ -456,6 +456,11 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
     ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
   } else if (t.agentAbort) {
     ({ loop, timeLimited } = await untilAgentDeadline(t.agentAbort, agentLoop, t.signal));
+    // Its sandbox still starting at the deadline: the time went to the infrastructure, not to the agent.
+    if (timeLimited && t.taskEnv.starting) {
+      t.loop = loop;
+      throw new DeadlineBeforeAgentError("the task's time ran out while its sandbox was starting");
+    }
   } else loop = await agentLoop(t.signal);
   t.loop = loop;
   t.outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";

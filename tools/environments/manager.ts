@@ -9,6 +9,8 @@ import { environmentBackend } from "./index.js";
 export class TaskEnvironment {
   private pending: Promise<Environment> | undefined;
   private closed = false;
+  /** A creation was asked for and has not finished (nor failed) yet. */
+  starting = false;
 
   constructor(
     readonly kind: string,
@@ -28,11 +30,18 @@ export class TaskEnvironment {
   get(): Promise<Environment> {
     if (this.closed) return Promise.reject(new Error(`environment of task ${this.spec.taskId} was already cleaned up`));
     if (!this.pending) {
+      this.starting = true;
       this.pending = environmentBackend(this.kind).then((b) => b.create(this.spec, this.options));
       // A failed creation may be retried by the next call.
-      this.pending.catch(() => {
-        if (!this.closed) this.pending = undefined;
-      });
+      this.pending.then(
+        () => {
+          this.starting = false;
+        },
+        () => {
+          this.starting = false;
+          if (!this.closed) this.pending = undefined;
+        },
+      );
     }
     return this.pending;
   }
