@@ -5,7 +5,8 @@
  */
 import { linkedAbort } from "../core/abort.js";
 import { emptyUsage } from "../core/chat.js";
-import { AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
+import type { AgentLoopResult } from "../agent/loop.js";
+import { loopUntilLimit } from "../agent/loop_limit.js";
 import type { Environment } from "../../tools/environments/base.js";
 import type { TaskEnvironment } from "../../tools/environments/manager.js";
 import type { HarborVerdict } from "../score/harbor_reward.js";
@@ -59,11 +60,7 @@ export async function harborAgentPhase(
   if (plan.oracle) return oracleLoop(plan, spec.prompt, await taskEnv.get(), signal);
   const limit = linkedAbort([signal], plan.agentTimeoutMs);
   try {
-    return { loop: await agentLoop(limit.signal), timeLimited: false };
-  } catch (err) {
-    if (err instanceof AgentLoopAborted && limit.timedOut && !signal.aborted)
-      return { loop: err.partialResult, timeLimited: true };
-    throw err;
+    return await loopUntilLimit(limit, agentLoop, signal);
   } finally {
     limit.dispose();
   }

@@ -25,6 +25,7 @@ import { createToolPipeline } from "../../tools/pipeline.js";
 import { isMcpTool, McpTaskSessions, mcpServersMetadata, mcpToolsetName } from "../../tools/mcp/mcp_tools.js";
 import type { McpServerCatalog } from "../../tools/mcp/types.js";
 import { runAgentLoop, AgentLoopAborted, type AgentLoopResult } from "../agent/loop.js";
+import { loopUntilLimit } from "../agent/loop_limit.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
 import { conversationsJson, JsonText, recordJson, toolsJson } from "../formats/trajectory_line.js";
@@ -455,7 +456,8 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
     const { harborAgentPhase } = await harborPhases();
     ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
   } else if (t.agentAbort) {
-    ({ loop, timeLimited } = await untilAgentDeadline(t.agentAbort, agentLoop, t.signal));
+    if (t.agentAbort.timedOut) throw new DeadlineBeforeAgentError("the task's time ran out before its agent started");
+    ({ loop, timeLimited } = await loopUntilLimit(t.agentAbort, agentLoop, t.signal));
     // Its sandbox still starting at the deadline: the time went to the infrastructure, not to the agent.
     if (timeLimited && t.taskEnv.starting) {
       t.loop = loop;
@@ -467,26 +469,6 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
   // Before verify and scoring: the task's MCP servers are the agent's processes too.
   await t.mcpSessions?.close();
   return loop;
-}
-
-/**
- * A scored row's agent loop, stopped at its deadline (`limit`, which its tool calls share): then what it did so
- * far, `timeLimited` (the task is graded). A deadline that passed before the agent started (a slow sandbox start)
- * is the task's timeout, not graded.
- */
-async function untilAgentDeadline(
-  limit: LinkedAbort,
-  agentLoop: (signal: AbortSignal) => Promise<AgentLoopResult>,
-  signal: AbortSignal,
-): Promise<{ loop: AgentLoopResult; timeLimited: boolean }> {
-  if (limit.timedOut) throw new DeadlineBeforeAgentError("the task's time ran out before its agent started");
-  try {
-    return { loop: await agentLoop(limit.signal), timeLimited: false };
-  } catch (err) {
-    if (err instanceof AgentLoopAborted && limit.timedOut && !signal.aborted)
-      return { loop: err.partialResult, timeLimited: true };
-    throw err;
-  }
 }
 
 /** Score: the verify command (or a Harbor verifier), then the scorers, for a task that ended as done. */
