@@ -162,6 +162,9 @@ export type EnvironmentFactory = (spec: EnvironmentSpec, options: EnvironmentOpt
 
 export const DEFAULT_OUTPUT_CAP = 50_000;
 
+/** A file larger than this is not read by a file tool, in any backend. */
+export const MAX_FILE_READ_BYTES = 256 * 1024 * 1024;
+
 /** Keeps 40 % head and 60 % tail of an over-long output with a notice stating the cap. */
 export function capOutput(text: string, cap = DEFAULT_OUTPUT_CAP): { text: string; truncated: boolean } {
   if (text.length <= cap) return { text, truncated: false };

@@ -6,9 +6,7 @@
  */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-
-/** A host read is cut here (the local sandbox's limit). */
-export const MAX_HOST_READ_BYTES = 256 * 1024 * 1024;
+import { MAX_FILE_READ_BYTES } from "./base.js";
 
 /** `followLinks: false`: a link as the last part of the path is refused (the caller resolved the path itself). */
 export interface HostFileOptions {
@@ -30,8 +28,8 @@ export async function readRegularFile(path: string, opts: HostFileOptions): Prom
     if (st.isDirectory())
       throw Object.assign(new Error(`EISDIR: illegal operation on a directory, read`), { code: "EISDIR" });
     if (!st.isFile()) throw notRegular(path);
-    if (st.size > MAX_HOST_READ_BYTES)
-      throw Object.assign(new Error(`${path}: File is larger than ${MAX_HOST_READ_BYTES} bytes`), { code: "EFBIG" });
+    if (st.size > MAX_FILE_READ_BYTES)
+      throw Object.assign(new Error(`${path}: File is larger than ${MAX_FILE_READ_BYTES} bytes`), { code: "EFBIG" });
     return await fh.readFile();
   } finally {
     await fh.close();

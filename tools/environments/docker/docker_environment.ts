@@ -15,6 +15,7 @@ import {
   type ExecResult,
   type VerifyOptions,
   EnvironmentLostError,
+  MAX_FILE_READ_BYTES,
   removePythonShadows,
   writableTree,
   shellWriteErrorCode,
@@ -70,9 +71,6 @@ const KILL_PASS = [
   `for d in /proc/[0-9]*; do p=\${d#/proc/}; case $p in 1|$$|"$keep") continue ;; esac; read -r l 2>/dev/null < "$d/stat" || continue; r=\${l##*) }; set -- $r; [ "$1" = Z ] && continue; while read -r k v _; do [ "$k" = Uid: ] && echo "left $v"; done 2>/dev/null < "$d/status"; done`,
   `echo done`,
 ].join("\n");
-
-/** A file read is cut here (the local sandbox's limit). */
-const MAX_READ_BYTES = 256 * 1024 * 1024;
 
 /**
  * $1 the file, $2 how many bytes at most: a regular file (through links) is copied to stdout; anything else (a FIFO
@@ -353,10 +351,10 @@ export class DockerEnvironment implements Environment {
     // As the task user in the running container (not the engine's archive API, which reads as root): a file
     // that user cannot read is not read, and a symlink resolves with that user's rights.
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
-    // Only a regular file (what a link leads to), and at most MAX_READ_BYTES + 1 of it: the whole output is kept in
+    // Only a regular file (what a link leads to), and at most MAX_FILE_READ_BYTES + 1 of it: the whole output is kept in
     // memory and the exec has no time limit, so a FIFO would hold the task and a link to /dev/zero grow this process.
     const res = await runExecRaw(this.container, {
-      cmd: ["sh", "-c", READ_FILE, "hb", full, String(MAX_READ_BYTES + 1)],
+      cmd: ["sh", "-c", READ_FILE, "hb", full, String(MAX_FILE_READ_BYTES + 1)],
       user: this.runUser.user,
     }).catch(async (err: unknown) => {
       throw await this.explain(err);
@@ -368,8 +366,8 @@ export class DockerEnvironment implements Environment {
         /directory/i.test(msg) ? "EISDIR" : /no such/i.test(msg) ? "ENOENT" : "EIO",
       );
     }
-    if (res.stdout.length > MAX_READ_BYTES)
-      throw new ContainerFileError(`${full}: File is larger than ${MAX_READ_BYTES} bytes`, "EIO");
+    if (res.stdout.length > MAX_FILE_READ_BYTES)
+      throw new ContainerFileError(`${full}: File is larger than ${MAX_FILE_READ_BYTES} bytes`, "EIO");
     return res.stdout;
   }
 

@@ -35,6 +35,7 @@ import {
   type ExecResult,
   type VerifyOptions,
   ShellWriteError,
+  MAX_FILE_READ_BYTES,
   type BackgroundStartOptions,
   type BackgroundStarted,
 } from "../base.js";
@@ -67,8 +68,6 @@ export { sandboxNetwork, sandboxWorkdir };
 
 /** Default process limit inside one sandbox (`ulimit -u`; --pids-limit overrides). */
 export const DEFAULT_SANDBOX_PIDS = 512;
-/** A file larger than this is not read through the sandbox. */
-const MAX_READ_BYTES = 256 * 1024 * 1024;
 const FILE_OP_TIMEOUT_MS = 120_000;
 const BOOT_TIMEOUT_MS = 30_000;
 /** Where the verify step finds the row's verify_files (read-only, a folder of the harness). */
@@ -379,8 +378,8 @@ export class SandboxEnvironment implements Environment {
         // Only a regular file, its size that of what a link leads to, and the copy bounded all the same: a link to
         // /dev/zero or a FIFO would otherwise fill the exchange folder's disk or block the read.
         `[ -f "$f" ] || { echo "Not a regular file: $f" >&2; exit 6; }; ` +
-        `[ "$(stat -L -c %s -- "$f")" -le ${MAX_READ_BYTES} ] || { echo "File is larger than ${MAX_READ_BYTES} bytes: $f" >&2; exit 5; }; ` +
-        `head -c ${MAX_READ_BYTES + 1} -- "$f" > ${shellQuote(out)}`,
+        `[ "$(stat -L -c %s -- "$f")" -le ${MAX_FILE_READ_BYTES} ] || { echo "File is larger than ${MAX_FILE_READ_BYTES} bytes: $f" >&2; exit 5; }; ` +
+        `head -c ${MAX_FILE_READ_BYTES + 1} -- "$f" > ${shellQuote(out)}`,
       { cwd: SANDBOX_WORKDIR, timeoutMs: FILE_OP_TIMEOUT_MS },
     );
     const hostPath = join(this.ioDir, name);
@@ -393,7 +392,7 @@ export class SandboxEnvironment implements Environment {
       try {
         const st = await fh.stat();
         if (!st.isFile()) throw new Error(`cannot read ${full}: not a regular file`);
-        if (st.size > MAX_READ_BYTES) throw new Error(`File is larger than ${MAX_READ_BYTES} bytes: ${full}`);
+        if (st.size > MAX_FILE_READ_BYTES) throw new Error(`File is larger than ${MAX_FILE_READ_BYTES} bytes: ${full}`);
         return await fh.readFile();
       } finally {
         await fh.close();
