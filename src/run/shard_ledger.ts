@@ -24,6 +24,18 @@ export function startShardLedger(config: RunConfig, runDir: string, shard: Shard
   });
 }
 
+/**
+ * Whether an invocation planned every task without a result (as src/run/runner.ts `resumeSelection` selects):
+ * a first start or `--resume`; not `--only`, `--retry-failed` (with or without `--resume`), nor `--retry-internal`
+ * or `--retry-unscored` without `--resume`, which run only those.
+ */
+export function plannedEveryTask(
+  config: Pick<RunConfig, "only" | "resume" | "retry_failed" | "retry_internal" | "retry_unscored">,
+): boolean {
+  if (config.only || config.retry_failed) return false;
+  return config.resume || (!config.retry_internal && !config.retry_unscored);
+}
+
 export interface ShardInvocationEnd {
   /** The run's dataset as it read it (a copy of stdin included): the shard's ids are computed from it. */
   dataset: string | DatasetSource;
@@ -59,6 +71,7 @@ export async function finishShardLedger(
     trajectories: results.trajectories,
     dropped: results.dropped,
     failed: new Set(results.failed.keys()),
+    plannedAll: plannedEveryTask(config),
     thisTime: end.thisTime,
     modelCalls: end.modelCalls,
   });

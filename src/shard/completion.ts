@@ -74,6 +74,13 @@ export const ShardCompletionSchema = lazy(() =>
     failed_ids: z.array(z.string()),
     /** Result keys with no result at all. */
     missing_ids: z.array(z.string()),
+    /**
+     * Of `missing_ids`, those the run refused as bad rows (`--on-bad-row skip`): an invocation that planned every
+     * task it owns (not `--only`, `--retry-failed`, …) and ended neither interrupted nor stopped early left only
+     * those without a result. Any other missing key is a task never run, so the shard is not finished. Absent in
+     * records of earlier versions: then no key counts as skipped.
+     */
+    skipped_ids: z.array(z.string()).optional(),
     /** First invocation's start, this invocation's end, the summed wall time of every recorded invocation. */
     started_at: z.string(),
     ended_at: z.string(),
@@ -151,13 +158,13 @@ export function readLaunch(dir: string): Launch | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** Earlier invocations' records, carried over into the next completion record (timing, model calls). */
-function previousInvocations(dir: string): Invocation[] {
+/** The latest earlier record, carried over into the next completion record (timing, model calls, skipped rows). */
+function previousRecord(dir: string): ShardCompletion | undefined {
   for (const name of [COMPLETION_FILE, PREVIOUS_COMPLETION_FILE]) {
     const parsed = ShardCompletionSchema().safeParse(readJson(join(dir, name)));
-    if (parsed.success) return parsed.data.invocations;
+    if (parsed.success) return parsed.data;
   }
-  return [];
+  return undefined;
 }
 
 const SECRET_FLAGS = new Set(["--api-key", "--approval-api-key", "--judge-api-key"]);
@@ -215,6 +222,12 @@ export interface ShardEnd {
   trajectories: Set<string>;
   dropped: Set<string>;
   failed: Set<string>;
+  /**
+   * Whether this invocation planned every task the shard owns that had no result (a first start or `--resume`,
+   * not `--only`, `--retry-failed`, `--retry-internal` or `--retry-unscored` alone). Only then, and only when it
+   * ran to its end, are the keys still without a result rows the run refused (skipped bad rows).
+   */
+  plannedAll: boolean;
   thisTime: { done: number; failed: number; dropped: number };
   modelCalls?: ModelCalls;
 }
@@ -222,6 +235,8 @@ export interface ShardEnd {
 /** One invocation of a shard: started when the run folder is locked, finished once its reports are written. */
 export class ShardLedger {
   private readonly earlier: Invocation[];
+  /** Keys an earlier invocation recorded as refused bad rows. */
+  private readonly earlierSkipped: ReadonlySet<string>;
   private readonly startedAt = new Date();
 
   constructor(
@@ -231,7 +246,9 @@ export class ShardLedger {
     private readonly fingerprint: string,
     launch: Omit<Launch, "version" | "at" | "shard" | "run_name">,
   ) {
-    this.earlier = previousInvocations(dir);
+    const previous = previousRecord(dir);
+    this.earlier = previous?.invocations ?? [];
+    this.earlierSkipped = new Set(previous?.skipped_ids ?? []);
     // From now on the folder is unfinished until this invocation's end proves otherwise.
     if (existsSync(join(dir, COMPLETION_FILE)))
       renameSync(join(dir, COMPLETION_FILE), join(dir, PREVIOUS_COMPLETION_FILE));
@@ -258,6 +275,10 @@ export class ShardLedger {
         else missingIds.push(key);
       }
     }
+    // Keys without a result after an invocation that planned them all and ran to its end were refused as bad rows;
+    // after any other invocation only those an earlier one recorded so are (the rest were never run).
+    const skippedIds =
+      end.plannedAll && end.state === "finished" ? missingIds : missingIds.filter((k) => this.earlierSkipped.has(k));
     const invocation: Invocation = {
       started_at: this.startedAt.toISOString(),
       ended_at: endedAt.toISOString(),
@@ -286,6 +307,7 @@ export class ShardLedger {
       },
       failed_ids: failedIds,
       missing_ids: missingIds,
+      skipped_ids: skippedIds,
       started_at: invocations[0]!.started_at,
       ended_at: invocation.ended_at,
       busy_seconds: Math.round(invocations.reduce((s, i) => s + i.busy_seconds, 0) * 100) / 100,

@@ -10,18 +10,29 @@ export function shellQuote(a: string): string {
   return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
 }
 
-/** Run arguments without any shard selection or resume flag: those are set by the rerun itself. */
+/** Flags that choose which of the shard's tasks an invocation runs: the rerun sets its own. */
+const SELECTION_FLAGS = new Set(["--resume", "--retry-failed", "--retry-internal", "--retry-unscored", "--dry-run"]);
+/** Such flags with a value: the shard, and `--only` (a rerun of the whole shard must not keep an earlier `--only`). */
+const SELECTION_VALUE_FLAGS = new Set(["--shard", "--shard-count", "--only"]);
+
+/** Run arguments without any shard selection, resume or task selection flag: those are set by the rerun itself. */
 function baseArgs(launch: Launch): string[] {
   const out: string[] = [];
   const args = launch.args;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (a === "--resume" || a === "--retry-failed") continue;
-    if (a === "--shard" || a === "--shard-count") {
+    if (SELECTION_FLAGS.has(a)) continue;
+    if (SELECTION_VALUE_FLAGS.has(a)) {
       i++;
       continue;
     }
-    if (a.startsWith("--shard=") || a.startsWith("--shard-count=")) continue;
+    const eq = a.indexOf("=");
+    if (
+      a.startsWith("--") &&
+      eq > 0 &&
+      (SELECTION_VALUE_FLAGS.has(a.slice(0, eq)) || SELECTION_FLAGS.has(a.slice(0, eq)))
+    )
+      continue;
     out.push(a);
   }
   // Pin what a rerun must not pick differently, whatever the defaults of where it runs.

@@ -107,7 +107,9 @@ export async function shardStatuses(
     } else {
       status.state = "finished";
       // Rows the shard skipped as bad rows (--on-bad-row skip) have no result, and an unsharded run has none either.
-      const skipped = new Set(record.missing_ids);
+      // Only keys the record says were refused as bad rows: a key an `--only` or `--retry-failed` invocation never
+      // ran is missing too, and a finished record must not hide it.
+      const skipped = new Set(record.skipped_ids ?? []);
       const reallyMissing = status.missing.filter((k) => !skipped.has(k));
       if (ids && record.owned_ids.join("\n") !== ids.join("\n")) {
         status.state = "interrupted";
