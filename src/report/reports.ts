@@ -46,6 +46,8 @@ export interface RunReport {
   /** Finished results whose row names a scorer, and of them those the scorer could not decide (`passed: null`). */
   withScorer: number;
   undecided: number;
+  /** Lines of trajectories.jsonl or dropped.jsonl left out as a repeat of a (task, epoch) already counted. */
+  repeated: number;
   /** Why atif.jsonl could not be written (naming the task whose line failed); the file is then absent. */
   atifError?: string;
 }
@@ -116,7 +118,7 @@ export async function writeRunReports(
   // --rl-capture: the engine's token ids join each call's ATIF step metrics.
   const rlTokens = RlTokenIndex.open(join(runDir, RUN_FILES.rl));
   const doneIds = new Set<string>();
-  const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0, withScorer: 0, undecided: 0 };
+  const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0, withScorer: 0, undecided: 0, repeated: 0 };
   // Score samples: one per task; a dropped or failed task is unscored, never a failure.
   const samples: ScoredSample[] = [];
   let anyScore = false;
@@ -140,7 +142,14 @@ export async function writeRunReports(
     timing.ownTrajectoriesFrom === undefined ? Infinity : linesBefore(trajectoriesPath, timing.ownTrajectoriesFrom);
   for await (const l of readJsonl<TrajectoryEntry>(trajectoriesPath)) {
     if (!l.value) continue;
-    doneIds.add(recordKey(l.value.task_id, l.value.epoch));
+    // A result is counted once: a line present twice (a hand-merged file, a line written again after a crash) is
+    // one task, as --resume and merge take it. The first line of a (task, epoch) wins, as it does for --resume.
+    const key = recordKey(l.value.task_id, l.value.epoch);
+    if (doneIds.has(key)) {
+      report.repeated++;
+      continue;
+    }
+    doneIds.add(key);
     stats.addEntry(l.value);
     if (l.value.score) {
       anyScore = true;
@@ -158,8 +167,15 @@ export async function writeRunReports(
   }
   for await (const l of readJsonl<Partial<DroppedRecord>>(join(runDir, RUN_FILES.dropped))) {
     if (!l.value) continue;
+    if (l.value.task_id !== undefined) {
+      const key = recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch);
+      if (doneIds.has(key)) {
+        report.repeated++;
+        continue;
+      }
+      doneIds.add(key);
+    }
     addCost(l.value as { cost_usd?: number });
-    if (l.value.task_id !== undefined) doneIds.add(recordKey(l.value.task_id, (l.value as { epoch?: number }).epoch));
     const reason = DROP_REASONS.find((r) => r === l.value!.dropped) ?? "unknown_tools";
     stats.addDropped(reason, l.value as { usage?: Partial<Usage>; approval_usage?: Partial<Usage> });
     if (l.value.task_id !== undefined) sample(l.value as { task_id: string }, null);
