@@ -1,10 +1,15 @@
 /**
  * One invocation per run folder: two writers appending to the same files would duplicate tasks
  * (a double --resume, a requeued array task). A lock left by a dead process on this host is taken over.
+ *
+ * The lock file appears whole (written under a temporary name, then hard-linked into place), so a lock that does not
+ * parse is a leftover of another version or a damaged file, taken over only once it is old. A `--resume` takes the
+ * lock before it reads (and repairs) the folder (`holdRunLock`, from `loadRunState`): what it reads cannot change
+ * under it, nor can it cut the torn tail of a line another live invocation is writing.
  */
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { UserError } from "../core/errors.js";
 import { pidAlive } from "../core/pid_alive.js";
 
@@ -14,42 +19,119 @@ interface LockInfo {
   started: string;
 }
 
-export function acquireRunLock(runDir: string): () => void {
-  const path = join(runDir, ".lock");
+/** A lock file that does not parse is taken for a dead writer's only once it is this old. */
+const UNREADABLE_LOCK_STALE_MS = 30_000;
+
+/** Locks this process holds, by lock path: `users` counts the acquireRunLock calls not yet released. */
+const held = new Map<string, { users: number }>();
+let exitHook = false;
+
+function lockPath(runDir: string): string {
+  return join(resolve(runDir), ".lock");
+}
+
+function readLock(path: string): LockInfo | undefined {
+  try {
+    const v = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+    return typeof v?.pid === "number" && typeof v.host === "string" ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isMine(path: string): boolean {
+  const l = readLock(path);
+  return l !== undefined && l.pid === process.pid && l.host === hostname();
+}
+
+/** Creates the lock file whole, or returns false when one exists. */
+function createWhole(path: string, me: LockInfo): boolean {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const fd = openSync(tmp, "w");
+  try {
+    writeSync(fd, JSON.stringify(me));
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    return false;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+function take(runDir: string, path: string): void {
   const me: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
-    let fd: number;
-    try {
-      fd = openSync(path, "wx");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      let held: LockInfo | undefined;
+    if (createWhole(path, me)) return;
+    const lock = readLock(path);
+    if (lock === undefined) {
+      let age = Infinity;
       try {
-        held = JSON.parse(readFileSync(path, "utf8")) as LockInfo;
+        age = Date.now() - statSync(path).mtimeMs;
       } catch {
-        held = undefined; // torn or empty: its writer died mid-write
+        continue; // removed meanwhile: try again
       }
-      if (held && held.host !== me.host) {
+      if (age < UNREADABLE_LOCK_STALE_MS) {
         throw new UserError(
-          `run folder ${runDir} is in use by pid ${held.pid} on ${held.host} (since ${held.started}); if that run is gone, delete ${path}`,
+          `run folder ${runDir} is in use: its lock ${path} is being written by another invocation (or is damaged: if no run uses the folder, delete it)`,
         );
       }
-      if (held && held.pid !== process.pid && pidAlive(held.pid)) {
-        throw new UserError(
-          `run folder ${runDir} is in use by another hermes-batch (pid ${held.pid}, since ${held.started})`,
-        );
-      }
-      rmSync(path, { force: true }); // stale: its process is gone
-      continue;
+    } else if (lock.host !== me.host) {
+      throw new UserError(
+        `run folder ${runDir} is in use by pid ${lock.pid} on ${lock.host} (since ${lock.started}); if that run is gone, delete ${path}`,
+      );
+    } else if (lock.pid !== process.pid && pidAlive(lock.pid)) {
+      throw new UserError(
+        `run folder ${runDir} is in use by another hermes-batch (pid ${lock.pid}, since ${lock.started})`,
+      );
     }
-    writeSync(fd, JSON.stringify(me));
-    closeSync(fd);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      rmSync(path, { force: true });
-    };
+    rmSync(path, { force: true }); // stale: its process is gone
   }
   throw new UserError(`could not lock run folder ${runDir}`);
+}
+
+function releaseAtExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.on("exit", () => {
+    for (const path of held.keys()) if (isMine(path)) rmSync(path, { force: true });
+  });
+}
+
+/**
+ * Takes the folder's lock for this invocation, before it reads the folder: held until the release of the
+ * `acquireRunLock` that follows (the run), or until the process exits (a dry run, a check that stopped it).
+ */
+export function holdRunLock(runDir: string): void {
+  const path = lockPath(runDir);
+  if (held.has(path) && isMine(path)) return;
+  take(runDir, path);
+  held.set(path, { users: 0 });
+  releaseAtExit();
+}
+
+export function acquireRunLock(runDir: string): () => void {
+  const path = lockPath(runDir);
+  let entry = held.get(path);
+  if (!entry || !isMine(path)) {
+    take(runDir, path);
+    entry = { users: 0 };
+    held.set(path, entry);
+    releaseAtExit();
+  }
+  entry.users++;
+  const lock = entry;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--lock.users > 0) return;
+    if (held.get(path) === lock) held.delete(path);
+    if (isMine(path)) rmSync(path, { force: true });
+  };
 }
