@@ -223,156 +223,172 @@ export const command: Command = {
       warn(`${join(first.dir, RUN_FILES.config)}: ignoring invalid value(s) of ${ignored.join(", ")} for the reports`);
     checkOutput(outDir, inspection.shardsDir, force);
     mkdirSync(outDir, { recursive: true });
-
-    const ownedKeys = new Map(statuses.flatMap((s) => (s.owned ? [[s.index, new Set(s.owned)] as const] : [])));
-    const counts = await mergeShardFiles(usable, outDir, count, ownedKeys);
-    if (counts.badLines) {
-      warn(
-        `skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`,
-      );
-    }
-    const duplicates = counts.duplicateDone + counts.duplicateFailed + counts.failedButDoneElsewhere;
-    if (duplicates) {
-      warn(
-        `${duplicates} duplicate line(s) skipped (${counts.tasksInSeveralShards} task(s) found in more than one shard; the first ` +
-          `result was kept, a done result wins over a failure): shards should never share a task — were folders copied between runs?`,
-      );
-    }
-    const leftOutLines = counts.misplaced + counts.notInDataset;
-    if (leftOutLines) {
-      const why = [
-        counts.misplaced
-          ? `${counts.misplaced} in a shard their task id does not hash to (a folder copied between runs, or a different shard count?)`
-          : "",
-        counts.notInDataset ? `${counts.notInDataset} of task ids the dataset does not give that shard` : "",
-      ].filter(Boolean);
-      warn(
-        `left out ${leftOutLines} result line(s) of tasks their shard does not own: ${why.join("; ")}; only the owning shard's result counts. E.g. ${counts.leftOutExamples.slice(0, 5).join(", ")}`,
-      );
-    }
-
-    // Plugins add tools to the statistics' tool list; the merge still works without them.
+    // One writer per run folder: a second merge at the same time (or a run writing there) would rename its
+    // half-written files into place under this one.
+    const { acquireRunLock } = await import("../store/run_lock.js");
+    const releaseLock = acquireRunLock(outDir);
     try {
-      const { ensureToolsLoaded } = await import("../../tools/model_tools.js");
-      await ensureToolsLoaded({ packages: config.plugins });
-    } catch (err) {
-      warn(`could not load every tool for the statistics' tool list: ${errorMessage(err)}`);
+      return await writeMerge();
+    } finally {
+      releaseLock();
     }
-    // Timing and model calls from the shards' own records: first start, last end, summed busy time.
-    const records = statuses.flatMap((s) => (s.record ? [s.record] : []));
-    const startedAt = records.length ? new Date(Math.min(...records.map((r) => Date.parse(r.started_at)))) : undefined;
-    const completedAt = records.length ? new Date(Math.max(...records.map((r) => Date.parse(r.ended_at)))) : undefined;
-    const busySeconds = Math.round(records.reduce((s, r) => s + r.busy_seconds, 0) * 100) / 100;
-    const modelCalls = sumModelCalls(
-      records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))),
-    );
-    const totalPrompts = statuses.every((s) => s.owned) ? statuses.reduce((n, s) => n + s.owned!.length, 0) : undefined;
-    const { writeRunReports } = await import("../report/reports.js");
-    const report = await writeRunReports(outDir, config, {
-      startedAt,
-      completedAt,
-      totalPrompts,
-      modelCalls: modelCalls as ModelCallCounts | undefined,
-    });
-
-    const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);
-    const merged = usable.map((f) => f.shard.index);
-    const yaml: Record<string, unknown> = { ...first.runYaml };
-    delete yaml.shard;
-    writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
-    // The original's batch counts as one uninterrupted run over the merged files would have them.
-    const hermes = new HermesCheckpoint(config.batch_size ?? 10);
-    for (const [name, kind] of [
-      [RUN_FILES.trajectories, "trajectory"],
-      [RUN_FILES.dropped, "dropped"],
-      [RUN_FILES.failed, "failed"],
-    ] as const) {
-      for await (const l of readJsonl<{ prompt_index?: number; dropped?: string }>(join(outDir, name))) {
-        if (typeof l.value?.prompt_index === "number") hermes.record(l.value.prompt_index, kind, l.value.dropped);
+    async function writeMerge(): Promise<number> {
+      const ownedKeys = new Map(statuses.flatMap((s) => (s.owned ? [[s.index, new Set(s.owned)] as const] : [])));
+      const counts = await mergeShardFiles(usable, outDir, count, ownedKeys);
+      if (counts.badLines) {
+        warn(
+          `skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`,
+        );
       }
-    }
-    const complete = unfinished.length === 0;
-    writeCheckpoint(
-      outDir,
-      {
-        run_name: config.run_name,
-        done: report.done,
-        failed: report.failed,
-        dropped: report.dropped,
-        total_in_dataset_slice: report.done + report.failed + report.dropped,
-        config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
-        finished: complete,
-      },
-      hermes,
-    );
-    const failedByShard = statuses
-      .filter((s) => s.failed.length)
-      .map((s) => ({ shard: s.index, ids: s.failed.map((f) => f.key) }));
-    const info = {
-      merged_at: new Date().toISOString(),
-      shards_dir: inspection.shardsDir,
-      shard_count: count,
-      complete,
-      merged_shards: merged,
-      missing_shards: statuses.filter((s) => s.state === "missing").map((s) => s.index),
-      unfinished_shards: unfinished.map((s) => ({
-        shard: s.index,
-        state: s.state,
-        why: s.why ?? null,
-        missing_ids: s.missing,
-      })),
-      failed_ids: failedByShard,
-      timing: {
-        started_at: startedAt?.toISOString() ?? null,
-        ended_at: completedAt?.toISOString() ?? null,
-        busy_seconds: busySeconds,
-      },
-      config_fingerprints: inspection.fingerprintGroups,
-      tasks: report,
-      lines: { trajectories: counts.trajectories, failed: counts.failed, dropped: counts.dropped },
-      duplicates: {
-        done: counts.duplicateDone,
-        failed_in_two_shards: counts.duplicateFailed,
-        failed_but_done_elsewhere: counts.failedButDoneElsewhere,
-        tasks_in_several_shards: counts.tasksInSeveralShards,
-      },
-      misplaced_lines: counts.misplaced,
-      not_in_dataset_lines: counts.notInDataset,
-      left_out_lines: counts.misplaced + counts.notInDataset,
-      bad_lines: counts.badLines,
-    };
-    const infoPath = join(outDir, MERGE_INFO_FILE);
-    writeFileSync(`${infoPath}.tmp`, JSON.stringify(info, null, 2) + "\n");
-    renameSync(`${infoPath}.tmp`, infoPath);
+      const duplicates = counts.duplicateDone + counts.duplicateFailed + counts.failedButDoneElsewhere;
+      if (duplicates) {
+        warn(
+          `${duplicates} duplicate line(s) skipped (${counts.tasksInSeveralShards} task(s) found in more than one shard; the first ` +
+            `result was kept, a done result wins over a failure): shards should never share a task — were folders copied between runs?`,
+        );
+      }
+      const leftOutLines = counts.misplaced + counts.notInDataset;
+      if (leftOutLines) {
+        const why = [
+          counts.misplaced
+            ? `${counts.misplaced} in a shard their task id does not hash to (a folder copied between runs, or a different shard count?)`
+            : "",
+          counts.notInDataset ? `${counts.notInDataset} of task ids the dataset does not give that shard` : "",
+        ].filter(Boolean);
+        warn(
+          `left out ${leftOutLines} result line(s) of tasks their shard does not own: ${why.join("; ")}; only the owning shard's result counts. E.g. ${counts.leftOutExamples.slice(0, 5).join(", ")}`,
+        );
+      }
 
-    const out = process.stdout;
-    if (complete) out.write(`merged all ${count} shard(s) from ${inspection.shardsDir} → ${outDir}\n`);
-    else {
-      out.write(
-        `merged a PARTIAL run (--allow-partial) from ${inspection.shardsDir} → ${outDir}: ${count - unfinished.length} of ${count} shard(s) finished; ` +
-          `left out: ${leftOut.length} task(s) of shard(s) ${formatIndexes(
-            unfinished.map((s) => s.index),
-            1000,
-          )}\n`,
+      // Plugins add tools to the statistics' tool list; the merge still works without them.
+      try {
+        const { ensureToolsLoaded } = await import("../../tools/model_tools.js");
+        await ensureToolsLoaded({ packages: config.plugins });
+      } catch (err) {
+        warn(`could not load every tool for the statistics' tool list: ${errorMessage(err)}`);
+      }
+      // Timing and model calls from the shards' own records: first start, last end, summed busy time.
+      const records = statuses.flatMap((s) => (s.record ? [s.record] : []));
+      const startedAt = records.length
+        ? new Date(Math.min(...records.map((r) => Date.parse(r.started_at))))
+        : undefined;
+      const completedAt = records.length
+        ? new Date(Math.max(...records.map((r) => Date.parse(r.ended_at))))
+        : undefined;
+      const busySeconds = Math.round(records.reduce((s, r) => s + r.busy_seconds, 0) * 100) / 100;
+      const modelCalls = sumModelCalls(
+        records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))),
       );
-      for (const s of unfinished) out.write(`${describeShard(s, count)}\n`);
-    }
-    out.write(`  tasks: ${report.done} done, ${report.failed} failed, ${report.dropped} dropped\n`);
-    out.write(
-      `  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`,
-    );
-    if (leftOutLines) out.write(`  left out: ${leftOutLines} line(s) of tasks their shard does not own\n`);
-    out.write(
-      `  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`,
-    );
-    if (failedByShard.length) {
-      out.write(
-        `  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`,
+      const totalPrompts = statuses.every((s) => s.owned)
+        ? statuses.reduce((n, s) => n + s.owned!.length, 0)
+        : undefined;
+      const { writeRunReports } = await import("../report/reports.js");
+      const report = await writeRunReports(outDir, config, {
+        startedAt,
+        completedAt,
+        totalPrompts,
+        modelCalls: modelCalls as ModelCallCounts | undefined,
+      });
+
+      const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);
+      const merged = usable.map((f) => f.shard.index);
+      const yaml: Record<string, unknown> = { ...first.runYaml };
+      delete yaml.shard;
+      writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
+      // The original's batch counts as one uninterrupted run over the merged files would have them.
+      const hermes = new HermesCheckpoint(config.batch_size ?? 10);
+      for (const [name, kind] of [
+        [RUN_FILES.trajectories, "trajectory"],
+        [RUN_FILES.dropped, "dropped"],
+        [RUN_FILES.failed, "failed"],
+      ] as const) {
+        for await (const l of readJsonl<{ prompt_index?: number; dropped?: string }>(join(outDir, name))) {
+          if (typeof l.value?.prompt_index === "number") hermes.record(l.value.prompt_index, kind, l.value.dropped);
+        }
+      }
+      const complete = unfinished.length === 0;
+      writeCheckpoint(
+        outDir,
+        {
+          run_name: config.run_name,
+          done: report.done,
+          failed: report.failed,
+          dropped: report.dropped,
+          total_in_dataset_slice: report.done + report.failed + report.dropped,
+          config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
+          finished: complete,
+        },
+        hermes,
       );
-      for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
+      const failedByShard = statuses
+        .filter((s) => s.failed.length)
+        .map((s) => ({ shard: s.index, ids: s.failed.map((f) => f.key) }));
+      const info = {
+        merged_at: new Date().toISOString(),
+        shards_dir: inspection.shardsDir,
+        shard_count: count,
+        complete,
+        merged_shards: merged,
+        missing_shards: statuses.filter((s) => s.state === "missing").map((s) => s.index),
+        unfinished_shards: unfinished.map((s) => ({
+          shard: s.index,
+          state: s.state,
+          why: s.why ?? null,
+          missing_ids: s.missing,
+        })),
+        failed_ids: failedByShard,
+        timing: {
+          started_at: startedAt?.toISOString() ?? null,
+          ended_at: completedAt?.toISOString() ?? null,
+          busy_seconds: busySeconds,
+        },
+        config_fingerprints: inspection.fingerprintGroups,
+        tasks: report,
+        lines: { trajectories: counts.trajectories, failed: counts.failed, dropped: counts.dropped },
+        duplicates: {
+          done: counts.duplicateDone,
+          failed_in_two_shards: counts.duplicateFailed,
+          failed_but_done_elsewhere: counts.failedButDoneElsewhere,
+          tasks_in_several_shards: counts.tasksInSeveralShards,
+        },
+        misplaced_lines: counts.misplaced,
+        not_in_dataset_lines: counts.notInDataset,
+        left_out_lines: counts.misplaced + counts.notInDataset,
+        bad_lines: counts.badLines,
+      };
+      const infoPath = join(outDir, MERGE_INFO_FILE);
+      writeFileSync(`${infoPath}.tmp`, JSON.stringify(info, null, 2) + "\n");
+      renameSync(`${infoPath}.tmp`, infoPath);
+
+      const out = process.stdout;
+      if (complete) out.write(`merged all ${count} shard(s) from ${inspection.shardsDir} → ${outDir}\n`);
+      else {
+        out.write(
+          `merged a PARTIAL run (--allow-partial) from ${inspection.shardsDir} → ${outDir}: ${count - unfinished.length} of ${count} shard(s) finished; ` +
+            `left out: ${leftOut.length} task(s) of shard(s) ${formatIndexes(
+              unfinished.map((s) => s.index),
+              1000,
+            )}\n`,
+        );
+        for (const s of unfinished) out.write(`${describeShard(s, count)}\n`);
+      }
+      out.write(`  tasks: ${report.done} done, ${report.failed} failed, ${report.dropped} dropped\n`);
+      out.write(
+        `  duplicates skipped: ${duplicates}${duplicates ? ` (${counts.tasksInSeveralShards} task(s) in more than one shard)` : ""}\n`,
+      );
+      if (leftOutLines) out.write(`  left out: ${leftOutLines} line(s) of tasks their shard does not own\n`);
+      out.write(
+        `  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`,
+      );
+      if (failedByShard.length) {
+        out.write(
+          `  ${report.failed} task(s) failed; rerun these shards with --retry-failed (\`hermes-batch shards ${positionals[0]}\` prints the commands), then merge again:\n`,
+        );
+        for (const f of failedByShard) out.write(`    shard ${f.shard}/${count}: ${listKeys(f.ids)}\n`);
+      }
+      if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);
+      if (!complete) return MERGE_EXIT.incomplete;
+      return report.failed > 0 || report.atifError ? MERGE_EXIT.someFailed : MERGE_EXIT.merged;
     }
-    if (report.atifError) process.stderr.write(`error: ${report.atifError}\n`);
-    if (!complete) return MERGE_EXIT.incomplete;
-    return report.failed > 0 || report.atifError ? MERGE_EXIT.someFailed : MERGE_EXIT.merged;
   },
 };
