@@ -361,6 +361,14 @@ describe("local sandbox: processes", () => {
     }
   });
 
+  it("a command that stops itself is waited for until its timeout kills it; the shell goes on", async () => {
+    const env = await sandbox();
+    const t = await env.exec("sleep 0.2; kill -STOP $BASHPID; echo resumed", { timeoutMs: 1_500 });
+    expect(t).toMatchObject({ timedOut: true, exitCode: 124 });
+    expect(t.stdout).not.toContain("resumed");
+    expect((await env.exec("echo still")).stdout).toBe("still\n");
+  });
+
   it("`kill $$` ends the command, not the sandbox's shell", async () => {
     const env = await sandbox();
     expect((await env.exec("kill -9 $$")).exitCode).toBe(137);

@@ -51,8 +51,6 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     `hb_jc=; if [ -n "$BASH_VERSION" ] && set -m 2>/dev/null; then hb_jc=1; fi`,
     // Looked up only without job control: a command substitution is a fork, and bash needs no setsid.
     `hb_setsid=; if [ -z "$hb_jc" ]; then hb_setsid=$(command -v setsid); fi`,
-    // With job control, plain `wait` returns when the job merely stops; `-f` (bash 5.1+) waits for its end.
-    `hb_waitf=; if [ -n "$hb_jc" ] && wait -f 2>/dev/null; then hb_waitf=-f; fi`,
     `hb_run() {`,
     `  hb_seq=$1; hb_dir=$2; hb_cmd=$3; shift 3`,
     `  printf '%s %s S\\n' "$hb_mark" "$hb_seq"`,
@@ -66,13 +64,18 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     // `set -m` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
     // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
     // one command as `bash -c` does.
-    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_waitf hb_rc hb_nl hb_end hb_n hb_req`,
+    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
+    // Job control is off while the shell waits: the job already leads its own group, and the shell does not see it
+    // stop (a stopped command is waited for until it ends or is killed, as without job control). Not `wait -f`:
+    // bash 5.2 can loop in it forever ("wait_for: No record of process") when the job is killed by a signal.
+    `  [ -z "$hb_jc" ] || set +m`,
     ...(reportPid ? [`  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`] : []),
-    `  wait $hb_waitf $! 2>/dev/null`,
+    `  wait $! 2>/dev/null`,
     `  hb_rc=$?`,
+    `  [ -z "$hb_jc" ] || set -m`,
     // One write each: a literal newline in printf's format is flushed by itself (stdout is line-buffered).
     `  hb_end="$hb_nl$hb_mark $hb_seq E$hb_rc$hb_nl"`,
     `  printf '%s' "$hb_end"`,
