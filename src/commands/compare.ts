@@ -3,7 +3,7 @@ import { existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UserError } from "../core/errors.js";
 import { compareRuns, parseUnscoredLimit } from "../report/compare.js";
-import { comparisonMarkdown, comparisonText } from "../report/compare_text.js";
+import { comparisonMarkdown, comparisonText, runWarnings } from "../report/compare_text.js";
 import { runToJUnit } from "../report/junit.js";
 import { loadRunSamples } from "../report/run_samples.js";
 import { parseCommandArgs } from "./args.js";
@@ -101,13 +101,8 @@ export const command: Command = {
       maxUnscored,
       allowDifferentDataset: values["allow-different-dataset"],
     });
-    for (const [run, label] of [
-      [baseline!, "baseline"],
-      [current!, "current"],
-    ] as const) {
-      if (run.badLines)
-        process.stderr.write(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped\n`);
-    }
+    for (const line of [...runWarnings(baseline!, "baseline"), ...runWarnings(current!, "current")])
+      process.stderr.write(`${line}\n`);
     process.stdout.write(comparisonText(comparison));
     if (junit) writeOutput(junit, runToJUnit(current!, { baseline: baseline! }), "--junit");
     if (markdown) writeOutput(markdown, comparisonMarkdown(comparison), "--markdown");

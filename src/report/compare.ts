@@ -330,12 +330,28 @@ function folderIdentity(dir: string): string {
   }
 }
 
+/** Why a task both runs have is not fully compared: an unscored result, unrun epochs, a result copied from the baseline. */
+function notComparedLabel(b: TaskRecord, c: TaskRecord, planned: { base?: number; cur?: number }): string | undefined {
+  const missing = [...c.samples, ...b.samples].find((s) => s.passed === null);
+  if (missing) return unscoredLabel(missing);
+  // A run stopped before its epochs were done (killed at a CI time limit, still running): the epochs it has not
+  // run are missing as a task absent from it is, and the ones a time limit cuts are the slow ones.
+  if (planned.cur !== undefined && c.samples.length < planned.cur) return "with epochs not run in the current run";
+  if (planned.base !== undefined && b.samples.length < planned.base) return "with epochs not run in the baseline";
+  // The baseline's own result in the current run (its folder copied, a line copied): no measurement of the current run.
+  const stamps = new Map(b.samples.map((s) => [s.epoch, s.stamp]));
+  if (c.samples.some((s) => s.stamp !== undefined && stamps.get(s.epoch) === s.stamp))
+    return "the baseline's own result (a copied line: same task, epoch and time)";
+  return undefined;
+}
+
 function comparability(
   opts: CompareOptions,
   common: [TaskRecord, TaskRecord][],
   paired: number,
   onlyBase: string[],
   sameFolder: boolean,
+  planned: { base?: number; cur?: number },
 ): { reasons: string[]; unscored: number; limit: number; byReason: Record<string, number> } {
   const reasons: string[] = [];
   // A run compared with itself passes any gate: a CI job whose current run reused the baseline's folder.
@@ -360,10 +376,9 @@ function comparability(
   const byReason: Record<string, number> = {};
   let unscored = 0;
   for (const [b, c] of common) {
-    const missing = [...c.samples, ...b.samples].filter((s) => s.passed === null);
-    if (missing.length === 0) continue;
+    const label = notComparedLabel(b, c, planned);
+    if (label === undefined) continue;
     unscored++;
-    const label = unscoredLabel(missing[0]!);
     byReason[label] = (byReason[label] ?? 0) + 1;
   }
   if (onlyBase.length) byReason["absent from the current run"] = onlyBase.length;
@@ -442,7 +457,10 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     .sort();
 
   const sameFolder = folderIdentity(base.dir) === folderIdentity(cur.dir);
-  const comparable = comparability(opts, common, pairs.length, onlyBase, sameFolder);
+  const comparable = comparability(opts, common, pairs.length, onlyBase, sameFolder, {
+    base: base.plannedEpochs,
+    cur: cur.plannedEpochs,
+  });
   const gate = applyGate(opts, alpha, stats, lost, oneEpoch);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.
   const perTaskDelta = (f: (s: RunSample) => number) =>

@@ -1,5 +1,17 @@
 /** A comparison as text for the console, and as Markdown for a pull-request comment. */
 import type { Comparison, SideSummary, TaskChange } from "./compare.js";
+import type { RunSamples } from "./run_samples.js";
+
+/** What a run's files held that the comparison could not take as written: one warning line each. */
+export function runWarnings(run: RunSamples, label: string): string[] {
+  const warnings: string[] = [];
+  if (run.badLines) warnings.push(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped`);
+  if (run.duplicateLines)
+    warnings.push(
+      `warning: ${label} ${run.dir}: ${run.duplicateLines} duplicate line(s) for a task and epoch that already had a result (the first stands); ${run.conflicting} task epoch(s) with conflicting results, unscored`,
+    );
+  return warnings;
+}
 
 const pct = (r: number | null) => (r === null ? "n/a" : `${(r * 100).toFixed(1)} %`);
 const pp = (d: number | null) =>

@@ -3,8 +3,9 @@
  * and the latest failure of tasks that never finished. A failed, dropped or unjudged sample is unscored
  * (passed: null), never a 0.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import YAML from "yaml";
 import * as z from "zod";
 import { UserError } from "../core/errors.js";
 import { RUN_FILES } from "../store/checkpoint.js";
@@ -46,6 +47,7 @@ const LineSchema = z
     dropped: z.string().optional(),
     verify: z.object({ exit_code: z.number(), output: z.string().optional() }).passthrough().optional(),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()).optional(),
+    metadata: z.unknown().optional(),
   })
   .passthrough();
 
@@ -69,6 +71,8 @@ export interface RunSample {
   durationMs: number;
   costUsd?: number;
   outcome: string;
+  /** When the run wrote this result (a trajectory line's `metadata.timestamp`): a copied line keeps it. */
+  stamp?: string;
 }
 
 export interface RunSamples {
@@ -77,6 +81,12 @@ export interface RunSamples {
   samples: Map<string, RunSample>;
   epochs: number;
   badLines: number;
+  /** Epochs the run was started with (run.yaml `epochs`); undefined when run.yaml does not say. */
+  plannedEpochs?: number;
+  /** Lines of trajectories.jsonl and dropped.jsonl for a (task, epoch) that already had one: the first stands. */
+  duplicateLines: number;
+  /** (task, epoch) results whose lines disagree (another outcome or score): unscored, never the last one's verdict. */
+  conflicting: number;
 }
 
 export function sampleKey(taskId: string, epoch: number): string {
@@ -122,7 +132,24 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     durationMs: line.duration_ms ?? 0,
     costUsd: line.cost_usd,
     outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),
+    stamp: source === "trajectory" ? timestampOf(line.metadata) : undefined,
   };
+}
+
+function timestampOf(metadata: unknown): string | undefined {
+  const t = (metadata as { timestamp?: unknown } | null | undefined)?.timestamp;
+  return typeof metadata === "object" && typeof t === "string" && t !== "" ? t : undefined;
+}
+
+/** The epochs run.yaml says the run was started with (`--epochs`), when it says. */
+function plannedEpochsOf(dir: string): number | undefined {
+  try {
+    const config = YAML.parse(readFileSync(join(dir, "run.yaml"), "utf8")) as { epochs?: unknown } | null;
+    const k = config?.epochs;
+    return typeof k === "number" && Number.isInteger(k) && k >= 1 ? k : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a run folder's samples. A missing folder or one without result files is a UserError. */
@@ -134,6 +161,8 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
   const samples = new Map<string, RunSample>();
   const failures = new Map<string, RunSample>();
   let badLines = 0;
+  let duplicateLines = 0;
+  const conflicting = new Set<string>();
   let epochs = 1;
   for (const file of files) {
     const source = file === RUN_FILES.trajectories ? "trajectory" : file === RUN_FILES.dropped ? "dropped" : "failed";
@@ -146,10 +175,38 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
       const sample = toSample(parsed.data, source);
       epochs = Math.max(epochs, sample.epoch + 1);
       // Failures are attempts: the latest one stands, and only for tasks that never finished.
-      if (source === "failed") failures.set(sample.key, sample);
-      else samples.set(sample.key, sample);
+      if (source === "failed") {
+        failures.set(sample.key, sample);
+        continue;
+      }
+      // A second result for one (task, epoch): a run never writes one (resume and merge skip done results), so
+      // the file was edited or concatenated. The first line stands, as `merge` keeps it; lines that disagree
+      // leave the result unscored rather than let whichever came last decide it.
+      const first = samples.get(sample.key);
+      if (!first) {
+        samples.set(sample.key, sample);
+        continue;
+      }
+      duplicateLines++;
+      if (first.passed !== sample.passed || first.outcome !== sample.outcome || conflicting.has(sample.key)) {
+        conflicting.add(sample.key);
+        samples.set(sample.key, {
+          ...first,
+          passed: null,
+          reason: "conflicting results: two or more lines for this task and epoch disagree",
+        });
+      }
     }
   }
   for (const [key, failure] of failures) if (!samples.has(key)) samples.set(key, failure);
-  return { dir, name: dir.split(/[\\/]/).filter(Boolean).at(-1) ?? dir, samples, epochs, badLines };
+  return {
+    dir,
+    name: dir.split(/[\\/]/).filter(Boolean).at(-1) ?? dir,
+    samples,
+    epochs,
+    badLines,
+    plannedEpochs: plannedEpochsOf(dir),
+    duplicateLines,
+    conflicting: conflicting.size,
+  };
 }

@@ -2,7 +2,7 @@
 import type { RunConfig } from "../config/run_config.js";
 import { UserError } from "../core/errors.js";
 import { compareRuns, parseUnscoredLimit, type UnscoredLimit } from "../report/compare.js";
-import { comparisonText } from "../report/compare_text.js";
+import { comparisonText, runWarnings } from "../report/compare_text.js";
 import { loadRunSamples } from "../report/run_samples.js";
 
 /** The run's --max-unscored, parsed (undefined when not given); the config schema already refused a bad value. */
@@ -19,12 +19,16 @@ export function maxUnscoredOf(config: RunConfig): UnscoredLimit | undefined {
 /** 0 no regression, 1 a regression, 3 not comparable (the exit codes of `compare`). */
 export async function baselineGate(config: RunConfig, runDir: string, out: NodeJS.WritableStream): Promise<0 | 1 | 3> {
   const maxUnscored = maxUnscoredOf(config);
-  const comparison = compareRuns(await loadRunSamples(config.baseline!), await loadRunSamples(runDir), {
+  const [baseline, current] = [await loadRunSamples(config.baseline!), await loadRunSamples(runDir)];
+  const comparison = compareRuns(baseline, current, {
     maxDropPp: config.max_drop,
     significantOnly: config.significant_only,
     maxUnscored,
     allowDifferentDataset: config.allow_different_dataset,
   });
-  out.write(`\ncompared with the baseline ${config.baseline}:\n${comparisonText(comparison)}`);
+  const warnings = [...runWarnings(baseline, "baseline"), ...runWarnings(current, "current")];
+  out.write(
+    `\ncompared with the baseline ${config.baseline}:\n${warnings.map((w) => `${w}\n`).join("")}${comparisonText(comparison)}`,
+  );
   return comparison.verdict === "not_comparable" ? 3 : comparison.verdict === "regression" ? 1 : 0;
 }
