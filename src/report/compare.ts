@@ -253,7 +253,8 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
   };
 }
 
-const fmtP = (p: number) => (p < 0.001 ? "< 0.001" : p.toPrecision(2));
+/** "p = 0.031", or "p < 0.001" (never "p = < 0.001"). */
+const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toPrecision(2)}`);
 const fmtPp = (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 
 interface GateResult {
@@ -265,7 +266,7 @@ interface GateResult {
 function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[], oneEpoch: boolean): GateResult {
   const drop = s.delta !== null && s.delta < 0;
   const significantDrop = drop && s.pDrop !== null && s.pDrop < alpha;
-  const pText = s.pDrop === null ? "n/a" : fmtP(s.pDrop);
+  const pText = pIs(s.pDrop);
   if (opts.maxDropPp !== undefined) {
     const gate: Gate = opts.significantOnly ? "max_drop_significant" : "max_drop";
     const limit = `--max-drop ${opts.maxDropPp}${opts.significantOnly ? " --significant-only" : ""}`;
@@ -274,20 +275,20 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
       const why = `pass rate dropped by ${(-s.delta!).toFixed(1)} points (more than --max-drop ${opts.maxDropPp})`;
       return {
         gate,
-        regressions: [opts.significantOnly ? `${why}, significant (one-sided p = ${pText} < ${alpha})` : why],
+        regressions: [opts.significantOnly ? `${why}, significant (one-sided p ${pText} < ${alpha})` : why],
         note: `gate ${limit}: failed`,
       };
     }
     if (s.delta === null) return { gate, regressions: [], note: `gate ${limit}: nothing to compare` };
     if (!drop) return { gate, regressions: [], note: `no regression: ${fmtPp(s.delta)} (gate ${limit})` };
     const within = over
-      ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p = ${pText} ≥ ${alpha})`
+      ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p ${pText} ≥ ${alpha})`
       : `within --max-drop ${opts.maxDropPp}`;
     return { gate, regressions: [], note: `${fmtPp(s.delta)}, ${within}` };
   }
   const regressions: string[] = [];
   if (significantDrop)
-    regressions.push(`significant drop of ${(-s.delta!).toFixed(1)} points (one-sided p = ${pText} < ${alpha})`);
+    regressions.push(`significant drop of ${(-s.delta!).toFixed(1)} points (one-sided p ${pText} < ${alpha})`);
   if (lost.length > 0) {
     const names = lost.slice(0, 5).join(", ") + (lost.length > 5 ? ", …" : "");
     // With one epoch a task is lost by a single flip: a regression for a deterministic model, but a sampling
@@ -308,7 +309,7 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   return {
     gate: "default",
     regressions,
-    note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p = ${pText} ≥ ${alpha}) and no task lost in every epoch`,
+    note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p ${pText} ≥ ${alpha}) and no task lost in every epoch`,
   };
 }
 

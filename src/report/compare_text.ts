@@ -18,7 +18,22 @@ const pp = (d: number | null) =>
   d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 const num = (d: number) => `${d < 0 ? "−" : ""}${Math.abs(d).toFixed(1)}`;
 const interval = (ci: [number, number] | null) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : "n/a");
-const pval = (p: number | null) => (p === null ? "n/a" : p < 0.001 ? "< 0.001" : p.toFixed(3));
+/** "= 0.031" or "< 0.001", after a "p". */
+const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toFixed(3)}`);
+
+/**
+ * Characters that end a line for some reader (a terminal, a CI log, GitHub Actions' `::command::` parser) or turn
+ * the text around it (bidirectional controls), and the other control characters: text from a run (task ids, a
+ * judge's reason quoting the answer) cannot start a line of its own or reorder one.
+ */
+const UNSAFE = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/g;
+
+/** One line of console text with every unsafe character shown: \n, \r, or <U+XXXX>. */
+export function visible(s: string): string {
+  return s.replace(UNSAFE, (ch) =>
+    ch === "\n" ? "\\n" : ch === "\r" ? "\\r" : `<U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}>`,
+  );
+}
 const signed = (n: number | null, unit = "") =>
   n === null ? "n/a" : `${n >= 0 ? "+" : "−"}${Math.abs(Math.round(n))}${unit}`;
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -38,11 +53,11 @@ function pairedLine(c: Comparison): string {
   const test = c.test
     ? ` (${TEST_NAMES[c.test]}${c.test_on_common_epochs ? ", on each task's first epochs, as many as both runs scored" : ""})`
     : "";
-  const drop = c.p_value_drop !== null ? `; one-sided p of a drop = ${pval(c.p_value_drop)}` : "";
+  const drop = c.p_value_drop !== null ? `; one-sided p of a drop ${pIs(c.p_value_drop)}` : "";
   return (
     `paired over ${plural(c.paired, "task")} scored in both (${plural(c.baseline.epochs, "epoch")} baseline, ${c.current.epochs} current): ` +
     `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)}, ${pp(c.delta_pp)} (95 % CI ${interval(c.delta_ci95_pp)} pp), ` +
-    `p = ${pval(c.p_value)} two-sided${test}${drop}`
+    `p ${pIs(c.p_value)} two-sided${test}${drop}`
   );
 }
 
@@ -92,7 +107,7 @@ export function comparisonText(c: Comparison, maxListed = 20): string {
     );
   if (c.verdict !== "ok") lines.push(`gate: ${c.gate_note}`);
   lines.push(verdictLine(c));
-  return lines.join("\n") + "\n";
+  return lines.map(visible).join("\n") + "\n";
 }
 
 /**
@@ -103,6 +118,7 @@ export function comparisonText(c: Comparison, maxListed = 20): string {
 export function mdText(s: string): string {
   return s
     .replace(/\r?\n|\r/g, " ")
+    .replace(UNSAFE, (ch) => visible(ch))
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
