@@ -95,6 +95,8 @@ export interface Comparison {
    * one run than in the other); the change and its interval are over all of them.
    */
   test_on_common_epochs: boolean;
+  /** The change on the epochs the test took (points): delta_pp, unless test_on_common_epochs. */
+  test_delta_pp: number | null;
   alpha: number;
   significant: boolean;
   significant_drop: boolean;
@@ -208,6 +210,8 @@ interface Stats {
   test: Comparison["test"];
   /** The test took each task's first epochs, as many as both runs scored (their counts differ). */
   commonEpochs: boolean;
+  /** The change on the epochs the test took (points): `delta` unless commonEpochs. */
+  testDelta: number | null;
 }
 
 /** A task's rate over its first `n` scored epochs (by epoch number). */
@@ -228,6 +232,7 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
   const commonEpochs = !oneEpoch && pairs.some(([b, c]) => b.scored !== c.scored);
   let exactP = oneEpoch ? mcnemar(lost, gained) : undefined;
   let method: PairedTest["method"] | undefined;
+  let testDelta: number | undefined;
   if (commonEpochs) {
     const n = pairs.map(([b, c]) => Math.min(b.scored, c.scored));
     const common = pairedTest(
@@ -238,10 +243,11 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
     if (common) {
       exactP = { twoSided: common.p_two_sided, drop: common.p_drop };
       method = common.method;
+      testDelta = common.mean_delta * 100;
     }
   }
   const t = pairedTest(baseRates, curRates, { seed, alpha, exactP });
-  if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null, commonEpochs: false };
+  if (!t) return { delta: null, ci: null, pTwo: null, pDrop: null, test: null, commonEpochs: false, testDelta: null };
   method ??= t.method;
   return {
     delta: t.mean_delta * 100,
@@ -250,6 +256,7 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
     pDrop: t.p_drop,
     test: oneEpoch ? "mcnemar_exact" : method === "exact" ? "sign_flip_exact" : "sign_flip_monte_carlo",
     commonEpochs,
+    testDelta: testDelta ?? t.mean_delta * 100,
   };
 }
 
@@ -267,6 +274,12 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   const drop = s.delta !== null && s.delta < 0;
   const significantDrop = drop && s.pDrop !== null && s.pDrop < alpha;
   const pText = pIs(s.pDrop);
+  // A p-value about other epochs than the change shown (1 epoch against 5: the test on each task's first) reads as
+  // a contradiction when the two changes differ ("−80.0 pp … p = 1"): the note says what the test compared.
+  const seen =
+    s.commonEpochs && s.delta !== null && s.testDelta !== null && Math.abs(s.testDelta - s.delta) >= 0.05
+      ? `; the test compares each task's first epochs, as many as both runs scored: ${fmtPp(s.testDelta)} on those, ${fmtPp(s.delta)} over every epoch`
+      : "";
   if (opts.maxDropPp !== undefined) {
     const gate: Gate = opts.significantOnly ? "max_drop_significant" : "max_drop";
     const limit = `--max-drop ${opts.maxDropPp}${opts.significantOnly ? " --significant-only" : ""}`;
@@ -282,7 +295,7 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
     if (s.delta === null) return { gate, regressions: [], note: `gate ${limit}: nothing to compare` };
     if (!drop) return { gate, regressions: [], note: `no regression: ${fmtPp(s.delta)} (gate ${limit})` };
     const within = over
-      ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p ${pText} ≥ ${alpha})`
+      ? `more than --max-drop ${opts.maxDropPp} but not significant (one-sided p ${pText} ≥ ${alpha}${seen})`
       : `within --max-drop ${opts.maxDropPp}`;
     return { gate, regressions: [], note: `${fmtPp(s.delta)}, ${within}` };
   }
@@ -309,7 +322,7 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   return {
     gate: "default",
     regressions,
-    note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p ${pText} ≥ ${alpha}) and no task lost in every epoch`,
+    note: `${fmtPp(s.delta)}, within the ${gateName}: not significant (one-sided p ${pText} ≥ ${alpha}${seen}) and no task lost in every epoch`,
   };
 }
 
@@ -490,6 +503,7 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     p_value_drop: stats.pDrop,
     test: stats.test,
     test_on_common_epochs: stats.commonEpochs,
+    test_delta_pp: stats.testDelta,
     alpha,
     significant: stats.pTwo !== null && stats.pTwo < alpha,
     significant_drop: stats.delta !== null && stats.delta < 0 && stats.pDrop !== null && stats.pDrop < alpha,
