@@ -45,6 +45,9 @@ describe("compare refuses what is no measurement of the current run", () => {
     const r = await runCliInProcess(["compare", base, copy]);
     expect(r.exitCode, r.stdout).toBe(3);
     expect(r.stdout).toMatch(/NOT COMPARABLE: .*8 of 8 task\(s\).*the baseline's own result/);
+    // A copy graded again against a corrected dataset is compared on purpose: --allow-different-dataset.
+    const regraded = await runCliInProcess(["compare", base, copy, "--allow-different-dataset"]);
+    expect(regraded.exitCode, regraded.stdout).toBe(0);
     // A real second run of the same model is compared as before.
     const again = await scriptedRun(out, "again", 1);
     const ok = await runCliInProcess(["compare", base, again]);

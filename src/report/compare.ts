@@ -345,17 +345,24 @@ function folderIdentity(dir: string): string {
 }
 
 /** Why a task both runs have is not fully compared: an unscored result, unrun epochs, a result copied from the baseline. */
-function notComparedLabel(b: TaskRecord, c: TaskRecord, planned: { base?: number; cur?: number }): string | undefined {
+function notComparedLabel(
+  b: TaskRecord,
+  c: TaskRecord,
+  planned: { base?: number; cur?: number },
+  allowRegraded: boolean,
+): string | undefined {
   const missing = [...c.samples, ...b.samples].find((s) => s.passed === null);
   if (missing) return unscoredLabel(missing);
   // A run stopped before its epochs were done (killed at a CI time limit, still running): the epochs it has not
   // run are missing as a task absent from it is, and the ones a time limit cuts are the slow ones.
   if (planned.cur !== undefined && c.samples.length < planned.cur) return "with epochs not run in the current run";
   if (planned.base !== undefined && b.samples.length < planned.base) return "with epochs not run in the baseline";
-  // The baseline's own result in the current run (its folder copied, a line copied): no measurement of the current run.
+  // The baseline's own result in the current run (its folder copied, a line copied): no measurement of the current
+  // run. A copy graded again (`score COPY --dataset FILE`) is compared on purpose, with --allow-different-dataset.
+  if (allowRegraded) return undefined;
   const stamps = new Map(b.samples.map((s) => [s.epoch, s.stamp]));
   if (c.samples.some((s) => s.stamp !== undefined && stamps.get(s.epoch) === s.stamp))
-    return "the baseline's own result (a copied line: same task, epoch and time)";
+    return "the baseline's own result (a copied line: same task, epoch and time; a re-graded copy compares with --allow-different-dataset)";
   return undefined;
 }
 
@@ -390,7 +397,7 @@ function comparability(
   const byReason: Record<string, number> = {};
   let unscored = 0;
   for (const [b, c] of common) {
-    const label = notComparedLabel(b, c, planned);
+    const label = notComparedLabel(b, c, planned, opts.allowDifferentDataset === true);
     if (label === undefined) continue;
     unscored++;
     byReason[label] = (byReason[label] ?? 0) + 1;
