@@ -112,3 +112,39 @@ describe("two results for one task and epoch", () => {
     expect(r.stderr).toContain("1 task epoch(s) with conflicting results");
   });
 });
+
+describe("rows that name no scorer", () => {
+  it("are no unscored task of the gate: a dataset with data-only rows beside scored ones compares (exit 0)", async () => {
+    // --fail-under counts undecided results only among rows that name a scorer; compare counted a row without any
+    // as "unscored", so one such row among 9 made every comparison exit 3, and CI raised --max-unscored for good.
+    const out = tempDir();
+    const data = join(out, "data.jsonl");
+    writeFileSync(data, `${readFileSync(DATASET, "utf8").trimEnd()}\n{"id": "free-1", "prompt": "Say hi."}\n`);
+    const run = async (name: string) => {
+      const r = await runCliInProcess(["run", data, "--model", "scripted", "--run-name", name, "--output-dir", out]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      return join(out, name);
+    };
+    const [a, b] = [await run("a"), await run("b")];
+    const r = await runCliInProcess(["compare", a, b]);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.stdout).toContain("1 task(s) without a scorer in either run, not compared");
+    // A scorer in the baseline and none now is still a task the current run does not measure.
+    const c = compareRuns(await loadRunSamples(a), await loadRunSamples(b));
+    expect(c.unscored_tasks).toBe(0);
+    const lines = readFileSync(join(b, "trajectories.jsonl"), "utf8").split("\n").filter(Boolean);
+    writeFileSync(
+      join(b, "trajectories.jsonl"),
+      lines
+        .map((l) => {
+          const v = JSON.parse(l);
+          if (v.task_id === "eval-add") delete v.score;
+          return JSON.stringify(v);
+        })
+        .join("\n") + "\n",
+    );
+    const dropped = compareRuns(await loadRunSamples(a), await loadRunSamples(b));
+    expect(dropped.unscored_tasks).toBe(1);
+    expect(dropped.unscored_reasons).toEqual({ "no scorer for this task": 1 });
+  }, 60_000);
+});

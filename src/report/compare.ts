@@ -370,10 +370,18 @@ function comparability(
   opts: CompareOptions,
   common: [TaskRecord, TaskRecord][],
   paired: number,
-  onlyBase: string[],
+  onlyBase: TaskRecord[],
   sameFolder: boolean,
   planned: { base?: number; cur?: number },
-): { reasons: string[]; unscored: number; limit: number; byReason: Record<string, number> } {
+): {
+  reasons: string[];
+  unscored: number;
+  limit: number;
+  byReason: Record<string, number>;
+  /** The baseline's tasks the limit is a share of: those that name a scorer in a run. */
+  compared: number;
+  withoutScorer: number;
+} {
   const reasons: string[] = [];
   // A run compared with itself passes any gate: a CI job whose current run reused the baseline's folder.
   if (sameFolder) reasons.push("the baseline and the current run are the same folder");
@@ -396,15 +404,25 @@ function comparability(
   }
   const byReason: Record<string, number> = {};
   let unscored = 0;
+  // Tasks whose row names no scorer in either run (rows kept for their trajectories, not graded) measure nothing:
+  // they are neither unscored nor part of the tasks the limit is a share of, as for --fail-under.
+  const unmeasured = (t: TaskRecord) => t.samples.every((s) => s.noScorer);
+  let withoutScorer = 0;
   for (const [b, c] of common) {
+    if (unmeasured(b) && unmeasured(c)) {
+      withoutScorer++;
+      continue;
+    }
     const label = notComparedLabel(b, c, planned, opts.allowDifferentDataset === true);
     if (label === undefined) continue;
     unscored++;
     byReason[label] = (byReason[label] ?? 0) + 1;
   }
-  if (onlyBase.length) byReason["absent from the current run"] = onlyBase.length;
-  unscored += onlyBase.length;
-  const compared = common.length + onlyBase.length;
+  const absent = onlyBase.filter((t) => !unmeasured(t));
+  withoutScorer += onlyBase.length - absent.length;
+  if (absent.length) byReason["absent from the current run"] = absent.length;
+  unscored += absent.length;
+  const compared = common.length + onlyBase.length - withoutScorer;
   const limitSpec = opts.maxUnscored ?? DEFAULT_MAX_UNSCORED;
   const limit = unscoredLimitOf(limitSpec, compared);
   if (compared > 0 && unscored > limit) {
@@ -416,7 +434,7 @@ function comparability(
       `${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`,
     );
   }
-  return { reasons, unscored, limit, byReason };
+  return { reasons, unscored, limit, byReason, compared, withoutScorer };
 }
 
 /**
@@ -424,11 +442,11 @@ function comparability(
  * run) when the limit allowed them: a task that passed in the baseline and crashes now is not compared.
  */
 function notComparedNote(
-  comparable: { unscored: number; byReason: Record<string, number> },
-  compared: number,
+  comparable: { unscored: number; byReason: Record<string, number>; compared: number; withoutScorer: number },
   onlyCurrent: number,
   opts: CompareOptions,
 ): string {
+  const compared = comparable.compared;
   const notes: string[] = [];
   if (comparable.unscored > 0) {
     const reasons = Object.entries(comparable.byReason)
@@ -441,6 +459,8 @@ function notComparedNote(
   }
   // Tasks the baseline lacks (a baseline that stopped short, or new rows) are judged by nothing.
   if (onlyCurrent > 0) notes.push(`${onlyCurrent} task(s) only in the current run, not compared`);
+  if (comparable.withoutScorer > 0)
+    notes.push(`${comparable.withoutScorer} task(s) without a scorer in either run, not compared`);
   return notes.map((n) => `; ${n}`).join("");
 }
 
@@ -478,10 +498,17 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     .sort();
 
   const sameFolder = folderIdentity(base.dir) === folderIdentity(cur.dir);
-  const comparable = comparability(opts, common, pairs.length, onlyBase, sameFolder, {
-    base: base.plannedEpochs,
-    cur: cur.plannedEpochs,
-  });
+  const comparable = comparability(
+    opts,
+    common,
+    pairs.length,
+    onlyBase.map((id) => baseTasks.get(id)!),
+    sameFolder,
+    {
+      base: base.plannedEpochs,
+      cur: cur.plannedEpochs,
+    },
+  );
   const gate = applyGate(opts, alpha, stats, lost, oneEpoch);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.
   const perTaskDelta = (f: (s: RunSample) => number) =>
@@ -518,8 +545,7 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
     gate_note:
       verdict === "not_comparable"
         ? `not comparable: ${comparable.reasons.join("; ")}`
-        : gate.note +
-          (verdict === "ok" ? notComparedNote(comparable, common.length + onlyBase.length, onlyCur.length, opts) : ""),
+        : gate.note + (verdict === "ok" ? notComparedNote(comparable, onlyCur.length, opts) : ""),
     mean_tokens_delta: perTaskDelta((s) => s.tokens + s.approverTokens + s.judgeTokens),
     mean_duration_ms_delta: perTaskDelta((s) => s.durationMs),
     cost_usd_delta:

@@ -71,6 +71,8 @@ export interface RunSample {
   durationMs: number;
   costUsd?: number;
   outcome: string;
+  /** A result whose row names no scorer (a trajectory line without `score`): never a measurement. */
+  noScorer?: boolean;
   /** When the run wrote this result (a trajectory line's `metadata.timestamp`): a copied line keeps it. */
   stamp?: string;
 }
@@ -133,6 +135,7 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     costUsd: line.cost_usd,
     outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),
     stamp: source === "trajectory" ? timestampOf(line.metadata) : undefined,
+    ...(source === "trajectory" && !score ? { noScorer: true } : {}),
   };
 }
 
