@@ -470,7 +470,9 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
   const curTasks = byTask(cur);
   const common: [TaskRecord, TaskRecord][] = [];
   const onlyBase: string[] = [];
-  for (const [id, b] of baseTasks) {
+  // By task id, not by line order: the Monte-Carlo test draws its sign patterns task by task, so the same runs
+  // written in another order (a resume, shards merged in another order) would give another p-value.
+  for (const [id, b] of [...baseTasks].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
     const c = curTasks.get(id);
     if (c) common.push([b, c]);
     else onlyBase.push(id);
