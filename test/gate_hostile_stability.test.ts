@@ -61,3 +61,19 @@ describe("the order of a run's lines", () => {
     expect(results[2]).toEqual(results[0]);
   });
 });
+
+describe("a change of exactly zero", () => {
+  it("is ±0.0 pp and passes --max-drop 0, not 'dropped by 0.0 points' from a rounding error", async () => {
+    // Three tasks whose rates trade places (1/3, 2/3, 1/10 → 2/3, 1/10, 1/3): the same mean, but the floating-point
+    // sum of the differences is −9e-18, which --max-drop 0 took for a drop.
+    const epochs = (id: string, n: number, passed: number) =>
+      Array.from({ length: n }, (_, epoch) => ({ id, epoch, passed: epoch < passed }));
+    const dir = tempDir();
+    const base = writeRun(join(dir, "b"), [...epochs("a", 3, 1), ...epochs("b", 3, 2), ...epochs("c", 10, 1)]);
+    const cur = writeRun(join(dir, "c"), [...epochs("a", 3, 2), ...epochs("b", 10, 1), ...epochs("c", 3, 1)]);
+    const c = compareRuns(await loadRunSamples(base), await loadRunSamples(cur), { maxDropPp: 0 });
+    expect(c.delta_pp).toBe(0);
+    expect(c.verdict).toBe("ok");
+    expect(c.gate_note).toContain("no regression: ±0.0 pp");
+  });
+});
