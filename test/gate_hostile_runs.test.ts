@@ -3,7 +3,7 @@
  * stopped before its epochs were done, two results for one task and epoch. Runs are made by the real `run` on
  * the built-in scripted model where the shape matters, and checked through `compare` as CI calls it.
  */
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { compareRuns } from "../src/report/compare.js";
@@ -76,7 +76,7 @@ describe("compare refuses what is no measurement of the current run", () => {
 });
 
 describe("two results for one task and epoch", () => {
-  it("conflicting duplicate lines are unscored (never the last one's pass), and compare warns", async () => {
+  it("the first line of a task and epoch stands, never an appended one, as in statistics.json; compare warns", async () => {
     const root = tempDir();
     const line = (id: string, passed: boolean) =>
       JSON.stringify({
@@ -86,30 +86,29 @@ describe("two results for one task and epoch", () => {
         score: { passed, value: passed ? 1 : 0, scorers: [{ name: "expected", passed, reason: "r" }] },
       });
     const ids = Array.from({ length: 10 }, (_, i) => `t${i}`);
-    writeFileSync(join(root, "trajectories.jsonl"), ids.map((id) => line(id, true)).join("\n") + "\n");
+    const base = join(root, "base");
     const cur = join(root, "cur");
-    cpSync(join(root, "trajectories.jsonl"), join(root, "base.jsonl"));
-    const { mkdirSync } = await import("node:fs");
-    mkdirSync(join(root, "base"));
+    mkdirSync(base);
     mkdirSync(cur);
-    cpSync(join(root, "base.jsonl"), join(root, "base", "trajectories.jsonl"));
-    // t0 failed; a passing line for t0 appended after it (two runs' files concatenated by hand, say).
+    writeFileSync(join(base, "trajectories.jsonl"), ids.map((id) => line(id, true)).join("\n") + "\n");
+    // t0 failed; a passing line for t0 appended after it (two files concatenated by hand, say): the last line
+    // decided before, and the regression (t0 lost) was gone.
     writeFileSync(
       join(cur, "trajectories.jsonl"),
       [...ids.map((id) => line(id, id !== "t0")), line("t0", true), line("t5", true)].join("\n") + "\n",
     );
     const samples = await loadRunSamples(cur);
-    expect(samples.samples.get("t0#0")!.passed).toBeNull();
-    expect(samples.samples.get("t0#0")!.reason).toContain("conflicting results");
+    expect(samples.samples.get("t0#0")!.passed).toBe(false);
     expect(samples.samples.get("t5#0")!.passed).toBe(true);
     expect(samples.duplicateLines).toBe(2);
     expect(samples.conflicting).toBe(1);
-    const c = compareRuns(await loadRunSamples(join(root, "base")), samples, { maxUnscored: { count: 1 } });
-    expect(c.unscored_tasks).toBe(1);
-    expect(c.verdict).toBe("ok");
-    const r = await runCliInProcess(["compare", join(root, "base"), cur, "--max-unscored", "1"]);
+    const c = compareRuns(await loadRunSamples(base), samples);
+    expect(c.lost).toEqual(["t0"]);
+    expect(c.verdict).toBe("regression");
+    const r = await runCliInProcess(["compare", base, cur]);
+    expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain("2 duplicate line(s)");
-    expect(r.stderr).toContain("1 task epoch(s) with conflicting results");
+    expect(r.stderr).toContain("1 task epoch(s) whose repeated lines disagree with the first");
   });
 });
 

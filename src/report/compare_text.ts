@@ -8,7 +8,7 @@ export function runWarnings(run: RunSamples, label: string): string[] {
   if (run.badLines) warnings.push(`warning: ${label} ${run.dir}: ${run.badLines} unreadable line(s) skipped`);
   if (run.duplicateLines)
     warnings.push(
-      `warning: ${label} ${run.dir}: ${run.duplicateLines} duplicate line(s) for a task and epoch that already had a result (the first stands); ${run.conflicting} task epoch(s) with conflicting results, unscored`,
+      `warning: ${label} ${run.dir}: ${run.duplicateLines} duplicate line(s) for a task and epoch that already had a result (the first stands); ${run.conflicting} task epoch(s) whose repeated lines disagree with the first`,
     );
   return warnings;
 }

@@ -87,7 +87,7 @@ export interface RunSamples {
   plannedEpochs?: number;
   /** Lines of trajectories.jsonl and dropped.jsonl for a (task, epoch) that already had one: the first stands. */
   duplicateLines: number;
-  /** (task, epoch) results whose lines disagree (another outcome or score): unscored, never the last one's verdict. */
+  /** (task, epoch) results whose repeated lines disagree with the first (another outcome or verdict). */
   conflicting: number;
 }
 
@@ -182,23 +182,16 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
         failures.set(sample.key, sample);
         continue;
       }
-      // A second result for one (task, epoch): a run never writes one (resume and merge skip done results), so
-      // the file was edited or concatenated. The first line stands, as `merge` keeps it; lines that disagree
-      // leave the result unscored rather than let whichever came last decide it.
+      // A second result for one (task, epoch) (a hand-merged file, a line written again after a crash): the first
+      // line stands, as for --resume, merge and statistics.json, never whichever came last; counted, and those
+      // that disagree with it named apart, for compare's warning.
       const first = samples.get(sample.key);
       if (!first) {
         samples.set(sample.key, sample);
         continue;
       }
       duplicateLines++;
-      if (first.passed !== sample.passed || first.outcome !== sample.outcome || conflicting.has(sample.key)) {
-        conflicting.add(sample.key);
-        samples.set(sample.key, {
-          ...first,
-          passed: null,
-          reason: "conflicting results: two or more lines for this task and epoch disagree",
-        });
-      }
+      if (first.passed !== sample.passed || first.outcome !== sample.outcome) conflicting.add(sample.key);
     }
   }
   for (const [key, failure] of failures) if (!samples.has(key)) samples.set(key, failure);
