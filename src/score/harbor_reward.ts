@@ -52,7 +52,11 @@ export function readRewardFiles(
     if (!r.success || Object.keys(r.data).length === 0)
       return { reward: null, reason: "reward.json is not a non-empty object of numbers" };
     const values = Object.values(r.data);
-    const reward = r.data.reward ?? values.reduce((a, b) => a + b, 0) / values.length;
+    // Two rewards of 1e308 sum to Infinity: then each is divided first, so the mean is 1e308 and not Infinity (a
+    // pass whose reward JSON writes as null, and that Harbor's mean counts as 0).
+    const sum = values.reduce((a, b) => a + b, 0);
+    const reward =
+      r.data.reward ?? (Number.isFinite(sum) ? sum / values.length : values.reduce((a, b) => a + b / values.length, 0));
     return { reward, rewards: r.data, reason: `reward ${reward} (reward.json)`, source: "reward.json" };
   }
   if (txt !== undefined) {
