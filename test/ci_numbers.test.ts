@@ -229,26 +229,13 @@ describe("compare: the flag values and folders it refuses", () => {
   it("--max-drop in decimal points only (exit 2); a run folder compared with itself is not comparable (exit 3)", async () => {
     const dir = tempDir("hb-ci-flags-");
     const data = dataset(join(dir, "data.jsonl"), "P");
-    expect(
-      (
-        await runCliInProcess([
-          "run",
-          data,
-          "--model",
-          "scripted",
-          "--run-name",
-          "a",
-          "--output-dir",
-          join(dir, "runs"),
-          "--progress",
-          "none",
-        ])
-      ).exitCode,
-    ).toBe(0);
+    for (const name of ["a", "b"]) {
+      const args = ["run", data, "--model", "scripted", "--run-name", name, "--output-dir", join(dir, "runs")];
+      expect((await runCliInProcess([...args, "--progress", "none"])).exitCode).toBe(0);
+    }
+    // Two runs of the same data (a copied folder, or the same folder twice, is refused: see below).
     const a = join(dir, "runs", "a");
-    // A copy: a run folder compared with itself is refused (see below).
     const b = join(dir, "runs", "b");
-    cpSync(a, b, { recursive: true });
     for (const bad of ["0x10", "0b11", "0o7", "1e1"]) {
       const r = await runCliInProcess(["compare", a, b, "--max-drop", bad]);
       expect(r.exitCode, bad).toBe(2);

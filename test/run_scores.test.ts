@@ -180,7 +180,8 @@ describe("scores in a batch run", () => {
       "0",
     ]);
     expect(r2.exitCode).toBe(0);
-    // 3 of 8 tasks are unscored by design (judge garbage, judge down, no scorer): over the default 10 %.
+    // 2 of 7 tasks are unscored by design (judge garbage, judge down; the row without a scorer is left out):
+    // over the default 10 %.
     const regraded = await runCliInProcess(["compare", join(out, "base"), join(out, "cur")]);
     expect(regraded.exitCode).toBe(3);
     expect(regraded.stdout).toContain("the scoring differs: 1 task(s) are graded against other criteria");
@@ -193,7 +194,7 @@ describe("scores in a batch run", () => {
       "--allow-different-dataset",
     ]);
     expect(notComparable.exitCode).toBe(3);
-    expect(notComparable.stdout).toContain("3 of 8 task(s) are unscored");
+    expect(notComparable.stdout).toContain("2 of 7 task(s) are unscored");
     const cmp = await runCliInProcess([
       "compare",
       join(out, "base"),
