@@ -456,6 +456,28 @@ describe("summary.csv", () => {
     );
   });
 
+  it("a text cell a spreadsheet would run as a formula starts with a quote; numbers stay numbers", () => {
+    const row = summaryRowFromFailure({
+      task_id: '=HYPERLINK("http://127.0.0.1/x","open")',
+      prompt_index: 1,
+      outcome: "model_error",
+      error: "@SUM(1+1)",
+      duration_ms: 5,
+    });
+    const hostile = ["+1", "-2", "\tx"].map((id) =>
+      summaryRowFromFailure({ task_id: id, outcome: "timeout" } as never),
+    );
+    const lines = formatSummaryCsv([row, ...hostile])
+      .trimEnd()
+      .split("\n");
+    expect(lines[1]).toBe(
+      `"'=HYPERLINK(""http://127.0.0.1/x"",""open"")",1,model_error,false,false,0,0,0,0,0,5,,,'@SUM(1+1),0,,,`,
+    );
+    expect(lines.slice(2).map((l) => l.split(",")[0])).toEqual(["'+1", "'-2", "'\tx"]);
+    const negative = summaryRowFromEntry(entry({ task_id: "n", score: { passed: false, value: -0.5, scorers: [] } }));
+    expect(formatSummaryCsv([negative]).trimEnd().split("\n")[1]!.split(",").at(-2)).toBe("-0.5");
+  });
+
   it("tells epochs apart and says what each row scored: epoch, passed, score, scorers", () => {
     const scored = (
       epoch: number,
@@ -500,7 +522,7 @@ describe("summary.csv", () => {
     ]);
   });
 
-  it("writes every cell as csv-stringify with its defaults does (the library it replaces)", () => {
+  it("writes every cell as csv-stringify with its defaults and escape_formulas does (the library it replaces)", () => {
     const pieces = ["", "a", ",", '"', "\n", "\r", "\r\n", " ", "é", "💥", ";", "'", "=1", "-2", "0", "null"];
     let seed = 7;
     const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -521,6 +543,7 @@ describe("summary.csv", () => {
       columns: [...SUMMARY_COLUMNS],
       cast: { boolean: (v: boolean) => (v ? "true" : "false") },
       header: true,
+      escape_formulas: true,
     });
     expect(formatSummaryCsv(rows)).toBe(library);
   });

@@ -7,6 +7,7 @@
  *   score     the score value (0..1); empty when unscored
  *   scorers   each scorer of the row as name:verdict, sorted by name and joined with ";", the verdict
  *             pass, fail or unscored (e.g. "expected:pass;rubric:fail"); empty without scorers
+ * A text cell starting with =, +, -, @, a tab or a CR starts with a ' (a spreadsheet would run it as a formula).
  */
 import { closeSync, existsSync, fsyncSync, openSync, statSync, writeSync } from "node:fs";
 import { repairTornTail } from "../store/jsonl_file.js";
@@ -108,7 +109,7 @@ export function summaryRowFromFailure(rec: StoredFailureRecord): SummaryRow {
 }
 
 /**
- * One CSV cell as csv-stringify 6 writes it with its defaults (which this file used): empty for null, `true`/`false`,
+ * One CSV cell as csv-stringify 6 writes it with its defaults and `escape_formulas` (the library this file used): empty for null, `true`/`false`,
  * numbers as `String(n)`, quoted (inner quotes doubled) when the text holds a comma, a quote, a CR or an LF. By
  * hand because the library's per-row set-up (options, column normalisation, casts) was most of summary.csv's cost.
  */
@@ -122,7 +123,10 @@ function csvCell(value: unknown): string {
         : typeof value === "object"
           ? JSON.stringify(value) // a hand-edited line's odd value, as the library casts it
           : `${value as number}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  // A text cell a spreadsheet would run as a formula (a task id or an error from the model or a dataset) gets a
+  // leading quote (OWASP's CSV injection advice); numbers and booleans are written as they are.
+  const safe = typeof value === "string" && /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\r\n]/.test(safe) ? `"${safe.replaceAll('"', '""')}"` : safe;
 }
 
 /** One row as its CSV line, newline included. */
