@@ -109,9 +109,10 @@ export function summaryRowFromFailure(rec: StoredFailureRecord): SummaryRow {
 }
 
 /**
- * One CSV cell as csv-stringify 6 writes it with its defaults and `escape_formulas` (the library this file used): empty for null, `true`/`false`,
- * numbers as `String(n)`, quoted (inner quotes doubled) when the text holds a comma, a quote, a CR or an LF. By
- * hand because the library's per-row set-up (options, column normalisation, casts) was most of summary.csv's cost.
+ * One CSV cell as csv-stringify 6 writes it with its defaults and `escape_formulas` (the library this file used):
+ * empty for null, `true`/`false`, numbers as `String(n)`, quoted (inner quotes doubled) when the text holds a comma,
+ * a quote, a CR or an LF. By hand because the library's per-row set-up (options, column normalisation, casts) was
+ * most of summary.csv's cost.
  */
 function csvCell(value: unknown): string {
   if (value === null || value === undefined || value === "") return "";
