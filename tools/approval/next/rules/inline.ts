@@ -8,9 +8,9 @@ import type { ClassKey } from "../classes.js";
 /** A string literal without capture groups. */
 export const STR_PLAIN = String.raw`(?:'[^'\\]*'|"[^"\\]*"|\`[^\`\\$]*\`)`;
 
-/** Shell text in back quotes or `qx{…}` (Ruby, Perl), or a Groovy string's `.execute()`. */
+/** Shell text in back quotes, `qx{…}` (Perl) or `%x(…)` (Ruby), or a Groovy string's `.execute()`. */
 export const QUOTED_SHELL =
-  /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|\bqx\s*[{(]([^})]+)[})]|"([^"]+)"\.execute\(\)|\$`([^`]+)`/g;
+  /(?:^|[;{(=]|\bputs|\bprint)\s*`([^`$]+)`|(?:\bqx|%x)\s*[{([]([^})\]]+)[})\]]|"([^"]+)"\.execute\(\)|\$`([^`]+)`/g;
 
 /** A string literal in any of the languages (single, double or back quotes without interpolation). */
 export const STR = String.raw`(?:'([^'\\]*)'|"((?:[^"\\]|\\.)*)"|\`([^\`\\$]*)\`)`;
@@ -35,7 +35,7 @@ export const REDIRECT_WRITES = [
 ];
 
 /** Calls that run shell text. */
-export const SHELL_CALL_NAMES = String.raw`commandLine|os\.exec[lv]p?e?|os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|%x`;
+export const SHELL_CALL_NAMES = String.raw`commandLine|os\.exec[lv]p?e?|os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|Open3\.\w+|%x`;
 
 /** Tcl's `exec PROGRAM ARGS…` (a bare word after `exec`, not a quoted string or a call): the words run as a command. */
 export const BARE_EXEC = /(?:^|[;[{\n])\s*exec\s+([a-zA-Z/][^\]\n;}]*)/g;
@@ -54,9 +54,13 @@ export const HOME_EXPRESSIONS =
  */
 export const CODE_REWRITES: [RegExp, string][] = [
   [/__import__\(\s*['"]([\w.]+)['"]\s*\)/g, "$1"],
-  [/(?:File\.expand_path|os\.path\.expanduser|path\.resolve)\(\s*(['"][^'"]*['"])\s*\)/g, "$1"],
+  [
+    /(?:File\.expand_path|os\.path\.expanduser|path\.resolve|path\.expand|normalizePath)\(\s*(['"][^'"]*['"])\s*\)/g,
+    "$1",
+  ],
   [HOME_EXPRESSIONS, "'~'"],
-  [/\$\{\s*'~'\s*\}/g, "~"],
+  // `${'~'}` in a template, `{'~'}` in an f-string
+  [/\$?\{\s*'~'\s*\}/g, "~"],
   [/"'~'\//g, '"~/'],
   [/\bunlink\s*<([^>\s]+)>/g, "unlink glob '$1'"],
   [/\b(unlink|chmod|chown)(\s+[^;]*?)?\s+for\s+(glob\b)?/g, "$1$2 glob "],
@@ -71,15 +75,20 @@ export const CODE_REWRITES: [RegExp, string][] = [
 
 /**
  * String concatenation folded between the two rewrite steps (each row up to four times, for chains): a path
- * joined onto `'~'` (by `+`, `.`, `..`, `/` or a join's `,`) becomes one `'~/…'` string; `'a' + 'b'` is `'ab'`.
+ * joined onto `'~'` (by `+`, `.`, `..`, `/` or a join's `,`) becomes one `'~/…'` string; `'a' + 'b'` is `'ab'`;
+ * an f-string's placeholders are `$COMPUTED`.
  */
 export const CONCATENATIONS: [RegExp, string][] = [
   [/['"](~[^'"]*?)\/?['"]\s*(?:\+|\.\.?|\/|,)\s*['"]\/?([^'"]*)['"]/g, "'$1/$2'"],
-  [/'([^'\\]*)'\s*\+\s*'([^'\\]*)'/g, "'$1$2'"],
+  [/(['"])([^'"\\]*)\1\s*(?:\+|\.\.?)\s*(['"])([^'"\\]*)\3/g, "'$2$4'"],
+  // an f-string's placeholder (`f"rm -rf {path}"`) is computed (`{'~'}` was made `~` before)
+  [/(?<=^|[\s(\[{,=:;+!])([rR]?[fF][rR]?)(['"])([^'"{]*)\{[^{}'"]+\}/g, "$1$2$3$$COMPUTED"],
 ];
 
 /** `Path(P).joinpath(Q)`, `'P'.joinpath(Q)`, and string receivers of pathlib methods, after the concatenation loops. */
 export const PATH_OBJECT_REWRITES: [RegExp, string][] = [
+  // Python's string prefixes: `r"/etc"` is `"/etc"`
+  [/(?<=^|[\s(\[{,=:;+!])(?:[rR]?[fF][rR]?|[rR][bB]?|[bB][rR]?|[uU])(?=['"])/g, ""],
   [/(?:(?:pathlib\.)?Path\(\s*)?['"]([^'"]*)['"]\s*\)?\s*\.joinpath\(\s*['"]([^'"]*)['"]\s*\)/g, "Path('$1/$2')"],
   [
     /(?<![\w.])\(?\s*('[^']*')\s*\)?\s*\.(unlink|rmdir|write_text|write_bytes|touch|chmod|glob|rglob|iterdir|symlink_to)\(/g,
@@ -170,7 +179,7 @@ export const NAME_END = String.raw`(?:(?<=\w)(?!\w)|(?<!\w))`;
 // A name in quotes is a string, not a call (`use File::Path "rmtree"; rmtree("/etc")`: the quote after it would
 // otherwise open a string that swallows the real call).
 export const DELETE_CALLS = new RegExp(
-  String.raw`(?<!['"])\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
+  String.raw`(?<!['"])\b(?:${DELETE_CALL_NAMES})${NAME_END}\s*\(?\s*\[?\s*(?:glob\s*\(?\s*)?(?:${STR})?`,
   "g",
 );
 export const WRITE_CALLS = new RegExp(String.raw`\b(?:${WRITE_CALL_NAMES})\s*\(?\s*(?:glob\s*\(?\s*)?(?:${STR})?`, "g");
@@ -193,7 +202,7 @@ export const LISTED = new RegExp(
 );
 /** Encoded text handed to a shell call: decoded and judged as shell text. */
 export const ENCODED_SHELL =
-  /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
+  /(?:b64decode|base64_decode|decode_base64|atob)\(\s*b?['"]([A-Za-z0-9+/=]+)['"]|fromhex\(\s*['"]([0-9a-fA-F]+)['"]|pack\(\s*['"]H\*['"]\s*,\s*['"]([0-9a-fA-F]+)['"]|Buffer\.from\(\s*['"]([0-9a-fA-F]+)['"]\s*,\s*['"]hex['"]/g;
 
 /** Allocations with their sizes (`bytearray(N)`, `Buffer.alloc(N)`, `"x" * N`, Perl's `"x" x N`). */
 export const ALLOCATIONS =
@@ -328,6 +337,16 @@ export const INLINE_EXAMPLES = {
     "perl -e 'unlink </etc/cron.d/*>'",
     "python3 -c \"from os import remove; remove('/etc/hosts')\"",
     "groovy -e '\"rm -rf /opt\".execute().waitFor()'",
+    "ruby -e '%x(rm -rf /opt)'",
+    "php -r 'shell_exec(\"iptables -F\");'",
+    'python3 -c "import os; os.system(f\'rm -rf {os.environ[\\"HOME\\"]}\')"',
+    "python3 -c 'import shutil; shutil.rmtree(r\"/etc\")'",
+    "ruby -rOpen3 -e 'Open3.capture2(\"rm -rf /etc\")'",
+    'php -r \'exec("rm -rf " . getenv("HOME"));\'',
+    "Rscript -e 'unlink(path.expand(\"~\"), recursive=TRUE)'",
+    "perl -MFile::Path -e 'rmtree([$ENV{HOME}])'",
+    'node -e \'require("child_process").execSync("rm -rf " + require("os").homedir())\'',
+    'perl -e \'system pack("H*","726d202d7266202f657463")\'',
     "python3 -c \"from pathlib import Path; (Path.home() / '.aws' / 'credentials').unlink()\"",
     "node -e \"require('pg').Pool().query('DELETE FROM sessions')\"",
     "perl -e 'kill 9, -1'",
@@ -385,6 +404,10 @@ export const INLINE_EXAMPLES = {
     "perl -MFile::Path=rmtree -e 'rmtree(q{/etc})'",
   ],
   pass: [
+    "python3 -c 'import shutil; shutil.rmtree(f\"build/{name}\")'",
+    "python3 -c 'import os; os.system(f\"ls {os.getcwd()}\")'",
+    "ruby -e 'puts %x(ls -la)'",
+    'node -e \'require("child_process").execSync("du -sh " + require("os").homedir())\'',
     "python3 -c \"import shutil; shutil.rmtree('build')\"",
     "node -e \"require('fs').rmSync('dist', {recursive: true})\"",
     'python3 -c "import json,sys; print(json.load(sys.stdin))"',
