@@ -195,10 +195,17 @@ const BASE_RULES: Rule[] = [
   {
     program: ["systemctl", "service"],
     args: /(^|\s)(stop|disable|mask|kill)(\s|$)/,
+    // a user's own service stopped (not disabled or masked) is back at its next start
+    unless: /^(?=(.*\s)?--user(\s|$))(?!(.*\s)?(disable|mask)(\s|$))/,
     effect: "system",
     key: "stop_service",
-    flag: ["systemctl stop sshd", "service nginx stop", "systemctl disable --now firewalld"],
-    pass: ["systemctl status sshd", "service nginx status"],
+    flag: [
+      "systemctl stop sshd",
+      "service nginx stop",
+      "systemctl disable --now firewalld",
+      "systemctl --user disable --now syncthing",
+    ],
+    pass: ["systemctl status sshd", "service nginx status", "systemctl --user stop myapp.service"],
   },
   {
     // every unit the target does not want is stopped
@@ -277,11 +284,12 @@ const BASE_RULES: Rule[] = [
   },
   {
     program: ["losetup"],
-    unless: /^(-l|--list|-a|--all|--show|-j\s+\S+)?$/,
+    // detaching takes a device from whoever mounted it; attaching a file only adds one
+    args: /(^|\s)(-[a-zA-Z]*[dD]|--detach(-all)?|--set-capacity)(\s|$|=)/,
     effect: "system",
     key: "mount_change",
-    flag: ["losetup -d /dev/loop0"],
-    pass: ["losetup -a"],
+    flag: ["losetup -d /dev/loop0", "losetup -D"],
+    pass: ["losetup -a", "losetup -f --show ./disk.img"],
   },
   {
     program: ["iptables", "ip6tables", "nft", "ufw", "firewall-cmd"],
@@ -290,6 +298,15 @@ const BASE_RULES: Rule[] = [
     key: "firewall_flush",
     flag: ["iptables -F", "ufw disable", "nft flush ruleset"],
     pass: ["iptables -L -n", "ufw status"],
+  },
+  {
+    program: ["pfctl"],
+    // BSD/macOS packet filter: -F flushes rules (or all), -d disables it
+    args: /(^|\s)-[a-zA-Z]*[Fd][a-zA-Z]*(\s|$)/,
+    effect: "system",
+    key: "firewall_flush",
+    flag: ["pfctl -F all", "pfctl -d", "pfctl -Fa -f /dev/null"],
+    pass: ["pfctl -sr", "pfctl -s info"],
   },
   {
     program: ["iptables", "ip6tables", "nft", "ufw", "firewall-cmd"],

@@ -259,11 +259,16 @@ export const EXPOSURE_RULES: Rule[] = [
   {
     program: ["terraform", "tofu", "terragrunt"],
     // resources dropped from the state are no longer managed; a pushed state overwrites the shared one
-    args: /(^|\s)state\s+(rm|push|replace-provider)(\s|$)/,
+    // a workspace deleted with -force drops its state even while it still manages resources
+    args: /(^|\s)state\s+(rm|push|replace-provider)(\s|$)|(^|\s)workspace\s+delete\s(.*\s)?-force(=true)?(\s|$)/,
     effect: "remote",
     key: "infra_teardown",
-    flag: ["terraform state rm module.database", "tofu state push -force old.tfstate"],
-    pass: ["terraform state list", "terraform state show aws_db_instance.main"],
+    flag: [
+      "terraform state rm module.database",
+      "tofu state push -force old.tfstate",
+      "terraform workspace delete -force prod",
+    ],
+    pass: ["terraform state list", "terraform state show aws_db_instance.main", "terraform workspace delete dev"],
   },
   {
     program: ["gcloud", "az"],
@@ -471,11 +476,16 @@ export const EXPOSURE_RULES: Rule[] = [
   {
     program: ["docker", "podman", "nerdctl"],
     // every pod, container, image or volume of the engine removed at once
-    args: /(^|\s)(pod|container|image|volume|network)\s+(rm|prune)\s(.*\s)?(-[a-z]*a[a-z]*|--all)(\s|$)/,
+    args: /(^|\s)(pod|container|image|volume|network)\s+(rm|prune)\s(.*\s)?(-[a-z]*a[a-z]*|--all)(\s|$)|^(rm|rmi)\s(.*\s)?(-[a-z]*a[a-z]*|--all)(\s|$)/,
     effect: "remote",
     key: "container_mass_delete",
-    flag: ["podman pod rm -af", "docker container rm --all --force", "docker image prune -a -f"],
-    pass: ["podman pod rm web-pod", "docker image prune -f"],
+    flag: [
+      "podman pod rm -af",
+      "docker container rm --all --force",
+      "docker image prune -a -f",
+      "podman rm --all --force",
+    ],
+    pass: ["podman pod rm web-pod", "docker image prune -f", "docker run --rm alpine rm -af /tmp/x"],
   },
   {
     program: ["pulumi"],
