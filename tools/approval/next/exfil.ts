@@ -11,7 +11,7 @@ import { upstream, type SimpleCommand } from "./model.js";
 import { absolutePath, classifyPath, type PathContext } from "./paths.js";
 import * as table from "./rules/exfil.js";
 import { basename, unwrap, type Invocation } from "./unwrap.js";
-import { hostOf, literalWord, type Word } from "./words.js";
+import { hostOf, literalWord, texts, type Word } from "./words.js";
 
 export interface ExfilView {
   ctx: PathContext;
@@ -29,8 +29,6 @@ const secretText = (text: string, personal = false) =>
 /** The line's state, made on first use. */
 const stateOf = (view: ExfilView) =>
   STATES.get(view.lineKey) ?? STATES.set(view.lineKey, newState()).get(view.lineKey)!;
-
-const texts = (words: Word[]) => words.map((w) => w.text);
 
 const pathOf = (w: string, cwd: string | undefined, view: ExfilView) =>
   absolutePath(literalWord(w), { ...view.ctx, cwd });

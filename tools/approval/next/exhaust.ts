@@ -6,7 +6,7 @@
 import { optionValue, upstream, type CommandLine, type Loop, type SimpleCommand } from "./model.js";
 import { EXHAUST } from "./rules/exhaustion.js";
 import { programOf, type Invocation } from "./unwrap.js";
-import type { Word } from "./words.js";
+import { texts, type Word } from "./words.js";
 
 /** `30G`, `4M`, `1e12` as bytes (0 when not a size). */
 export function bytesOf(text: string): number {
@@ -14,8 +14,6 @@ export function bytesOf(text: string): number {
   if (!m) return /^\d+(\.\d+)?e\d+$/i.test(text) ? Number(text) : 0;
   return Number(m[1]) * (EXHAUST.units[(m[2] ?? "")[0]?.toLowerCase() ?? ""] ?? 1);
 }
-
-const texts = (words: Word[]) => words.map((w) => w.text);
 
 /** A command whose output never ends: `yes`, `cat /dev/zero`, `tr … < /dev/urandom`. */
 export function isEndless(cmd: SimpleCommand): boolean {

@@ -11,7 +11,7 @@ import { optionAt, optionValue, upstream } from "./model.js";
 import { absolutePath, classifyPath, within } from "./paths.js";
 import * as table from "./rules/fetch.js";
 import { basename, programOf, type Invocation } from "./unwrap.js";
-import { hostOf, literalWord, type Word } from "./words.js";
+import { hostOf, literalWord, texts, type Word } from "./words.js";
 
 type CodeKey = Extract<ClassKey, "remote_code_exec" | "decoded_code_exec">;
 
@@ -29,7 +29,6 @@ const stateOf = (view: LineView): FetchState =>
 const pathOf = (text: string, view: LineView) =>
   absolutePath(literalWord(text.replace(/^\$PWD\/|^\$\{PWD\}\//, "./")), view.ctx);
 
-const texts = (words: Word[]) => words.map((w) => w.text);
 const isFetched = (w: Word) => table.FETCHED_WORD.test(w.text);
 
 /** The files a downloader writes (`-o F`, `-O`, `-P DIR`, wget's default) or a clone makes (`git clone URL [DIR]`). */

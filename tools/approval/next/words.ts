@@ -119,6 +119,9 @@ function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
   return { ...joined(parts), glob: false };
 }
 
+/** The texts of some words. */
+export const texts = (words: Word[]) => words.map((w) => w.text);
+
 /** The word a syntax node stands for. */
 export function resolveWord(node: SyntaxNode, vars: Variables): Word {
   switch (node.type) {
@@ -160,7 +163,9 @@ export function printfOutput([format = "", ...args]: string[]): string {
     return decodeAnsiC([format, ...args].join(" ").replace(/%%/g, "%"));
   let out = "";
   let next = 0;
-  do out += decodeAnsiC(format).replace(conversion, (m) => (m === "%%" ? "%" : (args[next++] ?? "")));
+  // `%b` decodes its argument's escapes as the format's own are decoded
+  const take = (m: string) => (m.endsWith("b") ? decodeAnsiC(args[next++] ?? "") : (args[next++] ?? ""));
+  do out += decodeAnsiC(format).replace(conversion, (m) => (m === "%%" ? "%" : take(m)));
   while (next < args.length);
   return out;
 }

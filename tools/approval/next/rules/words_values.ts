@@ -17,12 +17,16 @@ export const MKTEMP = "/tmp/\u0000mktemp";
 
 /**
  * Command substitutions whose output is known (the text they stand for, `$1` the name they print): a fresh
- * temporary path, the working directory, the program `which`/`type -P`/`command -v` finds (`$(which python3) -V`).
+ * temporary path, the working directory, the program `which`/`type -P`/`command -v` finds (`$(which python3) -V`), a literal path's basename and dirname.
  */
 export const KNOWN_SUBSTITUTIONS: [RegExp, string][] = [
   [/^\$\(\s*mktemp\b[^)]*\)$|^`mktemp\b[^`]*`$/, MKTEMP],
   [/^\$\(\s*pwd\s*\)$|^`pwd`$/, "."],
   [/^(?:\$\(|`)\s*(?:which|type\s+-P|command\s+-v)\s+([\w.+-]+)\s*(?:\)|`)$/, "$1"],
+  // `basename`/`dirname` of a literal path (`$(basename /etc)` is `etc`, `$(dirname /etc/x)` is `/etc`)
+  [/^\$\(\s*basename\s+(['"]?)(?:[^\s'"$`()]*\/)?([^\s/'"$`()]+)\/*\1\s*\)$/, "$2"],
+  [/^\$\(\s*dirname\s+(['"]?)\/+[^\s/'"$`()]+\/*\1\s*\)$/, "/"],
+  [/^\$\(\s*dirname\s+(['"]?)([^\s'"$`()]*[^\s/'"$`()])\/+[^\s/'"$`()]+\/*\1\s*\)$/, "$2"],
 ];
 
 /**
