@@ -96,6 +96,24 @@ describe("report model", () => {
     expect(model.rows.every((r) => r.p === null && r.r === "no scorer for this task")).toBe(true);
   });
 
+  it("a result line present twice is one row, the first line's, as the statistics and --resume take it", async () => {
+    const dir = writeRunFolder(root, {
+      name: "repeated-line",
+      tasks: [
+        { id: "r-1", passed: true },
+        { id: "r-2", passed: false },
+        { id: "r-1", passed: false, turns: 5 },
+      ],
+      dropped: [{ id: "r-2", passed: true }],
+    });
+    const model = await buildReportModel(dir);
+    expect(model.rows.map((r) => [r.k, r.o, r.p, r.t])).toEqual([
+      ["r-1#0", "completed", true, 2],
+      ["r-2#0", "completed", false, 2],
+    ]);
+    expect(model.scores).toMatchObject({ scored: 2, passed: 1 });
+  });
+
   it("keeps every epoch of a task as its own row, with pass@k over the epochs", async () => {
     const dir = writeRunFolder(root, {
       name: "epochs",

@@ -219,8 +219,9 @@ async function readRun(dir: string): Promise<RunRead> {
     for await (const { value, error } of readJsonl<Line>(join(dir, file))) {
       if (error || !value || typeof value !== "object" || typeof value.task_id !== "string") continue;
       const key = sampleKey(value.task_id, num(value.epoch));
+      // A result line present twice counts once, the first one, as in statistics.json and for --resume.
       if (source === "failed") failures.set(key, value);
-      else byKey.set(key, { line: value, source });
+      else if (!byKey.has(key)) byKey.set(key, { line: value, source });
     }
   }
   for (const [key, line] of failures) if (!byKey.has(key)) byKey.set(key, { line, source: "failed" });
