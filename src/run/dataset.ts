@@ -13,6 +13,56 @@ import { UserError } from "../core/errors.js";
 import * as z from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
 
+/** C0 and C1 controls, DEL and the Unicode line and paragraph separators. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
+/**
+ * How deep a row may nest (objects and arrays). A row is cloned into a worker thread and serialised by recursive code
+ * (structured clone, JSON.stringify): a few thousand levels overflow a worker's stack, which would fail every task of
+ * the row as a crashed worker, again at each --resume. No real row comes near this.
+ */
+export const MAX_ROW_DEPTH = 64;
+
+/**
+ * What JSON.parse lets through that a row must not have: an object naming a key twice (JSON.parse keeps the last, so
+ * `{"prompt": "a", "prompt": "b"}` would run whichever came last), or nesting past MAX_ROW_DEPTH. `text` is valid JSON.
+ */
+export function jsonShapeProblem(text: string, maxDepth = MAX_ROW_DEPTH): string | undefined {
+  // One set of keys per open object; arrays push null so a string inside them is never taken for a key.
+  const stack: (Set<string> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (stack.length >= maxDepth) return `nested more than ${maxDepth} levels deep`;
+      stack.push(c === 0x7b ? new Set() : null);
+      expectKey = c === 0x7b;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c /* , */) {
+      expectKey = stack.at(-1) instanceof Set;
+    } else if (c === 0x3a /* : */) {
+      expectKey = false;
+    } else if (c === 0x22 /* " */) {
+      let j = i + 1;
+      for (let d = text.charCodeAt(j); d !== 0x22; d = text.charCodeAt(j)) j += d === 0x5c /* \ */ ? 2 : 1;
+      if (expectKey) {
+        const raw = text.slice(i + 1, j);
+        const key = raw.includes("\\") ? (JSON.parse(text.slice(i, j + 1)) as string) : raw;
+        const keys = stack.at(-1) as Set<string>;
+        if (keys.has(key)) return `duplicate key ${shownKey(key)} (a JSON object must name each key once)`;
+        keys.add(key);
+        expectKey = false;
+      }
+      i = j;
+    }
+  }
+  return undefined;
+}
+
+const shownKey = (key: string) => (/^[\x20-\x7e]*$/.test(key) && !key.includes("'") ? `'${key}'` : JSON.stringify(key));
+
 /** A row's own sandbox limits, over the run's --memory-mb, --cpus, --pids-limit and --disk. */
 export const TaskLimitsSchema = z
   .object({
@@ -31,8 +81,16 @@ export type TaskLimits = z.infer<typeof TaskLimitsSchema>;
 export const DatasetRowSchema = z
   .object({
     id: z
-      .union([z.string().min(1), z.number().int()])
+      .union([z.string().min(1), z.number().int()], {
+        error: (issue) => `must be a string or a whole number, got ${JSON.stringify(issue.input)}`,
+      })
       .transform(String)
+      .refine((id) => id.trim() !== "", "must not be blank")
+      // A task id is printed (the console, events.log, failure summaries) and names files: no terminal codes.
+      .refine(
+        (id) => !CONTROL_CHARACTERS.test(id),
+        "must not contain control characters (line breaks, tabs, escape codes)",
+      )
       .optional(),
     prompt: z.string().refine((s) => s.trim().length > 0, "must not be empty"),
     image: z.string().min(1).optional(),
@@ -147,9 +205,35 @@ export function readsOnce(path: string): boolean {
   }
 }
 
-async function readAll(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
+/**
+ * Most bytes of a dataset held in memory (stdin, a pipe): past this the input is refused rather than read until
+ * memory runs out (an endless generator, `run /dev/urandom`). A bigger dataset is read from a file, streamed.
+ */
+export const MAX_IN_MEMORY_BYTES = 2 * 1024 ** 3;
+
+/**
+ * The whole of an input that can be read only once. Its first 4 KiB are checked as a file's are (checkHead), as soon
+ * as they are there: `/dev/zero` or a binary stream is refused at once, not read without end.
+ */
+async function readAll(input: AsyncIterable<Buffer | string>, name: string, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of input) chunks.push(Buffer.from(chunk));
+  let size = 0;
+  let checked = false;
+  const head = () => Buffer.concat(chunks).subarray(0, 4096);
+  for await (const chunk of input) {
+    const buf = Buffer.from(chunk);
+    chunks.push(buf);
+    size += buf.length;
+    if (!checked && size >= 4096) {
+      checkHead(head(), name);
+      checked = true;
+    }
+    if (size > maxBytes)
+      throw new UserError(
+        `dataset ${name}: more than ${maxBytes} bytes from a pipe or stdin (it is held in memory); write it to a file and run that`,
+      );
+  }
+  if (!checked) checkHead(head(), name);
   return Buffer.concat(chunks);
 }
 
@@ -160,6 +244,7 @@ async function readAll(input: AsyncIterable<Buffer | string>): Promise<Buffer> {
 export async function openDatasetSource(
   path: string,
   stdinStream?: NodeJS.ReadableStream & { isTTY?: boolean },
+  maxBytes = MAX_IN_MEMORY_BYTES,
 ): Promise<DatasetSource> {
   const name = STDIN_PATHS.has(path) ? STDIN_NAME : path;
   const fromStdin = async (): Promise<DatasetSource> => {
@@ -169,7 +254,7 @@ export async function openDatasetSource(
       throw new UserError(
         `dataset ${path}: reads the rows from stdin, but stdin is a terminal; pipe them in (run - < data.jsonl)`,
       );
-    return { path, name, bytes: await readAll(stdin as AsyncIterable<Buffer>), dir: process.cwd() };
+    return { path, name, bytes: await readAll(stdin as AsyncIterable<Buffer>, name, maxBytes), dir: process.cwd() };
   };
   if (path === "-") return fromStdin();
   let st;
@@ -189,8 +274,9 @@ export async function openDatasetSource(
   const dir = isKernelPath(path) ? process.cwd() : dirname(resolve(path));
   if (st.isFile()) return { path, name, dir };
   try {
-    return { path, name, bytes: await readAll(createReadStream(path)), dir };
+    return { path, name, bytes: await readAll(createReadStream(path), name, maxBytes), dir };
   } catch (err) {
+    if (err instanceof UserError) throw err;
     throw new UserError(`dataset ${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
 }
@@ -269,6 +355,11 @@ async function* parseDataset(source: string | DatasetSource, pass?: PassRecord):
       }
       if (typeof json !== "object" || json === null || Array.isArray(json)) {
         yield { ok: false, bad: { file, line: lineNo, reason: "each line must be a JSON object with a 'prompt'" } };
+        continue;
+      }
+      const shape = jsonShapeProblem(text);
+      if (shape !== undefined) {
+        yield { ok: false, bad: { file, line: lineNo, reason: shape } };
         continue;
       }
       const parsed = DatasetRowSchema.safeParse(json);
