@@ -5,8 +5,8 @@
  * not set is an error naming it), as header values are; the values sent are kept in memory only, and run.yaml
  * shows a value only when it is nothing but `${VAR}` references (`publicMcpServers`).
  */
-import { readFileSync } from "node:fs";
 import YAML from "yaml";
+import { parseSettingsYaml, readSettingsText } from "./input_file.js";
 import * as z from "zod";
 import { lazy } from "../core/lazy.js";
 import { UserError, errorMessage } from "../core/errors.js";
@@ -116,29 +116,13 @@ function lineAt(doc: YAML.Document, lines: YAML.LineCounter, path: readonly Prop
  * UserError (exit 2) of one line: `FILE:LINE: KEY.PATH: what is wrong`.
  */
 export function loadMcpConfig(path: string, env: NodeJS.ProcessEnv = process.env): McpServerConfig[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new UserError(
-      `--mcp-config: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
-    );
-  }
-  return parseMcpConfig(text, path, env);
+  return parseMcpConfig(readSettingsText(path, "--mcp-config"), path, env);
 }
 
 export function parseMcpConfig(text: string, file: string, env: NodeJS.ProcessEnv = process.env): McpServerConfig[] {
   const lines = new YAML.LineCounter();
   // JSON is YAML: one parser, with line numbers, for both shapes.
-  const doc = YAML.parseDocument(text, { lineCounter: lines, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    const line = e.linePos?.[0]?.line;
-    throw new UserError(
-      `${file}${line ? `:${line}` : ""}: invalid ${/\.json$/i.test(file) ? "JSON" : "YAML"}: ${e.message.split("\n")[0]}`,
-    );
-  }
-  const top: unknown = doc.toJS();
+  const { value: top, doc } = parseSettingsYaml(text, file, undefined, lines);
   const at = (p: readonly PropertyKey[]) => {
     const line = lineAt(doc, lines, p);
     return `${file}${line ? `:${line}` : ""}`;

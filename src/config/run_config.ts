@@ -2,7 +2,7 @@
  * The run configuration: a YAML file (`--config run.yaml`) and flags, flags winning, validated by the
  * schema of the option table (run_options.ts). Keys are the flag names in snake_case (`--max-turns` ⇔ `max_turns`).
  */
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync } from "node:fs";
 import { cpus, homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import YAML from "yaml";
@@ -10,6 +10,7 @@ import * as z from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";
+import { parseSettingsYaml, readSettingsText } from "./input_file.js";
 import { RunConfigSchema, defaultWorkers, flagOf } from "./run_options.js";
 
 export { APPROVAL_POLICIES, OUTCOME_POLICIES, RunConfigSchema } from "./run_options.js";
@@ -23,7 +24,11 @@ export const SECRET_KEYS = ["api_key", "approval_api_key", "judge_api_key"] as c
 export const URL_KEYS = ["base_url", "approval_base_url", "judge_base_url"] as const;
 
 function shown(value: unknown): string {
-  return typeof value === "string" ? `'${value}'` : (JSON.stringify(value) ?? "nothing");
+  if (typeof value === "string")
+    return /[\u0000-\u001f\u007f-\u009f]/.test(value) ? JSON.stringify(value) : `'${value}'`;
+  // JSON.stringify writes Infinity and NaN as null.
+  if (typeof value === "number") return String(value);
+  return JSON.stringify(value) ?? "nothing";
 }
 
 /** What is wrong with a value, as the end of a sentence about it ("must be at least 1, got 0"). */
@@ -87,24 +92,17 @@ export function lineOfKey(text: string, key: string): number | undefined {
 }
 
 export function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new UserError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = YAML.parse(text);
-  } catch (err) {
-    const e = err as { linePos?: { line: number }[]; message: string };
-    const line = e.linePos?.[0]?.line;
-    throw new UserError(`${path}${line ? `:${line}` : ""}: invalid YAML: ${e.message.split("\n")[0]}`);
-  }
-  if (parsed === null || parsed === undefined) return {};
+  return readConfigText(path).values;
+}
+
+/** The `--config` file's text (for line lookups) and its mapping; any problem is one UserError line. */
+function readConfigText(path: string): { text: string; values: Record<string, unknown> } {
+  const text = readSettingsText(path, "--config");
+  const { value: parsed } = parseSettingsYaml(text, path, "YAML");
+  if (parsed === null || parsed === undefined) return { text, values: {} };
   if (typeof parsed !== "object" || Array.isArray(parsed))
     throw new UserError(`${path}: the config must be a YAML mapping of keys to values`);
-  return parsed as Record<string, unknown>;
+  return { text, values: parsed as Record<string, unknown> };
 }
 
 /**
@@ -126,7 +124,9 @@ export function resolveRunConfig(
   configPath?: string,
   opts: { combinations?: boolean } = {},
 ): RunConfig {
-  const fromFile = configPath ? readConfigFile(configPath) : {};
+  // An empty --config is a mistake (an unset variable in a script), not "no file": readSettingsText refuses it.
+  const file = configPath !== undefined ? readConfigText(configPath) : undefined;
+  const fromFile = file?.values ?? {};
   const merged: Record<string, unknown> = { ...fromFile };
   for (const [k, v] of Object.entries(flags)) if (v !== undefined) merged[k] = v;
   // Parsed once per process: zod's compiled fast path for an object of ~100 keys costs more to generate (~4 ms)
@@ -141,7 +141,7 @@ export function resolveRunConfig(
       let where = configPath ?? "config";
       if (configPath) {
         const badKey = issue.code === "unrecognized_keys" ? issue.keys[0] : key;
-        const line = badKey ? lineOfKey(readFileSync(configPath, "utf8"), badKey) : undefined;
+        const line = badKey && file ? lineOfKey(file.text, badKey) : undefined;
         if (line) where = `${configPath}:${line}`;
       }
       return formatZodIssues(new z.ZodError([issue]), where, merged);
