@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UserError } from "../core/errors.js";
 
@@ -46,7 +47,48 @@ export function parseIntFlag(value: string | undefined, flag: string, min = 0): 
   if (!/^-?\d+$/.test(value.trim())) throw new UserError(`${flag} must be a whole number, got '${value}'`);
   const n = Number.parseInt(value, 10);
   if (n < min) throw new UserError(`${flag} must be at least ${min}, got ${n}`);
+  // Past 2^53 the number is no longer the one written (and `sample -n 1e20` would draw for ever).
+  if (!Number.isSafeInteger(n))
+    throw new UserError(`${flag} must be at most ${Number.MAX_SAFE_INTEGER}, got '${value.trim()}'`);
   return n;
+}
+
+/** A comma list that was given must name something: `--env ""` or `--toolsets ,,` is a mistake, not "all". */
+export function nonEmptyList(value: string | undefined, flag: string): string[] | undefined {
+  const list = splitList(value);
+  if (list !== undefined && list.length === 0) throw new UserError(`${flag} needs at least one name, got '${value}'`);
+  return list;
+}
+
+/** A path flag that was given must name something: `--out ""` is an unset variable, not the current folder. */
+export function nonEmptyPath(value: string | undefined, flag: string, what: "file" | "folder"): string | undefined {
+  if (value !== undefined && value.trim() === "")
+    throw new UserError(`${flag}: give a ${what} name (got an empty one)`);
+  return value;
+}
+
+/**
+ * A file of a run folder that is there must be a file: a folder, a device (a link to /dev/zero), a FIFO or a socket in
+ * its place would be an internal error, a crash of node or a read that never ends. Missing files are the caller's.
+ */
+export function checkRunFiles(paths: string[]): void {
+  for (const path of paths) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(path, { throwIfNoEntry: false });
+    } catch (err) {
+      throw new UserError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    if (st === undefined || st.isFile()) continue;
+    const what = st.isDirectory()
+      ? "a folder"
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? "a device"
+        : st.isFIFO()
+          ? "a FIFO"
+          : "a socket";
+    throw new UserError(`${path}: is ${what}, not a file`);
+  }
 }
 
 export function splitList(value: string | undefined): string[] | undefined {

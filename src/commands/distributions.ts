@@ -5,6 +5,7 @@ import {
   listDistributions,
   loadDistributionFile,
 } from "../../toolset_distributions.js";
+import { checkedDistributionFile } from "../config/input_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs } from "./args.js";
@@ -57,7 +58,8 @@ Options:
     });
     if (positionals.length > 1) throw new UserError("give at most one distribution name");
     await ensureToolsLoaded(); // first: plugin toolsets may appear in a distribution file
-    if (values["distribution-file"]) loadDistributionFile(values["distribution-file"]);
+    if (values["distribution-file"] !== undefined)
+      loadDistributionFile(checkedDistributionFile(values["distribution-file"]));
     const names = positionals.length ? [positionals[0]!] : [...listDistributions()].sort();
     const provided = providedToolsets();
     const views = names.map((n) => distributionView(n, provided));

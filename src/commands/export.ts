@@ -32,7 +32,7 @@ import {
   validationTasks,
   type CurateOptions,
 } from "../formats/curate.js";
-import { parseCommandArgs } from "./args.js";
+import { checkRunFiles, nonEmptyPath, parseCommandArgs } from "./args.js";
 import { JsonFilesOutput } from "./export_files.js";
 import { AtifTrajectorySchema } from "../formats/atif_schema.js";
 import type { Command } from "./types.js";
@@ -119,9 +119,9 @@ function numberFlag(
   what: string,
 ): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || !check(n))
-    throw new UserError(`${flag} must be ${what}, got '${value}'`);
+  // Decimal points only, as run's flags: Number() would also take 0x1, 0b1 and 1e3 (a typo that moves a filter).
+  const n = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isFinite(n) || !check(n)) throw new UserError(`${flag} must be ${what}, got '${value}'`);
   return n;
 }
 
@@ -236,7 +236,8 @@ export const command: Command = {
       throw new UserError(
         `--reasoning-details is for the sharegpt and hermes formats (openai keeps all reasoning with --reasoning think)`,
       );
-    const splitFiles = values["split-files"];
+    const splitFiles = nonEmptyPath(values["split-files"], "--split-files", "folder");
+    nonEmptyPath(values.out, "--out", "file");
     if (splitFiles !== undefined) {
       if (format !== "atif")
         throw new UserError("--split-files is for --format atif (one JSON document per trajectory)");
@@ -273,6 +274,9 @@ export const command: Command = {
     const target = resolve(positionals[0]!);
     if (!existsSync(target)) throw new UserError(`no such file or folder: ${positionals[0]}`);
     const input = statSync(target).isDirectory() ? join(target, "trajectories.jsonl") : target;
+    // A run folder's files must be files; a file named directly may be a pipe (`export <(…)`), not a device.
+    if (input !== target) checkRunFiles([input, join(target, RUN_FILES.rl)]);
+    else if (!statSync(target).isFIFO()) checkRunFiles([target]);
     if (!existsSync(input)) throw new UserError(`no trajectories.jsonl in ${positionals[0]}`);
     const outPath = values.out ?? join(dirname(input), `export.${format}.jsonl`);
     // The run's name (the ATIF session_id): the run folder's name, or the file's folder when a file is given.

@@ -1,7 +1,7 @@
 /** `hermes-batch gc [--run NAME] [--dry-run]`: removes leftover sandboxes of every backend by their run labels. */
 import { describeLeftover, environments, removeLeftoversEverywhere } from "../../tools/environments/index.js";
 import { UserError } from "../core/errors.js";
-import { parseCommandArgs, splitList } from "./args.js";
+import { nonEmptyList, parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 export const command: Command = {
@@ -37,7 +37,7 @@ Options:
       );
     }
     if (values.run !== undefined && values.all) throw new UserError("--run and --all exclude each other");
-    const only = splitList(values.env);
+    const only = nonEmptyList(values.env, "--env");
     for (const name of only ?? []) await environments.load(name); // an unknown name: the registry's one-line error
     const dryRun = values["dry-run"] === true;
     const { results, unavailable } = await removeLeftoversEverywhere({ run: values.run, dryRun }, only);

@@ -4,6 +4,7 @@
  * toolsets `mcp-<server>`, so the listing shows what a run with that file would offer.
  */
 import { resolveRunConfig } from "../config/run_config.js";
+import { UserError } from "../core/errors.js";
 import { setUpMcp } from "../run/mcp_setup.js";
 
 export const MCP_LISTING_OPTIONS = {
@@ -23,7 +24,11 @@ export async function registerListedMcp(values: {
   env?: string;
   image?: string;
 }): Promise<void> {
-  if (values["mcp-config"] === undefined) return;
+  if (values["mcp-config"] === undefined) {
+    if (values.env !== undefined || values.image !== undefined)
+      throw new UserError("--env and --image choose where --mcp-config's servers start: give --mcp-config FILE too");
+    return;
+  }
   // The run options the servers need; the dataset and model are not used for a listing.
   const config = resolveRunConfig({
     dataset: "-",

@@ -4,7 +4,8 @@ import { dirname, join, resolve } from "node:path";
 import { UserError } from "../core/errors.js";
 import { buildReportModel } from "../report/html/report_data.js";
 import { reportHtml } from "../report/html/page.js";
-import { parseCommandArgs } from "./args.js";
+import { RUN_FILES } from "../store/checkpoint.js";
+import { checkRunFiles, nonEmptyPath, parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch report RUN_DIR [--baseline RUN_DIR] [-o FILE]
@@ -24,6 +25,11 @@ const options = {
   baseline: { type: "string" },
   out: { type: "string", short: "o" },
 } as const;
+
+/** Every file of the run folders that a report or the live view reads (src/commands/args.ts checkRunFiles). */
+export function runFilePaths(...dirs: (string | undefined)[]): string[] {
+  return dirs.flatMap((d) => (d === undefined ? [] : Object.values(RUN_FILES).map((name) => join(d, name))));
+}
 
 /** The output file's folder must exist: checked before the run is read. */
 export function reportOutputPath(value: string): string {
@@ -46,7 +52,8 @@ export const command: Command = {
       if (dir !== undefined && (!existsSync(dir) || !statSync(dir).isDirectory()))
         throw new UserError(`${dir}: no such run folder`);
     }
-    const out = reportOutputPath(values.out ?? join(runDir, "report.html"));
+    checkRunFiles(runFilePaths(runDir, values.baseline));
+    const out = reportOutputPath(nonEmptyPath(values.out, "-o", "file") ?? join(runDir, "report.html"));
     const model = await buildReportModel(runDir, values.baseline);
     const html = reportHtml(model);
     try {

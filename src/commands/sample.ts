@@ -1,6 +1,7 @@
 /** `hermes-batch sample`: shows the toolset draws a run would make for its first N tasks. */
 import { once } from "node:events";
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
+import { checkedDistributionFile } from "../config/input_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs, parseIntFlag } from "./args.js";
@@ -46,7 +47,8 @@ Options:
     const seed = values.seed ?? "0";
     if (seed.trim() === "") throw new UserError("--seed must not be empty");
     await ensureToolsLoaded(); // first: plugin toolsets may appear in a distribution file
-    if (values["distribution-file"]) loadDistributionFile(values["distribution-file"]);
+    if (values["distribution-file"] !== undefined)
+      loadDistributionFile(checkedDistributionFile(values["distribution-file"]));
     const name = values.distribution ?? "default";
     const sampler = prepareDistribution(name, {
       available: providedToolsets(),

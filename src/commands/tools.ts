@@ -2,7 +2,7 @@
 import { registry } from "../../tools/registry.js";
 import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { TOOLSETS, resolveToolsets } from "../../tools/toolsets.js";
-import { parseCommandArgs, splitList } from "./args.js";
+import { nonEmptyList, parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 import { environmentAvailability } from "../../tools/environments/index.js";
 import { MCP_LISTING_HELP, MCP_LISTING_OPTIONS, registerListedMcp } from "./mcp_listing.js";
@@ -83,9 +83,9 @@ ${MCP_LISTING_HELP}
       { toolsets: { type: "string" }, plugins: { type: "string" }, json: { type: "boolean" }, ...MCP_LISTING_OPTIONS },
       false,
     );
-    await ensureToolsLoaded({ packages: splitList(values.plugins) }); // first: plugins may add toolsets
+    const only = nonEmptyList(values.toolsets, "--toolsets");
+    await ensureToolsLoaded({ packages: nonEmptyList(values.plugins, "--plugins") }); // first: plugins may add toolsets
     await registerListedMcp(values);
-    const only = splitList(values.toolsets);
     const rows = await toolRows(only);
     if (values.json) {
       process.stdout.write(JSON.stringify(rows, null, 2) + "\n");

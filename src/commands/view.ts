@@ -10,7 +10,8 @@ import { RUN_FILES } from "../store/checkpoint.js";
 import { buildReportModel } from "../report/html/report_data.js";
 import { packModel, pageCsp, renderPage } from "../report/html/page.js";
 import { isRunFolder, listRuns, runFolderNames, runIndexCsp, runIndexHtml } from "../report/html/run_index.js";
-import { parseCommandArgs, parseIntFlag } from "./args.js";
+import { checkRunFiles, parseCommandArgs, parseIntFlag } from "./args.js";
+import { runFilePaths } from "./report.js";
 import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch view RUN_DIR [--port P] [--baseline RUN_DIR]
@@ -236,6 +237,7 @@ export const command: Command = {
       throw new UserError(`--baseline compares one run: ${runDir} is a folder of runs`);
     if (values.baseline !== undefined && !isRunFolder(values.baseline))
       throw new UserError(`--baseline ${values.baseline}: not a run folder`);
+    if (single) checkRunFiles(runFilePaths(runDir, values.baseline));
     const port = parseIntFlag(values.port, "--port", 0) ?? 8787;
     if (port > 65535) throw new UserError(`--port must be at most 65535, got ${port}`);
     const server = single ? createViewServer(runDir, values.baseline) : createRunsIndexServer(runDir);

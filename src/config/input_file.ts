@@ -123,3 +123,12 @@ function depthProblem(value: unknown, depth = 0): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * `--distribution-file`: checked by name and kind before toolset_distributions.ts reads it (an empty name, a folder
+ * or `/dev/zero` is one line here, not ignored or read without end). Returns the path.
+ */
+export function checkedDistributionFile(path: string): string {
+  checkSettingsPath(path, "--distribution-file");
+  return path;
+}

@@ -1,5 +1,6 @@
 /** Per-task toolsets: fixed by --toolsets, or drawn reproducibly from the run's distribution. */
 import type { RunConfig } from "../config/run_config.js";
+import { checkedDistributionFile } from "../config/input_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { validateToolset, listToolsets } from "../../tools/toolsets.js";
@@ -15,7 +16,7 @@ export interface ToolsetPlanner {
 
 export async function createToolsetPlanner(config: RunConfig, warn: (m: string) => void): Promise<ToolsetPlanner> {
   await ensureToolsLoaded({ packages: config.plugins });
-  if (config.distribution_file) loadDistributionFile(config.distribution_file);
+  if (config.distribution_file !== undefined) loadDistributionFile(checkedDistributionFile(config.distribution_file));
   const unknownToolset = (names: string[]) => names.find((n) => !validateToolset(n));
   if (config.toolsets) {
     const bad = unknownToolset(config.toolsets);
