@@ -78,11 +78,16 @@ export function runArgOptions(): Record<string, { type: "string" | "boolean"; mu
 function flagValue(o: OptionDef, flag: string, raw: string | boolean | (string | boolean)[]): unknown {
   if (typeof raw === "boolean") return raw;
   if (o.kind === "headers") return headerFlagValues(flag, Array.isArray(raw) ? raw.map(String) : [raw]);
-  if (Array.isArray(raw))
-    return raw
+  if (Array.isArray(raw)) {
+    const list = raw
       .flatMap((r) => String(r).split(","))
       .map((s) => s.trim())
       .filter(Boolean);
+    // Given with nothing in it (`--pass-env "$UNSET"`): a mistake, not "none". --toolsets says why in its own words.
+    if (list.length === 0 && o.key !== "toolsets")
+      throw new UserError(`${flag} needs at least one value, got '${raw.join(",")}'`);
+    return list;
+  }
   switch (o.kind) {
     case "int":
       if (!/^-?\d+$/.test(raw.trim())) throw new UserError(`${flag} must be a whole number, got '${raw}'`);
