@@ -6,11 +6,10 @@
  * frequencies); they simply offer no tool. Unlike Hermes, a draw is reproducible: it comes from a small PRNG seeded by (run seed, task id, epoch),
  * so a task gets the same toolsets whatever the worker count, the order, a resume or a shard.
  */
-import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import * as z from "zod";
 import { lazy } from "./src/core/lazy.js";
 import { UserError } from "./src/core/errors.js";
+import { parseSettingsYaml, readSettingsText } from "./src/core/settings_file.js";
 import { canonicalToolsetName, listToolsets, validateToolset } from "./tools/toolsets.js";
 
 export interface Distribution {
@@ -187,17 +186,15 @@ const fileSchema = lazy(() =>
  * Registers them and returns their names. Errors name the file and the key.
  */
 export function loadDistributionFile(path: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new DistributionError(`${path}: cannot read distribution file: ${(err as Error).message}`);
-  }
+  // Bounded, UTF-8, one YAML document without unknown tags, repeated keys or self-containing aliases.
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    raw = parseSettingsYaml(readSettingsText(path, "--distribution-file"), path, "YAML").value;
   } catch (err) {
-    throw new DistributionError(`${path}: invalid YAML: ${(err as Error).message.split("\n")[0]}`);
+    const message = (err as Error).message;
+    throw new DistributionError(
+      message.startsWith("--distribution-file") ? `${path}: cannot read distribution file: ${message}` : message,
+    );
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
     throw new DistributionError(`${path}: expected a mapping of distribution names to {description, toolsets}`);

@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -237,7 +239,7 @@ describe("loadDistributionFile", () => {
   it("names the file and the key in every error, and adds nothing from a bad file", () => {
     const f = (n: string) => join(FIXTURES, n);
     expect(() => loadDistributionFile(f("bad_yaml.yaml"))).toThrow(
-      new RegExp(`^${f("bad_yaml.yaml")}: invalid YAML: `),
+      new RegExp(`^${f("bad_yaml.yaml")}:4: invalid YAML: `),
     );
     expect(() => loadDistributionFile(f("unknown_toolset.yaml"))).toThrow(
       new RegExp(`^${f("unknown_toolset.yaml")}: distribution 'typo': unknown toolset 'termnial' \\(known: `),
@@ -251,5 +253,33 @@ describe("loadDistributionFile", () => {
     );
     expect(() => loadDistributionFile(f("missing.yaml"))).toThrow(/missing\.yaml: cannot read distribution file/);
     expect(() => loadDistributionFile(f("bad_key.yaml"))).toThrow(DistributionError);
+  });
+
+  it("refuses a hostile file in one line naming it: an alias inside itself, an unknown tag, a key twice", () => {
+    const dir = mkdtempSync(join(tmpdir(), "hb-dist-hostile-"));
+    try {
+      const cases: [string, string, RegExp][] = [
+        ["alias.yaml", "loop: &a\n  description: x\n  toolsets: {terminal: 50}\n  self: *a\n", /alias|nested/],
+        ["tag.yaml", 'x:\n  description: !!js/function "f"\n  toolsets: {terminal: 50}\n', /tag/i],
+        ["twice.yaml", "x:\n  description: a\n  description: b\n  toolsets: {terminal: 50}\n", /unique|twice|dupl/i],
+      ];
+      for (const [name, text, why] of cases) {
+        const file = join(dir, name);
+        writeFileSync(file, text);
+        let message = "";
+        try {
+          loadDistributionFile(file);
+        } catch (err) {
+          expect(err, name).toBeInstanceOf(DistributionError);
+          message = (err as Error).message;
+        }
+        expect(message, name).toMatch(why);
+        expect(message.startsWith(file), name).toBe(true);
+        expect(message.split("\n"), name).toHaveLength(1);
+      }
+      expect(listDistributions()).not.toContain("loop");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@ import {
   listDistributions,
   loadDistributionFile,
 } from "../../toolset_distributions.js";
-import { checkedDistributionFile } from "../config/input_file.js";
+import { checkedDistributionFile } from "../core/settings_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs } from "./args.js";

@@ -1,7 +1,7 @@
 /** `hermes-batch sample`: shows the toolset draws a run would make for its first N tasks. */
 import { once } from "node:events";
 import { loadDistributionFile, prepareDistribution } from "../../toolset_distributions.js";
-import { checkedDistributionFile } from "../config/input_file.js";
+import { checkedDistributionFile } from "../core/settings_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { parseCommandArgs, parseIntFlag } from "./args.js";

@@ -6,7 +6,7 @@
  * shows a value only when it is nothing but `${VAR}` references (`publicMcpServers`).
  */
 import YAML from "yaml";
-import { parseSettingsYaml, readSettingsText } from "./input_file.js";
+import { parseSettingsYaml, readSettingsText } from "../core/settings_file.js";
 import * as z from "zod";
 import { lazy } from "../core/lazy.js";
 import { UserError, errorMessage } from "../core/errors.js";

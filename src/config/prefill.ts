@@ -3,7 +3,7 @@ import * as z from "zod";
 import type { ChatMessage } from "../core/chat.js";
 import { UserError } from "../core/errors.js";
 import { jsonShapeProblem } from "../run/dataset.js";
-import { readSettingsText } from "./input_file.js";
+import { readSettingsText } from "../core/settings_file.js";
 
 const PrefillSchema = z.array(
   z.object({ role: z.enum(["system", "user", "assistant"]), content: z.string() }).strict(),

@@ -10,7 +10,7 @@ import * as z from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";
-import { parseSettingsYaml, readSettingsText } from "./input_file.js";
+import { parseSettingsYaml, readSettingsText } from "../core/settings_file.js";
 import { RunConfigSchema, defaultWorkers, flagOf } from "./run_options.js";
 
 export { APPROVAL_POLICIES, OUTCOME_POLICIES, RunConfigSchema } from "./run_options.js";

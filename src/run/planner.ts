@@ -1,6 +1,6 @@
 /** Per-task toolsets: fixed by --toolsets, or drawn reproducibly from the run's distribution. */
 import type { RunConfig } from "../config/run_config.js";
-import { checkedDistributionFile } from "../config/input_file.js";
+import { checkedDistributionFile } from "../core/settings_file.js";
 import { UserError } from "../core/errors.js";
 import { ensureToolsLoaded, providedToolsets } from "../../tools/model_tools.js";
 import { validateToolset, listToolsets } from "../../tools/toolsets.js";

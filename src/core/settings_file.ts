@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import YAML from "yaml";
-import { UserError } from "../core/errors.js";
+import { UserError } from "./errors.js";
 
 /** More than any settings file needs; `/dev/zero` or an endless pipe stops here instead of filling memory. */
 export const MAX_SETTINGS_FILE_BYTES = 16 * 1024 * 1024;
