@@ -199,7 +199,7 @@ describe("hermes-batch distributions", () => {
       results.distBad,
       /^hermes-batch distributions: Unknown distribution: nope\. Available: balanced, browser_only, /,
     );
-    oneLineError(results.distBadYaml, /^hermes-batch distributions: .*bad_yaml\.yaml: invalid YAML: /);
+    oneLineError(results.distBadYaml, /^hermes-batch distributions: .*bad_yaml\.yaml:4: invalid YAML: /);
   });
 });
 
