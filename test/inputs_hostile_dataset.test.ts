@@ -99,3 +99,40 @@ describe("inputs that never end", () => {
     );
   });
 });
+
+describe("run's refusals are one line", () => {
+  const run = (dir: string, ...args: string[]) =>
+    runCliInProcess(["run", "d.jsonl", "--model", "scripted", "--progress", "none", ...args], { cwd: dir });
+
+  it("one bad row, with the default distribution's notes held back: the row's file:line and what to do", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "d.jsonl"), `{"id":"a","prompt":"x"}\n{"id":"b"}\n`);
+    const r = await run(dir);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trimEnd().split("\n")).toEqual([
+      "hermes-batch run: d.jsonl:2: missing 'prompt' (nothing was run; fix it or pass --on-bad-row skip)",
+    ]);
+    expect(existsSync(join(dir, "runs", "d"))).toBe(false);
+  });
+
+  it("several bad rows: the first line names the first and how many more, the rest follow", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "d.jsonl"), `{"id":"b"}\n{"id":"a","prompt":"x"}\n{"prompt": \n{"id":"c"}\n`);
+    const r = await run(dir);
+    expect(r.exitCode).toBe(2);
+    const lines = r.stderr.trimEnd().split("\n");
+    expect(lines[0]).toBe(
+      "hermes-batch run: d.jsonl:1: missing 'prompt' (and 2 more bad rows below; nothing was run; fix them or pass --on-bad-row skip)",
+    );
+    expect(lines.slice(1).map((l) => l.trim().split(":").slice(0, 2).join(":"))).toEqual(["d.jsonl:3", "d.jsonl:4"]);
+  });
+
+  it("an output folder that cannot be one is one line", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "d.jsonl"), `{"id":"a","prompt":"x"}\n`);
+    const r = await run(dir, "--output-dir", "/dev/null");
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain("/dev/null");
+  });
+});

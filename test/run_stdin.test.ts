@@ -110,7 +110,7 @@ describe("run -: the dataset from stdin", () => {
     const bad = [ROWS[0], ROWS[1], `{"prompt": `, ROWS[3], `{"id": "x"}`].join("\n") + "\n";
     const r = await runWithStdin(["run", "-", ...common(out)], bad, dir);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain("2 bad row(s) in the dataset");
+    expect(r.stderr).toContain("(and 1 more bad row below; nothing was run;");
     expect(r.stderr).toMatch(/<stdin>:3: invalid JSON/);
     expect(r.stderr).toContain("<stdin>:5: missing 'prompt'");
     expect(existsSync(join(out, "stdin", "trajectories.jsonl"))).toBe(false);

@@ -113,7 +113,9 @@ async function checkAndRun(
   runPool: RunPool | undefined,
 ): Promise<number> {
   const out = process.stdout;
-  const planner = await createToolsetPlanner(config, (m) => process.stderr.write(`note: ${m}\n`));
+  // The planner's notes wait until the run's checks passed: a refused run prints only why it was refused.
+  const notes: string[] = [];
+  const planner = await createToolsetPlanner(config, (m) => notes.push(m));
   // A dataset from stdin is identified by its content, as a file is: resuming needs the same rows piped in again.
   const fingerprint = await configFingerprint(config, { dataset: inMemorySha256(dataset) });
   const shardInfo: Record<string, string> = shard ? { shard: formatShard(shard) } : {};
@@ -139,11 +141,16 @@ async function checkAndRun(
   if (networkBad) throw new UserError(`--network: ${networkBad}`);
   const counted = await countAndCheckRows(config, dataset, planner, state, failedIds, sel, shard);
   const { total } = counted;
+  const printNotes = () => {
+    for (const m of notes) process.stderr.write(`note: ${m}\n`);
+  };
   if (config.dry_run) {
+    printNotes();
     printPlan(config, runDir, shard, counted, state, out);
     return EXIT.ok;
   }
   await preflightRun(config, counted, total, out);
+  printNotes();
   mkdirSync(runDir, { recursive: true });
   const releaseLock = acquireRunLock(runDir);
   try {
@@ -170,6 +177,21 @@ async function checkAndRun(
   } finally {
     releaseLock();
   }
+}
+
+/**
+ * The refusal of a dataset with bad rows: the first line names the first row, what to do and how many more follow
+ * (each on its own line, up to 20 in all).
+ */
+function badRowsMessage(bad: readonly string[]): string {
+  const todo = bad.length === 1 ? "fix it" : "fix them";
+  const more = bad.length === 1 ? "" : `and ${bad.length - 1} more bad row${bad.length > 2 ? "s" : ""} below; `;
+  const rest = bad
+    .slice(1, 20)
+    .map((b) => `\n  ${b}`)
+    .join("");
+  const cut = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
+  return `${bad[0]} (${more}nothing was run; ${todo} or pass --on-bad-row skip)${rest}${cut}`;
 }
 
 /** A run folder with results needs a flag that says what to do with them; one without cannot be continued. */
@@ -284,13 +306,7 @@ async function countAndCheckRows(
   } = await countTasks(config, dataset, planner, state.done, failedIds, sel, shard);
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
-  if (bad.length > 0 && config.on_bad_row === "fail") {
-    const shown = bad.slice(0, 20).join("\n  ");
-    const more = bad.length > 20 ? `\n  … and ${bad.length - 20} more` : "";
-    throw new UserError(
-      `${bad.length} bad row(s) in the dataset (nothing was run; fix them or pass --on-bad-row skip):\n  ${shown}${more}`,
-    );
-  }
+  if (bad.length > 0 && config.on_bad_row === "fail") throw new UserError(badRowsMessage(bad));
   if (rows === 0) throw new UserError(`dataset ${dataset.name}: no valid rows`);
   if (config.offset > 0 && config.offset >= rows)
     throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
