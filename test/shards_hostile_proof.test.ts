@@ -138,4 +138,40 @@ describe("a shard that ran only some of its tasks is not finished", () => {
     const ids = readJsonl(join(dir, "runs", "bad", "trajectories.jsonl")).map((e) => e.task_id as string);
     expect(ids.sort()).toEqual(IDS.filter((id) => id !== refused).sort());
   }, 120_000);
+
+  it("--max-samples with a refused row inside the slice: the shards run and merge what one run does", async () => {
+    // The slice counts every row that parses, refused or not (a refusal can depend on the node), as merge does.
+    const sliced = join(dir, "sliced.jsonl");
+    writeFileSync(
+      sliced,
+      IDS.map((id, i) =>
+        JSON.stringify({
+          id,
+          prompt: `Use the shell to compute ${i} * 7 and tell me the result.`,
+          ...(i === 1 ? { toolsets: ["no-such-toolset"] } : {}),
+        }),
+      ).join("\n") + "\n",
+    );
+    const common = ["--model", "scripted", "--output-dir", join(dir, "runs"), "--workers", "1", "--progress", "none"];
+    const slice = ["--on-bad-row", "skip", "--max-samples", "5"];
+    const whole = await runCli(["run", sliced, ...common, "--run-name", "one", ...slice], {
+      cwd: dir,
+      env: NO_SCHEDULER,
+    });
+    expect(whole.exitCode, whole.stderr).toBe(0);
+    const expected = ["t0", "t2", "t3", "t4"];
+    const oneIds = readJsonl(join(dir, "runs", "one", "trajectories.jsonl")).map((e) => e.task_id as string);
+    expect(oneIds.sort()).toEqual(expected);
+    for (const i of [0, 1]) {
+      const r = await runCli(["run", sliced, ...common, "--run-name", "sl", ...slice, "--shard", `${i}/${N}`], {
+        cwd: dir,
+        env: NO_SCHEDULER,
+      });
+      expect(r.exitCode, r.stderr).toBe(0);
+    }
+    const m = await merge("sl");
+    expect(m.exitCode, `${m.stdout}\n${m.stderr}`).toBe(0);
+    const ids = readJsonl(join(dir, "runs", "sl", "trajectories.jsonl")).map((e) => e.task_id as string);
+    expect(ids.sort()).toEqual(expected);
+  }, 120_000);
 });

@@ -280,7 +280,7 @@ export const RUN_OPTIONS = [
     section: "Tasks",
     arg: "N",
     schema: positiveInt.optional(),
-    help: "run at most N rows (after --offset)",
+    help: "run at most the next N rows that parse (after --offset; a refused row counts)",
   }),
   option({
     key: "offset",
@@ -288,7 +288,7 @@ export const RUN_OPTIONS = [
     section: "Tasks",
     arg: "N",
     schema: z.number().int().min(0).default(0),
-    help: "skip the first N valid rows",
+    help: "skip the first N rows that parse",
   }),
   option({
     key: "epochs",

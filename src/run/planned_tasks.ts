@@ -143,7 +143,7 @@ export async function* plannedTasks(
   failed: Set<string>,
   sel: Selection,
   onBad: (msg: string) => void,
-  rows = { n: 0 },
+  rows = { n: 0, runnable: 0 },
   shard?: Shard,
   rowNetworks = new Set<string>(),
   rowProblem?: (row: { cwd?: string; network?: string }) => string | undefined,
@@ -163,13 +163,16 @@ export async function* plannedTasks(
       onBad(formatBadRow(item.bad));
       continue;
     }
+    // The slice (--offset, --max-samples) counts every row that parses, refused or not, as merge's shard ownership
+    // does: a refusal can depend on the machine (a row's cwd on one node only), the slice must not.
+    const i = valid++;
+    rows.n = valid;
     const refusal = await rowRefusal(item.value, { config, dataset, planner, rowNetworks, rowProblem, whyNoToolOnce });
     if (refusal) {
       onBad(refusal);
       continue;
     }
-    const i = valid++;
-    rows.n = valid;
+    rows.runnable++;
     if (i < config.offset || i >= end) continue; // keep reading: bad rows further on must still be found
     const id = item.value.id;
     if (shard && !taskInShard(id, shard)) continue;
@@ -228,7 +231,7 @@ export async function countTasks(
   let n = 0;
   const draws = new Map<string, number>();
   const bad: string[] = [];
-  const rows = { n: 0 };
+  const rows = { n: 0, runnable: 0 };
   const networks = new Set<string>();
   const unscoredPlanned = new Set<string>();
   const sandboxNeed = new SandboxNeed(config);
@@ -262,6 +265,7 @@ export async function countTasks(
     draws,
     bad,
     rows: rows.n,
+    runnableRows: rows.runnable,
     networks,
     unscoredPlanned,
     needsSandbox: await sandboxNeed.any(),

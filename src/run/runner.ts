@@ -299,6 +299,7 @@ async function countAndCheckRows(
     draws,
     bad,
     rows,
+    runnableRows,
     networks,
     unscoredPlanned,
     needsSandbox,
@@ -307,7 +308,7 @@ async function countAndCheckRows(
   // Only the unscored results this invocation reruns (its shard, --offset, --max-samples) are superseded.
   sel.unscored = unscoredPlanned;
   if (bad.length > 0 && config.on_bad_row === "fail") throw new UserError(badRowsMessage(bad));
-  if (rows === 0) throw new UserError(`dataset ${dataset.name}: no valid rows`);
+  if (runnableRows === 0) throw new UserError(`dataset ${dataset.name}: no valid rows`);
   if (config.offset > 0 && config.offset >= rows)
     throw new UserError(`--offset ${config.offset} is past the end of the dataset (${rows} valid row(s))`);
   if (sel.only) {
