@@ -233,6 +233,19 @@ describe("hermes-batch export", () => {
     );
   });
 
+  it("exports a result line present twice once, the first, as statistics.json counts it", async () => {
+    const repeated = join(dir, "repeated.jsonl");
+    const again = entry(0, { final_response: "a later copy" });
+    writeFileSync(repeated, [E0, E1, again, E2].map((e) => JSON.stringify(e)).join("\n") + "\n");
+    const out = join(dir, "repeated.out.jsonl");
+    const r = await cli(["export", repeated, "--format", "openai", "--out", out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("exported 3 of 3 trajectories");
+    expect(r.stderr).toContain("1 repeat of a task and epoch already read (the first stands)");
+    const rows = readJsonl(out, { mustExist: true }) as { messages: { content: string | null }[] }[];
+    expect(rows.map((row) => row.messages.at(-1)!.content)).toEqual(["answer 0", "answer 1", "answer 2"]);
+  });
+
   it("rejects bad input with exit code 2", async () => {
     const missing = await cli(["export", join(dir, "nope"), "--format", "openai"]);
     expect(missing.code).toBe(2);

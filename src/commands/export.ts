@@ -2,7 +2,7 @@
  * `hermes-batch export`: converts a run's trajectories.jsonl to a training format, streaming line by
  * line (never the whole file in memory). Bad lines are reported with file:line and skipped.
  */
-import { RUN_FILES } from "../store/checkpoint.js";
+import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { RlTokenIndex } from "../store/rl_tokens.js";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
@@ -310,11 +310,16 @@ export const command: Command = {
     const requireReasoning = values["require-reasoning"] ?? false;
     const requireVerify = (values["require-verify-pass"] ?? false) || (values["min-verify-pass"] ?? false);
     const name = basename(input);
-    const counts = { read: 0, bad: 0, filtered: new Map<string, number>() };
+    const counts = { read: 0, bad: 0, repeated: 0, filtered: new Map<string, number>() };
     const drop = (why: string) => counts.filtered.set(why, (counts.filtered.get(why) ?? 0) + 1);
 
-    /** Streams the valid entries of the input; bad lines are reported once (first pass only). */
+    /**
+     * Streams the valid entries of the input; bad lines are reported once (first pass only). A line of a task and
+     * epoch already read (a hand-merged file, a line written again) is left out: the first stands, as in the run's
+     * statistics.json.
+     */
     async function* entries(report: boolean): AsyncGenerator<TrajectoryEntry> {
+      const firstLines = new Set<string>();
       for await (const l of readJsonl<unknown>(input)) {
         let entry: TrajectoryEntry | undefined;
         let problem = l.error;
@@ -333,6 +338,12 @@ export const command: Command = {
           }
           continue;
         }
+        const key = recordKey(entry.task_id, entry.epoch);
+        if (firstLines.has(key)) {
+          if (report) counts.repeated++;
+          continue;
+        }
+        firstLines.add(key);
         yield entry;
       }
     }
@@ -442,6 +453,10 @@ export const command: Command = {
     if (counts.filtered.size)
       details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
     if (counts.bad) details.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
+    if (counts.repeated)
+      details.push(
+        `${counts.repeated} repeat${counts.repeated === 1 ? "" : "s"} of a task and epoch already read (the first stands)`,
+      );
     if (splitRefused) {
       process.stderr.write(`${[`export: nothing written: ${splitRefused}`, ...details].join("; ")}\n`);
       return 1;
