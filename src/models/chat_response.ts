@@ -7,16 +7,20 @@ import type { SamplingSent } from "../core/rl_tokens.js";
 import { extractReasoning } from "./reasoning.js";
 import { StreamTokens, tokensOfCompletion } from "./token_capture.js";
 
-const finite = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v) && v >= 0;
+/** A token count: a whole number, not negative (a fraction, a string or a negative number is not one). */
+const finite = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 const countOrAbsent = (v: unknown): boolean => v === undefined || v === null || finite(v);
 
-/** The usage as reported; cached and reasoning tokens kept when given (also under their older names). */
+/**
+ * The usage as reported; cached and reasoning tokens kept when given (also under their older names). A value
+ * that is not a token count is 0; a total below prompt + completion (which it includes) is their sum.
+ */
 export function normalizeUsage(u: unknown): Usage {
   const r = (u && typeof u === "object" ? u : {}) as Record<string, any>;
   const num = (v: unknown) => (finite(v) ? v : 0);
   const prompt = num(r.prompt_tokens);
   const completion = num(r.completion_tokens);
-  const total = finite(r.total_tokens) ? r.total_tokens : prompt + completion;
+  const total = finite(r.total_tokens) && r.total_tokens >= prompt + completion ? r.total_tokens : prompt + completion;
   const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total };
   const cached = r.prompt_tokens_details?.cached_tokens ?? r.cached_tokens ?? r.prompt_cache_hit_tokens;
   if (finite(cached)) usage.prompt_tokens_details = { cached_tokens: cached };
@@ -32,14 +36,19 @@ export function usageMissing(u: unknown): boolean {
   return !finite(r.prompt_tokens) && !finite(r.completion_tokens) && !finite(r.total_tokens);
 }
 
-/** Usage fields present but not token counts (`prompt_tokens: -5`, `"12"`): they count as 0, and are named. */
+/**
+ * Usage fields present but not token counts (`prompt_tokens: -5`, `"12"`, `10.5`): they count as 0, and are
+ * named; so is a total below prompt + completion (it counts as their sum).
+ */
 export function invalidUsageFields(u: unknown): string[] {
   if (!u || typeof u !== "object") return [];
   const r = u as Record<string, any>;
   const cached = r.prompt_tokens_details?.cached_tokens;
   const reasoning = r.completion_tokens_details?.reasoning_tokens;
+  const short = finite(r.total_tokens) && r.total_tokens < normalizeUsage(r).total_tokens;
   // The usual usage: every field a count or absent, nothing to name (and nothing to allocate).
   if (
+    !short &&
     countOrAbsent(r.prompt_tokens) &&
     countOrAbsent(r.completion_tokens) &&
     countOrAbsent(r.total_tokens) &&
@@ -54,9 +63,11 @@ export function invalidUsageFields(u: unknown): string[] {
     ["prompt_tokens_details.cached_tokens", cached],
     ["completion_tokens_details.reasoning_tokens", reasoning],
   ];
-  return fields
+  const named = fields
     .filter(([, v]) => v !== undefined && v !== null && !finite(v))
     .map(([name, v]) => `${name}=${JSON.stringify(v)}`);
+  if (short) named.push(`total_tokens=${r.total_tokens} (less than prompt_tokens + completion_tokens)`);
+  return named;
 }
 
 /** What a 2xx body that is not a chat completion is, in words a user recognises, with its first bytes. */
@@ -97,14 +108,52 @@ function toolCallsOf(raw: unknown): ToolCall[] | undefined {
   }));
 }
 
+/**
+ * The text of a content given as an array of parts (`[{type: "text", text}]`, as some servers answer): the text
+ * parts joined, refusal parts apart; a string is its own text. Anything else has no text.
+ */
+function contentParts(content: unknown): { text: unknown; refusal: string } {
+  if (!Array.isArray(content)) return { text: content, refusal: "" };
+  let text: string | null = null;
+  let refusal = "";
+  for (const part of content) {
+    if (typeof part === "string") text = (text ?? "") + part;
+    else if (part && typeof part === "object") {
+      const p = part as Record<string, unknown>;
+      if (p.type === "refusal" && typeof p.refusal === "string") refusal += p.refusal;
+      else if (typeof p.text === "string" && (p.type === undefined || p.type === "text" || p.type === "output_text"))
+        text = (text ?? "") + p.text;
+    }
+  }
+  return { text, refusal };
+}
+
+/**
+ * An assistant message from the API's fields. Beyond `content` and `tool_calls`: content given as parts is their
+ * text; a refusal (`refusal`, or refusal parts) with no other text is the answer's text, so a declined task ends
+ * with the model's own words rather than as an empty answer; a legacy `function_call` with no `tool_calls` is the
+ * one tool call it names (its id derived by the loop, as for any call without one).
+ */
 function assistantFrom(raw: Record<string, unknown>): AssistantMessage {
-  const { content, reasoning, withoutDetails } = extractReasoning(raw);
+  const parts = contentParts(raw.content);
+  const { content, reasoning, withoutDetails } = extractReasoning({ ...raw, content: parts.text });
   const message: AssistantMessage = { role: "assistant", content };
-  const calls = toolCallsOf(raw.tool_calls);
+  const calls = toolCallsOf(raw.tool_calls) ?? legacyCall(raw.function_call);
   if (calls) message.tool_calls = calls;
+  if (message.content === null && !calls) {
+    const refusal = (typeof raw.refusal === "string" ? raw.refusal : "") || parts.refusal;
+    if (refusal.trim()) message.content = refusal.trim();
+  }
   if (reasoning) message.reasoning = reasoning;
   if (withoutDetails !== undefined) message.reasoning_without_details = withoutDetails;
   return message;
+}
+
+/** The one tool call a legacy `function_call` names, when it names one. */
+function legacyCall(raw: unknown): ToolCall[] | undefined {
+  const fc = raw as { name?: unknown; arguments?: unknown } | null | undefined;
+  if (!fc || typeof fc !== "object" || typeof fc.name !== "string" || !fc.name) return undefined;
+  return toolCallsOf([{ function: fc }]);
 }
 
 function finishOf(raw: unknown, message: AssistantMessage): string {
@@ -142,10 +191,14 @@ export function parseCompletion(body: unknown, capture?: SamplingSent): ChatResp
 /** Accumulates stream chunks into the same ChatResponse a non-streaming call gives. */
 export class StreamAssembler {
   private content = "";
+  private refusal = "";
   private reasoningContent = "";
   private reasoning = "";
   private readonly details: unknown[] = [];
-  private readonly calls = new Map<number, { id: string; name: string; arguments: string }>();
+  /** Tool calls in the order they started; `open` holds the one each stream index is filling now. */
+  private readonly calls: { index: number; id: string; name: string; arguments: string }[] = [];
+  private readonly open = new Map<number, { index: number; id: string; name: string; arguments: string }>();
+  private readonly legacy = { name: "", arguments: "" };
   private finish: string | undefined;
   private usage: unknown;
   private model: string | undefined;
@@ -169,19 +222,34 @@ export class StreamAssembler {
     const d = choice.delta;
     if (!d || typeof d !== "object") return;
     if (typeof d.content === "string") this.content += d.content;
+    else if (Array.isArray(d.content)) {
+      const parts = contentParts(d.content);
+      if (typeof parts.text === "string") this.content += parts.text;
+      this.refusal += parts.refusal;
+    }
+    if (typeof d.refusal === "string") this.refusal += d.refusal;
     if (typeof d.reasoning_content === "string") this.reasoningContent += d.reasoning_content;
     if (typeof d.reasoning === "string") this.reasoning += d.reasoning;
     if (Array.isArray(d.reasoning_details)) this.details.push(...d.reasoning_details);
+    if (d.function_call && typeof d.function_call === "object") {
+      if (typeof d.function_call.name === "string") this.legacy.name += d.function_call.name;
+      if (typeof d.function_call.arguments === "string") this.legacy.arguments += d.function_call.arguments;
+    }
     if (Array.isArray(d.tool_calls)) {
       for (const [pos, tc] of d.tool_calls.entries()) {
         const index = typeof tc?.index === "number" ? tc.index : pos;
-        let acc = this.calls.get(index);
-        if (!acc) {
-          acc = { id: "", name: "", arguments: "" };
-          this.calls.set(index, acc);
+        const id = typeof tc?.id === "string" ? tc.id : "";
+        const name = typeof tc?.function?.name === "string" ? tc.function.name : "";
+        let acc = this.open.get(index);
+        // A delta with another id and a name of its own is a new call at the same index (servers that send
+        // every call at index 0), not more of the one before.
+        if (!acc || (id && acc.id && id !== acc.id && name)) {
+          acc = { index, id: "", name: "", arguments: "" };
+          this.calls.push(acc);
+          this.open.set(index, acc);
         }
-        if (typeof tc?.id === "string" && tc.id) acc.id = tc.id;
-        if (typeof tc?.function?.name === "string") acc.name += tc.function.name;
+        if (id) acc.id = id;
+        acc.name += name;
         if (typeof tc?.function?.arguments === "string") acc.arguments += tc.function.arguments;
       }
     }
@@ -196,9 +264,12 @@ export class StreamAssembler {
       reasoning_content: this.reasoningContent || undefined,
       reasoning: this.reasoning || undefined,
       reasoning_details: mergeDetailDeltas(this.details),
+      refusal: this.refusal,
+      function_call: this.legacy.name ? this.legacy : undefined,
     };
-    const ordered = [...this.calls.entries()].sort((a, b) => a[0] - b[0]);
-    raw.tool_calls = ordered.map(([, t]) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } }));
+    // By index; calls that shared an index in the order they started (the sort is stable).
+    const ordered = [...this.calls].sort((a, b) => a.index - b.index);
+    raw.tool_calls = ordered.map((t) => ({ id: t.id, function: { name: t.name, arguments: t.arguments } }));
     const message = assistantFrom(raw);
     const invalid = invalidUsageFields(this.usage);
     return {
@@ -207,6 +278,7 @@ export class StreamAssembler {
       usage: normalizeUsage(this.usage),
       ...(usageMissing(this.usage) ? { usageMissing: true } : {}),
       ...(invalid.length ? { usageInvalid: invalid } : {}),
+      ...(this.refusal ? { refusal: this.refusal } : {}),
       ...(this.model ? { model: this.model } : {}),
       ...(this.tokens ? { tokens: this.tokens.result(this.capture!) } : {}),
     };
