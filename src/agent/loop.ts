@@ -9,7 +9,10 @@
  *   (tool_arguments.ts); what cannot be repaired is handled as a tool call cut by the length limit: the
  *   request is repeated once (nothing of the bad answer kept), then the task ends `partial`;
  * - a tool call without an id gets the original's id derived from it: `call_` + the first 12 hex digits of
- *   sha256("<name>:<arguments>:<index in the turn>"), so identical runs give identical files;
+ *   sha256("<name>:<arguments>:<index in the turn>"), so identical runs give identical files; an id another
+ *   call of the conversation already has (servers that number every turn's calls from `call_0`, or give one
+ *   id to every call of a turn) gets the upstream agent's `_d<n>` suffix (`uniquify_tool_call_ids`): each
+ *   result then answers one call, in the requests sent back and in the saved trajectory;
  * - `finish_reason: length` without tool calls: the cut answer is kept and continuation is asked for
  *   (a closing human turn each time), at most 3 cut answers in all, then `partial`; with tool calls: the
  *   request is repeated once, then the calls are refused (`partial`);
@@ -157,21 +160,33 @@ export function derivedCallId(name: string, args: string, index: number): string
   return `call_${createHash("sha256").update(`${name}:${args}:${index}`, "utf8").digest("hex").slice(0, 12)}`;
 }
 
+/** `id`, or when the conversation already has it, `<id>_d<n>` with the smallest n from 2 it does not have. */
+function unusedId(id: string, used: ReadonlySet<string>): string {
+  if (!used.has(id)) return id;
+  let n = 2;
+  while (used.has(`${id}_d${n}`)) n++;
+  return `${id}_d${n}`;
+}
+
 /**
- * Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls,
- * and calls without an id get the derived one (from the arguments as kept, as the original does).
+ * Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls, calls
+ * without an id get the derived one (from the arguments as kept, as the original does), and an id that `used`
+ * (the conversation's) or an earlier call of the turn has gets a suffix.
  */
-function checkArguments(calls: readonly ToolCall[]): ArgumentsCheck {
+function checkArguments(calls: readonly ToolCall[], used: ReadonlySet<string>): ArgumentsCheck {
   const out: ToolCall[] = [];
   const values: unknown[] = [];
+  let turnIds: Set<string> | undefined;
   for (const [i, call] of calls.entries()) {
     const verdict = judgeArguments(call.function?.arguments ?? "");
     if (verdict.kind === "unrepairable") return { kind: "unrepairable" };
     values.push(verdict.kind === "valid" ? verdict.value : undefined);
-    const id =
+    let id =
       typeof call.id === "string" && call.id.trim()
         ? call.id.trim()
         : derivedCallId(call.function?.name ?? "", verdict.text, i);
+    if (used.has(id) || turnIds?.has(id)) id = unusedId(id, new Set([...used, ...(turnIds ?? [])]));
+    if (calls.length > 1) (turnIds ??= new Set()).add(id);
     // A call that needs no change (the usual case) is kept as it came, not copied (the copy is kept to the end).
     if (call.id === id && call.function?.arguments === verdict.text) out.push(call);
     else out.push({ ...call, id, function: { ...call.function, arguments: verdict.text } });
@@ -313,6 +328,8 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
   let lengthCuts = 0;
   let cutPrefix = "";
   let malformedTurns = 0;
+  // The tool-call ids of the saved conversation: a call that repeats one gets a new one (checkArguments).
+  const usedIds = new Set<string>();
   // The repeated request for a cut tool call is not a new turn for the budget, as in the original.
   let repeat = false;
   // A tool that ignores the signal must not hold the task past its timeout or a cancel.
@@ -327,7 +344,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       const calls = response.message.tool_calls ?? [];
 
       // Arguments that cannot be repaired are a cut tool call to the original (its stream says "length").
-      const checked = calls.length > 0 ? checkArguments(calls) : undefined;
+      const checked = calls.length > 0 ? checkArguments(calls, usedIds) : undefined;
       if (response.finishReason === "length" || checked?.kind === "unrepairable") {
         if (calls.length > 0) {
           if (truncatedToolCallRetries < TRUNCATED_TOOL_CALL_RETRIES) {
@@ -353,6 +370,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
           emptyRetries = 0;
         }
         save(assistantOf(response, checked.calls), "model");
+        for (const c of checked.calls) usedIds.add(c.id);
         const prepared = checked.calls.map((c, i) => prepareCall(c, known, checked.values[i]));
         const runnable = prepared.filter((p) => p.planned);
         const raw = new Map<PlannedCall, Record<string, unknown>[]>();

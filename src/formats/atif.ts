@@ -82,10 +82,21 @@ function toolCallOf(call: ToolCall, approvals: ApprovalRecord[]): NonNullable<At
   return withExtra({ tool_call_id: call.id, function_name: call.function.name, arguments: args }, extra);
 }
 
+/** The call a result answers: the one at its position when it has the result's id (two calls may share one), else the first of that id. */
+function callOfResult<C>(
+  calls: readonly C[] | null | undefined,
+  k: number,
+  id: string | null | undefined,
+  idOf: (c: C) => string = (c) => (c as ToolCall).id,
+): C | undefined {
+  const atPosition = calls?.[k];
+  return atPosition !== undefined && idOf(atPosition) === id ? atPosition : calls?.find((c) => idOf(c) === id);
+}
+
 function observationOf(results: ToolMessage[], calls: readonly ToolCall[]): NonNullable<AtifStep["observation"]> {
   return {
-    results: results.map((m) => {
-      const call = calls.find((c) => c.id === m.tool_call_id);
+    results: results.map((m, k) => {
+      const call = callOfResult(calls, k, m.tool_call_id);
       const extra: Extra = {};
       if (!call) extra.tool_call_id = m.tool_call_id;
       if (m.name !== call?.function.name) extra.name = m.name ?? null;
@@ -271,12 +282,12 @@ const textOf = (content: AtifStep["message"] | null | undefined): string =>
   typeof content === "string" ? content : (content ?? []).map((p) => p.text ?? "").join("");
 
 function toolMessagesOf(step: AtifStep): ToolMessage[] {
-  return (step.observation?.results ?? []).map((r) => {
+  return (step.observation?.results ?? []).map((r, k) => {
     const extra = r.extra ?? {};
     const name =
       "name" in extra
         ? (extra.name as string | null)
-        : step.tool_calls?.find((c) => c.tool_call_id === r.source_call_id)?.function_name;
+        : callOfResult(step.tool_calls, k, r.source_call_id, (c) => c.tool_call_id)?.function_name;
     const msg: ToolMessage = {
       role: "tool",
       tool_call_id: r.source_call_id ?? String(extra.tool_call_id ?? ""),

@@ -6,9 +6,9 @@
  * separators, Python float repr) applied to values parsed the way Python's `json.loads` parses them
  * (dict key order kept, ints vs floats kept: `1.0` stays `1.0`): see py_json.ts.
  *
- * Deliberate improvements over Hermes (§7 item 12): a tool response's `name` is matched by
- * `tool_call_id` (Hermes matches by position), tool messages without a preceding call are kept rather
- * than silently dropped.
+ * Deliberate improvements over Hermes (§7 item 12): a tool response's `name` is the call's at its position, as
+ * in Hermes, only when that call has the response's `tool_call_id`, else the call of that id; tool messages
+ * without a preceding call are kept rather than silently dropped.
  */
 import type { AssistantMessage, ChatMessage, OpenAITool, ToolCall, ToolMessage } from "../core/chat.js";
 import type { ConversationTurn } from "../core/records.js";
@@ -182,8 +182,10 @@ function toolTurn(results: ToolMessage[], calls: ToolCall[]): string {
   let out = "";
   for (let k = 0; k < results.length; k++) {
     const tm = results[k]!;
-    // The last call of an id, as a Map built from the calls would give.
-    const callName = calls.findLast((c) => c.id === tm.tool_call_id)?.function.name;
+    // The call at the result's position, as the original names it, when it has the result's id (results follow
+    // their calls in order); else the call of that id (a result out of place).
+    const callName = (calls[k]?.id === tm.tool_call_id ? calls[k] : calls.findLast((c) => c.id === tm.tool_call_id))
+      ?.function.name;
     const name = callName ?? tm.name ?? calls[k]?.function.name ?? "unknown";
     const body = toolResultJson(tm.tool_call_id ?? "", name, tm.content ?? "");
     out += `${k ? "\n" : ""}<tool_response>\n${body}\n</tool_response>`;
