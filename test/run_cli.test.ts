@@ -77,6 +77,9 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
           : text("recovered");
     },
     "twice unknown": (turn) => (turn < 2 ? toolCalls([{ name: "no_such_tool", arguments: {} }]) : text("recovered")),
+    // web_search is a registered tool, but these runs offer only terminal and file tools.
+    "not offered": (turn) =>
+      turn === 0 ? toolCalls([{ name: "web_search", arguments: { query: "x" } }]) : text("searched anyway"),
     "rate limited": (turn, req) => {
       const key = `rl-${turn}`;
       const n = (attempts.get(key) ?? 0) + 1;
@@ -257,6 +260,15 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     // The repeated request for arguments that do not parse is not counted, as in the original.
     expect(entry.api_calls).toBe(3);
     expect(entry.final_response).toBe("recovered");
+
+    // A registered tool this task was not offered is as unknown to the model as one nobody registered (the
+    // original's valid names are the tools it loaded for the task).
+    const unoffered = await run([{ id: "u3", prompt: "not offered test" }]);
+    expect(unoffered.result.exitCode, unoffered.result.stderr).toBe(0);
+    expect(readJsonl(join(unoffered.runDir, "trajectories.jsonl"))).toHaveLength(0);
+    const [notOffered] = readJsonl(join(unoffered.runDir, "dropped.jsonl"));
+    expect(notOffered.dropped).toBe("unknown_tools");
+    expect(JSON.parse(notOffered.messages.find((m: any) => m.role === "tool").content).error).toMatch(/web_search/);
 
     const strict = await run(
       [{ id: "u2", prompt: "twice unknown test" }],

@@ -32,7 +32,7 @@ function deps(model: ChatModel | RunModels, over: Record<string, unknown> = {}):
     ...over,
   });
   const models: RunModels = "forTask" in model ? model : { forTask: () => ({ agent: model }) };
-  return { config, runDir, models, logger: silentLogger, knownTools: new Set(), allowlist: [], workers: 1 };
+  return { config, runDir, models, logger: silentLogger, allowlist: [], workers: 1 };
 }
 
 const spec: TaskSpec = { index: 0, id: "t", line: 1, prompt: "hi", toolsets: [], attempt: 0 };

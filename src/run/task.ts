@@ -67,8 +67,6 @@ export interface TaskRunnerDeps {
   models: RunModels;
   prefill?: ChatMessage[];
   logger: Logger;
-  /** Tools known to this build; trajectories calling anything else are dropped. */
-  knownTools: Set<string>;
   /** Pattern keys from the user config's command_allowlist. */
   allowlist: string[];
   /** Worker threads in the pool (per-thread limits are run-wide limits divided by this). */
@@ -406,8 +404,6 @@ async function setUpMcp(t: TaskRun): Promise<string[]> {
       // Loaded only by rows that have servers (it brings the config parsing along).
       const { taskRowMcp } = await import("./mcp_setup.js");
       own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
-      // Registered in this thread now: calls of them are calls of known tools.
-      for (const c of own) for (const tool of c.tools) deps.knownTools.add(tool.registeredName);
       t.mcpCatalogs = [...t.mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
     } catch (err) {
       throw new EnvironmentSetupError(errorText(err));
@@ -649,7 +645,10 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
     msg = { taskId: spec.id, kind: "failed", outcome, line, tokens, error };
     if (stack) msg.stack = stack;
   } else {
-    dropReason = dropReasonFor(loop, loop?.messages ?? [], t.deps.knownTools, config.require_reasoning);
+    // Valid names are the tools this task was offered, as the original's are the tools it loaded for the task: a
+    // registered tool of another toolset is as unknown to the model as one nobody registered.
+    const offered = new Set(t.tools.map((tool) => tool.function.name));
+    dropReason = dropReasonFor(loop, loop?.messages ?? [], offered, config.require_reasoning);
     msg = dropReason
       ? { taskId: spec.id, kind: "dropped", outcome, line: recordJson(entry, { dropped: dropReason }), tokens }
       : { taskId: spec.id, kind: "trajectory", outcome, line: recordJson(entry), tokens };

@@ -5,7 +5,7 @@
 import { setMaxListeners } from "node:events";
 import { BroadcastChannel, workerData } from "node:worker_threads";
 import type { RunConfig } from "../config/run_config.js";
-import { consoleLogger, registry } from "../../tools/registry.js";
+import { consoleLogger } from "../../tools/registry.js";
 import { ensureToolsLoaded } from "../../tools/model_tools.js";
 import { ModelGates, createRunModels, type ModelGateBuffers } from "../scheduler/run_models.js";
 import type { ChatMessage } from "../core/chat.js";
@@ -70,7 +70,6 @@ function setUp(): Promise<TaskRunnerDeps> {
         models,
         prefill,
         logger: consoleLogger,
-        knownTools: new Set(registry.names()),
         allowlist,
         workers: data.workers,
         mcp: data.mcp,
