@@ -3,19 +3,68 @@
  * run.yaml that records the configuration.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import YAML from "yaml";
 import { publicConfig, type RunConfig } from "../config/run_config.js";
 import { UserError, errorMessage } from "../core/errors.js";
-import { inMemorySha256, type DatasetSource } from "./dataset.js";
+import { inMemorySha256, readDataset, type DatasetSource } from "./dataset.js";
 import { RUN_FILES } from "../store/checkpoint.js";
 import { configDifferences } from "../store/run_identity.js";
+import { datasetDrift, describeDrift, type DatasetDrift, type SliceRow } from "../store/dataset_drift.js";
+import { scoringCriteria } from "../score/criteria.js";
+import { taskInShard, type Shard } from "../shard/assign.js";
+
+/** A resume whose configuration changed: what changed, and how the results differ from the dataset slice now. */
+export interface ConfigChange {
+  what: string;
+  drift: DatasetDrift;
+  /** The rows of the slice this invocation plans (ids of the whole --offset/--max-samples slice, its shard's only). */
+  rows: Map<string, SliceRow>;
+}
+
+/**
+ * The rows of the run's slice as a result is compared with them: every row that parses counts for --offset and
+ * --max-samples (as the planner counts them), a shard keeps its own ids.
+ */
+export async function sliceRows(
+  config: RunConfig,
+  dataset: DatasetSource,
+  shard: Shard | undefined,
+): Promise<Map<string, SliceRow>> {
+  const rows = new Map<string, SliceRow>();
+  const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
+  let valid = 0;
+  for await (const item of readDataset(dataset)) {
+    if (!item.ok) continue;
+    const i = valid++;
+    if (i < config.offset || i >= end) continue;
+    const { id, row, index } = item.value;
+    if (shard && !taskInShard(id, shard)) continue;
+    rows.set(id, {
+      index,
+      prompt: row.prompt,
+      criteria: scoringCriteria({
+        expected: row.expected,
+        verify: row.verify,
+        rubric: row.rubric,
+        verifyFiles: row.verify_files === undefined ? undefined : resolve(dataset.dir, row.verify_files),
+      }),
+    });
+  }
+  return rows;
+}
 
 /**
  * A resume whose dataset, model or settings changed would mix two experiments in one run folder: it stops
  * (exit 3) naming what changed, unless --allow-config-change, which is then recorded. Returns the change.
  */
-export function checkConfigChange(runDir: string, config: RunConfig, fingerprint: string): string | undefined {
+export async function checkConfigChange(
+  runDir: string,
+  config: RunConfig,
+  fingerprint: string,
+  dataset: DatasetSource,
+  shard?: Shard,
+): Promise<ConfigChange | undefined> {
   const path = join(runDir, RUN_FILES.config);
   if (!existsSync(path)) return;
   let previous: Record<string, unknown>;
@@ -33,17 +82,26 @@ export function checkConfigChange(runDir: string, config: RunConfig, fingerprint
   const all = configDifferences(previous, publicConfig(config));
   const diffs = all.filter((d) => !/^(max_samples|offset) /.test(d));
   if (all.length > 0 && diffs.length === 0) return;
+  // The results against the rows given now: what a changed dataset (or --epochs) means for this run folder.
+  const rows = await sliceRows(config, dataset, shard);
+  const drift = await datasetDrift(runDir, rows, config.epochs);
+  const driftText = describeDrift(drift);
   const what = diffs.length ? diffs.join("; ") : "the dataset or a referenced file changed";
+  const detail = driftText ? `: ${driftText}` : "";
   if (!config.allow_config_change) {
+    const regrade =
+      drift.criteriaChanged.length > 0
+        ? `; to grade results again against changed criteria without rerunning them: hermes-batch score ${runDir} --dataset FILE`
+        : "";
     throw new UserError(
-      `${runDir} was started with a different configuration (${what}); resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly`,
+      `${runDir} was started with a different configuration (${what})${detail}; resuming would mix both: use another --run-name, or --allow-config-change to go on knowingly (results that no longer match the dataset are then moved to superseded.jsonl and their tasks rerun)${regrade}`,
       3,
     );
   }
   process.stderr.write(
-    `warning: ${runDir} was started with a different configuration (${what}); going on (--allow-config-change)\n`,
+    `warning: ${runDir} was started with a different configuration (${what})${detail}; going on (--allow-config-change)\n`,
   );
-  return what;
+  return { what: driftText ? `${what}: ${driftText}` : what, drift, rows };
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 import { createProgress, type Progress } from "./progress.js";
 import { createToolsetPlanner, type ToolsetPlanner } from "./planner.js";
 import { acquireRunLock } from "../store/run_lock.js";
+import { driftSetsAside, setAsideDrift } from "../store/dataset_drift.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configFingerprint } from "../store/run_identity.js";
 import { formatShard, shardRunDir, type Shard } from "../shard/assign.js";
@@ -123,10 +124,17 @@ async function checkAndRun(
   const hasResults = runHasResults(runDir);
   checkResultsWanted(config, runDir, shard, hasResults);
   checkOutputLocation(runDir);
-  const configChange = hasResults ? checkConfigChange(runDir, config, fingerprint) : undefined;
-  const state = hasResults
+  const configChange = hasResults ? await checkConfigChange(runDir, config, fingerprint, dataset, shard) : undefined;
+  let state = hasResults
     ? await loadRunState(runDir)
     : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
+  // --allow-config-change over a changed dataset or --epochs: results that no longer describe the slice are set
+  // aside (the folder is locked now) and the state read again, so their tasks rerun and the statistics are honest.
+  if (configChange && !config.dry_run && driftSetsAside(configChange.drift)) {
+    const moved = await setAsideDrift(runDir, configChange.rows, config.epochs, configChange.drift);
+    process.stderr.write(`moved ${moved} result line(s) that no longer match the dataset to superseded.jsonl\n`);
+    state = await loadRunState(runDir);
+  }
   for (const t of state.tornTails) {
     process.stderr.write(
       `warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`,
@@ -168,7 +176,7 @@ async function checkAndRun(
         total,
         planner,
         inputs,
-        configChange,
+        configChange: configChange?.what,
         countedBad: counted.bad,
         planned: counted.planned,
       },
