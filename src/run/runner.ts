@@ -518,7 +518,9 @@ async function runTasks(
   const threadsGone = reclaimGoneThreads(config, runPool, logEvent);
   const control = createRunControl(runDir, config.stop_after_failures, progress, logEvent);
   const { counts, hermesCheckpoint } = recorder;
-  const checkpointTimer = setInterval(() => {
+  // Written at once, then every 5 s: a checkpoint.json an earlier invocation left saying `finished: true` must not
+  // outlive this invocation's start (a kill before its first tick would leave it claiming the run finished).
+  const saveCheckpoint = () =>
     writeCheckpoint(
       runDir,
       {
@@ -532,7 +534,8 @@ async function runTasks(
       },
       hermesCheckpoint,
     );
-  }, 5_000);
+  saveCheckpoint();
+  const checkpointTimer = setInterval(saveCheckpoint, 5_000);
   checkpointTimer.unref();
   // Retries and limit changes show while tasks are still running (a 429 storm finishes nothing for a while).
   const modelTimer = setInterval(() => progress.update({ ...counts, ...modelCounts() }), 2_000);
