@@ -302,6 +302,10 @@ export async function rescoreRun(o: RescoreOptions): Promise<RescoreSummary> {
     if (o.signal.aborted) throw new RescoreInterrupted("interrupted");
     fsyncSync(fd);
     closeSync(fd);
+    // The reports describe the old scores: removed before the new lines take their place, so a kill before they
+    // are rebuilt leaves no statistics.json claiming the old pass rate (score again, or --resume, rebuilds them).
+    for (const report of [RUN_FILES.statistics, RUN_FILES.summary, RUN_FILES.atif])
+      rmSync(join(o.runDir, report), { force: true });
     renameSync(tmp, path);
     renamed = true;
     syncFolder(o.runDir);
