@@ -2,6 +2,7 @@
  * The record step of a run, on the main thread (the single writer): each task's outcome message becomes its line
  * in trajectories/failed/dropped.jsonl (and rl.jsonl), its events go to events.log, and the counts move on.
  */
+import { UserError } from "../core/errors.js";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RunConfig } from "../config/run_config.js";
@@ -83,7 +84,11 @@ export function createResultRecorder(
     if (msg.rlLine !== undefined) files.rl?.appendLine(redact(msg.rlLine));
     if (msg.rlProblems)
       logEvent(`task ${msg.taskId}: rl.jsonl line excluded, bad token data: ${msg.rlProblems.join("; ")}`);
-    files[msg.kind].appendLine(redact(msg.line));
+    try {
+      files[msg.kind].appendLine(redact(msg.line));
+    } catch (err) {
+      throw storageError(runDir, err);
+    }
     releaseLines(msg);
     tokensBy.agent += msg.tokens.agent;
     tokensBy.approver += msg.tokens.approver;
@@ -115,4 +120,28 @@ export function createResultRecorder(
     approverFailures,
     hermesCheckpoint,
   };
+}
+
+/** Write errors of the run folder itself: not a bug of hermes-batch, and a resume continues once they are fixed. */
+const STORAGE_CODES: Record<string, string> = {
+  ENOSPC: "no space left on the device",
+  EDQUOT: "disk quota exceeded",
+  EROFS: "the file system is read-only",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EIO: "input/output error",
+  EFBIG: "file too large",
+};
+
+/**
+ * A result that cannot be written stops the run with what happened and what to do, instead of an "internal error":
+ * the results written before are kept (a torn last line is moved aside by the next --resume).
+ */
+export function storageError(runDir: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === undefined || !(code in STORAGE_CODES)) return err as Error;
+  return new UserError(
+    `cannot write to run folder ${runDir} (${code}: ${STORAGE_CODES[code]}); the results written before are kept: fix the cause (free space, make the folder writable), then run the same command with --resume`,
+    1,
+  );
 }

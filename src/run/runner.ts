@@ -559,7 +559,11 @@ async function runTasks(
     removeEmptyTaskFolders(config.output_dir, runDir);
   }
   if (dispatchError !== undefined) {
-    logEvent(`stopped: ${errorMessage(dispatchError)}`);
+    try {
+      logEvent(`stopped: ${errorMessage(dispatchError)}`);
+    } catch {
+      // events.log cannot be written either (a full disk): the error itself is what the run reports
+    }
     throw dispatchError;
   }
   return { recorder, stop: control.stop };
