@@ -63,6 +63,72 @@ function denial(message: string): ToolResult {
 
 const RESULT_KEYS = new Set(["content", "error", "details"]);
 
+/** Most argument problems an error lists (the rest are counted). */
+const MAX_LISTED_PROBLEMS = 10;
+/** A failure's result longer than this (as JSON) has its long strings cut: it is still JSON when the loop stores it. */
+export const MAX_FAILURE_RESULT_CHARS = 20_000;
+/** In such a failure, the longest string kept whole (a path, an id or a mode the model sent, echoed back). */
+const FAILURE_STRING_CHARS = 2_000;
+
+/** The text, or its head and tail with what was cut between them counted. */
+function bounded(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${text.slice(0, half)}… [${(text.length - 2 * half).toLocaleString("en-US")} characters cut] …${text.slice(-half)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Whether a result is a failure by the rules tool_stats counts with: an error, a content error, success false. */
+function isFailure(result: ToolResult): boolean {
+  if (result.error !== undefined) return true;
+  const c = result.content;
+  return isObject(c) && ((c.error !== undefined && c.error !== null) || c.success === false);
+}
+
+/** Every string in the value cut to `max` characters (results are shallow; deeper than 32 levels is left out). */
+function shortened(value: unknown, max: number, depth = 0): unknown {
+  if (typeof value === "string") return bounded(value, max);
+  if (depth > 32 || typeof value !== "object" || value === null) return depth > 32 ? "[cut]" : value;
+  if (Array.isArray(value)) return value.map((v) => shortened(v, max, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shortened(v, max, depth + 1)]));
+}
+
+/**
+ * A failure is kept short: a model that sends a 10 MB path gets it back in the error, and the agent loop cuts a
+ * result longer than its limit into text that no longer parses, which its statistics count as a success. Its long
+ * strings are cut; when it is still too long (many of them), only the error message is kept.
+ */
+function boundedFailure(result: ToolResult): ToolResult {
+  if (!isFailure(result) || serializeToolResult(result).length <= MAX_FAILURE_RESULT_CHARS) return result;
+  const short: ToolResult = {
+    ...(result.content !== undefined ? { content: shortened(result.content, FAILURE_STRING_CHARS) } : {}),
+    ...(result.error !== undefined ? { error: bounded(result.error, FAILURE_STRING_CHARS) } : {}),
+    ...(result.details !== undefined
+      ? { details: shortened(result.details, FAILURE_STRING_CHARS) as ToolResult["details"] }
+      : {}),
+  };
+  if (serializeToolResult(short).length <= MAX_FAILURE_RESULT_CHARS) return short;
+  const message = result.error ?? (result.content as Record<string, unknown>).error ?? "the call failed";
+  return toolFailure(bounded(typeof message === "string" ? message : JSON.stringify(message), FAILURE_STRING_CHARS), {
+    result_cut: `the failure's result was ${serializeToolResult(result).length.toLocaleString("en-US")} characters`,
+  });
+}
+
+/** The JSON string of a result; one that cannot be serialised (a BigInt, a cycle) is a failure of its tool. */
+function serialized(name: string, result: ToolResult): string {
+  try {
+    return serializeToolResult(result);
+  } catch (err) {
+    const [type, message] = errorTypeAndMessage(err);
+    return serializeToolResult(
+      toolFailure(`Tool execution failed: ${type}: ${message} (the result of ${name} is not JSON)`),
+    );
+  }
+}
+
 function asResult(output: ToolOutput, name: string): ToolResult {
   if (typeof output === "string") return { content: output };
   if (output && typeof output === "object" && !Array.isArray(output)) {
@@ -117,10 +183,14 @@ function validate(
   if (!entry.args) return { ok: true, value: args };
   const parsed = (entry.args as z.ZodType).safeParse(args);
   if (parsed.success) return { ok: true, value: parsed.data };
-  const problems = parsed.error.issues.map((issue) => {
+  const issues = parsed.error.issues;
+  // A model can send 100,000 bad items: the error names the first few and counts the rest.
+  const problems = issues.slice(0, MAX_LISTED_PROBLEMS).map((issue) => {
     const field = issue.path.length > 0 ? issue.path.map(String).join(".") : "arguments";
-    return `'${field}': ${issue.message}`;
+    return `'${bounded(field, 200)}': ${bounded(issue.message, 500)}`;
   });
+  const more = issues.length - problems.length;
+  if (more > 0) problems.push(`and ${more.toLocaleString("en-US")} more problems`);
   return { ok: false, result: toolFailure(`Invalid arguments for ${entry.name}: ${problems.join("; ")}`) };
 }
 
@@ -266,10 +336,10 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
 
       for (const hook of active) {
         if (!hook.post) continue;
-        const replaced = await hook.post(call, serializeToolResult(result));
+        const replaced = await hook.post(call, serialized(name, result));
         if (typeof replaced === "string") result = { content: replaced };
       }
-      return result;
+      return boundedFailure(result);
     } catch (err) {
       return toolFailure(`Error executing ${name}: ${errorTypeAndMessage(err)[1]}`);
     }
@@ -277,7 +347,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
 
   return {
     run,
-    call: async (name, args, ctx) => serializeToolResult(await run(name, args, ctx)),
+    call: async (name, args, ctx) => serialized(name, await run(name, args, ctx)),
     get approvals() {
       return approval.records;
     },
