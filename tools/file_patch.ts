@@ -2,12 +2,13 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, requiredInSchema, withDefault } from "./tool_args.js";
+import { booleanArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 import { unifiedDiff } from "./unified_diff.js";
 import { fuzzyFindAndReplace, NO_MATCH_ERROR, noMatchHint } from "./fuzzy_match.js";
 import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
 import { writeFailure, errMessage, pySplitext } from "./file_tool_common.js";
+import { isFifo, notRegularFile } from "./file_write.js";
 
 export const patchArgs = lazy(() =>
   z.object({
@@ -24,7 +25,7 @@ export const patchArgs = lazy(() =>
         "replace",
       ),
     ),
-    path: z.string().optional().describe("REQUIRED when mode='replace'. File path to edit."),
+    path: pathArg().optional().describe("REQUIRED when mode='replace'. File path to edit."),
     old_string: z
       .string()
       .optional()
@@ -134,6 +135,10 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
       return invalid(`${shown}: File not found: ${shown}`);
     }
   };
+  // The shell a backend writes through drops a NUL byte: `a\u0000b` would change `ab`, a file the patch never named.
+  const nul = ops.flatMap((op) => (op.kind === "update" && op.moveTo ? [op.path, op.moveTo] : [op.path]));
+  const withNul = nul.find((p) => p.includes("\u0000"));
+  if (withNul !== undefined) return invalid(`${JSON.stringify(withNul)}: a path must not contain a NUL byte`);
   for (const op of ops) {
     const full = absolutePath(env, op.path);
     if (op.kind === "add") {
@@ -170,6 +175,9 @@ async function applyV4A(patch: string, ctx: ToolContext): Promise<ToolResult> {
       } else writes.set(full, { shown: op.path, before, after });
       diffs.push(unifiedDiff(before, after, op.moveTo ?? op.path));
     }
+  }
+  for (const [full, w] of writes) {
+    if (await isFifo(env, full)) return invalid(notRegularFile(w.shown));
   }
   try {
     for (const [full, w] of writes) await env.writeFile(full, w.after);

@@ -4,7 +4,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
-import { integerArg, withDefault } from "./tool_args.js";
+import { integerArg, pathArg, withDefault } from "./tool_args.js";
 import { absolutePath, guardedRead, readDedupKey, recordRead, repeatCount, unchangedSinceRead } from "./file_state.js";
 import { pyDirname, pyJoin, pySplitext, pyLen, pySlice, PATH_DESCRIPTION } from "./file_tool_common.js";
 
@@ -141,7 +141,7 @@ function numberLines(text: string, start: number): string {
 
 export const readArgs = lazy(() =>
   z.object({
-    path: z.string().describe(PATH_DESCRIPTION),
+    path: pathArg().describe(PATH_DESCRIPTION),
     offset: withDefault(
       integerArg({ min: 1, clamp: "both" })
         .optional()

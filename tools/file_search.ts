@@ -2,7 +2,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
-import { integerArg, nonEmptyString, unadvertisedArg, withDefault } from "./tool_args.js";
+import { integerArg, nonEmptyString, pathArg, unadvertisedArg, withDefault } from "./tool_args.js";
 import { absolutePath, repeatCount } from "./file_state.js";
 import { pyDirname, pyJoin, pySlice } from "./file_tool_common.js";
 
@@ -29,7 +29,7 @@ export const searchArgs = lazy(() =>
       "content",
     ),
     path: withDefault(
-      z.string().optional().describe("Directory or file to search in (default: current working directory)"),
+      pathArg().optional().describe("Directory or file to search in (default: current working directory)"),
       ".",
     ),
     file_glob: z

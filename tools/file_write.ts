@@ -4,7 +4,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { nonEmptyString } from "./tool_args.js";
+import { nonEmptyString, pathArg } from "./tool_args.js";
 import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
 import { writeFailure, pyDirname, PATH_DESCRIPTION } from "./file_tool_common.js";
 
@@ -18,7 +18,7 @@ export async function writeEffects(args: { path: string }, ctx: ToolContext): Pr
 
 export const writeArgs = lazy(() =>
   z.object({
-    path: nonEmptyString().describe(PATH_DESCRIPTION),
+    path: pathArg(nonEmptyString()).describe(PATH_DESCRIPTION),
     content: z.string().describe("The complete new content of the file."),
   }),
 );
@@ -38,11 +38,24 @@ export async function handleWriteFile(
   return withWarnings(result, warnings);
 }
 
+/**
+ * Whether the path is (or a link leads to) a FIFO: opening one to write blocks until a reader comes, so a write
+ * would hold the task until the backend's file operation times out (two minutes in the local sandbox).
+ */
+export async function isFifo(env: Environment, full: string): Promise<boolean> {
+  const res = await env.exec(`test -p ${shellQuote(full)}`, { timeoutMs: 10_000 }).catch(() => undefined);
+  return res?.exitCode === 0;
+}
+
+/** The error a write onto a FIFO gets, in the shell's words for a file that is not a regular one. */
+export const notRegularFile = (path: string) => `${path}: Not a regular file`;
+
 export async function writeFile(args: z.infer<ReturnType<typeof writeArgs>>, env: Environment): Promise<ToolResult> {
   const { path, content } = args;
   const full = absolutePath(env, path);
   const dirsCreated = pyDirname(path) !== "";
   try {
+    if (await isFifo(env, full)) throw new Error(notRegularFile(path));
     await env.writeFile(full, content);
   } catch (err) {
     // As the original: dirs_created says whether the folder is there (its `mkdir -p` succeeded).

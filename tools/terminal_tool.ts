@@ -7,7 +7,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString, withDefault } from "./tool_args.js";
+import { booleanArg, integerArg, nonEmptyString, pathArg, withDefault } from "./tool_args.js";
 import { UnknownBackgroundProcessError } from "./environments/background.js";
 import { stripAnsi, type ProcessNotices } from "./process_notices.js";
 import { splitLines } from "./unified_diff.js";
@@ -51,8 +51,7 @@ export const terminalArgs = lazy(() =>
         `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}; in the foreground at most ${MAX_TERMINAL_TIMEOUT_S}, ` +
           "more is refused: run longer commands with background=true).",
       ),
-    workdir: z
-      .string()
+    workdir: pathArg()
       .optional()
       .describe(
         "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",

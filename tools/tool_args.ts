@@ -43,6 +43,14 @@ export function nonEmptyString(opts: { blankOk?: boolean } = {}) {
   return z.string().refine((s) => (opts.blankOk === false ? s.trim() : s) !== "", "must not be empty");
 }
 
+/**
+ * A path: a string without NUL bytes. No file name holds one, and the shell a backend writes through drops it, so
+ * `a\u0000b` would read or write `ab`, a file the model never named.
+ */
+export function pathArg(base: z.ZodString = z.string()) {
+  return base.refine((s) => !s.includes("\u0000"), "must not contain a NUL byte");
+}
+
 const unadvertised = new WeakSet<z.ZodType>();
 
 /** An argument that is accepted (an alias or legacy name) but left out of the schema the model sees. */
