@@ -80,7 +80,7 @@ describe("worker crash", () => {
     const done = readJsonl(join(dir, "runs", "d", "trajectories.jsonl"))
       .map((e) => e.task_id)
       .sort();
-    expect(done).toEqual(["ok-0", "ok-1", "ok-2", "ok-3", "ok-4"]);
+    expect(done, r.stderr).toEqual(["ok-0", "ok-1", "ok-2", "ok-3", "ok-4"]);
     const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
     expect(failed.map((f) => f.task_id)).toEqual(["boom"]);
     expect(failed[0].outcome).toBe("environment_error");

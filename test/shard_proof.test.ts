@@ -26,7 +26,11 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
   const taskOf = (req: RecordedRequest) => /task (t\d+)/.exec(JSON.stringify(req.body?.messages ?? ""))?.[1] ?? "";
   const r: Record<string, { exitCode?: number; stdout: string; stderr: string }> = {};
   let killedLaunch = "";
-  let killedState = { checkpoint: true, record: true, runYaml: false };
+  let killedState: { checkpointFinished: boolean | null; record: boolean; runYaml: boolean } = {
+    checkpointFinished: true,
+    record: true,
+    runYaml: false,
+  };
   const owned = IDS.filter((id) => shardOfTask(id, N) === KILLED);
 
   beforeAll(async () => {
@@ -76,8 +80,10 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     child.kill("SIGKILL");
     await child;
     const killedDir = join(dir, "runs", "exp", "shards", `000${KILLED}-of-0003`);
+    const checkpointPath = join(killedDir, "checkpoint.json");
     killedState = {
-      checkpoint: existsSync(join(killedDir, "checkpoint.json")),
+      // Written when the invocation starts (finished: false), so a kill at any point leaves no earlier "finished".
+      checkpointFinished: existsSync(checkpointPath) ? JSON.parse(readFileSync(checkpointPath, "utf8")).finished : null,
       record: existsSync(join(killedDir, "shard-complete.json")),
       runYaml: existsSync(join(killedDir, "run.yaml")),
     };
@@ -105,12 +111,12 @@ describe("merge by proof: a shard killed before its first checkpoint", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("the killed shard left no completion record and no checkpoint; the others did", () => {
+  it("the killed shard left no completion record and no finished checkpoint; the others did", () => {
     expect(r.s0!.exitCode, r.s0!.stderr).toBe(0);
     expect(r.s1!.exitCode, r.s1!.stderr).toBe(0);
     const shardDir = (i: number) => join(dir, "runs", "exp", "shards", `000${i}-of-0003`);
     expect(existsSync(join(shardDir(0), "shard-complete.json"))).toBe(true);
-    expect(killedState).toEqual({ checkpoint: false, record: false, runYaml: true });
+    expect(killedState).toEqual({ checkpointFinished: false, record: false, runYaml: true });
     const launch = killedLaunch;
     expect(launch).not.toContain(KEY);
     expect(JSON.parse(launch).dropped_secret_flags).toEqual(["--api-key"]);
