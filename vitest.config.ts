@@ -75,6 +75,7 @@ const UNIT = files(
   "strict_json",
   "task_outcome",
   "token_totals",
+  "tool_batch_deep",
   "tool_stats_keys",
   "trajectory_line",
   "tools_agent_web",

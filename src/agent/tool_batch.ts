@@ -73,18 +73,31 @@ export function isParallelSafeBatch(calls: readonly PlannedCall[]): boolean {
 
 /** Key under which identical calls of one turn share a single execution: tool name and arguments with
  * keys in sorted order, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same call. */
-export function callKey(call: PlannedCall): string {
-  return `${call.name}\u0000${canonicalJson(call.args)}`;
+export function callKey(call: PlannedCall): string | undefined {
+  const json = canonicalJson(call.args, 0);
+  return json === undefined ? undefined : `${call.name}\u0000${json}`;
 }
 
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+/** Arguments nested deeper than this are compared with nothing (no tool takes them; the recursion would overflow). */
+const MAX_KEY_DEPTH = 256;
+
+function canonicalJson(value: unknown, depth: number): string | undefined {
+  if (depth > MAX_KEY_DEPTH) return undefined;
   if (value && typeof value === "object") {
+    const parts: string[] = [];
+    const isArray = Array.isArray(value);
     const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-      .join(",")}}`;
+    for (const k of isArray ? [] : Object.keys(obj).sort()) {
+      const json = canonicalJson(obj[k], depth + 1);
+      if (json === undefined) return undefined;
+      parts.push(`${JSON.stringify(k)}:${json}`);
+    }
+    for (const item of isArray ? (value as unknown[]) : []) {
+      const json = canonicalJson(item, depth + 1);
+      if (json === undefined) return undefined;
+      parts.push(json);
+    }
+    return isArray ? `[${parts.join(",")}]` : `{${parts.join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";
 }
@@ -100,8 +113,12 @@ export async function runToolBatch(
 ): Promise<string[]> {
   // The common turn: one call, nothing to share or to run together.
   if (calls.length === 1) return [await run(calls[0]!)];
+  // A call whose arguments cannot be keyed (nested too deep) runs on its own, under a key only it has.
+  const keys = calls.map((call, i) => callKey(call) ?? `\u0001${i}`);
   const unique = new Map<string, PlannedCall>();
-  for (const call of calls) if (!unique.has(callKey(call))) unique.set(callKey(call), call);
+  calls.forEach((call, i) => {
+    if (!unique.has(keys[i]!)) unique.set(keys[i]!, call);
+  });
   const distinct = [...unique.entries()];
   const results = new Map<string, string>();
 
@@ -117,5 +134,5 @@ export async function runToolBatch(
   } else {
     for (const [key, call] of distinct) results.set(key, await run(call));
   }
-  return calls.map((c) => results.get(callKey(c))!);
+  return keys.map((key) => results.get(key)!);
 }
