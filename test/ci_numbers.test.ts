@@ -323,6 +323,28 @@ describe("report --baseline says what compare says", () => {
     const c = mainModel(readFileSync(join(dir, "c.html"), "utf8")).baseline.comparison;
     expect(c.verdict).toBe("regression");
     expect(c.regressions.join("; ")).toContain("1 task(s) passed every epoch of the baseline");
+
+    // The gate CI applies is the one the page shows: --max-drop 50 lets the 25-point drop through in both.
+    const within = await runCliInProcess(["compare", join(runs, "a"), join(runs, "c"), "--max-drop", "50"]);
+    expect(within.exitCode, within.stdout).toBe(0);
+    const gated = join(dir, "c50.html");
+    const repGated = await runCliInProcess([
+      "report",
+      join(runs, "c"),
+      "--baseline",
+      join(runs, "a"),
+      "--max-drop",
+      "50",
+      "-o",
+      gated,
+    ]);
+    expect(repGated.exitCode, repGated.stderr).toBe(0);
+    const g = mainModel(readFileSync(gated, "utf8")).baseline.comparison;
+    expect(g.verdict).not.toBe("regression");
+    expect(g.gate_note).toContain("--max-drop 50");
+    const noBaseline = await runCliInProcess(["report", join(runs, "c"), "--max-drop", "50", "-o", gated]);
+    expect(noBaseline.exitCode).toBe(2);
+    expect(noBaseline.stderr).toContain("--max-drop needs --baseline");
   }, 120_000);
 });
 

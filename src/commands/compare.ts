@@ -2,11 +2,12 @@
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UserError } from "../core/errors.js";
-import { compareRuns, parseUnscoredLimit } from "../report/compare.js";
+import { compareRuns } from "../report/compare.js";
 import { comparisonMarkdown, comparisonText, runWarnings } from "../report/compare_text.js";
 import { runToJUnit } from "../report/junit.js";
 import { loadRunSamples } from "../report/run_samples.js";
 import { parseCommandArgs } from "./args.js";
+import { GATE_OPTIONS, gateOptions } from "./gate_flags.js";
 import type { Command } from "./types.js";
 
 const help = `Usage: hermes-batch compare BASELINE_RUN CURRENT_RUN [options]
@@ -39,23 +40,11 @@ too many unscored or missing tasks, the same run folder twice).
 `;
 
 const options = {
-  "max-drop": { type: "string" },
-  "significant-only": { type: "boolean" },
-  "max-unscored": { type: "string" },
-  "allow-different-dataset": { type: "boolean" },
+  ...GATE_OPTIONS,
   junit: { type: "string" },
   markdown: { type: "string" },
   json: { type: "string" },
 } as const;
-
-function numberFlag(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  // Decimal points only: Number() would also take 0x10, 0b11 and 1e1.
-  const n = /^\s*\d+(\.\d+)?\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isFinite(n) || n > 100)
-    throw new UserError(`${flag} must be a number of points from 0 to 100, got '${value}'`);
-  return n;
-}
 
 /** An output file's folder must exist and be a folder: checked before any work, so no result is lost. */
 function outputPath(value: string | undefined, flag: string): string | undefined {
@@ -83,24 +72,12 @@ export const command: Command = {
     const { values, positionals } = parseCommandArgs(argv, options);
     if (positionals.length !== 2)
       throw new UserError("compare needs two run folders: BASELINE_RUN CURRENT_RUN (see --help)");
-    const maxDropPp = numberFlag(values["max-drop"], "--max-drop");
-    const maxUnscored = values["max-unscored"] === undefined ? undefined : parseUnscoredLimit(values["max-unscored"]);
-    if (maxUnscored === null)
-      throw new UserError(
-        `--max-unscored must be a whole number of tasks or a percentage (e.g. 5 or 10%), got '${values["max-unscored"]}'`,
-      );
-    if (values["significant-only"] && maxDropPp === undefined)
-      throw new UserError("--significant-only needs --max-drop P");
+    const gate = gateOptions(values);
     const junit = outputPath(values.junit, "--junit");
     const markdown = outputPath(values.markdown, "--markdown");
     const json = outputPath(values.json, "--json");
     const [baseline, current] = await Promise.all(positionals.map((p) => loadRunSamples(p)));
-    const comparison = compareRuns(baseline!, current!, {
-      maxDropPp,
-      significantOnly: values["significant-only"],
-      maxUnscored,
-      allowDifferentDataset: values["allow-different-dataset"],
-    });
+    const comparison = compareRuns(baseline!, current!, gate);
     for (const line of [...runWarnings(baseline!, "baseline"), ...runWarnings(current!, "current")])
       process.stderr.write(`${line}\n`);
     process.stdout.write(comparisonText(comparison));

@@ -6,9 +6,10 @@ import { buildReportModel } from "../report/html/report_data.js";
 import { reportHtml } from "../report/html/page.js";
 import { RUN_FILES } from "../store/checkpoint.js";
 import { checkRunFiles, nonEmptyPath, parseCommandArgs } from "./args.js";
+import { GATE_OPTIONS, gateOptions } from "./gate_flags.js";
 import type { Command } from "./types.js";
 
-const help = `Usage: hermes-batch report RUN_DIR [--baseline RUN_DIR] [-o FILE]
+const help = `Usage: hermes-batch report RUN_DIR [--baseline RUN_DIR [gate flags]] [-o FILE]
 
 Writes one HTML file that works offline (every asset inline, no remote load): the run's header, outcomes and
 scores (pass rate with its interval, pass@k, by group, unscored count), charts (tool calls and errors per tool,
@@ -19,9 +20,13 @@ Options
   --baseline RUN_DIR   compare with an earlier run: newly failing and newly passing tasks first, deltas, and
                        the two trajectories of a task side by side
   -o, --out FILE       where to write (default RUN_DIR/report.html)
+  --max-drop P, --significant-only, --max-unscored N|P%, --allow-different-dataset
+                       with --baseline: the gate CI's \`compare\` applies (see compare --help), so the page's
+                       verdict is the one that gate gives; without them, compare's default gate
 `;
 
 const options = {
+  ...GATE_OPTIONS,
   baseline: { type: "string" },
   out: { type: "string", short: "o" },
 } as const;
@@ -54,7 +59,10 @@ export const command: Command = {
     }
     checkRunFiles(runFilePaths(runDir, values.baseline));
     const out = reportOutputPath(nonEmptyPath(values.out, "-o", "file") ?? join(runDir, "report.html"));
-    const model = await buildReportModel(runDir, values.baseline);
+    const gate = gateOptions(values);
+    const gateFlag = Object.keys(GATE_OPTIONS).find((f) => values[f as keyof typeof GATE_OPTIONS] !== undefined);
+    if (gateFlag && values.baseline === undefined) throw new UserError(`--${gateFlag} needs --baseline RUN_DIR`);
+    const model = await buildReportModel(runDir, values.baseline, gate);
     const html = reportHtml(model);
     try {
       writeFileSync(out, html);

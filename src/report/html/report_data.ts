@@ -10,7 +10,7 @@ import { OUTCOMES } from "../../core/outcomes.js";
 import { runScoreMetrics, type RunScoreMetrics, type ScoredSample } from "../../score/summary.js";
 import { RUN_FILES } from "../../store/checkpoint.js";
 import { readJsonl } from "../../store/jsonl_file.js";
-import { compareRuns, type Comparison } from "../compare.js";
+import { type CompareOptions, compareRuns, type Comparison } from "../compare.js";
 import { loadRunSamples, sampleKey, type RunSamples } from "../run_samples.js";
 
 /** One table row. Short keys: a 100,000-task report carries 100,000 of them. */
@@ -401,7 +401,11 @@ async function readRun(dir: string): Promise<RunRead> {
 }
 
 /** Reads the run (and the baseline run) into what the page shows. A missing or empty folder is a UserError. */
-export async function buildReportModel(dir: string, baselineDir?: string): Promise<ReportModel> {
+export async function buildReportModel(
+  dir: string,
+  baselineDir?: string,
+  gate: CompareOptions = {},
+): Promise<ReportModel> {
   const current = await readRun(dir);
   const model: ReportModel = {
     run: current.header,
@@ -415,7 +419,7 @@ export async function buildReportModel(dir: string, baselineDir?: string): Promi
     const base = await readRun(baselineDir);
     model.baseline = {
       run: base.header,
-      comparison: compareRuns(base.samples, current.samples),
+      comparison: compareRuns(base.samples, current.samples, gate),
       rows: base.rows,
       details: base.details,
     };
