@@ -83,6 +83,13 @@ describe("resume after the dataset changed", () => {
     expect(resumed.stderr).toMatch(/1 task\(s\) whose prompt changed \(t1\)/);
     expect(resumed.stderr).toMatch(/1 task\(s\) graded against other criteria .*t0\)/);
     expect(resumed.stderr).toContain("hermes-batch score");
+    // A resume refused after it read the folder lets go of the lock it took to read it: this process lives on (a
+    // library caller, the next command of a test), and another invocation must find the folder free.
+    write(data, rows(6));
+    const unknown = await runCliInProcess(["run", data, "--run-name", "r", "--only", "nope", ...common(dir, 2)]);
+    expect(unknown.exitCode, unknown.stderr).toBe(2);
+    expect(unknown.stderr).toContain("nope");
+    expect(existsSync(join(dir, "runs", "r", ".lock"))).toBe(false);
   });
 
   it("with --allow-config-change: stale results move to superseded.jsonl, and the statistics equal a fresh run's", async () => {

@@ -124,66 +124,73 @@ async function checkAndRun(
   const hasResults = runHasResults(runDir);
   checkResultsWanted(config, runDir, shard, hasResults);
   checkOutputLocation(runDir);
-  const configChange = hasResults ? await checkConfigChange(runDir, config, fingerprint, dataset, shard) : undefined;
-  let state = hasResults
-    ? await loadRunState(runDir)
-    : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
-  // --allow-config-change over a changed dataset or --epochs: results that no longer describe the slice are set
-  // aside (the folder is locked now) and the state read again, so their tasks rerun and the statistics are honest.
-  if (configChange && !config.dry_run && driftSetsAside(configChange.drift)) {
-    const moved = await setAsideDrift(runDir, configChange.rows, config.epochs, configChange.drift);
-    process.stderr.write(`moved ${moved} result line(s) that no longer match the dataset to superseded.jsonl\n`);
-    state = await loadRunState(runDir);
-  }
-  for (const t of state.tornTails) {
-    process.stderr.write(
-      `warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`,
-    );
-  }
-  for (const b of state.badLines)
-    process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
-  const { sel, failedIds } = await resumeSelection(config, runDir, state);
-
-  // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
-  const networkBad = networkRefusal(config.network, config.allow_network);
-  if (networkBad) throw new UserError(`--network: ${networkBad}`);
-  const counted = await countAndCheckRows(config, dataset, planner, state, failedIds, sel, shard);
-  const { total } = counted;
-  const printNotes = () => {
-    for (const m of notes) process.stderr.write(`note: ${m}\n`);
-  };
-  if (config.dry_run) {
-    printNotes();
-    printPlan(config, runDir, shard, counted, state, out);
-    return EXIT.ok;
-  }
-  await preflightRun(config, counted, total, out);
-  printNotes();
-  mkdirSync(runDir, { recursive: true });
-  const releaseLock = acquireRunLock(runDir);
+  // A folder with results is locked before it is read: a --resume beside a live run neither takes its results for
+  // final nor cuts the torn tail of the line it is writing, and no result can arrive between this read and the run.
+  const releaseFolder = hasResults ? acquireRunLock(runDir) : undefined;
   try {
-    return await runLocked(
-      config,
-      runDir,
-      {
-        dataset,
-        shard,
-        shardInfo,
-        fingerprint,
-        sel,
-        state,
-        failedIds,
-        total,
-        planner,
-        inputs,
-        configChange: configChange?.what,
-        countedBad: counted.bad,
-        planned: counted.planned,
-      },
-      runPool!,
-    );
+    const configChange = hasResults ? await checkConfigChange(runDir, config, fingerprint, dataset, shard) : undefined;
+    let state = hasResults
+      ? await loadRunState(runDir)
+      : { done: new Set<string>(), doneIndices: new Set<number>(), failed: new Map(), badLines: [], tornTails: [] };
+    // --allow-config-change over a changed dataset or --epochs: results that no longer describe the slice are set
+    // aside (the folder is locked) and the state read again, so their tasks rerun and the statistics are honest.
+    if (configChange && !config.dry_run && driftSetsAside(configChange.drift)) {
+      const moved = await setAsideDrift(runDir, configChange.rows, config.epochs, configChange.drift);
+      process.stderr.write(`moved ${moved} result line(s) that no longer match the dataset to superseded.jsonl\n`);
+      state = await loadRunState(runDir);
+    }
+    for (const t of state.tornTails) {
+      process.stderr.write(
+        `warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`,
+      );
+    }
+    for (const b of state.badLines)
+      process.stderr.write(`warning: ${b.file}:${b.line}: unreadable line kept as is (${b.error})\n`);
+    const { sel, failedIds } = await resumeSelection(config, runDir, state);
+
+    // One pass over the whole file before any task starts: bad rows are known in seconds, and the total is known.
+    const networkBad = networkRefusal(config.network, config.allow_network);
+    if (networkBad) throw new UserError(`--network: ${networkBad}`);
+    const counted = await countAndCheckRows(config, dataset, planner, state, failedIds, sel, shard);
+    const { total } = counted;
+    const printNotes = () => {
+      for (const m of notes) process.stderr.write(`note: ${m}\n`);
+    };
+    if (config.dry_run) {
+      printNotes();
+      printPlan(config, runDir, shard, counted, state, out);
+      return EXIT.ok;
+    }
+    await preflightRun(config, counted, total, out);
+    printNotes();
+    mkdirSync(runDir, { recursive: true });
+    const releaseLock = acquireRunLock(runDir);
+    try {
+      return await runLocked(
+        config,
+        runDir,
+        {
+          dataset,
+          shard,
+          shardInfo,
+          fingerprint,
+          sel,
+          state,
+          failedIds,
+          total,
+          planner,
+          inputs,
+          configChange: configChange?.what,
+          countedBad: counted.bad,
+          planned: counted.planned,
+        },
+        runPool!,
+      );
+    } finally {
+      releaseLock();
+    }
   } finally {
-    releaseLock();
+    releaseFolder?.();
   }
 }
 

@@ -7,7 +7,6 @@ import { join } from "node:path";
 import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
 import type { Outcome, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
-import { holdRunLock } from "./run_lock.js";
 
 export const RUN_FILES = {
   trajectories: "trajectories.jsonl",
@@ -68,12 +67,10 @@ function recordHead(text: string): { prompt_index: number; task_id: string; epoc
 }
 
 /**
- * Reads (and repairs: a torn tail moved aside) a run folder's results. It takes the folder's lock first and keeps
- * it for the run that follows (src/store/run_lock.ts): another live invocation's folder is neither changed nor read
- * as if its results were final, and none can add results between this read and the run.
+ * Reads (and repairs: a torn tail moved aside) a run folder's results. The caller holds the folder's lock
+ * (src/run/runner.ts): another live invocation's folder is neither changed nor read as if its results were final.
  */
 export async function loadRunState(runDir: string): Promise<RunState> {
-  holdRunLock(runDir);
   const state: RunState = { done: new Set(), doneIndices: new Set(), failed: new Map(), badLines: [], tornTails: [] };
   const repair = (path: string) => {
     const r = repairTornTail(path);

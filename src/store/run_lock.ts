@@ -4,8 +4,8 @@
  *
  * The lock file appears whole (written under a temporary name, then hard-linked into place), so a lock that does not
  * parse is a leftover of another version or a damaged file, taken over only once it is old. A `--resume` takes the
- * lock before it reads (and repairs) the folder (`holdRunLock`, from `loadRunState`): what it reads cannot change
- * under it, nor can it cut the torn tail of a line another live invocation is writing.
+ * lock before it reads (and repairs) the folder (src/run/runner.ts): what it reads cannot change under it, nor can
+ * it cut the torn tail of a line another live invocation is writing.
  */
 import { closeSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
@@ -104,17 +104,9 @@ function releaseAtExit(): void {
 }
 
 /**
- * Takes the folder's lock for this invocation, before it reads the folder: held until the release of the
- * `acquireRunLock` that follows (the run), or until the process exits (a dry run, a check that stopped it).
+ * Takes the folder's lock, or one more use of it when this process holds it already (a run locks the folder before
+ * it reads it, then again around the run): the lock file goes with the last release, or when the process exits.
  */
-export function holdRunLock(runDir: string): void {
-  const path = lockPath(runDir);
-  if (held.has(path) && isMine(path)) return;
-  take(runDir, path);
-  held.set(path, { users: 0 });
-  releaseAtExit();
-}
-
 export function acquireRunLock(runDir: string): () => void {
   const path = lockPath(runDir);
   let entry = held.get(path);
