@@ -9,7 +9,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { shardOfTask } from "../src/shard/assign.js";
-import { cleanEnv, NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { cleanEnv, NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 const N = 2;
@@ -20,7 +20,7 @@ describe("a shard that ran only some of its tasks is not finished", () => {
   let dir: string;
   let dataset: string;
   const run = (name: string, shard: number, extra: string[] = []) =>
-    runCli(
+    runCliInProcess(
       [
         "run",
         dataset,
@@ -40,7 +40,7 @@ describe("a shard that ran only some of its tasks is not finished", () => {
       ],
       { cwd: dir, env: NO_SCHEDULER },
     );
-  const merge = (name: string) => runCli(["merge", join(dir, "runs", name)], { cwd: dir, env: NO_SCHEDULER });
+  const merge = (name: string) => runCliInProcess(["merge", join(dir, "runs", name)], { cwd: dir, env: NO_SCHEDULER });
 
   beforeAll(() => {
     expect(owned(0).length).toBeGreaterThan(1);
@@ -71,7 +71,7 @@ describe("a shard that ran only some of its tasks is not finished", () => {
     expect(m.stderr).toContain(never[0]!);
     expect(m.stderr).toContain(`${never.length} missing`);
 
-    const status = await runCli(["shards", join(dir, "runs", "only")], { cwd: dir, env: NO_SCHEDULER });
+    const status = await runCliInProcess(["shards", join(dir, "runs", "only")], { cwd: dir, env: NO_SCHEDULER });
     expect(status.exitCode, status.stdout).toBe(4);
     // The printed shell rerun resumes the shard, without the earlier invocation's --only.
     const rerun = status.stdout.split("\n").find((l) => l.includes("--shard 1/2 --resume"));
@@ -116,7 +116,7 @@ describe("a shard that ran only some of its tasks is not finished", () => {
       ).join("\n") + "\n",
     );
     for (const i of [0, 1]) {
-      const r = await runCli(
+      const r = await runCliInProcess(
         [
           "run",
           bad,
@@ -154,7 +154,7 @@ describe("a shard that ran only some of its tasks is not finished", () => {
     );
     const common = ["--model", "scripted", "--output-dir", join(dir, "runs"), "--workers", "1", "--progress", "none"];
     const slice = ["--on-bad-row", "skip", "--max-samples", "5"];
-    const whole = await runCli(["run", sliced, ...common, "--run-name", "one", ...slice], {
+    const whole = await runCliInProcess(["run", sliced, ...common, "--run-name", "one", ...slice], {
       cwd: dir,
       env: NO_SCHEDULER,
     });
@@ -163,10 +163,13 @@ describe("a shard that ran only some of its tasks is not finished", () => {
     const oneIds = readJsonl(join(dir, "runs", "one", "trajectories.jsonl")).map((e) => e.task_id as string);
     expect(oneIds.sort()).toEqual(expected);
     for (const i of [0, 1]) {
-      const r = await runCli(["run", sliced, ...common, "--run-name", "sl", ...slice, "--shard", `${i}/${N}`], {
-        cwd: dir,
-        env: NO_SCHEDULER,
-      });
+      const r = await runCliInProcess(
+        ["run", sliced, ...common, "--run-name", "sl", ...slice, "--shard", `${i}/${N}`],
+        {
+          cwd: dir,
+          env: NO_SCHEDULER,
+        },
+      );
       expect(r.exitCode, r.stderr).toBe(0);
     }
     const m = await merge("sl");
