@@ -7,7 +7,7 @@ import { execa } from "execa";
 import { appendFileSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NO_SCHEDULER, runCli, tempDir } from "./helpers/cli.js";
+import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 const IDS = Array.from({ length: 5 }, (_, i) => `t${i}`);
@@ -16,7 +16,7 @@ describe("run folders under hostile conditions", () => {
   let dir: string;
   let dataset: string;
   const run = (name: string, extra: string[] = []) =>
-    runCli(
+    runCliInProcess(
       ["run", dataset, "--model", "scripted", "--run-name", name, "--output-dir", join(dir, "runs")].concat([
         "--workers",
         "1",
