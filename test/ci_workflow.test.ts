@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { httpError, startFakeOpenAI, text, type FakeOpenAI } from "./helpers/fake_openai.js";
 
 interface Step {
@@ -212,7 +212,7 @@ describe("examples/github-actions-eval.yml, run end to end", () => {
   it("run --baseline gates the same way in one step: default gate, --max-drop, and exit 3 over failures", async () => {
     const base = join(workspace, "runs", "baseline");
     const run = (name: string, extra: string[] = []) =>
-      runCli([
+      runCliInProcess([
         "run",
         join(workspace, "datasets", "sums.jsonl"),
         "--model",
