@@ -46,7 +46,7 @@ const opts = (dir: string, model = "scripted") => [
 describe("a killed invocation leaves no stale claim of completion", () => {
   it("checkpoint.json does not keep an earlier invocation's finished: true", async () => {
     const dir = tempDir();
-    const data = dataset(dir, 12);
+    const data = dataset(dir, 6);
     const first = await runCliInProcess([
       "run",
       data,
@@ -62,14 +62,14 @@ describe("a killed invocation leaves no stale claim of completion", () => {
     // Grow the slice and kill -9 the resume as soon as it wrote one more result (well before its 5 s checkpoint).
     const child = execa(
       "node",
-      [CLI, "run", data, "--run-name", "r", "--resume", "--max-samples", "12", ...opts(dir, "scripted:300")],
+      [CLI, "run", data, "--run-name", "r", "--resume", "--max-samples", "6", ...opts(dir, "scripted:300")],
       { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false },
     );
     const trajectories = join(dir, "runs", "r", "trajectories.jsonl");
     expect(await waitUntil(() => lines(trajectories) >= 3, 60_000, 10), "a new result").toBe(true);
     child.kill("SIGKILL");
     await child;
-    expect(lines(trajectories)).toBeLessThan(12);
+    expect(lines(trajectories)).toBeLessThan(6);
     expect(JSON.parse(readFileSync(checkpoint, "utf8")).finished).not.toBe(true);
     // and the resume that follows finishes it
     const resumed = await runCliInProcess([
@@ -79,7 +79,7 @@ describe("a killed invocation leaves no stale claim of completion", () => {
       "r",
       "--resume",
       "--max-samples",
-      "12",
+      "6",
       ...opts(dir, "scripted:300"),
     ]);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
