@@ -394,13 +394,14 @@ describe("hermes-batch run input validation", () => {
       "--progress",
       "none",
     ];
-    // Child processes: in process, the lock's pid (this test process) would be the run's own.
+    // A child process: in process, the lock's pid (this test process) would be the run's own.
     writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: process.pid, host: hostname(), started: "earlier" }));
     const locked = await runCli(args);
     expect(locked.exitCode).toBe(2);
     expect(locked.stderr).toContain(`in use by another hermes-batch (pid ${process.pid}`);
     writeFileSync(join(runDir, ".lock"), JSON.stringify({ pid: 2 ** 22 + 17, host: hostname(), started: "earlier" }));
-    const stale = await runCli(args);
+    // A stale lock names no live process: in process proves the same takeover.
+    const stale = await runCliInProcess(args);
     expect(stale.exitCode, stale.stderr).toBe(0);
     expect(existsSync(join(runDir, ".lock"))).toBe(false);
   });
