@@ -58,12 +58,14 @@ describe("compare refuses what is no measurement of the current run", () => {
     // `run --epochs 3` killed after the first epoch: every task is there, with 1 of its 3 epochs. Before, compare
     // took it as a finished 1-epoch run; a job killed at its time limit leaves out exactly the slow epochs.
     const cur = await scriptedRun(out, "cut", 3);
+    // A second current run, cut another way: a copy of that real run (never compared with "cut" itself).
+    const one = join(out, "one");
+    cpSync(cur, one, { recursive: true });
     filterLines(join(cur, "trajectories.jsonl"), (l) => (l.epoch ?? 0) === 0);
     const r = await runCliInProcess(["compare", base3, cur]);
     expect(r.exitCode, r.stdout).toBe(3);
     expect(r.stdout).toContain("8 with epochs not run in the current run");
     // One task short of one epoch, within --max-unscored 1: compared, and the verdict names it.
-    const one = await scriptedRun(out, "one", 3);
     filterLines(join(one, "trajectories.jsonl"), (l) => !(l.task_id === "eval-add" && l.epoch === 2));
     const within = await runCliInProcess(["compare", base3, one, "--max-unscored", "1"]);
     expect(within.exitCode, within.stdout).toBe(0);
