@@ -20,7 +20,7 @@ import { execa } from "execa";
 import { chownSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
@@ -199,7 +199,7 @@ async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: M
     "2",
   ];
   let r: { stderr: string };
-  if (uid === undefined) r = await runCli(args, { timeoutMs: 300_000 });
+  if (uid === undefined) r = await runCliInProcess(args, { timeoutMs: 300_000 });
   else {
     // As a harness of another uid: it owns the dataset and the output dir.
     const chownAll = (p: string) => {
