@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 
 const dir = tempDir();
 const mnt = join(dir, "small");
@@ -55,13 +55,13 @@ describe.skipIf(!mounted)("a full disk mid-run", () => {
       "--progress",
       "log",
     ];
-    const first = await runCli(args);
+    const first = await runCliInProcess(args);
     expect(first.exitCode).toBe(1);
     expect(first.stderr).not.toContain("internal error");
     expect(first.stderr).toContain("ENOSPC");
     expect(first.stderr).toContain("--resume");
     execFileSync("mount", ["-o", "remount,size=4m", mnt]);
-    const resumed = await runCli([...args, "--resume"]);
+    const resumed = await runCliInProcess([...args, "--resume"]);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     const keys = readFileSync(join(mnt, "full", "trajectories.jsonl"), "utf8")
       .split("\n")
