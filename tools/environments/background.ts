@@ -293,14 +293,17 @@ export class BackgroundProcessManager {
     // A process group counts as alive while it has a member that is not a zombie (init may not reap).
     const groupAlive = `galive() { if [ ! -r /proc/self/stat ]; then kill -0 -$1 2>/dev/null; return; fi; for f in /proc/[0-9]*/stat; do read -r s 2>/dev/null < "$f" || continue; s=\${s##*) }; set -- $1 $s; [ "$4" = "$1" ] && case "$2" in Z*|X*) ;; *) return 0;; esac; done; return 1; }`;
     const anyAlive = recs.map((r) => `galive ${r.pid}`).join(" || ");
-    const waitGone = `i=0; while [ $i -lt 10 ] && { ${anyAlive}; }; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`;
+    const waitGone = (tenths: number) =>
+      `i=0; while [ $i -lt ${tenths} ] && { ${anyAlive}; }; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`;
     return [
       groupAlive,
       signal("TERM"),
-      waitGone,
+      // A second of grace for SIGTERM.
+      waitGone(10),
       signal("KILL"),
-      // A killed process is gone only once the kernel has run its exit: the next poll must not see it running.
-      waitGone,
+      // A killed process is gone only once the kernel has run its exit: the next poll must not see it running. On a
+      // loaded machine that took more than a second once (a fresh-clone CI run); SIGKILL always ends it, so wait on.
+      waitGone(100),
       `true`,
     ].join("\n");
   }
