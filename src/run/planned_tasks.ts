@@ -10,7 +10,7 @@ import { getOfferedToolNames, selectToolNames } from "../../tools/model_tools.js
 import { registry } from "../../tools/registry.js";
 import { recordKey } from "../store/checkpoint.js";
 import type { ToolsetPlanner } from "./planner.js";
-import { taskInShard, type Shard } from "../shard/assign.js";
+import { sliceCounter, taskInShard, type Shard } from "../shard/assign.js";
 import { environmentBackend } from "../../tools/environments/index.js";
 import type { TaskSpec } from "./task_spec.js";
 import { namedNetwork, networkRefusal } from "../../tools/environments/docker/docker_network.js";
@@ -148,8 +148,7 @@ export async function* plannedTasks(
   rowNetworks = new Set<string>(),
   rowProblem?: (row: { cwd?: string; network?: string }) => string | undefined,
 ) {
-  let valid = 0;
-  const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
+  const inSlice = sliceCounter(config);
   // Rows repeat a few toolset lists: each list's tools are looked up once per pass, not once per row.
   const noToolOf = new Map<string, Promise<string | undefined>>();
   const whyNoToolOnce = (toolsets: string[]) => {
@@ -163,17 +162,16 @@ export async function* plannedTasks(
       onBad(formatBadRow(item.bad));
       continue;
     }
-    // The slice (--offset, --max-samples) counts every row that parses, refused or not, as merge's shard ownership
-    // does: a refusal can depend on the machine (a row's cwd on one node only), the slice must not.
-    const i = valid++;
-    rows.n = valid;
+    // The slice counts every row that parses, refused or not (sliceCounter).
+    const sliced = inSlice();
+    rows.n++;
     const refusal = await rowRefusal(item.value, { config, dataset, planner, rowNetworks, rowProblem, whyNoToolOnce });
     if (refusal) {
       onBad(refusal);
       continue;
     }
     rows.runnable++;
-    if (i < config.offset || i >= end) continue; // keep reading: bad rows further on must still be found
+    if (!sliced) continue; // keep reading: bad rows further on must still be found
     const id = item.value.id;
     if (shard && !taskInShard(id, shard)) continue;
     // With --epochs K every task runs K times; each (task, epoch) is done, failed or held back on its own.

@@ -12,7 +12,7 @@ import { RUN_FILES } from "../store/checkpoint.js";
 import { configDifferences } from "../store/run_identity.js";
 import { datasetDrift, describeDrift, type DatasetDrift, type SliceRow } from "../store/dataset_drift.js";
 import { scoringCriteria } from "../score/criteria.js";
-import { taskInShard, type Shard } from "../shard/assign.js";
+import { sliceCounter, taskInShard, type Shard } from "../shard/assign.js";
 
 /** A resume whose configuration changed: what changed, and how the results differ from the dataset slice now. */
 export interface ConfigChange {
@@ -32,12 +32,9 @@ export async function sliceRows(
   shard: Shard | undefined,
 ): Promise<Map<string, SliceRow>> {
   const rows = new Map<string, SliceRow>();
-  const end = config.max_samples !== undefined ? config.offset + config.max_samples : Infinity;
-  let valid = 0;
+  const inSlice = sliceCounter(config);
   for await (const item of readDataset(dataset)) {
-    if (!item.ok) continue;
-    const i = valid++;
-    if (i < config.offset || i >= end) continue;
+    if (!item.ok || !inSlice()) continue;
     const { id, row, index } = item.value;
     if (shard && !taskInShard(id, shard)) continue;
     rows.set(id, {

@@ -218,3 +218,18 @@ export function parseShardDirName(name: string): Shard | undefined {
   if (count < 1 || index >= count) return undefined;
   return { index, count };
 }
+
+/**
+ * The --offset/--max-samples slice as a counter over the rows that parse, called once per such row in dataset order:
+ * whether that row is in the slice. A row the run refuses counts too (a refusal can depend on the node, the slice
+ * must not), so the planner, merge's shard ownership and a resume's drift check agree on every slice.
+ */
+export function sliceCounter(slice: { offset?: number; max_samples?: number }): () => boolean {
+  const offset = slice.offset ?? 0;
+  const end = slice.max_samples !== undefined ? offset + slice.max_samples : Infinity;
+  let next = 0;
+  return () => {
+    const i = next++;
+    return i >= offset && i < end;
+  };
+}

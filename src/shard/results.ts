@@ -7,7 +7,7 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { readLines } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
-import { shardOfTask } from "./assign.js";
+import { shardOfTask, sliceCounter } from "./assign.js";
 
 /** A result's keys for a task: the id, then `id#1`, `id#2`… with --epochs. */
 export function resultKeys(id: string, epochs: number): string[] {
@@ -27,13 +27,9 @@ export async function ownershipByShard(
   slice: { offset?: number; max_samples?: number },
 ): Promise<string[][]> {
   const out: string[][] = Array.from({ length: count }, () => []);
-  const offset = slice.offset ?? 0;
-  const end = slice.max_samples !== undefined ? offset + slice.max_samples : Infinity;
-  let valid = 0;
+  const inSlice = sliceCounter(slice);
   for await (const item of rows) {
-    if (!item.ok) continue;
-    const i = valid++;
-    if (i < offset || i >= end) continue;
+    if (!item.ok || !inSlice()) continue;
     out[shardOfTask(item.value.id, count)]!.push(item.value.id);
   }
   return out;
