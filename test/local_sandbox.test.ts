@@ -128,7 +128,7 @@ describe("local sandbox: what a task sees", () => {
 
   it("a fork that fails inside a command fails that part only, as under bash -c: the rest of the command runs", async () => {
     const env = await sandbox();
-    const r = await env.exec(`(ulimit -u 1; sh -c 'true' 2>&1) ; echo after`);
+    const r = await env.exec(`(ulimit -u 1; exec sh -c 'true & wait' 2>&1) ; echo after`);
     expect(r.exitCode).toBe(0);
     expect(r.stdout + r.stderr).toContain("fork");
     expect(r.stdout).toMatch(/after\n$/);

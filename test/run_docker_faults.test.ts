@@ -25,7 +25,7 @@ const FILL_PIDS =
   `sh -c '( while :; do (sleep 600 </dev/null >/dev/null 2>&1 &) 2>/dev/null; done ) </dev/null >/dev/null 2>&1 & ` +
   `i=0; while [ $i -lt 100000 ]; do (true) || break; i=$((i+1)); done' 2>&1 | tail -2; echo filled`;
 // One failing fork (a ulimit inside a subshell), then the sandbox is fine again.
-const FAIL_ONCE = `(ulimit -u 1; sh -c 'true' 2>&1; sh -c 'true & wait' 2>&1) ; echo after`;
+const FAIL_ONCE = `(ulimit -u 1; exec sh -c 'true & wait' 2>&1) ; echo after`;
 
 let runName = "";
 
