@@ -76,6 +76,7 @@ const UNIT = files(
   "task_outcome",
   "token_totals",
   "tool_batch_deep",
+  "tool_name_repair",
   "tool_stats_keys",
   "trajectory_line",
   "tools_agent_web",

@@ -43,6 +43,7 @@ import { runToolBatch, type PlannedCall } from "./tool_batch.js";
 import { ModelCallLog } from "./call_log.js";
 import type { ModelCallRecord } from "../core/records.js";
 import type { TokenLedger } from "./token_ledger.js";
+import { repairToolName } from "./tool_name_repair.js";
 
 /** Runs one tool call that passed name and JSON validation. Returns the JSON string result. */
 export type ToolExecutor = (name: string, args: Record<string, unknown>, ctx: ToolContext) => Promise<string>;
@@ -170,10 +171,15 @@ function unusedId(id: string, used: ReadonlySet<string>): string {
 
 /**
  * Judges every call's argument text; repaired and empty arguments are rewritten in the returned calls, calls
- * without an id get the derived one (from the arguments as kept, as the original does), and an id that `used`
- * (the conversation's) or an earlier call of the turn has gets a suffix.
+ * without an id get the derived one (from the arguments as kept, as the original does), an id that `used`
+ * (the conversation's) or an earlier call of the turn has gets a suffix, and a near-miss name of an offered
+ * tool is repaired (src/agent/tool_name_repair.ts), as the original does before it calls a name unknown.
  */
-function checkArguments(calls: readonly ToolCall[], used: ReadonlySet<string>): ArgumentsCheck {
+function checkArguments(
+  calls: readonly ToolCall[],
+  used: ReadonlySet<string>,
+  offered: ReadonlySet<string>,
+): ArgumentsCheck {
   const out: ToolCall[] = [];
   const values: unknown[] = [];
   let turnIds: Set<string> | undefined;
@@ -187,9 +193,14 @@ function checkArguments(calls: readonly ToolCall[], used: ReadonlySet<string>): 
         : derivedCallId(call.function?.name ?? "", verdict.text, i);
     if (used.has(id) || turnIds?.has(id)) id = unusedId(id, new Set([...used, ...(turnIds ?? [])]));
     if (calls.length > 1) (turnIds ??= new Set()).add(id);
+    const givenName = call.function?.name ?? "";
+    const name = offered.has(givenName) ? givenName : (repairToolName(givenName, offered) ?? givenName);
     // A call that needs no change (the usual case) is kept as it came, not copied (the copy is kept to the end).
-    if (call.id === id && call.function?.arguments === verdict.text) out.push(call);
-    else out.push({ ...call, id, function: { ...call.function, arguments: verdict.text } });
+    if (call.id === id && call.function?.arguments === verdict.text && name === givenName) out.push(call);
+    else {
+      const renamed = name === givenName ? {} : { name };
+      out.push({ ...call, id, function: { ...call.function, ...renamed, arguments: verdict.text } });
+    }
   }
   return { kind: "ok", calls: out, values };
 }
@@ -344,7 +355,7 @@ export async function runAgentLoop(opts: AgentLoopOptions): Promise<AgentLoopRes
       const calls = response.message.tool_calls ?? [];
 
       // Arguments that cannot be repaired are a cut tool call to the original (its stream says "length").
-      const checked = calls.length > 0 ? checkArguments(calls, usedIds) : undefined;
+      const checked = calls.length > 0 ? checkArguments(calls, usedIds, known) : undefined;
       if (response.finishReason === "length" || checked?.kind === "unrepairable") {
         if (calls.length > 0) {
           if (truncatedToolCallRetries < TRUNCATED_TOOL_CALL_RETRIES) {
