@@ -195,8 +195,10 @@ const EXPECT: Record<string, { where: Where; outcome: string; final?: string | n
   empty_ids: { where: "trajectories", outcome: "completed" },
   reused_ids: { where: "trajectories", outcome: "completed" },
   reused_derived_ids: { where: "trajectories", outcome: "completed" },
-  name_space: { where: "dropped", outcome: "completed" },
-  name_unicode: { where: "dropped", outcome: "completed" },
+  // Near misses of offered tools, repaired as Hermes repairs them (read file → read_file; términal\0☃ → terminal,
+  // difflib's ratio 0.78) and run: kept.
+  name_space: { where: "trajectories", outcome: "completed" },
+  name_unicode: { where: "trajectories", outcome: "completed" },
   name_500: { where: "dropped", outcome: "completed" },
   name_unregistered: { where: "dropped", outcome: "completed" },
   args_null: { where: "trajectories", outcome: "completed" },
