@@ -4,8 +4,19 @@ import { UserError } from "../core/errors.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
-/** parseArgs with user-facing errors (exit 2) instead of stack traces. */
+let lastOptions: Options | undefined;
+
+/**
+ * The options object of the latest parseCommandArgs call: the flags a command accepts, straight from its parser
+ * (test/user_hostile_flags.test.ts holds each command's --help to it).
+ */
+export function lastParsedOptions(): Options | undefined {
+  return lastOptions;
+}
+
+/** parseArgs with user-facing errors (exit 2) instead of stack traces; an unknown flag names the one it resembles. */
 export function parseCommandArgs<O extends Options>(argv: string[], options: O, allowPositionals = true) {
+  lastOptions = options;
   try {
     return parseArgs({ args: joinNegativeNumbers(argv, options), options, allowPositionals, strict: true });
   } catch (err) {
@@ -13,11 +24,47 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     // node's messages can span lines: keep the first, and the `--flag=-value` hint when there is one.
     const dashValue = /use '(--[^'=]+)=-XYZ'/.exec(text);
     const first = text.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
+    const unknown = /^Unknown option '--([^'=]+)'\.?$/.exec(first);
+    const near = unknown ? nearestFlag(unknown[1]!, Object.keys(options)) : undefined;
     const msg = dashValue
       ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…`
-      : first;
+      : near
+        ? `${first.replace(/\.$/, "")}: did you mean --${near}?`
+        : first;
     throw new UserError(`${msg} (see --help)`);
   }
+}
+
+/**
+ * The accepted flag a mistyped one most likely meant: the only one it starts (`--allow-diff`), else the only
+ * closest one within a few edits (a letter left out, doubled or swapped; `--dryrun` for `--dry-run`).
+ */
+function nearestFlag(typed: string, flags: string[]): string | undefined {
+  const prefixed = flags.filter((f) => typed.length >= 3 && f.startsWith(typed));
+  if (prefixed.length === 1) return prefixed[0];
+  const limit = typed.length <= 4 ? 1 : 2;
+  let best: string[] = [];
+  let bestDistance = limit + 1;
+  for (const flag of flags) {
+    const d = editDistance(typed, flag);
+    if (d < bestDistance) [best, bestDistance] = [[flag], d];
+    else if (d === bestDistance) best.push(flag);
+  }
+  return best.length === 1 ? best[0] : undefined;
+}
+
+/** Damerau-Levenshtein (optimal string alignment) distance: a swap of two neighbours is one edit. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  return d[a.length]![b.length]!;
 }
 
 /**
