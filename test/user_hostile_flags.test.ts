@@ -51,6 +51,22 @@ describe("a mistyped flag", () => {
     expect(r.code).toBe(2);
   });
 
+  it("a flag whose value was forgotten before the next flag says the value is missing", async () => {
+    // `--model --run-name x`: node calls it "ambiguous"; the user forgot the model, and must not be told to
+    // write a model name that starts with '-'.
+    const r = await call(["run", "data.jsonl", "--model", "--run-name", "x"]);
+    expect(r.stderr).toBe(
+      "hermes-batch run: Option '--model <value>' argument missing: the next word, '--run-name', is a flag (see --help)\n",
+    );
+    expect(r.code).toBe(2);
+    const c = await call(["compare", "a", "b", "--junit", "-o"]);
+    expect(c.stderr).toContain("write a value that starts with '-' as --junit=-…");
+    const s = await call(["sample", "--seed", "-n", "3"]);
+    expect(s.stderr).toBe(
+      "hermes-batch sample: Option '--seed <value>' argument missing: the next word, '-n', is a flag (see --help)\n",
+    );
+  });
+
   it("a flag missing its value is one line naming it, exit 2", async () => {
     const r = await call(["compare", "a", "b", "--junit"]);
     expect(r.stderr).toBe("hermes-batch compare: Option '--junit <value>' argument missing (see --help)\n");

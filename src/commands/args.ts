@@ -26,13 +26,32 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     const first = text.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
     const unknown = /^Unknown option '--([^'=]+)'\.?$/.exec(first);
     const near = unknown ? nearestFlag(unknown[1]!, Object.keys(options)) : undefined;
-    const msg = dashValue
-      ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…`
-      : near
-        ? `${first.replace(/\.$/, "")}: did you mean --${near}?`
-        : first;
+    const flagBefore = dashValue ? forgottenValue(first, argv, options) : undefined;
+    const msg = flagBefore
+      ? `Option '${dashValue![1]} <value>' argument missing: the next word, '${flagBefore}', is a flag`
+      : dashValue
+        ? `${first.replace(/\.$/, "")}: write a value that starts with '-' as ${dashValue[1]}=-…`
+        : near
+          ? `${first.replace(/\.$/, "")}: did you mean --${near}?`
+          : first;
     throw new UserError(`${msg} (see --help)`);
   }
+}
+
+/**
+ * node calls `--model --run-name x` "ambiguous": `--run-name` could be the model's name. When the word after the
+ * flag is one of this command's flags, the value was forgotten: that word, else undefined (a value such as `-x`).
+ */
+function forgottenValue(first: string, argv: string[], options: Options): string | undefined {
+  const flag = /^Option '(-[^']+)' argument is ambiguous/.exec(first)?.[1];
+  const at = flag === undefined ? -1 : argv.indexOf(flag);
+  const next = at >= 0 ? argv[at + 1] : undefined;
+  if (next === undefined) return undefined;
+  const name = next.replace(/=.*$/, "");
+  const known = name.startsWith("--")
+    ? Object.hasOwn(options, name.slice(2))
+    : Object.values(options).some((o) => o.short !== undefined && `-${o.short}` === name);
+  return known ? next : undefined;
 }
 
 /**
