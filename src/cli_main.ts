@@ -95,6 +95,8 @@ function mainHelp(): string {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  // `hermes-batch help compare`, as `git help commit`: that command's help.
+  if (name === "help" && rest[0] !== undefined) return main([rest[0], "--help"]);
   if (!name || name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(mainHelp() + "\n");
     return name ? 0 : 2;
@@ -105,7 +107,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!entry) {
-    process.stderr.write(`hermes-batch: unknown command '${name}'. Commands: ${Object.keys(COMMANDS).join(", ")}\n`);
+    const { nearestName } = await import("./commands/args.js");
+    const near = name.startsWith("-") ? undefined : nearestName(name, Object.keys(COMMANDS));
+    const hint = near ? `: did you mean '${near}'?` : ".";
+    process.stderr.write(
+      `hermes-batch: unknown command '${name}'${hint} Commands: ${Object.keys(COMMANDS).join(", ")}\n`,
+    );
     return 2;
   }
   const command = await entry.load();

@@ -25,7 +25,7 @@ export function parseCommandArgs<O extends Options>(argv: string[], options: O, 
     const dashValue = /use '(--[^'=]+)=-XYZ'/.exec(text);
     const first = text.split("\n")[0]!.replace(/\. To specify a positional argument.*$/, "");
     const unknown = /^Unknown option '--([^'=]+)'\.?$/.exec(first);
-    const near = unknown ? nearestFlag(unknown[1]!, Object.keys(options)) : undefined;
+    const near = unknown ? nearestName(unknown[1]!, Object.keys(options)) : undefined;
     const flagBefore = dashValue ? forgottenValue(first, argv, options) : undefined;
     const msg = flagBefore
       ? `Option '${dashValue![1]} <value>' argument missing: the next word, '${flagBefore}', is a flag`
@@ -55,16 +55,17 @@ function forgottenValue(first: string, argv: string[], options: Options): string
 }
 
 /**
- * The accepted flag a mistyped one most likely meant: the only one it starts (`--allow-diff`), else the only
- * closest one within a few edits (a letter left out, doubled or swapped; `--dryrun` for `--dry-run`).
+ * The accepted name (a flag without its dashes, a command) a mistyped one most likely meant: the only one it
+ * starts (`--allow-diff`), else the only closest one within a few edits (a letter left out, doubled or swapped;
+ * `--dryrun` for `--dry-run`, `comapre` for `compare`).
  */
-function nearestFlag(typed: string, flags: string[]): string | undefined {
-  const prefixed = flags.filter((f) => typed.length >= 3 && f.startsWith(typed));
+export function nearestName(typed: string, names: string[]): string | undefined {
+  const prefixed = names.filter((f) => typed.length >= 3 && f.startsWith(typed));
   if (prefixed.length === 1) return prefixed[0];
   const limit = typed.length <= 4 ? 1 : 2;
   let best: string[] = [];
   let bestDistance = limit + 1;
-  for (const flag of flags) {
+  for (const flag of names) {
     const d = editDistance(typed, flag);
     if (d < bestDistance) [best, bestDistance] = [[flag], d];
     else if (d === bestDistance) best.push(flag);
