@@ -106,9 +106,19 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!entry && name.startsWith("-")) {
+    // `hermes-batch --model scripted run data.jsonl`: the options of a command follow it.
+    const command = rest.find((a) => Object.hasOwn(COMMANDS, a));
+    process.stderr.write(
+      command
+        ? `hermes-batch: '${name}' comes before the command: options go after it (hermes-batch ${command} ${name} …)\n`
+        : `hermes-batch: unknown option '${name}'. Usage: hermes-batch <command> [options]; commands: ${Object.keys(COMMANDS).join(", ")}\n`,
+    );
+    return 2;
+  }
   if (!entry) {
     const { nearestName } = await import("./commands/args.js");
-    const near = name.startsWith("-") ? undefined : nearestName(name, Object.keys(COMMANDS));
+    const near = nearestName(name, Object.keys(COMMANDS));
     const hint = near ? `: did you mean '${near}'?` : ".";
     process.stderr.write(
       `hermes-batch: unknown command '${name}'${hint} Commands: ${Object.keys(COMMANDS).join(", ")}\n`,

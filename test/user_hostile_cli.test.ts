@@ -44,4 +44,17 @@ describe("the command list", () => {
     );
     expect(r.stderr.split("\n").length).toBe(2);
   });
+
+  it("an option before the command says where options go", async () => {
+    const r = await call(["--model", "scripted", "run", "datasets/smoke.jsonl"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "hermes-batch: '--model' comes before the command: options go after it (hermes-batch run --model …)\n",
+    );
+    const bare = await call(["--verbose"]);
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toMatch(
+      /^hermes-batch: unknown option '--verbose'\. Usage: hermes-batch <command> \[options\]; commands: run, /,
+    );
+  });
 });
