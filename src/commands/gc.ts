@@ -39,6 +39,9 @@ Options:
     if (values.run !== undefined && values.all) throw new UserError("--run and --all exclude each other");
     const only = nonEmptyList(values.env, "--env");
     for (const name of only ?? []) await environments.load(name); // an unknown name: the registry's one-line error
+    const idle = only?.find((n) => n === "host" || n === "local"); // their processes end with the run
+    if (idle)
+      throw new UserError(`--env ${idle}: leaves no sandbox behind when a run ends; gc is for docker and singularity`);
     const dryRun = values["dry-run"] === true;
     const { results, unavailable } = await removeLeftoversEverywhere({ run: values.run, dryRun }, only);
     const named = unavailable.filter((u) => only !== undefined || results.length === 0);
