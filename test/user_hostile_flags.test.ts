@@ -4,6 +4,8 @@
  * to parseCommandArgs, caught on a call with an unknown flag), so a flag added to a command without a help line,
  * or a help line left behind by a removed flag, fails here.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { commandSummaries, main } from "../src/cli_main.js";
 import { lastParsedOptions } from "../src/commands/args.js";
@@ -133,6 +135,31 @@ describe("each command's --help against its parser", () => {
     ]) {
       const r = await call(args);
       expect(r.stderr).toBe("");
+    }
+  });
+});
+
+describe("the README's command table", () => {
+  const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8");
+  const table = readme.slice(readme.indexOf("## Commands"), readme.indexOf("\nExit codes:"));
+  const rows = table.split("\n").filter((l) => l.startsWith("| `"));
+
+  it("has a row for every command, and names only flags that command accepts", async () => {
+    const named = new Set(rows.map((r) => /^\| `([a-z]+)/.exec(r)![1]!));
+    for (const c of commandSummaries()) expect(named.has(c.name), `no README row for ${c.name}`).toBe(true);
+    for (const row of rows) {
+      const name = /^\| `([a-z]+)/.exec(row)![1]!;
+      const c = commandSummaries().find((x) => x.name === name)!;
+      const accepted =
+        name === "run"
+          ? new Set(Object.keys(runArgOptions()).map((f) => `--${f}`))
+          : name === "approval"
+            ? new Set(["--explain", "--cwd", "--file", "--json"])
+            : await parsedFlags(name, async (argv) => (await c.load()).run(argv));
+      // `run --harbor DIR` in another command's row is run's flag
+      const own = name === "run" ? row : row.replace(/`run [^`]*`/g, "");
+      for (const flag of own.match(FLAG) ?? [])
+        expect(accepted.has(flag) || flag === "--help", `README row of ${name} names ${flag}`).toBe(true);
     }
   });
 });
