@@ -44,8 +44,8 @@ Options:
     );
     const count = parseIntFlag(values.n, "-n", 1) ?? 10;
     const epoch = parseIntFlag(values.epoch, "--epoch", 0) ?? 0;
-    const seed = values.seed ?? "0";
-    if (seed.trim() === "") throw new UserError("--seed must not be empty");
+    // As run reads it (`--seed 007` is seed 7, `abc` refused): the draws are a run's only for the same number.
+    const seed = String(parseIntFlag(values.seed, "--seed", Number.MIN_SAFE_INTEGER) ?? 0);
     await ensureToolsLoaded(); // first: plugin toolsets may appear in a distribution file
     if (values["distribution-file"] !== undefined)
       loadDistributionFile(checkedDistributionFile(values["distribution-file"]));
