@@ -57,3 +57,12 @@ export function pySlice(text: string, n: number): string {
 }
 
 export const PATH_DESCRIPTION = "File path (absolute, or relative to the working directory).";
+
+/** The characters Python's `str.isspace()` accepts (JS's `\s` has U+FEFF instead of U+001C-U+001F and U+0085). */
+const PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const PY_STRIP = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, "g");
+
+/** Python's `str.strip()` with no argument. */
+export function pyStrip(s: string): string {
+  return s.replace(PY_STRIP, "");
+}

@@ -5,7 +5,9 @@
  */
 import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
-import { noEffects, registry, toolFailure, type ToolResult } from "./registry.js";
+import { noEffects, registry, type ToolResult } from "./registry.js";
+import { pyStrip } from "./file_tool_common.js";
+import { requiredInSchema } from "./tool_args.js";
 
 export type MemoryTarget = "memory" | "user";
 
@@ -13,17 +15,74 @@ export const MEMORY_CHAR_LIMITS: Record<MemoryTarget, number> = { memory: 2200, 
 /** Entries are stored (and counted) joined by this separator, as in Hermes' MEMORY.md / USER.md. */
 export const MEMORY_SEPARATOR = "\n§\n";
 
-export interface MemoryResult {
-  success: boolean;
-  target: MemoryTarget;
-  entries: string[];
-  usage: string;
-  entry_count: number;
-  message?: string;
-  error?: string;
+/** The original's results: a success (`_success_response`) or `{success: false, error, …}`. */
+export type MemoryResult = Record<string, unknown> & { success: boolean; entries?: string[]; usage?: string };
+
+/** Python's `len()`: code points, not UTF-16 units. */
+const pyLen = (s: string) => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+/** Python's `f"{n:,}"`. */
+const thousands = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+/** The original's `_MEMORY_THREAT_PATTERNS` (memory_tool.py:64-80), searched case-insensitively. */
+const THREAT_PATTERNS: [RegExp, string][] = [
+  [/ignore\s+(previous|all|above|prior)\s+instructions/i, "prompt_injection"],
+  [/you\s+are\s+now\s+/i, "role_hijack"],
+  [/do\s+not\s+tell\s+the\s+user/i, "deception_hide"],
+  [/system\s+prompt\s+override/i, "sys_prompt_override"],
+  [/disregard\s+(your|all|any)\s+(instructions|rules|guidelines)/i, "disregard_rules"],
+  [/act\s+as\s+(if|though)\s+you\s+(have\s+no|don't\s+have)\s+(restrictions|limits|rules)/i, "bypass_restrictions"],
+  [/curl\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)/i, "exfil_curl"],
+  [/wget\s+[^\n]*\$\{?\w*(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL|API)/i, "exfil_wget"],
+  [/cat\s+[^\n]*(\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)/i, "read_secrets"],
+  [/authorized_keys/i, "ssh_backdoor"],
+  [/\$HOME\/\.ssh|~\/\.ssh/i, "ssh_access"],
+  [/\$HOME\/\.hermes\/\.env|~\/\.hermes\/\.env/i, "hermes_env"],
+];
+/** The original's `_INVISIBLE_CHARS` (memory_tool.py:83-86). */
+const INVISIBLE_CHARS = [
+  "\u200b",
+  "\u200c",
+  "\u200d",
+  "\u2060",
+  "\ufeff",
+  "\u202a",
+  "\u202b",
+  "\u202c",
+  "\u202d",
+  "\u202e",
+];
+
+/** The original's `_scan_memory_content` (memory_tool.py:89-101): an error text, or undefined. */
+function scanContent(content: string): string | undefined {
+  for (const ch of INVISIBLE_CHARS) {
+    if (content.includes(ch))
+      return `Blocked: content contains invisible unicode character U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")} (possible injection).`;
+  }
+  for (const [pattern, id] of THREAT_PATTERNS) {
+    if (pattern.test(content))
+      return `Blocked: content matches threat pattern '${id}'. Memory entries are injected into the system prompt and must not contain injection or exfiltration payloads.`;
+  }
+  return undefined;
 }
 
+const failure = (error: string, extra: Record<string, unknown> = {}): MemoryResult => ({
+  success: false,
+  error,
+  ...extra,
+});
+
+/**
+ * The original's MemoryStore (tools/memory_tool.py), its files kept in memory for one task: each change
+ * re-reads the "file" first as the original does under its lock (the entries joined by the separator,
+ * split again, stripped, blanks and repeats dropped), so results match the original's call for call.
+ */
 export class MemoryStore {
+  /** The text of MEMORY.md / USER.md. */
+  private readonly files: Record<MemoryTarget, string> = { memory: "", user: "" };
   private readonly entries: Record<MemoryTarget, string[]> = { memory: [], user: [] };
 
   constructor(private readonly limits: Record<MemoryTarget, number> = MEMORY_CHAR_LIMITS) {}
@@ -33,85 +92,114 @@ export class MemoryStore {
   }
 
   charCount(target: MemoryTarget, entries = this.entries[target]): number {
-    return entries.join(MEMORY_SEPARATOR).length;
+    return pyLen(entries.join(MEMORY_SEPARATOR));
   }
 
-  usage(target: MemoryTarget): string {
-    const cur = this.charCount(target);
+  /** `_reload_target` + `_read_file` (memory_tool.py:182-187, 405-425). */
+  private reload(target: MemoryTarget): string[] {
+    const raw = this.files[target];
+    const fresh =
+      pyStrip(raw) === ""
+        ? []
+        : raw
+            .split(MEMORY_SEPARATOR)
+            .map(pyStrip)
+            .filter((e) => e);
+    this.entries[target] = [...new Set(fresh)];
+    return this.entries[target];
+  }
+
+  private save(target: MemoryTarget, entries: string[]): void {
+    this.entries[target] = entries;
+    this.files[target] = entries.join(MEMORY_SEPARATOR);
+  }
+
+  /** `_success_response` (memory_tool.py:372-388). */
+  private success(target: MemoryTarget, message: string): MemoryResult {
+    const entries = this.entries[target];
+    const current = this.charCount(target);
     const limit = this.limits[target];
-    return `${Math.round((cur / limit) * 100)}% — ${cur}/${limit} chars`;
-  }
-
-  private result(target: MemoryTarget, extra: Partial<MemoryResult> = {}): MemoryResult {
+    const pct = limit > 0 ? Math.min(100, Math.trunc((current / limit) * 100)) : 0;
     return {
       success: true,
       target,
-      entries: this.list(target),
-      usage: this.usage(target),
-      entry_count: this.entries[target].length,
-      ...extra,
+      entries: [...entries],
+      usage: `${pct}% — ${thousands(current)}/${thousands(limit)} chars`,
+      entry_count: entries.length,
+      ...(message ? { message } : {}),
     };
   }
 
-  private failure(target: MemoryTarget, error: string): MemoryResult {
-    return { ...this.result(target), success: false, error };
+  /** The one entry `oldText` names, or the original's error (memory_tool.py:282-297). */
+  private match(entries: string[], oldText: string): number | MemoryResult {
+    const matches = entries.map((e, i) => [i, e] as const).filter(([, e]) => e.includes(oldText));
+    if (matches.length === 0) return failure(`No entry matched '${oldText}'.`);
+    if (new Set(matches.map(([, e]) => e)).size > 1) {
+      const previews = matches.map(([, e]) => {
+        const cps = [...e];
+        return cps.slice(0, 80).join("") + (cps.length > 80 ? "..." : "");
+      });
+      return failure(`Multiple entries matched '${oldText}'. Be more specific.`, { matches: previews });
+    }
+    return matches[0]![0];
   }
 
-  /** Indices of entries containing `oldText`; identical duplicates count as one match. */
-  private matching(target: MemoryTarget, oldText: string): number[] {
-    const hits = this.entries[target].map((e, i) => (e.includes(oldText) ? i : -1)).filter((i) => i >= 0);
-    const distinct = new Set(hits.map((i) => this.entries[target][i]));
-    return distinct.size <= 1 ? hits.slice(0, 1) : hits;
-  }
-
-  private overLimit(target: MemoryTarget, next: string[], what: string): MemoryResult | undefined {
-    const size = this.charCount(target, next);
-    const limit = this.limits[target];
-    if (size <= limit) return undefined;
-    return this.failure(
-      target,
-      `${what} would make ${target} ${size}/${limit} chars, over the limit. Replace or remove entries first, or write a shorter entry.`,
-    );
-  }
-
+  /** `MemoryStore.add` (memory_tool.py:218-260). */
   add(target: MemoryTarget, content: string): MemoryResult {
-    const text = content.trim();
-    if (text === "") return this.failure(target, "content must not be empty");
-    if (text.includes("§")) return this.failure(target, "content must not contain the entry separator '§'");
-    if (this.entries[target].includes(text))
-      return this.result(target, { message: "Entry already exists; nothing added." });
-    const next = [...this.entries[target], text];
-    const over = this.overLimit(target, next, "Adding this entry");
-    if (over) return over;
-    this.entries[target] = next;
-    return this.result(target, { message: "Entry added." });
+    const text = pyStrip(content);
+    if (!text) return failure("Content cannot be empty.");
+    const blocked = scanContent(text);
+    if (blocked) return failure(blocked);
+    const entries = this.reload(target);
+    const limit = this.limits[target];
+    if (entries.includes(text)) return this.success(target, "Entry already exists (no duplicate added).");
+    const newTotal = this.charCount(target, [...entries, text]);
+    if (newTotal > limit) {
+      const current = this.charCount(target);
+      return failure(
+        `Memory at ${thousands(current)}/${thousands(limit)} chars. Adding this entry (${pyLen(text)} chars) would exceed the limit. Replace or remove existing entries first.`,
+        { current_entries: [...entries], usage: `${thousands(current)}/${thousands(limit)}` },
+      );
+    }
+    this.save(target, [...entries, text]);
+    return this.success(target, "Entry added.");
   }
 
+  /** `MemoryStore.replace` (memory_tool.py:262-315). */
   replace(target: MemoryTarget, oldText: string, content: string): MemoryResult {
-    const text = content.trim();
-    if (oldText === "") return this.failure(target, "old_text must not be empty");
-    if (text === "") return this.failure(target, "content must not be empty (use action=remove to delete an entry)");
-    if (text.includes("§")) return this.failure(target, "content must not contain the entry separator '§'");
-    const hits = this.matching(target, oldText);
-    if (hits.length === 0) return this.failure(target, `No ${target} entry contains old_text`);
-    if (hits.length > 1)
-      return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
-    const next = [...this.entries[target]];
-    next[hits[0]!] = text;
-    const over = this.overLimit(target, next, "This replacement");
-    if (over) return over;
-    this.entries[target] = next;
-    return this.result(target, { message: "Entry replaced." });
+    const old = pyStrip(oldText);
+    const text = pyStrip(content);
+    if (!old) return failure("old_text cannot be empty.");
+    if (!text) return failure("new_content cannot be empty. Use 'remove' to delete entries.");
+    const blocked = scanContent(text);
+    if (blocked) return failure(blocked);
+    const entries = this.reload(target);
+    const idx = this.match(entries, old);
+    if (typeof idx !== "number") return idx;
+    const limit = this.limits[target];
+    const next = [...entries];
+    next[idx] = text;
+    const newTotal = this.charCount(target, next);
+    if (newTotal > limit)
+      return failure(
+        `Replacement would put memory at ${thousands(newTotal)}/${thousands(limit)} chars. Shorten the new content or remove other entries first.`,
+      );
+    this.save(target, next);
+    return this.success(target, "Entry replaced.");
   }
 
+  /** `MemoryStore.remove` (memory_tool.py:317-350). */
   remove(target: MemoryTarget, oldText: string): MemoryResult {
-    if (oldText === "") return this.failure(target, "old_text must not be empty");
-    const hits = this.matching(target, oldText);
-    if (hits.length === 0) return this.failure(target, `No ${target} entry contains old_text`);
-    if (hits.length > 1)
-      return this.failure(target, `old_text matches ${hits.length} entries; use a longer, unique substring`);
-    this.entries[target] = this.entries[target].filter((_, i) => i !== hits[0]);
-    return this.result(target, { message: "Entry removed." });
+    const old = pyStrip(oldText);
+    if (!old) return failure("old_text cannot be empty.");
+    const entries = this.reload(target);
+    const idx = this.match(entries, old);
+    if (typeof idx !== "number") return idx;
+    this.save(
+      target,
+      entries.filter((_, i) => i !== idx),
+    );
+    return this.success(target, "Entry removed.");
   }
 
   /** The stored notes as a block for a system prompt; empty string when there are none. */
@@ -124,31 +212,50 @@ export class MemoryStore {
   }
 }
 
+/**
+ * Arguments as the original's loop passes them (run_agent.py:8293-8301): not validated against the schema,
+ * so an unknown action or target reaches the handler and gets the original's error; target defaults to memory.
+ */
 export const memoryArgs = lazy(() =>
   z.object({
-    action: z.enum(["add", "replace", "remove"]).describe("What to do."),
-    target: z.enum(["memory", "user"]).describe("Which store."),
+    action: requiredInSchema(
+      z
+        .string()
+        .optional()
+        .meta({ enum: ["add", "replace", "remove"] })
+        .describe("What to do."),
+    ),
+    target: requiredInSchema(
+      z
+        .string()
+        .optional()
+        .meta({ enum: ["memory", "user"] })
+        .describe("Which store."),
+    ),
     content: z.string().optional().describe("Entry text (add, replace)."),
     old_text: z.string().optional().describe("Unique substring of the entry to replace or remove."),
   }),
 );
 
-/** Runs one `memory` call against the store. */
+/** `memory_tool` (memory_tool.py:456-492): the original's argument checks and wording, then the store. */
 export function handleMemory(store: MemoryStore, args: z.infer<ReturnType<typeof memoryArgs>>): ToolResult {
-  const { action, target, content, old_text } = args;
-  const missing = (field: string) =>
-    toolFailure(`Invalid arguments for memory: '${field}': required for action '${action}'`);
+  const { action, content, old_text } = args;
+  const target = args.target ?? "memory";
+  const error = (message: string): ToolResult => ({ content: { error: message, success: false } });
+  if (target !== "memory" && target !== "user") return error(`Invalid target '${target}'. Use 'memory' or 'user'.`);
   switch (action) {
     case "add":
-      if (content === undefined) return missing("content");
+      if (!content) return error("Content is required for 'add' action.");
       return { content: store.add(target, content) };
     case "replace":
-      if (old_text === undefined) return missing("old_text");
-      if (content === undefined) return missing("content");
+      if (!old_text) return error("old_text is required for 'replace' action.");
+      if (!content) return error("content is required for 'replace' action.");
       return { content: store.replace(target, old_text, content) };
     case "remove":
-      if (old_text === undefined) return missing("old_text");
+      if (!old_text) return error("old_text is required for 'remove' action.");
       return { content: store.remove(target, old_text) };
+    default:
+      return error(`Unknown action '${action ?? "None"}'. Use: add, replace, remove`);
   }
 }
 
