@@ -7,9 +7,10 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./environments/base.js";
 import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { booleanArg, integerArg, nonEmptyString, pathArg, withDefault } from "./tool_args.js";
+import { booleanArg, integerArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
 import { UnknownBackgroundProcessError } from "./environments/background.js";
-import { stripAnsi, type ProcessNotices } from "./process_notices.js";
+import type { ProcessNotices } from "./process_notices.js";
+import { pyStrip } from "./file_tool_common.js";
 import { splitLines } from "./unified_diff.js";
 import { pythonLocalIsoformat } from "../src/core/python_time.js";
 import { sleep } from "../src/core/abort.js";
@@ -36,7 +37,9 @@ const TERMINAL_DESCRIPTION = [
 /** The parameters, order and bounds of the original's terminal schema (upstream cb51baec). */
 export const terminalArgs = lazy(() =>
   z.object({
-    command: nonEmptyString({ blankOk: false }).describe("The shell command to run (bash -c)."),
+    // Required in the schema; a call without it gets the original's error from the handler, and an empty
+    // command runs (as the original runs it).
+    command: requiredInSchema(z.string().optional().describe("The shell command to run (bash -c).")),
     background: withDefault(
       booleanArg()
         .optional()
@@ -82,6 +85,125 @@ export const terminalArgs = lazy(() =>
 );
 type TerminalArgs = z.infer<ReturnType<typeof terminalArgs>>;
 
+/**
+ * The original's `strip_ansi` (tools/ansi_strip.py at upstream cb51baec): CSI, OSC, DCS/SOS/PM/APC strings, nF
+ * escapes, single-byte escapes, 8-bit CSI and OSC, and the other C1 controls.
+ */
+const ANSI_ESCAPE = new RegExp(
+  "\\x1b(?:\\[[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]|\\][\\s\\S]*?(?:\\x07|\\x1b\\\\)|[PX^_][\\s\\S]*?(?:\\x1b\\\\)" +
+    "|[\\x20-\\x2f]+[\\x30-\\x7e]|[\\x30-\\x7e])|\\x9b[\\x30-\\x3f]*[\\x20-\\x2f]*[\\x40-\\x7e]|\\x9d[\\s\\S]*?(?:\\x07|\\x9c)|[\\x80-\\x9f]",
+  "g",
+);
+
+export function stripAnsi(text: string): string {
+  return /[\x1b\x80-\x9f]/.test(text) ? text.replace(ANSI_ESCAPE, "") : text;
+}
+
+/** The characters the original allows in a workdir (terminal_tool.py `_WORKDIR_SAFE_RE`). */
+const WORKDIR_SAFE = /^[A-Za-z0-9/\\:_\-.~ +@=,]+$/;
+
+/** Python's `repr()` of one character. */
+function pyCharRepr(ch: string): string {
+  const escapes: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+  if (ch === "'") return `"'"`;
+  const cp = ch.codePointAt(0)!;
+  let body = escapes[ch];
+  if (body === undefined) {
+    if (cp < 0x20 || (cp >= 0x7f && cp <= 0xa0) || cp === 0xad) body = `\\x${cp.toString(16).padStart(2, "0")}`;
+    else if ((cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x2028 && cp <= 0x2029))
+      body = `\\u${cp.toString(16).padStart(4, "0")}`;
+    else body = ch;
+  }
+  return `'${body}'`;
+}
+
+/**
+ * The original's `_validate_workdir`: an error for a workdir with a character outside its allowlist. Its
+ * pattern ends in `$`, which in Python also matches before a final newline, so one trailing newline passes.
+ */
+function workdirError(workdir: string): string | undefined {
+  if (!workdir || WORKDIR_SAFE.test(workdir.endsWith("\n") ? workdir.slice(0, -1) : workdir)) return undefined;
+  for (const ch of workdir) {
+    if (!WORKDIR_SAFE.test(ch))
+      return `Blocked: workdir contains disallowed character ${pyCharRepr(ch)}. Use a simple filesystem path without shell metacharacters.`;
+  }
+  return "Blocked: workdir contains disallowed characters.";
+}
+
+const NO_MATCHES = "No matches found (not an error)";
+const FILES_DIFFER = "Files differ (expected, not an error)";
+const CONDITION_FALSE = "Condition evaluated to false (expected, not an error)";
+/** The original's notes for exit codes that are no error, by the last command's name (`_interpret_exit_code`). */
+const EXIT_CODE_MEANINGS: Record<string, Record<number, string>> = {
+  grep: { 1: NO_MATCHES },
+  egrep: { 1: NO_MATCHES },
+  fgrep: { 1: NO_MATCHES },
+  rg: { 1: NO_MATCHES },
+  ag: { 1: NO_MATCHES },
+  ack: { 1: NO_MATCHES },
+  diff: { 1: FILES_DIFFER },
+  colordiff: { 1: FILES_DIFFER },
+  find: { 1: "Some directories were inaccessible (partial results may still be valid)" },
+  test: { 1: CONDITION_FALSE },
+  "[": { 1: CONDITION_FALSE },
+  curl: {
+    6: "Could not resolve host",
+    7: "Failed to connect to host",
+    22: "HTTP response code indicated error (e.g. 404, 500)",
+    28: "Operation timed out",
+  },
+  git: { 1: "Non-zero exit (often normal — e.g. 'git diff' returns 1 when files differ)" },
+};
+
+/**
+ * The original's `_interpret_exit_code`: the last piece of the command split at `||`, `&&`, `|` and `;`,
+ * its first word that is no `VAR=value`, without its folder.
+ */
+export function exitCodeMeaning(command: string, exitCode: number): string | undefined {
+  if (exitCode === 0) return undefined;
+  const segments = command.split(/\s*(?:\|\||&&|[|;])\s*/);
+  const words = pyStrip(segments[segments.length - 1] ?? command)
+    .split(/[\t\n\v\f\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/)
+    .filter(Boolean);
+  const first = words.find((w) => !(w.includes("=") && !w.startsWith("-")));
+  if (!first) return undefined;
+  const base = first.split("/").pop()!;
+  return Object.hasOwn(EXIT_CODE_MEANINGS, base) ? EXIT_CODE_MEANINGS[base]![exitCode] : undefined;
+}
+
+/** What the environment kept of an output: all of it, or its head and tail and its whole length (`capOutput`). */
+interface KeptOutput {
+  head: string;
+  tail: string;
+  total: number;
+}
+
+const CAP_NOTICE =
+  /^\n\n\.\.\. \[OUTPUT TRUNCATED - \d+ chars omitted out of (\d+) total; cap is \d+ chars\] \.\.\.\n\n/;
+
+/** Reads the environment's capped text back into its parts (the head is 40 % of the cap, as the original's). */
+function keptOutput(text: string, truncated: boolean, cap: number): KeptOutput {
+  const headLen = Math.floor(cap * 0.4);
+  const m = truncated ? CAP_NOTICE.exec(text.slice(headLen)) : null;
+  if (!m) return { head: text, tail: "", total: text.length };
+  return { head: text.slice(0, headLen), tail: text.slice(headLen + m[0].length), total: Number(m[1]) };
+}
+
+/**
+ * The original's cut of a foreground output over `cap` characters: 40 % head, 60 % tail, and its notice
+ * (terminal_tool.py at upstream cb51baec), over the output with `suffix` (the timeout note) appended.
+ */
+function hermesCut(kept: KeptOutput, suffix: string, cap: number): string {
+  const headLen = Math.floor(cap * 0.4);
+  const tailLen = cap - headLen;
+  const total = kept.total + suffix.length;
+  if (total <= cap) return kept.head + kept.tail + suffix;
+  const whole = kept.tail === "" && kept.total === kept.head.length ? kept.head + suffix : undefined;
+  const head = (whole ?? kept.head).slice(0, headLen);
+  const tail = (whole ?? kept.head + kept.tail + suffix).slice(-tailLen);
+  return `${head}\n\n... [OUTPUT TRUNCATED - ${total - headLen - tailLen} chars omitted out of ${total} total] ...\n\n${tail}`;
+}
+
 /** Resolves a relative workdir against the environment's workdir (POSIX paths in every backend). */
 function resolveWorkdir(env: Environment, workdir: string | undefined): string | undefined {
   if (!workdir || workdir.trim() === "") return undefined;
@@ -90,6 +212,7 @@ function resolveWorkdir(env: Environment, workdir: string | undefined): string |
 
 /** The command the call will run, for the approval gate (with its workdir resolved). */
 export async function terminalEffects(args: TerminalArgs, ctx: ToolContext): Promise<ToolEffect[]> {
+  if (typeof args.command !== "string") return []; // refused by the handler, nothing runs
   const env = await ctx.getEnv();
   return [{ kind: "run", command: args.command, workdir: env.workdir, cwd: resolveWorkdir(env, args.workdir) }];
 }
@@ -114,7 +237,7 @@ const PTY_DISABLED_NOTE =
  * The process runs on a pty when asked and the environment has one to give.
  */
 async function startBackground(
-  args: TerminalArgs,
+  args: TerminalArgs & { command: string },
   env: Environment,
   cwd: string | undefined,
   notices: ProcessNotices | undefined,
@@ -154,6 +277,17 @@ async function startBackground(
 
 export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Promise<ToolResult> {
   const { command, workdir } = args;
+  // As the original (its handler takes whatever the call holds): no command is an error result, "" runs.
+  if (typeof command !== "string") {
+    return {
+      content: {
+        output: "",
+        exit_code: -1,
+        error: "Invalid command: expected string, got NoneType",
+        status: "error",
+      },
+    };
+  }
   const background = args.background ?? false;
   const timeoutS = args.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S;
   // As the original: a foreground timeout above the maximum is refused, not shortened.
@@ -166,10 +300,12 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
       },
     };
   }
+  const blocked = workdir ? workdirError(workdir) : undefined;
+  if (blocked) return { content: { output: "", exit_code: -1, error: blocked, status: "blocked" } };
   const env = await ctx.getEnv();
   const cwd = resolveWorkdir(env, workdir);
 
-  if (background) return startBackground(args, env, cwd, ctx.notices);
+  if (background) return startBackground({ ...args, command }, env, cwd, ctx.notices);
 
   // `exec 2>&1` merges stderr into stdout in the order it was written, as a terminal shows it.
   const res = await env.exec(`exec 2>&1; ${command}`, {
@@ -178,14 +314,19 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
     signal: ctx.signal,
     maxOutputChars: DEFAULT_OUTPUT_CAP,
   });
-  let output = res.stdout + (res.stderr ? (res.stdout && !res.stdout.endsWith("\n") ? "\n" : "") + res.stderr : "");
-  output = output.trimEnd();
-  const result: Record<string, unknown> = { output, exit_code: res.exitCode, error: null };
+  // As the original: the output as the command wrote it, the timeout note appended ("\n[Command timed out
+  // after Ns]", without the newline when there was no output), cut to 40 % head and 60 % tail past the cap,
+  // escape sequences removed, white space stripped at both ends.
+  const kept = keptOutput(res.stdout, res.truncated, DEFAULT_OUTPUT_CAP);
+  let suffix = res.stderr ? (res.stdout && !res.stdout.endsWith("\n") ? "\n" : "") + res.stderr : "";
   if (res.timedOut) {
-    // As the original: the note ends the output, exit code 124, and no error (the call counts as a success).
-    result.output = `${output}${output ? "\n" : ""}[Command timed out after ${timeoutS}s]`;
+    const note = `[Command timed out after ${timeoutS}s]`;
+    suffix += kept.total > 0 || suffix ? `\n${note}` : note;
   }
-  if (res.truncated) result.truncated = true;
+  const output = pyStrip(stripAnsi(hermesCut(kept, suffix, DEFAULT_OUTPUT_CAP)));
+  const result: Record<string, unknown> = { output, exit_code: res.exitCode, error: null };
+  const meaning = exitCodeMeaning(command, res.exitCode);
+  if (meaning) result.exit_code_meaning = meaning;
   return { content: result };
 }
 
