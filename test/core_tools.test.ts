@@ -71,7 +71,7 @@ describe("terminal", () => {
 
   it("kills the command at its timeout with exit code 124", async () => {
     // Without the kill this call would run for 100 s, past the test's own timeout.
-    const r = await call("terminal", { command: "echo start; sleep 100 & echo $! > kid.pid; sleep 100", timeout: "1" });
+    const r = await call("terminal", { command: "echo start; sleep 100 &echo $! > kid.pid; sleep 100", timeout: "1" });
     // The original's result, key for key: no error (a timeout counts as a success) and no extra keys; the note
     // follows the output as it was ("start\n"), so a blank line comes between (tools/environments/base.py:566).
     expect(r).toEqual({ output: "start\n\n[Command timed out after 1s]", exit_code: 124, error: null });
@@ -412,7 +412,9 @@ describe("read_file / write_file", () => {
   it("validates arguments", async () => {
     // Out-of-range pages are clamped, as the original clamps them.
     expect((await call("read_file", { path: "x", offset: 0 })).error).toBe("File not found: x");
-    expect((await call("write_file", { path: "x" })).error).toMatch(/'content'/);
+    // No content is "" as in the original's handler: an empty file (test/parity_hermes_file_edges.test.ts).
+    expect(await call("write_file", { path: "x" })).toEqual({ bytes_written: 0, dirs_created: false });
+    expect((await call("write_file", { path: "x", content: 5 })).error).toMatch(/'content'/);
   });
 });
 

@@ -4,7 +4,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
-import { integerArg, pathArg, withDefault } from "./tool_args.js";
+import { integerArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
 import { absolutePath, guardedRead, readDedupKey, recordRead, repeatCount, unchangedSinceRead } from "./file_state.js";
 import { pyDirname, pyJoin, pySplitext, pyLen, pySlice, PATH_DESCRIPTION } from "./file_tool_common.js";
 
@@ -141,7 +141,8 @@ function numberLines(text: string, start: number): string {
 
 export const readArgs = lazy(() =>
   z.object({
-    path: pathArg().describe(PATH_DESCRIPTION),
+    // Required in the schema; a call without it reads "" as the original's handler does (`args.get("path", "")`).
+    path: requiredInSchema(pathArg().optional().describe(PATH_DESCRIPTION)),
     offset: withDefault(
       integerArg({ min: 1, clamp: "both" })
         .optional()
@@ -167,7 +168,7 @@ type ReadArgs = z.infer<ReturnType<typeof readArgs>>;
  * paths and binary extensions, and `{error, path, total_lines, file_size}` for reads over 100,000 characters.
  */
 export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<ToolResult> {
-  const { path } = args;
+  const path = args.path ?? "";
   const offset = args.offset ?? 1;
   const limit = Math.max(1, args.limit ?? READ_DEFAULT_LIMIT);
   if (BLOCKED_DEVICE_PATHS.has(path) || (path.startsWith("/proc/") && /\/fd\/[012]$/.test(path))) {

@@ -2,7 +2,7 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
-import { integerArg, nonEmptyString, pathArg, unadvertisedArg, withDefault } from "./tool_args.js";
+import { integerArg, pathArg, requiredInSchema, unadvertisedArg, withDefault } from "./tool_args.js";
 import { absolutePath, repeatCount } from "./file_state.js";
 import { pyDirname, pyJoin, pySlice } from "./file_tool_common.js";
 
@@ -16,8 +16,12 @@ const OUTPUT_MODES = ["content", "files_only", "count"] as const;
 
 export const searchArgs = lazy(() =>
   z.object({
-    pattern: nonEmptyString().describe(
-      "Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search",
+    // Required in the schema; left out it is "" (every line, every file), as in the original's handler.
+    pattern: requiredInSchema(
+      z
+        .string()
+        .optional()
+        .describe("Regex pattern (extended syntax) for content search, or glob pattern (e.g., '*.py') for file search"),
     ),
     // Hermes' aliases (grep, find) are accepted too, so the enum is advertised and checked by the handler.
     target: withDefault(
@@ -197,9 +201,10 @@ function parseGrepLines(lines: string[]): GrepLine[] {
  * Hidden files and folders are skipped, as ripgrep skips them.
  */
 export async function handleSearchFiles(
-  a: z.infer<ReturnType<typeof searchArgs>>,
+  args: z.infer<ReturnType<typeof searchArgs>>,
   ctx: ToolContext,
 ): Promise<ToolResult> {
+  const a = { ...args, pattern: args.pattern ?? "" };
   const target = TARGET_ALIASES[(a.target ?? a.kind ?? "content").toLowerCase()] ?? "content";
   const mode = (a.output_mode ?? "content") as string;
   const context = target === "content" && mode === "content" ? Math.max(0, a.context ?? 0) : 0;

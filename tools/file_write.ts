@@ -4,12 +4,13 @@ import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
-import { nonEmptyString, pathArg } from "./tool_args.js";
+import { pathArg, requiredInSchema } from "./tool_args.js";
 import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
 import { writeFailure, pyDirname, PATH_DESCRIPTION } from "./file_tool_common.js";
 
 /** write_file and patch declare a write of the resolved path; the gate decides which paths are sensitive. */
-export async function writeEffects(args: { path: string }, ctx: ToolContext): Promise<ToolEffect[]> {
+export async function writeEffects(args: { path?: string }, ctx: ToolContext): Promise<ToolEffect[]> {
+  if (!args.path) return []; // no file is written (write_file answers "No such file or directory")
   const env = await ctx.getEnv();
   return [{ kind: "write", path: absolutePath(env, args.path), workdir: env.workdir }];
 }
@@ -18,8 +19,10 @@ export async function writeEffects(args: { path: string }, ctx: ToolContext): Pr
 
 export const writeArgs = lazy(() =>
   z.object({
-    path: pathArg(nonEmptyString()).describe(PATH_DESCRIPTION),
-    content: z.string().describe("The complete new content of the file."),
+    // Both required in the schema; left out, they are "" as in the original's handler (`args.get(..., "")`):
+    // no content writes an empty file, no path fails as the shell's `cat > ""` does.
+    path: requiredInSchema(pathArg().optional().describe(PATH_DESCRIPTION)),
+    content: requiredInSchema(z.string().optional().describe("The complete new content of the file.")),
   }),
 );
 
@@ -31,10 +34,16 @@ export async function handleWriteFile(
   args: z.infer<ReturnType<typeof writeArgs>>,
   ctx: ToolContext,
 ): Promise<ToolResult> {
+  const path = args.path ?? "";
+  const content = args.content ?? "";
+  if (path === "")
+    return {
+      content: { bytes_written: 0, dirs_created: false, error: "Failed to write file: : No such file or directory" },
+    };
   const env = await ctx.getEnv();
-  const warnings = await staleWarnings(env, ctx, [args.path]);
-  const result = await writeFile(args, env);
-  if (succeeded(result)) await noteWrites(env, ctx, [args.path]);
+  const warnings = await staleWarnings(env, ctx, [path]);
+  const result = await writeFile({ path, content }, env);
+  if (succeeded(result)) await noteWrites(env, ctx, [path]);
   return withWarnings(result, warnings);
 }
 
@@ -50,7 +59,7 @@ export async function isFifo(env: Environment, full: string): Promise<boolean> {
 /** The error a write onto a FIFO gets, in the shell's words for a file that is not a regular one. */
 export const notRegularFile = (path: string) => `${path}: Not a regular file`;
 
-export async function writeFile(args: z.infer<ReturnType<typeof writeArgs>>, env: Environment): Promise<ToolResult> {
+export async function writeFile(args: { path: string; content: string }, env: Environment): Promise<ToolResult> {
   const { path, content } = args;
   const full = absolutePath(env, path);
   const dirsCreated = pyDirname(path) !== "";
