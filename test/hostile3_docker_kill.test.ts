@@ -19,7 +19,7 @@ const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: 
 
 const SCRIPTS: Record<string, ToolCallSpec[]> = {
   // Detached: it outlives the command, kills the persistent shell and every later exec of the agent's uid.
-  killer: [term(`(setsid sh -c 'while :; do kill -9 -1; done' >/dev/null 2>&1 </dev/null &); echo started`)],
+  killer: [term(`(s=sets; \${s}id sh -c 'while :; do kill -9 -1; done' >/dev/null 2>&1 </dev/null &); echo started`)],
   honest: [term("echo 42 > answer.txt")],
 };
 

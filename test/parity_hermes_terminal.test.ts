@@ -96,4 +96,40 @@ describe("terminal output as the original's", () => {
       "Blocked: workdir contains disallowed character '$'. Use a simple filesystem path without shell metacharacters.",
     );
   });
+
+  it("refuses foreground commands that background or start servers, before the gate (terminal_tool.py:1358-1414, 1518-1527)", async () => {
+    const refusal = (error: string) => py(`{"output": "", "exit_code": -1, "error": "${error}", "status": "error"}`);
+    const amp =
+      "Foreground command uses '&' backgrounding. Use terminal(background=true) for long-lived processes, then run health checks and tests in follow-up terminal calls.";
+    const wrapper =
+      "Foreground command uses shell-level background wrappers (nohup/disown/setsid). Use terminal(background=true) so Hermes can track the process, then run readiness checks and tests in separate commands.";
+    const server =
+      "This foreground command appears to start a long-lived server/watch process. Run it with background=true, verify readiness (health endpoint/log signal), then execute tests in a separate command.";
+    expect(await call({ command: "sleep 0 & # bg" })).toBe(refusal(amp));
+    expect(await call({ command: "true &\n" })).toBe(refusal(amp));
+    expect(await call({ command: "echo SETSID" })).toBe(refusal(wrapper));
+    expect(await call({ command: "pip install uvicorn" })).toBe(refusal(server));
+    expect(await call({ command: "python3 -m http.server 8000" })).toBe(refusal(server));
+    expect(await call({ command: "vite" })).toBe(refusal(server));
+    // help and version calls, '&' without white space around it, and background calls run
+    expect(JSON.parse(await call({ command: "nohup --help" })).exit_code).toBe(0);
+    expect(await call({ command: "echo a&&echo b" })).toBe(py('{"output": "a\\nb", "exit_code": 0, "error": null}'));
+    expect(await call({ command: "sleep 0 &echo x" })).toBe(py('{"output": "x", "exit_code": 0, "error": null}'));
+    expect(JSON.parse(await call({ command: "sleep 0 &", background: true })).output).toBe(
+      "Background process started",
+    );
+    // the refusal comes before the approval gate, which is never asked
+    const asked: string[] = [];
+    const gated = createToolPipeline({
+      approval: {
+        gate: async (command) => {
+          asked.push(command);
+          return { allowed: false, message: "BLOCKED: no" };
+        },
+        records: [],
+      },
+    });
+    expect(await gated.call("terminal", { command: "rm -rf / &" }, task.ctx)).toBe(refusal(amp));
+    expect(asked).toEqual([]);
+  });
 });

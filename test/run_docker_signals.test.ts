@@ -28,7 +28,7 @@ let hang = true;
 function reply(req: RecordedRequest): Reply {
   const turn = (req.body.messages as { role: string }[]).filter((m) => m.role === "assistant").length;
   if (turn === 0)
-    return toolCalls([{ name: "terminal", arguments: { command: "sleep 600 >/dev/null 2>&1 & echo started" } }]);
+    return toolCalls([{ name: "terminal", arguments: { command: "sleep 600 >/dev/null 2>&1 &echo started" } }]);
   return hang ? { kind: "hang" } : text("done");
 }
 

@@ -20,7 +20,7 @@ describe("an agent stopped by --task-timeout", () => {
       if (prompt.startsWith("slow") && !called)
         // A background writer that would make the verify pass if it outlived the agent, then a long command.
         return toolCalls([
-          { name: "terminal", arguments: { command: "(sleep 5; echo forged > done.txt) & sleep 120", timeout: 170 } },
+          { name: "terminal", arguments: { command: "(sleep 5; echo forged > done.txt)&sleep 120", timeout: 170 } },
         ]);
       return text(prompt === "good" ? "42" : "41");
     });

@@ -28,7 +28,9 @@ describe("--verify-isolated", () => {
         return toolCalls([
           {
             name: "terminal",
-            arguments: { command: "nohup sh -c 'while :; do sleep 0.05; done # forger-marker' >/dev/null 2>&1 &" },
+            arguments: {
+              command: "sh -c 'trap \"\" HUP; while :; do sleep 0.05; done # forger-marker' >/dev/null 2>&1&",
+            },
           },
         ]);
       return text("done");

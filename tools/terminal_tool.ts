@@ -204,6 +204,70 @@ function hermesCut(kept: KeptOutput, suffix: string, cap: number): string {
   return `${head}\n\n... [OUTPUT TRUNCATED - ${total - headLen - tailLen} chars omitted out of ${total} total] ...\n\n${tail}`;
 }
 
+const SHELL_LEVEL_BACKGROUND = /\b(?:nohup|disown|setsid)\b/i;
+const INLINE_BACKGROUND_AMP = /\s&\s/;
+/** Python's `$` also matches before a final newline. */
+const TRAILING_BACKGROUND_AMP = /\s&\s*(?:#.*)?\n?$/;
+const LONG_LIVED_FOREGROUND = [
+  /\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:dev|start|serve|watch)\b/i,
+  /\bdocker\s+compose\s+up\b/i,
+  /\bnext\s+dev\b/i,
+  /\bvite(?:\s|$)/i,
+  /\bnodemon\b/i,
+  /\buvicorn\b/i,
+  /\bgunicorn\b/i,
+  /\bpython(?:3)?\s+-m\s+http\.server\b/i,
+];
+
+/**
+ * The original's `_foreground_background_guidance` (terminal_tool.py at upstream cb51baec): its refusal of a
+ * foreground command that backgrounds something or looks like a server or watcher, unless it asks for help or a
+ * version. A refused command never runs, so the approval gate is not asked about it (the original refuses first).
+ */
+export function foregroundGuidance(command: string): string | undefined {
+  const normalized = command.toLowerCase().split(/\s+/).filter(Boolean).join(" ");
+  if (
+    normalized.includes(" --help") ||
+    normalized.endsWith(" -h") ||
+    normalized.includes(" --version") ||
+    normalized.endsWith(" -v")
+  )
+    return undefined;
+  if (SHELL_LEVEL_BACKGROUND.test(command))
+    return (
+      "Foreground command uses shell-level background wrappers (nohup/disown/setsid). " +
+      "Use terminal(background=true) so Hermes can track the process, then run readiness checks and tests in separate commands."
+    );
+  if (INLINE_BACKGROUND_AMP.test(command) || TRAILING_BACKGROUND_AMP.test(command))
+    return (
+      "Foreground command uses '&' backgrounding. Use terminal(background=true) for long-lived processes, " +
+      "then run health checks and tests in follow-up terminal calls."
+    );
+  if (LONG_LIVED_FOREGROUND.some((re) => re.test(command)))
+    return (
+      "This foreground command appears to start a long-lived server/watch process. Run it with background=true, " +
+      "verify readiness (health endpoint/log signal), then execute tests in a separate command."
+    );
+  return undefined;
+}
+
+/** A foreground call the original refuses before anything runs: a timeout over the maximum, or its guidance. */
+function refusedForeground(args: TerminalArgs & { command: string }): ToolResult | undefined {
+  if (args.background) return undefined;
+  // As the original: a foreground timeout above the maximum is refused, not shortened.
+  if (args.timeout !== undefined && args.timeout > MAX_TERMINAL_TIMEOUT_S) {
+    return {
+      content: {
+        error:
+          `Foreground timeout ${args.timeout}s exceeds the maximum of ${MAX_TERMINAL_TIMEOUT_S}s. ` +
+          "Use background=true with notify_on_complete=true for long-running commands.",
+      },
+    };
+  }
+  const guidance = foregroundGuidance(args.command);
+  return guidance ? { content: { output: "", exit_code: -1, error: guidance, status: "error" } } : undefined;
+}
+
 /** Resolves a relative workdir against the environment's workdir (POSIX paths in every backend). */
 function resolveWorkdir(env: Environment, workdir: string | undefined): string | undefined {
   if (!workdir || workdir.trim() === "") return undefined;
@@ -212,7 +276,8 @@ function resolveWorkdir(env: Environment, workdir: string | undefined): string |
 
 /** The command the call will run, for the approval gate (with its workdir resolved). */
 export async function terminalEffects(args: TerminalArgs, ctx: ToolContext): Promise<ToolEffect[]> {
-  if (typeof args.command !== "string") return []; // refused by the handler, nothing runs
+  // Refused by the handler before anything runs (as the original refuses before its approval check).
+  if (typeof args.command !== "string" || refusedForeground({ ...args, command: args.command })) return [];
   const env = await ctx.getEnv();
   return [{ kind: "run", command: args.command, workdir: env.workdir, cwd: resolveWorkdir(env, args.workdir) }];
 }
@@ -290,16 +355,8 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   }
   const background = args.background ?? false;
   const timeoutS = args.timeout ?? DEFAULT_TERMINAL_TIMEOUT_S;
-  // As the original: a foreground timeout above the maximum is refused, not shortened.
-  if (!background && args.timeout !== undefined && args.timeout > MAX_TERMINAL_TIMEOUT_S) {
-    return {
-      content: {
-        error:
-          `Foreground timeout ${args.timeout}s exceeds the maximum of ${MAX_TERMINAL_TIMEOUT_S}s. ` +
-          "Use background=true with notify_on_complete=true for long-running commands.",
-      },
-    };
-  }
+  const refused = refusedForeground({ ...args, command });
+  if (refused) return refused;
   const blocked = workdir ? workdirError(workdir) : undefined;
   if (blocked) return { content: { output: "", exit_code: -1, error: blocked, status: "blocked" } };
   const env = await ctx.getEnv();
