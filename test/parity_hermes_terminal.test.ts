@@ -71,6 +71,12 @@ describe("terminal output as the original's", () => {
     expect(r.exit_code).toBe(124);
   });
 
+  it("reads timeout 0 as no timeout given: the default (terminal_tool.py:1512 `timeout or default_timeout`)", async () => {
+    expect(await call({ command: "sleep 1.5; echo done", timeout: 0 })).toBe(
+      py('{"output": "done", "exit_code": 0, "error": null}'),
+    );
+  });
+
   it("runs an empty command and refuses a missing one as the original (terminal_tool.py:1486-1496)", async () => {
     expect(await call({ command: "" })).toBe(py('{"output": "", "exit_code": 0, "error": null}'));
     expect(await call({ command: "   " })).toBe(py('{"output": "", "exit_code": 0, "error": null}'));

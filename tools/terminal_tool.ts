@@ -48,8 +48,12 @@ export const terminalArgs = lazy(() =>
         ),
       false,
     ),
-    timeout: integerArg({ min: 1, clamp: "both" })
-      .optional()
+    // 0 is no timeout given (the original's `timeout or default_timeout`); other values below 1 are brought to 1.
+    timeout: z
+      .preprocess(
+        (v) => (v === 0 || (typeof v === "string" && /^\s*0+\s*$/.test(v)) ? undefined : v),
+        integerArg({ min: 1, clamp: "both" }).optional(),
+      )
       .describe(
         `Seconds before the command is killed (default ${DEFAULT_TERMINAL_TIMEOUT_S}; in the foreground at most ${MAX_TERMINAL_TIMEOUT_S}, ` +
           "more is refused: run longer commands with background=true).",
