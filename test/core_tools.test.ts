@@ -304,7 +304,9 @@ describe("terminal background + process", () => {
       error: "No process with ID proc_none",
     });
     expect(await call("process", { action: "kill" })).toEqual({ error: "session_id is required for kill" });
-    expect((await call("process", { action: "explode" })).error).toMatch(/'action'/);
+    expect((await call("process", { action: "explode" })).error).toBe(
+      "Unknown process action: explode. Use: list, poll, log, wait, kill, write, submit, close",
+    );
   });
 });
 

@@ -139,3 +139,19 @@ describe("terminal output as the original's", () => {
     expect(asked).toEqual([]);
   });
 });
+
+describe("process tool arguments as the original's (process_registry.py:1319-1345)", () => {
+  const proc = async (args: Record<string, unknown>) => createToolPipeline().call("process", args, task.ctx);
+  it("answers an unknown or missing action with its error, and takes a numeric session_id", async () => {
+    expect(await proc({ action: "status", session_id: "x" })).toBe(
+      py('{"error": "Unknown process action: status. Use: list, poll, log, wait, kill, write, submit, close"}'),
+    );
+    expect(await proc({})).toBe(
+      py('{"error": "Unknown process action: . Use: list, poll, log, wait, kill, write, submit, close"}'),
+    );
+    expect(await proc({ action: "poll", session_id: 12 })).toBe(
+      py('{"status": "not_found", "error": "No process with ID 12"}'),
+    );
+    expect(await proc({ action: "poll" })).toBe(py('{"error": "session_id is required for poll"}'));
+  });
+});

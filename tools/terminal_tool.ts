@@ -404,14 +404,21 @@ registry.register({
 
 // ---------------------------------------------------------------- process
 
+const PROCESS_ACTIONS = ["list", "poll", "log", "wait", "kill", "write", "submit", "close"] as const;
+
 const processArgs = lazy(() =>
   z.object({
-    action: z
-      .enum(["list", "poll", "log", "wait", "kill", "write", "submit", "close"])
-      .describe("Action to perform on background processes"),
+    // Required and an enum in the schema; anything else reaches the handler, which answers as the original.
+    action: requiredInSchema(
+      z
+        .string()
+        .optional()
+        .meta({ enum: [...PROCESS_ACTIONS] })
+        .describe("Action to perform on background processes"),
+    ),
+    // Some models send the id as a number; the original takes its str().
     session_id: z
-      .string()
-      .optional()
+      .preprocess((v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : v), z.string().optional())
       .describe("Process session ID (from terminal background output). Required for all actions except 'list'."),
     data: z.string().optional().describe("Text to send to process stdin (for 'write' and 'submit' actions)"),
     timeout: withDefault(
@@ -574,6 +581,13 @@ async function killAnswer(env: Environment, id: string): Promise<ProcessAnswer> 
  * A completion seen here (poll, log or wait of an ended process) is not told again as a notice.
  */
 export async function handleProcess(a: ProcessArgs, ctx: ToolContext): Promise<ToolResult> {
+  if (!(PROCESS_ACTIONS as readonly string[]).includes(a.action ?? "")) {
+    return {
+      content: {
+        error: `Unknown process action: ${a.action ?? ""}. Use: list, poll, log, wait, kill, write, submit, close`,
+      },
+    };
+  }
   const env = await ctx.getEnv();
   if (a.action === "list") {
     const all = await env.listBackground();
