@@ -4,6 +4,7 @@
  */
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { RlTokenIndex } from "../store/rl_tokens.js";
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import {
@@ -29,6 +30,7 @@ import {
   dedupKey,
   lineFilterReason,
   splitProblem,
+  taskKeyOf,
   validationTasks,
   type CurateOptions,
 } from "../formats/curate.js";
@@ -338,7 +340,11 @@ export const command: Command = {
           }
           continue;
         }
-        const key = recordKey(entry.task_id, entry.epoch);
+        // The original's own lines have no task_id: one of them repeats another only when it is the same line.
+        const key =
+          typeof entry.task_id === "string"
+            ? recordKey(entry.task_id, entry.epoch)
+            : `${taskKeyOf(entry)}\u0000${createHash("sha256").update(JSON.stringify(entry)).digest("hex")}`;
         if (firstLines.has(key)) {
           if (report) counts.repeated++;
           continue;
@@ -408,7 +414,7 @@ export const command: Command = {
           byTask.set(entry.task_id, [...(byTask.get(entry.task_id) ?? []), entry]);
           continue;
         }
-        await emit(entry.task_id, loaded.convert(entry, opts), entry.epoch);
+        await emit(taskKeyOf(entry), loaded.convert(entry, opts), entry.epoch);
       }
       if (loaded.perTask) {
         for (const [taskId, list] of byTask) {

@@ -57,13 +57,47 @@ function promptOf(entry: TrajectoryEntry): string {
   return entry.conversations?.find((t) => t.from === "human")?.value ?? "";
 }
 
+/**
+ * The task a line belongs to: its task_id, or for a line of the original's own files (no task_id) its
+ * prompt_index, so each prompt is a task of its own (for --split, --best-of-epochs, repeats) instead of every
+ * such line being taken for one task.
+ */
+export function taskKeyOf(entry: TrajectoryEntry): string {
+  if (typeof entry.task_id === "string") return entry.task_id;
+  return `\u0000prompt_index ${typeof entry.prompt_index === "number" ? entry.prompt_index : "?"}`;
+}
+
+const norm = (s: string) => s.replace(/\s+/g, " ").trim();
+
+/**
+ * What --dedup compares after the prompt: the final answer; for a line without one (our max_turns or partial
+ * lines: null), the whole trajectory after the prompt, so epochs that went different ways are not duplicates;
+ * for the original's lines (conversations only) the last gpt turn without its think block.
+ */
+function answerOf(entry: TrajectoryEntry): string {
+  if (typeof entry.final_response === "string") return `answer\u0000${norm(entry.final_response)}`;
+  if (Array.isArray(entry.messages)) {
+    const start = entry.messages.findIndex((m) => m.role === "user");
+    // Roles, texts and calls only: call ids differ from run to run (and from epoch to epoch) for the same calls.
+    const steps = entry.messages
+      .slice(start + 1)
+      .map((m) => [
+        m.role,
+        m.content ?? "",
+        m.role === "assistant" ? (m.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments]) : [],
+      ]);
+    return `trajectory\u0000${JSON.stringify(steps)}`;
+  }
+  const last = (entry.conversations ?? []).findLast((t) => t.from === "gpt")?.value ?? "";
+  return `answer\u0000${norm(last.replace(/^\s*<think>[\s\S]*?<\/think>/, ""))}`;
+}
+
 /** Same prompt and same final answer (whitespace-insensitive) = duplicate. */
 export function dedupKey(entry: TrajectoryEntry): string {
-  const norm = (s: string) => s.replace(/\s+/g, " ").trim();
   return createHash("sha256")
     .update(norm(promptOf(entry)))
     .update("\u0000")
-    .update(norm(entry.final_response ?? ""))
+    .update(answerOf(entry))
     .digest("hex");
 }
 
@@ -76,16 +110,16 @@ export class BestEpochPicker {
 
   offer(entry: TrajectoryEntry): void {
     const cand = { epoch: epochOf(entry), reward: rewardOf(entry) ?? -Infinity, turns: turnsOf(entry) };
-    const cur = this.best.get(entry.task_id);
+    const cur = this.best.get(taskKeyOf(entry));
     const better =
       !cur ||
       cand.reward > cur.reward ||
       (cand.reward === cur.reward && (cand.turns < cur.turns || (cand.turns === cur.turns && cand.epoch < cur.epoch)));
-    if (better) this.best.set(entry.task_id, cand);
+    if (better) this.best.set(taskKeyOf(entry), cand);
   }
 
   isBest(entry: TrajectoryEntry): boolean {
-    return this.best.get(entry.task_id)?.epoch === epochOf(entry);
+    return this.best.get(taskKeyOf(entry))?.epoch === epochOf(entry);
   }
 }
 

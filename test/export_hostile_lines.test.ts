@@ -1,0 +1,128 @@
+/**
+ * Hostile inputs to `export` that would silently drop or duplicate samples: files the original Hermes wrote (its
+ * lines have no task_id), several epochs of a task that never reached a final answer, and the choices across
+ * lines (--dedup, --split, --best-of-epochs) over them.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { readJsonl } from "./helpers/jsonl.js";
+
+/** A line exactly as the original batch_runner writes it: no task_id, no epoch, no messages. */
+function hermesLine(promptIndex: number, prompt: string, answer: string): string {
+  return JSON.stringify({
+    prompt_index: promptIndex,
+    conversations: [
+      { from: "system", value: "You are a function calling AI model." },
+      { from: "human", value: prompt },
+      { from: "gpt", value: `<think>\n</think>\n${answer}` },
+    ],
+    metadata: { batch_num: 0, timestamp: "2026-01-15T10:30:00.000000", model: "m" },
+    completed: true,
+    partial: false,
+    api_calls: 1,
+    toolsets_used: ["terminal"],
+    tool_stats: {},
+    tool_error_counts: {},
+  });
+}
+
+/** One of our lines whose task stopped at --max-turns: no final answer, a tool call of its own per epoch. */
+function maxTurnsLine(taskId: string, epoch: number, command: string): string {
+  const id = `call_${epoch}`;
+  return JSON.stringify({
+    prompt_index: 0,
+    task_id: taskId,
+    epoch,
+    messages: [
+      { role: "system", content: "sys" },
+      { role: "user", content: "list the files" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id, type: "function", function: { name: "terminal", arguments: JSON.stringify({ command }) } }],
+      },
+      { role: "tool", tool_call_id: id, name: "terminal", content: `{"output": "${command}"}` },
+    ],
+    tools: [],
+    metadata: {},
+    completed: false,
+    partial: false,
+    outcome: "max_turns",
+    final_response: null,
+  });
+}
+
+async function exportFile(file: string, args: string[]): Promise<{ code: number; stderr: string; out: any[] }> {
+  const out = join(tempDir(), "out.jsonl");
+  const r = await runCliInProcess(["export", file, "--out", out, ...args]);
+  return { code: r.exitCode, stderr: r.stderr, out: r.exitCode === 0 ? readJsonl(out, { mustExist: true }) : [] };
+}
+
+describe("export of the original's own files (lines without task_id)", () => {
+  const file = join(tempDir(), "batch_0.jsonl");
+  writeFileSync(
+    file,
+    [hermesLine(0, "What is 2+2?", "4"), hermesLine(1, "What is 3+3?", "6"), hermesLine(2, "What is 4+4?", "8")]
+      .map((l) => `${l}\n`)
+      .join(""),
+  );
+
+  it("every line is exported, none taken for a repeat of the first", async () => {
+    for (const format of ["sharegpt", "hermes"]) {
+      const r = await exportFile(file, ["--format", format]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/repeat/);
+      expect(r.out.map((l) => l.conversations[1].value)).toEqual(["What is 2+2?", "What is 3+3?", "What is 4+4?"]);
+    }
+  });
+
+  it("--split counts each prompt as its own task", async () => {
+    const dir = tempDir();
+    const r = await runCliInProcess(["export", file, "--out", join(dir, "o.jsonl"), "--split", "0.34"]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const train = readJsonl(join(dir, "o.train.jsonl"), { mustExist: true });
+    const val = readJsonl(join(dir, "o.val.jsonl"), { mustExist: true });
+    expect([train.length, val.length]).toEqual([2, 1]);
+  });
+
+  it("a line the file really repeats (same prompt_index, same text) is still left out once", async () => {
+    const twice = join(tempDir(), "batch_0.jsonl");
+    writeFileSync(
+      twice,
+      [hermesLine(0, "q", "a"), hermesLine(0, "q", "a"), hermesLine(1, "q1", "b")].join("\n") + "\n",
+    );
+    const r = await exportFile(twice, []);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out).toHaveLength(2);
+    expect(r.stderr).toMatch(/1 repeat/);
+  });
+});
+
+describe("--dedup over trajectories without a final answer", () => {
+  it("epochs that stopped at max turns with different calls are not duplicates of each other", async () => {
+    const file = join(tempDir(), "trajectories.jsonl");
+    writeFileSync(file, ["ls", "ls -la", "find ."].map((c, e) => `${maxTurnsLine("t", e, c)}\n`).join(""));
+    const r = await exportFile(file, ["--dedup", "--format", "openai"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out).toHaveLength(3);
+  });
+
+  it("exact repeats without a final answer are still duplicates", async () => {
+    const file = join(tempDir(), "trajectories.jsonl");
+    writeFileSync(file, [0, 1].map((e) => `${maxTurnsLine("t", e, "ls")}\n`).join(""));
+    const r = await exportFile(file, ["--dedup", "--format", "openai"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out).toHaveLength(1);
+    expect(r.stderr).toMatch(/1 duplicate/);
+  });
+
+  it("the original's lines with the same prompt and different answers are both kept", async () => {
+    const file = join(tempDir(), "batch_0.jsonl");
+    writeFileSync(file, [hermesLine(0, "Say hi", "hi"), hermesLine(1, "Say hi", "hello")].join("\n") + "\n");
+    const r = await exportFile(file, ["--dedup"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out).toHaveLength(2);
+  });
+});
