@@ -31,11 +31,13 @@ import {
   lineFilterReason,
   splitProblem,
   taskKeyOf,
+  turnsOf,
   validationTasks,
   type CurateOptions,
 } from "../formats/curate.js";
 import { checkRunFiles, nonEmptyPath, parseCommandArgs } from "./args.js";
 import { JsonFilesOutput } from "./export_files.js";
+import { wellFormed } from "../formats/well_formed.js";
 import { AtifTrajectorySchema } from "../formats/atif_schema.js";
 import type { Command } from "./types.js";
 
@@ -76,7 +78,9 @@ ${exportFormats()
                            <think> too (rebuilt from the raw messages); by default it is left out, as the
                            original's streaming path leaves it out. --require-reasoning then counts it too
 
-Filters (a line must pass all):
+Filters (a line must pass all): sharegpt, hermes and openai always leave out a line without a model turn
+(a task cut before its first answer: nothing to learn from, and OpenAI refuses such an example). Any format:
+a lone UTF-16 surrogate in the text (which UTF-8 cannot hold) is written as U+FFFD, and counted.
   --only-completed         keep only trajectories with completed: true
   --only-passed            keep only trajectories whose score passed
   --min-score X            keep only trajectories whose score value (or 1/0 for passed/failed) is at least X,
@@ -312,7 +316,7 @@ export const command: Command = {
     const requireReasoning = values["require-reasoning"] ?? false;
     const requireVerify = (values["require-verify-pass"] ?? false) || (values["min-verify-pass"] ?? false);
     const name = basename(input);
-    const counts = { read: 0, bad: 0, repeated: 0, filtered: new Map<string, number>() };
+    const counts = { read: 0, bad: 0, repeated: 0, surrogates: 0, filtered: new Map<string, number>() };
     const drop = (why: string) => counts.filtered.set(why, (counts.filtered.get(why) ?? 0) + 1);
 
     /**
@@ -355,6 +359,8 @@ export const command: Command = {
     }
 
     const keep = (entry: TrajectoryEntry): boolean => {
+      // A line cut before the model's first turn has nothing to train on (OpenAI refuses such an example).
+      if (TRAINING_FORMATS.has(format) && turnsOf(entry) === 0) return (drop("without a model turn"), false);
       if (onlyCompleted && entry.completed !== true) return (drop("not completed"), false);
       if (requireReasoning && !hasReasoning(entry, reasoningDetails)) return (drop("without reasoning"), false);
       if (requireVerify && entry.verify?.passed !== true) return (drop("without a passing verify"), false);
@@ -379,7 +385,9 @@ export const command: Command = {
     const stagedTasks: string[] = [];
     const seen = new Set<string>();
     const byTask = new Map<string, TrajectoryEntry[]>();
-    const emit = async (taskId: string, record: unknown, epoch?: number) => {
+    const emit = async (taskId: string, converted: unknown, epoch?: number) => {
+      const record = wellFormed(converted);
+      if (record !== converted) counts.surrogates++;
       const checked = outputSchema.safeParse(record);
       if (!checked.success)
         throw new Error(
@@ -458,6 +466,10 @@ export const command: Command = {
     const details: string[] = [];
     if (counts.filtered.size)
       details.push(`filtered: ${[...counts.filtered].map(([why, n]) => `${n} ${why}`).join(", ")}`);
+    if (counts.surrogates)
+      details.push(
+        `${counts.surrogates} line${counts.surrogates === 1 ? "" : "s"} with lone UTF-16 surrogates (replaced by U+FFFD)`,
+      );
     if (counts.bad) details.push(`${counts.bad} bad line${counts.bad === 1 ? "" : "s"} skipped`);
     if (counts.repeated)
       details.push(
@@ -489,6 +501,9 @@ export const command: Command = {
     return 0;
   },
 };
+
+/** The formats written for fine-tuning on the model's turns: a line without one is left out. */
+const TRAINING_FORMATS = new Set(["sharegpt", "hermes", "openai"]);
 
 const TurnSchema = z.object({ from: z.enum(["system", "human", "gpt", "tool"]), value: z.string() });
 const MessageSchema = z.looseObject({ role: z.enum(["system", "user", "assistant", "tool"]) });
