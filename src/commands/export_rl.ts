@@ -61,6 +61,28 @@ async function loadRlLines(input: string): Promise<Loaded> {
   return { lines: [...byKey.values()], bad, superseded };
 }
 
+/**
+ * The results the run beside rl.jsonl holds (trajectories, dropped and failed lines), by task and epoch; undefined
+ * when it has none of those files (an rl.jsonl copied on its own). An rl line is written before its result and
+ * stays where it is when the run later sets the result aside (superseded.jsonl: a task gone from the dataset, an
+ * epoch beyond --epochs) or a crash cuts the result's own line: such a line is no result of the run.
+ */
+async function resultKeys(runDir: string): Promise<Set<string> | undefined> {
+  const files = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed]
+    .map((f) => join(runDir, f))
+    .filter((f) => existsSync(f));
+  if (!files.length) return undefined;
+  const keys = new Set<string>();
+  for (const file of files) {
+    for await (const l of readJsonl<{ task_id?: unknown; epoch?: unknown }>(file)) {
+      const v = l.value;
+      if (v && typeof v.task_id === "string")
+        keys.add(recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined));
+    }
+  }
+  return keys;
+}
+
 /** The saved conversation of each result, by task and epoch (verifiers needs the messages). */
 async function loadTrajectories(path: string): Promise<Map<string, TrajectoryView>> {
   const out = new Map<string, TrajectoryView>();
@@ -198,6 +220,13 @@ export async function exportRl(argv: string[]): Promise<number> {
   if (!existsSync(input)) throw new UserError(`no ${RUN_FILES.rl} in ${positionals[0]} (run with --rl-capture)`);
 
   const loaded = await loadRlLines(input);
+  // Before the groups: a result the run no longer holds counts in no group's statistics either.
+  const results = await resultKeys(dirname(input));
+  const read = loaded.lines.length;
+  let withoutResult = 0;
+  if (results) {
+    loaded.lines = loaded.lines.filter((l) => results.has(recordKey(l.task_id, l.epoch)) || (withoutResult++, false));
+  }
   applyGroupAdvantages(loaded.lines, mode);
   const counts = { excluded: 0, noTokens: 0, zeroVariance: 0 };
   const kept = loaded.lines.filter((l) => {
@@ -210,9 +239,12 @@ export async function exportRl(argv: string[]): Promise<number> {
   const ext = format === "rl" || format === "prime" ? "jsonl" : "json";
   const out = values.out ?? join(dirname(input), `export.${format}.${ext}`);
   const notes = [
-    `${loaded.lines.length} result(s) read`,
+    `${read} result(s) read`,
     loaded.superseded ? `${loaded.superseded} superseded by a later attempt` : "",
     loaded.bad ? `${loaded.bad} bad line(s)` : "",
+    withoutResult
+      ? `${withoutResult} without a result in the run (set aside to superseded.jsonl, or cut by a crash), left out`
+      : "",
     counts.excluded ? `${counts.excluded} excluded (train verdict)` : "",
     counts.noTokens ? `${counts.noTokens} without usable tokens` : "",
     counts.zeroVariance ? `${counts.zeroVariance} in zero-variance groups` : "",

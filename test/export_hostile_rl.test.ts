@@ -1,0 +1,88 @@
+/**
+ * RL exports (`--rl-capture`, then `export --format rl|prime|…`) of a run whose results changed after they were
+ * captured: results the run set aside (superseded.jsonl) must not reach a trainer through rl.jsonl, whose lines
+ * stay where they were written.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
+import { tokenizingHandler } from "./helpers/token_server.js";
+
+const taskOf = (req: RecordedRequest) =>
+  /task:(\S+)/.exec(req.body.messages.find((m: { role: string }) => m.role === "user").content)?.[1];
+
+describe("rl.jsonl lines of results the run set aside", () => {
+  let server: FakeOpenAI;
+  let dir: string;
+  let runDir: string;
+  let answers = 0;
+
+  const run = (tasks: string[], extra: string[]) => {
+    writeFileSync(
+      join(dir, "tasks.jsonl"),
+      tasks
+        .map((id) =>
+          JSON.stringify({
+            id,
+            prompt: `task:${id} Answer with the number.`,
+            expected: { value: "42", match: "exact" },
+          }),
+        )
+        .join("\n") + "\n",
+    );
+    return runCliInProcess(
+      [
+        "run",
+        join(dir, "tasks.jsonl"),
+        ...["--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r"],
+        ...["--progress", "none", "--concurrency", "1", "--max-retries", "0", "--toolsets", "terminal"],
+        ...["--rl-capture", "--rl-tokenizer", "cl100k_base", ...extra],
+      ],
+      { env: NO_SCHEDULER },
+    );
+  };
+
+  beforeAll(async () => {
+    const { handler } = tokenizingHandler((req) => {
+      if (taskOf(req) === undefined) return { content: "OK" };
+      // Rewards that vary inside every group: 42, 41, 42, 41, …
+      return { content: answers++ % 2 === 0 ? "42" : "41" };
+    });
+    server = await startFakeOpenAI(handler);
+    dir = tempDir("hb-rl-aside-");
+    runDir = join(dir, "runs", "r");
+    const first = await run(["keep", "gone"], ["--epochs", "2"]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    // The dataset loses a task and the run an epoch: the run moves those results to superseded.jsonl.
+    const second = await run(["keep"], ["--resume", "--epochs", "1", "--allow-config-change"]);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(readJsonl(join(runDir, "superseded.jsonl"), { mustExist: true })).toHaveLength(3);
+    expect(readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true })).toHaveLength(1);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  for (const format of ["rl", "prime", "skyrl-steps"]) {
+    it(`--format ${format} holds only the results still in the run, and says what it left out`, async () => {
+      const out = join(dir, `out.${format}`);
+      const r = await runCliInProcess(["export", runDir, "--format", format, "--out", out]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/3 without a result in the run/);
+      if (format === "rl") {
+        const lines = readJsonl(out, { mustExist: true });
+        expect(lines.map((l) => [l.task_id, l.epoch])).toEqual([["keep", 0]]);
+        // Its group is itself alone now, not the set-aside epoch too.
+        expect(lines[0].group.size).toBe(1);
+      } else if (format === "prime") {
+        expect(readJsonl(out, { mustExist: true })).toHaveLength(1);
+      } else {
+        const doc = readJsonl(out, { mustExist: true })[0];
+        expect(doc.trajectory_ids).toEqual([{ instance_id: "keep", repetition_id: 0 }]);
+      }
+    });
+  }
+});
