@@ -3,7 +3,7 @@
  * captured: results the run set aside (superseded.jsonl) must not reach a trainer through rl.jsonl, whose lines
  * stay where they were written.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
@@ -85,4 +85,41 @@ describe("rl.jsonl lines of results the run set aside", () => {
       }
     });
   }
+});
+
+describe("--format verifiers of a model answer cut inside an emoji", () => {
+  it("writes every message string as valid UTF-16 (U+FFFD for the lone half)", async () => {
+    const { handler } = tokenizingHandler((req) =>
+      taskOf(req) === undefined ? { content: "OK" } : { content: "forty-two \uD83D" },
+    );
+    const server = await startFakeOpenAI(handler);
+    try {
+      const dir = tempDir("hb-rl-surrogate-");
+      writeFileSync(
+        join(dir, "tasks.jsonl"),
+        `${JSON.stringify({ id: "s", prompt: "task:s Answer.", expected: "42" })}\n`,
+      );
+      const r = await runCliInProcess(
+        [
+          "run",
+          join(dir, "tasks.jsonl"),
+          ...["--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r"],
+          ...["--progress", "none", "--max-retries", "0", "--toolsets", "terminal"],
+          ...["--rl-capture", "--rl-tokenizer", "cl100k_base"],
+        ],
+        { env: NO_SCHEDULER },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const out = join(dir, "v.json");
+      const e = await runCliInProcess(["export", join(dir, "runs", "r"), "--format", "verifiers", "--out", out]);
+      expect(e.exitCode, e.stderr).toBe(0);
+      const text = readFileSync(out, "utf8");
+      const doc = JSON.parse(text);
+      const answer = doc.outputs[0].completion.at(-1).content;
+      expect(answer).toBe("forty-two \uFFFD");
+      expect(text).not.toMatch(/\\ud83d/i);
+    } finally {
+      await server.close();
+    }
+  });
 });

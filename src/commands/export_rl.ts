@@ -20,6 +20,7 @@ import {
 } from "../formats/rl/adapters.js";
 import { PrimeTrainingSampleSchema, SkyGeneratorOutputSchema, VfGenerateOutputsSchema } from "../formats/rl/schemas.js";
 import { readJsonl } from "../store/jsonl_file.js";
+import { wellFormed } from "../formats/well_formed.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { parseCommandArgs } from "./args.js";
 
@@ -160,7 +161,8 @@ async function render(
         if (view) outputs.push(toVerifiersRollout(l, view));
         else skipped++;
       }
-      const doc = { outputs, metadata: verifiersMetadata(lines, outputs.length) };
+      // The messages are the model's text: a lone surrogate in it would be unreadable as UTF-8 (wellFormed).
+      const doc = wellFormed({ outputs, metadata: verifiersMetadata(lines, outputs.length) });
       return {
         text: JSON.stringify(checked(VfGenerateOutputsSchema, doc, "GenerateOutputs")) + "\n",
         records: outputs.length,
