@@ -123,3 +123,52 @@ describe("--format verifiers of a model answer cut inside an emoji", () => {
     }
   });
 });
+
+describe("an rl.jsonl line whose per-token arrays disagree (hand-edited, torn, another writer)", () => {
+  let server: FakeOpenAI;
+  let runDir: string;
+  beforeAll(async () => {
+    const { handler } = tokenizingHandler((req) => (taskOf(req) === undefined ? { content: "OK" } : { content: "42" }));
+    server = await startFakeOpenAI(handler);
+    const dir = tempDir("hb-rl-misaligned-");
+    writeFileSync(
+      join(dir, "tasks.jsonl"),
+      ["a", "b"].map((id) => JSON.stringify({ id, prompt: `task:${id} Answer.`, expected: "42" })).join("\n") + "\n",
+    );
+    const r = await runCliInProcess(
+      [
+        "run",
+        join(dir, "tasks.jsonl"),
+        ...["--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r"],
+        ...["--progress", "none", "--concurrency", "1", "--max-retries", "0", "--toolsets", "terminal"],
+        ...["--rl-capture", "--rl-tokenizer", "cl100k_base"],
+      ],
+      { env: NO_SCHEDULER },
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    runDir = join(dir, "runs", "r");
+    const lines = readJsonl(join(runDir, "rl.jsonl"), { mustExist: true });
+    expect(lines.map((l) => l.train)).toEqual(["full", "full"]);
+    lines[1].branches[0].logprobs.pop(); // one logprob short of its tokens
+    writeFileSync(join(runDir, "rl.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  for (const format of ["rl", "prime", "skyrl"]) {
+    it(`--format ${format}: the line is reported as file:line and left out, the others written aligned`, async () => {
+      const out = join(runDir, `out.${format}`);
+      const r = await runCliInProcess(["export", runDir, "--format", format, "--out", out]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(r.stderr).toMatch(/rl\.jsonl:2: skipped bad line: branches\.0: \d+ logprobs for \d+ token ids/);
+      const written = readJsonl(out, { mustExist: true });
+      if (format === "rl") {
+        expect(written.map((l) => l.task_id)).toEqual(["a"]);
+        for (const b of written[0].branches) expect(b.logprobs).toHaveLength(b.token_ids.length);
+      } else if (format === "prime") expect(written).toHaveLength(1);
+      else expect(written[0].trajectory_ids).toEqual([{ instance_id: "a", repetition_id: 0 }]);
+    });
+  }
+});

@@ -10,6 +10,7 @@ import { UserError } from "../core/errors.js";
 import { RlLineSchema, type RlLine } from "../core/rl_record.js";
 import type { ChatMessage } from "../core/chat.js";
 import { applyGroupAdvantages, type AdvantageMode } from "../formats/rl/groups.js";
+import { rlLineInconsistency } from "../formats/rl/branches.js";
 import {
   addSkySteps,
   addSkyTrajectory,
@@ -41,12 +42,14 @@ async function loadRlLines(input: string): Promise<Loaded> {
   let superseded = 0;
   for await (const l of readJsonl<unknown>(input)) {
     const parsed = l.error === undefined ? RlLineSchema().safeParse(l.value) : undefined;
-    if (!parsed?.success) {
+    const inconsistent = parsed?.success ? rlLineInconsistency(parsed.data) : undefined;
+    if (!parsed?.success || inconsistent) {
       bad++;
       const why =
         l.error ??
-        parsed!.error.issues
-          .slice(0, 2)
+        inconsistent ??
+        parsed!
+          .error!.issues.slice(0, 2)
           .map((i) => `${i.path.join(".")}: ${i.message}`)
           .join("; ");
       if (bad <= MAX_REPORTED_BAD_LINES) process.stderr.write(`${input}:${l.line}: skipped bad line: ${why}\n`);

@@ -94,3 +94,28 @@ export function tokenProblems(turns: readonly RlTurn[], usage: readonly (Reporte
   }
   return problems;
 }
+
+/**
+ * What makes a line's arrays disagree with each other (a hand-edited or torn line, another writer), or undefined:
+ * each branch's token_ids, loss_mask and logprobs the same length, its prompt_length within it, its turns indices
+ * of `turns`; each turn as many logprobs as completion ids. Exported as they are, such arrays would shift a
+ * trainer's mask and logprobs against the tokens.
+ */
+export function rlLineInconsistency(line: {
+  turns: readonly RlTurn[];
+  branches: readonly RlBranch[];
+}): string | undefined {
+  for (const [i, t] of line.turns.entries()) {
+    if (t.completion_token_ids && t.logprobs && t.logprobs.length !== t.completion_token_ids.length)
+      return `turns.${i}: ${t.logprobs.length} logprobs for ${t.completion_token_ids.length} completion ids`;
+  }
+  for (const [i, b] of line.branches.entries()) {
+    const n = b.token_ids.length;
+    if (b.loss_mask.length !== n) return `branches.${i}: ${b.loss_mask.length} loss_mask entries for ${n} token ids`;
+    if (b.logprobs.length !== n) return `branches.${i}: ${b.logprobs.length} logprobs for ${n} token ids`;
+    if (b.prompt_length > n) return `branches.${i}: prompt_length ${b.prompt_length} beyond its ${n} token ids`;
+    const bad = b.turns.find((ti) => line.turns[ti] === undefined);
+    if (bad !== undefined) return `branches.${i}: turn ${bad} of ${line.turns.length}`;
+  }
+  return undefined;
+}
