@@ -3,7 +3,7 @@
  * captured: results the run set aside (superseded.jsonl) must not reach a trainer through rl.jsonl, whose lines
  * stay where they were written.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NO_SCHEDULER, runCliInProcess, tempDir } from "./helpers/cli.js";
@@ -154,6 +154,18 @@ describe("an rl.jsonl line whose per-token arrays disagree (hand-edited, torn, a
   }, 60_000);
   afterAll(async () => {
     await server?.close();
+  });
+
+  it("--format skyrl-steps (rows from the turns): a turn one logprob short is reported too", async () => {
+    const copy = join(tempDir("hb-rl-turns-"), "r");
+    cpSync(runDir, copy, { recursive: true });
+    const lines = readJsonl(join(copy, "rl.jsonl"), { mustExist: true });
+    lines[0].turns[0].logprobs.pop();
+    writeFileSync(join(copy, "rl.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    const r = await runCliInProcess(["export", copy, "--format", "skyrl-steps", "--out", join(copy, "s.json")]);
+    expect(r.stderr).toMatch(/rl\.jsonl:1: skipped bad line: turns\.0: \d+ logprobs for \d+ completion ids/);
+    expect(r.stderr).toMatch(/rl\.jsonl:2: skipped bad line: branches\.0/);
+    expect(r.exitCode).toBe(1); // nothing left to write
   });
 
   for (const format of ["rl", "prime", "skyrl"]) {

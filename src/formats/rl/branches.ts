@@ -98,17 +98,20 @@ export function tokenProblems(turns: readonly RlTurn[], usage: readonly (Reporte
 /**
  * What makes a line's arrays disagree with each other (a hand-edited or torn line, another writer), or undefined:
  * each branch's token_ids, loss_mask and logprobs the same length, its prompt_length within it, its turns indices
- * of `turns`; each turn as many logprobs as completion ids. Exported as they are, such arrays would shift a
+ * of `turns`; each turn as many logprobs as completion ids, unless the line's `problems` say otherwise. Exported as they are, such arrays would shift a
  * trainer's mask and logprobs against the tokens.
  */
 export function rlLineInconsistency(line: {
   turns: readonly RlTurn[];
   branches: readonly RlBranch[];
+  problems: readonly string[];
 }): string | undefined {
-  for (const [i, t] of line.turns.entries()) {
-    if (t.completion_token_ids && t.logprobs && t.logprobs.length !== t.completion_token_ids.length)
-      return `turns.${i}: ${t.logprobs.length} logprobs for ${t.completion_token_ids.length} completion ids`;
-  }
+  // A line whose turns' token data is bad says so in `problems` (and has no branches): its turns are as received.
+  if (!line.problems.length)
+    for (const [i, t] of line.turns.entries()) {
+      if (t.completion_token_ids && t.logprobs && t.logprobs.length !== t.completion_token_ids.length)
+        return `turns.${i}: ${t.logprobs.length} logprobs for ${t.completion_token_ids.length} completion ids`;
+    }
   for (const [i, b] of line.branches.entries()) {
     const n = b.token_ids.length;
     if (b.loss_mask.length !== n) return `branches.${i}: ${b.loss_mask.length} loss_mask entries for ${n} token ids`;
