@@ -184,3 +184,47 @@ describe("an rl.jsonl line whose per-token arrays disagree (hand-edited, torn, a
     });
   }
 });
+
+describe("ATIF metrics of an engine whose logprobs do not match its completion ids", () => {
+  it("atif.jsonl and --format atif carry no logprobs misaligned with completion_token_ids", async () => {
+    const { handler } = tokenizingHandler(
+      (req) => (taskOf(req) === undefined ? { content: "OK" } : { content: "42" }),
+      {
+        dropLogprob: true,
+      },
+    );
+    const server = await startFakeOpenAI(handler);
+    try {
+      const dir = tempDir("hb-atif-logprobs-");
+      writeFileSync(
+        join(dir, "tasks.jsonl"),
+        `${JSON.stringify({ id: "a", prompt: "task:a Answer.", expected: "42" })}\n`,
+      );
+      const r = await runCliInProcess(
+        [
+          "run",
+          join(dir, "tasks.jsonl"),
+          ...["--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r"],
+          ...["--progress", "none", "--max-retries", "0", "--toolsets", "terminal"],
+          ...["--rl-capture", "best-effort", "--rl-tokenizer", "cl100k_base"],
+        ],
+        { env: NO_SCHEDULER },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const runDir = join(dir, "runs", "r");
+      const e = await runCliInProcess(["export", runDir, "--format", "atif", "--out", join(dir, "a.jsonl")]);
+      expect(e.exitCode, e.stderr).toBe(0);
+      for (const file of [join(runDir, "atif.jsonl"), join(dir, "a.jsonl")]) {
+        const steps = readJsonl(file, { mustExist: true }).flatMap((d) => d.steps);
+        const withIds = steps.filter((s) => s.metrics?.completion_token_ids);
+        expect(withIds.length, file).toBeGreaterThan(0);
+        for (const s of withIds) {
+          if (s.metrics.logprobs) expect(s.metrics.logprobs).toHaveLength(s.metrics.completion_token_ids.length);
+          else expect(s.metrics.extra.logprobs_left_out).toMatch(/^\d+ logprobs for \d+ completion ids$/);
+        }
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -56,6 +56,13 @@ function metricsOf(call: ModelCallRecord, tokens: CallTokens | undefined): NonNu
   const u: Usage = call.usage;
   const extra: Extra = { total_tokens: u.total_tokens };
   if (u.completion_tokens_details) extra.reasoning_tokens = u.completion_tokens_details.reasoning_tokens;
+  // ATIF's logprobs are aligned with the completion ids: an engine that sent another count (rl.jsonl records it as a
+  // problem) gets none here, only the counts.
+  let logprobs = tokens?.logprobs ?? undefined;
+  if (logprobs && tokens && logprobs.length !== tokens.completion_token_ids.length) {
+    extra.logprobs_left_out = `${logprobs.length} logprobs for ${tokens.completion_token_ids.length} completion ids`;
+    logprobs = undefined;
+  }
   return {
     prompt_tokens: u.prompt_tokens,
     completion_tokens: u.completion_tokens,
@@ -63,7 +70,7 @@ function metricsOf(call: ModelCallRecord, tokens: CallTokens | undefined): NonNu
     ...(call.cost_usd !== undefined ? { cost_usd: call.cost_usd } : {}),
     // The engine's own ids and logprobs (--rl-capture), as rl.jsonl keeps them.
     ...(tokens ? { prompt_token_ids: tokens.prompt_token_ids, completion_token_ids: tokens.completion_token_ids } : {}),
-    ...(tokens?.logprobs ? { logprobs: tokens.logprobs } : {}),
+    ...(logprobs ? { logprobs } : {}),
     extra,
   };
 }
