@@ -126,3 +126,53 @@ describe("--dedup over trajectories without a final answer", () => {
     expect(r.out).toHaveLength(2);
   });
 });
+
+describe("lines whose fields hold what no run writes (hand-edited, another tool)", () => {
+  const U = { role: "user", content: "q" };
+  const A = { role: "assistant", content: "a" };
+  const good = (id: string) =>
+    JSON.stringify({ task_id: id, messages: [U, A], score: { passed: true, value: 1 }, epoch: 0 });
+
+  it("sharegpt/hermes: a line that cannot be converted is a bad line (file:line), not an internal error", async () => {
+    const file = join(tempDir(), "trajectories.jsonl");
+    writeFileSync(
+      file,
+      [
+        good("a"),
+        JSON.stringify({ task_id: "b", messages: [U, A], tools: [null, { type: "function" }] }),
+        JSON.stringify({
+          task_id: "c",
+          messages: [U, { role: "assistant", content: "x", reasoning: "r", reasoning_without_details: 5 }],
+        }),
+        good("d"),
+      ].join("\n") + "\n",
+    );
+    for (const format of ["sharegpt", "hermes"]) {
+      const r = await exportFile(file, ["--format", format]);
+      expect(r.stderr).not.toMatch(/internal error/);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.out).toHaveLength(2);
+      expect(r.stderr).toMatch(new RegExp(`trajectories\\.jsonl:2: skipped bad line: .*${format}`));
+      expect(r.stderr).toMatch(/trajectories\.jsonl:3: skipped bad line: /);
+      expect(r.stderr).toMatch(/2 bad lines skipped/);
+    }
+  });
+
+  it("groups: a line without task_id, or with a score of strings, is a bad line, not an internal error", async () => {
+    const file = join(tempDir(), "trajectories.jsonl");
+    writeFileSync(
+      file,
+      [
+        good("a"),
+        JSON.stringify({ task_id: "a", epoch: 1, messages: [U, A], score: { passed: false, value: 0 } }),
+        JSON.stringify({ messages: [U, A], score: { passed: true, value: 1 } }),
+        JSON.stringify({ task_id: "b", messages: [U, A], score: { passed: "yes", value: "1" } }),
+      ].join("\n") + "\n",
+    );
+    const r = await exportFile(file, ["--format", "groups"]);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.out.map((l) => [l.task_id, l.samples.map((s: { reward: number }) => s.reward)])).toEqual([["a", [1, 0]]]);
+    expect(r.stderr).toMatch(/trajectories\.jsonl:3: skipped bad line: .*task_id/);
+  });
+});

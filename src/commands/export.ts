@@ -324,6 +324,12 @@ export const command: Command = {
      * epoch already read (a hand-merged file, a line written again) is left out: the first stands, as in the run's
      * statistics.json.
      */
+    const lineOf = new WeakMap<TrajectoryEntry, number>();
+    const reportBad = (line: number | undefined, problem: string) => {
+      counts.bad++;
+      if (counts.bad <= MAX_REPORTED_BAD_LINES)
+        process.stderr.write(`${input}:${line ?? "?"}: skipped bad line: ${problem}\n`);
+    };
     async function* entries(report: boolean): AsyncGenerator<TrajectoryEntry> {
       const firstLines = new Set<string>();
       for await (const l of readJsonl<unknown>(input)) {
@@ -334,14 +340,12 @@ export const command: Command = {
           if (!parsed.success) problem = describeIssues(parsed.error);
           else if ((format === "openai" || format === "atif" || loaded.perTask) && !parsed.data.messages)
             problem = `has no \`messages\` (needed for the ${format} format)`;
+          else if (loaded.perTask && typeof parsed.data.task_id !== "string")
+            problem = `has no \`task_id\` (needed for the ${format} format: a line per task)`;
           else entry = parsed.data as unknown as TrajectoryEntry;
         }
         if (!entry) {
-          if (report) {
-            counts.bad++;
-            if (counts.bad <= MAX_REPORTED_BAD_LINES)
-              process.stderr.write(`${input}:${l.line}: skipped bad line: ${problem}\n`);
-          }
+          if (report) reportBad(l.line, problem!);
           continue;
         }
         // The original's own lines have no task_id: one of them repeats another only when it is the same line.
@@ -354,6 +358,7 @@ export const command: Command = {
           continue;
         }
         firstLines.add(key);
+        lineOf.set(entry, l.line);
         yield entry;
       }
     }
@@ -422,7 +427,17 @@ export const command: Command = {
           byTask.set(entry.task_id, [...(byTask.get(entry.task_id) ?? []), entry]);
           continue;
         }
-        await emit(taskKeyOf(entry), loaded.convert(entry, opts), entry.epoch);
+        let record: Record<string, unknown>;
+        try {
+          record = loaded.convert(entry, opts);
+        } catch (err) {
+          // A field no run writes in that shape (a hand-edited line, another tool's): this line, not the export.
+          if (err instanceof UserError) throw err;
+          counts.read--;
+          reportBad(lineOf.get(entry), `cannot be converted to ${format}: ${(err as Error).message}`);
+          continue;
+        }
+        await emit(taskKeyOf(entry), record, entry.epoch);
       }
       if (loaded.perTask) {
         for (const [taskId, list] of byTask) {

@@ -25,8 +25,9 @@ export function epochOf(entry: TrajectoryEntry): number {
 /** The line's reward: the score value, else 1/0 for passed/failed; null when unscored. */
 export function rewardOf(entry: TrajectoryEntry): number | null {
   const score = (entry as Scored).score;
-  if (!score || score.passed === null) return null;
-  return score.value ?? (score.passed ? 1 : 0);
+  // A score of other types (a hand-edited line) is no score: never a string averaged into a group's mean.
+  if (!score || typeof score.passed !== "boolean") return null;
+  return typeof score.value === "number" && Number.isFinite(score.value) ? score.value : score.passed ? 1 : 0;
 }
 
 /** Assistant turns of the conversation (a "turn" as --min-turns/--max-turns count it). */
