@@ -228,3 +228,41 @@ describe("ATIF metrics of an engine whose logprobs do not match its completion i
     }
   });
 });
+
+describe("--format verifiers over a trajectories.jsonl with a hand-edited line", () => {
+  it("the line is reported as file:line and its rollout left out, not an internal error", async () => {
+    const { handler } = tokenizingHandler((req) => (taskOf(req) === undefined ? { content: "OK" } : { content: "42" }));
+    const server = await startFakeOpenAI(handler);
+    try {
+      const dir = tempDir("hb-vf-bad-");
+      writeFileSync(
+        join(dir, "tasks.jsonl"),
+        ["a", "b"].map((id) => JSON.stringify({ id, prompt: `task:${id} Answer.`, expected: "42" })).join("\n") + "\n",
+      );
+      const r = await runCliInProcess(
+        [
+          "run",
+          join(dir, "tasks.jsonl"),
+          ...["--model", "m", "--base-url", server.baseURL, "--output-dir", join(dir, "runs"), "--run-name", "r"],
+          ...["--progress", "none", "--concurrency", "1", "--max-retries", "0", "--toolsets", "terminal"],
+          ...["--rl-capture", "--rl-tokenizer", "cl100k_base"],
+        ],
+        { env: NO_SCHEDULER },
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      const runDir = join(dir, "runs", "r");
+      const lines = readJsonl(join(runDir, "trajectories.jsonl"), { mustExist: true });
+      lines[0].messages.at(-1).content = 5;
+      writeFileSync(join(runDir, "trajectories.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+      const out = join(dir, "v.json");
+      const e = await runCliInProcess(["export", runDir, "--format", "verifiers", "--out", out]);
+      expect(e.stderr).not.toMatch(/internal error/);
+      expect(e.exitCode, e.stderr).toBe(0);
+      expect(e.stderr).toMatch(/trajectories\.jsonl:1: skipped bad line: messages/);
+      const doc = JSON.parse(readFileSync(out, "utf8"));
+      expect(doc.outputs.map((o: { info: { task_id: string } }) => o.info.task_id)).toEqual([lines[1].task_id]);
+    } finally {
+      await server.close();
+    }
+  });
+});

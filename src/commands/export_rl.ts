@@ -21,6 +21,7 @@ import {
 } from "../formats/rl/adapters.js";
 import { PrimeTrainingSampleSchema, SkyGeneratorOutputSchema, VfGenerateOutputsSchema } from "../formats/rl/schemas.js";
 import { readJsonl } from "../store/jsonl_file.js";
+import { ReadableTrajectorySchema } from "../core/records.js";
 import { wellFormed } from "../formats/well_formed.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { parseCommandArgs } from "./args.js";
@@ -100,6 +101,16 @@ async function loadTrajectories(path: string): Promise<Map<string, TrajectoryVie
     const v = l.value;
     if (!v || typeof v.task_id !== "string" || typeof v.prompt_index !== "number" || !Array.isArray(v.messages))
       continue;
+    // Messages in shapes no run writes (a hand-edited line): reported, and the rollout left out.
+    const parsed = ReadableTrajectorySchema.safeParse(v);
+    if (!parsed.success) {
+      const why = parsed.error.issues
+        .slice(0, 2)
+        .map((i) => `${i.path.join(".")}: ${i.message}`)
+        .join("; ");
+      process.stderr.write(`${path}:${l.line}: skipped bad line: ${why}\n`);
+      continue;
+    }
     out.set(recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined), {
       prompt_index: v.prompt_index,
       messages: v.messages as ChatMessage[],
