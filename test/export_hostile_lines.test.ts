@@ -3,6 +3,7 @@
  * lines have no task_id), several epochs of a task that never reached a final answer, and the choices across
  * lines (--dedup, --split, --best-of-epochs) over them.
  */
+import { execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -174,5 +175,43 @@ describe("lines whose fields hold what no run writes (hand-edited, another tool)
     expect(r.code, r.stderr).toBe(0);
     expect(r.out.map((l) => [l.task_id, l.samples.map((s: { reward: number }) => s.reward)])).toEqual([["a", [1, 0]]]);
     expect(r.stderr).toMatch(/trajectories\.jsonl:3: skipped bad line: .*task_id/);
+  });
+});
+
+describe("an input read once only (a pipe: export <(…))", () => {
+  it("--best-of-epochs, which reads the input twice, refuses it up front (exit 2) instead of finding it empty", async () => {
+    const dir = tempDir();
+    const src = join(dir, "src.jsonl");
+    writeFileSync(
+      src,
+      ["a", "b"]
+        .flatMap((t) =>
+          [0, 1].map((e) =>
+            JSON.stringify({
+              task_id: t,
+              epoch: e,
+              messages: [
+                { role: "user", content: `q${t}` },
+                { role: "assistant", content: `answer ${e}` },
+              ],
+              score: { passed: e === 1, value: e },
+            }),
+          ),
+        )
+        .join("\n") + "\n",
+    );
+    const fifo = join(dir, "pipe");
+    execFileSync("mkfifo", [fifo]);
+    const writer = spawn("sh", ["-c", 'cat "$1" > "$2"', "sh", src, fifo], { stdio: "ignore" });
+    try {
+      const r = await runCliInProcess(["export", fifo, "--best-of-epochs", "--out", join(dir, "o.jsonl")], {
+        timeoutMs: 10_000,
+      });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/--best-of-epochs reads the input twice.*pipe/);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    } finally {
+      writer.kill();
+    }
   });
 });

@@ -85,7 +85,8 @@ a lone UTF-16 surrogate in the text (which UTF-8 cannot hold) is written as U+FF
   --only-passed            keep only trajectories whose score passed
   --min-score X            keep only trajectories whose score value (or 1/0 for passed/failed) is at least X,
                            a number from 0 to 1
-  --best-of-epochs         per task, only the best-scoring epoch (ties: fewer turns, then the first epoch)
+  --best-of-epochs         per task, only the best-scoring epoch (ties: fewer turns, then the first epoch);
+                           reads the input twice, so not from a pipe
   --dedup                  drop a trajectory whose prompt and final answer repeat an earlier one
   --min-turns N, --max-turns N   assistant turns in the conversation
   --drop-tool-errors       drop trajectories with any failed tool call
@@ -284,6 +285,11 @@ export const command: Command = {
     if (input !== target) checkRunFiles([input, join(target, RUN_FILES.rl)]);
     else if (!statSync(target).isFIFO()) checkRunFiles([target]);
     if (!existsSync(input)) throw new UserError(`no trajectories.jsonl in ${positionals[0]}`);
+    // A pipe gives its lines once: the second pass would find it empty (or wait for a writer that is gone).
+    if (curate.bestOfEpochs && !statSync(input).isFile())
+      throw new UserError(
+        `--best-of-epochs reads the input twice (to choose, then to write), and ${positionals[0]} is a pipe that gives its lines once: save it to a file first`,
+      );
     const outPath = values.out ?? join(dirname(input), `export.${format}.jsonl`);
     // The run's name (the ATIF session_id): the run folder's name, or the file's folder when a file is given.
     const opts: ExportOptions = {
