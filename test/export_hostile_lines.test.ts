@@ -4,7 +4,7 @@
  * lines (--dedup, --split, --best-of-epochs) over them.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCliInProcess, tempDir } from "./helpers/cli.js";
@@ -213,5 +213,36 @@ describe("an input read once only (a pipe: export <(…))", () => {
     } finally {
       writer.kill();
     }
+  });
+});
+
+describe("--split-files into a folder that already holds documents", () => {
+  it("is refused (exit 2): an earlier export's files would be read as this one's", async () => {
+    const dir = tempDir();
+    const file = join(dir, "trajectories.jsonl");
+    writeFileSync(
+      file,
+      ["good", "bad"]
+        .map((t) =>
+          JSON.stringify({
+            task_id: t,
+            messages: [
+              { role: "user", content: "q" },
+              { role: "assistant", content: "a" },
+            ],
+            score: { passed: t === "good", value: t === "good" ? 1 : 0 },
+          }),
+        )
+        .join("\n") + "\n",
+    );
+    const docs = join(dir, "docs");
+    const all = await runCliInProcess(["export", file, "--format", "atif", "--split-files", docs]);
+    expect(all.exitCode, all.stderr).toBe(0);
+    expect(readdirSync(docs).sort()).toEqual(["bad.json", "good.json"]);
+    // The same folder for the passed trajectories only: bad.json would stay beside good.json.
+    const passed = await runCliInProcess(["export", file, "--format", "atif", "--only-passed", "--split-files", docs]);
+    expect(passed.exitCode).toBe(2);
+    expect(passed.stderr.trim()).toMatch(/^hermes-batch export: --split-files .*docs already holds 2 \.json files/);
+    expect(readdirSync(docs).sort()).toEqual(["bad.json", "good.json"]);
   });
 });

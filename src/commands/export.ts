@@ -68,7 +68,8 @@ ${exportFormats()
   .map((f) => `                             ${f.name}: ${f.description}`)
   .join("\n")}
   --out FILE               output file, '-' for stdout (default: export.<format>.jsonl beside the input)
-  --split-files DIR        atif: one JSON file per trajectory in DIR (made if missing) instead of one JSONL
+  --split-files DIR        atif: one JSON file per trajectory in DIR (made if missing; refused if it already
+                           holds .json files, which would be read with these) instead of one JSONL
                            file, named <task>.json (<task>.epoch-<k>.json with --epochs), as Harbor keeps
                            one trajectory.json per trial; unsafe characters of a task id become _ plus a hash
   --metadata               add a metadata object (task_id, prompt_index, outcome, run metadata);

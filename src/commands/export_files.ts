@@ -3,7 +3,7 @@
  * (`<task>.json`, `<task>.epoch-<k>.json` with --epochs), as Harbor keeps one trajectory.json per trial.
  * Each file is written under a temporary name and renamed when complete.
  */
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../core/errors.js";
 import { taskDirName } from "../core/task_dir_name.js";
@@ -14,6 +14,12 @@ export class JsonFilesOutput {
 
   constructor(readonly dir: string) {
     if (existsSync(dir) && !statSync(dir).isDirectory()) throw new UserError(`--split-files ${dir}: is not a folder`);
+    // Documents of an earlier export (other filters, another run) would be read with this one's as one set.
+    const earlier = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".json")).length : 0;
+    if (earlier)
+      throw new UserError(
+        `--split-files ${dir} already holds ${earlier} .json file${earlier === 1 ? "" : "s"}: they would be read as this export's too; give an empty or new folder`,
+      );
     try {
       mkdirSync(dir, { recursive: true });
     } catch (err) {
