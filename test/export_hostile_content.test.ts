@@ -136,3 +136,28 @@ describe("a trajectory without a model turn", () => {
     expect(r.stderr).toMatch(/nothing written: no line passed the filters.*1 without a model turn/);
   });
 });
+
+describe("a very long model turn full of unclosed <think> tags (the original's own lines)", () => {
+  it("--require-reasoning decides in linear time, and still finds a real think block after them", async () => {
+    const dir = tempDir();
+    const file = join(dir, "batch_0.jsonl");
+    const bomb = "<think>a".repeat(60_000); // 480 KB: seconds per line for a backtracking search
+    const turns = (gpt: string) => [
+      { from: "human", value: "q" },
+      { from: "gpt", value: gpt },
+    ];
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ prompt_index: 0, conversations: turns(bomb) }),
+        JSON.stringify({ prompt_index: 1, conversations: turns(`${bomb}<think>\nreal\n</think>\nanswer`) }),
+        JSON.stringify({ prompt_index: 2, conversations: turns("<think>\n \n</think>\nanswer") }),
+      ].join("\n") + "\n",
+    );
+    const started = Date.now();
+    const r = await runCliInProcess(["export", file, "--require-reasoning", "--out", join(dir, "o.jsonl")]);
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/exported 1 of 3 .* filtered: 2 without reasoning/);
+  });
+});

@@ -53,7 +53,24 @@ function describeIssues(error: z.ZodError): string {
 /** True when some assistant turn carries reasoning (from raw messages, else from the gpt turns' think blocks). */
 function hasReasoning(entry: TrajectoryEntry, detailsReasoning: boolean): boolean {
   if (Array.isArray(entry.messages)) return reasoningStats(entry.messages, { detailsReasoning }).has_any_reasoning;
-  return (entry.conversations ?? []).some((t) => t.from === "gpt" && /<think>\s*\S[\s\S]*?<\/think>/.test(t.value));
+  return (entry.conversations ?? []).some((t) => t.from === "gpt" && hasThinkText(t.value));
+}
+
+/**
+ * Whether the text has a `<think>` block with something but whitespace in it, in one pass (a backtracking regex
+ * took seconds per line on a long turn full of unclosed `<think>` tags).
+ */
+function hasThinkText(text: string): boolean {
+  let open = text.indexOf("<think>");
+  let close = -1;
+  while (open >= 0) {
+    const start = open + "<think>".length;
+    if (close < start) close = text.indexOf("</think>", start);
+    if (close < 0) return false; // no block closes after this opener, nor after any later one
+    if (/\S/.test(text.slice(start, close))) return true;
+    open = text.indexOf("<think>", close); // openers before this close have the same (empty) block
+  }
+  return false;
 }
 
 const HELP = `Usage: hermes-batch export RUN_DIR_OR_FILE [options]
