@@ -168,6 +168,17 @@ describe("an rl.jsonl line whose per-token arrays disagree (hand-edited, torn, a
     expect(r.exitCode).toBe(1); // nothing left to write
   });
 
+  it("--format skyrl-steps: a line with branches but a turn without ids is reported, not an internal error", async () => {
+    const copy = join(tempDir("hb-rl-noids-"), "r");
+    cpSync(runDir, copy, { recursive: true });
+    const lines = readJsonl(join(copy, "rl.jsonl"), { mustExist: true });
+    lines[0].turns[0].completion_token_ids = null;
+    writeFileSync(join(copy, "rl.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    const r = await runCliInProcess(["export", copy, "--format", "skyrl-steps", "--out", join(copy, "s.json")]);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.stderr).toMatch(/rl\.jsonl:1: skipped bad line: turns\.0: no token ids, though the line has branches/);
+  });
+
   for (const format of ["rl", "prime", "skyrl"]) {
     it(`--format ${format}: the line is reported as file:line and left out, the others written aligned`, async () => {
       const out = join(runDir, `out.${format}`);

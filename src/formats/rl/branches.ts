@@ -109,6 +109,9 @@ export function rlLineInconsistency(line: {
   // A line whose turns' token data is bad says so in `problems` (and has no branches): its turns are as received.
   if (!line.problems.length)
     for (const [i, t] of line.turns.entries()) {
+      // Branches are built only when every turn has its ids (buildBranches): the trainer formats read them all.
+      if (line.branches.length && (!t.prompt_token_ids || !t.completion_token_ids || !t.logprobs))
+        return `turns.${i}: no token ids, though the line has branches`;
       if (t.completion_token_ids && t.logprobs && t.logprobs.length !== t.completion_token_ids.length)
         return `turns.${i}: ${t.logprobs.length} logprobs for ${t.completion_token_ids.length} completion ids`;
     }
