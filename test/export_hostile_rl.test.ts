@@ -179,6 +179,17 @@ describe("an rl.jsonl line whose per-token arrays disagree (hand-edited, torn, a
     expect(r.stderr).toMatch(/rl\.jsonl:1: skipped bad line: turns\.0: no token ids, though the line has branches/);
   });
 
+  it("--format prime: a branch that lists a turn twice is reported, not an internal error", async () => {
+    const copy = join(tempDir("hb-rl-twice-"), "r");
+    cpSync(runDir, copy, { recursive: true });
+    const lines = readJsonl(join(copy, "rl.jsonl"), { mustExist: true });
+    lines[0].branches[0].turns = [0, 0];
+    writeFileSync(join(copy, "rl.jsonl"), lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
+    const r = await runCliInProcess(["export", copy, "--format", "prime", "--out", join(copy, "p.jsonl")]);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.stderr).toMatch(/rl\.jsonl:1: skipped bad line: branches\.0: turns \[0,0\] not in increasing order/);
+  });
+
   for (const format of ["rl", "prime", "skyrl"]) {
     it(`--format ${format}: the line is reported as file:line and left out, the others written aligned`, async () => {
       const out = join(runDir, `out.${format}`);

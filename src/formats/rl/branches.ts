@@ -122,6 +122,17 @@ export function rlLineInconsistency(line: {
     if (b.prompt_length > n) return `branches.${i}: prompt_length ${b.prompt_length} beyond its ${n} token ids`;
     const bad = b.turns.find((ti) => line.turns[ti] === undefined);
     if (bad !== undefined) return `branches.${i}: turn ${bad} of ${line.turns.length}`;
+    if (b.turns.some((ti, k) => k > 0 && ti <= b.turns[k - 1]!))
+      return `branches.${i}: turns ${JSON.stringify(b.turns)} not in increasing order`;
+    // A branch is its first turn's prompt extended turn by turn: it ends with its last turn's prompt and completion.
+    const first = line.turns[b.turns[0]!]!;
+    const last = line.turns[b.turns.at(-1)!]!;
+    if (first.prompt_token_ids && first.prompt_token_ids.length !== b.prompt_length)
+      return `branches.${i}: prompt_length ${b.prompt_length}, its first turn's prompt ${first.prompt_token_ids.length}`;
+    if (last.prompt_token_ids && last.completion_token_ids) {
+      const end = last.prompt_token_ids.length + last.completion_token_ids.length;
+      if (end !== n) return `branches.${i}: ${n} token ids, its last turn ends at ${end}`;
+    }
   }
   return undefined;
 }
