@@ -361,15 +361,22 @@ for (const stream of [false, true]) {
       expect(r.exportErrors).toEqual({});
       expect(r.exports.atif).toHaveLength(r.lines.length);
       expect(r.atifFile).toHaveLength(r.lines.length);
+      // A line without a model turn (args_garbage: cut before any answer) has nothing to train on: the training
+      // formats leave it out, so their k-th record is the k-th line that has one.
+      const trainable = r.lines.filter((l) => l.messages.some((m: any) => m.role === "assistant"));
+      expect(trainable.length).toBe(r.lines.length - 1);
+      for (const f of ["sharegpt", "hermes", "openai"]) expect(r.exports[f], f).toHaveLength(trainable.length);
       for (const [i, line] of r.lines.entries()) {
         const doc = r.exports.atif![i];
         expect(AtifTrajectorySchema.safeParse(doc).success, line.task_id).toBe(true);
         expect(AtifTrajectorySchema.safeParse(r.atifFile[i]).success, line.task_id).toBe(true);
         expect(messagesFromAtif(doc), line.task_id).toEqual(line.messages);
         expect(line.conversations).toEqual(toHermesConversations(line.messages, line.tools));
+        checkConversionRules(line.conversations);
+      }
+      for (const [i, line] of trainable.entries()) {
         expect(r.exports.sharegpt![i].conversations).toEqual(line.conversations);
         expect(r.exports.hermes![i].conversations).toEqual(line.conversations);
-        checkConversionRules(line.conversations);
         // The OpenAI record: every tool message answers a call of the assistant turn before it, ids unique.
         const msgs = r.exports.openai![i].messages as any[];
         const ids = msgs.flatMap((m) => (m.tool_calls ?? []).map((c: any) => c.id));
