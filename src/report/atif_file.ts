@@ -9,6 +9,7 @@ import type { TrajectoryEntry } from "../core/records.js";
 import { errorMessage } from "../core/errors.js";
 import { atifDocument, toAtif, type AtifOptions } from "../formats/atif.js";
 import type { CallTokens } from "../core/rl_record.js";
+import { wellFormed } from "../formats/well_formed.js";
 
 export class AtifRunFile {
   private readonly tmp: string;
@@ -31,9 +32,10 @@ export class AtifRunFile {
   add(entry: TrajectoryEntry, tokens?: Map<number, CallTokens>, { checked = true } = {}): void {
     if (this.error) return;
     try {
-      this.pending.push(
-        JSON.stringify(checked ? atifDocument(entry, this.opts, tokens) : toAtif(entry, this.opts, tokens)),
-      );
+      const doc = checked ? atifDocument(entry, this.opts, tokens) : toAtif(entry, this.opts, tokens);
+      const json = JSON.stringify(doc);
+      // A lone surrogate (tool-call arguments parsed from a `\udXXX` escape) as U+FFFD: UTF-8 cannot hold it.
+      this.pending.push(json.includes("\\ud") ? JSON.stringify(wellFormed(doc)) : json);
     } catch (err) {
       this.error = errorMessage(err);
       return;

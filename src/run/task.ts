@@ -29,6 +29,7 @@ import { loopUntilLimit } from "../agent/loop_limit.js";
 import { emptyUsage, ModelError, type ChatMessage, type ChatModel, type Usage } from "../core/chat.js";
 import { toHermesConversations } from "../formats/hermes.js";
 import { conversationsJson, JsonText, recordJson, toolsJson } from "../formats/trajectory_line.js";
+import { wellFormed } from "../formats/well_formed.js";
 import {
   countToolCalls,
   offeredToolsets,
@@ -624,6 +625,33 @@ function entryMetadata(t: TaskRun): Record<string, unknown> {
   return metadata;
 }
 
+/**
+ * The entry's line, with every lone UTF-16 surrogate in its text written as U+FFFD: JSON.stringify writes one as a
+ * `\udXXX` escape, which UTF-8 cannot hold and Python's readers (tokenizers, Arrow) refuse with the whole file. A
+ * server's escape or a model answer cut inside an emoji can carry one. Only a line whose text has such an escape
+ * at all is looked at again.
+ */
+function lineJson(entry: LineEntry, extra?: object): string {
+  const line = recordJson(entry, extra);
+  if (!line.includes("\\ud")) return line;
+  const clean: Record<string, unknown> = {};
+  let changed = false;
+  for (const [key, value] of Object.entries(entry)) {
+    const kept = value instanceof JsonText ? wellFormedText(value) : wellFormed(value);
+    if (kept !== value) changed = true;
+    clean[key] = kept;
+  }
+  return changed ? recordJson(clean, extra) : line;
+}
+
+/** A part serialised ahead (the conversation, the tool list), again without lone surrogates when it had any. */
+function wellFormedText(text: JsonText): JsonText {
+  if (!text.json.includes("\\ud")) return text;
+  const value: unknown = JSON.parse(text.json);
+  const clean = wellFormed(value);
+  return clean === value ? text : new JsonText(JSON.stringify(clean));
+}
+
 /** Record, continued: the message to the main thread: the output line, its kind (failed, dropped or not), tokens. */
 function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
   const { spec, loop, approval, outcome, error, envFailure, deterministic, stack } = t;
@@ -641,7 +669,7 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
       outcome === "environment_error" && envFailure instanceof Error
         ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1]
         : undefined;
-    const line = recordJson(entry, { retryable: deterministic ? false : undefined, reason: limit });
+    const line = lineJson(entry, { retryable: deterministic ? false : undefined, reason: limit });
     msg = { taskId: spec.id, kind: "failed", outcome, line, tokens, error };
     if (stack) msg.stack = stack;
   } else {
@@ -650,8 +678,8 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
     const offered = new Set(t.tools.map((tool) => tool.function.name));
     dropReason = dropReasonFor(loop, loop?.messages ?? [], offered, config.require_reasoning);
     msg = dropReason
-      ? { taskId: spec.id, kind: "dropped", outcome, line: recordJson(entry, { dropped: dropReason }), tokens }
-      : { taskId: spec.id, kind: "trajectory", outcome, line: recordJson(entry), tokens };
+      ? { taskId: spec.id, kind: "dropped", outcome, line: lineJson(entry, { dropped: dropReason }), tokens }
+      : { taskId: spec.id, kind: "trajectory", outcome, line: lineJson(entry), tokens };
     if (dropReason) msg.error = dropReason;
   }
   addReported(msg, t);
