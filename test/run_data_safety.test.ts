@@ -397,7 +397,7 @@ describe("the resume hint", () => {
     expect(r.stdout + r.stderr).not.toContain("sk-very-secret-123456");
     expect(r.stdout + r.stderr).not.toContain("jk-secret-999999");
     expect(r.stdout).toMatch(
-      /Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/,
+      /Resume with: \S+ \S+cli\.js run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/,
     );
   });
 });
