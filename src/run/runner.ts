@@ -779,6 +779,23 @@ async function undecidedOverLimit(config: RunConfig, report: RunReport): Promise
   return `${report.undecided} of ${report.withScorer} scored row result(s) undecided by their scorer, more than --max-unscored ${describeUnscoredLimit(limit)} (in summary.csv: scorers named, passed empty)`;
 }
 
+/**
+ * What to run once the endpoint is fixed. --resume leaves the tasks that failed with an answer repeating will not
+ * change (400, 401, 403, 404, 422: see resumeSelection): then --retry-failed reruns those, and --resume (which does
+ * not combine with it) starts the tasks never started.
+ */
+async function rerunAfterEarlyStop(config: RunConfig, runDir: string, shard: Shard | undefined): Promise<string> {
+  if (config.retry_failed)
+    return `fix the endpoint, model or key, then: ${resumeCommand(config, shard, "--retry-failed")}\n`;
+  const { failed } = await loadRunState(runDir);
+  const left = [...failed.values()].filter((f) => !f.retryable && f.outcome !== "internal_error").length;
+  if (left === 0) return `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`;
+  return (
+    `fix the endpoint, model or key, then rerun the ${left} failed task(s) (--resume leaves them: their answer, a 4xx, does not change by asking again): ${resumeCommand(config, shard, "--retry-failed")}\n` +
+    `and start the tasks not started: ${resumeCommand(config, shard)}\n`
+  );
+}
+
 /** The exit code, with the line that explains it: interrupted, stopped early, the CI gates, failed tasks. */
 async function runExitCode(
   config: RunConfig,
@@ -796,7 +813,7 @@ async function runExitCode(
   if (stop.earlyStop !== undefined) {
     out.write(
       `stopped early: ${stop.earlyStopWhat} all failed with the same model error (the rest were not started):\n  ${redact(stop.earlyStop)}\n` +
-        `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`,
+        (await rerunAfterEarlyStop(config, runDir, shard)),
     );
     return EXIT.someFailed;
   }
