@@ -397,7 +397,7 @@ describe("the resume hint", () => {
     expect(r.stdout + r.stderr).not.toContain("sk-very-secret-123456");
     expect(r.stdout + r.stderr).not.toContain("jk-secret-999999");
     expect(r.stdout).toMatch(
-      /Resume with: npx hermes-batch run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/,
+      /Resume with: \S+ \S+cli\.js run .* --api-key KEY --judge-api-key=KEY .*--resume \(put your key back in place of KEY\)/,
     );
   });
 });
@@ -438,7 +438,9 @@ describe("an endpoint that cannot work", () => {
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toContain("stopped early: the first 3 tasks all failed with the same model error");
       expect(r.stdout).toContain("invalid api key");
-      expect(r.stdout).toMatch(/then: npx hermes-batch run .* --resume/);
+      // A 401 does not change by asking again: --resume leaves those tasks, --retry-failed reruns them.
+      expect(r.stdout).toMatch(/then rerun the \d+ failed task\(s\) .*: \S+ \S+cli\.js run .* --retry-failed/);
+      expect(r.stdout).toMatch(/and start the tasks not started: \S+ \S+cli\.js run .* --resume/);
       const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
       expect(failed.length).toBeGreaterThanOrEqual(3);
       expect(failed.length).toBeLessThanOrEqual(5);

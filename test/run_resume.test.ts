@@ -156,7 +156,8 @@ describe("Ctrl-C", () => {
     expect(done.length).toBeLessThan(12);
     // Drained, not aborted: nothing was cancelled.
     expect(readJsonl(join(dir, "runs", "int", "failed.jsonl"))).toEqual([]);
-    const hint = /Resume with: npx hermes-batch (.*)$/m.exec(r.stdout)![1]!;
+    // `node <cli> ARGS…`, as `shards` prints its reruns: the arguments start at the third word.
+    const hint = /Resume with: \S+ \S+cli\.js (.*)$/m.exec(r.stdout)![1]!;
     expect(hint).toContain("--resume");
     const resumed = await runCliInProcess(hint.split(" "));
     expect(resumed.exitCode, resumed.stderr).toBe(0);

@@ -34,6 +34,8 @@ Options
   --markdown FILE            a summary for a pull-request comment (run text escaped)
   --json FILE                the full comparison as JSON
 
+FILE - is stdout (one of them; the comparison's text then goes to stderr).
+
 All output files are written before the exit code is decided, whatever the verdict.
 Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset,
 too many unscored or missing tasks, the same run folder twice).
@@ -48,7 +50,7 @@ const options = {
 
 /** An output file's folder must exist and be a folder: checked before any work, so no result is lost. */
 function outputPath(value: string | undefined, flag: string): string | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value === "-") return value; // stdout, as export's -
   const path = resolve(value);
   const dir = dirname(path);
   if (!existsSync(dir) || !statSync(dir).isDirectory())
@@ -59,7 +61,8 @@ function outputPath(value: string | undefined, flag: string): string | undefined
 
 function writeOutput(path: string, text: string, flag: string): void {
   try {
-    writeFileSync(path, text);
+    if (path === "-") process.stdout.write(text);
+    else writeFileSync(path, text);
   } catch (err) {
     throw new UserError(`${flag} ${path}: cannot write (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
@@ -76,11 +79,15 @@ export const command: Command = {
     const junit = outputPath(values.junit, "--junit");
     const markdown = outputPath(values.markdown, "--markdown");
     const json = outputPath(values.json, "--json");
+    // One output may go to stdout (-); the comparison's text then goes to stderr, so stdout is that output alone.
+    const toStdout = (["json", "junit", "markdown"] as const).filter((f) => values[f] === "-").map((f) => `--${f}`);
+    if (toStdout.length > 1)
+      throw new UserError(`${toStdout.join(" and ")} both write to stdout (-): give one of them a file`);
     const [baseline, current] = await Promise.all(positionals.map((p) => loadRunSamples(p)));
     const comparison = compareRuns(baseline!, current!, gate);
     for (const line of [...runWarnings(baseline!, "baseline"), ...runWarnings(current!, "current")])
       process.stderr.write(`${line}\n`);
-    process.stdout.write(comparisonText(comparison));
+    (toStdout.length ? process.stderr : process.stdout).write(comparisonText(comparison));
     if (junit) writeOutput(junit, runToJUnit(current!, { baseline: baseline! }), "--junit");
     if (markdown) writeOutput(markdown, comparisonMarkdown(comparison), "--markdown");
     if (json) writeOutput(json, JSON.stringify(comparison, null, 2) + "\n", "--json");

@@ -4,6 +4,16 @@ import { UserError } from "../core/errors.js";
 import { nonEmptyList, parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
+/** sandbox → sandboxes, process → processes, container → containers. */
+function plural(noun: string): string {
+  return /(s|x|z|ch|sh)$/.test(noun) ? `${noun}es` : `${noun}s`;
+}
+
+/** A reason as one line: an engine's error can span several. */
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim();
+}
+
 export const command: Command = {
   summary: "remove leftover sandboxes: Docker containers, Singularity instances (one run, or all runs with --all)",
   help: `Usage: hermes-batch gc (--run NAME | --all) [--env LIST] [--dry-run] [--json]
@@ -44,8 +54,11 @@ Options:
       throw new UserError(`--env ${idle}: leaves no sandbox behind when a run ends; gc is for docker and singularity`);
     const dryRun = values["dry-run"] === true;
     const { results, unavailable } = await removeLeftoversEverywhere({ run: values.run, dryRun }, only);
+    // Every backend skipped says why (a DOCKER_HOST nobody answers on must not read as "nothing to remove"); the
+    // exit code fails only when a backend named with --env, or every backend, could not be asked.
     const named = unavailable.filter((u) => only !== undefined || results.length === 0);
-    for (const u of named) process.stderr.write(`hermes-batch gc: ${u.name}: ${u.reason}\n`);
+    for (const u of unavailable)
+      process.stderr.write(`hermes-batch gc: ${u.name}: ${named.includes(u) ? "" : "skipped: "}${oneLine(u.reason)}\n`);
     if (results.length === 0) return 1;
     if (values.json) {
       const removed = results.flatMap((r) => r.removed);
@@ -60,7 +73,7 @@ Options:
         const scope = values.run !== undefined ? ` of run ${values.run}` : "";
         const n = removed.length;
         process.stdout.write(
-          `${dryRun ? "would remove" : "removed"} ${n} ${backend.sandboxNoun}${n === 1 ? "" : "s"}${scope}\n`,
+          `${dryRun ? "would remove" : "removed"} ${n} ${n === 1 ? backend.sandboxNoun : plural(backend.sandboxNoun)}${scope}\n`,
         );
       }
     }

@@ -4,7 +4,7 @@ import { UserError } from "../core/errors.js";
 import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
-const help = `Usage: hermes-batch harbor import DIR [-o, --output rows.jsonl] [--on-bad-row fail|skip]
+const help = `Usage: hermes-batch harbor import DIR [-o, --output rows.jsonl|-] [--on-bad-row fail|skip]
 
 Reads Harbor task folders (task.toml, instruction.md, environment/, tests/, optional solution/): DIR is one
 task folder or a folder of them. Writes one JSONL row per task, the rows \`run --harbor DIR\` runs:
@@ -46,7 +46,7 @@ export const command: Command = {
       );
     for (const l of lines) process.stderr.write(`skipped: ${l}\n`);
     const text = rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : "");
-    if (values.output) {
+    if (values.output && values.output !== "-") {
       writeFileSync(values.output, text);
       process.stderr.write(
         `${rows.length} task(s) → ${values.output}${bad.length ? ` (${bad.length} skipped)` : ""}\n`,

@@ -19,7 +19,7 @@ sorting, and each task's conversation turn by turn (link: report.html#task=ID).
 Options
   --baseline RUN_DIR   compare with an earlier run: newly failing and newly passing tasks first, deltas, and
                        the two trajectories of a task side by side
-  -o, --out FILE       where to write (default RUN_DIR/report.html)
+  -o, --out FILE       where to write (default RUN_DIR/report.html; - for stdout)
   --max-drop P, --significant-only, --max-unscored N|P%, --allow-different-dataset
                        with --baseline: the gate CI's \`compare\` applies (see compare --help), so the page's
                        verdict is the one that gate gives; without them, compare's default gate
@@ -58,14 +58,17 @@ export const command: Command = {
         throw new UserError(`${dir}: no such run folder`);
     }
     checkRunFiles(runFilePaths(runDir, values.baseline));
-    const out = reportOutputPath(nonEmptyPath(values.out, "-o", "file") ?? join(runDir, "report.html"));
+    // `-o -`: the page on stdout, as export's `-` (the count line then goes to stderr).
+    const given = nonEmptyPath(values.out, "-o", "file");
+    const out = given === "-" ? "-" : reportOutputPath(given ?? join(runDir, "report.html"));
     const gate = gateOptions(values);
     const gateFlag = Object.keys(GATE_OPTIONS).find((f) => values[f as keyof typeof GATE_OPTIONS] !== undefined);
     if (gateFlag && values.baseline === undefined) throw new UserError(`--${gateFlag} needs --baseline RUN_DIR`);
     const model = await buildReportModel(runDir, values.baseline, gate);
     const html = reportHtml(model);
     try {
-      writeFileSync(out, html);
+      if (out === "-") process.stdout.write(html);
+      else writeFileSync(out, html);
     } catch (err) {
       throw new UserError(`-o ${out}: cannot write (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
     }
@@ -77,7 +80,9 @@ export const command: Command = {
     const epochs = model.rows.reduce((k, r) => Math.max(k, r.ep + 1), 1);
     const count =
       epochs > 1 ? `${tasks} task(s) × ${epochs} epochs (${model.rows.length} results)` : `${tasks} task(s)`;
-    process.stdout.write(`report: ${count}, ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out}\n`);
+    (out === "-" ? process.stderr : process.stdout).write(
+      `report: ${count}, ${(Buffer.byteLength(html) / 1024).toFixed(0)} kB → ${out === "-" ? "stdout" : out}\n`,
+    );
     return 0;
   },
 };

@@ -10,6 +10,7 @@ import * as z from "zod";
 import { UserError, errorMessage } from "../core/errors.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { HEADER_KEYS, expandHeaders, publicHeaders } from "./headers.js";
+import { nearestName } from "../core/nearest_name.js";
 import { parseSettingsYaml, readSettingsText } from "../core/settings_file.js";
 import { RunConfigSchema, defaultWorkers, flagOf } from "./run_options.js";
 
@@ -66,11 +67,19 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
+/** `'modle': did you mean 'model'?`: each unknown top-level key with the run option it resembles, if one does. */
+function unknownKeysText(keys: string[], path: readonly PropertyKey[]): string {
+  const known = path.length === 0 ? Object.keys(RunConfigSchema.shape) : [];
+  const near = keys.map((k) => nearestName(k, known));
+  if (keys.length === 1) return `'${keys[0]}'${near[0] ? `: did you mean '${near[0]}'?` : ""}`;
+  return keys.map((k, n) => `'${k}'${near[n] ? ` (did you mean '${near[n]}'?)` : ""}`).join(", ");
+}
+
 /** Every issue as `where: 'key' must …`, joined into one line. */
 export function formatZodIssues(error: z.ZodError, where: string, input?: unknown): string {
   return error.issues
     .map((i) => {
-      if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${i.keys.map((k) => `'${k}'`).join(", ")}`;
+      if (i.code === "unrecognized_keys") return `${where}: unknown key(s) ${unknownKeysText(i.keys, i.path)}`;
       const key = i.path.length ? i.path.map(String).join(".") : "(top level)";
       return `${where}: '${key}' ${issueText(i, valueAt(input, i.path))}`;
     })

@@ -9,6 +9,7 @@ import { closeSync, createReadStream, openSync, readSync, statSync } from "node:
 import { dirname, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
+import { shellQuote } from "../core/cli_command.js";
 import { UserError } from "../core/errors.js";
 import * as z from "zod";
 import { ExpectedSchema } from "../score/matchers.js";
@@ -425,7 +426,19 @@ function checkHead(head: Buffer, name: string): "gzip" | "text" {
   if (known) throw new UserError(`dataset ${name}: this is ${known[1]}, not a JSONL text file`);
   if (head.includes(0))
     throw new UserError(`dataset ${name}: this is binary data (it has NUL bytes), not a JSONL text file`);
+  // A JSON array (pretty-printed or on one line) would be a bad row per line, none saying what is wrong.
+  const text = head.subarray(head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0).toString("latin1");
+  if (text.trimStart().startsWith("[")) throw new UserError(`dataset ${name}: ${jsonArrayAdvice(name)}`);
   return "text";
+}
+
+/** How to turn a JSON array file into JSON Lines, into a file beside it that is not the input itself. */
+function jsonArrayAdvice(name: string): string {
+  const what = "a JSON array, not JSON Lines (one object per line)";
+  if (name === STDIN_NAME) return `${what}: pipe it through jq -c '.[]' first`;
+  let out = `${name.replace(/\.(json|jsonl|ndjson|txt)$/i, "")}.jsonl`;
+  if (out === name) out = `${name.replace(/\.jsonl$/i, "")}.lines.jsonl`;
+  return `${what}: convert it with jq -c '.[]' ${shellQuote(name)} > ${shellQuote(out)}`;
 }
 
 /** A dataset held in memory (read once from stdin or a pipe). */

@@ -3,16 +3,26 @@ import type { RunConfig } from "../config/run_config.js";
 import { SECRET_KEYS } from "../config/run_config.js";
 import { HEADER_KEYS, isShowableHeaderValue, parseHeaderLine } from "../config/headers.js";
 import { flagOf } from "../config/run_options.js";
+import { cliCommandLine } from "../core/cli_command.js";
 import { scrubUrlCredentials } from "../core/url_credentials.js";
 import { readsOnce } from "./dataset.js";
 import { formatShard, type Shard } from "../shard/assign.js";
 
-/** The command line of this invocation with --resume, as the user typed it (flags, config, output dir). */
-export function resumeCommand(config: RunConfig, shard: Shard | undefined): string {
-  const quote = (a: string) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
+/**
+ * The command line of this invocation with --resume (or --retry-failed, which reruns the failed tasks that
+ * --resume leaves, and does not combine with --only), as the user typed it (flags, config, output dir).
+ */
+export function resumeCommand(
+  config: RunConfig,
+  shard: Shard | undefined,
+  again: "--resume" | "--retry-failed" = "--resume",
+): string {
   const typed = process.argv
     .slice(2)
-    .filter((a) => a !== "--resume" && a !== "--retry-failed" && a !== "--retry-unscored");
+    .filter((a) => a !== "--resume" && a !== "--retry-failed" && a !== "--retry-unscored")
+    .filter(
+      (a, i, all) => again === "--resume" || !(a.startsWith("--only=") || a === "--only" || all[i - 1] === "--only"),
+    );
   // A key is never printed: its place says that one must be given again (or come from the environment).
   // Header values appear only as `${VAR}` references, URL credentials as USER:PASSWORD.
   const secretFlags = new Set(SECRET_KEYS.map((k) => `--${k.replace(/_/g, "-")}`));
@@ -42,5 +52,5 @@ export function resumeCommand(config: RunConfig, shard: Shard | undefined): stri
     ...(readsOnce(config.dataset) ? ["pipe the same dataset into it again"] : []),
   ];
   const hint = hints.length ? ` (${hints.join("; ")})` : "";
-  return `npx hermes-batch ${args.map(quote).join(" ")} --resume${hint}`;
+  return `${cliCommandLine([...args, again])}${hint}`;
 }

@@ -53,6 +53,7 @@ import { reclaimGoneThreads, removeLeftSandboxes, startRunPool, type RunPool } f
 import { createResultRecorder, type ResultRecorder } from "./result_recorder.js";
 import { InFlightTasks } from "./in_flight.js";
 import { createRunControl, type RunControl, type RunStop } from "./run_control.js";
+import { interruptBeforeTasks, type EarlyInterrupt } from "./early_interrupt.js";
 
 export const EXIT = { ok: 0, someFailed: 1, badInput: 2, notComparable: 3, interrupted: 130 } as const;
 
@@ -66,12 +67,27 @@ export interface RunOptions {
 }
 
 export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promise<number> {
+  config.run_name ??= defaultRunName(config.dataset);
+  const runDir = opts.shard
+    ? shardRunDir(config.output_dir, config.run_name, opts.shard)
+    : resolve(config.output_dir, config.run_name);
+  // Ctrl-C before the first task starts: one line, exit 130 (the run's own handlers take over at its start).
+  const early = interruptBeforeTasks(runDir);
+  try {
+    return await checkInputsAndRun(config, runDir, opts, early);
+  } finally {
+    early.dispose();
+  }
+}
+
+async function checkInputsAndRun(
+  config: RunConfig,
+  runDir: string,
+  opts: RunOptions,
+  early: EarlyInterrupt,
+): Promise<number> {
   const { shard } = opts;
   const inputs = await readRunInputs(config);
-  config.run_name ??= defaultRunName(config.dataset);
-  const runDir = shard
-    ? shardRunDir(config.output_dir, config.run_name, shard)
-    : resolve(config.output_dir, config.run_name);
   // Read once here when it can be read only once (stdin, a pipe): every later pass reads that copy.
   const dataset =
     config.harbor !== undefined
@@ -99,7 +115,7 @@ export async function runBatch(config: RunConfig, opts: RunOptions = {}): Promis
   // fails ends the pool again (it waits for them to finish loading: see startRunPool).
   const runPool = config.dry_run ? undefined : startRunPool(config, runDir, inputs);
   try {
-    return await checkAndRun(config, dataset, runDir, inputs, shard, runPool);
+    return await checkAndRun(config, dataset, runDir, inputs, shard, runPool, early);
   } finally {
     await runPool?.close();
   }
@@ -112,6 +128,7 @@ async function checkAndRun(
   inputs: RunInputs,
   shard: Shard | undefined,
   runPool: RunPool | undefined,
+  early: EarlyInterrupt,
 ): Promise<number> {
   const out = process.stdout;
   // The planner's notes wait until the run's checks passed: a refused run prints only why it was refused.
@@ -136,10 +153,12 @@ async function checkAndRun(
     // aside (the folder is locked) and the state read again, so their tasks rerun and the statistics are honest.
     if (configChange && !config.dry_run && driftSetsAside(configChange.drift)) {
       const moved = await setAsideDrift(runDir, configChange.rows, config.epochs, configChange.drift);
+      early.wrote(`${moved} result line(s) that no longer match the dataset were moved to superseded.jsonl`);
       process.stderr.write(`moved ${moved} result line(s) that no longer match the dataset to superseded.jsonl\n`);
       state = await loadRunState(runDir);
     }
     for (const t of state.tornTails) {
+      early.wrote(`${t.file}'s torn last line was moved to ${t.file}.torn`);
       process.stderr.write(
         `warning: ${t.file} ended in a torn line (${t.bytes} bytes, left by an interrupted run): moved to ${t.file}.torn; its task runs again\n`,
       );
@@ -183,6 +202,7 @@ async function checkAndRun(
           configChange: configChange?.what,
           countedBad: counted.bad,
           planned: counted.planned,
+          early,
         },
         runPool!,
       );
@@ -420,6 +440,8 @@ interface RunPlan {
   countedBad: string[];
   /** The tasks the count pass planned, when it kept them: the dispatch takes these instead of a second pass. */
   planned?: PlannedTaskList;
+  /** Ctrl-C before the first task starts (until runTasks puts the run's own handlers in place). */
+  early: EarlyInterrupt;
 }
 
 /** completed / (done + failed) over the whole run folder, from statistics.json's outcome counts. */
@@ -453,6 +475,7 @@ type RunReport = Awaited<ReturnType<typeof import("../report/reports.js").writeR
 
 async function runLocked(config: RunConfig, runDir: string, plan: RunPlan, runPool: RunPool): Promise<number> {
   const startedAt = new Date();
+  plan.early.wrote(`${join(runDir, RUN_FILES.config)} was written, no task result`);
   const log = await prepareRunFolder(config, runDir, plan);
   const tasks = await runTasks(config, runDir, plan, runPool, log);
   const report = await recordRunEnd(config, runDir, plan, runPool, log, tasks, startedAt);
@@ -523,6 +546,7 @@ async function runTasks(
   });
   progress.start(total);
   const threadsGone = reclaimGoneThreads(config, runPool, logEvent);
+  plan.early.dispose();
   const control = createRunControl(runDir, config.stop_after_failures, progress, logEvent);
   const { counts, hermesCheckpoint } = recorder;
   // Written at once, then every 5 s: a checkpoint.json an earlier invocation left saying `finished: true` must not
@@ -779,6 +803,23 @@ async function undecidedOverLimit(config: RunConfig, report: RunReport): Promise
   return `${report.undecided} of ${report.withScorer} scored row result(s) undecided by their scorer, more than --max-unscored ${describeUnscoredLimit(limit)} (in summary.csv: scorers named, passed empty)`;
 }
 
+/**
+ * What to run once the endpoint is fixed. --resume leaves the tasks that failed with an answer repeating will not
+ * change (400, 401, 403, 404, 422: see resumeSelection): then --retry-failed reruns those, and --resume (which does
+ * not combine with it) starts the tasks never started.
+ */
+async function rerunAfterEarlyStop(config: RunConfig, runDir: string, shard: Shard | undefined): Promise<string> {
+  if (config.retry_failed)
+    return `fix the endpoint, model or key, then: ${resumeCommand(config, shard, "--retry-failed")}\n`;
+  const { failed } = await loadRunState(runDir);
+  const left = [...failed.values()].filter((f) => !f.retryable && f.outcome !== "internal_error").length;
+  if (left === 0) return `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`;
+  return (
+    `fix the endpoint, model or key, then rerun the ${left} failed task(s) (--resume leaves them: their answer, a 4xx, does not change by asking again): ${resumeCommand(config, shard, "--retry-failed")}\n` +
+    `and start the tasks not started: ${resumeCommand(config, shard)}\n`
+  );
+}
+
 /** The exit code, with the line that explains it: interrupted, stopped early, the CI gates, failed tasks. */
 async function runExitCode(
   config: RunConfig,
@@ -796,7 +837,7 @@ async function runExitCode(
   if (stop.earlyStop !== undefined) {
     out.write(
       `stopped early: ${stop.earlyStopWhat} all failed with the same model error (the rest were not started):\n  ${redact(stop.earlyStop)}\n` +
-        `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`,
+        (await rerunAfterEarlyStop(config, runDir, shard)),
     );
     return EXIT.someFailed;
   }

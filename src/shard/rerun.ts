@@ -3,12 +3,9 @@
  * (launch.json): the same shard count, output folder, run name and options, for the plain shell, Slurm
  * and Kubernetes. Keys never appear: they come from the environment (or the Kubernetes Secret).
  */
+import { cliCommandLine, shellQuote } from "../core/cli_command.js";
 import type { Launch } from "./completion.js";
 import type { ShardStatus } from "./status.js";
-
-export function shellQuote(a: string): string {
-  return /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
-}
 
 /** Flags that choose which of the shard's tasks an invocation runs: the rerun sets its own. */
 const SELECTION_FLAGS = new Set(["--resume", "--retry-failed", "--retry-internal", "--retry-unscored", "--dry-run"]);
@@ -68,7 +65,7 @@ export function rerunCommands(
   const shell = unfinished.map((s) => {
     const l = launchOf(s.index);
     const args = [...baseArgs(l), "--shard", `${s.index}/${count}`, again];
-    return `cd ${shellQuote(l.cwd)} && ${shellQuote(l.node)} ${shellQuote(l.cli)} ${args.map(shellQuote).join(" ")}`;
+    return `cd ${shellQuote(l.cwd)} && ${cliCommandLine(args, l)}`;
   });
   const out: RerunCommands = { shell };
   const slurm = launches.map((l) => l?.scheduler).find((s) => s?.kind === "slurm" && s.submit_script !== undefined);
