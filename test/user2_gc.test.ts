@@ -1,13 +1,14 @@
 /** `gc --all` with the Docker engine out of reach: the skip is said, and sandboxes are counted in English. */
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { runCli, tempDir } from "./helpers/cli.js";
 
 describe("gc --all with the Docker engine out of reach", () => {
   it("says on stderr why docker was skipped, and counts sandboxes in English", async () => {
-    // Never the real engine: DOCKER_HOST is a socket nobody listens on.
+    // Never the real engine: DOCKER_HOST is a socket nobody listens on. A process of its own: in this test process
+    // another file may already hold a Docker client made for the real engine.
     const dir = tempDir();
-    const r = await runCliInProcess(["gc", "--all", "--dry-run"], {
+    const r = await runCli(["gc", "--all", "--dry-run"], {
       cwd: dir,
       env: { DOCKER_HOST: `unix://${join(dir, "dead.sock")}` },
     });
