@@ -241,8 +241,8 @@ describe("scripts/k8s manifests", () => {
     expect(env.find((e) => e.name === "HERMES_BATCH_SHARD_COUNT")?.value).toBe("16");
     expect(one.spec.template.spec.containers[0]!.args).toContain("--resume");
 
-    // The rerun of a finished shard's failed tasks: --retry-failed in place of the Job's --resume, which run
-    // refuses beside it (exit 2, and the pod failure policy does not retry exit 2: nothing would rerun).
+    // The rerun of a finished shard's failed tasks: --retry-failed in place of the Job's --resume (beside it, the
+    // rerun would also start tasks the shard never started).
     const retry = rerunCommands([status], 16, [launch], "retry-failed")!.kubernetes![0]!;
     const retryFilter = /\| jq '(.*)' \| kubectl/.exec(retry)![1]!.replace(/'\\''/g, "'");
     const retried = Job.parse(

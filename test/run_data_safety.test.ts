@@ -438,9 +438,10 @@ describe("an endpoint that cannot work", () => {
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toContain("stopped early: the first 3 tasks all failed with the same model error");
       expect(r.stdout).toContain("invalid api key");
-      // A 401 does not change by asking again: --resume leaves those tasks, --retry-failed reruns them.
-      expect(r.stdout).toMatch(/then rerun the \d+ failed task\(s\) .*: \S+ \S+cli\.js run .* --retry-failed/);
-      expect(r.stdout).toMatch(/and start the tasks not started: \S+ \S+cli\.js run .* --resume/);
+      // A 401 does not change by asking again: --resume alone leaves those tasks, --retry-failed beside it reruns them.
+      expect(r.stdout).toMatch(
+        /the \d+ task\(s\) that failed with a 4xx.*: \S+ \S+cli\.js run .* --resume --retry-failed/,
+      );
       const failed = readJsonl(join(dir, "runs", "d", "failed.jsonl"));
       expect(failed.length).toBeGreaterThanOrEqual(3);
       expect(failed.length).toBeLessThanOrEqual(5);

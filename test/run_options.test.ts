@@ -224,9 +224,6 @@ describe("run settings that contradict each other or would do nothing", () => {
     expect(refuse(["--toolsets", "terminal", "--distribution", "default"])).toContain(
       "--toolsets and --distribution both given",
     );
-    expect(refuse(["--retry-failed", "--resume"])).toContain(
-      "--retry-failed reruns only the failed tasks: it does not combine with --resume",
-    );
     expect(refuse(["--retry-failed", "--only", "a"])).toContain("does not combine with --only");
     expect(refuse(["--workers", "10000"])).toMatch(/^--workers 10000 is more than 4 per core/);
     expect(refuse(["--concurrency", "100000"])).toContain("--concurrency 100000 is more than 4096");

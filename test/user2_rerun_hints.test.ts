@@ -10,7 +10,7 @@ import { httpError, startFakeOpenAI, text } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 describe("an early stop on a 404 'model does not exist'", () => {
-  it("names node <cli> … --retry-failed for the failed tasks and … --resume for the rest; both run all 40", async () => {
+  it("names one node <cli> … --resume --retry-failed command, and it runs all 40", async () => {
     let broken = true;
     const server = await startFakeOpenAI(() =>
       broken ? httpError(404, "The model `nope` does not exist") : text("done"),
@@ -33,30 +33,24 @@ describe("an early stop on a 404 'model does not exist'", () => {
       expect(failedBefore).toBeLessThan(40);
       // The same form as `shards` prints: this node, the CLI's absolute path.
       const prefix = `${process.execPath} ${CLI} `;
-      // Each command ends with its flag, then maybe a note in parentheses (put your key back…).
-      const commandOf = (flag: string) =>
-        r.stdout
-          .split("\n")
-          .map((l) => /^(.*? --[a-z-]+?)(?: \(.*\))?$/.exec(l)?.[1])
-          .find((l) => l?.includes(prefix) && l.endsWith(` ${flag}`));
-      const retry = commandOf("--retry-failed");
-      const resume = commandOf("--resume");
-      expect(retry, r.stdout).toBeDefined();
-      expect(resume, r.stdout).toBeDefined();
-      expect(retry).toContain("--api-key KEY");
-      const argvOf = (line: string) =>
-        line
-          .slice(line.indexOf(prefix) + prefix.length)
-          .split(" ")
-          .map((a) => (a === "KEY" ? "k-123456" : a));
-      // The endpoint fixed: the two printed commands run every task.
+      // The command ends with its flags, then maybe a note in parentheses (put your key back…).
+      const commands = r.stdout
+        .split("\n")
+        .map((l) => /^(.*? --[a-z-]+?)(?: \(.*\))?$/.exec(l)?.[1])
+        .filter((l): l is string => l?.includes(prefix) === true);
+      expect(commands, r.stdout).toHaveLength(1);
+      const rerun = commands[0]!;
+      expect(rerun).toMatch(/ --resume --retry-failed$/);
+      expect(rerun).toContain("--api-key KEY");
+      const argv = rerun
+        .slice(rerun.indexOf(prefix) + prefix.length)
+        .split(" ")
+        .map((a) => (a === "KEY" ? "k-123456" : a));
+      // The endpoint fixed: the printed command runs every task, the failed and the never started.
       broken = false;
-      const first = await runCliInProcess(argvOf(retry!));
-      expect(first.exitCode, first.stderr).toBe(0);
-      const second = await runCliInProcess(argvOf(resume!));
-      expect(second.exitCode, second.stderr).toBe(0);
-      const done = readJsonl(join(dir, "runs", "d", "trajectories.jsonl"));
-      expect(done.length).toBe(40);
+      const again = await runCliInProcess(argv);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(readJsonl(join(dir, "runs", "d", "trajectories.jsonl")).length).toBe(40);
     } finally {
       await server.close();
     }

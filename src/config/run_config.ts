@@ -199,9 +199,9 @@ function checkCombinations(config: RunConfig, given: Record<string, unknown>): v
       `${f("toolsets")} and ${f("distribution")} both given: fixed toolsets replace the distribution; give one of them`,
     );
   }
-  if (config.retry_failed && (config.resume || config.only)) {
+  if (config.retry_failed && config.only) {
     throw new UserError(
-      `${f("retry_failed")} reruns only the failed tasks: it does not combine with ${config.resume ? f("resume") : f("only")}`,
+      `${f("retry_failed")} reruns the failed tasks: it does not combine with ${f("only")} (which reruns the tasks named)`,
     );
   }
   if (config.retry_unscored && config.only) {

@@ -763,7 +763,7 @@ export const RUN_OPTIONS = [
     kind: "boolean",
     section: "Resuming and reruns",
     schema: z.boolean().default(false),
-    help: "rerun only the tasks that failed (model, environment, timeout, cancelled)",
+    help: "rerun only the tasks that failed (model, environment, timeout, cancelled); with --resume,\nthose (4xx answers included, which --resume alone leaves) and every task not yet run",
   }),
   option({
     key: "retry_internal",

@@ -15,7 +15,7 @@ import { formatShard, type Shard } from "../shard/assign.js";
 export function resumeCommand(
   config: RunConfig,
   shard: Shard | undefined,
-  again: "--resume" | "--retry-failed" = "--resume",
+  again: "--resume" | "--retry-failed" | "--resume --retry-failed" = "--resume",
 ): string {
   const typed = process.argv
     .slice(2)
@@ -52,5 +52,5 @@ export function resumeCommand(
     ...(readsOnce(config.dataset) ? ["pipe the same dataset into it again"] : []),
   ];
   const hint = hints.length ? ` (${hints.join("; ")})` : "";
-  return `${cliCommandLine([...args, again])}${hint}`;
+  return `${cliCommandLine([...args, ...again.split(" ")])}${hint}`;
 }

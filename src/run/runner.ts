@@ -278,13 +278,14 @@ async function resumeSelection(
   state: RunState,
 ): Promise<{ sel: Selection; failedIds: Set<string> }> {
   const internalIds = new Set([...state.failed].filter(([, f]) => f.outcome === "internal_error").map(([id]) => id));
-  // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them.
+  // --retry-internal alone reruns just those; with --resume or --retry-failed it adds them. --retry-failed alone
+  // reruns only the failed tasks; with --resume, they and every task without a result.
   const internalOnly = config.retry_internal && !config.resume && !config.retry_failed;
   const failedIds = internalOnly ? internalIds : new Set(state.failed.keys());
   const sel: Selection = {
     resume: config.resume,
     only: config.only ? new Set(config.only) : undefined,
-    retryFailedOnly: config.retry_failed || internalOnly,
+    retryFailedOnly: (config.retry_failed && !config.resume) || internalOnly,
     heldBack: config.retry_internal ? new Set() : new Set(internalIds),
     unscored: config.retry_unscored ? await unscoredKeys(runDir) : new Set(),
     unscoredOnly: config.retry_unscored && !config.resume && !config.retry_failed && !config.retry_internal,
@@ -301,7 +302,7 @@ async function resumeSelection(
   if (deterministicIds.length > 0 && !config.retry_failed && !sel.only) {
     for (const id of deterministicIds) sel.heldBack.add(id);
     process.stderr.write(
-      `note: ${deterministicIds.length} task(s) failed with an answer that repeating will not change (400, 401, 403, 404, 422; see failed.jsonl) and are not rerun by --resume; fix the cause, then pass --retry-failed\n`,
+      `note: ${deterministicIds.length} task(s) failed with an answer that repeating will not change (400, 401, 403, 404, 422; see failed.jsonl) and are not rerun by --resume; fix the cause, then pass --retry-failed too\n`,
     );
   }
   return { sel, failedIds };
@@ -805,19 +806,17 @@ async function undecidedOverLimit(config: RunConfig, report: RunReport): Promise
 
 /**
  * What to run once the endpoint is fixed. --resume leaves the tasks that failed with an answer repeating will not
- * change (400, 401, 403, 404, 422: see resumeSelection): then --retry-failed reruns those, and --resume (which does
- * not combine with it) starts the tasks never started.
+ * change (400, 401, 403, 404, 422: see resumeSelection); --resume --retry-failed reruns those too and starts the
+ * tasks never started.
  */
 async function rerunAfterEarlyStop(config: RunConfig, runDir: string, shard: Shard | undefined): Promise<string> {
-  if (config.retry_failed)
+  if (config.retry_failed && !config.resume)
     return `fix the endpoint, model or key, then: ${resumeCommand(config, shard, "--retry-failed")}\n`;
   const { failed } = await loadRunState(runDir);
   const left = [...failed.values()].filter((f) => !f.retryable && f.outcome !== "internal_error").length;
-  if (left === 0) return `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`;
-  return (
-    `fix the endpoint, model or key, then rerun the ${left} failed task(s) (--resume leaves them: their answer, a 4xx, does not change by asking again): ${resumeCommand(config, shard, "--retry-failed")}\n` +
-    `and start the tasks not started: ${resumeCommand(config, shard)}\n`
-  );
+  if (left === 0 || config.retry_failed)
+    return `fix the endpoint, model or key, then: ${resumeCommand(config, shard)}\n`;
+  return `fix the endpoint, model or key, then (--retry-failed: the ${left} task(s) that failed with a 4xx, which --resume alone leaves, run again too): ${resumeCommand(config, shard, "--resume --retry-failed")}\n`;
 }
 
 /** The exit code, with the line that explains it: interrupted, stopped early, the CI gates, failed tasks. */

@@ -26,13 +26,13 @@ export function startShardLedger(config: RunConfig, runDir: string, shard: Shard
 
 /**
  * Whether an invocation planned every task without a result (as src/run/runner.ts `resumeSelection` selects):
- * a first start or `--resume`; not `--only`, `--retry-failed` (with or without `--resume`), nor `--retry-internal`
+ * a first start or `--resume` (with `--retry-failed` too); not `--only`, nor `--retry-failed`, `--retry-internal`
  * or `--retry-unscored` without `--resume`, which run only those.
  */
 export function plannedEveryTask(
   config: Pick<RunConfig, "only" | "resume" | "retry_failed" | "retry_internal" | "retry_unscored">,
 ): boolean {
-  if (config.only || config.retry_failed) return false;
+  if (config.only || (config.retry_failed && !config.resume)) return false;
   return config.resume || (!config.retry_internal && !config.retry_unscored);
 }
 

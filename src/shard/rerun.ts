@@ -81,7 +81,7 @@ export function rerunCommands(
   if (k8s?.kind === "kubernetes") {
     const ns = k8s.namespace ? ` -n ${shellQuote(k8s.namespace)}` : "";
     // One plain Job per shard, copied from the Indexed Job, with the index given by JOB_COMPLETION_INDEX itself;
-    // a rerun of failed tasks puts --retry-failed in place of the Job's --resume (run refuses the two together).
+    // a rerun of failed tasks puts --retry-failed in place of the Job's --resume (with --resume it would start the shard's unstarted tasks too; the rerun is of the failed ones).
     out.kubernetes = unfinished.map(
       (s) =>
         `kubectl get job${ns} ${shellQuote(k8s.job_name!)} -o json | jq ${shellQuote(
