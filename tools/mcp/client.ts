@@ -4,7 +4,8 @@
  * (streamable HTTP, falling back to SSE when the server refuses it with a 4xx).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { spawn } from "node:child_process";
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
@@ -23,6 +24,8 @@ export interface McpConnection {
   protocolVersion?: string;
   /** The last part of the server's stderr (stdio servers), for an error message. */
   stderrTail(): Promise<string>;
+  /** Whether the connection has ended (a stdio server that exited): no call can reach the server any more. */
+  ended(): boolean;
   close(): Promise<void>;
 }
 
@@ -75,12 +78,21 @@ export class PipedTransport implements Transport {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** `p`, or a rejection once `ms` have passed or `signal` aborts (a task's time limit, its end). */
+function withTimeout<T>(p: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const t = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${what} did not answer within ${Math.round(ms / 1000)} s`)), ms);
+    if (!signal) return;
+    onAbort = () => reject(new Error(`${what} was still starting when its task ended`));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
   });
-  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+  return Promise.race([p, t]).finally(() => {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  });
 }
 
 /** Connects a client over `transport` (initialise handshake), recording the protocol version the server chose. */
@@ -89,6 +101,7 @@ async function handshake(
   server: McpServerConfig,
   stderrTail: () => Promise<string>,
   onClose: () => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<McpConnection> {
   let protocolVersion: string | undefined;
   const set = transport.setProtocolVersion?.bind(transport);
@@ -99,9 +112,10 @@ async function handshake(
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   try {
     await withTimeout(
-      client.connect(transport, { timeout: server.connectTimeoutSec * 1000 }),
+      client.connect(transport, { timeout: server.connectTimeoutSec * 1000, signal }),
       server.connectTimeoutSec * 1000,
       `MCP server '${server.name}'`,
+      signal,
     );
   } catch (err) {
     await client.close().catch(() => undefined);
@@ -116,11 +130,18 @@ async function handshake(
     );
   }
   const info = client.getServerVersion();
+  let ended = false;
+  const previous = client.onclose;
+  client.onclose = () => {
+    ended = true;
+    previous?.();
+  };
   return {
     client,
     serverInfo: info ? { name: info.name, version: info.version } : undefined,
     protocolVersion,
     stderrTail,
+    ended: () => ended,
     close: async () => {
       await client.close().catch(() => undefined);
       await onClose().catch(() => undefined);
@@ -129,7 +150,7 @@ async function handshake(
 }
 
 /** A URL server: streamable HTTP first; a 4xx to it (an SSE-only server) and `transport: sse` go to SSE. */
-async function connectHttp(server: McpServerConfig): Promise<McpConnection> {
+async function connectHttp(server: McpServerConfig, signal?: AbortSignal): Promise<McpConnection> {
   const url = new URL(server.url!);
   const requestInit = { headers: server.headerValues };
   const none = async () => "";
@@ -140,6 +161,7 @@ async function connectHttp(server: McpServerConfig): Promise<McpConnection> {
         server,
         none,
         async () => undefined,
+        signal,
       );
     } catch (err) {
       const cause = (err as Error).cause;
@@ -158,35 +180,100 @@ async function connectHttp(server: McpServerConfig): Promise<McpConnection> {
     server,
     none,
     async () => undefined,
+    signal,
   );
+}
+
+/** How long a host server gets to exit after its stdin closed, and after TERM, before the next step. */
+const EXIT_GRACE_MS = 1000;
+const TERM_GRACE_MS = 2000;
+
+/**
+ * Starts a stdio server on this machine, leading its own process group. kill() closes its stdin, then sends TERM
+ * and at last KILL to the whole group (what a wrapper such as `sh -c` or `npx` started too), and resolves only
+ * once the server has exited: a task that ends, or a start given up, leaves no process behind.
+ */
+async function spawnHostServer(
+  argv: string[],
+  cwd: string | undefined,
+  env: Record<string, string>,
+): Promise<PipedProcess & { readonly pid: number }> {
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString("utf8")).slice(-4000);
+  });
+  child.stdin.on("error", () => undefined);
+  const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    child.once("spawn", () => resolve());
+    child.once("error", (err) => reject(new Error(`could not start ${argv[0]}: ${err.message}`)));
+  });
+  const pid = child.pid!;
+  trackHostServer(pid, exited);
+  const group = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // the group is gone
+    }
+  };
+  const within = (ms: number) =>
+    Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  let killing: Promise<void> | undefined;
+  return {
+    pid,
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderrTail: async () => stderr,
+    kill: () =>
+      (killing ??= (async () => {
+        child.stdin.end();
+        if (!(await within(EXIT_GRACE_MS))) {
+          group("SIGTERM");
+          if (!(await within(TERM_GRACE_MS))) group("SIGKILL");
+        }
+        // What the server started and left running in its group goes with it.
+        group("SIGKILL");
+        child.stdout.destroy();
+        child.stderr.destroy();
+      })()),
+  };
 }
 
 /** A stdio server on this machine: the SDK's minimal environment, the --pass-env names, then the server's own env. */
-async function connectHost(server: McpServerConfig, passEnv: readonly string[]): Promise<McpConnection> {
+async function connectHost(
+  server: McpServerConfig,
+  passEnv: readonly string[],
+  signal?: AbortSignal,
+): Promise<McpConnection> {
   const env: Record<string, string> = getDefaultEnvironment();
   for (const name of passEnv) if (process.env[name] !== undefined) env[name] = process.env[name]!;
   Object.assign(env, server.envValues);
-  const transport = new StdioClientTransport({
-    command: server.command!,
-    args: server.args,
-    env,
-    cwd: server.cwd,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (d: Buffer) => {
-    stderr = (stderr + d.toString("utf8")).slice(-4000);
-  });
+  let proc: PipedProcess;
+  try {
+    proc = await spawnHostServer([server.command!, ...(server.args ?? [])], server.cwd, env);
+  } catch (err) {
+    throw new Error(`MCP server '${server.name}' did not start: ${(err as Error).message}`, { cause: err });
+  }
   return handshake(
-    transport,
+    new PipedTransport(proc),
     server,
-    async () => stderr,
-    async () => undefined,
+    () => proc.stderrTail(),
+    () => proc.kill(),
+    signal,
   );
 }
 
+/** Host servers this thread started and that have not exited (see trackHostServer). */
+function trackHostServer(_pid: number, _exited: Promise<void>): void {}
+
 /** A stdio server started inside the task's environment. */
-async function connectInEnvironment(server: McpServerConfig, env: Environment): Promise<McpConnection> {
+async function connectInEnvironment(
+  server: McpServerConfig,
+  env: Environment,
+  signal?: AbortSignal,
+): Promise<McpConnection> {
   if (!canSpawnPiped(env)) {
     throw new Error(
       `MCP server '${server.name}' runs in the task's sandbox (where: sandbox), which the ${env.kind} environment cannot do yet; use --env local, or where: host for trusted code`,
@@ -197,12 +284,21 @@ async function connectInEnvironment(server: McpServerConfig, env: Environment): 
     env: server.envValues,
     startTimeoutMs: server.connectTimeoutSec * 1000,
   });
-  return handshake(
-    new PipedTransport(proc),
-    server,
-    () => proc.stderrTail(),
-    () => proc.kill(),
-  );
+  // Ending the process removes its stderr file: what it said is read first, for the error that follows.
+  let tail: string | undefined;
+  let killing: Promise<void> | undefined;
+  const kill = () =>
+    (killing ??= (async () => {
+      tail = await proc.stderrTail().catch(() => "");
+      await proc.kill();
+    })());
+  const ended: PipedProcess = {
+    stdin: proc.stdin,
+    stdout: proc.stdout,
+    stderrTail: async () => tail ?? proc.stderrTail(),
+    kill,
+  };
+  return handshake(new PipedTransport(ended), server, ended.stderrTail, kill, signal);
 }
 
 export interface ConnectOptions {
@@ -210,13 +306,16 @@ export interface ConnectOptions {
   getEnv?: () => Promise<Environment>;
   /** --pass-env: variables a host stdio server gets besides the SDK's minimal set. */
   passEnv?: readonly string[];
+  /** Gives up a start still under way (its task ended): the process is ended, the promise rejects. */
+  signal?: AbortSignal;
 }
 
 /** Connects to a server where its config says it runs; a failure's message ends with the server's stderr tail. */
 export async function connectMcpServer(server: McpServerConfig, opts: ConnectOptions = {}): Promise<McpConnection> {
-  if (server.transport !== "stdio") return connectHttp(server);
-  if (server.where === "host") return connectHost(server, opts.passEnv ?? []);
+  opts.signal?.throwIfAborted();
+  if (server.transport !== "stdio") return connectHttp(server, opts.signal);
+  if (server.where === "host") return connectHost(server, opts.passEnv ?? [], opts.signal);
   if (!opts.getEnv)
     throw new Error(`MCP server '${server.name}' runs in the task's sandbox, and no environment was given`);
-  return connectInEnvironment(server, await opts.getEnv());
+  return connectInEnvironment(server, await opts.getEnv(), opts.signal);
 }

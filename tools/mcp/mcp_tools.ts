@@ -386,10 +386,39 @@ function sharedConnection(server: McpServerConfig, passEnv: readonly string[] | 
   return pending;
 }
 
+/** `, its stderr ends: …` with the last of what a server that exited wrote there, or nothing. */
+async function stderrNote(conn: McpConnection): Promise<string> {
+  // Its stderr pipe can be read after its stdout closed: a moment for the last lines.
+  await new Promise((r) => setTimeout(r, 100));
+  const tail = oneLine((await conn.stderrTail().catch(() => "")).trim()).slice(-800);
+  return tail ? ` (its stderr ends: ${tail})` : "";
+}
+
+/** An error message on one line (a schema error's message is pretty-printed JSON). */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, " ");
+}
+
+/** `p`, or the signal's reason once it aborts. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort: (() => void) | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+    }),
+  ]).finally(() => signal.removeEventListener("abort", onAbort!));
+}
+
 /** One task's connections: each server connected on the first call of one of its tools, all closed by close(). */
 export class McpTaskSessions {
   private readonly connections = new Map<string, Promise<McpConnection>>();
   private closed = false;
+  /** Aborted by close(): a start of the task's own still under way gives up (and ends its process). */
+  private readonly ending = new AbortController();
   private readonly servers: Map<string, McpServerConfig>;
 
   constructor(
@@ -408,9 +437,16 @@ export class McpTaskSessions {
     if (!pending) {
       pending = server.shared
         ? sharedConnection(server, this.opts.passEnv)
-        : connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv });
+        : connectMcpServer(server, {
+            getEnv: this.opts.getEnv,
+            passEnv: this.opts.passEnv,
+            signal: this.ending.signal,
+          });
       this.connections.set(server.name, pending);
-      pending.catch((err: unknown) => this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err)));
+      pending.catch((err: unknown) => {
+        // A start given up because the task ended is not the server's failure.
+        if (!this.ending.signal.aborted) this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err));
+      });
     }
     return pending;
   }
@@ -427,10 +463,15 @@ export class McpTaskSessions {
     if (this.closed) return toolFailure(`MCP server '${serverName}' was already closed for this task`);
     let conn: McpConnection;
     try {
-      conn = await this.connection(server);
+      // A start that hangs does not hold the call past the task's time limit (the signal).
+      conn = await abortable(this.connection(server), signal);
     } catch (err) {
       return toolFailure(err instanceof Error ? err.message : String(err));
     }
+    if (conn.ended())
+      return toolFailure(
+        `MCP server '${serverName}' exited earlier in this task${await stderrNote(conn)}; its tools cannot be called again in this task`,
+      );
     try {
       const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
         timeout: server.timeoutSec * 1000,
@@ -442,14 +483,17 @@ export class McpTaskSessions {
       if (raw.length > 0) keepRaw?.(raw);
       return mcpResultToToolResult(result as Record<string, unknown>);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}`);
+      const message = oneLine(err instanceof Error ? err.message : String(err));
+      // A server that died in the call: why is in what it wrote last.
+      const exited = conn.ended() ? `; the server exited${await stderrNote(conn)}` : "";
+      return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}${exited}`);
     }
   }
 
   /** Closes every connection of the task's own (stops the servers it started); shared ones stay for the next task. */
   async close(): Promise<void> {
     this.closed = true;
+    this.ending.abort(new Error("the task ended"));
     const own = [...this.connections].filter(([name]) => !this.servers.get(name)?.shared).map(([, p]) => p);
     this.connections.clear();
     await Promise.all(
