@@ -13,6 +13,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Environment } from "../environments/base.js";
 import { canSpawnPiped, type PipedProcess } from "../environments/piped_process.js";
+import { describeError } from "./errors.js";
 import type { McpServerConfig } from "./types.js";
 
 export const CLIENT_INFO = { name: "hermes-batch", version: "0.1.0" };
@@ -123,7 +124,7 @@ async function handshake(
     // What the server said before it failed is usually the reason.
     await new Promise((r) => setTimeout(r, 100));
     const tail = (await stderrTail().catch(() => "")).trim();
-    const message = err instanceof Error ? err.message : String(err);
+    const message = describeError(err);
     throw new Error(
       `MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`,
       { cause: err },

@@ -13,6 +13,8 @@
  * connection is `{"error": ...}`.
  */
 import { createHash } from "node:crypto";
+import * as z from "zod";
+import { lazy } from "../../src/core/lazy.js";
 import { UserError } from "../../src/core/errors.js";
 import type { Environment } from "../environments/base.js";
 import {
@@ -26,6 +28,7 @@ import {
 import { registerToolset, TOOLSETS } from "../toolsets.js";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { ConnectOptions, McpConnection } from "./client.js";
+import { describeError } from "./errors.js";
 import type { McpServerCatalog, McpServerConfig, McpToolInfo } from "./types.js";
 
 /** Hermes' name of an MCP tool; names longer than the providers' 64 characters keep a hash of the whole. */
@@ -59,6 +62,20 @@ function objectSchema(schema: unknown): JsonSchema {
 
 const listings = new Map<string, Promise<McpServerCatalog>>();
 
+/** A tools/list answer, as leniently as a tool can still be offered: a name, and any input schema. */
+const ToolListingSchema = lazy(() =>
+  z.looseObject({
+    tools: z.array(
+      z.looseObject({
+        name: z.string().min(1),
+        description: z.string().nullish(),
+        inputSchema: z.unknown().optional(),
+      }),
+    ),
+    nextCursor: z.string().nullish(),
+  }),
+);
+
 /**
  * Connects to a server, lists its tools (every page), applies include/exclude and closes it again. Cached per
  * config hash in this process. `getEnv` gives an environment for a `where: sandbox` server.
@@ -73,15 +90,25 @@ export function discoverMcpServer(
     pending = (async () => {
       const conn = await connectMcpServer(server, opts);
       try {
-        const listed: { name: string; description?: string; inputSchema?: unknown }[] = [];
+        const listed: { name: string; description?: string | null; inputSchema?: unknown }[] = [];
         let cursor: string | undefined;
         const seenCursors = new Set<string>();
         do {
-          const page = await conn.client.listTools(cursor ? { cursor } : undefined, {
-            timeout: server.connectTimeoutSec * 1000,
-          });
+          let page: z.infer<ReturnType<typeof ToolListingSchema>>;
+          try {
+            // Read leniently: an input schema as servers write it (no type, a top-level $ref, oneOf) is made an
+            // object schema below, as Hermes takes it, instead of failing the whole server as the SDK's
+            // listTools does.
+            page = await conn.client.request(
+              { method: "tools/list", params: cursor ? { cursor } : {} },
+              ToolListingSchema(),
+              { timeout: server.connectTimeoutSec * 1000 },
+            );
+          } catch (err) {
+            throw new Error(`MCP server '${server.name}': tools/list failed: ${describeError(err)}`, { cause: err });
+          }
           listed.push(...page.tools);
-          cursor = page.nextCursor;
+          cursor = page.nextCursor ?? undefined;
           if (cursor !== undefined && seenCursors.has(cursor))
             throw new Error(`MCP server '${server.name}' repeated the listTools cursor ${cursor}`);
           if (cursor !== undefined) seenCursors.add(cursor);
@@ -483,7 +510,7 @@ export class McpTaskSessions {
       if (raw.length > 0) keepRaw?.(raw);
       return mcpResultToToolResult(result as Record<string, unknown>);
     } catch (err) {
-      const message = oneLine(err instanceof Error ? err.message : String(err));
+      const message = describeError(err);
       // A server that died in the call: why is in what it wrote last.
       const exited = conn.ended() ? `; the server exited${await stderrNote(conn)}` : "";
       return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}${exited}`);

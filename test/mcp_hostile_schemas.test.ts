@@ -1,0 +1,86 @@
+/**
+ * Hostile MCP tool listings through a real run: input schemas the MCP spec's `type: "object"` does not cover
+ * ($ref at the top, oneOf, no type at all), as servers generated from other schema tools write them, and a
+ * listing that is not a listing at all. Odd schemas still give the model an object schema and reach the server;
+ * a broken listing is one readable exit-2 line.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { hostileDir, hostileRun, scriptedByPrompt, toolResults } from "./helpers/mcp_hostile.js";
+
+describe("hostile MCP servers: tool listings", () => {
+  let model: FakeOpenAI;
+  beforeAll(async () => {
+    model = await startFakeOpenAI(scriptedByPrompt);
+  });
+  afterAll(async () => {
+    await model.close();
+  });
+
+  it("tools whose inputSchema has no type, a top-level $ref or oneOf: offered as object schemas and callable", async () => {
+    const { dir, server } = hostileDir();
+    const tools = [
+      { name: "untyped", inputSchema: { properties: { q: { type: "string" } }, required: ["q"] } },
+      {
+        name: "reffed",
+        inputSchema: {
+          $ref: "#/$defs/Args",
+          $defs: { Args: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] } },
+        },
+      },
+      {
+        name: "either",
+        inputSchema: {
+          oneOf: [
+            { properties: { a: { type: "string" } }, required: ["a"] },
+            { properties: { b: { type: "string" } }, required: ["b"] },
+          ],
+        },
+      },
+      { name: "plain", inputSchema: { type: "object", properties: {} } },
+    ];
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({ tools }), where: "host" } } },
+      [
+        {
+          id: "a",
+          prompt: JSON.stringify([
+            { name: "mcp_s_untyped", arguments: { q: "hi" } },
+            { name: "mcp_s_reffed", arguments: { n: 3 } },
+            { name: "mcp_s_either", arguments: { a: "x" } },
+          ]),
+        },
+      ],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    const offered = r.entries[0].tools.map((t: any) => [t.function.name, t.function.parameters.type]);
+    expect(offered).toEqual([
+      ["mcp_s_either", "object"],
+      ["mcp_s_plain", "object"],
+      ["mcp_s_reffed", "object"],
+      ["mcp_s_untyped", "object"],
+    ]);
+    expect(toolResults(r.entries[0])).toEqual([
+      { result: 'args={"q": "hi"}' },
+      { result: 'args={"n": 3}' },
+      { result: 'args={"a": "x"}' },
+    ]);
+  }, 30_000);
+
+  it("a tools/list answer that is not a listing: one exit-2 line that says what is wrong", async () => {
+    const { dir, server } = hostileDir();
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({ tools: "all of them" }), where: "host" } } },
+      [{ id: "a", prompt: "x" }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(r.exitCode).toBe(2);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines.at(-1)).toMatch(/--mcp-config .*mcp\.json: MCP server 's': .*tools.*expected array/);
+  }, 30_000);
+});
