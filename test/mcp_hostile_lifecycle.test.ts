@@ -3,6 +3,7 @@
  * in a call when the run ends. A task's time limit bounds them, the task is recorded with a clear reason, and no
  * server process outlives the run.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeBwrap } from "../tools/environments/local/bwrap.js";
@@ -86,4 +87,24 @@ describe("hostile MCP servers: lifecycle", () => {
     expect(after.error).toMatch(/MCP server 's' .*(exited|ended).*hostile: segfault in the tool/);
     expect(alivePids(pidfile)).toEqual([]);
   }, 30_000);
+
+  it("a shared server stuck in a call when the run ends does not outlive the run", async () => {
+    const { dir, server } = hostileDir();
+    const pidfile = join(dir, "pids");
+    pidfiles.push(pidfile);
+    const cfg = { calls: { t: "hang" }, pidfile };
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server(cfg), where: "host", shared: true } } },
+      [{ id: "a", prompt: call("mcp_s_t") }],
+      ["--toolsets", "mcp-s", "--env", "host", "--task-timeout", "2", "--workers", "1"],
+      { timeoutMs: 30_000 },
+    );
+    expect(r.exitCode, r.stderr).toBe(1);
+    expect(r.failed.map((f) => [f.task_id, f.outcome])).toEqual([["a", "timeout"]]);
+    // Two starts: the listing (closed at once) and the task's shared connection.
+    expect(readFileSync(pidfile, "utf8").trim().split("\n")).toHaveLength(2);
+    expect(alivePids(pidfile)).toEqual([]);
+  }, 40_000);
 });

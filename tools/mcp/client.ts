@@ -5,6 +5,8 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { BroadcastChannel, isMainThread } from "node:worker_threads";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -266,8 +268,86 @@ async function connectHost(
   );
 }
 
-/** Host servers this thread started and that have not exited (see trackHostServer). */
-function trackHostServer(_pid: number, _exited: Promise<void>): void {}
+/**
+ * Host servers still running when the process exits. A `shared: true` server lives as long as its worker
+ * thread, and the pool ends its threads without an asynchronous clean-up: a server that does not exit when its
+ * stdin closes (one stuck in a call) would outlive the run. Each thread reports the servers it starts and their
+ * exits to the main thread (a BroadcastChannel), which at its exit ends the process groups still there: a moment
+ * to exit on their own, then TERM, then KILL.
+ */
+const HOST_SERVERS_CHANNEL = "hermes-batch:mcp-host-servers";
+type HostServerNote = { pid: number; running: boolean };
+const runningHostServers = new Set<number>();
+let hostServerChannel: BroadcastChannel | undefined;
+
+function hostServersChannel(): BroadcastChannel {
+  if (!hostServerChannel) {
+    hostServerChannel = new BroadcastChannel(HOST_SERVERS_CHANNEL);
+    // The channel must not keep a thread (or the process) alive.
+    (hostServerChannel as unknown as { unref?: () => void }).unref?.();
+  }
+  return hostServerChannel;
+}
+
+if (isMainThread) {
+  hostServersChannel().onmessage = (ev) => {
+    const note = (ev as unknown as { data: HostServerNote }).data;
+    if (typeof note?.pid !== "number") return;
+    if (note.running) runningHostServers.add(note.pid);
+    else runningHostServers.delete(note.pid);
+  };
+  process.on("exit", endHostServersAtExit);
+}
+
+function trackHostServer(pid: number, exited: Promise<void>): void {
+  if (isMainThread) {
+    runningHostServers.add(pid);
+    void exited.then(() => runningHostServers.delete(pid));
+    return;
+  }
+  hostServersChannel().postMessage({ pid, running: true } satisfies HostServerNote);
+  void exited.then(() => hostServersChannel().postMessage({ pid, running: false } satisfies HostServerNote));
+}
+
+/** Whether a process is there and not a zombie (Linux /proc; elsewhere: whether signal 0 reaches it). */
+function processRunning(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /s.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    if (process.platform === "linux") return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function signalGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // the group is gone
+  }
+}
+
+/** Synchronous (an exit handler): waits up to `ms` for the processes to end. */
+function waitForExit(pids: number[], ms: number): void {
+  const tick = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + ms;
+  while (pids.some(processRunning) && Date.now() < deadline) Atomics.wait(tick, 0, 0, 20);
+}
+
+function endHostServersAtExit(): void {
+  const pids = [...runningHostServers];
+  if (pids.length === 0) return;
+  // Their stdin has closed with their thread: a well-behaved server is exiting now.
+  waitForExit(pids, 500);
+  for (const pid of pids) signalGroup(pid, "SIGTERM");
+  waitForExit(pids, 1000);
+  for (const pid of pids) signalGroup(pid, "SIGKILL");
+}
 
 /** A stdio server started inside the task's environment. */
 async function connectInEnvironment(
