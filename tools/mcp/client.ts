@@ -125,7 +125,10 @@ async function handshake(
     await onClose().catch(() => undefined);
     // What the server said before it failed is usually the reason.
     await new Promise((r) => setTimeout(r, 100));
-    const tail = (await stderrTail().catch(() => "")).trim();
+    // On one line: an exit-2 line and the task's error are one line, and a traceback's point is at its end.
+    const tail = (await stderrTail().catch(() => ""))
+      .trim()
+      .replace(/\s*\n\s*/g, " | ");
     const message = describeError(err);
     throw new Error(
       `MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`,

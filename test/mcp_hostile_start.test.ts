@@ -1,0 +1,52 @@
+/**
+ * Hostile MCP servers that fail at start, through a real run: the exit-2 line carries the reason the server
+ * gave (its stderr) on one line, whether it ran on the host or in the task's sandbox.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { probeBwrap } from "../tools/environments/local/bwrap.js";
+import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { hostileDir, hostileRun, scriptedByPrompt } from "./helpers/mcp_hostile.js";
+
+const call = (name: string, args: Record<string, unknown> = {}) => JSON.stringify([{ name, arguments: args }]);
+
+describe("hostile MCP servers: start failures", () => {
+  let model: FakeOpenAI;
+  beforeAll(async () => {
+    model = await startFakeOpenAI(scriptedByPrompt);
+  });
+  afterAll(async () => {
+    await model.close();
+  });
+
+  it.skipIf(!probeBwrap().ok)(
+    "a server in the task's sandbox that fails at start: its stderr is in the exit-2 line, as for a host server",
+    async () => {
+      const { dir } = hostileDir();
+      const r = await hostileRun(
+        dir,
+        model.baseURL,
+        { mcpServers: { s: { command: "sh", args: ["-c", "echo 'fatal: no licence for hostile-db' >&2; exit 3"] } } },
+        [{ id: "a", prompt: call("mcp_s_t") }],
+        ["--toolsets", "mcp-s", "--env", "local"],
+      );
+      expect(r.exitCode).toBe(2);
+      expect(r.stderr).toMatch(/MCP server 's' did not start: .*fatal: no licence for hostile-db/);
+    },
+    30_000,
+  );
+
+  it("a Python server that dies at start with a traceback: the exit-2 line ends with the exception, not 'Traceback'", async () => {
+    const { dir } = hostileDir();
+    const crash = "import sys\ndef main():\n    raise RuntimeError('no licence for hostile-db')\nmain()\n";
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: ["-c", crash], where: "host" } } },
+      [{ id: "a", prompt: call("mcp_s_t") }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(r.exitCode).toBe(2);
+    const last = r.stderr.trim().split("\n").at(-1)!;
+    expect(last).toMatch(/MCP server 's' did not start: .*Traceback .*RuntimeError: no licence for hostile-db/);
+  }, 30_000);
+});
