@@ -40,6 +40,9 @@ for line in sys.stdin:
         if b == "hang": time.sleep(3600)
         if b == "crash":
             sys.stderr.write("hostile: segfault in the tool\n"); sys.stderr.flush(); os._exit(7)
+        if b == "slow": time.sleep(2)
+        if isinstance(b, dict) and "text_of_size" in b:
+            send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "x" * b["text_of_size"]}]}}); continue
         if isinstance(b, dict): send({"jsonrpc": "2.0", "id": i, "result": b}); continue
         send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "args=" + json.dumps(m["params"].get("arguments"), sort_keys=True)}]}})
     else:

@@ -10,7 +10,7 @@ import { BroadcastChannel, isMainThread } from "node:worker_threads";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Environment } from "../environments/base.js";
@@ -29,36 +29,76 @@ export interface McpConnection {
   stderrTail(): Promise<string>;
   /** Whether the connection has ended (a stdio server that exited): no call can reach the server any more. */
   ended(): boolean;
+  /** Why this side ended it, when it did (a message too long); undefined when the server went. */
+  endReason(): string | undefined;
   close(): Promise<void>;
 }
 
 /** The SDK transport over a process's stdin and stdout: newline-delimited JSON-RPC, as the SDK's stdio transport speaks it. */
+/** The largest message a stdio server may write (a line of JSON); a longer one ends the connection. */
+export const MAX_STDIO_MESSAGE_BYTES = 32 * 2 ** 20;
+
 export class PipedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private readonly buffer = new ReadBuffer();
+  /** Why this side ended the connection (a message too long), for the error of the calls it cut off. */
+  endReason?: string;
+  /** The current line's parts so far (kept as parts: one concatenation per line, not one per chunk). */
+  private parts: Buffer[] = [];
+  private partsBytes = 0;
   private closed = false;
 
   constructor(private readonly proc: PipedProcess) {}
 
   async start(): Promise<void> {
-    this.proc.stdout.on("data", (chunk: Buffer) => {
-      this.buffer.append(chunk);
-      for (;;) {
-        let message: JSONRPCMessage | null;
-        try {
-          message = this.buffer.readMessage();
-        } catch (err) {
-          this.onerror?.(err as Error);
-          continue;
-        }
-        if (message === null) break;
-        this.onmessage?.(message);
-      }
-    });
+    this.proc.stdout.on("data", (chunk: Buffer) => this.received(chunk));
     this.proc.stdout.on("error", (err: Error) => this.onerror?.(err));
     this.proc.stdout.on("close", () => void this.close());
+  }
+
+  /**
+   * Splits what the server wrote into lines, each a JSON-RPC message; a line that is not one is reported to
+   * onerror and skipped. Never throws (this runs in a stream's event: a throw would end the worker thread and
+   * every task on it).
+   */
+  private received(chunk: Buffer): void {
+    if (this.closed) return;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const part = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      if (this.partsBytes + part.length > MAX_STDIO_MESSAGE_BYTES) {
+        this.parts = [];
+        this.partsBytes = 0;
+        this.endReason = `the server wrote a message over ${MAX_STDIO_MESSAGE_BYTES / 2 ** 20} MB, so the connection was closed`;
+        this.onerror?.(new Error(this.endReason));
+        void this.close();
+        return;
+      }
+      if (nl === -1) {
+        if (part.length) {
+          this.parts.push(part);
+          this.partsBytes += part.length;
+        }
+        return;
+      }
+      const line = (this.parts.length ? Buffer.concat([...this.parts, part]) : part)
+        .toString("utf8")
+        .replace(/\r$/, "");
+      this.parts = [];
+      this.partsBytes = 0;
+      start = nl + 1;
+      if (line.trim() === "") continue;
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(line);
+      } catch (err) {
+        this.onerror?.(err as Error);
+        continue;
+      }
+      this.onmessage?.(message);
+    }
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -75,7 +115,8 @@ export class PipedTransport implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.buffer.clear();
+    this.parts = [];
+    this.partsBytes = 0;
     await this.proc.kill();
     this.onclose?.();
   }
@@ -126,9 +167,7 @@ async function handshake(
     // What the server said before it failed is usually the reason.
     await new Promise((r) => setTimeout(r, 100));
     // On one line: an exit-2 line and the task's error are one line, and a traceback's point is at its end.
-    const tail = (await stderrTail().catch(() => ""))
-      .trim()
-      .replace(/\s*\n\s*/g, " | ");
+    const tail = (await stderrTail().catch(() => "")).trim().replace(/\s*\n\s*/g, " | ");
     const message = describeError(err);
     throw new Error(
       `MCP server '${server.name}' did not start: ${message}${tail ? `; its stderr ends: ${tail.slice(-800)}` : ""}`,
@@ -148,6 +187,7 @@ async function handshake(
     protocolVersion,
     stderrTail,
     ended: () => ended,
+    endReason: () => (transport as { endReason?: string }).endReason,
     close: async () => {
       await client.close().catch(() => undefined);
       await onClose().catch(() => undefined);

@@ -497,7 +497,7 @@ export class McpTaskSessions {
     }
     if (conn.ended())
       return toolFailure(
-        `MCP server '${serverName}' exited earlier in this task${await stderrNote(conn)}; its tools cannot be called again in this task`,
+        `MCP server '${serverName}' ${conn.endReason() ? `was disconnected earlier in this task (${conn.endReason()})` : `exited earlier in this task${await stderrNote(conn)}`}; its tools cannot be called again in this task`,
       );
     try {
       const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
@@ -512,7 +512,8 @@ export class McpTaskSessions {
     } catch (err) {
       const message = describeError(err);
       // A server that died in the call: why is in what it wrote last.
-      const exited = conn.ended() ? `; the server exited${await stderrNote(conn)}` : "";
+      const why = conn.endReason();
+      const exited = why ? `; ${why}` : conn.ended() ? `; the server exited${await stderrNote(conn)}` : "";
       return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}${exited}`);
     }
   }
