@@ -83,4 +83,32 @@ describe("hostile MCP servers: tool listings", () => {
     const lines = r.stderr.trim().split("\n");
     expect(lines.at(-1)).toMatch(/--mcp-config .*mcp\.json: MCP server 's': .*tools.*expected array/);
   }, 30_000);
+
+  it("an object schema written loosely (type list, properties a list, required a string) is offered as a valid one; a non-object one stops the run naming the tool", async () => {
+    const { dir, server } = hostileDir();
+    const loose = [{ name: "loose", inputSchema: { type: ["object", "null"], properties: [], required: "x" } }];
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({ tools: loose }), where: "host" } } },
+      [{ id: "a", prompt: JSON.stringify([{ name: "mcp_s_loose", arguments: {} }]) }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.entries[0].tools[0].function.parameters).toEqual({ type: "object", properties: {} });
+    expect(toolResults(r.entries[0])).toEqual([{ result: "args={}" }]);
+
+    const stringly = [{ name: "query", inputSchema: { type: "string" } }];
+    const bad = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({ tools: stringly }), where: "host" } } },
+      [{ id: "a", prompt: "x" }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr.trim().split("\n").at(-1)).toMatch(
+      /MCP server 's': tool 'query' has an inputSchema of type "string".*tools\.exclude/,
+    );
+  }, 30_000);
 });

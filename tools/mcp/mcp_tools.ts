@@ -52,11 +52,25 @@ export function mcpConfigHash(s: McpServerConfig): string {
     .slice(0, 16);
 }
 
-function objectSchema(schema: unknown): JsonSchema {
-  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return { type: "object", properties: {} };
-  const s = structuredClone(schema) as Record<string, unknown>;
-  if (s.type === undefined) s.type = "object";
-  if (s.type === "object" && s.properties === undefined) s.properties = {};
+const isMapping = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+/**
+ * A tool's inputSchema as function parameters, which a provider takes only as an object schema: no type is an
+ * object; a type list with "object" in it is "object"; `properties` that is not a mapping and `required` that
+ * is not a list of names are left out (a provider refuses the whole request for them, failing every task). A
+ * schema of another type describes no arguments a model can send: a UserError naming the tool.
+ */
+function objectSchema(schema: unknown, server: string, tool: string): JsonSchema {
+  if (!isMapping(schema)) return { type: "object", properties: {} };
+  const s = structuredClone(schema);
+  if (s.type === undefined || (Array.isArray(s.type) && s.type.includes("object"))) s.type = "object";
+  if (s.type !== "object")
+    throw new UserError(
+      `MCP server '${server}': tool '${tool}' has an inputSchema of type ${JSON.stringify(s.type)}, not "object" (a tool's arguments are an object); leave it out with tools.exclude`,
+    );
+  if (!isMapping(s.properties)) s.properties = {};
+  if (s.required !== undefined && !(Array.isArray(s.required) && s.required.every((r) => typeof r === "string")))
+    delete s.required;
   return s as JsonSchema;
 }
 
@@ -127,7 +141,7 @@ export function discoverMcpServer(
           name: t.name,
           registeredName: mcpToolName(server.name, t.name),
           description: t.description?.trim() || `The ${t.name} tool of the MCP server ${server.name}.`,
-          inputSchema: objectSchema(t.inputSchema),
+          inputSchema: objectSchema(t.inputSchema, server.name, t.name),
         }));
         return {
           config: server,
