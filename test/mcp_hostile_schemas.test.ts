@@ -111,4 +111,18 @@ describe("hostile MCP servers: tool listings", () => {
       /MCP server 's': tool 'query' has an inputSchema of type "string".*tools\.exclude/,
     );
   }, 30_000);
+
+  it("a server whose listing never ends (a new cursor on every page): the run stops with exit 2, not a hang", async () => {
+    const { dir, server } = hostileDir();
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({ endless_cursor: true }), where: "host" } } },
+      [{ id: "a", prompt: "x" }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+      { timeoutMs: 20_000 },
+    );
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(/MCP server 's': tools\/list .*pages/);
+  }, 30_000);
 });

@@ -34,7 +34,10 @@ for line in sys.stdin:
         if cfg.get("init") == "hang-after-listing" and not once("marker"): time.sleep(3600)
         send({"jsonrpc": "2.0", "id": i, "result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "0.1"}}})
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": i, "result": {"tools": tools}})
+        page = {"tools": tools}
+        # "endless_cursor": a new cursor on every page (a cursor made of a clock or a counter).
+        if cfg.get("endless_cursor"): page["nextCursor"] = "c%d" % i
+        send({"jsonrpc": "2.0", "id": i, "result": page})
     elif method == "tools/call":
         b = cfg.get("calls", {}).get(m["params"]["name"], "echo")
         if b == "hang": time.sleep(3600)

@@ -76,6 +76,9 @@ function objectSchema(schema: unknown, server: string, tool: string): JsonSchema
 
 const listings = new Map<string, Promise<McpServerCatalog>>();
 
+/** The most pages of tools/list read from one server. */
+const MAX_LISTING_PAGES = 1000;
+
 /** A tools/list answer, as leniently as a tool can still be offered: a name, and any input schema. */
 const ToolListingSchema = lazy(() =>
   z.looseObject({
@@ -126,6 +129,11 @@ export function discoverMcpServer(
           if (cursor !== undefined && seenCursors.has(cursor))
             throw new Error(`MCP server '${server.name}' repeated the listTools cursor ${cursor}`);
           if (cursor !== undefined) seenCursors.add(cursor);
+          // A cursor that is new on every page (made of a clock or a counter) would list for ever.
+          if (cursor !== undefined && seenCursors.size >= MAX_LISTING_PAGES)
+            throw new Error(
+              `MCP server '${server.name}': tools/list gave a next page after ${MAX_LISTING_PAGES} pages (${listed.length} tools so far); its cursor never ends`,
+            );
         } while (cursor);
         const { include, exclude } = server.tools;
         const wanted = listed.filter((t) =>
