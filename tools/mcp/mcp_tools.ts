@@ -95,17 +95,19 @@ const ToolListingSchema = lazy(() =>
 
 /**
  * Connects to a server, lists its tools (every page), applies include/exclude and closes it again. Cached per
- * config hash in this process. `getEnv` gives an environment for a `where: sandbox` server.
+ * config hash in this process. `getEnv` gives an environment for a `where: sandbox` server; `signal` (a task's)
+ * ends the caller's wait, not the listing.
  */
 export function discoverMcpServer(
   server: McpServerConfig,
-  opts: { getEnv?: () => Promise<Environment>; passEnv?: readonly string[] } = {},
+  opts: { getEnv?: () => Promise<Environment>; passEnv?: readonly string[]; signal?: AbortSignal } = {},
 ): Promise<McpServerCatalog> {
   const configHash = mcpConfigHash(server);
   let pending = listings.get(configHash);
   if (!pending) {
     pending = (async () => {
-      const conn = await connectMcpServer(server, opts);
+      // The listing is shared by every caller of the process: one caller's signal ends only its own wait (below).
+      const conn = await connectMcpServer(server, { getEnv: opts.getEnv, passEnv: opts.passEnv });
       try {
         const listed: { name: string; description?: string | null; inputSchema?: unknown }[] = [];
         let cursor: string | undefined;
@@ -165,7 +167,8 @@ export function discoverMcpServer(
     listings.set(configHash, pending);
     pending.catch(() => listings.delete(configHash));
   }
-  return pending;
+  // A task that ends (its time limit) stops waiting for a listing that hangs.
+  return abortable(pending, opts.signal);
 }
 
 /** The SDK and the validator load only when a run has MCP servers (every worker imports this module). */
