@@ -2,6 +2,7 @@
  * Hostile MCP servers that fail at start, through a real run: the exit-2 line carries the reason the server
  * gave (its stderr) on one line, whether it ran on the host or in the task's sandbox.
  */
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeBwrap } from "../tools/environments/local/bwrap.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
@@ -48,5 +49,20 @@ describe("hostile MCP servers: start failures", () => {
     expect(r.exitCode).toBe(2);
     const last = r.stderr.trim().split("\n").at(-1)!;
     expect(last).toMatch(/MCP server 's' did not start: .*Traceback .*RuntimeError: no licence for hostile-db/);
+  }, 30_000);
+
+  it("a host server whose cwd does not exist: the line names the cwd, not the command", async () => {
+    const { dir, server } = hostileDir();
+    const r = await hostileRun(
+      dir,
+      model.baseURL,
+      { mcpServers: { s: { command: "python3", args: server({}), where: "host", cwd: join(dir, "no-such-dir") } } },
+      [{ id: "a", prompt: "x" }],
+      ["--toolsets", "mcp-s", "--env", "host"],
+    );
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.trim().split("\n").at(-1)).toMatch(
+      /MCP server 's' did not start: its cwd .*no-such-dir is not a folder/,
+    );
   }, 30_000);
 });

@@ -5,7 +5,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { BroadcastChannel, isMainThread } from "node:worker_threads";
 import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -253,7 +253,11 @@ async function spawnHostServer(
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
-    child.once("error", (err) => reject(new Error(`could not start ${argv[0]}: ${err.message}`)));
+    child.once("error", (err) => {
+      // A cwd that is not there fails as ENOENT naming the command: say which it was.
+      const badCwd = cwd !== undefined && !statSync(cwd, { throwIfNoEntry: false })?.isDirectory();
+      reject(new Error(badCwd ? `its cwd ${cwd} is not a folder` : `could not start ${argv[0]}: ${err.message}`));
+    });
   });
   const pid = child.pid!;
   trackHostServer(pid, exited);
