@@ -405,7 +405,10 @@ export type McpStartFailure = (reason: string) => void;
 /** `shared: true` servers' connections in this thread, by config hash: made by the first task that calls one. */
 const sharedConnections = new Map<string, Promise<McpConnection>>();
 
-/** Closes this thread's shared connections (tests; a thread's end closes them with its process). */
+/**
+ * Closes this thread's shared connections (tests). A run's worker threads end without it: the servers exit when
+ * their stdin closes with the thread, and the main thread ends those still there at its exit (client.ts).
+ */
 export async function closeSharedMcpConnections(): Promise<void> {
   const all = [...sharedConnections.values()];
   sharedConnections.clear();
