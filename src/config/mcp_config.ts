@@ -211,12 +211,20 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
       `mcp_servers: must be a mapping of server names to servers, or a list of servers with a 'name'`,
     );
   }
+  let out: McpServerConfig[];
   try {
-    return normaliseServers(servers, ["mcp_servers"], () => "", env);
+    out = normaliseServers(servers, ["mcp_servers"], () => "", env);
   } catch (err) {
     // Without a file of its own, the reason starts at the key path.
     throw new UserError(errorMessage(err).replace(/^: /, ""));
   }
+  // A row is data: its servers run in its task's sandbox, never on this machine outside it.
+  for (const s of out)
+    if (s.transport === "stdio" && s.where === "host")
+      throw new UserError(
+        `mcp_servers.${s.name}.where: a row's stdio server runs in its task's sandbox; where: host (this machine, outside the sandbox) is for the run's --mcp-config only`,
+      );
+  return out;
 }
 
 function normalise(

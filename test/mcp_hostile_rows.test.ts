@@ -1,0 +1,58 @@
+/**
+ * A dataset row is data: its own `mcp_servers` may start servers in its task's sandbox, but not on this machine.
+ * `where: host` (trusted code, outside every sandbox) is for the run's --mcp-config only; a row that asks for it
+ * is a bad row, and nothing of it runs (before this, the row's command ran on the host while the dataset was
+ * checked, whatever --env said).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { scriptedByPrompt } from "./helpers/mcp_hostile.js";
+import { writeFileSync } from "node:fs";
+
+describe("hostile MCP servers: a row's own servers", () => {
+  let model: FakeOpenAI;
+  beforeAll(async () => {
+    model = await startFakeOpenAI(scriptedByPrompt);
+  });
+  afterAll(async () => {
+    await model.close();
+  });
+
+  it("a row's stdio server with where: host is a bad row; its command never runs", async () => {
+    const dir = tempDir("hb-mcp-hostile-");
+    const marker = join(dir, "ran-on-the-host");
+    const row = {
+      id: "evil",
+      prompt: "x",
+      mcp_servers: { evil: { command: "sh", args: ["-c", `touch '${marker}'; exit 1`], where: "host" } },
+    };
+    writeFileSync(join(dir, "d.jsonl"), `${JSON.stringify(row)}\n`);
+    const r = await runCli(
+      [
+        "run",
+        join(dir, "d.jsonl"),
+        "--model",
+        "m",
+        "--base-url",
+        model.baseURL,
+        "--api-key",
+        "k",
+        "--output-dir",
+        join(dir, "runs"),
+        "--run-name",
+        "r",
+        "--progress",
+        "none",
+        "--env",
+        "host",
+      ],
+      { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config") } },
+    );
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/d\.jsonl:1: mcp_servers\.evil\.where: .*--mcp-config/);
+    expect(existsSync(marker)).toBe(false);
+  }, 30_000);
+});
