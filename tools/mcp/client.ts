@@ -34,10 +34,10 @@ export interface McpConnection {
   close(): Promise<void>;
 }
 
-/** The SDK transport over a process's stdin and stdout: newline-delimited JSON-RPC, as the SDK's stdio transport speaks it. */
 /** The largest message a stdio server may write (a line of JSON); a longer one ends the connection. */
 export const MAX_STDIO_MESSAGE_BYTES = 32 * 2 ** 20;
 
+/** The SDK transport over a process's stdin and stdout: newline-delimited JSON-RPC, as the SDK's stdio transport speaks it. */
 export class PipedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -249,7 +249,10 @@ async function spawnHostServer(
   child.stderr.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString("utf8")).slice(-4000);
   });
+  // An 'error' without a listener would be thrown in this thread (every task on it would fail).
   child.stdin.on("error", () => undefined);
+  child.stderr.on("error", () => undefined);
+  child.on("error", () => undefined);
   const exited = new Promise<void>((resolve) => child.once("close", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
