@@ -191,8 +191,16 @@ function normaliseServers(
  * A dataset row's `mcp_servers`: the same servers as a config file's, as a mapping `{name: {...}}` or in Harbor's
  * list form `[{name, transport, command, args, url, headers, env}]`. Throws a UserError whose message is the
  * row's reason (`mcp_servers.fs.args: must be a list …`), for `FILE:LINE: ` to go before it.
+ *
+ * A row is data: given `passEnv` (the run's --pass-env), its `${VAR}` may name only those variables, as a task's
+ * environment holds only them; without it any variable of `env` is read, and a dataset row could send any secret
+ * of this machine's environment to a URL of its choosing.
  */
-export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = process.env): McpServerConfig[] {
+export function parseRowMcpServers(
+  value: unknown,
+  env: NodeJS.ProcessEnv = process.env,
+  passEnv?: readonly string[],
+): McpServerConfig[] {
   let servers: Record<string, unknown>;
   if (Array.isArray(value)) {
     servers = {};
@@ -211,6 +219,7 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
       `mcp_servers: must be a mapping of server names to servers, or a list of servers with a 'name'`,
     );
   }
+  if (passEnv) checkRowVariables(servers, passEnv);
   let out: McpServerConfig[];
   try {
     out = normaliseServers(servers, ["mcp_servers"], () => "", env);
@@ -225,6 +234,25 @@ export function parseRowMcpServers(value: unknown, env: NodeJS.ProcessEnv = proc
         `mcp_servers.${s.name}.where: a row's stdio server runs in its task's sandbox; where: host (this machine, outside the sandbox) is for the run's --mcp-config only`,
       );
   return out;
+}
+
+/** Refuses a `${VAR}` in a row's `env` or `headers` that is not one of the --pass-env names. */
+function checkRowVariables(servers: Record<string, unknown>, passEnv: readonly string[]): void {
+  for (const [name, raw] of Object.entries(servers)) {
+    if (raw === null || typeof raw !== "object") continue;
+    for (const key of ["env", "headers"] as const) {
+      const table = (raw as Record<string, unknown>)[key];
+      if (table === null || typeof table !== "object" || Array.isArray(table)) continue;
+      for (const [k, v] of Object.entries(table as Record<string, unknown>)) {
+        if (typeof v !== "string") continue;
+        const other = envReferences(v).find((ref) => !passEnv.includes(ref));
+        if (other !== undefined)
+          throw new UserError(
+            `mcp_servers.${name}.${key}.${k}: \${${other}} is not a --pass-env name; a row's servers may read only the variables --pass-env gives its tasks`,
+          );
+      }
+    }
+  }
 }
 
 function normalise(
