@@ -19,13 +19,15 @@ import { runCli, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { listLabelledContainers, removeContainerById } from "../tools/environments/docker/docker_client.js";
 
+// Spelled past the terminal's foreground guard (the original's: ` & `, a trailing `&`, nohup, setsid refused), as a
+// hostile task would: `cmd& next`, `set''sid`.
 // A fork bomb that keeps the pids limit full (dash forks without bash's retry loop), and a foreground loop
 // that meets "Cannot fork" once the limit is reached.
 const FILL_PIDS =
-  `sh -c '( while :; do (sleep 600 </dev/null >/dev/null 2>&1 &) 2>/dev/null; done ) </dev/null >/dev/null 2>&1 & ` +
+  `sh -c '( while :; do (sleep 600 </dev/null >/dev/null 2>&1 &) 2>/dev/null; done ) </dev/null >/dev/null 2>&1& ` +
   `i=0; while [ $i -lt 100000 ]; do (true) || break; i=$((i+1)); done' 2>&1 | tail -2; echo filled`;
 // One failing fork (a ulimit inside a subshell), then the sandbox is fine again.
-const FAIL_ONCE = `(ulimit -u 1; exec sh -c 'true & wait' 2>&1) ; echo after`;
+const FAIL_ONCE = `(ulimit -u 1; exec sh -c 'true& wait' 2>&1) ; echo after`;
 
 let runName = "";
 

@@ -333,7 +333,7 @@ describe("local sandbox faults through the CLI", () => {
     it("a fork bomb ends its task (completed or environment_error), not the machine", {
       timeout: 300_000,
     }, async () => {
-      commands.set("bomb", "bomb() { bomb | bomb & }; bomb; sleep 2; echo bombed");
+      commands.set("bomb", "bomb() { bomb | bomb& }; bomb; sleep 2; echo bombed");
       const { dir, child } = start("bomb", "bomb", ["--pids-limit", "64", "--task-timeout", "200"]);
       const r = await child;
       expect([0, 1]).toContain(r.exitCode);
@@ -352,7 +352,7 @@ describe("local sandbox faults through the CLI", () => {
         const marker = signal === "SIGKILL" ? "8711" : "8712";
         commands.set(
           `hang-${marker}`,
-          `sleep ${marker}1 & setsid sleep ${marker}2 & nohup sleep ${marker}3 >/dev/null 2>&1 & echo started`,
+          `sleep ${marker}1& set''sid sleep ${marker}2& no''hup sleep ${marker}3 >/dev/null 2>&1& echo started`,
         );
         const { child } = start(`sig-${marker}`, `hang-${marker}`);
         const needles = [1, 2, 3].map((n) => `sleep\u0000${marker}${n}`);

@@ -21,20 +21,21 @@ const COMMANDS: Record<string, string> = {
   // The harness's exchange folder is writable by the task too: it counts in the same quota.
   iofill: "dd if=/dev/zero of=/tmp/.hermes-io/big bs=1M count=200 status=none; echo rc=$?; ls -la /tmp/.hermes-io",
   size: "echo size_kb=$(df -k --output=size . | tail -1 | tr -d ' '); ls -A; echo listed",
+  // Spelled past the terminal's foreground guard (the original's refuses ` & `: `held& echo`, `st_mode % 0o10000`).
   // Leaves what a task could leave behind in its folder for the next task of the same file system.
   dirty: [
     "echo secret > s.txt; mkdir -p d/e; echo x > d/e/f; ln s.txt hard; ln -s /etc/passwd link; mkfifo p",
     "chmod 000 d/e s.txt; chmod 000 d; dd if=/dev/zero of=big bs=1M count=8 status=none",
     `python3 -c "import os; os.setxattr('.', 'user.secret', b'x')"; chmod 700 .`,
-    "sleep 300 > held & echo dev=$(awk '$5 == \"/workspace\" {print $3}' /proc/self/mountinfo); echo dirtied",
+    "sleep 300 > held& echo dev=$(awk '$5 == \"/workspace\" {print $3}' /proc/self/mountinfo); echo dirtied",
   ].join("; "),
   clean: [
     "echo dev=$(awk '$5 == \"/workspace\" {print $3}' /proc/self/mountinfo)",
     "echo used_kb=$(df -k --output=used . | tail -1 | tr -d ' ') inodes=$(df --output=iused . | tail -1 | tr -d ' ')",
-    `python3 -c "import os; print('xattrs', os.listxattr('.'), oct(os.stat('.').st_mode & 0o7777))"; ls -A; echo listed`,
+    `python3 -c "import os; print('xattrs', os.listxattr('.'), oct(os.stat('.').st_mode % 0o10000))"; ls -A; echo listed`,
   ].join("; "),
   // Two busy loops for 4 s; their CPU seconds over the wall time, from /proc (clock ticks).
-  cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done' & done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
+  cpu: `for i in 1 2; do timeout 4 sh -c 'while :; do :; done'& done; sleep 3.5; t=0; for p in $(pgrep -f 'while :'); do set -- $(cut -d' ' -f14,15 /proc/$p/stat); t=$((t + $1 + $2)); done; wait; echo "cpu_ticks=$t hz=$(getconf CLK_TCK)"`,
 };
 
 let server: FakeOpenAI;

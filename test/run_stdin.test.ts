@@ -183,7 +183,7 @@ describe("run -: the dataset from stdin", () => {
       );
       expect(r.exitCode).toBe(1);
       expect(r.stdout).toMatch(
-        /: \S+ \S+cli\.js run - .*--resume \(put your key back in place of KEY; pipe the same dataset into it again\)/,
+        /: \S+ \S+cli\.js run - .*--resume --retry-failed \(put your key back in place of KEY; pipe the same dataset into it again\)/,
       );
     } finally {
       await server.close();

@@ -78,7 +78,9 @@ sys.stderr.flush()
 sys.exit(1)
 `;
 
-const DAEMON = `setsid nohup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo started`;
+// Spelled past the terminal's foreground guard (the original's: ` & `, a trailing `&`, nohup, setsid refused), as a
+// hostile task would: `cmd& next`, `set''sid`.
+const DAEMON = `set''sid no''hup sh -c 'while :; do [ -e checks/go ] && touch NEVER_CREATED.txt; sleep 0.05; done' >/dev/null 2>&1 </dev/null& echo started`;
 
 /**
  * Python caches that would be imported instead of a verify file `checks/hidden.py`: bytecode compiled from the
@@ -98,7 +100,7 @@ const PLANT_PACKAGE = `mkdir -p checks/hidden && touch checks/__init__.py && pri
 const fakeShell = (path: string, daemon: boolean) =>
   `${daemon ? DAEMON_SLEEP : "true"}; s='/bin/dash'; [ -x /bin/busybox ] && s='/bin/busybox sh'; mkdir -p ${posix.dirname(path)}; ` +
   `rm -f ${path}; printf '#!%s\\necho done\\nexit 0\\n' "$s" > ${path} && chmod 755 ${path}; ls -l ${path}`;
-const DAEMON_SLEEP = `(setsid sleep 1000 >/dev/null 2>&1 </dev/null &)`;
+const DAEMON_SLEEP = `(set''sid sleep 1000 >/dev/null 2>&1 </dev/null&)`;
 const HIDDEN_TEST = `import sys\nprint("the real test")\nsys.exit(1)\n`;
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
