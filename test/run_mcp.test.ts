@@ -368,6 +368,9 @@ describe("MCP servers in a run", () => {
       "1",
       "--env",
       "host",
+      // A row's ${VAR} reads only what --pass-env gives its tasks.
+      "--pass-env",
+      "ROW_TOKEN",
     ];
     const r = await runCli(["run", join(dir, "d.jsonl"), ...args, "--run-name", "r"], {
       cwd: dir,

@@ -119,7 +119,7 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
   if (value === undefined) return undefined;
   let servers: McpServerConfig[];
   try {
-    servers = parseRowMcpServers(value);
+    servers = parseRowMcpServers(value, process.env, config.pass_env);
     checkNoRunKeys(config, servers);
   } catch (err) {
     return errorMessage(err).replace(/^--mcp-config: /, "");
@@ -154,11 +154,11 @@ export async function rowMcpProblem(config: RunConfig, row: object): Promise<str
  */
 export async function taskRowMcp(
   value: unknown,
-  opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[] },
+  opts: { getEnv: () => Promise<Environment>; passEnv: readonly string[]; signal?: AbortSignal },
 ): Promise<McpServerCatalog[]> {
   if (value === undefined) return [];
   const catalogs: McpServerCatalog[] = [];
-  for (const server of parseRowMcpServers(value)) {
+  for (const server of parseRowMcpServers(value, process.env, opts.passEnv)) {
     const known = catalogForName(server);
     if (known) {
       catalogs.push(known);

@@ -404,7 +404,11 @@ async function setUpMcp(t: TaskRun): Promise<string[]> {
     try {
       // Loaded only by rows that have servers (it brings the config parsing along).
       const { taskRowMcp } = await import("./mcp_setup.js");
-      own = await taskRowMcp(spec.extra.mcp_servers, { getEnv: ctx.getEnv, passEnv: config.pass_env });
+      own = await taskRowMcp(spec.extra.mcp_servers, {
+        getEnv: ctx.getEnv,
+        passEnv: config.pass_env,
+        signal: t.taskAbort.signal,
+      });
       t.mcpCatalogs = [...t.mcpCatalogs.filter((c) => !own.some((o) => o.config.name === c.config.name)), ...own];
     } catch (err) {
       throw new EnvironmentSetupError(errorText(err));
