@@ -163,7 +163,9 @@ describe("reading the judge's grade", () => {
     expect(hidden).toMatchObject({ passed: null });
     expect(hidden.reason).toBe("the agent's answer is too large to check for a grade it wrote");
     expect(readJudgeAnswer(braces)).toEqual({ error: "the judge's answer is too large to read" });
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // Linear: well under a second alone. A quadratic read of 10^6 braces would take hours, so a bound loose enough
+    // for a loaded CI machine still tells them apart.
+    expect(Date.now() - started).toBeLessThan(30_000);
     // Code with braces (not JSON) is no obstacle.
     const code = "function f() { if (x) { return {a: 1}; } }\n".repeat(2_000);
     expect((await rubricOf('{"score": 0.9, "passed": true, "reason": "says 42"}', code)).passed).toBe(true);
