@@ -109,7 +109,7 @@ const substitutedCode = (text: string): ClassKey | undefined => SUBSTITUTED_CODE
 
 /** A shell or interpreter reading its program from standard input. */
 function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
-  const input = inv.command.redirects.find((r) => r.op === "<" || r.op === "<&");
+  const input = inv.command.redirects.find((r) => /^<&?$/.test(r.op) && !LINE.STDIN_FILE.test(r.target.text));
   // `bash < FILE` runs FILE, as `bash FILE` does: judged when its text is known. Naming the input as the script
   // (`. /dev/stdin < FILE`) runs a file of unknown text the way no plain run would: asked about.
   if (input) {
@@ -135,7 +135,9 @@ function judgeStdinProgram(inv: Invocation, s: LineState, named = false): void {
       add(s, "shell_input", `${inv.program} runs a variable's text`);
     const text = source.text.replace(new RegExp(LINE.VARIABLE_LINE, "gm"), "");
     const rest = { ...source, text, literal: source.literal || !text.includes("$") };
-    judgeShellText(rest, s, inv.command.cwd, inv.program);
+    // `bash -s -- ARGS <<EOF`: the text's `$1 …`
+    const positional = [inv.word, ...inv.args.filter((w) => !w.text.startsWith("-"))];
+    judgeShellText(rest, s, inv.command.cwd, inv.program, { positional });
   } else if (!source.literal && /\$\(|`|^\s*\$\{?\w+\}?\s*$/.test(source.text)) runsUnknownCode(inv, s);
   else judgeCode(source.text, s);
 }
@@ -228,8 +230,10 @@ function printedBySubstitution(text: string, s: LineState): Word | undefined {
 
 function judgeRunsFile(inv: Invocation, s: LineState): void {
   if (syntaxCheckOnly(inv)) return;
-  const script = runsShellText(inv.program) ? inv.args.find((w) => !w.text.startsWith("-")) : inv.word;
-  if (!script || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$|^-$/.test(script.text))
+  // `bash -s ARGS`: the program is standard input, the words its arguments
+  const stdin = runsShellText(inv.program) && inv.args.some((w) => /^-[a-zA-Z]*s[a-zA-Z]*$/.test(w.text));
+  const script = runsShellText(inv.program) ? inv.args.find((w) => !stdin && !w.text.startsWith("-")) : inv.word;
+  if (!script || LINE.STDIN_FILE.test(script.text) || script.text === "-")
     return judgeStdinProgram(inv, s, !!script?.text.startsWith("/"));
   if (!script.literal && /^<\(|^\$\(/.test(script.text)) {
     if (LINE.INIT_IDIOM.test(script.text)) return;
@@ -277,7 +281,7 @@ function judgeTaskFiles(inv: Invocation, s: LineState): void {
   // `make -f FILE` (the grammar drops a last `-`: `make -f - <<EOF` reads standard input)
   const named = inv.args.flatMap((w, i) => (w.text === spec.fileOption ? [inv.args[i + 1]?.text ?? "-"] : []));
   for (const name of [...named, ...spec.files]) {
-    const stdin = name === "-" || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$/.test(name);
+    const stdin = name === "-" || LINE.STDIN_FILE.test(name);
     const text = stdin ? inv.command.stdin?.text : fileText(literalWord(name), s, inv.command.cwd);
     if (text === undefined) continue;
     const body = spec.extract ? EXTRACTORS[spec.extract]!(text).join("\n") : text;

@@ -67,8 +67,9 @@ function stdinSecret(cmd: SimpleCommand, view: ExfilView, st: ExfilState, person
 const remoteUrl = (u: string) =>
   (table.URL_LIKE.test(u) || table.DROP_HOSTS.test(u)) && !table.LOCAL_HOST.test(hostOf(u));
 
-/** A header naming a service's secret variable (`$OPENAI_API_KEY`), sent to a host not of that service. */
+/** A header naming a secret file, or a service's secret variable (`$OPENAI_API_KEY`) sent to a host not of that service. */
 const leaksServiceSecret = (header: string, hosts: string[]) =>
+  table.SECRET_FILE.test(header) ||
   [...header.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)].some(([, name]) =>
     table.SERVICE_SECRETS.some(([v, h]) => v.test(name!) && hosts.some((x) => !h.test(x))),
   );
@@ -106,12 +107,14 @@ function sink(inv: Invocation): Sink | undefined {
   const p = inv.program;
   if (/^(curl|wget|http|https|xh)$/.test(p)) return httpSink(inv, t);
   if (table.NET_SENDERS.test(p)) {
-    if (t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x))) return undefined;
+    // a listener sends what it is fed to whoever connects, unless it listens on this machine only
+    const listens = t.some((x) => /^-[a-zA-Z]*l|^--listen$|^(TCP|TCP4|TCP6|UDP)[46]?-LISTEN:/i.test(x));
+    if (listens && t.some((x) => table.LOCAL_HOST.test(x) && x !== "0.0.0.0")) return undefined;
     const hosts =
       p === "socat"
         ? t.map((x) => /^(?:TCP|TCP4|TCP6|UDP|OPENSSL|SSL)[46]?:([^:,]+):/i.exec(x)?.[1] ?? "").filter(Boolean)
         : t.filter((x) => !x.startsWith("-") && !/^\d+$/.test(x));
-    if (hosts.every((h) => table.LOCAL_HOST.test(h))) return undefined;
+    if (!listens && hosts.every((h) => table.LOCAL_HOST.test(h))) return undefined;
     return { payload: inv.args.filter((w) => /^(FILE|OPEN|GOPEN):/i.test(w.text)), stdin: true };
   }
   if (p === "openssl" && t[0] === "s_client") {

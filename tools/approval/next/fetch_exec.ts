@@ -262,12 +262,9 @@ export const syntaxCheckOnly = (inv: Invocation) =>
 /** Every fetched-code finding of one invocation (and records what it writes for later commands). */
 export function judgeFetchedCode(inv: Invocation, view: LineView): Finding[] {
   const st = stateOf(view);
-  const script = table.SCRIPT_INTERPRETERS.test(inv.program) ? scriptArg(inv.args) : undefined;
   const out = [runsComputed(inv, view, st), configuredShell(inv, view)];
   if (installsFromUntrusted(inv))
     out.push({ key: "remote_code_exec", reason: `${inv.program} installs from an untrusted source` });
-  if (script && !script.literal && script.text.startsWith("<("))
-    out.push({ key: "shell_input", reason: `${inv.program} runs the output of ${script.text}` });
   out.push(elevatedCodePath(inv, view));
   for (const hook of record(inv, view, st)) {
     if (typeof hook === "string") out.push({ key: hook, reason: "writes fetched code into a git hook" });

@@ -8,12 +8,12 @@ import type { PathClass, PathContext } from "./paths.js";
 import { killAsPkill } from "./pids.js";
 import { RULES, type Rule } from "./rules.js";
 import { LISTINGS, TEMP_ROOT, TRIAL_RUN, WRITE_CLASSES, WRITE_PLACES } from "./rules/files.js";
-import { upstream, type SimpleCommand } from "./model.js";
+import { optionAt, upstream, type SimpleCommand } from "./model.js";
 import { MOVE_FROM_CLASSES, PERMISSION_CLASSES } from "./rules/judges_paths.js";
 import { RUNTIME_ARGUMENT_PROGRAMS } from "./rules/system.js";
 import { basename, isOption, under, type Invocation } from "./unwrap.js";
 import { GLOB_REGEX } from "./rules/words_values.js";
-import { literalWord, UNKNOWN_DIR, type Word } from "./words.js";
+import { literalWord, texts, UNKNOWN_DIR, type Word } from "./words.js";
 
 /** What the line judge lends the judges of remote state and fetched code (remote.ts, fetch_exec.ts). */
 export interface LineView {
@@ -94,15 +94,11 @@ function matches(rule: Rule, inv: Invocation, parts: Parts): boolean {
 
 /** The values of options (`-C DIR`, `-CDIR`, `--directory=DIR`) and of `key=` operands (`of=FILE`). */
 function optionPaths(spec: { option?: string[]; prefix?: string; fallback?: string }, args: Word[]): Word[] {
-  const found: Word[] = [];
-  args.forEach((w, i) => {
-    for (const o of spec.option ?? []) {
-      const bundled = /^-[a-zA-Z]$/.test(o) && /^-[a-zA-Z]+$/.test(w.text) && w.text.endsWith(o[1]!);
-      if ((w.text === o || bundled) && args[i + 1]) found.push(args[i + 1]!);
-      else if (w.text.startsWith(o.startsWith("--") ? `${o}=` : o) && w.text.length > o.length)
-        found.push({ ...w, text: w.text.slice(o.length).replace(/^=/, "") });
-    }
-    if (spec.prefix && w.text.startsWith(spec.prefix)) found.push({ ...w, text: w.text.slice(spec.prefix.length) });
+  const t = texts(args);
+  const found = args.flatMap((w, i) => {
+    const value = optionAt(t, i, spec.option ?? []) ?? (spec.prefix && /^(\w+=)(.*)$/s.exec(w.text));
+    if (Array.isArray(value)) return value[1] === spec.prefix ? [{ ...w, text: value[2]! }] : [];
+    return value === undefined || !value ? [] : [value === t[i + 1] ? args[i + 1]! : { ...w, text: value }];
   });
   return found.length || !spec.fallback ? found : [literalWord(spec.fallback)];
 }

@@ -102,7 +102,7 @@ export const upstream = (cmd: SimpleCommand): SimpleCommand[] =>
 export function optionAt(words: string[], i: number, names: string[]): string | undefined {
   const w = words[i]!;
   for (const name of names) {
-    if (/^-[^-]/.test(name)) {
+    if (/^-[^-]$/.test(name)) {
       const m = !w.startsWith("--") && new RegExp(`^-[a-zA-Z]*?${name[1]}(.*)$`).exec(w);
       if (m) return m[1] || words[i + 1];
     } else if (w === name) return words[i + 1];
@@ -135,14 +135,16 @@ type Redirections = Pick<SimpleCommand, "redirects" | "stdin"> & { tail: SyntaxN
 /** Reads a redirection node into `into`; false when `c` is not one. */
 function readRedirection(c: SyntaxNode, s: WalkState, into: Redirections): boolean {
   const parts = named(c);
-  if (c.type === "file_redirect") {
+  // the grammar reads `< F <<< WORD` as an error and `< WORD`: the here-string
+  const misread = c.previousSibling?.type === "ERROR" && c.previousSibling.text.endsWith("<<");
+  if (c.type === "herestring_redirect" || misread) {
+    if (parts[0]) into.stdin = resolveWord(parts[0], s.vars);
+  } else if (c.type === "file_redirect") {
     const target = c.childForFieldName("destination") ?? parts.find((p) => p.type !== "file_descriptor");
     // `<>` (read and write) is no token of the grammar: read from the text
     const op = /^\d*([<>&|]+)/.exec(c.text)?.[1] ?? ">";
     const fd = parts.find((p) => p.type === "file_descriptor")?.text;
     if (target) into.redirects.push({ op, fd, target: resolveWord(target, s.vars) });
-  } else if (c.type === "herestring_redirect") {
-    if (parts[0]) into.stdin = resolveWord(parts[0], s.vars);
   } else if (c.type === "heredoc_redirect") {
     const text = parts.find((h) => h.type === "heredoc_body");
     const quoted = /^['"]|\\/.test(parts.find((h) => h.type === "heredoc_start")?.text ?? "");
@@ -255,10 +257,12 @@ function redirected(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): 
 }
 
 /** `( … )` (its own directory) and `{ …; }`: the last command feeds a pipe after it (`(curl …) | sh`). */
-function grouped(node: SyntaxNode, s: WalkState): SimpleCommand | undefined {
+function grouped(node: SyntaxNode, s: WalkState, pipedFrom?: SimpleCommand): SimpleCommand | undefined {
   const before = s.out.commands.length;
   walkWith(node, s, node.type === "subshell" ? { cwd: s.cwd } : {});
-  return s.out.commands.slice(before).findLast((c) => c.nested === s.nested);
+  const inside = s.out.commands.slice(before).filter((c) => c.nested === s.nested);
+  // the group's commands share the pipe's input (`curl … | (cd /tmp && sh)`)
+  return inside.map((c) => Object.assign(c, { pipedFrom: c.pipedFrom ?? pipedFrom })).at(-1);
 }
 
 /** Walks stages, each fed by the one before; returns the last simple command. */

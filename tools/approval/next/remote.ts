@@ -12,15 +12,14 @@ import { optionValue, upstream, type SimpleCommand } from "./model.js";
 import { FILE_SERVERS, X_TERMINALS } from "./rules/access.js";
 import * as table from "./rules/remote.js";
 import { basename, isShell, type Invocation } from "./unwrap.js";
-import { literalWord, type Word } from "./words.js";
+import { literalWord, texts, type Word } from "./words.js";
 
 const found = (key: ClassKey, reason: string): Finding => ({ key, reason });
-const texts = (inv: Invocation) => inv.args.map((w) => w.text);
 const joined = (words: Word[]) => words.map((w) => w.text).join(" ");
 
 /** A trial or help run changes no remote state: `--dry-run`, `--help`, a final `-h`, `git push -n`. */
 export function isTrialRun(inv: Invocation): boolean {
-  const t = texts(inv);
+  const t = texts(inv.args);
   if (t.some((w) => table.TRIAL_WORD.test(w)) || t.at(-1) === "-h") return true;
   return inv.program === "git" && t[0] === "push" && t.some((w) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(w));
 }
@@ -35,7 +34,7 @@ const verbWords = (args: string[]) =>
  */
 function destructiveVerb(inv: Invocation): Finding | undefined {
   if (!table.INFRA_CLIS.has(inv.program)) return undefined;
-  const verbs = verbWords(texts(inv)).filter((w, i) => i < 4 && !/[/=@$]|^\d/.test(w));
+  const verbs = verbWords(texts(inv.args)).filter((w, i) => i < 4 && !/[/=@$]|^\d/.test(w));
   const parts = verbs.map((w) => [w, w.replace(/[:._-]+/g, ""), ...w.split(/[:._-]+/)]);
   const destroys = parts.map((p) => p.some((x) => table.DESTRUCTIVE_VERBS.test(x)));
   // the word itself reads, or a part of a word that does not destroy
@@ -76,7 +75,7 @@ function judgeContainer(inv: Invocation, view: LineView): void {
 
 /** `… | xargs gsutil rm`, `docker volume ls -q | xargs docker volume rm`: deletes of a listing not shown. */
 function fedDelete(inv: Invocation): Finding | undefined {
-  const verbs = inv.runtimeArgs ? verbWords(texts(inv)) : [];
+  const verbs = inv.runtimeArgs ? verbWords(texts(inv.args)) : [];
   const spec = table.FED_DELETES.get(inv.program)?.find((f) => verbs.some((v) => f.verb.test(v)));
   return spec && found(spec.key, `${inv.program} deletes what a pipe lists`);
 }
@@ -88,7 +87,7 @@ function fedDelete(inv: Invocation): Finding | undefined {
  */
 function httpWrite(inv: Invocation): Finding | undefined {
   if (!/^(curl|wget|http|https|xh|xhs)$/.test(inv.program)) return undefined;
-  const t = texts(inv);
+  const t = texts(inv.args);
   const joined = t.join(" ");
   const wipe = table.HTTP.wipes.find((w) => w.test.test(joined));
   if (wipe) return found(wipe.key, wipe.what);
@@ -131,7 +130,7 @@ function toldByEnv(inv: Invocation): Finding | undefined {
  */
 function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
   const notes = view.notes;
-  const t = texts(inv);
+  const t = texts(inv.args);
   if (/^(terraform|tofu|terragrunt)$/.test(inv.program)) {
     const out = t.flatMap((w, i) => (w === "-out" ? [t[i + 1] ?? ""] : w.startsWith("-out=") ? [w.slice(5)] : []));
     const where = (p: string) => absolutePath(literalWord(p), view.ctx) ?? p;
@@ -156,9 +155,9 @@ function lineNotes(inv: Invocation, view: LineView): Finding | undefined {
  * repository's first push).
  */
 function pushedAway(inv: Invocation, view: LineView): Finding | undefined {
-  const words = inv.program === "git" ? verbWords(texts(inv)) : [];
+  const words = inv.program === "git" ? verbWords(texts(inv.args)) : [];
   if (words[0] === "remote" && words[1] === "add" && words[2]) view.notes.set(`git-remote:${words[2]}`, "added");
-  const target = words[0] === "push" && texts(inv).some((w) => /^--(all|mirror)$/.test(w)) ? words[1] : undefined;
+  const target = words[0] === "push" && texts(inv.args).some((w) => /^--(all|mirror)$/.test(w)) ? words[1] : undefined;
   if (target && (table.GIT_URL.test(target) || (target !== "origin" && view.notes.has(`git-remote:${target}`))))
     return found("repository_exfiltration", `git push sends every branch to ${target}`);
 }
@@ -168,7 +167,7 @@ function pushedAway(inv: Invocation, view: LineView): Finding | undefined {
  * not be the task's (a feature branch reset to its remote is routine). With one, the rule row judges the path.
  */
 function resetHard(inv: Invocation, view: LineView): Finding | undefined {
-  const t = texts(inv);
+  const t = texts(inv.args);
   const reset = inv.program === "git" && t.includes("reset") && t.includes("--hard") && !view.ctx.workdir;
   if (reset && !t.some((w) => table.FEATURE_REF.test(w))) return found("git_reset_hard", "a repository not known");
 }
@@ -179,7 +178,7 @@ function resetHard(inv: Invocation, view: LineView): Finding | undefined {
  */
 function remoteRunner(inv: Invocation, view: LineView): void {
   const spec = table.REMOTE_RUNNERS.get(inv.program);
-  const t = texts(inv);
+  const t = texts(inv.args);
   if (!spec || !spec.verbs.every((v) => t.includes(v))) return;
   const at = spec.option ? t.findIndex((w) => spec.option!.test(w)) : spec.last ? t.length - 2 : t.indexOf("--");
   const inline = spec.option && at >= 0 ? t[at]!.replace(spec.option, "") : "";
@@ -202,7 +201,7 @@ function remoteAccess(inv: Invocation, view: LineView): Finding | undefined {
     return found("remote_access", `${inv.program} on the display ${display}`);
   const server = FILE_SERVERS[inv.program.replace(/[\d.]+$/, "")];
   const serves = server?.serves.test(joined(inv.args)) && !server.local.test(joined(inv.args));
-  const dir = serves ? (optionValue(texts(inv), server.dir) ?? ".") : undefined;
+  const dir = serves ? (optionValue(texts(inv.args), server.dir) ?? ".") : undefined;
   if (dir && /^(system|home|home-secret|ssh)$/.test(classifyPath(literalWord(dir), view.ctx)))
     return found("remote_access", `${inv.program} serves ${dir} to the network`);
 }

@@ -4,7 +4,7 @@
  * database shells, remote-execution tools' module arguments hand over shell text, judged as a line of its
  * own. The tables (`table.*`) are in rules/wrappers.ts.
  */
-import { upstream, type SimpleCommand, type Word } from "./model.js";
+import { optionAt, upstream, type SimpleCommand, type Word } from "./model.js";
 import * as table from "./rules/wrappers.js";
 import { literalWord, printfOutput, type Variables } from "./words.js";
 import { windowsShellText } from "./windows.js";
@@ -82,11 +82,13 @@ const joinWords = (words: Word[], quote = false): Word => ({
 const computed = (program: string): Word => ({ text: `$(${program})`, literal: false, glob: false });
 export const isOption = (t: string) => t.startsWith("-") && t.length > 1;
 
-/** The word after the first of these options (or the first matching) among the first `before` words (`-m MODULE`). */
-function optionValue(args: Word[], names: string[] | RegExp, before = args.length): Word | undefined {
-  const named = (t: string) => (Array.isArray(names) ? names.includes(t) : names.test(t));
-  const at = args.findIndex((w, i) => i < before && named(w.text));
-  return at < 0 ? undefined : args[at + 1];
+/** The value of the first of these options among the first `before` words (`-m MODULE`, `-lc CMD`, `--split-string=TEXT`). */
+function optionValue(args: Word[], names: string[], before = args.length): Word | undefined {
+  const t = args.map((w) => w.text);
+  const at = t.findIndex((_, i) => i < before && optionAt(t, i, names) !== undefined);
+  if (at < 0) return undefined;
+  const value = optionAt(t, at, names)!;
+  return value === t[at + 1] ? args[at + 1] : { ...args[at]!, text: value };
 }
 
 /** The words that are neither options nor the values of `valued` options. */
@@ -117,7 +119,11 @@ function skipOptions(args: Word[], from: number, spec: { valued: string[]; posit
 
 /** `-c CODE ARGS…` of a shell (also `-lc`, `-ec`, `--login -c`): the word after the first option holding `c`. */
 function shellCode(args: Word[]): { code: Word; positional: Word[] } | undefined {
-  const at = args.findIndex((w) => !w.text.startsWith("-") || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text));
+  // `-O extglob`, `+o posix`: options whose value is the next word
+  const at = args.findIndex(
+    (w, i) =>
+      /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.text) || (!/^[-+]/.test(w.text) && !/^[-+][oO]$/.test(args[i - 1]?.text ?? "")),
+  );
   const code = args[at + 1];
   return args[at]?.text.startsWith("-") && code ? { code, positional: args.slice(at + 2) } : undefined;
 }
@@ -188,11 +194,9 @@ function pipedWords(cmd: SimpleCommand): Word[] | undefined {
 
 /** xargs' replace-string: `-I X`, `-J X`, `-IX`, `--replace=X`; `{}` for `-i`. */
 function replaceString(args: Word[], before: number): string | undefined {
-  const at = args.findIndex((w, i) => i < before && /^(-I|-J|--replace)$|^-I.|^-i$|^--replace=/.test(w.text));
-  const flag = args[at]?.text ?? "";
-  if (flag === "-i") return "{}";
-  if (flag === "-I" || flag === "-J") return args[at + 1]?.text;
-  return flag.replace(/^-I|^--replace=?/, "") || undefined;
+  const bare = args.find((w, i) => i < before && /^(-I.+|-i)$/.test(w.text))?.text;
+  if (bare) return bare === "-i" ? "{}" : bare.slice(2);
+  return optionValue(args, ["-I", "-J", "--replace"], before)?.text;
 }
 
 /** xargs/parallel: the command they run with the input words put where they go. */
@@ -224,6 +228,8 @@ const withoutVersion = (argv: Word[], packages?: boolean): Word[] =>
 function unwrapWrapper(program: string, args: Word[], f: Frame, out: Unwrapped): boolean {
   const spec = table.WRAPPERS.get(program);
   if (!spec || !args.length) return false;
+  // `parallel --dry-run CMD ::: …` prints the commands it would run
+  if (spec.fansOut && args.some((w) => /^--dry-?run$/.test(w.text))) return true;
   const verb = spec.verb?.find((v) => v.split(" ").every((part, i) => args[i]?.text === part));
   if (spec.verb && !verb) return false;
   const env: Variables = new Map(f.env);
@@ -265,9 +271,7 @@ function textArgument(program: string, args: Word[], taker?: table.ShellTextTake
 /** The shell text of a SHELL_TEXT_TAKERS row: after its flag, the last word, the rest joined, or the first word. */
 function takenText(spec: table.ShellTextTaker, args: Word[]): Word | undefined {
   const { flag, rest } = spec;
-  // a one-letter flag may end a bundle (`su -lc CMD`)
-  const bundled = flag?.map((o) => (/^-[a-z]$/.test(o) ? `-[a-zA-Z]*${o[1]}` : o)).join("|");
-  if (flag) return optionValue(args, new RegExp(`^(${bundled})$`));
+  if (flag) return optionValue(args, flag);
   if (spec.last) return args.at(-1);
   if (!rest) return args.find((w) => w.text !== "--");
   // the words after `--`, after the host (`ssh [opts] HOST CMD…`), or all of them (`eval`), joined

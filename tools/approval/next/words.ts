@@ -112,9 +112,8 @@ function doubleQuoted(node: SyntaxNode, vars: Variables): Word {
     // The grammar splits string content at line ends: the newlines between the pieces are the string's.
     if (c.startPosition.row > row) parts.push(literalWord("\n".repeat(c.startPosition.row - row)));
     row = c.endPosition.row;
-    parts.push(
-      c.type === "string_content" ? literalWord(c.text.replace(/\\([$`"\\\n])/g, "$1")) : resolveWord(c, vars),
-    );
+    const content = c.type === "string_content" && literalWord(c.text.replace(/\\([$`"\\\n])/g, "$1"));
+    parts.push(content || resolveWord(c, vars));
   }
   return { ...joined(parts), glob: false };
 }
@@ -164,7 +163,8 @@ export function printfOutput([format = "", ...args]: string[]): string {
   let out = "";
   let next = 0;
   // `%b` decodes its argument's escapes as the format's own are decoded
-  const take = (m: string) => (m.endsWith("b") ? decodeAnsiC(args[next++] ?? "") : (args[next++] ?? ""));
+  const take = (m: string) =>
+    m.endsWith("b") ? decodeAnsiC((args[next++] ?? "").replace(/\\0(?=[0-7])/g, "\\")) : (args[next++] ?? "");
   do out += decodeAnsiC(format).replace(conversion, (m) => (m === "%%" ? "%" : take(m)));
   while (next < args.length);
   return out;

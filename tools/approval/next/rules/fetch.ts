@@ -113,10 +113,6 @@ export const SUBSTITUTED_CODE: [RegExp, "remote_code_exec" | "decoded_code_exec"
   ],
 ];
 
-/** Interpreters whose script operand is code (`python3 <(cat x)`: code only known when it runs). */
-export const SCRIPT_INTERPRETERS =
-  /^(python[\d.]*|node|nodejs|deno|bun|perl|ruby|php|lua|Rscript|julia|groovy|tclsh|wish|pwsh|powershell|osascript)$/;
-
 /** Variables naming where a program loads code from: under raised rights, pointing outside the task, a way in. */
 export const CODE_PATH_ENV =
   /^(PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|PERL5LIB|PERL5OPT|RUBYLIB|RUBYOPT|NODE_PATH|NODE_OPTIONS|LD_LIBRARY_PATH|LD_PRELOAD)=(.+)$/s;

@@ -35,7 +35,7 @@ export const REDIRECT_WRITES = [
 ];
 
 /** Calls that run shell text. */
-export const SHELL_CALL_NAMES = String.raw`commandLine|os\.exec[lv]p?e?|os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|Open3\.\w+|%x`;
+export const SHELL_CALL_NAMES = String.raw`do shell script|commandLine|os\.exec[lv]p?e?|os\.system|os\.popen|subprocess\.\w+|execSync|exec|spawnSync|spawn|execFileSync|system|qx|Popen|check_output|check_call|call|run|shell_exec|passthru|proc_open|popen|io\.popen|os\.execute|System\.cmd|Deno\.Command|Deno\.run|Open3\.\w+|%x`;
 
 /** Tcl's `exec PROGRAM ARGS…` (a bare word after `exec`, not a quoted string or a call): the words run as a command. */
 export const BARE_EXEC = /(?:^|[;[{\n])\s*exec\s+([a-zA-Z/][^\]\n;}]*)/g;

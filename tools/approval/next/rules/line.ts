@@ -15,12 +15,15 @@ export const DECODERS = /^(base64|base32|xxd|openssl|gpg|tr|gunzip|zcat|uudecode
 
 /** Interpreters whose `-c`/`-e` code and script files are read (inline.ts). */
 export const INTERPRETERS = new Set(
-  "python python2 python3 node nodejs deno bun perl ruby php lua Rscript julia groovy tclsh wish".split(" "),
+  "python python2 python3 node nodejs deno bun perl ruby php lua Rscript julia groovy tclsh wish osascript".split(" "),
 );
 
 /** `eval "$(tool init)"`: environment set-up that tools print for the shell to evaluate. */
 export const INIT_IDIOM =
   /^[$<]\(\s*[\w-]+ completions?\b|^[$<]\(\s*(\S*\/)?(ssh-agent|pyenv|rbenv|nodenv|jenv|goenv|direnv|brew|conda|starship|zoxide|fnm|opam|keychain|dircolors|thefuck|mise|rtx|asdf|gpg-agent|luarocks|register-python-argcomplete|kubectl completion|gh completion|docker-machine|minikube|plenv|pipenv|poetry|nvm|npm completion|rustup|chef|atuin|mcfly|fzf|aws-vault|saml2aws|op signin|hub alias)\b/;
+
+/** Names of standard input as a file. */
+export const STDIN_FILE = /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$/;
 
 /** A line of shell text that is one variable (`$CMD`): what the shell runs is only known then. */
 export const VARIABLE_LINE = /^[ \t]*"?\$\{?\w+\}?"?[ \t]*$/m;

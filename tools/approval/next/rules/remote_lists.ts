@@ -370,6 +370,8 @@ export const SQL_EFFECTS: { test: RegExp; key: Rule["key"]; raw?: boolean }[] = 
     key: "sql_drop",
   },
   { test: /\btruncate\s+(table\s+)?[\w."`]/i, key: "sql_truncate" },
+  // the server itself stopped
+  { test: /\bshutdownServer\s*\(|^\s*shutdown(\s+(with\s+nowait|immediate|abort))?\s*;?\s*$/im, key: "stop_service" },
   {
     test: /^\s*(delete\s+from|alter\s+table\s+\S+\s+delete)\s*[\w."`]*\s*(where\s+(1\s*=\s*1|true|1)\s*)?$|\bdelete\s+from\s+[\w."`]+\s*(where\s+(1\s*=\s*1|true)\s*)?$/i,
     key: "sql_delete_without_where",

@@ -115,6 +115,25 @@ export const SYSTEM_RULES: Rule[] = [
     flag: ["supervisorctl stop all", "pm2 stop all", "pm2 delete all", "pm2 kill"],
     pass: ["pm2 list", "supervisorctl status", "pm2 delete api"],
   },
+  // git's ext:: transport runs the URL's text as a command
+  {
+    program: ["git"],
+    args: /(^|\s)'?ext::|\bprotocol\.(ext\.)?allow=always\b/,
+    effect: "system",
+    key: "shell_input",
+    flag: ["git clone 'ext::sh -c touch% /tmp/pwned'", "git -c protocol.ext.allow=always fetch origin"],
+    pass: ["git clone https://github.com/acme/app.git", "git -c protocol.file.allow=never fetch"],
+  },
+  // a database server stopped; a data directory outside the system's trees (the task's, a temporary one) is not one
+  {
+    program: ["pg_ctl", "pg_ctlcluster"],
+    args: /(^|\s)(stop|kill|restart)(\s|$)/,
+    unless: /(^|\s)(-D|--pgdata)[=\s]*(?!\/(var|srv|opt|usr|etc|data)\/|~|\$HOME)[^\s=]/,
+    effect: "system",
+    key: "stop_service",
+    flag: ["pg_ctl -D /var/lib/postgresql/data stop -m fast"],
+    pass: ["pg_ctl -D ./pgdata stop", 'd=$(mktemp -d) && pg_ctl -D "$d" stop', "pg_ctl status"],
+  },
   {
     program: ["launchctl"],
     args: /(^|\s)(bootout|unload|disable|remove|stop|kill|kickstart)(\s|$)/,
