@@ -13,6 +13,8 @@ export interface RunStop {
   stopping: boolean;
   /** A signal ended the run: it exits 130 and prints the resume command. */
   interrupted: boolean;
+  /** Tasks were left without a result: not started when the run stopped taking tasks, or cancelled in flight. */
+  leftTasks: boolean;
   /** The model error every task of the early stop had. */
   earlyStop?: string;
   earlyStopWhat: string;
@@ -34,7 +36,7 @@ export function createRunControl(
   progress: Progress,
   logEvent: (msg: string) => void,
 ): RunControl {
-  const stop: RunStop = { stopping: false, interrupted: false, earlyStopWhat: "" };
+  const stop: RunStop = { stopping: false, interrupted: false, leftTasks: false, earlyStopWhat: "" };
   // Ctrl-C once: stop taking tasks, let in-flight ones finish. Twice, or SIGTERM: abort them too.
   const cancel = new BroadcastChannel(CANCEL_CHANNEL);
   const abortAll = () => cancel.postMessage({ type: "abort-all", runDir } satisfies CancelMessage);
@@ -65,6 +67,7 @@ export function createRunControl(
   // same way: N results in a row that are all one model error stop the run (src/run/early_stop.ts).
   const deadEndpoint = new DeadEndpointWatch(stopAfterFailures);
   const observe = (msg: TaskOutcomeMessage) => {
+    if (msg.outcome === "cancelled") stop.leftTasks = true;
     if (stop.earlyStop !== undefined) return;
     const fired = deadEndpoint.observe(msg);
     if (!fired) return;

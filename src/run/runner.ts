@@ -632,14 +632,24 @@ async function dispatchTasks(config: RunConfig, plan: RunPlan, runPool: RunPool,
         await rowProblemOf(config),
       );
     for await (const spec of specs) {
-      if (stop.stopping) break;
-      while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
-      if (stop.stopping) break;
+      if (!stop.stopping) while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
+      // A task the run stopped before: left for a --resume.
+      if (stop.stopping) {
+        stop.leftTasks = true;
+        break;
+      }
       submit(spec);
     }
     for (const b of badRows) d.log.logEvent(`skipped bad row: ${b}`);
     if (badRows.length) d.progress.log(`skipped ${badRows.length} bad row(s); see ${d.log.events}`);
     while (d.inFlight.size) await d.inFlight.next();
+    // A signal that came when every task was already in flight (or done): the drain finished them all, and the run
+    // is complete; it is not sent to a --resume that has nothing to do.
+    if (stop.interrupted && !stop.leftTasks) {
+      stop.interrupted = false;
+      d.progress.log("interrupt: no task was left to stop; the run is complete");
+      d.log.logEvent("interrupt: no task was left to stop; the run is complete");
+    }
   } catch (err) {
     // Reading the dataset or writing failed: stop, and let the tasks in flight end before the files close.
     stop.stopping = true;
