@@ -110,7 +110,9 @@ describe("terminal", () => {
     };
     const denying = { approval: { gate: deny, records: [] } };
     const r = await call("terminal", { command: "touch should_not_exist", workdir: "." }, task, denying);
-    expect(r).toEqual({ error: "BLOCKED: recursive delete", status: "blocked" });
+    // The original's terminal answers a blocked command so (tools/terminal_tool.py at upstream cb51baec, 1663-1668).
+    expect(r).toEqual({ output: "", exit_code: -1, error: "BLOCKED: recursive delete", status: "blocked" });
+    expect(Object.keys(r)).toEqual(["output", "exit_code", "error", "status"]);
     expect(seen).toEqual([
       {
         command: "touch should_not_exist",

@@ -57,8 +57,11 @@ export class ApprovalDenied extends Error {
 
 const NOTHING_RAN = "nothing was run";
 
-function denial(message: string): ToolResult {
-  return toolFailure(message.startsWith("BLOCKED") ? message : `BLOCKED: ${message}`, { status: "blocked" });
+function denial(tool: string, message: string): ToolResult {
+  const error = message.startsWith("BLOCKED") ? message : `BLOCKED: ${message}`;
+  // The original's terminal answers a blocked command in its own result's shape (terminal_tool.py at cb51baec).
+  if (tool === "terminal") return { content: { output: "", exit_code: -1, error, status: "blocked" } };
+  return toolFailure(error, { status: "blocked" });
 }
 
 const RESULT_KEYS = new Set(["content", "error", "details"]);
@@ -238,7 +241,8 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
           allowed: false,
           message: `BLOCKED: approval failed (${errorTypeAndMessage(err)[1]}); ${NOTHING_RAN}`,
         }));
-      if (!verdict.allowed) return denial(verdict.message ?? `the approval policy denied this call; ${NOTHING_RAN}`);
+      if (!verdict.allowed)
+        return denial(tool, verdict.message ?? `the approval policy denied this call; ${NOTHING_RAN}`);
     }
     return undefined;
   }
@@ -247,7 +251,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
   function gatedEnvironment(tool: string, env: Environment, ctx: ToolContext): Environment {
     const check = async (effect: ToolEffect) => {
       const refused = await approve(tool, [effect], ctx);
-      if (refused) throw new ApprovalDenied(refused.error);
+      if (refused) throw new ApprovalDenied(refused.error ?? (refused.content as { error: string }).error);
     };
     const gated: Partial<Environment> = {
       exec: async (command: string, o?: ExecOptions) => {
@@ -292,7 +296,7 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
     try {
       return asResult(await entry.handler(args, handlerCtx, state), entry.name);
     } catch (err) {
-      if (err instanceof ApprovalDenied) return denial(err.message);
+      if (err instanceof ApprovalDenied) return denial(entry.name, err.message);
       const [type, message] = errorTypeAndMessage(err);
       return toolFailure(`Tool execution failed: ${type}: ${message}`);
     }
