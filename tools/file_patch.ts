@@ -6,7 +6,7 @@ import { booleanArg, pathArg, requiredInSchema, withDefault } from "./tool_args.
 import { applyV4AHunks, parseV4APatch, type V4AOperation } from "./v4a_patch.js";
 import { unifiedDiff } from "./unified_diff.js";
 import { fuzzyFindAndReplace, NO_MATCH_ERROR, noMatchHint } from "./fuzzy_match.js";
-import { absolutePath, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
+import { absolutePath, currentDir, noteWrites, staleWarnings, succeeded, withWarnings } from "./file_state.js";
 import { writeFailure, errMessage, pySplitext } from "./file_tool_common.js";
 import { isFifo, notRegularFile } from "./file_write.js";
 
@@ -87,7 +87,7 @@ async function lintFile(env: Environment, path: string, signal?: AbortSignal): P
   const has = await env.exec(`command -v ${tool} >/dev/null 2>&1 && echo 'yes'`, { timeoutMs: 10_000, signal });
   if (has.stdout.trim() !== "yes") return { status: "skipped", message: `${tool} not available` };
   // The path as the model gave it, from the working folder, so messages name the file as the original's do.
-  const res = await env.exec(`cd ${shellQuote(env.workdir)} && ${command.replace("{file}", shellQuote(path))}`, {
+  const res = await env.exec(`cd ${shellQuote(currentDir(env))} && ${command.replace("{file}", shellQuote(path))}`, {
     timeoutMs: 30_000,
     signal,
   });

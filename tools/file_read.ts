@@ -5,7 +5,7 @@ import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
-import { absolutePath, guardedRead, readDedupKey, recordRead, repeatCount, unchangedSinceRead } from "./file_state.js";
+import { absolutePath, currentDir, guardedRead, readDedupKey, recordRead, repeatCount, unchangedSinceRead } from "./file_state.js";
 import { pyDirname, pyJoin, pySplitext, pyLen, pySlice, PATH_DESCRIPTION } from "./file_tool_common.js";
 
 export const READ_DEFAULT_LIMIT = 500;
@@ -59,7 +59,7 @@ async function similarFiles(env: Environment, path: string): Promise<string[]> {
   const [stem, ext0] = pySplitext(filename);
   const ext = ext0.toLowerCase();
   const lower = filename.toLowerCase();
-  const listDir = posix.isAbsolute(dir) ? dir : posix.resolve(env.workdir, dir);
+  const listDir = posix.isAbsolute(dir) ? dir : posix.resolve(currentDir(env), dir);
   const res = await env.exec(`ls -1 ${shellQuote(listDir)} 2>/dev/null | head -50`, { timeoutMs: 10_000 });
   if (res.exitCode !== 0) return [];
   const scored: { score: number; path: string }[] = [];

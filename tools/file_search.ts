@@ -3,7 +3,7 @@ import { lazy } from "../src/core/lazy.js";
 import { shellQuote } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, pathArg, requiredInSchema, unadvertisedArg, withDefault } from "./tool_args.js";
-import { absolutePath, repeatCount } from "./file_state.js";
+import { absolutePath, currentDir, repeatCount } from "./file_state.js";
 import { pyDirname, pyJoin, pySlice } from "./file_tool_common.js";
 
 const SEARCH_DEFAULT_LIMIT = 50;
@@ -273,7 +273,7 @@ export async function handleSearchFiles(
   const shownRoot = searchPath;
   const prune = `\\( -name '.*' -o ${PRUNED_DIRS.map((d) => `-name ${shellQuote(d)}`).join(" -o ")} \\) -prune`;
   const fetch = offset + limit + (context > 0 ? 200 : 0);
-  const cd = `cd ${shellQuote(env.workdir)} 2>/dev/null;`;
+  const cd = `cd ${shellQuote(currentDir(env))} 2>/dev/null;`;
   const S = shellQuote(shownRoot);
 
   if (target === "files") {

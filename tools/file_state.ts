@@ -8,9 +8,17 @@ import { posix } from "node:path";
 import { shellQuote, type Environment } from "./environments/base.js";
 import type { ToolContext, ToolResult } from "./registry.js";
 
-/** The path a file is known by: absolute, against the environment's working directory. */
+/**
+ * The directory relative paths resolve against: the terminal's current directory (where its last command
+ * ended, as the original's file tools follow the live terminal cwd), else the environment's working directory.
+ */
+export function currentDir(env: Environment): string {
+  return env.cwd ?? env.workdir;
+}
+
+/** The path a file is known by: absolute, against the terminal's current directory. */
 export function absolutePath(env: Environment, path: string): string {
-  return posix.isAbsolute(path) ? posix.normalize(path) : posix.resolve(env.workdir, path);
+  return posix.isAbsolute(path) ? posix.normalize(path) : posix.resolve(currentDir(env), path);
 }
 
 /**

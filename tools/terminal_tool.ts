@@ -283,7 +283,9 @@ export async function terminalEffects(args: TerminalArgs, ctx: ToolContext): Pro
   // Refused by the handler before anything runs (as the original refuses before its approval check).
   if (typeof args.command !== "string" || refusedForeground({ ...args, command: args.command })) return [];
   const env = await ctx.getEnv();
-  return [{ kind: "run", command: args.command, workdir: env.workdir, cwd: resolveWorkdir(env, args.workdir) }];
+  // Without a workdir the command runs where the terminal's last command ended (its cd carries over).
+  const cwd = resolveWorkdir(env, args.workdir) ?? env.cwd;
+  return [{ kind: "run", command: args.command, workdir: env.workdir, cwd }];
 }
 
 function failed(error: string): ToolResult {
@@ -314,7 +316,12 @@ async function startBackground(
   const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
   let started: { id: string; pid?: number };
   try {
-    started = await env.startBackground(args.command, { cwd, pty: (args.pty ?? false) && !ptyDisabled });
+    // From the terminal's carried state (its cwd unless a workdir, its exports), as the original's.
+    started = await env.startBackground(args.command, {
+      cwd,
+      carry: true,
+      pty: (args.pty ?? false) && !ptyDisabled,
+    });
   } catch (err) {
     return {
       content: {
@@ -369,8 +376,11 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   if (background) return startBackground({ ...args, command }, env, cwd, ctx.notices);
 
   // `exec 2>&1` merges stderr into stdout in the order it was written, as a terminal shows it.
+  // Carried (as the original's one shell per task): it starts where the last command ended, with the variables
+  // earlier ones exported, and its own cd and exports carry to the next.
   const res = await env.exec(`exec 2>&1; ${command}`, {
     cwd,
+    carry: true,
     timeoutMs: timeoutS * 1000,
     signal: ctx.signal,
     maxOutputChars: DEFAULT_OUTPUT_CAP,

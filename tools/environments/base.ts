@@ -14,6 +14,13 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Cap on stdout and on stderr, each, in characters (head and tail kept). */
   maxOutputChars?: number;
+  /**
+   * The terminal's own command (as the original's one shell per task): it starts in the tracked cwd (`cwd`
+   * overrides it) with the variables earlier carried commands exported, and its final cwd and exports carry to the
+   * next one. Its own `exit`, a timeout or a kill carries nothing; a tracked cwd that is gone fails it with 126.
+   * "start": starts from that state but moves nothing (a background process's start, as the original's).
+   */
+  carry?: boolean | "start";
 }
 
 export interface ExecResult {
@@ -23,6 +30,8 @@ export interface ExecResult {
   timedOut: boolean;
   /** True when stdout or stderr was cut to the cap. */
   truncated: boolean;
+  /** With `carry`: the cwd the command ended in, when it saved one (not after its own `exit`, a kill or a gone cwd). */
+  cwd?: string;
 }
 
 /** The verify step's files and bounds (Environment.runVerify). */
@@ -50,6 +59,8 @@ export interface BackgroundStatus {
 
 export interface BackgroundStartOptions {
   cwd?: string;
+  /** Start from the terminal's carried state (its cwd unless `cwd`, its exports), as the original's background. */
+  carry?: boolean;
   env?: Record<string, string>;
   /** Run the command on a pseudo-terminal (`script` from util-linux inside the environment); without one there, as if not asked. */
   pty?: boolean;
@@ -65,6 +76,11 @@ export interface Environment {
   readonly kind: string;
   /** The default working directory inside the environment. */
   readonly workdir: string;
+  /**
+   * The terminal's current directory: where the last carried command ended (starts at `workdir`). Relative paths
+   * of the file tools and the approval gate resolve against it. Left out by backends that carry no state.
+   */
+  readonly cwd?: string;
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
   readFile(path: string): Promise<Buffer>;
   /** Creates parent directories as needed. */

@@ -32,6 +32,7 @@ import {
 } from "./docker_client.js";
 import { runExecRaw, runPlainCommand } from "./docker_exec.js";
 import { PersistentShell } from "./docker_shell.js";
+import { CarriedState } from "../shell/carried_state.js";
 import { spawnInContainer } from "./docker_piped.js";
 import type { PipedProcess, PipedSpawnOptions } from "../piped_process.js";
 import { DiskQuota } from "../disk_quota.js";
@@ -177,6 +178,15 @@ export class DockerEnvironment implements Environment {
     readonly permit: SandboxPermit,
   ) {
     this.shellDisabled = !options.persistentShell;
+    this.carried = new CarriedState(workdir, "/tmp");
+  }
+
+  /** The terminal's state carried between its commands (cwd, exports). */
+  private readonly carried: CarriedState;
+
+  /** The terminal's current directory (Environment.cwd). */
+  get cwd(): string {
+    return this.carried.cwd;
   }
 
   get containerId(): string {
@@ -222,7 +232,7 @@ export class DockerEnvironment implements Environment {
     for (const name of Object.keys(opts.env ?? {})) {
       if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name '${name}'`);
     }
-    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cwd = this.carried.startCwd(opts, (p) => this.resolvePath(p), this.workdir);
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
     try {
@@ -230,9 +240,17 @@ export class DockerEnvironment implements Environment {
         const shell = await this.getShell();
         // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
         if (shell?.alive && !shell.busy) {
-          return await this.afterCommand(
-            await shell.run({ command, cwd, env: opts.env, timeoutMs: opts.timeoutMs, signal: opts.signal, cap }),
-          );
+          const state = this.carried.stateFor(opts);
+          const result = await shell.run({
+            command,
+            cwd,
+            env: opts.env,
+            timeoutMs: opts.timeoutMs,
+            signal: opts.signal,
+            cap,
+            ...(state ? { state } : {}),
+          });
+          return await this.afterCommand(this.carried.after(opts, result));
         }
       }
       const result = await runPlainCommand(this.container, {
@@ -422,7 +440,7 @@ export class DockerEnvironment implements Environment {
 
   async startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
     this.assertOpen();
-    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : opts?.carry ? this.carried.cwd : this.workdir;
     return (await this.backgroundManager()).start(command, { ...opts, cwd });
   }
 

@@ -23,6 +23,7 @@ import { mkdir, realpath, rm } from "node:fs/promises";
 import { readRegularFile, writeRegularFile } from "../host_files.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { CarriedState } from "../shell/carried_state.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
   HostShell,
@@ -127,6 +128,13 @@ export class LocalEnvironment implements Environment {
   private shellStarts = 0;
   /** The environment the shell was started with; each command passes only the differences. */
   private shellEnv: Record<string, string> = {};
+  /** The terminal's state carried between its commands (cwd, exports). */
+  private readonly carried: CarriedState;
+
+  /** The terminal's current directory (Environment.cwd). */
+  get cwd(): string {
+    return this.carried.cwd;
+  }
 
   constructor(
     /** The task folder (kept after cleanup unless removeTaskDirOnCleanup). */
@@ -137,6 +145,7 @@ export class LocalEnvironment implements Environment {
   ) {
     this.workdir = workdir;
     this.maxOutputChars = options.maxOutputChars ?? DEFAULT_OUTPUT_CAP;
+    this.carried = new CarriedState(workdir, bgStateDir);
     this.background = new BackgroundProcessManager((cmd, opts) => this.exec(cmd, opts), {
       stateDir: bgStateDir,
       shell: hostShell(),
@@ -149,9 +158,11 @@ export class LocalEnvironment implements Environment {
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cwd = this.carried.startCwd(opts, (p) => this.resolvePath(p), this.workdir);
     if (!isDirectory(cwd)) {
-      return { exitCode: 1, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
+      // 126 for a carried command, as the original's `builtin cd <cwd> || exit 126`.
+      const exitCode = opts.carry ? 126 : 1;
+      return { exitCode, stdout: "", stderr: `cd: ${cwd}: No such directory`, timedOut: false, truncated: false };
     }
     const env = { ...this.baseEnv(), ...(opts.env ?? {}), [ENV_MARKER_VAR]: this.marker };
     if (opts.stdin === undefined) {
@@ -159,14 +170,17 @@ export class LocalEnvironment implements Environment {
       const changes = this.envChanges(env);
       // A busy shell means a concurrent call: that one takes the plain path instead of queueing.
       if (shell?.alive && !shell.busy && Object.keys(changes).every((k) => ENV_NAME.test(k))) {
-        return shell.run({
+        const state = this.carried.stateFor(opts);
+        const result = await shell.run({
           command,
           cwd,
           env: changes,
           timeoutMs: opts.timeoutMs,
           signal: opts.signal,
           cap: opts.maxOutputChars ?? this.maxOutputChars,
+          ...(state ? { state } : {}),
         });
+        return this.carried.after(opts, result);
       }
     }
     const result = await runInProcessGroup(hostShell(), ["-c", command], {

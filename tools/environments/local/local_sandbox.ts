@@ -20,6 +20,7 @@ import { chmodSync, chownSync, closeSync, constants, lchownSync, lstatSync, open
 import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
+import { CarriedState } from "../shell/carried_state.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
   DEFAULT_OUTPUT_CAP,
@@ -122,6 +123,13 @@ export class SandboxEnvironment implements Environment {
   /** The task folder's own file system (`--disk`), where one was made. */
   private quota: DiskQuota | undefined;
   private oomBaseline = 0;
+  /** The terminal's state carried between its commands (cwd, exports). */
+  private readonly carried: CarriedState;
+
+  /** The terminal's current directory (Environment.cwd). */
+  get cwd(): string {
+    return this.carried.cwd;
+  }
 
   private constructor(
     readonly taskDir: string,
@@ -132,6 +140,7 @@ export class SandboxEnvironment implements Environment {
     private readonly options: EnvironmentOptions,
   ) {
     this.maxOutputChars = typeof options.maxOutputChars === "number" ? options.maxOutputChars : DEFAULT_OUTPUT_CAP;
+    this.carried = new CarriedState(workdir, SANDBOX_IO_DIR);
     this.background = new BackgroundProcessManager((cmd, opts) => this.exec(cmd, opts), {
       stateDir: "/tmp/.hermes-bg",
       shell: "bash",
@@ -316,14 +325,19 @@ export class SandboxEnvironment implements Environment {
         this.markLost("the sandbox's shell is not running");
         throw new EnvironmentLostError(this.lost ?? "the sandbox's shell is not running");
       }
-      const result = await this.shell.run({
-        command,
-        cwd: opts.cwd ? posix.resolve(this.workdir, opts.cwd) : this.workdir,
-        env,
-        timeoutMs: opts.timeoutMs,
-        signal: opts.signal,
-        cap: opts.maxOutputChars ?? this.maxOutputChars,
-      });
+      const state = this.carried.stateFor(opts);
+      const result = this.carried.after(
+        opts,
+        await this.shell.run({
+          command,
+          cwd: this.carried.startCwd(opts, (p) => posix.resolve(this.workdir, p), this.workdir),
+          env,
+          timeoutMs: opts.timeoutMs,
+          signal: opts.signal,
+          cap: opts.maxOutputChars ?? this.maxOutputChars,
+          ...(state ? { state } : {}),
+        }),
+      );
       // The kernel killed a process of the task for its memory: the task ends (memory_limit).
       const ooms = this.cgroup?.oomKills() ?? 0;
       if (ooms > this.oomBaseline) {
