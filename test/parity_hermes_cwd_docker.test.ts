@@ -55,11 +55,14 @@ function scenario(which: "bash" | "busybox"): CwdScenario {
   return { ctx, env };
 }
 
-describe.each(["bash", "busybox"] as const)("the terminal's shell state carries between calls (docker, %s)", (which) => {
-  it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario(which)), 60_000);
-  it("exported variables carry, plain ones do not", () => exportCarries(scenario(which)), 60_000);
-  it("a command's own exit or a timeout carries nothing", () => exitAndTimeoutCarryNothing(scenario(which)), 60_000);
-  it("a removed cwd fails each command with 126 until a workdir moves it", () => removedCwd(scenario(which)), 60_000);
-  it("the approval gate judges rm -rf x after cd / as rm -rf /x", () => gateFollowsCwd(scenario(which)), 60_000);
-  it("a background process starts in the carried cwd", () => backgroundStartsThere(scenario(which)), 60_000);
-});
+describe.each(["bash", "busybox"] as const)(
+  "the terminal's shell state carries between calls (docker, %s)",
+  (which) => {
+    it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario(which)), 60_000);
+    it("exported variables carry, plain ones do not", () => exportCarries(scenario(which)), 60_000);
+    it("a command's own exit or a timeout carries nothing", () => exitAndTimeoutCarryNothing(scenario(which)), 60_000);
+    it("a removed cwd fails each command with 126 until a workdir moves it", () => removedCwd(scenario(which)), 60_000);
+    it("the approval gate judges rm -rf x after cd / as rm -rf /x", () => gateFollowsCwd(scenario(which)), 60_000);
+    it("a background process starts in the carried cwd", () => backgroundStartsThere(scenario(which)), 60_000);
+  },
+);

@@ -5,7 +5,15 @@ import { lazy } from "../src/core/lazy.js";
 import { shellQuote, type Environment } from "./environments/base.js";
 import { type ToolContext, type ToolResult } from "./registry.js";
 import { integerArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
-import { absolutePath, currentDir, guardedRead, readDedupKey, recordRead, repeatCount, unchangedSinceRead } from "./file_state.js";
+import {
+  absolutePath,
+  currentDir,
+  guardedRead,
+  readDedupKey,
+  recordRead,
+  repeatCount,
+  unchangedSinceRead,
+} from "./file_state.js";
 import { pyDirname, pyJoin, pySplitext, pyLen, pySlice, PATH_DESCRIPTION } from "./file_tool_common.js";
 
 export const READ_DEFAULT_LIMIT = 500;

@@ -133,7 +133,11 @@ export class BackgroundProcessManager {
       `fi`,
       `echo "pid=$!"`,
     ].join("\n");
-    const res = await this.run(script, { cwd: opts.cwd, env: opts.env, ...(opts.carry ? { carry: "start" as const } : {}) });
+    const res = await this.run(script, {
+      cwd: opts.cwd,
+      env: opts.env,
+      ...(opts.carry ? { carry: "start" as const } : {}),
+    });
     const pid = Number(/pid=(\d+)/.exec(res.stdout)?.[1]);
     if (res.exitCode !== 0 || !Number.isInteger(pid) || pid <= 0) {
       throw new Error(

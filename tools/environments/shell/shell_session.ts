@@ -5,16 +5,25 @@
  * (local_shell in local.ts, over a child process's pipes).
  *
  * Protocol (all markers carry a per-shell random nonce, so command output cannot forge them):
- *   host  → shell: `hb_run SEQ 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset)
+ *   host  → shell: `hb_run SEQ 'state' 'cwd' 'command' 'K=V'... 'NAME'...` (K=V is exported, a bare NAME unset;
+ *                  `state` is '' or, for a carried command, the path prefix of its state files: see below)
  *   shell → host:  stdout and stderr each get `MARK SEQ S\n` before the command is started; stderr then gets
  *                  `MARK SEQ P<pid>\n` once it runs (the pid leads the command's own process group; the line
  *                  may fall anywhere inside the command's stderr and is cut out; left out with `reportPid:
  *                  false`, when the transport can find the command as the shell's child itself), then the
  *                  command's output, then `\nMARK SEQ E<exit code>\n` after it ends. The leading "\n" of the
- *                  end marker is always added, so stripping it restores the output byte for byte.
+ *                  end marker is always added, so stripping it restores the output byte for byte. A carried
+ *                  command's end marker is `\nMARK SEQ E<exit code> C<cwd>\n` (cwd "" when it saved none).
+ * Carried state (the terminal's commands, as the original's one shell per task): the subshell sources
+ * `<state>.env` (the exports earlier commands left), cd's to the cwd (126 when it is gone), and after the command
+ * (not after its own `exit`, a kill or a timeout) saves `export -p` and `pwd -P` (HB_SAVE). The shell then reads
+ * the saved cwd and reports it in the end marker: the report comes from the shell after the command ended, under
+ * the nonce the command cannot read. The command can write the state file itself, but the cwd it names is both
+ * where the host starts the next command and what the approval gate judges, so it cannot point them apart.
  * Each command gets stdin from /dev/null (the shell's stdin carries the protocol), its own process group
  * (job control under bash, else a session via `setsid`; a timeout kills its whole tree with a group kill),
- * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next). Output written between commands (by processes a
+ * and a subshell (so `cd`, `exit` or `export` in one command do not leak into the next unless it is carried, and
+ * `exit` never ends the persistent shell). Output written between commands (by processes a
  * previous command left running) is dropped.
  * The shell prints every marker itself, each in one write, so the command's subshell writes nothing of the
  * protocol: every write costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon)
