@@ -37,7 +37,7 @@ afterAll(async () => {
   await removeContainersByLabel({ run: RUN });
 });
 
-function scenario(which: "bash" | "busybox"): CwdScenario {
+function scenario(which: "bash" | "busybox" | "plain"): CwdScenario {
   const id = `cwd-${which}-${count++}`;
   let pending: Promise<Environment> | undefined;
   const env = () =>
@@ -49,14 +49,14 @@ function scenario(which: "bash" | "busybox"): CwdScenario {
         taskTimeoutSec: 600,
         ...(which === "busybox" ? { image: busybox } : {}),
       },
-      { image },
+      { image, persistentShell: which !== "plain" },
     ));
   const ctx: ToolContext = { taskId: id, envKind: "docker", getEnv: env, logger: silentLogger };
   return { ctx, env };
 }
 
-describe.each(["bash", "busybox"] as const)(
-  "the terminal's shell state carries between calls (docker, %s)",
+describe.each(["bash", "busybox", "plain"] as const)(
+  "the terminal's shell state carries between calls (docker, %s; plain: one exec per command)",
   (which) => {
     it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario(which)), 60_000);
     it("exported variables carry, plain ones do not", () => exportCarries(scenario(which)), 60_000);

@@ -253,6 +253,7 @@ export class DockerEnvironment implements Environment {
           return await this.afterCommand(this.carried.after(opts, result));
         }
       }
+      const state = this.carried.stateFor(opts);
       const result = await runPlainCommand(this.container, {
         command,
         cwd,
@@ -262,11 +263,26 @@ export class DockerEnvironment implements Environment {
         timeoutMs: opts.timeoutMs,
         signal: opts.signal,
         cap,
+        ...(state ? { state } : {}),
       });
-      return await this.afterCommand(result);
+      if (state && opts.carry === true) result.cwd = await this.savedCwd(state);
+      return await this.afterCommand(this.carried.after(opts, result));
     } catch (err) {
       throw await this.explain(err);
     }
+  }
+
+  /**
+   * The cwd a carried command run as its own exec saved (its state file's first line, then reset), read by an exec
+   * of the harness's own after it ended, as the persistent shell reads it: never from the command's output.
+   */
+  private async savedCwd(state: string): Promise<string | undefined> {
+    const r = await runExecRaw(this.container, {
+      cmd: ["sh", "-c", `IFS= read -r c < "$1" && printf '%s' "$c"; { printf '\\n'; } 1<> "$1"`, "hb", `${state}.cwd`],
+      user: this.runUser.user,
+    }).catch(() => undefined);
+    const cwd = r?.stdout.toString("utf8");
+    return cwd?.startsWith("/") ? cwd : undefined;
   }
 
   /**

@@ -63,6 +63,15 @@ import { CommandStop } from "./command_stop.js";
 const HB_SAVE =
   'hb_x=$?; case $hb_st in /*) { if [ -n "$BASH_VERSION" ]; then set -o posix; fi; { export -p; echo return 0; } 1<> "$hb_st.env"; case $PWD in *"\n"*) ;; *) { pwd -P; } 1<> "$hb_st.cwd" ;; esac; } 2>/dev/null ;; esac; exit $hb_x';
 
+/** A `sh -c` script that runs its $1 with eval and then saves the carried state to the prefix $2 (HB_SAVE). */
+const CARRIED_WRAP = `hb_c=$1; hb_st=$2; shift 2; eval "$hb_c"; ${HB_SAVE}`;
+
+/**
+ * A `sh -c` script for a carried command run outside the persistent shell: $1 the command, $2 the state prefix,
+ * $3 the cwd. The exports sourced, the cwd entered (126 when it is gone), the command, the state saved.
+ */
+export const CARRIED_COMMAND = `hb_c=$1; hb_st=$2; hb_d=$3; shift 3; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi; cd "$hb_d" || exit 126; unset hb_d; eval "$hb_c"; ${HB_SAVE}`;
+
 export function bootScript(mark: string, innerShell?: string, reportPid = true): string {
   return [
     `hb_mark='${mark}'`,
@@ -73,7 +82,7 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
       : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
     `hb_jc=; if [ -n "$BASH_VERSION" ] && set -m 2>/dev/null; then hb_jc=1; fi`,
     // The shell a `$$` command (or any command, without job control) gets when state is carried: $1 the command, $2 hb_st.
-    `hb_wrap='hb_c=$1; hb_st=$2; shift 2; eval "$hb_c"; ${HB_SAVE}'`,
+    `hb_wrap='${CARRIED_WRAP}'`,
     // Looked up only without job control: a command substitution is a fork, and bash needs no setsid.
     `hb_setsid=; if [ -z "$hb_jc" ]; then hb_setsid=$(command -v setsid); fi`,
     `hb_run() {`,
