@@ -19,11 +19,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdir, realpath, rm } from "node:fs/promises";
+import { mkdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { readRegularFile, writeRegularFile } from "../host_files.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CarriedState } from "../shell/carried_state.js";
+import { CARRIED_COMMAND } from "../shell/shell_session.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
   HostShell,
@@ -183,7 +184,10 @@ export class LocalEnvironment implements Environment {
         return this.carried.after(opts, result);
       }
     }
-    const result = await runInProcessGroup(hostShell(), ["-c", command], {
+    // A carried command outside the shell (busy, or stdin given) sources, enters and saves as the shell does.
+    const state = this.carried.stateFor(opts);
+    const args = state ? ["-c", CARRIED_COMMAND, hostShell(), command, state, cwd] : ["-c", command];
+    const result = await runInProcessGroup(hostShell(), args, {
       cwd,
       env,
       stdin: opts.stdin,
@@ -192,8 +196,16 @@ export class LocalEnvironment implements Environment {
       maxOutputChars: opts.maxOutputChars ?? this.maxOutputChars,
       onGroup: (pgid, running) => (running ? this.runningGroups.add(pgid) : this.runningGroups.delete(pgid)),
     });
-    const { spawnError: _ignored, ...execResult } = result;
-    return execResult;
+    const { spawnError: _ignored, ...rest } = result;
+    const execResult: ExecResult = rest;
+    if (state && opts.carry === true) {
+      // The saved cwd, read here after the command ended (never from its output), then reset.
+      const file = `${state}.cwd`;
+      const line = (await readFile(file, "utf8").catch(() => "")).split("\n")[0] ?? "";
+      if (line.startsWith("/")) execResult.cwd = line;
+      await writeFile(file, "\n", { flag: "r+" }).catch(() => undefined);
+    }
+    return this.carried.after(opts, execResult);
   }
 
   private async getShell(): Promise<HostShell | undefined> {
