@@ -61,7 +61,7 @@ export const terminalArgs = lazy(() =>
     workdir: pathArg()
       .optional()
       .describe(
-        "Directory to run in (absolute, or relative to the task's working directory). Default: the working directory.",
+        "Directory to run in (absolute, or relative to the task's working directory). Default: the terminal's current directory (where the last command ended).",
       ),
     pty: withDefault(
       booleanArg()
@@ -318,7 +318,7 @@ async function startBackground(
   try {
     // From the terminal's carried state (its cwd unless a workdir, its exports), as the original's.
     started = await env.startBackground(args.command, {
-      cwd,
+      cwd: cwd ?? env.cwd,
       carry: true,
       pty: (args.pty ?? false) && !ptyDisabled,
     });
