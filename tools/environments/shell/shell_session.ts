@@ -85,36 +85,36 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     `hb_wrap='${CARRIED_WRAP}'`,
     // Looked up only without job control: a command substitution is a fork, and bash needs no setsid.
     `hb_setsid=; if [ -z "$hb_jc" ]; then hb_setsid=$(command -v setsid); fi`,
+    // A carried command's subshell (as the original's snapshot): the exports earlier commands left, then their cwd
+    // (gone: 126, as the original's \`builtin cd <cwd> || exit 126\`), the command, the state saved after it
+    // (HB_SAVE). A \`$$\` command, or any without job control, gets a shell of its own that evals and saves
+    // (hb_wrap). The command's own \`exit\` (or a kill) skips the save: nothing carries, as in the original.
+    `hb_carried() {`,
+    `  if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi`,
+    `  cd "$hb_dir" || exit 126`,
+    `  for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
+    `  if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st"; fi`,
+    `  set -m; set +m; unset -f hb_run hb_carried; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c`,
+    `  case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st" ;; esac`,
+    `  unset hb_shell hb_wrap; eval "$hb_cmd"; ${HB_SAVE}`,
+    `}`,
     `hb_run() {`,
     `  hb_seq=$1; hb_st=$2; hb_dir=$3; hb_cmd=$4; shift 4`,
     `  printf '%s %s S\\n' "$hb_mark" "$hb_seq"`,
     `  printf '%s %s S\\n' "$hb_mark" "$hb_seq" >&2`,
     `  (`,
-    // Carried state (as the original's snapshot): the exports earlier commands left, then their cwd; a cwd that
-    // is gone fails the command with 126, as the original's \`builtin cd <cwd> || exit 126\`.
-    `    if [ -n "$hb_st" ]; then`,
-    `      if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi`,
-    `      cd "$hb_dir" || exit 126`,
-    `    else cd "$hb_dir" || exit 1; fi`,
+    `    if [ -n "$hb_st" ]; then hb_carried "$@"; exit; fi`,
+    `    cd "$hb_dir" || exit 1`,
     `    for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
-    // `$$` and `$PPID` name the shell that runs the command: such a command gets one of its own (exec, no fork),
-    // so `kill $$` ends the command, not the persistent shell. With carried state, that shell runs the command
-    // through eval and saves the state after it (HB_SAVE), as the subshell does below.
-    `    if [ -z "$hb_jc" ]; then`,
-    `      if [ -n "$hb_st" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st"; fi`,
-    `      exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"`,
-    `    fi`,
-    // `set -m` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
+    // \`$$\` and \`$PPID\` name the shell that runs the command: such a command gets one of its own (exec, no fork),
+    // so \`kill $$\` ends the command, not the persistent shell.
+    `    if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_cmd"; fi`,
+    // \`set -m\` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
     // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
-    // one command as `bash -c` does.
-    `    set -m; set +m; unset -f hb_run; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c`,
-    `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*)`,
-    `      if [ -n "$hb_st" ]; then exec "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st"; fi`,
-    `      exec "$hb_shell" -c "$hb_cmd" ;;`,
-    `    esac`,
-    // The command's own \`exit\` (or a kill) skips the save: nothing carries, as in the original. Without state the
-    // command's eval stays the subshell's last command, outside any compound (in one, each command costs 0.15 ms more).
-    `    unset hb_shell hb_wrap; if [ -n "$hb_st" ]; then eval "$hb_cmd"; ${HB_SAVE}; fi; unset hb_st; eval "$hb_cmd"`,
+    // one command as \`bash -c\` does.
+    `    set -m; set +m; unset -f hb_run hb_carried; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c hb_st`,
+    `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
+    `    unset hb_shell hb_wrap; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
     // Job control is off while the shell waits: the job already leads its own group, and the shell does not see it
     // stop (a stopped command is waited for until it ends or is killed, as without job control). Not `wait -f`:
