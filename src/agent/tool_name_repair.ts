@@ -4,6 +4,7 @@
  * `read-file`, `TodoTool_tool` or `serch_files` for tools they were offered. The original rewrites the call's
  * name in place, so the saved conversation and the training text carry the repaired name.
  */
+import { SequenceMatcher } from "../../tools/unified_diff.js";
 
 /** The original cuts a name at the first quote or angle bracket an endpoint leaked into it (not at position 0). */
 const LEAKED_MARKUP = ['"', "'", "<", ">"];
@@ -54,83 +55,11 @@ export function repairToolName(name: string, offered: ReadonlySet<string>): stri
  */
 export function closestMatch(word: string, possibilities: Iterable<string>, cutoff: number): string | undefined {
   const b = Array.from(word);
-  const b2j = indexOf(b);
   let best: { score: number; name: string } | undefined;
   for (const name of possibilities) {
-    const a = Array.from(name);
-    const total = a.length + b.length;
-    const score = total === 0 ? 1 : (2 * matchingCharacters(a, b, b2j)) / total;
+    const score = new SequenceMatcher(Array.from(name), b).ratio();
     if (score < cutoff) continue;
     if (!best || score > best.score || (score === best.score && name > best.name)) best = { score, name };
   }
   return best?.name;
-}
-
-/** SequenceMatcher's b2j: where each element of b occurs, without the "popular" ones when b has 200 or more. */
-function indexOf(b: readonly string[]): Map<string, number[]> {
-  const b2j = new Map<string, number[]>();
-  b.forEach((ch, j) => {
-    const at = b2j.get(ch);
-    if (at) at.push(j);
-    else b2j.set(ch, [j]);
-  });
-  if (b.length >= 200) {
-    const popular = Math.floor(b.length / 100) + 1;
-    for (const [ch, at] of b2j) if (at.length > popular) b2j.delete(ch);
-  }
-  return b2j;
-}
-
-/** The sum of SequenceMatcher's matching blocks' sizes (get_matching_blocks, no junk function). */
-function matchingCharacters(a: readonly string[], b: readonly string[], b2j: Map<string, number[]>): number {
-  let matched = 0;
-  const queue: [number, number, number, number][] = [[0, a.length, 0, b.length]];
-  while (queue.length > 0) {
-    const [alo, ahi, blo, bhi] = queue.pop()!;
-    const [i, j, k] = longestMatch(a, b, b2j, alo, ahi, blo, bhi);
-    if (k === 0) continue;
-    matched += k;
-    if (alo < i && blo < j) queue.push([alo, i, blo, j]);
-    if (i + k < ahi && j + k < bhi) queue.push([i + k, ahi, j + k, bhi]);
-  }
-  return matched;
-}
-
-/** SequenceMatcher.find_longest_match: the longest block, earliest in a, then earliest in b. */
-function longestMatch(
-  a: readonly string[],
-  b: readonly string[],
-  b2j: Map<string, number[]>,
-  alo: number,
-  ahi: number,
-  blo: number,
-  bhi: number,
-): [number, number, number] {
-  let besti = alo;
-  let bestj = blo;
-  let bestsize = 0;
-  let j2len = new Map<number, number>();
-  for (let i = alo; i < ahi; i++) {
-    const next = new Map<number, number>();
-    for (const j of b2j.get(a[i]!) ?? []) {
-      if (j < blo) continue;
-      if (j >= bhi) break;
-      const k = (j2len.get(j - 1) ?? 0) + 1;
-      next.set(j, k);
-      if (k > bestsize) {
-        besti = i - k + 1;
-        bestj = j - k + 1;
-        bestsize = k;
-      }
-    }
-    j2len = next;
-  }
-  // Popular elements (left out of b2j) still extend a match at either end, as in the original.
-  while (besti > alo && bestj > blo && a[besti - 1] === b[bestj - 1]) {
-    besti--;
-    bestj--;
-    bestsize++;
-  }
-  while (besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] === b[bestj + bestsize]) bestsize++;
-  return [besti, bestj, bestsize];
 }
