@@ -1,7 +1,8 @@
 /**
- * Data: Rows for system state: services, time and host identity, network, users, configuration DSLs run from the line, boot, kernel and security, packages and installs into the system. Rows follow the shape of `Rule` (types.ts); every row carries its examples.
+ * Data: Rows for system state: services, time and host identity, network, users, configuration DSLs run from the line, packages and installs into the system (boot, kernel and security: system_boot.ts). Rows follow the shape of `Rule` (types.ts); every row carries its examples.
  */
 import type { Rule } from "./types.js";
+import { BOOT_KERNEL_SECURITY_RULES } from "./system_boot.js";
 
 export * from "./system_lists.js";
 
@@ -527,122 +528,8 @@ export const SYSTEM_RULES: Rule[] = [
     flag: ["borg delete /mnt/backup/repo", "restic forget --prune --keep-last 1"],
     pass: ["borg list /mnt/backup/repo", "restic forget --dry-run --keep-last 1"],
   },
-  // boot, kernel, security
-  {
-    program: [
-      "update-initramfs",
-      "dracut",
-      "mkinitcpio",
-      "grubby",
-      "grub-mkconfig",
-      "grub2-mkconfig",
-      "grub-reboot",
-      "grub-set-default",
-      "grub2-set-default",
-      "kernelstub",
-      "bcdedit",
-      "mokutil",
-      "sbctl",
-      "systemd-boot",
-      "bootctl",
-      "efibootmgr",
-      "update-grub",
-      "grub-install",
-      "fwupdmgr",
-      "fwupdtool",
-    ],
-    unless:
-      /^(--help|-h|--version|-V|status|list|--list|--info|-l|get-devices|get-updates|--print-default|--default-kernel|--info=\S+|-v|--verbose)?$|(^|\s)(status|list|--info|get-devices|--print-default|--sb-state|--list-\S+|--test-key|--export)(\s|$)/,
-    effect: "system",
-    key: "boot_config",
-    flag: [
-      "update-initramfs -u",
-      "dracut -f",
-      "grubby --update-kernel=ALL --args='mitigations=off'",
-      "fwupdmgr update -y",
-    ],
-    pass: ["bootctl status", "grubby --default-kernel", "efibootmgr"],
-  },
-  {
-    program: [
-      "auditctl",
-      "aa-teardown",
-      "aa-disable",
-      "apparmor_parser",
-      "semanage",
-      "setsebool",
-      "spctl",
-      "csrutil",
-      "fail2ban-client",
-    ],
-    args: /(^|\s)(-D|-d|-e\s*0|-e|-W|-R|--remove|--master-disable|--global-disable|disable|stop|unban|--add|-a|boolean|permissive|-P|--update|--init|-r)(\s|$)|^\S*$/,
-    unless: /(^|\s)(-l|-s|--status|status|--list|-k|--check|-C|--assess|-a\s+exit,always\s+-S|get|ping|banned)(\s|$)/,
-    effect: "system",
-    key: "security_change",
-    flag: ["auditctl -e 0", "auditctl -D", "spctl --master-disable", "aa-teardown", "csrutil disable"],
-    pass: ["auditctl -l", "auditctl -s", "fail2ban-client status"],
-  },
-  {
-    program: ["sysctl"],
-    args: /(^|\s)\S+=\S*/,
-    effect: "system",
-    key: "kernel_change",
-    flag: ["sysctl kernel.randomize_va_space=0"],
-    pass: ["sysctl -a"],
-  },
-  {
-    program: [
-      "dockerd",
-      "containerd",
-      "kubelet",
-      "sshd",
-      "x11vnc",
-      "vncserver",
-      "ttyd",
-      "gotty",
-      "wetty",
-      "websocketd",
-    ],
-    unless:
-      /(^|\s)(-t|-T|-v|-V|--version|-h|--help|--validate)(\s|$)|(^|\s)(-i|--interface|-listen|--address|-a)\s+(lo|localhost|127\.0\.0\.1)(\s|$)/,
-    effect: "execute",
-    key: "remote_access",
-    flag: ["dockerd -H tcp://0.0.0.0:2375", "x11vnc -forever", "ttyd -p 7681 bash"],
-    pass: ["sshd -t", "dockerd --version"],
-  },
-  {
-    program: [
-      "redis-server",
-      "valkey-server",
-      "mongod",
-      "memcached",
-      "code-server",
-      "jupyter",
-      "jupyter-lab",
-      "jupyter-notebook",
-      "etcd",
-      "elasticsearch",
-      "python",
-      "python3",
-      "php",
-      "busybox",
-      "http-server",
-      "serve",
-    ],
-    args: /--protected-mode\s+no|--bind_ip_all|--bind(_ip)?[= ]0\.0\.0\.0|--auth[= ]none|--(NotebookApp|ServerApp|IdentityProvider)\.token=(''|""|\s|$)|(^|\s)-l\s+0\.0\.0\.0|--listen-client-urls[= ]http:\/\/0\.0\.0\.0|network\.host=0\.0\.0\.0|(^|\s)httpd\s.*-h\s+\/(etc|root|home|var)?(\s|$)|http\.server.*(--directory|-d)\s+(~|\/)(\s|$)/,
-    effect: "execute",
-    key: "remote_access",
-    flag: ["redis-server --protected-mode no", "code-server --bind-addr 0.0.0.0:8080 --auth none"],
-    pass: ["redis-server --port 6380", "python3 -m http.server 8000"],
-  },
-  {
-    program: ["httpd", "darkhttpd", "webfsd"],
-    args: /(^|\s)(-h\s+)?(\/|\/(etc|root|home|var)(\/\S*)?|~\/?)(\s|$)/,
-    effect: "execute",
-    key: "remote_access",
-    flag: ["busybox httpd -f -p 0.0.0.0:8080 -h /etc"],
-    pass: ["busybox httpd -f -p 8080 -h ./public"],
-  },
+  // boot, kernel, security: rules/system_boot.ts
+  ...BOOT_KERNEL_SECURITY_RULES,
   // packages and installs into the system
   {
     // a package file from the disk, not a repository: unsigned, its install scripts run as root
