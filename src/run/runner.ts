@@ -632,7 +632,7 @@ async function dispatchTasks(config: RunConfig, plan: RunPlan, runPool: RunPool,
         await rowProblemOf(config),
       );
     for await (const spec of specs) {
-      if (!stop.stopping) while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
+      while (d.inFlight.size >= config.concurrency && !stop.stopping) await d.inFlight.next();
       // A task the run stopped before: left for a --resume.
       if (stop.stopping) {
         stop.leftTasks = true;
