@@ -161,6 +161,20 @@ function childrenOf(pid: number): number[] {
   }
 }
 
+describe("local environment: finding its processes", () => {
+  it("finds a process whose environment read empty once (opened before its exec, read after)", () => {
+    const mine = `/proc/${process.pid}/environ`;
+    let reads = 0;
+    const read = (path: string): Buffer => {
+      if (path !== mine) return readFileSync(path);
+      reads++;
+      return reads === 1 ? Buffer.alloc(0) : Buffer.from(`A=1\0HERMES_BATCH_ENV_ID=m-42\0B=2\0`);
+    };
+    expect(processesWithMarker("m-42", read)).toEqual([process.pid]);
+    expect(reads).toBe(2);
+  });
+});
+
 describe("local environment: persistent shell", () => {
   it("runs many sequential commands in one shell process, each in a fresh subshell", async () => {
     const ppids = new Set<string>();

@@ -90,8 +90,22 @@ function isDirectory(path: string): boolean {
   }
 }
 
+/**
+ * /proc/<pid>/environ, read again when it comes back empty: a process between fork and exec when the file was
+ * opened and after exec when it was read shows an empty environment (the kernel reads the mm it had at open,
+ * which exec has dropped), and would escape a clean-up that looks for its marker.
+ */
+function readEnviron(pid: string, read: (path: string) => Buffer): Buffer {
+  let environ = read(`/proc/${pid}/environ`);
+  for (let again = 0; environ.length === 0 && again < 2; again++) environ = read(`/proc/${pid}/environ`);
+  return environ;
+}
+
 /** Live (non-zombie) processes whose initial environment carries HERMES_BATCH_ENV_ID=<marker>. */
-export function processesWithMarker(marker: string): number[] {
+export function processesWithMarker(
+  marker: string,
+  read: (path: string) => Buffer = (path) => readFileSync(path),
+): number[] {
   const needle = Buffer.from(`${ENV_MARKER_VAR}=${marker}\0`);
   let entries: string[];
   try {
@@ -103,7 +117,7 @@ export function processesWithMarker(marker: string): number[] {
   for (const name of entries) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const environ = readFileSync(`/proc/${name}/environ`);
+      const environ = readEnviron(name, read);
       if (environ.indexOf(needle) < 0) continue;
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
