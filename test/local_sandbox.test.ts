@@ -430,3 +430,17 @@ describe("local sandbox: processes", () => {
     ).toBe(true);
   });
 });
+
+describe("local sandbox: a sandbox that cannot start", () => {
+  it("says why: what bubblewrap wrote before it gave up", async () => {
+    const missing = join(root, "no-such-folder", "tools");
+    await expect(
+      SandboxEnvironment.create(
+        { runName: "r", taskId: "broken", hostTaskDir: join(root, "task-broken") },
+        { sandboxRo: [missing] },
+      ),
+    ).rejects.toThrow(
+      /could not start the bubblewrap sandbox \(its shell did not start: it ended before answering: .*no-such-folder/,
+    );
+  });
+});

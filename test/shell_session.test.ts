@@ -115,3 +115,26 @@ describe("ShellSession output", () => {
     expect(r.stderr).toBe("__HB_0000000000000000__ 1 P5\n");
   });
 });
+
+describe("ShellSession boot failures", () => {
+  it("names why the shell did not boot, with the end of what it wrote on stderr", async () => {
+    const ended = fakeSession();
+    const boot = ended.session.boot(5000);
+    ended.session.onOutput("err", "bwrap: Can't mount proc on /newroot/proc: Operation not permitted\n");
+    ended.session.onGone();
+    expect(await boot).toBe(false);
+    expect(ended.session.bootProblem).toBe(
+      "it ended before answering: bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
+    );
+
+    const slow = fakeSession();
+    expect(await slow.session.boot(20)).toBe(false);
+    expect(slow.session.bootProblem).toBe("it did not answer in time");
+
+    const unsupported = fakeSession();
+    const refused = unsupported.session.boot(5000);
+    unsupported.session.onOutput("out", `${unsupported.session.mark} UNSUPPORTED\n`);
+    expect(await refused).toBe(false);
+    expect(unsupported.session.bootProblem).toMatch(/^it cannot host commands/);
+  });
+});

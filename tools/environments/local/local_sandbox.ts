@@ -180,6 +180,7 @@ export class SandboxEnvironment implements Environment {
     const fds: number[] = [];
     const cgroup = await SandboxCgroup.create(sandboxLimits(options));
     let shell: HostShell | undefined;
+    let shellProblem = "its shell did not answer";
     const holder: { env?: SandboxEnvironment; initPid?: number } = {};
     try {
       fds.push(
@@ -211,6 +212,9 @@ export class SandboxEnvironment implements Environment {
         killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
         bootTimeoutMs: BOOT_TIMEOUT_MS,
+        onFailure: (reason) => {
+          shellProblem = `its shell did not start: ${reason}`;
+        },
       });
     } finally {
       for (const fd of fds) closeSync(fd);
@@ -220,7 +224,7 @@ export class SandboxEnvironment implements Environment {
       await quota?.remove(options.removeTaskDirOnCleanup !== true);
       await rm(ioDir, { recursive: true, force: true });
       forgetTempDir(ioDir);
-      throw new Error("could not start the bubblewrap sandbox (its shell did not answer)");
+      throw new Error(`could not start the bubblewrap sandbox (${shellProblem})`);
     }
     const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, shell, spec, options);
     holder.env = sandbox;

@@ -224,6 +224,8 @@ export class HostShell {
     killCommand?: (shellPid: number, signal: "SIGTERM" | "SIGKILL") => void;
     preamble?: string;
     bootTimeoutMs?: number;
+    /** Told why, when the shell cannot be started (the result is then undefined). */
+    onFailure?: (reason: string) => void;
   }): Promise<HostShell | undefined> {
     const outer =
       o.outerShell ??
@@ -244,7 +246,8 @@ export class HostShell {
         child.once("error", () => undefined);
         proc = childProcessShell(child);
       }
-    } catch {
+    } catch (err) {
+      o.onFailure?.(`it could not be launched: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
     const hostKill = (pids: number[], signal: "SIGTERM" | "SIGKILL") => {
@@ -282,6 +285,7 @@ export class HostShell {
     proc.watch((how) => (how === "close" ? session.onGone() : setTimeout(() => session.onGone(), 200).unref()));
     const shell = new HostShell(proc, session);
     if (proc.pid === undefined || !(await session.boot(o.bootTimeoutMs ?? HOST_SHELL_BOOT_TIMEOUT_MS))) {
+      o.onFailure?.(proc.pid === undefined ? "it could not be launched" : session.bootProblem);
       session.close();
       return undefined;
     }

@@ -320,6 +320,10 @@ export class ShellSession {
   private dead = false;
   private pid: number | undefined;
   private bootText = "";
+  /** What the shell wrote on stderr before it answered the boot (the end of it): why it did not. */
+  private bootStderr = "";
+  /** Why the boot failed: "unsupported", "timeout" or "gone". */
+  private bootFailure: "unsupported" | "timeout" | "gone" | undefined;
   private bootWaiter: ((ok: boolean) => void) | undefined;
   private readonly afterKillGraceMs: number;
   private readonly goneListeners: (() => void)[] = [];
@@ -337,13 +341,19 @@ export class ShellSession {
   /** Sends the boot script; resolves false when the shell cannot host commands (no job control or setsid) or is slow. */
   boot(timeoutMs: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => this.bootWaiter?.(false), timeoutMs);
+      const timer = setTimeout(() => {
+        this.bootFailure = "timeout";
+        this.bootWaiter?.(false);
+      }, timeoutMs);
       this.bootWaiter = (ok) => {
         clearTimeout(timer);
         this.bootWaiter = undefined;
         resolve(ok);
       };
-      if (this.dead) return this.bootWaiter(false);
+      if (this.dead) {
+        this.bootFailure = "gone";
+        return this.bootWaiter(false);
+      }
       const script =
         (this.options.preamble ?? "") +
         bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
@@ -354,6 +364,18 @@ export class ShellSession {
 
   get alive(): boolean {
     return !this.dead;
+  }
+
+  /** Why boot() resolved false, in words, with the end of what the shell wrote on stderr meanwhile. */
+  get bootProblem(): string {
+    const what =
+      this.bootFailure === "unsupported"
+        ? "it cannot host commands (no job control or setsid)"
+        : this.bootFailure === "timeout"
+          ? "it did not answer in time"
+          : "it ended before answering";
+    const said = this.bootStderr.trim().split("\n").slice(-3).join(" / ");
+    return said ? `${what}: ${said}` : what;
   }
 
   get busy(): boolean {
@@ -368,7 +390,10 @@ export class ShellSession {
   /** Feeds decoded text the shell wrote on its stdout ("out") or stderr ("err"). */
   onOutput(stream: "out" | "err", text: string): void {
     if (this.bootWaiter) {
-      if (stream !== "out") return;
+      if (stream !== "out") {
+        this.bootStderr = (this.bootStderr + text).slice(-1000);
+        return;
+      }
       this.bootText += text;
       const ready = new RegExp(`${this.mark} READY (\\d+)\\n`).exec(this.bootText);
       if (ready) {
@@ -376,6 +401,7 @@ export class ShellSession {
         this.bootText = "";
         this.bootWaiter(true);
       } else if (this.bootText.includes(`${this.mark} UNSUPPORTED`)) {
+        this.bootFailure = "unsupported";
         this.bootWaiter(false);
       }
       return;
@@ -390,7 +416,10 @@ export class ShellSession {
   onGone(): void {
     if (this.dead) return;
     this.dead = true;
-    this.bootWaiter?.(false);
+    if (this.bootWaiter) {
+      this.bootFailure ??= "gone";
+      this.bootWaiter(false);
+    }
     this.current?.finish("shell-died");
     if (!this.closing) for (const listener of this.goneListeners.splice(0)) listener();
   }
