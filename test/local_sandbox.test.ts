@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SandboxEnvironment, sandboxNetwork, sandboxWorkdir } from "../tools/environments/local/local_sandbox.js";
+import { systemLayout } from "../tools/environments/local/bwrap.js";
 import { taskEnvironment } from "../tools/environments/task_env.js";
 import { shellQuote } from "../tools/environments/base.js";
 import { detectDangerousCommandResolved } from "../tools/approval/gate.js";
@@ -442,5 +443,22 @@ describe("local sandbox: a sandbox that cannot start", () => {
     ).rejects.toThrow(
       /could not start the bubblewrap sandbox \(its shell did not start: it ended before answering: .*no-such-folder/,
     );
+  });
+});
+
+describe("local sandbox: credential files under /etc", () => {
+  it("are looked for at each sandbox's start: one written since is masked, one removed since is not bound", () => {
+    const fakeRoot = mkdtempSync(join(tmpdir(), "hb-root-"));
+    mkdirSync(join(fakeRoot, "etc", "apt"), { recursive: true });
+    mkdirSync(join(fakeRoot, "usr"));
+    const masked = (args: string[]) => args.some((a, i) => a === "/etc/apt/auth.conf" && args[i - 1] === "/dev/null");
+    expect(masked(systemLayout(fakeRoot))).toBe(false);
+    writeFileSync(join(fakeRoot, "etc", "apt", "auth.conf"), "machine x login y password z\n");
+    const withFile = systemLayout(fakeRoot);
+    expect(masked(withFile)).toBe(true);
+    expect(withFile.slice(0, 3)).toEqual(["--ro-bind", join(fakeRoot, "usr"), "/usr"]);
+    rmSync(join(fakeRoot, "etc", "apt", "auth.conf"));
+    expect(masked(systemLayout(fakeRoot))).toBe(false);
+    rmSync(fakeRoot, { recursive: true, force: true });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Credential files under /etc that are world-readable by default (pip's and apt's package-index passwords, a proxy
  * password in /etc/environment) read as empty in a local sandbox: /etc is shown to the task, these are masked.
- * End to end through the built CLI (a child process: the sandbox works out its masks once per process) with a
+ * End to end through the built CLI (a child process: the sandbox works out its system entries once per process) with a
  * scripted agent. As root only: the test writes the files (and removes what it wrote).
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";

@@ -232,29 +232,39 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   return args;
 }
 
-const layouts = new Map<string, string[]>();
+/** The host's top-level system entries as bwrap arguments, per root: they do not come and go during a run. */
+const systemEntries = new Map<string, string[]>();
 
 /**
- * The read-only system part of a sandbox's root, worked out once per process from the host's root: each of
- * SYSTEM_ENTRIES that exists (a link as the same link, a folder bound read-only), then the credential files and
- * folders under /etc masked (SECRET_FILES, SECRET_DIRS, /etc/ssh's private host keys).
+ * The read-only system part of a sandbox's root: each of SYSTEM_ENTRIES that exists (a link as the same link, a
+ * folder bound read-only; worked out once per process), then the credential files and folders under /etc masked
+ * (SECRET_FILES, SECRET_DIRS, /etc/ssh's private host keys), worked out for each sandbox: a credential file
+ * written during a run is masked from the next sandbox on, and one removed does not make bwrap fail (it cannot
+ * make a mount point in the read-only /etc).
  */
 export function systemLayout(root = "/"): string[] {
-  let args = layouts.get(root);
-  if (args) return args;
-  args = [];
-  const remount: string[] = [];
-  for (const name of SYSTEM_ENTRIES) {
-    const host = join(root, name);
-    let st;
-    try {
-      st = lstatSync(host);
-    } catch {
-      continue;
+  let entries = systemEntries.get(root);
+  if (!entries) {
+    entries = [];
+    for (const name of SYSTEM_ENTRIES) {
+      const host = join(root, name);
+      let st;
+      try {
+        st = lstatSync(host);
+      } catch {
+        continue;
+      }
+      if (st.isSymbolicLink()) entries.push("--symlink", readlinkSync(host), `/${name}`);
+      else if (st.isDirectory()) entries.push("--ro-bind", host, `/${name}`);
     }
-    if (st.isSymbolicLink()) args.push("--symlink", readlinkSync(host), `/${name}`);
-    else if (st.isDirectory()) args.push("--ro-bind", host, `/${name}`);
+    systemEntries.set(root, entries);
   }
+  return [...entries, ...secretMasks(root)];
+}
+
+function secretMasks(root: string): string[] {
+  const args: string[] = [];
+  const remount: string[] = [];
   let sshKeys: string[] = [];
   try {
     sshKeys = readdirSync(join(root, "etc/ssh"))
@@ -278,9 +288,7 @@ export function systemLayout(root = "/"): string[] {
       args.push("--ro-bind", "/dev/null", path);
     }
   }
-  args.push(...remount);
-  layouts.set(root, args);
-  return args;
+  return [...args, ...remount];
 }
 
 type BwrapProbe = { ok: true } | { ok: false; reason: string };
