@@ -39,6 +39,8 @@ import {
   type BackgroundStarted,
 } from "../base.js";
 import { runInProcessGroup } from "../shell/host_process.js";
+import { CarriedState } from "../shell/carried_state.js";
+import { CARRIED_COMMAND } from "../shell/shell_session.js";
 import { gatesFor, type SandboxPermit } from "../sandbox_gates.js";
 import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "../backend.js";
 import { sleep } from "../../../src/core/abort.js";
@@ -325,12 +327,39 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // $1 command. bash where the image has it.
 const SHELL_WRAPPER = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; fi; exec sh -c "$1"';
 
+/**
+ * A carried command (the terminal's): $1 a marker, $2 CARRIED_COMMAND, then its $1–$3 (command, state prefix, cwd).
+ * After it, the cwd it saved is read (the file's first line, then reset, as the persistent shell does) and reported
+ * as the last line of stderr after the marker: each command is its own exec, and a second exec to read the file
+ * would cost a process on the host per command.
+ */
+const CARRIED_WRAPPER =
+  'hb_m=$1; hb_w=$2; hb_s=$4; shift 2; if command -v bash >/dev/null 2>&1; then bash -c "$hb_w" bash "$@"; else sh -c "$hb_w" sh "$@"; fi; ' +
+  'hb_x=$?; hb_c=; { IFS= read -r hb_c < "$hb_s.cwd" && printf \'\\n\' 1<> "$hb_s.cwd"; } 2>/dev/null; ' +
+  'printf \'\\n%s %s\\n\' "$hb_m" "$hb_c" >&2; exit $hb_x';
+
+/** Takes the cwd report CARRIED_WRAPPER appends to stderr off it: the stderr as the command wrote it, and the cwd. */
+export function takeCwdReport(stderr: string, marker: string): { stderr: string; cwd: string | undefined } {
+  const at = stderr.lastIndexOf(`\n${marker} `);
+  if (at < 0 || !stderr.endsWith("\n")) return { stderr, cwd: undefined };
+  const line = stderr.slice(at + marker.length + 2, -1);
+  if (line.includes("\n")) return { stderr, cwd: undefined };
+  return { stderr: stderr.slice(0, at), cwd: line.startsWith("/") ? line : undefined };
+}
+
 export class SingularityEnvironment implements Environment {
   readonly kind = "singularity";
   /** The task folder's own file system (`disk`), removed after the instance (its files copied out when kept). */
   quota: { quota: DiskQuota; keepFiles: boolean } | undefined;
   private readonly background: BackgroundProcessManager;
   private cleaning: Promise<void> | undefined;
+  /** The terminal's state carried between its commands (cwd, exports), in the instance's /tmp. */
+  private readonly carried: CarriedState;
+
+  /** The terminal's current directory (Environment.cwd). */
+  get cwd(): string {
+    return this.carried.cwd;
+  }
 
   constructor(
     readonly binary: string,
@@ -343,6 +372,7 @@ export class SingularityEnvironment implements Environment {
     /** The run-wide sandbox permit, released by cleanup. */
     private readonly permit: SandboxPermit = { release() {} },
   ) {
+    this.carried = new CarriedState(workdir, "/tmp");
     this.background = new BackgroundProcessManager((cmd, o) => this.exec(cmd, o), {
       stateDir: `/tmp/.hermes-bg-${instanceName}`,
       shell: "sh",
@@ -385,18 +415,44 @@ export class SingularityEnvironment implements Environment {
     for (const name of Object.keys(opts.env ?? {})) {
       if (!ENV_NAME.test(name)) throw new Error(`invalid environment variable name '${name}'`);
     }
-    const cwd = opts.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cwd = this.carried.startCwd(opts, (p) => this.resolvePath(p), this.workdir);
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
-    const result = await runInProcessGroup(this.binary, this.execArgs(command, cwd, opts.env), {
+    const state = this.carried.stateFor(opts);
+    const marker = `__HB_${randomBytes(8).toString("hex")}__`;
+    const args = state
+      ? this.carriedExecArgs(command, cwd, state, marker, opts.env)
+      : this.execArgs(command, cwd, opts.env);
+    const result = await runInProcessGroup(this.binary, args, {
       env: runtimeEnv(),
       stdin: opts.stdin,
       timeoutMs: opts.timeoutMs,
       signal: opts.signal,
       maxOutputChars: cap,
     });
-    const { spawnError, ...execResult } = result;
+    const { spawnError, ...rest } = result;
+    const execResult: ExecResult = rest;
     if (spawnError) execResult.stderr = `could not run ${this.binary}: ${spawnError.message}`;
-    return execResult;
+    else if (state) {
+      const report = takeCwdReport(execResult.stderr, marker);
+      execResult.stderr = report.stderr;
+      if (opts.carry === true && report.cwd) execResult.cwd = report.cwd;
+    }
+    return this.carried.after(opts, execResult);
+  }
+
+  /** A carried command's argv: started in the workdir (the tracked cwd may be gone: the wrapper says so with 126). */
+  private carriedExecArgs(
+    command: string,
+    cwd: string,
+    state: string,
+    marker: string,
+    env: Record<string, string> = {},
+  ): string[] {
+    const args = ["exec", "--cleanenv", "--pwd", this.workdir];
+    for (const [k, v] of Object.entries(env)) args.push("--env", `${k}=${v}`);
+    args.push(`instance://${this.instanceName}`, "sh", "-c", CARRIED_WRAPPER, "hb", marker, CARRIED_COMMAND);
+    args.push(command, state, cwd);
+    return args;
   }
 
   /**
@@ -475,7 +531,7 @@ export class SingularityEnvironment implements Environment {
   }
 
   startBackground(command: string, opts?: BackgroundStartOptions): Promise<BackgroundStarted> {
-    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : this.workdir;
+    const cwd = opts?.cwd ? this.resolvePath(opts.cwd) : opts?.carry ? this.carried.cwd : this.workdir;
     return this.background.start(command, { ...opts, cwd });
   }
 

@@ -1,0 +1,97 @@
+/**
+ * The terminal keeps its shell's cwd and exports between calls under `--env singularity` too, as the original's
+ * (hermes-agent at cb51baec, tools/environments/base.py): each command is its own `exec` into the instance, so the
+ * state lives in the instance's /tmp and the cwd a command ended in comes back at the end of its stderr.
+ * Against test/fixtures/fake-apptainer with APPTAINER_FAKE_CONTAIN=1 (no real Apptainer here): its commands run in a
+ * bubblewrap sandbox that sees the bind at the workdir and the instance's own /tmp, kept between execs.
+ * Scenarios in helpers/hermes_cwd.ts (the local and Docker files run the same ones).
+ */
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Environment } from "../tools/environments/base.js";
+import {
+  cleanupAllSingularityEnvironments,
+  createSingularityEnvironment,
+  takeCwdReport,
+} from "../tools/environments/singularity/singularity.js";
+import type { ToolContext } from "../tools/registry.js";
+import {
+  backgroundStartsThere,
+  cdCarries,
+  exitAndTimeoutCarryNothing,
+  exportCarries,
+  removedCwd,
+  type CwdScenario,
+} from "./helpers/hermes_cwd.js";
+import { silentLogger } from "./helpers/local_ctx.js";
+
+const FAKE = fileURLToPath(new URL("fixtures/fake-apptainer", import.meta.url));
+const ORIGINAL_ENV = { ...process.env };
+let base: string;
+let sif: string;
+let made = 0;
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), "hb-sing-cwd-"));
+  const binDir = join(base, "bin");
+  await mkdir(binDir);
+  await symlink(FAKE, join(binDir, "apptainer"));
+  sif = join(base, "image.sif");
+  await writeFile(sif, "fake sif");
+  process.env.PATH = `${binDir}:${ORIGINAL_ENV.PATH ?? "/usr/bin:/bin"}`;
+  process.env.APPTAINER_FAKE_STATE = join(base, "state");
+  process.env.APPTAINER_FAKE_CONTAIN = "1";
+  process.env.APPTAINER_CACHEDIR = join(base, "cache");
+});
+
+afterAll(async () => {
+  await cleanupAllSingularityEnvironments();
+  // The whole environment as it was: the cli project's files share their process.
+  for (const k of Object.keys(process.env)) if (!(k in ORIGINAL_ENV)) delete process.env[k];
+  Object.assign(process.env, ORIGINAL_ENV);
+  await rm(base, { recursive: true, force: true });
+});
+
+function scenario(): CwdScenario {
+  const id = `s${made++}`;
+  let pending: Promise<Environment> | undefined;
+  const env = () =>
+    (pending ??= createSingularityEnvironment(
+      { runName: "cwd", taskId: id, hostTaskDir: join(base, "tasks", id), image: sif, taskTimeoutSec: 600 },
+      {},
+    ));
+  const ctx: ToolContext = { taskId: id, envKind: "singularity", getEnv: env, logger: silentLogger };
+  return { ctx, env };
+}
+
+describe("the terminal's shell state carries between calls (singularity)", () => {
+  it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario()));
+  it("exported variables carry, plain ones do not", () => exportCarries(scenario()));
+  it("a command's own exit or a timeout carries nothing", () => exitAndTimeoutCarryNothing(scenario()), 30_000);
+  it("a removed cwd fails each command with 126 until a workdir moves it", () => removedCwd(scenario()));
+  it("a background process starts in the carried cwd with the exports", () => backgroundStartsThere(scenario()));
+  it("a command's stderr reaches the model as it wrote it, the cwd report taken off", async () => {
+    const s = scenario();
+    const env = await s.env();
+    const r = await env.exec("printf 'no newline' >&2; cd /tmp", { carry: true });
+    expect(r.stderr).toBe("no newline");
+    expect(env.cwd).toBe("/tmp");
+    const plain = await env.exec("echo out; echo err >&2");
+    expect(plain).toMatchObject({ stdout: "out\n", stderr: "err\n", exitCode: 0 });
+  });
+});
+
+describe("takeCwdReport", () => {
+  it("takes only the last line after the marker, and only a path", () => {
+    expect(takeCwdReport("a\n\n__M__ /work/x\n", "__M__")).toEqual({ stderr: "a\n", cwd: "/work/x" });
+    expect(takeCwdReport("\n__M__ \n", "__M__")).toEqual({ stderr: "", cwd: undefined });
+    expect(takeCwdReport("killed before the report\n", "__M__")).toEqual({
+      stderr: "killed before the report\n",
+      cwd: undefined,
+    });
+    expect(takeCwdReport("\n__M__ /a\nlater\n", "__M__")).toEqual({ stderr: "\n__M__ /a\nlater\n", cwd: undefined });
+  });
+});
