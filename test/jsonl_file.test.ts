@@ -49,12 +49,21 @@ describe("readLines", () => {
       "\r\n\r\n",
       "a\n\n  \nb\n",
       '{"x":1}\r\n\r{"y":"é💥"}\n\r',
-      '\ufeff{"bom":true}\n',
     ];
     for (const content of cases) {
       const path = file(content);
       expect(await collect(readLines(path)), JSON.stringify(content)).toEqual(await readlineLines(path));
     }
+  });
+
+  it("drops a UTF-8 byte order mark at the start of the file (a hand-edited file), and only there", async () => {
+    const path = file('\ufeff{"bom":true}\n\ufeff{"later":1}\n');
+    expect(await collect(readLines(path))).toEqual([
+      { line: 1, text: '{"bom":true}' },
+      { line: 2, text: '\ufeff{"later":1}' },
+    ]);
+    expect((await collect(readJsonl(file('\ufeff{"bom":true}\n'))))[0]).toEqual({ line: 1, value: { bom: true } });
+    expect(await collect(readLines(file("\ufeff")))).toEqual([]);
   });
 
   it("keeps lines whole across its read chunks: long lines, multi-byte characters at every offset", async () => {

@@ -141,6 +141,7 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
     let line = 0;
     let chunk = Buffer.allocUnsafe(READ_CHUNK);
     let held = 0; // bytes of an unfinished line carried over at the start of `chunk`
+    let first = true;
     for (;;) {
       if (held === chunk.length) {
         const bigger = Buffer.allocUnsafe(chunk.length * 2);
@@ -150,6 +151,9 @@ export async function* readLines(path: string): AsyncGenerator<{ line: number; t
       const { bytesRead } = await file.read(chunk, held, chunk.length - held, null);
       const end = held + bytesRead;
       let start = 0;
+      // A byte order mark before the first line (an editor's, on a hand-edited file) is not part of it.
+      if (first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf && end >= 3) start = 3;
+      first = false;
       for (let lf = chunk.indexOf(0x0a, held); lf >= 0 && lf < end; lf = chunk.indexOf(0x0a, start)) {
         for (const text of splitAtCr(chunk.toString("utf8", start, lf))) {
           line++;
