@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from "node
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
-import { HermesCheckpoint, RUN_FILES, writeCheckpoint } from "../store/checkpoint.js";
+import { HermesCheckpoint, RUN_FILES, recordKey, writeCheckpoint } from "../store/checkpoint.js";
 import { readJsonl } from "../store/jsonl_file.js";
 import {
   MERGE_INFO_FILE,
@@ -279,8 +279,9 @@ export const command: Command = {
       const modelCalls = sumModelCalls(
         records.flatMap((r) => r.invocations.flatMap((i) => (i.model_calls ? [i.model_calls] : []))),
       );
+      // The tasks of the slice, as an unsharded run counts them: rows a shard refused as bad rows are no task.
       const totalPrompts = statuses.every((s) => s.owned)
-        ? statuses.reduce((n, s) => n + s.owned!.length, 0)
+        ? statuses.reduce((n, s) => n + s.owned!.length - s.skipped.length, 0)
         : undefined;
       const { writeRunReports } = await import("../report/reports.js");
       const report = await writeRunReports(outDir, config, {
@@ -295,15 +296,30 @@ export const command: Command = {
       const yaml: Record<string, unknown> = { ...first.runYaml };
       delete yaml.shard;
       writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
-      // The original's batch counts as one uninterrupted run over the merged files would have them.
+      // The original's batch counts as one uninterrupted run over the merged files would have them: each result
+      // (task and epoch) once, by its final result. failed.jsonl keeps the failed attempts of tasks that passed on a
+      // later invocation (a --retry-failed, a resume after a signal), and a task failed twice was still one prompt.
       const hermes = new HermesCheckpoint(config.batch_size ?? 10);
+      const recorded = new Set<string>();
       for (const [name, kind] of [
         [RUN_FILES.trajectories, "trajectory"],
         [RUN_FILES.dropped, "dropped"],
         [RUN_FILES.failed, "failed"],
       ] as const) {
-        for await (const l of readJsonl<{ prompt_index?: number; dropped?: string }>(join(outDir, name))) {
-          if (typeof l.value?.prompt_index === "number") hermes.record(l.value.prompt_index, kind, l.value.dropped);
+        for await (const l of readJsonl<{
+          prompt_index?: number;
+          dropped?: string;
+          task_id?: unknown;
+          epoch?: unknown;
+        }>(join(outDir, name))) {
+          const v = l.value;
+          if (typeof v?.prompt_index !== "number") continue;
+          if (typeof v.task_id === "string") {
+            const key = recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined);
+            if (recorded.has(key)) continue;
+            recorded.add(key);
+          }
+          hermes.record(v.prompt_index, kind, v.dropped);
         }
       }
       const complete = unfinished.length === 0;

@@ -27,7 +27,8 @@ export interface ShardStatus {
   failed: { key: string; outcome: string; error: string }[];
   /** Owned keys with no result at all. */
   missing: string[];
-  /** Keys the shard's record says it skipped as bad rows (finished, yet no result). */
+  /** Owned keys its completion record says it refused as bad rows (`--on-bad-row skip`): no result, and no task. */
+  skipped: string[];
   lastActivity?: number;
   record?: ShardCompletion;
   launch?: Launch;
@@ -58,7 +59,15 @@ export async function shardStatuses(
   const out: ShardStatus[] = [];
   for (let index = 0; index < inspection.count; index++) {
     const folder = byIndex.get(index);
-    const status: ShardStatus = { index, state: "missing", done: 0, dropped: 0, failed: [], missing: [] };
+    const status: ShardStatus = {
+      index,
+      state: "missing",
+      done: 0,
+      dropped: 0,
+      failed: [],
+      missing: [],
+      skipped: [],
+    };
     const ids = ownedIds?.[index];
     if (!folder || folder.unusable) {
       status.dir = folder?.dir;
@@ -111,6 +120,7 @@ export async function shardStatuses(
       // ran is missing too, and a finished record must not hide it.
       const skipped = new Set(record.skipped_ids ?? []);
       const reallyMissing = status.missing.filter((k) => !skipped.has(k));
+      status.skipped = status.missing.filter((k) => skipped.has(k));
       if (ids && record.owned_ids.join("\n") !== ids.join("\n")) {
         status.state = "interrupted";
         status.why = "its completion record lists other task ids than the dataset gives it now (the dataset changed?)";
