@@ -1,5 +1,5 @@
 /** `hermes-batch merge RUN_DIR`: joins the shard folders of a sharded run into one run folder, by proof. */
-import { existsSync, mkdirSync, statSync, writeFileSync, renameSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import YAML from "yaml";
 import { UserError, errorMessage } from "../core/errors.js";
@@ -50,7 +50,8 @@ Options
   --allow-partial    merge what the shard folders hold even if shards are unfinished; says which shards
                      and task ids are left out (the exit code is still 4)
   --force            merge despite a config mismatch, and overwrite results in the output folder that
-                     were not written by an earlier merge
+                     the last merge of these shards did not write (an unsharded run, another run's merge,
+                     a run --retry-failed in the merged folder since)
 
 Exit codes: 0 merged, every task done; 1 merged, every task has a result but some failed (named with
 their shards: rerun those shards with --retry-failed); 2 bad input or config mismatch; 4 incomplete:
@@ -68,20 +69,64 @@ function warn(msg: string): void {
   process.stderr.write(`warning: ${msg}\n`);
 }
 
-/** Refuses to overwrite results that a merge did not write (an unsharded run of the same name). */
-function checkOutput(outDir: string, shardsDir: string, force: boolean): void {
+/** The output folder must be a folder outside the shard folders. */
+function checkOutput(outDir: string, shardsDir: string): void {
   if (existsSync(outDir) && !statSync(outDir).isDirectory())
     throw new UserError(`--out ${outDir} is a file: the merged run needs a folder`);
   const rel = relative(shardsDir, outDir);
   if (rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && !/^[A-Za-z]:/.test(rel))) {
     throw new UserError(`--out ${outDir} is inside ${shardsDir}: choose a folder outside the shard folders`);
   }
+}
+
+/** The result files a merge writes, whose content merge.json records so that a later merge knows them for its own. */
+const MERGED_RESULT_FILES = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped, RUN_FILES.rl] as const;
+
+/** sha256 of each merged result file as it is now (null: absent). */
+async function resultDigests(outDir: string): Promise<Record<string, string | null>> {
+  const { fileSha256 } = await import("../store/run_identity.js");
+  const out: Record<string, string | null> = {};
+  for (const f of MERGED_RESULT_FILES) {
+    const path = join(outDir, f);
+    out[f] = existsSync(path) ? await fileSha256(path, f) : null;
+  }
+  return out;
+}
+
+/**
+ * Refuses to overwrite results that no merge wrote: an unsharded run of the same name, another run's merge (`--out`),
+ * or results added to the merged folder since this run's last merge (a `run --retry-failed` or `--resume` in it: the
+ * merged folder is a run folder). Called with the output folder locked, so nothing is added between check and write.
+ */
+async function checkOverwrite(outDir: string, shardsDir: string, force: boolean): Promise<void> {
   const hasResults = [RUN_FILES.trajectories, RUN_FILES.failed, RUN_FILES.dropped].some((f) =>
     existsSync(join(outDir, f)),
   );
-  if (hasResults && !existsSync(join(outDir, MERGE_INFO_FILE)) && !force) {
+  if (!hasResults || force) return;
+  const how = "choose --out DIR, or pass --force to overwrite them";
+  const infoPath = join(outDir, MERGE_INFO_FILE);
+  if (!existsSync(infoPath)) throw new UserError(`${outDir} already holds run results that no merge wrote: ${how}`);
+  let info: { shards_dir?: unknown; merged_at?: unknown; written?: unknown };
+  try {
+    info = JSON.parse(readFileSync(infoPath, "utf8")) as typeof info;
+  } catch (err) {
+    throw new UserError(`${infoPath} is unreadable (${errorMessage(err)}), so its results may be no merge's: ${how}`);
+  }
+  if (typeof info?.shards_dir === "string" && resolve(info.shards_dir) !== resolve(shardsDir)) {
     throw new UserError(
-      `${outDir} already holds run results that no merge wrote: choose --out DIR, or pass --force to overwrite them`,
+      `${outDir} holds the merge of another run (${info.shards_dir}), not of ${shardsDir}: merging there would replace its results; ${how}`,
+    );
+  }
+  // merge.json of an earlier version records no digests: its results are taken for that merge's.
+  if (!info.written || typeof info.written !== "object") return;
+  const written = info.written as Record<string, unknown>;
+  const now = await resultDigests(outDir);
+  const changed = MERGED_RESULT_FILES.filter((f) => (written[f] ?? null) !== now[f]);
+  if (changed.length) {
+    throw new UserError(
+      `${outDir}: ${changed.join(", ")} changed since the merge of ${String(info.merged_at)} wrote them (a run --retry-failed ` +
+        `or --resume in the merged folder, or an edit): merging again would replace those results with the shards'. ` +
+        `Rerun the shards instead (hermes-batch shards prints how), or ${how}`,
     );
   }
 }
@@ -221,13 +266,14 @@ export const command: Command = {
     const { config, ignored } = configFromRunYaml(first.runYaml!, join(first.dir, RUN_FILES.config));
     if (ignored.length)
       warn(`${join(first.dir, RUN_FILES.config)}: ignoring invalid value(s) of ${ignored.join(", ")} for the reports`);
-    checkOutput(outDir, inspection.shardsDir, force);
+    checkOutput(outDir, inspection.shardsDir);
     mkdirSync(outDir, { recursive: true });
     // One writer per run folder: a second merge at the same time (or a run writing there) would rename its
     // half-written files into place under this one.
     const { acquireRunLock } = await import("../store/run_lock.js");
     const releaseLock = acquireRunLock(outDir);
     try {
+      await checkOverwrite(outDir, inspection.shardsDir, force);
       return await writeMerge();
     } finally {
       releaseLock();
@@ -371,6 +417,8 @@ export const command: Command = {
         not_in_dataset_lines: counts.notInDataset,
         left_out_lines: counts.misplaced + counts.notInDataset,
         bad_lines: counts.badLines,
+        // What this merge wrote: a later merge overwrites these files only while they are unchanged.
+        written: await resultDigests(outDir),
       };
       const infoPath = join(outDir, MERGE_INFO_FILE);
       writeFileSync(`${infoPath}.tmp`, JSON.stringify(info, null, 2) + "\n");
