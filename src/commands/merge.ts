@@ -16,7 +16,7 @@ import {
 } from "../shard/merge.js";
 import { formatShard } from "../shard/assign.js";
 import { ownershipByShard } from "../shard/results.js";
-import { listKeys, shardStatuses, unfinishedShards, type ShardStatus } from "../shard/status.js";
+import { listKeys, shardProof, shardStatuses, unfinishedShards, type ShardStatus } from "../shard/status.js";
 import { rerunCommands, rerunText } from "../shard/rerun.js";
 import type { ModelCalls } from "../shard/completion.js";
 import type { ModelCallCounts } from "../scheduler/run_models.js";
@@ -24,6 +24,13 @@ import { parseCommandArgs } from "./args.js";
 import type { Command } from "./types.js";
 
 export const MERGE_EXIT = { merged: 0, someFailed: 1, badInput: 2, incomplete: 4 } as const;
+
+/** Shards whose completion record or lock changed while the merge copied their files. */
+class ShardsChanged extends Error {
+  constructor(readonly shards: number[]) {
+    super(`shard(s) ${shards.join(",")} changed while merging`);
+  }
+}
 
 const help = `Usage: hermes-batch merge RUN_DIR [--out DIR] [--dataset FILE] [--force] [--allow-partial]
 
@@ -275,12 +282,27 @@ export const command: Command = {
     try {
       await checkOverwrite(outDir, inspection.shardsDir, force);
       return await writeMerge();
+    } catch (err) {
+      if (!(err instanceof ShardsChanged)) throw err;
+      process.stderr.write(
+        `hermes-batch merge: shard(s) ${formatIndexes(err.shards, 1000)} changed while merging (${err.shards
+          .map((i) => `shard ${i}/${count}`)
+          .join(", ")}: its completion record or lock changed: an invocation started on it): nothing was merged; ` +
+          `merge again once it has ended (\`hermes-batch shards ${positionals[0]}\` shows its state)\n`,
+      );
+      return MERGE_EXIT.incomplete;
     } finally {
       releaseLock();
     }
     async function writeMerge(): Promise<number> {
       const ownedKeys = new Map(statuses.flatMap((s) => (s.owned ? [[s.index, new Set(s.owned)] as const] : [])));
-      const counts = await mergeShardFiles(usable, outDir, count, ownedKeys);
+      // A shard that started again while its files were copied (a rerun, --only) may have changed them: nothing of
+      // such a copy is written. A new invocation moves the record aside and locks the folder before it changes results.
+      const changed = () =>
+        statuses.filter((s) => s.proof !== undefined && s.dir !== undefined && shardProof(s.dir) !== s.proof);
+      const counts = await mergeShardFiles(usable, outDir, count, ownedKeys, () => {
+        if (changed().length) throw new ShardsChanged(changed().map((s) => s.index));
+      });
       if (counts.badLines) {
         warn(
           `skipped ${counts.badLines} unreadable line(s) or line(s) without task_id, e.g. ${counts.badLineExamples.slice(0, 3).join(", ")}`,

@@ -14,7 +14,8 @@ dataset), done, failed, missing, its last activity and its state:
   finished       its completion record (shard-complete.json) says so and every task it owns has a result
   stopped_early  the first tasks all failed with the same model error (--stop-after-failures)
   interrupted    stopped by a signal (SIGTERM, Ctrl-C), or its record disagrees with its folder
-  running        no completion record yet, and its folder is locked by a live process
+  running        its folder is locked by a live process, and it has no completion record yet (or one
+                 older than the lock: it runs again)
   killed         no completion record, no live process (kill -9, scancel, out of memory, node lost)
   missing        no folder: never started
 Then, for the unfinished shards, the exact command that reruns them with the same shard count, output

@@ -258,6 +258,8 @@ export async function mergeShardFiles(
   count: number,
   /** Per shard index, the result keys it owns (from the dataset or its record); absent: the id hash alone decides. */
   ownedKeys?: ReadonlyMap<number, ReadonlySet<string>>,
+  /** Called once every file is copied, before any is renamed into place: throws to write nothing. */
+  beforeRename?: () => void,
 ): Promise<MergeCounts> {
   const counts: MergeCounts = {
     trajectories: 0,
@@ -343,11 +345,13 @@ export async function mergeShardFiles(
     }
     for (const w of writers.values()) w.close();
     await mergeRlFiles(order, outDir, (key, shard) => doneIn.get(key) === shard || failedIn.get(key) === shard);
+    beforeRename?.();
   } catch (err) {
     for (const [name, w] of writers) {
       w.close();
       rmSync(tmp(name), { force: true });
     }
+    rmSync(`${join(outDir, RUN_FILES.rl)}.merge-tmp`, { force: true });
     throw err;
   }
   for (const name of names) renameSync(tmp(name), join(outDir, name));

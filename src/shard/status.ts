@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { pidAlive } from "../core/pid_alive.js";
-import { readCompletion, readLaunch, type Launch, type ShardCompletion } from "./completion.js";
+import { COMPLETION_FILE, readCompletion, readLaunch, type Launch, type ShardCompletion } from "./completion.js";
 import type { ShardInspection } from "./merge.js";
 import { folderResults, resultKeys } from "./results.js";
 
@@ -32,13 +32,31 @@ export interface ShardStatus {
   lastActivity?: number;
   record?: ShardCompletion;
   launch?: Launch;
+  /** What the proof rested on, read before the folder's results: its completion record and lock, as text. */
+  proof?: string;
 }
 
-function lockHolder(dir: string): { pid: number; host: string; alive: boolean } | undefined {
+/**
+ * The shard folder's completion record and lock as they are now. A merge compares it with `ShardStatus.proof` after
+ * copying the folder's files: a new invocation moves the record aside (and locks the folder) before it changes any
+ * result, so an equal proof means the files copied are those proved.
+ */
+export function shardProof(dir: string): string {
+  const read = (name: string) => {
+    try {
+      return readFileSync(join(dir, name), "utf8");
+    } catch {
+      return "\0none";
+    }
+  };
+  return `${read(COMPLETION_FILE)}\0${read(".lock")}`;
+}
+
+function lockHolder(dir: string): { pid: number; host: string; started?: string; alive: boolean } | undefined {
   const path = join(dir, ".lock");
   if (!existsSync(path)) return undefined;
   try {
-    const held = JSON.parse(readFileSync(path, "utf8")) as { pid: number; host: string };
+    const held = JSON.parse(readFileSync(path, "utf8")) as { pid: number; host: string; started?: string };
     // Another host's process cannot be checked from here: taken as alive.
     return { ...held, alive: held.host !== hostname() || pidAlive(held.pid) };
   } catch {
@@ -78,6 +96,7 @@ export async function shardStatuses(
       continue;
     }
     status.dir = folder.dir;
+    status.proof = shardProof(folder.dir);
     const { record, problem } = readCompletion(folder.dir);
     status.record = record;
     status.launch = readLaunch(folder.dir);
@@ -92,8 +111,21 @@ export async function shardStatuses(
       else if (results.failed.has(key)) status.failed.push({ key, ...results.failed.get(key)! });
       else status.missing.push(key);
     }
-    if (!record) {
-      const lock = lockHolder(folder.dir);
+    const lock = lockHolder(folder.dir);
+    // A live lock taken after the record was written is a new invocation of the shard (a rerun, --retry-failed,
+    // --only), still counting the dataset or asking the endpoint before it moves the record aside: its results are
+    // about to change. An older lock is the recording invocation's own, held until it exits.
+    const relocked =
+      record !== undefined &&
+      lock?.alive === true &&
+      typeof lock.started === "string" &&
+      Date.parse(lock.started) > Date.parse(record.ended_at);
+    if (relocked) {
+      status.state = "running";
+      const elsewhere =
+        lock.host !== hostname() ? `; if ${lock.host} is gone, delete ${join(folder.dir, ".lock")} and rerun` : "";
+      status.why = `running again (pid ${lock.pid} on ${lock.host}, since ${lock.started})${elsewhere}: its completion record of ${record.ended_at} is about to be replaced`;
+    } else if (!record) {
       status.state = lock?.alive ? "running" : "killed";
       // Another host's process cannot be checked from here: a node lost mid-run leaves its lock, and the rerun
       // printed below stops on it until it is deleted.
