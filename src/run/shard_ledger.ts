@@ -10,10 +10,43 @@ import { ShardLedger, detectScheduler, publicArgs, type ModelCalls } from "../sh
 import { folderResults, ownershipByShard } from "../shard/results.js";
 import { readDataset, type DatasetSource } from "./dataset.js";
 
+const END_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** The end guards of the ledgers not yet finished. */
+const guards = new WeakMap<ShardLedger, () => void>();
+
+/**
+ * From a shard's start to its completion record, a signal nobody else handles does not kill it. The run's own handlers
+ * (src/run/run_control.ts) go once its tasks have ended; a SIGTERM after that (Slurm's time-limit warning, scancel, a
+ * requeue, an eviction) took Node's default action and killed the shard between its last result and its record: every
+ * task done, and yet no proof. Now the first such signal lets it finish recording its end (seconds); a second one
+ * stops it at once, as before.
+ */
+function guardEnd(): () => void {
+  let received: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (process.listenerCount(signal) > 1) return; // the run's own handlers are in place: they deal with it
+    if (received !== undefined) {
+      dispose();
+      process.kill(process.pid, signal);
+      return;
+    }
+    received = signal;
+    process.stderr.write(
+      `hermes-batch run: ${signal} while the shard records its end: writing its completion record first (${signal} again stops it at once, without one)\n`,
+    );
+  };
+  const dispose = () => {
+    for (const s of END_SIGNALS) process.off(s, onSignal);
+  };
+  for (const s of END_SIGNALS) process.on(s, onSignal);
+  return dispose;
+}
+
 export function startShardLedger(config: RunConfig, runDir: string, shard: Shard, fingerprint: string): ShardLedger {
   const redact = createRedactor(secretValues(config));
   const { args, dropped } = publicArgs(process.argv.slice(2), redact);
-  return new ShardLedger(runDir, shard, config.run_name!, fingerprint, {
+  const ledger = new ShardLedger(runDir, shard, config.run_name!, fingerprint, {
     output_dir: resolve(config.output_dir),
     cwd: process.cwd(),
     node: process.execPath,
@@ -22,6 +55,8 @@ export function startShardLedger(config: RunConfig, runDir: string, shard: Shard
     dropped_secret_flags: dropped,
     scheduler: detectScheduler(process.env),
   });
+  guards.set(ledger, guardEnd());
+  return ledger;
 }
 
 /**
@@ -50,6 +85,21 @@ export interface ShardInvocationEnd {
 }
 
 export async function finishShardLedger(
+  ledger: ShardLedger,
+  config: RunConfig,
+  runDir: string,
+  shard: Shard,
+  end: ShardInvocationEnd,
+): Promise<void> {
+  try {
+    await recordEnd(ledger, config, runDir, shard, end);
+  } finally {
+    guards.get(ledger)?.();
+    guards.delete(ledger);
+  }
+}
+
+async function recordEnd(
   ledger: ShardLedger,
   config: RunConfig,
   runDir: string,
