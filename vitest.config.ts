@@ -90,7 +90,7 @@ const DOCKER = readdirSync(TEST_DIR)
   .filter((f) => f.endsWith(".test.ts") && readFileSync(join(TEST_DIR, f), "utf8").includes("./helpers/docker.js"))
   .map((f) => `test/${f}`);
 const BROWSER = files("report_browser", "view_runs");
-const CLUSTER = files("slurm_e2e");
+const CLUSTER = files("slurm_e2e", "shards_h4_slurm");
 
 const BUILD = "test/setup/build.ts";
 const TMP = "test/setup/tmp_dir.ts";
