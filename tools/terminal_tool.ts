@@ -276,8 +276,10 @@ function refusedForeground(args: TerminalArgs & { command: string }): ToolResult
  * Makes a relative workdir absolute (POSIX paths in every backend) as the original's `builtin cd <workdir>` would
  * (tools/environments/base.py `_wrap_command`): against the folder its bash starts in. On the local backend that is
  * the tracked cwd, where the last command ended (local.py `_run_bash`: Popen cwd=self.cwd); in a container it is
- * the container's start folder (docker.py: `docker exec` without `-w`), as for a background start everywhere
- * (process_registry.py: Popen cwd=workdir, relative to the start folder).
+ * the container's start folder (docker.py: `docker exec` without `-w`), as for a local background start
+ * (process_registry.py `spawn_local`: Popen cwd=workdir, relative to the start folder).
+ * Undefined (the tracked cwd) without a workdir, and for a background start outside the local backend, which
+ * ignores it (process_registry.py `spawn_via_env` runs its wrapper with `env.execute(bg_command)`, no cwd).
  */
 function resolveWorkdir(
   env: Environment,
@@ -285,10 +287,10 @@ function resolveWorkdir(
   envKind: string,
   background: boolean,
 ): string | undefined {
-  if (!workdir || workdir.trim() === "") return undefined;
+  const local = envKind === "local" || envKind === "host";
+  if (!workdir || workdir.trim() === "" || (background && !local)) return undefined;
   if (posix.isAbsolute(workdir)) return workdir;
-  const fromTracked = !background && (envKind === "local" || envKind === "host");
-  return posix.resolve((fromTracked ? env.cwd : undefined) ?? env.workdir, workdir);
+  return posix.resolve((local && !background ? env.cwd : undefined) ?? env.workdir, workdir);
 }
 
 /** The command the call will run, for the approval gate (with its workdir resolved). */
@@ -329,7 +331,7 @@ async function startBackground(
   const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
   let started: { id: string; pid?: number };
   try {
-    // From the terminal's carried state (its cwd unless a workdir, its exports), as the original's.
+    // From the terminal's carried state (its cwd, unless a workdir this backend honours; its exports), as the original's.
     started = await env.startBackground(args.command, {
       cwd: cwd ?? env.cwd,
       carry: true,

@@ -1,0 +1,96 @@
+/**
+ * The terminal's workdir in the Docker backend, as the original's (NousResearch/hermes-agent at cb51baec):
+ *  - foreground: tools/terminal_tool.py passes the workdir as given to `env.execute(cwd=workdir)`, which
+ *    tools/environments/base.py `_wrap_command` makes `builtin cd <workdir>` in a bash that
+ *    tools/environments/docker.py `_run_bash` starts with `docker exec` and no `-w`: in the container's start
+ *    folder (`docker run -w <cwd>`). A relative workdir is taken from there, not from the tracked cwd;
+ *  - background: tools/process_registry.py `spawn_via_env` runs its wrapper with `env.execute(bg_command)`, no
+ *    cwd: the workdir is only recorded, the process starts in the tracked cwd with the carried exports.
+ * End to end through the tool pipeline, with the persistent shell and with one exec per command.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Environment } from "../tools/environments/base.js";
+import {
+  cleanupAllDockerEnvironments,
+  createDockerEnvironment,
+  removeContainersByLabel,
+} from "../tools/environments/docker/docker.js";
+import { createToolPipeline } from "../tools/pipeline.js";
+import type { ToolContext } from "../tools/registry.js";
+import "../tools/terminal_tool.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import type { CwdScenario } from "./helpers/hermes_cwd.js";
+import { silentLogger } from "./helpers/local_ctx.js";
+
+const RUN = uniqueRunName("h1docker");
+let image = "";
+let count = 0;
+
+beforeAll(async () => {
+  ({ image } = await ensureDockerTestImages());
+}, 600_000);
+
+afterAll(async () => {
+  await cleanupAllDockerEnvironments();
+  await removeContainersByLabel({ run: RUN });
+});
+
+function scenario(persistentShell: boolean): CwdScenario {
+  const id = `h1-${count++}`;
+  let pending: Promise<Environment> | undefined;
+  const env = () =>
+    (pending ??= createDockerEnvironment(
+      { runName: RUN, taskId: id, hostTaskDir: `/tmp/${RUN}/${id}`, taskTimeoutSec: 600 },
+      { image, persistentShell },
+    ));
+  const ctx: ToolContext = { taskId: id, envKind: "docker", getEnv: env, logger: silentLogger };
+  return { ctx, env };
+}
+
+/** A pipeline whose approval gate records where it was asked to judge each command. */
+function gated(s: CwdScenario) {
+  const asked: (string | undefined)[] = [];
+  const pipeline = createToolPipeline({
+    approval: {
+      gate: async (_command, opts) => {
+        asked.push(opts?.cwd);
+        return { allowed: true };
+      },
+      records: [],
+    },
+  });
+  const term = async (args: Record<string, unknown>) =>
+    JSON.parse(await pipeline.call("terminal", args, s.ctx)) as Record<string, unknown>;
+  const wait = async (id: unknown) =>
+    JSON.parse(await pipeline.call("process", { action: "wait", session_id: id, timeout: 30 }, s.ctx)) as {
+      output: string;
+    };
+  return { asked, term, wait };
+}
+
+describe.each([
+  ["persistent shell", true],
+  ["one exec per command", false],
+] as const)("the terminal's workdir in Docker (%s)", (_label, persistentShell) => {
+  it("a relative workdir is taken from the container's start folder, not the tracked cwd", async () => {
+    const s = scenario(persistentShell);
+    const { term } = gated(s);
+    const w = (await s.env()).workdir;
+    expect((await term({ command: "mkdir -p a/b b && cd a" })).exit_code).toBe(0);
+    expect((await term({ command: "pwd", workdir: "b" })).output).toBe(`${w}/b`);
+    expect((await term({ command: "pwd" })).output).toBe(`${w}/b`);
+  }, 60_000);
+
+  it("a background start ignores its workdir: it runs in the tracked cwd with the exports", async () => {
+    const s = scenario(persistentShell);
+    const { asked, term, wait } = gated(s);
+    const w = (await s.env()).workdir;
+    expect((await term({ command: "mkdir -p bg && cd bg && export HB_BG=5" })).exit_code).toBe(0);
+    asked.length = 0;
+    const started = await term({ command: 'pwd; echo "[$HB_BG]"', workdir: "/", background: true });
+    expect(asked).toEqual([`${w}/bg`]);
+    expect((await wait(started.session_id)).output).toBe(`${w}/bg\n[5]\n`);
+    // the start moves nothing
+    expect((await term({ command: "pwd" })).output).toBe(`${w}/bg`);
+  }, 60_000);
+});
