@@ -5,9 +5,13 @@
  *    tools/environments/docker.py `_run_bash` starts with `docker exec` and no `-w`: in the container's start
  *    folder (`docker run -w <cwd>`). A relative workdir is taken from there, not from the tracked cwd;
  *  - background: tools/process_registry.py `spawn_via_env` runs its wrapper with `env.execute(bg_command)`, no
- *    cwd: the workdir is only recorded, the process starts in the tracked cwd with the carried exports.
+ *    cwd: the workdir is only recorded, the process starts in the tracked cwd with the carried exports;
+ *  - the shell's messages: each command is the script of base.py `_wrap_command` (line 3 `eval '<command>'`) run as
+ *    `docker exec <id> bash -c <script>`, so bash calls itself `bash` and counts lines from that script
+ *    (`bash: line 3: foo: command not found`). The expected text is that, run the same way in the same container.
  * End to end through the tool pipeline, with the persistent shell and with one exec per command.
  */
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Environment } from "../tools/environments/base.js";
 import {
@@ -93,4 +97,70 @@ describe.each([
     // the start moves nothing
     expect((await term({ command: "pwd" })).output).toBe(`${w}/bg`);
   }, 60_000);
+});
+
+/**
+ * The local file's commands, less one: a function the command defines is labelled `main` in its messages here
+ * (`main: line 7: …`), `environment` in the original's, as the persistent bash reads its stdin (docker_shell.ts).
+ */
+const PREFIX_COMMANDS = [
+  "foo_h1",
+  "true\nfoo_h1",
+  "true\n\n\nfoo_h1",
+  "if true; then\n  foo_h1\nfi",
+  'echo "[$0][$#][${BASH_SOURCE[0]}][$LINENO][${FUNCNAME[*]}]"',
+  "cd /nonexistent-h1",
+  "return 1",
+  "local x=1",
+  "cat <<'EOF'\nx\nEOF\nfoo_h1",
+  "echo 'it'\\''s'; foo_h1",
+  "echo é\nfoo_h1",
+  "x=$(foo_h1)\n(foo_h1)",
+  "test $$ -gt 1 && foo_h1",
+  'test "$PPID" -gt 1\nfoo_h1',
+];
+
+/** The original's per-command script for `command` (base.py `_wrap_command`, its snapshot already made). */
+function originalScript(command: string, cwd: string): string {
+  const quoted = (t: string) => `'${t.replaceAll("'", "'\\''")}'`;
+  return [
+    "source /nonexistent-h1-snapshot.sh 2>/dev/null || true",
+    `builtin cd ${quoted(cwd)} || exit 126`,
+    `eval ${quoted(command)}`,
+    "__hermes_ec=$?",
+    "exit $__hermes_ec",
+  ].join("\n");
+}
+
+describe.each([
+  ["persistent shell", true],
+  ["one exec per command", false],
+] as const)("the terminal's shell messages in Docker are the original's (%s)", (_label, persistentShell) => {
+  it("bash's name, line numbers, $0, $# and no function around the command", async () => {
+    const s = scenario(persistentShell);
+    const env = (await s.env()) as Environment & { containerId: string; user?: string };
+    const pipeline = createToolPipeline();
+    for (const command of PREFIX_COMMANDS) {
+      // as the original's `docker exec <id> bash -c <script>`, stdout and stderr on one pipe
+      const args = ["exec", ...(env.user ? ["-u", env.user] : []), env.containerId];
+      let output: string;
+      let exitCode = 0;
+      try {
+        output = execFileSync(
+          "docker",
+          [...args, "sh", "-c", 'exec "$0" -c "$1" 2>&1', "bash", originalScript(command, env.workdir)],
+          { encoding: "utf8" },
+        );
+      } catch (err) {
+        const e = err as { stdout: string; status: number };
+        output = e.stdout;
+        exitCode = e.status;
+      }
+      const ours = JSON.parse(await pipeline.call("terminal", { command }, s.ctx)) as Record<string, unknown>;
+      expect({ output: ours.output, exit_code: ours.exit_code }, JSON.stringify(command)).toEqual({
+        output: output.trim(),
+        exit_code: exitCode,
+      });
+    }
+  }, 120_000);
 });
