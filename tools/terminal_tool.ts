@@ -272,10 +272,25 @@ function refusedForeground(args: TerminalArgs & { command: string }): ToolResult
   return guidance ? { content: { output: "", exit_code: -1, error: guidance, status: "error" } } : undefined;
 }
 
-/** Resolves a relative workdir against the environment's workdir (POSIX paths in every backend). */
-function resolveWorkdir(env: Environment, workdir: string | undefined): string | undefined {
-  if (!workdir || workdir.trim() === "") return undefined;
-  return posix.isAbsolute(workdir) ? workdir : posix.resolve(env.workdir, workdir);
+/**
+ * Makes a relative workdir absolute (POSIX paths in every backend) as the original's `builtin cd <workdir>` would
+ * (tools/environments/base.py `_wrap_command`): against the folder its bash starts in. On the local backend that is
+ * the tracked cwd, where the last command ended (local.py `_run_bash`: Popen cwd=self.cwd); in a container it is
+ * the container's start folder (docker.py: `docker exec` without `-w`), as for a local background start
+ * (process_registry.py `spawn_local`: Popen cwd=workdir, relative to the start folder).
+ * Undefined (the tracked cwd) without a workdir, and for a background start outside the local backend, which
+ * ignores it (process_registry.py `spawn_via_env` runs its wrapper with `env.execute(bg_command)`, no cwd).
+ */
+function resolveWorkdir(
+  env: Environment,
+  workdir: string | undefined,
+  envKind: string,
+  background: boolean,
+): string | undefined {
+  const local = envKind === "local" || envKind === "host";
+  if (!workdir || workdir.trim() === "" || (background && !local)) return undefined;
+  if (posix.isAbsolute(workdir)) return workdir;
+  return posix.resolve((local && !background ? env.cwd : undefined) ?? env.workdir, workdir);
 }
 
 /** The command the call will run, for the approval gate (with its workdir resolved). */
@@ -284,7 +299,7 @@ export async function terminalEffects(args: TerminalArgs, ctx: ToolContext): Pro
   if (typeof args.command !== "string" || refusedForeground({ ...args, command: args.command })) return [];
   const env = await ctx.getEnv();
   // Without a workdir the command runs where the terminal's last command ended (its cd carries over).
-  const cwd = resolveWorkdir(env, args.workdir) ?? env.cwd;
+  const cwd = resolveWorkdir(env, args.workdir, ctx.envKind, args.background ?? false) ?? env.cwd;
   return [{ kind: "run", command: args.command, workdir: env.workdir, cwd }];
 }
 
@@ -316,7 +331,7 @@ async function startBackground(
   const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
   let started: { id: string; pid?: number };
   try {
-    // From the terminal's carried state (its cwd unless a workdir, its exports), as the original's.
+    // From the terminal's carried state (its cwd, unless a workdir this backend honours; its exports), as the original's.
     started = await env.startBackground(args.command, {
       cwd: cwd ?? env.cwd,
       carry: true,
@@ -371,7 +386,7 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
   const blocked = workdir ? workdirError(workdir) : undefined;
   if (blocked) return { content: { output: "", exit_code: -1, error: blocked, status: "blocked" } };
   const env = await ctx.getEnv();
-  const cwd = resolveWorkdir(env, workdir);
+  const cwd = resolveWorkdir(env, workdir, ctx.envKind, background);
 
   if (background) return startBackground({ ...args, command }, env, cwd, ctx.notices);
 

@@ -13,7 +13,7 @@ import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
 import type { ExecResult } from "../base.js";
 import { OutputCollector } from "../shell/output_capture.js";
-import { CARRIED_COMMAND } from "../shell/shell_session.js";
+import { carriedCommand } from "../shell/shell_session.js";
 import { sleep } from "../../../src/core/abort.js";
 
 /** Exit codes as the local backend reports them. */
@@ -160,11 +160,12 @@ export interface PlainCommand {
 
 // $1 marker, $2 cwd, $3 command. The first stderr line reports the exec's pid (= its process group).
 // $4 (carried commands only) the state prefix: its exports sourced, the cwd entered (126 when gone), and the state
-// saved after the command (CARRIED_COMMAND, $5), as the persistent shell does.
+// saved after the command (carriedCommand, $5), as the persistent shell does; bash named `bash`, as the original's
+// `docker exec … bash -c`.
 const PLAIN_WRAPPER =
   'printf "%s %s\\n" "$1" "$$" >&2; ' +
-  'if [ -n "$4" ]; then if command -v bash >/dev/null 2>&1; then exec bash -c "$5" bash "$3" "$4" "$2"; fi; ' +
-  'exec sh -c "$5" sh "$3" "$4" "$2"; fi; ' +
+  'if [ -n "$4" ]; then if command -v bash >/dev/null 2>&1; then exec bash -c "$5" bash "$4" "$2"; fi; ' +
+  'exec sh -c "$5" sh "$4" "$2"; fi; ' +
   'cd "$2" || exit 1; if command -v bash >/dev/null 2>&1; then exec bash -c "$3"; fi; exec sh -c "$3"';
 
 export function envList(env: Record<string, string> | undefined): string[] | undefined {
@@ -176,7 +177,16 @@ export function envList(env: Record<string, string> | undefined): string[] | und
 export async function runPlainCommand(container: Docker.Container, c: PlainCommand): Promise<ExecResult> {
   const marker = `__HB_${randomBytes(8).toString("hex")}__`;
   const { exec, stream } = await startExec(container, {
-    cmd: ["sh", "-c", PLAIN_WRAPPER, "hb", marker, c.cwd, c.command, ...(c.state ? [c.state, CARRIED_COMMAND] : [])],
+    cmd: [
+      "sh",
+      "-c",
+      PLAIN_WRAPPER,
+      "hb",
+      marker,
+      c.cwd,
+      c.command,
+      ...(c.state ? [c.state, carriedCommand(c.command)] : []),
+    ],
     env: envList(c.env),
     user: c.user,
     attachStdin: c.stdin !== undefined,

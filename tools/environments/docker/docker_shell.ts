@@ -17,7 +17,11 @@ import { ShellSession, type ShellCommand } from "../shell/shell_session.js";
 export type { ShellCommand } from "../shell/shell_session.js";
 
 const BOOT_TIMEOUT_MS = 15_000;
-/** The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process). */
+/**
+ * The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process). bash reads its stdin
+ * as a script whose first line reads the requests (bashReader: they run from line 1), its `$0` `bash`, as the
+ * original's `docker exec … bash -c` (its messages: `bash: line 3: …`).
+ */
 export const SHELL_LAUNCH = ["sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"];
 
 export class PersistentShell {
@@ -34,7 +38,7 @@ export class PersistentShell {
         killCommand: (shellPid) => void killShellCommandInContainer(container, user, shellPid),
         destroy: () => started.stream.destroy(),
       },
-      { reportPid: false },
+      { reportPid: false, bashReader: true, argv0: "bash" },
     );
     const outDecoder = new StringDecoder("utf8");
     const errDecoder = new StringDecoder("utf8");

@@ -24,13 +24,14 @@ import { readRegularFile, writeRegularFile } from "../host_files.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CarriedState } from "../shell/carried_state.js";
-import { CARRIED_COMMAND } from "../shell/shell_session.js";
+import { carriedCommand } from "../shell/shell_session.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
   HostShell,
   INTERRUPT_EXIT_CODE,
   TIMEOUT_EXIT_CODE,
   killGroup,
+  originalBashName,
   runInProcessGroup,
 } from "../shell/host_process.js";
 import {
@@ -200,7 +201,7 @@ export class LocalEnvironment implements Environment {
     }
     // A carried command outside the shell (busy, or stdin given) sources, enters and saves as the shell does.
     const state = this.carried.stateFor(opts);
-    const args = state ? ["-c", CARRIED_COMMAND, hostShell(), command, state, cwd] : ["-c", command];
+    const args = state ? ["-c", carriedCommand(command), originalBashName(), state, cwd] : ["-c", command];
     const result = await runInProcessGroup(hostShell(), args, {
       cwd,
       env,
@@ -228,7 +229,12 @@ export class LocalEnvironment implements Environment {
     this.shellStarting ??= (async () => {
       this.shellStarts++;
       const env = { ...this.baseEnv(), [ENV_MARKER_VAR]: this.marker };
-      const shell = await HostShell.start({ innerShell: hostShell(), cwd: this.workdir, env });
+      const shell = await HostShell.start({
+        innerShell: hostShell(),
+        cwd: this.workdir,
+        env,
+        argv0: originalBashName(),
+      });
       if (!shell) this.shellStarts = MAX_SHELL_STARTS;
       this.shellEnv = env;
       this.shell = shell;

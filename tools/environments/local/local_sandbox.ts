@@ -58,7 +58,7 @@ import { OutputCollector } from "../shell/output_capture.js";
 import { DEFAULT_LIMITS, SandboxCgroup, type SandboxLimits } from "./cgroups.js";
 import { DiskQuota, diskQuotaUnavailable, parseSize } from "../disk_quota.js";
 import { forgetTempDir, makeTempDir } from "../temp_dirs.js";
-import { HostShell } from "../shell/host_process.js";
+import { HostShell, originalBashName } from "../shell/host_process.js";
 import { closeInheritedFds } from "../shell/spawn_helper.js";
 import { ENV_NAME_PATTERN, taskEnvironment } from "../task_env.js";
 import { sandboxNetwork, sandboxWorkdir } from "./local_sandbox_rules.js";
@@ -211,6 +211,8 @@ export class SandboxEnvironment implements Environment {
         kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
         killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
         preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
+        // Named as the original's local backend names its bash (its messages' prefix, `$0`).
+        argv0: originalBashName(),
         bootTimeoutMs: BOOT_TIMEOUT_MS,
         onFailure: (reason) => {
           shellProblem = `its shell did not start: ${reason}`;

@@ -4,16 +4,44 @@
  * and the result never waits forever on a child that keeps the pipes open.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
+import { join } from "node:path";
 import { execa } from "execa";
 import type { ExecResult } from "../base.js";
 import { OutputCollector } from "./output_capture.js";
-import { ShellSession, type ShellCommand } from "./shell_session.js";
+import { bashArgs, ShellSession, type ShellCommand } from "./shell_session.js";
 import { SpawnHelper, type ExtraFd, type LaunchedProcess } from "./spawn_helper.js";
 
 export { INTERRUPT_EXIT_CODE, TIMEOUT_EXIT_CODE } from "./command_stop.js";
 import { CommandStop } from "./command_stop.js";
 const KILL_GRACE_MS = 1000;
+
+let bashName: string | undefined;
+
+/**
+ * The name the original's local backend runs bash by, which bash then calls itself in its messages
+ * (`/usr/bin/bash: line 3: …`): tools/environments/local.py `_find_bash`, the first executable `bash` on PATH
+ * (shutil.which), else /usr/bin/bash, /bin/bash, $SHELL, /bin/sh.
+ */
+export function originalBashName(): string {
+  if (bashName === undefined) {
+    const executable = (p: string) => {
+      try {
+        accessSync(p, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const onPath = (process.env.PATH ?? "").split(":").map((d) => join(d || ".", "bash"));
+    bashName =
+      onPath.find(executable) ??
+      ["/usr/bin/bash", "/bin/bash"].find((p) => existsSync(p)) ??
+      process.env.SHELL ??
+      "/bin/sh";
+  }
+  return bashName;
+}
 /** How long a live process group may hold the pipes after the command itself exited. */
 const LINGER_MS = 300;
 /** Upper bound on waiting for the pipes to drain once the whole process group is gone. */
@@ -226,23 +254,34 @@ export class HostShell {
     bootTimeoutMs?: number;
     /** Told why, when the shell cannot be started (the result is then undefined). */
     onFailure?: (reason: string) => void;
+    /** The name a bash shell gives itself (`$0`, its messages' prefix); default: the outer shell's path. */
+    argv0?: string;
   }): Promise<HostShell | undefined> {
     const outer =
       o.outerShell ??
       (/(^|\/)bash$/.test(o.innerShell) ? o.innerShell : existsSync("/bin/sh") ? "/bin/sh" : o.innerShell);
+    const bash = /(^|\/)bash$/.test(outer);
+    const argv0 = o.argv0 ?? outer;
+    // bash is started as a `-c` reader (bashArgs): the requests then run from line 1, under the name `argv0`.
+    const outerArgs = bash ? bashArgs(argv0) : [];
     let proc: ShellProcess;
     try {
       if (o.launch) {
         proc = launchedShell(
           await SpawnHelper.forThread().launch(
             o.launch.file,
-            [...o.launch.args, outer],
+            [...o.launch.args, outer, ...outerArgs],
             o.launch.extra,
             o.launch.enter,
           ),
         );
       } else {
-        const child = spawn(outer, [], { cwd: o.cwd, env: o.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(outer, outerArgs, {
+          cwd: o.cwd,
+          env: o.env,
+          detached: true,
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         child.once("error", () => undefined);
         proc = childProcessShell(child);
       }
@@ -271,7 +310,8 @@ export class HostShell {
         termGraceMs: KILL_GRACE_MS,
         innerShell: o.innerShell,
         reportPid: !o.killCommand,
-        bashReader: /(^|\/)bash$/.test(outer),
+        bashReader: bash,
+        argv0,
         ...(o.preamble ? { preamble: o.preamble } : {}),
       },
     );

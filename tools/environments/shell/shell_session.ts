@@ -28,10 +28,19 @@
  * The shell prints every marker itself, each in one write, so the command's subshell writes nothing of the
  * protocol: every write costs a wake-up of whatever relays the streams (in Docker the engine's shim and daemon)
  * and of this process.
- * A bash that reads the protocol (`bashReader`) gets each request framed instead of as a line: its length in
- * FRAME_HEADER characters, then the request, all ASCII (framedRequest), so that bash takes it in two reads
+ * A bash that reads the protocol (`bashReader`, READY's F) gets each request framed instead of as a line: its length
+ * in FRAME_HEADER characters, then the request, all ASCII (framedRequest), so that bash takes it in two reads
  * (`read -N`) instead of one read system call per byte of a line.
  * A shell with neither job control nor `setsid` reports UNSUPPORTED and the caller falls back to one process per command.
+ *
+ * The command's text as the original's (hermes-agent tools/environments/base.py `_wrap_command`: each command is
+ * the script `source <snapshot>`, `builtin cd <cwd> || exit 126`, `eval '<command>'`, … run by `bash -c`): a bash
+ * with job control that reads framed requests (READY's T) gets each command as a request of that shape
+ * (topLevelRequest), evaluated at the shell's top level (no function around the command: `$#` 0, no FUNCNAME,
+ * `return` and `local` refused, as there) with `eval '<command>'` on its third line, the requests being evaluated
+ * from line 1 of the shell's `-c` string (bashArgs). So bash numbers the command's lines as the original's bash
+ * does, and names itself by its `$0`, the name the original's bash had: `/usr/bin/bash: line 3: foo: command not
+ * found` (local), `bash: line 3: …` (Docker). Other shells keep `hb_run`, the command inside a function.
  */
 import { randomBytes } from "node:crypto";
 import { shellQuote, type ExecResult } from "../base.js";
@@ -67,10 +76,42 @@ const HB_SAVE =
 const CARRIED_WRAP = `hb_c=$1; hb_st=$2; shift 2; eval "$hb_c"; ${HB_SAVE}`;
 
 /**
- * A `sh -c` script for a carried command run outside the persistent shell: $1 the command, $2 the state prefix,
- * $3 the cwd. The exports sourced, the cwd entered (126 when it is gone), the command, the state saved.
+ * A `sh -c` script for a carried `command` run outside the persistent shell: $1 the state prefix, $2 the cwd. The
+ * exports sourced, the cwd entered (126 when it is gone), the command, the state saved; shaped as the original's
+ * script (see the header: the command's `eval` on line 3), so bash numbers its lines as the original's does.
+ */
+export function carriedCommand(command: string): string {
+  return [
+    `hb_st=$1; hb_d=$2; shift 2; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi`,
+    `cd "$hb_d" || exit 126; unset hb_d`,
+    `eval ${shellQuote(command)}`,
+    HB_SAVE,
+  ].join("\n");
+}
+
+/**
+ * The same as one script for every command: $1 the command, $2 the state prefix, $3 the cwd (the Singularity
+ * backend's; its messages count lines from this script, not the original's).
  */
 export const CARRIED_COMMAND = `hb_c=$1; hb_st=$2; hb_d=$3; shift 3; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi; cd "$hb_d" || exit 126; unset hb_d; eval "$hb_c"; ${HB_SAVE}`;
+
+/**
+ * How a bash that reads the protocol is started: `bash -c BASH_READER argv0`. It evaluates the first line sent
+ * (inOneRead), so the requests are evaluated from line 1 of its `-c` string; `argv0` is its `$0`, the name bash
+ * gives itself in its messages.
+ */
+export const BASH_READER = 'IFS= read -r hb_l && eval "$hb_l"';
+export function bashArgs(argv0: string): string[] {
+  return ["-c", BASH_READER, argv0];
+}
+
+/** A command naming `$$` or `$PPID` gets a shell of its own (see bootScript), so `kill $$` ends the command. */
+const NAMES_ITS_SHELL = /\$\$|\$\{\$\}|PPID/;
+
+/** The protocol's functions, removed in each command's subshell. */
+const PROTOCOL_FUNCTIONS = "hb_run hb_carried hb_a hb_b hb_d";
+/** The protocol's variables a command's subshell drops (hb_st stays for HB_SAVE; hb_dir until the cwd is entered). */
+const PROTOCOL_VARIABLES = "hb_mark hb_seq hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c hb_fr";
 
 export function bootScript(mark: string, innerShell?: string, reportPid = true): string {
   return [
@@ -78,7 +119,7 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     // A newline for the end markers (portable: sh has no $'\n').
     `hb_nl='\n'`,
     innerShell !== undefined
-      ? `hb_shell=${shellQuote(innerShell)}`
+      ? `hb_shell=${asciiQuote(innerShell)}`
       : `if command -v bash >/dev/null 2>&1; then hb_shell=bash; else hb_shell=sh; fi`,
     `hb_jc=; if [ -n "$BASH_VERSION" ] && set -m 2>/dev/null; then hb_jc=1; fi`,
     // The shell a `$$` command (or any command, without job control) gets when state is carried: $1 the command, $2 hb_st.
@@ -94,14 +135,28 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     `  cd "$hb_dir" || exit 126`,
     `  for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
     `  if [ -z "$hb_jc" ]; then exec "$hb_setsid" "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st"; fi`,
-    `  set -m; set +m; unset -f hb_run hb_carried; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c`,
+    `  set -m; set +m; unset -f ${PROTOCOL_FUNCTIONS}; unset hb_dir ${PROTOCOL_VARIABLES}`,
     `  case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_wrap" "$hb_shell" "$hb_cmd" "$hb_st" ;; esac`,
     `  unset hb_shell hb_wrap; eval "$hb_cmd"; ${HB_SAVE}`,
     `}`,
-    `hb_run() {`,
-    `  hb_seq=$1; hb_st=$2; hb_dir=$3; hb_cmd=$4; shift 4`,
+    // A request's start: its sequence number, state prefix and cwd kept, the start markers printed.
+    `hb_a() {`,
+    `  hb_seq=$1; hb_st=$2; hb_dir=$3`,
     `  printf '%s %s S\\n' "$hb_mark" "$hb_seq"`,
     `  printf '%s %s S\\n' "$hb_mark" "$hb_seq" >&2`,
+    `}`,
+    // The first line of a top-level request's subshell (topLevelRequest), before its second enters the cwd: the
+    // exports earlier commands left (a carried command), the request's variables (its arguments), job control off
+    // in the command's own group (as in hb_run), the protocol's functions and variables gone. \`hb_dx\`: the exit
+    // code when the cwd is gone (126 for a carried command, as the original's \`builtin cd <cwd> || exit 126\`).
+    `hb_b() {`,
+    `  hb_dx=1`,
+    `  if [ -n "$hb_st" ]; then hb_dx=126; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi; fi`,
+    `  for hb_kv in "$@"; do case $hb_kv in *=*) export "$hb_kv" ;; *) unset "$hb_kv" ;; esac; done`,
+    `  set -m; set +m; unset -f ${PROTOCOL_FUNCTIONS}; unset ${PROTOCOL_VARIABLES} hb_shell hb_wrap`,
+    `}`,
+    `hb_run() {`,
+    `  hb_cmd=$4; hb_a "$1" "$2" "$3"; shift 4`,
     `  (`,
     `    if [ -n "$hb_st" ]; then hb_carried "$@"; exit; fi`,
     `    cd "$hb_dir" || exit 1`,
@@ -112,13 +167,17 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     // \`set -m\` first makes bash take this subshell's group as its own (shell_pgrp): otherwise a fork that fails
     // anywhere in the command makes bash SIGTERM the whole group (the job's pipeline) instead of failing that
     // one command as \`bash -c\` does.
-    `    set -m; set +m; unset -f hb_run hb_carried; unset hb_mark hb_seq hb_dir hb_kv hb_setsid hb_jc hb_rc hb_nl hb_end hb_n hb_req hb_c hb_st`,
+    `    set -m; set +m; unset -f ${PROTOCOL_FUNCTIONS}; unset hb_dir hb_st ${PROTOCOL_VARIABLES}`,
     `    case $hb_cmd in *'$$'*|*'\${$}'*|*PPID*) exec "$hb_shell" -c "$hb_cmd" ;; esac`,
     `    unset hb_shell hb_wrap; eval "$hb_cmd"`,
     `  ) < /dev/null &`,
+    `  hb_d`,
+    `}`,
+    // A request's end, its command started in the background: the wait, then the end markers.
     // Job control is off while the shell waits: the job already leads its own group, and the shell does not see it
     // stop (a stopped command is waited for until it ends or is killed, as without job control). Not `wait -f`:
     // bash 5.2 can loop in it forever ("wait_for: No record of process") when the job is killed by a signal.
+    `hb_d() {`,
     `  [ -z "$hb_jc" ] || set +m`,
     ...(reportPid ? [`  printf '%s %s P%s\\n' "$hb_mark" "$hb_seq" "$!" >&2`] : []),
     `  wait $! 2>/dev/null`,
@@ -135,7 +194,8 @@ export function bootScript(mark: string, innerShell?: string, reportPid = true):
     `  printf '%s' "$hb_end"`,
     `  printf '%s' "$hb_end" >&2`,
     `}`,
-    `if [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; then printf '%s READY %s\\n' "$hb_mark" "$$"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
+    // READY's flags: F, the requests come framed (a bash reads them, inOneRead); T, top-level requests too (job control).
+    `if [ -n "$hb_jc" ] || [ -n "$hb_setsid" ]; then printf '%s READY %s%s\\n' "$hb_mark" "$$" "\${hb_fr:+ F\${hb_jc:+T}}"; else printf '%s UNSUPPORTED\\n' "$hb_mark"; exit 0; fi`,
     ``,
   ].join("\n");
 }
@@ -253,21 +313,28 @@ export interface ShellSessionOptions {
    */
   reportPid?: boolean;
   /**
-   * The shell reading the protocol is bash: the boot script is sent after a line that reads it whole (bash reads a
-   * script from a pipe one byte per system call, 2 KB of them; `read -N` takes it in one).
+   * The shell reading the protocol may be bash (started with bashArgs, or reading its stdin as a script): the boot
+   * script is sent after a line that has bash read it whole (bash reads a script from a pipe one byte per system
+   * call, 2 KB of them; `read -N` takes it in one) and another shell skip it; READY then tells which it was.
    */
   bashReader?: boolean;
+  /**
+   * The name bash gives itself (its `$0`) in a shell of its own for a `$$` command: as the name the shell was
+   * started with (bashArgs). Default "bash".
+   */
+  argv0?: string;
   /** Shell lines run before the boot script, sent with it (one write, and inside its single read for bash). */
   preamble?: string;
 }
 
 /**
- * A bash line that reads `script` (ASCII) from stdin in one read and runs it (the copy in a variable is dropped
- * before any command runs: it holds the nonce), then reads framed requests (framedRequest) until stdin ends.
+ * A line that has bash read `script` (ASCII) from stdin in one read and run it (the copy in a variable is dropped
+ * before any command runs: it holds the nonce), then read framed requests (framedRequest) until stdin ends; another
+ * shell skips it and reads the script as lines. Evaluated on line 1 (bashArgs), so are the requests.
  */
 function inOneRead(script: string): string {
   const requests = `while IFS= read -r -N ${FRAME_HEADER} hb_n && IFS= read -r -N "$((hb_n))" hb_req; do eval "$hb_req"; done`;
-  return `IFS= read -r -N ${script.length} hb_boot; eval "$hb_boot"; unset hb_boot; ${requests}\n${script}`;
+  return `unset hb_l; if [ -n "$BASH_VERSION" ]; then hb_fr=1; IFS= read -r -N ${script.length} hb_boot; eval "$hb_boot"; unset hb_boot; ${requests}; exit; fi\n${script}`;
 }
 
 /** Characters of a frame's header: the request's length, space-padded, and a newline. */
@@ -285,9 +352,36 @@ export function framedRequest(command: string, words: string[]): string {
   return `${String(body.length).padStart(FRAME_HEADER - 1)}\n${body}`;
 }
 
-function bytesQuote(word: string): string {
+/** `word` quoted in ASCII (framedRequest); with `lines`, its newlines stay newlines (bash counts them as lines). */
+function asciiQuote(word: string, lines = false): string {
+  return /^[\x01-\x7f]*$/.test(word) ? shellQuote(word) : bytesQuote(word, lines);
+}
+
+function bytesQuote(word: string, lines = false): string {
   const bytes = Buffer.from(word.replaceAll("\0", ""), "utf8").toString("latin1");
-  return `$'${bytes.replace(/[^\x20-\x26\x28-\x5b\x5d-\x7e]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)}'`;
+  const escaped = lines ? /[^\n\x20-\x26\x28-\x5b\x5d-\x7e]/g : /[^\x20-\x26\x28-\x5b\x5d-\x7e]/g;
+  return `$'${bytes.replace(escaped, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)}'`;
+}
+
+/**
+ * A request run at the shell's top level (READY's T: a bash with job control reading framed requests), shaped as
+ * the original's per-command script (see the header): line 1 the start (hb_a) and the command's subshell with its
+ * sourced exports (hb_b), line 2 its cwd entered, line 3 `eval '<command>'`, then the state saved (HB_SAVE); the
+ * shell then waits for it (hb_d). A command naming its own shell (`$$`) runs the same script's lines 3 on in a bash
+ * of its own (exec: no fork), named `argv0`. ASCII, with the command's newlines kept.
+ */
+function topLevelRequest(seq: number, c: ShellCommand, shell: string, argv0: string): string {
+  const env = Object.entries(c.env ?? {}).map(([k, v]) => asciiQuote(v === null ? k : `${k}=${v}`));
+  const run = `eval ${asciiQuote(c.command, true)}\n${HB_SAVE}`;
+  const line3 = NAMES_ITS_SHELL.test(c.command)
+    ? `exec ${asciiQuote(shell)} -c ${asciiQuote(`hb_st=$1; shift\n:\n${run}`, true)} ${asciiQuote(argv0)} "$hb_st"`
+    : run;
+  const state = asciiQuote(c.state ?? "");
+  return [
+    `hb_a ${seq} ${state} ${asciiQuote(c.cwd)}; (hb_b${env.map((w) => ` ${w}`).join("")}`,
+    `builtin cd -- "$hb_dir" || exit $hb_dx; unset hb_dir hb_dx`,
+    `${line3}) < /dev/null & hb_d`,
+  ].join("\n");
 }
 
 export interface ShellCommand {
@@ -330,6 +424,8 @@ export class ShellSession {
   private closing = false;
   /** Requests go framed (inOneRead), not as lines. */
   private framed = false;
+  /** Requests run at the shell's top level (topLevelRequest). */
+  private topLevel = false;
 
   constructor(
     private readonly transport: ShellTransport,
@@ -357,8 +453,8 @@ export class ShellSession {
       const script =
         (this.options.preamble ?? "") +
         bootScript(this.mark, this.options.innerShell, this.options.reportPid !== false);
-      this.framed = this.options.bashReader === true && /^[\x01-\x7f]*$/.test(script);
-      this.transport.write(this.framed ? inOneRead(script) : script);
+      const ascii = /^[\x01-\x7f]*$/.test(script);
+      this.transport.write(this.options.bashReader === true && ascii ? inOneRead(script) : script);
     });
   }
 
@@ -395,9 +491,11 @@ export class ShellSession {
         return;
       }
       this.bootText += text;
-      const ready = new RegExp(`${this.mark} READY (\\d+)\\n`).exec(this.bootText);
+      const ready = new RegExp(`${this.mark} READY (\\d+)(?: (F)(T)?)?\\n`).exec(this.bootText);
       if (ready) {
         this.pid = Number(ready[1]);
+        this.framed = ready[2] !== undefined;
+        this.topLevel = ready[3] !== undefined;
         this.bootText = "";
         this.bootWaiter(true);
       } else if (this.bootText.includes(`${this.mark} UNSUPPORTED`)) {
@@ -502,6 +600,11 @@ export class ShellSession {
           resolve(result);
         },
       };
+      if (this.topLevel) {
+        const body = topLevelRequest(seq, c, this.options.innerShell ?? "bash", this.options.argv0 ?? "bash");
+        this.transport.write(`${String(body.length).padStart(FRAME_HEADER - 1)}\n${body}`);
+        return;
+      }
       const words = [c.state ?? "", c.cwd, c.command];
       for (const [k, v] of Object.entries(c.env ?? {})) words.push(v === null ? k : `${k}=${v}`);
       this.transport.write(
