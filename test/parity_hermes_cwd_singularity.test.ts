@@ -6,12 +6,13 @@
  * bubblewrap sandbox that sees the bind at the workdir and the instance's own /tmp, kept between execs.
  * Scenarios in helpers/hermes_cwd.ts (the local and Docker files run the same ones).
  */
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Environment } from "../tools/environments/base.js";
+import { type Environment, shellQuote } from "../tools/environments/base.js";
 import {
   cleanupAllSingularityEnvironments,
   createSingularityEnvironment,
@@ -81,6 +82,23 @@ describe("the terminal's shell state carries between calls (singularity)", () =>
     expect(env.cwd).toBe("/tmp");
     const plain = await env.exec("echo out; echo err >&2");
     expect(plain).toMatchObject({ stdout: "out\n", stderr: "err\n", exitCode: 0 });
+  });
+});
+
+describe("a carried command's messages (singularity)", () => {
+  it("name bash and the line of the original's script, as the original's `bash -c` does", async () => {
+    const env = await scenario().env();
+    const command = "true\nhb_no_such_command_x";
+    // The original's script (base.py `_wrap_command`: snapshot, cd, eval on line 3), run by this machine's bash.
+    const original = spawnSync(
+      "bash",
+      ["-c", `source /nonexistent 2>/dev/null || true\nbuiltin cd / || exit 126\neval ${shellQuote(command)}`],
+      { encoding: "utf8" },
+    );
+    expect(original.stderr).toMatch(/^bash: line \d+: hb_no_such_command_x: command not found\n$/);
+    const r = await env.exec(command, { carry: true });
+    expect(r.exitCode).toBe(127);
+    expect(r.stderr).toBe(original.stderr);
   });
 });
 

@@ -89,11 +89,6 @@ export function carriedCommand(command: string): string {
   ].join("\n");
 }
 
-/**
- * The same as one script for every command: $1 the command, $2 the state prefix, $3 the cwd (the Singularity
- * backend's; its messages count lines from this script, not the original's).
- */
-export const CARRIED_COMMAND = `hb_c=$1; hb_st=$2; hb_d=$3; shift 3; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi; cd "$hb_d" || exit 126; unset hb_d; eval "$hb_c"; ${HB_SAVE}`;
 
 /**
  * How a bash that reads the protocol is started: `bash -c BASH_READER argv0`. It evaluates the first line sent

@@ -40,7 +40,7 @@ import {
 } from "../base.js";
 import { runInProcessGroup } from "../shell/host_process.js";
 import { CarriedState } from "../shell/carried_state.js";
-import { CARRIED_COMMAND } from "../shell/shell_session.js";
+import { carriedCommand } from "../shell/shell_session.js";
 import { gatesFor, type SandboxPermit } from "../sandbox_gates.js";
 import type { LeftoverFilter, LeftoverSandbox, RemovedLeftovers } from "../backend.js";
 import { sleep } from "../../../src/core/abort.js";
@@ -328,13 +328,14 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SHELL_WRAPPER = 'if command -v bash >/dev/null 2>&1; then exec bash -c "$1"; fi; exec sh -c "$1"';
 
 /**
- * A carried command (the terminal's): $1 a marker, $2 CARRIED_COMMAND, then its $1–$3 (command, state prefix, cwd).
+ * A carried command (the terminal's): $1 a marker, $2 its script (carriedCommand: the command's `eval` on line 3,
+ * as the original's, so bash's messages name the same line), then the script's $1–$2 (state prefix, cwd).
  * After it, the cwd it saved is read (the file's first line, then reset, as the persistent shell does) and reported
  * as the last line of stderr after the marker: each command is its own exec, and a second exec to read the file
  * would cost a process on the host per command.
  */
 const CARRIED_WRAPPER =
-  'hb_m=$1; hb_w=$2; hb_s=$4; shift 2; if command -v bash >/dev/null 2>&1; then bash -c "$hb_w" bash "$@"; else sh -c "$hb_w" sh "$@"; fi; ' +
+  'hb_m=$1; hb_w=$2; hb_s=$3; shift 2; if command -v bash >/dev/null 2>&1; then bash -c "$hb_w" bash "$@"; else sh -c "$hb_w" sh "$@"; fi; ' +
   'hb_x=$?; hb_c=; { IFS= read -r hb_c < "$hb_s.cwd" && printf \'\\n\' 1<> "$hb_s.cwd"; } 2>/dev/null; ' +
   'printf \'\\n%s %s\\n\' "$hb_m" "$hb_c" >&2; exit $hb_x';
 
@@ -450,8 +451,8 @@ export class SingularityEnvironment implements Environment {
   ): string[] {
     const args = ["exec", "--cleanenv", "--pwd", this.workdir];
     for (const [k, v] of Object.entries(env)) args.push("--env", `${k}=${v}`);
-    args.push(`instance://${this.instanceName}`, "sh", "-c", CARRIED_WRAPPER, "hb", marker, CARRIED_COMMAND);
-    args.push(command, state, cwd);
+    args.push(`instance://${this.instanceName}`, "sh", "-c", CARRIED_WRAPPER, "hb", marker, carriedCommand(command));
+    args.push(state, cwd);
     return args;
   }
 
