@@ -62,6 +62,7 @@ const UNIT = files(
   "records",
   "report_html",
   "registry",
+  "run_lock",
   "run_options",
   "sandbox_gates",
   "scheduler",
