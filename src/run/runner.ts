@@ -184,6 +184,14 @@ async function checkAndRun(
     printNotes();
     mkdirSync(runDir, { recursive: true });
     const releaseLock = acquireRunLock(runDir);
+    // A folder without results is locked only now: another invocation of the same run (a shard started twice)
+    // may have run in it since it was read. Running from the stale reading would run every task again.
+    if (!hasResults && runHasResults(runDir)) {
+      releaseLock();
+      throw new UserError(
+        `run folder ${runDir} got results from another invocation while this one was starting (the same run or shard started twice?); nothing was run: ${config.resume ? "run it again" : "add --resume"} to continue it`,
+      );
+    }
     try {
       return await runLocked(
         config,
