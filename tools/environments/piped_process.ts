@@ -161,9 +161,15 @@ export async function spawnThroughFifos(
   };
 }
 
+/** How long a host process gets to exit after its stdin closed, and after TERM, before the next step. */
+const HOST_EXIT_GRACE_MS = 500;
+const HOST_TERM_GRACE_MS = 2000;
+
 /**
  * Starts `argv` as a child of this process (the `--env host` environment: no sandbox, the task's folder as cwd and
- * the task's environment), its own process group so kill() ends what it started too.
+ * the task's environment), its own process group so kill() ends what it started too. kill() closes its stdin,
+ * then sends TERM and at last KILL to the whole group, and resolves only once the process has exited: a process
+ * that ignores TERM (or its closed stdin) cannot outlive its task, nor the run.
  */
 export async function spawnOnHost(cwd: string, env: Record<string, string>, argv: string[]): Promise<PipedProcess> {
   if (argv.length === 0) throw new Error("no command to start");
@@ -172,33 +178,45 @@ export async function spawnOnHost(cwd: string, env: Record<string, string>, argv
   child.stderr.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString("utf8")).slice(-4000);
   });
+  // An 'error' without a listener would be thrown in this thread (every task on it would fail).
   child.stdin.on("error", () => undefined);
+  child.stderr.on("error", () => undefined);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   await new Promise<void>((resolve, reject) => {
     child.once("spawn", () => resolve());
     child.once("error", (err) => reject(new Error(`could not start ${argv[0]}: ${err.message}`)));
   });
-  let killed = false;
+  child.on("error", () => undefined);
+  const pid = child.pid!;
+  const group = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // the group is gone
+    }
+  };
+  const within = (ms: number) =>
+    Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+  let killing: Promise<void> | undefined;
   return {
     stdin: child.stdin,
     stdout: child.stdout,
     stderrTail: async () => stderr,
-    async kill() {
-      if (killed) return;
-      killed = true;
-      child.stdin.destroy();
-      const signal = (sig: NodeJS.Signals) => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, sig);
-        } catch {
-          // gone
+    kill: () =>
+      (killing ??= (async () => {
+        child.stdin.destroy();
+        if (!(await within(HOST_EXIT_GRACE_MS))) {
+          group("SIGTERM");
+          // What ignores TERM gets KILL; the wait is for the exit itself (KILL cannot be ignored).
+          if (!(await within(HOST_TERM_GRACE_MS))) {
+            group("SIGKILL");
+            await exited;
+          }
         }
-      };
-      if (child.exitCode === null && child.signalCode === null) {
-        signal("SIGTERM");
-        // What ignores TERM (or was started by the server and outlives it) gets KILL.
-        setTimeout(() => signal("SIGKILL"), 2000).unref();
-      }
-      child.stdout.destroy();
-    },
+        // What the process started and left running in its group goes with it.
+        group("SIGKILL");
+        child.stdout.destroy();
+        child.stderr.destroy();
+      })()),
   };
 }

@@ -31,7 +31,42 @@ export interface McpConnection {
   ended(): boolean;
   /** Why this side ended it, when it did (a message too long); undefined when the server went. */
   endReason(): string | undefined;
+  /** When it ended (Date.now() time), once it has. */
+  endedAt(): number | undefined;
+  /**
+   * What a failed request's error says about the server: `not_sent` (the request cannot have reached it: its
+   * process had ended, its URL refused the connection), `session_dropped` (an HTTP 404 for the session: the
+   * server no longer knows it), or undefined (anything else, such as a server that went away during the call).
+   * `params`: the request's params object as given to the SDK (which sends that object): a stdio request not
+   * written when the connection ended is `not_sent` whatever the error (its end can be seen before the write's
+   * failure).
+   */
+  failureKind(err: unknown, params?: object): McpFailureKind | undefined;
   close(): Promise<void>;
+}
+
+export type McpFailureKind = "not_sent" | "session_dropped";
+
+/** A message that was not written to the server: its process had ended, or its stdin was gone. */
+export class NotSentError extends Error {}
+
+/** See McpConnection.failureKind. */
+export function failureKind(err: unknown): McpFailureKind | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++, e = (e as { cause?: unknown }).cause) {
+    if (e instanceof NotSentError) return "not_sent";
+    const code = (e as { code?: unknown }).code;
+    // A refused connection, a write to a pipe whose reader is gone: nothing reached the server.
+    if (code === "ECONNREFUSED" || code === "EPIPE") return "not_sent";
+    if (e instanceof StreamableHTTPError && e.code === 404) return "session_dropped";
+    if (e instanceof Error) {
+      // The SSE transport's POST to a session the server no longer has.
+      if (/^Error POSTing to endpoint \(HTTP 404\)/.test(e.message)) return "session_dropped";
+      // The SDK's client after its transport closed.
+      if (e.message === "Not connected") return "not_sent";
+    }
+  }
+  return undefined;
 }
 
 /** The largest message a stdio server may write (a line of JSON); a longer one ends the connection. */
@@ -48,6 +83,12 @@ export class PipedTransport implements Transport {
   private parts: Buffer[] = [];
   private partsBytes = 0;
   private closed = false;
+  /**
+   * Whether each request was written, by its params object. Node calls a write's callback as soon as the write is
+   * done (before any later I/O event is handled): a request whose connection ended before it was written cannot
+   * have reached the server.
+   */
+  readonly written = new WeakMap<object, boolean>();
 
   constructor(private readonly proc: PipedProcess) {}
 
@@ -101,14 +142,21 @@ export class PipedTransport implements Transport {
     }
   }
 
+  /**
+   * Resolves once the message is written (its write's callback: after a full pipe drained too), rejects with a
+   * NotSentError when it could not be (a process that exited: EPIPE), so a call to a server that has just exited,
+   * before its stdout's end was seen here, is known not to have reached it.
+   */
   send(message: JSONRPCMessage): Promise<void> {
+    const params = "method" in message && "id" in message ? message.params : undefined;
+    if (params) this.written.set(params, false);
     return new Promise((resolve, reject) => {
-      if (this.closed) return reject(new Error("the server's process has ended"));
-      const ok = this.proc.stdin.write(serializeMessage(message), (err?: Error | null) =>
-        err ? reject(err) : undefined,
-      );
-      if (ok) resolve();
-      else this.proc.stdin.once("drain", () => resolve());
+      if (this.closed) return reject(new NotSentError("the server's process has ended"));
+      this.proc.stdin.write(serializeMessage(message), (err?: Error | null) => {
+        if (err) return reject(new NotSentError(`could not write to the server: ${err.message}`, { cause: err }));
+        if (params) this.written.set(params, true);
+        resolve();
+      });
     });
   }
 
@@ -175,10 +223,10 @@ async function handshake(
     );
   }
   const info = client.getServerVersion();
-  let ended = false;
+  let endedAt: number | undefined;
   const previous = client.onclose;
   client.onclose = () => {
-    ended = true;
+    endedAt ??= Date.now();
     previous?.();
   };
   return {
@@ -186,8 +234,13 @@ async function handshake(
     serverInfo: info ? { name: info.name, version: info.version } : undefined,
     protocolVersion,
     stderrTail,
-    ended: () => ended,
+    ended: () => endedAt !== undefined,
     endReason: () => (transport as { endReason?: string }).endReason,
+    endedAt: () => endedAt,
+    failureKind: (err, params) =>
+      params && endedAt !== undefined && transport instanceof PipedTransport && transport.written.get(params) === false
+        ? "not_sent"
+        : failureKind(err),
     close: async () => {
       await client.close().catch(() => undefined);
       await onClose().catch(() => undefined);

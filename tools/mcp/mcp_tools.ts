@@ -6,11 +6,14 @@
  * The tools are listed once per run (`discoverMcpServer`, in the main thread, paginated, cached per config hash
  * within the process) and the list goes to every worker (`registerMcpCatalog`), so no worker connects just to
  * learn the tools. A task connects to a server on the first call of one of its tools (`McpTaskSessions`), where
- * the config says the server runs, and closes it when the task's agent loop ends.
+ * the config says the server runs, and closes it when the task's agent loop ends. A server that goes away during
+ * the task is started again by the next call, within Hermes' limits (restarts.ts), each restart a task event.
  *
  * A call's result is the Hermes JSON string: `{"result": text}` (text parts joined; the structured content as
  * JSON when there is no text; images and audio as placeholders); an `isError` result, a time-out or a lost
- * connection is `{"error": ...}`.
+ * connection is `{"error": ...}`. As in Hermes, a call that found its server gone before it was sent is sent again
+ * once the server is back; one the server went away during (or whose HTTP session it dropped) is not, as it may
+ * have had its effect (`"outcome_uncertain": true`), unless the tool is read-only.
  */
 import { createHash } from "node:crypto";
 import * as z from "zod";
@@ -29,6 +32,7 @@ import { registerToolset, TOOLSETS } from "../toolsets.js";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { ConnectOptions, McpConnection } from "./client.js";
 import { describeError } from "./errors.js";
+import { GaveUpError, MCP_RESTARTS, ServerSlot } from "./restarts.js";
 import type { McpServerCatalog, McpServerConfig, McpToolInfo } from "./types.js";
 
 /** Hermes' name of an MCP tool; names longer than the providers' 64 characters keep a hash of the whole. */
@@ -87,6 +91,7 @@ const ToolListingSchema = lazy(() =>
         name: z.string().min(1),
         description: z.string().nullish(),
         inputSchema: z.unknown().optional(),
+        annotations: z.unknown().optional(),
       }),
     ),
     nextCursor: z.string().nullish(),
@@ -109,7 +114,8 @@ export function discoverMcpServer(
       // The listing is shared by every caller of the process: one caller's signal ends only its own wait (below).
       const conn = await connectMcpServer(server, { getEnv: opts.getEnv, passEnv: opts.passEnv });
       try {
-        const listed: { name: string; description?: string | null; inputSchema?: unknown }[] = [];
+        const listed: { name: string; description?: string | null; inputSchema?: unknown; annotations?: unknown }[] =
+          [];
         let cursor: string | undefined;
         const seenCursors = new Set<string>();
         do {
@@ -152,6 +158,7 @@ export function discoverMcpServer(
           registeredName: mcpToolName(server.name, t.name),
           description: t.description?.trim() || `The ${t.name} tool of the MCP server ${server.name}.`,
           inputSchema: objectSchema(t.inputSchema, server.name, t.name),
+          readOnly: isMapping(t.annotations) && t.annotations.readOnlyHint === true,
         }));
         return {
           config: server,
@@ -402,56 +409,28 @@ export function mcpResultToToolResult(result: Record<string, unknown>): ToolResu
 /** Ends the task when a server cannot start (the task's environment_error, retryable). */
 export type McpStartFailure = (reason: string) => void;
 
-/** `shared: true` servers' connections in this thread, by config hash: made by the first task that calls one. */
-const sharedConnections = new Map<string, Promise<McpConnection>>();
+/** `shared: true` servers in this thread, by config hash: started by the first task that calls one. */
+const sharedSlots = new Map<string, ServerSlot>();
 
 /**
  * Closes this thread's shared connections (tests). A run's worker threads end without it: the servers exit when
  * their stdin closes with the thread, and the main thread ends those still there at its exit (client.ts).
  */
 export async function closeSharedMcpConnections(): Promise<void> {
-  const all = [...sharedConnections.values()];
-  sharedConnections.clear();
-  await Promise.all(
-    all.map((p) =>
-      p.then(
-        (c) => c.close(),
-        () => undefined,
-      ),
-    ),
-  );
+  const all = [...sharedSlots.values()];
+  sharedSlots.clear();
+  await Promise.all(all.map((slot) => slot.close()));
 }
 
-function sharedConnection(server: McpServerConfig, passEnv: readonly string[] | undefined): Promise<McpConnection> {
+function sharedSlot(server: McpServerConfig, passEnv: readonly string[] | undefined): ServerSlot {
   const key = mcpConfigHash(server);
-  let pending = sharedConnections.get(key);
-  if (!pending) {
-    pending = connectMcpServer(server, { passEnv }).then((conn) => {
-      // A connection that ends (the server exited) is made again by the next call.
-      const previous = conn.client.onclose;
-      conn.client.onclose = () => {
-        if (sharedConnections.get(key) === pending) sharedConnections.delete(key);
-        previous?.();
-      };
-      return conn;
-    });
-    sharedConnections.set(key, pending);
-    pending.catch(() => sharedConnections.delete(key));
+  let slot = sharedSlots.get(key);
+  if (!slot) {
+    // Its signal is its own (aborted by closeSharedMcpConnections): the end of the task that started it is not.
+    slot = new ServerSlot(server, (signal) => connectMcpServer(server, { passEnv, signal }));
+    sharedSlots.set(key, slot);
   }
-  return pending;
-}
-
-/** `, its stderr ends: …` with the last of what a server that exited wrote there, or nothing. */
-async function stderrNote(conn: McpConnection): Promise<string> {
-  // Its stderr pipe can be read after its stdout closed: a moment for the last lines.
-  await new Promise((r) => setTimeout(r, 100));
-  const tail = oneLine((await conn.stderrTail().catch(() => "")).trim()).slice(-800);
-  return tail ? ` (its stderr ends: ${tail})` : "";
-}
-
-/** An error message on one line (a schema error's message is pretty-printed JSON). */
-function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, " ");
+  return slot;
 }
 
 /** `p`, or the signal's reason once it aborts. */
@@ -468,13 +447,20 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T
   ]).finally(() => signal.removeEventListener("abort", onAbort!));
 }
 
-/** One task's connections: each server connected on the first call of one of its tools, all closed by close(). */
+/** A call's wait for a restart is over (MCP_RESTARTS.callWaitMs). */
+class WaitOver extends Error {}
+
+/**
+ * One task's connections: each server connected on the first call of one of its tools, started again when it went
+ * away, all closed by close().
+ */
 export class McpTaskSessions {
-  private readonly connections = new Map<string, Promise<McpConnection>>();
+  private readonly slots = new Map<string, ServerSlot>();
+  /** First starts whose failure is reported (onStartFailure) already. */
+  private readonly watched = new WeakSet<Promise<McpConnection>>();
   private closed = false;
-  /** Aborted by close(): a start of the task's own still under way gives up (and ends its process). */
-  private readonly ending = new AbortController();
   private readonly servers: Map<string, McpServerConfig>;
+  private readonly tools: Map<string, Map<string, McpToolInfo>>;
 
   constructor(
     catalogs: readonly McpServerCatalog[],
@@ -482,28 +468,68 @@ export class McpTaskSessions {
       getEnv: () => Promise<Environment>;
       passEnv?: readonly string[];
       onStartFailure?: McpStartFailure;
+      /** A task event (events.log): each restart of a server, and a server given up on. */
+      onEvent?: (message: string) => void;
     },
   ) {
     this.servers = new Map(catalogs.map((c) => [c.config.name, c.config]));
+    this.tools = new Map(catalogs.map((c) => [c.config.name, new Map(c.tools.map((t) => [t.name, t]))]));
   }
 
-  private connection(server: McpServerConfig): Promise<McpConnection> {
-    let pending = this.connections.get(server.name);
-    if (!pending) {
-      pending = server.shared
-        ? sharedConnection(server, this.opts.passEnv)
-        : connectMcpServer(server, {
-            getEnv: this.opts.getEnv,
-            passEnv: this.opts.passEnv,
-            signal: this.ending.signal,
-          });
-      this.connections.set(server.name, pending);
+  private slot(server: McpServerConfig): ServerSlot {
+    if (server.shared) return sharedSlot(server, this.opts.passEnv);
+    let slot = this.slots.get(server.name);
+    if (!slot) {
+      slot = new ServerSlot(server, (signal) =>
+        connectMcpServer(server, { getEnv: this.opts.getEnv, passEnv: this.opts.passEnv, signal }),
+      );
+      this.slots.set(server.name, slot);
+    }
+    return slot;
+  }
+
+  /** The slot's connection; a first start that fails ends the task (onStartFailure). */
+  private connection(slot: ServerSlot): Promise<McpConnection> {
+    const pending = slot.connection();
+    if (!this.watched.has(pending)) {
+      this.watched.add(pending);
       pending.catch((err: unknown) => {
         // A start given up because the task ended is not the server's failure.
-        if (!this.ending.signal.aborted) this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err));
+        if (!this.closed) this.opts.onStartFailure?.(err instanceof Error ? err.message : String(err));
       });
     }
     return pending;
+  }
+
+  /**
+   * A connection instead of `dead` (gone: `why`), or the error the call returns: the server given up on, its
+   * restart still under way after MCP_RESTARTS.callWaitMs, the call's end (`signal`: its task's time limit).
+   */
+  private async restarted(
+    server: McpServerConfig,
+    slot: ServerSlot,
+    dead: McpConnection,
+    why: string,
+    signal: AbortSignal | undefined,
+  ): Promise<McpConnection | ToolResult> {
+    const waitMs = MCP_RESTARTS.callWaitMs;
+    let timer: NodeJS.Timeout | undefined;
+    const over = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WaitOver()), waitMs);
+    });
+    try {
+      return await Promise.race([abortable(slot.restart(dead, why, this.opts.onEvent), signal), over]);
+    } catch (err) {
+      if (err instanceof GaveUpError) return toolFailure(err.message);
+      if (err instanceof WaitOver)
+        return toolFailure(
+          `MCP server '${server.name}' ${why}, and is being ${slot.again} (no new session within ${waitMs / 1000} s; the call did not reach the server); wait a moment before calling it again`,
+        );
+      const ended = signal?.aborted || this.closed ? `; the call ended while it was being ${slot.again}` : "";
+      return toolFailure(`MCP server '${server.name}' ${why}${ended}: ${describeError(err)}`);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async call(
@@ -516,49 +542,82 @@ export class McpTaskSessions {
     const server = this.servers.get(serverName);
     if (!server) return toolFailure(`unknown MCP server '${serverName}'`);
     if (this.closed) return toolFailure(`MCP server '${serverName}' was already closed for this task`);
+    const slot = this.slot(server);
+    const givenUp = slot.givenUp();
+    if (givenUp) return toolFailure(givenUp);
     let conn: McpConnection;
     try {
       // A start that hangs does not hold the call past the task's time limit (the signal).
-      conn = await abortable(this.connection(server), signal);
+      conn = await abortable(this.connection(slot), signal);
     } catch (err) {
       return toolFailure(err instanceof Error ? err.message : String(err));
     }
-    if (conn.ended())
-      return toolFailure(
-        `MCP server '${serverName}' ${conn.endReason() ? `was disconnected earlier in this task (${conn.endReason()})` : `exited earlier in this task${await stderrNote(conn)}`}; its tools cannot be called again in this task`,
-      );
-    try {
-      const result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: server.timeoutSec * 1000,
-        signal,
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: server.timeoutSec * 1000 * 10,
-      });
-      const raw = rawParts(result as Record<string, unknown>);
-      if (raw.length > 0) keepRaw?.(raw);
-      return mcpResultToToolResult(result as Record<string, unknown>);
-    } catch (err) {
-      const message = describeError(err);
-      // A server that died in the call: why is in what it wrote last.
-      const why = conn.endReason();
-      const exited = why ? `; ${why}` : conn.ended() ? `; the server exited${await stderrNote(conn)}` : "";
-      return toolFailure(`MCP tool ${tool} of server '${serverName}' failed: ${message}${exited}`);
+    // Gone before the call: it is sent once the server is back.
+    let restarted = false;
+    const gone = await slot.deadReason(conn);
+    if (gone !== undefined) {
+      const next = await this.restarted(server, slot, conn, gone, signal);
+      if (!("client" in next)) return next;
+      conn = next;
+      restarted = true;
+    }
+    const readOnly = this.tools.get(serverName)?.get(tool)?.readOnly === true;
+    for (;;) {
+      // A new object for each try: the transport knows by it whether this try's request was written.
+      const params = { name: tool, arguments: args };
+      try {
+        const result = await conn.client.callTool(params, undefined, {
+          timeout: server.timeoutSec * 1000,
+          signal,
+          resetTimeoutOnProgress: true,
+          maxTotalTimeout: server.timeoutSec * 1000 * 10,
+        });
+        slot.answered();
+        const raw = rawParts(result as Record<string, unknown>);
+        if (raw.length > 0) keepRaw?.(raw);
+        return mcpResultToToolResult(result as Record<string, unknown>);
+      } catch (err) {
+        const kind = conn.failureKind(err, params);
+        const message = `${kind === "session_dropped" ? "HTTP 404: " : ""}${describeError(err)}`;
+        const failed = `MCP tool ${tool} of server '${serverName}' failed: ${message}`;
+        if (kind === undefined) {
+          // A server that went away in the call: why is in what it wrote last. The call may have had its effect.
+          const gone = await slot.deadReason(conn);
+          if (gone === undefined) return toolFailure(failed);
+          return toolFailure(
+            `${failed}; the server ${gone.replace(/^had exited/, "exited")}. The call may have had its effect before then, so it was not sent again: check before calling it again (the server is ${slot.again} on the next call)`,
+            { outcome_uncertain: true },
+          );
+        }
+        const why =
+          kind === "session_dropped"
+            ? `dropped the session (${message})`
+            : ((await slot.deadReason(conn)) ??
+              (server.transport === "stdio" ? "had exited" : `refused the connection (${message})`));
+        slot.drop(conn, why);
+        if (kind === "session_dropped" && !readOnly)
+          return toolFailure(
+            `${failed}: the server dropped the session; the call was not sent again, as it may have had its effect: check before calling it again (the next call makes a new session)`,
+            { outcome_uncertain: true },
+          );
+        // It cannot have reached the server (or it is read-only): sent again once, on a new connection.
+        if (restarted)
+          return toolFailure(
+            `${failed}: the server ${why} again right after it was ${slot.again}; it is not starting cleanly: do not call it again now`,
+          );
+        const next = await this.restarted(server, slot, conn, why, signal);
+        if (!("client" in next)) return next;
+        conn = next;
+        restarted = true;
+      }
     }
   }
 
   /** Closes every connection of the task's own (stops the servers it started); shared ones stay for the next task. */
   async close(): Promise<void> {
     this.closed = true;
-    this.ending.abort(new Error("the task ended"));
-    const own = [...this.connections].filter(([name]) => !this.servers.get(name)?.shared).map(([, p]) => p);
-    this.connections.clear();
-    await Promise.all(
-      own.map((p) =>
-        p.then(
-          (c) => c.close(),
-          () => undefined,
-        ),
-      ),
-    );
+    const own = [...this.slots.values()];
+    this.slots.clear();
+    await Promise.all(own.map((slot) => slot.close()));
   }
 }

@@ -36,6 +36,8 @@ export interface McpToolInfo {
   registeredName: string;
   description: string;
   inputSchema: JsonSchema;
+  /** Its annotations say `readOnlyHint: true`: a call whose outcome is unknown may be sent again (Hermes does). */
+  readOnly: boolean;
 }
 
 /** What one server offered when the run started (listed once, in the main thread, and handed to every worker). */
