@@ -4,7 +4,7 @@
  * a real run of the built CLI. The restarts are bounded: a server that cannot start again ends nothing past the
  * task's time limit, and leaves no process behind.
  */
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeBwrap } from "../tools/environments/local/bwrap.js";
@@ -77,6 +77,9 @@ describe("MCP stdio servers that exit during a task are started again", () => {
       ]);
       expect(starts(pidfile)).toBe(4);
       expect(alivePids(pidfile)).toEqual([]);
+      // Each restart is in the run's events.log, under the task.
+      const events = readFileSync(join(dir, "runs", "r", "events.log"), "utf8");
+      expect(events.match(/task a: .*restart 1 of 5: started again/g)?.length).toBe(2);
     }, 90_000);
   }
 

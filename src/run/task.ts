@@ -418,6 +418,7 @@ async function setUpMcp(t: TaskRun): Promise<string[]> {
     t.mcpSessions = new McpTaskSessions(t.mcpCatalogs, {
       getEnv: ctx.getEnv,
       passEnv: config.pass_env,
+      onEvent: (message) => void t.environmentEvents.push({ at: Date.now(), message }),
       onStartFailure: (reason) => {
         t.envFailure ??= new EnvironmentSetupError(reason);
         t.taskAbort.abort(t.envFailure);
