@@ -260,8 +260,19 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
   };
 }
 
-/** "p = 0.031", or "p < 0.001" (never "p = < 0.001"). */
-const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toPrecision(2)}`);
+/**
+ * "= 0.031", or "< 0.001" (never "p = < 0.001"), after a "p". Rounded to 3 places, unless that would put it on the
+ * other side of alpha: 0.04992 is "= 0.0499", never "= 0.050" beside a verdict that it is under 0.05.
+ */
+export function pIs(p: number | null, alpha = 0.05): string {
+  if (p === null) return "= n/a";
+  if (p < 0.001 && alpha > 0.001) return "< 0.001";
+  for (let digits = 3; digits <= 15; digits++) {
+    const text = p.toFixed(digits);
+    if (Number(text) < alpha === p < alpha) return `= ${text}`;
+  }
+  return `= ${p}`;
+}
 const fmtPp = (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 
 interface GateResult {
@@ -273,7 +284,7 @@ interface GateResult {
 function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[], oneEpoch: boolean): GateResult {
   const drop = s.delta !== null && s.delta < 0;
   const significantDrop = drop && s.pDrop !== null && s.pDrop < alpha;
-  const pText = pIs(s.pDrop);
+  const pText = pIs(s.pDrop, alpha);
   // A p-value about other epochs than the change shown (1 epoch against 5: the test on each task's first) reads as
   // a contradiction when the two changes differ ("−80.0 pp … p = 1"): the note says what the test compared.
   const seen =

@@ -1,5 +1,5 @@
 /** A comparison as text for the console, and as Markdown for a pull-request comment. */
-import type { Comparison, SideSummary, TaskChange } from "./compare.js";
+import { type Comparison, pIs, type SideSummary, type TaskChange } from "./compare.js";
 import type { RunSamples } from "./run_samples.js";
 
 /** What a run's files held that the comparison could not take as written: one warning line each. */
@@ -18,8 +18,6 @@ const pp = (d: number | null) =>
   d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 const num = (d: number) => `${d < 0 ? "−" : ""}${Math.abs(d).toFixed(1)}`;
 const interval = (ci: [number, number] | null) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : "n/a");
-/** "= 0.031" or "< 0.001", after a "p". */
-const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toFixed(3)}`);
 
 /**
  * Characters that end a line for some reader (a terminal, a CI log, GitHub Actions' `::command::` parser) or turn
@@ -53,11 +51,11 @@ function pairedLine(c: Comparison): string {
   const test = c.test
     ? ` (${TEST_NAMES[c.test]}${c.test_on_common_epochs ? ", on each task's first epochs, as many as both runs scored" : ""})`
     : "";
-  const drop = c.p_value_drop !== null ? `; one-sided p of a drop ${pIs(c.p_value_drop)}` : "";
+  const drop = c.p_value_drop !== null ? `; one-sided p of a drop ${pIs(c.p_value_drop, c.alpha)}` : "";
   return (
     `paired over ${plural(c.paired, "task")} scored in both (${plural(c.baseline.epochs, "epoch")} baseline, ${c.current.epochs} current): ` +
     `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)}, ${pp(c.delta_pp)} (95 % CI ${interval(c.delta_ci95_pp)} pp), ` +
-    `p ${pIs(c.p_value)} two-sided${test}${drop}`
+    `p ${pIs(c.p_value, c.alpha)} two-sided${test}${drop}`
   );
 }
 

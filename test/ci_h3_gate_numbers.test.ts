@@ -1,0 +1,102 @@
+/**
+ * The CI gate's numbers against inputs nobody tuned to: a p-value just under alpha, a --max-unscored percentage
+ * whose share of the tasks is a whole number, rows without a scorer in the JUnit file. Runs are written as the run
+ * writes them and checked through `compare` as CI calls it; statistics by an independent computation (python3).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
+
+interface Result {
+  id: string;
+  /** true/false scored, null undecided, "none" a row without a scorer. */
+  passed: boolean | null | "none";
+  epoch?: number;
+}
+
+/** A run folder as `run` writes it: one trajectory line per result, failures in failed.jsonl. */
+function writeRun(dir: string, results: Result[], failed: { id: string; error: string }[] = []): string {
+  mkdirSync(dir, { recursive: true });
+  const lines = results.map((r, i) =>
+    JSON.stringify({
+      task_id: r.id,
+      ...(r.epoch !== undefined ? { epoch: r.epoch } : {}),
+      outcome: "completed",
+      messages: [{ role: "user", content: `prompt of ${r.id}` }],
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 10 },
+      duration_ms: 100,
+      final_response: "answer",
+      // Each run its own timestamps: a line with the baseline's own is taken for a copy of it.
+      metadata: { timestamp: `${dir}#${i}` },
+      ...(r.passed === "none"
+        ? {}
+        : {
+            score: {
+              passed: r.passed,
+              value: r.passed === null ? null : r.passed ? 1 : 0,
+              scorers: [
+                {
+                  name: "expected",
+                  passed: r.passed,
+                  ...(r.passed === null ? {} : { reason: r.passed ? "ok" : "wrong" }),
+                },
+              ],
+            },
+          }),
+    }),
+  );
+  writeFileSync(join(dir, "trajectories.jsonl"), lines.join("\n") + "\n");
+  writeFileSync(
+    join(dir, "failed.jsonl"),
+    failed.map((f) => JSON.stringify({ task_id: f.id, outcome: "model_error", error: f.error })).join("\n") +
+      (failed.length ? "\n" : ""),
+  );
+  return dir;
+}
+
+const ids = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(3, "0")}`);
+
+/** The one-sided p of a drop of McNemar's exact test, computed by python3 (exact integer arithmetic). */
+function pythonMcnemarDrop(lost: number, gained: number): number {
+  const out = execFileSync(
+    "python3",
+    ["-c", `from math import comb\nn=${lost + gained}\nprint(sum(comb(n,i) for i in range(${gained}+1))/2**n)`],
+    { encoding: "utf8" },
+  );
+  return Number(out.trim());
+}
+
+describe("compare's p-values as written", () => {
+  it("a p just under alpha never reads 'p = 0.050 < 0.05': it is shown with the digits that keep it under", async () => {
+    // 179 discordant tasks, 101 lost and 78 gained, among 300: the exact one-sided p is 0.04992 (python3 below),
+    // significant at 0.05. Rounded to 3 places it read "p = 0.050 < 0.05" on the verdict line, which no reader
+    // can take as true, and "p of a drop = 0.050" beside a verdict of a significant drop.
+    const root = tempDir();
+    const all = ids(300);
+    const lost = new Set(all.slice(0, 101));
+    const gained = new Set(all.slice(101, 179));
+    const base = writeRun(
+      join(root, "base"),
+      all.map((id) => ({ id, passed: !gained.has(id) })),
+    );
+    const cur = writeRun(
+      join(root, "cur"),
+      all.map((id) => ({ id, passed: !lost.has(id) })),
+    );
+    const p = pythonMcnemarDrop(101, 78);
+    expect(p).toBeLessThan(0.05);
+    expect(p).toBeGreaterThan(0.0495);
+    const r = await runCliInProcess(["compare", base, cur, "--json", join(root, "c.json")]);
+    expect(r.exitCode, r.stdout).toBe(1);
+    const json = JSON.parse(readFileSync(join(root, "c.json"), "utf8")) as { p_value_drop: number };
+    expect(json.p_value_drop).toBeCloseTo(p, 12);
+    // Every p the text shows is on the side of 0.05 the verdict took.
+    const shown = [...r.stdout.matchAll(/p (?:of a drop )?= (0\.\d+)/g)].map((m) => m[1]!);
+    expect(shown.length).toBeGreaterThan(0);
+    expect(r.stdout).toMatch(/one-sided p of a drop = 0\.0499/);
+    expect(r.stdout).toMatch(/REGRESSION: significant drop of .*one-sided p = 0\.0499\d* < 0\.05/);
+    expect(r.stdout).not.toMatch(/p = 0\.050\b/);
+  });
+});
