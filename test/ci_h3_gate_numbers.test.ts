@@ -100,3 +100,42 @@ describe("compare's p-values as written", () => {
     expect(r.stdout).not.toMatch(/p = 0\.050\b/);
   });
 });
+
+describe("--max-unscored P% at a whole share of the tasks", () => {
+  it("29 of 100 tasks unscored is within --max-unscored 29% (not 'more than'), 30 is not", async () => {
+    // (29 / 100) * 100 is 28.999999999999996 in floating point: 29 unscored tasks were "more than 29 %" (exit 3).
+    const root = tempDir();
+    const all = ids(100);
+    const base = writeRun(
+      join(root, "base"),
+      all.map((id) => ({ id, passed: true })),
+    );
+    const failedRun = (n: number) =>
+      writeRun(
+        join(root, `cur${n}`),
+        all.slice(n).map((id) => ({ id, passed: true })),
+        all.slice(0, n).map((id) => ({ id, error: "HTTP 503" })),
+      );
+    const within = await runCliInProcess(["compare", base, failedRun(29), "--max-unscored", "29%"]);
+    expect(within.exitCode, within.stdout).toBe(0);
+    expect(within.stdout).toContain(
+      "29 of 100 baseline task(s) not compared (29 model_error), within --max-unscored 29 %",
+    );
+    const over = await runCliInProcess(["compare", base, failedRun(30), "--max-unscored", "29%"]);
+    expect(over.exitCode, over.stdout).toBe(3);
+    expect(over.stdout).toContain("30 of 100 task(s) are unscored");
+    // 58 % of 50 tasks is 29 tasks as well (0.58 * 50 = 28.999999999999996).
+    const half = all.slice(0, 50);
+    const base50 = writeRun(
+      join(root, "base50"),
+      half.map((id) => ({ id, passed: true })),
+    );
+    const cur50 = writeRun(
+      join(root, "cur50"),
+      half.slice(29).map((id) => ({ id, passed: true })),
+      half.slice(0, 29).map((id) => ({ id, error: "HTTP 503" })),
+    );
+    const r50 = await runCliInProcess(["compare", base50, cur50, "--max-unscored", "58%"]);
+    expect(r50.exitCode, r50.stdout).toBe(0);
+  });
+});

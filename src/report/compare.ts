@@ -166,7 +166,11 @@ const rate = (t: TaskRecord) => t.passed / t.scored;
 
 /** The limit as a number of tasks out of `of`. */
 export function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
-  return "count" in limit ? limit.count : (limit.percent / 100) * of;
+  if ("count" in limit) return limit.count;
+  // percent × of first: (29 / 100) × 100 is 28.999999999999996, which made 29 of 100 tasks "more than 29 %".
+  const share = (limit.percent * of) / 100;
+  const whole = Math.round(share);
+  return Math.abs(share - whole) < 1e-9 ? whole : share;
 }
 
 /** "5" (tasks) or "10%" (of the tasks compared); null when it is neither. */
