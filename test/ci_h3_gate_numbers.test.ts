@@ -139,3 +139,45 @@ describe("--max-unscored P% at a whole share of the tasks", () => {
     expect(r50.exitCode, r50.stdout).toBe(0);
   });
 });
+
+describe("compare --junit on rows without a scorer", () => {
+  it("a row that names no scorer is no <error>: the gate passes it and the JUnit file says the same", async () => {
+    // A dataset with data-only rows beside scored ones: compare leaves them out of the gate (exit 0), but the JUnit
+    // file called each an <error> "unscored: no scorer for this task", and a CI test-report step that fails on
+    // errors turned the check red for a passing gate.
+    const root = tempDir();
+    const rows: Result[] = [
+      { id: "a", passed: true },
+      { id: "b", passed: true },
+      { id: "c", passed: false },
+      { id: "data1", passed: "none" },
+      { id: "data2", passed: "none" },
+    ];
+    const base = writeRun(join(root, "base"), rows);
+    const cur = writeRun(join(root, "cur"), rows);
+    const xmlPath = join(root, "j.xml");
+    const r = await runCliInProcess(["compare", base, cur, "--junit", xmlPath]);
+    expect(r.exitCode, r.stdout).toBe(0);
+    const parsed = execFileSync(
+      "python3",
+      [
+        "-c",
+        "import sys,json,xml.etree.ElementTree as ET; s=ET.parse(sys.argv[1]).getroot().find('testsuite'); print(json.dumps({'totals':[s.get(k) for k in ('tests','failures','errors','skipped')],'cases':{c.get('name'):[(e.tag,e.get('message')) for e in c] for c in s.findall('testcase')}}))",
+        xmlPath,
+      ],
+      { encoding: "utf8" },
+    );
+    const x = JSON.parse(parsed) as { totals: string[]; cases: Record<string, [string, string][]> };
+    expect(x.totals).toEqual(["5", "1", "0", "2"]);
+    expect(x.cases.data1).toEqual([["skipped", "not graded: no scorer for this task"]]);
+    expect(x.cases.c).toEqual([["failure", "expected: wrong"]]);
+    // An undecided scorer stays an <error>: it is a result that could not be graded.
+    const undecided = writeRun(join(root, "undecided"), [
+      ...rows.slice(0, 2),
+      { id: "c", passed: null },
+      ...rows.slice(3),
+    ]);
+    const u = await runCliInProcess(["compare", base, undecided, "--junit", "-", "--max-unscored", "1"]);
+    expect(u.stdout).toMatch(/<testcase [^>]*name="c"[^>]*>\s*<error message="unscored: expected: undecided"/);
+  });
+});

@@ -30,7 +30,8 @@ Options
                              are unscored in either run or missing from the current run (default 10%)
   --allow-different-dataset  compare even when a paired task has another prompt in the two runs
   --junit FILE               JUnit XML of the current run: a failed score is <failure>, an unscored task
-                             <error> with the reason, a baseline task absent from the current run <skipped>
+                             <error> with the reason, a baseline task absent from the current run and a
+                             row without a scorer <skipped>
   --markdown FILE            a summary for a pull-request comment (run text escaped)
   --json FILE                the full comparison as JSON
 
