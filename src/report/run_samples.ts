@@ -139,6 +139,41 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
   };
 }
 
+const finite = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/**
+ * An unscored sample for a result line that names its task (and a valid epoch) but is not in the form a result has;
+ * undefined for a line that does not say which result it is.
+ */
+function unreadableSample(value: unknown, error: z.ZodError): RunSample | undefined {
+  const line = value as {
+    task_id?: unknown;
+    epoch?: unknown;
+    usage?: { total_tokens?: unknown };
+    approval_usage?: { total_tokens?: unknown };
+    judge_usage?: { total_tokens?: unknown };
+    duration_ms?: unknown;
+  } | null;
+  if (typeof line !== "object" || line === null || typeof line.task_id !== "string") return undefined;
+  const epoch = line.epoch === undefined ? 0 : line.epoch;
+  if (typeof epoch !== "number" || !Number.isInteger(epoch) || epoch < 0) return undefined;
+  const issue = error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+  return {
+    key: sampleKey(line.task_id, epoch),
+    taskId: line.task_id,
+    epoch,
+    passed: null,
+    reason: `unreadable line: ${where}${issue?.message ?? "not a result"}`,
+    // What the line spent, where it says so in a readable form: the task's tokens and time are still the task's.
+    tokens: finite(line.usage?.total_tokens),
+    approverTokens: finite(line.approval_usage?.total_tokens),
+    judgeTokens: finite(line.judge_usage?.total_tokens),
+    durationMs: finite(line.duration_ms),
+    outcome: "unreadable line",
+  };
+}
+
 function timestampOf(metadata: unknown): string | undefined {
   const t = (metadata as { timestamp?: unknown } | null | undefined)?.timestamp;
   return typeof metadata === "object" && typeof t === "string" && t !== "" ? t : undefined;
@@ -163,6 +198,9 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
     throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
   const samples = new Map<string, RunSample>();
   const failures = new Map<string, RunSample>();
+  // Lines that are JSON and name their task and epoch but not in the form a result has (a hand edit's "passed":
+  // "false"): the task is there, unscored, its reason the line; a readable result for the same epoch stands over it.
+  const unreadable = new Map<string, RunSample>();
   let badLines = 0;
   let duplicateLines = 0;
   const conflicting = new Set<string>();
@@ -173,6 +211,8 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
       const parsed = error ? undefined : LineSchema.safeParse(value);
       if (!parsed?.success) {
         badLines++;
+        const named = !error && source !== "failed" ? unreadableSample(value, parsed!.error) : undefined;
+        if (named && !unreadable.has(named.key)) unreadable.set(named.key, named);
         continue;
       }
       const sample = toSample(parsed.data, source);
@@ -193,6 +233,12 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
       duplicateLines++;
       if (first.passed !== sample.passed || first.outcome !== sample.outcome) conflicting.add(sample.key);
     }
+  }
+  // A finished result that cannot be read still ended the task: an earlier failed attempt does not stand over it.
+  for (const [key, line] of unreadable) {
+    if (samples.has(key)) continue;
+    samples.set(key, line);
+    epochs = Math.max(epochs, line.epoch + 1);
   }
   for (const [key, failure] of failures) if (!samples.has(key)) samples.set(key, failure);
   return {

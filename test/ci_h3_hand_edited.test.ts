@@ -1,0 +1,96 @@
+/**
+ * Run files edited by hand (a script that rewrote verdicts, a merge by jq): a verdict that is not true, false or
+ * null is no pass in statistics.json, and compare names the line it could not read instead of calling its task
+ * absent. Runs are made by the real `run` on the built-in scripted model, then edited, then read back by `run
+ * --resume` (which rebuilds statistics.json), `compare` and `report`.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildReportModel } from "../src/report/html/report_data.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
+
+/** Ten arithmetic rows the scripted model answers right; t8 and t9 have a wrong answer key, so they fail. */
+function dataset(dir: string): string {
+  const path = join(dir, "ds.jsonl");
+  const rows = Array.from({ length: 10 }, (_, i) => ({
+    id: `t${i}`,
+    prompt: `Use the shell to compute ${i} + 100 and tell me the result.`,
+    toolsets: ["terminal"],
+    expected: { value: i < 8 ? i + 100 : 0, match: "number" },
+  }));
+  writeFileSync(path, rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  return path;
+}
+
+async function run(ds: string, out: string, name: string, extra: string[] = []): Promise<string> {
+  const r = await runCliInProcess(
+    ["run", ds, "--model", "scripted", "--env", "local", "--run-name", name, "--output-dir", out, ...extra],
+    { timeoutMs: 120_000 },
+  );
+  expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+  return join(out, name);
+}
+
+/** Rewrites the `score.passed` of the named tasks' lines, as a hand edit would. */
+function editVerdicts(runDir: string, verdicts: Record<string, unknown>): void {
+  const path = join(runDir, "trajectories.jsonl");
+  const lines = readFileSync(path, "utf8").split("\n").filter(Boolean);
+  const edited = lines.map((text) => {
+    const line = JSON.parse(text) as { task_id: string; score: { passed: unknown } };
+    if (line.task_id in verdicts) line.score.passed = verdicts[line.task_id];
+    return JSON.stringify(line);
+  });
+  writeFileSync(path, edited.join("\n") + "\n");
+}
+
+interface Scores {
+  scored: number;
+  unscored: number;
+  passed: number;
+  pass_rate: number;
+}
+
+describe("verdicts that are not true, false or null", () => {
+  let out: string;
+  let ds: string;
+  let base: string;
+  beforeAll(async () => {
+    out = tempDir();
+    ds = dataset(out);
+    base = await run(ds, out, "base");
+  }, 120_000);
+
+  it('"false" (a string) or 1 is no pass in statistics.json, and every reader counts the task alike', async () => {
+    // statistics.json took any truthy `passed` for a pass: "false" (a string) counted as passed, 0 as failed, while
+    // compare could not read those lines at all and the HTML report showed them unscored.
+    const cur = await run(ds, out, "cur");
+    editVerdicts(cur, { t1: "false", t2: 1, t8: "true" });
+    await run(ds, out, "cur", ["--resume"]);
+    const stats = JSON.parse(readFileSync(join(cur, "statistics.json"), "utf8")) as { scores: Scores };
+    // t0 and t3..t7 pass, t9 fails; t1, t2 and t8 are unscored: what their lines say is no verdict.
+    expect(stats.scores).toMatchObject({ scored: 7, unscored: 3, passed: 6 });
+    expect(stats.scores.pass_rate).toBeCloseTo(6 / 7, 12);
+
+    const page = await buildReportModel(cur);
+    expect(page.scores).toMatchObject({ scored: 7, unscored: 3, passed: 6 });
+
+    const r = await runCliInProcess(["compare", base, cur, "--max-unscored", "3", "--json", join(out, "c.json")]);
+    const c = JSON.parse(readFileSync(join(out, "c.json"), "utf8")) as {
+      current: Scores & { tasks: number };
+      unscored_reasons: Record<string, number>;
+      only_in_baseline: string[];
+      mean_tokens_delta: number;
+    };
+    expect(c.current).toMatchObject({ tasks: 10, scored: 7, unscored: 3, passed: 6 });
+    // The tasks are there, their lines unreadable: said so, not "absent from the current run".
+    expect(c.only_in_baseline).toEqual([]);
+    // Their tokens and time are still read: the same model on the same prompts spent the same per task.
+    expect(c.mean_tokens_delta).toBe(0);
+    expect(Object.keys(c.unscored_reasons)).toEqual(["unreadable line"]);
+    expect(c.unscored_reasons["unreadable line"]).toBe(3);
+    expect(r.stderr).toContain("3 unreadable line(s) skipped");
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(r.stdout).toContain("3 of 10 baseline task(s) not compared (3 unreadable line), within --max-unscored 3");
+  }, 120_000);
+});
