@@ -22,11 +22,15 @@ export interface Score {
   criteria?: string;
 }
 
-/** All scorers a row names must pass; one undecided scorer leaves the task unscored. */
+/**
+ * All scorers a row names must pass: one that failed fails the task, whatever another could not decide; else one
+ * undecided scorer leaves the task unscored (its verdict depends on the one no one knows).
+ */
 export function combineScores(scorers: ScorerResult[]): Score {
   if (scorers.length === 0) return { passed: null, value: null, scorers };
+  const failed = scorers.some((s) => s.passed === false);
   const undecided = scorers.some((s) => s.passed === null);
-  const passed = undecided ? null : scorers.every((s) => s.passed);
+  const passed = failed ? false : undecided ? null : true;
   const values = scorers.map((s) => s.value ?? (s.passed === null ? null : s.passed ? 1 : 0));
   const value = values.some((v) => v === null) ? null : (values as number[]).reduce((a, b) => a + b, 0) / values.length;
   return { passed, value, scorers };
