@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildReportModel } from "../src/report/html/report_data.js";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 
 /** Ten arithmetic rows the scripted model answers right; t8 and t9 have a wrong answer key, so they fail. */
 function dataset(dir: string): string {
@@ -92,5 +92,29 @@ describe("verdicts that are not true, false or null", () => {
     expect(r.stderr).toContain("3 unreadable line(s) skipped");
     expect(r.exitCode, r.stdout).toBe(0);
     expect(r.stdout).toContain("3 of 10 baseline task(s) not compared (3 unreadable line), within --max-unscored 3");
+  }, 120_000);
+});
+
+describe("an epoch number far beyond the run's", () => {
+  it("a line of epoch 2,000,000,000 is read in a moment: compare and statistics.json do not count to it", async () => {
+    // pass@k was computed for every k up to the largest epoch number + 1: one hand-edited (or corrupted) epoch of
+    // 2e9 held compare (and the rebuild of statistics.json) in a loop of 2e9 × tasks steps, a CI job to its timeout.
+    const out = tempDir();
+    const ds = dataset(out);
+    const base = await run(ds, out, "base");
+    const cur = await run(ds, out, "cur");
+    const path = join(cur, "trajectories.jsonl");
+    const first = JSON.parse(readFileSync(path, "utf8").split("\n")[0]!) as { epoch?: number; task_id: string };
+    writeFileSync(path, readFileSync(path, "utf8") + JSON.stringify({ ...first, epoch: 2_000_000_000 }) + "\n");
+    const r = await runCli(["compare", base, cur], { timeoutMs: 20_000 });
+    expect(r.timedOut).toBe(false);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    await run(ds, out, "cur", ["--resume"]);
+    const stats = JSON.parse(readFileSync(join(cur, "statistics.json"), "utf8")) as {
+      scores: { pass_at_k_tasks: Record<string, number>; scored: number };
+    };
+    expect(stats.scores.scored).toBe(11);
+    // k up to the most results one task has (2: its epoch 0 and the stray one), not to 2e9.
+    expect(stats.scores.pass_at_k_tasks).toEqual({ 1: 10, 2: 1 });
   }, 120_000);
 });
