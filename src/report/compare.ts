@@ -341,11 +341,18 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   };
 }
 
+/** A task's recorded value of `field` in one run: its first epoch's that has one. */
+function valueOf(t: TaskRecord, field: "prompt" | "criteria" | "judgeModel"): string | undefined {
+  return t.samples.find((s) => s[field] !== undefined)?.[field];
+}
+
 /** The paired tasks whose runs recorded different values of `field` (a run that recorded none is not compared). */
-function differing(common: [TaskRecord, TaskRecord][], field: "prompt" | "criteria"): [TaskRecord, TaskRecord][] {
-  const valueOf = (t: TaskRecord) => t.samples.find((s) => s[field] !== undefined)?.[field];
+function differing(
+  common: [TaskRecord, TaskRecord][],
+  field: "prompt" | "criteria" | "judgeModel",
+): [TaskRecord, TaskRecord][] {
   return common.filter(([b, c]) => {
-    const [bv, cv] = [valueOf(b), valueOf(c)];
+    const [bv, cv] = [valueOf(b, field), valueOf(c, field)];
     return bv !== undefined && cv !== undefined && bv !== cv;
   });
 }
@@ -388,6 +395,7 @@ function comparability(
   onlyBase: TaskRecord[],
   sameFolder: boolean,
   planned: { base?: number; cur?: number },
+  harborThreshold: { base?: number; cur?: number },
 ): {
   reasons: string[];
   unscored: number;
@@ -414,6 +422,22 @@ function comparability(
     if (regraded.length > 0) {
       reasons.push(
         `the scoring differs: ${regraded.length} task(s) are graded against other criteria (expected, verify, verify_files or rubric; first: ${regraded[0]![1].taskId}); --allow-different-dataset compares anyway`,
+      );
+    }
+    // The same answers graded by another grader: a rubric judged by another model (a lenient judge passes a worse
+    // run), a Harbor reward held to another pass threshold.
+    const rejudged = differing(common, "judgeModel");
+    if (rejudged.length > 0) {
+      const [b, c] = rejudged[0]!;
+      reasons.push(
+        `the grader differs: ${rejudged.length} task(s) are judged by another model (first: ${c.taskId}, ${valueOf(b, "judgeModel")} in the baseline, ${valueOf(c, "judgeModel")} in the current run); --allow-different-dataset compares anyway (or grade the baseline again: hermes-batch score BASELINE_RUN --judge-model M)`,
+      );
+    }
+    const harborBoth = common.some(([b, c]) => b.samples.some((s) => s.harbor) && c.samples.some((s) => s.harbor));
+    const { base: tb, cur: tc } = harborThreshold;
+    if (harborBoth && tb !== undefined && tc !== undefined && tb !== tc) {
+      reasons.push(
+        `the grader differs: Harbor rewards pass at --harbor-pass-threshold ${tb} in the baseline, ${tc} in the current run; --allow-different-dataset compares anyway`,
       );
     }
   }
@@ -525,6 +549,7 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
       base: base.plannedEpochs,
       cur: cur.plannedEpochs,
     },
+    { base: base.harborThreshold, cur: cur.harborThreshold },
   );
   const gate = applyGate(opts, alpha, stats, lost, oneEpoch);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.

@@ -48,6 +48,7 @@ const LineSchema = z
     verify: z.object({ exit_code: z.number(), output: z.string().optional() }).passthrough().optional(),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()).optional(),
     metadata: z.unknown().optional(),
+    judge: z.unknown().optional(),
   })
   .passthrough();
 
@@ -75,6 +76,10 @@ export interface RunSample {
   noScorer?: boolean;
   /** When the run wrote this result (a trajectory line's `metadata.timestamp`): a copied line keeps it. */
   stamp?: string;
+  /** The model that judged its rubric (the line's `judge.model`), when one did. */
+  judgeModel?: string;
+  /** Whether a Harbor reward decided it (a scorer named `harbor`): held to the run's --harbor-pass-threshold. */
+  harbor?: boolean;
 }
 
 export interface RunSamples {
@@ -85,6 +90,8 @@ export interface RunSamples {
   badLines: number;
   /** Epochs the run was started with (run.yaml `epochs`); undefined when run.yaml does not say. */
   plannedEpochs?: number;
+  /** The reward a Harbor task needs to pass (run.yaml `harbor_pass_threshold`); undefined when run.yaml does not say. */
+  harborThreshold?: number;
   /** Lines of trajectories.jsonl and dropped.jsonl for a (task, epoch) that already had one: the first stands. */
   duplicateLines: number;
   /** (task, epoch) results whose repeated lines disagree with the first (another outcome or verdict). */
@@ -135,6 +142,8 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     costUsd: line.cost_usd,
     outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),
     stamp: source === "trajectory" ? timestampOf(line.metadata) : undefined,
+    judgeModel: judgeModelOf(line.judge),
+    ...((score?.scorers ?? []).some((s) => s.name === "harbor") ? { harbor: true } : {}),
     ...(source === "trajectory" && !score ? { noScorer: true } : {}),
   };
 }
@@ -179,14 +188,23 @@ function timestampOf(metadata: unknown): string | undefined {
   return typeof metadata === "object" && typeof t === "string" && t !== "" ? t : undefined;
 }
 
-/** The epochs run.yaml says the run was started with (`--epochs`), when it says. */
-function plannedEpochsOf(dir: string): number | undefined {
+function judgeModelOf(judge: unknown): string | undefined {
+  const model = (judge as { model?: unknown } | null | undefined)?.model;
+  return typeof judge === "object" && typeof model === "string" && model !== "" ? model : undefined;
+}
+
+/** What run.yaml says of the run's epochs (`--epochs`) and Harbor threshold, where it says. */
+function runYamlOf(dir: string): { plannedEpochs?: number; harborThreshold?: number } {
   try {
-    const config = YAML.parse(readFileSync(join(dir, "run.yaml"), "utf8")) as { epochs?: unknown } | null;
+    const config = YAML.parse(readFileSync(join(dir, "run.yaml"), "utf8")) as Record<string, unknown> | null;
     const k = config?.epochs;
-    return typeof k === "number" && Number.isInteger(k) && k >= 1 ? k : undefined;
+    const t = config?.harbor_pass_threshold;
+    return {
+      ...(typeof k === "number" && Number.isInteger(k) && k >= 1 ? { plannedEpochs: k } : {}),
+      ...(typeof t === "number" && Number.isFinite(t) ? { harborThreshold: t } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
   }
 }
 
@@ -247,7 +265,7 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
     samples,
     epochs,
     badLines,
-    plannedEpochs: plannedEpochsOf(dir),
+    ...runYamlOf(dir),
     duplicateLines,
     conflicting: conflicting.size,
   };
