@@ -181,3 +181,27 @@ describe("compare --junit on rows without a scorer", () => {
     expect(u.stdout).toMatch(/<testcase [^>]*name="c"[^>]*>\s*<error message="unscored: expected: undecided"/);
   });
 });
+
+describe("compare --markdown with unequal scored epochs", () => {
+  it("the pass rate of a run whose tasks have unequal scored epochs says it is a mean of task rates", async () => {
+    // The rate is the mean of the tasks' rates; the comment printed it beside passed/scored epochs as if it were
+    // their ratio: "75.0 % (2/3)" where 2/3 is 66.7 %.
+    const root = tempDir();
+    const base = writeRun(join(root, "base"), [
+      { id: "a", passed: true, epoch: 0 },
+      { id: "a", passed: true, epoch: 1 },
+      { id: "b", passed: false, epoch: 0 },
+      { id: "b", passed: true, epoch: 1 },
+    ]);
+    const cur = writeRun(join(root, "cur"), [
+      { id: "a", passed: true, epoch: 0 },
+      { id: "a", passed: null, epoch: 1 },
+      { id: "b", passed: false, epoch: 0 },
+      { id: "b", passed: true, epoch: 1 },
+    ]);
+    const r = await runCliInProcess(["compare", base, cur, "--markdown", "-", "--max-unscored", "1"]);
+    expect(r.stdout).toContain(
+      "| pass rate (scored) | 75.0 % (3/4) | 75.0 % (mean of task rates; 2/3 scored epochs) |",
+    );
+  });
+});

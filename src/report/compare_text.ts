@@ -124,6 +124,12 @@ export function mdText(s: string): string {
     .replace(/@/g, "&#64;");
 }
 
+/** "75.0 % (3/4)"; a mean of task rates that is not passed/scored says so: "75.0 % (mean of task rates; 2/3 scored epochs)". */
+const mdRate = (s: SideSummary) =>
+  taskMean(s)
+    ? `${pct(s.pass_rate)} (mean of task rates; ${s.passed}/${s.scored} scored epochs)`
+    : `${pct(s.pass_rate)} (${s.passed}/${s.scored})`;
+
 export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
   const icon = c.verdict === "ok" ? "✅" : c.verdict === "regression" ? "❌" : "⚠️";
   const perEpoch = c.baseline.epochs > 1 || c.current.epochs > 1;
@@ -132,7 +138,7 @@ export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
     "",
     "| | baseline | current |",
     "|---|---|---|",
-    `| pass rate (scored) | ${pct(c.baseline.pass_rate)} (${c.baseline.passed}/${c.baseline.scored}) | ${pct(c.current.pass_rate)} (${c.current.passed}/${c.current.scored}) |`,
+    `| pass rate (scored) | ${mdRate(c.baseline)} | ${mdRate(c.current)} |`,
     `| tasks × epochs | ${c.baseline.tasks} × ${c.baseline.epochs} | ${c.current.tasks} × ${c.current.epochs} |`,
     `| unscored | ${c.baseline.unscored} | ${c.current.unscored} |`,
     `| tokens (agent / approver / judge) | ${c.baseline.tokens.agent} / ${c.baseline.tokens.approver} / ${c.baseline.tokens.judge} | ${c.current.tokens.agent} / ${c.current.tokens.approver} / ${c.current.tokens.judge} |`,
