@@ -203,5 +203,12 @@ describe("compare --markdown with unequal scored epochs", () => {
     expect(r.stdout).toContain(
       "| pass rate (scored) | 75.0 % (3/4) | 75.0 % (mean of task rates; 2/3 scored epochs) |",
     );
+    // Task a is in the paired sample on its one scored epoch: "paired over 2 tasks" beside "1 of 2 not compared"
+    // read as a contradiction; the note says it is compared in part.
+    const text = await runCliInProcess(["compare", base, cur, "--max-unscored", "1"]);
+    expect(text.stdout).toContain("paired over 2 tasks scored in both");
+    expect(text.stdout).toContain(
+      "1 of 2 baseline task(s) not compared (1 expected: undecided), 1 of them compared on its scored epochs alone, within --max-unscored 1",
+    );
   });
 });

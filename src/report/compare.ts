@@ -404,6 +404,8 @@ function comparability(
   /** The baseline's tasks the limit is a share of: those that name a scorer in a run. */
   compared: number;
   withoutScorer: number;
+  /** Of the unscored tasks, those still in the paired sample on the epochs each run scored. */
+  inPart: number;
 } {
   const reasons: string[] = [];
   // A run compared with itself passes any gate: a CI job whose current run reused the baseline's folder.
@@ -447,6 +449,7 @@ function comparability(
   // they are neither unscored nor part of the tasks the limit is a share of, as for --fail-under.
   const unmeasured = (t: TaskRecord) => t.samples.every((s) => s.noScorer);
   let withoutScorer = 0;
+  let inPart = 0;
   for (const [b, c] of common) {
     if (unmeasured(b) && unmeasured(c)) {
       withoutScorer++;
@@ -456,6 +459,7 @@ function comparability(
     if (label === undefined) continue;
     unscored++;
     byReason[label] = (byReason[label] ?? 0) + 1;
+    if (b.scored > 0 && c.scored > 0) inPart++;
   }
   const absent = onlyBase.filter((t) => !unmeasured(t));
   withoutScorer += onlyBase.length - absent.length;
@@ -473,7 +477,7 @@ function comparability(
       `${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`,
     );
   }
-  return { reasons, unscored, limit, byReason, compared, withoutScorer };
+  return { reasons, unscored, limit, byReason, compared, withoutScorer, inPart };
 }
 
 /**
@@ -481,7 +485,13 @@ function comparability(
  * run) when the limit allowed them: a task that passed in the baseline and crashes now is not compared.
  */
 function notComparedNote(
-  comparable: { unscored: number; byReason: Record<string, number>; compared: number; withoutScorer: number },
+  comparable: {
+    unscored: number;
+    byReason: Record<string, number>;
+    compared: number;
+    withoutScorer: number;
+    inPart: number;
+  },
   onlyCurrent: number,
   opts: CompareOptions,
 ): string {
@@ -492,8 +502,14 @@ function notComparedNote(
       .sort((a, b) => b[1] - a[1])
       .map(([r, n]) => `${n} ${r}`)
       .join(", ");
+    // A task with some epochs unscored is still in the paired sample, on the epochs each run scored: said so, or
+    // "paired over 10 tasks" beside "1 of 10 not compared" reads as a contradiction.
+    const inPart =
+      comparable.inPart > 0
+        ? `, ${comparable.inPart} of them compared on ${comparable.inPart === 1 ? "its" : "their"} scored epochs alone`
+        : "";
     notes.push(
-      `${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons}), within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`,
+      `${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons})${inPart}, within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`,
     );
   }
   // Tasks the baseline lacks (a baseline that stopped short, or new rows) are judged by nothing.
