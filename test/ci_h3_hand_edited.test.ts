@@ -4,7 +4,8 @@
  * absent. Runs are made by the real `run` on the built-in scripted model, then edited, then read back by `run
  * --resume` (which rebuilds statistics.json), `compare` and `report`.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildReportModel } from "../src/report/html/report_data.js";
@@ -116,5 +117,44 @@ describe("an epoch number far beyond the run's", () => {
     expect(stats.scores.scored).toBe(11);
     // k up to the most results one task has (2: its epoch 0 and the stray one), not to 2e9.
     expect(stats.scores.pass_at_k_tasks).toEqual({ 1: 10, 2: 1 });
+  }, 120_000);
+});
+
+describe("a run file that is no regular file", () => {
+  it("a FIFO, a link to /dev/zero or a folder in a run's place is bad input (exit 2), not a hang or a crash", async () => {
+    // compare read trajectories.jsonl whatever it was: a FIFO held the CI job until its timeout, a link to /dev/zero
+    // crashed node out of memory (exit 134), a folder was "internal error: EISDIR" with exit 1, which CI reads as
+    // a regression. `report` already refused them.
+    const out = tempDir();
+    const ds = dataset(out);
+    const base = await run(ds, out, "base");
+    const cases: [string, (dir: string) => void][] = [
+      ["fifo", (dir) => execFileSync("mkfifo", [join(dir, "trajectories.jsonl")])],
+      ["zero", (dir) => symlinkSync("/dev/zero", join(dir, "trajectories.jsonl"))],
+      ["folder", (dir) => mkdirSync(join(dir, "trajectories.jsonl"))],
+      [
+        "yaml-fifo",
+        (dir) => {
+          cpSync(join(base, "trajectories.jsonl"), join(dir, "trajectories.jsonl"));
+          execFileSync("mkfifo", [join(dir, "run.yaml")]);
+        },
+      ],
+    ];
+    for (const [name, make] of cases) {
+      const dir = join(out, name);
+      mkdirSync(dir);
+      make(dir);
+      for (const args of [
+        ["compare", base, dir],
+        ["compare", dir, base],
+      ]) {
+        const r = await runCli(args, { timeoutMs: 20_000 });
+        expect(r.timedOut, name).toBe(false);
+        expect(r.exitCode, `${name}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(
+          /hermes-batch compare: .*(trajectories\.jsonl|run\.yaml): is a (FIFO|device|folder), not a file/,
+        );
+      }
+    }
   }, 120_000);
 });
