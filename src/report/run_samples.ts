@@ -165,7 +165,7 @@ function unreadableSample(value: unknown, error: z.ZodError): RunSample | undefi
   } | null;
   if (typeof line !== "object" || line === null || typeof line.task_id !== "string") return undefined;
   const epoch = line.epoch === undefined ? 0 : line.epoch;
-  if (typeof epoch !== "number" || !Number.isInteger(epoch) || epoch < 0) return undefined;
+  if (typeof epoch !== "number" || !Number.isSafeInteger(epoch) || epoch < 0) return undefined;
   const issue = error.issues[0];
   const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
   return {
