@@ -28,17 +28,19 @@ Gates (exit 1 on a regression)
 Options
   --max-unscored N|P%        not comparable (exit 3) when more than N tasks (or P % of the baseline's tasks)
                              are unscored in either run or missing from the current run (default 10%)
-  --allow-different-dataset  compare even when a paired task has another prompt in the two runs
+  --allow-different-dataset  compare even when a paired task has another prompt in the two runs, or another
+                             grading: criteria (expected, verify, rubric), judge model, --harbor-pass-threshold
   --junit FILE               JUnit XML of the current run: a failed score is <failure>, an unscored task
-                             <error> with the reason, a baseline task absent from the current run <skipped>
+                             <error> with the reason, a baseline task absent from the current run and a
+                             row without a scorer <skipped>
   --markdown FILE            a summary for a pull-request comment (run text escaped)
   --json FILE                the full comparison as JSON
 
 FILE - is stdout (one of them; the comparison's text then goes to stderr).
 
 All output files are written before the exit code is decided, whatever the verdict.
-Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset,
-too many unscored or missing tasks, the same run folder twice).
+Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset
+or grader, too many unscored or missing tasks, the same run folder twice).
 `;
 
 const options = {

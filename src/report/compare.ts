@@ -166,7 +166,11 @@ const rate = (t: TaskRecord) => t.passed / t.scored;
 
 /** The limit as a number of tasks out of `of`. */
 export function unscoredLimitOf(limit: UnscoredLimit, of: number): number {
-  return "count" in limit ? limit.count : (limit.percent / 100) * of;
+  if ("count" in limit) return limit.count;
+  // percent × of first: (29 / 100) × 100 is 28.999999999999996, which made 29 of 100 tasks "more than 29 %".
+  const share = (limit.percent * of) / 100;
+  const whole = Math.round(share);
+  return Math.abs(share - whole) < 1e-9 ? whole : share;
 }
 
 /** "5" (tasks) or "10%" (of the tasks compared); null when it is neither. */
@@ -260,8 +264,19 @@ function pairedStats(pairs: [TaskRecord, TaskRecord][], oneEpoch: boolean, seed:
   };
 }
 
-/** "p = 0.031", or "p < 0.001" (never "p = < 0.001"). */
-const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toPrecision(2)}`);
+/**
+ * "= 0.031", or "< 0.001" (never "p = < 0.001"), after a "p". Rounded to 3 places, unless that would put it on the
+ * other side of alpha: 0.04992 is "= 0.0499", never "= 0.050" beside a verdict that it is under 0.05.
+ */
+export function pIs(p: number | null, alpha = 0.05): string {
+  if (p === null) return "= n/a";
+  if (p < 0.001 && alpha > 0.001) return "< 0.001";
+  for (let digits = 3; digits <= 15; digits++) {
+    const text = p.toFixed(digits);
+    if (Number(text) < alpha === p < alpha) return `= ${text}`;
+  }
+  return `= ${p}`;
+}
 const fmtPp = (d: number) => `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 
 interface GateResult {
@@ -273,7 +288,7 @@ interface GateResult {
 function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[], oneEpoch: boolean): GateResult {
   const drop = s.delta !== null && s.delta < 0;
   const significantDrop = drop && s.pDrop !== null && s.pDrop < alpha;
-  const pText = pIs(s.pDrop);
+  const pText = pIs(s.pDrop, alpha);
   // A p-value about other epochs than the change shown (1 epoch against 5: the test on each task's first) reads as
   // a contradiction when the two changes differ ("−80.0 pp … p = 1"): the note says what the test compared.
   const seen =
@@ -326,11 +341,18 @@ function applyGate(opts: CompareOptions, alpha: number, s: Stats, lost: string[]
   };
 }
 
+/** A task's recorded value of `field` in one run: its first epoch's that has one. */
+function valueOf(t: TaskRecord, field: "prompt" | "criteria" | "judgeModel"): string | undefined {
+  return t.samples.find((s) => s[field] !== undefined)?.[field];
+}
+
 /** The paired tasks whose runs recorded different values of `field` (a run that recorded none is not compared). */
-function differing(common: [TaskRecord, TaskRecord][], field: "prompt" | "criteria"): [TaskRecord, TaskRecord][] {
-  const valueOf = (t: TaskRecord) => t.samples.find((s) => s[field] !== undefined)?.[field];
+function differing(
+  common: [TaskRecord, TaskRecord][],
+  field: "prompt" | "criteria" | "judgeModel",
+): [TaskRecord, TaskRecord][] {
   return common.filter(([b, c]) => {
-    const [bv, cv] = [valueOf(b), valueOf(c)];
+    const [bv, cv] = [valueOf(b, field), valueOf(c, field)];
     return bv !== undefined && cv !== undefined && bv !== cv;
   });
 }
@@ -373,6 +395,7 @@ function comparability(
   onlyBase: TaskRecord[],
   sameFolder: boolean,
   planned: { base?: number; cur?: number },
+  harborThreshold: { base?: number; cur?: number },
 ): {
   reasons: string[];
   unscored: number;
@@ -381,6 +404,8 @@ function comparability(
   /** The baseline's tasks the limit is a share of: those that name a scorer in a run. */
   compared: number;
   withoutScorer: number;
+  /** Of the unscored tasks, those still in the paired sample on the epochs each run scored. */
+  inPart: number;
 } {
   const reasons: string[] = [];
   // A run compared with itself passes any gate: a CI job whose current run reused the baseline's folder.
@@ -401,6 +426,22 @@ function comparability(
         `the scoring differs: ${regraded.length} task(s) are graded against other criteria (expected, verify, verify_files or rubric; first: ${regraded[0]![1].taskId}); --allow-different-dataset compares anyway`,
       );
     }
+    // The same answers graded by another grader: a rubric judged by another model (a lenient judge passes a worse
+    // run), a Harbor reward held to another pass threshold.
+    const rejudged = differing(common, "judgeModel");
+    if (rejudged.length > 0) {
+      const [b, c] = rejudged[0]!;
+      reasons.push(
+        `the grader differs: ${rejudged.length} task(s) are judged by another model (first: ${c.taskId}, ${valueOf(b, "judgeModel")} in the baseline, ${valueOf(c, "judgeModel")} in the current run); --allow-different-dataset compares anyway (or grade the baseline again: hermes-batch score BASELINE_RUN --judge-model M)`,
+      );
+    }
+    const harborBoth = common.some(([b, c]) => b.samples.some((s) => s.harbor) && c.samples.some((s) => s.harbor));
+    const { base: tb, cur: tc } = harborThreshold;
+    if (harborBoth && tb !== undefined && tc !== undefined && tb !== tc) {
+      reasons.push(
+        `the grader differs: Harbor rewards pass at --harbor-pass-threshold ${tb} in the baseline, ${tc} in the current run; --allow-different-dataset compares anyway`,
+      );
+    }
   }
   const byReason: Record<string, number> = {};
   let unscored = 0;
@@ -408,6 +449,7 @@ function comparability(
   // they are neither unscored nor part of the tasks the limit is a share of, as for --fail-under.
   const unmeasured = (t: TaskRecord) => t.samples.every((s) => s.noScorer);
   let withoutScorer = 0;
+  let inPart = 0;
   for (const [b, c] of common) {
     if (unmeasured(b) && unmeasured(c)) {
       withoutScorer++;
@@ -417,6 +459,7 @@ function comparability(
     if (label === undefined) continue;
     unscored++;
     byReason[label] = (byReason[label] ?? 0) + 1;
+    if (b.scored > 0 && c.scored > 0) inPart++;
   }
   const absent = onlyBase.filter((t) => !unmeasured(t));
   withoutScorer += onlyBase.length - absent.length;
@@ -434,7 +477,7 @@ function comparability(
       `${unscored} of ${compared} task(s) are unscored in a run or missing from the current run (${detail}), more than --max-unscored ${describeUnscoredLimit(limitSpec)}`,
     );
   }
-  return { reasons, unscored, limit, byReason, compared, withoutScorer };
+  return { reasons, unscored, limit, byReason, compared, withoutScorer, inPart };
 }
 
 /**
@@ -442,7 +485,13 @@ function comparability(
  * run) when the limit allowed them: a task that passed in the baseline and crashes now is not compared.
  */
 function notComparedNote(
-  comparable: { unscored: number; byReason: Record<string, number>; compared: number; withoutScorer: number },
+  comparable: {
+    unscored: number;
+    byReason: Record<string, number>;
+    compared: number;
+    withoutScorer: number;
+    inPart: number;
+  },
   onlyCurrent: number,
   opts: CompareOptions,
 ): string {
@@ -453,8 +502,14 @@ function notComparedNote(
       .sort((a, b) => b[1] - a[1])
       .map(([r, n]) => `${n} ${r}`)
       .join(", ");
+    // A task with some epochs unscored is still in the paired sample, on the epochs each run scored: said so, or
+    // "paired over 10 tasks" beside "1 of 10 not compared" reads as a contradiction.
+    const inPart =
+      comparable.inPart > 0
+        ? `, ${comparable.inPart} of them compared on ${comparable.inPart === 1 ? "its" : "their"} scored epochs alone`
+        : "";
     notes.push(
-      `${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons}), within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`,
+      `${comparable.unscored} of ${compared} baseline task(s) not compared (${reasons})${inPart}, within --max-unscored ${describeUnscoredLimit(opts.maxUnscored ?? DEFAULT_MAX_UNSCORED)}`,
     );
   }
   // Tasks the baseline lacks (a baseline that stopped short, or new rows) are judged by nothing.
@@ -510,6 +565,7 @@ export function compareRuns(base: RunSamples, cur: RunSamples, opts: CompareOpti
       base: base.plannedEpochs,
       cur: cur.plannedEpochs,
     },
+    { base: base.harborThreshold, cur: cur.harborThreshold },
   );
   const gate = applyGate(opts, alpha, stats, lost, oneEpoch);
   // Per task, the mean over its epochs in each run: tasks with more epochs do not weigh more.

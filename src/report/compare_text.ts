@@ -1,5 +1,5 @@
 /** A comparison as text for the console, and as Markdown for a pull-request comment. */
-import type { Comparison, SideSummary, TaskChange } from "./compare.js";
+import { type Comparison, pIs, type SideSummary, type TaskChange } from "./compare.js";
 import type { RunSamples } from "./run_samples.js";
 
 /** What a run's files held that the comparison could not take as written: one warning line each. */
@@ -18,8 +18,6 @@ const pp = (d: number | null) =>
   d === null ? "n/a" : `${d > 0 ? "+" : d < 0 ? "−" : "±"}${Math.abs(d).toFixed(1)} pp`;
 const num = (d: number) => `${d < 0 ? "−" : ""}${Math.abs(d).toFixed(1)}`;
 const interval = (ci: [number, number] | null) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : "n/a");
-/** "= 0.031" or "< 0.001", after a "p". */
-const pIs = (p: number | null) => (p === null ? "= n/a" : p < 0.001 ? "< 0.001" : `= ${p.toFixed(3)}`);
 
 /**
  * Characters that end a line for some reader (a terminal, a CI log, GitHub Actions' `::command::` parser) or turn
@@ -53,11 +51,11 @@ function pairedLine(c: Comparison): string {
   const test = c.test
     ? ` (${TEST_NAMES[c.test]}${c.test_on_common_epochs ? ", on each task's first epochs, as many as both runs scored" : ""})`
     : "";
-  const drop = c.p_value_drop !== null ? `; one-sided p of a drop ${pIs(c.p_value_drop)}` : "";
+  const drop = c.p_value_drop !== null ? `; one-sided p of a drop ${pIs(c.p_value_drop, c.alpha)}` : "";
   return (
     `paired over ${plural(c.paired, "task")} scored in both (${plural(c.baseline.epochs, "epoch")} baseline, ${c.current.epochs} current): ` +
     `${pct(c.paired_baseline_rate)} → ${pct(c.paired_current_rate)}, ${pp(c.delta_pp)} (95 % CI ${interval(c.delta_ci95_pp)} pp), ` +
-    `p ${pIs(c.p_value)} two-sided${test}${drop}`
+    `p ${pIs(c.p_value, c.alpha)} two-sided${test}${drop}`
   );
 }
 
@@ -126,6 +124,12 @@ export function mdText(s: string): string {
     .replace(/@/g, "&#64;");
 }
 
+/** "75.0 % (3/4)"; a mean of task rates that is not passed/scored says so: "75.0 % (mean of task rates; 2/3 scored epochs)". */
+const mdRate = (s: SideSummary) =>
+  taskMean(s)
+    ? `${pct(s.pass_rate)} (mean of task rates; ${s.passed}/${s.scored} scored epochs)`
+    : `${pct(s.pass_rate)} (${s.passed}/${s.scored})`;
+
 export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
   const icon = c.verdict === "ok" ? "✅" : c.verdict === "regression" ? "❌" : "⚠️";
   const perEpoch = c.baseline.epochs > 1 || c.current.epochs > 1;
@@ -134,7 +138,7 @@ export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
     "",
     "| | baseline | current |",
     "|---|---|---|",
-    `| pass rate (scored) | ${pct(c.baseline.pass_rate)} (${c.baseline.passed}/${c.baseline.scored}) | ${pct(c.current.pass_rate)} (${c.current.passed}/${c.current.scored}) |`,
+    `| pass rate (scored) | ${mdRate(c.baseline)} | ${mdRate(c.current)} |`,
     `| tasks × epochs | ${c.baseline.tasks} × ${c.baseline.epochs} | ${c.current.tasks} × ${c.current.epochs} |`,
     `| unscored | ${c.baseline.unscored} | ${c.current.unscored} |`,
     `| tokens (agent / approver / judge) | ${c.baseline.tokens.agent} / ${c.baseline.tokens.approver} / ${c.baseline.tokens.judge} | ${c.current.tokens.agent} / ${c.current.tokens.approver} / ${c.current.tokens.judge} |`,

@@ -1,7 +1,8 @@
 /**
  * JUnit XML of a run: one testcase per task (and epoch). A failed score is a <failure>, a task that could
- * not be scored (infrastructure failure, dropped, judge failed) an <error> with the reason, and only a task
- * of the baseline that is absent from this run is <skipped>.
+ * not be scored (infrastructure failure, dropped, judge failed) an <error> with the reason; <skipped> are a
+ * task of the baseline that is absent from this run, and a row that names no scorer (nothing to grade: compare
+ * leaves it out of its gate, so a CI step that fails on errors must not fail on it).
  */
 import type { RunSample, RunSamples } from "./run_samples.js";
 
@@ -38,8 +39,8 @@ function toCases(run: RunSamples, baseline: RunSamples | undefined): Case[] {
     taskId: s.taskId,
     epoch: s.epoch,
     durationMs: s.durationMs,
-    kind: s.passed === true ? "pass" : s.passed === false ? "failure" : "error",
-    message: s.passed === null ? `unscored: ${s.reason}` : s.reason,
+    kind: s.passed === true ? "pass" : s.passed === false ? "failure" : s.noScorer ? "skipped" : "error",
+    message: s.noScorer ? `not graded: ${s.reason}` : s.passed === null ? `unscored: ${s.reason}` : s.reason,
     type: s.outcome,
     body: [s.reason, s.details].filter(Boolean).join("\n"),
   }));

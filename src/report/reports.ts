@@ -151,16 +151,20 @@ export async function writeRunReports(
     }
     doneIds.add(key);
     stats.addEntry(l.value);
+    // A verdict is true or false; anything else (a hand edit's "false" or 1) is none, as compare and the HTML
+    // report read it, never a pass because it is truthy.
+    const verdict = l.value.score?.passed;
+    const passed = typeof verdict === "boolean" ? verdict : null;
     if (l.value.score) {
       anyScore = true;
       report.withScorer++;
-      if (l.value.score.passed === null) report.undecided++;
+      if (passed === null) report.undecided++;
     }
     addCost(l.value);
     if (l.value.judge_usage) {
       addUsage(judgeUsage, l.value.judge_usage);
     }
-    sample(l.value, l.value.score?.passed ?? null);
+    sample(l.value, passed);
     csv.write(summaryRowFromEntry(l.value));
     atif.add(l.value, rlTokens?.tokensFor(l.value.task_id, l.value.epoch), { checked: l.line <= ownLinesAfter });
     report.done++;

@@ -48,6 +48,7 @@ const LineSchema = z
     verify: z.object({ exit_code: z.number(), output: z.string().optional() }).passthrough().optional(),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()).optional(),
     metadata: z.unknown().optional(),
+    judge: z.unknown().optional(),
   })
   .passthrough();
 
@@ -75,6 +76,10 @@ export interface RunSample {
   noScorer?: boolean;
   /** When the run wrote this result (a trajectory line's `metadata.timestamp`): a copied line keeps it. */
   stamp?: string;
+  /** The model that judged its rubric (the line's `judge.model`), when one did. */
+  judgeModel?: string;
+  /** Whether a Harbor reward decided it (a scorer named `harbor`): held to the run's --harbor-pass-threshold. */
+  harbor?: boolean;
 }
 
 export interface RunSamples {
@@ -85,6 +90,8 @@ export interface RunSamples {
   badLines: number;
   /** Epochs the run was started with (run.yaml `epochs`); undefined when run.yaml does not say. */
   plannedEpochs?: number;
+  /** The reward a Harbor task needs to pass (run.yaml `harbor_pass_threshold`); undefined when run.yaml does not say. */
+  harborThreshold?: number;
   /** Lines of trajectories.jsonl and dropped.jsonl for a (task, epoch) that already had one: the first stands. */
   duplicateLines: number;
   /** (task, epoch) results whose repeated lines disagree with the first (another outcome or verdict). */
@@ -135,7 +142,44 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
     costUsd: line.cost_usd,
     outcome: line.outcome ?? (source === "trajectory" ? "completed" : source),
     stamp: source === "trajectory" ? timestampOf(line.metadata) : undefined,
+    judgeModel: judgeModelOf(line.judge),
+    ...((score?.scorers ?? []).some((s) => s.name === "harbor") ? { harbor: true } : {}),
     ...(source === "trajectory" && !score ? { noScorer: true } : {}),
+  };
+}
+
+const finite = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+
+/**
+ * An unscored sample for a result line that names its task (and a valid epoch) but is not in the form a result has;
+ * undefined for a line that does not say which result it is.
+ */
+function unreadableSample(value: unknown, error: z.ZodError): RunSample | undefined {
+  const line = value as {
+    task_id?: unknown;
+    epoch?: unknown;
+    usage?: { total_tokens?: unknown };
+    approval_usage?: { total_tokens?: unknown };
+    judge_usage?: { total_tokens?: unknown };
+    duration_ms?: unknown;
+  } | null;
+  if (typeof line !== "object" || line === null || typeof line.task_id !== "string") return undefined;
+  const epoch = line.epoch === undefined ? 0 : line.epoch;
+  if (typeof epoch !== "number" || !Number.isSafeInteger(epoch) || epoch < 0) return undefined;
+  const issue = error.issues[0];
+  const where = issue?.path.length ? `${issue.path.join(".")}: ` : "";
+  return {
+    key: sampleKey(line.task_id, epoch),
+    taskId: line.task_id,
+    epoch,
+    passed: null,
+    reason: `unreadable line: ${where}${issue?.message ?? "not a result"}`,
+    // What the line spent, where it says so in a readable form: the task's tokens and time are still the task's.
+    tokens: finite(line.usage?.total_tokens),
+    approverTokens: finite(line.approval_usage?.total_tokens),
+    judgeTokens: finite(line.judge_usage?.total_tokens),
+    durationMs: finite(line.duration_ms),
+    outcome: "unreadable line",
   };
 }
 
@@ -144,14 +188,48 @@ function timestampOf(metadata: unknown): string | undefined {
   return typeof metadata === "object" && typeof t === "string" && t !== "" ? t : undefined;
 }
 
-/** The epochs run.yaml says the run was started with (`--epochs`), when it says. */
-function plannedEpochsOf(dir: string): number | undefined {
+function judgeModelOf(judge: unknown): string | undefined {
+  const model = (judge as { model?: unknown } | null | undefined)?.model;
+  return typeof judge === "object" && typeof model === "string" && model !== "" ? model : undefined;
+}
+
+/** What run.yaml says of the run's epochs (`--epochs`) and Harbor threshold, where it says. */
+function runYamlOf(dir: string): { plannedEpochs?: number; harborThreshold?: number } {
   try {
-    const config = YAML.parse(readFileSync(join(dir, "run.yaml"), "utf8")) as { epochs?: unknown } | null;
+    const config = YAML.parse(readFileSync(join(dir, "run.yaml"), "utf8")) as Record<string, unknown> | null;
     const k = config?.epochs;
-    return typeof k === "number" && Number.isInteger(k) && k >= 1 ? k : undefined;
+    const t = config?.harbor_pass_threshold;
+    return {
+      ...(typeof k === "number" && Number.isInteger(k) && k >= 1 ? { plannedEpochs: k } : {}),
+      ...(typeof t === "number" && Number.isFinite(t) ? { harborThreshold: t } : {}),
+    };
   } catch {
-    return undefined;
+    return {};
+  }
+}
+
+/**
+ * The run's files this reads must be regular files where they are present: a FIFO would hold the read (and a CI job)
+ * forever, a link to /dev/zero fill the memory, a folder fail with EISDIR. Each is a UserError naming the file.
+ */
+function checkRegularFiles(dir: string, names: readonly string[]): void {
+  for (const name of names) {
+    const path = join(dir, name);
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(path, { throwIfNoEntry: false });
+    } catch (err) {
+      throw new UserError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    if (st === undefined || st.isFile()) continue;
+    const what = st.isDirectory()
+      ? "a folder"
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? "a device"
+        : st.isFIFO()
+          ? "a FIFO"
+          : "a socket";
+    throw new UserError(`${path}: is ${what}, not a file`);
   }
 }
 
@@ -159,10 +237,14 @@ function plannedEpochsOf(dir: string): number | undefined {
 export async function loadRunSamples(dir: string): Promise<RunSamples> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${dir}: no such run folder`);
   const files = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed] as const;
+  checkRegularFiles(dir, [...files, RUN_FILES.config]);
   if (!files.some((f) => existsSync(join(dir, f))))
     throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
   const samples = new Map<string, RunSample>();
   const failures = new Map<string, RunSample>();
+  // Lines that are JSON and name their task and epoch but not in the form a result has (a hand edit's "passed":
+  // "false"): the task is there, unscored, its reason the line; a readable result for the same epoch stands over it.
+  const unreadable = new Map<string, RunSample>();
   let badLines = 0;
   let duplicateLines = 0;
   const conflicting = new Set<string>();
@@ -173,6 +255,8 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
       const parsed = error ? undefined : LineSchema.safeParse(value);
       if (!parsed?.success) {
         badLines++;
+        const named = !error && source !== "failed" ? unreadableSample(value, parsed!.error) : undefined;
+        if (named && !unreadable.has(named.key)) unreadable.set(named.key, named);
         continue;
       }
       const sample = toSample(parsed.data, source);
@@ -194,6 +278,12 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
       if (first.passed !== sample.passed || first.outcome !== sample.outcome) conflicting.add(sample.key);
     }
   }
+  // A finished result that cannot be read still ended the task: an earlier failed attempt does not stand over it.
+  for (const [key, line] of unreadable) {
+    if (samples.has(key)) continue;
+    samples.set(key, line);
+    epochs = Math.max(epochs, line.epoch + 1);
+  }
   for (const [key, failure] of failures) if (!samples.has(key)) samples.set(key, failure);
   return {
     dir,
@@ -201,7 +291,7 @@ export async function loadRunSamples(dir: string): Promise<RunSamples> {
     samples,
     epochs,
     badLines,
-    plannedEpochs: plannedEpochsOf(dir),
+    ...runYamlOf(dir),
     duplicateLines,
     conflicting: conflicting.size,
   };

@@ -22,11 +22,15 @@ export interface Score {
   criteria?: string;
 }
 
-/** All scorers a row names must pass; one undecided scorer leaves the task unscored. */
+/**
+ * All scorers a row names must pass: one that failed fails the task, whatever another could not decide; else one
+ * undecided scorer leaves the task unscored (its verdict depends on the one no one knows).
+ */
 export function combineScores(scorers: ScorerResult[]): Score {
   if (scorers.length === 0) return { passed: null, value: null, scorers };
+  const failed = scorers.some((s) => s.passed === false);
   const undecided = scorers.some((s) => s.passed === null);
-  const passed = undecided ? null : scorers.every((s) => s.passed);
+  const passed = failed ? false : undecided ? null : true;
   const values = scorers.map((s) => s.value ?? (s.passed === null ? null : s.passed ? 1 : 0));
   const value = values.some((v) => v === null) ? null : (values as number[]).reduce((a, b) => a + b, 0) / values.length;
   return { passed, value, scorers };
@@ -93,7 +97,17 @@ export function scoreMetrics(samples: readonly ScoredSample[], epochs: number): 
   const pass_at_k: Record<string, number> = {};
   const pass_hat_k: Record<string, number> = {};
   const pass_at_k_tasks: Record<string, number> = {};
-  for (let k = 1; k <= Math.max(1, epochs); k++) {
+  // k up to the run's epochs, but never beyond the most results one task has: an epoch number far out (a hand edit's
+  // 2e9) would have made this loop, and the keys below, count to it.
+  const results = new Map<string, number>();
+  let most = 1;
+  for (const s of samples) {
+    const n = (results.get(s.taskId) ?? 0) + 1;
+    results.set(s.taskId, n);
+    if (n > most) most = n;
+  }
+  const kMax = Math.min(Math.max(1, epochs), most);
+  for (let k = 1; k <= kMax; k++) {
     const eligible = tasks.filter((t) => t.n >= k);
     pass_at_k_tasks[k] = eligible.length;
     if (eligible.length === 0) continue;
