@@ -49,14 +49,15 @@ describe("report model", () => {
       ts: "terminal+file",
     });
     expect(model.rows.find((r) => r.id === "t-11")).toMatchObject({ o: "model_error", p: null });
-    expect(model.rows.find((r) => r.id === "t-12")).toMatchObject({ o: "dropped", p: null });
+    // A dropped task keeps its decided score: the filters keep it out of the training data, not the pass rate.
+    expect(model.rows.find((r) => r.id === "t-12")).toMatchObject({ o: "dropped", p: true });
     expect(model.scores).toMatchObject({
-      scored: 9,
-      passed: 6,
-      unscored: 3,
-      unscored_by: { "scorer undecided": 1, dropped: 1, "infrastructure failure": 1 },
+      scored: 10,
+      passed: 7,
+      unscored: 2,
+      unscored_by: { "scorer undecided": 1, "infrastructure failure": 1 },
     });
-    expect(model.scores.pass_rate).toBeCloseTo(6 / 9);
+    expect(model.scores.pass_rate).toBeCloseTo(7 / 10);
     expect(model.scores.groups?.["metadata.group"]?.easy).toMatchObject({ scored: 4, passed: 2 });
     expect(model.group_label).toBe("metadata.group");
     expect(model.run).toMatchObject({

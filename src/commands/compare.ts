@@ -14,7 +14,7 @@ const help = `Usage: hermes-batch compare BASELINE_RUN CURRENT_RUN [options]
 
 Compares two run folders with the task as the unit (epochs are repeated measures of a task): newly failing
 and newly passing tasks first, then each run's pass rate over its scored tasks (unscored counted apart:
-infrastructure failures, dropped tasks, tasks without a scorer or whose judge failed), the paired change of
+infrastructure failures, tasks without a scorer or whose judge failed; a dropped task keeps its grade), the paired change of
 the per-task pass rates with its 95 % interval and a paired test that agree with each other (exact McNemar
 when both runs have one epoch, a sign-flip permutation test over tasks otherwise), the gate that applied,
 and the token (agent / approver / judge), duration and cost changes.

@@ -119,7 +119,7 @@ export async function writeRunReports(
   const rlTokens = RlTokenIndex.open(join(runDir, RUN_FILES.rl));
   const doneIds = new Set<string>();
   const report: RunReport = { done: 0, failed: 0, dropped: 0, internal: 0, withScorer: 0, undecided: 0, repeated: 0 };
-  // Score samples: one per task; a dropped or failed task is unscored, never a failure.
+  // Score samples: one per task; a failed task is unscored, never a failure; a dropped one keeps its decided score.
   const samples: ScoredSample[] = [];
   let anyScore = false;
   const judgeUsage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -182,7 +182,18 @@ export async function writeRunReports(
     addCost(l.value as { cost_usd?: number });
     const reason = DROP_REASONS.find((r) => r === l.value!.dropped) ?? "unknown_tools";
     stats.addDropped(reason, l.value as { usage?: Partial<Usage>; approval_usage?: Partial<Usage> });
-    if (l.value.task_id !== undefined) sample(l.value as { task_id: string }, null);
+    if (l.value.task_id !== undefined) {
+      // Its score stands (the filters keep the line out of the training data, not out of the pass rate); a
+      // verdict that is not a boolean is none, as for a trajectory line.
+      const score = (l.value as { score?: { passed?: unknown } }).score;
+      const verdict = typeof score?.passed === "boolean" ? score.passed : null;
+      if (score) {
+        anyScore = true;
+        report.withScorer++;
+        if (verdict === null) report.undecided++;
+      }
+      sample(l.value as { task_id: string }, verdict);
+    }
     report.dropped++;
   }
   // failed.jsonl keeps every failed attempt; only the latest attempt of a task that is still not done counts.

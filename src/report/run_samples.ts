@@ -117,14 +117,17 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
   let passed: boolean | null = null;
   let reason: string;
   if (source === "failed") reason = `${line.outcome ?? "failed"}: ${line.error ?? "no detail"}`;
-  else if (source === "dropped") reason = `dropped: ${line.dropped ?? "filtered"}`;
+  else if (source === "dropped" && typeof score?.passed !== "boolean") reason = `dropped: ${line.dropped ?? "filtered"}`;
   else if (!score) reason = "no scorer for this task";
   else {
+    // A dropped task's decided score stands: the filters keep a line out of the training data, they do not
+    // undo its grade (an empty answer or a made-up tool must not leave a failure out of the pass rate).
     passed = score.passed;
     const reasons = (score.scorers ?? [])
       .filter((s) => s.passed !== true)
       .map((s) => `${s.name}: ${s.reason ?? (s.passed === null ? "undecided" : "failed")}`);
     reason = reasons.join("; ") || (passed ? "passed" : passed === null ? "unscored" : "failed");
+    if (source === "dropped") reason = `${reason} (dropped: ${line.dropped ?? "filtered"})`;
   }
   return {
     key: sampleKey(line.task_id, epoch),
