@@ -48,6 +48,7 @@ import {
   bwrapArgs,
   bwrapLauncher,
   findBwrap,
+  openSeccompFilter,
   pidNamespaceOf,
   probeBwrapAsync,
   sandboxProcesses,
@@ -187,9 +188,20 @@ export class SandboxEnvironment implements Environment {
         openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
         openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY),
       );
-      // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
+      const filter = openSeccompFilter();
+      if (filter !== undefined) fds.push(filter);
+      // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds; 6: the seccomp filter it applies.
       const args = bwrapArgs(
-        { hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy, ...fileSystemOptions(options) },
+        {
+          hostNetwork,
+          infoFd: 3,
+          workspaceFd: 4,
+          ioFd: 5,
+          ...(filter !== undefined ? { seccompFd: 6 } : {}),
+          env,
+          shellCopy,
+          ...fileSystemOptions(options),
+        },
         launcher,
       );
       shell = await HostShell.start({
@@ -205,6 +217,8 @@ export class SandboxEnvironment implements Environment {
             { fd: 3, outputFile: true },
             { fd: 4, dirFd: fds[0]! },
             { fd: 5, dirFd: fds[1]! },
+            // Reopened by the helper through /proc: bwrap reads it from its start.
+            ...(filter !== undefined ? [{ fd: 6, dirFd: filter }] : []),
           ],
           enter: cgroup?.procsFiles,
         },
@@ -539,6 +553,9 @@ export class SandboxEnvironment implements Environment {
         openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
         openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY),
       );
+      // fd 5: the seccomp filter (the verify runs the agent's code: the keyrings stay out of its reach too).
+      const filter = openSeccompFilter();
+      if (filter !== undefined) fds.push(filter);
       const shellCopy = sandboxShellCopy();
       const shell = shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash";
       const args = bwrapArgs(
@@ -548,6 +565,7 @@ export class SandboxEnvironment implements Environment {
           env: this.env,
           shellCopy,
           asPid1: true,
+          ...(filter !== undefined ? { seccompFd: 5 } : {}),
           extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR],
           ...fileSystemOptions(this.options),
         },
@@ -561,7 +579,7 @@ export class SandboxEnvironment implements Environment {
         `exec ${shell} --norc --noprofile -c "$2"`,
       ].join("\n");
       // In the task's cgroup (its limits), entered by a small bash before it becomes bwrap; that bash first closes
-      // every descriptor this process inherited (only the task folder and the verify files go in: fds 3 and 4).
+      // every descriptor this process inherited (only the task folder, the verify files and the seccomp filter go in: fds 3 to 5).
       const enter = this.cgroup?.procsFiles ?? [];
       const bwrapCommand = [
         launcher.bwrap,
