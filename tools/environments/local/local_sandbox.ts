@@ -16,7 +16,17 @@
 import { CommandStop } from "../shell/command_stop.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, closeSync, constants, lchownSync, lstatSync, openSync, readdirSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  lchownSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+} from "node:fs";
 import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, posix } from "node:path";
@@ -111,6 +121,12 @@ export class SandboxEnvironment implements Environment {
   private lost: string | undefined;
   /** The host pid of the sandbox's init (its pid namespace dies with it). */
   private initPid: number | undefined;
+  /**
+   * When the outer bwrap (the shell's pid) and the init started (/proc/<pid>/stat): once they are gone their pids
+   * are free, and a process that gets one later (a small `pid_max` wraps in seconds) must not be signalled.
+   */
+  private outerStart: string | undefined;
+  private initStart: string | undefined;
   /** Its pid namespace (`pid:[N]`), to check that every process in it is gone. */
   private pidNs: string | undefined;
   /** stopProcesses() ended the sandbox: only runVerify and cleanup remain. */
@@ -246,6 +262,8 @@ export class SandboxEnvironment implements Environment {
     holder.env = sandbox;
     sandbox.initPid = initPidOf(shell);
     sandbox.pidNs = sandbox.initPid === undefined ? undefined : pidNamespaceOf(sandbox.initPid);
+    sandbox.outerStart = shell.pid === undefined ? undefined : processStart(shell.pid);
+    sandbox.initStart = sandbox.initPid === undefined ? undefined : processStart(sandbox.initPid);
     sandbox.launcher = launcher;
     sandbox.hostNetwork = hostNetwork;
     sandbox.env = env;
@@ -272,7 +290,7 @@ export class SandboxEnvironment implements Environment {
       this.killAll();
       return;
     }
-    for (const p of sandboxProcesses(this.initPid)) {
+    for (const p of sandboxProcesses(undefined, this.pidNs)) {
       if (pids.includes(p.nsPgid) || pids.includes(p.nsPid)) killQuietly(p.hostPid, signal);
     }
   }
@@ -287,7 +305,8 @@ export class SandboxEnvironment implements Environment {
    */
   private killRunningCommand(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void {
     if (this.initPid === undefined) return this.killAll();
-    const procs = sandboxProcesses(this.initPid);
+    // By the namespace found at the start: the init's pid may belong to another process by now.
+    const procs = sandboxProcesses(undefined, this.pidNs);
     const shell = procs.find((p) => p.nsPid === shellPid);
     const leader = shell ? procs.find((p) => p.hostPpid === shell.hostPid && p.nsPgid === p.nsPid) : undefined;
     const group = leader?.nsPgid ?? (signal === "SIGKILL" ? this.commandGroup : undefined);
@@ -297,9 +316,10 @@ export class SandboxEnvironment implements Environment {
   }
 
   private killAll(): void {
-    // The outer bwrap (or setpriv) process: the sandbox's init has a parent-death SIGKILL, and its pid namespace dies with it.
-    if (this.shell?.pid !== undefined) killQuietly(this.shell.pid, "SIGKILL");
-    if (this.initPid !== undefined) killQuietly(this.initPid, "SIGKILL");
+    // The outer bwrap (or setpriv) process: the sandbox's init has a parent-death SIGKILL, and its pid namespace dies
+    // with it. Each only while its pid is still that process (cleanup comes after the verify ended them).
+    killIfSame(this.shell?.pid, this.outerStart, "SIGKILL");
+    killIfSame(this.initPid, this.initStart, "SIGKILL");
   }
 
   private markLost(reason: string): void {
@@ -497,7 +517,7 @@ export class SandboxEnvironment implements Environment {
 
   /** The host pids of every live process in the sandbox (its init and shell included). */
   processes(): number[] {
-    return this.initPid === undefined ? [] : sandboxProcesses(this.initPid).map((p) => p.hostPid);
+    return sandboxProcesses(undefined, this.pidNs).map((p) => p.hostPid);
   }
 
   /**
@@ -749,6 +769,21 @@ function chownTree(dir: string, uid: number, gid: number): void {
     if (entry.isDirectory()) chownTree(path, uid, gid);
     else lchownSync(path, uid, gid);
   }
+}
+
+/** When a process started (field 22 of /proc/<pid>/stat, in clock ticks since boot); undefined when it is gone. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Signals `pid` only while it is the process that started at `start` (not one that got its pid after it ended). */
+function killIfSame(pid: number | undefined, start: string | undefined, signal: NodeJS.Signals): void {
+  if (pid !== undefined && start !== undefined && processStart(pid) === start) killQuietly(pid, signal);
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
