@@ -33,7 +33,7 @@ import {
 } from "node:fs";
 import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, posix } from "node:path";
+import { dirname, join, posix } from "node:path";
 import { CarriedState } from "../shell/carried_state.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
@@ -187,6 +187,7 @@ export class SandboxEnvironment implements Environment {
     const quota = withQuota
       ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid, spec.freshTaskDir)
       : undefined;
+    closeToOthers(dirname(taskDir));
     // The exchange folder is writable by the task: with a quota it is in the task's file system, which bounds it
     // (in $TMPDIR, a task could fill the host's disk through it).
     const ioDir = quota ? await mkdtemp(join(quota.mountPoint, "io-")) : await makeTempDir("io");
@@ -838,6 +839,22 @@ function openableByOwner(dir: string): void {
       chmodSync(dir, (st.mode & 0o7777) | 0o700);
   } catch {
     // opening it says what is wrong
+  }
+}
+
+/**
+ * The folder that holds the task folders closed to other users (its group and other bits cleared), when it is this
+ * process's own. Under a harness that is not root the sandbox's uid is the harness's: a file the task makes is the
+ * harness's user's on the host, with whatever mode the task gave it, and a set-user-ID program there (the mounts
+ * inside are nosuid, the host's folder is not) would run as that user for anyone who reaches it. No sandbox needs
+ * the path: bwrap binds each folder by a descriptor opened here.
+ */
+function closeToOthers(dir: string): void {
+  try {
+    const st = lstatSync(dir);
+    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) chmodSync(dir, st.mode & 0o7700);
+  } catch {
+    // The task folder's own opening says what is wrong.
   }
 }
 
