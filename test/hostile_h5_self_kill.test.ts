@@ -32,6 +32,8 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   killshell: [term("echo before > before.txt"), term("kill -9 $PPID; sleep 5"), ...AFTER],
   stopshell: [term("echo before > before.txt"), term("kill -STOP $PPID; echo stopped", 3), ...AFTER],
   cpulimit: [term("echo before > before.txt"), term("prlimit --pid $PPID --cpu=0:0; sleep 3"), ...AFTER],
+  // The kill is its last command: no command starts a new sandbox; the verify runs over the folder all the same.
+  killlast: [term("echo before > before.txt; echo after > after.txt"), term("kill -9 -1")],
   honest: [term("echo 42 > answer.txt")],
 };
 
@@ -98,7 +100,7 @@ describe("an agent that ends its own sandbox's shell", () => {
       expect(line, `${id}: ${r.stderr}`).toBeDefined();
       expect(line.outcome, `${id}: ${line.error}`).toBe("completed");
       // It went on in the same folder after its shell was gone.
-      if (id !== "cpulimit") expect(toolOutputs(line).at(-1), id).toBe("before\nwent-on");
+      if (id !== "cpulimit" && id !== "killlast") expect(toolOutputs(line).at(-1), id).toBe("before\nwent-on");
       expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, exit_code: 1 });
       expect(line.score.passed, id).toBe(false);
     }
