@@ -7,8 +7,8 @@
  * - new user, pid, ipc, uts, cgroup and (unless the run allows the host network) network namespaces;
  * - a root built from an allow-list, never from the host's root: the system folders programs need (`/usr`,
  *   `/bin`, `/sbin`, `/lib*`, `/etc` with its credential files masked) read-only, each `--sandbox-ro` folder
- *   read-only, the task folder writable at /workspace, bounded private tmpfs for /tmp, /var/tmp, /run and
- *   $HOME (/home/sandbox), its own /proc and a minimal /dev. Nothing else of the host: not the harness user's
+ *   read-only, the task folder writable at /workspace, bounded private tmpfs for /tmp, /var/tmp, /run, /dev/shm
+ *   and $HOME (/home/sandbox), its own /proc and a minimal, read-only /dev. Nothing else of the host: not the harness user's
  *   home, the dataset, the run's output, other tasks' folders, /srv, /opt, /mnt, /media, /data or a checkout;
  * - `--die-with-parent`, so the sandbox dies with the harness thread that started it;
  * - a seccomp filter (seccomp.ts) that refuses the kernel's keyring calls: keyrings belong to no namespace, and the
@@ -192,9 +192,18 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   args.push(...systemLayout(root));
   // Made by bwrap as root when the harness is root: open to the shell's own uid. Each bounded.
   const size = String((layout.tmpfsMb ?? DEFAULT_SANDBOX_TMPFS_MB) * 1024 * 1024);
+  // bwrap's /dev is a tmpfs of no size, the task's own under a harness that is not root (remounted read-only at the
+  // end) and root's otherwise, /dev/shm with it: /dev/shm is a bounded tmpfs of its own, open to the task (POSIX
+  // shared memory: multiprocessing's locks and queues).
   args.push(
     "--dev",
     "/dev",
+    "--perms",
+    "1777",
+    "--size",
+    size,
+    "--tmpfs",
+    "/dev/shm",
     "--proc",
     "/proc",
     "--perms",
@@ -235,7 +244,7 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   if (layout.shellCopy !== undefined)
     args.push("--perms", "0755", "--dir", posix.dirname(SANDBOX_SHELL), "--ro-bind", layout.shellCopy, SANDBOX_SHELL);
   if (layout.asPid1) args.push("--as-pid-1");
-  args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
+  args.push("--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
   args.push("--", ...launcher.wrapper);
   return args;
