@@ -49,7 +49,7 @@ const SANDBOX_UID_SPAN = 100_000_000;
 
 /** The host's top-level entries a task sees (read-only, links kept as links): what programs need to run. */
 const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"];
-/** Credential files under /etc, each replaced by an empty file (/dev/null) when present. */
+/** Credential files under /etc (and /usr's site-wide configuration), each replaced by an empty file (/dev/null) when present. */
 const SECRET_FILES = [
   "/etc/shadow",
   "/etc/shadow-",
@@ -65,6 +65,14 @@ const SECRET_FILES = [
   "/etc/pip.conf",
   "/etc/apt/auth.conf",
   "/etc/environment",
+  // The same for pip's first site-wide file on Linux, npm's global npmrc (distributions' /etc, and $PREFIX/etc for
+  // an npm under /usr or /usr/local: an `_authToken`), boto's cloud keys and the container registries' logins.
+  "/etc/xdg/pip/pip.conf",
+  "/etc/npmrc",
+  "/usr/etc/npmrc",
+  "/usr/local/etc/npmrc",
+  "/etc/boto.cfg",
+  "/etc/containers/auth.json",
 ];
 /** Folders under /etc that hold keys or credentials, each replaced by an empty read-only one when present. */
 const SECRET_DIRS = [
