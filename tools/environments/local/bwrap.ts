@@ -7,28 +7,34 @@
  * - new user, pid, ipc, uts, cgroup and (unless the run allows the host network) network namespaces;
  * - a root built from an allow-list, never from the host's root: the system folders programs need (`/usr`,
  *   `/bin`, `/sbin`, `/lib*`, `/etc` with its credential files masked) read-only, each `--sandbox-ro` folder
- *   read-only, the task folder writable at /workspace, bounded private tmpfs for /tmp, /var/tmp, /run and
- *   $HOME (/home/sandbox), its own /proc and a minimal /dev. Nothing else of the host: not the harness user's
+ *   read-only, the task folder writable at /workspace, bounded private tmpfs for /tmp, /var/tmp, /run, /dev/shm
+ *   and $HOME (/home/sandbox), its own /proc and a minimal, read-only /dev. Nothing else of the host: not the harness user's
  *   home, the dataset, the run's output, other tasks' folders, /srv, /opt, /mnt, /media, /data or a checkout;
  * - `--die-with-parent`, so the sandbox dies with the harness thread that started it;
+ * - a seccomp filter (seccomp.ts) that refuses the kernel's keyring calls: keyrings belong to no namespace, and the
+ *   harness's session keyring would otherwise be the sandbox's too;
  * - the sandbox's processes never run as root (see bwrapLauncher), so its process limit holds.
  */
 import { spawn, spawnSync } from "node:child_process";
 import {
   accessSync,
   chmodSync,
+  closeSync,
   constants,
   copyFileSync,
   lstatSync,
+  openSync,
   readdirSync,
   readFileSync,
   readlinkSync,
   statSync,
+  writeFileSync,
 } from "node:fs";
 import { randomInt } from "node:crypto";
 import { makeTempDirSync } from "../temp_dirs.js";
 import { executableOnPath } from "../executable_on_path.js";
 import { join, posix } from "node:path";
+import { keyringFilter } from "./seccomp.js";
 
 export const SANDBOX_WORKDIR = "/workspace";
 export const SANDBOX_HOME = "/home/sandbox";
@@ -43,7 +49,7 @@ const SANDBOX_UID_SPAN = 100_000_000;
 
 /** The host's top-level entries a task sees (read-only, links kept as links): what programs need to run. */
 const SYSTEM_ENTRIES = ["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc"];
-/** Credential files under /etc, each replaced by an empty file (/dev/null) when present. */
+/** Credential files under /etc (and /usr's site-wide configuration), each replaced by an empty file (/dev/null) when present. */
 const SECRET_FILES = [
   "/etc/shadow",
   "/etc/shadow-",
@@ -59,6 +65,14 @@ const SECRET_FILES = [
   "/etc/pip.conf",
   "/etc/apt/auth.conf",
   "/etc/environment",
+  // The same for pip's first site-wide file on Linux, npm's global npmrc (distributions' /etc, and $PREFIX/etc for
+  // an npm under /usr or /usr/local: an `_authToken`), boto's cloud keys and the container registries' logins.
+  "/etc/xdg/pip/pip.conf",
+  "/etc/npmrc",
+  "/usr/etc/npmrc",
+  "/usr/local/etc/npmrc",
+  "/etc/boto.cfg",
+  "/etc/containers/auth.json",
 ];
 /** Folders under /etc that hold keys or credentials, each replaced by an empty read-only one when present. */
 const SECRET_DIRS = [
@@ -158,6 +172,8 @@ export interface SandboxLayout {
   env: Record<string, string>;
   /** Host path of the unreadable copy of bash (sandboxShellCopy), bound at SANDBOX_SHELL. */
   shellCopy?: string;
+  /** The fd (in the child) of the seccomp filter (sandboxSeccompFile), read by bwrap and applied to the command. */
+  seccompFd?: number;
   /** No reaper: the command is the namespace's pid 1, whose exit status bwrap reads from the kernel (verify). */
   asPid1?: boolean;
   /** Host folders shown read-only at the same path (`--sandbox-ro`). */
@@ -184,9 +200,18 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   args.push(...systemLayout(root));
   // Made by bwrap as root when the harness is root: open to the shell's own uid. Each bounded.
   const size = String((layout.tmpfsMb ?? DEFAULT_SANDBOX_TMPFS_MB) * 1024 * 1024);
+  // bwrap's /dev is a tmpfs of no size, the task's own under a harness that is not root (remounted read-only at the
+  // end) and root's otherwise, /dev/shm with it: /dev/shm is a bounded tmpfs of its own, open to the task (POSIX
+  // shared memory: multiprocessing's locks and queues).
   args.push(
     "--dev",
     "/dev",
+    "--perms",
+    "1777",
+    "--size",
+    size,
+    "--tmpfs",
+    "/dev/shm",
     "--proc",
     "/proc",
     "--perms",
@@ -221,12 +246,13 @@ export function bwrapArgs(layout: SandboxLayout, launcher: SandboxLauncher, root
   else args.push("--dir", SANDBOX_WORKDIR);
   if (layout.ioFd !== undefined) args.push("--bind-fd", String(layout.ioFd), SANDBOX_IO_DIR);
   if (layout.infoFd !== undefined) args.push("--info-fd", String(layout.infoFd));
+  if (layout.seccompFd !== undefined) args.push("--seccomp", String(layout.seccompFd));
   if (layout.extra) args.push(...layout.extra);
   // Its folder made by bwrap as root when the harness is root: open to the shell's own uid.
   if (layout.shellCopy !== undefined)
     args.push("--perms", "0755", "--dir", posix.dirname(SANDBOX_SHELL), "--ro-bind", layout.shellCopy, SANDBOX_SHELL);
   if (layout.asPid1) args.push("--as-pid-1");
-  args.push("--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
+  args.push("--remount-ro", "/dev", "--remount-ro", "/", "--chdir", SANDBOX_WORKDIR, "--clearenv", ...launcher.options);
   for (const [k, v] of Object.entries(layout.env)) args.push("--setenv", k, v);
   args.push("--", ...launcher.wrapper);
   return args;
@@ -303,12 +329,26 @@ function missingBwrap(): BwrapProbe {
   };
 }
 
-function probeCommand(bwrap: string): [string, string[]] {
+/** The probe's command line, with the seccomp filter at fd 3 when there is one (a kernel that refuses it fails the probe). */
+function probeCommand(bwrap: string, seccomp: boolean): [string, string[]] {
   const launcher = bwrapLauncher(bwrap);
-  return [
-    launcher.bwrap,
-    [...bwrapArgs({ hostNetwork: false, env: { PATH: "/usr/bin:/bin" } }, launcher), "/bin/true"],
-  ];
+  const layout: SandboxLayout = {
+    hostNetwork: false,
+    env: { PATH: "/usr/bin:/bin" },
+    ...(seccomp ? { seccompFd: 3 } : {}),
+  };
+  return [launcher.bwrap, [...bwrapArgs(layout, launcher), "/bin/true"]];
+}
+
+/** The seccomp filter opened for one sandbox's start (the caller closes it), or undefined without one. */
+export function openSeccompFilter(): number | undefined {
+  const file = sandboxSeccompFile();
+  if (file === undefined) return undefined;
+  try {
+    return openSync(file, constants.O_RDONLY);
+  } catch {
+    return undefined;
+  }
 }
 
 function probeAnswer(
@@ -334,9 +374,18 @@ export function probeBwrap(): BwrapProbe {
   if (probed) return probed;
   const bwrap = findBwrap();
   if (!bwrap) return (probed = missingBwrap());
-  const [file, args] = probeCommand(bwrap);
-  const r = spawnSync(file, args, { encoding: "utf8", timeout: 30_000, stdio: ["ignore", "ignore", "pipe"] });
-  return (probed = probeAnswer(r.status, r.stderr ?? "", r.error?.message, r.signal));
+  const filter = openSeccompFilter();
+  try {
+    const [file, args] = probeCommand(bwrap, filter !== undefined);
+    const r = spawnSync(file, args, {
+      encoding: "utf8",
+      timeout: 30_000,
+      stdio: ["ignore", "ignore", "pipe", ...(filter !== undefined ? [filter] : [])],
+    });
+    return (probed = probeAnswer(r.status, r.stderr ?? "", r.error?.message, r.signal));
+  } finally {
+    if (filter !== undefined) closeSync(filter);
+  }
 }
 
 /** probeBwrap without blocking the thread: the event loop keeps serving while the probe's sandbox runs. */
@@ -345,15 +394,40 @@ export function probeBwrapAsync(): Promise<BwrapProbe> {
   probing ??= new Promise<BwrapProbe>((resolveProbe) => {
     const bwrap = findBwrap();
     if (!bwrap) return resolveProbe(missingBwrap());
-    const [file, args] = probeCommand(bwrap);
+    const filter = openSeccompFilter();
+    const [file, args] = probeCommand(bwrap, filter !== undefined);
     let stderr = "";
-    const child = spawn(file, args, { timeout: 30_000, stdio: ["ignore", "ignore", "pipe"] });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    let child;
+    try {
+      child = spawn(file, args, {
+        timeout: 30_000,
+        stdio: ["ignore", "ignore", "pipe", ...(filter !== undefined ? [filter] : [])],
+      });
+    } finally {
+      if (filter !== undefined) closeSync(filter);
+    }
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     // A failed spawn may not close: its error is the answer (the first of the two settles the promise).
     child.on("error", (err) => resolveProbe(probeAnswer(null, stderr, err.message, null)));
     child.on("close", (status, signal) => resolveProbe(probeAnswer(status, stderr, undefined, signal)));
   }).then((answer) => (probed ??= answer));
   return probing;
+}
+
+let filesDir: string | null | undefined;
+
+/** This thread's folder of files every sandbox binds or reads (mode 0711), made on first use; undefined when it cannot be. */
+function sandboxFilesDir(): string | undefined {
+  if (filesDir === undefined) {
+    try {
+      const dir = makeTempDirSync("shell");
+      chmodSync(dir, 0o711);
+      filesDir = dir;
+    } catch {
+      filesDir = null;
+    }
+  }
+  return filesDir ?? undefined;
 }
 
 let shellCopy: string | null | undefined;
@@ -369,8 +443,8 @@ let shellCopy: string | null | undefined;
 export function sandboxShellCopy(source = "/bin/bash"): string | undefined {
   if (shellCopy !== undefined) return shellCopy ?? undefined;
   try {
-    const dir = makeTempDirSync("shell");
-    chmodSync(dir, 0o711);
+    const dir = sandboxFilesDir();
+    if (dir === undefined) throw new Error("no folder");
     const path = join(dir, "bash");
     copyFileSync(source, path);
     chmodSync(path, 0o111);
@@ -379,6 +453,27 @@ export function sandboxShellCopy(source = "/bin/bash"): string | undefined {
     shellCopy = null;
   }
   return shellCopy ?? undefined;
+}
+
+let seccompFile: string | null | undefined;
+
+/**
+ * The host path of this thread's seccomp filter (seccomp.ts: the keyring calls refused), written on first use;
+ * undefined where there is no filter for this machine or it cannot be written. Read through a descriptor by bwrap.
+ */
+export function sandboxSeccompFile(): string | undefined {
+  if (seccompFile !== undefined) return seccompFile ?? undefined;
+  try {
+    const filter = keyringFilter();
+    const dir = sandboxFilesDir();
+    if (filter === undefined || dir === undefined) throw new Error("no filter");
+    const path = join(dir, "seccomp.bpf");
+    writeFileSync(path, filter, { mode: 0o600 });
+    seccompFile = path;
+  } catch {
+    seccompFile = null;
+  }
+  return seccompFile ?? undefined;
 }
 
 export interface SandboxProcess {

@@ -9,17 +9,31 @@
  *   group, so a timeout kills what it started.
  * - Files cross through a folder of the harness (SANDBOX_IO_DIR inside), opened on the host without
  *   following symlinks.
- * - A shell that dies, or a sandbox that cannot start a command any more (a fork bomb that survived its
- *   command), is reported with `spec.reportLost` and every later call fails: the task ends as environment_error.
+ * - A shell that dies or stops answering (the agent's own `kill -9 -1`, a stopped shell) is replaced at the next
+ *   call by a new sandbox over the same folders, as Docker starts its shell again: the task goes on and is graded
+ *   (a lost sandbox would leave it unscored, out of the pass rate: an agent about to fail could drop itself). A
+ *   sandbox whose process limit keeps it from starting a command (a fork bomb that survived its command), a
+ *   command the memory limit killed and a full task folder are reported with `spec.reportLost`, and every later
+ *   call fails: the task ends as environment_error with that reason.
  * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
  */
 import { CommandStop } from "../shell/command_stop.js";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, closeSync, constants, lchownSync, lstatSync, openSync, readdirSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  constants,
+  lchownSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+} from "node:fs";
 import { chmod, mkdir, mkdtemp, open, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, posix } from "node:path";
+import { dirname, join, posix } from "node:path";
 import { CarriedState } from "../shell/carried_state.js";
 import { BackgroundProcessManager } from "../background.js";
 import {
@@ -48,6 +62,7 @@ import {
   bwrapArgs,
   bwrapLauncher,
   findBwrap,
+  openSeccompFilter,
   pidNamespaceOf,
   probeBwrapAsync,
   sandboxProcesses,
@@ -110,6 +125,12 @@ export class SandboxEnvironment implements Environment {
   private lost: string | undefined;
   /** The host pid of the sandbox's init (its pid namespace dies with it). */
   private initPid: number | undefined;
+  /**
+   * When the outer bwrap (the shell's pid) and the init started (/proc/<pid>/stat): once they are gone their pids
+   * are free, and a process that gets one later (a small `pid_max` wraps in seconds) must not be signalled.
+   */
+  private outerStart: string | undefined;
+  private initStart: string | undefined;
   /** Its pid namespace (`pid:[N]`), to check that every process in it is gone. */
   private pidNs: string | undefined;
   /** stopProcesses() ended the sandbox: only runVerify and cleanup remain. */
@@ -158,7 +179,6 @@ export class SandboxEnvironment implements Environment {
     );
     const workdir = sandboxWorkdir(spec.cwd);
     const launcher = bwrapLauncher(findBwrap()!);
-    const shellCopy = sandboxShellCopy();
     const taskDir = spec.hostTaskDir;
     const diskBytes = typeof options.disk === "string" ? parseSize(options.disk) : undefined;
     // With a quota the task folder becomes a link to a folder in its file system (a stale link is dropped there).
@@ -167,6 +187,7 @@ export class SandboxEnvironment implements Environment {
     const quota = withQuota
       ? await DiskQuota.create(taskDir, diskBytes, launcher.uid, launcher.gid, spec.freshTaskDir)
       : undefined;
+    closeToOthers(dirname(taskDir));
     // The exchange folder is writable by the task: with a quota it is in the task's file system, which bounds it
     // (in $TMPDIR, a task could fill the host's disk through it).
     const ioDir = quota ? await mkdtemp(join(quota.mountPoint, "io-")) : await makeTempDir("io");
@@ -177,67 +198,34 @@ export class SandboxEnvironment implements Environment {
     }
     const passEnv = Array.isArray(options.passEnv) ? (options.passEnv as string[]) : [];
     const env = taskEnvironment(process.env, passEnv, { HOME: SANDBOX_HOME });
-    const fds: number[] = [];
     const cgroup = await SandboxCgroup.create(sandboxLimits(options));
-    let shell: HostShell | undefined;
-    let shellProblem = "its shell did not answer";
-    const holder: { env?: SandboxEnvironment; initPid?: number } = {};
-    try {
-      fds.push(
-        openSync(taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
-        openSync(ioDir, constants.O_RDONLY | constants.O_DIRECTORY),
-      );
-      // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds.
-      const args = bwrapArgs(
-        { hostNetwork, infoFd: 3, workspaceFd: 4, ioFd: 5, env, shellCopy, ...fileSystemOptions(options) },
-        launcher,
-      );
-      shell = await HostShell.start({
-        innerShell: "/bin/bash",
-        // Unreadable to the sandbox, so not dumpable: commands cannot read the protocol's nonce from its memory.
-        outerShell: shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash",
-        cwd: tmpdir(),
-        env: { PATH: env.PATH! },
-        launch: {
-          file: launcher.bwrap,
-          args,
-          extra: [
-            { fd: 3, outputFile: true },
-            { fd: 4, dirFd: fds[0]! },
-            { fd: 5, dirFd: fds[1]! },
-          ],
-          enter: cgroup?.procsFiles,
-        },
-        kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
-        killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
-        preamble: `ulimit -u ${pidsLimit(options)} 2>/dev/null\n`,
-        // Named as the original's local backend names its bash (its messages' prefix, `$0`).
-        argv0: originalBashName(),
-        bootTimeoutMs: BOOT_TIMEOUT_MS,
-        onFailure: (reason) => {
-          shellProblem = `its shell did not start: ${reason}`;
-        },
-      });
-    } finally {
-      for (const fd of fds) closeSync(fd);
-    }
-    if (!shell) {
+    const holder: { env?: SandboxEnvironment } = {};
+    const started = await startSandboxShell({
+      launcher,
+      taskDir,
+      ioDir,
+      hostNetwork,
+      env,
+      options,
+      cgroup,
+      kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
+      killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
+    });
+    if (!started.shell) {
       await cgroup?.remove();
       await quota?.remove(options.removeTaskDirOnCleanup !== true);
       await rm(ioDir, { recursive: true, force: true });
       forgetTempDir(ioDir);
-      throw new Error(`could not start the bubblewrap sandbox (${shellProblem})`);
+      throw new Error(`could not start the bubblewrap sandbox (${started.problem})`);
     }
-    const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, shell, spec, options);
+    const sandbox = new SandboxEnvironment(taskDir, workdir, ioDir, started.shell, spec, options);
     holder.env = sandbox;
-    sandbox.initPid = initPidOf(shell);
-    sandbox.pidNs = sandbox.initPid === undefined ? undefined : pidNamespaceOf(sandbox.initPid);
+    sandbox.adopt(started.shell);
     sandbox.launcher = launcher;
     sandbox.hostNetwork = hostNetwork;
     sandbox.env = env;
     sandbox.cgroup = cgroup;
     sandbox.quota = quota;
-    shell.onGone(() => sandbox.markLost("the sandbox's shell ended unexpectedly"));
     if (workdir !== SANDBOX_WORKDIR) {
       const r = await sandbox.exec(`mkdir -p -- ${shellQuote(workdir)}`, {
         cwd: SANDBOX_WORKDIR,
@@ -251,6 +239,69 @@ export class SandboxEnvironment implements Environment {
     return sandbox;
   }
 
+  /** Takes a started sandbox's shell: its init, pid namespace, and the start times of its bwrap and init. */
+  private adopt(shell: HostShell): void {
+    this.shell = shell;
+    this.initPid = initPidOf(shell);
+    this.pidNs = this.initPid === undefined ? undefined : pidNamespaceOf(this.initPid);
+    this.outerStart = shell.pid === undefined ? undefined : processStart(shell.pid);
+    this.initStart = this.initPid === undefined ? undefined : processStart(this.initPid);
+  }
+
+  /** Forks the sandbox's process limit refused since its shell started (a wedged sandbox is lost only for those). */
+  private pidsHitsAtStart = 0;
+
+  /**
+   * A new sandbox over the same folders, for a shell that ended or stopped answering (the agent's own `kill -9 -1`,
+   * `kill -STOP $PPID`, a CPU limit set on it): as Docker starts its shell again, the task goes on and is graded,
+   * where a lost sandbox would have left it unscored, out of the pass rate. The old sandbox is ended first, every
+   * process of it gone; otherwise, or when the new one cannot start, the sandbox is lost.
+   */
+  private async restart(): Promise<void> {
+    const left = await this.endProcesses();
+    if (left > 0) {
+      this.markLost(`${left} process(es) of the sandbox survived its end`);
+      throw new EnvironmentLostError(this.lost ?? "the sandbox's processes survived its end");
+    }
+    const started = await startSandboxShell({
+      launcher: this.launcher!,
+      taskDir: this.taskDir,
+      ioDir: this.ioDir,
+      hostNetwork: this.hostNetwork,
+      env: this.env,
+      options: this.options,
+      cgroup: this.cgroup,
+      kill: (pids, signal) => this.killInSandbox(pids, signal),
+      killCommand: (shellPid, signal) => this.killRunningCommand(shellPid, signal),
+    });
+    if (!started.shell) {
+      this.markLost(`the sandbox's shell ended, and a new sandbox could not start (${started.problem})`);
+      throw new EnvironmentLostError(this.lost ?? "the sandbox could not start again");
+    }
+    this.adopt(started.shell);
+    this.pidsHitsAtStart = this.cgroup?.pidsLimitHits() ?? 0;
+    if (this.cleaned || this.stopped) {
+      // Cleaned up or stopped meanwhile: this one goes too.
+      this.shell?.close();
+      this.killAll();
+      throw new Error("the sandbox was already cleaned up");
+    }
+  }
+
+  /** Ends the sandbox (shell, bwrap, init) and waits until its pid namespace is empty; returns how many are left. */
+  private async endProcesses(): Promise<number> {
+    this.shell?.close();
+    this.killAll();
+    const deadline = Date.now() + STOP_WAIT_MS;
+    let left = sandboxProcesses(undefined, this.pidNs);
+    while (left.length > 0 && Date.now() < deadline) {
+      for (const p of left) killQuietly(p.hostPid, "SIGKILL");
+      await new Promise((r) => setTimeout(r, 20));
+      left = sandboxProcesses(undefined, this.pidNs);
+    }
+    return left.length;
+  }
+
   /** Signals processes of the sandbox by the pids its shell reports (its own numbering); the shell's pid means the whole sandbox. */
   private killInSandbox(pids: number[], signal: "SIGTERM" | "SIGKILL"): void {
     const shellPid = this.shell?.shellPid;
@@ -258,7 +309,7 @@ export class SandboxEnvironment implements Environment {
       this.killAll();
       return;
     }
-    for (const p of sandboxProcesses(this.initPid)) {
+    for (const p of sandboxProcesses(undefined, this.pidNs)) {
       if (pids.includes(p.nsPgid) || pids.includes(p.nsPid)) killQuietly(p.hostPid, signal);
     }
   }
@@ -273,7 +324,8 @@ export class SandboxEnvironment implements Environment {
    */
   private killRunningCommand(shellPid: number, signal: "SIGTERM" | "SIGKILL"): void {
     if (this.initPid === undefined) return this.killAll();
-    const procs = sandboxProcesses(this.initPid);
+    // By the namespace found at the start: the init's pid may belong to another process by now.
+    const procs = sandboxProcesses(undefined, this.pidNs);
     const shell = procs.find((p) => p.nsPid === shellPid);
     const leader = shell ? procs.find((p) => p.hostPpid === shell.hostPid && p.nsPgid === p.nsPid) : undefined;
     const group = leader?.nsPgid ?? (signal === "SIGKILL" ? this.commandGroup : undefined);
@@ -283,9 +335,10 @@ export class SandboxEnvironment implements Environment {
   }
 
   private killAll(): void {
-    // The outer bwrap (or setpriv) process: the sandbox's init has a parent-death SIGKILL, and its pid namespace dies with it.
-    if (this.shell?.pid !== undefined) killQuietly(this.shell.pid, "SIGKILL");
-    if (this.initPid !== undefined) killQuietly(this.initPid, "SIGKILL");
+    // The outer bwrap (or setpriv) process: the sandbox's init has a parent-death SIGKILL, and its pid namespace dies
+    // with it. Each only while its pid is still that process (cleanup comes after the verify ended them).
+    killIfSame(this.shell?.pid, this.outerStart, "SIGKILL");
+    killIfSame(this.initPid, this.initStart, "SIGKILL");
   }
 
   private markLost(reason: string): void {
@@ -327,10 +380,7 @@ export class SandboxEnvironment implements Environment {
       command = `exec < ${shellQuote(`${SANDBOX_IO_DIR}/${stdinFile}`)}\n${command}`;
     }
     try {
-      if (!this.shell.alive) {
-        this.markLost("the sandbox's shell is not running");
-        throw new EnvironmentLostError(this.lost ?? "the sandbox's shell is not running");
-      }
+      if (!this.shell.alive) await this.restart();
       const state = this.carried.stateFor(opts);
       const result = this.carried.after(
         opts,
@@ -358,11 +408,10 @@ export class SandboxEnvironment implements Environment {
           `disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`,
         );
       }
-      // The shell had to be killed (a command that never started: the sandbox cannot fork any more).
-      if (!this.shell.alive)
-        this.markLost(
-          `${this.cgroup && this.cgroup.pidsLimitHits() > 0 ? "pids_limit: " : ""}the sandbox stopped answering (no process could start in it)`,
-        );
+      // The shell is gone: a new sandbox takes over at the next call (restart), unless its process limit was hit
+      // meanwhile (a fork bomb that keeps it full): that ends the task, as the memory limit does.
+      if (!this.shell.alive && this.cgroup && this.cgroup.pidsLimitHits() > this.pidsHitsAtStart)
+        this.markLost("pids_limit: the sandbox stopped answering (no process could start in it)");
       return result;
     } finally {
       if (stdinFile) await unlink(join(this.ioDir, stdinFile)).catch(() => undefined);
@@ -483,7 +532,7 @@ export class SandboxEnvironment implements Environment {
 
   /** The host pids of every live process in the sandbox (its init and shell included). */
   processes(): number[] {
-    return this.initPid === undefined ? [] : sandboxProcesses(this.initPid).map((p) => p.hostPid);
+    return sandboxProcesses(undefined, this.pidNs).map((p) => p.hostPid);
   }
 
   /**
@@ -493,16 +542,8 @@ export class SandboxEnvironment implements Environment {
   async stopProcesses(): Promise<void> {
     await this.serial(async () => {
       this.stopped = true;
-      this.shell?.close();
-      this.killAll();
-      const deadline = Date.now() + STOP_WAIT_MS;
-      let left = sandboxProcesses(undefined, this.pidNs);
-      while (left.length > 0 && Date.now() < deadline) {
-        for (const p of left) killQuietly(p.hostPid, "SIGKILL");
-        await new Promise((r) => setTimeout(r, 20));
-        left = sandboxProcesses(undefined, this.pidNs);
-      }
-      if (left.length > 0) throw new Error(`${left.length} process(es) of the agent survived the end of its sandbox`);
+      const left = await this.endProcesses();
+      if (left > 0) throw new Error(`${left} process(es) of the agent survived the end of its sandbox`);
     });
   }
 
@@ -539,6 +580,9 @@ export class SandboxEnvironment implements Environment {
         openSync(this.taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
         openSync(filesDir, constants.O_RDONLY | constants.O_DIRECTORY),
       );
+      // fd 5: the seccomp filter (the verify runs the agent's code: the keyrings stay out of its reach too).
+      const filter = openSeccompFilter();
+      if (filter !== undefined) fds.push(filter);
       const shellCopy = sandboxShellCopy();
       const shell = shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash";
       const args = bwrapArgs(
@@ -548,6 +592,7 @@ export class SandboxEnvironment implements Environment {
           env: this.env,
           shellCopy,
           asPid1: true,
+          ...(filter !== undefined ? { seccompFd: 5 } : {}),
           extra: ["--ro-bind-fd", "4", VERIFY_FILES_DIR],
           ...fileSystemOptions(this.options),
         },
@@ -561,7 +606,7 @@ export class SandboxEnvironment implements Environment {
         `exec ${shell} --norc --noprofile -c "$2"`,
       ].join("\n");
       // In the task's cgroup (its limits), entered by a small bash before it becomes bwrap; that bash first closes
-      // every descriptor this process inherited (only the task folder and the verify files go in: fds 3 and 4).
+      // every descriptor this process inherited (only the task folder, the verify files and the seccomp filter go in: fds 3 to 5).
       const enter = this.cgroup?.procsFiles ?? [];
       const bwrapCommand = [
         launcher.bwrap,
@@ -624,6 +669,80 @@ export class SandboxEnvironment implements Environment {
       await new Promise((r) => setTimeout(r, 20));
     }
     return gone();
+  }
+}
+
+interface ShellStart {
+  launcher: SandboxLauncher;
+  taskDir: string;
+  ioDir: string;
+  hostNetwork: boolean;
+  env: Record<string, string>;
+  options: EnvironmentOptions;
+  cgroup: SandboxCgroup | undefined;
+  kill: (pids: number[], signal: "SIGTERM" | "SIGKILL") => void;
+  killCommand: (shellPid: number, signal: "SIGTERM" | "SIGKILL") => void;
+}
+
+/** Starts a bwrap over the task folder and the exchange folder with the persistent shell inside; why not, when not. */
+async function startSandboxShell(s: ShellStart): Promise<{ shell?: HostShell; problem: string }> {
+  const shellCopy = sandboxShellCopy();
+  const fds: number[] = [];
+  let problem = "its shell did not answer";
+  try {
+    fds.push(
+      openSync(s.taskDir, constants.O_RDONLY | constants.O_DIRECTORY),
+      openSync(s.ioDir, constants.O_RDONLY | constants.O_DIRECTORY),
+    );
+    const filter = openSeccompFilter();
+    if (filter !== undefined) fds.push(filter);
+    // fd 3: bwrap's info (the init's host pid); 4 and 5: the folders it binds; 6: the seccomp filter it applies.
+    const args = bwrapArgs(
+      {
+        hostNetwork: s.hostNetwork,
+        infoFd: 3,
+        workspaceFd: 4,
+        ioFd: 5,
+        ...(filter !== undefined ? { seccompFd: 6 } : {}),
+        env: s.env,
+        shellCopy,
+        ...fileSystemOptions(s.options),
+      },
+      s.launcher,
+    );
+    const shell = await HostShell.start({
+      innerShell: "/bin/bash",
+      // Unreadable to the sandbox, so not dumpable: commands cannot read the protocol's nonce from its memory.
+      outerShell: shellCopy !== undefined ? SANDBOX_SHELL : "/bin/bash",
+      cwd: tmpdir(),
+      env: { PATH: s.env.PATH! },
+      launch: {
+        file: s.launcher.bwrap,
+        args,
+        extra: [
+          { fd: 3, outputFile: true },
+          { fd: 4, dirFd: fds[0]! },
+          { fd: 5, dirFd: fds[1]! },
+          // Reopened by the helper through /proc: bwrap reads it from its start.
+          ...(filter !== undefined ? [{ fd: 6, dirFd: filter }] : []),
+        ],
+        enter: s.cgroup?.procsFiles,
+      },
+      kill: s.kill,
+      killCommand: s.killCommand,
+      preamble: `ulimit -u ${pidsLimit(s.options)} 2>/dev/null\n`,
+      // Named as the original's local backend names its bash (its messages' prefix, `$0`).
+      argv0: originalBashName(),
+      bootTimeoutMs: BOOT_TIMEOUT_MS,
+      onFailure: (reason) => {
+        problem = `its shell did not start: ${reason}`;
+      },
+    });
+    return { ...(shell ? { shell } : {}), problem };
+  } catch (err) {
+    return { problem: err instanceof Error ? err.message : String(err) };
+  } finally {
+    for (const fd of fds) closeSync(fd);
   }
 }
 
@@ -723,6 +842,22 @@ function openableByOwner(dir: string): void {
   }
 }
 
+/**
+ * The folder that holds the task folders closed to other users (its group and other bits cleared), when it is this
+ * process's own. Under a harness that is not root the sandbox's uid is the harness's: a file the task makes is the
+ * harness's user's on the host, with whatever mode the task gave it, and a set-user-ID program there (the mounts
+ * inside are nosuid, the host's folder is not) would run as that user for anyone who reaches it. No sandbox needs
+ * the path: bwrap binds each folder by a descriptor opened here.
+ */
+function closeToOthers(dir: string): void {
+  try {
+    const st = lstatSync(dir);
+    if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) chmodSync(dir, st.mode & 0o7700);
+  } catch {
+    // The task folder's own opening says what is wrong.
+  }
+}
+
 /** lchown of a folder and everything under it (links are not followed). */
 function chownTree(dir: string, uid: number, gid: number): void {
   lchownSync(dir, uid, gid);
@@ -731,6 +866,21 @@ function chownTree(dir: string, uid: number, gid: number): void {
     if (entry.isDirectory()) chownTree(path, uid, gid);
     else lchownSync(path, uid, gid);
   }
+}
+
+/** When a process started (field 22 of /proc/<pid>/stat, in clock ticks since boot); undefined when it is gone. */
+function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Signals `pid` only while it is the process that started at `start` (not one that got its pid after it ended). */
+function killIfSame(pid: number | undefined, start: string | undefined, signal: NodeJS.Signals): void {
+  if (pid !== undefined && start !== undefined && processStart(pid) === start) killQuietly(pid, signal);
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
