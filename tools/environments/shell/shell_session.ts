@@ -89,7 +89,6 @@ export function carriedCommand(command: string): string {
   ].join("\n");
 }
 
-
 /**
  * How a bash that reads the protocol is started: `bash -c BASH_READER argv0`. It evaluates the first line sent
  * (inOneRead), so the requests are evaluated from line 1 of its `-c` string; `argv0` is its `$0`, the name bash
