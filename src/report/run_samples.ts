@@ -117,7 +117,8 @@ function toSample(line: z.infer<typeof LineSchema>, source: "trajectory" | "drop
   let passed: boolean | null = null;
   let reason: string;
   if (source === "failed") reason = `${line.outcome ?? "failed"}: ${line.error ?? "no detail"}`;
-  else if (source === "dropped" && typeof score?.passed !== "boolean") reason = `dropped: ${line.dropped ?? "filtered"}`;
+  else if (source === "dropped" && typeof score?.passed !== "boolean")
+    reason = `dropped: ${line.dropped ?? "filtered"}`;
   else if (!score) reason = "no scorer for this task";
   else {
     // A dropped task's decided score stands: the filters keep a line out of the training data, they do not
