@@ -70,9 +70,11 @@ function verdict(
   hasIds: boolean,
   problems: string[],
 ): Pick<RlLine, "train" | "train_cause"> {
-  // A context overflow or a time-out keeps its tokens for training (SkyRL's rules), when there are tokens.
+  // A context overflow or a time-out keeps its tokens for training (SkyRL's rules), when there are tokens it can
+  // trust: bad token data (`problems`, no branches) is never trained on, whatever the cause.
   const keepsTokens = stop === "context_length" || stop === "time_limit";
   if (keepsTokens && !hasIds) return { train: "excluded", train_cause: "no_token_ids" };
+  if (keepsTokens && problems.length) return { train: "excluded", train_cause: "invalid_tokens" };
   if (stop === "context_length") return { train: "full", train_cause: "context_length" };
   if (stop === "time_limit") return { train: "masked", train_cause: "time_limit" };
   if (!DONE_OUTCOMES.has(i.outcome)) return { train: "excluded", train_cause: i.outcome };
