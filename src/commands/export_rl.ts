@@ -88,6 +88,68 @@ async function resultKeys(runDir: string): Promise<Set<string> | undefined> {
   return keys;
 }
 
+interface Grade {
+  value: number | null;
+  passed: boolean | null;
+  scorers: { name: string; value: number | null; passed: boolean | null }[];
+}
+
+/**
+ * Each result's grade as trajectories.jsonl holds it now (the first line of a task and epoch, as every report takes
+ * it): `hermes-batch score` grades a run again by rewriting that file, while rl.jsonl keeps the rewards its lines
+ * were written with.
+ */
+async function currentGrades(runDir: string): Promise<Map<string, Grade | undefined>> {
+  const out = new Map<string, Grade | undefined>();
+  const path = join(runDir, RUN_FILES.trajectories);
+  if (!existsSync(path)) return out;
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+  const bool = (v: unknown) => (typeof v === "boolean" ? v : null);
+  for await (const l of readJsonl<{ task_id?: unknown; epoch?: unknown; score?: unknown }>(path)) {
+    const v = l.value;
+    if (!v || typeof v.task_id !== "string") continue;
+    const key = recordKey(v.task_id, typeof v.epoch === "number" ? v.epoch : undefined);
+    if (out.has(key)) continue;
+    const score = v.score as { value?: unknown; passed?: unknown; scorers?: unknown } | undefined;
+    out.set(
+      key,
+      score && typeof score === "object"
+        ? {
+            value: num(score.value),
+            passed: bool(score.passed),
+            scorers: (Array.isArray(score.scorers) ? score.scorers : [])
+              .filter((x): x is { name: string; value?: unknown; passed?: unknown } => typeof x?.name === "string")
+              .map((x) => ({ name: x.name, value: num(x.value), passed: bool(x.passed) })),
+          }
+        : undefined,
+    );
+  }
+  return out;
+}
+
+/**
+ * Brings an rl line's reward, rewards and `passed` to its result's current grade, and the verdict where it rests
+ * on the reward alone (`unscored` ⇄ trained). A context-window overflow keeps its reward 0. True when it changed.
+ */
+function regrade(line: RlLine, grade: Grade | undefined): boolean {
+  if (line.outcome === "context_length") return false;
+  const reward = grade?.value ?? null;
+  const passed = grade?.passed ?? null;
+  if (reward === line.reward && passed === line.passed) return false;
+  line.reward = reward;
+  line.passed = passed;
+  line.rewards = { reward };
+  for (const s of grade?.scorers ?? []) line.rewards[s.name] = s.value ?? (s.passed === null ? null : s.passed ? 1 : 0);
+  if (reward !== null && line.train === "excluded" && line.train_cause === "unscored") {
+    line.train = "full";
+    line.train_cause = line.stop_reason;
+  } else if (reward === null && line.train === "full" && line.train_cause === line.stop_reason) {
+    line.train = "excluded";
+    line.train_cause = "unscored";
+  }
+  return true;
+}
+
 /** The saved conversation of each result, by task and epoch (verifiers needs the messages). */
 async function loadTrajectories(path: string): Promise<Map<string, TrajectoryView>> {
   const out = new Map<string, TrajectoryView>();
@@ -169,14 +231,18 @@ async function render(
     case "verifiers": {
       const views = await loadTrajectories(join(dirname(input), RUN_FILES.trajectories));
       const outputs = [];
+      const used: RlLine[] = [];
       let skipped = 0;
       for (const l of lines) {
         const view = views.get(recordKey(l.task_id, l.epoch));
-        if (view) outputs.push(toVerifiersRollout(l, view));
-        else skipped++;
+        if (view) {
+          outputs.push(toVerifiersRollout(l, view));
+          used.push(l);
+        } else skipped++;
       }
-      // The messages are the model's text: a lone surrogate in it would be unreadable as UTF-8 (wellFormed).
-      const doc = wellFormed({ outputs, metadata: verifiersMetadata(lines, outputs.length) });
+      // The metadata describes the outputs written, not the lines left out. The messages are the model's text: a
+      // lone surrogate in it would be unreadable as UTF-8 (wellFormed).
+      const doc = wellFormed({ outputs, metadata: verifiersMetadata(used, outputs.length) });
       return {
         text: JSON.stringify(checked(VfGenerateOutputsSchema, doc, "GenerateOutputs")) + "\n",
         records: outputs.length,
@@ -243,6 +309,13 @@ export async function exportRl(argv: string[]): Promise<number> {
   if (results) {
     loaded.lines = loaded.lines.filter((l) => results.has(recordKey(l.task_id, l.epoch)) || (withoutResult++, false));
   }
+  // A run graded again (`score`) since: its current grades, before the groups' statistics are made from them.
+  const grades = await currentGrades(dirname(input));
+  let regraded = 0;
+  for (const l of loaded.lines) {
+    const key = recordKey(l.task_id, l.epoch);
+    if (grades.has(key) && regrade(l, grades.get(key))) regraded++;
+  }
   applyGroupAdvantages(loaded.lines, mode);
   const counts = { excluded: 0, noTokens: 0, zeroVariance: 0 };
   const kept = loaded.lines.filter((l) => {
@@ -258,6 +331,7 @@ export async function exportRl(argv: string[]): Promise<number> {
     `${read} result(s) read`,
     loaded.superseded ? `${loaded.superseded} superseded by a later attempt` : "",
     loaded.bad ? `${loaded.bad} bad line(s)` : "",
+    regraded ? `${regraded} with the grade \`score\` gave them since the run` : "",
     withoutResult
       ? `${withoutResult} without a result in the run (set aside to superseded.jsonl, or cut by a crash), left out`
       : "",
