@@ -65,10 +65,11 @@ describe("report page in Chromium", () => {
 
   it("overview shows outcomes, the pass rate with its interval and unscored count, and SVG charts; screenshot written", async () => {
     const { page, seen } = await open(reportUrl);
-    expect(await page.textContent("#pass-rate")).toBe("66.7 %");
+    // The dropped task keeps its grade (a pass): 7 of 10 scored.
+    expect(await page.textContent("#pass-rate")).toBe("70.0 %");
     const scores = await page.textContent(".card:has(#pass-rate)");
-    expect(scores).toContain("6 of 9 scored passed");
-    expect(scores).toContain("3 unscored");
+    expect(scores).toContain("7 of 10 scored passed");
+    expect(scores).toContain("2 unscored");
     expect(await page.textContent("#outcomes")).toMatch(/completed\s*10.*model_error\s*1.*dropped\s*1/s);
     expect(await page.$$("svg.chart")).toHaveLength(6);
     // Tokens as the console and statistics.json give them: the total (agent + approver + judge), then by whom.
