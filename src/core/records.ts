@@ -15,7 +15,7 @@ import {
   type ApprovalRecord,
   type ModelCallRecord,
 } from "./record_parts.js";
-import { DONE_OUTCOMES, DROP_REASONS, FAILURE_OUTCOMES, OUTCOMES, type Outcome } from "./outcomes.js";
+import { DONE_OUTCOMES, DROP_REASONS, FAILURE_OUTCOMES, LIMIT_REASONS, OUTCOMES, type Outcome } from "./outcomes.js";
 
 export { DONE_OUTCOMES, DROP_REASONS, FAILURE_OUTCOMES, OUTCOMES, type Outcome };
 export {
@@ -112,6 +112,8 @@ export const TrajectoryEntrySchema = z.object({
   verify: VerifyResultSchema.optional(),
   final_response: z.string().nullable(),
   error: z.string().optional(),
+  /** resource_limit (and a failed line's environment_error): the sandbox limit the task hit. */
+  reason: z.enum(LIMIT_REASONS).optional(),
   duration_ms: z.number(),
   /** Model requests of this task that were retried (429, 5xx, timeouts, broken streams), every purpose; absent when none. */
   model_retries: z.number().int().nonnegative().optional(),
@@ -141,7 +143,7 @@ export const FailureRecordSchema = TrajectoryEntrySchema.partial().extend({
    */
   retryable: z.literal(false).optional(),
   /** environment_error only: the sandbox limit the task hit (its memory, its process count, its disk quota). */
-  reason: z.enum(["memory_limit", "pids_limit", "disk_limit"]).optional(),
+  reason: z.enum(LIMIT_REASONS).optional(),
   toolsets_used: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()),
 });

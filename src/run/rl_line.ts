@@ -33,7 +33,8 @@ export interface RlLineInput {
 function stopReason(outcome: Outcome, end: LoopEnd | undefined, contextOverflow: boolean): RlStopReason {
   if (contextOverflow) return "context_length";
   if (outcome === "timeout" || outcome === "time_limit") return "time_limit";
-  if (!DONE_OUTCOMES.has(outcome)) return "error";
+  // Cut by a limit of its sandbox (the harness ended the agent's processes): no stop of the model's own.
+  if (!DONE_OUTCOMES.has(outcome) || outcome === "resource_limit") return "error";
   switch (end) {
     case "final_answer":
       return "stop";
@@ -77,7 +78,8 @@ function verdict(
   if (keepsTokens && problems.length) return { train: "excluded", train_cause: "invalid_tokens" };
   if (stop === "context_length") return { train: "full", train_cause: "context_length" };
   if (stop === "time_limit") return { train: "masked", train_cause: "time_limit" };
-  if (!DONE_OUTCOMES.has(i.outcome)) return { train: "excluded", train_cause: i.outcome };
+  if (!DONE_OUTCOMES.has(i.outcome) || i.outcome === "resource_limit")
+    return { train: "excluded", train_cause: i.outcome };
   if (i.dropped) return { train: "excluded", train_cause: `dropped: ${i.dropped}` };
   if (!hasIds) return { train: "excluded", train_cause: "no_token_ids" };
   if (problems.length) return { train: "excluded", train_cause: "invalid_tokens" };

@@ -788,6 +788,7 @@ async function printRunSummary(
     ...(n("max_turns") ? [`${n("max_turns")} max_turns`] : []),
     ...(n("partial") ? [`${n("partial")} partial`] : []),
     ...(n("time_limit") ? [`${n("time_limit")} time_limit`] : []),
+    ...(n("resource_limit") ? [`${n("resource_limit")} resource_limit`] : []),
     `${counts.failed} failed${failedKinds.length ? ` (${failedKinds.map(([o, k]) => `${k} ${o}`).join(", ")})` : ""}`,
     `${counts.dropped} dropped`,
   ];

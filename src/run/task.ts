@@ -43,7 +43,7 @@ import type { ScorerOutput } from "../score/scorers.js";
 import { combineScores } from "../score/summary.js";
 import { scoringCriteria } from "../score/criteria.js";
 import { linkedAbort, type LinkedAbort } from "../core/abort.js";
-import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
+import { DONE_OUTCOMES, type LimitReason, type Outcome } from "../core/outcomes.js";
 import type { DropReason, ModelCallRecord, TrajectoryEntry, VerifyResult } from "../core/records.js";
 import { ProcessNotices } from "../../tools/process_notices.js";
 import { TokenLedger } from "../agent/token_ledger.js";
@@ -122,6 +122,17 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
+/**
+ * The sandbox limit a lost sandbox's reason names (the backends start it with `memory_limit:`, `pids_limit:` or
+ * `disk_limit:`; Docker words a full process limit its own way), if any.
+ */
+export function limitReason(lost: string): LimitReason | undefined {
+  const named = /^(memory_limit|pids_limit|disk_limit):/.exec(lost)?.[1] as LimitReason | undefined;
+  if (named) return named;
+  if (/^sandbox can no longer start a process \(its pids limit stays full/.test(lost)) return "pids_limit";
+  return undefined;
+}
+
 /** Beyond a graded row's verify timeout: the verify files put in place, the judge's call. */
 const GRADING_MARGIN_SEC = 300;
 
@@ -142,6 +153,12 @@ interface TaskRun {
    * (the task's deadline ends the task).
    */
   agentAbort?: LinkedAbort;
+  /**
+   * A scored row's agent hit a limit of its sandbox (memory, process count, disk quota): its agent stopped there and
+   * the task is graded (`resource_limit`), as at its time limit, rather than lost (unscored, out of the pass rate,
+   * which an agent could choose for its own failing task with `bytearray(3<<30)` or a fork bomb).
+   */
+  limitHit?: { reason: LimitReason; message: string };
   /** The first failure of the sandbox (lost, could not start) or of an MCP server start, if any. */
   envFailure?: unknown;
   envSpec: EnvironmentSpec;
@@ -256,6 +273,13 @@ function prepareTask(
       taskTimeoutSec,
       signal,
       reportLost: (reason: string) => {
+        // A scored row's agent at a limit of its sandbox: its agent stops, its task goes on to be graded.
+        const limit = limitReason(reason);
+        if (limit && t.agentAbort && !t.envFailure && !t.limitHit && !t.agentAbort.signal.aborted) {
+          t.limitHit = { reason: limit, message: reason };
+          t.agentAbort.abort(new EnvironmentLostError(reason));
+          return;
+        }
         t.envFailure ??= new EnvironmentLostError(reason);
         taskAbort.abort(t.envFailure);
       },
@@ -459,7 +483,13 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
     ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
   } else if (t.agentAbort) {
     if (t.agentAbort.timedOut) throw new DeadlineBeforeAgentError("the task's time ran out before its agent started");
-    ({ loop, timeLimited } = await loopUntilLimit(t.agentAbort, agentLoop, t.signal));
+    try {
+      ({ loop, timeLimited } = await loopUntilLimit(t.agentAbort, agentLoop, t.signal));
+    } catch (err) {
+      // Stopped by a limit of its sandbox (not by cancel, the task's deadline, or a sandbox lost otherwise).
+      if (!(err instanceof AgentLoopAborted && t.limitHit && !t.signal.aborted)) throw err;
+      loop = err.partialResult;
+    }
     // Its sandbox still starting at the deadline: the time went to the infrastructure, not to the agent.
     if (timeLimited && t.taskEnv.starting) {
       t.loop = loop;
@@ -467,7 +497,16 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
     }
   } else loop = await agentLoop(t.signal);
   t.loop = loop;
-  t.outcome = timeLimited ? "time_limit" : loop.completed ? "completed" : loop.partial ? "partial" : "max_turns";
+  t.outcome = t.limitHit
+    ? "resource_limit"
+    : timeLimited
+      ? "time_limit"
+      : loop.completed
+        ? "completed"
+        : loop.partial
+          ? "partial"
+          : "max_turns";
+  if (t.limitHit) t.error = t.limitHit.message;
   // Before verify and scoring: the task's MCP servers are the agent's processes too.
   await t.mcpSessions?.close();
   return loop;
@@ -668,12 +707,14 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
   };
   let msg: TaskOutcomeMessage;
   let dropReason: DropReason | undefined;
-  if (!DONE_OUTCOMES.has(outcome)) {
-    // A sandbox that hit one of its limits says which (its lost reason starts with it).
-    const limit =
-      outcome === "environment_error" && envFailure instanceof Error
-        ? /^(memory_limit|pids_limit|disk_limit):/.exec(envFailure.message)?.[1]
+  // A sandbox that hit one of its limits says which (its lost reason starts with it).
+  const limit =
+    outcome === "resource_limit"
+      ? t.limitHit?.reason
+      : outcome === "environment_error" && envFailure instanceof Error
+        ? limitReason(envFailure.message)
         : undefined;
+  if (!DONE_OUTCOMES.has(outcome)) {
     const line = lineJson(entry, { retryable: deterministic ? false : undefined, reason: limit });
     msg = { taskId: spec.id, kind: "failed", outcome, line, tokens, error };
     if (stack) msg.stack = stack;
@@ -683,8 +724,20 @@ function outcomeMessage(t: TaskRun, entry: LineEntry): TaskOutcomeMessage {
     const offered = new Set(t.tools.map((tool) => tool.function.name));
     dropReason = dropReasonFor(loop, loop?.messages ?? [], offered, config.require_reasoning);
     msg = dropReason
-      ? { taskId: spec.id, kind: "dropped", outcome, line: lineJson(entry, { dropped: dropReason }), tokens }
-      : { taskId: spec.id, kind: "trajectory", outcome, line: lineJson(entry), tokens };
+      ? {
+          taskId: spec.id,
+          kind: "dropped",
+          outcome,
+          line: lineJson(entry, { dropped: dropReason, reason: limit }),
+          tokens,
+        }
+      : {
+          taskId: spec.id,
+          kind: "trajectory",
+          outcome,
+          line: lineJson(entry, limit ? { reason: limit } : undefined),
+          tokens,
+        };
     if (dropReason) msg.error = dropReason;
   }
   addReported(msg, t);

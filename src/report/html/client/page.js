@@ -67,7 +67,7 @@
     h(
       "span",
       {
-        class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "time_limit" || o === "dropped" ? "warn" : "fail"}`,
+        class: `badge ${o === "completed" ? "pass" : o === "max_turns" || o === "partial" || o === "time_limit" || o === "resource_limit" || o === "dropped" ? "warn" : "fail"}`,
       },
       o,
     );
