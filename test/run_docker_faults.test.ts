@@ -116,6 +116,8 @@ describe("sandbox faults through the CLI", () => {
     expect(failed).toHaveLength(1);
     expect(failed[0].outcome).toBe("environment_error");
     expect(failed[0].error).toMatch(/can no longer start a process/);
+    // Named as the local sandbox names it: an unscored row keeps environment_error, with the limit as its reason.
+    expect(failed[0].reason).toBe("pids_limit");
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
     // Retried: on a loaded machine the bomb sometimes does not keep the limit full through all three probes, and
     // the sandbox is then (rightly) judged recovered. Known flakiness, noted in the closing note.

@@ -123,14 +123,11 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The sandbox limit a lost sandbox's reason names (the backends start it with `memory_limit:`, `pids_limit:` or
- * `disk_limit:`; Docker words a full process limit its own way), if any.
+ * The sandbox limit a lost sandbox's reason names (every backend starts it with `memory_limit:`, `pids_limit:` or
+ * `disk_limit:`), if any.
  */
 export function limitReason(lost: string): LimitReason | undefined {
-  const named = /^(memory_limit|pids_limit|disk_limit):/.exec(lost)?.[1] as LimitReason | undefined;
-  if (named) return named;
-  if (/^sandbox can no longer start a process \(its pids limit stays full/.test(lost)) return "pids_limit";
-  return undefined;
+  return /^(memory_limit|pids_limit|disk_limit):/.exec(lost)?.[1] as LimitReason | undefined;
 }
 
 /** Beyond a graded row's verify timeout: the verify files put in place, the judge's call. */

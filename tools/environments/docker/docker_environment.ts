@@ -302,7 +302,9 @@ export class DockerEnvironment implements Environment {
       why = await this.forkProbe();
       if (why === "") return result;
     }
-    this.lose(`sandbox can no longer start a process (its pids limit stays full, e.g. a fork bomb): ${why}`);
+    this.lose(
+      `pids_limit: sandbox can no longer start a process (its pids limit stays full, e.g. a fork bomb): ${why}`,
+    );
     return result;
   }
 
