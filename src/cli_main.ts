@@ -11,6 +11,9 @@ import type { Command } from "./commands/types.js";
  * (test/cli_summaries.test.ts keeps them equal) so that the command list loads no command module: loading them all
  * cost ~0.2 s of CPU, more than the rest of `--help`.
  */
+/** The exit code of a bug of hermes-batch itself (an internal error). */
+export const EXIT_INTERNAL = 70;
+
 const COMMANDS: Record<string, { summary: string; load: () => Promise<Command> }> = {
   run: {
     summary: "run an agent over every row of a JSONL dataset (the main job)",
@@ -141,6 +144,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     process.stderr.write(`hermes-batch ${name}: internal error: ${errorMessage(err)}\n`);
     if (process.env.HERMES_BATCH_DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
-    return 1;
+    // Not 1: that is a finding of the command (some tasks failed, compare's regression); a CI gate must not read
+    // a bug of hermes-batch as one. 70 is sysexits' EX_SOFTWARE.
+    return EXIT_INTERNAL;
   }
 }

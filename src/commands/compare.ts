@@ -40,7 +40,7 @@ FILE - is stdout (one of them; the comparison's text then goes to stderr).
 
 All output files are written before the exit code is decided, whatever the verdict.
 Exit codes: 0 no regression, 1 regression, 2 bad input, 3 not comparable (no task in common, another dataset
-or grader, too many unscored or missing tasks, the same run folder twice).
+or grader, too many unscored or missing tasks, the same run folder twice), 70 an internal error.
 `;
 
 const options = {
