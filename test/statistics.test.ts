@@ -237,6 +237,7 @@ describe("RunStatistics", () => {
         max_turns: 0,
         partial: 1,
         time_limit: 0,
+        resource_limit: 0,
         model_error: 1,
         environment_error: 0,
         timeout: 0,
