@@ -200,17 +200,22 @@ export class SandboxEnvironment implements Environment {
     const env = taskEnvironment(process.env, passEnv, { HOME: SANDBOX_HOME });
     const cgroup = await SandboxCgroup.create(sandboxLimits(options));
     const holder: { env?: SandboxEnvironment } = {};
-    const started = await startSandboxShell({
-      launcher,
-      taskDir,
-      ioDir,
-      hostNetwork,
-      env,
-      options,
-      cgroup,
-      kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
-      killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
-    });
+    const start = () =>
+      startSandboxShell({
+        launcher,
+        taskDir,
+        ioDir,
+        hostNetwork,
+        env,
+        options,
+        cgroup,
+        kill: (pids, signal) => holder.env?.killInSandbox(pids, signal),
+        killCommand: (shellPid, signal) => holder.env?.killRunningCommand(shellPid, signal),
+      });
+    let started = await start();
+    // A credential file under /etc removed between the masks' lookup and bwrap's mounts (bwrap cannot make a mount
+    // point in the read-only /etc): once more, the masks looked up again.
+    if (!started.shell && /Can't create file at \/etc\//.test(started.problem)) started = await start();
     if (!started.shell) {
       await cgroup?.remove();
       await quota?.remove(options.removeTaskDirOnCleanup !== true);
