@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { UserError } from "../core/errors.js";
 import { nearestName } from "../core/nearest_name.js";
@@ -104,29 +103,7 @@ export function nonEmptyPath(value: string | undefined, flag: string, what: "fil
   return value;
 }
 
-/**
- * A file of a run folder that is there must be a file: a folder, a device (a link to /dev/zero), a FIFO or a socket in
- * its place would be an internal error, a crash of node or a read that never ends. Missing files are the caller's.
- */
-export function checkRunFiles(paths: string[]): void {
-  for (const path of paths) {
-    let st: ReturnType<typeof statSync> | undefined;
-    try {
-      st = statSync(path, { throwIfNoEntry: false });
-    } catch (err) {
-      throw new UserError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-    if (st === undefined || st.isFile()) continue;
-    const what = st.isDirectory()
-      ? "a folder"
-      : st.isCharacterDevice() || st.isBlockDevice()
-        ? "a device"
-        : st.isFIFO()
-          ? "a FIFO"
-          : "a socket";
-    throw new UserError(`${path}: is ${what}, not a file`);
-  }
-}
+export { checkRunFiles } from "../core/run_files.js";
 
 export function splitList(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import YAML from "yaml";
 import * as z from "zod";
 import { UserError } from "../core/errors.js";
+import { checkRunFiles } from "../core/run_files.js";
 import { RUN_FILES } from "../store/checkpoint.js";
 import { readJsonl } from "../store/jsonl_file.js";
 
@@ -212,36 +213,12 @@ function runYamlOf(dir: string): { plannedEpochs?: number; harborThreshold?: num
   }
 }
 
-/**
- * The run's files this reads must be regular files where they are present: a FIFO would hold the read (and a CI job)
- * forever, a link to /dev/zero fill the memory, a folder fail with EISDIR. Each is a UserError naming the file.
- */
-function checkRegularFiles(dir: string, names: readonly string[]): void {
-  for (const name of names) {
-    const path = join(dir, name);
-    let st: ReturnType<typeof statSync> | undefined;
-    try {
-      st = statSync(path, { throwIfNoEntry: false });
-    } catch (err) {
-      throw new UserError(`${path}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-    }
-    if (st === undefined || st.isFile()) continue;
-    const what = st.isDirectory()
-      ? "a folder"
-      : st.isCharacterDevice() || st.isBlockDevice()
-        ? "a device"
-        : st.isFIFO()
-          ? "a FIFO"
-          : "a socket";
-    throw new UserError(`${path}: is ${what}, not a file`);
-  }
-}
-
 /** Reads a run folder's samples. A missing folder or one without result files is a UserError. */
 export async function loadRunSamples(dir: string): Promise<RunSamples> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UserError(`${dir}: no such run folder`);
   const files = [RUN_FILES.trajectories, RUN_FILES.dropped, RUN_FILES.failed] as const;
-  checkRegularFiles(dir, [...files, RUN_FILES.config]);
+  // A FIFO would hold the read (and a CI job) forever, a link to /dev/zero fill the memory.
+  checkRunFiles([...files, RUN_FILES.config].map((name) => join(dir, name)));
   if (!files.some((f) => existsSync(join(dir, f))))
     throw new UserError(`${dir}: not a run folder (no ${RUN_FILES.trajectories})`);
   const samples = new Map<string, RunSample>();
