@@ -123,26 +123,27 @@ describe("a scored row at a sandbox limit is graded (--env local)", () => {
   );
 
   it.runIf(root)(
-    "pids: a fork bomb's task is graded, its verify run in a sandbox without the bomb",
-    {
-      timeout: 420_000,
-      // On a loaded machine the bomb sometimes lets a slot go long enough for the next command to start: the task
-      // then goes on and completes, rightly (the limit was not full), as the Docker fork-bomb test notes too. Beside
-      // three CPU hogs it needed a retry in 2 of 3 runs and failed all three attempts once.
-      retry: 2,
-    },
+    "pids: a fork bomb's task is graded, never left unscored; at a full limit its verify runs without the bomb",
+    { timeout: 420_000 },
     async () => {
-      const { lines, r } = await run(
+      const { lines } = await run(
         [
           { id: "bomb-fail", verify: "test -f answer.txt" },
           { id: "bomb-pass", verify: "grep -q work out.txt" },
         ],
         ["--env", "local", "--pids-limit", "64", "--concurrency", "1"],
       );
-      expectGraded(lines.get("bomb-fail"), "pids_limit", false);
-      expectGraded(lines.get("bomb-pass"), "pids_limit", true);
-      // The summary counts it apart from the failures, and the scored failure is in the pass rate.
-      expect(r.stdout).toMatch(/2 resource_limit/);
+      // Whether the bomb keeps the limit full when the next command starts depends on the machine's load (it lets
+      // a slot go now and then: 3 of 3 attempts in one CI run). Full: the task ends resource_limit and is graded.
+      // Not full: the next command runs and the task completes, graded all the same. Never environment_error.
+      for (const [id, passed] of [
+        ["bomb-fail", false],
+        ["bomb-pass", true],
+      ] as const) {
+        const line = lines.get(id);
+        if (line?.outcome === "resource_limit") expectGraded(line, "pids_limit", passed);
+        else expect(line, JSON.stringify(line?.error)).toMatchObject({ outcome: "completed", score: { passed } });
+      }
     },
   );
 
