@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { constants, open as openCb, close as closeCb, fstatSync } from "node:fs";
-import { open, unlink, type FileHandle } from "node:fs/promises";
+import { open, readdir, readFile, unlink, type FileHandle } from "node:fs/promises";
 import { Socket } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -161,6 +161,17 @@ export async function spawnThroughFifos(
   };
 }
 
+/** Whether a process of group `pgid` is still running (a zombie has ended: only its parent's wait is left). */
+async function groupHasLiveMember(pgid: number): Promise<boolean> {
+  for (const name of await readdir("/proc").catch(() => [] as string[])) {
+    if (name.charCodeAt(0) > 57) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "latin1").catch(() => "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields[2] === String(pgid) && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
+}
+
 /** How long a host process gets to exit after its stdin closed, and after TERM, before the next step. */
 const HOST_EXIT_GRACE_MS = 500;
 const HOST_TERM_GRACE_MS = 2000;
@@ -213,8 +224,10 @@ export async function spawnOnHost(cwd: string, env: Record<string, string>, argv
             await exited;
           }
         }
-        // What the process started and left running in its group goes with it.
+        // What the process started and left running in its group goes with it, and is waited for: a KILLed
+        // process is still running until the kernel has ended it (a loaded machine takes a while).
         group("SIGKILL");
+        for (let i = 0; i < 500 && (await groupHasLiveMember(pid)); i++) await new Promise((r) => setTimeout(r, 10));
         child.stdout.destroy();
         child.stderr.destroy();
       })()),
