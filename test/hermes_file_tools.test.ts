@@ -3,9 +3,18 @@
  * and one or more calls, with the text the original Hermes tools returned for them (see the fixture's
  * `source`). Results must match key for key, in order, with the same values; files must end the same.
  */
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, relative } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import "../tools/file_tools.js";
 import { createToolPipeline } from "../tools/pipeline.js";
 import { localTask, type LocalTaskFixture } from "./helpers/local_ctx.js";
@@ -47,10 +56,16 @@ function filesUnder(root: string, dir = root): Record<string, string> {
   return out;
 }
 
-let task: LocalTaskFixture | undefined;
-afterEach(async () => {
-  await task?.dispose();
-  task = undefined;
+// One sandbox for every case (a sandbox start costs more than a case): each case empties its folder and gets
+// a fresh ToolContext, where the file tools keep what they remember between calls.
+let task: LocalTaskFixture;
+beforeAll(async () => {
+  task = localTask();
+  mkdirSync(task.taskDir, { recursive: true });
+  await task.env();
+});
+afterAll(async () => {
+  await task.dispose();
 });
 
 describe("file tools replay the original's results", () => {
@@ -63,10 +78,10 @@ describe("file tools replay the original's results", () => {
 
   for (const c of fixture.cases) {
     it(c.name, async () => {
-      task = localTask();
-      mkdirSync(task.taskDir, { recursive: true });
+      for (const name of readdirSync(task.taskDir)) rmSync(join(task.taskDir, name), { recursive: true, force: true });
+      const ctx = { ...task.ctx };
       Object.entries(c.files).forEach(([path, content], i) => {
-        const full = join(task!.taskDir, path);
+        const full = join(task.taskDir, path);
         if (content === null) {
           mkdirSync(full, { recursive: true });
           return;
@@ -77,7 +92,6 @@ describe("file tools replay the original's results", () => {
         const t = 1_700_000_000 + 10 * i;
         utimesSync(full, t, t);
       });
-      await task.env();
       const pipeline = createToolPipeline();
       for (const step of c.steps) {
         if (step.tool === "_append") {
@@ -86,7 +100,7 @@ describe("file tools replay the original's results", () => {
           utimesSync(full, 1_800_000_000, 1_800_000_000);
           continue;
         }
-        const text = await pipeline.call(step.tool, step.args, task.ctx);
+        const text = await pipeline.call(step.tool, step.args, ctx);
         // `{DIR}`: the task's folder, which the original's stale-write warnings name.
         const expected = step.result!.replaceAll("{DIR}", task.taskDir);
         expect(normalized(text), `${step.tool} ${JSON.stringify(step.args)}`).toBe(normalized(expected));
