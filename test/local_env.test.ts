@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -160,6 +160,34 @@ function childrenOf(pid: number): number[] {
     return [];
   }
 }
+
+describe("local environment: the user's shell start-up files", () => {
+  it("no command sources ~/.bashrc or ~/.profile (bash reads them for -c when its stdin is a socket)", async () => {
+    const home = join(root, "home");
+    mkdirSync(home);
+    writeFileSync(join(home, ".bashrc"), "export HB_RC=bashrc\n");
+    writeFileSync(join(home, ".profile"), "export HB_RC=profile\n");
+    const saved = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      const own = (await createLocalEnvironment(
+        { runName: "r1", taskId: "rc", hostTaskDir: join(root, "rc") },
+        {},
+      )) as LocalEnvironment;
+      try {
+        // The persistent shell, then the one-process path (a command given stdin).
+        expect((await own.exec('echo "${HB_RC:-none} $HOME"')).stdout).toBe(`none ${home}\n`);
+        expect((await own.exec('cat >/dev/null; echo "${HB_RC:-none}"', { stdin: "x" })).stdout).toBe("none\n");
+        expect((await own.exec('echo "${HB_RC:-none}"', { stdin: "x", carry: true })).stdout).toBe("none\n");
+      } finally {
+        await own.cleanup();
+      }
+    } finally {
+      if (saved === undefined) delete process.env.HOME;
+      else process.env.HOME = saved;
+    }
+  });
+});
 
 describe("local environment: finding its processes", () => {
   it("finds a process whose environment read empty once (opened before its exec, read after)", () => {

@@ -201,7 +201,12 @@ export class LocalEnvironment implements Environment {
     }
     // A carried command outside the shell (busy, or stdin given) sources, enters and saves as the shell does.
     const state = this.carried.stateFor(opts);
-    const args = state ? ["-c", carriedCommand(command), originalBashName(), state, cwd] : ["-c", command];
+    // --norc: a bash whose stdin is a socket (a command given stdin) would source the user's ~/.bashrc.
+    const rc = /(^|\/)bash$/.test(hostShell()) ? ["--norc", "--noprofile"] : [];
+    const args = [
+      ...rc,
+      ...(state ? ["-c", carriedCommand(command), originalBashName(), state, cwd] : ["-c", command]),
+    ];
     const result = await runInProcessGroup(hostShell(), args, {
       cwd,
       env,

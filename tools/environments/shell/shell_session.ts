@@ -90,13 +90,15 @@ export function carriedCommand(command: string): string {
 }
 
 /**
- * How a bash that reads the protocol is started: `bash -c BASH_READER argv0`. It evaluates the first line sent
- * (inOneRead), so the requests are evaluated from line 1 of its `-c` string; `argv0` is its `$0`, the name bash
- * gives itself in its messages.
+ * How a bash that reads the protocol is started: `bash --norc --noprofile -c BASH_READER argv0`. It evaluates the
+ * first line sent (inOneRead), so the requests are evaluated from line 1 of its `-c` string; `argv0` is its `$0`,
+ * the name bash gives itself in its messages. `--norc`: Debian's bash sources `~/.bashrc` even for `-c` when its
+ * stdin is a socket (as Node's child pipes are), so the user's rc (a `pyenv init`: 0.7 s) would shape the task's
+ * environment.
  */
 export const BASH_READER = 'IFS= read -r hb_l && eval "$hb_l"';
 export function bashArgs(argv0: string): string[] {
-  return ["-c", BASH_READER, argv0];
+  return ["--norc", "--noprofile", "-c", BASH_READER, argv0];
 }
 
 /** A command naming `$$` or `$PPID` gets a shell of its own (see bootScript), so `kill $$` ends the command. */
