@@ -10,19 +10,25 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import type Docker from "dockerode";
-import type { ExecResult } from "../base.js";
+import { type ExecResult, shellQuote } from "../base.js";
 import { demux, killInContainer, killShellCommandInContainer, startExec } from "./docker_exec.js";
-import { ShellSession, type ShellCommand } from "../shell/shell_session.js";
+import { bashArgs, ShellSession, type ShellCommand } from "../shell/shell_session.js";
 
 export type { ShellCommand } from "../shell/shell_session.js";
 
 const BOOT_TIMEOUT_MS = 15_000;
 /**
- * The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process). bash reads its stdin
- * as a script whose first line reads the requests (bashReader: they run from line 1), its `$0` `bash`, as the
- * original's `docker exec … bash -c` (its messages: `bash: line 3: …`).
+ * The exec's command: `sh` looks bash up and replaces itself with it (exec, no extra process), started as a `-c`
+ * reader (bashArgs: the requests run from line 1 of its `-c` string), its `$0` `bash`, as the original's
+ * `docker exec … bash -c <script>`: its messages read `bash: line 3: …`, and a function the command defines is
+ * labelled `environment` (`environment: line 3: …`), as bash labels functions defined while it runs a `-c` string;
+ * a bash reading its script from stdin would say `main`. Without bash, `sh` reads its stdin as the script.
  */
-export const SHELL_LAUNCH = ["sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash; fi; exec sh"];
+export const SHELL_LAUNCH = [
+  "sh",
+  "-c",
+  `if command -v bash >/dev/null 2>&1; then exec bash ${bashArgs("bash").map(shellQuote).join(" ")}; fi; exec sh`,
+];
 
 export class PersistentShell {
   private constructor(private readonly session: ShellSession) {}

@@ -309,9 +309,11 @@ export interface ShellSessionOptions {
    */
   reportPid?: boolean;
   /**
-   * The shell reading the protocol may be bash (started with bashArgs, or reading its stdin as a script): the boot
-   * script is sent after a line that has bash read it whole (bash reads a script from a pipe one byte per system
-   * call, 2 KB of them; `read -N` takes it in one) and another shell skip it; READY then tells which it was.
+   * The shell reading the protocol may be bash (started with bashArgs: a bash reading its script from stdin instead
+   * would label the command's own functions `main`, not `environment` as the original's `bash -c`) or another shell
+   * reading its stdin as a script: the boot script is sent after a line that has bash read it whole (bash reads a
+   * script from a pipe one byte per system call, 2 KB of them; `read -N` takes it in one) and another shell skip
+   * it; READY then tells which it was.
    */
   bashReader?: boolean;
   /**
