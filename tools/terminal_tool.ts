@@ -9,6 +9,7 @@ import { DEFAULT_OUTPUT_CAP, type BackgroundStatus, type Environment } from "./e
 import { registry, type ToolContext, type ToolEffect, type ToolResult } from "./registry.js";
 import { booleanArg, integerArg, pathArg, requiredInSchema, withDefault } from "./tool_args.js";
 import { UnknownBackgroundProcessError } from "./environments/background.js";
+import { STDERR_TO_STDOUT } from "./environments/shell/shell_session.js";
 import type { ProcessNotices } from "./process_notices.js";
 import { pyStrip } from "./file_tool_common.js";
 import { splitLines } from "./unified_diff.js";
@@ -390,10 +391,11 @@ export async function handleTerminal(args: TerminalArgs, ctx: ToolContext): Prom
 
   if (background) return startBackground({ ...args, command }, env, cwd, ctx.notices);
 
-  // `exec 2>&1` merges stderr into stdout in the order it was written, as a terminal shows it.
+  // Stderr joined to stdout in the order it was written, as the original's one pipe (the shell joins them around
+  // the command, which it evaluates as written: bash's syntax errors echo the command's own line).
   // Carried (as the original's one shell per task): it starts where the last command ended, with the variables
   // earlier ones exported, and its own cd and exports carry to the next.
-  const res = await env.exec(`exec 2>&1; ${command}`, {
+  const res = await env.exec(STDERR_TO_STDOUT + command, {
     cwd,
     carry: true,
     timeoutMs: timeoutS * 1000,

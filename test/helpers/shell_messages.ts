@@ -8,6 +8,10 @@ export const FUNCTION_COMMANDS = [
   "f() {\n  nope_s13\n}\nf",
   'g() { echo "[${BASH_SOURCE[0]}][${FUNCNAME[0]}]"; caller 0; }; g',
   "f() { cd /nonexistent-s13; }; f",
+  // stdout, stderr and the shell's own errors in the order written
+  "f() { echo out; echo err >&2; nosuchcmd_s13; echo end; }; f",
+  // a command naming its own shell runs in a bash of its own (shell_session.ts NAMES_ITS_SHELL)
+  "f() { nosuchcmd_s13; }; f; test $$ -gt 1",
 ];
 
 /** Syntax errors: bash echoes the offending line of the text it evaluates. */
@@ -18,6 +22,8 @@ export const SYNTAX_ERROR_COMMANDS = [
   "if true; then",
   'echo "open',
   "for x in a b; do echo $x; done; done",
+  // a command naming its own shell runs in a bash of its own (shell_session.ts NAMES_ITS_SHELL)
+  "echo $$ (",
 ];
 
 /** The original's per-command script for `command` (base.py `_wrap_command` at cb51baec, its snapshot made). */

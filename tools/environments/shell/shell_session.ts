@@ -76,15 +76,32 @@ const HB_SAVE =
 const CARRIED_WRAP = `hb_c=$1; hb_st=$2; shift 2; eval "$hb_c"; ${HB_SAVE}`;
 
 /**
+ * The prefix that joins a command's stderr to its stdout, in the order written, as the original's one pipe
+ * (`stderr=subprocess.STDOUT`): the terminal's commands are `STDERR_TO_STDOUT + command`. The scripts of a carried
+ * command (topLevelRequest, carriedCommand) take it off and join the streams around the command instead, so the
+ * text bash evaluates is the command as written: a syntax error echoes its line as the original's does
+ * (`bash: eval: line 3: \`echo ('`, not `\`exec 2>&1; echo ('`). Anywhere else the prefix does the same itself.
+ */
+export const STDERR_TO_STDOUT = "exec 2>&1; ";
+
+/** The command without STDERR_TO_STDOUT, and whether it had it. */
+function stderrJoined(command: string): { command: string; joined: boolean } {
+  return command.startsWith(STDERR_TO_STDOUT)
+    ? { command: command.slice(STDERR_TO_STDOUT.length), joined: true }
+    : { command, joined: false };
+}
+
+/**
  * A `sh -c` script for a carried `command` run outside the persistent shell: $1 the state prefix, $2 the cwd. The
  * exports sourced, the cwd entered (126 when it is gone), the command, the state saved; shaped as the original's
  * script (see the header: the command's `eval` on line 3), so bash numbers its lines as the original's does.
  */
 export function carriedCommand(command: string): string {
+  const c = stderrJoined(command);
   return [
-    `hb_st=$1; hb_d=$2; shift 2; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi`,
+    `${c.joined ? "exec 2>&1; " : ""}hb_st=$1; hb_d=$2; shift 2; if [ -r "$hb_st.env" ]; then . "$hb_st.env"; fi`,
     `cd "$hb_d" || exit 126; unset hb_d`,
-    `eval ${shellQuote(command)}`,
+    `eval ${shellQuote(c.command)}`,
     HB_SAVE,
   ].join("\n");
 }
@@ -366,19 +383,21 @@ function bytesQuote(word: string, lines = false): string {
  * the original's per-command script (see the header): line 1 the start (hb_a) and the command's subshell with its
  * sourced exports (hb_b), line 2 its cwd entered, line 3 `eval '<command>'`, then the state saved (HB_SAVE); the
  * shell then waits for it (hb_d). A command naming its own shell (`$$`) runs the same script's lines 3 on in a bash
- * of its own (exec: no fork), named `argv0`. ASCII, with the command's newlines kept.
+ * of its own (exec: no fork), named `argv0`. ASCII, with the command's newlines kept. A command given with
+ * STDERR_TO_STDOUT gets its subshell's stderr joined to its stdout instead of the prefix.
  */
 function topLevelRequest(seq: number, c: ShellCommand, shell: string, argv0: string): string {
   const env = Object.entries(c.env ?? {}).map(([k, v]) => asciiQuote(v === null ? k : `${k}=${v}`));
-  const run = `eval ${asciiQuote(c.command, true)}\n${HB_SAVE}`;
-  const line3 = NAMES_ITS_SHELL.test(c.command)
+  const { command, joined } = stderrJoined(c.command);
+  const run = `eval ${asciiQuote(command, true)}\n${HB_SAVE}`;
+  const line3 = NAMES_ITS_SHELL.test(command)
     ? `exec ${asciiQuote(shell)} -c ${asciiQuote(`hb_st=$1; shift\n:\n${run}`, true)} ${asciiQuote(argv0)} "$hb_st"`
     : run;
   const state = asciiQuote(c.state ?? "");
   return [
     `hb_a ${seq} ${state} ${asciiQuote(c.cwd)}; (hb_b${env.map((w) => ` ${w}`).join("")}`,
     `builtin cd -- "$hb_dir" || exit $hb_dx; unset hb_dir hb_dx`,
-    `${line3}) < /dev/null & hb_d`,
+    `${line3}) < /dev/null${joined ? " 2>&1" : ""} & hb_d`,
   ].join("\n");
 }
 
