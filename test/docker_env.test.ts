@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capOutput, type Environment } from "../tools/environments/base.js";
+import { bashArgs } from "../tools/environments/shell/shell_session.js";
 import {
   DockerEnvironment,
   DockerImageNotFoundError,
@@ -109,7 +110,7 @@ describe.each([
       const [group, parent] = r.stdout.split("\n");
       const [pgrp, pid] = group!.split("=");
       expect(pgrp).toBe(pid);
-      expect(parent).toBe("bash ");
+      expect(parent).toBe(`bash ${bashArgs("bash").join(" ")} `);
       // A command's pipeline and jobs run in its group, not the shell's.
       const jobs = await env.exec(
         'sleep 0.1 & read -r a b c d g rest < /proc/$!/stat; [ "$g" = "$BASHPID" ] && echo same-group',

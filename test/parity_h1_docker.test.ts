@@ -99,11 +99,9 @@ describe.each([
   }, 60_000);
 });
 
-/**
- * The local file's commands, less one: a function the command defines is labelled `main` in its messages here
- * (`main: line 7: …`), `environment` in the original's, as the persistent bash reads its stdin (docker_shell.ts).
- */
+/** The local file's commands. */
 const PREFIX_COMMANDS = [
+  "f() {\n  nope_h1\n}\nf",
   "foo_h1",
   "true\nfoo_h1",
   "true\n\n\nfoo_h1",
