@@ -13,7 +13,9 @@ import {
   inspectShards,
   mergeShardFiles,
   type ShardInspection,
+  versionCheck,
 } from "../shard/merge.js";
+import { buildIdentity } from "../store/build_identity.js";
 import { formatShard } from "../shard/assign.js";
 import { ownershipByShard } from "../shard/results.js";
 import { listKeys, shardProof, shardStatuses, unfinishedShards, type ShardStatus } from "../shard/status.js";
@@ -49,14 +51,17 @@ of the shard's run) says so and every task it owns has a result. Before anything
     and the task ids it is missing (\`hermes-batch shards RUN_DIR\` prints the commands that rerun them);
   - every shard ran with the same config fingerprint (model, endpoint, seed, toolsets or distribution,
     max turns, prompts, environment, approval, and the content of the dataset and distribution file)
-    (else exit 2, naming the shards and the settings that differ).
+    (else exit 2, naming the shards and the settings that differ);
+  - every shard was run by the same hermes-batch version (else exit 2, naming the shards and versions);
+    shards of one version built from other code, or of an earlier version that recorded none, merge
+    with a warning naming them.
 
 Options
   --out DIR          write the merged files there instead of RUN_DIR
   --dataset FILE     the dataset, when the path in the shards' run.yaml cannot be read from here
   --allow-partial    merge what the shard folders hold even if shards are unfinished; says which shards
                      and task ids are left out (the exit code is still 4)
-  --force            merge despite a config mismatch, and overwrite results in the output folder that
+  --force            merge despite a config or version mismatch, and overwrite results in the output folder that
                      the last merge of these shards did not write (an unsharded run, another run's merge,
                      a run --retry-failed in the merged folder since)
 
@@ -138,13 +143,18 @@ async function checkOverwrite(outDir: string, shardsDir: string, force: boolean)
   }
 }
 
-/** Configuration problems: exit 2 unless --force. */
+/** Configuration problems (settings, shard, hermes-batch version): exit 2 unless --force. */
 function checkConfigs(inspection: ShardInspection, force: boolean): void {
   for (const w of inspection.warnings) warn(w);
   const recorded = inspection.folders.filter((f) => f.recordedShard !== undefined && !f.unusable);
   const problems: string[] = [];
   if (inspection.fingerprintGroups.length > 1)
     problems.push(`the shards ran with different configurations:\n${describeMismatch(inspection)}`);
+  // Another version of hermes-batch may run, grade or record a task differently: one run's numbers from two
+  // versions are refused as a config mismatch is. Another build of one version, or an unknown version, is said.
+  const versions = versionCheck(inspection);
+  if (versions.mismatch) problems.push(versions.mismatch);
+  for (const note of versions.notes) warn(note);
   for (const f of recorded)
     problems.push(`${f.dir} holds shard ${f.recordedShard}, not ${formatShard(f.shard)} as its name says`);
   if (problems.length && !force)
@@ -361,8 +371,17 @@ export const command: Command = {
 
       const fingerprints = inspection.fingerprintGroups.map((g) => g.fingerprint);
       const merged = usable.map((f) => f.shard.index);
+      // The hermes-batch that ran the shards (a forced merge of several versions names them all), not the merge's.
+      const versions = versionCheck(inspection);
+      const shardIdentity = {
+        hermes_batch_version: versions.version,
+        ...(versions.build ? { hermes_batch_build: versions.build } : {}),
+      };
       const yaml: Record<string, unknown> = { ...first.runYaml };
       delete yaml.shard;
+      delete yaml.hermes_batch_version;
+      delete yaml.hermes_batch_build;
+      if (versions.version !== null) Object.assign(yaml, shardIdentity);
       writeFileSync(join(outDir, RUN_FILES.config), YAML.stringify(yaml));
       // The original's batch counts as one uninterrupted run over the merged files would have them: each result
       // (task and epoch) once, by its final result. failed.jsonl keeps the failed attempts of tasks that passed on a
@@ -400,6 +419,7 @@ export const command: Command = {
           dropped: report.dropped,
           total_in_dataset_slice: report.done + report.failed + report.dropped,
           config_fingerprint: fingerprints.length === 1 ? fingerprints[0] : null,
+          ...shardIdentity,
           finished: complete,
         },
         hermes,
@@ -427,6 +447,9 @@ export const command: Command = {
           busy_seconds: busySeconds,
         },
         config_fingerprints: inspection.fingerprintGroups,
+        // Which hermes-batch ran which shards (version null: not recorded), and which one merged them.
+        hermes_batch_versions: inspection.versionGroups,
+        merged_by: buildIdentity(),
         tasks: report,
         lines: { trajectories: counts.trajectories, failed: counts.failed, dropped: counts.dropped },
         duplicates: {
@@ -465,6 +488,15 @@ export const command: Command = {
       if (leftOutLines) out.write(`  left out: ${leftOutLines} line(s) of tasks their shard does not own\n`);
       out.write(
         `  config fingerprint: ${fingerprints.length === 1 ? `${fingerprints[0]} (all shards agree)` : `${fingerprints.length} different (merged with --force)`}\n`,
+      );
+      out.write(
+        `  hermes-batch: ${
+          versions.version === null
+            ? "unknown (the shards recorded no version)"
+            : versions.mismatch
+              ? `${versions.version} (different versions, merged with --force)`
+              : `${versions.version} (${versions.notes.length ? "see the warnings above" : "all shards agree"})`
+        }\n`,
       );
       if (failedByShard.length) {
         out.write(

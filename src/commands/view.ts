@@ -10,11 +10,13 @@ import { RUN_FILES } from "../store/checkpoint.js";
 import { buildReportModel } from "../report/html/report_data.js";
 import { packModel, pageCsp, renderPage } from "../report/html/page.js";
 import { isRunFolder, listRuns, runFolderNames, runIndexCsp, runIndexHtml } from "../report/html/run_index.js";
+import type { CompareOptions } from "../report/compare.js";
 import { checkRunFiles, parseCommandArgs, parseIntFlag } from "./args.js";
+import { GATE_OPTIONS, gateOptions } from "./gate_flags.js";
 import { runFilePaths } from "./report.js";
 import type { Command } from "./types.js";
 
-const help = `Usage: hermes-batch view RUN_DIR [--port P] [--baseline RUN_DIR]
+const help = `Usage: hermes-batch view RUN_DIR [--port P] [--baseline RUN_DIR [gate flags]]
        hermes-batch view RUNS_DIR [--port P]
 
 Serves the report page of a run on http://127.0.0.1:P/ (this machine only) and refreshes it from the run
@@ -27,9 +29,14 @@ Ctrl-C stops it.
 Options
   --port P             the port (default 8787; 0 picks a free one)
   --baseline RUN_DIR   compare with an earlier run, as in \`report --baseline\` (one run only)
+  --max-drop P, --significant-only, --max-unscored N|P%, --allow-different-dataset
+                       with --baseline: the gate CI's \`compare\` applies (see compare --help), so the page's
+                       verdict is the one \`compare\` gives with the same flags; without them, compare's default
+                       gate. The start line names the gate.
 `;
 
 const options = {
+  ...GATE_OPTIONS,
   port: { type: "string" },
   baseline: { type: "string" },
 } as const;
@@ -75,7 +82,7 @@ type RunHandler = (path: string, res: ServerResponse) => Promise<void>;
  * large run still being written does not pile builds up, and the version the page sees always belongs to
  * the data it then fetches.
  */
-function runHandler(runDir: string, baselineDir?: string): RunHandler {
+function runHandler(runDir: string, baselineDir?: string, gate: CompareOptions = {}): RunHandler {
   const dirs = baselineDir ? [runDir, baselineDir] : [runDir];
   let built: { version: string; packed: Packed } | undefined;
   let building: Promise<void> | undefined;
@@ -84,7 +91,7 @@ function runHandler(runDir: string, baselineDir?: string): RunHandler {
       try {
         const version = folderVersion(dirs);
         if (built?.version === version) return;
-        built = { version, packed: packModel(await buildReportModel(runDir, baselineDir)) };
+        built = { version, packed: packModel(await buildReportModel(runDir, baselineDir, gate)) };
       } finally {
         building = undefined;
       }
@@ -155,9 +162,20 @@ function localServer(route: (path: string, res: ServerResponse) => Promise<void>
   });
 }
 
-/** The live page of one run (and its baseline) at `/`. */
-export function createViewServer(runDir: string, baselineDir?: string) {
-  return localServer(runHandler(runDir, baselineDir));
+/**
+ * The live page of one run (and its baseline) at `/`. `gate`: compare's gate options (src/commands/gate_flags.ts),
+ * so the page's verdict is the one `compare` gives with the same flags.
+ */
+export function createViewServer(runDir: string, baselineDir?: string, gate: CompareOptions = {}) {
+  return localServer(runHandler(runDir, baselineDir, gate));
+}
+
+/** The gate flags as given, in compare's order (`--max-drop 5 --max-unscored 0`), or compare's default gate. */
+function gateText(values: Partial<Record<keyof typeof GATE_OPTIONS, string | boolean>>): string {
+  const given = (Object.keys(GATE_OPTIONS) as (keyof typeof GATE_OPTIONS)[])
+    .filter((f) => values[f] !== undefined && values[f] !== false)
+    .map((f) => (typeof values[f] === "string" ? `--${f} ${values[f]}` : `--${f}`));
+  return given.length ? given.join(" ") : "compare's default (no gate flags)";
 }
 
 /**
@@ -237,10 +255,14 @@ export const command: Command = {
       throw new UserError(`--baseline compares one run: ${runDir} is a folder of runs`);
     if (values.baseline !== undefined && !isRunFolder(values.baseline))
       throw new UserError(`--baseline ${values.baseline}: not a run folder`);
+    // The gate flags are compare's, parsed by the same code: the page's verdict is the CI gate's.
+    const gate = gateOptions(values);
+    const gateFlag = Object.keys(GATE_OPTIONS).find((f) => values[f as keyof typeof GATE_OPTIONS] !== undefined);
+    if (gateFlag && values.baseline === undefined) throw new UserError(`--${gateFlag} needs --baseline RUN_DIR`);
     if (single) checkRunFiles(runFilePaths(runDir, values.baseline));
     const port = parseIntFlag(values.port, "--port", 0) ?? 8787;
     if (port > 65535) throw new UserError(`--port must be at most 65535, got ${port}`);
-    const server = single ? createViewServer(runDir, values.baseline) : createRunsIndexServer(runDir);
+    const server = single ? createViewServer(runDir, values.baseline, gate) : createRunsIndexServer(runDir);
     await new Promise<void>((resolveListen, reject) => {
       server.once("error", (err: NodeJS.ErrnoException) =>
         reject(err.code === "EADDRINUSE" ? new UserError(`--port ${port}: already in use`) : err),
@@ -249,7 +271,11 @@ export const command: Command = {
     });
     const address = server.address();
     const actual = typeof address === "object" && address ? address.port : port;
-    const what = single ? "" : `${count} run(s) in ${runDir}, each at /run/NAME/; `;
+    const what = single
+      ? values.baseline !== undefined
+        ? `against ${values.baseline}, gate: ${gateText(values)}; `
+        : ""
+      : `${count} run(s) in ${runDir}, each at /run/NAME/; `;
     process.stdout.write(`view: http://127.0.0.1:${actual}/ (${what}Ctrl-C to stop)\n`);
     await new Promise<void>((resolveStop) => {
       const stop = () => {

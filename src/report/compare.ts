@@ -16,6 +16,7 @@ import { scoreMetrics } from "../score/summary.js";
 import { pairedTest, type PairedTest } from "../score/paired_test.js";
 import type { RunSample, RunSamples } from "./run_samples.js";
 import { DONE_OUTCOMES, type Outcome } from "../core/outcomes.js";
+import { recordedIdentity } from "../store/build_identity.js";
 
 /** A limit on unscored tasks: a count, or a percentage of the tasks compared. */
 export type UnscoredLimit = { count: number } | { percent: number };
@@ -49,6 +50,9 @@ export interface SideSummary {
   tokens: { agent: number; approver: number; judge: number; total: number };
   duration_ms: number;
   cost_usd: number | null;
+  /** The hermes-batch that wrote the run (run.yaml, else checkpoint.json); null: not recorded (an earlier version). */
+  hermes_batch_version: string | null;
+  hermes_batch_build: string | null;
 }
 
 export interface TaskChange {
@@ -158,7 +162,14 @@ function summarize(run: RunSamples, tasks: Map<string, TaskRecord>): SideSummary
     tokens: { agent, approver, judge, total: agent + approver + judge },
     duration_ms: sum((s) => s.durationMs),
     cost_usd: costs.length ? costs.reduce((a, b) => a + b, 0) : null,
+    ...versionOf(run.dir),
   };
+}
+
+/** Which hermes-batch wrote a run folder: said beside the numbers when the two runs' differ, never a failure. */
+function versionOf(dir: string): Pick<SideSummary, "hermes_batch_version" | "hermes_batch_build"> {
+  const id = recordedIdentity(dir);
+  return { hermes_batch_version: id.version, hermes_batch_build: id.build };
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);

@@ -1,4 +1,5 @@
 /** A comparison as text for the console, and as Markdown for a pull-request comment. */
+import { buildDifference, describeBuild } from "../store/build_identity.js";
 import { type Comparison, pIs, type SideSummary, type TaskChange } from "./compare.js";
 import type { RunSamples } from "./run_samples.js";
 
@@ -41,6 +42,22 @@ const TEST_NAMES: Record<NonNullable<Comparison["test"]>, string> = {
   sign_flip_monte_carlo: "Monte-Carlo sign-flip permutation over tasks",
 };
 
+/**
+ * The two runs' hermes-batch, when they differ (another version, or one version built from other code): the numbers
+ * still compare the runs' results, but a change may come from the harness as well as from the model. Else undefined.
+ */
+function versions(c: Comparison): { baseline: string; current: string; what: string } | undefined {
+  const id = (s: SideSummary) => ({ version: s.hermes_batch_version ?? null, build: s.hermes_batch_build ?? null });
+  const diff = buildDifference(id(c.baseline), id(c.current));
+  if (diff === undefined) return undefined;
+  const withBuild = diff === "build";
+  return {
+    baseline: describeBuild(id(c.baseline), withBuild),
+    current: describeBuild(id(c.current), withBuild),
+    what: withBuild ? "builds" : "versions",
+  };
+}
+
 function verdictLine(c: Comparison): string {
   if (c.verdict === "not_comparable") return `NOT COMPARABLE: ${c.not_comparable.join("; ")}`;
   if (c.verdict === "regression") return `REGRESSION: ${c.regressions.join("; ")}`;
@@ -80,6 +97,12 @@ export function comparisonText(c: Comparison, maxListed = 20): string {
     for (const t of items.slice(0, maxListed)) lines.push(`  ${changeText(t, perEpoch)}  ${t.reason}`);
     if (items.length > maxListed) lines.push(`  … and ${items.length - maxListed} more (--json has them all)`);
   };
+  // First, before any task: which hermes-batch made each run, when they differ.
+  const v = versions(c);
+  if (v)
+    lines.push(
+      `hermes-batch ${v.what} differ: baseline ${v.baseline}, current ${v.current} (not a failure; a change may come from hermes-batch too)`,
+    );
   list("newly failing", c.newly_failing);
   list("newly passing", c.newly_passing);
   lines.push(
@@ -143,6 +166,7 @@ export function comparisonMarkdown(c: Comparison, maxListed = 20): string {
     `| unscored | ${c.baseline.unscored} | ${c.current.unscored} |`,
     `| tokens (agent / approver / judge) | ${c.baseline.tokens.agent} / ${c.baseline.tokens.approver} / ${c.baseline.tokens.judge} | ${c.current.tokens.agent} / ${c.current.tokens.approver} / ${c.current.tokens.judge} |`,
     `| tokens (total) | ${c.baseline.tokens.total} | ${c.current.tokens.total} |`,
+    ...((v) => (v ? [`| hermes-batch | ${mdText(v.baseline)} | ${mdText(v.current)} |`] : []))(versions(c)),
     "",
     `${mdText(pairedLine(c))}.`,
     "",

@@ -14,6 +14,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "nod
 import { join } from "node:path";
 import * as z from "zod";
 import { lazy } from "../core/lazy.js";
+import { buildIdentity } from "../store/build_identity.js";
 import type { Shard } from "./assign.js";
 import { resultKeys } from "./results.js";
 
@@ -45,6 +46,9 @@ const InvocationSchema = lazy(() =>
     failed: z.number().int().nonnegative(),
     dropped: z.number().int().nonnegative(),
     model_calls: ModelCallsSchema().optional(),
+    /** The hermes-batch that ran this invocation (src/store/build_identity.ts); absent in earlier versions' records. */
+    hermes_batch_version: z.string().optional(),
+    hermes_batch_build: z.string().optional(),
   }),
 );
 export type Invocation = z.infer<ReturnType<typeof InvocationSchema>>;
@@ -55,6 +59,9 @@ export const ShardCompletionSchema = lazy(() =>
     shard: z.object({ index: z.number().int().nonnegative(), count: z.number().int().positive() }),
     run_name: z.string(),
     config_fingerprint: z.string(),
+    /** The hermes-batch of the invocation that wrote the record (as its run.yaml); absent in earlier versions'. */
+    hermes_batch_version: z.string().optional(),
+    hermes_batch_build: z.string().optional(),
     /** finished: every owned task has a result (or was skipped as a bad row); else why not. */
     state: z.enum(["finished", "stopped_early", "interrupted"]),
     stopped_early: z
@@ -263,6 +270,7 @@ export class ShardLedger {
 
   finish(end: ShardEnd): ShardCompletion {
     const endedAt = new Date();
+    const identity = buildIdentity();
     const failedIds: string[] = [];
     const missingIds: string[] = [];
     let done = 0;
@@ -287,6 +295,7 @@ export class ShardLedger {
       exit_code: end.exitCode,
       ...end.thisTime,
       ...(end.modelCalls ? { model_calls: end.modelCalls } : {}),
+      ...identity,
     };
     const invocations = [...this.earlier, invocation];
     const record: ShardCompletion = {
@@ -294,6 +303,7 @@ export class ShardLedger {
       shard: this.shard,
       run_name: this.runName,
       config_fingerprint: this.fingerprint,
+      ...identity,
       state: end.state,
       stopped_early: end.stoppedEarly,
       epochs: end.epochs,

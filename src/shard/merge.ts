@@ -12,7 +12,9 @@ import { UserError } from "../core/errors.js";
 import { JsonlAppender, readLines } from "../store/jsonl_file.js";
 import { RUN_FILES, recordKey } from "../store/checkpoint.js";
 import { configDifferences, fieldsFingerprint } from "../store/run_identity.js";
+import { describeBuild, identityOf, type RecordedBuild } from "../store/build_identity.js";
 import { SHARDS_DIR, formatShard, parseShardDirName, shardOfTask, type Shard } from "./assign.js";
+import { COMPLETION_FILE } from "./completion.js";
 
 /** Marker of a merged folder: a later merge may overwrite what a merge wrote, nothing else. */
 export const MERGE_INFO_FILE = "merge.json";
@@ -25,6 +27,11 @@ export interface ShardFolder {
   checkpoint?: Record<string, unknown>;
   /** Recorded `config_fingerprint`, else `fields:<sha256>` of run.yaml's comparable keys. */
   fingerprint: string;
+  /**
+   * The hermes-batch of the shard's latest invocation: run.yaml's record, else checkpoint.json's, else its completion
+   * record's; version null for a shard of an earlier version, which recorded none.
+   */
+  identity: RecordedBuild;
   /** Why this folder cannot be used (it then counts as missing). */
   unusable?: string;
   /** The shard recorded inside the folder, when it disagrees with the folder name. */
@@ -41,7 +48,16 @@ export interface ShardInspection {
   missing: number[];
   /** Shards grouped by fingerprint, largest group first. */
   fingerprintGroups: { fingerprint: string; shards: number[] }[];
+  /** Usable shards grouped by the hermes-batch that ran them (version, then build), in shard order; unknown last. */
+  versionGroups: VersionGroup[];
   warnings: string[];
+}
+
+/** The shards one hermes-batch ran: its version (null: not recorded) and build (null: not recorded). */
+export interface VersionGroup {
+  version: string | null;
+  build: string | null;
+  shards: number[];
 }
 
 function readYamlObject(path: string): Record<string, unknown> | string {
@@ -76,9 +92,11 @@ function recordedShardText(value: unknown): string | undefined {
 }
 
 function loadFolder(dir: string, shard: Shard): ShardFolder {
-  const folder: ShardFolder = { shard, dir, fingerprint: "" };
+  const folder: ShardFolder = { shard, dir, fingerprint: "", identity: { version: null, build: null } };
   const checkpointPath = join(dir, RUN_FILES.checkpoint);
   if (existsSync(checkpointPath)) folder.checkpoint = readJsonObject(checkpointPath);
+  folder.identity =
+    identityOf(folder.checkpoint) ?? identityOf(readJsonObject(join(dir, COMPLETION_FILE))) ?? folder.identity;
   const yamlPath = join(dir, RUN_FILES.config);
   if (!existsSync(yamlPath)) {
     folder.unusable = `no ${RUN_FILES.config} (the shard never started)`;
@@ -90,6 +108,7 @@ function loadFolder(dir: string, shard: Shard): ShardFolder {
     return folder;
   }
   folder.runYaml = yaml;
+  folder.identity = identityOf(yaml) ?? folder.identity;
   const recorded = yaml.config_fingerprint ?? folder.checkpoint?.config_fingerprint;
   folder.fingerprint = typeof recorded === "string" && recorded ? recorded : fieldsFingerprint(yaml);
   const recordedShard = recordedShardText(yaml.shard ?? folder.checkpoint?.shard);
@@ -152,7 +171,78 @@ export function inspectShards(runDir: string): ShardInspection {
   const fingerprintGroups = [...groups.entries()]
     .map(([fingerprint, shards]) => ({ fingerprint, shards }))
     .sort((a, b) => b.shards.length - a.shards.length || a.shards[0]! - b.shards[0]!);
-  return { shardsDir, count, folders, missing, fingerprintGroups, warnings };
+  return { shardsDir, count, folders, missing, fingerprintGroups, versionGroups: versionGroups(folders), warnings };
+}
+
+/** Usable shards by (version, build): known versions first, in the order of their first shard; unknown last. */
+function versionGroups(folders: ShardFolder[]): VersionGroup[] {
+  const groups = new Map<string, VersionGroup>();
+  for (const f of folders) {
+    if (f.unusable) continue;
+    const key = JSON.stringify([f.identity.version, f.identity.build]);
+    const g = groups.get(key) ?? { version: f.identity.version, build: f.identity.build, shards: [] };
+    g.shards.push(f.shard.index);
+    groups.set(key, g);
+  }
+  return [...groups.values()].sort(
+    (a, b) => Number(a.version === null) - Number(b.version === null) || a.shards[0]! - b.shards[0]!,
+  );
+}
+
+/**
+ * What the shards' hermes-batch versions mean for a merge: `mismatch` (refused unless --force) when shards name
+ * different versions; `notes` (warnings) for shards that recorded none beside others that did, and for one version
+ * built from different code; `version`/`build` for the merged run (`0.1.0, 0.2.0` when forced; null if unknown).
+ */
+export function versionCheck(inspection: ShardInspection): {
+  mismatch?: string;
+  notes: string[];
+  version: string | null;
+  build: string | null;
+} {
+  const groups = inspection.versionGroups;
+  const known = groups.filter((g) => g.version !== null);
+  const versions = [...new Set(known.map((g) => g.version!))];
+  const shardsOf = (version: string | null) =>
+    groups
+      .filter((g) => g.version === version)
+      .flatMap((g) => g.shards)
+      .sort((a, b) => a - b);
+  const notes: string[] = [];
+  let mismatch: string | undefined;
+  if (versions.length > 1) {
+    mismatch = `the shards were run by different hermes-batch versions:\n${versions
+      .map((v) => `  ${v}: shard(s) ${formatIndexes(shardsOf(v))}`)
+      .join("\n")}`;
+  }
+  const unknown = shardsOf(null);
+  if (unknown.length && known.length) {
+    notes.push(
+      `shard(s) ${formatIndexes(unknown)} recorded no hermes-batch version (run by a version before versions were recorded); the others by ${versions.join(", ")}`,
+    );
+  }
+  for (const v of versions) {
+    const builds = known.filter((g) => g.version === v && g.build !== null);
+    if (new Set(builds.map((g) => g.build)).size > 1) {
+      notes.push(
+        `the shards were run by different builds of hermes-batch ${v} (the same version, other code: another checkout or install):\n${builds
+          .map((g) => `  build ${g.build}: shard(s) ${formatIndexes(g.shards)}`)
+          .join("\n")}`,
+      );
+    }
+  }
+  const builds = [...new Set(known.map((g) => g.build))];
+  return {
+    mismatch,
+    notes,
+    version: versions.length ? versions.join(", ") : null,
+    build: versions.length === 1 && unknown.length === 0 && builds.length === 1 ? builds[0]! : null,
+  };
+}
+
+/** A version group for merge.json and the summary: `0.1.0 (build …)`. */
+export function describeVersionGroup(g: VersionGroup): string {
+  return describeBuild({ version: g.version, build: g.build }, true);
 }
 
 export function formatIndexes(indexes: number[], max = 40): string {

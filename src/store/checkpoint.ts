@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { JsonlAppender, readJsonl, readLines, repairTornTail } from "./jsonl_file.js";
 import type { Outcome, StoredFailureRecord, TrajectoryEntry } from "../core/records.js";
 import { pythonLocalIsoformat } from "../core/python_time.js";
+import { buildIdentity } from "./build_identity.js";
 
 export const RUN_FILES = {
   trajectories: "trajectories.jsonl",
@@ -243,12 +244,15 @@ export class HermesCheckpoint {
 
 /**
  * checkpoint.json: our counts plus the original's keys (`run_name`, `completed_prompts`, `batch_stats`,
- * `last_updated` as Python's naive local isoformat), rewritten atomically.
+ * `last_updated` as Python's naive local isoformat), rewritten atomically. It names the hermes-batch that wrote it
+ * (`hermes_batch_version`, `hermes_batch_build`: src/store/build_identity.ts) unless `info` says which (a merge gives
+ * its shards').
  */
 export function writeCheckpoint(runDir: string, info: Record<string, unknown>, hermes?: HermesCheckpoint): void {
   const path = join(runDir, RUN_FILES.checkpoint);
   const tmp = `${path}.tmp`;
-  const record = { ...info, ...(hermes ? hermes.toJSON() : {}), last_updated: pythonLocalIsoformat() };
+  const identity = "hermes_batch_version" in info ? {} : buildIdentity();
+  const record = { ...info, ...identity, ...(hermes ? hermes.toJSON() : {}), last_updated: pythonLocalIsoformat() };
   writeFileSync(tmp, JSON.stringify(record, null, 2) + "\n");
   renameSync(tmp, path);
 }

@@ -1,7 +1,8 @@
 /**
  * The identity of a run's configuration: the fingerprint written to run.yaml and checkpoint.json, and the
  * differences between two configs. `--resume` uses it to refuse a changed config; `merge` to refuse shards
- * run with different settings.
+ * run with different settings. Which hermes-batch build wrote a run folder is recorded beside the fingerprint,
+ * never in it (src/store/build_identity.ts).
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -56,6 +57,9 @@ export const FINGERPRINT_IGNORED_KEYS: ReadonlySet<string> = new Set([
   "dataset_sha256",
   // run.yaml's record of the MCP servers: their file (mcp_config) is compared by content.
   "mcp_servers",
+  // Which build of hermes-batch wrote the folder: compared on its own (build_identity.ts), never as a setting.
+  "hermes_batch_version",
+  "hermes_batch_build",
 ]);
 
 /** Keys naming files: their content counts, not their path (shards on different nodes see different paths). */
