@@ -9,6 +9,7 @@ import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
 import { build } from "esbuild";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -79,6 +80,15 @@ for (const [path, contents] of outputs) {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, contents);
 }
+// The build's identity (src/store/build_identity.ts): 16 hex digits of a sha256 over the bundle's .js files, names
+// and contents, made here once rather than by hashing 5 MB at every run's start.
+const buildHash = createHash("sha256");
+for (const [path, contents] of [...outputs].filter(([p]) => p.endsWith(".js")).sort(([a], [b]) => (a < b ? -1 : 1))) {
+  buildHash.update(`${path.slice(join(DIST, "src").length + 1)}\0`);
+  buildHash.update(contents);
+  buildHash.update("\0");
+}
+writeFileSync(join(DIST, "src", "build-id"), `${buildHash.digest("hex").slice(0, 16)}\n`);
 // The report page's browser assets (plain JS and CSS, not bundled) beside the chunk that reads them.
 cpSync(join(ROOT, "src", "report", "html", "client"), join(DIST, "src", "client"), { recursive: true });
 // npm links bin files executable, but a plain `node dist/...` or `./dist/src/cli.js` user may not go through npm.

@@ -44,6 +44,8 @@ function copyBuild(name: string, version: string, rebuilt = false): string {
       join(root, "dist", "src", chunk),
       `${readFileSync(join(root, "dist", "src", chunk), "utf8")}\n// rebuilt\n`,
     );
+    // As scripts/build.mjs writes it for other code: the hash of the changed bundle.
+    writeFileSync(join(root, "dist", "src", "build-id"), "0123456789abcdef\n");
   }
   return join(root, "dist", "src", "cli.js");
 }
@@ -252,4 +254,45 @@ describe("compare of runs made by different builds", () => {
     expect(both.exitCode, both.stdout + both.stderr).toBe(0);
     expect(both.stdout).not.toContain("hermes-batch versions");
   }, 60_000);
+});
+
+describe("--resume by another build", () => {
+  it("run.yaml records the version and build; a resume by another version warns (stderr, events.log) and goes on", async () => {
+    const first = await runWith(otherVersionCli, runArgs("upgraded", ["--max-samples", "3"]));
+    expect(first.exitCode, first.stderr).toBe(0);
+    const run = join(dir, "runs", "upgraded");
+    const before = YAML.parse(readFileSync(join(run, "run.yaml"), "utf8"));
+    expect(before.hermes_batch_version).toBe("9.9.9");
+    expect(before.hermes_batch_build).toMatch(/^[0-9a-f]{16}$/);
+    // Upgrading mid-run is normal: not refused (as a changed configuration would be), but said and logged.
+    const resumed = await runWith(CLI, runArgs("upgraded", ["--resume"]));
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    const warning = `was written by hermes-batch 9.9.9; this is ${VERSION}`;
+    expect(resumed.stderr).toContain(warning);
+    expect(readFileSync(join(run, "events.log"), "utf8")).toContain(warning);
+    expect(readFileSync(join(run, "trajectories.jsonl"), "utf8").trim().split("\n")).toHaveLength(IDS.length);
+    expect(YAML.parse(readFileSync(join(run, "run.yaml"), "utf8")).hermes_batch_version).toBe(VERSION);
+    // The same build again: nothing to say.
+    const again = await runWith(CLI, runArgs("upgraded", ["--resume"]));
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain("was written by hermes-batch");
+  }, 120_000);
+
+  it("a run folder of an earlier version (no version recorded) resumes without a word about versions", async () => {
+    const first = await runWith(CLI, runArgs("older", ["--max-samples", "3"]));
+    expect(first.exitCode, first.stderr).toBe(0);
+    const run = join(dir, "runs", "older");
+    const y = YAML.parse(readFileSync(join(run, "run.yaml"), "utf8"));
+    delete y.hermes_batch_version;
+    delete y.hermes_batch_build;
+    writeFileSync(join(run, "run.yaml"), YAML.stringify(y));
+    const cp = readJson(join(run, "checkpoint.json"));
+    delete cp.hermes_batch_version;
+    delete cp.hermes_batch_build;
+    writeFileSync(join(run, "checkpoint.json"), JSON.stringify(cp));
+    const resumed = await runWith(otherVersionCli, runArgs("older", ["--resume"]));
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stderr).not.toContain("hermes-batch");
+    expect(YAML.parse(readFileSync(join(run, "run.yaml"), "utf8")).hermes_batch_version).toBe("9.9.9");
+  }, 120_000);
 });

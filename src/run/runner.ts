@@ -27,6 +27,7 @@ import { acquireRunLock } from "../store/run_lock.js";
 import { driftSetsAside, setAsideDrift } from "../store/dataset_drift.js";
 import { createRedactor, secretValues } from "../store/redact.js";
 import { configFingerprint } from "../store/run_identity.js";
+import { buildIdentity, resumeBuildWarning } from "../store/build_identity.js";
 import { formatShard, shardRunDir, type Shard } from "../shard/assign.js";
 import { finishShardLedger, startShardLedger } from "./shard_ledger.js";
 import { environmentBackend } from "../../tools/environments/index.js";
@@ -507,6 +508,8 @@ async function prepareRunFolder(config: RunConfig, runDir: string, plan: RunPlan
         `moved ${moved} unscored result(s) to superseded.jsonl; rerunning them (--retry-unscored)\n`,
       );
   }
+  // Another hermes-batch wrote the folder (an upgrade mid-run): said and logged, never refused (read before run.yaml is rewritten).
+  const buildChange = resumeBuildWarning(runDir);
   const previousChanges = configChange ? earlierConfigChanges(runDir) : [];
   const changes = configChange ? [...previousChanges, { at: new Date().toISOString(), changed: configChange }] : [];
   writeFileSync(
@@ -516,6 +519,7 @@ async function prepareRunFolder(config: RunConfig, runDir: string, plan: RunPlan
       ...(inputs.mcp ? { mcp_servers: publicMcpServers(inputs.mcp.map((c) => c.config)) } : {}),
       ...datasetRecord(dataset),
       config_fingerprint: fingerprint,
+      ...buildIdentity(),
       ...shardInfo,
       ...(changes.length ? { allowed_config_changes: changes } : {}),
     }),
@@ -530,6 +534,10 @@ async function prepareRunFolder(config: RunConfig, runDir: string, plan: RunPlan
   const logEvent = (msg: string, at = new Date()) => appendFileSync(events, `${at.toISOString()} ${redact(msg)}\n`);
   logEvent(`start: ${total} task(s) to run, ${state.done.size} already done`);
   if (configChange) logEvent(`resumed with a changed configuration (--allow-config-change): ${configChange}`);
+  if (buildChange) {
+    process.stderr.write(`warning: ${buildChange}\n`);
+    logEvent(`warning: ${buildChange}`);
+  }
   return { events, logEvent, redact, shardLedger };
 }
 

@@ -5,8 +5,7 @@
  * by another build warns, `compare` and `view` name both runs' versions when they differ. A folder of an earlier
  * hermes-batch recorded none: its version is unknown, which is never refused.
  */
-import { createHash } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
@@ -24,21 +23,17 @@ export interface BuildIdentity {
 
 let bundleHash: string | null | undefined;
 
-/** The bundle's hash (see BuildIdentity), computed once; null when this code is not running from dist/src. */
+/**
+ * The bundle's hash (see BuildIdentity), as scripts/build.mjs wrote it beside the bundle (`build-id`); null when
+ * this code is not running from dist/src, or the build wrote none.
+ */
 function bundleBuild(): string | null {
   if (bundleHash !== undefined) return bundleHash;
   try {
     const dir = dirname(fileURLToPath(import.meta.url));
     if (basename(dir) !== "src" || basename(dirname(dir)) !== "dist") return (bundleHash = null);
-    const hash = createHash("sha256");
-    for (const name of readdirSync(dir)
-      .filter((n) => n.endsWith(".js"))
-      .sort()) {
-      hash.update(`${name}\0`);
-      hash.update(readFileSync(join(dir, name)));
-      hash.update("\0");
-    }
-    return (bundleHash = hash.digest("hex").slice(0, 16));
+    const id = readFileSync(join(dir, "build-id"), "utf8").trim();
+    return (bundleHash = /^[0-9a-f]{16}$/.test(id) ? id : null);
   } catch {
     return (bundleHash = null);
   }
