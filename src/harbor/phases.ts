@@ -1,7 +1,9 @@
 /**
  * A Harbor task's phases as src/run/task.ts calls them: image, sandbox setup, the agent (or the oracle) under
  * the task's time limit, then the verifier and the copy of /logs. Reaching the agent's time limit is a graded
- * outcome (`time_limit`), as in Harbor: the verifier still runs.
+ * outcome (`time_limit`), as in Harbor: the verifier still runs. So is a limit of the sandbox that the agent hits
+ * (`resource_limit`: its memory, processes or disk): src/run/task.ts aborts the signal the agent phase runs under,
+ * and the verifier grades what the agent left.
  */
 import { linkedAbort } from "../core/abort.js";
 import { emptyUsage } from "../core/chat.js";
@@ -49,7 +51,10 @@ async function oracleLoop(
   return { loop, timeLimited: r.timedOut };
 }
 
-/** Our agent loop (or the oracle) within [agent].timeout_sec × --timeout-multiplier. */
+/**
+ * Our agent loop (or the oracle) within [agent].timeout_sec × --timeout-multiplier; `signal` is the agent's (the
+ * task's, and a limit of its sandbox): its abort is thrown, the time limit's is a `timeLimited` result.
+ */
 export async function harborAgentPhase(
   plan: HarborPlan,
   spec: { prompt: string },

@@ -146,12 +146,13 @@ interface TaskRun {
   signal: AbortSignal;
   /**
    * A scored row's --task-timeout, for its set-up, agent loop and tool calls: when it passes the agent stops and the
-   * task is graded (`time_limit`); the task's own deadline is later by the grading's time. Undefined for other rows
-   * (the task's deadline ends the task).
+   * task is graded (`time_limit`); the task's own deadline is later by the grading's time. A Harbor task's, without
+   * a deadline (its agent phase has its own): a limit of the sandbox aborts it. Undefined for other rows (the task's
+   * deadline ends the task).
    */
   agentAbort?: LinkedAbort;
   /**
-   * A scored row's agent hit a limit of its sandbox (memory, process count, disk quota): its agent stopped there and
+   * A scored row's (or a Harbor task's) agent hit a limit of its sandbox (memory, process count, disk quota): its agent stopped there and
    * the task is graded (`resource_limit`), as at its time limit, rather than lost (unscored, out of the pass rate,
    * which an agent could choose for its own failing task with `bytearray(3<<30)` or a fork bomb).
    */
@@ -258,7 +259,13 @@ function prepareTask(
   // letting the model talk to a corpse) all abort the task's signal.
   const taskAbort = linkedAbort([cancel], taskTimeoutSec * 1000);
   const signal = taskAbort.signal;
-  const agentAbort = gradedAtLimit ? linkedAbort([signal], config.task_timeout * 1000) : undefined;
+  // A Harbor task is graded by its verifier whatever its agent did: its agent phase (with the task's own time limit,
+  // phases.ts) runs under this signal too, so that a limit of its sandbox stops the agent and not the task.
+  const agentAbort = gradedAtLimit
+    ? linkedAbort([signal], config.task_timeout * 1000)
+    : harbor
+      ? linkedAbort([signal])
+      : undefined;
   const environmentEvents: { at: number; message: string }[] = [];
   const envSpec = new TaskEnvSpec(
     {
@@ -477,15 +484,23 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
   let loop: AgentLoopResult;
   if (t.harbor) {
     const { harborAgentPhase } = await harborPhases();
-    ({ loop, timeLimited } = await harborAgentPhase(t.harbor, spec, t.taskEnv, agentLoop, t.signal));
+    try {
+      ({ loop, timeLimited } = await harborAgentPhase(
+        t.harbor,
+        spec,
+        t.taskEnv,
+        agentLoop,
+        t.agentAbort?.signal ?? t.signal,
+      ));
+    } catch (err) {
+      loop = stoppedAtLimit(t, err);
+    }
   } else if (t.agentAbort) {
     if (t.agentAbort.timedOut) throw new DeadlineBeforeAgentError("the task's time ran out before its agent started");
     try {
       ({ loop, timeLimited } = await loopUntilLimit(t.agentAbort, agentLoop, t.signal));
     } catch (err) {
-      // Stopped by a limit of its sandbox (not by cancel, the task's deadline, or a sandbox lost otherwise).
-      if (!(err instanceof AgentLoopAborted && t.limitHit && !t.signal.aborted)) throw err;
-      loop = err.partialResult;
+      loop = stoppedAtLimit(t, err);
     }
     // Its sandbox still starting at the deadline: the time went to the infrastructure, not to the agent.
     if (timeLimited && t.taskEnv.starting) {
@@ -507,6 +522,15 @@ async function runAgent(t: TaskRun): Promise<AgentLoopResult> {
   // Before verify and scoring: the task's MCP servers are the agent's processes too.
   await t.mcpSessions?.close();
   return loop;
+}
+
+/**
+ * What the agent did before a limit of its sandbox stopped its loop (`limitHit`), to be graded; anything else that
+ * stopped it (cancel, the task's deadline, a sandbox lost otherwise) is thrown again.
+ */
+function stoppedAtLimit(t: TaskRun, err: unknown): AgentLoopResult {
+  if (!(err instanceof AgentLoopAborted && t.limitHit && !t.signal.aborted)) throw err;
+  return err.partialResult;
 }
 
 /** Score: the verify command (or a Harbor verifier), then the scorers, for a task that ended as done. */
