@@ -24,7 +24,7 @@ const FILL = "echo work > out.txt; dd if=/dev/zero of=big bs=1M count=200 status
 
 const CALLS: Record<string, string[]> = {
   hog: [HOG],
-  // The next command cannot start a process: the sandbox stops answering (pids_limit).
+  // Never run: the bomb's command leaves the process limit full, which ends the agent there (pids_limit).
   bomb: [BOMB, "ls; echo after"],
   fill: [FILL],
 };
@@ -123,7 +123,7 @@ describe("a scored row at a sandbox limit is graded (--env local)", () => {
   );
 
   it.runIf(root)(
-    "pids: a fork bomb's task is graded, never left unscored; at a full limit its verify runs without the bomb",
+    "pids: a fork bomb that keeps the process limit full ends its task resource_limit at once, graded without the bomb",
     { timeout: 420_000 },
     async () => {
       const { lines } = await run(
@@ -133,16 +133,15 @@ describe("a scored row at a sandbox limit is graded (--env local)", () => {
         ],
         ["--env", "local", "--pids-limit", "64", "--concurrency", "1"],
       );
-      // Whether the bomb keeps the limit full when the next command starts depends on the machine's load (it lets
-      // a slot go now and then: 3 of 3 attempts in one CI run). Full: the task ends resource_limit and is graded.
-      // Not full: the next command runs and the task completes, graded all the same. Never environment_error.
       for (const [id, passed] of [
         ["bomb-fail", false],
         ["bomb-pass", true],
       ] as const) {
         const line = lines.get(id);
-        if (line?.outcome === "resource_limit") expectGraded(line, "pids_limit", passed);
-        else expect(line, JSON.stringify(line?.error)).toMatchObject({ outcome: "completed", score: { passed } });
+        expectGraded(line, "pids_limit", passed);
+        // Found full after the bomb's own command: the agent's next command never ran.
+        const calls = line.conversations.filter((m: any) => m.from === "gpt" && m.value.includes("<tool_call>"));
+        expect(calls, id).toHaveLength(1);
       }
     },
   );

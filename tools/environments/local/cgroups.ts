@@ -90,19 +90,13 @@ function write(path: string, value: string): void {
   writeFileSync(path, value);
 }
 
-function counter(path: string, key: string): number {
-  try {
-    return Number(new RegExp(`^${key} (\\d+)$`, "m").exec(readFileSync(path, "utf8"))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-/** memory.events (v2) or memory.oom_control (v1): a few short lines. */
-const oomBuffer = Buffer.alloc(1024);
+/** memory.events (v2), memory.oom_control (v1), pids.events or pids.current: a few short lines. */
+const counterBuffer = Buffer.alloc(1024);
 
 export class SandboxCgroup {
   private removed = false;
+  /** The counters read after every command, kept open (one pread each instead of open, read, close). */
+  private readonly fds = new Map<string, number>();
 
   private constructor(
     private readonly version: 1 | 2,
@@ -165,24 +159,37 @@ export class SandboxCgroup {
     }
   }
 
-  /** The OOM counter's file, kept open: it is read after every command (one pread instead of open, read, close). */
-  private oomFd: number | undefined;
+  /** A counter file of the memory (index 0) or pids (index 2 in v1) folder, read through a kept descriptor. */
+  private read(dir: 0 | 2, file: string): string | undefined {
+    if (this.removed) return undefined;
+    const path = join(this.version === 2 ? this.dirs[0]! : this.dirs[dir]!, file);
+    try {
+      let fd = this.fds.get(path);
+      if (fd === undefined) {
+        fd = openSync(path, "r");
+        this.fds.set(path, fd);
+      }
+      const n = readSync(fd, counterBuffer, 0, counterBuffer.length, 0);
+      return counterBuffer.toString("latin1", 0, n);
+    } catch {
+      return undefined;
+    }
+  }
 
   /** How many times the kernel's OOM killer killed a process of this cgroup. */
   oomKills(): number {
-    if (this.removed) return 0;
-    try {
-      this.oomFd ??= openSync(join(this.dirs[0]!, this.version === 2 ? "memory.events" : "memory.oom_control"), "r");
-      const n = readSync(this.oomFd, oomBuffer, 0, oomBuffer.length, 0);
-      return Number(/^oom_kill (\d+)$/m.exec(oomBuffer.toString("latin1", 0, n))?.[1] ?? 0);
-    } catch {
-      return 0;
-    }
+    const text = this.read(0, this.version === 2 ? "memory.events" : "memory.oom_control");
+    return Number(/^oom_kill (\d+)$/m.exec(text ?? "")?.[1] ?? 0);
   }
 
   /** How many forks failed at the process limit. */
   pidsLimitHits(): number {
-    return counter(join(this.version === 2 ? this.dirs[0]! : this.dirs[2]!, "pids.events"), "max");
+    return Number(/^max (\d+)$/m.exec(this.read(2, "pids.events") ?? "")?.[1] ?? 0);
+  }
+
+  /** How many processes the cgroup holds now (NaN when it cannot be read). */
+  pidsCurrent(): number {
+    return Number.parseInt(this.read(2, "pids.current") ?? "", 10);
   }
 
   /** True when no process is left in the cgroup (every process the sandbox started, wherever it went, is gone). */
@@ -198,8 +205,8 @@ export class SandboxCgroup {
   async remove(): Promise<void> {
     if (this.removed) return;
     this.removed = true;
-    if (this.oomFd !== undefined) closeSync(this.oomFd);
-    this.oomFd = undefined;
+    for (const fd of this.fds.values()) closeSync(fd);
+    this.fds.clear();
     for (const d of [...this.dirs].reverse()) {
       for (let i = 0; i < 50; i++) {
         try {

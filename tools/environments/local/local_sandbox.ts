@@ -12,9 +12,10 @@
  * - A shell that dies or stops answering (the agent's own `kill -9 -1`, a stopped shell) is replaced at the next
  *   call by a new sandbox over the same folders, as Docker starts its shell again: the task goes on and is graded
  *   (a lost sandbox would leave it unscored, out of the pass rate: an agent about to fail could drop itself). A
- *   sandbox whose process limit keeps it from starting a command (a fork bomb that survived its command), a
- *   command the memory limit killed and a full task folder are reported with `spec.reportLost`, and every later
- *   call fails: the task ends as environment_error with that reason.
+ *   sandbox whose process count stays at its limit after a command (a fork bomb that survived it), a command the
+ *   memory limit killed and a full task folder are reported with `spec.reportLost` as soon as that command ends,
+ *   and every later call fails: a scored row is graded there (`resource_limit`, the verify in a new sandbox), any
+ *   other task ends as environment_error with that reason.
  * - cleanup() kills the sandbox (every process in it dies with its pid namespace).
  */
 import { CommandStop } from "../shell/command_stop.js";
@@ -88,6 +89,12 @@ const FILE_OP_TIMEOUT_MS = 120_000;
 const BOOT_TIMEOUT_MS = 30_000;
 /** Where the verify step finds the row's verify_files (read-only, a folder of the harness). */
 const VERIFY_FILES_DIR = "/tmp/.hermes-verify";
+/** A process count this close to the limit is full (a fork needs a slot; the sandbox's init and shell hold two). */
+const PIDS_MARGIN = 2;
+/** After a command that met the process limit: how long its count is watched, how often, how many full reads in a row. */
+const PIDS_WAIT_MS = 3_000;
+const PIDS_POLL_MS = 100;
+const PIDS_FULL_READS = 3;
 /** How long the agent's processes may take to be gone after the sandbox is killed, before verify refuses to run. */
 const STOP_WAIT_MS = 10_000;
 
@@ -417,9 +424,45 @@ export class SandboxEnvironment implements Environment {
       // meanwhile (a fork bomb that keeps it full): that ends the task, as the memory limit does.
       if (!this.shell.alive && this.cgroup && this.cgroup.pidsLimitHits() > this.pidsHitsAtStart)
         this.markLost("pids_limit: the sandbox stopped answering (no process could start in it)");
+      // What the command left keeps the process limit full (a fork bomb that outlived it): the task ends here, at
+      // once, not at a later command that may or may not find a slot (the bomb lets one go now and then).
+      else if (!this.lost && (await this.pidsStayFull()))
+        this.markLost(
+          `pids_limit: the sandbox's process limit (${this.cgroup!.limits.pids}) stays full after the command (e.g. a fork bomb): no process can start in it`,
+        );
       return result;
     } finally {
       if (stdinFile) await unlink(join(this.ioDir, stdinFile)).catch(() => undefined);
+    }
+  }
+
+  /** The fork failures at the process limit seen by the last command's check (pidsStayFull). */
+  private pidsHitsSeen = 0;
+
+  /**
+   * After a command: whether what it left keeps the sandbox's process count within PIDS_MARGIN of its limit. Asked
+   * when a fork failed at the limit since the last command, or the count is full now: read every PIDS_POLL_MS for
+   * PIDS_WAIT_MS at most, full PIDS_FULL_READS reads in a row is full (a fork bomb fills the slots its command's own
+   * processes let go, and takes any that frees at once); a count that falls below it (a passing peak, its
+   * processes ended with the command) is not. Otherwise one read of each counter.
+   */
+  private async pidsStayFull(): Promise<boolean> {
+    const cgroup = this.cgroup;
+    if (!cgroup) return false;
+    const limit = cgroup.limits.pids;
+    const hits = cgroup.pidsLimitHits();
+    const hit = hits > this.pidsHitsSeen;
+    this.pidsHitsSeen = hits;
+    let count = cgroup.pidsCurrent();
+    if (!hit && !(count >= limit - PIDS_MARGIN)) return false;
+    let inRow = 0;
+    for (const end = Date.now() + PIDS_WAIT_MS; ; count = cgroup.pidsCurrent()) {
+      // Half empty (or unreadable): nothing keeps it full.
+      if (!(count >= limit / 2)) return false;
+      inRow = count >= limit - PIDS_MARGIN ? inRow + 1 : 0;
+      if (inRow >= PIDS_FULL_READS) return true;
+      if (Date.now() >= end) return false;
+      await new Promise((r) => setTimeout(r, PIDS_POLL_MS));
     }
   }
 
