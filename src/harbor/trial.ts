@@ -159,10 +159,11 @@ export async function runHarborVerifier(
   // A new folder, not the agent's: /logs/verifier is writable by every user, and the root verifier would write
   // through what an agent of another uid left there (test-stdout.txt a link to reward.json or /tests/test.sh, a
   // folder at reward.txt). Moved aside first (/logs is root's), since root may lack the capabilities to remove a
-  // tree the agent made read-only.
+  // tree the agent made read-only. /logs itself is made when missing: a container stopped at its memory limit
+  // leaves the verifier a new sandbox of the task's image (DockerEnvironment).
   const renew = await asRoot(
     env,
-    'old=/logs/.verifier-agent-$$; rm -rf "$old"; if [ -e /logs/verifier ] || [ -L /logs/verifier ]; then mv /logs/verifier "$old" || exit 1; fi; mkdir -m 777 /logs/verifier || exit 1; rm -rf "$old" 2>/dev/null; exit 0',
+    'old=/logs/.verifier-agent-$$; rm -rf "$old"; if [ -e /logs/verifier ] || [ -L /logs/verifier ]; then mv /logs/verifier "$old" || exit 1; fi; mkdir -p /logs && mkdir -m 777 /logs/verifier || exit 1; rm -rf "$old" 2>/dev/null; exit 0',
   );
   if (renew.exitCode !== 0)
     throw new Error(`could not make /logs/verifier anew: ${(renew.stderr || renew.stdout).trim().slice(-200)}`);

@@ -36,6 +36,7 @@ import { CarriedState } from "../shell/carried_state.js";
 import { spawnInContainer } from "./docker_piped.js";
 import type { PipedProcess, PipedSpawnOptions } from "../piped_process.js";
 import { DiskQuota } from "../disk_quota.js";
+import { runTool } from "../disk_pool.js";
 import type { RunUser } from "./docker_user.js";
 import { workdirQuota, type DockerOptions } from "./docker_options.js";
 import type { SandboxPlan } from "./docker_start.js";
@@ -49,6 +50,12 @@ const FORK_FAILURE =
 const PROBES = 3;
 const PROBE_GAP_MS = 500;
 const PROBE_MS = 15_000;
+
+/** After the persistent shell ended: how long the container is watched for a stop, and how often. */
+const SHELL_END_SETTLE_MS = 2_000;
+const SETTLE_POLL_MS = 100;
+/** How long the engine's events of a removed container may take to be listed. */
+const EVENTS_MS = 5_000;
 
 /** How many times a kill pass that did not finish is tried, and the pause before each retry (times the attempt). */
 const KILL_PASS_ATTEMPTS = 5;
@@ -162,6 +169,15 @@ export class DockerEnvironment implements Environment {
   /** The task's EnvironmentSpec.reportLost, set when a task takes this sandbox. */
   onLost: ((reason: string) => void) | undefined;
   private lostReason: string | undefined;
+  /**
+   * The container stopped at its memory limit (its init or keep-alive killed by the kernel; the engine then removes
+   * it, AutoRemove): none of the agent's processes is left, and the verify step runs in `verifyHost`.
+   */
+  private stoppedByMemory = false;
+  /** A new sandbox like this one (its image, limits, user, labels) for the verify step, once the container stopped. */
+  private verifyHostStart: Promise<DockerEnvironment> | undefined;
+  /** When this sandbox was made (s): the engine's events of its container are looked up from then. */
+  private readonly madeAt = Math.floor(Date.now() / 1000) - 5;
   /** Runs after the container is removed (a snapshot copy removes its image). */
   private afterCleanup: (() => Promise<void>) | undefined;
   /** The workdir's own file system (`disk`), removed after the container. */
@@ -250,6 +266,9 @@ export class DockerEnvironment implements Environment {
             cap,
             ...(state ? { state } : {}),
           });
+          // The shell ended with the command: its container may have stopped with it (the memory limit), which the
+          // task is told now, not at its next command.
+          if (!shell.alive && !this.cleaning) await this.loseIfStopped("its shell ended", SHELL_END_SETTLE_MS);
           return await this.afterCommand(this.carried.after(opts, result));
         }
       }
@@ -349,16 +368,89 @@ export class DockerEnvironment implements Environment {
       return err instanceof Error ? err : new Error(String(err));
     // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
     // container is gone or stopped: then no later call can succeed and the task must not go on.
-    const state = await this.container.inspect().then(
-      (i) =>
-        i.State?.Running
-          ? "running"
-          : `stopped (${i.State?.Status ?? "?"}${i.State?.OOMKilled ? ", killed for exceeding its memory limit" : ""})`,
-      (e: unknown) => (statusCodeOf(e) === 404 ? "gone" : "running"),
+    return (await this.loseIfStopped(dockerErrorMessage(err))) ?? (err instanceof Error ? err : new Error(String(err)));
+  }
+
+  /**
+   * The sandbox lost when its container is no longer running (`why`: what the harness met), as a memory_limit when
+   * the kernel killed its processes for memory (the engine's OOMKilled, or its `oom` event once the container was
+   * removed); undefined while it runs.
+   */
+  private async loseIfStopped(why: string, settleMs = 0): Promise<EnvironmentLostError | undefined> {
+    const inspect = (): Promise<{ running: boolean; status?: string; oom?: boolean }> =>
+      this.container.inspect().then(
+        (i) =>
+          i.State?.Running
+            ? { running: true }
+            : { running: false, status: i.State?.Status ?? "?", oom: i.State?.OOMKilled === true },
+        (e: unknown) => (statusCodeOf(e) === 404 ? { running: false, status: "gone" } : { running: true }),
+      );
+    let state = await inspect();
+    // The engine marks the container stopped a moment after its processes died.
+    for (const end = Date.now() + settleMs; state.running && Date.now() < end; state = await inspect())
+      await sleep(SETTLE_POLL_MS);
+    if (state.running) return undefined;
+    const id = this.container.id.slice(0, 12);
+    // Removed already (AutoRemove): the engine's events say whether the kernel killed a process of it for memory.
+    if (state.oom ?? (await this.oomEvent())) {
+      this.stoppedByMemory = true;
+      return this.lose(
+        `memory_limit: sandbox container ${id} stopped: the kernel killed its own processes for exceeding its memory limit (${this.options.memoryMb} MiB)`,
+      );
+    }
+    return this.lose(
+      `sandbox container ${id} is ${state.status === "gone" ? "gone" : `stopped (${state.status})`}: ${why}`,
     );
-    if (state !== "running")
-      return this.lose(`sandbox container ${this.container.id.slice(0, 12)} is ${state}: ${dockerErrorMessage(err)}`);
-    return err instanceof Error ? err : new Error(String(err));
+  }
+
+  /** Whether the engine reported an `oom` event of this container since it was made (false when it cannot tell). */
+  private async oomEvent(): Promise<boolean> {
+    const ask = (async () => {
+      const stream = await dockerClient().getEvents({
+        since: this.madeAt,
+        until: Math.ceil(Date.now() / 1000),
+        filters: { container: [this.container.id], event: ["oom"] },
+      });
+      let text = "";
+      for await (const chunk of stream) text += String(chunk);
+      return /"(status|Action)"\s*:\s*"oom"/.test(text);
+    })().catch(() => false);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EVENTS_MS)));
+    try {
+      return await Promise.race([ask, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Where the verify step runs once the container stopped at its memory limit: a new sandbox as this one was made
+   * (the task's image, limits, user, network, labels; this one's permit, its container gone), its task folder
+   * filled from this one's own file system (`disk`), which outlives the container. Without one, the agent's files
+   * went with the container, and the verify grades the image as it was. Made once.
+   */
+  private verifyHost(signal?: AbortSignal): Promise<DockerEnvironment> {
+    this.verifyHostStart ??= (async () => {
+      const source = this.source;
+      if (!source) throw new Error("this docker sandbox was not started for a task: it cannot be made again");
+      const host = await source.start(
+        { ...source.plan, role: "task", ...(signal ? { signal } : {}) },
+        this.permit,
+        source.gates,
+      );
+      if (this.quota && host.quota) {
+        try {
+          // Links and special files copied as they are, never followed: nothing of the agent's runs any more.
+          await runTool("cp", ["-a", "--", `${this.quota.mountPoint}/.`, `${host.quota.mountPoint}/`], 600);
+        } catch (err) {
+          await host.cleanup().catch(() => undefined);
+          throw err;
+        }
+      }
+      return host;
+    })();
+    return this.verifyHostStart;
   }
 
   /**
@@ -495,6 +587,12 @@ export class DockerEnvironment implements Environment {
    */
   async stopProcesses(): Promise<void> {
     this.assertOpen();
+    if (this.stoppedByMemory) {
+      // The container stopped with every process in it: the verify step gets a sandbox of its own.
+      await this.verifyHost();
+      this.stoppedForVerify = true;
+      return;
+    }
     this.shell?.close();
     this.shell = undefined;
     this.shellDisabled = true;
@@ -557,6 +655,7 @@ export class DockerEnvironment implements Environment {
    */
   async runVerify(command: string, opts: VerifyOptions = {}): Promise<ExecResult> {
     this.assertOpen();
+    if (this.stoppedByMemory) return (await this.verifyHost(opts.signal)).runVerify(command, opts);
     if (!this.stoppedForVerify) await this.stopProcesses();
     for (const f of opts.files ?? []) {
       const full = this.resolvePath(f.path);
@@ -592,6 +691,8 @@ export class DockerEnvironment implements Environment {
 
   async execAs(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult> {
     this.assertOpen();
+    // A Harbor verifier's commands, once the container stopped at its memory limit.
+    if (this.stoppedByMemory) return (await this.verifyHost(opts.signal)).execAs(command, opts);
     return runPlainCommand(this.container, {
       command,
       cwd: opts.cwd ? this.resolvePath(opts.cwd) : this.workdir,
@@ -606,6 +707,13 @@ export class DockerEnvironment implements Environment {
 
   async setNetwork(network: string, connected: boolean): Promise<void> {
     this.assertOpen();
+    if (this.stoppedByMemory) {
+      // The new sandbox starts on the task's network, whatever this one was switched to: asked only for a change.
+      const host = await this.verifyHost();
+      const networks = (await host.container.inspect()).NetworkSettings?.Networks ?? {};
+      if (Object.hasOwn(networks, networkModeFor(network)) === connected) return;
+      return host.setNetwork(network, connected);
+    }
     const net = dockerClient().getNetwork(networkModeFor(network));
     if (connected) await net.connect({ Container: this.container.id });
     else await net.disconnect({ Container: this.container.id, Force: true });
@@ -619,6 +727,8 @@ export class DockerEnvironment implements Environment {
    */
   async isolatedCopy(signal?: AbortSignal): Promise<Environment> {
     this.assertOpen();
+    // Stopped at its memory limit: nothing of the agent's runs in the new sandbox the verify gets anyway.
+    if (this.stoppedByMemory) return this.verifyHost(signal);
     const source = this.source;
     if (!source) throw new Error("this docker sandbox was not started for a task: it has no snapshot source");
     const committed = (await this.container.commit({
@@ -660,6 +770,10 @@ export class DockerEnvironment implements Environment {
     this.cleaning ??= (async () => {
       this.shell?.close();
       try {
+        await this.verifyHostStart?.then(
+          (host) => host.cleanup(),
+          () => undefined,
+        );
         await removeContainerById(this.container.id);
       } finally {
         liveContainers.delete(this.container.id);
