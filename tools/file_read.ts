@@ -1,4 +1,9 @@
-/** read_file: numbered lines in pages, with the original's errors, hints and refusals (binary, devices, size). */
+/**
+ * read_file: numbered lines in pages, with the original's errors, hints and refusals (binary, devices, size).
+ * As the original's (shell commands in the environment: `wc -c`, `head -c 1000`, `sed -n`, `wc -l`), a read
+ * brings only its window of lines out of the environment, each line cut to what its numbered form can show, so
+ * a file of any size costs the harness (a worker thread many agent loops share) at most a few MB per read.
+ */
 import { posix } from "node:path";
 import * as z from "zod";
 import { lazy } from "../src/core/lazy.js";
@@ -23,6 +28,18 @@ const MAX_LINE_CHARS = 2000;
 const MAX_READ_CHARS = 100_000;
 /** Above this size a truncated wide read gets a hint to read less (the original's `_hint`). */
 const LARGE_FILE_HINT_BYTES = 512_000;
+/**
+ * Bytes of each line brought out of the environment: a character takes at most 4 bytes (an undecodable byte is
+ * one U+FFFD), so a line cut here still shows its first MAX_LINE_CHARS characters, and has one more to tell it
+ * was longer.
+ */
+const LINE_BYTES_KEPT = 4 * MAX_LINE_CHARS + 1;
+/** Characters of a window's text taken in one look (a line's cut text is at most 4 times its numbered form). */
+const WINDOW_TEXT_CAP = 4 * MAX_READ_CHARS;
+/** Lines per slice when a window's text is larger than that: they are only counted, for the refusal's figure. */
+const SLICE_LINES = 250;
+/** The bound of each command of a read (a file of many GB is scanned by `wc`). */
+const READ_TIMEOUT_MS = 120_000;
 
 /** The extensions the original refuses to read as text (tools/binary_extensions.py at cb51baec). */
 const BINARY_EXTENSIONS = new Set(
@@ -93,9 +110,9 @@ async function similarFiles(env: Environment, path: string): Promise<string[]> {
     .map((s) => s.path);
 }
 
-/** Whether a sample reads as binary: over 30 % of its first 1000 characters are control characters. */
-function looksBinary(sample: Buffer): boolean {
-  const chars = [...sample.toString("utf8")].slice(0, 1000);
+/** Whether a sample (the file's first 1000 bytes) reads as binary: over 30 % of its characters are control characters. */
+function looksBinary(sample: string): boolean {
+  const chars = [...sample].slice(0, 1000);
   if (chars.length === 0) return false;
   const control = chars.filter((c) => c.charCodeAt(0) < 32 && c !== "\n" && c !== "\r" && c !== "\t").length;
   return control / chars.length > 0.3;
@@ -127,24 +144,141 @@ function readResult(fields: {
 }
 
 /**
- * The text `sed -n 'FROM,TOp'` prints for a file: the selected lines, each with its newline (the last
- * line of a file without a final newline has none).
+ * A window's lines numbered `%6d|` as the original numbers `sed`'s output (split at "\n", so a final newline gives a
+ * last, empty numbered line), each cut to MAX_LINE_CHARS characters. Only the first MAX_READ_CHARS characters
+ * are kept: past them the read is refused, and only its length is needed.
  */
-function sedLines(text: string, from: number, to: number): string {
-  const parts = text.split("\n");
-  const lines = parts.map((p, i) => (i < parts.length - 1 ? `${p}\n` : p)).filter((l) => l !== "");
-  return lines.slice(from - 1, to).join("");
+class NumberedWindow {
+  private readonly parts: string[] = [];
+  /** Characters (code points) of the whole numbered text. */
+  length = 0;
+  private next: number;
+  /** The text after the last "\n" seen: the start of a line whose end is still to come. */
+  private open = "";
+
+  constructor(private readonly start: number) {
+    this.next = start;
+  }
+
+  /** More of the window's text (slices end at line ends; only the last may end inside its last line). */
+  push(text: string): void {
+    const pieces = text.split("\n");
+    pieces[0] = this.open + pieces[0];
+    this.open = pieces.pop() ?? "";
+    for (const line of pieces) this.add(line);
+  }
+
+  /** The numbered text, once all of it was pushed; undefined when it is longer than MAX_READ_CHARS. */
+  finish(): string | undefined {
+    this.add(this.open);
+    this.open = "";
+    return this.length > MAX_READ_CHARS ? undefined : this.parts.join("\n");
+  }
+
+  private add(line: string): void {
+    const shown = pyLen(line) > MAX_LINE_CHARS ? `${pySlice(line, MAX_LINE_CHARS)}... [truncated]` : line;
+    const numbered = `${String(this.next).padStart(6, " ")}|${shown}`;
+    this.length += (this.next > this.start ? 1 : 0) + pyLen(numbered);
+    this.next++;
+    if (this.length <= MAX_READ_CHARS) this.parts.push(numbered);
+  }
 }
 
-/** Numbers every piece of `text` split at "\n" (a final newline gives a last, empty numbered line). */
-function numberLines(text: string, start: number): string {
-  return text
-    .split("\n")
-    .map((line, i) => {
-      const shown = pyLen(line) > MAX_LINE_CHARS ? `${pySlice(line, MAX_LINE_CHARS)}... [truncated]` : line;
-      return `${String(start + i).padStart(6, " ")}|${shown}`;
-    })
-    .join("\n");
+/** The file as the read found it: regular (a link followed) and readable, or not. */
+type Probe = { found: true; size: number; mtime: string; sample: string } | { found: false; mtime: string };
+
+/**
+ * One command in the environment: the file's time (`stat -L -c %y`, for the file-state registry), and for a
+ * regular file (what a link leads to) that can be opened, its size and first 1,000 bytes (the binary check). A
+ * FIFO or a device is never opened.
+ */
+async function probeFile(env: Environment, full: string, signal?: AbortSignal): Promise<Probe> {
+  const res = await env
+    .exec(
+      `f=${shellQuote(full)}; m=$(stat -L -c %y -- "$f" 2>/dev/null); ` +
+        `if [ -f "$f" ] && s=$(wc -c < "$f" 2>/dev/null); then echo ok $s "$m"; head -c 1000 -- "$f" 2>/dev/null; ` +
+        `else echo "missing $m"; fi`,
+      { cwd: "/", timeoutMs: READ_TIMEOUT_MS, signal, maxOutputChars: 4000 },
+    )
+    .catch(() => undefined);
+  const head = res && !res.timedOut ? /^(?:ok (\d+) ?|missing ?)([^\n]*)\n/.exec(res.stdout) : null;
+  if (!head) return { found: false, mtime: "" };
+  if (head[1] === undefined) return { found: false, mtime: head[2]! };
+  return { found: true, size: Number(head[1]), mtime: head[2]!, sample: res!.stdout.slice(head[0].length) };
+}
+
+/**
+ * Shell text: `count` lines of the file in `$f` from line `first`, each cut to LINE_BYTES_KEPT bytes, after
+ * `header` (which may name `$z`). busybox's `cut` ends a line at a zero byte: a window holding one has its zero
+ * bytes carried as a control byte it does not hold, `$z` (octal; empty when none was needed or none was free),
+ * which the reader turns back.
+ */
+function windowLines(first: number, count: number, header: string): string {
+  const w = `tail -n +${first} -- "$f" 2>/dev/null | head -n ${count}`;
+  const has = (byte: string) => `[ $(w | tr -dc ${byte} | head -c 1 | wc -c) -gt 0 ]`;
+  return (
+    `w() { ${w}; }; z=; if ${has("'\\000'")}; then for c in 001 002 003 004 005 006 007 010; do ` +
+    `if ! ${has('"\\\\$c"')}; then z=$c; break; fi; done; fi; ${header}; ` +
+    `if [ -n "$z" ]; then w | tr '\\000' "\\\\$z" | cut -b 1-${LINE_BYTES_KEPT}; else w | cut -b 1-${LINE_BYTES_KEPT}; fi`
+  );
+}
+
+/**
+ * The text `sed -n 'FROM,TOp'` prints for lines `from`..`to` of the file, each line cut to LINE_BYTES_KEPT bytes,
+ * numbered; and the file's newline count (`wc -l`). Only as much of it as the numbered text can show is brought
+ * out: at most WINDOW_TEXT_CAP characters in one look, else slices of SLICE_LINES lines that are only counted
+ * (the read is refused then). A string is the command's failure.
+ */
+async function readWindow(
+  env: Environment,
+  full: string,
+  from: number,
+  to: number,
+  signal?: AbortSignal,
+): Promise<{ content: string | undefined; length: number; totalLines: number } | string> {
+  const f = shellQuote(full);
+  const res = await env.exec(
+    `f=${f}; n=$(wc -l < "$f") || exit 3; u=$(tail -c 1 -- "$f" | tr -d '\\n' | wc -c); ` +
+      windowLines(from, to - from + 1, "echo $n $u $z"),
+    { cwd: "/", timeoutMs: READ_TIMEOUT_MS, signal, maxOutputChars: WINDOW_TEXT_CAP + 100 },
+  );
+  const head = /^(\d+) (\d+) ?([0-7]*)\n/.exec(res.stdout);
+  if (res.exitCode !== 0 || res.timedOut || !head)
+    return res.timedOut ? `timed out after ${READ_TIMEOUT_MS / 1000}s` : res.stderr.trim() || `exit ${res.exitCode}`;
+  const totalLines = Number(head[1]);
+  // The last line when the file does not end with a newline: the one cut's newline is taken from.
+  const unterminated = Number(head[2]) > 0 ? totalLines + 1 : 0;
+  const window = new NumberedWindow(from);
+  // `cut` ends the file's last line with a newline the file may not have: taken off again.
+  const take = (text: string, nulAs: string, first: number, last: number) => {
+    const restored = nulAs ? text.replaceAll(String.fromCharCode(Number.parseInt(nulAs, 8)), "\0") : text;
+    const cut = first <= unterminated && unterminated <= last && restored.endsWith("\n");
+    window.push(cut ? restored.slice(0, -1) : restored);
+  };
+  if (!res.truncated) take(res.stdout.slice(head[0].length), head[3]!, from, to);
+  else {
+    // Too wide for one look: longer than the refusal's bound in any case; counted slice by slice for its figure.
+    for (let first = from; first <= to; first += SLICE_LINES) {
+      const count = Math.min(SLICE_LINES, to - first + 1);
+      const slice = await env.exec(`f=${f}; ${windowLines(first, count, 'echo "$z"')}`, {
+        cwd: "/",
+        timeoutMs: READ_TIMEOUT_MS,
+        signal,
+        maxOutputChars: count * (LINE_BYTES_KEPT + 1) + 100,
+      });
+      const sliceHead = /^([0-7]*)\n/.exec(slice.stdout);
+      if (slice.exitCode !== 0 || slice.timedOut || slice.truncated || !sliceHead)
+        return slice.timedOut
+          ? `timed out after ${READ_TIMEOUT_MS / 1000}s`
+          : slice.stderr.trim() || `exit ${slice.exitCode}`;
+      const text = slice.stdout.slice(sliceHead[0].length);
+      take(text, sliceHead[1]!, first, first + count - 1);
+      // Fewer lines than asked: the file ends here.
+      if (text.split("\n").length - 1 < count) break;
+    }
+  }
+  const content = window.finish();
+  return { content, length: window.length, totalLines };
 }
 
 export const readArgs = lazy(() =>
@@ -197,38 +331,35 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
   const dedupKey = readDedupKey(full, offset, limit);
   const unchanged = await unchangedSinceRead(env, ctx, full, dedupKey, path);
   if (unchanged) return { content: unchanged };
-  let data: Buffer;
-  try {
-    data = await env.readFile(full);
-  } catch {
+  const probe = await probeFile(env, full, ctx.signal);
+  if (!probe.found) {
     // The original tells every unreadable path (missing, a folder, no permission) "File not found".
     const similar = await similarFiles(env, path).catch(() => []);
     const missing = readResult({ error: `File not found: ${path}`, similar_files: similar });
     // A folder has a time: the original records it as read all the same.
-    await recordRead(env, ctx, full, offset > 1, dedupKey);
+    await recordRead(env, ctx, full, offset > 1, dedupKey, probe.mtime);
     return { content: guardedRead(missing, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
-  const fileSize = data.length;
-  if (looksBinary(data.subarray(0, 1000))) {
+  const fileSize = probe.size;
+  if (looksBinary(probe.sample)) {
     const binary = readResult({
       file_size: fileSize,
       is_binary: true,
       error: "Binary file - cannot display as text. Use appropriate tools to handle this file type.",
     });
-    await recordRead(env, ctx, full, offset > 1, dedupKey);
+    await recordRead(env, ctx, full, offset > 1, dedupKey, probe.mtime);
     return { content: guardedRead(binary, path, repeatCount(ctx, ["read", path, offset, limit])) };
   }
-  const text = data.toString("utf8");
   const end = offset + limit - 1;
-  const content = numberLines(sedLines(text, offset, end), offset);
-  let totalLines = 0;
-  for (const byte of data) if (byte === 10) totalLines++;
+  const window = await readWindow(env, full, offset, end, ctx.signal);
+  if (typeof window === "string") return { content: readResult({ error: `Failed to read file: ${window}` }) };
+  const { content, totalLines } = window;
   const truncated = totalLines > end;
-  if (pyLen(content) > MAX_READ_CHARS) {
+  if (content === undefined) {
     return {
       content: {
         error:
-          `Read produced ${grouped(pyLen(content))} characters which exceeds the safety limit (${grouped(MAX_READ_CHARS)} chars). ` +
+          `Read produced ${grouped(window.length)} characters which exceeds the safety limit (${grouped(MAX_READ_CHARS)} chars). ` +
           `Use offset and limit to read a smaller range. The file has ${totalLines} lines total.`,
         path,
         total_lines: totalLines,
@@ -250,6 +381,6 @@ export async function handleReadFile(args: ReadArgs, ctx: ToolContext): Promise<
       `This file is large (${grouped(fileSize)} bytes). Consider reading only the section you need with offset and limit ` +
       "to keep context usage efficient.";
   }
-  await recordRead(env, ctx, full, offset > 1 || truncated, dedupKey);
+  await recordRead(env, ctx, full, offset > 1 || truncated, dedupKey, probe.mtime);
   return { content: guardedRead(result, path, repeatCount(ctx, ["read", path, offset, limit])) };
 }

@@ -75,9 +75,11 @@ export async function recordRead(
   full: string,
   partial: boolean,
   dedupKey?: string,
+  /** The time the read itself saw (`stat -L -c %y`, "" when there was none), instead of asking again. */
+  seen?: string,
 ): Promise<void> {
   if (!ctx.fileStamps && !ctx.readDedup) return;
-  const mtime = await mtimeOf(env, full, ctx.signal);
+  const mtime = seen === undefined ? await mtimeOf(env, full, ctx.signal) : seen || undefined;
   if (mtime === undefined) return;
   ctx.fileStamps?.set(full, { mtime, partial });
   if (dedupKey !== undefined) ctx.readDedup?.set(dedupKey, mtime);
