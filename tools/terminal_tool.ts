@@ -23,6 +23,8 @@ export const DEFAULT_TERMINAL_TIMEOUT_S = 60;
 export const MAX_TERMINAL_TIMEOUT_S = 600;
 const DEFAULT_WAIT_S = 60;
 const DEFAULT_LOG_LINES = 200;
+/** A task's background processes on a pseudo-terminal at one time; past them one runs without (see startBackground). */
+export const MAX_PTY_PROCESSES = 8;
 
 const TERMINAL_DESCRIPTION = [
   "Execute a shell command in the task's environment (a Linux shell) and return its combined stdout/stderr",
@@ -319,9 +321,34 @@ const PTY_DISABLED_NOTE =
   "For local background processes, call process(action='close') after writing so it receives EOF.";
 
 /**
+ * The background processes each environment (task) started on a pseudo-terminal. Every sandbox's ptys come from
+ * the kernel's one pool (kernel.pty.max, 4096 by default, 1024 of them kept for the host's devpts), so a task gets
+ * at most MAX_PTY_PROCESSES running on one at a time: past them a process runs without one, as the original's
+ * does when it cannot get a pty.
+ */
+const ptyProcesses = new WeakMap<Environment, Set<string>>();
+
+/** Whether the task may start one more process on a pty: fewer than MAX_PTY_PROCESSES of its own still run. */
+async function ptyAvailable(env: Environment): Promise<boolean> {
+  const ids = ptyProcesses.get(env);
+  if (!ids || ids.size < MAX_PTY_PROCESSES) return true;
+  for (const id of [...ids]) {
+    const s = await statusOf(env, id).catch(() => undefined);
+    if (!s?.running) ids.delete(id);
+  }
+  return ids.size < MAX_PTY_PROCESSES;
+}
+
+function notePty(env: Environment, id: string): void {
+  let ids = ptyProcesses.get(env);
+  if (!ids) ptyProcesses.set(env, (ids = new Set()));
+  ids.add(id);
+}
+
+/**
  * A background start with the original's result: `{output, session_id, pid, exit_code, error}`, then
  * `pty_note`, `watch_patterns_ignored`, and the flag that is kept (watch_patterns give way to notify_on_complete).
- * The process runs on a pty when asked and the environment has one to give.
+ * The process runs on a pty when asked and the environment has one to give (and the task is within its share).
  */
 async function startBackground(
   args: TerminalArgs & { command: string },
@@ -330,14 +357,12 @@ async function startBackground(
   notices: ProcessNotices | undefined,
 ): Promise<ToolResult> {
   const ptyDisabled = (args.pty ?? false) && needsPipedStdin(args.command);
+  const pty = (args.pty ?? false) && !ptyDisabled && (await ptyAvailable(env));
   let started: { id: string; pid?: number };
   try {
     // From the terminal's carried state (its cwd, unless a workdir this backend honours; its exports), as the original's.
-    started = await env.startBackground(args.command, {
-      cwd: cwd ?? env.cwd,
-      carry: true,
-      pty: (args.pty ?? false) && !ptyDisabled,
-    });
+    started = await env.startBackground(args.command, { cwd: cwd ?? env.cwd, carry: true, pty });
+    if (pty) notePty(env, started.id);
   } catch (err) {
     return {
       content: {
@@ -594,11 +619,58 @@ async function stdinAnswer(env: Environment, a: ProcessArgs, id: string): Promis
   }
 }
 
+/** The fields of /proc/PID/stat after the command name: `$1` state, `$2` ppid, `$4` session, `$5` tty_nr (sh). */
+const STAT_FIELDS = 'read -r s < "$f" 2>/dev/null || continue; p=${s%% *}; set -- ${s##*) }';
+
+/**
+ * What runs on the pty of a background process: `script` (util-linux) starts the command in a session of its own,
+ * out of reach of the kill of the process's group. Shell text that prints `sessions: <ids>` (the sessions `script`
+ * children of `pid` lead) and `holders: <pids>` (the processes with those terminals open, which left the session).
+ */
+function ptySessionsScript(pid: number): string {
+  return [
+    `w=${pid}; sc=; ld=; h=`,
+    `for f in /proc/[0-9]*/stat; do ${STAT_FIELDS}; c=\${s#*(}; [ "$2" = "$w" ] && [ "\${c%)*}" = script ] && sc="$sc $p"; done`,
+    `for f in /proc/[0-9]*/stat; do ${STAT_FIELDS}; for x in $sc; do [ "$2" = "$x" ] && [ "$4" = "$p" ] && ld="$ld $p"; done; done`,
+    // A slave pty is 136:N; tty_nr packs the minor's low 8 bits at 0 and the rest from bit 20.
+    `for l in $ld; do f=/proc/$l/stat; ${STAT_FIELDS}; [ $((($5 >> 8) & 4095)) -eq 136 ] || continue`,
+    `  t=/dev/pts/$((($5 & 255) | (($5 >> 12) & 1048320)))`,
+    `  for fd in /proc/[0-9]*/fd/*; do [ "$fd" -ef "$t" ] && { x=\${fd#/proc/}; h="$h \${x%%/*}"; }; done`,
+    `done`,
+    `echo "sessions:$ld"; echo "holders:$h"`,
+  ].join("\n");
+}
+
+/** Shell text that ends every process of `sessions` and `holders`: SIGTERM, SIGKILL after a second, then waits. */
+function endPtySessionsScript(sessions: string, holders: string): string {
+  return [
+    `ld='${sessions}'; h='${holders}'`,
+    `left() { for f in /proc/[0-9]*/stat; do ${STAT_FIELDS}; case $1 in Z*|X*) continue;; esac; ` +
+      `for x in $ld; do [ "$4" = "$x" ] && echo $p; done; for x in $h; do [ "$p" = "$x" ] && echo $p; done; done; }`,
+    `v=$(left); [ -z "$v" ] || kill -TERM $v 2>/dev/null`,
+    `i=0; while [ $i -lt 10 ] && [ -n "$(left)" ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`,
+    `v=$(left); [ -z "$v" ] || kill -KILL $v 2>/dev/null`,
+    `i=0; while [ $i -lt 100 ] && [ -n "$(left)" ]; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`,
+    `true`,
+  ].join("\n");
+}
+
 async function killAnswer(env: Environment, id: string): Promise<ProcessAnswer> {
   const s = await statusOf(env, id);
   if (!s) return notFound(id);
   if (!s.running) return { status: "already_exited", exit_code: exitCodeOf(s) };
+  // On a pty: its session is looked up while `script` still runs, the process's group is killed first (so the
+  // exit code is the kill's), then the session and whatever holds its terminal (they ignored the hangup).
+  const pid = s.started?.pty ? s.started.pid : undefined;
+  const found = pid
+    ? await env.exec(ptySessionsScript(pid), { cwd: "/", timeoutMs: 30_000 }).catch(() => undefined)
+    : undefined;
   await env.killBackground(id);
+  const sessions = /^sessions:([\d ]*)$/m.exec(found?.stdout ?? "")?.[1]?.trim() ?? "";
+  const holders = /^holders:([\d ]*)$/m.exec(found?.stdout ?? "")?.[1]?.trim() ?? "";
+  if (sessions || holders)
+    await env.exec(endPtySessionsScript(sessions, holders), { cwd: "/", timeoutMs: 30_000 }).catch(() => undefined);
+  ptyProcesses.get(env)?.delete(id);
   return { status: "killed", session_id: id };
 }
 
