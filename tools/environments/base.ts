@@ -178,7 +178,10 @@ export type EnvironmentFactory = (spec: EnvironmentSpec, options: EnvironmentOpt
 
 export const DEFAULT_OUTPUT_CAP = 50_000;
 
-/** A file larger than this is not read whole (Environment.readFile: patch, the approval gate's look at files earlier calls wrote), in any backend. */
+/**
+ * A file larger than this is not read whole (Environment.readFile: patch, the approval gate's look at files earlier
+ * calls wrote), in any backend.
+ */
 export const MAX_FILE_READ_BYTES = 256 * 1024 * 1024;
 
 /** Keeps 40 % head and 60 % tail of an over-long output with a notice stating the cap. */
