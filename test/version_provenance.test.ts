@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symli
 import { join } from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, NO_SCHEDULER, ROOT, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { CLI, NO_SCHEDULER, ROOT, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { writeRunFolder } from "./helpers/report_fixture.js";
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
@@ -50,14 +50,17 @@ function copyBuild(name: string, version: string, rebuilt = false): string {
   return join(root, "dist", "src", "cli.js");
 }
 
-function runWith(cli: string, args: string[]) {
-  return execa("node", [cli, ...args], {
+/** `hermes-batch ARGS` by `cli`: this build in the test process, another build as a child process. */
+async function runWith(cli: string, args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+  if (cli === CLI) return runCliInProcess(args, { cwd: dir, env: NO_SCHEDULER });
+  const r = await execa("node", [cli, ...args], {
     cwd: dir,
     env: cleanEnv(NO_SCHEDULER),
     extendEnv: false,
     reject: false,
     timeout: 120_000,
   });
+  return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
 const runArgs = (name: string, extra: string[] = []) => [
@@ -75,6 +78,18 @@ const runArgs = (name: string, extra: string[] = []) => [
   "none",
   ...extra,
 ];
+
+let twoVersions: Promise<string> | undefined;
+/**
+ * A copy, under `name`, of one run whose shard 0 this build ran and shard 1 the "9.9.9" copy (run once for the
+ * tests that only read or merge it).
+ */
+async function twoVersionRun(name: string): Promise<string> {
+  const source = await (twoVersions ??= shardedRun("two-versions", [CLI, otherVersionCli]));
+  const copy = join(dir, "runs", name);
+  cpSync(source, copy, { recursive: true });
+  return copy;
+}
 
 /** Runs shard i of run `name` with each CLI given (index order). */
 async function shardedRun(name: string, clis: string[]): Promise<string> {
@@ -110,7 +125,7 @@ afterAll(() => {
 
 describe("a run records which hermes-batch wrote it", () => {
   it("checkpoint.json and a shard's completion record name the version and the build", async () => {
-    const run = await shardedRun("recorded", [CLI, otherVersionCli]);
+    const run = await twoVersionRun("recorded");
     const shard0 = join(run, "shards", `0000-of-000${N}`);
     const shard1 = join(run, "shards", `0001-of-000${N}`);
     expect(readJson(join(shard0, "checkpoint.json")).hermes_batch_version).toBe(VERSION);
@@ -127,8 +142,8 @@ describe("a run records which hermes-batch wrote it", () => {
 
 describe("merge of shards run by different builds", () => {
   it("refuses shards of different versions (exit 2, naming shards and versions); --force merges and records them", async () => {
-    const run = await shardedRun("mixed", [CLI, otherVersionCli]);
-    const m = await runCli(["merge", run], { cwd: dir, env: NO_SCHEDULER });
+    const run = await twoVersionRun("mixed");
+    const m = await runCliInProcess(["merge", run], { cwd: dir, env: NO_SCHEDULER });
     expect(m.exitCode, m.stdout + m.stderr).toBe(2);
     expect(m.stderr).toContain("the shards were run by different hermes-batch versions");
     expect(m.stderr).toContain(`${VERSION}: shard(s) 0`);
@@ -137,7 +152,7 @@ describe("merge of shards run by different builds", () => {
     expect(existsSync(join(run, "merge.json"))).toBe(false);
     expect(existsSync(join(run, "trajectories.jsonl"))).toBe(false);
 
-    const forced = await runCli(["merge", run, "--force"], { cwd: dir, env: NO_SCHEDULER });
+    const forced = await runCliInProcess(["merge", run, "--force"], { cwd: dir, env: NO_SCHEDULER });
     expect(forced.exitCode, forced.stdout + forced.stderr).toBe(0);
     expect(forced.stderr).toContain("different hermes-batch versions");
     expect(forced.stderr).toContain("merging anyway: --force");
@@ -156,7 +171,7 @@ describe("merge of shards run by different builds", () => {
 
   it("merges shards of one version built differently, with a warning naming the builds", async () => {
     const run = await shardedRun("rebuilt", [CLI, rebuiltCli]);
-    const m = await runCli(["merge", run], { cwd: dir, env: NO_SCHEDULER });
+    const m = await runCliInProcess(["merge", run], { cwd: dir, env: NO_SCHEDULER });
     expect(m.exitCode, m.stdout + m.stderr).toBe(0);
     expect(m.stderr).toMatch(new RegExp(`different builds of hermes-batch ${VERSION.replace(/\./g, "\\.")}`));
     expect(m.stderr).toMatch(/build [0-9a-f]{16}: shard\(s\) 0/);
@@ -172,7 +187,7 @@ describe("merge of shards run by different builds", () => {
 
   it("merges shards of one version silently, and records it", async () => {
     const run = await shardedRun("same", [CLI, CLI]);
-    const m = await runCli(["merge", run], { cwd: dir, env: NO_SCHEDULER });
+    const m = await runCliInProcess(["merge", run], { cwd: dir, env: NO_SCHEDULER });
     expect(m.exitCode, m.stdout + m.stderr).toBe(0);
     expect(m.stderr).not.toContain("hermes-batch version");
     expect(m.stderr).not.toContain("builds");
@@ -183,7 +198,7 @@ describe("merge of shards run by different builds", () => {
   }, 120_000);
 
   it("merges shards of earlier versions, which recorded none (unknown), and does not refuse one beside a known one", async () => {
-    const run = await shardedRun("old", [CLI, otherVersionCli]);
+    const run = await twoVersionRun("old");
     // Shard 1 as an earlier hermes-batch left it: no version anywhere.
     const shard1 = join(run, "shards", `0001-of-000${N}`);
     for (const f of ["checkpoint.json", "shard-complete.json"]) {
@@ -200,7 +215,7 @@ describe("merge of shards run by different builds", () => {
     delete y.hermes_batch_version;
     delete y.hermes_batch_build;
     writeFileSync(join(shard1, "run.yaml"), YAML.stringify(y));
-    const m = await runCli(["merge", run], { cwd: dir, env: NO_SCHEDULER });
+    const m = await runCliInProcess(["merge", run], { cwd: dir, env: NO_SCHEDULER });
     expect(m.exitCode, m.stdout + m.stderr).toBe(0);
     expect(m.stderr).toContain("shard(s) 1 recorded no hermes-batch version");
     const info = readJson(join(run, "merge.json"));
