@@ -214,49 +214,56 @@ const rows = (from: number, to: number) => Array.from({ length: to - from + 1 },
 describe.each(["sandbox", "docker", "busybox"])("read_file of large files (%s)", (name) => {
   const backend = () => backends.find((b) => b.name === name)!;
 
-  it("a file over 256 MiB reads as the original reads it: its window, line count, size and the large-file hint", async () => {
-    const b = backend();
-    const size = 300 * MiB;
-    const text = `${rows(1, 600).join("\n")}\n`;
-    const path = await sparseFile(b, "big.log", text, size);
-    const first = await readFileTool(b, { path });
-    const numbered = (from: number, to: number) =>
-      rows(from, to)
-        .map((r, i) => `${String(from + i).padStart(6, " ")}|${r}`)
-        .join("\n");
-    expect(Object.keys(first)).toEqual([
-      "content",
-      "total_lines",
-      "file_size",
-      "truncated",
-      "hint",
-      "is_binary",
-      "is_image",
-      "_hint",
-    ]);
-    expect(first).toEqual({
-      content: `${numbered(1, 500)}\n   501|`,
-      total_lines: 600,
-      file_size: size,
-      truncated: true,
-      hint: "Use offset=501 to continue reading (showing 1-500 of 600 lines)",
-      is_binary: false,
-      is_image: false,
-      _hint:
-        "This file is large (314,572,800 bytes). Consider reading only the section you need with offset and limit to keep context usage efficient.",
-    });
-    // The last line: 300 MiB of zero bytes without a final newline, cut to 2,000 characters.
-    const last = await readFileTool(b, { path, offset: 599, limit: 5 });
-    expect(last).toEqual({
-      content: `${numbered(599, 600)}\n   601|${"\0".repeat(2000)}... [truncated]`,
-      total_lines: 600,
-      file_size: size,
-      truncated: false,
-      is_binary: false,
-      is_image: false,
-    });
-    await b.env.exec("rm -f big.log", { cwd: b.env.workdir });
-  }, 180_000);
+  // Over 256 MiB: where the reading tools differ (coreutils in the sandbox, busybox); Docker's coreutils read as the
+  // sandbox's, and the 200 MB case below covers its transport. Each case scans 300 MiB in its environment.
+  const bigFileCase = name === "docker" ? () => undefined : it;
+  bigFileCase(
+    "a file over 256 MiB reads as the original reads it: its window, line count, size and the large-file hint",
+    async () => {
+      const b = backend();
+      const size = 300 * MiB;
+      const text = `${rows(1, 600).join("\n")}\n`;
+      const path = await sparseFile(b, "big.log", text, size);
+      const first = await readFileTool(b, { path });
+      const numbered = (from: number, to: number) =>
+        rows(from, to)
+          .map((r, i) => `${String(from + i).padStart(6, " ")}|${r}`)
+          .join("\n");
+      expect(Object.keys(first)).toEqual([
+        "content",
+        "total_lines",
+        "file_size",
+        "truncated",
+        "hint",
+        "is_binary",
+        "is_image",
+        "_hint",
+      ]);
+      expect(first).toEqual({
+        content: `${numbered(1, 500)}\n   501|`,
+        total_lines: 600,
+        file_size: size,
+        truncated: true,
+        hint: "Use offset=501 to continue reading (showing 1-500 of 600 lines)",
+        is_binary: false,
+        is_image: false,
+        _hint:
+          "This file is large (314,572,800 bytes). Consider reading only the section you need with offset and limit to keep context usage efficient.",
+      });
+      // The last line: 300 MiB of zero bytes without a final newline, cut to 2,000 characters.
+      const last = await readFileTool(b, { path, offset: 599, limit: 5 });
+      expect(last).toEqual({
+        content: `${numbered(599, 600)}\n   601|${"\0".repeat(2000)}... [truncated]`,
+        total_lines: 600,
+        file_size: size,
+        truncated: false,
+        is_binary: false,
+        is_image: false,
+      });
+      await b.env.exec("rm -f big.log", { cwd: b.env.workdir });
+    },
+    180_000,
+  );
 
   it("a window of a 200 MB file costs the harness no more than a few MB", async () => {
     const b = backend();
