@@ -88,11 +88,17 @@ export async function prepareHarborSandbox(
   settings: HarborRunSettings,
   signal?: AbortSignal,
 ): Promise<void> {
-  const r = await asRoot(
-    env,
-    "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts",
-  );
-  if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
+  const setUp = async () => {
+    const r = await asRoot(
+      env,
+      "rm -rf /tests && mkdir -p /logs/agent /logs/verifier /logs/artifacts && chmod 777 /logs/agent /logs/verifier /logs/artifacts",
+    );
+    if (r.exitCode !== 0) throw new Error(`could not make /logs in the sandbox: ${r.stderr.trim().slice(-200)}`);
+  };
+  await setUp();
+  // A sandbox that starts a new container of the task's image (Docker, once a root agent ended the last one, and
+  // the agent goes on in it) does it there too: no /tests of the image's in the agent's reach.
+  (env as { whenRenewed?: (step: () => Promise<void>) => void }).whenRenewed?.(setUp);
   await networkFor(env, settings, task.network);
   if (task.healthcheck) await healthcheck(env, task, signal);
   await networkFor(env, settings, agentPhaseNetwork(task, settings));

@@ -36,7 +36,6 @@ import { CarriedState } from "../shell/carried_state.js";
 import { spawnInContainer } from "./docker_piped.js";
 import type { PipedProcess, PipedSpawnOptions } from "../piped_process.js";
 import { DiskQuota } from "../disk_quota.js";
-import { runTool } from "../disk_pool.js";
 import type { RunUser } from "./docker_user.js";
 import { workdirQuota, type DockerOptions } from "./docker_options.js";
 import type { SandboxPlan } from "./docker_start.js";
@@ -56,6 +55,8 @@ const SHELL_END_SETTLE_MS = 2_000;
 const SETTLE_POLL_MS = 100;
 /** How long the engine's events of a removed container may take to be listed. */
 const EVENTS_MS = 5_000;
+/** An `oom` event this long (ns) before the container's end is the memory limit's kill that ended it. */
+const OOM_BEFORE_DIE_NS = 5_000_000_000n;
 
 /** How many times a kill pass that did not finish is tried, and the pause before each retry (times the attempt). */
 const KILL_PASS_ATTEMPTS = 5;
@@ -170,12 +171,18 @@ export class DockerEnvironment implements Environment {
   onLost: ((reason: string) => void) | undefined;
   private lostReason: string | undefined;
   /**
-   * The container stopped at its memory limit (its init or keep-alive killed by the kernel; the engine then removes
-   * it, AutoRemove): none of the agent's processes is left, and the verify step runs in `verifyHost`.
+   * The container is of no more use, and the next call runs in a new one over the same task folder (`renew`):
+   * `all`, any call: the agent's own processes ended its keep-alive (a root agent's `kill -9 -1`), and the agent goes
+   * on, as the local sandbox replaces a shell the agent killed; `verify`, the verify step's calls: the container
+   * stopped at its memory limit (the sandbox lost: the agent stops there), or it stopped during the
+   * verify step's kill passes.
    */
-  private stoppedByMemory = false;
-  /** A new sandbox like this one (its image, limits, user, labels) for the verify step, once the container stopped. */
-  private verifyHostStart: Promise<DockerEnvironment> | undefined;
+  private renewal: "all" | "verify" | undefined;
+  private renewing: Promise<void> | undefined;
+  /** The networks `setNetwork` connected (true) or disconnected: a new container is set the same way. */
+  private readonly networks = new Map<string, boolean>();
+  /** What the task's set-up did to its container, done again in each new one (`whenRenewed`). */
+  private readonly renewSteps: (() => Promise<void>)[] = [];
   /** When this sandbox was made (s): the engine's events of its container are looked up from then. */
   private readonly madeAt = Math.floor(Date.now() / 1000) - 5;
   /** Runs after the container is removed (a snapshot copy removes its image). */
@@ -184,7 +191,8 @@ export class DockerEnvironment implements Environment {
   quota: DiskQuota | undefined;
 
   constructor(
-    readonly container: Docker.Container,
+    /** The sandbox's container: a new one once the agent ended the last (`renew`). */
+    public container: Docker.Container,
     readonly workdir: string,
     private readonly runUser: RunUser,
     /** Mount points the archive API cannot see into (tmpfs). */
@@ -251,6 +259,13 @@ export class DockerEnvironment implements Environment {
     const cwd = this.carried.startCwd(opts, (p) => this.resolvePath(p), this.workdir);
     const cap = opts.maxOutputChars ?? this.options.maxOutputChars;
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    // The persistent shell ended since the last command (a process the agent left ended the container's keep-alive):
+    // this command runs in a new sandbox, as in the local one.
+    if (this.shell && !this.shell.alive && !this.renewal && !this.cleaning) {
+      const stop = await this.checkStopped("its shell ended");
+      if (stop instanceof EnvironmentLostError) throw stop;
+    }
+    await this.renewed(false, opts.signal);
     try {
       if (opts.stdin === undefined) {
         const shell = await this.getShell();
@@ -266,9 +281,11 @@ export class DockerEnvironment implements Environment {
             cap,
             ...(state ? { state } : {}),
           });
-          // The shell ended with the command: its container may have stopped with it (the memory limit), which the
-          // task is told now, not at its next command.
-          if (!shell.alive && !this.cleaning) await this.loseIfStopped("its shell ended", SHELL_END_SETTLE_MS);
+          // The shell ended with the command: its container may have stopped with it (the memory limit, the agent's
+          // own `kill -9 -1` as root), which the task is told now, not at its next command.
+          const ended = !shell.alive && !this.cleaning;
+          if (ended && (await this.checkStopped("its shell ended", SHELL_END_SETTLE_MS)) !== "running")
+            return this.carried.after(opts, result);
           return await this.afterCommand(this.carried.after(opts, result));
         }
       }
@@ -368,55 +385,120 @@ export class DockerEnvironment implements Environment {
       return err instanceof Error ? err : new Error(String(err));
     // Any failure of the command path (an engine error, the persistent shell's stream ending) may mean the
     // container is gone or stopped: then no later call can succeed and the task must not go on.
-    return (await this.loseIfStopped(dockerErrorMessage(err))) ?? (err instanceof Error ? err : new Error(String(err)));
+    const why = dockerErrorMessage(err);
+    const stop = await this.checkStopped(why);
+    if (stop instanceof EnvironmentLostError) return stop;
+    if (stop === "renew")
+      return new Error(
+        `${why}: the sandbox's container was ended from inside (its keep-alive killed); the next call runs in a new sandbox over the task folder`,
+      );
+    return err instanceof Error ? err : new Error(String(err));
   }
 
   /**
-   * The sandbox lost when its container is no longer running (`why`: what the harness met), as a memory_limit when
-   * the kernel killed its processes for memory (the engine's OOMKilled, or its `oom` event once the container was
-   * removed); undefined while it runs.
+   * Whether the container still runs (watched for `settleMs`: the engine marks it stopped a moment after its
+   * processes died), and else what follows for the task (`why`: what the harness met): the agent's own end of its
+   * keep-alive, a new sandbox at the next call (`renew`); the memory limit, the sandbox lost as a memory_limit and
+   * the verify step in a new sandbox; anything else (an engine's or a person's kill, the keep-alive's own end), the
+   * sandbox lost.
    */
-  private async loseIfStopped(why: string, settleMs = 0): Promise<EnvironmentLostError | undefined> {
-    const inspect = (): Promise<{ running: boolean; status?: string; oom?: boolean }> =>
-      this.container.inspect().then(
-        (i) =>
-          i.State?.Running
-            ? { running: true }
-            : { running: false, status: i.State?.Status ?? "?", oom: i.State?.OOMKilled === true },
-        (e: unknown) => (statusCodeOf(e) === 404 ? { running: false, status: "gone" } : { running: true }),
-      );
-    let state = await inspect();
-    // The engine marks the container stopped a moment after its processes died.
-    for (const end = Date.now() + settleMs; state.running && Date.now() < end; state = await inspect())
-      await sleep(SETTLE_POLL_MS);
-    if (state.running) return undefined;
+  private async checkStopped(why: string, settleMs = 0): Promise<"running" | "renew" | EnvironmentLostError> {
+    const stop = await this.stopCause(settleMs);
+    if (!stop) return "running";
     const id = this.container.id.slice(0, 12);
-    // Removed already (AutoRemove): the engine's events say whether the kernel killed a process of it for memory.
-    if (state.oom ?? (await this.oomEvent())) {
-      this.stoppedByMemory = true;
+    if (stop.cause === "self") {
+      this.renewal = "all";
+      this.source?.plan.onEvent?.(
+        `sandbox container ${id} was ended from inside (its keep-alive killed: ${why}); the next call starts a new sandbox over the task folder`,
+      );
+      return "renew";
+    }
+    if (stop.cause === "memory") {
+      this.renewal = "verify";
       return this.lose(
         `memory_limit: sandbox container ${id} stopped: the kernel killed its own processes for exceeding its memory limit (${this.options.memoryMb} MiB)`,
       );
     }
-    return this.lose(
-      `sandbox container ${id} is ${state.status === "gone" ? "gone" : `stopped (${state.status})`}: ${why}`,
-    );
+    return this.lose(`sandbox container ${id} is ${stop.status}: ${why}`);
   }
 
-  /** Whether the engine reported an `oom` event of this container since it was made (false when it cannot tell). */
-  private async oomEvent(): Promise<boolean> {
+  /**
+   * Why the container no longer runs (undefined while it runs): `memory`, the kernel killed its processes for its
+   * memory limit (the engine's OOMKilled, or, once the container was removed (AutoRemove), its `oom` event just
+   * before its end); `self`, its own processes ended its keep-alive: the keep-alive runs as the agent's uid (root),
+   * no `kill` of the engine's stopped it (docker kill, stop, rm -f: from outside), and it did not end by itself at
+   * its lifetime (exit 0); `other`, anything else.
+   */
+  private async stopCause(settleMs = 0): Promise<{ cause: "memory" | "self" | "other"; status: string } | undefined> {
+    const inspect = (): Promise<{ running: boolean; status?: string; oom?: boolean; exit?: number }> =>
+      this.container.inspect().then(
+        (i) =>
+          i.State?.Running
+            ? { running: true }
+            : {
+                running: false,
+                status: `stopped (${i.State?.Status ?? "?"})`,
+                oom: i.State?.OOMKilled === true,
+                exit: i.State?.ExitCode,
+              },
+        (e: unknown) => (statusCodeOf(e) === 404 ? { running: false, status: "gone" } : { running: true }),
+      );
+    let state = await inspect();
+    for (const end = Date.now() + settleMs; state.running && Date.now() < end; state = await inspect())
+      await sleep(SETTLE_POLL_MS);
+    if (state.running) return undefined;
+    const status = state.status ?? "?";
+    if (state.oom) return { cause: "memory", status };
+    const events = await this.stopEvents();
+    if (events.oom) return { cause: "memory", status };
+    const exit = state.exit ?? events.exit;
+    if (this.runUser.uid === 0 && !events.kill && exit !== 0) return { cause: "self", status };
+    return { cause: "other", status };
+  }
+
+  /**
+   * What the engine's events since this sandbox was made say of its container's end (nothing when it cannot tell):
+   * an `oom` kill just before it, a `kill` (from outside), the exit code of its end (`die`).
+   */
+  private async stopEvents(): Promise<{ oom: boolean; kill: boolean; exit?: number }> {
     const ask = (async () => {
       const stream = await dockerClient().getEvents({
         since: this.madeAt,
         until: Math.ceil(Date.now() / 1000),
-        filters: { container: [this.container.id], event: ["oom"] },
+        filters: { container: [this.container.id], event: ["oom", "kill", "die"] },
       });
       let text = "";
       for await (const chunk of stream) text += String(chunk);
-      return /"(status|Action)"\s*:\s*"oom"/.test(text);
-    })().catch(() => false);
+      const events: { action: string; at: bigint; exit?: number }[] = [];
+      for (const line of text.split("\n")) {
+        try {
+          const e = JSON.parse(line) as {
+            Action?: string;
+            status?: string;
+            timeNano?: number | string;
+            Actor?: { Attributes?: Record<string, string> };
+          };
+          const exit = e.Actor?.Attributes?.exitCode;
+          events.push({
+            action: e.Action ?? e.status ?? "",
+            at: BigInt(e.timeNano ?? 0),
+            ...(exit !== undefined && /^\d+$/.test(exit) ? { exit: Number(exit) } : {}),
+          });
+        } catch {
+          // not a whole event
+        }
+      }
+      const die = events.findLast((e) => e.action === "die");
+      return {
+        oom: events.some((e) => e.action === "oom" && (!die || e.at >= die.at - OOM_BEFORE_DIE_NS)),
+        kill: events.some((e) => e.action === "kill"),
+        ...(die?.exit !== undefined ? { exit: die.exit } : {}),
+      };
+    })().catch(() => ({ oom: false, kill: false }));
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EVENTS_MS)));
+    const late = new Promise<{ oom: boolean; kill: boolean }>(
+      (resolve) => (timer = setTimeout(() => resolve({ oom: false, kill: false }), EVENTS_MS)),
+    );
     try {
       return await Promise.race([ask, late]);
     } finally {
@@ -425,32 +507,62 @@ export class DockerEnvironment implements Environment {
   }
 
   /**
-   * Where the verify step runs once the container stopped at its memory limit: a new sandbox as this one was made
-   * (the task's image, limits, user, network, labels; this one's permit, its container gone), its task folder
-   * filled from this one's own file system (`disk`), which outlives the container. Without one, the agent's files
-   * went with the container, and the verify grades the image as it was. Made once.
+   * Runs `renew` when the container is to be replaced for this call (`forVerify`: a call of the verify step's),
+   * once for concurrent calls. A new sandbox for the agent that cannot start loses the sandbox.
    */
-  private verifyHost(signal?: AbortSignal): Promise<DockerEnvironment> {
-    this.verifyHostStart ??= (async () => {
-      const source = this.source;
-      if (!source) throw new Error("this docker sandbox was not started for a task: it cannot be made again");
-      const host = await source.start(
-        { ...source.plan, role: "task", ...(signal ? { signal } : {}) },
-        this.permit,
-        source.gates,
-      );
-      if (this.quota && host.quota) {
-        try {
-          // Links and special files copied as they are, never followed: nothing of the agent's runs any more.
-          await runTool("cp", ["-a", "--", `${this.quota.mountPoint}/.`, `${host.quota.mountPoint}/`], 600);
-        } catch (err) {
-          await host.cleanup().catch(() => undefined);
-          throw err;
-        }
+  private async renewed(forVerify: boolean, signal?: AbortSignal): Promise<void> {
+    while (this.renewal === "all" || (forVerify && this.renewal === "verify")) {
+      const agent = this.renewal === "all";
+      this.renewing ??= this.renew(signal).finally(() => (this.renewing = undefined));
+      try {
+        await this.renewing;
+      } catch (err) {
+        if (!agent || this.cleaning) throw err;
+        throw this.lose(
+          `sandbox container ${this.container.id.slice(0, 12)} was ended from inside, and a new sandbox could not start: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
-      return host;
-    })();
-    return this.verifyHostStart;
+    }
+  }
+
+  /**
+   * A new container for this sandbox, started as the last one was (the task's image, limits, user, network,
+   * labels; this sandbox's permit), over the same task folder: its own file system (`disk`), which outlives a
+   * container, is bound again; without one the agent's files went with the container, and the new one has the
+   * image's. The last container is removed first (if it is not gone already): nothing of the
+   * agent's runs beside the new one. Its keep-alive is the image's (the image is the task's, which the agent never
+   * wrote). The networks are set as `setNetwork` left them; the persistent shell and background processes start
+   * anew.
+   */
+  private async renew(signal?: AbortSignal): Promise<void> {
+    const source = this.source;
+    if (!source) throw new Error("this docker sandbox was not started for a task: it cannot be started again");
+    this.shell?.close();
+    this.shell = undefined;
+    const old = this.container.id;
+    await removeContainerById(old);
+    liveContainers.delete(old);
+    const next = await source.start(
+      { ...source.plan, role: "task", ...(this.quota ? { quota: this.quota } : {}), ...(signal ? { signal } : {}) },
+      this.permit,
+      source.gates,
+    );
+    this.container = next.container;
+    liveContainers.set(next.container.id, this);
+    this.background = undefined;
+    this.shellFailures = 0;
+    this.shellDisabled = !this.options.persistentShell || this.stoppedForVerify;
+    this.renewal = undefined;
+    for (const [network, connected] of this.networks) await this.switchNetwork(network, connected);
+    for (const step of this.renewSteps) await step();
+  }
+
+  /**
+   * `step` runs in each new container of this sandbox (`renew`), before anything else: a task's set-up that
+   * changed the image's files (a Harbor task's /tests removed, its /logs made) does it there too.
+   */
+  whenRenewed(step: () => Promise<void>): void {
+    this.renewSteps.push(step);
   }
 
   /**
@@ -461,6 +573,7 @@ export class DockerEnvironment implements Environment {
     if (this.lostReason !== undefined) return null;
     try {
       this.assertOpen();
+      await this.renewed(false);
       const full = this.resolvePath(path);
       const res = await runExecRaw(this.container, {
         cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full],
@@ -479,6 +592,7 @@ export class DockerEnvironment implements Environment {
     // As the task user in the running container (not the engine's archive API, which reads as root): a file
     // that user cannot read is not read, and a symlink resolves with that user's rights.
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    await this.renewed(false);
     // Only a regular file (what a link leads to), and at most MAX_FILE_READ_BYTES + 1 of it: the whole output is kept in
     // memory and the exec has no time limit, so a FIFO would hold the task and a link to /dev/zero grow this process.
     const res = await runExecRaw(this.container, {
@@ -509,6 +623,7 @@ export class DockerEnvironment implements Environment {
       'd=${1%/*}; if [ -n "$d" ]; then mkdir -p "$d" || exit 1; fi; ' +
       'if [ -e "$1" ] && [ ! -f "$1" ] && [ ! -d "$1" ]; then echo "$1: Not a regular file" >&2; exit 1; fi; cat > "$1"';
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    await this.renewed(false);
     const res = await runExecRaw(this.container, {
       cmd: ["sh", "-c", script, "hb", full],
       user: this.runUser.user,
@@ -523,6 +638,8 @@ export class DockerEnvironment implements Environment {
   }
 
   private async backgroundManager(): Promise<BackgroundProcessManager> {
+    // Those of a container the agent ended went with it: a new container has a manager of its own.
+    await this.renewed(false);
     if (!this.background) {
       const probe = await this.exec("command -v bash >/dev/null 2>&1 && echo bash || echo sh", { timeoutMs: 10_000 });
       const shell = probe.stdout.trim() === "bash" ? "bash" : "sh";
@@ -536,9 +653,10 @@ export class DockerEnvironment implements Environment {
   }
 
   /** A process in the container whose stdin and stdout the harness holds (an MCP server; docker_piped.ts). */
-  spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
+  async spawnPiped(argv: string[], opts?: PipedSpawnOptions): Promise<PipedProcess> {
     this.assertOpen();
     if (this.lostReason !== undefined) throw new EnvironmentLostError(this.lostReason);
+    await this.renewed(false);
     return spawnInContainer(
       this.container,
       this.runUser.user,
@@ -583,16 +701,26 @@ export class DockerEnvironment implements Environment {
    * has no CAP_KILL over the uids it switched to), until a last pass as root finds none. A pass that did not finish
    * (killed by a process it raced, or unable to fork under a full pids limit) is tried again. Throws when some
    * survive (verify must not run then). Later commands of this sandbox use one exec each, never a persistent shell
-   * again.
+   * again. A container stopped at its memory limit, or ended by the agent (its keep-alive killed, before
+   * or during the passes), is replaced first by a new one over the same task folder (`renew`), where this runs.
    */
   async stopProcesses(): Promise<void> {
     this.assertOpen();
-    if (this.stoppedByMemory) {
-      // The container stopped with every process in it: the verify step gets a sandbox of its own.
-      await this.verifyHost();
-      this.stoppedForVerify = true;
-      return;
+    await this.renewed(true);
+    try {
+      await this.endProcesses();
+    } catch (err) {
+      const stop = await this.stopCause(SHELL_END_SETTLE_MS).catch(() => undefined);
+      if (!stop || stop.cause === "other") throw err;
+      this.renewal = "verify";
+      await this.renewed(true);
+      await this.endProcesses();
     }
+    this.stoppedForVerify = true;
+  }
+
+  /** stopProcesses in the container as it is. */
+  private async endProcesses(): Promise<void> {
     this.shell?.close();
     this.shell = undefined;
     this.shellDisabled = true;
@@ -641,7 +769,6 @@ export class DockerEnvironment implements Environment {
     const changed = shellFilesChanged(await this.container.changes());
     if (changed.length > 0)
       throw new Error(`the agent changed ${changed.slice(0, 5).join(", ")}, which the verify step runs through`);
-    this.stoppedForVerify = true;
   }
 
   /** stopProcesses() ran: nothing of the agent's runs in the container any more. */
@@ -655,7 +782,7 @@ export class DockerEnvironment implements Environment {
    */
   async runVerify(command: string, opts: VerifyOptions = {}): Promise<ExecResult> {
     this.assertOpen();
-    if (this.stoppedByMemory) return (await this.verifyHost(opts.signal)).runVerify(command, opts);
+    await this.renewed(true, opts.signal);
     if (!this.stoppedForVerify) await this.stopProcesses();
     for (const f of opts.files ?? []) {
       const full = this.resolvePath(f.path);
@@ -691,8 +818,8 @@ export class DockerEnvironment implements Environment {
 
   async execAs(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult> {
     this.assertOpen();
-    // A Harbor verifier's commands, once the container stopped at its memory limit.
-    if (this.stoppedByMemory) return (await this.verifyHost(opts.signal)).execAs(command, opts);
+    // A Harbor verifier's commands in a new container, once the last one stopped.
+    await this.renewed(true, opts.signal);
     return runPlainCommand(this.container, {
       command,
       cwd: opts.cwd ? this.resolvePath(opts.cwd) : this.workdir,
@@ -707,14 +834,17 @@ export class DockerEnvironment implements Environment {
 
   async setNetwork(network: string, connected: boolean): Promise<void> {
     this.assertOpen();
-    if (this.stoppedByMemory) {
-      // The new sandbox starts on the task's network, whatever this one was switched to: asked only for a change.
-      const host = await this.verifyHost();
-      const networks = (await host.container.inspect()).NetworkSettings?.Networks ?? {};
-      if (Object.hasOwn(networks, networkModeFor(network)) === connected) return;
-      return host.setNetwork(network, connected);
-    }
-    const net = dockerClient().getNetwork(networkModeFor(network));
+    await this.renewed(true);
+    await this.switchNetwork(network, connected);
+    this.networks.set(network, connected);
+  }
+
+  /** Connects the container to `network` or disconnects it, when it is not so already. */
+  private async switchNetwork(network: string, connected: boolean): Promise<void> {
+    const mode = networkModeFor(network);
+    const networks = (await this.container.inspect()).NetworkSettings?.Networks ?? {};
+    if (Object.hasOwn(networks, mode) === connected) return;
+    const net = dockerClient().getNetwork(mode);
     if (connected) await net.connect({ Container: this.container.id });
     else await net.disconnect({ Container: this.container.id, Force: true });
   }
@@ -727,8 +857,7 @@ export class DockerEnvironment implements Environment {
    */
   async isolatedCopy(signal?: AbortSignal): Promise<Environment> {
     this.assertOpen();
-    // Stopped at its memory limit: nothing of the agent's runs in the new sandbox the verify gets anyway.
-    if (this.stoppedByMemory) return this.verifyHost(signal);
+    await this.renewed(true, signal);
     const source = this.source;
     if (!source) throw new Error("this docker sandbox was not started for a task: it has no snapshot source");
     const committed = (await this.container.commit({
@@ -770,10 +899,8 @@ export class DockerEnvironment implements Environment {
     this.cleaning ??= (async () => {
       this.shell?.close();
       try {
-        await this.verifyHostStart?.then(
-          (host) => host.cleanup(),
-          () => undefined,
-        );
+        // A new container being started is removed with the sandbox.
+        await this.renewing?.catch(() => undefined);
         await removeContainerById(this.container.id);
       } finally {
         liveContainers.delete(this.container.id);

@@ -44,6 +44,11 @@ export interface SandboxPlan {
   signal?: AbortSignal;
   /** The task's EnvironmentSpec.onEvent (retried starts). */
   onEvent?: (message: string) => void;
+  /**
+   * The task folder's own file system to bind at the workdir, instead of a new one: a sandbox whose container is of
+   * no more use goes on in a new one over the same files (DockerEnvironment's renew). Its owner removes it.
+   */
+  quota?: DiskQuota;
 }
 
 /** Creates and starts one hardened container holding the given sandbox permit (released on failure). */
@@ -72,7 +77,8 @@ export async function startSandbox(
       tmpfs["/var/tmp"] = "rw,nosuid,nodev,size=256m,mode=1777";
       tmpfs["/run"] = "rw,nosuid,nodev,size=64m,mode=755";
     }
-    if (workdirQuota(opts)) quota = await DiskQuota.forContainer(parseSize(opts.disk!)!, runUser.uid, runUser.gid);
+    if (plan.quota) quota = plan.quota;
+    else if (workdirQuota(opts)) quota = await DiskQuota.forContainer(parseSize(opts.disk!)!, runUser.uid, runUser.gid);
     if (opts.readOnlyRoot || quota) {
       // A volume (not a tmpfs) keeps what the image has in the workdir (the engine copies it into an empty
       // volume) and is reachable by the archive API; it is anonymous, so removing the container (AutoRemove or
@@ -172,7 +178,7 @@ export async function startSandbox(
       liveContainers.delete(containerId);
     }
     permit.release();
-    await quota?.remove(false);
+    if (quota !== plan.quota) await quota?.remove(false);
     if (plan.signal?.aborted) throw err;
     if (err instanceof Error && /^(image |shutting down)/.test(err.message)) throw err;
     const tries = retried > 0 ? ` after ${retried + 1} attempts` : "";

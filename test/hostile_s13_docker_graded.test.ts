@@ -1,0 +1,228 @@
+/**
+ * A hostile agent in Docker cannot take its own failing task out of the pass rate (turn it into an unscored
+ * environment_error or a verify that "could not run"):
+ * - a root agent's `kill -9 -1` kills the container's keep-alive, and the container stops (the engine removes it):
+ *   as the local sandbox does for a shell the agent killed, the next command gets a new sandbox of the task's image
+ *   over the same task folder (its own file system outlives the container), the agent goes on, and the verify runs.
+ * Through the CLI with a scripted model (the fake OpenAI server: its tool calls are the attack), in real containers;
+ * root only (loop file systems for the task folder's own file system).
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { readJsonl } from "./helpers/jsonl.js";
+
+const SCRIPTS: Record<string, string[]> = {
+  // Goes on after the kill: its folder is there, and it writes one more line.
+  kill: ["echo work > out.txt", "kill -9 -1", "cat out.txt; echo more >> out.txt; echo went-on"],
+  // A Harbor task's: the new sandbox was set up as the last one was (its /logs made anew).
+  hkill: ["echo work > out.txt", "kill -9 -1", "cat out.txt; echo more >> out.txt; ls -d /logs/agent; echo went-on"],
+  // The kill is its last command: the verify runs over its folder all the same.
+  killlast: ["echo work > out.txt", "kill -9 -1"],
+};
+
+let server: FakeOpenAI;
+
+beforeAll(async () => {
+  await ensureDockerTestImages();
+  server = await startFakeOpenAI(
+    scriptedPerTask((id) =>
+      SCRIPTS[id.replace(/^.*\//, "").replace(/-.*/, "")]!.map((command) => ({
+        name: "terminal",
+        arguments: { command, timeout: 30 },
+      })),
+    ),
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const root = process.getuid?.() === 0;
+
+interface Row {
+  id: string;
+  verify: string;
+  verify_files?: string;
+}
+
+/**
+ * Runs `rows` through the CLI (`--env docker`, a 64 MiB task folder, and `args`): their lines by task id, and the
+ * run's scores (statistics.json).
+ */
+async function run(
+  name: string,
+  rows: Row[],
+  args: string[],
+): Promise<{ lines: Map<string, any>; stderr: string; scores: any }> {
+  const dir = tempDir(`hb-s13-${name}-`);
+  const dataset = join(dir, "d.jsonl");
+  writeFileSync(
+    dataset,
+    rows
+      .map((r) =>
+        JSON.stringify({
+          ...r,
+          ...(r.verify_files ? { verify_files: join(dir, r.verify_files) } : {}),
+          prompt: `task:${r.id}`,
+          toolsets: ["terminal"],
+        }),
+      )
+      .join("\n") + "\n",
+  );
+  for (const r of rows)
+    if (r.verify_files) {
+      mkdirSync(join(dir, r.verify_files, "checks"), { recursive: true });
+      writeFileSync(join(dir, r.verify_files, "checks", "check.sh"), "grep -qx 42 answer.txt\n");
+    }
+  const out = join(dir, "runs");
+  const runName = uniqueRunName(`s13-${name}`);
+  const r = await runCliInProcess(
+    [
+      "run",
+      dataset,
+      "--env",
+      "docker",
+      "--disk",
+      "64m",
+      ...args,
+      "--model",
+      "m",
+      "--base-url",
+      server.baseURL,
+      "--api-key",
+      "k",
+      "--approval",
+      "allow",
+      "--concurrency",
+      String(rows.length),
+      "--output-dir",
+      out,
+      "--run-name",
+      runName,
+      "--progress",
+      "none",
+    ],
+    { timeoutMs: 120_000 },
+  );
+  const lines = new Map<string, any>();
+  for (const f of ["trajectories.jsonl", "failed.jsonl"])
+    for (const l of readJsonl(join(out, runName, f))) lines.set(l.task_id, l);
+  const { scores } = JSON.parse(readFileSync(join(out, runName, "statistics.json"), "utf8"));
+  return { lines, stderr: r.stderr, scores };
+}
+
+/** A Harbor task folder: the local test image, no network, the agent as root (Harbor's default), `test` its test. */
+function writeHarborTask(dir: string, name: string, test: string): void {
+  const task = join(dir, name);
+  mkdirSync(join(task, "tests"), { recursive: true });
+  mkdirSync(join(task, "solution"), { recursive: true });
+  writeFileSync(
+    join(task, "task.toml"),
+    `schema_version = "1.4"\n\n[agent]\ntimeout_sec = 60.0\n\n[verifier]\ntimeout_sec = 30.0\n\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\nnetwork_mode = "no-network"\nstorage_mb = 64\n`,
+  );
+  writeFileSync(join(task, "instruction.md"), `task:${name}\n`);
+  writeFileSync(
+    join(task, "tests", "test.sh"),
+    `#!/bin/bash\necho 'the test ran'\nif ${test}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n`,
+    { mode: 0o755 },
+  );
+  writeFileSync(join(task, "solution", "solve.sh"), "#!/bin/bash\ntrue\n", { mode: 0o755 });
+}
+
+function toolOutputs(line: any): string[] {
+  return line.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content).output ?? m.content);
+}
+
+describe("a root agent that kills its container's keep-alive (kill -9 -1)", () => {
+  it.runIf(root)(
+    "goes on in a new sandbox over the same task folder, and its task is graded",
+    { timeout: 120_000 },
+    async () => {
+      const { busyboxImage } = await ensureDockerTestImages();
+      const started = Date.now();
+      const { lines, stderr, scores } = await run(
+        "kill",
+        [
+          { id: "kill-pass", verify: "grep -q work out.txt && grep -q more out.txt" },
+          { id: "kill-fail", verify: "test -f answer.txt" },
+          { id: "killlast-pass", verify: "grep -q work out.txt" },
+        ],
+        ["--image", busyboxImage],
+      );
+      for (const [id, passed] of [
+        ["kill-pass", true],
+        ["kill-fail", false],
+        ["killlast-pass", true],
+      ] as const) {
+        const line = lines.get(id);
+        expect(line, `${id}: ${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({ outcome: "completed" });
+        expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed });
+        expect(line.score).toMatchObject({ passed });
+      }
+      // It went on in its folder after the container was gone.
+      expect(toolOutputs(lines.get("kill-pass")).at(-1)).toBe("work\nwent-on");
+      expect(lines.get("kill-fail").verify).toMatchObject({ exit_code: 1 });
+      expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+  );
+});
+
+describe("a Harbor task whose root agent kills its container's keep-alive", () => {
+  it.runIf(root)("goes on in a new sandbox, and its verifier grades what it left", { timeout: 120_000 }, async () => {
+    const dir = tempDir("hb-s13-harbor-kill-");
+    const tasks = join(dir, "tasks");
+    writeHarborTask(tasks, "hkill-pass", "grep -q work out.txt && grep -q more out.txt");
+    writeHarborTask(tasks, "hkill-fail", "test -f answer.txt");
+    const out = join(dir, "runs");
+    const runName = uniqueRunName("s13-harbor-kill");
+    const started = Date.now();
+    const r = await runCliInProcess(
+      [
+        "run",
+        "--harbor",
+        tasks,
+        "--env",
+        "docker",
+        "--model",
+        "m",
+        "--base-url",
+        server.baseURL,
+        "--api-key",
+        "k",
+        "--toolsets",
+        "terminal",
+        "--approval",
+        "allow",
+        "--concurrency",
+        "2",
+        "--output-dir",
+        out,
+        "--run-name",
+        runName,
+        "--progress",
+        "none",
+      ],
+      { timeoutMs: 110_000 },
+    );
+    const lines = new Map<string, any>();
+    for (const f of ["trajectories.jsonl", "failed.jsonl"])
+      for (const l of readJsonl(join(out, runName, f))) lines.set(l.task_id, l);
+    for (const [id, passed] of [
+      ["hkill-pass", true],
+      ["hkill-fail", false],
+    ] as const) {
+      const line = lines.get(id);
+      expect(line, `${id}: ${JSON.stringify(line?.error)}\n${r.stderr}`).toMatchObject({ outcome: "completed" });
+      expect(line.score, JSON.stringify(line.score)).toMatchObject({ passed, value: passed ? 1 : 0 });
+      expect(line.score.scorers[0].details?.output_tail).toMatch(/the test ran/);
+      expect(toolOutputs(line).at(-1), id).toBe("work\n/logs/agent\nwent-on");
+    }
+    expect(Date.now() - started).toBeLessThan(30_000);
+  });
+});
