@@ -3,7 +3,10 @@
  * environment_error or a verify that "could not run"):
  * - a root agent's `kill -9 -1` kills the container's keep-alive, and the container stops (the engine removes it):
  *   as the local sandbox does for a shell the agent killed, the next command gets a new sandbox of the task's image
- *   over the same task folder (its own file system outlives the container), the agent goes on, and the verify runs.
+ *   over the same task folder (its own file system outlives the container), the agent goes on, and the verify runs;
+ * - an unprivileged agent fills the /tmp tmpfs past the memory limit: the container keeps running, but every exec
+ *   the harness starts in it is killed for memory, the kill passes before the verify included. The task ends
+ *   resource_limit (memory_limit) and its verify runs in a new sandbox over the same task folder.
  * Through the CLI with a scripted model (the fake OpenAI server: its tool calls are the attack), in real containers;
  * root only (loop file systems for the task folder's own file system).
  */
@@ -22,6 +25,9 @@ const SCRIPTS: Record<string, string[]> = {
   hkill: ["echo work > out.txt", "kill -9 -1", "cat out.txt; echo more >> out.txt; ls -d /logs/agent; echo went-on"],
   // The kill is its last command: the verify runs over its folder all the same.
   killlast: ["echo work > out.txt", "kill -9 -1"],
+  // An unprivileged agent: more than the memory limit in the /tmp tmpfs (charged to the container, held by no
+  // process), which no process's end gives back.
+  wedge: ["echo work > out.txt; dd if=/dev/zero of=/tmp/fill bs=1M count=300 status=none; echo rc=$?", "echo after"],
 };
 
 let server: FakeOpenAI;
@@ -225,4 +231,40 @@ describe("a Harbor task whose root agent kills its container's keep-alive", () =
     }
     expect(Date.now() - started).toBeLessThan(30_000);
   });
+});
+
+describe("an unprivileged agent that fills /tmp past the memory limit (the container wedged, not stopped)", () => {
+  it.runIf(root)(
+    "ends resource_limit (memory_limit), and its verify runs in a new sandbox over its task folder",
+    { timeout: 120_000 },
+    async () => {
+      const { image } = await ensureDockerTestImages();
+      const started = Date.now();
+      const { lines, stderr, scores } = await run(
+        "wedge",
+        [
+          { id: "wedge-pass", verify: "grep -q work out.txt" },
+          { id: "wedge-fail", verify: "test -f answer.txt" },
+        ],
+        ["--image", image, "--memory-mb", "64"],
+      );
+      for (const [id, passed] of [
+        ["wedge-pass", true],
+        ["wedge-fail", false],
+      ] as const) {
+        const line = lines.get(id);
+        expect(line, `${id}: ${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({
+          outcome: "resource_limit",
+          reason: "memory_limit",
+        });
+        expect(line.error).toMatch(/^memory_limit: /);
+        expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed });
+        // Found with the command that filled the memory: the agent's next command is never asked for.
+        const calls = line.conversations.filter((m: any) => m.from === "gpt" && m.value.includes("<tool_call>"));
+        expect(calls, id).toHaveLength(1);
+      }
+      expect(scores).toMatchObject({ scored: 2, unscored: 0, passed: 1 });
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+  );
 });

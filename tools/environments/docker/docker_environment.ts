@@ -57,6 +57,16 @@ const SETTLE_POLL_MS = 100;
 const EVENTS_MS = 5_000;
 /** An `oom` event this long (ns) before the container's end is the memory limit's kill that ended it. */
 const OOM_BEFORE_DIE_NS = 5_000_000_000n;
+/** How long the engine's memory figures of a container may take. */
+const STATS_MS = 5_000;
+/**
+ * Memory (MiB) under its limit that files in a container's memory file systems (tmpfs: /tmp, /dev/shm) may leave
+ * free before the container counts as wedged at that limit: no process's end gives their memory back, and every
+ * new process (each exec of the harness's, the kill passes and the verify included) is killed for memory.
+ */
+const WEDGE_HEADROOM_MB = 16;
+/** Docker's default /dev/shm size (MiB), a tmpfs whose files the container's memory holds too. */
+const DEV_SHM_MB = 64;
 
 /** How many times a kill pass that did not finish is tried, and the pause before each retry (times the attempt). */
 const KILL_PASS_ATTEMPTS = 5;
@@ -174,7 +184,7 @@ export class DockerEnvironment implements Environment {
    * The container is of no more use, and the next call runs in a new one over the same task folder (`renew`):
    * `all`, any call: the agent's own processes ended its keep-alive (a root agent's `kill -9 -1`), and the agent goes
    * on, as the local sandbox replaces a shell the agent killed; `verify`, the verify step's calls: the container
-   * stopped at its memory limit (the sandbox lost: the agent stops there), or it stopped during the
+   * stopped or is wedged at its memory limit (the sandbox lost: the agent stops there), or it stopped during the
    * verify step's kill passes.
    */
   private renewal: "all" | "verify" | undefined;
@@ -286,7 +296,7 @@ export class DockerEnvironment implements Environment {
           const ended = !shell.alive && !this.cleaning;
           if (ended && (await this.checkStopped("its shell ended", SHELL_END_SETTLE_MS)) !== "running")
             return this.carried.after(opts, result);
-          return await this.afterCommand(this.carried.after(opts, result));
+          return await this.afterCommand(this.carried.after(opts, result), ended);
         }
       }
       const state = this.carried.stateFor(opts);
@@ -302,7 +312,7 @@ export class DockerEnvironment implements Environment {
         ...(state ? { state } : {}),
       });
       if (state && opts.carry === true) result.cwd = await this.savedCwd(state);
-      return await this.afterCommand(this.carried.after(opts, result));
+      return await this.afterCommand(this.carried.after(opts, result), false);
     } catch (err) {
       throw await this.explain(err);
     }
@@ -326,12 +336,15 @@ export class DockerEnvironment implements Environment {
    * keeps full: probes (one fork inside the sandbox, by dash, which does not retry) tell them apart. The sandbox
    * is lost when PROBES in a row, PROBE_GAP_MS apart, cannot fork or do not answer within PROBE_MS.
    */
-  private async afterCommand(result: ExecResult): Promise<ExecResult> {
+  private async afterCommand(result: ExecResult, shellEnded: boolean): Promise<ExecResult> {
+    // Killed (or its shell with it), or unable to fork: its memory may be held by files no process's end gives back.
+    const forkFailed = FORK_FAILURE.test(result.stderr) || FORK_FAILURE.test(result.stdout);
+    if ((shellEnded || result.exitCode === 137 || forkFailed) && (await this.loseIfWedged())) return result;
     if (this.quota?.full() && /No space left on device/.test(result.stdout + result.stderr)) {
       this.lose(`disk_limit: the task folder is full (its quota is ${Math.round(this.quota.bytes / 2 ** 20)} MiB)`);
       return result;
     }
-    if (!FORK_FAILURE.test(result.stderr) && !FORK_FAILURE.test(result.stdout)) return result;
+    if (!forkFailed) return result;
     let why = "";
     for (let attempt = 0; attempt < PROBES; attempt++) {
       if (attempt > 0) await sleep(PROBE_GAP_MS);
@@ -507,6 +520,45 @@ export class DockerEnvironment implements Environment {
   }
 
   /**
+   * Whether files in the container's memory file systems (tmpfs: /tmp, /dev/shm) hold its memory so near its limit
+   * that no process can start in it (WEDGE_HEADROOM_MB): the container runs, but each exec is killed for memory, the
+   * verify step's included. Then the sandbox is lost as a memory_limit, and the verify step runs in a new sandbox
+   * over the task folder. Asked only when those file systems can hold that much.
+   */
+  private async loseIfWedged(): Promise<boolean> {
+    const why = await this.wedged();
+    if (!why) return false;
+    this.renewal = "verify";
+    this.lose(
+      `memory_limit: sandbox container ${this.container.id.slice(0, 12)} stays at its memory limit (${this.options.memoryMb} MiB): ${why}`,
+    );
+    return true;
+  }
+
+  /** What holds the container wedged at its memory limit (see loseIfWedged), or undefined when it is not. */
+  private async wedged(): Promise<string | undefined> {
+    const tmpfsMb = this.options.tmpSizeMb + (this.options.readOnlyRoot ? 256 + 64 : 0) + DEV_SHM_MB;
+    if (this.options.memoryMb > tmpfsMb + WEDGE_HEADROOM_MB || this.cleaning) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("late")), STATS_MS)));
+    try {
+      const stats = (await Promise.race([this.container.stats({ stream: false, "one-shot": true }), late])) as {
+        memory_stats?: { limit?: number; stats?: Record<string, number> };
+      };
+      const m = stats.memory_stats?.stats ?? {};
+      const limit = Math.min(stats.memory_stats?.limit ?? Infinity, this.options.memoryMb * 2 ** 20);
+      // cgroup v2 names it; v1 counts it in the cache, apart from the page cache of files (reclaimable).
+      const held = m.shmem ?? (m.total_cache ?? 0) - (m.total_active_file ?? 0) - (m.total_inactive_file ?? 0);
+      if (!(held > limit - WEDGE_HEADROOM_MB * 2 ** 20)) return undefined;
+      return `${Math.round(held / 2 ** 20)} MiB of it held by files in its memory file systems (/tmp, /dev/shm), which no process's end gives back`;
+    } catch {
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Runs `renew` when the container is to be replaced for this call (`forVerify`: a call of the verify step's),
    * once for concurrent calls. A new sandbox for the agent that cannot start loses the sandbox.
    */
@@ -529,7 +581,7 @@ export class DockerEnvironment implements Environment {
    * A new container for this sandbox, started as the last one was (the task's image, limits, user, network,
    * labels; this sandbox's permit), over the same task folder: its own file system (`disk`), which outlives a
    * container, is bound again; without one the agent's files went with the container, and the new one has the
-   * image's. The last container is removed first (if it is not gone already): nothing of the
+   * image's. The last container is removed first (gone already, or wedged at its memory limit): nothing of the
    * agent's runs beside the new one. Its keep-alive is the image's (the image is the task's, which the agent never
    * wrote). The networks are set as `setNetwork` left them; the persistent shell and background processes start
    * anew.
@@ -701,17 +753,22 @@ export class DockerEnvironment implements Environment {
    * has no CAP_KILL over the uids it switched to), until a last pass as root finds none. A pass that did not finish
    * (killed by a process it raced, or unable to fork under a full pids limit) is tried again. Throws when some
    * survive (verify must not run then). Later commands of this sandbox use one exec each, never a persistent shell
-   * again. A container stopped at its memory limit, or ended by the agent (its keep-alive killed, before
+   * again. A container stopped or wedged at its memory limit, or ended by the agent (its keep-alive killed, before
    * or during the passes), is replaced first by a new one over the same task folder (`renew`), where this runs.
    */
   async stopProcesses(): Promise<void> {
     this.assertOpen();
     await this.renewed(true);
+    // No exec of the harness's could run in it.
+    if (await this.wedged()) {
+      this.renewal = "verify";
+      await this.renewed(true);
+    }
     try {
       await this.endProcesses();
     } catch (err) {
       const stop = await this.stopCause(SHELL_END_SETTLE_MS).catch(() => undefined);
-      if (!stop || stop.cause === "other") throw err;
+      if (stop ? stop.cause === "other" : !(await this.wedged())) throw err;
       this.renewal = "verify";
       await this.renewed(true);
       await this.endProcesses();
