@@ -1,9 +1,11 @@
 /**
  * A hostile agent in Docker cannot take its own failing task out of the pass rate (turn it into an unscored
- * environment_error or a verify that "could not run"):
+ * environment_error or a verify that "could not run"), nor run a program of its own beside the verify:
  * - a root agent's `kill -9 -1` kills the container's keep-alive, and the container stops (the engine removes it):
  *   as the local sandbox does for a shell the agent killed, the next command gets a new sandbox of the task's image
  *   over the same task folder (its own file system outlives the container), the agent goes on, and the verify runs;
+ * - with --verify-isolated, a root agent's own `sleep` (the container's keep-alive is `sleep`, found on PATH) would
+ *   be the keep-alive of the snapshot copy the verify runs in, beside the verify, past the kill passes;
  * - an unprivileged agent fills the /tmp tmpfs past the memory limit: the container keeps running, but every exec
  *   the harness starts in it is killed for memory, the kill passes before the verify included. The task ends
  *   resource_limit (memory_limit) and its verify runs in a new sandbox over the same task folder.
@@ -18,6 +20,13 @@ import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
+/**
+ * A root agent's own `sleep` in place of the image's (/bin/sleep, first on the busybox image's PATH): a loop of
+ * shell builtins (no process for a kill pass to find) that does `what` (no single quote in it) for ever.
+ */
+const ownSleep = (what: string) =>
+  `rm -f /bin/sleep && printf '#!/bin/sh\\nwhile :; do ${what}; done\\n' > /bin/sleep && chmod 755 /bin/sleep && echo planted`;
+
 const SCRIPTS: Record<string, string[]> = {
   // Goes on after the kill: its folder is there, and it writes one more line.
   kill: ["echo work > out.txt", "kill -9 -1", "cat out.txt; echo more >> out.txt; echo went-on"],
@@ -25,6 +34,10 @@ const SCRIPTS: Record<string, string[]> = {
   hkill: ["echo work > out.txt", "kill -9 -1", "cat out.txt; echo more >> out.txt; ls -d /logs/agent; echo went-on"],
   // The kill is its last command: the verify runs over its folder all the same.
   killlast: ["echo work > out.txt", "kill -9 -1"],
+  // Its `sleep` would make the (failing) check pass: it writes `exit 0` over it.
+  forge: [ownSleep('[ -d /work/checks ] && echo "exit 0" > /work/checks/check.sh')],
+  // Its `sleep` would kill the (passing) verify.
+  spoil: ["echo 42 > answer.txt", ownSleep("kill -9 -1 2>/dev/null")],
   // An unprivileged agent: more than the memory limit in the /tmp tmpfs (charged to the container, held by no
   // process), which no process's end gives back.
   wedge: ["echo work > out.txt; dd if=/dev/zero of=/tmp/fill bs=1M count=300 status=none; echo rc=$?", "echo after"],
@@ -231,6 +244,31 @@ describe("a Harbor task whose root agent kills its container's keep-alive", () =
     }
     expect(Date.now() - started).toBeLessThan(30_000);
   });
+});
+
+describe("--verify-isolated: a root agent's own sleep", () => {
+  it.runIf(root)(
+    "never runs beside the verify: the snapshot copy's keep-alive is not found on PATH",
+    { timeout: 120_000 },
+    async () => {
+      const { busyboxImage } = await ensureDockerTestImages();
+      const { lines, stderr, scores } = await run(
+        "sleep",
+        [
+          { id: "forge-fail", verify: "sh checks/check.sh", verify_files: "files-forge" },
+          { id: "spoil-pass", verify: "sh checks/check.sh", verify_files: "files-spoil" },
+        ],
+        ["--image", busyboxImage, "--verify-isolated"],
+      );
+      for (const id of ["forge-fail", "spoil-pass"])
+        expect(toolOutputs(lines.get(id)).at(-1), `${id}\n${stderr}`).toBe("planted");
+      // The real check ran (`grep` found no answer), not the forged `exit 0`.
+      expect(lines.get("forge-fail").verify, stderr).toMatchObject({ passed: false, exit_code: 2 });
+      expect(lines.get("forge-fail").verify.output).toMatch(/answer\.txt/);
+      expect(lines.get("spoil-pass").verify, stderr).toMatchObject({ passed: true, exit_code: 0 });
+      expect(scores).toMatchObject({ scored: 2, unscored: 0, passed: 1 });
+    },
+  );
 });
 
 describe("an unprivileged agent that fills /tmp past the memory limit (the container wedged, not stopped)", () => {

@@ -934,8 +934,9 @@ export class DockerEnvironment implements Environment {
     try {
       const permit = await source.gates.acquireSandbox(signal);
       const image: ImageInfo = { id: imageId, user: source.plan.image.user, workingDir: this.workdir };
+      // The snapshot's own `sleep` may be the agent's: the copy's keep-alive is not found on its PATH.
       const copy = await source.start(
-        { ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal },
+        { ...source.plan, imageName: imageId, image, cwd: this.workdir, role: "task", signal, snapshot: true },
         permit,
         source.gates,
       );

@@ -49,6 +49,13 @@ export interface SandboxPlan {
    * no more use goes on in a new one over the same files (DockerEnvironment's renew). Its owner removes it.
    */
   quota?: DiskQuota;
+  /**
+   * Started from a snapshot of a task's container (--verify-isolated): the keep-alive is the image's `sh` waiting on
+   * its stdin (kept open: `OpenStdin`), the shell the verify runs through, which the agent was found not to have
+   * changed; not `sleep` found on PATH, which may be a root agent's own and would run beside the verify, past the
+   * kill passes (they spare the keep-alive). Such a container has no deadman: the harness (or `gc`) removes it.
+   */
+  snapshot?: boolean;
 }
 
 /** Creates and starts one hardened container holding the given sandbox permit (released on failure). */
@@ -103,8 +110,9 @@ export async function startSandbox(
         const created = await dockerClient().createContainer({
           name,
           Image: imageName,
-          Entrypoint: ["sleep"],
-          Cmd: [String(plan.lifetimeSec)],
+          ...(plan.snapshot
+            ? { Entrypoint: ["sh"], Cmd: [], OpenStdin: true }
+            : { Entrypoint: ["sleep"], Cmd: [String(plan.lifetimeSec)] }),
           WorkingDir: workdir,
           ...(Object.keys(opts.containerEnv).length
             ? { Env: Object.entries(opts.containerEnv).map(([k, v]) => `${k}=${v}`) }
