@@ -1,8 +1,8 @@
 /**
  * How a task ended. completed, max_turns, partial, time_limit (a scored row's or a Harbor task's agent stopped
- * at its time limit, graded like Harbor grades it) and resource_limit (a scored row's agent hit a limit of its
- * sandbox: memory, process count or disk quota, named by the line's `reason`; graded likewise) are final (a
- * trajectory). The rest are failures
+ * at its time limit, graded like Harbor grades it) and resource_limit (a scored row's or a Harbor task's agent hit
+ * a limit of its sandbox: memory, process count or disk quota, named by the line's `reason`; graded likewise) are
+ * final (a trajectory). The rest are failures
  * (failed.jsonl): model_error, environment_error, timeout and cancelled are infrastructure and rerun by
  * `--resume`; internal_error is a bug of hermes-batch itself, rerun only with `--retry-internal`.
  * Apart from records.ts (whose schemas are built from these) so that a worker thread need not build every
