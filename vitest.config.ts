@@ -104,11 +104,11 @@ export default defineConfig({
     // The built CLI, when a test calls its `main` in process (test/helpers/cli.ts): loaded by Node, not transformed.
     server: { deps: { external: [/\/dist\/src\//] } },
     fileParallelism: true,
-    // Three files at a time on 2 cores: the docker, cluster and browser files mostly wait (on the engine, Slurm,
+    // Four files at a time on 2 cores: the docker, cluster and browser files mostly wait (on the engine, Slurm,
     // chromium, a scripted model's latency), and test/setup/sequencer.ts starts them beside the files that compute.
-    // Four was faster (vitest 334.2 s against 374.6 s, one clone each), but under its load the local fork-bomb test
-    // failed its first attempt in both runs (docs/benchmarks.md): not worth a red CI.
-    maxWorkers: 3,
+    // Three left the cores idle at times (vitest 374.6 s against 334.2 s with four, one clone each); four was given
+    // up once because the local fork-bomb test's outcome depended on the load, which it no longer does.
+    maxWorkers: 4,
     sequence: { sequencer: SuiteSequencer },
     projects: [
       { extends: true, test: { name: "unit", include: UNIT, isolate: false, globalSetup: [TMP] } },
