@@ -84,6 +84,7 @@ export class BackgroundProcessManager {
       exitTmp: `${this.stateDir}/${id}.exit.tmp`,
       stdin: `${this.stateDir}/${id}.in`,
       holder: `${this.stateDir}/${id}.hold`,
+      session: `${this.stateDir}/${id}.pty`,
     };
   }
 
@@ -94,12 +95,18 @@ export class BackgroundProcessManager {
   /**
    * The command line that runs `command`: under util-linux `script` for a pseudo-terminal when asked and
    * present (30 rows, 120 columns, as the original's pty), otherwise in a plain shell.
+   * On the pty, the session `script` starts records its id (`session`) before anything else: the kill ends that
+   * session too, and `script` failing without it (no pty to get: "failed to create pseudo-terminal") ran nothing,
+   * so the command then runs without a pty, as the original's does when it cannot get one. Never twice: a command
+   * that ran on the pty and failed leaves the record behind. What `script` itself says goes nowhere.
    */
-  private runner(command: string, pty: boolean): string {
+  private runner(command: string, pty: boolean, session: string): string {
     const plain = `${this.shell} -c ${shellQuote(command)}`;
     if (!pty) return plain;
-    const inPty = `script -qefc ${shellQuote(`stty rows 30 cols 120 2>/dev/null; ${plain}`)} /dev/null`;
-    return `{ if script -V 2>/dev/null | grep -q util-linux; then ${inPty}; else ${plain}; fi; }`;
+    const s = shellQuote(session);
+    const onPty = `echo $$ > ${s} || exit 1; stty rows 30 cols 120 2>/dev/null; ${plain}`;
+    const inPty = `script -qefc ${shellQuote(onPty)} /dev/null 2>/dev/null; r=$?; if [ $r -ne 0 ] && [ ! -s ${s} ]; then ${plain}; else (exit $r); fi`;
+    return `{ if script -V 2>/dev/null | grep -q util-linux; then rm -f ${s}; ${inPty}; else ${plain}; fi; }`;
   }
 
   async start(command: string, opts: BackgroundStartOptions = {}): Promise<BackgroundStarted> {
@@ -118,8 +125,8 @@ export class BackgroundProcessManager {
       `  sleep 2147483647 <&3 & echo $! > ${shellQuote(p.holder)}`,
       `  exec 3<&-`,
       `  mv ${fifoTmp} ${fifo}`,
-      `  ${this.runner(command, opts.pty ?? false)} < ${fifo}`,
-      `else ${this.runner(command, opts.pty ?? false)}; fi`,
+      `  ${this.runner(command, opts.pty ?? false, p.session)} < ${fifo}`,
+      `else ${this.runner(command, opts.pty ?? false, p.session)}; fi`,
       `echo $? > ${shellQuote(p.exitTmp)} && mv ${shellQuote(p.exitTmp)} ${shellQuote(p.exit)}`,
       // closeStdin may remove the holder's pid file at any moment: nothing of this goes to the output.
       `[ -f ${shellQuote(p.holder)} ] && kill $(cat ${shellQuote(p.holder)} 2>/dev/null) 2>/dev/null; rm -f ${fifo}`,

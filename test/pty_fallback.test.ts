@@ -1,0 +1,141 @@
+/**
+ * `pty: true` when no pseudo-terminal can be had, through the tool dispatch in a real bubblewrap sandbox and a real
+ * container: the environment's /dev/pts is replaced by a private devpts instance with room for two ptys (max=2, as
+ * a kernel pool drained by other tasks: `script` then fails with "failed to create pseudo-terminal: No space left
+ * on device" before it starts anything). The original runs such a process without a pty (pipe mode); ours ran
+ * nothing at all and reported exit 1. Now it runs the command once, without a terminal, with the same result keys;
+ * and a command that fails on a pty is not run a second time.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import "../tools/terminal_tool.js";
+import type { Environment } from "../tools/environments/base.js";
+import {
+  cleanupAllDockerEnvironments,
+  createDockerEnvironment,
+  removeContainersByLabel,
+} from "../tools/environments/docker/docker.js";
+import { SandboxEnvironment } from "../tools/environments/local/local_sandbox.js";
+import { createToolPipeline } from "../tools/pipeline.js";
+import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { silentLogger, waitUntil } from "./helpers/local_ctx.js";
+
+const RUN = uniqueRunName("ptyfb");
+let root: string;
+let image: string;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), "hb-ptyfb-"));
+  image = (await ensureDockerTestImages()).image;
+}, 600_000);
+
+afterAll(async () => {
+  await cleanupAllDockerEnvironments();
+  await removeContainersByLabel({ run: RUN });
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+let made = 0;
+async function environment(kind: string): Promise<Environment> {
+  const id = `t${made++}`;
+  return kind === "docker"
+    ? createDockerEnvironment({ runName: RUN, taskId: id, hostTaskDir: join(root, id), taskTimeoutSec: 600 }, { image })
+    : SandboxEnvironment.create({ runName: RUN, taskId: id, hostTaskDir: join(root, id) }, {});
+}
+
+function tools(env: Environment, kind: string) {
+  const pipeline = createToolPipeline();
+  const ctx = { taskId: "t", envKind: kind, getEnv: async () => env, logger: silentLogger };
+  return async (name: string, args: Record<string, unknown>) => JSON.parse(await pipeline.call(name, args, ctx));
+}
+
+/** The host pid of the (one) process whose command line is exactly `argv`. */
+function hostPid(argv: string[]): number | undefined {
+  const want = `${argv.join("\0")}\0`;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8") === want) return Number(name);
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
+}
+
+describe.each(["sandbox", "docker"])("pty: true without a pty to get (%s)", (kind) => {
+  it("runs the command once without one, as the original's pipe mode; never twice", async () => {
+    const env = await environment(kind);
+    try {
+      const call = tools(env, kind);
+      // A process of the environment, to reach its mount namespace from the host.
+      const anchor = await call("terminal", { command: "exec sleep 31320", background: true });
+      let pid: number | undefined;
+      expect(await waitUntil(async () => (pid = hostPid(["sleep", "31320"])) !== undefined, 10_000)).toBe(true);
+      execFileSync("nsenter", [
+        "-t",
+        String(pid),
+        "-m",
+        "mount",
+        "-t",
+        "devpts",
+        "-o",
+        "newinstance,ptmxmode=0666,mode=0620,max=2",
+        "devpts",
+        "/dev/pts",
+      ]);
+      await call("process", { action: "kill", session_id: anchor.session_id });
+
+      const probe = (tag: string, tail: string) =>
+        `echo ran >> runs-${tag}; if test -t 1; then echo on-a-tty; else echo no-tty; fi; ${tail}`;
+      const finished = async (id: string) => {
+        let r: Record<string, unknown> = {};
+        await waitUntil(async () => {
+          r = await call("process", { action: "poll", session_id: id });
+          return r.status === "exited";
+        }, 10_000);
+        return r;
+      };
+      const runs = async (tag: string) => (await call("terminal", { command: `cat runs-${tag}` })).output;
+
+      // Both of the instance's ptys taken.
+      for (const tag of ["a", "b"]) {
+        const held = await call("terminal", { command: probe(tag, "exec sleep 31321"), background: true, pty: true });
+        expect(
+          await waitUntil(
+            async () =>
+              /tty/.test((await call("process", { action: "poll", session_id: held.session_id })).output_preview),
+            10_000,
+          ),
+        ).toBe(true);
+        expect((await call("process", { action: "poll", session_id: held.session_id })).output_preview.trim()).toBe(
+          "on-a-tty",
+        );
+      }
+
+      // None left: the command runs, once, in pipe mode, with the usual result.
+      const over = await call("terminal", { command: probe("c", "exit 3"), background: true, pty: true });
+      expect(Object.keys(over)).toEqual(["output", "session_id", "pid", "exit_code", "error"]);
+      expect(over).toMatchObject({ output: "Background process started", exit_code: 0, error: null });
+      const done = await finished(over.session_id);
+      expect(done).toMatchObject({ status: "exited", exit_code: 3 });
+      expect(String(done.output_preview).trim()).toBe("no-tty");
+      expect(await runs("c")).toBe("ran");
+
+      // A pty free again: a command that fails on it is not run a second time without one.
+      const pids = await call("process", { action: "list" });
+      const holder = pids.processes.find((p: { status: string }) => p.status === "running");
+      await call("process", { action: "kill", session_id: holder.session_id });
+      const failing = await call("terminal", { command: probe("d", "exit 1"), background: true, pty: true });
+      const failed = await finished(failing.session_id);
+      expect(failed).toMatchObject({ status: "exited", exit_code: 1 });
+      expect(String(failed.output_preview).trim()).toBe("on-a-tty");
+      expect(await runs("d")).toBe("ran");
+    } finally {
+      await env.cleanup();
+    }
+  }, 60_000);
+});
