@@ -5,6 +5,8 @@
  * on device" before it starts anything). The original runs such a process without a pty (pipe mode); ours ran
  * nothing at all and reported exit 1. Now it runs the command once, without a terminal, with the same result keys;
  * and a command that fails on a pty is not run a second time.
+ * Also: the environment's own kill of a pty process (killBackground, without the process tool's search for the
+ * session) left the session `script` starts running when it ignored the hangup and SIGTERM.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -138,4 +140,25 @@ describe.each(["sandbox", "docker"])("pty: true without a pty to get (%s)", (kin
       await env.cleanup();
     }
   }, 60_000);
+
+  it("the environment's own kill ends the session of a pty process", async () => {
+    const env = await environment(kind);
+    try {
+      const count = async () =>
+        Number(
+          (
+            await env.exec(
+              `n=0; for p in /proc/[0-9]*; do [ "$(tr '\\0' ' ' < $p/cmdline 2>/dev/null)" = "sleep 31323 " ] && ` +
+                `{ read -r s < $p/stat; case "\${s##*) }" in Z*|X*) ;; *) n=$((n+1));; esac; }; done; echo $n`,
+            )
+          ).stdout.trim(),
+        );
+      const started = await env.startBackground("trap '' HUP TERM; sleep 31323 & sleep 31323", { pty: true });
+      expect(await waitUntil(async () => (await count()) === 2, 10_000)).toBe(true);
+      await env.killBackground(started.id);
+      expect(await waitUntil(async () => (await count()) === 0, 5_000)).toBe(true);
+    } finally {
+      await env.cleanup();
+    }
+  }, 30_000);
 });

@@ -297,17 +297,31 @@ export class BackgroundProcessManager {
   private killScript(recs: BackgroundRecord[]): string {
     // Group kill is always safe while the group exists (Linux never hands out a pid equal to a live
     // pgid); a bare-pid kill only while the process is not known to have ended.
+    // On a pty, `script` starts the command in a session (and group) of its own, out of reach of the wrapper's
+    // group: its id, as the session recorded it, is read once (`sN`), before anything is signalled.
+    const ptys = recs.flatMap((r, i) => (r.pty ? [[r, i] as const] : []));
+    const sessions = ptys.map(
+      ([r, i]) => `s${i}=$(cat ${shellQuote(this.paths(r.id).session)} 2>/dev/null); s${i}=\${s${i}:-0}`,
+    );
     const signal = (sig: string) =>
       recs
-        .map((r) => `kill -${sig} -${r.pid} 2>/dev/null${r.finished ? "" : `; kill -${sig} ${r.pid} 2>/dev/null`}`)
+        .map(
+          (r, i) =>
+            `kill -${sig} -${r.pid} 2>/dev/null${r.finished ? "" : `; kill -${sig} ${r.pid} 2>/dev/null`}` +
+            (r.pty ? `; [ "$s${i}" -gt 1 ] 2>/dev/null && kill -${sig} -$s${i} 2>/dev/null` : ""),
+        )
         .join("; ");
     // A process group counts as alive while it has a member that is not a zombie (init may not reap).
     const groupAlive = `galive() { if [ ! -r /proc/self/stat ]; then kill -0 -$1 2>/dev/null; return; fi; for f in /proc/[0-9]*/stat; do read -r s 2>/dev/null < "$f" || continue; s=\${s##*) }; set -- $1 $s; [ "$4" = "$1" ] && case "$2" in Z*|X*) ;; *) return 0;; esac; done; return 1; }`;
-    const anyAlive = recs.map((r) => `galive ${r.pid}`).join(" || ");
+    const anyAlive = [
+      ...recs.map((r) => `galive ${r.pid}`),
+      ...ptys.map(([, i]) => `{ [ "$s${i}" -gt 1 ] 2>/dev/null && galive $s${i}; }`),
+    ].join(" || ");
     const waitGone = (tenths: number) =>
       `i=0; while [ $i -lt ${tenths} ] && { ${anyAlive}; }; do sleep 0.1 2>/dev/null || sleep 1; i=$((i+1)); done`;
     return [
       groupAlive,
+      ...sessions,
       signal("TERM"),
       // A second of grace for SIGTERM.
       waitGone(10),
