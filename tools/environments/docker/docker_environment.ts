@@ -591,14 +591,33 @@ export class DockerEnvironment implements Environment {
     if (!source) throw new Error("this docker sandbox was not started for a task: it cannot be started again");
     this.shell?.close();
     this.shell = undefined;
-    const old = this.container.id;
-    await removeContainerById(old);
-    liveContainers.delete(old);
-    const next = await source.start(
-      { ...source.plan, role: "task", ...(this.quota ? { quota: this.quota } : {}), ...(signal ? { signal } : {}) },
-      this.permit,
-      source.gates,
-    );
+    const old = this.container;
+    const drop = async () => {
+      await removeContainerById(old.id);
+      liveContainers.delete(old.id);
+    };
+    // The task folder is copied from the last container when it has no file system of its own: that one is paused
+    // meanwhile (nothing of the agent's runs beside the new one), and removed after.
+    const carry = this.carryWorkdir && !this.quota;
+    this.carryWorkdir = false;
+    if (carry) await old.pause();
+    else await drop();
+    let next: DockerEnvironment;
+    try {
+      next = await source.start(
+        { ...source.plan, role: "task", ...(this.quota ? { quota: this.quota } : {}), ...(signal ? { signal } : {}) },
+        this.permit,
+        source.gates,
+      );
+      if (carry)
+        await this.copyWorkdir(old, next.container).catch(async (err: unknown) => {
+          await removeContainerById(next.container.id).catch(() => undefined);
+          liveContainers.delete(next.container.id);
+          throw err;
+        });
+    } finally {
+      if (carry) await drop();
+    }
     this.container = next.container;
     liveContainers.set(next.container.id, this);
     this.background = undefined;
@@ -607,6 +626,24 @@ export class DockerEnvironment implements Environment {
     this.renewal = undefined;
     for (const [network, connected] of this.networks) await this.switchNetwork(network, connected);
     for (const step of this.renewSteps) await step();
+  }
+
+  /**
+   * The task folder of `from` (paused) in place of the image's in `to`, a new container of the task's image: emptied
+   * first by the image's own `sh` as root, so what the agent removed stays removed, then the engine's archive of it
+   * (links kept as links, owners and modes as they were) put there.
+   */
+  private async copyWorkdir(from: Docker.Container, to: Docker.Container): Promise<void> {
+    const empty = await runExecRaw(to, {
+      cmd: ["sh", "-c", 'cd "$1" && rm -rf -- * .[!.]* ..?*', "hb", this.workdir],
+      user: "0:0",
+    });
+    if (empty.exitCode !== 0)
+      throw new Error(
+        `could not empty the task folder of a new container: ${empty.stderr.toString("utf8").trim().slice(0, 200) || `exit ${empty.exitCode}`}`,
+      );
+    const tar = await from.getArchive({ path: this.workdir });
+    await to.putArchive(tar, { path: posix.dirname(this.workdir) });
   }
 
   /**
@@ -764,16 +801,45 @@ export class DockerEnvironment implements Environment {
       this.renewal = "verify";
       await this.renewed(true);
     }
-    try {
-      await this.endProcesses();
-    } catch (err) {
-      const stop = await this.stopCause(SHELL_END_SETTLE_MS).catch(() => undefined);
-      if (stop ? stop.cause === "other" : !(await this.wedged())) throw err;
-      this.renewal = "verify";
+    // The passes would run through the agent's own shell: none is tried there, the verify runs in a new container.
+    if (await this.freshIfShellChanged()) {
       await this.renewed(true);
       await this.endProcesses();
+    } else {
+      try {
+        await this.endProcesses();
+      } catch (err) {
+        const stop = await this.stopCause(SHELL_END_SETTLE_MS).catch(() => undefined);
+        if (stop?.cause === "other") throw err;
+        // Changed while the passes ran (by a process of the agent's they raced), which then ran through it.
+        if (!stop && !(await this.freshIfShellChanged()) && !(await this.wedged())) throw err;
+        this.renewal = "verify";
+        await this.renewed(true);
+        await this.endProcesses();
+      }
     }
     this.stoppedForVerify = true;
+  }
+
+  /**
+   * When the agent changed the shell the verify step runs through (SHELL_FILES, from the engine's diff of the
+   * container against its image: a root agent's own `/bin/sh`, an apt upgrade of bash or dash), the verify step is
+   * graded in a new container of the task's image, which the agent never wrote, over the task folder (`renew`,
+   * the folder carried over: its own file system bound again, else copied), as SWE-bench grades an agent's work in
+   * a fresh container: what the agent installed or changed outside its folder is not there. The verify's output
+   * says so (`runVerify`), and the task's events too. False when the shell is the image's (or the container gone).
+   */
+  private async freshIfShellChanged(): Promise<boolean> {
+    const changed = shellFilesChanged(await this.container.changes().catch(() => null));
+    if (changed.length === 0) return false;
+    const files = changed.slice(0, 5).join(", ");
+    this.freshBecause = `the agent changed ${files}, which the verify step runs through`;
+    this.carryWorkdir = true;
+    this.renewal = "verify";
+    this.source?.plan.onEvent?.(
+      `sandbox container ${this.container.id.slice(0, 12)}: ${this.freshBecause}; the verify runs in a new container of the task's image over the task folder`,
+    );
+    return true;
   }
 
   /** stopProcesses in the container as it is. */
@@ -828,6 +894,11 @@ export class DockerEnvironment implements Environment {
       throw new Error(`the agent changed ${changed.slice(0, 5).join(", ")}, which the verify step runs through`);
   }
 
+  /** Why the verify step runs in a new container of the task's image (the agent changed its shell), said in its output. */
+  freshBecause: string | undefined;
+  /** The next `renew` copies the task folder from the last container (paused) when it has no file system of its own. */
+  private carryWorkdir = false;
+
   /** stopProcesses() ran: nothing of the agent's runs in the container any more. */
   private stoppedForVerify = false;
 
@@ -863,7 +934,7 @@ export class DockerEnvironment implements Environment {
         throw new ContainerFileError(msg, shellWriteErrorCode(msg) ?? "EIO");
       }
     }
-    return runPlainCommand(this.container, {
+    const result = await runPlainCommand(this.container, {
       command,
       cwd: this.workdir,
       user: this.runUser.user,
@@ -871,6 +942,9 @@ export class DockerEnvironment implements Environment {
       signal: opts.signal,
       cap: opts.maxOutputChars ?? this.options.maxOutputChars,
     });
+    if (this.freshBecause === undefined) return result;
+    const note = `verify ran in a new container of the task's image over the task folder: ${this.freshBecause}`;
+    return { ...result, stdout: result.stdout ? `${note}\n${result.stdout}` : note };
   }
 
   async execAs(command: string, opts: ExecOptions & { user?: string }): Promise<ExecResult> {
@@ -941,6 +1015,7 @@ export class DockerEnvironment implements Environment {
         source.gates,
       );
       copy.afterCleanup = removeImage;
+      copy.freshBecause = this.freshBecause;
       if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts)) {
         const tar = await this.container.getArchive({ path: this.workdir });
         await copy.container.putArchive(tar, { path: posix.dirname(this.workdir) });
