@@ -631,7 +631,7 @@ export class DockerEnvironment implements Environment {
   /**
    * The task folder of `from` (paused) in place of the image's in `to`, a new container of the task's image: emptied
    * first by the image's own `sh` as root, so what the agent removed stays removed, then the engine's archive of it
-   * (links kept as links, owners and modes as they were) put there.
+   * (links in it kept as links, owners and modes as they were) put there.
    */
   private async copyWorkdir(from: Docker.Container, to: Docker.Container): Promise<void> {
     const empty = await runExecRaw(to, {
@@ -642,8 +642,9 @@ export class DockerEnvironment implements Environment {
       throw new Error(
         `could not empty the task folder of a new container: ${empty.stderr.toString("utf8").trim().slice(0, 200) || `exit ${empty.exitCode}`}`,
       );
-    const tar = await from.getArchive({ path: this.workdir });
-    await to.putArchive(tar, { path: posix.dirname(this.workdir) });
+    // Its contents (`/.`) put into it: the new container's root may be read-only (the folder a volume there).
+    const tar = await from.getArchive({ path: `${this.workdir.replace(/\/$/, "")}/.` });
+    await to.putArchive(tar, { path: this.workdir });
   }
 
   /**
