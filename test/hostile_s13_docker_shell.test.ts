@@ -5,6 +5,7 @@
  * never wrote, over the task folder (rebound with `--disk`, else copied over), as SWE-bench grades an agent's work
  * in a fresh container. A failing solution fails, a passing one passes, a process left beside the fake shell changes
  * neither; the same with `--verify-isolated` (its snapshot would carry the fake shell). The verify's output says so.
+ * Also: a --verify-isolated copy with a read-only root and no --disk gets the task folder (it was refused: unscored).
  * Through the CLI with a scripted model (the fake OpenAI server: its tool calls are the attack), in real containers.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -24,6 +25,7 @@ const SCRIPTS: Record<string, string[]> = {
   fail: ["echo 41 > answer.txt", FAKE_SH],
   pass: ["echo 42 > answer.txt", FAKE_SH],
   daemon: ["echo 42 > answer.txt", DAEMON, FAKE_SH],
+  ro: ["echo 42 > answer.txt && echo written"],
 };
 
 let server: FakeOpenAI;
@@ -44,11 +46,15 @@ afterAll(async () => {
 const root = process.getuid?.() === 0;
 const VERIFY = "grep -qx 42 answer.txt && echo graded";
 
-async function run(name: string, args: string[]): Promise<{ lines: Map<string, any>; stderr: string; scores: any }> {
+async function run(
+  name: string,
+  args: string[],
+  kinds = ["fail", "pass", "daemon"],
+): Promise<{ lines: Map<string, any>; stderr: string; scores: any }> {
   const { busyboxImage } = await ensureDockerTestImages();
   const dir = tempDir(`hb-s13-sh-${name}-`);
   const dataset = join(dir, "d.jsonl");
-  const ids = ["fail", "pass", "daemon"].map((k) => `${k}-${name}`);
+  const ids = kinds.map((k) => `${k}-${name}`);
   writeFileSync(
     dataset,
     `${ids.map((id) => JSON.stringify({ id, prompt: `task:${id}`, verify: VERIFY, toolsets: ["terminal"] })).join("\n")}\n`,
@@ -139,6 +145,20 @@ describe("a root agent that replaces /bin/sh with one that passes everything", (
       const { lines, stderr, scores } = await run("iso", ["--verify-isolated"]);
       expectGraded(lines, stderr);
       expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
+    },
+  );
+});
+
+describe("--verify-isolated with --read-only-root and no --disk", () => {
+  it.runIf(root)(
+    "copies the task folder into the snapshot copy (its root is read-only)",
+    { timeout: 60_000 },
+    async () => {
+      const { lines, stderr, scores } = await run("rocopy", ["--verify-isolated", "--read-only-root"], ["ro"]);
+      const line = lines.get("ro");
+      expect(line, `${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({ outcome: "completed" });
+      expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed: true, exit_code: 0 });
+      expect(scores).toMatchObject({ scored: 1, unscored: 0, passed: 1 });
     },
   );
 });

@@ -629,7 +629,7 @@ export class DockerEnvironment implements Environment {
   }
 
   /**
-   * The task folder of `from` (paused) in place of the image's in `to`, a new container of the task's image: emptied
+   * The task folder of `from` (paused, or its processes ended) in place of the image's in `to`, a new container: emptied
    * first by the image's own `sh` as root, so what the agent removed stays removed, then the engine's archive of it
    * (links in it kept as links, owners and modes as they were) put there.
    */
@@ -1017,10 +1017,9 @@ export class DockerEnvironment implements Environment {
       );
       copy.afterCleanup = removeImage;
       copy.freshBecause = this.freshBecause;
-      if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts)) {
-        const tar = await this.container.getArchive({ path: this.workdir });
-        await copy.container.putArchive(tar, { path: posix.dirname(this.workdir) });
-      }
+      // Not in the snapshot: a volume's files (put as the folder's contents: the copy's root may be read-only).
+      if (source.plan.opts.readOnlyRoot || workdirQuota(source.plan.opts))
+        await this.copyWorkdir(this.container, copy.container);
       return copy;
     } catch (err) {
       await removeImage();
