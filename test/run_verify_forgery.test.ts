@@ -13,7 +13,8 @@
  * - `pyc`, `pkg`: what Python imports instead of a verify file `checks/hidden.py` (an unchecked hash-based .pyc in
  *   `checks/__pycache__/`, a package folder `checks/hidden/`), planted by the agent, is gone when verify runs.
  * - `binsh`, `shonly`, `localsh`: a root agent's own `sh` that prints the kill pass's `done` and exits 0 (in Docker as
- *   root): the verify step sees it through the engine (the process it left, its diff) and does not run.
+ *   root): the engine's diff shows the shell changed, and the verify runs in a new container of the task's image over
+ *   the task folder, where it fails: graded, never unscored.
  * - `honest`: a task that did the work still passes.
  */
 import { execa } from "execa";
@@ -308,12 +309,15 @@ describe("verify cannot be forged", () => {
     const { lines } = await run(rows, ["--env", "docker", "--image", busyboxImage]);
     expectForgeriesFail(lines, ["link", "daemon"]);
     expectShellsChangeNothing(lines);
-    // As root the agent did replace them, and the verify step did not run: the process the fake shell's kill pass
-    // left is seen by the engine; without one, the engine's diff shows the shell changed.
+    // As root the agent did replace them: the verify ran in a new container of the task's image over the task
+    // folder (the engine's diff shows the shell changed), and failed there, graded.
     for (const id of SHELL_ROWS) expect(toolOutputs(lines.get(id)), id).toMatch(/-rwxr-xr-x/);
+    for (const id of SHELL_ROWS) expect(lines.get(id).verify, id).toMatchObject({ passed: false, exit_code: 1 });
+    for (const id of SHELL_ROWS) expect(lines.get(id).score.passed, id).toBe(false);
     const why = (id: string) => lines.get(id).verify.output as string;
-    expect(why("binsh")).toMatch(/^verify could not run: 1 process\(es\) of the agent survived .*sleep 1000/);
-    expect(why("shonly")).toMatch(/^verify could not run: the agent changed \/bin\/sh,? /);
-    expect(why("localsh")).toMatch(/^verify could not run: the agent changed \/usr\/local\/bin\/sh,? /);
+    const fresh = "^verify ran in a new container of the task's image over the task folder: the agent changed";
+    expect(why("binsh")).toMatch(new RegExp(`${fresh} /bin/sh,? `));
+    expect(why("shonly")).toMatch(new RegExp(`${fresh} /bin/sh,? `));
+    expect(why("localsh")).toMatch(new RegExp(`${fresh} /usr/local/bin/sh,? `));
   });
 });
