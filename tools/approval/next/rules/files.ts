@@ -399,6 +399,15 @@ export const FILE_RULES: Rule[] = [
     pass: ["chmod 0755 run.sh", "chmod +x run.sh", "chmod g+s ./shared", "chmod 2775 ./team"],
   },
   {
+    // install's mode is a chmod of what it puts in place: a setuid one is the same grant.
+    program: ["install", "ginstall"],
+    args: /(^|\s)(-m\s*|--mode[= ])([ua]*[+=][rwxXt]*s[rwxXt]*|0?[46][0-7]{3})(\s|$)/,
+    effect: "system",
+    key: "chmod_outside_workdir",
+    flag: ["install -m 4755 /bin/bash /tmp/rootsh", "install --mode=u+s /bin/sh ./x", "install -m6755 a /tmp/b"],
+    pass: ["install -m 0755 build/app ./bin/app", "install -m 2775 -d ./team", "install -m 644 a.conf ./etc/"],
+  },
+  {
     program: ["chmod", "chown", "chgrp"],
     optionLike: /^-[rwxXst]+$/,
     effect: "permission",
