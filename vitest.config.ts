@@ -85,10 +85,16 @@ const UNIT = files(
   "unified_diff",
   "v4a_patch",
 );
-// Every file that takes the Docker test images (test/helpers/docker.ts) needs the engine: found, not listed.
+// Every file that takes the Docker test images (test/helpers/docker.ts, or tool_environments.ts, which takes them)
+// needs the engine: found, not listed.
 const TEST_DIR = fileURLToPath(new URL("test/", import.meta.url));
+const TAKES_IMAGES = ["./helpers/docker.js", "./helpers/tool_environments.js"];
 const DOCKER = readdirSync(TEST_DIR)
-  .filter((f) => f.endsWith(".test.ts") && readFileSync(join(TEST_DIR, f), "utf8").includes("./helpers/docker.js"))
+  .filter((f) => {
+    if (!f.endsWith(".test.ts")) return false;
+    const text = readFileSync(join(TEST_DIR, f), "utf8");
+    return TAKES_IMAGES.some((helper) => text.includes(helper));
+  })
   .map((f) => `test/${f}`);
 const BROWSER = files("report_browser", "view_runs");
 const CLUSTER = files("slurm_e2e", "shards_h4_slurm");

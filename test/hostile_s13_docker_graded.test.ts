@@ -12,13 +12,13 @@
  * Through the CLI with a scripted model (the fake OpenAI server: its tool calls are the attack), in real containers;
  * root only (loop file systems for the task folder's own file system).
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
+import { tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
+import type { FakeOpenAI } from "./helpers/fake_openai.js";
+import { runScripted, startTerminalScripts, writeHarborTask } from "./helpers/scripted_runs.js";
 
 /**
  * A root agent's own `sleep` in place of the image's (/bin/sleep, first on the busybox image's PATH): a loop of
@@ -47,14 +47,7 @@ let server: FakeOpenAI;
 
 beforeAll(async () => {
   await ensureDockerTestImages();
-  server = await startFakeOpenAI(
-    scriptedPerTask((id) =>
-      SCRIPTS[id.replace(/^.*\//, "").replace(/-.*/, "")]!.map((command) => ({
-        name: "terminal",
-        arguments: { command, timeout: 30 },
-      })),
-    ),
-  );
+  server = await startTerminalScripts(SCRIPTS);
 }, 600_000);
 
 afterAll(async () => {
@@ -98,59 +91,14 @@ async function run(
       mkdirSync(join(dir, r.verify_files, "checks"), { recursive: true });
       writeFileSync(join(dir, r.verify_files, "checks", "check.sh"), "grep -qx 42 answer.txt\n");
     }
-  const out = join(dir, "runs");
-  const runName = uniqueRunName(`s13-${name}`);
-  const r = await runCliInProcess(
-    [
-      "run",
-      dataset,
-      "--env",
-      "docker",
-      "--disk",
-      "64m",
-      ...args,
-      "--model",
-      "m",
-      "--base-url",
-      server.baseURL,
-      "--api-key",
-      "k",
-      "--approval",
-      "allow",
-      "--concurrency",
-      String(rows.length),
-      "--output-dir",
-      out,
-      "--run-name",
-      runName,
-      "--progress",
-      "none",
-    ],
-    { timeoutMs: 120_000 },
-  );
-  const lines = new Map<string, any>();
-  for (const f of ["trajectories.jsonl", "failed.jsonl"])
-    for (const l of readJsonl(join(out, runName, f))) lines.set(l.task_id, l);
-  const { scores } = JSON.parse(readFileSync(join(out, runName, "statistics.json"), "utf8"));
-  return { lines, stderr: r.stderr, scores };
-}
-
-/** A Harbor task folder: the local test image, no network, the agent as root (Harbor's default), `test` its test. */
-function writeHarborTask(dir: string, name: string, test: string): void {
-  const task = join(dir, name);
-  mkdirSync(join(task, "tests"), { recursive: true });
-  mkdirSync(join(task, "solution"), { recursive: true });
-  writeFileSync(
-    join(task, "task.toml"),
-    `schema_version = "1.4"\n\n[agent]\ntimeout_sec = 60.0\n\n[verifier]\ntimeout_sec = 30.0\n\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\nnetwork_mode = "no-network"\nstorage_mb = 64\n`,
-  );
-  writeFileSync(join(task, "instruction.md"), `task:${name}\n`);
-  writeFileSync(
-    join(task, "tests", "test.sh"),
-    `#!/bin/bash\necho 'the test ran'\nif ${test}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n`,
-    { mode: 0o755 },
-  );
-  writeFileSync(join(task, "solution", "solve.sh"), "#!/bin/bash\ntrue\n", { mode: 0o755 });
+  const { lines, stderr, scores } = await runScripted(server, {
+    dir,
+    name: `s13-${name}`,
+    inputs: [dataset],
+    args: ["--env", "docker", "--disk", "64m", ...args, "--concurrency", String(rows.length)],
+    timeoutMs: 120_000,
+  });
+  return { lines, stderr, scores };
 }
 
 function toolOutputs(line: any): string[] {
@@ -198,46 +146,20 @@ describe("a Harbor task whose root agent kills its container's keep-alive", () =
     const tasks = join(dir, "tasks");
     writeHarborTask(tasks, "hkill-pass", "grep -q work out.txt && grep -q more out.txt");
     writeHarborTask(tasks, "hkill-fail", "test -f answer.txt");
-    const out = join(dir, "runs");
-    const runName = uniqueRunName("s13-harbor-kill");
     const started = Date.now();
-    const r = await runCliInProcess(
-      [
-        "run",
-        "--harbor",
-        tasks,
-        "--env",
-        "docker",
-        "--model",
-        "m",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "k",
-        "--toolsets",
-        "terminal",
-        "--approval",
-        "allow",
-        "--concurrency",
-        "2",
-        "--output-dir",
-        out,
-        "--run-name",
-        runName,
-        "--progress",
-        "none",
-      ],
-      { timeoutMs: 110_000 },
-    );
-    const lines = new Map<string, any>();
-    for (const f of ["trajectories.jsonl", "failed.jsonl"])
-      for (const l of readJsonl(join(out, runName, f))) lines.set(l.task_id, l);
+    const { lines, stderr } = await runScripted(server, {
+      dir,
+      name: "s13-harbor-kill",
+      inputs: ["--harbor", tasks],
+      args: ["--env", "docker", "--toolsets", "terminal", "--concurrency", "2"],
+      timeoutMs: 110_000,
+    });
     for (const [id, passed] of [
       ["hkill-pass", true],
       ["hkill-fail", false],
     ] as const) {
       const line = lines.get(id);
-      expect(line, `${id}: ${JSON.stringify(line?.error)}\n${r.stderr}`).toMatchObject({ outcome: "completed" });
+      expect(line, `${id}: ${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({ outcome: "completed" });
       expect(line.score, JSON.stringify(line.score)).toMatchObject({ passed, value: passed ? 1 : 0 });
       expect(line.score.scorers[0].details?.output_tail).toMatch(/the test ran/);
       expect(toolOutputs(line).at(-1), id).toBe("work\n/logs/agent\nwent-on");

@@ -8,13 +8,13 @@
  * Also: a --verify-isolated copy with a read-only root and no --disk gets the task folder (it was refused: unscored).
  * Through the CLI with a scripted model (the fake OpenAI server: its tool calls are the attack), in real containers.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
+import { tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
+import type { FakeOpenAI } from "./helpers/fake_openai.js";
+import { runScripted, startTerminalScripts } from "./helpers/scripted_runs.js";
 
 /** The root agent's own /bin/sh (busybox image: /bin/sh is busybox's): prints `done` and `ok`, exits 0. */
 const FAKE_SH = `rm -f /bin/sh && printf '#!/bin/busybox sh\\necho done\\necho ok\\nexit 0\\n' > /bin/sh && chmod 755 /bin/sh && echo planted`;
@@ -32,11 +32,7 @@ let server: FakeOpenAI;
 
 beforeAll(async () => {
   await ensureDockerTestImages();
-  server = await startFakeOpenAI(
-    scriptedPerTask((id) =>
-      SCRIPTS[id.replace(/-.*/, "")]!.map((command) => ({ name: "terminal", arguments: { command, timeout: 30 } })),
-    ),
-  );
+  server = await startTerminalScripts(SCRIPTS);
 }, 600_000);
 
 afterAll(async () => {
@@ -59,41 +55,16 @@ async function run(
     dataset,
     `${ids.map((id) => JSON.stringify({ id, prompt: `task:${id}`, verify: VERIFY, toolsets: ["terminal"] })).join("\n")}\n`,
   );
-  const out = join(dir, "runs");
-  const runName = uniqueRunName(`s13-sh-${name}`);
-  const r = await runCliInProcess(
-    [
-      "run",
-      dataset,
-      "--env",
-      "docker",
-      "--image",
-      busyboxImage,
-      ...args,
-      "--model",
-      "m",
-      "--base-url",
-      server.baseURL,
-      "--api-key",
-      "k",
-      "--approval",
-      "allow",
-      "--concurrency",
-      "3",
-      "--output-dir",
-      out,
-      "--run-name",
-      runName,
-      "--progress",
-      "none",
-    ],
-    { timeoutMs: 60_000 },
-  );
-  const lines = new Map<string, any>();
-  for (const f of ["trajectories.jsonl", "failed.jsonl"])
-    for (const l of readJsonl(join(out, runName, f))) lines.set(l.task_id.replace(/-.*/, ""), l);
-  const { scores } = JSON.parse(readFileSync(join(out, runName, "statistics.json"), "utf8"));
-  return { lines, stderr: r.stderr, scores };
+  const r = await runScripted(server, {
+    dir,
+    name: `s13-sh-${name}`,
+    inputs: [dataset],
+    args: ["--env", "docker", "--image", busyboxImage, ...args, "--concurrency", "3"],
+    timeoutMs: 60_000,
+  });
+  // By kind (`fail`, `pass`, …): the task ids carry the run's name after it.
+  const lines = new Map([...r.lines].map(([id, line]) => [id.replace(/-.*/, ""), line]));
+  return { lines, stderr: r.stderr, scores: r.scores };
 }
 
 function expectGraded(lines: Map<string, any>, stderr: string): void {

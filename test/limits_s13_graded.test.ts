@@ -9,13 +9,13 @@
  * Through the CLI with a scripted model (the fake OpenAI server: its tool call is the attack), in real containers;
  * root only (loop file systems for the disk quota).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess, tempDir } from "./helpers/cli.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
+import { tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
+import type { FakeOpenAI } from "./helpers/fake_openai.js";
+import { runScripted, startTerminalScripts, writeHarborTask } from "./helpers/scripted_runs.js";
 
 const FILL = "echo work > out.txt; dd if=/dev/zero of=big bs=1M count=200 status=none; echo rc=$?";
 
@@ -34,14 +34,7 @@ let server: FakeOpenAI;
 
 beforeAll(async () => {
   await ensureDockerTestImages();
-  server = await startFakeOpenAI(
-    scriptedPerTask((id) =>
-      CALLS[id.replace(/^.*\//, "").replace(/-.*/, "")]!.map((command) => ({
-        name: "terminal",
-        arguments: { command, timeout: 30 },
-      })),
-    ),
-  );
+  server = await startTerminalScripts(CALLS);
 }, 600_000);
 
 afterAll(async () => {
@@ -49,27 +42,6 @@ afterAll(async () => {
 });
 
 const root = process.getuid?.() === 0;
-
-/**
- * A Harbor task folder: the local test image, no network, the agent as root (Harbor's default), a 64 MiB workdir
- * (and `more` [environment] settings), `test` its test.
- */
-function writeHarborTask(dir: string, name: string, test: string, more = ""): void {
-  const task = join(dir, name);
-  mkdirSync(join(task, "tests"), { recursive: true });
-  mkdirSync(join(task, "solution"), { recursive: true });
-  writeFileSync(
-    join(task, "task.toml"),
-    `schema_version = "1.4"\n\n[agent]\ntimeout_sec = 120.0\n\n[verifier]\ntimeout_sec = 30.0\n\n[environment]\ndocker_image = "hermes-batch-test:bookworm"\nnetwork_mode = "no-network"\nstorage_mb = 64\n${more}`,
-  );
-  writeFileSync(join(task, "instruction.md"), `task:${name}\n`);
-  writeFileSync(
-    join(task, "tests", "test.sh"),
-    `#!/bin/bash\necho 'the test ran'\nif ${test}; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n`,
-    { mode: 0o755 },
-  );
-  writeFileSync(join(task, "solution", "solve.sh"), "#!/bin/bash\ntrue\n", { mode: 0o755 });
-}
 
 describe("a Harbor task whose agent hits a sandbox limit (--env docker)", () => {
   it.runIf(root)(
@@ -82,37 +54,14 @@ describe("a Harbor task whose agent hits a sandbox limit (--env docker)", () => 
       writeHarborTask(tasks, "fill-fail", "test -f answer.txt");
       writeHarborTask(tasks, "oom-pass", "grep -q work out.txt", "memory_mb = 64\n");
       writeHarborTask(tasks, "oom-fail", "test -f answer.txt", "memory_mb = 64\n");
-      const out = join(dir, "runs");
-      const run = uniqueRunName("s13-harbor");
-      const r = await runCliInProcess(
-        [
-          "run",
-          "--harbor",
-          tasks,
-          "--env",
-          "docker",
-          "--model",
-          "m",
-          "--base-url",
-          server.baseURL,
-          "--api-key",
-          "k",
-          "--toolsets",
-          "terminal",
-          "--approval",
-          "allow",
-          "--output-dir",
-          out,
-          "--run-name",
-          run,
-          "--progress",
-          "none",
-        ],
-        { timeoutMs: 280_000 },
-      );
-      const lines = new Map<string, any>();
-      for (const f of ["trajectories.jsonl", "failed.jsonl"])
-        for (const l of readJsonl(join(out, run, f))) lines.set(l.task_id, l);
+      const r = await runScripted(server, {
+        dir,
+        name: "s13-harbor",
+        inputs: ["--harbor", tasks],
+        args: ["--env", "docker", "--toolsets", "terminal"],
+        timeoutMs: 280_000,
+      });
+      const lines = r.lines;
       for (const [id, passed, reason] of [
         ["fill-pass", true, "disk_limit"],
         ["fill-fail", false, "disk_limit"],
@@ -153,41 +102,15 @@ describe("a Docker container whose own init the memory limit kills (root agent)"
         dataset,
         rows.map((r) => JSON.stringify({ ...r, prompt: `task:${r.id}`, toolsets: ["terminal"] })).join("\n") + "\n",
       );
-      const out = join(dir, "runs");
-      const run = uniqueRunName("s13-oom");
       const started = Date.now();
-      const r = await runCliInProcess(
-        [
-          "run",
-          dataset,
-          "--env",
-          "docker",
-          "--image",
-          busyboxImage,
-          "--memory-mb",
-          "64",
-          "--model",
-          "m",
-          "--base-url",
-          server.baseURL,
-          "--api-key",
-          "k",
-          "--approval",
-          "allow",
-          "--concurrency",
-          "4",
-          "--output-dir",
-          out,
-          "--run-name",
-          run,
-          "--progress",
-          "none",
-        ],
-        { timeoutMs: 280_000 },
-      );
-      const lines = new Map<string, any>();
-      for (const f of ["trajectories.jsonl", "failed.jsonl"])
-        for (const l of readJsonl(join(out, run, f))) lines.set(l.task_id, l);
+      const r = await runScripted(server, {
+        dir,
+        name: "s13-oom",
+        inputs: [dataset],
+        args: ["--env", "docker", "--image", busyboxImage, "--memory-mb", "64", "--concurrency", "4"],
+        timeoutMs: 280_000,
+      });
+      const lines = r.lines;
       for (const [id, passed] of [
         ["oom-pass", true],
         ["oom-fail", false],

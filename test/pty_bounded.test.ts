@@ -11,51 +11,15 @@
  * - what a task leaves running on its ptys ends with the task (no pty outlives its sandbox), and the harness holds
  *   no terminal of its own.
  */
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import "../tools/terminal_tool.js";
 import type { Environment } from "../tools/environments/base.js";
-import {
-  cleanupAllDockerEnvironments,
-  createDockerEnvironment,
-  removeContainersByLabel,
-} from "../tools/environments/docker/docker.js";
-import { SandboxEnvironment } from "../tools/environments/local/local_sandbox.js";
-import { createToolPipeline } from "../tools/pipeline.js";
 import { MAX_PTY_PROCESSES } from "../tools/terminal_tool.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { silentLogger, waitUntil } from "./helpers/local_ctx.js";
+import { waitUntil } from "./helpers/local_ctx.js";
+import { toolEnvironments } from "./helpers/tool_environments.js";
 
-const RUN = uniqueRunName("ptys");
-let root: string;
-let image: string;
-
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "hb-ptys-"));
-  image = (await ensureDockerTestImages()).image;
-}, 600_000);
-
-afterAll(async () => {
-  await cleanupAllDockerEnvironments();
-  await removeContainersByLabel({ run: RUN });
-  if (root) rmSync(root, { recursive: true, force: true });
-});
-
-let made = 0;
-async function environment(kind: string): Promise<Environment> {
-  const id = `t${made++}`;
-  return kind === "docker"
-    ? createDockerEnvironment({ runName: RUN, taskId: id, hostTaskDir: join(root, id), taskTimeoutSec: 600 }, { image })
-    : SandboxEnvironment.create({ runName: RUN, taskId: id, hostTaskDir: join(root, id) }, {});
-}
-
-function tools(env: Environment, kind: string) {
-  const pipeline = createToolPipeline();
-  const ctx = { taskId: "t", envKind: kind, getEnv: async () => env, logger: silentLogger };
-  return async (name: string, args: Record<string, unknown>) => JSON.parse(await pipeline.call(name, args, ctx));
-}
+const { environment, tools } = toolEnvironments("ptys");
 
 /** Processes of the environment whose command line is `needle` (zombies left out), as the environment sees them. */
 async function running(env: Environment, needle: string): Promise<number> {

@@ -9,50 +9,14 @@
  * session) left the session `script` starts running when it ignored the hangup and SIGTERM.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import "../tools/terminal_tool.js";
-import type { Environment } from "../tools/environments/base.js";
-import {
-  cleanupAllDockerEnvironments,
-  createDockerEnvironment,
-  removeContainersByLabel,
-} from "../tools/environments/docker/docker.js";
-import { SandboxEnvironment } from "../tools/environments/local/local_sandbox.js";
-import { createToolPipeline } from "../tools/pipeline.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { silentLogger, waitUntil } from "./helpers/local_ctx.js";
+import { waitUntil } from "./helpers/local_ctx.js";
+import { toolEnvironments } from "./helpers/tool_environments.js";
 
-const RUN = uniqueRunName("ptyfb");
-let root: string;
-let image: string;
-
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "hb-ptyfb-"));
-  image = (await ensureDockerTestImages()).image;
-}, 600_000);
-
-afterAll(async () => {
-  await cleanupAllDockerEnvironments();
-  await removeContainersByLabel({ run: RUN });
-  if (root) rmSync(root, { recursive: true, force: true });
-});
-
-let made = 0;
-async function environment(kind: string): Promise<Environment> {
-  const id = `t${made++}`;
-  return kind === "docker"
-    ? createDockerEnvironment({ runName: RUN, taskId: id, hostTaskDir: join(root, id), taskTimeoutSec: 600 }, { image })
-    : SandboxEnvironment.create({ runName: RUN, taskId: id, hostTaskDir: join(root, id) }, {});
-}
-
-function tools(env: Environment, kind: string) {
-  const pipeline = createToolPipeline();
-  const ctx = { taskId: "t", envKind: kind, getEnv: async () => env, logger: silentLogger };
-  return async (name: string, args: Record<string, unknown>) => JSON.parse(await pipeline.call(name, args, ctx));
-}
+const { environment, tools } = toolEnvironments("ptyfb");
 
 /** The host pid of the (one) process whose command line is exactly `argv`. */
 function hostPid(argv: string[]): number | undefined {
