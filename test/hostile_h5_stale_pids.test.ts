@@ -34,9 +34,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A `sleep` started so that it gets `pid` (the next pid after ns_last_pid; other processes may take it first: retried). */
+/**
+ * A `sleep` started so that it gets `pid` (the next pid after ns_last_pid; other processes may take it first:
+ * retried, for up to 20 s, as one of the suite's other processes may hold it a while on a loaded machine).
+ */
 async function takePid(pid: number): Promise<ChildProcess> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (const end = Date.now() + 20_000; Date.now() < end; ) {
     if (!existsSync(`/proc/${pid}`)) {
       writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
       const child = spawn("sleep", ["1000"], { stdio: "ignore" });
