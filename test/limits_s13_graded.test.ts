@@ -126,8 +126,13 @@ describe("a Docker container whose own init the memory limit kills (root agent)"
         expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed });
         expect(line.score).toMatchObject({ passed });
         const calls = line.conversations.filter((m: any) => m.from === "gpt" && m.value.includes("<tool_call>"));
-        // The container's stop is found with the command that caused it: the agent's next command is never asked for.
-        expect(calls, `${id}: ${JSON.stringify(line.conversations.slice(-3))}`).toHaveLength(1);
+        const results = line.conversations.filter((m: any) => m.from === "tool");
+        // The container's stop is found with the command that caused it: the agent's next command is never asked
+        // for. Under load the kernel may kill the allocating `dd` first (the init's exit still under way, the OOM
+        // reaper done with it): then the agent sees `Killed` and its next command finds the container stopped.
+        const seen = `${id}: ${JSON.stringify(line.conversations.slice(-3))}`;
+        if (calls.length === 2) expect(results[0]?.value, seen).toMatch(/Killed/);
+        else expect(calls, seen).toHaveLength(1);
       }
       expect(lines.get("oom-unscored")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
       expect(Date.now() - started).toBeLessThan(60_000);
