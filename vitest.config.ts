@@ -13,7 +13,8 @@ import SuiteSequencer from "./test/setup/sequencer.js";
  *    a file in none of the lists lands here (the safe default: it gets the build); its files share their worker
  *    processes too (each would otherwise start a process and load vitest, the helpers and the CLI's modules again:
  *    ~1 s of CPU a file), so the same rule holds: a file restores what it changes (process.env, cwd, timers);
- *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts);
+ *  - docker: needs the Docker engine and the test images (every file importing test/helpers/docker.ts); its files
+ *    share their worker processes too, each starting as in a process of its own (test/setup/docker_file.ts);
  *  - browser: drives Debian's chromium;
  *  - cluster: the one-node Slurm cluster.
  * The projects that need the build get it from test/setup/build.ts, once per `vitest` process and only when a
@@ -130,7 +131,16 @@ export default defineConfig({
           testTimeout: 180_000,
         },
       },
-      { extends: true, test: { name: "docker", include: DOCKER, globalSetup: [TMP, BUILD, "test/setup/docker.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "docker",
+          include: DOCKER,
+          globalSetup: [TMP, BUILD, "test/setup/docker.ts"],
+          isolate: false,
+          setupFiles: ["test/setup/docker_file.ts"],
+        },
+      },
       { extends: true, test: { name: "browser", include: BROWSER, globalSetup: [TMP, BUILD] } },
       { extends: true, test: { name: "cluster", include: CLUSTER, globalSetup: [TMP, BUILD] } },
     ],
