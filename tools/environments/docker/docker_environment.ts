@@ -479,7 +479,8 @@ export class DockerEnvironment implements Environment {
   private async renew(signal?: AbortSignal): Promise<void> {
     const source = this.source;
     if (!source) throw new Error("this docker sandbox was not started for a task: it cannot be started again");
-    this.shell?.close();
+    // Its container is removed below (paused first when its folder is carried over).
+    this.shell?.discard();
     this.shell = undefined;
     const old = this.container;
     const drop = async () => {
@@ -920,7 +921,8 @@ export class DockerEnvironment implements Environment {
   /** Removes the container (which ends every process in it, background ones included). Idempotent. */
   cleanup(): Promise<void> {
     this.cleaning ??= (async () => {
-      this.shell?.close();
+      // No exec to end the shell first: removing the container ends it.
+      this.shell?.discard();
       try {
         // A new container being started is removed with the sandbox.
         await this.renewing?.catch(() => undefined);
