@@ -2,7 +2,6 @@ import { networkModeFor } from "./docker_network.js";
 import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type Docker from "dockerode";
-import { mkdirViaArchive } from "./docker_archive.js";
 import {
   LABEL_OWNER,
   LABEL_ROLE,
@@ -146,8 +145,8 @@ export async function startSandbox(
         });
         containerId = created.id;
         liveContainers.set(created.id, undefined);
-        // Created here (not by the engine, which would make it root's) so the run user can write in it.
-        await mkdirViaArchive(created, workdir, runUser);
+        // No `mkdir` of the workdir through the archive API here: the engine makes Config.WorkingDir when it creates
+        // the container (as root, when the image lacks it), so that call only ever found it there (a HEAD request).
         await created.start();
         gates.engineRecovered();
         return created;
