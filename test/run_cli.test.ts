@@ -120,7 +120,8 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     await server.close();
   });
 
-  async function run(rows: unknown[], extra: string[] = []) {
+  /** A run of `rows`; two workers only where the test is about more than one (a worker costs ~0.4 s of CPU). */
+  async function run(rows: unknown[], extra: string[] = [], workers = "1") {
     const dir = tempDir();
     const dataset = writeDataset(dir, rows);
     const result = await runCliInProcess([
@@ -139,7 +140,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
       "--toolsets",
       "terminal,file",
       "--workers",
-      "2",
+      workers,
       "--concurrency",
       "4",
       "--approval",
@@ -158,6 +159,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
         { id: "p", prompt: "parallel tools please" },
       ],
       ["--ephemeral-system-prompt", "EPHEMERAL-MARKER do not save", "--max-retries", "2"],
+      "2",
     );
     expect(result.stderr).not.toContain("internal error");
     expect(result.exitCode, result.stderr).toBe(0);
@@ -244,14 +246,20 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
 
   it("returns errors for unknown tools, asks again for bad JSON, then continues; marks partial after repeated malformed turns", async () => {
     attempts.clear();
-    const { runDir, result } = await run([{ id: "u", prompt: "unknown tool test" }]);
+    // One run, two tasks: an unknown tool (u) and a registered tool this task was not offered (u3).
+    const { runDir, result } = await run([
+      { id: "u", prompt: "unknown tool test" },
+      { id: "u3", prompt: "not offered test" },
+    ]);
     expect(result.exitCode, result.stderr).toBe(0);
     // A trajectory that called a tool outside the known set is dropped from training data, and counted.
     expect(readJsonl(join(runDir, "trajectories.jsonl"))).toHaveLength(0);
-    const [entry] = readJsonl(join(runDir, "dropped.jsonl"));
+    const dropped = readJsonl(join(runDir, "dropped.jsonl"));
+    expect(dropped.map((d) => d.task_id).sort()).toEqual(["u", "u3"]);
+    const entry = dropped.find((d) => d.task_id === "u");
     expect(entry.dropped).toBe("unknown_tools");
     expectExactRecord(DroppedRecordSchema, entry, "dropped record");
-    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).filtered.dropped_unknown_tools).toBe(1);
+    expect(JSON.parse(readFileSync(join(runDir, "statistics.json"), "utf8")).filtered.dropped_unknown_tools).toBe(2);
     const tools = entry.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content));
     expect(tools[0].error).toMatch(/Unknown tool 'no_such_tool'/);
     expect(tools[1].output).toContain("fixed");
@@ -263,10 +271,7 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
 
     // A registered tool this task was not offered is as unknown to the model as one nobody registered (the
     // original's valid names are the tools it loaded for the task).
-    const unoffered = await run([{ id: "u3", prompt: "not offered test" }]);
-    expect(unoffered.result.exitCode, unoffered.result.stderr).toBe(0);
-    expect(readJsonl(join(unoffered.runDir, "trajectories.jsonl"))).toHaveLength(0);
-    const [notOffered] = readJsonl(join(unoffered.runDir, "dropped.jsonl"));
+    const notOffered = dropped.find((d) => d.task_id === "u3");
     expect(notOffered.dropped).toBe("unknown_tools");
     expect(JSON.parse(notOffered.messages.find((m: any) => m.role === "tool").content).error).toMatch(/web_search/);
 
@@ -280,16 +285,25 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     expect(partial.api_calls).toBe(2);
   });
 
+  /** One streamed run of the retry tasks and the reasoning task, for the two tests below. */
+  let streamed: Promise<{ runDir: string; result: Awaited<ReturnType<typeof run>>["result"]; started: number }>;
+  const streamedRun = () =>
+    (streamed ??= (async () => {
+      attempts.clear();
+      const started = Date.now();
+      const { runDir, result } = await run(
+        [
+          { id: "rl", prompt: "rate limited task" },
+          { id: "bad", prompt: "fatal request task" },
+          { id: "r", prompt: "reasoning please" },
+        ],
+        ["--stream"],
+      );
+      return { runDir, result, started };
+    })());
+
   it("retries 429 (honouring retry-after) and 500s, streaming or not; records a fatal 400 as a failure", async () => {
-    attempts.clear();
-    const started = Date.now();
-    const { runDir, result } = await run(
-      [
-        { id: "rl", prompt: "rate limited task" },
-        { id: "bad", prompt: "fatal request task" },
-      ],
-      ["--stream"],
-    );
+    const { runDir, result, started } = await streamedRun();
     expect(result.exitCode, result.stderr).toBe(1);
     const rl = server.requests.filter(
       (r) => r.at >= started && JSON.stringify(r.body.messages).includes("rate limited task"),
@@ -297,8 +311,8 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
     // retry-after: 1 was honoured between the 429 and the next attempt (backoff alone would be far shorter).
     expect(rl[1]!.at - rl[0]!.at).toBeGreaterThanOrEqual(950);
     const entries = readJsonl(join(runDir, "trajectories.jsonl"));
-    expect(entries.map((e) => e.task_id)).toEqual(["rl"]);
-    expect(entries[0].final_response).toBe("rate limit survived");
+    expect(entries.map((e) => e.task_id).sort()).toEqual(["r", "rl"]);
+    expect(entries.find((e) => e.task_id === "rl").final_response).toBe("rate limit survived");
     expect(attempts.get("rl-0")).toBe(4);
     const failed = readJsonl(join(runDir, "failed.jsonl"));
     expect(failed).toHaveLength(1);
@@ -313,9 +327,8 @@ describe("hermes-batch run against a local OpenAI-compatible server", () => {
   });
 
   it("captures reasoning from fields and <think> blocks into the trajectory", async () => {
-    const { runDir, result } = await run([{ id: "r", prompt: "reasoning please" }], ["--stream"]);
-    expect(result.exitCode, result.stderr).toBe(0);
-    const [entry] = readJsonl(join(runDir, "trajectories.jsonl"));
+    const { runDir } = await streamedRun();
+    const entry = readJsonl(join(runDir, "trajectories.jsonl")).find((e) => e.task_id === "r");
     const gpt = entry.conversations.filter((c: any) => c.from === "gpt");
     expect(gpt[0].value).toMatch(/^<think>\nI should list files.\n<\/think>\n<tool_call>/);
     expect(gpt[1].value).toBe("<think>\nSumming up.\n</think>\nThe answer is r.");
