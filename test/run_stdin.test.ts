@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { gzipSync } from "node:zlib";
 import { execa } from "execa";
 import YAML from "yaml";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { openDatasetSource, readDataset } from "../src/run/dataset.js";
 import { CLI, assertBuilt, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
@@ -38,10 +38,16 @@ function runWithStdin(args: string[], input: string | Buffer, cwd: string) {
 const common = (out: string) => ["--model", "scripted", "--output-dir", out, "--progress", "none", "--workers", "1"];
 
 describe("run -: the dataset from stdin", () => {
-  it("reads all six rows once (it said 'file not found'), names the run 'stdin' and records the content's hash", async () => {
+  /** One run of DATA from stdin (run 'stdin'), read by the first test and continued with --only by another. */
+  let piped: { dir: string; out: string; r: Awaited<ReturnType<typeof runWithStdin>> };
+  beforeAll(async () => {
     const dir = tempDir();
     const out = join(dir, "runs");
-    const r = await runWithStdin(["run", "-", ...common(out)], DATA, dir);
+    piped = { dir, out, r: await runWithStdin(["run", "-", ...common(out)], DATA, dir) };
+  }, 120_000);
+
+  it("reads all six rows once (it said 'file not found'), names the run 'stdin' and records the content's hash", async () => {
+    const { dir, out, r } = piped;
     expect(r.stderr).not.toContain("file not found");
     expect(r.exitCode).toBe(0);
     expect(
@@ -119,17 +125,14 @@ describe("run -: the dataset from stdin", () => {
     expect(dry.exitCode).toBe(0);
     expect(dry.stdout).toContain("tasks to run: 6");
 
-    expect((await runWithStdin(["run", "-", ...common(out), "--run-name", "only"], DATA, dir)).exitCode).toBe(0);
-    const unknown = await runWithStdin(
-      ["run", "-", ...common(out), "--run-name", "only", "--only", "t2,zzz"],
-      DATA,
-      dir,
-    );
+    // --only continues the run of the six rows piped in before (run 'stdin', made once for this describe).
+    expect(piped.r.exitCode).toBe(0);
+    const unknown = await runWithStdin(["run", "-", ...common(piped.out), "--only", "t2,zzz"], DATA, piped.dir);
     expect([unknown.exitCode, unknown.stderr.trim().split("\n").at(-1)]).toEqual([
       2,
       "hermes-batch run: --only names task id(s) not in the dataset: zzz",
     ]);
-    const only = await runWithStdin(["run", "-", ...common(out), "--run-name", "only", "--only", "t2"], DATA, dir);
+    const only = await runWithStdin(["run", "-", ...common(piped.out), "--only", "t2"], DATA, piped.dir);
     expect(only.exitCode).toBe(0);
     expect(only.stdout).toContain("1 completed");
 
