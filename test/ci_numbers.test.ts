@@ -43,13 +43,13 @@ const readLines = (path: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, any>);
 
-describe("merge keeps each task's result from the shard that owns it", () => {
-  let dir: string;
-  const N = 3;
-  beforeAll(async () => {
-    dir = tempDir("hb-ci-merge-");
+let sharded: Promise<string> | undefined;
+/** Run folder `exp`: 20 rows (10 pass, 10 fail) in 3 shards, made once (the merge test reads it, the lock test copies it). */
+function threeShardRun(): Promise<string> {
+  return (sharded ??= (async () => {
+    const dir = tempDir("hb-ci-shards-");
     const data = dataset(join(dir, "data.jsonl"), "PPPPPPPPPPFFFFFFFFFF");
-    for (let i = 0; i < N; i++) {
+    for (let i = 0; i < 3; i++) {
       const r = await runCliInProcess([
         "run",
         data,
@@ -62,14 +62,25 @@ describe("merge keeps each task's result from the shard that owns it", () => {
         "--progress",
         "none",
         "--shard",
-        `${i}/${N}`,
+        `${i}/3`,
       ]);
       expect(r.exitCode, r.stderr).toBe(0);
     }
+    return join(dir, "runs", "exp");
+  })());
+}
+
+describe("merge keeps each task's result from the shard that owns it", () => {
+  let dir: string;
+  let exp: string;
+  const N = 3;
+  beforeAll(async () => {
+    dir = tempDir("hb-ci-merge-");
+    exp = await threeShardRun();
   }, 120_000);
 
   it("a copy of another shard's task, with another verdict, in a lower shard's folder changes no number", async () => {
-    const exact = await runCliInProcess(["merge", join(dir, "runs", "exp"), "--out", join(dir, "exact")]);
+    const exact = await runCliInProcess(["merge", exp, "--out", join(dir, "exact")]);
     expect(exact.exitCode, exact.stderr).toBe(0);
     const exactStats = JSON.parse(readFileSync(join(dir, "exact", "statistics.json"), "utf8"));
 
@@ -77,7 +88,7 @@ describe("merge keeps each task's result from the shard that owns it", () => {
     // and one of a task id the dataset does not have at all.
     const run = join(dir, "tampered");
     mkdirSync(run);
-    cpSync(join(dir, "runs", "exp", "shards"), join(run, "shards"), { recursive: true });
+    cpSync(join(exp, "shards"), join(run, "shards"), { recursive: true });
     const pad = (i: number) => `${String(i).padStart(4, "0")}-of-${String(N).padStart(4, "0")}`;
     const owner = readLines(join(run, "shards", pad(2), "trajectories.jsonl"))[0]!;
     expect(shardOfTask(owner.task_id, N)).toBe(2);
@@ -648,26 +659,10 @@ describe("submit.sh and the array indexes it is given", () => {
 describe("a shard whose lock names a host that is gone", () => {
   it("shards and merge say how to release it: the rerun they print would stop on that lock", async () => {
     const dir = tempDir("hb-ci-lock-");
-    const data = dataset(join(dir, "data.jsonl"), "PPPPPP");
-    for (const i of [0, 1]) {
-      const r = await runCliInProcess([
-        "run",
-        data,
-        "--model",
-        "scripted",
-        "--output-dir",
-        join(dir, "runs"),
-        "--run-name",
-        "x",
-        "--progress",
-        "none",
-        "--shard",
-        `${i}/2`,
-      ]);
-      expect(r.exitCode, r.stderr).toBe(0);
-    }
+    // A copy of a finished sharded run (its shards' folders are all `shards` and `merge` read).
+    cpSync(await threeShardRun(), join(dir, "runs", "x"), { recursive: true });
     // Shard 1 as a node that died mid-run leaves it: no completion record, its lock naming that node.
-    const shard = join(dir, "runs", "x", "shards", "0001-of-0002");
+    const shard = join(dir, "runs", "x", "shards", "0001-of-0003");
     rmSync(join(shard, "shard-complete.json"));
     writeFileSync(
       join(shard, ".lock"),
