@@ -212,7 +212,7 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
     ]);
     expect(isFile.exitCode).toBe(2);
     expect(isFile.stderr).toContain("is a file, not a folder");
-    const proc = await runCli(
+    const proc = await runCliInProcess(
       ["run", file, "--model", "scripted", "--output-dir", "/proc/self/nothing", "--progress", "none"],
       { timeoutMs: 30_000 },
     );
