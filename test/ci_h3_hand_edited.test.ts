@@ -45,6 +45,16 @@ function editVerdicts(runDir: string, verdicts: Record<string, unknown>): void {
   writeFileSync(path, edited.join("\n") + "\n");
 }
 
+let shared: Promise<{ out: string; ds: string; base: string }> | undefined;
+/** The baseline run every test compares with (made once: no test changes it) and its dataset. */
+function baseline(): Promise<{ out: string; ds: string; base: string }> {
+  return (shared ??= (async () => {
+    const out = tempDir();
+    const ds = dataset(out);
+    return { out, ds, base: await run(ds, out, "base") };
+  })());
+}
+
 interface Scores {
   scored: number;
   unscored: number;
@@ -57,9 +67,7 @@ describe("verdicts that are not true, false or null", () => {
   let ds: string;
   let base: string;
   beforeAll(async () => {
-    out = tempDir();
-    ds = dataset(out);
-    base = await run(ds, out, "base");
+    ({ out, ds, base } = await baseline());
   }, 120_000);
 
   it('"false" (a string) or 1 is no pass in statistics.json, and every reader counts the task alike', async () => {
@@ -100,9 +108,8 @@ describe("an epoch number far beyond the run's", () => {
   it("a line of epoch 2,000,000,000 is read in a moment: compare and statistics.json do not count to it", async () => {
     // pass@k was computed for every k up to the largest epoch number + 1: one hand-edited (or corrupted) epoch of
     // 2e9 held compare (and the rebuild of statistics.json) in a loop of 2e9 × tasks steps, a CI job to its timeout.
+    const { ds, base } = await baseline();
     const out = tempDir();
-    const ds = dataset(out);
-    const base = await run(ds, out, "base");
     const cur = await run(ds, out, "cur");
     const path = join(cur, "trajectories.jsonl");
     const first = JSON.parse(readFileSync(path, "utf8").split("\n")[0]!) as { epoch?: number; task_id: string };
@@ -125,9 +132,8 @@ describe("a run file that is no regular file", () => {
     // compare read trajectories.jsonl whatever it was: a FIFO held the CI job until its timeout, a link to /dev/zero
     // crashed node out of memory (exit 134), a folder was "internal error: EISDIR" with exit 1, which CI reads as
     // a regression. `report` already refused them.
+    const { base } = await baseline();
     const out = tempDir();
-    const ds = dataset(out);
-    const base = await run(ds, out, "base");
     const cases: [string, (dir: string) => void][] = [
       ["fifo", (dir) => execFileSync("mkfifo", [join(dir, "trajectories.jsonl")])],
       ["zero", (dir) => symlinkSync("/dev/zero", join(dir, "trajectories.jsonl"))],
