@@ -22,7 +22,7 @@ import {
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, ROOT, assertBuilt, cleanEnv } from "./helpers/cli.js";
+import { CLI, ROOT, assertBuilt, cleanEnv, runCliInProcess } from "./helpers/cli.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
@@ -153,6 +153,11 @@ function cli(args: string[], home: string, uid: number) {
   });
 }
 
+/** `hermes-batch ARGS` as this test's own user, with HOME `home`, in the test process (no other user to become). */
+function cliInProcess(args: string[], home: string) {
+  return runCliInProcess(args, { cwd: ROOT, env: { HOME: home }, timeoutMs: 240_000 });
+}
+
 const harnesses = process.getuid?.() === 0 ? [0, 1000] : [process.getuid!()];
 
 describe("a local sandbox sees only what a task needs", () => {
@@ -263,10 +268,9 @@ describe("a local sandbox sees only what a task needs", () => {
       "--progress",
       "none",
     ];
-    const r = await cli(
+    const r = await cliInProcess(
       ["run", dataset, ...common, "--run-name", "ro", "--sandbox-ro", join(base, "toolchain")],
       home,
-      uid,
     );
     expect(r.exitCode, r.stderr).toBe(0);
     const [line] = readJsonl(join(out, "ro", "trajectories.jsonl"));
@@ -277,7 +281,7 @@ describe("a local sandbox sees only what a task needs", () => {
     expect(readFileSync(join(out, "ro", "run.yaml"), "utf8")).toContain(join(base, "toolchain"));
 
     for (const bad of [dir, out, base, "/"]) {
-      const refused = await cli(["run", dataset, ...common, "--run-name", "bad", "--sandbox-ro", bad], home, uid);
+      const refused = await cliInProcess(["run", dataset, ...common, "--run-name", "bad", "--sandbox-ro", bad], home);
       expect(refused.exitCode, bad).toBe(2);
       expect(refused.stderr).toMatch(/--sandbox-ro .*(holds|lies inside)/);
     }
