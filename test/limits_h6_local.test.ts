@@ -9,7 +9,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages } from "./helpers/docker.js";
 import { readJsonl } from "./helpers/jsonl.js";
@@ -57,7 +57,8 @@ async function run(rows: Row[], extra: string[]) {
   );
   const tmp = join(dir, "tmp");
   mkdirSync(tmp);
-  const r = await runCli(
+  // In process: the limits are the sandboxes' (their own cgroups and file systems), not this process's.
+  const r = await runCliInProcess(
     [
       "run",
       dataset,
