@@ -7,7 +7,7 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { ROOT, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, text, toolCalls, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
@@ -83,7 +83,7 @@ describe("an agent stopped by --task-timeout", () => {
     symlinkSync(join(ROOT, "test", "fixtures", "fake-apptainer"), join(dir, "bin", "apptainer"));
     const dataset = join(dir, "d.jsonl");
     writeFileSync(dataset, `${JSON.stringify({ id: "slow", prompt: "slow", expected: "42" })}\n`);
-    const r = await runCli(
+    const r = await runCliInProcess(
       [
         "run",
         dataset,
