@@ -7,9 +7,41 @@ import { gzipSync } from "node:zlib";
 import { readDataset } from "../src/run/dataset.js";
 import { taskDirName } from "../src/run/task.js";
 import { execa } from "execa";
-import { CLI, ROOT, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { CLI, type CliResult, ROOT, cleanEnv, runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { waitUntil } from "./helpers/wait.js";
+
+let dots: Promise<{ dataset: string; out: string; r: CliResult }> | undefined;
+/** Run `dots` of two rows whose ids are '..' and '.' (made once: one test reads it, another continues it). */
+function dotsRun(): Promise<{ dataset: string; out: string; r: CliResult }> {
+  return (dots ??= (async () => {
+    const dir = tempDir();
+    const dataset = join(dir, "d.jsonl");
+    writeFileSync(
+      dataset,
+      [
+        { id: "..", prompt: "Use the shell to compute 1 + 1." },
+        { id: ".", prompt: "Use the shell to compute 2 + 2." },
+      ]
+        .map((r) => JSON.stringify({ ...r, toolsets: ["terminal"] }))
+        .join("\n") + "\n",
+    );
+    const out = join(dir, "runs");
+    const args = [
+      "run",
+      dataset,
+      "--model",
+      "scripted",
+      "--output-dir",
+      out,
+      "--run-name",
+      "dots",
+      "--progress",
+      "none",
+    ];
+    return { dataset, out, r: await runCliInProcess(args) };
+  })());
+}
 
 describe("task folder names", () => {
   it("are never empty, '.', '..' or outside their parent, for every id the reader accepts", () => {
@@ -50,30 +82,7 @@ describe("task folder names", () => {
   });
 
   it("a dataset whose ids are '..' and '.' runs both tasks and keeps the run folder", async () => {
-    const dir = tempDir();
-    const dataset = join(dir, "d.jsonl");
-    writeFileSync(
-      dataset,
-      [
-        { id: "..", prompt: "Use the shell to compute 1 + 1." },
-        { id: ".", prompt: "Use the shell to compute 2 + 2." },
-      ]
-        .map((r) => JSON.stringify({ ...r, toolsets: ["terminal"] }))
-        .join("\n") + "\n",
-    );
-    const out = join(dir, "runs");
-    const r = await runCliInProcess([
-      "run",
-      dataset,
-      "--model",
-      "scripted",
-      "--output-dir",
-      out,
-      "--run-name",
-      "dots",
-      "--progress",
-      "none",
-    ]);
+    const { out, r } = await dotsRun();
     expect(r.exitCode).toBe(0);
     expect(
       readJsonl(join(out, "dots", "trajectories.jsonl"))
@@ -179,10 +188,13 @@ describe("no-ops and bad output locations are errors, not a quiet exit 0", () =>
 
   it("--only naming unknown ids, --offset past the end, an output dir that is a file or under /proc", async () => {
     const { dir, file } = dataset();
-    const out = join(dir, "runs");
-    const args = ["run", file, "--model", "scripted", "--output-dir", out, "--run-name", "r", "--progress", "none"];
-    expect((await runCliInProcess(args)).exitCode).toBe(0);
-    const only = await runCliInProcess([...args, "--only", "a,zzz"]);
+    // --only continues a run: the run of the two dotted ids serves.
+    const dotted = await dotsRun();
+    expect(dotted.r.exitCode).toBe(0);
+    const only = await runCliInProcess([
+      ...["run", dotted.dataset, "--model", "scripted", "--output-dir", dotted.out, "--run-name", "dots"],
+      ...["--progress", "none", "--only", "..,zzz"],
+    ]);
     expect(only.exitCode).toBe(2);
     expect(only.stderr).toContain("--only names task id(s) not in the dataset: zzz");
     const offset = await runCliInProcess([
