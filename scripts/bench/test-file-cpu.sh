@@ -23,10 +23,11 @@ trap 'rm -f "$timef"' EXIT
 printf '%-44s %6s %8s %8s %8s %s\n' file wall vitest engine total result
 for ((r = 1; r <= rounds; r++)); do
   for f in "$@"; do
+    log=$(mktemp /tmp/test-file-cpu.XXXXXX.log)
     d0=$(daemon_ticks)
-    if /usr/bin/time -o "$timef" -f "%e %U %S" npx vitest run "$f" >/tmp/test-file-cpu.log 2>&1; then res=passed; else res="FAILED (/tmp/test-file-cpu.log)"; fi
+    if /usr/bin/time -o "$timef" -f "%e %U %S" npx vitest run "$f" >"$log" 2>&1; then res=passed; else res="FAILED ($log)"; fi
     d1=$(daemon_ticks)
-    read -r wall user sys <"$timef"
+    read -r wall user sys < <(tail -1 "$timef")
     awk -v f="$f" -v w="$wall" -v u="$user" -v s="$sys" -v d="$((d1 - d0))" -v t="$ticks" -v res="$res" \
       'BEGIN { printf "%-44s %6.1f %8.1f %8.1f %8.1f %s\n", f, w, u + s, d / t, u + s + d / t, res }'
   done
