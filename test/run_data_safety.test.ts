@@ -393,7 +393,8 @@ describe("the resume hint", () => {
         "--progress",
         "log",
       ],
-      { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false },
+      // No SIGKILL 5 s after the Ctrl-C (execa's default): the drain may take longer on a loaded machine.
+      { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false, forceKillAfterDelay: false },
     );
     const trajectories = join(dir, "runs", "d", "trajectories.jsonl");
     // A first finished task means the run is past start-up and its Ctrl-C handler is in place.

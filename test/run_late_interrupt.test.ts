@@ -41,7 +41,8 @@ describe("Ctrl-C once the last task is in flight", () => {
         "--progress",
         "log",
       ]),
-      { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false },
+      // No SIGKILL 5 s after the Ctrl-C (execa's default): the drain waits for the answer.
+      { cwd: ROOT, env: cleanEnv(), extendEnv: false, reject: false, forceKillAfterDelay: false },
     );
     let said = "";
     child.stdout?.on("data", (d: Buffer) => (said += d.toString()));
