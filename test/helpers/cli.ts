@@ -65,13 +65,13 @@ let inProcessQueue: Promise<unknown> = Promise.resolve();
 
 /**
  * `hermes-batch ARGS` in this test process, stdout and stderr captured, the working directory and the environment
- * (cleaned as for `runCli`) set for the call and restored after. `run` calls the built CLI's `main` (dist/src/cli.js,
- * imported natively, as the executable loads it: its worker threads start dist/src/worker.js beside it); the other
- * commands call src/cli_main.ts `main` from the sources. No node start and no bundle load per call (about half the
- * CPU of a small `run`). Not for signals, stdin, a crash, runs that must overlap, what a process does at its exit
- * (temporary folders, open handles), or a test that needs a fresh process (a lock naming this pid, state a run
- * leaves in its process: MCP servers and plugins registered): those stay with `runCli`. Calls in one process run
- * one at a time; `timeoutMs` fails a call that has not returned by then.
+ * (cleaned as for `runCli`) set for the call and restored after. Every command calls the built CLI's `main`
+ * (dist/src/cli.js, imported natively once per process, as the executable loads it: a run's worker threads start
+ * dist/src/worker.js beside it; the sources' modules through vite would cost a file ~0.8 s of CPU more). No node
+ * start and no bundle load per call (about half the CPU of a small `run`). Not for signals, stdin, a crash, runs
+ * that must overlap, what a process does at its exit (temporary folders, open handles), or a test that needs a fresh
+ * process (a lock naming this pid, state a run leaves in its process: MCP servers and plugins registered): those
+ * stay with `runCli`. Calls in one process run one at a time; `timeoutMs` fails a call that has not returned by then.
  */
 export function runCliInProcess(
   args: string[],
@@ -106,13 +106,8 @@ function loadBuiltMain(): Promise<Main> {
   return import(/* @vite-ignore */ pathToFileURL(CLI).href).then((m: { main: Main }) => m.main);
 }
 
-async function mainFor(command: string | undefined): Promise<Main> {
-  if (command === "run") return (builtMain ??= loadBuiltMain());
-  return (await import("../../src/cli_main.js")).main;
-}
-
 async function callMain(args: string[], opts: { cwd?: string; env?: Record<string, string> }): Promise<CliResult> {
-  const main = await mainFor(args[0]);
+  const main = await (builtMain ??= loadBuiltMain());
   const saved = { cwd: process.cwd(), env: { ...process.env }, exitCode: process.exitCode, argv: process.argv };
   const out = { stdout: "", stderr: "" };
   const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
