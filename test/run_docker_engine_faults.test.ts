@@ -2,12 +2,14 @@
  * Sandbox starts when the engine fails or is stormed, through the real CLI and the fake OpenAI server:
  * - behind a proxy that answers the first container creations and starts with 500/503/429/409 or drops the
  *   connection, every task still completes; each retry is an events.log line; nothing is left behind;
- * - a deterministic engine error (400) is not retried: the task fails with the engine's message;
- * - 32 tasks at --concurrency 32 starting at once: none fails.
+ * - a deterministic engine error (400) is not retried: the task fails with the engine's message (a fifth task of
+ *   the same run: the proxy's rules tell tasks apart by their label);
+ * - 16 tasks at --concurrency 16 starting at once: none fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { LABEL_TASK } from "../tools/environments/docker/docker_client.js";
 import { listLabelledContainers, removeContainersByLabel } from "../tools/environments/docker/docker.js";
 import {
   startFakeOpenAI,
@@ -18,8 +20,8 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { runCli, tempDir } from "./helpers/cli.js";
-import { startFlakyDockerProxy, type FaultRule } from "./helpers/flaky_docker_proxy.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
+import { startFlakyDockerProxy, type FlakyDockerProxy } from "./helpers/flaky_docker_proxy.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 /** Each task: one command printing its id, then a final answer. */
@@ -52,13 +54,20 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
     for (const run of runNames) await removeContainersByLabel({ run });
   });
 
-  async function run(tasks: number, extra: string[], env: Record<string, string> = {}, timeoutMs = 240_000) {
+  /** In the test process when `inProcess` (not behind the proxy: the CLI's engine client is one per process). */
+  async function run(
+    tasks: number,
+    extra: string[],
+    env: Record<string, string> = {},
+    timeoutMs = 240_000,
+    inProcess = false,
+  ) {
     const dir = tempDir();
     const runName = uniqueRunName("engine");
     runNames.push(runName);
     const rows = Array.from({ length: tasks }, (_, i) => JSON.stringify({ id: `t${i}`, prompt: `t${i}` }));
     writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
-    const r = await runCli(
+    const r = await (inProcess ? runCliInProcess : runCli)(
       [
         "run",
         join(dir, "d.jsonl"),
@@ -96,34 +105,46 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
     return JSON.parse(entry.messages.find((m: { role: string }) => m.role === "tool").content).output;
   }
 
-  it("retries creations and starts the engine fails for a moment: every task completes, each retry is an event", async () => {
-    const rules: FaultRule[] = [
-      {
-        match: isTaskCreate,
-        faults: [
-          { status: 500, message: "engine overloaded (test)" },
-          "reset",
-          { status: 429, message: "too many requests (test)" },
-        ],
-      },
-      {
-        match: isStart,
-        faults: [
-          { status: 503, message: "service unavailable (test)" },
-          { status: 409, message: "conflict (test)" },
-        ],
-      },
-    ];
-    const proxy = await startFlakyDockerProxy(rules);
-    try {
-      const { r, runName, trajectories, failed, events } = await run(
-        4,
-        ["--image", image, "--concurrency", "4", "--workers", "2"],
-        { DOCKER_HOST: proxy.dockerHost },
-      );
-      expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-      expect(proxy.given).toEqual([3, 2]);
-      expect(failed).toEqual([]);
+  /** One run behind the failing proxy: t0-t3 meet transient faults, t4 a deterministic one (rules by task label). */
+  describe("behind a proxy failing creations and starts", () => {
+    let proxy: FlakyDockerProxy;
+    let res: Awaited<ReturnType<typeof run>>;
+    const create = (task: string, is: boolean) => (r: { method: string; path: string; body: unknown }) =>
+      isTaskCreate(r) && ((r.body as { Labels: Record<string, string> }).Labels[LABEL_TASK] === task) === is;
+
+    beforeAll(async () => {
+      proxy = await startFlakyDockerProxy([
+        {
+          match: create("t4", false),
+          faults: [
+            { status: 500, message: "engine overloaded (test)" },
+            "reset",
+            { status: 429, message: "too many requests (test)" },
+          ],
+        },
+        {
+          match: isStart,
+          faults: [
+            { status: 503, message: "service unavailable (test)" },
+            { status: 409, message: "conflict (test)" },
+          ],
+        },
+        { match: create("t4", true), faults: [{ status: 400, message: "invalid mount config (test)" }] },
+      ]);
+      res = await run(5, ["--image", image, "--concurrency", "5", "--workers", "2"], {
+        DOCKER_HOST: proxy.dockerHost,
+      });
+    }, 300_000);
+    afterAll(async () => {
+      await proxy?.close();
+    });
+
+    it("retries creations and starts the engine fails for a moment: every task completes, each retry is an event", async () => {
+      const { r, runName, trajectories, failed, events } = res;
+      // Exit 1 for t4 alone (the next test).
+      expect(r.exitCode, r.stderr + r.stdout).toBe(1);
+      expect(proxy.given).toEqual([3, 2, 1]);
+      expect(failed.map((f) => f.task_id)).toEqual(["t4"]);
       expect(trajectories.map((e) => e.task_id).sort()).toEqual(["t0", "t1", "t2", "t3"]);
       for (const e of trajectories) {
         expect(e.outcome).toBe("completed");
@@ -145,45 +166,35 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
       }
       expect(retries.every((l) => /retrying in \d+ ms, run-wide starts now \d+ ms apart/.test(l))).toBe(true);
       expect(await listLabelledContainers({ run: runName })).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
-  }, 300_000);
+    });
 
-  it("does not retry a deterministic engine error: the task fails with the engine's message", async () => {
-    const proxy = await startFlakyDockerProxy([
-      { match: isTaskCreate, faults: [{ status: 400, message: "invalid mount config (test)" }] },
-    ]);
-    try {
-      const { r, runName, trajectories, failed, events } = await run(
-        1,
-        ["--image", image, "--concurrency", "1", "--workers", "1"],
-        { DOCKER_HOST: proxy.dockerHost },
-      );
-      expect(r.exitCode, r.stderr + r.stdout).toBe(1);
-      expect(proxy.given).toEqual([1]);
-      expect(trajectories).toEqual([]);
+    it("does not retry a deterministic engine error: the task fails with the engine's message", async () => {
+      const { trajectories, failed, events, runName } = res;
+      expect(proxy.given[2]).toBe(1);
+      expect(trajectories.map((e) => e.task_id)).not.toContain("t4");
       expect(failed).toHaveLength(1);
+      expect(failed[0].task_id).toBe("t4");
       expect(JSON.stringify(failed[0])).toContain("invalid mount config (test)");
-      expect(events).not.toMatch(/sandbox start attempt/);
+      expect(events).not.toMatch(/task t4: sandbox start attempt/);
       expect(await listLabelledContainers({ run: runName })).toEqual([]);
-    } finally {
-      await proxy.close();
-    }
-  }, 300_000);
+    });
+  });
 
-  // 32, not 64: the run-wide gate starts at most DEFAULT_STARTS_PER_SECOND (10) sandboxes a second, so the
-  // engine sees the same rate of creations either way; 32 live containers is still 16 per core here.
-  it("a start storm of 32 tasks at --concurrency 32 fails none", async () => {
+  // 16 tasks: the run-wide gate lets a start through every 100 ms (DEFAULT_STARTS_PER_SECOND) however many tasks
+  // wait, and a create + start takes the engine well over 100 ms here, so creations overlap (and overlap the first
+  // tasks' removals) from the first second on; 16 tasks keep the gate saturated for 1.6 s, longer than one start,
+  // so the engine meets the same overlap as with 32 or 64: more tasks make the storm last longer, not denser.
+  it("a start storm of 16 tasks at --concurrency 16 fails none", async () => {
     const { r, runName, trajectories, failed } = await run(
-      32,
-      ["--image", busybox, "--concurrency", "32", "--workers", "2"],
+      16,
+      ["--image", busybox, "--concurrency", "16", "--workers", "2"],
       {},
       900_000,
+      true,
     );
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     expect(failed).toEqual([]);
-    expect(trajectories).toHaveLength(32);
+    expect(trajectories).toHaveLength(16);
     for (const e of trajectories) expect(toolOutput(e)).toContain(`ran-${e.task_id}`);
     expect(await listLabelledContainers({ run: runName })).toEqual([]);
   }, 1_000_000);
