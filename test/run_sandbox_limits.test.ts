@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages } from "./helpers/docker.js";
 import { readJsonl } from "./helpers/jsonl.js";
@@ -52,7 +52,8 @@ afterAll(async () => {
 
 type Task = string | { id: string; limits: Record<string, unknown>; cwd?: string };
 
-async function run(tasks: Task[], extra: string[] = []) {
+/** `inProcess` only for runs that stop before any sandbox (what a run leaves at its exit is checked in a child). */
+async function run(tasks: Task[], extra: string[] = [], inProcess = false) {
   const dir = tempDir("hb-limits-");
   const dataset = join(dir, "d.jsonl");
   const rows = tasks
@@ -63,7 +64,7 @@ async function run(tasks: Task[], extra: string[] = []) {
   const tmp = join(dir, "tmp");
   mkdirSync(tmp);
   const env = extra.includes("docker") ? [] : ["--env", "local"];
-  const r = await runCli(
+  const r = await (inProcess ? runCliInProcess : runCli)(
     [
       "run",
       dataset,
@@ -100,30 +101,6 @@ async function run(tasks: Task[], extra: string[] = []) {
 const root = process.getuid?.() === 0;
 
 describe("local sandbox limits", () => {
-  it.runIf(root)(
-    "a 3 GiB allocation ends its task with memory_limit; a concurrent task completes",
-    { timeout: 300_000 },
-    async () => {
-      const { r, lines } = await run(["hog", "calm"]);
-      expect(r.exitCode, r.stderr).toBe(1);
-      expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
-      expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
-      expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
-      // Every limit is enforced here (the disk quota is on by default): no start-up line.
-      expect(r.stderr).not.toMatch(/limits not enforced/);
-    },
-  );
-
-  it.runIf(root)("busy loops are held to --cpus", { timeout: 300_000 }, async () => {
-    const { lines } = await run(["cpu"], ["--cpus", "0.5"]);
-    const out = JSON.stringify(lines.get("cpu").messages.filter((m: any) => m.role === "tool"));
-    const m = /cpu_ticks=(\d+) hz=(\d+)/.exec(out)!;
-    expect(m, out).not.toBeNull();
-    // Two loops for ~3.5 s would take up to 7 CPU seconds unbounded (2 cores); at 0.5 CPU, about 1.75.
-    const seconds = Number(m[1]) / Number(m[2]);
-    expect(seconds).toBeLessThan(3.5 * 0.5 * 1.3);
-  });
-
   function toolText(line: any): string {
     return JSON.stringify(line.messages.filter((m: any) => m.role === "tool"));
   }
@@ -135,63 +112,109 @@ describe("local sandbox limits", () => {
     expect(readdirSync(join(dir, "tmp")).filter((n) => /^hermes-(spawn|shell|io|verify|bg|disk)-/.test(n))).toEqual([]);
   }
 
-  it.runIf(root)(
-    "a task folder is a 10 GiB file system of its own by default, and a row's limits.disk replaces it",
-    { timeout: 300_000 },
-    async () => {
-      const { r, lines, dir } = await run(["size", { id: "size-small", limits: { disk: "64m" } }]);
-      expect(r.exitCode, r.stderr).toBe(0);
-      const kb = (id: string) => Number(/size_kb=(\d+)/.exec(toolText(lines.get(id)))?.[1]);
-      expect(kb("size")).toBeGreaterThan(9.5 * 2 ** 20);
-      expect(kb("size")).toBeLessThanOrEqual(10 * 2 ** 20);
-      expect(kb("size-small")).toBeGreaterThan(50 * 2 ** 10);
-      expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
-      // It starts empty, as a task folder does (no lost+found).
-      expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
-      expectNothingLeft(dir);
-    },
-  );
+  function failedIds(lines: Map<string, any>): string[] {
+    return [...lines.values()].filter((l) => l.outcome !== "completed").map((l) => l.task_id);
+  }
 
-  it.runIf(root)(
-    "a file system given back to the pool starts the next task empty, whole and without the last task's marks",
-    { timeout: 300_000 },
-    async () => {
-      const { r, lines, dir } = await run(
-        ["dirty", "clean-1", "clean-2", "clean-3"],
-        ["--disk", "64m", "--concurrency", "1"],
-      );
-      expect(r.exitCode, r.stderr).toBe(0);
-      const dirty = toolText(lines.get("dirty"));
-      expect(dirty).toMatch(/dirtied/);
-      const device = (text: string) => /dev=(\d+:\d+)/.exec(text)?.[1];
-      const cleans = ["clean-1", "clean-2", "clean-3"].map((id) => toolText(lines.get(id)));
-      // One task after it ran on the same file system (the pool's last given back is taken first).
-      expect(cleans.map(device)).toContain(device(dirty));
-      for (const text of cleans) {
-        expect(text).toMatch(/xattrs \[\] 0o755\\+nlisted/);
-        // Only the file system's own blocks and inodes are used: nothing of the last task is left.
-        expect(Number(/used_kb=(\d+)/.exec(text)?.[1])).toBeLessThan(1024);
-        expect(Number(/inodes=(\d+)/.exec(text)?.[1])).toBeLessThan(16);
-      }
-      expectNothingLeft(dir);
-    },
-  );
+  // One run for the memory, CPU and default disk cases: --cpus holds every sandbox of it, none of which needs more.
+  describe("a run at the default limits with --cpus 0.5", () => {
+    let res: Awaited<ReturnType<typeof run>>;
+    beforeAll(async () => {
+      if (root)
+        res = await run(
+          ["hog", "calm", "size", { id: "size-small", limits: { disk: "64m" } }, "cpu"],
+          ["--cpus", "0.5"],
+        );
+    }, 300_000);
 
-  it.runIf(root)(
-    "writing past --disk (in the task folder or the exchange folder) ends its task with disk_limit; the image and its mount are gone afterwards",
-    { timeout: 300_000 },
-    async () => {
-      const { r, lines, dir } = await run(["fill", "iofill", "calm"], ["--disk", "64m"]);
+    it.runIf(root)("a 3 GiB allocation ends its task with memory_limit; a concurrent task completes", () => {
+      const { r, lines } = res;
       expect(r.exitCode, r.stderr).toBe(1);
-      for (const id of ["fill", "iofill"]) {
-        expect(lines.get(id), id).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
-        expect(lines.get(id).error).toMatch(/disk_limit: .*64 MiB/);
-      }
+      expect(failedIds(lines)).toEqual(["hog"]);
+      expect(lines.get("hog")).toMatchObject({ outcome: "environment_error", reason: "memory_limit" });
+      expect(lines.get("hog").error).toMatch(/memory_limit: .*2048 MiB/);
       expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+      // Every limit is enforced here (the disk quota is on by default): no start-up line.
       expect(r.stderr).not.toMatch(/limits not enforced/);
-      expectNothingLeft(dir);
-    },
-  );
+    });
+
+    it.runIf(root)("busy loops are held to --cpus", () => {
+      const { lines } = res;
+      const out = JSON.stringify(lines.get("cpu").messages.filter((m: any) => m.role === "tool"));
+      const m = /cpu_ticks=(\d+) hz=(\d+)/.exec(out)!;
+      expect(m, out).not.toBeNull();
+      // Two loops for ~3.5 s would take up to 7 CPU seconds unbounded (2 cores); at 0.5 CPU, about 1.75.
+      const seconds = Number(m[1]) / Number(m[2]);
+      expect(seconds).toBeLessThan(3.5 * 0.5 * 1.3);
+    });
+
+    it.runIf(root)(
+      "a task folder is a 10 GiB file system of its own by default, and a row's limits.disk replaces it",
+      () => {
+        const { lines, dir } = res;
+        for (const id of ["size", "size-small"]) expect(lines.get(id), id).toMatchObject({ outcome: "completed" });
+        const kb = (id: string) => Number(/size_kb=(\d+)/.exec(toolText(lines.get(id)))?.[1]);
+        expect(kb("size")).toBeGreaterThan(9.5 * 2 ** 20);
+        expect(kb("size")).toBeLessThanOrEqual(10 * 2 ** 20);
+        expect(kb("size-small")).toBeGreaterThan(50 * 2 ** 10);
+        expect(kb("size-small")).toBeLessThanOrEqual(64 * 2 ** 10);
+        // It starts empty, as a task folder does (no lost+found).
+        expect(toolText(lines.get("size"))).toMatch(/size_kb=\d+\\+nlisted/);
+        expectNothingLeft(dir);
+      },
+    );
+  });
+
+  // One run at --disk 64m, one task at a time (the pool test needs that order): the pool's tasks first, then the
+  // tasks that write past the limit.
+  describe("a run at --disk 64m, one task at a time", () => {
+    let res: Awaited<ReturnType<typeof run>>;
+    beforeAll(async () => {
+      if (root)
+        res = await run(
+          ["dirty", "clean-1", "clean-2", "clean-3", "fill", "iofill", "calm"],
+          ["--disk", "64m", "--concurrency", "1"],
+        );
+    }, 300_000);
+
+    it.runIf(root)(
+      "a file system given back to the pool starts the next task empty, whole and without the last task's marks",
+      () => {
+        const { lines, dir } = res;
+        for (const id of ["dirty", "clean-1", "clean-2", "clean-3"])
+          expect(lines.get(id), id).toMatchObject({ outcome: "completed" });
+        const dirty = toolText(lines.get("dirty"));
+        expect(dirty).toMatch(/dirtied/);
+        const device = (text: string) => /dev=(\d+:\d+)/.exec(text)?.[1];
+        const cleans = ["clean-1", "clean-2", "clean-3"].map((id) => toolText(lines.get(id)));
+        // One task after it ran on the same file system (the pool's last given back is taken first).
+        expect(cleans.map(device)).toContain(device(dirty));
+        for (const text of cleans) {
+          expect(text).toMatch(/xattrs \[\] 0o755\\+nlisted/);
+          // Only the file system's own blocks and inodes are used: nothing of the last task is left.
+          expect(Number(/used_kb=(\d+)/.exec(text)?.[1])).toBeLessThan(1024);
+          expect(Number(/inodes=(\d+)/.exec(text)?.[1])).toBeLessThan(16);
+        }
+        expectNothingLeft(dir);
+      },
+    );
+
+    it.runIf(root)(
+      "writing past --disk (in the task folder or the exchange folder) ends its task with disk_limit; the image and its mount are gone afterwards",
+      () => {
+        const { r, lines, dir } = res;
+        expect(r.exitCode, r.stderr).toBe(1);
+        expect(failedIds(lines).sort()).toEqual(["fill", "iofill"]);
+        for (const id of ["fill", "iofill"]) {
+          expect(lines.get(id), id).toMatchObject({ outcome: "environment_error", reason: "disk_limit" });
+          expect(lines.get(id).error).toMatch(/disk_limit: .*64 MiB/);
+        }
+        expect(lines.get("calm")).toMatchObject({ outcome: "completed" });
+        expect(r.stderr).not.toMatch(/limits not enforced/);
+        expectNothingLeft(dir);
+      },
+    );
+  });
 
   it.runIf(root)(
     "Docker: the workdir is a file system of its own that keeps the image's files; writing past it is disk_limit",
@@ -219,7 +242,7 @@ describe("local sandbox limits", () => {
   it("--require-limits stops a run whose limits are not all enforced (exit 2, one line)", {
     timeout: 120_000,
   }, async () => {
-    const { r, lines } = await run(["calm"], ["--disk", "none", "--require-limits"]);
+    const { r, lines } = await run(["calm"], ["--disk", "none", "--require-limits"], true);
     expect(r.exitCode).toBe(2);
     // One line besides the note about the default distribution's unprovided toolsets.
     expect(
@@ -233,7 +256,7 @@ describe("local sandbox limits", () => {
   });
 
   it("a row's limits are checked like the rest of the row (file:line, exit 2)", { timeout: 120_000 }, async () => {
-    const { r, lines } = await run([{ id: "calm", limits: { disk: "lots" } }]);
+    const { r, lines } = await run([{ id: "calm", limits: { disk: "lots" } }], [], true);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/d\.jsonl:1: .*limits\.disk/);
     expect(lines.size).toBe(0);
