@@ -1,7 +1,8 @@
 /**
- * Faults of the sandbox through the real CLI, the fake OpenAI server scripting the tool calls: a container
- * removed from outside mid-task and a fork bomb that fills the pids limit end the task as environment_error
- * (retryable, in failed.jsonl), never as a completed trajectory; a fork failure the sandbox recovers from does not.
+ * Faults of the sandbox through the CLI (in the test process), the fake OpenAI server scripting the tool calls: a
+ * container removed from outside mid-task and a fork bomb that fills the pids limit end the task as
+ * environment_error (retryable, in failed.jsonl), never as a completed trajectory; a fork failure the sandbox
+ * recovers from does not.
  */
 import { beforeAll, afterAll, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
@@ -15,7 +16,7 @@ import {
   type Reply,
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 import { listLabelledContainers, removeContainerById } from "../tools/environments/docker/docker_client.js";
 
@@ -38,7 +39,7 @@ async function reply(req: RecordedRequest): Promise<Reply> {
   if (prompt === "gone") {
     if (turn === 0) return toolCalls([{ name: "terminal", arguments: { command: "echo up" } }]);
     if (turn === 1) {
-      for (const c of await listLabelledContainers({ run: runName })) await removeContainerById(c.id);
+      for (const c of await listLabelledContainers({ run: runName, task: "gone" })) await removeContainerById(c.id);
       return toolCalls([{ name: "terminal", arguments: { command: "echo after" } }]);
     }
   }
@@ -59,11 +60,15 @@ describe("sandbox faults through the CLI", () => {
     await server?.close();
   });
 
-  async function runRow(prompt: string, extra: string[] = []) {
+  /** One run (in the test process) of a row per prompt, its id the prompt. */
+  async function runRows(prompts: string[], extra: string[] = []) {
     const dir = tempDir();
-    runName = uniqueRunName(`fault-${prompt}`);
-    writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: prompt, prompt }) + "\n");
-    const r = await runCli(
+    runName = uniqueRunName(`fault-${prompts.join("-")}`);
+    writeFileSync(
+      join(dir, "d.jsonl"),
+      prompts.map((prompt) => JSON.stringify({ id: prompt, prompt }) + "\n").join(""),
+    );
+    const r = await runCliInProcess(
       [
         "run",
         join(dir, "d.jsonl"),
@@ -84,6 +89,8 @@ describe("sandbox faults through the CLI", () => {
         "--progress",
         "log",
         "--no-preflight",
+        "--concurrency",
+        String(prompts.length),
         ...extra,
       ],
       { timeoutMs: 240_000 },
@@ -95,22 +102,30 @@ describe("sandbox faults through the CLI", () => {
     };
   }
 
-  it("a container removed mid-task ends the task as environment_error, retryable", async () => {
-    const { r, trajectories, failed } = await runRow("gone");
+  // One run for the two tasks that need no flag of their own: the container of one is removed mid-task (by task).
+  let pair: Awaited<ReturnType<typeof runRows>>;
+  beforeAll(async () => {
+    pair = await runRows(["gone", "once"]);
+  }, 300_000);
+
+  it("a container removed mid-task ends the task as environment_error, retryable", () => {
+    const { r, trajectories, failed } = pair;
+    // Exit 1 for this task alone: the other one of the run completes (the last test).
     expect(r.exitCode, r.stderr + r.stdout).toBe(1);
-    expect(trajectories.filter((t) => t.completed)).toEqual([]);
+    expect(trajectories.filter((t) => t.completed).map((t) => t.task_id)).toEqual(["once"]);
     expect(failed).toHaveLength(1);
+    expect(failed[0].task_id).toBe("gone");
     expect(failed[0].outcome).toBe("environment_error");
     expect(failed[0].retryable).not.toBe(false);
     expect(failed[0].error).toMatch(/gone|stopped|sandbox/);
-  }, 300_000);
+  });
 
   it("a fork bomb filling the pids limit ends the task as environment_error, and its container is removed", {
     timeout: 300_000,
     retry: 2,
   }, async () => {
     // The approval gate rightly flags a fork bomb: allowed here, so that it runs and fills the sandbox.
-    const { r, trajectories, failed } = await runRow("bomb", ["--pids-limit", "48", "--approval", "allow"]);
+    const { r, trajectories, failed } = await runRows(["bomb"], ["--pids-limit", "48", "--approval", "allow"]);
     expect(r.exitCode, r.stderr + r.stdout).toBe(1);
     expect(trajectories.filter((t) => t.completed)).toEqual([]);
     expect(failed).toHaveLength(1);
@@ -123,14 +138,14 @@ describe("sandbox faults through the CLI", () => {
     // the sandbox is then (rightly) judged recovered. Known flakiness, noted in the closing note.
   });
 
-  it("a command that fails to fork once, in a sandbox that recovers, does not end the task", async () => {
-    const { r, trajectories, failed } = await runRow("once");
-    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    expect(failed).toEqual([]);
-    expect(trajectories).toHaveLength(1);
-    expect(trajectories[0].completed).toBe(true);
-    const out = JSON.parse(trajectories[0].messages.find((m: any) => m.role === "tool").content).output;
+  it("a command that fails to fork once, in a sandbox that recovers, does not end the task", () => {
+    const { trajectories, failed } = pair;
+    expect(failed.map((f) => f.task_id)).not.toContain("once");
+    const once = trajectories.filter((t) => t.task_id === "once");
+    expect(once).toHaveLength(1);
+    expect(once[0].completed).toBe(true);
+    const out = JSON.parse(once[0].messages.find((m: any) => m.role === "tool").content).output;
     expect(out).toMatch(/fork/i);
     expect(out).toContain("after");
-  }, 300_000);
+  });
 });
