@@ -19,7 +19,7 @@ import {
 } from "./helpers/fake_openai.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { waitUntil } from "./helpers/wait.js";
-import { CLI, ROOT, cleanEnv, runCli, tempDir } from "./helpers/cli.js";
+import { CLI, ROOT, cleanEnv, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { readJsonl } from "./helpers/jsonl.js";
 
 const TASKS = ["a", "b", "c"];
@@ -115,7 +115,8 @@ describe("signals of a docker run (CLI)", () => {
       expect(readFileSync(join(runDir, "events.log"), "utf8")).toContain(`${signal}: aborting`);
 
       hang = false;
-      const resumed = await runCli([...args, "--resume"], { timeoutMs: 240_000 });
+      // The resume is an ordinary run: in the test process (the signal needed the child above).
+      const resumed = await runCliInProcess([...args, "--resume"], { timeoutMs: 240_000 });
       expect(resumed.exitCode, resumed.stderr + resumed.stdout).toBe(0);
       const after = readJsonl(join(runDir, "trajectories.jsonl"));
       expect(after.map((e) => e.task_id).sort()).toEqual(TASKS);

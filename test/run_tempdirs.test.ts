@@ -55,6 +55,11 @@ function processesWith(needle: string): number[] {
   return found;
 }
 
+/** Waits until a process with `needle` in its command line is there (or gone): /proc read 5 times a second. */
+function waitForProcess(needle: string, there: boolean, timeoutMs: number): Promise<boolean> {
+  return waitUntil(() => processesWith(needle).length > 0 === there, timeoutMs, 200);
+}
+
 function start(tmp: string, prompts: string[], verify = false) {
   assertBuilt();
   const dir = tempDir("hb-tmpdirs-");
@@ -113,22 +118,12 @@ function start(tmp: string, prompts: string[], verify = false) {
 }
 
 describe("a run's temporary folders", () => {
-  it("a finished run with sandboxes and a verify leaves none", { timeout: 300_000 }, async () => {
-    const tmp = tempDir("hb-tmp-");
-    const { dir, child } = start(tmp, ["a", "b"], true);
-    const r = await child;
-    expect(r.exitCode, r.stderr).toBe(0);
-    const lines = readJsonl(join(dir, "runs", "r", "trajectories.jsonl"), { mustExist: true });
-    expect(lines.map((l) => l.verify?.passed)).toEqual([true, true]);
-    expect(folders(tmp)).toEqual([]);
-  });
-
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     it(`a run interrupted by ${signal} mid-task leaves none`, { timeout: 300_000 }, async () => {
       const tmp = tempDir("hb-tmp-");
       const marker = signal === "SIGINT" ? "8721" : "8722";
       const { child } = start(tmp, [`hang:${marker}`]);
-      expect(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length > 0, 120_000)).toBe(true);
+      expect(await waitForProcess(`sleep\u0000${marker}`, true, 120_000)).toBe(true);
       expect(folders(tmp).length).toBeGreaterThan(0);
       child.kill(signal);
       // Ctrl-C once drains (the task would wait for its command); twice aborts.
@@ -136,22 +131,40 @@ describe("a run's temporary folders", () => {
       const r = await child;
       expect(r.exitCode, r.stderr).toBe(130);
       expect(folders(tmp)).toEqual([]);
-      expect(await waitUntil(() => processesWith(`sleep\u0000${marker}`).length === 0, 30_000)).toBe(true);
+      expect(await waitForProcess(`sleep\u0000${marker}`, false, 30_000)).toBe(true);
     });
   }
 
-  it("what a kill -9'd run left is removed by the next run", { timeout: 300_000 }, async () => {
+  // One sequence for two tests: a run killed with kill -9, then a finished run (sandboxes and a verify) after it.
+  describe("a kill -9'd run, then a finished run in the same $TMPDIR", () => {
     const tmp = tempDir("hb-tmp-");
-    const { child } = start(tmp, ["hang:8723"]);
-    expect(await waitUntil(() => processesWith("sleep\u00008723").length > 0, 120_000)).toBe(true);
-    child.kill("SIGKILL");
-    await child;
-    const left = folders(tmp);
-    expect(left.some((n) => /^hermes-spawn-\d+-/.test(n))).toBe(true);
-    expect(await waitUntil(() => processesWith("sleep\u00008723").length === 0, 30_000)).toBe(true);
-    const next = start(tmp, ["a"]);
-    expect((await next.child).exitCode).toBe(0);
-    expect(folders(tmp)).toEqual([]);
-    expect(existsSync(tmp)).toBe(true);
+    let left: string[] = [];
+    let sleepGone = false;
+    let next: { dir: string; r: Awaited<ReturnType<typeof start>["child"]> };
+    beforeAll(async () => {
+      const { child } = start(tmp, ["hang:8723"]);
+      expect(await waitForProcess("sleep\u00008723", true, 120_000)).toBe(true);
+      child.kill("SIGKILL");
+      await child;
+      left = folders(tmp);
+      sleepGone = await waitForProcess("sleep\u00008723", false, 30_000);
+      const { dir, child: nextChild } = start(tmp, ["a", "b"], true);
+      next = { dir, r: await nextChild };
+    }, 300_000);
+
+    it("what a kill -9'd run left is removed by the next run", () => {
+      expect(left.some((n) => /^hermes-spawn-\d+-/.test(n))).toBe(true);
+      expect(sleepGone).toBe(true);
+      expect(next.r.exitCode, next.r.stderr).toBe(0);
+      expect(folders(tmp)).toEqual([]);
+      expect(existsSync(tmp)).toBe(true);
+    });
+
+    it("a finished run with sandboxes and a verify leaves none", () => {
+      expect(next.r.exitCode, next.r.stderr).toBe(0);
+      const lines = readJsonl(join(next.dir, "runs", "r", "trajectories.jsonl"), { mustExist: true });
+      expect(lines.map((l) => l.verify?.passed)).toEqual([true, true]);
+      expect(folders(tmp)).toEqual([]);
+    });
   });
 });
