@@ -63,6 +63,25 @@ describe("run --harbor with --env docker", () => {
   const out = tempDir("hb-harbor-");
   const oracleRun = uniqueRunName("hb-oracle");
   const modelRun = uniqueRunName("hb-model");
+  // A copy of the fixture tasks (the same digests, so the same images): the last test changes one of its files.
+  const fixtures = join(tempDir("hb-harbor-tasks-"), "harbor");
+  cpSync(FIXTURES, fixtures, { recursive: true });
+  const oracleArgs = [
+    "run",
+    "--harbor",
+    fixtures,
+    "--env",
+    "docker",
+    "--model",
+    "oracle",
+    "--allow-build",
+    "--output-dir",
+    out,
+    "--run-name",
+    oracleRun,
+    "--progress",
+    "none",
+  ];
 
   beforeAll(async () => {
     await ensureDockerTestImages();
@@ -73,25 +92,7 @@ describe("run --harbor with --env docker", () => {
   });
 
   it("the oracle passes every fixture task, with the verifier's logs copied into the run folder", async () => {
-    const r = await runCliInProcess(
-      [
-        "run",
-        "--harbor",
-        FIXTURES,
-        "--env",
-        "docker",
-        "--model",
-        "oracle",
-        "--allow-build",
-        "--output-dir",
-        out,
-        "--run-name",
-        oracleRun,
-        "--progress",
-        "none",
-      ],
-      { timeoutMs: 400_000 },
-    );
+    const r = await runCliInProcess(oracleArgs, { timeoutMs: 400_000 });
     expect(r.exitCode, r.stderr + r.stdout).toBe(0);
     const runDir = join(out, oracleRun);
     const entries = byId(readJsonl(join(runDir, "trajectories.jsonl")));
@@ -131,7 +132,7 @@ describe("run --harbor with --env docker", () => {
       [
         "run",
         "--harbor",
-        FIXTURES,
+        fixtures,
         "--env",
         "docker",
         "--model",
@@ -186,53 +187,82 @@ describe("run --harbor with --env docker", () => {
     ]);
   }, 420_000);
 
-  it("the verifier matrix: missing, empty, garbage and timed-out rewards leave the task unscored with the reason", async () => {
-    const root = tempDir("hb-matrix-");
-    writeTask(root, "missing", "echo no reward here");
-    writeTask(root, "empty", ": > /logs/verifier/reward.txt");
-    writeTask(root, "garbage", "echo 'not a number' > /logs/verifier/reward.txt");
-    writeTask(
-      root,
-      "garbage-json",
-      'echo \'{"reward": "yes"}\' > /logs/verifier/reward.json; echo 1 > /logs/verifier/reward.txt',
-    );
-    writeTask(root, "slow-verifier", "sleep 30; echo 1 > /logs/verifier/reward.txt");
-    writeTask(root, "half", "echo 0.5 > /logs/verifier/reward.txt; exit 1");
+  // One oracle run of hand-written tasks: the verifier matrix and a task whose healthcheck fails.
+  describe("a run of the verifier matrix and an unhealthy task", () => {
     const run = uniqueRunName("hb-matrix");
-    const r = await runCliInProcess(
-      [
-        "run",
-        "--harbor",
+    let r: Awaited<ReturnType<typeof runCliInProcess>>;
+    beforeAll(async () => {
+      const root = tempDir("hb-matrix-");
+      writeTask(root, "missing", "echo no reward here");
+      writeTask(root, "empty", ": > /logs/verifier/reward.txt");
+      writeTask(root, "garbage", "echo 'not a number' > /logs/verifier/reward.txt");
+      writeTask(
         root,
-        "--env",
-        "docker",
-        "--model",
-        "oracle",
-        "--output-dir",
-        out,
-        "--run-name",
-        run,
-        "--progress",
-        "none",
-      ],
-      { timeoutMs: 300_000 },
-    );
-    expect(r.exitCode, r.stderr + r.stdout).toBe(0);
-    const entries = byId(readJsonl(join(out, run, "trajectories.jsonl")));
-    const reason = (id: string) => entries[id].score.scorers[0].reason as string;
-    for (const id of ["missing", "empty", "garbage", "garbage-json", "slow-verifier"])
-      expect(entries[id].score.passed, id).toBeNull();
-    expect(reason("missing")).toMatch(/no reward/);
-    expect(reason("empty")).toMatch(/reward.txt is empty/);
-    expect(reason("garbage")).toMatch(/reward.txt is not a number/);
-    expect(reason("garbage-json")).toMatch(/reward.json is not a non-empty object of numbers/);
-    expect(reason("slow-verifier")).toMatch(/verifier timed out after 3 s/);
-    expect(entries.half.score).toMatchObject({ passed: false, value: 0.5 });
-    const stats = JSON.parse(readFileSync(join(out, run, "statistics.json"), "utf8"));
-    // Harbor's mean counts the five unrewarded trials as 0; our pass rate leaves them out.
-    expect(stats.harbor).toEqual({ trials: 6, rewarded: 1, mean_reward: Number((0.5 / 6).toFixed(6)) });
-    expect(stats.scores).toMatchObject({ scored: 1, unscored: 5 });
-  }, 320_000);
+        "garbage-json",
+        'echo \'{"reward": "yes"}\' > /logs/verifier/reward.json; echo 1 > /logs/verifier/reward.txt',
+      );
+      writeTask(root, "slow-verifier", "sleep 30; echo 1 > /logs/verifier/reward.txt");
+      writeTask(root, "half", "echo 0.5 > /logs/verifier/reward.txt; exit 1");
+      writeTask(
+        root,
+        "unhealthy",
+        "echo 1 > /logs/verifier/reward.txt",
+        '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n',
+      );
+      r = await runCliInProcess(
+        [
+          "run",
+          "--harbor",
+          root,
+          "--env",
+          "docker",
+          "--model",
+          "oracle",
+          "--output-dir",
+          out,
+          "--run-name",
+          run,
+          "--progress",
+          "none",
+        ],
+        { timeoutMs: 300_000 },
+      );
+    }, 320_000);
+
+    it("the verifier matrix: missing, empty, garbage and timed-out rewards leave the task unscored with the reason", () => {
+      // Exit 1 for the unhealthy task alone (the next test).
+      expect(r.exitCode, r.stderr + r.stdout).toBe(1);
+      const entries = byId(readJsonl(join(out, run, "trajectories.jsonl")));
+      expect(Object.keys(entries).sort()).toEqual([
+        "empty",
+        "garbage",
+        "garbage-json",
+        "half",
+        "missing",
+        "slow-verifier",
+      ]);
+      const reason = (id: string) => entries[id].score.scorers[0].reason as string;
+      for (const id of ["missing", "empty", "garbage", "garbage-json", "slow-verifier"])
+        expect(entries[id].score.passed, id).toBeNull();
+      expect(reason("missing")).toMatch(/no reward/);
+      expect(reason("empty")).toMatch(/reward.txt is empty/);
+      expect(reason("garbage")).toMatch(/reward.txt is not a number/);
+      expect(reason("garbage-json")).toMatch(/reward.json is not a non-empty object of numbers/);
+      expect(reason("slow-verifier")).toMatch(/verifier timed out after 3 s/);
+      expect(entries.half.score).toMatchObject({ passed: false, value: 0.5 });
+      const stats = JSON.parse(readFileSync(join(out, run, "statistics.json"), "utf8"));
+      // Harbor's mean counts the five unrewarded trials (and the failed one) as 0; our pass rate leaves them out.
+      expect(stats.harbor).toEqual({ trials: 7, rewarded: 1, mean_reward: Number((0.5 / 7).toFixed(6)) });
+      expect(stats.scores).toMatchObject({ scored: 1, unscored: 6 });
+    });
+
+    it("a failing healthcheck is an environment_error, after its retries", () => {
+      const failed = readJsonl(join(out, run, "failed.jsonl"));
+      expect(failed.map((f) => f.task_id)).toEqual(["unhealthy"]);
+      expect(failed[0].outcome).toBe("environment_error");
+      expect(failed[0].error).toMatch(/healthcheck failed 2 time\(s\): exit 1: probing/);
+    });
+  });
 
   it("--harbor-network agent-none keeps the agent offline and connects only the verifier; a public task needs a network allowed", async () => {
     const root = tempDir("hb-net-");
@@ -300,62 +330,14 @@ describe("run --harbor with --env docker", () => {
     expect(YAML.parse(readFileSync(join(out, run, "run.yaml"), "utf8")).harbor_network).toBe("agent-none");
   }, 260_000);
 
-  it("a failing healthcheck is an environment_error, after its retries", async () => {
-    const root = tempDir("hb-health-");
-    writeTask(
-      root,
-      "unhealthy",
-      "echo 1 > /logs/verifier/reward.txt",
-      '[environment.healthcheck]\ncommand = "echo probing >&2; false"\ninterval_sec = 1\nretries = 1\n',
-    );
-    const run = uniqueRunName("hb-health");
-    const r = await runCliInProcess(
-      [
-        "run",
-        "--harbor",
-        root,
-        "--env",
-        "docker",
-        "--model",
-        "oracle",
-        "--output-dir",
-        out,
-        "--run-name",
-        run,
-        "--progress",
-        "none",
-      ],
-      { timeoutMs: 120_000 },
-    );
-    expect(r.exitCode, r.stderr + r.stdout).toBe(1);
-    const [failed] = readJsonl(join(out, run, "failed.jsonl"));
-    expect(failed.outcome).toBe("environment_error");
-    expect(failed.error).toMatch(/healthcheck failed 2 time\(s\): exit 1: probing/);
-  }, 150_000);
-
   it("--resume after a task's files changed stops with exit 3", async () => {
-    const root = tempDir("hb-resume-");
-    cpSync(join(FIXTURES, "slow-agent"), join(root, "slow-agent"), { recursive: true });
-    const run = uniqueRunName("hb-resume");
-    const args = [
-      "run",
-      "--harbor",
-      root,
-      "--env",
-      "docker",
-      "--model",
-      "oracle",
-      "--output-dir",
-      out,
-      "--run-name",
-      run,
-      "--progress",
-      "none",
-    ];
-    expect((await runCliInProcess(args, { timeoutMs: 120_000 })).exitCode).toBe(0);
-    expect((await runCliInProcess([...args, "--resume"], { timeoutMs: 120_000 })).exitCode).toBe(0);
-    writeFileSync(join(root, "slow-agent", "tests", "test.sh"), "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n");
-    const changed = await runCliInProcess([...args, "--resume"], { timeoutMs: 120_000 });
+    // The oracle's run, finished: resumed as it is, nothing is left to do; after a task's test changed, exit 3.
+    expect((await runCliInProcess([...oracleArgs, "--resume"], { timeoutMs: 120_000 })).exitCode).toBe(0);
+    writeFileSync(
+      join(fixtures, "slow-agent", "tests", "test.sh"),
+      "#!/bin/bash\necho 0 > /logs/verifier/reward.txt\n",
+    );
+    const changed = await runCliInProcess([...oracleArgs, "--resume"], { timeoutMs: 120_000 });
     expect(changed.exitCode, changed.stderr).toBe(3);
   }, 300_000);
 });

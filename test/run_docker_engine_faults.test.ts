@@ -109,13 +109,14 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
   describe("behind a proxy failing creations and starts", () => {
     let proxy: FlakyDockerProxy;
     let res: Awaited<ReturnType<typeof run>>;
-    const create = (task: string, is: boolean) => (r: { method: string; path: string; body: unknown }) =>
-      isTaskCreate(r) && ((r.body as { Labels: Record<string, string> }).Labels[LABEL_TASK] === task) === is;
+    /** Creations of the tasks whose id passes `which` (the task's label on the container). */
+    const createOf = (which: (task: string) => boolean) => (r: { method: string; path: string; body: unknown }) =>
+      isTaskCreate(r) && which((r.body as { Labels: Record<string, string> }).Labels[LABEL_TASK]!);
 
     beforeAll(async () => {
       proxy = await startFlakyDockerProxy([
         {
-          match: create("t4", false),
+          match: createOf((task) => task !== "t4"),
           faults: [
             { status: 500, message: "engine overloaded (test)" },
             "reset",
@@ -129,7 +130,7 @@ describe("sandbox starts against a failing or stormed engine (CLI)", () => {
             { status: 409, message: "conflict (test)" },
           ],
         },
-        { match: create("t4", true), faults: [{ status: 400, message: "invalid mount config (test)" }] },
+        { match: createOf((task) => task === "t4"), faults: [{ status: 400, message: "invalid mount config (test)" }] },
       ]);
       res = await run(5, ["--image", image, "--concurrency", "5", "--workers", "2"], {
         DOCKER_HOST: proxy.dockerHost,
