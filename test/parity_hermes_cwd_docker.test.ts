@@ -22,11 +22,11 @@ import {
   type CwdScenario,
 } from "./helpers/hermes_cwd.js";
 import { silentLogger } from "./helpers/local_ctx.js";
+import { freshShellState } from "./helpers/shared_shell.js";
 
 const RUN = uniqueRunName("cwdtest");
 let image = "";
 let busybox = "";
-let count = 0;
 
 beforeAll(async () => {
   ({ image, busyboxImage: busybox } = await ensureDockerTestImages());
@@ -37,32 +37,42 @@ afterAll(async () => {
   await removeContainersByLabel({ run: RUN });
 });
 
-function scenario(which: "bash" | "busybox" | "plain"): CwdScenario {
-  const id = `cwd-${which}-${count++}`;
-  let pending: Promise<Environment> | undefined;
-  const env = () =>
-    (pending ??= createDockerEnvironment(
-      {
-        runName: RUN,
-        taskId: id,
-        hostTaskDir: `/tmp/${RUN}/${id}`,
-        taskTimeoutSec: 600,
-        ...(which === "busybox" ? { image: busybox } : {}),
-      },
-      { image, persistentShell: which !== "plain" },
-    ));
-  const ctx: ToolContext = { taskId: id, envKind: "docker", getEnv: env, logger: silentLogger };
-  return { ctx, env };
-}
-
 describe.each(["bash", "busybox", "plain"] as const)(
   "the terminal's shell state carries between calls (docker, %s; plain: one exec per command)",
   (which) => {
-    it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario(which)), 60_000);
-    it("exported variables carry, plain ones do not", () => exportCarries(scenario(which)), 60_000);
-    it("a command's own exit or a timeout carries nothing", () => exitAndTimeoutCarryNothing(scenario(which)), 60_000);
-    it("a removed cwd fails each command with 126 until a workdir moves it", () => removedCwd(scenario(which)), 60_000);
-    it("the approval gate judges rm -rf x after cd / as rm -rf /x", () => gateFollowsCwd(scenario(which)), 60_000);
-    it("a background process starts in the carried cwd", () => backgroundStartsThere(scenario(which)), 60_000);
+    // One container for the variant's scenarios: each starts from a fresh one's shell state (helpers/shared_shell.ts)
+    // and leaves no process running.
+    let pending: Promise<Environment> | undefined;
+    const env = () =>
+      (pending ??= createDockerEnvironment(
+        {
+          runName: RUN,
+          taskId: `cwd-${which}`,
+          hostTaskDir: `/tmp/${RUN}/cwd-${which}`,
+          taskTimeoutSec: 600,
+          ...(which === "busybox" ? { image: busybox } : {}),
+        },
+        { image, persistentShell: which !== "plain" },
+      ));
+    afterAll(async () => (await pending)?.cleanup());
+    let count = 0;
+
+    async function scenario(): Promise<CwdScenario> {
+      const ctx: ToolContext = {
+        taskId: `cwd-${which}-${count++}`,
+        envKind: "docker",
+        getEnv: env,
+        logger: silentLogger,
+      };
+      await freshShellState(ctx);
+      return { ctx, env };
+    }
+
+    it("a cd carries to the next call and to the file tools' relative paths", async () => cdCarries(await scenario()));
+    it("exported variables carry, plain ones do not", async () => exportCarries(await scenario()));
+    it("a command's own exit or a timeout carries nothing", async () => exitAndTimeoutCarryNothing(await scenario()));
+    it("a removed cwd fails each command with 126 until a workdir moves it", async () => removedCwd(await scenario()));
+    it("the approval gate judges rm -rf x after cd / as rm -rf /x", async () => gateFollowsCwd(await scenario()));
+    it("a background process starts in the carried cwd", async () => backgroundStartsThere(await scenario()));
   },
 );
