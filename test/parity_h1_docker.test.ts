@@ -25,6 +25,7 @@ import "../tools/terminal_tool.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import type { CwdScenario } from "./helpers/hermes_cwd.js";
 import { silentLogger } from "./helpers/local_ctx.js";
+import { freshShellState } from "./helpers/shared_shell.js";
 
 const RUN = uniqueRunName("h1docker");
 let image = "";
@@ -39,17 +40,26 @@ afterAll(async () => {
   await removeContainersByLabel({ run: RUN });
 });
 
-function scenario(persistentShell: boolean): CwdScenario {
-  const id = `h1-${count++}`;
+/**
+ * One container per variant for its scenarios, each from a fresh one's shell state (helpers/shared_shell.ts):
+ * they leave no process running and their files have names of their own.
+ */
+function variant(persistentShell: boolean): () => Promise<CwdScenario> {
+  const id = `h1-${persistentShell ? "shell" : "plain"}`;
   let pending: Promise<Environment> | undefined;
   const env = () =>
     (pending ??= createDockerEnvironment(
       { runName: RUN, taskId: id, hostTaskDir: `/tmp/${RUN}/${id}`, taskTimeoutSec: 600 },
       { image, persistentShell },
     ));
-  const ctx: ToolContext = { taskId: id, envKind: "docker", getEnv: env, logger: silentLogger };
-  return { ctx, env };
+  afterAll(async () => (await pending)?.cleanup());
+  return async () => {
+    const ctx: ToolContext = { taskId: `${id}-${count++}`, envKind: "docker", getEnv: env, logger: silentLogger };
+    await freshShellState(ctx);
+    return { ctx, env };
+  };
 }
+const variants = { shell: variant(true), plain: variant(false) };
 
 /** A pipeline whose approval gate records where it was asked to judge each command. */
 function gated(s: CwdScenario) {
@@ -76,8 +86,9 @@ describe.each([
   ["persistent shell", true],
   ["one exec per command", false],
 ] as const)("the terminal's workdir in Docker (%s)", (_label, persistentShell) => {
+  const scenario = persistentShell ? variants.shell : variants.plain;
   it("a relative workdir is taken from the container's start folder, not the tracked cwd", async () => {
-    const s = scenario(persistentShell);
+    const s = await scenario();
     const { term } = gated(s);
     const w = (await s.env()).workdir;
     expect((await term({ command: "mkdir -p a/b b && cd a" })).exit_code).toBe(0);
@@ -86,7 +97,7 @@ describe.each([
   }, 60_000);
 
   it("a background start ignores its workdir: it runs in the tracked cwd with the exports", async () => {
-    const s = scenario(persistentShell);
+    const s = await scenario();
     const { asked, term, wait } = gated(s);
     const w = (await s.env()).workdir;
     expect((await term({ command: "mkdir -p bg && cd bg && export HB_BG=5" })).exit_code).toBe(0);
@@ -134,8 +145,9 @@ describe.each([
   ["persistent shell", true],
   ["one exec per command", false],
 ] as const)("the terminal's shell messages in Docker are the original's (%s)", (_label, persistentShell) => {
+  const scenario = persistentShell ? variants.shell : variants.plain;
   it("bash's name, line numbers, $0, $# and no function around the command", async () => {
-    const s = scenario(persistentShell);
+    const s = await scenario();
     const env = (await s.env()) as Environment & { containerId: string; user?: string };
     const pipeline = createToolPipeline();
     for (const command of PREFIX_COMMANDS) {

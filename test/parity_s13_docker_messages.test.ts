@@ -23,6 +23,7 @@ import type { ToolContext } from "../tools/registry.js";
 import "../tools/terminal_tool.js";
 import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
 import { silentLogger } from "./helpers/local_ctx.js";
+import { freshShellState } from "./helpers/shared_shell.js";
 import { FUNCTION_COMMANDS, originalScript, SYNTAX_ERROR_COMMANDS } from "./helpers/shell_messages.js";
 
 const RUN = uniqueRunName("s13msg");
@@ -38,16 +39,25 @@ afterAll(async () => {
   await removeContainersByLabel({ run: RUN });
 });
 
-/** Each command through the terminal, and as the original's `docker exec <id> bash -c <script>` in the same container. */
-async function sameAsOriginal(persistentShell: boolean, commands: string[]): Promise<void> {
-  const id = `s13-${count++}`;
+/**
+ * One container per variant: the commands carry no cwd or export, and each run starts from a fresh one's shell
+ * state (helpers/shared_shell.ts).
+ */
+function sharedEnv(persistentShell: boolean): () => Promise<Environment> {
+  const id = `s13-${persistentShell ? "shell" : "plain"}`;
   let pending: Promise<Environment> | undefined;
-  const getEnv = () =>
+  afterAll(async () => (await pending)?.cleanup());
+  return () =>
     (pending ??= createDockerEnvironment(
       { runName: RUN, taskId: id, hostTaskDir: `/tmp/${RUN}/${id}`, taskTimeoutSec: 600 },
       { image, persistentShell },
     ));
-  const ctx: ToolContext = { taskId: id, envKind: "docker", getEnv, logger: silentLogger };
+}
+
+/** Each command through the terminal, and as the original's `docker exec <id> bash -c <script>` in the same container. */
+async function sameAsOriginal(getEnv: () => Promise<Environment>, commands: string[]): Promise<void> {
+  const ctx: ToolContext = { taskId: `s13-${count++}`, envKind: "docker", getEnv, logger: silentLogger };
+  await freshShellState(ctx);
   const env = (await getEnv()) as Environment & { containerId: string; user?: string };
   const pipeline = createToolPipeline();
   const ours: Record<string, unknown>[] = [];
@@ -78,14 +88,15 @@ describe.each([
   ["persistent shell", true],
   ["one exec per command", false],
 ] as const)("bash's own messages in Docker are the original's (%s)", (_label, persistentShell) => {
+  const getEnv = sharedEnv(persistentShell);
   it(
     "a function the command defines is labelled `environment`",
-    () => sameAsOriginal(persistentShell, FUNCTION_COMMANDS),
+    () => sameAsOriginal(getEnv, FUNCTION_COMMANDS),
     120_000,
   );
   it(
     "a syntax error echoes the command's line, nothing of the harness's",
-    () => sameAsOriginal(persistentShell, SYNTAX_ERROR_COMMANDS),
+    () => sameAsOriginal(getEnv, SYNTAX_ERROR_COMMANDS),
     120_000,
   );
 });
