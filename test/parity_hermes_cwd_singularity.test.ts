@@ -28,6 +28,7 @@ import {
   type CwdScenario,
 } from "./helpers/hermes_cwd.js";
 import { silentLogger } from "./helpers/local_ctx.js";
+import { freshShellState } from "./helpers/shared_shell.js";
 
 const FAKE = fileURLToPath(new URL("fixtures/fake-apptainer", import.meta.url));
 const ORIGINAL_ENV = { ...process.env };
@@ -56,27 +57,34 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-function scenario(): CwdScenario {
-  const id = `s${made++}`;
-  let pending: Promise<Environment> | undefined;
-  const env = () =>
-    (pending ??= createSingularityEnvironment(
-      { runName: "cwd", taskId: id, hostTaskDir: join(base, "tasks", id), image: sif, taskTimeoutSec: 600 },
-      {},
-    ));
-  const ctx: ToolContext = { taskId: id, envKind: "singularity", getEnv: env, logger: silentLogger };
-  return { ctx, env };
+// One instance for every test: a scenario starts from a fresh one's shell state (helpers/shared_shell.ts); the
+// scenarios' files and exports have names of their own and they leave no process running.
+let pending: Promise<Environment> | undefined;
+const sharedEnv = () =>
+  (pending ??= createSingularityEnvironment(
+    { runName: "cwd", taskId: "s", hostTaskDir: join(base, "tasks", "s"), image: sif, taskTimeoutSec: 600 },
+    {},
+  ));
+
+async function scenario(): Promise<CwdScenario> {
+  const ctx: ToolContext = { taskId: `s${made++}`, envKind: "singularity", getEnv: sharedEnv, logger: silentLogger };
+  await freshShellState(ctx);
+  return { ctx, env: sharedEnv };
 }
 
 describe("the terminal's shell state carries between calls (singularity)", () => {
-  it("a cd carries to the next call and to the file tools' relative paths", () => cdCarries(scenario()));
-  it("exported variables carry, plain ones do not", () => exportCarries(scenario()));
-  it("a command's own exit or a timeout carries nothing", () => exitAndTimeoutCarryNothing(scenario()), 30_000);
-  it("a removed cwd fails each command with 126 until a workdir moves it", () => removedCwd(scenario()));
-  it("a background process starts in the carried cwd with the exports", () => backgroundStartsThere(scenario()));
+  it("a cd carries to the next call and to the file tools' relative paths", async () => cdCarries(await scenario()));
+  it("exported variables carry, plain ones do not", async () => exportCarries(await scenario()));
+  it(
+    "a command's own exit or a timeout carries nothing",
+    async () => exitAndTimeoutCarryNothing(await scenario()),
+    30_000,
+  );
+  it("a removed cwd fails each command with 126 until a workdir moves it", async () => removedCwd(await scenario()));
+  it("a background process starts in the carried cwd with the exports", async () =>
+    backgroundStartsThere(await scenario()));
   it("a command's stderr reaches the model as it wrote it, the cwd report taken off", async () => {
-    const s = scenario();
-    const env = await s.env();
+    const env = await (await scenario()).env();
     const r = await env.exec("printf 'no newline' >&2; cd /tmp", { carry: true });
     expect(r.stderr).toBe("no newline");
     expect(env.cwd).toBe("/tmp");
@@ -87,7 +95,7 @@ describe("the terminal's shell state carries between calls (singularity)", () =>
 
 describe("a carried command's messages (singularity)", () => {
   it("name bash and the line of the original's script, as the original's `bash -c` does", async () => {
-    const env = await scenario().env();
+    const env = await (await scenario()).env();
     const command = "true\nhb_no_such_command_x";
     // The original's script (base.py `_wrap_command`: snapshot, cd, eval on line 3), run by this machine's bash.
     const original = spawnSync(
