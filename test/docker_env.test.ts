@@ -52,6 +52,11 @@ beforeAll(async () => {
   ({ image, busyboxImage: busybox } = await ensureDockerTestImages());
 }, 600_000);
 
+// The persistent shell's exec tests and the files, network and limits tests share one container, with the limits.
+let main: Promise<Environment> | undefined;
+const mainEnv = () =>
+  (main ??= createDockerEnvironment(spec("main"), { image, memoryMb: 256, cpus: 0.5, pidsLimit: 64 }));
+
 afterAll(async () => {
   await cleanupAllDockerEnvironments();
   await removeContainersByLabel({ run: RUN });
@@ -63,9 +68,11 @@ describe.each([
 ])("exec (%s)", (_label, persistentShell) => {
   let env: Environment;
   beforeAll(async () => {
-    env = await createDockerEnvironment(spec(`exec-${persistentShell}`), { image, persistentShell });
+    env = persistentShell
+      ? await mainEnv()
+      : await createDockerEnvironment(spec("exec-false"), { image, persistentShell });
   });
-  afterAll(async () => env?.cleanup());
+  afterAll(async () => (persistentShell ? undefined : env?.cleanup()));
 
   it("returns stdout, stderr and the exit code separately", async () => {
     const r = await env.exec("echo out; echo err >&2; exit 3");
@@ -183,10 +190,7 @@ describe("files, network, limits", () => {
   let env: Environment;
   let bb: Environment;
   beforeAll(async () => {
-    [env, bb] = await Promise.all([
-      createDockerEnvironment(spec("main"), { image, memoryMb: 256, cpus: 0.5, pidsLimit: 64 }),
-      createDockerEnvironment(spec("busybox", { image: busybox }), { image }),
-    ]);
+    [env, bb] = await Promise.all([mainEnv(), createDockerEnvironment(spec("busybox", { image: busybox }), { image })]);
   });
   afterAll(async () => Promise.all([env?.cleanup(), bb?.cleanup()]));
 
@@ -385,17 +389,38 @@ describe("lifecycle", () => {
 });
 
 describe("leaks after a crash", () => {
-  it("the dead-man's switch ends an abandoned container by itself (AutoRemove deletes it)", async () => {
+  // One process for both: it starts an abandoned container (a 2 s task, no margin) and the two gc finds, and is
+  // killed with SIGKILL: no clean-up of any kind runs.
+  const gcRun = `${RUN}-gc`;
+  let deadmanId = "";
+  beforeAll(async () => {
     const script = `
       import { createDockerEnvironment } from "./tools/environments/docker/docker.ts";
-      const env = await createDockerEnvironment({ runName: ${JSON.stringify(RUN)}, taskId: "deadman", hostTaskDir: "/tmp/x", taskTimeoutSec: 2 }, { image: ${JSON.stringify(busybox)}, deadmanMarginSec: 0 });
-      console.log("ID " + env.containerId);
-      process.exit(0); // no cleanup: simulates a run that vanished
+      const d = await createDockerEnvironment({ runName: ${JSON.stringify(RUN)}, taskId: "deadman", hostTaskDir: "/tmp/x", taskTimeoutSec: 2 }, { image: ${JSON.stringify(busybox)}, deadmanMarginSec: 0 });
+      const a = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "a", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
+      const b = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "b", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
+      console.log("READY " + d.containerId);
+      setInterval(() => {}, 1000);
     `;
-    const out = await execa("node", ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT });
-    const id = /ID (\w+)/.exec(out.stdout)![1]!;
+    const child = spawn("node", ["--import", "tsx", "--input-type=module", "-e", script], {
+      cwd: ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    deadmanId = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        const ready = /READY (\w+)/.exec(out);
+        if (ready) resolve(ready[1]!);
+      });
+      child.once("exit", (code) => reject(new Error(`child exited early (${code})`)));
+    });
+    child.kill("SIGKILL");
+  }, 60_000);
+
+  it("the dead-man's switch ends an abandoned container by itself (AutoRemove deletes it)", async () => {
     const gone = await waitUntil(
-      async () => !(await listLabelledContainers({ run: RUN })).some((c) => c.id === id),
+      async () => !(await listLabelledContainers({ run: RUN })).some((c) => c.id === deadmanId),
       10_000,
       250,
     );
@@ -403,23 +428,6 @@ describe("leaks after a crash", () => {
   });
 
   it("gc removes what a kill -9 of the run left behind, and says how many", async () => {
-    const gcRun = `${RUN}-gc`;
-    const script = `
-      import { createDockerEnvironment } from "./tools/environments/docker/docker.ts";
-      const a = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "a", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
-      const b = await createDockerEnvironment({ runName: ${JSON.stringify(gcRun)}, taskId: "b", hostTaskDir: "/tmp/x" }, { image: ${JSON.stringify(busybox)} });
-      console.log("READY");
-      setInterval(() => {}, 1000);
-    `;
-    const child = spawn("node", ["--import", "tsx", "--input-type=module", "-e", script], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => d.toString().includes("READY") && resolve());
-      child.once("exit", (code) => reject(new Error(`child exited early (${code})`)));
-    });
-    child.kill("SIGKILL");
     expect((await listLabelledContainers({ run: gcRun })).length).toBe(2);
 
     const dry = await execa("node", ["dist/src/cli.js", "gc", "--run", gcRun, "--dry-run"], {
@@ -478,28 +486,15 @@ describe("the CLI", () => {
 });
 
 describe("limits", () => {
-  it("run-wide gates bound live sandboxes: the next start waits for a cleanup, counted as waiting", async () => {
-    const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
-    const a = (await createDockerEnvironment(spec("lim-a"), { image: busybox, gates })) as DockerEnvironment;
-    let bCreated = false;
-    const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then(
-      (b) => ((bCreated = true), b as DockerEnvironment),
-    );
-    await waitUntil(() => gates.waiting > 0, 4000, 20);
-    expect(gates.waiting).toBe(1);
-    expect(bCreated).toBe(false);
-    expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "lim-b")).toEqual([]);
-    await a.cleanup();
-    const b = await pb;
-    expect(gates.live).toBe(1);
-    expect(gates.peak).toBe(1);
-    await b.cleanup();
-    expect(gates.live).toBe(0);
+  // One holder of the only permit for both: a creation waiting behind it gives up when aborted, then one gets the
+  // permit when the holder is cleaned up.
+  const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
+  let holder: DockerEnvironment;
+  beforeAll(async () => {
+    holder = (await createDockerEnvironment(spec("lim-a"), { image: busybox, gates })) as DockerEnvironment;
   });
 
   it("a creation waiting at the gate gives up when its task's signal aborts: nothing created, nothing held", async () => {
-    const gates = SandboxGates.create({ maxSandboxes: 1, startsPerSecond: 0 });
-    const a = await createDockerEnvironment(spec("abort-a"), { image: busybox, gates });
     const ctl = new AbortController();
     const pb = createDockerEnvironment(spec("abort-b", { signal: ctl.signal }), { image: busybox, gates });
     await waitUntil(() => gates.waiting > 0, 4000, 20);
@@ -509,7 +504,22 @@ describe("limits", () => {
     expect(gates.waiting).toBe(0);
     expect(gates.live).toBe(1);
     expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "abort-b")).toEqual([]);
-    await a.cleanup();
+  });
+
+  it("run-wide gates bound live sandboxes: the next start waits for a cleanup, counted as waiting", async () => {
+    let bCreated = false;
+    const pb = createDockerEnvironment(spec("lim-b"), { image: busybox, gates }).then(
+      (b) => ((bCreated = true), b as DockerEnvironment),
+    );
+    await waitUntil(() => gates.waiting > 0, 4000, 20);
+    expect(gates.waiting).toBe(1);
+    expect(bCreated).toBe(false);
+    expect((await listLabelledContainers({ run: RUN })).filter((c) => c.task === "lim-b")).toEqual([]);
+    await holder.cleanup();
+    const b = await pb;
+    expect(gates.live).toBe(1);
+    expect(gates.peak).toBe(1);
+    await b.cleanup();
     expect(gates.live).toBe(0);
   });
 
