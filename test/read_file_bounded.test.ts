@@ -135,6 +135,31 @@ function randomFile(rand: () => number): Buffer {
   return Buffer.concat(out);
 }
 
+/** What of the cutting a window of `data` meets: the kinds the random files are made to hold. */
+function windowKinds(data: Buffer, offset: number, limit: number): string[] {
+  const lines: Buffer[] = [];
+  for (let start = 0, nl = 0; start < data.length; start = nl + 1) {
+    nl = data.indexOf(10, start);
+    if (nl < 0) nl = data.length - 1;
+    lines.push(data.subarray(start, nl + 1));
+  }
+  const win = lines.slice(offset - 1, offset - 1 + limit);
+  const text = Buffer.concat(win);
+  const chars = (line: Buffer) => [...line.toString("utf8").replace(/\n$/, "")].length;
+  const kinds = [
+    win.length === 0 ? "past the end" : offset - 1 + limit < lines.length ? "ends before the end" : "reaches the end",
+  ];
+  if (win.length > 0 && win.at(-1)!.at(-1) !== 10 && offset - 1 + limit >= lines.length) kinds.push("unterminated");
+  if (win.some((l) => chars(l) > 2000)) kinds.push("over 2,000 characters");
+  if (win.some((l) => chars(l) >= 1995 && chars(l) <= 2000)) kinds.push("1,995 to 2,000 characters");
+  if (win.some((l) => l.length > 8001)) kinds.push("over 8,001 bytes");
+  if (text.includes(0)) kinds.push("zero bytes");
+  if (text.includes(1)) kinds.push("0x01 bytes");
+  if (text.toString("utf8").includes("\ufffd")) kinds.push("invalid UTF-8");
+  if (text.includes(13)) kinds.push("CR");
+  return kinds;
+}
+
 // ------------------------------------------------------------------ environments
 
 interface Backend {
@@ -282,8 +307,10 @@ describe.each(["sandbox", "docker", "busybox"])("read_file of large files (%s)",
     const b = backend();
     const rand = prng(name.length * 7919 + 17);
     const path = `${b.env.workdir}/random.txt`;
-    const cases = name === "sandbox" ? 24 : 12;
-    for (let c = 0; c < cases; c++) {
+    // Eight files of up to 30 lines each: their windows meet every kind of line and window the files are made to
+    // hold (asserted below, in each backend), and one is all it takes to go through a backend's tools and transport.
+    const met = new Set<string>();
+    for (let c = 0; c < 8; c++) {
       const data = randomFile(rand);
       await b.env.writeFile(path, data);
       const totalLines = data.filter((x) => x === 10).length;
@@ -293,8 +320,24 @@ describe.each(["sandbox", "docker", "busybox"])("read_file of large files (%s)",
         const got = await readFileTool(b, { path, offset, limit });
         const want = wholeFileRead(data, path, offset, limit);
         expect(JSON.stringify(got), `case ${c} offset ${offset} limit ${limit}`).toBe(JSON.stringify(want));
+        for (const kind of windowKinds(data, offset, limit)) met.add(kind);
       }
     }
+    expect([...met].sort()).toEqual(
+      [
+        "past the end",
+        "ends before the end",
+        "reaches the end",
+        "unterminated",
+        "over 2,000 characters",
+        "1,995 to 2,000 characters",
+        "over 8,001 bytes",
+        "zero bytes",
+        "0x01 bytes",
+        "invalid UTF-8",
+        "CR",
+      ].sort(),
+    );
   }, 300_000);
 
   it("a window over 100,000 characters gets the original's refusal with the exact count", async () => {
