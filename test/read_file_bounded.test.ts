@@ -303,7 +303,7 @@ describe.each(["sandbox", "docker", "busybox"])("read_file of large files (%s)",
     await b.env.exec("rm -f mem.log", { cwd: b.env.workdir });
   }, 180_000);
 
-  it("every window of random files reads as the whole-file read computes it", async () => {
+  it("every window of random files reads as the whole-file read computes it; every kind of window met", async () => {
     const b = backend();
     const rand = prng(name.length * 7919 + 17);
     const path = `${b.env.workdir}/random.txt`;
