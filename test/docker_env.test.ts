@@ -52,11 +52,6 @@ beforeAll(async () => {
   ({ image, busyboxImage: busybox } = await ensureDockerTestImages());
 }, 600_000);
 
-// The persistent shell's exec tests and the files, network and limits tests share one container, with the limits.
-let main: Promise<Environment> | undefined;
-const mainEnv = () =>
-  (main ??= createDockerEnvironment(spec("main"), { image, memoryMb: 256, cpus: 0.5, pidsLimit: 64 }));
-
 afterAll(async () => {
   await cleanupAllDockerEnvironments();
   await removeContainersByLabel({ run: RUN });
@@ -68,11 +63,9 @@ describe.each([
 ])("exec (%s)", (_label, persistentShell) => {
   let env: Environment;
   beforeAll(async () => {
-    env = persistentShell
-      ? await mainEnv()
-      : await createDockerEnvironment(spec("exec-false"), { image, persistentShell });
+    env = await createDockerEnvironment(spec(`exec-${persistentShell}`), { image, persistentShell });
   });
-  afterAll(async () => (persistentShell ? undefined : env?.cleanup()));
+  afterAll(async () => env?.cleanup());
 
   it("returns stdout, stderr and the exit code separately", async () => {
     const r = await env.exec("echo out; echo err >&2; exit 3");
@@ -190,7 +183,10 @@ describe("files, network, limits", () => {
   let env: Environment;
   let bb: Environment;
   beforeAll(async () => {
-    [env, bb] = await Promise.all([mainEnv(), createDockerEnvironment(spec("busybox", { image: busybox }), { image })]);
+    [env, bb] = await Promise.all([
+      createDockerEnvironment(spec("main"), { image, memoryMb: 256, cpus: 0.5, pidsLimit: 64 }),
+      createDockerEnvironment(spec("busybox", { image: busybox }), { image }),
+    ]);
   });
   afterAll(async () => Promise.all([env?.cleanup(), bb?.cleanup()]));
 
