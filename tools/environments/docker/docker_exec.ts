@@ -197,6 +197,8 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
   const errDecoder = new StringDecoder("utf8");
   let pid: number | undefined;
   let errHead: string | undefined = "";
+  let firstLineRead = () => {};
+  const firstLine = new Promise<void>((resolve) => (firstLineRead = resolve));
   demux(
     stream,
     (b) => stdout.push(outDecoder.write(b)),
@@ -211,6 +213,7 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
       if (m) pid = Number(m[1]);
       stderr.push(m ? errHead.slice(nl + 1) : errHead);
       errHead = undefined;
+      firstLineRead();
     },
   );
   const closed = streamClosed(stream);
@@ -219,8 +222,9 @@ export async function runPlainCommand(container: Docker.Container, c: PlainComma
   let killing: Promise<void> | undefined;
   const stop = () => {
     killing ??= (async () => {
-      // The pid line comes first; give it a moment if the kill raced the start.
-      for (let i = 0; pid === undefined && i < 20; i++) await sleep(25);
+      // The pid line comes first: a kill that raced the start waits for it (or for the exec's end), however late
+      // a loaded engine relays it. A fixed wait let a command outlive its timeout when the line came after it.
+      await Promise.race([firstLine, closed]);
       if (pid !== undefined) await killInContainer(container, c.user, [pid]);
     })();
   };
