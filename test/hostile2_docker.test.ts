@@ -17,11 +17,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
 import { RO_ROWS, RO_TREES } from "./helpers/hostile2_trees.js";
+import { runScripted, type ScriptedRun } from "./helpers/scripted_runs.js";
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 
@@ -46,62 +46,61 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
   diskfull: [term("dd if=/dev/zero of=fill bs=1M >/dev/null 2>&1; echo filled")],
 };
 
+const root = process.getuid?.() === 0;
+
 let server: FakeOpenAI;
+/** One run of every row (the full workdir's only as root: its --disk is a loop file system), asserted below. */
+let run: ScriptedRun;
 
 beforeAll(async () => {
   server = await startFakeOpenAI(scriptedPerTask((id) => SCRIPTS[id]!));
-});
+  const { image } = await ensureDockerTestImages();
+  const dir = tempDir("hb-hostile2-docker-");
+  mkdirSync(join(dir, "files", "checks"), { recursive: true });
+  writeFileSync(join(dir, "files", "checks", "check.sh"), "exit 1\n");
+  writeFileSync(join(dir, "files", "checks", "check.py"), "import sys\nsys.exit(1)\n");
+  mkdirSync(join(dir, "files-disk", "checks"), { recursive: true });
+  writeFileSync(join(dir, "files-disk", "checks", "check.sh"), `exit 0\n${"#".repeat(1 << 20)}\n`);
+  const rows = [
+    { id: "devlink", verify: "false", toolsets: ["terminal", "file"] },
+    { id: "honest", verify: "grep -qx 42 answer.txt", toolsets: ["terminal", "file"] },
+    ...[{ id: "rodir", verify: "sh checks/check.sh" }, { id: "rowork", verify: "sh checks/check.sh" }, ...RO_ROWS].map(
+      (r) => ({ ...r, verify_files: "files", toolsets: ["terminal", "file"] }),
+    ),
+    ...(root
+      ? [
+          {
+            id: "diskfull",
+            verify: "sh checks/check.sh",
+            verify_files: "files-disk",
+            toolsets: ["terminal"],
+            limits: { disk: "64m" },
+          },
+        ]
+      : []),
+  ];
+  writeFileSync(
+    join(dir, "d.jsonl"),
+    `${rows.map((r) => JSON.stringify({ ...r, prompt: `task:${r.id}` })).join("\n")}\n`,
+  );
+  run = await runScripted(server, {
+    dir,
+    name: "hostile2",
+    inputs: [join(dir, "d.jsonl")],
+    args: ["--env", "docker", "--image", image, "--concurrency", String(rows.length), "--task-timeout", "60"],
+    timeoutMs: 280_000,
+  });
+  expect(run.stderr).not.toMatch(/internal error/);
+}, 300_000);
 
 afterAll(async () => {
   await server?.close();
 });
 
 describe("read_file and write_file in Docker of a FIFO or a link to an endless device", () => {
-  it("fails at once and the task is graded, not held until its timeout", { timeout: 300_000 }, async () => {
-    const { image } = await ensureDockerTestImages();
-    const dir = tempDir("hb-hostile2-docker-");
-    const rows = [
-      { id: "devlink", verify: "false" },
-      { id: "honest", verify: "grep -qx 42 answer.txt" },
-    ].map((r) => JSON.stringify({ ...r, prompt: `task:${r.id}`, toolsets: ["terminal", "file"] }));
-    writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
-    const name = uniqueRunName("hostile2");
-    const started = Date.now();
-    const r = await runCli(
-      [
-        "run",
-        join(dir, "d.jsonl"),
-        "--model",
-        "agent",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "k",
-        "--approval",
-        "allow",
-        "--env",
-        "docker",
-        "--image",
-        image,
-        "--output-dir",
-        join(dir, "runs"),
-        "--run-name",
-        name,
-        "--progress",
-        "none",
-        "--concurrency",
-        "2",
-        "--task-timeout",
-        "60",
-      ],
-      { timeoutMs: 280_000 },
-    );
-    expect(r.stderr).not.toMatch(/internal error/);
-    const lines = new Map<string, any>();
-    for (const f of ["trajectories.jsonl", "failed.jsonl"])
-      for (const l of readJsonl(join(dir, "runs", name, f))) lines.set(l.task_id, l);
-    const line = lines.get("devlink");
-    expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
+  it("fails at once and the task is graded, not held until its timeout", () => {
+    const line = run.lines.get("devlink");
+    expect(line, run.stderr).toBeDefined();
     expect(line.outcome, line.error).toBe("completed");
     expect(line.verify).toMatchObject({ passed: false, exit_code: 1 });
     expect(line.score.passed).toBe(false);
@@ -109,67 +108,21 @@ describe("read_file and write_file in Docker of a FIFO or a link to an endless d
     expect(results).toHaveLength(6);
     for (const res of results.slice(1, 5)) expect(res.error, JSON.stringify(res).slice(0, 300)).toBeTruthy();
     expect(results[5].output).toBe("still-here");
-    expect(Date.now() - started).toBeLessThan(50_000);
+    // Not held until its --task-timeout (60 s).
+    expect(line.duration_ms).toBeLessThan(50_000);
     // A regular file still reads.
-    const honest = lines.get("honest");
+    const honest = run.lines.get("honest");
     expect(JSON.parse(honest.messages.filter((m: any) => m.role === "tool")[1].content).content).toMatch(/42/);
     expect(honest.verify).toMatchObject({ passed: true });
   });
 });
 
 describe("read-only folders where the verify files go (Docker)", () => {
-  it("are made writable: the verify runs and fails as it should", { timeout: 300_000 }, async () => {
-    const { image } = await ensureDockerTestImages();
-    const dir = tempDir("hb-hostile2-docker-");
-    mkdirSync(join(dir, "files", "checks"), { recursive: true });
-    writeFileSync(join(dir, "files", "checks", "check.sh"), "exit 1\n");
-    writeFileSync(join(dir, "files", "checks", "check.py"), "import sys\nsys.exit(1)\n");
-    const rows = [
-      { id: "rodir", verify: "sh checks/check.sh" },
-      { id: "rowork", verify: "sh checks/check.sh" },
-      ...RO_ROWS,
-    ].map(({ id, verify }) =>
-      JSON.stringify({
-        id,
-        prompt: `task:${id}`,
-        verify,
-        verify_files: "files",
-        toolsets: ["terminal", "file"],
-      }),
-    );
-    writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
-    const name = uniqueRunName("hostile2-ro");
-    const r = await runCli(
-      [
-        "run",
-        join(dir, "d.jsonl"),
-        "--model",
-        "agent",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "k",
-        "--approval",
-        "allow",
-        "--env",
-        "docker",
-        "--image",
-        image,
-        "--output-dir",
-        join(dir, "runs"),
-        "--run-name",
-        name,
-        "--progress",
-        "none",
-      ],
-      { timeoutMs: 280_000 },
-    );
-    const lines = new Map<string, any>(
-      readJsonl(join(dir, "runs", name, "trajectories.jsonl")).map((l) => [l.task_id, l]),
-    );
+  it("are made writable: the verify runs and fails as it should", () => {
     for (const id of ["rodir", "rowork", ...RO_ROWS.map((r) => r.id)]) {
-      const line = lines.get(id);
-      expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
+      const line = run.lines.get(id);
+      expect(line, run.stderr).toBeDefined();
+      expect(line.outcome, `${id}: ${line.error}`).toBe("completed");
       expect(line.verify, `${id}: ${JSON.stringify(line.verify)}`).toMatchObject({ passed: false, exit_code: 1 });
       expect(line.score.passed, id).toBe(false);
     }
@@ -177,53 +130,12 @@ describe("read-only folders where the verify files go (Docker)", () => {
 });
 
 describe("a full workdir when the verify files are put (Docker, --disk)", () => {
-  it.runIf(process.getuid?.() === 0)(
-    "is a failed verify (exit 125), not an undecided one",
-    { timeout: 300_000 },
-    async () => {
-      const { image } = await ensureDockerTestImages();
-      const dir = tempDir("hb-hostile2-docker-");
-      mkdirSync(join(dir, "files", "checks"), { recursive: true });
-      writeFileSync(join(dir, "files", "checks", "check.sh"), `exit 0\n${"#".repeat(1 << 20)}\n`);
-      const row = { id: "diskfull", prompt: "task:diskfull", verify: "sh checks/check.sh", verify_files: "files" };
-      writeFileSync(join(dir, "d.jsonl"), `${JSON.stringify({ ...row, toolsets: ["terminal"] })}\n`);
-      const name = uniqueRunName("hostile2-disk");
-      const r = await runCli(
-        [
-          "run",
-          join(dir, "d.jsonl"),
-          "--model",
-          "agent",
-          "--base-url",
-          server.baseURL,
-          "--api-key",
-          "k",
-          "--approval",
-          "allow",
-          "--env",
-          "docker",
-          "--image",
-          image,
-          "--disk",
-          "64m",
-          "--output-dir",
-          join(dir, "runs"),
-          "--run-name",
-          name,
-          "--progress",
-          "none",
-        ],
-        { timeoutMs: 280_000 },
-      );
-      const [line] = [
-        ...readJsonl(join(dir, "runs", name, "trajectories.jsonl")),
-        ...readJsonl(join(dir, "runs", name, "failed.jsonl")),
-      ];
-      expect(line, `${r.stdout}\n${r.stderr}`).toBeDefined();
-      expect(line.outcome, line.error).toBe("completed");
-      expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed: false, exit_code: 125 });
-      expect(line.verify.output).toMatch(/No space left/);
-      expect(line.score.passed).toBe(false);
-    },
-  );
+  it.runIf(root)("is a failed verify (exit 125), not an undecided one", () => {
+    const line = run.lines.get("diskfull");
+    expect(line, run.stderr).toBeDefined();
+    expect(line.outcome, line.error).toBe("completed");
+    expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed: false, exit_code: 125 });
+    expect(line.verify.output).toMatch(/No space left/);
+    expect(line.score.passed).toBe(false);
+  });
 });
