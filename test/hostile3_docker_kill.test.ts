@@ -10,10 +10,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
-import { ensureDockerTestImages, uniqueRunName } from "./helpers/docker.js";
+import { tempDir } from "./helpers/cli.js";
+import { ensureDockerTestImages } from "./helpers/docker.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
+import { runScripted } from "./helpers/scripted_runs.js";
 
 const term = (command: string): ToolCallSpec => ({ name: "terminal", arguments: { command } });
 
@@ -49,41 +49,16 @@ describe("a process of the agent's uid that kills every process of that uid (Doc
       }),
     );
     writeFileSync(join(dir, "d.jsonl"), rows.join("\n") + "\n");
-    const name = uniqueRunName("hostile3-kill");
-    const r = await runCli(
-      [
-        "run",
-        join(dir, "d.jsonl"),
-        "--model",
-        "agent",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "k",
-        "--approval",
-        "allow",
-        "--env",
-        "docker",
-        "--image",
-        image,
-        "--output-dir",
-        join(dir, "runs"),
-        "--run-name",
-        name,
-        "--progress",
-        "none",
-        "--concurrency",
-        "2",
-        "--task-timeout",
-        "120",
-      ],
-      { timeoutMs: 280_000 },
-    );
+    const r = await runScripted(server, {
+      dir,
+      name: "hostile3-kill",
+      inputs: [join(dir, "d.jsonl")],
+      args: ["--env", "docker", "--image", image, "--concurrency", "2", "--task-timeout", "120"],
+      timeoutMs: 280_000,
+    });
     expect(r.stderr).not.toMatch(/internal error/);
-    const lines = new Map<string, any>();
-    for (const f of ["trajectories.jsonl", "failed.jsonl"])
-      for (const l of readJsonl(join(dir, "runs", name, f))) lines.set(l.task_id, l);
-    expect([...lines.keys()].sort(), `${r.stdout}\n${r.stderr}`).toEqual([...ids].sort());
+    const lines = r.lines;
+    expect([...lines.keys()].sort(), r.stderr).toEqual([...ids].sort());
     for (const id of ["killer"]) {
       const line = lines.get(id);
       expect(line.outcome, `${id}: ${line.error}`).toBe("completed");

@@ -14,11 +14,11 @@
  */
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { tempDir } from "./helpers/cli.js";
 import { scriptedPerTask, startFakeOpenAI, type FakeOpenAI, type ToolCallSpec } from "./helpers/fake_openai.js";
-import { readJsonl } from "./helpers/jsonl.js";
+import { runScripted } from "./helpers/scripted_runs.js";
 import { SandboxEnvironment } from "../tools/environments/local/local_sandbox.js";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 
 const term = (command: string, timeout?: number): ToolCallSpec => ({
   name: "terminal",
@@ -66,35 +66,15 @@ describe("an agent that ends its own sandbox's shell", () => {
       toolsets: ["terminal", "file"],
     }));
     writeFileSync(join(dir, "d.jsonl"), `${rows.map((r) => JSON.stringify(r)).join("\n")}\n`);
-    const r = await runCli(
-      [
-        "run",
-        join(dir, "d.jsonl"),
-        "--model",
-        "agent",
-        "--base-url",
-        server.baseURL,
-        "--api-key",
-        "k",
-        "--approval",
-        "allow",
-        "--env",
-        "local",
-        "--output-dir",
-        join(dir, "runs"),
-        "--run-name",
-        "h",
-        "--progress",
-        "none",
-        "--concurrency",
-        "3",
-      ],
-      { timeoutMs: 280_000 },
-    );
+    const r = await runScripted(server, {
+      dir,
+      name: "h5",
+      inputs: [join(dir, "d.jsonl")],
+      args: ["--env", "local", "--concurrency", "3"],
+      timeoutMs: 280_000,
+    });
     expect(r.stderr).not.toMatch(/internal error/);
-    const lines = new Map<string, any>();
-    for (const f of ["trajectories.jsonl", "failed.jsonl"])
-      for (const l of readJsonl(join(dir, "runs", "h", f))) lines.set(l.task_id, l);
+    const lines = r.lines;
     for (const id of ids.filter((x) => x !== "honest")) {
       const line = lines.get(id);
       expect(line, `${id}: ${r.stderr}`).toBeDefined();
@@ -105,8 +85,7 @@ describe("an agent that ends its own sandbox's shell", () => {
       expect(line.score.passed, id).toBe(false);
     }
     expect(lines.get("honest").score.passed).toBe(true);
-    const stats = JSON.parse(readFileSync(join(dir, "runs", "h", "statistics.json"), "utf8"));
-    expect(stats.scores).toMatchObject({ scored: ids.length, unscored: 0, passed: 1 });
+    expect(r.scores).toMatchObject({ scored: ids.length, unscored: 0, passed: 1 });
   });
 });
 
