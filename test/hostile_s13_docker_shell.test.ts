@@ -41,38 +41,45 @@ afterAll(async () => {
 
 const root = process.getuid?.() === 0;
 const VERIFY = "grep -qx 42 answer.txt && echo graded";
+const KINDS = ["fail", "pass", "daemon"];
 
+interface Row {
+  /** The script it runs (SCRIPTS), and so the start of its id. */
+  kind: string;
+  /** What it checks, the rest of its id: rows of several modes share a run. */
+  mode: string;
+  limits?: { disk: string };
+}
+
+/** Runs `rows` through the CLI (busybox image, `args`): their lines by id (`KIND-MODE`), and the run's scores. */
 async function run(
   name: string,
   args: string[],
-  kinds = ["fail", "pass", "daemon"],
+  rows: Row[],
 ): Promise<{ lines: Map<string, any>; stderr: string; scores: any }> {
   const { busyboxImage } = await ensureDockerTestImages();
   const dir = tempDir(`hb-s13-sh-${name}-`);
   const dataset = join(dir, "d.jsonl");
-  const ids = kinds.map((k) => `${k}-${name}`);
-  writeFileSync(
-    dataset,
-    `${ids.map((id) => JSON.stringify({ id, prompt: `task:${id}`, verify: VERIFY, toolsets: ["terminal"] })).join("\n")}\n`,
+  const lines = rows.map(({ kind, mode, limits }) =>
+    JSON.stringify({ id: `${kind}-${mode}`, prompt: `task:${kind}`, verify: VERIFY, toolsets: ["terminal"], limits }),
   );
-  const r = await runScripted(server, {
+  writeFileSync(dataset, `${lines.join("\n")}\n`);
+  return runScripted(server, {
     dir,
     name: `s13-sh-${name}`,
     inputs: [dataset],
-    args: ["--env", "docker", "--image", busyboxImage, ...args, "--concurrency", "3"],
+    args: ["--env", "docker", "--image", busyboxImage, ...args, "--concurrency", String(rows.length)],
     timeoutMs: 60_000,
   });
-  // By kind (`fail`, `pass`, …): the task ids carry the run's name after it.
-  const lines = new Map([...r.lines].map(([id, line]) => [id.replace(/-.*/, ""), line]));
-  return { lines, stderr: r.stderr, scores: r.scores };
 }
 
-function expectGraded(lines: Map<string, any>, stderr: string): void {
-  for (const [id, passed] of [
+function expectGraded(lines: Map<string, any>, mode: string, stderr: string): void {
+  for (const [kind, passed] of [
     ["fail", false],
     ["pass", true],
     ["daemon", true],
   ] as const) {
+    const id = `${kind}-${mode}`;
     const line = lines.get(id);
     expect(line, `${id}: ${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({ outcome: "completed" });
     const tools = line.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content);
@@ -92,29 +99,48 @@ function expectGraded(lines: Map<string, any>, stderr: string): void {
   }
 }
 
+/**
+ * One run for the task folder copied over (no file system of its own: `disk` none) and rebound (its own, 64 MiB),
+ * as a row's limits may choose (--disk is 10g by default as root).
+ */
+let copiedAndRebound: ReturnType<typeof run> | undefined;
+const copiedAndReboundRun = () =>
+  (copiedAndRebound ??= run(
+    "plain",
+    [],
+    [
+      ...KINDS.map((kind) => ({ kind, mode: "copied", limits: { disk: "none" } })),
+      ...KINDS.map((kind) => ({ kind, mode: "disk", limits: { disk: "64m" } })),
+    ],
+  ));
+
 describe("a root agent that replaces /bin/sh with one that passes everything", () => {
   it.runIf(root)(
-    "is graded in a new container of the task's image over its task folder",
+    "is graded in a new container of the task's image, its task folder copied over",
     { timeout: 60_000 },
     async () => {
-      const { lines, stderr, scores } = await run("plain", []);
-      expectGraded(lines, stderr);
-      expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
+      const { lines, stderr, scores } = await copiedAndReboundRun();
+      expectGraded(lines, "copied", stderr);
+      expect(scores).toMatchObject({ scored: 6, unscored: 0, passed: 4 });
     },
   );
 
   it.runIf(root)("the same over the task folder's own file system (--disk)", { timeout: 60_000 }, async () => {
-    const { lines, stderr, scores } = await run("disk", ["--disk", "64m"]);
-    expectGraded(lines, stderr);
-    expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
+    const { lines, stderr, scores } = await copiedAndReboundRun();
+    expectGraded(lines, "disk", stderr);
+    expect(scores).toMatchObject({ scored: 6, unscored: 0, passed: 4 });
   });
 
   it.runIf(root)(
     "the same with --verify-isolated (the snapshot would carry the fake shell)",
     { timeout: 60_000 },
     async () => {
-      const { lines, stderr, scores } = await run("iso", ["--verify-isolated"]);
-      expectGraded(lines, stderr);
+      const { lines, stderr, scores } = await run(
+        "iso",
+        ["--verify-isolated"],
+        KINDS.map((kind) => ({ kind, mode: "iso" })),
+      );
+      expectGraded(lines, "iso", stderr);
       expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
     },
   );
@@ -125,8 +151,12 @@ describe("--verify-isolated with --read-only-root and no --disk", () => {
     "copies the task folder into the snapshot copy (its root is read-only)",
     { timeout: 60_000 },
     async () => {
-      const { lines, stderr, scores } = await run("rocopy", ["--verify-isolated", "--read-only-root"], ["ro"]);
-      const line = lines.get("ro");
+      const { lines, stderr, scores } = await run(
+        "rocopy",
+        ["--verify-isolated", "--read-only-root"],
+        [{ kind: "ro", mode: "rocopy", limits: { disk: "none" } }],
+      );
+      const line = lines.get("ro-rocopy");
       expect(line, `${JSON.stringify(line?.error)}\n${stderr}`).toMatchObject({ outcome: "completed" });
       expect(line.verify, JSON.stringify(line.verify)).toMatchObject({ passed: true, exit_code: 0 });
       expect(scores).toMatchObject({ scored: 1, unscored: 0, passed: 1 });
