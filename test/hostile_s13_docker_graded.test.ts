@@ -60,6 +60,9 @@ interface Row {
   id: string;
   verify: string;
   verify_files?: string;
+  /** The row's own image and limits, over the run's. */
+  image?: string;
+  limits?: { memory_mb: number };
 }
 
 /**
@@ -105,22 +108,36 @@ function toolOutputs(line: any): string[] {
   return line.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content).output ?? m.content);
 }
 
+/**
+ * One run for the kill -9 -1 rows (busybox, as root) and the /tmp filler's (the Debian image as `agent`, 64 MiB),
+ * each with its own image and limits: its lines, and how long it took.
+ */
+let killAndWedge: Promise<Awaited<ReturnType<typeof run>> & { ms: number }> | undefined;
+const killAndWedgeRun = () =>
+  (killAndWedge ??= (async () => {
+    const { image, busyboxImage } = await ensureDockerTestImages();
+    const started = Date.now();
+    const wedge = { image, limits: { memory_mb: 64 } };
+    const r = await run(
+      "kill",
+      [
+        { id: "kill-pass", verify: "grep -q work out.txt && grep -q more out.txt" },
+        { id: "kill-fail", verify: "test -f answer.txt" },
+        { id: "killlast-pass", verify: "grep -q work out.txt" },
+        { id: "wedge-pass", verify: "grep -q work out.txt", ...wedge },
+        { id: "wedge-fail", verify: "test -f answer.txt", ...wedge },
+      ],
+      ["--image", busyboxImage],
+    );
+    return { ...r, ms: Date.now() - started };
+  })());
+
 describe("a root agent that kills its container's keep-alive (kill -9 -1)", () => {
   it.runIf(root)(
     "goes on in a new sandbox over the same task folder, and its task is graded",
     { timeout: 120_000 },
     async () => {
-      const { busyboxImage } = await ensureDockerTestImages();
-      const started = Date.now();
-      const { lines, stderr, scores } = await run(
-        "kill",
-        [
-          { id: "kill-pass", verify: "grep -q work out.txt && grep -q more out.txt" },
-          { id: "kill-fail", verify: "test -f answer.txt" },
-          { id: "killlast-pass", verify: "grep -q work out.txt" },
-        ],
-        ["--image", busyboxImage],
-      );
+      const { lines, stderr, scores } = await killAndWedgeRun();
       for (const [id, passed] of [
         ["kill-pass", true],
         ["kill-fail", false],
@@ -134,8 +151,11 @@ describe("a root agent that kills its container's keep-alive (kill -9 -1)", () =
       // It went on in its folder after the container was gone.
       expect(toolOutputs(lines.get("kill-pass")).at(-1)).toBe("work\nwent-on");
       expect(lines.get("kill-fail").verify).toMatchObject({ exit_code: 1 });
-      expect(scores).toMatchObject({ scored: 3, unscored: 0, passed: 2 });
-      expect(Date.now() - started).toBeLessThan(30_000);
+      // With the two /tmp fillers' (one passes).
+      expect(scores).toMatchObject({ scored: 5, unscored: 0, passed: 3 });
+      // Each task on its own clock: the run waits for the fillers' too.
+      for (const id of ["kill-pass", "kill-fail", "killlast-pass"])
+        expect(lines.get(id).duration_ms, id).toBeLessThan(30_000);
     },
   );
 });
@@ -198,16 +218,7 @@ describe("an unprivileged agent that fills /tmp past the memory limit (the conta
     "ends resource_limit (memory_limit), and its verify runs in a new sandbox over its task folder",
     { timeout: 120_000 },
     async () => {
-      const { image } = await ensureDockerTestImages();
-      const started = Date.now();
-      const { lines, stderr, scores } = await run(
-        "wedge",
-        [
-          { id: "wedge-pass", verify: "grep -q work out.txt" },
-          { id: "wedge-fail", verify: "test -f answer.txt" },
-        ],
-        ["--image", image, "--memory-mb", "64"],
-      );
+      const { lines, stderr, scores, ms } = await killAndWedgeRun();
       for (const [id, passed] of [
         ["wedge-pass", true],
         ["wedge-fail", false],
@@ -223,8 +234,10 @@ describe("an unprivileged agent that fills /tmp past the memory limit (the conta
         const calls = line.conversations.filter((m: any) => m.from === "gpt" && m.value.includes("<tool_call>"));
         expect(calls, id).toHaveLength(1);
       }
-      expect(scores).toMatchObject({ scored: 2, unscored: 0, passed: 1 });
-      expect(Date.now() - started).toBeLessThan(30_000);
+      // With the three kill -9 -1 rows' (two pass).
+      expect(scores).toMatchObject({ scored: 5, unscored: 0, passed: 3 });
+      for (const id of ["wedge-pass", "wedge-fail"]) expect(lines.get(id).duration_ms, id).toBeLessThan(30_000);
+      expect(ms).toBeLessThan(30_000);
     },
   );
 });
