@@ -125,9 +125,14 @@ const SCRIPTS: Record<string, ToolCallSpec[]> = {
 };
 
 interface Row {
+  /** The task's script (SCRIPTS), and its id unless `as` gives another. */
   id: string;
   verify: string;
   files?: Record<string, string>;
+  /** Its id in the dataset, when rows of one script run in several settings in one run. */
+  as?: string;
+  /** Its own image, over the run's. */
+  image?: string;
 }
 
 const ROWS: Row[] = [
@@ -156,19 +161,21 @@ afterAll(async () => {
 
 function dataset(dir: string, rows: Row[]): string {
   const lines = rows.map((r) => {
+    const id = r.as ?? r.id;
     const row: Record<string, unknown> = {
-      id: r.id,
+      id,
       prompt: `task:${r.id}`,
       verify: r.verify,
       toolsets: ["terminal", "file"],
+      ...(r.image ? { image: r.image } : {}),
     };
     if (r.files) {
-      const folder = join(dir, `files-${r.id}`);
+      const folder = join(dir, `files-${id}`);
       for (const [rel, content] of Object.entries(r.files)) {
         mkdirSync(join(folder, rel, ".."), { recursive: true });
         writeFileSync(join(folder, rel), content);
       }
-      row.verify_files = `files-${r.id}`;
+      row.verify_files = `files-${id}`;
     }
     return JSON.stringify(row);
   });
@@ -177,7 +184,12 @@ function dataset(dir: string, rows: Row[]): string {
   return path;
 }
 
-async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: Map<string, any>; stderr: string }> {
+async function run(
+  rows: Row[],
+  env: string[],
+  uid?: number,
+  concurrency = 2,
+): Promise<{ lines: Map<string, any>; stderr: string }> {
   const dir = tempDir("hb-forgery-");
   const runName = uniqueRunName("forgery");
   const args = [
@@ -199,7 +211,7 @@ async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: M
     "--progress",
     "none",
     "--concurrency",
-    "2",
+    String(concurrency),
   ];
   let r: { stderr: string };
   if (uid === undefined) r = await runCliInProcess(args, { timeoutMs: 300_000 });
@@ -225,7 +237,7 @@ async function run(rows: Row[], env: string[], uid?: number): Promise<{ lines: M
     ...readJsonl(join(dir, "runs", runName, "failed.jsonl")),
   ])
     lines.set(l.task_id, l);
-  expect([...lines.keys()].sort(), r.stderr).toEqual(rows.map((x) => x.id).sort());
+  expect([...lines.keys()].sort(), r.stderr).toEqual(rows.map((x) => x.as ?? x.id).sort());
   return { lines, stderr: r.stderr };
 }
 
@@ -291,8 +303,7 @@ describe("verify cannot be forged", () => {
   it("in Docker: even with the shell's nonce in hand, no forgery turns a failing verify into a pass", {
     timeout: 600_000,
   }, async () => {
-    const { image } = await ensureDockerTestImages();
-    const { lines } = await run(ROWS, ["--env", "docker", "--image", image]);
+    const { lines } = await dockerRun();
     expectForgeriesFail(lines, ["mem", "link", "daemon", "pyc", "pkg"]);
     expectRealTestsRan(lines);
     expectShellsChangeNothing(lines);
@@ -304,9 +315,7 @@ describe("verify cannot be forged", () => {
   it("in Docker as root (an image without a user): a left process, a planted link and a replaced shell do not pass either", {
     timeout: 600_000,
   }, async () => {
-    const { busyboxImage } = await ensureDockerTestImages();
-    const rows = ROWS.filter((r) => !PYTHON_ROWS.includes(r.id));
-    const { lines } = await run(rows, ["--env", "docker", "--image", busyboxImage]);
+    const { rootLines: lines } = await dockerRun();
     expectForgeriesFail(lines, ["link", "daemon"]);
     expectShellsChangeNothing(lines);
     // As root the agent did replace them: the verify ran in a new container of the task's image over the task
@@ -321,3 +330,21 @@ describe("verify cannot be forged", () => {
     expect(why("localsh")).toMatch(new RegExp(`${fresh} /usr/local/bin/sh,? `));
   });
 });
+
+/**
+ * One Docker run for both tests: every row in the test image (as its user `agent`), and the rows without Python
+ * again, as `ROW-root`, in the busybox image (no user: the agent is root). Their lines by row id, for each image.
+ */
+let docker: Promise<{ lines: Map<string, any>; rootLines: Map<string, any> }> | undefined;
+const dockerRun = () =>
+  (docker ??= (async () => {
+    const { image, busyboxImage } = await ensureDockerTestImages();
+    const asRoot = ROWS.filter((r) => !PYTHON_ROWS.includes(r.id)).map((r) => ({
+      ...r,
+      as: `${r.id}-root`,
+      image: busyboxImage,
+    }));
+    const { lines } = await run([...ROWS, ...asRoot], ["--env", "docker", "--image", image], undefined, 4);
+    const rootLines = new Map(asRoot.map((r) => [r.id, lines.get(r.as)]));
+    return { lines, rootLines };
+  })());
