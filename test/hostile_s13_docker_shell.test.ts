@@ -69,7 +69,7 @@ async function run(
     name: `s13-sh-${name}`,
     inputs: [dataset],
     args: ["--env", "docker", "--image", busyboxImage, ...args, "--concurrency", String(rows.length)],
-    timeoutMs: 60_000,
+    timeoutMs: 110_000,
   });
 }
 
@@ -117,7 +117,7 @@ const copiedAndReboundRun = () =>
 describe("a root agent that replaces /bin/sh with one that passes everything", () => {
   it.runIf(root)(
     "is graded in a new container of the task's image, its task folder copied over",
-    { timeout: 60_000 },
+    { timeout: 120_000 },
     async () => {
       const { lines, stderr, scores } = await copiedAndReboundRun();
       expectGraded(lines, "copied", stderr);
@@ -125,7 +125,7 @@ describe("a root agent that replaces /bin/sh with one that passes everything", (
     },
   );
 
-  it.runIf(root)("the same over the task folder's own file system (--disk)", { timeout: 60_000 }, async () => {
+  it.runIf(root)("the same over the task folder's own file system (--disk)", { timeout: 120_000 }, async () => {
     const { lines, stderr, scores } = await copiedAndReboundRun();
     expectGraded(lines, "disk", stderr);
     expect(scores).toMatchObject({ scored: 6, unscored: 0, passed: 4 });
@@ -133,7 +133,7 @@ describe("a root agent that replaces /bin/sh with one that passes everything", (
 
   it.runIf(root)(
     "the same with --verify-isolated (the snapshot would carry the fake shell)",
-    { timeout: 60_000 },
+    { timeout: 120_000 },
     async () => {
       const { lines, stderr, scores } = await run(
         "iso",
@@ -149,7 +149,7 @@ describe("a root agent that replaces /bin/sh with one that passes everything", (
 describe("--verify-isolated with --read-only-root and no --disk", () => {
   it.runIf(root)(
     "copies the task folder into the snapshot copy (its root is read-only)",
-    { timeout: 60_000 },
+    { timeout: 120_000 },
     async () => {
       const { lines, stderr, scores } = await run(
         "rocopy",
