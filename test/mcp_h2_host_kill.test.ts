@@ -3,37 +3,15 @@
  * there is none): its kill() must end a process that ignores TERM and its closed stdin, and resolve only once the
  * process is gone, so a task's end, and the run's, leaves nothing behind.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnOnHost } from "../tools/environments/piped_process.js";
-import { ROOT, tempDir } from "./helpers/cli.js";
+import { tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
+import { h2LightServer } from "./helpers/mcp_h2_light.js";
 import { alivePids, hostileRun, killPids, scriptedByPrompt, toolResults } from "./helpers/mcp_hostile.js";
 import { waitUntil } from "./helpers/wait.js";
-
-const SDK = join(ROOT, "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
-const sdk = (path: string) => JSON.stringify(pathToFileURL(join(SDK, path)).href);
-
-/** An MCP stdio server (the SDK's) that ignores TERM and stays up when its stdin closes; its pid goes to argv[2]. */
-const STUBBORN_SERVER = `
-import { appendFileSync } from "node:fs";
-import { Server } from ${sdk("server/index.js")};
-import { StdioServerTransport } from ${sdk("server/stdio.js")};
-import { CallToolRequestSchema, ListToolsRequestSchema } from ${sdk("types.js")};
-appendFileSync(process.argv[2], process.pid + "\\n");
-process.on("SIGTERM", () => process.stderr.write("stubborn: TERM ignored\\n"));
-setInterval(() => {}, 1000);
-const server = new Server({ name: "stubborn", version: "1.0.0" }, { capabilities: { tools: {} } });
-server.setRequestHandler(ListToolsRequestSchema, async () => ({
-  tools: [{ name: "ping", description: "Answers pong.", inputSchema: { type: "object", properties: {} } }],
-}));
-server.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text", text: "pong" }] }));
-// Its stdin closing ends the transport, not the process.
-server.onclose = () => undefined;
-await server.connect(new StdioServerTransport());
-`;
 
 const alive = (pid: number) => {
   try {
@@ -90,18 +68,18 @@ describe("spawnOnHost: kill() of a process that ignores TERM", () => {
     const dir = tempDir("hb-h2-kill-");
     const pidfile = join(dir, "pids");
     pidfiles.push(pidfile);
-    const script = join(dir, "stubborn.mjs");
-    writeFileSync(script, STUBBORN_SERVER);
+    // An MCP stdio server that ignores TERM and stays up when its stdin closes.
+    const args = h2LightServer(dir).args({ pidfile, stubborn: true });
     const r = await hostileRun(
       dir,
       model.baseURL,
-      { mcpServers: { s: { command: process.execPath, args: [script, pidfile] } } },
-      [{ id: "a", prompt: JSON.stringify([{ name: "mcp_s_ping", arguments: {} }]) }],
+      { mcpServers: { s: { command: process.execPath, args } } },
+      [{ id: "a", prompt: JSON.stringify([{ name: "mcp_s_whoami", arguments: {} }]) }],
       ["--toolsets", "mcp-s", "--env", "host", "--workers", "1"],
       { timeoutMs: 60_000 },
     );
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(toolResults(r.entries[0])).toEqual([{ result: "pong" }]);
+    expect(toolResults(r.entries[0])).toEqual([{ result: expect.stringMatching(/^pid=\d+ start=2$/) }]);
     // The listing's server and the task's.
     expect(readFileSync(pidfile, "utf8").split("\n").filter(Boolean).length).toBe(2);
     // The CLI has exited: nothing it started may still run.

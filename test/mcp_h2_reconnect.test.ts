@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeBwrap } from "../tools/environments/local/bwrap.js";
 import { ROOT, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
-import { alivePids, hostileRun, killPids, scriptedByPrompt, toolResults } from "./helpers/mcp_hostile.js";
+import { h2LightServer } from "./helpers/mcp_h2_light.js";
+import {
+  alivePids,
+  hostileRun,
+  killPids,
+  scriptedByPrompt,
+  toolResults,
+  type HostileRun,
+} from "./helpers/mcp_hostile.js";
 import { h2Server, reaped, starts } from "./helpers/mcp_h2_server.js";
 import { waitUntil } from "./helpers/wait.js";
 
@@ -20,16 +28,13 @@ describe("MCP stdio servers that exit during a task are started again", () => {
   let model: FakeOpenAI;
   const pidfiles: string[] = [];
   const cleanUp: string[] = [];
-  /** The current test's pidfile: the model answers a turn only once the server that answered before has exited. */
-  let waitFor: string | undefined;
+  /** By prompt, the pidfile of its server: the model answers a turn only once the one that answered has exited. */
+  const waitFor = new Map<string, string>();
   beforeAll(async () => {
     model = await startFakeOpenAI(async (req: RecordedRequest) => {
-      if (
-        waitFor &&
-        !req.body.response_format &&
-        req.body.messages.some((m: { role: string }) => m.role === "assistant")
-      ) {
-        const pidfile = waitFor;
+      const messages = req.body.messages as { role: string; content: string }[];
+      const pidfile = waitFor.get(messages.find((m) => m.role === "user")?.content ?? "");
+      if (pidfile && !req.body.response_format && messages.some((m) => m.role === "assistant")) {
         await waitUntil(() => reaped(pidfile), 5000);
       }
       return scriptedByPrompt(req);
@@ -43,77 +48,98 @@ describe("MCP stdio servers that exit during a task are started again", () => {
 
   function setUp() {
     const dir = tempDir("hb-h2-mcp-");
-    const pidfile = join(dir, "pids");
+    return { dir, server: h2LightServer(dir) };
+  }
+  function pidfileIn(dir: string, name: string) {
+    const pidfile = join(dir, name);
     pidfiles.push(pidfile);
-    waitFor = pidfile;
-    return { dir, pidfile, server: h2Server(dir) };
+    return pidfile;
   }
 
-  for (const [label, where, env] of [
-    ["on the host (where: host)", "host", "host"],
-    ["in the task's environment (--env host)", "sandbox", "host"],
-  ] as const) {
-    it(`a server ${label} that exits after each call: every later call starts it again and succeeds`, async () => {
-      const { dir, pidfile, server } = setUp();
-      const r = await hostileRun(
+  /**
+   * One run (--env host) for three servers, a task each: `s` on the host and `t` in the task's environment exit
+   * after each call; `u` on the host dies in its first call.
+   */
+  describe("in one run", () => {
+    let r: HostileRun;
+    const pids = { s: "", t: "", u: "" };
+    const prompts = {
+      s: turns("mcp_s_whoami", "mcp_s_whoami", "mcp_s_whoami"),
+      t: turns("mcp_t_whoami", "mcp_t_whoami", "mcp_t_whoami"),
+      u: turns("mcp_u_crash", "mcp_u_whoami"),
+    };
+    beforeAll(async () => {
+      const { dir, server } = setUp();
+      for (const name of ["s", "t", "u"] as const) pids[name] = pidfileIn(dir, `pids-${name}`);
+      waitFor.set(prompts.s, pids.s).set(prompts.t, pids.t);
+      r = await hostileRun(
         dir,
         model.baseURL,
         {
           mcpServers: {
-            s: { command: process.execPath, args: server.args({ pidfile, exitAfterCall: true }), where },
+            s: {
+              command: process.execPath,
+              args: server.args({ pidfile: pids.s, exitAfterCall: true }),
+              where: "host",
+            },
+            t: { command: process.execPath, args: server.args({ pidfile: pids.t, exitAfterCall: true }) },
+            u: { command: process.execPath, args: server.args({ pidfile: pids.u }), where: "host" },
           },
         },
-        [{ id: "a", prompt: turns("mcp_s_whoami", "mcp_s_whoami", "mcp_s_whoami") }],
-        ["--toolsets", "mcp-s", "--env", env, "--workers", "1"],
+        [
+          { id: "a", prompt: prompts.s, toolsets: ["mcp-s"] },
+          { id: "b", prompt: prompts.t, toolsets: ["mcp-t"] },
+          { id: "c", prompt: prompts.u, toolsets: ["mcp-u"] },
+        ],
+        ["--env", "host", "--workers", "1"],
         { timeoutMs: 60_000 },
       );
-      expect(r.exitCode, r.stderr).toBe(0);
-      const results = toolResults(r.entries[0]);
-      // The listing's start was the first; each call had a server of its own.
-      expect(results).toEqual([
-        { result: expect.stringMatching(/^pid=\d+ start=2$/) },
-        { result: expect.stringMatching(/^pid=\d+ start=3$/) },
-        { result: expect.stringMatching(/^pid=\d+ start=4$/) },
-      ]);
-      expect(starts(pidfile)).toBe(4);
-      expect(alivePids(pidfile)).toEqual([]);
-      // Each restart is in the run's events.log, under the task.
-      const events = readFileSync(join(dir, "runs", "r", "events.log"), "utf8");
-      expect(events.match(/task a: .*restart 1 of 5: started again/g)?.length).toBe(2);
     }, 90_000);
-  }
+    const entry = (id: string) => r.entries.find((e) => e.task_id === id);
 
-  it("a server that dies in a call: that call is {error}, not repeated; the next call starts it again", async () => {
-    const { dir, pidfile, server } = setUp();
-    waitFor = undefined;
-    const r = await hostileRun(
-      dir,
-      model.baseURL,
-      { mcpServers: { s: { command: process.execPath, args: server.args({ pidfile }), where: "host" } } },
-      [{ id: "a", prompt: turns("mcp_s_crash", "mcp_s_whoami") }],
-      ["--toolsets", "mcp-s", "--env", "host", "--workers", "1"],
-      { timeoutMs: 60_000 },
-    );
-    expect(r.exitCode, r.stderr).toBe(0);
-    const [crash, after] = toolResults(r.entries[0]);
-    expect(crash.error).toMatch(/MCP tool crash of server 's' failed: .*h2: dying in the call/);
-    expect(crash.error).toMatch(/not (repeated|sent again)/);
-    expect(after).toEqual({ result: expect.stringMatching(/^pid=\d+ start=3$/) });
-    // The listing's, the crashed one and the restarted one: the crashed call was not sent again.
-    expect(starts(pidfile)).toBe(3);
-    expect(alivePids(pidfile)).toEqual([]);
-  }, 90_000);
+    for (const [label, name, task] of [
+      ["on the host (where: host)", "s", "a"],
+      ["in the task's environment (--env host)", "t", "b"],
+    ] as const) {
+      it(`a server ${label} that exits after each call: every later call starts it again and succeeds`, () => {
+        expect(r.exitCode, r.stderr).toBe(0);
+        const results = toolResults(entry(task));
+        // The listing's start was the first; each call had a server of its own.
+        expect(results).toEqual([
+          { result: expect.stringMatching(/^pid=\d+ start=2$/) },
+          { result: expect.stringMatching(/^pid=\d+ start=3$/) },
+          { result: expect.stringMatching(/^pid=\d+ start=4$/) },
+        ]);
+        expect(starts(pids[name])).toBe(4);
+        expect(alivePids(pids[name])).toEqual([]);
+        // Each restart is in the run's events.log, under the task.
+        const events = readFileSync(join(r.dir, "runs", "r", "events.log"), "utf8");
+        expect(events.match(new RegExp(`task ${task}: .*restart 1 of 5: started again`, "g"))?.length).toBe(2);
+      });
+    }
+
+    it("a server that dies in a call: that call is {error}, not repeated; the next call starts it again", () => {
+      expect(r.exitCode, r.stderr).toBe(0);
+      const [crash, after] = toolResults(entry("c"));
+      expect(crash.error).toMatch(/MCP tool crash of server 'u' failed: .*h2: dying in the call/);
+      expect(crash.error).toMatch(/not (repeated|sent again)/);
+      expect(after).toEqual({ result: expect.stringMatching(/^pid=\d+ start=3$/) });
+      // The listing's, the crashed one and the restarted one: the crashed call was not sent again.
+      expect(starts(pids.u)).toBe(3);
+      expect(alivePids(pids.u)).toEqual([]);
+    });
+  });
 
   it.skipIf(!probeBwrap().ok)(
-    "a server in the task's local sandbox that dies in a call: the next call starts it again there",
+    "a server (the SDK's) in the task's local sandbox that dies in a call: the next call starts it again there",
     async () => {
       const { dir } = setUp();
-      waitFor = undefined;
       // Where the sandbox sees it (--sandbox-ro), apart from the dataset's folder and outside /tmp (its own).
       const srv = mkdtempSync(join(ROOT, ".hb-h2-srv-"));
       cleanUp.push(srv);
       // Readable by the sandbox's user.
       chmodSync(srv, 0o755);
+      // The SDK-made server (the other tests' one is written without the SDK, to start cheaply).
       const server = h2Server(srv);
       const r = await hostileRun(
         dir,
@@ -145,7 +171,10 @@ describe("MCP stdio servers that exit during a task are started again", () => {
   );
 
   it("a server that cannot start again: its restarts end with the task's time limit, no process is left", async () => {
-    const { dir, pidfile, server } = setUp();
+    const { dir, server } = setUp();
+    const pidfile = pidfileIn(dir, "pids");
+    const prompt = turns("mcp_s_whoami", "mcp_s_whoami", "mcp_s_whoami");
+    waitFor.set(prompt, pidfile);
     const r = await hostileRun(
       dir,
       model.baseURL,
@@ -158,7 +187,7 @@ describe("MCP stdio servers that exit during a task are started again", () => {
           },
         },
       },
-      [{ id: "a", prompt: turns("mcp_s_whoami", "mcp_s_whoami", "mcp_s_whoami") }],
+      [{ id: "a", prompt }],
       ["--toolsets", "mcp-s", "--env", "host", "--workers", "1", "--task-timeout", "6"],
       { timeoutMs: 60_000 },
     );

@@ -28,6 +28,7 @@ import { createToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry, type ToolContext } from "../tools/registry.js";
 import { resetToolsets, resolveToolset } from "../tools/toolsets.js";
 import { ROOT, tempDir } from "./helpers/cli.js";
+import { h2LightServer } from "./helpers/mcp_h2_light.js";
 import { startMcpHttpServer, startMcpSseServer, type McpTestServer } from "./helpers/mcp_http.js";
 
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -297,10 +298,13 @@ describe("MCP tools", () => {
     process.env.HB_MCP_NOT_PASSED = "hidden-value";
     const env = await createLocalEnvironment({ runName: "r", taskId: "t", hostTaskDir: dir }, {});
     try {
+      // server-everything's get-env, from a server without the SDK (cheaper to start; the host test has the real one).
+      const fixtureDir = tempDir();
+      const fixture = h2LightServer(fixtureDir).args({ pidfile: join(fixtureDir, "pids"), everything: true });
       const [server] = servers({
         every: {
           command: process.execPath,
-          args: [EVERYTHING, "stdio"],
+          args: fixture,
           tools: { include: ["get-env"] },
           env: { EXTRA: "given" },
         },
@@ -350,9 +354,9 @@ describe("MCP tools", () => {
         },
         {},
       );
-      const [server] = servers({
-        every: { command: process.execPath, args: [EVERYTHING, "stdio"], tools: { include: ["echo"] } },
-      });
+      // server-everything's echo, from a server without the SDK (cheaper to start; the host test has the real one).
+      const fixture = h2LightServer(base).args({ pidfile: join(base, "pids"), everything: true });
+      const [server] = servers({ every: { command: process.execPath, args: fixture, tools: { include: ["echo"] } } });
       const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
       const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
       expect(await sessions.call("every", "echo", { message: "in the instance" })).toEqual({
@@ -361,7 +365,7 @@ describe("MCP tools", () => {
       await sessions.close();
       const execs = readFileSync(join(base, "log"), "utf8")
         .split("\x1e\n")
-        .filter((r) => r.startsWith("exec\x1f") && r.includes(EVERYTHING));
+        .filter((r) => r.startsWith("exec\x1f") && r.includes(fixture[0]!));
       expect(execs[0]!.split("\x1f").slice(0, 5)).toEqual([
         "exec",
         "--cleanenv",
