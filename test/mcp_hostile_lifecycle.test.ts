@@ -7,7 +7,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
-import { alivePids, hostileDir, hostileRun, killPids, scriptedByPrompt, toolResults } from "./helpers/mcp_hostile.js";
+import {
+  alivePids,
+  hostileDir,
+  hostileRun,
+  killPids,
+  scriptedByPrompt,
+  toolResults,
+  type HostileRun,
+} from "./helpers/mcp_hostile.js";
 
 const call = (name: string, args: Record<string, unknown> = {}) => JSON.stringify([{ name, arguments: args }]);
 
@@ -22,25 +30,60 @@ describe("hostile MCP servers: lifecycle", () => {
     await model.close();
   });
 
-  it("a server that hangs on initialize when its task starts it: --task-timeout bounds the task, no process left", async () => {
-    const { dir, server } = hostileDir();
-    const pidfile = join(dir, "pids");
-    pidfiles.push(pidfile);
-    const cfg = { init: "hang-after-listing", marker: join(dir, "listed"), pidfile };
-    const r = await hostileRun(
-      dir,
-      model.baseURL,
-      { mcpServers: { s: { command: "python3", args: server(cfg), where: "host", connect_timeout: 120 } } },
-      [{ id: "a", prompt: call("mcp_s_t") }],
-      ["--toolsets", "mcp-s", "--env", "host", "--task-timeout", "2", "--workers", "1"],
-      { timeoutMs: 40_000 },
-    );
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.failed.map((f) => [f.task_id, f.outcome])).toEqual([["a", "timeout"]]);
-    // The task's 2 s, not the server's 120 s start time-out.
-    expect(r.ms).toBeLessThan(20_000);
-    expect(alivePids(pidfile)).toEqual([]);
-  }, 60_000);
+  /**
+   * One run (--task-timeout 2) of two servers, a task each that ends at its time limit: `s` answers its listing, then
+   * hangs on initialize; `h`, shared, hangs in the call.
+   */
+  describe("one run whose tasks time out", () => {
+    let r: HostileRun;
+    let pidfile: { s: string; h: string };
+    const failures = () => r.failed.map((f) => [f.task_id, f.outcome]).sort();
+    beforeAll(async () => {
+      const { dir, server } = hostileDir();
+      pidfile = { s: join(dir, "pids-s"), h: join(dir, "pids-h") };
+      pidfiles.push(pidfile.s, pidfile.h);
+      const hangsOnInit = { init: "hang-after-listing", marker: join(dir, "listed"), pidfile: pidfile.s };
+      const hangsInCall = { calls: { t: "hang" }, pidfile: pidfile.h };
+      r = await hostileRun(
+        dir,
+        model.baseURL,
+        {
+          mcpServers: {
+            s: { command: "python3", args: server(hangsOnInit), where: "host", connect_timeout: 120 },
+            h: { command: "python3", args: server(hangsInCall), where: "host", shared: true },
+          },
+        },
+        [
+          { id: "a", prompt: call("mcp_s_t"), toolsets: ["mcp-s"] },
+          { id: "c", prompt: call("mcp_h_t"), toolsets: ["mcp-h"] },
+        ],
+        ["--env", "host", "--task-timeout", "2", "--workers", "1"],
+        { timeoutMs: 40_000 },
+      );
+    }, 60_000);
+
+    it("a server that hangs on initialize when its task starts it: --task-timeout bounds the task, no process left", () => {
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(failures()).toEqual([
+        ["a", "timeout"],
+        ["c", "timeout"],
+      ]);
+      // The task's 2 s, not the server's 120 s start time-out.
+      expect(r.ms).toBeLessThan(20_000);
+      expect(alivePids(pidfile.s)).toEqual([]);
+    });
+
+    it("a shared server stuck in a call when the run ends does not outlive the run", () => {
+      expect(r.exitCode, r.stderr).toBe(1);
+      expect(failures()).toEqual([
+        ["a", "timeout"],
+        ["c", "timeout"],
+      ]);
+      // Two starts: the listing (closed at once) and the task's shared connection.
+      expect(readFileSync(pidfile.h, "utf8").trim().split("\n")).toHaveLength(2);
+      expect(alivePids(pidfile.h)).toEqual([]);
+    });
+  });
 
   it("a server that dies mid-call: that call is {error} naming the server's exit and its stderr; the next call starts it again", async () => {
     const { dir, server } = hostileDir();
@@ -69,24 +112,4 @@ describe("hostile MCP servers: lifecycle", () => {
     expect(after).toEqual({ result: 'args={"n": 1}' });
     expect(alivePids(pidfile)).toEqual([]);
   }, 30_000);
-
-  it("a shared server stuck in a call when the run ends does not outlive the run", async () => {
-    const { dir, server } = hostileDir();
-    const pidfile = join(dir, "pids");
-    pidfiles.push(pidfile);
-    const cfg = { calls: { t: "hang" }, pidfile };
-    const r = await hostileRun(
-      dir,
-      model.baseURL,
-      { mcpServers: { s: { command: "python3", args: server(cfg), where: "host", shared: true } } },
-      [{ id: "a", prompt: call("mcp_s_t") }],
-      ["--toolsets", "mcp-s", "--env", "host", "--task-timeout", "2", "--workers", "1"],
-      { timeoutMs: 30_000 },
-    );
-    expect(r.exitCode, r.stderr).toBe(1);
-    expect(r.failed.map((f) => [f.task_id, f.outcome])).toEqual([["a", "timeout"]]);
-    // Two starts: the listing (closed at once) and the task's shared connection.
-    expect(readFileSync(pidfile, "utf8").trim().split("\n")).toHaveLength(2);
-    expect(alivePids(pidfile)).toEqual([]);
-  }, 40_000);
 });
