@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnOnHost } from "../tools/environments/piped_process.js";
 import { tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, type FakeOpenAI } from "./helpers/fake_openai.js";
-import { h2LightServer } from "./helpers/mcp_h2_light.js";
+import { H2_SH_SERVER } from "./helpers/mcp_h2_light.js";
 import { alivePids, hostileRun, killPids, scriptedByPrompt, toolResults } from "./helpers/mcp_hostile.js";
 import { waitUntil } from "./helpers/wait.js";
 
@@ -69,11 +69,11 @@ describe("spawnOnHost: kill() of a process that ignores TERM", () => {
     const pidfile = join(dir, "pids");
     pidfiles.push(pidfile);
     // An MCP stdio server that ignores TERM and stays up when its stdin closes.
-    const args = h2LightServer(dir).args({ pidfile, stubborn: true });
+    const args = H2_SH_SERVER.args({ pidfile, stubborn: true });
     const r = await hostileRun(
       dir,
       model.baseURL,
-      { mcpServers: { s: { command: process.execPath, args } } },
+      { mcpServers: { s: { command: H2_SH_SERVER.command, args } } },
       [{ id: "a", prompt: JSON.stringify([{ name: "mcp_s_whoami", arguments: {} }]) }],
       ["--toolsets", "mcp-s", "--env", "host", "--workers", "1"],
       { timeoutMs: 60_000 },

@@ -4,13 +4,13 @@
  * a real run of the built CLI. The restarts are bounded: a server that cannot start again ends nothing past the
  * task's time limit, and leaves no process behind.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { probeBwrap } from "../tools/environments/local/bwrap.js";
 import { ROOT, tempDir } from "./helpers/cli.js";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "./helpers/fake_openai.js";
-import { h2LightServer } from "./helpers/mcp_h2_light.js";
+import { H2_SH_SERVER as server } from "./helpers/mcp_h2_light.js";
 import {
   alivePids,
   hostileRun,
@@ -19,7 +19,7 @@ import {
   toolResults,
   type HostileRun,
 } from "./helpers/mcp_hostile.js";
-import { h2Server, reaped, starts } from "./helpers/mcp_h2_server.js";
+import { reaped, starts } from "./helpers/mcp_h2_server.js";
 import { waitUntil } from "./helpers/wait.js";
 
 const turns = (...names: string[]) => JSON.stringify(names.map((name) => [{ name, arguments: {} }]));
@@ -27,7 +27,6 @@ const turns = (...names: string[]) => JSON.stringify(names.map((name) => [{ name
 describe("MCP stdio servers that exit during a task are started again", () => {
   let model: FakeOpenAI;
   const pidfiles: string[] = [];
-  const cleanUp: string[] = [];
   /** By prompt, the pidfile of its server: the model answers a turn only once the one that answered has exited. */
   const waitFor = new Map<string, string>();
   beforeAll(async () => {
@@ -42,14 +41,9 @@ describe("MCP stdio servers that exit during a task are started again", () => {
   });
   afterAll(async () => {
     for (const f of pidfiles) killPids(f);
-    for (const d of cleanUp) rmSync(d, { recursive: true, force: true });
     await model.close();
   });
 
-  function setUp() {
-    const dir = tempDir("hb-h2-mcp-");
-    return { dir, server: h2LightServer(dir) };
-  }
   function pidfileIn(dir: string, name: string) {
     const pidfile = join(dir, name);
     pidfiles.push(pidfile);
@@ -69,7 +63,7 @@ describe("MCP stdio servers that exit during a task are started again", () => {
       u: turns("mcp_u_crash", "mcp_u_whoami"),
     };
     beforeAll(async () => {
-      const { dir, server } = setUp();
+      const dir = tempDir("hb-h2-mcp-");
       for (const name of ["s", "t", "u"] as const) pids[name] = pidfileIn(dir, `pids-${name}`);
       waitFor.set(prompts.s, pids.s).set(prompts.t, pids.t);
       r = await hostileRun(
@@ -78,12 +72,12 @@ describe("MCP stdio servers that exit during a task are started again", () => {
         {
           mcpServers: {
             s: {
-              command: process.execPath,
+              command: server.command,
               args: server.args({ pidfile: pids.s, exitAfterCall: true }),
               where: "host",
             },
-            t: { command: process.execPath, args: server.args({ pidfile: pids.t, exitAfterCall: true }) },
-            u: { command: process.execPath, args: server.args({ pidfile: pids.u }), where: "host" },
+            t: { command: server.command, args: server.args({ pidfile: pids.t, exitAfterCall: true }) },
+            u: { command: server.command, args: server.args({ pidfile: pids.u }), where: "host" },
           },
         },
         [
@@ -131,31 +125,23 @@ describe("MCP stdio servers that exit during a task are started again", () => {
   });
 
   it.skipIf(!probeBwrap().ok)(
-    "a server (the SDK's) in the task's local sandbox that dies in a call: the next call starts it again there",
+    "a server in the task's local sandbox that dies in a call: the next call starts it again there",
     async () => {
-      const { dir } = setUp();
-      // Where the sandbox sees it (--sandbox-ro), apart from the dataset's folder and outside /tmp (its own).
-      const srv = mkdtempSync(join(ROOT, ".hb-h2-srv-"));
-      cleanUp.push(srv);
-      // Readable by the sandbox's user.
-      chmodSync(srv, 0o755);
-      // The SDK-made server (the other tests' one is written without the SDK, to start cheaply).
-      const server = h2Server(srv);
+      const dir = tempDir("hb-h2-mcp-");
       const r = await hostileRun(
         dir,
         model.baseURL,
-        // Its pidfile in the sandbox's working folder (the task's), its script read-only from the test's folder.
-        { mcpServers: { s: { command: "node", args: server.args({ pidfile: "h2-pids" }) } } },
+        // Its pidfile in the sandbox's working folder (the task's), its script read-only from test/fixtures.
+        { mcpServers: { s: { command: server.command, args: server.args({ pidfile: "h2-pids" }) } } },
         [{ id: "a", prompt: turns("mcp_s_crash", "mcp_s_whoami") }],
         [
           "--toolsets",
           "mcp-s",
           "--env",
           "local",
+          // Where the sandbox sees the script, apart from the dataset's folder and outside /tmp (its own).
           "--sandbox-ro",
-          srv,
-          "--sandbox-ro",
-          join(ROOT, "node_modules"),
+          join(ROOT, "test", "fixtures"),
           "--workers",
           "1",
         ],
@@ -171,7 +157,7 @@ describe("MCP stdio servers that exit during a task are started again", () => {
   );
 
   it("a server that cannot start again: its restarts end with the task's time limit, no process is left", async () => {
-    const { dir, server } = setUp();
+    const dir = tempDir("hb-h2-mcp-");
     const pidfile = pidfileIn(dir, "pids");
     const prompt = turns("mcp_s_whoami", "mcp_s_whoami", "mcp_s_whoami");
     waitFor.set(prompt, pidfile);
@@ -181,7 +167,7 @@ describe("MCP stdio servers that exit during a task are started again", () => {
       {
         mcpServers: {
           s: {
-            command: process.execPath,
+            command: server.command,
             args: server.args({ pidfile, exitAfterCall: true, failFromStart: 3 }),
             where: "host",
           },

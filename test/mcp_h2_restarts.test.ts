@@ -18,7 +18,7 @@ import { closeSharedMcpConnections, discoverMcpServer, McpTaskSessions } from ".
 import { MCP_RESTARTS } from "../tools/mcp/restarts.js";
 import { tempDir } from "./helpers/cli.js";
 import { alivePids, killPids } from "./helpers/mcp_hostile.js";
-import { h2LightServer } from "./helpers/mcp_h2_light.js";
+import { H2_SH_SERVER } from "./helpers/mcp_h2_light.js";
 import { h2Server, reaped, starts } from "./helpers/mcp_h2_server.js";
 import { waitUntil } from "./helpers/wait.js";
 
@@ -51,12 +51,12 @@ describe("MCP restarts within a task", () => {
     });
   });
 
-  async function stdioSessions(cfg: Record<string, unknown>) {
+  async function stdioSessions(cfg: { exitAfterCall?: boolean; failFromStart?: number }) {
     const dir = tempDir("hb-h2-restarts-");
     const pidfile = join(dir, "pids");
     pidfiles.push(pidfile);
     const server = config({
-      s: { command: process.execPath, args: h2LightServer(dir).args({ pidfile, ...cfg }), where: "host" },
+      s: { command: H2_SH_SERVER.command, args: H2_SH_SERVER.args({ pidfile, ...cfg }), where: "host" },
     });
     const catalog = await discoverMcpServer(server);
     const events: string[] = [];
@@ -118,7 +118,7 @@ describe("MCP restarts within a task", () => {
     expect(alivePids(pidfile)).toEqual([]);
   }, 30_000);
 
-  // The SDK-made server here (the other tests' one is written without the SDK, to start cheaply).
+  // The SDK-made server here (the other tests' one is a shell script, to start cheaply).
   it("a shared server that exited is started again by another task's call; a task's end does not close it", async () => {
     const dir = tempDir("hb-h2-restarts-");
     const pidfile = join(dir, "pids");

@@ -28,7 +28,7 @@ import { createToolPipeline } from "../tools/pipeline.js";
 import { ToolRegistry, type ToolContext } from "../tools/registry.js";
 import { resetToolsets, resolveToolset } from "../tools/toolsets.js";
 import { ROOT, tempDir } from "./helpers/cli.js";
-import { h2LightServer } from "./helpers/mcp_h2_light.js";
+import { everythingLightServer } from "./helpers/mcp_h2_light.js";
 import { startMcpHttpServer, startMcpSseServer, type McpTestServer } from "./helpers/mcp_http.js";
 
 const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
@@ -300,7 +300,7 @@ describe("MCP tools", () => {
     try {
       // server-everything's get-env, from a server without the SDK (cheaper to start; the host test has the real one).
       const fixtureDir = tempDir();
-      const fixture = h2LightServer(fixtureDir).args({ pidfile: join(fixtureDir, "pids"), everything: true });
+      const fixture = everythingLightServer(fixtureDir).args(join(fixtureDir, "pids"));
       const [server] = servers({
         every: {
           command: process.execPath,
@@ -355,7 +355,7 @@ describe("MCP tools", () => {
         {},
       );
       // server-everything's echo, from a server without the SDK (cheaper to start; the host test has the real one).
-      const fixture = h2LightServer(base).args({ pidfile: join(base, "pids"), everything: true });
+      const fixture = everythingLightServer(base).args(join(base, "pids"));
       const [server] = servers({ every: { command: process.execPath, args: fixture, tools: { include: ["echo"] } } });
       const catalog = await discoverMcpServer(server!, { getEnv: async () => env });
       const sessions = new McpTaskSessions([catalog], { getEnv: async () => env });
