@@ -5,23 +5,19 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, runCli, tempDir } from "./helpers/cli.js";
+import { runCli, tempDir } from "./helpers/cli.js";
+import { H2_SH_SERVER } from "./helpers/mcp_h2_light.js";
 
-const EVERYTHING = join(ROOT, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
-
+/** A config of one server (the shell one: what is listed is the command's doing, not the server's) of two tools. */
 function config(): string {
   const dir = tempDir("hb-mcp-list-");
   const file = join(dir, "mcp.json");
+  const args = H2_SH_SERVER.args({ pidfile: join(dir, "pids") });
   writeFileSync(
     file,
     JSON.stringify({
       mcpServers: {
-        every: {
-          command: process.execPath,
-          args: [EVERYTHING, "stdio"],
-          where: "host",
-          tools: { include: ["echo", "get-sum"] },
-        },
+        h2: { command: H2_SH_SERVER.command, args, where: "host", tools: { include: ["whoami"] } },
       },
     }),
   );
@@ -30,20 +26,17 @@ function config(): string {
 
 describe("listing MCP tools", () => {
   it("tools --mcp-config lists the server's tools in its toolset", { timeout: 60_000 }, async () => {
-    const r = await runCli(["tools", "--mcp-config", config(), "--toolsets", "mcp-every", "--json"]);
+    const r = await runCli(["tools", "--mcp-config", config(), "--toolsets", "mcp-h2", "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
     const rows = JSON.parse(r.stdout) as { tool: string; toolset: string; available: boolean }[];
-    expect(rows.map((x) => [x.tool, x.toolset, x.available])).toEqual([
-      ["mcp_every_echo", "mcp-every", true],
-      ["mcp_every_get_sum", "mcp-every", true],
-    ]);
+    expect(rows.map((x) => [x.tool, x.toolset, x.available])).toEqual([["mcp_h2_whoami", "mcp-h2", true]]);
   });
 
   it("toolsets --mcp-config shows mcp-<server> beside the built-in toolsets", { timeout: 60_000 }, async () => {
     const r = await runCli(["toolsets", "--mcp-config", config(), "--json"]);
     expect(r.exitCode, r.stderr).toBe(0);
     const { toolsets } = JSON.parse(r.stdout) as { toolsets: { name: string; tools: string[] }[] };
-    expect(toolsets.find((t) => t.name === "mcp-every")?.tools).toEqual(["mcp_every_echo", "mcp_every_get_sum"]);
+    expect(toolsets.find((t) => t.name === "mcp-h2")?.tools).toEqual(["mcp_h2_whoami"]);
     expect(toolsets.some((t) => t.name === "terminal")).toBe(true);
   });
 

@@ -68,7 +68,6 @@ interface Run {
   stderr: string;
   dir: string;
   entry?: any;
-  runYaml?: string;
 }
 
 describe("MCP servers in a run", () => {
@@ -110,29 +109,19 @@ describe("MCP servers in a run", () => {
     config: unknown,
     prompt: string,
     args: string[],
-    opts: { env?: Record<string, string>; file?: string; inProcess?: boolean } = {},
+    opts: { env?: Record<string, string>; inProcess?: boolean } = {},
   ): Promise<Run> {
     const dir = tempDir();
-    const file = opts.file ?? "mcp.json";
-    writeFileSync(join(dir, file), typeof config === "string" ? config : JSON.stringify(config, null, 2));
-    writeFileSync(
-      join(dir, "d.jsonl"),
-      JSON.stringify({
-        id: "t1",
-        prompt,
-        ...(prompt === "files" ? { verify: "grep -q 'written through MCP' made_by_mcp.txt" } : {}),
-      }) + "\n",
-    );
+    writeFileSync(join(dir, "mcp.json"), typeof config === "string" ? config : JSON.stringify(config, null, 2));
+    writeFileSync(join(dir, "d.jsonl"), JSON.stringify({ id: "t1", prompt }) + "\n");
     const r = await (opts.inProcess ? runCliInProcess : runCli)(
-      ["run", join(dir, "d.jsonl"), ...runArgs(dir, file), ...args],
+      ["run", join(dir, "d.jsonl"), ...runArgs(dir, "mcp.json"), ...args],
       { cwd: dir, env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config"), ...opts.env }, timeoutMs: 180_000 },
     );
     const out: Run = { exitCode: r.exitCode, stderr: r.stderr, dir };
     const traj = join(dir, "runs", "r", "trajectories.jsonl");
     const first = existsSync(traj) ? readFileSync(traj, "utf8").split("\n")[0] : "";
     if (first) out.entry = JSON.parse(first);
-    const yaml = join(dir, "runs", "r", "run.yaml");
-    if (existsSync(yaml)) out.runYaml = readFileSync(yaml, "utf8");
     return out;
   }
 
@@ -353,23 +342,74 @@ describe("MCP servers in a run", () => {
     });
   });
 
-  /** Two runs of the HTTP server (outside the sandbox, as a host's stdio server) under --approval deny. */
+  /**
+   * Two runs under --approval deny. The first: the HTTP server (outside the sandbox, as a host's stdio server) and,
+   * where there is a local sandbox (--env local), the filesystem server inside the task's sandbox, from a YAML config
+   * of the `mcp_servers` form; a task each. The second: the HTTP server, --mcp-approval none.
+   */
   describe("runs under --approval deny", () => {
+    const sandbox = probeBwrap().ok;
     const args = ["--toolsets", "mcp-api", "--env", "host", "--approval", "deny"];
-    let policy: Run;
+    let policy: { exitCode: number | undefined; stderr: string; entries: any[] };
     let none: Run;
     beforeAll(async () => {
-      const config = { mcpServers: { api: { url: http.url } } };
-      policy = await run(config, "http", args);
-      none = await run(config, "http", [...args, "--mcp-approval", "none"]);
-    }, 200_000);
+      const dir = tempDir();
+      const fs = {
+        command: "node",
+        args: [FILESYSTEM, "/workspace"],
+        tools: { include: ["write_file", "read_text_file"] },
+      };
+      const servers = { api: { url: http.url }, ...(sandbox ? { fs } : {}) };
+      writeFileSync(join(dir, "mcp.yaml"), JSON.stringify({ mcp_servers: servers }, null, 2));
+      const rows = [
+        { id: "http", prompt: "http", toolsets: ["mcp-api"] },
+        ...(sandbox
+          ? [
+              {
+                id: "files",
+                prompt: "files",
+                toolsets: ["mcp-fs"],
+                verify: "grep -q 'written through MCP' made_by_mcp.txt",
+              },
+            ]
+          : []),
+      ];
+      writeFileSync(join(dir, "d.jsonl"), rows.map((row) => JSON.stringify(row)).join("\n") + "\n");
+      const env = sandbox ? ["--env", "local", "--sandbox-ro", join(ROOT, "node_modules")] : ["--env", "host"];
+      const r = await runCli(["run", join(dir, "d.jsonl"), ...runArgs(dir, "mcp.yaml"), "--approval", "deny", ...env], {
+        cwd: dir,
+        env: { HERMES_BATCH_CONFIG_DIR: join(dir, "config") },
+        timeoutMs: 180_000,
+      });
+      policy = { ...r, entries: readJsonl(join(dir, "runs", "r", "trajectories.jsonl")) };
+      none = await run({ mcpServers: { api: { url: http.url } } }, "http", [...args, "--mcp-approval", "none"]);
+    }, 300_000);
+    const entry = (id: string) => policy.entries.find((e) => e.task_id === id);
 
     it("a policy that denies what is judged denies an MCP call; --mcp-approval none lets it through unjudged", () => {
-      expect(toolResults(policy.entry)[0].error).toMatch(/^BLOCKED/);
+      expect(policy.exitCode, policy.stderr).toBe(0);
+      expect(toolResults(entry("http"))[0].error).toMatch(/^BLOCKED/);
       expect(none.exitCode, none.stderr).toBe(0);
       expect(toolResults(none.entry)).toEqual([{ result: "sum=42" }, { error: "the database is down" }]);
       expect(none.entry.approvals ?? []).toEqual([]);
     });
+
+    it.skipIf(!sandbox)(
+      "a stdio server inside the task's local sandbox (the default): writes the task's folder, cannot read outside it",
+      () => {
+        expect(policy.exitCode, policy.stderr).toBe(0);
+        const e = entry("files");
+        const results = toolResults(e);
+        expect(results[0].result).toMatch(/Successfully wrote to \/workspace\/made_by_mcp.txt/);
+        expect(results[1]).toEqual({ result: "written through MCP" });
+        expect(results[2].error).toMatch(/outside allowed directories/);
+        expect(e.verify).toMatchObject({ passed: true });
+        expect(e.metadata.mcp_servers[0]).toMatchObject({ name: "fs", transport: "stdio", where: "sandbox" });
+        // A server in the sandbox is as contained as a command there: not judged under the default --mcp-approval
+        // host, so the run's deny policy did not block its calls.
+        expect(e.approvals ?? []).toEqual([]);
+      },
+    );
 
     it("--resume with another MCP config file is a changed configuration (exit 3)", async () => {
       const { dir } = none;
@@ -383,35 +423,6 @@ describe("MCP servers in a run", () => {
       expect(changed.stderr).toMatch(/different configuration \(.*(mcp_config|referenced file)/);
     });
   });
-
-  it.skipIf(!probeBwrap().ok)(
-    "a stdio server inside the task's local sandbox (the default): writes the task's folder, cannot read outside it",
-    async () => {
-      const r = await run(
-        {
-          mcp_servers: {
-            fs: {
-              command: "node",
-              args: [FILESYSTEM, "/workspace"],
-              tools: { include: ["write_file", "read_text_file"] },
-            },
-          },
-        },
-        "files",
-        ["--toolsets", "mcp-fs", "--env", "local", "--sandbox-ro", join(ROOT, "node_modules")],
-        { file: "mcp.yaml" },
-      );
-      expect(r.exitCode, r.stderr).toBe(0);
-      const results = toolResults(r.entry);
-      expect(results[0].result).toMatch(/Successfully wrote to \/workspace\/made_by_mcp.txt/);
-      expect(results[1]).toEqual({ result: "written through MCP" });
-      expect(results[2].error).toMatch(/outside allowed directories/);
-      expect(r.entry.verify).toMatchObject({ passed: true });
-      expect(r.entry.metadata.mcp_servers[0]).toMatchObject({ name: "fs", transport: "stdio", where: "sandbox" });
-      // A server in the sandbox is as contained as a command there: not judged under the default --mcp-approval host.
-      expect(r.entry.approvals ?? []).toEqual([]);
-    },
-  );
 
   it("a bad config stops the run with exit 2 and file:line before anything runs", async () => {
     const r = await run(
