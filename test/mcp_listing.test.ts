@@ -5,7 +5,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCli, tempDir } from "./helpers/cli.js";
+import { runCli, runCliInProcess, tempDir } from "./helpers/cli.js";
 import { H2_SH_SERVER } from "./helpers/mcp_h2_light.js";
 
 /** A config of one server (the shell one: what is listed is the command's doing, not the server's) of two tools. */
@@ -43,7 +43,8 @@ describe("listing MCP tools", () => {
   it("a bad config file is one line naming it, exit 2", { timeout: 60_000 }, async () => {
     const file = join(tempDir("hb-mcp-list-"), "mcp.json");
     writeFileSync(file, `{\n  "mcpServers": {\n    "x": { "command": "node", "args": "oops" }\n  }\n}\n`);
-    const r = await runCli(["tools", "--mcp-config", file]);
+    // It stops before any server is registered: in this process.
+    const r = await runCliInProcess(["tools", "--mcp-config", file]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(r.stderr).toMatch(/mcp\.json:3: mcpServers\.x\.args: must be a list/);
