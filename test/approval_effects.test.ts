@@ -102,6 +102,33 @@ describe("targets resolved through symlinks in the task's environment", () => {
     ).toEqual({ dangerous: false });
   });
 
+  it("with a batch resolver, one round trip answers every path the walk asks for, and the verdicts are the same", async () => {
+    const single: string[] = [];
+    const batches: string[][] = [];
+    const counted = (p: string) => {
+      single.push(p);
+      return resolver(p);
+    };
+    const realpaths = async (paths: readonly string[]) => {
+      batches.push([...paths]);
+      return Promise.all(paths.map(resolver));
+    };
+    for (const command of [
+      "rm -rf build/*",
+      "echo x > build/new/deep/er.txt",
+      "rm -rf real-build/*",
+      "echo x > real-build/new/deep.txt",
+      "mv real-build/a build/b",
+    ]) {
+      single.length = batches.length = 0;
+      const alone = await detectDangerousCommandResolved(command, { workdir, realpath: resolver });
+      const batched = await detectDangerousCommandResolved(command, { workdir, realpath: counted, realpaths });
+      expect(batched, command).toEqual(alone);
+      expect(batches, command).toHaveLength(1);
+      expect(single, command).toEqual([]);
+    }
+  });
+
   it("the gate uses the resolver when it is given one", async () => {
     const svc = createApprovalGate({ policy: "deny", taskId: "t" });
     const denied = await svc.gate("rm -rf build/*", { backend: "local", workdir, realpath: resolver });

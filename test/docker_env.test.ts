@@ -262,6 +262,23 @@ describe("files, network, limits", () => {
     expect((await detectDangerousCommandResolved("rm -rf own/*", { workdir: env.workdir, realpath })).dangerous).toBe(
       false,
     );
+    // Many paths in one exec, in their order; a name with a newline comes back whole.
+    await env.exec("mkdir -p 'two\nlines' && ln -sfn /usr/share 'two\nlines/out'");
+    const realpaths = (ps: readonly string[]) =>
+      (env as { realpaths(p: readonly string[]): Promise<(string | null)[]> }).realpaths(ps);
+    expect(await realpaths(["build", "nothing-here", "own", "two\nlines", "two\nlines/out"])).toEqual([
+      "/usr/share",
+      null,
+      `${env.workdir}/own`,
+      `${env.workdir}/two\nlines`,
+      "/usr/share",
+    ]);
+    const batched = await detectDangerousCommandResolved("rm -rf build/*", {
+      workdir: env.workdir,
+      realpath,
+      realpaths,
+    });
+    expect(batched.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
   });
 
   it("has no network but loopback", async () => {

@@ -11,6 +11,8 @@ import { unwrap } from "./next/unwrap.js";
 
 /** The real path of a path in the task's environment (symlinks resolved); null when it cannot be resolved. */
 export type PathResolver = (path: string) => Promise<string | null>;
+/** The same for many paths at once (one round trip to the environment), in their order. */
+export type PathsResolver = (paths: readonly string[]) => Promise<(string | null)[]>;
 
 const PATH_EFFECTS = new Set(["delete", "overwrite", "move", "permission"]);
 const MAX_TARGETS = 64;
@@ -44,22 +46,49 @@ const insideDir = (path: string, dir: string) => !/^\.\.(\/|$)/.test(posix.relat
 /** Does one of the command's targets inside `workdir` resolve, in the environment, to a place outside it? */
 export async function escapesThroughSymlink(
   command: string,
-  opts: { workdir: string; cwd?: string; realpath: PathResolver },
+  opts: { workdir: string; cwd?: string; realpath: PathResolver; realpaths?: PathsResolver },
 ): Promise<boolean> {
   const targets = insideTargets(command, opts.workdir, opts.cwd);
   if (!targets.length) return false;
-  const root = (await opts.realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
-  for (const target of targets) {
-    // A glob is resolved at its directory; a file that does not exist yet, at its parent.
+  // A glob is resolved at its directory; a file that does not exist yet, at its parent.
+  const starts = targets.map((target) => {
     const segments = target.split("/");
     const firstGlob = segments.findIndex((s) => /[*?[]/.test(s));
-    let path = firstGlob < 0 ? target : segments.slice(0, firstGlob).join("/") || "/";
-    let real = await opts.realpath(path);
+    return firstGlob < 0 ? target : segments.slice(0, firstGlob).join("/") || "/";
+  });
+  const realpath = await prefetched(opts, starts);
+  const root = (await realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
+  for (let path of starts) {
+    let real = await realpath(path);
     while (real === null && path !== opts.workdir && insideDir(path, opts.workdir)) {
       path = posix.dirname(path);
-      real = await opts.realpath(path);
+      real = await realpath(path);
     }
     if (real !== null && !insideDir(real, root)) return true;
   }
   return false;
+}
+
+/**
+ * With a batch resolver, every path the walk may ask for (the working directory, each start and its folders up to
+ * the working directory) is resolved in one round trip (in Docker, one exec instead of one each); the single
+ * resolver answers what the batch left out.
+ */
+async function prefetched(
+  opts: { workdir: string; realpath: PathResolver; realpaths?: PathsResolver },
+  starts: string[],
+): Promise<PathResolver> {
+  if (!opts.realpaths) return opts.realpath;
+  const wanted = new Set([opts.workdir]);
+  for (let path of starts) {
+    wanted.add(path);
+    while (path !== opts.workdir && insideDir(path, opts.workdir) && path !== "/") {
+      path = posix.dirname(path);
+      wanted.add(path);
+    }
+  }
+  const paths = [...wanted];
+  const answers = await opts.realpaths(paths);
+  const known = new Map(paths.map((p, i) => [p, answers[i] ?? null]));
+  return (path) => (known.has(path) ? Promise.resolve(known.get(path)!) : opts.realpath(path));
 }

@@ -551,19 +551,35 @@ export class DockerEnvironment implements Environment {
    * delete through a link is judged by where it leads); null when it does not exist or cannot be resolved.
    */
   async realpath(path: string): Promise<string | null> {
-    if (this.lostReason !== undefined) return null;
+    return (await this.realpaths([path]))[0] ?? null;
+  }
+
+  /** Each path's realpath in one exec (NUL-separated: a path may hold a newline); null where it does not resolve. */
+  async realpaths(paths: readonly string[]): Promise<(string | null)[]> {
+    const none = paths.map(() => null);
+    if (this.lostReason !== undefined || paths.length === 0) return none;
     try {
       this.assertOpen();
       await this.renewed(false);
-      const full = this.resolvePath(path);
+      const full = paths.map((p) => this.resolvePath(p));
       const res = await runExecRaw(this.container, {
-        cmd: ["sh", "-c", '{ [ -e "$1" ] || [ -L "$1" ]; } && readlink -f "$1"', "hb", full],
+        cmd: [
+          "sh",
+          "-c",
+          'for p; do if { [ -e "$p" ] || [ -L "$p" ]; } && r=$(readlink -f "$p"); then printf "%s\\0" "$r"; ' +
+            'else printf "\\0"; fi; done',
+          "hb",
+          ...full,
+        ],
         user: this.runUser.user,
       });
-      const out = res.stdout.toString("utf8").trim();
-      return res.exitCode === 0 && out.startsWith("/") ? out : null;
+      if (res.exitCode !== 0) return none;
+      const answers = res.stdout.toString("utf8").split("\0");
+      // N answers, each ended by a NUL: N + 1 parts, the last one empty.
+      if (answers.length !== paths.length + 1) return none;
+      return paths.map((_, i) => (answers[i]!.startsWith("/") ? answers[i]! : null));
     } catch {
-      return null;
+      return none;
     }
   }
 
