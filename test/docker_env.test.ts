@@ -273,12 +273,25 @@ describe("files, network, limits", () => {
       `${env.workdir}/two\nlines`,
       "/usr/share",
     ]);
-    const batched = await detectDangerousCommandResolved("rm -rf build/*", {
-      workdir: env.workdir,
-      realpath,
-      realpaths,
-    });
-    expect(batched.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
+    // The gate asks for a command's paths at once: one exec answers them all.
+    const spied = env as unknown as { realpaths(p: readonly string[]): Promise<(string | null)[]> };
+    const batches: string[][] = [];
+    const unspied = spied.realpaths.bind(env);
+    spied.realpaths = async (ps) => {
+      batches.push([...ps]);
+      return unspied(ps);
+    };
+    try {
+      const deep = await detectDangerousCommandResolved("echo x > build/new/deep.txt", {
+        workdir: env.workdir,
+        realpath,
+      });
+      expect(deep.matches?.map((m) => m.key)).toContain("symlink_outside_workdir");
+      expect(batches).toHaveLength(1);
+      expect(batches[0]!.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      delete (spied as { realpaths?: unknown }).realpaths;
+    }
   });
 
   it("has no network but loopback", async () => {

@@ -52,10 +52,13 @@ describe("sandbox faults through the CLI", () => {
   let server: FakeOpenAI;
   let image: string;
 
+  // One run for the two tasks that need no flag of their own: the container of one is removed mid-task (by task).
+  let pair: Awaited<ReturnType<typeof runRows>>;
   beforeAll(async () => {
     ({ image } = await ensureDockerTestImages());
     server = await startFakeOpenAI(reply);
-  }, 600_000);
+    pair = await runRows(["gone", "once"]);
+  }, 900_000);
   afterAll(async () => {
     await server?.close();
   });
@@ -102,11 +105,6 @@ describe("sandbox faults through the CLI", () => {
     };
   }
 
-  // One run for the two tasks that need no flag of their own: the container of one is removed mid-task (by task).
-  let pair: Awaited<ReturnType<typeof runRows>>;
-  beforeAll(async () => {
-    pair = await runRows(["gone", "once"]);
-  }, 300_000);
 
   it("a container removed mid-task ends the task as environment_error, retryable", () => {
     const { r, trajectories, failed } = pair;

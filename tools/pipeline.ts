@@ -225,7 +225,6 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
       // Targets are resolved through symlinks where the command will run, when the environment can say.
       const env = effect.workdir ? await ctx.getEnv().catch(() => undefined) : undefined;
       const realpath = env?.realpath ? (path: string) => env.realpath!(path) : undefined;
-      const realpaths = env?.realpaths ? (paths: readonly string[]) => env.realpaths!(paths) : undefined;
       // Files earlier calls wrote are read where the command will run (cross-call judging in the gate).
       const readFile = env ? async (path: string) => (await env.readFile(path)).toString("utf8") : undefined;
       const verdict = await approval
@@ -234,7 +233,6 @@ export function createToolPipeline(opts: ToolPipelineOptions = {}): ToolPipeline
           workdir: effect.workdir,
           backend: ctx.envKind,
           realpath,
-          ...(realpaths ? { realpaths } : {}),
           readFile,
           toolCallId: ctx.toolCallId,
           ...(flagged ? { flagged } : {}),

@@ -10,7 +10,7 @@ import { CLASSES, type ClassKey } from "./next/classes.js";
 import type { Finding } from "./next/judges.js";
 import { modelCommandLine } from "./next/model.js";
 import { normalizeCommand } from "./normalize.js";
-import { escapesThroughSymlink, type PathResolver, type PathsResolver } from "./symlinks.js";
+import { escapesThroughSymlink, type PathResolver } from "./symlinks.js";
 
 export { normalizeCommand, type PathResolver };
 
@@ -103,7 +103,7 @@ const SYMLINK: PatternMatch = { key: "symlink_outside_workdir", description: CLA
  */
 export async function detectDangerousCommandResolved(
   command: string,
-  opts: DetectOptions & { workdir: string; realpath: PathResolver; realpaths?: PathsResolver },
+  opts: DetectOptions & { workdir: string; realpath: PathResolver },
 ): Promise<Detection> {
   const root = opts.defaultCwd ?? opts.workdir;
   const { matches } = analyseCommand(command, { ...opts, defaultCwd: root });
@@ -114,7 +114,7 @@ export async function detectDangerousCommandResolved(
 export async function withSymlinkClass(
   command: string,
   matches: readonly PatternMatch[],
-  opts: { workdir: string; cwd?: string; realpath: PathResolver; realpaths?: PathsResolver },
+  opts: { workdir: string; cwd?: string; realpath: PathResolver },
 ): Promise<PatternMatch[]> {
   if (matches.some((m) => m.key === SYMLINK.key)) return [...matches];
   // A resolver that fails throws on: the gate denies what it could not check.

@@ -81,12 +81,7 @@ async function matchesFor(
   const root = where.defaultCwd;
   let matches = analyseCommand(command, root ? where : {}).matches;
   if (root && info.realpath)
-    matches = await withSymlinkClass(command, matches, {
-      cwd: info.cwd,
-      workdir: root,
-      realpath: info.realpath,
-      ...(info.realpaths ? { realpaths: info.realpaths } : {}),
-    });
+    matches = await withSymlinkClass(command, matches, { cwd: info.cwd, workdir: root, realpath: info.realpath });
   if (info.readFile) matches.push(...(await tracker.matches(command, where, info.readFile)));
   return matches;
 }

@@ -11,8 +11,6 @@ import { unwrap } from "./next/unwrap.js";
 
 /** The real path of a path in the task's environment (symlinks resolved); null when it cannot be resolved. */
 export type PathResolver = (path: string) => Promise<string | null>;
-/** The same for many paths at once (one round trip to the environment), in their order. */
-export type PathsResolver = (paths: readonly string[]) => Promise<(string | null)[]>;
 
 const PATH_EFFECTS = new Set(["delete", "overwrite", "move", "permission"]);
 const MAX_TARGETS = 64;
@@ -43,52 +41,28 @@ export function insideTargets(command: string, workdir: string, cwd?: string): s
 /** The path is the directory or below it: the way from the directory to it does not climb (`..`). */
 const insideDir = (path: string, dir: string) => !/^\.\.(\/|$)/.test(posix.relative(dir, path));
 
-/** Does one of the command's targets inside `workdir` resolve, in the environment, to a place outside it? */
+/**
+ * Does one of the command's targets inside `workdir` resolve, in the environment, to a place outside it? A glob is
+ * resolved at its directory; a file that does not exist yet, at its nearest folder that does (up to `workdir`).
+ * Every path that walk may need is asked for at once: an environment can answer them in one round trip.
+ */
 export async function escapesThroughSymlink(
   command: string,
-  opts: { workdir: string; cwd?: string; realpath: PathResolver; realpaths?: PathsResolver },
+  opts: { workdir: string; cwd?: string; realpath: PathResolver },
 ): Promise<boolean> {
-  const targets = insideTargets(command, opts.workdir, opts.cwd);
-  if (!targets.length) return false;
-  // A glob is resolved at its directory; a file that does not exist yet, at its parent.
-  const starts = targets.map((target) => {
-    const segments = target.split("/");
-    const firstGlob = segments.findIndex((s) => /[*?[]/.test(s));
-    return firstGlob < 0 ? target : segments.slice(0, firstGlob).join("/") || "/";
+  const { workdir } = opts;
+  const chains = insideTargets(command, workdir, opts.cwd).map((target) => {
+    const glob = target.split("/").findIndex((s) => /[*?[]/.test(s));
+    const chain = [glob < 0 ? target : target.split("/").slice(0, glob).join("/") || "/"];
+    for (let p = chain[0]!; p !== workdir && insideDir(p, workdir); ) chain.push((p = posix.dirname(p)));
+    return chain;
   });
-  const realpath = await prefetched(opts, starts);
-  const root = (await realpath(opts.workdir)) ?? posix.normalize(opts.workdir);
-  for (let path of starts) {
-    let real = await realpath(path);
-    while (real === null && path !== opts.workdir && insideDir(path, opts.workdir)) {
-      path = posix.dirname(path);
-      real = await realpath(path);
-    }
-    if (real !== null && !insideDir(real, root)) return true;
-  }
-  return false;
-}
-
-/**
- * With a batch resolver, every path the walk may ask for (the working directory, each start and its folders up to
- * the working directory) is resolved in one round trip (in Docker, one exec instead of one each); the single
- * resolver answers what the batch left out.
- */
-async function prefetched(
-  opts: { workdir: string; realpath: PathResolver; realpaths?: PathsResolver },
-  starts: string[],
-): Promise<PathResolver> {
-  if (!opts.realpaths) return opts.realpath;
-  const wanted = new Set([opts.workdir]);
-  for (let path of starts) {
-    wanted.add(path);
-    while (path !== opts.workdir && insideDir(path, opts.workdir) && path !== "/") {
-      path = posix.dirname(path);
-      wanted.add(path);
-    }
-  }
-  const paths = [...wanted];
-  const answers = await opts.realpaths(paths);
-  const known = new Map(paths.map((p, i) => [p, answers[i] ?? null]));
-  return (path) => (known.has(path) ? Promise.resolve(known.get(path)!) : opts.realpath(path));
+  if (!chains.length) return false;
+  const paths = [...new Set([workdir, ...chains.flat()])];
+  const known = new Map(await Promise.all(paths.map(async (p) => [p, await opts.realpath(p)] as const)));
+  const root = known.get(workdir) ?? posix.normalize(workdir);
+  return chains.some((chain) => {
+    const found = chain.map((p) => known.get(p)).find((r) => r != null);
+    return found != null && !insideDir(found, root);
+  });
 }

@@ -5,7 +5,7 @@
 import type { ChatModel, Usage } from "../../src/core/chat.js";
 import type { ApprovalRecord } from "../../src/core/records.js";
 import type { PatternMatch } from "./detect.js";
-import type { PathResolver, PathsResolver } from "./symlinks.js";
+import type { PathResolver } from "./symlinks.js";
 
 /** What the gate knows about a command besides its text. */
 export interface GateInfo {
@@ -18,8 +18,6 @@ export interface GateInfo {
    */
   workdir?: string;
   realpath?: PathResolver;
-  /** The same for many paths in one round trip, where the environment can (Docker: one exec, not one each). */
-  realpaths?: PathsResolver;
   /** The tool call the command belongs to: named in the record. */
   toolCallId?: string;
   /**

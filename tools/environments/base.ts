@@ -98,8 +98,6 @@ export interface Environment {
    * Given to the approval gate, so a delete through a link is judged by where the link leads.
    */
   realpath?(path: string): Promise<string | null>;
-  /** `realpath` of each path, in one round trip where that saves one (Docker: one exec). */
-  realpaths?(paths: readonly string[]): Promise<(string | null)[]>;
   /** Kills background processes and removes the sandbox. Safe to call twice. */
   cleanup(): Promise<void>;
   /** Ends every process the agent started, as far as the backend can tell them apart (before `verify`). */

@@ -2,6 +2,7 @@
  * One Docker sandbox (a container) as an Environment: commands in a persistent shell or one exec each, files
  * through the archive API or a shell, background processes, the verify step, snapshots, and clean-up.
  */
+import { coalesced } from "../coalesced.js";
 import { sleep } from "../../../src/core/abort.js";
 import { networkModeFor } from "./docker_network.js";
 import { randomBytes } from "node:crypto";
@@ -550,9 +551,12 @@ export class DockerEnvironment implements Environment {
    * The real path of `path` inside the container as the task user resolves it, for the approval gate (a
    * delete through a link is judged by where it leads); null when it does not exist or cannot be resolved.
    */
-  async realpath(path: string): Promise<string | null> {
-    return (await this.realpaths([path]))[0] ?? null;
+  realpath(path: string): Promise<string | null> {
+    return this.realpathCoalesced(path);
   }
+
+  /** The gate's calls for one command's paths, made at once, answered by one exec. */
+  private readonly realpathCoalesced = coalesced((paths: string[]) => this.realpaths(paths));
 
   /** Each path's realpath in one exec (NUL-separated: a path may hold a newline); null where it does not resolve. */
   async realpaths(paths: readonly string[]): Promise<(string | null)[]> {
