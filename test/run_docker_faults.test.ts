@@ -105,7 +105,6 @@ describe("sandbox faults through the CLI", () => {
     };
   }
 
-
   it("a container removed mid-task ends the task as environment_error, retryable", () => {
     const { r, trajectories, failed } = pair;
     // Exit 1 for this task alone: the other one of the run completes (the last test).
