@@ -30,7 +30,6 @@ function parsePasswd(text: string): Array<{ name: string; uid: number; gid: numb
 
 type PasswdEntry = ReturnType<typeof parsePasswd>[number];
 
-const imageUserCache = new Map<string, Promise<RunUser>>();
 const passwdCache = new Map<string, Promise<PasswdEntry[]>>();
 
 /**
@@ -120,21 +119,14 @@ function readImagePasswd(imageName: string, image: ImageInfo, runName: string): 
   return pending;
 }
 
-/** The image's first regular user (once per image per process), else root. */
+/** The image's first regular user, else root. */
 async function detectImageUser(imageName: string, image: ImageInfo, runName: string): Promise<RunUser> {
-  const cached = imageUserCache.get(image.id);
-  if (cached) return cached;
-  const pending = (async (): Promise<RunUser> => {
-    const regular = (await readImagePasswd(imageName, image, runName)).find(
-      (u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell),
-    );
-    return regular
-      ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid }
-      : { user: undefined, uid: 0, gid: 0 };
-  })();
-  imageUserCache.set(image.id, pending);
-  pending.catch(() => imageUserCache.delete(image.id));
-  return pending;
+  const regular = (await readImagePasswd(imageName, image, runName)).find(
+    (u) => u.uid >= 1000 && u.uid < 65534 && !/(nologin|false)$/.test(u.shell),
+  );
+  return regular
+    ? { user: `${regular.uid}:${regular.gid}`, uid: regular.uid, gid: regular.gid }
+    : { user: undefined, uid: 0, gid: 0 };
 }
 
 export async function resolveRunUser(
